@@ -1,0 +1,165 @@
+package cli
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+const realDir = "../../../../pcap/testdata/real"
+
+// run executes the root command with args and returns stdout, stderr-less
+// error and exit code.
+func run(t *testing.T, args ...string) (string, error, int) {
+	t.Helper()
+	cmd := New()
+	var out bytes.Buffer
+	cmd.SetOut(&out)
+	cmd.SetErr(&out)
+	cmd.SetArgs(args)
+	err := cmd.Execute()
+	return out.String(), err, ExitCode(err)
+}
+
+func golden(t *testing.T, name, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if got != string(want) {
+		gl, wl := strings.Split(got, "\n"), strings.Split(string(want), "\n")
+		for i := 0; i < len(gl) && i < len(wl); i++ {
+			if gl[i] != wl[i] {
+				t.Fatalf("%s differs at line %d:\n got: %s\nwant: %s", name, i+1, gl[i], wl[i])
+			}
+		}
+		t.Fatalf("%s: got %d lines, want %d", name, len(gl), len(wl))
+	}
+}
+
+// TestDecodeGolden compares homatest decode on real HomaModule captures with
+// checked-in output (text and JSON).
+func TestDecodeGolden(t *testing.T) {
+	for _, c := range []struct{ golden, file, format string }{
+		{"decode-6.13-a-small-rpcs.txt", "linux-6.13-proto146/a-small-rpcs.pcap", "text"},
+		{"decode-6.1-e2-server-forgets-request.txt", "linux-6.1-proto253/e2-server-forgets-request.pcap", "text"},
+		{"decode-6.13-f4-hijack-tcp.jsonl", "linux-6.13-proto146/f4-hijack-tcp.pcap", "json"},
+	} {
+		t.Run(c.golden, func(t *testing.T) {
+			out, err, code := run(t, "decode", "-o", c.format, filepath.Join(realDir, c.file))
+			if err != nil || code != 0 {
+				t.Fatalf("exit %d: %v", code, err)
+			}
+			golden(t, c.golden, strings.ReplaceAll(out, realDir+"/", ""))
+		})
+	}
+}
+
+func TestDecodeJSONFields(t *testing.T) {
+	out, err, _ := run(t, "decode", "-o", "json", filepath.Join(realDir, "linux-6.1-proto253/c-500k-loss3pct-server-side.pcap"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) != 2144+1 {
+		t.Fatalf("%d lines, want 2144 packets + 1 summary", len(lines))
+	}
+	var resend, busy int
+	for _, l := range lines[:len(lines)-1] {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(l), &m); err != nil {
+			t.Fatal(err)
+		}
+		h, _ := m["header"].(map[string]any)
+		switch m["type"] {
+		case "RESEND":
+			resend++
+			for _, k := range []string{"offset", "length", "priority", "common"} {
+				if _, ok := h[k]; !ok {
+					t.Fatalf("RESEND header lacks %q: %s", k, l)
+				}
+			}
+		case "BUSY":
+			busy++
+		case "DATA":
+			if _, ok := h["seg"].(map[string]any)["offset"]; !ok {
+				t.Fatalf("DATA header lacks seg.offset: %s", l)
+			}
+		}
+	}
+	if resend != 73 || busy != 11 {
+		t.Errorf("RESEND %d BUSY %d, want 73 11", resend, busy)
+	}
+	var sum struct {
+		Summary struct {
+			Frames int            `json:"frames"`
+			Types  map[string]int `json:"types"`
+		} `json:"summary"`
+	}
+	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &sum); err != nil {
+		t.Fatal(err)
+	}
+	if sum.Summary.Frames != 2146 || sum.Summary.Types["GRANT"] != 246 || sum.Summary.Types["NEED_ACK"] != 30 {
+		t.Errorf("summary %+v", sum.Summary)
+	}
+}
+
+func TestDecodeErrors(t *testing.T) {
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.pcap")
+	os.WriteFile(bad, []byte("this is not a capture at all"), 0o644)
+	good := filepath.Join(realDir, "linux-6.13-proto146/a-small-rpcs.pcap")
+	cases := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"missing file", []string{"decode", filepath.Join(dir, "nope.pcap")}, "no such file"},
+		{"not a capture", []string{"decode", bad}, "not a pcap or pcapng file"},
+		{"bad wire", []string{"decode", "--wire", "2025", good}, "want one of auto, current, 2024, upstream"},
+		{"bad output", []string{"decode", "-o", "xml", good}, "want text or json"},
+		{"no args", []string{"decode"}, "requires at least 1 arg"},
+		{"bad good mix", []string{"decode", good, bad}, "not a pcap or pcapng file"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			out, err, code := run(t, c.args...)
+			if code != ExitUsage {
+				t.Errorf("exit %d, want %d", code, ExitUsage)
+			}
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("error %v, want it to contain %q", err, c.want)
+			}
+			if strings.Contains(err.Error(), "\n") {
+				t.Errorf("error is not one line: %q", err)
+			}
+			if c.name == "bad good mix" && out != "" {
+				t.Errorf("printed output before failing: %q", out[:min(len(out), 80)])
+			}
+		})
+	}
+}
+
+func TestDecodeSummaryOnly(t *testing.T) {
+	out, err, _ := run(t, "decode", "--summary-only", filepath.Join(realDir, "linux-6.13-proto146/b-500k-grants.pcap"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "b-500k-grants.pcap: 1922 frames, 1919 Homa: DATA 1770 (retransmit 0), GRANT 145, RESEND 0, RPC_UNKNOWN 0, BUSY 0, CUTOFFS 2, FREEZE 0, NEED_ACK 1, ACK 1; 0 decode errors; 3 other (arp 2, icmpv6 1); 1755 Homa frames cut by the snap length\n"
+	if !strings.HasSuffix(out, want) || strings.Count(out, "\n") != 1 {
+		t.Errorf("got %q, want suffix %q", out, want)
+	}
+}

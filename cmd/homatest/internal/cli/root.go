@@ -1,0 +1,63 @@
+// Package cli builds the homatest command tree (cobra). Each command has a
+// newXxxCmd constructor, writes to cmd.OutOrStdout, and returns errors
+// instead of exiting; main turns them into exit codes with ExitCode.
+package cli
+
+import (
+	"errors"
+
+	"github.com/spf13/cobra"
+)
+
+// Exit codes shared by every command (see DESIGN.md "Reports").
+const (
+	// ExitOK: success, no violations.
+	ExitOK = 0
+	// ExitViolations: rule violations or failed specs.
+	ExitViolations = 1
+	// ExitUsage: bad usage, bad input file or environment error.
+	ExitUsage = 2
+)
+
+// ExitError carries an exit code with an error.
+type ExitError struct {
+	Code int
+	Err  error
+}
+
+func (e *ExitError) Error() string { return e.Err.Error() }
+func (e *ExitError) Unwrap() error { return e.Err }
+
+// usageErr wraps err for exit code 2.
+func usageErr(err error) error { return &ExitError{Code: ExitUsage, Err: err} }
+
+// ExitCode maps an error returned by a command to the process exit code:
+// 0 for nil, the code of an *ExitError, and 2 for anything else (cobra's
+// own flag and argument errors included).
+func ExitCode(err error) int {
+	if err == nil {
+		return ExitOK
+	}
+	var ee *ExitError
+	if errors.As(err, &ee) {
+		return ee.Code
+	}
+	return ExitUsage
+}
+
+// New returns the root homatest command.
+func New() *cobra.Command {
+	root := &cobra.Command{
+		Use:   "homatest",
+		Short: "Conformance testbed for the Homa transport protocol",
+		Long: `homatest checks that an implementation of Homa (the receiver-driven datacenter
+transport, HomaModule IP protocol 146) follows the protocol on the wire.
+
+It decodes captures of Homa traffic (pcap/pcapng, every packet type, the
+current, 2024 and upstream wire formats, IPv4/IPv6, TCP-hijacked frames).`,
+		SilenceErrors: true,
+		SilenceUsage:  true,
+	}
+	root.AddCommand(newDecodeCmd(), newVersionCmd())
+	return root
+}

@@ -1,0 +1,86 @@
+package pcap
+
+import (
+	"net/netip"
+	"time"
+
+	"github.com/gopacket/gopacket/layers"
+
+	"github.com/homatest/homatest/spec/wire"
+)
+
+// Frame is one Homa packet read from a capture, with what the link and IP
+// layers say about it.
+type Frame struct {
+	// Number is the 1-based index of the frame in its file (as Wireshark
+	// numbers frames).
+	Number int
+	// Time is the capture timestamp (ns resolution where the file has it).
+	Time time.Time
+	// Interface is the pcapng interface index (0 for classic pcap).
+	Interface int
+	// LinkType is the link type of the frame's interface.
+	LinkType layers.LinkType
+	// CaptureLen and Length are the captured and original frame lengths in
+	// bytes; CaptureLen < Length when the snap length cut the frame.
+	CaptureLen, Length int
+	// IPVersion is 4 or 6.
+	IPVersion uint8
+	// Src and Dst are the IP addresses.
+	Src, Dst netip.Addr
+	// IPProto is the IP protocol or IPv6 next header: 146, 253, or 6 when
+	// Hijacked.
+	IPProto uint8
+	// TOS is the IPv4 TOS byte or the IPv6 traffic class.
+	TOS uint8
+	// Priority is the Homa priority level carried in TOS (see
+	// wire.PriorityFromTOS and wire.PriorityFromTrafficClass).
+	Priority uint8
+	// Hijacked is true for Homa carried in TCP segments.
+	Hijacked bool
+	// Raw is the transport bytes as captured (Homa header onwards).
+	Raw []byte
+	// Packet is the decoded Homa packet; zero when Err is set.
+	Packet wire.Packet
+	// Err is set when the frame is Homa by its IP protocol (or hijack marks)
+	// but its Homa header does not decode; it is a *wire.DecodeError.
+	Err error
+}
+
+// Stats counts what a Reader has seen so far.
+type Stats struct {
+	// Frames is every frame read.
+	Frames int `json:"frames"`
+	// Homa is the frames decoded as Homa packets (including GSO frames).
+	Homa int `json:"homa"`
+	// ByType counts decoded Homa frames by packet type, indexed by
+	// type-0x10 (see wire.AllTypes).
+	ByType [len(wire.AllTypes)]int `json:"-"`
+	// Retransmits counts DATA frames with retransmit=1.
+	Retransmits int `json:"retransmits"`
+	// DecodeErrors counts Homa frames whose header failed to decode.
+	DecodeErrors int `json:"decode_errors"`
+	// Truncated counts Homa frames cut short by the snap length.
+	Truncated int `json:"truncated"`
+	// Other counts non-Homa frames by kind: "arp", "icmp", "icmpv6", "tcp",
+	// "udp", "ip" (another IP protocol), "fragment" (IPv4 fragments),
+	// "link" (not IP at all).
+	Other map[string]int `json:"other"`
+}
+
+// Count returns the number of Homa frames of type t.
+func (s *Stats) Count(t wire.PacketType) int {
+	if !t.IsValid() {
+		return 0
+	}
+	return s.ByType[t-wire.MinType]
+}
+
+// NonHoma returns the number of frames that were not Homa.
+func (s *Stats) NonHoma() int {
+	n := 0
+	for _, c := range s.Other {
+		n += c
+	}
+	return n
+}

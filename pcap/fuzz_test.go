@@ -1,0 +1,82 @@
+package pcap
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/homatest/homatest/spec/wire"
+)
+
+// samplePcapng returns a pcapng holding one frame of every packet type over
+// IPv4 and IPv6, plus a hijacked frame.
+func samplePcapng(t testing.TB) []byte {
+	var buf bytes.Buffer
+	w, err := NewWriter(&buf, Interface{Name: "x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := time.Unix(1, 0)
+	for _, f := range sampleFields() {
+		w.WritePacket(0, ts, buildFrame(t, FrameSpec{Src: addrA, Dst: addrB, Priority: 7}, f, wire.EncodeOptions{FixLengths: true, SetMarks: true}), 0, "")
+		w.WritePacket(0, ts, buildFrame(t, FrameSpec{Src: addr6A, Dst: addr6B, Priority: 3}, f, wire.EncodeOptions{FixLengths: true, SetMarks: true}), 0, "")
+	}
+	w.WritePacket(0, ts, buildFrame(t, FrameSpec{Src: addrA, Dst: addrB, IPProto: 6}, sampleFields()[0], wire.EncodeOptions{FixLengths: true, SetMarks: true}), 0, "")
+	w.Flush()
+	return buf.Bytes()
+}
+
+// FuzzReader feeds arbitrary bytes to NewReader and reads every frame,
+// splitting DATA into segments and rendering text and JSON. It must never
+// panic or loop forever; decoded frames must satisfy basic invariants.
+func FuzzReader(f *testing.F) {
+	f.Add(samplePcapng(f))
+	if b, err := os.ReadFile(filepath.Join("testdata", "real", "linux-6.13-proto146", "a-small-rpcs.pcap")); err == nil {
+		f.Add(b)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		r, err := NewReader(bytes.NewReader(data), ReaderOptions{})
+		if err != nil {
+			return
+		}
+		var segs []wire.Segment
+		var line []byte
+		for i := 0; i < 1000; i++ {
+			fr, err := r.Next()
+			if err != nil {
+				if errors.Is(err, io.EOF) {
+					break
+				}
+				return
+			}
+			if fr.Err == nil {
+				p := fr.Packet
+				if len(p.Bytes()) < p.HeaderLen() {
+					t.Fatalf("frame %d: %d bytes < header %d", fr.Number, len(p.Bytes()), p.HeaderLen())
+				}
+				if fr.Priority > 7 {
+					t.Fatalf("priority %d", fr.Priority)
+				}
+				segs = segs[:0]
+				if p.Type() == wire.TypeData {
+					segs, _ = p.Data().Segments(segs, fr.MaxSegData())
+				}
+				_ = p.Fields()
+			}
+			seg := wire.Segment{}
+			if len(segs) > 0 {
+				seg = segs[0]
+			}
+			line = fr.AppendText(line[:0], time.Time{}, seg, 0, len(segs))
+			_ = fr.JSON(time.Time{}, seg, 0, len(segs))
+		}
+		st := r.Stats()
+		if st.Homa > st.Frames {
+			t.Fatalf("homa %d > frames %d", st.Homa, st.Frames)
+		}
+	})
+}

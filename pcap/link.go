@@ -1,0 +1,105 @@
+package pcap
+
+import (
+	"github.com/gopacket/gopacket"
+	"github.com/gopacket/gopacket/layers"
+)
+
+// linkParser peels the link layer and IP header of one link type with a
+// reusable DecodingLayerParser, so that reading does not allocate.
+type linkParser struct {
+	eth     layers.Ethernet
+	dot1q   layers.Dot1Q
+	sll     layers.LinuxSLL
+	sll2    layers.LinuxSLL2
+	ip4     layers.IPv4
+	ip6     layers.IPv6
+	p4, p6  *gopacket.DecodingLayerParser // raw IP link types: chosen by version nibble
+	p       *gopacket.DecodingLayerParser
+	decoded []gopacket.LayerType
+	kind    string // "link" or why the last frame was not IP
+}
+
+func newLinkParser(lt layers.LinkType) *linkParser {
+	lp := &linkParser{decoded: make([]gopacket.LayerType, 0, 8)}
+	mk := func(first gopacket.LayerType) *gopacket.DecodingLayerParser {
+		p := gopacket.NewDecodingLayerParser(first, &lp.eth, &lp.dot1q, &lp.sll, &lp.sll2, &lp.ip4, &lp.ip6)
+		p.IgnoreUnsupported = true
+		return p
+	}
+	switch lt {
+	case layers.LinkTypeEthernet:
+		lp.p = mk(layers.LayerTypeEthernet)
+	case layers.LinkTypeLinuxSLL:
+		lp.p = mk(layers.LayerTypeLinuxSLL)
+	case layers.LinkTypeLinuxSLL2:
+		lp.p = mk(layers.LayerTypeLinuxSLL2)
+	case layers.LinkTypeIPv4:
+		lp.p = mk(layers.LayerTypeIPv4)
+	case layers.LinkTypeIPv6:
+		lp.p = mk(layers.LayerTypeIPv6)
+	case layers.LinkTypeRaw, 12, 14: // LINKTYPE_RAW, and DLT_RAW as some systems write it
+		lp.p4, lp.p6 = mk(layers.LayerTypeIPv4), mk(layers.LayerTypeIPv6)
+	}
+	return lp
+}
+
+// decode returns the IP version (4 or 6) of the innermost IP header decoded
+// from data, or false (with kind set) if the frame carries no IP packet.
+func (lp *linkParser) decode(data []byte) (uint8, bool) {
+	p := lp.p
+	if lp.p4 != nil && len(data) > 0 {
+		switch data[0] >> 4 {
+		case 4:
+			p = lp.p4
+		case 6:
+			p = lp.p6
+		}
+	}
+	lp.kind = "link"
+	if p == nil {
+		return 0, false
+	}
+	lp.decoded = lp.decoded[:0]
+	_ = p.DecodeLayers(data, &lp.decoded)
+	var ipv uint8
+	for _, t := range lp.decoded {
+		switch t {
+		case layers.LayerTypeIPv4:
+			ipv = 4
+		case layers.LayerTypeIPv6:
+			ipv = 6
+		}
+	}
+	if ipv == 0 {
+		if lp.isARP() {
+			lp.kind = "arp"
+		}
+		return 0, false
+	}
+	return ipv, true
+}
+
+func (lp *linkParser) isARP() bool {
+	for _, t := range lp.decoded {
+		switch t {
+		case layers.LayerTypeEthernet:
+			if lp.eth.EthernetType == layers.EthernetTypeARP {
+				return true
+			}
+		case layers.LayerTypeDot1Q:
+			if lp.dot1q.Type == layers.EthernetTypeARP {
+				return true
+			}
+		case layers.LayerTypeLinuxSLL:
+			if lp.sll.EthernetType == layers.EthernetTypeARP {
+				return true
+			}
+		case layers.LayerTypeLinuxSLL2:
+			if lp.sll2.ProtocolType == layers.EthernetTypeARP {
+				return true
+			}
+		}
+	}
+	return false
+}

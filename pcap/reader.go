@@ -1,0 +1,253 @@
+package pcap
+
+import (
+	"bufio"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"net/netip"
+	"os"
+	"time"
+
+	"github.com/gopacket/gopacket"
+	"github.com/gopacket/gopacket/layers"
+	"github.com/gopacket/gopacket/pcapgo"
+
+	"github.com/homatest/homatest/spec/wire"
+)
+
+// ReaderOptions control how a Reader decodes Homa.
+type ReaderOptions struct {
+	// Version of the Homa wire format; VersionAuto picks per packet (IP
+	// protocol 253 is 2024, see wire.DetectVersion).
+	Version wire.Version
+	// IPv6PriorityShift is the shift used to read the priority from the IPv6
+	// traffic class (4 or 5); 0 means wire.IPv6PriorityShift of each
+	// packet's version.
+	IPv6PriorityShift uint8
+}
+
+// ErrFormat is wrapped by Open and NewReader for input that is not a
+// pcap or pcapng file.
+var ErrFormat = errors.New("not a pcap or pcapng file")
+
+type packetSource interface {
+	ZeroCopyReadPacketData() ([]byte, gopacket.CaptureInfo, error)
+}
+
+// Reader reads a pcap or pcapng capture and returns its Homa packets one by
+// one. Non-Homa frames are counted in Stats and skipped. A Reader is not safe
+// for concurrent use.
+type Reader struct {
+	o        ReaderOptions
+	closer   io.Closer
+	src      packetSource
+	ng       *pcapgo.NgReader
+	linkType layers.LinkType
+	parsers  map[layers.LinkType]*linkParser
+	frame    Frame
+	stats    Stats
+	n        int
+}
+
+// Open opens a capture file. Errors name the file and say what is wrong:
+// it cannot be opened, or it is not pcap/pcapng (ErrFormat).
+func Open(path string, o ReaderOptions) (*Reader, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	r, err := NewReader(f, o)
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	r.closer = f
+	return r, nil
+}
+
+// NewReader reads a pcap (µs or ns, either byte order) or pcapng stream
+// from r, detected by its magic number.
+func NewReader(r io.Reader, o ReaderOptions) (*Reader, error) {
+	br := bufio.NewReaderSize(r, 1<<16)
+	magic, err := br.Peek(4)
+	if err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil, fmt.Errorf("%w: empty or shorter than 4 bytes", ErrFormat)
+		}
+		return nil, err
+	}
+	rd := &Reader{o: o, parsers: map[layers.LinkType]*linkParser{}}
+	switch binary.BigEndian.Uint32(magic) {
+	case 0x0a0d0d0a:
+		ng, err := pcapgo.NewNgReader(br, pcapgo.NgReaderOptions{WantMixedLinkType: true, SkipUnknownVersion: true})
+		if err != nil {
+			return nil, fmt.Errorf("%w: bad pcapng header: %v", ErrFormat, err)
+		}
+		rd.src, rd.ng = ng, ng
+	case 0xa1b2c3d4, 0xd4c3b2a1, 0xa1b23c4d, 0x4d3cb2a1:
+		pr, err := pcapgo.NewReader(br)
+		if err != nil {
+			return nil, fmt.Errorf("%w: bad pcap header: %v", ErrFormat, err)
+		}
+		rd.src, rd.linkType = pr, pr.LinkType()
+	default:
+		return nil, fmt.Errorf("%w: magic number 0x%08x", ErrFormat, binary.BigEndian.Uint32(magic))
+	}
+	return rd, nil
+}
+
+// Close closes the file opened by Open; it is a no-op for NewReader.
+func (r *Reader) Close() error {
+	if r.closer != nil {
+		err := r.closer.Close()
+		r.closer = nil
+		return err
+	}
+	return nil
+}
+
+// Stats returns the counts so far (the Other map is shared; do not modify).
+func (r *Reader) Stats() Stats { return r.stats }
+
+// Next returns the next Homa frame, io.EOF at the end of the capture, or an
+// error for a damaged file (wrapping the pcapgo error, with the frame
+// number). A frame whose Homa header is bad is returned with Err set; the
+// Frame is reused by the next call. Next does not allocate per frame.
+func (r *Reader) Next() (*Frame, error) {
+	for {
+		data, ci, err := r.src.ZeroCopyReadPacketData()
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				return nil, io.EOF
+			}
+			return nil, fmt.Errorf("read frame %d: %w", r.n+1, err)
+		}
+		r.n++
+		r.stats.Frames++
+		lt := r.linkType
+		if r.ng != nil {
+			lt = r.ng.LinkType()
+			if len(ci.AncillaryData) > 0 {
+				if l, ok := ci.AncillaryData[0].(layers.LinkType); ok {
+					lt = l
+				}
+			}
+		}
+		if r.decode(data, ci, lt) {
+			return &r.frame, nil
+		}
+	}
+}
+
+func (r *Reader) other(kind string) {
+	if r.stats.Other == nil {
+		r.stats.Other = map[string]int{}
+	}
+	r.stats.Other[kind]++
+}
+
+// decode fills r.frame and reports whether the frame is Homa.
+func (r *Reader) decode(data []byte, ci gopacket.CaptureInfo, lt layers.LinkType) bool {
+	lp := r.parsers[lt]
+	if lp == nil {
+		lp = newLinkParser(lt)
+		r.parsers[lt] = lp
+	}
+	ipv, ok := lp.decode(data)
+	if !ok {
+		r.other(lp.kind)
+		return false
+	}
+	f := &r.frame
+	*f = Frame{Number: r.n, Time: ci.Timestamp, Interface: ci.InterfaceIndex, LinkType: lt,
+		CaptureLen: ci.CaptureLength, Length: ci.Length, IPVersion: ipv}
+	var payload []byte
+	var wireLen int
+	if ipv == 4 {
+		ip := &lp.ip4
+		if ip.Flags&layers.IPv4MoreFragments != 0 || ip.FragOffset != 0 {
+			r.other("fragment")
+			return false
+		}
+		f.Src, f.Dst = netip.AddrFrom4([4]byte(ip.SrcIP.To4())), netip.AddrFrom4([4]byte(ip.DstIP.To4()))
+		f.IPProto, f.TOS = uint8(ip.Protocol), ip.TOS
+		payload = ip.Payload
+		wireLen = int(ip.Length) - int(ip.IHL)*4
+	} else {
+		ip := &lp.ip6
+		f.Src, f.Dst = netip.AddrFrom16([16]byte(ip.SrcIP.To16())), netip.AddrFrom16([16]byte(ip.DstIP.To16()))
+		f.IPProto, f.TOS = uint8(ip.NextHeader), ip.TrafficClass
+		if ip.HopByHop != nil {
+			f.IPProto = uint8(ip.HopByHop.NextHeader)
+		}
+		payload = ip.Payload
+		wireLen = int(ip.Length)
+		if ip.HopByHop != nil {
+			wireLen -= len(ip.HopByHop.Contents)
+		}
+	}
+	switch f.IPProto {
+	case wire.IPProtoHoma, wire.IPProtoHoma2024:
+	case wire.IPProtoTCP:
+		if !wire.IsHijacked(payload) {
+			r.other("tcp")
+			return false
+		}
+		f.Hijacked = true
+	case uint8(layers.IPProtocolICMPv4):
+		r.other("icmp")
+		return false
+	case uint8(layers.IPProtocolICMPv6):
+		r.other("icmpv6")
+		return false
+	case uint8(layers.IPProtocolUDP):
+		r.other("udp")
+		return false
+	default:
+		r.other("ip")
+		return false
+	}
+	if wireLen < len(payload) {
+		wireLen = len(payload)
+	}
+	r.stats.Homa++
+	f.Raw = payload
+	p, err := wire.Decode(payload, wire.DecodeOptions{Version: r.o.Version, IPProto: f.IPProto, WireLen: wireLen})
+	if err != nil {
+		r.stats.DecodeErrors++
+		f.Err = err
+		return true
+	}
+	f.Packet = p
+	if ipv == 4 {
+		f.Priority = wire.PriorityFromTOS(f.TOS)
+	} else {
+		shift := r.o.IPv6PriorityShift
+		if shift == 0 {
+			shift = wire.IPv6PriorityShift(p.Version())
+		}
+		f.Priority = wire.PriorityFromTrafficClass(f.TOS, shift)
+	}
+	r.stats.ByType[p.Type()-wire.MinType]++
+	if p.Type() == wire.TypeData && p.Data().Retransmit() != 0 {
+		r.stats.Retransmits++
+	}
+	if p.Truncated() {
+		r.stats.Truncated++
+	}
+	return true
+}
+
+// MaxSegData returns max_seg_data for a frame at MTU 1500: 1424 bytes over
+// IPv4, 1404 over IPv6 (HomaModule homa_message_out_fill).
+func (f *Frame) MaxSegData() int {
+	if f.IPVersion == 6 {
+		return wire.MaxSegDataIPv6
+	}
+	return wire.MaxSegDataIPv4
+}
+
+// RelTime returns f.Time minus start, for printing.
+func (f *Frame) RelTime(start time.Time) time.Duration { return f.Time.Sub(start) }

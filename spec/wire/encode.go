@@ -1,0 +1,109 @@
+package wire
+
+import (
+	"errors"
+	"net/netip"
+)
+
+// EncodeOptions control the AppendTo methods of the Fields types. With all
+// options off, every byte comes from the Fields values, so malformed packets
+// (wrong doff, wrong num_acks, missing marks, bad checksum) can be built on
+// purpose.
+type EncodeOptions struct {
+	// Version of the wire format; VersionAuto encodes VersionCurrent.
+	Version Version
+	// FixLengths sets doff from the packet type (0xE0 for DATA, 0x50 for
+	// control packets, as HomaModule main does) and, for ACK, num_acks from
+	// the number of ack entries given.
+	FixLengths bool
+	// SetMarks sets flags to 0x06 and urgent to 0xB97D (HomaModule
+	// homa_hijack_set_hdr); for VersionUpstream it sets both to 0.
+	SetMarks bool
+	// ComputeChecksums fills common.checksum with the TCP-style checksum
+	// HomaModule main computes since 19f5dec (see [Checksum]); it needs Src
+	// and Dst.
+	ComputeChecksums bool
+	// Src and Dst are the IP source and destination, for ComputeChecksums.
+	Src, Dst netip.Addr
+}
+
+// Fields is implemented by the encodable form of every packet type
+// (*DataFields, *GrantFields, *ResendFields, *RPCUnknownFields, *BusyFields,
+// *CutoffsFields, *FreezeFields, *NeedAckFields, *AckFields).
+type Fields interface {
+	// PacketType returns the opcode the Fields encode.
+	PacketType() PacketType
+	// CommonFields returns the common header values.
+	CommonFields() *CommonFields
+	// AppendTo appends the encoded packet (header and any payload) to b and
+	// returns the extended slice. Errors: ErrUnsupported if the version
+	// lacks the type; an error if ComputeChecksums lacks addresses.
+	AppendTo(b []byte, o EncodeOptions) ([]byte, error)
+}
+
+// Encode returns f encoded into a new slice.
+func Encode(f Fields, o EncodeOptions) ([]byte, error) { return f.AppendTo(nil, o) }
+
+// ErrChecksumAddrs is returned when ComputeChecksums is set without valid Src
+// and Dst addresses of one family.
+var ErrChecksumAddrs = errors.New("wire: ComputeChecksums needs Src and Dst addresses of the same family")
+
+// begin appends a zeroed header of type t for version v to b and writes the
+// common fields into it. It returns the new slice and the header.
+func begin(b []byte, t PacketType, c *CommonFields, o EncodeOptions) ([]byte, []byte, Version, error) {
+	v := o.Version
+	if v == VersionAuto {
+		v = VersionCurrent
+	}
+	if !t.SupportedBy(v) {
+		return b, nil, v, &DecodeError{Type: t, Version: v, Err: ErrUnsupported}
+	}
+	n := t.HeaderLen(v)
+	start := len(b)
+	b = append(b, make([]byte, n)...)
+	h := b[start : start+n]
+	clear(h)
+	c.put(h, t)
+	return b, h, v, nil
+}
+
+// finish applies FixLengths (doff), SetMarks and ComputeChecksums to the
+// packet pkt (header plus payload) of type t.
+func finish(pkt []byte, t PacketType, v Version, o EncodeOptions) error {
+	c := Common(pkt)
+	if o.FixLengths {
+		if t == TypeData {
+			c.SetDoff(DoffData)
+		} else {
+			c.SetDoff(DoffControl)
+		}
+	}
+	if o.SetMarks {
+		if v == VersionUpstream {
+			c.SetFlags(0)
+			c.SetUrgent(0)
+		} else {
+			c.SetFlags(HijackFlags)
+			c.SetUrgent(HijackUrgent)
+		}
+	}
+	if o.ComputeChecksums {
+		if !o.Src.IsValid() || !o.Dst.IsValid() || o.Src.Is4() != o.Dst.Is4() {
+			return ErrChecksumAddrs
+		}
+		c.SetChecksum(0)
+		c.SetChecksum(Checksum(o.Src, o.Dst, pkt))
+	}
+	return nil
+}
+
+// appendHeaderOnly encodes the packet types that are the common header alone
+// (RPC_UNKNOWN, BUSY, FREEZE, NEED_ACK).
+func appendHeaderOnly(b []byte, t PacketType, c *CommonFields, o EncodeOptions) ([]byte, error) {
+	start := len(b)
+	b, _, v, err := begin(b, t, c, o)
+	if err != nil {
+		return b, err
+	}
+	return b, finish(b[start:], t, v, o)
+}

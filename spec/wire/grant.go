@@ -1,0 +1,61 @@
+package wire
+
+// Grant is a view of a GRANT packet (HomaModule homa_wire.h struct
+// homa_grant_hdr; absent upstream): the common header, then
+//
+//	off  size  field
+//	28   4     offset      the sender may now transmit all bytes < offset
+//	32   1     priority    level for all later scheduled DATA of the message
+//	33   1     resend_all  Version2024 only (removed by 04df9e0, 2025-07-07)
+type Grant struct{ Packet }
+
+// Offset returns offset: the sender may transmit all bytes below it.
+func (g Grant) Offset() uint32 { return get32(g.b, 28) }
+
+// Priority returns priority: the level (0..7) the sender must use for the
+// message's later scheduled DATA.
+func (g Grant) Priority() uint8 { return get8(g.b, 32) }
+
+// ResendAll returns resend_all (Version2024 only; 0 otherwise): nonzero asks
+// the sender to retransmit everything already sent.
+func (g Grant) ResendAll() uint8 {
+	if g.v == Version2024 {
+		return get8(g.b, 33)
+	}
+	return 0
+}
+
+// GrantFields holds the values of a GRANT packet for encoding.
+type GrantFields struct {
+	Common    CommonFields `json:"common"`
+	Offset    uint32       `json:"offset"`
+	Priority  uint8        `json:"priority"`
+	ResendAll uint8        `json:"resend_all,omitempty"` // Version2024 only
+}
+
+// Fields returns all header values of g.
+func (g Grant) Fields() GrantFields {
+	return GrantFields{Common: g.Common().Fields(), Offset: g.Offset(), Priority: g.Priority(), ResendAll: g.ResendAll()}
+}
+
+// PacketType returns TypeGrant.
+func (f *GrantFields) PacketType() PacketType { return TypeGrant }
+
+// CommonFields returns &f.Common.
+func (f *GrantFields) CommonFields() *CommonFields { return &f.Common }
+
+// AppendTo appends the GRANT header to b (see [Fields]); ErrUnsupported for
+// VersionUpstream.
+func (f *GrantFields) AppendTo(b []byte, o EncodeOptions) ([]byte, error) {
+	start := len(b)
+	b, h, v, err := begin(b, TypeGrant, &f.Common, o)
+	if err != nil {
+		return b, err
+	}
+	put32(h, 28, f.Offset)
+	put8(h, 32, f.Priority)
+	if v == Version2024 {
+		put8(h, 33, f.ResendAll)
+	}
+	return b, finish(b[start:], TypeGrant, v, o)
+}

@@ -1,0 +1,185 @@
+package wire
+
+// DecodeOptions control [Decode].
+type DecodeOptions struct {
+	// Version of the wire format; VersionAuto picks one per packet with
+	// DetectVersion(b, IPProto, WireLen).
+	Version Version
+	// IPProto is the IP protocol (or IPv6 next header) the bytes arrived
+	// with: 146, 253 or 6 (hijacked). 0 if unknown. Used only by VersionAuto.
+	IPProto uint8
+	// WireLen is the transport length in bytes as sent (from the IP total
+	// length), when b was cut short by a capture snap length. 0 means len(b).
+	// If WireLen < len(b), b is trimmed to WireLen (link-layer padding).
+	WireLen int
+}
+
+// Packet is a decoded Homa packet: a view over the transport bytes (Homa
+// header and payload) with its resolved wire version and type. The zero
+// Packet is empty. Packet never copies the bytes it was decoded from.
+type Packet struct {
+	b       []byte
+	wireLen int
+	v       Version
+	t       PacketType
+}
+
+// Decode checks that b (starting at the Homa header) holds a valid opcode and
+// at least the header length of its type in the chosen version, and returns a
+// view of it. It never panics and never reads past b. Errors are
+// [*DecodeError] wrapping ErrTruncated (with the first missing field),
+// ErrUnknownType or ErrUnsupported. It does not allocate unless it fails.
+func Decode(b []byte, o DecodeOptions) (Packet, error) {
+	wl := o.WireLen
+	if wl <= 0 {
+		wl = len(b)
+	} else if wl < len(b) {
+		b = b[:wl]
+	}
+	if len(b) < 12 {
+		var t PacketType
+		if len(b) > 11 {
+			t = PacketType(b[11])
+		}
+		f := truncatedAt(commonLayout, len(b))
+		return Packet{}, &DecodeError{Type: t, Version: o.Version, Field: f.Name, Want: f.Off + f.Size, Have: len(b), Err: ErrTruncated}
+	}
+	t := PacketType(b[11])
+	if !t.IsValid() {
+		return Packet{}, &DecodeError{Type: t, Version: o.Version, Err: ErrUnknownType}
+	}
+	v := o.Version
+	if v == VersionAuto {
+		v = DetectVersion(b, o.IPProto, wl)
+	}
+	if !t.SupportedBy(v) {
+		return Packet{}, &DecodeError{Type: t, Version: v, Err: ErrUnsupported}
+	}
+	if n := t.HeaderLen(v); len(b) < n {
+		f := truncatedAt(Layout(t, v), len(b))
+		return Packet{}, &DecodeError{Type: t, Version: v, Field: f.Name, Want: f.Off + f.Size, Have: len(b), Err: ErrTruncated}
+	}
+	return Packet{b: b, wireLen: wl, v: v, t: t}, nil
+}
+
+// DetectVersion guesses the wire version of one packet (b from the Homa
+// header, ipProto as in DecodeOptions, wireLen its untruncated length):
+// IP protocol 253 means 2024; an ACK of 90 bytes or a GRANT of 34 bytes has
+// the 2024 layout whatever the protocol; a native packet (not hijacked)
+// without the 0x06/0xB97D marks is upstream; everything else is current.
+func DetectVersion(b []byte, ipProto uint8, wireLen int) Version {
+	if ipProto == IPProtoHoma2024 {
+		return Version2024
+	}
+	if wireLen <= 0 {
+		wireLen = len(b)
+	}
+	switch PacketType(get8(b, 11)) {
+	case TypeAck:
+		if wireLen == TypeAck.HeaderLen(Version2024) {
+			return Version2024
+		}
+	case TypeGrant:
+		if wireLen == TypeGrant.HeaderLen(Version2024) {
+			return Version2024
+		}
+	}
+	if ipProto != IPProtoTCP && len(b) >= 20 && get8(b, 13) == 0 && get16(b, 18) == 0 {
+		return VersionUpstream
+	}
+	return VersionCurrent
+}
+
+// Bytes returns the captured bytes of the packet (header and payload as far
+// as captured).
+func (p Packet) Bytes() []byte { return p.b }
+
+// WireLen returns the transport length in bytes as sent (≥ len(Bytes())).
+func (p Packet) WireLen() int { return p.wireLen }
+
+// Truncated reports whether the capture holds fewer bytes than were sent.
+func (p Packet) Truncated() bool { return len(p.b) < p.wireLen }
+
+// Version returns the wire version the packet was decoded with.
+func (p Packet) Version() Version { return p.v }
+
+// Type returns the packet's opcode.
+func (p Packet) Type() PacketType { return p.t }
+
+// HeaderLen returns the length in bytes of the packet type's header in its
+// version.
+func (p Packet) HeaderLen() int { return p.t.HeaderLen(p.v) }
+
+// Common returns a view of the 28-byte common header.
+func (p Packet) Common() Common {
+	if len(p.b) < CommonHeaderLen {
+		return Common(p.b)
+	}
+	return Common(p.b[:CommonHeaderLen])
+}
+
+// SenderID returns common.sender_id.
+func (p Packet) SenderID() uint64 { return p.Common().SenderID() }
+
+// Role returns which side of the RPC sent the packet (from sender_id's low bit).
+func (p Packet) Role() Role { return RoleOf(p.SenderID()) }
+
+// Data returns the packet as a DATA view; its getters read zeros if the
+// packet is not DATA (check Type first).
+func (p Packet) Data() Data { return Data{p} }
+
+// Grant returns the packet as a GRANT view.
+func (p Packet) Grant() Grant { return Grant{p} }
+
+// Resend returns the packet as a RESEND view.
+func (p Packet) Resend() Resend { return Resend{p} }
+
+// RPCUnknown returns the packet as an RPC_UNKNOWN view.
+func (p Packet) RPCUnknown() RPCUnknown { return RPCUnknown{p} }
+
+// Busy returns the packet as a BUSY view.
+func (p Packet) Busy() Busy { return Busy{p} }
+
+// Cutoffs returns the packet as a CUTOFFS view.
+func (p Packet) Cutoffs() Cutoffs { return Cutoffs{p} }
+
+// Freeze returns the packet as a FREEZE view.
+func (p Packet) Freeze() Freeze { return Freeze{p} }
+
+// NeedAck returns the packet as a NEED_ACK view.
+func (p Packet) NeedAck() NeedAck { return NeedAck{p} }
+
+// Ack returns the packet as an ACK view.
+func (p Packet) Ack() Ack { return Ack{p} }
+
+// Fields returns the decoded header values of the packet as the Fields type
+// of its packet type (*DataFields, *GrantFields, ...). It allocates; use the
+// typed views on hot paths.
+func (p Packet) Fields() Fields {
+	switch p.t {
+	case TypeData:
+		f := p.Data().Fields()
+		return &f
+	case TypeGrant:
+		f := p.Grant().Fields()
+		return &f
+	case TypeResend:
+		f := p.Resend().Fields()
+		return &f
+	case TypeCutoffs:
+		f := p.Cutoffs().Fields()
+		return &f
+	case TypeAck:
+		f := p.Ack().Fields()
+		return &f
+	case TypeRPCUnknown:
+		return &RPCUnknownFields{Common: p.Common().Fields()}
+	case TypeBusy:
+		return &BusyFields{Common: p.Common().Fields()}
+	case TypeFreeze:
+		return &FreezeFields{Common: p.Common().Fields()}
+	case TypeNeedAck:
+		return &NeedAckFields{Common: p.Common().Fields()}
+	}
+	return nil
+}
