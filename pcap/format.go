@@ -9,9 +9,10 @@ import (
 	"github.com/homatest/homatest/spec/wire"
 )
 
-// AppendText appends the one-line text form of segment seg of the frame's
-// packet (seg is ignored for non-DATA packets; nseg > 1 marks a GSO frame)
-// to b, with the time relative to start:
+// AppendText appends the one-line text form of segment i of the frame's
+// packet (i indexes f.Segments and is ignored for control packets; a GSO
+// frame prints as frame.N, one line per segment) to b, with the time
+// relative to start:
 //
 //	17 0.000123456 10.0.0.11:32768 > 10.0.0.1:4000 p4 DATA id 2 msg_len 500000 off 0 len 1424 incoming 40000 cutoff_version 0
 //
@@ -20,19 +21,25 @@ import (
 // set; GRANT offset and priority; RESEND offset, length ("all" for
 // 0xFFFFFFFF) and priority; CUTOFFS the eight cutoffs and version; ACK the
 // valid acks. A frame with Err prints the error instead.
-func (f *Frame) AppendText(b []byte, start time.Time, seg wire.Segment, i, nseg int) []byte {
+func (f *Frame) AppendText(b []byte, start time.Time, i int) []byte {
+	nseg := len(f.Segments)
+	var seg wire.Segment
+	if i >= 0 && i < nseg {
+		seg = f.Segments[i]
+	}
 	b = strconv.AppendInt(b, int64(f.Number), 10)
 	if nseg > 1 {
 		b = fmt.Appendf(b, ".%d", i+1)
 	}
-	d := f.Time.Sub(start)
-	b = fmt.Appendf(b, " %d.%09d ", int64(d/time.Second), int64(d%time.Second))
+	b = append(b, ' ')
+	b = appendSeconds(b, f.Time.Sub(start))
+	b = append(b, ' ')
 	c := wire.Common(f.Raw)
-	b = appendEndpoint(b, f.Src, c.Sport())
+	b = appendEndpoint(b, f.Src, c.Sport(), len(f.Raw) >= 2)
 	b = append(b, " > "...)
-	b = appendEndpoint(b, f.Dst, c.Dport())
+	b = appendEndpoint(b, f.Dst, c.Dport(), len(f.Raw) >= 4)
 	if f.Err != nil {
-		return fmt.Appendf(b, " decode error: %v", f.Err)
+		return fmt.Appendf(b, " p%d decode error: %v", f.Priority, f.Err)
 	}
 	b = fmt.Appendf(b, " p%d %s id %d", f.Priority, f.Packet.Type(), c.SenderID())
 	if f.Hijacked {
@@ -52,6 +59,9 @@ func (f *Frame) AppendText(b []byte, start time.Time, seg wire.Segment, i, nseg 
 		}
 		if nseg > 1 {
 			b = fmt.Appendf(b, " gso %d/%d", i+1, nseg)
+			if seg.Assumed {
+				b = append(b, " (segment size assumed: seg headers not captured)"...)
+			}
 		}
 	case wire.TypeGrant:
 		g := p.Grant()
@@ -94,7 +104,16 @@ func (f *Frame) AppendText(b []byte, start time.Time, seg wire.Segment, i, nseg 
 	return b
 }
 
-func appendEndpoint(b []byte, a netip.Addr, port uint16) []byte {
+// appendSeconds appends d as seconds with 9 decimals, signed ("-0.500000000").
+func appendSeconds(b []byte, d time.Duration) []byte {
+	if d < 0 {
+		b = append(b, '-')
+		d = -d
+	}
+	return fmt.Appendf(b, "%d.%09d", int64(d/time.Second), int64(d%time.Second))
+}
+
+func appendEndpoint(b []byte, a netip.Addr, port uint16, havePort bool) []byte {
 	if a.Is6() && !a.Is4In6() {
 		b = append(b, '[')
 		b = a.AppendTo(b)
@@ -103,6 +122,9 @@ func appendEndpoint(b []byte, a netip.Addr, port uint16) []byte {
 		b = a.AppendTo(b)
 	}
 	b = append(b, ':')
+	if !havePort {
+		return append(b, '?')
+	}
 	return strconv.AppendUint(b, uint64(port), 10)
 }
 
@@ -120,8 +142,8 @@ type JSONPacket struct {
 	RelTime  float64     `json:"rel_time"` // seconds since the first Homa packet of the file
 	Src      netip.Addr  `json:"src"`
 	Dst      netip.Addr  `json:"dst"`
-	Sport    uint16      `json:"sport"`
-	Dport    uint16      `json:"dport"`
+	Sport    *uint16     `json:"sport,omitempty"` // absent if not captured
+	Dport    *uint16     `json:"dport,omitempty"`
 	IPProto  uint8       `json:"ip_proto"`
 	TOS      uint8       `json:"tos"`
 	Priority uint8       `json:"priority"`
@@ -132,30 +154,47 @@ type JSONPacket struct {
 	Role     string      `json:"role,omitempty"`
 	Offset   *uint32     `json:"offset,omitempty"`   // DATA: effective offset of the segment
 	DataLen  *int        `json:"data_len,omitempty"` // DATA: bytes in the segment
+	Assumed  bool        `json:"segment_size_assumed,omitempty"`
 	Header   wire.Fields `json:"header,omitempty"`
 	Error    string      `json:"error,omitempty"`
 }
 
-// JSON returns the JSON form of segment seg (i of nseg) of f.
-func (f *Frame) JSON(start time.Time, seg wire.Segment, i, nseg int) JSONPacket {
+// JSON returns the JSON form of segment i (see AppendText) of f. In a GSO
+// frame, the header's seg.offset is that of the segment.
+func (f *Frame) JSON(start time.Time, i int) JSONPacket {
 	c := wire.Common(f.Raw)
 	j := JSONPacket{
 		Frame: f.Number, Time: f.Time.UTC(), RelTime: f.Time.Sub(start).Seconds(),
-		Src: f.Src, Dst: f.Dst, Sport: c.Sport(), Dport: c.Dport(), IPProto: f.IPProto,
+		Src: f.Src, Dst: f.Dst, IPProto: f.IPProto,
 		TOS: f.TOS, Priority: f.Priority, Hijacked: f.Hijacked,
+	}
+	if len(f.Raw) >= 4 {
+		sp, dp := c.Sport(), c.Dport()
+		j.Sport, j.Dport = &sp, &dp
+	}
+	if len(f.Raw) > 11 {
+		j.Type = c.Type().String()
+	}
+	if len(f.Raw) >= wire.CommonHeaderLen {
+		j.SenderID = c.SenderID()
+		j.Role = wire.RoleOf(j.SenderID).String()
 	}
 	if f.Err != nil {
 		j.Error = f.Err.Error()
 		return j
 	}
 	p := f.Packet
-	j.Wire, j.Type, j.SenderID, j.Role = p.Version().String(), p.Type().String(), p.SenderID(), p.Role().String()
+	j.Wire = p.Version().String()
 	j.Header = p.Fields()
-	if p.Type() == wire.TypeData {
+	if p.Type() == wire.TypeData && i >= 0 && i < len(f.Segments) {
+		seg := f.Segments[i]
 		off, n := seg.Offset, seg.Length
 		j.Offset, j.DataLen = &off, &n
-		if nseg > 1 {
-			j.Segment, j.Segments = i+1, nseg
+		if len(f.Segments) > 1 {
+			j.Segment, j.Segments, j.Assumed = i+1, len(f.Segments), seg.Assumed
+			if df, ok := j.Header.(*wire.DataFields); ok && i > 0 {
+				df.SegOffset = seg.Offset
+			}
 		}
 	}
 	return j

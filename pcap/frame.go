@@ -42,6 +42,10 @@ type Frame struct {
 	Raw []byte
 	// Packet is the decoded Homa packet; zero when Err is set.
 	Packet wire.Packet
+	// Segments are the DATA segments of the packet: one for an ordinary
+	// DATA packet, several for a GSO frame; nil for control packets. The
+	// slice is reused by the next call to Reader.Next.
+	Segments []wire.Segment
 	// Err is set when the frame is Homa by its IP protocol (or hijack marks)
 	// but its Homa header does not decode; it is a *wire.DecodeError.
 	Err error
@@ -62,9 +66,22 @@ type Stats struct {
 	DecodeErrors int `json:"decode_errors"`
 	// Truncated counts Homa frames cut short by the snap length.
 	Truncated int `json:"truncated"`
+	// Segments counts DATA segments (a GSO frame counts each of its segments).
+	Segments int `json:"segments"`
+	// GSOFrames counts multi-segment GSO DATA frames.
+	GSOFrames int `json:"gso_frames"`
+	// IPLengthMismatch counts Homa frames whose IP length exceeds the frame
+	// although the snap length did not cut it (the IP header is wrong).
+	IPLengthMismatch int `json:"ip_length_mismatch"`
+	// VersionMismatch counts packets decoded with a forced wire version
+	// whose IP protocol belongs to another version (e.g. --wire current on
+	// IP protocol 253).
+	VersionMismatch int `json:"version_mismatch"`
 	// Other counts non-Homa frames by kind: "arp", "icmp", "icmpv6", "tcp",
 	// "udp", "ip" (another IP protocol), "fragment" (IPv4 fragments),
-	// "link" (not IP at all).
+	// "empty" (zero-length frames), "not-ip" (a supported link type
+	// carrying something else), "unsupported-link-<name>" (a link type the
+	// reader cannot peel).
 	Other map[string]int `json:"other"`
 }
 

@@ -9,6 +9,7 @@ import (
 // reusable DecodingLayerParser, so that reading does not allocate.
 type linkParser struct {
 	eth     layers.Ethernet
+	loop    layers.Loopback
 	dot1q   layers.Dot1Q
 	sll     layers.LinuxSLL
 	sll2    layers.LinuxSLL2
@@ -17,13 +18,14 @@ type linkParser struct {
 	p4, p6  *gopacket.DecodingLayerParser // raw IP link types: chosen by version nibble
 	p       *gopacket.DecodingLayerParser
 	decoded []gopacket.LayerType
-	kind    string // "link" or why the last frame was not IP
+	kind    string // why the last frame was not IP
+	unsup   string // "unsupported-link-<name>" for a link type we cannot peel
 }
 
 func newLinkParser(lt layers.LinkType) *linkParser {
-	lp := &linkParser{decoded: make([]gopacket.LayerType, 0, 8)}
+	lp := &linkParser{decoded: make([]gopacket.LayerType, 0, 8), unsup: "unsupported-link-" + lt.String()}
 	mk := func(first gopacket.LayerType) *gopacket.DecodingLayerParser {
-		p := gopacket.NewDecodingLayerParser(first, &lp.eth, &lp.dot1q, &lp.sll, &lp.sll2, &lp.ip4, &lp.ip6)
+		p := gopacket.NewDecodingLayerParser(first, &lp.eth, &lp.loop, &lp.dot1q, &lp.sll, &lp.sll2, &lp.ip4, &lp.ip6)
 		p.IgnoreUnsupported = true
 		return p
 	}
@@ -38,6 +40,8 @@ func newLinkParser(lt layers.LinkType) *linkParser {
 		lp.p = mk(layers.LayerTypeIPv4)
 	case layers.LinkTypeIPv6:
 		lp.p = mk(layers.LayerTypeIPv6)
+	case layers.LinkTypeNull, layers.LinkTypeLoop: // BSD loopback: 4-byte address family
+		lp.p = mk(layers.LayerTypeLoopback)
 	case layers.LinkTypeRaw, 12, 14: // LINKTYPE_RAW, and DLT_RAW as some systems write it
 		lp.p4, lp.p6 = mk(layers.LayerTypeIPv4), mk(layers.LayerTypeIPv6)
 	}
@@ -56,10 +60,11 @@ func (lp *linkParser) decode(data []byte) (uint8, bool) {
 			p = lp.p6
 		}
 	}
-	lp.kind = "link"
 	if p == nil {
+		lp.kind = lp.unsup
 		return 0, false
 	}
+	lp.kind = "not-ip"
 	lp.decoded = lp.decoded[:0]
 	_ = p.DecodeLayers(data, &lp.decoded)
 	var ipv uint8

@@ -23,9 +23,16 @@ type ReaderOptions struct {
 	// protocol 253 is 2024, see wire.DetectVersion).
 	Version wire.Version
 	// IPv6PriorityShift is the shift used to read the priority from the IPv6
-	// traffic class (4 or 5); 0 means wire.IPv6PriorityShift of each
-	// packet's version.
+	// traffic class (4 or 5). 0 means auto: the first IPv6 Homa packet whose
+	// traffic class can only have been written with one shift (bit 4 set:
+	// shift 4; any of bits 7-5 ≥ 0x80: shift 5; control packets, always at
+	// level 7, are 0x70 or 0xE0) fixes the shift for the rest of the capture;
+	// before that, wire.IPv6PriorityShift of the packet's version is used.
+	// DetectIPv6Shift finds the shift of a whole file in advance.
 	IPv6PriorityShift uint8
+	// MaxSegData is max_seg_data in bytes, used to split GSO DATA frames
+	// into segments; 0 means 1424 for IPv4 and 1404 for IPv6 (MTU 1500).
+	MaxSegData int
 }
 
 // ErrFormat is wrapped by Open and NewReader for input that is not a
@@ -49,11 +56,21 @@ type Reader struct {
 	frame    Frame
 	stats    Stats
 	n        int
+	segs     []wire.Segment
+	shift6   uint8 // latched IPv6 priority shift, 0 = not yet known
 }
 
 // Open opens a capture file. Errors name the file and say what is wrong:
 // it cannot be opened, or it is not pcap/pcapng (ErrFormat).
+// The path "-" reads standard input.
 func Open(path string, o ReaderOptions) (*Reader, error) {
+	if path == "-" {
+		r, err := NewReader(os.Stdin, o)
+		if err != nil {
+			return nil, fmt.Errorf("standard input: %w", err)
+		}
+		return r, nil
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
@@ -155,6 +172,10 @@ func (r *Reader) decode(data []byte, ci gopacket.CaptureInfo, lt layers.LinkType
 		lp = newLinkParser(lt)
 		r.parsers[lt] = lp
 	}
+	if len(data) == 0 {
+		r.other("empty")
+		return false
+	}
 	ipv, ok := lp.decode(data)
 	if !ok {
 		r.other(lp.kind)
@@ -212,23 +233,47 @@ func (r *Reader) decode(data []byte, ci gopacket.CaptureInfo, lt layers.LinkType
 	if wireLen < len(payload) {
 		wireLen = len(payload)
 	}
+	if wireLen > len(payload) && ci.CaptureLength >= ci.Length {
+		// Not cut by the snap length: the IP header claims more bytes than
+		// the frame holds. Trust the frame.
+		r.stats.IPLengthMismatch++
+		wireLen = len(payload)
+	}
 	r.stats.Homa++
 	f.Raw = payload
+	if ipv == 4 {
+		f.Priority = wire.PriorityFromTOS(f.TOS)
+	}
 	p, err := wire.Decode(payload, wire.DecodeOptions{Version: r.o.Version, IPProto: f.IPProto, WireLen: wireLen})
+	if ipv == 6 {
+		f.Priority = wire.PriorityFromTrafficClass(f.TOS, r.ipv6Shift(f.TOS, p.Version()))
+	}
 	if err != nil {
 		r.stats.DecodeErrors++
 		f.Err = err
 		return true
 	}
 	f.Packet = p
-	if ipv == 4 {
-		f.Priority = wire.PriorityFromTOS(f.TOS)
-	} else {
-		shift := r.o.IPv6PriorityShift
-		if shift == 0 {
-			shift = wire.IPv6PriorityShift(p.Version())
+	if r.o.Version != wire.VersionAuto && p.Version().IPProtocol() != f.IPProto && f.IPProto != wire.IPProtoTCP {
+		r.stats.VersionMismatch++
+	}
+	if p.Type() == wire.TypeData {
+		maxSeg := r.o.MaxSegData
+		if maxSeg <= 0 {
+			maxSeg = f.MaxSegData()
 		}
-		f.Priority = wire.PriorityFromTrafficClass(f.TOS, shift)
+		f.Segments, err = p.Data().Segments(r.segs[:0], maxSeg)
+		r.segs = f.Segments[:0]
+		if err != nil {
+			r.stats.DecodeErrors++
+			f.Err = err
+			f.Segments = nil
+			return true
+		}
+		r.stats.Segments += len(f.Segments)
+		if len(f.Segments) > 1 {
+			r.stats.GSOFrames++
+		}
 	}
 	r.stats.ByType[p.Type()-wire.MinType]++
 	if p.Type() == wire.TypeData && p.Data().Retransmit() != 0 {
@@ -238,6 +283,59 @@ func (r *Reader) decode(data []byte, ci gopacket.CaptureInfo, lt layers.LinkType
 		r.stats.Truncated++
 	}
 	return true
+}
+
+// ipv6Shift returns the traffic-class shift for an IPv6 packet with traffic
+// class tc decoded as version v, latching it when tc is unambiguous.
+func (r *Reader) ipv6Shift(tc uint8, v wire.Version) uint8 {
+	if r.o.IPv6PriorityShift != 0 {
+		return r.o.IPv6PriorityShift
+	}
+	if r.shift6 == 0 {
+		r.shift6 = ipv6ShiftOf(tc)
+	}
+	if r.shift6 != 0 {
+		return r.shift6
+	}
+	return wire.IPv6PriorityShift(v)
+}
+
+// ipv6ShiftOf returns the shift that must have written traffic class tc
+// (4 if bit 4 is set, 5 if bit 7 is set), or 0 when both could have.
+func ipv6ShiftOf(tc uint8) uint8 {
+	switch {
+	case tc&0x10 != 0:
+		return 4
+	case tc&0x80 != 0:
+		return 5
+	}
+	return 0
+}
+
+// DetectIPv6Shift reads the capture at path and returns the IPv6 priority
+// shift (4 or 5) implied by its first IPv6 Homa packet with an unambiguous
+// traffic class, or 0 if there is none (no IPv6 Homa, or only ambiguous
+// classes). It returns the error of Open or of a damaged file.
+func DetectIPv6Shift(path string, o ReaderOptions) (uint8, error) {
+	r, err := Open(path, o)
+	if err != nil {
+		return 0, err
+	}
+	defer r.Close()
+	for {
+		f, err := r.Next()
+		if errors.Is(err, io.EOF) {
+			return 0, nil
+		}
+		if err != nil {
+			return 0, err
+		}
+		if f.IPVersion == 6 {
+			if s := ipv6ShiftOf(f.TOS); s != 0 {
+				return s, nil
+			}
+		}
+	}
 }
 
 // MaxSegData returns max_seg_data for a frame at MTU 1500: 1424 bytes over

@@ -9,12 +9,13 @@ import (
 // 2026-03-25) stores in common.checksum: the RFC 1071 ones'-complement sum
 // over an IPv4 or IPv6 pseudo-header whose protocol is TCP (6) and length is
 // len(pkt), followed by pkt (Homa header and payload) with its checksum field
-// taken as zero. src and dst must be of one family (IPv4-mapped IPv6
-// addresses count as IPv4). Receivers do not verify it; it lets segments pass
-// NIC offload as TCP.
+// taken as zero. When both addresses are IPv4 (IPv4-mapped IPv6 addresses
+// count as IPv4) the IPv4 pseudo-header is used, otherwise the IPv6 one with
+// both addresses in 16-byte form; it never panics. Receivers do not verify
+// the checksum; it lets segments pass NIC offload as TCP.
 func Checksum(src, dst netip.Addr, pkt []byte) uint16 {
 	var sum uint32
-	if src.Is4() || src.Is4In6() {
+	if src.Unmap().Is4() && dst.Unmap().Is4() {
 		s, d := src.Unmap().As4(), dst.Unmap().As4()
 		sum = add16(sum, s[:])
 		sum = add16(sum, d[:])

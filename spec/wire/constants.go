@@ -20,6 +20,9 @@ const (
 	GSOPrefixLen = 52
 	// SegHeaderLen is sizeof(struct homa_seg_hdr): the 4-byte seg.offset.
 	SegHeaderLen = 4
+	// MaxGSOFrameLen bounds the data bytes of a GSO frame that Segments will
+	// split: 256 KiB, above any IP datagram HomaModule builds (≤ 64 KiB).
+	MaxGSOFrameLen = 1 << 18
 	// MaxHeaderLen is HOMA_MAX_HEADER: 90 bytes (2024 ACK).
 	MaxHeaderLen = 90
 

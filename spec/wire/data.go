@@ -1,6 +1,9 @@
 package wire
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"fmt"
+)
 
 // Data is a view of a DATA packet (HomaModule homa_wire.h struct
 // homa_data_hdr): the common header, then
@@ -104,11 +107,15 @@ func (d Data) Payload() []byte {
 
 // Segment is one segment of a DATA packet: Offset in the message, Length in
 // bytes as sent, and the captured bytes (Data may be shorter than Length, or
-// nil, when the capture was truncated).
+// nil, when the capture was truncated). Assumed is set on the segments of a
+// GSO frame whose interleaved seg headers were not captured, so the segment
+// size could not be checked: Offset and Length then follow from the assumed
+// max_seg_data alone.
 type Segment struct {
-	Offset uint32
-	Length int
-	Data   []byte
+	Offset  uint32
+	Length  int
+	Data    []byte
+	Assumed bool
 }
 
 // IsGSO reports whether d is a multi-segment GSO frame as seen on the sending
@@ -122,25 +129,52 @@ func (d Data) IsGSO(maxSegData int) bool {
 // Segments appends d's segments to dst and returns it. A packet that is not
 // a GSO frame (see IsGSO) has one segment. A GSO frame is walked with
 // segments of maxSegData bytes; if a captured interleaved seg.offset does not
-// continue the previous segment, the segment size is inferred from the
-// headers instead (HomaModule homa_message_out_fill builds all but the last
-// segment at one size). It returns ErrSegments (wrapped in a *DecodeError)
-// when no segment size explains the frame. Appending to a reused dst does not
-// allocate.
+// continue the previous segment, the segment size is inferred from the first
+// interleaved header instead (HomaModule homa_message_out_fill builds all but
+// the last segment at one size). When no header after the first was
+// captured, the segments are marked Assumed. It returns a *DecodeError
+// wrapping ErrSegments, naming the byte position and the offsets found and
+// expected, when no segment size explains the frame. Appending to a reused
+// dst does not allocate.
 func (d Data) Segments(dst []Segment, maxSegData int) ([]Segment, error) {
 	if !d.IsGSO(maxSegData) {
-		n := d.DataLen()
-		return append(dst, Segment{Offset: d.Offset(), Length: n, Data: clip(d.Payload(), n)}), nil
+		return d.appendSingle(dst), nil
 	}
-	if d.gsoFits(maxSegData) {
-		return d.appendGSO(dst, maxSegData), nil
+	if d.DataLen() > MaxGSOFrameLen {
+		return dst, &DecodeError{Type: TypeData, Version: d.v, Field: "seg.offset", Err: ErrSegments,
+			Detail: fmt.Sprintf("GSO frame of %d data bytes is larger than %d", d.DataLen(), MaxGSOFrameLen)}
 	}
-	for s := 1; s < d.DataLen()-SegHeaderLen; s++ {
-		if d.gsoFits(s) {
-			return d.appendGSO(dst, s), nil
+	ok, checked, badPos, badHave, badWant := d.gsoFits(maxSegData)
+	if ok {
+		return d.appendGSO(dst, maxSegData, !checked), nil
+	}
+	// Infer the segment size from the first interleaved header: a position
+	// p whose 4 bytes hold the offset that segments of p-56 bytes predict.
+	// One pass over the captured bytes, validating only candidates.
+	end := min(len(d.b), DataHeaderLen+d.DataLen())
+	off := d.Offset()
+	for p := DataHeaderLen + 1; p+SegHeaderLen <= end; p++ {
+		s := p - DataHeaderLen
+		if get32(d.b, p) == off+uint32(s) {
+			if ok, _, _, _, _ := d.gsoFits(s); ok {
+				return d.appendGSO(dst, s, false), nil
+			}
 		}
 	}
-	return dst, &DecodeError{Type: TypeData, Version: d.v, Field: "seg.offset", Err: ErrSegments}
+	if badPos == DataHeaderLen+maxSegData && uint64(d.Offset())+uint64(d.DataLen()) <= uint64(d.MessageLength()) {
+		// No interleaved header fits anywhere and the data fits the message as
+		// one segment: an already segmented frame, larger than maxSegData
+		// assumed (e.g. IPv4 segments read with the IPv6 size).
+		return d.appendSingle(dst), nil
+	}
+	return dst, &DecodeError{Type: TypeData, Version: d.v, Field: "seg.offset", Err: ErrSegments,
+		Detail: fmt.Sprintf("seg header at byte %d holds offset %d, want %d for %d-byte segments, and no other segment size fits",
+			badPos, badHave, badWant, maxSegData)}
+}
+
+func (d Data) appendSingle(dst []Segment) []Segment {
+	n := d.DataLen()
+	return append(dst, Segment{Offset: d.Offset(), Length: n, Data: clip(d.Payload(), n)})
 }
 
 func clip(b []byte, n int) []byte {
@@ -151,27 +185,31 @@ func clip(b []byte, n int) []byte {
 }
 
 // gsoFits reports whether every captured interleaved seg header agrees with
-// segments of s bytes.
-func (d Data) gsoFits(s int) bool {
+// segments of s bytes, whether any header was captured to check, and the
+// first disagreement (byte position, offset found, offset expected).
+func (d Data) gsoFits(s int) (ok, checked bool, pos int, have, want uint32) {
 	total := d.DataLen()
 	off := d.Offset()
-	pos := DataHeaderLen + s // position of the next seg header
+	pos = DataHeaderLen + s // position of the next seg header
 	end := DataHeaderLen + total
-	checked := false
 	for pos+SegHeaderLen < end {
 		off += uint32(s)
 		if pos+SegHeaderLen <= len(d.b) {
-			if get32(d.b, pos) != off {
-				return false
+			if h := get32(d.b, pos); h != off {
+				return false, true, pos, h, off
 			}
 			checked = true
 		}
 		pos += SegHeaderLen + s
 	}
-	return checked || len(d.b) < DataHeaderLen+s+SegHeaderLen
+	if !checked && len(d.b) >= DataHeaderLen+s+SegHeaderLen {
+		// The data ends before a second header fits: s is too large.
+		return false, false, DataHeaderLen + s, 0, 0
+	}
+	return true, checked, 0, 0, 0
 }
 
-func (d Data) appendGSO(dst []Segment, s int) []Segment {
+func (d Data) appendGSO(dst []Segment, s int, assumed bool) []Segment {
 	off := d.Offset()
 	pos := DataHeaderLen
 	end := DataHeaderLen + d.DataLen()
@@ -181,7 +219,7 @@ func (d Data) appendGSO(dst []Segment, s int) []Segment {
 		if pos < len(d.b) {
 			data = d.b[pos:min(pos+n, len(d.b))]
 		}
-		dst = append(dst, Segment{Offset: off, Length: n, Data: data})
+		dst = append(dst, Segment{Offset: off, Length: n, Data: data, Assumed: assumed})
 		off += uint32(n)
 		pos += n + SegHeaderLen
 	}

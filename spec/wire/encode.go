@@ -45,7 +45,7 @@ type Fields interface {
 func Encode(f Fields, o EncodeOptions) ([]byte, error) { return f.AppendTo(nil, o) }
 
 // ErrChecksumAddrs is returned when ComputeChecksums is set without valid Src
-// and Dst addresses of one family.
+// and Dst addresses of one family (IPv4-mapped IPv6 addresses count as IPv4).
 var ErrChecksumAddrs = errors.New("wire: ComputeChecksums needs Src and Dst addresses of the same family")
 
 // begin appends a zeroed header of type t for version v to b and writes the
@@ -88,7 +88,7 @@ func finish(pkt []byte, t PacketType, v Version, o EncodeOptions) error {
 		}
 	}
 	if o.ComputeChecksums {
-		if !o.Src.IsValid() || !o.Dst.IsValid() || o.Src.Is4() != o.Dst.Is4() {
+		if !o.Src.IsValid() || !o.Dst.IsValid() || o.Src.Unmap().Is4() != o.Dst.Unmap().Is4() {
 			return ErrChecksumAddrs
 		}
 		c.SetChecksum(0)

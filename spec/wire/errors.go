@@ -14,8 +14,6 @@ var (
 	// ErrUnsupported: the packet type does not exist in the chosen wire
 	// version (GRANT, CUTOFFS or FREEZE in upstream).
 	ErrUnsupported = errors.New("packet type not in this wire version")
-	// ErrWrongType: a typed view was requested for a packet of another type.
-	ErrWrongType = errors.New("wrong packet type")
 	// ErrSegments: a multi-segment GSO DATA frame whose interleaved segment
 	// headers cannot be followed.
 	ErrSegments = errors.New("bad GSO segment layout")
@@ -33,10 +31,13 @@ type DecodeError struct {
 	Want    int
 	Have    int
 	Err     error
+	// Detail, when set, explains the failure in more words (e.g. the GSO
+	// segment offsets found and expected).
+	Detail string
 }
 
 // Error renders e as one line, e.g.
-// "truncated GRANT header: field priority needs 33 bytes, have 30".
+// "truncated GRANT header: field priority needs 33 bytes, have 32".
 func (e *DecodeError) Error() string {
 	switch {
 	case errors.Is(e.Err, ErrTruncated):
@@ -49,9 +50,12 @@ func (e *DecodeError) Error() string {
 		return fmt.Sprintf("unknown packet type 0x%02x at offset 11", uint8(e.Type))
 	case errors.Is(e.Err, ErrUnsupported):
 		return fmt.Sprintf("packet type %s does not exist in wire version %s", e.Type, e.Version)
-	case errors.Is(e.Err, ErrWrongType):
-		return fmt.Sprintf("packet is %s, not %s", e.Type, e.Field)
+	case errors.Is(e.Err, ErrSegments) && e.Detail != "":
+		return fmt.Sprintf("bad GSO DATA frame: %s", e.Detail)
 	default:
+		if e.Detail != "" {
+			return fmt.Sprintf("%s %s: %v: %s", e.Type, e.Field, e.Err, e.Detail)
+		}
 		return fmt.Sprintf("%s %s: %v", e.Type, e.Field, e.Err)
 	}
 }

@@ -66,7 +66,8 @@ func Decode(b []byte, o DecodeOptions) (Packet, error) {
 // header, ipProto as in DecodeOptions, wireLen its untruncated length):
 // IP protocol 253 means 2024; an ACK of 90 bytes or a GRANT of 34 bytes has
 // the 2024 layout whatever the protocol; a native packet (not hijacked)
-// without the 0x06/0xB97D marks is upstream; everything else is current.
+// whose flags and urgent fields are both 0 (upstream's reserved1/reserved2)
+// is upstream; everything else is current.
 func DetectVersion(b []byte, ipProto uint8, wireLen int) Version {
 	if ipProto == IPProtoHoma2024 {
 		return Version2024

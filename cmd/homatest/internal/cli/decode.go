@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"sort"
 	"strings"
 	"time"
@@ -19,7 +20,7 @@ import (
 type decodeOpts struct {
 	wire        string
 	output      string
-	ipv6Shift   uint8
+	ipv6Shift   int
 	summaryOnly bool
 }
 
@@ -29,14 +30,33 @@ func newDecodeCmd() *cobra.Command {
 		Use:   "decode FILE...",
 		Short: "Print every Homa packet of pcap/pcapng captures",
 		Long: `Decode prints one line per Homa packet of each capture (pcap or pcapng;
-Ethernet, VLAN, Linux cooked SLL/SLL2 or raw IP link types): frame number,
-time since the first frame, src:port > dst:port, priority (from the IP
-precedence bits), packet type, sender id, then the type's fields. Multi-segment
-GSO DATA frames are split into one line per segment (frame.N).
+Ethernet, VLAN, Linux cooked SLL/SLL2, BSD loopback or raw IP link types; "-"
+reads standard input): frame number, seconds since the file's first Homa
+packet, src:port > dst:port, priority pN (from the IP precedence bits), packet
+type, sender id, then the type's fields. Multi-segment GSO DATA frames are
+split into one line per segment (frame.N).
 
-Homa is recognised as IP protocol 146, 253 (the 2024 format) and TCP segments
-carrying HomaModule's hijack marks (flags 0x06, urgent 0xB97D). Other frames
-are counted and skipped. A summary line per file gives the counts per type.`,
+Homa is recognised as IP protocol 146, 253 and TCP segments carrying
+HomaModule's hijack marks (flags 0x06, urgent 0xB97D). Other frames are
+counted and skipped. A summary line per file gives the counts per type.
+
+Wire formats (--wire):
+  auto      pick per packet: IP protocol 253 → 2024; a 90-byte ACK or 34-byte
+            GRANT → 2024; no 0x06/0xB97D marks → upstream; else current
+  current   HomaModule main / linux_6.13.9 (IP protocol 146): GRANT 33 bytes,
+            ACK 80 bytes
+  2024      HomaModule linux_6.1.38 (IP protocol 253): GRANT 34 bytes with
+            resend_all, ACK 90 bytes, DATA acks with client_port
+  upstream  the Linux-upstream subset: no GRANT/CUTOFFS/FREEZE, RESEND 36
+            bytes; incoming and cutoff_version are reserved fields
+
+IPv6 priority: HomaModule wrote priority<<4 into the traffic class until
+Nov 2025 (linux_6.1.38, linux_6.13.9) and priority<<5 since. By default the
+shift is taken from the first IPv6 Homa packet whose traffic class only one
+shift can produce (e.g. control packets, always at level 7: 0x70 or 0xE0).
+
+A capture cut short (e.g. tcpdump killed mid-write) is decoded up to the
+damage, its summary says where it stopped, and the exit code is 2.`,
 		Example: `  # decode a capture
   homatest decode capture.pcap
 
@@ -46,17 +66,40 @@ are counted and skipped. A summary line per file gives the counts per type.`,
   # force the 2022-2024 (linux_6.1.38) header layouts
   homatest decode --wire 2024 old.pcap
 
-  # counts only
-  homatest decode --summary-only a.pcap b.pcap`,
-		Args: cobra.MinimumNArgs(1),
+  # counts only, for several files
+  homatest decode --summary-only a.pcap b.pcap
+
+  # live from tcpdump
+  tcpdump -i veth0 -w - 'ip proto 146' | homatest decode -`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return errors.New("decode needs at least one capture file (see homatest decode --help)")
+			}
+			return nil
+		},
 		RunE: func(cmd *cobra.Command, args []string) error { return runDecode(cmd, o, args) },
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.wire, "wire", "auto", "wire format: auto, current (proto 146), 2024 (proto 253, linux_6.1.38) or upstream")
-	f.StringVarP(&o.output, "output", "o", "text", "output format: text or json (JSON lines)")
-	f.Uint8Var(&o.ipv6Shift, "ipv6-prio-shift", 0, "shift of the priority in the IPv6 traffic class: 4 (2024 and linux_6.13.9) or 5 (main since Nov 2025); 0 = by wire version")
+	f.StringVar(&o.wire, "wire", "auto", "wire format: auto, current, 2024 or upstream (see above)")
+	f.StringVarP(&o.output, "output", "o", "text", "output format: text, or json (one object per line)")
+	f.IntVar(&o.ipv6Shift, "ipv6-prio-shift", 0, "shift of the priority in the IPv6 traffic class: 4 or 5; 0 = detect")
 	f.BoolVar(&o.summaryOnly, "summary-only", false, "print only the per-file summary")
 	return cmd
+}
+
+// errWriter remembers the first write error.
+type errWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (e *errWriter) Write(p []byte) (int, error) {
+	if e.err != nil {
+		return 0, e.err
+	}
+	n, err := e.w.Write(p)
+	e.err = err
+	return n, err
 }
 
 func runDecode(cmd *cobra.Command, o *decodeOpts, files []string) error {
@@ -68,7 +111,7 @@ func runDecode(cmd *cobra.Command, o *decodeOpts, files []string) error {
 		return usageErr(fmt.Errorf("-o %q: want text or json", o.output))
 	}
 	if o.ipv6Shift != 0 && o.ipv6Shift != 4 && o.ipv6Shift != 5 {
-		return usageErr(fmt.Errorf("--ipv6-prio-shift %d: want 4 or 5 (or 0 for auto)", o.ipv6Shift))
+		return usageErr(fmt.Errorf("--ipv6-prio-shift %d: want 4 or 5 (or 0 to detect)", o.ipv6Shift))
 	}
 	// Open every file first, so a bad path fails before any output.
 	readers := make([]*pcap.Reader, 0, len(files))
@@ -78,37 +121,66 @@ func runDecode(cmd *cobra.Command, o *decodeOpts, files []string) error {
 		}
 	}()
 	for _, name := range files {
-		r, err := pcap.Open(name, pcap.ReaderOptions{Version: v, IPv6PriorityShift: o.ipv6Shift})
+		ro := pcap.ReaderOptions{Version: v, IPv6PriorityShift: uint8(o.ipv6Shift)}
+		if ro.IPv6PriorityShift == 0 && name != "-" {
+			// Best effort: a damaged file fails below with a better message.
+			ro.IPv6PriorityShift, _ = pcap.DetectIPv6Shift(name, ro)
+		}
+		r, err := pcap.Open(name, ro)
 		if err != nil {
-			return usageErr(fmt.Errorf("cannot read capture %v (want a pcap or pcapng file)", err))
+			return usageErr(openError(name, err))
 		}
 		readers = append(readers, r)
 	}
-	w := bufio.NewWriterSize(cmd.OutOrStdout(), 1<<16)
-	defer w.Flush()
+	ew := &errWriter{w: cmd.OutOrStdout()}
+	w := bufio.NewWriterSize(ew, 1<<16)
+	var damaged []string
 	for i, r := range readers {
 		name := files[i]
 		if len(files) > 1 && o.output == "text" && !o.summaryOnly {
 			fmt.Fprintf(w, "== %s\n", name)
 		}
-		st, err := decodeFile(w, r, name, len(files) > 1, o)
-		if err != nil {
-			w.Flush()
-			return usageErr(fmt.Errorf("%s: %w (capture damaged or cut short?)", name, err))
-		}
+		st, rerr := decodeFile(w, r, name, len(files) > 1, o)
 		if o.output == "json" {
-			writeJSONSummary(w, name, st)
+			writeJSONSummary(w, name, st, rerr)
 		} else {
-			fmt.Fprintln(w, summaryLine(name, st))
+			fmt.Fprintln(w, summaryLine(name, st, rerr))
 		}
+		if rerr != nil {
+			damaged = append(damaged, fmt.Sprintf("%s: %v", name, rerr))
+		}
+		if ew.err != nil {
+			break
+		}
+	}
+	w.Flush()
+	if ew.err != nil {
+		return usageErr(fmt.Errorf("write output: %w", ew.err))
+	}
+	if len(damaged) > 0 {
+		return usageErr(fmt.Errorf("capture damaged or cut short: %s (the packets before the damage were decoded)", strings.Join(damaged, "; ")))
 	}
 	return nil
 }
 
+// openError renders an Open failure as one line that says what to fix.
+func openError(name string, err error) error {
+	var pe *fs.PathError
+	switch {
+	case errors.As(err, &pe):
+		return fmt.Errorf("cannot open capture %s: %v", name, pe.Err)
+	case errors.Is(err, pcap.ErrFormat):
+		return fmt.Errorf("%v (want a pcap or pcapng capture, e.g. from tcpdump -w)", err)
+	default:
+		return fmt.Errorf("cannot read capture %s: %v", name, err)
+	}
+}
+
+// decodeFile prints the packets of r and returns its counts, and the error
+// that stopped it early (a damaged or cut file), if any.
 func decodeFile(w *bufio.Writer, r *pcap.Reader, name string, multi bool, o *decodeOpts) (pcap.Stats, error) {
 	var start time.Time
 	first := true
-	var segs []wire.Segment
 	var line []byte
 	enc := json.NewEncoder(w)
 	for {
@@ -125,39 +197,34 @@ func decodeFile(w *bufio.Writer, r *pcap.Reader, name string, multi bool, o *dec
 		if o.summaryOnly {
 			continue
 		}
-		segs = segs[:0]
-		if f.Err == nil && f.Packet.Type() == wire.TypeData {
-			var serr error
-			segs, serr = f.Packet.Data().Segments(segs, f.MaxSegData())
-			if serr != nil {
-				f.Err = serr
-				segs = segs[:0]
-			}
-		}
-		if len(segs) == 0 {
-			segs = append(segs, wire.Segment{})
-		}
-		for i, s := range segs {
+		for i := range max(1, len(f.Segments)) {
 			if o.output == "json" {
-				j := f.JSON(start, s, i, len(segs))
+				j := f.JSON(start, i)
 				if multi {
 					j.File = name
 				}
 				if err := enc.Encode(j); err != nil {
-					return r.Stats(), err
+					return r.Stats(), nil // a write error; runDecode reports it
 				}
 				continue
 			}
-			line = f.AppendText(line[:0], start, s, i, len(segs))
+			line = f.AppendText(line[:0], start, i)
 			line = append(line, '\n')
 			w.Write(line)
 		}
 	}
 }
 
-func summaryLine(name string, st pcap.Stats) string {
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return fmt.Sprintf("%d %s", n, one)
+	}
+	return fmt.Sprintf("%d %s", n, many)
+}
+
+func summaryLine(name string, st pcap.Stats, rerr error) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s: %d frames, %d Homa:", name, st.Frames, st.Homa)
+	fmt.Fprintf(&b, "%s: %s, %d Homa:", name, plural(st.Frames, "frame", "frames"), st.Homa)
 	for i, t := range wire.AllTypes {
 		if i > 0 {
 			b.WriteString(",")
@@ -167,7 +234,7 @@ func summaryLine(name string, st pcap.Stats) string {
 			fmt.Fprintf(&b, " (retransmit %d)", st.Retransmits)
 		}
 	}
-	fmt.Fprintf(&b, "; %d decode errors; %d other", st.DecodeErrors, st.NonHoma())
+	fmt.Fprintf(&b, "; %s; %d other", plural(st.DecodeErrors, "decode error", "decode errors"), st.NonHoma())
 	if len(st.Other) > 0 {
 		keys := make([]string, 0, len(st.Other))
 		for k := range st.Other {
@@ -180,13 +247,25 @@ func summaryLine(name string, st pcap.Stats) string {
 		}
 		fmt.Fprintf(&b, " (%s)", strings.Join(parts, ", "))
 	}
+	if st.GSOFrames > 0 {
+		fmt.Fprintf(&b, "; %s split into %d segments", plural(st.GSOFrames, "GSO frame", "GSO frames"), st.Segments)
+	}
 	if st.Truncated > 0 {
-		fmt.Fprintf(&b, "; %d Homa frames cut by the snap length", st.Truncated)
+		fmt.Fprintf(&b, "; %s cut by the snap length", plural(st.Truncated, "Homa frame", "Homa frames"))
+	}
+	if st.IPLengthMismatch > 0 {
+		fmt.Fprintf(&b, "; %s with an IP length longer than the frame", plural(st.IPLengthMismatch, "Homa frame", "Homa frames"))
+	}
+	if st.VersionMismatch > 0 {
+		fmt.Fprintf(&b, "; WARNING: %s decoded with a --wire version whose IP protocol differs from the packet's", plural(st.VersionMismatch, "packet", "packets"))
+	}
+	if rerr != nil {
+		fmt.Fprintf(&b, "; STOPPED after frame %d: %v", st.Frames, rerr)
 	}
 	return b.String()
 }
 
-func writeJSONSummary(w io.Writer, name string, st pcap.Stats) {
+func writeJSONSummary(w io.Writer, name string, st pcap.Stats, rerr error) {
 	types := map[string]int{}
 	for _, t := range wire.AllTypes {
 		types[t.String()] = st.Count(t)
@@ -195,9 +274,15 @@ func writeJSONSummary(w io.Writer, name string, st pcap.Stats) {
 	if other == nil {
 		other = map[string]int{}
 	}
-	json.NewEncoder(w).Encode(map[string]any{"summary": map[string]any{
+	sum := map[string]any{
 		"file": name, "frames": st.Frames, "homa": st.Homa, "types": types,
 		"retransmits": st.Retransmits, "decode_errors": st.DecodeErrors,
-		"truncated": st.Truncated, "other": other, "other_total": st.NonHoma(),
-	}})
+		"truncated": st.Truncated, "segments": st.Segments, "gso_frames": st.GSOFrames,
+		"ip_length_mismatch": st.IPLengthMismatch, "version_mismatch": st.VersionMismatch,
+		"other": other, "other_total": st.NonHoma(),
+	}
+	if rerr != nil {
+		sum["error"] = rerr.Error()
+	}
+	json.NewEncoder(w).Encode(map[string]any{"summary": sum})
 }

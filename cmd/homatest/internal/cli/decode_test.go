@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"flag"
 	"os"
 	"path/filepath"
@@ -131,7 +132,9 @@ func TestDecodeErrors(t *testing.T) {
 		{"not a capture", []string{"decode", bad}, "not a pcap or pcapng file"},
 		{"bad wire", []string{"decode", "--wire", "2025", good}, "want one of auto, current, 2024, upstream"},
 		{"bad output", []string{"decode", "-o", "xml", good}, "want text or json"},
-		{"no args", []string{"decode"}, "requires at least 1 arg"},
+		{"no args", []string{"decode"}, "needs at least one capture file"},
+		{"bad shift", []string{"decode", "--ipv6-prio-shift", "300", good}, "want 4 or 5"},
+		{"bad flag", []string{"decode", "--bogus", good}, "see homatest decode --help"},
 		{"bad good mix", []string{"decode", good, bad}, "not a pcap or pcapng file"},
 	}
 	for _, c := range cases {
@@ -161,5 +164,62 @@ func TestDecodeSummaryOnly(t *testing.T) {
 	want := "b-500k-grants.pcap: 1922 frames, 1919 Homa: DATA 1770 (retransmit 0), GRANT 145, RESEND 0, RPC_UNKNOWN 0, BUSY 0, CUTOFFS 2, FREEZE 0, NEED_ACK 1, ACK 1; 0 decode errors; 3 other (arp 2, icmpv6 1); 1755 Homa frames cut by the snap length\n"
 	if !strings.HasSuffix(out, want) || strings.Count(out, "\n") != 1 {
 		t.Errorf("got %q, want suffix %q", out, want)
+	}
+}
+
+// failWriter fails every write, like stdout redirected to /dev/full.
+type failWriter struct{}
+
+func (failWriter) Write([]byte) (int, error) { return 0, errors.New("no space left on device") }
+
+func TestDecodeWriteError(t *testing.T) {
+	for _, args := range [][]string{
+		{"decode", filepath.Join(realDir, "linux-6.13-proto146/b-500k-grants.pcap")},
+		{"decode", "--summary-only", filepath.Join(realDir, "linux-6.13-proto146/a-small-rpcs.pcap")},
+	} {
+		cmd := New()
+		cmd.SetOut(failWriter{})
+		cmd.SetArgs(args)
+		err := cmd.Execute()
+		if ExitCode(err) != ExitUsage || err == nil || !strings.Contains(err.Error(), "write output: no space left") {
+			t.Errorf("%v: got %v (exit %d), want a write error and exit 2", args, err, ExitCode(err))
+		}
+	}
+}
+
+// TestDecodeCutCapture: a capture cut mid-frame is decoded up to the damage,
+// its summary says where it stopped, later files are still decoded, and the
+// exit code is 2.
+func TestDecodeCutCapture(t *testing.T) {
+	full, err := os.ReadFile(filepath.Join(realDir, "linux-6.13-proto146/b-500k-grants.pcap"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cut := filepath.Join(t.TempDir(), "cut.pcap")
+	os.WriteFile(cut, full[:100000], 0o644)
+	good := filepath.Join(realDir, "linux-6.13-proto146/a-small-rpcs.pcap")
+	out, err, code := run(t, "decode", "--summary-only", cut, good)
+	if code != ExitUsage || err == nil || !strings.Contains(err.Error(), "cut.pcap: read frame 392: unexpected EOF") {
+		t.Fatalf("exit %d err %v", code, err)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) != 2 {
+		t.Fatalf("got %d summary lines, want 2:\n%s", len(lines), out)
+	}
+	if !strings.Contains(lines[0], "391 frames") || !strings.Contains(lines[0], "STOPPED after frame 391") {
+		t.Errorf("cut summary: %s", lines[0])
+	}
+	if !strings.Contains(lines[1], "a-small-rpcs.pcap: 46 frames, 44 Homa") {
+		t.Errorf("second file: %s", lines[1])
+	}
+}
+
+func TestDecodeVersionMismatchWarning(t *testing.T) {
+	out, err, _ := run(t, "decode", "--summary-only", "--wire", "current", filepath.Join(realDir, "linux-6.1-proto253/a-small-rpcs.pcap"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out, "WARNING: 44 packets decoded with a --wire version whose IP protocol differs") {
+		t.Errorf("no mismatch warning: %s", out)
 	}
 }

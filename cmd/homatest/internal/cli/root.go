@@ -5,6 +5,7 @@ package cli
 
 import (
 	"errors"
+	"fmt"
 
 	"github.com/spf13/cobra"
 )
@@ -50,14 +51,21 @@ func New() *cobra.Command {
 	root := &cobra.Command{
 		Use:   "homatest",
 		Short: "Conformance testbed for the Homa transport protocol",
-		Long: `homatest checks that an implementation of Homa (the receiver-driven datacenter
-transport, HomaModule IP protocol 146) follows the protocol on the wire.
+		Long: `homatest is a conformance testbed for Homa, the receiver-driven datacenter
+transport (HomaModule, IP protocol 146).
 
-It decodes captures of Homa traffic (pcap/pcapng, every packet type, the
-current, 2024 and upstream wire formats, IPv4/IPv6, TCP-hijacked frames).`,
+Today it decodes captures of Homa traffic (pcap/pcapng, every packet type,
+the current, 2024 and upstream wire formats, IPv4/IPv6, TCP-hijacked frames).
+Checking captures against the spec and running the conformance suite are
+being built.
+
+Exit codes: 0 success, 1 violations, 2 usage, input or environment error.`,
 		SilenceErrors: true,
 		SilenceUsage:  true,
 	}
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		return usageErr(fmt.Errorf("%v (see %s --help)", err, c.CommandPath()))
+	})
 	root.AddCommand(newDecodeCmd(), newVersionCmd())
 	return root
 }

@@ -1,0 +1,116 @@
+package pcap
+
+import (
+	"bytes"
+	"testing"
+	"time"
+
+	"github.com/homatest/homatest/spec/wire"
+)
+
+// writeFrames returns a pcapng holding frames.
+func writeFrames(t *testing.T, frames ...[]byte) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	w, err := NewWriter(&buf, Interface{Name: "x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, f := range frames {
+		if err := w.WritePacket(0, time.Unix(int64(i), 0), f, 0, ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w.Flush()
+	return buf.Bytes()
+}
+
+// TestIPv6ShiftLatch: with shift 4 (linux_6.13.9 style) a DATA at priority 6
+// (traffic class 0x60, ambiguous) comes first; the CUTOFFS at level 7 (0x70,
+// only shift 4 can write it) latches the shift. Frames before the latch use
+// the version's default; DetectIPv6Shift finds 4 up front.
+func TestIPv6ShiftLatch(t *testing.T) {
+	data := buildFrame(t, FrameSpec{Src: addr6A, Dst: addr6B, Priority: 6, IPv6Shift: 4}, sampleFields()[0], wire.EncodeOptions{SetMarks: true})
+	cut := buildFrame(t, FrameSpec{Src: addr6B, Dst: addr6A, Priority: 7, IPv6Shift: 4}, sampleFields()[5], wire.EncodeOptions{SetMarks: true})
+	capture := writeFrames(t, data, cut, data)
+	r, _ := NewReader(bytes.NewReader(capture), ReaderOptions{})
+	var got []uint8
+	for range 3 {
+		f, err := r.Next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, f.Priority)
+	}
+	if want := []uint8{3, 7, 6}; !bytes.Equal(got, want) {
+		t.Errorf("priorities %v, want %v (first frame read with shift 5 before the latch)", got, want)
+	}
+	r, _ = NewReader(bytes.NewReader(capture), ReaderOptions{IPv6PriorityShift: 4})
+	f, _ := r.Next()
+	if f.Priority != 6 {
+		t.Errorf("forced shift 4: priority %d, want 6", f.Priority)
+	}
+	if ipv6ShiftOf(0xE0) != 5 || ipv6ShiftOf(0x70) != 4 || ipv6ShiftOf(0x40) != 0 {
+		t.Errorf("ipv6ShiftOf wrong: %d %d %d", ipv6ShiftOf(0xE0), ipv6ShiftOf(0x70), ipv6ShiftOf(0x40))
+	}
+}
+
+// TestIPLengthMismatch: an IPv4 total length larger than an uncut frame is
+// counted as a mismatch, not as a snap-length cut, and the packet decodes
+// with its real length.
+func TestIPLengthMismatch(t *testing.T) {
+	fr := buildFrame(t, FrameSpec{Src: addrA, Dst: addrB}, sampleFields()[0], wire.EncodeOptions{})
+	fr[14+2], fr[14+3] = 0x05, 0xdc // total length 1500
+	fr = fr[:14+20+56+100]          // but only 100 data bytes in the frame
+	r, _ := NewReader(bytes.NewReader(writeFrames(t, fr)), ReaderOptions{})
+	f, err := r.Next()
+	if err != nil || f.Err != nil {
+		t.Fatal(err, f.Err)
+	}
+	st := r.Stats()
+	if st.IPLengthMismatch != 1 || st.Truncated != 0 || f.Packet.Data().DataLen() != 100 {
+		t.Errorf("mismatch %d truncated %d len %d, want 1 0 100", st.IPLengthMismatch, st.Truncated, f.Packet.Data().DataLen())
+	}
+}
+
+// TestReaderGSOSegments: a sender-side GSO frame (doff 0xD0, 52-byte prefix,
+// interleaved seg headers) is split by the Reader; cut by a snap length
+// before the second seg header, its segments are marked Assumed.
+func TestReaderGSOSegments(t *testing.T) {
+	payload := make([]byte, 0, 3*1424+8)
+	payload = append(payload, make([]byte, 1424)...)
+	payload = append(payload, 0, 0, 0x05, 0x90) // seg.offset 1424
+	payload = append(payload, make([]byte, 1424)...)
+	payload = append(payload, 0, 0, 0x0b, 0x20) // seg.offset 2848
+	payload = append(payload, make([]byte, 500)...)
+	df := &wire.DataFields{Common: wire.CommonFields{Doff: wire.DoffGSO, SenderID: 2}, MessageLength: 5000, Incoming: 5000, Payload: payload}
+	fr := buildFrame(t, FrameSpec{Src: addrA, Dst: addrB}, df, wire.EncodeOptions{SetMarks: true})
+	var buf bytes.Buffer
+	w, _ := NewWriter(&buf, Interface{Name: "x"})
+	w.WritePacket(0, time.Unix(1, 0), fr, 0, "")
+	w.WritePacket(0, time.Unix(2, 0), fr[:300], len(fr), "")
+	w.Flush()
+	r, _ := NewReader(&buf, ReaderOptions{})
+	for i, wantAssumed := range []bool{false, true} {
+		f, err := r.Next()
+		if err != nil || f.Err != nil {
+			t.Fatal(err, f.Err)
+		}
+		if len(f.Segments) != 3 {
+			t.Fatalf("frame %d: %d segments, want 3", i+1, len(f.Segments))
+		}
+		for j, want := range []struct {
+			off uint32
+			n   int
+		}{{0, 1424}, {1424, 1424}, {2848, 500}} {
+			s := f.Segments[j]
+			if s.Offset != want.off || s.Length != want.n || s.Assumed != wantAssumed {
+				t.Errorf("frame %d segment %d: %+v, want offset %d length %d assumed %v", i+1, j, s, want.off, want.n, wantAssumed)
+			}
+		}
+	}
+	st := r.Stats()
+	if st.GSOFrames != 2 || st.Segments != 6 || st.Count(wire.TypeData) != 2 {
+		t.Errorf("gso %d segments %d data %d, want 2 6 2", st.GSOFrames, st.Segments, st.Count(wire.TypeData))
+	}
+}
