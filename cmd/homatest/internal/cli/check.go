@@ -1,0 +1,282 @@
+package cli
+
+import (
+	"encoding/json"
+	"encoding/xml"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/homatest/homatest/pcap"
+	"github.com/homatest/homatest/spec"
+	"github.com/homatest/homatest/spec/wire"
+)
+
+type checkOpts struct {
+	profile string
+	params  []string
+	rules   string
+	level   string
+	output  string
+	wire    string
+}
+
+func newCheckCmd() *cobra.Command {
+	o := &checkOpts{}
+	cmd := &cobra.Command{
+		Use:   "check FILE...",
+		Short: "Check captures against the Homa spec rules",
+		Long: `Check streams each capture through the spec's rules (see "homatest spec list")
+and reports every violation with its rule ID, level, frame number, RPC and a
+one-line reason with the numbers involved, then a table per rule: how often it
+was checked, passed, violated, or could not be decided from the capture
+(inconclusive: e.g. the state it needs is not in the capture, or the capture
+ended before a deadline).
+
+Parameters come from a profile (--profile: linux = HomaModule main,
+linux-2024 = linux_6.1.38, upstream; auto picks by wire format) and can be
+overridden one by one with --param NAME=VALUE (names are HomaModule's sysctl
+names: unsched_bytes, resend_ticks, ...; see "homatest spec params"). Timing
+rules allow the slack parameter on top of their bounds and report the slack
+they used.
+
+Capture point matters: take captures on the path between hosts (a switch
+port, or the host side of a veth before GRO). Host taps on a receiver miss
+GRO-batched packets. Each file is checked on its own.
+
+Exit codes: 0 no violation, 1 violations, 2 bad input (unreadable capture,
+no Homa packets, bad flags).`,
+		Example: `  # check a capture with HomaModule main defaults
+  homatest check capture.pcap
+
+  # the linux_6.1.38 captures of shared/pcaps ran with timers scaled x10
+  homatest check --profile linux-2024 --param resend_ticks=50 --param request_ack_ticks=20 c.pcap
+
+  # only grant rules, MUST level, as JUnit for CI
+  homatest check --rules 'HOMA-GRANT-*' --level must -o junit run.pcapng > junit.xml`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return errors.New("check needs at least one capture file (see homatest check --help)")
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error { return runCheck(cmd, o, args) },
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.profile, "profile", "auto", "parameter profile: auto, linux, linux-2024 or upstream")
+	f.StringArrayVar(&o.params, "param", nil, "override a parameter: NAME=VALUE (repeatable)")
+	f.StringVar(&o.rules, "rules", "", "rule ID glob(s), comma-separated, e.g. 'HOMA-GRANT-*,HOMA-ACK-002'")
+	f.StringVar(&o.level, "level", "should", "lowest level to check: must (MUST rules only) or should (all)")
+	f.StringVarP(&o.output, "output", "o", "text", "output: text, json or junit")
+	f.StringVar(&o.wire, "wire", "auto", "wire format: auto, current, 2024 or upstream")
+	return cmd
+}
+
+// fileReport is the result of checking one file.
+type fileReport struct {
+	File   string       `json:"file"`
+	Report *spec.Report `json:"report"`
+	Stats  pcap.Stats   `json:"capture"`
+}
+
+func runCheck(cmd *cobra.Command, o *checkOpts, files []string) error {
+	var lvl spec.Level
+	switch o.level {
+	case "must":
+		lvl = spec.Must
+	case "should":
+		lvl = spec.Should
+	default:
+		return usageErr(fmt.Errorf("--level %q: want must or should", o.level))
+	}
+	if o.output != "text" && o.output != "json" && o.output != "junit" {
+		return usageErr(fmt.Errorf("-o %q: want text, json or junit", o.output))
+	}
+	v, err := wire.ParseVersion(o.wire)
+	if err != nil {
+		return usageErr(fmt.Errorf("--wire: %w", err))
+	}
+	var reports []fileReport
+	for _, file := range files {
+		profile := o.profile
+		if profile == "auto" {
+			if profile, err = detectProfile(file); err != nil {
+				return usageErr(err)
+			}
+		}
+		prof, err := spec.LookupProfile(profile)
+		if err != nil {
+			return usageErr(fmt.Errorf("--profile: %w", err))
+		}
+		params := prof.Params
+		for _, kv := range o.params {
+			name, val, ok := strings.Cut(kv, "=")
+			if !ok {
+				return usageErr(fmt.Errorf("--param %q: want NAME=VALUE", kv))
+			}
+			if err := params.Set(name, val); err != nil {
+				return usageErr(fmt.Errorf("--param: %w", err))
+			}
+		}
+		rules, err := spec.Select(spec.Rules(), o.rules, lvl, profile)
+		if err != nil {
+			return usageErr(fmt.Errorf("--rules: %w", err))
+		}
+		c := spec.NewChecker(profile, params, rules)
+		st, err := streamEvents(file, pcap.ReaderOptions{Version: v}, c.Feed)
+		if err != nil {
+			return usageErr(err)
+		}
+		reports = append(reports, fileReport{File: file, Report: c.Finish(), Stats: st})
+	}
+	out := cmd.OutOrStdout()
+	var werr error
+	switch o.output {
+	case "json":
+		enc := json.NewEncoder(out)
+		enc.SetIndent("", "  ")
+		werr = enc.Encode(map[string]any{"files": reports})
+	case "junit":
+		werr = writeJUnit(out, reports)
+	default:
+		werr = writeCheckText(out, reports)
+	}
+	if werr != nil {
+		return usageErr(fmt.Errorf("write output: %w", werr))
+	}
+	for _, r := range reports {
+		if r.Report.Violated() {
+			return &ExitError{Code: ExitViolations, Err: errors.New("rule violations found")}
+		}
+	}
+	return nil
+}
+
+func rpcString(k *spec.RPCKey) string {
+	if k == nil {
+		return ""
+	}
+	return fmt.Sprintf(" rpc %d (%v > %v)", k.ClientID, k.Client, k.Server)
+}
+
+func writeCheckText(w io.Writer, reports []fileReport) error {
+	ew := &errWriter{w: w}
+	for _, fr := range reports {
+		rep := fr.Report
+		fmt.Fprintf(ew, "== %s (profile %s): %d Homa packets, %d RPCs\n", fr.File, rep.Profile, fr.Stats.Homa, rep.RPCs)
+		for _, v := range rep.Violations {
+			slack := ""
+			if v.Slack > 0 {
+				slack = fmt.Sprintf(" [slack %v]", v.Slack)
+			}
+			frames := ""
+			if len(v.Frames) > 0 {
+				frames = fmt.Sprintf(" (see frames %s)", intsString(v.Frames))
+			}
+			fmt.Fprintf(ew, "%s %s frame %d%s: %s%s%s\n", v.Rule, v.Level, v.Frame, rpcString(v.RPC), v.Why, frames, slack)
+		}
+		fmt.Fprintf(ew, "\n%-18s %-6s %8s %8s %8s %12s %10s\n", "RULE", "LEVEL", "CHECKED", "PASSED", "VIOLATED", "INCONCLUSIVE", "MAX SLACK")
+		var must, should, inc int
+		for _, rr := range rep.Rules {
+			slack := "-"
+			if rr.MaxSlack > 0 {
+				slack = rr.MaxSlack.Round(time.Microsecond).String()
+			}
+			fmt.Fprintf(ew, "%-18s %-6s %8d %8d %8d %12d %10s\n", rr.ID, rr.Level, rr.Checked, rr.Passed, rr.Violated, rr.Inconclusive, slack)
+			if rr.Level == spec.Must {
+				must += rr.Violated
+			} else {
+				should += rr.Violated
+			}
+			inc += rr.Inconclusive
+		}
+		verdict := "PASS"
+		if must+should > 0 {
+			verdict = "FAIL"
+		}
+		fmt.Fprintf(ew, "%s: %d MUST and %d SHOULD violations, %d inconclusive, %d rules checked\n\n", verdict, must, should, inc, len(rep.Rules))
+	}
+	return ew.err
+}
+
+func intsString(a []int) string {
+	s := make([]string, len(a))
+	for i, x := range a {
+		s[i] = fmt.Sprint(x)
+	}
+	return strings.Join(s, ",")
+}
+
+// JUnit XML, as read by CI systems: one test suite per file, one test case
+// per rule; a violated rule is a failure listing its violations.
+type junitSuites struct {
+	XMLName xml.Name     `xml:"testsuites"`
+	Suites  []junitSuite `xml:"testsuite"`
+}
+
+type junitSuite struct {
+	Name     string      `xml:"name,attr"`
+	Tests    int         `xml:"tests,attr"`
+	Failures int         `xml:"failures,attr"`
+	Skipped  int         `xml:"skipped,attr"`
+	Cases    []junitCase `xml:"testcase"`
+}
+
+type junitCase struct {
+	Name      string        `xml:"name,attr"`
+	Classname string        `xml:"classname,attr"`
+	Failure   *junitFailure `xml:"failure,omitempty"`
+	Skipped   *junitSkipped `xml:"skipped,omitempty"`
+	SystemOut string        `xml:"system-out,omitempty"`
+}
+
+type junitFailure struct {
+	Message string `xml:"message,attr"`
+	Type    string `xml:"type,attr"`
+	Text    string `xml:",chardata"`
+}
+
+type junitSkipped struct {
+	Message string `xml:"message,attr"`
+}
+
+func writeJUnit(w io.Writer, reports []fileReport) error {
+	var js junitSuites
+	for _, fr := range reports {
+		s := junitSuite{Name: "homatest check " + fr.File}
+		byRule := map[string][]string{}
+		for _, v := range fr.Report.Violations {
+			byRule[v.Rule] = append(byRule[v.Rule], fmt.Sprintf("frame %d%s: %s", v.Frame, rpcString(v.RPC), v.Why))
+		}
+		for _, rr := range fr.Report.Rules {
+			c := junitCase{Name: rr.ID, Classname: "homa." + strings.ToLower(strings.Split(rr.ID, "-")[1]),
+				SystemOut: fmt.Sprintf("checked %d, passed %d, violated %d, inconclusive %d", rr.Checked, rr.Passed, rr.Violated, rr.Inconclusive)}
+			switch {
+			case rr.Violated > 0:
+				c.Failure = &junitFailure{Message: fmt.Sprintf("%d violations of %s rule %s", rr.Violated, rr.Level, rr.ID),
+					Type: rr.Level.String(), Text: strings.Join(byRule[rr.ID], "\n")}
+				s.Failures++
+			case rr.Checked == 0:
+				c.Skipped = &junitSkipped{Message: "not exercised by this capture"}
+				s.Skipped++
+			}
+			s.Cases = append(s.Cases, c)
+			s.Tests++
+		}
+		js.Suites = append(js.Suites, s)
+	}
+	if _, err := io.WriteString(w, xml.Header); err != nil {
+		return err
+	}
+	enc := xml.NewEncoder(w)
+	enc.Indent("", "  ")
+	if err := enc.Encode(js); err != nil {
+		return err
+	}
+	_, err := io.WriteString(w, "\n")
+	return err
+}

@@ -1,0 +1,163 @@
+package cli
+
+import (
+	"bytes"
+	"encoding/json"
+	"encoding/xml"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// The timer sysctls the shared captures ran with (x10 the defaults).
+var scaledTimers = []string{"--param", "resend_ticks=50", "--param", "resend_interval=50",
+	"--param", "timeout_ticks=1000", "--param", "request_ack_ticks=20"}
+
+// TestCheckRealCapturesNoMust: the real HomaModule captures give no MUST
+// violation with their own profile and timer settings.
+func TestCheckRealCapturesNoMust(t *testing.T) {
+	files, _ := filepath.Glob(filepath.Join(realDir, "*", "*.pcap"))
+	if len(files) != 9 {
+		t.Fatalf("found %d captures, want 9", len(files))
+	}
+	for _, f := range files {
+		t.Run(filepath.Base(filepath.Dir(f))+"/"+filepath.Base(f), func(t *testing.T) {
+			out, err, code := run(t, append([]string{"check", "--level", "must", f}, scaledTimers...)...)
+			if code != 0 {
+				t.Fatalf("exit %d (%v):\n%s", code, err, out)
+			}
+			if !strings.Contains(out, "PASS: 0 MUST and 0 SHOULD violations") {
+				t.Errorf("no PASS line:\n%s", out)
+			}
+		})
+	}
+}
+
+// TestCheckDetectsViolation: forcing unsched_bytes below what the capture's
+// sender used makes HOMA-UNSCHED-001 and HOMA-WIRE-007 fire at known frames,
+// and the exit code is 1.
+func TestCheckDetectsViolation(t *testing.T) {
+	f := filepath.Join(realDir, "linux-6.13-proto146/a-small-rpcs.pcap")
+	out, err, code := run(t, "check", "--rules", "HOMA-UNSCHED-001,HOMA-WIRE-007", "--param", "unsched_bytes=50", f)
+	if code != ExitViolations || err == nil {
+		t.Fatalf("exit %d, want 1:\n%s", code, out)
+	}
+	// Frame 3 is the first 100-byte request: bytes [0,100) with U = 50.
+	if !strings.Contains(out, "HOMA-UNSCHED-001 MUST frame 3 rpc 2 (10.0.0.11 > 10.0.0.1): bytes [0, 100) sent before any GRANT, beyond U = 50") {
+		t.Errorf("missing UNSCHED-001 at frame 3:\n%s", out)
+	}
+	if !strings.Contains(out, "HOMA-WIRE-007 MUST frame 3 ") {
+		t.Errorf("missing WIRE-007 at frame 3:\n%s", out)
+	}
+}
+
+func TestCheckJSONAndJUnit(t *testing.T) {
+	f := filepath.Join(realDir, "linux-6.13-proto146/c-500k-loss3pct-server-side.pcap")
+	out, _, code := run(t, append([]string{"check", "-o", "json", f}, scaledTimers...)...)
+	if code != ExitViolations {
+		t.Fatalf("exit %d, want 1 (the lossy capture has a SHOULD violation)", code)
+	}
+	var js struct {
+		Files []struct {
+			Report struct {
+				Profile    string `json:"profile"`
+				Violations []struct {
+					Rule  string `json:"rule"`
+					Frame int    `json:"frame"`
+				} `json:"violations"`
+			} `json:"report"`
+		} `json:"files"`
+	}
+	if err := json.Unmarshal([]byte(out), &js); err != nil {
+		t.Fatal(err)
+	}
+	if len(js.Files) != 1 || js.Files[0].Report.Profile != "linux" {
+		t.Fatalf("json: %+v", js)
+	}
+	v := js.Files[0].Report.Violations
+	if len(v) != 1 || v[0].Rule != "HOMA-RESEND-002" || v[0].Frame != 1249 {
+		t.Errorf("violations %+v, want HOMA-RESEND-002 at frame 1249", v)
+	}
+	out, _, _ = run(t, append([]string{"check", "-o", "junit", f}, scaledTimers...)...)
+	var ju junitSuites
+	if err := xml.Unmarshal([]byte(out), &ju); err != nil {
+		t.Fatalf("junit: %v\n%s", err, out)
+	}
+	if len(ju.Suites) != 1 || ju.Suites[0].Failures != 1 || ju.Suites[0].Tests < 30 {
+		t.Errorf("junit suite %+v", ju.Suites)
+	}
+}
+
+func TestCheckBadInput(t *testing.T) {
+	dir := t.TempDir()
+	good := filepath.Join(realDir, "linux-6.13-proto146/a-small-rpcs.pcap")
+	noHoma := filepath.Join(dir, "nohoma.pcap")
+	// The first 24+16+42 bytes of a-small: the pcap header and frame 1, an ARP.
+	b, _ := os.ReadFile(good)
+	os.WriteFile(noHoma, b[:24+16+42], 0o644)
+	cut := filepath.Join(dir, "cut.pcap")
+	os.WriteFile(cut, b[:len(b)-50], 0o644)
+	for _, c := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"no homa", []string{"check", noHoma}, "no Homa packets found"},
+		{"cut", []string{"check", cut}, "capture damaged or cut short"},
+		{"bad profile", []string{"check", "--profile", "bsd", good}, "unknown profile"},
+		{"bad param", []string{"check", "--param", "nope=1", good}, "unknown parameter"},
+		{"bad param value", []string{"check", "--param", "resend_ticks=x", good}, "not a non-negative integer"},
+		{"bad rules", []string{"check", "--rules", "HOMA-NOPE-*", good}, "matches no rule"},
+		{"bad level", []string{"check", "--level", "may", good}, "want must or should"},
+		{"no args", []string{"check"}, "needs at least one capture"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			out, err, code := run(t, c.args...)
+			if code != ExitUsage || err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("exit %d err %v, want 2 and %q; output %q", code, err, c.want, out)
+			}
+		})
+	}
+}
+
+// TestSpecDocCurrent: docs/SPEC.md is what "homatest spec doc" prints.
+func TestSpecDocCurrent(t *testing.T) {
+	var b bytes.Buffer
+	WriteSpecDoc(&b)
+	path := "../../../../docs/SPEC.md"
+	if *update {
+		os.WriteFile(path, b.Bytes(), 0o644)
+	}
+	cur, err := os.ReadFile(path)
+	if err != nil || !bytes.Equal(cur, b.Bytes()) {
+		t.Fatalf("docs/SPEC.md is stale (%v): run go run ./cmd/homatest spec doc > docs/SPEC.md", err)
+	}
+}
+
+func TestSpecList(t *testing.T) {
+	out, err, _ := run(t, "spec", "list", "-o", "json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rules []struct {
+		ID, Level, Statement, Source string
+	}
+	if err := json.Unmarshal([]byte(out), &rules); err != nil {
+		t.Fatal(err)
+	}
+	if len(rules) < 30 || rules[0].ID != "HOMA-ACK-001" || rules[0].Level != "MUST" || rules[0].Source == "" {
+		t.Errorf("got %d rules, first %+v", len(rules), rules[0])
+	}
+}
+
+func TestRPCs(t *testing.T) {
+	out, err, _ := run(t, "rpcs", filepath.Join(realDir, "linux-6.1-proto253/e2-server-forgets-request.pcap"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "2 10.0.0.11:32769 > 10.0.0.1:4000 req 20000 resp 100 start 0.000000 dur 1.137221s frame 1 [DATA=33 GRANT=1 RESEND=17 RPC_UNKNOWN=1 BUSY=16 CUTOFFS=3 NEED_ACK=1 ACK=1] retx 20000B grants 1 prio req[0 4 6] resp[6] grant[0] acked\n"
+	if out != want {
+		t.Errorf("got  %q\nwant %q", out, want)
+	}
+}

@@ -1,0 +1,276 @@
+package spec
+
+import (
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/homatest/homatest/spec/wire"
+)
+
+// Finding is one violation (or inconclusive evaluation) of a rule.
+type Finding struct {
+	Rule  string `json:"rule"`
+	Level Level  `json:"level"`
+	// Frame is the frame where the rule failed; Frames other frames that
+	// show it (the trigger of a missed obligation, an earlier GRANT ...).
+	Frame  int   `json:"frame"`
+	Frames []int `json:"frames,omitempty"`
+	// Time of the frame.
+	Time time.Time `json:"time"`
+	// RPC is the RPC involved, if any.
+	RPC *RPCKey `json:"rpc,omitempty"`
+	// Why is a one-line reason with the numbers involved.
+	Why string `json:"why"`
+	// Slack is the timing tolerance the rule used, if any.
+	Slack time.Duration `json:"slack_ns,omitempty"`
+}
+
+// RuleResult counts the evaluations of one rule over a trace.
+type RuleResult struct {
+	Rule         *Rule         `json:"-"`
+	ID           string        `json:"id"`
+	Level        Level         `json:"level"`
+	Checked      int           `json:"checked"`
+	Passed       int           `json:"passed"`
+	Violated     int           `json:"violated"`
+	Inconclusive int           `json:"inconclusive"`
+	MaxSlack     time.Duration `json:"max_slack_ns,omitempty"`
+}
+
+// Report is the result of checking a trace.
+type Report struct {
+	Profile string       `json:"profile"`
+	Params  Params       `json:"-"`
+	Events  int          `json:"events"`
+	RPCs    int          `json:"rpcs"`
+	Rules   []RuleResult `json:"rules"`
+	// Violations in trace order (at most MaxFindings per rule are kept;
+	// RuleResult.Violated has the full count).
+	Violations []Finding `json:"violations"`
+	// Inconclusive evaluations (at most MaxFindings per rule kept).
+	Inconclusive []Finding `json:"inconclusive,omitempty"`
+}
+
+// MaxFindings is the number of findings kept per rule and kind.
+const MaxFindings = 100
+
+// Violated reports whether any rule was violated.
+func (r *Report) Violated() bool {
+	for _, rr := range r.Rules {
+		if rr.Violated > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+type pending struct {
+	o     Obligation
+	frame int
+	time  time.Time
+	rpc   *RPCKey
+}
+
+type ruleState struct {
+	res     RuleResult
+	open    map[any]*pending // Within
+	seenA   map[any]time.Time
+	kept    int
+	keptInc int
+}
+
+// Checker streams events through rules. Use NewChecker, Feed each event in
+// capture order, then Finish.
+type Checker struct {
+	p       *Params
+	profile string
+	rules   []*Rule
+	state   []*ruleState
+	trace   *Trace
+	ctx     Ctx
+	now     time.Time // latest time seen (timestamps may step back)
+	events  int
+	rpcSeen map[RPCKey]bool
+	report  Report
+}
+
+// NewChecker returns a checker of rules against parameters p (profile is
+// the profile name, for the report). Rules not applying to profile are
+// dropped.
+func NewChecker(profile string, p Params, rules []*Rule) *Checker {
+	c := &Checker{p: &p, profile: profile, rpcSeen: map[RPCKey]bool{}}
+	c.trace = NewTrace(c.p)
+	c.ctx = Ctx{T: c.trace, P: c.p}
+	for _, r := range rules {
+		if !r.AppliesTo(profile) {
+			continue
+		}
+		c.rules = append(c.rules, r)
+		c.state = append(c.state, &ruleState{res: RuleResult{Rule: r, ID: r.ID, Level: r.Level},
+			open: map[any]*pending{}, seenA: map[any]time.Time{}})
+	}
+	return c
+}
+
+// Trace returns the checker's trace (for per-RPC summaries).
+func (c *Checker) Trace() *Trace { return c.trace }
+
+func rpcOf(e *Event) *RPCKey {
+	if e.Err != nil || e.Type() == wire.TypeFreeze || e.Type() == wire.TypeCutoffs {
+		return nil
+	}
+	k := KeyOf(e)
+	return &k
+}
+
+func (c *Checker) record(i int, e *Event, frame int, t time.Time, rpc *RPCKey, res Result) {
+	st := c.state[i]
+	r := c.rules[i]
+	if res.Status == NotApplicable {
+		return
+	}
+	st.res.Checked++
+	if res.Slack > st.res.MaxSlack {
+		st.res.MaxSlack = res.Slack
+	}
+	f := Finding{Rule: r.ID, Level: r.Level, Frame: frame, Frames: res.Frames, Time: t, RPC: rpc, Why: res.Why, Slack: res.Slack}
+	switch res.Status {
+	case Passed:
+		st.res.Passed++
+	case Violated:
+		st.res.Violated++
+		if st.kept < MaxFindings {
+			st.kept++
+			c.report.Violations = append(c.report.Violations, f)
+		}
+	case Inconclusive:
+		st.res.Inconclusive++
+		if st.keptInc < MaxFindings {
+			st.keptInc++
+			c.report.Inconclusive = append(c.report.Inconclusive, f)
+		}
+	}
+}
+
+// Feed evaluates every rule on e (against the state before e), then
+// applies e to the trace.
+func (c *Checker) Feed(e *Event) {
+	c.events++
+	if e.Time.After(c.now) {
+		c.now = e.Time
+	}
+	rpc := rpcOf(e)
+	if rpc != nil {
+		c.rpcSeen[*rpc] = true
+	}
+	for i, r := range c.rules {
+		st := c.state[i]
+		switch p := r.Property.(type) {
+		case Each:
+			if e.Err != nil && !p.Malformed || e.Err == nil && !typeIn(e.Type(), p.Types) {
+				continue
+			}
+			c.record(i, e, e.Frame, e.Time, rpc, p.Check(&c.ctx, e))
+		case AtMost:
+			if e.Err != nil || !typeIn(e.Type(), p.Types) {
+				continue
+			}
+			v, lim, what, ok := p.Measure(&c.ctx, e)
+			if !ok {
+				continue
+			}
+			if v > lim {
+				c.record(i, e, e.Frame, e.Time, rpc, Violation("%s is %d, above the limit %d", what, v, lim))
+			} else {
+				c.record(i, e, e.Frame, e.Time, rpc, Pass())
+			}
+		case Within:
+			if e.Err != nil {
+				continue
+			}
+			bound := p.Bound(c.p)
+			for k, o := range st.open {
+				if o.o.Match(&c.ctx, e) {
+					c.record(i, e, o.frame, o.time, o.rpc, Pass().WithSlack(e.Time.Sub(o.time)))
+					delete(st.open, k)
+				} else if c.now.Sub(o.time) > bound {
+					c.record(i, e, o.frame, o.time, o.rpc,
+						Violation("no %s within %v (next packet %v later, frame %d)", o.o.Expect, bound, c.now.Sub(o.time).Round(time.Microsecond), e.Frame).WithSlack(bound))
+					delete(st.open, k)
+				}
+			}
+			if o, ok := p.Trigger(&c.ctx, e); ok {
+				if old, dup := st.open[o.Key]; dup {
+					// A new trigger replaces the open obligation: the
+					// earlier one is judged by the later one's outcome.
+					_ = old
+				}
+				st.open[o.Key] = &pending{o: o, frame: e.Frame, time: e.Time, rpc: rpc}
+			}
+		case After:
+			if e.Err != nil {
+				continue
+			}
+			if kb, ok := p.B(&c.ctx, e); ok {
+				ta, seen := st.seenA[kb]
+				switch {
+				case !seen:
+					c.record(i, e, e.Frame, e.Time, rpc, Violation("%s", p.Missing))
+				case p.Bound != nil && e.Time.Sub(ta) > p.Bound(c.p):
+					c.record(i, e, e.Frame, e.Time, rpc, Violation("%s: the last one was %v earlier, over %v",
+						p.Missing, e.Time.Sub(ta).Round(time.Microsecond), p.Bound(c.p)))
+				default:
+					c.record(i, e, e.Frame, e.Time, rpc, Pass())
+				}
+			}
+			if ka, ok := p.A(&c.ctx, e); ok {
+				st.seenA[ka] = e.Time
+			}
+		}
+	}
+	c.trace.Apply(e)
+}
+
+// Finish closes open obligations (inconclusive: the capture ended before
+// their deadline, or violated if the deadline had passed) and returns the
+// report.
+func (c *Checker) Finish() *Report {
+	for i, r := range c.rules {
+		st := c.state[i]
+		if p, ok := r.Property.(Within); ok {
+			bound := p.Bound(c.p)
+			for _, o := range st.open {
+				if c.now.Sub(o.time) > bound {
+					c.record(i, &Event{}, o.frame, o.time, o.rpc, Violation("no %s within %v", o.o.Expect, bound).WithSlack(bound))
+				} else {
+					c.record(i, &Event{}, o.frame, o.time, o.rpc, Unsure("capture ended %v after this packet, before the %v allowed for %s",
+						c.now.Sub(o.time).Round(time.Microsecond), bound, o.o.Expect))
+				}
+			}
+			st.open = map[any]*pending{}
+		}
+		c.report.Rules = append(c.report.Rules, st.res)
+	}
+	c.report.Profile = c.profile
+	c.report.Params = *c.p
+	c.report.Events = c.events
+	c.report.RPCs = len(c.rpcSeen)
+	sortFindings(c.report.Violations)
+	sortFindings(c.report.Inconclusive)
+	return &c.report
+}
+
+// sortFindings orders findings by frame, stably, so they read in capture order.
+func sortFindings(f []Finding) {
+	sort.SliceStable(f, func(i, j int) bool { return f[i].Frame < f[j].Frame })
+}
+
+// String renders a finding as one line.
+func (f Finding) String() string {
+	rpc := ""
+	if f.RPC != nil {
+		rpc = fmt.Sprintf(" rpc %d %v>%v", f.RPC.ClientID, f.RPC.Client, f.RPC.Server)
+	}
+	return fmt.Sprintf("%s %s frame %d%s: %s", f.Rule, f.Level, f.Frame, rpc, f.Why)
+}

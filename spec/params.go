@@ -1,0 +1,237 @@
+package spec
+
+import (
+	"fmt"
+	"reflect"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/homatest/homatest/spec/wire"
+)
+
+// Params are the protocol parameters a trace is judged against. Names in
+// `param` tags are HomaModule's sysctl names (net.homa.<name>) where one
+// exists; units are in the field names or docs. Every value can be
+// overridden with Set.
+type Params struct {
+	// Wire is the wire format version (decoding and layout rules).
+	Wire wire.Version `param:"wire"`
+	// UnschedBytes is unsched_bytes: bytes a sender may send before any
+	// GRANT (U = min(length, UnschedBytes)).
+	UnschedBytes uint32 `param:"unsched_bytes"`
+	// MaxIncoming is max_incoming in bytes: the bound on granted but not
+	// yet received bytes over all messages a receiver grants.
+	MaxIncoming uint32 `param:"max_incoming"`
+	// MaxOvercommit is max_overcommit: messages granted at once.
+	MaxOvercommit int `param:"max_overcommit"`
+	// Window is the grant window in bytes; 0 = dynamic
+	// (max_incoming/(active+1), HomaModule main since 2026-05).
+	Window uint32 `param:"window"`
+	// NumPriorities is num_priorities (1..8).
+	NumPriorities int `param:"num_priorities"`
+	// MaxSchedPrio is max_sched_prio: the highest scheduled level.
+	MaxSchedPrio int `param:"max_sched_prio"`
+	// UnschedCutoffs is unsched_cutoffs: entry i is the largest message
+	// length (bytes) that uses unscheduled priority i.
+	UnschedCutoffs [8]uint32 `param:"unsched_cutoffs"`
+	// CutoffVersion is cutoff_version of the hosts' cutoffs.
+	CutoffVersion uint16 `param:"cutoff_version"`
+	// FIFOGrantIncrement is fifo_grant_increment in bytes (0: no FIFO grants).
+	FIFOGrantIncrement uint32 `param:"fifo_grant_increment"`
+	// MaxGSOSize is max_gso_size in bytes: no skb (GSO batch) a sender
+	// transmits carries more data, so a sender may overshoot a grant by
+	// less than this (HomaModule main defaults to 0, i.e. one MTU; 10000 is
+	// the lab setting and the 2024 default, and the larger is assumed).
+	MaxGSOSize uint32 `param:"max_gso_size"`
+	// MaxMessageLength is HOMA_MAX_MESSAGE_LENGTH in bytes.
+	MaxMessageLength uint32 `param:"max_message_length"`
+	// Tick is the timer tick (nominally 1 ms).
+	Tick time.Duration `param:"tick"`
+	// ResendTicks is resend_ticks: silence (ticks) before the first RESEND.
+	ResendTicks int `param:"resend_ticks"`
+	// ResendInterval is resend_interval: ticks between RESEND rounds.
+	ResendInterval int `param:"resend_interval"`
+	// TimeoutTicks is timeout_ticks: silence (ticks) before an RPC aborts.
+	TimeoutTicks int `param:"timeout_ticks"`
+	// RequestAckTicks is request_ack_ticks: ticks after a response is sent
+	// before the first NEED_ACK.
+	RequestAckTicks int `param:"request_ack_ticks"`
+	// MaxAcksPerPkt is HOMA_MAX_ACKS_PER_PKT.
+	MaxAcksPerPkt int `param:"max_acks_per_pkt"`
+	// Slack is the timing tolerance added to every time bound (scheduling
+	// delay of the timer thread, capture timestamp noise).
+	Slack time.Duration `param:"slack"`
+	// ResponseTimeout bounds how long a RESEND may wait for its answer
+	// (DATA, BUSY or RPC_UNKNOWN).
+	ResponseTimeout time.Duration `param:"response_timeout"`
+}
+
+// Profile is a named set of parameters.
+type Profile struct {
+	// Name as given to --profile.
+	Name string
+	// Description in one line.
+	Description string
+	// Params are the defaults of the profile.
+	Params Params
+}
+
+// Profiles returns the built-in profiles: linux (HomaModule main), linux-2024
+// (branch linux_6.1.38) and upstream (the stripped upstream subset).
+func Profiles() []Profile {
+	linux := Params{
+		Wire: wire.VersionCurrent, UnschedBytes: 40000, MaxIncoming: 400000, MaxOvercommit: 8,
+		Window: 0, NumPriorities: 8, MaxSchedPrio: 3,
+		UnschedCutoffs: [8]uint32{0, 0, 0, 0, 1000000, 15000, 2800, 200}, CutoffVersion: 1,
+		FIFOGrantIncrement: 50000, MaxGSOSize: 10000, MaxMessageLength: wire.MaxMessageLength,
+		Tick: time.Millisecond, ResendTicks: 5, ResendInterval: 5, TimeoutTicks: 100, RequestAckTicks: 2,
+		MaxAcksPerPkt: wire.MaxAcksPerPkt, Slack: 2 * time.Millisecond, ResponseTimeout: 20 * time.Millisecond,
+	}
+	l2024 := linux
+	l2024.Wire, l2024.UnschedBytes, l2024.Window, l2024.FIFOGrantIncrement = wire.Version2024, 10000, 10000, 0
+	up := linux
+	up.Wire, up.NumPriorities, up.MaxSchedPrio, up.FIFOGrantIncrement = wire.VersionUpstream, 1, 0, 0
+	up.UnschedBytes = wire.MaxMessageLength // no grants: everything is unscheduled
+	up.UnschedCutoffs = [8]uint32{}
+	return []Profile{
+		{"linux", "HomaModule main (IP protocol 146): unsched_bytes 40000, dynamic window, 8 priorities", linux},
+		{"linux-2024", "HomaModule linux_6.1.38 (IP protocol 253): unsched_bytes 10000, window 10000, no FIFO grants", l2024},
+		{"upstream", "Linux upstream subset: no GRANT/CUTOFFS/FREEZE, no priorities, whole messages unscheduled", up},
+	}
+}
+
+// LookupProfile returns the profile called name, or an error listing the
+// valid names.
+func LookupProfile(name string) (Profile, error) {
+	var names []string
+	for _, p := range Profiles() {
+		if p.Name == name {
+			return p, nil
+		}
+		names = append(names, p.Name)
+	}
+	return Profile{}, fmt.Errorf("unknown profile %q: want one of %s", name, strings.Join(names, ", "))
+}
+
+// ParamNames returns the settable parameter names in sorted order.
+func ParamNames() []string {
+	t := reflect.TypeOf(Params{})
+	var n []string
+	for i := range t.NumField() {
+		n = append(n, t.Field(i).Tag.Get("param"))
+	}
+	sort.Strings(n)
+	return n
+}
+
+// Get returns the value of parameter name as text, as Set accepts it.
+func (p *Params) Get(name string) (string, error) {
+	v, err := p.field(name)
+	if err != nil {
+		return "", err
+	}
+	switch x := v.Interface().(type) {
+	case wire.Version:
+		return x.String(), nil
+	case time.Duration:
+		return x.String(), nil
+	case [8]uint32:
+		s := make([]string, len(x))
+		for i, c := range x {
+			s[i] = strconv.FormatUint(uint64(c), 10)
+		}
+		return strings.Join(s, ","), nil
+	default:
+		return fmt.Sprint(x), nil
+	}
+}
+
+func (p *Params) field(name string) (reflect.Value, error) {
+	v := reflect.ValueOf(p).Elem()
+	t := v.Type()
+	for i := range t.NumField() {
+		if t.Field(i).Tag.Get("param") == name {
+			return v.Field(i), nil
+		}
+	}
+	return reflect.Value{}, fmt.Errorf("unknown parameter %q (known: %s)", name, strings.Join(ParamNames(), ", "))
+}
+
+// Set sets parameter name from text: integers in decimal, durations as Go
+// durations ("1ms", "250us"), unsched_cutoffs as 8 comma-separated byte
+// counts, wire as a wire version name. Errors name the parameter and the
+// expected form.
+func (p *Params) Set(name, value string) error {
+	f, err := p.field(name)
+	if err != nil {
+		return err
+	}
+	switch f.Interface().(type) {
+	case wire.Version:
+		v, err := wire.ParseVersion(value)
+		if err != nil {
+			return fmt.Errorf("parameter wire: %w", err)
+		}
+		f.Set(reflect.ValueOf(v))
+	case time.Duration:
+		d, err := time.ParseDuration(value)
+		if err != nil || d < 0 {
+			return fmt.Errorf("parameter %s: %q is not a duration such as 1ms or 250us", name, value)
+		}
+		f.SetInt(int64(d))
+	case [8]uint32:
+		parts := strings.Split(value, ",")
+		if len(parts) != 8 {
+			return fmt.Errorf("parameter %s: want 8 comma-separated byte counts, got %d values", name, len(parts))
+		}
+		var a [8]uint32
+		for i, s := range parts {
+			n, err := strconv.ParseUint(strings.TrimSpace(s), 10, 32)
+			if err != nil {
+				return fmt.Errorf("parameter %s: entry %d %q is not a byte count", name, i, s)
+			}
+			a[i] = uint32(n)
+		}
+		f.Set(reflect.ValueOf(a))
+	default:
+		n, err := strconv.ParseUint(value, 10, 64)
+		if err != nil {
+			return fmt.Errorf("parameter %s: %q is not a non-negative integer", name, value)
+		}
+		if f.Kind() == reflect.Int {
+			if n > 1<<31 {
+				return fmt.Errorf("parameter %s: %d is too large", name, n)
+			}
+			f.SetInt(int64(n))
+		} else {
+			if f.OverflowUint(n) {
+				return fmt.Errorf("parameter %s: %d is too large", name, n)
+			}
+			f.SetUint(n)
+		}
+	}
+	return p.Validate()
+}
+
+// Validate checks the parameters for consistency: 1..8 priorities,
+// max_sched_prio below num_priorities, positive tick.
+func (p *Params) Validate() error {
+	switch {
+	case p.NumPriorities < 1 || p.NumPriorities > wire.MaxPriorities:
+		return fmt.Errorf("parameter num_priorities: %d is not in 1..8", p.NumPriorities)
+	case p.MaxSchedPrio >= p.NumPriorities:
+		return fmt.Errorf("parameter max_sched_prio: %d must be below num_priorities %d", p.MaxSchedPrio, p.NumPriorities)
+	case p.Tick <= 0:
+		return fmt.Errorf("parameter tick: must be positive")
+	}
+	return nil
+}
+
+// Unsched returns U = min(length, unsched_bytes) for a message of length
+// bytes.
+func (p *Params) Unsched(length uint32) uint32 { return min(length, p.UnschedBytes) }
+
+// Ticks returns n ticks as a duration.
+func (p *Params) Ticks(n int) time.Duration { return time.Duration(n) * p.Tick }

@@ -1,0 +1,143 @@
+package spec
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/homatest/homatest/spec/wire"
+)
+
+// Status is the outcome of evaluating a property at one point of a trace.
+type Status uint8
+
+const (
+	// NotApplicable: the packet is not one the property speaks about.
+	NotApplicable Status = iota
+	// Passed: the property held.
+	Passed
+	// Violated: the property failed.
+	Violated
+	// Inconclusive: the capture cannot tell (e.g. the state needed was not
+	// observed, or the capture ended before a deadline).
+	Inconclusive
+)
+
+// String returns "n/a", "pass", "violation" or "inconclusive".
+func (s Status) String() string {
+	return [...]string{"n/a", "pass", "violation", "inconclusive"}[s]
+}
+
+// Result is the outcome of one evaluation: a status, a one-line reason with
+// the numbers involved, the frames that show it (besides the current one),
+// and the timing slack used, if any.
+type Result struct {
+	Status Status
+	Why    string
+	Frames []int
+	Slack  time.Duration
+}
+
+// Pass returns a passing Result.
+func Pass() Result { return Result{Status: Passed} }
+
+// Violation returns a violated Result with a formatted reason.
+func Violation(format string, a ...any) Result {
+	return Result{Status: Violated, Why: fmt.Sprintf(format, a...)}
+}
+
+// Unsure returns an inconclusive Result with a formatted reason.
+func Unsure(format string, a ...any) Result {
+	return Result{Status: Inconclusive, Why: fmt.Sprintf(format, a...)}
+}
+
+// Skip is the NotApplicable Result.
+var Skip = Result{}
+
+// With returns r with extra frames attached.
+func (r Result) With(frames ...int) Result {
+	r.Frames = append(r.Frames, frames...)
+	return r
+}
+
+// WithSlack returns r noting the timing slack used.
+func (r Result) WithSlack(d time.Duration) Result { r.Slack = d; return r }
+
+// Ctx gives a property the trace state before the current packet.
+type Ctx struct {
+	// T is the trace (state before the current event is applied).
+	T *Trace
+	// P are the parameters.
+	P *Params
+}
+
+// Property is the executable form of a rule: one of Each, Within, After or
+// AtMost.
+type Property interface{ form() string }
+
+// Each is a per-packet predicate: Check runs for every event whose type is
+// in Types (all well-formed packets if Types is empty; malformed ones too if
+// Malformed is set).
+type Each struct {
+	Types     []wire.PacketType
+	Malformed bool
+	Check     func(c *Ctx, e *Event) Result
+}
+
+func (Each) form() string { return "each" }
+
+// Obligation is what a Within trigger expects: a later event for which
+// Match is true, within Bound of the trigger.
+type Obligation struct {
+	// Key groups obligations; a new trigger with the same key replaces an
+	// open one (e.g. one per RPC and message).
+	Key any
+	// Match reports whether e discharges the obligation.
+	Match func(c *Ctx, e *Event) bool
+	// Expect describes the awaited packet, for the violation text.
+	Expect string
+}
+
+// Within is "after A, B within T": every event for which Trigger returns
+// an obligation must be followed, within Bound(params) of its time, by an
+// event that matches. Past the bound it is violated; if the capture ends
+// first it is inconclusive.
+type Within struct {
+	Trigger func(c *Ctx, e *Event) (Obligation, bool)
+	Bound   func(p *Params) time.Duration
+}
+
+func (Within) form() string { return "within" }
+
+// After is "never B before A": an event for which B returns a key is
+// allowed only if an event for which A returned the same key came before
+// (and, when Bound is set, no longer than Bound(params) before). Missing
+// gives the reason when there was no such A.
+type After struct {
+	A       func(c *Ctx, e *Event) (any, bool)
+	B       func(c *Ctx, e *Event) (any, bool)
+	Bound   func(p *Params) time.Duration
+	Missing string
+}
+
+func (After) form() string { return "after" }
+
+// AtMost is "count of X at any time ≤ N": at every event of Types, Measure
+// returns the current amount, its limit and what is counted.
+type AtMost struct {
+	Types   []wire.PacketType
+	Measure func(c *Ctx, e *Event) (value, limit int64, what string, ok bool)
+}
+
+func (AtMost) form() string { return "at-most" }
+
+func typeIn(t wire.PacketType, ts []wire.PacketType) bool {
+	if len(ts) == 0 {
+		return true
+	}
+	for _, x := range ts {
+		if x == t {
+			return true
+		}
+	}
+	return false
+}

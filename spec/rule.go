@@ -1,0 +1,158 @@
+package spec
+
+import (
+	"fmt"
+	"path"
+	"regexp"
+	"sort"
+	"strings"
+)
+
+// Level is a rule's requirement level (RFC 2119).
+type Level uint8
+
+const (
+	// Must: a violation means the implementation is not Homa.
+	Must Level = iota + 1
+	// Should: a violation is reported but may be justified.
+	Should
+)
+
+// String returns "MUST" or "SHOULD".
+func (l Level) String() string {
+	if l == Must {
+		return "MUST"
+	}
+	return "SHOULD"
+}
+
+// MarshalText encodes the level as its string.
+func (l Level) MarshalText() ([]byte, error) { return []byte(l.String()), nil }
+
+// Rule is one protocol requirement, checkable on a packet trace.
+type Rule struct {
+	// ID is HOMA-<AREA>-<NNN>, never reused.
+	ID string `json:"id"`
+	// Level is MUST or SHOULD.
+	Level Level `json:"level"`
+	// Statement says in one sentence what an observer of the wire sees.
+	Statement string `json:"statement"`
+	// Source is the HomaModule file and function, or paper section.
+	Source string `json:"source"`
+	// Profiles lists the profiles the rule applies to; empty means all.
+	Profiles []string `json:"profiles,omitempty"`
+	// Capture, when set, says which capture point the rule needs (e.g. a
+	// switch port: host taps hide GRO-batched packets); the rule reports
+	// inconclusive rather than violated where the capture cannot tell.
+	Capture string `json:"capture,omitempty"`
+	// Property is the executable form.
+	Property Property `json:"-"`
+}
+
+// Area returns the <AREA> part of the ID, lower case.
+func (r *Rule) Area() string {
+	parts := strings.Split(r.ID, "-")
+	if len(parts) != 3 {
+		return ""
+	}
+	return strings.ToLower(parts[1])
+}
+
+// AppliesTo reports whether the rule applies to the named profile.
+func (r *Rule) AppliesTo(profile string) bool {
+	if len(r.Profiles) == 0 {
+		return true
+	}
+	for _, p := range r.Profiles {
+		if p == profile {
+			return true
+		}
+	}
+	return false
+}
+
+var idPattern = regexp.MustCompile(`^HOMA-[A-Z]+-[0-9]{3}$`)
+
+// Validate checks the rule's fields: ID form, level, statement, source,
+// property, known profiles.
+func (r *Rule) Validate() error {
+	switch {
+	case !idPattern.MatchString(r.ID):
+		return fmt.Errorf("rule %q: ID must look like HOMA-AREA-001", r.ID)
+	case r.Level != Must && r.Level != Should:
+		return fmt.Errorf("rule %s: no level", r.ID)
+	case r.Statement == "" || r.Source == "":
+		return fmt.Errorf("rule %s: statement and source are required", r.ID)
+	case r.Property == nil:
+		return fmt.Errorf("rule %s: no property", r.ID)
+	}
+	for _, p := range r.Profiles {
+		if _, err := LookupProfile(p); err != nil {
+			return fmt.Errorf("rule %s: %w", r.ID, err)
+		}
+	}
+	return nil
+}
+
+// ruleSets lists the functions that return each area's rules (one per
+// rules_<area>.go file).
+var ruleSets = []func() []*Rule{
+	wireRules, idRules, unschedRules, grantRules, prioRules, cutoffRules,
+	resendRules, ackRules,
+}
+
+// Rules returns every rule, sorted by ID. It panics if two rules share an
+// ID or a rule is malformed (a programming error caught by the tests).
+func Rules() []*Rule {
+	var all []*Rule
+	seen := map[string]bool{}
+	for _, f := range ruleSets {
+		for _, r := range f() {
+			if err := r.Validate(); err != nil {
+				panic(err)
+			}
+			if seen[r.ID] {
+				panic("duplicate rule ID " + r.ID)
+			}
+			seen[r.ID] = true
+			all = append(all, r)
+		}
+	}
+	sort.Slice(all, func(i, j int) bool { return all[i].ID < all[j].ID })
+	return all
+}
+
+// Select returns the rules that match the ID glob (path.Match syntax, e.g.
+// "HOMA-GRANT-*"; empty matches all; several globs may be comma-separated),
+// have at least level min (Should includes Must), and apply to profile.
+// It returns an error for a malformed glob or a glob that matches nothing.
+func Select(rules []*Rule, globs string, min Level, profile string) ([]*Rule, error) {
+	var pats []string
+	if globs != "" {
+		pats = strings.Split(globs, ",")
+	}
+	for _, p := range pats {
+		if _, err := path.Match(p, ""); err != nil {
+			return nil, fmt.Errorf("bad rule pattern %q: %v", p, err)
+		}
+	}
+	var out []*Rule
+	matched := make([]bool, len(pats))
+	for _, r := range rules {
+		ok := len(pats) == 0
+		for i, p := range pats {
+			if m, _ := path.Match(strings.ToUpper(strings.TrimSpace(p)), r.ID); m {
+				ok, matched[i] = true, true
+			}
+		}
+		if ok && (min == 0 || r.Level <= min) && r.AppliesTo(profile) {
+			out = append(out, r)
+		}
+	}
+	for i, m := range matched {
+		if !m {
+			return nil, fmt.Errorf("rule pattern %q matches no rule (see homatest spec list)", pats[i])
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,126 @@
+package spec
+
+import (
+	"time"
+
+	"github.com/homatest/homatest/spec/wire"
+)
+
+// ackRules: NEED_ACK, ACK and piggy-backed acks (HomaModule homa_timer.c,
+// homa_incoming.c homa_need_ack_pkt, homa_ack_pkt, homa_peer.c).
+func ackRules() []*Rule {
+	return []*Rule{
+		{
+			ID: "HOMA-ACK-001", Level: Must,
+			Statement: "A server sends NEED_ACK for an RPC only after it has transmitted the whole response.",
+			Source:    "HomaModule homa_timer.c homa_timer_check_rpc",
+			Property: Each{Types: []wire.PacketType{wire.TypeNeedAck}, Check: func(c *Ctx, e *Event) Result {
+				r := c.T.Lookup(e)
+				if r == nil || r.Response.Length == 0 {
+					return Unsure("NEED_ACK for an RPC whose response is not in the capture")
+				}
+				if r.Response.SentEnd < r.Response.Length {
+					return Violation("NEED_ACK while only %d of %d response bytes were sent", r.Response.SentEnd, r.Response.Length)
+				}
+				return Pass()
+			}},
+		},
+		{
+			ID: "HOMA-ACK-002", Level: Should,
+			Statement: "A client answers NEED_ACK for an RPC whose response it has fully received with an ACK (or RESENDs for what it lacks).",
+			Source:    "HomaModule homa_incoming.c homa_need_ack_pkt",
+			Capture:   "a NEED_ACK lost after the capture point is never answered",
+			Property: Within{
+				Trigger: func(c *Ctx, e *Event) (Obligation, bool) {
+					if e.Type() != wire.TypeNeedAck {
+						return Obligation{}, false
+					}
+					k := KeyOf(e)
+					return Obligation{Key: k, Expect: "ACK (or RESEND) from the client",
+						Match: func(c *Ctx, x *Event) bool {
+							if x.Err != nil || !x.FromClient() || x.Src != k.Client {
+								return false
+							}
+							switch x.Type() {
+							case wire.TypeAck:
+								if KeyOf(x) == k {
+									return true
+								}
+								a := x.Packet.Ack()
+								for i := range a.ValidAcks() {
+									if a.Entry(i).ClientID == k.ClientID {
+										return true
+									}
+								}
+							case wire.TypeResend:
+								return KeyOf(x) == k
+							case wire.TypeData:
+								return x.Packet.Data().AckClientID() == k.ClientID
+							}
+							return false
+						}}, true
+				},
+				Bound: func(p *Params) time.Duration { return p.ResponseTimeout },
+			},
+		},
+		{
+			ID: "HOMA-ACK-003", Level: Must,
+			Statement: "Once the client has acknowledged an RPC, the server sends no more NEED_ACK for it.",
+			Source:    "HomaModule homa_incoming.c homa_ack_pkt, homa_rpc_acked (the RPC is freed)",
+			Capture:   "slack covers a NEED_ACK crossing the ACK on the wire",
+			Property: Each{Types: []wire.PacketType{wire.TypeNeedAck}, Check: func(c *Ctx, e *Event) Result {
+				r := c.T.Lookup(e)
+				if r == nil || !r.Acked {
+					return Pass()
+				}
+				if late := e.Time.Sub(r.AckTime); late > c.P.Slack {
+					return Violation("NEED_ACK %v after the client acknowledged the RPC (frame %d)", late.Round(time.Microsecond), r.AckFrame).With(r.AckFrame).WithSlack(c.P.Slack)
+				}
+				return Pass().WithSlack(c.P.Slack)
+			}},
+		},
+		{
+			ID: "HOMA-ACK-004", Level: Must,
+			Statement: "A client acknowledges only RPCs whose response it has completely received.",
+			Source:    "HomaModule homa_peer.c homa_peer_add_ack (called when the application receives the response)",
+			Capture:   "the response must be in the capture; acks for RPCs that started before it are inconclusive",
+			Property: Each{Types: []wire.PacketType{wire.TypeAck, wire.TypeData}, Check: func(c *Ctx, e *Event) Result {
+				if !e.FromClient() {
+					return Skip
+				}
+				var ids []uint64
+				if e.Type() == wire.TypeData {
+					if e.Segment > 0 {
+						return Skip
+					}
+					id := e.Packet.Data().AckClientID()
+					if id == 0 {
+						return Skip
+					}
+					ids = append(ids, id)
+				} else {
+					ids = append(ids, wire.ClientID(e.Packet.SenderID()))
+					a := e.Packet.Ack()
+					for i := range a.ValidAcks() {
+						ids = append(ids, a.Entry(i).ClientID)
+					}
+				}
+				res := Skip
+				for _, id := range ids {
+					r := c.T.rpcs[RPCKey{Client: e.Src, Server: e.Dst, ClientID: id}]
+					switch {
+					case r == nil:
+						if res.Status == NotApplicable {
+							res = Unsure("ack for RPC %d, which is not in the capture", id)
+						}
+					case !r.Response.Complete:
+						return Violation("ack for RPC %d whose response has %d of %d bytes", id, r.Response.Received(), r.Response.Length).With(r.FirstFrame)
+					default:
+						res = Pass()
+					}
+				}
+				return res
+			}},
+		},
+	}
+}

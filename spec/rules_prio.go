@@ -1,0 +1,86 @@
+package spec
+
+import (
+	"github.com/homatest/homatest/spec/wire"
+)
+
+// unschedPriority returns the unscheduled priority for a message of length
+// bytes given a receiver's cutoffs (entry 0 counts as infinite): the
+// largest i ≤ numPrio-1 with cutoffs[i] ≥ length (HomaModule homa_peer.c
+// homa_unsched_priority).
+func unschedPriority(cutoffs [8]uint32, numPrio int, length uint32) uint8 {
+	for i := numPrio - 1; i > 0; i-- {
+		if cutoffs[i] >= length {
+			return uint8(i)
+		}
+	}
+	return 0
+}
+
+// defaultPeerCutoffs is what a sender assumes before it has any CUTOFFS
+// from a peer: {[numPrio-1] = 0, [numPrio-2] = INT_MAX}, so every
+// unscheduled packet goes at level numPrio-2 (homa_peer.c homa_peer_alloc).
+func defaultPeerCutoffs(numPrio int) [8]uint32 {
+	var c [8]uint32
+	if numPrio >= 2 {
+		c[numPrio-2] = 0x7fffffff
+	}
+	return c
+}
+
+// prioRules: priorities in the IP header (HomaModule homa_outgoing.c).
+func prioRules() []*Rule {
+	return []*Rule{
+		{
+			ID: "HOMA-PRIO-001", Level: Must,
+			Statement: "Every control packet (all types but DATA) is sent at the highest priority level, num_priorities-1.",
+			Source:    "HomaModule homa_outgoing.c __homa_xmit_control",
+			Profiles:  []string{"linux", "linux-2024"},
+			Capture:   "IPv4 TOS is set through a socket-wide field; a rare wrong value can be a race in HomaModule itself",
+			Property: Each{Check: func(c *Ctx, e *Event) Result {
+				if e.Type() == wire.TypeData {
+					return Skip
+				}
+				if want := uint8(c.P.NumPriorities - 1); e.Priority != want {
+					return Violation("%s at priority %d, want %d", e.Type(), e.Priority, want)
+				}
+				return Pass()
+			}},
+		},
+		{
+			ID: "HOMA-PRIO-002", Level: Must,
+			Statement: "Unscheduled DATA is sent at the level the receiver's cutoffs give its message length, using the cutoffs whose version the packet carries (version 0: the new-peer default, level num_priorities-2).",
+			Source:    "HomaModule homa_peer.c homa_unsched_priority, homa_peer_alloc; SIGCOMM 2018 §3.4",
+			Profiles:  []string{"linux", "linux-2024"},
+			Property: Each{Types: []wire.PacketType{wire.TypeData}, Check: func(c *Ctx, e *Event) Result {
+				d := e.Packet.Data()
+				if d.Retransmit() != 0 || e.Offset >= c.P.Unsched(d.MessageLength()) {
+					return Skip
+				}
+				v := d.CutoffVersion()
+				var cut [8]uint32
+				found := false
+				switch {
+				case v == 0:
+					cut, found = defaultPeerCutoffs(c.P.NumPriorities), true
+				default:
+					for _, s := range c.T.CutoffVersions(e.Src, e.Dst) {
+						if s.Version == v {
+							cut, found = s.Cutoffs, true
+						}
+					}
+					if !found && v == c.P.CutoffVersion {
+						cut, found = c.P.UnschedCutoffs, true
+					}
+				}
+				if !found {
+					return Unsure("DATA carries cutoff_version %d, but no CUTOFFS with that version from %v is in the capture and the profile's is %d", v, e.Dst, c.P.CutoffVersion)
+				}
+				if want := unschedPriority(cut, c.P.NumPriorities, d.MessageLength()); e.Priority != want {
+					return Violation("unscheduled DATA of a %d-byte message at priority %d, want %d from cutoffs version %d %v", d.MessageLength(), e.Priority, want, v, cut)
+				}
+				return Pass()
+			}},
+		},
+	}
+}

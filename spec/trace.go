@@ -1,0 +1,343 @@
+package spec
+
+import (
+	"net/netip"
+	"time"
+
+	"github.com/homatest/homatest/spec/wire"
+)
+
+// RPCKey identifies an RPC as an observer of the wire sees it: client and
+// server addresses and the client's (even) id. HomaModule main keys server
+// RPCs by (client address, id); the server address is added so that one
+// capture can hold several servers.
+type RPCKey struct {
+	Client, Server netip.Addr
+	ClientID       uint64
+}
+
+// Message is what an observer knows about one message (request or
+// response) of an RPC. Byte counts are in bytes; times are capture times.
+type Message struct {
+	// Length is message_length from the first DATA seen (0: none seen).
+	Length uint32
+	// Incoming is the incoming field of the first first-transmission DATA.
+	Incoming uint32
+	// Seen holds the distinct byte ranges observed in DATA.
+	Seen intervals
+	// SentEnd is the highest end of a first transmission (retransmit=0).
+	SentEnd uint32
+	// Granted is the highest GRANT offset seen (0: no GRANT).
+	Granted uint32
+	// Grants counts GRANTs; GrantPriorities is a bit set of their priorities.
+	Grants          int
+	GrantPriorities uint16
+	// ResendEnd is the highest end of a RESEND range seen (RTX-08 raises
+	// the sender's horizon); ResendAll is set by a RESEND of length -1.
+	ResendEnd uint32
+	ResendAll bool
+	// Resends counts RESENDs for the message; RetxBytes the bytes of DATA
+	// with retransmit=1.
+	Resends   int
+	RetxBytes uint64
+	// LastResendPriority is the priority field of the latest RESEND.
+	LastResendPriority uint8
+	// FirstData and LastData are the times of the first and latest DATA.
+	FirstData, LastData time.Time
+	// Complete is set once every byte of [0, Length) was seen, at
+	// CompleteTime in frame CompleteFrame.
+	Complete      bool
+	CompleteTime  time.Time
+	CompleteFrame int
+	// Priorities is a bit set of the IP priorities DATA used.
+	Priorities uint16
+}
+
+// Received returns the number of distinct bytes seen.
+func (m *Message) Received() uint32 { return m.Seen.total() }
+
+// Horizon returns the sender's grant horizon as far as the capture shows:
+// max(U, highest GRANT offset, highest RESEND end), capped at the length.
+func (m *Message) Horizon(p *Params) uint32 {
+	h := max(p.Unsched(m.Length), m.Granted, m.ResendEnd)
+	if m.Length > 0 {
+		h = min(h, m.Length)
+	}
+	return h
+}
+
+// RPC is what an observer knows about one RPC.
+type RPC struct {
+	Key RPCKey
+	// ClientPort and ServerPort are the Homa ports.
+	ClientPort, ServerPort uint16
+	// First and Last are the times of the first and latest packet; FirstFrame
+	// the frame of the first.
+	First, Last time.Time
+	FirstFrame  int
+	// Request is sent by the client, Response by the server.
+	Request, Response Message
+	// Packets counts packets by type (index type-0x10), both directions.
+	Packets [9]int
+	// HeardFromClient and HeardFromServer are the times of the latest DATA,
+	// GRANT or BUSY each side sent: the packets that reset the other side's
+	// silent_ticks (HomaModule homa_timer.c).
+	HeardFromClient, HeardFromServer time.Time
+	// LastResendFromClient/Server are the times of each side's latest RESEND.
+	LastResendFromClient, LastResendFromServer time.Time
+	// Unknown is set when either side answered RPC_UNKNOWN, at UnknownTime.
+	Unknown     bool
+	UnknownTime time.Time
+	// Acked is set when the client acknowledged the RPC (ACK header, ACK
+	// entry or piggy-backed DATA ack), at AckTime in frame AckFrame.
+	Acked    bool
+	AckTime  time.Time
+	AckFrame int
+	// NeedAcks counts NEED_ACK packets.
+	NeedAcks int
+}
+
+// Msg returns the message sent by side role.
+func (r *RPC) Msg(role wire.Role) *Message {
+	if role == wire.RoleClient {
+		return &r.Request
+	}
+	return &r.Response
+}
+
+// CutoffsState is what a sender knows of a receiver's cutoffs: the latest
+// CUTOFFS the receiver sent it.
+type CutoffsState struct {
+	Cutoffs [8]uint32
+	Version uint16
+	Time    time.Time
+	Frame   int
+}
+
+type hostPair struct{ from, to netip.Addr }
+
+// Trace is the observer's state while a capture is streamed through it:
+// RPCs by key and per host pair the CUTOFFS exchanged. Memory grows with
+// the RPCs alive in the capture: RPCs idle for longer than Params.Evict
+// after they were acked or reported unknown are forgotten.
+type Trace struct {
+	P *Params
+	// Now is the time of the latest event.
+	Now  time.Time
+	rpcs map[RPCKey]*RPC
+	// cutoffs[{S,R}] is what S knows of R's cutoffs (R sent them to S).
+	cutoffs map[hostPair]*CutoffsState
+	// versions[{S,R}] are all cutoff versions R has sent to S, with times.
+	versions map[hostPair][]CutoffsState
+	done     []*RPC
+	keepDone bool
+	applied  int
+}
+
+// NewTrace returns an empty trace judged against p.
+func NewTrace(p *Params) *Trace {
+	return &Trace{P: p, rpcs: map[RPCKey]*RPC{}, cutoffs: map[hostPair]*CutoffsState{}, versions: map[hostPair][]CutoffsState{}}
+}
+
+// KeyOf returns the RPC key of e (from sender_id's role bit and addresses).
+func KeyOf(e *Event) RPCKey {
+	id := e.Packet.SenderID()
+	if e.FromClient() {
+		return RPCKey{Client: e.Src, Server: e.Dst, ClientID: wire.ClientID(id)}
+	}
+	return RPCKey{Client: e.Dst, Server: e.Src, ClientID: wire.ClientID(id)}
+}
+
+// Lookup returns the RPC of e, or nil if no packet of it was seen yet.
+func (t *Trace) Lookup(e *Event) *RPC { return t.rpcs[KeyOf(e)] }
+
+// KeepFinished makes the trace remember evicted RPCs, so that RPCs returns
+// every RPC of the capture (for per-RPC summaries; memory then grows with
+// the capture).
+func (t *Trace) KeepFinished() { t.keepDone = true }
+
+// RPCs returns the RPCs tracked (and, with KeepFinished, the evicted ones),
+// in no particular order.
+func (t *Trace) RPCs() []*RPC {
+	out := make([]*RPC, 0, len(t.rpcs)+len(t.done))
+	out = append(out, t.done...)
+	for _, r := range t.rpcs {
+		out = append(out, r)
+	}
+	return out
+}
+
+// CutoffsKnown returns what sender S knows of receiver R's cutoffs, or nil.
+func (t *Trace) CutoffsKnown(s, r netip.Addr) *CutoffsState { return t.cutoffs[hostPair{s, r}] }
+
+// CutoffVersions returns every CUTOFFS R sent to S so far, oldest first.
+func (t *Trace) CutoffVersions(s, r netip.Addr) []CutoffsState { return t.versions[hostPair{s, r}] }
+
+// Incoming returns the messages that host r is receiving and that need
+// grants (longer than U), with their RPCs.
+func (t *Trace) Incoming(r netip.Addr) []*Message {
+	var out []*Message
+	for _, rpc := range t.rpcs {
+		for _, m := range []*Message{&rpc.Request, &rpc.Response} {
+			to := rpc.Key.Server
+			if m == &rpc.Response {
+				to = rpc.Key.Client
+			}
+			if to == r && m.Length > t.P.UnschedBytes && !m.Complete {
+				out = append(out, m)
+			}
+		}
+	}
+	return out
+}
+
+// Apply updates the trace with e. Rules see the trace before Apply.
+func (t *Trace) Apply(e *Event) {
+	t.Now = e.Time
+	if e.Err != nil {
+		return
+	}
+	p := e.Packet
+	typ := p.Type()
+	if typ == wire.TypeCutoffs {
+		c := p.Cutoffs()
+		st := CutoffsState{Cutoffs: c.UnschedCutoffs(), Version: c.CutoffVersion(), Time: e.Time, Frame: e.Frame}
+		k := hostPair{e.Dst, e.Src}
+		t.cutoffs[k] = &st
+		t.versions[k] = append(t.versions[k], st)
+	}
+	if typ == wire.TypeFreeze {
+		return
+	}
+	k := KeyOf(e)
+	r := t.rpcs[k]
+	if r == nil {
+		if typ == wire.TypeCutoffs || typ == wire.TypeAck && !e.FromClient() {
+			return
+		}
+		r = &RPC{Key: k, First: e.Time, FirstFrame: e.Frame}
+		t.rpcs[k] = r
+	}
+	r.Last = e.Time
+	if e.FromClient() {
+		r.ClientPort, r.ServerPort = p.Common().Sport(), p.Common().Dport()
+	} else {
+		r.ClientPort, r.ServerPort = p.Common().Dport(), p.Common().Sport()
+	}
+	if segmentCounts(e) {
+		r.Packets[typ-wire.MinType]++
+	}
+	heard := func() {
+		if e.FromClient() {
+			r.HeardFromClient = e.Time
+		} else {
+			r.HeardFromServer = e.Time
+		}
+	}
+	switch typ {
+	case wire.TypeData:
+		heard()
+		m := r.Msg(p.Role())
+		d := p.Data()
+		if m.Length == 0 {
+			m.Length = d.MessageLength()
+			m.FirstData = e.Time
+		}
+		if d.Retransmit() == 0 && m.Incoming == 0 {
+			m.Incoming = d.Incoming()
+		}
+		m.LastData = e.Time
+		m.Priorities |= 1 << (e.Priority & 7)
+		end := e.End()
+		if m.Length > 0 && end > m.Length {
+			end = m.Length
+		}
+		m.Seen.add(e.Offset, end)
+		if d.Retransmit() != 0 {
+			m.RetxBytes += uint64(e.Length)
+		} else if e.End() > m.SentEnd {
+			m.SentEnd = e.End()
+		}
+		if !m.Complete && m.Length > 0 && m.Seen.covers(0, m.Length) {
+			m.Complete, m.CompleteTime, m.CompleteFrame = true, e.Time, e.Frame
+		}
+		if id := d.AckClientID(); id != 0 && e.FromClient() {
+			t.ack(RPCKey{Client: e.Src, Server: e.Dst, ClientID: id}, e)
+		}
+	case wire.TypeGrant:
+		heard()
+		m := r.Msg(oppositeRole(p.Role()))
+		g := p.Grant()
+		m.Grants++
+		m.GrantPriorities |= 1 << (g.Priority() & 15)
+		m.Granted = max(m.Granted, g.Offset())
+	case wire.TypeBusy:
+		heard()
+	case wire.TypeResend:
+		m := r.Msg(oppositeRole(p.Role()))
+		rs := p.Resend()
+		m.Resends++
+		m.LastResendPriority = rs.Priority()
+		if rs.IsResendAll() {
+			m.ResendAll = true
+		} else if end := uint64(rs.Offset()) + uint64(rs.Length()); end > uint64(m.ResendEnd) {
+			m.ResendEnd = uint32(min(end, 1<<32-1))
+		}
+		if e.FromClient() {
+			r.LastResendFromClient = e.Time
+		} else {
+			r.LastResendFromServer = e.Time
+		}
+	case wire.TypeRPCUnknown:
+		r.Unknown, r.UnknownTime = true, e.Time
+	case wire.TypeNeedAck:
+		r.NeedAcks++
+	case wire.TypeAck:
+		t.ack(k, e)
+		a := p.Ack()
+		for i := range a.ValidAcks() {
+			en := a.Entry(i)
+			t.ack(RPCKey{Client: e.Src, Server: e.Dst, ClientID: en.ClientID}, e)
+		}
+	}
+	t.applied++
+	if t.applied%4096 == 0 {
+		t.evict()
+	}
+}
+
+func (t *Trace) ack(k RPCKey, e *Event) {
+	r := t.rpcs[k]
+	if r == nil || r.Acked {
+		return
+	}
+	r.Acked, r.AckTime, r.AckFrame = true, e.Time, e.Frame
+}
+
+// segmentCounts reports whether e is the first segment of its frame (so
+// packet counts count frames, not segments).
+func segmentCounts(e *Event) bool { return e.Segment == 0 }
+
+func oppositeRole(r wire.Role) wire.Role {
+	if r == wire.RoleClient {
+		return wire.RoleServer
+	}
+	return wire.RoleClient
+}
+
+// EvictAfter is how long an acked (or unknown) RPC stays in the trace after
+// its last packet.
+const EvictAfter = 10 * time.Second
+
+// evict forgets finished RPCs idle for EvictAfter, keeping them in done
+// for Finished.
+func (t *Trace) evict() {
+	for k, r := range t.rpcs {
+		if (r.Acked || r.Unknown) && t.Now.Sub(r.Last) > EvictAfter {
+			delete(t.rpcs, k)
+			if t.keepDone {
+				t.done = append(t.done, r)
+			}
+		}
+	}
+}
