@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/homatest/homatest/spec"
 	"github.com/homatest/homatest/spec/wire"
 )
 
@@ -33,8 +34,9 @@ func samplePcapng(t testing.TB) []byte {
 }
 
 // FuzzReader feeds arbitrary bytes to NewReader and reads every frame,
-// splitting DATA into segments and rendering text and JSON. It must never
-// panic or loop forever; decoded frames must satisfy basic invariants.
+// splitting DATA into segments, rendering text and JSON, and checking the
+// events against every spec rule. It must never panic or loop forever;
+// decoded frames must satisfy basic invariants.
 func FuzzReader(f *testing.F) {
 	f.Add(samplePcapng(f))
 	if b, err := os.ReadFile(filepath.Join("testdata", "real", "linux-6.13-proto146", "a-small-rpcs.pcap")); err == nil {
@@ -46,6 +48,9 @@ func FuzzReader(f *testing.F) {
 			return
 		}
 		var line []byte
+		prof, _ := spec.LookupProfile("linux")
+		chk := spec.NewChecker(prof.Name, prof.Params, spec.Rules())
+		var evs []spec.Event
 		for i := 0; i < 1000; i++ {
 			fr, err := r.Next()
 			if err != nil {
@@ -70,6 +75,16 @@ func FuzzReader(f *testing.F) {
 			for i := range max(1, len(fr.Segments)) {
 				line = fr.AppendText(line[:0], time.Time{}, i)
 				_ = fr.JSON(time.Time{}, i)
+			}
+			evs = fr.Events(evs[:0])
+			for i := range evs {
+				chk.Feed(&evs[i])
+			}
+		}
+		rep := chk.Finish()
+		for _, rr := range rep.Rules {
+			if rr.Passed+rr.Violated+rr.Inconclusive != rr.Checked {
+				t.Fatalf("%s: counts do not add up: %+v", rr.ID, rr)
 			}
 		}
 		st := r.Stats()

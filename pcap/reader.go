@@ -314,8 +314,9 @@ func ipv6ShiftOf(tc uint8) uint8 {
 
 // DetectIPv6Shift reads the capture at path and returns the IPv6 priority
 // shift (4 or 5) implied by its first IPv6 Homa packet with an unambiguous
-// traffic class, or 0 if there is none (no IPv6 Homa, or only ambiguous
-// classes). It returns the error of Open or of a damaged file.
+// traffic class, or 0 if there is none among the first DetectFrames frames
+// (no IPv6 Homa, or only ambiguous classes). It returns the error of Open or
+// of a damaged file.
 func DetectIPv6Shift(path string, o ReaderOptions) (uint8, error) {
 	r, err := Open(path, o)
 	if err != nil {
@@ -335,8 +336,14 @@ func DetectIPv6Shift(path string, o ReaderOptions) (uint8, error) {
 				return s, nil
 			}
 		}
+		if f.Number >= DetectFrames {
+			return 0, nil
+		}
 	}
 }
+
+// DetectFrames bounds the frames DetectIPv6Shift reads.
+const DetectFrames = 100000
 
 // MaxSegData returns max_seg_data for a frame at MTU 1500: 1424 bytes over
 // IPv4, 1404 over IPv6 (HomaModule homa_message_out_fill).

@@ -69,13 +69,14 @@ type pending struct {
 	o     Obligation
 	frame int
 	time  time.Time
+	at    time.Duration // Checker.elapsed at the trigger
 	rpc   *RPCKey
 }
 
 type ruleState struct {
 	res     RuleResult
-	open    map[any]*pending // Within
-	seenA   map[any]time.Time
+	open    map[any]*pending      // Within
+	seenA   map[any]time.Duration // After: Checker.elapsed at the latest A
 	kept    int
 	keptInc int
 }
@@ -89,7 +90,11 @@ type Checker struct {
 	state   []*ruleState
 	trace   *Trace
 	ctx     Ctx
-	now     time.Time // latest time seen (timestamps may step back)
+	// last is the time of the previous event; elapsed is the capture time
+	// elapsed so far, counting only forward steps, so that deadlines keep
+	// running at the capture's pace when timestamps step back.
+	last    time.Time
+	elapsed time.Duration
 	events  int
 	rpcSeen map[RPCKey]bool
 	report  Report
@@ -108,7 +113,7 @@ func NewChecker(profile string, p Params, rules []*Rule) *Checker {
 		}
 		c.rules = append(c.rules, r)
 		c.state = append(c.state, &ruleState{res: RuleResult{Rule: r, ID: r.ID, Level: r.Level},
-			open: map[any]*pending{}, seenA: map[any]time.Time{}})
+			open: map[any]*pending{}, seenA: map[any]time.Duration{}})
 	}
 	return c
 }
@@ -156,10 +161,11 @@ func (c *Checker) record(i int, e *Event, frame int, t time.Time, rpc *RPCKey, r
 // Feed evaluates every rule on e (against the state before e), then
 // applies e to the trace.
 func (c *Checker) Feed(e *Event) {
-	c.events++
-	if e.Time.After(c.now) {
-		c.now = e.Time
+	if c.events > 0 && e.Time.After(c.last) {
+		c.elapsed += e.Time.Sub(c.last)
 	}
+	c.last = e.Time
+	c.events++
 	rpc := rpcOf(e)
 	if rpc != nil {
 		c.rpcSeen[*rpc] = true
@@ -191,22 +197,30 @@ func (c *Checker) Feed(e *Event) {
 			}
 			bound := p.Bound(c.p)
 			for k, o := range st.open {
-				if o.o.Match(&c.ctx, e) {
-					c.record(i, e, o.frame, o.time, o.rpc, Pass().WithSlack(e.Time.Sub(o.time)))
+				age := c.elapsed - o.at
+				switch {
+				case age > bound:
+					// Past the deadline: even a matching packet comes too late.
+					why := Violation("no %s within %v (next packet %v later, frame %d)", o.o.Expect, bound, age.Round(time.Microsecond), e.Frame)
+					if o.o.Match(&c.ctx, e) {
+						why = Violation("%s came only %v later (frame %d), over the %v allowed", o.o.Expect, age.Round(time.Microsecond), e.Frame, bound).With(e.Frame)
+					}
+					c.record(i, e, o.frame, o.time, o.rpc, why.WithSlack(bound))
 					delete(st.open, k)
-				} else if c.now.Sub(o.time) > bound {
-					c.record(i, e, o.frame, o.time, o.rpc,
-						Violation("no %s within %v (next packet %v later, frame %d)", o.o.Expect, bound, c.now.Sub(o.time).Round(time.Microsecond), e.Frame).WithSlack(bound))
+				case o.o.Match(&c.ctx, e):
+					c.record(i, e, o.frame, o.time, o.rpc, Pass().WithSlack(age))
 					delete(st.open, k)
 				}
 			}
 			if o, ok := p.Trigger(&c.ctx, e); ok {
-				if old, dup := st.open[o.Key]; dup {
-					// A new trigger replaces the open obligation: the
-					// earlier one is judged by the later one's outcome.
-					_ = old
+				// A trigger whose key already has an open obligation is
+				// folded into it: the open one keeps its earlier deadline
+				// (a repeated trigger, such as NEED_ACK sent every tick,
+				// must not postpone it) and the packet that discharges it
+				// answers both.
+				if _, dup := st.open[o.Key]; !dup {
+					st.open[o.Key] = &pending{o: o, frame: e.Frame, time: e.Time, at: c.elapsed, rpc: rpc}
 				}
-				st.open[o.Key] = &pending{o: o, frame: e.Frame, time: e.Time, rpc: rpc}
 			}
 		case After:
 			if e.Err != nil {
@@ -217,15 +231,15 @@ func (c *Checker) Feed(e *Event) {
 				switch {
 				case !seen:
 					c.record(i, e, e.Frame, e.Time, rpc, Violation("%s", p.Missing))
-				case p.Bound != nil && e.Time.Sub(ta) > p.Bound(c.p):
+				case p.Bound != nil && c.elapsed-ta > p.Bound(c.p):
 					c.record(i, e, e.Frame, e.Time, rpc, Violation("%s: the last one was %v earlier, over %v",
-						p.Missing, e.Time.Sub(ta).Round(time.Microsecond), p.Bound(c.p)))
+						p.Missing, (c.elapsed-ta).Round(time.Microsecond), p.Bound(c.p)))
 				default:
 					c.record(i, e, e.Frame, e.Time, rpc, Pass())
 				}
 			}
 			if ka, ok := p.A(&c.ctx, e); ok {
-				st.seenA[ka] = e.Time
+				st.seenA[ka] = c.elapsed
 			}
 		}
 	}
@@ -241,11 +255,11 @@ func (c *Checker) Finish() *Report {
 		if p, ok := r.Property.(Within); ok {
 			bound := p.Bound(c.p)
 			for _, o := range st.open {
-				if c.now.Sub(o.time) > bound {
-					c.record(i, &Event{}, o.frame, o.time, o.rpc, Violation("no %s within %v", o.o.Expect, bound).WithSlack(bound))
+				if age := c.elapsed - o.at; age > bound {
+					c.record(i, &Event{}, o.frame, o.time, o.rpc, Violation("no %s within %v (capture ended %v later)", o.o.Expect, bound, age.Round(time.Microsecond)).WithSlack(bound))
 				} else {
 					c.record(i, &Event{}, o.frame, o.time, o.rpc, Unsure("capture ended %v after this packet, before the %v allowed for %s",
-						c.now.Sub(o.time).Round(time.Microsecond), bound, o.o.Expect))
+						age.Round(time.Microsecond), bound, o.o.Expect))
 				}
 			}
 			st.open = map[any]*pending{}

@@ -10,6 +10,26 @@ func (iv *intervals) add(s, e uint32) uint32 {
 	if e <= s {
 		return 0
 	}
+	// Fast paths: in-order data extends or lies inside the last range, or
+	// starts a new range after it.
+	if n := len(*iv); n > 0 {
+		last := &(*iv)[n-1]
+		switch {
+		case s >= last.start && s <= last.end:
+			if e <= last.end {
+				return 0
+			}
+			added := e - last.end
+			last.end = e
+			return added
+		case s > last.end:
+			*iv = append(*iv, span{s, e})
+			return e - s
+		}
+	} else {
+		*iv = append(*iv, span{s, e})
+		return e - s
+	}
 	before := iv.total()
 	out := (*iv)[:0:0]
 	placed := false

@@ -88,8 +88,9 @@ func (Each) form() string { return "each" }
 // Obligation is what a Within trigger expects: a later event for which
 // Match is true, within Bound of the trigger.
 type Obligation struct {
-	// Key groups obligations; a new trigger with the same key replaces an
-	// open one (e.g. one per RPC and message).
+	// Key groups obligations (e.g. one per RPC and message): a trigger
+	// whose key already has an open obligation is folded into it, which
+	// keeps its earlier deadline.
 	Key any
 	// Match reports whether e discharges the obligation.
 	Match func(c *Ctx, e *Event) bool
@@ -99,8 +100,9 @@ type Obligation struct {
 
 // Within is "after A, B within T": every event for which Trigger returns
 // an obligation must be followed, within Bound(params) of its time, by an
-// event that matches. Past the bound it is violated; if the capture ends
-// first it is inconclusive.
+// event that matches. Past the bound it is violated (a match that comes
+// later is too late); if the capture ends first it is inconclusive. Time is
+// the capture time elapsed, counting only forward steps of the timestamps.
 type Within struct {
 	Trigger func(c *Ctx, e *Event) (Obligation, bool)
 	Bound   func(p *Params) time.Duration
@@ -110,7 +112,8 @@ func (Within) form() string { return "within" }
 
 // After is "never B before A": an event for which B returns a key is
 // allowed only if an event for which A returned the same key came before
-// (and, when Bound is set, no longer than Bound(params) before). Missing
+// (and, when Bound is set, no longer than Bound(params) before, in capture
+// time elapsed as for Within). Missing
 // gives the reason when there was no such A.
 type After struct {
 	A       func(c *Ctx, e *Event) (any, bool)

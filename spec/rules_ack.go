@@ -31,18 +31,30 @@ func ackRules() []*Rule {
 			Source:    "HomaModule homa_incoming.c homa_need_ack_pkt",
 			Capture:   "a NEED_ACK lost after the capture point is never answered",
 			Property: Within{
+				// The obligation starts at a repeated NEED_ACK: the server
+				// sends one every tick until the RPC is freed (facts ACK-01),
+				// so a repeat shows it is still waiting. A single NEED_ACK
+				// may have gone to a closed client socket, which answers
+				// with ICMP port unreachable (not in a Homa trace) and makes
+				// the server abort the RPC (facts ID-04, §2).
 				Trigger: func(c *Ctx, e *Event) (Obligation, bool) {
 					if e.Type() != wire.TypeNeedAck {
+						return Obligation{}, false
+					}
+					if r := c.T.Lookup(e); r == nil || r.NeedAcks == 0 {
 						return Obligation{}, false
 					}
 					k := KeyOf(e)
 					return Obligation{Key: k, Expect: "ACK (or RESEND) from the client",
 						Match: func(c *Ctx, x *Event) bool {
-							if x.Err != nil || !x.FromClient() || x.Src != k.Client {
+							if x.Err != nil || x.Src != k.Client || x.Dst != k.Server {
 								return false
 							}
 							switch x.Type() {
 							case wire.TypeAck:
+								if !x.FromClient() {
+									return false
+								}
 								if KeyOf(x) == k {
 									return true
 								}
@@ -55,12 +67,19 @@ func ackRules() []*Rule {
 							case wire.TypeResend:
 								return KeyOf(x) == k
 							case wire.TypeData:
+								// A piggy-backed ack rides in any DATA from
+								// the client host, request or response.
 								return x.Packet.Data().AckClientID() == k.ClientID
 							}
 							return false
 						}}, true
 				},
-				Bound: func(p *Params) time.Duration { return p.ResponseTimeout },
+				// A client that lacks part of the response RESENDs at
+				// once on main but ignores NEED_ACK on linux_6.1.38 and
+				// RESENDs at its next timer round (homa_need_ack_pkt).
+				Bound: func(p *Params) time.Duration {
+					return max(p.ResponseTimeout, p.Ticks(p.ResendTicks+1)+p.Slack)
+				},
 			},
 		},
 		{
@@ -85,7 +104,10 @@ func ackRules() []*Rule {
 			Source:    "HomaModule homa_peer.c homa_peer_add_ack (called when the application receives the response)",
 			Capture:   "the response must be in the capture; acks for RPCs that started before it are inconclusive",
 			Property: Each{Types: []wire.PacketType{wire.TypeAck, wire.TypeData}, Check: func(c *Ctx, e *Event) Result {
-				if !e.FromClient() {
+				// ACK packets come from clients; a piggy-backed ack rides in
+				// any DATA, request or response, and names an RPC whose
+				// client is the DATA's source (homa_tx_data_pkt_alloc).
+				if e.Type() == wire.TypeAck && !e.FromClient() {
 					return Skip
 				}
 				var ids []uint64

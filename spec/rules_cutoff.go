@@ -18,7 +18,7 @@ func cutoffRules() []*Rule {
 			// packets built before the CUTOFFS arrived keep the old version
 			// (seen in the e2 capture); main rewrites it at transmit time.
 			Profiles: []string{"linux"},
-			Capture:   "slack covers DATA already queued when the CUTOFFS arrived",
+			Capture:  "slack covers DATA already queued when the CUTOFFS arrived",
 			Property: Each{Types: []wire.PacketType{wire.TypeData}, Check: func(c *Ctx, e *Event) Result {
 				st := c.T.CutoffsKnown(e.Src, e.Dst)
 				if st == nil {

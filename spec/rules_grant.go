@@ -58,8 +58,8 @@ func grantRules() []*Rule {
 		},
 		{
 			ID: "HOMA-GRANT-003", Level: Must,
-			Statement: "GRANT offsets for one message strictly increase (a repeat of exactly the message length is tolerated).",
-			Source:    "HomaModule homa_grant.c homa_grant_try_send (granted only grows)",
+			Statement: "GRANT offsets for one message strictly increase (on main a repeat of exactly the message length is tolerated; linux_6.1.38 never repeats one).",
+			Source:    "HomaModule homa_grant.c homa_grant_try_send (granted only grows; main may resend offset = length), linux_6.1.38 homa_grant_send (only a positive increment is sent); fault @7774497",
 			Profiles:  []string{"linux", "linux-2024"},
 			Capture:   "packets reordered between the receiver and the capture point look like a decrease; capture on the receiver's link",
 			Property: Each{Types: grant, Check: func(c *Ctx, e *Event) Result {
@@ -68,7 +68,12 @@ func grantRules() []*Rule {
 					return Pass()
 				}
 				off := e.Packet.Grant().Offset()
-				if off <= m.Granted && !(off == m.Granted && off == m.Length) {
+				// main's homa_grant_try_send can send a zero increment to a
+				// fully granted RPC (facts §8); linux_6.1.38's
+				// homa_grant_send returns early unless the increment is
+				// positive, so there a repeat is the BR-07 fault.
+				repeatOK := off == m.Granted && off == m.Length && c.P.Wire != wire.Version2024
+				if off <= m.Granted && !repeatOK {
 					return Violation("GRANT offset %d does not exceed the earlier GRANT offset %d", off, m.Granted)
 				}
 				return Pass()
@@ -94,7 +99,7 @@ func grantRules() []*Rule {
 		},
 		{
 			ID: "HOMA-GRANT-005", Level: Must,
-			Statement: "A sender never transmits new bytes beyond its grant horizon, max(U, GRANT offsets, RESEND ends), by more than one skb's data (max_gso_size).",
+			Statement: "A sender never transmits new bytes beyond its grant horizon, max(U, GRANT offsets, RESEND ends), by more than one skb's data (max(max_gso_size, one 1424-byte segment)).",
 			Source:    "HomaModule homa_outgoing.c homa_xmit_data; homa_incoming.c homa_resend_pkt (RESEND raises the horizon)",
 			Profiles:  []string{"linux", "linux-2024"},
 			Property: Each{Types: []wire.PacketType{wire.TypeData}, Check: func(c *Ctx, e *Event) Result {
@@ -113,9 +118,13 @@ func grantRules() []*Rule {
 				if h == 0 {
 					h = c.P.Unsched(e.Packet.Data().MessageLength())
 				}
-				if e.End() > h+c.P.MaxGSOSize {
-					return Violation("new DATA [%d, %d) ends %d bytes past the grant horizon %d (allowed overshoot: max_gso_size %d)",
-						e.Offset, e.End(), e.End()-h, h, c.P.MaxGSOSize)
+				// An skb holds at least one full segment: gso_size is raised
+				// to at least the MTU, and max_gso_size 0 (main's default)
+				// means one segment per skb (facts §1.7, SND-03).
+				allowed := max(c.P.MaxGSOSize, wire.MaxSegDataIPv4)
+				if e.End() > h+allowed {
+					return Violation("new DATA [%d, %d) ends %d bytes past the grant horizon %d (allowed overshoot: one skb, %d bytes)",
+						e.Offset, e.End(), e.End()-h, h, allowed)
 				}
 				return Pass()
 			}},
@@ -127,14 +136,23 @@ func grantRules() []*Rule {
 			Profiles:  []string{"linux", "linux-2024"},
 			Capture:   "needs every DATA toward the receiver; loss after the capture point inflates the count",
 			Property: AtMost{Types: grant, Measure: func(c *Ctx, e *Event) (int64, int64, string, bool) {
+				g := e.Packet.Grant()
+				if c.P.FIFOGrantIncrement > 0 && int(g.Priority()) == c.P.NumPriorities-2 {
+					// FIFO grants go to the oldest message whether or not
+					// it is in the active set (facts GRANT-06, FIFO-01).
+					return 0, 0, "", false
+				}
+				_, cur := grantMsg(c, e)
 				n := 0
-				for _, m := range c.T.Incoming(e.Src) {
-					if m.Grants > 0 && m.Granted > m.Received() {
+				for _, m := range c.T.Granting(e.Src) {
+					if m != cur && m.Granted > m.Received() {
 						n++
 					}
 				}
-				// The message this GRANT is for counts too if it had none yet.
-				if _, m := grantMsg(c, e); m != nil && m.Grants == 0 {
+				// The message this GRANT is for counts when, with this
+				// GRANT, it has granted bytes not yet received (not only
+				// when it had no GRANT before).
+				if cur != nil && max(cur.Granted, g.Offset()) > cur.Received() {
 					n++
 				}
 				return int64(n), int64(c.P.MaxOvercommit), fmt.Sprintf("messages granted by %v", e.Src), true

@@ -21,10 +21,16 @@ func idRules() []*Rule {
 				if !e.FromClient() {
 					mirror = RPCKey{Client: e.Src, Server: e.Dst, ClientID: wire.ClientID(id)}
 				}
+				// Client ids come from one counter per host, starting at 2
+				// (facts §2), so two hosts that are each other's client
+				// and server use the same ids in both directions: that
+				// is legal and shows on the wire as a different pair of
+				// ports. Only a packet between the known RPC's own two
+				// sockets with the role bit flipped is a violation.
 				if c.T.rpcs[KeyOf(e)] == nil {
-					if r := c.T.rpcs[mirror]; r != nil && r.Packets[0]+r.Packets[1] > 0 {
-						return Violation("sender_id %d has the role bit of the %s, but RPC %d from %v to %v is known with the other roles",
-							id, e.Packet.Role(), mirror.ClientID, mirror.Client, mirror.Server).With(r.FirstFrame)
+					if r := c.T.rpcs[mirror]; r != nil && r.Packets[0]+r.Packets[1] > 0 && sameSockets(r, e) {
+						return Violation("sender_id %d has the role bit of the %s, but RPC %d between these ports (client %v:%d, server %v:%d) is known with the other roles",
+							id, e.Packet.Role(), mirror.ClientID, mirror.Client, r.ClientPort, mirror.Server, r.ServerPort).With(r.FirstFrame)
 					}
 				}
 				return Pass()
@@ -32,17 +38,37 @@ func idRules() []*Rule {
 		},
 		{
 			ID: "HOMA-ID-002", Level: Must,
-			Statement: "Requests go to a server port below 32768 (ports from 32768 up are the automatically assigned client ports).",
-			Source:    "HomaModule homa_sock.c homa_sock_bind (bind to ports ≥ 32768 fails); homa.h HOMA_MIN_DEFAULT_PORT",
+			Statement: "Requests go to a nonzero port; on main a destination port of 32768 or more (the automatically assigned range) is a server only if its socket set SO_HOMA_SERVER, which the wire does not show (inconclusive); linux_6.1.38 sockets all accept requests.",
+			Source:    "HomaModule homa_sock.c homa_sock_bind (bind to ports ≥ 32768 fails), homa_plumbing.c SO_HOMA_SERVER; homa.h HOMA_MIN_DEFAULT_PORT",
 			Property: Each{Types: []wire.PacketType{wire.TypeData}, Check: func(c *Ctx, e *Event) Result {
 				if !e.FromClient() {
 					return Skip
 				}
-				if p := e.Packet.Common().Dport(); p >= 32768 || p == 0 {
-					return Violation("request DATA to port %d, not a server port (1..32767)", p)
+				p := e.Packet.Common().Dport()
+				switch {
+				case p == 0:
+					return Violation("request DATA to port 0, which no Homa socket can have")
+				case p < 32768:
+					return Pass()
+				case c.P.Wire == wire.Version2024:
+					// linux_6.1.38: every socket accepts requests.
+					return Pass()
 				}
-				return Pass()
+				if r := c.T.Lookup(e); r != nil && r.Request.Length != 0 {
+					return Skip // judged at the request's first DATA
+				}
+				return Unsure("request DATA to port %d (≥ 32768, not bound): legal only if that socket enabled SO_HOMA_SERVER", p)
 			}},
 		},
 	}
+}
+
+// sameSockets reports whether e travels between the two sockets of RPC r
+// (in either direction).
+func sameSockets(r *RPC, e *Event) bool {
+	sp, dp := e.Packet.Common().Sport(), e.Packet.Common().Dport()
+	if e.Src == r.Key.Client {
+		return sp == r.ClientPort && dp == r.ServerPort
+	}
+	return sp == r.ServerPort && dp == r.ClientPort
 }

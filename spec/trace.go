@@ -32,6 +32,12 @@ type Message struct {
 	// Grants counts GRANTs; GrantPriorities is a bit set of their priorities.
 	Grants          int
 	GrantPriorities uint16
+	// GrantTime and GrantFrame are the time and frame of the latest GRANT
+	// that raised the receiver's horizon; GrantedBefore is that horizon
+	// (max of U and earlier GRANT offsets) just before it.
+	GrantTime     time.Time
+	GrantFrame    int
+	GrantedBefore uint32
 	// ResendEnd is the highest end of a RESEND range seen (RTX-08 raises
 	// the sender's horizon); ResendAll is set by a RESEND of length -1.
 	ResendEnd uint32
@@ -131,12 +137,18 @@ type Trace struct {
 	versions map[hostPair][]CutoffsState
 	done     []*RPC
 	keepDone bool
+	// incoming[R] holds the messages R is receiving that need grants and
+	// are not complete, with the RPC each belongs to.
+	incoming map[netip.Addr]map[*Message]*RPC
+	// granting[R] holds the incomplete messages R has granted.
+	granting map[netip.Addr]map[*Message]*RPC
 	applied  int
 }
 
 // NewTrace returns an empty trace judged against p.
 func NewTrace(p *Params) *Trace {
-	return &Trace{P: p, rpcs: map[RPCKey]*RPC{}, cutoffs: map[hostPair]*CutoffsState{}, versions: map[hostPair][]CutoffsState{}}
+	return &Trace{P: p, rpcs: map[RPCKey]*RPC{}, cutoffs: map[hostPair]*CutoffsState{}, versions: map[hostPair][]CutoffsState{},
+		incoming: map[netip.Addr]map[*Message]*RPC{}, granting: map[netip.Addr]map[*Message]*RPC{}}
 }
 
 // KeyOf returns the RPC key of e (from sender_id's role bit and addresses).
@@ -173,22 +185,50 @@ func (t *Trace) CutoffsKnown(s, r netip.Addr) *CutoffsState { return t.cutoffs[h
 // CutoffVersions returns every CUTOFFS R sent to S so far, oldest first.
 func (t *Trace) CutoffVersions(s, r netip.Addr) []CutoffsState { return t.versions[hostPair{s, r}] }
 
-// Incoming returns the messages that host r is receiving and that need
-// grants (longer than U), with their RPCs.
+// Incoming returns the messages that host r is receiving that need grants
+// (longer than U) and are not complete. It costs O(those messages).
 func (t *Trace) Incoming(r netip.Addr) []*Message {
-	var out []*Message
-	for _, rpc := range t.rpcs {
-		for _, m := range []*Message{&rpc.Request, &rpc.Response} {
-			to := rpc.Key.Server
-			if m == &rpc.Response {
-				to = rpc.Key.Client
-			}
-			if to == r && m.Length > t.P.UnschedBytes && !m.Complete {
-				out = append(out, m)
-			}
-		}
+	set := t.incoming[r]
+	out := make([]*Message, 0, len(set))
+	for m := range set {
+		out = append(out, m)
 	}
 	return out
+}
+
+// Granting returns the messages host r has sent at least one GRANT for and
+// that are not complete. It costs O(those messages).
+func (t *Trace) Granting(r netip.Addr) []*Message {
+	set := t.granting[r]
+	out := make([]*Message, 0, len(set))
+	for m := range set {
+		out = append(out, m)
+	}
+	return out
+}
+
+// trackIncoming keeps the incoming and granting indexes of message m (sent
+// to host to) up to date.
+func (t *Trace) trackIncoming(to netip.Addr, m *Message, r *RPC) {
+	if g := t.granting[to]; m.Grants > 0 && !m.Complete {
+		if g == nil {
+			g = map[*Message]*RPC{}
+			t.granting[to] = g
+		}
+		g[m] = r
+	} else if g != nil {
+		delete(g, m)
+	}
+	set := t.incoming[to]
+	if m.Length > t.P.UnschedBytes && !m.Complete {
+		if set == nil {
+			set = map[*Message]*RPC{}
+			t.incoming[to] = set
+		}
+		set[m] = r
+	} else if set != nil {
+		delete(set, m)
+	}
 }
 
 // Apply updates the trace with e. Rules see the trace before Apply.
@@ -261,7 +301,11 @@ func (t *Trace) Apply(e *Event) {
 		if !m.Complete && m.Length > 0 && m.Seen.covers(0, m.Length) {
 			m.Complete, m.CompleteTime, m.CompleteFrame = true, e.Time, e.Frame
 		}
-		if id := d.AckClientID(); id != 0 && e.FromClient() {
+		t.trackIncoming(e.Dst, m, r)
+		// Any DATA, request or response, carries the sender host's
+		// pending acks for RPCs it was the client of (homa_outgoing.c
+		// homa_tx_data_pkt_alloc; homa_data_pkt processes them).
+		if id := d.AckClientID(); id != 0 {
 			t.ack(RPCKey{Client: e.Src, Server: e.Dst, ClientID: id}, e)
 		}
 	case wire.TypeGrant:
@@ -270,7 +314,11 @@ func (t *Trace) Apply(e *Event) {
 		g := p.Grant()
 		m.Grants++
 		m.GrantPriorities |= 1 << (g.Priority() & 15)
+		if before := max(t.P.Unsched(m.Length), m.Granted); g.Offset() > before {
+			m.GrantTime, m.GrantFrame, m.GrantedBefore = e.Time, e.Frame, before
+		}
 		m.Granted = max(m.Granted, g.Offset())
+		t.trackIncoming(e.Src, m, r)
 	case wire.TypeBusy:
 		heard()
 	case wire.TypeResend:
@@ -325,16 +373,27 @@ func oppositeRole(r wire.Role) wire.Role {
 	return wire.RoleClient
 }
 
-// EvictAfter is how long an acked (or unknown) RPC stays in the trace after
-// its last packet.
-const EvictAfter = 10 * time.Second
+// EvictAfter is how long a finished RPC (acked, answered RPC_UNKNOWN, or
+// with its response complete) stays in the trace after its last packet;
+// any RPC idle for IdleEvictAfter is forgotten too. Later packets of a
+// forgotten RPC are judged as packets of an RPC that started before the
+// capture (inconclusive where history matters).
+const (
+	EvictAfter     = 10 * time.Second
+	IdleEvictAfter = 60 * time.Second
+)
 
-// evict forgets finished RPCs idle for EvictAfter, keeping them in done
-// for Finished.
+// evict forgets finished RPCs idle for EvictAfter (and any RPC idle for
+// IdleEvictAfter), keeping them in done when KeepFinished was called.
 func (t *Trace) evict() {
 	for k, r := range t.rpcs {
-		if (r.Acked || r.Unknown) && t.Now.Sub(r.Last) > EvictAfter {
+		idle := t.Now.Sub(r.Last)
+		if (r.Acked || r.Unknown || r.Response.Complete) && idle > EvictAfter || idle > IdleEvictAfter {
 			delete(t.rpcs, k)
+			delete(t.incoming[k.Server], &r.Request)
+			delete(t.incoming[k.Client], &r.Response)
+			delete(t.granting[k.Server], &r.Request)
+			delete(t.granting[k.Client], &r.Response)
 			if t.keepDone {
 				t.done = append(t.done, r)
 			}

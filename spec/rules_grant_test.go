@@ -1,0 +1,414 @@
+package spec
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/homatest/homatest/spec/wire"
+)
+
+// xfer lists the frames xferRequest emitted.
+type xfer struct {
+	unsched, sched, grants []int
+}
+
+// xferRequest plays a msgLen-byte request of RPC cid from client to server
+// as HomaModule sends it: right after sendmsg the unscheduled packets
+// [0, u) at uPrio (1424-byte packets with a boundary forced at u), then
+// rounds in which the server, having received everything sent so far,
+// grants min(received+window, msgLen) at gPrio and the client sends every
+// packet that starts below the new offset (homa_xmit_data sends whole
+// packets, so the last packet of a round may overshoot the offset by less
+// than 1424 bytes). Packets are 10µs apart.
+func (b *traceBuilder) xferRequest(cid uint64, msgLen, u, window uint32, uPrio, gPrio uint8) xfer {
+	var x xfer
+	x.unsched = b.message(true, cid, msgLen, 0, u, u, uPrio)
+	sent := u
+	for sent < msgLen {
+		b.after(10 * time.Microsecond)
+		g := min(sent+window, msgLen)
+		x.grants = append(x.grants, b.grant(false, cid, g, gPrio))
+		end := sent
+		for end < g {
+			end = min(end+1424, msgLen)
+		}
+		b.after(10 * time.Microsecond)
+		x.sched = append(x.sched, b.message(true, cid, msgLen, sent, end, u, gPrio)...)
+		sent = end
+	}
+	return x
+}
+
+// TestGrant001OnlyLongMessages: GRANTs go only to messages longer than
+// unsched_bytes; a GRANT whose message has no DATA in the capture is
+// inconclusive.
+func TestGrant001OnlyLongMessages(t *testing.T) {
+	t.Run("clean", func(t *testing.T) {
+		b := newTrace(t, wire.VersionCurrent)
+		b.xferRequest(2, 100000, 40000, 200000, 4, 0) // main: one GRANT to 100000
+		b.xferRequest(4, 500000, 40000, 200000, 4, 0) // three GRANTs
+		b.message(true, 6, 30000, 0, 30000, 40000, 4) // short: no GRANT
+		rep := b.check("linux", "HOMA-GRANT-001")
+		wantClean(t, rep, "HOMA-GRANT-001")
+		wantViolations(t, rep, "HOMA-GRANT-001")
+
+		b = newTrace(t, wire.Version2024)
+		b.xferRequest(2, 30000, 10000, 10000, 4, 0) // 30000 > unsched_bytes 10000 on 6.1.38
+		wantClean(t, b.check("linux-2024", "HOMA-GRANT-001"), "HOMA-GRANT-001")
+	})
+	t.Run("violation", func(t *testing.T) {
+		b := newTrace(t, wire.VersionCurrent)
+		b.message(true, 2, 30000, 0, 30000, 40000, 4) // fits in unsched_bytes 40000
+		bad := b.grant(false, 2, 30000, 0)
+		b.message(true, 4, 40000, 0, 40000, 40000, 4) // exactly unsched_bytes: U = length
+		edge := b.grant(false, 4, 40000, 0)
+		rep := b.check("linux", "HOMA-GRANT-001")
+		wantViolations(t, rep, "HOMA-GRANT-001", bad, edge)
+	})
+	t.Run("inconclusive", func(t *testing.T) {
+		b := newTrace(t, wire.VersionCurrent)
+		unknown := b.grant(false, 8, 50000, 0) // no DATA of RPC 8 captured
+		rep := b.check("linux", "HOMA-GRANT-001")
+		wantInconclusive(t, rep, "HOMA-GRANT-001", unknown)
+		wantViolations(t, rep, "HOMA-GRANT-001")
+	})
+}
+
+// TestGrant002OffsetInRange: U < GRANT offset ≤ message_length. The
+// violation reproduces BR-06 (@312e4bd): grant offsets computed on rounded
+// packet boundaries that overrun the message, and a GRANT that does not
+// raise the offset above the unscheduled bytes.
+func TestGrant002OffsetInRange(t *testing.T) {
+	t.Run("clean", func(t *testing.T) {
+		b := newTrace(t, wire.Version2024)
+		b.xferRequest(2, 100000, 10000, 10000, 4, 0)
+		b.xferRequest(4, 10001, 10000, 10000, 4, 0) // one byte above U: GRANT 10001
+		wantClean(t, b.check("linux-2024", "HOMA-GRANT-002"), "HOMA-GRANT-002")
+	})
+	t.Run("violation", func(t *testing.T) {
+		b := newTrace(t, wire.Version2024)
+		b.message(true, 2, 30000, 0, 10000, 10000, 4)
+		atU := b.grant(false, 2, 10000, 0) // not above U = 10000
+		b.message(true, 2, 30000, 10000, 21392, 10000, 0)
+		b.grant(false, 2, 22816, 0)
+		b.message(true, 2, 30000, 21392, 30000, 10000, 0)
+		past := b.grant(false, 2, 31328, 0) // rounded up to 22 packets of 1424: past the 30000-byte message
+		rep := b.check("linux-2024", "HOMA-GRANT-002")
+		wantViolations(t, rep, "HOMA-GRANT-002", atU, past)
+	})
+	t.Run("inconclusive", func(t *testing.T) {
+		b := newTrace(t, wire.Version2024)
+		g := b.grant(false, 2, 20000, 0)
+		rep := b.check("linux-2024", "HOMA-GRANT-002")
+		wantInconclusive(t, rep, "HOMA-GRANT-002", g)
+		wantViolations(t, rep, "HOMA-GRANT-002")
+	})
+}
+
+// TestGrant003NoRepeatedOffsets: GRANT offsets strictly increase. The
+// BR-07 case (@7774497) is a receiver that keeps re-granting a fully
+// granted message: identical GRANTs at offset = message_length, spaced by
+// data arrivals. main may legitimately repeat the length (facts §8), so
+// the fault shows on linux-2024 only.
+func TestGrant003NoRepeatedOffsets(t *testing.T) {
+	t.Run("clean", func(t *testing.T) {
+		b := newTrace(t, wire.Version2024)
+		x := b.xferRequest(2, 100000, 10000, 10000, 4, 0)
+		if len(x.grants) < 5 {
+			t.Fatalf("want several GRANTs, got %d", len(x.grants))
+		}
+		wantClean(t, b.check("linux-2024", "HOMA-GRANT-003"), "HOMA-GRANT-003")
+
+		b = newTrace(t, wire.VersionCurrent)
+		b.xferRequest(2, 500000, 40000, 200000, 4, 0)
+		wantClean(t, b.check("linux", "HOMA-GRANT-003"), "HOMA-GRANT-003")
+	})
+	// br07 plays a 40000-byte request on 6.1.38 settings whose receiver
+	// re-sends GRANT(40000) after every DATA that arrives once the message
+	// is fully granted. It returns the repeated GRANTs.
+	br07 := func(b *traceBuilder) []int {
+		b.message(true, 2, 40000, 0, 10000, 10000, 4)
+		b.grant(false, 2, 20000, 0)
+		b.message(true, 2, 40000, 10000, 21392, 10000, 0)
+		b.grant(false, 2, 31392, 0)
+		b.message(true, 2, 40000, 21392, 32784, 10000, 0)
+		b.grant(false, 2, 40000, 0) // fully granted
+		var repeats []int
+		for off := uint32(32784); off < 40000; off += 1424 {
+			b.after(10 * time.Microsecond)
+			b.data(true, 2, 40000, off, int(min(1424, 40000-off)), 0, func(f *wire.DataFields) { f.Incoming = 10000 })
+			if off+1424 < 40000 {
+				repeats = append(repeats, b.grant(false, 2, 40000, 0))
+			}
+		}
+		return repeats
+	}
+	t.Run("violation", func(t *testing.T) {
+		// BR-07 on linux_6.1.38: every repeat is a violation.
+		b := newTrace(t, wire.Version2024)
+		repeats := br07(b)
+		if len(repeats) != 5 {
+			t.Fatalf("built %d repeated GRANTs, want 5", len(repeats))
+		}
+		rep := b.check("linux-2024", "HOMA-GRANT-003")
+		wantViolations(t, rep, "HOMA-GRANT-003", repeats...)
+
+		// A decrease, and a repeat of an offset below the length.
+		b = newTrace(t, wire.VersionCurrent)
+		b.message(true, 2, 500000, 0, 40000, 40000, 4)
+		b.grant(false, 2, 240000, 0)
+		down := b.grant(false, 2, 200000, 0) // reordered or recomputed downwards
+		same := b.grant(false, 2, 240000, 0)
+		b.grant(false, 2, 440000, 0)
+		rep = b.check("linux", "HOMA-GRANT-003")
+		wantViolations(t, rep, "HOMA-GRANT-003", down, same)
+		if !strings.Contains(rep.Violations[0].Why, "does not exceed the earlier GRANT offset 240000") {
+			t.Errorf("reason %q does not name the earlier offset", rep.Violations[0].Why)
+		}
+	})
+	t.Run("main repeats the length", func(t *testing.T) {
+		// The same GRANT pattern on main is tolerated (homa_grant_try_send
+		// may send a zero increment to a fully granted RPC).
+		b := newTrace(t, wire.VersionCurrent)
+		br07(b)
+		rep := b.check("linux", "HOMA-GRANT-003", "unsched_bytes=10000")
+		wantClean(t, rep, "HOMA-GRANT-003")
+	})
+}
+
+// TestGrant004NoGrantAfterComplete reproduces BR-06 (@312e4bd): a receiver
+// whose grant offsets do not line up with the sender's packets keeps
+// sending GRANTs after the message has completely arrived.
+func TestGrant004NoGrantAfterComplete(t *testing.T) {
+	t.Run("clean", func(t *testing.T) {
+		b := newTrace(t, wire.Version2024)
+		b.xferRequest(2, 30000, 10000, 10000, 4, 0)
+		wantClean(t, b.check("linux-2024", "HOMA-GRANT-004"), "HOMA-GRANT-004")
+
+		// main may repeat GRANT(length) on a later incoming batch (facts
+		// §8); one emitted before the last DATA arrived can reach the
+		// capture point 20µs after that DATA: inside the slack.
+		b = newTrace(t, wire.VersionCurrent)
+		b.xferRequest(2, 500000, 40000, 200000, 4, 0)
+		b.after(20 * time.Microsecond)
+		b.grant(false, 2, 500000, 0)
+		wantClean(t, b.check("linux", "HOMA-GRANT-004"), "HOMA-GRANT-004")
+	})
+	t.Run("violation", func(t *testing.T) {
+		b := newTrace(t, wire.Version2024)
+		x := b.xferRequest(2, 30000, 10000, 10000, 4, 0)
+		done := x.sched[len(x.sched)-1] // the DATA that completes the message
+		b.after(3 * time.Millisecond)
+		late1 := b.grant(false, 2, 30000, 0)
+		b.after(time.Millisecond)
+		late2 := b.grant(false, 2, 30000, 0)
+		rep := b.check("linux-2024", "HOMA-GRANT-004")
+		wantViolations(t, rep, "HOMA-GRANT-004", late1, late2)
+		if f := rep.Violations[0].Frames; len(f) != 1 || f[0] != done {
+			t.Errorf("violation names frames %v, want the completing DATA %d", f, done)
+		}
+
+		// With a tight slack (capture on the receiver's link) a GRANT
+		// 500µs after completion is already late.
+		b = newTrace(t, wire.Version2024)
+		b.xferRequest(2, 30000, 10000, 10000, 4, 0)
+		b.after(500 * time.Microsecond)
+		late := b.grant(false, 2, 30000, 0)
+		rep = b.check("linux-2024", "HOMA-GRANT-004", "slack=100us")
+		wantViolations(t, rep, "HOMA-GRANT-004", late)
+	})
+}
+
+// TestGrant005WithinHorizon: new DATA stays within the grant horizon plus
+// one skb.
+func TestGrant005WithinHorizon(t *testing.T) {
+	t.Run("clean", func(t *testing.T) {
+		b := newTrace(t, wire.Version2024)
+		b.xferRequest(2, 100000, 10000, 10000, 4, 0)
+		wantClean(t, b.check("linux-2024", "HOMA-GRANT-005"), "HOMA-GRANT-005")
+
+		// main HEAD: max_gso_size 0 means one segment per skb; a packet
+		// that starts below the GRANT offset may still end past it.
+		b = newTrace(t, wire.VersionCurrent)
+		b.xferRequest(2, 500000, 40000, 200000, 4, 0)
+		wantClean(t, b.check("linux", "HOMA-GRANT-005", "max_gso_size=0"), "HOMA-GRANT-005")
+
+		// RTX-08: a RESEND reaching past the horizon (lost GRANT) lets
+		// the sender transmit new data up to its end.
+		b = newTrace(t, wire.VersionCurrent)
+		b.message(true, 2, 100000, 0, 40000, 40000, 4)
+		b.after(5 * time.Millisecond)
+		b.resend(false, 2, 40000, 20000, 7)
+		b.message(true, 2, 100000, 40000, 60000, 40000, 0)
+		wantClean(t, b.check("linux", "HOMA-GRANT-005", "max_gso_size=0"), "HOMA-GRANT-005")
+	})
+	t.Run("violation", func(t *testing.T) {
+		// The sender ignores GRANT 20000 and keeps going: packets ending
+		// past 20000 + max_gso_size 10000 are violations.
+		b := newTrace(t, wire.Version2024)
+		b.message(true, 2, 100000, 0, 10000, 10000, 4)
+		b.grant(false, 2, 20000, 0)
+		frames := b.message(true, 2, 100000, 10000, 34208, 10000, 0)
+		// [28512, 29936) ends below 30000; [29936, 31360), [31360, 32784)
+		// and [32784, 34208) do not.
+		rep := b.check("linux-2024", "HOMA-GRANT-005")
+		wantViolations(t, rep, "HOMA-GRANT-005", frames[len(frames)-3:]...)
+
+		// main HEAD without GSO: one packet past the offset is the limit.
+		b = newTrace(t, wire.VersionCurrent)
+		b.message(true, 2, 500000, 0, 40000, 40000, 4)
+		b.grant(false, 2, 45000, 0)
+		frames = b.message(true, 2, 500000, 40000, 48544, 40000, 0)
+		// starts 40000, 41424, 42848, 44272 (ends 45696: overshoot < 1424),
+		// 45696 (ends 47120 > 46424) and 47120.
+		rep = b.check("linux", "HOMA-GRANT-005", "max_gso_size=0")
+		wantViolations(t, rep, "HOMA-GRANT-005", frames[4:]...)
+	})
+}
+
+// TestGrant006Overcommit: a receiver has granted-but-unreceived bytes
+// outstanding for at most max_overcommit messages when a GRANT leaves.
+func TestGrant006Overcommit(t *testing.T) {
+	// three 100000-byte requests from different RPCs, unscheduled parts
+	// sent; each later gets a GRANT.
+	start := func(b *traceBuilder, msgLen, u uint32) {
+		for _, cid := range []uint64{2, 4, 6} {
+			b.message(true, cid, msgLen, 0, u, u, 4)
+		}
+	}
+	t.Run("clean", func(t *testing.T) {
+		// linux_6.1.38, max_overcommit 2: RPCs 2 and 4 are active (levels
+		// 1 and 0); RPC 6 gets its first GRANT once RPC 2 has completed.
+		b := newTrace(t, wire.Version2024)
+		start(b, 30000, 10000)
+		b.grant(false, 2, 20000, 1)
+		b.grant(false, 4, 20000, 0)
+		b.message(true, 2, 30000, 10000, 21392, 10000, 1)
+		b.grant(false, 2, 30000, 1)
+		b.message(true, 2, 30000, 21392, 30000, 10000, 1)
+		b.grant(false, 6, 20000, 0)
+		rep := b.check("linux-2024", "HOMA-GRANT-006", "max_overcommit=2")
+		wantClean(t, rep, "HOMA-GRANT-006")
+
+		// main: a FIFO grant (level 6) to the oldest message is outside
+		// the overcommit limit.
+		b = newTrace(t, wire.VersionCurrent)
+		for _, cid := range []uint64{2, 4, 6} {
+			b.message(true, cid, 500000, 0, 40000, 40000, 4)
+		}
+		b.grant(false, 4, 240000, 1)
+		b.grant(false, 6, 240000, 0)
+		b.grant(false, 2, 90000, 6) // FIFO: fifo_grant_increment 50000
+		rep = b.check("linux", "HOMA-GRANT-006", "max_overcommit=2")
+		wantClean(t, rep, "HOMA-GRANT-006")
+	})
+	t.Run("violation", func(t *testing.T) {
+		b := newTrace(t, wire.Version2024)
+		start(b, 100000, 10000)
+		b.grant(false, 2, 20000, 1)
+		b.grant(false, 4, 20000, 0)
+		third := b.grant(false, 6, 20000, 0)
+		rep := b.check("linux-2024", "HOMA-GRANT-006", "max_overcommit=2")
+		wantViolations(t, rep, "HOMA-GRANT-006", third)
+		if !strings.Contains(rep.Violations[0].Why, "is 3, above the limit 2") {
+			t.Errorf("reason %q", rep.Violations[0].Why)
+		}
+
+		// max_overcommit 1, grants alternating between two messages: the
+		// message granted may already have had GRANTs (and be caught up)
+		// and still count once this GRANT is out.
+		b = newTrace(t, wire.Version2024)
+		b.message(true, 2, 100000, 0, 10000, 10000, 4)
+		b.message(true, 4, 100000, 0, 10000, 10000, 4)
+		b.grant(false, 2, 20000, 0)
+		b.message(true, 2, 100000, 10000, 21392, 10000, 0)
+		b.grant(false, 4, 20000, 0)
+		b.message(true, 4, 100000, 10000, 21392, 10000, 0)
+		b.grant(false, 2, 31392, 0)
+		both := b.grant(false, 4, 31392, 0) // RPC 2 still has 10000 bytes outstanding
+		rep = b.check("linux-2024", "HOMA-GRANT-006", "max_overcommit=1")
+		wantViolations(t, rep, "HOMA-GRANT-006", both)
+	})
+}
+
+// TestGrant007ScheduledPriority: SRPT GRANTs use levels 0..max_sched_prio.
+// The violation reproduces BR-10 (@e3cce74, @0fa4c1b): a GRANT to an RPC
+// outside the active set (rank -1) gets homa_grant_priority(rank -1) =
+// max_sched_prio + 1, i.e. level 4, above every scheduled level.
+func TestGrant007ScheduledPriority(t *testing.T) {
+	t.Run("clean", func(t *testing.T) {
+		// main, five active 1 MB requests: ranks 0..4 get levels
+		// max(0, min(3, 5-1) - rank) = 3, 2, 1, 0, 0; and a FIFO GRANT
+		// at num_priorities-2 = 6.
+		b := newTrace(t, wire.VersionCurrent)
+		for i, p := range []uint8{3, 2, 1, 0, 0} {
+			cid := uint64(2 + 2*i)
+			b.message(true, cid, 1000000, 0, 40000, 40000, 4)
+			b.grant(false, cid, 106666, p)
+		}
+		b.grant(false, 2, 156666, 6) // FIFO grant to the oldest
+		wantClean(t, b.check("linux", "HOMA-GRANT-007"), "HOMA-GRANT-007")
+
+		b = newTrace(t, wire.Version2024)
+		b.xferRequest(2, 100000, 10000, 10000, 4, 0)
+		wantClean(t, b.check("linux-2024", "HOMA-GRANT-007"), "HOMA-GRANT-007")
+	})
+	t.Run("violation", func(t *testing.T) {
+		b := newTrace(t, wire.VersionCurrent)
+		for i, p := range []uint8{3, 2, 1, 0, 0} {
+			cid := uint64(2 + 2*i)
+			b.message(true, cid, 1000000, 0, 40000, 40000, 4)
+			b.grant(false, cid, 106666, p)
+		}
+		b.message(true, 12, 1000000, 0, 40000, 40000, 4) // sixth, not active
+		br10 := b.grant(false, 12, 106666, 4)            // rank -1: level 4
+		top := b.grant(false, 2, 173332, 7)
+		rep := b.check("linux", "HOMA-GRANT-007")
+		wantViolations(t, rep, "HOMA-GRANT-007", br10, top)
+
+		// linux_6.1.38 has no FIFO grants: level 6 is a violation there.
+		b = newTrace(t, wire.Version2024)
+		b.message(true, 2, 100000, 0, 10000, 10000, 4)
+		fifo := b.grant(false, 2, 20000, 6)
+		rep = b.check("linux-2024", "HOMA-GRANT-007")
+		wantViolations(t, rep, "HOMA-GRANT-007", fifo)
+	})
+}
+
+// TestGrant008ScheduledDataAtGrantPriority: scheduled DATA goes out at a
+// priority some GRANT for the message carried.
+func TestGrant008ScheduledDataAtGrantPriority(t *testing.T) {
+	t.Run("clean", func(t *testing.T) {
+		b := newTrace(t, wire.Version2024)
+		b.message(true, 2, 100000, 0, 10000, 10000, 4)
+		b.grant(false, 2, 20000, 1)
+		b.message(true, 2, 100000, 10000, 21392, 10000, 1)
+		b.grant(false, 2, 31392, 0) // a shorter message arrived: level drops
+		b.message(true, 2, 100000, 21392, 32816, 10000, 0)
+		// A retransmission of a scheduled packet goes at the RESEND's
+		// level 7 and is not judged by this rule.
+		b.after(5 * time.Millisecond)
+		b.resend(false, 2, 31392, 1424, 7) // [31392, 32816) was lost
+		b.data(true, 2, 100000, 31392, 1424, 7, func(f *wire.DataFields) {
+			f.Retransmit, f.SegOffset, f.Incoming = 1, 31392, 32816
+		})
+		wantClean(t, b.check("linux-2024", "HOMA-GRANT-008"), "HOMA-GRANT-008")
+
+		b = newTrace(t, wire.VersionCurrent)
+		b.xferRequest(2, 500000, 40000, 200000, 4, 0)
+		wantClean(t, b.check("linux", "HOMA-GRANT-008"), "HOMA-GRANT-008")
+	})
+	t.Run("violation", func(t *testing.T) {
+		// The sender keeps the unscheduled level 4 for scheduled data.
+		b := newTrace(t, wire.Version2024)
+		b.message(true, 2, 100000, 0, 10000, 10000, 4)
+		b.grant(false, 2, 20000, 0)
+		bad := b.message(true, 2, 100000, 10000, 21392, 10000, 4)
+		rep := b.check("linux-2024", "HOMA-GRANT-008")
+		wantViolations(t, rep, "HOMA-GRANT-008", bad...)
+		if !strings.Contains(rep.Violations[0].Why, "priority 4; the GRANTs for it carried {0}") {
+			t.Errorf("reason %q", rep.Violations[0].Why)
+		}
+	})
+}

@@ -1,0 +1,101 @@
+package spec
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/homatest/homatest/spec/wire"
+)
+
+// swapHosts makes the builder's server host the client and vice versa
+// (both hosts run a client socket on their first default port 32768 and a
+// server socket bound to 4000), so the next packets belong to RPCs that
+// the other host started.
+func (b *traceBuilder) swapHosts() { b.client, b.server = b.server, b.client }
+
+// rpcRoundTrip plays one small RPC: request DATA, response DATA, ACK.
+func (b *traceBuilder) rpcRoundTrip(cid uint64, reqLen, respLen uint32) {
+	b.message(true, cid, reqLen, 0, reqLen, 40000, 6)
+	b.after(20 * time.Microsecond)
+	b.message(false, cid, respLen, 0, respLen, 40000, 6)
+	b.after(20 * time.Microsecond)
+}
+
+// TestID001RoleBit: the two directions of an RPC differ in bit 0 of
+// sender_id only.
+func TestID001RoleBit(t *testing.T) {
+	t.Run("clean", func(t *testing.T) {
+		b := newTrace(t, wire.VersionCurrent)
+		b.cutoffs(false, 2, 1)
+		b.rpcRoundTrip(2, 1000, 3000)
+		b.resend(true, 4, 0, wire.ResendAll, 7) // client asks for a response not started
+		b.ctl(false, 4, wire.TypeBusy)
+		b.ctl(false, 2, wire.TypeNeedAck)
+		b.ack(2)
+		// The other host is a client too: its id counter also starts at
+		// 2, so it sends its own RPCs 2 and 4 to our server socket. Legal:
+		// different sockets (32768 → 4000 the other way round).
+		b.swapHosts()
+		b.rpcRoundTrip(2, 500, 500)
+		b.rpcRoundTrip(4, 500, 500)
+		b.ctl(true, 0, wire.TypeFreeze) // debugging FREEZE: sender_id 0
+		rep := b.check("linux", "HOMA-ID-001")
+		wantClean(t, rep, "HOMA-ID-001")
+	})
+	t.Run("violation", func(t *testing.T) {
+		b := newTrace(t, wire.VersionCurrent)
+		req := b.data(true, 4, 1000, 0, 1000, 6, nil)
+		// The server answers with the client's even id instead of id+1.
+		echo := b.emit(false, 6, &wire.DataFields{Common: wire.CommonFields{SenderID: 4, Sequence: 0},
+			MessageLength: 500, Incoming: 500, CutoffVersion: 1, SegOffset: wire.SegOffsetInSequence, Payload: make([]byte, 500)}, nil)
+		// A client asks for its response with the server's (odd) id.
+		b.data(true, 6, 1000, 0, 1000, 6, nil)
+		odd := b.emit(true, 7, &wire.ResendFields{Common: wire.CommonFields{SenderID: 7}, Offset: 0, Length: wire.ResendAll, Priority: 7}, nil)
+		rep := b.check("linux", "HOMA-ID-001")
+		wantViolations(t, rep, "HOMA-ID-001", echo, odd)
+		if f := rep.Violations[0].Frames; len(f) != 1 || f[0] != req {
+			t.Errorf("violation names frames %v, want the request's first frame %d", f, req)
+		}
+		if why := rep.Violations[0].Why; !strings.Contains(why, "sender_id 4 has the role bit of the client") {
+			t.Errorf("reason %q", why)
+		}
+	})
+}
+
+// TestID002RequestPort: requests never go to port 0; a request to a port
+// from 32768 up is inconclusive on main (legal with SO_HOMA_SERVER) and
+// legal on linux_6.1.38 (every socket serves).
+func TestID002RequestPort(t *testing.T) {
+	t.Run("clean", func(t *testing.T) {
+		b := newTrace(t, wire.VersionCurrent)
+		b.rpcRoundTrip(2, 100, 100)
+		b.xferRequest(4, 100000, 40000, 200000, 4, 0)
+		wantClean(t, b.check("linux", "HOMA-ID-002"), "HOMA-ID-002")
+
+		b = newTrace(t, wire.Version2024)
+		b.sport = 32769 // the server socket never called bind()
+		b.rpcRoundTrip(2, 100, 100)
+		rep := b.check("linux-2024", "HOMA-ID-002")
+		wantClean(t, rep, "HOMA-ID-002")
+	})
+	t.Run("violation", func(t *testing.T) {
+		b := newTrace(t, wire.VersionCurrent)
+		b.rpcRoundTrip(2, 100, 100)
+		b.sport = 0
+		zero := b.message(true, 4, 3000, 0, 3000, 40000, 6) // every packet to port 0 violates
+		rep := b.check("linux", "HOMA-ID-002")
+		wantViolations(t, rep, "HOMA-ID-002", zero...)
+	})
+	t.Run("inconclusive", func(t *testing.T) {
+		b := newTrace(t, wire.VersionCurrent)
+		b.sport = 40000 // SO_HOMA_SERVER on an unbound socket, or a misdirected request
+		first := b.message(true, 2, 3000, 0, 3000, 40000, 6)
+		rep := b.check("linux", "HOMA-ID-002")
+		wantInconclusive(t, rep, "HOMA-ID-002", first[0])
+		if len(rep.Inconclusive) != 1 {
+			t.Errorf("inconclusive %v, want one finding per RPC", rep.Inconclusive)
+		}
+		wantViolations(t, rep, "HOMA-ID-002")
+	})
+}

@@ -1,0 +1,223 @@
+package spec
+
+import (
+	"strings"
+	"testing"
+)
+
+// ruleIDs returns the IDs of rules.
+func ruleIDs(rules []*Rule) []string {
+	out := make([]string, len(rules))
+	for i, r := range rules {
+		out[i] = r.ID
+	}
+	return out
+}
+
+// TestRulesValidate: every rule of every area validates, IDs are unique
+// and sorted, and every profile a rule names exists.
+func TestRulesValidate(t *testing.T) {
+	rules := Rules()
+	if len(rules) == 0 {
+		t.Fatal("no rules")
+	}
+	areas := map[string]bool{}
+	for i, r := range rules {
+		if err := r.Validate(); err != nil {
+			t.Errorf("%s: %v", r.ID, err)
+		}
+		if i > 0 && rules[i-1].ID >= r.ID {
+			t.Errorf("rules out of order or duplicated: %s before %s", rules[i-1].ID, r.ID)
+		}
+		for _, p := range r.Profiles {
+			if _, err := LookupProfile(p); err != nil {
+				t.Errorf("%s names profile %q: %v", r.ID, p, err)
+			}
+		}
+		if r.Area() == "" {
+			t.Errorf("%s: no area", r.ID)
+		}
+		areas[r.Area()] = true
+	}
+	// One area per rules_<area>.go file.
+	for _, a := range []string{"wire", "id", "unsched", "grant"} {
+		if !areas[a] {
+			t.Errorf("no rules in area %q", a)
+		}
+	}
+	// Each area function on its own holds distinct IDs of its own area.
+	for _, f := range ruleSets {
+		seen := map[string]bool{}
+		for _, r := range f() {
+			if seen[r.ID] {
+				t.Errorf("duplicate rule ID %s", r.ID)
+			}
+			seen[r.ID] = true
+		}
+	}
+}
+
+// TestRuleValidateRejects: Validate catches the malformed rules Rules()
+// would panic on.
+func TestRuleValidateRejects(t *testing.T) {
+	good := func() *Rule {
+		return &Rule{ID: "HOMA-TEST-001", Level: Must, Statement: "s", Source: "src", Property: Each{Check: nil}}
+	}
+	if err := good().Validate(); err != nil {
+		t.Fatalf("good rule: %v", err)
+	}
+	for name, mod := range map[string]func(*Rule){
+		"id":       func(r *Rule) { r.ID = "HOMA-TEST-1" },
+		"lower id": func(r *Rule) { r.ID = "homa-test-001" },
+		"level":    func(r *Rule) { r.Level = 0 },
+		"stmt":     func(r *Rule) { r.Statement = "" },
+		"source":   func(r *Rule) { r.Source = "" },
+		"property": func(r *Rule) { r.Property = nil },
+		"profile":  func(r *Rule) { r.Profiles = []string{"linux", "bsd"} },
+	} {
+		r := good()
+		mod(r)
+		if err := r.Validate(); err == nil {
+			t.Errorf("%s: Validate accepted %+v", name, r)
+		}
+	}
+}
+
+// The IDs this package's tests cover (rules_wire/id/unsched/grant.go).
+var (
+	wireIDs    = []string{"HOMA-WIRE-001", "HOMA-WIRE-002", "HOMA-WIRE-003", "HOMA-WIRE-004", "HOMA-WIRE-005", "HOMA-WIRE-006", "HOMA-WIRE-007", "HOMA-WIRE-008"}
+	grantIDs   = []string{"HOMA-GRANT-001", "HOMA-GRANT-002", "HOMA-GRANT-003", "HOMA-GRANT-004", "HOMA-GRANT-005", "HOMA-GRANT-006", "HOMA-GRANT-007", "HOMA-GRANT-008"}
+	idIDs      = []string{"HOMA-ID-001", "HOMA-ID-002"}
+	unschedIDs = []string{"HOMA-UNSCHED-001", "HOMA-UNSCHED-002"}
+)
+
+func wantIDs(t *testing.T, got []*Rule, want []string) {
+	t.Helper()
+	if g := strings.Join(ruleIDs(got), ","); g != strings.Join(want, ",") {
+		t.Errorf("selected %s, want %s", g, strings.Join(want, ","))
+	}
+}
+
+// TestSelectGlobs: path.Match globs, comma lists, any case, blanks around
+// the commas.
+func TestSelectGlobs(t *testing.T) {
+	all := Rules()
+	sel := func(globs string) []*Rule {
+		t.Helper()
+		rs, err := Select(all, globs, 0, "linux")
+		if err != nil {
+			t.Fatalf("Select(%q): %v", globs, err)
+		}
+		return rs
+	}
+	wantIDs(t, sel("HOMA-GRANT-*"), grantIDs)
+	wantIDs(t, sel("HOMA-WIRE-*"), wireIDs)
+	wantIDs(t, sel("homa-grant-*"), grantIDs)
+	wantIDs(t, sel("Homa-Unsched-00?"), unschedIDs)
+	wantIDs(t, sel("HOMA-ID-*,HOMA-UNSCHED-*"), append(append([]string{}, idIDs...), unschedIDs...))
+	wantIDs(t, sel(" homa-wire-008 , HOMA-WIRE-00[12]"), []string{"HOMA-WIRE-001", "HOMA-WIRE-002", "HOMA-WIRE-008"})
+	wantIDs(t, sel("HOMA-GRANT-003,HOMA-GRANT-00*"), grantIDs) // overlapping globs select once
+	if got := sel(""); len(got) != len(all) {
+		t.Errorf("empty glob selected %d of %d rules", len(got), len(all))
+	}
+}
+
+// TestSelectErrors: a glob matching no rule, or a malformed one, is an
+// error naming it.
+func TestSelectErrors(t *testing.T) {
+	all := Rules()
+	for _, globs := range []string{"HOMA-NOPE-*", "HOMA-GRANT-*,HOMA-GRANT-999", "GRANT-*", "HOMA-[", "HOMA-GRANT-*,"} {
+		rs, err := Select(all, globs, 0, "linux")
+		if err == nil {
+			t.Errorf("Select(%q) = %v, want an error", globs, ruleIDs(rs))
+			continue
+		}
+		if !strings.Contains(err.Error(), "pattern") {
+			t.Errorf("Select(%q): error %q does not name the pattern", globs, err)
+		}
+	}
+}
+
+// TestSelectLevel: Must selects only MUST rules; Should (or 0) selects
+// MUST and SHOULD.
+func TestSelectLevel(t *testing.T) {
+	all := Rules()
+	must, err := Select(all, "HOMA-GRANT-*", Must, "linux")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range must {
+		if r.Level != Must {
+			t.Errorf("Must selected %s (%v)", r.ID, r.Level)
+		}
+	}
+	var wantMust []string
+	for _, id := range grantIDs {
+		if id != "HOMA-GRANT-006" { // the SHOULD rule
+			wantMust = append(wantMust, id)
+		}
+	}
+	wantIDs(t, must, wantMust)
+	should, err := Select(all, "HOMA-GRANT-*", Should, "linux")
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantIDs(t, should, grantIDs)
+	everyMust, _ := Select(all, "", Must, "linux")
+	everyAny, _ := Select(all, "", 0, "linux")
+	nShould := 0
+	for _, r := range everyAny {
+		if r.Level == Should {
+			nShould++
+		}
+	}
+	if nShould == 0 || len(everyMust) != len(everyAny)-nShould {
+		t.Errorf("Must selected %d of %d rules, %d of them SHOULD", len(everyMust), len(everyAny), nShould)
+	}
+}
+
+// TestSelectProfile: rules outside a profile are dropped without error:
+// upstream has no GRANT (nor unscheduled limit, priorities, or the
+// TCP-imitation marks); only main sets control doff 0x50.
+func TestSelectProfile(t *testing.T) {
+	all := Rules()
+	up, err := Select(all, "HOMA-GRANT-*", 0, "upstream")
+	if err != nil || len(up) != 0 {
+		t.Errorf("upstream GRANT rules: %v, %v; want none and no error", ruleIDs(up), err)
+	}
+	up, err = Select(all, "HOMA-WIRE-*,HOMA-ID-*,HOMA-UNSCHED-*", 0, "upstream")
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantIDs(t, up, []string{"HOMA-ID-001", "HOMA-ID-002", "HOMA-WIRE-001", "HOMA-WIRE-002", "HOMA-WIRE-003", "HOMA-WIRE-008"})
+	for _, r := range all {
+		if r.Area() == "grant" && r.AppliesTo("upstream") {
+			t.Errorf("%s applies to upstream, which has no GRANT", r.ID)
+		}
+	}
+	l24, err := Select(all, "HOMA-WIRE-*", 0, "linux-2024")
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantIDs(t, l24, []string{"HOMA-WIRE-001", "HOMA-WIRE-002", "HOMA-WIRE-003", "HOMA-WIRE-004", "HOMA-WIRE-006", "HOMA-WIRE-007", "HOMA-WIRE-008"})
+	g24, _ := Select(all, "HOMA-GRANT-*", 0, "linux-2024")
+	wantIDs(t, g24, grantIDs)
+
+	// NewChecker drops rules of other profiles too, so the report has
+	// no entry for them.
+	c := NewChecker("upstream", profileForTest(t, "upstream").Params, all)
+	for _, rr := range c.Finish().Rules {
+		if strings.HasPrefix(rr.ID, "HOMA-GRANT-") {
+			t.Errorf("upstream report holds %s", rr.ID)
+		}
+	}
+}
+
+func profileForTest(t *testing.T, name string) Profile {
+	t.Helper()
+	p, err := LookupProfile(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
