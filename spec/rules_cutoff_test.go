@@ -1,0 +1,94 @@
+package spec
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/homatest/homatest/spec/wire"
+)
+
+// TestCutoff001EchoesVersion: first contact on main. The client's first
+// DATA carries version 0; once the server's CUTOFFS (version 1) is out,
+// DATA already in flight may still carry 0 (within the slack), and every
+// later DATA, retransmissions included, carries 1.
+func TestCutoff001EchoesVersion(t *testing.T) {
+	b := newTrace(t, wire.VersionCurrent)
+	b.dataVersion(true, 2, 100, 0, 100, 6, 0) // no CUTOFFS yet: not judged
+	b.after(20*time.Microsecond).cutoffs(false, 2, 1)
+	b.after(500*time.Microsecond).dataVersion(true, 4, 100, 0, 100, 6, 0) // queued before the CUTOFFS arrived
+	b.after(3*time.Millisecond).data(true, 6, 3000, 0, 1424, 5, nil)
+	b.data(true, 6, 3000, 2848, 152, 5, nil) // [1424, 2848) lost
+	b.after(5*time.Millisecond).resend(false, 6, 1424, 1424, 7)
+	b.after(30*time.Microsecond).resent(true, 6, 3000, 1424, 1424, 7)
+	b.dataVersion(false, 4, 100, 0, 100, 6, 0) // the server has no CUTOFFS from the client: not judged
+	rep := b.check("linux", "HOMA-CUTOFF-001")
+	wantClean(t, rep, "HOMA-CUTOFF-001")
+	wantCounts(t, rep, "HOMA-CUTOFF-001", 4, 4, 0, 0)
+}
+
+// TestCutoff001StaleVersionAfterCutoffs: a sysctl write on the server bumps
+// its cutoff_version to 2; the client keeps sending version 1 after the
+// CUTOFFS (and after the repeat) reached it.
+func TestCutoff001StaleVersionAfterCutoffs(t *testing.T) {
+	b := newTrace(t, wire.VersionCurrent)
+	b.data(true, 2, 100, 0, 100, 7, nil)
+	b.after(time.Millisecond).data(true, 4, 100, 0, 100, 7, nil)
+	cut := b.after(20*time.Microsecond).cutoffs(false, 4, 2)
+	b.after(480*time.Microsecond).data(true, 6, 100, 0, 100, 7, nil) // in flight
+	stale := b.after(4520*time.Microsecond).data(true, 8, 100, 0, 100, 7, nil)
+	cut2 := b.after(20*time.Microsecond).cutoffs(false, 8, 2)
+	stale2 := b.after(5*time.Millisecond).data(true, 10, 100, 0, 100, 7, nil)
+	rep := b.check("linux", "HOMA-CUTOFF-001")
+	wantViolations(t, rep, "HOMA-CUTOFF-001", stale, stale2)
+	wantCounts(t, rep, "HOMA-CUTOFF-001", 3, 1, 2, 0)
+	f := rep.Violations[0]
+	if len(f.Frames) != 1 || f.Frames[0] != cut || f.Why != "DATA carries cutoff_version 1, 5ms after CUTOFFS version 2 from 198.18.0.2 (frame 3)" {
+		t.Errorf("finding %+v: want the CUTOFFS frame %d", f, cut)
+	}
+	if f := rep.Violations[1]; len(f.Frames) != 1 || f.Frames[0] != cut2 {
+		t.Errorf("finding %+v: want the latest CUTOFFS frame %d", f, cut2)
+	}
+}
+
+// TestCutoff002CutoffsOnStaleVersion: each direction's first DATA carries
+// version 0 (fresh peers) and is answered by a CUTOFFS; DATA still in
+// flight right after it triggers nothing more.
+func TestCutoff002CutoffsOnStaleVersion(t *testing.T) {
+	b := newTrace(t, wire.VersionCurrent)
+	for off := uint32(0); off < 10000; off += 1424 { // a fresh peer: version 0, level 6
+		b.dataVersion(true, 2, 10000, off, int(min(1424, 10000-off)), 6, 0)
+	}
+	b.after(20*time.Microsecond).cutoffs(false, 2, 1)
+	b.after(10*time.Microsecond).dataVersion(true, 4, 100, 0, 100, 6, 0) // in flight
+	b.after(200*time.Microsecond).dataVersion(false, 2, 100, 0, 100, 6, 0)
+	b.after(30*time.Microsecond).cutoffs(true, 2, 1)
+	b.after(time.Millisecond).data(true, 6, 100, 0, 100, 7, nil) // up to date
+	rep := b.check("linux", "HOMA-CUTOFF-002")
+	wantClean(t, rep, "HOMA-CUTOFF-002")
+	wantCounts(t, rep, "HOMA-CUTOFF-002", 2, 2, 0, 0) // one obligation per direction
+	// linux_6.1.38 behaves the same.
+	b2 := newTrace(t, wire.Version2024)
+	b2.dataVersion(true, 2, 100, 0, 100, 6, 0)
+	b2.after(20*time.Microsecond).cutoffs(false, 2, 1)
+	wantClean(t, b2.check("linux-2024", "HOMA-CUTOFF-002"), "HOMA-CUTOFF-002")
+}
+
+// TestCutoff002NoCutoffs: the server never answers the client's stale
+// version with CUTOFFS. More stale DATA does not postpone the deadline of
+// the first; the last one is still open when the capture ends.
+func TestCutoff002NoCutoffs(t *testing.T) {
+	b := newTrace(t, wire.VersionCurrent)
+	first := b.dataVersion(true, 2, 100, 0, 100, 6, 0)
+	b.after(100*time.Microsecond).dataVersion(false, 2, 100, 0, 100, 6, 0) // stale the other way ...
+	b.after(20*time.Microsecond).cutoffs(true, 2, 1)                       // ... answered
+	b.after(10*time.Millisecond).dataVersion(true, 4, 100, 0, 100, 6, 0)
+	last := b.after(15*time.Millisecond).dataVersion(true, 6, 100, 0, 100, 6, 0)
+	rep := b.check("linux", "HOMA-CUTOFF-002")
+	wantViolations(t, rep, "HOMA-CUTOFF-002", first)
+	wantInconclusive(t, rep, "HOMA-CUTOFF-002", last)
+	wantCounts(t, rep, "HOMA-CUTOFF-002", 3, 1, 1, 1)
+	if f := rep.Violations[0]; !strings.HasPrefix(f.Why, "no CUTOFFS from 198.18.0.2 to 198.18.0.1 within 20ms") {
+		t.Errorf("why %q", f.Why)
+	}
+}

@@ -1,0 +1,479 @@
+package spec
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/homatest/homatest/spec/wire"
+)
+
+// Timers in profile linux: tick 1 ms, resend_ticks 5, slack 2 ms, so a
+// RESEND needs ≥ 2 ms of silence; response_timeout 20 ms.
+
+// longComputation plays RTX-07 on main: a 100-byte request, then a server
+// computation during which the client's RESEND {0, -1} is answered by BUSY
+// every ~5 ms, then the response, NEED_ACK and ACK. It returns the RESENDs.
+func (b *traceBuilder) longComputation(cid uint64, rounds int) []int {
+	var rs []int
+	b.data(true, cid, 100, 0, 100, 7, nil)
+	for range rounds {
+		rs = append(rs, b.after(5*time.Millisecond).resend(true, cid, 0, wire.ResendAll, 7))
+		b.after(50*time.Microsecond).ctl(false, cid, wire.TypeBusy)
+	}
+	b.after(3*time.Millisecond).data(false, cid, 100, 0, 100, 7, nil)
+	b.after(2*time.Millisecond).ctl(false, cid, wire.TypeNeedAck)
+	b.after(30 * time.Microsecond).ack(cid)
+	return rs
+}
+
+// lostPacket plays a 3000-byte request on main whose packet [1424, 2848)
+// is lost: the server RESENDs it after 5 ticks and the client retransmits
+// it at the RESEND's priority. It returns the RESEND and the
+// retransmission.
+func (b *traceBuilder) lostPacket(cid uint64) (resend, retx int) {
+	b.data(true, cid, 3000, 0, 1424, 5, nil)
+	b.data(true, cid, 3000, 2848, 152, 5, nil)
+	resend = b.after(5*time.Millisecond).resend(false, cid, 1424, 1424, 7)
+	retx = b.after(30*time.Microsecond).resent(true, cid, 3000, 1424, 1424, 7)
+	return resend, retx
+}
+
+// clientRestart plays RTX-09 on main: the server lost a 3000-byte request (it
+// restarted), the client's RESEND {0, -1} gets RPC_UNKNOWN and the client
+// retransmits the request from offset 0 at its unscheduled priority 5 with
+// retransmit=1; the server then answers. It returns the RPC_UNKNOWN.
+func (b *traceBuilder) clientRestart(cid uint64) int {
+	b.message(true, cid, 3000, 0, 3000, 3000, 5)
+	b.after(5*time.Millisecond).resend(true, cid, 0, wire.ResendAll, 7)
+	unknown := b.after(40*time.Microsecond).ctl(false, cid, wire.TypeRPCUnknown)
+	b.after(30 * time.Microsecond)
+	for off := uint32(0); off < 3000; off += 1424 {
+		b.data(true, cid, 3000, off, int(min(1424, 3000-off)), 5, func(f *wire.DataFields) {
+			f.Retransmit, f.SegOffset, f.Incoming = 1, off, 3000 // incoming = tx_end
+		})
+	}
+	b.after(time.Millisecond).data(false, cid, 100, 0, 100, 7, nil)
+	return unknown
+}
+
+// TestResend001SilenceBeforeResend: RESENDs from a client waiting on a long
+// server computation (each 5 ms after the request or the last BUSY) and
+// from a server missing a request packet (5 ms after the last DATA).
+func TestResend001SilenceBeforeResend(t *testing.T) {
+	b := newTrace(t, wire.VersionCurrent)
+	b.longComputation(2, 4)
+	b.lostPacket(4)
+	rep := b.check("linux", "HOMA-RESEND-001")
+	wantClean(t, rep, "HOMA-RESEND-001")
+	wantCounts(t, rep, "HOMA-RESEND-001", 5, 5, 0, 0)
+}
+
+// TestResend001GrantWhileGapOpen: a 200000-byte request on main with a lost
+// unscheduled packet. The server's FIFO grant (level 6) 0.5 ms before its
+// resend round does not restart the silence, because the server is still
+// missing granted bytes; the round is a gap RESEND and a tail RESEND for
+// the newly granted bytes, 5 ms after the last DATA.
+func TestResend001GrantWhileGapOpen(t *testing.T) {
+	b := newTrace(t, wire.VersionCurrent)
+	b.message(true, 2, 200000, 0, 2848, 40000, 4)
+	b.message(true, 2, 200000, 4272, 40000, 40000, 4) // [2848, 4272) lost
+	b.after(10*time.Microsecond).grant(false, 2, 120000, 0)
+	b.after(10*time.Microsecond).message(true, 2, 200000, 40000, 120000, 40000, 0)
+	b.after(4480*time.Microsecond).grant(false, 2, 170000, 6)      // FIFO grant; the client is stalled
+	b.after(500*time.Microsecond).resend(false, 2, 2848, 1424, 7)  // the gap, first
+	b.after(5*time.Microsecond).resend(false, 2, 120000, 50000, 7) // the tail, same round
+	b.after(30*time.Microsecond).resent(true, 2, 200000, 2848, 1424, 7)
+	b.message(true, 2, 200000, 120000, 170000, 40000, 6)
+	rep := b.check("linux", "HOMA-RESEND-001")
+	wantClean(t, rep, "HOMA-RESEND-001")
+	wantCounts(t, rep, "HOMA-RESEND-001", 2, 2, 0, 0)
+}
+
+// TestResend001CaughtUpGrantThenResend: the server has all of U, grants
+// more 3 ms later (the message was promoted when another completed), the
+// client stays silent, and the server RESENDs the granted bytes 4.6 ms
+// after its GRANT: silent_ticks counts from the GRANT. The client answers
+// BUSY (RTX-06: nothing of it sent yet).
+func TestResend001CaughtUpGrantThenResend(t *testing.T) {
+	b := newTrace(t, wire.VersionCurrent)
+	b.message(true, 2, 100000, 0, 40000, 40000, 4)
+	b.after(3*time.Millisecond).grant(false, 2, 80000, 0)
+	b.after(4600*time.Microsecond).resend(false, 2, 40000, 40000, 7)
+	b.after(30*time.Microsecond).ctl(true, 2, wire.TypeBusy)
+	wantClean(t, b.check("linux", "HOMA-RESEND-001"), "HOMA-RESEND-001")
+}
+
+// TestResend001ResendRightAfterGrant reproduces BR-18 (@bf69583): a
+// receiver whose silence counter kept running while it had received all it
+// granted sends a GRANT and, at the next tick, a RESEND for the bytes the
+// GRANT just authorised, although the sender could not have sent them yet.
+// Second case: the RESEND follows a GRANT that incoming DATA triggered.
+func TestResend001ResendRightAfterGrant(t *testing.T) {
+	b := newTrace(t, wire.VersionCurrent)
+	b.message(true, 2, 100000, 0, 40000, 40000, 4)
+	grant := b.after(6*time.Millisecond).grant(false, 2, 80000, 0) // the last DATA was 6 ms ago
+	early := b.after(20*time.Microsecond).resend(false, 2, 40000, 40000, 7)
+	b.after(30*time.Microsecond).message(true, 2, 100000, 40000, 80000, 40000, 0)
+	b.after(10*time.Microsecond).grant(false, 2, 100000, 0)
+	early2 := b.after(20*time.Microsecond).resend(false, 2, 80000, 20000, 7)
+	b.after(30*time.Microsecond).message(true, 2, 100000, 80000, 100000, 40000, 0)
+	rep := b.check("linux", "HOMA-RESEND-001")
+	wantViolations(t, rep, "HOMA-RESEND-001", early, early2)
+	f := rep.Violations[0]
+	if len(f.Frames) != 1 || f.Frames[0] != grant || !strings.Contains(f.Why, "RESEND 20µs after its own GRANT (frame 30) authorised the bytes it asks for") {
+		t.Errorf("finding %+v: want the GRANT frame %d", f, grant)
+	}
+}
+
+// TestResend001BufferWakeup: on main a receiver that had no buffer space
+// for a message sends RESEND {0, -1} at level num_priorities-2 as soon as
+// space appears (GRANT-10), whatever the silence; the sender retransmits at
+// that level. A timer RESEND (level 7) at the same moment is too early.
+func TestResend001BufferWakeup(t *testing.T) {
+	for _, c := range []struct {
+		prio uint8
+		bad  bool
+	}{{6, false}, {7, true}} {
+		b := newTrace(t, wire.VersionCurrent)
+		b.message(true, 2, 10000, 0, 10000, 10000, 5) // dropped: no buffer
+		r := b.after(time.Millisecond).resend(false, 2, 0, wire.ResendAll, c.prio)
+		b.after(30 * time.Microsecond)
+		for off := uint32(0); off < 10000; off += 1424 {
+			b.resent(true, 2, 10000, off, int(min(1424, 10000-off)), c.prio)
+		}
+		rep := b.check("linux", "HOMA-RESEND-*")
+		if c.bad {
+			wantViolations(t, rep, "HOMA-RESEND-001", r)
+			continue
+		}
+		wantCounts(t, rep, "HOMA-RESEND-001", 0, 0, 0, 0) // not a timer RESEND
+		for _, id := range []string{"HOMA-RESEND-002", "HOMA-RESEND-003", "HOMA-RESEND-004"} {
+			wantClean(t, rep, id)
+		}
+	}
+}
+
+// TestResend001EarlyResendUnknown reproduces BR-19 (@7f02e35): the client
+// RESENDs 1 ms after its request, before the server has processed it; the
+// server answers RPC_UNKNOWN, the client restarts, and the server runs the
+// request twice (two responses from offset 0). The early RESEND is the
+// violation; the RPC_UNKNOWN and the restart are what HomaModule does with
+// a RESEND it cannot place, so HOMA-RESEND-006 and -007 hold.
+func TestResend001EarlyResendUnknown(t *testing.T) {
+	b := newTrace(t, wire.VersionCurrent)
+	b.data(true, 2, 100, 0, 100, 7, nil)
+	early := b.after(time.Millisecond).resend(true, 2, 0, wire.ResendAll, 7)
+	b.after(50*time.Microsecond).ctl(false, 2, wire.TypeRPCUnknown)
+	b.after(50*time.Microsecond).resent(true, 2, 100, 0, 100, 7)
+	b.after(200*time.Microsecond).data(false, 2, 100, 0, 100, 7, nil)
+	b.after(200*time.Microsecond).data(false, 2, 100, 0, 100, 7, nil) // executed again
+	rep := b.check("linux", "HOMA-RESEND-*")
+	wantViolations(t, rep, "HOMA-RESEND-001", early)
+	if f := rep.Violations[0]; !strings.HasPrefix(f.Why, "RESEND 1ms after the RPC's first packet; resend_ticks 5") {
+		t.Errorf("why %q", f.Why)
+	}
+	for _, id := range []string{"HOMA-RESEND-002", "HOMA-RESEND-003", "HOMA-RESEND-006", "HOMA-RESEND-007"} {
+		wantClean(t, rep, id)
+	}
+}
+
+// TestResend001NoHistory: a RESEND for an RPC the capture has not seen
+// before, and one whose timestamp is before the packet it would count from.
+func TestResend001NoHistory(t *testing.T) {
+	b := newTrace(t, wire.VersionCurrent)
+	first := b.resend(true, 2, 0, wire.ResendAll, 7)
+	b.after(time.Second).data(true, 4, 100, 0, 100, 7, nil)
+	back := b.after(-500*time.Millisecond).resend(true, 4, 0, wire.ResendAll, 7) // clock stepped back
+	rep := b.check("linux", "HOMA-RESEND-001")
+	wantInconclusive(t, rep, "HOMA-RESEND-001", first)
+	wantInconclusive(t, rep, "HOMA-RESEND-001", back)
+	wantCounts(t, rep, "HOMA-RESEND-001", 2, 0, 0, 2)
+}
+
+// TestResend002Answered: BUSY during a long computation, a retransmission
+// for a lost packet, RPC_UNKNOWN from a server that lost the RPC.
+func TestResend002Answered(t *testing.T) {
+	b := newTrace(t, wire.VersionCurrent)
+	b.longComputation(2, 3)
+	b.lostPacket(4)
+	b.clientRestart(6)
+	rep := b.check("linux", "HOMA-RESEND-002")
+	wantClean(t, rep, "HOMA-RESEND-002")
+	wantCounts(t, rep, "HOMA-RESEND-002", 5, 5, 0, 0)
+}
+
+// TestResend002UnansweredProbe reproduces BR-23 (@fdf93eb) on linux_6.1.38:
+// the server probes a stalled client with zero-length RESENDs every 5 ms
+// and the client, having nothing to resend, answers nothing (it must send
+// BUSY). The repeated probes do not postpone the first one's deadline.
+func TestResend002UnansweredProbe(t *testing.T) {
+	b := newTrace(t, wire.Version2024)
+	b.message(true, 2, 50000, 0, 10000, 10000, 4)
+	b.after(10*time.Microsecond).grant(false, 2, 20000, 0)
+	first := b.after(5*time.Millisecond).resend(false, 2, 10000, 0, 7)
+	for range 3 {
+		b.after(5*time.Millisecond).resend(false, 2, 10000, 0, 7)
+	}
+	last := b.after(5500*time.Microsecond).resend(false, 2, 10000, 0, 7) // 20.5 ms after the first
+	rep := b.check("linux-2024", "HOMA-RESEND-002")
+	wantViolations(t, rep, "HOMA-RESEND-002", first)
+	wantInconclusive(t, rep, "HOMA-RESEND-002", last)
+}
+
+// TestResend002NoReplyForDiscardedID reproduces BR-48: the sender dropped
+// a message the receiver still drives (the ns-3 model's sender timeout,
+// BR-47) and has no RPC_UNKNOWN reply, so the receiver's RESENDs (and
+// GRANTs) for the orphaned id go unanswered.
+func TestResend002NoReplyForDiscardedID(t *testing.T) {
+	b := newTrace(t, wire.VersionCurrent)
+	b.message(true, 2, 200000, 0, 40000, 40000, 4)
+	b.after(10*time.Microsecond).grant(false, 2, 100000, 0)
+	first := b.after(5*time.Millisecond).resend(false, 2, 40000, 60000, 7)
+	b.after(5*time.Millisecond).grant(false, 2, 100000, 0)
+	b.after(5*time.Millisecond).resend(false, 2, 40000, 60000, 7)
+	b.after(5*time.Millisecond).resend(false, 2, 40000, 60000, 7)
+	last := b.after(5500*time.Microsecond).resend(false, 2, 40000, 60000, 7) // 20.5 ms after the first
+	rep := b.check("linux", "HOMA-RESEND-002")
+	wantViolations(t, rep, "HOMA-RESEND-002", first)
+	wantInconclusive(t, rep, "HOMA-RESEND-002", last)
+	if f := rep.Violations[0]; !strings.HasPrefix(f.Why, "no DATA, BUSY or RPC_UNKNOWN answering the RESEND within 20ms") {
+		t.Errorf("why %q", f.Why)
+	}
+}
+
+// TestResend002LateBusy: a BUSY 25 ms after the RESEND, with nothing in
+// between, is too late.
+func TestResend002LateBusy(t *testing.T) {
+	b := newTrace(t, wire.VersionCurrent)
+	b.data(true, 2, 100, 0, 100, 7, nil)
+	r := b.after(5*time.Millisecond).resend(true, 2, 0, wire.ResendAll, 7)
+	b.after(25*time.Millisecond).ctl(false, 2, wire.TypeBusy)
+	inc := b.after(5*time.Millisecond).resend(true, 2, 0, wire.ResendAll, 7)
+	rep := b.check("linux", "HOMA-RESEND-002")
+	wantViolations(t, rep, "HOMA-RESEND-002", r)
+	wantInconclusive(t, rep, "HOMA-RESEND-002", inc)
+}
+
+// TestResend003RequestedRetransmission: retransmissions after a RESEND and
+// the client restart after RPC_UNKNOWN.
+func TestResend003RequestedRetransmission(t *testing.T) {
+	b := newTrace(t, wire.VersionCurrent)
+	b.lostPacket(2)
+	b.clientRestart(4)
+	rep := b.check("linux", "HOMA-RESEND-003")
+	wantClean(t, rep, "HOMA-RESEND-003")
+	wantCounts(t, rep, "HOMA-RESEND-003", 4, 4, 0, 0)
+}
+
+// TestResend003ResendAllGrant2024: linux_6.1.38 wakes a message that waited
+// for buffer space with a GRANT carrying resend_all; the sender retransmits
+// everything it sent (retransmit=1, at the GRANT's priority) with no
+// RESEND (homa_grant_pkt → homa_resend_data).
+func TestResend003ResendAllGrant2024(t *testing.T) {
+	b := newTrace(t, wire.Version2024)
+	b.message(true, 2, 30000, 0, 10000, 10000, 4) // dropped: no buffer
+	b.after(2*time.Millisecond).emit(false, 7, &wire.GrantFields{Common: wire.CommonFields{SenderID: sid(2, false)},
+		Offset: 20000, Priority: 0, ResendAll: 1}, nil)
+	b.after(30 * time.Microsecond)
+	for off := uint32(0); off < 10000; off += 1424 {
+		b.resent(true, 2, 30000, off, int(min(1424, 10000-off)), 0)
+	}
+	b.message(true, 2, 30000, 10000, 20000, 10000, 0)
+	rep := b.check("linux-2024", "HOMA-RESEND-003")
+	wantClean(t, rep, "HOMA-RESEND-003")
+	wantCounts(t, rep, "HOMA-RESEND-003", 8, 8, 0, 0)
+}
+
+// TestResend003UnrequestedRetransmit: a client retransmits a request packet
+// on its own (a TCP-like retransmission timer), and a server takes the
+// client's RPC_UNKNOWN (the client lost the RPC) for a restart and
+// retransmits, where HomaModule discards the RPC.
+func TestResend003UnrequestedRetransmit(t *testing.T) {
+	b := newTrace(t, wire.VersionCurrent)
+	b.data(true, 2, 3000, 0, 1424, 5, nil)
+	b.data(true, 2, 3000, 2848, 152, 5, nil)
+	own := b.after(3*time.Millisecond).resent(true, 2, 3000, 1424, 1424, 5)
+	b.data(true, 4, 3000, 0, 1424, 5, nil)
+	b.after(5*time.Millisecond).resend(false, 4, 1424, 1576, 7)
+	b.after(30*time.Microsecond).ctl(true, 4, wire.TypeRPCUnknown)
+	bogus := b.after(30*time.Microsecond).resent(false, 4, 100, 0, 100, 7)
+	rep := b.check("linux", "HOMA-RESEND-003")
+	wantViolations(t, rep, "HOMA-RESEND-003", own, bogus)
+}
+
+// TestResend003BR26OutOfScope: BR-26 (@c67deb4) — a RESEND reaching into
+// packets the sender's pacer still held; the sender sent them as
+// retransmissions and then again as first transmissions. Every
+// retransmission here follows a RESEND, so HOMA-RESEND-003 holds: the
+// fault needs a rule on retransmitted bytes (only bytes already sent once,
+// RTX-06; none sent again with retransmit=0), which no rule states yet.
+func TestResend003BR26OutOfScope(t *testing.T) {
+	b := newTrace(t, wire.VersionCurrent)
+	b.message(true, 2, 100000, 0, 40000, 40000, 4)
+	b.after(10*time.Microsecond).grant(false, 2, 80000, 0)
+	b.message(true, 2, 100000, 40000, 42848, 40000, 0) // the pacer holds the rest
+	b.after(5*time.Millisecond).resend(false, 2, 42848, 37152, 7)
+	b.after(30*time.Microsecond).resent(true, 2, 100000, 42848, 1424, 7)           // never sent before
+	b.after(100*time.Microsecond).message(true, 2, 100000, 42848, 44272, 40000, 0) // and again
+	wantClean(t, b.check("linux", "HOMA-RESEND-003"), "HOMA-RESEND-003")
+}
+
+// TestResend004RetransmitAtResendPriority: retransmissions at the RESEND's
+// level 7, at level 6 for the buffer-wakeup RESEND, and a client restart at
+// its unscheduled level after RPC_UNKNOWN although the server RESENT at 7
+// before it lost the RPC.
+func TestResend004RetransmitAtResendPriority(t *testing.T) {
+	b := newTrace(t, wire.VersionCurrent)
+	b.lostPacket(2)
+	// The server restarts; the client, waiting for its response, RESENDs,
+	// gets RPC_UNKNOWN and restarts its request at level 5.
+	b.after(5*time.Millisecond).resend(true, 2, 0, wire.ResendAll, 7)
+	b.after(40*time.Microsecond).ctl(false, 2, wire.TypeRPCUnknown)
+	b.after(30 * time.Microsecond)
+	for off := uint32(0); off < 3000; off += 1424 {
+		b.data(true, 2, 3000, off, int(min(1424, 3000-off)), 5, func(f *wire.DataFields) {
+			f.Retransmit, f.SegOffset, f.Incoming = 1, off, 3000
+		})
+	}
+	b.message(true, 4, 10000, 0, 10000, 10000, 5)
+	b.after(time.Millisecond).resend(false, 4, 0, wire.ResendAll, 6)
+	b.after(30*time.Microsecond).resent(true, 4, 10000, 0, 1424, 6)
+	rep := b.check("linux", "HOMA-RESEND-004")
+	wantClean(t, rep, "HOMA-RESEND-004")
+	wantCounts(t, rep, "HOMA-RESEND-004", 2, 2, 0, 0) // the restart is not judged
+}
+
+// TestResend004WrongPriority: a lost scheduled packet retransmitted at the
+// message's scheduled level 0 instead of the RESEND's level 7 (CTRL-02).
+func TestResend004WrongPriority(t *testing.T) {
+	b := newTrace(t, wire.VersionCurrent)
+	b.message(true, 2, 100000, 0, 40000, 40000, 4)
+	b.after(10*time.Microsecond).grant(false, 2, 100000, 0)
+	b.message(true, 2, 100000, 40000, 41424, 40000, 0)
+	b.message(true, 2, 100000, 42848, 100000, 40000, 0) // [41424, 42848) lost
+	b.after(5*time.Millisecond).resend(false, 2, 41424, 1424, 7)
+	bad := b.after(30*time.Microsecond).resent(true, 2, 100000, 41424, 1424, 0)
+	rep := b.check("linux", "HOMA-RESEND-004")
+	wantViolations(t, rep, "HOMA-RESEND-004", bad)
+	if f := rep.Violations[0]; f.Why != "retransmitted DATA at priority 0; the RESEND asked for 7" {
+		t.Errorf("why %q", f.Why)
+	}
+}
+
+// TestResend005BusyAnswersResend: the server's BUSYs during a long
+// computation and a client's BUSY to a RESEND for bytes it has not sent
+// for the first time yet (RTX-06).
+func TestResend005BusyAnswersResend(t *testing.T) {
+	b := newTrace(t, wire.VersionCurrent)
+	b.longComputation(2, 3)
+	b.message(true, 4, 100000, 0, 40000, 40000, 4)
+	b.after(3*time.Millisecond).grant(false, 4, 80000, 0)
+	b.after(5*time.Millisecond).resend(false, 4, 40000, 40000, 7)
+	b.after(30*time.Microsecond).ctl(true, 4, wire.TypeBusy)
+	rep := b.check("linux", "HOMA-RESEND-005")
+	wantClean(t, rep, "HOMA-RESEND-005")
+	wantCounts(t, rep, "HOMA-RESEND-005", 4, 4, 0, 0)
+}
+
+// TestResend005UnsolicitedBusy: a server sends BUSY as a keep-alive with no
+// RESEND, and one after its own RESEND (which asks the client, not it).
+func TestResend005UnsolicitedBusy(t *testing.T) {
+	b := newTrace(t, wire.VersionCurrent)
+	b.data(true, 2, 100, 0, 100, 7, nil)
+	keepalive := b.after(3*time.Millisecond).ctl(false, 2, wire.TypeBusy)
+	b.data(true, 4, 3000, 0, 1424, 5, nil)
+	b.after(5*time.Millisecond).resend(false, 4, 1424, 1576, 7)
+	wrongSide := b.after(30*time.Microsecond).ctl(false, 4, wire.TypeBusy)
+	rep := b.check("linux", "HOMA-RESEND-005")
+	wantViolations(t, rep, "HOMA-RESEND-005", keepalive, wrongSide)
+	if f := rep.Violations[1]; f.Why != "BUSY with no earlier RESEND from the peer for this RPC" {
+		t.Errorf("why %q", f.Why)
+	}
+}
+
+// TestResend006UnknownAnswersResend: RPC_UNKNOWN from a restarted server
+// answering the client's RESEND, and from a client that aborted its RPC
+// answering the server's RESEND for the rest of the request (ABT-01).
+func TestResend006UnknownAnswersResend(t *testing.T) {
+	b := newTrace(t, wire.VersionCurrent)
+	b.clientRestart(2)
+	b.data(true, 4, 3000, 0, 1424, 5, nil) // then the application aborts the RPC
+	b.after(5*time.Millisecond).resend(false, 4, 1424, 1576, 7)
+	b.after(30*time.Microsecond).ctl(true, 4, wire.TypeRPCUnknown)
+	rep := b.check("linux", "HOMA-RESEND-006")
+	wantClean(t, rep, "HOMA-RESEND-006")
+	wantCounts(t, rep, "HOMA-RESEND-006", 2, 2, 0, 0)
+}
+
+// TestResend006UnsolicitedUnknown: RPC_UNKNOWN for an id the client never
+// used, and one from a server after packets of its own only (the capture
+// shows its response, but no packet from the client it could answer).
+func TestResend006UnsolicitedUnknown(t *testing.T) {
+	b := newTrace(t, wire.VersionCurrent)
+	b.data(true, 2, 100, 0, 100, 7, nil)
+	stray := b.after(time.Millisecond).ctl(false, 4, wire.TypeRPCUnknown)
+	b.data(false, 6, 100, 0, 100, 7, nil)
+	own := b.after(time.Millisecond).ctl(false, 6, wire.TypeRPCUnknown)
+	rep := b.check("linux", "HOMA-RESEND-006")
+	wantViolations(t, rep, "HOMA-RESEND-006", stray, own)
+}
+
+// TestResend007ClientRestart: RTX-09, the client restarts from offset 0.
+func TestResend007ClientRestart(t *testing.T) {
+	b := newTrace(t, wire.VersionCurrent)
+	b.clientRestart(2)
+	b.after(2*time.Millisecond).ctl(false, 2, wire.TypeNeedAck)
+	b.after(30 * time.Microsecond).ack(2)
+	rep := b.check("linux", "HOMA-RESEND-*")
+	wantClean(t, rep, "HOMA-RESEND-007")
+	wantCounts(t, rep, "HOMA-RESEND-007", 1, 1, 0, 0)
+	for _, id := range []string{"HOMA-RESEND-001", "HOMA-RESEND-002", "HOMA-RESEND-003", "HOMA-RESEND-006"} {
+		wantClean(t, rep, id)
+	}
+	// RPC_UNKNOWN once response DATA has arrived does not restart (the
+	// client ignores it), so it asks nothing.
+	b = newTrace(t, wire.VersionCurrent)
+	b.data(true, 4, 100, 0, 100, 7, nil)
+	b.after(time.Millisecond).data(false, 4, 3000, 0, 1424, 5, nil)
+	b.after(5*time.Millisecond).resend(true, 4, 1424, 1576, 7)
+	b.after(30*time.Microsecond).ctl(false, 4, wire.TypeRPCUnknown)
+	wantCounts(t, b.check("linux", "HOMA-RESEND-007"), "HOMA-RESEND-007", 0, 0, 0, 0)
+}
+
+// TestResend007ClientIgnoresUnknown reproduces BR-48's livelock: the server
+// no longer knows the RPC and answers each RESEND with RPC_UNKNOWN, but the
+// client neither restarts nor gives up and keeps RESENDing.
+func TestResend007ClientIgnoresUnknown(t *testing.T) {
+	b := newTrace(t, wire.VersionCurrent)
+	b.data(true, 2, 100, 0, 100, 7, nil)
+	var unknowns []int
+	for range 5 {
+		b.after(5*time.Millisecond).resend(true, 2, 0, wire.ResendAll, 7)
+		unknowns = append(unknowns, b.after(50*time.Microsecond).ctl(false, 2, wire.TypeRPCUnknown))
+	}
+	rep := b.check("linux", "HOMA-RESEND-*")
+	// The 5th RESEND comes 20.15 ms after the first RPC_UNKNOWN; the last
+	// RPC_UNKNOWN is still open when the capture ends.
+	wantViolations(t, rep, "HOMA-RESEND-007", unknowns[0])
+	wantInconclusive(t, rep, "HOMA-RESEND-007", unknowns[4])
+	if f := rep.Violations[0]; !strings.HasPrefix(f.Why, "no request DATA at offset 0 with retransmit=1 (client restart) within 20ms") {
+		t.Errorf("why %q", f.Why)
+	}
+	wantClean(t, rep, "HOMA-RESEND-002") // every RESEND was answered
+}
+
+// TestResend007LateRestart: the restart comes 25 ms after RPC_UNKNOWN.
+func TestResend007LateRestart(t *testing.T) {
+	b := newTrace(t, wire.VersionCurrent)
+	b.data(true, 2, 100, 0, 100, 7, nil)
+	b.after(5*time.Millisecond).resend(true, 2, 0, wire.ResendAll, 7)
+	unknown := b.after(50*time.Microsecond).ctl(false, 2, wire.TypeRPCUnknown)
+	b.after(25*time.Millisecond).resent(true, 2, 100, 0, 100, 7)
+	b.data(true, 4, 100, 0, 100, 7, nil)
+	b.after(5*time.Millisecond).resend(true, 4, 0, wire.ResendAll, 7)
+	open := b.after(50*time.Microsecond).ctl(false, 4, wire.TypeRPCUnknown) // the capture ends
+	rep := b.check("linux", "HOMA-RESEND-007")
+	wantViolations(t, rep, "HOMA-RESEND-007", unknown)
+	wantInconclusive(t, rep, "HOMA-RESEND-007", open)
+}
