@@ -63,6 +63,11 @@ type Params struct {
 	// Slack is the timing tolerance added to every time bound (scheduling
 	// delay of the timer thread, capture timestamp noise).
 	Slack time.Duration `param:"slack"`
+	// Jitter bounds capture timestamp noise and the time a packet needs
+	// between the capture point and its host; rules that forbid something
+	// happening too EARLY (a RESEND before resend_ticks) allow only this,
+	// since timer delays only make things later.
+	Jitter time.Duration `param:"jitter"`
 	// ResponseTimeout bounds how long a RESEND may wait for its answer
 	// (DATA, BUSY or RPC_UNKNOWN).
 	ResponseTimeout time.Duration `param:"response_timeout"`
@@ -87,7 +92,7 @@ func Profiles() []Profile {
 		UnschedCutoffs: [8]uint32{0, 0, 0, 0, 1000000, 15000, 2800, 200}, CutoffVersion: 1,
 		FIFOGrantIncrement: 50000, MaxGSOSize: 10000, MaxMessageLength: wire.MaxMessageLength,
 		Tick: time.Millisecond, ResendTicks: 5, ResendInterval: 5, TimeoutTicks: 100, RequestAckTicks: 2,
-		MaxAcksPerPkt: wire.MaxAcksPerPkt, Slack: 2 * time.Millisecond, ResponseTimeout: 20 * time.Millisecond,
+		MaxAcksPerPkt: wire.MaxAcksPerPkt, Slack: 2 * time.Millisecond, Jitter: 200 * time.Microsecond, ResponseTimeout: 20 * time.Millisecond,
 	}
 	l2024 := linux
 	l2024.Wire, l2024.UnschedBytes, l2024.Window, l2024.FIFOGrantIncrement = wire.Version2024, 10000, 10000, 0

@@ -2,6 +2,7 @@ package spec
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/homatest/homatest/spec/wire"
 )
@@ -118,13 +119,12 @@ func grantRules() []*Rule {
 				if h == 0 {
 					h = c.P.Unsched(e.Packet.Data().MessageLength())
 				}
-				// An skb holds at least one full segment: gso_size is raised
-				// to at least the MTU, and max_gso_size 0 (main's default)
-				// means one segment per skb (facts §1.7, SND-03).
-				allowed := max(c.P.MaxGSOSize, wire.MaxSegDataIPv4)
-				if e.End() > h+allowed {
-					return Violation("new DATA [%d, %d) ends %d bytes past the grant horizon %d (allowed overshoot: one skb, %d bytes)",
-						e.Offset, e.End(), e.End()-h, h, allowed)
+				// The skb that crosses the horizon starts below it, so the
+				// overshoot is less than one skb's data (SND-03).
+				allowed := skbData(c.P.MaxGSOSize, e.Src.Is6() && !e.Src.Is4In6())
+				if e.End() >= h+allowed {
+					return Violation("new DATA [%d, %d) ends %d bytes past the grant horizon %d (one skb holds %d data bytes with max_gso_size %d)",
+						e.Offset, e.End(), e.End()-h, h, allowed, c.P.MaxGSOSize)
 				}
 				return Pass()
 			}},
@@ -176,7 +176,7 @@ func grantRules() []*Rule {
 		},
 		{
 			ID: "HOMA-GRANT-008", Level: Must,
-			Statement: "Scheduled DATA (first transmissions at or above U) is sent at the priority of a GRANT the receiver sent for that message.",
+			Statement: "Scheduled DATA (first transmissions at or above U) is sent at the priority of the latest GRANT for that message (the previous one while the latest may still be in flight).",
 			Source:    "HomaModule homa_outgoing.c homa_xmit_data; homa_incoming.c homa_grant_pkt",
 			Profiles:  []string{"linux", "linux-2024"},
 			Property: Each{Types: []wire.PacketType{wire.TypeData}, Check: func(c *Ctx, e *Event) Result {
@@ -191,13 +191,34 @@ func grantRules() []*Rule {
 				if e.Offset < c.P.Unsched(m.Length) || m.Grants == 0 {
 					return Skip
 				}
-				if m.GrantPriorities&(1<<e.Priority) == 0 {
-					return Violation("scheduled DATA at offset %d sent at priority %d; the GRANTs for it carried %s", e.Offset, e.Priority, bitsString(m.GrantPriorities))
+				if e.Priority != m.LastGrantPriority {
+					inFlight := e.Time.Sub(m.LastGrantTime) <= c.P.Slack
+					if !(inFlight && e.Priority == m.PrevGrantPriority) {
+						return Violation("scheduled DATA at offset %d sent at priority %d; the latest GRANT (%v earlier) says %d",
+							e.Offset, e.Priority, e.Time.Sub(m.LastGrantTime).Round(time.Microsecond), m.LastGrantPriority).WithSlack(c.P.Slack)
+					}
 				}
 				return Pass()
 			}},
 		},
 	}
+}
+
+// skbData returns the data bytes of the largest skb HomaModule builds with
+// max_gso_size maxGSO at MTU 1500 (homa_message_out_fill): segments of
+// max_seg_data (1424 IPv4, 1404 IPv6) with 4-byte interleaved seg headers,
+// at least one segment (gso_size is raised to the MTU; main's default 0
+// means one segment per skb).
+func skbData(maxGSO uint32, v6 bool) uint32 {
+	ipHdr, seg := uint32(20), uint32(wire.MaxSegDataIPv4)
+	if v6 {
+		ipHdr, seg = 40, wire.MaxSegDataIPv6
+	}
+	n := uint32(1)
+	if maxGSO > ipHdr+wire.DataHeaderLen {
+		n = max(1, (maxGSO-ipHdr-wire.DataHeaderLen+4)/(seg+4))
+	}
+	return n * seg
 }
 
 // bitsString renders a priority bit set as "{0,3}".

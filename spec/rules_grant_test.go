@@ -250,10 +250,12 @@ func TestGrant005WithinHorizon(t *testing.T) {
 		b.message(true, 2, 100000, 0, 10000, 10000, 4)
 		b.grant(false, 2, 20000, 0)
 		frames := b.message(true, 2, 100000, 10000, 34208, 10000, 0)
-		// [28512, 29936) ends below 30000; [29936, 31360), [31360, 32784)
-		// and [32784, 34208) do not.
+		// With max_gso_size 10000 an IPv4 skb holds 6 segments, 8544
+		// bytes, so the overshoot past 20000 must stay below 8544:
+		// [26688, 28112) ends 8112 past it; [28512, 29936) and later do not
+		// (the 7th segment of a batch is SND-03's violation).
 		rep := b.check("linux-2024", "HOMA-GRANT-005")
-		wantViolations(t, rep, "HOMA-GRANT-005", frames[len(frames)-3:]...)
+		wantViolations(t, rep, "HOMA-GRANT-005", frames[len(frames)-4:]...)
 
 		// main HEAD without GSO: one packet past the offset is the limit.
 		b = newTrace(t, wire.VersionCurrent)
@@ -407,8 +409,25 @@ func TestGrant008ScheduledDataAtGrantPriority(t *testing.T) {
 		bad := b.message(true, 2, 100000, 10000, 21392, 10000, 4)
 		rep := b.check("linux-2024", "HOMA-GRANT-008")
 		wantViolations(t, rep, "HOMA-GRANT-008", bad...)
-		if !strings.Contains(rep.Violations[0].Why, "priority 4; the GRANTs for it carried {0}") {
+		if !strings.Contains(rep.Violations[0].Why, "priority 4; the latest GRANT (0s earlier) says 0") {
 			t.Errorf("reason %q", rep.Violations[0].Why)
 		}
 	})
+}
+
+// TestGrant008LatestGrantPriority: after the receiver lowers a message's
+// priority from 2 to 0, DATA may keep level 2 only while the new GRANT can
+// still be in flight (slack); later DATA at 2 is a violation (CTRL-02).
+func TestGrant008LatestGrantPriority(t *testing.T) {
+	b := newTrace(t, wire.Version2024)
+	b.message(true, 2, 100000, 0, 10000, 10000, 4)
+	b.grant(false, 2, 30000, 2)
+	b.message(true, 2, 100000, 10000, 15696, 10000, 2)
+	b.grant(false, 2, 40000, 0)
+	b.after(500 * time.Microsecond)
+	b.data(true, 2, 100000, 15696, 1424, 2, nil) // GRANT 0 still in flight: allowed
+	b.after(3 * time.Millisecond)
+	bad := b.data(true, 2, 100000, 17120, 1424, 2, nil)
+	b.data(true, 2, 100000, 18544, 1424, 0, nil)
+	wantViolations(t, b.check("linux-2024", "HOMA-GRANT-008"), "HOMA-GRANT-008", bad)
 }

@@ -66,16 +66,16 @@ func resendRules() []*Rule {
 				// silent_ticks reaches resend_ticks after at least
 				// resend_ticks-1 whole ticks (the first increment can come
 				// at once).
-				need := c.P.Ticks(c.P.ResendTicks-1) - c.P.Slack
+				need := c.P.Ticks(c.P.ResendTicks-1) - c.P.Jitter
 				if quiet < need {
-					res := Violation("RESEND %v after %s; resend_ticks %d (tick %v) need ≥ %v less slack %v",
-						quiet.Round(time.Microsecond), since, c.P.ResendTicks, c.P.Tick, c.P.Ticks(c.P.ResendTicks-1), c.P.Slack).WithSlack(c.P.Slack)
+					res := Violation("RESEND %v after %s; resend_ticks %d (tick %v) need ≥ %v less jitter %v",
+						quiet.Round(time.Microsecond), since, c.P.ResendTicks, c.P.Tick, c.P.Ticks(c.P.ResendTicks-1), c.P.Jitter).WithSlack(c.P.Jitter)
 					if grantFrame != 0 {
 						res = res.With(grantFrame)
 					}
 					return res
 				}
-				return Pass().WithSlack(c.P.Slack)
+				return Pass().WithSlack(c.P.Jitter)
 			}},
 		},
 		{

@@ -38,6 +38,10 @@ type Message struct {
 	GrantTime     time.Time
 	GrantFrame    int
 	GrantedBefore uint32
+	// LastGrantPriority and LastGrantTime are the priority and time of the
+	// latest GRANT; PrevGrantPriority the priority of the one before it.
+	LastGrantPriority, PrevGrantPriority uint8
+	LastGrantTime                        time.Time
 	// ResendEnd is the highest end of a RESEND range seen (RTX-08 raises
 	// the sender's horizon); ResendAll is set by a RESEND of length -1.
 	ResendEnd uint32
@@ -314,6 +318,10 @@ func (t *Trace) Apply(e *Event) {
 		g := p.Grant()
 		m.Grants++
 		m.GrantPriorities |= 1 << (g.Priority() & 15)
+		m.PrevGrantPriority, m.LastGrantPriority, m.LastGrantTime = m.LastGrantPriority, g.Priority(), e.Time
+		if m.Grants == 1 {
+			m.PrevGrantPriority = g.Priority()
+		}
 		if before := max(t.P.Unsched(m.Length), m.Granted); g.Offset() > before {
 			m.GrantTime, m.GrantFrame, m.GrantedBefore = e.Time, e.Frame, before
 		}
