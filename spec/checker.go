@@ -22,8 +22,9 @@ type Finding struct {
 	RPC *RPCKey `json:"rpc,omitempty"`
 	// Why is a one-line reason with the numbers involved.
 	Why string `json:"why"`
-	// Slack is the timing tolerance the rule used, if any.
-	Slack time.Duration `json:"slack_ns,omitempty"`
+	// Slack is the timing tolerance the rule allowed (a deadline, jitter or
+	// in-flight allowance), if any.
+	Slack time.Duration `json:"tolerance_ns,omitempty"`
 }
 
 // RuleResult counts the evaluations of one rule over a trace.
@@ -35,7 +36,7 @@ type RuleResult struct {
 	Passed       int           `json:"passed"`
 	Violated     int           `json:"violated"`
 	Inconclusive int           `json:"inconclusive"`
-	MaxSlack     time.Duration `json:"max_slack_ns,omitempty"`
+	MaxSlack     time.Duration `json:"tolerance_ns,omitempty"`
 }
 
 // Report is the result of checking a trace.
@@ -208,7 +209,7 @@ func (c *Checker) Feed(e *Event) {
 					c.record(i, e, o.frame, o.time, o.rpc, why.WithSlack(bound))
 					delete(st.open, k)
 				case o.o.Match(&c.ctx, e):
-					c.record(i, e, o.frame, o.time, o.rpc, Pass().WithSlack(age))
+					c.record(i, e, o.frame, o.time, o.rpc, Pass().WithSlack(bound))
 					delete(st.open, k)
 				}
 			}

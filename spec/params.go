@@ -240,3 +240,30 @@ func (p *Params) Unsched(length uint32) uint32 { return min(length, p.UnschedByt
 
 // Ticks returns n ticks as a duration.
 func (p *Params) Ticks(n int) time.Duration { return time.Duration(n) * p.Tick }
+
+var paramDocs = map[string]string{
+	"wire":                 "wire format version (current, 2024, upstream)",
+	"unsched_bytes":        "bytes a sender may send before any GRANT",
+	"max_incoming":         "bound on granted but not received bytes over all messages a receiver grants",
+	"max_overcommit":       "messages a receiver grants at once",
+	"window":               "grant window in bytes; 0 = dynamic, max_incoming/(active+1)",
+	"num_priorities":       "priority levels in use (1..8)",
+	"max_sched_prio":       "highest scheduled priority level",
+	"unsched_cutoffs":      "8 cutoffs: entry i is the largest message length using unscheduled level i",
+	"cutoff_version":       "version of the hosts' cutoffs",
+	"fifo_grant_increment": "bytes per FIFO grant; 0 = no FIFO grants",
+	"max_gso_size":         "largest skb (GSO batch) a sender builds; bounds overshoot past a grant",
+	"max_message_length":   "largest message in bytes",
+	"tick":                 "timer tick",
+	"resend_ticks":         "ticks of silence before the first RESEND",
+	"resend_interval":      "ticks between RESEND rounds",
+	"timeout_ticks":        "ticks of silence before an RPC is aborted",
+	"request_ack_ticks":    "ticks after a response is sent before the first NEED_ACK",
+	"max_acks_per_pkt":     "ack slots in an ACK packet",
+	"slack":                "tolerance for late events and packets in flight (timer-thread delay)",
+	"jitter":               "tolerance for early events (capture timestamp noise, capture-to-host latency)",
+	"response_timeout":     "how long an answer (to RESEND, NEED_ACK, stale cutoff_version ...) may take",
+}
+
+// ParamDoc returns a one-line description of parameter name ("" if unknown).
+func ParamDoc(name string) string { return paramDocs[name] }

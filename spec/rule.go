@@ -124,7 +124,8 @@ func Rules() []*Rule {
 
 // Select returns the rules that match the ID glob (path.Match syntax, e.g.
 // "HOMA-GRANT-*"; empty matches all; several globs may be comma-separated),
-// have at least level min (Should includes Must), and apply to profile.
+// have at least level min (Should includes Must), and apply to profile
+// ("" means any profile).
 // It returns an error for a malformed glob or a glob that matches nothing.
 func Select(rules []*Rule, globs string, min Level, profile string) ([]*Rule, error) {
 	var pats []string
@@ -145,7 +146,7 @@ func Select(rules []*Rule, globs string, min Level, profile string) ([]*Rule, er
 				ok, matched[i] = true, true
 			}
 		}
-		if ok && (min == 0 || r.Level <= min) && r.AppliesTo(profile) {
+		if ok && (min == 0 || r.Level <= min) && (profile == "" || r.AppliesTo(profile)) {
 			out = append(out, r)
 		}
 	}

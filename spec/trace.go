@@ -12,8 +12,9 @@ import (
 // RPCs by (client address, id); the server address is added so that one
 // capture can hold several servers.
 type RPCKey struct {
-	Client, Server netip.Addr
-	ClientID       uint64
+	Client   netip.Addr `json:"client"`
+	Server   netip.Addr `json:"server"`
+	ClientID uint64     `json:"client_id"`
 }
 
 // Message is what an observer knows about one message (request or

@@ -1,9 +1,11 @@
 package cli
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
+	"os"
 
 	"github.com/homatest/homatest/pcap"
 	"github.com/homatest/homatest/spec"
@@ -13,14 +15,38 @@ import (
 // errNoHoma is returned for a readable capture without a single Homa packet.
 var errNoHoma = errors.New("no Homa packets found (IP protocol 146 or 253, or TCP with the hijack marks)")
 
+// stdinData holds standard input once read, so that "-" can be read twice
+// (profile detection, then checking).
+var stdinData []byte
+
+// openCapture opens path for reading; "-" is standard input, read into
+// memory on first use.
+func openCapture(path string, o pcap.ReaderOptions) (*pcap.Reader, error) {
+	if path != "-" {
+		return pcap.Open(path, o)
+	}
+	if stdinData == nil {
+		b, err := io.ReadAll(os.Stdin)
+		if err != nil {
+			return nil, fmt.Errorf("read standard input: %w", err)
+		}
+		stdinData = b
+	}
+	r, err := pcap.NewReader(bytes.NewReader(stdinData), o)
+	if err != nil {
+		return nil, fmt.Errorf("standard input: %w", err)
+	}
+	return r, nil
+}
+
 // streamEvents reads path and calls fn for every spec event, in capture
 // order. It returns the reader's stats and a read error (a damaged file),
 // or errNoHoma.
 func streamEvents(path string, o pcap.ReaderOptions, fn func(*spec.Event)) (pcap.Stats, error) {
-	if o.IPv6PriorityShift == 0 && path != "-" {
-		o.IPv6PriorityShift, _ = pcap.DetectIPv6Shift(path, o)
+	if o.IPv6PriorityShift == 0 {
+		o.IPv6PriorityShift = detectShift(path, o)
 	}
-	r, err := pcap.Open(path, o)
+	r, err := openCapture(path, o)
 	if err != nil {
 		return pcap.Stats{}, openError(path, err)
 	}
@@ -46,30 +72,68 @@ func streamEvents(path string, o pcap.ReaderOptions, fn func(*spec.Event)) (pcap
 	return st, nil
 }
 
-// detectProfile picks a profile from the first Homa packet of path:
-// linux-2024 for the 2024 wire format, upstream without the marks, else
-// linux.
-func detectProfile(path string) (string, error) {
-	r, err := pcap.Open(path, pcap.ReaderOptions{})
+// detectShift returns the IPv6 priority shift of the capture (0 if it
+// cannot tell).
+func detectShift(path string, o pcap.ReaderOptions) uint8 {
+	r, err := openCapture(path, o)
 	if err != nil {
-		return "", openError(path, err)
+		return 0
 	}
 	defer r.Close()
 	for {
 		f, err := r.Next()
-		if err != nil {
-			return "linux", nil
+		if err != nil || f.Number > pcap.DetectFrames {
+			return 0
 		}
-		if f.Err != nil {
-			continue
-		}
-		switch f.Packet.Version() {
-		case wire.Version2024:
-			return "linux-2024", nil
-		case wire.VersionUpstream:
-			return "upstream", nil
-		default:
-			return "linux", nil
+		if f.IPVersion == 6 {
+			switch {
+			case f.TOS&0x10 != 0:
+				return 4
+			case f.TOS&0x80 != 0:
+				return 5
+			}
 		}
 	}
+}
+
+// profileForWire maps a wire version to the profile of that format.
+func profileForWire(v wire.Version) string {
+	switch v {
+	case wire.Version2024:
+		return "linux-2024"
+	case wire.VersionUpstream:
+		return "upstream"
+	default:
+		return "linux"
+	}
+}
+
+// detectProfile picks a profile from the first pcap.DetectFrames frames of
+// path: linux-2024 if any packet is in the 2024 format (IP protocol 253),
+// linux if any has the current format's marks, upstream only if none does.
+func detectProfile(path string) (string, error) {
+	r, err := openCapture(path, pcap.ReaderOptions{})
+	if err != nil {
+		return "", openError(path, err)
+	}
+	defer r.Close()
+	seen := map[wire.Version]int{}
+	for {
+		f, err := r.Next()
+		if err != nil || f.Number > pcap.DetectFrames {
+			break
+		}
+		if f.Err == nil {
+			seen[f.Packet.Version()]++
+		}
+	}
+	switch {
+	case seen[wire.Version2024] > 0:
+		return "linux-2024", nil
+	case seen[wire.VersionCurrent] > 0:
+		return "linux", nil
+	case seen[wire.VersionUpstream] > 0:
+		return "upstream", nil
+	}
+	return "linux", nil
 }

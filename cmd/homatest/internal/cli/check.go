@@ -72,20 +72,34 @@ no Homa packets, bad flags).`,
 	f.StringVar(&o.rules, "rules", "", "rule ID glob(s), comma-separated, e.g. 'HOMA-GRANT-*,HOMA-ACK-002'")
 	f.StringVar(&o.level, "level", "should", "lowest level to check: must (MUST rules only) or should (all)")
 	f.StringVarP(&o.output, "output", "o", "text", "output: text, json or junit")
-	f.StringVar(&o.wire, "wire", "auto", "wire format: auto, current, 2024 or upstream")
+	f.StringVar(&o.wire, "wire", "", "wire format: current, 2024 or upstream (default: the profile's; with --profile auto it also picks the profile)")
 	return cmd
 }
 
-// fileReport is the result of checking one file.
+// fileReport is the result of checking one file (Error set if it could
+// not be checked).
 type fileReport struct {
-	File   string       `json:"file"`
-	Report *spec.Report `json:"report"`
-	Stats  pcap.Stats   `json:"capture"`
+	File    string            `json:"file"`
+	Error   string            `json:"error,omitempty"`
+	Profile string            `json:"profile,omitempty"`
+	Params  map[string]string `json:"params,omitempty"`
+	// NotApplicable lists selected rules that do not apply to the profile.
+	NotApplicable []string     `json:"not_applicable,omitempty"`
+	Report        *spec.Report `json:"report,omitempty"`
+	Stats         *pcap.Stats  `json:"capture,omitempty"`
+}
+
+func paramMap(p *spec.Params) map[string]string {
+	m := map[string]string{}
+	for _, n := range spec.ParamNames() {
+		m[n], _ = p.Get(n)
+	}
+	return m
 }
 
 func runCheck(cmd *cobra.Command, o *checkOpts, files []string) error {
 	var lvl spec.Level
-	switch o.level {
+	switch strings.ToLower(o.level) {
 	case "must":
 		lvl = spec.Must
 	case "should":
@@ -96,42 +110,42 @@ func runCheck(cmd *cobra.Command, o *checkOpts, files []string) error {
 	if o.output != "text" && o.output != "json" && o.output != "junit" {
 		return usageErr(fmt.Errorf("-o %q: want text, json or junit", o.output))
 	}
-	v, err := wire.ParseVersion(o.wire)
-	if err != nil {
-		return usageErr(fmt.Errorf("--wire: %w", err))
-	}
-	var reports []fileReport
-	for _, file := range files {
-		profile := o.profile
-		if profile == "auto" {
-			if profile, err = detectProfile(file); err != nil {
-				return usageErr(err)
-			}
-		}
-		prof, err := spec.LookupProfile(profile)
+	forced := wire.VersionAuto
+	if o.wire != "" {
+		v, err := wire.ParseVersion(o.wire)
 		if err != nil {
+			return usageErr(fmt.Errorf("--wire: %w", err))
+		}
+		forced = v
+	}
+	if o.profile != "auto" {
+		if _, err := spec.LookupProfile(o.profile); err != nil {
 			return usageErr(fmt.Errorf("--profile: %w", err))
 		}
-		params := prof.Params
-		for _, kv := range o.params {
-			name, val, ok := strings.Cut(kv, "=")
-			if !ok {
-				return usageErr(fmt.Errorf("--param %q: want NAME=VALUE", kv))
-			}
-			if err := params.Set(name, val); err != nil {
-				return usageErr(fmt.Errorf("--param: %w", err))
-			}
+	}
+	// Validate --param and --rules once, against the linux profile, so a
+	// typo fails before any file is read.
+	probe := spec.Profiles()[0].Params
+	for _, kv := range o.params {
+		name, val, ok := strings.Cut(kv, "=")
+		if !ok {
+			return usageErr(fmt.Errorf("--param %q: want NAME=VALUE", kv))
 		}
-		rules, err := spec.Select(spec.Rules(), o.rules, lvl, profile)
-		if err != nil {
-			return usageErr(fmt.Errorf("--rules: %w", err))
+		if err := probe.Set(name, val); err != nil {
+			return usageErr(fmt.Errorf("--param: %w", err))
 		}
-		c := spec.NewChecker(profile, params, rules)
-		st, err := streamEvents(file, pcap.ReaderOptions{Version: v}, c.Feed)
-		if err != nil {
-			return usageErr(err)
+	}
+	if _, err := spec.Select(spec.Rules(), o.rules, lvl, ""); err != nil {
+		return usageErr(fmt.Errorf("--rules: %w", err))
+	}
+	var reports []fileReport
+	failed := 0
+	for _, file := range files {
+		fr := checkFile(o, file, lvl, forced)
+		if fr.Error != "" {
+			failed++
 		}
-		reports = append(reports, fileReport{File: file, Report: c.Finish(), Stats: st})
+		reports = append(reports, fr)
 	}
 	out := cmd.OutOrStdout()
 	var werr error
@@ -148,12 +162,76 @@ func runCheck(cmd *cobra.Command, o *checkOpts, files []string) error {
 	if werr != nil {
 		return usageErr(fmt.Errorf("write output: %w", werr))
 	}
+	if failed > 0 {
+		var msgs []string
+		for _, r := range reports {
+			if r.Error != "" {
+				msgs = append(msgs, r.Error)
+			}
+		}
+		return usageErr(errors.New(strings.Join(msgs, "; ")))
+	}
 	for _, r := range reports {
 		if r.Report.Violated() {
 			return &ExitError{Code: ExitViolations, Err: errors.New("rule violations found")}
 		}
 	}
 	return nil
+}
+
+// checkFile checks one capture; errors are returned in the report.
+func checkFile(o *checkOpts, file string, lvl spec.Level, forced wire.Version) fileReport {
+	fr := fileReport{File: file}
+	profile := o.profile
+	if profile == "auto" {
+		if forced != wire.VersionAuto {
+			profile = profileForWire(forced)
+		} else {
+			p, err := detectProfile(file)
+			if err != nil {
+				fr.Error = err.Error()
+				return fr
+			}
+			profile = p
+		}
+	}
+	prof, _ := spec.LookupProfile(profile)
+	params := prof.Params
+	for _, kv := range o.params {
+		name, val, _ := strings.Cut(kv, "=")
+		if err := params.Set(name, val); err != nil {
+			fr.Error = "--param: " + err.Error()
+			return fr
+		}
+	}
+	all, _ := spec.Select(spec.Rules(), o.rules, lvl, "")
+	rules, _ := spec.Select(spec.Rules(), o.rules, lvl, profile)
+	if len(rules) < len(all) {
+		ok := map[string]bool{}
+		for _, r := range rules {
+			ok[r.ID] = true
+		}
+		for _, r := range all {
+			if !ok[r.ID] {
+				fr.NotApplicable = append(fr.NotApplicable, r.ID)
+			}
+		}
+	}
+	v := forced
+	if v == wire.VersionAuto {
+		v = params.Wire // decode as the profile's format: unmarked packets then break WIRE-004, not the decoder
+	}
+	c := spec.NewChecker(profile, params, rules)
+	st, err := streamEvents(file, pcap.ReaderOptions{Version: v}, c.Feed)
+	if err != nil {
+		fr.Error = err.Error()
+		return fr
+	}
+	fr.Profile, fr.Params, fr.Report, fr.Stats = profile, paramMap(&params), c.Finish(), &st
+	if fr.Report.Violations == nil {
+		fr.Report.Violations = []spec.Finding{}
+	}
+	return fr
 }
 
 func rpcString(k *spec.RPCKey) string {
@@ -166,39 +244,50 @@ func rpcString(k *spec.RPCKey) string {
 func writeCheckText(w io.Writer, reports []fileReport) error {
 	ew := &errWriter{w: w}
 	for _, fr := range reports {
+		if fr.Error != "" {
+			fmt.Fprintf(ew, "== %s: ERROR: %s\n\n", fr.File, fr.Error)
+			continue
+		}
 		rep := fr.Report
 		fmt.Fprintf(ew, "== %s (profile %s): %d Homa packets, %d RPCs\n", fr.File, rep.Profile, fr.Stats.Homa, rep.RPCs)
+		if len(fr.NotApplicable) > 0 {
+			fmt.Fprintf(ew, "note: %d selected rules do not apply to profile %s: %s\n", len(fr.NotApplicable), rep.Profile, strings.Join(fr.NotApplicable, ", "))
+		}
 		for _, v := range rep.Violations {
-			slack := ""
+			tol := ""
 			if v.Slack > 0 {
-				slack = fmt.Sprintf(" [slack %v]", v.Slack)
+				tol = fmt.Sprintf(" [tolerance %v]", v.Slack)
 			}
 			frames := ""
 			if len(v.Frames) > 0 {
 				frames = fmt.Sprintf(" (see frames %s)", intsString(v.Frames))
 			}
-			fmt.Fprintf(ew, "%s %s frame %d%s: %s%s%s\n", v.Rule, v.Level, v.Frame, rpcString(v.RPC), v.Why, frames, slack)
+			fmt.Fprintf(ew, "%s %s frame %d%s: %s%s%s\n", v.Rule, v.Level, v.Frame, rpcString(v.RPC), v.Why, frames, tol)
 		}
-		fmt.Fprintf(ew, "\n%-18s %-6s %8s %8s %8s %12s %10s\n", "RULE", "LEVEL", "CHECKED", "PASSED", "VIOLATED", "INCONCLUSIVE", "MAX SLACK")
-		var must, should, inc int
+		fmt.Fprintf(ew, "\n%-18s %-6s %8s %8s %8s %12s %10s\n", "RULE", "LEVEL", "CHECKED", "PASSED", "VIOLATED", "INCONCLUSIVE", "TOLERANCE")
+		var must, should, inc, exercised int
 		for _, rr := range rep.Rules {
-			slack := "-"
+			tol := "-"
 			if rr.MaxSlack > 0 {
-				slack = rr.MaxSlack.Round(time.Microsecond).String()
+				tol = rr.MaxSlack.Round(time.Microsecond).String()
 			}
-			fmt.Fprintf(ew, "%-18s %-6s %8d %8d %8d %12d %10s\n", rr.ID, rr.Level, rr.Checked, rr.Passed, rr.Violated, rr.Inconclusive, slack)
+			fmt.Fprintf(ew, "%-18s %-6s %8d %8d %8d %12d %10s\n", rr.ID, rr.Level, rr.Checked, rr.Passed, rr.Violated, rr.Inconclusive, tol)
 			if rr.Level == spec.Must {
 				must += rr.Violated
 			} else {
 				should += rr.Violated
 			}
 			inc += rr.Inconclusive
+			if rr.Checked > 0 {
+				exercised++
+			}
 		}
 		verdict := "PASS"
 		if must+should > 0 {
 			verdict = "FAIL"
 		}
-		fmt.Fprintf(ew, "%s: %d MUST and %d SHOULD violations, %d inconclusive, %d rules checked\n\n", verdict, must, should, inc, len(rep.Rules))
+		fmt.Fprintf(ew, "%s: %d MUST and %d SHOULD violations, %d inconclusive; %d rules, %d exercised by this capture\n\n",
+			verdict, must, should, inc, len(rep.Rules), exercised)
 	}
 	return ew.err
 }
@@ -248,6 +337,13 @@ func writeJUnit(w io.Writer, reports []fileReport) error {
 	var js junitSuites
 	for _, fr := range reports {
 		s := junitSuite{Name: "homatest check " + fr.File}
+		if fr.Error != "" {
+			s.Tests, s.Failures = 1, 1
+			s.Cases = []junitCase{{Name: "capture", Classname: "homa.capture",
+				Failure: &junitFailure{Message: fr.Error, Type: "error", Text: fr.Error}}}
+			js.Suites = append(js.Suites, s)
+			continue
+		}
 		byRule := map[string][]string{}
 		for _, v := range fr.Report.Violations {
 			byRule[v.Rule] = append(byRule[v.Rule], fmt.Sprintf("frame %d%s: %s", v.Frame, rpcString(v.RPC), v.Why))

@@ -161,3 +161,40 @@ func TestRPCs(t *testing.T) {
 		t.Errorf("got  %q\nwant %q", out, want)
 	}
 }
+
+// TestCheckGoodAndBadFiles: a bad file among good ones is reported in its
+// place, the good ones are still checked, and the exit code is 2.
+func TestCheckGoodAndBadFiles(t *testing.T) {
+	bad := filepath.Join(t.TempDir(), "notcap.txt")
+	os.WriteFile(bad, []byte("not a capture"), 0o644)
+	good := filepath.Join(realDir, "linux-6.13-proto146/a-small-rpcs.pcap")
+	out, err, code := run(t, "check", good, bad)
+	if code != ExitUsage || err == nil || !strings.Contains(err.Error(), "notcap.txt") {
+		t.Fatalf("exit %d err %v", code, err)
+	}
+	if !strings.Contains(out, "a-small-rpcs.pcap (profile linux): 44 Homa packets, 20 RPCs") ||
+		!strings.Contains(out, "notcap.txt: ERROR: ") || !strings.Contains(out, "PASS: 0 MUST and 0 SHOULD") {
+		t.Errorf("output:\n%s", out)
+	}
+}
+
+// TestCheckWirePicksProfile: --wire 2024 with --profile auto checks with
+// the linux-2024 profile; forcing it on a current capture misdecodes DATA
+// acks and is reported, not silently accepted.
+func TestCheckWirePicksProfile(t *testing.T) {
+	f := filepath.Join(realDir, "linux-6.1-proto253/a-small-rpcs.pcap")
+	out, _, code := run(t, "check", "--wire", "2024", f)
+	if code != 0 || !strings.Contains(out, "(profile linux-2024)") {
+		t.Errorf("exit %d:\n%s", code, out)
+	}
+}
+
+// TestCheckNotApplicableNote: a selected rule that does not apply to the
+// profile is named in a note.
+func TestCheckNotApplicableNote(t *testing.T) {
+	f := filepath.Join(realDir, "linux-6.1-proto253/a-small-rpcs.pcap")
+	out, _, _ := run(t, "check", "--rules", "HOMA-CUTOFF-001,HOMA-WIRE-001", f)
+	if !strings.Contains(out, "note: 1 selected rules do not apply to profile linux-2024: HOMA-CUTOFF-001") {
+		t.Errorf("no note:\n%s", out)
+	}
+}

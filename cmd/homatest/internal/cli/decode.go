@@ -122,11 +122,10 @@ func runDecode(cmd *cobra.Command, o *decodeOpts, files []string) error {
 	}()
 	for _, name := range files {
 		ro := pcap.ReaderOptions{Version: v, IPv6PriorityShift: uint8(o.ipv6Shift)}
-		if ro.IPv6PriorityShift == 0 && name != "-" {
-			// Best effort: a damaged file fails below with a better message.
-			ro.IPv6PriorityShift, _ = pcap.DetectIPv6Shift(name, ro)
+		if ro.IPv6PriorityShift == 0 {
+			ro.IPv6PriorityShift = detectShift(name, ro)
 		}
-		r, err := pcap.Open(name, ro)
+		r, err := openCapture(name, ro)
 		if err != nil {
 			return usageErr(openError(name, err))
 		}

@@ -54,10 +54,11 @@ func New() *cobra.Command {
 		Long: `homatest is a conformance testbed for Homa, the receiver-driven datacenter
 transport (HomaModule, IP protocol 146).
 
-Today it decodes captures of Homa traffic (pcap/pcapng, every packet type,
-the current, 2024 and upstream wire formats, IPv4/IPv6, TCP-hijacked frames).
-Checking captures against the spec and running the conformance suite are
-being built.
+It decodes captures of Homa traffic (decode: pcap/pcapng, every packet type,
+the current, 2024 and upstream wire formats, IPv4/IPv6, TCP-hijacked frames),
+checks them against the spec's rules (check; the rules: spec list) and
+summarises their RPCs (rpcs). Running the conformance suite against an
+implementation in emulated networks (run) is being built.
 
 Exit codes: 0 success, 1 violations, 2 usage, input or environment error.`,
 		SilenceErrors: true,

@@ -66,10 +66,11 @@ func newRPCsCmd() *cobra.Command {
 		Short: "Print one line per RPC of a capture",
 		Long: `Rpcs groups the Homa packets of a capture into RPCs and prints one line per
 RPC in order of its first packet: client > server, client id, request and
-response lengths, start (seconds since the first packet), duration, packets by
-type, retransmitted bytes, GRANTs, priorities used, and the outcome: acked,
-complete (response received, not acked in the capture), request-only,
-incomplete, or rpc_unknown.`,
+response lengths, start (seconds since the first packet), duration, the frame
+of its first packet, packets by type, retransmitted bytes, GRANTs, priorities
+used (request DATA, response DATA, GRANTs), and the outcome: acked, complete
+(response received, not acked in the capture), rpc_unknown (an RPC_UNKNOWN
+was sent and nothing completed after it), request-only, or incomplete.`,
 		Example: `  homatest rpcs capture.pcap
   homatest rpcs -o json capture.pcap | jq 'select(.outcome=="incomplete")'`,
 		Args: func(cmd *cobra.Command, args []string) error {

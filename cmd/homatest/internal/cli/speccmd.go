@@ -21,7 +21,7 @@ func newSpecCmd() *cobra.Command {
 	var output string
 	list := &cobra.Command{
 		Use:   "list",
-		Short: "List the rules: ID, level, profiles, statement, source",
+		Short: "List the rules: ID, level, profiles, statement (-o json adds source and capture notes)",
 		Example: `  homatest spec list
   homatest spec list -o json | jq -r '.[] | select(.level=="MUST") | .id'`,
 		Args: cobra.NoArgs,
@@ -125,18 +125,18 @@ cannot decide from a capture reports "inconclusive", not a violation.
 	for _, p := range spec.Profiles() {
 		fmt.Fprintf(w, "- **%s**: %s\n", p.Name, p.Description)
 	}
-	fmt.Fprint(w, "\n## Parameters\n\nOverride any of them with `--param NAME=VALUE`.\n\n| parameter |")
+	fmt.Fprint(w, "\n## Parameters\n\nOverride any of them with `--param NAME=VALUE`. Names are HomaModule's sysctl\nnames (`net.homa.<name>`) where one exists; `tick`, `slack`, `jitter`,\n`response_timeout`, `max_message_length` and `max_acks_per_pkt` are the\nchecker's own.\n\n| parameter | meaning |")
 	profs := spec.Profiles()
 	for _, p := range profs {
 		fmt.Fprintf(w, " %s |", p.Name)
 	}
-	fmt.Fprint(w, "\n| --- |")
+	fmt.Fprint(w, "\n| --- | --- |")
 	for range profs {
 		fmt.Fprint(w, " --- |")
 	}
 	fmt.Fprintln(w)
 	for _, n := range spec.ParamNames() {
-		fmt.Fprintf(w, "| `%s` |", n)
+		fmt.Fprintf(w, "| `%s` | %s |", n, spec.ParamDoc(n))
 		for _, p := range profs {
 			v, _ := p.Params.Get(n)
 			fmt.Fprintf(w, " %s |", v)
