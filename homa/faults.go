@@ -1,0 +1,97 @@
+package homa
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// Fault names a deliberate misbehaviour, each reproducing a fault class
+// from real Homa implementations (homatest shared/homa/faults.md), so that
+// the conformance suite can be shown to catch it.
+type Fault string
+
+// The fault knobs.
+const (
+	// FaultWrongPriorityBits writes priorities into the wrong IP bits:
+	// level p leaves as p>>2 (BR-01, HomaModule @d4003fb).
+	FaultWrongPriorityBits Fault = "wrong-priority-bits"
+	// FaultGrantPastEnd grants beyond the message length (BR-06).
+	FaultGrantPastEnd Fault = "grant-past-end"
+	// FaultRepeatGrants keeps sending GRANTs for fully granted messages (BR-07).
+	FaultRepeatGrants Fault = "repeat-grants"
+	// FaultNoGrants never grants: messages longer than unsched_bytes stall (BR-09).
+	FaultNoGrants Fault = "no-grants"
+	// FaultOvercommit grants every incoming message, ignoring max_overcommit
+	// and max_incoming (BR-10, BR-15).
+	FaultOvercommit Fault = "overcommit"
+	// FaultGrantTopPriority sends scheduled grants at the highest level (BR-10).
+	FaultGrantTopPriority Fault = "grant-top-priority"
+	// FaultUnschedOverflow rounds the unscheduled bytes up past
+	// unsched_bytes by one packet (BR-14).
+	FaultUnschedOverflow Fault = "unsched-overflow"
+	// FaultEarlyResend sends RESEND after one silent tick (BR-18, BR-19).
+	FaultEarlyResend Fault = "early-resend"
+	// FaultNoRetransmitFlag retransmits with retransmit=0 (RTX-06).
+	FaultNoRetransmitFlag Fault = "no-retransmit-flag"
+	// FaultNoBusy ignores RESENDs it cannot answer with data instead of
+	// sending BUSY (BR-23).
+	FaultNoBusy Fault = "no-busy"
+	// FaultIgnoreRPCUnknown makes a client ignore RPC_UNKNOWN (BR-48).
+	FaultIgnoreRPCUnknown Fault = "ignore-rpc-unknown"
+	// FaultNoAcks never acknowledges completed RPCs (BR-32).
+	FaultNoAcks Fault = "no-acks"
+	// FaultControlLowPriority sends control packets at level 0 (PRIO rules).
+	FaultControlLowPriority Fault = "control-low-priority"
+	// FaultStaleCutoffVersion never echoes received cutoff versions (CUT-02).
+	FaultStaleCutoffVersion Fault = "stale-cutoff-version"
+	// FaultDuplicateData sends every first-transmission DATA packet twice
+	// (BR-45).
+	FaultDuplicateData Fault = "duplicate-data"
+)
+
+var faultDocs = map[Fault]string{
+	FaultWrongPriorityBits:  "priority written into the wrong IP TOS bits (level p sent as p>>2) — BR-01",
+	FaultGrantPastEnd:       "GRANT offsets beyond the message length — BR-06",
+	FaultRepeatGrants:       "GRANTs keep coming for fully granted messages — BR-07",
+	FaultNoGrants:           "receiver never grants; long messages stall — BR-09",
+	FaultOvercommit:         "grants every incoming message, ignoring max_overcommit and max_incoming — BR-10/BR-15",
+	FaultGrantTopPriority:   "scheduled GRANTs at the highest priority level — BR-10",
+	FaultUnschedOverflow:    "unscheduled bytes rounded up one packet past unsched_bytes — BR-14",
+	FaultEarlyResend:        "RESEND after one silent tick instead of resend_ticks — BR-18/BR-19",
+	FaultNoRetransmitFlag:   "retransmitted DATA without retransmit=1 — RTX-06",
+	FaultNoBusy:             "RESENDs for unsent data are ignored instead of answered with BUSY — BR-23",
+	FaultIgnoreRPCUnknown:   "client ignores RPC_UNKNOWN and never restarts — BR-48",
+	FaultNoAcks:             "completed RPCs are never acknowledged (no ACK, no piggy-backed ack) — BR-32",
+	FaultControlLowPriority: "control packets at priority 0 instead of the highest level",
+	FaultStaleCutoffVersion: "DATA keeps cutoff_version 0 after CUTOFFS arrived — CUT-02",
+	FaultDuplicateData:      "every first-transmission DATA packet is sent twice — BR-45",
+}
+
+// FaultNames returns every fault knob with a one-line description, sorted
+// by name.
+func FaultNames() []struct{ Name, Doc string } {
+	var out []struct{ Name, Doc string }
+	for f, d := range faultDocs {
+		out = append(out, struct{ Name, Doc string }{string(f), d})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+type faultSet map[Fault]bool
+
+func parseFaults(fs []Fault) (faultSet, error) {
+	set := faultSet{}
+	for _, f := range fs {
+		if _, ok := faultDocs[f]; !ok {
+			var names []string
+			for _, n := range FaultNames() {
+				names = append(names, n.Name)
+			}
+			return nil, fmt.Errorf("homa: unknown fault %q (known: %s)", f, strings.Join(names, ", "))
+		}
+		set[f] = true
+	}
+	return set, nil
+}

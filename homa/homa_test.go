@@ -1,0 +1,139 @@
+package homa_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"net/netip"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/homatest/homatest/homa"
+	"github.com/homatest/homatest/homa/memnet"
+)
+
+// testNet is a memnet network with hosts 198.18.0.1.. attached.
+type testNet struct {
+	net   *memnet.Network
+	hosts []*homa.Host
+}
+
+func newTestNet(t *testing.T, n int, cfg memnet.Config, params homa.Params, faults ...homa.Fault) *testNet {
+	t.Helper()
+	tn := &testNet{net: memnet.New(cfg)}
+	for i := range n {
+		ep := tn.net.Attach(netip.AddrFrom4([4]byte{198, 18, 0, byte(i + 1)}))
+		h, err := homa.New(homa.Config{Transport: ep, Params: params, Faults: faults})
+		if err != nil {
+			t.Fatal(err)
+		}
+		tn.hosts = append(tn.hosts, h)
+	}
+	return tn
+}
+
+func (tn *testNet) close() {
+	for _, h := range tn.hosts {
+		h.Close()
+	}
+	tn.net.Close()
+}
+
+// echoServer answers every request on port with its payload reversed.
+func echoServer(t *testing.T, h *homa.Host, port uint16) {
+	s, err := h.Listen(port)
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		for {
+			q, err := s.Receive(context.Background())
+			if err != nil {
+				return
+			}
+			q.Reply(reverse(q.Payload()))
+		}
+	}()
+}
+
+func reverse(b []byte) []byte {
+	out := make([]byte, len(b))
+	for i := range b {
+		out[len(b)-1-i] = b[i]
+	}
+	return out
+}
+
+func payload(rng *rand.Rand, n int) []byte {
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = byte(rng.Uint32())
+	}
+	return b
+}
+
+// TestPayloadIntegrity: requests of 1 B to 1,000,000 B come back intact.
+func TestPayloadIntegrity(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		tn := newTestNet(t, 2, memnet.Config{Rate: 10e9, Delay: 2 * time.Microsecond}, homa.DefaultParams())
+		defer tn.close()
+		echoServer(t, tn.hosts[1], 4000)
+		c, _ := tn.hosts[0].Dial()
+		rng := rand.New(rand.NewPCG(1, 2))
+		for _, n := range []int{1, 100, 1423, 1424, 1425, 39999, 40000, 40001, 100000, 500000, 1000000} {
+			req := payload(rng, n)
+			resp, err := c.Call(context.Background(), netip.AddrPortFrom(tn.hosts[1].Addr(), 4000), req)
+			if err != nil {
+				t.Fatalf("%d bytes: %v", n, err)
+			}
+			if !bytes.Equal(resp, reverse(req)) {
+				t.Fatalf("%d bytes: response differs", n)
+			}
+		}
+		st := tn.hosts[1].Stats()
+		if st.Delivered != 11 || st.Timeouts != 0 {
+			t.Errorf("server stats %+v", st)
+		}
+	})
+}
+
+// TestConcurrentRPCs: 1,000 RPCs from 8 clients to one server complete.
+func TestConcurrentRPCs(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		tn := newTestNet(t, 9, memnet.Config{Rate: 10e9, Delay: 2 * time.Microsecond}, homa.DefaultParams())
+		defer tn.close()
+		server := tn.hosts[8]
+		echoServer(t, server, 4000)
+		var wg sync.WaitGroup
+		errs := make(chan error, 1000)
+		for c := range 8 {
+			sock, _ := tn.hosts[c].Dial()
+			for i := range 125 {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					rng := rand.New(rand.NewPCG(uint64(c), uint64(i)))
+					req := payload(rng, 1+rng.IntN(120000))
+					resp, err := sock.Call(context.Background(), netip.AddrPortFrom(server.Addr(), 4000), req)
+					if err == nil && !bytes.Equal(resp, reverse(req)) {
+						err = fmt.Errorf("client %d rpc %d: response differs", c, i)
+					}
+					if err != nil {
+						errs <- err
+					}
+				}()
+			}
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			t.Error(err)
+		}
+		if st := server.Stats(); st.Delivered != 1000 {
+			t.Errorf("delivered %d requests, want 1000 (%+v)", st.Delivered, st)
+		}
+	})
+}

@@ -1,0 +1,267 @@
+package homa
+
+import (
+	"net/netip"
+	"time"
+
+	"github.com/homatest/homatest/spec/wire"
+)
+
+// receive is the transport's handler: decode and dispatch one packet.
+// Malformed packets, and packets for unknown RPCs that need no answer, are
+// dropped and counted (HomaModule homa_softirq, homa_dispatch_pkts).
+func (h *Host) receive(src netip.Addr, prio uint8, pkt []byte) {
+	p, err := wire.Decode(pkt, wire.DecodeOptions{Version: wire.VersionCurrent})
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.closed {
+		return
+	}
+	if err != nil {
+		h.stats.Dropped++
+		return
+	}
+	h.stats.Received[p.Type()-wire.MinType]++
+	switch p.Type() {
+	case wire.TypeData:
+		h.handleData(src, p.Data())
+	case wire.TypeGrant:
+		h.handleGrant(src, p.Grant())
+	case wire.TypeResend:
+		h.handleResend(src, p.Resend())
+	case wire.TypeRPCUnknown:
+		h.handleRPCUnknown(src, p)
+	case wire.TypeBusy:
+		if r := h.lookup(src, p); r != nil {
+			r.silent = 0
+		} else {
+			h.stats.Dropped++
+		}
+	case wire.TypeCutoffs:
+		c := p.Cutoffs()
+		pr := h.peer(src)
+		pr.cutoffs = c.UnschedCutoffs()
+		pr.cutoffs[0] = 0x7fffffff // entry 0 is ignored and means "infinite"
+		pr.cutoffVersion = c.CutoffVersion()
+	case wire.TypeNeedAck:
+		h.handleNeedAck(src, p)
+	case wire.TypeAck:
+		h.handleAck(src, p.Ack())
+	default: // FREEZE: nothing to freeze
+	}
+}
+
+// lookup finds the local RPC a packet from src belongs to, or nil.
+func (h *Host) lookup(src netip.Addr, p wire.Packet) *rpc {
+	id := p.SenderID()
+	if p.Role() == wire.RoleServer {
+		// From a server: one of our client RPCs.
+		r := h.clients[wire.LocalID(id)]
+		if r == nil || r.peer != src {
+			return nil
+		}
+		return r
+	}
+	return h.servers[serverKey{src, id}]
+}
+
+func (h *Host) handleData(src netip.Addr, d wire.Data) {
+	c := d.Common()
+	length := int(d.MessageLength())
+	off, n := int(d.Offset()), d.DataLen()
+	if length < 1 || length > wire.MaxMessageLength || n < 1 || off+n > length || len(d.Payload()) < n {
+		h.stats.Dropped++
+		return
+	}
+	// Piggy-backed ack from the sender host (homa_data_pkt).
+	if id := d.AckClientID(); id != 0 {
+		h.ackRPC(src, id)
+	}
+	r := h.lookup(src, d.Packet)
+	if r == nil {
+		if d.Role() != wire.RoleClient {
+			h.stats.Dropped++ // response DATA for an RPC we do not have
+			return
+		}
+		if _, done := h.acked[serverKey{src, c.SenderID()}]; done {
+			h.stats.Duplicates++ // a late packet of an RPC already executed and acked
+			return
+		}
+		s := h.sockets[c.Dport()]
+		if s == nil || !s.server {
+			h.stats.Dropped++
+			return
+		}
+		r = &rpc{id: wire.LocalID(c.SenderID()), peer: src, peerPort: c.Sport(), sock: s, state: serverReceiving}
+		h.servers[serverKey{src, c.SenderID()}] = r
+	}
+	if h.p.CutoffVersion != d.CutoffVersion() {
+		h.sendCutoffs(src, r)
+	}
+	r.silent = 0
+	if !r.client && r.state != serverReceiving {
+		h.stats.Duplicates++ // request already delivered: at most once
+		return
+	}
+	if r.client && r.state != clientSending {
+		h.stats.Dropped++
+		return
+	}
+	m := r.in
+	if m == nil {
+		m = &msgIn{buf: make([]byte, length), granted: min(length, int(d.Incoming())), created: time.Now()}
+		if m.granted < 1 {
+			m.granted = min(length, h.p.UnschedBytes)
+		}
+		r.in = m
+	}
+	if length != m.length() {
+		h.stats.Dropped++
+		return
+	}
+	if m.recv.add(off, off+n) > 0 {
+		copy(m.buf[off:off+n], d.Payload()[:n])
+	}
+	if r.client && r.out != nil && r.out.next < r.out.length() {
+		// The response has started: the server has the whole request.
+		r.out.granted = r.out.length()
+	}
+	if !m.complete && m.received() == length {
+		m.complete = true
+		if r.client {
+			h.finishClient(r, nil)
+		} else {
+			r.state = serverInService
+			h.stats.Delivered++
+			q := &Request{s: r.sock, r: r, payload: m.buf, client: netip.AddrPortFrom(src, r.peerPort)}
+			select {
+			case r.sock.reqs <- q:
+			default:
+				h.stats.Dropped++ // receive queue full
+			}
+		}
+	}
+	h.grant()
+}
+
+// sendCutoffs tells src our cutoffs, at most once per tick per peer
+// (homa_data_pkt rate-limits to once per jiffy).
+func (h *Host) sendCutoffs(src netip.Addr, r *rpc) {
+	pr := h.peer(src)
+	if pr.lastCutoffs == h.tick {
+		return
+	}
+	pr.lastCutoffs = h.tick
+	cut := h.p.UnschedCutoffs
+	h.send(src, h.topPriority(), &wire.CutoffsFields{Common: h.control(r), UnschedCutoffs: cut, CutoffVersion: h.p.CutoffVersion})
+}
+
+func (h *Host) handleGrant(src netip.Addr, g wire.Grant) {
+	r := h.lookup(src, g.Packet)
+	if r == nil || r.out == nil {
+		h.stats.Dropped++
+		return
+	}
+	r.silent = 0
+	m := r.out
+	if off := min(int(g.Offset()), m.length()); off > m.granted {
+		m.granted = off
+	}
+	m.prio = g.Priority()
+	h.wake()
+}
+
+func (h *Host) handleResend(src netip.Addr, rs wire.Resend) {
+	r := h.lookup(src, rs.Packet)
+	c := rs.Common()
+	if r == nil {
+		// Unknown RPC: RPC_UNKNOWN with ports swapped and the receiver's
+		// view of the id (homa_resend_pkt).
+		h.send(src, h.topPriority(), &wire.RPCUnknownFields{Common: wire.CommonFields{
+			Sport: c.Dport(), Dport: c.Sport(), SenderID: wire.LocalID(c.SenderID())}})
+		return
+	}
+	if r.out == nil || !r.client && r.state < serverSending {
+		// A server still receiving the request or computing the response.
+		if !h.faults[FaultNoBusy] {
+			h.send(src, h.topPriority(), &wire.BusyFields{Common: h.control(r)})
+		}
+		return
+	}
+	m := r.out
+	start, end := int(rs.Offset()), m.next
+	if !rs.IsResendAll() {
+		end = min(start+int(rs.Length()), m.length())
+		if end > m.granted {
+			// A RESEND past our horizon means a GRANT was lost (RTX-08).
+			m.granted = end
+			h.wake()
+		}
+		end = min(end, m.next)
+	}
+	if start >= m.next {
+		if !h.faults[FaultNoBusy] {
+			h.send(src, h.topPriority(), &wire.BusyFields{Common: h.control(r)})
+		}
+		return
+	}
+	h.queueRetransmit(r, start, end, rs.Priority())
+}
+
+func (h *Host) handleRPCUnknown(src netip.Addr, p wire.Packet) {
+	r := h.lookup(src, p)
+	if r == nil {
+		h.stats.Dropped++
+		return
+	}
+	if !r.client {
+		// The client forgot the RPC: discard ours (homa_rpc_unknown_pkt).
+		delete(h.servers, serverKey{r.peer, r.clientID()})
+		return
+	}
+	if h.faults[FaultIgnoreRPCUnknown] || r.in != nil {
+		return // the response has started: nothing to restart
+	}
+	// Restart: retransmit everything sent so far at the unscheduled
+	// priority, incoming = tx_end.
+	h.stats.Restarts++
+	m := r.out
+	prio := h.unschedPriority(h.peer(r.peer), m.length())
+	h.queueRetransmit(r, 0, m.next, prio)
+	for i := range m.retx {
+		m.retx[i].incoming = m.next
+	}
+}
+
+func (h *Host) handleNeedAck(src netip.Addr, p wire.Packet) {
+	c := p.Common()
+	id := wire.LocalID(c.SenderID())
+	r := h.clients[id]
+	if r != nil && r.peer == src && r.in != nil && !r.in.complete {
+		h.requestRetransmit(r) // response incomplete: RESEND, not ACK
+		return
+	}
+	if h.faults[FaultNoAcks] {
+		return
+	}
+	pr := h.peer(src)
+	acks := pr.acks
+	pr.acks = nil
+	h.send(src, h.topPriority(), &wire.AckFields{Common: wire.CommonFields{Sport: c.Dport(), Dport: c.Sport(), SenderID: id}, Acks: acks})
+}
+
+func (h *Host) handleAck(src netip.Addr, a wire.Ack) {
+	h.ackRPC(src, a.SenderID())
+	for i := range a.ValidAcks() {
+		h.ackRPC(src, a.Entry(i).ClientID)
+	}
+}
+
+// ackRPC frees the server RPC (src, client id) once it is acknowledged.
+func (h *Host) ackRPC(src netip.Addr, clientID uint64) {
+	k := serverKey{src, wire.ClientID(clientID)}
+	if r := h.servers[k]; r != nil && r.state == serverAwaitAck {
+		delete(h.servers, k)
+		h.acked[k] = h.tick
+	}
+}

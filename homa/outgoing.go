@@ -1,0 +1,185 @@
+package homa
+
+import (
+	"time"
+
+	"github.com/homatest/homatest/spec/wire"
+)
+
+// senderLoop transmits DATA: retransmissions first, then first
+// transmissions of the message with the fewest bytes left (sender SRPT,
+// HomaModule homa_pacer.c), one packet at a time, pacing at LinkRate.
+func (h *Host) senderLoop() {
+	defer h.wg.Done()
+	for {
+		h.mu.Lock()
+		n := 0
+		if !h.closed {
+			n = h.sendOne()
+		}
+		h.mu.Unlock()
+		if n == 0 {
+			select {
+			case <-h.kick:
+				continue
+			case <-h.done:
+				return
+			}
+		}
+		if h.p.LinkRate > 0 {
+			// Ethernet, IP and Homa header bytes occupy the link too.
+			wireBytes := n + 14 + 20 + wire.DataHeaderLen
+			select {
+			case <-time.After(time.Duration(int64(wireBytes) * 8 * int64(time.Second) / h.p.LinkRate)):
+			case <-h.done:
+				return
+			}
+		}
+	}
+}
+
+// outbound returns the RPC's outgoing message if it has something to send.
+func outbound(r *rpc) *msgOut {
+	switch {
+	case r.client && r.state == clientSending:
+	case !r.client && r.state == serverSending:
+	default:
+		return nil
+	}
+	if r.out == nil || !r.out.sendable() {
+		return nil
+	}
+	return r.out
+}
+
+// sendOne transmits one DATA packet and returns its data length (0 if
+// nothing was ready). Called with h.mu held.
+func (h *Host) sendOne() int {
+	var best *rpc
+	bestLeft := -1
+	for _, set := range []func(func(*rpc)){h.eachClient, h.eachServer} {
+		set(func(r *rpc) {
+			m := outbound(r)
+			if m == nil {
+				return
+			}
+			if len(m.retx) > 0 {
+				if best == nil || len(best.out.retx) == 0 {
+					best, bestLeft = r, 0
+				}
+				return
+			}
+			left := m.length() - m.next
+			if best == nil || (len(best.out.retx) == 0 && left < bestLeft) ||
+				(len(best.out.retx) == 0 && left == bestLeft && r.id < best.id) {
+				best, bestLeft = r, left
+			}
+		})
+	}
+	if best == nil {
+		return 0
+	}
+	m := best.out
+	if len(m.retx) > 0 {
+		rt := m.retx[0]
+		m.retx = m.retx[1:]
+		return h.sendData(best, rt.start, rt.end-rt.start, rt.prio, true, rt.incoming)
+	}
+	off := m.next
+	n := h.packetLen(m, off)
+	var prio uint8
+	if off < m.unsched {
+		prio = h.unschedPriority(h.peer(best.peer), m.length())
+	} else {
+		prio = m.prio
+	}
+	m.next += n
+	sent := h.sendData(best, off, n, prio, false, m.unsched)
+	if h.faults[FaultDuplicateData] {
+		h.sendData(best, off, n, prio, false, m.unsched)
+	}
+	if m.next >= m.length() && !best.client && best.state == serverSending {
+		best.state, best.doneTick = serverAwaitAck, 0
+	}
+	return sent
+}
+
+func (h *Host) eachClient(f func(*rpc)) {
+	for _, r := range h.clients {
+		f(r)
+	}
+}
+
+func (h *Host) eachServer(f func(*rpc)) {
+	for _, r := range h.servers {
+		f(r)
+	}
+}
+
+// sendData builds and transmits DATA [off, off+n) of r's outgoing message.
+func (h *Host) sendData(r *rpc, off, n int, prio uint8, retransmit bool, incoming int) int {
+	m := r.out
+	pr := h.peer(r.peer)
+	f := &wire.DataFields{
+		Common:        wire.CommonFields{Sport: r.sock.port, Dport: r.peerPort, SenderID: r.wireID(), Sequence: uint32(off)},
+		MessageLength: uint32(m.length()),
+		Incoming:      uint32(incoming),
+		CutoffVersion: pr.cutoffVersion,
+		Payload:       m.data[off : off+n],
+	}
+	if h.faults[FaultStaleCutoffVersion] {
+		f.CutoffVersion = 0
+	}
+	if retransmit {
+		// Retransmissions carry the true offset in seg.offset too
+		// (homa_resend_data).
+		f.SegOffset = uint32(off)
+		f.Retransmit = 1
+		if h.faults[FaultNoRetransmitFlag] {
+			f.Retransmit = 0
+		}
+		h.stats.Retransmitted++
+	} else {
+		// A fresh single-segment packet: the offset is in sequence.
+		f.SegOffset = wire.SegOffsetInSequence
+		if len(pr.acks) > 0 && !h.faults[FaultNoAcks] {
+			f.Ack = pr.acks[0]
+			pr.acks = pr.acks[1:]
+		}
+	}
+	h.send(r.peer, prio, f)
+	return n
+}
+
+// packetLen returns the length of the packet that starts at off: packets
+// are max_seg_data long, with a boundary forced at U (HomaModule
+// homa_message_out_fill builds them all when the message is created, so a
+// GRANT lets whole packets go: the sender may overshoot a grant by less
+// than one packet).
+func (h *Host) packetLen(m *msgOut, off int) int {
+	seg := h.p.maxSegData(h.v6)
+	u := m.unsched
+	if h.faults[FaultUnschedOverflow] {
+		u = m.length() // no boundary at U
+	}
+	if off < u {
+		return min(seg, u-off)
+	}
+	return min(seg, m.length()-off)
+}
+
+// queueRetransmit queues the original packets overlapping [start, end) of
+// r's outgoing message for retransmission at prio, cut on the original
+// packet boundaries (homa_resend_data).
+func (h *Host) queueRetransmit(r *rpc, start, end int, prio uint8) {
+	m := r.out
+	incoming := end
+	for off := 0; off < m.next; {
+		n := h.packetLen(m, off)
+		if off+n > start && off < end {
+			m.retx = append(m.retx, retx{start: off, end: off + n, prio: prio, incoming: incoming})
+		}
+		off += n
+	}
+	h.wake()
+}

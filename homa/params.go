@@ -1,0 +1,85 @@
+package homa
+
+import (
+	"fmt"
+	"time"
+)
+
+// Params are a host's protocol parameters, named after HomaModule's
+// sysctls (net.homa.<name>). DefaultParams gives HomaModule main's values.
+type Params struct {
+	// UnschedBytes is unsched_bytes: bytes sent before any GRANT.
+	UnschedBytes int
+	// MaxIncoming is max_incoming: bound in bytes on granted but not yet
+	// received bytes over all incoming messages.
+	MaxIncoming int
+	// MaxOvercommit is max_overcommit: messages granted at once.
+	MaxOvercommit int
+	// Window is the grant window in bytes; 0 = dynamic,
+	// MaxIncoming/(active+1) (HomaModule homa_grant.c).
+	Window int
+	// NumPriorities is num_priorities (1..8).
+	NumPriorities int
+	// MaxSchedPrio is max_sched_prio: the highest scheduled level.
+	MaxSchedPrio int
+	// UnschedCutoffs is unsched_cutoffs: entry i is the largest message
+	// length in bytes that uses unscheduled level i (entry 0: infinite).
+	UnschedCutoffs [8]uint32
+	// CutoffVersion is cutoff_version of this host's cutoffs.
+	CutoffVersion uint16
+	// Tick is the timer period (1 ms in HomaModule).
+	Tick time.Duration
+	// ResendTicks is resend_ticks: silent ticks before the first RESEND.
+	ResendTicks int
+	// ResendInterval is resend_interval: ticks between RESEND rounds.
+	ResendInterval int
+	// TimeoutTicks is timeout_ticks: silent ticks before an RPC aborts.
+	TimeoutTicks int
+	// RequestAckTicks is request_ack_ticks: ticks after a response was
+	// sent before the server asks for an ACK.
+	RequestAckTicks int
+	// MTU of the host's link in bytes (1500): max_seg_data is
+	// MTU - IP header - 56.
+	MTU int
+	// LinkRate is the host's uplink in bit/s for the pacer; 0 sends as fast
+	// as the transport accepts.
+	LinkRate int64
+}
+
+// DefaultParams returns HomaModule main's defaults (homa_utils.c,
+// homa_grant.c) with the 1500-byte MTU and no pacing.
+func DefaultParams() Params {
+	return Params{
+		UnschedBytes: 40000, MaxIncoming: 400000, MaxOvercommit: 8, Window: 0,
+		NumPriorities: 8, MaxSchedPrio: 3,
+		UnschedCutoffs: [8]uint32{0, 0, 0, 0, 1000000, 15000, 2800, 200}, CutoffVersion: 1,
+		Tick: time.Millisecond, ResendTicks: 5, ResendInterval: 5, TimeoutTicks: 100, RequestAckTicks: 2,
+		MTU: 1500,
+	}
+}
+
+// Validate checks the parameters for values HomaModule would reject.
+func (p *Params) Validate() error {
+	switch {
+	case p.NumPriorities < 1 || p.NumPriorities > 8:
+		return fmt.Errorf("homa: num_priorities %d not in 1..8", p.NumPriorities)
+	case p.MaxSchedPrio < 0 || p.MaxSchedPrio >= p.NumPriorities:
+		return fmt.Errorf("homa: max_sched_prio %d must be below num_priorities %d", p.MaxSchedPrio, p.NumPriorities)
+	case p.UnschedBytes < 1 || p.MaxIncoming < 1 || p.MaxOvercommit < 1:
+		return fmt.Errorf("homa: unsched_bytes, max_incoming and max_overcommit must be positive")
+	case p.Tick <= 0 || p.ResendTicks < 1 || p.ResendInterval < 1 || p.TimeoutTicks < p.ResendTicks || p.RequestAckTicks < 1:
+		return fmt.Errorf("homa: bad timer parameters (tick %v, resend_ticks %d, resend_interval %d, timeout_ticks %d, request_ack_ticks %d)",
+			p.Tick, p.ResendTicks, p.ResendInterval, p.TimeoutTicks, p.RequestAckTicks)
+	case p.MTU < 576 || p.MTU > 65535:
+		return fmt.Errorf("homa: MTU %d not in 576..65535", p.MTU)
+	}
+	return nil
+}
+
+// maxSegData returns the data bytes per DATA packet (max_seg_data).
+func (p *Params) maxSegData(ipv6 bool) int {
+	if ipv6 {
+		return p.MTU - 40 - 56
+	}
+	return p.MTU - 20 - 56
+}

@@ -1,0 +1,147 @@
+package homa
+
+import (
+	"net/netip"
+	"time"
+)
+
+// span is a byte range [start, end).
+type span struct{ start, end int }
+
+// ranges is a sorted, merged set of byte ranges.
+type ranges []span
+
+// add inserts [s, e) and returns the number of new bytes.
+func (r *ranges) add(s, e int) int {
+	if e <= s {
+		return 0
+	}
+	before := r.total()
+	out := make(ranges, 0, len(*r)+1)
+	placed := false
+	for _, x := range *r {
+		switch {
+		case x.end < s:
+			out = append(out, x)
+		case e < x.start:
+			if !placed {
+				out = append(out, span{s, e})
+				placed = true
+			}
+			out = append(out, x)
+		default:
+			s, e = min(s, x.start), max(e, x.end)
+		}
+	}
+	if !placed {
+		out = append(out, span{s, e})
+	}
+	*r = out
+	return r.total() - before
+}
+
+func (r ranges) total() int {
+	n := 0
+	for _, x := range r {
+		n += x.end - x.start
+	}
+	return n
+}
+
+// gaps returns the missing ranges below limit.
+func (r ranges) gaps(limit int) []span {
+	var out []span
+	pos := 0
+	for _, x := range r {
+		if x.start > pos {
+			out = append(out, span{pos, min(x.start, limit)})
+		}
+		pos = max(pos, x.end)
+		if pos >= limit {
+			break
+		}
+	}
+	if pos < limit {
+		out = append(out, span{pos, limit})
+	}
+	var clean []span
+	for _, g := range out {
+		if g.end > g.start {
+			clean = append(clean, g)
+		}
+	}
+	return clean
+}
+
+// msgOut is a message being sent.
+type msgOut struct {
+	data    []byte
+	unsched int   // U = min(length, unsched_bytes)
+	granted int   // grant horizon: bytes below it may be sent
+	next    int   // first byte not yet transmitted (tx_end)
+	prio    uint8 // scheduled priority from the latest GRANT
+	retx    []retx
+	started time.Time
+}
+
+// retx is a range to retransmit at a priority.
+type retx struct {
+	start, end int
+	prio       uint8
+	incoming   int
+}
+
+func (m *msgOut) length() int { return len(m.data) }
+
+// sendable reports whether first transmissions or retransmissions wait.
+func (m *msgOut) sendable() bool {
+	return len(m.retx) > 0 || m.next < min(m.granted, m.length())
+}
+
+// msgIn is a message being received.
+type msgIn struct {
+	buf      []byte
+	recv     ranges
+	granted  int // bytes the sender may send (incoming of the first DATA, then GRANTs)
+	prio     uint8
+	complete bool
+	created  time.Time
+}
+
+func (m *msgIn) length() int   { return len(m.buf) }
+func (m *msgIn) received() int { return m.recv.total() }
+
+// rpcState is where an RPC is in its life.
+type rpcState uint8
+
+const (
+	// client states
+	clientSending rpcState = iota // request being transmitted / response not complete
+	// server states
+	serverReceiving // request incomplete
+	serverInService // request delivered to the application
+	serverSending   // response being transmitted
+	serverAwaitAck  // response fully transmitted; NEED_ACK until acked
+)
+
+// rpc is one RPC at this host (client or server side).
+type rpc struct {
+	id       uint64 // local id: even at the client, odd at the server
+	client   bool
+	peer     netip.Addr
+	peerPort uint16
+	sock     *Socket
+	state    rpcState
+	out      *msgOut
+	in       *msgIn
+	silent   int // silent_ticks
+	doneTick int // ticks since the response was fully transmitted
+	done     chan struct{}
+	err      error
+}
+
+// wireID returns the sender_id this host puts in packets of the RPC.
+func (r *rpc) wireID() uint64 { return r.id }
+
+// clientID returns the RPC's even client id.
+func (r *rpc) clientID() uint64 { return r.id &^ 1 }

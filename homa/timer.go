@@ -1,0 +1,82 @@
+package homa
+
+import "github.com/homatest/homatest/spec/wire"
+
+// onTick is the timer pass (HomaModule homa_timer.c homa_timer_check_rpc):
+// silent RPCs waiting for data send RESENDs every resend_interval ticks from
+// resend_ticks on and abort at timeout_ticks; servers whose response is
+// fully sent ask for an ACK every tick from request_ack_ticks on. Called
+// with h.mu held.
+func (h *Host) onTick() {
+	h.tick++
+	first := h.p.ResendTicks
+	if h.faults[FaultEarlyResend] {
+		first = 1
+	}
+	for _, r := range h.clients {
+		// A client waits once its request is sent up to the grant
+		// horizon (or completely) and the response is not complete.
+		waiting := r.out.next >= min(r.out.granted, r.out.length()) && len(r.out.retx) == 0
+		if !waiting {
+			r.silent = 0
+			continue
+		}
+		r.silent++
+		if r.silent >= h.p.TimeoutTicks {
+			h.stats.Timeouts++
+			h.finishClient(r, ErrTimeout)
+			continue
+		}
+		if r.silent >= first && (r.silent-first)%h.p.ResendInterval == 0 {
+			h.requestRetransmit(r)
+		}
+	}
+	for k, r := range h.servers {
+		switch r.state {
+		case serverReceiving:
+			if r.in == nil || r.in.received() >= r.in.granted {
+				r.silent = 0 // everything granted arrived: nothing to wait for
+				continue
+			}
+			r.silent++
+			if r.silent >= h.p.TimeoutTicks {
+				h.stats.Timeouts++
+				delete(h.servers, k)
+				continue
+			}
+			if r.silent >= first && (r.silent-first)%h.p.ResendInterval == 0 {
+				h.requestRetransmit(r)
+			}
+		case serverAwaitAck:
+			r.doneTick++
+			if r.doneTick >= h.p.RequestAckTicks {
+				h.send(r.peer, h.topPriority(), &wire.NeedAckFields{Common: h.control(r)})
+			}
+		default:
+			r.silent = 0
+		}
+	}
+	if h.tick%100 == 0 {
+		for k, t := range h.acked {
+			if h.tick-t > 10*h.p.TimeoutTicks {
+				delete(h.acked, k)
+			}
+		}
+	}
+	h.grant()
+}
+
+// requestRetransmit sends RESENDs for r's incoming message: {0, -1} when
+// nothing has arrived, else one per gap below the granted offset
+// (homa_request_retrans).
+func (h *Host) requestRetransmit(r *rpc) {
+	c := h.control(r)
+	prio := h.topPriority()
+	if r.in == nil || r.in.received() == 0 {
+		h.send(r.peer, prio, &wire.ResendFields{Common: c, Offset: 0, Length: wire.ResendAll, Priority: prio})
+		return
+	}
+	for _, g := range r.in.recv.gaps(r.in.granted) {
+		h.send(r.peer, prio, &wire.ResendFields{Common: c, Offset: uint32(g.start), Length: uint32(g.end - g.start), Priority: prio})
+	}
+}
