@@ -81,10 +81,10 @@ type Host struct {
 	// acked remembers server RPCs freed by an ack (the tick it came), so
 	// that request packets delayed past the ack cannot recreate and
 	// re-execute the RPC (at-most-once; a gap HomaModule documents).
-	acked map[serverKey]int
-	tick  int
-	stats    Stats
-	closed   bool
+	acked  map[serverKey]int
+	tick   int
+	stats  Stats
+	closed bool
 
 	kick chan struct{}
 	done chan struct{}

@@ -191,12 +191,25 @@ func grantRules() []*Rule {
 				if e.Offset < c.P.Unsched(m.Length) || m.Grants == 0 {
 					return Skip
 				}
-				if e.Priority != m.LastGrantPriority {
-					inFlight := e.Time.Sub(m.LastGrantTime) <= c.P.Slack
-					if !(inFlight && e.Priority == m.PrevGrantPriority) {
-						return Violation("scheduled DATA at offset %d sent at priority %d; the latest GRANT (%v earlier) says %d",
-							e.Offset, e.Priority, e.Time.Sub(m.LastGrantTime).Round(time.Microsecond), m.LastGrantPriority).WithSlack(c.P.Slack)
+				// Allowed: the priority of the latest GRANT sent at least
+				// slack earlier (it has surely arrived), or of any GRANT
+				// since (it may have).
+				allowed := uint16(0)
+				settled := false
+				for i := len(m.RecentGrants) - 1; i >= 0; i-- {
+					g := m.RecentGrants[i]
+					allowed |= 1 << g.Priority
+					if e.Time.Sub(g.Time) > c.P.Slack {
+						settled = true
+						break
 					}
+				}
+				if !settled && len(m.RecentGrants) == 8 {
+					return Pass().WithSlack(c.P.Slack) // older grants not kept: cannot tell
+				}
+				if allowed&(1<<e.Priority) == 0 {
+					return Violation("scheduled DATA at offset %d sent at priority %d; the latest GRANT (%v earlier) says %d",
+						e.Offset, e.Priority, e.Time.Sub(m.LastGrantTime).Round(time.Microsecond), m.LastGrantPriority).WithSlack(c.P.Slack)
 				}
 				return Pass()
 			}},

@@ -17,6 +17,13 @@ type RPCKey struct {
 	ClientID uint64     `json:"client_id"`
 }
 
+// GrantSeen is one GRANT observed for a message.
+type GrantSeen struct {
+	Time     time.Time
+	Priority uint8
+	Offset   uint32
+}
+
 // Message is what an observer knows about one message (request or
 // response) of an RPC. Byte counts are in bytes; times are capture times.
 type Message struct {
@@ -28,6 +35,17 @@ type Message struct {
 	Seen intervals
 	// SentEnd is the highest end of a first transmission (retransmit=0).
 	SentEnd uint32
+	// AllSentTime and AllSentFrame are the time and frame of the first
+	// transmission that brought SentEnd to Length: the sender's tx_end
+	// reached the message length (homa_timer_check_rpc starts counting
+	// towards NEED_ACK then).
+	AllSentTime  time.Time
+	AllSentFrame int
+	// FirstSent and Resent hold the byte ranges sent with retransmit=0 and
+	// retransmit=1 by the current incarnation of the sender's RPC (both are
+	// cleared when the RPC is acknowledged or RPC_UNKNOWN shows that a side
+	// lost it: a later packet with the same id belongs to new state).
+	FirstSent, Resent intervals
 	// Granted is the highest GRANT offset seen (0: no GRANT).
 	Granted uint32
 	// Grants counts GRANTs; GrantPriorities is a bit set of their priorities.
@@ -42,6 +60,8 @@ type Message struct {
 	// LastGrantPriority and LastGrantTime are the priority and time of the
 	// latest GRANT; PrevGrantPriority the priority of the one before it.
 	LastGrantPriority, PrevGrantPriority uint8
+	// RecentGrants are the latest GRANTs (at most 8), oldest first.
+	RecentGrants []GrantSeen
 	LastGrantTime                        time.Time
 	// ResendEnd is the highest end of a RESEND range seen (RTX-08 raises
 	// the sender's horizon); ResendAll is set by a RESEND of length -1.
@@ -53,6 +73,19 @@ type Message struct {
 	RetxBytes uint64
 	// LastResendPriority is the priority field of the latest RESEND.
 	LastResendPriority uint8
+	// RoundStart and RoundFrame are the time and frame of the first RESEND
+	// of the latest timer RESEND round for the message (homa_request_retrans
+	// sends one RESEND per gap, in ascending order, in one timer pass);
+	// RoundOffset is the offset of the round's latest RESEND and RoundAll
+	// is set when the round was a single RESEND {0, -1}.
+	RoundStart  time.Time
+	RoundFrame  int
+	RoundOffset uint32
+	RoundAll    bool
+	// WakeupTime is the time of the latest buffer-wakeup RESEND for the
+	// message (GRANT-10: the receiver held its silence count at 0 while it
+	// waited for buffer space).
+	WakeupTime time.Time
 	// FirstData and LastData are the times of the first and latest DATA.
 	FirstData, LastData time.Time
 	// Complete is set once every byte of [0, Length) was seen, at
@@ -104,8 +137,9 @@ type RPC struct {
 	Acked    bool
 	AckTime  time.Time
 	AckFrame int
-	// NeedAcks counts NEED_ACK packets.
-	NeedAcks int
+	// NeedAcks counts NEED_ACK packets; NeedAckTime is the latest one's time.
+	NeedAcks    int
+	NeedAckTime time.Time
 }
 
 // Msg returns the message sent by side role.
@@ -300,8 +334,15 @@ func (t *Trace) Apply(e *Event) {
 		m.Seen.add(e.Offset, end)
 		if d.Retransmit() != 0 {
 			m.RetxBytes += uint64(e.Length)
-		} else if e.End() > m.SentEnd {
-			m.SentEnd = e.End()
+			m.Resent.add(e.Offset, end)
+		} else {
+			m.FirstSent.add(e.Offset, end)
+			if e.End() > m.SentEnd {
+				m.SentEnd = e.End()
+				if m.AllSentTime.IsZero() && m.Length > 0 && m.SentEnd >= m.Length {
+					m.AllSentTime, m.AllSentFrame = e.Time, e.Frame
+				}
+			}
 		}
 		if !m.Complete && m.Length > 0 && m.Seen.covers(0, m.Length) {
 			m.Complete, m.CompleteTime, m.CompleteFrame = true, e.Time, e.Frame
@@ -320,6 +361,11 @@ func (t *Trace) Apply(e *Event) {
 		m.Grants++
 		m.GrantPriorities |= 1 << (g.Priority() & 15)
 		m.PrevGrantPriority, m.LastGrantPriority, m.LastGrantTime = m.LastGrantPriority, g.Priority(), e.Time
+		if len(m.RecentGrants) == 8 {
+			copy(m.RecentGrants, m.RecentGrants[1:])
+			m.RecentGrants = m.RecentGrants[:7]
+		}
+		m.RecentGrants = append(m.RecentGrants, GrantSeen{Time: e.Time, Priority: g.Priority(), Offset: g.Offset()})
 		if m.Grants == 1 {
 			m.PrevGrantPriority = g.Priority()
 		}
@@ -345,10 +391,21 @@ func (t *Trace) Apply(e *Event) {
 		} else {
 			r.LastResendFromServer = e.Time
 		}
+		switch {
+		case isBufferWakeup(t.P, rs):
+			m.WakeupTime = e.Time
+		case answersNeedAck(t.P, r, e):
+		case m.inRound(t.P, e, rs):
+			m.RoundOffset = rs.Offset()
+		default:
+			m.RoundStart, m.RoundFrame, m.RoundOffset, m.RoundAll = e.Time, e.Frame, rs.Offset(), rs.IsResendAll()
+		}
 	case wire.TypeRPCUnknown:
 		r.Unknown, r.UnknownTime = true, e.Time
+		r.newIncarnation()
 	case wire.TypeNeedAck:
 		r.NeedAcks++
+		r.NeedAckTime = e.Time
 	case wire.TypeAck:
 		t.ack(k, e)
 		a := p.Ack()
@@ -369,6 +426,51 @@ func (t *Trace) ack(k RPCKey, e *Event) {
 		return
 	}
 	r.Acked, r.AckTime, r.AckFrame = true, e.Time, e.Frame
+	r.newIncarnation()
+}
+
+// newIncarnation forgets which bytes were sent: the server's RPC is gone
+// (acknowledged and freed, or one side answered RPC_UNKNOWN), so DATA with
+// the same id afterwards comes from new state (a server re-created by a
+// late request packet, facts AMO-01; a server that restarted and serves
+// the client's restarted request, RTX-09).
+func (r *RPC) newIncarnation() {
+	r.Request.FirstSent, r.Request.Resent = nil, nil
+	r.Response.FirstSent, r.Response.Resent = nil, nil
+}
+
+// isBufferWakeup reports whether RESEND rs is the one a receiver sends when
+// receive buffer space appears for a message it had to drop: {0, -1} at
+// level num_priorities-2 (homa_pool.c homa_pool_check_waiting; facts
+// GRANT-10, RTX-04). It does not come from the timer.
+func isBufferWakeup(p *Params, rs wire.Resend) bool {
+	return p.NumPriorities >= 2 && rs.IsResendAll() && rs.Offset() == 0 && int(rs.Priority()) == p.NumPriorities-2
+}
+
+// answersNeedAck reports whether RESEND e is a client's answer to a
+// NEED_ACK that came at most slack earlier: on main (and upstream) a client
+// that lacks part of the response calls homa_request_retrans at once
+// (homa_incoming.c homa_need_ack_pkt), outside the timer's rounds;
+// linux_6.1.38 ignores such a NEED_ACK.
+func answersNeedAck(p *Params, r *RPC, e *Event) bool {
+	if r == nil || !e.FromClient() || p.Wire == wire.Version2024 || r.NeedAckTime.IsZero() {
+		return false
+	}
+	d := e.Time.Sub(r.NeedAckTime)
+	return d >= 0 && d <= p.Slack
+}
+
+// inRound reports whether RESEND e continues the message's latest timer
+// RESEND round: it comes less than one tick after the round's first
+// RESEND, asks for a higher offset than the round's previous one
+// (homa_request_retrans lists the gaps in ascending order, then the tail),
+// and neither it nor the round is a RESEND {0, -1} (sent alone).
+func (m *Message) inRound(p *Params, e *Event, rs wire.Resend) bool {
+	if m.RoundStart.IsZero() || m.RoundAll || rs.IsResendAll() {
+		return false
+	}
+	d := e.Time.Sub(m.RoundStart)
+	return d >= 0 && d < p.Tick && rs.Offset() > m.RoundOffset
 }
 
 // segmentCounts reports whether e is the first segment of its frame (so

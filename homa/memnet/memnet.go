@@ -31,6 +31,10 @@ type Config struct {
 	// Drop, when set, is asked about every packet before loss is applied;
 	// returning true drops it (a fault plan).
 	Drop func(src, dst netip.Addr, prio uint8, pkt []byte) bool
+	// Tap, when set, sees every packet as it enters the switch (like a
+	// capture on the sender's link), before drops and loss. pkt is only
+	// valid during the call.
+	Tap func(t time.Time, src, dst netip.Addr, prio uint8, pkt []byte)
 }
 
 // Stats counts packets over the whole network.
@@ -114,6 +118,9 @@ func (e *Endpoint) Send(dst netip.Addr, prio uint8, pkt []byte) error {
 		return ErrClosed
 	}
 	n.stats.Sent++
+	if n.cfg.Tap != nil {
+		n.cfg.Tap(time.Now(), e.addr, dst, prio, pkt)
+	}
 	p := n.ports[dst]
 	if p == nil {
 		n.stats.NoRoute++
