@@ -237,8 +237,10 @@ func (h *Host) handleNeedAck(src netip.Addr, p wire.Packet) {
 	c := p.Common()
 	id := wire.LocalID(c.SenderID())
 	r := h.clients[id]
-	if r != nil && r.peer == src && r.in != nil && !r.in.complete {
-		h.requestRetransmit(r) // response incomplete: RESEND, not ACK
+	if r != nil && r.peer == src && (r.in == nil || !r.in.complete) {
+		// We still wait for (part of) the response: RESEND, never ACK,
+		// or the server would free it (homa_need_ack_pkt).
+		h.requestRetransmit(r)
 		return
 	}
 	if h.faults[FaultNoAcks] {

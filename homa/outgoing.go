@@ -40,6 +40,9 @@ func (h *Host) senderLoop() {
 
 // outbound returns the RPC's outgoing message if it has something to send.
 func outbound(r *rpc) *msgOut {
+	if r.out != nil && len(r.out.retx) > 0 {
+		return r.out // retransmissions go out in any state (e.g. a response already fully sent)
+	}
 	switch {
 	case r.client && r.state == clientSending:
 	case !r.client && r.state == serverSending:

@@ -17,6 +17,11 @@ func (h *Host) onTick() {
 		// A client waits once its request is sent up to the grant
 		// horizon (or completely) and the response is not complete.
 		waiting := r.out.next >= min(r.out.granted, r.out.length()) && len(r.out.retx) == 0
+		if r.in != nil && r.in.received() >= r.in.granted {
+			// The response is waiting for our own GRANTs (it is not in
+			// the active set): nothing is owed by the server (RTX-12).
+			waiting = false
+		}
 		if !waiting {
 			r.silent = 0
 			continue

@@ -211,6 +211,11 @@ func (c *Checker) Feed(e *Event) {
 				case o.o.Match(&c.ctx, e):
 					c.record(i, e, o.frame, o.time, o.rpc, Pass().WithSlack(bound))
 					delete(st.open, k)
+				case o.o.Excuse != nil:
+					if why, ok := o.o.Excuse(&c.ctx, e); ok {
+						c.record(i, e, o.frame, o.time, o.rpc, Unsure("%s (frame %d)", why, e.Frame).With(e.Frame))
+						delete(st.open, k)
+					}
 				}
 			}
 			if o, ok := p.Trigger(&c.ctx, e); ok {
@@ -218,9 +223,14 @@ func (c *Checker) Feed(e *Event) {
 				// folded into it: the open one keeps its earlier deadline
 				// (a repeated trigger, such as NEED_ACK sent every tick,
 				// must not postpone it) and the packet that discharges it
-				// answers both.
+				// answers both. A trigger whose Excuse already applies
+				// is inconclusive at once.
 				if _, dup := st.open[o.Key]; !dup {
-					st.open[o.Key] = &pending{o: o, frame: e.Frame, time: e.Time, at: c.elapsed, rpc: rpc}
+					if why, excused := excuseAt(&c.ctx, o, e); excused {
+						c.record(i, e, e.Frame, e.Time, rpc, Unsure("%s", why))
+					} else {
+						st.open[o.Key] = &pending{o: o, frame: e.Frame, time: e.Time, at: c.elapsed, rpc: rpc}
+					}
 				}
 			}
 		case After:
@@ -245,6 +255,14 @@ func (c *Checker) Feed(e *Event) {
 		}
 	}
 	c.trace.Apply(e)
+}
+
+// excuseAt asks obligation o's Excuse, if any, about its trigger e.
+func excuseAt(c *Ctx, o Obligation, e *Event) (string, bool) {
+	if o.Excuse == nil {
+		return "", false
+	}
+	return o.Excuse(c, e)
 }
 
 // Finish closes open obligations (inconclusive: the capture ended before

@@ -372,3 +372,62 @@ func (b *traceBuilder) withPrio(frame int, prio uint8) int {
 	b.events[frame-1].Priority = prio
 	return frame
 }
+
+// busyWithinExcused: busyWithin whose obligation is excused by RPC_UNKNOWN
+// for the RPC, and at once when the RESEND asks for priority 6.
+func busyWithinExcused() *Rule {
+	r := busyWithin()
+	w := r.Property.(Within)
+	trigger := w.Trigger
+	w.Trigger = func(c *Ctx, e *Event) (Obligation, bool) {
+		o, ok := trigger(c, e)
+		if !ok {
+			return o, false
+		}
+		k, trig := KeyOf(e), e.Frame
+		o.Excuse = func(c *Ctx, x *Event) (string, bool) {
+			switch {
+			case x.Frame == trig && x.Packet.Resend().Priority() == 6:
+				return "priority 6", true
+			case x.Type() == wire.TypeRPCUnknown && KeyOf(x) == k:
+				return "unknown", true
+			}
+			return "", false
+		}
+		return o, true
+	}
+	r.Property = w
+	return r
+}
+
+// TestWithinExcuse: an obligation whose Excuse applies closes as
+// inconclusive (at the trigger, naming the excusing frame); an Excuse at
+// the trigger opens no obligation; a match wins over an excuse; past the
+// deadline the violation stands.
+func TestWithinExcuse(t *testing.T) {
+	b := newTrace(t, wire.VersionCurrent)
+	r1 := b.resend(true, 2, 0, wire.ResendAll, 7)
+	u1 := b.after(time.Millisecond).ctl(false, 2, wire.TypeRPCUnknown) // excuses r1
+	r2 := b.resend(true, 4, 0, wire.ResendAll, 6)                      // excused at once
+	b.after(time.Millisecond).resend(true, 6, 0, wire.ResendAll, 7)
+	b.after(time.Millisecond).ctl(false, 6, wire.TypeBusy) // matches
+	r4 := b.resend(true, 8, 0, wire.ResendAll, 7)
+	b.after(25*time.Millisecond).ctl(false, 8, wire.TypeRPCUnknown) // too late to excuse
+	rep := b.runRules(busyWithinExcused())
+	wantCounts(t, rep, "HOMA-TEST-001", 4, 1, 1, 2)
+	wantViolations(t, rep, "HOMA-TEST-001", r4)
+	wantInconclusive(t, rep, "HOMA-TEST-001", r1)
+	wantInconclusive(t, rep, "HOMA-TEST-001", r2)
+	for _, f := range rep.Inconclusive {
+		switch f.Frame {
+		case r1:
+			if f.Why != "unknown (frame 2)" || len(f.Frames) != 1 || f.Frames[0] != u1 {
+				t.Errorf("r1 finding %+v", f)
+			}
+		case r2:
+			if f.Why != "priority 6" || len(f.Frames) != 0 {
+				t.Errorf("r2 finding %+v", f)
+			}
+		}
+	}
+}

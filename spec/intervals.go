@@ -82,3 +82,38 @@ func (iv intervals) contiguous() uint32 {
 	}
 	return 0
 }
+
+// overlap returns the number of bytes of [s, e) inside the set.
+func (iv intervals) overlap(s, e uint32) uint32 {
+	var n uint32
+	for _, x := range iv {
+		if x.start >= e {
+			break
+		}
+		if lo, hi := max(s, x.start), min(e, x.end); lo < hi {
+			n += hi - lo
+		}
+	}
+	return n
+}
+
+// coversWith reports whether [s, e) is inside the set together with the
+// range [a, b) (the set is not changed).
+func (iv intervals) coversWith(s, e, a, b uint32) bool {
+	if iv.covers(s, e) {
+		return true
+	}
+	c := append(intervals(nil), iv...)
+	c.add(a, b)
+	return c.covers(s, e)
+}
+
+// overlaps reports whether any byte of [s, e) is in the set.
+func (iv intervals) overlaps(s, e uint32) bool {
+	for _, x := range iv {
+		if x.start < e && s < x.end {
+			return true
+		}
+	}
+	return false
+}

@@ -56,6 +56,26 @@ func TestIntervalsAgainstBitmap(t *testing.T) {
 			if got := iv.covers(a, b); got != want {
 				t.Fatalf("covers(%d,%d) = %v, bitmap %v; set %v", a, b, got, want, iv)
 			}
+			var inSet uint32
+			for i := a; i < b; i++ {
+				if bm[i] {
+					inSet++
+				}
+			}
+			if got := iv.overlap(a, b); got != inSet {
+				t.Fatalf("overlap(%d,%d) = %d, bitmap %d; set %v", a, b, got, inSet, iv)
+			}
+			// coversWith: the set plus [x, y) against the bitmap plus it.
+			x := uint32(rng.IntN(1900))
+			y := x + uint32(rng.IntN(60))
+			wantWith := true
+			for i := a; i < b; i++ {
+				wantWith = wantWith && (bm[i] || i >= x && i < y)
+			}
+			n := len(iv)
+			if got := iv.coversWith(a, b, x, y); got != wantWith || len(iv) != n {
+				t.Fatalf("coversWith(%d,%d,%d,%d) = %v, bitmap %v; set %v", a, b, x, y, got, wantWith, iv)
+			}
 		}
 	}
 }

@@ -96,12 +96,18 @@ type Obligation struct {
 	Match func(c *Ctx, e *Event) bool
 	// Expect describes the awaited packet, for the violation text.
 	Expect string
+	// Excuse, if set, is asked at the trigger and at every later event
+	// before the deadline that does not match: when it gives a reason, the
+	// capture shows a state in which the awaited packet may rightly never
+	// come, and the obligation closes as inconclusive with that reason.
+	Excuse func(c *Ctx, e *Event) (string, bool)
 }
 
 // Within is "after A, B within T": every event for which Trigger returns
 // an obligation must be followed, within Bound(params) of its time, by an
 // event that matches. Past the bound it is violated (a match that comes
-// later is too late); if the capture ends first it is inconclusive. Time is
+// later is too late); if the capture ends first, or the obligation's
+// Excuse applies, it is inconclusive. Time is
 // the capture time elapsed, counting only forward steps of the timestamps.
 type Within struct {
 	Trigger func(c *Ctx, e *Event) (Obligation, bool)

@@ -144,5 +144,40 @@ func ackRules() []*Rule {
 				return res
 			}},
 		},
+		{
+			ID: "HOMA-ACK-005", Level: Must,
+			Statement: "A server's first NEED_ACK for an RPC comes request_ack_ticks timer ticks or more after the last bytes of its response were first transmitted.",
+			Source:    "HomaModule homa_timer.c homa_timer_check_rpc (done_timer_ticks, request_ack_ticks)",
+			Capture:   "the timer may note the response complete up to one tick after it was sent, so one tick less is allowed; jitter covers capture noise and the time the response needs to reach a capture point on the client's side",
+			Property: Each{Types: []wire.PacketType{wire.TypeNeedAck}, Check: func(c *Ctx, e *Event) Result {
+				if e.FromClient() {
+					return Skip
+				}
+				r := c.T.Lookup(e)
+				if r == nil || r.Response.Length == 0 {
+					return Unsure("NEED_ACK for an RPC whose response is not in the capture")
+				}
+				if r.NeedAcks > 0 {
+					return Skip // the repeats come every tick (facts ACK-01)
+				}
+				m := &r.Response
+				if m.AllSentTime.IsZero() {
+					return Unsure("NEED_ACK, but the first transmission of the response's last bytes is not in the capture (%d of %d bytes seen first-sent)", m.SentEnd, m.Length)
+				}
+				gap := e.Time.Sub(m.AllSentTime)
+				if gap < 0 {
+					return Unsure("capture timestamps step backwards (NEED_ACK %v before the response's last bytes)", (-gap).Round(time.Microsecond))
+				}
+				// The timer notes tx_end = length at its next pass and
+				// sends NEED_ACK request_ack_ticks passes later; the
+				// first pass can come at once, so one whole tick less.
+				need := c.P.Ticks(c.P.RequestAckTicks-1) - c.P.Jitter
+				if gap < need {
+					return Violation("first NEED_ACK %v after the response's last bytes were first sent (frame %d); request_ack_ticks %d (tick %v) need ≥ %v less jitter %v",
+						gap.Round(time.Microsecond), m.AllSentFrame, c.P.RequestAckTicks, c.P.Tick, c.P.Ticks(c.P.RequestAckTicks-1), c.P.Jitter).With(m.AllSentFrame).WithSlack(c.P.Jitter)
+				}
+				return Pass().WithSlack(c.P.Jitter)
+			}},
+		},
 	}
 }

@@ -278,3 +278,65 @@ func TestAck004UnknownRPC(t *testing.T) {
 	wantInconclusive(t, rep, "HOMA-ACK-004", entry)
 	wantCounts(t, rep, "HOMA-ACK-004", 2, 0, 0, 2)
 }
+
+// TestAck005NeedAckTiming: the first NEED_ACK 2 ms after the response
+// (request_ack_ticks 2), one just inside the one tick early allowed (0.9 ms,
+// ≥ 1 ms less 200 µs jitter), the repeats every tick after it (not judged),
+// and NEED_ACK 1.5 ms after the last packet of a 10000-byte response.
+func TestAck005NeedAckTiming(t *testing.T) {
+	b := newTrace(t, wire.VersionCurrent)
+	b.rpcWithResponse(2, 100)
+	b.after(2*time.Millisecond).ctl(false, 2, wire.TypeNeedAck)
+	b.after(time.Millisecond).ctl(false, 2, wire.TypeNeedAck)
+	b.after(30 * time.Microsecond).ack(2)
+	b.rpcWithResponse(4, 100)
+	b.after(900*time.Microsecond).ctl(false, 4, wire.TypeNeedAck)
+	b.after(time.Millisecond).ctl(false, 4, wire.TypeNeedAck)
+	b.after(time.Millisecond).ctl(false, 4, wire.TypeNeedAck)
+	b.rpcWithResponse(6, 10000)
+	b.after(1500*time.Microsecond).ctl(false, 6, wire.TypeNeedAck)
+	rep := b.check("linux", "HOMA-ACK-005")
+	wantClean(t, rep, "HOMA-ACK-005")
+	wantCounts(t, rep, "HOMA-ACK-005", 3, 3, 0, 0)
+}
+
+// TestAck005EarlyNeedAck: a server that asks for the ack 300 µs after its
+// response went out, and, with the shared captures' request_ack_ticks 20,
+// one that asks after 2 ms. The finding names the response's last packet.
+func TestAck005EarlyNeedAck(t *testing.T) {
+	b := newTrace(t, wire.VersionCurrent)
+	b.data(true, 2, 100, 0, 100, 7, nil)
+	resp := b.after(time.Millisecond).data(false, 2, 100, 0, 100, 7, nil)
+	early := b.after(300*time.Microsecond).ctl(false, 2, wire.TypeNeedAck)
+	rep := b.check("linux", "HOMA-ACK-005")
+	wantViolations(t, rep, "HOMA-ACK-005", early)
+	f := rep.Violations[0]
+	if len(f.Frames) != 1 || f.Frames[0] != resp ||
+		f.Why != "first NEED_ACK 300µs after the response's last bytes were first sent (frame 2); request_ack_ticks 2 (tick 1ms) need ≥ 1ms less jitter 200µs" {
+		t.Errorf("finding %+v", f)
+	}
+
+	b = newTrace(t, wire.VersionCurrent)
+	b.rpcWithResponse(2, 100)
+	slow := b.after(2*time.Millisecond).ctl(false, 2, wire.TypeNeedAck)
+	wantViolations(t, b.check("linux", "HOMA-ACK-005", "request_ack_ticks=20"), "HOMA-ACK-005", slow)
+	wantClean(t, b.check("linux", "HOMA-ACK-005"), "HOMA-ACK-005")
+}
+
+// TestAck005NoResponseSeen: NEED_ACK for an RPC the capture has not seen,
+// and for one whose response's last packet was lost before the capture
+// point, so that only its retransmission is in the capture.
+func TestAck005NoResponseSeen(t *testing.T) {
+	b := newTrace(t, wire.VersionCurrent)
+	unseen := b.ctl(false, 2, wire.TypeNeedAck)
+	b.data(true, 4, 100, 0, 100, 7, nil)
+	b.after(time.Millisecond).data(false, 4, 3000, 0, 1424, 5, nil)
+	b.data(false, 4, 3000, 1424, 1424, 5, nil) // [2848, 3000) lost before the capture point
+	b.after(5*time.Millisecond).resend(true, 4, 2848, 152, 7)
+	b.after(30*time.Microsecond).resent(false, 4, 3000, 2848, 152, 7)
+	lost := b.after(2*time.Millisecond).ctl(false, 4, wire.TypeNeedAck)
+	rep := b.check("linux", "HOMA-ACK-005")
+	wantInconclusive(t, rep, "HOMA-ACK-005", unseen)
+	wantInconclusive(t, rep, "HOMA-ACK-005", lost)
+	wantCounts(t, rep, "HOMA-ACK-005", 2, 0, 0, 2)
+}

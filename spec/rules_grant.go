@@ -2,6 +2,7 @@ package spec
 
 import (
 	"fmt"
+	"net/netip"
 	"time"
 
 	"github.com/homatest/homatest/spec/wire"
@@ -207,6 +208,12 @@ func grantRules() []*Rule {
 				if !settled && len(m.RecentGrants) == 8 {
 					return Pass().WithSlack(c.P.Slack) // older grants not kept: cannot tell
 				}
+				if !settled {
+					// No GRANT has surely arrived: data sent on a horizon
+					// a RESEND raised (a lost GRANT, RTX-08) keeps the
+					// initial scheduled priority 0.
+					allowed |= 1
+				}
 				if allowed&(1<<e.Priority) == 0 {
 					return Violation("scheduled DATA at offset %d sent at priority %d; the latest GRANT (%v earlier) says %d",
 						e.Offset, e.Priority, e.Time.Sub(m.LastGrantTime).Round(time.Microsecond), m.LastGrantPriority).WithSlack(c.P.Slack)
@@ -214,7 +221,159 @@ func grantRules() []*Rule {
 				return Pass()
 			}},
 		},
+		{
+			ID: "HOMA-GRANT-009", Level: Must,
+			Statement: "A non-FIFO GRANT's offset exceeds the bytes of its message seen so far by at most the grant window: window when it is set, otherwise max_incoming/2 (the dynamic window max_incoming/(n+1) is largest with n = 1 active message).",
+			Source:    "HomaModule homa_grant.c homa_grant_try_send (granted ≤ received + window), homa_grant_update_sysctl_deps (windows[n] = max_incoming/(n+1)); linux_6.1.38 homa_grant.c homa_grant_send (increment = grant_window - incoming)",
+			Profiles:  []string{"linux", "linux-2024"},
+			Capture:   "bytes seen on the path count as received even if still in flight to the receiver (lenient); a capture with no DATA at offset 0 of the message may have started mid-message and is inconclusive",
+			Property: Each{Types: grant, Check: func(c *Ctx, e *Event) Result {
+				g := e.Packet.Grant()
+				if isFIFOGrant(c.P, g.Priority()) {
+					// FIFO grants add fifo_grant_increment to the
+					// oldest message whatever its window (facts FIFO-01).
+					return Skip
+				}
+				_, m := grantMsg(c, e)
+				if m == nil || m.Length == 0 {
+					return Unsure("GRANT for a message with no DATA in the capture")
+				}
+				if len(m.Seen) == 0 || m.Seen[0].start != 0 {
+					return Unsure("GRANT for a message whose DATA at offset 0 is not in the capture: bytes received before it are unknown")
+				}
+				w, how := grantWindow(c.P)
+				recv := m.Received()
+				if off := g.Offset(); off > recv+w {
+					return Violation("GRANT offset %d is %d bytes beyond the %d bytes of the message seen so far; the window allows %d (%s)",
+						off, off-recv, recv, w, how)
+				}
+				return Pass()
+			}},
+		},
+		{
+			ID: "HOMA-GRANT-010", Level: Should,
+			Statement: "A receiver that has all unscheduled bytes of a message longer than unsched_bytes sends the message its first GRANT within response_timeout, unless it is already granting max_overcommit other messages.",
+			Source:    "HomaModule homa_grant.c homa_grant_check_rpc, homa_grant_manage_rpc (a grantable message joins the active set while fewer than max_overcommit are active); fault @2be2170 (fixed @003213d)",
+			Profiles:  []string{"linux", "linux-2024"},
+			Capture:   "inconclusive while the receiver grants max_overcommit other messages (linux_6.1.38: or another message from the same sender, max_rpcs_per_peer 1), after its buffer-wakeup RESEND (no buffer space, GRANT-10) and after RPC_UNKNOWN; a RESEND beyond U from the receiver counts as a GRANT lost before the capture point",
+			Property: Within{
+				Trigger: func(c *Ctx, e *Event) (Obligation, bool) {
+					if e.Type() != wire.TypeData {
+						return Obligation{}, false
+					}
+					length := e.Packet.Data().MessageLength()
+					var seen intervals
+					if r := c.T.Lookup(e); r != nil {
+						m := r.Msg(e.Packet.Role())
+						if m.Grants > 0 || m.Complete {
+							return Obligation{}, false
+						}
+						if m.Length > 0 {
+							length = m.Length
+						}
+						seen = m.Seen
+					}
+					u := c.P.Unsched(length)
+					if length <= c.P.UnschedBytes || e.Offset >= u {
+						return Obligation{}, false
+					}
+					// Trigger once: at the packet that completes [0, U).
+					if seen.covers(0, u) || !seen.coversWith(0, u, e.Offset, min(e.End(), length)) {
+						return Obligation{}, false
+					}
+					k, sender := KeyOf(e), e.Packet.Role()
+					receiver := oppositeRole(sender)
+					rHost, sHost := e.Dst, e.Src
+					trigFrame, trigSeg := e.Frame, e.Segment
+					self := func(c *Ctx) *Message {
+						if r := c.T.rpcs[k]; r != nil {
+							return r.Msg(sender)
+						}
+						return nil
+					}
+					return Obligation{Key: rpcMsgKey{k, sender}, Expect: "first GRANT for the message from its receiver",
+						Match: func(c *Ctx, x *Event) bool {
+							if x.Err != nil || x.Packet.Role() != receiver || KeyOf(x) != k {
+								return false
+							}
+							switch x.Type() {
+							case wire.TypeGrant:
+								return true
+							case wire.TypeResend:
+								rs := x.Packet.Resend()
+								return !rs.IsResendAll() && uint64(rs.Offset())+uint64(rs.Length()) > uint64(u)
+							}
+							return false
+						},
+						Excuse: func(c *Ctx, x *Event) (string, bool) {
+							switch {
+							case x.Err != nil:
+								return "", false
+							case x.Frame == trigFrame && x.Segment == trigSeg:
+								return receiverBusy(c, rHost, sHost, self(c), nil, netip.Addr{})
+							case x.Type() == wire.TypeRPCUnknown && KeyOf(x) == k:
+								return "RPC_UNKNOWN: one side no longer knows the RPC", true
+							case x.Type() == wire.TypeResend && KeyOf(x) == k && x.Packet.Role() == receiver && isBufferWakeup(c.P, x.Packet.Resend()):
+								return "the receiver's buffer-wakeup RESEND shows it had no buffer space for the message (GRANT-10)", true
+							case x.Type() == wire.TypeGrant && x.Src == rHost:
+								_, other := grantMsg(c, x)
+								return receiverBusy(c, rHost, sHost, self(c), other, x.Dst)
+							}
+							return "", false
+						}}, true
+				},
+				Bound: func(p *Params) time.Duration { return p.ResponseTimeout },
+			},
+		},
 	}
+}
+
+// isFIFOGrant reports whether a GRANT at priority prio is a FIFO grant
+// (level num_priorities-2 while fifo_grant_increment is set; facts FIFO-01).
+func isFIFOGrant(p *Params, prio uint8) bool {
+	return p.FIFOGrantIncrement > 0 && int(prio) == p.NumPriorities-2
+}
+
+// grantWindow returns the largest window a receiver may grant one message
+// beyond what it received, and how it was found: window if set, else the
+// dynamic window with one active message, max_incoming/2.
+func grantWindow(p *Params) (uint32, string) {
+	if p.Window > 0 {
+		return p.Window, fmt.Sprintf("window %d", p.Window)
+	}
+	return p.MaxIncoming / 2, fmt.Sprintf("dynamic window max_incoming/2 = %d/2 with one active message", p.MaxIncoming)
+}
+
+// receiverBusy reports why host recv may rightly not grant a new message
+// from host send yet: it grants (has granted and not fully received)
+// max_overcommit other messages, or, on linux_6.1.38 (max_rpcs_per_peer 1),
+// another message from send. self is the waiting message; extra, when not
+// nil, a message being granted right now (from host extraFrom).
+func receiverBusy(c *Ctx, recv, send netip.Addr, self, extra *Message, extraFrom netip.Addr) (string, bool) {
+	set := c.T.granting[recv]
+	n, samePeer := 0, false
+	for m, r := range set {
+		if m == self {
+			continue
+		}
+		n++
+		from := r.Key.Server
+		if m == &r.Request {
+			from = r.Key.Client
+		}
+		samePeer = samePeer || from == send
+	}
+	if _, in := set[extra]; extra != nil && extra != self && !in {
+		n++
+		samePeer = samePeer || extraFrom == send
+	}
+	switch {
+	case n >= c.P.MaxOvercommit:
+		return fmt.Sprintf("%v is granting %d other messages (max_overcommit %d)", recv, n, c.P.MaxOvercommit), true
+	case samePeer && c.P.Wire == wire.Version2024:
+		return fmt.Sprintf("%v is granting another message from %v (linux_6.1.38 grants one message per sending host)", recv, send), true
+	}
+	return "", false
 }
 
 // skbData returns the data bytes of the largest skb HomaModule builds with

@@ -431,3 +431,175 @@ func TestGrant008LatestGrantPriority(t *testing.T) {
 	b.data(true, 2, 100000, 18544, 1424, 0, nil)
 	wantViolations(t, b.check("linux-2024", "HOMA-GRANT-008"), "HOMA-GRANT-008", bad)
 }
+
+// TestGrant009WithinWindow: grants that keep received + window granted on
+// main (dynamic: 200000 with one active message), on main with the
+// captures' window 10000, and on linux_6.1.38 (window 10000); a FIFO grant
+// (level 6) beyond the window is not judged.
+func TestGrant009WithinWindow(t *testing.T) {
+	b := newTrace(t, wire.VersionCurrent)
+	x := b.xferRequest(2, 500000, 40000, 200000, 4, 0)
+	rep := b.check("linux", "HOMA-GRANT-009")
+	wantClean(t, rep, "HOMA-GRANT-009")
+	wantCounts(t, rep, "HOMA-GRANT-009", len(x.grants), len(x.grants), 0, 0)
+
+	b = newTrace(t, wire.VersionCurrent)
+	x = b.xferRequest(2, 100000, 40000, 10000, 4, 0)
+	b.message(true, 4, 200000, 0, 40000, 40000, 4)
+	b.after(10*time.Microsecond).grant(false, 4, 50000, 0)
+	b.after(10*time.Microsecond).grant(false, 4, 100000, 6) // FIFO grant: +50000
+	rep = b.check("linux", "HOMA-GRANT-009", "window=10000")
+	wantClean(t, rep, "HOMA-GRANT-009")
+	wantCounts(t, rep, "HOMA-GRANT-009", len(x.grants)+1, len(x.grants)+1, 0, 0)
+
+	b = newTrace(t, wire.Version2024)
+	b.xferRequest(2, 100000, 10000, 10000, 4, 0)
+	wantClean(t, b.check("linux-2024", "HOMA-GRANT-009"), "HOMA-GRANT-009")
+}
+
+// TestGrant009BeyondWindow: a GRANT 210000 bytes past what arrived on main
+// (more than the largest dynamic window, 200000), one 20000 past on main
+// with window 10000 set (and within the dynamic window without it), and on
+// linux_6.1.38 a GRANT that ignores a lost packet's gap.
+func TestGrant009BeyondWindow(t *testing.T) {
+	b := newTrace(t, wire.VersionCurrent)
+	b.message(true, 2, 500000, 0, 40000, 40000, 4)
+	far := b.after(10*time.Microsecond).grant(false, 2, 250000, 0)
+	rep := b.check("linux", "HOMA-GRANT-009")
+	wantViolations(t, rep, "HOMA-GRANT-009", far)
+	if f := rep.Violations[0]; f.Why != "GRANT offset 250000 is 210000 bytes beyond the 40000 bytes of the message seen so far; the window allows 200000 (dynamic window max_incoming/2 = 400000/2 with one active message)" {
+		t.Errorf("why %q", f.Why)
+	}
+
+	b = newTrace(t, wire.VersionCurrent)
+	b.message(true, 2, 100000, 0, 40000, 40000, 4)
+	wide := b.after(10*time.Microsecond).grant(false, 2, 60000, 0)
+	wantViolations(t, b.check("linux", "HOMA-GRANT-009", "window=10000"), "HOMA-GRANT-009", wide)
+	wantClean(t, b.check("linux", "HOMA-GRANT-009"), "HOMA-GRANT-009")
+
+	b = newTrace(t, wire.Version2024)
+	b.message(true, 2, 100000, 0, 2848, 10000, 4)
+	b.message(true, 2, 100000, 4272, 10000, 10000, 4) // [2848, 4272) lost
+	gap := b.after(10*time.Microsecond).grant(false, 2, 20000, 0)
+	wantViolations(t, b.check("linux-2024", "HOMA-GRANT-009"), "HOMA-GRANT-009", gap)
+}
+
+// TestGrant009Unknown: a GRANT for a message with no DATA in the capture,
+// and one for a message whose first bytes are not in it (the capture
+// started mid-message).
+func TestGrant009Unknown(t *testing.T) {
+	b := newTrace(t, wire.VersionCurrent)
+	noData := b.grant(false, 2, 50000, 0)
+	b.message(true, 4, 500000, 20000, 40000, 40000, 4)
+	mid := b.after(10*time.Microsecond).grant(false, 4, 240000, 0)
+	rep := b.check("linux", "HOMA-GRANT-009")
+	wantInconclusive(t, rep, "HOMA-GRANT-009", noData)
+	wantInconclusive(t, rep, "HOMA-GRANT-009", mid)
+	wantCounts(t, rep, "HOMA-GRANT-009", 2, 0, 0, 2)
+}
+
+// TestGrant010FirstGrant: first GRANTs 3 ms after the unscheduled bytes
+// (main) and right after them (linux_6.1.38); a message granted before
+// its unscheduled bytes were all in (main's window lets the receiver grant
+// at its first packets) is not judged.
+func TestGrant010FirstGrant(t *testing.T) {
+	b := newTrace(t, wire.VersionCurrent)
+	b.message(true, 2, 100000, 0, 40000, 40000, 4)
+	b.after(3*time.Millisecond).grant(false, 2, 100000, 0)
+	b.message(true, 4, 300000, 0, 2848, 40000, 4)
+	b.after(10*time.Microsecond).grant(false, 4, 202848, 0)
+	b.message(true, 4, 300000, 2848, 40000, 40000, 4)
+	rep := b.check("linux", "HOMA-GRANT-010")
+	wantClean(t, rep, "HOMA-GRANT-010")
+	wantCounts(t, rep, "HOMA-GRANT-010", 1, 1, 0, 0)
+
+	b = newTrace(t, wire.Version2024)
+	b.xferRequest(2, 100000, 10000, 10000, 4, 0)
+	wantClean(t, b.check("linux-2024", "HOMA-GRANT-010"), "HOMA-GRANT-010")
+}
+
+// TestGrant010NoGrant reproduces BR-09 (@2be2170, fixed @003213d): the
+// receiver never grants a 500000-byte request (its incoming budget is 0);
+// the finding names the packet that completed the unscheduled bytes. A
+// first GRANT 25 ms late is a violation too.
+func TestGrant010NoGrant(t *testing.T) {
+	b := newTrace(t, wire.VersionCurrent)
+	u := b.message(true, 2, 500000, 0, 40000, 40000, 4)
+	b.after(25*time.Millisecond).data(true, 4, 100, 0, 100, 7, nil)
+	late := b.message(true, 6, 100000, 0, 40000, 40000, 4)
+	b.after(25*time.Millisecond).grant(false, 6, 100000, 0)
+	rep := b.check("linux", "HOMA-GRANT-010")
+	wantViolations(t, rep, "HOMA-GRANT-010", u[len(u)-1], late[len(late)-1])
+	if f := rep.Violations[0]; !strings.HasPrefix(f.Why, "no first GRANT for the message from its receiver within 20ms") {
+		t.Errorf("why %q", f.Why)
+	}
+}
+
+// TestGrant010Excused: no verdict while the receiver grants max_overcommit
+// other messages (2 here), whether they were granted before the trigger or
+// the second one is granted while the message waits; on linux_6.1.38 while
+// it grants another message from the same sender (main has no such limit);
+// after a buffer-wakeup RESEND; and when the capture ends first.
+func TestGrant010Excused(t *testing.T) {
+	busy := func(b *traceBuilder, cids ...uint64) {
+		for _, cid := range cids {
+			b.message(true, cid, 200000, 0, 40000, 40000, 4)
+			b.after(10*time.Microsecond).grant(false, cid, 100000, 0)
+		}
+	}
+	b := newTrace(t, wire.VersionCurrent)
+	busy(b, 4, 6)
+	full := b.message(true, 2, 100000, 0, 40000, 40000, 4)
+	b.after(30*time.Millisecond).data(true, 20, 100, 0, 100, 7, nil)
+	rep := b.check("linux", "HOMA-GRANT-010", "max_overcommit=2")
+	wantInconclusive(t, rep, "HOMA-GRANT-010", full[len(full)-1])
+	wantViolations(t, rep, "HOMA-GRANT-010")
+	if f := rep.Inconclusive[0]; f.Why != "198.18.0.2 is granting 2 other messages (max_overcommit 2)" {
+		t.Errorf("why %q", f.Why)
+	}
+
+	b = newTrace(t, wire.VersionCurrent)
+	busy(b, 4)
+	waits := b.message(true, 2, 100000, 0, 40000, 40000, 4)
+	b.message(true, 6, 200000, 0, 40000, 40000, 4)
+	second := b.after(time.Millisecond).grant(false, 6, 100000, 0)
+	b.after(30*time.Millisecond).data(true, 20, 100, 0, 100, 7, nil)
+	rep = b.check("linux", "HOMA-GRANT-010", "max_overcommit=2")
+	wantInconclusive(t, rep, "HOMA-GRANT-010", waits[len(waits)-1])
+	if f := rep.Inconclusive[0]; len(f.Frames) != 1 || f.Frames[0] != second {
+		t.Errorf("finding %+v: want the GRANT frame %d", f, second)
+	}
+	// With max_overcommit 8 the receiver had room: a violation.
+	wantViolations(t, b.check("linux", "HOMA-GRANT-010"), "HOMA-GRANT-010", waits[len(waits)-1])
+
+	for _, c := range []struct {
+		v       wire.Version
+		profile string
+		u       uint32
+		excused bool
+	}{{wire.Version2024, "linux-2024", 10000, true}, {wire.VersionCurrent, "linux", 40000, false}} {
+		b = newTrace(t, c.v)
+		u := c.u
+		b.message(true, 4, 200000, 0, u, u, 4)
+		b.after(10*time.Microsecond).grant(false, 4, u+10000, 0)
+		peer := b.message(true, 2, 100000, 0, u, u, 4) // the same client host
+		b.after(30*time.Millisecond).data(true, 20, 100, 0, 100, 7, nil)
+		rep = b.check(c.profile, "HOMA-GRANT-010")
+		if c.excused {
+			wantInconclusive(t, rep, "HOMA-GRANT-010", peer[len(peer)-1])
+			wantViolations(t, rep, "HOMA-GRANT-010")
+		} else {
+			wantViolations(t, rep, "HOMA-GRANT-010", peer[len(peer)-1])
+		}
+	}
+
+	b = newTrace(t, wire.VersionCurrent)
+	nobuf := b.message(true, 2, 100000, 0, 40000, 40000, 4) // dropped: no buffer
+	b.after(5*time.Millisecond).resend(false, 2, 0, wire.ResendAll, 6)
+	end := b.message(true, 4, 100000, 0, 40000, 40000, 4)
+	b.after(10*time.Millisecond).data(true, 20, 100, 0, 100, 7, nil) // the capture ends
+	rep = b.check("linux", "HOMA-GRANT-010")
+	wantInconclusive(t, rep, "HOMA-GRANT-010", nobuf[len(nobuf)-1])
+	wantInconclusive(t, rep, "HOMA-GRANT-010", end[len(end)-1])
+	wantCounts(t, rep, "HOMA-GRANT-010", 2, 0, 0, 2)
+}

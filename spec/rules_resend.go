@@ -26,7 +26,7 @@ func resendRules() []*Rule {
 			Capture:   "the first tick may come up to one tick early; slack covers timer-thread delay",
 			Property: Each{Types: []wire.PacketType{wire.TypeResend}, Check: func(c *Ctx, e *Event) Result {
 				rs := e.Packet.Resend()
-				if c.P.NumPriorities >= 2 && rs.IsResendAll() && rs.Offset() == 0 && int(rs.Priority()) == c.P.NumPriorities-2 {
+				if isBufferWakeup(c.P, rs) {
 					// The buffer-wakeup RESEND {0, -1} at level
 					// num_priorities-2 is sent when receive buffer space
 					// appears, not by the timer (homa_pool.c
@@ -60,6 +60,28 @@ func resendRules() []*Rule {
 					grantFrame = m.GrantFrame
 				}
 				quiet := e.Time.Sub(heard)
+				if e.FromClient() && !r.NeedAckTime.IsZero() && e.Time.Sub(r.NeedAckTime) >= 0 && e.Time.Sub(r.NeedAckTime) <= c.P.Slack {
+					// A client whose response is incomplete answers NEED_ACK
+					// with RESENDs at once (homa_need_ack_pkt), not on the timer.
+					return Skip
+				}
+				// A RESEND for bytes the capture saw sent means those
+				// packets were lost after the capture point: the receiver
+				// heard less than the capture did, so its silence cannot be
+				// judged from the capture.
+				if need := c.P.Ticks(c.P.ResendTicks-1) - c.P.Jitter; quiet < need && m.Length > 0 {
+					lost := false
+					if rs.IsResendAll() {
+						lost = m.Received() > 0
+					} else {
+						end := min(uint64(rs.Offset())+uint64(rs.Length()), uint64(m.Length))
+						lost = m.Seen.overlaps(rs.Offset(), uint32(end))
+					}
+					if lost {
+						return Unsure("RESEND %v after %s asks for bytes the capture saw sent: they were lost after the capture point (or dropped by the receiver), so its silence is unknown",
+							quiet.Round(time.Microsecond), since)
+					}
+				}
 				if quiet < 0 {
 					return Unsure("capture timestamps step backwards (RESEND %v before %s)", (-quiet).Round(time.Microsecond), since)
 				}
@@ -82,7 +104,7 @@ func resendRules() []*Rule {
 			ID: "HOMA-RESEND-002", Level: Should,
 			Statement: "A RESEND is answered by the message's sender with retransmitted DATA, BUSY or RPC_UNKNOWN.",
 			Source:    "HomaModule homa_incoming.c homa_resend_pkt",
-			Capture:   "a RESEND lost after the capture point is never answered; check captures without loss strictly",
+			Capture:   "a RESEND lost after the capture point is never answered, and an answer lost before the capture point (on the answerer's side) is never seen; check captures without loss strictly",
 			Property: Within{
 				Trigger: func(c *Ctx, e *Event) (Obligation, bool) {
 					if e.Type() != wire.TypeResend {
@@ -229,7 +251,153 @@ func resendRules() []*Rule {
 				Bound: func(p *Params) time.Duration { return p.ResponseTimeout },
 			},
 		},
+		{
+			ID: "HOMA-RESEND-008", Level: Must,
+			Statement: "An endpoint's timer RESENDs for one RPC come in rounds (one RESEND per gap, in ascending order, in the same tick), and while the peer sends no DATA, GRANT or BUSY its rounds are at least resend_interval timer ticks apart.",
+			Source:    "HomaModule homa_timer.c homa_timer_check_rpc ((silent_ticks - resend_ticks) % resend_interval == 0), homa_incoming.c homa_request_retrans; fault @12a06d7, @35c09b5",
+			Capture:   "rounds may come up to one tick early (jitter covers capture noise); a round within slack after a NEED_ACK is the client's answer to it on main, not a timer round, and a round after the endpoint's own DATA may follow a reset of its count: neither is judged",
+			Property: Each{Types: []wire.PacketType{wire.TypeResend}, Check: func(c *Ctx, e *Event) Result {
+				rs := e.Packet.Resend()
+				r := c.T.Lookup(e)
+				if r == nil || isBufferWakeup(c.P, rs) || answersNeedAck(c.P, r, e) {
+					return Skip
+				}
+				m := r.Msg(oppositeRole(e.Packet.Role()))
+				if m.RoundStart.IsZero() || m.inRound(c.P, e, rs) {
+					// The first round counts from the silence
+					// (HOMA-RESEND-001); later RESENDs of a round
+					// come in the same timer pass.
+					return Skip
+				}
+				heard := r.HeardFromServer
+				if !e.FromClient() {
+					heard = r.HeardFromClient
+				}
+				since := m.RoundStart.Add(-c.P.Jitter)
+				if heard.After(since) {
+					// The peer's packet reset silent_ticks: the next
+					// round waits resend_ticks (HOMA-RESEND-001).
+					return Skip
+				}
+				if r.Msg(e.Packet.Role()).LastData.After(since) {
+					// Its own DATA: a client whose horizon a RESEND
+					// from the peer raised (RTX-08) holds silent_ticks
+					// at 0 while it has granted bytes to send.
+					return Skip
+				}
+				gap := e.Time.Sub(m.RoundStart)
+				if gap < 0 {
+					return Unsure("capture timestamps step backwards (RESEND %v before the previous round)", (-gap).Round(time.Microsecond))
+				}
+				// Rounds are resend_interval timer passes apart; as for
+				// HOMA-RESEND-001 one whole tick less is allowed.
+				need := c.P.Ticks(c.P.ResendInterval-1) - c.P.Jitter
+				if gap < need {
+					return Violation("RESEND round %v after the previous round (frame %d) with no DATA, GRANT or BUSY from the peer in between; resend_interval %d (tick %v) needs ≥ %v less jitter %v",
+						gap.Round(time.Microsecond), m.RoundFrame, c.P.ResendInterval, c.P.Tick, c.P.Ticks(c.P.ResendInterval-1), c.P.Jitter).With(m.RoundFrame).WithSlack(c.P.Jitter)
+				}
+				return Pass().WithSlack(c.P.Jitter)
+			}},
+		},
+		{
+			ID: "HOMA-RESEND-009", Level: Must,
+			Statement: "An endpoint sends no RESEND for an RPC after timeout_ticks timer ticks of silence from the peer: the RPC has been aborted.",
+			Source:    "HomaModule homa_timer.c homa_timer_check_rpc (silent_ticks ≥ timeout_ticks: homa_rpc_abort, no packet sent)",
+			Capture:   "silence counts from the peer's latest DATA, GRANT or BUSY, or from the endpoint's own latest DATA, GRANT or buffer-wakeup RESEND (after which the timer may have held its count at 0); slack covers timer-thread delay, but a host whose timer passes take longer than tick (the shared emulated captures: about 1.2 ms) needs tick set to match",
+			Property: Each{Types: []wire.PacketType{wire.TypeResend}, Check: func(c *Ctx, e *Event) Result {
+				if isBufferWakeup(c.P, e.Packet.Resend()) {
+					return Skip
+				}
+				r := c.T.Lookup(e)
+				if r == nil {
+					return Unsure("RESEND for an RPC with no earlier packet in the capture: silence unknown")
+				}
+				start, since := r.First, "the RPC's first packet"
+				later := func(t time.Time, what string) {
+					if t.After(start) {
+						start, since = t, what
+					}
+				}
+				heard := r.HeardFromServer
+				if !e.FromClient() {
+					heard = r.HeardFromClient
+				}
+				later(heard, "the last DATA, GRANT or BUSY from the peer")
+				// A sender with granted bytes not yet sent, and a
+				// receiver that has everything it granted or waits
+				// for buffers, hold silent_ticks at 0.
+				later(r.Msg(e.Packet.Role()).LastData, "its own latest DATA")
+				in := r.Msg(oppositeRole(e.Packet.Role()))
+				later(in.LastGrantTime, "its own latest GRANT")
+				later(in.WakeupTime, "its own buffer-wakeup RESEND")
+				quiet := e.Time.Sub(start)
+				if quiet < 0 {
+					return Unsure("capture timestamps step backwards (RESEND %v before %s)", (-quiet).Round(time.Microsecond), since)
+				}
+				if bound := c.P.Ticks(c.P.TimeoutTicks) + c.P.Slack; quiet > bound {
+					return Violation("RESEND %v after %s; timeout_ticks %d (tick %v) abort the RPC after %v, plus slack %v",
+						quiet.Round(time.Microsecond), since, c.P.TimeoutTicks, c.P.Tick, c.P.Ticks(c.P.TimeoutTicks), c.P.Slack).WithSlack(c.P.Slack)
+				}
+				return Pass().WithSlack(c.P.Slack)
+			}},
+		},
+		{
+			ID: "HOMA-RESEND-010", Level: Must,
+			Statement: "A sender transmits each byte of a message at most once with retransmit=0: bytes it sends again are marked retransmit=1.",
+			Source:    "HomaModule homa_outgoing.c homa_xmit_data (next_xmit_offset only grows), homa_resend_data (retransmit=1); fault PlatformLab/Homa@0b12835",
+			Capture:   "a capture that records a frame twice (two merged interfaces) shows false duplicates; capture each link once",
+			Property: Each{Types: []wire.PacketType{wire.TypeData}, Check: func(c *Ctx, e *Event) Result {
+				r, m, end, ok := firstTransmission(c, e)
+				if !ok {
+					return Skip
+				}
+				if r == nil {
+					return Pass()
+				}
+				if n := m.FirstSent.overlap(e.Offset, end); n > 0 {
+					return Violation("first-transmission DATA [%d, %d) repeats %d bytes already sent with retransmit=0", e.Offset, e.End(), n)
+				}
+				return Pass()
+			}},
+		},
+		{
+			ID: "HOMA-RESEND-011", Level: Must,
+			Statement: "A sender retransmits only bytes it has already sent: no DATA with retransmit=0 carries bytes that went out before with retransmit=1 while they lay beyond all the message's first transmissions (a sender sends a message's new bytes in offset order).",
+			Source:    "HomaModule homa_incoming.c homa_resend_pkt (retransmits [offset, min(end, tx_end)) since @be5081e), homa_rpc_unknown_pkt (a restart resends [0, tx_end)); fault @c67deb4. Not linux-2024: linux_6.1.38 lost @c67deb4's fix in @b5c39f0 and retransmits bytes a RESEND names before it has sent them, then sends them again (shared capture linux-6.1 c: retransmitted in frames 55-61, sent again in 63-68; also 1041-1043)",
+			Profiles:  []string{"linux", "upstream"},
+			Capture:   "a retransmission that overtakes the sender's last original on the way to the capture point (behind a priority queue) looks the same; capture on the sender's link",
+			Property: Each{Types: []wire.PacketType{wire.TypeData}, Check: func(c *Ctx, e *Event) Result {
+				r, m, end, ok := firstTransmission(c, e)
+				if !ok {
+					return Skip
+				}
+				if r == nil {
+					return Pass()
+				}
+				if n := m.ResentAhead.overlap(e.Offset, end); n > 0 {
+					return Violation("first-transmission DATA [%d, %d) repeats %d bytes the sender retransmitted before it had sent them", e.Offset, e.End(), n)
+				}
+				return Pass()
+			}},
+		},
 	}
+}
+
+// firstTransmission returns, for DATA e with retransmit=0 and data, its
+// RPC (nil if e is the RPC's first packet), the message it belongs to and
+// the end of its bytes within the message; ok is false for other events.
+func firstTransmission(c *Ctx, e *Event) (r *RPC, m *Message, end uint32, ok bool) {
+	if e.Retransmit() || e.Length == 0 {
+		return nil, nil, 0, false
+	}
+	end = e.End()
+	if r = c.T.Lookup(e); r != nil {
+		m = r.Msg(e.Packet.Role())
+		if m.Length > 0 {
+			end = min(end, m.Length)
+		}
+	}
+	return r, m, end, true
 }
 
 // lastResendTo returns the time of the latest RESEND sent to the side role.

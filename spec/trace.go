@@ -41,11 +41,14 @@ type Message struct {
 	// towards NEED_ACK then).
 	AllSentTime  time.Time
 	AllSentFrame int
-	// FirstSent and Resent hold the byte ranges sent with retransmit=0 and
-	// retransmit=1 by the current incarnation of the sender's RPC (both are
-	// cleared when the RPC is acknowledged or RPC_UNKNOWN shows that a side
-	// lost it: a later packet with the same id belongs to new state).
-	FirstSent, Resent intervals
+	// FirstSent holds the byte ranges sent with retransmit=0; ResentAhead
+	// the ranges sent with retransmit=1 at or beyond SentEnd at the time:
+	// bytes retransmitted before the sender (which sends a message's new
+	// bytes in offset order) had sent them once, as far as the capture
+	// shows. Both belong to the current incarnation of the sender's RPC and
+	// are cleared when the RPC is acknowledged or RPC_UNKNOWN shows that a
+	// side lost it (a later packet with the same id belongs to new state).
+	FirstSent, ResentAhead intervals
 	// Granted is the highest GRANT offset seen (0: no GRANT).
 	Granted uint32
 	// Grants counts GRANTs; GrantPriorities is a bit set of their priorities.
@@ -61,8 +64,8 @@ type Message struct {
 	// latest GRANT; PrevGrantPriority the priority of the one before it.
 	LastGrantPriority, PrevGrantPriority uint8
 	// RecentGrants are the latest GRANTs (at most 8), oldest first.
-	RecentGrants []GrantSeen
-	LastGrantTime                        time.Time
+	RecentGrants  []GrantSeen
+	LastGrantTime time.Time
 	// ResendEnd is the highest end of a RESEND range seen (RTX-08 raises
 	// the sender's horizon); ResendAll is set by a RESEND of length -1.
 	ResendEnd uint32
@@ -127,6 +130,9 @@ type RPC struct {
 	// GRANT or BUSY each side sent: the packets that reset the other side's
 	// silent_ticks (HomaModule homa_timer.c).
 	HeardFromClient, HeardFromServer time.Time
+	// heardClient and heardServer keep the times of each side's latest 16
+	// DATA/GRANT/BUSY packets, oldest first (see HeardBefore).
+	heardClient, heardServer []time.Time
 	// LastResendFromClient/Server are the times of each side's latest RESEND.
 	LastResendFromClient, LastResendFromServer time.Time
 	// Unknown is set when either side answered RPC_UNKNOWN, at UnknownTime.
@@ -140,6 +146,22 @@ type RPC struct {
 	// NeedAcks counts NEED_ACK packets; NeedAckTime is the latest one's time.
 	NeedAcks    int
 	NeedAckTime time.Time
+}
+
+// HeardBefore returns the time of the latest DATA, GRANT or BUSY sent by
+// side role that the capture saw no later than t, and whether one is
+// known (only the latest 16 are kept).
+func (r *RPC) HeardBefore(role wire.Role, t time.Time) (time.Time, bool) {
+	h := r.heardServer
+	if role == wire.RoleClient {
+		h = r.heardClient
+	}
+	for i := len(h) - 1; i >= 0; i-- {
+		if !h[i].After(t) {
+			return h[i], true
+		}
+	}
+	return time.Time{}, false
 }
 
 // Msg returns the message sent by side role.
@@ -307,11 +329,18 @@ func (t *Trace) Apply(e *Event) {
 		r.Packets[typ-wire.MinType]++
 	}
 	heard := func() {
+		h := &r.heardServer
 		if e.FromClient() {
 			r.HeardFromClient = e.Time
+			h = &r.heardClient
 		} else {
 			r.HeardFromServer = e.Time
 		}
+		if len(*h) == 16 {
+			copy(*h, (*h)[1:])
+			*h = (*h)[:15]
+		}
+		*h = append(*h, e.Time)
 	}
 	switch typ {
 	case wire.TypeData:
@@ -334,7 +363,7 @@ func (t *Trace) Apply(e *Event) {
 		m.Seen.add(e.Offset, end)
 		if d.Retransmit() != 0 {
 			m.RetxBytes += uint64(e.Length)
-			m.Resent.add(e.Offset, end)
+			m.ResentAhead.add(max(e.Offset, m.SentEnd), end)
 		} else {
 			m.FirstSent.add(e.Offset, end)
 			if e.End() > m.SentEnd {
@@ -435,8 +464,8 @@ func (t *Trace) ack(k RPCKey, e *Event) {
 // late request packet, facts AMO-01; a server that restarted and serves
 // the client's restarted request, RTX-09).
 func (r *RPC) newIncarnation() {
-	r.Request.FirstSent, r.Request.Resent = nil, nil
-	r.Response.FirstSent, r.Response.Resent = nil, nil
+	r.Request.FirstSent, r.Request.ResentAhead = nil, nil
+	r.Response.FirstSent, r.Response.ResentAhead = nil, nil
 }
 
 // isBufferWakeup reports whether RESEND rs is the one a receiver sends when

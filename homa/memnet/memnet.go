@@ -31,9 +31,9 @@ type Config struct {
 	// Drop, when set, is asked about every packet before loss is applied;
 	// returning true drops it (a fault plan).
 	Drop func(src, dst netip.Addr, prio uint8, pkt []byte) bool
-	// Tap, when set, sees every packet as it enters the switch (like a
-	// capture on the sender's link), before drops and loss. pkt is only
-	// valid during the call.
+	// Tap, when set, sees every packet as it enters the switch (a capture
+	// on the sender's link): before drops, loss and queueing. pkt must not
+	// be kept.
 	Tap func(t time.Time, src, dst netip.Addr, prio uint8, pkt []byte)
 }
 
