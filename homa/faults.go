@@ -18,7 +18,8 @@ const (
 	FaultWrongPriorityBits Fault = "wrong-priority-bits"
 	// FaultGrantPastEnd grants beyond the message length (BR-06).
 	FaultGrantPastEnd Fault = "grant-past-end"
-	// FaultRepeatGrants keeps sending GRANTs for fully granted messages (BR-07).
+	// FaultRepeatGrants sends a GRANT again 5 ticks after a message is
+	// complete (BR-06/BR-07: GRANTs keep arriving after the message is done).
 	FaultRepeatGrants Fault = "repeat-grants"
 	// FaultNoGrants never grants: messages longer than unsched_bytes stall (BR-09).
 	FaultNoGrants Fault = "no-grants"
@@ -53,7 +54,7 @@ const (
 var faultDocs = map[Fault]string{
 	FaultWrongPriorityBits:  "priority written into the wrong IP TOS bits (level p sent as p>>2) — BR-01",
 	FaultGrantPastEnd:       "GRANT offsets beyond the message length — BR-06",
-	FaultRepeatGrants:       "GRANTs keep coming for fully granted messages — BR-07",
+	FaultRepeatGrants:       "a GRANT arrives 5 ticks after the message is complete — BR-06/BR-07",
 	FaultNoGrants:           "receiver never grants; long messages stall — BR-09",
 	FaultOvercommit:         "grants every incoming message, ignoring max_overcommit and max_incoming — BR-10/BR-15",
 	FaultGrantTopPriority:   "scheduled GRANTs at the highest priority level — BR-10",

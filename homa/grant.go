@@ -69,9 +69,6 @@ func (h *Host) grant() {
 			prio = h.topPriority()
 		}
 		if target <= m.granted {
-			if h.faults[FaultRepeatGrants] && m.granted == m.length() {
-				h.sendGrant(g.r, m.granted, prio)
-			}
 			continue
 		}
 		// Grant in steps of at least one packet (or to the end), so that

@@ -49,6 +49,12 @@ type Stats struct {
 	Delivered, Duplicates int
 }
 
+type lateGrant struct {
+	tick int
+	dst  netip.Addr
+	f    wire.GrantFields
+}
+
 type serverKey struct {
 	client netip.Addr
 	id     uint64 // client's (even) id
@@ -81,10 +87,12 @@ type Host struct {
 	// acked remembers server RPCs freed by an ack (the tick it came), so
 	// that request packets delayed past the ack cannot recreate and
 	// re-execute the RPC (at-most-once; a gap HomaModule documents).
-	acked  map[serverKey]int
-	tick   int
-	stats  Stats
-	closed bool
+	acked map[serverKey]int
+	tick  int
+	// lateGrants are GRANTs FaultRepeatGrants sends after messages completed.
+	lateGrants []lateGrant
+	stats      Stats
+	closed     bool
 
 	kick chan struct{}
 	done chan struct{}

@@ -127,7 +127,11 @@ func (h *Host) handleData(src netip.Addr, d wire.Data) {
 		r.out.granted = r.out.length()
 	}
 	if !m.complete && m.received() == length {
-		m.complete = true
+		m.complete, m.completeTick = true, h.tick
+		if h.faults[FaultRepeatGrants] && length > h.p.UnschedBytes {
+			h.lateGrants = append(h.lateGrants, lateGrant{tick: h.tick + 5, dst: src,
+				f: wire.GrantFields{Common: h.control(r), Offset: uint32(length)}})
+		}
 		if r.client {
 			h.finishClient(r, nil)
 		} else {

@@ -100,12 +100,13 @@ func (m *msgOut) sendable() bool {
 
 // msgIn is a message being received.
 type msgIn struct {
-	buf      []byte
-	recv     ranges
-	granted  int // bytes the sender may send (incoming of the first DATA, then GRANTs)
-	prio     uint8
-	complete bool
-	created  time.Time
+	buf          []byte
+	recv         ranges
+	granted      int // bytes the sender may send (incoming of the first DATA, then GRANTs)
+	prio         uint8
+	complete     bool
+	completeTick int
+	created      time.Time
 }
 
 func (m *msgIn) length() int   { return len(m.buf) }

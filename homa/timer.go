@@ -61,6 +61,11 @@ func (h *Host) onTick() {
 			r.silent = 0
 		}
 	}
+	for len(h.lateGrants) > 0 && h.lateGrants[0].tick <= h.tick {
+		g := h.lateGrants[0]
+		h.lateGrants = h.lateGrants[1:]
+		h.send(g.dst, h.topPriority(), &g.f) // FaultRepeatGrants: a GRANT for a complete message
+	}
 	if h.tick%100 == 0 {
 		for k, t := range h.acked {
 			if h.tick-t > 10*h.p.TimeoutTicks {

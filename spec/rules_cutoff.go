@@ -25,6 +25,17 @@ func cutoffRules() []*Rule {
 					return Skip
 				}
 				v := e.Packet.Data().CutoffVersion()
+				// Judge from the first CUTOFFS with the current version: a
+				// receiver repeats CUTOFFS while stale DATA keeps coming,
+				// which must not restart the allowance.
+				first := *st
+				for _, x := range c.T.CutoffVersions(e.Src, e.Dst) {
+					if x.Version == st.Version {
+						first = x
+						break
+					}
+				}
+				st = &first
 				if v == st.Version || e.Time.Sub(st.Time) <= c.P.Slack {
 					return Pass().WithSlack(c.P.Slack)
 				}

@@ -198,3 +198,17 @@ func TestCheckNotApplicableNote(t *testing.T) {
 		t.Errorf("no note:\n%s", out)
 	}
 }
+
+func TestFaultsList(t *testing.T) {
+	out, err, _ := run(t, "faults", "-o", "json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fs []struct{ Name, Doc string }
+	if err := json.Unmarshal([]byte(out), &fs); err != nil {
+		t.Fatal(err)
+	}
+	if len(fs) < 12 || fs[0].Name == "" || fs[0].Doc == "" {
+		t.Errorf("got %d knobs: %+v", len(fs), fs)
+	}
+}

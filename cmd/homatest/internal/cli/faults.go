@@ -1,0 +1,44 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/homatest/homatest/homa"
+)
+
+func newFaultsCmd() *cobra.Command {
+	var output string
+	cmd := &cobra.Command{
+		Use:   "faults",
+		Short: "List the reference implementation's fault knobs",
+		Long: `Faults lists the knobs that make the built-in reference implementation
+(package homa) misbehave the way real Homa implementations did (see the
+BR-nn entries of the fault log): each one is caught by a spec rule, which is
+how the conformance suite shows that it catches real bugs.`,
+		Example: `  homatest faults
+  homatest faults -o json`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			w := &errWriter{w: cmd.OutOrStdout()}
+			switch output {
+			case "json":
+				json.NewEncoder(w).Encode(homa.FaultNames())
+			case "text":
+				for _, f := range homa.FaultNames() {
+					fmt.Fprintf(w, "%-22s %s\n", f.Name, f.Doc)
+				}
+			default:
+				return usageErr(fmt.Errorf("-o %q: want text or json", output))
+			}
+			if w.err != nil {
+				return usageErr(fmt.Errorf("write output: %w", w.err))
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVarP(&output, "output", "o", "text", "output: text or json")
+	return cmd
+}

@@ -1,0 +1,107 @@
+package homa_test
+
+import (
+	"context"
+	"net/netip"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/homatest/homatest/homa"
+	"github.com/homatest/homatest/homa/memnet"
+)
+
+// TestFaultKnobsCaught: each fault knob, on the server host, makes the
+// checker report the rule it breaks (and the clean run reports none of
+// them; see TestTrafficPassesChecker). This is the knob → rule table.
+func TestFaultKnobsCaught(t *testing.T) {
+	cases := []struct {
+		fault homa.Fault
+		rule  string
+		loss  float64
+		slow  bool // the server computes 30 ms: clients RESEND meanwhile
+	}{
+		{homa.FaultNoAcks, "HOMA-ACK-002", 0, false},
+		{homa.FaultIgnoreRPCUnknown, "HOMA-RESEND-007", 0, true},
+		{homa.FaultWrongPriorityBits, "HOMA-PRIO-001", 0, false},
+		{homa.FaultGrantPastEnd, "HOMA-GRANT-002", 0, false},
+		{homa.FaultRepeatGrants, "HOMA-GRANT-004", 0, false},
+		{homa.FaultNoGrants, "HOMA-GRANT-010", 0, false},
+		{homa.FaultOvercommit, "HOMA-GRANT-006", 0, false},
+		{homa.FaultGrantTopPriority, "HOMA-GRANT-007", 0, false},
+		{homa.FaultUnschedOverflow, "HOMA-UNSCHED-002", 0, false},
+		{homa.FaultEarlyResend, "HOMA-RESEND-001", 0, false},
+		{homa.FaultNoRetransmitFlag, "HOMA-RESEND-010", 0.05, false},
+		{homa.FaultNoBusy, "HOMA-RESEND-002", 0, true},
+		{homa.FaultControlLowPriority, "HOMA-PRIO-001", 0, false},
+		{homa.FaultStaleCutoffVersion, "HOMA-CUTOFF-001", 0, false},
+		{homa.FaultDuplicateData, "HOMA-RESEND-010", 0, false},
+	}
+	for _, c := range cases {
+		t.Run(string(c.fault), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				tn, finish := checkedNet(t, 5, memnet.Config{Rate: 10e9, Delay: 5 * time.Microsecond, Loss: c.loss, Seed: 3}, homa.DefaultParams(), "")
+				defer tn.close()
+				// The fault sits on every host: servers and clients.
+				for i, h := range tn.hosts {
+					h.Close()
+					ep := tn.net.Attach(h.Addr())
+					nh, err := homa.New(homa.Config{Transport: ep, Faults: []homa.Fault{c.fault}})
+					if err != nil {
+						t.Fatal(err)
+					}
+					tn.hosts[i] = nh
+				}
+				switch {
+				case c.fault == homa.FaultIgnoreRPCUnknown:
+					// The server "restarts" (closes and re-opens its socket,
+					// forgetting the RPC) while the client waits.
+					s, _ := tn.hosts[4].Listen(4000)
+					go func() {
+						if _, err := s.Receive(context.Background()); err == nil {
+							s.Close()
+							tn.hosts[4].Listen(4000)
+						}
+					}()
+					sock, _ := tn.hosts[0].Dial()
+					sock.Call(context.Background(), netip.AddrPortFrom(tn.hosts[4].Addr(), 4000), make([]byte, 500))
+				case c.slow:
+					slowServer(t, tn.hosts[4], 4000, 30*time.Millisecond)
+					sock, _ := tn.hosts[0].Dial()
+					sock.Call(context.Background(), netip.AddrPortFrom(tn.hosts[4].Addr(), 4000), make([]byte, 500))
+				default:
+					runWorkload(t, tn, 4, 10, 150000, true)
+				}
+				time.Sleep(200 * time.Millisecond)
+				rep := finish()
+				for _, rr := range rep.Rules {
+					if rr.ID == c.rule {
+						if rr.Violated == 0 {
+							t.Errorf("%s: %s checked %d times, never violated", c.fault, c.rule, rr.Checked)
+						}
+						return
+					}
+				}
+				t.Errorf("%s: rule %s not in the report", c.fault, c.rule)
+			})
+		})
+	}
+}
+
+// slowServer answers every request on port after d.
+func slowServer(t *testing.T, h *homa.Host, port uint16, d time.Duration) {
+	s, err := h.Listen(port)
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		for {
+			q, err := s.Receive(context.Background())
+			if err != nil {
+				return
+			}
+			time.Sleep(d)
+			q.Reply([]byte("done"))
+		}
+	}()
+}
