@@ -65,6 +65,10 @@ func TestFaultKnobsCaught(t *testing.T) {
 					}()
 					sock, _ := tn.hosts[0].Dial()
 					sock.Call(context.Background(), netip.AddrPortFrom(tn.hosts[4].Addr(), 4000), make([]byte, 500))
+				case c.fault == homa.FaultOvercommit:
+					// Enough long requests at once that more than
+					// max_overcommit (8) are incoming at the server.
+					runWorkload(t, tn, 4, 25, 300000, true)
 				case c.slow:
 					slowServer(t, tn.hosts[4], 4000, 30*time.Millisecond)
 					sock, _ := tn.hosts[0].Dial()
