@@ -6,7 +6,7 @@ import "github.com/homatest/homatest/spec"
 // a control packet, one carrying Err for a malformed Homa frame.
 func (f *Frame) Events(dst []spec.Event) []spec.Event {
 	e := spec.Event{Frame: f.Number, Time: f.Time, Src: f.Src, Dst: f.Dst, Priority: f.Priority,
-		Hijacked: f.Hijacked, Packet: f.Packet, Err: f.Err}
+		Hijacked: f.Hijacked, Packet: f.Packet, Err: f.Err, SnapCut: f.SnapCut}
 	if f.Err != nil || len(f.Segments) == 0 {
 		return append(dst, e)
 	}

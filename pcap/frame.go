@@ -49,6 +49,10 @@ type Frame struct {
 	// Err is set when the frame is Homa by its IP protocol (or hijack marks)
 	// but its Homa header does not decode; it is a *wire.DecodeError.
 	Err error
+	// SnapCut is set when the capture's snap length cut the frame (the IP
+	// header says more bytes were sent than were captured): a truncated
+	// header is then the capture's doing, not the sender's.
+	SnapCut bool
 }
 
 // Stats counts what a Reader has seen so far.

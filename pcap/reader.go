@@ -241,6 +241,7 @@ func (r *Reader) decode(data []byte, ci gopacket.CaptureInfo, lt layers.LinkType
 	}
 	r.stats.Homa++
 	f.Raw = payload
+	f.SnapCut = len(payload) < wireLen
 	if ipv == 4 {
 		f.Priority = wire.PriorityFromTOS(f.TOS)
 	}

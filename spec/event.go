@@ -29,6 +29,9 @@ type Event struct {
 	Length int
 	// Err is the decode error of a frame that is Homa but malformed.
 	Err error
+	// SnapCut is set when the capture holds fewer bytes than were sent (a
+	// snap length), so a truncated header is not the sender's fault.
+	SnapCut bool
 }
 
 // Type returns the packet type (0 for a malformed packet).

@@ -1,6 +1,7 @@
 package spec
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/homatest/homatest/spec/wire"
@@ -16,6 +17,9 @@ func wireRules() []*Rule {
 			Source:    "HomaModule homa_plumbing.c homa_softirq (per-type minimum lengths); homa_wire.h",
 			Property: Each{Malformed: true, Check: func(c *Ctx, e *Event) Result {
 				if e.Err != nil {
+					if e.SnapCut && errors.Is(e.Err, wire.ErrTruncated) {
+						return Unsure("%v: the capture's snap length cut the frame (take captures with a larger snap length, e.g. tcpdump -s 256)", e.Err)
+					}
 					return Violation("%v", e.Err)
 				}
 				return Pass()

@@ -352,3 +352,16 @@ func TestWire008NumAcks(t *testing.T) {
 		}
 	})
 }
+
+// TestWire001SnapCut: a header cut by the capture's snap length (the IP
+// header says more was sent) is inconclusive, not a violation.
+func TestWire001SnapCut(t *testing.T) {
+	b := newTrace(t, wire.VersionCurrent)
+	f := b.ack(2, 2)
+	e := &b.events[f-1]
+	_, err := wire.Decode(e.Packet.Bytes()[:74], wire.DecodeOptions{Version: wire.VersionCurrent})
+	e.Err, e.SnapCut, e.Packet = err, true, wire.Packet{}
+	rep := b.check("linux", "HOMA-WIRE-001")
+	wantViolations(t, rep, "HOMA-WIRE-001")
+	wantInconclusive(t, rep, "HOMA-WIRE-001", f)
+}
