@@ -45,6 +45,10 @@ type Params struct {
 	// less than this (HomaModule main defaults to 0, i.e. one MTU; 10000 is
 	// the lab setting and the 2024 default, and the larger is assumed).
 	MaxGSOSize uint32 `param:"max_gso_size"`
+	// RankTolerance is how many bytes of "remaining" two messages may
+	// differ by before an inverted SRPT ranking counts (main ranks with a
+	// cached copy of bytes remaining).
+	RankTolerance uint32 `param:"rank_tolerance"`
 	// MaxMessageLength is HOMA_MAX_MESSAGE_LENGTH in bytes.
 	MaxMessageLength uint32 `param:"max_message_length"`
 	// Tick is the timer tick (nominally 1 ms).
@@ -90,7 +94,7 @@ func Profiles() []Profile {
 		Wire: wire.VersionCurrent, UnschedBytes: 40000, MaxIncoming: 400000, MaxOvercommit: 8,
 		Window: 0, NumPriorities: 8, MaxSchedPrio: 3,
 		UnschedCutoffs: [8]uint32{0, 0, 0, 0, 1000000, 15000, 2800, 200}, CutoffVersion: 1,
-		FIFOGrantIncrement: 50000, MaxGSOSize: 10000, MaxMessageLength: wire.MaxMessageLength,
+		FIFOGrantIncrement: 50000, MaxGSOSize: 10000, RankTolerance: 20000, MaxMessageLength: wire.MaxMessageLength,
 		Tick: time.Millisecond, ResendTicks: 5, ResendInterval: 5, TimeoutTicks: 100, RequestAckTicks: 2,
 		MaxAcksPerPkt: wire.MaxAcksPerPkt, Slack: 2 * time.Millisecond, Jitter: 200 * time.Microsecond, ResponseTimeout: 20 * time.Millisecond,
 	}
@@ -254,6 +258,7 @@ var paramDocs = map[string]string{
 	"fifo_grant_increment": "bytes per FIFO grant; 0 = no FIFO grants",
 	"max_gso_size":         "largest skb (GSO batch) a sender builds; bounds overshoot past a grant",
 	"max_message_length":   "largest message in bytes",
+	"rank_tolerance":       "bytes of remaining by which two messages may differ before an inverted SRPT ranking counts",
 	"tick":                 "timer tick",
 	"resend_ticks":         "ticks of silence before the first RESEND",
 	"resend_interval":      "ticks between RESEND rounds",

@@ -97,7 +97,7 @@ func (r *Rule) Validate() error {
 // ruleSets lists the functions that return each area's rules (one per
 // rules_<area>.go file).
 var ruleSets = []func() []*Rule{
-	wireRules, idRules, unschedRules, grantRules, prioRules, cutoffRules,
+	wireRules, idRules, unschedRules, grantRules, grantRankRules, prioRules, cutoffRules,
 	resendRules, ackRules,
 }
 

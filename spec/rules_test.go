@@ -86,7 +86,7 @@ func TestRuleValidateRejects(t *testing.T) {
 // The IDs this package's tests cover (rules_wire/id/unsched/grant.go).
 var (
 	wireIDs    = []string{"HOMA-WIRE-001", "HOMA-WIRE-002", "HOMA-WIRE-003", "HOMA-WIRE-004", "HOMA-WIRE-005", "HOMA-WIRE-006", "HOMA-WIRE-007", "HOMA-WIRE-008"}
-	grantIDs   = []string{"HOMA-GRANT-001", "HOMA-GRANT-002", "HOMA-GRANT-003", "HOMA-GRANT-004", "HOMA-GRANT-005", "HOMA-GRANT-006", "HOMA-GRANT-007", "HOMA-GRANT-008", "HOMA-GRANT-009", "HOMA-GRANT-010"}
+	grantIDs   = []string{"HOMA-GRANT-001", "HOMA-GRANT-002", "HOMA-GRANT-003", "HOMA-GRANT-004", "HOMA-GRANT-005", "HOMA-GRANT-006", "HOMA-GRANT-007", "HOMA-GRANT-008", "HOMA-GRANT-009", "HOMA-GRANT-010", "HOMA-GRANT-011"}
 	idIDs      = []string{"HOMA-ID-001", "HOMA-ID-002"}
 	unschedIDs = []string{"HOMA-UNSCHED-001", "HOMA-UNSCHED-002"}
 )
@@ -153,7 +153,7 @@ func TestSelectLevel(t *testing.T) {
 	}
 	var wantMust []string
 	for _, id := range grantIDs {
-		if id != "HOMA-GRANT-006" && id != "HOMA-GRANT-010" { // the SHOULD rules
+		if id != "HOMA-GRANT-006" && id != "HOMA-GRANT-010" && id != "HOMA-GRANT-011" { // the SHOULD rules
 			wantMust = append(wantMust, id)
 		}
 	}
