@@ -18,7 +18,7 @@ func rankTrace(t *testing.T, p1, p2 uint8) (*traceBuilder, int) {
 	b.client = netipAddr("198.18.0.3")
 	b.message(true, 4, 500000, 0, 40000, 40000, 4)
 	b.client = netipAddr("198.18.0.1")
-	b.after(10 * time.Microsecond).grant(false, 2, 60000, p1)
+	b.after(10*time.Microsecond).grant(false, 2, 60000, p1)
 	b.client = netipAddr("198.18.0.3")
 	g := b.after(10*time.Microsecond).grant(false, 4, 60000, p2)
 	return b, g
