@@ -50,7 +50,7 @@ func inNS(ns netns.NsHandle, f func() error) error {
 
 // pair builds two network namespaces joined by a veth pair, 198.18.0.1/24
 // and 198.18.0.2/24, and registers their removal before creating them.
-func pair(t *testing.T) (a, b netns.NsHandle) {
+func pair(t testing.TB) (a, b netns.NsHandle) {
 	t.Helper()
 	if os.Geteuid() != 0 {
 		t.Skip("needs root: creates network namespaces and raw sockets")
@@ -131,7 +131,7 @@ func pair(t *testing.T) (a, b netns.NsHandle) {
 	return hs[0], hs[1]
 }
 
-func host(t *testing.T, ns netns.NsHandle, addr string) *homa.Host {
+func host(t testing.TB, ns netns.NsHandle, addr string) *homa.Host {
 	t.Helper()
 	var tr *rawip.Transport
 	if err := inNS(ns, func() (err error) {
@@ -219,3 +219,7 @@ func TestRawIPRPCs(t *testing.T) {
 		t.Errorf("server executed %d requests, want 208", st.Delivered)
 	}
 }
+
+func pairB(b *testing.B) (netns.NsHandle, netns.NsHandle) { return pair(b) }
+
+func hostB(b *testing.B, ns netns.NsHandle, addr string) *homa.Host { return host(b, ns, addr) }
