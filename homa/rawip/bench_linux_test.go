@@ -10,7 +10,6 @@ import (
 	"slices"
 	"testing"
 	"time"
-
 )
 
 // measure runs n sequential round trips with rt and reports RPC/s and
@@ -94,4 +93,3 @@ func BenchmarkEcho100B(b *testing.B) {
 		})
 	})
 }
-
