@@ -124,7 +124,6 @@ func BenchmarkCheck1M(b *testing.B) {
 	b.Logf("capture: %d MB, %d RPCs started", st.Size()>>20, rpcs)
 	prof, _ := spec.LookupProfile("linux")
 	params := prof.Params
-	params.Set("window", "10000")
 
 	decodeOnly := func() (int, time.Duration) {
 		start := time.Now()
