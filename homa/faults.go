@@ -7,7 +7,7 @@ import (
 )
 
 // Fault names a deliberate misbehaviour, each reproducing a fault class
-// from real Homa implementations (homatest shared/homa/faults.md), so that
+// from real Homa implementations (docs/homa-faults.md, BR-nn), so that
 // the conformance suite can be shown to catch it.
 type Fault string
 
@@ -71,13 +71,19 @@ var faultDocs = map[Fault]string{
 
 // FaultNames returns every fault knob with a one-line description, sorted
 // by name.
-func FaultNames() []struct{ Name, Doc string } {
-	var out []struct{ Name, Doc string }
+func FaultNames() []FaultInfo {
+	var out []FaultInfo
 	for f, d := range faultDocs {
-		out = append(out, struct{ Name, Doc string }{string(f), d})
+		out = append(out, FaultInfo{string(f), d})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out
+}
+
+// FaultInfo names a fault knob and describes it.
+type FaultInfo struct {
+	Name string `json:"name"`
+	Doc  string `json:"doc"`
 }
 
 type faultSet map[Fault]bool

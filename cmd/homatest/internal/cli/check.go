@@ -53,8 +53,9 @@ no Homa packets, bad flags).`,
 		Example: `  # check a capture with HomaModule main defaults
   homatest check capture.pcap
 
-  # the linux_6.1.38 captures of shared/pcaps ran with timers scaled x10
-  homatest check --profile linux-2024 --param resend_ticks=50 --param request_ack_ticks=20 c.pcap
+  # the captures in pcap/testdata/real ran with the timer sysctls scaled x10
+  homatest check --param resend_ticks=50 --param resend_interval=50 \
+      --param timeout_ticks=1000 --param request_ack_ticks=20 c.pcap
 
   # only grant rules, MUST level, as JUnit for CI
   homatest check --rules 'HOMA-GRANT-*' --level must -o junit run.pcapng > junit.xml`,

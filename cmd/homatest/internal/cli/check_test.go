@@ -204,7 +204,10 @@ func TestFaultsList(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var fs []struct{ Name, Doc string }
+	var fs []struct {
+		Name string `json:"name"`
+		Doc  string `json:"doc"`
+	}
 	if err := json.Unmarshal([]byte(out), &fs); err != nil {
 		t.Fatal(err)
 	}

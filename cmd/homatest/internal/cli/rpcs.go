@@ -66,7 +66,8 @@ func newRPCsCmd() *cobra.Command {
 		Short: "Print one line per RPC of a capture",
 		Long: `Rpcs groups the Homa packets of a capture into RPCs and prints one line per
 RPC in order of its first packet: client > server, client id, request and
-response lengths, start (seconds since the first packet), duration, the frame
+response lengths, start (seconds since the capture's first Homa packet in
+text; an absolute time in JSON), duration, the frame
 of its first packet, packets by type, retransmitted bytes, GRANTs, priorities
 used (request DATA, response DATA, GRANTs), and the outcome: acked, complete
 (response received, not acked in the capture), rpc_unknown (an RPC_UNKNOWN
