@@ -182,7 +182,7 @@ func TestDataKnownEncoding(t *testing.T) {
 	}
 }
 
-// Real frames (transport bytes) from /work/shared/pcaps.
+// Real frames (transport bytes) from pcap/testdata/real.
 const (
 	// linux-6.13-proto146/a-small-rpcs.pcap frame 2: 100-byte request, first
 	// packet of the trace (cutoff_version 0), seg.offset -1.

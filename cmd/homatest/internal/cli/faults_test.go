@@ -1,7 +1,7 @@
 package cli
 
 // The fault catalog: one scenario per wire-visible fault class of
-// shared/homa/faults.md (BR-nn). Each scenario builds the frames of a faulty
+// docs/homa-faults.md (BR-nn). Each scenario builds the frames of a faulty
 // exchange as HomaModule would put them on the wire, writes them to a pcapng
 // file and runs "homatest check" on it with the full rule set; the test
 // asserts exit code 1 and, for every rule the capture violates, the frame of
