@@ -48,9 +48,15 @@ func inNS(ns netns.NsHandle, f func() error) error {
 	return <-errc
 }
 
-// pair builds two network namespaces joined by a veth pair, 198.18.0.1/24
-// and 198.18.0.2/24, and registers their removal before creating them.
+// pair builds two network namespaces joined by a veth pair (see pairDev).
 func pair(t testing.TB) (a, b netns.NsHandle) {
+	a, b, _ = pairDev(t)
+	return a, b
+}
+
+// pairDev builds two network namespaces joined by a veth pair, 198.18.0.1/24
+// and 198.18.0.2/24, and registers their removal before creating them.
+func pairDev(t testing.TB) (a, b netns.NsHandle, devA string) {
 	t.Helper()
 	if os.Geteuid() != 0 {
 		t.Skip("needs root: creates network namespaces and raw sockets")
@@ -128,7 +134,7 @@ func pair(t testing.TB) (a, b netns.NsHandle) {
 			nh.LinkSetUp(lo)
 		}
 	}
-	return hs[0], hs[1]
+	return hs[0], hs[1], va
 }
 
 func host(t testing.TB, ns netns.NsHandle, addr string) *homa.Host {
@@ -223,3 +229,4 @@ func TestRawIPRPCs(t *testing.T) {
 func pairB(b *testing.B) (netns.NsHandle, netns.NsHandle) { return pair(b) }
 
 func hostB(b *testing.B, ns netns.NsHandle, addr string) *homa.Host { return host(b, ns, addr) }
+
