@@ -91,6 +91,7 @@ type Host struct {
 	tick  int
 	// lateGrants are GRANTs FaultRepeatGrants sends after messages completed.
 	lateGrants []lateGrant
+	outbox     []outPkt
 	stats      Stats
 	closed     bool
 
@@ -187,8 +188,9 @@ func (h *Host) unschedPriority(pr *peer, length int) uint8 {
 	return 0
 }
 
-// send transmits one packet, counting it and applying priority faults.
-// Called with h.mu held.
+// send queues one packet for transmission, counting it and applying
+// priority faults. Called with h.mu held; the packets leave when the caller
+// releases the lock through unlock, so no syscall runs under the lock.
 func (h *Host) send(dst netip.Addr, prio uint8, f wire.Fields) {
 	pkt, err := wire.Encode(f, wire.EncodeOptions{Version: wire.VersionCurrent, FixLengths: true, SetMarks: true})
 	if err != nil {
@@ -201,7 +203,25 @@ func (h *Host) send(dst netip.Addr, prio uint8, f wire.Fields) {
 		prio >>= 2
 	}
 	h.stats.Sent[f.PacketType()-wire.MinType]++
-	_ = h.tr.Send(dst, prio, pkt)
+	h.outbox = append(h.outbox, outPkt{dst, prio, pkt})
+}
+
+// outPkt is a packet waiting for h.mu to be released.
+type outPkt struct {
+	dst  netip.Addr
+	prio uint8
+	pkt  []byte
+}
+
+// unlock releases h.mu and then transmits the packets queued under it, in
+// order.
+func (h *Host) unlock() {
+	out := h.outbox
+	h.outbox = nil
+	h.mu.Unlock()
+	for _, o := range out {
+		_ = h.tr.Send(o.dst, o.prio, o.pkt)
+	}
 }
 
 // control returns the common header of a control packet for r.
@@ -231,7 +251,7 @@ func (h *Host) timerLoop() {
 		case <-t.C:
 			h.mu.Lock()
 			h.onTick()
-			h.mu.Unlock()
+			h.unlock()
 		}
 	}
 }

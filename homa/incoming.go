@@ -13,7 +13,7 @@ import (
 func (h *Host) receive(src netip.Addr, prio uint8, pkt []byte) {
 	p, err := wire.Decode(pkt, wire.DecodeOptions{Version: wire.VersionCurrent})
 	h.mu.Lock()
-	defer h.mu.Unlock()
+	defer h.unlock()
 	if h.closed {
 		return
 	}

@@ -17,7 +17,7 @@ func (h *Host) senderLoop() {
 		if !h.closed {
 			n = h.sendOne()
 		}
-		h.mu.Unlock()
+		h.unlock()
 		if n == 0 {
 			select {
 			case <-h.kick:

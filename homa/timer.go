@@ -1,6 +1,10 @@
 package homa
 
-import "github.com/homatest/homatest/spec/wire"
+import (
+	"net/netip"
+
+	"github.com/homatest/homatest/spec/wire"
+)
 
 // onTick is the timer pass (HomaModule homa_timer.c homa_timer_check_rpc):
 // silent RPCs waiting for data send RESENDs every resend_interval ticks from
@@ -36,6 +40,7 @@ func (h *Host) onTick() {
 			h.requestRetransmit(r)
 		}
 	}
+	needAcks := map[netip.Addr]int{}
 	for k, r := range h.servers {
 		switch r.state {
 		case serverReceiving:
@@ -54,7 +59,12 @@ func (h *Host) onTick() {
 			}
 		case serverAwaitAck:
 			r.doneTick++
-			if r.doneTick >= h.p.RequestAckTicks {
+			// NEED_ACK every tick from request_ack_ticks on, but to at
+			// most MaxAcksPerPkt RPCs of one client host per tick: its ACK
+			// carries that many acks, and thousands of NEED_ACKs per tick
+			// would swamp a user-space host (HomaModule sends one per RPC).
+			if r.doneTick >= h.p.RequestAckTicks && needAcks[r.peer] < wire.MaxAcksPerPkt {
+				needAcks[r.peer]++
 				h.send(r.peer, h.topPriority(), &wire.NeedAckFields{Common: h.control(r)})
 			}
 		default:

@@ -104,7 +104,11 @@ func (t *Transport) readLoop() {
 			continue
 		}
 		src, ok := netip.AddrFromSlice(h.Src.To4())
-		if !ok || src == t.addr {
+		dst, ok2 := netip.AddrFromSlice(h.Dst.To4())
+		// Raw sockets are not demultiplexed by destination reliably: with
+		// several hosts' addresses in one namespace, each socket may see
+		// the others' packets. Keep only ours.
+		if !ok || !ok2 || src == t.addr || dst != t.addr {
 			continue
 		}
 		t.mu.Lock()
