@@ -229,4 +229,3 @@ func TestRawIPRPCs(t *testing.T) {
 func pairB(b *testing.B) (netns.NsHandle, netns.NsHandle) { return pair(b) }
 
 func hostB(b *testing.B, ns netns.NsHandle, addr string) *homa.Host { return host(b, ns, addr) }
-
