@@ -179,10 +179,22 @@ func (h *Host) queueRetransmit(r *rpc, start, end int, prio uint8) {
 	incoming := end
 	for off := 0; off < m.next; {
 		n := h.packetLen(m, off)
-		if off+n > start && off < end {
+		if off+n > start && off < end && !m.retxQueued(off) {
 			m.retx = append(m.retx, retx{start: off, end: off + n, prio: prio, incoming: incoming})
 		}
 		off += n
 	}
 	h.wake()
+}
+
+// retxQueued reports whether the packet at off already waits for
+// retransmission: repeated RESENDs for a busy sender must not pile up
+// copies of the same packets.
+func (m *msgOut) retxQueued(off int) bool {
+	for _, r := range m.retx {
+		if r.start == off {
+			return true
+		}
+	}
+	return false
 }
