@@ -432,6 +432,13 @@ func (t *Trace) Apply(e *Event) {
 	case wire.TypeRPCUnknown:
 		r.Unknown, r.UnknownTime = true, e.Time
 		r.newIncarnation()
+		if e.FromClient() {
+			// The client does not know the RPC: the server discards it
+			// (homa_rpc_unknown_pkt), so its request no longer occupies a
+			// grant slot at the server.
+			delete(t.incoming[k.Server], &r.Request)
+			delete(t.granting[k.Server], &r.Request)
+		}
 	case wire.TypeNeedAck:
 		r.NeedAcks++
 		r.NeedAckTime = e.Time

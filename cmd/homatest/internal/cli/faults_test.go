@@ -763,11 +763,7 @@ func faultCases() []faultCase {
 			what:  "max_overcommit 1: the granted request's client aborts (RPC_UNKNOWN), the receiver never grants the waiting request of another client, which RESENDs and gets BUSY",
 			args:  []string{"--param", "max_overcommit=1"},
 			build: func(fault bool) *capb { return regrant(fault) },
-			// Frame 78: the GRANT to client 2 right after client 1's
-			// RPC_UNKNOWN made the receiver drop RPC 10 of client 1.
-			twinFalseAlarms: []hit{{"HOMA-GRANT-006", 78}},
-			twinWhy:         "GRANT-006 still counts a message whose sender answered RPC_UNKNOWN (the receiver has dropped it) as granted",
-			missed:          "GRANT-010 would flag client 2's missing first GRANT, but the checker still counts client 1's message (dropped by the receiver after RPC_UNKNOWN) as occupying the only grant slot, so it reports GRANT-010 inconclusive (same checker bug as the twin's false alarm)",
+			missed: "GRANT-010 judges the waiting request when its unscheduled bytes are in (frame 58), while the only grant slot is still taken, and reports inconclusive; it does not re-judge when client 1's RPC_UNKNOWN frees the slot",
 		},
 		{
 			id: "BR-14", slug: "unsched-rounded-up",
