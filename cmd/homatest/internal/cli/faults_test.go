@@ -760,9 +760,9 @@ func faultCases() []faultCase {
 		},
 		{
 			id: "BR-12", slug: "no-regrant-after-delete",
-			what:  "max_overcommit 1: the granted request's client aborts (RPC_UNKNOWN), the receiver never grants the waiting request of another client, which RESENDs and gets BUSY",
-			args:  []string{"--param", "max_overcommit=1"},
-			build: func(fault bool) *capb { return regrant(fault) },
+			what:   "max_overcommit 1: the granted request's client aborts (RPC_UNKNOWN), the receiver never grants the waiting request of another client, which RESENDs and gets BUSY",
+			args:   []string{"--param", "max_overcommit=1"},
+			build:  func(fault bool) *capb { return regrant(fault) },
 			missed: "GRANT-010 judges the waiting request when its unscheduled bytes are in (frame 58), while the only grant slot is still taken, and reports inconclusive; it does not re-judge when client 1's RPC_UNKNOWN frees the slot",
 		},
 		{
