@@ -92,6 +92,7 @@ type Host struct {
 	// lateGrants are GRANTs FaultRepeatGrants sends after messages completed.
 	lateGrants []lateGrant
 	outbox     []outPkt
+	retxTurn   bool // the sender alternates retransmissions and new data
 	stats      Stats
 	closed     bool
 

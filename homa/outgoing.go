@@ -58,32 +58,40 @@ func outbound(r *rpc) *msgOut {
 // sendOne transmits one DATA packet and returns its data length (0 if
 // nothing was ready). Called with h.mu held.
 func (h *Host) sendOne() int {
-	var best *rpc
-	bestLeft := -1
+	// Candidates: the RPC with retransmissions waiting that has the fewest
+	// bytes left, and the RPC with first transmissions waiting that has the
+	// fewest bytes left (SRPT for both). Retransmissions and first
+	// transmissions alternate, so a stream of RESENDs cannot starve new data
+	// (HomaModule retransmits from the RESEND handler while its pacer keeps
+	// sending).
+	var retxBest, freshBest *rpc
+	retxLeft, freshLeft := -1, -1
 	for _, set := range []func(func(*rpc)){h.eachClient, h.eachServer} {
 		set(func(r *rpc) {
 			m := outbound(r)
 			if m == nil {
 				return
 			}
-			if len(m.retx) > 0 {
-				if best == nil || len(best.out.retx) == 0 {
-					best, bestLeft = r, 0
-				}
-				return
-			}
 			left := m.length() - m.next
-			if best == nil || (len(best.out.retx) == 0 && left < bestLeft) ||
-				(len(best.out.retx) == 0 && left == bestLeft && r.id < best.id) {
-				best, bestLeft = r, left
+			if len(m.retx) > 0 && (retxBest == nil || left < retxLeft || left == retxLeft && r.id < retxBest.id) {
+				retxBest, retxLeft = r, left
+			}
+			if m.next < min(m.granted, m.length()) && (freshBest == nil || left < freshLeft || left == freshLeft && r.id < freshBest.id) {
+				freshBest, freshLeft = r, left
 			}
 		})
+	}
+	useRetx := retxBest != nil && (freshBest == nil || h.retxTurn)
+	h.retxTurn = !h.retxTurn
+	best := freshBest
+	if useRetx {
+		best = retxBest
 	}
 	if best == nil {
 		return 0
 	}
 	m := best.out
-	if len(m.retx) > 0 {
+	if useRetx {
 		rt := m.retx[0]
 		m.retx = m.retx[1:]
 		return h.sendData(best, rt.start, rt.end-rt.start, rt.prio, true, rt.incoming)

@@ -1,9 +1,10 @@
 //go:build linux && rawiploss
 
 // KNOWN FAILING, not part of the test suite: run with -tags rawiploss.
-// With 8 client hosts (addresses in one namespace) and 1000 RPCs over raw
-// sockets, hundreds of RPCs time out even without loss, while the same
-// workload passes on the in-memory network. Being investigated (see the
+// 8 client hosts (addresses in one namespace), a server, 1000 RPCs over raw
+// sockets: passes without loss and with bursts of 10 lost packets, but with
+// 5 % random loss about 16 RPCs time out (1 s of silence), which the same
+// workload on the in-memory network never does. Being investigated (see the
 // session notes); do not count it as passing.
 
 package rawip_test
@@ -107,7 +108,13 @@ func TestRawIPLoss(t *testing.T) {
 				}
 				l := &lossy{Transport: tr, rng: rand.New(rand.NewPCG(seed, 1)), p: c.p, every: c.every, burst: c.burst}
 				losses = append(losses, l)
-				h, err := homa.New(homa.Config{Transport: l})
+				// Nine user-space hosts with 1,000 RPCs share 2 CPUs here:
+				// scheduling stalls exceed 100 ms, so timeout_ticks is
+				// scaled x10 (as the shared HomaModule captures under QEMU
+				// scaled their timers).
+				p := homa.DefaultParams()
+				p.TimeoutTicks = 1000
+				h, err := homa.New(homa.Config{Transport: l, Params: p})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -177,7 +184,7 @@ func TestRawIPLoss(t *testing.T) {
 			}
 			st := server.Stats()
 			t.Logf("dropped %d packets; server delivered %d, duplicates %d, retransmitted %d", dropped, st.Delivered, st.Duplicates, st.Retransmitted)
-			if dropped == 0 {
+			if dropped == 0 && (c.p > 0 || c.every > 0) {
 				t.Fatal("no packet dropped: the test tests nothing")
 			}
 			if st.Delivered != 1000 {

@@ -25,6 +25,7 @@ type Transport struct {
 	pc      net.PacketConn
 	raw     *ipv4.RawConn
 	mu      sync.Mutex
+	wmu     sync.Mutex // serialises writes
 	handler func(src netip.Addr, prio uint8, pkt []byte)
 	done    chan struct{}
 	wg      sync.WaitGroup
@@ -84,6 +85,8 @@ func (t *Transport) Send(dst netip.Addr, prio uint8, pkt []byte) error {
 	h := &ipv4.Header{Version: 4, Len: ipv4.HeaderLen, TOS: int(wire.TOSForPriority(prio)),
 		TotalLen: ipv4.HeaderLen + len(pkt), TTL: 64, Protocol: wire.IPProtoHoma, Flags: ipv4.DontFragment,
 		Src: t.addr.AsSlice(), Dst: dst.AsSlice()}
+	t.wmu.Lock()
+	defer t.wmu.Unlock()
 	return t.raw.WriteTo(h, pkt, nil)
 }
 
