@@ -92,7 +92,8 @@ type Host struct {
 	// lateGrants are GRANTs FaultRepeatGrants sends after messages completed.
 	lateGrants []lateGrant
 	outbox     []outPkt
-	retxTurn   bool // the sender alternates retransmissions and new data
+	retxTurn   bool   // the sender alternates retransmissions and new data
+	retxQ      []*rpc // RPCs with retransmissions waiting, in RESEND order
 	stats      Stats
 	closed     bool
 

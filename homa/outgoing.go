@@ -58,14 +58,23 @@ func outbound(r *rpc) *msgOut {
 // sendOne transmits one DATA packet and returns its data length (0 if
 // nothing was ready). Called with h.mu held.
 func (h *Host) sendOne() int {
-	// Candidates: the RPC with retransmissions waiting that has the fewest
-	// bytes left, and the RPC with first transmissions waiting that has the
-	// fewest bytes left (SRPT for both). Retransmissions and first
-	// transmissions alternate, so a stream of RESENDs cannot starve new data
+	// Retransmissions are served round-robin over the RPCs that asked,
+	// in the order they asked (h.retxQ); first transmissions go to the RPC
+	// with the fewest bytes left (SRPT). The two alternate, so a stream of
+	// RESENDs cannot starve new data, nor one RPC's RESENDs another's
 	// (HomaModule retransmits from the RESEND handler while its pacer keeps
 	// sending).
 	var retxBest, freshBest *rpc
-	retxLeft, freshLeft := -1, -1
+	for len(h.retxQ) > 0 {
+		r := h.retxQ[0]
+		if m := outbound(r); m != nil && len(m.retx) > 0 && h.live(r) {
+			retxBest = r
+			break
+		}
+		r.inRetxQ = false
+		h.retxQ = h.retxQ[1:]
+	}
+	freshLeft := -1
 	for _, set := range []func(func(*rpc)){h.eachClient, h.eachServer} {
 		set(func(r *rpc) {
 			m := outbound(r)
@@ -73,9 +82,6 @@ func (h *Host) sendOne() int {
 				return
 			}
 			left := m.length() - m.next
-			if len(m.retx) > 0 && (retxBest == nil || left < retxLeft || left == retxLeft && r.id < retxBest.id) {
-				retxBest, retxLeft = r, left
-			}
 			if m.next < min(m.granted, m.length()) && (freshBest == nil || left < freshLeft || left == freshLeft && r.id < freshBest.id) {
 				freshBest, freshLeft = r, left
 			}
@@ -94,6 +100,13 @@ func (h *Host) sendOne() int {
 	if useRetx {
 		rt := m.retx[0]
 		m.retx = m.retx[1:]
+		// Round robin: this RPC goes to the back of the queue.
+		h.retxQ = h.retxQ[1:]
+		if len(m.retx) > 0 {
+			h.retxQ = append(h.retxQ, best)
+		} else {
+			best.inRetxQ = false
+		}
 		return h.sendData(best, rt.start, rt.end-rt.start, rt.prio, true, rt.incoming)
 	}
 	off := m.next
@@ -192,7 +205,19 @@ func (h *Host) queueRetransmit(r *rpc, start, end int, prio uint8) {
 		}
 		off += n
 	}
+	if len(m.retx) > 0 && !r.inRetxQ {
+		r.inRetxQ = true
+		h.retxQ = append(h.retxQ, r)
+	}
 	h.wake()
+}
+
+// live reports whether r is still one of the host's RPCs.
+func (h *Host) live(r *rpc) bool {
+	if r.client {
+		return h.clients[r.id] == r
+	}
+	return h.servers[serverKey{r.peer, r.clientID()}] == r
 }
 
 // retxQueued reports whether the packet at off already waits for

@@ -139,6 +139,7 @@ type rpc struct {
 	doneTick int // ticks since the response was fully transmitted
 	done     chan struct{}
 	err      error
+	inRetxQ  bool // queued in the host's retransmission round robin
 }
 
 // wireID returns the sender_id this host puts in packets of the RPC.

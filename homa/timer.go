@@ -1,6 +1,7 @@
 package homa
 
 import (
+	"fmt"
 	"net/netip"
 
 	"github.com/homatest/homatest/spec/wire"
@@ -33,7 +34,12 @@ func (h *Host) onTick() {
 		r.silent++
 		if r.silent >= h.p.TimeoutTicks {
 			h.stats.Timeouts++
-			h.finishClient(r, ErrTimeout)
+			in := "no response bytes"
+			if r.in != nil {
+				in = fmt.Sprintf("response %d of %d bytes", r.in.received(), r.in.length())
+			}
+			h.finishClient(r, fmt.Errorf("%w: RPC %d to %v: request %d of %d bytes sent (horizon %d), %s, %d retransmissions queued",
+				ErrTimeout, r.id, r.peer, r.out.next, r.out.length(), r.out.granted, in, len(r.out.retx)))
 			continue
 		}
 		if r.silent >= first && (r.silent-first)%h.p.ResendInterval == 0 {

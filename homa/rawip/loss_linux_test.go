@@ -1,11 +1,11 @@
 //go:build linux && rawiploss
 
-// KNOWN FAILING, not part of the test suite: run with -tags rawiploss.
+// NOT YET RELIABLE, not part of the test suite: run with -tags rawiploss.
 // The 1,000-RPC workload of TestRawIPThousandRPCs with 5 % random loss, and
-// with bursts of 10 lost packets every 200: a few to 16 of 1000 RPCs time out
-// (1 s of silence) — bursts only when the CPUs are also busy with other
-// tests — which the same workload on the in-memory network never does.
-// Being investigated (see the session notes); do not count it as passing.
+// with bursts of 10 lost packets every 200. Since retransmissions are served
+// round-robin these pass on an idle machine (8 of 8 runs), but while other
+// test binaries load both CPUs about one run in five times out one RPC of
+// 1,000 ("no response bytes"). Kept out of CI until that is understood.
 
 package rawip_test
 
