@@ -5,7 +5,7 @@
 //
 // Open must run inside the network namespace whose interfaces the socket
 // should use: a raw socket belongs to the namespace it was created in.
-// Root (CAP_NET_RAW) is required. Priorities go into the IPv4 TOS
-// precedence bits (priority << 5), written per packet through IP_HDRINCL.
-// IPv6 is not supported yet.
+// Root (CAP_NET_RAW) is required. Priorities go into the IP precedence
+// bits (priority << 5): the IPv4 TOS written per packet through IP_HDRINCL,
+// or the IPv6 traffic class through IPV6_TCLASS control messages.
 package rawip

@@ -11,6 +11,7 @@ import (
 	"syscall"
 
 	"golang.org/x/net/ipv4"
+	"golang.org/x/net/ipv6"
 	"golang.org/x/sys/unix"
 
 	"github.com/homatest/homatest/spec/wire"
@@ -23,7 +24,8 @@ const RecvBuffer = 16 << 20
 type Transport struct {
 	addr    netip.Addr
 	pc      net.PacketConn
-	raw     *ipv4.RawConn
+	raw     *ipv4.RawConn    // IPv4: header written by us (IP_HDRINCL)
+	p6      *ipv6.PacketConn // IPv6: traffic class per packet (IPV6_TCLASS)
 	mu      sync.Mutex
 	wmu     sync.Mutex // serialises writes
 	handler func(src netip.Addr, prio uint8, pkt []byte)
@@ -36,10 +38,13 @@ type Transport struct {
 // address, missing privileges (EPERM: run as root or with CAP_NET_RAW), or
 // an address that is not local.
 func Open(addr netip.Addr) (*Transport, error) {
-	if !addr.Is4() {
-		return nil, fmt.Errorf("rawip: %v: only IPv4 is supported", addr)
+	network := fmt.Sprintf("ip4:%d", wire.IPProtoHoma)
+	if addr.Is6() && !addr.Is4In6() {
+		network = fmt.Sprintf("ip6:%d", wire.IPProtoHoma)
+	} else if !addr.Is4() {
+		return nil, fmt.Errorf("rawip: %v: not an IP address", addr)
 	}
-	pc, err := net.ListenPacket(fmt.Sprintf("ip4:%d", wire.IPProtoHoma), addr.String())
+	pc, err := net.ListenPacket(network, addr.String())
 	if err != nil {
 		return nil, fmt.Errorf("rawip: open raw socket for IP protocol %d on %v (needs root or CAP_NET_RAW): %w", wire.IPProtoHoma, addr, err)
 	}
@@ -55,14 +60,25 @@ func Open(addr netip.Addr) (*Transport, error) {
 			})
 		}
 	}
-	raw, err := ipv4.NewRawConn(pc)
-	if err != nil {
-		pc.Close()
-		return nil, fmt.Errorf("rawip: %w", err)
+	t := &Transport{addr: addr, pc: pc, done: make(chan struct{})}
+	if addr.Is4() {
+		if t.raw, err = ipv4.NewRawConn(pc); err != nil {
+			pc.Close()
+			return nil, fmt.Errorf("rawip: %w", err)
+		}
+	} else {
+		t.p6 = ipv6.NewPacketConn(pc)
+		if err := t.p6.SetControlMessage(ipv6.FlagTrafficClass|ipv6.FlagDst, true); err != nil {
+			pc.Close()
+			return nil, fmt.Errorf("rawip: %w", err)
+		}
 	}
-	t := &Transport{addr: addr, pc: pc, raw: raw, done: make(chan struct{})}
 	t.wg.Add(1)
-	go t.readLoop()
+	if t.p6 != nil {
+		go t.readLoop6()
+	} else {
+		go t.readLoop()
+	}
 	return t, nil
 }
 
@@ -76,18 +92,62 @@ func (t *Transport) SetHandler(h func(src netip.Addr, prio uint8, pkt []byte)) {
 	t.mu.Unlock()
 }
 
-// Send transmits pkt to dst with the priority in the TOS precedence bits
-// and DF set.
+// Send transmits pkt to dst with the priority in the IP precedence bits
+// (IPv4 TOS, DF set; IPv6 traffic class, priority << 5 as HomaModule main).
 func (t *Transport) Send(dst netip.Addr, prio uint8, pkt []byte) error {
+	t.wmu.Lock()
+	defer t.wmu.Unlock()
+	if t.p6 != nil {
+		if !dst.Is6() {
+			return fmt.Errorf("rawip: %v: an IPv6 socket sends to IPv6 addresses", dst)
+		}
+		cm := &ipv6.ControlMessage{TrafficClass: int(wire.TOSForPriority(prio))}
+		_, err := t.p6.WriteTo(pkt, cm, &net.IPAddr{IP: dst.AsSlice()})
+		return err
+	}
 	if !dst.Is4() {
-		return fmt.Errorf("rawip: %v: only IPv4 is supported", dst)
+		return fmt.Errorf("rawip: %v: an IPv4 socket sends to IPv4 addresses", dst)
 	}
 	h := &ipv4.Header{Version: 4, Len: ipv4.HeaderLen, TOS: int(wire.TOSForPriority(prio)),
 		TotalLen: ipv4.HeaderLen + len(pkt), TTL: 64, Protocol: wire.IPProtoHoma, Flags: ipv4.DontFragment,
 		Src: t.addr.AsSlice(), Dst: dst.AsSlice()}
-	t.wmu.Lock()
-	defer t.wmu.Unlock()
 	return t.raw.WriteTo(h, pkt, nil)
+}
+
+// readLoop6 receives IPv6 packets (the kernel strips the header; source,
+// destination and traffic class come from control messages).
+func (t *Transport) readLoop6() {
+	defer t.wg.Done()
+	buf := make([]byte, 1<<16)
+	for {
+		n, cm, from, err := t.p6.ReadFrom(buf)
+		if err != nil {
+			select {
+			case <-t.done:
+				return
+			default:
+			}
+			if errors.Is(err, net.ErrClosed) {
+				return
+			}
+			continue
+		}
+		ia, ok := from.(*net.IPAddr)
+		if !ok || cm == nil {
+			continue
+		}
+		src, ok := netip.AddrFromSlice(ia.IP)
+		dst, ok2 := netip.AddrFromSlice(cm.Dst)
+		if !ok || !ok2 || src == t.addr || dst != t.addr {
+			continue
+		}
+		t.mu.Lock()
+		hd := t.handler
+		t.mu.Unlock()
+		if hd != nil {
+			hd(src, wire.PriorityFromTrafficClass(uint8(cm.TrafficClass), 5), append([]byte(nil), buf[:n]...))
+		}
+	}
 }
 
 func (t *Transport) readLoop() {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"
+	"golang.org/x/sys/unix"
 
 	"github.com/homatest/homatest/homa"
 	"github.com/homatest/homatest/homa/rawip"
@@ -49,6 +50,7 @@ func inNS(ns netns.NsHandle, f func() error) error {
 }
 
 // pair builds two network namespaces joined by a veth pair (see pairDev).
+// Each end has an IPv4 (198.18.0.N/24) and an IPv6 (fd00::N/64) address.
 func pair(t testing.TB) (a, b netns.NsHandle) {
 	a, b, _ = pairDev(t)
 	return a, b
@@ -126,6 +128,12 @@ func pairDev(t testing.TB) (a, b netns.NsHandle, devA string) {
 		addr, _ := netlink.ParseAddr(fmt.Sprintf("198.18.0.%d/24", i+1))
 		if err := nh.AddrAdd(l, addr); err != nil {
 			t.Fatalf("address %s: %v", name, err)
+		}
+		// IPv6 too, without duplicate address detection (usable at once).
+		a6, _ := netlink.ParseAddr(fmt.Sprintf("fd00::%d/64", i+1))
+		a6.Flags = unix.IFA_F_NODAD
+		if err := nh.AddrAdd(l, a6); err != nil {
+			t.Fatalf("IPv6 address %s: %v", name, err)
 		}
 		if err := nh.LinkSetUp(l); err != nil {
 			t.Fatal(err)
@@ -229,3 +237,53 @@ func TestRawIPRPCs(t *testing.T) {
 func pairB(b *testing.B) (netns.NsHandle, netns.NsHandle) { return pair(b) }
 
 func hostB(b *testing.B, ns netns.NsHandle, addr string) *homa.Host { return host(b, ns, addr) }
+
+// TestRawIPv6 runs RPCs over raw IPv6 sockets between the namespaces:
+// payloads of 1 B to 1,000,000 B and 100 concurrent RPCs.
+func TestRawIPv6(t *testing.T) {
+	a, b := pair(t)
+	client, server := host(t, a, "fd00::1"), host(t, b, "fd00::2")
+	s, err := server.Listen(4000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		for {
+			q, err := s.Receive(context.Background())
+			if err != nil {
+				return
+			}
+			q.Reply(q.Payload())
+		}
+	}()
+	c, _ := client.Dial()
+	dst := netip.AddrPortFrom(server.Addr(), 4000)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	for _, n := range []int{1, 1404, 1405, 40001, 1000000} {
+		req := bytes.Repeat([]byte{byte(n)}, n)
+		resp, err := c.Call(ctx, dst, req)
+		if err != nil || !bytes.Equal(resp, req) {
+			t.Fatalf("%d bytes: %v", n, err)
+		}
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, 100)
+	for i := range 100 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if _, err := c.Call(ctx, dst, make([]byte, 1+i*300)); err != nil {
+				errs <- err
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	if st := server.Stats(); st.Delivered != 105 {
+		t.Errorf("server executed %d requests, want 105", st.Delivered)
+	}
+}
