@@ -2,6 +2,7 @@ package homa
 
 import (
 	"sort"
+	"time"
 
 	"github.com/homatest/homatest/spec/wire"
 )
@@ -58,6 +59,7 @@ func (h *Host) grant() {
 		outstanding += max(0, g.m.granted-g.m.received())
 	}
 	seg := h.p.maxSegData(h.v6)
+	defer h.fifoGrant(gs, window)
 	for rank, g := range active {
 		m := g.m
 		target := min(m.length(), m.received()+window)
@@ -84,6 +86,30 @@ func (h *Host) grant() {
 		}
 		h.sendGrant(g.r, off, prio)
 	}
+}
+
+// fifoGrant gives fifo_grant_increment more bytes to the oldest incoming
+// message at level num_priorities-2, at most once per fifoInterval
+// (HomaModule homa_grant_check_fifo), unless that message already has
+// window + 2·increment bytes outstanding.
+func (h *Host) fifoGrant(gs []grantable, window int) {
+	iv := h.p.fifoInterval()
+	if iv == 0 || len(gs) == 0 || time.Since(h.lastFIFO) < iv || h.p.NumPriorities < 2 {
+		return
+	}
+	var old *grantable
+	for i := range gs {
+		if old == nil || gs[i].m.created.Before(old.m.created) {
+			old = &gs[i]
+		}
+	}
+	m := old.m
+	if m.granted-m.received() >= window+2*h.p.FIFOGrantIncrement || m.granted >= m.length() {
+		return
+	}
+	h.lastFIFO = time.Now()
+	m.granted = min(m.length(), m.granted+h.p.FIFOGrantIncrement)
+	h.sendGrant(old.r, m.granted, uint8(h.p.NumPriorities-2))
 }
 
 func (h *Host) sendGrant(r *rpc, offset int, prio uint8) {

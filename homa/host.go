@@ -94,6 +94,7 @@ type Host struct {
 	outbox     []outPkt
 	retxTurn   bool   // the sender alternates retransmissions and new data
 	retxQ      []*rpc // RPCs with retransmissions waiting, in RESEND order
+	lastFIFO   time.Time
 	stats      Stats
 	closed     bool
 

@@ -27,6 +27,14 @@ type Params struct {
 	UnschedCutoffs [8]uint32
 	// CutoffVersion is cutoff_version of this host's cutoffs.
 	CutoffVersion uint16
+	// FIFOGrantIncrement is fifo_grant_increment: bytes a FIFO grant adds to
+	// the oldest incoming message; 0 disables FIFO grants.
+	FIFOGrantIncrement int
+	// GrantFIFOFraction is grant_fifo_fraction in thousandths: the share of
+	// the link that FIFO grants authorise (HomaModule homa_grant.c).
+	GrantFIFOFraction int
+	// LinkMbps is link_mbps, used to space FIFO grants when LinkRate is 0.
+	LinkMbps int
 	// Tick is the timer period (1 ms in HomaModule).
 	Tick time.Duration
 	// ResendTicks is resend_ticks: silent ticks before the first RESEND.
@@ -53,6 +61,7 @@ func DefaultParams() Params {
 		UnschedBytes: 40000, MaxIncoming: 400000, MaxOvercommit: 8, Window: 0,
 		NumPriorities: 8, MaxSchedPrio: 3,
 		UnschedCutoffs: [8]uint32{0, 0, 0, 0, 1000000, 15000, 2800, 200}, CutoffVersion: 1,
+		FIFOGrantIncrement: 50000, GrantFIFOFraction: 50, LinkMbps: 25000,
 		Tick: time.Millisecond, ResendTicks: 5, ResendInterval: 5, TimeoutTicks: 100, RequestAckTicks: 2,
 		MTU: 1500,
 	}
@@ -82,4 +91,22 @@ func (p *Params) maxSegData(ipv6 bool) int {
 		return p.MTU - 40 - 56
 	}
 	return p.MTU - 20 - 56
+}
+
+// fifoInterval returns the time between FIFO grants: increment·8 bits at
+// grant_fifo_fraction of the link (320 µs with the defaults at 25 Gbit/s;
+// homa_grant_update_sysctl_deps), or 0 when FIFO grants are off.
+func (p *Params) fifoInterval() time.Duration {
+	if p.FIFOGrantIncrement <= 0 || p.GrantFIFOFraction <= 0 {
+		return 0
+	}
+	bps := p.LinkRate
+	if bps <= 0 {
+		bps = int64(p.LinkMbps) * 1e6
+	}
+	if bps <= 0 {
+		return 0
+	}
+	share := bps * int64(p.GrantFIFOFraction) / 1000
+	return time.Duration(int64(p.FIFOGrantIncrement) * 8 * int64(time.Second) / share)
 }
