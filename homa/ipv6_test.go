@@ -50,3 +50,34 @@ func TestIPv6(t *testing.T) {
 		}
 	})
 }
+
+// TestSlowLinkParams: on a 100 Mbit/s link with ParamsForLink (paced
+// sender, unsched_bytes one packet, max_incoming eight), RPCs of 1 B to
+// 200 KB from two clients complete intact.
+func TestSlowLinkParams(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		tn := newTestNet(t, 3, memnet.Config{Rate: 100e6, Delay: 10 * time.Microsecond}, homa.ParamsForLink(100e6))
+		defer tn.close()
+		echoServer(t, tn.hosts[2], 4000)
+		rng := rand.New(rand.NewPCG(7, 7))
+		done := make(chan error, 8)
+		for c := range 2 {
+			sock, _ := tn.hosts[c].Dial()
+			for _, size := range []int{1, 1500, 60000, 200000} {
+				req := payload(rng, size)
+				go func() {
+					resp, err := sock.Call(context.Background(), netip.AddrPortFrom(tn.hosts[2].Addr(), 4000), req)
+					if err == nil && !bytes.Equal(resp, reverse(req)) {
+						err = context.Canceled
+					}
+					done <- err
+				}()
+			}
+		}
+		for range 8 {
+			if err := <-done; err != nil {
+				t.Fatal(err)
+			}
+		}
+	})
+}

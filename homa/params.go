@@ -110,3 +110,29 @@ func (p *Params) fifoInterval() time.Duration {
 	share := bps * int64(p.GrantFIFOFraction) / 1000
 	return time.Duration(int64(p.FIFOGrantIncrement) * 8 * int64(time.Second) / share)
 }
+
+// ParamsForLink returns DefaultParams adapted to a link of bps bit/s, as
+// HomaModule's lab configuration (cloudlab/bin/config) does: 10 Gbit/s →
+// unsched_bytes 30000, max_incoming 400000; 25 Gbit/s → 60000, 480000;
+// 100 Gbit/s → 60000, 1600000 (the nearest row is used above 10 Gbit/s).
+// Below 10 Gbit/s both scale with the rate from the 10 Gbit/s row (they
+// are about one and a dozen round trips of bytes), never below one and
+// eight full packets. LinkRate is set to bps, so the pacer and the FIFO
+// grant interval follow the link.
+func ParamsForLink(bps int64) Params {
+	p := DefaultParams()
+	p.LinkRate = bps
+	seg := p.maxSegData(false)
+	switch {
+	case bps >= 60e9:
+		p.UnschedBytes, p.MaxIncoming = 60000, 1600000
+	case bps >= 17e9:
+		p.UnschedBytes, p.MaxIncoming = 60000, 480000
+	case bps >= 10e9:
+		p.UnschedBytes, p.MaxIncoming = 30000, 400000
+	default:
+		p.UnschedBytes = max(seg, int(int64(30000)*bps/10e9))
+		p.MaxIncoming = max(8*seg, int(int64(400000)*bps/10e9))
+	}
+	return p
+}
