@@ -75,9 +75,9 @@ func Open(addr netip.Addr) (*Transport, error) {
 	}
 	t.wg.Add(1)
 	if t.p6 != nil {
-		go t.readLoop6()
+		go t.readLoop(t.read6)
 	} else {
-		go t.readLoop()
+		go t.readLoop(t.read4)
 	}
 	return t, nil
 }
@@ -114,13 +114,13 @@ func (t *Transport) Send(dst netip.Addr, prio uint8, pkt []byte) error {
 	return t.raw.WriteTo(h, pkt, nil)
 }
 
-// readLoop6 receives IPv6 packets (the kernel strips the header; source,
-// destination and traffic class come from control messages).
-func (t *Transport) readLoop6() {
+// readLoop receives packets until Close: read returns one packet's
+// source, destination, priority and payload (ok false to skip it).
+func (t *Transport) readLoop(read func(buf []byte) (src, dst netip.Addr, prio uint8, payload []byte, ok bool, err error)) {
 	defer t.wg.Done()
 	buf := make([]byte, 1<<16)
 	for {
-		n, cm, from, err := t.p6.ReadFrom(buf)
+		src, dst, prio, p, ok, err := read(buf)
 		if err != nil {
 			select {
 			case <-t.done:
@@ -132,55 +132,46 @@ func (t *Transport) readLoop6() {
 			}
 			continue
 		}
-		ia, ok := from.(*net.IPAddr)
-		if !ok || cm == nil {
-			continue
-		}
-		src, ok := netip.AddrFromSlice(ia.IP)
-		dst, ok2 := netip.AddrFromSlice(cm.Dst)
-		if !ok || !ok2 || src == t.addr || dst != t.addr {
+		// Raw sockets are not demultiplexed by destination reliably: with
+		// several hosts' addresses in one namespace, each socket may see
+		// the others' packets. Keep only ours.
+		if !ok || src == t.addr || dst != t.addr {
 			continue
 		}
 		t.mu.Lock()
 		hd := t.handler
 		t.mu.Unlock()
 		if hd != nil {
-			hd(src, wire.PriorityFromTrafficClass(uint8(cm.TrafficClass), 5), append([]byte(nil), buf[:n]...))
+			hd(src, prio, append([]byte(nil), p...))
 		}
 	}
 }
 
-func (t *Transport) readLoop() {
-	defer t.wg.Done()
-	buf := make([]byte, 1<<16)
-	for {
-		h, p, _, err := t.raw.ReadFrom(buf)
-		if err != nil {
-			select {
-			case <-t.done:
-				return
-			default:
-			}
-			if errors.Is(err, net.ErrClosed) {
-				return
-			}
-			continue
-		}
-		src, ok := netip.AddrFromSlice(h.Src.To4())
-		dst, ok2 := netip.AddrFromSlice(h.Dst.To4())
-		// Raw sockets are not demultiplexed by destination reliably: with
-		// several hosts' addresses in one namespace, each socket may see
-		// the others' packets. Keep only ours.
-		if !ok || !ok2 || src == t.addr || dst != t.addr {
-			continue
-		}
-		t.mu.Lock()
-		hd := t.handler
-		t.mu.Unlock()
-		if hd != nil {
-			hd(src, wire.PriorityFromTOS(uint8(h.TOS)), append([]byte(nil), p...))
-		}
+// read4 reads an IPv4 packet with its header (IP_HDRINCL sockets).
+func (t *Transport) read4(buf []byte) (src, dst netip.Addr, prio uint8, payload []byte, ok bool, err error) {
+	h, p, _, err := t.raw.ReadFrom(buf)
+	if err != nil {
+		return
 	}
+	src, ok1 := netip.AddrFromSlice(h.Src.To4())
+	dst, ok2 := netip.AddrFromSlice(h.Dst.To4())
+	return src, dst, wire.PriorityFromTOS(uint8(h.TOS)), p, ok1 && ok2, nil
+}
+
+// read6 reads an IPv6 packet: the kernel strips the header; destination
+// and traffic class come from control messages.
+func (t *Transport) read6(buf []byte) (src, dst netip.Addr, prio uint8, payload []byte, ok bool, err error) {
+	n, cm, from, err := t.p6.ReadFrom(buf)
+	if err != nil {
+		return
+	}
+	ia, ok0 := from.(*net.IPAddr)
+	if !ok0 || cm == nil {
+		return
+	}
+	src, ok1 := netip.AddrFromSlice(ia.IP)
+	dst, ok2 := netip.AddrFromSlice(cm.Dst)
+	return src, dst, wire.PriorityFromTrafficClass(uint8(cm.TrafficClass), 5), buf[:n], ok1 && ok2, nil
 }
 
 // Close stops receiving and closes the socket.

@@ -169,24 +169,7 @@ func host(t testing.TB, ns netns.NsHandle, addr string) *homa.Host {
 func TestRawIPRPCs(t *testing.T) {
 	a, b := pair(t)
 	client, server := host(t, a, "198.18.0.1"), host(t, b, "198.18.0.2")
-	s, err := server.Listen(4000)
-	if err != nil {
-		t.Fatal(err)
-	}
-	go func() {
-		for {
-			q, err := s.Receive(context.Background())
-			if err != nil {
-				return
-			}
-			p := q.Payload()
-			out := make([]byte, len(p))
-			for i := range p {
-				out[len(p)-1-i] = p[i]
-			}
-			q.Reply(out)
-		}
-	}()
+	echoOn(t, server, true)
 	c, _ := client.Dial()
 	dst := netip.AddrPortFrom(server.Addr(), 4000)
 	rng := rand.New(rand.NewPCG(5, 6))
@@ -243,19 +226,7 @@ func hostB(b *testing.B, ns netns.NsHandle, addr string) *homa.Host { return hos
 func TestRawIPv6(t *testing.T) {
 	a, b := pair(t)
 	client, server := host(t, a, "fd00::1"), host(t, b, "fd00::2")
-	s, err := server.Listen(4000)
-	if err != nil {
-		t.Fatal(err)
-	}
-	go func() {
-		for {
-			q, err := s.Receive(context.Background())
-			if err != nil {
-				return
-			}
-			q.Reply(q.Payload())
-		}
-	}()
+	echoOn(t, server, false)
 	c, _ := client.Dial()
 	dst := netip.AddrPortFrom(server.Addr(), 4000)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
@@ -286,4 +257,31 @@ func TestRawIPv6(t *testing.T) {
 	if st := server.Stats(); st.Delivered != 105 {
 		t.Errorf("server executed %d requests, want 105", st.Delivered)
 	}
+}
+
+// echoOn answers requests on port 4000 of h with their payload (reversed
+// when reverse is set).
+func echoOn(t testing.TB, h *homa.Host, reverse bool) {
+	t.Helper()
+	s, err := h.Listen(4000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		for {
+			q, err := s.Receive(context.Background())
+			if err != nil {
+				return
+			}
+			p := q.Payload()
+			if reverse {
+				out := make([]byte, len(p))
+				for i := range p {
+					out[len(p)-1-i] = p[i]
+				}
+				p = out
+			}
+			q.Reply(p)
+		}
+	}()
 }
