@@ -313,7 +313,17 @@ func (t *Trace) Apply(e *Event) {
 	k := KeyOf(e)
 	r := t.rpcs[k]
 	if r == nil {
-		if typ == wire.TypeCutoffs || typ == wire.TypeAck && !e.FromClient() {
+		if typ == wire.TypeAck && e.FromClient() {
+			// An ACK for RPCs the capture never saw creates no RPC: it
+			// only acknowledges (ACK-004 then judges later acks of that id
+			// as unknown, consistently).
+			a := p.Ack()
+			for i := range a.ValidAcks() {
+				t.ack(RPCKey{Client: e.Src, Server: e.Dst, ClientID: a.Entry(i).ClientID}, e)
+			}
+			return
+		}
+		if typ == wire.TypeCutoffs || typ == wire.TypeAck {
 			return
 		}
 		r = &RPC{Key: k, First: e.Time, FirstFrame: e.Frame}
