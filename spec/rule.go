@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 )
 
 // Level is a rule's requirement level (RFC 2119).
@@ -104,6 +105,12 @@ var ruleSets = []func() []*Rule{
 // Rules returns every rule, sorted by ID. It panics if two rules share an
 // ID or a rule is malformed (a programming error caught by the tests).
 func Rules() []*Rule {
+	return append([]*Rule(nil), allRules()...)
+}
+
+// allRules builds and validates the rule list once; Rules hands out copies
+// of the slice (the rules themselves are never modified).
+var allRules = sync.OnceValue(func() []*Rule {
 	var all []*Rule
 	seen := map[string]bool{}
 	for _, f := range ruleSets {
@@ -120,7 +127,7 @@ func Rules() []*Rule {
 	}
 	sort.Slice(all, func(i, j int) bool { return all[i].ID < all[j].ID })
 	return all
-}
+})
 
 // Select returns the rules that match the ID glob (path.Match syntax, e.g.
 // "HOMA-GRANT-*"; empty matches all; several globs may be comma-separated),

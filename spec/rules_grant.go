@@ -215,8 +215,9 @@ func grantRules() []*Rule {
 					allowed |= 1
 				}
 				if allowed&(1<<e.Priority) == 0 {
+					last, _ := m.LastGrant()
 					return Violation("scheduled DATA at offset %d sent at priority %d; the latest GRANT (%v earlier) says %d",
-						e.Offset, e.Priority, e.Time.Sub(m.LastGrantTime).Round(time.Microsecond), m.LastGrantPriority).WithSlack(c.P.Slack)
+						e.Offset, e.Priority, e.Time.Sub(last.Time).Round(time.Microsecond), last.Priority).WithSlack(c.P.Slack)
 				}
 				return Pass()
 			}},

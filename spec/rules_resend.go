@@ -7,6 +7,11 @@ import (
 	"github.com/homatest/homatest/spec/wire"
 )
 
+// toPeer keys an event by its RPC and the side it was sent to (the side
+// that may answer it); fromSender keys it by its RPC and its sender.
+func toPeer(e *Event) rpcMsgKey     { return rpcMsgKey{KeyOf(e), oppositeRole(e.Packet.Role())} }
+func fromSender(e *Event) rpcMsgKey { return rpcMsgKey{KeyOf(e), e.Packet.Role()} }
+
 // rpcMsgKey identifies one side of one RPC (for obligations and After
 // keys): the message that side sends, or the side expected to answer.
 type rpcMsgKey struct {
@@ -136,7 +141,7 @@ func resendRules() []*Rule {
 				A: func(c *Ctx, e *Event) (any, bool) {
 					switch e.Type() {
 					case wire.TypeResend:
-						return rpcMsgKey{KeyOf(e), oppositeRole(e.Packet.Role())}, true
+						return toPeer(e), true
 					case wire.TypeRPCUnknown:
 						// Only a server's RPC_UNKNOWN restarts the client;
 						// a server told RPC_UNKNOWN discards its RPC
@@ -149,7 +154,7 @@ func resendRules() []*Rule {
 						// sender retransmit all it has sent
 						// (homa_grant_pkt → homa_resend_data).
 						if e.Packet.Grant().ResendAll() != 0 {
-							return rpcMsgKey{KeyOf(e), oppositeRole(e.Packet.Role())}, true
+							return toPeer(e), true
 						}
 					}
 					return nil, false
@@ -158,7 +163,7 @@ func resendRules() []*Rule {
 					if !e.Retransmit() {
 						return nil, false
 					}
-					return rpcMsgKey{KeyOf(e), e.Packet.Role()}, true
+					return fromSender(e), true
 				},
 				Missing: "retransmitted DATA with no earlier RESEND (or RPC_UNKNOWN from the server, or 2024 GRANT with resend_all) for this message",
 			},
@@ -196,13 +201,13 @@ func resendRules() []*Rule {
 					if e.Type() != wire.TypeResend {
 						return nil, false
 					}
-					return rpcMsgKey{KeyOf(e), oppositeRole(e.Packet.Role())}, true
+					return toPeer(e), true
 				},
 				B: func(c *Ctx, e *Event) (any, bool) {
 					if e.Type() != wire.TypeBusy {
 						return nil, false
 					}
-					return rpcMsgKey{KeyOf(e), e.Packet.Role()}, true
+					return fromSender(e), true
 				},
 				Missing: "BUSY with no earlier RESEND from the peer for this RPC",
 			},
@@ -217,13 +222,13 @@ func resendRules() []*Rule {
 					if e.Type() == wire.TypeCutoffs || e.Type() == wire.TypeFreeze || e.Type() == wire.TypeRPCUnknown {
 						return nil, false
 					}
-					return rpcMsgKey{KeyOf(e), oppositeRole(e.Packet.Role())}, true
+					return toPeer(e), true
 				},
 				B: func(c *Ctx, e *Event) (any, bool) {
 					if e.Type() != wire.TypeRPCUnknown {
 						return nil, false
 					}
-					return rpcMsgKey{KeyOf(e), e.Packet.Role()}, true
+					return fromSender(e), true
 				},
 				Missing: "RPC_UNKNOWN with no earlier packet of this RPC from the peer",
 			},
@@ -328,7 +333,9 @@ func resendRules() []*Rule {
 				// for buffers, hold silent_ticks at 0.
 				later(r.Msg(e.Packet.Role()).LastData, "its own latest DATA")
 				in := r.Msg(oppositeRole(e.Packet.Role()))
-				later(in.LastGrantTime, "its own latest GRANT")
+				if g, ok := in.LastGrant(); ok {
+					later(g.Time, "its own latest GRANT")
+				}
 				later(in.WakeupTime, "its own buffer-wakeup RESEND")
 				quiet := e.Time.Sub(start)
 				if quiet < 0 {

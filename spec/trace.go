@@ -60,12 +60,8 @@ type Message struct {
 	GrantTime     time.Time
 	GrantFrame    int
 	GrantedBefore uint32
-	// LastGrantPriority and LastGrantTime are the priority and time of the
-	// latest GRANT; PrevGrantPriority the priority of the one before it.
-	LastGrantPriority, PrevGrantPriority uint8
 	// RecentGrants are the latest GRANTs (at most 8), oldest first.
-	RecentGrants  []GrantSeen
-	LastGrantTime time.Time
+	RecentGrants []GrantSeen
 	// ResendEnd is the highest end of a RESEND range seen (RTX-08 raises
 	// the sender's horizon); ResendAll is set by a RESEND of length -1.
 	ResendEnd uint32
@@ -100,6 +96,14 @@ type Message struct {
 	Priorities uint16
 }
 
+// LastGrant returns the latest GRANT seen for the message, if any.
+func (m *Message) LastGrant() (GrantSeen, bool) {
+	if len(m.RecentGrants) == 0 {
+		return GrantSeen{}, false
+	}
+	return m.RecentGrants[len(m.RecentGrants)-1], true
+}
+
 // Received returns the number of distinct bytes seen.
 func (m *Message) Received() uint32 { return m.Seen.total() }
 
@@ -130,9 +134,6 @@ type RPC struct {
 	// GRANT or BUSY each side sent: the packets that reset the other side's
 	// silent_ticks (HomaModule homa_timer.c).
 	HeardFromClient, HeardFromServer time.Time
-	// heardClient and heardServer keep the times of each side's latest 16
-	// DATA/GRANT/BUSY packets, oldest first (see HeardBefore).
-	heardClient, heardServer []time.Time
 	// LastResendFromClient/Server are the times of each side's latest RESEND.
 	LastResendFromClient, LastResendFromServer time.Time
 	// Unknown is set when either side answered RPC_UNKNOWN, at UnknownTime.
@@ -146,22 +147,6 @@ type RPC struct {
 	// NeedAcks counts NEED_ACK packets; NeedAckTime is the latest one's time.
 	NeedAcks    int
 	NeedAckTime time.Time
-}
-
-// HeardBefore returns the time of the latest DATA, GRANT or BUSY sent by
-// side role that the capture saw no later than t, and whether one is
-// known (only the latest 16 are kept).
-func (r *RPC) HeardBefore(role wire.Role, t time.Time) (time.Time, bool) {
-	h := r.heardServer
-	if role == wire.RoleClient {
-		h = r.heardClient
-	}
-	for i := len(h) - 1; i >= 0; i-- {
-		if !h[i].After(t) {
-			return h[i], true
-		}
-	}
-	return time.Time{}, false
 }
 
 // Msg returns the message sent by side role.
@@ -198,9 +183,6 @@ type Trace struct {
 	versions map[hostPair][]CutoffsState
 	done     []*RPC
 	keepDone bool
-	// incoming[R] holds the messages R is receiving that need grants and
-	// are not complete, with the RPC each belongs to.
-	incoming map[netip.Addr]map[*Message]*RPC
 	// granting[R] holds the incomplete messages R has granted.
 	granting map[netip.Addr]map[*Message]*RPC
 	applied  int
@@ -209,7 +191,7 @@ type Trace struct {
 // NewTrace returns an empty trace judged against p.
 func NewTrace(p *Params) *Trace {
 	return &Trace{P: p, rpcs: map[RPCKey]*RPC{}, cutoffs: map[hostPair]*CutoffsState{}, versions: map[hostPair][]CutoffsState{},
-		incoming: map[netip.Addr]map[*Message]*RPC{}, granting: map[netip.Addr]map[*Message]*RPC{}}
+		granting: map[netip.Addr]map[*Message]*RPC{}}
 }
 
 // KeyOf returns the RPC key of e (from sender_id's role bit and addresses).
@@ -246,17 +228,6 @@ func (t *Trace) CutoffsKnown(s, r netip.Addr) *CutoffsState { return t.cutoffs[h
 // CutoffVersions returns every CUTOFFS R sent to S so far, oldest first.
 func (t *Trace) CutoffVersions(s, r netip.Addr) []CutoffsState { return t.versions[hostPair{s, r}] }
 
-// Incoming returns the messages that host r is receiving that need grants
-// (longer than U) and are not complete. It costs O(those messages).
-func (t *Trace) Incoming(r netip.Addr) []*Message {
-	set := t.incoming[r]
-	out := make([]*Message, 0, len(set))
-	for m := range set {
-		out = append(out, m)
-	}
-	return out
-}
-
 // Granting returns the messages host r has sent at least one GRANT for and
 // that are not complete. It costs O(those messages).
 func (t *Trace) Granting(r netip.Addr) []*Message {
@@ -268,7 +239,7 @@ func (t *Trace) Granting(r netip.Addr) []*Message {
 	return out
 }
 
-// trackIncoming keeps the incoming and granting indexes of message m (sent
+// trackIncoming keeps the granting index of message m (sent
 // to host to) up to date.
 func (t *Trace) trackIncoming(to netip.Addr, m *Message, r *RPC) {
 	if g := t.granting[to]; m.Grants > 0 && !m.Complete {
@@ -279,16 +250,6 @@ func (t *Trace) trackIncoming(to netip.Addr, m *Message, r *RPC) {
 		g[m] = r
 	} else if g != nil {
 		delete(g, m)
-	}
-	set := t.incoming[to]
-	if m.Length > t.P.UnschedBytes && !m.Complete {
-		if set == nil {
-			set = map[*Message]*RPC{}
-			t.incoming[to] = set
-		}
-		set[m] = r
-	} else if set != nil {
-		delete(set, m)
 	}
 }
 
@@ -339,18 +300,11 @@ func (t *Trace) Apply(e *Event) {
 		r.Packets[typ-wire.MinType]++
 	}
 	heard := func() {
-		h := &r.heardServer
 		if e.FromClient() {
 			r.HeardFromClient = e.Time
-			h = &r.heardClient
 		} else {
 			r.HeardFromServer = e.Time
 		}
-		if len(*h) == 16 {
-			copy(*h, (*h)[1:])
-			*h = (*h)[:15]
-		}
-		*h = append(*h, e.Time)
 	}
 	switch typ {
 	case wire.TypeData:
@@ -399,15 +353,11 @@ func (t *Trace) Apply(e *Event) {
 		g := p.Grant()
 		m.Grants++
 		m.GrantPriorities |= 1 << (g.Priority() & 15)
-		m.PrevGrantPriority, m.LastGrantPriority, m.LastGrantTime = m.LastGrantPriority, g.Priority(), e.Time
 		if len(m.RecentGrants) == 8 {
 			copy(m.RecentGrants, m.RecentGrants[1:])
 			m.RecentGrants = m.RecentGrants[:7]
 		}
 		m.RecentGrants = append(m.RecentGrants, GrantSeen{Time: e.Time, Priority: g.Priority(), Offset: g.Offset()})
-		if m.Grants == 1 {
-			m.PrevGrantPriority = g.Priority()
-		}
 		if before := max(t.P.Unsched(m.Length), m.Granted); g.Offset() > before {
 			m.GrantTime, m.GrantFrame, m.GrantedBefore = e.Time, e.Frame, before
 		}
@@ -446,7 +396,6 @@ func (t *Trace) Apply(e *Event) {
 			// The client does not know the RPC: the server discards it
 			// (homa_rpc_unknown_pkt), so its request no longer occupies a
 			// grant slot at the server.
-			delete(t.incoming[k.Server], &r.Request)
 			delete(t.granting[k.Server], &r.Request)
 		}
 	case wire.TypeNeedAck:
@@ -547,8 +496,6 @@ func (t *Trace) evict() {
 		idle := t.Now.Sub(r.Last)
 		if (r.Acked || r.Unknown || r.Response.Complete) && idle > EvictAfter || idle > IdleEvictAfter {
 			delete(t.rpcs, k)
-			delete(t.incoming[k.Server], &r.Request)
-			delete(t.incoming[k.Client], &r.Response)
 			delete(t.granting[k.Server], &r.Request)
 			delete(t.granting[k.Client], &r.Response)
 			if t.keepDone {
