@@ -45,13 +45,17 @@ func TestIPv6ShiftLatch(t *testing.T) {
 	if want := []uint8{3, 7, 6}; !bytes.Equal(got, want) {
 		t.Errorf("priorities %v, want %v (first frame read with shift 5 before the latch)", got, want)
 	}
+	r, _ = NewReader(bytes.NewReader(capture), ReaderOptions{})
+	if s, err := DetectIPv6Shift(r); s != 4 || err != nil {
+		t.Errorf("DetectIPv6Shift = %d, %v; want 4", s, err)
+	}
 	r, _ = NewReader(bytes.NewReader(capture), ReaderOptions{IPv6PriorityShift: 4})
 	f, _ := r.Next()
 	if f.Priority != 6 {
 		t.Errorf("forced shift 4: priority %d, want 6", f.Priority)
 	}
-	if ipv6ShiftOf(0xE0) != 5 || ipv6ShiftOf(0x70) != 4 || ipv6ShiftOf(0x40) != 0 {
-		t.Errorf("ipv6ShiftOf wrong: %d %d %d", ipv6ShiftOf(0xE0), ipv6ShiftOf(0x70), ipv6ShiftOf(0x40))
+	if IPv6ShiftOf(0xE0) != 5 || IPv6ShiftOf(0x70) != 4 || IPv6ShiftOf(0x40) != 0 {
+		t.Errorf("ipv6ShiftOf wrong: %d %d %d", IPv6ShiftOf(0xE0), IPv6ShiftOf(0x70), IPv6ShiftOf(0x40))
 	}
 }
 

@@ -28,7 +28,7 @@ type ReaderOptions struct {
 	// shift 4; any of bits 7-5 ≥ 0x80: shift 5; control packets, always at
 	// level 7, are 0x70 or 0xE0) fixes the shift for the rest of the capture;
 	// before that, wire.IPv6PriorityShift of the packet's version is used.
-	// DetectIPv6Shift finds the shift of a whole file in advance.
+	// DetectIPv6Shift finds the shift of a capture in advance.
 	IPv6PriorityShift uint8
 	// MaxSegData is max_seg_data in bytes, used to split GSO DATA frames
 	// into segments; 0 means 1424 for IPv4 and 1404 for IPv6 (MTU 1500).
@@ -293,7 +293,7 @@ func (r *Reader) ipv6Shift(tc uint8, v wire.Version) uint8 {
 		return r.o.IPv6PriorityShift
 	}
 	if r.shift6 == 0 {
-		r.shift6 = ipv6ShiftOf(tc)
+		r.shift6 = IPv6ShiftOf(tc)
 	}
 	if r.shift6 != 0 {
 		return r.shift6
@@ -301,9 +301,11 @@ func (r *Reader) ipv6Shift(tc uint8, v wire.Version) uint8 {
 	return wire.IPv6PriorityShift(v)
 }
 
-// ipv6ShiftOf returns the shift that must have written traffic class tc
-// (4 if bit 4 is set, 5 if bit 7 is set), or 0 when both could have.
-func ipv6ShiftOf(tc uint8) uint8 {
+// IPv6ShiftOf returns the shift (4 or 5) that must have written IPv6
+// traffic class tc: 4 if bit 4 is set (priority<<4 has it only for odd
+// priorities), 5 if bit 7 is set (priority<<4 never reaches it); 0 when
+// either could have.
+func IPv6ShiftOf(tc uint8) uint8 {
 	switch {
 	case tc&0x10 != 0:
 		return 4
@@ -313,17 +315,12 @@ func ipv6ShiftOf(tc uint8) uint8 {
 	return 0
 }
 
-// DetectIPv6Shift reads the capture at path and returns the IPv6 priority
-// shift (4 or 5) implied by its first IPv6 Homa packet with an unambiguous
-// traffic class, or 0 if there is none among the first DetectFrames frames
-// (no IPv6 Homa, or only ambiguous classes). It returns the error of Open or
-// of a damaged file.
-func DetectIPv6Shift(path string, o ReaderOptions) (uint8, error) {
-	r, err := Open(path, o)
-	if err != nil {
-		return 0, err
-	}
-	defer r.Close()
+// DetectIPv6Shift reads frames from r (a fresh Reader; it is consumed) and
+// returns the IPv6 priority shift (4 or 5) implied by the first IPv6 Homa
+// packet with an unambiguous traffic class, or 0 if there is none among the
+// first DetectFrames frames (no IPv6 Homa, or only ambiguous classes). It
+// returns the error of a damaged file.
+func DetectIPv6Shift(r *Reader) (uint8, error) {
 	for {
 		f, err := r.Next()
 		if errors.Is(err, io.EOF) {
@@ -333,7 +330,7 @@ func DetectIPv6Shift(path string, o ReaderOptions) (uint8, error) {
 			return 0, err
 		}
 		if f.IPVersion == 6 {
-			if s := ipv6ShiftOf(f.TOS); s != 0 {
+			if s := IPv6ShiftOf(f.TOS); s != 0 {
 				return s, nil
 			}
 		}

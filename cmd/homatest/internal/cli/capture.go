@@ -40,12 +40,9 @@ func openCapture(path string, o pcap.ReaderOptions) (*pcap.Reader, error) {
 }
 
 // streamEvents reads path and calls fn for every spec event, in capture
-// order. It returns the reader's stats and a read error (a damaged file),
-// or errNoHoma.
+// order (o.IPv6PriorityShift as found by prescan). It returns the reader's
+// stats and a read error (a damaged file), or errNoHoma.
 func streamEvents(path string, o pcap.ReaderOptions, fn func(*spec.Event)) (pcap.Stats, error) {
-	if o.IPv6PriorityShift == 0 {
-		o.IPv6PriorityShift = detectShift(path, o)
-	}
 	r, err := openCapture(path, o)
 	if err != nil {
 		return pcap.Stats{}, openError(path, err)
@@ -80,20 +77,8 @@ func detectShift(path string, o pcap.ReaderOptions) uint8 {
 		return 0
 	}
 	defer r.Close()
-	for {
-		f, err := r.Next()
-		if err != nil || f.Number > pcap.DetectFrames {
-			return 0
-		}
-		if f.IPVersion == 6 {
-			switch {
-			case f.TOS&0x10 != 0:
-				return 4
-			case f.TOS&0x80 != 0:
-				return 5
-			}
-		}
-	}
+	s, _ := pcap.DetectIPv6Shift(r) // a damaged file fails later with a better message
+	return s
 }
 
 // profileForWire maps a wire version to the profile of that format.
@@ -108,13 +93,15 @@ func profileForWire(v wire.Version) string {
 	}
 }
 
-// detectProfile picks a profile from the first pcap.DetectFrames frames of
-// path: linux-2024 if any packet is in the 2024 format (IP protocol 253),
-// linux if any has the current format's marks, upstream only if none does.
-func detectProfile(path string) (string, error) {
+// prescan reads the first pcap.DetectFrames frames of path once and returns
+// the profile they suggest — linux-2024 if any packet is in the 2024 format
+// (IP protocol 253), linux if any has the current format's marks, upstream
+// only if none does — and the IPv6 priority shift (0 if it cannot tell).
+// A damaged file is not an error here; reading it for real reports it.
+func prescan(path string) (profile string, shift uint8, err error) {
 	r, err := openCapture(path, pcap.ReaderOptions{})
 	if err != nil {
-		return "", openError(path, err)
+		return "", 0, openError(path, err)
 	}
 	defer r.Close()
 	seen := map[wire.Version]int{}
@@ -126,14 +113,19 @@ func detectProfile(path string) (string, error) {
 		if f.Err == nil {
 			seen[f.Packet.Version()]++
 		}
+		if shift == 0 && f.IPVersion == 6 {
+			shift = pcap.IPv6ShiftOf(f.TOS)
+		}
 	}
 	switch {
 	case seen[wire.Version2024] > 0:
-		return "linux-2024", nil
+		profile = "linux-2024"
 	case seen[wire.VersionCurrent] > 0:
-		return "linux", nil
+		profile = "linux"
 	case seen[wire.VersionUpstream] > 0:
-		return "upstream", nil
+		profile = "upstream"
+	default:
+		profile = "linux"
 	}
-	return "linux", nil
+	return profile, shift, nil
 }

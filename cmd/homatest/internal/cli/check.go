@@ -183,17 +183,16 @@ func runCheck(cmd *cobra.Command, o *checkOpts, files []string) error {
 // checkFile checks one capture; errors are returned in the report.
 func checkFile(o *checkOpts, file string, lvl spec.Level, forced wire.Version) fileReport {
 	fr := fileReport{File: file}
+	detected, shift, err := prescan(file)
+	if err != nil {
+		fr.Error = err.Error()
+		return fr
+	}
 	profile := o.profile
 	if profile == "auto" {
+		profile = detected
 		if forced != wire.VersionAuto {
 			profile = profileForWire(forced)
-		} else {
-			p, err := detectProfile(file)
-			if err != nil {
-				fr.Error = err.Error()
-				return fr
-			}
-			profile = p
 		}
 	}
 	prof, _ := spec.LookupProfile(profile)
@@ -223,7 +222,7 @@ func checkFile(o *checkOpts, file string, lvl spec.Level, forced wire.Version) f
 		v = params.Wire // decode as the profile's format: unmarked packets then break WIRE-004, not the decoder
 	}
 	c := spec.NewChecker(profile, params, rules)
-	st, err := streamEvents(file, pcap.ReaderOptions{Version: v}, c.Feed)
+	st, err := streamEvents(file, pcap.ReaderOptions{Version: v, IPv6PriorityShift: shift}, c.Feed)
 	if err != nil {
 		fr.Error = err.Error()
 		return fr

@@ -88,7 +88,7 @@ was sent and nothing completed after it), request-only, or incomplete.`,
 			if err != nil {
 				return usageErr(fmt.Errorf("--wire: %w", err))
 			}
-			profile, err := detectProfile(args[0])
+			profile, shift, err := prescan(args[0])
 			if err != nil {
 				return usageErr(err)
 			}
@@ -96,7 +96,7 @@ was sent and nothing completed after it), request-only, or incomplete.`,
 			tr := spec.NewTrace(&prof.Params)
 			tr.KeepFinished()
 			var first time.Time
-			if _, err := streamEvents(args[0], pcap.ReaderOptions{Version: v}, func(e *spec.Event) {
+			if _, err := streamEvents(args[0], pcap.ReaderOptions{Version: v, IPv6PriorityShift: shift}, func(e *spec.Event) {
 				if first.IsZero() {
 					first = e.Time
 				}
