@@ -145,7 +145,11 @@ func (h *Host) handleData(src netip.Addr, d wire.Data) {
 			}
 		}
 	}
-	h.grant()
+	if length > h.p.UnschedBytes {
+		// Only a message that needs grants changes the grant decision;
+		// the timer re-runs it every tick anyway.
+		h.grant()
+	}
 }
 
 // sendCutoffs tells src our cutoffs, at most once per tick per peer

@@ -8,7 +8,9 @@ import (
 // span is a byte range [start, end).
 type span struct{ start, end int }
 
-// ranges is a sorted, merged set of byte ranges.
+// ranges is a sorted, merged set of byte ranges. (spec has its own
+// interval set on purpose: package homa never imports spec, so that the
+// implementation and the checker are written independently.)
 type ranges []span
 
 // add inserts [s, e) and returns the number of new bytes.
