@@ -97,7 +97,6 @@ type Checker struct {
 	last    time.Time
 	elapsed time.Duration
 	events  int
-	rpcSeen map[RPCKey]bool
 	report  Report
 }
 
@@ -105,7 +104,7 @@ type Checker struct {
 // the profile name, for the report). Rules not applying to profile are
 // dropped.
 func NewChecker(profile string, p Params, rules []*Rule) *Checker {
-	c := &Checker{p: &p, profile: profile, rpcSeen: map[RPCKey]bool{}}
+	c := &Checker{p: &p, profile: profile}
 	c.trace = NewTrace(c.p)
 	c.ctx = Ctx{T: c.trace, P: c.p}
 	for _, r := range rules {
@@ -167,10 +166,10 @@ func (c *Checker) Feed(e *Event) {
 	}
 	c.last = e.Time
 	c.events++
-	rpc := rpcOf(e)
-	if rpc != nil {
-		c.rpcSeen[*rpc] = true
+	if c.events%4096 == 0 {
+		c.pruneAfter()
 	}
+	rpc := rpcOf(e)
 	for i, r := range c.rules {
 		st := c.state[i]
 		switch p := r.Property.(type) {
@@ -265,6 +264,19 @@ func excuseAt(c *Ctx, o Obligation, e *Event) (string, bool) {
 	return o.Excuse(c, e)
 }
 
+// pruneAfter forgets After triggers older than IdleEvictAfter of capture
+// time, as the trace forgets idle RPCs, so that memory follows the live
+// RPCs and not the length of the capture.
+func (c *Checker) pruneAfter() {
+	for _, st := range c.state {
+		for k, t := range st.seenA {
+			if c.elapsed-t > IdleEvictAfter {
+				delete(st.seenA, k)
+			}
+		}
+	}
+}
+
 // Finish closes open obligations (inconclusive: the capture ended before
 // their deadline, or violated if the deadline had passed) and returns the
 // report.
@@ -288,7 +300,7 @@ func (c *Checker) Finish() *Report {
 	c.report.Profile = c.profile
 	c.report.Params = *c.p
 	c.report.Events = c.events
-	c.report.RPCs = len(c.rpcSeen)
+	c.report.RPCs = c.trace.Created()
 	sortFindings(c.report.Violations)
 	sortFindings(c.report.Inconclusive)
 	return &c.report

@@ -183,6 +183,7 @@ type Trace struct {
 	versions map[hostPair][]CutoffsState
 	done     []*RPC
 	keepDone bool
+	created  int
 	// granting[R] holds the incomplete messages R has granted.
 	granting map[netip.Addr]map[*Message]*RPC
 	applied  int
@@ -205,6 +206,11 @@ func KeyOf(e *Event) RPCKey {
 
 // Lookup returns the RPC of e, or nil if no packet of it was seen yet.
 func (t *Trace) Lookup(e *Event) *RPC { return t.rpcs[KeyOf(e)] }
+
+// Created returns how many RPCs the trace has seen start (an RPC whose
+// state was evicted and that shows up again counts twice). Unlike a set of
+// keys it costs no memory per RPC, so checking streams.
+func (t *Trace) Created() int { return t.created }
 
 // KeepFinished makes the trace remember evicted RPCs, so that RPCs returns
 // every RPC of the capture (for per-RPC summaries; memory then grows with
@@ -288,6 +294,7 @@ func (t *Trace) Apply(e *Event) {
 			return
 		}
 		r = &RPC{Key: k, First: e.Time, FirstFrame: e.Frame}
+		t.created++
 		t.rpcs[k] = r
 	}
 	r.Last = e.Time
