@@ -119,8 +119,9 @@ func (Within) form() string { return "within" }
 // After is "never B before A": an event for which B returns a key is
 // allowed only if an event for which A returned the same key came before
 // (and, when Bound is set, no longer than Bound(params) before, in capture
-// time elapsed as for Within). Missing
-// gives the reason when there was no such A.
+// time elapsed as for Within). Missing gives the reason when there was no
+// such A. A triggers older than IdleEvictAfter of capture time are
+// forgotten, like idle RPCs.
 type After struct {
 	A       func(c *Ctx, e *Event) (any, bool)
 	B       func(c *Ctx, e *Event) (any, bool)
