@@ -69,6 +69,16 @@ func TestFaultKnobsCaught(t *testing.T) {
 					// Enough long requests at once that more than
 					// max_overcommit (8) are incoming at the server.
 					runWorkload(t, tn, 4, 25, 300000, true)
+				case c.fault == homa.FaultStaleCutoffVersion:
+					// The workload can end within the checker's slack (2 ms)
+					// of the first CUTOFFS; one more RPC well after it must
+					// still carry the echoed cutoff_version.
+					runWorkload(t, tn, 4, 10, 150000, true)
+					time.Sleep(10 * time.Millisecond)
+					sock, _ := tn.hosts[0].Dial()
+					if _, err := sock.Call(context.Background(), netip.AddrPortFrom(tn.hosts[4].Addr(), 4000), make([]byte, 500)); err != nil {
+						t.Fatalf("late RPC: %v", err)
+					}
 				case c.slow:
 					slowServer(t, tn.hosts[4], 4000, 30*time.Millisecond)
 					sock, _ := tn.hosts[0].Dial()
