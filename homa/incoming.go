@@ -119,7 +119,8 @@ func (h *Host) handleData(src netip.Addr, d wire.Data) {
 		h.stats.Dropped++
 		return
 	}
-	if m.recv.add(off, off+n) > 0 {
+	if added := m.recv.Add(uint32(off), uint32(off+n)); added > 0 {
+		m.nrecv += int(added)
 		copy(m.buf[off:off+n], d.Payload()[:n])
 	}
 	if r.client && r.out != nil && r.out.next < r.out.length() {

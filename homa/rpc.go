@@ -3,77 +3,9 @@ package homa
 import (
 	"net/netip"
 	"time"
+
+	"github.com/homatest/homatest/internal/byteranges"
 )
-
-// span is a byte range [start, end).
-type span struct{ start, end int }
-
-// ranges is a sorted, merged set of byte ranges. (spec has its own
-// interval set on purpose: package homa never imports spec, so that the
-// implementation and the checker are written independently.)
-type ranges []span
-
-// add inserts [s, e) and returns the number of new bytes.
-func (r *ranges) add(s, e int) int {
-	if e <= s {
-		return 0
-	}
-	before := r.total()
-	out := make(ranges, 0, len(*r)+1)
-	placed := false
-	for _, x := range *r {
-		switch {
-		case x.end < s:
-			out = append(out, x)
-		case e < x.start:
-			if !placed {
-				out = append(out, span{s, e})
-				placed = true
-			}
-			out = append(out, x)
-		default:
-			s, e = min(s, x.start), max(e, x.end)
-		}
-	}
-	if !placed {
-		out = append(out, span{s, e})
-	}
-	*r = out
-	return r.total() - before
-}
-
-func (r ranges) total() int {
-	n := 0
-	for _, x := range r {
-		n += x.end - x.start
-	}
-	return n
-}
-
-// gaps returns the missing ranges below limit.
-func (r ranges) gaps(limit int) []span {
-	var out []span
-	pos := 0
-	for _, x := range r {
-		if x.start > pos {
-			out = append(out, span{pos, min(x.start, limit)})
-		}
-		pos = max(pos, x.end)
-		if pos >= limit {
-			break
-		}
-	}
-	if pos < limit {
-		out = append(out, span{pos, limit})
-	}
-	var clean []span
-	for _, g := range out {
-		if g.end > g.start {
-			clean = append(clean, g)
-		}
-	}
-	return clean
-}
 
 // msgOut is a message being sent.
 type msgOut struct {
@@ -103,8 +35,9 @@ func (m *msgOut) sendable() bool {
 // msgIn is a message being received.
 type msgIn struct {
 	buf          []byte
-	recv         ranges
-	granted      int // bytes the sender may send (incoming of the first DATA, then GRANTs)
+	recv         byteranges.Set // bytes that arrived
+	nrecv        int            // recv.Total(), kept as DATA arrives
+	granted      int            // bytes the sender may send (incoming of the first DATA, then GRANTs)
 	prio         uint8
 	complete     bool
 	completeTick int
@@ -112,7 +45,7 @@ type msgIn struct {
 }
 
 func (m *msgIn) length() int   { return len(m.buf) }
-func (m *msgIn) received() int { return m.recv.total() }
+func (m *msgIn) received() int { return m.nrecv }
 
 // rpcState is where an RPC is in its life.
 type rpcState uint8

@@ -102,7 +102,7 @@ func (h *Host) requestRetransmit(r *rpc) {
 		h.send(r.peer, prio, &wire.ResendFields{Common: c, Offset: 0, Length: wire.ResendAll, Priority: prio})
 		return
 	}
-	for _, g := range r.in.recv.gaps(r.in.granted) {
-		h.send(r.peer, prio, &wire.ResendFields{Common: c, Offset: uint32(g.start), Length: uint32(g.end - g.start), Priority: prio})
+	for _, g := range r.in.recv.Gaps(uint32(r.in.granted)) {
+		h.send(r.peer, prio, &wire.ResendFields{Common: c, Offset: g.Start, Length: g.End - g.Start, Priority: prio})
 	}
 }

@@ -21,7 +21,7 @@ func ackRules() []*Rule {
 				}
 				// Retransmissions count: first transmissions lost before the
 				// capture point show up only as retransmitted bytes.
-				if m := &r.Response; m.SentEnd < m.Length && !m.Seen.covers(0, m.Length) {
+				if m := &r.Response; m.SentEnd < m.Length && !m.Seen.Covers(0, m.Length) {
 					return Violation("NEED_ACK while only %d of %d response bytes were sent", m.Received(), m.Length)
 				}
 				return Pass()

@@ -5,6 +5,7 @@ import (
 	"net/netip"
 	"time"
 
+	"github.com/homatest/homatest/internal/byteranges"
 	"github.com/homatest/homatest/spec/wire"
 )
 
@@ -239,7 +240,7 @@ func grantRules() []*Rule {
 				if m == nil || m.Length == 0 {
 					return Unsure("GRANT for a message with no DATA in the capture")
 				}
-				if len(m.Seen) == 0 || m.Seen[0].start != 0 {
+				if len(m.Seen) == 0 || m.Seen[0].Start != 0 {
 					return Unsure("GRANT for a message whose DATA at offset 0 is not in the capture: bytes received before it are unknown")
 				}
 				w, how := grantWindow(c.P)
@@ -263,7 +264,7 @@ func grantRules() []*Rule {
 						return Obligation{}, false
 					}
 					length := e.Packet.Data().MessageLength()
-					var seen intervals
+					var seen byteranges.Set
 					if r := c.T.Lookup(e); r != nil {
 						m := r.Msg(e.Packet.Role())
 						if m.Grants > 0 || m.Complete {
@@ -279,7 +280,7 @@ func grantRules() []*Rule {
 						return Obligation{}, false
 					}
 					// Trigger once: at the packet that completes [0, U).
-					if seen.covers(0, u) || !seen.coversWith(0, u, e.Offset, min(e.End(), length)) {
+					if seen.Covers(0, u) || !seen.CoversWith(0, u, e.Offset, min(e.End(), length)) {
 						return Obligation{}, false
 					}
 					k, sender := KeyOf(e), e.Packet.Role()

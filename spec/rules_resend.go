@@ -80,7 +80,7 @@ func resendRules() []*Rule {
 						lost = m.Received() > 0
 					} else {
 						end := min(uint64(rs.Offset())+uint64(rs.Length()), uint64(m.Length))
-						lost = m.Seen.overlaps(rs.Offset(), uint32(end))
+						lost = m.Seen.Overlaps(rs.Offset(), uint32(end))
 					}
 					if lost {
 						return Unsure("RESEND %v after %s asks for bytes the capture saw sent: they were lost after the capture point (or dropped by the receiver), so its silence is unknown",
@@ -361,7 +361,7 @@ func resendRules() []*Rule {
 				if r == nil {
 					return Pass()
 				}
-				if n := m.FirstSent.overlap(e.Offset, end); n > 0 {
+				if n := m.FirstSent.Overlap(e.Offset, end); n > 0 {
 					return Violation("first-transmission DATA [%d, %d) repeats %d bytes already sent with retransmit=0", e.Offset, e.End(), n)
 				}
 				return Pass()
@@ -381,7 +381,7 @@ func resendRules() []*Rule {
 				if r == nil {
 					return Pass()
 				}
-				if n := m.ResentAhead.overlap(e.Offset, end); n > 0 {
+				if n := m.ResentAhead.Overlap(e.Offset, end); n > 0 {
 					return Violation("first-transmission DATA [%d, %d) repeats %d bytes the sender retransmitted before it had sent them", e.Offset, e.End(), n)
 				}
 				return Pass()

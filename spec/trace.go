@@ -4,6 +4,7 @@ import (
 	"net/netip"
 	"time"
 
+	"github.com/homatest/homatest/internal/byteranges"
 	"github.com/homatest/homatest/spec/wire"
 )
 
@@ -32,7 +33,7 @@ type Message struct {
 	// Incoming is the incoming field of the first first-transmission DATA.
 	Incoming uint32
 	// Seen holds the distinct byte ranges observed in DATA.
-	Seen intervals
+	Seen byteranges.Set
 	// SentEnd is the highest end of a first transmission (retransmit=0).
 	SentEnd uint32
 	// AllSentTime and AllSentFrame are the time and frame of the first
@@ -48,7 +49,7 @@ type Message struct {
 	// shows. Both belong to the current incarnation of the sender's RPC and
 	// are cleared when the RPC is acknowledged or RPC_UNKNOWN shows that a
 	// side lost it (a later packet with the same id belongs to new state).
-	FirstSent, ResentAhead intervals
+	FirstSent, ResentAhead byteranges.Set
 	// Granted is the highest GRANT offset seen (0: no GRANT).
 	Granted uint32
 	// Grants counts GRANTs; GrantPriorities is a bit set of their priorities.
@@ -105,7 +106,7 @@ func (m *Message) LastGrant() (GrantSeen, bool) {
 }
 
 // Received returns the number of distinct bytes seen.
-func (m *Message) Received() uint32 { return m.Seen.total() }
+func (m *Message) Received() uint32 { return m.Seen.Total() }
 
 // Horizon returns the sender's grant horizon as far as the capture shows:
 // max(U, highest GRANT offset, highest RESEND end), capped at the length.
@@ -331,12 +332,12 @@ func (t *Trace) Apply(e *Event) {
 		if m.Length > 0 && end > m.Length {
 			end = m.Length
 		}
-		m.Seen.add(e.Offset, end)
+		m.Seen.Add(e.Offset, end)
 		if d.Retransmit() != 0 {
 			m.RetxBytes += uint64(e.Length)
-			m.ResentAhead.add(max(e.Offset, m.SentEnd), end)
+			m.ResentAhead.Add(max(e.Offset, m.SentEnd), end)
 		} else {
-			m.FirstSent.add(e.Offset, end)
+			m.FirstSent.Add(e.Offset, end)
 			if e.End() > m.SentEnd {
 				m.SentEnd = e.End()
 				if m.AllSentTime.IsZero() && m.Length > 0 && m.SentEnd >= m.Length {
@@ -344,7 +345,7 @@ func (t *Trace) Apply(e *Event) {
 				}
 			}
 		}
-		if !m.Complete && m.Length > 0 && m.Seen.covers(0, m.Length) {
+		if !m.Complete && m.Length > 0 && m.Seen.Covers(0, m.Length) {
 			m.Complete, m.CompleteTime, m.CompleteFrame = true, e.Time, e.Frame
 		}
 		t.trackIncoming(e.Dst, m, r)
