@@ -7,7 +7,7 @@
 // tester network namespace for the conformance suite, or the in-memory
 // network (homa/memnet) for this package's own tests. Everything the peer sent
 // and received is kept as a trace, so a test can also hand the whole exchange
-// to the spec checker (Peer.Check).
+// to the spec checker (Verify).
 //
 // The package has no Ginkgo dependency: errors are returned with the
 // expectation, the observation and the closest candidates spelled out, and

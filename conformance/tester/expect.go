@@ -99,3 +99,18 @@ func (p *Peer) Received(m Match) []*Packet {
 	}
 	return out
 }
+
+// WaitArrival blocks until the next packet arrives at the Peer or d has
+// passed, whichever is first (a bounded wait for drivers that poll several
+// peers).
+func (p *Peer) WaitArrival(d time.Duration) {
+	p.mu.Lock()
+	arrived := p.arrived
+	p.mu.Unlock()
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-arrived:
+	case <-t.C:
+	}
+}

@@ -135,7 +135,7 @@ func TestPcapngAndCheck(t *testing.T) {
 		}
 		p.SendRaw(iutAddr, 7, []byte{1, 2, 3}) // malformed on purpose
 		var buf bytes.Buffer
-		if err := p.WritePcapng(&buf, "t1"); err != nil {
+		if err := WritePcapng(&buf, p); err != nil {
 			t.Fatal(err)
 		}
 		r, err := pcap.NewReader(&buf, pcap.ReaderOptions{})
@@ -161,7 +161,7 @@ func TestPcapngAndCheck(t *testing.T) {
 		}
 		prof, _ := spec.LookupProfile("linux")
 		rules, _ := spec.Select(spec.Rules(), "HOMA-WIRE-*", spec.Must, "linux")
-		rep, err := p.Check("linux", prof.Params, rules)
+		rep, pkts, err := Verify("linux", prof.Params, rules, p)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -173,6 +173,9 @@ func TestPcapngAndCheck(t *testing.T) {
 			if v.Frame == len(types) && v.Rule == "HOMA-WIRE-001" {
 				bad++
 			}
+		}
+		if !pkts[len(types)-1].Sent {
+			t.Errorf("last frame not marked as sent by the tester")
 		}
 		if bad == 0 {
 			t.Errorf("checker found no HOMA-WIRE-001 violation at the malformed last frame: %v", rep.Violations)
