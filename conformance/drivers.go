@@ -192,3 +192,15 @@ func driveRequests(peers []*tester.Peer, msgs []msgSpec, sent []int) []int {
 	}
 	return order
 }
+
+// lastSent returns when the tester last sent DATA of client RPC id before
+// time before.
+func lastSent(p *tester.Peer, id uint64, before time.Time) time.Time {
+	var t time.Time
+	for _, x := range p.Log() {
+		if x.Sent && x.Err == nil && x.Pkt.Type() == wire.TypeData && x.Pkt.SenderID() == id && x.At.Before(before) {
+			t = x.At
+		}
+	}
+	return t
+}

@@ -138,6 +138,9 @@ func window(d time.Duration) time.Duration { return d + env.Slack }
 // ctx is a context bounded by the spec.
 func ctx() context.Context { return context.Background() }
 
+// bg is ctx for code outside specs.
+func bg() context.Context { return context.Background() }
+
 // maxSegData is the data bytes per full DATA packet on the IUT's link (IPv4).
 func maxSegData() int {
 	mtu := env.IUT.Info().MTU
@@ -220,12 +223,20 @@ func newRequest(msgLen, respLen int) msgSpec {
 // received, and fails on violations at packets the IUT sent.
 func checkExchange(peers ...*tester.Peer) {
 	GinkgoHelper()
-	globs := "HOMA-WIRE-*,HOMA-ID-*,HOMA-PRIO-001"
+	var ids []string
 	for _, l := range CurrentSpecReport().Labels() {
 		if strings.HasPrefix(l, "HOMA-") {
-			globs += "," + l
+			ids = append(ids, l)
 		}
 	}
+	checkRules(strings.Join(ids, ","), peers...)
+}
+
+// checkRules is checkExchange with the given rule globs (plus the wire, id
+// and control-priority rules) instead of the spec's labels.
+func checkRules(globs string, peers ...*tester.Peer) {
+	GinkgoHelper()
+	globs = strings.Trim("HOMA-WIRE-*,HOMA-ID-*,HOMA-PRIO-001,"+globs, ",")
 	rules, err := spec.Select(spec.Rules(), globs, spec.Should, env.Profile)
 	Expect(err).NotTo(HaveOccurred())
 	rep, pkts, err := tester.Verify(env.Profile, params(), rules, peers...)

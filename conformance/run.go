@@ -96,6 +96,10 @@ var _ = BeforeSuite(func() {
 	Expect(err).NotTo(HaveOccurred(), "building the test environment")
 	env = e
 	Expect(env.IUT.Listen(context.Background(), ServerPort)).To(Succeed(), "asking the IUT to serve on port %d", ServerPort)
+	worst, median, err := measureNoise(env)
+	Expect(err).NotTo(HaveOccurred())
+	env.Slack = max(env.Slack, slackFor(worst))
+	AddReportEntry("noise", fmt.Sprintf("round trip median %v, worst %v of %d; slack %v", median, worst, noiseSamples, env.Slack))
 	DeferCleanup(func() error {
 		if env != nil && env.Close != nil {
 			return env.Close()

@@ -9,7 +9,8 @@ import (
 // on the in-memory network (no privileges needed).
 func TestConformance(t *testing.T) {
 	res, err := Run(t, Options{NewEnv: func() (*Env, error) { return NewMemEnv(MemEnvConfig{}) },
-		Log: os.Stdout, Artifacts: artifactsDir(t), Verbose: testing.Verbose()})
+		Log: os.Stdout, Artifacts: artifactsDir(t), Verbose: testing.Verbose(),
+		Focus: os.Getenv("HOMATEST_FOCUS"), LabelFilter: os.Getenv("HOMATEST_LABEL_FILTER")})
 	if err != nil {
 		t.Fatal(err)
 	}
