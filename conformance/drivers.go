@@ -2,6 +2,7 @@ package conformance
 
 import (
 	"encoding/binary"
+	"errors"
 	"net/netip"
 	"time"
 
@@ -203,4 +204,19 @@ func lastSent(p *tester.Peer, id uint64, before time.Time) time.Time {
 		}
 	}
 	return t
+}
+
+// errEarly marks a packet a Check excludes because it came too early.
+var errEarly = errors.New("too early")
+
+// barrier makes sure the IUT has processed every packet p sent before it at
+// priority prio: it sends a RESEND for an RPC that never existed at the same
+// priority (so it queues behind them) and waits for the RPC_UNKNOWN answer.
+func barrier(p *tester.Peer, prio uint8) {
+	GinkgoHelper()
+	id := env.NewRPCID()
+	Expect(p.Send(iut(), prio, &wire.ResendFields{Common: wire.CommonFields{Sport: 39999, Dport: ServerPort, SenderID: id},
+		Offset: 0, Length: 1, Priority: 7})).To(Succeed())
+	_, err := p.Expect(ctx(), tester.Match{Type: wire.TypeRPCUnknown, From: iut(), RPC: id}, window(2*params().Tick))
+	Expect(err).NotTo(HaveOccurred(), "the IUT's RPC_UNKNOWN for a barrier RESEND (HOMA-RESEND-006)")
 }

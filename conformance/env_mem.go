@@ -155,4 +155,3 @@ func (t *refTarget) Close() error {
 	t.mu.Unlock()
 	return t.host.Close()
 }
-
