@@ -32,10 +32,10 @@ type iutRPC struct {
 func iutCall(p *tester.Peer, reqLen, respLen int) *iutRPC {
 	GinkgoHelper()
 	done, err := env.IUT.Call(ctx(), netip.AddrPortFrom(p.Addr(), testerPort), reqLen, respLen)
-	Expect(err).NotTo(HaveOccurred(), "asking the IUT to call %s:%d", p.Addr(), testerPort)
+	ok(err, "asking the IUT to call %s:%d", p.Addr(), testerPort)
 	d, err := p.Expect(ctx(), tester.Match{Type: wire.TypeData, From: iut(),
 		Checks: []tester.Check{msgLenIs(reqLen), toPort(testerPort)}}, window(10*time.Millisecond))
-	Expect(err).NotTo(HaveOccurred(), "the IUT's request DATA")
+	ok(err, "the IUT's request DATA")
 	r := &iutRPC{done: done, first: d, id: d.Pkt.SenderID(), cport: d.Pkt.Common().Sport(), msgLen: reqLen}
 	if pl := d.Pkt.Data().Payload(); d.Pkt.Data().Offset() == 0 && len(pl) >= 12 {
 		r.callID = binary.LittleEndian.Uint64(pl[4:])
@@ -71,7 +71,7 @@ func (r *iutRPC) receiveRequest(p *tester.Peer) time.Time {
 	}
 	for !got.Covers(0, uint32(r.msgLen)) {
 		pk, err := p.Expect(ctx(), tester.Match{Type: wire.TypeData, From: iut(), RPC: r.id}, window(20*time.Millisecond))
-		Expect(err).NotTo(HaveOccurred(), "request bytes: have %d of %d", got.Total(), r.msgLen)
+		ok(err, "request bytes: have %d of %d", got.Total(), r.msgLen)
 		d := pk.Pkt.Data()
 		got.Add(d.Offset(), d.Offset()+uint32(d.DataLen()))
 		last = pk.At
@@ -131,7 +131,7 @@ func (m msgSpec) completeRequest(p *tester.Peer, sentTo int) ([]*tester.Packet, 
 	for sentTo < m.msgLen {
 		g, err := p.Expect(ctx(), tester.Match{Type: wire.TypeGrant, From: iut(), RPC: m.id},
 			window(2*params().Tick))
-		Expect(err).NotTo(HaveOccurred(), "a GRANT for bytes beyond %d of %d", sentTo, m.msgLen)
+		ok(err, "a GRANT for bytes beyond %d of %d", sentTo, m.msgLen)
 		grants = append(grants, g)
 		if off := int(g.Pkt.Grant().Offset()); off > sentTo {
 			m.sendData(p, sentTo, min(off, m.msgLen), 6, false)
@@ -140,7 +140,7 @@ func (m msgSpec) completeRequest(p *tester.Peer, sentTo int) ([]*tester.Packet, 
 	}
 	resp, err := p.Expect(ctx(), tester.Match{Type: wire.TypeData, From: iut(), RPC: m.id},
 		window(20*time.Millisecond))
-	Expect(err).NotTo(HaveOccurred(), "the response to request %d", m.id)
+	ok(err, "the response to request %d", m.id)
 	m.ack(p)
 	return grants, resp
 }
@@ -218,5 +218,5 @@ func barrier(p *tester.Peer, prio uint8) {
 	Expect(p.Send(iut(), prio, &wire.ResendFields{Common: wire.CommonFields{Sport: 39999, Dport: ServerPort, SenderID: id},
 		Offset: 0, Length: 1, Priority: 7})).To(Succeed())
 	_, err := p.Expect(ctx(), tester.Match{Type: wire.TypeRPCUnknown, From: iut(), RPC: id}, window(2*params().Tick))
-	Expect(err).NotTo(HaveOccurred(), "the IUT's RPC_UNKNOWN for a barrier RESEND (HOMA-RESEND-006)")
+	ok(err, "the IUT's RPC_UNKNOWN for a barrier RESEND (HOMA-RESEND-006)")
 }

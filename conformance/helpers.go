@@ -110,7 +110,7 @@ func peer(i int) *tester.Peer {
 	GinkgoHelper()
 	Expect(i).To(BeNumerically("<", len(env.Testers)), "the environment has %d tester hosts", len(env.Testers))
 	tr, err := env.Testers[i]()
-	Expect(err).NotTo(HaveOccurred(), "opening tester host %d", i)
+	ok(err, "opening tester host %d", i)
 	p := tester.New(tr)
 	cur.peers = append(cur.peers, p)
 	return p
@@ -198,7 +198,7 @@ func (m msgSpec) sendData(p *tester.Peer, from, to int, prio uint8, retransmit b
 			MessageLength: uint32(m.msgLen), Incoming: uint32(unsched(m.msgLen)),
 			CutoffVersion: m.cutoffVersion, Retransmit: rt,
 			SegOffset: uint32(off), Payload: requestPayload(m.id, m.msgLen, m.respLen, off, n)})
-		Expect(err).NotTo(HaveOccurred())
+		ok(err, "unexpected error")
 	}
 }
 
@@ -238,9 +238,9 @@ func checkRules(globs string, peers ...*tester.Peer) {
 	GinkgoHelper()
 	globs = strings.Trim("HOMA-WIRE-*,HOMA-ID-*,HOMA-PRIO-001,"+globs, ",")
 	rules, err := spec.Select(spec.Rules(), globs, spec.Should, env.Profile)
-	Expect(err).NotTo(HaveOccurred())
+	ok(err, "unexpected error")
 	rep, pkts, err := tester.Verify(env.Profile, params(), rules, peers...)
-	Expect(err).NotTo(HaveOccurred(), "checking the exchange")
+	ok(err, "checking the exchange")
 	var bad []string
 	for _, v := range rep.Violations {
 		if v.Frame >= 1 && v.Frame <= len(pkts) && pkts[v.Frame-1].Sent {
@@ -249,4 +249,13 @@ func checkRules(globs string, peers ...*tester.Peer) {
 		bad = append(bad, fmt.Sprintf("%s frame %d: %s (%s)", v.Rule, v.Frame, v.Why, pkts[v.Frame-1]))
 	}
 	Expect(bad).To(BeEmpty(), "spec checker findings on packets the IUT sent")
+}
+
+// ok fails the spec with "what: err" when err is set (a one-line failure
+// instead of Gomega's dump of the error value).
+func ok(err error, what string, args ...any) {
+	GinkgoHelper()
+	if err != nil {
+		Fail(fmt.Sprintf(what, args...) + ": " + err.Error())
+	}
 }

@@ -97,7 +97,7 @@ var _ = BeforeSuite(func() {
 	env = e
 	Expect(env.IUT.Listen(context.Background(), ServerPort)).To(Succeed(), "asking the IUT to serve on port %d", ServerPort)
 	worst, median, err := measureNoise(env)
-	Expect(err).NotTo(HaveOccurred())
+	ok(err, "unexpected error")
 	env.Slack = max(env.Slack, slackFor(worst))
 	AddReportEntry("noise", fmt.Sprintf("round trip median %v, worst %v of %d; slack %v", median, worst, noiseSamples, env.Slack))
 	DeferCleanup(func() error {
@@ -269,4 +269,15 @@ func regexpQuote(s string) string {
 		b.WriteRune(r)
 	}
 	return b.String()
+}
+
+// MergeJUnit merges the JUnit reports of several passes into dst (one
+// testsuite per pass) and removes the sources. Errors: an unreadable
+// source or an unwritable dst.
+func MergeJUnit(sources []string, dst string) error {
+	msgs, err := reporters.MergeAndCleanupJUnitReports(sources, dst)
+	if err == nil && len(msgs) > 0 {
+		err = errors.New("conformance: merging JUnit reports: " + strings.Join(msgs, "; "))
+	}
+	return err
 }

@@ -34,7 +34,7 @@ var _ = Describe("client requests", func() {
 			var last *tester.Packet
 			for {
 				d, err := p.Expect(ctx(), tester.Match{Type: wire.TypeData, From: iut(), RPC: r.id}, window(10*params().Tick))
-				Expect(err).NotTo(HaveOccurred(), "request DATA after the GRANT")
+				ok(err, "request DATA after the GRANT")
 				if int(d.Pkt.Data().Offset())+d.Pkt.Data().DataLen() >= reqLen {
 					last = d
 					break

@@ -26,7 +26,7 @@ var _ = Describe("grants", func() {
 				tester.GrantPriority(0, uint8(pr.MaxSchedPrio)),
 				tester.IPPriority(uint8(pr.NumPriorities-1), uint8(pr.NumPriorities-1)),
 			}}, window(pr.ResponseTimeout+pr.Tick))
-			Expect(err).NotTo(HaveOccurred(), "the first GRANT")
+			ok(err, "the first GRANT")
 			Expect(g.Pkt.SenderID()).To(Equal(m.id+1), "GRANT sender_id: the server's id is the client's plus one")
 			w := int(pr.Window)
 			if w == 0 {
@@ -56,7 +56,7 @@ var _ = Describe("grants", func() {
 			m.sendData(p, 0, m.msgLen, 6, false)
 			resp, err := p.Expect(ctx(), tester.Match{Type: wire.TypeData, From: iut(), RPC: m.id,
 				Checks: []tester.Check{msgLenIs(1000)}}, window(20*time.Millisecond))
-			Expect(err).NotTo(HaveOccurred(), "the response")
+			ok(err, "the response")
 			Expect(resp.Pkt.Common().Dport()).To(Equal(m.sport))
 			Expect(p.ExpectNone(ctx(), tester.Match{Type: wire.TypeGrant, RPC: m.id}, window(2*params().Tick))).To(Succeed())
 			m.ack(p)

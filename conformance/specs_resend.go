@@ -30,7 +30,7 @@ var _ = Describe("retransmission", func() {
 				tester.ResendRange(uint32(3*seg), uint32(seg)),
 				tester.Ports(ServerPort, m.sport),
 			}}, window(silence+2*pr.Tick))
-			Expect(err).NotTo(HaveOccurred(), "a RESEND for the missing segment [%d, %d)", 3*seg, 4*seg)
+			ok(err, "a RESEND for the missing segment [%d, %d)", 3*seg, 4*seg)
 			// The IUT got the last DATA no earlier than the tester sent it
 			// and sent the RESEND no later than it arrived, so this gap
 			// bounds the IUT's silence from above: a shorter gap is a
@@ -41,7 +41,7 @@ var _ = Describe("retransmission", func() {
 				r.At.Sub(last), pr.ResendTicks, silence-pr.Tick)
 			m.sendSegments(p, 6, 3)
 			_, err = p.Expect(ctx(), tester.Match{Type: wire.TypeData, From: iut(), RPC: m.id}, window(20*time.Millisecond))
-			Expect(err).NotTo(HaveOccurred(), "the response once the gap is filled")
+			ok(err, "the response once the gap is filled")
 			m.ack(p)
 			checkExchange(p)
 		})
@@ -56,7 +56,7 @@ var _ = Describe("retransmission", func() {
 			d, err := p.Expect(ctx(), tester.Match{Type: wire.TypeData, From: iut(), RPC: r.id, Checks: []tester.Check{
 				tester.DataOffset(0), tester.Retransmit(true), tester.IPPriority(3, 3),
 			}}, window(2*params().Tick))
-			Expect(err).NotTo(HaveOccurred(), "retransmitted DATA for [0, %d)", seg)
+			ok(err, "retransmitted DATA for [0, %d)", seg)
 			Expect(d.Pkt.Data().DataLen()).To(BeNumerically(">=", seg), "the retransmission covers the asked range")
 			res := r.respond(p, 100, params().CutoffVersion)
 			Expect(res.Err).To(BeEmpty())
@@ -74,10 +74,10 @@ var _ = Describe("retransmission", func() {
 				Offset: 0, Length: 1000, Priority: 7})).To(Succeed())
 			_, err := p.Expect(ctx(), tester.Match{Type: wire.TypeBusy, From: iut(), RPC: m.id,
 				Checks: []tester.Check{tester.Ports(ServerPort, m.sport)}}, window(2*params().Tick))
-			Expect(err).NotTo(HaveOccurred(), "BUSY from the server that has not got the whole request")
+			ok(err, "BUSY from the server that has not got the whole request")
 			m.sendData(p, 2*maxSegData(), m.msgLen, 6, false)
 			_, err = p.Expect(ctx(), tester.Match{Type: wire.TypeData, From: iut(), RPC: m.id}, window(20*time.Millisecond))
-			Expect(err).NotTo(HaveOccurred(), "the response")
+			ok(err, "the response")
 			m.ack(p)
 			checkExchange(p)
 		})
@@ -93,7 +93,7 @@ var _ = Describe("retransmission", func() {
 				tester.Ports(ServerPort, 40999),
 				tester.IPPriority(uint8(pr.NumPriorities-1), uint8(pr.NumPriorities-1)),
 			}}, window(2*pr.Tick))
-			Expect(err).NotTo(HaveOccurred(), "RPC_UNKNOWN")
+			ok(err, "RPC_UNKNOWN")
 			Expect(u.Pkt.SenderID()).To(Equal(id+1), "RPC_UNKNOWN carries the server's id (the RESEND's sender_id xor 1)")
 			Expect(p.ExpectNone(ctx(), tester.Match{From: iut(), RPC: id}, window(2*pr.Tick))).To(Succeed())
 			checkExchange(p)
@@ -108,12 +108,12 @@ var _ = Describe("retransmission", func() {
 			_, err := p.Expect(ctx(), tester.Match{Type: wire.TypeData, From: iut(), RPC: r.id,
 				Checks: []tester.Check{tester.DataOffset(uint32(unsched(r.msgLen) - unsched(r.msgLen)%maxSegData()))}},
 				window(10*time.Millisecond))
-			Expect(err).NotTo(HaveOccurred(), "the last unscheduled DATA")
+			ok(err, "the last unscheduled DATA")
 			Expect(p.Send(iut(), 7, &wire.RPCUnknownFields{Common: r.control()})).To(Succeed())
 			d, err := p.Expect(ctx(), tester.Match{Type: wire.TypeData, From: iut(), RPC: r.id, Checks: []tester.Check{
 				tester.DataOffset(0), tester.Retransmit(true),
 			}}, window(2*params().Tick))
-			Expect(err).NotTo(HaveOccurred(), "the request restarted from offset 0")
+			ok(err, "the request restarted from offset 0")
 			r.first = d
 			r.serveFully(p, 100)
 			checkExchange(p)

@@ -25,9 +25,9 @@ var _ = Describe("robustness", func() {
 				&wire.CutoffsFields{Common: c, CutoffVersion: 3},
 			} {
 				b, err := f.AppendTo(nil, wire.EncodeOptions{FixLengths: true, SetMarks: true})
-				Expect(err).NotTo(HaveOccurred())
+				ok(err, "unexpected error")
 				full, err := wire.Decode(b, wire.DecodeOptions{Version: wire.VersionCurrent})
-				Expect(err).NotTo(HaveOccurred())
+				ok(err, "unexpected error")
 				// Cut inside the header: every prefix shorter than the
 				// type's header is malformed.
 				for _, cut := range []int{1, 11, 12, 20, 27, full.HeaderLen() - 1} {
@@ -58,7 +58,7 @@ var _ = Describe("robustness", func() {
 			m := newRequest(3000, 2000)
 			m.sendData(p, 0, m.msgLen, 6, false)
 			_, err := p.Expect(ctx(), tester.Match{Type: wire.TypeData, From: iut(), RPC: m.id}, window(20*time.Millisecond))
-			Expect(err).NotTo(HaveOccurred(), "a response after the malformed packets")
+			ok(err, "a response after the malformed packets")
 			m.ack(p)
 			checkExchange(p)
 		})

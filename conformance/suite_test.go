@@ -1,6 +1,7 @@
 package conformance
 
 import (
+	"github.com/homatest/homatest/homa"
 	"os"
 	"testing"
 )
@@ -8,7 +9,11 @@ import (
 // TestConformance runs the whole suite against the reference implementation
 // on the in-memory network (no privileges needed).
 func TestConformance(t *testing.T) {
-	res, err := Run(t, Options{NewEnv: func() (*Env, error) { return NewMemEnv(MemEnvConfig{}) },
+	var faults []homa.Fault
+	if f := os.Getenv("HOMATEST_FAULT"); f != "" {
+		faults = append(faults, homa.Fault(f))
+	}
+	res, err := Run(t, Options{NewEnv: func() (*Env, error) { return NewMemEnv(MemEnvConfig{Faults: faults}) },
 		Log: os.Stdout, Artifacts: artifactsDir(t), Verbose: testing.Verbose(),
 		Focus: os.Getenv("HOMATEST_FOCUS"), LabelFilter: os.Getenv("HOMATEST_LABEL_FILTER")})
 	if err != nil {
