@@ -59,6 +59,7 @@ type Client struct {
 	qnotify chan struct{}
 	out     chan Completion
 	closing sync.Once
+	closed  chan struct{} // closed by Close
 }
 
 // waiter is a request waiting for its reply.
@@ -78,6 +79,7 @@ func NewClient(r io.Reader, w io.WriteCloser, opt ClientOptions) *Client {
 		r: r, w: w, opt: opt, log: opt.Logger,
 		pending: map[uint64]*waiter{}, flight: map[uint64]bool{},
 		deadCh: make(chan struct{}), qnotify: make(chan struct{}, 1), out: make(chan Completion, 64),
+		closed: make(chan struct{}),
 	}
 	if c.log == nil {
 		c.log = slog.New(slog.DiscardHandler)
@@ -153,6 +155,7 @@ func (c *Client) Shutdown(ctx context.Context) error {
 func (c *Client) Close() error {
 	var err error
 	c.closing.Do(func() {
+		close(c.closed)
 		err = c.w.Close()
 		if rc, ok := c.r.(io.Closer); ok {
 			rc.Close()
@@ -260,7 +263,7 @@ func (c *Client) readLoop() {
 }
 
 // readLine returns the next line without its newline (and trimmed of
-// spaces), or an error: io.EOF or another read error, or a *ProtocolError
+// spaces; it may point into br's buffer until the next read), or an error: io.EOF or another read error, or a *ProtocolError
 // for a line longer than MaxLineBytes. A last line without a newline is
 // returned with io.EOF.
 func readLine(br *bufio.Reader) ([]byte, error) {
@@ -277,7 +280,11 @@ func readLine(br *bufio.Reader) ([]byte, error) {
 		if long != nil {
 			frag = append(long, frag...)
 		}
-		return bytes.TrimSpace(frag), err
+		frag = bytes.TrimSpace(frag)
+		if len(frag) > MaxLineBytes {
+			return nil, newProtocolError(frag, fmt.Sprintf("line longer than %d bytes", MaxLineBytes))
+		}
+		return frag, err
 	}
 }
 
@@ -389,16 +396,14 @@ func (c *Client) pump() {
 		c.queue = nil
 		c.mu.Unlock()
 		for _, comp := range q {
-			c.out <- comp
+			select {
+			case c.out <- comp:
+			case <-c.closed:
+				close(c.out) // Close: nobody reads any more
+				return
+			}
 		}
 		if closed {
-			c.mu.Lock()
-			rest := c.queue
-			c.queue = nil
-			c.mu.Unlock()
-			for _, comp := range rest {
-				c.out <- comp
-			}
 			close(c.out)
 			return
 		}

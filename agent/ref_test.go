@@ -3,6 +3,7 @@ package agent
 import (
 	"errors"
 	"net/netip"
+	"strings"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -122,6 +123,99 @@ func TestRefOverMemnet(t *testing.T) {
 		}
 		if !errors.Is(cli.Err(), ErrAgentExited) {
 			t.Errorf("after shutdown Err = %v, want ErrAgentExited", cli.Err())
+		}
+	})
+}
+
+func TestRefConcurrentCalls(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		nw := memnet.New(memnet.Config{Rate: 10e9, Delay: 2 * time.Microsecond, Loss: 0.01, Seed: 3})
+		defer nw.Close()
+		ctx := t.Context()
+		srv, _, _ := memRef(t, nw, HelloRequest{Addrs: []netip.Addr{addrB}})
+		cli, _, _ := memRef(t, nw, HelloRequest{Addrs: []netip.Addr{addrA}})
+		if err := srv.Listen(ctx, 4000); err != nil {
+			t.Fatal(err)
+		}
+		const n = 100
+		errs := make(chan error, n)
+		for i := range n {
+			go func() {
+				errs <- cli.Call(ctx, Call{ID: uint64(1000 + i), Dst: addrB, Port: 4000, Request: 100 + 997*i, Response: 50000 - 400*i})
+			}()
+		}
+		for range n {
+			if err := <-errs; err != nil {
+				t.Fatal(err)
+			}
+		}
+		got := collect(t, cli, n)
+		for i := range n {
+			c := got[uint64(1000+i)]
+			if c.Error != "" || c.Request != 100+997*i || c.Response != 50000-400*i {
+				t.Errorf("call %d: %+v", 1000+i, c)
+			}
+		}
+		st, err := srv.Stats(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.Served != n || st.ServedDuplicates != 0 {
+			t.Errorf("server served %d (duplicates %d), want %d calls served once each", st.Served, st.ServedDuplicates, n)
+		}
+		cst, _ := cli.Stats(ctx)
+		if cst.Calls != n || cst.Completed != n || cst.Retransmitted+st.Retransmitted == 0 {
+			t.Errorf("client stats %+v; want %d completed and retransmissions under 1%% loss", cst, n)
+		}
+	})
+}
+
+func TestRefErrors(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		nw := memnet.New(memnet.Config{})
+		defer nw.Close()
+		ctx := t.Context()
+		c, _ := PipeRef(ctx, RefOptions{Transport: func(a netip.Addr) (homa.Transport, error) { return nw.Attach(a), nil }}, ClientOptions{})
+		defer c.Close()
+		wantErr := func(what string, err error, text string) {
+			t.Helper()
+			var aerr *AgentError
+			if !errors.As(err, &aerr) || !strings.Contains(aerr.Message, text) {
+				t.Errorf("%s: %v; want an agent error containing %q", what, err, text)
+			}
+		}
+		wantErr("call before hello", c.Call(ctx, Call{ID: 1, Dst: addrB, Port: 1, Request: 20, Response: 20}), "send hello first")
+		_, err := c.Hello(ctx, HelloRequest{Addrs: []netip.Addr{addrA}, Params: Params{"resend_tick": 3}})
+		wantErr("unknown parameter", err, `unknown parameter "resend_tick"`)
+		_, err = c.Hello(ctx, HelloRequest{Addrs: []netip.Addr{addrA}, Faults: []string{"no-such-fault"}})
+		wantErr("unknown fault", err, `unknown fault "no-such-fault"`)
+		_, err = c.Hello(ctx, HelloRequest{Protocol: 2, Addrs: []netip.Addr{addrA}})
+		wantErr("protocol 2", err, "protocol version 2 not supported")
+		h, err := c.Hello(ctx, HelloRequest{Addrs: []netip.Addr{addrA}, Faults: []string{"no-grants"}, Params: Params{"link_bps": 1e9, "unsched_cutoffs": []int{0, 0, 0, 0, 0, 0, 5000, 100}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if v, _ := h.Params.Int("link_bps"); v != 1e9 || h.Has(CapIPv6) {
+			t.Errorf("hello = %+v", h)
+		}
+		if cut, _ := h.Params.Ints("unsched_cutoffs"); cut[6] != 5000 {
+			t.Errorf("unsched_cutoffs in effect %v, want the override", cut)
+		}
+		_, err = c.Hello(ctx, HelloRequest{Addrs: []netip.Addr{addrA}})
+		wantErr("second hello", err, "already")
+		wantErr("IPv6 call", c.Call(ctx, Call{ID: 1, Dst: addrB6, Port: 1, Request: 20, Response: 20}), "unreachable")
+		wantErr("short request", c.Call(ctx, Call{ID: 1, Dst: addrB, Port: 1, Request: 5, Response: 20}), `"response" must equal "request"`)
+		wantErr("too long", c.Call(ctx, Call{ID: 1, Dst: addrB, Port: 1, Request: MaxMessage + 1, Response: 20}), "must be 1..1000000")
+		wantErr("client port", c.Listen(ctx, 40000), "server ports are 1..32767")
+		_, err = c.request(ctx, Request{Op: "dance"}, EventBye)
+		wantErr("unknown op", err, `unknown op "dance"`)
+		// A call to a host nobody listens on times out within timeout_ms.
+		if err := c.Call(ctx, Call{ID: 5, Dst: addrB, Port: 4000, Request: 20, Response: 20, TimeoutMs: 50}); err != nil {
+			t.Fatal(err)
+		}
+		wantErr("duplicate id", c.Call(ctx, Call{ID: 5, Dst: addrB, Port: 4000, Request: 20, Response: 20}), "already in flight")
+		if comp := <-c.Completions(); comp.ID != 5 || comp.Code() != CodeTimeout {
+			t.Errorf("call to nobody: %+v, want a timeout", comp)
 		}
 	})
 }

@@ -102,7 +102,7 @@ func serve(ctx context.Context, r io.Reader, w io.Writer, be backend, cnt *count
 			line, err := readLine(br)
 			if len(line) > 0 {
 				select {
-				case lines <- line:
+				case lines <- bytes.Clone(line): // line points into br's buffer
 				case <-ctx.Done():
 					return
 				}
