@@ -12,11 +12,22 @@ import (
 // root). The agent stops at Shutdown, at Client.Close or at ctx's end;
 // ServeRef's result is then sent on the returned channel.
 func PipeRef(ctx context.Context, ref RefOptions, opt ClientOptions) (*Client, <-chan error) {
+	return pipe(opt, func(r io.Reader, w io.Writer) error { return ServeRef(ctx, r, w, ref) })
+}
+
+// PipeLinux is PipeRef for the linux agent (ServeLinux).
+func PipeLinux(ctx context.Context, lo LinuxOptions, opt ClientOptions) (*Client, <-chan error) {
+	return pipe(opt, func(r io.Reader, w io.Writer) error { return ServeLinux(ctx, r, w, lo) })
+}
+
+// pipe runs serve on a goroutine between two io.Pipe pairs and returns the
+// Client on the other ends.
+func pipe(opt ClientOptions, serve func(io.Reader, io.Writer) error) (*Client, <-chan error) {
 	reqR, reqW := io.Pipe()
 	evR, evW := io.Pipe()
 	done := make(chan error, 1)
 	go func() {
-		err := ServeRef(ctx, reqR, evW, ref)
+		err := serve(reqR, evW)
 		evW.Close()
 		reqR.Close()
 		done <- err
