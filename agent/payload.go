@@ -14,11 +14,12 @@ const PayloadHeaderLen = 12
 // HOMA_MAX_MESSAGE_LENGTH).
 const MaxMessage = 1000000
 
-// patternWord returns word k of the payload pattern of call id: the
-// splitmix64 finaliser of id·0x9E3779B97F4A7C15 + k (mod 2^64). Byte i of a
-// message is byte i%8 of word i/8 written little-endian.
+// patternWord returns word k of the payload pattern of call id: output k
+// (from 0) of the splitmix64 generator seeded with id, that is the
+// splitmix64 finaliser of id + (k+1)·0x9E3779B97F4A7C15 (mod 2^64). Byte i
+// of a message is byte i%8 of word i/8 written little-endian.
 func patternWord(id, k uint64) uint64 {
-	z := id*0x9E3779B97F4A7C15 + k
+	z := id + (k+1)*0x9E3779B97F4A7C15
 	z ^= z >> 30
 	z *= 0xBF58476D1CE4E5B9
 	z ^= z >> 27

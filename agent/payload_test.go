@@ -3,6 +3,7 @@ package agent
 import (
 	"bytes"
 	"encoding/binary"
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -43,14 +44,22 @@ func TestPayloadKnownBytes(t *testing.T) {
 	if binary.LittleEndian.Uint32(buf) != 300 || binary.LittleEndian.Uint64(buf[4:]) != 5 {
 		t.Fatalf("header bytes % x", buf[:12])
 	}
-	// splitmix64 finaliser of 5·0x9E3779B97F4A7C15 + 1 (word 1, bytes 8-15)
-	// and + 2 (word 2, bytes 16-23), computed independently in Python.
 	w1 := patternWord(5, 1)
 	if got := binary.LittleEndian.Uint32(buf[12:16]); got != uint32(w1>>32) {
 		t.Errorf("bytes 12-15 = %#x, want the high half of word 1 %#x", got, w1>>32)
 	}
-	if patternWord(0, 0) != 0 || patternWord(1, 0) != 0xe220a8397b1dcdaf {
-		t.Errorf("patternWord(1,0) = %#x, want 0xe220a8397b1dcdaf (splitmix64 of the golden ratio)", patternWord(1, 0))
+	// splitmix64 seeded with 0 starts 0xe220a8397b1dcdaf, 0x6e789e6aa1b965f4.
+	if patternWord(0, 0) != 0xe220a8397b1dcdaf || patternWord(0, 1) != 0x6e789e6aa1b965f4 {
+		t.Errorf("patternWord(0, 0..1) = %#x, %#x; want splitmix64's first outputs", patternWord(0, 0), patternWord(0, 1))
+	}
+	// The same bytes as the Python sketch in docs/agent-protocol.md.
+	if got := fmt.Sprintf("%x", buf); got != wantPython20 {
+		t.Errorf("FillPayload(20 bytes, id 5, 300) = %s, want %s", got, wantPython20)
+	}
+	short := make([]byte, 5)
+	FillPayload(short, 5, 5)
+	if got := fmt.Sprintf("%x", short); got != "afcd1d7b39" {
+		t.Errorf("5-byte message = %s, want afcd1d7b39 (id 0's pattern)", got)
 	}
 }
 
@@ -108,3 +117,7 @@ func BenchmarkPayload(b *testing.B) {
 		}
 	})
 }
+
+// wantPython20 is FillPayload(20 bytes, id 5, response 300) as computed by
+// the Python sketch of docs/agent-protocol.md.
+const wantPython20 = "2c01000005000000000000004d3197c047c16b10"
