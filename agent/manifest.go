@@ -51,6 +51,19 @@ type ManifestTimeouts struct {
 	Shutdown time.Duration `yaml:"shutdown,omitempty"`
 }
 
+// Effective returns the timeouts with defaults for the zero ones (start
+// 10 s, reply DefaultReplyTimeout, shutdown 5 s), each multiplied by
+// HOMATEST_TIME_SCALE.
+func (t ManifestTimeouts) Effective() ManifestTimeouts {
+	pick := func(d, def time.Duration) time.Duration {
+		if d <= 0 {
+			d = def
+		}
+		return scaled(d)
+	}
+	return ManifestTimeouts{Start: pick(t.Start, 10*time.Second), Reply: pick(t.Reply, DefaultReplyTimeout), Shutdown: pick(t.Shutdown, 5*time.Second)}
+}
+
 // KnownCapabilities lists every capability name of protocol version 1.
 var KnownCapabilities = []string{CapIPv4, CapIPv6, CapGrants, CapPriorities, CapCutoffs, CapNeedAck, CapParams, CapTimeouts, CapFaults}
 

@@ -70,3 +70,11 @@ func TestBuiltinManifest(t *testing.T) {
 		t.Error("bsd: no error")
 	}
 }
+
+func TestManifestTimeoutsEffective(t *testing.T) {
+	t.Setenv("HOMATEST_TIME_SCALE", "2")
+	got := ManifestTimeouts{Reply: 3 * time.Second}.Effective()
+	if got.Start != 20*time.Second || got.Reply != 6*time.Second || got.Shutdown != 10*time.Second {
+		t.Errorf("effective timeouts at scale 2 = %+v", got)
+	}
+}
