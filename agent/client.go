@@ -127,7 +127,8 @@ func (c *Client) Call(ctx context.Context, call Call) error {
 // Completions returns the channel of done events, in the order the agent
 // sent them. It is never blocked by a slow reader (events are queued), and
 // it is closed when the session ends, after the completions of calls left
-// in flight (code "exited").
+// in flight (code "exited"). After Close, completions not yet received are
+// dropped.
 func (c *Client) Completions() <-chan Completion { return c.out }
 
 // Stats returns the agent's counters. Errors as Hello.

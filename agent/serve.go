@@ -184,14 +184,10 @@ func (s *session) handle(ctx context.Context, line []byte, finish func() error) 
 		s.call(ctx, req)
 	case OpStats:
 		st := s.cnt.snapshot()
-		if s.helloD {
-			s.be.stats(&st)
-		}
+		s.be.stats(&st)
 		s.send(Event{Event: EventStats, Seq: req.Seq, Stats: &st})
 	case OpShutdown:
-		if s.helloD {
-			finish()
-		}
+		finish()
 		s.send(Event{Event: EventBye, Seq: req.Seq})
 		return true
 	default:
