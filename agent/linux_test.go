@@ -3,6 +3,8 @@ package agent
 import (
 	"errors"
 	"net/netip"
+	"os"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
@@ -84,5 +86,48 @@ func TestLinuxAgentThisKernel(t *testing.T) {
 		if comp.Error != "" {
 			t.Errorf("call %d: %s", id, comp.Error)
 		}
+	}
+}
+
+// TestLinuxAgentSocketOptionRefused gives the linux agent a socket that is
+// not Homa (UDP): the probe passes, installing the receive buffer region
+// fails, and hello reports it (the mmap, setsockopt and release paths run).
+func TestLinuxAgentSocketOptionRefused(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("needs Linux")
+	}
+	ctx := t.Context()
+	udp := func(domain, typ, _ int) (int, error) { return unix.Socket(domain, typ, 0) }
+	c, _ := PipeLinux(ctx, LinuxOptions{Socket: udp, SysctlDir: t.TempDir()}, ClientOptions{})
+	defer c.Close()
+	_, err := c.Hello(ctx, HelloRequest{Addrs: []netip.Addr{netip.MustParseAddr("127.0.0.1")}})
+	var aerr *AgentError
+	if !errors.As(err, &aerr) || !strings.Contains(aerr.Message, "setsockopt(SO_HOMA_RCVBUF, 67108864 bytes)") {
+		t.Errorf("hello over UDP: %v; want the SO_HOMA_RCVBUF error", err)
+	}
+}
+
+func TestLinuxSysctls(t *testing.T) {
+	dir := t.TempDir()
+	for name, v := range map[string]string{"resend_ticks": "5\n", "unsched_cutoffs": "0 0 0 0 1000000 15000 2800 200\n", "action": "0\n"} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(v), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := writeSysctls(dir, Params{"resend_ticks": 9, "unsched_cutoffs": []any{1, 2, 3, 4, 5, 6, 7, 8}}); err != nil {
+		t.Fatal(err)
+	}
+	p, err := readSysctls(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, _ := p.Int("resend_ticks"); v != 9 {
+		t.Errorf("resend_ticks = %v", p["resend_ticks"])
+	}
+	if cut, _ := p.Ints("unsched_cutoffs"); len(cut) != 8 || cut[7] != 8 {
+		t.Errorf("unsched_cutoffs = %v", p["unsched_cutoffs"])
+	}
+	if err := writeSysctls(dir, Params{"resend_tick": 9}); err == nil || !strings.Contains(err.Error(), `unknown parameter "resend_tick"`) {
+		t.Errorf("unknown sysctl: %v", err)
 	}
 }

@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"context"
 	"errors"
 	"net/netip"
 	"strings"
@@ -216,6 +217,49 @@ func TestRefErrors(t *testing.T) {
 		wantErr("duplicate id", c.Call(ctx, Call{ID: 5, Dst: addrB, Port: 4000, Request: 20, Response: 20}), "already in flight")
 		if comp := <-c.Completions(); comp.ID != 5 || comp.Code() != CodeTimeout {
 			t.Errorf("call to nobody: %+v, want a timeout", comp)
+		}
+	})
+}
+
+func TestRefShutdownAbortsCalls(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		nw := memnet.New(memnet.Config{})
+		defer nw.Close()
+		ctx := t.Context()
+		c, _, done := memRef(t, nw, HelloRequest{Addrs: []netip.Addr{addrA}})
+		// Nobody has addrB: the call stays in flight until shutdown.
+		if err := c.Call(ctx, Call{ID: 8, Dst: addrB, Port: 4000, Request: 100, Response: 100}); err != nil {
+			t.Fatal(err)
+		}
+		if err := c.Shutdown(ctx); err != nil {
+			t.Fatal(err)
+		}
+		comp, ok := <-c.Completions()
+		if !ok || comp.ID != 8 || comp.Code() != CodeAborted {
+			t.Errorf("call in flight at shutdown: %+v, %v; want aborted", comp, ok)
+		}
+		if err := <-done; err != nil {
+			t.Errorf("ServeRef: %v", err)
+		}
+	})
+}
+
+func TestRefContextEnd(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		nw := memnet.New(memnet.Config{})
+		defer nw.Close()
+		ctx, cancel := context.WithCancel(t.Context())
+		c, done := PipeRef(ctx, RefOptions{Transport: func(a netip.Addr) (homa.Transport, error) { return nw.Attach(a), nil }}, ClientOptions{})
+		defer c.Close()
+		if _, err := c.Hello(t.Context(), HelloRequest{Addrs: []netip.Addr{addrA}}); err != nil {
+			t.Fatal(err)
+		}
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("ServeRef after ctx end: %v", err)
+		}
+		if _, err := c.Stats(t.Context()); !errors.Is(err, ErrAgentExited) {
+			t.Errorf("stats after the agent ended: %v, want ErrAgentExited", err)
 		}
 	})
 }
