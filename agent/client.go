@@ -31,6 +31,10 @@ type ClientOptions struct {
 	// StderrTail, when set, returns the last lines of the agent's standard
 	// error; they are added to ErrAgentExited and ErrAgentSilent errors.
 	StderrTail func() string
+	// DoneTimeout, when positive, bounds the time from accepted to done:
+	// a call without its done event by then completes with code "silent"
+	// (a late done is then ignored). 0: wait as long as the agent lives.
+	DoneTimeout time.Duration
 	// Logger receives debug lines for every line sent and received and
 	// warnings for ignored lines (nil: discard).
 	Logger *slog.Logger
@@ -51,7 +55,7 @@ type Client struct {
 	wmu     sync.Mutex // serialises writes to w
 	mu      sync.Mutex // guards the fields below
 	pending map[uint64]*waiter
-	flight  map[uint64]bool // call ids accepted and not done
+	flight  map[uint64]*inFlight // calls accepted and not done, by id
 	dead    error
 	deadCh  chan struct{}
 	queue   []Completion
@@ -77,7 +81,7 @@ func NewClient(r io.Reader, w io.WriteCloser, opt ClientOptions) *Client {
 	}
 	c := &Client{
 		r: r, w: w, opt: opt, log: opt.Logger,
-		pending: map[uint64]*waiter{}, flight: map[uint64]bool{},
+		pending: map[uint64]*waiter{}, flight: map[uint64]*inFlight{},
 		deadCh: make(chan struct{}), qnotify: make(chan struct{}, 1), out: make(chan Completion, 64),
 		closed: make(chan struct{}),
 	}
@@ -218,11 +222,13 @@ func (c *Client) request(ctx context.Context, req Request, want string) (Event, 
 				return Event{}, fmt.Errorf("%w: cannot write %s (seq %d): %v", ErrAgentExited, req.Op, req.Seq, c.tail(err.Error()))
 			}
 		case ev := <-w.ch:
-			if ev.Event == EventError {
-				return ev, &AgentError{Op: req.Op, Seq: req.Seq, Message: ev.Error}
-			}
-			return ev, nil
+			return answered(req, ev)
 		case <-c.deadCh:
+			select {
+			case ev := <-w.ch: // the answer came before the end
+				return answered(req, ev)
+			default:
+			}
 			return Event{}, c.Err()
 		case <-timer.C:
 			return Event{}, fmt.Errorf("%w: no reply to %s (seq %d) within %v", ErrAgentSilent, req.Op, req.Seq, c.tail(c.opt.ReplyTimeout.String()))
@@ -230,6 +236,14 @@ func (c *Client) request(ctx context.Context, req Request, want string) (Event, 
 			return Event{}, ctx.Err()
 		}
 	}
+}
+
+// answered returns the answer ev to req: an *AgentError for an error event.
+func answered(req Request, ev Event) (Event, error) {
+	if ev.Event == EventError {
+		return ev, &AgentError{Op: req.Op, Seq: req.Seq, Message: ev.Error}
+	}
+	return ev, nil
 }
 
 // tail appends the agent's last stderr lines to msg.
@@ -324,9 +338,12 @@ func (c *Client) handle(line []byte) error {
 	defer c.mu.Unlock()
 	switch ev.Event {
 	case EventDone:
-		if !c.flight[ev.ID] {
-			c.log.Warn("agent: done for a call not in flight", "id", ev.ID)
+		f := c.flight[ev.ID]
+		if f == nil {
+			c.log.Warn("agent: done for a call not in flight ignored", "id", ev.ID)
+			return nil
 		}
+		f.stop()
 		delete(c.flight, ev.ID)
 		c.enqueueLocked(ev.Completion)
 		return nil
@@ -348,11 +365,46 @@ func (c *Client) handle(line []byte) error {
 		if ev.ID != w.id {
 			return newProtocolError(line, fmt.Sprintf("accepted id %d for call id %d", ev.ID, w.id))
 		}
-		c.flight[ev.ID] = true
+		c.startFlightLocked(ev.ID)
 	}
 	delete(c.pending, ev.Seq)
 	w.ch <- ev
 	return nil
+}
+
+// inFlight is a call accepted and not done.
+type inFlight struct {
+	timer *time.Timer // DoneTimeout's guard, or nil
+}
+
+func (f *inFlight) stop() {
+	if f.timer != nil {
+		f.timer.Stop()
+	}
+}
+
+// startFlightLocked records call id as in flight and arms DoneTimeout.
+func (c *Client) startFlightLocked(id uint64) {
+	f := &inFlight{}
+	c.flight[id] = f
+	if d := c.opt.DoneTimeout; d > 0 {
+		f.timer = time.AfterFunc(d, func() {
+			c.mu.Lock()
+			defer c.mu.Unlock()
+			if c.flight[id] != f {
+				return
+			}
+			delete(c.flight, id)
+			c.enqueueLocked(Completion{ID: id, Error: fmt.Sprintf("%s: no done event within %v of accepted", CodeSilent, d)})
+		})
+	}
+}
+
+// InFlight returns the number of calls accepted and not done.
+func (c *Client) InFlight() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.flight)
 }
 
 // fail ends the session with err (first error wins).
@@ -364,7 +416,8 @@ func (c *Client) fail(err error) {
 	}
 	c.dead = err
 	close(c.deadCh)
-	for id := range c.flight {
+	for id, f := range c.flight {
+		f.stop()
 		c.enqueueLocked(Completion{ID: id, Error: CodeExited + ": the agent session ended before the call finished: " + err.Error()})
 	}
 	clear(c.flight)

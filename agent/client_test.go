@@ -216,3 +216,31 @@ type nopWriteCloser struct{}
 
 func (nopWriteCloser) Write(p []byte) (int, error) { return len(p), nil }
 func (nopWriteCloser) Close() error                { return nil }
+
+func TestClientDoneTimeout(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c := fakeAgent(t, ClientOptions{DoneTimeout: 3 * time.Second}, func(req Request, w io.Writer) bool {
+			reply(w, Event{Event: EventAccepted, Seq: req.Seq, Completion: Completion{ID: req.ID}})
+			if req.ID == 2 {
+				reply(w, Event{Event: EventDone, Completion: Completion{ID: 2, Request: 20, Response: 20}})
+			}
+			return true
+		})
+		start := time.Now()
+		for id := uint64(1); id <= 2; id++ {
+			if err := c.Call(t.Context(), Call{ID: id, Dst: addrB, Port: 1, Request: 20, Response: 20}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if comp := <-c.Completions(); comp.ID != 2 || comp.Error != "" {
+			t.Errorf("first completion %+v, want call 2 done", comp)
+		}
+		comp := <-c.Completions()
+		if comp.ID != 1 || comp.Code() != CodeSilent || time.Since(start) != 3*time.Second {
+			t.Errorf("call without done: %+v after %v; want silent after 3s", comp, time.Since(start))
+		}
+		if c.InFlight() != 0 {
+			t.Errorf("in flight %d, want 0", c.InFlight())
+		}
+	})
+}

@@ -186,7 +186,8 @@ type Completion struct {
 	Request  int `json:"request,omitempty"`
 	Response int `json:"response,omitempty"`
 	// Error is empty for success, else "<code>: <text>" with code one of
-	// timeout, aborted, payload, unreachable, exited, error (see Code).
+	// timeout, aborted, payload, unreachable, error, or exited and silent
+	// set by the Client (see Code).
 	Error string `json:"error,omitempty"`
 }
 
@@ -197,6 +198,7 @@ const (
 	CodePayload     = "payload"     // the response's length or bytes are wrong
 	CodeUnreachable = "unreachable" // no route, no such address family
 	CodeExited      = "exited"      // the agent exited before the call finished (set by Client)
+	CodeSilent      = "silent"      // no done within ClientOptions.DoneTimeout (set by Client)
 	CodeError       = "error"       // anything else
 )
 
