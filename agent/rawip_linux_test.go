@@ -9,6 +9,7 @@ import (
 	"net/netip"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime"
 	"syscall"
 	"testing"
@@ -133,12 +134,40 @@ func TestRefOverRawIPNamespaces(t *testing.T) {
 			time.Sleep(10 * time.Millisecond) // polling a condition with a deadline
 		}
 	}
-	// One agent process per namespace: fork from this thread while it is
-	// in the namespace, so the child starts there.
+	// The ref agent as the test binary re-executed (ServeRef on stdin and
+	// stdout), and as the homatest executable built from this tree.
+	bin := filepath.Join(t.TempDir(), "homatest")
+	gocmd, err := exec.LookPath("go")
+	if err != nil {
+		gocmd = filepath.Join(runtime.GOROOT(), "bin", "go") // the toolchain that built this test
+	}
+	if out, err := exec.Command(gocmd, "build", "-o", bin, "github.com/homatest/homatest/cmd/homatest").CombinedOutput(); err != nil {
+		t.Fatalf("build homatest: %v\n%s", err, out)
+	}
+	for _, child := range []struct {
+		name, version string
+		argv, env     []string
+	}{
+		{"reexec", "test-child", []string{os.Args[0], "-test.run=^$"}, []string{childEnv + "=ref"}},
+		{"homatest-agent", "", []string{bin, "agent", "--impl", "ref"}, nil},
+	} {
+		t.Run(child.name, func(t *testing.T) {
+			callsOverNamespaces(t, nss, orig, names, addrs, child.argv, child.env, child.version)
+		})
+	}
+}
+
+// callsOverNamespaces starts one agent (argv, extra env) in each namespace
+// (forked from this thread while it is in the namespace, so the child
+// starts there), makes the second a server and runs IPv4 and IPv6 calls
+// from the first.
+func callsOverNamespaces(t *testing.T, nss []netns.NsHandle, orig netns.NsHandle, names []string, addrs [][]netip.Addr, argv, env []string, version string) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
 	clients := make([]*Client, 2)
 	for i, ns := range nss {
-		cmd := exec.Command(os.Args[0], "-test.run=^$")
-		cmd.Env = append(os.Environ(), childEnv+"=ref")
+		cmd := exec.Command(argv[0], argv[1:]...)
+		cmd.Env = append(os.Environ(), env...)
 		cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 		stderr := NewTailWriter(5, 0)
 		cmd.Stderr = stderr
@@ -170,7 +199,7 @@ func TestRefOverRawIPNamespaces(t *testing.T) {
 	ctx := t.Context()
 	for i, c := range clients {
 		h, err := c.Hello(ctx, HelloRequest{Host: names[i], Addrs: addrs[i]})
-		if err != nil || h.Unsupported != "" || h.Version != "test-child" {
+		if err != nil || h.Unsupported != "" || h.Impl != "ref" || (version != "" && h.Version != version) {
 			t.Fatalf("hello %s: %+v, %v", names[i], h, err)
 		}
 	}
