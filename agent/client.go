@@ -103,7 +103,7 @@ func (c *Client) Hello(ctx context.Context, req HelloRequest) (Hello, error) {
 	if req.Protocol == 0 {
 		req.Protocol = ProtocolVersion
 	}
-	ev, err := c.request(ctx, Request{Op: OpHello, HelloRequest: req}, EventHello)
+	ev, err := c.request(ctx, Request{Op: OpHello, HelloRequest: req})
 	if err != nil {
 		return Hello{}, err
 	}
@@ -116,7 +116,7 @@ func (c *Client) Hello(ctx context.Context, req HelloRequest) (Hello, error) {
 // Listen makes the agent a server on port: it answers every request with a
 // response of the length in the request's payload header. Errors as Hello.
 func (c *Client) Listen(ctx context.Context, port uint16) error {
-	_, err := c.request(ctx, Request{Op: OpListen, Call: Call{Port: port}}, EventListening)
+	_, err := c.request(ctx, Request{Op: OpListen, Call: Call{Port: port}})
 	return err
 }
 
@@ -124,7 +124,7 @@ func (c *Client) Listen(ctx context.Context, port uint16) error {
 // arrives on Completions. Errors as Hello (an *AgentError for bad
 // arguments: unknown address family, sizes out of 1..1,000,000).
 func (c *Client) Call(ctx context.Context, call Call) error {
-	_, err := c.request(ctx, Request{Op: OpCall, Call: call}, EventAccepted)
+	_, err := c.request(ctx, Request{Op: OpCall, Call: call})
 	return err
 }
 
@@ -137,7 +137,7 @@ func (c *Client) Completions() <-chan Completion { return c.out }
 
 // Stats returns the agent's counters. Errors as Hello.
 func (c *Client) Stats(ctx context.Context) (Stats, error) {
-	ev, err := c.request(ctx, Request{Op: OpStats}, EventStats)
+	ev, err := c.request(ctx, Request{Op: OpStats})
 	if err != nil {
 		return Stats{}, err
 	}
@@ -150,7 +150,7 @@ func (c *Client) Stats(ctx context.Context) (Stats, error) {
 // Shutdown asks the agent to finish (calls in flight end with "aborted")
 // and waits for bye; the agent then exits with status 0. Errors as Hello.
 func (c *Client) Shutdown(ctx context.Context) error {
-	_, err := c.request(ctx, Request{Op: OpShutdown}, EventBye)
+	_, err := c.request(ctx, Request{Op: OpShutdown})
 	return err
 }
 
@@ -178,9 +178,9 @@ func (c *Client) Err() error {
 	return c.dead
 }
 
-// request sends req with a new seq and waits for the event want (or an
-// error event) answering it.
-func (c *Client) request(ctx context.Context, req Request, want string) (Event, error) {
+// request sends req with a new seq and waits for the event answering it
+// (the one answers names for its op, or an error event).
+func (c *Client) request(ctx context.Context, req Request) (Event, error) {
 	req.Seq = c.seq.Add(1)
 	w := &waiter{op: req.Op, id: req.ID, ch: make(chan Event, 1)}
 	c.mu.Lock()

@@ -208,7 +208,7 @@ func TestRefErrors(t *testing.T) {
 		wantErr("short request", c.Call(ctx, Call{ID: 1, Dst: addrB, Port: 1, Request: 5, Response: 20}), `"response" must equal "request"`)
 		wantErr("too long", c.Call(ctx, Call{ID: 1, Dst: addrB, Port: 1, Request: MaxMessage + 1, Response: 20}), "must be 1..1000000")
 		wantErr("client port", c.Listen(ctx, 40000), "server ports are 1..32767")
-		_, err = c.request(ctx, Request{Op: "dance"}, EventBye)
+		_, err = c.request(ctx, Request{Op: "dance"})
 		wantErr("unknown op", err, `unknown op "dance"`)
 		// A call to a host nobody listens on times out within timeout_ms.
 		if err := c.Call(ctx, Call{ID: 5, Dst: addrB, Port: 4000, Request: 20, Response: 20, TimeoutMs: 50}); err != nil {
