@@ -198,7 +198,9 @@ func callsOverNamespaces(t *testing.T, nss []netns.NsHandle, orig netns.NsHandle
 	}
 	ctx := t.Context()
 	for i, c := range clients {
-		h, err := c.Hello(ctx, HelloRequest{Host: names[i], Addrs: addrs[i]})
+		// timeout_ticks 1000 (1 s) instead of 100: the machine is shared
+		// and a descheduled agent must not look like a lost peer.
+		h, err := c.Hello(ctx, HelloRequest{Host: names[i], Addrs: addrs[i], Params: Params{"timeout_ticks": int(1000 * timeScale())}})
 		if err != nil || h.Unsupported != "" || h.Impl != "ref" || (version != "" && h.Version != version) {
 			t.Fatalf("hello %s: %+v, %v", names[i], h, err)
 		}
