@@ -218,7 +218,9 @@ func (o *runOpts) onePass() error {
 	}
 	defer logf.Close()
 	res, err := conformance.Run(nil, conformance.Options{
-		NewEnv:      func() (*conformance.Env, error) { return conformance.NewMemEnv(conformance.MemEnvConfig{Faults: faults}) },
+		NewEnv: func() (*conformance.Env, error) {
+			return conformance.NewMemEnv(conformance.MemEnvConfig{Faults: faults})
+		},
 		LabelFilter: o.labelFilter, Rules: o.rules, Focus: o.focus, JUnit: o.junit,
 		Artifacts: o.artifacts, Log: logf, Verbose: o.verbose,
 	})
