@@ -3,6 +3,7 @@ package conformance
 import (
 	"encoding/binary"
 	"errors"
+	"github.com/homatest/homatest/agent"
 	"net/netip"
 	"time"
 
@@ -109,7 +110,9 @@ func (r *iutRPC) wait() CallResult {
 // responsePayload is a response body of n bytes for call id (payload
 // header: own length uint32 LE, call id uint64 LE, then the pattern).
 func responsePayload(id uint64, n int) []byte {
-	return requestPayload(id, n, n, 0, n)
+	b := make([]byte, n)
+	agent.FillPayload(b, id, uint32(n))
+	return b
 }
 
 // serveFully has the tester complete r: receive it all, respond, and check

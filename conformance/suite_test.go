@@ -29,7 +29,7 @@ func TestConformance(t *testing.T) {
 		if len(s.Rules) == 0 || s.Area == "" || s.Level == "" {
 			t.Errorf("spec %q lacks rule, area or level labels", s.Name)
 		}
-		if s.State != "passed" {
+		if s.State == "failed" || s.State == "error" {
 			t.Errorf("%s: %s: %s (capture %s)", s.Name, s.State, s.Failure, s.Capture)
 		}
 	}
