@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
-	"os"
-	"strings"
 	"testing"
 	"time"
 )
@@ -34,7 +32,7 @@ func TestBuildTeardown20(t *testing.T) {
 		default:
 			t.Fatalf("round %d: process %d still running after Close", i, p.Pid())
 		}
-		if _, err := os.Stat(fmt.Sprintf("/proc/%d", p.Pid())); err == nil && !isZombie(p.Pid()) {
+		if processAlive(p.Pid()) {
 			t.Errorf("round %d: pid %d still in /proc", i, p.Pid())
 		}
 		if left := leftovers(t, topo.ID); len(left) > 0 {
@@ -46,16 +44,6 @@ func TestBuildTeardown20(t *testing.T) {
 	}
 	t.Logf("%d × 4-host build+teardown in %v: build %v, close %v per round", rounds, time.Since(start).Round(time.Millisecond),
 		(buildTime / rounds).Round(time.Microsecond), (closeTime / rounds).Round(time.Microsecond))
-}
-
-func isZombie(pid int) bool {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return true
-	}
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	return i > 0 && i+2 < len(s) && s[i+2] == 'Z'
 }
 
 func TestTopologyShape(t *testing.T) {
