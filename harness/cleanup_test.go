@@ -3,6 +3,7 @@ package harness
 import (
 	"bufio"
 	"encoding/json"
+	"errors"
 	"os"
 	"os/exec"
 	"slices"
@@ -18,30 +19,7 @@ import (
 // grandchild, the namespaces and the lock, leaving nothing.
 func TestSIGKILLThenCleanup(t *testing.T) {
 	requireRoot(t)
-	var rep helperReport
-	t.Cleanup(func() {
-		if rep.Run != "" {
-			Cleanup(rep.Run.Prefix())
-		}
-	})
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), helperEnv+"="+t.TempDir())
-	cmd.Stderr = os.Stderr
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	line, err := bufio.NewReader(out).ReadString('\n')
-	if err != nil {
-		t.Fatalf("helper harness: %v", err)
-	}
-	if err := json.Unmarshal([]byte(line), &rep); err != nil {
-		t.Fatalf("helper report %q: %v", line, err)
-	}
+	cmd, rep := startHelper(t, false)
 	if len(rep.Children) != 3 || rep.Grandchild <= 0 {
 		t.Fatalf("helper report %+v: want 3 children and a grandchild", rep)
 	}
@@ -95,6 +73,65 @@ func TestSIGKILLThenCleanup(t *testing.T) {
 	}
 	if again, err := Cleanup(rep.Run.Prefix()); err != nil || len(again) != 0 {
 		t.Errorf("second Cleanup = %v, %v; want nothing", again, err)
+	}
+}
+
+// startHelper runs this test binary as a harness process (see
+// runHelperHarness) and returns it with its report once its run is up.
+// Killing it and cleaning its run are registered with t.Cleanup first.
+func startHelper(t *testing.T, signals bool) (*exec.Cmd, *helperReport) {
+	t.Helper()
+	rep := &helperReport{}
+	t.Cleanup(func() {
+		if rep.Run != "" {
+			Cleanup(rep.Run.Prefix())
+		}
+	})
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), helperEnv+"="+t.TempDir())
+	if signals {
+		cmd.Env = append(cmd.Env, helperSignalsEnv+"=1")
+	}
+	cmd.Stderr = os.Stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil {
+		t.Fatalf("helper harness: %v", err)
+	}
+	if err := json.Unmarshal([]byte(line), rep); err != nil {
+		t.Fatalf("helper report %q: %v", line, err)
+	}
+	return cmd, rep
+}
+
+// TestSIGTERMTearsDown: a harness that called HandleSignals removes its
+// whole run (children, grandchildren in its process groups, namespaces,
+// lock) when it gets SIGTERM, and ends with the signal.
+func TestSIGTERMTearsDown(t *testing.T) {
+	requireRoot(t)
+	cmd, rep := startHelper(t, true)
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	err := cmd.Wait()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.Sys().(syscall.WaitStatus).Signal() != syscall.SIGTERM {
+		t.Errorf("helper ended with %v, want killed by SIGTERM", err)
+	}
+	for _, pid := range append(rep.Children, rep.Grandchild) {
+		if processAlive(pid) {
+			t.Errorf("process %d alive after the harness's SIGTERM teardown", pid)
+		}
+	}
+	if l := leftovers(t, rep.Run); len(l) > 0 {
+		t.Errorf("left after SIGTERM: %v", l)
 	}
 }
 

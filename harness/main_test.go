@@ -12,6 +12,9 @@ import (
 // runHelperHarness) instead of running tests.
 const helperEnv = "HOMATEST_HARNESS_HELPER"
 
+// helperSignalsEnv makes the helper harness install HandleSignals.
+const helperSignalsEnv = "HOMATEST_HARNESS_HELPER_SIGNALS"
+
 func TestMain(m *testing.M) {
 	if dir := os.Getenv(helperEnv); dir != "" {
 		if err := runHelperHarness(dir); err != nil {
@@ -36,6 +39,9 @@ type helperReport struct {
 // covered by Pdeathsig), prints a helperReport line and blocks until
 // killed.
 func runHelperHarness(dir string) error {
+	if os.Getenv(helperSignalsEnv) != "" {
+		HandleSignals()
+	}
 	a, err := NewArtifacts(dir)
 	if err != nil {
 		return err
