@@ -146,10 +146,15 @@ func TestTrafficThroughBridge(t *testing.T) {
 	requireRoot(t)
 	topo := build(t, Config{Hosts: 3})
 	h1, h2, h3 := topo.Hosts[0], topo.Hosts[1], topo.Hosts[2]
-	exchange(t, h1, h2, "udp4", h2.Addr4)
-	exchange(t, h2, h1, "udp4", h1.Addr4)
-	exchange(t, h1, h2, "udp6", h2.Addr6)
-	exchange(t, h3, h1, "udp6", h1.Addr6)
+	for _, c := range []struct {
+		src, dst *Host
+		network  string
+		to       netip.Addr
+	}{{h1, h2, "udp4", h2.Addr4}, {h2, h1, "udp4", h1.Addr4}, {h1, h2, "udp6", h2.Addr6}, {h3, h1, "udp6", h1.Addr6}} {
+		t0 := time.Now()
+		exchange(t, c.src, c.dst, c.network, c.to)
+		t.Logf("%s %s→%s delivered in %v", c.network, c.src.Name, c.dst.Name, time.Since(t0).Round(time.Microsecond))
+	}
 }
 
 func TestTwoTopologiesAtOnce(t *testing.T) {
