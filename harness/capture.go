@@ -4,16 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"reflect"
 	"sync"
 	"sync/atomic"
 	"time"
-	"unsafe"
-
-	"github.com/gopacket/gopacket/pcapgo"
-	"golang.org/x/net/bpf"
-	"golang.org/x/sys/unix"
 
 	"github.com/homatest/homatest/pcap"
 )
@@ -63,7 +56,7 @@ func (d Direction) pcap() pcap.Direction {
 }
 
 // Capture records every switch port of a topology in both directions, with
-// one AF_PACKET socket (pcapgo.EthernetHandle, kernel ns timestamps) per
+// one AF_PACKET socket (pcap.OpenLive: pcapgo, kernel ns timestamps) per
 // port and direction, the direction chosen by a BPF filter on the packet
 // type (PACKET_OUTGOING = out). Frames are spooled to temporary files in
 // the run folder and merged in time order by Stop.
@@ -231,8 +224,7 @@ type stream struct {
 	host  int // index into Topology.Hosts
 	port  string
 	dir   Direction
-	h     *pcapgo.EthernetHandle
-	f     *os.File // the handle's socket, for deadlines
+	live  *pcap.Live
 	spool *spoolWriter
 
 	n       atomic.Uint64 // frames written to the spool
@@ -243,130 +235,45 @@ type stream struct {
 	err     error
 }
 
-// directionFilter returns a BPF program accepting frames of packet type
-// PACKET_OUTGOING (dir == DirOut) or every other type (DirIn), with the
-// full capture length.
-func directionFilter(dir Direction) ([]bpf.RawInstruction, error) {
-	// Outgoing frames fall through to "accept" for DirOut and skip to
-	// "reject" for DirIn.
-	skipTrue, skipFalse := uint8(0), uint8(1)
-	if dir == DirIn {
-		skipTrue, skipFalse = 1, 0
-	}
-	return bpf.Assemble([]bpf.Instruction{
-		bpf.LoadExtension{Num: bpf.ExtType},
-		bpf.JumpIf{Cond: bpf.JumpEqual, Val: unix.PACKET_OUTGOING, SkipTrue: skipTrue, SkipFalse: skipFalse},
-		bpf.RetConstant{Val: CaptureSnapLen},
-		bpf.RetConstant{Val: 0},
-	})
-}
-
 // openStream opens the capture socket for port (of host index i) and
 // direction dir inside the switch namespace, and its spool file.
 func openStream(t *Topology, i int, port string, dir Direction) (*stream, error) {
 	s := &stream{host: i, port: port, dir: dir, done: make(chan struct{})}
 	s.target.Store(-1)
-	prog, err := directionFilter(dir)
-	if err != nil {
-		return nil, err
-	}
-	err = inNetns(t.Switch, func() error {
-		h, err := pcapgo.NewEthernetHandle(port)
-		if err != nil {
-			return err
-		}
-		s.h = h
-		return nil
+	err := inNetns(t.Switch, func() (err error) {
+		s.live, err = pcap.OpenLive(port, pcap.LiveOptions{SnapLen: CaptureSnapLen, BufferBytes: CaptureBufferBytes, Direction: dir.pcap()})
+		return err
 	})
 	if err != nil {
 		return nil, err
 	}
-	fail := func(err error) (*stream, error) {
-		s.h.Close()
-		return nil, err
-	}
-	if err := s.h.SetCaptureLength(CaptureSnapLen); err != nil {
-		return fail(err)
-	}
-	if err := s.h.SetBPF(prog); err != nil {
-		return fail(fmt.Errorf("attach direction filter: %w", err))
-	}
-	if s.f, err = handleFile(s.h); err != nil {
-		return fail(err)
-	}
-	if err := s.control(func(fd int) error {
-		if err := unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_RCVBUFFORCE, CaptureBufferBytes); err != nil {
-			return fmt.Errorf("SO_RCVBUFFORCE %d: %w", CaptureBufferBytes, err)
-		}
-		// Drop what arrived before the filter was attached (either
-		// direction), and reset the counters.
-		buf := make([]byte, 1)
-		for {
-			if _, _, err := unix.Recvfrom(fd, buf, unix.MSG_DONTWAIT|unix.MSG_TRUNC); err != nil {
-				break
-			}
-		}
-		_, err := unix.GetsockoptTpacketStats(fd, unix.SOL_PACKET, unix.PACKET_STATISTICS)
-		return err
-	}); err != nil {
-		return fail(err)
-	}
 	if s.spool, err = newSpool(t.Artifacts, fmt.Sprintf(".capture-%s-%s.spool", port, dir)); err != nil {
-		return fail(err)
+		s.live.Close()
+		return nil, err
 	}
 	return s, nil
 }
 
-// handleFile returns the socket file inside a pcapgo.EthernetHandle.
-// pcapgo does not export it; we need it for SO_RCVBUFFORCE and read
-// deadlines (see ../shared/platform.md §3, traps 2 and the buffer size).
-// The field is read by name, so a pcapgo that renames it fails here with a
-// clear error rather than misbehaving.
-func handleFile(h *pcapgo.EthernetHandle) (*os.File, error) {
-	v := reflect.ValueOf(h).Elem().FieldByName("file")
-	if !v.IsValid() || v.Type() != reflect.TypeOf((*os.File)(nil)) {
-		return nil, errors.New("pcapgo.EthernetHandle has no field file *os.File: update harness.handleFile for this gopacket version")
-	}
-	return *(**os.File)(unsafe.Pointer(v.UnsafeAddr())), nil
-}
-
-// control runs f with the socket's fd.
-func (s *stream) control(f func(fd int) error) error {
-	rc, err := s.f.SyscallConn()
-	if err != nil {
-		return err
-	}
-	var ferr error
-	if err := rc.Control(func(fd uintptr) { ferr = f(int(fd)) }); err != nil {
-		return err
-	}
-	return ferr
-}
-
 // readStats adds the kernel's counters (reset by each read) to s.
 func (s *stream) readStats() {
-	s.control(func(fd int) error {
-		st, err := unix.GetsockoptTpacketStats(fd, unix.SOL_PACKET, unix.PACKET_STATISTICS)
-		if err == nil {
-			s.packets += uint64(st.Packets)
-			s.drops += uint64(st.Drops)
-		}
-		return err
-	})
+	if p, d, err := s.live.Stats(); err == nil {
+		s.packets += p
+		s.drops += d
+	}
 }
 
 // run reads frames into the spool until stopped.
 func (s *stream) run() {
 	defer close(s.done)
 	for {
-		data, ci, err := s.h.ZeroCopyReadPacketData()
+		data, ts, length, err := s.live.ReadFrame()
 		if err != nil {
-			if !errors.Is(err, os.ErrDeadlineExceeded) && !errors.Is(err, os.ErrClosed) && s.target.Load() < 0 {
+			if s.target.Load() < 0 { // not stopping
 				s.err = err
 			}
 			return
 		}
-		if werr := s.spool.write(ci.Timestamp, data, ci.Length); werr != nil {
+		if werr := s.spool.write(ts, data, length); werr != nil {
 			s.err = werr
 			return
 		}
@@ -384,13 +291,13 @@ func (s *stream) stop() {
 	queued := int64(s.packets - s.drops)
 	s.target.Store(queued)
 	if int64(s.n.Load()) >= queued {
-		s.f.SetReadDeadline(time.Now()) // wake a blocked read
+		s.live.SetReadDeadline(time.Now()) // wake a blocked read
 	} else {
-		s.f.SetReadDeadline(time.Now().Add(2 * time.Second))
+		s.live.SetReadDeadline(time.Now().Add(2 * time.Second))
 	}
 	<-s.done
 	s.readStats()
-	s.h.Close()
+	s.live.Close()
 	if err := s.spool.close(); err != nil && s.err == nil {
 		s.err = err
 	}
