@@ -24,7 +24,9 @@ var ErrLiveNotSupported = errors.New("pcap: live capture needs Linux (AF_PACKET)
 func OpenLive(string, LiveOptions) (*Live, error) { return nil, ErrLiveNotSupported }
 
 // ReadFrame returns ErrLiveNotSupported.
-func (*Live) ReadFrame() ([]byte, time.Time, int, error) { return nil, time.Time{}, 0, ErrLiveNotSupported }
+func (*Live) ReadFrame() ([]byte, time.Time, int, error) {
+	return nil, time.Time{}, 0, ErrLiveNotSupported
+}
 
 // SetReadDeadline returns ErrLiveNotSupported.
 func (*Live) SetReadDeadline(time.Time) error { return ErrLiveNotSupported }
