@@ -5,9 +5,7 @@ import (
 	"fmt"
 
 	"github.com/vishvananda/netlink"
-	"github.com/vishvananda/netlink/nl"
 	"github.com/vishvananda/netns"
-	"golang.org/x/sys/unix"
 )
 
 // BridgeFabric is the built-in Fabric: a Linux kernel bridge in the switch
@@ -26,7 +24,7 @@ func NewBridgeFabric(name string) *BridgeFabric { return &BridgeFabric{name: nam
 
 // Start creates the bridge in ns, enslaves ports and brings it up.
 func (b *BridgeFabric) Start(ctx context.Context, ns netns.NsHandle, ports []string) error {
-	h, err := netlink.NewHandleAt(ns, unix.NETLINK_ROUTE)
+	h, err := netlink.NewHandleAt(ns, netlinkRoute)
 	if err != nil {
 		return fmt.Errorf("netlink handle in switch namespace: %w", err)
 	}
@@ -74,29 +72,4 @@ func (b *BridgeFabric) Close() error {
 		return nil // never created, or already gone
 	}
 	return h.LinkDel(link)
-}
-
-// bridgeNoSTP sets IFLA_BR_STP_STATE 0 and IFLA_BR_FORWARD_DELAY 0 on the
-// bridge with index idx in ns (vishvananda/netlink's Bridge has no fields
-// for them; this is the RTM_NEWLINK message "ip link set BR type bridge
-// stp_state 0 forward_delay 0" sends).
-func bridgeNoSTP(ns netns.NsHandle, idx int) error {
-	s, err := nl.GetNetlinkSocketAt(ns, netns.None(), unix.NETLINK_ROUTE)
-	if err != nil {
-		return err
-	}
-	defer s.Close()
-	req := nl.NewNetlinkRequest(unix.RTM_NEWLINK, unix.NLM_F_ACK)
-	req.Sockets = map[int]*nl.SocketHandle{unix.NETLINK_ROUTE: {Socket: s}}
-	msg := nl.NewIfInfomsg(unix.AF_UNSPEC)
-	msg.Index = int32(idx)
-	req.AddData(msg)
-	info := nl.NewRtAttr(unix.IFLA_LINKINFO, nil)
-	info.AddRtAttr(nl.IFLA_INFO_KIND, nl.NonZeroTerminated("bridge"))
-	data := info.AddRtAttr(nl.IFLA_INFO_DATA, nil)
-	data.AddRtAttr(nl.IFLA_BR_STP_STATE, nl.Uint32Attr(0))
-	data.AddRtAttr(nl.IFLA_BR_FORWARD_DELAY, nl.Uint32Attr(0))
-	req.AddData(info)
-	_, err = req.Execute(unix.NETLINK_ROUTE, 0)
-	return err
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strconv"
 	"strings"
@@ -161,6 +162,9 @@ func LiveRuns(prefix string) []RunID {
 // description (Leftover.String) of each thing removed, and the joined
 // errors of what could not be removed. It needs root (ErrNotRoot).
 func Cleanup(prefix string) (removed []string, err error) {
+	if runtime.GOOS != "linux" {
+		return nil, ErrNotSupported
+	}
 	if os.Geteuid() != 0 {
 		return nil, ErrNotRoot
 	}

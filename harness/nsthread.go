@@ -2,6 +2,7 @@ package harness
 
 import (
 	"fmt"
+	"os"
 	"runtime"
 
 	"github.com/vishvananda/netns"
@@ -79,4 +80,24 @@ func newNamedNetns(name string) (netns.NsHandle, error) {
 		return netns.None(), fmt.Errorf("create namespace %s: %w", name, r.err)
 	}
 	return r.h, nil
+}
+
+// sysctl writes value to /proc/sys/<key with dots as slashes> in the
+// calling thread's network namespace (the net.* tree is per namespace).
+func sysctl(key, value string) error {
+	p := "/proc/sys/" + dotsToSlashes(key)
+	if err := os.WriteFile(p, []byte(value), 0o644); err != nil {
+		return fmt.Errorf("sysctl %s=%s: %w", key, value, err)
+	}
+	return nil
+}
+
+func dotsToSlashes(s string) string {
+	b := []byte(s)
+	for i := range b {
+		if b[i] == '.' {
+			b[i] = '/'
+		}
+	}
+	return string(b)
 }

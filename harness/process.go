@@ -133,7 +133,7 @@ func (h *Host) Start(spec ProcSpec) (*Process, error) {
 	if len(spec.Env) > 0 {
 		cmd.Env = append(os.Environ(), spec.Env...)
 	}
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
+	cmd.SysProcAttr = childAttr()
 	var err error
 	if p.stdin, err = cmd.StdinPipe(); err != nil {
 		return nil, fmt.Errorf("harness: start %s on %s: %w", name, h.Name, err)

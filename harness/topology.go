@@ -9,11 +9,11 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sync"
 
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"
-	"golang.org/x/sys/unix"
 )
 
 // Limits and defaults of a topology.
@@ -95,6 +95,9 @@ func Build(ctx context.Context, cfg Config) (t *Topology, err error) {
 	if cfg.MTU < 68 || cfg.MTU > 65535 {
 		return nil, fmt.Errorf("harness: MTU %d bytes: want 68..65535", cfg.MTU)
 	}
+	if runtime.GOOS != "linux" {
+		return nil, ErrNotSupported
+	}
 	if os.Geteuid() != 0 {
 		return nil, ErrNotRoot
 	}
@@ -131,7 +134,7 @@ func Build(ctx context.Context, cfg Config) (t *Topology, err error) {
 	}); err != nil {
 		return t, fmt.Errorf("harness: switch namespace: %w", err)
 	}
-	sw, err := netlink.NewHandleAt(t.Switch, unix.NETLINK_ROUTE)
+	sw, err := netlink.NewHandleAt(t.Switch, netlinkRoute)
 	if err != nil {
 		return t, fmt.Errorf("harness: netlink handle in %s: %w", t.SwitchNS, err)
 	}
@@ -189,7 +192,7 @@ func (t *Topology) addHost(i int, sw *netlink.Handle) (*Host, error) {
 	}); err != nil {
 		return nil, err
 	}
-	nh, err := netlink.NewHandleAt(ns, unix.NETLINK_ROUTE)
+	nh, err := netlink.NewHandleAt(ns, netlinkRoute)
 	if err != nil {
 		return nil, fmt.Errorf("netlink handle in %s: %w", h.NS, err)
 	}
@@ -219,7 +222,7 @@ func (t *Topology) addHost(i int, sw *netlink.Handle) (*Host, error) {
 	h.MAC = link.Attrs().HardwareAddr
 	for _, a := range []*netlink.Addr{
 		{IPNet: &net.IPNet{IP: h.Addr4.AsSlice(), Mask: net.CIDRMask(Net4.Bits(), 32)}},
-		{IPNet: &net.IPNet{IP: h.Addr6.AsSlice(), Mask: net.CIDRMask(Net6.Bits(), 128)}, Flags: unix.IFA_F_NODAD},
+		{IPNet: &net.IPNet{IP: h.Addr6.AsSlice(), Mask: net.CIDRMask(Net6.Bits(), 128)}, Flags: ifaFNoDAD},
 	} {
 		if err := nh.AddrAdd(link, a); err != nil {
 			return nil, fmt.Errorf("add address %s to %s: %w", a.IPNet, h.Ifname, err)
@@ -264,6 +267,9 @@ func (t *Topology) Close() error {
 	return t.closeErr
 }
 
+// ErrNotSupported is returned by Build and Cleanup outside Linux.
+var ErrNotSupported = errors.New("harness: needs Linux (network namespaces, veth, AF_PACKET)")
+
 // ErrNotRoot is returned by Build and Cleanup when the process is not root
 // (namespaces, veths and AF_PACKET sockets need CAP_SYS_ADMIN and
 // CAP_NET_ADMIN).
@@ -297,7 +303,7 @@ func delLink(ns netns.NsHandle, name string) error {
 	if !ns.IsOpen() {
 		return nil
 	}
-	h, err := netlink.NewHandleAt(ns, unix.NETLINK_ROUTE)
+	h, err := netlink.NewHandleAt(ns, netlinkRoute)
 	if err != nil {
 		return err
 	}

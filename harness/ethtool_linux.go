@@ -1,8 +1,9 @@
+//go:build linux
+
 package harness
 
 import (
 	"fmt"
-	"os"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -80,24 +81,4 @@ func txCsumOff(ifnames ...string) error {
 		}
 	}
 	return nil
-}
-
-// sysctl writes value to /proc/sys/<key with dots as slashes> in the
-// calling thread's network namespace (the net.* tree is per namespace).
-func sysctl(key, value string) error {
-	p := "/proc/sys/" + dotsToSlashes(key)
-	if err := os.WriteFile(p, []byte(value), 0o644); err != nil {
-		return fmt.Errorf("sysctl %s=%s: %w", key, value, err)
-	}
-	return nil
-}
-
-func dotsToSlashes(s string) string {
-	b := []byte(s)
-	for i := range b {
-		if b[i] == '.' {
-			b[i] = '/'
-		}
-	}
-	return string(b)
 }
