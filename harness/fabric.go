@@ -2,6 +2,7 @@ package harness
 
 import (
 	"context"
+	"io"
 
 	"github.com/vishvananda/netns"
 )
@@ -26,8 +27,8 @@ type Fabric interface {
 //
 //	harness.FabricFunc(func(ctx context.Context, ns netns.NsHandle, ports []string) (io.Closer, error) {
 //		return netem.StartSwitch(ctx, ns, cfgFor(ports))
-//	})
-type FabricFunc func(ctx context.Context, ns netns.NsHandle, ports []string) (interface{ Close() error }, error)
+//	}).Fabric()
+type FabricFunc func(ctx context.Context, ns netns.NsHandle, ports []string) (io.Closer, error)
 
 // Fabric returns a Fabric that calls f on Start and the returned closer on
 // Close.
@@ -35,7 +36,7 @@ func (f FabricFunc) Fabric() Fabric { return &funcFabric{start: f} }
 
 type funcFabric struct {
 	start  FabricFunc
-	closer interface{ Close() error }
+	closer io.Closer
 }
 
 func (f *funcFabric) Start(ctx context.Context, ns netns.NsHandle, ports []string) error {

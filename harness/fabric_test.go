@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
+	"io"
 	"slices"
 	"testing"
 
@@ -18,7 +19,7 @@ func TestFabricFunc(t *testing.T) {
 	var gotPorts []string
 	closed := 0
 	var br *BridgeFabric
-	fab := FabricFunc(func(ctx context.Context, ns netns.NsHandle, ports []string) (interface{ Close() error }, error) {
+	fab := FabricFunc(func(ctx context.Context, ns netns.NsHandle, ports []string) (io.Closer, error) {
 		gotPorts = ports
 		br = NewBridgeFabric("custom0")
 		if err := br.Start(ctx, ns, ports); err != nil {
@@ -57,7 +58,7 @@ func TestBuildFailureLeavesNothing(t *testing.T) {
 	a, _ := NewArtifacts(t.TempDir())
 	id := randomRunID(t)
 	boom := errors.New("fabric refuses")
-	fab := FabricFunc(func(ctx context.Context, ns netns.NsHandle, ports []string) (interface{ Close() error }, error) {
+	fab := FabricFunc(func(ctx context.Context, ns netns.NsHandle, ports []string) (io.Closer, error) {
 		return nil, boom
 	}).Fabric()
 	topo, err := Build(context.Background(), Config{Hosts: 3, Fabric: fab, Artifacts: a, RunID: id})
