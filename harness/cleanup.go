@@ -99,23 +99,7 @@ func Leftovers(prefix string) ([]Leftover, error) {
 			inodes[st.Ino] = e.Name()
 		}
 	}
-	if len(inodes) > 0 {
-		pids, _ := filepath.Glob("/proc/[0-9]*")
-		for _, p := range pids {
-			pid, err := strconv.Atoi(filepath.Base(p))
-			if err != nil || pid == os.Getpid() {
-				continue
-			}
-			ino, ok := netnsInode(pid)
-			if !ok {
-				continue
-			}
-			if ns, ok := inodes[ino]; ok {
-				id, _ := RunOf(ns)
-				procs = append(procs, Leftover{Kind: "process", Name: procName(pid), Run: id, Pid: pid, NS: ns})
-			}
-		}
-	}
+	procs = processesIn(inodes)
 	ls, err := netlink.LinkList()
 	if err != nil {
 		return nil, fmt.Errorf("harness: list interfaces: %w", err)
@@ -172,28 +156,7 @@ func Cleanup(prefix string) (removed []string, err error) {
 	if err != nil {
 		return nil, err
 	}
-	var errs []error
-	var killed []Leftover
-	for _, l := range left {
-		if l.Kind == "process" {
-			if err := syscall.Kill(l.Pid, syscall.SIGKILL); err != nil && !errors.Is(err, syscall.ESRCH) {
-				errs = append(errs, fmt.Errorf("kill %s: %w", l, err))
-				continue
-			}
-			killed = append(killed, l)
-		}
-	}
-	deadline := time.Now().Add(5 * time.Second)
-	for _, l := range killed {
-		for processAlive(l.Pid) && time.Now().Before(deadline) {
-			time.Sleep(5 * time.Millisecond)
-		}
-		if processAlive(l.Pid) {
-			errs = append(errs, fmt.Errorf("%s still runs 5 s after SIGKILL", l))
-			continue
-		}
-		removed = append(removed, l.String())
-	}
+	removed, errs := killProcesses(left)
 	for _, l := range left {
 		var err error
 		switch l.Kind {
@@ -230,6 +193,59 @@ func Cleanup(prefix string) (removed []string, err error) {
 		return removed, fmt.Errorf("harness: cleanup: %w", errors.Join(errs...))
 	}
 	return removed, nil
+}
+
+// processesIn lists the processes (other than this one) whose network
+// namespace has one of the inodes (mapped to the namespace name).
+func processesIn(inodes map[uint64]string) []Leftover {
+	if len(inodes) == 0 {
+		return nil
+	}
+	var procs []Leftover
+	pids, _ := filepath.Glob("/proc/[0-9]*")
+	for _, p := range pids {
+		pid, err := strconv.Atoi(filepath.Base(p))
+		if err != nil || pid == os.Getpid() {
+			continue
+		}
+		ino, ok := netnsInode(pid)
+		if !ok {
+			continue
+		}
+		if ns, ok := inodes[ino]; ok && processAlive(pid) {
+			id, _ := RunOf(ns)
+			procs = append(procs, Leftover{Kind: "process", Name: procName(pid), Run: id, Pid: pid, NS: ns})
+		}
+	}
+	return procs
+}
+
+// killProcesses SIGKILLs the "process" entries of left and waits (up to
+// 5 s) until they are gone; it returns the descriptions of those killed
+// and the errors of the others.
+func killProcesses(left []Leftover) (killed []string, errs []error) {
+	var sent []Leftover
+	for _, l := range left {
+		if l.Kind == "process" {
+			if err := syscall.Kill(l.Pid, syscall.SIGKILL); err != nil && !errors.Is(err, syscall.ESRCH) {
+				errs = append(errs, fmt.Errorf("kill %s: %w", l, err))
+				continue
+			}
+			sent = append(sent, l)
+		}
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for _, l := range sent {
+		for processAlive(l.Pid) && time.Now().Before(deadline) {
+			time.Sleep(5 * time.Millisecond)
+		}
+		if processAlive(l.Pid) {
+			errs = append(errs, fmt.Errorf("%s still runs 5 s after SIGKILL", l))
+			continue
+		}
+		killed = append(killed, l.String())
+	}
+	return killed, errs
 }
 
 // netnsInode returns the inode of process pid's network namespace.

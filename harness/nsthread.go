@@ -6,6 +6,7 @@ import (
 	"runtime"
 
 	"github.com/vishvananda/netns"
+	"golang.org/x/sys/unix"
 )
 
 // netnsDir is where named network namespaces are bind-mounted (iproute2's
@@ -43,6 +44,18 @@ func inNetns(ns netns.NsHandle, f func() error) error {
 		errc <- ferr
 	}()
 	return <-errc
+}
+
+// nsInode returns the inode of the namespace behind handle h.
+func nsInode(h netns.NsHandle) (uint64, bool) {
+	if !h.IsOpen() {
+		return 0, false
+	}
+	var st unix.Stat_t
+	if err := unix.Fstat(int(h), &st); err != nil {
+		return 0, false
+	}
+	return st.Ino, true
 }
 
 // newNamedNetns creates the named network namespace /run/netns/name and

@@ -295,5 +295,18 @@ func (t *Topology) killAll() error {
 		}
 	}
 	wg.Wait()
-	return errors.Join(errs...)
+	// Processes that left their process group (setsid, daemons) but still
+	// run in one of the run's namespaces would keep it alive, unnamed,
+	// after the namespace is deleted: find them by namespace inode.
+	inodes := map[uint64]string{}
+	for _, h := range t.Hosts {
+		if ino, ok := nsInode(h.Netns); ok {
+			inodes[ino] = h.NS
+		}
+	}
+	if ino, ok := nsInode(t.Switch); ok {
+		inodes[ino] = t.SwitchNS
+	}
+	_, kerrs := killProcesses(processesIn(inodes))
+	return errors.Join(append(errs, kerrs...)...)
 }

@@ -71,6 +71,19 @@ func TestProcess(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// A daemon that left the process group: Close finds it by namespace.
+	d, err := topo.Hosts[1].Start(ProcSpec{Path: "sh", Args: []string{"-c", "setsid sleep 100 </dev/null >/dev/null 2>&1 & echo $!"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var daemon int
+	if _, err := fmt.Fscan(d.Stdout(), &daemon); err != nil {
+		t.Fatal(err)
+	}
+	d.Wait()
+	if !eventually(2*time.Second, func() bool { pg, _ := syscall.Getpgid(daemon); return pg == daemon }) {
+		t.Fatalf("setsid sleep %d did not get its own process group", daemon)
+	}
 	if err := topo.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -78,6 +91,9 @@ func TestProcess(t *testing.T) {
 	case <-left.Done():
 	case <-time.After(scaled(time.Second)):
 		t.Fatal("Close returned with a child still running")
+	}
+	if processAlive(daemon) {
+		t.Errorf("daemon %d (own session) alive after Close", daemon)
 	}
 	if _, err := topo.Hosts[0].Start(ProcSpec{Path: "true"}); err == nil {
 		t.Error("Start after Close succeeded")
