@@ -32,11 +32,12 @@ type Host struct {
 	// Addr6 is fd00::<Index> (prefix length 64).
 	Addr6 netip.Addr
 
-	topo   *Topology
-	mu     sync.Mutex
-	forker *forker
-	procs  map[*Process]struct{}
-	closed bool
+	topo    *Topology
+	mu      sync.Mutex
+	forker  *forker
+	procs   map[*Process]struct{}
+	started []*Process // every process started, for closing pipes
+	closed  bool
 }
 
 // Do runs f on an OS thread locked and switched into the host's namespace,

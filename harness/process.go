@@ -45,8 +45,8 @@ type Process struct {
 	Name string
 
 	cmd     *exec.Cmd
-	stdin   io.WriteCloser
-	stdout  io.ReadCloser
+	stdin   *os.File
+	stdout  *os.File
 	logPath string
 	logFile *os.File
 	done    chan struct{}
@@ -60,8 +60,9 @@ func (p *Process) Pid() int { return p.cmd.Process.Pid }
 // signals end of input to the child.
 func (p *Process) Stdin() io.WriteCloser { return p.stdin }
 
-// Stdout returns the read end of the child's standard output. Read it
-// until io.EOF before relying on Wait's result for output completeness.
+// Stdout returns the read end of the child's standard output. It stays
+// readable after the child exits (until the topology closes), so
+// everything the child wrote can be read up to io.EOF.
 func (p *Process) Stdout() io.Reader { return p.stdout }
 
 // LogPath returns the stderr log file path, or "" when ProcSpec.Stderr was
@@ -134,29 +135,40 @@ func (h *Host) Start(spec ProcSpec) (*Process, error) {
 		cmd.Env = append(os.Environ(), spec.Env...)
 	}
 	cmd.SysProcAttr = childAttr()
-	var err error
-	if p.stdin, err = cmd.StdinPipe(); err != nil {
+	// Our own pipes rather than cmd.StdinPipe/StdoutPipe: exec closes
+	// those when the process is reaped, which would lose output the child
+	// wrote just before exiting. The parent's ends stay open until the
+	// topology closes.
+	inR, inW, err := os.Pipe()
+	if err != nil {
 		return nil, fmt.Errorf("harness: start %s on %s: %w", name, h.Name, err)
 	}
-	if p.stdout, err = cmd.StdoutPipe(); err != nil {
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		inR.Close()
+		inW.Close()
 		return nil, fmt.Errorf("harness: start %s on %s: %w", name, h.Name, err)
+	}
+	p.stdin, p.stdout = inW, outR
+	cmd.Stdin, cmd.Stdout = inR, outW
+	closeChildEnds := func() { inR.Close(); outW.Close() }
+	closeAll := func() {
+		closeChildEnds()
+		p.closePipes()
+		if p.logFile != nil {
+			p.logFile.Close()
+		}
 	}
 	cmd.Stderr = spec.Stderr
 	if spec.Stderr == nil {
 		f, err := h.topo.Artifacts.OpenLog(h.Name + "." + name + ".stderr.log")
 		if err != nil {
+			closeAll()
 			return nil, fmt.Errorf("harness: start %s on %s: %w", name, h.Name, err)
 		}
 		p.logFile, p.logPath, cmd.Stderr = f, f.Name(), f
 	}
 	p.cmd = cmd
-	closeAll := func() {
-		p.stdin.Close()
-		p.stdout.Close()
-		if p.logFile != nil {
-			p.logFile.Close()
-		}
-	}
 	fk, err := h.startForker()
 	if err != nil {
 		closeAll()
@@ -173,7 +185,9 @@ func (h *Host) Start(spec ProcSpec) (*Process, error) {
 		closeAll()
 		return nil, fmt.Errorf("harness: start %s on %s: %w", name, h.Name, err)
 	}
+	closeChildEnds()
 	h.procs[p] = struct{}{}
+	h.started = append(h.started, p)
 	h.mu.Unlock()
 	go func() {
 		p.err = cmd.Wait()
@@ -186,6 +200,12 @@ func (h *Host) Start(spec ProcSpec) (*Process, error) {
 		close(p.done)
 	}()
 	return p, nil
+}
+
+// closePipes closes the parent's ends of stdin and stdout.
+func (p *Process) closePipes() {
+	p.stdin.Close()
+	p.stdout.Close()
 }
 
 // Processes returns the host's running processes.
@@ -263,7 +283,12 @@ func (h *Host) stopForker() error {
 	fk := h.forker
 	h.forker = nil
 	h.closed = true
+	started := h.started
+	h.started = nil
 	h.mu.Unlock()
+	for _, p := range started {
+		p.closePipes()
+	}
 	if fk != nil {
 		close(fk.stop)
 		<-fk.exit

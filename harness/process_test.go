@@ -52,6 +52,18 @@ func TestProcess(t *testing.T) {
 		t.Errorf("stderr log %s = %q, %v; want \"bye\\n\"", p.LogPath(), b, err)
 	}
 
+	// Output written just before exiting is still readable after Wait.
+	q, err := h.Start(ProcSpec{Path: "sh", Args: []string{"-c", "echo last words"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := q.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := io.ReadAll(q.Stdout()); err != nil || string(b) != "last words\n" {
+		t.Errorf("output read after Wait = %q, %v", b, err)
+	}
+
 	// Own process group; Kill reaps; Close kills what is left.
 	var stderr bytes.Buffer
 	k, err := h.Start(ProcSpec{Path: "sleep", Args: []string{"100"}, Stderr: &stderr})
