@@ -173,8 +173,14 @@ func Cleanup(prefix string) (removed []string, err error) {
 			err = netns.DeleteNamed(l.Name)
 			if err != nil {
 				// Not mounted (a stale file): remove it anyway.
-				if rerr := os.Remove(filepath.Join(netnsDir, l.Name)); rerr == nil || errors.Is(rerr, os.ErrNotExist) {
+				rerr := os.Remove(filepath.Join(netnsDir, l.Name))
+				switch {
+				case rerr == nil || errors.Is(rerr, os.ErrNotExist):
 					err = nil
+				case errors.Is(rerr, unix.EBUSY):
+					err = fmt.Errorf("%w: its bind mount is hidden under a later bind mount of %s "+
+						"(another tool ran \"ip netns add\" after the run made the namespace while %s was not yet a mount point); "+
+						"it goes away at reboot, or after \"umount %s\" when no other tool uses named namespaces", ErrShadowed, netnsDir, netnsDir, netnsDir)
 				}
 			}
 		case "lock":
@@ -247,6 +253,10 @@ func killProcesses(left []Leftover) (killed []string, errs []error) {
 	}
 	return killed, errs
 }
+
+// ErrShadowed is wrapped by Cleanup's error for a namespace whose bind
+// mount cannot be reached by its path any more (see ensureNetnsMount).
+var ErrShadowed = errors.New("namespace cannot be removed by path")
 
 // netnsInode returns the inode of process pid's network namespace.
 func netnsInode(pid int) (uint64, bool) {

@@ -67,6 +67,9 @@ func newNamedNetns(name string) (netns.NsHandle, error) {
 		h   netns.NsHandle
 		err error
 	}
+	if err := ensureNetnsMount(); err != nil {
+		return netns.None(), fmt.Errorf("create namespace %s: %w", name, err)
+	}
 	c := make(chan res, 1)
 	go func() {
 		runtime.LockOSThread()

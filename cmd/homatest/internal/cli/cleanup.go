@@ -79,6 +79,9 @@ Needs root.`,
 			if rep.Removed == nil {
 				rep.Removed = []string{}
 			}
+			if rep.Live == nil {
+				rep.Live = []harness.RunID{}
+			}
 			w := &errWriter{w: cmd.OutOrStdout()}
 			if output == "json" {
 				e := json.NewEncoder(w)
@@ -91,7 +94,9 @@ Needs root.`,
 				return usageErr(fmt.Errorf("write output: %w", w.err))
 			}
 			if err != nil {
-				return usageErr(err)
+				// One line: the details are in the output above.
+				return usageErr(fmt.Errorf("cleanup removed %d things, could not remove others: %s",
+					len(rep.Removed), strings.ReplaceAll(err.Error(), "\n", "; ")))
 			}
 			return nil
 		},
