@@ -147,3 +147,21 @@ func TestCleanupFilter(t *testing.T) {
 		}
 	}
 }
+
+// TestShadowedIn: a namespace mounted on the root file system's
+// /run/netns before /run/netns was bind-mounted over itself is shadowed;
+// one mounted inside the bind mount is not.
+func TestShadowedIn(t *testing.T) {
+	info := `26 1 254:0 / / rw,relatime - ext4 /dev/vda rw
+46 26 0:4 net:[4026532525] /run/netns/hte86c78-h1 rw - nsfs nsfs rw
+43 26 254:0 /run/netns /run/netns rw,relatime shared:1 - ext4 /dev/vda rw
+50 43 0:4 net:[4026532600] /run/netns/ht3f9a1c-h1 rw shared:1 - nsfs nsfs rw
+`
+	got := shadowedIn([]byte(info))
+	if len(got) != 1 || !got["hte86c78-h1"] {
+		t.Errorf("shadowedIn = %v, want only hte86c78-h1", got)
+	}
+	if got := shadowedIn([]byte("26 1 254:0 / / rw - ext4 /dev/vda rw\n46 26 0:4 net:[1] /run/netns/x rw - nsfs nsfs rw\n")); len(got) != 0 {
+		t.Errorf("without a /run/netns mount: %v, want none", got)
+	}
+}

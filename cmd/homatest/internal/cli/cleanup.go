@@ -120,13 +120,22 @@ func writeCleanupText(w *errWriter, rep cleanupReport) {
 	}
 	if rep.DryRun {
 		for _, l := range rep.Leftovers {
-			fmt.Fprintf(w, "would remove %s\n", l)
+			verb := "would remove"
+			if l.Kind == "shadowed" {
+				verb = "cannot remove"
+			}
+			fmt.Fprintf(w, "%s %s\n", verb, l)
 		}
 		fmt.Fprintf(w, "%d things to remove (dry run)\n", len(rep.Leftovers))
 		return
 	}
 	for _, r := range rep.Removed {
 		fmt.Fprintf(w, "removed %s\n", r)
+	}
+	for _, l := range rep.Leftovers {
+		if l.Kind == "shadowed" {
+			fmt.Fprintf(w, "cannot remove %s\n", l)
+		}
 	}
 	fmt.Fprintf(w, "removed %d things\n", len(rep.Removed))
 }
