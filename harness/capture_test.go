@@ -141,7 +141,7 @@ func TestCapture(t *testing.T) {
 	for _, e := range ents {
 		names = append(names, e.Name())
 	}
-	if want := []string{"capture.pcapng", "in.pcapng", "out.pcapng"}; !slices.Equal(names, want) {
+	if want := []string{"capture.pcapng", "in.pcapng", "out.pcapng", "topology.json"}; !slices.Equal(names, want) {
 		t.Errorf("run folder holds %v, want %v", names, want)
 	}
 }

@@ -166,7 +166,41 @@ func Build(ctx context.Context, cfg Config) (t *Topology, err error) {
 	// Processes and captures are torn down first (pushed last).
 	t.td.push("stop captures", t.closeCaptures)
 	t.td.push("kill processes", t.killAll)
+	if err = t.Artifacts.WriteJSON("topology.json", t.Describe()); err != nil {
+		return t, fmt.Errorf("harness: %w", err)
+	}
 	return t, nil
+}
+
+// Description is the JSON form of a topology, written to the run folder
+// as topology.json by Build.
+type Description struct {
+	Run      RunID             `json:"run"`
+	SwitchNS string            `json:"switch_netns"`
+	MTU      int               `json:"mtu"`
+	Fabric   string            `json:"fabric"`
+	Hosts    []HostDescription `json:"hosts"`
+}
+
+// HostDescription is one host of a Description.
+type HostDescription struct {
+	Name   string     `json:"name"`
+	NS     string     `json:"netns"`
+	Ifname string     `json:"ifname"`
+	Port   string     `json:"switch_port"`
+	MAC    string     `json:"mac"`
+	Addr4  netip.Addr `json:"addr4"`
+	Addr6  netip.Addr `json:"addr6"`
+}
+
+// Describe returns the topology's names and addresses.
+func (t *Topology) Describe() Description {
+	d := Description{Run: t.ID, SwitchNS: t.SwitchNS, MTU: t.MTU, Fabric: fmt.Sprintf("%T", t.fabric)}
+	for _, h := range t.Hosts {
+		d.Hosts = append(d.Hosts, HostDescription{Name: h.Name, NS: h.NS, Ifname: h.Ifname, Port: h.Port,
+			MAC: h.MAC.String(), Addr4: h.Addr4, Addr6: h.Addr6})
+	}
+	return d
 }
 
 // addHost creates host i: namespace, lo up, veth to the switch, addresses.

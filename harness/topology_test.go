@@ -1,10 +1,12 @@
 package harness
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
 	"net/netip"
+	"os"
 	"testing"
 	"time"
 )
@@ -82,6 +84,13 @@ func TestTopologyShape(t *testing.T) {
 		if err != nil {
 			t.Errorf("%s: %v", h.Name, err)
 		}
+	}
+	var d Description
+	if b, err := os.ReadFile(topo.Artifacts.Path("topology.json")); err != nil || json.Unmarshal(b, &d) != nil {
+		t.Fatalf("topology.json: %v", err)
+	}
+	if d.Run != topo.ID || len(d.Hosts) != 3 || d.Hosts[2].Addr6 != topo.Hosts[2].Addr6 || d.Fabric != "*harness.BridgeFabric" || d.MTU != 9000 {
+		t.Errorf("topology.json = %+v", d)
 	}
 	err := inNetns(topo.Switch, func() error {
 		for _, p := range topo.Ports {
