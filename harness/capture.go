@@ -61,13 +61,15 @@ func (d Direction) pcap() pcap.Direction {
 // type (PACKET_OUTGOING = out). Frames are spooled to temporary files in
 // the run folder and merged in time order by Stop.
 type Capture struct {
-	topo    *Topology
-	streams []*stream
-	notes   []Annotation
-	mu      sync.Mutex
-	stopped bool
-	stats   CaptureStats
-	err     error
+	topo      *Topology
+	streams   []*stream
+	notes     []Annotation
+	op        sync.Mutex // held by Stop and discard for their whole run
+	mu        sync.Mutex // guards the fields below and notes
+	stopped   bool
+	discarded bool
+	stats     CaptureStats
+	err       error
 }
 
 // Annotation is an extra record for the merged capture, e.g. a frame the
@@ -150,9 +152,14 @@ func (c *Capture) Annotate(a Annotation) {
 // the run folder as "capture.pcapng" (see WriteFile) and returns the
 // counts. Later calls return the same result.
 func (c *Capture) Stop() (CaptureStats, error) {
+	c.op.Lock()
+	defer c.op.Unlock()
 	c.mu.Lock()
 	if c.stopped {
 		defer c.mu.Unlock()
+		if c.discarded && c.err == nil {
+			return c.stats, errors.New("harness: capture discarded by Topology.Close before Stop")
+		}
 		return c.stats, c.err
 	}
 	c.stopped = true
@@ -194,15 +201,19 @@ func (c *Capture) Stop() (CaptureStats, error) {
 
 // discard stops the streams and removes their spool files.
 func (c *Capture) discard() error {
+	c.op.Lock()
+	defer c.op.Unlock()
 	c.mu.Lock()
-	stopped := c.stopped
-	c.stopped = true
+	stopped, discarded := c.stopped, c.discarded
+	c.stopped, c.discarded = true, true
 	c.mu.Unlock()
 	for _, s := range c.streams {
 		if !stopped {
 			s.stop()
 		}
-		s.removeSpool()
+		if !discarded {
+			s.removeSpool()
+		}
 	}
 	return nil
 }

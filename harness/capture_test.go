@@ -136,6 +136,9 @@ func TestCapture(t *testing.T) {
 	if err := topo.Close(); err != nil {
 		t.Fatal(err)
 	}
+	if err := c.WriteFile("late.pcapng", DirBoth); err == nil {
+		t.Error("WriteFile after Close succeeded")
+	}
 	ents, _ := os.ReadDir(topo.Artifacts.Dir)
 	var names []string
 	for _, e := range ents {

@@ -145,11 +145,14 @@ func (h *recordHeap) Pop() any {
 // switch delivered it: one view of each packet, for the spec checker.
 func (c *Capture) WriteFile(name string, dir Direction) error {
 	c.mu.Lock()
-	stopped := c.stopped
+	stopped, discarded := c.stopped, c.discarded
 	notes := append([]Annotation(nil), c.notes...)
 	c.mu.Unlock()
 	if !stopped {
 		return errors.New("harness: Capture.WriteFile before Stop")
+	}
+	if discarded {
+		return errors.New("harness: Capture.WriteFile after Topology.Close (the frames are gone)")
 	}
 	ifaces := make([]pcap.Interface, len(c.topo.Hosts))
 	for i, h := range c.topo.Hosts {
