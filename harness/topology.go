@@ -76,6 +76,7 @@ type Topology struct {
 
 	fabric    Fabric
 	td        teardown
+	building  sync.Mutex // held while Build runs
 	closeOnce sync.Once
 	closeErr  error
 	mu        sync.Mutex
@@ -108,9 +109,13 @@ func Build(ctx context.Context, cfg Config) (t *Topology, err error) {
 	id := lock.id
 	t = &Topology{ID: id, SwitchNS: id.SwitchNS(), Switch: netns.None(), MTU: cfg.MTU, Artifacts: cfg.Artifacts}
 	t.td.push("release run lock", func() error { lock.release(); return nil })
+	// A Close from another goroutine (the signal handler's CloseAll) waits
+	// until Build returns, so no step is created after the teardown ran.
+	t.building.Lock()
 	register(t)
 	t.td.push("unregister", func() error { unregister(t); return nil })
 	defer func() {
+		t.building.Unlock()
 		if err != nil {
 			t.Close()
 			t = nil
@@ -294,6 +299,8 @@ func (t *Topology) Host(name string) *Host {
 // (later calls return the first call's error).
 func (t *Topology) Close() error {
 	t.closeOnce.Do(func() {
+		t.building.Lock() // wait for a Build in progress
+		t.building.Unlock()
 		if err := t.td.run(); err != nil {
 			t.closeErr = fmt.Errorf("harness: close run %s: %w", t.ID, err)
 		}
