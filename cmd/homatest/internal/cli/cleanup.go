@@ -119,14 +119,16 @@ func writeCleanupText(w *errWriter, rep cleanupReport) {
 		fmt.Fprintf(w, "skipped run %s: its harness is still running\n", id)
 	}
 	if rep.DryRun {
+		n := 0
 		for _, l := range rep.Leftovers {
-			verb := "would remove"
-			if l.Kind == "shadowed" {
-				verb = "cannot remove"
+			verb := "cannot remove"
+			if l.Kind != "shadowed" {
+				verb = "would remove"
+				n++
 			}
 			fmt.Fprintf(w, "%s %s\n", verb, l)
 		}
-		fmt.Fprintf(w, "%d things to remove (dry run)\n", len(rep.Leftovers))
+		fmt.Fprintf(w, "%d things to remove (dry run)\n", n)
 		return
 	}
 	for _, r := range rep.Removed {
