@@ -181,11 +181,13 @@ func hostVia(t testing.TB, ns netns.NsHandle, addr string, p homa.Params, wrap f
 
 // TestRawIPRPCs runs the reference implementation over raw IP sockets
 // between two namespaces: payload integrity from 1 B to 1,000,000 B and
-// 200 concurrent RPCs.
+// 200 concurrent RPCs; every packet on the wire has priority<<5 in its TOS
+// for the priority its sender chose.
 func TestRawIPRPCs(t *testing.T) {
-	a, b := pair(t)
-	client, _ := hostVia(t, a, "198.18.0.1", userSpaceParams(), nil)
-	server, _ := hostVia(t, b, "198.18.0.2", userSpaceParams(), nil)
+	a, b, dev := pairDev(t)
+	stop := capture(t, a, dev)
+	client, ct := hostVia(t, a, "198.18.0.1", userSpaceParams(), newRecorder)
+	server, st := hostVia(t, b, "198.18.0.2", userSpaceParams(), newRecorder)
 	echoOn(t, server, true)
 	c, _ := client.Dial()
 	dst := netip.AddrPortFrom(server.Addr(), 4000)
@@ -232,6 +234,9 @@ func TestRawIPRPCs(t *testing.T) {
 	if ss.Delivered != 208 {
 		t.Errorf("server executed %d requests, want 208", ss.Delivered)
 	}
+	client.Close() // every packet sent is now queued at the capture
+	server.Close()
+	checkPriorities(t, stop(), ct, st)
 }
 
 func pairB(b *testing.B) (netns.NsHandle, netns.NsHandle) { return pair(b) }
@@ -239,11 +244,14 @@ func pairB(b *testing.B) (netns.NsHandle, netns.NsHandle) { return pair(b) }
 func hostB(b *testing.B, ns netns.NsHandle, addr string) *homa.Host { return host(b, ns, addr) }
 
 // TestRawIPv6 runs RPCs over raw IPv6 sockets between the namespaces:
-// payloads of 1 B to 1,000,000 B and 100 concurrent RPCs.
+// payloads of 1 B to 1,000,000 B and 100 concurrent RPCs; every packet on
+// the wire has priority<<5 in its traffic class (HomaModule main) for the
+// priority its sender chose.
 func TestRawIPv6(t *testing.T) {
-	a, b := pair(t)
-	client, _ := hostVia(t, a, "fd00::1", userSpaceParams(), nil)
-	server, _ := hostVia(t, b, "fd00::2", userSpaceParams(), nil)
+	a, b, dev := pairDev(t)
+	stop := capture(t, a, dev)
+	client, ct := hostVia(t, a, "fd00::1", userSpaceParams(), newRecorder)
+	server, st := hostVia(t, b, "fd00::2", userSpaceParams(), newRecorder)
 	echoOn(t, server, false)
 	c, _ := client.Dial()
 	dst := netip.AddrPortFrom(server.Addr(), 4000)
@@ -275,6 +283,9 @@ func TestRawIPv6(t *testing.T) {
 	if ss := server.Stats(); ss.Delivered != 105 {
 		t.Errorf("server executed %d requests, want 105", ss.Delivered)
 	}
+	client.Close() // every packet sent is now queued at the capture
+	server.Close()
+	checkPriorities(t, stop(), ct, st)
 }
 
 // echoOn answers requests on port 4000 of h with their payload (reversed
