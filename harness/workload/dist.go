@@ -142,7 +142,16 @@ func (d Dist) Max() int {
 // for q in [0, 1] (q ≤ 0 gives the smallest length, q ≥ 1 the largest).
 // It panics on the zero Dist.
 func (d Dist) Quantile(q float64) int {
-	i := sort.Search(len(d.points), func(i int) bool { return d.points[i].Fraction >= q })
+	// Binary search for the first point with Fraction ≥ q.
+	i, j := 0, len(d.points)
+	for i < j {
+		m := int(uint(i+j) >> 1)
+		if d.points[m].Fraction < q {
+			i = m + 1
+		} else {
+			j = m
+		}
+	}
 	if i == len(d.points) {
 		i = len(d.points) - 1 // q above the last fraction (rounding): the largest length
 	}
