@@ -109,11 +109,13 @@ func TestRawIPThousandRPCs(t *testing.T) {
 // whose request was lost then cycled RESEND → RPC_UNKNOWN → restarted
 // request DATA (dropped in the full buffer) without hearing any DATA or
 // BUSY, until timeout_ticks aborted the RPC. Scaling only the tick counts
-// ×10 (the shared QEMU captures' sysctls) still lost RPCs (5 in 1,000, 1
-// run in 13): NEED_ACK every 1 ms tick, answered by RESENDs for responses
-// still in flight, kept the amplification (13,000 retransmissions for
-// 2,700 losses). With the 50 ms tick the buffer never overflows (RecvDrops
-// 0) and the server retransmits 1-8 packets per packet lost.
+// ×10 (the shared QEMU captures' sysctls) still lost 5 RPCs in one of 5
+// runs: NEED_ACK every 1 ms tick, answered by RESENDs for responses still
+// in flight, kept the amplification (13,000 retransmissions for 2,700
+// losses); a 10 ms tick with a 5 s timeout lost RPCs in 2 of 17 runs, the
+// server's buffer overflowing again. With the 50 ms tick, 20 of 20 runs passed under load
+// average 15 with no kernel drop (RecvDrops 0) and 0.8-5.8 retransmissions
+// per packet lost.
 func userSpaceParams() homa.Params {
 	p := homa.DefaultParams()
 	p.Tick = timescale.D(50 * time.Millisecond)
