@@ -35,7 +35,7 @@ func iutCall(p *tester.Peer, reqLen, respLen int) *iutRPC {
 	done, err := env.IUT.Call(ctx(), netip.AddrPortFrom(p.Addr(), testerPort), reqLen, respLen)
 	ok(err, "asking the IUT to call %s:%d", p.Addr(), testerPort)
 	d, err := p.Expect(ctx(), tester.Match{Type: wire.TypeData, From: iut(),
-		Checks: []tester.Check{msgLenIs(reqLen), toPort(testerPort)}}, window(10*time.Millisecond))
+		Checks: []tester.Check{msgLenIs(reqLen), toPort(testerPort)}}, wait(10*time.Millisecond))
 	ok(err, "the IUT's request DATA")
 	r := &iutRPC{done: done, first: d, id: d.Pkt.SenderID(), cport: d.Pkt.Common().Sport(), msgLen: reqLen}
 	if pl := d.Pkt.Data().Payload(); d.Pkt.Data().Offset() == 0 && len(pl) >= 12 {
@@ -71,7 +71,7 @@ func (r *iutRPC) receiveRequest(p *tester.Peer) time.Time {
 			Priority: uint8(params().MaxSchedPrio)})).To(Succeed())
 	}
 	for !got.Covers(0, uint32(r.msgLen)) {
-		pk, err := p.Expect(ctx(), tester.Match{Type: wire.TypeData, From: iut(), RPC: r.id}, window(20*time.Millisecond))
+		pk, err := p.Expect(ctx(), tester.Match{Type: wire.TypeData, From: iut(), RPC: r.id}, wait(20*time.Millisecond))
 		ok(err, "request bytes: have %d of %d", got.Total(), r.msgLen)
 		d := pk.Pkt.Data()
 		got.Add(d.Offset(), d.Offset()+uint32(d.DataLen()))
@@ -133,7 +133,7 @@ func (m msgSpec) completeRequest(p *tester.Peer, sentTo int) ([]*tester.Packet, 
 	var grants []*tester.Packet
 	for sentTo < m.msgLen {
 		g, err := p.Expect(ctx(), tester.Match{Type: wire.TypeGrant, From: iut(), RPC: m.id},
-			window(2*params().Tick))
+			wait(2*params().Tick))
 		ok(err, "a GRANT for bytes beyond %d of %d", sentTo, m.msgLen)
 		grants = append(grants, g)
 		if off := int(g.Pkt.Grant().Offset()); off > sentTo {
@@ -142,7 +142,7 @@ func (m msgSpec) completeRequest(p *tester.Peer, sentTo int) ([]*tester.Packet, 
 		}
 	}
 	resp, err := p.Expect(ctx(), tester.Match{Type: wire.TypeData, From: iut(), RPC: m.id},
-		window(20*time.Millisecond))
+		wait(20*time.Millisecond))
 	ok(err, "the response to request %d", m.id)
 	m.ack(p)
 	return grants, resp
@@ -214,12 +214,15 @@ var errEarly = errors.New("too early")
 
 // barrier makes sure the IUT has processed every packet p sent before it at
 // priority prio: it sends a RESEND for an RPC that never existed at the same
-// priority (so it queues behind them) and waits for the RPC_UNKNOWN answer.
-func barrier(p *tester.Peer, prio uint8) {
+// priority (so it queues behind them) and waits for the RPC_UNKNOWN answer,
+// which it returns. Control packets the IUT sent at level 7 while
+// processing those packets arrived before it.
+func barrier(p *tester.Peer, prio uint8) *tester.Packet {
 	GinkgoHelper()
 	id := env.NewRPCID()
 	Expect(p.Send(iut(), prio, &wire.ResendFields{Common: wire.CommonFields{Sport: 39999, Dport: ServerPort, SenderID: id},
 		Offset: 0, Length: 1, Priority: 7})).To(Succeed())
-	_, err := p.Expect(ctx(), tester.Match{Type: wire.TypeRPCUnknown, From: iut(), RPC: id}, window(2*params().Tick))
+	u, err := p.Expect(ctx(), tester.Match{Type: wire.TypeRPCUnknown, From: iut(), RPC: id}, wait(2*params().Tick))
 	ok(err, "the IUT's RPC_UNKNOWN for a barrier RESEND (HOMA-RESEND-006)")
+	return u
 }

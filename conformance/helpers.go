@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"github.com/homatest/homatest/agent"
+	"github.com/homatest/homatest/internal/timescale"
 	"net/netip"
 	"os"
 	"path/filepath"
@@ -132,8 +133,16 @@ func need(caps ...string) {
 	}
 }
 
-// window is a timing window: d plus the environment's slack.
+// window is a timing window: d plus the environment's slack. It bounds
+// ExpectNone (how long nothing may happen), so it stays tight.
 func window(d time.Duration) time.Duration { return d + env.Slack }
+
+// wait bounds an Expect: the protocol's time d plus slack, but at least one
+// second (times HOMATEST_TIME_SCALE). An Expect returns as soon as the packet
+// arrives, so a generous bound costs nothing when the IUT is right and keeps
+// a loaded machine from failing it; upper time bounds that are protocol
+// rules are judged by the spec checker over the exchange (checkExchange).
+func wait(d time.Duration) time.Duration { return max(window(d), timescale.D(time.Second)) }
 
 // ctx is a context bounded by the spec.
 func ctx() context.Context { return context.Background() }

@@ -93,7 +93,7 @@ var (
 
 var _ = BeforeSuite(func() {
 	e, err := opts.NewEnv()
-	Expect(err).NotTo(HaveOccurred(), "building the test environment")
+	ok(err, "building the test environment")
 	env = e
 	Expect(env.IUT.Listen(context.Background(), ServerPort)).To(Succeed(), "asking the IUT to serve on port %d", ServerPort)
 	worst, median, err := measureNoise(env)

@@ -20,7 +20,7 @@ var _ = Describe("acknowledgements", func() {
 			Expect(p.Send(iut(), 7, &wire.NeedAckFields{Common: r.control()})).To(Succeed())
 			a, err := p.Expect(ctx(), tester.Match{Type: wire.TypeAck, From: iut(), RPC: r.id, Checks: []tester.Check{
 				tester.Ports(r.cport, testerPort),
-			}}, window(2*params().Tick))
+			}}, wait(2*params().Tick))
 			ok(err, "an ACK for RPC %d", r.id)
 			Expect(a.Pkt.SenderID()).To(Equal(r.id), "the ACK's sender_id names the client's RPC id")
 			checkExchange(p)
@@ -33,11 +33,11 @@ var _ = Describe("acknowledgements", func() {
 			pr := params()
 			m := newRequest(2000, 500)
 			m.sendData(p, 0, m.msgLen, 6, false)
-			resp, err := p.Expect(ctx(), tester.Match{Type: wire.TypeData, From: iut(), RPC: m.id}, window(20*time.Millisecond))
+			resp, err := p.Expect(ctx(), tester.Match{Type: wire.TypeData, From: iut(), RPC: m.id}, wait(20*time.Millisecond))
 			ok(err, "the response")
 			n, err := p.Expect(ctx(), tester.Match{Type: wire.TypeNeedAck, From: iut(), RPC: m.id, Checks: []tester.Check{
 				tester.Ports(ServerPort, m.sport),
-			}}, window(time.Duration(pr.RequestAckTicks+2)*pr.Tick))
+			}}, wait(time.Duration(pr.RequestAckTicks+2)*pr.Tick))
 			ok(err, "NEED_ACK from the server that sent its whole response")
 			// Both packets' delivery delays enter this gap, so it gets the
 			// environment's slack (unlike a silence measured from packets

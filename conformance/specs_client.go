@@ -33,7 +33,7 @@ var _ = Describe("client requests", func() {
 			r.msgLen = reqLen
 			var last *tester.Packet
 			for {
-				d, err := p.Expect(ctx(), tester.Match{Type: wire.TypeData, From: iut(), RPC: r.id}, window(10*params().Tick))
+				d, err := p.Expect(ctx(), tester.Match{Type: wire.TypeData, From: iut(), RPC: r.id}, wait(10*params().Tick))
 				ok(err, "request DATA after the GRANT")
 				if int(d.Pkt.Data().Offset())+d.Pkt.Data().DataLen() >= reqLen {
 					last = d

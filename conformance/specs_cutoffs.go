@@ -41,10 +41,10 @@ var _ = Describe("cutoffs", func() {
 			m := newRequest(1000, 100)
 			m.cutoffVersion = params().CutoffVersion + 1
 			m.sendData(p, 0, m.msgLen, 6, false)
-			c, err := p.Expect(ctx(), tester.Match{Type: wire.TypeCutoffs, From: iut()}, window(2*params().Tick))
+			c, err := p.Expect(ctx(), tester.Match{Type: wire.TypeCutoffs, From: iut()}, wait(2*params().Tick))
 			ok(err, "CUTOFFS after DATA with cutoff_version %d", m.cutoffVersion)
 			Expect(c.Pkt.Cutoffs().CutoffVersion()).To(Equal(params().CutoffVersion))
-			_, err = p.Expect(ctx(), tester.Match{Type: wire.TypeData, From: iut(), RPC: m.id}, window(2*params().Tick))
+			_, err = p.Expect(ctx(), tester.Match{Type: wire.TypeData, From: iut(), RPC: m.id}, wait(2*params().Tick))
 			ok(err, "the response")
 			m.ack(p)
 			checkExchange(p)

@@ -1,7 +1,6 @@
 package conformance
 
 import (
-	"fmt"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -25,7 +24,7 @@ var _ = Describe("grants", func() {
 				tester.Ports(ServerPort, m.sport),
 				tester.GrantPriority(0, uint8(pr.MaxSchedPrio)),
 				tester.IPPriority(uint8(pr.NumPriorities-1), uint8(pr.NumPriorities-1)),
-			}}, window(pr.ResponseTimeout+pr.Tick))
+			}}, wait(pr.ResponseTimeout+pr.Tick))
 			ok(err, "the first GRANT")
 			Expect(g.Pkt.SenderID()).To(Equal(m.id+1), "GRANT sender_id: the server's id is the client's plus one")
 			w := int(pr.Window)
@@ -55,7 +54,7 @@ var _ = Describe("grants", func() {
 			m := newRequest(unsched(1<<30), 1000) // exactly unsched_bytes
 			m.sendData(p, 0, m.msgLen, 6, false)
 			resp, err := p.Expect(ctx(), tester.Match{Type: wire.TypeData, From: iut(), RPC: m.id,
-				Checks: []tester.Check{msgLenIs(1000)}}, window(20*time.Millisecond))
+				Checks: []tester.Check{msgLenIs(1000)}}, wait(20*time.Millisecond))
 			ok(err, "the response")
 			Expect(resp.Pkt.Common().Dport()).To(Equal(m.sport))
 			Expect(p.ExpectNone(ctx(), tester.Match{Type: wire.TypeGrant, RPC: m.id}, window(2*params().Tick))).To(Succeed())
@@ -80,23 +79,21 @@ var _ = Describe("grants", func() {
 			for i := 0; i < n; i++ {
 				msgs[i].sendData(peers[i%2], 0, unsched(msgs[i].msgLen), 6, false)
 			}
-			// Once every unscheduled byte is in and the IUT has had two
-			// ticks, at most max_overcommit messages hold GRANTs (GRANTs
-			// are sent only while DATA arrives, and no more arrives now).
-			// The period stays well below timeout_ticks: RPCs whose granted
-			// bytes never come are aborted then, and their slots freed.
-			quiet := min(window(2*pr.Tick), time.Duration(pr.TimeoutTicks)*pr.Tick/3)
-			end := time.Now().Add(quiet)
-			time.Sleep(quiet) // a quiet period, not synchronisation: nothing is sent in it
-			early := func(p *tester.Packet) error {
-				if p.At.After(end) {
-					return fmt.Errorf("after the quiet period")
-				}
-				return nil
-			}
+			// Once the IUT has processed every unscheduled byte (a barrier
+			// behind the DATA from each sender), at most max_overcommit
+			// messages hold GRANTs: the GRANTs those DATA triggered left
+			// the IUT at level 7 before the barrier's RPC_UNKNOWN did.
+			ends := []*tester.Packet{barrier(peers[0], 6), barrier(peers[1], 6)}
 			for i, m := range msgs[pr.MaxOvercommit:] {
-				Expect(peers[(i+pr.MaxOvercommit)%2].Received(tester.Match{Type: wire.TypeGrant, From: iut(), RPC: m.id,
-					Checks: []tester.Check{early}})).To(BeEmpty(),
+				k := (i + pr.MaxOvercommit) % 2
+				before := func(p *tester.Packet) error {
+					if p.At.After(ends[k].At) {
+						return errEarly // after the barrier: not counted
+					}
+					return nil
+				}
+				Expect(peers[k].Received(tester.Match{Type: wire.TypeGrant, From: iut(), RPC: m.id,
+					Checks: []tester.Check{before}})).To(BeEmpty(),
 					"message %d of %d (%d bytes) got a GRANT while the %d shorter ones were waiting; max_overcommit is %d",
 					i+pr.MaxOvercommit+1, n, m.msgLen, pr.MaxOvercommit, pr.MaxOvercommit)
 			}

@@ -29,7 +29,7 @@ var _ = Describe("retransmission", func() {
 			r, err := p.Expect(ctx(), tester.Match{Type: wire.TypeResend, From: iut(), RPC: m.id, Checks: []tester.Check{
 				tester.ResendRange(uint32(3*seg), uint32(seg)),
 				tester.Ports(ServerPort, m.sport),
-			}}, window(silence+2*pr.Tick))
+			}}, wait(silence+2*pr.Tick))
 			ok(err, "a RESEND for the missing segment [%d, %d)", 3*seg, 4*seg)
 			// The IUT got the last DATA no earlier than the tester sent it
 			// and sent the RESEND no later than it arrived, so this gap
@@ -44,7 +44,7 @@ var _ = Describe("retransmission", func() {
 				"the RESEND came %v after the last DATA; resend_ticks %d allow it no earlier than %v",
 				r.At.Sub(last), pr.ResendTicks, earliest)
 			m.sendSegments(p, 6, 3)
-			_, err = p.Expect(ctx(), tester.Match{Type: wire.TypeData, From: iut(), RPC: m.id}, window(20*time.Millisecond))
+			_, err = p.Expect(ctx(), tester.Match{Type: wire.TypeData, From: iut(), RPC: m.id}, wait(20*time.Millisecond))
 			ok(err, "the response once the gap is filled")
 			m.ack(p)
 			checkExchange(p)
@@ -59,7 +59,7 @@ var _ = Describe("retransmission", func() {
 			Expect(p.Send(iut(), 7, &wire.ResendFields{Common: r.control(), Offset: 0, Length: uint32(seg), Priority: 3})).To(Succeed())
 			d, err := p.Expect(ctx(), tester.Match{Type: wire.TypeData, From: iut(), RPC: r.id, Checks: []tester.Check{
 				tester.DataOffset(0), tester.Retransmit(true), tester.IPPriority(3, 3),
-			}}, window(2*params().Tick))
+			}}, wait(2*params().Tick))
 			ok(err, "retransmitted DATA for [0, %d)", seg)
 			Expect(d.Pkt.Data().DataLen()).To(BeNumerically(">=", seg), "the retransmission covers the asked range")
 			res := r.respond(p, 100, params().CutoffVersion)
@@ -77,10 +77,10 @@ var _ = Describe("retransmission", func() {
 			Expect(p.Send(iut(), 6, &wire.ResendFields{Common: wire.CommonFields{Sport: m.sport, Dport: ServerPort, SenderID: m.id},
 				Offset: 0, Length: 1000, Priority: 7})).To(Succeed())
 			_, err := p.Expect(ctx(), tester.Match{Type: wire.TypeBusy, From: iut(), RPC: m.id,
-				Checks: []tester.Check{tester.Ports(ServerPort, m.sport)}}, window(2*params().Tick))
+				Checks: []tester.Check{tester.Ports(ServerPort, m.sport)}}, wait(2*params().Tick))
 			ok(err, "BUSY from the server that has not got the whole request")
 			m.sendData(p, 2*maxSegData(), m.msgLen, 6, false)
-			_, err = p.Expect(ctx(), tester.Match{Type: wire.TypeData, From: iut(), RPC: m.id}, window(20*time.Millisecond))
+			_, err = p.Expect(ctx(), tester.Match{Type: wire.TypeData, From: iut(), RPC: m.id}, wait(20*time.Millisecond))
 			ok(err, "the response")
 			m.ack(p)
 			checkExchange(p)
@@ -96,7 +96,7 @@ var _ = Describe("retransmission", func() {
 			u, err := p.Expect(ctx(), tester.Match{Type: wire.TypeRPCUnknown, From: iut(), RPC: id, Checks: []tester.Check{
 				tester.Ports(ServerPort, 40999),
 				tester.IPPriority(uint8(pr.NumPriorities-1), uint8(pr.NumPriorities-1)),
-			}}, window(2*pr.Tick))
+			}}, wait(2*pr.Tick))
 			ok(err, "RPC_UNKNOWN")
 			Expect(u.Pkt.SenderID()).To(Equal(id+1), "RPC_UNKNOWN carries the server's id (the RESEND's sender_id xor 1)")
 			Expect(p.ExpectNone(ctx(), tester.Match{From: iut(), RPC: id}, window(2*pr.Tick))).To(Succeed())
@@ -111,12 +111,12 @@ var _ = Describe("retransmission", func() {
 			// Let the unscheduled bytes arrive, then forget the RPC.
 			_, err := p.Expect(ctx(), tester.Match{Type: wire.TypeData, From: iut(), RPC: r.id,
 				Checks: []tester.Check{tester.DataOffset(uint32(unsched(r.msgLen) - unsched(r.msgLen)%maxSegData()))}},
-				window(10*time.Millisecond))
+				wait(10*time.Millisecond))
 			ok(err, "the last unscheduled DATA")
 			Expect(p.Send(iut(), 7, &wire.RPCUnknownFields{Common: r.control()})).To(Succeed())
 			d, err := p.Expect(ctx(), tester.Match{Type: wire.TypeData, From: iut(), RPC: r.id, Checks: []tester.Check{
 				tester.DataOffset(0), tester.Retransmit(true),
-			}}, window(2*params().Tick))
+			}}, wait(2*params().Tick))
 			ok(err, "the request restarted from offset 0")
 			r.first = d
 			r.serveFully(p, 100)

@@ -57,7 +57,7 @@ var _ = Describe("robustness", func() {
 			// And a well-formed request is served.
 			m := newRequest(3000, 2000)
 			m.sendData(p, 0, m.msgLen, 6, false)
-			_, err := p.Expect(ctx(), tester.Match{Type: wire.TypeData, From: iut(), RPC: m.id}, window(20*time.Millisecond))
+			_, err := p.Expect(ctx(), tester.Match{Type: wire.TypeData, From: iut(), RPC: m.id}, wait(20*time.Millisecond))
 			ok(err, "a response after the malformed packets")
 			m.ack(p)
 			checkExchange(p)

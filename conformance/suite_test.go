@@ -1,20 +1,53 @@
 package conformance
 
 import (
-	"github.com/homatest/homatest/homa"
+	"context"
+	"fmt"
 	"os"
+	"os/exec"
 	"testing"
+	"time"
+
+	"github.com/homatest/homatest/agent"
+	"github.com/homatest/homatest/homa"
+	"github.com/homatest/homatest/internal/timescale"
 )
 
-// TestConformance runs the whole suite against the reference implementation
-// on the in-memory network (no privileges needed).
+// TestMain lets this test binary act as the reference agent (for the
+// namespace environment, whose agent is a child process in host h1).
+func TestMain(m *testing.M) {
+	if os.Getenv("HOMATEST_AGENT_CHILD") == "ref" {
+		err := agent.ServeRef(context.Background(), os.Stdin, os.Stdout, agent.RefOptions{Version: "test"})
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "agent:", err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// TestConformance runs the whole suite against the reference implementation:
+// on the in-memory network (no privileges needed), or with HOMATEST_ENV=ns
+// in network namespaces with the agent as a child process (root).
+// HOMATEST_FOCUS, HOMATEST_LABEL_FILTER and HOMATEST_FAULT narrow it.
 func TestConformance(t *testing.T) {
 	var faults []homa.Fault
+	var names []string
 	if f := os.Getenv("HOMATEST_FAULT"); f != "" {
 		faults = append(faults, homa.Fault(f))
+		names = append(names, f)
 	}
-	res, err := Run(t, Options{NewEnv: func() (*Env, error) { return NewMemEnv(MemEnvConfig{Faults: faults}) },
-		Log: os.Stdout, Artifacts: artifactsDir(t), Verbose: testing.Verbose(),
+	newEnv := func() (*Env, error) { return NewMemEnv(MemEnvConfig{Faults: faults}) }
+	if os.Getenv("HOMATEST_ENV") == "ns" {
+		newEnv = func() (*Env, error) {
+			ctx, cancel := context.WithTimeout(context.Background(), envTimeout)
+			defer cancel()
+			return NewNSEnv(ctx, NSEnvConfig{Agent: []string{os.Args[0]}, AgentEnv: []string{"HOMATEST_AGENT_CHILD=ref"},
+				Faults: names, Artifacts: artifactsDir(t)})
+		}
+	}
+	res, err := Run(t, Options{NewEnv: newEnv, Log: os.Stdout, Artifacts: artifactsDir(t), Verbose: testing.Verbose(),
 		Focus: os.Getenv("HOMATEST_FOCUS"), LabelFilter: os.Getenv("HOMATEST_LABEL_FILTER")})
 	if err != nil {
 		t.Fatal(err)
@@ -32,6 +65,27 @@ func TestConformance(t *testing.T) {
 		if s.State == "failed" || s.State == "error" {
 			t.Errorf("%s: %s: %s (capture %s)", s.Name, s.State, s.Failure, s.Capture)
 		}
+	}
+}
+
+// TestConformanceNamespaces runs the suite in network namespaces: the
+// reference implementation as a child-process agent on host h1 behind the
+// kernel-bridge switch, tester peers on raw IP sockets in h2 and h3. Ginkgo
+// runs one suite per process, so this runs TestConformance in a child.
+func TestConformanceNamespaces(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root: builds network namespaces (run the tests as root, as CI does)")
+	}
+	if os.Getenv("HOMATEST_ENV") != "" {
+		t.Skip("already the namespace run")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), timescale.D(3*time.Minute))
+	defer cancel()
+	c := exec.CommandContext(ctx, os.Args[0], "-test.run", "^TestConformance$", "-test.count", "1")
+	c.Env = append(os.Environ(), "HOMATEST_ENV=ns")
+	out, err := c.CombinedOutput()
+	if err != nil {
+		t.Fatalf("the suite in namespaces failed: %v\n%s", err, out)
 	}
 }
 

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -15,8 +16,11 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/homatest/homatest/agent"
 	"github.com/homatest/homatest/conformance"
+	"github.com/homatest/homatest/harness"
 	"github.com/homatest/homatest/homa"
+	"github.com/homatest/homatest/internal/timescale"
 )
 
 // runOpts are the flags of homatest run.
@@ -62,8 +66,8 @@ Exit codes: 0 every spec passed (unsupported specs do not fail a run),
 		RunE: func(cmd *cobra.Command, _ []string) error { return o.run(cmd) },
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.impl, "impl", "ref", "implementation under test: ref (the built-in reference implementation)")
-	f.StringVar(&o.env, "env", "mem", "environment: mem (in-process, in-memory network)")
+	f.StringVar(&o.impl, "impl", "ref", "implementation under test: ref (built-in reference implementation), linux (kernel Homa module), or a manifest YAML file")
+	f.StringVar(&o.env, "env", "auto", "environment: ns (network namespaces, root), mem (in-process, in-memory network, ref only), auto (ns as root, else mem)")
 	f.StringVar(&o.labelFilter, "label-filter", "", "Ginkgo label filter over rule IDs, areas and levels, e.g. 'grant && MUST'")
 	f.StringVar(&o.rules, "rules", "", "comma-separated rule-ID globs: run only specs checking these rules, e.g. 'HOMA-GRANT-*'")
 	f.StringVar(&o.focus, "focus", "", "run only specs whose name contains this text")
@@ -81,11 +85,19 @@ Exit codes: 0 every spec passed (unsupported specs do not fail a run),
 
 // validate checks the flags before anything runs.
 func (o *runOpts) validate() error {
+	if o.env == "auto" {
+		o.env = "mem"
+		if os.Geteuid() == 0 {
+			o.env = "ns"
+		}
+	}
 	switch {
-	case o.impl != "ref":
-		return fmt.Errorf("--impl %q: only ref (the built-in reference implementation) is available so far", o.impl)
-	case o.env != "mem":
-		return fmt.Errorf("--env %q: only mem (in-memory network) is available so far", o.env)
+	case o.env != "mem" && o.env != "ns":
+		return fmt.Errorf("--env %q: want ns, mem or auto", o.env)
+	case o.env == "mem" && o.impl != "ref":
+		return fmt.Errorf("--impl %s needs --env ns (the in-memory network runs only the built-in reference implementation)", o.impl)
+	case o.env == "ns" && os.Geteuid() != 0:
+		return errors.New("--env ns builds network namespaces and needs root: run with sudo, or use --env mem")
 	case o.output != "text" && o.output != "json":
 		return fmt.Errorf("-o %q: want text or json", o.output)
 	case o.repeat < 1:
@@ -96,7 +108,26 @@ func (o *runOpts) validate() error {
 	if o.fault != "" && !knownFault(o.fault) {
 		return fmt.Errorf("--fault %q: no such fault knob (homatest faults lists them)", o.fault)
 	}
+	if _, err := o.manifest(); err != nil {
+		return err
+	}
 	return nil
+}
+
+// manifest returns the IUT's agent manifest: a built-in one for ref and
+// linux (this executable's "agent" command), else the YAML file --impl names.
+func (o *runOpts) manifest() (*agent.Manifest, error) {
+	if o.impl == "ref" || o.impl == "linux" {
+		self, err := os.Executable()
+		if err != nil {
+			return nil, fmt.Errorf("cannot find this program to run its agent: %w", err)
+		}
+		return agent.BuiltinManifest(o.impl, self)
+	}
+	if _, err := os.Stat(o.impl); err != nil {
+		return nil, fmt.Errorf("--impl %q: not ref, linux or a readable manifest file (%v)", o.impl, err)
+	}
+	return agent.LoadManifest(o.impl)
 }
 
 func knownFault(name string) bool {
@@ -145,6 +176,10 @@ func (o *runOpts) run(cmd *cobra.Command) error {
 		return usageErr(fmt.Errorf("write output: %w", err))
 	}
 	for _, p := range passes {
+		if strings.Contains(p.SetupError, "unsupported: ") {
+			_, why, _ := strings.Cut(p.SetupError, "unsupported: ")
+			return &ExitError{Code: ExitUsage, Err: fmt.Errorf("implementation %s is unsupported here: %s", o.impl, why)}
+		}
 		if p.SetupError != "" {
 			return &ExitError{Code: ExitUsage, Err: fmt.Errorf("the test environment could not be built: %s", p.SetupError)}
 		}
@@ -217,10 +252,33 @@ func (o *runOpts) onePass() error {
 		return err
 	}
 	defer logf.Close()
+	newEnv := func() (*conformance.Env, error) {
+		return conformance.NewMemEnv(conformance.MemEnvConfig{Faults: faults})
+	}
+	if o.env == "ns" {
+		m, err := o.manifest()
+		if err != nil {
+			return err
+		}
+		var env []string
+		for k, v := range m.Env {
+			env = append(env, k+"="+v)
+		}
+		var fs []string
+		if o.fault != "" {
+			fs = append(fs, o.fault)
+		}
+		newEnv = func() (*conformance.Env, error) {
+			ctx, cancel := context.WithTimeout(context.Background(), timescale.D(30*time.Second))
+			defer cancel()
+			return conformance.NewNSEnv(ctx, conformance.NSEnvConfig{Agent: m.Command, AgentEnv: env,
+				Params: m.Params, Faults: fs, Artifacts: o.artifacts})
+		}
+	}
+	stop := harness.HandleSignals()
+	defer stop()
 	res, err := conformance.Run(nil, conformance.Options{
-		NewEnv: func() (*conformance.Env, error) {
-			return conformance.NewMemEnv(conformance.MemEnvConfig{Faults: faults})
-		},
+		NewEnv:      newEnv,
 		LabelFilter: o.labelFilter, Rules: o.rules, Focus: o.focus, JUnit: o.junit,
 		Artifacts: o.artifacts, Log: logf, Verbose: o.verbose,
 	})
@@ -281,6 +339,11 @@ func (o *runOpts) report(out io.Writer, passes []*conformance.Result) error {
 		}
 	}
 	verdict := "PASS"
+	for _, p := range passes {
+		if p.SetupError != "" {
+			verdict = "ERROR (the environment could not be built)"
+		}
+	}
 	if n := failedPasses(passes); n > 0 {
 		verdict = fmt.Sprintf("FAIL (%d of %d passes)", n, len(passes))
 	}

@@ -12,10 +12,10 @@ import (
 )
 
 // TestMain lets this test binary act as homatest itself when homatest run
-// re-executes os.Executable() for a pass (HOMATEST_CLI_CHILD set by the
-// tests below).
+// re-executes os.Executable() for a pass or starts it as the agent
+// (HOMATEST_CLI_CHILD set by the tests below).
 func TestMain(m *testing.M) {
-	if os.Getenv("HOMATEST_CLI_CHILD") == "1" && len(os.Args) > 1 && os.Args[1] == "run" {
+	if os.Getenv("HOMATEST_CLI_CHILD") == "1" && len(os.Args) > 1 && !strings.HasPrefix(os.Args[1], "-test.") {
 		cmd := New()
 		cmd.SetArgs(os.Args[1:])
 		err := cmd.Execute()
@@ -96,3 +96,22 @@ func TestRunUsageErrors(t *testing.T) {
 
 // keep the import used when the JSON shape changes
 var _ = conformance.Result{}
+
+func TestRunMemEnvAndUnsupported(t *testing.T) {
+	t.Setenv("HOMATEST_CLI_CHILD", "1")
+	dir := t.TempDir()
+	out, err, code := run(t, "run", "--env", "mem", "--focus", "RPC_UNKNOWN-reply", "--artifacts", filepath.Join(dir, "mem"))
+	if code != ExitOK || !strings.Contains(out, "in-memory network") || !strings.Contains(out, "PASS") {
+		t.Fatalf("--env mem: exit %d, %v\n%s", code, err, out)
+	}
+	if os.Geteuid() != 0 {
+		return // --impl linux needs the namespace environment
+	}
+	if _, statErr := os.Stat("/proc/sys/net/homa"); statErr == nil {
+		t.Skip("this kernel has Homa: the linux agent is supported here")
+	}
+	out, err, code = run(t, "run", "--impl", "linux", "--artifacts", filepath.Join(dir, "linux"))
+	if code != ExitUsage || err == nil || !strings.Contains(err.Error(), "implementation linux is unsupported here: Linux kernel has no Homa") {
+		t.Fatalf("--impl linux on a kernel without Homa: exit %d, %v\n%s", code, err, out)
+	}
+}

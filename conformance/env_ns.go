@@ -1,0 +1,120 @@
+package conformance
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/netip"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/homatest/homatest/agent"
+	"github.com/homatest/homatest/harness"
+	"github.com/homatest/homatest/homa"
+	"github.com/homatest/homatest/homa/rawip"
+	"github.com/homatest/homatest/internal/timescale"
+)
+
+// NSEnvConfig configures NewNSEnv.
+type NSEnvConfig struct {
+	// Agent is the IUT's agent command line (program and arguments), run
+	// in host h1's namespace, e.g. {"/usr/bin/homatest", "agent", "--impl", "ref"}.
+	Agent []string
+	// AgentEnv is added to the agent's environment ("KEY=value").
+	AgentEnv []string
+	// Faults are fault knobs asked for in hello (reference implementation).
+	Faults []string
+	// Params are parameter overrides asked for in hello.
+	Params agent.Params
+	// Artifacts is the run folder (logs, capture.pcapng, topology.json);
+	// "" means harness.DefaultArtifactsDir.
+	Artifacts string
+	// Fabric forwards between the switch ports (nil: the kernel bridge).
+	Fabric harness.Fabric
+}
+
+// NewNSEnv builds the suite's environment in network namespaces (root
+// needed): three hosts behind a switch (harness.Build), the IUT's agent on
+// h1 as a child process speaking the agent protocol, tester peers on raw IP
+// sockets (protocol 146) in h2 and h3, and a capture of every switch port
+// written to the run folder when the environment closes. Errors: not root
+// (harness.ErrNotRoot), topology or agent failures, and "unsupported: …"
+// when the agent says the implementation cannot run here.
+func NewNSEnv(ctx context.Context, cfg NSEnvConfig) (*Env, error) {
+	if len(cfg.Agent) == 0 {
+		return nil, errors.New("conformance: NSEnvConfig.Agent is empty")
+	}
+	var arts *harness.Artifacts
+	if cfg.Artifacts != "" {
+		a, err := harness.NewArtifacts(cfg.Artifacts)
+		if err != nil {
+			return nil, err
+		}
+		arts = a
+	}
+	topo, err := harness.Build(ctx, harness.Config{Hosts: 3, Fabric: cfg.Fabric, Artifacts: arts})
+	if err != nil {
+		return nil, err
+	}
+	fail := func(err error) (*Env, error) {
+		topo.Close()
+		return nil, err
+	}
+	capture, err := topo.StartCapture(ctx)
+	if err != nil {
+		return fail(err)
+	}
+	h1 := topo.Hosts[0]
+	proc, err := h1.Start(harness.ProcSpec{Path: cfg.Agent[0], Args: cfg.Agent[1:], Env: cfg.AgentEnv, Name: "agent"})
+	if err != nil {
+		return fail(fmt.Errorf("starting the agent on h1: %w", err))
+	}
+	client := agent.NewClient(proc.Stdout(), proc.Stdin(), agent.ClientOptions{StderrTail: func() string { return tail(proc.LogPath(), 5) }})
+	t, err := NewAgentTarget(ctx, client, h1.Name, []netip.Addr{h1.Addr4, h1.Addr6}, cfg.Params, cfg.Faults, "linux")
+	if err != nil {
+		client.Close()
+		return fail(err)
+	}
+	e := &Env{IUT: t, Profile: "linux", Slack: slackFor(0),
+		Describe: fmt.Sprintf("namespaces %s: h1 IUT, h2-h3 testers, run folder %s", topo.ID, topo.Artifacts.Path("."))}
+	for _, h := range topo.Hosts[1:] {
+		e.TesterAddrs = append(e.TesterAddrs, h.Addr4)
+		e.Testers = append(e.Testers, func() (homa.Transport, error) {
+			var tr homa.Transport
+			err := h.Do(func() error {
+				r, err := rawip.Open(h.Addr4)
+				tr = r
+				return err
+			})
+			return tr, err
+		})
+	}
+	e.Close = func() error {
+		err := t.Close()
+		if _, cerr := capture.Stop(); err == nil {
+			err = cerr
+		}
+		if terr := topo.Close(); err == nil {
+			err = terr
+		}
+		return err
+	}
+	return e, nil
+}
+
+// tail returns the last n lines of the file at path ("" if unreadable).
+func tail(path string, n int) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return ""
+	}
+	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
+
+// envTimeout bounds building an environment.
+var envTimeout = timescale.D(30 * time.Second)
