@@ -30,6 +30,9 @@ type Env struct {
 	Slack time.Duration
 	// Describe names the environment in reports ("namespaces: 3 hosts, bridge").
 	Describe string
+	// NewBench builds n fresh IUT hosts behind a switch with the given
+	// impairment for a passive spec (nil: passive specs are unsupported).
+	NewBench func(n int, imp LinkImpairment) (*Bench, error)
 	// Close tears the environment down.
 	Close func() error
 

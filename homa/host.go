@@ -77,7 +77,12 @@ type Host struct {
 	v6     bool
 	faults faultSet
 
-	mu       sync.Mutex
+	mu sync.Mutex
+	// sendMu keeps packets leaving in the order they were built under mu:
+	// unlock takes it before releasing mu and holds it while it hands the
+	// packets to the transport, so a timer pass cannot send (say) a
+	// NEED_ACK ahead of the response DATA a sender pass built before it.
+	sendMu   sync.Mutex
 	sockets  map[uint16]*Socket
 	nextPort uint16
 	nextID   uint64
@@ -221,10 +226,12 @@ type outPkt struct {
 func (h *Host) unlock() {
 	out := h.outbox
 	h.outbox = nil
+	h.sendMu.Lock()
 	h.mu.Unlock()
 	for _, o := range out {
 		_ = h.tr.Send(o.dst, o.prio, o.pkt)
 	}
+	h.sendMu.Unlock()
 }
 
 // control returns the common header of a control packet for r.

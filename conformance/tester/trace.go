@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/netip"
 	"sort"
 
 	"github.com/gopacket/gopacket"
@@ -27,6 +28,14 @@ func (r rawFields) PacketType() wire.PacketType {
 func (r rawFields) CommonFields() *wire.CommonFields { return &wire.CommonFields{} }
 func (r rawFields) AppendTo(b []byte, _ wire.EncodeOptions) ([]byte, error) {
 	return append(b, r...), nil
+}
+
+// Frame wraps transport bytes (a Homa header and payload, possibly
+// malformed) in Ethernet and IP headers with priority prio, as the per-test
+// captures hold them. Errors: mixed address families.
+func Frame(src, dst netip.Addr, prio uint8, raw []byte) ([]byte, error) {
+	return pcap.BuildFrame(gopacket.NewSerializeBuffer(), pcap.FrameSpec{Src: src, Dst: dst, Priority: prio},
+		rawFields(raw), wire.EncodeOptions{})
 }
 
 // Merged returns the packets of all peers in time order (sent and

@@ -31,6 +31,10 @@ type Config struct {
 	// Drop, when set, is asked about every packet before loss is applied;
 	// returning true drops it (a fault plan).
 	Drop func(src, dst netip.Addr, prio uint8, pkt []byte) bool
+	// Delivered, when set, sees every packet just before the destination
+	// host's handler gets it (a capture on the receiver's link: after
+	// drops, loss and queueing). pkt must not be kept.
+	Delivered func(t time.Time, src, dst netip.Addr, prio uint8, pkt []byte)
 	// Tap, when set, sees every packet as it enters the switch (a capture
 	// on the sender's link): before drops, loss and queueing. pkt must not
 	// be kept.
@@ -234,6 +238,9 @@ func (n *Network) serve(p *port) {
 			}
 			n.mu.Unlock()
 			if h != nil && !closed {
+				if n.cfg.Delivered != nil {
+					n.cfg.Delivered(time.Now(), pk.src, p.ep.addr, pk.prio, pk.data)
+				}
 				h(pk.src, pk.prio, pk.data)
 			}
 		}

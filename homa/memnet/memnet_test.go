@@ -44,3 +44,46 @@ func TestDeliveryKeepsOrder(t *testing.T) {
 		}
 	}
 }
+
+// TestTapAndDelivered: Tap sees every packet sent, Delivered only those the
+// network did not drop, with the destination address.
+func TestTapAndDelivered(t *testing.T) {
+	var mu sync.Mutex
+	var tapped, delivered []uint32
+	rec := func(to *[]uint32) func(time.Time, netip.Addr, netip.Addr, uint8, []byte) {
+		return func(_ time.Time, _, dst netip.Addr, _ uint8, pkt []byte) {
+			if dst != netip.MustParseAddr("10.0.0.2") {
+				t.Errorf("dst %v, want 10.0.0.2", dst)
+			}
+			mu.Lock()
+			*to = append(*to, binary.BigEndian.Uint32(pkt))
+			mu.Unlock()
+		}
+	}
+	n := New(Config{Tap: rec(&tapped), Delivered: rec(&delivered),
+		Drop: func(_, _ netip.Addr, _ uint8, pkt []byte) bool { return binary.BigEndian.Uint32(pkt)%3 == 0 }})
+	defer n.Close()
+	a, b := n.Attach(netip.MustParseAddr("10.0.0.1")), n.Attach(netip.MustParseAddr("10.0.0.2"))
+	got := make(chan struct{}, 100)
+	b.SetHandler(func(netip.Addr, uint8, []byte) { got <- struct{}{} })
+	for i := range 30 {
+		a.Send(b.LocalAddr(), 0, binary.BigEndian.AppendUint32(nil, uint32(i)))
+	}
+	for range 20 {
+		select {
+		case <-got:
+		case <-time.After(5 * time.Second):
+			t.Fatal("packets missing")
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(tapped) != 30 || len(delivered) != 20 {
+		t.Fatalf("tapped %d, delivered %d; want 30 and 20", len(tapped), len(delivered))
+	}
+	for _, v := range delivered {
+		if v%3 == 0 {
+			t.Errorf("dropped packet %d was delivered", v)
+		}
+	}
+}
