@@ -468,3 +468,21 @@ func (pr *planRunner) apply(frame uint64, fi *frameInfo, in, out string) (Action
 	}
 	return act, fired
 }
+
+// lastRules names the rules that fired on frame ("rule 0 (name)",
+// "rules 0, 2"), for drop reasons and record comments.
+func (pr *planRunner) lastRules(frame uint64) string {
+	var s []string
+	for i := len(pr.hits) - 1; i >= 0 && pr.hits[i].Frame == frame; i-- {
+		h := pr.hits[i]
+		n := fmt.Sprint(h.Rule)
+		if h.Name != "" {
+			n += " (" + h.Name + ")"
+		}
+		s = append([]string{n}, s...)
+	}
+	if len(s) == 1 {
+		return "rule " + s[0]
+	}
+	return "rules " + strings.Join(s, ", ")
+}
