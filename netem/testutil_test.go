@@ -82,3 +82,6 @@ func timeScale() float64 {
 
 // scaled multiplies d by timeScale.
 func scaled(d time.Duration) time.Duration { return time.Duration(float64(d) * timeScale()) }
+
+// netipDst is the destination of test frames: an address no namespace has.
+var netipDst = netip.MustParseAddr("198.18.0.99")
