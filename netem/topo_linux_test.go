@@ -6,7 +6,6 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"os"
-	"runtime"
 	"slices"
 	"testing"
 	"time"
@@ -37,31 +36,12 @@ func needRoot(t testing.TB) {
 func newNamedNS(t testing.TB, name string) netns.NsHandle {
 	t.Helper()
 	t.Cleanup(func() { _ = netns.DeleteNamed(name) })
-	type res struct {
-		h   netns.NsHandle
-		err error
+	h, err := createNamedNS(name)
+	if err != nil {
+		t.Fatalf("create namespace %s: %v", name, err)
 	}
-	c := make(chan res, 1)
-	go func() {
-		runtime.LockOSThread()
-		orig, err := netns.Get()
-		if err != nil {
-			c <- res{err: err}
-			return
-		}
-		h, err := netns.NewNamed(name)
-		if serr := netns.Set(orig); serr == nil {
-			runtime.UnlockOSThread()
-		}
-		orig.Close()
-		c <- res{h, err}
-	}()
-	r := <-c
-	if r.err != nil {
-		t.Fatalf("create namespace %s: %v", name, r.err)
-	}
-	t.Cleanup(func() { r.h.Close() })
-	if err := inNamespace(r.h, func() error {
+	t.Cleanup(func() { h.Close() })
+	if err := inNamespace(h, func() error {
 		for _, f := range []string{"all", "default"} {
 			if err := os.WriteFile("/proc/sys/net/ipv6/conf/"+f+"/disable_ipv6", []byte("1"), 0); err != nil {
 				return err
@@ -71,7 +51,7 @@ func newNamedNS(t testing.TB, name string) netns.NsHandle {
 	}); err != nil {
 		t.Fatalf("disable IPv6 in %s: %v", name, err)
 	}
-	return r.h
+	return h
 }
 
 func newTestTopo(t testing.TB) *testTopo {
