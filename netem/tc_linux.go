@@ -3,6 +3,7 @@ package netem
 import (
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"
@@ -226,5 +227,7 @@ func ShowTC(ns netns.NsHandle, dev string) (*TCState, error) {
 		}
 		st.Filters = append(st.Filters, s)
 	}
+	slices.Sort(st.Qdiscs)
+	slices.Sort(st.Classes)
 	return st, nil
 }

@@ -68,5 +68,6 @@ Exit codes: 0 success, 1 violations, 2 usage, input or environment error.`,
 		return usageErr(fmt.Errorf("%v (see %s --help)", err, c.CommandPath()))
 	})
 	root.AddCommand(newDecodeCmd(), newCheckCmd(), newSpecCmd(), newRPCsCmd(), newFaultsCmd(), newVersionCmd())
+	root.AddCommand(newNetemCmd())
 	return root
 }
