@@ -363,7 +363,7 @@ rules:
 		t.Errorf("hits %+v, drops %+v", st.Hits, st.Drops)
 	}
 	for _, f := range got {
-		if f.data[23] == 253 {
+		if f.data[23] == 254 {
 			continue
 		}
 		fi := classify(f.data)

@@ -154,7 +154,7 @@ func testFrame(src, dst [6]byte, prio uint8, seq uint32, size int) []byte {
 	payload := make([]byte, max(16, size-34))
 	binary.BigEndian.PutUint32(payload, testMagic)
 	binary.BigEndian.PutUint32(payload[4:], seq)
-	return ipv4Frame(src, dst, addrA, netipDst, prio, 253, payload)
+	return ipv4Frame(src, dst, addrA, netipDst, prio, 254, payload)
 }
 
 // stamp writes the send time into a test frame just before it is sent.
