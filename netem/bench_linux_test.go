@@ -89,12 +89,7 @@ func measureForwarding(tb testing.TB, tp *testTopo, a, b packetSock, n, size int
 	}
 	const probes = 200
 	go func() { done <- receive(b, probes, scaled(300*time.Millisecond), false) }()
-	for i := range probes {
-		f := testFrame(tp.macAHW, tp.macBHW, 0, uint32(i), size)
-		stamp(f)
-		send(tb, a, f)
-		time.Sleep(time.Millisecond) // pacing between probes
-	}
+	tp.sendProbes(tb, a, probes, size, 0, 0)
 	var lat []time.Duration
 	for _, f := range <-done {
 		lat = append(lat, f.oneWay())

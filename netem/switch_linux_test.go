@@ -167,12 +167,7 @@ func TestSwitchDelay(t *testing.T) {
 		const n = 300
 		done := make(chan []rxFrame)
 		go func() { done <- receive(b, n, scaled(time.Second), false) }()
-		for i := range n {
-			f := testFrame(tp.macAHW, tp.macBHW, 0, uint32(i), 100)
-			stamp(f)
-			send(t, a, f)
-			time.Sleep(time.Millisecond) // pacing between probes
-		}
+		tp.sendProbes(t, a, n, 100, 0, 0)
 		var d []time.Duration
 		for _, f := range <-done {
 			d = append(d, f.oneWay())
@@ -202,17 +197,10 @@ func TestSwitchStrictPriority(t *testing.T) {
 	link := LinkConfig{Rate: 100 * Mbit, BufferBytes: 1 << 20}
 	sw := tp.startSwitch(t, link, 1, nil, nil)
 	// Probes: 100-byte frames at priority 7, one per ms (0.8 Mbit/s).
-	probes := func(n int, seq0 uint32) {
-		for i := range n {
-			f := testFrame(tp.macAHW, tp.macBHW, 7, seq0+uint32(i), 100)
-			stamp(f)
-			send(t, a, f)
-			time.Sleep(time.Millisecond)
-		}
-	}
+	probes := func(n int, seq0 uint32) { tp.sendProbes(t, a, n, 100, 7, seq0) }
 	const nBase, nLoaded, nLow = 150, 300, 8000
-	done := make(chan []rxFrame)
-	go func() { done <- receive(b, math.MaxInt, scaled(300*time.Millisecond), false) }()
+	done, sent := make(chan []rxFrame), make(chan struct{})
+	go func() { done <- receiveUntil(b, math.MaxInt, sent, scaled(300*time.Millisecond), false) }()
 	probes(nBase, 0)
 	lowDone := make(chan struct{})
 	go func() {
@@ -222,6 +210,7 @@ func TestSwitchStrictPriority(t *testing.T) {
 	time.Sleep(100 * time.Millisecond) // let the low queue build before probing
 	probes(nLoaded, 1000)
 	<-lowDone
+	close(sent)
 	got := <-done
 	st := sw.Stats()
 	var base, loaded, low []time.Duration

@@ -174,11 +174,28 @@ func (f rxFrame) oneWay() time.Duration { return time.Duration(f.rx - f.tx) }
 // receive collects frames on s until want have arrived or nothing came for
 // idle. Frames that are not test frames are kept only when keepAll is set.
 func receive(s packetSock, want int, idle time.Duration, keepAll bool) []rxFrame {
+	return receiveUntil(s, want, nil, idle, keepAll)
+}
+
+// receiveUntil is receive whose idle timeout only starts once stop is
+// closed (nil: at once).
+func receiveUntil(s packetSock, want int, stop <-chan struct{}, idle time.Duration, keepAll bool) []rxFrame {
 	rx := newRxBatch(32)
 	var got []rxFrame
 	fds := []unix.PollFd{{Fd: int32(s.fd), Events: unix.POLLIN}}
 	last := time.Now()
-	for len(got) < want && time.Since(last) < idle {
+	for len(got) < want {
+		if stop != nil {
+			select {
+			case <-stop:
+				stop, last = nil, time.Now()
+			default:
+				last = time.Now()
+			}
+		}
+		if time.Since(last) >= idle {
+			break
+		}
 		if err := ppoll(fds, 20*time.Millisecond); err != nil {
 			return got
 		}
@@ -215,4 +232,16 @@ func quantile(d []time.Duration, q float64) time.Duration {
 	}
 	slices.Sort(d)
 	return d[min(len(d)-1, int(q*float64(len(d))))]
+}
+
+// sendProbes sends n stamped test frames (sequence seq0, seq0+1, ...) of
+// size bytes at priority prio from a, about 1 ms apart (time.Sleep paces
+// them; it is not used to synchronise).
+func (tp *testTopo) sendProbes(tb testing.TB, a packetSock, n, size int, prio uint8, seq0 uint32) {
+	for i := range n {
+		f := testFrame(tp.macAHW, tp.macBHW, prio, seq0+uint32(i), size)
+		stamp(f)
+		send(tb, a, f)
+		time.Sleep(time.Millisecond)
+	}
 }
