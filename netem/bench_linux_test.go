@@ -112,6 +112,7 @@ func BenchmarkSwitch(b *testing.B) {
 			b.ReportAllocs()
 			const n = 20000
 			var br, sw fwdResult
+			var swDrops uint64
 			for b.Loop() {
 				stop := tp.bridgeFabric(b)
 				br = measureForwarding(b, tp, a, rb, n, size)
@@ -122,12 +123,14 @@ func BenchmarkSwitch(b *testing.B) {
 				}
 				sw = measureForwarding(b, tp, a, rb, n, size)
 				s.Close()
+				swDrops = s.Stats().Ports[0].RxKernelDrops
 			}
 			b.ReportMetric(sw.pps, "switch-pps")
 			b.ReportMetric(br.pps, "bridge-pps")
 			b.ReportMetric(sw.pps/br.pps, "switch/bridge")
 			b.ReportMetric(float64(sw.received)/float64(sw.sent), "switch-delivered")
 			b.ReportMetric(float64(br.received)/float64(br.sent), "bridge-delivered")
+			b.ReportMetric(float64(swDrops), "switch-rx-kernel-drops")
 			b.ReportMetric(float64(sw.p50.Nanoseconds())/1e3, "switch-p50-µs")
 			b.ReportMetric(float64(sw.p99.Nanoseconds())/1e3, "switch-p99-µs")
 			b.ReportMetric(float64(br.p50.Nanoseconds())/1e3, "bridge-p50-µs")

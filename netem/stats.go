@@ -79,8 +79,12 @@ type PortStats struct {
 	TxFrames uint64 `json:"tx_frames"`
 	TxBytes  uint64 `json:"tx_bytes"`
 	// TxErrors: frames the interface refused (send error).
-	TxErrors uint64     `json:"tx_errors"`
-	Drops    DropCounts `json:"drops"`
+	TxErrors uint64 `json:"tx_errors"`
+	// RxKernelDrops: frames the kernel dropped before the switch read
+	// them, because the port's socket buffer was full (AF_PACKET
+	// PACKET_STATISTICS tp_drops): the switch did not keep up.
+	RxKernelDrops uint64     `json:"rx_kernel_drops"`
+	Drops         DropCounts `json:"drops"`
 	// Duplicated, Corrupted, Reordered (held back by the reorder model),
 	// Held (held back by a plan rule) and Delayed (extra plan delay) count
 	// frames the port altered.

@@ -21,6 +21,7 @@ type Switch struct {
 	core     *Core
 	socks    []packetSock
 	txErrors []uint64
+	rxDrops  []uint64 // kernel drops read from PACKET_STATISTICS so far
 	rec      *recorder
 	free     [][]byte
 	last     time.Duration // latest time given to the core
@@ -75,7 +76,7 @@ func StartSwitch(ctx context.Context, ns netns.NsHandle, cfg SwitchConfig) (*Swi
 		unix.Close(wake)
 		return nil, err
 	}
-	s := &Switch{core: core, socks: socks, txErrors: make([]uint64, len(socks)), rec: rec,
+	s := &Switch{core: core, socks: socks, txErrors: make([]uint64, len(socks)), rxDrops: make([]uint64, len(socks)), rec: rec,
 		wake: wake, done: make(chan struct{}), spin: cfg.Spin}
 	if s.spin == 0 {
 		s.spin = DefaultSpin
@@ -237,11 +238,23 @@ func (s *Switch) Stats() Stats {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	st := s.core.Stats()
+	s.readKernelDrops()
 	for i := range st.Ports {
+		st.Ports[i].RxKernelDrops = s.rxDrops[i]
 		st.Ports[i].TxErrors = s.txErrors[i]
 		st.Ports[i].TxFrames -= min(st.Ports[i].TxFrames, s.txErrors[i])
 	}
 	return st
+}
+
+// readKernelDrops adds the kernel's drop counters of each open socket
+// (PACKET_STATISTICS reads and resets them). Called with s.mu held.
+func (s *Switch) readKernelDrops() {
+	for i, k := range s.socks {
+		if st, err := unix.GetsockoptTpacketStats(k.fd, unix.SOL_PACKET, unix.PACKET_STATISTICS); err == nil {
+			s.rxDrops[i] += uint64(st.Drops)
+		}
+	}
 }
 
 // Close stops forwarding (frames still queued or delayed are discarded),
@@ -249,13 +262,15 @@ func (s *Switch) Stats() Stats {
 // of the forwarding loop or the record; it is safe to call more than once.
 func (s *Switch) Close() error {
 	s.closeOnce.Do(func() {
-		var one = [8]byte{1}
+		one := [8]byte{1}
 		_, _ = unix.Write(s.wake, one[:])
 		<-s.done
-		closeSocks(s.socks)
-		unix.Close(s.wake)
 		s.mu.Lock()
 		defer s.mu.Unlock()
+		s.readKernelDrops()
+		closeSocks(s.socks)
+		s.socks = nil
+		unix.Close(s.wake)
 		s.closeErr = errors.Join(s.loopErr, s.rec.close())
 	})
 	return s.closeErr
