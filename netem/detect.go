@@ -15,6 +15,10 @@ type KernelFeatures struct {
 	Prio  bool `json:"prio"`  // CONFIG_NET_SCH_PRIO
 	Netem bool `json:"netem"` // CONFIG_NET_SCH_NETEM
 	U32   bool `json:"u32"`   // CONFIG_NET_CLS_U32
+	// NFTLoss: nftables random drops on a device's egress
+	// (CONFIG_NF_TABLES_NETDEV, CONFIG_NETFILTER_EGRESS, CONFIG_NFT_NUMGEN),
+	// used for random loss when the kernel has no sch_netem.
+	NFTLoss bool `json:"nft_loss"`
 	// Source says where the answer came from ("/proc/config.gz" or
 	// "probe in a scratch namespace").
 	Source string `json:"source"`
@@ -24,9 +28,11 @@ type KernelFeatures struct {
 // options built in (=y) or as modules (=m) count as present.
 func parseKernelConfig(r io.Reader) (KernelFeatures, error) {
 	k := KernelFeatures{Source: "/proc/config.gz"}
+	var nftNetdev, egress, numgen bool
 	opts := map[string]*bool{
 		"CONFIG_NET_SCH_HTB": &k.HTB, "CONFIG_NET_SCH_TBF": &k.TBF, "CONFIG_NET_SCH_PRIO": &k.Prio,
 		"CONFIG_NET_SCH_NETEM": &k.Netem, "CONFIG_NET_CLS_U32": &k.U32,
+		"CONFIG_NF_TABLES_NETDEV": &nftNetdev, "CONFIG_NETFILTER_EGRESS": &egress, "CONFIG_NFT_NUMGEN": &numgen,
 	}
 	sc := bufio.NewScanner(r)
 	for sc.Scan() {
@@ -35,6 +41,7 @@ func parseKernelConfig(r io.Reader) (KernelFeatures, error) {
 			*p = val == "y" || val == "m"
 		}
 	}
+	k.NFTLoss = nftNetdev && egress && numgen
 	return k, sc.Err()
 }
 
@@ -45,6 +52,12 @@ func readKernelConfigGz(r io.Reader) (KernelFeatures, error) {
 	}
 	defer z.Close()
 	return parseKernelConfig(z)
+}
+
+// lossByNFT reports whether the tc backend implements cfg's loss with
+// nftables (random loss on a kernel without sch_netem).
+func (k KernelFeatures) lossByNFT(cfg LinkConfig) bool {
+	return cfg.Loss.Model == "random" && !k.Netem && k.NFTLoss
 }
 
 // Missing returns, one line per feature, what the tc backend cannot do
@@ -77,6 +90,10 @@ func (k KernelFeatures) Missing(cfg LinkConfig) []string {
 		{cfg.Duplicate > 0, "duplicate"}, {cfg.Reorder.Probability > 0, "reorder"}, {cfg.Corrupt > 0, "corrupt"},
 	}
 	for _, f := range netemFeatures {
+		ge := cfg.Loss.Model == "gilbert-elliott" || cfg.Loss.Model == "ge"
+		if f.name == "loss" && (k.lossByNFT(cfg) || ge && (k.Netem || k.NFTLoss)) {
+			continue // nftables does it, or the line below says why not
+		}
 		if f.on && !k.Netem {
 			lacks(f.name, "sch_netem", "CONFIG_NET_SCH_NETEM")
 		}
@@ -85,10 +102,10 @@ func (k KernelFeatures) Missing(cfg LinkConfig) []string {
 	unsupported := func(feature, why string) {
 		out = append(out, fmt.Sprintf("%s: %s; use --backend switch", feature, why))
 	}
+	if (k.Netem || k.NFTLoss) && (cfg.Loss.Model == "gilbert-elliott" || cfg.Loss.Model == "ge") {
+		unsupported("loss", "the tc backend has only random loss (vishvananda/netlink's netem has no gemodel, nftables no burst state)")
+	}
 	if k.Netem {
-		if cfg.Loss.Model == "gilbert-elliott" || cfg.Loss.Model == "ge" {
-			unsupported("loss", "the tc backend sets netem loss as a plain probability (vishvananda/netlink has no gemodel)")
-		}
 		if cfg.JitterDist == "normal" {
 			unsupported("jitter_dist", "netem's normal distribution needs iproute2's distribution table, which the tc backend does not load")
 		}
@@ -121,4 +138,6 @@ type TCState struct {
 	Qdiscs  []string `json:"qdiscs"`
 	Classes []string `json:"classes"`
 	Filters []string `json:"filters"`
+	// NFTLossDrops counts frames dropped by the nftables loss rule.
+	NFTLossDrops uint64 `json:"nft_loss_drops,omitempty"`
 }

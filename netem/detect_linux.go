@@ -85,5 +85,6 @@ func probeIn(ns netns.NsHandle, k *KernelFeatures) error {
 	if k.HTB {
 		k.U32 = h.FilterAdd(tosFilter(l.Attrs().Index, 0, 0, false)) == nil
 	}
+	k.NFTLoss = applyNFTLoss(ns, "p0", 0.5) == nil
 	return nil
 }

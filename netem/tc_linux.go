@@ -60,7 +60,7 @@ func BuildTC(linkIndex int, cfg LinkConfig, k KernelFeatures) (*TCObjects, error
 			netlink.ClassAttrs{LinkIndex: linkIndex, Parent: netlink.MakeHandle(1, 1), Handle: netlink.MakeHandle(1, minor)},
 			netlink.HtbClassAttrs{Rate: uint64(min(minClassRate, BitRate(rate)/BitRate(n))), Ceil: rate, Prio: uint32(n - 1 - q), Quantum: 1514}))
 		leaf := netlink.QdiscAttrs{LinkIndex: linkIndex, Parent: netlink.MakeHandle(1, minor), Handle: netlink.MakeHandle(minor, 0)}
-		if needsNetem(cfg) {
+		if needsNetem(cfg, k) {
 			o.Leaves = append(o.Leaves, netlink.NewNetem(leaf, netlink.NetemQdiscAttrs{
 				Latency: uint32(cfg.Delay.Microseconds()), Jitter: uint32(cfg.Jitter.Microseconds()),
 				Loss: float32(cfg.Loss.Probability * 100), Duplicate: float32(cfg.Duplicate * 100),
@@ -77,9 +77,11 @@ func BuildTC(linkIndex int, cfg LinkConfig, k KernelFeatures) (*TCObjects, error
 	return o, nil
 }
 
-func needsNetem(c LinkConfig) bool {
-	return c.Delay > 0 || c.Jitter > 0 || (c.Loss.Model != "" && c.Loss.Model != "none") ||
-		c.Duplicate > 0 || c.Reorder.Probability > 0 || c.Corrupt > 0
+// needsNetem reports whether c needs netem leaves on a kernel with k
+// (random loss goes to nftables when the kernel has no netem).
+func needsNetem(c LinkConfig, k KernelFeatures) bool {
+	loss := c.Loss.Model != "" && c.Loss.Model != "none" && !k.lossByNFT(c)
+	return c.Delay > 0 || c.Jitter > 0 || loss || c.Duplicate > 0 || c.Reorder.Probability > 0 || c.Corrupt > 0
 }
 
 // tosFilter is a u32 filter sending Homa priority p to class cls: for IPv4
@@ -115,7 +117,7 @@ func ApplyTC(ns netns.NsHandle, dev string, cfg LinkConfig) error {
 	if err != nil {
 		return err
 	}
-	if err := resetTC(h, link); err != nil {
+	if err := errors.Join(resetTC(h, link), resetNFTLoss(ns, dev)); err != nil {
 		return err
 	}
 	if err := h.QdiscAdd(o.Root); err != nil {
@@ -134,6 +136,11 @@ func ApplyTC(ns netns.NsHandle, dev string, cfg LinkConfig) error {
 	for _, f := range o.Filters {
 		if err := h.FilterAdd(f); err != nil {
 			return errors.Join(fmt.Errorf("netem: %s: add u32 filter: %w", dev, err), resetTC(h, link))
+		}
+	}
+	if k.lossByNFT(cfg) {
+		if err := applyNFTLoss(ns, dev, cfg.Loss.Probability); err != nil {
+			return errors.Join(err, resetTC(h, link))
 		}
 	}
 	return nil
@@ -160,7 +167,7 @@ func ResetTC(ns netns.NsHandle, dev string) error {
 		return err
 	}
 	defer h.Close()
-	return resetTC(h, link)
+	return errors.Join(resetTC(h, link), resetNFTLoss(ns, dev))
 }
 
 func resetTC(h *netlink.Handle, link netlink.Link) error {
@@ -226,6 +233,9 @@ func ShowTC(ns netns.NsHandle, dev string) (*TCState, error) {
 			}
 		}
 		st.Filters = append(st.Filters, s)
+	}
+	if n, err := nftLossCounter(ns, dev); err == nil && n > 0 {
+		st.NFTLossDrops = n
 	}
 	slices.Sort(st.Qdiscs)
 	slices.Sort(st.Classes)

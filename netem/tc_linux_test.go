@@ -8,21 +8,30 @@ import (
 	"time"
 
 	"github.com/vishvananda/netlink"
+	"golang.org/x/sys/unix"
 )
 
 // thisKernel is the feature set of this lab's kernel (platform.md): HTB,
 // TBF and u32, no prio, no netem.
-var thisKernel = KernelFeatures{HTB: true, TBF: true, U32: true}
+var thisKernel = KernelFeatures{HTB: true, TBF: true, U32: true, NFTLoss: true}
 
 func TestMissingFeatures(t *testing.T) {
 	cfg := LinkConfig{Rate: 100 * Mbit, Delay: time.Millisecond, Loss: LossConfig{Model: "random", Probability: 0.01}}
 	got := thisKernel.Missing(cfg)
+	// Random loss goes to nftables on a kernel without netem.
 	want := []string{
 		"delay: needs sch_netem, which this kernel lacks (CONFIG_NET_SCH_NETEM); use --backend switch",
-		"loss: needs sch_netem, which this kernel lacks (CONFIG_NET_SCH_NETEM); use --backend switch",
 	}
 	if !slices.Equal(got, want) {
 		t.Errorf("Missing = %q\nwant %q", got, want)
+	}
+	noNFT := thisKernel
+	noNFT.NFTLoss = false
+	if m := noNFT.Missing(cfg); len(m) != 2 || m[1] != "loss: needs sch_netem, which this kernel lacks (CONFIG_NET_SCH_NETEM); use --backend switch" {
+		t.Errorf("without nft: %q", m)
+	}
+	if m := thisKernel.Missing(LinkConfig{Loss: LossConfig{Model: "gilbert-elliott", P: 0.1, R: 0.5, LossBad: 1}}); len(m) != 1 || !strings.HasPrefix(m[0], "loss: the tc backend has only random loss") {
+		t.Errorf("GE loss: %q", m)
 	}
 	if m := thisKernel.Missing(LinkConfig{Rate: Gbit, Priorities: 4}); len(m) != 0 {
 		t.Errorf("rate + priorities reported missing: %q", m)
@@ -89,6 +98,14 @@ func TestBuildTC(t *testing.T) {
 		t.Errorf("netem leaf %+v", n)
 	}
 	// And fail with one line per feature on this kernel.
+	// Random loss on this kernel is an nftables rule, not a netem leaf.
+	o, err = BuildTC(7, LinkConfig{Loss: LossConfig{Model: "random", Probability: 0.05}}, thisKernel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := o.Leaves[0].(*netlink.GenericQdisc); !ok {
+		t.Errorf("loss by nft made a %s leaf", o.Leaves[0].Type())
+	}
 	_, err = BuildTC(7, LinkConfig{Delay: time.Millisecond, Duplicate: 0.1}, thisKernel)
 	var ue *UnsupportedError
 	if !errors.As(err, &ue) || len(ue.Lines) != 2 {
@@ -137,5 +154,60 @@ func TestApplyTCRoot(t *testing.T) {
 	}
 	if len(st.Classes) != 0 {
 		t.Errorf("after reset: classes %q", st.Classes)
+	}
+}
+
+func TestApplyTCLossRoot(t *testing.T) {
+	tp := newTestTopo(t)
+	k, err := ProbeKernel()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !k.NFTLoss && !k.Netem {
+		t.Skip("this kernel has neither sch_netem nor nftables egress hooks")
+	}
+	// Send through the qdisc and the egress hook (no PACKET_QDISC_BYPASS)
+	// from host a; count at the switch end of a's veth.
+	a := hostSock(t, tp.nsA, tp.ifA)
+	if err := unix.SetsockoptInt(a.fd, unix.SOL_PACKET, unix.PACKET_QDISC_BYPASS, 0); err != nil {
+		t.Fatal(err)
+	}
+	sw := hostSock(t, tp.nsS, tp.swA)
+	t.Cleanup(func() { _ = ResetTC(tp.nsA, tp.ifA) })
+	if err := ApplyTC(tp.nsA, tp.ifA, LinkConfig{Loss: LossConfig{Model: "random", Probability: 0.3}}); err != nil {
+		t.Fatal(err)
+	}
+	// A frame the egress hook drops fails the send with ENOBUFS; it is
+	// not retried (send() would retry it).
+	count := func(n int) int {
+		done := make(chan []rxFrame)
+		go func() { done <- receive(sw, n, scaled(200*time.Millisecond), false) }()
+		for i := range n {
+			if _, err := unix.Write(a.fd, testFrame(tp.macAHW, tp.macBHW, 0, uint32(i), 200)); err != nil && err != unix.ENOBUFS {
+				t.Fatalf("send: %v", err)
+			}
+			if i%20 == 19 {
+				time.Sleep(time.Millisecond) // pacing, not synchronisation
+			}
+		}
+		return len(<-done)
+	}
+	got := count(1000)
+	st, err := ShowTC(tp.nsA, tp.ifA)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("loss 0.3 via %s: %d of 1000 arrived, rule counted %d drops", map[bool]string{true: "netem", false: "nftables"}[k.Netem], got, st.NFTLossDrops)
+	if got < 640 || got > 760 {
+		t.Errorf("%d of 1000 arrived at loss 0.3, want 700 ± 60", got)
+	}
+	if !k.Netem && st.NFTLossDrops != uint64(1000-got) {
+		t.Errorf("nft counted %d drops, %d frames missing", st.NFTLossDrops, 1000-got)
+	}
+	if err := ResetTC(tp.nsA, tp.ifA); err != nil {
+		t.Fatal(err)
+	}
+	if got := count(200); got != 200 {
+		t.Errorf("after reset %d of 200 arrived", got)
 	}
 }

@@ -94,10 +94,14 @@ func newNetemShowCmd() *cobra.Command {
 			if output == "json" {
 				e := json.NewEncoder(w)
 				e.SetIndent("", "  ")
+				e.SetEscapeHTML(false)
 				return e.Encode(st)
 			}
 			for _, l := range append(append(append([]string{}, st.Qdiscs...), st.Classes...), st.Filters...) {
 				fmt.Fprintln(w, l)
+			}
+			if st.NFTLossDrops > 0 {
+				fmt.Fprintf(w, "nftables loss: %d frames dropped\n", st.NFTLossDrops)
 			}
 			return nil
 		},
@@ -219,7 +223,7 @@ func newNetemSetCmd() *cobra.Command {
 			if queues == 0 {
 				queues = netem.MaxPriorities
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "%s: rate %v, %d priority queues\n", t.dev, cfg.Rate, queues)
+			fmt.Fprintf(cmd.OutOrStdout(), "%s: rate %v, %d priority queues; set: %s\n", t.dev, cfg.Rate, queues, strings.Join(cfg.Features(), ", "))
 			return nil
 		},
 	}
