@@ -92,6 +92,13 @@ var errBadPort = errors.New("netem: ingress port out of range")
 // Ingress takes frame data (ownership passes to the core) arriving on port
 // in at time now, and returns its frame number.
 func (c *Core) Ingress(now time.Duration, in int, data []byte) (uint64, error) {
+	return c.IngressStamped(now, now, in, data)
+}
+
+// IngressStamped is Ingress for a frame that arrived at stamp (<= now,
+// e.g. the kernel receive stamp) but is handed to the core at now: link
+// time and delay count from stamp.
+func (c *Core) IngressStamped(now, stamp time.Duration, in int, data []byte) (uint64, error) {
 	if in < 0 || in >= len(c.ports) {
 		return 0, errBadPort
 	}
@@ -119,7 +126,7 @@ func (c *Core) Ingress(now time.Duration, in int, data []byte) (uint64, error) {
 		c.stats.Filtered++
 		return num, nil
 	}
-	f := &Frame{Data: data, Num: num, In: in, Arrival: now, info: classify(data)}
+	f := &Frame{Data: data, Num: num, In: in, Arrival: min(stamp, now), info: classify(data)}
 	outName := ""
 	if known {
 		outName = c.names[out]

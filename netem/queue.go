@@ -184,10 +184,13 @@ func (e *Egress) lost() (bool, string) {
 }
 
 // Enqueue offers frame f to the port at time now (which must be >= the
-// last time given). The frame may be dropped (MTU, loss, corrupt, buffer),
+// last time given). f.Arrival may be earlier than now (a kernel receive
+// stamp of a frame read late): serialisation and delay then count from the
+// arrival, so a late read does not add delay; an Arrival of 0 or after now
+// means now. The frame may be dropped (MTU, loss, corrupt, buffer),
 // duplicated, corrupted or marked for reordering on the way in.
 func (e *Egress) Enqueue(now time.Duration, f *Frame) {
-	if f.Arrival < now {
+	if f.Arrival == 0 || f.Arrival > now {
 		f.Arrival = now
 	}
 	if e.cfg.MTU > 0 && f.info.ipOff >= 0 && len(f.Data)-f.info.ipOff > e.cfg.MTU {

@@ -182,15 +182,15 @@ func (s *Switch) receive(p int, rx *rxBatch) error {
 		}
 		for i := range n {
 			data, ts := rx.frame(i)
-			t := time.Duration(ts)
+			now := max(clockNow(), s.last)
+			s.last = now
+			stamp := time.Duration(ts)
 			if ts == 0 {
-				t = clockNow()
+				stamp = now
 			}
-			t = max(t, s.last)
-			s.last = t
 			b := s.get(len(data))
 			copy(b, data)
-			s.core.Ingress(t, p, b)
+			s.core.IngressStamped(now, stamp, p, b)
 		}
 		if n < len(rx.hdrs) {
 			return nil
