@@ -213,18 +213,10 @@ func TestSwitchStrictPriority(t *testing.T) {
 	close(sent)
 	got := <-done
 	st := sw.Stats()
-	var base, loaded, low []time.Duration
-	var lowFrames []rxFrame
-	for _, f := range got {
-		switch {
-		case f.prio == 7 && f.seq < 1000:
-			base = append(base, f.oneWay())
-		case f.prio == 7:
-			loaded = append(loaded, f.oneWay())
-		default:
-			low = append(low, f.oneWay())
-			lowFrames = append(lowFrames, f)
-		}
+	base, loaded, lowFrames := splitPriority(got)
+	var low []time.Duration
+	for _, f := range lowFrames {
+		low = append(low, f.oneWay())
 	}
 	if len(base) < nBase*9/10 || len(loaded) < nLoaded*9/10 || len(lowFrames) < 1000 {
 		t.Fatalf("received %d base, %d loaded probes, %d low frames; stats %+v", len(base), len(loaded), len(lowFrames), st.Ports[1])

@@ -245,3 +245,20 @@ func (tp *testTopo) sendProbes(tb testing.TB, a packetSock, n, size int, prio ui
 		time.Sleep(time.Millisecond)
 	}
 }
+
+// splitPriority sorts the frames of a strict-priority run: one-way delays
+// of the priority-7 probes sent before the load (seq < 1000) and under it,
+// and the low-priority frames.
+func splitPriority(got []rxFrame) (base, loaded []time.Duration, low []rxFrame) {
+	for _, f := range got {
+		switch {
+		case f.prio == 7 && f.seq < 1000:
+			base = append(base, f.oneWay())
+		case f.prio == 7:
+			loaded = append(loaded, f.oneWay())
+		default:
+			low = append(low, f)
+		}
+	}
+	return base, loaded, low
+}
