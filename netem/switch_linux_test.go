@@ -8,6 +8,8 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/homatest/homatest/pcap"
 )
 
 // blast sends n test frames of size bytes at about offered bit/s in 1 ms
@@ -351,6 +353,26 @@ rules:
 		if fi.homa && fi.pkt.Type() == 0x10 && fi.pkt.Data().Retransmit() != 0 && fi.prio != 1 {
 			t.Errorf("retransmission left with priority %d, want 1", fi.prio)
 		}
+	}
+	// The record reads back: every Homa frame forwarded (58, on port b's
+	// interface) or dropped (2).
+	r, err := pcap.NewReader(bytes.NewReader(rec.Bytes()), pcap.ReaderOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, onB := 0, 0
+	for {
+		f, err := r.Next()
+		if err != nil {
+			break
+		}
+		n++
+		if f.Interface == 1 {
+			onB++
+		}
+	}
+	if n != 60 || onB != 60 {
+		t.Errorf("record holds %d Homa frames (%d on port b), want 60", n, onB)
 	}
 	for _, c := range []string{"dropped: plan (plan rule 0 (2nd GRANT of the first RPC))", "plan rule 2 (mark retransmissions): priority 1"} {
 		if !bytes.Contains(rec.Bytes(), []byte(c)) {
