@@ -409,3 +409,22 @@ func TestLearningBridge(t *testing.T) {
 		t.Error("duplicate port names accepted")
 	}
 }
+
+func TestLagHist(t *testing.T) {
+	var h lagHist
+	if h.quantile(0.5) != 0 {
+		t.Error("empty histogram has a median")
+	}
+	for range 90 {
+		h.add(3 * time.Microsecond) // bucket [2048, 4096) ns
+	}
+	for range 10 {
+		h.add(5 * time.Millisecond) // bucket [4194304, 8388608) ns
+	}
+	if got := h.quantile(0.5); got != 4095 {
+		t.Errorf("p50 = %v, want 4.095µs", got)
+	}
+	if got := h.quantile(0.99); got != 8388607 {
+		t.Errorf("p99 = %v, want 8.388607ms", got)
+	}
+}

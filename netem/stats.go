@@ -1,5 +1,7 @@
 package netem
 
+import "time"
+
 // DropReason says why the switch dropped a frame.
 type DropReason uint8
 
@@ -112,4 +114,13 @@ type Stats struct {
 	Ports []PortStats `json:"ports"`
 	// Hits lists every fault-plan firing in order.
 	Hits []Hit `json:"hits,omitempty"`
+	// ReadLagP50 and ReadLagP99 (socket backend only) are how long frames
+	// waited in the kernel's socket buffers before the forwarding thread
+	// read them (read time - kernel receive stamp; power-of-two buckets, so
+	// up to 2x high). Delay and serialisation count from the receive stamp,
+	// but a frame still waiting to be read cannot be prioritised: a p50
+	// above a few hundred µs means the forwarding thread is short of CPU
+	// and the emulation is not faithful.
+	ReadLagP50 time.Duration `json:"read_lag_p50_ns"`
+	ReadLagP99 time.Duration `json:"read_lag_p99_ns"`
 }

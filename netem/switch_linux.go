@@ -22,6 +22,7 @@ type Switch struct {
 	socks    []packetSock
 	txErrors []uint64
 	rxDrops  []uint64 // kernel drops read from PACKET_STATISTICS so far
+	lag      lagHist  // read time - kernel receive stamp
 	rec      *recorder
 	free     [][]byte
 	last     time.Duration // latest time given to the core
@@ -188,6 +189,7 @@ func (s *Switch) receive(p int, rx *rxBatch) error {
 			if ts == 0 {
 				stamp = now
 			}
+			s.lag.add(now - stamp)
 			b := s.get(len(data))
 			copy(b, data)
 			s.core.IngressStamped(now, stamp, p, b)
@@ -238,6 +240,7 @@ func (s *Switch) Stats() Stats {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	st := s.core.Stats()
+	st.ReadLagP50, st.ReadLagP99 = s.lag.quantile(0.5), s.lag.quantile(0.99)
 	s.readKernelDrops()
 	for i := range st.Ports {
 		st.Ports[i].RxKernelDrops = s.rxDrops[i]

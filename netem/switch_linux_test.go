@@ -114,7 +114,8 @@ func TestSwitchRate(t *testing.T) {
 				// descheduled) or the switch thread itself was starved for
 				// the CPU (median lateness over 1 ms): measure again.
 				disturbed := len(run) < tc.n/2 || l50 > scaled(time.Millisecond)
-				if disturbed && attempt < 3 {
+				failed := len(run) < tc.n/2 || math.Abs(errPct) > 2*timeScale()
+				if disturbed && failed && attempt < 3 {
 					continue
 				}
 				if !tc.assert {
@@ -163,7 +164,7 @@ func busyRun(fs []rxFrame, frameTime time.Duration) []rxFrame {
 func TestSwitchDelay(t *testing.T) {
 	tp := newTestTopo(t)
 	a, b := hostSock(t, tp.nsA, tp.ifA), hostSock(t, tp.nsB, tp.ifB)
-	probe := func(delay time.Duration) []time.Duration {
+	probe := func(delay time.Duration) ([]time.Duration, Stats) {
 		sw := tp.startSwitch(t, LinkConfig{Delay: delay}, 1, nil, nil)
 		defer sw.Close()
 		const n = 300
@@ -177,72 +178,103 @@ func TestSwitchDelay(t *testing.T) {
 		if len(d) < n*9/10 {
 			t.Fatalf("received %d of %d probes", len(d), n)
 		}
-		return d
+		return d, sw.Stats()
 	}
-	base := probe(0)
-	d := probe(time.Millisecond)
-	bmed, b99 := quantile(base, 0.5), quantile(base, 0.99)
-	med, p99, lo := quantile(d, 0.5), quantile(d, 0.99), quantile(d, 0)
-	t.Logf("emulator latency (delay 0): median %v, p99 %v", bmed, b99)
-	t.Logf("delay 1ms: min %v, median %v (error %+v), p99 %v (error %+v)", lo, med, med-time.Millisecond, p99, p99-time.Millisecond)
-	if lo < time.Millisecond {
-		t.Errorf("a probe arrived after %v, before the configured 1ms", lo)
-	}
-	if med-time.Millisecond > scaled(500*time.Microsecond) {
-		t.Errorf("median delay %v, want 1ms + at most %v", med, scaled(500*time.Microsecond))
+	starvedRetry(t, func(try int, last bool) bool {
+		base, _ := probe(0)
+		d, st := probe(time.Millisecond)
+		bmed, b99 := quantile(base, 0.5), quantile(base, 0.99)
+		med, p99, lo := quantile(d, 0.5), quantile(d, 0.99), quantile(d, 0)
+		t.Logf("attempt %d: emulator latency (delay 0): median %v, p99 %v", try, bmed, b99)
+		t.Logf("attempt %d: delay 1ms: min %v, median %v (error %+v), p99 %v (error %+v); switch read lag p50 %v p99 %v",
+			try, lo, med, med-time.Millisecond, p99, p99-time.Millisecond, st.ReadLagP50, st.ReadLagP99)
+		if lo < time.Millisecond {
+			t.Errorf("a probe arrived after %v, before the configured 1ms", lo)
+		}
+		tol := scaled(500 * time.Microsecond)
+		if med-time.Millisecond > tol {
+			if !last && (starved(st) || bmed > tol) {
+				return true
+			}
+			t.Errorf("median delay %v, want 1ms + at most %v", med, tol)
+		}
+		return false
+	})
+}
+
+// starvedRetry runs attempt up to 3 times. An attempt reports whether the
+// switch thread or the sender was starved of CPU (this 2-vCPU machine is
+// shared with other test packages), which makes timing meaningless; the
+// last attempt asserts whatever happened.
+func starvedRetry(t *testing.T, attempt func(try int, last bool) (starved bool)) {
+	for try := 1; try <= 3; try++ {
+		if !attempt(try, try == 3) {
+			return
+		}
+		t.Logf("attempt %d: the switch or the sender was short of CPU; measuring again", try)
 	}
 }
+
+// starved reports whether the switch read its frames late: median read lag
+// over 300 µs (scaled).
+func starved(st Stats) bool { return st.ReadLagP50 > scaled(300*time.Microsecond) }
 
 func TestSwitchStrictPriority(t *testing.T) {
 	tp := newTestTopo(t)
 	a, b := hostSock(t, tp.nsA, tp.ifA), hostSock(t, tp.nsB, tp.ifB)
 	link := LinkConfig{Rate: 100 * Mbit, BufferBytes: 1 << 20}
-	sw := tp.startSwitch(t, link, 1, nil, nil)
-	// Probes: 100-byte frames at priority 7, one per ms (0.8 Mbit/s).
-	probes := func(n int, seq0 uint32) { tp.sendProbes(t, a, n, 100, 7, seq0) }
-	const nBase, nLoaded, nLow = 150, 300, 8000
-	done, sent := make(chan []rxFrame), make(chan struct{})
-	go func() { done <- receiveUntil(b, math.MaxInt, sent, scaled(300*time.Millisecond), false) }()
-	probes(nBase, 0)
-	lowDone := make(chan struct{})
-	go func() {
-		blast(t, a, tp.macAHW, tp.macBHW, 0, nLow, 1514, 200*Mbit, 1<<20) // ~0.42 s at 200 Mbit/s
-		close(lowDone)
-	}()
-	time.Sleep(100 * time.Millisecond) // let the low queue build before probing
-	probes(nLoaded, 1000)
-	<-lowDone
-	close(sent)
-	got := <-done
-	st := sw.Stats()
-	base, loaded, lowFrames := splitPriority(got)
-	var low []time.Duration
-	for _, f := range lowFrames {
-		low = append(low, f.oneWay())
-	}
-	if len(base) < nBase*9/10 || len(loaded) < nLoaded*9/10 || len(lowFrames) < 1000 {
-		t.Fatalf("received %d base, %d loaded probes, %d low frames; stats %+v", len(base), len(loaded), len(lowFrames), st.Ports[1])
-	}
-	// The low level's share: its frames while probes ran, minus the first
-	// 50 ms while the queue built.
-	lowRate := measuredRate(lowFrames, link.Rate)
-	mtuTime := link.Rate.TxTime(1514)
-	bmed, lmed, l99 := quantile(base, 0.5), quantile(loaded, 0.5), quantile(loaded, 0.99)
-	t.Logf("probe one-way: unloaded median %v p99 %v; under saturation median %v p99 %v; one 1514-byte frame = %v",
-		bmed, quantile(base, 0.99), lmed, l99, mtuTime)
-	t.Logf("low level: %d frames, %.2f Mbit/s, median one-way %v; switch buffer drops %d, max queue %d B",
-		len(lowFrames), lowRate/1e6, quantile(low, 0.5), st.Ports[1].Drops.Buffer, st.Ports[1].MaxQueueBytes)
-	if slack := scaled(300 * time.Microsecond); lmed > bmed+mtuTime+slack {
-		t.Errorf("high-priority probe median %v under saturation, want <= unloaded %v + one MTU %v + %v", lmed, bmed, mtuTime, slack)
-	}
-	if st.Ports[1].Drops.Buffer == 0 || quantile(low, 0.5) < 5*time.Millisecond {
-		t.Errorf("the low level was not queued (drops %d, median %v): the port was not saturated", st.Ports[1].Drops.Buffer, quantile(low, 0.5))
-	}
-	// Low gets what is left: 100 Mbit/s minus the probes' 0.8 Mbit/s (and a
-	// little idle time before the queue built).
-	if lowRate < 95e6/timeScale() || lowRate > 100.5e6 {
-		t.Errorf("low level got %.2f Mbit/s, want about 99 Mbit/s", lowRate/1e6)
-	}
+	starvedRetry(t, func(try int, last bool) bool {
+		sw := tp.startSwitch(t, link, 1, nil, nil)
+		defer sw.Close()
+		// Probes: 100-byte frames at priority 7, one per ms (0.8 Mbit/s).
+		probes := func(n int, seq0 uint32) { tp.sendProbes(t, a, n, 100, 7, seq0) }
+		const nBase, nLoaded, nLow = 150, 300, 8000
+		done, sent := make(chan []rxFrame), make(chan struct{})
+		go func() { done <- receiveUntil(b, math.MaxInt, sent, scaled(300*time.Millisecond), false) }()
+		probes(nBase, 0)
+		lowDone := make(chan struct{})
+		go func() {
+			blast(t, a, tp.macAHW, tp.macBHW, 0, nLow, 1514, 200*Mbit, 1<<20) // ~0.42 s at 200 Mbit/s
+			close(lowDone)
+		}()
+		time.Sleep(100 * time.Millisecond) // let the low queue build before probing
+		probes(nLoaded, 1000)
+		<-lowDone
+		close(sent)
+		got := <-done
+		st := sw.Stats()
+		base, loaded, lowFrames := splitPriority(got)
+		var low []time.Duration
+		for _, f := range lowFrames {
+			low = append(low, f.oneWay())
+		}
+		if len(base) < nBase*9/10 || len(loaded) < nLoaded*9/10 || len(lowFrames) < 1000 {
+			t.Fatalf("received %d base, %d loaded probes, %d low frames; stats %+v", len(base), len(loaded), len(lowFrames), st.Ports[1])
+		}
+		lowRate := measuredRate(lowFrames, link.Rate)
+		mtuTime := link.Rate.TxTime(1514)
+		bmed, lmed, l99 := quantile(base, 0.5), quantile(loaded, 0.5), quantile(loaded, 0.99)
+		t.Logf("attempt %d: probe one-way: unloaded median %v p99 %v; under saturation median %v p99 %v; one 1514-byte frame = %v; switch read lag p50 %v p99 %v",
+			try, bmed, quantile(base, 0.99), lmed, l99, mtuTime, st.ReadLagP50, st.ReadLagP99)
+		t.Logf("attempt %d: low level: %d frames, %.2f Mbit/s, median one-way %v; switch buffer drops %d, max queue %d B",
+			try, len(lowFrames), lowRate/1e6, quantile(low, 0.5), st.Ports[1].Drops.Buffer, st.Ports[1].MaxQueueBytes)
+		slack := scaled(300 * time.Microsecond)
+		ok := lmed <= bmed+mtuTime+slack && lowRate >= 95e6/timeScale()
+		if !ok && !last && (starved(st) || bmed > slack) {
+			return true
+		}
+		if lmed > bmed+mtuTime+slack {
+			t.Errorf("high-priority probe median %v under saturation, want <= unloaded %v + one MTU %v + %v", lmed, bmed, mtuTime, slack)
+		}
+		if st.Ports[1].Drops.Buffer == 0 || quantile(low, 0.5) < 5*time.Millisecond {
+			t.Errorf("the low level was not queued (drops %d, median %v): the port was not saturated", st.Ports[1].Drops.Buffer, quantile(low, 0.5))
+		}
+		// Low gets what is left: 100 Mbit/s minus the probes' 0.8 Mbit/s.
+		if lowRate < 95e6/timeScale() || lowRate > 100.5e6 {
+			t.Errorf("low level got %.2f Mbit/s, want about 99 Mbit/s", lowRate/1e6)
+		}
+		return false
+	})
 }
 
 // lossPattern runs a lossy switch with seed and returns the sequence numbers
