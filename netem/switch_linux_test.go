@@ -2,6 +2,7 @@ package netem
 
 import (
 	"bytes"
+	"context"
 	"math"
 	"os"
 	"reflect"
@@ -410,5 +411,37 @@ rules:
 		if !bytes.Contains(rec.Bytes(), []byte(c)) {
 			t.Errorf("record has no comment %q", c)
 		}
+	}
+}
+
+func TestSwitchFabric(t *testing.T) {
+	tp := newTestTopo(t)
+	a, b := hostSock(t, tp.nsA, tp.ifA), hostSock(t, tp.nsB, tp.ifB)
+	f := &SwitchFabric{Links: map[string]LinkConfig{tp.swB: {Loss: LossConfig{Model: "random", Probability: 1}}}}
+	t.Cleanup(func() { f.Close() })
+	if err := f.Start(context.Background(), tp.nsS, []string{tp.swA, tp.swB}); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Start(context.Background(), tp.nsS, []string{tp.swA, tp.swB}); err == nil {
+		t.Error("second Start succeeded")
+	}
+	// Everything towards b is lost; the other direction is a perfect link.
+	done := make(chan []rxFrame)
+	go func() { done <- receive(a, 10, scaled(200*time.Millisecond), false) }()
+	for i := range 10 {
+		send(t, a, testFrame(tp.macAHW, tp.macBHW, 0, uint32(i), 100))
+		send(t, b, testFrame(tp.macBHW, tp.macAHW, 0, uint32(i), 100))
+	}
+	if got := len(<-done); got != 10 {
+		t.Errorf("a received %d of 10 frames from b", got)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if st := f.Stats(); st.Ports[1].Drops.Loss != 10 || st.Ports[0].TxFrames != 10 {
+		t.Errorf("stats %+v", st.Ports)
+	}
+	if err := f.Close(); err != nil {
+		t.Errorf("second Close: %v", err)
 	}
 }
