@@ -103,6 +103,9 @@ func setPriority(b []byte, fi *frameInfo, p uint8) {
 	}
 	b[ip+1] = b[ip+1]&0x1f | p<<5
 	ihl := int(b[ip]&0x0f) * 4
+	if ihl < 20 || ip+ihl > len(b) {
+		return // a malformed header keeps its (wrong) checksum
+	}
 	b[ip+10], b[ip+11] = 0, 0
 	binary.BigEndian.PutUint16(b[ip+10:], ipv4HeaderChecksum(b[ip:ip+ihl]))
 }
