@@ -142,3 +142,18 @@ func TestPlanMatching(t *testing.T) {
 		t.Errorf("hit[1] = %+v, want rule 1 frame 3 drop", a[1])
 	}
 }
+
+// FuzzParsePlan: the plan parser never panics; what it accepts validates.
+func FuzzParsePlan(f *testing.F) {
+	f.Add([]byte("rules:\n  - match: {type: GRANT, rpc: 1, nth: 2}\n    action: drop\n"))
+	f.Add([]byte("rules:\n  - match: {offset: [0, 10]}\n    action: {hold: 2, delay: 1ms}\n"))
+	f.Add([]byte("rules: [{match: {}, action: duplicate}]"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		p, err := ParsePlan(b)
+		if err == nil {
+			if err := p.Validate(); err != nil {
+				t.Errorf("accepted plan fails Validate: %v", err)
+			}
+		}
+	})
+}
