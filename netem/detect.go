@@ -113,6 +113,9 @@ func (k KernelFeatures) Missing(cfg LinkConfig) []string {
 			unsupported("corrupt_mode", "netem can only flip bits (corrupt_mode flip)")
 		}
 	}
+	if cfg.BufferBytes > 0 && !(k.Netem && needsNetemFeatures(cfg)) {
+		unsupported("buffer_bytes", "the tc backend's pfifo leaves hold txqueuelen packets (vishvananda/netlink cannot set a pfifo limit)")
+	}
 	if cfg.MTU > 0 {
 		unsupported("mtu", "the tc backend does not drop by size (set the interface MTU instead)")
 	}
@@ -140,4 +143,11 @@ type TCState struct {
 	Filters []string `json:"filters"`
 	// NFTLossDrops counts frames dropped by the nftables loss rule.
 	NFTLossDrops uint64 `json:"nft_loss_drops,omitempty"`
+}
+
+// needsNetemFeatures reports whether cfg asks for anything only netem does
+// (then the leaves are netem qdiscs, whose limit the tc backend sets from
+// BufferBytes).
+func needsNetemFeatures(c LinkConfig) bool {
+	return c.Delay > 0 || c.Jitter > 0 || c.Duplicate > 0 || c.Reorder.Probability > 0 || c.Corrupt > 0
 }

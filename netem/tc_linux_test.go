@@ -34,6 +34,9 @@ func TestMissingFeatures(t *testing.T) {
 	if m := thisKernel.Missing(LinkConfig{Loss: LossConfig{Model: "gilbert-elliott", P: 0.1, R: 0.5, LossBad: 1}}); len(m) != 1 || !strings.HasPrefix(m[0], "loss: the tc backend has only random loss") {
 		t.Errorf("GE loss: %q", m)
 	}
+	if m := thisKernel.Missing(LinkConfig{Rate: Gbit, Priorities: 4, BufferBytes: 65536}); len(m) != 1 || !strings.HasPrefix(m[0], "buffer_bytes: ") {
+		t.Errorf("buffer on pfifo leaves: %q", m)
+	}
 	if m := thisKernel.Missing(LinkConfig{Rate: Gbit, Priorities: 4}); len(m) != 0 {
 		t.Errorf("rate + priorities reported missing: %q", m)
 	}

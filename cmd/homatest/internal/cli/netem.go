@@ -189,8 +189,8 @@ func newNetemSetCmd() *cobra.Command {
 		Example: `  # 100 Mbit/s with 8 strict-priority queues on the switch port of host h1
   homatest netem set --netns sw --dev sw-h1 --rate 100mbit --priorities 8
 
-  # 4 queues as HomaModule with num_priorities=4 uses them, 256 KiB buffer
-  homatest netem set --netns sw --dev sw-h1 --rate 1gbit --priorities 4 --buffer 262144
+  # 4 queues as HomaModule with num_priorities=4 uses them, 1% random loss
+  homatest netem set --netns sw --dev sw-h1 --rate 1gbit --priorities 4 --loss 0.01
 
   # What would this kernel lack for 1 ms delay and 1% loss? (changes nothing)
   homatest netem set --netns sw --dev sw-h1 --delay 1ms --loss 0.01 --check`,
