@@ -44,10 +44,14 @@ const poolBuf = 2048
 // exist in ns and be up; the caller owns them (and the namespace), and
 // should turn off tx checksum offload on host veths whose TCP or UDP
 // crosses the switch (ethtool -K DEV tx off), since frames with partial
-// checksums are re-sent as they are. The switch stops when ctx is done or
-// Close is called. Errors name the port or rule at fault.
+// checksums are re-sent as they are (SetTxChecksumOffload). ctx bounds
+// the start only (as harness.Fabric.Start): the switch runs until Close.
+// Errors name the port or rule at fault.
 func StartSwitch(ctx context.Context, ns netns.NsHandle, cfg SwitchConfig) (*Switch, error) {
 	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
 	core, err := NewCore(cfg.Ports, cfg.Seed, cfg.Plan)
@@ -87,13 +91,6 @@ func StartSwitch(ctx context.Context, ns netns.NsHandle, cfg SwitchConfig) (*Swi
 		s.put(f.Data)
 	}
 	go s.run()
-	go func() {
-		select {
-		case <-ctx.Done():
-			s.Close()
-		case <-s.done:
-		}
-	}()
 	return s, nil
 }
 

@@ -424,9 +424,13 @@ func TestSwitchFabric(t *testing.T) {
 	a, b := hostSock(t, tp.nsA, tp.ifA), hostSock(t, tp.nsB, tp.ifB)
 	f := &SwitchFabric{Links: map[string]LinkConfig{tp.swB: {Loss: LossConfig{Model: "random", Probability: 1}}}}
 	t.Cleanup(func() { f.Close() })
-	if err := f.Start(context.Background(), tp.nsS, []string{tp.swA, tp.swB}); err != nil {
+	// ctx bounds the start only (harness.Fabric): cancelling it afterwards
+	// does not stop the switch.
+	ctx, cancel := context.WithCancel(context.Background())
+	if err := f.Start(ctx, tp.nsS, []string{tp.swA, tp.swB}); err != nil {
 		t.Fatal(err)
 	}
+	cancel()
 	if err := f.Start(context.Background(), tp.nsS, []string{tp.swA, tp.swB}); err == nil {
 		t.Error("second Start succeeded")
 	}
