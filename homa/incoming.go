@@ -208,13 +208,17 @@ func (h *Host) handleResend(src netip.Addr, rs wire.Resend) {
 		}
 		end = min(end, m.next)
 	}
-	if start >= m.next {
+	// BUSY when none of the requested data has been sent yet (RTX-06), and
+	// also when all of it already waits in our retransmission queue:
+	// HomaModule retransmits from the RESEND handler at once, so its
+	// RESENDs are always answered, but ours can wait behind other RPCs'
+	// retransmissions, and a peer hearing nothing would count silent ticks
+	// towards timeout_ticks while its data sits here.
+	if start >= m.next || h.queueRetransmit(r, start, end, rs.Priority()) == 0 {
 		if !h.faults[FaultNoBusy] {
 			h.send(src, h.topPriority(), &wire.BusyFields{Common: h.control(r)})
 		}
-		return
 	}
-	h.queueRetransmit(r, start, end, rs.Priority())
 }
 
 func (h *Host) handleRPCUnknown(src netip.Addr, p wire.Packet) {

@@ -194,14 +194,17 @@ func (h *Host) packetLen(m *msgOut, off int) int {
 
 // queueRetransmit queues the original packets overlapping [start, end) of
 // r's outgoing message for retransmission at prio, cut on the original
-// packet boundaries (homa_resend_data).
-func (h *Host) queueRetransmit(r *rpc, start, end int, prio uint8) {
+// packet boundaries (homa_resend_data). It returns the number of packets
+// queued: packets already waiting for retransmission are not queued twice.
+func (h *Host) queueRetransmit(r *rpc, start, end int, prio uint8) int {
 	m := r.out
 	incoming := end
+	queued := 0
 	for off := 0; off < m.next; {
 		n := h.packetLen(m, off)
 		if off+n > start && off < end && !m.retxQueued(off) {
 			m.retx = append(m.retx, retx{start: off, end: off + n, prio: prio, incoming: incoming})
+			queued++
 		}
 		off += n
 	}
@@ -210,6 +213,7 @@ func (h *Host) queueRetransmit(r *rpc, start, end int, prio uint8) {
 		h.retxQ = append(h.retxQ, r)
 	}
 	h.wake()
+	return queued
 }
 
 // live reports whether r is still one of the host's RPCs.

@@ -17,8 +17,13 @@ type Frame struct {
 	Number int
 	// Time is the capture timestamp (ns resolution where the file has it).
 	Time time.Time
-	// Interface is the pcapng interface index (0 for classic pcap).
+	// Interface is the pcapng interface index (0 for classic pcap); see
+	// Reader.InterfaceName.
 	Interface int
+	// Direction is the frame's direction at that interface from the
+	// pcapng epb_flags option (DirUnknown when absent, and for classic
+	// pcap).
+	Direction Direction
 	// LinkType is the link type of the frame's interface.
 	LinkType layers.LinkType
 	// CaptureLen and Length are the captured and original frame lengths in

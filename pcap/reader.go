@@ -115,6 +115,20 @@ func NewReader(r io.Reader, o ReaderOptions) (*Reader, error) {
 	return rd, nil
 }
 
+// InterfaceName returns the name (pcapng if_name) of interface i of a
+// pcapng capture, as in Frame.Interface; "" for classic pcap, an unknown
+// index, or an interface without a name.
+func (r *Reader) InterfaceName(i int) string {
+	if r.ng == nil {
+		return ""
+	}
+	ifc, err := r.ng.Interface(i)
+	if err != nil {
+		return ""
+	}
+	return ifc.Name
+}
+
 // Close closes the file opened by Open; it is a no-op for NewReader.
 func (r *Reader) Close() error {
 	if r.closer != nil {
@@ -134,7 +148,17 @@ func (r *Reader) Stats() Stats { return r.stats }
 // Frame is reused by the next call. Next does not allocate per frame.
 func (r *Reader) Next() (*Frame, error) {
 	for {
-		data, ci, err := r.src.ZeroCopyReadPacketData()
+		var (
+			data []byte
+			ci   gopacket.CaptureInfo
+			opts pcapgo.NgPacketOptions
+			err  error
+		)
+		if r.ng != nil {
+			data, ci, opts, err = r.ng.ZeroCopyReadPacketDataWithOptions()
+		} else {
+			data, ci, err = r.src.ZeroCopyReadPacketData()
+		}
 		if err != nil {
 			if errors.Is(err, io.EOF) {
 				return nil, io.EOF
@@ -153,6 +177,9 @@ func (r *Reader) Next() (*Frame, error) {
 			}
 		}
 		if r.decode(data, ci, lt) {
+			if opts.Flags != nil {
+				r.frame.Direction = Direction(opts.Flags.Direction & pcapgo.NgEpbFlagDirectionMask)
+			}
 			return &r.frame, nil
 		}
 	}

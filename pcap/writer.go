@@ -73,6 +73,12 @@ func NewWriter(w io.Writer, ifaces ...Interface) (*Writer, error) {
 // empty, is stored as the packet's opt_comment (e.g. why a switch dropped
 // it).
 func (w *Writer) WritePacket(iface int, ts time.Time, data []byte, length int, comment string) error {
+	return w.WritePacketDir(iface, ts, data, length, DirUnknown, comment)
+}
+
+// WritePacketDir is WritePacket that also stores the frame's direction at
+// the interface in the epb_flags option (none for DirUnknown).
+func (w *Writer) WritePacketDir(iface int, ts time.Time, data []byte, length int, dir Direction, comment string) error {
 	if iface < 0 || iface >= w.n {
 		return fmt.Errorf("pcap: interface %d not declared (have %d)", iface, w.n)
 	}
@@ -83,6 +89,9 @@ func (w *Writer) WritePacket(iface int, ts time.Time, data []byte, length int, c
 	var opts pcapgo.NgPacketOptions
 	if comment != "" {
 		opts.Comments = []string{comment}
+	}
+	if dir != DirUnknown {
+		opts.Flags = &pcapgo.NgEpbFlags{Direction: pcapgo.NgEpbFlag(dir)}
 	}
 	return w.ng.WritePacketWithOptions(ci, data, opts)
 }

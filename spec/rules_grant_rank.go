@@ -15,7 +15,7 @@ func grantRankRules() []*Rule {
 			Statement: "A receiver never gives a GRANT a higher scheduled priority than the latest GRANT of another message it is granting that has clearly fewer bytes left to receive (SRPT ranking, within rank_tolerance bytes).",
 			Source:    "HomaModule homa_grant.c homa_grant_priority, homa_grant_outranks; SIGCOMM 2018 §3.4",
 			Profiles:  []string{"linux", "linux-2024"},
-			Capture:   "main ranks with a cached copy of bytes remaining, so near-ties can invert (rank_tolerance); only GRANTs less than slack apart are compared",
+			Capture:   "main ranks with a cached copy of bytes remaining, so near-ties can invert (rank_tolerance); only GRANTs less than slack apart are compared; a message granted to its end has left the active set and is not compared",
 			Property: Each{Types: []wire.PacketType{wire.TypeGrant}, Check: func(c *Ctx, e *Event) Result {
 				g := e.Packet.Grant()
 				p := g.Priority()
@@ -28,7 +28,10 @@ func grantRankRules() []*Rule {
 				}
 				left := int64(m.Length) - int64(m.Received())
 				for _, o := range c.T.Granting(e.Src) {
-					if o == m || o.Length == 0 || len(o.RecentGrants) == 0 {
+					if o == m || o.Length == 0 || len(o.RecentGrants) == 0 || o.Granted >= o.Length {
+						// A fully granted message has left the active set
+						// (homa_grant_check_rpc): its last priority no
+						// longer constrains the others.
 						continue
 					}
 					last := o.RecentGrants[len(o.RecentGrants)-1]

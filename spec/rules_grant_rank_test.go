@@ -46,3 +46,19 @@ func TestGrant011SRPTRanking(t *testing.T) {
 }
 
 func netipAddr(s string) netip.Addr { return netip.MustParseAddr(s) }
+
+// TestGrant011FullyGrantedLeavesActiveSet: once the 100 KB request is
+// granted to its end it leaves the receiver's active set, so the 500 KB
+// request may then get a higher priority than the 100 KB request's last
+// GRANT carried.
+func TestGrant011FullyGrantedLeavesActiveSet(t *testing.T) {
+	b := newTrace(t, wire.VersionCurrent)
+	b.message(true, 2, 100000, 0, 40000, 40000, 4)
+	b.client = netipAddr("198.18.0.3")
+	b.message(true, 4, 500000, 0, 40000, 40000, 4)
+	b.client = netipAddr("198.18.0.1")
+	b.after(10*time.Microsecond).grant(false, 2, 100000, 0) // to the end
+	b.client = netipAddr("198.18.0.3")
+	b.after(10*time.Microsecond).grant(false, 4, 60000, 1)
+	wantClean(t, b.check("linux", "HOMA-GRANT-011"), "HOMA-GRANT-011")
+}

@@ -63,11 +63,15 @@ type packet struct {
 // port is the egress port toward one host: 8 queues served strictly by
 // priority, at the link rate.
 type port struct {
-	ep      *Endpoint
-	queues  [8][]packet
-	queued  int
-	kick    chan struct{}
-	done    chan struct{}
+	ep     *Endpoint
+	queues [8][]packet
+	queued int
+	kick   chan struct{}
+	done   chan struct{}
+	// line is the propagation delay line: packets in transmission order
+	// with their delivery time, drained by one goroutine so that a port
+	// delivers in the order it transmitted.
+	line    chan delayed
 	handler func(src netip.Addr, prio uint8, pkt []byte)
 }
 
@@ -90,10 +94,11 @@ func (n *Network) Attach(addr netip.Addr) *Endpoint {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	ep := &Endpoint{n: n, addr: addr}
-	p := &port{ep: ep, kick: make(chan struct{}, 1), done: make(chan struct{})}
+	p := &port{ep: ep, kick: make(chan struct{}, 1), done: make(chan struct{}), line: make(chan delayed, 1<<16)}
 	n.ports[addr] = p
-	n.wg.Add(1)
+	n.wg.Add(2)
 	go n.serve(p)
+	go n.propagate(p)
 	return ep
 }
 
@@ -233,17 +238,39 @@ func (n *Network) serve(p *port) {
 			}
 		}
 		if delay > 0 {
-			n.wg.Add(1)
-			go func() {
-				defer n.wg.Done()
-				select {
-				case <-time.After(delay):
-					deliver()
-				case <-p.done:
-				}
-			}()
+			select {
+			case p.line <- delayed{at: time.Now().Add(delay), deliver: deliver}:
+			case <-p.done:
+				return
+			}
 		} else {
 			deliver()
+		}
+	}
+}
+
+// delayed is a packet on a port's delay line.
+type delayed struct {
+	at      time.Time
+	deliver func()
+}
+
+// propagate delivers the packets on p's delay line at their times, in order.
+func (n *Network) propagate(p *port) {
+	defer n.wg.Done()
+	for {
+		select {
+		case d := <-p.line:
+			if w := time.Until(d.at); w > 0 {
+				select {
+				case <-time.After(w):
+				case <-p.done:
+					return
+				}
+			}
+			d.deliver()
+		case <-p.done:
+			return
 		}
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"net/netip"
 	"sync"
 	"syscall"
+	"unsafe"
 
 	"golang.org/x/net/ipv4"
 	"golang.org/x/net/ipv6"
@@ -173,6 +174,49 @@ func (t *Transport) read6(buf []byte) (src, dst netip.Addr, prio uint8, payload 
 	dst, ok2 := netip.AddrFromSlice(cm.Dst)
 	return src, dst, wire.PriorityFromTrafficClass(uint8(cm.TrafficClass), 5), buf[:n], ok1 && ok2, nil
 }
+
+// RecvDrops returns the number of packets the kernel dropped for this
+// socket since it was opened, mostly because the receive buffer
+// (RecvBuffer bytes) was full: the socket's sk_drops, read with
+// getsockopt SO_MEMINFO (index SK_MEMINFO_DROPS, include/uapi/linux/sock_diag.h).
+func (t *Transport) RecvDrops() (uint64, error) {
+	mi, err := t.meminfo()
+	return uint64(mi[skMeminfoDrops]), err
+}
+
+// meminfo reads the socket's SO_MEMINFO counters.
+func (t *Transport) meminfo() (mi [skMeminfoVars]uint32, err error) {
+	sc, ok := t.pc.(syscall.Conn)
+	if !ok {
+		return mi, errors.New("rawip: socket has no file descriptor")
+	}
+	rc, err := sc.SyscallConn()
+	if err != nil {
+		return mi, fmt.Errorf("rawip: %w", err)
+	}
+	var serr error
+	if err := rc.Control(func(fd uintptr) {
+		l := uint32(unsafe.Sizeof(mi))
+		_, _, e := unix.Syscall6(unix.SYS_GETSOCKOPT, fd, unix.SOL_SOCKET, unix.SO_MEMINFO,
+			uintptr(unsafe.Pointer(&mi[0])), uintptr(unsafe.Pointer(&l)), 0)
+		if e != 0 {
+			serr = e
+		}
+	}); err != nil {
+		return mi, fmt.Errorf("rawip: %w", err)
+	}
+	if serr != nil {
+		return mi, fmt.Errorf("rawip: getsockopt SO_MEMINFO: %w", serr)
+	}
+	return mi, nil
+}
+
+// SO_MEMINFO layout (include/uapi/linux/sock_diag.h): SK_MEMINFO_DROPS is
+// entry 8 of SK_MEMINFO_VARS = 9 (kernels since 4.x).
+const (
+	skMeminfoDrops = 8
+	skMeminfoVars  = 9
+)
 
 // Close stops receiving and closes the socket.
 func (t *Transport) Close() error {

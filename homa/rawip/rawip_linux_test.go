@@ -20,6 +20,7 @@ import (
 
 	"github.com/homatest/homatest/homa"
 	"github.com/homatest/homatest/homa/rawip"
+	"github.com/homatest/homatest/internal/timescale"
 )
 
 // inNS runs f on a locked OS thread switched into ns. If switching back
@@ -145,35 +146,53 @@ func pairDev(t testing.TB) (a, b netns.NsHandle, devA string) {
 	return hs[0], hs[1], va
 }
 
+// host opens a raw-IP host at addr in ns with HomaModule's default
+// parameters (for the benchmarks).
 func host(t testing.TB, ns netns.NsHandle, addr string) *homa.Host {
 	t.Helper()
-	var tr *rawip.Transport
+	h, _ := hostVia(t, ns, addr, homa.DefaultParams(), nil)
+	return h
+}
+
+// hostVia opens a raw-IP host at addr in ns with parameters p, its
+// transport wrapped by wrap (if not nil); it returns the host and the
+// (wrapped) transport.
+func hostVia(t testing.TB, ns netns.NsHandle, addr string, p homa.Params, wrap func(homa.Transport) homa.Transport) (*homa.Host, homa.Transport) {
+	t.Helper()
+	var rt *rawip.Transport
 	if err := inNS(ns, func() (err error) {
-		tr, err = rawip.Open(netip.MustParseAddr(addr))
+		rt, err = rawip.Open(netip.MustParseAddr(addr))
 		return err
 	}); err != nil {
 		t.Fatal(err)
 	}
-	h, err := homa.New(homa.Config{Transport: tr})
+	var tr homa.Transport = rt
+	if wrap != nil {
+		tr = wrap(rt)
+	}
+	h, err := homa.New(homa.Config{Transport: tr, Params: p})
 	if err != nil {
 		tr.Close()
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { h.Close() })
-	return h
+	return h, tr
 }
 
 // TestRawIPRPCs runs the reference implementation over raw IP sockets
 // between two namespaces: payload integrity from 1 B to 1,000,000 B and
-// 200 concurrent RPCs.
+// 200 concurrent RPCs; every packet on the wire has priority<<5 in its TOS
+// for the priority its sender chose.
 func TestRawIPRPCs(t *testing.T) {
-	a, b := pair(t)
-	client, server := host(t, a, "198.18.0.1"), host(t, b, "198.18.0.2")
+	a, b, dev := pairDev(t)
+	stop := capture(t, a, dev)
+	client, ct := hostVia(t, a, "198.18.0.1", userSpaceParams(), newRecorder)
+	server, st := hostVia(t, b, "198.18.0.2", userSpaceParams(), newRecorder)
 	echoOn(t, server, true)
 	c, _ := client.Dial()
 	dst := netip.AddrPortFrom(server.Addr(), 4000)
 	rng := rand.New(rand.NewPCG(5, 6))
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), timescale.D(60*time.Second))
 	defer cancel()
 	for _, n := range []int{1, 100, 1424, 1425, 40000, 40001, 100000, 1000000} {
 		req := make([]byte, n)
@@ -210,11 +229,14 @@ func TestRawIPRPCs(t *testing.T) {
 	if len(failures) > 0 {
 		t.Fatalf("%d of 200 concurrent RPCs failed, first: %v", len(failures), failures[0])
 	}
-	st := server.Stats()
-	t.Logf("server: delivered %d, retransmitted %d, received %v", st.Delivered, st.Retransmitted, st.Received)
-	if st.Delivered != 208 {
-		t.Errorf("server executed %d requests, want 208", st.Delivered)
+	ss := server.Stats()
+	t.Logf("server: delivered %d, retransmitted %d, received %v", ss.Delivered, ss.Retransmitted, ss.Received)
+	if ss.Delivered != 208 {
+		t.Errorf("server executed %d requests, want 208", ss.Delivered)
 	}
+	client.Close() // every packet sent is now queued at the capture
+	server.Close()
+	checkPriorities(t, stop(), ct, st)
 }
 
 func pairB(b *testing.B) (netns.NsHandle, netns.NsHandle) { return pair(b) }
@@ -222,14 +244,18 @@ func pairB(b *testing.B) (netns.NsHandle, netns.NsHandle) { return pair(b) }
 func hostB(b *testing.B, ns netns.NsHandle, addr string) *homa.Host { return host(b, ns, addr) }
 
 // TestRawIPv6 runs RPCs over raw IPv6 sockets between the namespaces:
-// payloads of 1 B to 1,000,000 B and 100 concurrent RPCs.
+// payloads of 1 B to 1,000,000 B and 100 concurrent RPCs; every packet on
+// the wire has priority<<5 in its traffic class (HomaModule main) for the
+// priority its sender chose.
 func TestRawIPv6(t *testing.T) {
-	a, b := pair(t)
-	client, server := host(t, a, "fd00::1"), host(t, b, "fd00::2")
+	a, b, dev := pairDev(t)
+	stop := capture(t, a, dev)
+	client, ct := hostVia(t, a, "fd00::1", userSpaceParams(), newRecorder)
+	server, st := hostVia(t, b, "fd00::2", userSpaceParams(), newRecorder)
 	echoOn(t, server, false)
 	c, _ := client.Dial()
 	dst := netip.AddrPortFrom(server.Addr(), 4000)
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), timescale.D(60*time.Second))
 	defer cancel()
 	for _, n := range []int{1, 1404, 1405, 40001, 1000000} {
 		req := bytes.Repeat([]byte{byte(n)}, n)
@@ -254,9 +280,12 @@ func TestRawIPv6(t *testing.T) {
 	for err := range errs {
 		t.Fatal(err)
 	}
-	if st := server.Stats(); st.Delivered != 105 {
-		t.Errorf("server executed %d requests, want 105", st.Delivered)
+	if ss := server.Stats(); ss.Delivered != 105 {
+		t.Errorf("server executed %d requests, want 105", ss.Delivered)
 	}
+	client.Close() // every packet sent is now queued at the capture
+	server.Close()
+	checkPriorities(t, stop(), ct, st)
 }
 
 // echoOn answers requests on port 4000 of h with their payload (reversed

@@ -27,3 +27,6 @@ func (*Transport) Send(netip.Addr, uint8, []byte) error { return ErrNotSupported
 
 // Close does nothing.
 func (*Transport) Close() error { return nil }
+
+// RecvDrops returns ErrNotSupported.
+func (*Transport) RecvDrops() (uint64, error) { return 0, ErrNotSupported }

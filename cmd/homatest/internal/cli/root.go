@@ -67,7 +67,9 @@ Exit codes: 0 success, 1 violations, 2 usage, input or environment error.`,
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return usageErr(fmt.Errorf("%v (see %s --help)", err, c.CommandPath()))
 	})
-	root.AddCommand(newDecodeCmd(), newCheckCmd(), newSpecCmd(), newRPCsCmd(), newFaultsCmd(), newVersionCmd())
+	root.AddCommand(newDecodeCmd(), newCheckCmd(), newSpecCmd(), newRPCsCmd(), newFaultsCmd(), newRunCmd(), newVersionCmd())
+	root.AddCommand(newAgentCmd())
+	root.AddCommand(newCleanupCmd())
 	root.AddCommand(newNetemCmd())
 	return root
 }

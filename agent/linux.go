@@ -1,0 +1,126 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// LinuxOptions configure ServeLinux.
+type LinuxOptions struct {
+	// Version is reported in hello (default "dev").
+	Version string
+	// Logger receives the agent's log lines (nil: discard).
+	Logger *slog.Logger
+	// SysctlDir holds HomaModule's sysctls (default /proc/sys/net/homa):
+	// hello reports them as the parameters in effect and writes overrides
+	// there.
+	SysctlDir string
+	// Socket opens a socket (default: the socket system call); tests use
+	// it to play a kernel without Homa.
+	Socket func(domain, typ, proto int) (int, error)
+}
+
+// ServeLinux runs the linux agent: the protocol on r and w with the Linux
+// kernel's Homa sockets behind it, through raw system calls (HomaModule main
+// API: socket(AF_INET or AF_INET6, SOCK_DGRAM, IPPROTO_HOMA=146), a receive
+// buffer region installed with SO_HOMA_RCVBUF, sendmsg with struct
+// homa_sendmsg_args, recvmsg with struct homa_recvmsg_args and buffer-page
+// offsets). On a kernel without Homa its hello carries "unsupported" with
+// the reason and every later op except stats and shutdown gets an error.
+// Parameters are HomaModule's sysctls (capability "params" when the
+// sysctl directory is writable); it has no fault knobs. Returns as
+// ServeRef.
+func ServeLinux(ctx context.Context, r io.Reader, w io.Writer, opts LinuxOptions) error {
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	if opts.Version == "" {
+		opts.Version = "dev"
+	}
+	if opts.SysctlDir == "" {
+		opts.SysctlDir = "/proc/sys/net/homa"
+	}
+	if opts.Socket == nil {
+		opts.Socket = defaultSocket
+	}
+	cnt := &counters{}
+	return serve(ctx, r, w, newLinuxBackend(opts, cnt, log), cnt, log)
+}
+
+// errUnsupported is returned for ops after an unsupported hello.
+type errUnsupported string
+
+func (e errUnsupported) Error() string { return "unsupported: " + string(e) }
+
+// readSysctls returns every integer or integer-list sysctl in dir.
+func readSysctls(dir string) (Params, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	p := Params{}
+	for _, e := range entries {
+		b, err := os.ReadFile(filepath.Join(dir, e.Name()))
+		if err != nil {
+			continue // write-only or unreadable
+		}
+		fields := strings.Fields(string(b))
+		var vals []int64
+		for _, f := range fields {
+			v, err := strconv.ParseInt(f, 10, 64)
+			if err != nil {
+				vals = nil
+				break
+			}
+			vals = append(vals, v)
+		}
+		switch {
+		case len(vals) == 1:
+			p[e.Name()] = vals[0]
+		case len(vals) > 1:
+			p[e.Name()] = vals
+		}
+	}
+	return p, nil
+}
+
+// writeSysctls writes the overrides in over into dir; unknown names (no
+// such file) are an error naming the known ones.
+func writeSysctls(dir string, over Params) error {
+	names := make([]string, 0, len(over))
+	for n := range over {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		var text string
+		if list, ok := over.Ints(name); ok {
+			parts := make([]string, len(list))
+			for i, v := range list {
+				parts[i] = strconv.FormatInt(v, 10)
+			}
+			text = strings.Join(parts, " ")
+		} else if v, ok := over.Int(name); ok {
+			text = strconv.FormatInt(v, 10)
+		} else {
+			return fmt.Errorf("params: %s %v: want an integer or a list of integers", name, over[name])
+		}
+		path := filepath.Join(dir, filepath.Base(name))
+		if _, err := os.Stat(path); err != nil {
+			return fmt.Errorf("params: unknown parameter %q (no %s)", name, path)
+		}
+		if err := os.WriteFile(path, []byte(text+"\n"), 0o644); err != nil {
+			return fmt.Errorf("params: write %s: %v", path, errors.Unwrap(err))
+		}
+	}
+	return nil
+}

@@ -1,0 +1,160 @@
+package agent
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"regexp"
+	"strings"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// Manifest describes an implementation under test: how the harness starts
+// its agent on a host. It is read from YAML (LoadManifest), e.g.
+//
+//	name: myhoma
+//	command: [/opt/myhoma/agent, --verbose]
+//	env: {MYHOMA_LOG: debug}
+//	capabilities: [ipv4, grants, priorities]
+//	timeouts: {start: 5s, reply: 10s, shutdown: 5s}
+type Manifest struct {
+	// Name names the implementation in reports: lower-case letters, digits
+	// and '-' (e.g. "myhoma").
+	Name string `yaml:"name"`
+	// Command is the agent's argv (no shell): the harness runs it inside
+	// the host's network namespace, speaking the agent protocol on its
+	// standard input and output.
+	Command []string `yaml:"command"`
+	// Env are extra environment variables for the agent.
+	Env map[string]string `yaml:"env,omitempty"`
+	// Capabilities the implementation claims (Cap* names). The agent's
+	// hello is authoritative; the harness reports a mismatch.
+	Capabilities []string `yaml:"capabilities,omitempty"`
+	// Params are parameter overrides sent in hello (see Params).
+	Params map[string]any `yaml:"params,omitempty"`
+	// Timeouts bound the agent's answers (0: defaults).
+	Timeouts ManifestTimeouts `yaml:"timeouts,omitempty"`
+}
+
+// ManifestTimeouts bound how long the harness waits for an agent; each is
+// multiplied by HOMATEST_TIME_SCALE. YAML values are Go durations ("5s").
+type ManifestTimeouts struct {
+	// Start bounds the time from starting the process to its hello answer
+	// (default 10 s).
+	Start time.Duration `yaml:"start,omitempty"`
+	// Reply bounds every other reply (default DefaultReplyTimeout).
+	Reply time.Duration `yaml:"reply,omitempty"`
+	// Shutdown bounds the time from shutdown to the process's exit
+	// (default 5 s).
+	Shutdown time.Duration `yaml:"shutdown,omitempty"`
+}
+
+// Effective returns the timeouts with defaults for the zero ones (start
+// 10 s, reply DefaultReplyTimeout, shutdown 5 s), each multiplied by
+// HOMATEST_TIME_SCALE.
+func (t ManifestTimeouts) Effective() ManifestTimeouts {
+	pick := func(d, def time.Duration) time.Duration {
+		if d <= 0 {
+			d = def
+		}
+		return scaled(d)
+	}
+	return ManifestTimeouts{Start: pick(t.Start, 10*time.Second), Reply: pick(t.Reply, DefaultReplyTimeout), Shutdown: pick(t.Shutdown, 5*time.Second)}
+}
+
+// KnownCapabilities lists every capability name of protocol version 1.
+var KnownCapabilities = []string{CapIPv4, CapIPv6, CapGrants, CapPriorities, CapCutoffs, CapNeedAck, CapParams, CapTimeouts, CapFaults}
+
+var manifestName = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,39}$`)
+
+// LoadManifest reads and validates the YAML manifest at path. Errors are one
+// line naming the file, the field and the fix: unreadable file, YAML syntax,
+// an unknown field, or a Validate failure.
+func LoadManifest(path string) (*Manifest, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("manifest: %v", err)
+	}
+	defer f.Close()
+	d := yaml.NewDecoder(f)
+	d.KnownFields(true)
+	var m Manifest
+	if err := d.Decode(&m); err != nil {
+		return nil, fmt.Errorf("manifest %s: %s", path, yamlError(err))
+	}
+	if err := m.Validate(); err != nil {
+		return nil, fmt.Errorf("manifest %s: %v", path, err)
+	}
+	return &m, nil
+}
+
+// yamlError turns a yaml error into one line.
+func yamlError(err error) string {
+	if err.Error() == "EOF" {
+		return "the file is empty: give at least name and command"
+	}
+	var te *yaml.TypeError
+	if errors.As(err, &te) {
+		msg := strings.Join(te.Errors, "; ")
+		if strings.Contains(msg, "not found in type") {
+			msg += " (known fields: name, command, env, capabilities, params, timeouts; timeouts: start, reply, shutdown)"
+		}
+		return msg
+	}
+	return strings.ReplaceAll(strings.TrimPrefix(err.Error(), "yaml: "), "\n", " ")
+}
+
+// Validate checks the manifest; the error is one line naming the field and
+// the fix.
+func (m *Manifest) Validate() error {
+	switch {
+	case m.Name == "":
+		return errors.New(`name: missing: give the implementation a name, e.g. "name: myhoma"`)
+	case !manifestName.MatchString(m.Name):
+		return fmt.Errorf("name: %q: use 1-40 lower-case letters, digits and '-'", m.Name)
+	case len(m.Command) == 0 || m.Command[0] == "":
+		return errors.New(`command: missing: give the agent's argv as a list, e.g. "command: [/opt/myhoma/agent]"`)
+	}
+	for k := range m.Env {
+		if k == "" || strings.ContainsAny(k, "=\x00") {
+			return fmt.Errorf("env: %q is not a variable name: drop '=' and NUL", k)
+		}
+	}
+	for _, c := range m.Capabilities {
+		if !contains(KnownCapabilities, c) {
+			return fmt.Errorf("capabilities: unknown capability %q: use %s", c, strings.Join(KnownCapabilities, ", "))
+		}
+	}
+	for name, d := range map[string]time.Duration{"start": m.Timeouts.Start, "reply": m.Timeouts.Reply, "shutdown": m.Timeouts.Shutdown} {
+		if d < 0 {
+			return fmt.Errorf("timeouts.%s: %v is negative: give a duration such as 10s, or leave it out", name, d)
+		}
+	}
+	return nil
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// BuiltinManifest returns the manifest of a built-in agent (impl "ref" or
+// "linux") run by the homatest executable exe: command [exe, agent, --impl,
+// impl]. Errors: another impl name.
+func BuiltinManifest(impl, exe string) (*Manifest, error) {
+	switch impl {
+	case "ref":
+		return &Manifest{Name: "ref", Command: []string{exe, "agent", "--impl", "ref"},
+			Capabilities: []string{CapIPv4, CapIPv6, CapGrants, CapPriorities, CapCutoffs, CapNeedAck, CapParams, CapTimeouts, CapFaults}}, nil
+	case "linux":
+		return &Manifest{Name: "linux", Command: []string{exe, "agent", "--impl", "linux"},
+			Capabilities: []string{CapIPv4, CapIPv6, CapGrants, CapPriorities, CapCutoffs, CapNeedAck, CapTimeouts}}, nil
+	}
+	return nil, fmt.Errorf("impl %q: the built-in agents are ref and linux (or give a manifest file)", impl)
+}

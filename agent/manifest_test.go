@@ -1,0 +1,80 @@
+package agent
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func writeManifest(t *testing.T, text string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "m.yaml")
+	if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestLoadManifest(t *testing.T) {
+	m, err := LoadManifest(writeManifest(t, `
+name: myhoma
+command: [/opt/myhoma/agent, --verbose]
+env: {MYHOMA_LOG: debug}
+capabilities: [ipv4, grants]
+params: {resend_ticks: 10}
+timeouts: {start: 5s, reply: 2s}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Name != "myhoma" || len(m.Command) != 2 || m.Env["MYHOMA_LOG"] != "debug" || m.Timeouts.Start != 5*time.Second || m.Timeouts.Reply != 2*time.Second || m.Params["resend_ticks"] != 10 {
+		t.Errorf("manifest = %+v", m)
+	}
+}
+
+func TestManifestErrors(t *testing.T) {
+	for _, tc := range []struct{ yaml, want string }{
+		{"", "the file is empty"},
+		{"name: x\ncommand: [a]\ncomand: [b]\n", `field comand not found in type agent.Manifest (known fields: name, command`},
+		{"name: x\ncommand: [a]\ntimeouts: {reply: soon}\n", "line 3"},
+		{"name: x\ncommand: a b\n", "line 2"},
+		{"command: [a]\n", "name: missing"},
+		{"name: My Homa\ncommand: [a]\n", `name: "My Homa": use 1-40 lower-case letters`},
+		{"name: x\n", "command: missing"},
+		{"name: x\ncommand: ['']\n", "command: missing"},
+		{"name: x\ncommand: [a]\ncapabilities: [ipv4, grant]\n", `capabilities: unknown capability "grant": use ipv4, ipv6, grants`},
+		{"name: x\ncommand: [a]\ntimeouts: {reply: -1s}\n", "timeouts.reply: -1s is negative"},
+		{"name: x\ncommand: [a]\nenv: {'A=B': c}\n", `env: "A=B" is not a variable name`},
+		{"name: [x\n", "did not find expected"},
+	} {
+		_, err := LoadManifest(writeManifest(t, tc.yaml))
+		if err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%q: error %v; want one line containing %q", tc.yaml, err, tc.want)
+		}
+	}
+	if _, err := LoadManifest(filepath.Join(t.TempDir(), "none.yaml")); err == nil || !strings.Contains(err.Error(), "no such file") {
+		t.Errorf("missing file: %v", err)
+	}
+}
+
+func TestBuiltinManifest(t *testing.T) {
+	for _, impl := range []string{"ref", "linux"} {
+		m, err := BuiltinManifest(impl, "/bin/homatest")
+		if err != nil || m.Validate() != nil || strings.Join(m.Command, " ") != "/bin/homatest agent --impl "+impl {
+			t.Errorf("%s: %+v, %v", impl, m, err)
+		}
+	}
+	if _, err := BuiltinManifest("bsd", "x"); err == nil {
+		t.Error("bsd: no error")
+	}
+}
+
+func TestManifestTimeoutsEffective(t *testing.T) {
+	t.Setenv("HOMATEST_TIME_SCALE", "2")
+	got := ManifestTimeouts{Reply: 3 * time.Second}.Effective()
+	if got.Start != 20*time.Second || got.Reply != 6*time.Second || got.Shutdown != 10*time.Second {
+		t.Errorf("effective timeouts at scale 2 = %+v", got)
+	}
+}

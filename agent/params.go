@@ -1,0 +1,137 @@
+package agent
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/homatest/homatest/homa"
+)
+
+// refParam maps one scalar parameter name to a field of homa.Params.
+type refParam struct {
+	name string
+	get  func(*homa.Params) int64
+	set  func(*homa.Params, int64)
+}
+
+// intParam maps name to an int field of homa.Params.
+func intParam(name string, f func(*homa.Params) *int) refParam {
+	return refParam{name,
+		func(p *homa.Params) int64 { return int64(*f(p)) },
+		func(p *homa.Params, v int64) { *f(p) = int(v) }}
+}
+
+// refParams lists the reference implementation's scalar parameters by
+// HomaModule sysctl name (plus tick_ns, mtu, link_bps); unsched_cutoffs is
+// handled apart.
+var refParams = []refParam{
+	intParam("unsched_bytes", func(p *homa.Params) *int { return &p.UnschedBytes }),
+	intParam("max_incoming", func(p *homa.Params) *int { return &p.MaxIncoming }),
+	intParam("max_overcommit", func(p *homa.Params) *int { return &p.MaxOvercommit }),
+	intParam("window", func(p *homa.Params) *int { return &p.Window }),
+	intParam("num_priorities", func(p *homa.Params) *int { return &p.NumPriorities }),
+	intParam("max_sched_prio", func(p *homa.Params) *int { return &p.MaxSchedPrio }),
+	intParam("fifo_grant_increment", func(p *homa.Params) *int { return &p.FIFOGrantIncrement }),
+	intParam("grant_fifo_fraction", func(p *homa.Params) *int { return &p.GrantFIFOFraction }),
+	intParam("link_mbps", func(p *homa.Params) *int { return &p.LinkMbps }),
+	intParam("resend_ticks", func(p *homa.Params) *int { return &p.ResendTicks }),
+	intParam("resend_interval", func(p *homa.Params) *int { return &p.ResendInterval }),
+	intParam("timeout_ticks", func(p *homa.Params) *int { return &p.TimeoutTicks }),
+	intParam("request_ack_ticks", func(p *homa.Params) *int { return &p.RequestAckTicks }),
+	intParam("mtu", func(p *homa.Params) *int { return &p.MTU }),
+	{"cutoff_version",
+		func(p *homa.Params) int64 { return int64(p.CutoffVersion) },
+		func(p *homa.Params, v int64) { p.CutoffVersion = uint16(v) }},
+	{"tick_ns",
+		func(p *homa.Params) int64 { return int64(p.Tick) },
+		func(p *homa.Params, v int64) { p.Tick = time.Duration(v) }},
+	{"link_bps",
+		func(p *homa.Params) int64 { return p.LinkRate },
+		func(p *homa.Params, v int64) { p.LinkRate = v }},
+}
+
+// cutoffsParam is the one list-valued parameter.
+const cutoffsParam = "unsched_cutoffs"
+
+// paramNames returns every parameter name the ref agent knows, sorted.
+func paramNames() []string {
+	names := []string{cutoffsParam}
+	for _, rp := range refParams {
+		names = append(names, rp.name)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// applyParams returns homa.DefaultParams (homa.ParamsForLink when link_bps
+// is given) with the overrides in over applied and validated. Errors name
+// the parameter: unknown, not an integer, out of range, or rejected by
+// homa.Params.Validate.
+func applyParams(over Params) (homa.Params, error) {
+	p := homa.DefaultParams()
+	if bps, ok := over["link_bps"]; ok {
+		v, ok := toInt(bps)
+		if !ok || v < 0 {
+			return p, fmt.Errorf("params: link_bps %v: want a non-negative integer (bit/s)", bps)
+		}
+		if v > 0 {
+			p = homa.ParamsForLink(v)
+		}
+	}
+	for name, val := range over {
+		if name == cutoffsParam {
+			list, ok := over.Ints(name)
+			if !ok || len(list) != 8 {
+				return p, fmt.Errorf("params: unsched_cutoffs %v: want a list of 8 integers (bytes)", val)
+			}
+			for i, v := range list {
+				if v < 0 || v > 1<<31-1 {
+					return p, fmt.Errorf("params: unsched_cutoffs[%d] = %d out of 0..2147483647", i, v)
+				}
+				p.UnschedCutoffs[i] = uint32(v)
+			}
+			continue
+		}
+		rp := findParam(name)
+		if rp == nil {
+			return p, fmt.Errorf("params: unknown parameter %q (known: %s)", name, strings.Join(paramNames(), ", "))
+		}
+		v, ok := toInt(val)
+		if !ok || v < 0 || v > 1<<40 {
+			return p, fmt.Errorf("params: %s %v: want a non-negative integer", name, val)
+		}
+		if name == "cutoff_version" && v > 0xffff {
+			return p, fmt.Errorf("params: cutoff_version %d out of 0..65535", v)
+		}
+		rp.set(&p, v)
+	}
+	if err := p.Validate(); err != nil {
+		return p, fmt.Errorf("params: %v", err)
+	}
+	return p, nil
+}
+
+func findParam(name string) *refParam {
+	for i := range refParams {
+		if refParams[i].name == name {
+			return &refParams[i]
+		}
+	}
+	return nil
+}
+
+// paramsOf returns every parameter of p by name.
+func paramsOf(p homa.Params) Params {
+	out := Params{}
+	for _, rp := range refParams {
+		out[rp.name] = rp.get(&p)
+	}
+	cut := make([]int64, len(p.UnschedCutoffs))
+	for i, v := range p.UnschedCutoffs {
+		cut[i] = int64(v)
+	}
+	out[cutoffsParam] = cut
+	return out
+}

@@ -1,0 +1,400 @@
+package cli
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/homatest/homatest/conformance"
+	"github.com/homatest/homatest/homa"
+)
+
+// runOpts are the flags of homatest run.
+type runOpts struct {
+	impl, env, labelFilter, rules, focus, fault string
+	junit, output, artifacts                    string
+	repeat                                      int
+	matrix, verbose                             bool
+	passResult                                  string // hidden: run one pass in this process
+}
+
+func newRunCmd() *cobra.Command {
+	o := &runOpts{}
+	cmd := &cobra.Command{
+		Use:   "run",
+		Short: "Run the conformance suite against a Homa implementation",
+		Long: `Run runs the conformance suite: specs that play a Homa peer against the
+implementation under test (IUT) and check its answers field by field and in
+time, and check every exchange against the spec's rules. Each spec is
+labelled with the rule IDs it checks (homatest spec list), its area and its
+level (MUST or SHOULD).
+
+The default IUT is the built-in reference implementation (package homa) on an
+in-memory network (--env mem), which needs no privileges. Output: a table of
+specs by area, then every failure with its rule IDs, expected against
+observed, the path of a pcapng holding just that spec's packets, and the
+command that reruns it.
+
+--repeat N runs the suite N times (each pass in its own process) and fails if
+any pass fails. --mutation-matrix runs one pass per fault knob of the
+reference implementation (homatest faults) and prints which specs catch
+which knob; a knob that no spec catches makes it fail.
+
+Exit codes: 0 every spec passed (unsupported specs do not fail a run),
+1 a spec failed, 2 usage or environment error.`,
+		Example: `  homatest run
+  homatest run --label-filter 'grant && MUST'
+  homatest run --rules 'HOMA-RESEND-*' -o json
+  homatest run --fault no-grants            # expect failures citing HOMA-GRANT rules
+  homatest run --repeat 10 --junit report.xml
+  homatest run --mutation-matrix`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return o.run(cmd) },
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.impl, "impl", "ref", "implementation under test: ref (the built-in reference implementation)")
+	f.StringVar(&o.env, "env", "mem", "environment: mem (in-process, in-memory network)")
+	f.StringVar(&o.labelFilter, "label-filter", "", "Ginkgo label filter over rule IDs, areas and levels, e.g. 'grant && MUST'")
+	f.StringVar(&o.rules, "rules", "", "comma-separated rule-ID globs: run only specs checking these rules, e.g. 'HOMA-GRANT-*'")
+	f.StringVar(&o.focus, "focus", "", "run only specs whose name contains this text")
+	f.StringVar(&o.fault, "fault", "", "enable a fault knob of the reference implementation (homatest faults)")
+	f.IntVar(&o.repeat, "repeat", 1, "run the suite N times; fails if any pass fails")
+	f.StringVar(&o.junit, "junit", "", "write a JUnit XML report to this file (one testsuite per pass)")
+	f.StringVarP(&o.output, "output", "o", "text", "output: text or json")
+	f.StringVar(&o.artifacts, "artifacts", "", "directory for captures of failed specs and logs (default: a new directory under homatest-runs/)")
+	f.BoolVar(&o.matrix, "mutation-matrix", false, "run one pass per fault knob and print which specs catch each")
+	f.BoolVarP(&o.verbose, "verbose", "v", false, "keep Ginkgo's verbose log in the artifacts")
+	f.StringVar(&o.passResult, "pass-result", "", "internal: run one pass here and write its result to this file")
+	f.MarkHidden("pass-result")
+	return cmd
+}
+
+// validate checks the flags before anything runs.
+func (o *runOpts) validate() error {
+	switch {
+	case o.impl != "ref":
+		return fmt.Errorf("--impl %q: only ref (the built-in reference implementation) is available so far", o.impl)
+	case o.env != "mem":
+		return fmt.Errorf("--env %q: only mem (in-memory network) is available so far", o.env)
+	case o.output != "text" && o.output != "json":
+		return fmt.Errorf("-o %q: want text or json", o.output)
+	case o.repeat < 1:
+		return fmt.Errorf("--repeat %d: want 1 or more", o.repeat)
+	case o.matrix && o.fault != "":
+		return errors.New("--mutation-matrix runs every fault knob; drop --fault")
+	}
+	if o.fault != "" && !knownFault(o.fault) {
+		return fmt.Errorf("--fault %q: no such fault knob (homatest faults lists them)", o.fault)
+	}
+	return nil
+}
+
+func knownFault(name string) bool {
+	for _, f := range homa.FaultNames() {
+		if f.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+func (o *runOpts) run(cmd *cobra.Command) error {
+	if err := o.validate(); err != nil {
+		return usageErr(err)
+	}
+	if o.passResult != "" {
+		return o.onePass()
+	}
+	if o.artifacts == "" {
+		o.artifacts = filepath.Join("homatest-runs", time.Now().Format("20060102-150405"))
+	}
+	if err := os.MkdirAll(o.artifacts, 0o755); err != nil {
+		return usageErr(fmt.Errorf("--artifacts: %w", err))
+	}
+	if o.matrix {
+		return o.mutationMatrix(cmd)
+	}
+	var passes []*conformance.Result
+	var junits []string
+	for i := 1; i <= o.repeat; i++ {
+		res, junit, err := o.child(fmt.Sprintf("pass-%d", i), o.fault)
+		if err != nil {
+			return usageErr(err)
+		}
+		passes = append(passes, res)
+		if junit != "" {
+			junits = append(junits, junit)
+		}
+	}
+	if o.junit != "" {
+		if err := conformance.MergeJUnit(junits, o.junit); err != nil {
+			return usageErr(err)
+		}
+	}
+	if err := o.report(cmd.OutOrStdout(), passes); err != nil {
+		return usageErr(fmt.Errorf("write output: %w", err))
+	}
+	for _, p := range passes {
+		if p.SetupError != "" {
+			return &ExitError{Code: ExitUsage, Err: fmt.Errorf("the test environment could not be built: %s", p.SetupError)}
+		}
+	}
+	for _, p := range passes {
+		if p.Failed() > 0 {
+			return &ExitError{Code: ExitViolations, Err: fmt.Errorf("%d of %d passes had failed specs", failedPasses(passes), len(passes))}
+		}
+	}
+	return nil
+}
+
+func failedPasses(ps []*conformance.Result) int {
+	n := 0
+	for _, p := range ps {
+		if p.Failed() > 0 {
+			n++
+		}
+	}
+	return n
+}
+
+// child runs one pass in a new process of this binary (Ginkgo runs one
+// suite per process) and returns its result and JUnit file.
+func (o *runOpts) child(name, fault string) (*conformance.Result, string, error) {
+	dir := filepath.Join(o.artifacts, name)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, "", err
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return nil, "", fmt.Errorf("cannot find this program to run a pass: %w", err)
+	}
+	resFile := filepath.Join(dir, "result.json")
+	args := []string{"run", "--pass-result", resFile, "--artifacts", dir, "--impl", o.impl, "--env", o.env,
+		"--label-filter", o.labelFilter, "--rules", o.rules, "--focus", o.focus, "--fault", fault}
+	junit := ""
+	if o.junit != "" {
+		junit = filepath.Join(dir, "junit.xml")
+		args = append(args, "--junit", junit)
+	}
+	if o.verbose {
+		args = append(args, "--verbose")
+	}
+	c := exec.Command(self, args...)
+	var stderr strings.Builder
+	c.Stderr = &stderr
+	if err := c.Run(); err != nil {
+		return nil, "", fmt.Errorf("pass %s failed to run: %v: %s", name, err, strings.TrimSpace(stderr.String()))
+	}
+	b, err := os.ReadFile(resFile)
+	if err != nil {
+		return nil, "", fmt.Errorf("pass %s wrote no result: %w", name, err)
+	}
+	var res conformance.Result
+	if err := json.Unmarshal(b, &res); err != nil {
+		return nil, "", fmt.Errorf("pass %s: bad result file %s: %w", name, resFile, err)
+	}
+	return &res, junit, nil
+}
+
+// onePass runs the suite once in this process (the child side of child).
+func (o *runOpts) onePass() error {
+	var faults []homa.Fault
+	if o.fault != "" {
+		faults = append(faults, homa.Fault(o.fault))
+	}
+	logf, err := os.Create(filepath.Join(o.artifacts, "ginkgo.log"))
+	if err != nil {
+		return err
+	}
+	defer logf.Close()
+	res, err := conformance.Run(nil, conformance.Options{
+		NewEnv: func() (*conformance.Env, error) {
+			return conformance.NewMemEnv(conformance.MemEnvConfig{Faults: faults})
+		},
+		LabelFilter: o.labelFilter, Rules: o.rules, Focus: o.focus, JUnit: o.junit,
+		Artifacts: o.artifacts, Log: logf, Verbose: o.verbose,
+	})
+	if err != nil {
+		return err
+	}
+	b, err := json.MarshalIndent(res, "", "  ")
+	if err != nil {
+		return err
+	}
+	tmp := o.passResult + ".tmp"
+	if err := os.WriteFile(tmp, b, 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, o.passResult)
+}
+
+// runReport is the JSON output of homatest run.
+type runReport struct {
+	Passes    []*conformance.Result `json:"passes"`
+	Artifacts string                `json:"artifacts"`
+	Failed    int                   `json:"failed_passes"`
+}
+
+// report prints the passes as a table by area and the failures.
+func (o *runOpts) report(out io.Writer, passes []*conformance.Result) error {
+	w := &errWriter{w: out}
+	if o.output == "json" {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		enc.Encode(runReport{Passes: passes, Artifacts: o.artifacts, Failed: failedPasses(passes)})
+		return w.err
+	}
+	for i, p := range passes {
+		fmt.Fprintf(w, "pass %d/%d: %s; %d specs in %.1fs\n", i+1, len(passes), p.Env, len(p.Specs), p.Duration.Seconds())
+		if p.SetupError != "" {
+			fmt.Fprintf(w, "  ERROR building the environment: %s\n", p.SetupError)
+			continue
+		}
+		writeAreaTable(w, p.Specs)
+		for _, s := range p.Specs {
+			if s.State != "failed" && s.State != "error" {
+				continue
+			}
+			fmt.Fprintf(w, "\nFAIL %s\n  rules: %s (%s)\n", s.Name, strings.Join(s.Rules, ", "), s.Level)
+			for _, l := range strings.Split(strings.TrimSpace(s.Failure), "\n") {
+				fmt.Fprintf(w, "  %s\n", l)
+			}
+			if s.Capture != "" {
+				fmt.Fprintf(w, "  packets: %s (homatest decode %s)\n", s.Capture, s.Capture)
+			}
+			fmt.Fprintf(w, "  rerun: %s\n", o.rerun(s))
+		}
+		for _, s := range p.Specs {
+			if s.State == "unsupported" {
+				fmt.Fprintf(w, "UNSUPPORTED %s: %s\n", s.Name, s.Failure)
+			}
+		}
+	}
+	verdict := "PASS"
+	if n := failedPasses(passes); n > 0 {
+		verdict = fmt.Sprintf("FAIL (%d of %d passes)", n, len(passes))
+	}
+	fmt.Fprintf(w, "\n%s; artifacts in %s\n", verdict, o.artifacts)
+	return w.err
+}
+
+// rerun is the command that reruns one spec.
+func (o *runOpts) rerun(s conformance.SpecResult) string {
+	name, _, _ := strings.Cut(s.Name, ":")
+	if i := strings.LastIndex(name, " "); i >= 0 {
+		name = name[i+1:]
+	}
+	c := "homatest run --focus " + strconv.Quote(name)
+	if o.fault != "" {
+		c += " --fault " + o.fault
+	}
+	return c
+}
+
+// writeAreaTable prints specs counted by area and state.
+func writeAreaTable(w io.Writer, specs []conformance.SpecResult) {
+	type row struct{ passed, failed, unsupported, skipped int }
+	rows := map[string]*row{}
+	for _, s := range specs {
+		r := rows[s.Area]
+		if r == nil {
+			r = &row{}
+			rows[s.Area] = r
+		}
+		switch s.State {
+		case "passed":
+			r.passed++
+		case "failed", "error":
+			r.failed++
+		case "unsupported":
+			r.unsupported++
+		default:
+			r.skipped++
+		}
+	}
+	var areas []string
+	for a := range rows {
+		areas = append(areas, a)
+	}
+	sort.Strings(areas)
+	fmt.Fprintf(w, "  %-12s %6s %6s %11s %7s\n", "area", "passed", "failed", "unsupported", "skipped")
+	for _, a := range areas {
+		r := rows[a]
+		fmt.Fprintf(w, "  %-12s %6d %6d %11d %7d\n", a, r.passed, r.failed, r.unsupported, r.skipped)
+	}
+}
+
+// mutationMatrix runs one pass per fault knob and prints the specs (and
+// their rules) that fail under each.
+func (o *runOpts) mutationMatrix(cmd *cobra.Command) error {
+	type entry struct {
+		Fault  string   `json:"fault"`
+		Specs  []string `json:"failing_specs"`
+		Rules  []string `json:"rules"`
+		Caught bool     `json:"caught"`
+	}
+	var matrix []entry
+	uncaught := 0
+	for _, f := range homa.FaultNames() {
+		res, _, err := o.child("fault-"+f.Name, f.Name)
+		if err != nil {
+			return usageErr(err)
+		}
+		if res.SetupError != "" {
+			return usageErr(fmt.Errorf("fault %s: the test environment could not be built: %s", f.Name, res.SetupError))
+		}
+		e := entry{Fault: f.Name}
+		rules := map[string]bool{}
+		for _, s := range res.Specs {
+			if s.State == "failed" || s.State == "error" {
+				name, _, _ := strings.Cut(s.Name, ":")
+				e.Specs = append(e.Specs, name[strings.LastIndex(name, " ")+1:])
+				for _, r := range s.Rules {
+					rules[r] = true
+				}
+			}
+		}
+		for r := range rules {
+			e.Rules = append(e.Rules, r)
+		}
+		sort.Strings(e.Rules)
+		e.Caught = len(e.Specs) > 0
+		if !e.Caught {
+			uncaught++
+		}
+		matrix = append(matrix, e)
+	}
+	w := &errWriter{w: cmd.OutOrStdout()}
+	if o.output == "json" {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		enc.Encode(matrix)
+	} else {
+		fmt.Fprintf(w, "%-22s %s\n", "fault knob", "failing specs")
+		for _, e := range matrix {
+			specs := strings.Join(e.Specs, ", ")
+			if !e.Caught {
+				specs = "NOT CAUGHT"
+			}
+			fmt.Fprintf(w, "%-22s %s\n", e.Fault, specs)
+		}
+		fmt.Fprintf(w, "\n%d of %d knobs caught; artifacts in %s\n", len(matrix)-uncaught, len(matrix), o.artifacts)
+	}
+	if w.err != nil {
+		return usageErr(fmt.Errorf("write output: %w", w.err))
+	}
+	if uncaught > 0 {
+		return &ExitError{Code: ExitViolations, Err: fmt.Errorf("%d fault knobs are caught by no spec", uncaught)}
+	}
+	return nil
+}

@@ -1,0 +1,98 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/homatest/homatest/conformance"
+)
+
+// TestMain lets this test binary act as homatest itself when homatest run
+// re-executes os.Executable() for a pass (HOMATEST_CLI_CHILD set by the
+// tests below).
+func TestMain(m *testing.M) {
+	if os.Getenv("HOMATEST_CLI_CHILD") == "1" && len(os.Args) > 1 && os.Args[1] == "run" {
+		cmd := New()
+		cmd.SetArgs(os.Args[1:])
+		err := cmd.Execute()
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "homatest:", err)
+		}
+		os.Exit(ExitCode(err))
+	}
+	os.Exit(m.Run())
+}
+
+func TestRunFocusedPassAndFault(t *testing.T) {
+	t.Setenv("HOMATEST_CLI_CHILD", "1")
+	dir := t.TempDir()
+	out, err, code := run(t, "run", "--focus", "GRANT-long-request", "--artifacts", filepath.Join(dir, "ok"),
+		"--junit", filepath.Join(dir, "ok.xml"), "-o", "json")
+	if code != ExitOK {
+		t.Fatalf("homatest run --focus GRANT-long-request: exit %d, %v\n%s", code, err, out)
+	}
+	var rep runReport
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatalf("bad JSON: %v\n%s", err, out)
+	}
+	if len(rep.Passes) != 1 {
+		t.Fatalf("%d passes, want 1", len(rep.Passes))
+	}
+	ran := 0
+	for _, s := range rep.Passes[0].Specs {
+		if s.State == "passed" {
+			ran++
+			if !strings.Contains(s.Name, "GRANT-long-request") {
+				t.Errorf("spec %q ran outside the focus", s.Name)
+			}
+		}
+	}
+	if ran != 1 {
+		t.Errorf("%d specs passed, want exactly the focused one", ran)
+	}
+	junit, err := os.ReadFile(filepath.Join(dir, "ok.xml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(junit), `<property name="rule" value="&#34;HOMA-GRANT-002&#34;">`) {
+		t.Errorf("JUnit report lacks the spec's rule property")
+	}
+
+	// With the no-grants fault the same spec fails, citing its rules,
+	// with a capture and a rerun command.
+	out, _, code = run(t, "run", "--focus", "GRANT-long-request", "--fault", "no-grants", "--artifacts", filepath.Join(dir, "bad"))
+	if code != ExitViolations {
+		t.Fatalf("with --fault no-grants: exit %d, want %d\n%s", code, ExitViolations, out)
+	}
+	for _, want := range []string{"FAIL grants GRANT-long-request", "HOMA-GRANT-002", "no GRANT from 198.18.0.1",
+		"packets: " + filepath.Join(dir, "bad", "pass-1"), `rerun: homatest run --focus "GRANT-long-request" --fault no-grants`} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+func TestRunUsageErrors(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"run", "--impl", "quic"}, `--impl "quic"`},
+		{[]string{"run", "--fault", "nope"}, `--fault "nope": no such fault knob`},
+		{[]string{"run", "--repeat", "0"}, "--repeat 0"},
+		{[]string{"run", "-o", "xml"}, `-o "xml"`},
+		{[]string{"run", "--mutation-matrix", "--fault", "no-grants"}, "drop --fault"},
+	} {
+		_, err, code := run(t, c.args...)
+		if code != ExitUsage || err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%v: exit %d, error %v; want exit 2 and %q", c.args, code, err, c.want)
+		}
+	}
+}
+
+// keep the import used when the JSON shape changes
+var _ = conformance.Result{}

@@ -1,0 +1,60 @@
+package conformance
+
+import (
+	"fmt"
+	"net/netip"
+	"sync/atomic"
+	"time"
+
+	"github.com/homatest/homatest/homa"
+	"github.com/homatest/homatest/spec"
+)
+
+// ServerPort is the port the IUT serves requests on during the suite.
+const ServerPort = 4000
+
+// Env is the world the specs run in: the IUT, and tester hosts from which
+// peers play the other end.
+type Env struct {
+	// IUT is the implementation under test.
+	IUT Target
+	// Testers opens a fresh transport on tester host i (0-based; at least
+	// two tester hosts exist). Specs wrap it in a tester.Peer.
+	Testers []func() (homa.Transport, error)
+	// TesterAddrs are the tester hosts' IPv4 addresses.
+	TesterAddrs []netip.Addr
+	// Profile is the spec profile the checks use ("linux").
+	Profile string
+	// Slack is the timing tolerance added to every timing window: measured
+	// noise of this environment times HOMATEST_TIME_SCALE (see measureNoise).
+	Slack time.Duration
+	// Describe names the environment in reports ("namespaces: 3 hosts, bridge").
+	Describe string
+	// Close tears the environment down.
+	Close func() error
+
+	nextID atomic.Uint64
+}
+
+// Params are the IUT's protocol parameters.
+func (e *Env) Params() spec.Params { return e.IUT.Info().Params }
+
+// NewRPCID returns a fresh client RPC id (even, unique in the run) for a
+// tester playing a client.
+func (e *Env) NewRPCID() uint64 { return 1000 + 2*e.nextID.Add(1) }
+
+// tick is the IUT's timer tick.
+func (e *Env) tick() time.Duration {
+	if t := e.Params().Tick; t > 0 {
+		return t
+	}
+	return time.Millisecond
+}
+
+// ticks converts n IUT timer ticks to a duration.
+func (e *Env) ticks(n int) time.Duration { return time.Duration(n) * e.tick() }
+
+func (e *Env) String() string {
+	i := e.IUT.Info()
+	return fmt.Sprintf("%s %s at %s (%s)", i.Impl, i.Version, i.Addr, e.Describe)
+}

@@ -1,0 +1,259 @@
+package conformance
+
+import (
+	"context"
+	"fmt"
+	"github.com/homatest/homatest/agent"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	"github.com/homatest/homatest/conformance/tester"
+	"github.com/homatest/homatest/spec"
+	"github.com/homatest/homatest/spec/wire"
+)
+
+// Areas of the suite (one label per spec).
+var areas = map[string]bool{"wire": true, "grant": true, "priority": true, "resend": true,
+	"ack": true, "cutoffs": true, "robustness": true, "workload": true}
+
+// Report entry names.
+const (
+	entryCapture = "capture"
+	entrySlack   = "slack"
+	entryRule    = "rule"
+)
+
+// labels builds a spec's labels: its area, level and rule IDs.
+func labels(area, level string, rules ...string) Labels {
+	if !areas[area] {
+		panic("conformance: unknown area " + area)
+	}
+	return append(Labels{area, level}, rules...)
+}
+
+// specState is the per-spec state: the peers it opened.
+type specState struct {
+	peers []*tester.Peer
+}
+
+var cur *specState
+
+var _ = BeforeEach(func() {
+	cur = &specState{}
+	for _, l := range CurrentSpecReport().Labels() {
+		if strings.HasPrefix(l, "HOMA-") {
+			AddReportEntry(entryRule, l)
+		}
+	}
+	AddReportEntry(entrySlack, env.Slack.String())
+})
+
+var _ = AfterEach(func() {
+	if len(cur.peers) == 0 {
+		return
+	}
+	if CurrentSpecReport().Failed() {
+		saveCapture()
+	}
+	for _, p := range cur.peers {
+		p.Close()
+	}
+})
+
+// saveCapture writes the spec's packets to the artifacts directory and
+// records the path.
+func saveCapture() {
+	dir := opts.Artifacts
+	if dir == "" {
+		dir = os.TempDir()
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return
+	}
+	path := filepath.Join(dir, slug(CurrentSpecReport().FullText())+".pcapng")
+	tmp := path + ".tmp"
+	f, err := os.Create(tmp)
+	if err != nil {
+		return
+	}
+	err = tester.WritePcapng(f, cur.peers...)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil || os.Rename(tmp, path) != nil {
+		os.Remove(tmp)
+		return
+	}
+	AddReportEntry(entryCapture, path)
+}
+
+var slugRE = regexp.MustCompile(`[^A-Za-z0-9]+`)
+
+// slug turns a spec name into a file name.
+func slug(s string) string {
+	s = strings.Trim(slugRE.ReplaceAllString(s, "-"), "-")
+	if len(s) > 80 {
+		s = s[:80]
+	}
+	return strings.ToLower(s)
+}
+
+// peer opens a tester peer on tester host i for the current spec.
+func peer(i int) *tester.Peer {
+	GinkgoHelper()
+	Expect(i).To(BeNumerically("<", len(env.Testers)), "the environment has %d tester hosts", len(env.Testers))
+	tr, err := env.Testers[i]()
+	ok(err, "opening tester host %d", i)
+	p := tester.New(tr)
+	cur.peers = append(cur.peers, p)
+	return p
+}
+
+// iut is the IUT's IPv4 address.
+func iut() netip.Addr { return env.IUT.Info().Addr }
+
+// params are the IUT's parameters.
+func params() spec.Params { return env.Params() }
+
+// need skips the spec as unsupported unless the IUT declares every
+// capability.
+func need(caps ...string) {
+	for _, c := range caps {
+		if !env.IUT.Info().Has(c) {
+			Skip(fmt.Sprintf("unsupported: the IUT does not declare capability %q", c))
+		}
+	}
+}
+
+// window is a timing window: d plus the environment's slack.
+func window(d time.Duration) time.Duration { return d + env.Slack }
+
+// ctx is a context bounded by the spec.
+func ctx() context.Context { return context.Background() }
+
+// bg is ctx for code outside specs.
+func bg() context.Context { return context.Background() }
+
+// maxSegData is the data bytes per full DATA packet on the IUT's link (IPv4).
+func maxSegData() int {
+	mtu := env.IUT.Info().MTU
+	if mtu == 0 {
+		mtu = 1500
+	}
+	return mtu - 20 - 56
+}
+
+// unsched is U = min(msgLen, unsched_bytes).
+func unsched(msgLen int) int { return min(msgLen, int(params().UnschedBytes)) }
+
+// requestPayload returns a request body of msgLen bytes for id that asks
+// for respLen bytes back, in the agent protocol's payload format
+// (agent.FillPayload: response length, id, then a pattern the server checks).
+func requestPayload(id uint64, msgLen, respLen int) []byte {
+	b := make([]byte, msgLen)
+	agent.FillPayload(b, id, uint32(respLen))
+	return b
+}
+
+// msgSpec is a request a tester sends as a client.
+type msgSpec struct {
+	id            uint64
+	sport         uint16
+	msgLen        int
+	respLen       int
+	cutoffVersion uint16
+	payload       []byte
+}
+
+// sendData sends the request's DATA segments covering [from, to) at
+// priority prio, cut at max_seg_data boundaries counted from offset 0 and
+// at to (so the unscheduled part ends exactly at U, as HomaModule does).
+func (m msgSpec) sendData(p *tester.Peer, from, to int, prio uint8, retransmit bool) {
+	GinkgoHelper()
+	seg := maxSegData()
+	rt := uint8(0)
+	if retransmit {
+		rt = 1
+	}
+	n := 0
+	for off := from; off < to; off += n {
+		n = min((off/seg+1)*seg, to, m.msgLen) - off
+		err := p.Send(iut(), prio, &wire.DataFields{
+			Common:        wire.CommonFields{Sport: m.sport, Dport: ServerPort, SenderID: m.id},
+			MessageLength: uint32(m.msgLen), Incoming: uint32(unsched(m.msgLen)),
+			CutoffVersion: m.cutoffVersion, Retransmit: rt,
+			SegOffset: uint32(off), Payload: m.payload[off : off+n]})
+		ok(err, "unexpected error")
+	}
+}
+
+// sendSegments sends only the listed segment indexes of the request.
+func (m msgSpec) sendSegments(p *tester.Peer, prio uint8, segs ...int) {
+	GinkgoHelper()
+	seg := maxSegData()
+	for _, s := range segs {
+		m.sendData(p, s*seg, min((s+1)*seg, m.msgLen), prio, false)
+	}
+}
+
+// newRequest returns a request spec with a fresh RPC id and client port.
+func newRequest(msgLen, respLen int) msgSpec {
+	id := env.NewRPCID()
+	return msgSpec{id: id, sport: uint16(40000 + id%20000), msgLen: msgLen, respLen: respLen,
+		cutoffVersion: params().CutoffVersion, payload: requestPayload(id, msgLen, respLen)}
+}
+
+// checkExchange runs the spec checker with the spec's own rules (and every
+// MUST wire, id and control-priority rule) over what the peers sent and
+// received, and fails on violations at packets the IUT sent.
+func checkExchange(peers ...*tester.Peer) {
+	GinkgoHelper()
+	var ids []string
+	for _, l := range CurrentSpecReport().Labels() {
+		if strings.HasPrefix(l, "HOMA-") {
+			ids = append(ids, l)
+		}
+	}
+	checkRules(strings.Join(ids, ","), peers...)
+}
+
+// checkRules is checkExchange with the given rule globs (plus the wire, id
+// and control-priority rules) instead of the spec's labels.
+func checkRules(globs string, peers ...*tester.Peer) {
+	GinkgoHelper()
+	globs = strings.Trim("HOMA-WIRE-*,HOMA-ID-*,HOMA-PRIO-001,"+globs, ",")
+	rules, err := spec.Select(spec.Rules(), globs, spec.Should, env.Profile)
+	ok(err, "unexpected error")
+	// The checker's timing tolerances follow this environment's measured
+	// noise: capture timestamps here are taken at the tester, after queueing
+	// and scheduling delays the IUT does not control.
+	p := params()
+	p.Slack = max(p.Slack, env.Slack)
+	p.Jitter = max(p.Jitter, env.Slack)
+	rep, pkts, err := tester.Verify(env.Profile, p, rules, peers...)
+	ok(err, "checking the exchange")
+	var bad []string
+	for _, v := range rep.Violations {
+		if v.Frame >= 1 && v.Frame <= len(pkts) && pkts[v.Frame-1].Sent {
+			continue // the tester's own packet (malformed on purpose)
+		}
+		bad = append(bad, fmt.Sprintf("%s frame %d: %s (%s)", v.Rule, v.Frame, v.Why, pkts[v.Frame-1]))
+	}
+	Expect(bad).To(BeEmpty(), "spec checker findings on packets the IUT sent")
+}
+
+// ok fails the spec with "what: err" when err is set (a one-line failure
+// instead of Gomega's dump of the error value).
+func ok(err error, what string, args ...any) {
+	GinkgoHelper()
+	if err != nil {
+		Fail(fmt.Sprintf(what, args...) + ": " + err.Error())
+	}
+}

@@ -1,0 +1,283 @@
+package conformance
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	"github.com/onsi/ginkgo/v2/formatter"
+	"github.com/onsi/ginkgo/v2/reporters"
+	"github.com/onsi/ginkgo/v2/types"
+	. "github.com/onsi/gomega"
+)
+
+// Options configure one pass of the suite.
+type Options struct {
+	// NewEnv builds the environment (run once, before the first spec).
+	NewEnv func() (*Env, error)
+	// LabelFilter is a Ginkgo label filter expression over rule IDs, areas
+	// and levels, e.g. "grant && MUST" or "HOMA-RESEND-006" ("" = all).
+	LabelFilter string
+	// Rules is a comma-separated list of rule-ID globs ("HOMA-GRANT-*"):
+	// only specs labelled with a matching rule run ("" = all).
+	Rules string
+	// Focus, when set, runs only specs whose full name contains it.
+	Focus string
+	// JUnit is the path of a JUnit XML report to write ("" = none).
+	JUnit string
+	// Artifacts is the directory for per-spec captures of failed specs.
+	Artifacts string
+	// Log receives Ginkgo's own progress output (nil = discarded).
+	Log io.Writer
+	// Verbose makes Ginkgo's output verbose.
+	Verbose bool
+}
+
+// SpecResult is the outcome of one spec.
+type SpecResult struct {
+	// Name is the spec's full, stable name.
+	Name string `json:"name"`
+	// Area is the spec's area label (grant, resend, …).
+	Area string `json:"area"`
+	// Level is MUST or SHOULD.
+	Level string `json:"level"`
+	// Rules are the rule IDs the spec checks.
+	Rules []string `json:"rules"`
+	// State is passed, failed, error, unsupported or skipped.
+	State string `json:"state"`
+	// Failure is the failure message (expected vs observed).
+	Failure string `json:"failure,omitempty"`
+	// Capture is the path of the spec's packets (pcapng) for failed specs.
+	Capture string `json:"capture,omitempty"`
+	// Slack is the timing tolerance the spec's windows used (ns).
+	Slack time.Duration `json:"slack_ns,omitempty"`
+	// Duration is the spec's run time (ns).
+	Duration time.Duration `json:"duration_ns"`
+}
+
+// Result is the outcome of one pass.
+type Result struct {
+	// Env describes the environment (IUT, hosts).
+	Env string `json:"env"`
+	// Specs in run order.
+	Specs []SpecResult `json:"specs"`
+	// Duration of the pass (ns).
+	Duration time.Duration `json:"duration_ns"`
+	// SetupError is set when the environment could not be built; then no
+	// spec ran.
+	SetupError string `json:"setup_error,omitempty"`
+}
+
+// Failed counts specs in state failed or error.
+func (r *Result) Failed() int {
+	n := 0
+	for _, s := range r.Specs {
+		if s.State == "failed" || s.State == "error" {
+			n++
+		}
+	}
+	return n
+}
+
+// The state of the pass in progress (Ginkgo runs one suite per process).
+var (
+	opts       Options
+	env        *Env
+	lastReport *types.Report
+)
+
+var _ = BeforeSuite(func() {
+	e, err := opts.NewEnv()
+	Expect(err).NotTo(HaveOccurred(), "building the test environment")
+	env = e
+	Expect(env.IUT.Listen(context.Background(), ServerPort)).To(Succeed(), "asking the IUT to serve on port %d", ServerPort)
+	worst, median, err := measureNoise(env)
+	ok(err, "unexpected error")
+	env.Slack = max(env.Slack, slackFor(worst))
+	AddReportEntry("noise", fmt.Sprintf("round trip median %v, worst %v of %d; slack %v", median, worst, noiseSamples, env.Slack))
+	DeferCleanup(func() error {
+		if env != nil && env.Close != nil {
+			return env.Close()
+		}
+		return nil
+	})
+})
+
+var _ = ReportAfterSuite("homatest result", func(r Report) { lastReport = &r })
+
+// failer satisfies GinkgoTestingT for runs outside go test.
+type failer struct{ failed bool }
+
+func (f *failer) Fail() { f.failed = true }
+
+// Run executes the suite once with o and returns its result. t is the
+// go-test *testing.T when run under go test, nil otherwise. Ginkgo allows
+// one run per process: a second call returns an error.
+func Run(t GinkgoTestingT, o Options) (*Result, error) {
+	if o.NewEnv == nil {
+		return nil, errors.New("conformance: Options.NewEnv is required")
+	}
+	if lastReport != nil || opts.NewEnv != nil {
+		return nil, errors.New("conformance: the suite runs once per process (use a child process per pass)")
+	}
+	opts = o
+	if t == nil {
+		t = &failer{}
+	}
+	RegisterFailHandler(Fail)
+	sc, rc := GinkgoConfiguration()
+	sc.RandomizeAllSpecs = false
+	sc.LabelFilter = o.LabelFilter
+	if o.Rules != "" {
+		f, err := rulesFilter(o.Rules)
+		if err != nil {
+			return nil, err
+		}
+		if sc.LabelFilter != "" {
+			f = "(" + sc.LabelFilter + ") && " + f
+		}
+		sc.LabelFilter = f
+	}
+	if o.Focus != "" {
+		sc.FocusStrings = []string{regexpQuote(o.Focus)}
+	}
+	rc.NoColor = true
+	rc.Succinct = !o.Verbose
+	rc.Verbose = o.Verbose
+	if o.JUnit != "" {
+		abs, err := filepath.Abs(o.JUnit)
+		if err != nil {
+			return nil, err
+		}
+		o.JUnit = abs
+	}
+	out := o.Log
+	if out == nil {
+		out = io.Discard
+	}
+	saved := formatter.ColorableStdOut
+	formatter.ColorableStdOut = out
+	defer func() { formatter.ColorableStdOut = saved }()
+	start := time.Now()
+	RunSpecs(t, "Homa conformance", sc, rc)
+	res := &Result{Duration: time.Since(start)}
+	if env != nil {
+		res.Env = env.String()
+	}
+	if lastReport == nil {
+		return res, errors.New("conformance: Ginkgo produced no report")
+	}
+	if o.JUnit != "" {
+		if err := reporters.GenerateJUnitReportWithConfig(*lastReport, o.JUnit, reporters.JunitReportConfig{OmitTimelinesForSpecState: types.SpecStatePassed}); err != nil {
+			return res, fmt.Errorf("conformance: writing JUnit report: %w", err)
+		}
+	}
+	for _, sr := range lastReport.SpecReports {
+		switch sr.LeafNodeType {
+		case types.NodeTypeIt:
+		case types.NodeTypeBeforeSuite, types.NodeTypeSynchronizedBeforeSuite:
+			if sr.State.Is(types.SpecStateFailureStates) {
+				res.SetupError = firstLine(sr.Failure.Message)
+			}
+			continue
+		default:
+			continue
+		}
+		res.Specs = append(res.Specs, specResult(sr))
+	}
+	return res, nil
+}
+
+// specResult converts a Ginkgo spec report.
+func specResult(sr types.SpecReport) SpecResult {
+	s := SpecResult{Name: sr.FullText(), Duration: sr.RunTime}
+	for _, l := range sr.Labels() {
+		switch {
+		case strings.HasPrefix(l, "HOMA-"):
+			s.Rules = append(s.Rules, l)
+		case l == "MUST" || l == "SHOULD":
+			s.Level = l
+		case areas[l]:
+			s.Area = l
+		}
+	}
+	for _, e := range sr.ReportEntries {
+		switch e.Name {
+		case entryCapture:
+			s.Capture = e.StringRepresentation()
+		case entrySlack:
+			if d, err := time.ParseDuration(e.StringRepresentation()); err == nil {
+				s.Slack = d
+			}
+		}
+	}
+	switch {
+	case sr.State == types.SpecStatePassed:
+		s.State = "passed"
+	case sr.State == types.SpecStateSkipped && strings.HasPrefix(sr.Failure.Message, "unsupported"):
+		s.State, s.Failure = "unsupported", sr.Failure.Message
+	case sr.State == types.SpecStateSkipped || sr.State == types.SpecStatePending:
+		s.State = "skipped"
+		if sr.Failure.Message != "" {
+			s.Failure = sr.Failure.Message
+		}
+	case sr.State == types.SpecStateFailed:
+		s.State, s.Failure = "failed", sr.Failure.Message
+	default:
+		s.State, s.Failure = "error", sr.State.String()+": "+sr.Failure.Message
+	}
+	return s
+}
+
+func firstLine(s string) string {
+	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
+	return s
+}
+
+// rulesFilter turns "HOMA-GRANT-*,HOMA-ACK-001" into a label filter that
+// matches specs labelled with any of those rules.
+func rulesFilter(globs string) (string, error) {
+	var parts []string
+	for _, g := range strings.Split(globs, ",") {
+		g = strings.TrimSpace(g)
+		if g == "" {
+			continue
+		}
+		if strings.ContainsAny(g, "/()&|!") {
+			return "", fmt.Errorf("--rules: %q is not a rule-ID glob (e.g. HOMA-GRANT-* or HOMA-ACK-001)", g)
+		}
+		re := "^" + strings.ReplaceAll(regexpQuote(g), `\*`, ".*") + "$"
+		parts = append(parts, "/"+re+"/")
+	}
+	if len(parts) == 0 {
+		return "", errors.New("--rules: no rule-ID glob given")
+	}
+	return "(" + strings.Join(parts, " || ") + ")", nil
+}
+
+func regexpQuote(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		if strings.ContainsRune(`\.+*?()|[]{}^$`, r) {
+			b.WriteByte('\\')
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// MergeJUnit merges the JUnit reports of several passes into dst (one
+// testsuite per pass) and removes the sources. Errors: an unreadable
+// source or an unwritable dst.
+func MergeJUnit(sources []string, dst string) error {
+	msgs, err := reporters.MergeAndCleanupJUnitReports(sources, dst)
+	if err == nil && len(msgs) > 0 {
+		err = errors.New("conformance: merging JUnit reports: " + strings.Join(msgs, "; "))
+	}
+	return err
+}

@@ -1,0 +1,58 @@
+package conformance
+
+import (
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	"github.com/homatest/homatest/conformance/tester"
+	"github.com/homatest/homatest/spec/wire"
+)
+
+var _ = Describe("acknowledgements", func() {
+	It("NEED_ACK-answered: a client that has its whole response answers NEED_ACK with an ACK for that RPC",
+		labels("ack", "SHOULD", "HOMA-ACK-002", "HOMA-ACK-004"), func() {
+			need("need-ack")
+			p := peer(0)
+			r := iutCall(p, 1000, 100)
+			r.serveFully(p, 100)
+			Expect(p.Send(iut(), 7, &wire.NeedAckFields{Common: r.control()})).To(Succeed())
+			a, err := p.Expect(ctx(), tester.Match{Type: wire.TypeAck, From: iut(), RPC: r.id, Checks: []tester.Check{
+				tester.Ports(r.cport, testerPort),
+			}}, window(2*params().Tick))
+			ok(err, "an ACK for RPC %d", r.id)
+			Expect(a.Pkt.SenderID()).To(Equal(r.id), "the ACK's sender_id names the client's RPC id")
+			checkExchange(p)
+		})
+
+	It("NEED_ACK-timing: a server asks for an ACK request_ack_ticks after its response went out, and stops once acknowledged",
+		labels("ack", "MUST", "HOMA-ACK-001", "HOMA-ACK-003", "HOMA-ACK-005", "HOMA-PRIO-001"), func() {
+			need("need-ack")
+			p := peer(0)
+			pr := params()
+			m := newRequest(2000, 500)
+			m.sendData(p, 0, m.msgLen, 6, false)
+			resp, err := p.Expect(ctx(), tester.Match{Type: wire.TypeData, From: iut(), RPC: m.id}, window(20*time.Millisecond))
+			ok(err, "the response")
+			n, err := p.Expect(ctx(), tester.Match{Type: wire.TypeNeedAck, From: iut(), RPC: m.id, Checks: []tester.Check{
+				tester.Ports(ServerPort, m.sport),
+			}}, window(time.Duration(pr.RequestAckTicks+2)*pr.Tick))
+			ok(err, "NEED_ACK from the server that sent its whole response")
+			// Both packets' delivery delays enter this gap, so it gets the
+			// environment's slack (unlike a silence measured from packets
+			// the tester sent).
+			Expect(n.At.Sub(resp.At)).To(BeNumerically(">=", time.Duration(pr.RequestAckTicks-1)*pr.Tick-env.Slack),
+				"NEED_ACK came %v after the response arrived; request_ack_ticks %d, slack %v", n.At.Sub(resp.At), pr.RequestAckTicks, env.Slack)
+			m.ack(p)
+			// Give an ACK in flight time to land, then no more NEED_ACK.
+			Expect(p.ExpectNone(ctx(), tester.Match{Type: wire.TypeNeedAck, From: iut(), RPC: m.id,
+				Checks: []tester.Check{func(x *tester.Packet) error {
+					if x.At.Sub(n.At) < env.Slack {
+						return errEarly
+					}
+					return nil
+				}}}, window(time.Duration(pr.RequestAckTicks+3)*pr.Tick))).To(Succeed(), "NEED_ACK after the ACK")
+			checkExchange(p)
+		})
+})

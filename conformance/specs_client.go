@@ -1,0 +1,48 @@
+package conformance
+
+import (
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	"github.com/homatest/homatest/conformance/tester"
+	"github.com/homatest/homatest/spec/wire"
+)
+
+var _ = Describe("client requests", func() {
+	It("REQUEST-unscheduled: a long request's first transmission stops exactly at U, with incoming = U, each byte once, at the cutoffs' level",
+		labels("wire", "MUST", "HOMA-UNSCHED-001", "HOMA-UNSCHED-002", "HOMA-WIRE-002", "HOMA-WIRE-003",
+			"HOMA-WIRE-007", "HOMA-RESEND-010", "HOMA-PRIO-002", "HOMA-GRANT-005", "HOMA-GRANT-008"), func() {
+			need("grants")
+			p := peer(1)
+			pr := params()
+			reqLen := unsched(1<<30) + 30000
+			r := iutCall(p, reqLen, 100)
+			u := unsched(reqLen)
+			// Only the unscheduled bytes come before a GRANT.
+			Expect(p.ExpectNone(ctx(), tester.Match{Type: wire.TypeData, From: iut(), RPC: r.id,
+				Checks: []tester.Check{func(x *tester.Packet) error {
+					if d := x.Pkt.Data(); int(d.Offset())+d.DataLen() > u {
+						return nil
+					}
+					return errEarly
+				}}}, min(window(2*pr.Tick), time.Duration(pr.TimeoutTicks)*pr.Tick/3))).To(Succeed(), "DATA beyond U=%d before any GRANT", u)
+			// Grant the rest at scheduled level 2 and take the whole request.
+			Expect(p.Send(iut(), 7, &wire.GrantFields{Common: r.control(), Offset: uint32(reqLen), Priority: 2})).To(Succeed())
+			r.msgLen = reqLen
+			var last *tester.Packet
+			for {
+				d, err := p.Expect(ctx(), tester.Match{Type: wire.TypeData, From: iut(), RPC: r.id}, window(10*params().Tick))
+				ok(err, "request DATA after the GRANT")
+				if int(d.Pkt.Data().Offset())+d.Pkt.Data().DataLen() >= reqLen {
+					last = d
+					break
+				}
+			}
+			Expect(last.Priority).To(Equal(uint8(2)), "scheduled DATA uses the GRANT's priority")
+			res := r.respond(p, 100, pr.CutoffVersion)
+			Expect(res.Err).To(BeEmpty())
+			checkExchange(p)
+		})
+})

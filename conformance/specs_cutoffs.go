@@ -1,0 +1,52 @@
+package conformance
+
+import (
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	"github.com/homatest/homatest/conformance/tester"
+	"github.com/homatest/homatest/spec/wire"
+)
+
+var _ = Describe("cutoffs", func() {
+	It("CUTOFFS-applied: after CUTOFFS, the IUT's unscheduled DATA to that peer uses the new levels and echoes the version",
+		labels("cutoffs", "MUST", "HOMA-CUTOFF-001", "HOMA-PRIO-002"), func() {
+			need("cutoffs", "priorities")
+			p := peer(1)
+			const reqLen = 5000
+			// A first RPC makes the peers known to each other.
+			first := iutCall(p, reqLen, 100)
+			first.serveFully(p, 100)
+			// New cutoffs: a 5000-byte message now belongs to level 4
+			// (≤ 8000, > 4000); the defaults put it at 5.
+			cut := [wire.NumCutoffs]uint32{0, 0, 0, 1000000, 8000, 4000, 2000, 100}
+			const version = 7
+			Expect(p.Send(iut(), 7, &wire.CutoffsFields{Common: first.control(), UnschedCutoffs: cut, CutoffVersion: version})).To(Succeed())
+			barrier(p, 7)
+			r := iutCall(p, reqLen, 100)
+			Expect(r.first.Pkt.Data().CutoffVersion()).To(Equal(uint16(version)), "cutoff_version of the next request")
+			Expect(r.first.Priority).To(Equal(uint8(4)), "IP priority of a %d-byte unscheduled message under cutoffs %v", reqLen, cut)
+			r.serveFully(p, 100)
+			checkExchange(p)
+			// Put the IUT's view of this tester host back to the defaults.
+			Expect(p.Send(iut(), 7, &wire.CutoffsFields{Common: r.control(), UnschedCutoffs: params().UnschedCutoffs,
+				CutoffVersion: params().CutoffVersion})).To(Succeed())
+			barrier(p, 7)
+		})
+
+	It("CUTOFFS-stale: DATA with a stale cutoff_version draws CUTOFFS from the receiver",
+		labels("cutoffs", "SHOULD", "HOMA-CUTOFF-002"), func() {
+			need("cutoffs")
+			p := peer(0)
+			m := newRequest(1000, 100)
+			m.cutoffVersion = params().CutoffVersion + 1
+			m.sendData(p, 0, m.msgLen, 6, false)
+			c, err := p.Expect(ctx(), tester.Match{Type: wire.TypeCutoffs, From: iut()}, window(2*params().Tick))
+			ok(err, "CUTOFFS after DATA with cutoff_version %d", m.cutoffVersion)
+			Expect(c.Pkt.Cutoffs().CutoffVersion()).To(Equal(params().CutoffVersion))
+			_, err = p.Expect(ctx(), tester.Match{Type: wire.TypeData, From: iut(), RPC: m.id}, window(2*params().Tick))
+			ok(err, "the response")
+			m.ack(p)
+			checkExchange(p)
+		})
+})

@@ -1,0 +1,125 @@
+package conformance
+
+import (
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	"github.com/homatest/homatest/conformance/tester"
+	"github.com/homatest/homatest/spec/wire"
+)
+
+var _ = Describe("retransmission", func() {
+	It("RESEND-gap: a request with a missing segment draws a RESEND for exactly that range after resend_ticks of silence",
+		labels("resend", "MUST", "HOMA-RESEND-001", "HOMA-RESEND-008", "HOMA-PRIO-001"), func() {
+			p := peer(0)
+			pr := params()
+			m := newRequest(unsched(1<<30)/2, 100)
+			seg := maxSegData()
+			nseg := (m.msgLen + seg - 1) / seg
+			var segs []int
+			for s := 0; s < nseg; s++ {
+				if s != 3 {
+					segs = append(segs, s)
+				}
+			}
+			m.sendSegments(p, 6, segs...)
+			silence := time.Duration(pr.ResendTicks) * pr.Tick
+			r, err := p.Expect(ctx(), tester.Match{Type: wire.TypeResend, From: iut(), RPC: m.id, Checks: []tester.Check{
+				tester.ResendRange(uint32(3*seg), uint32(seg)),
+				tester.Ports(ServerPort, m.sport),
+			}}, window(silence+2*pr.Tick))
+			ok(err, "a RESEND for the missing segment [%d, %d)", 3*seg, 4*seg)
+			// The IUT got the last DATA no earlier than the tester sent it
+			// and sent the RESEND no later than it arrived, so this gap
+			// bounds the IUT's silence from above: a shorter gap is a
+			// RESEND before resend_ticks, whatever the machine's noise.
+			// Ticks are discrete and the timer may run late, so the first
+			// RESEND may come up to one tick early, less timer lateness
+			// (at most another tick).
+			last := lastSent(p, m.id, r.At)
+			earliest := silence - pr.Tick - min(env.Slack, pr.Tick)
+			Expect(r.At.Sub(last)).To(BeNumerically(">=", earliest),
+				"the RESEND came %v after the last DATA; resend_ticks %d allow it no earlier than %v",
+				r.At.Sub(last), pr.ResendTicks, earliest)
+			m.sendSegments(p, 6, 3)
+			_, err = p.Expect(ctx(), tester.Match{Type: wire.TypeData, From: iut(), RPC: m.id}, window(20*time.Millisecond))
+			ok(err, "the response once the gap is filled")
+			m.ack(p)
+			checkExchange(p)
+		})
+
+	It("RESEND-answered: a RESEND for request bytes the IUT sent is answered with retransmit=1 DATA at the asked priority",
+		labels("resend", "MUST", "HOMA-RESEND-002", "HOMA-RESEND-003", "HOMA-RESEND-004", "HOMA-RESEND-010", "HOMA-WIRE-006"), func() {
+			p := peer(0)
+			r := iutCall(p, 5000, 100)
+			r.receiveRequest(p)
+			seg := maxSegData()
+			Expect(p.Send(iut(), 7, &wire.ResendFields{Common: r.control(), Offset: 0, Length: uint32(seg), Priority: 3})).To(Succeed())
+			d, err := p.Expect(ctx(), tester.Match{Type: wire.TypeData, From: iut(), RPC: r.id, Checks: []tester.Check{
+				tester.DataOffset(0), tester.Retransmit(true), tester.IPPriority(3, 3),
+			}}, window(2*params().Tick))
+			ok(err, "retransmitted DATA for [0, %d)", seg)
+			Expect(d.Pkt.Data().DataLen()).To(BeNumerically(">=", seg), "the retransmission covers the asked range")
+			res := r.respond(p, 100, params().CutoffVersion)
+			Expect(res.Err).To(BeEmpty())
+			checkExchange(p)
+		})
+
+	It("RESEND-busy: a RESEND to a server still receiving the request is answered with BUSY",
+		labels("resend", "SHOULD", "HOMA-RESEND-002", "HOMA-RESEND-005"), func() {
+			p := peer(0)
+			m := newRequest(unsched(1<<30)/2, 100)
+			m.sendSegments(p, 6, 0, 1)
+			// Same IP priority as the DATA: a strict-priority switch would
+			// let a level-7 RESEND overtake the DATA still queued.
+			Expect(p.Send(iut(), 6, &wire.ResendFields{Common: wire.CommonFields{Sport: m.sport, Dport: ServerPort, SenderID: m.id},
+				Offset: 0, Length: 1000, Priority: 7})).To(Succeed())
+			_, err := p.Expect(ctx(), tester.Match{Type: wire.TypeBusy, From: iut(), RPC: m.id,
+				Checks: []tester.Check{tester.Ports(ServerPort, m.sport)}}, window(2*params().Tick))
+			ok(err, "BUSY from the server that has not got the whole request")
+			m.sendData(p, 2*maxSegData(), m.msgLen, 6, false)
+			_, err = p.Expect(ctx(), tester.Match{Type: wire.TypeData, From: iut(), RPC: m.id}, window(20*time.Millisecond))
+			ok(err, "the response")
+			m.ack(p)
+			checkExchange(p)
+		})
+
+	It("RPC_UNKNOWN-reply: a RESEND for an RPC the IUT never saw is answered with RPC_UNKNOWN and nothing else",
+		labels("resend", "MUST", "HOMA-RESEND-006", "HOMA-PRIO-001"), func() {
+			p := peer(0)
+			pr := params()
+			id := env.NewRPCID()
+			Expect(p.Send(iut(), 7, &wire.ResendFields{Common: wire.CommonFields{Sport: 40999, Dport: ServerPort, SenderID: id},
+				Offset: 0, Length: 1000, Priority: 7})).To(Succeed())
+			u, err := p.Expect(ctx(), tester.Match{Type: wire.TypeRPCUnknown, From: iut(), RPC: id, Checks: []tester.Check{
+				tester.Ports(ServerPort, 40999),
+				tester.IPPriority(uint8(pr.NumPriorities-1), uint8(pr.NumPriorities-1)),
+			}}, window(2*pr.Tick))
+			ok(err, "RPC_UNKNOWN")
+			Expect(u.Pkt.SenderID()).To(Equal(id+1), "RPC_UNKNOWN carries the server's id (the RESEND's sender_id xor 1)")
+			Expect(p.ExpectNone(ctx(), tester.Match{From: iut(), RPC: id}, window(2*pr.Tick))).To(Succeed())
+			checkExchange(p)
+		})
+
+	It("RPC_UNKNOWN-restart: a client told RPC_UNKNOWN mid-request retransmits the request from offset 0 with retransmit=1",
+		labels("resend", "MUST", "HOMA-RESEND-007", "HOMA-RESEND-003"), func() {
+			need("grants")
+			p := peer(0)
+			r := iutCall(p, unsched(1<<30)+50000, 100)
+			// Let the unscheduled bytes arrive, then forget the RPC.
+			_, err := p.Expect(ctx(), tester.Match{Type: wire.TypeData, From: iut(), RPC: r.id,
+				Checks: []tester.Check{tester.DataOffset(uint32(unsched(r.msgLen) - unsched(r.msgLen)%maxSegData()))}},
+				window(10*time.Millisecond))
+			ok(err, "the last unscheduled DATA")
+			Expect(p.Send(iut(), 7, &wire.RPCUnknownFields{Common: r.control()})).To(Succeed())
+			d, err := p.Expect(ctx(), tester.Match{Type: wire.TypeData, From: iut(), RPC: r.id, Checks: []tester.Check{
+				tester.DataOffset(0), tester.Retransmit(true),
+			}}, window(2*params().Tick))
+			ok(err, "the request restarted from offset 0")
+			r.first = d
+			r.serveFully(p, 100)
+			checkExchange(p)
+		})
+})

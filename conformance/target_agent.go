@@ -1,0 +1,126 @@
+package conformance
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/netip"
+	"sync"
+	"time"
+
+	"github.com/homatest/homatest/agent"
+	"github.com/homatest/homatest/internal/timescale"
+)
+
+// AgentTarget drives an IUT through the agent protocol (package agent): the
+// way the suite tests any implementation.
+type AgentTarget struct {
+	c    *agent.Client
+	info TargetInfo
+
+	mu      sync.Mutex
+	nextID  uint64
+	waiting map[uint64]chan CallResult
+	closed  chan struct{}
+}
+
+// NewAgentTarget says hello to the agent behind c, asking for the given
+// addresses (IPv4 first, then IPv6 if any), parameter overrides and fault
+// knobs, and returns the Target. It fails when the agent errs, is silent,
+// or declares the implementation unsupported (the error then starts with
+// "unsupported:").
+func NewAgentTarget(ctx context.Context, c *agent.Client, host string, addrs []netip.Addr,
+	params agent.Params, faults []string, profile string) (*AgentTarget, error) {
+	h, err := c.Hello(ctx, agent.HelloRequest{Protocol: agent.ProtocolVersion, Host: host, Addrs: addrs,
+		Params: params, Faults: faults})
+	if err != nil {
+		return nil, fmt.Errorf("agent hello: %w", err)
+	}
+	if h.Unsupported != "" {
+		return nil, errors.New("unsupported: " + h.Unsupported)
+	}
+	sp, mtu, err := SpecParams(profile, h.Params)
+	if err != nil {
+		return nil, err
+	}
+	t := &AgentTarget{c: c, waiting: map[uint64]chan CallResult{}, closed: make(chan struct{}),
+		info: TargetInfo{Impl: h.Impl, Version: h.Version, Capabilities: h.Capabilities, Params: sp, MTU: mtu}}
+	for _, a := range addrs {
+		if a.Is4() && !t.info.Addr.IsValid() {
+			t.info.Addr = a
+		} else if a.Is6() && !t.info.Addr6.IsValid() {
+			t.info.Addr6 = a
+		}
+	}
+	go t.dispatch()
+	return t, nil
+}
+
+// dispatch routes completions to the calls waiting for them.
+func (t *AgentTarget) dispatch() {
+	defer close(t.closed)
+	for c := range t.c.Completions() {
+		t.mu.Lock()
+		ch := t.waiting[c.ID]
+		delete(t.waiting, c.ID)
+		t.mu.Unlock()
+		if ch != nil {
+			ch <- CallResult{Latency: c.Latency(), Response: c.Response, Err: c.Error}
+		}
+	}
+	// The agent is gone: fail whatever still waits.
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for id, ch := range t.waiting {
+		ch <- CallResult{Err: "exited: the agent ended before the call completed"}
+		delete(t.waiting, id)
+	}
+}
+
+// Info is the agent's hello.
+func (t *AgentTarget) Info() TargetInfo { return t.info }
+
+// Listen asks the agent to serve on port.
+func (t *AgentTarget) Listen(ctx context.Context, port uint16) error { return t.c.Listen(ctx, port) }
+
+// Call starts an RPC through the agent; the call ids are unique for the
+// session (the agent counts a reused id as a duplicate execution).
+func (t *AgentTarget) Call(ctx context.Context, dst netip.AddrPort, reqLen, respLen int) (<-chan CallResult, error) {
+	ch := make(chan CallResult, 1)
+	t.mu.Lock()
+	t.nextID++
+	id := t.nextID
+	t.waiting[id] = ch
+	t.mu.Unlock()
+	err := t.c.Call(ctx, agent.Call{ID: id, Dst: dst.Addr(), Port: dst.Port(), Request: reqLen, Response: respLen})
+	if err != nil {
+		t.mu.Lock()
+		delete(t.waiting, id)
+		t.mu.Unlock()
+		return nil, err
+	}
+	return ch, nil
+}
+
+// Stats returns the agent's counters by JSON name.
+func (t *AgentTarget) Stats(ctx context.Context) (map[string]uint64, error) {
+	s, err := t.c.Stats(ctx)
+	if err != nil {
+		return nil, err
+	}
+	m := map[string]uint64{"calls": s.Calls, "completed": s.Completed, "failed": s.Failed, "served": s.Served,
+		"served_duplicates": s.ServedDuplicates, "payload_errors": s.PayloadErrors}
+	for k, v := range s.Extra {
+		m[k] = v
+	}
+	return m, nil
+}
+
+// Close shuts the agent down (and closes the client).
+func (t *AgentTarget) Close() error {
+	ctx, cancel := context.WithTimeout(context.Background(), timescale.D(5*time.Second))
+	defer cancel()
+	err := t.c.Shutdown(ctx)
+	t.c.Close()
+	return err
+}

@@ -1,0 +1,118 @@
+package tester
+
+import (
+	"fmt"
+	"net/netip"
+	"sync"
+	"time"
+
+	"github.com/homatest/homatest/homa"
+	"github.com/homatest/homatest/spec/wire"
+)
+
+// Packet is one packet the Peer sent or received.
+type Packet struct {
+	// At is the time the Peer sent or received it (wall clock, ns).
+	At time.Time
+	// Sent is true for packets the Peer sent.
+	Sent bool
+	// Src and Dst are the IP addresses.
+	Src, Dst netip.Addr
+	// Priority is the level from the IP precedence bits (0..7).
+	Priority uint8
+	// Raw is the transport bytes (Homa header and payload); the Peer owns a
+	// private copy.
+	Raw []byte
+	// Pkt is Raw decoded in the current wire format; zero if Err is set.
+	Pkt wire.Packet
+	// Err is the decode error for a malformed packet.
+	Err error
+	// consumed is set once an Expect returned the packet.
+	consumed bool
+}
+
+// String renders the packet on one line for error messages, e.g.
+// "GRANT 198.18.0.1>198.18.0.2 p7 id 101 offset 20000 priority 6".
+func (p *Packet) String() string {
+	if p.Err != nil {
+		return fmt.Sprintf("malformed %s>%s: %v", p.Src, p.Dst, p.Err)
+	}
+	return fmt.Sprintf("%s %s>%s p%d %s", p.Pkt.Type(), p.Src, p.Dst, p.Priority, describe(p.Pkt))
+}
+
+// Peer is the tester's end of the exchange: one host address on a
+// transport. Create with New; it is safe for concurrent use.
+type Peer struct {
+	tr    homa.Transport
+	local netip.Addr
+
+	mu      sync.Mutex
+	log     []*Packet
+	arrived chan struct{} // closed and replaced on every arrival
+	closed  bool
+}
+
+// New returns a Peer that sends and receives through tr. The Peer installs
+// its handler on tr; close the Peer (not tr) when done.
+func New(tr homa.Transport) *Peer {
+	p := &Peer{tr: tr, local: tr.LocalAddr(), arrived: make(chan struct{})}
+	tr.SetHandler(p.receive)
+	return p
+}
+
+// Addr is the Peer's IP address.
+func (p *Peer) Addr() netip.Addr { return p.local }
+
+func (p *Peer) receive(src netip.Addr, prio uint8, pkt []byte) {
+	rec := &Packet{At: time.Now(), Src: src, Dst: p.local, Priority: prio, Raw: append([]byte(nil), pkt...)}
+	rec.Pkt, rec.Err = wire.Decode(rec.Raw, wire.DecodeOptions{Version: wire.VersionCurrent})
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		return
+	}
+	p.log = append(p.log, rec)
+	close(p.arrived)
+	p.arrived = make(chan struct{})
+}
+
+// Send encodes f (lengths, marks and checksum filled in as HomaModule does)
+// and sends it to dst at priority prio. Errors: encoding errors from
+// spec/wire and the transport's send error.
+func (p *Peer) Send(dst netip.Addr, prio uint8, f wire.Fields) error {
+	b, err := f.AppendTo(nil, wire.EncodeOptions{FixLengths: true, SetMarks: true,
+		ComputeChecksums: true, Src: p.local, Dst: dst})
+	if err != nil {
+		return fmt.Errorf("tester: encode %s: %w", f.PacketType(), err)
+	}
+	return p.SendRaw(dst, prio, b)
+}
+
+// SendRaw sends b as is (for malformed and truncated packets) and records it.
+func (p *Peer) SendRaw(dst netip.Addr, prio uint8, b []byte) error {
+	rec := &Packet{At: time.Now(), Sent: true, Src: p.local, Dst: dst, Priority: prio, Raw: append([]byte(nil), b...)}
+	rec.Pkt, rec.Err = wire.Decode(rec.Raw, wire.DecodeOptions{Version: wire.VersionCurrent})
+	p.mu.Lock()
+	p.log = append(p.log, rec)
+	p.mu.Unlock()
+	if err := p.tr.Send(dst, prio, b); err != nil {
+		return fmt.Errorf("tester: send to %s: %w", dst, err)
+	}
+	return nil
+}
+
+// Log returns a snapshot of every packet sent and received so far, in
+// order. The packets must not be modified.
+func (p *Peer) Log() []*Packet {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]*Packet(nil), p.log...)
+}
+
+// Close stops recording and closes the transport.
+func (p *Peer) Close() error {
+	p.mu.Lock()
+	p.closed = true
+	p.mu.Unlock()
+	return p.tr.Close()
+}

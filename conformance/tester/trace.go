@@ -1,0 +1,117 @@
+package tester
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+
+	"github.com/gopacket/gopacket"
+
+	"github.com/homatest/homatest/pcap"
+	"github.com/homatest/homatest/spec"
+	"github.com/homatest/homatest/spec/wire"
+)
+
+// rawFields wraps already-encoded transport bytes as wire.Fields so that
+// pcap.BuildFrame can frame them (malformed packets included).
+type rawFields []byte
+
+func (r rawFields) PacketType() wire.PacketType {
+	if len(r) > 11 {
+		return wire.PacketType(r[11])
+	}
+	return 0
+}
+func (r rawFields) CommonFields() *wire.CommonFields { return &wire.CommonFields{} }
+func (r rawFields) AppendTo(b []byte, _ wire.EncodeOptions) ([]byte, error) {
+	return append(b, r...), nil
+}
+
+// Merged returns the packets of all peers in time order (sent and
+// received), the order WritePcapng and Check number them in (frame i+1 is
+// element i).
+func Merged(peers ...*Peer) []*Packet {
+	var all []*Packet
+	for _, p := range peers {
+		all = append(all, p.Log()...)
+	}
+	sort.SliceStable(all, func(i, j int) bool { return all[i].At.Before(all[j].At) })
+	return all
+}
+
+// WritePcapng writes every packet the peers sent and received, merged in
+// time order, as Ethernet frames of one pcapng interface per peer (named
+// "tester-N (ADDR)"): a per-test capture that homatest decode and check
+// read. Sent packets carry the comment "tester sent". Errors: framing and
+// write errors.
+func WritePcapng(w io.Writer, peers ...*Peer) error {
+	var ifaces []pcap.Interface
+	index := map[*Peer]int{}
+	for i, p := range peers {
+		index[p] = i
+		ifaces = append(ifaces, pcap.Interface{Name: fmt.Sprintf("tester-%d (%s)", i+1, p.Addr()),
+			Description: "homatest tester peer"})
+	}
+	pw, err := pcap.NewWriter(w, ifaces...)
+	if err != nil {
+		return err
+	}
+	owner := map[*Packet]int{}
+	for _, p := range peers {
+		for _, r := range p.Log() {
+			owner[r] = index[p]
+		}
+	}
+	buf := gopacket.NewSerializeBuffer()
+	for _, r := range Merged(peers...) {
+		frame, err := pcap.BuildFrame(buf, pcap.FrameSpec{Src: r.Src, Dst: r.Dst, Priority: r.Priority},
+			rawFields(r.Raw), wire.EncodeOptions{})
+		if err != nil {
+			return fmt.Errorf("tester: frame %s: %w", r, err)
+		}
+		comment := ""
+		if r.Sent {
+			comment = "tester sent"
+		}
+		if err := pw.WritePacket(owner[r], r.At, frame, len(frame), comment); err != nil {
+			return err
+		}
+	}
+	return pw.Flush()
+}
+
+// Verify runs the spec checker with the given profile parameters and rules
+// over everything the peers sent and received (as WritePcapng records it)
+// and returns the report and the packets in frame order (frame N is
+// packets[N-1]). Findings whose frame the tester sent are the tester's
+// doing, not the IUT's: callers filter with packets[f.Frame-1].Sent.
+// Errors: framing or decoding errors of the trace.
+func Verify(profile string, params spec.Params, rules []*spec.Rule, peers ...*Peer) (*spec.Report, []*Packet, error) {
+	packets := Merged(peers...)
+	var buf bytes.Buffer
+	if err := WritePcapng(&buf, peers...); err != nil {
+		return nil, nil, err
+	}
+	r, err := pcap.NewReader(&buf, pcap.ReaderOptions{Version: params.Wire})
+	if err != nil {
+		return nil, nil, err
+	}
+	c := spec.NewChecker(profile, params, rules)
+	var evs []spec.Event
+	for {
+		f, err := r.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, nil, err
+		}
+		evs = f.Events(evs[:0])
+		for i := range evs {
+			c.Feed(&evs[i])
+		}
+	}
+	return c.Finish(), packets, nil
+}

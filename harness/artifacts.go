@@ -1,0 +1,154 @@
+package harness
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// DefaultRunsDir is the folder under which runs keep their artifacts when
+// no directory is given: ./homatest-runs/<run id>.
+const DefaultRunsDir = "homatest-runs"
+
+// Artifacts is a run's artifact folder. Files written through it appear
+// under their final name only when complete (written to a temporary file
+// in the same folder, synced, then renamed), so a failed or killed run
+// never leaves a half-written artifact. Logs opened with OpenLog are the
+// exception: they are appended to as the process writes, so a crash keeps
+// everything written before it.
+type Artifacts struct {
+	// Dir is the folder (created by NewArtifacts).
+	Dir string
+}
+
+// NewArtifacts creates dir (and its parents) and returns it as a run
+// folder. An empty dir is an error; use DefaultArtifactsDir for the default.
+func NewArtifacts(dir string) (*Artifacts, error) {
+	if dir == "" {
+		return nil, fmt.Errorf("artifacts: empty directory name (use harness.DefaultArtifactsDir(id))")
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("artifacts: %w", err)
+	}
+	return &Artifacts{Dir: dir}, nil
+}
+
+// DefaultArtifactsDir returns ./homatest-runs/<run id prefix>, e.g.
+// "homatest-runs/ht3f9a1c".
+func DefaultArtifactsDir(id RunID) string { return filepath.Join(DefaultRunsDir, id.Prefix()) }
+
+// Path returns the path of artifact name inside the folder. name must be a
+// plain relative path (no "..").
+func (a *Artifacts) Path(name string) string { return filepath.Join(a.Dir, name) }
+
+func (a *Artifacts) check(name string) error {
+	if name == "" || filepath.IsAbs(name) || strings.Contains(filepath.ToSlash(filepath.Clean(name)), "..") {
+		return fmt.Errorf("artifacts: bad file name %q: want a relative name inside the run folder", name)
+	}
+	return nil
+}
+
+// AtomicFile is a file being written that becomes visible under its name
+// only on Commit.
+type AtomicFile struct {
+	*os.File
+	path string
+	done bool
+}
+
+// Create starts writing artifact name (see AtomicFile). Subdirectories in
+// name are created.
+func (a *Artifacts) Create(name string) (*AtomicFile, error) {
+	if err := a.check(name); err != nil {
+		return nil, err
+	}
+	path := a.Path(name)
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return nil, fmt.Errorf("artifacts: %w", err)
+	}
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
+	if err != nil {
+		return nil, fmt.Errorf("artifacts: %w", err)
+	}
+	return &AtomicFile{File: f, path: path}, nil
+}
+
+// Commit syncs, closes and renames the file to its final name. On error the
+// temporary file is removed and nothing appears. Later calls return nil.
+func (f *AtomicFile) Commit() error {
+	if f.done {
+		return nil
+	}
+	f.done = true
+	err := f.Sync()
+	if cerr := f.File.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(f.Name(), f.path)
+	}
+	if err != nil {
+		os.Remove(f.Name())
+		return fmt.Errorf("artifacts: write %s: %w", f.path, err)
+	}
+	return nil
+}
+
+// Abort discards the file; safe after Commit (then a no-op).
+func (f *AtomicFile) Abort() {
+	if f.done {
+		return
+	}
+	f.done = true
+	f.File.Close()
+	os.Remove(f.Name())
+}
+
+// Write writes artifact name by calling fn with the file, atomically: if fn
+// or the write fails nothing is left.
+func (a *Artifacts) Write(name string, fn func(io.Writer) error) error {
+	f, err := a.Create(name)
+	if err != nil {
+		return err
+	}
+	if err := fn(f); err != nil {
+		f.Abort()
+		return fmt.Errorf("artifacts: write %s: %w", name, err)
+	}
+	return f.Commit()
+}
+
+// WriteFile writes data as artifact name, atomically.
+func (a *Artifacts) WriteFile(name string, data []byte) error {
+	return a.Write(name, func(w io.Writer) error { _, err := w.Write(data); return err })
+}
+
+// WriteJSON writes v as indented JSON (with a final newline) as artifact
+// name, atomically.
+func (a *Artifacts) WriteJSON(name string, v any) error {
+	return a.Write(name, func(w io.Writer) error {
+		e := json.NewEncoder(w)
+		e.SetIndent("", "  ")
+		return e.Encode(v)
+	})
+}
+
+// OpenLog opens (creating or appending) the log file name for a process's
+// output. Unlike the other writers it is not atomic: see Artifacts.
+func (a *Artifacts) OpenLog(name string) (*os.File, error) {
+	if err := a.check(name); err != nil {
+		return nil, err
+	}
+	path := a.Path(name)
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return nil, fmt.Errorf("artifacts: %w", err)
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("artifacts: %w", err)
+	}
+	return f, nil
+}

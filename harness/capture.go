@@ -1,0 +1,321 @@
+package harness
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/homatest/homatest/pcap"
+)
+
+// Capture settings (see ../shared/platform.md §3 for why).
+const (
+	// CaptureSnapLen is the capture length in bytes: whole frames, GSO
+	// frames (up to ~64 KiB) included.
+	CaptureSnapLen = 262144
+	// CaptureBufferBytes is each capture socket's receive buffer
+	// (SO_RCVBUFFORCE): with the default buffer pcapgo drops 5-14 % at
+	// 50 kpps; 8 MiB dropped none.
+	CaptureBufferBytes = 8 << 20
+)
+
+// Direction selects frames by their direction at a switch port.
+type Direction uint8
+
+// Directions. DirIn is a frame as its host sent it (arriving at the port
+// from the host, pcapng "inbound"); DirOut is a frame as the switch
+// delivers it to the host (leaving the port, pcapng "outbound").
+const (
+	DirBoth Direction = iota
+	DirIn
+	DirOut
+)
+
+// String returns "both", "in" or "out".
+func (d Direction) String() string {
+	switch d {
+	case DirIn:
+		return "in"
+	case DirOut:
+		return "out"
+	}
+	return "both"
+}
+
+func (d Direction) pcap() pcap.Direction {
+	switch d {
+	case DirIn:
+		return pcap.DirInbound
+	case DirOut:
+		return pcap.DirOutbound
+	}
+	return pcap.DirUnknown
+}
+
+// Capture records every switch port of a topology in both directions, with
+// one AF_PACKET socket (pcap.OpenLive: pcapgo, kernel ns timestamps) per
+// port and direction, the direction chosen by a BPF filter on the packet
+// type (PACKET_OUTGOING = out). Frames are spooled to temporary files in
+// the run folder and merged in time order by Stop.
+type Capture struct {
+	topo      *Topology
+	streams   []*stream
+	notes     []Annotation
+	op        sync.Mutex // held by Stop and discard for their whole run
+	mu        sync.Mutex // guards the fields below and notes
+	stopped   bool
+	discarded bool
+	stats     CaptureStats
+	err       error
+}
+
+// Annotation is an extra record for the merged capture, e.g. a frame the
+// netem switch dropped with the reason. Annotations appear only in the
+// two-direction file (DirBoth): the one-direction views hold only what
+// was really seen on the wire.
+type Annotation struct {
+	// Time of the event.
+	Time time.Time
+	// Host is the index (1..N) of the port's host.
+	Host int
+	// Dir is the direction at that port (DirBoth: unknown).
+	Dir Direction
+	// Frame is the Ethernet frame, if any (may be empty).
+	Frame []byte
+	// Comment is stored as the record's opt_comment.
+	Comment string
+}
+
+// PortStats counts one switch port's capture.
+type PortStats struct {
+	// Port is the interface name in the switch namespace; Host the host's
+	// name ("h1").
+	Port, Host string
+	// In and Out are the frames captured from and to the host.
+	In, Out uint64
+	// KernelDrops is the frames the kernel dropped because a capture
+	// socket's buffer was full (PACKET_STATISTICS tp_drops, both
+	// directions).
+	KernelDrops uint64
+}
+
+// CaptureStats counts a whole capture.
+type CaptureStats struct {
+	// Ports are per switch port, in host order.
+	Ports []PortStats
+	// Captured is the frames recorded (both directions, all ports).
+	Captured uint64
+	// KernelDrops is the sum of the ports' KernelDrops: non-zero means the
+	// capture is incomplete.
+	KernelDrops uint64
+}
+
+// StartCapture opens the capture sockets on every switch port and starts
+// recording. Frames are recorded from when StartCapture returns. Stop it
+// with Stop; Topology.Close stops and discards a capture still running.
+func (t *Topology) StartCapture(ctx context.Context) (*Capture, error) {
+	c := &Capture{topo: t}
+	t.mu.Lock()
+	t.captures = append(t.captures, c)
+	t.mu.Unlock()
+	for i, port := range t.Ports {
+		for _, dir := range []Direction{DirIn, DirOut} {
+			if err := ctx.Err(); err != nil {
+				c.discard()
+				return nil, err
+			}
+			s, err := openStream(t, i, port, dir)
+			if err != nil {
+				c.discard()
+				return nil, fmt.Errorf("harness: capture %s %s: %w", port, dir, err)
+			}
+			c.streams = append(c.streams, s)
+			go s.run()
+		}
+	}
+	return c, nil
+}
+
+// Annotate adds a record to the merged capture (see Annotation). Safe for
+// concurrent use; annotations added after Stop are kept for WriteFile.
+func (c *Capture) Annotate(a Annotation) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.notes = append(c.notes, a)
+}
+
+// Stop stops recording: it reads what the kernel has queued on each
+// socket, closes the sockets, writes the merged two-direction capture to
+// the run folder as "capture.pcapng" (see WriteFile) and returns the
+// counts. Later calls return the same result.
+func (c *Capture) Stop() (CaptureStats, error) {
+	c.op.Lock()
+	defer c.op.Unlock()
+	c.mu.Lock()
+	if c.stopped {
+		defer c.mu.Unlock()
+		if c.discarded && c.err == nil {
+			return c.stats, errors.New("harness: capture discarded by Topology.Close before Stop")
+		}
+		return c.stats, c.err
+	}
+	c.stopped = true
+	c.mu.Unlock()
+	var wg sync.WaitGroup
+	for _, s := range c.streams {
+		wg.Add(1)
+		go func() { defer wg.Done(); s.stop() }()
+	}
+	wg.Wait()
+	st := CaptureStats{}
+	var errs []error
+	for _, s := range c.streams {
+		if s.err != nil {
+			errs = append(errs, fmt.Errorf("%s %s: %w", s.port, s.dir, s.err))
+		}
+		if s.dir == DirIn {
+			st.Ports = append(st.Ports, PortStats{Port: s.port, Host: c.topo.Hosts[s.host].Name})
+		}
+		ps := &st.Ports[len(st.Ports)-1]
+		if s.dir == DirIn {
+			ps.In = s.n.Load()
+		} else {
+			ps.Out = s.n.Load()
+		}
+		ps.KernelDrops += s.drops
+		st.Captured += s.n.Load()
+		st.KernelDrops += s.drops
+	}
+	err := errors.Join(errs...)
+	if err == nil {
+		err = c.WriteFile("capture.pcapng", DirBoth)
+	}
+	c.mu.Lock()
+	c.stats, c.err = st, err
+	c.mu.Unlock()
+	return st, err
+}
+
+// discard stops the streams and removes their spool files.
+func (c *Capture) discard() error {
+	c.op.Lock()
+	defer c.op.Unlock()
+	c.mu.Lock()
+	stopped, discarded := c.stopped, c.discarded
+	c.stopped, c.discarded = true, true
+	c.mu.Unlock()
+	for _, s := range c.streams {
+		if !stopped {
+			s.stop()
+		}
+		if !discarded {
+			s.removeSpool()
+		}
+	}
+	return nil
+}
+
+// closeCaptures is the topology's teardown step for captures.
+func (t *Topology) closeCaptures() error {
+	t.mu.Lock()
+	cs := t.captures
+	t.captures = nil
+	t.mu.Unlock()
+	for _, c := range cs {
+		c.discard()
+	}
+	return nil
+}
+
+// stream is one capture socket: one port, one direction.
+type stream struct {
+	host  int // index into Topology.Hosts
+	port  string
+	dir   Direction
+	live  *pcap.Live
+	spool *spoolWriter
+
+	n       atomic.Uint64 // frames written to the spool
+	target  atomic.Int64  // when ≥ 0: stop once n reaches it
+	done    chan struct{}
+	drops   uint64
+	packets uint64 // tp_packets (queued + dropped) so far
+	err     error
+}
+
+// openStream opens the capture socket for port (of host index i) and
+// direction dir inside the switch namespace, and its spool file.
+func openStream(t *Topology, i int, port string, dir Direction) (*stream, error) {
+	s := &stream{host: i, port: port, dir: dir, done: make(chan struct{})}
+	s.target.Store(-1)
+	err := inNetns(t.Switch, func() (err error) {
+		s.live, err = pcap.OpenLive(port, pcap.LiveOptions{SnapLen: CaptureSnapLen, BufferBytes: CaptureBufferBytes, Direction: dir.pcap()})
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	if s.spool, err = newSpool(t.Artifacts, fmt.Sprintf(".capture-%s-%s.spool", port, dir)); err != nil {
+		s.live.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// readStats adds the kernel's counters (reset by each read) to s.
+func (s *stream) readStats() {
+	if p, d, err := s.live.Stats(); err == nil {
+		s.packets += p
+		s.drops += d
+	}
+}
+
+// run reads frames into the spool until stopped.
+func (s *stream) run() {
+	defer close(s.done)
+	for {
+		data, ts, length, err := s.live.ReadFrame()
+		if err != nil {
+			if s.target.Load() < 0 { // not stopping
+				s.err = err
+			}
+			return
+		}
+		if werr := s.spool.write(ts, data, length); werr != nil {
+			s.err = werr
+			return
+		}
+		n := s.n.Add(1)
+		if t := s.target.Load(); t >= 0 && int64(n) >= t {
+			return
+		}
+	}
+}
+
+// stop makes run return once it has read every frame the kernel queued
+// before now (at most 2 s, scaled, later), then closes the socket.
+func (s *stream) stop() {
+	s.readStats()
+	queued := int64(s.packets - s.drops)
+	s.target.Store(queued)
+	if int64(s.n.Load()) >= queued {
+		s.live.SetReadDeadline(time.Now()) // wake a blocked read
+	} else {
+		s.live.SetReadDeadline(time.Now().Add(2 * time.Second))
+	}
+	<-s.done
+	s.readStats()
+	s.live.Close()
+	if err := s.spool.close(); err != nil && s.err == nil {
+		s.err = err
+	}
+}
+
+func (s *stream) removeSpool() {
+	if s.spool != nil {
+		s.spool.remove()
+	}
+}

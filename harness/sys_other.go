@@ -1,0 +1,26 @@
+//go:build !linux
+
+package harness
+
+import (
+	"syscall"
+
+	"github.com/vishvananda/netns"
+)
+
+// Stand-ins so the package builds outside Linux; Build and Cleanup return
+// ErrNotSupported before any of these is reached.
+const (
+	netlinkRoute = 0
+	ifaFNoDAD    = 0
+)
+
+func childAttr() *syscall.SysProcAttr { return &syscall.SysProcAttr{Setpgid: true} }
+
+func bridgeNoSTP(netns.NsHandle, int) error { return ErrNotSupported }
+
+func ethtoolTxCsum(string, *bool) (bool, error) { return false, ErrNotSupported }
+
+func txCsumOff(...string) error { return ErrNotSupported }
+
+func ensureNetnsMount() error { return ErrNotSupported }
