@@ -44,7 +44,8 @@ const poolBuf = 2048
 // exist in ns and be up; the caller owns them (and the namespace), and
 // should turn off tx checksum offload on host veths whose TCP or UDP
 // crosses the switch (ethtool -K DEV tx off), since frames with partial
-// checksums are re-sent as they are (SetTxChecksumOffload). ctx bounds
+// checksums are re-sent as they are (harness.Build does this on the switch
+// ports, which is enough for veths: TCP crosses the switch). ctx bounds
 // the start only (as harness.Fabric.Start): the switch runs until Close.
 // Errors name the port or rule at fault.
 func StartSwitch(ctx context.Context, ns netns.NsHandle, cfg SwitchConfig) (*Switch, error) {

@@ -3,17 +3,12 @@ package netem
 import (
 	"bytes"
 	"context"
-	"io"
 	"math"
-	"net"
 	"os"
 	"reflect"
 	"slices"
 	"testing"
 	"time"
-
-	"github.com/vishvananda/netlink"
-	"github.com/vishvananda/netns"
 
 	"github.com/homatest/homatest/pcap"
 )
@@ -452,95 +447,5 @@ func TestSwitchFabric(t *testing.T) {
 	}
 	if err := f.Close(); err != nil {
 		t.Errorf("second Close: %v", err)
-	}
-}
-
-func TestTxChecksumOffload(t *testing.T) {
-	tp := newTestTopo(t)
-	on, err := TxChecksumOffload(tp.nsA, tp.ifA)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !on {
-		t.Fatalf("a new veth has tx checksum offload off")
-	}
-	if err := SetTxChecksumOffload(tp.nsA, tp.ifA, false); err != nil {
-		t.Fatal(err)
-	}
-	if on, err := TxChecksumOffload(tp.nsA, tp.ifA); err != nil || on {
-		t.Errorf("after turning it off: %v, %v", on, err)
-	}
-	if _, err := TxChecksumOffload(tp.nsA, "nosuchdev0"); err == nil {
-		t.Error("no error for a missing interface")
-	}
-}
-
-func TestSwitchTCP(t *testing.T) {
-	tp := newTestTopo(t)
-	for _, h := range []struct {
-		ns   netns.NsHandle
-		dev  string
-		addr string
-	}{{tp.nsA, tp.ifA, "198.18.0.1/24"}, {tp.nsB, tp.ifB, "198.18.0.2/24"}} {
-		nh, err := netlink.NewHandleAt(h.ns)
-		if err != nil {
-			t.Fatal(err)
-		}
-		l, err := nh.LinkByName(h.dev)
-		if err == nil {
-			a, _ := netlink.ParseAddr(h.addr)
-			err = nh.AddrAdd(l, a)
-		}
-		nh.Close()
-		if err != nil {
-			t.Fatal(err)
-		}
-		// TCP through a user-space forwarder needs full checksums.
-		if err := SetTxChecksumOffload(h.ns, h.dev, false); err != nil {
-			t.Fatal(err)
-		}
-	}
-	tp.startSwitch(t, LinkConfig{Rate: 100 * Mbit, Delay: time.Millisecond}, 1, nil, nil)
-	var ln net.Listener
-	if err := inNamespace(tp.nsB, func() (err error) {
-		ln, err = net.Listen("tcp4", "198.18.0.2:0")
-		return err
-	}); err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	got := make(chan int, 1)
-	go func() {
-		c, err := ln.Accept()
-		if err != nil {
-			got <- -1
-			return
-		}
-		defer c.Close()
-		n, _ := io.Copy(io.Discard, c)
-		got <- int(n)
-	}()
-	var c net.Conn
-	if err := inNamespace(tp.nsA, func() (err error) {
-		c, err = net.DialTimeout("tcp4", ln.Addr().String(), scaled(2*time.Second))
-		return err
-	}); err != nil {
-		t.Fatalf("TCP through the switch: %v", err)
-	}
-	const size = 1 << 20
-	start := time.Now()
-	if _, err := c.Write(make([]byte, size)); err != nil {
-		t.Fatal(err)
-	}
-	c.Close()
-	select {
-	case n := <-got:
-		el := time.Since(start)
-		t.Logf("TCP: %d bytes in %v (%.1f Mbit/s) over 100 Mbit/s with 1 ms delay", n, el, float64(n*8)/el.Seconds()/1e6)
-		if n != size {
-			t.Errorf("received %d of %d bytes", n, size)
-		}
-	case <-time.After(scaled(10 * time.Second)):
-		t.Fatal("TCP transfer did not finish")
 	}
 }
