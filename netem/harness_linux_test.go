@@ -6,11 +6,11 @@ import (
 	"net"
 	"net/netip"
 	"os"
-	"strconv"
 	"testing"
 	"time"
 
 	"github.com/homatest/homatest/harness"
+	"github.com/homatest/homatest/internal/timescale"
 	"github.com/homatest/homatest/netem"
 )
 
@@ -54,7 +54,7 @@ func TestSwitchFabricInHarness(t *testing.T) {
 	}()
 	var c net.Conn
 	if err := h1.Do(func() (err error) {
-		c, err = net.DialTimeout("tcp4", ln.Addr().String(), scale(3*time.Second))
+		c, err = net.DialTimeout("tcp4", ln.Addr().String(), timescale.D(3*time.Second))
 		return err
 	}); err != nil {
 		t.Fatalf("TCP through netem's switch in a harness topology: %v (stats %+v)", err, fab.Stats().Ports)
@@ -71,15 +71,7 @@ func TestSwitchFabricInHarness(t *testing.T) {
 		if n != size {
 			t.Errorf("received %d of %d bytes", n, size)
 		}
-	case <-time.After(scale(10 * time.Second)):
+	case <-time.After(timescale.D(10 * time.Second)):
 		t.Fatal("TCP transfer did not finish")
 	}
-}
-
-// scale multiplies d by HOMATEST_TIME_SCALE (default 1).
-func scale(d time.Duration) time.Duration {
-	if s, err := strconv.ParseFloat(os.Getenv("HOMATEST_TIME_SCALE"), 64); err == nil && s > 0 {
-		return time.Duration(float64(d) * s)
-	}
-	return d
 }

@@ -306,6 +306,13 @@ func TestSwitchSeededLoss(t *testing.T) {
 	a, b := hostSock(t, tp.nsA, tp.ifA), hostSock(t, tp.nsB, tp.ifB)
 	m1, l1 := lossPattern(t, tp, a, b, 7)
 	m2, l2 := lossPattern(t, tp, a, b, 7)
+	if !reflect.DeepEqual(m1, m2) && (uint64(len(m1)) != l1 || uint64(len(m2)) != l2) {
+		// A frame lost outside the switch (a kernel socket overflowed on
+		// this loaded machine) is not the loss model's doing: run again.
+		t.Logf("frames lost outside the switch (%d/%d missing, %d/%d loss drops); running both again", len(m1), len(m2), l1, l2)
+		m1, l1 = lossPattern(t, tp, a, b, 7)
+		m2, l2 = lossPattern(t, tp, a, b, 7)
+	}
 	m3, _ := lossPattern(t, tp, a, b, 8)
 	t.Logf("seed 7: %d of 400 lost, first %v", len(m1), m1[:min(8, len(m1))])
 	if !reflect.DeepEqual(m1, m2) {

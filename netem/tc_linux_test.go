@@ -237,32 +237,40 @@ func TestApplyTCStrictPriorityRoot(t *testing.T) {
 	if err := ApplyTC(tp.nsA, tp.ifA, link); err != nil {
 		t.Fatal(err)
 	}
-	done, sent := make(chan []rxFrame), make(chan struct{})
-	go func() { done <- receiveUntil(sw, math.MaxInt, sent, scaled(300*time.Millisecond), false) }()
-	tp.sendProbes(t, a, 100, 100, 7, 0)
-	lowDone := make(chan struct{})
-	go func() {
-		blast(t, a, tp.macAHW, tp.macBHW, 0, 6000, 1514, 200*Mbit, 1<<20)
-		close(lowDone)
-	}()
-	time.Sleep(50 * time.Millisecond) // let the low queue build before probing
-	tp.sendProbes(t, a, 200, 100, 7, 1000)
-	<-lowDone
-	close(sent)
-	base, loaded, low := splitPriority(<-done)
-	if len(base) < 90 || len(loaded) < 180 || len(low) < 1000 {
-		t.Fatalf("received %d base, %d loaded probes, %d low frames", len(base), len(loaded), len(low))
-	}
-	lowRate := measuredRate(low, link.Rate)
-	bmed, lmed := quantile(base, 0.5), quantile(loaded, 0.5)
-	t.Logf("tc HTB: probe one-way unloaded median %v, under saturation median %v p99 %v; low level %.2f Mbit/s", bmed, lmed, quantile(loaded, 0.99), lowRate/1e6)
-	if slack := scaled(500 * time.Microsecond); lmed > bmed+link.Rate.TxTime(1514)+slack {
-		t.Errorf("high-priority probe median %v under saturation, want <= %v + one MTU + %v", lmed, bmed, slack)
-	}
-	// The low sender is pushed back by the full pfifo (ENOBUFS) and
-	// retries, so the low level runs a little under the link rate (91-92
-	// Mbit/s measured); the priority is what this test is about.
-	if lowRate < 85e6/timeScale() || lowRate > 101e6 {
-		t.Errorf("low level got %.2f Mbit/s, want the rest of the 100 Mbit/s link (85-101)", lowRate/1e6)
-	}
+	starvedRetry(t, func(try int, last bool) bool {
+		done, sent := make(chan []rxFrame), make(chan struct{})
+		go func() { done <- receiveUntil(sw, math.MaxInt, sent, scaled(300*time.Millisecond), false) }()
+		tp.sendProbes(t, a, 100, 100, 7, 0)
+		lowDone := make(chan struct{})
+		go func() {
+			blast(t, a, tp.macAHW, tp.macBHW, 0, 6000, 1514, 200*Mbit, 1<<20)
+			close(lowDone)
+		}()
+		time.Sleep(50 * time.Millisecond) // let the low queue build before probing
+		tp.sendProbes(t, a, 200, 100, 7, 1000)
+		<-lowDone
+		close(sent)
+		base, loaded, low := splitPriority(<-done)
+		if len(base) < 90 || len(loaded) < 180 || len(low) < 1000 {
+			t.Fatalf("received %d base, %d loaded probes, %d low frames", len(base), len(loaded), len(low))
+		}
+		lowRate := measuredRate(low, link.Rate)
+		bmed, lmed := quantile(base, 0.5), quantile(loaded, 0.5)
+		t.Logf("attempt %d: tc HTB: probe one-way unloaded median %v, under saturation median %v p99 %v; low level %.2f Mbit/s", try, bmed, lmed, quantile(loaded, 0.99), lowRate/1e6)
+		slack := scaled(500 * time.Microsecond)
+		// The low sender is pushed back by the full pfifo (ENOBUFS) and
+		// retries, so the low level runs a little under the link rate
+		// (91-99 Mbit/s measured); the priority is what this test is about.
+		ok := lmed <= bmed+link.Rate.TxTime(1514)+slack && lowRate >= 85e6/timeScale() && lowRate <= 101e6
+		if !ok && !last {
+			return true // the senders or softirq were short of CPU
+		}
+		if lmed > bmed+link.Rate.TxTime(1514)+slack {
+			t.Errorf("high-priority probe median %v under saturation, want <= %v + one MTU + %v", lmed, bmed, slack)
+		}
+		if lowRate < 85e6/timeScale() || lowRate > 101e6 {
+			t.Errorf("low level got %.2f Mbit/s, want the rest of the 100 Mbit/s link (85-101)", lowRate/1e6)
+		}
+		return false
+	})
 }

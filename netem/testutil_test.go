@@ -3,11 +3,10 @@ package netem
 import (
 	"encoding/binary"
 	"net/netip"
-	"os"
-	"strconv"
 	"testing"
 	"time"
 
+	"github.com/homatest/homatest/internal/timescale"
 	"github.com/homatest/homatest/spec/wire"
 )
 
@@ -73,15 +72,10 @@ func grantFrame(t testing.TB, fromClient bool, id uint64, offset uint32) []byte 
 
 // timeScale is HOMATEST_TIME_SCALE (default 1): it multiplies every
 // timeout and timing tolerance in the tests.
-func timeScale() float64 {
-	if v, err := strconv.ParseFloat(os.Getenv("HOMATEST_TIME_SCALE"), 64); err == nil && v > 0 {
-		return v
-	}
-	return 1
-}
+func timeScale() float64 { return timescale.Factor() }
 
 // scaled multiplies d by timeScale.
-func scaled(d time.Duration) time.Duration { return time.Duration(float64(d) * timeScale()) }
+func scaled(d time.Duration) time.Duration { return timescale.D(d) }
 
 // netipDst is the destination of test frames: an address no namespace has.
 var netipDst = netip.MustParseAddr("198.18.0.99")
