@@ -70,5 +70,6 @@ Exit codes: 0 success, 1 violations, 2 usage, input or environment error.`,
 	root.AddCommand(newDecodeCmd(), newCheckCmd(), newSpecCmd(), newRPCsCmd(), newFaultsCmd(), newRunCmd(), newVersionCmd())
 	root.AddCommand(newAgentCmd())
 	root.AddCommand(newCleanupCmd())
+	root.AddCommand(newNetemCmd())
 	return root
 }

@@ -1,0 +1,257 @@
+package cli
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+	"github.com/vishvananda/netns"
+
+	"github.com/homatest/homatest/netem"
+)
+
+// netemTarget is the interface a netem subcommand works on.
+type netemTarget struct {
+	netns, dev, backend string
+}
+
+func (o *netemTarget) flags(fs *pflag.FlagSet) {
+	fs.StringVar(&o.netns, "netns", "", "network namespace `NAME` (as in ip netns; empty = the current one)")
+	fs.StringVar(&o.dev, "dev", "", "interface `IFACE` whose egress is emulated (required)")
+	fs.StringVar(&o.backend, "backend", "tc", "backend: tc (kernel qdiscs); the switch backend runs inside the harness")
+}
+
+// open checks the flags and returns the namespace handle (closed by the caller).
+func (o *netemTarget) open() (netns.NsHandle, error) {
+	if o.dev == "" {
+		return -1, usageErr(errors.New("--dev is required (the interface whose egress to emulate)"))
+	}
+	if o.backend != "tc" {
+		return -1, usageErr(fmt.Errorf("--backend %q: by hand only tc works; the switch backend is started by the harness for a topology (homatest run)", o.backend))
+	}
+	var ns netns.NsHandle
+	var err error
+	if o.netns == "" {
+		ns, err = netns.Get()
+	} else {
+		ns, err = netns.GetFromName(o.netns)
+	}
+	if err != nil {
+		return -1, usageErr(fmt.Errorf("namespace %q: %v (list them with ip netns)", o.netns, err))
+	}
+	return ns, nil
+}
+
+// newNetemCmd builds "homatest netem show|set|reset".
+func newNetemCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "netem",
+		Short: "Emulate a datacenter link on an interface (rate, priority queues, delay, loss)",
+		Long: `netem sets, shows and resets link emulation on one interface by hand.
+
+The tc backend expresses a link config as kernel qdiscs through netlink: an
+HTB root at the link rate, one HTB class per priority queue (strict
+priority by HTB prio) with u32 filters on the IP precedence (IPv4 TOS>>5,
+IPv6 traffic class>>5, as HomaModule writes priorities), and netem leaves
+for delay, jitter, loss, duplication, reordering and corruption when the
+kernel has sch_netem. Before changing anything, set checks the kernel and
+fails with one line per feature it cannot provide (exit code 2).
+
+The user-space switch backend (every feature, fault plans, pcapng record)
+runs inside the harness for a whole topology; see homatest run.`,
+	}
+	cmd.AddCommand(newNetemShowCmd(), newNetemSetCmd(), newNetemResetCmd())
+	return cmd
+}
+
+func newNetemShowCmd() *cobra.Command {
+	var t netemTarget
+	var output string
+	cmd := &cobra.Command{
+		Use:   "show --dev IFACE [--netns NAME] [-o text|json]",
+		Short: "Show the qdiscs, classes and filters of an interface",
+		Example: `  homatest netem show --netns sw --dev sw-h1
+  homatest netem show --netns sw --dev sw-h1 -o json | jq .classes`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if output != "text" && output != "json" {
+				return usageErr(fmt.Errorf("-o %q: want text or json", output))
+			}
+			ns, err := t.open()
+			if err != nil {
+				return err
+			}
+			defer ns.Close()
+			st, err := netem.ShowTC(ns, t.dev)
+			if err != nil {
+				return usageErr(err)
+			}
+			w := cmd.OutOrStdout()
+			if output == "json" {
+				e := json.NewEncoder(w)
+				e.SetIndent("", "  ")
+				e.SetEscapeHTML(false)
+				return e.Encode(st)
+			}
+			for _, l := range append(append(append([]string{}, st.Qdiscs...), st.Classes...), st.Filters...) {
+				fmt.Fprintln(w, l)
+			}
+			if st.NFTLossDrops > 0 {
+				fmt.Fprintf(w, "nftables loss: %d frames dropped\n", st.NFTLossDrops)
+			}
+			return nil
+		},
+	}
+	t.flags(cmd.Flags())
+	cmd.Flags().StringVarP(&output, "output", "o", "text", "output format: text or json")
+	return cmd
+}
+
+// linkFlags are the LinkConfig flags of "netem set".
+type linkFlags struct {
+	cfg             netem.LinkConfig
+	rate, loss, ge  string
+	dryRun          bool
+	reorder         float64
+	reorderGap      int
+	jitterDist      string
+	priorityMapping string
+}
+
+func (l *linkFlags) register(fs *pflag.FlagSet) {
+	fs.StringVar(&l.rate, "rate", "", "link `RATE` in bit/s, e.g. 100mbit, 1gbit, 10Mbit/s (empty = unlimited)")
+	fs.IntVar(&l.cfg.BufferBytes, "buffer", 0, "egress buffer in `BYTES` (0 = 1 MiB)")
+	fs.IntVar(&l.cfg.Priorities, "priorities", 0, "number of strict-priority queues 1..8 (0 = 8)")
+	fs.StringVar(&l.priorityMapping, "priority-map", "", "how 8 priorities fold into fewer queues: clamp (HomaModule num_priorities) or scale")
+	fs.DurationVar(&l.cfg.Delay, "delay", 0, "one-way delay, e.g. 1ms")
+	fs.DurationVar(&l.cfg.Jitter, "jitter", 0, "delay jitter, e.g. 100us")
+	fs.StringVar(&l.jitterDist, "jitter-dist", "", "jitter distribution: uniform or normal")
+	fs.StringVar(&l.loss, "loss", "", "random loss `PROB` 0..1, e.g. 0.01")
+	fs.StringVar(&l.ge, "loss-ge", "", "Gilbert-Elliott loss `P,R[,BAD[,GOOD]]`: move to bad with P, back with R, lose BAD (default 1) in bad and GOOD (default 0) in good")
+	fs.Float64Var(&l.cfg.Duplicate, "duplicate", 0, "duplication probability 0..1")
+	fs.Float64Var(&l.reorder, "reorder", 0, "reordering probability 0..1 (with --reorder-gap)")
+	fs.IntVar(&l.reorderGap, "reorder-gap", 0, "frames that overtake a reordered one")
+	fs.Float64Var(&l.cfg.Corrupt, "corrupt", 0, "corruption probability 0..1")
+	fs.IntVar(&l.cfg.MTU, "mtu", 0, "largest IP packet in bytes (0 = no limit)")
+	fs.BoolVar(&l.dryRun, "check", false, "only report what this kernel cannot provide; change nothing")
+}
+
+// config turns the flags into a validated LinkConfig.
+func (l *linkFlags) config() (netem.LinkConfig, error) {
+	c := l.cfg
+	c.JitterDist, c.PriorityMap = l.jitterDist, l.priorityMapping
+	c.Reorder = netem.ReorderConfig{Probability: l.reorder, Gap: l.reorderGap}
+	if l.rate != "" {
+		r, err := netem.ParseRate(l.rate)
+		if err != nil {
+			return c, err
+		}
+		c.Rate = r
+	}
+	if l.loss != "" && l.ge != "" {
+		return c, errors.New("--loss and --loss-ge: pick one loss model")
+	}
+	if l.loss != "" {
+		p, err := strconv.ParseFloat(l.loss, 64)
+		if err != nil {
+			return c, fmt.Errorf("--loss %q: want a probability such as 0.01", l.loss)
+		}
+		c.Loss = netem.LossConfig{Model: "random", Probability: p}
+	}
+	if l.ge != "" {
+		parts := strings.Split(l.ge, ",")
+		v := []float64{0, 0, 1, 0}
+		if len(parts) < 2 || len(parts) > 4 {
+			return c, fmt.Errorf("--loss-ge %q: want P,R[,BAD[,GOOD]], e.g. 0.01,0.3", l.ge)
+		}
+		for i, s := range parts {
+			f, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
+			if err != nil {
+				return c, fmt.Errorf("--loss-ge %q: %q is not a number", l.ge, s)
+			}
+			v[i] = f
+		}
+		c.Loss = netem.LossConfig{Model: "gilbert-elliott", P: v[0], R: v[1], LossBad: v[2], LossGood: v[3]}
+	}
+	return c, c.Validate()
+}
+
+func newNetemSetCmd() *cobra.Command {
+	var t netemTarget
+	var l linkFlags
+	cmd := &cobra.Command{
+		Use:   "set --dev IFACE [--netns NAME] [link flags]",
+		Short: "Emulate a link on an interface's egress (replaces what was there)",
+		Example: `  # 100 Mbit/s with 8 strict-priority queues on the switch port of host h1
+  homatest netem set --netns sw --dev sw-h1 --rate 100mbit --priorities 8
+
+  # 4 queues as HomaModule with num_priorities=4 uses them, 1% random loss
+  homatest netem set --netns sw --dev sw-h1 --rate 1gbit --priorities 4 --loss 0.01
+
+  # What would this kernel lack for 1 ms delay and 1% loss? (changes nothing)
+  homatest netem set --netns sw --dev sw-h1 --delay 1ms --loss 0.01 --check`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, err := l.config()
+			if err != nil {
+				return usageErr(err)
+			}
+			missing, err := netem.Detect(cfg)
+			if err != nil {
+				return usageErr(err)
+			}
+			if len(missing) > 0 {
+				return usageErr(errors.New(strings.Join(missing, "\n")))
+			}
+			if l.dryRun {
+				fmt.Fprintln(cmd.OutOrStdout(), "this kernel provides every requested feature")
+				return nil
+			}
+			ns, err := t.open()
+			if err != nil {
+				return err
+			}
+			defer ns.Close()
+			if err := netem.ApplyTC(ns, t.dev, cfg); err != nil {
+				return usageErr(err)
+			}
+			queues := cfg.Priorities
+			if queues == 0 {
+				queues = netem.MaxPriorities
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "%s: rate %v, %d priority queues; set: %s\n", t.dev, cfg.Rate, queues, strings.Join(cfg.Features(), ", "))
+			return nil
+		},
+	}
+	t.flags(cmd.Flags())
+	l.register(cmd.Flags())
+	return cmd
+}
+
+func newNetemResetCmd() *cobra.Command {
+	var t netemTarget
+	cmd := &cobra.Command{
+		Use:     "reset --dev IFACE [--netns NAME]",
+		Short:   "Remove the link emulation from an interface (back to its default qdisc)",
+		Example: `  homatest netem reset --netns sw --dev sw-h1`,
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ns, err := t.open()
+			if err != nil {
+				return err
+			}
+			defer ns.Close()
+			if err := netem.ResetTC(ns, t.dev); err != nil {
+				return usageErr(err)
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "%s: reset\n", t.dev)
+			return nil
+		},
+	}
+	t.flags(cmd.Flags())
+	return cmd
+}

@@ -1,0 +1,130 @@
+package netem
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// BitRate is a link rate in bit/s. Its text form is what ParseRate
+// accepts and String prints ("100mbit"); YAML and JSON accept either a
+// number of bit/s or such a string.
+type BitRate uint64
+
+// Common rates.
+const (
+	Kbit BitRate = 1000
+	Mbit BitRate = 1000 * Kbit
+	Gbit BitRate = 1000 * Mbit
+)
+
+var rateUnits = []struct {
+	suffix string
+	mult   float64
+}{
+	{"tbit", 1e12}, {"gbit", 1e9}, {"mbit", 1e6}, {"kbit", 1e3}, {"bit", 1},
+	{"tbps", 8e12}, {"gbps", 8e9}, {"mbps", 8e6}, {"kbps", 8e3}, {"bps", 8},
+	{"t", 1e12}, {"g", 1e9}, {"m", 1e6}, {"k", 1e3},
+}
+
+// ParseRate parses a rate in the style of tc(8): a number with an optional
+// unit, case-insensitive, with an optional "/s": "1gbit", "100Mbit/s",
+// "10mbit", "64kbit", "1e9", "2.5gbit". "bit" units are bits per second;
+// "bps" units are BYTES per second, as in tc ("1mbps" = 8 Mbit/s).
+// Errors name the input and the accepted forms.
+func ParseRate(s string) (BitRate, error) {
+	in := strings.ToLower(strings.TrimSpace(s))
+	in = strings.TrimSuffix(in, "/s")
+	mult := 1.0
+	for _, u := range rateUnits {
+		if strings.HasSuffix(in, u.suffix) {
+			in, mult = strings.TrimSuffix(in, u.suffix), u.mult
+			break
+		}
+	}
+	v, err := strconv.ParseFloat(strings.TrimSpace(in), 64)
+	if err != nil || v < 0 || math.IsInf(v, 0) || v != v || v*mult > math.MaxUint64/2 {
+		return 0, fmt.Errorf("netem: rate %q: want a number of bit/s with an optional unit, e.g. 1gbit, 100mbit, 10Mbit/s, 1e9", s)
+	}
+	return BitRate(math.Round(v * mult)), nil
+}
+
+// String prints the rate with the largest exact tc unit ("100mbit",
+// "1gbit", "1500bit"); 0 prints "unlimited".
+func (r BitRate) String() string {
+	if r == 0 {
+		return "unlimited"
+	}
+	for _, u := range []struct {
+		s string
+		m BitRate
+	}{{"tbit", 1000 * Gbit}, {"gbit", Gbit}, {"mbit", Mbit}, {"kbit", Kbit}} {
+		if r%u.m == 0 {
+			return strconv.FormatUint(uint64(r/u.m), 10) + u.s
+		}
+	}
+	return strconv.FormatUint(uint64(r), 10) + "bit"
+}
+
+// TxTime returns how long a frame of n bytes occupies a link of rate r
+// (n*8/r seconds, rounded up to the nanosecond); 0 when r is 0 (unlimited).
+func (r BitRate) TxTime(n int) time.Duration {
+	if r == 0 || n <= 0 {
+		return 0
+	}
+	bits := uint64(n) * 8 * uint64(time.Second)
+	return time.Duration((bits + uint64(r) - 1) / uint64(r))
+}
+
+// MarshalText prints String, except that 0 is "0".
+func (r BitRate) MarshalText() ([]byte, error) {
+	if r == 0 {
+		return []byte("0"), nil
+	}
+	return []byte(r.String()), nil
+}
+
+// UnmarshalText parses with ParseRate.
+func (r *BitRate) UnmarshalText(b []byte) error {
+	v, err := ParseRate(string(b))
+	if err != nil {
+		return err
+	}
+	*r = v
+	return nil
+}
+
+// MarshalJSON writes the rate as a number of bit/s.
+func (r BitRate) MarshalJSON() ([]byte, error) {
+	return strconv.AppendUint(nil, uint64(r), 10), nil
+}
+
+// UnmarshalJSON accepts a number of bit/s or a ParseRate string.
+func (r *BitRate) UnmarshalJSON(b []byte) error {
+	var s string
+	if len(b) > 0 && b[0] == '"' {
+		if err := json.Unmarshal(b, &s); err != nil {
+			return err
+		}
+	} else {
+		s = string(b)
+	}
+	return r.UnmarshalText([]byte(s))
+}
+
+// UnmarshalYAML accepts a number of bit/s or a ParseRate string, and
+// reports the line of a bad value.
+func (r *BitRate) UnmarshalYAML(n *yaml.Node) error {
+	if n.Kind != yaml.ScalarNode {
+		return fmt.Errorf("line %d: rate: want a scalar such as 100mbit", n.Line)
+	}
+	if err := r.UnmarshalText([]byte(n.Value)); err != nil {
+		return fmt.Errorf("line %d: %w", n.Line, err)
+	}
+	return nil
+}

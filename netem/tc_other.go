@@ -1,0 +1,20 @@
+//go:build !linux
+
+package netem
+
+import "github.com/vishvananda/netns"
+
+// ProbeKernel returns ErrNotSupported: kernel qdiscs are Linux only.
+func ProbeKernel() (KernelFeatures, error) { return KernelFeatures{}, ErrNotSupported }
+
+// Detect returns ErrNotSupported: kernel qdiscs are Linux only.
+func Detect(cfg LinkConfig) ([]string, error) { return nil, ErrNotSupported }
+
+// ApplyTC returns ErrNotSupported.
+func ApplyTC(ns netns.NsHandle, dev string, cfg LinkConfig) error { return ErrNotSupported }
+
+// ResetTC returns ErrNotSupported.
+func ResetTC(ns netns.NsHandle, dev string) error { return ErrNotSupported }
+
+// ShowTC returns ErrNotSupported.
+func ShowTC(ns netns.NsHandle, dev string) (*TCState, error) { return nil, ErrNotSupported }
