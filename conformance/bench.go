@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/homatest/homatest/spec"
 	"math/rand/v2"
 	"net/netip"
 	"os"
@@ -39,6 +40,8 @@ type Bench struct {
 	Addrs []netip.Addr
 	// Describe names the bench in failure messages.
 	Describe string
+	// Params are the IUT hosts' parameters (zero: the suite IUT's).
+	Params spec.Params
 	// Finish stops the capture and returns the paths of two pcapng files:
 	// every packet as its host sent it (before the impairment), and every
 	// packet as delivered to its destination host (after it).
@@ -97,7 +100,12 @@ func memBench(n int, imp LinkImpairment, faults []string, dir string) (*Bench, e
 		a := netip.AddrFrom4([4]byte{198, 18, 1, byte(1 + i)})
 		c, _ := agent.PipeRef(ctx, agent.RefOptions{Version: "in-process",
 			Transport: func(x netip.Addr) (homa.Transport, error) { return net.Attach(x), nil }}, agent.ClientOptions{})
-		t, err := NewAgentTarget(ctx, c, fmt.Sprintf("h%d", i+1), []netip.Addr{a}, agent.Params{"link_bps": 10e9}, faults, "linux")
+		// A 10 ms tick: with 1 ms ticks, a loaded machine wakes the timers
+		// late, Go's tickers drop the missed ticks, and tick-counted
+		// timeouts drift far from wall time (the ratios between the
+		// timers are HomaModule's).
+		t, err := NewAgentTarget(ctx, c, fmt.Sprintf("h%d", i+1), []netip.Addr{a},
+			agent.Params{"link_bps": 10e9, "tick_ns": int64(10e6)}, faults, "linux")
 		if err != nil {
 			c.Close()
 			closeAll()
@@ -105,6 +113,7 @@ func memBench(n int, imp LinkImpairment, faults []string, dir string) (*Bench, e
 		}
 		b.IUTs = append(b.IUTs, t)
 		b.Addrs = append(b.Addrs, a)
+		b.Params = t.Info().Params
 	}
 	b.Close = closeAll
 	write := func(name string, recs []rec) (string, error) {
@@ -153,4 +162,4 @@ func memBench(n int, imp LinkImpairment, faults []string, dir string) (*Bench, e
 }
 
 // errNoBench is returned when an environment cannot build benches.
-var errNoBench = errors.New("this environment cannot build a bench of IUT hosts")
+var errNoBench = errors.New("this environment builds no bench of IUT hosts for passive specs (homatest run --ns-workloads builds them in namespaces)")

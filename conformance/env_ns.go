@@ -32,6 +32,11 @@ type NSEnvConfig struct {
 	Artifacts string
 	// Fabric forwards between the switch ports (nil: the kernel bridge).
 	Fabric harness.Fabric
+	// Workloads makes passive specs build their benches of IUT hosts in
+	// namespaces behind netem's switch. Otherwise, when RefBench is set,
+	// they run on in-process reference hosts (NewMemEnv's bench), and else
+	// they are unsupported.
+	Workloads, RefBench bool
 }
 
 // NewNSEnv builds the suite's environment in network namespaces (root
@@ -89,6 +94,21 @@ func NewNSEnv(ctx context.Context, cfg NSEnvConfig) (*Env, error) {
 			})
 			return tr, err
 		})
+	}
+	artsDir := topo.Artifacts.Path(".")
+	switch {
+	case cfg.Workloads:
+		e.NewBench = func(n int, imp LinkImpairment) (*Bench, error) {
+			ctx, cancel := context.WithTimeout(context.Background(), envTimeout)
+			defer cancel()
+			c := cfg
+			c.Artifacts = artsDir
+			return nsBench(ctx, c, n, imp)
+		}
+	case cfg.RefBench:
+		e.NewBench = func(n int, imp LinkImpairment) (*Bench, error) {
+			return memBench(n, imp, cfg.Faults, artsDir)
+		}
 	}
 	e.Close = func() error {
 		err := t.Close()

@@ -113,6 +113,10 @@ func openPacketSocket(name string, buf int) (packetSock, error) {
 	if err != nil {
 		return packetSock{}, fmt.Errorf("netem: port %s: %w (is the interface in the switch namespace?)", name, err)
 	}
+	// No PACKET_QDISC_BYPASS: frames the switch sends go through the
+	// device's transmit path, where packet taps (the harness's capture on
+	// every switch port) see them; with the bypass, every delivered frame
+	// was missing from the capture's "out" view.
 	// Protocol 0 receives nothing until bind, so no frame of another
 	// interface slips in between socket and bind.
 	fd, err := unix.Socket(unix.AF_PACKET, unix.SOCK_RAW|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, 0)
@@ -129,7 +133,6 @@ func openPacketSocket(name string, buf int) (packetSock, error) {
 		what          string
 	}{
 		{unix.SOL_PACKET, unix.PACKET_IGNORE_OUTGOING, 1, "PACKET_IGNORE_OUTGOING"},
-		{unix.SOL_PACKET, unix.PACKET_QDISC_BYPASS, 1, "PACKET_QDISC_BYPASS"},
 		{unix.SOL_SOCKET, unix.SO_TIMESTAMPNS, 1, "SO_TIMESTAMPNS"},
 		{unix.SOL_SOCKET, unix.SO_RCVBUFFORCE, buf, "SO_RCVBUFFORCE"},
 		{unix.SOL_SOCKET, unix.SO_SNDBUFFORCE, buf, "SO_SNDBUFFORCE"},

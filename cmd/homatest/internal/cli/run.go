@@ -28,7 +28,7 @@ type runOpts struct {
 	impl, env, labelFilter, rules, focus, fault string
 	junit, output, artifacts                    string
 	repeat                                      int
-	matrix, verbose                             bool
+	matrix, verbose, nsWorkloads                bool
 	passResult                                  string // hidden: run one pass in this process
 }
 
@@ -78,6 +78,7 @@ Exit codes: 0 every spec passed (unsupported specs do not fail a run),
 	f.StringVar(&o.artifacts, "artifacts", "", "directory for captures of failed specs and logs (default: a new directory under homatest-runs/)")
 	f.BoolVar(&o.matrix, "mutation-matrix", false, "run one pass per fault knob and print which specs catch each")
 	f.BoolVarP(&o.verbose, "verbose", "v", false, "keep Ginkgo's verbose log in the artifacts")
+	f.BoolVar(&o.nsWorkloads, "ns-workloads", false, "with --env ns: run the passive workload specs on IUT hosts in namespaces behind netem's switch (heavy: one process per host plus the switch; default: in-process reference hosts for --impl ref, unsupported otherwise)")
 	f.StringVar(&o.passResult, "pass-result", "", "internal: run one pass here and write its result to this file")
 	f.MarkHidden("pass-result")
 	return cmd
@@ -224,6 +225,9 @@ func (o *runOpts) child(name, fault string) (*conformance.Result, string, error)
 	if o.verbose {
 		args = append(args, "--verbose")
 	}
+	if o.nsWorkloads {
+		args = append(args, "--ns-workloads")
+	}
 	c := exec.Command(self, args...)
 	var stderr strings.Builder
 	c.Stderr = &stderr
@@ -272,7 +276,7 @@ func (o *runOpts) onePass() error {
 			ctx, cancel := context.WithTimeout(context.Background(), timescale.D(30*time.Second))
 			defer cancel()
 			return conformance.NewNSEnv(ctx, conformance.NSEnvConfig{Agent: m.Command, AgentEnv: env,
-				Params: m.Params, Faults: fs, Artifacts: o.artifacts})
+				Params: m.Params, Faults: fs, Artifacts: o.artifacts, Workloads: o.nsWorkloads, RefBench: o.impl == "ref"})
 		}
 	}
 	stop := harness.HandleSignals()

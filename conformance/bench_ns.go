@@ -1,0 +1,102 @@
+package conformance
+
+import (
+	"context"
+	"fmt"
+	"net/netip"
+	"path/filepath"
+	"sync/atomic"
+
+	"github.com/homatest/homatest/agent"
+	"github.com/homatest/homatest/harness"
+	"github.com/homatest/homatest/netem"
+)
+
+// benchCount numbers the benches of a run (their folders).
+var benchCount atomic.Int64
+
+// nsBench builds a Bench of n hosts in network namespaces behind netem's
+// user-space switch (every egress port impaired by imp), the IUT's agent
+// on each, and a capture of every switch port; Finish writes the as-sent
+// (harness.DirIn) and as-delivered (harness.DirOut) views.
+func nsBench(ctx context.Context, cfg NSEnvConfig, n int, imp LinkImpairment) (*Bench, error) {
+	link := netem.LinkConfig{Priorities: 8}
+	switch {
+	case imp.BurstEvery > 0:
+		// Bursts of BurstLen lost frames, one every BurstEvery frames on
+		// average (Gilbert-Elliott: mean burst 1/R, mean gap 1/P).
+		link.Loss = netem.LossConfig{Model: "gilbert-elliott", P: 1 / float64(imp.BurstEvery),
+			R: 1 / float64(imp.BurstLen), LossBad: 1}
+	case imp.Loss > 0:
+		link.Loss = netem.LossConfig{Model: "random", Probability: imp.Loss}
+	}
+	if err := link.Validate(); err != nil {
+		return nil, err
+	}
+	dir := filepath.Join(cfg.Artifacts, fmt.Sprintf("bench-%d", benchCount.Add(1)))
+	arts, err := harness.NewArtifacts(dir)
+	if err != nil {
+		return nil, err
+	}
+	fab := &netem.SwitchFabric{Link: link, Seed: imp.Seed}
+	topo, err := harness.Build(ctx, harness.Config{Hosts: n, Fabric: fab, Artifacts: arts})
+	if err != nil {
+		return nil, err
+	}
+	// Several user-space hosts and the switch share this machine's CPUs:
+	// a 10 ms tick (every timer ratio kept, as homa/rawip's tests found
+	// necessary) keeps CPU starvation from looking like silence.
+	params := agent.Params{"tick_ns": int64(10e6)}
+	for k, v := range cfg.Params {
+		params[k] = v
+	}
+	b := &Bench{Describe: fmt.Sprintf("%d hosts in namespaces %s behind netem's switch (%+v), run folder %s", n, topo.ID, imp, dir)}
+	closeAll := func() error {
+		var err error
+		for _, t := range b.IUTs {
+			if e := t.Close(); err == nil {
+				err = e
+			}
+		}
+		if e := topo.Close(); err == nil {
+			err = e
+		}
+		return err
+	}
+	capture, err := topo.StartCapture(ctx)
+	if err != nil {
+		closeAll()
+		return nil, err
+	}
+	for _, h := range topo.Hosts {
+		proc, err := h.Start(harness.ProcSpec{Path: cfg.Agent[0], Args: cfg.Agent[1:], Env: cfg.AgentEnv, Name: "agent"})
+		if err != nil {
+			closeAll()
+			return nil, fmt.Errorf("starting the agent on %s: %w", h.Name, err)
+		}
+		c := agent.NewClient(proc.Stdout(), proc.Stdin(), agent.ClientOptions{StderrTail: func() string { return tail(proc.LogPath(), 5) }})
+		t, err := NewAgentTarget(ctx, c, h.Name, []netip.Addr{h.Addr4}, params, cfg.Faults, "linux")
+		if err != nil {
+			c.Close()
+			closeAll()
+			return nil, err
+		}
+		b.IUTs = append(b.IUTs, t)
+		b.Params = t.Info().Params
+		b.Addrs = append(b.Addrs, h.Addr4)
+	}
+	b.Close = closeAll
+	b.Finish = func() (string, string, error) {
+		if _, err := capture.Stop(); err != nil {
+			return "", "", err
+		}
+		if err := capture.WriteFile("sent.pcapng", harness.DirIn); err != nil {
+			return "", "", err
+		}
+		if err := capture.WriteFile("delivered.pcapng", harness.DirOut); err != nil {
+			return "", "", err
+		}
+		return topo.Artifacts.Path("sent.pcapng"), topo.Artifacts.Path("delivered.pcapng"), nil
+	}
+	return b, nil
+}
