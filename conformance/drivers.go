@@ -186,6 +186,22 @@ func driveRequests(peers []*tester.Peer, msgs []msgSpec, sent []int) []int {
 					order = append(order, i)
 				}
 			}
+			// Answer RESENDs (the IUT lost patience while this driver was
+			// descheduled): retransmit what it asks for, as a sender must.
+			for {
+				r, _ := p.Expect(ctx(), tester.Match{Type: wire.TypeResend, From: iut(), RPC: m.id}, 0)
+				if r == nil {
+					break
+				}
+				off, n := int(r.Pkt.Resend().Offset()), int(r.Pkt.Resend().Length())
+				end := min(off+n, sent[i])
+				if n < 0 || r.Pkt.Resend().IsResendAll() {
+					end = sent[i]
+				}
+				if off < end {
+					m.sendData(p, off, end, r.Pkt.Resend().Priority(), true)
+				}
+			}
 			if len(p.Received(tester.Match{Type: wire.TypeData, From: iut(), RPC: m.id})) > 0 {
 				done[i] = true
 				left--

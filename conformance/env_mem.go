@@ -4,6 +4,7 @@ import (
 	"context"
 	"github.com/homatest/homatest/agent"
 	"net/netip"
+	"time"
 
 	"github.com/homatest/homatest/homa"
 	"github.com/homatest/homatest/homa/memnet"
@@ -16,6 +17,11 @@ type MemEnvConfig struct {
 	// Rate is the link rate in bit/s (0: no serialisation delay).
 	Rate int64
 }
+
+// RefTick is the timer tick (ns) the suite asks the reference
+// implementation to use: every timer keeps HomaModule's tick count, but a
+// 5 ms tick keeps scheduling noise of a shared machine well below a tick.
+const RefTick = 5 * time.Millisecond
 
 // NewMemEnv builds an environment in this process: the reference
 // implementation as IUT behind the agent protocol (agent.PipeRef) on an
@@ -34,7 +40,10 @@ func NewMemEnv(cfg MemEnvConfig) (*Env, error) {
 	for _, f := range cfg.Faults {
 		faults = append(faults, string(f))
 	}
-	t, err := NewAgentTarget(ctx, c, "h1", []netip.Addr{addr}, agent.Params{"link_bps": 10e9}, faults, "linux")
+	// A 5 ms tick (HomaModule's ratios between the timers kept): on a
+	// loaded machine 1 ms timer wake-ups come late and in bursts, which
+	// would shift RESEND and NEED_ACK timing by whole ticks.
+	t, err := NewAgentTarget(ctx, c, "h1", []netip.Addr{addr}, agent.Params{"link_bps": 10e9, "tick_ns": int64(RefTick)}, faults, "linux")
 	if err != nil {
 		c.Close()
 		cancel()

@@ -233,6 +233,12 @@ func checkExchange(peers ...*tester.Peer) {
 	checkRules(strings.Join(ids, ","), peers...)
 }
 
+// answerRules are the rules whose finding names the frame that asked for an
+// answer (a RESEND, a NEED_ACK, complete unscheduled bytes, stale DATA):
+// the party that owed the answer is that frame's receiver.
+var answerRules = map[string]bool{"HOMA-RESEND-002": true, "HOMA-ACK-002": true,
+	"HOMA-GRANT-010": true, "HOMA-CUTOFF-002": true}
+
 // checkRules is checkExchange with the given rule globs (plus the wire, id
 // and control-priority rules) instead of the spec's labels.
 func checkRules(globs string, peers ...*tester.Peer) {
@@ -250,8 +256,14 @@ func checkRules(globs string, peers ...*tester.Peer) {
 	ok(err, "checking the exchange")
 	var bad []string
 	for _, v := range rep.Violations {
-		if v.Frame >= 1 && v.Frame <= len(pkts) && pkts[v.Frame-1].Sent {
-			continue // the tester's own packet (malformed on purpose)
+		if v.Frame < 1 || v.Frame > len(pkts) {
+			continue
+		}
+		// Charge each violation to the side that owed the behaviour: for
+		// most rules the sender of the frame, for answer obligations the
+		// receiver of the trigger frame. The tester's side is not judged.
+		if pkts[v.Frame-1].Sent != answerRules[v.Rule] {
+			continue
 		}
 		bad = append(bad, fmt.Sprintf("%s frame %d: %s (%s)", v.Rule, v.Frame, v.Why, pkts[v.Frame-1]))
 	}

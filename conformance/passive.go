@@ -157,8 +157,13 @@ func checkBench(b *Bench, min spec.Level) {
 			c.Feed(&view[i])
 		}
 		for _, v := range c.Finish().Violations {
-			if v.Frame < 1 || v.Frame > len(view) || view[v.Frame-1].Src != h {
-				continue // judged at the host that sent it
+			if v.Frame < 1 || v.Frame > len(view) {
+				continue
+			}
+			// Judged in the view of the host that owed it: the sender of
+			// the frame, or for answer obligations its receiver.
+			if owner := view[v.Frame-1].Src; answerRules[v.Rule] && view[v.Frame-1].Dst != h || !answerRules[v.Rule] && owner != h {
+				continue
 			}
 			if len(bad) == 10 {
 				bad = append(bad, "…")

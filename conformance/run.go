@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/homatest/homatest/harness"
 	"io"
 	"path/filepath"
 	"strings"
@@ -92,6 +93,9 @@ var (
 )
 
 var _ = BeforeSuite(func() {
+	// Registered first, so an interrupt while the environment is being
+	// built still removes every namespace the harness created.
+	DeferCleanup(harness.CloseAll)
 	e, err := opts.NewEnv()
 	ok(err, "building the test environment")
 	env = e

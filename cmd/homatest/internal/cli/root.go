@@ -57,8 +57,11 @@ transport (HomaModule, IP protocol 146).
 It decodes captures of Homa traffic (decode: pcap/pcapng, every packet type,
 the current, 2024 and upstream wire formats, IPv4/IPv6, TCP-hijacked frames),
 checks them against the spec's rules (check; the rules: spec list) and
-summarises their RPCs (rpcs). Running the conformance suite against an
-implementation in emulated networks (run) is being built.
+summarises their RPCs (rpcs). It runs the conformance suite against an
+implementation (run: the built-in reference implementation, the Linux kernel
+module, or your own through an agent manifest), in network namespaces behind
+an emulated switch (harness, netem) or in-process, and speaks the agent
+protocol for a built-in implementation (agent).
 
 Exit codes: 0 success, 1 violations, 2 usage, input or environment error.`,
 		SilenceErrors: true,

@@ -12,13 +12,13 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/homatest/homatest/agent"
 	"github.com/homatest/homatest/conformance"
-	"github.com/homatest/homatest/harness"
 	"github.com/homatest/homatest/homa"
 	"github.com/homatest/homatest/internal/timescale"
 )
@@ -30,6 +30,7 @@ type runOpts struct {
 	repeat                                      int
 	matrix, verbose, nsWorkloads                bool
 	passResult                                  string // hidden: run one pass in this process
+	ctx                                         context.Context
 }
 
 func newRunCmd() *cobra.Command {
@@ -43,8 +44,10 @@ time, and check every exchange against the spec's rules. Each spec is
 labelled with the rule IDs it checks (homatest spec list), its area and its
 level (MUST or SHOULD).
 
-The default IUT is the built-in reference implementation (package homa) on an
-in-memory network (--env mem), which needs no privileges. Output: a table of
+The default IUT is the built-in reference implementation (package homa). As
+root the default environment is network namespaces behind a switch (--env
+ns); otherwise an in-memory network in this process (--env mem), which needs
+no privileges. Output: a table of
 specs by area, then every failure with its rule IDs, expected against
 observed, the path of a pcapng holding just that spec's packets, and the
 command that reruns it.
@@ -105,6 +108,8 @@ func (o *runOpts) validate() error {
 		return fmt.Errorf("--repeat %d: want 1 or more", o.repeat)
 	case o.matrix && o.fault != "":
 		return errors.New("--mutation-matrix runs every fault knob; drop --fault")
+	case o.matrix && o.impl != "ref":
+		return errors.New("--mutation-matrix needs --impl ref: the fault knobs belong to the reference implementation")
 	}
 	if o.fault != "" && !knownFault(o.fault) {
 		return fmt.Errorf("--fault %q: no such fault knob (homatest faults lists them)", o.fault)
@@ -140,7 +145,14 @@ func knownFault(name string) bool {
 	return false
 }
 
+// errInterrupted ends a run stopped by SIGINT or SIGTERM (exit 130).
+var errInterrupted = errors.New("interrupted: the pass in progress was stopped and its namespaces removed")
+
 func (o *runOpts) run(cmd *cobra.Command) error {
+	o.ctx = cmd.Context()
+	if o.ctx == nil {
+		o.ctx = context.Background()
+	}
 	if err := o.validate(); err != nil {
 		return usageErr(err)
 	}
@@ -148,7 +160,7 @@ func (o *runOpts) run(cmd *cobra.Command) error {
 		return o.onePass()
 	}
 	if o.artifacts == "" {
-		o.artifacts = filepath.Join("homatest-runs", time.Now().Format("20060102-150405"))
+		o.artifacts = filepath.Join("homatest-runs", fmt.Sprintf("%s-%d", time.Now().Format("20060102-150405"), os.Getpid()))
 	}
 	if err := os.MkdirAll(o.artifacts, 0o755); err != nil {
 		return usageErr(fmt.Errorf("--artifacts: %w", err))
@@ -160,6 +172,9 @@ func (o *runOpts) run(cmd *cobra.Command) error {
 	var junits []string
 	for i := 1; i <= o.repeat; i++ {
 		res, junit, err := o.child(fmt.Sprintf("pass-%d", i), o.fault)
+		if errors.Is(err, errInterrupted) {
+			return &ExitError{Code: 130, Err: err}
+		}
 		if err != nil {
 			return usageErr(err)
 		}
@@ -183,6 +198,17 @@ func (o *runOpts) run(cmd *cobra.Command) error {
 		}
 		if p.SetupError != "" {
 			return &ExitError{Code: ExitUsage, Err: fmt.Errorf("the test environment could not be built: %s", p.SetupError)}
+		}
+	}
+	for _, p := range passes {
+		ran := 0
+		for _, s := range p.Specs {
+			if s.State != "skipped" {
+				ran++
+			}
+		}
+		if ran == 0 && p.SetupError == "" {
+			return usageErr(errors.New("no spec matched --label-filter, --rules and --focus (homatest spec list shows the rule IDs; areas: wire, grant, resend, ack, cutoffs, robustness, workload)"))
 		}
 	}
 	for _, p := range passes {
@@ -231,8 +257,38 @@ func (o *runOpts) child(name, fault string) (*conformance.Result, string, error)
 	c := exec.Command(self, args...)
 	var stderr strings.Builder
 	c.Stderr = &stderr
-	if err := c.Run(); err != nil {
-		return nil, "", fmt.Errorf("pass %s failed to run: %v: %s", name, err, strings.TrimSpace(stderr.String()))
+	if err := c.Start(); err != nil {
+		return nil, "", fmt.Errorf("pass %s failed to start: %w", name, err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- c.Wait() }()
+	err = nil
+	select {
+	case err = <-done:
+	case <-o.ctx.Done():
+		// Interrupted. A Ctrl-C reached the pass too and it is tearing
+		// down; a signal sent to this process alone did not, so after a
+		// grace second the pass gets one SIGINT (a second one would make
+		// Ginkgo skip its cleanup) and time to remove its namespaces.
+		select {
+		case <-done:
+		case <-time.After(time.Second):
+			c.Process.Signal(syscall.SIGINT)
+			select {
+			case <-done:
+			case <-time.After(timescale.D(30 * time.Second)):
+				c.Process.Kill()
+				<-done
+			}
+		}
+		return nil, "", errInterrupted
+	}
+	if err != nil {
+		msg := strings.TrimSpace(stderr.String())
+		if msg == "" {
+			msg = "no error output; see " + filepath.Join(dir, "ginkgo.log")
+		}
+		return nil, "", fmt.Errorf("pass %s failed to run: %v: %s", name, err, msg)
 	}
 	b, err := os.ReadFile(resFile)
 	if err != nil {
@@ -272,15 +328,24 @@ func (o *runOpts) onePass() error {
 		if o.fault != "" {
 			fs = append(fs, o.fault)
 		}
+		params := agent.Params{}
+		for k, v := range m.Params {
+			params[k] = v
+		}
+		if o.impl == "ref" {
+			// The reference implementation runs with a 5 ms tick here, as
+			// in --env mem (conformance.RefTick).
+			params["tick_ns"] = int64(conformance.RefTick)
+		}
 		newEnv = func() (*conformance.Env, error) {
 			ctx, cancel := context.WithTimeout(context.Background(), timescale.D(30*time.Second))
 			defer cancel()
 			return conformance.NewNSEnv(ctx, conformance.NSEnvConfig{Agent: m.Command, AgentEnv: env,
-				Params: m.Params, Faults: fs, Artifacts: o.artifacts, Workloads: o.nsWorkloads, RefBench: o.impl == "ref"})
+				Params: params, Faults: fs, Artifacts: o.artifacts, Workloads: o.nsWorkloads, RefBench: o.impl == "ref"})
 		}
 	}
-	stop := harness.HandleSignals()
-	defer stop()
+	// Ginkgo handles SIGINT and SIGTERM in the pass: it interrupts the
+	// spec and runs the suite's cleanups, which remove the namespaces.
 	res, err := conformance.Run(nil, conformance.Options{
 		NewEnv:      newEnv,
 		LabelFilter: o.labelFilter, Rules: o.rules, Focus: o.focus, JUnit: o.junit,
@@ -362,6 +427,10 @@ func (o *runOpts) rerun(s conformance.SpecResult) string {
 		name = name[i+1:]
 	}
 	c := "homatest run --focus " + strconv.Quote(name)
+	if o.impl != "ref" {
+		c += " --impl " + o.impl
+	}
+	c += " --env " + o.env
 	if o.fault != "" {
 		c += " --fault " + o.fault
 	}
@@ -414,6 +483,9 @@ func (o *runOpts) mutationMatrix(cmd *cobra.Command) error {
 	uncaught := 0
 	for _, f := range homa.FaultNames() {
 		res, _, err := o.child("fault-"+f.Name, f.Name)
+		if errors.Is(err, errInterrupted) {
+			return &ExitError{Code: 130, Err: err}
+		}
 		if err != nil {
 			return usageErr(err)
 		}

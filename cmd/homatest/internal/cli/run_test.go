@@ -69,7 +69,7 @@ func TestRunFocusedPassAndFault(t *testing.T) {
 		t.Fatalf("with --fault no-grants: exit %d, want %d\n%s", code, ExitViolations, out)
 	}
 	for _, want := range []string{"FAIL grants GRANT-long-request", "HOMA-GRANT-002", "no GRANT from 198.18.0.1",
-		"packets: " + filepath.Join(dir, "bad", "pass-1"), `rerun: homatest run --focus "GRANT-long-request" --fault no-grants`} {
+		"packets: " + filepath.Join(dir, "bad", "pass-1"), `rerun: homatest run --focus "GRANT-long-request" --env `, ` --fault no-grants`} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
@@ -77,6 +77,7 @@ func TestRunFocusedPassAndFault(t *testing.T) {
 }
 
 func TestRunUsageErrors(t *testing.T) {
+	t.Setenv("HOMATEST_CLI_CHILD", "1") // the no-match cases run a pass
 	for _, c := range []struct {
 		args []string
 		want string
@@ -86,6 +87,8 @@ func TestRunUsageErrors(t *testing.T) {
 		{[]string{"run", "--repeat", "0"}, "--repeat 0"},
 		{[]string{"run", "-o", "xml"}, `-o "xml"`},
 		{[]string{"run", "--mutation-matrix", "--fault", "no-grants"}, "drop --fault"},
+		{[]string{"run", "--env", "mem", "--focus", "no-such-spec-xyz"}, "no spec matched"},
+		{[]string{"run", "--env", "mem", "--rules", "HOMA-NOPE-*"}, "no spec matched"},
 	} {
 		_, err, code := run(t, c.args...)
 		if code != ExitUsage || err == nil || !strings.Contains(err.Error(), c.want) {
