@@ -68,10 +68,24 @@ func (w workloadSpec) run() *Bench {
 	var failures []string
 	sem := make(chan struct{}, w.concurrency)
 	var wg sync.WaitGroup
-	deadline := timescale.D(time.Duration(params().TimeoutTicks)*params().Tick*20 + 30*time.Second)
+	// One deadline for the whole workload: a stalled IUT (one that never
+	// grants, say) fails the spec in bounded time instead of waiting out
+	// every RPC.
+	stop := time.After(timescale.D(30 * time.Second))
+	stopped := false
 	for i, sz := range sizes {
 		client := b.IUTs[i%(len(b.IUTs)-1)]
-		sem <- struct{}{}
+		select {
+		case sem <- struct{}{}:
+		case <-stop:
+			stopped = true
+		}
+		if stopped {
+			mu.Lock()
+			failures = append(failures, fmt.Sprintf("workload stopped after 30 s with %d of %d RPCs started", i, len(sizes)))
+			mu.Unlock()
+			break
+		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -88,8 +102,8 @@ func (w workloadSpec) run() *Bench {
 					} else if r.Response != sz[1] {
 						msg = fmt.Sprintf("response %d bytes, want %d", r.Response, sz[1])
 					}
-				case <-time.After(deadline):
-					msg = "no completion"
+				case <-time.After(timescale.D(30 * time.Second)):
+					msg = "no completion within 30 s"
 				}
 			}
 			if msg != "" {
