@@ -3,6 +3,7 @@ package conformance
 import (
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"github.com/homatest/homatest/agent"
 	"net/netip"
 	"time"
@@ -166,7 +167,9 @@ func driveRequests(peers []*tester.Peer, msgs []msgSpec, sent []int) []int {
 	var order []int
 	deadline := time.Now().Add(window(time.Duration(len(msgs)) * 200 * time.Millisecond))
 	for left := len(msgs); left > 0; {
-		Expect(time.Now().Before(deadline)).To(BeTrue(), "%d of %d messages still without a response: sent %v, done %v", left, len(msgs), sent, done)
+		if time.Now().After(deadline) {
+			Fail(fmt.Sprintf("%d of %d messages still without a response: bytes sent %v, responded %v", left, len(msgs), sent, done))
+		}
 		for i, m := range msgs {
 			if done[i] {
 				continue

@@ -32,7 +32,7 @@ network namespace; run by hand it is a way to see the protocol.
 A session (> sent to the agent, < its answers):
 
   > {"op":"hello","seq":1,"protocol":1,"host":"h1","addrs":["198.18.0.1"],"params":{"resend_ticks":5}}
-  < {"event":"hello","seq":1,"protocol":1,"impl":"ref","version":"dev","capabilities":["ipv4","grants",...],"params":{"unsched_bytes":40000,...}}
+  < {"event":"hello","seq":1,"protocol":1,"impl":"ref","version":"(devel)","capabilities":["ipv4","grants",...],"params":{"unsched_bytes":40000,...}}
   > {"op":"listen","seq":2,"port":4000}
   < {"event":"listening","seq":2,"port":4000}
   > {"op":"call","seq":3,"id":17,"dst":"198.18.0.2","port":4000,"request":1000,"response":100}

@@ -367,6 +367,9 @@ func (o *runOpts) onePass() error {
 
 // runReport is the JSON output of homatest run.
 type runReport struct {
+	// Verdict is pass, fail (a spec failed) or error (an environment
+	// could not be built), as the exit code 0, 1 or 2.
+	Verdict   string                `json:"verdict"`
 	Passes    []*conformance.Result `json:"passes"`
 	Artifacts string                `json:"artifacts"`
 	Failed    int                   `json:"failed_passes"`
@@ -378,7 +381,16 @@ func (o *runOpts) report(out io.Writer, passes []*conformance.Result) error {
 	if o.output == "json" {
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
-		enc.Encode(runReport{Passes: passes, Artifacts: o.artifacts, Failed: failedPasses(passes)})
+		verdict := "pass"
+		if failedPasses(passes) > 0 {
+			verdict = "fail"
+		}
+		for _, p := range passes {
+			if p.SetupError != "" {
+				verdict = "error"
+			}
+		}
+		enc.Encode(runReport{Verdict: verdict, Passes: passes, Artifacts: o.artifacts, Failed: failedPasses(passes)})
 		return w.err
 	}
 	for i, p := range passes {

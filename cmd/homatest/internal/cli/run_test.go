@@ -39,8 +39,8 @@ func TestRunFocusedPassAndFault(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &rep); err != nil {
 		t.Fatalf("bad JSON: %v\n%s", err, out)
 	}
-	if len(rep.Passes) != 1 {
-		t.Fatalf("%d passes, want 1", len(rep.Passes))
+	if len(rep.Passes) != 1 || rep.Verdict != "pass" {
+		t.Fatalf("%d passes, verdict %q; want 1 and pass", len(rep.Passes), rep.Verdict)
 	}
 	ran := 0
 	for _, s := range rep.Passes[0].Specs {
