@@ -284,7 +284,7 @@ func lossPattern(t *testing.T, tp *testTopo, a, b packetSock, seed uint64) ([]ui
 	sw := tp.startSwitch(t, LinkConfig{Loss: LossConfig{Model: "random", Probability: 0.2}}, seed, nil, nil)
 	const n = 400
 	done := make(chan []rxFrame)
-	go func() { done <- receive(b, n, scaled(300*time.Millisecond), false) }()
+	go func() { done <- receive(b, n, scaled(time.Second), false) }()
 	blast(t, a, tp.macAHW, tp.macBHW, 0, n, 200, 10*Mbit, 0)
 	got := <-done
 	sw.Close()
@@ -356,7 +356,7 @@ rules:
 		}
 	}
 	done := make(chan []rxFrame)
-	go func() { done <- receive(b, len(frames)-2, scaled(300*time.Millisecond), true) }()
+	go func() { done <- receive(b, len(frames)-2, scaled(2*time.Second), true) }()
 	for _, f := range frames {
 		// Every frame goes A -> B; the plan reads roles from sender_id.
 		copy(f[0:6], tp.macBHW[:])
