@@ -233,11 +233,16 @@ func checkExchange(peers ...*tester.Peer) {
 	checkRules(strings.Join(ids, ","), peers...)
 }
 
-// answerRules are the rules whose finding names the frame that asked for an
-// answer (a RESEND, a NEED_ACK, complete unscheduled bytes, stale DATA):
-// the party that owed the answer is that frame's receiver.
-var answerRules = map[string]bool{"HOMA-RESEND-002": true, "HOMA-ACK-002": true,
-	"HOMA-GRANT-010": true, "HOMA-CUTOFF-002": true}
+// receiverCharged lists the rules whose findings are charged to the
+// receiver of the finding's frame (spec.Rule.ChargesReceiver: obligations
+// such as "a RESEND is answered"), not to its sender.
+var receiverCharged = func() map[string]bool {
+	m := map[string]bool{}
+	for _, r := range spec.Rules() {
+		m[r.ID] = r.ChargesReceiver()
+	}
+	return m
+}()
 
 // checkRules is checkExchange with the given rule globs (plus the wire, id
 // and control-priority rules) instead of the spec's labels.
@@ -262,7 +267,7 @@ func checkRules(globs string, peers ...*tester.Peer) {
 		// Charge each violation to the side that owed the behaviour: for
 		// most rules the sender of the frame, for answer obligations the
 		// receiver of the trigger frame. The tester's side is not judged.
-		if pkts[v.Frame-1].Sent != answerRules[v.Rule] {
+		if pkts[v.Frame-1].Sent != receiverCharged[v.Rule] {
 			continue
 		}
 		bad = append(bad, fmt.Sprintf("%s frame %d: %s (%s)", v.Rule, v.Frame, v.Why, pkts[v.Frame-1]))

@@ -176,7 +176,11 @@ func checkBench(b *Bench, min spec.Level) {
 			}
 			// Judged in the view of the host that owed it: the sender of
 			// the frame, or for answer obligations its receiver.
-			if owner := view[v.Frame-1].Src; answerRules[v.Rule] && view[v.Frame-1].Dst != h || !answerRules[v.Rule] && owner != h {
+			owner := view[v.Frame-1].Src
+			if receiverCharged[v.Rule] {
+				owner = view[v.Frame-1].Dst
+			}
+			if owner != h {
 				continue
 			}
 			if len(bad) == 10 {

@@ -164,3 +164,14 @@ func Select(rules []*Rule, globs string, min Level, profile string) ([]*Rule, er
 	}
 	return out, nil
 }
+
+// ChargesReceiver reports whether a violation of r is the doing of the
+// host that received the finding's frame rather than of the host that sent
+// it: true for obligations (the Within form, "after A, B within T"), whose
+// finding names the trigger A while the host that owed B is A's receiver.
+// Tools that judge one side of an exchange (a tester playing the peer, a
+// per-host view) use it to charge each finding to the right host.
+func (r *Rule) ChargesReceiver() bool {
+	_, ok := r.Property.(Within)
+	return ok
+}

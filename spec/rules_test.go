@@ -221,3 +221,25 @@ func profileForTest(t *testing.T, name string) Profile {
 	}
 	return p
 }
+
+func TestChargesReceiver(t *testing.T) {
+	got := map[string]bool{}
+	for _, r := range Rules() {
+		if r.ChargesReceiver() {
+			got[r.ID] = true
+		}
+	}
+	for _, id := range []string{"HOMA-RESEND-002", "HOMA-RESEND-007", "HOMA-ACK-002", "HOMA-GRANT-010", "HOMA-CUTOFF-002"} {
+		if !got[id] {
+			t.Errorf("%s is an obligation on the trigger's receiver, but ChargesReceiver is false", id)
+		}
+	}
+	if len(got) != 5 {
+		t.Errorf("%d rules charge the receiver (%v), want the 5 obligations", len(got), got)
+	}
+	for _, id := range []string{"HOMA-RESEND-001", "HOMA-GRANT-002", "HOMA-ACK-001"} {
+		if got[id] {
+			t.Errorf("%s is charged to the sender of its frame", id)
+		}
+	}
+}
