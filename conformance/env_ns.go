@@ -32,6 +32,9 @@ type NSEnvConfig struct {
 	Artifacts string
 	// Fabric forwards between the switch ports (nil: the kernel bridge).
 	Fabric harness.Fabric
+	// Claimed are the capabilities the IUT's manifest claims; a claim its
+	// hello does not make is reported in the environment's description.
+	Claimed []string
 	// Workloads makes passive specs build their benches of IUT hosts in
 	// namespaces behind netem's switch. Otherwise, when RefBench is set,
 	// they run on in-process reference hosts (NewMemEnv's bench), and else
@@ -83,6 +86,10 @@ func NewNSEnv(ctx context.Context, cfg NSEnvConfig) (*Env, error) {
 	}
 	e := &Env{IUT: t, Profile: "linux", Slack: slackFor(0),
 		Describe: fmt.Sprintf("namespaces %s: h1 IUT, h2-h3 testers, run folder %s", topo.ID, topo.Artifacts.Path("."))}
+	if missing := unclaimed(cfg.Claimed, t.Info()); len(missing) > 0 {
+		e.Describe += fmt.Sprintf("; WARNING: the manifest claims %s, which the agent's hello does not declare (its hello is what counts)",
+			strings.Join(missing, ", "))
+	}
 	for _, h := range topo.Hosts[1:] {
 		e.TesterAddrs = append(e.TesterAddrs, h.Addr4)
 		e.Testers = append(e.Testers, func() (homa.Transport, error) {
@@ -138,3 +145,15 @@ func tail(path string, n int) string {
 
 // envTimeout bounds building an environment.
 var envTimeout = timescale.D(30 * time.Second)
+
+// unclaimed returns the capabilities in claimed that the IUT's hello does
+// not declare, in claimed's order.
+func unclaimed(claimed []string, info TargetInfo) []string {
+	var missing []string
+	for _, c := range claimed {
+		if !info.Has(c) {
+			missing = append(missing, c)
+		}
+	}
+	return missing
+}

@@ -341,7 +341,7 @@ func (o *runOpts) onePass() error {
 			ctx, cancel := context.WithTimeout(context.Background(), timescale.D(30*time.Second))
 			defer cancel()
 			return conformance.NewNSEnv(ctx, conformance.NSEnvConfig{Agent: m.Command, AgentEnv: env,
-				Params: params, Faults: fs, Artifacts: o.artifacts, Workloads: o.nsWorkloads, RefBench: o.impl == "ref"})
+				Params: params, Faults: fs, Claimed: m.Capabilities, Artifacts: o.artifacts, Workloads: o.nsWorkloads, RefBench: o.impl == "ref"})
 		}
 	}
 	// Ginkgo handles SIGINT and SIGTERM in the pass: it interrupts the
