@@ -5,12 +5,14 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"github.com/homatest/homatest/internal/timescale"
 	"net"
 	"net/netip"
 	"os"
 	"path/filepath"
 	"runtime"
 	"sync"
+	"time"
 
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"
@@ -168,6 +170,9 @@ func Build(ctx context.Context, cfg Config) (t *Topology, err error) {
 	if err = t.fabric.Start(ctx, t.Switch, append([]string(nil), t.Ports...)); err != nil {
 		return t, fmt.Errorf("harness: start fabric: %w", err)
 	}
+	if err = t.waitUp(ctx); err != nil {
+		return t, fmt.Errorf("harness: %w", err)
+	}
 	// Processes and captures are torn down first (pushed last).
 	t.td.push("stop captures", t.closeCaptures)
 	t.td.push("kill processes", t.killAll)
@@ -175,6 +180,43 @@ func Build(ctx context.Context, cfg Config) (t *Topology, err error) {
 		return t, fmt.Errorf("harness: %w", err)
 	}
 	return t, nil
+}
+
+// waitUp waits until every host's veth end is operationally up. The kernel
+// reports a veth's carrier asynchronously (linkwatch); IPv6 neighbour
+// discovery sent before that is lost, and the first IPv6 packets to a peer
+// wait about a second. Bounded by 5 s (times HOMATEST_TIME_SCALE) and ctx.
+func (t *Topology) waitUp(ctx context.Context) error {
+	limit := timescale.D(5 * time.Second)
+	deadline := time.Now().Add(limit)
+	for _, h := range t.Hosts {
+		nh, err := netlink.NewHandleAt(h.Netns)
+		if err != nil {
+			return fmt.Errorf("%s: netlink: %w", h.Name, err)
+		}
+		for {
+			l, err := nh.LinkByName(h.Ifname)
+			if err != nil {
+				nh.Close()
+				return fmt.Errorf("%s: %w", h.Ifname, err)
+			}
+			if l.Attrs().OperState == netlink.OperUp {
+				break
+			}
+			if time.Now().After(deadline) {
+				nh.Close()
+				return fmt.Errorf("%s still %v after %v (is the switch port up?)", h.Ifname, l.Attrs().OperState, limit)
+			}
+			select {
+			case <-ctx.Done():
+				nh.Close()
+				return ctx.Err()
+			case <-time.After(5 * time.Millisecond): // polling the link state, bounded by deadline
+			}
+		}
+		nh.Close()
+	}
+	return nil
 }
 
 // Description is the JSON form of a topology, written to the run folder
