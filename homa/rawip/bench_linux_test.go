@@ -57,7 +57,7 @@ func BenchmarkEcho100B(b *testing.B) {
 	b.Run("tcp", func(b *testing.B) {
 		a, bb := pairB(b)
 		var ln net.Listener
-		if err := inNS(bb, func() (err error) { ln, err = net.Listen("tcp4", "198.18.0.2:4000"); return err }); err != nil {
+		if err := bb.Do(func() (err error) { ln, err = net.Listen("tcp4", "198.18.0.2:4000"); return err }); err != nil {
 			b.Fatal(err)
 		}
 		defer ln.Close()
@@ -79,7 +79,7 @@ func BenchmarkEcho100B(b *testing.B) {
 			}
 		}()
 		var conn net.Conn
-		if err := inNS(a, func() (err error) { conn, err = net.Dial("tcp4", "198.18.0.2:4000"); return err }); err != nil {
+		if err := a.Do(func() (err error) { conn, err = net.Dial("tcp4", "198.18.0.2:4000"); return err }); err != nil {
 			b.Fatal(err)
 		}
 		defer conn.Close()

@@ -9,11 +9,11 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/vishvananda/netns"
 	"golang.org/x/net/ipv4"
 	"golang.org/x/net/ipv6"
 	"golang.org/x/sys/unix"
 
+	"github.com/homatest/homatest/harness"
 	"github.com/homatest/homatest/homa"
 	"github.com/homatest/homatest/spec/wire"
 )
@@ -54,11 +54,12 @@ type captured struct {
 	drops uint32
 }
 
-// capture records the IP protocol 146 packets that cross dev (both
-// directions) inside ns, on an AF_PACKET socket. The returned function
+// capture records the IP protocol 146 packets that cross host h's
+// interface (both directions), on an AF_PACKET socket. The returned function
 // reads what is queued, stops the capture and returns the packets; the
 // socket is closed when the test ends in any case.
-func capture(t *testing.T, ns netns.NsHandle, dev string) func() captured {
+func capture(t *testing.T, h *harness.Host) func() captured {
+	dev := h.Ifname
 	t.Helper()
 	fd := -1
 	var stop atomic.Bool
@@ -70,7 +71,7 @@ func capture(t *testing.T, ns netns.NsHandle, dev string) func() captured {
 			unix.Close(fd)
 		}
 	})
-	if err := inNS(ns, func() error {
+	if err := h.Do(func() error {
 		ifi, err := net.InterfaceByName(dev)
 		if err != nil {
 			return err

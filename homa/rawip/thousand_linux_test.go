@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"github.com/vishvananda/netlink"
-	"github.com/vishvananda/netns"
 
+	"github.com/homatest/homatest/harness"
 	"github.com/homatest/homatest/homa"
 	"github.com/homatest/homatest/homa/rawip"
 	"github.com/homatest/homatest/internal/timescale"
@@ -63,10 +63,11 @@ func (l *lossy) Send(dst netip.Addr, prio uint8, pkt []byte) error {
 	return err
 }
 
-// addAddr adds a /24 address to the veth in ns.
-func addAddr(t *testing.T, ns netns.NsHandle, dev, addr string) {
+// addAddr adds an address to host h's interface.
+func addAddr(t *testing.T, h *harness.Host, addr string) {
 	t.Helper()
-	nh, err := netlink.NewHandleAt(ns)
+	dev := h.Ifname
+	nh, err := netlink.NewHandleAt(h.Netns)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -133,12 +134,12 @@ type lossCase struct {
 func thousandRPCs(t *testing.T, cases []lossCase) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			a, b, dev := pairDev(t)
+			a, b := pair(t)
 			var clients []*homa.Host
 			var losses []*lossy
-			open := func(ns netns.NsHandle, addr string, seed uint64) *homa.Host {
+			open := func(on *harness.Host, addr string, seed uint64) *homa.Host {
 				var tr *rawip.Transport
-				if err := inNS(ns, func() (err error) { tr, err = rawip.Open(netip.MustParseAddr(addr)); return err }); err != nil {
+				if err := on.Do(func() (err error) { tr, err = rawip.Open(netip.MustParseAddr(addr)); return err }); err != nil {
 					t.Fatal(err)
 				}
 				l := &lossy{Transport: tr, rng: rand.New(rand.NewPCG(seed, 1)), p: c.p, every: c.every, burst: c.burst}
@@ -153,7 +154,7 @@ func thousandRPCs(t *testing.T, cases []lossCase) {
 			server := open(b, "198.18.0.2", 99)
 			for i := range 8 {
 				addr := fmt.Sprintf("198.18.0.%d", 11+i)
-				addAddr(t, a, dev, addr)
+				addAddr(t, a, addr)
 				clients = append(clients, open(a, addr, uint64(i)))
 			}
 			s, _ := server.Listen(4000)
