@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/homatest/homatest/internal/nsexec"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -251,7 +252,7 @@ type stream struct {
 func openStream(t *Topology, i int, port string, dir Direction) (*stream, error) {
 	s := &stream{host: i, port: port, dir: dir, done: make(chan struct{})}
 	s.target.Store(-1)
-	err := inNetns(t.Switch, func() (err error) {
+	err := nsexec.Do(t.Switch, func() (err error) {
 		s.live, err = pcap.OpenLive(port, pcap.LiveOptions{SnapLen: CaptureSnapLen, BufferBytes: CaptureBufferBytes, Direction: dir.pcap()})
 		return err
 	})

@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"github.com/homatest/homatest/internal/nsexec"
 	"net"
 	"net/netip"
 	"sync"
@@ -46,4 +47,4 @@ type Host struct {
 // used from any goroutine. The thread is switched back afterwards (and
 // discarded if that fails). f must not start goroutines that expect to be
 // in the namespace: they run on other threads.
-func (h *Host) Do(f func() error) error { return inNetns(h.Netns, f) }
+func (h *Host) Do(f func() error) error { return nsexec.Do(h.Netns, f) }

@@ -13,39 +13,6 @@ import (
 // and vishvananda/netns's convention), so "ip netns exec NAME" works.
 const netnsDir = "/run/netns"
 
-// inNetns runs f on a fresh goroutine whose OS thread is locked and
-// switched into ns, and returns f's error. The thread is switched back to
-// the original namespace afterwards; if that fails the goroutine exits
-// still locked, so the Go runtime discards the thread instead of reusing it
-// in the wrong namespace.
-func inNetns(ns netns.NsHandle, f func() error) error {
-	errc := make(chan error, 1)
-	go func() {
-		runtime.LockOSThread()
-		orig, err := netns.Get()
-		if err != nil {
-			errc <- fmt.Errorf("get current namespace: %w", err)
-			return // thread stays locked and is discarded
-		}
-		defer orig.Close()
-		if err := netns.Set(ns); err != nil {
-			errc <- fmt.Errorf("enter namespace: %w", err)
-			if netns.Set(orig) == nil {
-				runtime.UnlockOSThread()
-			}
-			return
-		}
-		ferr := f()
-		if err := netns.Set(orig); err != nil {
-			errc <- fmt.Errorf("restore namespace: %w (after f: %v)", err, ferr)
-			return // thread stays locked and is discarded
-		}
-		runtime.UnlockOSThread()
-		errc <- ferr
-	}()
-	return <-errc
-}
-
 // nsInode returns the inode of the namespace behind handle h.
 func nsInode(h netns.NsHandle) (uint64, bool) {
 	if !h.IsOpen() {

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"github.com/homatest/homatest/internal/nsexec"
 	"github.com/homatest/homatest/internal/timescale"
 	"net"
 	"net/netip"
@@ -136,7 +137,7 @@ func Build(ctx context.Context, cfg Config) (t *Topology, err error) {
 		return t, fmt.Errorf("harness: %w", err)
 	}
 	t.td.push("close switch namespace handle", func() error { return closeNs(&t.Switch) })
-	if err = inNetns(t.Switch, func() error {
+	if err = nsexec.Do(t.Switch, func() error {
 		return errors.Join(sysctl("net.ipv6.conf.all.disable_ipv6", "1"), sysctl("net.ipv6.conf.default.disable_ipv6", "1"))
 	}); err != nil {
 		return t, fmt.Errorf("harness: switch namespace: %w", err)
@@ -158,7 +159,7 @@ func Build(ctx context.Context, cfg Config) (t *Topology, err error) {
 		t.Hosts = append(t.Hosts, h)
 		t.Ports = append(t.Ports, h.Port)
 	}
-	if err = inNetns(t.Switch, func() error { return txCsumOff(t.Ports...) }); err != nil {
+	if err = nsexec.Do(t.Switch, func() error { return txCsumOff(t.Ports...) }); err != nil {
 		return t, fmt.Errorf("harness: switch ports: %w", err)
 	}
 
@@ -267,7 +268,7 @@ func (t *Topology) addHost(i int, sw *netlink.Handle) (*Host, error) {
 	t.td.push("stop process starter of "+h.Name, h.stopForker)
 	// Accept no DAD in the host, so the addresses (link-local included)
 	// are usable at once; no router solicitations (nothing to find).
-	if err := inNetns(ns, func() error {
+	if err := nsexec.Do(ns, func() error {
 		return errors.Join(sysctl("net.ipv6.conf.all.accept_dad", "0"), sysctl("net.ipv6.conf.default.accept_dad", "0"),
 			sysctl("net.ipv6.conf.default.router_solicitations", "0"))
 	}); err != nil {
@@ -309,7 +310,7 @@ func (t *Topology) addHost(i int, sw *netlink.Handle) (*Host, error) {
 			return nil, fmt.Errorf("add address %s to %s: %w", a.IPNet, h.Ifname, err)
 		}
 	}
-	if err := inNetns(ns, func() error { return txCsumOff(h.Ifname) }); err != nil {
+	if err := nsexec.Do(ns, func() error { return txCsumOff(h.Ifname) }); err != nil {
 		return nil, err
 	}
 	if err := nh.LinkSetUp(link); err != nil {

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/homatest/homatest/internal/nsexec"
 	"net"
 	"net/netip"
 	"os"
@@ -92,7 +93,7 @@ func TestTopologyShape(t *testing.T) {
 	if d.Run != topo.ID || len(d.Hosts) != 3 || d.Hosts[2].Addr6 != topo.Hosts[2].Addr6 || d.Fabric != "*harness.BridgeFabric" || d.MTU != 9000 {
 		t.Errorf("topology.json = %+v", d)
 	}
-	err := inNetns(topo.Switch, func() error {
+	err := nsexec.Do(topo.Switch, func() error {
 		for _, p := range topo.Ports {
 			if on, err := ethtoolTxCsum(p, nil); err != nil || on {
 				return fmt.Errorf("%s: tx checksum offload on=%v err=%v, want off", p, on, err)

@@ -2,8 +2,8 @@ package netem
 
 import (
 	"encoding/binary"
-	"errors"
 	"fmt"
+	"github.com/homatest/homatest/internal/nsexec"
 	"net"
 	"runtime"
 	"time"
@@ -27,34 +27,6 @@ const DefaultSocketBuffer = 8 << 20
 
 // htons converts a 16-bit value to network order (AF_PACKET protocol field).
 func htons(v uint16) uint16 { return v<<8 | v>>8 }
-
-// inNamespace runs fn on a fresh OS thread switched into ns, and switches
-// the thread back afterwards; if that fails the thread is left locked so
-// the Go runtime discards it. Sockets created by fn stay in ns.
-func inNamespace(ns netns.NsHandle, fn func() error) error {
-	errc := make(chan error, 1)
-	go func() {
-		runtime.LockOSThread()
-		orig, err := netns.Get()
-		if err != nil {
-			errc <- fmt.Errorf("netem: get current namespace: %w", err)
-			return
-		}
-		defer orig.Close()
-		if err := netns.Set(ns); err != nil {
-			errc <- fmt.Errorf("netem: enter namespace: %w", err)
-			return
-		}
-		ferr := fn()
-		if err := netns.Set(orig); err != nil {
-			errc <- errors.Join(ferr, fmt.Errorf("netem: restore namespace: %w", err))
-			return // thread stays locked and dies with the goroutine
-		}
-		runtime.UnlockOSThread()
-		errc <- ferr
-	}()
-	return <-errc
-}
 
 // createNamedNS creates the named network namespace name (as "ip netns
 // add" does) on a locked thread that is switched back afterwards, so the
@@ -89,7 +61,7 @@ func createNamedNS(name string) (netns.NsHandle, error) {
 // with kernel receive timestamps (SO_TIMESTAMPNS) and buf-byte buffers.
 func openPacketSockets(ns netns.NsHandle, names []string, buf int) ([]packetSock, error) {
 	var socks []packetSock
-	err := inNamespace(ns, func() error {
+	err := nsexec.Do(ns, func() error {
 		for _, name := range names {
 			s, err := openPacketSocket(name, buf)
 			if err != nil {

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/binary"
 	"encoding/hex"
+	"github.com/homatest/homatest/internal/nsexec"
 	"os"
 	"slices"
 	"testing"
@@ -41,7 +42,7 @@ func newNamedNS(t testing.TB, name string) netns.NsHandle {
 		t.Fatalf("create namespace %s: %v", name, err)
 	}
 	t.Cleanup(func() { h.Close() })
-	if err := inNamespace(h, func() error {
+	if err := nsexec.Do(h, func() error {
 		for _, f := range []string{"all", "default"} {
 			if err := os.WriteFile("/proc/sys/net/ipv6/conf/"+f+"/disable_ipv6", []byte("1"), 0); err != nil {
 				return err
