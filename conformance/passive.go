@@ -1,11 +1,9 @@
 package conformance
 
 import (
-	"errors"
 	"fmt"
 	"github.com/homatest/homatest/agent"
 	"github.com/homatest/homatest/spec/wire"
-	"io"
 	"math/rand/v2"
 	"net/netip"
 	"sort"
@@ -200,20 +198,15 @@ func readEvents(path string, v wire.Version) []spec.Event {
 	r, err := pcap.Open(path, pcap.ReaderOptions{Version: v})
 	ok(err, "reading %s", path)
 	defer r.Close()
-	var out, evs []spec.Event
-	for {
-		f, err := r.Next()
-		if errors.Is(err, io.EOF) {
-			return out
+	var out []spec.Event
+	err = r.EachEvent(func(e *spec.Event) {
+		c := *e
+		if c.Err == nil {
+			b := append([]byte(nil), c.Packet.Bytes()...)
+			c.Packet, c.Err = wire.Decode(b, wire.DecodeOptions{Version: c.Packet.Version()})
 		}
-		ok(err, "reading %s", path)
-		evs = f.Events(evs[:0])
-		for _, e := range evs {
-			if e.Err == nil {
-				b := append([]byte(nil), e.Packet.Bytes()...)
-				e.Packet, e.Err = wire.Decode(b, wire.DecodeOptions{Version: e.Packet.Version()})
-			}
-			out = append(out, e)
-		}
-	}
+		out = append(out, c)
+	})
+	ok(err, "reading %s", path)
+	return out
 }

@@ -1,6 +1,11 @@
 package pcap
 
-import "github.com/homatest/homatest/spec"
+import (
+	"errors"
+	"io"
+
+	"github.com/homatest/homatest/spec"
+)
 
 // Events appends the spec events of f to dst: one per DATA segment, one for
 // a control packet, one carrying Err for a malformed Homa frame.
@@ -15,4 +20,27 @@ func (f *Frame) Events(dst []spec.Event) []spec.Event {
 		dst = append(dst, e)
 	}
 	return dst
+}
+
+// EachEvent reads the rest of the capture and calls fn for every spec event
+// in capture order (Frame.Events of each frame). The event and its packet
+// bytes are valid only during the call: the reader reuses its buffers (copy
+// what you keep). It returns nil at the end of the capture, or the first
+// read error (a damaged or cut file), with fn called for every event before
+// it.
+func (r *Reader) EachEvent(fn func(*spec.Event)) error {
+	var evs []spec.Event
+	for {
+		f, err := r.Next()
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		evs = f.Events(evs[:0])
+		for i := range evs {
+			fn(&evs[i])
+		}
+	}
 }

@@ -2,14 +2,17 @@ package pcap
 
 import (
 	"bytes"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"testing"
 	"time"
 
+	"github.com/gopacket/gopacket"
 	"github.com/gopacket/gopacket/layers"
 	"github.com/gopacket/gopacket/pcapgo"
 
+	"github.com/homatest/homatest/spec"
 	"github.com/homatest/homatest/spec/wire"
 )
 
@@ -84,5 +87,46 @@ func TestFileWriterAtomic(t *testing.T) {
 			names = append(names, e.Name())
 		}
 		t.Errorf("directory holds %v, want only run.pcapng", names)
+	}
+}
+
+// TestEachEvent reads a written capture back event by event, in order, and
+// reports the damage of a cut file after the events before it.
+func TestEachEvent(t *testing.T) {
+	var buf bytes.Buffer
+	w, err := NewWriter(&buf, Interface{Name: "t"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	src, dst := netip.MustParseAddr("10.0.0.1"), netip.MustParseAddr("10.0.0.2")
+	for i := range 3 {
+		frame, err := BuildFrame(gopacket.NewSerializeBuffer(), FrameSpec{Src: src, Dst: dst},
+			&wire.GrantFields{Common: wire.CommonFields{SenderID: 11}, Offset: uint32(1000 * (i + 1))},
+			wire.EncodeOptions{FixLengths: true, SetMarks: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := w.WritePacket(0, time.Unix(int64(i), 0), frame, len(frame), ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w.Flush()
+	whole := buf.Bytes()
+	read := func(b []byte) ([]uint32, error) {
+		r, err := NewReader(bytes.NewReader(b), ReaderOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var offs []uint32
+		err = r.EachEvent(func(e *spec.Event) { offs = append(offs, e.Packet.Grant().Offset()) })
+		return offs, err
+	}
+	offs, err := read(whole)
+	if err != nil || len(offs) != 3 || offs[0] != 1000 || offs[2] != 3000 {
+		t.Fatalf("EachEvent: offsets %v, %v; want [1000 2000 3000] and no error", offs, err)
+	}
+	offs, err = read(whole[:len(whole)-10])
+	if err == nil || len(offs) != 2 {
+		t.Fatalf("cut capture: offsets %v, error %v; want the first 2 and an error", offs, err)
 	}
 }

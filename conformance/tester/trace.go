@@ -2,7 +2,6 @@ package tester
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"io"
 	"net/netip"
@@ -108,19 +107,8 @@ func Verify(profile string, params spec.Params, rules []*spec.Rule, peers ...*Pe
 		return nil, nil, err
 	}
 	c := spec.NewChecker(profile, params, rules)
-	var evs []spec.Event
-	for {
-		f, err := r.Next()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return nil, nil, err
-		}
-		evs = f.Events(evs[:0])
-		for i := range evs {
-			c.Feed(&evs[i])
-		}
+	if err := r.EachEvent(c.Feed); err != nil {
+		return nil, nil, err
 	}
 	return c.Finish(), packets, nil
 }

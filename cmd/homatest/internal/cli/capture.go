@@ -48,19 +48,8 @@ func streamEvents(path string, o pcap.ReaderOptions, fn func(*spec.Event)) (pcap
 		return pcap.Stats{}, openError(path, err)
 	}
 	defer r.Close()
-	var evs []spec.Event
-	for {
-		f, err := r.Next()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return r.Stats(), fmt.Errorf("%s: capture damaged or cut short: %w", path, err)
-		}
-		evs = f.Events(evs[:0])
-		for i := range evs {
-			fn(&evs[i])
-		}
+	if err := r.EachEvent(fn); err != nil {
+		return r.Stats(), fmt.Errorf("%s: capture damaged or cut short: %w", path, err)
 	}
 	st := r.Stats()
 	if st.Homa == 0 {
