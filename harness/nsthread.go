@@ -2,16 +2,15 @@ package harness
 
 import (
 	"fmt"
+	"github.com/homatest/homatest/internal/nsexec"
 	"os"
-	"runtime"
 
 	"github.com/vishvananda/netns"
 	"golang.org/x/sys/unix"
 )
 
-// netnsDir is where named network namespaces are bind-mounted (iproute2's
-// and vishvananda/netns's convention), so "ip netns exec NAME" works.
-const netnsDir = "/run/netns"
+// netnsDir is where named network namespaces are bind-mounted.
+const netnsDir = nsexec.NetnsDir
 
 // nsInode returns the inode of the namespace behind handle h.
 func nsInode(h netns.NsHandle) (uint64, bool) {
@@ -23,46 +22,6 @@ func nsInode(h netns.NsHandle) (uint64, bool) {
 		return 0, false
 	}
 	return st.Ino, true
-}
-
-// newNamedNetns creates the named network namespace /run/netns/name and
-// returns a handle to it, without moving the calling goroutine's thread
-// (netns.NewNamed switches the thread it runs on; it runs on a throwaway
-// locked goroutine here).
-func newNamedNetns(name string) (netns.NsHandle, error) {
-	type res struct {
-		h   netns.NsHandle
-		err error
-	}
-	if err := ensureNetnsMount(); err != nil {
-		return netns.None(), fmt.Errorf("create namespace %s: %w", name, err)
-	}
-	c := make(chan res, 1)
-	go func() {
-		runtime.LockOSThread()
-		orig, err := netns.Get()
-		if err != nil {
-			c <- res{netns.None(), err}
-			return
-		}
-		defer orig.Close()
-		h, err := netns.NewNamed(name)
-		if serr := netns.Set(orig); serr != nil {
-			if err == nil {
-				h.Close()
-				err = serr
-			}
-			c <- res{netns.None(), fmt.Errorf("restore namespace after creating %s: %w", name, err)}
-			return // thread stays locked and is discarded
-		}
-		runtime.UnlockOSThread()
-		c <- res{h, err}
-	}()
-	r := <-c
-	if r.err != nil {
-		return netns.None(), fmt.Errorf("create namespace %s: %w", name, r.err)
-	}
-	return r.h, nil
 }
 
 // sysctl writes value to /proc/sys/<key with dots as slashes> in the

@@ -22,5 +22,3 @@ func bridgeNoSTP(netns.NsHandle, int) error { return ErrNotSupported }
 func ethtoolTxCsum(string, *bool) (bool, error) { return false, ErrNotSupported }
 
 func txCsumOff(...string) error { return ErrNotSupported }
-
-func ensureNetnsMount() error { return ErrNotSupported }

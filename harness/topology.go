@@ -133,7 +133,7 @@ func Build(ctx context.Context, cfg Config) (t *Topology, err error) {
 	// Switch namespace: no IPv6 on the ports or the bridge (no link-local
 	// addresses, router solicitations or MLD in the captures).
 	t.td.push("delete namespace "+t.SwitchNS, func() error { return deleteNetns(t.SwitchNS) })
-	if t.Switch, err = newNamedNetns(t.SwitchNS); err != nil {
+	if t.Switch, err = nsexec.NewNamed(t.SwitchNS); err != nil {
 		return t, fmt.Errorf("harness: %w", err)
 	}
 	t.td.push("close switch namespace handle", func() error { return closeNs(&t.Switch) })
@@ -259,7 +259,7 @@ func (t *Topology) addHost(i int, sw *netlink.Handle) (*Host, error) {
 		Addr4: netip.AddrFrom4([4]byte{198, 18, byte(i >> 8), byte(i)}),
 		Addr6: netip.AddrFrom16([16]byte{0: 0xfd, 14: byte(i >> 8), 15: byte(i)})}
 	t.td.push("delete namespace "+h.NS, func() error { return deleteNetns(h.NS) })
-	ns, err := newNamedNetns(h.NS)
+	ns, err := nsexec.NewNamed(h.NS)
 	if err != nil {
 		return nil, err
 	}

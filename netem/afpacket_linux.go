@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"github.com/homatest/homatest/internal/nsexec"
 	"net"
-	"runtime"
 	"time"
 	"unsafe"
 
@@ -27,33 +26,6 @@ const DefaultSocketBuffer = 8 << 20
 
 // htons converts a 16-bit value to network order (AF_PACKET protocol field).
 func htons(v uint16) uint16 { return v<<8 | v>>8 }
-
-// createNamedNS creates the named network namespace name (as "ip netns
-// add" does) on a locked thread that is switched back afterwards, so the
-// caller's thread stays where it was.
-func createNamedNS(name string) (netns.NsHandle, error) {
-	type res struct {
-		h   netns.NsHandle
-		err error
-	}
-	c := make(chan res, 1)
-	go func() {
-		runtime.LockOSThread()
-		orig, err := netns.Get()
-		if err != nil {
-			c <- res{err: err}
-			return
-		}
-		defer orig.Close()
-		h, err := netns.NewNamed(name)
-		if serr := netns.Set(orig); serr == nil {
-			runtime.UnlockOSThread()
-		}
-		c <- res{h, err}
-	}()
-	r := <-c
-	return r.h, r.err
-}
 
 // openPacketSockets opens one non-blocking AF_PACKET socket per interface
 // name inside namespace ns: bound to the interface for all protocols,

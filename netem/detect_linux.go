@@ -4,6 +4,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"github.com/homatest/homatest/internal/nsexec"
 	"os"
 
 	"github.com/vishvananda/netlink"
@@ -44,7 +45,7 @@ func probeScratch() (KernelFeatures, error) {
 	var b [4]byte
 	rand.Read(b[:])
 	name := "htnprobe" + hex.EncodeToString(b[:])[:6]
-	ns, err := createNamedNS(name)
+	ns, err := nsexec.NewNamed(name)
 	if err != nil {
 		return k, fmt.Errorf("netem: probe kernel qdiscs: create scratch namespace: %w", err)
 	}

@@ -37,7 +37,7 @@ func needRoot(t testing.TB) {
 func newNamedNS(t testing.TB, name string) netns.NsHandle {
 	t.Helper()
 	t.Cleanup(func() { _ = netns.DeleteNamed(name) })
-	h, err := createNamedNS(name)
+	h, err := nsexec.NewNamed(name)
 	if err != nil {
 		t.Fatalf("create namespace %s: %v", name, err)
 	}
