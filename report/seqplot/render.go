@@ -38,6 +38,9 @@ func FormatOf(path string) (string, error) {
 			return f, nil
 		}
 	}
+	if ext == "" {
+		return "", fmt.Errorf("%s: no file extension to tell the picture format: name the file .png, .svg or .pdf", path)
+	}
 	return "", fmt.Errorf("%s: unknown picture format %q: name the file .png, .svg or .pdf", path, ext)
 }
 
