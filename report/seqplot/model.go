@@ -159,7 +159,7 @@ func (b *Builder) Add(e *spec.Event) {
 			p.Retransmits = append(p.Retransmits, mk)
 			return
 		}
-		if p.UnscheduledAt == 0 && p.Unscheduled == 0 && d.Incoming() > 0 {
+		if p.Unscheduled == 0 && d.Incoming() > 0 {
 			p.Unscheduled, p.UnscheduledAt = d.Incoming(), at
 		}
 		p.Data[mk.Priority] = append(p.Data[mk.Priority], mk)

@@ -113,7 +113,7 @@ func grantLine(p *Panel, unit, end time.Duration) plotter.XYs {
 }
 
 // panelPlot builds the plot of one panel and adds its legend entries to
-// lg (each kind once: seen records what is already there).
+// lg (each kind once).
 func (m *Model) panelPlot(p *Panel, lg *legend) (*plot.Plot, error) {
 	unit := m.Unit()
 	pl := plot.New()
