@@ -183,41 +183,50 @@ func Build(ctx context.Context, cfg Config) (t *Topology, err error) {
 	return t, nil
 }
 
-// waitUp waits until every host's veth end is operationally up. The kernel
-// reports a veth's carrier asynchronously (linkwatch); IPv6 neighbour
-// discovery sent before that is lost, and the first IPv6 packets to a peer
-// wait about a second. Bounded by 5 s (times HOMATEST_TIME_SCALE) and ctx.
+// waitUp waits until both ends of every host's veth are operationally up.
+// The kernel activates a device's queueing discipline and reports its
+// carrier asynchronously (linkwatch): frames sent before that are dropped
+// silently (a loaded machine takes up to a second), and IPv6 neighbour
+// discovery sent then is lost. Bounded by 5 s (times HOMATEST_TIME_SCALE)
+// and ctx.
 func (t *Topology) waitUp(ctx context.Context) error {
-	limit := timescale.D(5 * time.Second)
-	deadline := time.Now().Add(limit)
+	deadline := time.Now().Add(timescale.D(5 * time.Second))
 	for _, h := range t.Hosts {
-		nh, err := netlink.NewHandleAt(h.Netns)
-		if err != nil {
-			return fmt.Errorf("%s: netlink: %w", h.Name, err)
+		if err := waitOperUp(ctx, h.Netns, h.Ifname, deadline); err != nil {
+			return fmt.Errorf("%s: %w", h.Name, err)
 		}
-		for {
-			l, err := nh.LinkByName(h.Ifname)
-			if err != nil {
-				nh.Close()
-				return fmt.Errorf("%s: %w", h.Ifname, err)
-			}
-			if l.Attrs().OperState == netlink.OperUp {
-				break
-			}
-			if time.Now().After(deadline) {
-				nh.Close()
-				return fmt.Errorf("%s still %v after %v (is the switch port up?)", h.Ifname, l.Attrs().OperState, limit)
-			}
-			select {
-			case <-ctx.Done():
-				nh.Close()
-				return ctx.Err()
-			case <-time.After(5 * time.Millisecond): // polling the link state, bounded by deadline
-			}
+		if err := waitOperUp(ctx, t.Switch, h.Port, deadline); err != nil {
+			return fmt.Errorf("switch port of %s: %w", h.Name, err)
 		}
-		nh.Close()
 	}
 	return nil
+}
+
+// waitOperUp polls interface name in ns until it is operationally up, the
+// deadline passes or ctx ends.
+func waitOperUp(ctx context.Context, ns netns.NsHandle, name string, deadline time.Time) error {
+	nh, err := netlink.NewHandleAt(ns)
+	if err != nil {
+		return fmt.Errorf("netlink: %w", err)
+	}
+	defer nh.Close()
+	for {
+		l, err := nh.LinkByName(name)
+		if err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+		if l.Attrs().OperState == netlink.OperUp {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%s still %v after 5 s (times HOMATEST_TIME_SCALE): is its peer up?", name, l.Attrs().OperState)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(5 * time.Millisecond): // polling the link state, bounded by deadline
+		}
+	}
 }
 
 // Description is the JSON form of a topology, written to the run folder
