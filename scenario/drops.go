@@ -64,7 +64,10 @@ func (d Drop) Key() string {
 	for i, r := range d.Rules {
 		rules[i] = strconv.Itoa(r)
 	}
-	s := fmt.Sprintf("plan rule %s %s %s", strings.Join(rules, ","), what, d.Type)
+	s := fmt.Sprintf("%s %s %s", d.Reason, what, d.Type)
+	if len(rules) > 0 {
+		s = fmt.Sprintf("plan rule %s %s %s", strings.Join(rules, ","), what, d.Type)
+	}
 	if d.Type == "" {
 		return s + "non-Homa frame to " + d.Host
 	}

@@ -148,8 +148,8 @@ func (s *Scenario) errf(path, format string, a ...any) error {
 
 var indexRE = regexp.MustCompile(`^(.*)\[(\d+)\]$`)
 
-// lineOf returns the line of the deepest node of path that exists in the
-// document (0 when none does).
+// lineOf returns the line of the deepest key (or list item) of path that
+// exists in the document (0 when none does).
 func lineOf(root *yaml.Node, path string) int {
 	if root == nil || len(root.Content) == 0 {
 		return 0
@@ -161,11 +161,11 @@ func lineOf(root *yaml.Node, path string) int {
 			part = m[1]
 			idx, _ = strconv.Atoi(m[2])
 		}
-		next := child(n, part)
+		key, next := child(n, part)
 		if next == nil {
 			return line
 		}
-		line, n = next.Line, next
+		line, n = key.Line, next
 		if idx >= 0 {
 			if n.Kind != yaml.SequenceNode || idx >= len(n.Content) {
 				return line
@@ -177,20 +177,21 @@ func lineOf(root *yaml.Node, path string) int {
 	return line
 }
 
-// child returns the value of key in mapping n, or nil.
-func child(n *yaml.Node, key string) *yaml.Node {
+// child returns the key node and the value of key in mapping n, or nils.
+func child(n *yaml.Node, key string) (*yaml.Node, *yaml.Node) {
 	if n.Kind != yaml.MappingNode {
-		return nil
+		return nil, nil
 	}
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		if n.Content[i].Value == key {
-			return n.Content[i+1]
+			return n.Content[i], n.Content[i+1]
 		}
 	}
-	return nil
+	return nil, nil
 }
 
-// pathAt returns the dotted path of the first key on line in the document.
+// pathAt returns the dotted path of the first, deepest key on line in the
+// document ("" if none).
 func pathAt(n *yaml.Node, line int, prefix string) string {
 	switch n.Kind {
 	case yaml.DocumentNode:
@@ -203,11 +204,11 @@ func pathAt(n *yaml.Node, line int, prefix string) string {
 		for i := 0; i+1 < len(n.Content); i += 2 {
 			k, v := n.Content[i], n.Content[i+1]
 			p := strings.TrimPrefix(prefix+"."+k.Value, ".")
-			if k.Line == line {
-				return p
-			}
 			if q := pathAt(v, line, p); q != "" {
 				return q
+			}
+			if k.Line == line {
+				return p
 			}
 		}
 	case yaml.SequenceNode:
@@ -228,14 +229,14 @@ var (
 // sections maps the Go types of the file to their place in it, for
 // unknown-field errors.
 var sections = map[string]reflect.Type{
-	"scenario.Scenario":  reflect.TypeFor[Scenario](),
-	"scenario.Topology":  reflect.TypeFor[Topology](),
-	"scenario.Link":      reflect.TypeFor[Link](),
-	"scenario.IUT":       reflect.TypeFor[IUT](),
-	"scenario.Workload":  reflect.TypeFor[Workload](),
-	"scenario.RPC":       reflect.TypeFor[RPC](),
-	"scenario.Check":     reflect.TypeFor[Check](),
-	"netem.LossConfig":   nil,
+	"scenario.Scenario":   reflect.TypeFor[Scenario](),
+	"scenario.Topology":   reflect.TypeFor[Topology](),
+	"scenario.Link":       reflect.TypeFor[Link](),
+	"scenario.IUT":        reflect.TypeFor[IUT](),
+	"scenario.Workload":   reflect.TypeFor[Workload](),
+	"scenario.RPC":        reflect.TypeFor[RPC](),
+	"scenario.Check":      reflect.TypeFor[Check](),
+	"netem.LossConfig":    nil,
 	"netem.ReorderConfig": nil,
 }
 
