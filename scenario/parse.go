@@ -191,12 +191,12 @@ func child(n *yaml.Node, key string) (*yaml.Node, *yaml.Node) {
 }
 
 // pathAt returns the dotted path of the first, deepest key on line in the
-// document ("" if none).
-func pathAt(n *yaml.Node, line int, prefix string) string {
+// document, or of the key named key there when key is not "" ("" if none).
+func pathAt(n *yaml.Node, line int, key, prefix string) string {
 	switch n.Kind {
 	case yaml.DocumentNode:
 		for _, c := range n.Content {
-			if p := pathAt(c, line, prefix); p != "" {
+			if p := pathAt(c, line, key, prefix); p != "" {
 				return p
 			}
 		}
@@ -204,16 +204,16 @@ func pathAt(n *yaml.Node, line int, prefix string) string {
 		for i := 0; i+1 < len(n.Content); i += 2 {
 			k, v := n.Content[i], n.Content[i+1]
 			p := strings.TrimPrefix(prefix+"."+k.Value, ".")
-			if q := pathAt(v, line, p); q != "" {
+			if q := pathAt(v, line, key, p); q != "" {
 				return q
 			}
-			if k.Line == line {
+			if k.Line == line && (key == "" || k.Value == key) {
 				return p
 			}
 		}
 	case yaml.SequenceNode:
 		for i, c := range n.Content {
-			if q := pathAt(c, line, fmt.Sprintf("%s[%d]", prefix, i)); q != "" {
+			if q := pathAt(c, line, key, fmt.Sprintf("%s[%d]", prefix, i)); q != "" {
 				return q
 			}
 		}
@@ -257,14 +257,14 @@ func yamlError(err error, root *yaml.Node) error {
 		}
 		where := ""
 		if l, _ := strconv.Atoi(m[1]); root != nil {
-			if p := pathAt(root, l, ""); p != "" {
+			if p := pathAt(root, l, m[2], ""); p != "" {
 				where = " (" + p + ")"
 			}
 		}
 		msg = fmt.Sprintf("line %s: unknown field %q%s: check its spelling and indentation%s", m[1], m[2], where, known)
 	} else if m := lineRE.FindStringSubmatch(msg); m != nil && root != nil {
 		l, _ := strconv.Atoi(m[1])
-		if p := pathAt(root, l, ""); p != "" {
+		if p := pathAt(root, l, "", ""); p != "" {
 			msg = fmt.Sprintf("line %d: %s: %s", l, p, strings.TrimPrefix(msg, m[0]))
 		}
 	}

@@ -2,7 +2,6 @@ package scenario
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"net/netip"
@@ -21,7 +20,6 @@ import (
 	"github.com/homatest/homatest/netem"
 	"github.com/homatest/homatest/pcap"
 	"github.com/homatest/homatest/spec"
-	"github.com/homatest/homatest/spec/wire"
 )
 
 // Options configure Run.
@@ -364,11 +362,11 @@ func (r *run) finish(topo *harness.Topology, eps []traffic.Endpoint, cst harness
 	if err != nil {
 		return fmt.Errorf("check.rules: %w", err)
 	}
-	sent, err := readEvents(r.arts.Path("sent.pcapng"), p.Wire)
+	sent, err := pcap.ReadEvents(r.arts.Path("sent.pcapng"), pcap.ReaderOptions{Version: p.Wire})
 	if err != nil {
 		return err
 	}
-	delivered, err := readEvents(r.arts.Path("delivered.pcapng"), p.Wire)
+	delivered, err := pcap.ReadEvents(r.arts.Path("delivered.pcapng"), pcap.ReaderOptions{Version: p.Wire})
 	if err != nil {
 		return err
 	}
@@ -420,27 +418,4 @@ func kernelRelease() string {
 		return runtime.GOOS
 	}
 	return strings.TrimSpace(string(b))
-}
-
-// readEvents reads every spec event of the capture at path, each with its
-// own copy of the packet bytes.
-func readEvents(path string, v wire.Version) ([]spec.Event, error) {
-	r, err := pcap.Open(path, pcap.ReaderOptions{Version: v})
-	if err != nil {
-		return nil, err
-	}
-	defer r.Close()
-	var out []spec.Event
-	err = r.EachEvent(func(e *spec.Event) {
-		c := *e
-		if c.Err == nil {
-			b := append([]byte(nil), c.Packet.Bytes()...)
-			c.Packet, c.Err = wire.Decode(b, wire.DecodeOptions{Version: c.Packet.Version()})
-		}
-		out = append(out, c)
-	})
-	if err != nil && !errors.Is(err, io.EOF) {
-		return nil, fmt.Errorf("reading %s: %w", path, err)
-	}
-	return out, nil
 }
