@@ -54,6 +54,13 @@ type Config struct {
 	// Artifacts is the run folder for logs and captures; nil means
 	// NewArtifacts(DefaultArtifactsDir(id)).
 	Artifacts *Artifacts
+	// ARP, when true, leaves neighbour resolution to ARP and IPv6
+	// neighbour discovery. By default every host gets a permanent
+	// neighbour entry (IPv4 and IPv6) for every other host, so no packet
+	// waits in the kernel for resolution: a first DATA held while ARP
+	// crosses a busy switch leaves together with the RESEND its silence
+	// provoked, which on the wire looks like a RESEND sent too early.
+	ARP bool
 }
 
 // Topology is a built set of host namespaces around a switch namespace.
@@ -159,6 +166,11 @@ func Build(ctx context.Context, cfg Config) (t *Topology, err error) {
 		t.Hosts = append(t.Hosts, h)
 		t.Ports = append(t.Ports, h.Port)
 	}
+	if !cfg.ARP {
+		if err = t.staticNeighbours(); err != nil {
+			return t, fmt.Errorf("harness: %w", err)
+		}
+	}
 	if err = nsexec.Do(t.Switch, func() error { return txCsumOff(t.Ports...) }); err != nil {
 		return t, fmt.Errorf("harness: switch ports: %w", err)
 	}
@@ -181,6 +193,41 @@ func Build(ctx context.Context, cfg Config) (t *Topology, err error) {
 		return t, fmt.Errorf("harness: %w", err)
 	}
 	return t, nil
+}
+
+// staticNeighbours gives every host a permanent neighbour entry for every
+// other host's IPv4 and IPv6 address (see Config.ARP).
+func (t *Topology) staticNeighbours() error {
+	for _, h := range t.Hosts {
+		nh, err := netlink.NewHandleAt(h.Netns, netlinkRoute)
+		if err != nil {
+			return fmt.Errorf("%s: netlink: %w", h.Name, err)
+		}
+		link, err := nh.LinkByName(h.Ifname)
+		if err != nil {
+			nh.Close()
+			return fmt.Errorf("%s: %w", h.Ifname, err)
+		}
+		for _, o := range t.Hosts {
+			if o == h {
+				continue
+			}
+			for _, a := range []netip.Addr{o.Addr4, o.Addr6} {
+				fam := netlink.FAMILY_V4
+				if a.Is6() {
+					fam = netlink.FAMILY_V6
+				}
+				n := &netlink.Neigh{LinkIndex: link.Attrs().Index, Family: fam, State: netlink.NUD_PERMANENT,
+					IP: a.AsSlice(), HardwareAddr: o.MAC}
+				if err := nh.NeighSet(n); err != nil {
+					nh.Close()
+					return fmt.Errorf("%s: neighbour %v: %w", h.Name, a, err)
+				}
+			}
+		}
+		nh.Close()
+	}
+	return nil
 }
 
 // waitUp waits until both ends of every host's veth are operationally up.
