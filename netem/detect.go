@@ -143,6 +143,17 @@ type TCState struct {
 	Filters []string `json:"filters"`
 	// NFTLossDrops counts frames dropped by the nftables loss rule.
 	NFTLossDrops uint64 `json:"nft_loss_drops,omitempty"`
+	// PlanHits counts, per fault-plan rule, the frames it fired on (the
+	// tc backend's nftables plan chain; see ApplyTCPlan).
+	PlanHits []PlanRuleHits `json:"plan_hits,omitempty"`
+}
+
+// PlanRuleHits is one plan rule's firing count in the tc backend.
+type PlanRuleHits struct {
+	// Rule is "rule <index>" or "rule <index>: <name>".
+	Rule string `json:"rule"`
+	// Packets is the number of frames the rule fired on.
+	Packets uint64 `json:"packets"`
 }
 
 // needsNetemFeatures reports whether cfg asks for anything only netem does

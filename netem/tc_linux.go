@@ -160,14 +160,16 @@ func tcLink(ns netns.NsHandle, dev string) (*netlink.Handle, netlink.Link, error
 }
 
 // ResetTC deletes the root qdisc of dev in ns (and with it every class,
-// leaf and filter under it); the interface goes back to its default qdisc.
+// leaf and filter under it) and dev's nftables loss and plan chains (and
+// the homatest_netem table once it is empty); the interface goes back to
+// its default qdisc.
 func ResetTC(ns netns.NsHandle, dev string) error {
 	h, link, err := tcLink(ns, dev)
 	if err != nil {
 		return err
 	}
 	defer h.Close()
-	return errors.Join(resetTC(h, link), resetNFTLoss(ns, dev))
+	return errors.Join(resetTC(h, link), resetNFTLoss(ns, dev), resetNFTChain(ns, planChain(dev)))
 }
 
 func resetTC(h *netlink.Handle, link netlink.Link) error {
@@ -236,6 +238,9 @@ func ShowTC(ns netns.NsHandle, dev string) (*TCState, error) {
 	}
 	if n, err := nftLossCounter(ns, dev); err == nil && n > 0 {
 		st.NFTLossDrops = n
+	}
+	if st.PlanHits, err = TCPlanHits(ns, dev); err != nil {
+		return nil, err
 	}
 	slices.Sort(st.Qdiscs)
 	slices.Sort(st.Classes)
