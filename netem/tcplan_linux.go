@@ -358,12 +358,30 @@ func planRuleComment(p *Plan, i int) string {
 }
 
 // DetectPlan returns, one line per feature, what the tc backend cannot do
-// of plan p applied to interface dev (empty when nftables can express all
-// of it), before anything is changed. The kernel side (nftables egress
-// hooks) is reported by Detect's "plan" line of KernelFeatures.Missing.
+// of plan p applied to interface dev on the running kernel (empty when
+// nftables can express all of it), before anything is changed.
 func DetectPlan(p *Plan, dev string) ([]string, error) {
+	k, err := ProbeKernel()
+	if err != nil {
+		return nil, err
+	}
+	return k.MissingPlan(p, dev)
+}
+
+// MissingPlan returns, one line per feature, what the tc backend cannot do
+// of plan p on interface dev on a kernel with features k: the kernel's
+// nftables egress hook and numgen, and each rule's fields and actions that
+// nftables cannot express (see nftPlanRules). The error is p's validation
+// error.
+func (k KernelFeatures) MissingPlan(p *Plan, dev string) ([]string, error) {
 	_, missing, err := nftPlanRules(p, dev)
-	return missing, err
+	if err != nil {
+		return nil, err
+	}
+	if !k.NFTLoss && len(p.Rules) > 0 {
+		missing = append([]string{"plan: needs nftables on the egress hook, which this kernel lacks (CONFIG_NF_TABLES_NETDEV, CONFIG_NETFILTER_EGRESS, CONFIG_NFT_NUMGEN); use --backend switch"}, missing...)
+	}
+	return missing, nil
 }
 
 // TCPlanHits returns how many frames each plan rule on dev's egress has

@@ -31,9 +31,12 @@ rules:
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := DetectPlan(p, "veth0")
+	got, err := thisKernel.MissingPlan(p, "veth0")
 	if err != nil {
 		t.Fatal(err)
+	}
+	if m, _ := (KernelFeatures{HTB: true}).MissingPlan(&Plan{Rules: p.Rules[4:]}, "veth0"); len(m) != 1 || !strings.HasPrefix(m[0], "plan: needs nftables on the egress hook") {
+		t.Errorf("kernel without nftables egress: %q", m)
 	}
 	want := []string{
 		"plan rule 0 (first rpc): match.rpc: nftables cannot number RPCs in the order first seen (use match.id with the client's RPC id); use --backend switch",
