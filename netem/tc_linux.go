@@ -16,7 +16,14 @@ import (
 // where a higher queue has a higher HTB priority), a leaf qdisc per queue
 // class (netem when the config needs it and the kernel has it, else pfifo)
 // and u32 filters that send each Homa priority (IPv4 TOS>>5, IPv6 traffic
-// class>>5) to its queue's class.
+// class>>5) to its queue's class. A leaf is a *RawQdisc where the netlink
+// library cannot say what it needs: bfifo limited to BufferBytes (when no
+// netem leaf is needed), netem with a Gilbert-Elliott loss model.
+//
+// BufferBytes applies to each priority queue's leaf: the kernel has no
+// buffer shared by several qdiscs, so with n queues up to n*BufferBytes
+// can wait in the port (with one queue the limit is exact). netem leaves
+// take the limit in packets (BufferBytes/1514).
 type TCObjects struct {
 	Root    netlink.Qdisc
 	Classes []netlink.Class
@@ -60,13 +67,21 @@ func BuildTC(linkIndex int, cfg LinkConfig, k KernelFeatures) (*TCObjects, error
 			netlink.ClassAttrs{LinkIndex: linkIndex, Parent: netlink.MakeHandle(1, 1), Handle: netlink.MakeHandle(1, minor)},
 			netlink.HtbClassAttrs{Rate: uint64(min(minClassRate, BitRate(rate)/BitRate(n))), Ceil: rate, Prio: uint32(n - 1 - q), Quantum: 1514}))
 		leaf := netlink.QdiscAttrs{LinkIndex: linkIndex, Parent: netlink.MakeHandle(1, minor), Handle: netlink.MakeHandle(minor, 0)}
-		if needsNetem(cfg, k) {
-			o.Leaves = append(o.Leaves, netlink.NewNetem(leaf, netlink.NetemQdiscAttrs{
+		switch {
+		case needsNetem(cfg, k):
+			n := netlink.NewNetem(leaf, netlink.NetemQdiscAttrs{
 				Latency: uint32(cfg.Delay.Microseconds()), Jitter: uint32(cfg.Jitter.Microseconds()),
 				Loss: float32(cfg.Loss.Probability * 100), Duplicate: float32(cfg.Duplicate * 100),
 				ReorderProb: float32(cfg.Reorder.Probability * 100), Gap: uint32(cfg.Reorder.Gap),
-				CorruptProb: float32(cfg.Corrupt * 100), Limit: limit}))
-		} else {
+				CorruptProb: float32(cfg.Corrupt * 100), Limit: limit})
+			if cfg.Loss.isGE() {
+				o.Leaves = append(o.Leaves, netemGELeaf(n, cfg.Loss))
+			} else {
+				o.Leaves = append(o.Leaves, n)
+			}
+		case cfg.BufferBytes > 0:
+			o.Leaves = append(o.Leaves, bfifoLeaf(leaf, cfg.BufferBytes))
+		default:
 			o.Leaves = append(o.Leaves, &netlink.GenericQdisc{QdiscAttrs: leaf, QdiscType: "pfifo"})
 		}
 	}
@@ -129,7 +144,11 @@ func ApplyTC(ns netns.NsHandle, dev string, cfg LinkConfig) error {
 		}
 	}
 	for _, q := range o.Leaves {
-		if err := h.QdiscAdd(q); err != nil {
+		add := h.QdiscAdd
+		if r, ok := q.(*RawQdisc); ok {
+			add = func(netlink.Qdisc) error { return addRawQdisc(ns, r) }
+		}
+		if err := add(q); err != nil {
 			return errors.Join(fmt.Errorf("netem: %s: add %s leaf %s: %w", dev, q.Type(), netlink.HandleStr(q.Attrs().Handle), err), resetTC(h, link))
 		}
 	}
