@@ -392,7 +392,7 @@ func TestApplyTCRateRoot(t *testing.T) {
 	// At 1 Gbit/s the sender cannot write 82 000 full-size frames a second
 	// through the qdisc on this 2-vCPU VM (busy stretches of 3-5 frames;
 	// with 9014-byte frames 350-1900 of 5000): it sends 32014-byte frames
-	// (MTU 32000 on the veth pair, as a GSO packet is one skb to HTB),
+	// (MTU 32000 on the veth pairs, as a GSO packet is one skb to HTB),
 	// 3900 a second. HTB counts bytes, so its rate does not depend on
 	// frame size.
 	setMTU(t, tp, 32000)
@@ -435,13 +435,13 @@ func TestApplyTCRateRoot(t *testing.T) {
 	}
 }
 
-// setMTU sets the MTU of host a's veth pair (both ends).
+// setMTU sets the MTU of both veth pairs (all four ends).
 func setMTU(t *testing.T, tp *testTopo, mtu int) {
 	t.Helper()
 	for _, e := range []struct {
 		ns  netns.NsHandle
 		dev string
-	}{{tp.nsA, tp.ifA}, {tp.nsS, tp.swA}} {
+	}{{tp.nsA, tp.ifA}, {tp.nsS, tp.swA}, {tp.nsB, tp.ifB}, {tp.nsS, tp.swB}} {
 		h, link, err := tcLink(e.ns, e.dev)
 		if err != nil {
 			t.Fatal(err)

@@ -100,6 +100,24 @@ func newTestTopo(t testing.TB) *testTopo {
 		if err := hs.LinkSetUp(sl); err != nil {
 			t.Fatal(err)
 		}
+		// A frame sent before the pair's carrier is up is dropped: wait
+		// for both ends to be operationally up.
+		for _, e := range []struct {
+			h    *netlink.Handle
+			name string
+		}{{hh, h.host}, {hs, h.sw}} {
+			deadline := time.Now().Add(scaled(2 * time.Second))
+			for {
+				l, err := e.h.LinkByName(e.name)
+				if err == nil && l.Attrs().OperState == netlink.OperUp {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("%s not up after %v", e.name, scaled(2*time.Second))
+				}
+				time.Sleep(time.Millisecond) // polling the link state, not synchronising with a peer
+			}
+		}
 	}
 	return tp
 }
