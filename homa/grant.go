@@ -1,17 +1,10 @@
 package homa
 
 import (
-	"sort"
 	"time"
 
 	"github.com/homatest/homatest/spec/wire"
 )
-
-// grantable is an incoming message that needs GRANTs.
-type grantable struct {
-	r *rpc
-	m *msgIn
-}
 
 // grant runs the receiver's grant decision (HomaModule homa_grant.c): the
 // incoming messages longer than U are ranked by bytes still to receive
@@ -19,45 +12,24 @@ type grantable struct {
 // active message is granted up to received + window, window =
 // max_incoming/(active+1) unless Window is set, while the granted-but-not-
 // received bytes of all of them stay within max_incoming. The GRANT's
-// priority is max(0, min(max_sched_prio, n-1) - rank). Called with h.mu held.
+// priority is max(0, min(max_sched_prio, n-1) - rank). The ranking and the
+// outstanding bytes are kept in h.grants as bytes arrive, so a decision
+// costs O(max_overcommit + log n) for n grantable messages. Called with
+// h.mu held.
 func (h *Host) grant() {
-	if h.faults[FaultNoGrants] {
+	if h.faults[FaultNoGrants] || h.grants.len() == 0 {
 		return
 	}
-	var gs []grantable
-	for _, r := range h.servers {
-		if r.state == serverReceiving && r.in != nil && r.in.length() > h.p.UnschedBytes && !r.in.complete {
-			gs = append(gs, grantable{r, r.in})
-		}
-	}
-	for _, r := range h.clients {
-		if r.in != nil && r.in.length() > h.p.UnschedBytes && !r.in.complete {
-			gs = append(gs, grantable{r, r.in})
-		}
-	}
-	if len(gs) == 0 {
-		return
-	}
-	sort.Slice(gs, func(i, j int) bool {
-		a, b := gs[i].m.length()-gs[i].m.received(), gs[j].m.length()-gs[j].m.received()
-		if a != b {
-			return a < b
-		}
-		return gs[i].m.created.Before(gs[j].m.created) || gs[i].m.created.Equal(gs[j].m.created) && gs[i].r.id < gs[j].r.id
-	})
-	active := gs
-	if len(active) > h.p.MaxOvercommit && !h.faults[FaultOvercommit] {
-		active = active[:h.p.MaxOvercommit]
-	}
+	active := h.grants.active
 	n := len(active)
 	window := h.p.Window
 	if window == 0 {
 		window = h.p.MaxIncoming / (n + 1)
 	}
-	outstanding := 0
-	for _, g := range gs {
-		outstanding += max(0, g.m.granted-g.m.received())
-	}
+	// Within one decision, each GRANT adds its increment of the horizon
+	// to the outstanding bytes (an overestimate when a sender had run
+	// past its horizon); the next decision starts from the exact sum.
+	outstanding := h.grants.outstanding
 	seg := h.p.maxSegData(h.v6)
 	granted := false
 	// A FIFO grant only follows an SRPT grant (homa_grant_check_fifo runs
@@ -66,9 +38,11 @@ func (h *Host) grant() {
 	// budget full and starve SRPT completely.
 	defer func() {
 		if granted {
-			h.fifoGrant(gs, window)
+			h.fifoGrant(window)
 		}
 	}()
+	// Granting changes no message's rank, so active keeps its order
+	// through the loop.
 	for rank, g := range active {
 		m := g.m
 		target := min(m.length(), m.received()+window)
@@ -89,6 +63,7 @@ func (h *Host) grant() {
 		}
 		outstanding += target - m.granted
 		m.granted, m.prio = target, prio
+		h.grants.update(g)
 		off := target
 		if h.faults[FaultGrantPastEnd] && target == m.length() {
 			off = target + seg
@@ -102,16 +77,11 @@ func (h *Host) grant() {
 // message at level num_priorities-2, at most once per fifoInterval
 // (HomaModule homa_grant_check_fifo), unless that message already has
 // window + 2·increment bytes outstanding.
-func (h *Host) fifoGrant(gs []grantable, window int) {
+func (h *Host) fifoGrant(window int) {
 	iv := h.p.fifoInterval()
-	if iv == 0 || len(gs) == 0 || time.Since(h.lastFIFO) < iv || h.p.NumPriorities < 2 {
+	old := h.grants.oldest()
+	if iv == 0 || old == nil || time.Since(h.lastFIFO) < iv || h.p.NumPriorities < 2 {
 		return
-	}
-	var old *grantable
-	for i := range gs {
-		if old == nil || gs[i].m.created.Before(old.m.created) {
-			old = &gs[i]
-		}
 	}
 	m := old.m
 	if m.granted-m.received() >= window+2*h.p.FIFOGrantIncrement || m.granted >= m.length() {
@@ -119,6 +89,7 @@ func (h *Host) fifoGrant(gs []grantable, window int) {
 	}
 	h.lastFIFO = time.Now()
 	m.granted = min(m.length(), m.granted+h.p.FIFOGrantIncrement)
+	h.grants.update(old)
 	h.sendGrant(old.r, m.granted, uint8(h.p.NumPriorities-2))
 }
 

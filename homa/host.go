@@ -3,6 +3,7 @@ package homa
 import (
 	"errors"
 	"fmt"
+	"math"
 	"net/netip"
 	"sync"
 	"time"
@@ -99,6 +100,9 @@ type Host struct {
 	outbox     []outPkt
 	retxTurn   bool   // the sender alternates retransmissions and new data
 	retxQ      []*rpc // RPCs with retransmissions waiting, in RESEND order
+	grants     grantQueue
+	sendQ      sendQueue
+	rpcSeq     uint64 // RPCs created so far (rpc.seq)
 	lastFIFO   time.Time
 	stats      Stats
 	closed     bool
@@ -130,6 +134,11 @@ func New(cfg Config) (*Host, error) {
 		sockets: map[uint16]*Socket{}, nextPort: 32768, nextID: 2,
 		clients: map[uint64]*rpc{}, servers: map[serverKey]*rpc{}, peers: map[netip.Addr]*peer{}, acked: map[serverKey]int{},
 		kick: make(chan struct{}, 1), done: make(chan struct{})}
+	k := p.MaxOvercommit
+	if fs[FaultOvercommit] {
+		k = math.MaxInt // every grantable message is active
+	}
+	h.grants, h.sendQ = newGrantQueue(k), newSendQueue()
 	cfg.Transport.SetHandler(h.receive)
 	h.wg.Add(2)
 	go h.timerLoop()
@@ -214,6 +223,10 @@ func (h *Host) send(dst netip.Addr, prio uint8, f wire.Fields) {
 	h.outbox = append(h.outbox, outPkt{dst, prio, pkt})
 }
 
+// checkQueues, when set (by this package's tests), checks h.grants and
+// h.sendQ against the host's RPC tables each time h.mu is released.
+var checkQueues func(h *Host)
+
 // outPkt is a packet waiting for h.mu to be released.
 type outPkt struct {
 	dst  netip.Addr
@@ -224,6 +237,9 @@ type outPkt struct {
 // unlock releases h.mu and then transmits the packets queued under it, in
 // order.
 func (h *Host) unlock() {
+	if checkQueues != nil {
+		checkQueues(h)
+	}
 	out := h.outbox
 	h.outbox = nil
 	h.sendMu.Lock()

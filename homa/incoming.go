@@ -92,7 +92,8 @@ func (h *Host) handleData(src netip.Addr, d wire.Data) {
 			h.stats.Dropped++
 			return
 		}
-		r = &rpc{id: wire.LocalID(c.SenderID()), peer: src, peerPort: c.Sport(), sock: s, state: serverReceiving}
+		h.rpcSeq++
+		r = &rpc{id: wire.LocalID(c.SenderID()), peer: src, peerPort: c.Sport(), sock: s, state: serverReceiving, seq: h.rpcSeq}
 		h.servers[serverKey{src, c.SenderID()}] = r
 	}
 	if h.p.CutoffVersion != d.CutoffVersion() {
@@ -114,6 +115,9 @@ func (h *Host) handleData(src netip.Addr, d wire.Data) {
 			m.granted = min(length, h.p.UnschedBytes)
 		}
 		r.in = m
+		if length > h.p.UnschedBytes {
+			h.grants.add(r, m)
+		}
 	}
 	if length != m.length() {
 		h.stats.Dropped++
@@ -122,13 +126,18 @@ func (h *Host) handleData(src netip.Addr, d wire.Data) {
 	if added := m.recv.Add(uint32(off), uint32(off+n)); added > 0 {
 		m.nrecv += int(added)
 		copy(m.buf[off:off+n], d.Payload()[:n])
+		if m.g != nil {
+			h.grants.update(m.g)
+		}
 	}
 	if r.client && r.out != nil && r.out.next < r.out.length() {
 		// The response has started: the server has the whole request.
 		r.out.granted = r.out.length()
+		h.queueSend(r)
 	}
 	if !m.complete && m.received() == length {
 		m.complete, m.completeTick = true, h.tick
+		h.grants.remove(m)
 		if h.faults[FaultRepeatGrants] && length > h.p.UnschedBytes {
 			h.lateGrants = append(h.lateGrants, lateGrant{tick: h.tick + 5, dst: src,
 				f: wire.GrantFields{Common: h.control(r), Offset: uint32(length)}})
@@ -177,6 +186,7 @@ func (h *Host) handleGrant(src netip.Addr, g wire.Grant) {
 		m.granted = off
 	}
 	m.prio = g.Priority()
+	h.queueSend(r)
 	h.wake()
 }
 
@@ -204,6 +214,7 @@ func (h *Host) handleResend(src netip.Addr, rs wire.Resend) {
 		if end > m.granted {
 			// A RESEND past our horizon means a GRANT was lost (RTX-08).
 			m.granted = end
+			h.queueSend(r)
 			h.wake()
 		}
 		end = min(end, m.next)
@@ -230,6 +241,7 @@ func (h *Host) handleRPCUnknown(src netip.Addr, p wire.Packet) {
 	if !r.client {
 		// The client forgot the RPC: discard ours (homa_rpc_unknown_pkt).
 		delete(h.servers, serverKey{r.peer, r.clientID()})
+		h.forget(r)
 		return
 	}
 	if h.faults[FaultIgnoreRPCUnknown] || r.in != nil {
@@ -277,6 +289,7 @@ func (h *Host) ackRPC(src netip.Addr, clientID uint64) {
 	k := serverKey{src, wire.ClientID(clientID)}
 	if r := h.servers[k]; r != nil && r.state == serverAwaitAck {
 		delete(h.servers, k)
+		h.forget(r)
 		h.acked[k] = h.tick
 	}
 }

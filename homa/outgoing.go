@@ -91,19 +91,7 @@ func (h *Host) sendOne() int {
 		r.inRetxQ = false
 		h.retxQ = h.retxQ[1:]
 	}
-	freshLeft := -1
-	for _, set := range []func(func(*rpc)){h.eachClient, h.eachServer} {
-		set(func(r *rpc) {
-			m := outbound(r)
-			if m == nil {
-				return
-			}
-			left := m.length() - m.next
-			if m.next < min(m.granted, m.length()) && (freshBest == nil || left < freshLeft || left == freshLeft && r.id < freshBest.id) {
-				freshBest, freshLeft = r, left
-			}
-		})
-	}
+	freshBest = h.nextFresh()
 	useRetx := retxBest != nil && (freshBest == nil || h.retxTurn)
 	h.retxTurn = !h.retxTurn
 	best := freshBest
@@ -135,6 +123,7 @@ func (h *Host) sendOne() int {
 		prio = m.prio
 	}
 	m.next += n
+	h.sent(best)
 	sent := h.sendData(best, off, n, prio, false, m.unsched)
 	if h.faults[FaultDuplicateData] {
 		h.sendData(best, off, n, prio, false, m.unsched)
@@ -143,18 +132,6 @@ func (h *Host) sendOne() int {
 		best.state, best.doneTick = serverAwaitAck, 0
 	}
 	return sent
-}
-
-func (h *Host) eachClient(f func(*rpc)) {
-	for _, r := range h.clients {
-		f(r)
-	}
-}
-
-func (h *Host) eachServer(f func(*rpc)) {
-	for _, r := range h.servers {
-		f(r)
-	}
 }
 
 // sendData builds and transmits DATA [off, off+n) of r's outgoing message.

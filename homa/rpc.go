@@ -42,6 +42,7 @@ type msgIn struct {
 	complete     bool
 	completeTick int
 	created      time.Time
+	g            *grantable // its place in Host.grants, nil when not grantable
 }
 
 func (m *msgIn) length() int   { return len(m.buf) }
@@ -74,7 +75,9 @@ type rpc struct {
 	doneTick int // ticks since the response was fully transmitted
 	done     chan struct{}
 	err      error
-	inRetxQ  bool // queued in the host's retransmission round robin
+	inRetxQ  bool   // queued in the host's retransmission round robin
+	seq      uint64 // creation order at this host: the last SRPT tie-break
+	sendIdx  int    // 1 + index in Host.sendQ; 0 when not queued
 }
 
 // wireID returns the sender_id this host puts in packets of the RPC.

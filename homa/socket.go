@@ -106,6 +106,7 @@ func (s *Socket) closeLocked() {
 	for k, r := range s.h.servers {
 		if r.sock == s {
 			delete(s.h.servers, k)
+			s.h.forget(r)
 		}
 	}
 	close(s.reqs)
@@ -127,11 +128,13 @@ func (s *Socket) Call(ctx context.Context, dst netip.AddrPort, request []byte) (
 		h.mu.Unlock()
 		return nil, ErrClosed
 	}
+	h.rpcSeq++
 	r := &rpc{id: h.nextID, client: true, peer: dst.Addr(), peerPort: dst.Port(), sock: s,
-		state: clientSending, done: make(chan struct{})}
+		state: clientSending, done: make(chan struct{}), seq: h.rpcSeq}
 	h.nextID += 2
 	r.out = h.newMsgOut(request)
 	h.clients[r.id] = r
+	h.queueSend(r)
 	h.mu.Unlock()
 	h.wake()
 	select {
@@ -144,6 +147,7 @@ func (s *Socket) Call(ctx context.Context, dst netip.AddrPort, request []byte) (
 		h.mu.Lock()
 		if h.clients[r.id] == r {
 			delete(h.clients, r.id)
+			h.forget(r)
 		}
 		h.mu.Unlock()
 		return nil, ctx.Err()
@@ -182,6 +186,7 @@ func (q *Request) Reply(response []byte) error {
 	}
 	r.out = h.newMsgOut(response)
 	r.state = serverSending
+	h.queueSend(r)
 	h.mu.Unlock()
 	h.wake()
 	return nil
@@ -203,6 +208,7 @@ func (h *Host) finishClient(r *rpc, err error) {
 		return
 	}
 	delete(h.clients, r.id)
+	h.forget(r)
 	r.err = err
 	close(r.done)
 	if err == nil && !h.faults[FaultNoAcks] {

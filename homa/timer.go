@@ -58,6 +58,7 @@ func (h *Host) onTick() {
 			if r.silent >= h.p.TimeoutTicks {
 				h.stats.Timeouts++
 				delete(h.servers, k)
+				h.forget(r)
 				continue
 			}
 			if r.silent >= first && (r.silent-first)%h.p.ResendInterval == 0 {

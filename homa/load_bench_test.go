@@ -1,0 +1,134 @@
+package homa_test
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"net/netip"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/homatest/homatest/harness/workload"
+	"github.com/homatest/homatest/homa"
+	"github.com/homatest/homatest/homa/memnet"
+	"github.com/homatest/homatest/spec/wire"
+)
+
+// BenchmarkLoadedServer measures a many-to-one load in real time over the
+// in-memory network (no link rate or delay): 3 client hosts keep a fixed
+// number of RPCs outstanding towards one server (closed loop), requests
+// drawn from W4 (harness/workload), 100-byte responses, parameters for a
+// 1 Gbit/s link (ParamsForLink: unsched_bytes 3000, max_incoming 40000) but
+// without the pacer, and the 10 ms tick of the w4-half-load scenario. One
+// iteration is one RPC. With many RPCs outstanding the server holds
+// hundreds of messages waiting for grants and each client hundreds of
+// requests waiting to be sent, so any per-packet work that grows with the
+// number of RPCs a host holds shows as ns/pkt growing with "outstanding".
+// Metrics: rpc/s, ns/pkt (wall time per packet the network delivered) and
+// resend/rpc (RESENDs sent per RPC, a sign of hosts falling behind).
+func BenchmarkLoadedServer(b *testing.B) {
+	for _, outstanding := range []int{100, 1000, 3000} {
+		b.Run(fmt.Sprintf("outstanding=%d", outstanding), func(b *testing.B) {
+			loadedServer(b, outstanding)
+		})
+	}
+}
+
+func loadedServer(b *testing.B, outstanding int) {
+	const clients = 3
+	homa.SetQueueChecks(false) // an O(n log n) check per packet
+	defer homa.SetQueueChecks(true)
+	dist, err := workload.Parse("w4")
+	if err != nil {
+		b.Fatal(err)
+	}
+	p := homa.ParamsForLink(1e9)
+	p.LinkRate = 0
+	p.Tick = 10 * time.Millisecond
+	n := memnet.New(memnet.Config{})
+	defer n.Close()
+	var hosts []*homa.Host
+	for i := range clients + 1 {
+		h, err := homa.New(homa.Config{Transport: n.Attach(netip.AddrFrom4([4]byte{198, 18, 0, byte(i + 1)})), Params: p})
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer h.Close()
+		hosts = append(hosts, h)
+	}
+	server := hosts[clients]
+	s, err := server.Listen(4000)
+	if err != nil {
+		b.Fatal(err)
+	}
+	response := make([]byte, 100)
+	go func() {
+		for {
+			q, err := s.Receive(context.Background())
+			if err != nil {
+				return
+			}
+			q.Reply(response)
+		}
+	}()
+	var socks []*homa.Socket
+	for _, h := range hosts[:clients] {
+		c, err := h.Dial()
+		if err != nil {
+			b.Fatal(err)
+		}
+		socks = append(socks, c)
+	}
+	rng := rand.New(rand.NewPCG(4, 4))
+	sizes := make([]int, b.N)
+	for i := range sizes {
+		sizes[i] = dist.Quantile(rng.Float64())
+	}
+	request := make([]byte, dist.Max())
+	dst := netip.AddrPortFrom(server.Addr(), 4000)
+	jobs := make(chan int, b.N)
+	for i := range b.N {
+		jobs <- i
+	}
+	close(jobs)
+	var (
+		wg     sync.WaitGroup
+		mu     sync.Mutex
+		errs   int
+		errMsg error
+	)
+	b.ReportAllocs()
+	b.ResetTimer()
+	start := time.Now()
+	for w := range min(outstanding, b.N) {
+		wg.Add(1)
+		go func(c *homa.Socket) {
+			defer wg.Done()
+			for i := range jobs {
+				if _, err := c.Call(context.Background(), dst, request[:sizes[i]]); err != nil {
+					mu.Lock()
+					errs++
+					errMsg = err
+					mu.Unlock()
+				}
+			}
+		}(socks[w%clients])
+	}
+	wg.Wait()
+	el := time.Since(start)
+	b.StopTimer()
+	if errs > 0 {
+		// The baseline collapses into timeouts with thousands of RPCs
+		// outstanding: count them rather than fail, so it can be compared.
+		b.Logf("%d of %d RPCs failed, last: %v", errs, b.N, errMsg)
+	}
+	resends := 0
+	for _, h := range hosts {
+		resends += h.Stats().Sent[wire.TypeResend-wire.MinType]
+	}
+	b.ReportMetric(float64(b.N)/el.Seconds(), "rpc/s")
+	b.ReportMetric(float64(el.Nanoseconds())/float64(max(1, n.Stats().Delivered)), "ns/pkt")
+	b.ReportMetric(float64(resends)/float64(b.N), "resend/rpc")
+	b.ReportMetric(float64(errs)/float64(b.N), "fail/rpc")
+}
