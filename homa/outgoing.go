@@ -103,8 +103,7 @@ func (h *Host) sendOne() int {
 	}
 	m := best.out
 	if useRetx {
-		rt := m.retx[0]
-		m.retx = m.retx[1:]
+		rt := m.popRetx()
 		// Round robin: this RPC goes to the back of the queue.
 		h.retxQ = h.retxQ[1:]
 		if len(m.retx) > 0 {
@@ -186,6 +185,24 @@ func (h *Host) packetLen(m *msgOut, off int) int {
 	return min(seg, m.length()-off)
 }
 
+// packetStart returns the offset of the packet that holds byte x of m's
+// outgoing message (see packetLen), or 0 for x < 0.
+func (h *Host) packetStart(m *msgOut, x int) int {
+	seg := h.p.maxSegData(h.v6)
+	u := m.unsched
+	if h.faults[FaultUnschedOverflow] {
+		u = m.length()
+	}
+	switch {
+	case x <= 0:
+		return 0
+	case x < u:
+		return x / seg * seg
+	default:
+		return u + (x-u)/seg*seg
+	}
+}
+
 // queueRetransmit queues the original packets overlapping [start, end) of
 // r's outgoing message for retransmission at prio, cut on the original
 // packet boundaries (homa_resend_data). It returns the number of packets
@@ -194,7 +211,7 @@ func (h *Host) queueRetransmit(r *rpc, start, end int, prio uint8) int {
 	m := r.out
 	incoming := end
 	queued := 0
-	for off := 0; off < m.next; {
+	for off := h.packetStart(m, start); off < m.next; {
 		n := h.packetLen(m, off)
 		if off+n > start && off < end {
 			if i := m.retxQueued(off); i >= 0 {
@@ -202,7 +219,7 @@ func (h *Host) queueRetransmit(r *rpc, start, end int, prio uint8) int {
 				// goes at the priority this RESEND asked for (RTX-06).
 				m.retx[i].prio = prio
 			} else {
-				m.retx = append(m.retx, retx{start: off, end: off + n, prio: prio, incoming: incoming})
+				m.pushRetx(retx{start: off, end: off + n, prio: prio, incoming: incoming})
 				queued++
 			}
 		}
@@ -228,10 +245,26 @@ func (h *Host) live(r *rpc) bool {
 // already waits for retransmission, else -1: repeated RESENDs for a busy
 // sender must not pile up copies of the same packets.
 func (m *msgOut) retxQueued(off int) int {
-	for i, r := range m.retx {
-		if r.start == off {
-			return i
-		}
+	if i, ok := m.retxAt[off]; ok {
+		return i - m.retxPopped
 	}
 	return -1
+}
+
+// pushRetx queues a packet for retransmission.
+func (m *msgOut) pushRetx(rt retx) {
+	if m.retxAt == nil {
+		m.retxAt = map[int]int{}
+	}
+	m.retxAt[rt.start] = m.retxPopped + len(m.retx)
+	m.retx = append(m.retx, rt)
+}
+
+// popRetx takes the first packet waiting for retransmission.
+func (m *msgOut) popRetx() retx {
+	rt := m.retx[0]
+	m.retx = m.retx[1:]
+	m.retxPopped++
+	delete(m.retxAt, rt.start)
+	return rt
 }

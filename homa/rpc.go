@@ -10,12 +10,18 @@ import (
 // msgOut is a message being sent.
 type msgOut struct {
 	data    []byte
-	unsched int   // U = min(length, unsched_bytes)
-	granted int   // grant horizon: bytes below it may be sent
-	next    int   // first byte not yet transmitted (tx_end)
-	prio    uint8 // scheduled priority from the latest GRANT
-	retx    []retx
-	started time.Time
+	unsched int    // U = min(length, unsched_bytes)
+	granted int    // grant horizon: bytes below it may be sent
+	next    int    // first byte not yet transmitted (tx_end)
+	prio    uint8  // scheduled priority from the latest GRANT
+	retx    []retx // packets waiting for retransmission, in order
+	// retxPopped counts the packets taken from the front of retx so far;
+	// retxAt maps the offset of each packet in retx to its position
+	// counted the same way (retxPopped + index), so that a RESEND finds
+	// the packets already queued in O(1) each.
+	retxPopped int
+	retxAt     map[int]int
+	started    time.Time
 }
 
 // retx is a range to retransmit at a priority.
