@@ -5,15 +5,16 @@ import (
 	"slices"
 )
 
-func init() { checkQueues = mustCheckQueues }
+func init() { SetQueueChecks(true) }
 
 // SetQueueChecks turns the per-unlock consistency check of the grant and
 // send queues on or off (on by default in tests; benchmarks turn it off).
 func SetQueueChecks(on bool) {
 	if on {
-		checkQueues = mustCheckQueues
+		f := mustCheckQueues
+		checkQueues.Store(&f)
 	} else {
-		checkQueues = nil
+		checkQueues.Store(nil)
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"math"
 	"net/netip"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/homatest/homatest/spec/wire"
@@ -225,7 +226,7 @@ func (h *Host) send(dst netip.Addr, prio uint8, f wire.Fields) {
 
 // checkQueues, when set (by this package's tests), checks h.grants and
 // h.sendQ against the host's RPC tables each time h.mu is released.
-var checkQueues func(h *Host)
+var checkQueues atomic.Pointer[func(h *Host)]
 
 // outPkt is a packet waiting for h.mu to be released.
 type outPkt struct {
@@ -237,8 +238,8 @@ type outPkt struct {
 // unlock releases h.mu and then transmits the packets queued under it, in
 // order.
 func (h *Host) unlock() {
-	if checkQueues != nil {
-		checkQueues(h)
+	if check := checkQueues.Load(); check != nil {
+		(*check)(h)
 	}
 	out := h.outbox
 	h.outbox = nil
