@@ -6,6 +6,7 @@ import (
 	"github.com/homatest/homatest/spec/wire"
 	"math/rand/v2"
 	"net/netip"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -23,8 +24,10 @@ import (
 // workloadSpec is one passive run: clients call one server with sizes
 // from a distribution.
 type workloadSpec struct {
-	hosts       int // IUT hosts; the last is the server
-	dist        string
+	hosts       int    // IUT hosts; the last is the server
+	dist        string // request sizes (harness/workload: w1..w5 or a fixed size)
+	maxLen      int    // caps every size drawn from dist (0: no cap on requests)
+	resp        int    // fixed response size in bytes (0: drawn from dist, at most 100000)
 	rpcs        int
 	concurrency int
 	imp         LinkImpairment
@@ -41,6 +44,15 @@ func bench(n int, imp LinkImpairment) *Bench {
 	b, err := env.NewBench(n, imp)
 	ok(err, "building a bench of %d IUT hosts", n)
 	DeferCleanup(b.Close)
+	// Finish once: checkBench and the specs' own looks at the captures
+	// read the same files.
+	var once sync.Once
+	var sent, delivered string
+	finish := b.Finish
+	b.Finish = func() (string, string, error) {
+		once.Do(func() { sent, delivered, err = finish() })
+		return sent, delivered, err
+	}
 	return b
 }
 
@@ -49,7 +61,11 @@ func bench(n int, imp LinkImpairment) *Bench {
 func (w workloadSpec) run() *Bench {
 	GinkgoHelper()
 	b := bench(w.hosts, w.imp)
-	d, err := workload.Parse(w.dist)
+	o := workload.DefaultOptions
+	if w.maxLen > 0 {
+		o.MaxLength = w.maxLen
+	}
+	d, err := workload.ParseOptions(w.dist, o)
 	ok(err, "workload %s", w.dist)
 	server := b.IUTs[len(b.IUTs)-1]
 	dst := netip.AddrPortFrom(b.Addrs[len(b.Addrs)-1], ServerPort)
@@ -58,6 +74,9 @@ func (w workloadSpec) run() *Bench {
 	sizes := make([][2]int, w.rpcs)
 	for i := range sizes {
 		sizes[i] = [2]int{d.Sample(rng), min(d.Sample(rng), 100000)}
+		if w.resp > 0 {
+			sizes[i][1] = w.resp
+		}
 		if sizes[i][0] < agent.PayloadHeaderLen {
 			sizes[i][1] = sizes[i][0] // no room for a response length: the response echoes the size (docs/agent-protocol.md)
 		}
@@ -210,3 +229,57 @@ func readEvents(path string, v wire.Version) []spec.Event {
 	ok(err, "reading %s", path)
 	return out
 }
+
+// expectHits waits up to within (times HOMATEST_TIME_SCALE) until rule i
+// of the bench's fault plan has fired at least n times, and fails the
+// spec otherwise: a plan that never hit the packets it names tests
+// nothing. It returns the rule's hits.
+func expectHits(b *Bench, i, n int, within time.Duration) int {
+	GinkgoHelper()
+	count := func() int {
+		c := 0
+		for _, h := range b.Switch().Hits {
+			if h.Rule == i {
+				c++
+			}
+		}
+		return c
+	}
+	Eventually(count).WithTimeout(timescale.D(within)).WithPolling(10*time.Millisecond).Should(BeNumerically(">=", n),
+		"hits of fault-plan rule %d (%s)", i, b.Describe)
+	return count()
+}
+
+// quiet waits until the bench's fault plan has not fired for d (within
+// 5 s times HOMATEST_TIME_SCALE).
+func quiet(b *Bench, d time.Duration) {
+	GinkgoHelper()
+	last, since := -1, time.Now()
+	Eventually(func() bool {
+		if n := len(b.Switch().Hits); n != last {
+			last, since = n, time.Now()
+		}
+		return time.Since(since) >= d
+	}).WithTimeout(timescale.D(5*time.Second)).WithPolling(10*time.Millisecond).Should(BeTrue(),
+		"the fault plan still firing after 5 s (%s)", b.Describe)
+}
+
+// countSent counts the packets of type t that hosts chosen by from sent
+// (the as-sent capture, before the switch).
+func countSent(b *Bench, from func(netip.Addr) bool, t wire.PacketType) int {
+	GinkgoHelper()
+	sentPath, _, err := b.Finish()
+	ok(err, "writing the bench captures")
+	n := 0
+	for _, e := range readEvents(sentPath, b.Params.Wire) {
+		if e.Err == nil && e.Packet.Type() == t && from(e.Src) {
+			n++
+		}
+	}
+	return n
+}
+
+// server and clients choose a workload bench's hosts by address (the last
+// host serves).
+func (b *Bench) server(a netip.Addr) bool  { return a == b.Addrs[len(b.Addrs)-1] }
+func (b *Bench) clients(a netip.Addr) bool { return !b.server(a) && slices.Contains(b.Addrs, a) }
