@@ -85,21 +85,47 @@ func (w workloadSpec) run() *Bench {
 	var failures []string
 	sem := make(chan struct{}, w.concurrency)
 	var wg sync.WaitGroup
-	// One deadline for the whole workload: a stalled IUT (one that never
-	// grants, say) fails the spec in bounded time instead of waiting out
-	// every RPC.
-	stop := time.After(timescale.D(30 * time.Second))
-	stopped := false
+	// The workload is abandoned when no RPC has completed for 3 s, or
+	// after 30 s in all: a stalled IUT (one that never grants, say) fails
+	// the spec in bounded time instead of waiting out every RPC. A working
+	// one completes RPCs every few ms, and its worst stall (RESENDs after
+	// lost packets, a few timer ticks; 1 s at most before an RPC times out) is far below 3 s.
+	stall, total := timescale.D(3*time.Second), timescale.D(30*time.Second)
+	abort := make(chan struct{})
+	var why string
+	progress := make(chan struct{}, 1)
+	watchdog := make(chan struct{})
+	go func() {
+		defer close(abort)
+		end := time.After(total)
+		for {
+			select {
+			case <-progress:
+				continue
+			case <-watchdog:
+				return
+			case <-end:
+				why = "after 30 s in all"
+			case <-time.After(stall):
+				why = "after 3 s without a completion"
+			}
+			return
+		}
+	}()
 	for i, sz := range sizes {
 		client := b.IUTs[i%(len(b.IUTs)-1)]
+		acquired := false
 		select {
 		case sem <- struct{}{}:
-		case <-stop:
-			stopped = true
+			acquired = true
+		case <-abort:
 		}
-		if stopped {
+		if !acquired || isClosed(abort) {
+			if acquired {
+				<-sem
+			}
 			mu.Lock()
-			failures = append(failures, fmt.Sprintf("workload stopped after 30 s with %d of %d RPCs started", i, len(sizes)))
+			failures = append(failures, fmt.Sprintf("workload abandoned %s with %d of %d RPCs started", why, i, len(sizes)))
 			mu.Unlock()
 			break
 		}
@@ -119,8 +145,12 @@ func (w workloadSpec) run() *Bench {
 					} else if r.Response != sz[1] {
 						msg = fmt.Sprintf("response %d bytes, want %d", r.Response, sz[1])
 					}
-				case <-time.After(timescale.D(30 * time.Second)):
-					msg = "no completion within 30 s"
+					select {
+					case progress <- struct{}{}:
+					default:
+					}
+				case <-abort:
+					msg = "no completion: workload abandoned " + why
 				}
 			}
 			if msg != "" {
@@ -131,6 +161,8 @@ func (w workloadSpec) run() *Bench {
 		}()
 	}
 	wg.Wait()
+	close(watchdog)
+	<-abort
 	Expect(failures).To(BeEmpty(), "RPCs that did not complete with the right payload (%s)", b.Describe)
 	st, err := server.Stats(ctx())
 	ok(err, "server stats")
@@ -138,6 +170,16 @@ func (w workloadSpec) run() *Bench {
 	Expect(st["served_duplicates"]).To(BeZero(), "requests executed twice")
 	Expect(st["payload_errors"]).To(BeZero(), "payload errors at the server")
 	return b
+}
+
+// isClosed reports whether ch is closed (ch is only ever closed, never sent on).
+func isClosed(ch chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
 }
 
 // checkBench checks the bench's captures with every rule at level min or
