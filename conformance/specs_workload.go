@@ -62,7 +62,7 @@ var _ = Describe("workloads", func() {
 			link := netem.LinkConfig{Reorder: netem.ReorderConfig{Probability: 0.1, Gap: 3, MaxHold: 2 * time.Millisecond}}
 			b := workloadSpec{hosts: 3, dist: "w3", rpcs: 150, concurrency: 12,
 				imp: LinkImpairment{Link: link, Seed: 9}, seed: 4}.run()
-			Expect(altered(b, func(p netem.PortStats) uint64 { return p.Reordered })).To(BeNumerically(">", 10), "packets the switch reordered")
+			Expect(altered(b, func(p netem.PortStats) uint64 { return p.Reordered })).To(BeNumerically(">", 0), "packets the switch reordered")
 			checkBench(b, spec.Must)
 		})
 
@@ -71,7 +71,7 @@ var _ = Describe("workloads", func() {
 			link := netem.LinkConfig{Delay: 200 * time.Microsecond, Jitter: 200 * time.Microsecond, Duplicate: 0.02}
 			b := workloadSpec{hosts: 3, dist: "w2", rpcs: 300, concurrency: 16,
 				imp: LinkImpairment{Link: link, Seed: 10}, seed: 5}.run()
-			Expect(altered(b, func(p netem.PortStats) uint64 { return p.Duplicated })).To(BeNumerically(">", 5), "packets the switch duplicated")
+			Expect(altered(b, func(p netem.PortStats) uint64 { return p.Duplicated })).To(BeNumerically(">", 0), "packets the switch duplicated")
 			checkBench(b, spec.Must)
 		})
 
