@@ -67,6 +67,10 @@ type Bench struct {
 	// every packet as its host sent it (before the impairment), and every
 	// packet as delivered to its destination host (after it).
 	Finish func() (sent, delivered string, err error)
+	// Stall, when set, returns the longest this process went unscheduled
+	// while the bench ran (its hosts then stop all at once); checkBench
+	// widens its timing bounds by it.
+	Stall func() time.Duration
 	// Switch returns the switch's counters: drops and alterations per
 	// port, and the fault plan's hits.
 	Switch func() netem.Stats
@@ -105,7 +109,8 @@ func memBench(n int, imp LinkImpairment, faults []string, dir string) (*Bench, e
 		return nil, err
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	b := &Bench{Describe: fmt.Sprintf("%d reference hosts in-process behind an in-process netem switch core, %s", n, imp), Switch: net.Stats}
+	probe := startStallProbe(2 * time.Millisecond)
+	b := &Bench{Stall: probe.Worst, Describe: fmt.Sprintf("%d reference hosts in-process behind an in-process netem switch core, %s", n, imp), Switch: net.Stats}
 	closeAll := func() error {
 		var err error
 		for _, t := range b.IUTs {
@@ -115,6 +120,7 @@ func memBench(n int, imp LinkImpairment, faults []string, dir string) (*Bench, e
 		}
 		cancel()
 		net.Close()
+		probe.Stop()
 		return err
 	}
 	for i := 0; i < n; i++ {
