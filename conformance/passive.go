@@ -211,10 +211,11 @@ func checkBench(b *Bench, min spec.Level) {
 		// A stall of the whole process (in-process hosts) delays a
 		// host's reaction to a packet it was recorded as receiving, and
 		// bunches the timer ticks it missed (a RESEND round counted in
-		// ticks then comes early in wall time): both bounds widen by it.
+		// ticks then comes early in wall time): every bound widens by it.
 		st := b.Stall()
 		p.Slack += st
 		p.Jitter += st
+		p.ResponseTimeout += st
 	}
 	p.Jitter = max(p.Jitter, env.Slack, 2*p.Tick)
 	sent := readEvents(sentPath, p.Wire)
@@ -258,7 +259,7 @@ func checkBench(b *Bench, min spec.Level) {
 			bad = append(bad, fmt.Sprintf("host %s view: %s", h, v))
 		}
 	}
-	Expect(bad).To(BeEmpty(), "spec checker findings (slack %v, jitter %v; as sent: %s; as delivered: %s):\n%s", p.Slack, p.Jitter, sentPath, deliveredPath, strings.Join(bad, "\n"))
+	Expect(bad).To(BeEmpty(), "spec checker findings (slack %v, jitter %v, response_timeout %v; as sent: %s; as delivered: %s):\n%s", p.Slack, p.Jitter, p.ResponseTimeout, sentPath, deliveredPath, strings.Join(bad, "\n"))
 }
 
 // readEvents reads every spec event of the capture at path, each with its
