@@ -67,10 +67,10 @@ type Bench struct {
 	// every packet as its host sent it (before the impairment), and every
 	// packet as delivered to its destination host (after it).
 	Finish func() (sent, delivered string, err error)
-	// Stall, when set, returns the longest this process went unscheduled
-	// while the bench ran (its hosts then stop all at once); checkBench
-	// widens its timing bounds by it.
-	Stall func() time.Duration
+	// Stalls, when set, returns the spans in which this process (and so
+	// every in-process host at once) did not run while the bench ran;
+	// checkBench drops timing findings that span one.
+	Stalls func() []Stall
 	// Switch returns the switch's counters: drops and alterations per
 	// port, and the fault plan's hits.
 	Switch func() netem.Stats
@@ -110,7 +110,7 @@ func memBench(n int, imp LinkImpairment, faults []string, dir string) (*Bench, e
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	probe := startStallProbe(2 * time.Millisecond)
-	b := &Bench{Stall: probe.Worst, Describe: fmt.Sprintf("%d reference hosts in-process behind an in-process netem switch core, %s", n, imp), Switch: net.Stats}
+	b := &Bench{Stalls: probe.Stalls, Describe: fmt.Sprintf("%d reference hosts in-process behind an in-process netem switch core, %s", n, imp), Switch: net.Stats}
 	closeAll := func() error {
 		var err error
 		for _, t := range b.IUTs {

@@ -3,20 +3,31 @@ package conformance
 import (
 	"sync"
 	"time"
+
+	"github.com/homatest/homatest/spec"
 )
 
-// stallProbe measures how long this process goes unscheduled: a goroutine
-// wakes every period and records the worst lateness of a wake-up. On a
+// Stall is a span of wall time in which this process did not run: a
+// probe goroutine due at From woke only at To.
+type Stall struct {
+	From, To time.Time
+}
+
+// stallMin is the shortest lateness a stallProbe records: half the bench
+// hosts' 10 ms tick, well above a probe's usual wake-up noise.
+const stallMin = 5 * time.Millisecond
+
+// stallProbe records when this process goes unscheduled: a goroutine
+// wakes every period and records every wake-up later than stallMin. On a
 // loaded machine the in-process hosts, their switch and its recorder all
-// stop together for such stalls (tens of ms at a load of 12 on 2 cores),
-// and a packet recorded as delivered may reach its host's protocol code
-// only after one, and timer ticks missed during one come in a bunch: the
-// bench's checks widen their timing bounds by the worst stall seen.
+// stop together for such stalls (tens of ms at a load of 10 on 2 cores):
+// a packet recorded as delivered may reach its host's protocol code only
+// after one, and timer ticks missed during one come in a bunch.
 type stallProbe struct {
-	mu    sync.Mutex
-	worst time.Duration
-	stop  chan struct{}
-	done  chan struct{}
+	mu     sync.Mutex
+	stalls []Stall
+	stop   chan struct{}
+	done   chan struct{}
 }
 
 // startStallProbe starts a probe waking every period.
@@ -29,10 +40,11 @@ func startStallProbe(period time.Duration) *stallProbe {
 		for {
 			select {
 			case due := <-t.C:
-				late := time.Since(due)
-				s.mu.Lock()
-				s.worst = max(s.worst, late)
-				s.mu.Unlock()
+				if now := time.Now(); now.Sub(due) >= stallMin {
+					s.mu.Lock()
+					s.stalls = append(s.stalls, Stall{due, now})
+					s.mu.Unlock()
+				}
 			case <-s.stop:
 				return
 			}
@@ -41,11 +53,11 @@ func startStallProbe(period time.Duration) *stallProbe {
 	return s
 }
 
-// Worst returns the worst lateness seen so far.
-func (s *stallProbe) Worst() time.Duration {
+// Stalls returns the stalls seen so far, in time order.
+func (s *stallProbe) Stalls() []Stall {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.worst
+	return append([]Stall(nil), s.stalls...)
 }
 
 // Stop ends the probe; it is safe to call more than once.
@@ -56,4 +68,38 @@ func (s *stallProbe) Stop() {
 		close(s.stop)
 	}
 	<-s.done
+}
+
+// duringStall reports whether timing finding f (one with a tolerance)
+// spans a stall: one overlaps the time from the earliest of its frames in
+// view (1-based) to the latest plus the tolerance. Such a finding says
+// more about this machine than about the hosts: they stood still in it.
+// Findings without a tolerance (wrong fields, wrong order) never do.
+func duringStall(f spec.Finding, view []spec.Event, stalls []Stall) bool {
+	if f.Slack <= 0 || len(stalls) == 0 {
+		return false
+	}
+	var from, to time.Time
+	for _, n := range append([]int{f.Frame}, f.Frames...) {
+		if n < 1 || n > len(view) {
+			continue
+		}
+		t := view[n-1].Time
+		if from.IsZero() || t.Before(from) {
+			from = t
+		}
+		if t.After(to) {
+			to = t
+		}
+	}
+	if from.IsZero() {
+		return false
+	}
+	to = to.Add(f.Slack)
+	for _, s := range stalls {
+		if s.From.Before(to) && s.To.After(from) {
+			return true
+		}
+	}
+	return false
 }
