@@ -206,8 +206,10 @@ func checkBench(b *Bench, min spec.Level) {
 	// "too late" bounds get three of the bench's ticks and "too early"
 	// bounds two (an early RESEND after one silent tick instead of five is
 	// still caught, and the active specs time it exactly). A timing
-	// finding that spans a stall of this whole process (Bench.Stalls) is
-	// dropped: the in-process hosts stood still in it.
+	// finding that spans a stall of this whole process (Bench.Stalls), or
+	// that a host's timer action earns less than timerRace after a packet
+	// of the same RPC was delivered to it, is dropped: the in-process hosts
+	// stood still in the one, and may not have seen the packet in the other.
 	p.Slack = max(p.Slack, env.Slack, 3*p.Tick)
 	p.Jitter = max(p.Jitter, env.Slack, 2*p.Tick)
 	sent := readEvents(sentPath, p.Wire)
@@ -249,7 +251,7 @@ func checkBench(b *Bench, min spec.Level) {
 			if owner != h {
 				continue
 			}
-			if duringStall(v, view, stalls) {
+			if duringStall(v, view, stalls) || justDelivered(v, view, h) {
 				excused++
 				continue
 			}
@@ -260,7 +262,7 @@ func checkBench(b *Bench, min spec.Level) {
 			bad = append(bad, fmt.Sprintf("host %s view: %s", h, v))
 		}
 	}
-	Expect(bad).To(BeEmpty(), "spec checker findings (%d more timing findings spanned one of the %d stalls of this process; as sent: %s; as delivered: %s):\n%s", excused, len(stalls), sentPath, deliveredPath, strings.Join(bad, "\n"))
+	Expect(bad).To(BeEmpty(), "spec checker findings (%d more timing findings spanned one of the %d stalls of this process or raced a delivery; as sent: %s; as delivered: %s):\n%s", excused, len(stalls), sentPath, deliveredPath, strings.Join(bad, "\n"))
 }
 
 // readEvents reads every spec event of the capture at path, each with its
