@@ -74,5 +74,8 @@ Exit codes: 0 success, 1 violations, 2 usage, input or environment error.`,
 	root.AddCommand(newAgentCmd())
 	root.AddCommand(newCleanupCmd())
 	root.AddCommand(newNetemCmd())
+	root.AddCommand(newPlotCmd())
+	root.AddCommand(newScenarioCmd())
+	root.AddCommand(newReplayCmd())
 	return root
 }
