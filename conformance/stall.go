@@ -13,9 +13,10 @@ type Stall struct {
 	From, To time.Time
 }
 
-// stallMin is the shortest lateness a stallProbe records: half the bench
-// hosts' 10 ms tick, well above a probe's usual wake-up noise.
-const stallMin = 5 * time.Millisecond
+// stallMin is the shortest lateness a stallProbe records: one tick of the
+// bench hosts (10 ms). Shorter stalls make no host miss a tick, and the
+// checks' own tolerances (two ticks early, three late) absorb them.
+const stallMin = 10 * time.Millisecond
 
 // stallProbe records when this process goes unscheduled: a goroutine
 // wakes every period and records every wake-up later than stallMin. On a
