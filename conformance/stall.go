@@ -73,7 +73,8 @@ func (s *stallProbe) Stop() {
 
 // duringStall reports whether timing finding f (one with a tolerance)
 // spans a stall: one overlaps the time from the earliest of its frames in
-// view (1-based) to the latest plus the tolerance. Such a finding says
+// view (1-based) less the tolerance to the latest plus the tolerance (a
+// deadline runs after its frames, a "too early" silence before them). Such a finding says
 // more about this machine than about the hosts: they stood still in it.
 // Findings without a tolerance (wrong fields, wrong order) never do.
 func duringStall(f spec.Finding, view []spec.Event, stalls []Stall) bool {
@@ -96,7 +97,7 @@ func duringStall(f spec.Finding, view []spec.Event, stalls []Stall) bool {
 	if from.IsZero() {
 		return false
 	}
-	to = to.Add(f.Slack)
+	from, to = from.Add(-f.Slack), to.Add(f.Slack)
 	for _, s := range stalls {
 		if s.From.Before(to) && s.To.After(from) {
 			return true

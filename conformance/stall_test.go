@@ -20,7 +20,8 @@ func TestDuringStall(t *testing.T) {
 		{"answer late across the stall", spec.Finding{Frame: 2, Frames: []int{3}, Slack: time.Millisecond}, true},
 		{"obligation whose deadline reaches the stall", spec.Finding{Frame: 2, Slack: 35 * time.Millisecond}, true},
 		{"timing finding before the stall", spec.Finding{Frame: 1, Frames: []int{2}, Slack: 20 * time.Millisecond}, false},
-		{"timing finding after the stall", spec.Finding{Frame: 3, Slack: time.Second}, false},
+		{"too early, the stall in the tolerance before it", spec.Finding{Frame: 3, Slack: 30 * time.Millisecond}, true},
+		{"timing finding after the stall", spec.Finding{Frame: 3, Slack: 10 * time.Millisecond}, false},
 		{"not a timing finding", spec.Finding{Frame: 2, Frames: []int{3}}, false},
 		{"frames outside the view", spec.Finding{Frame: 9, Slack: time.Second}, false},
 	}
