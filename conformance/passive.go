@@ -6,6 +6,7 @@ import (
 	"github.com/homatest/homatest/spec/wire"
 	"math/rand/v2"
 	"net/netip"
+	"os"
 	"slices"
 	"sort"
 	"strings"
@@ -53,6 +54,14 @@ func bench(n int, imp LinkImpairment) *Bench {
 		once.Do(func() { sent, delivered, err = finish() })
 		return sent, delivered, err
 	}
+	// The captures are kept for a failed spec only (its report names
+	// them); a passing pass would otherwise leave about 10 MB per spec.
+	DeferCleanup(func() {
+		if sent != "" && !CurrentSpecReport().Failed() {
+			os.Remove(sent)
+			os.Remove(delivered)
+		}
+	})
 	return b
 }
 
