@@ -18,7 +18,10 @@ import (
 )
 
 // Drop is one frame the switch dropped or altered, described by its Homa
-// meaning so that two runs can be compared packet by packet.
+// meaning so that two runs can be compared packet by packet. The
+// user-space switch (backend switch) notes every frame it drops or alters;
+// on the tc backend the drops are the frames of the as-sent view with no
+// copy in the as-delivered view (priority rewrites are not listed there).
 type Drop struct {
 	// Time is when the switch dropped or sent the frame.
 	Time time.Time `json:"time"`
@@ -49,8 +52,12 @@ type Drop struct {
 	Offset uint32 `json:"offset"`
 	// Retransmit is DATA's retransmit flag.
 	Retransmit bool `json:"retransmit,omitempty"`
-	// Comment is the switch's note.
+	// Comment is the switch's note (backend switch) or why the frame is
+	// counted as dropped (backend tc).
 	Comment string `json:"comment"`
+	// SentFrame is the frame's number in sent.pcapng (backend tc, whose
+	// drops are the as-sent frames never delivered; 0 for the switch).
+	SentFrame int `json:"sent_frame,omitempty"`
 }
 
 // Key is the drop's Homa meaning: what a replay must reproduce (plan
