@@ -29,7 +29,8 @@ type lostFrame struct {
 // findLost reads the as-sent view sent and the as-delivered view delivered
 // (pcapng or pcap captures of every switch port, harness DirIn and DirOut)
 // and returns, in as-sent order, the Homa frames sent that were never
-// delivered. Frames are matched by IP source, IP destination and the bytes
+// delivered, and the bytes of the Homa frames delivered to each IP
+// destination (captured frame lengths, Ethernet header included). Frames are matched by IP source, IP destination and the bytes
 // of the Homa packet (header and payload, as captured), as a multiset: n
 // identical frames sent and m < n delivered leave the last n-m sent as
 // lost. The IP header is not compared, so a frame whose priority the
@@ -38,7 +39,7 @@ type lostFrame struct {
 // frames, could hide one drop). A capture that lost frames itself
 // (harness.CaptureStats.KernelDrops) shows its losses here too. Errors: a
 // capture that cannot be read.
-func findLost(sent, delivered io.Reader, o pcap.ReaderOptions) ([]lostFrame, error) {
+func findLost(sent, delivered io.Reader, o pcap.ReaderOptions) ([]lostFrame, map[netip.Addr]uint64, error) {
 	seed := maphash.MakeSeed()
 	var h maphash.Hash
 	key := func(f *pcap.Frame) uint64 {
@@ -51,11 +52,16 @@ func findLost(sent, delivered io.Reader, o pcap.ReaderOptions) ([]lostFrame, err
 		return h.Sum64()
 	}
 	copies := map[uint64]int{}
-	if err := eachFrame(delivered, o, func(f *pcap.Frame) { copies[key(f)]++ }); err != nil {
-		return nil, fmt.Errorf("as-delivered view: %w", err)
+	bytes := map[netip.Addr]uint64{}
+	err := eachFrame(delivered, o, func(f *pcap.Frame) {
+		copies[key(f)]++
+		bytes[f.Dst] += uint64(f.Length)
+	})
+	if err != nil {
+		return nil, nil, fmt.Errorf("as-delivered view: %w", err)
 	}
 	var lost []lostFrame
-	err := eachFrame(sent, o, func(f *pcap.Frame) {
+	err = eachFrame(sent, o, func(f *pcap.Frame) {
 		k := key(f)
 		if copies[k] > 0 {
 			copies[k]--
@@ -69,9 +75,9 @@ func findLost(sent, delivered io.Reader, o pcap.ReaderOptions) ([]lostFrame, err
 		lost = append(lost, l)
 	})
 	if err != nil {
-		return nil, fmt.Errorf("as-sent view: %w", err)
+		return nil, nil, fmt.Errorf("as-sent view: %w", err)
 	}
-	return lost, nil
+	return lost, bytes, nil
 }
 
 // eachFrame calls fn for every Homa frame of capture r.

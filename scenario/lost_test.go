@@ -57,7 +57,7 @@ func TestFindLostAndTCDrops(t *testing.T) {
 	// DATA 0 with another priority, one RESEND, the retransmission.
 	sent := captureOf(t, data(0, 0), data(1000, 0), data(2000, 0), grant, resend, resend, data(1000, 1))
 	delivered := captureOf(t, data(2000, 0), setTOS(data(0, 0), 0xe0), resend, data(1000, 1))
-	lost, err := findLost(sent, delivered, pcap.ReaderOptions{})
+	lost, delivBytes, err := findLost(sent, delivered, pcap.ReaderOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,6 +67,10 @@ func TestFindLostAndTCDrops(t *testing.T) {
 	}
 	if len(nums) != 3 || nums[0] != 2 || nums[1] != 4 || nums[2] != 6 {
 		t.Fatalf("lost frames %v, want 2 (DATA 1000), 4 (GRANT), 6 (the 2nd RESEND)", nums)
+	}
+	// Delivered: three DATA frames to B, one RESEND to A.
+	if want := 3*len(data(0, 0)) + len(resend); delivBytes[hostB]+delivBytes[hostA] != uint64(want) || delivBytes[hostA] != uint64(len(resend)) {
+		t.Errorf("delivered bytes %v, want %d in all, %d to %v", delivBytes, want, len(resend), hostA)
 	}
 	if lost[0].Src != hostA || lost[0].Dst != hostB || lost[0].Packet.Data().Offset() != 1000 || lost[1].Packet.Type() != wire.TypeGrant {
 		t.Errorf("lost %+v", lost)
@@ -115,7 +119,7 @@ func TestFindLostAndTCDrops(t *testing.T) {
 // TestFindLostBadCapture: a view that is not a capture is an error naming
 // the view.
 func TestFindLostBadCapture(t *testing.T) {
-	_, err := findLost(captureOf(t), strings.NewReader("not a capture"), pcap.ReaderOptions{})
+	_, _, err := findLost(captureOf(t), strings.NewReader("not a capture"), pcap.ReaderOptions{})
 	if err == nil || !strings.HasPrefix(err.Error(), "as-delivered view: ") {
 		t.Errorf("got %v", err)
 	}

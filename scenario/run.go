@@ -59,6 +59,10 @@ type Result struct {
 	// on the tc backend: its nftables counters summed over the switch
 	// ports (nil for the switch backend, whose hits are Switch.Hits).
 	PlanHits []uint64
+	// DeliveredBytes are, per host in host order, the bytes of the Homa
+	// frames the tc backend delivered to it (the as-delivered capture;
+	// nil for the switch backend, whose counters are Switch.Ports).
+	DeliveredBytes []uint64
 	// Hosts is the check of every host's view.
 	Hosts []spec.HostReport
 	// Summary condenses the above.

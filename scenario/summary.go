@@ -48,8 +48,8 @@ type Summary struct {
 	OfferedLoad float64 `json:"offered_load,omitempty"`
 	GoodputBps  float64 `json:"goodput_bps"`
 	// BusiestDownlinkBps is the largest rate, over the switch ports, of
-	// bytes the switch sent to one host over Elapsed (Ethernet frames,
-	// backend switch only), and BusiestDownlinkLoad its fraction of
+	// bytes the switch sent to one host over Elapsed (Ethernet frames;
+	// backend tc: the Homa frames of the as-delivered capture), and BusiestDownlinkLoad its fraction of
 	// LinkBps: the load the busiest link really carried.
 	BusiestDownlinkBps  float64 `json:"busiest_downlink_bps"`
 	BusiestDownlinkLoad float64 `json:"busiest_downlink_load,omitempty"`
@@ -132,6 +132,9 @@ func summarize(res *Result, cst harness.CaptureStats) Summary {
 	if sum.Elapsed > 0 {
 		for _, p := range res.Switch.Ports {
 			sum.BusiestDownlinkBps = max(sum.BusiestDownlinkBps, float64(p.TxBytes)*8/sum.Elapsed.Seconds())
+		}
+		for _, n := range res.DeliveredBytes {
+			sum.BusiestDownlinkBps = max(sum.BusiestDownlinkBps, float64(n)*8/sum.Elapsed.Seconds())
 		}
 	}
 	if sum.LinkBps > 0 {

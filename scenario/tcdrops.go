@@ -90,7 +90,7 @@ func tcPlanHits(topo *harness.Topology, n int) ([]uint64, error) {
 
 // lostDrops finds the frames the tc backend dropped (findLost over
 // sent.pcapng and delivered.pcapng of the run folder) and describes them
-// (tcDrops).
+// (tcDrops); it sets the Result's DeliveredBytes.
 func (r *run) lostDrops(hosts []netip.Addr, ports []string, v wire.Version, ords map[rpcKey]int) ([]Drop, error) {
 	sent, err := os.Open(r.arts.Path("sent.pcapng"))
 	if err != nil {
@@ -102,9 +102,12 @@ func (r *run) lostDrops(hosts []netip.Addr, ports []string, v wire.Version, ords
 		return nil, err
 	}
 	defer delivered.Close()
-	lost, err := findLost(bufio.NewReaderSize(sent, 1<<20), bufio.NewReaderSize(delivered, 1<<20), pcap.ReaderOptions{Version: v})
+	lost, bytes, err := findLost(bufio.NewReaderSize(sent, 1<<20), bufio.NewReaderSize(delivered, 1<<20), pcap.ReaderOptions{Version: v})
 	if err != nil {
 		return nil, fmt.Errorf("finding the tc backend's drops: %w", err)
+	}
+	for _, h := range hosts {
+		r.res.DeliveredBytes = append(r.res.DeliveredBytes, bytes[h])
 	}
 	return tcDrops(lost, hosts, ports, r.s.Plan, ords), nil
 }
