@@ -61,7 +61,9 @@ type Drop struct {
 }
 
 // Key is the drop's Homa meaning: what a replay must reproduce (plan
-// rules, action, type, RPC ordinal, message, offset, retransmit flag).
+// rules, action, type, RPC, message, offset, retransmit flag). The RPC is
+// its ordinal, as the switch's plan counts them, or on the tc backend
+// (SentFrame set) the client's address and id, as its plan names them.
 func (d Drop) Key() string {
 	what := "altered"
 	if d.Dropped {
@@ -78,7 +80,13 @@ func (d Drop) Key() string {
 	if d.Type == "" {
 		return s + "non-Homa frame to " + d.Host
 	}
-	s += fmt.Sprintf(" of RPC %d", d.RPC)
+	if d.SentFrame != 0 {
+		// The tc backend's plan picks RPCs by id; which RPC a host saw
+		// first depends on how the hosts' threads interleave.
+		s += fmt.Sprintf(" of RPC %s id %d", d.Client, d.ID)
+	} else {
+		s += fmt.Sprintf(" of RPC %d", d.RPC)
+	}
 	if d.Message != "" {
 		s += " " + d.Message
 	}

@@ -88,9 +88,9 @@ func TestFindLostAndTCDrops(t *testing.T) {
 	ords := map[rpcKey]int{{hostA, 4}: 1}
 	ds := tcDrops(lost, []netip.Addr{hostA, hostB}, []string{"p1", "p2"}, plan, ords)
 	want := []string{
-		"plan rule 0 dropped DATA of RPC 1 request offset 1000",
-		"plan rule 1 dropped GRANT of RPC 1 request offset 5000",
-		"tc dropped RESEND of RPC 1 request offset 1000",
+		"plan rule 0 dropped DATA of RPC 198.18.0.1 id 4 request offset 1000",
+		"plan rule 1 dropped GRANT of RPC 198.18.0.1 id 4 request offset 5000",
+		"tc dropped RESEND of RPC 198.18.0.1 id 4 request offset 1000",
 	}
 	if len(ds) != len(want) {
 		t.Fatalf("drops %+v", ds)
@@ -100,7 +100,7 @@ func TestFindLostAndTCDrops(t *testing.T) {
 			t.Errorf("drop %d: %q, want %q", i, d.Key(), want[i])
 		}
 	}
-	if ds[0].Host != "h2" || ds[1].Host != "h1" || ds[0].SentFrame != 2 || ds[2].Reason != ReasonTC || !ds[2].Dropped || ds[0].ID != 4 ||
+	if ds[0].Host != "h2" || ds[1].Host != "h1" || ds[0].SentFrame != 2 || ds[2].Reason != ReasonTC || !ds[2].Dropped || ds[0].ID != 4 || ds[0].RPC != 1 ||
 		!strings.HasPrefix(ds[0].Comment, "dropped: plan") {
 		t.Errorf("drops %+v", ds)
 	}
