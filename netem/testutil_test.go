@@ -56,6 +56,10 @@ func dataFrame(t testing.TB, fromClient bool, id uint64, offset uint32, n int, r
 		MessageLength: 100000, Incoming: 10000, SegOffset: offset, Payload: make([]byte, n)}
 	if retransmit {
 		f.Retransmit = 1
+	} else {
+		// As HomaModule and the reference implementation send a fresh
+		// single-segment packet: the offset in sequence only.
+		f.SegOffset = wire.SegOffsetInSequence
 	}
 	return homaFrame(t, sm, dm, s, d, 3, f)
 }
