@@ -72,19 +72,20 @@ type Result struct {
 // Run runs scenario s: it builds the topology (harness.Build, the switch
 // backend with s.Link, s.Seed and s.Plan as netem.SwitchFabric, or the
 // kernel bridge with tc on every port, netem.ApplyTC, and the plan as
-// nftables rules on every port's egress, netem.ApplyTCPlan), captures every switch port, starts
-// the IUT's agent on every host and says hello, drives the workload
-// (traffic.Run), shuts the agents down, stops the capture, checks each
-// host's view (spec.CheckHostViews over the as-sent and as-delivered
-// captures) and writes the run folder (see the package doc). Everything it
-// created is removed before it returns, also on error.
+// nftables rules on every port's egress, netem.ApplyTCPlan), captures
+// every switch port, starts the IUT's agent on every host and says hello,
+// drives the workload (traffic.Run), shuts the agents down, stops the
+// capture, checks each host's view (spec.CheckHostViews over the as-sent
+// and as-delivered captures) and writes the run folder (see the package
+// doc). Everything it created is removed before it returns, also on
+// error.
 //
 // Errors (one line each, naming the fix): not root (harness.ErrNotRoot), a
-// link or plan the tc backend cannot emulate on this kernel (checked before
-// anything is built), a bad manifest, an
-// implementation that cannot run here ("unsupported: ..."), a topology or
-// agent that fails, ctx's end. Failed RPCs and rule violations are not
-// errors: they are in the Result (Summary.Verdict "fail").
+// link or plan the tc backend cannot emulate on this kernel (checked
+// before anything is built), a bad manifest, an implementation that cannot
+// run here ("unsupported: ..."), a topology or agent that fails, ctx's
+// end. Failed RPCs and rule violations are not errors: they are in the
+// Result (Summary.Verdict "fail").
 func Run(ctx context.Context, s *Scenario, o Options) (*Result, error) {
 	if err := s.Validate(); err != nil {
 		return nil, err

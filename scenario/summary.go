@@ -256,6 +256,7 @@ func (s *Summary) WriteText(w io.Writer) error {
 // a frame two overlapping rules match is attributed to both.
 func summarizeTC(sum *Summary, res *Result) {
 	var attributed uint64
+	sum.Drops["plan"], sum.Drops[ReasonTC] = 0, 0
 	for _, d := range res.Drops {
 		sum.Drops[d.Reason]++
 		if len(d.Rules) > 0 {
