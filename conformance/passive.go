@@ -8,7 +8,6 @@ import (
 	"net/netip"
 	"os"
 	"slices"
-	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -227,40 +226,13 @@ func checkBench(b *Bench, min spec.Level) {
 	if b.Stalls != nil {
 		stalls = b.Stalls()
 	}
+	p.Reaction = timerRace
 	var bad []string
 	excused := 0
-	for _, h := range b.Addrs {
-		var view []spec.Event
-		for _, e := range sent {
-			if e.Src == h {
-				view = append(view, e)
-			}
-		}
-		for _, e := range delivered {
-			if e.Dst == h {
-				view = append(view, e)
-			}
-		}
-		sort.SliceStable(view, func(i, j int) bool { return view[i].Time.Before(view[j].Time) })
-		c := spec.NewChecker(env.Profile, p, rules)
-		for i := range view {
-			view[i].Frame = i + 1
-			c.Feed(&view[i])
-		}
-		for _, v := range c.Finish().Violations {
-			if v.Frame < 1 || v.Frame > len(view) {
-				continue
-			}
-			// Judged in the view of the host that owed it: the sender of
-			// the frame, or for answer obligations its receiver.
-			owner := view[v.Frame-1].Src
-			if receiverCharged[v.Rule] {
-				owner = view[v.Frame-1].Dst
-			}
-			if owner != h {
-				continue
-			}
-			if duringStall(v, view, stalls) || justDelivered(v, view, h) {
+	for _, hr := range spec.CheckHostViews(env.Profile, p, rules, sent, delivered, b.Addrs) {
+		excused += len(hr.Excused)
+		for _, v := range hr.Violations {
+			if duringStall(v, hr.View, stalls) {
 				excused++
 				continue
 			}
@@ -268,7 +240,7 @@ func checkBench(b *Bench, min spec.Level) {
 				bad = append(bad, "…")
 				break
 			}
-			bad = append(bad, fmt.Sprintf("host %s view: %s", h, v))
+			bad = append(bad, fmt.Sprintf("host %s view: %s", hr.Host, v))
 		}
 	}
 	Expect(bad).To(BeEmpty(), "spec checker findings (%d more timing findings spanned one of the %d stalls of this process or raced a delivery; as sent: %s; as delivered: %s):\n%s", excused, len(stalls), sentPath, deliveredPath, strings.Join(bad, "\n"))
@@ -278,18 +250,7 @@ func checkBench(b *Bench, min spec.Level) {
 // own copy of the packet bytes.
 func readEvents(path string, v wire.Version) []spec.Event {
 	GinkgoHelper()
-	r, err := pcap.Open(path, pcap.ReaderOptions{Version: v})
-	ok(err, "reading %s", path)
-	defer r.Close()
-	var out []spec.Event
-	err = r.EachEvent(func(e *spec.Event) {
-		c := *e
-		if c.Err == nil {
-			b := append([]byte(nil), c.Packet.Bytes()...)
-			c.Packet, c.Err = wire.Decode(b, wire.DecodeOptions{Version: c.Packet.Version()})
-		}
-		out = append(out, c)
-	})
+	out, err := pcap.ReadEvents(path, pcap.ReaderOptions{Version: v})
 	ok(err, "reading %s", path)
 	return out
 }
