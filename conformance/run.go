@@ -177,7 +177,7 @@ func Run(t GinkgoTestingT, o Options) (*Result, error) {
 		return res, errors.New("conformance: Ginkgo produced no report")
 	}
 	if o.JUnit != "" {
-		if err := reporters.GenerateJUnitReportWithConfig(*lastReport, o.JUnit, reporters.JunitReportConfig{OmitTimelinesForSpecState: types.SpecStatePassed}); err != nil {
+		if err := writeJUnit(*lastReport, o.JUnit); err != nil {
 			return res, fmt.Errorf("conformance: writing JUnit report: %w", err)
 		}
 	}

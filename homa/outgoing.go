@@ -202,9 +202,15 @@ func (h *Host) queueRetransmit(r *rpc, start, end int, prio uint8) int {
 	queued := 0
 	for off := 0; off < m.next; {
 		n := h.packetLen(m, off)
-		if off+n > start && off < end && !m.retxQueued(off) {
-			m.retx = append(m.retx, retx{start: off, end: off + n, prio: prio, incoming: incoming})
-			queued++
+		if off+n > start && off < end {
+			if i := m.retxQueued(off); i >= 0 {
+				// Already waiting: it answers this RESEND too, so it
+				// goes at the priority this RESEND asked for (RTX-06).
+				m.retx[i].prio = prio
+			} else {
+				m.retx = append(m.retx, retx{start: off, end: off + n, prio: prio, incoming: incoming})
+				queued++
+			}
 		}
 		off += n
 	}
@@ -224,14 +230,14 @@ func (h *Host) live(r *rpc) bool {
 	return h.servers[serverKey{r.peer, r.clientID()}] == r
 }
 
-// retxQueued reports whether the packet at off already waits for
-// retransmission: repeated RESENDs for a busy sender must not pile up
-// copies of the same packets.
-func (m *msgOut) retxQueued(off int) bool {
-	for _, r := range m.retx {
+// retxQueued returns the index in m.retx of the packet at off if it
+// already waits for retransmission, else -1: repeated RESENDs for a busy
+// sender must not pile up copies of the same packets.
+func (m *msgOut) retxQueued(off int) int {
+	for i, r := range m.retx {
 		if r.start == off {
-			return true
+			return i
 		}
 	}
-	return false
+	return -1
 }

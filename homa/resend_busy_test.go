@@ -19,7 +19,8 @@ import (
 // many RPCs retransmitting, a peer could hear nothing for timeout_ticks
 // and abort.) The server is paced at 10 Mbit/s, so each packet occupies
 // its link for 1.2 ms and the queue drains slowly; a tester client asks
-// twice for the same five packets of a 30,000-byte response.
+// twice for the same five packets of a 30,000-byte response, the second
+// time at another priority.
 func TestResendForQueuedRetransmissionGetsBusy(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		iut, me := netip.MustParseAddr("198.18.0.1"), netip.MustParseAddr("198.18.0.2")
@@ -54,9 +55,11 @@ func TestResendForQueuedRetransmissionGetsBusy(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		resend := &wire.ResendFields{Common: c, Offset: 0, Length: 7120, Priority: 7}
-		for range 2 {
-			if err := peer.Send(iut, 7, resend); err != nil {
+		// The second RESEND asks for priority 5: the queued packets answer
+		// it too, so they must go at 5 (RTX-06: retransmit at the
+		// RESEND's priority).
+		for _, prio := range []uint8{7, 5} {
+			if err := peer.Send(iut, 7, &wire.ResendFields{Common: c, Offset: 0, Length: 7120, Priority: prio}); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -72,7 +75,7 @@ func TestResendForQueuedRetransmissionGetsBusy(t *testing.T) {
 		// The retransmissions still follow: the five packets, each once.
 		for off := uint32(0); off < 7120; off += 1424 {
 			if _, err := peer.Expect(ctx, tester.Match{Type: wire.TypeData, From: iut, RPC: 100,
-				Checks: []tester.Check{tester.Retransmit(true), tester.DataOffset(off)}}, 50*time.Millisecond); err != nil {
+				Checks: []tester.Check{tester.Retransmit(true), tester.DataOffset(off), tester.IPPriority(5, 5)}}, 50*time.Millisecond); err != nil {
 				t.Fatal(err)
 			}
 		}

@@ -159,7 +159,8 @@ func (o *runOpts) run(cmd *cobra.Command) error {
 	if o.passResult != "" {
 		return o.onePass()
 	}
-	if o.artifacts == "" {
+	defaulted := o.artifacts == ""
+	if defaulted {
 		o.artifacts = filepath.Join("homatest-runs", fmt.Sprintf("%s-%d", time.Now().Format("20060102-150405"), os.Getpid()))
 	}
 	if err := os.MkdirAll(o.artifacts, 0o755); err != nil {
@@ -183,6 +184,22 @@ func (o *runOpts) run(cmd *cobra.Command) error {
 			junits = append(junits, junit)
 		}
 	}
+	for _, p := range passes {
+		ran := 0
+		for _, s := range p.Specs {
+			if s.State != "skipped" {
+				ran++
+			}
+		}
+		if ran == 0 && p.SetupError == "" {
+			if defaulted {
+				// Nothing ran: no run folder to keep.
+				os.RemoveAll(o.artifacts)
+				os.Remove(filepath.Dir(o.artifacts)) // homatest-runs, if now empty
+			}
+			return usageErr(errors.New("no spec matched --label-filter, --rules and --focus (homatest spec list shows the rule IDs; areas: wire, grant, resend, ack, cutoffs, robustness, workload)"))
+		}
+	}
 	if o.junit != "" {
 		if err := conformance.MergeJUnit(junits, o.junit); err != nil {
 			return usageErr(err)
@@ -198,17 +215,6 @@ func (o *runOpts) run(cmd *cobra.Command) error {
 		}
 		if p.SetupError != "" {
 			return &ExitError{Code: ExitUsage, Err: fmt.Errorf("the test environment could not be built: %s", p.SetupError)}
-		}
-	}
-	for _, p := range passes {
-		ran := 0
-		for _, s := range p.Specs {
-			if s.State != "skipped" {
-				ran++
-			}
-		}
-		if ran == 0 && p.SetupError == "" {
-			return usageErr(errors.New("no spec matched --label-filter, --rules and --focus (homatest spec list shows the rule IDs; areas: wire, grant, resend, ack, cutoffs, robustness, workload)"))
 		}
 	}
 	for _, p := range passes {

@@ -58,8 +58,12 @@ func TestRunFocusedPassAndFault(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(string(junit), `<property name="rule" value="&#34;HOMA-GRANT-002&#34;">`) {
-		t.Errorf("JUnit report lacks the spec's rule property")
+	if !strings.Contains(string(junit), `<property name="rule" value="HOMA-GRANT-002">`) {
+		t.Errorf("JUnit report lacks the spec's rule property (unquoted)")
+	}
+	// One testcase per spec, and nothing else (no suite setup nodes).
+	if got, want := strings.Count(string(junit), "<testcase "), len(rep.Passes[0].Specs); got != want || want < 10 {
+		t.Errorf("JUnit report has %d testcases, want one per spec (%d)", got, want)
 	}
 
 	// With the no-grants fault the same spec fails, citing its rules,

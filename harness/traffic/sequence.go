@@ -1,0 +1,112 @@
+package traffic
+
+import (
+	"math/rand/v2"
+	"sort"
+	"time"
+
+	"github.com/homatest/homatest/agent"
+	"github.com/homatest/homatest/harness/workload"
+)
+
+// sequence yields the RPCs of a config in issue order: arrival times
+// (open loop only), clients, servers and sizes, all from the seed.
+type sequence struct {
+	cfg      *Config
+	rng      *rand.Rand
+	arrivals workload.Arrivals
+	at       time.Duration
+	n        int
+	list     []RPC // explicit RPCs sorted by At
+}
+
+// newSequence returns the sequence of cfg (validated). For an open loop
+// the arrival rate is one server link's Poisson rate times the number of
+// servers.
+func newSequence(cfg *Config) (*sequence, error) {
+	s := &sequence{cfg: cfg, rng: rand.New(rand.NewPCG(cfg.Seed, 0x7472616666696300))}
+	if len(cfg.RPCs) > 0 {
+		s.list = append([]RPC(nil), cfg.RPCs...)
+		sort.SliceStable(s.list, func(i, j int) bool { return s.list[i].At < s.list[j].At })
+		return s, nil
+	}
+	if cfg.Load > 0 {
+		a, err := workload.Poisson(cfg.Load, cfg.LinkBps, cfg.Requests, workload.HomaDataOverhead{})
+		if err != nil {
+			return nil, err
+		}
+		a.Rate *= float64(len(cfg.servers()))
+		s.arrivals = a
+	}
+	return s, nil
+}
+
+// expected returns how many RPCs the sequence will issue, or 0 when that
+// depends on the run (a closed loop bounded by time only). For an open
+// loop bounded by time it is the mean count.
+func (s *sequence) expected() int {
+	switch {
+	case s.list != nil:
+		return len(s.list)
+	case s.cfg.Duration <= 0:
+		return s.cfg.Count
+	case s.arrivals.Rate > 0:
+		n := int(s.arrivals.Rate * s.cfg.Duration.Seconds())
+		if s.cfg.Count > 0 && s.cfg.Count < n {
+			n = s.cfg.Count
+		}
+		return n
+	}
+	return s.cfg.Count
+}
+
+// next returns the next RPC and false when the sequence is over: the list
+// is exhausted, Count RPCs were issued, or (open loop) the next arrival is
+// past Duration. For a closed loop At is 0 and client is chosen by the
+// caller (the client whose slot freed); pass it as client (-1 otherwise).
+func (s *sequence) next(client int) (RPC, bool) {
+	if s.list != nil {
+		if s.n >= len(s.list) {
+			return RPC{}, false
+		}
+		s.n++
+		return s.list[s.n-1], true
+	}
+	if s.cfg.Count > 0 && s.n >= s.cfg.Count {
+		return RPC{}, false
+	}
+	var r RPC
+	if s.arrivals.Rate > 0 {
+		s.at += s.arrivals.Next(s.rng)
+		if s.cfg.Duration > 0 && s.at > s.cfg.Duration {
+			return RPC{}, false
+		}
+		r.At = s.at
+	}
+	hosts := len(s.cfg.Hosts)
+	if s.cfg.Pattern == ManyToOne {
+		r.Server = hosts - 1
+		if client < 0 {
+			client = s.rng.IntN(hosts - 1)
+		}
+	} else {
+		if client < 0 {
+			client = s.rng.IntN(hosts)
+		}
+		r.Server = s.rng.IntN(hosts - 1)
+		if r.Server >= client {
+			r.Server++
+		}
+	}
+	r.Client = client
+	r.Request = min(s.cfg.Requests.Sample(s.rng), agent.MaxMessage)
+	r.Response = s.cfg.ResponseBytes
+	if s.cfg.Responses.Name() != "" {
+		r.Response = min(s.cfg.Responses.Sample(s.rng), agent.MaxMessage)
+	}
+	if r.Request < agent.PayloadHeaderLen {
+		r.Response = r.Request // no room for a response length: the response echoes the request
+	}
+	s.n++
+	return r, true
+}
