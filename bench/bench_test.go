@@ -149,7 +149,11 @@ func synthetic(t testing.TB) *Report {
 		if tr.name == "tcp" {
 			recs = append(recs, Record{Request: 7, Err: "timeout: no response"})
 		}
-		s, err := Analyze(Run{Transport: tr.name, Records: recs, Baseline: base, Elapsed: time.Second, OfferedBps: 5e8}, bs)
+		run := Run{Transport: tr.name, Records: recs, Baseline: base, Elapsed: time.Second, OfferedBps: 5e8}
+		if tr.name == "tcp" {
+			run.Counters = map[string]uint64{"switch_buffer_drops": 3, "connections_broken": 1}
+		}
+		s, err := Analyze(run, bs)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -207,6 +211,7 @@ func TestReportText(t *testing.T) {
 		"workload test at load 0.50, 1 Gbit/s links, 3 hosts (2 clients, 1 server), seed 7",
 		"p99 tcp/homa",
 		"tcp: first error: timeout: no response",
+		"tcp: connections_broken 1, switch_buffer_drops 3\n",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("text lacks %q:\n%s", want, out)

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -76,6 +78,13 @@ func (r *Report) WriteText(w io.Writer) error {
 	for _, s := range r.Transports {
 		if s.FirstError != "" {
 			fmt.Fprintf(w, "%s: first error: %s\n", s.Transport, s.FirstError)
+		}
+		if len(s.Counters) > 0 {
+			var kv []string
+			for _, k := range slices.Sorted(maps.Keys(s.Counters)) {
+				kv = append(kv, fmt.Sprintf("%s %d", k, s.Counters[k]))
+			}
+			fmt.Fprintf(w, "%s: %s\n", s.Transport, strings.Join(kv, ", "))
 		}
 	}
 	fmt.Fprintln(w)

@@ -29,6 +29,9 @@ type Run struct {
 	// measured it; 0 makes Analyze compute it as the request bytes of
 	// the successful RPCs × 8 / Elapsed.
 	AchievedBps float64
+	// Counters are whatever else the driver counted during the run, by
+	// name (retransmissions, switch drops, …), reported as given.
+	Counters map[string]uint64
 }
 
 // BucketStats are one bucket's slowdowns.
@@ -64,6 +67,8 @@ type Summary struct {
 	P99      float64       `json:"p99"`
 	Buckets  []BucketStats `json:"buckets"`
 	Baseline Baseline      `json:"baseline"`
+	// Counters are Run.Counters.
+	Counters map[string]uint64 `json:"counters,omitempty"`
 }
 
 // Analyze computes run's slowdowns per bucket. Errors: no buckets, or a
@@ -76,7 +81,7 @@ func Analyze(run Run, buckets []Bucket) (Summary, error) {
 		return Summary{}, errors.New("bench: the baseline has no points (see NewBaseline)")
 	}
 	s := Summary{Transport: run.Transport, Elapsed: run.Elapsed, OfferedBps: run.OfferedBps,
-		AchievedBps: run.AchievedBps, Baseline: run.Baseline, Buckets: make([]BucketStats, len(buckets))}
+		AchievedBps: run.AchievedBps, Baseline: run.Baseline, Counters: run.Counters, Buckets: make([]BucketStats, len(buckets))}
 	slow := make([]*latency.Histogram, len(buckets))
 	lat := make([]*latency.Histogram, len(buckets))
 	all := latency.New()

@@ -74,5 +74,6 @@ Exit codes: 0 success, 1 violations, 2 usage, input or environment error.`,
 	root.AddCommand(newAgentCmd())
 	root.AddCommand(newCleanupCmd())
 	root.AddCommand(newNetemCmd())
+	root.AddCommand(newBenchCmd())
 	return root
 }
