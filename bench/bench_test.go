@@ -135,7 +135,8 @@ func synthetic(t testing.TB) *Report {
 	t.Helper()
 	base := Baseline{Points: []BaselinePoint{{Size: 100, Latency: 10100}, {Size: 10000, Latency: 20000}}}
 	bs := []Bucket{{Lo: 1, Hi: 100, CDF: 0.5, Share: 0.5}, {Lo: 101, Hi: 10000, CDF: 1, Share: 0.5}}
-	r := &Report{Workload: "test", Load: 0.5, RateBps: 1e9, Hosts: 3, Seed: 7, Buckets: bs}
+	r := &Report{Workload: "test", Load: 0.5, RateBps: 1e9, Hosts: 3, Seed: 7, Buckets: bs,
+		Params: map[string]any{"tick_ns": 10000000, "unsched_cutoffs": []int{0, 200}}}
 	for _, tr := range []struct {
 		name  string
 		k     float64
@@ -210,6 +211,7 @@ func TestReportText(t *testing.T) {
 	for _, want := range []string{
 		"workload test at load 0.50, 1 Gbit/s links, 3 hosts (2 clients, 1 server), seed 7",
 		"p99 tcp/homa",
+		"homa params: tick_ns 10000000, unsched_cutoffs [0 200]\n",
 		"tcp: first error: timeout: no response",
 		"tcp: connections_broken 1, switch_buffer_drops 3\n",
 	} {

@@ -24,6 +24,9 @@ type Report struct {
 	Hosts int `json:"hosts"`
 	// Impl names the Homa implementation ("ref", "linux", a manifest's).
 	Impl string `json:"impl,omitempty"`
+	// Params are the parameter overrides the Homa agents were given
+	// (name → integer or list of integers).
+	Params map[string]any `json:"params,omitempty"`
 	// Seed drew the sizes and arrivals, the same for every transport.
 	Seed       uint64    `json:"seed"`
 	Buckets    []Bucket  `json:"buckets"`
@@ -66,8 +69,12 @@ func (r *Report) WriteText(w io.Writer) error {
 	if r.Impl != "" {
 		impl = ", homa impl " + r.Impl
 	}
-	fmt.Fprintf(w, "workload %s at load %.2f, %s, %d hosts (%d clients, 1 server)%s, seed %d\n\n",
+	fmt.Fprintf(w, "workload %s at load %.2f, %s, %d hosts (%d clients, 1 server)%s, seed %d\n",
 		r.Workload, r.Load, rate, r.Hosts, r.Hosts-1, impl, r.Seed)
+	if len(r.Params) > 0 {
+		fmt.Fprintf(w, "homa params: %s\n", joinKV(r.Params))
+	}
+	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "transport\trpcs\terrors\telapsed\toffered\tachieved\tp50\tp99\t")
 	for _, s := range r.Transports {
@@ -80,11 +87,7 @@ func (r *Report) WriteText(w io.Writer) error {
 			fmt.Fprintf(w, "%s: first error: %s\n", s.Transport, s.FirstError)
 		}
 		if len(s.Counters) > 0 {
-			var kv []string
-			for _, k := range slices.Sorted(maps.Keys(s.Counters)) {
-				kv = append(kv, fmt.Sprintf("%s %d", k, s.Counters[k]))
-			}
-			fmt.Fprintf(w, "%s: %s\n", s.Transport, strings.Join(kv, ", "))
+			fmt.Fprintf(w, "%s: %s\n", s.Transport, joinKV(s.Counters))
 		}
 	}
 	fmt.Fprintln(w)
@@ -112,6 +115,15 @@ func (r *Report) WriteText(w io.Writer) error {
 		fmt.Fprintln(tw, strings.Join(row, "\t")+"\t")
 	}
 	return tw.Flush()
+}
+
+// joinKV returns m as "name value" pairs sorted by name, comma-separated.
+func joinKV[V any](m map[string]V) string {
+	var kv []string
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		kv = append(kv, fmt.Sprintf("%s %v", k, m[k]))
+	}
+	return strings.Join(kv, ", ")
 }
 
 // num formats a slowdown with 3 significant digits, "-" for 0 (no RPC).

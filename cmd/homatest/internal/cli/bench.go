@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -24,11 +25,13 @@ type benchOpts struct {
 	impl, workload, rate, transports, output, plot, artifacts string
 	load                                                      float64
 	hosts, buckets, unloaded, response                        int
-	duration                                                  time.Duration
+	duration, rtt                                             time.Duration
 	seed                                                      uint64
+	params                                                    []string
 
 	// Set by check.
 	dist     workload.Dist
+	homaPar  agent.Params
 	rateBps  netem.BitRate
 	trans    []string
 	homaImpl *agent.Manifest
@@ -105,7 +108,7 @@ environment error (not root, a bad flag, an agent that cannot start).`,
 	f.StringVar(&o.impl, "impl", "ref", "Homa implementation: ref, linux, or an agent manifest YAML file")
 	f.StringVar(&o.workload, "workload", "w4", "request sizes: w1..w5 (the Homa papers' workloads) or a fixed size in bytes")
 	f.Float64Var(&o.load, "load", 0.5, "offered load, a fraction (0, 1] of the server's link rate")
-	f.StringVar(&o.rate, "rate", "100mbit", `link rate of every switch port ("1gbit", "100mbit", bit/s)`)
+	f.StringVar(&o.rate, "rate", "50mbit", `link rate of every switch port ("1gbit", "100mbit", bit/s)`)
 	f.IntVar(&o.hosts, "hosts", 4, "hosts: the last one serves, the others call it (2..16)")
 	f.DurationVar(&o.duration, "duration", 10*time.Second, "how long the loaded run issues RPCs, per transport")
 	f.StringVar(&o.transports, "transport", "homa,tcp", "transports to run, comma-separated: homa, tcp")
@@ -115,6 +118,8 @@ environment error (not root, a bad flag, an agent that cannot start).`,
 	f.StringVar(&o.artifacts, "artifacts", "", "run folder for the agents' logs, the topology and report.json (default: a new folder under homatest-runs/)")
 	f.IntVar(&o.buckets, "buckets", bench.DefaultBuckets, "size buckets: the workload split into this many of equal probability")
 	f.IntVar(&o.unloaded, "unloaded", 10, "unloaded RPCs per measured size for the baseline")
+	f.DurationVar(&o.rtt, "rtt", time.Millisecond, "round trip the ref agent's unsched_bytes (rate × rtt) and max_incoming (8 × that) are sized for")
+	f.StringArrayVar(&o.params, "param", nil, "Homa parameter override for the homa agents' hello, NAME=VALUE (an integer or comma-separated integers; repeatable; e.g. unsched_bytes=12000)")
 	f.IntVar(&o.response, "response", traffic.DefaultResponseBytes, "response size in bytes")
 	return cmd
 }
@@ -142,6 +147,8 @@ func (o *benchOpts) check() error {
 		return fmt.Errorf("-o %q: want text or json", o.output)
 	case o.buckets < 1 || o.buckets > 100:
 		return fmt.Errorf("--buckets %d: want 1..100", o.buckets)
+	case o.rtt <= 0:
+		return fmt.Errorf("--rtt %v: want a positive duration such as 1ms", o.rtt)
 	case o.unloaded < 1:
 		return fmt.Errorf("--unloaded %d: want at least 1", o.unloaded)
 	case o.response < 1 || o.response > agent.MaxMessage:
@@ -149,6 +156,26 @@ func (o *benchOpts) check() error {
 	}
 	if ext := strings.ToLower(filepath.Ext(o.plot)); o.plot != "" && ext != ".png" && ext != ".svg" {
 		return fmt.Errorf("--plot %q: the file name must end in .png or .svg", o.plot)
+	}
+	o.homaPar = agent.Params{}
+	for _, kv := range o.params {
+		name, val, ok := strings.Cut(kv, "=")
+		if !ok || name == "" {
+			return fmt.Errorf("--param %q: want NAME=VALUE, e.g. unsched_bytes=12000", kv)
+		}
+		var ints []int64
+		for _, f := range strings.Split(val, ",") {
+			v, err := strconv.ParseInt(strings.TrimSpace(f), 10, 64)
+			if err != nil {
+				return fmt.Errorf("--param %q: %q is not an integer", kv, f)
+			}
+			ints = append(ints, v)
+		}
+		if len(ints) == 1 {
+			o.homaPar[name] = ints[0]
+		} else {
+			o.homaPar[name] = ints
+		}
 	}
 	o.trans = nil
 	for _, t := range strings.Split(o.transports, ",") {

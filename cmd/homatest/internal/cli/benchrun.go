@@ -25,6 +25,25 @@ import (
 // looking like silence (as conformance's namespace benches found).
 const benchRefTick = 10 * time.Millisecond
 
+// homaParams returns the parameter overrides the homa agents get in
+// hello: for the ref agent a 10 ms tick and unsched_bytes and max_incoming
+// sized for --rate and --rtt (HomaModule's defaults are for a 25 Gbit/s
+// network with a few µs round trips: at 100 Mbit/s their 40 KB of
+// unscheduled bytes per message and 400 KB of grants overflow the switch
+// buffers in bursts), then the manifest's params, then --param.
+func (o *benchOpts) homaParams() agent.Params {
+	p := agent.Params{}
+	if o.impl == "ref" {
+		rttBytes := max(int64(1500), int64(float64(o.rateBps)*o.rtt.Seconds()/8))
+		p["tick_ns"] = benchRefTick.Nanoseconds()
+		p["unsched_bytes"] = rttBytes
+		p["max_incoming"] = 8 * rttBytes
+	}
+	maps.Copy(p, agent.Params(o.homaImpl.Params))
+	maps.Copy(p, o.homaPar)
+	return p
+}
+
 // run builds the topology, runs every transport and returns the report
 // (and writes report.json into the run folder and the plot).
 func (o *benchOpts) run(ctx context.Context, prog *benchProgress) (*bench.Report, error) {
@@ -48,7 +67,7 @@ func (o *benchOpts) run(ctx context.Context, prog *benchProgress) (*bench.Report
 		Seed: o.seed, Buckets: buckets}
 	for _, tr := range o.trans {
 		if tr == "homa" {
-			rep.Impl = o.homaImpl.Name
+			rep.Impl, rep.Params = o.homaImpl.Name, o.homaParams()
 		}
 		s, err := o.runTransport(ctx, topo, fab, tr, buckets, prog)
 		if err != nil {
@@ -72,16 +91,9 @@ func (o *benchOpts) run(ctx context.Context, prog *benchProgress) (*bench.Report
 // baseline, runs the loaded workload, stops the agents and analyses the
 // run.
 func (o *benchOpts) runTransport(ctx context.Context, topo *harness.Topology, fab *netem.SwitchFabric, tr string, buckets []bench.Bucket, prog *benchProgress) (bench.Summary, error) {
-	m := o.tcpImpl
-	params := agent.Params{}
+	m, params := o.tcpImpl, agent.Params(nil)
 	if tr == "homa" {
-		m = o.homaImpl
-		if o.impl == "ref" {
-			params["tick_ns"] = benchRefTick.Nanoseconds()
-		}
-		for k, v := range m.Params {
-			params[k] = v
-		}
+		m, params = o.homaImpl, o.homaParams()
 	}
 	sw0 := fab.Stats()
 	ags, err := startBenchAgents(ctx, topo, m, params)
@@ -137,7 +149,7 @@ func (o *benchOpts) runTransport(ctx context.Context, topo *harness.Topology, fa
 // (unloaded and loaded runs together): the agents' retransmissions, IUT
 // timeouts, payload errors and broken TCP connections summed over the
 // hosts, and the switch's drops (egress buffer full; frames the kernel
-// dropped before the switch read them) between sw0 and sw1 and its read
+// dropped before the switch read them; sends that failed) between sw0 and sw1 and its read
 // lag p99 (µs) at the end. Zero counters are left out.
 func benchCounters(stats []agent.Stats, sw0, sw1 netem.Stats) map[string]uint64 {
 	c := map[string]uint64{}
@@ -150,8 +162,10 @@ func benchCounters(stats []agent.Stats, sw0, sw1 netem.Stats) map[string]uint64 
 	c["switch_buffer_drops"] = sw1.Drops.Buffer - sw0.Drops.Buffer
 	for i, p := range sw1.Ports {
 		c["switch_kernel_drops"] += p.RxKernelDrops
+		c["switch_tx_errors"] += p.TxErrors
 		if i < len(sw0.Ports) {
 			c["switch_kernel_drops"] -= sw0.Ports[i].RxKernelDrops
+			c["switch_tx_errors"] -= sw0.Ports[i].TxErrors
 		}
 	}
 	c["switch_read_lag_p99_us"] = uint64(sw1.ReadLagP99.Microseconds())
