@@ -57,7 +57,7 @@ each host, and for each transport of --transport:
 
 The transports see the same request sizes and arrival times (same --seed).
 "homa" is the --impl agent (ref: the reference implementation, run with a
-10 ms timer tick here; linux: the kernel module; or a manifest file); "tcp"
+50 ms timer tick here; linux: the kernel module; or a manifest file); "tcp"
 is homatest's tcp agent (one TCP connection per client-server pair).
 
 Each RPC's slowdown is its latency divided by the unloaded latency of its

@@ -7,8 +7,12 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/homatest/homatest/agent"
 
 	"github.com/homatest/homatest/bench"
+	"github.com/homatest/homatest/netem"
 )
 
 func TestBenchFlagErrors(t *testing.T) {
@@ -28,6 +32,9 @@ func TestBenchFlagErrors(t *testing.T) {
 		{[]string{"-o", "xml"}, "-o \"xml\""},
 		{[]string{"--impl", "/nonexistent.yaml"}, "--impl"},
 		{[]string{"--duration", "0s"}, "--duration"},
+		{[]string{"--rtt", "0s"}, "--rtt"},
+		{[]string{"--param", "unsched_bytes"}, "want NAME=VALUE"},
+		{[]string{"--param", "unsched_bytes=lots"}, "not an integer"},
 		{[]string{"extra"}, "unknown command"},
 	} {
 		out, err, code := run(t, append([]string{"bench"}, c.args...)...)
@@ -78,6 +85,38 @@ func TestBenchNS(t *testing.T) {
 	for _, f := range []string{"report.json", "h1.ref.stderr.log", "h3.tcp.stderr.log"} {
 		if _, err := os.Stat(filepath.Join(dir, "run", f)); err != nil {
 			t.Errorf("run folder: %v", err)
+		}
+	}
+}
+
+func TestBenchHomaParams(t *testing.T) {
+	o := &benchOpts{impl: "ref", rateBps: 100e6, rtt: time.Millisecond,
+		homaImpl: &agent.Manifest{Params: map[string]any{"resend_ticks": 3}}, homaPar: agent.Params{"max_incoming": int64(9000)}}
+	p := o.homaParams()
+	// 100 Mbit/s × 1 ms = 12500 bytes; --param beats the sizing.
+	if p["unsched_bytes"] != int64(12500) || p["max_incoming"] != int64(9000) || p["tick_ns"] != int64(50e6) || p["resend_ticks"] != 3 {
+		t.Errorf("ref params = %v", p)
+	}
+	o.impl, o.homaPar = "linux", nil
+	if p := o.homaParams(); len(p) != 1 || p["resend_ticks"] != 3 {
+		t.Errorf("linux params = %v, want only the manifest's", p)
+	}
+}
+
+func TestBenchCounters(t *testing.T) {
+	st := []agent.Stats{{Retransmitted: 4, Timeouts: 1}, {Retransmitted: 2, Extra: map[string]uint64{"connections_broken": 1}}}
+	sw0 := netem.Stats{Drops: netem.DropCounts{Buffer: 10}, Ports: []netem.PortStats{{RxKernelDrops: 1}, {}}}
+	sw1 := netem.Stats{Drops: netem.DropCounts{Buffer: 15}, Ports: []netem.PortStats{{RxKernelDrops: 1}, {RxKernelDrops: 2, TxErrors: 1}},
+		ReadLagP50: time.Millisecond, ReadLagP99: 3 * time.Millisecond}
+	got := benchCounters(st, sw0, sw1)
+	want := map[string]uint64{"retransmitted": 6, "timeouts": 1, "connections_broken": 1, "switch_buffer_drops": 5,
+		"switch_kernel_drops": 2, "switch_tx_errors": 1, "switch_read_lag_p50_us": 1000, "switch_read_lag_p99_us": 3000}
+	if len(got) != len(want) {
+		t.Errorf("counters = %v, want %v", got, want)
+	}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("counters[%s] = %d, want %d (all: %v)", k, got[k], v, got)
 		}
 	}
 }
