@@ -45,7 +45,7 @@ func (r *Report) Plot(path string) error {
 		ticks = append(ticks, plot.Tick{Value: b.CDF, Label: shortSize(b.Hi)})
 	}
 	p.X.Tick.Marker = plot.ConstantTicks(ticks)
-	p.Legend.Top, p.Legend.Left = true, true
+	p.Legend.Top = true // top right: short messages, on the left, have the highest slowdowns
 	p.Add(plotter.NewGrid())
 	for ti, s := range r.Transports {
 		for _, q := range []struct {

@@ -75,7 +75,8 @@ throughput should match the offered one), or the result measures the CPU
 rather than the transports.
 
 Exit codes: 0 done (RPC failures are counted in the report), 2 usage or
-environment error (not root, a bad flag, an agent that cannot start).`,
+environment error (not root, a bad flag, an agent that cannot start), 130
+interrupted (SIGINT or SIGTERM: the namespaces are removed first).`,
 		Example: `  sudo homatest bench --workload w4 --load 0.8 --rate 100mbit --plot w4.png
   sudo homatest bench --workload 1000 --transport homa --duration 5s -o json`,
 		Args: cobra.NoArgs,
@@ -89,6 +90,9 @@ environment error (not root, a bad flag, an agent that cannot start).`,
 			stop := harness.HandleSignals()
 			defer stop()
 			rep, err := o.run(cmd.Context(), newBenchProgress(cmd.ErrOrStderr(), o.output == "json"))
+			if err != nil && cmd.Context().Err() != nil {
+				return &ExitError{Code: 130, Err: errors.New("interrupted: the bench was stopped and its namespaces removed")}
+			}
 			if err != nil {
 				return usageErr(err)
 			}

@@ -54,7 +54,7 @@ func TestBenchNS(t *testing.T) {
 	dir := t.TempDir()
 	plot := filepath.Join(dir, "slowdown.svg")
 	out, err, code := run(t, "bench", "--workload", "1000", "--load", "0.2", "--rate", "100mbit", "--hosts", "3",
-		"--duration", "1s", "--unloaded", "3", "-o", "json", "--plot", plot, "--artifacts", filepath.Join(dir, "run"))
+		"--duration", "1s", "--unloaded", "7", "-o", "json", "--plot", plot, "--artifacts", filepath.Join(dir, "run"))
 	if code != ExitOK {
 		t.Fatalf("bench: exit %d, %v\n%s", code, err, out)
 	}
@@ -72,9 +72,11 @@ func TestBenchNS(t *testing.T) {
 	if n := h.Count + h.Errors; n < 1500 || n > 3200 || n != tc.Count+tc.Errors {
 		t.Errorf("RPCs: homa %d+%d, tcp %d+%d; want about 2300 each, equal", h.Count, h.Errors, tc.Count, tc.Errors)
 	}
+	// Slowdowns near 1 or above (a median of 7 unloaded RPCs is the
+	// baseline: a CPU stall in it lowers them, but not 10-fold).
 	for _, s := range rep.Transports {
 		b := s.Buckets[0]
-		if s.Errors > s.Count/100 || b.P50 < 0.3 || b.P99 < b.P50 || len(s.Baseline.Points) != 1 || s.Baseline.Points[0].Count != 3 {
+		if s.Errors > s.Count/100 || b.P50 < 0.1 || b.P99 < b.P50 || len(s.Baseline.Points) != 1 || s.Baseline.Points[0].Count != 7 {
 			t.Errorf("%s: %d errors (%s), bucket %+v, baseline %+v", s.Transport, s.Errors, s.FirstError, b, s.Baseline)
 		}
 	}
