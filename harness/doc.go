@@ -25,6 +25,8 @@
 // 02:<run id>:00:i, lo up, no route out. The veth MTU is Config.MTU
 // (default 1500) and tx checksum offload is off on every veth end, so a
 // user-space forwarder that re-sends frames as they are passes TCP.
+// Every host has permanent neighbour entries for the other hosts (no ARP
+// or neighbour discovery on the wire unless Config.ARP is set).
 //
 // # Threads and namespaces
 //

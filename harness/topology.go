@@ -54,6 +54,13 @@ type Config struct {
 	// Artifacts is the run folder for logs and captures; nil means
 	// NewArtifacts(DefaultArtifactsDir(id)).
 	Artifacts *Artifacts
+	// ARP, when true, leaves neighbour resolution to ARP and IPv6
+	// neighbour discovery. By default every host gets a permanent
+	// neighbour entry (IPv4 and IPv6) for every other host, so no packet
+	// waits in the kernel for resolution: a first DATA held while ARP
+	// crosses a busy switch leaves together with the RESEND its silence
+	// provoked, which on the wire looks like a RESEND sent too early.
+	ARP bool
 }
 
 // Topology is a built set of host namespaces around a switch namespace.
@@ -159,6 +166,11 @@ func Build(ctx context.Context, cfg Config) (t *Topology, err error) {
 		t.Hosts = append(t.Hosts, h)
 		t.Ports = append(t.Ports, h.Port)
 	}
+	if !cfg.ARP {
+		if err = t.staticNeighbours(); err != nil {
+			return t, fmt.Errorf("harness: %w", err)
+		}
+	}
 	if err = nsexec.Do(t.Switch, func() error { return txCsumOff(t.Ports...) }); err != nil {
 		return t, fmt.Errorf("harness: switch ports: %w", err)
 	}
@@ -183,41 +195,85 @@ func Build(ctx context.Context, cfg Config) (t *Topology, err error) {
 	return t, nil
 }
 
-// waitUp waits until every host's veth end is operationally up. The kernel
-// reports a veth's carrier asynchronously (linkwatch); IPv6 neighbour
-// discovery sent before that is lost, and the first IPv6 packets to a peer
-// wait about a second. Bounded by 5 s (times HOMATEST_TIME_SCALE) and ctx.
-func (t *Topology) waitUp(ctx context.Context) error {
-	limit := timescale.D(5 * time.Second)
-	deadline := time.Now().Add(limit)
+// staticNeighbours gives every host a permanent neighbour entry for every
+// other host's IPv4 and IPv6 address (see Config.ARP).
+func (t *Topology) staticNeighbours() error {
 	for _, h := range t.Hosts {
-		nh, err := netlink.NewHandleAt(h.Netns)
+		nh, err := netlink.NewHandleAt(h.Netns, netlinkRoute)
 		if err != nil {
 			return fmt.Errorf("%s: netlink: %w", h.Name, err)
 		}
-		for {
-			l, err := nh.LinkByName(h.Ifname)
-			if err != nil {
-				nh.Close()
-				return fmt.Errorf("%s: %w", h.Ifname, err)
+		link, err := nh.LinkByName(h.Ifname)
+		if err != nil {
+			nh.Close()
+			return fmt.Errorf("%s: %w", h.Ifname, err)
+		}
+		for _, o := range t.Hosts {
+			if o == h {
+				continue
 			}
-			if l.Attrs().OperState == netlink.OperUp {
-				break
-			}
-			if time.Now().After(deadline) {
-				nh.Close()
-				return fmt.Errorf("%s still %v after %v (is the switch port up?)", h.Ifname, l.Attrs().OperState, limit)
-			}
-			select {
-			case <-ctx.Done():
-				nh.Close()
-				return ctx.Err()
-			case <-time.After(5 * time.Millisecond): // polling the link state, bounded by deadline
+			for _, a := range []netip.Addr{o.Addr4, o.Addr6} {
+				fam := netlink.FAMILY_V4
+				if a.Is6() {
+					fam = netlink.FAMILY_V6
+				}
+				n := &netlink.Neigh{LinkIndex: link.Attrs().Index, Family: fam, State: netlink.NUD_PERMANENT,
+					IP: a.AsSlice(), HardwareAddr: o.MAC}
+				if err := nh.NeighSet(n); err != nil {
+					nh.Close()
+					return fmt.Errorf("%s: neighbour %v: %w", h.Name, a, err)
+				}
 			}
 		}
 		nh.Close()
 	}
 	return nil
+}
+
+// waitUp waits until both ends of every host's veth are operationally up.
+// The kernel activates a device's queueing discipline and reports its
+// carrier asynchronously (linkwatch): frames sent before that are dropped
+// silently (a loaded machine takes up to a second), and IPv6 neighbour
+// discovery sent then is lost. Bounded by 5 s (times HOMATEST_TIME_SCALE)
+// and ctx.
+func (t *Topology) waitUp(ctx context.Context) error {
+	deadline := time.Now().Add(timescale.D(5 * time.Second))
+	for _, h := range t.Hosts {
+		if err := waitOperUp(ctx, h.Netns, h.Ifname, deadline); err != nil {
+			return fmt.Errorf("%s: %w", h.Name, err)
+		}
+		if err := waitOperUp(ctx, t.Switch, h.Port, deadline); err != nil {
+			return fmt.Errorf("switch port of %s: %w", h.Name, err)
+		}
+	}
+	return nil
+}
+
+// waitOperUp polls interface name in ns until it is operationally up, the
+// deadline passes or ctx ends.
+func waitOperUp(ctx context.Context, ns netns.NsHandle, name string, deadline time.Time) error {
+	nh, err := netlink.NewHandleAt(ns)
+	if err != nil {
+		return fmt.Errorf("netlink: %w", err)
+	}
+	defer nh.Close()
+	for {
+		l, err := nh.LinkByName(name)
+		if err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+		if l.Attrs().OperState == netlink.OperUp {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%s still %v after 5 s (times HOMATEST_TIME_SCALE): is its peer up?", name, l.Attrs().OperState)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(5 * time.Millisecond): // polling the link state, bounded by deadline
+		}
+	}
 }
 
 // Description is the JSON form of a topology, written to the run folder

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/homatest/homatest/internal/nsexec"
+	"github.com/vishvananda/netlink"
 	"net"
 	"net/netip"
 	"os"
@@ -84,6 +85,36 @@ func TestTopologyShape(t *testing.T) {
 		})
 		if err != nil {
 			t.Errorf("%s: %v", h.Name, err)
+		}
+	}
+	// Every host has a permanent neighbour entry for every other host's
+	// addresses (Config.ARP false): 2 peers x 2 families.
+	for _, h := range topo.Hosts {
+		nh, err := netlink.NewHandleAt(h.Netns)
+		if err != nil {
+			t.Fatal(err)
+		}
+		neighs, err := nh.NeighList(0, netlink.FAMILY_ALL)
+		nh.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		perm := map[netip.Addr]string{}
+		for _, n := range neighs {
+			if n.State&netlink.NUD_PERMANENT != 0 {
+				a, _ := netip.AddrFromSlice(n.IP)
+				perm[a.Unmap()] = n.HardwareAddr.String()
+			}
+		}
+		for _, o := range topo.Hosts {
+			for _, a := range []netip.Addr{o.Addr4, o.Addr6} {
+				if got, want := perm[a], o.MAC.String(); o != h && got != want {
+					t.Errorf("%s: permanent neighbour %v is %q, want %s", h.Name, a, got, want)
+				}
+			}
+		}
+		if len(perm) != 4 {
+			t.Errorf("%s: %d permanent neighbours %v, want 4", h.Name, len(perm), perm)
 		}
 	}
 	var d Description

@@ -8,6 +8,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/homatest/homatest/conformance/tester"
 	"github.com/homatest/homatest/homa"
 	"github.com/homatest/homatest/homa/memnet"
 	"github.com/homatest/homatest/spec/wire"
@@ -62,5 +63,56 @@ func TestFIFOGrants(t *testing.T) {
 			}
 		}
 		t.Logf("server sent %d FIFO grants", len(server))
+	})
+}
+
+// TestFIFOGrantOnlyAfterSRPTGrant: a FIFO grant follows an SRPT grant
+// (homa_grant_check_fifo), never comes on its own. A tester sends the
+// first packet of five long requests 1 ms apart (each arrival runs the
+// grant decision) and never sends the granted bytes: after the first
+// request's GRANT and FIFO grant the incoming budget stays full, so no
+// further GRANT of either kind may follow. (Before, a FIFO grant went out
+// on every arrival once the FIFO interval had passed, keeping the budget
+// full and SRPT grants starved for good.)
+func TestFIFOGrantOnlyAfterSRPTGrant(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		iut, me := netip.MustParseAddr("198.18.0.1"), netip.MustParseAddr("198.18.0.2")
+		n := memnet.New(memnet.Config{Rate: 10e9})
+		p := homa.DefaultParams()
+		p.UnschedBytes, p.MaxIncoming = 1424, 5*1424
+		p.FIFOGrantIncrement, p.GrantFIFOFraction, p.LinkRate = 10000, 500, 1e9 // a FIFO grant may follow every 160 µs
+		h, err := homa.New(homa.Config{Transport: n.Attach(iut), Params: p})
+		if err != nil {
+			t.Fatal(err)
+		}
+		peer := tester.New(n.Attach(me))
+		defer func() { peer.Close(); h.Close(); n.Close() }()
+		if _, err := h.Listen(4000); err != nil {
+			t.Fatal(err)
+		}
+		ctx := context.Background()
+		for i := range 5 {
+			c := wire.CommonFields{Sport: uint16(33000 + i), Dport: 4000, SenderID: uint64(100 + 2*i)}
+			if err := peer.Send(iut, 4, &wire.DataFields{Common: c, MessageLength: 1000000, Incoming: 1424,
+				SegOffset: wire.SegOffsetInSequence, Payload: make([]byte, 1424)}); err != nil {
+				t.Fatal(err)
+			}
+			time.Sleep(time.Millisecond) // virtual time: several FIFO intervals
+		}
+		var srpt, fifo []string
+		for {
+			g, err := peer.Expect(ctx, tester.Match{Type: wire.TypeGrant, From: iut}, time.Millisecond)
+			if err != nil {
+				break
+			}
+			if g.Pkt.Grant().Priority() == 6 {
+				fifo = append(fifo, g.String())
+			} else {
+				srpt = append(srpt, g.String())
+			}
+		}
+		if len(srpt) != 1 || len(fifo) != 1 {
+			t.Errorf("%d SRPT grants %v and %d FIFO grants %v; want one of each (for the first request only)", len(srpt), srpt, len(fifo), fifo)
+		}
 	})
 }

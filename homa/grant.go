@@ -59,7 +59,16 @@ func (h *Host) grant() {
 		outstanding += max(0, g.m.granted-g.m.received())
 	}
 	seg := h.p.maxSegData(h.v6)
-	defer h.fifoGrant(gs, window)
+	granted := false
+	// A FIFO grant only follows an SRPT grant (homa_grant_check_fifo runs
+	// after homa_grant_try_send granted): while SRPT grants wait for
+	// max_incoming to drain, FIFO grants on their own would keep the
+	// budget full and starve SRPT completely.
+	defer func() {
+		if granted {
+			h.fifoGrant(gs, window)
+		}
+	}()
 	for rank, g := range active {
 		m := g.m
 		target := min(m.length(), m.received()+window)
@@ -85,6 +94,7 @@ func (h *Host) grant() {
 			off = target + seg
 		}
 		h.sendGrant(g.r, off, prio)
+		granted = true
 	}
 }
 

@@ -117,8 +117,10 @@ func (p *Params) fifoInterval() time.Duration {
 // 100 Gbit/s → 60000, 1600000 (the nearest row is used above 10 Gbit/s).
 // Below 10 Gbit/s both scale with the rate from the 10 Gbit/s row (they
 // are about one and a dozen round trips of bytes), never below one and
-// eight full packets. LinkRate is set to bps, so the pacer and the FIFO
-// grant interval follow the link.
+// eight full packets, and so does fifo_grant_increment (50000 B at 10
+// Gbit/s and above; one full packet at least): a FIFO grant larger than
+// max_incoming would hold the whole incoming budget by itself. LinkRate is
+// set to bps, so the pacer and the FIFO grant interval follow the link.
 func ParamsForLink(bps int64) Params {
 	p := DefaultParams()
 	p.LinkRate = bps
@@ -133,6 +135,7 @@ func ParamsForLink(bps int64) Params {
 	default:
 		p.UnschedBytes = max(seg, int(int64(30000)*bps/10e9))
 		p.MaxIncoming = max(8*seg, int(int64(400000)*bps/10e9))
+		p.FIFOGrantIncrement = max(seg, int(int64(p.FIFOGrantIncrement)*bps/10e9))
 	}
 	return p
 }

@@ -100,8 +100,32 @@ func newTestTopo(t testing.TB) *testTopo {
 		if err := hs.LinkSetUp(sl); err != nil {
 			t.Fatal(err)
 		}
+		// Frames sent before the kernel activates a device (linkwatch,
+		// up to a second late on a loaded machine) are dropped silently.
+		waitOperUp(t, hh, h.host)
+		waitOperUp(t, hs, h.sw)
 	}
 	return tp
+}
+
+// waitOperUp polls interface name through h until it is operationally up
+// (5 s times HOMATEST_TIME_SCALE at most).
+func waitOperUp(t testing.TB, h *netlink.Handle, name string) {
+	t.Helper()
+	deadline := time.Now().Add(scaled(5 * time.Second))
+	for {
+		l, err := h.LinkByName(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if l.Attrs().OperState == netlink.OperUp {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s still %v after 5 s", name, l.Attrs().OperState)
+		}
+		time.Sleep(5 * time.Millisecond) // polling the link state, bounded by deadline
+	}
 }
 
 // hostSock opens an AF_PACKET socket on a host's veth.

@@ -2,13 +2,11 @@ package pcap
 
 import (
 	"bytes"
-	"net/netip"
 	"os"
 	"path/filepath"
 	"testing"
 	"time"
 
-	"github.com/gopacket/gopacket"
 	"github.com/gopacket/gopacket/layers"
 	"github.com/gopacket/gopacket/pcapgo"
 
@@ -98,18 +96,7 @@ func TestEachEvent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	src, dst := netip.MustParseAddr("10.0.0.1"), netip.MustParseAddr("10.0.0.2")
-	for i := range 3 {
-		frame, err := BuildFrame(gopacket.NewSerializeBuffer(), FrameSpec{Src: src, Dst: dst},
-			&wire.GrantFields{Common: wire.CommonFields{SenderID: 11}, Offset: uint32(1000 * (i + 1))},
-			wire.EncodeOptions{FixLengths: true, SetMarks: true})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := w.WritePacket(0, time.Unix(int64(i), 0), frame, len(frame), ""); err != nil {
-			t.Fatal(err)
-		}
-	}
+	writeGrants(t, w, 3)
 	w.Flush()
 	whole := buf.Bytes()
 	read := func(b []byte) ([]uint32, error) {

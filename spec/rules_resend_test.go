@@ -348,16 +348,24 @@ func TestResend004RetransmitAtResendPriority(t *testing.T) {
 	wantCounts(t, rep, "HOMA-RESEND-004", 2, 2, 0, 0) // the restart is not judged
 }
 
-// TestResend004WrongPriority: a lost scheduled packet retransmitted at the
-// message's scheduled level 0 instead of the RESEND's level 7 (CTRL-02).
-func TestResend004WrongPriority(t *testing.T) {
-	b := newTrace(t, wire.VersionCurrent)
+// retransmitAtLevel0 plays a 100000-byte request whose scheduled packet
+// [41424, 42848) is lost; the server RESENDs it at level 7 and the client
+// retransmits it at the message's scheduled level 0. It returns the
+// retransmission's frame.
+func (b *traceBuilder) retransmitAtLevel0() int {
 	b.message(true, 2, 100000, 0, 40000, 40000, 4)
 	b.after(10*time.Microsecond).grant(false, 2, 100000, 0)
 	b.message(true, 2, 100000, 40000, 41424, 40000, 0)
 	b.message(true, 2, 100000, 42848, 100000, 40000, 0) // [41424, 42848) lost
 	b.after(5*time.Millisecond).resend(false, 2, 41424, 1424, 7)
-	bad := b.after(30*time.Microsecond).resent(true, 2, 100000, 41424, 1424, 0)
+	return b.after(30*time.Microsecond).resent(true, 2, 100000, 41424, 1424, 0)
+}
+
+// TestResend004WrongPriority: a lost scheduled packet retransmitted at the
+// message's scheduled level 0 instead of the RESEND's level 7 (CTRL-02).
+func TestResend004WrongPriority(t *testing.T) {
+	b := newTrace(t, wire.VersionCurrent)
+	bad := b.retransmitAtLevel0()
 	rep := b.check("linux", "HOMA-RESEND-004")
 	wantViolations(t, rep, "HOMA-RESEND-004", bad)
 	if f := rep.Violations[0]; f.Why != "retransmitted DATA at priority 0; the RESEND asked for 7" {

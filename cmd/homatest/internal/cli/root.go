@@ -75,5 +75,8 @@ Exit codes: 0 success, 1 violations, 2 usage, input or environment error.`,
 	root.AddCommand(newCleanupCmd())
 	root.AddCommand(newNetemCmd())
 	root.AddCommand(newBenchCmd())
+	root.AddCommand(newPlotCmd())
+	root.AddCommand(newScenarioCmd())
+	root.AddCommand(newReplayCmd())
 	return root
 }

@@ -59,6 +59,34 @@ func outcome(r *spec.RPC) string {
 	}
 }
 
+// captureRPCs reads the capture at path (wire format v, the profile and
+// IPv6 priority shift found by prescan) through a spec.Trace and returns its
+// RPCs in order of their first frame, the time of the first Homa packet,
+// and the reader options to read it again with.
+func captureRPCs(path string, v wire.Version) ([]*spec.RPC, time.Time, pcap.ReaderOptions, error) {
+	o := pcap.ReaderOptions{Version: v}
+	profile, shift, err := prescan(path)
+	if err != nil {
+		return nil, time.Time{}, o, err
+	}
+	o.IPv6PriorityShift = shift
+	prof, _ := spec.LookupProfile(profile)
+	tr := spec.NewTrace(&prof.Params)
+	tr.KeepFinished()
+	var first time.Time
+	if _, err := streamEvents(path, o, func(e *spec.Event) {
+		if first.IsZero() {
+			first = e.Time
+		}
+		tr.Apply(e)
+	}); err != nil {
+		return nil, first, o, err
+	}
+	rpcs := tr.RPCs()
+	sort.Slice(rpcs, func(i, j int) bool { return rpcs[i].FirstFrame < rpcs[j].FirstFrame })
+	return rpcs, first, o, nil
+}
+
 func newRPCsCmd() *cobra.Command {
 	var output, wireName string
 	cmd := &cobra.Command{
@@ -88,24 +116,10 @@ was sent and nothing completed after it), request-only, or incomplete.`,
 			if err != nil {
 				return usageErr(fmt.Errorf("--wire: %w", err))
 			}
-			profile, shift, err := prescan(args[0])
+			rpcs, first, _, err := captureRPCs(args[0], v)
 			if err != nil {
 				return usageErr(err)
 			}
-			prof, _ := spec.LookupProfile(profile)
-			tr := spec.NewTrace(&prof.Params)
-			tr.KeepFinished()
-			var first time.Time
-			if _, err := streamEvents(args[0], pcap.ReaderOptions{Version: v, IPv6PriorityShift: shift}, func(e *spec.Event) {
-				if first.IsZero() {
-					first = e.Time
-				}
-				tr.Apply(e)
-			}); err != nil {
-				return usageErr(err)
-			}
-			rpcs := tr.RPCs()
-			sort.Slice(rpcs, func(i, j int) bool { return rpcs[i].FirstFrame < rpcs[j].FirstFrame })
 			w := &errWriter{w: cmd.OutOrStdout()}
 			enc := json.NewEncoder(w)
 			for _, r := range rpcs {

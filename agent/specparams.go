@@ -1,0 +1,50 @@
+package agent
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/homatest/homatest/spec"
+)
+
+// Spec returns the spec parameters (package spec) an IUT runs with, from
+// the parameters its hello reports: profile's defaults, overridden by every
+// name the spec knows (spec.ParamNames) and by tick_ns as spec.Params.Tick.
+// Names the spec does not use (mtu, link_bps, link_mbps, ...) are ignored.
+// Errors: an unknown profile, or a value of the wrong shape, naming the
+// parameter.
+func (p Params) Spec(profile string) (spec.Params, error) {
+	prof, err := spec.LookupProfile(profile)
+	if err != nil {
+		return spec.Params{}, err
+	}
+	sp := prof.Params
+	known := map[string]bool{}
+	for _, n := range spec.ParamNames() {
+		known[n] = n != "tick" && n != "wire" // tick comes as tick_ns; wire is the profile's
+	}
+	for name := range p {
+		if name == "tick_ns" {
+			ns, ok := p.Int(name)
+			if !ok || ns <= 0 {
+				return sp, fmt.Errorf("hello parameter tick_ns: %v is not a positive number of ns", p[name])
+			}
+			sp.Tick = time.Duration(ns)
+			continue
+		}
+		if !known[name] {
+			continue
+		}
+		text := fmt.Sprint(p[name])
+		if list, ok := p.Ints(name); ok {
+			text = strings.Trim(strings.Join(strings.Fields(fmt.Sprint(list)), ","), "[]")
+		} else if n, ok := p.Int(name); ok {
+			text = fmt.Sprint(n)
+		}
+		if err := sp.Set(name, text); err != nil {
+			return sp, fmt.Errorf("hello parameter: %w", err)
+		}
+	}
+	return sp, nil
+}

@@ -1,0 +1,42 @@
+package agent
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestParamsSpec: a hello's parameters (as JSON decodes them) become spec
+// parameters over the profile's defaults; names the spec does not use are
+// ignored and a bad value names the parameter.
+func TestParamsSpec(t *testing.T) {
+	ev, err := DecodeEvent([]byte(`{"event":"hello","seq":1,"params":{"tick_ns":10000000,"resend_ticks":7,"mtu":1500,"link_bps":1e9,` +
+		`"unsched_cutoffs":[0,0,0,0,0,0,5000,100]}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := ev.Params.Spec("linux")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Tick != 10*time.Millisecond || p.ResendTicks != 7 || p.UnschedCutoffs != [8]uint32{0, 0, 0, 0, 0, 0, 5000, 100} {
+		t.Errorf("tick %v resend_ticks %d cutoffs %v", p.Tick, p.ResendTicks, p.UnschedCutoffs)
+	}
+	if p.TimeoutTicks == 0 || p.Wire.String() == "" {
+		t.Errorf("profile defaults lost: %+v", p)
+	}
+	for _, c := range []struct {
+		params Params
+		want   string
+	}{
+		{Params{"tick_ns": -1}, "tick_ns"},
+		{Params{"resend_ticks": "soon"}, "resend_ticks"},
+	} {
+		if _, err := c.params.Spec("linux"); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%v: %v", c.params, err)
+		}
+	}
+	if _, err := (Params{}).Spec("nope"); err == nil {
+		t.Error("unknown profile accepted")
+	}
+}

@@ -1,0 +1,85 @@
+package cli
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/homatest/homatest/scenario"
+)
+
+// replayReport is the JSON output of homatest replay.
+type replayReport struct {
+	Original string           `json:"original"`
+	Summary  scenario.Summary `json:"summary"`
+	// PlanDrops are the fault-plan entries of the original run; Same
+	// tells whether the replay's are the same by Homa meaning, else
+	// Differences lists them.
+	PlanDrops   int      `json:"plan_drops"`
+	Same        bool     `json:"same"`
+	Differences []string `json:"differences,omitempty"`
+}
+
+func newReplayCmd() *cobra.Command {
+	o := &scenarioOpts{}
+	cmd := &cobra.Command{
+		Use:   "replay DIR",
+		Short: "Rerun a scenario run folder with the same seed and compare the fault-plan drops",
+		Long: `replay reruns the resolved scenario in run folder DIR (its scenario.yaml,
+seed included) into a new folder, then compares the packets the fault plan
+acted on in both runs by their Homa meaning (plan rule, action, packet type,
+RPC ordinal, message, offset, retransmit flag), not by time. It prints the
+replay's summary, then "fault-plan drops: same" or one line per difference.
+
+Exit codes: 0 same drops and a clean run; 1 the drops differ, or failed RPCs
+or violations; 2 a folder without a finished run, or an environment error.`,
+		Example: `  homatest scenario run scenario/testdata/two-hosts-drops.yaml --artifacts runs/a
+  homatest replay runs/a                      # new folder runs/a-replay-<time>
+  homatest replay runs/a --artifacts runs/b -o json | jq .same`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := o.check(); err != nil {
+				return err
+			}
+			dir := filepath.Clean(args[0])
+			s, orig, err := scenario.LoadRun(dir)
+			if err != nil {
+				return usageErr(err)
+			}
+			if o.artifacts == "" {
+				o.artifacts = dir + "-replay-" + time.Now().Format("20060102-150405")
+			}
+			res, err := o.run(cmd, s)
+			if err != nil {
+				return err
+			}
+			rep := replayReport{Original: dir, Summary: res.Summary, Differences: scenario.CompareDrops(orig, res.Drops)}
+			for _, d := range orig {
+				if len(d.Rules) > 0 {
+					rep.PlanDrops++
+				}
+			}
+			rep.Same = len(rep.Differences) == 0
+			w := cmd.OutOrStdout()
+			if err := o.print(w, res.Summary, rep); err != nil {
+				return usageErr(err)
+			}
+			if o.output == "text" {
+				if rep.Same {
+					fmt.Fprintf(w, "fault-plan drops: same (%d packets acted on, as in %s)\n", rep.PlanDrops, dir)
+				} else {
+					fmt.Fprintf(w, "fault-plan drops: %d differences from %s:\n  %s\n", len(rep.Differences), dir, strings.Join(rep.Differences, "\n  "))
+				}
+			}
+			if !rep.Same {
+				return &ExitError{Code: ExitViolations, Err: fmt.Errorf("the replay's fault-plan drops differ from %s (%d differences)", dir, len(rep.Differences))}
+			}
+			return verdictErr(res.Summary)
+		},
+	}
+	o.flags(cmd, false)
+	return cmd
+}

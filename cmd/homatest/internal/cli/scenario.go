@@ -1,0 +1,184 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+
+	"github.com/spf13/cobra"
+
+	"github.com/homatest/homatest/harness"
+	"github.com/homatest/homatest/scenario"
+)
+
+// scenarioOpts are the flags of homatest scenario run and homatest replay.
+type scenarioOpts struct {
+	artifacts, output string
+	seed              uint64
+	quiet             bool
+}
+
+func (o *scenarioOpts) flags(cmd *cobra.Command, seed bool) {
+	f := cmd.Flags()
+	f.StringVar(&o.artifacts, "artifacts", "", "run folder (default: a new folder under homatest-runs/)")
+	f.StringVarP(&o.output, "output", "o", "text", "output: text or json (the summary)")
+	f.BoolVarP(&o.quiet, "quiet", "q", false, "no progress lines on standard error")
+	if seed {
+		f.Uint64Var(&o.seed, "seed", 0, "seed for every random choice, instead of the file's (0: the file's)")
+	}
+}
+
+func (o *scenarioOpts) check() error {
+	if o.output != "text" && o.output != "json" {
+		return usageErr(fmt.Errorf("-o %q: want text or json", o.output))
+	}
+	return nil
+}
+
+// run runs s with the flags' options; progress goes to stderr.
+func (o *scenarioOpts) run(cmd *cobra.Command, s *scenario.Scenario) (*scenario.Result, error) {
+	stop := harness.HandleSignals()
+	defer stop()
+	ctx := cmd.Context()
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	opts := scenario.Options{ArtifactsDir: o.artifacts}
+	if !o.quiet {
+		errw := cmd.ErrOrStderr()
+		opts.Log = func(line string) { fmt.Fprintln(errw, "homatest:", line) }
+	}
+	res, err := scenario.Run(ctx, s, opts)
+	if err != nil {
+		return nil, usageErr(err)
+	}
+	return res, nil
+}
+
+func newScenarioCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "scenario",
+		Short: "Run or validate a scenario file (topology, link, IUT, workload, fault plan, check)",
+		Long: `A scenario file (YAML) describes one experiment: N hosts in network
+namespaces behind an emulated switch, the implementation under test (IUT) on
+every host, an RPC workload, an optional fault plan and the rules that judge
+the capture. Fields (defaults in brackets):
+
+  name                 run name [the file's base name]
+  seed                 seed of every random choice [random, written back]
+  topology:  hosts [2], ipv6 [false], mtu [1500]
+  link:      backend switch|tc [switch], rate (e.g. 1gbit), priorities [8],
+             buffer_bytes, delay, jitter, loss {model, probability, ...},
+             duplicate, reorder, corrupt, mtu (netem's link config)
+  iut:       impl ref|linux|MANIFEST.yaml [ref], params {tick_ns: ...}, faults
+  workload:  dist w1..w5|BYTES, response w1..w5|BYTES [100],
+             pattern many-to-one|all-to-all [many-to-one], port [4000],
+             load (fraction of link.rate) or concurrency [1],
+             duration or count, or rpcs: [{at, client, server, request, response}],
+             timeout [10s]
+  plan:      rules: [{name, match: {type, rpc, nth, ...}, action: drop|{delay, ...}}]
+  check:     rules [HOMA-*], level must|should [must], profile [linux], params
+
+Every run writes a folder: the resolved scenario (scenario.yaml), seed,
+versions.json, hellos.json, the agents' logs, capture.pcapng (both
+directions, with the switch's drop notes), sent.pcapng and delivered.pcapng
+(each packet as sent and as delivered), switch.json, drops.json,
+switch-notes.pcapng, rpcs.json, check.json and summary.json. homatest
+replay DIR reruns it.`,
+	}
+	cmd.AddCommand(newScenarioRunCmd(), newScenarioValidateCmd())
+	return cmd
+}
+
+func newScenarioRunCmd() *cobra.Command {
+	o := &scenarioOpts{}
+	cmd := &cobra.Command{
+		Use:   "run FILE",
+		Short: "Run a scenario and check its capture",
+		Long: `run builds the scenario's topology (root needed), starts the IUT's agent
+on every host, drives the workload, captures every switch port and checks
+each host's view of the capture (what it sent as it sent it merged with what
+it got as it arrived) with the scenario's rules. It prints RPCs ok and
+failed, offered and carried load, latency p50/p99, drops by reason, fault
+plan hits and the rule table.
+
+Exit codes: 0 every RPC completed and no rule was violated; 1 failed RPCs or
+violations; 2 a bad scenario or manifest, not root, a kernel without a
+feature the link needs, or an environment error (nothing is left behind).`,
+		Example: `  homatest scenario run scenario/testdata/w4-half-load.yaml
+  homatest scenario run my.yaml --seed 42 --artifacts runs/my-42 -o json | jq .latency_p99_ns`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := o.check(); err != nil {
+				return err
+			}
+			s, err := scenario.Load(args[0])
+			if err != nil {
+				return usageErr(err)
+			}
+			if o.seed != 0 {
+				s.Seed = o.seed
+			}
+			res, err := o.run(cmd, s)
+			if err != nil {
+				return err
+			}
+			if err := o.print(cmd.OutOrStdout(), res.Summary, nil); err != nil {
+				return usageErr(err)
+			}
+			return verdictErr(res.Summary)
+		},
+	}
+	o.flags(cmd, true)
+	return cmd
+}
+
+// print writes the summary (and v in JSON) in the chosen format.
+func (o *scenarioOpts) print(w io.Writer, s scenario.Summary, v any) error {
+	if o.output == "json" {
+		if v == nil {
+			v = s
+		}
+		b, err := json.MarshalIndent(v, "", "  ")
+		if err != nil {
+			return err
+		}
+		_, err = fmt.Fprintf(w, "%s\n", b)
+		return err
+	}
+	return s.WriteText(w)
+}
+
+// verdictErr is exit 1 for a failed run.
+func verdictErr(s scenario.Summary) error {
+	if s.Verdict == scenario.VerdictPass {
+		return nil
+	}
+	return &ExitError{Code: ExitViolations, Err: fmt.Errorf("scenario %s: %d failed RPCs, %d violations (see %s)", s.Name, s.Failed, s.Violated, s.Dir)}
+}
+
+func newScenarioValidateCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "validate FILE",
+		Short: "Check a scenario file and print it resolved (every default filled in)",
+		Long: `validate reads a scenario file, fills in the defaults and checks every
+field (and the IUT's manifest), without root and without running anything.
+It prints the resolved scenario; an error is one line with the YAML line,
+the field and the fix (exit code 2).`,
+		Example: `  homatest scenario validate scenario/testdata/w4-half-load.yaml`,
+		Args:    cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			s, err := scenario.Load(args[0])
+			if err != nil {
+				return usageErr(err)
+			}
+			b, err := s.Marshal()
+			if err != nil {
+				return usageErr(err)
+			}
+			_, err = cmd.OutOrStdout().Write(b)
+			return err
+		},
+	}
+}

@@ -1,0 +1,219 @@
+package cli
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/homatest/homatest/harness"
+	"github.com/homatest/homatest/netem"
+)
+
+const exampleDir = "../../../../scenario/testdata"
+
+// writeFile writes content to name in dir and returns the path.
+func writeFile(t *testing.T, dir, name, content string) string {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// htNamespaces returns the harness namespaces (ht<id>-*) present now.
+func htNamespaces(t *testing.T) map[string]bool {
+	t.Helper()
+	ents, err := os.ReadDir("/run/netns")
+	if err != nil && !os.IsNotExist(err) {
+		t.Fatal(err)
+	}
+	m := map[string]bool{}
+	for _, e := range ents {
+		if _, ok := harness.RunOf(e.Name()); ok {
+			m[e.Name()] = true
+		}
+	}
+	return m
+}
+
+// newLeftovers returns harness namespaces present now but not in before,
+// of runs nobody holds (other packages' tests may be running).
+func newLeftovers(t *testing.T, before map[string]bool) []string {
+	t.Helper()
+	live := map[harness.RunID]bool{}
+	for _, id := range harness.LiveRuns("") {
+		live[id] = true
+	}
+	var out []string
+	for n := range htNamespaces(t) {
+		if id, _ := harness.RunOf(n); !before[n] && !live[id] {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+func TestScenarioValidate(t *testing.T) {
+	out, err, code := run(t, "scenario", "validate", filepath.Join(exampleDir, "w4-half-load.yaml"))
+	if code != ExitOK {
+		t.Fatalf("exit %d: %v", code, err)
+	}
+	for _, want := range []string{"name: w4-half-load", "seed: 4", "  hosts: 4", "  rate: 1gbit", "  priorities: 8", "  response: \"100\"", "  pattern: many-to-one", "  timeout: 10s", "  level: must", "  profile: linux"} {
+		if !strings.Contains(out, want+"\n") {
+			t.Errorf("resolved scenario lacks %q:\n%s", want, out)
+		}
+	}
+	dir := t.TempDir()
+	bad := writeFile(t, dir, "bad.yaml", "topology: {hosts: 2}\nworkload:\n  dist: w7\n  count: 3\n")
+	_, err, code = run(t, "scenario", "validate", bad)
+	if code != ExitUsage || err == nil || !strings.HasPrefix(err.Error(), "scenario "+bad+": line 3: workload.dist: ") {
+		t.Errorf("bad dist: exit %d, %v", code, err)
+	}
+}
+
+// TestScenarioUsageErrors: a bad scenario, a bad manifest and bad flags
+// stop scenario run before anything is built (exit 2, one line).
+func TestScenarioUsageErrors(t *testing.T) {
+	dir := t.TempDir()
+	badManifest := writeFile(t, dir, "agent.yaml", "name: My Homa\ncommand: [/bin/true]\n")
+	withManifest := writeFile(t, dir, "m.yaml", "iut: {impl: agent.yaml}\nworkload: {dist: w1, count: 3}\n")
+	badField := writeFile(t, dir, "f.yaml", "workload: {dist: w1, count: 3, speed: 9}\n")
+	before := htNamespaces(t)
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"scenario", "run", withManifest}, "line 1: iut.impl: manifest " + badManifest + `: name: "My Homa": use 1-40 lower-case letters`},
+		{[]string{"scenario", "run", badField}, `line 1: unknown field "speed" (workload.speed): check its spelling and indentation; known fields: dist, response, pattern`},
+		{[]string{"scenario", "run", filepath.Join(dir, "none.yaml")}, "no such file or directory"},
+		{[]string{"scenario", "run", withManifest, "-o", "xml"}, `-o "xml": want text or json`},
+		{[]string{"scenario", "run"}, "accepts 1 arg(s)"},
+		{[]string{"replay", dir}, "scenario.yaml: no such file or directory"},
+	} {
+		_, err, code := run(t, c.args...)
+		if code != ExitUsage || err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%v: exit %d, %v; want exit 2 and one line containing %q", c.args, code, err, c.want)
+		}
+	}
+	if os.Geteuid() == 0 {
+		if left := newLeftovers(t, before); len(left) > 0 {
+			t.Errorf("namespaces left behind: %v", left)
+		}
+	}
+}
+
+// TestScenarioNotRootAndKernel: as an unprivileged user scenario run says
+// it needs root; as root, a tc link this kernel cannot emulate names the
+// missing feature and the switch backend. Both exit 2 and leave nothing.
+func TestScenarioNotRootAndKernel(t *testing.T) {
+	if os.Geteuid() != 0 {
+		_, err, code := run(t, "scenario", "run", filepath.Join(exampleDir, "two-hosts-drops.yaml"))
+		if code != ExitUsage || err == nil || !strings.Contains(err.Error(), "needs root") {
+			t.Fatalf("not root: exit %d, %v", code, err)
+		}
+		return
+	}
+	// Root: run this test binary as nobody (uid 65534), from a copy and a
+	// scenario file it can read.
+	dir := t.TempDir()
+	for d := dir; d != "/" && d != os.TempDir(); d = filepath.Dir(d) {
+		os.Chmod(d, 0o755)
+	}
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	exe := filepath.Join(dir, "homatest")
+	copyFile(t, self, exe)
+	sc := writeFile(t, dir, "s.yaml", "workload: {dist: '1000', count: 1}\n")
+	cmd := exec.Command(exe, "scenario", "run", sc, "--artifacts", filepath.Join(dir, "runs"))
+	cmd.Env = append(os.Environ(), "HOMATEST_CLI_CHILD=1")
+	cmd.Dir = dir
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	err = cmd.Run()
+	if code := cmd.ProcessState.ExitCode(); code != ExitUsage || !strings.Contains(stderr.String(), "needs root") || strings.Count(strings.TrimSpace(stderr.String()), "\n") != 0 {
+		t.Errorf("as nobody: exit %d (%v), stderr %q; want 2 and one line saying it needs root", code, err, stderr.String())
+	}
+
+	k, err := netem.ProbeKernel()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if k.Netem {
+		return // this kernel can delay frames with tc
+	}
+	before := htNamespaces(t)
+	tc := writeFile(t, dir, "tc.yaml", "link: {backend: tc, rate: 100mbit, delay: 1ms}\nworkload: {dist: '1000', count: 1}\n")
+	_, err, code := run(t, "scenario", "run", tc, "--artifacts", filepath.Join(dir, "tc"), "-q")
+	if code != ExitUsage || err == nil || !strings.Contains(err.Error(), "delay: needs sch_netem") || !strings.Contains(err.Error(), "use link.backend switch") {
+		t.Errorf("tc with delay: exit %d, %v", code, err)
+	}
+	if left := newLeftovers(t, before); len(left) > 0 {
+		t.Errorf("namespaces left behind: %v", left)
+	}
+}
+
+func copyFile(t *testing.T, from, to string) {
+	t.Helper()
+	in, err := os.Open(from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Close()
+	out, err := os.OpenFile(to, os.O_CREATE|os.O_WRONLY, 0o755)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		t.Fatal(err)
+	}
+	if err := out.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestScenarioRunAndReplay runs the two-host example through the CLI (this
+// test binary is also the agent) and replays it: exit 0, the summary, and
+// "same" fault-plan drops.
+func TestScenarioRunAndReplay(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root: builds network namespaces")
+	}
+	t.Setenv("HOMATEST_CLI_CHILD", "1")
+	dir := t.TempDir()
+	before := htNamespaces(t)
+	a := filepath.Join(dir, "a")
+	out, err, code := run(t, "scenario", "run", filepath.Join(exampleDir, "two-hosts-drops.yaml"), "--artifacts", a, "-q")
+	if code != ExitOK {
+		t.Fatalf("exit %d: %v\n%s", code, err, out)
+	}
+	for _, want := range []string{"scenario two-hosts-drops (seed 11): 3 RPCs, 3 ok, 0 failed", "latency: p50 ", "switch drops: plan 2, loss 0, buffer 0",
+		`plan rule 0 "request DATA in [50000, 51424) of RPC 2": 1 hits`, "HOMA-GRANT-001", "PASS; artifacts in " + a} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	out, err, code = run(t, "replay", a, "--artifacts", filepath.Join(dir, "b"), "-q", "-o", "json")
+	if code != ExitOK {
+		t.Fatalf("replay: exit %d: %v\n%s", code, err, out)
+	}
+	var rep replayReport
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if !rep.Same || rep.PlanDrops != 2 || rep.Summary.OK != 3 || rep.Summary.Seed != 11 || rep.Original != a {
+		t.Errorf("replay report %+v", rep)
+	}
+	if left := newLeftovers(t, before); len(left) > 0 {
+		t.Errorf("namespaces left behind: %v", left)
+	}
+}

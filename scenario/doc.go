@@ -1,0 +1,32 @@
+// Package scenario runs one Homa experiment described by a YAML scenario
+// file: a topology of N hosts behind an emulated switch (package harness,
+// package netem), the implementation under test (IUT) on every host through
+// the agent protocol (package agent), an RPC workload (package
+// harness/traffic), an optional fault plan, and a check of the capture with
+// the spec's rules, each host judged on its own link (spec.CheckHostViews).
+//
+// A scenario file (see Scenario for every field and its default):
+//
+//	name: w4-half-load
+//	seed: 7
+//	topology: {hosts: 4, mtu: 1500}
+//	link: {backend: switch, rate: 1gbit, priorities: 8}
+//	iut: {impl: ref, params: {tick_ns: 10000000}}
+//	workload: {dist: w4, pattern: many-to-one, load: 0.5, duration: 5s}
+//	plan:
+//	  rules:
+//	    - {name: 2nd GRANT of RPC 3, match: {type: GRANT, rpc: 3, nth: 2}, action: drop}
+//	check: {rules: "HOMA-*", level: must, profile: linux}
+//
+// Parse and Load read a file, fill in the defaults and validate it; errors
+// are one line with the YAML line, the field path and the fix. Run executes
+// a scenario and writes an artifact folder (harness.Artifacts: every file
+// appears complete or not at all): the resolved scenario (scenario.yaml,
+// which Load reads back to replay the run with the same seed), versions, the
+// agents' hellos and logs, the capture (capture.pcapng, with the as-sent and
+// as-delivered views sent.pcapng and delivered.pcapng), the switch's
+// counters and the frames it dropped or altered (switch.json, drops.json,
+// switch-notes.pcapng), one record per RPC (rpcs.json), the check
+// (check.json) and a summary (summary.json). CompareDrops tells whether two
+// runs' fault plans hit the same packets, by Homa meaning.
+package scenario

@@ -1,0 +1,299 @@
+package scenario
+
+import (
+	"bytes"
+	"crypto/rand"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// Load reads the scenario file at path, fills in the defaults (Name from
+// the file name) and validates it. Errors are one line: "scenario FILE:
+// line N: field.path: what is wrong: how to fix it".
+func Load(path string) (*Scenario, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("scenario: %v", err)
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, fmt.Errorf("scenario: %v", err)
+	}
+	s, err := parse(data, filepath.Dir(abs), strings.TrimSuffix(filepath.Base(path), filepath.Ext(path)))
+	if err != nil {
+		return nil, fmt.Errorf("scenario %s: %w", path, err)
+	}
+	return s, nil
+}
+
+// Parse reads a scenario from YAML, fills in the defaults and validates
+// it (relative manifest paths are relative to the current directory).
+// Errors are one line with the YAML line, the field path and the fix.
+func Parse(data []byte) (*Scenario, error) {
+	return parse(data, ".", "")
+}
+
+func parse(data []byte, dir, base string) (*Scenario, error) {
+	var root yaml.Node
+	if err := yaml.Unmarshal(data, &root); err != nil {
+		return nil, yamlError(err, nil)
+	}
+	if root.Kind == 0 || len(root.Content) == 0 {
+		return nil, errors.New("the file is empty: give at least topology, iut and workload (see homatest scenario --help)")
+	}
+	d := yaml.NewDecoder(bytes.NewReader(data))
+	d.KnownFields(true)
+	s := &Scenario{}
+	if err := d.Decode(s); err != nil {
+		return nil, yamlError(err, &root)
+	}
+	s.root, s.dir = &root, dir
+	if s.Name == "" {
+		s.Name = base
+	}
+	s.fill()
+	if err := s.Validate(); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// fill sets the defaults documented on the fields.
+func (s *Scenario) fill() {
+	if s.Name == "" {
+		s.Name = "scenario"
+	}
+	for s.Seed == 0 {
+		var b [8]byte
+		rand.Read(b[:])
+		s.Seed = binary.LittleEndian.Uint64(b[:]) >> 16 // small enough to type back in
+	}
+	if s.Topology.Hosts == 0 {
+		s.Topology.Hosts = DefaultHosts
+	}
+	if s.Topology.MTU == 0 {
+		s.Topology.MTU = 1500
+	}
+	if s.Link.Backend == "" {
+		s.Link.Backend = BackendSwitch
+	}
+	if s.Link.Priorities == 0 {
+		s.Link.Priorities = 8
+	}
+	if s.IUT.Impl == "" {
+		s.IUT.Impl = ImplRef
+	}
+	w := &s.Workload
+	if w.Response == "" && len(w.RPCs) == 0 {
+		w.Response = DefaultResponse
+	}
+	if w.Pattern == "" && len(w.RPCs) == 0 {
+		w.Pattern = PatternManyToOne
+	}
+	if w.Port == 0 {
+		w.Port = DefaultPort
+	}
+	if w.Timeout == 0 {
+		w.Timeout = DefaultTimeout
+	}
+	if len(w.RPCs) == 0 && w.Load == 0 && w.Concurrency == 0 {
+		w.Concurrency = 1
+	}
+	if s.Check.Rules == "" {
+		s.Check.Rules = DefaultRules
+	}
+	if s.Check.Level == "" {
+		s.Check.Level = LevelMust
+	}
+	if s.Check.Profile == "" {
+		s.Check.Profile = DefaultProfile
+	}
+}
+
+// Marshal returns the scenario as YAML: with the defaults filled in by
+// Parse, the resolved scenario that Load reads back to replay a run.
+func (s *Scenario) Marshal() ([]byte, error) {
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "# resolved scenario %q: every default filled in; homatest replay reruns it\n", s.Name)
+	e := yaml.NewEncoder(&b)
+	e.SetIndent(2)
+	if err := e.Encode(s); err != nil {
+		return nil, err
+	}
+	if err := e.Close(); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
+}
+
+// errf returns a one-line error for the field at path (dotted, with list
+// indexes: "workload.rpcs[2].client"), prefixed with its YAML line when
+// the scenario was parsed.
+func (s *Scenario) errf(path, format string, a ...any) error {
+	msg := path + ": " + fmt.Sprintf(format, a...)
+	if l := lineOf(s.root, path); l > 0 {
+		msg = fmt.Sprintf("line %d: %s", l, msg)
+	}
+	return errors.New(msg)
+}
+
+var indexRE = regexp.MustCompile(`^(.*)\[(\d+)\]$`)
+
+// lineOf returns the line of the deepest key (or list item) of path that
+// exists in the document (0 when none does).
+func lineOf(root *yaml.Node, path string) int {
+	if root == nil || len(root.Content) == 0 {
+		return 0
+	}
+	n, line := root.Content[0], 0
+	for _, part := range strings.Split(path, ".") {
+		idx := -1
+		if m := indexRE.FindStringSubmatch(part); m != nil {
+			part = m[1]
+			idx, _ = strconv.Atoi(m[2])
+		}
+		key, next := child(n, part)
+		if next == nil {
+			return line
+		}
+		line, n = key.Line, next
+		if idx >= 0 {
+			if n.Kind != yaml.SequenceNode || idx >= len(n.Content) {
+				return line
+			}
+			n = n.Content[idx]
+			line = n.Line
+		}
+	}
+	return line
+}
+
+// child returns the key node and the value of key in mapping n, or nils.
+func child(n *yaml.Node, key string) (*yaml.Node, *yaml.Node) {
+	if n.Kind != yaml.MappingNode {
+		return nil, nil
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if n.Content[i].Value == key {
+			return n.Content[i], n.Content[i+1]
+		}
+	}
+	return nil, nil
+}
+
+// pathAt returns the dotted path of the first, deepest key on line in the
+// document, or of the key named key there when key is not "" ("" if none).
+func pathAt(n *yaml.Node, line int, key, prefix string) string {
+	switch n.Kind {
+	case yaml.DocumentNode:
+		for _, c := range n.Content {
+			if p := pathAt(c, line, key, prefix); p != "" {
+				return p
+			}
+		}
+	case yaml.MappingNode:
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k, v := n.Content[i], n.Content[i+1]
+			p := strings.TrimPrefix(prefix+"."+k.Value, ".")
+			if q := pathAt(v, line, key, p); q != "" {
+				return q
+			}
+			if k.Line == line && (key == "" || k.Value == key) {
+				return p
+			}
+		}
+	case yaml.SequenceNode:
+		for i, c := range n.Content {
+			if q := pathAt(c, line, key, fmt.Sprintf("%s[%d]", prefix, i)); q != "" {
+				return q
+			}
+		}
+	}
+	return ""
+}
+
+var (
+	lineRE    = regexp.MustCompile(`^line (\d+): `)
+	unknownRE = regexp.MustCompile(`^line (\d+): field (\S+) not found in type (\S+)$`)
+)
+
+// sections maps the Go types of the file to their place in it, for
+// unknown-field errors.
+var sections = map[string]reflect.Type{
+	"scenario.Scenario":   reflect.TypeFor[Scenario](),
+	"scenario.Topology":   reflect.TypeFor[Topology](),
+	"scenario.Link":       reflect.TypeFor[Link](),
+	"scenario.IUT":        reflect.TypeFor[IUT](),
+	"scenario.Workload":   reflect.TypeFor[Workload](),
+	"scenario.RPC":        reflect.TypeFor[RPC](),
+	"scenario.Check":      reflect.TypeFor[Check](),
+	"netem.LossConfig":    nil,
+	"netem.ReorderConfig": nil,
+}
+
+// yamlError turns a YAML error into one line: the first problem, with the
+// field path where the line has one, and for an unknown field the known
+// ones.
+func yamlError(err error, root *yaml.Node) error {
+	msgs := []string{strings.TrimPrefix(err.Error(), "yaml: ")}
+	var te *yaml.TypeError
+	if errors.As(err, &te) && len(te.Errors) > 0 {
+		msgs = te.Errors
+	}
+	msg := strings.ReplaceAll(msgs[0], "\n", " ")
+	if m := unknownRE.FindStringSubmatch(msg); m != nil {
+		known := ""
+		if t := sections[m[3]]; t != nil {
+			known = "; known fields: " + strings.Join(yamlFields(t), ", ")
+		}
+		where := ""
+		if l, _ := strconv.Atoi(m[1]); root != nil {
+			if p := pathAt(root, l, m[2], ""); p != "" {
+				where = " (" + p + ")"
+			}
+		}
+		msg = fmt.Sprintf("line %s: unknown field %q%s: check its spelling and indentation%s", m[1], m[2], where, known)
+	} else if m := lineRE.FindStringSubmatch(msg); m != nil && root != nil {
+		l, _ := strconv.Atoi(m[1])
+		if p := pathAt(root, l, "", ""); p != "" {
+			msg = fmt.Sprintf("line %d: %s: %s", l, p, strings.TrimPrefix(msg, m[0]))
+		}
+	}
+	if len(msgs) > 1 {
+		msg += fmt.Sprintf(" (and %d more problems)", len(msgs)-1)
+	}
+	return errors.New(msg)
+}
+
+// yamlFields lists the YAML field names of struct t (inline structs
+// expanded).
+func yamlFields(t reflect.Type) []string {
+	var out []string
+	for i := range t.NumField() {
+		f := t.Field(i)
+		if !f.IsExported() {
+			continue
+		}
+		name, opts, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+		if strings.Contains(opts, "inline") {
+			out = append(out, yamlFields(f.Type)...)
+			continue
+		}
+		if name == "" {
+			name = strings.ToLower(f.Name)
+		}
+		if name != "-" {
+			out = append(out, name)
+		}
+	}
+	return out
+}

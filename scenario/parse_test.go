@@ -1,0 +1,157 @@
+package scenario
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/homatest/homatest/netem"
+)
+
+// TestParseDefaults: a minimal file gets every documented default, and
+// its resolved form parses back to the same scenario.
+func TestParseDefaults(t *testing.T) {
+	s, err := Parse([]byte("workload: {dist: w3, count: 10}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := s.Workload
+	switch {
+	case s.Name != "scenario", s.Seed == 0:
+		t.Errorf("name %q seed %d, want scenario and a random seed", s.Name, s.Seed)
+	case s.Topology != Topology{Hosts: 2, MTU: 1500}:
+		t.Errorf("topology %+v", s.Topology)
+	case s.Link.Backend != "switch" || s.Link.Priorities != 8 || s.Link.Rate != 0:
+		t.Errorf("link %+v", s.Link)
+	case s.IUT.Impl != "ref":
+		t.Errorf("iut %+v", s.IUT)
+	case w.Response != "100" || w.Pattern != "many-to-one" || w.Port != 4000 || w.Concurrency != 1 || w.Timeout != 10*time.Second || w.Load != 0:
+		t.Errorf("workload %+v", w)
+	case s.Check.Rules != "HOMA-*" || s.Check.Level != "must" || s.Check.Profile != "linux":
+		t.Errorf("check %+v", s.Check)
+	}
+	out, err := s.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := Parse(out)
+	if err != nil {
+		t.Fatalf("resolved scenario does not parse: %v\n%s", err, out)
+	}
+	again, _ := back.Marshal()
+	if string(again) != string(out) {
+		t.Errorf("resolved scenario changes when read back:\n%s\n---\n%s", out, again)
+	}
+}
+
+// TestLoadExamples: the example scenarios load, keep their values and
+// name themselves after their file.
+func TestLoadExamples(t *testing.T) {
+	s, err := Load("testdata/w4-half-load.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Name != "w4-half-load" || s.Seed != 4 || s.Topology.Hosts != 4 || s.Link.Rate != netem.Gbit ||
+		s.Workload.Dist != "w4" || s.Workload.Load != 0.5 || s.Workload.Duration != 5*time.Second || s.Workload.Concurrency != 0 {
+		t.Errorf("w4-half-load: %+v", s)
+	}
+	if v, ok := s.IUT.Params.Int("tick_ns"); !ok || v != 10_000_000 {
+		t.Errorf("iut.params.tick_ns = %v", s.IUT.Params["tick_ns"])
+	}
+	if s.Plan == nil || len(s.Plan.Rules) != 2 || !s.Plan.Rules[0].Action.Drop || s.Plan.Rules[0].Match.RPC != 5 {
+		t.Errorf("plan %+v", s.Plan)
+	}
+	d, err := Load("testdata/two-hosts-drops.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(d.Workload.RPCs) != 3 || d.Workload.RPCs[1] != (RPC{At: 100 * time.Millisecond, Client: 1, Server: 2, Request: 100000, Response: 100}) {
+		t.Errorf("rpcs %+v", d.Workload.RPCs)
+	}
+	if d.Workload.Pattern != "" || d.Workload.Concurrency != 0 {
+		t.Errorf("an explicit list got generated-workload defaults: %+v", d.Workload)
+	}
+}
+
+// TestParseErrors: every bad field gives one line with the YAML line, the
+// field path and what to do.
+func TestParseErrors(t *testing.T) {
+	dir := t.TempDir()
+	badManifest := filepath.Join(dir, "bad-manifest.yaml")
+	if err := os.WriteFile(badManifest, []byte("name: x\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	base := "workload: {dist: w3, count: 10}\n"
+	for _, c := range []struct{ yaml, want string }{
+		{"", "the file is empty"},
+		{"topology: {hosts: 1}\n" + base, "line 1: topology.hosts: 1: want 2..64 hosts"},
+		{"topology:\n  hostz: 3\n" + base, `line 2: unknown field "hostz" (topology.hostz): check its spelling and indentation; known fields: hosts, ipv6, mtu`},
+		{"topology:\n  hosts: three\n" + base, "line 2: topology.hosts: cannot unmarshal !!str `three` into int"},
+		{"link: {rate: fast}\n" + base, "line 1"},
+		{"link: {backend: ns3}\n" + base, `line 1: link.backend: "ns3": want switch (netem's user-space switch) or tc (kernel qdiscs)`},
+		{"link: {priorities: 9}\n" + base, "line 1: link: "},
+		{"link: {rate: 1gbit}\nworkload:\n  dist: w9\n  count: 10\n", "line 3: workload.dist: "},
+		{"workload:\n  dist: w3\n", "line 1: workload: no duration and no count: say when to stop issuing RPCs"},
+		{"workload:\n  count: 3\n", "line 1: workload: no dist and no rpcs"},
+		{"workload:\n  dist: w3\n  count: 3\n  load: 0.5\n", "line 4: workload.load: a load is a fraction of the link rate, but link.rate is unlimited"},
+		{"link: {rate: 1gbit}\nworkload:\n  dist: w3\n  count: 3\n  load: 1.5\n", "line 5: workload.load: 1.5: want a fraction of the link rate in (0, 1]"},
+		{"link: {rate: 1gbit}\nworkload:\n  dist: w3\n  count: 3\n  load: 0.5\n  concurrency: 2\n", "workload.load: load (open loop) and concurrency (closed loop) exclude each other"},
+		{"workload:\n  dist: w3\n  count: 3\n  pattern: ring\n", `line 4: workload.pattern: "ring": want many-to-one or all-to-all`},
+		{"workload:\n  rpcs:\n    - {client: 1, server: 1, request: 10, response: 10}\n", "line 3: workload.rpcs[0].server: 1: want a host number 1..2 other than the client"},
+		{"workload:\n  rpcs:\n    - {client: 1, server: 2, request: 10, response: 10}\n    - {client: 1, server: 2, request: 0, response: 10}\n", "line 4: workload.rpcs[1].request: 0: want 1..1000000 bytes"},
+		{"iut: {impl: nowhere.yaml}\n" + base, `line 1: iut.impl: "nowhere.yaml" is not ref, linux or a readable agent manifest`},
+		{"iut: {impl: " + badManifest + "}\n" + base, "line 1: iut.impl: manifest " + badManifest + ": command: missing"},
+		{"iut:\n  faults: [no-grants, nope]\n" + base, `line 2: iut.faults[1]: "nope": no such fault knob`},
+		{"check: {level: may}\n" + base, `line 1: check.level: "may": want must`},
+		{"check: {rules: HOMA-NOPE-*}\n" + base, "line 1: check.rules: rule pattern"},
+		{"check:\n  params: {slack: soon}\n" + base, "line 2: check.params.slack: "},
+		{"link: {backend: tc}\nplan:\n  rules:\n    - {match: {type: GRANT}, action: drop}\n" + base, "line 2: plan: a fault plan needs link.backend switch"},
+		{"plan:\n  rules:\n    - {match: {type: GRUNT}, action: drop}\n" + base, "plan: "},
+	} {
+		_, err := Parse([]byte(c.yaml))
+		if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%q:\n got %v\nwant one line containing %q", c.yaml, err, c.want)
+		}
+	}
+}
+
+// TestLoadNamesFile: Load's errors start with the file name; a missing
+// file is one line.
+func TestLoadNamesFile(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "s.yaml")
+	if err := os.WriteFile(p, []byte("topology: {hosts: many}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Load(p); err == nil || !strings.HasPrefix(err.Error(), "scenario "+p+": line 1: topology.hosts: ") {
+		t.Errorf("got %v", err)
+	}
+	if _, err := Load(p + ".missing"); err == nil || !strings.Contains(err.Error(), "no such file") {
+		t.Errorf("got %v", err)
+	}
+}
+
+// TestManifestRelativeToFile: a manifest path is read relative to the
+// scenario file, and the resolved scenario names it absolutely.
+func TestManifestRelativeToFile(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "mine.yaml"), []byte("name: mine\ncommand: [/bin/true]\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(dir, "s.yaml")
+	if err := os.WriteFile(p, []byte("iut: {impl: mine.yaml}\nworkload: {dist: '1000', count: 1}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s, err := Load(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.IUT.Impl != filepath.Join(dir, "mine.yaml") {
+		t.Errorf("impl %q, want the absolute path", s.IUT.Impl)
+	}
+	m, err := s.Manifest("/unused")
+	if err != nil || m.Name != "mine" {
+		t.Errorf("manifest %+v, %v", m, err)
+	}
+}

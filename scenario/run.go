@@ -1,0 +1,421 @@
+package scenario
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"runtime"
+	"runtime/debug"
+	"strings"
+	"time"
+
+	"github.com/homatest/homatest/agent"
+	"github.com/homatest/homatest/harness"
+	"github.com/homatest/homatest/harness/traffic"
+	"github.com/homatest/homatest/harness/workload"
+	"github.com/homatest/homatest/internal/timescale"
+	"github.com/homatest/homatest/netem"
+	"github.com/homatest/homatest/pcap"
+	"github.com/homatest/homatest/spec"
+)
+
+// Options configure Run.
+type Options struct {
+	// ArtifactsDir is the run folder; "" means
+	// homatest-runs/<name>-<time>-<pid>.
+	ArtifactsDir string
+	// Exe is the homatest executable that runs the built-in agents
+	// ("homatest agent --impl ref"); "" means this program.
+	Exe string
+	// Version is homatest's version for versions.json; "" reads the build
+	// information.
+	Version string
+	// Progress, when set, is called as RPCs complete (traffic.Config).
+	Progress func(done, total int)
+	// Log, when set, gets one line per phase ("building 4 hosts", ...).
+	Log func(line string)
+}
+
+// Result is what a scenario run did; Summary is its short form (also
+// written as summary.json).
+type Result struct {
+	// Dir is the run folder.
+	Dir string
+	// Scenario is the resolved scenario that ran.
+	Scenario *Scenario
+	// Hellos are the agents' hellos, in host order.
+	Hellos []agent.Hello
+	// Traffic is the workload's outcome (one record per RPC).
+	Traffic *traffic.Result
+	// Switch are the user-space switch's counters (zero for backend tc).
+	Switch netem.Stats
+	// Drops are the frames the switch dropped or altered, by Homa meaning.
+	Drops []Drop
+	// Hosts is the check of every host's view.
+	Hosts []spec.HostReport
+	// Summary condenses the above.
+	Summary Summary
+}
+
+// Run runs scenario s: it builds the topology (harness.Build, the switch
+// backend with s.Link, s.Seed and s.Plan as netem.SwitchFabric, or the
+// kernel bridge with tc on every port), captures every switch port, starts
+// the IUT's agent on every host and says hello, drives the workload
+// (traffic.Run), shuts the agents down, stops the capture, checks each
+// host's view (spec.CheckHostViews over the as-sent and as-delivered
+// captures) and writes the run folder (see the package doc). Everything it
+// created is removed before it returns, also on error.
+//
+// Errors (one line each, naming the fix): not root (harness.ErrNotRoot), a
+// link the tc backend cannot emulate on this kernel, a bad manifest, an
+// implementation that cannot run here ("unsupported: ..."), a topology or
+// agent that fails, ctx's end. Failed RPCs and rule violations are not
+// errors: they are in the Result (Summary.Verdict "fail").
+func Run(ctx context.Context, s *Scenario, o Options) (*Result, error) {
+	if err := s.Validate(); err != nil {
+		return nil, err
+	}
+	if os.Geteuid() != 0 {
+		return nil, harness.ErrNotRoot
+	}
+	if s.Link.Backend == BackendTC {
+		missing, err := netem.Detect(s.Link.LinkConfig)
+		if err != nil {
+			return nil, fmt.Errorf("link.backend tc: probing the kernel: %w", err)
+		}
+		if len(missing) > 0 {
+			return nil, fmt.Errorf("link.backend tc: this kernel cannot emulate the link: %s (or use link.backend switch, which emulates every link feature)", strings.Join(missing, "; "))
+		}
+	}
+	exe := o.Exe
+	if exe == "" {
+		var err error
+		if exe, err = os.Executable(); err != nil {
+			return nil, fmt.Errorf("cannot find this program to run the built-in agent: %w", err)
+		}
+	}
+	m, err := s.Manifest(exe)
+	if err != nil {
+		return nil, fmt.Errorf("iut.impl: %w", err)
+	}
+	dir := o.ArtifactsDir
+	if dir == "" {
+		dir = filepath.Join(harness.DefaultRunsDir, fmt.Sprintf("%s-%s-%d", s.Name, time.Now().Format("20060102-150405"), os.Getpid()))
+	}
+	arts, err := harness.NewArtifacts(dir)
+	if err != nil {
+		return nil, err
+	}
+	r := &run{s: s, o: o, m: m, arts: arts, res: &Result{Dir: dir, Scenario: s}}
+	if err := r.writeStart(); err != nil {
+		return nil, err
+	}
+	if err := r.execute(ctx); err != nil {
+		return nil, err
+	}
+	return r.res, nil
+}
+
+// run is one execution of Run.
+type run struct {
+	s     *Scenario
+	o     Options
+	m     *agent.Manifest
+	arts  *harness.Artifacts
+	res   *Result
+	notes noteFilter
+	fab   *netem.SwitchFabric
+}
+
+func (r *run) logf(format string, a ...any) {
+	if r.o.Log != nil {
+		r.o.Log(fmt.Sprintf(format, a...))
+	}
+}
+
+// versions is versions.json.
+type versions struct {
+	Homatest string            `json:"homatest"`
+	Go       string            `json:"go"`
+	Kernel   string            `json:"kernel"`
+	Agents   map[string]string `json:"agents,omitempty"`
+}
+
+// writeStart writes what is known before anything runs: the resolved
+// scenario and the seed.
+func (r *run) writeStart() error {
+	y, err := r.s.Marshal()
+	if err != nil {
+		return err
+	}
+	if err := r.arts.WriteFile("scenario.yaml", y); err != nil {
+		return err
+	}
+	return r.arts.WriteFile("seed", fmt.Appendf(nil, "%d\n", r.s.Seed))
+}
+
+func homatestVersion() string {
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		v := bi.Main.Version
+		for _, st := range bi.Settings {
+			if st.Key == "vcs.revision" {
+				v += " (revision " + st.Value + ")"
+			}
+		}
+		return v
+	}
+	return "(devel)"
+}
+
+func (r *run) execute(ctx context.Context) error {
+	s := r.s
+	var fabric harness.Fabric
+	if s.Link.Backend == BackendSwitch {
+		r.fab = &netem.SwitchFabric{Link: s.Link.LinkConfig, Seed: s.Seed, Plan: s.Plan, Record: &r.notes}
+		fabric = r.fab
+	}
+	r.logf("building %d hosts behind the %s backend (%s)", s.Topology.Hosts, s.Link.Backend, s.Link.Rate)
+	bctx, cancel := context.WithTimeout(ctx, timescale.D(30*time.Second))
+	topo, err := harness.Build(bctx, harness.Config{Hosts: s.Topology.Hosts, MTU: s.Topology.MTU, Fabric: fabric, Artifacts: r.arts})
+	cancel()
+	if err != nil {
+		return err
+	}
+	defer topo.Close()
+	if s.Link.Backend == BackendTC {
+		for _, p := range topo.Ports {
+			if err := netem.ApplyTC(topo.Switch, p, s.Link.LinkConfig); err != nil {
+				return fmt.Errorf("link.backend tc on %s: %w", p, err)
+			}
+		}
+	}
+	capture, err := topo.StartCapture(ctx)
+	if err != nil {
+		return err
+	}
+	eps, err := r.startAgents(ctx, topo)
+	if err != nil {
+		return err
+	}
+	cfg, err := r.trafficConfig(eps)
+	if err != nil {
+		return err
+	}
+	r.logf("running the workload on %s (%s)", s.IUT.Impl, describeWorkload(s.Workload))
+	tr, err := traffic.Run(ctx, cfg)
+	if err != nil {
+		return fmt.Errorf("workload: %w", err)
+	}
+	r.res.Traffic = tr
+	sctx, cancel := context.WithTimeout(ctx, r.m.Timeouts.Effective().Shutdown)
+	for _, e := range eps {
+		if err := e.Client.Shutdown(sctx); err != nil {
+			tr.Errors = append(tr.Errors, fmt.Sprintf("%s: shutdown: %v", e.Name, err))
+		}
+	}
+	cancel()
+	if r.fab != nil {
+		if err := r.fab.Close(); err != nil {
+			return fmt.Errorf("switch: %w", err)
+		}
+		r.res.Switch = r.fab.Stats()
+	}
+	for _, n := range r.notes.Notes() {
+		capture.Annotate(harness.Annotation{Time: n.Time, Host: n.Port + 1, Dir: harness.DirOut, Frame: n.Data, Comment: "switch: " + n.Comment})
+	}
+	r.logf("checking the capture")
+	cst, err := capture.Stop()
+	if err != nil {
+		return err
+	}
+	for _, v := range []struct {
+		name string
+		dir  harness.Direction
+	}{{"sent.pcapng", harness.DirIn}, {"delivered.pcapng", harness.DirOut}} {
+		if err := capture.WriteFile(v.name, v.dir); err != nil {
+			return err
+		}
+	}
+	return r.finish(topo, eps, cst)
+}
+
+// startAgents starts the IUT's agent on every host and says hello.
+func (r *run) startAgents(ctx context.Context, topo *harness.Topology) ([]traffic.Endpoint, error) {
+	s, m := r.s, r.m
+	var env []string
+	for k, v := range m.Env {
+		env = append(env, k+"="+v)
+	}
+	params := agent.Params{}
+	for k, v := range m.Params {
+		params[k] = v
+	}
+	for k, v := range s.IUT.Params {
+		params[k] = v
+	}
+	to := m.Timeouts.Effective()
+	var eps []traffic.Endpoint
+	for _, h := range topo.Hosts {
+		proc, err := h.Start(harness.ProcSpec{Path: m.Command[0], Args: m.Command[1:], Env: env, Name: "agent"})
+		if err != nil {
+			return nil, fmt.Errorf("starting the agent %s on %s: %w", m.Name, h.Name, err)
+		}
+		logPath := proc.LogPath()
+		c := agent.NewClient(proc.Stdout(), proc.Stdin(), agent.ClientOptions{ReplyTimeout: to.Reply,
+			StderrTail: func() string { return tailFile(logPath, 5) }})
+		addr := h.Addr4
+		if s.Topology.IPv6 {
+			addr = h.Addr6
+		}
+		hctx, cancel := context.WithTimeout(ctx, to.Start)
+		hello, err := c.Hello(hctx, agent.HelloRequest{Host: h.Name, Addrs: []netip.Addr{addr}, Params: params, Faults: s.IUT.Faults})
+		cancel()
+		if err != nil {
+			return nil, fmt.Errorf("agent %s on %s: hello: %w (its log: %s)", m.Name, h.Name, err, logPath)
+		}
+		if hello.Unsupported != "" {
+			return nil, fmt.Errorf("unsupported: implementation %s cannot run here: %s", m.Name, hello.Unsupported)
+		}
+		r.res.Hellos = append(r.res.Hellos, hello)
+		eps = append(eps, traffic.Endpoint{Name: h.Name, Addr: addr, Client: c})
+	}
+	return eps, r.arts.WriteJSON("hellos.json", r.res.Hellos)
+}
+
+// tailFile returns the last n lines of the file at path ("" if unreadable).
+func tailFile(path string, n int) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return ""
+	}
+	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+	return strings.Join(lines[max(0, len(lines)-n):], "\n")
+}
+
+// trafficConfig turns the scenario's workload into a traffic.Config.
+func (r *run) trafficConfig(eps []traffic.Endpoint) (traffic.Config, error) {
+	w := r.s.Workload
+	cfg := traffic.Config{Hosts: eps, Pattern: traffic.Pattern(w.Pattern), Port: w.Port, Load: w.Load,
+		LinkBps: float64(r.s.Link.Rate), Concurrency: w.Concurrency, Duration: w.Duration, Count: w.Count,
+		Seed: r.s.Seed, Timeout: timescale.D(w.Timeout), Progress: r.o.Progress}
+	for _, x := range w.RPCs {
+		cfg.RPCs = append(cfg.RPCs, traffic.RPC{At: x.At, Client: x.Client - 1, Server: x.Server - 1, Request: x.Request, Response: x.Response})
+	}
+	if len(w.RPCs) > 0 {
+		return cfg, nil
+	}
+	var err error
+	if cfg.Requests, err = workload.Parse(w.Dist); err != nil {
+		return cfg, err
+	}
+	resp, err := workload.Parse(w.Response)
+	if err != nil {
+		return cfg, err
+	}
+	if n, convErr := fmt.Sscanf(w.Response, "%d", &cfg.ResponseBytes); convErr != nil || n != 1 {
+		cfg.ResponseBytes, cfg.Responses = 0, resp
+	}
+	return cfg, nil
+}
+
+func describeWorkload(w Workload) string {
+	if len(w.RPCs) > 0 {
+		return fmt.Sprintf("%d explicit RPCs", len(w.RPCs))
+	}
+	s := fmt.Sprintf("%s requests, %s responses, %s", w.Dist, w.Response, w.Pattern)
+	if w.Load > 0 {
+		s += fmt.Sprintf(", load %g", w.Load)
+	} else {
+		s += fmt.Sprintf(", %d outstanding per client", w.Concurrency)
+	}
+	if w.Duration > 0 {
+		s += fmt.Sprintf(", for %v", w.Duration)
+	}
+	if w.Count > 0 {
+		s += fmt.Sprintf(", %d RPCs", w.Count)
+	}
+	return s
+}
+
+// finish checks the capture and writes the remaining artifacts.
+func (r *run) finish(topo *harness.Topology, eps []traffic.Endpoint, cst harness.CaptureStats) error {
+	s, res := r.s, r.res
+	p, err := agent.Params(res.Hellos[0].Params).Spec(s.Check.Profile)
+	if err != nil {
+		return fmt.Errorf("agent h1: %w", err)
+	}
+	// The views are taken where packets enter and leave the hosts, not
+	// where their timers run; several user-space hosts share this
+	// machine's CPUs, so "too late" bounds get three ticks and "too
+	// early" bounds two (as the conformance suite's passive specs).
+	p.Slack = max(p.Slack, 3*p.Tick)
+	p.Jitter = max(p.Jitter, 2*p.Tick)
+	for name, v := range s.Check.Params {
+		if err := p.Set(name, v); err != nil {
+			return fmt.Errorf("check.params.%s: %w", name, err)
+		}
+	}
+	rules, err := spec.Select(spec.Rules(), s.Check.Rules, s.Check.level(), s.Check.Profile)
+	if err != nil {
+		return fmt.Errorf("check.rules: %w", err)
+	}
+	sent, err := pcap.ReadEvents(r.arts.Path("sent.pcapng"), pcap.ReaderOptions{Version: p.Wire})
+	if err != nil {
+		return err
+	}
+	delivered, err := pcap.ReadEvents(r.arts.Path("delivered.pcapng"), pcap.ReaderOptions{Version: p.Wire})
+	if err != nil {
+		return err
+	}
+	var hosts []netip.Addr
+	for _, e := range eps {
+		hosts = append(hosts, e.Addr)
+	}
+	res.Hosts = spec.CheckHostViews(s.Check.Profile, p, rules, sent, delivered, hosts)
+	err = r.arts.Write("switch-notes.pcapng", func(w io.Writer) error {
+		var derr error
+		res.Drops, derr = drops(r.notes.Notes(), len(topo.Hosts), ordinals(sent), w)
+		return derr
+	})
+	if err != nil {
+		return fmt.Errorf("switch notes: %w", err)
+	}
+	res.Summary = summarize(res, cst)
+	vs := versions{Homatest: r.o.Version, Go: runtime.Version(), Kernel: kernelRelease(), Agents: map[string]string{}}
+	if vs.Homatest == "" {
+		vs.Homatest = homatestVersion()
+	}
+	for i, h := range res.Hellos {
+		vs.Agents[eps[i].Name] = h.Impl + " " + h.Version
+	}
+	for _, a := range []struct {
+		name string
+		v    any
+	}{
+		{"versions.json", vs}, {"rpcs.json", res.Traffic.Records}, {"switch.json", res.Switch},
+		{"drops.json", res.Drops}, {"check.json", checkJSON{Params: p, Hosts: res.Hosts}}, {"summary.json", res.Summary},
+	} {
+		if err := r.arts.WriteJSON(a.name, a.v); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkJSON is check.json: the parameters the capture was judged with and
+// each host's report.
+type checkJSON struct {
+	Params spec.Params       `json:"params"`
+	Hosts  []spec.HostReport `json:"hosts"`
+}
+
+func kernelRelease() string {
+	b, err := os.ReadFile("/proc/sys/kernel/osrelease")
+	if err != nil {
+		return runtime.GOOS
+	}
+	return strings.TrimSpace(string(b))
+}

@@ -1,0 +1,190 @@
+package scenario
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/homatest/homatest/harness"
+	"github.com/homatest/homatest/internal/timescale"
+	"github.com/homatest/homatest/netem"
+)
+
+func needRoot(t *testing.T) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("needs root: builds network namespaces")
+	}
+}
+
+// runScenario runs s into dir with this test binary as the agent.
+func runScenario(t *testing.T, s *Scenario, dir string) (*Result, error) {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), timescale.D(60*time.Second))
+	defer cancel()
+	return Run(ctx, s, Options{ArtifactsDir: dir, Exe: exe})
+}
+
+// ourNamespaces lists the namespaces whose names carry run id.
+func ourNamespaces(t *testing.T, id string) []string {
+	t.Helper()
+	ents, err := os.ReadDir("/run/netns")
+	if err != nil && !os.IsNotExist(err) {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, e := range ents {
+		if strings.HasPrefix(e.Name(), "ht"+id+"-") {
+			out = append(out, e.Name())
+		}
+	}
+	return out
+}
+
+// runID returns the run id in dir's topology.json.
+func runID(t *testing.T, dir string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, "topology.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var d harness.Description
+	if err := json.Unmarshal(b, &d); err != nil {
+		t.Fatal(err)
+	}
+	return string(d.Run)
+}
+
+// TestRunAndReplay runs the two-host example end to end (reference
+// implementation agents in namespaces behind netem's switch, a plan that
+// drops one request DATA packet of RPC 2 and the GRANT of RPC 3): every
+// RPC completes, each host's view keeps every MUST rule, the artifacts are
+// all there, nothing is left behind, and a replay from the run folder hits
+// the same packets.
+func TestRunAndReplay(t *testing.T) {
+	needRoot(t)
+	s, err := Load("testdata/two-hosts-drops.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dirA := filepath.Join(t.TempDir(), "a")
+	res, err := runScenario(t, s, dirA)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var text strings.Builder
+	res.Summary.WriteText(&text)
+	sum := res.Summary
+	if sum.Verdict != VerdictPass || sum.OK != 3 || sum.Failed != 0 || sum.Violated != 0 {
+		t.Fatalf("want 3 RPCs ok and a clean check:\n%s", text.String())
+	}
+	var checked int
+	for _, r := range sum.Rules {
+		checked += r.Checked
+	}
+	if checked < 1000 || len(res.Hosts) != 2 {
+		t.Errorf("%d rule evaluations over %d host views; want both hosts judged on hundreds of packets", checked, len(res.Hosts))
+	}
+	var plan []Drop
+	for _, d := range res.Drops {
+		if len(d.Rules) > 0 {
+			plan = append(plan, d)
+		}
+	}
+	if len(plan) != 2 {
+		t.Fatalf("plan drops %+v, want 2\n%s", plan, text.String())
+	}
+	// By rule, not by time: on a loaded machine RPC 2 can still be
+	// sending when RPC 3 starts.
+	sort.Slice(plan, func(i, j int) bool { return plan[i].Rules[0] < plan[j].Rules[0] })
+	data, grant := plan[0], plan[1]
+	if data.Rules[0] != 0 || data.Type != "DATA" || data.RPC != 2 || data.Message != "request" || data.Offset < 50000 || data.Offset >= 51424 || data.Retransmit || !data.Dropped || data.Host != "h2" {
+		t.Errorf("first plan drop %+v, want rule 0's request DATA of RPC 2 in [50000, 51424) on its way to h2", data)
+	}
+	if grant.Rules[0] != 1 || grant.Type != "GRANT" || grant.RPC != 3 || grant.Message != "request" || grant.Host != "h1" {
+		t.Errorf("second plan drop %+v, want rule 1's GRANT of RPC 3 on its way to h1", grant)
+	}
+	if sum.Drops["plan"] != 2 || len(sum.PlanHits) != 2 || sum.PlanHits[0].Hits != 1 || sum.PlanHits[1].Hits != 1 {
+		t.Errorf("switch drops %v, plan hits %+v", sum.Drops, sum.PlanHits)
+	}
+	for _, f := range []string{"scenario.yaml", "seed", "versions.json", "hellos.json", "h1.agent.stderr.log", "h2.agent.stderr.log",
+		"topology.json", "capture.pcapng", "sent.pcapng", "delivered.pcapng", "switch.json", "drops.json", "switch-notes.pcapng",
+		"rpcs.json", "check.json", "summary.json"} {
+		if st, err := os.Stat(filepath.Join(dirA, f)); err != nil || (st.Size() == 0 && !strings.HasSuffix(f, ".log")) {
+			t.Errorf("artifact %s: %v", f, err)
+		}
+	}
+	if left := ourNamespaces(t, runID(t, dirA)); len(left) != 0 {
+		t.Errorf("namespaces left behind: %v", left)
+	}
+
+	s2, orig, err := LoadRun(dirA)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s2.Seed != s.Seed || len(orig) != len(res.Drops) {
+		t.Fatalf("run folder: seed %d with %d drops, want %d and %d", s2.Seed, len(orig), s.Seed, len(res.Drops))
+	}
+	res2, err := runScenario(t, s2, filepath.Join(t.TempDir(), "b"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := CompareDrops(orig, res2.Drops); d != nil {
+		t.Errorf("the replay hit other packets: %v", d)
+	}
+	if res2.Summary.Verdict != VerdictPass {
+		t.Errorf("replay verdict %s", res2.Summary.Verdict)
+	}
+}
+
+// TestRunErrorsLeaveNothing: an implementation that cannot run here (the
+// linux agent on a kernel without Homa) and a link the tc backend cannot
+// emulate on this kernel are one-line errors naming the fix, and the run
+// leaves no namespace behind.
+func TestRunErrorsLeaveNothing(t *testing.T) {
+	needRoot(t)
+	base := "topology: {hosts: 2}\nworkload: {dist: '1000', count: 1}\n"
+	if _, err := os.Stat("/proc/sys/net/homa"); err != nil {
+		s, err := Parse([]byte(base + "iut: {impl: linux}\n"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		dir := filepath.Join(t.TempDir(), "linux")
+		_, err = runScenario(t, s, dir)
+		if err == nil || !strings.HasPrefix(err.Error(), "unsupported: implementation linux cannot run here: ") || strings.Contains(err.Error(), "\n") {
+			t.Errorf("linux on a kernel without Homa: %v", err)
+		}
+		if left := ourNamespaces(t, runID(t, dir)); len(left) != 0 {
+			t.Errorf("namespaces left behind: %v", left)
+		}
+	}
+	k, err := netem.ProbeKernel()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if k.Netem {
+		return // this kernel can delay frames with tc
+	}
+	s, err := Parse([]byte(base + "link: {backend: tc, rate: 100mbit, delay: 1ms}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "tc")
+	_, err = runScenario(t, s, dir)
+	if err == nil || !strings.HasPrefix(err.Error(), "link.backend tc: this kernel cannot emulate the link: delay: needs sch_netem") ||
+		!strings.Contains(err.Error(), "use link.backend switch") || strings.Contains(err.Error(), "\n") {
+		t.Errorf("tc delay without sch_netem: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "topology.json")); !os.IsNotExist(err) {
+		t.Errorf("a topology was built before the kernel check: %v", err)
+	}
+}

@@ -1,0 +1,226 @@
+package scenario
+
+import (
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/homatest/homatest/harness"
+	"github.com/homatest/homatest/internal/latency"
+	"github.com/homatest/homatest/spec"
+)
+
+// Verdicts of Summary.Verdict.
+const (
+	VerdictPass = "pass" // every RPC completed and no rule was violated
+	VerdictFail = "fail" // failed RPCs or violations
+)
+
+// Summary is the short form of a run (summary.json and the CLI's output).
+type Summary struct {
+	Name string `json:"name"`
+	Seed uint64 `json:"seed"`
+	Dir  string `json:"dir"`
+	// Verdict is VerdictPass or VerdictFail.
+	Verdict string `json:"verdict"`
+	// RPCs issued, completed and failed; Errors the first failures and
+	// problems outside single RPCs (at most 10).
+	RPCs   int      `json:"rpcs"`
+	OK     int      `json:"ok"`
+	Failed int      `json:"failed"`
+	Errors []string `json:"errors,omitempty"`
+	// Elapsed is the workload's time from start to the last completion.
+	Elapsed time.Duration `json:"elapsed_ns"`
+	// LinkBps is the link rate (0: unlimited); OfferedBps the request
+	// load issued per server (traffic.Result.OfferedBps) and OfferedLoad
+	// its fraction of LinkBps; GoodputBps the request and response
+	// payload completed per second, all hosts together.
+	LinkBps     float64 `json:"link_bps"`
+	OfferedBps  float64 `json:"offered_bps"`
+	OfferedLoad float64 `json:"offered_load,omitempty"`
+	GoodputBps  float64 `json:"goodput_bps"`
+	// BusiestDownlinkBps is the largest rate, over the switch ports, of
+	// bytes the switch sent to one host over Elapsed (Ethernet frames,
+	// backend switch only), and BusiestDownlinkLoad its fraction of
+	// LinkBps: the load the busiest link really carried.
+	BusiestDownlinkBps  float64 `json:"busiest_downlink_bps"`
+	BusiestDownlinkLoad float64 `json:"busiest_downlink_load,omitempty"`
+	// Latency of the completed RPCs (the agents' latency_ns).
+	P50 time.Duration `json:"latency_p50_ns"`
+	P99 time.Duration `json:"latency_p99_ns"`
+	Max time.Duration `json:"latency_max_ns"`
+	// Drops counts the switch's drops by reason; PlanHits the fault plan's
+	// firings per rule (index order); SwitchReadLagP99 how late the switch
+	// read frames (see netem.Stats).
+	Drops            map[string]uint64 `json:"drops"`
+	PlanHits         []PlanHits        `json:"plan_hits,omitempty"`
+	SwitchReadLagP99 time.Duration     `json:"switch_read_lag_p99_ns"`
+	// CaptureKernelDrops are frames the capture lost (non-zero: the
+	// check saw an incomplete capture).
+	CaptureKernelDrops uint64 `json:"capture_kernel_drops"`
+	// Rules are the check's counts per rule over every host's view;
+	// Violations the findings charged to a host (at most 20).
+	Rules      []RuleRow   `json:"rules"`
+	Violated   int         `json:"violated"`
+	Violations []Violation `json:"violations,omitempty"`
+}
+
+// PlanHits counts one plan rule's firings.
+type PlanHits struct {
+	Rule int    `json:"rule"`
+	Name string `json:"name,omitempty"`
+	Hits int    `json:"hits"`
+}
+
+// RuleRow is one rule's counts summed over the hosts' views; Violated
+// counts only findings charged to the host whose view it was.
+type RuleRow struct {
+	ID           string `json:"id"`
+	Level        string `json:"level"`
+	Checked      int    `json:"checked"`
+	Passed       int    `json:"passed"`
+	Violated     int    `json:"violated"`
+	Inconclusive int    `json:"inconclusive"`
+}
+
+// Violation is a finding charged to Host; Frame is the frame in
+// sent.pcapng (Delivered false) or delivered.pcapng.
+type Violation struct {
+	Host      string       `json:"host"`
+	Delivered bool         `json:"delivered"`
+	Frame     int          `json:"frame"`
+	Finding   spec.Finding `json:"finding"`
+}
+
+func summarize(res *Result, cst harness.CaptureStats) Summary {
+	s := res.Scenario
+	tr := res.Traffic
+	sum := Summary{Name: s.Name, Seed: s.Seed, Dir: res.Dir, RPCs: len(tr.Records), Elapsed: tr.Elapsed,
+		LinkBps: float64(s.Link.Rate), OfferedBps: tr.OfferedBps, GoodputBps: tr.AchievedBps,
+		Drops: map[string]uint64{}, SwitchReadLagP99: res.Switch.ReadLagP99, CaptureKernelDrops: cst.KernelDrops}
+	h := latency.New()
+	for _, rec := range tr.Records {
+		if rec.Err != "" {
+			sum.Failed++
+			if len(sum.Errors) < 10 {
+				sum.Errors = append(sum.Errors, fmt.Sprintf("RPC %d (h%d→h%d, %d→%d bytes): %s", rec.Seq, rec.Client+1, rec.Server+1, rec.Request, rec.Response, rec.Err))
+			}
+			continue
+		}
+		sum.OK++
+		h.Record(int64(rec.Latency))
+	}
+	for _, e := range tr.Errors {
+		if len(sum.Errors) < 10 {
+			sum.Errors = append(sum.Errors, e)
+		}
+	}
+	if h.Count() > 0 {
+		sum.P50, sum.P99, sum.Max = time.Duration(h.Quantile(0.5)), time.Duration(h.Quantile(0.99)), time.Duration(h.Max())
+	}
+	if sum.Elapsed > 0 {
+		for _, p := range res.Switch.Ports {
+			sum.BusiestDownlinkBps = max(sum.BusiestDownlinkBps, float64(p.TxBytes)*8/sum.Elapsed.Seconds())
+		}
+	}
+	if sum.LinkBps > 0 {
+		sum.OfferedLoad = sum.OfferedBps / sum.LinkBps
+		sum.BusiestDownlinkLoad = sum.BusiestDownlinkBps / sum.LinkBps
+	}
+	d := res.Switch.Drops
+	for k, v := range map[string]uint64{"buffer": d.Buffer, "loss": d.Loss, "plan": d.Plan, "corrupt": d.Corrupt, "mtu": d.MTU} {
+		sum.Drops[k] = v
+	}
+	if s.Plan != nil {
+		for i, r := range s.Plan.Rules {
+			sum.PlanHits = append(sum.PlanHits, PlanHits{Rule: i, Name: r.Name})
+		}
+		for _, hit := range res.Switch.Hits {
+			if hit.Rule >= 0 && hit.Rule < len(sum.PlanHits) {
+				sum.PlanHits[hit.Rule].Hits++
+			}
+		}
+	}
+	rows := map[string]*RuleRow{}
+	var order []string
+	for i, hr := range res.Hosts {
+		for _, rr := range hr.Report.Rules {
+			row := rows[rr.ID]
+			if row == nil {
+				row = &RuleRow{ID: rr.ID, Level: rr.Level.String()}
+				rows[rr.ID] = row
+				order = append(order, rr.ID)
+			}
+			row.Checked += rr.Checked
+			row.Passed += rr.Passed
+			row.Inconclusive += rr.Inconclusive
+		}
+		for _, v := range hr.Violations {
+			if row := rows[v.Rule]; row != nil {
+				row.Violated++
+			}
+			sum.Violated++
+			if len(sum.Violations) < 20 {
+				src := hr.Sources[v.Frame-1]
+				sum.Violations = append(sum.Violations, Violation{Host: fmt.Sprintf("h%d", i+1), Delivered: src.Delivered, Frame: src.Frame, Finding: v})
+			}
+		}
+	}
+	sort.Strings(order)
+	for _, id := range order {
+		sum.Rules = append(sum.Rules, *rows[id])
+	}
+	sum.Verdict = VerdictPass
+	if sum.Failed > 0 || sum.Violated > 0 || len(tr.Errors) > 0 {
+		sum.Verdict = VerdictFail
+	}
+	return sum
+}
+
+// WriteText prints the summary for people: RPCs, throughput, latency,
+// drops by reason, plan hits, the rule table and the violations.
+func (s *Summary) WriteText(w io.Writer) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "scenario %s (seed %d): %d RPCs, %d ok, %d failed in %.2fs\n", s.Name, s.Seed, s.RPCs, s.OK, s.Failed, s.Elapsed.Seconds())
+	if s.LinkBps > 0 {
+		fmt.Fprintf(&b, "  load: offered %.1f Mbit/s per server (%.0f%% of %.0f Mbit/s); busiest downlink carried %.1f Mbit/s (%.0f%%); goodput %.1f Mbit/s\n",
+			s.OfferedBps/1e6, 100*s.OfferedLoad, s.LinkBps/1e6, s.BusiestDownlinkBps/1e6, 100*s.BusiestDownlinkLoad, s.GoodputBps/1e6)
+	} else {
+		fmt.Fprintf(&b, "  load: offered %.1f Mbit/s per server; busiest downlink carried %.1f Mbit/s; goodput %.1f Mbit/s\n",
+			s.OfferedBps/1e6, s.BusiestDownlinkBps/1e6, s.GoodputBps/1e6)
+	}
+	fmt.Fprintf(&b, "  latency: p50 %v, p99 %v, max %v\n", s.P50.Round(time.Microsecond), s.P99.Round(time.Microsecond), s.Max.Round(time.Microsecond))
+	fmt.Fprintf(&b, "  switch drops: plan %d, loss %d, buffer %d, corrupt %d, mtu %d; read lag p99 %v\n",
+		s.Drops["plan"], s.Drops["loss"], s.Drops["buffer"], s.Drops["corrupt"], s.Drops["mtu"], s.SwitchReadLagP99)
+	for _, p := range s.PlanHits {
+		fmt.Fprintf(&b, "  plan rule %d %q: %d hits\n", p.Rule, p.Name, p.Hits)
+	}
+	if s.CaptureKernelDrops > 0 {
+		fmt.Fprintf(&b, "  WARNING: the capture lost %d frames (the check saw an incomplete capture)\n", s.CaptureKernelDrops)
+	}
+	fmt.Fprintf(&b, "  %-18s %-6s %9s %9s %8s %12s\n", "rule", "level", "checked", "passed", "violated", "inconclusive")
+	for _, r := range s.Rules {
+		if r.Checked == 0 && r.Violated == 0 {
+			continue
+		}
+		fmt.Fprintf(&b, "  %-18s %-6s %9d %9d %8d %12d\n", r.ID, r.Level, r.Checked, r.Passed, r.Violated, r.Inconclusive)
+	}
+	for _, v := range s.Violations {
+		file := "sent.pcapng"
+		if v.Delivered {
+			file = "delivered.pcapng"
+		}
+		fmt.Fprintf(&b, "  VIOLATION %s view, %s frame %d: %s %s\n", v.Host, file, v.Frame, v.Finding.Rule, v.Finding.Why)
+	}
+	if s.Violated > len(s.Violations) {
+		fmt.Fprintf(&b, "  … %d more violations in check.json\n", s.Violated-len(s.Violations))
+	}
+	for _, e := range s.Errors {
+		fmt.Fprintf(&b, "  FAILED %s\n", e)
+	}
+	fmt.Fprintf(&b, "%s; artifacts in %s\n", strings.ToUpper(s.Verdict), s.Dir)
+	_, err := io.WriteString(w, b.String())
+	return err
+}

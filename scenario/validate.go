@@ -1,0 +1,199 @@
+package scenario
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/homatest/homatest/agent"
+	"github.com/homatest/homatest/harness"
+	"github.com/homatest/homatest/harness/workload"
+	"github.com/homatest/homatest/homa"
+	"github.com/homatest/homatest/spec"
+)
+
+// Validate checks a scenario whose defaults are filled in (Parse does
+// both) and returns the first problem as a one-line error: the YAML line
+// (when parsed), the field path, what is wrong and how to fix it. It reads
+// the IUT's manifest when Impl is a path. Kernel features (link.backend
+// tc) are checked by Run, before it changes anything.
+func (s *Scenario) Validate() error {
+	for _, check := range []func() error{s.validateTopology, s.validateLink, s.validateIUT, s.validateWorkload, s.validateCheck} {
+		if err := check(); err != nil {
+			return err
+		}
+	}
+	if s.Plan != nil {
+		if s.Link.Backend != BackendSwitch {
+			return s.errf("plan", "a fault plan needs link.backend switch (the tc backend cannot pick packets by their Homa meaning): remove the plan or use the switch")
+		}
+		if err := s.Plan.Validate(); err != nil {
+			return fmt.Errorf("plan: %v", err)
+		}
+	}
+	return nil
+}
+
+func (s *Scenario) validateTopology() error {
+	t := s.Topology
+	switch {
+	case t.Hosts < 2 || t.Hosts > harness.MaxHosts:
+		return s.errf("topology.hosts", "%d: want 2..%d hosts", t.Hosts, harness.MaxHosts)
+	case t.MTU < 576 || t.MTU > 65535:
+		return s.errf("topology.mtu", "%d: want 576..65535 bytes (1500 is Ethernet's)", t.MTU)
+	case t.IPv6 && t.MTU < 1280:
+		return s.errf("topology.mtu", "%d: IPv6 needs at least 1280 bytes", t.MTU)
+	}
+	return nil
+}
+
+func (s *Scenario) validateLink() error {
+	if s.Link.Backend != BackendSwitch && s.Link.Backend != BackendTC {
+		return s.errf("link.backend", "%q: want switch (netem's user-space switch) or tc (kernel qdiscs)", s.Link.Backend)
+	}
+	if err := s.Link.LinkConfig.Validate(); err != nil {
+		return s.errf("link", "%v", err)
+	}
+	return nil
+}
+
+// manifestPath returns the path of the IUT's manifest, "" for a built-in
+// implementation.
+func (s *Scenario) manifestPath() string {
+	if s.IUT.Impl == ImplRef || s.IUT.Impl == ImplLinux {
+		return ""
+	}
+	if filepath.IsAbs(s.IUT.Impl) || s.dir == "" {
+		return s.IUT.Impl
+	}
+	return filepath.Join(s.dir, s.IUT.Impl)
+}
+
+// Manifest returns the IUT's agent manifest: the built-in one for ref and
+// linux (run by the homatest executable exe), else the file IUT.Impl
+// names (agent.LoadManifest).
+func (s *Scenario) Manifest(exe string) (*agent.Manifest, error) {
+	if p := s.manifestPath(); p != "" {
+		return agent.LoadManifest(p)
+	}
+	return agent.BuiltinManifest(s.IUT.Impl, exe)
+}
+
+func (s *Scenario) validateIUT() error {
+	if p := s.manifestPath(); p != "" {
+		if _, err := os.Stat(p); err != nil {
+			return s.errf("iut.impl", "%q is not ref, linux or a readable agent manifest (%v): give ref, linux or the manifest's path", s.IUT.Impl, err)
+		}
+		if _, err := agent.LoadManifest(p); err != nil {
+			return s.errf("iut.impl", "%v", err)
+		}
+		// The resolved scenario names the manifest wherever it is rerun.
+		if abs, err := filepath.Abs(p); err == nil {
+			s.IUT.Impl = abs
+		}
+	}
+	if s.IUT.Impl == ImplRef {
+		known := map[string]bool{}
+		var names []string
+		for _, f := range homa.FaultNames() {
+			known[f.Name] = true
+			names = append(names, f.Name)
+		}
+		for i, f := range s.IUT.Faults {
+			if !known[f] {
+				return s.errf(fmt.Sprintf("iut.faults[%d]", i), "%q: no such fault knob of the reference implementation: use one of %s", f, strings.Join(names, ", "))
+			}
+		}
+	}
+	return nil
+}
+
+func (s *Scenario) validateWorkload() error {
+	w := &s.Workload
+	if len(w.RPCs) > 0 {
+		if w.Dist != "" || w.Load != 0 || w.Concurrency != 0 || w.Duration != 0 || w.Count != 0 {
+			return s.errf("workload.rpcs", "an explicit RPC list excludes dist, load, concurrency, duration and count: keep one or the other")
+		}
+		for i, r := range w.RPCs {
+			p := fmt.Sprintf("workload.rpcs[%d]", i)
+			switch {
+			case r.At < 0:
+				return s.errf(p+".at", "%v is negative: give the time after the start, e.g. 10ms", r.At)
+			case r.Client < 1 || r.Client > s.Topology.Hosts:
+				return s.errf(p+".client", "%d: want a host number 1..%d", r.Client, s.Topology.Hosts)
+			case r.Server < 1 || r.Server > s.Topology.Hosts || r.Server == r.Client:
+				return s.errf(p+".server", "%d: want a host number 1..%d other than the client", r.Server, s.Topology.Hosts)
+			case r.Request < 1 || r.Request > agent.MaxMessage:
+				return s.errf(p+".request", "%d: want 1..%d bytes", r.Request, agent.MaxMessage)
+			case r.Response < 1 || r.Response > agent.MaxMessage:
+				return s.errf(p+".response", "%d: want 1..%d bytes", r.Response, agent.MaxMessage)
+			}
+		}
+		return s.validateTimeout()
+	}
+	if w.Dist == "" {
+		return s.errf("workload", "no dist and no rpcs: give a request size distribution (dist: w1..w5 or a size in bytes) or an explicit rpcs list")
+	}
+	if _, err := workload.Parse(w.Dist); err != nil {
+		return s.errf("workload.dist", "%v", err)
+	}
+	if _, err := workload.Parse(w.Response); err != nil {
+		return s.errf("workload.response", "%v", err)
+	}
+	switch {
+	case w.Pattern != PatternManyToOne && w.Pattern != PatternAllToAll:
+		return s.errf("workload.pattern", "%q: want many-to-one or all-to-all", w.Pattern)
+	case w.Load != 0 && w.Concurrency != 0:
+		return s.errf("workload.load", "load (open loop) and concurrency (closed loop) exclude each other: keep one")
+	case w.Load < 0 || w.Load > 1:
+		return s.errf("workload.load", "%g: want a fraction of the link rate in (0, 1], e.g. 0.5", w.Load)
+	case w.Load > 0 && s.Link.Rate == 0:
+		return s.errf("workload.load", "a load is a fraction of the link rate, but link.rate is unlimited: set link.rate (e.g. 1gbit) or use concurrency")
+	case w.Concurrency < 0:
+		return s.errf("workload.concurrency", "%d: want calls outstanding per client, 1 or more", w.Concurrency)
+	case w.Duration < 0:
+		return s.errf("workload.duration", "%v is negative: give a duration such as 5s", w.Duration)
+	case w.Count < 0:
+		return s.errf("workload.count", "%d is negative: give a number of RPCs", w.Count)
+	case w.Duration == 0 && w.Count == 0:
+		return s.errf("workload", "no duration and no count: say when to stop issuing RPCs, e.g. duration: 5s or count: 1000")
+	}
+	return s.validateTimeout()
+}
+
+func (s *Scenario) validateTimeout() error {
+	if s.Workload.Timeout < 0 {
+		return s.errf("workload.timeout", "%v is negative: give a duration such as 10s", s.Workload.Timeout)
+	}
+	return nil
+}
+
+// level returns the check's minimum spec level.
+func (c Check) level() spec.Level {
+	if c.Level == LevelShould {
+		return spec.Should
+	}
+	return spec.Must
+}
+
+func (s *Scenario) validateCheck() error {
+	c := s.Check
+	if c.Level != LevelMust && c.Level != LevelShould {
+		return s.errf("check.level", "%q: want must (MUST rules) or should (MUST and SHOULD rules)", c.Level)
+	}
+	prof, err := spec.LookupProfile(c.Profile)
+	if err != nil {
+		return s.errf("check.profile", "%v", err)
+	}
+	if _, err := spec.Select(spec.Rules(), c.Rules, c.level(), c.Profile); err != nil {
+		return s.errf("check.rules", "%v", err)
+	}
+	p := prof.Params
+	for name, v := range c.Params {
+		if err := p.Set(name, v); err != nil {
+			return s.errf("check.params."+name, "%v (homatest spec params lists them)", err)
+		}
+	}
+	return nil
+}

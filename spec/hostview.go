@@ -1,0 +1,125 @@
+package spec
+
+import (
+	"net/netip"
+	"slices"
+	"sort"
+)
+
+// ViewSource says where an event of a host view came from: Delivered is
+// false for an event of the as-sent list and true for one of the
+// as-delivered list; Frame is the event's frame number in that list's
+// capture.
+type ViewSource struct {
+	Delivered bool `json:"delivered"`
+	Frame     int  `json:"frame"`
+}
+
+// HostReport is the check of one host's view (see CheckHostViews).
+type HostReport struct {
+	// Host is the host's address.
+	Host netip.Addr `json:"host"`
+	// Report is the checker's whole report over the host's view; its
+	// frame numbers are 1-based positions in the view. Its Violations
+	// include findings charged to other hosts: use Violations.
+	Report *Report `json:"report"`
+	// Violations are the findings of Report charged to Host, in view
+	// order: at frames Host sent, or for rules whose ChargesReceiver is
+	// true at frames Host received.
+	Violations []Finding `json:"violations"`
+	// Sources maps view frame i (1-based) to Sources[i-1], the event's
+	// list and frame number in its capture.
+	Sources []ViewSource `json:"-"`
+}
+
+// CheckHostViews judges every host on its own link: for each host it runs
+// a Checker (profile, p, rules as NewChecker) over the events that host
+// sent, taken from sent (the packets as the hosts sent them, e.g. a switch
+// port capture of frames arriving from the host), merged in time order
+// with the events delivered to it, taken from delivered (the packets as the
+// switch delivered them), and keeps the violations charged to the host:
+// those at frames it sent, or for rules whose Rule.ChargesReceiver is
+// true (obligations such as "a RESEND is answered") at frames it received.
+// This is the capture a tap on the host's own link would give, so queueing
+// between hosts cannot fake a violation, which a single switch-wide capture
+// in either direction does ("no NEED_ACK after the ACK" fires when the ACK
+// was still queued).
+//
+// hosts lists the hosts to judge; nil means every source address in sent
+// and destination address in delivered, in address order. The events are
+// copied (their Frame renumbered to the view position); events whose Err is
+// set are fed as they are (the wire rules judge them). The result has one
+// HostReport per host, in hosts' order. It never fails: a host with no
+// events gets an empty report.
+func CheckHostViews(profile string, p Params, rules []*Rule, sent, delivered []Event, hosts []netip.Addr) []HostReport {
+	if hosts == nil {
+		seen := map[netip.Addr]bool{}
+		for i := range sent {
+			seen[sent[i].Src] = true
+		}
+		for i := range delivered {
+			seen[delivered[i].Dst] = true
+		}
+		for h := range seen {
+			if h.IsValid() {
+				hosts = append(hosts, h)
+			}
+		}
+		slices.SortFunc(hosts, func(a, b netip.Addr) int { return a.Compare(b) })
+	}
+	charges := make(map[string]bool, len(rules))
+	for _, r := range rules {
+		charges[r.ID] = r.ChargesReceiver()
+	}
+	out := make([]HostReport, 0, len(hosts))
+	for _, h := range hosts {
+		var view []Event
+		var src []ViewSource
+		for i := range sent {
+			if sent[i].Src == h {
+				view = append(view, sent[i])
+				src = append(src, ViewSource{Frame: sent[i].Frame})
+			}
+		}
+		for i := range delivered {
+			if delivered[i].Dst == h {
+				view = append(view, delivered[i])
+				src = append(src, ViewSource{Delivered: true, Frame: delivered[i].Frame})
+			}
+		}
+		order := make([]int, len(view))
+		for i := range order {
+			order[i] = i
+		}
+		// Stable: at equal times what the host sent comes before what it
+		// got, and each list keeps its own order.
+		sort.SliceStable(order, func(i, j int) bool { return view[order[i]].Time.Before(view[order[j]].Time) })
+		sorted := make([]Event, len(view))
+		sources := make([]ViewSource, len(view))
+		for i, k := range order {
+			sorted[i], sources[i] = view[k], src[k]
+			sorted[i].Frame = i + 1
+		}
+		c := NewChecker(profile, p, rules)
+		for i := range sorted {
+			c.Feed(&sorted[i])
+		}
+		rep := c.Finish()
+		hr := HostReport{Host: h, Report: rep, Sources: sources}
+		for _, v := range rep.Violations {
+			if v.Frame < 1 || v.Frame > len(sorted) {
+				continue
+			}
+			e := &sorted[v.Frame-1]
+			owner := e.Src
+			if charges[v.Rule] {
+				owner = e.Dst
+			}
+			if owner == h {
+				hr.Violations = append(hr.Violations, v)
+			}
+		}
+		out = append(out, hr)
+	}
+	return out
+}

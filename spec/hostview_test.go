@@ -1,0 +1,152 @@
+package spec
+
+import (
+	"net/netip"
+	"testing"
+	"time"
+
+	"github.com/homatest/homatest/spec/wire"
+)
+
+// hostViewRules are the rules the host-view tests check: an obligation
+// charged to the trigger's receiver and a per-packet rule charged to the
+// sender.
+func hostViewRules(t *testing.T) ([]*Rule, Params) {
+	t.Helper()
+	rules, err := Select(Rules(), "HOMA-RESEND-002,HOMA-RESEND-004", 0, "linux")
+	if err != nil {
+		t.Fatal(err)
+	}
+	prof, err := LookupProfile("linux")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rules, prof.Params
+}
+
+// deliver returns the events as delivered: each one lag after it was sent,
+// except those in late, which arrive late[i] after they were sent.
+func deliver(sent []Event, lag time.Duration, late map[int]time.Duration) []Event {
+	out := make([]Event, len(sent))
+	for i, e := range sent {
+		d := lag
+		if l, ok := late[e.Frame]; ok {
+			d = l
+		}
+		e.Time = e.Time.Add(d)
+		out[i] = e
+	}
+	return out
+}
+
+// lateBusy plays a client's RESEND answered by the server's BUSY 25 ms
+// later (HOMA-RESEND-002 allows 20 ms), then the response; it returns the
+// trace and the RESEND's frame.
+func lateBusy(t *testing.T) (*traceBuilder, int) {
+	b := newTrace(t, wire.VersionCurrent)
+	b.data(true, 2, 100, 0, 100, 7, nil)
+	resend := b.after(5*time.Millisecond).resend(true, 2, 0, wire.ResendAll, 7)
+	b.after(25*time.Millisecond).ctl(false, 2, wire.TypeBusy)
+	b.after(time.Millisecond).data(false, 2, 100, 0, 100, 7, nil)
+	return b, resend
+}
+
+// charged returns the rule IDs charged to each host.
+func charged(reps []HostReport) map[netip.Addr][]string {
+	m := map[netip.Addr][]string{}
+	for _, r := range reps {
+		for _, v := range r.Violations {
+			m[r.Host] = append(m[r.Host], v.Rule)
+		}
+	}
+	return m
+}
+
+// TestCheckHostViewsChargesReceiverOfObligation: the client's RESEND is
+// answered by the server's BUSY 25 ms later (HOMA-RESEND-002 allows 20 ms).
+// The finding is at the RESEND, which the client sent, but it is the
+// server's doing: only the server's view is charged.
+func TestCheckHostViewsChargesReceiverOfObligation(t *testing.T) {
+	b, resend := lateBusy(t)
+	rules, p := hostViewRules(t)
+	reps := CheckHostViews("linux", p, rules, b.events, deliver(b.events, 10*time.Microsecond, nil), nil)
+	if len(reps) != 2 || reps[0].Host != b.client || reps[1].Host != b.server {
+		t.Fatalf("hosts %v, want client then server", reps)
+	}
+	got := charged(reps)
+	if len(got[b.client]) != 0 || len(got[b.server]) != 1 || got[b.server][0] != "HOMA-RESEND-002" {
+		t.Fatalf("charged %v, want one HOMA-RESEND-002 for the server only", got)
+	}
+	// The server's view holds the RESEND as it was delivered to it.
+	srv := reps[1]
+	v := srv.Violations[0]
+	if src := srv.Sources[v.Frame-1]; !src.Delivered || src.Frame != resend {
+		t.Errorf("violation at view frame %d from %+v, want the delivered RESEND (frame %d)", v.Frame, src, resend)
+	}
+	if want := b.events[resend-1].Time.Add(10 * time.Microsecond); !v.Time.Equal(want) {
+		t.Errorf("violation time %v, want the delivery time %v", v.Time, want)
+	}
+	// The client's view has the same finding (it saw the late BUSY too),
+	// but it is not the client's doing.
+	if !reps[0].Report.Violated() {
+		t.Errorf("client view: no finding at all; the late BUSY should be visible there too")
+	}
+}
+
+// TestCheckHostViewsQueueingIsNotAViolation: the RESEND waits 24 ms in the
+// switch and the server answers 1 ms after it arrived. As sent, the answer
+// looks 25 ms late; each host's own link shows it in time at the server,
+// so nobody is charged.
+func TestCheckHostViewsQueueingIsNotAViolation(t *testing.T) {
+	b, resend := lateBusy(t)
+	rules, p := hostViewRules(t)
+	delivered := deliver(b.events, 10*time.Microsecond, map[int]time.Duration{resend: 24 * time.Millisecond})
+
+	// The switch-wide as-sent capture reports it.
+	c := NewChecker("linux", p, rules)
+	for i := range b.events {
+		c.Feed(&b.events[i])
+	}
+	wantViolations(t, c.Finish(), "HOMA-RESEND-002", resend)
+
+	reps := CheckHostViews("linux", p, rules, b.events, delivered, []netip.Addr{b.server, b.client})
+	if got := charged(reps); len(got) != 0 {
+		t.Fatalf("charged %v, want nothing", got)
+	}
+	if reps[0].Host != b.server || reps[0].Report.Events != 4 {
+		t.Errorf("first report: host %v with %d events, want the server with 4 (2 sent, 2 received)", reps[0].Host, reps[0].Report.Events)
+	}
+}
+
+// TestCheckHostViewsChargesSender: the client retransmits at level 0 when
+// the server's RESEND asked for 7 (HOMA-RESEND-004, a per-packet rule): the
+// client is charged once, though the server's view also shows the packet.
+func TestCheckHostViewsChargesSender(t *testing.T) {
+	b := newTrace(t, wire.VersionCurrent)
+	bad := b.retransmitAtLevel0()
+	rules, p := hostViewRules(t)
+	reps := CheckHostViews("linux", p, rules, b.events, deliver(b.events, 10*time.Microsecond, nil), nil)
+	got := charged(reps)
+	if len(got[b.server]) != 0 || len(got[b.client]) != 1 || got[b.client][0] != "HOMA-RESEND-004" {
+		t.Fatalf("charged %v, want one HOMA-RESEND-004 for the client only", got)
+	}
+	cl := reps[0]
+	if src := cl.Sources[cl.Violations[0].Frame-1]; src.Delivered || src.Frame != bad {
+		t.Errorf("client violation from %+v, want the sent retransmission (frame %d)", src, bad)
+	}
+	wantViolations(t, reps[1].Report, "HOMA-RESEND-004", reps[1].Report.Violations[0].Frame) // seen, not charged
+}
+
+// TestCheckHostViewsEmpty: hosts without events get empty reports; no
+// events and no hosts give none.
+func TestCheckHostViewsEmpty(t *testing.T) {
+	rules, p := hostViewRules(t)
+	if r := CheckHostViews("linux", p, rules, nil, nil, nil); len(r) != 0 {
+		t.Fatalf("%d reports for no events", len(r))
+	}
+	h := netip.MustParseAddr("198.18.0.9")
+	r := CheckHostViews("linux", p, rules, nil, nil, []netip.Addr{h})
+	if len(r) != 1 || r[0].Host != h || r[0].Report.Events != 0 || len(r[0].Violations) != 0 {
+		t.Fatalf("got %+v, want one empty report for %v", r, h)
+	}
+}
