@@ -96,7 +96,7 @@ func TestBenchHomaParams(t *testing.T) {
 		homaImpl: &agent.Manifest{Params: map[string]any{"resend_ticks": 3}}, homaPar: agent.Params{"max_incoming": int64(9000)}}
 	p := o.homaParams()
 	// 100 Mbit/s × 1 ms = 12500 bytes; --param beats the sizing.
-	if p["unsched_bytes"] != int64(12500) || p["max_incoming"] != int64(9000) || p["tick_ns"] != int64(50e6) || p["resend_ticks"] != 3 {
+	if p["unsched_bytes"] != int64(12500) || p["max_incoming"] != int64(9000) || p["tick_ns"] != int64(50e6) || p["resend_ticks"] != 3 || p["link_bps"] != int64(100e6) {
 		t.Errorf("ref params = %v", p)
 	}
 	o.impl, o.homaPar = "linux", nil

@@ -29,16 +29,21 @@ import (
 const benchRefTick = 50 * time.Millisecond
 
 // homaParams returns the parameter overrides the homa agents get in
-// hello: for the ref agent a benchRefTick tick and unsched_bytes and max_incoming
+// hello: for the ref agent a benchRefTick tick, link_bps = --rate (its
+// pacer and FIFO grant interval follow the link: without it the ref
+// agent assumes 25 Gbit/s, and w4 at load 0.8 of 50 Mbit/s had a p50
+// slowdown of 10-13 instead of 2-3) and unsched_bytes and max_incoming
 // sized for --rate and --rtt (HomaModule's defaults are for a 25 Gbit/s
 // network with a few µs round trips: at 100 Mbit/s their 40 KB of
 // unscheduled bytes per message and 400 KB of grants overflow the switch
-// buffers in bursts), then the manifest's params, then --param.
+// buffers in bursts; homa.ParamsForLink's, scaled for µs round trips,
+// starve these ms ones), then the manifest's params, then --param.
 func (o *benchOpts) homaParams() agent.Params {
 	p := agent.Params{}
 	if o.impl == "ref" {
 		rttBytes := max(int64(1500), int64(float64(o.rateBps)*o.rtt.Seconds()/8))
 		p["tick_ns"] = benchRefTick.Nanoseconds()
+		p["link_bps"] = int64(o.rateBps)
 		p["unsched_bytes"] = rttBytes
 		p["max_incoming"] = 8 * rttBytes
 	}
