@@ -26,8 +26,12 @@ type Record struct {
 type BaselinePoint struct {
 	// Size is the request size in bytes.
 	Size int `json:"size"`
-	// Latency is the median latency of the unloaded RPCs of that size.
+	// Latency is the unloaded latency used for the size: the median
+	// measured, lowered to the next larger size's when that is lower (see
+	// NewBaseline).
 	Latency time.Duration `json:"latency_ns"`
+	// Median is the median latency measured for the size.
+	Median time.Duration `json:"median_ns"`
 	// Count is the number of successful unloaded RPCs measured.
 	Count int `json:"count"`
 }
@@ -41,8 +45,12 @@ type Baseline struct {
 }
 
 // NewBaseline returns the baseline of unloaded RPC records: per request
-// size, the median latency of the successful ones. Errors: no successful
-// record (the failures' first error is quoted).
+// size, the median latency of the successful ones, then made
+// non-decreasing in size from the largest size down (a size whose median
+// is above a larger size's gets the larger size's): an unloaded RPC never
+// gets faster with a longer request, so such a median is a CPU stall
+// during its few RPCs, not the network. Errors: no successful record (the
+// failures' first error is quoted).
 func NewBaseline(records []Record) (Baseline, error) {
 	hists := map[int]*latency.Histogram{}
 	var firstErr string
@@ -68,9 +76,13 @@ func NewBaseline(records []Record) (Baseline, error) {
 	}
 	var b Baseline
 	for size, h := range hists {
-		b.Points = append(b.Points, BaselinePoint{Size: size, Latency: time.Duration(h.Quantile(0.5)), Count: int(h.Count())})
+		med := time.Duration(h.Quantile(0.5))
+		b.Points = append(b.Points, BaselinePoint{Size: size, Latency: med, Median: med, Count: int(h.Count())})
 	}
 	slices.SortFunc(b.Points, func(x, y BaselinePoint) int { return x.Size - y.Size })
+	for i := len(b.Points) - 2; i >= 0; i-- {
+		b.Points[i].Latency = min(b.Points[i].Latency, b.Points[i+1].Latency)
+	}
 	return b, nil
 }
 

@@ -79,6 +79,16 @@ func TestBaseline(t *testing.T) {
 	if len(b.Points) != 3 || b.Points[0].Size != 100 || b.Points[0].Count != 3 || b.Points[2].Size != 20100 {
 		t.Fatalf("points = %+v", b.Points)
 	}
+	// A stall during a small size's RPCs: its median is lowered to the
+	// larger size's.
+	stalled, err := NewBaseline([]Record{{Request: 10, Latency: 5 * time.Millisecond}, {Request: 20, Latency: time.Millisecond},
+		{Request: 30, Latency: 3 * time.Millisecond}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := stalled.Points; p[0].Latency != time.Millisecond || p[0].Median != 5*time.Millisecond || p[1].Latency != time.Millisecond || p[2].Latency != 3*time.Millisecond {
+		t.Errorf("stalled points = %+v, want 1ms, 1ms, 3ms with the 5ms median kept", p)
+	}
 	near := func(d, want time.Duration) bool { return math.Abs(float64(d-want)) <= float64(want)/256+1 }
 	for size, want := range map[int]time.Duration{
 		1:      10 * time.Microsecond, // below the smallest: clamped

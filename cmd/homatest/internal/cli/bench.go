@@ -121,7 +121,7 @@ interrupted (SIGINT or SIGTERM: the namespaces are removed first).`,
 	f.Uint64Var(&o.seed, "seed", 1, "seed of the request sizes and arrival times (the same for every transport)")
 	f.StringVar(&o.artifacts, "artifacts", "", "run folder for the agents' logs, the topology and report.json (default: a new folder under homatest-runs/)")
 	f.IntVar(&o.buckets, "buckets", bench.DefaultBuckets, "size buckets: the workload split into this many of equal probability")
-	f.IntVar(&o.unloaded, "unloaded", 10, "unloaded RPCs per measured size for the baseline")
+	f.IntVar(&o.unloaded, "unloaded", 20, "unloaded RPCs per measured size for the baseline")
 	f.DurationVar(&o.rtt, "rtt", time.Millisecond, "round trip the ref agent's unsched_bytes (rate × rtt) and max_incoming (8 × that) are sized for")
 	f.StringArrayVar(&o.params, "param", nil, "Homa parameter override for the homa agents' hello, NAME=VALUE (an integer or comma-separated integers; repeatable; e.g. unsched_bytes=12000)")
 	f.IntVar(&o.response, "response", traffic.DefaultResponseBytes, "response size in bytes")

@@ -84,7 +84,7 @@ func TestBenchNS(t *testing.T) {
 	if err != nil || !bytes.Contains(svg, []byte("tcp p99")) {
 		t.Errorf("plot %s: %v", plot, err)
 	}
-	for _, f := range []string{"report.json", "h1.ref.stderr.log", "h3.tcp.stderr.log"} {
+	for _, f := range []string{"report.json", "h1.ref.stderr.log", "h3.tcp.stderr.log", "homa-records.json", "tcp-unloaded.json", "tcp-agent-stats.json"} {
 		if _, err := os.Stat(filepath.Join(dir, "run", f)); err != nil {
 			t.Errorf("run folder: %v", err)
 		}

@@ -145,10 +145,13 @@ func (o *benchOpts) runTransport(ctx context.Context, topo *harness.Topology, fa
 	if err != nil {
 		return bench.Summary{}, fmt.Errorf("%s loaded run: %w", tr, err)
 	}
-	if err := topo.Artifacts.WriteJSON(tr+"-agent-stats.json", res.Stats); err != nil {
-		return bench.Summary{}, err
+	recs := benchRecords(res.Records)
+	for name, v := range map[string]any{tr + "-agent-stats.json": res.Stats, tr + "-unloaded.json": base, tr + "-records.json": recs} {
+		if err := topo.Artifacts.WriteJSON(name, v); err != nil {
+			return bench.Summary{}, err
+		}
 	}
-	return bench.Analyze(bench.Run{Transport: tr, Records: benchRecords(res.Records), Baseline: bl,
+	return bench.Analyze(bench.Run{Transport: tr, Records: recs, Baseline: bl,
 		Elapsed: res.Elapsed, OfferedBps: res.OfferedBps, AchievedBps: res.AchievedBps,
 		Counters: benchCounters(res.Stats, sw0, fab.Stats())}, buckets)
 }
