@@ -115,10 +115,10 @@ func (b Baseline) At(size int) time.Duration {
 	return lo.Latency + time.Duration(float64(hi.Latency-lo.Latency)*float64(size-lo.Size)/float64(hi.Size-lo.Size))
 }
 
-// BaselineSizes returns the request sizes to measure the baseline at for
-// distribution d split into buckets: every bucket's smallest and largest
-// size (so that interpolation inside a bucket stays between two measured
-// points), ascending and without repeats.
+// BaselineSizes returns the request sizes in bytes to measure the baseline
+// at for buckets: every bucket's smallest and largest size (so that
+// interpolation inside a bucket stays between two measured points),
+// ascending and without repeats.
 func BaselineSizes(buckets []Bucket) []int {
 	var sizes []int
 	for _, bk := range buckets {
