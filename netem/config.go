@@ -23,7 +23,10 @@ type LinkConfig struct {
 	Rate BitRate `yaml:"rate,omitempty" json:"rate_bps,omitempty"`
 	// BufferBytes is the egress buffer of the port in bytes, shared by all
 	// priority levels; a frame that does not fit is tail-dropped (reason
-	// DropBuffer). 0 means DefaultBufferBytes.
+	// DropBuffer). 0 means DefaultBufferBytes. The tc backend gives each
+	// priority queue a bfifo of BufferBytes (the kernel has no buffer
+	// shared by several qdiscs), and leaves the kernel's default (pfifo of
+	// txqueuelen packets) when it is 0.
 	BufferBytes int `yaml:"buffer_bytes,omitempty" json:"buffer_bytes,omitempty"`
 	// Priorities is the number of strict-priority queues, 1..8 (0 means 8).
 	// A frame's Homa priority is its IP precedence (IPv4 TOS>>5, IPv6

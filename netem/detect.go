@@ -90,9 +90,12 @@ func (k KernelFeatures) Missing(cfg LinkConfig) []string {
 		{cfg.Duplicate > 0, "duplicate"}, {cfg.Reorder.Probability > 0, "reorder"}, {cfg.Corrupt > 0, "corrupt"},
 	}
 	for _, f := range netemFeatures {
-		ge := cfg.Loss.Model == "gilbert-elliott" || cfg.Loss.Model == "ge"
-		if f.name == "loss" && (k.lossByNFT(cfg) || ge && (k.Netem || k.NFTLoss)) {
-			continue // nftables does it, or the line below says why not
+		if f.name == "loss" && k.lossByNFT(cfg) {
+			continue // nftables does it
+		}
+		if f.name == "loss" && cfg.Loss.isGE() && !k.Netem {
+			lacks("loss", "sch_netem's gemodel for gilbert-elliott (nftables keeps no loss state between frames)", "CONFIG_NET_SCH_NETEM")
+			continue
 		}
 		if f.on && !k.Netem {
 			lacks(f.name, "sch_netem", "CONFIG_NET_SCH_NETEM")
@@ -102,9 +105,6 @@ func (k KernelFeatures) Missing(cfg LinkConfig) []string {
 	unsupported := func(feature, why string) {
 		out = append(out, fmt.Sprintf("%s: %s; use --backend switch", feature, why))
 	}
-	if (k.Netem || k.NFTLoss) && (cfg.Loss.Model == "gilbert-elliott" || cfg.Loss.Model == "ge") {
-		unsupported("loss", "the tc backend has only random loss (vishvananda/netlink's netem has no gemodel, nftables no burst state)")
-	}
 	if k.Netem {
 		if cfg.JitterDist == "normal" {
 			unsupported("jitter_dist", "netem's normal distribution needs iproute2's distribution table, which the tc backend does not load")
@@ -112,9 +112,6 @@ func (k KernelFeatures) Missing(cfg LinkConfig) []string {
 		if cfg.CorruptMode == "drop" {
 			unsupported("corrupt_mode", "netem can only flip bits (corrupt_mode flip)")
 		}
-	}
-	if cfg.BufferBytes > 0 && !(k.Netem && needsNetemFeatures(cfg)) {
-		unsupported("buffer_bytes", "the tc backend's pfifo leaves hold txqueuelen packets (vishvananda/netlink cannot set a pfifo limit)")
 	}
 	if cfg.MTU > 0 {
 		unsupported("mtu", "the tc backend does not drop by size (set the interface MTU instead)")
@@ -143,11 +140,18 @@ type TCState struct {
 	Filters []string `json:"filters"`
 	// NFTLossDrops counts frames dropped by the nftables loss rule.
 	NFTLossDrops uint64 `json:"nft_loss_drops,omitempty"`
+	// PlanHits counts, per fault-plan rule, the frames it fired on (the
+	// tc backend's nftables plan chain; see ApplyTCPlan).
+	PlanHits []PlanRuleHits `json:"plan_hits,omitempty"`
 }
 
-// needsNetemFeatures reports whether cfg asks for anything only netem does
-// (then the leaves are netem qdiscs, whose limit the tc backend sets from
-// BufferBytes).
-func needsNetemFeatures(c LinkConfig) bool {
-	return c.Delay > 0 || c.Jitter > 0 || c.Duplicate > 0 || c.Reorder.Probability > 0 || c.Corrupt > 0
+// PlanRuleHits is one plan rule's firing count in the tc backend.
+type PlanRuleHits struct {
+	// Rule is "rule <index>" or "rule <index>: <name>".
+	Rule string `json:"rule"`
+	// Packets is the number of frames the rule fired on.
+	Packets uint64 `json:"packets"`
 }
+
+// isGE reports whether l is the Gilbert-Elliott model.
+func (l LossConfig) isGE() bool { return l.Model == "gilbert-elliott" || l.Model == "ge" }

@@ -20,12 +20,20 @@
 //     dropped as pcapng with a comment on each dropped or altered frame. Its
 //     core (Core, Egress) is independent of sockets and is driven by explicit
 //     times, so it is unit-tested with a fake clock.
-//   - tc: kernel qdiscs by netlink (an HTB root at the link rate, one HTB
-//     class per priority queue filtered by u32 on the TOS / traffic class;
-//     netem leaves where the kernel has sch_netem) plus nftables for random
-//     loss where it has not. Detect reports, one line per feature, what the
-//     running kernel cannot provide before anything is changed. The kernel
-//     draws its own random numbers, so tc loss does not replay by seed.
+//   - tc: kernel qdiscs by netlink (BuildTC, ApplyTC: an HTB root at the
+//     link rate with a 1 ms bucket, one HTB class per priority queue
+//     filtered by u32 on the TOS / traffic class; bfifo leaves limited to
+//     BufferBytes, per queue; netem leaves where the kernel has sch_netem,
+//     Gilbert-Elliott loss as netem's gemodel) plus nftables on the
+//     interface's egress hook for random loss where the kernel has no
+//     netem, and for fault plans (ApplyTCPlan: Homa header fields at fixed
+//     offsets, the nth match by "numgen inc", drop and priority rewrite).
+//     Detect and DetectPlan report, one line per feature, what the
+//     running kernel or nftables cannot provide before anything is
+//     changed (on this lab's kernel: delay, jitter, duplication,
+//     reordering, corruption and GE loss; in plans RPC ordinals, in_port,
+//     delay, hold and duplicate). The kernel draws its own random numbers,
+//     so tc loss does not replay by seed.
 //
 // Homa priorities are IP precedence (IPv4 TOS>>5, IPv6 traffic class>>5), as
 // HomaModule writes them (homa_outgoing.c: priority<<5).

@@ -2,7 +2,6 @@ package netem
 
 import (
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"math"
 
@@ -56,35 +55,7 @@ func applyNFTLoss(ns netns.NsHandle, dev string, p float64) error {
 }
 
 // resetNFTLoss removes dev's loss chain (and the table once it is empty).
-func resetNFTLoss(ns netns.NsHandle, dev string) error {
-	c, err := nftables.New(nftables.WithNetNSFd(int(ns)))
-	if err != nil {
-		return fmt.Errorf("netem: nftables: %w", err)
-	}
-	t := &nftables.Table{Family: nftables.TableFamilyNetdev, Name: nftTable}
-	chains, err := c.ListChainsOfTableFamily(nftables.TableFamilyNetdev)
-	if err != nil {
-		return fmt.Errorf("netem: nftables: list chains: %w", err)
-	}
-	left := 0
-	for _, ch := range chains {
-		if ch.Table.Name != nftTable {
-			continue
-		}
-		if ch.Name == "loss_"+dev {
-			c.DelChain(ch)
-		} else {
-			left++
-		}
-	}
-	if left == 0 {
-		c.DelTable(t)
-	}
-	if err := c.Flush(); err != nil && !errors.Is(err, unix.ENOENT) {
-		return fmt.Errorf("netem: %s: remove nftables loss chain: %w", dev, err)
-	}
-	return nil
-}
+func resetNFTLoss(ns netns.NsHandle, dev string) error { return resetNFTChain(ns, "loss_"+dev) }
 
 // nftLossCounter returns the packets dropped by dev's loss rule (0 when
 // there is none).

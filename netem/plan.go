@@ -23,6 +23,11 @@ import (
 // hold counts; the last priority rewrite counts). Each firing is recorded as
 // a Hit.
 //
+// The tc backend (ApplyTCPlan) runs the subset nftables can express on one
+// interface's egress: Homa frames of IP protocol 146 only, no RPC ordinal
+// or in_port, actions drop and priority; DetectPlan lists what a plan
+// needs beyond that.
+//
 // YAML form (a scenario file's "plan:" section):
 //
 //	rules:

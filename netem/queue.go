@@ -111,6 +111,7 @@ type Egress struct {
 	queued   int // bytes waiting in queues
 	nqueued  int
 	linkFree time.Duration // when the serialiser is next idle
+	txRem    uint64        // ns*rate remainder of linkFree (sub-ns part of the busy period)
 	line     delayLine
 	held     []*Frame
 	seq      uint64
@@ -262,7 +263,18 @@ func (e *Egress) Advance(now time.Duration) {
 		e.nqueued--
 		e.queued -= len(f.Data)
 		start := max(e.linkFree, f.Arrival)
-		end := start + e.cfg.Rate.TxTime(len(f.Data))
+		if start > e.linkFree {
+			e.txRem = 0 // the link was idle: a new busy period
+		}
+		end := start
+		if r := uint64(e.cfg.Rate); r > 0 {
+			// Back to back, the sub-ns remainder carries over, so a busy
+			// period keeps the exact rate (TxTime's rounding up would add
+			// up to 1 ns a frame: -1.6% at 10 Gbit/s with 64-byte frames).
+			num := uint64(len(f.Data))*8*uint64(time.Second) + e.txRem
+			end += time.Duration(num / r)
+			e.txRem = num % r
+		}
 		e.linkFree = end
 		f.Departure = end + e.delay() + f.extraDelay
 		e.seq++

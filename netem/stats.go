@@ -123,4 +123,13 @@ type Stats struct {
 	// and the emulation is not faithful.
 	ReadLagP50 time.Duration `json:"read_lag_p50_ns"`
 	ReadLagP99 time.Duration `json:"read_lag_p99_ns"`
+	// SendLagP50 and SendLagP99 (socket backend only) are how late frames
+	// left compared with the departure the serialiser gave them (send time
+	// - scheduled departure; same buckets). The schedule itself is exact
+	// arithmetic on the link rate; a p50 above one frame time means the
+	// forwarding thread could not send as fast as the link rate (short of
+	// CPU, or more frames per second than it can forward), so the
+	// receivers see the switch's throughput, not the configured rate.
+	SendLagP50 time.Duration `json:"send_lag_p50_ns"`
+	SendLagP99 time.Duration `json:"send_lag_p99_ns"`
 }

@@ -23,6 +23,7 @@ type Switch struct {
 	txErrors []uint64
 	rxDrops  []uint64 // kernel drops read from PACKET_STATISTICS so far
 	lag      lagHist  // read time - kernel receive stamp
+	sendLag  lagHist  // send time - scheduled departure
 	rec      *recorder
 	free     [][]byte
 	last     time.Duration // latest time given to the core
@@ -210,6 +211,7 @@ func (s *Switch) transmit(now time.Duration, tx *txBatch, sent *[]*Frame) {
 				break
 			}
 			s.rec.forwarded(p, ts, f)
+			s.sendLag.add(now - f.Departure)
 			tx.add(f.Data)
 			*sent = append(*sent, f)
 			if tx.full() {
@@ -239,6 +241,7 @@ func (s *Switch) Stats() Stats {
 	defer s.mu.Unlock()
 	st := s.core.Stats()
 	st.ReadLagP50, st.ReadLagP99 = s.lag.quantile(0.5), s.lag.quantile(0.99)
+	st.SendLagP50, st.SendLagP99 = s.sendLag.quantile(0.5), s.sendLag.quantile(0.99)
 	s.readKernelDrops()
 	for i := range st.Ports {
 		st.Ports[i].RxKernelDrops = s.rxDrops[i]

@@ -3,6 +3,7 @@ package netem
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"math"
 	"os"
 	"reflect"
@@ -81,27 +82,37 @@ func lateness(fs []rxFrame, rate float64) (time.Duration, time.Duration) {
 func TestSwitchRate(t *testing.T) {
 	tp := newTestTopo(t)
 	a, b := hostSock(t, tp.nsA, tp.ifA), hostSock(t, tp.nsB, tp.ifB)
+	// Jumbo frames for the 1 Gbit/s case (MTU 9000 on every veth end).
+	setMTU(t, tp, 9000)
+	gbit := os.Getenv("HOMATEST_NETEM_GBIT") == "1"
 	for _, tc := range []struct {
-		rate   BitRate
-		n      int
-		assert bool
+		rate    BitRate
+		n, size int
+		strict  bool // assert the rate even when the switch fell behind
 	}{
-		{10 * Mbit, 400, true},
-		{100 * Mbit, 3000, true},
-		// 1 Gbit/s: measured and logged; on this 2-vCPU VM the sender,
-		// switch and receiver compete for the CPUs, so it is asserted only
-		// with HOMATEST_NETEM_GBIT=1 (BenchmarkSwitch measures it too).
-		{Gbit, 20000, os.Getenv("HOMATEST_NETEM_GBIT") == "1"},
+		{10 * Mbit, 400, 1514, true},
+		{100 * Mbit, 3000, 1514, true},
+		// At 1 Gbit/s the switch may be the bottleneck: 82 500 frames/s of
+		// 1514 bytes (or 13 900 of 9014 bytes) on 2 vCPUs shared with the
+		// sender, the receiver and other work. Then frames leave late
+		// (send lag p50 over a frame time) and the receiver measures the
+		// switch's throughput (BenchmarkSwitch's subject), not the rate
+		// clock: measured -42%, -15%, +0.3% at load average 15 and -0.02%
+		// quiet with 1514-byte frames. The rate is asserted whenever the
+		// switch kept its schedule in an attempt, and always with
+		// HOMATEST_NETEM_GBIT=1.
+		{Gbit, 5000, 9014, gbit},
+		{Gbit, 20000, 1514, gbit},
 	} {
-		t.Run(tc.rate.String(), func(t *testing.T) {
+		t.Run(fmt.Sprintf("%v/%dB", tc.rate, tc.size), func(t *testing.T) {
 			// The sender shares 2 vCPUs with the switch, the receiver and
 			// other work; when it is descheduled the port can run dry. Only
 			// the longest stretch in which the port stayed busy is measured,
 			// and the run is repeated (up to 3 times) until that stretch
 			// holds at least half the frames.
 			for attempt := 1; ; attempt++ {
-				got, st := rateRun(t, tp, a, b, tc.rate, tc.n)
-				run := busyRun(got, tc.rate.TxTime(1514))
+				got, st := rateRun(t, tp, a, b, tc.rate, tc.n, tc.size)
+				run := busyRun(got, tc.rate.TxTime(tc.size))
 				var r, errPct float64
 				var l50, l99 time.Duration
 				if len(run) >= 10 {
@@ -109,24 +120,31 @@ func TestSwitchRate(t *testing.T) {
 					errPct = 100 * (r - float64(tc.rate)) / float64(tc.rate)
 					l50, l99 = lateness(run, r)
 				}
-				t.Logf("attempt %d, rate %v: %d frames received, %d measured in one busy period, measured %.3f Mbit/s (error %+.2f%%), departure lateness p50 %v p99 %v, switch drops %+v, max queue %d B",
-					attempt, tc.rate, len(got), len(run), r/1e6, errPct, l50, l99, st.Drops, st.Ports[1].MaxQueueBytes)
+				frameTime := tc.rate.TxTime(tc.size)
+				t.Logf("attempt %d, rate %v, %d-byte frames: %d frames received, %d measured in one busy period, measured %.3f Mbit/s (error %+.2f%%), departure lateness p50 %v p99 %v, switch send lag p50 %v p99 %v (frame time %v), switch drops %+v, max queue %d B",
+					attempt, tc.rate, tc.size, len(got), len(run), r/1e6, errPct, l50, l99, st.SendLagP50, st.SendLagP99, frameTime, st.Drops, st.Ports[1].MaxQueueBytes)
 				// A run is disturbed when the port ran dry (the sender was
-				// descheduled) or the switch thread itself was starved for
-				// the CPU (median lateness over 1 ms): measure again.
-				disturbed := len(run) < tc.n/2 || l50 > scaled(time.Millisecond)
+				// descheduled), the switch thread itself was starved for
+				// the CPU (median lateness over 1 ms) or it could not send
+				// as fast as its schedule (send lag p50 over a frame time,
+				// lagHist's buckets overestimate up to 2x): measure again.
+				behind := st.SendLagP50 > 2*frameTime
+				disturbed := len(run) < tc.n/2 || l50 > scaled(time.Millisecond) || behind
 				failed := len(run) < tc.n/2 || math.Abs(errPct) > 2*timeScale()
 				if disturbed && failed && attempt < 3 {
 					continue
 				}
-				if !tc.assert {
+				if failed && behind && tc.rate >= Gbit && !tc.strict {
+					// The switch's own lag explains the shortfall: it
+					// measured throughput, not the rate clock.
+					t.Logf("the switch was behind its schedule in every attempt (send lag p50 %v > 2 frame times): throughput-limited on this machine now, the rate clock was not measurable (HOMATEST_NETEM_GBIT=1 makes this an error)", st.SendLagP50)
 					return
 				}
 				if len(run) < tc.n/2 {
 					t.Fatalf("the sender never kept the port busy for %d frames", tc.n/2)
 				}
 				if math.Abs(errPct) > 2*timeScale() {
-					t.Errorf("measured %.3f Mbit/s at %v: error %+.2f%%, want within ±%.1f%%", r/1e6, tc.rate, errPct, 2*timeScale())
+					t.Errorf("measured %.3f Mbit/s at %v: error %+.2f%%, want within ±%.1f%% (switch send lag p50 %v)", r/1e6, tc.rate, errPct, 2*timeScale(), st.SendLagP50)
 				}
 				return
 			}
@@ -134,13 +152,13 @@ func TestSwitchRate(t *testing.T) {
 	}
 }
 
-// rateRun sends n 1514-byte frames unpaced from a to b through a switch
-// whose port to b runs at rate with a 64 MiB buffer.
-func rateRun(t *testing.T, tp *testTopo, a, b packetSock, rate BitRate, n int) ([]rxFrame, Stats) {
+// rateRun sends n frames of size bytes unpaced from a to b through a
+// switch whose port to b runs at rate with a 64 MiB buffer.
+func rateRun(t *testing.T, tp *testTopo, a, b packetSock, rate BitRate, n, size int) ([]rxFrame, Stats) {
 	sw := tp.startSwitch(t, LinkConfig{Rate: rate, BufferBytes: 64 << 20}, 1, nil, nil)
 	done := make(chan []rxFrame)
 	go func() { done <- receive(b, n, scaled(500*time.Millisecond), false) }()
-	blast(t, a, tp.macAHW, tp.macBHW, 0, n, 1514, 0, 0)
+	blast(t, a, tp.macAHW, tp.macBHW, 0, n, size, 0, 0)
 	got := <-done
 	sw.Close()
 	return got, sw.Stats()

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"
@@ -16,7 +17,14 @@ import (
 // where a higher queue has a higher HTB priority), a leaf qdisc per queue
 // class (netem when the config needs it and the kernel has it, else pfifo)
 // and u32 filters that send each Homa priority (IPv4 TOS>>5, IPv6 traffic
-// class>>5) to its queue's class.
+// class>>5) to its queue's class. A leaf is a *RawQdisc where the netlink
+// library cannot say what it needs: bfifo limited to BufferBytes (when no
+// netem leaf is needed), netem with a Gilbert-Elliott loss model.
+//
+// BufferBytes applies to each priority queue's leaf: the kernel has no
+// buffer shared by several qdiscs, so with n queues up to n*BufferBytes
+// can wait in the port (with one queue the limit is exact). netem leaves
+// take the limit in packets (BufferBytes/1514).
 type TCObjects struct {
 	Root    netlink.Qdisc
 	Classes []netlink.Class
@@ -26,6 +34,21 @@ type TCObjects struct {
 
 // unlimitedRate stands in for "no rate limit" in HTB, which needs a rate.
 const unlimitedRate = 100 * Gbit
+
+// htbBurst is the HTB bucket depth in time at the link rate: how late the
+// kernel's dequeue (HTB's watchdog timer, then the NET_TX softirq) may run
+// without the link losing rate, since tokens beyond the bucket are lost.
+// The netlink library's default (rate/Hz() + 1600 bytes, where Hz() is
+// 1e9 on a high-resolution-timer kernel, so 1600 bytes at any rate) is 13
+// µs at 1 Gbit/s: measured -33% with 9014-byte frames. The cost: after an
+// idle period up to this much goes out back to back.
+const htbBurst = time.Millisecond
+
+// htbBucket returns the HTB bucket in bytes for rate (bit/s): htbBurst at
+// rate, at least 1600 bytes (one full frame, the library's default).
+func htbBucket(rate uint64) uint32 {
+	return uint32(max(1600, rate/8*uint64(htbBurst)/uint64(time.Second)))
+}
 
 // minClassRate is each priority class's guaranteed rate; the rest of the
 // link is lent in strict priority order (HTB prio).
@@ -51,22 +74,30 @@ func BuildTC(linkIndex int, cfg LinkConfig, k KernelFeatures) (*TCObjects, error
 	o.Root = root
 	o.Classes = append(o.Classes, netlink.NewHtbClass(
 		netlink.ClassAttrs{LinkIndex: linkIndex, Parent: netlink.MakeHandle(1, 0), Handle: netlink.MakeHandle(1, 1)},
-		netlink.HtbClassAttrs{Rate: rate, Ceil: rate}))
+		netlink.HtbClassAttrs{Rate: rate, Ceil: rate, Buffer: htbBucket(rate), Cbuffer: htbBucket(rate)}))
 	n := cfg.levels()
 	limit := uint32(max(1, cfg.buffer()/1514))
 	for q := range n {
 		minor := uint16(0x10 + q)
 		o.Classes = append(o.Classes, netlink.NewHtbClass(
 			netlink.ClassAttrs{LinkIndex: linkIndex, Parent: netlink.MakeHandle(1, 1), Handle: netlink.MakeHandle(1, minor)},
-			netlink.HtbClassAttrs{Rate: uint64(min(minClassRate, BitRate(rate)/BitRate(n))), Ceil: rate, Prio: uint32(n - 1 - q), Quantum: 1514}))
+			netlink.HtbClassAttrs{Rate: uint64(min(minClassRate, BitRate(rate)/BitRate(n))), Ceil: rate, Cbuffer: htbBucket(rate), Prio: uint32(n - 1 - q), Quantum: 1514}))
 		leaf := netlink.QdiscAttrs{LinkIndex: linkIndex, Parent: netlink.MakeHandle(1, minor), Handle: netlink.MakeHandle(minor, 0)}
-		if needsNetem(cfg, k) {
-			o.Leaves = append(o.Leaves, netlink.NewNetem(leaf, netlink.NetemQdiscAttrs{
+		switch {
+		case needsNetem(cfg, k):
+			n := netlink.NewNetem(leaf, netlink.NetemQdiscAttrs{
 				Latency: uint32(cfg.Delay.Microseconds()), Jitter: uint32(cfg.Jitter.Microseconds()),
 				Loss: float32(cfg.Loss.Probability * 100), Duplicate: float32(cfg.Duplicate * 100),
 				ReorderProb: float32(cfg.Reorder.Probability * 100), Gap: uint32(cfg.Reorder.Gap),
-				CorruptProb: float32(cfg.Corrupt * 100), Limit: limit}))
-		} else {
+				CorruptProb: float32(cfg.Corrupt * 100), Limit: limit})
+			if cfg.Loss.isGE() {
+				o.Leaves = append(o.Leaves, netemGELeaf(n, cfg.Loss))
+			} else {
+				o.Leaves = append(o.Leaves, n)
+			}
+		case cfg.BufferBytes > 0:
+			o.Leaves = append(o.Leaves, bfifoLeaf(leaf, cfg.BufferBytes))
+		default:
 			o.Leaves = append(o.Leaves, &netlink.GenericQdisc{QdiscAttrs: leaf, QdiscType: "pfifo"})
 		}
 	}
@@ -129,7 +160,11 @@ func ApplyTC(ns netns.NsHandle, dev string, cfg LinkConfig) error {
 		}
 	}
 	for _, q := range o.Leaves {
-		if err := h.QdiscAdd(q); err != nil {
+		add := h.QdiscAdd
+		if r, ok := q.(*RawQdisc); ok {
+			add = func(netlink.Qdisc) error { return addRawQdisc(ns, r) }
+		}
+		if err := add(q); err != nil {
 			return errors.Join(fmt.Errorf("netem: %s: add %s leaf %s: %w", dev, q.Type(), netlink.HandleStr(q.Attrs().Handle), err), resetTC(h, link))
 		}
 	}
@@ -160,14 +195,16 @@ func tcLink(ns netns.NsHandle, dev string) (*netlink.Handle, netlink.Link, error
 }
 
 // ResetTC deletes the root qdisc of dev in ns (and with it every class,
-// leaf and filter under it); the interface goes back to its default qdisc.
+// leaf and filter under it) and dev's nftables loss and plan chains (and
+// the homatest_netem table once it is empty); the interface goes back to
+// its default qdisc.
 func ResetTC(ns netns.NsHandle, dev string) error {
 	h, link, err := tcLink(ns, dev)
 	if err != nil {
 		return err
 	}
 	defer h.Close()
-	return errors.Join(resetTC(h, link), resetNFTLoss(ns, dev))
+	return errors.Join(resetTC(h, link), resetNFTLoss(ns, dev), resetNFTChain(ns, planChain(dev)))
 }
 
 func resetTC(h *netlink.Handle, link netlink.Link) error {
@@ -236,6 +273,9 @@ func ShowTC(ns netns.NsHandle, dev string) (*TCState, error) {
 	}
 	if n, err := nftLossCounter(ns, dev); err == nil && n > 0 {
 		st.NFTLossDrops = n
+	}
+	if st.PlanHits, err = TCPlanHits(ns, dev); err != nil {
+		return nil, err
 	}
 	slices.Sort(st.Qdiscs)
 	slices.Sort(st.Classes)

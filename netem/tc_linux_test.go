@@ -1,14 +1,18 @@
 package netem
 
 import (
+	"encoding/binary"
 	"errors"
 	"math"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/vishvananda/netlink"
+	"github.com/vishvananda/netlink/nl"
+	"github.com/vishvananda/netns"
 	"golang.org/x/sys/unix"
 )
 
@@ -31,18 +35,19 @@ func TestMissingFeatures(t *testing.T) {
 	if m := noNFT.Missing(cfg); len(m) != 2 || m[1] != "loss: needs sch_netem, which this kernel lacks (CONFIG_NET_SCH_NETEM); use --backend switch" {
 		t.Errorf("without nft: %q", m)
 	}
-	if m := thisKernel.Missing(LinkConfig{Loss: LossConfig{Model: "gilbert-elliott", P: 0.1, R: 0.5, LossBad: 1}}); len(m) != 1 || !strings.HasPrefix(m[0], "loss: the tc backend has only random loss") {
+	ge := LinkConfig{Loss: LossConfig{Model: "gilbert-elliott", P: 0.1, R: 0.5, LossBad: 1}}
+	if m := thisKernel.Missing(ge); !slices.Equal(m, []string{"loss: needs sch_netem's gemodel for gilbert-elliott (nftables keeps no loss state between frames), which this kernel lacks (CONFIG_NET_SCH_NETEM); use --backend switch"}) {
 		t.Errorf("GE loss: %q", m)
 	}
-	if m := thisKernel.Missing(LinkConfig{Rate: Gbit, Priorities: 4, BufferBytes: 65536}); len(m) != 1 || !strings.HasPrefix(m[0], "buffer_bytes: ") {
-		t.Errorf("buffer on pfifo leaves: %q", m)
+	if m := thisKernel.Missing(LinkConfig{Rate: Gbit, Priorities: 4, BufferBytes: 65536}); len(m) != 0 {
+		t.Errorf("buffer on bfifo leaves: %q", m)
 	}
 	if m := thisKernel.Missing(LinkConfig{Rate: Gbit, Priorities: 4}); len(m) != 0 {
 		t.Errorf("rate + priorities reported missing: %q", m)
 	}
 	full := KernelFeatures{HTB: true, TBF: true, U32: true, Netem: true, Prio: true}
 	m := full.Missing(LinkConfig{Loss: LossConfig{Model: "gilbert-elliott", P: 0.1, R: 0.5, LossBad: 1}, JitterDist: "normal", Jitter: time.Microsecond})
-	if len(m) != 2 || !strings.HasPrefix(m[0], "loss: ") || !strings.HasPrefix(m[1], "jitter_dist: ") {
+	if len(m) != 1 || !strings.HasPrefix(m[0], "jitter_dist: ") {
 		t.Errorf("netem kernel, GE loss + normal jitter: %q", m)
 	}
 	if m := (KernelFeatures{}).Missing(LinkConfig{Rate: Mbit}); len(m) != 3 || !strings.Contains(m[0], "CONFIG_NET_SCH_HTB") {
@@ -109,6 +114,49 @@ func TestBuildTC(t *testing.T) {
 	}
 	if _, ok := o.Leaves[0].(*netlink.GenericQdisc); !ok {
 		t.Errorf("loss by nft made a %s leaf", o.Leaves[0].Type())
+	}
+	// buffer_bytes: a bfifo leaf per queue limited to that many bytes
+	// (struct tc_fifo_qopt).
+	o, err = BuildTC(7, LinkConfig{Rate: 10 * Mbit, Priorities: 2, BufferBytes: 30000}, thisKernel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for q, l := range o.Leaves {
+		r, ok := l.(*RawQdisc)
+		if !ok || r.Kind != "bfifo" || r.Parent != netlink.MakeHandle(1, uint16(0x10+q)) {
+			t.Fatalf("leaf %d: %#v, want a bfifo under 1:%x", q, l, 0x10+q)
+		}
+		opt := rtAttrs(t, r.Options)
+		if len(opt) != 1 || opt[0].Attr.Type != nl.TCA_OPTIONS || binary.NativeEndian.Uint32(opt[0].Value) != 30000 {
+			t.Errorf("bfifo options %+v, want TCA_OPTIONS limit 30000", opt)
+		}
+	}
+	// Gilbert-Elliott on a kernel with netem: TCA_NETEM_LOSS { NETEM_LOSS_GE
+	// {p, r, h = 1-loss_bad, k1 = loss_good} } after struct tc_netem_qopt.
+	o, err = BuildTC(7, LinkConfig{Priorities: 1, Delay: time.Millisecond, Loss: LossConfig{Model: "gilbert-elliott", P: 0.25, R: 0.5, LossBad: 0.75, LossGood: 0.01}},
+		KernelFeatures{HTB: true, U32: true, Netem: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := o.Leaves[0].(*RawQdisc)
+	opt := rtAttrs(t, r.Options)[0].Value
+	// Latency is in scheduler ticks, as the netlink library converts it.
+	ticks := netlink.NewNetem(netlink.QdiscAttrs{}, netlink.NetemQdiscAttrs{Latency: 1000}).Latency
+	if r.Kind != "netem" || binary.NativeEndian.Uint32(opt[0:]) != ticks || binary.NativeEndian.Uint32(opt[8:]) != 0 {
+		t.Errorf("netem qopt latency %d ticks, loss %d; want %d, 0", binary.NativeEndian.Uint32(opt[0:]), binary.NativeEndian.Uint32(opt[8:]), ticks)
+	}
+	nested := rtAttrs(t, opt[24:])
+	if len(nested) != 1 || nested[0].Attr.Type&^unix.NLA_F_NESTED != nl.TCA_NETEM_LOSS {
+		t.Fatalf("netem attributes %+v, want one TCA_NETEM_LOSS", nested)
+	}
+	gem := rtAttrs(t, nested[0].Value)
+	if len(gem) != 1 || gem[0].Attr.Type != 2 || len(gem[0].Value) != 16 {
+		t.Fatalf("loss attributes %+v, want NETEM_LOSS_GE with 16 bytes", gem)
+	}
+	for i, want := range []float64{0.25, 0.5, 0.25, 0.01} {
+		if got := float64(binary.NativeEndian.Uint32(gem[0].Value[4*i:])) / math.MaxUint32; math.Abs(got-want) > 1e-9 {
+			t.Errorf("gemodel field %d = %v, want %v", i, got, want)
+		}
 	}
 	_, err = BuildTC(7, LinkConfig{Delay: time.Millisecond, Duplicate: 0.1}, thisKernel)
 	var ue *UnsupportedError
@@ -273,4 +321,135 @@ func TestApplyTCStrictPriorityRoot(t *testing.T) {
 		}
 		return false
 	})
+}
+
+// rtAttrs parses netlink attributes (header, value, padding).
+func rtAttrs(t *testing.T, b []byte) []syscall.NetlinkRouteAttr {
+	t.Helper()
+	a, err := nl.ParseRouteAttr(b)
+	if err != nil {
+		t.Fatalf("parse attributes %x: %v", b, err)
+	}
+	return a
+}
+
+func TestApplyTCBufferRoot(t *testing.T) {
+	tp := newTestTopo(t)
+	a := hostSock(t, tp.nsA, tp.ifA)
+	if err := unix.SetsockoptInt(a.fd, unix.SOL_PACKET, unix.PACKET_QDISC_BYPASS, 0); err != nil {
+		t.Fatal(err)
+	}
+	sw := hostSock(t, tp.nsS, tp.swA)
+	t.Cleanup(func() { _ = ResetTC(tp.nsA, tp.ifA) })
+	// 10 Mbit/s, one queue holding 10 full frames: a burst of 100 frames
+	// leaves the 10 buffered plus those sent while the burst was written.
+	link := LinkConfig{Rate: 10 * Mbit, Priorities: 1, BufferBytes: 10 * 1514}
+	if err := ApplyTC(tp.nsA, tp.ifA, link); err != nil {
+		t.Fatal(err)
+	}
+	st, err := ShowTC(tp.nsA, tp.ifA)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.ContainsFunc(st.Qdiscs, func(q string) bool { return strings.HasPrefix(q, "bfifo 10:0 parent 1:10") }) {
+		t.Errorf("no bfifo leaf under 1:10: %q", st.Qdiscs)
+	}
+	const n = 100
+	done := make(chan []rxFrame)
+	go func() { done <- receive(sw, n, scaled(300*time.Millisecond), false) }()
+	start := time.Now()
+	refused := 0
+	for i := range n {
+		if _, err := unix.Write(a.fd, testFrame(tp.macAHW, tp.macBHW, 0, uint32(i), 1514)); err == unix.ENOBUFS {
+			refused++ // the bfifo was full (NET_XMIT_DROP)
+		} else if err != nil {
+			t.Fatal(err)
+		}
+	}
+	burst := time.Since(start)
+	got := len(<-done)
+	// Frames that left during the burst, plus HTB's burst allowance
+	// (rate/HZ + MTU bytes, the netlink library's default; HZ 250 here
+	// and at most 1000: 1.25 MB/s / 250 + 1600 B = 5 frames).
+	drained := int(burst/link.Rate.TxTime(1514)) + 5
+	t.Logf("bfifo %d bytes at %v: burst of %d written in %v, %d refused, %d arrived (at most %d could leave during the burst or pass in HTB's burst)", link.BufferBytes, link.Rate, n, burst, refused, got, drained)
+	if got < 10 || got > 10+drained {
+		t.Errorf("%d of %d frames arrived, want 10 (the buffer) to %d (+ drained during the burst)", got, n, 10+drained)
+	}
+	if got+refused != n {
+		t.Errorf("%d arrived + %d refused != %d sent", got, refused, n)
+	}
+}
+
+func TestApplyTCRateRoot(t *testing.T) {
+	tp := newTestTopo(t)
+	a := hostSock(t, tp.nsA, tp.ifA)
+	if err := unix.SetsockoptInt(a.fd, unix.SOL_PACKET, unix.PACKET_QDISC_BYPASS, 0); err != nil {
+		t.Fatal(err)
+	}
+	sw := hostSock(t, tp.nsS, tp.swA)
+	t.Cleanup(func() { _ = ResetTC(tp.nsA, tp.ifA) })
+	// At 1 Gbit/s the sender cannot write 82 000 full-size frames a second
+	// through the qdisc on this 2-vCPU VM (busy stretches of 3-5 frames;
+	// with 9014-byte frames 350-1900 of 5000): it sends 32014-byte frames
+	// (MTU 32000 on the veth pairs, as a GSO packet is one skb to HTB),
+	// 3900 a second. HTB counts bytes, so its rate does not depend on
+	// frame size.
+	setMTU(t, tp, 32000)
+	for _, tc := range []struct {
+		rate    BitRate
+		n, size int
+	}{{10 * Mbit, 300, 1514}, {100 * Mbit, 3000, 1514}, {Gbit, 1000, 32014}} {
+		t.Run(tc.rate.String(), func(t *testing.T) {
+			if err := ApplyTC(tp.nsA, tp.ifA, LinkConfig{Rate: tc.rate, Priorities: 1}); err != nil {
+				t.Fatal(err)
+			}
+			// HTB's rate is kept by the kernel; only the sender can fall
+			// behind (the port runs dry): measure the longest busy stretch,
+			// and again (up to 3 times) when it holds under half the frames.
+			for attempt := 1; ; attempt++ {
+				done := make(chan []rxFrame)
+				go func() { done <- receive(sw, tc.n, scaled(500*time.Millisecond), false) }()
+				blast(t, a, tp.macAHW, tp.macBHW, 0, tc.n, tc.size, 0, 0)
+				got := <-done
+				run := busyRun(got, tc.rate.TxTime(tc.size))
+				var r, errPct float64
+				if len(run) >= 10 {
+					r = measuredRate(run, tc.rate)
+					errPct = 100 * (r - float64(tc.rate)) / float64(tc.rate)
+				}
+				t.Logf("attempt %d, tc HTB %v, %d-byte frames: %d received, %d in one busy period, measured %.3f Mbit/s (error %+.2f%%)", attempt, tc.rate, tc.size, len(got), len(run), r/1e6, errPct)
+				bad := len(run) < tc.n/2 || math.Abs(errPct) > 2*timeScale()
+				if bad && attempt < 3 {
+					continue
+				}
+				if len(run) < tc.n/2 {
+					t.Fatalf("the sender never kept the port busy for %d frames", tc.n/2)
+				}
+				if math.Abs(errPct) > 2*timeScale() {
+					t.Errorf("measured %.3f Mbit/s at %v: error %+.2f%%, want within ±%.1f%%", r/1e6, tc.rate, errPct, 2*timeScale())
+				}
+				return
+			}
+		})
+	}
+}
+
+// setMTU sets the MTU of both veth pairs (all four ends).
+func setMTU(t *testing.T, tp *testTopo, mtu int) {
+	t.Helper()
+	for _, e := range []struct {
+		ns  netns.NsHandle
+		dev string
+	}{{tp.nsA, tp.ifA}, {tp.nsS, tp.swA}, {tp.nsB, tp.ifB}, {tp.nsS, tp.swB}} {
+		h, link, err := tcLink(e.ns, e.dev)
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = h.LinkSetMTU(link, mtu)
+		h.Close()
+		if err != nil {
+			t.Fatalf("MTU %d on %s: %v", mtu, e.dev, err)
+		}
+	}
 }

@@ -18,3 +18,12 @@ func ResetTC(ns netns.NsHandle, dev string) error { return ErrNotSupported }
 
 // ShowTC returns ErrNotSupported.
 func ShowTC(ns netns.NsHandle, dev string) (*TCState, error) { return nil, ErrNotSupported }
+
+// ApplyTCPlan returns ErrNotSupported.
+func ApplyTCPlan(ns netns.NsHandle, dev string, p *Plan) error { return ErrNotSupported }
+
+// DetectPlan returns ErrNotSupported: the tc backend's plans are nftables rules.
+func DetectPlan(p *Plan, dev string) ([]string, error) { return nil, ErrNotSupported }
+
+// TCPlanHits returns ErrNotSupported.
+func TCPlanHits(ns netns.NsHandle, dev string) ([]PlanRuleHits, error) { return nil, ErrNotSupported }

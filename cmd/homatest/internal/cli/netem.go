@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"strconv"
 	"strings"
 
@@ -58,8 +59,12 @@ HTB root at the link rate, one HTB class per priority queue (strict
 priority by HTB prio) with u32 filters on the IP precedence (IPv4 TOS>>5,
 IPv6 traffic class>>5, as HomaModule writes priorities), and netem leaves
 for delay, jitter, loss, duplication, reordering and corruption when the
-kernel has sch_netem. Before changing anything, set checks the kernel and
-fails with one line per feature it cannot provide (exit code 2).
+kernel has sch_netem (random loss by nftables where it has not). --plan
+adds a fault plan as nftables rules on the interface's egress: matches on
+Homa header fields (type, direction, id, ports, offset, retransmit), the
+nth match, and drop or priority rewrite. Before changing anything, set
+checks the kernel and the plan and fails with one line per feature it
+cannot provide (exit code 2).
 
 The user-space switch backend (every feature, fault plans, pcapng record)
 runs inside the harness for a whole topology; see homatest run.`,
@@ -103,6 +108,9 @@ func newNetemShowCmd() *cobra.Command {
 			if st.NFTLossDrops > 0 {
 				fmt.Fprintf(w, "nftables loss: %d frames dropped\n", st.NFTLossDrops)
 			}
+			for _, h := range st.PlanHits {
+				fmt.Fprintf(w, "plan %s: fired on %d frames\n", h.Rule, h.Packets)
+			}
 			return nil
 		},
 	}
@@ -120,6 +128,7 @@ type linkFlags struct {
 	reorderGap      int
 	jitterDist      string
 	priorityMapping string
+	plan            string
 }
 
 func (l *linkFlags) register(fs *pflag.FlagSet) {
@@ -137,6 +146,7 @@ func (l *linkFlags) register(fs *pflag.FlagSet) {
 	fs.IntVar(&l.reorderGap, "reorder-gap", 0, "frames that overtake a reordered one")
 	fs.Float64Var(&l.cfg.Corrupt, "corrupt", 0, "corruption probability 0..1")
 	fs.IntVar(&l.cfg.MTU, "mtu", 0, "largest IP packet in bytes (0 = no limit)")
+	fs.StringVar(&l.plan, "plan", "", "fault plan YAML `FILE` (rules: match/action, as in a scenario's plan section) applied as nftables rules on the egress")
 	fs.BoolVar(&l.dryRun, "check", false, "only report what this kernel cannot provide; change nothing")
 }
 
@@ -192,6 +202,10 @@ func newNetemSetCmd() *cobra.Command {
   # 4 queues as HomaModule with num_priorities=4 uses them, 1% random loss
   homatest netem set --netns sw --dev sw-h1 --rate 1gbit --priorities 4 --loss 0.01
 
+  # Drop the 2nd GRANT of the RPC whose client id is 100 (plan.yaml:
+  #   rules: [{match: {type: GRANT, id: 100, nth: 2}, action: drop}])
+  homatest netem set --netns sw --dev sw-h1 --rate 100mbit --plan plan.yaml
+
   # What would this kernel lack for 1 ms delay and 1% loss? (changes nothing)
   homatest netem set --netns sw --dev sw-h1 --delay 1ms --loss 0.01 --check`,
 		Args: cobra.NoArgs,
@@ -203,6 +217,21 @@ func newNetemSetCmd() *cobra.Command {
 			missing, err := netem.Detect(cfg)
 			if err != nil {
 				return usageErr(err)
+			}
+			var plan *netem.Plan
+			if l.plan != "" {
+				data, err := os.ReadFile(l.plan)
+				if err != nil {
+					return usageErr(fmt.Errorf("--plan: %v", err))
+				}
+				if plan, err = netem.ParsePlan(data); err != nil {
+					return usageErr(fmt.Errorf("--plan %s: %v", l.plan, err))
+				}
+				m, err := netem.DetectPlan(plan, t.dev)
+				if err != nil {
+					return usageErr(err)
+				}
+				missing = append(missing, m...)
 			}
 			if len(missing) > 0 {
 				return usageErr(errors.New(strings.Join(missing, "\n")))
@@ -219,11 +248,19 @@ func newNetemSetCmd() *cobra.Command {
 			if err := netem.ApplyTC(ns, t.dev, cfg); err != nil {
 				return usageErr(err)
 			}
+			if plan != nil {
+				if err := netem.ApplyTCPlan(ns, t.dev, plan); err != nil {
+					return usageErr(errors.Join(err, netem.ResetTC(ns, t.dev)))
+				}
+			}
 			queues := cfg.Priorities
 			if queues == 0 {
 				queues = netem.MaxPriorities
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "%s: rate %v, %d priority queues; set: %s\n", t.dev, cfg.Rate, queues, strings.Join(cfg.Features(), ", "))
+			if plan != nil {
+				fmt.Fprintf(cmd.OutOrStdout(), "%s: fault plan of %d rules (nftables chain plan_%s)\n", t.dev, len(plan.Rules), t.dev)
+			}
 			return nil
 		},
 	}

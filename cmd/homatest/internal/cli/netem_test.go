@@ -51,3 +51,40 @@ func TestNetemMissingFeature(t *testing.T) {
 		t.Errorf("code %d, err %v", code, err)
 	}
 }
+
+func TestNetemPlanCheck(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("needs Linux: the tc backend's plans are nftables rules")
+	}
+	if _, err := os.Stat("/proc/config.gz"); err != nil && os.Geteuid() != 0 {
+		t.Skip("needs /proc/config.gz or root (probes the kernel in a scratch namespace)")
+	}
+	k, err := netem.ProbeKernel()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	bad := dir + "/bad.yaml"
+	if err := os.WriteFile(bad, []byte("rules:\n  - match: {type: GRANT, rpc: 1, nth: 2}\n    action: {delay: 1ms}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err, code := run(t, "netem", "set", "--dev", "x", "--plan", bad, "--check")
+	lines := []string{
+		"plan rule 0: match.rpc: nftables cannot number RPCs in the order first seen (use match.id with the client's RPC id); use --backend switch",
+		"plan rule 0: action.delay: nftables cannot delay single packets; use --backend switch",
+	}
+	if code != ExitUsage || err == nil || !strings.HasSuffix(err.Error(), strings.Join(lines, "\n")) {
+		t.Errorf("unsupported plan: code %d, err %v", code, err)
+	}
+	good := dir + "/good.yaml"
+	if err := os.WriteFile(good, []byte("rules:\n  - match: {type: GRANT, id: 100, nth: 2}\n    action: drop\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err, code := run(t, "netem", "set", "--dev", "x", "--plan", good, "--check")
+	if k.NFTLoss && (code != 0 || !strings.Contains(out, "every requested feature")) {
+		t.Errorf("supported plan: code %d, out %q, err %v", code, out, err)
+	}
+	if _, err, code := run(t, "netem", "set", "--dev", "x", "--plan", dir+"/missing.yaml", "--check"); code != ExitUsage || !strings.Contains(err.Error(), "--plan") {
+		t.Errorf("missing file: code %d, err %v", code, err)
+	}
+}
