@@ -161,8 +161,9 @@ func (o *benchOpts) runTransport(ctx context.Context, topo *harness.Topology, fa
 // timeouts, payload errors and broken TCP connections summed over the
 // hosts, and the switch's drops (egress buffer full; frames the kernel
 // dropped before the switch read them; sends that failed) between sw0 and
-// sw1 and its read lag p50 and p99 (µs) at the end. Zero counters are left
-// out.
+// sw1 and its read and send lags p50 and p99 (µs) at the end: a send lag
+// p50 above one frame time means the switch did not keep the link rate.
+// Zero counters are left out.
 func benchCounters(stats []agent.Stats, sw0, sw1 netem.Stats) map[string]uint64 {
 	c := map[string]uint64{}
 	for _, s := range stats {
@@ -182,6 +183,8 @@ func benchCounters(stats []agent.Stats, sw0, sw1 netem.Stats) map[string]uint64 
 	}
 	c["switch_read_lag_p50_us"] = uint64(sw1.ReadLagP50.Microseconds())
 	c["switch_read_lag_p99_us"] = uint64(sw1.ReadLagP99.Microseconds())
+	c["switch_send_lag_p50_us"] = uint64(sw1.SendLagP50.Microseconds())
+	c["switch_send_lag_p99_us"] = uint64(sw1.SendLagP99.Microseconds())
 	maps.DeleteFunc(c, func(_ string, v uint64) bool { return v == 0 })
 	return c
 }
