@@ -39,13 +39,7 @@ type LinuxOptions struct {
 // sysctl directory is writable); it has no fault knobs. Returns as
 // ServeRef.
 func ServeLinux(ctx context.Context, r io.Reader, w io.Writer, opts LinuxOptions) error {
-	log := opts.Logger
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
-	}
-	if opts.Version == "" {
-		opts.Version = "dev"
-	}
+	log := agentDefaults(opts.Logger, &opts.Version)
 	if opts.SysctlDir == "" {
 		opts.SysctlDir = "/proc/sys/net/homa"
 	}

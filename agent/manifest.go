@@ -144,8 +144,8 @@ func contains(list []string, s string) bool {
 	return false
 }
 
-// BuiltinManifest returns the manifest of a built-in agent (impl "ref" or
-// "linux") run by the homatest executable exe: command [exe, agent, --impl,
+// BuiltinManifest returns the manifest of a built-in agent (impl "ref",
+// "linux" or "tcp") run by the homatest executable exe: command [exe, agent, --impl,
 // impl]. Errors: another impl name.
 func BuiltinManifest(impl, exe string) (*Manifest, error) {
 	switch impl {
@@ -155,6 +155,9 @@ func BuiltinManifest(impl, exe string) (*Manifest, error) {
 	case "linux":
 		return &Manifest{Name: "linux", Command: []string{exe, "agent", "--impl", "linux"},
 			Capabilities: []string{CapIPv4, CapIPv6, CapGrants, CapPriorities, CapCutoffs, CapNeedAck, CapTimeouts}}, nil
+	case "tcp":
+		return &Manifest{Name: "tcp", Command: []string{exe, "agent", "--impl", "tcp"},
+			Capabilities: []string{CapIPv4, CapIPv6, CapTimeouts}}, nil
 	}
-	return nil, fmt.Errorf("impl %q: the built-in agents are ref and linux (or give a manifest file)", impl)
+	return nil, fmt.Errorf("impl %q: the built-in agents are ref, linux and tcp (or give a manifest file)", impl)
 }

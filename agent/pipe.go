@@ -34,3 +34,8 @@ func pipe(opt ClientOptions, serve func(io.Reader, io.Writer) error) (*Client, <
 	}()
 	return NewClient(evR, reqW, opt), done
 }
+
+// PipeTCP is PipeRef for the tcp agent (ServeTCP).
+func PipeTCP(ctx context.Context, to TCPOptions, opt ClientOptions) (*Client, <-chan error) {
+	return pipe(opt, func(r io.Reader, w io.Writer) error { return ServeTCP(ctx, r, w, to) })
+}

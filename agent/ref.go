@@ -40,15 +40,9 @@ type RefOptions struct {
 // Tests in other packages run it in process over two io.Pipe pairs with a
 // memnet Transport and drive it with NewClient.
 func ServeRef(ctx context.Context, r io.Reader, w io.Writer, opts RefOptions) error {
-	log := opts.Logger
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
-	}
+	log := agentDefaults(opts.Logger, &opts.Version)
 	if opts.Transport == nil {
 		opts.Transport = openRawIP
-	}
-	if opts.Version == "" {
-		opts.Version = "dev"
 	}
 	cnt := &counters{}
 	return serve(ctx, r, w, &refBackend{opts: opts, cnt: cnt, log: log}, cnt, log)

@@ -32,6 +32,28 @@ func memRef(t *testing.T, nw *memnet.Network, req HelloRequest) (*Client, Hello,
 	return c, h, done
 }
 
+// startCall starts c on cli and notes it in want.
+func startCall(t *testing.T, cli *Client, want map[uint64]Call, c Call) {
+	t.Helper()
+	want[c.ID] = c
+	if err := cli.Call(t.Context(), c); err != nil {
+		t.Fatalf("call %+v: %v", c, err)
+	}
+}
+
+// checkCompletions reads a completion for every call in want and checks
+// it succeeded with the asked sizes.
+func checkCompletions(t *testing.T, cli *Client, want map[uint64]Call) {
+	t.Helper()
+	got := collect(t, cli, len(want))
+	for id, c := range want {
+		comp := got[id]
+		if comp.Error != "" || comp.Request != c.Request || comp.Response != c.Response || comp.LatencyNs <= 0 {
+			t.Errorf("call %+v: completion %+v", c, comp)
+		}
+	}
+}
+
 // collect reads n completions (or fails when the channel closes early).
 func collect(t *testing.T, c *Client, n int) map[uint64]Completion {
 	t.Helper()
@@ -80,21 +102,11 @@ func TestRefOverMemnet(t *testing.T) {
 						resp = 100
 					}
 				}
-				c := Call{ID: id, Dst: dst, Port: 4000, Request: req, Response: resp}
-				want[id] = c
-				if err := cli.Call(ctx, c); err != nil {
-					t.Fatalf("call %+v: %v", c, err)
-				}
+				startCall(t, cli, want, Call{ID: id, Dst: dst, Port: 4000, Request: req, Response: resp})
 				id++
 			}
 		}
-		got := collect(t, cli, len(want))
-		for id, c := range want {
-			comp := got[id]
-			if comp.Error != "" || comp.Request != c.Request || comp.Response != c.Response || comp.LatencyNs <= 0 {
-				t.Errorf("call %+v: completion %+v", c, comp)
-			}
-		}
+		checkCompletions(t, cli, want)
 		st, err := srv.Stats(ctx)
 		if err != nil {
 			t.Fatal(err)

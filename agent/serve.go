@@ -73,6 +73,19 @@ func (c *counters) snapshot() Stats {
 	}
 }
 
+// agentDefaults returns log, or a logger that discards when it is nil,
+// and sets *version to "dev" when it is empty: the defaults every built-in
+// agent's options share.
+func agentDefaults(log *slog.Logger, version *string) *slog.Logger {
+	if *version == "" {
+		*version = "dev"
+	}
+	if log == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return log
+}
+
 // session is one agent's side of the protocol.
 type session struct {
 	be     backend
@@ -309,6 +322,10 @@ func quote(line []byte) string {
 	return fmt.Sprintf("%q", line)
 }
 
+// errUnreachable marks an rpc error that makes the call's code
+// "unreachable" (its text starts with the code).
+var errUnreachable = errors.New(CodeUnreachable)
+
 // runCall runs one RPC through rpc (which sends request and returns the
 // response) and checks the response: the shared body of the ref and linux
 // agents' calls. timeoutErr reports whether err is the IUT's own timeout.
@@ -334,6 +351,9 @@ func runCall(ctx context.Context, c Call, cnt *counters, rpc func(ctx context.Co
 		return comp
 	case timeoutErr(err):
 		comp.Error = fmt.Sprintf("%s: %v", CodeTimeout, err)
+		return comp
+	case errors.Is(err, errUnreachable):
+		comp.Error = err.Error()
 		return comp
 	default:
 		comp.Error = fmt.Sprintf("%s: %v", CodeError, err)

@@ -5,29 +5,50 @@ import (
 	"errors"
 	"fmt"
 	"github.com/homatest/homatest/spec"
-	"math/rand/v2"
 	"net/netip"
 	"os"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/homatest/homatest/agent"
 	"github.com/homatest/homatest/conformance/tester"
 	"github.com/homatest/homatest/homa"
-	"github.com/homatest/homatest/homa/memnet"
+	"github.com/homatest/homatest/netem"
 	"github.com/homatest/homatest/pcap"
 )
 
-// LinkImpairment is the loss a passive spec puts on every switch egress
-// port of its bench.
+// LinkImpairment is what a passive spec's switch does to the packets of
+// its bench: the same netem.LinkConfig on every egress port (loss, bursts,
+// duplication, delay and jitter, reordering) and a fault plan that picks
+// packets by their Homa meaning. Both benches run netem: memBench its
+// socket-free core in process, nsBench its user-space switch.
 type LinkImpairment struct {
-	// Loss is the probability (0..1) that a packet is dropped at random.
-	Loss float64
-	// BurstEvery, when positive, drops BurstLen packets in a row once every
-	// BurstEvery packets (bursts of loss).
-	BurstEvery, BurstLen int
-	// Seed makes the drops repeatable.
+	// Link is every egress port's link (zero: a perfect link).
+	Link netem.LinkConfig
+	// Plan is the fault plan (nil: none).
+	Plan *netem.Plan
+	// Seed makes every random choice repeatable (netem's PCG streams).
 	Seed uint64
+}
+
+// String names the impairment in failure messages: the link features
+// asked for, the plan's rules and the seed.
+func (i LinkImpairment) String() string {
+	s := "perfect links"
+	f := slices.DeleteFunc(i.Link.Features(), func(s string) bool { return s == "priorities" }) // 8 levels: no impairment
+	if len(f) > 0 {
+		s = "links with " + strings.Join(f, ", ")
+	}
+	if i.Plan != nil {
+		var rules []string
+		for _, r := range i.Plan.Rules {
+			rules = append(rules, fmt.Sprintf("%s (%s)", r.Name, r.Action))
+		}
+		s += ", plan: " + strings.Join(rules, "; ")
+	}
+	return fmt.Sprintf("%s, seed %d", s, i.Seed)
 }
 
 // Bench is a fresh set of IUT hosts behind a switch for one passive spec:
@@ -46,45 +67,50 @@ type Bench struct {
 	// every packet as its host sent it (before the impairment), and every
 	// packet as delivered to its destination host (after it).
 	Finish func() (sent, delivered string, err error)
+	// Stalls, when set, returns the spans in which this process (and so
+	// every in-process host at once) did not run while the bench ran;
+	// checkBench drops timing findings that span one.
+	Stalls func() []Stall
+	// Switch returns the switch's counters: drops and alterations per
+	// port, and the fault plan's hits.
+	Switch func() netem.Stats
 	// Close tears the bench down.
 	Close func() error
 }
 
 // memBench builds a Bench of n reference hosts (agents in this process)
-// on an in-memory network whose drop hook applies imp; it records every
-// packet as sent (memnet Tap) and as handed to its destination (memnet
-// Delivered), written into dir by Finish.
+// behind an in-process netem switch core applying imp (memSwitch); it
+// records every packet as sent and as handed to its destination (with the
+// switch's note on altered frames), written into dir by Finish.
 func memBench(n int, imp LinkImpairment, faults []string, dir string) (*Bench, error) {
 	var mu sync.Mutex
-	rng := rand.New(rand.NewPCG(imp.Seed, imp.Seed^0x5bd1e995))
-	count := 0
 	type rec struct {
 		t        time.Time
 		src, dst netip.Addr
 		prio     uint8
 		pkt      []byte
+		note     string
 	}
 	var sent, kept []rec
-	record := func(to *[]rec) func(time.Time, netip.Addr, netip.Addr, uint8, []byte) {
-		return func(t time.Time, src, dst netip.Addr, prio uint8, pkt []byte) {
+	record := func(to *[]rec) func(time.Time, netip.Addr, netip.Addr, uint8, []byte, string) {
+		return func(t time.Time, src, dst netip.Addr, prio uint8, pkt []byte, note string) {
 			mu.Lock()
-			*to = append(*to, rec{t, src, dst, prio, append([]byte(nil), pkt...)})
+			*to = append(*to, rec{t, src, dst, prio, append([]byte(nil), pkt...), note})
 			mu.Unlock()
 		}
 	}
-	drop := func(src, dst netip.Addr, prio uint8, pkt []byte) bool {
-		mu.Lock()
-		defer mu.Unlock()
-		count++
-		lost := imp.Loss > 0 && rng.Float64() < imp.Loss
-		if imp.BurstEvery > 0 && count%imp.BurstEvery < imp.BurstLen {
-			lost = true
-		}
-		return lost
+	var addrs []netip.Addr
+	for i := 0; i < n; i++ {
+		addrs = append(addrs, netip.AddrFrom4([4]byte{198, 18, 1, byte(1 + i)}))
 	}
-	net := memnet.New(memnet.Config{Drop: drop, Tap: record(&sent), Delivered: record(&kept)})
+	net, err := newMemSwitch(memSwitchConfig{Addrs: addrs, Link: imp.Link, Plan: imp.Plan, Seed: imp.Seed,
+		Tap: record(&sent), Delivered: record(&kept)})
+	if err != nil {
+		return nil, err
+	}
 	ctx, cancel := context.WithCancel(context.Background())
-	b := &Bench{Describe: fmt.Sprintf("%d reference hosts in-process, in-memory network, %+v", n, imp)}
+	probe := startStallProbe(2 * time.Millisecond)
+	b := &Bench{Stalls: probe.Stalls, Describe: fmt.Sprintf("%d reference hosts in-process behind an in-process netem switch core, %s", n, imp), Switch: net.Stats}
 	closeAll := func() error {
 		var err error
 		for _, t := range b.IUTs {
@@ -94,12 +120,13 @@ func memBench(n int, imp LinkImpairment, faults []string, dir string) (*Bench, e
 		}
 		cancel()
 		net.Close()
+		probe.Stop()
 		return err
 	}
 	for i := 0; i < n; i++ {
-		a := netip.AddrFrom4([4]byte{198, 18, 1, byte(1 + i)})
+		a, tr := addrs[i], net.Transport(i)
 		c, _ := agent.PipeRef(ctx, agent.RefOptions{Version: "in-process",
-			Transport: func(x netip.Addr) (homa.Transport, error) { return net.Attach(x), nil }}, agent.ClientOptions{})
+			Transport: func(netip.Addr) (homa.Transport, error) { return tr, nil }}, agent.ClientOptions{})
 		// A 10 ms tick: with 1 ms ticks, a loaded machine wakes the timers
 		// late, Go's tickers drop the missed ticks, and tick-counted
 		// timeouts drift far from wall time (the ratios between the
@@ -131,7 +158,7 @@ func memBench(n int, imp LinkImpairment, faults []string, dir string) (*Bench, e
 				if fr, err = tester.Frame(r.src, r.dst, r.prio, r.pkt); err != nil {
 					break
 				}
-				if err = w.WritePacket(0, r.t, fr, len(fr), ""); err != nil {
+				if err = w.WritePacket(0, r.t, fr, len(fr), r.note); err != nil {
 					break
 				}
 			}

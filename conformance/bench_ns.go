@@ -20,16 +20,7 @@ var benchCount atomic.Int64
 // on each, and a capture of every switch port; Finish writes the as-sent
 // (harness.DirIn) and as-delivered (harness.DirOut) views.
 func nsBench(ctx context.Context, cfg NSEnvConfig, n int, imp LinkImpairment) (*Bench, error) {
-	link := netem.LinkConfig{Priorities: 8}
-	switch {
-	case imp.BurstEvery > 0:
-		// Bursts of BurstLen lost frames, one every BurstEvery frames on
-		// average (Gilbert-Elliott: mean burst 1/R, mean gap 1/P).
-		link.Loss = netem.LossConfig{Model: "gilbert-elliott", P: 1 / float64(imp.BurstEvery),
-			R: 1 / float64(imp.BurstLen), LossBad: 1}
-	case imp.Loss > 0:
-		link.Loss = netem.LossConfig{Model: "random", Probability: imp.Loss}
-	}
+	link := imp.Link
 	if err := link.Validate(); err != nil {
 		return nil, err
 	}
@@ -38,7 +29,7 @@ func nsBench(ctx context.Context, cfg NSEnvConfig, n int, imp LinkImpairment) (*
 	if err != nil {
 		return nil, err
 	}
-	fab := &netem.SwitchFabric{Link: link, Seed: imp.Seed}
+	fab := &netem.SwitchFabric{Link: link, Seed: imp.Seed, Plan: imp.Plan}
 	topo, err := harness.Build(ctx, harness.Config{Hosts: n, Fabric: fab, Artifacts: arts})
 	if err != nil {
 		return nil, err
@@ -50,7 +41,7 @@ func nsBench(ctx context.Context, cfg NSEnvConfig, n int, imp LinkImpairment) (*
 	for k, v := range cfg.Params {
 		params[k] = v
 	}
-	b := &Bench{Describe: fmt.Sprintf("%d hosts in namespaces %s behind netem's switch (%+v), run folder %s", n, topo.ID, imp, dir)}
+	b := &Bench{Describe: fmt.Sprintf("%d hosts in namespaces %s behind netem's switch (%s), run folder %s", n, topo.ID, imp, dir), Switch: fab.Stats}
 	closeAll := func() error {
 		var err error
 		for _, t := range b.IUTs {

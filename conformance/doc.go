@@ -6,8 +6,10 @@
 //   - active: a tester peer (package conformance/tester) in its own host
 //     crafts packets with spec/wire and plays the IUT's peer, then expects
 //     responses field by field within a timing window (packetdrill-style);
-//   - passive: workloads between IUT hosts; the exchange is checked with the
-//     spec checker and every RPC must complete with the right payload.
+//   - passive: workloads between IUT hosts behind netem's switch (loss,
+//     bursts, reordering, duplication, delay and fault plans that pick
+//     packets by their Homa meaning); the exchange is checked with the spec
+//     checker and every RPC must complete with the right payload.
 //
 // Every spec is labelled with the rule IDs it checks (HOMA-GRANT-002 …), its
 // area (wire, grant, priority, resend, ack, cutoffs, robustness, workload)

@@ -3,7 +3,11 @@
 package harness
 
 import (
+	"fmt"
+	"net/netip"
 	"syscall"
+
+	"github.com/vishvananda/netlink"
 
 	"github.com/vishvananda/netlink/nl"
 	"github.com/vishvananda/netns"
@@ -45,4 +49,39 @@ func bridgeNoSTP(ns netns.NsHandle, idx int) error {
 	req.AddData(info)
 	_, err = req.Execute(unix.NETLINK_ROUTE, 0)
 	return err
+}
+
+// staticNeighbours gives every host a permanent neighbour entry for every
+// other host's IPv4 and IPv6 address (see Config.ARP).
+func (t *Topology) staticNeighbours() error {
+	for _, h := range t.Hosts {
+		nh, err := netlink.NewHandleAt(h.Netns, netlinkRoute)
+		if err != nil {
+			return fmt.Errorf("%s: netlink: %w", h.Name, err)
+		}
+		link, err := nh.LinkByName(h.Ifname)
+		if err != nil {
+			nh.Close()
+			return fmt.Errorf("%s: %w", h.Ifname, err)
+		}
+		for _, o := range t.Hosts {
+			if o == h {
+				continue
+			}
+			for _, a := range []netip.Addr{o.Addr4, o.Addr6} {
+				fam := netlink.FAMILY_V4
+				if a.Is6() {
+					fam = netlink.FAMILY_V6
+				}
+				n := &netlink.Neigh{LinkIndex: link.Attrs().Index, Family: fam, State: netlink.NUD_PERMANENT,
+					IP: a.AsSlice(), HardwareAddr: o.MAC}
+				if err := nh.NeighSet(n); err != nil {
+					nh.Close()
+					return fmt.Errorf("%s: neighbour %v: %w", h.Name, a, err)
+				}
+			}
+		}
+		nh.Close()
+	}
+	return nil
 }

@@ -3,6 +3,8 @@
 package harness
 
 import (
+	"net"
+	"net/netip"
 	"syscall"
 
 	"github.com/vishvananda/netns"
@@ -22,3 +24,7 @@ func bridgeNoSTP(netns.NsHandle, int) error { return ErrNotSupported }
 func ethtoolTxCsum(string, *bool) (bool, error) { return false, ErrNotSupported }
 
 func txCsumOff(...string) error { return ErrNotSupported }
+
+func announce(string, net.HardwareAddr, netip.Addr) error { return ErrNotSupported }
+
+func (t *Topology) staticNeighbours() error { return ErrNotSupported }

@@ -186,6 +186,14 @@ func Build(ctx context.Context, cfg Config) (t *Topology, err error) {
 	if err = t.waitUp(ctx); err != nil {
 		return t, fmt.Errorf("harness: %w", err)
 	}
+	if !cfg.ARP {
+		// Teach a learning fabric where every host is (no ARP will).
+		for _, h := range t.Hosts {
+			if err = h.Do(func() error { return announce(h.Ifname, h.MAC, h.Addr4) }); err != nil {
+				return t, fmt.Errorf("harness: %s: %w", h.Name, err)
+			}
+		}
+	}
 	// Processes and captures are torn down first (pushed last).
 	t.td.push("stop captures", t.closeCaptures)
 	t.td.push("kill processes", t.killAll)
@@ -193,41 +201,6 @@ func Build(ctx context.Context, cfg Config) (t *Topology, err error) {
 		return t, fmt.Errorf("harness: %w", err)
 	}
 	return t, nil
-}
-
-// staticNeighbours gives every host a permanent neighbour entry for every
-// other host's IPv4 and IPv6 address (see Config.ARP).
-func (t *Topology) staticNeighbours() error {
-	for _, h := range t.Hosts {
-		nh, err := netlink.NewHandleAt(h.Netns, netlinkRoute)
-		if err != nil {
-			return fmt.Errorf("%s: netlink: %w", h.Name, err)
-		}
-		link, err := nh.LinkByName(h.Ifname)
-		if err != nil {
-			nh.Close()
-			return fmt.Errorf("%s: %w", h.Ifname, err)
-		}
-		for _, o := range t.Hosts {
-			if o == h {
-				continue
-			}
-			for _, a := range []netip.Addr{o.Addr4, o.Addr6} {
-				fam := netlink.FAMILY_V4
-				if a.Is6() {
-					fam = netlink.FAMILY_V6
-				}
-				n := &netlink.Neigh{LinkIndex: link.Attrs().Index, Family: fam, State: netlink.NUD_PERMANENT,
-					IP: a.AsSlice(), HardwareAddr: o.MAC}
-				if err := nh.NeighSet(n); err != nil {
-					nh.Close()
-					return fmt.Errorf("%s: neighbour %v: %w", h.Name, a, err)
-				}
-			}
-		}
-		nh.Close()
-	}
-	return nil
 }
 
 // waitUp waits until both ends of every host's veth are operationally up.

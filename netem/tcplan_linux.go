@@ -35,8 +35,8 @@ func planChain(dev string) string { return "plan_" + dev }
 //
 // Each plan rule becomes one nft rule in plan order: its matches on fixed
 // offsets of the Homa header (IP protocol 146, current wire format,
-// wire.Layout: type at 11, sender_id at 20, DATA retransmit at 48 and
-// seg.offset at 52, GRANT and RESEND offset at 28), then for Nth/Count a
+// wire.Layout: type at 11, sender_id at 20, DATA retransmit at 48, DATA's
+// offset as common.sequence at 4, GRANT and RESEND offset at 28), then for Nth/Count a
 // "numgen inc" (a per-rule counter of the frames that reached it, that is
 // that matched: 0 for the first) compared with [Nth-1, Nth-1+Count), then
 // a counter (the rule's hits) and a mark: drop sets planMarkDrop, priority
@@ -242,13 +242,18 @@ const (
 )
 
 // homaOffsetAt returns the transport-header offset of the message offset
-// a packet of type t carries (DATA seg.offset, GRANT and RESEND offset), or
-// 0 when t has none or typeName is empty.
+// a packet of type t carries (GRANT and RESEND offset), or 0 when t has
+// none or typeName is empty. For DATA it is common.sequence: a fresh
+// single-segment packet carries its offset there with seg.offset
+// 0xFFFFFFFF (wire.SegOffsetInSequence; HomaModule homa_gro_receive
+// rewrites it), and senders set sequence to the offset in
+// retransmissions too, whereas one nftables rule cannot pick seg.offset or
+// sequence by the sentinel.
 func homaOffsetAt(t wire.PacketType, typeName string) uint32 {
 	if typeName == "" {
 		return 0
 	}
-	want := map[wire.PacketType]string{wire.TypeData: "seg.offset", wire.TypeGrant: "offset", wire.TypeResend: "offset"}[t]
+	want := map[wire.PacketType]string{wire.TypeData: "sequence", wire.TypeGrant: "offset", wire.TypeResend: "offset"}[t]
 	for _, f := range wire.Layout(t, wire.VersionCurrent) {
 		if want != "" && f.Name == want && f.Size == 4 {
 			return uint32(f.Off)

@@ -52,10 +52,14 @@ func dataFrame(t testing.TB, fromClient bool, id uint64, offset uint32, n int, r
 	if !fromClient {
 		sid, sm, dm, s, d, sp, dp = id+1, macB, macA, addrB, addrA, dp, sp
 	}
-	f := &wire.DataFields{Common: wire.CommonFields{Sport: sp, Dport: dp, SenderID: sid},
+	f := &wire.DataFields{Common: wire.CommonFields{Sport: sp, Dport: dp, SenderID: sid, Sequence: offset},
 		MessageLength: 100000, Incoming: 10000, SegOffset: offset, Payload: make([]byte, n)}
 	if retransmit {
 		f.Retransmit = 1
+	} else {
+		// As HomaModule and the reference implementation send a fresh
+		// single-segment packet: the offset in sequence only.
+		f.SegOffset = wire.SegOffsetInSequence
 	}
 	return homaFrame(t, sm, dm, s, d, 3, f)
 }

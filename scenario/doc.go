@@ -29,4 +29,11 @@
 // switch-notes.pcapng), one record per RPC (rpcs.json), the check
 // (check.json) and a summary (summary.json). CompareDrops tells whether two
 // runs' fault plans hit the same packets, by Homa meaning.
+//
+// On the tc backend (link.backend: tc) the plan runs as nftables rules on
+// every switch port's egress, each rule's nth counted per port; the kernel
+// writes no notes, so drops.json lists the frames of sent.pcapng with no
+// copy in delivered.pcapng, attributed to the drop rules whose match
+// fields select them (netem's Rule.MatchesPacket), and there is no
+// switch-notes.pcapng.
 package scenario

@@ -18,7 +18,10 @@ import (
 )
 
 // Drop is one frame the switch dropped or altered, described by its Homa
-// meaning so that two runs can be compared packet by packet.
+// meaning so that two runs can be compared packet by packet. The
+// user-space switch (backend switch) notes every frame it drops or alters;
+// on the tc backend the drops are the frames of the as-sent view with no
+// copy in the as-delivered view (priority rewrites are not listed there).
 type Drop struct {
 	// Time is when the switch dropped or sent the frame.
 	Time time.Time `json:"time"`
@@ -49,12 +52,18 @@ type Drop struct {
 	Offset uint32 `json:"offset"`
 	// Retransmit is DATA's retransmit flag.
 	Retransmit bool `json:"retransmit,omitempty"`
-	// Comment is the switch's note.
+	// Comment is the switch's note (backend switch) or why the frame is
+	// counted as dropped (backend tc).
 	Comment string `json:"comment"`
+	// SentFrame is the frame's number in sent.pcapng (backend tc, whose
+	// drops are the as-sent frames never delivered; 0 for the switch).
+	SentFrame int `json:"sent_frame,omitempty"`
 }
 
 // Key is the drop's Homa meaning: what a replay must reproduce (plan
-// rules, action, type, RPC ordinal, message, offset, retransmit flag).
+// rules, action, type, RPC, message, offset, retransmit flag). The RPC is
+// its ordinal, as the switch's plan counts them, or on the tc backend
+// (SentFrame set) the client's address and id, as its plan names them.
 func (d Drop) Key() string {
 	what := "altered"
 	if d.Dropped {
@@ -71,7 +80,13 @@ func (d Drop) Key() string {
 	if d.Type == "" {
 		return s + "non-Homa frame to " + d.Host
 	}
-	s += fmt.Sprintf(" of RPC %d", d.RPC)
+	if d.SentFrame != 0 {
+		// The tc backend's plan picks RPCs by id; which RPC a host saw
+		// first depends on how the hosts' threads interleave.
+		s += fmt.Sprintf(" of RPC %s id %d", d.Client, d.ID)
+	} else {
+		s += fmt.Sprintf(" of RPC %d", d.RPC)
+	}
 	if d.Message != "" {
 		s += " " + d.Message
 	}

@@ -107,7 +107,10 @@ func TestParseErrors(t *testing.T) {
 		{"check: {level: may}\n" + base, `line 1: check.level: "may": want must`},
 		{"check: {rules: HOMA-NOPE-*}\n" + base, "line 1: check.rules: rule pattern"},
 		{"check:\n  params: {slack: soon}\n" + base, "line 2: check.params.slack: "},
-		{"link: {backend: tc}\nplan:\n  rules:\n    - {match: {type: GRANT}, action: drop}\n" + base, "line 2: plan: a fault plan needs link.backend switch"},
+		{"link: {backend: tc}\nplan:\n  rules:\n    - {name: g, match: {type: GRANT, rpc: 3, in_port: p1}, action: {delay: 1ms}}\n    - {match: {type: GRANT, out_port: p2}, action: drop}\n" + base,
+			"line 2: plan: link.backend tc cannot run this plan: plan rule 1: match.out_port: on the tc backend every switch port runs its own copy of the plan; select the destination host with match.to; " +
+				"plan rule 0 (g): match.in_port: the egress hook does not know the port a frame entered by; plan rule 0 (g): match.rpc: nftables cannot number RPCs in the order first seen (use match.id with the client's RPC id); " +
+				"plan rule 0 (g): action.delay: nftables cannot delay single packets (or use link.backend switch, which runs every plan feature)"},
 		{"plan:\n  rules:\n    - {match: {type: GRUNT}, action: drop}\n" + base, "plan: "},
 	} {
 		_, err := Parse([]byte(c.yaml))

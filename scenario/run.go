@@ -52,8 +52,17 @@ type Result struct {
 	Traffic *traffic.Result
 	// Switch are the user-space switch's counters (zero for backend tc).
 	Switch netem.Stats
-	// Drops are the frames the switch dropped or altered, by Homa meaning.
+	// Drops are the frames the switch dropped or altered, by Homa meaning
+	// (backend tc: the frames sent and never delivered, see Drop).
 	Drops []Drop
+	// PlanHits are, per plan rule (index order), the frames it fired on
+	// on the tc backend: its nftables counters summed over the switch
+	// ports (nil for the switch backend, whose hits are Switch.Hits).
+	PlanHits []uint64
+	// DeliveredBytes are, per host in host order, the bytes of the Homa
+	// frames the tc backend delivered to it (the as-delivered capture;
+	// nil for the switch backend, whose counters are Switch.Ports).
+	DeliveredBytes []uint64
 	// Hosts is the check of every host's view.
 	Hosts []spec.HostReport
 	// Summary condenses the above.
@@ -62,18 +71,21 @@ type Result struct {
 
 // Run runs scenario s: it builds the topology (harness.Build, the switch
 // backend with s.Link, s.Seed and s.Plan as netem.SwitchFabric, or the
-// kernel bridge with tc on every port), captures every switch port, starts
-// the IUT's agent on every host and says hello, drives the workload
-// (traffic.Run), shuts the agents down, stops the capture, checks each
-// host's view (spec.CheckHostViews over the as-sent and as-delivered
-// captures) and writes the run folder (see the package doc). Everything it
-// created is removed before it returns, also on error.
+// kernel bridge with tc on every port, netem.ApplyTC, and the plan as
+// nftables rules on every port's egress, netem.ApplyTCPlan), captures
+// every switch port, starts the IUT's agent on every host and says hello,
+// drives the workload (traffic.Run), shuts the agents down, stops the
+// capture, checks each host's view (spec.CheckHostViews over the as-sent
+// and as-delivered captures) and writes the run folder (see the package
+// doc). Everything it created is removed before it returns, also on
+// error.
 //
 // Errors (one line each, naming the fix): not root (harness.ErrNotRoot), a
-// link the tc backend cannot emulate on this kernel, a bad manifest, an
-// implementation that cannot run here ("unsupported: ..."), a topology or
-// agent that fails, ctx's end. Failed RPCs and rule violations are not
-// errors: they are in the Result (Summary.Verdict "fail").
+// link or plan the tc backend cannot emulate on this kernel (checked
+// before anything is built), a bad manifest, an implementation that cannot
+// run here ("unsupported: ..."), a topology or agent that fails, ctx's
+// end. Failed RPCs and rule violations are not errors: they are in the
+// Result (Summary.Verdict "fail").
 func Run(ctx context.Context, s *Scenario, o Options) (*Result, error) {
 	if err := s.Validate(); err != nil {
 		return nil, err
@@ -82,12 +94,17 @@ func Run(ctx context.Context, s *Scenario, o Options) (*Result, error) {
 		return nil, harness.ErrNotRoot
 	}
 	if s.Link.Backend == BackendTC {
-		missing, err := netem.Detect(s.Link.LinkConfig)
+		k, err := netem.ProbeKernel()
 		if err != nil {
 			return nil, fmt.Errorf("link.backend tc: probing the kernel: %w", err)
 		}
-		if len(missing) > 0 {
+		if missing := k.Missing(s.Link.LinkConfig); len(missing) > 0 {
 			return nil, fmt.Errorf("link.backend tc: this kernel cannot emulate the link: %s (or use link.backend switch, which emulates every link feature)", strings.Join(missing, "; "))
+		}
+		if s.Plan != nil {
+			if err := s.validateTCPlan(k); err != nil {
+				return nil, err
+			}
 		}
 	}
 	exe := o.Exe
@@ -190,6 +207,12 @@ func (r *run) execute(ctx context.Context) error {
 			if err := netem.ApplyTC(topo.Switch, p, s.Link.LinkConfig); err != nil {
 				return fmt.Errorf("link.backend tc on %s: %w", p, err)
 			}
+			if s.Plan == nil {
+				continue
+			}
+			if err := netem.ApplyTCPlan(topo.Switch, p, s.Plan); err != nil {
+				return fmt.Errorf("plan on link.backend tc, port %s: %w", p, err)
+			}
 		}
 	}
 	capture, err := topo.StartCapture(ctx)
@@ -222,6 +245,11 @@ func (r *run) execute(ctx context.Context) error {
 			return fmt.Errorf("switch: %w", err)
 		}
 		r.res.Switch = r.fab.Stats()
+	}
+	if s.Link.Backend == BackendTC && s.Plan != nil {
+		if r.res.PlanHits, err = tcPlanHits(topo, len(s.Plan.Rules)); err != nil {
+			return err
+		}
 	}
 	for _, n := range r.notes.Notes() {
 		capture.Annotate(harness.Annotation{Time: n.Time, Host: n.Port + 1, Dir: harness.DirOut, Frame: n.Data, Comment: "switch: " + n.Comment})
@@ -350,9 +378,13 @@ func (r *run) finish(topo *harness.Topology, eps []traffic.Endpoint, cst harness
 	// The views are taken where packets enter and leave the hosts, not
 	// where their timers run; several user-space hosts share this
 	// machine's CPUs, so "too late" bounds get three ticks and "too
-	// early" bounds two (as the conformance suite's passive specs).
+	// early" bounds two (as the conformance suite's passive specs); a
+	// packet delivered to a host reaches its protocol code up to a tenth
+	// of a tick (at least 1 ms) later, so a timer action in that time is
+	// excused (spec.Params.Reaction). check.params overrides all three.
 	p.Slack = max(p.Slack, 3*p.Tick)
 	p.Jitter = max(p.Jitter, 2*p.Tick)
+	p.Reaction = max(p.Reaction, p.Tick/10, time.Millisecond)
 	for name, v := range s.Check.Params {
 		if err := p.Set(name, v); err != nil {
 			return fmt.Errorf("check.params.%s: %w", name, err)
@@ -375,13 +407,19 @@ func (r *run) finish(topo *harness.Topology, eps []traffic.Endpoint, cst harness
 		hosts = append(hosts, e.Addr)
 	}
 	res.Hosts = spec.CheckHostViews(s.Check.Profile, p, rules, sent, delivered, hosts)
-	err = r.arts.Write("switch-notes.pcapng", func(w io.Writer) error {
-		var derr error
-		res.Drops, derr = drops(r.notes.Notes(), len(topo.Hosts), ordinals(sent), w)
-		return derr
-	})
-	if err != nil {
-		return fmt.Errorf("switch notes: %w", err)
+	if s.Link.Backend == BackendTC {
+		if res.Drops, err = r.lostDrops(hosts, topo.Ports, p.Wire, ordinals(sent)); err != nil {
+			return err
+		}
+	} else {
+		err = r.arts.Write("switch-notes.pcapng", func(w io.Writer) error {
+			var derr error
+			res.Drops, derr = drops(r.notes.Notes(), len(topo.Hosts), ordinals(sent), w)
+			return derr
+		})
+		if err != nil {
+			return fmt.Errorf("switch notes: %w", err)
+		}
 	}
 	res.Summary = summarize(res, cst)
 	vs := versions{Homatest: r.o.Version, Go: runtime.Version(), Kernel: kernelRelease(), Agents: map[string]string{}}

@@ -28,8 +28,12 @@ type Scenario struct {
 	IUT IUT `yaml:"iut"`
 	// Workload is the RPC traffic.
 	Workload Workload `yaml:"workload"`
-	// Plan is a fault plan run by the switch (backend switch only); nil
-	// for none.
+	// Plan is a fault plan; nil for none. The switch backend runs all of
+	// it; the tc backend runs it as nftables rules on every switch port's
+	// egress (netem.ApplyTCPlan): match fields, drop and priority, with
+	// a rule's Nth/Count counted per port (the switch counts
+	// switch-wide) and no RPC ordinals (use match.id), in_port, out_port,
+	// delay, hold or duplicate (Validate refuses them).
 	Plan *netem.Plan `yaml:"plan,omitempty"`
 	// Check says how the capture is judged.
 	Check Check `yaml:"check"`
@@ -59,7 +63,8 @@ const (
 	BackendSwitch = "switch"
 	// BackendTC is the kernel bridge with tc qdiscs on every switch port
 	// (netem.ApplyTC): what the running kernel provides (netem.Detect),
-	// no fault plan.
+	// and the fault plan as nftables rules (netem.ApplyTCPlan, see
+	// Scenario.Plan); the drops are found in the capture (see Drop).
 	BackendTC = "tc"
 )
 

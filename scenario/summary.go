@@ -23,6 +23,8 @@ type Summary struct {
 	Name string `json:"name"`
 	Seed uint64 `json:"seed"`
 	Dir  string `json:"dir"`
+	// Backend is the link backend (BackendSwitch or BackendTC).
+	Backend string `json:"backend"`
 	// Verdict is VerdictPass or VerdictFail.
 	Verdict string `json:"verdict"`
 	// RPCs issued, completed and failed; Errors the first failures and
@@ -31,6 +33,10 @@ type Summary struct {
 	OK     int      `json:"ok"`
 	Failed int      `json:"failed"`
 	Errors []string `json:"errors,omitempty"`
+	// Warnings are doubts about the run's record that do not change the
+	// verdict (backend tc: a drop rule's counter that differs from the
+	// drops the capture attributes to it).
+	Warnings []string `json:"warnings,omitempty"`
 	// Elapsed is the workload's time from start to the last completion.
 	Elapsed time.Duration `json:"elapsed_ns"`
 	// LinkBps is the link rate (0: unlimited); OfferedBps the request
@@ -42,8 +48,8 @@ type Summary struct {
 	OfferedLoad float64 `json:"offered_load,omitempty"`
 	GoodputBps  float64 `json:"goodput_bps"`
 	// BusiestDownlinkBps is the largest rate, over the switch ports, of
-	// bytes the switch sent to one host over Elapsed (Ethernet frames,
-	// backend switch only), and BusiestDownlinkLoad its fraction of
+	// bytes the switch sent to one host over Elapsed (Ethernet frames;
+	// backend tc: the Homa frames of the as-delivered capture), and BusiestDownlinkLoad its fraction of
 	// LinkBps: the load the busiest link really carried.
 	BusiestDownlinkBps  float64 `json:"busiest_downlink_bps"`
 	BusiestDownlinkLoad float64 `json:"busiest_downlink_load,omitempty"`
@@ -51,9 +57,12 @@ type Summary struct {
 	P50 time.Duration `json:"latency_p50_ns"`
 	P99 time.Duration `json:"latency_p99_ns"`
 	Max time.Duration `json:"latency_max_ns"`
-	// Drops counts the switch's drops by reason; PlanHits the fault plan's
-	// firings per rule (index order); SwitchReadLagP99 how late the switch
-	// read frames (see netem.Stats).
+	// Drops counts the switch's drops by reason (backend tc: the frames
+	// sent and never delivered, "plan" when a drop rule of the plan
+	// matches them, else ReasonTC); PlanHits the fault plan's firings per
+	// rule (index order; backend tc: the rules' nftables counters summed
+	// over the switch ports); SwitchReadLagP99 how late the switch read
+	// frames (see netem.Stats).
 	Drops            map[string]uint64 `json:"drops"`
 	PlanHits         []PlanHits        `json:"plan_hits,omitempty"`
 	SwitchReadLagP99 time.Duration     `json:"switch_read_lag_p99_ns"`
@@ -65,6 +74,9 @@ type Summary struct {
 	Rules      []RuleRow   `json:"rules"`
 	Violated   int         `json:"violated"`
 	Violations []Violation `json:"violations,omitempty"`
+	// Excused counts timing findings not charged because the host's timer
+	// acted within spec.Params.Reaction of a delivery for the same RPC.
+	Excused int `json:"excused"`
 }
 
 // PlanHits counts one plan rule's firings.
@@ -97,7 +109,7 @@ type Violation struct {
 func summarize(res *Result, cst harness.CaptureStats) Summary {
 	s := res.Scenario
 	tr := res.Traffic
-	sum := Summary{Name: s.Name, Seed: s.Seed, Dir: res.Dir, RPCs: len(tr.Records), Elapsed: tr.Elapsed,
+	sum := Summary{Name: s.Name, Seed: s.Seed, Dir: res.Dir, Backend: s.Link.Backend, RPCs: len(tr.Records), Elapsed: tr.Elapsed,
 		LinkBps: float64(s.Link.Rate), OfferedBps: tr.OfferedBps, GoodputBps: tr.AchievedBps,
 		Drops: map[string]uint64{}, SwitchReadLagP99: res.Switch.ReadLagP99, CaptureKernelDrops: cst.KernelDrops}
 	h := latency.New()
@@ -124,22 +136,29 @@ func summarize(res *Result, cst harness.CaptureStats) Summary {
 		for _, p := range res.Switch.Ports {
 			sum.BusiestDownlinkBps = max(sum.BusiestDownlinkBps, float64(p.TxBytes)*8/sum.Elapsed.Seconds())
 		}
+		for _, n := range res.DeliveredBytes {
+			sum.BusiestDownlinkBps = max(sum.BusiestDownlinkBps, float64(n)*8/sum.Elapsed.Seconds())
+		}
 	}
 	if sum.LinkBps > 0 {
 		sum.OfferedLoad = sum.OfferedBps / sum.LinkBps
 		sum.BusiestDownlinkLoad = sum.BusiestDownlinkBps / sum.LinkBps
 	}
-	d := res.Switch.Drops
-	for k, v := range map[string]uint64{"buffer": d.Buffer, "loss": d.Loss, "plan": d.Plan, "corrupt": d.Corrupt, "mtu": d.MTU} {
-		sum.Drops[k] = v
-	}
-	if s.Plan != nil {
-		for i, r := range s.Plan.Rules {
-			sum.PlanHits = append(sum.PlanHits, PlanHits{Rule: i, Name: r.Name})
+	if s.Link.Backend == BackendTC {
+		summarizeTC(&sum, res)
+	} else {
+		d := res.Switch.Drops
+		for k, v := range map[string]uint64{"buffer": d.Buffer, "loss": d.Loss, "plan": d.Plan, "corrupt": d.Corrupt, "mtu": d.MTU} {
+			sum.Drops[k] = v
 		}
-		for _, hit := range res.Switch.Hits {
-			if hit.Rule >= 0 && hit.Rule < len(sum.PlanHits) {
-				sum.PlanHits[hit.Rule].Hits++
+		if s.Plan != nil {
+			for i, r := range s.Plan.Rules {
+				sum.PlanHits = append(sum.PlanHits, PlanHits{Rule: i, Name: r.Name})
+			}
+			for _, hit := range res.Switch.Hits {
+				if hit.Rule >= 0 && hit.Rule < len(sum.PlanHits) {
+					sum.PlanHits[hit.Rule].Hits++
+				}
 			}
 		}
 	}
@@ -157,6 +176,7 @@ func summarize(res *Result, cst harness.CaptureStats) Summary {
 			row.Passed += rr.Passed
 			row.Inconclusive += rr.Inconclusive
 		}
+		sum.Excused += len(hr.Excused)
 		for _, v := range hr.Violations {
 			if row := rows[v.Rule]; row != nil {
 				row.Violated++
@@ -192,13 +212,23 @@ func (s *Summary) WriteText(w io.Writer) error {
 			s.OfferedBps/1e6, s.BusiestDownlinkBps/1e6, s.GoodputBps/1e6)
 	}
 	fmt.Fprintf(&b, "  latency: p50 %v, p99 %v, max %v\n", s.P50.Round(time.Microsecond), s.P99.Round(time.Microsecond), s.Max.Round(time.Microsecond))
-	fmt.Fprintf(&b, "  switch drops: plan %d, loss %d, buffer %d, corrupt %d, mtu %d; read lag p99 %v\n",
-		s.Drops["plan"], s.Drops["loss"], s.Drops["buffer"], s.Drops["corrupt"], s.Drops["mtu"], s.SwitchReadLagP99)
+	if s.Backend == BackendTC {
+		fmt.Fprintf(&b, "  tc drops (sent, never delivered): plan %d, buffer or loss %d\n", s.Drops["plan"], s.Drops[ReasonTC])
+	} else {
+		fmt.Fprintf(&b, "  switch drops: plan %d, loss %d, buffer %d, corrupt %d, mtu %d; read lag p99 %v\n",
+			s.Drops["plan"], s.Drops["loss"], s.Drops["buffer"], s.Drops["corrupt"], s.Drops["mtu"], s.SwitchReadLagP99)
+	}
 	for _, p := range s.PlanHits {
 		fmt.Fprintf(&b, "  plan rule %d %q: %d hits\n", p.Rule, p.Name, p.Hits)
 	}
+	for _, w := range s.Warnings {
+		fmt.Fprintf(&b, "  WARNING %s\n", w)
+	}
 	if s.CaptureKernelDrops > 0 {
 		fmt.Fprintf(&b, "  WARNING: the capture lost %d frames (the check saw an incomplete capture)\n", s.CaptureKernelDrops)
+	}
+	if s.Excused > 0 {
+		fmt.Fprintf(&b, "  %d timing findings excused: a host's timer acted right after a packet of the same RPC was delivered to it (spec param reaction)\n", s.Excused)
 	}
 	fmt.Fprintf(&b, "  %-18s %-6s %9s %9s %8s %12s\n", "rule", "level", "checked", "passed", "violated", "inconclusive")
 	for _, r := range s.Rules {
@@ -223,4 +253,39 @@ func (s *Summary) WriteText(w io.Writer) error {
 	fmt.Fprintf(&b, "%s; artifacts in %s\n", strings.ToUpper(s.Verdict), s.Dir)
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// summarizeTC fills in the tc backend's drops and plan hits, and warns
+// when the frames the drop rules' nftables counters dropped are not as
+// many as the lost frames the capture attributes to drop rules (tcDrops:
+// the port's buffer or random loss dropped frames a drop rule matches, or
+// the capture lost frames). The check is over all drop rules together:
+// a frame two overlapping rules match is attributed to both.
+func summarizeTC(sum *Summary, res *Result) {
+	var attributed uint64
+	sum.Drops["plan"], sum.Drops[ReasonTC] = 0, 0
+	for _, d := range res.Drops {
+		sum.Drops[d.Reason]++
+		if len(d.Rules) > 0 {
+			attributed++
+		}
+	}
+	p := res.Scenario.Plan
+	if p == nil {
+		return
+	}
+	var dropHits uint64
+	for i, r := range p.Rules {
+		ph := PlanHits{Rule: i, Name: r.Name}
+		if i < len(res.PlanHits) {
+			ph.Hits = int(res.PlanHits[i])
+		}
+		sum.PlanHits = append(sum.PlanHits, ph)
+		if r.Action.Drop {
+			dropHits += uint64(ph.Hits)
+		}
+	}
+	if dropHits != attributed {
+		sum.Warnings = append(sum.Warnings, fmt.Sprintf("the plan's drop rules dropped %d frames (nftables counters), but %d frames sent and never delivered match a drop rule (the port's buffer or random loss dropped frames a drop rule matches, rules overlap, or the capture lost frames): drops.json may misattribute", dropHits, attributed))
+	}
 }

@@ -10,14 +10,18 @@ import (
 	"github.com/homatest/homatest/harness"
 	"github.com/homatest/homatest/harness/workload"
 	"github.com/homatest/homatest/homa"
+	"github.com/homatest/homatest/netem"
 	"github.com/homatest/homatest/spec"
 )
 
 // Validate checks a scenario whose defaults are filled in (Parse does
 // both) and returns the first problem as a one-line error: the YAML line
 // (when parsed), the field path, what is wrong and how to fix it. It reads
-// the IUT's manifest when Impl is a path. Kernel features (link.backend
-// tc) are checked by Run, before it changes anything.
+// the IUT's manifest when Impl is a path. With link.backend tc it checks
+// that nftables can express the fault plan (netem.KernelFeatures.MissingPlan:
+// no RPC ordinals, in_port, out_port, delay, hold or duplicate); the
+// running kernel's features are checked by Run, before it changes
+// anything.
 func (s *Scenario) Validate() error {
 	for _, check := range []func() error{s.validateTopology, s.validateLink, s.validateIUT, s.validateWorkload, s.validateCheck} {
 		if err := check(); err != nil {
@@ -25,14 +29,44 @@ func (s *Scenario) Validate() error {
 		}
 	}
 	if s.Plan != nil {
-		if s.Link.Backend != BackendSwitch {
-			return s.errf("plan", "a fault plan needs link.backend switch (the tc backend cannot pick packets by their Homa meaning): remove the plan or use the switch")
-		}
 		if err := s.Plan.Validate(); err != nil {
 			return fmt.Errorf("plan: %v", err)
 		}
+		if s.Link.Backend == BackendTC {
+			return s.validateTCPlan(netem.KernelFeatures{NFTLoss: true})
+		}
 	}
 	return nil
+}
+
+// tcPlanDev names the switch port in the tc backend's plan checks: every
+// port gets the same rules (out_port is refused), so any name will do.
+const tcPlanDev = "port"
+
+// validateTCPlan checks that the tc backend can run the plan on a kernel
+// with features k (netem.KernelFeatures.MissingPlan): one line naming
+// every unsupported feature and its fix. Validate passes a kernel with
+// every feature (what nftables can express); Run the running kernel's.
+func (s *Scenario) validateTCPlan(k netem.KernelFeatures) error {
+	var missing []string
+	for i, r := range s.Plan.Rules {
+		if r.Match.OutPort != "" {
+			missing = append(missing, fmt.Sprintf("plan rule %d: match.out_port: on the tc backend every switch port runs its own copy of the plan; select the destination host with match.to", i))
+		}
+	}
+	m, err := k.MissingPlan(s.Plan, tcPlanDev)
+	if err != nil {
+		return fmt.Errorf("plan: %v", err)
+	}
+	for _, l := range m {
+		if !strings.Contains(l, "match.out_port") {
+			missing = append(missing, strings.TrimSuffix(l, "; use --backend switch"))
+		}
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	return s.errf("plan", "link.backend tc cannot run this plan: %s (or use link.backend switch, which runs every plan feature)", strings.Join(missing, "; "))
 }
 
 func (s *Scenario) validateTopology() error {

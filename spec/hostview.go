@@ -4,6 +4,7 @@ import (
 	"net/netip"
 	"slices"
 	"sort"
+	"time"
 )
 
 // ViewSource says where an event of a host view came from: Delivered is
@@ -27,9 +28,15 @@ type HostReport struct {
 	// order: at frames Host sent, or for rules whose ChargesReceiver is
 	// true at frames Host received.
 	Violations []Finding `json:"violations"`
+	// Excused are findings charged to Host that Params.Reaction excused
+	// (timing findings at a packet Host sent right after a packet of the
+	// same RPC was delivered to it).
+	Excused []Finding `json:"excused,omitempty"`
 	// Sources maps view frame i (1-based) to Sources[i-1], the event's
 	// list and frame number in its capture.
 	Sources []ViewSource `json:"-"`
+	// View is the host's view as checked (Frame = position, 1-based).
+	View []Event `json:"-"`
 }
 
 // CheckHostViews judges every host on its own link: for each host it runs
@@ -44,6 +51,11 @@ type HostReport struct {
 // between hosts cannot fake a violation, which a single switch-wide capture
 // in either direction does ("no NEED_ACK after the ACK" fires when the ACK
 // was still queued).
+//
+// A timing finding (one with a tolerance) at a packet the host sent less
+// than p.Reaction after a packet of the same RPC was delivered to it goes
+// to HostReport.Excused instead: the host's timer may have decided before
+// the packet reached it.
 //
 // hosts lists the hosts to judge; nil means every source address in sent
 // and destination address in delivered, in address order. The events are
@@ -105,7 +117,7 @@ func CheckHostViews(profile string, p Params, rules []*Rule, sent, delivered []E
 			c.Feed(&sorted[i])
 		}
 		rep := c.Finish()
-		hr := HostReport{Host: h, Report: rep, Sources: sources}
+		hr := HostReport{Host: h, Report: rep, Sources: sources, View: sorted}
 		for _, v := range rep.Violations {
 			if v.Frame < 1 || v.Frame > len(sorted) {
 				continue
@@ -115,11 +127,38 @@ func CheckHostViews(profile string, p Params, rules []*Rule, sent, delivered []E
 			if charges[v.Rule] {
 				owner = e.Dst
 			}
-			if owner == h {
+			switch {
+			case owner != h:
+			case raced(v, sorted, h, p.Reaction):
+				hr.Excused = append(hr.Excused, v)
+			default:
 				hr.Violations = append(hr.Violations, v)
 			}
 		}
 		out = append(out, hr)
 	}
 	return out
+}
+
+// raced reports whether timing finding f, at a packet h sent in view
+// (frames 1-based), comes less than reaction after a packet of the same
+// RPC was delivered to h (see Params.Reaction).
+func raced(f Finding, view []Event, h netip.Addr, reaction time.Duration) bool {
+	if reaction <= 0 || f.Slack <= 0 || f.RPC == nil || f.Frame < 1 || f.Frame > len(view) {
+		return false
+	}
+	act := &view[f.Frame-1]
+	if act.Src != h {
+		return false
+	}
+	for i := f.Frame - 2; i >= 0; i-- {
+		e := &view[i]
+		if act.Time.Sub(e.Time) >= reaction {
+			return false
+		}
+		if e.Dst == h && e.Err == nil && KeyOf(e) == *f.RPC {
+			return true
+		}
+	}
+	return false
 }

@@ -75,6 +75,12 @@ type Params struct {
 	// ResponseTimeout bounds how long a RESEND may wait for its answer
 	// (DATA, BUSY or RPC_UNKNOWN).
 	ResponseTimeout time.Duration `param:"response_timeout"`
+	// Reaction is how long a packet seen delivered to a host may take to
+	// reach the host's protocol code: a timer pass running meanwhile
+	// decides without it. CheckHostViews excuses a timing finding at a
+	// packet a host sent less than Reaction after a packet of the same RPC
+	// was delivered to it (the view cannot order the two). 0: none.
+	Reaction time.Duration `param:"reaction"`
 }
 
 // Profile is a named set of parameters.

@@ -16,7 +16,7 @@ import (
 func newAgentCmd() *cobra.Command {
 	var impl, logLevel string
 	cmd := &cobra.Command{
-		Use:   "agent --impl ref|linux",
+		Use:   "agent --impl ref|linux|tcp",
 		Short: "Run a built-in agent: a Homa endpoint driven by the harness over stdin/stdout",
 		Long: `Agent runs one Homa endpoint and speaks the agent protocol (docs/agent-protocol.md,
 version ` + fmt.Sprint(agent.ProtocolVersion) + `) on standard input and output: JSON lines, requests with "op" from
@@ -28,6 +28,9 @@ network namespace; run by hand it is a way to see the protocol.
                 sockets (needs root or CAP_NET_RAW) on the addresses in hello
   --impl linux  the Linux kernel's Homa sockets (IP protocol 146); on a
                 kernel without Homa its hello says "unsupported"
+  --impl tcp    not Homa: the same protocol with RPCs over TCP (one kept
+                connection per client-server pair, length-prefixed frames),
+                the baseline homatest bench compares Homa with
 
 A session (> sent to the agent, < its answers):
 
@@ -66,8 +69,10 @@ when standard output cannot be written.`,
 				err = agent.ServeRef(ctx, cmd.InOrStdin(), cmd.OutOrStdout(), agent.RefOptions{Version: version, Logger: log})
 			case "linux":
 				err = agent.ServeLinux(ctx, cmd.InOrStdin(), cmd.OutOrStdout(), agent.LinuxOptions{Version: version, Logger: log})
+			case "tcp":
+				err = agent.ServeTCP(ctx, cmd.InOrStdin(), cmd.OutOrStdout(), agent.TCPOptions{Version: version, Logger: log})
 			default:
-				return usageErr(fmt.Errorf("--impl %q: want ref or linux", impl))
+				return usageErr(fmt.Errorf("--impl %q: want ref, linux or tcp", impl))
 			}
 			if err != nil {
 				return usageErr(err)
@@ -75,7 +80,7 @@ when standard output cannot be written.`,
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&impl, "impl", "ref", "implementation: ref (package homa over raw IP) or linux (kernel Homa sockets)")
+	cmd.Flags().StringVar(&impl, "impl", "ref", "implementation: ref (package homa over raw IP), linux (kernel Homa sockets) or tcp (RPCs over TCP, the baseline)")
 	cmd.Flags().StringVar(&logLevel, "log-level", "info", "standard error log level: debug, info, warn or error")
 	return cmd
 }

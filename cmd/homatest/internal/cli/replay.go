@@ -31,7 +31,8 @@ func newReplayCmd() *cobra.Command {
 		Long: `replay reruns the resolved scenario in run folder DIR (its scenario.yaml,
 seed included) into a new folder, then compares the packets the fault plan
 acted on in both runs by their Homa meaning (plan rule, action, packet type,
-RPC ordinal, message, offset, retransmit flag), not by time. It prints the
+RPC ordinal, or on backend tc the client's address and RPC id, message,
+offset, retransmit flag), not by time. It prints the
 replay's summary, then "fault-plan drops: same" or one line per difference.
 
 Exit codes: 0 same drops and a clean run; 1 the drops differ, or failed RPCs

@@ -74,6 +74,7 @@ Exit codes: 0 success, 1 violations, 2 usage, input or environment error.`,
 	root.AddCommand(newAgentCmd())
 	root.AddCommand(newCleanupCmd())
 	root.AddCommand(newNetemCmd())
+	root.AddCommand(newBenchCmd())
 	root.AddCommand(newPlotCmd())
 	root.AddCommand(newScenarioCmd())
 	root.AddCommand(newReplayCmd())

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -122,18 +123,23 @@ func (o *runOpts) validate() error {
 
 // manifest returns the IUT's agent manifest: a built-in one for ref and
 // linux (this executable's "agent" command), else the YAML file --impl names.
-func (o *runOpts) manifest() (*agent.Manifest, error) {
-	if o.impl == "ref" || o.impl == "linux" {
+func (o *runOpts) manifest() (*agent.Manifest, error) { return implManifest(o.impl) }
+
+// implManifest returns the manifest --impl names: this executable's agent
+// for the built-in ref and linux (and tcp when "tcp" is in extra), else the
+// YAML file impl.
+func implManifest(impl string, extra ...string) (*agent.Manifest, error) {
+	if impl == "ref" || impl == "linux" || slices.Contains(extra, impl) {
 		self, err := os.Executable()
 		if err != nil {
 			return nil, fmt.Errorf("cannot find this program to run its agent: %w", err)
 		}
-		return agent.BuiltinManifest(o.impl, self)
+		return agent.BuiltinManifest(impl, self)
 	}
-	if _, err := os.Stat(o.impl); err != nil {
-		return nil, fmt.Errorf("--impl %q: not ref, linux or a readable manifest file (%v)", o.impl, err)
+	if _, err := os.Stat(impl); err != nil {
+		return nil, fmt.Errorf("--impl %q: not ref, linux or a readable manifest file (%v)", impl, err)
 	}
-	return agent.LoadManifest(o.impl)
+	return agent.LoadManifest(impl)
 }
 
 func knownFault(name string) bool {

@@ -78,6 +78,9 @@ the capture. Fields (defaults in brackets):
              duration or count, or rpcs: [{at, client, server, request, response}],
              timeout [10s]
   plan:      rules: [{name, match: {type, rpc, nth, ...}, action: drop|{delay, ...}}]
+             (backend tc: nftables on every port's egress; nth counts per
+             port; no rpc ordinals (use id), in_port, out_port, delay, hold
+             or duplicate)
   check:     rules [HOMA-*], level must|should [must], profile [linux], params
 
 Every run writes a folder: the resolved scenario (scenario.yaml), seed,
@@ -85,7 +88,9 @@ versions.json, hellos.json, the agents' logs, capture.pcapng (both
 directions, with the switch's drop notes), sent.pcapng and delivered.pcapng
 (each packet as sent and as delivered), switch.json, drops.json,
 switch-notes.pcapng, rpcs.json, check.json and summary.json. homatest
-replay DIR reruns it.`,
+replay DIR reruns it. On backend tc, drops.json lists the frames sent and
+never delivered (no switch notes), attributed to the plan's matching drop
+rules.`,
 	}
 	cmd.AddCommand(newScenarioRunCmd(), newScenarioValidateCmd())
 	return cmd

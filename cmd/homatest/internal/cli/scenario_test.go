@@ -85,6 +85,7 @@ func TestScenarioUsageErrors(t *testing.T) {
 	badManifest := writeFile(t, dir, "agent.yaml", "name: My Homa\ncommand: [/bin/true]\n")
 	withManifest := writeFile(t, dir, "m.yaml", "iut: {impl: agent.yaml}\nworkload: {dist: w1, count: 3}\n")
 	badField := writeFile(t, dir, "f.yaml", "workload: {dist: w1, count: 3, speed: 9}\n")
+	tcRPC := writeFile(t, dir, "tc.yaml", "link: {backend: tc}\nworkload: {dist: w1, count: 3}\nplan:\n  rules:\n    - {match: {type: GRANT, rpc: 1}, action: drop}\n")
 	before := htNamespaces(t)
 	for _, c := range []struct {
 		args []string
@@ -93,6 +94,7 @@ func TestScenarioUsageErrors(t *testing.T) {
 		{[]string{"scenario", "run", withManifest}, "line 1: iut.impl: manifest " + badManifest + `: name: "My Homa": use 1-40 lower-case letters`},
 		{[]string{"scenario", "run", badField}, `line 1: unknown field "speed" (workload.speed): check its spelling and indentation; known fields: dist, response, pattern`},
 		{[]string{"scenario", "run", filepath.Join(dir, "none.yaml")}, "no such file or directory"},
+		{[]string{"scenario", "run", tcRPC}, "line 3: plan: link.backend tc cannot run this plan: plan rule 0: match.rpc: nftables cannot number RPCs"},
 		{[]string{"scenario", "run", withManifest, "-o", "xml"}, `-o "xml": want text or json`},
 		{[]string{"scenario", "run"}, "accepts 1 arg(s)"},
 		{[]string{"replay", dir}, "scenario.yaml: no such file or directory"},

@@ -1,0 +1,353 @@
+package bench
+
+import (
+	"bytes"
+	"encoding/json"
+	"image/png"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/homatest/homatest/harness/workload"
+)
+
+func mustDist(t testing.TB, name string) workload.Dist {
+	t.Helper()
+	d, err := workload.Parse(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+func TestBuckets(t *testing.T) {
+	for _, w := range workload.Names {
+		d := mustDist(t, w)
+		bs := Buckets(d, 10)
+		if len(bs) < 5 || len(bs) > 10 {
+			t.Errorf("%s: %d buckets, want 5..10: %v", w, len(bs), bs)
+		}
+		sum, prev := 0.0, 0
+		for i, b := range bs {
+			if b.Lo > b.Hi || b.Lo <= prev || b.Share <= 0 {
+				t.Errorf("%s bucket %d = %+v after Hi %d", w, i, b, prev)
+			}
+			if d.CDF(b.Lo-1) != d.CDF(prev) {
+				t.Errorf("%s bucket %d: sizes %d..%d are drawn but in no bucket", w, i, prev+1, b.Lo-1)
+			}
+			sum += b.Share
+			prev = b.Hi
+		}
+		if last := bs[len(bs)-1]; last.Hi != d.Max() || last.CDF != 1 || math.Abs(sum-1) > 1e-9 {
+			t.Errorf("%s: last bucket %+v, shares sum to %v, want Hi %d, CDF 1, sum 1", w, last, sum, d.Max())
+		}
+	}
+	// W4 (HomaModule util/dist.cc w4): 10 % of messages are at most 315
+	// bytes, the median is 662 bytes.
+	w4 := Buckets(mustDist(t, "w4"), 10)
+	if w4[0].Hi != 315 || w4[4].Hi != 662 {
+		t.Errorf("w4 buckets = %v, want the first to end at 315 and the fifth at 662", w4)
+	}
+	if one := Buckets(mustDist(t, "1000"), 10); len(one) != 1 || one[0] != (Bucket{Lo: 1000, Hi: 1000, CDF: 1, Share: 1}) {
+		t.Errorf("fixed size buckets = %v, want one 1000-byte bucket", one)
+	}
+	if got := len(Buckets(mustDist(t, "w3"), 0)); got != DefaultBuckets {
+		t.Errorf("Buckets(w3, 0) has %d buckets, want %d", got, DefaultBuckets)
+	}
+	bs := []Bucket{{Lo: 1, Hi: 100}, {Lo: 101, Hi: 1000}}
+	for size, want := range map[int]int{1: 0, 100: 0, 101: 1, 1000: 1, 5000: 1} {
+		if got := bucketOf(bs, size); got != want {
+			t.Errorf("bucketOf(%d) = %d, want %d", size, got, want)
+		}
+	}
+}
+
+func TestBaseline(t *testing.T) {
+	recs := []Record{
+		{Request: 100, Latency: 9 * time.Microsecond}, {Request: 100, Latency: 10 * time.Microsecond},
+		{Request: 100, Latency: 500 * time.Microsecond}, {Request: 100, Err: "timeout: x"},
+		{Request: 10100, Latency: 110 * time.Microsecond},
+		{Request: 20100, Latency: 210 * time.Microsecond},
+	}
+	b, err := NewBaseline(recs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(b.Points) != 3 || b.Points[0].Size != 100 || b.Points[0].Count != 3 || b.Points[2].Size != 20100 {
+		t.Fatalf("points = %+v", b.Points)
+	}
+	// A stall during a small size's RPCs: its median is lowered to the
+	// larger size's.
+	stalled, err := NewBaseline([]Record{{Request: 10, Latency: 5 * time.Millisecond}, {Request: 20, Latency: time.Millisecond},
+		{Request: 30, Latency: 3 * time.Millisecond}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := stalled.Points; p[0].Latency != time.Millisecond || p[0].Median != 5*time.Millisecond || p[1].Latency != time.Millisecond || p[2].Latency != 3*time.Millisecond {
+		t.Errorf("stalled points = %+v, want 1ms, 1ms, 3ms with the 5ms median kept", p)
+	}
+	near := func(d, want time.Duration) bool { return math.Abs(float64(d-want)) <= float64(want)/256+1 }
+	for size, want := range map[int]time.Duration{
+		1:      10 * time.Microsecond, // below the smallest: clamped
+		100:    10 * time.Microsecond, // the median of 9, 10, 500
+		5100:   60 * time.Microsecond, // interpolated
+		10100:  110 * time.Microsecond,
+		40100:  410 * time.Microsecond, // extrapolated along the last segment
+		100000: 1009 * time.Microsecond,
+	} {
+		if got := b.At(size); !near(got, want) {
+			t.Errorf("At(%d) = %v, want %v", size, got, want)
+		}
+	}
+	if _, err := NewBaseline([]Record{{Request: 5, Err: "unreachable: no route"}}); err == nil || !strings.Contains(err.Error(), "unreachable: no route") {
+		t.Errorf("all failed: err = %v, want the first error quoted", err)
+	}
+	if _, err := NewBaseline(nil); err == nil {
+		t.Error("no records: no error")
+	}
+	if got := (Baseline{}).At(5); got != 0 {
+		t.Errorf("zero Baseline At = %v", got)
+	}
+	one := Baseline{Points: []BaselinePoint{{Size: 10, Latency: time.Millisecond}}}
+	if got := one.At(1000); got != time.Millisecond {
+		t.Errorf("one point At(1000) = %v, want 1ms", got)
+	}
+	falling := Baseline{Points: []BaselinePoint{{Size: 10, Latency: 2 * time.Millisecond}, {Size: 20, Latency: time.Millisecond}}}
+	if got := falling.At(1000); got != time.Millisecond {
+		t.Errorf("falling baseline At(1000) = %v, want 1ms (never extrapolated down)", got)
+	}
+	want := []int{53, 315, 318, 376}
+	if got := DistBaselineSizes(mustDist(t, "w4"), 10); len(got) != 20 || !equalInts(got[:4], want) || got[19] != 1000000 {
+		t.Errorf("w4 baseline sizes = %v, want 20 starting %v and ending 1000000", got, want)
+	}
+}
+
+func equalInts(a, b []int) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// synthetic returns a Report of two transports over buckets 1-100 and
+// 101-10000 with unloaded latency 10 µs + 1 ns per byte: "homa" RPCs of 100
+// bytes have slowdowns 1..100, "tcp" ones ten times those; the large
+// bucket has slowdown 2 (homa) and 3 (tcp); tcp has one failure.
+func synthetic(t testing.TB) *Report {
+	t.Helper()
+	base := Baseline{Points: []BaselinePoint{{Size: 100, Latency: 10100}, {Size: 10000, Latency: 20000}}}
+	bs := []Bucket{{Lo: 1, Hi: 100, CDF: 0.5, Share: 0.5}, {Lo: 101, Hi: 10000, CDF: 1, Share: 0.5}}
+	r := &Report{Workload: "test", Load: 0.5, RateBps: 1e9, Hosts: 3, Seed: 7, Buckets: bs,
+		Params: map[string]any{"tick_ns": 10000000, "unsched_cutoffs": []int{0, 200}}}
+	for _, tr := range []struct {
+		name  string
+		k     float64
+		large float64
+	}{{"homa", 1, 2}, {"tcp", 10, 3}} {
+		var recs []Record
+		for i := 1; i <= 100; i++ {
+			recs = append(recs, Record{Request: 100, Latency: time.Duration(float64(i) * tr.k * 10100)})
+			recs = append(recs, Record{Request: 5050, Latency: time.Duration(tr.large * 15050)})
+		}
+		if tr.name == "tcp" {
+			recs = append(recs, Record{Request: 7, Err: "timeout: no response"})
+		}
+		run := Run{Transport: tr.name, Records: recs, Baseline: base, Elapsed: time.Second, OfferedBps: 5e8}
+		if tr.name == "tcp" {
+			run.Counters = map[string]uint64{"switch_buffer_drops": 3, "connections_broken": 1}
+		}
+		s, err := Analyze(run, bs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.Transports = append(r.Transports, s)
+	}
+	return r
+}
+
+func TestAnalyze(t *testing.T) {
+	r := synthetic(t)
+	near := func(got, want float64) bool { return math.Abs(got-want) <= want/200 }
+	h, tc := r.Transports[0], r.Transports[1]
+	small, large := h.Buckets[0], h.Buckets[1]
+	if small.Count != 100 || !near(small.P50, 50) || !near(small.P99, 99) || large.Count != 100 || !near(large.P50, 2) || !near(large.P99, 2) {
+		t.Errorf("homa buckets = %+v", h.Buckets)
+	}
+	if !near(float64(small.P99Latency), 99*10100) {
+		t.Errorf("homa small p99 latency = %v, want %v", small.P99Latency, 99*10100)
+	}
+	if tc.Errors != 1 || tc.Buckets[0].Errors != 1 || tc.Count != 200 || tc.FirstError != "timeout: no response" || !near(tc.Buckets[0].P99, 990) {
+		t.Errorf("tcp summary = %+v", tc)
+	}
+	// 100 × 100 + 100 × 5050 request bytes in 1 s.
+	if want := float64(100*100+100*5050) * 8; !near(h.AchievedBps, want) {
+		t.Errorf("achieved = %v, want %v", h.AchievedBps, want)
+	}
+	if ratio, ok := r.Ratio(0); !ok || !near(ratio, 10) {
+		t.Errorf("Ratio(0) = %v %v, want 10", ratio, ok)
+	}
+	if ratio, ok := r.Ratio(1); !ok || !near(ratio, 1.5) {
+		t.Errorf("Ratio(1) = %v %v, want 1.5", ratio, ok)
+	}
+	if _, ok := r.Ratio(2); ok {
+		t.Error("Ratio(2) of 2 buckets: ok")
+	}
+	if _, err := Analyze(Run{}, r.Buckets); err == nil {
+		t.Error("no baseline: no error")
+	}
+	if _, err := Analyze(Run{Baseline: h.Baseline}, nil); err == nil {
+		t.Error("no buckets: no error")
+	}
+	empty, err := Analyze(Run{Baseline: h.Baseline, AchievedBps: 42}, r.Buckets)
+	if err != nil || empty.Buckets[0].P99 != 0 || empty.AchievedBps != 42 {
+		t.Errorf("no records: %+v %v", empty, err)
+	}
+}
+
+func TestReportText(t *testing.T) {
+	var buf bytes.Buffer
+	if err := synthetic(t).WriteText(&buf); err != nil {
+		t.Fatal(err)
+	}
+	out := buf.String()
+	for _, want := range []string{
+		"workload test at load 0.50, 1 Gbit/s links, 3 hosts (2 clients, 1 server), seed 7",
+		"p99 tcp/homa",
+		"homa params: tick_ns 10000000, unsched_cutoffs [0 200]\n",
+		"tcp: first error: timeout: no response",
+		"tcp: connections_broken 1, switch_buffer_drops 3\n",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("text lacks %q:\n%s", want, out)
+		}
+	}
+	rows := map[string][]string{}
+	for _, l := range strings.Split(out, "\n") {
+		if f := strings.Fields(l); len(f) > 0 {
+			rows[f[0]] = f
+		}
+	}
+	if f := rows["1-100"]; len(f) != 9 || f[1] != "0.50" || f[2] != "100" || f[8] != "10.0x" {
+		t.Errorf("row 1-100 = %q", f)
+	}
+	if f := rows["homa"]; len(f) < 5 || f[1] != "200" || f[2] != "0" || f[3] != "1s" {
+		t.Errorf("row homa = %q", f)
+	}
+	for bps, want := range map[float64]string{812e6: "812 Mbit/s", 1.5e9: "1.5 Gbit/s", 999: "999 bit/s", 25e3: "25 kbit/s"} {
+		if got := FormatBps(bps); got != want {
+			t.Errorf("FormatBps(%v) = %q, want %q", bps, got, want)
+		}
+	}
+}
+
+func TestReportJSON(t *testing.T) {
+	var buf bytes.Buffer
+	r := synthetic(t)
+	if err := r.WriteJSON(&buf); err != nil {
+		t.Fatal(err)
+	}
+	var back Report
+	if err := json.Unmarshal(buf.Bytes(), &back); err != nil {
+		t.Fatal(err)
+	}
+	if len(back.Transports) != 2 || back.Transports[1].Buckets[0].P99 != r.Transports[1].Buckets[0].P99 || back.Buckets[1].Hi != 10000 {
+		t.Errorf("JSON round trip = %+v", back)
+	}
+	if !strings.Contains(buf.String(), `"p99_latency_ns"`) {
+		t.Errorf("JSON lacks p99_latency_ns:\n%s", buf.String())
+	}
+}
+
+func TestPlot(t *testing.T) {
+	dir := t.TempDir()
+	r := synthetic(t)
+	pngPath := filepath.Join(dir, "s.png")
+	if err := r.Plot(pngPath); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(pngPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	img, err := png.Decode(f)
+	if err != nil {
+		t.Fatalf("%s is not a PNG: %v", pngPath, err)
+	}
+	if b := img.Bounds(); b.Dx() < 400 || b.Dy() < 200 {
+		t.Errorf("PNG is %v", b)
+	}
+	svgPath := filepath.Join(dir, "s.svg")
+	if err := r.Plot(svgPath); err != nil {
+		t.Fatal(err)
+	}
+	svg, err := os.ReadFile(svgPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"<svg", "</svg>", "homa p99", "tcp p50", "10K", "slowdown"} {
+		if !bytes.Contains(svg, []byte(want)) {
+			t.Errorf("SVG lacks %q", want)
+		}
+	}
+	if err := r.Plot(filepath.Join(dir, "s.gif")); err == nil || !strings.Contains(err.Error(), ".png or .svg") {
+		t.Errorf("gif: err = %v", err)
+	}
+	if err := (&Report{}).Plot(pngPath); err == nil {
+		t.Error("empty report: no error")
+	}
+	for n, want := range map[int]string{96: "96", 1424: "1.4K", 40000: "40K", 1000000: "1M", 123857: "123.9K"} {
+		if got := shortSize(n); got != want {
+			t.Errorf("shortSize(%d) = %q, want %q", n, got, want)
+		}
+	}
+}
+
+// BenchmarkAnalyze analyses 100 000 W4 records in 10 buckets;
+// "baseline" only looks up each record's bucket and unloaded latency, so
+// analyze's time over it is the histograms and quantiles.
+func BenchmarkAnalyze(b *testing.B) {
+	d := mustDist(b, "w4")
+	bs := Buckets(d, 10)
+	var recs []Record
+	for i := 0; i < 100000; i++ {
+		size := d.Quantile(float64(i%1000) / 1000)
+		recs = append(recs, Record{Request: size, Latency: time.Duration(10000 + size*8 + i%777*100)})
+	}
+	var base []Record
+	for _, s := range BaselineSizes(bs) {
+		base = append(base, Record{Request: s, Latency: time.Duration(10000 + s*8)})
+	}
+	bl, err := NewBaseline(base)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var sink float64
+	b.Run("baseline", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			for _, r := range recs {
+				sink += float64(bucketOf(bs, r.Request)) + Slowdown(r.Latency, bl.At(r.Request))
+			}
+		}
+	})
+	b.Run("analyze", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			s, err := Analyze(Run{Transport: "homa", Records: recs, Baseline: bl, Elapsed: time.Second}, bs)
+			if err != nil {
+				b.Fatal(err)
+			}
+			sink += s.P99
+		}
+	})
+	_ = sink
+}

@@ -1,0 +1,149 @@
+package bench
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+	"strings"
+	"text/tabwriter"
+	"time"
+)
+
+// Report is a benchmark's result: the setup, the buckets and one Summary
+// per transport (all analysed with the same buckets).
+type Report struct {
+	// Workload names the request-size distribution ("w4", "1000").
+	Workload string `json:"workload"`
+	// Load is the offered load as a fraction of RateBps.
+	Load float64 `json:"load"`
+	// RateBps is the emulated link rate in bit/s (0: unlimited).
+	RateBps float64 `json:"rate_bps"`
+	// Hosts is the number of hosts (clients plus the server).
+	Hosts int `json:"hosts"`
+	// Impl names the Homa implementation ("ref", "linux", a manifest's).
+	Impl string `json:"impl,omitempty"`
+	// Params are the parameter overrides the Homa agents were given
+	// (name → integer or list of integers).
+	Params map[string]any `json:"params,omitempty"`
+	// Seed drew the sizes and arrivals, the same for every transport.
+	Seed       uint64    `json:"seed"`
+	Buckets    []Bucket  `json:"buckets"`
+	Transports []Summary `json:"transports"`
+}
+
+// Ratio returns the p99 slowdown of the last transport divided by the
+// first's in bucket i (TCP/Homa when the transports are homa,tcp), and
+// false when there are fewer than two transports or either has no RPC in
+// the bucket.
+func (r *Report) Ratio(i int) (float64, bool) {
+	if len(r.Transports) < 2 || i < 0 || i >= len(r.Buckets) {
+		return 0, false
+	}
+	a, b := r.Transports[0].Buckets[i], r.Transports[len(r.Transports)-1].Buckets[i]
+	if a.Count == 0 || b.Count == 0 || a.P99 == 0 {
+		return 0, false
+	}
+	return b.P99 / a.P99, true
+}
+
+// WriteJSON writes r as one indented JSON object.
+func (r *Report) WriteJSON(w io.Writer) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(r)
+}
+
+// WriteText writes r as text: a setup line, one line per transport (RPCs,
+// errors, elapsed time, offered and achieved throughput, overall
+// slowdowns), then the table of buckets: size range, workload CDF, and per
+// transport the RPC count and p50/p99 slowdown, and the p99 ratio of the
+// last transport to the first.
+func (r *Report) WriteText(w io.Writer) error {
+	rate := "unlimited links"
+	if r.RateBps > 0 {
+		rate = FormatBps(r.RateBps) + " links"
+	}
+	impl := ""
+	if r.Impl != "" {
+		impl = ", homa impl " + r.Impl
+	}
+	fmt.Fprintf(w, "workload %s at load %.2f, %s, %d hosts (%d clients, 1 server)%s, seed %d\n",
+		r.Workload, r.Load, rate, r.Hosts, r.Hosts-1, impl, r.Seed)
+	if len(r.Params) > 0 {
+		fmt.Fprintf(w, "homa params: %s\n", joinKV(r.Params))
+	}
+	fmt.Fprintln(w)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "transport\trpcs\terrors\telapsed\toffered\tachieved\tp50\tp99\t")
+	for _, s := range r.Transports {
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t\n", s.Transport, s.Count, s.Errors,
+			s.Elapsed.Round(time.Millisecond), FormatBps(s.OfferedBps), FormatBps(s.AchievedBps), num(s.P50), num(s.P99))
+	}
+	tw.Flush()
+	for _, s := range r.Transports {
+		if s.FirstError != "" {
+			fmt.Fprintf(w, "%s: first error: %s\n", s.Transport, s.FirstError)
+		}
+		if len(s.Counters) > 0 {
+			fmt.Fprintf(w, "%s: %s\n", s.Transport, joinKV(s.Counters))
+		}
+	}
+	fmt.Fprintln(w)
+	head := []string{"size (bytes)", "cdf"}
+	for _, s := range r.Transports {
+		head = append(head, s.Transport+" n", "p50", "p99")
+	}
+	if len(r.Transports) >= 2 {
+		head = append(head, fmt.Sprintf("p99 %s/%s", r.Transports[len(r.Transports)-1].Transport, r.Transports[0].Transport))
+	}
+	fmt.Fprintln(tw, strings.Join(head, "\t")+"\t")
+	for i, b := range r.Buckets {
+		row := []string{b.String(), fmt.Sprintf("%.2f", b.CDF)}
+		for _, s := range r.Transports {
+			st := s.Buckets[i]
+			row = append(row, fmt.Sprint(st.Count), num(st.P50), num(st.P99))
+		}
+		if len(r.Transports) >= 2 {
+			if ratio, ok := r.Ratio(i); ok {
+				row = append(row, fmt.Sprintf("%.1fx", ratio))
+			} else {
+				row = append(row, "-")
+			}
+		}
+		fmt.Fprintln(tw, strings.Join(row, "\t")+"\t")
+	}
+	return tw.Flush()
+}
+
+// joinKV returns m as "name value" pairs sorted by name, comma-separated.
+func joinKV[V any](m map[string]V) string {
+	var kv []string
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		kv = append(kv, fmt.Sprintf("%s %v", k, m[k]))
+	}
+	return strings.Join(kv, ", ")
+}
+
+// num formats a slowdown with 3 significant digits, "-" for 0 (no RPC).
+func num(v float64) string {
+	if v == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.3g", v)
+}
+
+// FormatBps formats a rate in bit/s with a decimal unit ("812 Mbit/s",
+// "1.5 Gbit/s").
+func FormatBps(bps float64) string {
+	for _, u := range []struct {
+		div  float64
+		name string
+	}{{1e9, "Gbit/s"}, {1e6, "Mbit/s"}, {1e3, "kbit/s"}} {
+		if bps >= u.div {
+			return fmt.Sprintf("%.3g %s", bps/u.div, u.name)
+		}
+	}
+	return fmt.Sprintf("%.3g bit/s", bps)
+}

@@ -1,0 +1,200 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/homatest/homatest/agent"
+	"github.com/homatest/homatest/bench"
+	"github.com/homatest/homatest/harness"
+	"github.com/homatest/homatest/harness/traffic"
+	"github.com/homatest/homatest/harness/workload"
+	"github.com/homatest/homatest/netem"
+)
+
+// benchOpts are the flags of homatest bench.
+type benchOpts struct {
+	impl, workload, rate, transports, output, plot, artifacts string
+	load                                                      float64
+	hosts, buckets, unloaded, response                        int
+	duration, rtt                                             time.Duration
+	seed                                                      uint64
+	params                                                    []string
+
+	// Set by check.
+	dist     workload.Dist
+	homaPar  agent.Params
+	rateBps  netem.BitRate
+	trans    []string
+	homaImpl *agent.Manifest
+	tcpImpl  *agent.Manifest
+}
+
+func newBenchCmd() *cobra.Command {
+	o := &benchOpts{}
+	cmd := &cobra.Command{
+		Use:   "bench",
+		Short: "Measure Homa's slowdown under load against TCP's, as the Homa papers do",
+		Long: `Bench runs the Homa papers' slowdown benchmark on emulated hosts. As root it
+builds --hosts network namespaces behind netem's user-space switch (8
+strict-priority queues per port, every link at --rate), starts an agent on
+each host, and for each transport of --transport:
+
+  1. measures the unloaded latency: RPCs of representative request sizes
+     (the smallest and largest size of every bucket below), one at a time
+     from the first host to the last, --unloaded RPCs per size (median);
+  2. runs the loaded workload: the other hosts call the last one with
+     request sizes from --workload at Poisson arrivals offering --load of
+     the server's link, for --duration (harness/traffic).
+
+The transports see the same request sizes and arrival times (same --seed).
+"homa" is the --impl agent (ref: the reference implementation, run with a
+50 ms timer tick here; linux: the kernel module; or a manifest file); "tcp"
+is homatest's tcp agent (one TCP connection per client-server pair).
+
+Each RPC's slowdown is its latency divided by the unloaded latency of its
+request size (interpolated between the measured sizes). The report gives,
+per bucket of message sizes (the workload split into --buckets of equal
+probability; the papers' x axis), the RPC count and the p50 and p99
+slowdown per transport, the ratio of the p99s (tcp/homa), and each
+transport's offered and achieved throughput. --plot draws it (PNG or SVG by
+extension): slowdown on a log scale against message size placed at its
+workload percentile, p99 solid, p50 dashed.
+
+The switch, the hosts and the agents share this machine's CPUs: pick a
+--rate the switch and the user-space hosts can carry (the achieved
+throughput should match the offered one), or the result measures the CPU
+rather than the transports.
+
+Exit codes: 0 done (RPC failures are counted in the report), 2 usage or
+environment error (not root, a bad flag, an agent that cannot start), 130
+interrupted (SIGINT or SIGTERM: the namespaces are removed first).`,
+		Example: `  sudo homatest bench --workload w4 --load 0.8 --rate 100mbit --plot w4.png
+  sudo homatest bench --workload 1000 --transport homa --duration 5s -o json`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := o.check(); err != nil {
+				return usageErr(err)
+			}
+			if os.Geteuid() != 0 {
+				return usageErr(errors.New("bench builds network namespaces and needs root: run it with sudo"))
+			}
+			stop := harness.HandleSignals()
+			defer stop()
+			rep, err := o.run(cmd.Context(), newBenchProgress(cmd.ErrOrStderr(), o.output == "json"))
+			if err != nil && cmd.Context().Err() != nil {
+				return &ExitError{Code: 130, Err: errors.New("interrupted: the bench was stopped and its namespaces removed")}
+			}
+			if err != nil {
+				return usageErr(err)
+			}
+			if o.output == "json" {
+				return rep.WriteJSON(cmd.OutOrStdout())
+			}
+			if err := rep.WriteText(cmd.OutOrStdout()); err != nil {
+				return err
+			}
+			if o.plot != "" {
+				fmt.Fprintf(cmd.OutOrStdout(), "\nplot: %s\n", o.plot)
+			}
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.impl, "impl", "ref", "Homa implementation: ref, linux, or an agent manifest YAML file")
+	f.StringVar(&o.workload, "workload", "w4", "request sizes: w1..w5 (the Homa papers' workloads) or a fixed size in bytes")
+	f.Float64Var(&o.load, "load", 0.5, "offered load, a fraction (0, 1] of the server's link rate")
+	f.StringVar(&o.rate, "rate", "50mbit", `link rate of every switch port ("1gbit", "100mbit", bit/s)`)
+	f.IntVar(&o.hosts, "hosts", 4, "hosts: the last one serves, the others call it (2..16)")
+	f.DurationVar(&o.duration, "duration", 10*time.Second, "how long the loaded run issues RPCs, per transport")
+	f.StringVar(&o.transports, "transport", "homa,tcp", "transports to run, comma-separated: homa, tcp")
+	f.StringVarP(&o.output, "output", "o", "text", "output format: text or json")
+	f.StringVar(&o.plot, "plot", "", "write the slowdown plot to this .png or .svg file")
+	f.Uint64Var(&o.seed, "seed", 1, "seed of the request sizes and arrival times (the same for every transport)")
+	f.StringVar(&o.artifacts, "artifacts", "", "run folder for the agents' logs, the topology and report.json (default: a new folder under homatest-runs/)")
+	f.IntVar(&o.buckets, "buckets", bench.DefaultBuckets, "size buckets: the workload split into this many of equal probability")
+	f.IntVar(&o.unloaded, "unloaded", 20, "unloaded RPCs per measured size for the baseline")
+	f.DurationVar(&o.rtt, "rtt", time.Millisecond, "round trip the ref agent's unsched_bytes (rate × rtt) and max_incoming (8 × that) are sized for")
+	f.StringArrayVar(&o.params, "param", nil, "Homa parameter override for the homa agents' hello, NAME=VALUE (an integer or comma-separated integers; repeatable; e.g. unsched_bytes=12000)")
+	f.IntVar(&o.response, "response", traffic.DefaultResponseBytes, "response size in bytes")
+	return cmd
+}
+
+// check validates the flags and fills the parsed fields.
+func (o *benchOpts) check() error {
+	var err error
+	if o.dist, err = workload.Parse(o.workload); err != nil {
+		return fmt.Errorf("--workload: %v", err)
+	}
+	if o.rateBps, err = netem.ParseRate(o.rate); err != nil {
+		return fmt.Errorf("--rate: %v", err)
+	}
+	if o.rateBps == 0 {
+		return fmt.Errorf("--rate %q: the load is a fraction of the link rate: give a rate above 0 (e.g. 100mbit)", o.rate)
+	}
+	switch {
+	case !(o.load > 0 && o.load <= 1):
+		return fmt.Errorf("--load %v: want a fraction in (0, 1], e.g. 0.8", o.load)
+	case o.hosts < 2 || o.hosts > 16:
+		return fmt.Errorf("--hosts %d: want 2..16 (one server, the others clients)", o.hosts)
+	case o.duration <= 0:
+		return fmt.Errorf("--duration %v: want a positive duration such as 10s", o.duration)
+	case o.output != "text" && o.output != "json":
+		return fmt.Errorf("-o %q: want text or json", o.output)
+	case o.buckets < 1 || o.buckets > 100:
+		return fmt.Errorf("--buckets %d: want 1..100", o.buckets)
+	case o.rtt <= 0:
+		return fmt.Errorf("--rtt %v: want a positive duration such as 1ms", o.rtt)
+	case o.unloaded < 1:
+		return fmt.Errorf("--unloaded %d: want at least 1", o.unloaded)
+	case o.response < 1 || o.response > agent.MaxMessage:
+		return fmt.Errorf("--response %d: want 1..%d bytes", o.response, agent.MaxMessage)
+	}
+	if ext := strings.ToLower(filepath.Ext(o.plot)); o.plot != "" && ext != ".png" && ext != ".svg" {
+		return fmt.Errorf("--plot %q: the file name must end in .png or .svg", o.plot)
+	}
+	o.homaPar = agent.Params{}
+	for _, kv := range o.params {
+		name, val, ok := strings.Cut(kv, "=")
+		if !ok || name == "" {
+			return fmt.Errorf("--param %q: want NAME=VALUE, e.g. unsched_bytes=12000", kv)
+		}
+		var ints []int64
+		for _, f := range strings.Split(val, ",") {
+			v, err := strconv.ParseInt(strings.TrimSpace(f), 10, 64)
+			if err != nil {
+				return fmt.Errorf("--param %q: %q is not an integer", kv, f)
+			}
+			ints = append(ints, v)
+		}
+		if len(ints) == 1 {
+			o.homaPar[name] = ints[0]
+		} else {
+			o.homaPar[name] = ints
+		}
+	}
+	o.trans = nil
+	for _, t := range strings.Split(o.transports, ",") {
+		t = strings.TrimSpace(t)
+		if t != "homa" && t != "tcp" {
+			return fmt.Errorf("--transport %q: want homa, tcp or homa,tcp", o.transports)
+		}
+		if slices.Contains(o.trans, t) {
+			return fmt.Errorf("--transport %q: %s given twice", o.transports, t)
+		}
+		o.trans = append(o.trans, t)
+	}
+	if o.tcpImpl, err = implManifest("tcp", "tcp"); err != nil {
+		return err
+	}
+	o.homaImpl, err = implManifest(o.impl)
+	return err
+}

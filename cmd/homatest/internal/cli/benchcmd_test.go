@@ -1,0 +1,124 @@
+package cli
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/homatest/homatest/agent"
+
+	"github.com/homatest/homatest/bench"
+	"github.com/homatest/homatest/netem"
+)
+
+func TestBenchFlagErrors(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--workload", "w9"}, "--workload"},
+		{[]string{"--rate", "fast"}, "--rate"},
+		{[]string{"--rate", "0"}, "give a rate above 0"},
+		{[]string{"--load", "1.5"}, "--load 1.5"},
+		{[]string{"--load", "0"}, "--load 0"},
+		{[]string{"--hosts", "1"}, "--hosts 1"},
+		{[]string{"--transport", "homa,udp"}, "--transport"},
+		{[]string{"--transport", "tcp,tcp"}, "tcp given twice"},
+		{[]string{"--plot", "out.gif"}, ".png or .svg"},
+		{[]string{"-o", "xml"}, "-o \"xml\""},
+		{[]string{"--impl", "/nonexistent.yaml"}, "--impl"},
+		{[]string{"--duration", "0s"}, "--duration"},
+		{[]string{"--rtt", "0s"}, "--rtt"},
+		{[]string{"--param", "unsched_bytes"}, "want NAME=VALUE"},
+		{[]string{"--param", "unsched_bytes=lots"}, "not an integer"},
+		{[]string{"extra"}, "unknown command"},
+	} {
+		out, err, code := run(t, append([]string{"bench"}, c.args...)...)
+		if code != ExitUsage || err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("bench %v: exit %d, err %v (want 2 and a one-line error with %q)\n%s", c.args, code, err, c.want, out)
+		}
+	}
+}
+
+// TestBenchNS runs a tiny bench of both transports (about 6 s): 3 hosts,
+// 1000-byte requests at load 0.2 of 100 Mbit/s for 1 s.
+func TestBenchNS(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root: builds network namespaces")
+	}
+	t.Setenv("HOMATEST_CLI_CHILD", "1")
+	dir := t.TempDir()
+	plot := filepath.Join(dir, "slowdown.svg")
+	out, err, code := run(t, "bench", "--workload", "1000", "--load", "0.2", "--rate", "100mbit", "--hosts", "3",
+		"--duration", "1s", "--unloaded", "7", "-o", "json", "--plot", plot, "--artifacts", filepath.Join(dir, "run"))
+	if code != ExitOK {
+		t.Fatalf("bench: exit %d, %v\n%s", code, err, out)
+	}
+	var rep bench.Report
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatalf("bad JSON: %v\n%s", err, out)
+	}
+	if len(rep.Transports) != 2 || rep.Transports[0].Transport != "homa" || rep.Transports[1].Transport != "tcp" ||
+		len(rep.Buckets) != 1 || rep.Impl != "ref" || rep.Hosts != 3 {
+		t.Fatalf("report = %+v", rep)
+	}
+	// 0.2 × 100 Mbit/s of 1000-byte requests (1094 wire bytes) for 1 s:
+	// about 2300 RPCs, the same ones for both transports.
+	h, tc := rep.Transports[0], rep.Transports[1]
+	if n := h.Count + h.Errors; n < 1500 || n > 3200 || n != tc.Count+tc.Errors {
+		t.Errorf("RPCs: homa %d+%d, tcp %d+%d; want about 2300 each, equal", h.Count, h.Errors, tc.Count, tc.Errors)
+	}
+	// Slowdowns near 1 or above (a median of 7 unloaded RPCs is the
+	// baseline: a CPU stall in it lowers them, but not 10-fold).
+	for _, s := range rep.Transports {
+		b := s.Buckets[0]
+		if s.Errors > s.Count/100 || b.P50 < 0.1 || b.P99 < b.P50 || len(s.Baseline.Points) != 1 || s.Baseline.Points[0].Count != 7 {
+			t.Errorf("%s: %d errors (%s), bucket %+v, baseline %+v", s.Transport, s.Errors, s.FirstError, b, s.Baseline)
+		}
+	}
+	svg, err := os.ReadFile(plot)
+	if err != nil || !bytes.Contains(svg, []byte("tcp p99")) {
+		t.Errorf("plot %s: %v", plot, err)
+	}
+	for _, f := range []string{"report.json", "h1.ref.stderr.log", "h3.tcp.stderr.log", "homa-records.json", "tcp-unloaded.json", "tcp-agent-stats.json"} {
+		if _, err := os.Stat(filepath.Join(dir, "run", f)); err != nil {
+			t.Errorf("run folder: %v", err)
+		}
+	}
+}
+
+func TestBenchHomaParams(t *testing.T) {
+	o := &benchOpts{impl: "ref", rateBps: 100e6, rtt: time.Millisecond,
+		homaImpl: &agent.Manifest{Params: map[string]any{"resend_ticks": 3}}, homaPar: agent.Params{"max_incoming": int64(9000)}}
+	p := o.homaParams()
+	// 100 Mbit/s × 1 ms = 12500 bytes; --param beats the sizing.
+	if p["unsched_bytes"] != int64(12500) || p["max_incoming"] != int64(9000) || p["tick_ns"] != int64(50e6) || p["resend_ticks"] != 3 || p["link_bps"] != int64(100e6) {
+		t.Errorf("ref params = %v", p)
+	}
+	o.impl, o.homaPar = "linux", nil
+	if p := o.homaParams(); len(p) != 1 || p["resend_ticks"] != 3 {
+		t.Errorf("linux params = %v, want only the manifest's", p)
+	}
+}
+
+func TestBenchCounters(t *testing.T) {
+	st := []agent.Stats{{Retransmitted: 4, Timeouts: 1}, {Retransmitted: 2, Extra: map[string]uint64{"connections_broken": 1}}}
+	sw0 := netem.Stats{Drops: netem.DropCounts{Buffer: 10}, Ports: []netem.PortStats{{RxKernelDrops: 1}, {}}}
+	sw1 := netem.Stats{Drops: netem.DropCounts{Buffer: 15}, Ports: []netem.PortStats{{RxKernelDrops: 1}, {RxKernelDrops: 2, TxErrors: 1}},
+		ReadLagP50: time.Millisecond, ReadLagP99: 3 * time.Millisecond, SendLagP99: 2 * time.Millisecond}
+	got := benchCounters(st, sw0, sw1)
+	want := map[string]uint64{"retransmitted": 6, "timeouts": 1, "connections_broken": 1, "switch_buffer_drops": 5,
+		"switch_kernel_drops": 2, "switch_tx_errors": 1, "switch_read_lag_p50_us": 1000, "switch_read_lag_p99_us": 3000, "switch_send_lag_p99_us": 2000}
+	if len(got) != len(want) {
+		t.Errorf("counters = %v, want %v", got, want)
+	}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("counters[%s] = %d, want %d (all: %v)", k, got[k], v, got)
+		}
+	}
+}

@@ -1,0 +1,266 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"net/netip"
+	"strconv"
+	"time"
+
+	"github.com/homatest/homatest/agent"
+	"github.com/homatest/homatest/bench"
+	"github.com/homatest/homatest/harness"
+	"github.com/homatest/homatest/harness/traffic"
+	"github.com/homatest/homatest/harness/workload"
+	"github.com/homatest/homatest/internal/timescale"
+	"github.com/homatest/homatest/netem"
+)
+
+// benchRefTick is the reference implementation's timer tick in bench:
+// several user-space hosts and the switch share this machine's two CPUs,
+// and HomaModule's timer ratios at a shorter tick turn queueing at these
+// slow links and CPU starvation into RESEND/BUSY storms (w4 at load 0.8 of
+// 50 Mbit/s for 2 minutes: 30,000 DATA packets retransmitted with a 10 ms
+// tick, conformance's namespace tick; 33 in 30 s with 50 ms, homa/rawip's
+// test tick).
+const benchRefTick = 50 * time.Millisecond
+
+// homaParams returns the parameter overrides the homa agents get in
+// hello: for the ref agent a benchRefTick tick, link_bps = --rate (its
+// pacer and FIFO grant interval follow the link: without it the ref
+// agent assumes 25 Gbit/s, and w4 at load 0.8 of 50 Mbit/s had a p50
+// slowdown of 10-13 instead of 2-3) and unsched_bytes and max_incoming
+// sized for --rate and --rtt (HomaModule's defaults are for a 25 Gbit/s
+// network with a few µs round trips: at 100 Mbit/s their 40 KB of
+// unscheduled bytes per message and 400 KB of grants overflow the switch
+// buffers in bursts; homa.ParamsForLink's, scaled for µs round trips,
+// starve these ms ones), then the manifest's params, then --param.
+func (o *benchOpts) homaParams() agent.Params {
+	p := agent.Params{}
+	if o.impl == "ref" {
+		rttBytes := max(int64(1500), int64(float64(o.rateBps)*o.rtt.Seconds()/8))
+		p["tick_ns"] = benchRefTick.Nanoseconds()
+		p["link_bps"] = int64(o.rateBps)
+		p["unsched_bytes"] = rttBytes
+		p["max_incoming"] = 8 * rttBytes
+	}
+	maps.Copy(p, agent.Params(o.homaImpl.Params))
+	maps.Copy(p, o.homaPar)
+	return p
+}
+
+// run builds the topology, runs every transport and returns the report
+// (and writes report.json into the run folder and the plot).
+func (o *benchOpts) run(ctx context.Context, prog *benchProgress) (*bench.Report, error) {
+	var arts *harness.Artifacts
+	if o.artifacts != "" {
+		var err error
+		if arts, err = harness.NewArtifacts(o.artifacts); err != nil {
+			return nil, fmt.Errorf("--artifacts: %w", err)
+		}
+	}
+	fab := &netem.SwitchFabric{Link: netem.LinkConfig{Rate: o.rateBps, Priorities: 8}, Seed: o.seed}
+	bctx, cancel := context.WithTimeout(ctx, timescale.D(30*time.Second))
+	topo, err := harness.Build(bctx, harness.Config{Hosts: o.hosts, Fabric: fab, Artifacts: arts})
+	cancel()
+	if err != nil {
+		return nil, err
+	}
+	defer topo.Close()
+	buckets := bench.Buckets(o.dist, o.buckets)
+	rep := &bench.Report{Workload: o.dist.Name(), Load: o.load, RateBps: float64(o.rateBps), Hosts: o.hosts,
+		Seed: o.seed, Buckets: buckets}
+	for _, tr := range o.trans {
+		if tr == "homa" {
+			rep.Impl, rep.Params = o.homaImpl.Name, o.homaParams()
+		}
+		s, err := o.runTransport(ctx, topo, fab, tr, buckets, prog)
+		if err != nil {
+			return nil, err
+		}
+		rep.Transports = append(rep.Transports, s)
+	}
+	prog.done()
+	if err := topo.Artifacts.WriteJSON("report.json", rep); err != nil {
+		return nil, err
+	}
+	if o.plot != "" {
+		if err := rep.Plot(o.plot); err != nil {
+			return nil, err
+		}
+	}
+	return rep, nil
+}
+
+// runTransport starts tr's agents on every host, measures the unloaded
+// baseline, runs the loaded workload, stops the agents and analyses the
+// run.
+func (o *benchOpts) runTransport(ctx context.Context, topo *harness.Topology, fab *netem.SwitchFabric, tr string, buckets []bench.Bucket, prog *benchProgress) (bench.Summary, error) {
+	m, params := o.tcpImpl, agent.Params(nil)
+	if tr == "homa" {
+		m, params = o.homaImpl, o.homaParams()
+	}
+	sw0 := fab.Stats()
+	ags, err := startBenchAgents(ctx, topo, m, params)
+	if err != nil {
+		return bench.Summary{}, err
+	}
+	defer ags.close()
+	eps := ags.eps
+	pair := []traffic.Endpoint{eps[0], eps[len(eps)-1]}
+
+	// The unloaded baseline: one size at a time, one RPC at a time, each
+	// size on its own server port (a traffic run starts with a listen).
+	sizes := bench.BaselineSizes(buckets)
+	var base []bench.Record
+	var ids uint64
+	prog.phase(fmt.Sprintf("%s: unloaded latency, %d sizes × %d RPCs", tr, len(sizes), o.unloaded), len(sizes)*o.unloaded)
+	for i, size := range sizes {
+		d, err := workload.Parse(strconv.Itoa(size))
+		if err != nil {
+			return bench.Summary{}, err
+		}
+		offset := len(base)
+		res, err := traffic.Run(ctx, traffic.Config{Hosts: pair, Port: traffic.DefaultPort + 1 + uint16(i),
+			Requests: d, ResponseBytes: o.response, Concurrency: 1, Count: o.unloaded, Seed: o.seed, IDBase: ids,
+			Progress: func(done, _ int) { prog.set(offset + done) }})
+		if err != nil {
+			return bench.Summary{}, fmt.Errorf("%s unloaded run: %w", tr, err)
+		}
+		ids += uint64(len(res.Records))
+		base = append(base, benchRecords(res.Records)...)
+	}
+	bl, err := bench.NewBaseline(base)
+	if err != nil {
+		return bench.Summary{}, fmt.Errorf("%s: %w", tr, err)
+	}
+
+	prog.phase(fmt.Sprintf("%s: %s at load %.2f for %v", tr, o.dist.Name(), o.load, o.duration), 0)
+	res, err := traffic.Run(ctx, traffic.Config{Hosts: eps, Port: traffic.DefaultPort, Requests: o.dist,
+		ResponseBytes: o.response, Load: o.load, LinkBps: float64(o.rateBps), Duration: o.duration,
+		Seed: o.seed, IDBase: ids, Progress: func(done, total int) { prog.setMax(done, total) }})
+	if err != nil {
+		return bench.Summary{}, fmt.Errorf("%s loaded run: %w", tr, err)
+	}
+	recs := benchRecords(res.Records)
+	for name, v := range map[string]any{tr + "-agent-stats.json": res.Stats, tr + "-unloaded.json": base, tr + "-records.json": recs} {
+		if err := topo.Artifacts.WriteJSON(name, v); err != nil {
+			return bench.Summary{}, err
+		}
+	}
+	return bench.Analyze(bench.Run{Transport: tr, Records: recs, Baseline: bl,
+		Elapsed: res.Elapsed, OfferedBps: res.OfferedBps, AchievedBps: res.AchievedBps,
+		Counters: benchCounters(res.Stats, sw0, fab.Stats())}, buckets)
+}
+
+// benchCounters are the counters a bench report shows for one transport
+// (unloaded and loaded runs together): the agents' retransmissions, IUT
+// timeouts, payload errors and broken TCP connections summed over the
+// hosts, and the switch's drops (egress buffer full; frames the kernel
+// dropped before the switch read them; sends that failed) between sw0 and
+// sw1 and its read and send lags p50 and p99 (µs) at the end: a send lag
+// p50 above one frame time means the switch did not keep the link rate.
+// Zero counters are left out.
+func benchCounters(stats []agent.Stats, sw0, sw1 netem.Stats) map[string]uint64 {
+	c := map[string]uint64{}
+	for _, s := range stats {
+		c["retransmitted"] += s.Retransmitted
+		c["timeouts"] += s.Timeouts
+		c["payload_errors"] += s.PayloadErrors
+		c["connections_broken"] += s.Extra["connections_broken"]
+	}
+	c["switch_buffer_drops"] = sw1.Drops.Buffer - sw0.Drops.Buffer
+	for i, p := range sw1.Ports {
+		c["switch_kernel_drops"] += p.RxKernelDrops
+		c["switch_tx_errors"] += p.TxErrors
+		if i < len(sw0.Ports) {
+			c["switch_kernel_drops"] -= sw0.Ports[i].RxKernelDrops
+			c["switch_tx_errors"] -= sw0.Ports[i].TxErrors
+		}
+	}
+	c["switch_read_lag_p50_us"] = uint64(sw1.ReadLagP50.Microseconds())
+	c["switch_read_lag_p99_us"] = uint64(sw1.ReadLagP99.Microseconds())
+	c["switch_send_lag_p50_us"] = uint64(sw1.SendLagP50.Microseconds())
+	c["switch_send_lag_p99_us"] = uint64(sw1.SendLagP99.Microseconds())
+	maps.DeleteFunc(c, func(_ string, v uint64) bool { return v == 0 })
+	return c
+}
+
+// benchRecords converts traffic records to bench records.
+func benchRecords(rs []traffic.Record) []bench.Record {
+	out := make([]bench.Record, len(rs))
+	for i, r := range rs {
+		out[i] = bench.Record{Request: r.Request, Latency: r.Latency, Err: r.Err}
+	}
+	return out
+}
+
+// benchAgents are one transport's agents, one per host in host order.
+type benchAgents struct {
+	eps     []traffic.Endpoint
+	procs   []*harness.Process
+	logs    []io.Closer
+	timeout agent.ManifestTimeouts
+}
+
+// startBenchAgents starts m's agent on every host of topo and says hello
+// with the host's IPv4 address and params. Errors name the host and quote
+// the agent's last stderr lines; a hello with "unsupported" is an error.
+func startBenchAgents(ctx context.Context, topo *harness.Topology, m *agent.Manifest, params agent.Params) (*benchAgents, error) {
+	a := &benchAgents{timeout: m.Timeouts.Effective()}
+	var env []string
+	for k, v := range m.Env {
+		env = append(env, k+"="+v)
+	}
+	for _, h := range topo.Hosts {
+		logf, err := topo.Artifacts.OpenLog(fmt.Sprintf("%s.%s.stderr.log", h.Name, m.Name))
+		if err != nil {
+			a.close()
+			return nil, err
+		}
+		a.logs = append(a.logs, logf)
+		tail := agent.NewTailWriter(5, 4096)
+		proc, err := h.Start(harness.ProcSpec{Path: m.Command[0], Args: m.Command[1:], Env: env, Name: m.Name,
+			Stderr: io.MultiWriter(logf, tail)})
+		if err != nil {
+			a.close()
+			return nil, fmt.Errorf("starting the %s agent on %s: %w", m.Name, h.Name, err)
+		}
+		a.procs = append(a.procs, proc)
+		c := agent.NewClient(proc.Stdout(), proc.Stdin(), agent.ClientOptions{ReplyTimeout: a.timeout.Reply, StderrTail: tail.String})
+		a.eps = append(a.eps, traffic.Endpoint{Name: h.Name, Addr: h.Addr4, Client: c})
+		hctx, cancel := context.WithTimeout(ctx, a.timeout.Start)
+		hello, err := c.Hello(hctx, agent.HelloRequest{Host: h.Name, Addrs: []netip.Addr{h.Addr4}, Params: params})
+		cancel()
+		if err == nil && hello.Unsupported != "" {
+			err = errors.New("unsupported: " + hello.Unsupported)
+		}
+		if err != nil {
+			a.close()
+			return nil, fmt.Errorf("the %s agent on %s: %w", m.Name, h.Name, err)
+		}
+	}
+	return a, nil
+}
+
+// close shuts every agent down (killing one that does not exit within
+// the manifest's shutdown timeout) and closes the logs.
+func (a *benchAgents) close() {
+	for i, ep := range a.eps {
+		ctx, cancel := context.WithTimeout(context.Background(), a.timeout.Shutdown)
+		ep.Client.Shutdown(ctx)
+		ep.Client.Close()
+		select {
+		case <-a.procs[i].Done():
+		case <-ctx.Done():
+			a.procs[i].Kill()
+		}
+		cancel()
+	}
+	for _, l := range a.logs {
+		l.Close()
+	}
+}
