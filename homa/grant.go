@@ -57,8 +57,12 @@ func (h *Host) grant() {
 			continue
 		}
 		// Grant in steps of at least one packet (or to the end), so that
-		// a GRANT is not sent for every packet received.
-		if target-m.granted < seg && target < m.length() {
+		// a GRANT is not sent for every packet received, but only while
+		// granted bytes are still on their way: with nothing in flight no
+		// arrival would run this decision again, and a window below one
+		// packet (max_incoming/(n+1) with many messages active) would
+		// stall every message for good.
+		if target-m.granted < seg && target < m.length() && m.granted > m.received() {
 			continue
 		}
 		outstanding += target - m.granted
