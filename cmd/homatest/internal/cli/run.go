@@ -516,6 +516,14 @@ func (o *runOpts) mutationMatrix(cmd *cobra.Command) error {
 		if res.SetupError != "" {
 			return usageErr(fmt.Errorf("fault %s: the test environment could not be built: %s", f.Name, res.SetupError))
 		}
+		// Failing specs keep their captures (about 10 MB each), and under a
+		// fault most of them fail: the matrix keeps only the results (run
+		// --fault KNOB to keep one knob's captures).
+		if pcaps, err := filepath.Glob(filepath.Join(o.artifacts, "fault-"+f.Name, "*.pcapng")); err == nil {
+			for _, p := range pcaps {
+				os.Remove(p)
+			}
+		}
 		e := entry{Fault: f.Name}
 		rules := map[string]bool{}
 		for _, s := range res.Specs {
