@@ -20,6 +20,7 @@ import (
 
 	"github.com/homatest/homatest/agent"
 	"github.com/homatest/homatest/conformance"
+	"github.com/homatest/homatest/harness"
 	"github.com/homatest/homatest/homa"
 	"github.com/homatest/homatest/internal/timescale"
 )
@@ -175,7 +176,7 @@ func (o *runOpts) run(cmd *cobra.Command) error {
 	}
 	defaulted := o.artifacts == ""
 	if defaulted {
-		o.artifacts = filepath.Join("homatest-runs", fmt.Sprintf("%s-%d", time.Now().Format("20060102-150405"), os.Getpid()))
+		o.artifacts = defaultRunDir()
 	}
 	if err := os.MkdirAll(o.artifacts, 0o755); err != nil {
 		return usageErr(fmt.Errorf("--artifacts: %w", err))
@@ -210,9 +211,7 @@ func (o *runOpts) run(cmd *cobra.Command) error {
 		}
 		if ran == 0 {
 			if defaulted {
-				// Nothing ran: no run folder to keep.
-				os.RemoveAll(o.artifacts)
-				os.Remove(filepath.Dir(o.artifacts)) // homatest-runs, if now empty
+				removeRunDir(o.artifacts) // nothing ran
 			}
 			return usageErr(errors.New("no spec matched --label-filter, --rules and --focus (homatest spec list shows the rule IDs; areas: wire, grant, resend, ack, cutoffs, robustness, workload)"))
 		}
@@ -445,10 +444,22 @@ func (o *runOpts) setupFailed(setupErr string, defaulted bool) error {
 	if agentOutput(o.artifacts) || !defaulted {
 		msg += "; logs in " + o.artifacts
 	} else {
-		os.RemoveAll(o.artifacts)
-		os.Remove(filepath.Dir(o.artifacts)) // homatest-runs, if now empty
+		removeRunDir(o.artifacts)
 	}
 	return usageErr(errors.New(msg))
+}
+
+// defaultRunDir is the run folder of a command run without --artifacts:
+// homatest-runs/<time>-<pid>, e.g. homatest-runs/20260101-120000-4242.
+func defaultRunDir() string {
+	return filepath.Join(harness.DefaultRunsDir, fmt.Sprintf("%s-%d", time.Now().Format("20060102-150405"), os.Getpid()))
+}
+
+// removeRunDir removes a defaulted run folder in which nothing ran, and
+// homatest-runs if that is then empty.
+func removeRunDir(dir string) {
+	os.RemoveAll(dir)
+	os.Remove(filepath.Dir(dir))
 }
 
 // agentOutput reports whether any agent wrote to its stderr log
