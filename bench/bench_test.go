@@ -100,8 +100,8 @@ func TestBaseline(t *testing.T) {
 		t.Errorf("3 of 5 stalled: latency %v, median %v; want 310µs and 5.6ms", p.Latency, p.Median)
 	}
 	for size, want := range map[int]time.Duration{
-		1:      9 * time.Microsecond, // below the smallest: clamped
-		100:    9 * time.Microsecond, // the 25th percentile of 9, 10, 500
+		1:      9 * time.Microsecond,    // below the smallest: clamped
+		100:    9 * time.Microsecond,    // the 25th percentile of 9, 10, 500
 		5100:   59500 * time.Nanosecond, // interpolated
 		10100:  110 * time.Microsecond,
 		40100:  410 * time.Microsecond, // extrapolated along the last segment
