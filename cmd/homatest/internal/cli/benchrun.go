@@ -57,7 +57,7 @@ func (o *benchOpts) homaParams() agent.Params {
 func (o *benchOpts) run(ctx context.Context, prog *benchProgress) (*bench.Report, error) {
 	arts, err := harness.NewArtifacts(o.artifacts)
 	if err != nil {
-		return nil, fmt.Errorf("--artifacts: %w", err)
+		return nil, artifactsErr(err)
 	}
 	fab := &netem.SwitchFabric{Link: netem.LinkConfig{Rate: o.rateBps, Priorities: 8}, Seed: o.seed}
 	bctx, cancel := context.WithTimeout(ctx, timescale.D(30*time.Second))

@@ -179,7 +179,7 @@ func (o *runOpts) run(cmd *cobra.Command) error {
 		o.artifacts = defaultRunDir()
 	}
 	if err := os.MkdirAll(o.artifacts, 0o755); err != nil {
-		return usageErr(fmt.Errorf("--artifacts: %w", err))
+		return usageErr(artifactsErr(err))
 	}
 	if o.matrix {
 		return o.mutationMatrix(cmd)
@@ -453,6 +453,11 @@ func (o *runOpts) setupFailed(setupErr string, defaulted bool) error {
 // homatest-runs/<time>-<pid>, e.g. homatest-runs/20260101-120000-4242.
 func defaultRunDir() string {
 	return filepath.Join(harness.DefaultRunsDir, fmt.Sprintf("%s-%d", time.Now().Format("20060102-150405"), os.Getpid()))
+}
+
+// artifactsErr is the error of a run folder that cannot be created.
+func artifactsErr(err error) error {
+	return fmt.Errorf("--artifacts: %w (pass --artifacts DIR somewhere writable)", err)
 }
 
 // removeRunDir removes a defaulted run folder in which nothing ran, and

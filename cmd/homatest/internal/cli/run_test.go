@@ -94,6 +94,7 @@ func TestRunUsageErrors(t *testing.T) {
 		{[]string{"run", "--impl", noAgent, "--env", "mem"}, `agent program "/nonexistent/agent" cannot be run (stat /nonexistent/agent: no such file or directory): fix command[0]`},
 		{[]string{"run", "--fault", "nope"}, `--fault "nope": no such fault knob`},
 		{[]string{"run", "--repeat", "0"}, "--repeat 0"},
+		{[]string{"run", "--env", "mem", "--artifacts", "/dev/null/x"}, "--artifacts: mkdir /dev/null: not a directory (pass --artifacts DIR somewhere writable)"},
 		{[]string{"run", "-o", "xml"}, `-o "xml"`},
 		{[]string{"run", "--mutation-matrix", "--fault", "no-grants"}, "drop --fault"},
 		{[]string{"run", "--env", "mem", "--focus", "no-such-spec-xyz"}, "no spec matched"},
