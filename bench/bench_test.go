@@ -90,10 +90,19 @@ func TestBaseline(t *testing.T) {
 		t.Errorf("stalled points = %+v, want 1ms, 1ms, 3ms with the 5ms median kept", p)
 	}
 	near := func(d, want time.Duration) bool { return math.Abs(float64(d-want)) <= float64(want)/256+1 }
+	// Three of five RPCs stalled (the user's --unloaded 5 at 385 bytes):
+	// the 25th percentile is the second fastest, the median a stall.
+	var five []Record
+	for _, us := range []int{300, 310, 5600, 5690, 5800} {
+		five = append(five, Record{Request: 385, Latency: time.Duration(us) * time.Microsecond})
+	}
+	if p := baseline(t, five).Points[0]; !near(p.Latency, 310*time.Microsecond) || !near(p.Median, 5600*time.Microsecond) {
+		t.Errorf("3 of 5 stalled: latency %v, median %v; want 310µs and 5.6ms", p.Latency, p.Median)
+	}
 	for size, want := range map[int]time.Duration{
-		1:      10 * time.Microsecond, // below the smallest: clamped
-		100:    10 * time.Microsecond, // the median of 9, 10, 500
-		5100:   60 * time.Microsecond, // interpolated
+		1:      9 * time.Microsecond,    // below the smallest: clamped
+		100:    9 * time.Microsecond,    // the 25th percentile of 9, 10, 500
+		5100:   59500 * time.Nanosecond, // interpolated
 		10100:  110 * time.Microsecond,
 		40100:  410 * time.Microsecond, // extrapolated along the last segment
 		100000: 1009 * time.Microsecond,
@@ -282,8 +291,22 @@ func TestPlot(t *testing.T) {
 	if err != nil {
 		t.Fatalf("%s is not a PNG: %v", pngPath, err)
 	}
-	if b := img.Bounds(); b.Dx() < 400 || b.Dy() < 200 {
+	b := img.Bounds()
+	if b.Dx() < 400 || b.Dy() < 200 {
 		t.Errorf("PNG is %v", b)
+	}
+	// Nothing touches the top and right edges (the title was clipped).
+	for x := b.Min.X; x < b.Max.X; x++ {
+		for _, y := range []int{b.Min.Y, b.Min.Y + 1} {
+			if r, g, bl, _ := img.At(x, y).RGBA(); r&g&bl != 0xffff {
+				t.Fatalf("pixel (%d, %d) at the top edge is not white: the title is clipped", x, y)
+			}
+		}
+	}
+	for y := b.Min.Y; y < b.Max.Y; y++ {
+		if r, g, bl, _ := img.At(b.Max.X-1, y).RGBA(); r&g&bl != 0xffff {
+			t.Fatalf("pixel (%d, %d) at the right edge is not white: a label is clipped", b.Max.X-1, y)
+		}
 	}
 	svgPath := filepath.Join(dir, "s.svg")
 	if err := r.Plot(svgPath); err != nil {
@@ -350,4 +373,56 @@ func BenchmarkAnalyze(b *testing.B) {
 		}
 	})
 	_ = sink
+}
+
+// baseline is NewBaseline that fails the test on an error.
+func baseline(t *testing.T, recs []Record) Baseline {
+	t.Helper()
+	b, err := NewBaseline(recs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func TestWarn(t *testing.T) {
+	r := synthetic(t)
+	r.Warn()
+	if len(r.Warnings) != 0 {
+		t.Errorf("sound report: warnings %q", r.Warnings)
+	}
+	// A stalled baseline: 5 ms at 100 bytes, 20 µs at 10 000 (a 250x
+	// jump over a 100x size step) and a homa bucket whose p50 is below 1.
+	h := &r.Transports[0]
+	h.Baseline.Points = []BaselinePoint{{Size: 100, Latency: 20 * time.Microsecond}, {Size: 10000, Latency: 5 * time.Millisecond}}
+	h.Buckets[0].P50 = 0.4
+	r.Warn()
+	want := []string{
+		"homa: p50 slowdown 0.4 < 1 in bucket 1-100: its unloaded baseline is too high",
+		"homa: unloaded latency jumps 250.0x from 100 bytes (20µs) to 10000 bytes (5ms)",
+	}
+	if len(r.Warnings) != len(want) {
+		t.Fatalf("warnings %q, want %d", r.Warnings, len(want))
+	}
+	for i, w := range want {
+		if !strings.HasPrefix(r.Warnings[i], w) {
+			t.Errorf("warning %d = %q, want it to start %q", i, r.Warnings[i], w)
+		}
+	}
+	// Sizes growing faster than their latencies are no jump (W4's large
+	// buckets: 100 KB to 1 MB is 10x in size).
+	h.Buckets[0].P50 = 2
+	h.Baseline.Points[0].Size = 10
+	if r.Warn(); len(r.Warnings) != 0 {
+		t.Errorf("latency 250x over size 1000x: warnings %q", r.Warnings)
+	}
+	r.Artifacts = "homatest-runs/x"
+	r.Warnings = []string{"homa: test"}
+	var buf bytes.Buffer
+	if err := r.WriteText(&buf); err != nil {
+		t.Fatal(err)
+	}
+	if out := buf.String(); !strings.HasSuffix(out, "\nwarning: homa: test\n\nrun folder: homatest-runs/x\n") {
+		t.Errorf("text ends %q", out[max(0, len(out)-80):])
+	}
 }

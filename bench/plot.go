@@ -3,7 +3,9 @@ package bench
 import (
 	"errors"
 	"fmt"
+	"image/color"
 	"math"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -12,6 +14,7 @@ import (
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
 )
 
 // Plot draws r the way the Homa papers draw slowdown (SIGCOMM 2018 Fig.
@@ -77,7 +80,35 @@ func (r *Report) Plot(path string) error {
 			p.Legend.Add(s.Transport+" "+q.name, line, points)
 		}
 	}
-	if err := p.Save(8*vg.Inch, 5*vg.Inch, path); err != nil {
+	return save(p, path, ext[1:])
+}
+
+// margin is the space in points above the plot and right of it: gonum
+// draws the title from the canvas's top edge, which clips its ascenders,
+// and centres the last x tick label on the right edge.
+const margin = 6 // points
+
+// save writes p as an 8 × 5 inch image in format ("png" or "svg") to
+// path, on a white background, margin below the top edge and left of the
+// right one.
+func save(p *plot.Plot, path, format string) error {
+	c, err := draw.NewFormattedCanvas(8*vg.Inch, 5*vg.Inch, format)
+	if err != nil {
+		return fmt.Errorf("plot: %v", err)
+	}
+	dc := draw.New(c)
+	dc.SetColor(color.White)
+	dc.Fill(dc.Rectangle.Path())
+	p.Draw(draw.Crop(dc, 0, -vg.Points(margin), 0, -vg.Points(margin)))
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("plot: %v", err)
+	}
+	_, err = c.WriteTo(f)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
 		return fmt.Errorf("plot: %v", err)
 	}
 	return nil

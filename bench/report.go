@@ -31,6 +31,12 @@ type Report struct {
 	Seed       uint64    `json:"seed"`
 	Buckets    []Bucket  `json:"buckets"`
 	Transports []Summary `json:"transports"`
+	// Warnings are the signs of a skewed baseline Warn found, one line
+	// each (empty before Warn runs).
+	Warnings []string `json:"warnings,omitempty"`
+	// Artifacts is the run folder (agents' logs, topology, report.json),
+	// as the caller set it.
+	Artifacts string `json:"artifacts,omitempty"`
 }
 
 // Ratio returns the p99 slowdown of the last transport divided by the
@@ -59,7 +65,8 @@ func (r *Report) WriteJSON(w io.Writer) error {
 // errors, elapsed time, offered and achieved throughput, overall
 // slowdowns), then the table of buckets: size range, workload CDF, and per
 // transport the RPC count and p50/p99 slowdown, and the p99 ratio of the
-// last transport to the first.
+// last transport to the first, then one "warning: " line per Warnings
+// entry and the run folder when Artifacts is set.
 func (r *Report) WriteText(w io.Writer) error {
 	rate := "unlimited links"
 	if r.RateBps > 0 {
@@ -114,7 +121,17 @@ func (r *Report) WriteText(w io.Writer) error {
 		}
 		fmt.Fprintln(tw, strings.Join(row, "\t")+"\t")
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, l := range r.Warnings {
+		fmt.Fprintf(w, "warning: %s\n", l)
+	}
+	if r.Artifacts != "" {
+		_, err := fmt.Fprintf(w, "\nrun folder: %s\n", r.Artifacts)
+		return err
+	}
+	return nil
 }
 
 // joinKV returns m as "name value" pairs sorted by name, comma-separated.

@@ -97,7 +97,11 @@ var _ = BeforeSuite(func() {
 	// built still removes every namespace the harness created.
 	DeferCleanup(harness.CloseAll)
 	e, err := opts.NewEnv()
-	ok(err, "building the test environment")
+	if err != nil {
+		// The error names the step; the caller says the environment
+		// could not be built (Result.SetupError).
+		Fail(err.Error())
+	}
 	env = e
 	Expect(env.IUT.Listen(context.Background(), ServerPort)).To(Succeed(), "asking the IUT to serve on port %d", ServerPort)
 	worst, median, err := measureNoise(env)

@@ -224,6 +224,7 @@ func pathAt(n *yaml.Node, line int, key, prefix string) string {
 var (
 	lineRE    = regexp.MustCompile(`^line (\d+): `)
 	unknownRE = regexp.MustCompile(`^line (\d+): field (\S+) not found in type (\S+)$`)
+	keyRE     = regexp.MustCompile(`^(?:[a-z]+: )?([a-z_]+)\b`)
 )
 
 // sections maps the Go types of the file to their place in it, for
@@ -264,7 +265,17 @@ func yamlError(err error, root *yaml.Node) error {
 		msg = fmt.Sprintf("line %s: unknown field %q%s: check its spelling and indentation%s", m[1], m[2], where, known)
 	} else if m := lineRE.FindStringSubmatch(msg); m != nil && root != nil {
 		l, _ := strconv.Atoi(m[1])
-		if p := pathAt(root, l, "", ""); p != "" {
+		// The line may hold several keys ("link: {backend: tc, rate:
+		// 1gbt}"): prefer the one the message starts with ("netem: rate
+		// …" names rate).
+		p := ""
+		if k := keyRE.FindStringSubmatch(strings.TrimPrefix(msg, m[0])); k != nil {
+			p = pathAt(root, l, k[1], "")
+		}
+		if p == "" {
+			p = pathAt(root, l, "", "")
+		}
+		if p != "" {
 			msg = fmt.Sprintf("line %d: %s: %s", l, p, strings.TrimPrefix(msg, m[0]))
 		}
 	}

@@ -90,6 +90,7 @@ func TestParseErrors(t *testing.T) {
 		{"topology:\n  hostz: 3\n" + base, `line 2: unknown field "hostz" (topology.hostz): check its spelling and indentation; known fields: hosts, ipv6, mtu`},
 		{"topology:\n  hosts: three\n" + base, "line 2: topology.hosts: cannot unmarshal !!str `three` into int"},
 		{"link: {rate: fast}\n" + base, "line 1"},
+		{"link: {backend: switch, rate: 1gbt, priorities: 8}\n" + base, `line 1: link.rate: netem: rate "1gbt": want a number`},
 		{"link: {backend: ns3}\n" + base, `line 1: link.backend: "ns3": want switch (netem's user-space switch) or tc (kernel qdiscs)`},
 		{"link: {priorities: 9}\n" + base, "line 1: link: "},
 		{"link: {rate: 1gbit}\nworkload:\n  dist: w9\n  count: 10\n", "line 3: workload.dist: "},

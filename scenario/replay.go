@@ -2,7 +2,9 @@ package scenario
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 )
@@ -11,8 +13,11 @@ import (
 // (scenario.yaml, with the seed it ran with) and the frames its switch
 // dropped or altered (drops.json), so the run can be replayed and the
 // replay's drops compared (CompareDrops). Errors name the missing or bad
-// file.
+// file; a folder without scenario.yaml is "not a scenario run folder".
 func LoadRun(dir string) (*Scenario, []Drop, error) {
+	if _, err := os.Stat(filepath.Join(dir, "scenario.yaml")); errors.Is(err, fs.ErrNotExist) {
+		return nil, nil, fmt.Errorf("not a scenario run folder (no scenario.yaml): %s: give a folder homatest scenario run wrote", dir)
+	}
 	s, err := Load(filepath.Join(dir, "scenario.yaml"))
 	if err != nil {
 		return nil, nil, err

@@ -99,7 +99,10 @@ func Run(ctx context.Context, s *Scenario, o Options) (*Result, error) {
 			return nil, fmt.Errorf("link.backend tc: probing the kernel: %w", err)
 		}
 		if missing := k.Missing(s.Link.LinkConfig); len(missing) > 0 {
-			return nil, fmt.Errorf("link.backend tc: this kernel cannot emulate the link: %s (or use link.backend switch, which emulates every link feature)", strings.Join(missing, "; "))
+			for i, l := range missing {
+				missing[i] = strings.TrimSuffix(l, "; use --backend switch") // a flag of no command here
+			}
+			return nil, fmt.Errorf("link.backend tc: this kernel cannot emulate the link: %s; use link.backend switch, which emulates every link feature", strings.Join(missing, "; "))
 		}
 		if s.Plan != nil {
 			if err := s.validateTCPlan(k); err != nil {

@@ -181,7 +181,7 @@ func TestRunErrorsLeaveNothing(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "tc")
 	_, err = runScenario(t, s, dir)
 	if err == nil || !strings.HasPrefix(err.Error(), "link.backend tc: this kernel cannot emulate the link: delay: needs sch_netem") ||
-		!strings.Contains(err.Error(), "use link.backend switch") || strings.Contains(err.Error(), "\n") {
+		!strings.Contains(err.Error(), "use link.backend switch") || strings.Contains(err.Error(), "--backend") || strings.Contains(err.Error(), "\n") {
 		t.Errorf("tc delay without sch_netem: %v", err)
 	}
 	if _, err := os.Stat(filepath.Join(dir, "topology.json")); !os.IsNotExist(err) {

@@ -157,7 +157,7 @@ func grantRules() []*Rule {
 				if cur != nil && max(cur.Granted, g.Offset()) > cur.Received() {
 					n++
 				}
-				return int64(n), int64(c.P.MaxOvercommit), fmt.Sprintf("messages granted by %v", e.Src), true
+				return int64(n), int64(c.P.MaxOvercommit), fmt.Sprintf("the number of messages granted by %v", e.Src), true
 			}},
 		},
 		{

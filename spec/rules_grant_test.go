@@ -313,7 +313,7 @@ func TestGrant006Overcommit(t *testing.T) {
 		third := b.grant(false, 6, 20000, 0)
 		rep := b.check("linux-2024", "HOMA-GRANT-006", "max_overcommit=2")
 		wantViolations(t, rep, "HOMA-GRANT-006", third)
-		if !strings.Contains(rep.Violations[0].Why, "is 3, above the limit 2") {
+		if !strings.Contains(rep.Violations[0].Why, "the number of messages granted by ") || !strings.Contains(rep.Violations[0].Why, " is 3, above the limit 2") {
 			t.Errorf("reason %q", rep.Violations[0].Why)
 		}
 

@@ -36,6 +36,9 @@ type benchOpts struct {
 	trans    []string
 	homaImpl *agent.Manifest
 	tcpImpl  *agent.Manifest
+
+	// started is set by run once a transport's first RPC is issued.
+	started bool
 }
 
 func newBenchCmd() *cobra.Command {
@@ -50,7 +53,8 @@ each host, and for each transport of --transport:
 
   1. measures the unloaded latency: RPCs of representative request sizes
      (the smallest and largest size of every bucket below), one at a time
-     from the first host to the last, --unloaded RPCs per size (median);
+     from the first host to the last, --unloaded RPCs per size (their 25th
+     percentile: a CPU stall only adds latency);
   2. runs the loaded workload: the other hosts call the last one with
      request sizes from --workload at Poisson arrivals offering --load of
      the server's link, for --duration (harness/traffic).
@@ -89,9 +93,19 @@ interrupted (SIGINT or SIGTERM: the namespaces are removed first).`,
 			}
 			stop := harness.HandleSignals()
 			defer stop()
+			defaulted := o.artifacts == ""
+			if defaulted {
+				o.artifacts = defaultRunDir()
+			}
 			rep, err := o.run(cmd.Context(), newBenchProgress(cmd.ErrOrStderr(), o.output == "json"))
+			if err != nil && !o.started && defaulted {
+				removeRunDir(o.artifacts) // nothing ran
+			}
 			if err != nil && cmd.Context().Err() != nil {
 				return &ExitError{Code: 130, Err: errors.New("interrupted: the bench was stopped and its namespaces removed")}
+			}
+			if err != nil && o.started {
+				return usageErr(fmt.Errorf("%w (run folder %s)", err, o.artifacts))
 			}
 			if err != nil {
 				return usageErr(err)

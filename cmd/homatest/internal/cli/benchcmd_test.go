@@ -72,8 +72,12 @@ func TestBenchNS(t *testing.T) {
 	if n := h.Count + h.Errors; n < 1500 || n > 3200 || n != tc.Count+tc.Errors {
 		t.Errorf("RPCs: homa %d+%d, tcp %d+%d; want about 2300 each, equal", h.Count, h.Errors, tc.Count, tc.Errors)
 	}
-	// Slowdowns near 1 or above (a median of 7 unloaded RPCs is the
-	// baseline: a CPU stall in it lowers them, but not 10-fold).
+	if rep.Artifacts != filepath.Join(dir, "run") {
+		t.Errorf("report's run folder %q, want %q", rep.Artifacts, filepath.Join(dir, "run"))
+	}
+	// Slowdowns near 1 or above (the 25th percentile of 7 unloaded RPCs
+	// is the baseline: a CPU stall in 6 of them lowers them, but not
+	// 10-fold).
 	for _, s := range rep.Transports {
 		b := s.Buckets[0]
 		if s.Errors > s.Count/100 || b.P50 < 0.1 || b.P99 < b.P50 || len(s.Baseline.Points) != 1 || s.Baseline.Points[0].Count != 7 {
@@ -88,6 +92,27 @@ func TestBenchNS(t *testing.T) {
 		if _, err := os.Stat(filepath.Join(dir, "run", f)); err != nil {
 			t.Errorf("run folder: %v", err)
 		}
+	}
+}
+
+// TestBenchUnsupportedLeavesNoFolder: a bench whose homa agent cannot run
+// here (--impl linux without the kernel module) fails before any RPC and
+// removes its defaulted run folder.
+func TestBenchUnsupportedLeavesNoFolder(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root: builds network namespaces")
+	}
+	if _, err := os.Stat("/proc/sys/net/homa"); err == nil {
+		t.Skip("this kernel has Homa: the linux agent is supported here")
+	}
+	t.Setenv("HOMATEST_CLI_CHILD", "1")
+	t.Chdir(t.TempDir())
+	out, err, code := run(t, "bench", "--impl", "linux", "--hosts", "2", "--duration", "1s")
+	if code != ExitUsage || err == nil || !strings.Contains(err.Error(), "unsupported: Linux kernel has no Homa") {
+		t.Fatalf("bench --impl linux: exit %d, %v\n%s", code, err, out)
+	}
+	if _, err := os.Stat("homatest-runs"); !os.IsNotExist(err) {
+		t.Errorf("homatest-runs left behind (stat: %v)", err)
 	}
 }
 

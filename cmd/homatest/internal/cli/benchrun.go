@@ -55,12 +55,9 @@ func (o *benchOpts) homaParams() agent.Params {
 // run builds the topology, runs every transport and returns the report
 // (and writes report.json into the run folder and the plot).
 func (o *benchOpts) run(ctx context.Context, prog *benchProgress) (*bench.Report, error) {
-	var arts *harness.Artifacts
-	if o.artifacts != "" {
-		var err error
-		if arts, err = harness.NewArtifacts(o.artifacts); err != nil {
-			return nil, fmt.Errorf("--artifacts: %w", err)
-		}
+	arts, err := harness.NewArtifacts(o.artifacts)
+	if err != nil {
+		return nil, artifactsErr(err)
 	}
 	fab := &netem.SwitchFabric{Link: netem.LinkConfig{Rate: o.rateBps, Priorities: 8}, Seed: o.seed}
 	bctx, cancel := context.WithTimeout(ctx, timescale.D(30*time.Second))
@@ -72,7 +69,7 @@ func (o *benchOpts) run(ctx context.Context, prog *benchProgress) (*bench.Report
 	defer topo.Close()
 	buckets := bench.Buckets(o.dist, o.buckets)
 	rep := &bench.Report{Workload: o.dist.Name(), Load: o.load, RateBps: float64(o.rateBps), Hosts: o.hosts,
-		Seed: o.seed, Buckets: buckets}
+		Seed: o.seed, Buckets: buckets, Artifacts: o.artifacts}
 	for _, tr := range o.trans {
 		if tr == "homa" {
 			rep.Impl, rep.Params = o.homaImpl.Name, o.homaParams()
@@ -84,6 +81,7 @@ func (o *benchOpts) run(ctx context.Context, prog *benchProgress) (*bench.Report
 		rep.Transports = append(rep.Transports, s)
 	}
 	prog.done()
+	rep.Warn()
 	if err := topo.Artifacts.WriteJSON("report.json", rep); err != nil {
 		return nil, err
 	}
@@ -118,6 +116,7 @@ func (o *benchOpts) runTransport(ctx context.Context, topo *harness.Topology, fa
 	var base []bench.Record
 	var ids uint64
 	prog.phase(fmt.Sprintf("%s: unloaded latency, %d sizes × %d RPCs", tr, len(sizes), o.unloaded), len(sizes)*o.unloaded)
+	o.started = true
 	for i, size := range sizes {
 		d, err := workload.Parse(strconv.Itoa(size))
 		if err != nil {

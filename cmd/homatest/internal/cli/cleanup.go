@@ -128,7 +128,11 @@ func writeCleanupText(w *errWriter, rep cleanupReport) {
 			}
 			fmt.Fprintf(w, "%s %s\n", verb, l)
 		}
-		fmt.Fprintf(w, "%d things to remove (dry run)\n", n)
+		things := "things"
+		if n == 1 {
+			things = "thing"
+		}
+		fmt.Fprintf(w, "%d %s to remove (dry run)\n", n, things)
 		return
 	}
 	for _, r := range rep.Removed {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"
 
 	"github.com/homatest/homatest/netem"
@@ -44,7 +45,29 @@ func (o *netemTarget) open() (netns.NsHandle, error) {
 	if err != nil {
 		return -1, usageErr(fmt.Errorf("namespace %q: %v (list them with ip netns)", o.netns, err))
 	}
+	h, err := netlink.NewHandleAt(ns)
+	if err == nil {
+		_, err = h.LinkByName(o.dev)
+		h.Close()
+	}
+	if err != nil {
+		ns.Close()
+		where, list := "the current namespace", "ip link"
+		if o.netns != "" {
+			where, list = "namespace "+o.netns, "ip -n "+o.netns+" link"
+		}
+		return -1, usageErr(fmt.Errorf("no interface %s in %s (%v): list them with %s", o.dev, where, err, list))
+	}
 	return ns, nil
+}
+
+// tcOnlyFix replaces the fix netem's lines name (a --backend flag that
+// netem set does not have) with where the user-space switch runs.
+func tcOnlyFix(missing []string) error {
+	for i, l := range missing {
+		missing[i] = strings.TrimSuffix(l, "; use --backend switch")
+	}
+	return fmt.Errorf("%s (netem set drives kernel qdiscs only; the user-space switch, which emulates every feature, runs in homatest scenario run with link.backend switch and in homatest run)", strings.Join(missing, "; "))
 }
 
 // newNetemCmd builds "homatest netem show|set|reset".
@@ -133,7 +156,7 @@ type linkFlags struct {
 
 func (l *linkFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&l.rate, "rate", "", "link `RATE` in bit/s, e.g. 100mbit, 1gbit, 10Mbit/s (empty = unlimited)")
-	fs.IntVar(&l.cfg.BufferBytes, "buffer", 0, "egress buffer in `BYTES` (0 = 1 MiB)")
+	fs.IntVar(&l.cfg.BufferBytes, "buffer", 0, "egress buffer in `BYTES` of each priority queue, a bfifo (0 = the kernel's default: a pfifo of the interface's txqueuelen packets, 1000 on veth)")
 	fs.IntVar(&l.cfg.Priorities, "priorities", 0, "number of strict-priority queues 1..8 (0 = 8)")
 	fs.StringVar(&l.priorityMapping, "priority-map", "", "how 8 priorities fold into fewer queues: clamp (HomaModule num_priorities) or scale")
 	fs.DurationVar(&l.cfg.Delay, "delay", 0, "one-way delay, e.g. 1ms")
@@ -214,6 +237,11 @@ func newNetemSetCmd() *cobra.Command {
 			if err != nil {
 				return usageErr(err)
 			}
+			ns, err := t.open()
+			if err != nil {
+				return err
+			}
+			defer ns.Close()
 			missing, err := netem.Detect(cfg)
 			if err != nil {
 				return usageErr(err)
@@ -234,17 +262,12 @@ func newNetemSetCmd() *cobra.Command {
 				missing = append(missing, m...)
 			}
 			if len(missing) > 0 {
-				return usageErr(errors.New(strings.Join(missing, "\n")))
+				return usageErr(tcOnlyFix(missing))
 			}
 			if l.dryRun {
 				fmt.Fprintln(cmd.OutOrStdout(), "this kernel provides every requested feature")
 				return nil
 			}
-			ns, err := t.open()
-			if err != nil {
-				return err
-			}
-			defer ns.Close()
 			if err := netem.ApplyTC(ns, t.dev, cfg); err != nil {
 				return usageErr(err)
 			}

@@ -2,12 +2,14 @@ package cli
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/homatest/homatest/harness"
 	"github.com/homatest/homatest/scenario"
 )
 
@@ -44,6 +46,11 @@ or violations; 2 a folder without a finished run, or an environment error.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := o.check(); err != nil {
 				return err
+			}
+			if os.Geteuid() != 0 {
+				// Before reading the folder: a run made with sudo is
+				// root's, and its files may not be readable.
+				return usageErr(harness.ErrNotRoot)
 			}
 			dir := filepath.Clean(args[0])
 			s, orig, err := scenario.LoadRun(dir)

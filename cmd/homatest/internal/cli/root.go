@@ -6,6 +6,7 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/spf13/cobra"
 )
@@ -66,6 +67,19 @@ protocol for a built-in implementation (agent).
 Exit codes: 0 success, 1 violations, 2 usage, input or environment error.`,
 		SilenceErrors: true,
 		SilenceUsage:  true,
+		// Runnable, so that an unknown command reaches RunE (cobra's own
+		// error names no fix and spans lines when it has a suggestion).
+		Args: cobra.ArbitraryArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return cmd.Help()
+			}
+			hint := ""
+			if s := cmd.SuggestionsFor(args[0]); len(s) > 0 {
+				hint = " (did you mean " + strings.Join(s, " or ") + "?)"
+			}
+			return usageErr(fmt.Errorf("unknown command %q%s: homatest --help lists the commands", args[0], hint))
+		},
 	}
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return usageErr(fmt.Errorf("%v (see %s --help)", err, c.CommandPath()))

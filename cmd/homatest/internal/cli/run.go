@@ -20,6 +20,7 @@ import (
 
 	"github.com/homatest/homatest/agent"
 	"github.com/homatest/homatest/conformance"
+	"github.com/homatest/homatest/harness"
 	"github.com/homatest/homatest/homa"
 	"github.com/homatest/homatest/internal/timescale"
 )
@@ -96,6 +97,9 @@ func (o *runOpts) validate() error {
 			o.env = "ns"
 		}
 	}
+	if _, err := o.manifest(); err != nil {
+		return err
+	}
 	switch {
 	case o.env != "mem" && o.env != "ns":
 		return fmt.Errorf("--env %q: want ns, mem or auto", o.env)
@@ -114,9 +118,6 @@ func (o *runOpts) validate() error {
 	}
 	if o.fault != "" && !knownFault(o.fault) {
 		return fmt.Errorf("--fault %q: no such fault knob (homatest faults lists them)", o.fault)
-	}
-	if _, err := o.manifest(); err != nil {
-		return err
 	}
 	return nil
 }
@@ -139,7 +140,15 @@ func implManifest(impl string, extra ...string) (*agent.Manifest, error) {
 	if _, err := os.Stat(impl); err != nil {
 		return nil, fmt.Errorf("--impl %q: not ref, linux or a readable manifest file (%v)", impl, err)
 	}
-	return agent.LoadManifest(impl)
+	m, err := agent.LoadManifest(impl)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := exec.LookPath(m.Command[0]); err != nil {
+		return nil, fmt.Errorf("manifest %s: command: agent program %q cannot be run (%v): fix command[0] to name the agent executable (an absolute path, or a name found in PATH)",
+			impl, m.Command[0], errors.Unwrap(err))
+	}
+	return m, nil
 }
 
 func knownFault(name string) bool {
@@ -167,10 +176,10 @@ func (o *runOpts) run(cmd *cobra.Command) error {
 	}
 	defaulted := o.artifacts == ""
 	if defaulted {
-		o.artifacts = filepath.Join("homatest-runs", fmt.Sprintf("%s-%d", time.Now().Format("20060102-150405"), os.Getpid()))
+		o.artifacts = defaultRunDir()
 	}
 	if err := os.MkdirAll(o.artifacts, 0o755); err != nil {
-		return usageErr(fmt.Errorf("--artifacts: %w", err))
+		return usageErr(artifactsErr(err))
 	}
 	if o.matrix {
 		return o.mutationMatrix(cmd)
@@ -185,6 +194,9 @@ func (o *runOpts) run(cmd *cobra.Command) error {
 		if err != nil {
 			return usageErr(err)
 		}
+		if res.SetupError != "" {
+			return o.setupFailed(res.SetupError, defaulted)
+		}
 		passes = append(passes, res)
 		if junit != "" {
 			junits = append(junits, junit)
@@ -197,11 +209,9 @@ func (o *runOpts) run(cmd *cobra.Command) error {
 				ran++
 			}
 		}
-		if ran == 0 && p.SetupError == "" {
+		if ran == 0 {
 			if defaulted {
-				// Nothing ran: no run folder to keep.
-				os.RemoveAll(o.artifacts)
-				os.Remove(filepath.Dir(o.artifacts)) // homatest-runs, if now empty
+				removeRunDir(o.artifacts) // nothing ran
 			}
 			return usageErr(errors.New("no spec matched --label-filter, --rules and --focus (homatest spec list shows the rule IDs; areas: wire, grant, resend, ack, cutoffs, robustness, workload)"))
 		}
@@ -213,15 +223,6 @@ func (o *runOpts) run(cmd *cobra.Command) error {
 	}
 	if err := o.report(cmd.OutOrStdout(), passes); err != nil {
 		return usageErr(fmt.Errorf("write output: %w", err))
-	}
-	for _, p := range passes {
-		if strings.Contains(p.SetupError, "unsupported: ") {
-			_, why, _ := strings.Cut(p.SetupError, "unsupported: ")
-			return &ExitError{Code: ExitUsage, Err: fmt.Errorf("implementation %s is unsupported here: %s", o.impl, why)}
-		}
-		if p.SetupError != "" {
-			return &ExitError{Code: ExitUsage, Err: fmt.Errorf("the test environment could not be built: %s", p.SetupError)}
-		}
 	}
 	for _, p := range passes {
 		if p.Failed() > 0 {
@@ -379,8 +380,9 @@ func (o *runOpts) onePass() error {
 
 // runReport is the JSON output of homatest run.
 type runReport struct {
-	// Verdict is pass, fail (a spec failed) or error (an environment
-	// could not be built), as the exit code 0, 1 or 2.
+	// Verdict is pass or fail (a spec failed), as the exit code 0 or 1.
+	// (A pass whose environment could not be built ends the run with exit
+	// code 2 and no report.)
 	Verdict   string                `json:"verdict"`
 	Passes    []*conformance.Result `json:"passes"`
 	Artifacts string                `json:"artifacts"`
@@ -397,20 +399,11 @@ func (o *runOpts) report(out io.Writer, passes []*conformance.Result) error {
 		if failedPasses(passes) > 0 {
 			verdict = "fail"
 		}
-		for _, p := range passes {
-			if p.SetupError != "" {
-				verdict = "error"
-			}
-		}
 		enc.Encode(runReport{Verdict: verdict, Passes: passes, Artifacts: o.artifacts, Failed: failedPasses(passes)})
 		return w.err
 	}
 	for i, p := range passes {
 		fmt.Fprintf(w, "pass %d/%d: %s; %d specs in %.1fs\n", i+1, len(passes), p.Env, len(p.Specs), p.Duration.Seconds())
-		if p.SetupError != "" {
-			fmt.Fprintf(w, "  ERROR building the environment: %s\n", p.SetupError)
-			continue
-		}
 		writeAreaTable(w, p.Specs)
 		for _, s := range p.Specs {
 			if s.State != "failed" && s.State != "error" {
@@ -432,16 +425,58 @@ func (o *runOpts) report(out io.Writer, passes []*conformance.Result) error {
 		}
 	}
 	verdict := "PASS"
-	for _, p := range passes {
-		if p.SetupError != "" {
-			verdict = "ERROR (the environment could not be built)"
-		}
-	}
 	if n := failedPasses(passes); n > 0 {
 		verdict = fmt.Sprintf("FAIL (%d of %d passes)", n, len(passes))
 	}
 	fmt.Fprintf(w, "\n%s; artifacts in %s\n", verdict, o.artifacts)
 	return w.err
+}
+
+// setupFailed is the error (exit code 2) of a run whose pass could not
+// build its environment (setupErr, conformance.Result.SetupError): one line
+// naming the problem and its fix. The run folder is removed when it was
+// defaulted and holds no agent output; otherwise the line names it.
+func (o *runOpts) setupFailed(setupErr string, defaulted bool) error {
+	msg := "the test environment could not be built: " + setupErr
+	if _, why, ok := strings.Cut(setupErr, "unsupported: "); ok {
+		msg = fmt.Sprintf("implementation %s is unsupported here: %s", o.impl, why)
+	}
+	if agentOutput(o.artifacts) || !defaulted {
+		msg += "; logs in " + o.artifacts
+	} else {
+		removeRunDir(o.artifacts)
+	}
+	return usageErr(errors.New(msg))
+}
+
+// defaultRunDir is the run folder of a command run without --artifacts:
+// homatest-runs/<time>-<pid>, e.g. homatest-runs/20260101-120000-4242.
+func defaultRunDir() string {
+	return filepath.Join(harness.DefaultRunsDir, fmt.Sprintf("%s-%d", time.Now().Format("20060102-150405"), os.Getpid()))
+}
+
+// artifactsErr is the error of a run folder that cannot be created.
+func artifactsErr(err error) error {
+	return fmt.Errorf("--artifacts: %w (pass --artifacts DIR somewhere writable)", err)
+}
+
+// removeRunDir removes a defaulted run folder in which nothing ran, and
+// homatest-runs if that is then empty.
+func removeRunDir(dir string) {
+	os.RemoveAll(dir)
+	os.Remove(filepath.Dir(dir))
+}
+
+// agentOutput reports whether any agent wrote to its stderr log
+// (*.agent.stderr.log) under dir.
+func agentOutput(dir string) bool {
+	logs, _ := filepath.Glob(filepath.Join(dir, "*", "*.agent.stderr.log"))
+	for _, l := range logs {
+		if st, err := os.Stat(l); err == nil && st.Size() > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // rerun is the command that reruns one spec.

@@ -82,13 +82,19 @@ func TestRunFocusedPassAndFault(t *testing.T) {
 
 func TestRunUsageErrors(t *testing.T) {
 	t.Setenv("HOMATEST_CLI_CHILD", "1") // the no-match cases run a pass
+	noAgent := filepath.Join(t.TempDir(), "m.yaml")
+	if err := os.WriteFile(noAgent, []byte("name: foo\ncommand: [/nonexistent/agent]\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	for _, c := range []struct {
 		args []string
 		want string
 	}{
 		{[]string{"run", "--impl", "quic"}, `--impl "quic"`},
+		{[]string{"run", "--impl", noAgent, "--env", "mem"}, `agent program "/nonexistent/agent" cannot be run (stat /nonexistent/agent: no such file or directory): fix command[0]`},
 		{[]string{"run", "--fault", "nope"}, `--fault "nope": no such fault knob`},
 		{[]string{"run", "--repeat", "0"}, "--repeat 0"},
+		{[]string{"run", "--env", "mem", "--artifacts", "/dev/null/x"}, "--artifacts: mkdir /dev/null: not a directory (pass --artifacts DIR somewhere writable)"},
 		{[]string{"run", "-o", "xml"}, `-o "xml"`},
 		{[]string{"run", "--mutation-matrix", "--fault", "no-grants"}, "drop --fault"},
 		{[]string{"run", "--env", "mem", "--focus", "no-such-spec-xyz"}, "no spec matched"},
@@ -120,5 +126,9 @@ func TestRunMemEnvAndUnsupported(t *testing.T) {
 	out, err, code = run(t, "run", "--impl", "linux", "--artifacts", filepath.Join(dir, "linux"))
 	if code != ExitUsage || err == nil || !strings.Contains(err.Error(), "implementation linux is unsupported here: Linux kernel has no Homa") {
 		t.Fatalf("--impl linux on a kernel without Homa: exit %d, %v\n%s", code, err, out)
+	}
+	// One error line, no report of a pass that never ran.
+	if out != "" || strings.Count(err.Error(), "environment") > 0 {
+		t.Errorf("--impl linux on a kernel without Homa: output %q, error %q; want no output and the reason alone", out, err)
 	}
 }

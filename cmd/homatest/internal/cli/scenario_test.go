@@ -87,6 +87,10 @@ func TestScenarioUsageErrors(t *testing.T) {
 	badField := writeFile(t, dir, "f.yaml", "workload: {dist: w1, count: 3, speed: 9}\n")
 	tcRPC := writeFile(t, dir, "tc.yaml", "link: {backend: tc}\nworkload: {dist: w1, count: 3}\nplan:\n  rules:\n    - {match: {type: GRANT, rpc: 1}, action: drop}\n")
 	before := htNamespaces(t)
+	replayWant := "not a scenario run folder (no scenario.yaml): " + dir
+	if os.Geteuid() != 0 {
+		replayWant = "needs root"
+	}
 	for _, c := range []struct {
 		args []string
 		want string
@@ -97,7 +101,7 @@ func TestScenarioUsageErrors(t *testing.T) {
 		{[]string{"scenario", "run", tcRPC}, "line 3: plan: link.backend tc cannot run this plan: plan rule 0: match.rpc: nftables cannot number RPCs"},
 		{[]string{"scenario", "run", withManifest, "-o", "xml"}, `-o "xml": want text or json`},
 		{[]string{"scenario", "run"}, "accepts 1 arg(s)"},
-		{[]string{"replay", dir}, "scenario.yaml: no such file or directory"},
+		{[]string{"replay", dir}, replayWant},
 	} {
 		_, err, code := run(t, c.args...)
 		if code != ExitUsage || err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
@@ -135,15 +139,23 @@ func TestScenarioNotRootAndKernel(t *testing.T) {
 	exe := filepath.Join(dir, "homatest")
 	copyFile(t, self, exe)
 	sc := writeFile(t, dir, "s.yaml", "workload: {dist: '1000', count: 1}\n")
-	cmd := exec.Command(exe, "scenario", "run", sc, "--artifacts", filepath.Join(dir, "runs"))
-	cmd.Env = append(os.Environ(), "HOMATEST_CLI_CHILD=1")
-	cmd.Dir = dir
-	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	err = cmd.Run()
-	if code := cmd.ProcessState.ExitCode(); code != ExitUsage || !strings.Contains(stderr.String(), "needs root") || strings.Count(strings.TrimSpace(stderr.String()), "\n") != 0 {
-		t.Errorf("as nobody: exit %d (%v), stderr %q; want 2 and one line saying it needs root", code, err, stderr.String())
+	// A run folder as sudo leaves it: root's, unreadable to others.
+	runDir := filepath.Join(dir, "rootrun")
+	if err := os.Mkdir(runDir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, runDir, "scenario.yaml", "workload: {dist: '1000', count: 1}\n")
+	for _, args := range [][]string{{"scenario", "run", sc, "--artifacts", filepath.Join(dir, "runs")}, {"replay", runDir}} {
+		cmd := exec.Command(exe, args...)
+		cmd.Env = append(os.Environ(), "HOMATEST_CLI_CHILD=1")
+		cmd.Dir = dir
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		err = cmd.Run()
+		if code := cmd.ProcessState.ExitCode(); code != ExitUsage || !strings.Contains(stderr.String(), "needs root") || strings.Count(strings.TrimSpace(stderr.String()), "\n") != 0 {
+			t.Errorf("%v as nobody: exit %d (%v), stderr %q; want 2 and one line saying it needs root", args, code, err, stderr.String())
+		}
 	}
 
 	k, err := netem.ProbeKernel()
@@ -156,7 +168,7 @@ func TestScenarioNotRootAndKernel(t *testing.T) {
 	before := htNamespaces(t)
 	tc := writeFile(t, dir, "tc.yaml", "link: {backend: tc, rate: 100mbit, delay: 1ms}\nworkload: {dist: '1000', count: 1}\n")
 	_, err, code := run(t, "scenario", "run", tc, "--artifacts", filepath.Join(dir, "tc"), "-q")
-	if code != ExitUsage || err == nil || !strings.Contains(err.Error(), "delay: needs sch_netem") || !strings.Contains(err.Error(), "use link.backend switch") {
+	if code != ExitUsage || err == nil || !strings.Contains(err.Error(), "delay: needs sch_netem") || !strings.Contains(err.Error(), "use link.backend switch") || strings.Contains(err.Error(), "--backend") {
 		t.Errorf("tc with delay: exit %d, %v", code, err)
 	}
 	if left := newLeftovers(t, before); len(left) > 0 {
