@@ -240,7 +240,14 @@ func checkBench(b *Bench, min spec.Level) {
 				bad = append(bad, "…")
 				break
 			}
-			bad = append(bad, fmt.Sprintf("host %s view: %s", hr.Host, v))
+			// Frame numbers of the view name no file: point at the
+			// frame in the capture the packet came from.
+			where := "as sent"
+			src := hr.Sources[v.Frame-1]
+			if src.Delivered {
+				where = "as delivered"
+			}
+			bad = append(bad, fmt.Sprintf("host %s view (view frame %d = frame %d of the %s capture): %s", hr.Host, v.Frame, src.Frame, where, v))
 		}
 	}
 	Expect(bad).To(BeEmpty(), "spec checker findings (%d more timing findings spanned one of the %d stalls of this process or raced a delivery; as sent: %s; as delivered: %s):\n%s", excused, len(stalls), sentPath, deliveredPath, strings.Join(bad, "\n"))
