@@ -57,7 +57,7 @@ func TestLoadExamples(t *testing.T) {
 		s.Workload.Dist != "w4" || s.Workload.Load != 0.5 || s.Workload.Duration != 5*time.Second || s.Workload.Concurrency != 0 {
 		t.Errorf("w4-half-load: %+v", s)
 	}
-	if v, ok := s.IUT.Params.Int("tick_ns"); !ok || v != 10_000_000 {
+	if v, ok := s.IUT.Params.Int("tick_ns"); !ok || v != 50_000_000 {
 		t.Errorf("iut.params.tick_ns = %v", s.IUT.Params["tick_ns"])
 	}
 	if s.Plan == nil || len(s.Plan.Rules) != 2 || !s.Plan.Rules[0].Action.Drop || s.Plan.Rules[0].Match.RPC != 5 {
