@@ -76,17 +76,11 @@ func TestFIFOGrants(t *testing.T) {
 // full and SRPT grants starved for good.)
 func TestFIFOGrantOnlyAfterSRPTGrant(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		iut, me := netip.MustParseAddr("198.18.0.1"), netip.MustParseAddr("198.18.0.2")
-		n := memnet.New(memnet.Config{Rate: 10e9})
+		iut := iutAddr
 		p := homa.DefaultParams()
 		p.UnschedBytes, p.MaxIncoming = 1424, 5*1424
 		p.FIFOGrantIncrement, p.GrantFIFOFraction, p.LinkRate = 10000, 500, 1e9 // a FIFO grant may follow every 160 µs
-		h, err := homa.New(homa.Config{Transport: n.Attach(iut), Params: p})
-		if err != nil {
-			t.Fatal(err)
-		}
-		peer := tester.New(n.Attach(me))
-		defer func() { peer.Close(); h.Close(); n.Close() }()
+		h, peer := hostWithPeer(t, p, 0)
 		if _, err := h.Listen(4000); err != nil {
 			t.Fatal(err)
 		}

@@ -2,14 +2,12 @@ package homa_test
 
 import (
 	"context"
-	"net/netip"
 	"testing"
 	"testing/synctest"
 	"time"
 
 	"github.com/homatest/homatest/conformance/tester"
 	"github.com/homatest/homatest/homa"
-	"github.com/homatest/homatest/homa/memnet"
 	"github.com/homatest/homatest/spec/wire"
 )
 
@@ -22,17 +20,11 @@ import (
 // again). A tester plays twelve clients, each sending what it is granted.
 func TestGrantWindowBelowOnePacket(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		iut, me := netip.MustParseAddr("198.18.0.1"), netip.MustParseAddr("198.18.0.2")
-		n := memnet.New(memnet.Config{Rate: 10e9})
+		iut := iutAddr
 		p := homa.DefaultParams()
 		p.UnschedBytes, p.MaxIncoming = 1424, 8*1424
 		p.FIFOGrantIncrement = 0
-		h, err := homa.New(homa.Config{Transport: n.Attach(iut), Params: p})
-		if err != nil {
-			t.Fatal(err)
-		}
-		peer := tester.New(n.Attach(me))
-		defer func() { peer.Close(); h.Close(); n.Close() }()
+		h, peer := hostWithPeer(t, p, 0)
 		srv, err := h.Listen(4000)
 		if err != nil {
 			t.Fatal(err)

@@ -2,14 +2,12 @@ package homa_test
 
 import (
 	"context"
-	"net/netip"
 	"testing"
 	"testing/synctest"
 	"time"
 
 	"github.com/homatest/homatest/conformance/tester"
 	"github.com/homatest/homatest/homa"
-	"github.com/homatest/homatest/homa/memnet"
 	"github.com/homatest/homatest/spec/wire"
 )
 
@@ -23,16 +21,10 @@ import (
 // time at another priority.
 func TestResendForQueuedRetransmissionGetsBusy(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		iut, me := netip.MustParseAddr("198.18.0.1"), netip.MustParseAddr("198.18.0.2")
-		n := memnet.New(memnet.Config{Rate: 10e9, Delay: time.Microsecond})
+		iut := iutAddr
 		p := homa.DefaultParams()
 		p.LinkRate = 10e6
-		h, err := homa.New(homa.Config{Transport: n.Attach(iut), Params: p})
-		if err != nil {
-			t.Fatal(err)
-		}
-		peer := tester.New(n.Attach(me))
-		defer func() { peer.Close(); h.Close(); n.Close() }()
+		h, peer := hostWithPeer(t, p, time.Microsecond)
 		srv, _ := h.Listen(4000)
 		go func() {
 			for {
