@@ -64,7 +64,10 @@ type Drop struct {
 // rules, action, type, RPC, message, offset, retransmit flag). The RPC is
 // its ordinal, as the switch's plan counts them, or on the tc backend
 // (SentFrame set) the client's address and id, as its plan names them.
-func (d Drop) Key() string {
+func (d Drop) Key() string { return d.key(true) }
+
+// key is Key, with the offset of a GRANT or RESEND only if controlOffset.
+func (d Drop) key(controlOffset bool) string {
 	what := "altered"
 	if d.Dropped {
 		what = "dropped"
@@ -90,8 +93,7 @@ func (d Drop) Key() string {
 	if d.Message != "" {
 		s += " " + d.Message
 	}
-	switch d.Type {
-	case "DATA", "GRANT", "RESEND":
+	if d.Type == "DATA" || controlOffset && (d.Type == "GRANT" || d.Type == "RESEND") {
 		s += fmt.Sprintf(" offset %d", d.Offset)
 	}
 	if d.Retransmit {
@@ -99,6 +101,13 @@ func (d Drop) Key() string {
 	}
 	return s
 }
+
+// sameKey is Key without the offset of a GRANT or RESEND: what CompareDrops
+// matches. A DATA packet is named by its offset, but a GRANT's or
+// RESEND's offset follows arrival timing (a GRANT grants received +
+// window, and the window depends on how many messages are active at that
+// moment), so a replay that drops the same GRANT can see another offset.
+func (d Drop) sameKey() string { return d.key(false) }
 
 // planRulesRE finds the rules named in a switch note: "plan rule 0 (name)"
 // or "plan rules 0, 2".
@@ -227,7 +236,8 @@ func ordinals(events []spec.Event) map[rpcKey]int {
 }
 
 // CompareDrops compares the fault-plan entries (Drops with Rules) of two
-// runs by Homa meaning (Drop.Key), ignoring order and time. It returns
+// runs by Homa meaning (Drop.Key without a GRANT's or RESEND's offset,
+// which follows arrival timing), ignoring order and time. It returns
 // nil when they are the same, else one line per difference ("only in the
 // original: ...", "only in the replay: ...").
 func CompareDrops(original, replay []Drop) []string {
@@ -235,7 +245,7 @@ func CompareDrops(original, replay []Drop) []string {
 		m := map[string]int{}
 		for _, d := range ds {
 			if len(d.Rules) > 0 {
-				m[d.Key()]++
+				m[d.sameKey()]++
 			}
 		}
 		return m

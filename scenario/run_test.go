@@ -34,6 +34,24 @@ func runScenario(t *testing.T, s *Scenario, dir string) (*Result, error) {
 	return Run(ctx, s, Options{ArtifactsDir: dir, Exe: exe})
 }
 
+// runExample loads testdata/name, runs it into a fresh folder and returns
+// the result, the folder and the summary as text (fatal on a run error).
+func runExample(t *testing.T, name string) (*Result, string, string) {
+	t.Helper()
+	s, err := Load(filepath.Join("testdata", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "a")
+	res, err := runScenario(t, s, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var text strings.Builder
+	res.Summary.WriteText(&text)
+	return res, dir, text.String()
+}
+
 // ourNamespaces lists the namespaces whose names carry run id.
 func ourNamespaces(t *testing.T, id string) []string {
 	t.Helper()
@@ -72,20 +90,10 @@ func runID(t *testing.T, dir string) string {
 // the same packets.
 func TestRunAndReplay(t *testing.T) {
 	needRoot(t)
-	s, err := Load("testdata/two-hosts-drops.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	dirA := filepath.Join(t.TempDir(), "a")
-	res, err := runScenario(t, s, dirA)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var text strings.Builder
-	res.Summary.WriteText(&text)
+	res, dirA, text := runExample(t, "two-hosts-drops.yaml")
 	sum := res.Summary
 	if sum.Verdict != VerdictPass || sum.OK != 3 || sum.Failed != 0 || sum.Violated != 0 {
-		t.Fatalf("want 3 RPCs ok and a clean check:\n%s", text.String())
+		t.Fatalf("want 3 RPCs ok and a clean check:\n%s", text)
 	}
 	var checked int
 	for _, r := range sum.Rules {
@@ -101,7 +109,7 @@ func TestRunAndReplay(t *testing.T) {
 		}
 	}
 	if len(plan) != 2 {
-		t.Fatalf("plan drops %+v, want 2\n%s", plan, text.String())
+		t.Fatalf("plan drops %+v, want 2\n%s", plan, text)
 	}
 	// By rule, not by time: on a loaded machine RPC 2 can still be
 	// sending when RPC 3 starts.
@@ -131,8 +139,8 @@ func TestRunAndReplay(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s2.Seed != s.Seed || len(orig) != len(res.Drops) {
-		t.Fatalf("run folder: seed %d with %d drops, want %d and %d", s2.Seed, len(orig), s.Seed, len(res.Drops))
+	if s2.Seed != sum.Seed || len(orig) != len(res.Drops) {
+		t.Fatalf("run folder: seed %d with %d drops, want %d and %d", s2.Seed, len(orig), sum.Seed, len(res.Drops))
 	}
 	res2, err := runScenario(t, s2, filepath.Join(t.TempDir(), "b"))
 	if err != nil {
@@ -205,23 +213,13 @@ func TestRunAndReplayTC(t *testing.T) {
 	if !k.HTB || !k.NFTLoss {
 		t.Skipf("this kernel lacks HTB or the nftables egress hook (%+v): the tc backend cannot run the plan", k)
 	}
-	s, err := Load("testdata/two-hosts-drops-tc.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	dirA := filepath.Join(t.TempDir(), "a")
-	res, err := runScenario(t, s, dirA)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var text strings.Builder
-	res.Summary.WriteText(&text)
+	res, dirA, text := runExample(t, "two-hosts-drops-tc.yaml")
 	sum := res.Summary
 	if sum.Verdict != VerdictPass || sum.OK != 3 || sum.Violated != 0 || len(sum.Warnings) != 0 {
-		t.Fatalf("want 3 RPCs ok, a clean check and no warning:\n%s", text.String())
+		t.Fatalf("want 3 RPCs ok, a clean check and no warning:\n%s", text)
 	}
 	if len(res.Drops) != 2 {
-		t.Fatalf("drops %+v, want the plan's 2\n%s", res.Drops, text.String())
+		t.Fatalf("drops %+v, want the plan's 2\n%s", res.Drops, text)
 	}
 	plan := append([]Drop(nil), res.Drops...)
 	sort.Slice(plan, func(i, j int) bool { return plan[i].Type < plan[j].Type })

@@ -14,20 +14,10 @@ import (
 // of its rate, and a replay of the run folder drops the same packets.
 func TestW4HalfLoad100m(t *testing.T) {
 	needRoot(t)
-	s, err := Load("testdata/w4-half-load-100m.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := filepath.Join(t.TempDir(), "a")
-	res, err := runScenario(t, s, dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var text strings.Builder
-	res.Summary.WriteText(&text)
+	res, dir, text := runExample(t, "w4-half-load-100m.yaml")
 	sum := res.Summary
 	if sum.Verdict != VerdictPass || sum.Failed != 0 || sum.OK < 400 {
-		t.Fatalf("want every RPC (about 450) ok and a clean check:\n%s", text.String())
+		t.Fatalf("want every RPC (about 450) ok and a clean check:\n%s", text)
 	}
 	if len(sum.PlanHits) != 2 || sum.PlanHits[0].Hits != 1 || sum.PlanHits[1].Hits != 1 {
 		t.Errorf("plan hits %+v, want one each", sum.PlanHits)
