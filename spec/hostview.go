@@ -112,32 +112,54 @@ func CheckHostViews(profile string, p Params, rules []*Rule, sent, delivered []E
 			sorted[i], sources[i] = view[k], src[k]
 			sorted[i].Frame = i + 1
 		}
-		c := NewChecker(profile, p, rules)
-		for i := range sorted {
-			c.Feed(&sorted[i])
-		}
-		rep := c.Finish()
-		hr := HostReport{Host: h, Report: rep, Sources: sources, View: sorted}
-		for _, v := range rep.Violations {
-			if v.Frame < 1 || v.Frame > len(sorted) {
-				continue
-			}
-			e := &sorted[v.Frame-1]
-			owner := e.Src
-			if charges[v.Rule] {
-				owner = e.Dst
-			}
-			switch {
-			case owner != h:
-			case raced(v, sorted, h, p.Reaction):
-				hr.Excused = append(hr.Excused, v)
-			default:
-				hr.Violations = append(hr.Violations, v)
-			}
-		}
+		hr := CheckHostView(profile, p, rules, h, sorted)
+		hr.Sources = sources
 		out = append(out, hr)
 	}
 	return out
+}
+
+// CheckHostView judges host h on view, the packets it sent and received
+// in the order its own link carried them (Frame = position, 1-based), as
+// a capture at HostPoint(h): a Checker runs over the whole view and the
+// report keeps in Violations the findings charged to h (see
+// CheckHostViews). The view is kept in HostReport.View; Sources is left
+// to the caller.
+func CheckHostView(profile string, p Params, rules []*Rule, h netip.Addr, view []Event) HostReport {
+	charges := make(map[string]bool, len(rules))
+	for _, r := range rules {
+		charges[r.ID] = r.ChargesReceiver()
+	}
+	c := NewChecker(profile, p, rules)
+	c.SetCapturePoint(HostPoint(h))
+	for i := range view {
+		c.Feed(&view[i])
+	}
+	rep := c.Finish()
+	hr := HostReport{Host: h, Report: rep, View: view}
+	for _, v := range rep.Violations {
+		if v.Frame < 1 || v.Frame > len(view) {
+			continue
+		}
+		switch {
+		case ChargedTo(&view[v.Frame-1], charges[v.Rule]) != h:
+		case raced(v, view, h, p.Reaction):
+			hr.Excused = append(hr.Excused, v)
+		default:
+			hr.Violations = append(hr.Violations, v)
+		}
+	}
+	return hr
+}
+
+// ChargedTo returns the host a finding at event e is charged to: the
+// sender of e, or for rules whose ChargesReceiver is true (receiverRule)
+// its receiver, which owed the answer.
+func ChargedTo(e *Event, receiverRule bool) netip.Addr {
+	if receiverRule {
+		return e.Dst
+	}
+	return e.Src
 }
 
 // raced reports whether timing finding f, at a packet h sent in view

@@ -42,6 +42,9 @@ type Rule struct {
 	Source string `json:"source"`
 	// Profiles lists the profiles the rule applies to; empty means all.
 	Profiles []string `json:"profiles,omitempty"`
+	// Facts names the facts of docs/homa-facts.md §4 the rule implements
+	// (e.g. "RTX-06"); see Facts and Coverage.
+	Facts []string `json:"facts,omitempty"`
 	// Capture, when set, says which capture point the rule needs (e.g. a
 	// switch port: host taps hide GRO-batched packets); the rule reports
 	// inconclusive rather than violated where the capture cannot tell.
@@ -90,6 +93,11 @@ func (r *Rule) Validate() error {
 	for _, p := range r.Profiles {
 		if _, err := LookupProfile(p); err != nil {
 			return fmt.Errorf("rule %s: %w", r.ID, err)
+		}
+	}
+	for _, f := range r.Facts {
+		if _, ok := LookupFact(f); !ok {
+			return fmt.Errorf("rule %s: names fact %q, which docs/homa-facts.md §4 does not have", r.ID, f)
 		}
 	}
 	return nil

@@ -12,6 +12,7 @@ func ackRules() []*Rule {
 	return []*Rule{
 		{
 			ID: "HOMA-ACK-001", Level: Must,
+			Facts:     []string{"ACK-01"},
 			Statement: "A server sends NEED_ACK for an RPC only after it has transmitted the whole response.",
 			Source:    "HomaModule homa_timer.c homa_timer_check_rpc",
 			Property: Each{Types: []wire.PacketType{wire.TypeNeedAck}, Check: func(c *Ctx, e *Event) Result {
@@ -29,6 +30,7 @@ func ackRules() []*Rule {
 		},
 		{
 			ID: "HOMA-ACK-002", Level: Should,
+			Facts:     []string{"ACK-02", "ABT-01"},
 			Statement: "A client answers NEED_ACK for an RPC whose response it has fully received with an ACK (or RESENDs for what it lacks).",
 			Source:    "HomaModule homa_incoming.c homa_need_ack_pkt",
 			Capture:   "a NEED_ACK lost after the capture point is never answered",
@@ -86,6 +88,7 @@ func ackRules() []*Rule {
 		},
 		{
 			ID: "HOMA-ACK-003", Level: Must,
+			Facts:     []string{"ACK-04"},
 			Statement: "Once the client has acknowledged an RPC, the server sends no more NEED_ACK for it.",
 			Source:    "HomaModule homa_incoming.c homa_ack_pkt, homa_rpc_acked (the RPC is freed)",
 			Capture:   "slack covers a NEED_ACK crossing the ACK on the wire",
@@ -102,6 +105,7 @@ func ackRules() []*Rule {
 		},
 		{
 			ID: "HOMA-ACK-004", Level: Must,
+			Facts:     []string{"ACK-03"},
 			Statement: "A client acknowledges only RPCs whose response it has completely received.",
 			Source:    "HomaModule homa_peer.c homa_peer_add_ack (called when the application receives the response)",
 			Capture:   "the response must be in the capture; acks for RPCs that started before it are inconclusive",
@@ -148,6 +152,7 @@ func ackRules() []*Rule {
 		},
 		{
 			ID: "HOMA-ACK-005", Level: Must,
+			Facts:     []string{"ACK-01"},
 			Statement: "A server's first NEED_ACK for an RPC comes request_ack_ticks timer ticks or more after the last bytes of its response were first transmitted.",
 			Source:    "HomaModule homa_timer.c homa_timer_check_rpc (done_timer_ticks, request_ack_ticks)",
 			Capture:   "the timer may note the response complete up to one tick after it was sent, so one tick less is allowed; jitter covers capture noise and the time the response needs to reach a capture point on the client's side",

@@ -12,6 +12,7 @@ func cutoffRules() []*Rule {
 	return []*Rule{
 		{
 			ID: "HOMA-CUTOFF-001", Level: Must,
+			Facts:     []string{"CUT-02", "CUT-05"},
 			Statement: "Once a sender has received CUTOFFS from a receiver, every DATA it sends there afterwards (retransmissions included) carries that cutoff_version.",
 			Source:    "HomaModule homa_incoming.c homa_cutoffs_pkt; homa_outgoing.c __homa_xmit_data",
 			// linux_6.1.38 writes cutoff_version when it builds a packet, so
@@ -45,6 +46,7 @@ func cutoffRules() []*Rule {
 		},
 		{
 			ID: "HOMA-CUTOFF-002", Level: Should,
+			Facts:     []string{"CUT-01"},
 			Statement: "A receiver that gets DATA with a stale cutoff_version sends CUTOFFS to the sender.",
 			Source:    "HomaModule homa_incoming.c homa_data_pkt (rate-limited to once per jiffy per peer)",
 			Profiles:  []string{"linux", "linux-2024"},

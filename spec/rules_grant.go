@@ -25,6 +25,7 @@ func grantRules() []*Rule {
 	return []*Rule{
 		{
 			ID: "HOMA-GRANT-001", Level: Must,
+			Facts:     []string{"GRANT-01"},
 			Statement: "Only messages longer than unsched_bytes receive GRANTs.",
 			Source:    "HomaModule homa_grant.c homa_grant_init_rpc",
 			Profiles:  []string{"linux", "linux-2024"},
@@ -41,6 +42,7 @@ func grantRules() []*Rule {
 		},
 		{
 			ID: "HOMA-GRANT-002", Level: Must,
+			Facts:     []string{"GRANT-01"},
 			Statement: "A GRANT offset never exceeds the message length and always exceeds the unscheduled bytes U.",
 			Source:    "HomaModule homa_grant.c homa_grant_try_send, homa_grant_check_fifo",
 			Profiles:  []string{"linux", "linux-2024"},
@@ -61,6 +63,7 @@ func grantRules() []*Rule {
 		},
 		{
 			ID: "HOMA-GRANT-003", Level: Must,
+			Facts:     []string{"GRANT-01"},
 			Statement: "GRANT offsets for one message strictly increase (on main a repeat of exactly the message length is tolerated; linux_6.1.38 never repeats one).",
 			Source:    "HomaModule homa_grant.c homa_grant_try_send (granted only grows; main may resend offset = length), linux_6.1.38 homa_grant_send (only a positive increment is sent); fault @7774497",
 			Profiles:  []string{"linux", "linux-2024"},
@@ -84,6 +87,7 @@ func grantRules() []*Rule {
 		},
 		{
 			ID: "HOMA-GRANT-004", Level: Must,
+			Facts:     []string{"GRANT-01"},
 			Statement: "No GRANT is sent for a message whose bytes have all arrived.",
 			Source:    "HomaModule homa_grant.c homa_grant_check_rpc (complete messages leave the grantable set); fault @312e4bd",
 			Profiles:  []string{"linux", "linux-2024"},
@@ -102,6 +106,7 @@ func grantRules() []*Rule {
 		},
 		{
 			ID: "HOMA-GRANT-005", Level: Must,
+			Facts:     []string{"SND-01", "SND-03", "RTX-08"},
 			Statement: "A sender never transmits new bytes beyond its grant horizon, max(U, GRANT offsets, RESEND ends), by more than one skb's data (max(max_gso_size, one 1424-byte segment)).",
 			Source:    "HomaModule homa_outgoing.c homa_xmit_data; homa_incoming.c homa_resend_pkt (RESEND raises the horizon)",
 			Profiles:  []string{"linux", "linux-2024"},
@@ -133,6 +138,7 @@ func grantRules() []*Rule {
 		},
 		{
 			ID: "HOMA-GRANT-006", Level: Should,
+			Facts:     []string{"GRANT-06"},
 			Statement: "A receiver grants at most max_overcommit messages at once: messages with granted but not yet received bytes never exceed it when a GRANT leaves.",
 			Source:    "HomaModule homa_grant.c active set (HOMA_MAX_GRANTS, max_overcommit); SIGCOMM 2018 §3.4",
 			Profiles:  []string{"linux", "linux-2024"},
@@ -162,6 +168,7 @@ func grantRules() []*Rule {
 		},
 		{
 			ID: "HOMA-GRANT-007", Level: Must,
+			Facts:     []string{"GRANT-09", "FIFO-01"},
 			Statement: "SRPT GRANTs carry a scheduled priority (at most max_sched_prio); only FIFO grants use level num_priorities-2.",
 			Source:    "HomaModule homa_grant.c homa_grant_priority, homa_grant_check_fifo",
 			Profiles:  []string{"linux", "linux-2024"},
@@ -178,6 +185,7 @@ func grantRules() []*Rule {
 		},
 		{
 			ID: "HOMA-GRANT-008", Level: Must,
+			Facts:     []string{"CTRL-02"},
 			Statement: "Scheduled DATA (first transmissions at or above U) is sent at the priority of the latest GRANT for that message (the previous one while the latest may still be in flight).",
 			Source:    "HomaModule homa_outgoing.c homa_xmit_data; homa_incoming.c homa_grant_pkt",
 			Profiles:  []string{"linux", "linux-2024"},
@@ -225,6 +233,7 @@ func grantRules() []*Rule {
 		},
 		{
 			ID: "HOMA-GRANT-009", Level: Must,
+			Facts:     []string{"GRANT-03", "GRANT-04"},
 			Statement: "A non-FIFO GRANT's offset exceeds the bytes of its message seen so far by at most the grant window: window when it is set, otherwise max_incoming/2 (the dynamic window max_incoming/(n+1) is largest with n = 1 active message).",
 			Source:    "HomaModule homa_grant.c homa_grant_try_send (granted ≤ received + window), homa_grant_update_sysctl_deps (windows[n] = max_incoming/(n+1)); linux_6.1.38 homa_grant.c homa_grant_send (increment = grant_window - incoming)",
 			Profiles:  []string{"linux", "linux-2024"},
@@ -254,6 +263,7 @@ func grantRules() []*Rule {
 		},
 		{
 			ID: "HOMA-GRANT-010", Level: Should,
+			Facts:     []string{"GRANT-06", "GRANT-08"},
 			Statement: "A receiver that has all unscheduled bytes of a message longer than unsched_bytes sends the message its first GRANT within response_timeout, unless it is already granting max_overcommit other messages.",
 			Source:    "HomaModule homa_grant.c homa_grant_check_rpc, homa_grant_manage_rpc (a grantable message joins the active set while fewer than max_overcommit are active); fault @2be2170 (fixed @003213d)",
 			Profiles:  []string{"linux", "linux-2024"},

@@ -12,6 +12,7 @@ func grantRankRules() []*Rule {
 	return []*Rule{
 		{
 			ID: "HOMA-GRANT-011", Level: Should,
+			Facts:     []string{"GRANT-08", "GRANT-09"},
 			Statement: "A receiver never gives a GRANT a higher scheduled priority than the latest GRANT of another message it is granting that has clearly fewer bytes left to receive (SRPT ranking, within rank_tolerance bytes).",
 			Source:    "HomaModule homa_grant.c homa_grant_priority, homa_grant_outranks; SIGCOMM 2018 §3.4",
 			Profiles:  []string{"linux", "linux-2024"},

@@ -8,6 +8,7 @@ func idRules() []*Rule {
 	return []*Rule{
 		{
 			ID: "HOMA-ID-001", Level: Must,
+			Facts:     []string{"ID-01"},
 			Statement: "The two directions of an RPC carry ids that differ only in bit 0: the client sends its even id, the server that id plus one.",
 			Source:    "HomaModule homa_wire.h homa_local_id; homa_rpc.c homa_rpc_alloc_client",
 			Property: Each{Check: func(c *Ctx, e *Event) Result {
@@ -38,6 +39,7 @@ func idRules() []*Rule {
 		},
 		{
 			ID: "HOMA-ID-002", Level: Must,
+			Facts:     []string{"ID-03", "ID-04"},
 			Statement: "Requests go to a nonzero port; on main a destination port of 32768 or more (the automatically assigned range) is a server only if its socket set SO_HOMA_SERVER, which the wire does not show (inconclusive); linux_6.1.38 sockets all accept requests.",
 			Source:    "HomaModule homa_sock.c homa_sock_bind (bind to ports ≥ 32768 fails), homa_plumbing.c SO_HOMA_SERVER; homa.h HOMA_MIN_DEFAULT_PORT",
 			Property: Each{Types: []wire.PacketType{wire.TypeData}, Check: func(c *Ctx, e *Event) Result {

@@ -33,6 +33,7 @@ func prioRules() []*Rule {
 	return []*Rule{
 		{
 			ID: "HOMA-PRIO-001", Level: Must,
+			Facts:     []string{"CTRL-01"},
 			Statement: "Every control packet (all types but DATA) is sent at the highest priority level, num_priorities-1.",
 			Source:    "HomaModule homa_outgoing.c __homa_xmit_control",
 			Profiles:  []string{"linux", "linux-2024"},
@@ -49,6 +50,7 @@ func prioRules() []*Rule {
 		},
 		{
 			ID: "HOMA-PRIO-002", Level: Must,
+			Facts:     []string{"CUT-03"},
 			Statement: "Unscheduled DATA is sent at the level the receiver's cutoffs give its message length, using the cutoffs whose version the packet carries (version 0: the new-peer default, level num_priorities-2).",
 			Source:    "HomaModule homa_peer.c homa_unsched_priority, homa_peer_alloc; SIGCOMM 2018 §3.4",
 			Profiles:  []string{"linux", "linux-2024"},

@@ -26,6 +26,7 @@ func resendRules() []*Rule {
 	return []*Rule{
 		{
 			ID: "HOMA-RESEND-001", Level: Must,
+			Facts:     []string{"RTX-01", "RTX-02", "RTX-07", "RTX-12"},
 			Statement: "An endpoint sends RESEND for an RPC only after it has heard no DATA, GRANT or BUSY for it for resend_ticks timer ticks.",
 			Source:    "HomaModule homa_timer.c homa_timer_check_rpc (silent_ticks ≥ resend_ticks); fault @bf69583",
 			Capture:   "the first tick may come up to one tick early; slack covers timer-thread delay",
@@ -107,6 +108,7 @@ func resendRules() []*Rule {
 		},
 		{
 			ID: "HOMA-RESEND-002", Level: Should,
+			Facts:     []string{"RTX-06", "ID-04", "ABT-01"},
 			Statement: "A RESEND is answered by the message's sender with retransmitted DATA, BUSY or RPC_UNKNOWN.",
 			Source:    "HomaModule homa_incoming.c homa_resend_pkt",
 			Capture:   "a RESEND lost after the capture point is never answered, and an answer lost before the capture point (on the answerer's side) is never seen; check captures without loss strictly",
@@ -134,6 +136,7 @@ func resendRules() []*Rule {
 		},
 		{
 			ID: "HOMA-RESEND-003", Level: Must,
+			Facts:     []string{"RTX-06", "RTX-09", "WIRE-05"},
 			Statement: "DATA marked retransmit=1 is sent only after the receiver asked for it with RESEND, or after RPC_UNKNOWN told a client to restart.",
 			Source:    "HomaModule homa_outgoing.c homa_resend_data; homa_incoming.c homa_rpc_unknown_pkt",
 			Property: After{
@@ -170,6 +173,7 @@ func resendRules() []*Rule {
 		},
 		{
 			ID: "HOMA-RESEND-004", Level: Must,
+			Facts:     []string{"RTX-06", "CTRL-02"},
 			Statement: "Retransmitted DATA answering a RESEND uses the priority the RESEND asked for.",
 			Source:    "HomaModule homa_outgoing.c homa_resend_data (RESEND priority)",
 			Profiles:  []string{"linux", "linux-2024"},
@@ -193,6 +197,7 @@ func resendRules() []*Rule {
 		},
 		{
 			ID: "HOMA-RESEND-005", Level: Must,
+			Facts:     []string{"RTX-06"},
 			Statement: "BUSY is sent only in answer to a RESEND for the same RPC.",
 			Source:    "HomaModule homa_incoming.c homa_resend_pkt",
 			Property: After{
@@ -214,6 +219,7 @@ func resendRules() []*Rule {
 		},
 		{
 			ID: "HOMA-RESEND-006", Level: Must,
+			Facts:     []string{"RTX-06", "RTX-11", "ABT-01"},
 			Statement: "RPC_UNKNOWN is sent only in answer to a packet (a RESEND, usually) for an RPC the sender does not know.",
 			Source:    "HomaModule homa_incoming.c homa_dispatch_pkts, homa_resend_pkt",
 			Property: After{
@@ -235,6 +241,7 @@ func resendRules() []*Rule {
 		},
 		{
 			ID: "HOMA-RESEND-007", Level: Must,
+			Facts:     []string{"RTX-09"},
 			Statement: "A client told RPC_UNKNOWN while its request is not fully acknowledged by a response retransmits the request from offset 0 with retransmit=1.",
 			Source:    "HomaModule homa_incoming.c homa_rpc_unknown_pkt (client restart)",
 			Capture:   "applies while the client is still sending its request (no response DATA seen)",
@@ -258,6 +265,7 @@ func resendRules() []*Rule {
 		},
 		{
 			ID: "HOMA-RESEND-008", Level: Must,
+			Facts:     []string{"RTX-02", "RTX-07"},
 			Statement: "An endpoint's timer RESENDs for one RPC come in rounds (one RESEND per gap, in ascending order, in the same tick), and while the peer sends no DATA, GRANT or BUSY its rounds are at least resend_interval timer ticks apart.",
 			Source:    "HomaModule homa_timer.c homa_timer_check_rpc ((silent_ticks - resend_ticks) % resend_interval == 0), homa_incoming.c homa_request_retrans; fault @12a06d7, @35c09b5",
 			Capture:   "rounds may come up to one tick early (jitter covers capture noise); a round within slack after a NEED_ACK is the client's answer to it on main, not a timer round, and a round after the endpoint's own DATA may follow a reset of its count: neither is judged",
@@ -306,6 +314,7 @@ func resendRules() []*Rule {
 		},
 		{
 			ID: "HOMA-RESEND-009", Level: Must,
+			Facts:     []string{"RTX-10"},
 			Statement: "An endpoint sends no RESEND for an RPC after timeout_ticks timer ticks of silence from the peer: the RPC has been aborted.",
 			Source:    "HomaModule homa_timer.c homa_timer_check_rpc (silent_ticks ≥ timeout_ticks: homa_rpc_abort, no packet sent)",
 			Capture:   "silence counts from the peer's latest DATA, GRANT or BUSY, or from the endpoint's own latest DATA, GRANT or buffer-wakeup RESEND (after which the timer may have held its count at 0); slack covers timer-thread delay, but a host whose timer passes take longer than tick (the shared emulated captures: about 1.2 ms) needs tick set to match",
@@ -350,6 +359,7 @@ func resendRules() []*Rule {
 		},
 		{
 			ID: "HOMA-RESEND-010", Level: Must,
+			Facts:     []string{"WIRE-05", "AMO-01"},
 			Statement: "A sender transmits each byte of a message at most once with retransmit=0: bytes it sends again are marked retransmit=1.",
 			Source:    "HomaModule homa_outgoing.c homa_xmit_data (next_xmit_offset only grows), homa_resend_data (retransmit=1); fault PlatformLab/Homa@0b12835",
 			Capture:   "a capture that records a frame twice (two merged interfaces) shows false duplicates; capture each link once",
@@ -369,6 +379,7 @@ func resendRules() []*Rule {
 		},
 		{
 			ID: "HOMA-RESEND-011", Level: Must,
+			Facts:     []string{"RTX-06", "RTX-08"},
 			Statement: "A sender retransmits only bytes it has already sent: no DATA with retransmit=0 carries bytes that went out before with retransmit=1 while they lay beyond all the message's first transmissions (a sender sends a message's new bytes in offset order).",
 			Source:    "HomaModule homa_incoming.c homa_resend_pkt (retransmits [offset, min(end, tx_end)) since @be5081e), homa_rpc_unknown_pkt (a restart resends [0, tx_end)); fault @c67deb4. Not linux-2024: linux_6.1.38 lost @c67deb4's fix in @b5c39f0 and retransmits bytes a RESEND names before it has sent them, then sends them again (shared capture linux-6.1 c: retransmitted in frames 55-61, sent again in 63-68; also 1041-1043)",
 			Profiles:  []string{"linux", "upstream"},

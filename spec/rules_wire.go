@@ -13,6 +13,7 @@ func wireRules() []*Rule {
 	return []*Rule{
 		{
 			ID: "HOMA-WIRE-001", Level: Must,
+			Facts:     []string{"WIRE-01"},
 			Statement: "Every Homa packet has a known type (0x10-0x18) and is at least as long as its type's header.",
 			Source:    "HomaModule homa_plumbing.c homa_softirq (per-type minimum lengths); homa_wire.h",
 			Property: Each{Malformed: true, Check: func(c *Ctx, e *Event) Result {
@@ -27,6 +28,7 @@ func wireRules() []*Rule {
 		},
 		{
 			ID: "HOMA-WIRE-002", Level: Must,
+			Facts:     []string{"WIRE-03"},
 			Statement: "A DATA packet carries at least one byte, its bytes lie inside the message, and message_length is between 1 and 1,000,000.",
 			Source:    "HomaModule homa_outgoing.c homa_message_out_fill; homa_incoming.c homa_add_packet",
 			Property: Each{Types: []wire.PacketType{wire.TypeData}, Check: func(c *Ctx, e *Event) Result {
@@ -44,6 +46,7 @@ func wireRules() []*Rule {
 		},
 		{
 			ID: "HOMA-WIRE-003", Level: Must,
+			Facts:     []string{"WIRE-02"},
 			Statement: "All DATA packets of one message carry the same message_length.",
 			Source:    "HomaModule homa_outgoing.c homa_tx_data_pkt_alloc, homa_resend_data (header copied)",
 			Property: Each{Types: []wire.PacketType{wire.TypeData}, Check: func(c *Ctx, e *Event) Result {
@@ -60,6 +63,7 @@ func wireRules() []*Rule {
 		},
 		{
 			ID: "HOMA-WIRE-004", Level: Must,
+			Facts:     []string{"WIRE-04"},
 			Statement: "Every packet carries flags 0x06 and urgent 0xB97D (the TCP-imitation marks).",
 			Source:    "HomaModule homa_hijack.h homa_hijack_set_hdr (applied on every transmit path)",
 			Profiles:  []string{"linux", "linux-2024"},
@@ -73,6 +77,7 @@ func wireRules() []*Rule {
 		},
 		{
 			ID: "HOMA-WIRE-005", Level: Must,
+			Facts:     []string{"WIRE-04"},
 			Statement: "Control packets carry doff 5 (byte 0x50) so that TSO and TCP-hijacked paths see a sane TCP header.",
 			Source:    "HomaModule homa_outgoing.c __homa_xmit_control (commit 82b6b88)",
 			Profiles:  []string{"linux"},
@@ -88,6 +93,7 @@ func wireRules() []*Rule {
 		},
 		{
 			ID: "HOMA-WIRE-006", Level: Must,
+			Facts:     []string{"WIRE-05"},
 			Statement: "Retransmitted DATA (retransmit=1) carries its true offset in seg.offset, never the 0xFFFFFFFF sentinel.",
 			Source:    "HomaModule homa_outgoing.c homa_resend_data",
 			Profiles:  []string{"linux", "linux-2024"},
@@ -104,6 +110,7 @@ func wireRules() []*Rule {
 		},
 		{
 			ID: "HOMA-WIRE-007", Level: Must,
+			Facts:     []string{"WIRE-06"},
 			Statement: "In first transmissions, the DATA incoming field equals the message's unscheduled bytes U = min(message_length, unsched_bytes) in every packet.",
 			Source:    "HomaModule homa_outgoing.c homa_tx_data_pkt_alloc",
 			Profiles:  []string{"linux", "linux-2024"},
@@ -120,6 +127,7 @@ func wireRules() []*Rule {
 		},
 		{
 			ID: "HOMA-WIRE-008", Level: Must,
+			Facts:     []string{"WIRE-01", "ACK-03"},
 			Statement: "An ACK packet lists at most 5 acks (num_acks ≤ HOMA_MAX_ACKS_PER_PKT).",
 			Source:    "HomaModule homa_wire.h homa_ack_hdr; homa_incoming.c homa_ack_pkt",
 			Property: AtMost{Types: []wire.PacketType{wire.TypeAck}, Measure: func(c *Ctx, e *Event) (int64, int64, string, bool) {

@@ -188,12 +188,30 @@ type Trace struct {
 	// granting[R] holds the incomplete messages R has granted.
 	granting map[netip.Addr]map[*Message]*RPC
 	applied  int
+	// unreachable[{H, P}] is the latest ICMP port unreachable host H sent
+	// about its port P.
+	unreachable map[HostPort]Unreachable
+}
+
+// HostPort is a host address and a Homa port.
+type HostPort struct {
+	Addr netip.Addr
+	Port uint16
+}
+
+// Unreachable is an ICMP port unreachable seen in the capture: the host
+// that sent it said it has no socket for the quoted port.
+type Unreachable struct {
+	Time  time.Time
+	Frame int
+	// To is the host the ICMP message went to (the quoted packet's sender).
+	To netip.Addr
 }
 
 // NewTrace returns an empty trace judged against p.
 func NewTrace(p *Params) *Trace {
 	return &Trace{P: p, rpcs: map[RPCKey]*RPC{}, cutoffs: map[hostPair]*CutoffsState{}, versions: map[hostPair][]CutoffsState{},
-		granting: map[netip.Addr]map[*Message]*RPC{}}
+		granting: map[netip.Addr]map[*Message]*RPC{}, unreachable: map[HostPort]Unreachable{}}
 }
 
 // KeyOf returns the RPC key of e (from sender_id's role bit and addresses).
@@ -260,9 +278,22 @@ func (t *Trace) trackIncoming(to netip.Addr, m *Message, r *RPC) {
 	}
 }
 
+// PortUnreachable returns the latest ICMP port unreachable host h sent
+// about its port, if any.
+func (t *Trace) PortUnreachable(h netip.Addr, port uint16) (Unreachable, bool) {
+	u, ok := t.unreachable[HostPort{h, port}]
+	return u, ok
+}
+
 // Apply updates the trace with e. Rules see the trace before Apply.
 func (t *Trace) Apply(e *Event) {
 	t.Now = e.Time
+	if e.ICMP != nil {
+		if e.ICMP.PortUnreachable {
+			t.unreachable[HostPort{e.Src, e.ICMP.QDport}] = Unreachable{Time: e.Time, Frame: e.Frame, To: e.Dst}
+		}
+		return
+	}
 	if e.Err != nil {
 		return
 	}
