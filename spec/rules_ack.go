@@ -98,6 +98,9 @@ func ackRules() []*Rule {
 					return Pass()
 				}
 				if late := e.Time.Sub(r.AckTime); late > c.P.Slack {
+					if ev, ok := c.Net.LostAfter(e.Dst, e.Src); ok {
+						return Downgrade(CauseLossAfter, ev, "NEED_ACK %v after the client's ack (frame %d), which may not have reached the server", late.Round(time.Microsecond), r.AckFrame)
+					}
 					return Violation("NEED_ACK %v after the client acknowledged the RPC (frame %d)", late.Round(time.Microsecond), r.AckFrame).With(r.AckFrame).WithSlack(c.P.Slack)
 				}
 				return Pass().WithSlack(c.P.Slack)

@@ -40,6 +40,10 @@ func cutoffRules() []*Rule {
 				if v == st.Version || e.Time.Sub(st.Time) <= c.P.Slack {
 					return Pass().WithSlack(c.P.Slack)
 				}
+				if ev, ok := c.Net.LostAfter(e.Dst, e.Src); ok {
+					return Downgrade(CauseLossAfter, ev, "DATA carries cutoff_version %d after CUTOFFS version %d from %v (frame %d), which may not have reached %v",
+						v, st.Version, e.Dst, st.Frame, e.Src)
+				}
 				return Violation("DATA carries cutoff_version %d, %v after CUTOFFS version %d from %v (frame %d)",
 					v, e.Time.Sub(st.Time).Round(time.Microsecond), st.Version, e.Dst, st.Frame).With(st.Frame).WithSlack(c.P.Slack)
 			}},

@@ -83,9 +83,9 @@ func resendRules() []*Rule {
 						end := min(uint64(rs.Offset())+uint64(rs.Length()), uint64(m.Length))
 						lost = m.Seen.Overlaps(rs.Offset(), uint32(end))
 					}
-					if lost {
-						return Unsure("RESEND %v after %s asks for bytes the capture saw sent: they were lost after the capture point (or dropped by the receiver), so its silence is unknown",
-							quiet.Round(time.Microsecond), since)
+					if lost && !c.Net.atReceiver(e.Src) {
+						return Downgrade(CauseLossAfter, Evidence{e.Frame, "the RESEND asks for bytes the capture saw sent to " + e.Src.String()},
+							"RESEND %v after %s: the bytes it asks for were lost after the capture point, so its silence is unknown", quiet.Round(time.Microsecond), since)
 					}
 				}
 				if quiet < 0 {
@@ -107,11 +107,11 @@ func resendRules() []*Rule {
 			}},
 		},
 		{
-			ID: "HOMA-RESEND-002", Level: Should,
+			ID: "HOMA-RESEND-002", Level: Must,
 			Facts:     []string{"RTX-06", "ID-04", "ABT-01"},
-			Statement: "A RESEND is answered by the message's sender with retransmitted DATA, BUSY or RPC_UNKNOWN.",
-			Source:    "HomaModule homa_incoming.c homa_resend_pkt",
-			Capture:   "a RESEND lost after the capture point is never answered, and an answer lost before the capture point (on the answerer's side) is never seen; check captures without loss strictly",
+			Statement: "A RESEND is answered within response_timeout by the message's sender with retransmitted DATA, BUSY or RPC_UNKNOWN, or by its host with ICMP port unreachable (no socket has the port).",
+			Source:    "HomaModule homa_incoming.c homa_resend_pkt (every path sends DATA, BUSY or RPC_UNKNOWN), homa_dispatch_pkts (ICMP for a port without a socket)",
+			Capture:   "inconclusive where the capture shows loss toward the answerer after the capture point or from it before (the RESEND or its answer may be the lost packet)",
 			Property: Within{
 				Trigger: func(c *Ctx, e *Event) (Obligation, bool) {
 					if e.Type() != wire.TypeResend {
@@ -129,7 +129,8 @@ func resendRules() []*Rule {
 								return true
 							}
 							return false
-						}}, true
+						},
+						MatchICMP: unreachableFor(e)}, true
 				},
 				Bound: func(p *Params) time.Duration { return p.ResponseTimeout },
 			},
@@ -398,6 +399,16 @@ func resendRules() []*Rule {
 				return Pass()
 			}},
 		},
+	}
+}
+
+// unreachableFor returns a MatchICMP that is true for an ICMP port
+// unreachable from e's receiver about e's destination port: the host has
+// no socket for it, which answers e (homa_dispatch_pkts).
+func unreachableFor(e *Event) func(c *Ctx, x *Event) bool {
+	to, port := e.Dst, e.Packet.Common().Dport()
+	return func(c *Ctx, x *Event) bool {
+		return x.ICMP.PortUnreachable && x.Src == to && x.ICMP.QDport == port
 	}
 }
 

@@ -21,8 +21,12 @@ type RPCKey struct {
 // GrantSeen is one GRANT observed for a message.
 type GrantSeen struct {
 	Time     time.Time
+	Frame    int
 	Priority uint8
 	Offset   uint32
+	// HBefore is the sender's horizon as far as the capture shows just
+	// before this GRANT: max(U, earlier GRANT offsets, RESEND ends).
+	HBefore uint32
 }
 
 // Message is what an observer knows about one message (request or
@@ -63,6 +67,14 @@ type Message struct {
 	GrantedBefore uint32
 	// RecentGrants are the latest GRANTs (at most 8), oldest first.
 	RecentGrants []GrantSeen
+	// GrantLog holds the GRANTs from the latest one the sender is known to
+	// have received (when Known is set, GrantLog[0]) to the latest, oldest
+	// first. The sender is known to have received a GRANT (or a later one)
+	// once it sent a first transmission that no earlier GRANT or RESEND
+	// could have authorised (see Trace.Apply); GRANTs lost between the
+	// capture point and the sender leave it unknown.
+	GrantLog []GrantSeen
+	Known    bool
 	// ResendEnd is the highest end of a RESEND range seen (RTX-08 raises
 	// the sender's horizon); ResendAll is set by a RESEND of length -1.
 	ResendEnd uint32
@@ -95,6 +107,35 @@ type Message struct {
 	CompleteFrame int
 	// Priorities is a bit set of the IP priorities DATA used.
 	Priorities uint16
+}
+
+// noteGrantUse updates GrantLog with first transmission e of the message:
+// a segment starting at or past H + (skb data − one segment), where H is
+// the horizon before GRANT g and the RESENDs seen so far, cannot come from
+// an skb that an earlier authorisation allowed (homa_xmit_data sends whole
+// skbs that start below the horizon), so the sender had received g or a
+// later GRANT.
+func (m *Message) noteGrantUse(p *Params, e *Event) {
+	reach := skbData(p.MaxGSOSize, e.Src.Is6() && !e.Src.Is4In6()) - segData(e)
+	for i := len(m.GrantLog) - 1; i >= 0; i-- {
+		g := m.GrantLog[i]
+		if i == 0 && m.Known {
+			return
+		}
+		if uint64(e.Offset) >= uint64(max(g.HBefore, m.ResendEnd))+uint64(reach) {
+			m.GrantLog = append(m.GrantLog[:0], m.GrantLog[i:]...)
+			m.Known = true
+			return
+		}
+	}
+}
+
+// segData is one full segment's data bytes for e's address family.
+func segData(e *Event) uint32 {
+	if e.Src.Is6() && !e.Src.Is4In6() {
+		return wire.MaxSegDataIPv6
+	}
+	return wire.MaxSegDataIPv4
 }
 
 // LastGrant returns the latest GRANT seen for the message, if any.
@@ -368,6 +409,7 @@ func (t *Trace) Apply(e *Event) {
 			m.RetxBytes += uint64(e.Length)
 			m.ResentAhead.Add(max(e.Offset, m.SentEnd), end)
 		} else {
+			m.noteGrantUse(t.P, e)
 			m.FirstSent.Add(e.Offset, end)
 			if e.End() > m.SentEnd {
 				m.SentEnd = e.End()
@@ -396,7 +438,9 @@ func (t *Trace) Apply(e *Event) {
 			copy(m.RecentGrants, m.RecentGrants[1:])
 			m.RecentGrants = m.RecentGrants[:7]
 		}
-		m.RecentGrants = append(m.RecentGrants, GrantSeen{Time: e.Time, Priority: g.Priority(), Offset: g.Offset()})
+		gs := GrantSeen{Time: e.Time, Frame: e.Frame, Priority: g.Priority(), Offset: g.Offset(), HBefore: m.Horizon(t.P)}
+		m.RecentGrants = append(m.RecentGrants, gs)
+		m.GrantLog = append(m.GrantLog, gs)
 		if before := max(t.P.Unsched(m.Length), m.Granted); g.Offset() > before {
 			m.GrantTime, m.GrantFrame, m.GrantedBefore = e.Time, e.Frame, before
 		}
