@@ -106,8 +106,8 @@ func (r *Rule) Validate() error {
 // ruleSets lists the functions that return each area's rules (one per
 // rules_<area>.go file).
 var ruleSets = []func() []*Rule{
-	wireRules, idRules, unschedRules, grantRules, grantRankRules, prioRules, cutoffRules,
-	resendRules, ackRules,
+	wireRules, wireRules2, idRules, idRules2, unschedRules, grantRules, grantRules2, grantRankRules, prioRules, cutoffRules, cutoffRules2,
+	resendRules, resendRules2, ackRules, ackRules2, sendRules,
 }
 
 // Rules returns every rule, sorted by ID. It panics if two rules share an

@@ -191,3 +191,72 @@ func ackRules() []*Rule {
 		},
 	}
 }
+
+// ackRules2: NEED_ACK pacing and when ACK packets may be sent (HomaModule
+// homa_timer.c homa_timer_check_rpc, homa_incoming.c homa_need_ack_pkt,
+// homa_peer.c homa_peer_add_ack).
+func ackRules2() []*Rule {
+	needAck := []wire.PacketType{wire.TypeNeedAck}
+	return []*Rule{
+		{
+			ID: "HOMA-ACK-006", Level: Must,
+			Facts:     []string{"ACK-01"},
+			Statement: "A server sends at most one NEED_ACK per timer tick for an RPC: on its own link, repeats are at least one tick less jitter apart.",
+			Source:    "HomaModule homa_timer.c homa_timer_check_rpc (one NEED_ACK per RPC per timer pass)",
+			Capture:   "judged only where the capture point is on the server's side: queueing between the server and a tap can bunch NEED_ACKs",
+			Property: Each{Types: needAck, Check: func(c *Ctx, e *Event) Result {
+				r := c.T.Lookup(e)
+				if r == nil || r.NeedAcks == 0 || e.FromClient() || !c.Net.atSender(e.Src) {
+					return Skip
+				}
+				gap := e.Time.Sub(r.NeedAckTime)
+				if need := c.P.Tick - c.P.Jitter; gap < need {
+					return Violation("NEED_ACK %v after the previous one for this RPC: one per tick (%v) less jitter %v", gap.Round(time.Microsecond), c.P.Tick, c.P.Jitter).WithSlack(c.P.Jitter)
+				}
+				return Pass().WithSlack(c.P.Jitter)
+			}},
+		},
+		{
+			ID: "HOMA-ACK-007", Level: Must,
+			Facts:     []string{"ACK-02", "ACK-03"},
+			Statement: "Only clients send ACK packets, each in answer to a NEED_ACK for the RPC its header names (ports swapped), or, carrying 5 acks, when a sixth pending ack to a server overflowed.",
+			Source:    "HomaModule homa_incoming.c homa_need_ack_pkt, homa_peer.c homa_peer_add_ack (the only senders of ACK packets)",
+			Property: Each{Types: []wire.PacketType{wire.TypeAck}, Check: func(c *Ctx, e *Event) Result {
+				if !e.FromClient() {
+					return Violation("ACK with odd sender_id %d: only clients acknowledge", e.Packet.SenderID())
+				}
+				if int(e.Packet.Ack().NumAcks()) == c.P.MaxAcksPerPkt {
+					return Pass()
+				}
+				r := c.T.Lookup(e)
+				if r != nil && r.NeedAcks > 0 && e.Time.Sub(r.NeedAckTime) <= c.P.ResponseTimeout && !e.Time.Before(r.NeedAckTime) {
+					return Pass()
+				}
+				if r == nil {
+					return Unsure("ACK for RPC %d with %d acks, but the capture holds no packet of that RPC (its NEED_ACK may precede the capture)", wire.ClientID(e.Packet.SenderID()), e.Packet.Ack().NumAcks())
+				}
+				return Violation("ACK for RPC %d with %d acks and no NEED_ACK for it in the %v before: clients send ACK only when asked or when 5 acks are pending",
+					r.Key.ClientID, e.Packet.Ack().NumAcks(), c.P.ResponseTimeout)
+			}},
+		},
+		{
+			ID: "HOMA-ACK-008", Level: Should,
+			Facts:     []string{"ACK-01"},
+			Statement: "While an RPC is not acknowledged, its server repeats NEED_ACK every tick: consecutive NEED_ACKs are at most one tick (stretched by timer_drift) plus slack apart.",
+			Source:    "HomaModule homa_timer.c homa_timer_check_rpc (NEED_ACK on every pass once request_ack_ticks passed; server RPCs awaiting an ack never time out)",
+			Capture:   "judged at each repeat; an ack, RPC_UNKNOWN or ICMP in between ends the series",
+			Property: Each{Types: needAck, Check: func(c *Ctx, e *Event) Result {
+				r := c.T.Lookup(e)
+				if r == nil || r.NeedAcks == 0 || e.FromClient() || r.Acked || r.Unknown {
+					return Skip
+				}
+				gap := e.Time.Sub(r.NeedAckTime)
+				if bound := c.P.LateTicks(1); gap > bound {
+					return Violation("NEED_ACK %v after the previous one for this unacknowledged RPC: one every tick (%v, drift %g, slack %v) allows %v",
+						gap.Round(time.Microsecond), c.P.Tick, c.P.TimerDrift, c.P.Slack, bound).WithSlack(bound - c.P.Tick)
+				}
+				return Pass()
+			}},
+		},
+	}
+}

@@ -80,3 +80,64 @@ func cutoffRules() []*Rule {
 		},
 	}
 }
+
+// cutoffRules2: when CUTOFFS may be sent and what it holds (HomaModule
+// homa_incoming.c homa_data_pkt; homa_utils.c, util/homa_prio.cc).
+func cutoffRules2() []*Rule {
+	return []*Rule{
+		{
+			ID: "HOMA-CUTOFF-003", Level: Must,
+			Facts:     []string{"CUT-01"},
+			Statement: "A host sends CUTOFFS to a peer only in answer to DATA from that peer, less than response_timeout earlier, whose cutoff_version differs from the version the CUTOFFS carries.",
+			Source:    "HomaModule homa_incoming.c homa_data_pkt (the only sender of CUTOFFS: on a cutoff_version mismatch, at most once per jiffy per peer)",
+			Profiles:  []string{"linux", "linux-2024"},
+			Property: Each{Types: []wire.PacketType{wire.TypeCutoffs}, Check: func(c *Ctx, e *Event) Result {
+				v := e.Packet.Cutoffs().CutoffVersion()
+				for ver, s := range c.T.dataVer[hostPair{e.Dst, e.Src}] {
+					if ver != v && e.Time.Sub(s.Time) <= c.P.ResponseTimeout && !s.Time.After(e.Time) {
+						return Pass()
+					}
+				}
+				return Violation("CUTOFFS version %d to %v with no DATA from %v carrying another cutoff_version in the %v before", v, e.Dst, e.Dst, c.P.ResponseTimeout)
+			}},
+		},
+		{
+			ID: "HOMA-CUTOFF-004", Level: Should,
+			Facts:     []string{"CUT-04"},
+			Statement: "A CUTOFFS packet holds a consistent table: entry 0 is 0 or 0x7FFFFFFF, the entries from the lowest unscheduled level L (the highest below num_priorities holding 1,000,000 or more) up to num_priorities-1 do not increase, L-1 is max_sched_prio, and the version is not 0.",
+			Source:    "HomaModule homa_utils.c (default unsched_cutoffs, cutoff_version 1), homa_plumbing.c homa_prios_changed (entry 0 = INT_MAX, max_sched_prio = L-1); util/homa_prio.cc",
+			Profiles:  []string{"linux", "linux-2024"},
+			Capture:   "pass max_sched_prio, num_priorities and unsched_cutoffs when the hosts' sysctls differ from the defaults",
+			Property: Each{Types: []wire.PacketType{wire.TypeCutoffs}, Check: func(c *Ctx, e *Event) Result {
+				cs := e.Packet.Cutoffs()
+				cut := cs.UnschedCutoffs()
+				np := c.P.NumPriorities
+				if cs.CutoffVersion() == 0 {
+					return Violation("CUTOFFS with cutoff_version 0, the value DATA carry before any CUTOFFS arrived")
+				}
+				if cut[0] != 0 && cut[0] != 0x7fffffff {
+					return Violation("CUTOFFS entry 0 is %d, want 0 or 0x7fffffff", cut[0])
+				}
+				low := -1
+				for i := np - 1; i >= 0; i-- {
+					if cut[i] >= c.P.MaxMessageLength {
+						low = i
+						break
+					}
+				}
+				if low < 1 {
+					return Violation("CUTOFFS %v: no unscheduled level holds messages of max_message_length %d", cut, c.P.MaxMessageLength)
+				}
+				for i := low + 1; i < np; i++ {
+					if cut[i] > cut[i-1] {
+						return Violation("CUTOFFS %v: entry %d (%d) above entry %d (%d): higher levels must take shorter messages", cut, i, cut[i], i-1, cut[i-1])
+					}
+				}
+				if low-1 != c.P.MaxSchedPrio {
+					return Violation("CUTOFFS %v make level %d the lowest unscheduled one, so max_sched_prio would be %d, not %d", cut, low, low-1, c.P.MaxSchedPrio)
+				}
+				return Pass()
+			}},
+		},
+	}
+}

@@ -327,26 +327,7 @@ func resendRules() []*Rule {
 				if r == nil {
 					return Unsure("RESEND for an RPC with no earlier packet in the capture: silence unknown")
 				}
-				start, since := r.First, "the RPC's first packet"
-				later := func(t time.Time, what string) {
-					if t.After(start) {
-						start, since = t, what
-					}
-				}
-				heard := r.HeardFromServer
-				if !e.FromClient() {
-					heard = r.HeardFromClient
-				}
-				later(heard, "the last DATA, GRANT or BUSY from the peer")
-				// A sender with granted bytes not yet sent, and a
-				// receiver that has everything it granted or waits
-				// for buffers, hold silent_ticks at 0.
-				later(r.Msg(e.Packet.Role()).LastData, "its own latest DATA")
-				in := r.Msg(oppositeRole(e.Packet.Role()))
-				if g, ok := in.LastGrant(); ok {
-					later(g.Time, "its own latest GRANT")
-				}
-				later(in.WakeupTime, "its own buffer-wakeup RESEND")
+				start, since := silenceStart(r, e)
 				quiet := e.Time.Sub(start)
 				if quiet < 0 {
 					return Unsure("capture timestamps step backwards (RESEND %v before %s)", (-quiet).Round(time.Microsecond), since)

@@ -34,8 +34,11 @@ type GrantSeen struct {
 type Message struct {
 	// Length is message_length from the first DATA seen (0: none seen).
 	Length uint32
-	// Incoming is the incoming field of the first first-transmission DATA.
-	Incoming uint32
+	// Incoming is the incoming field of the first first-transmission DATA;
+	// MaxIncoming the largest incoming of any DATA (a receiver starts its
+	// granted offset from the first packet it gets, which may be a
+	// retransmission carrying a larger one: homa_message_in_init).
+	Incoming, MaxIncoming uint32
 	// Seen holds the distinct byte ranges observed in DATA.
 	Seen byteranges.Set
 	// SentEnd is the highest end of a first transmission (retransmit=0).
@@ -65,6 +68,9 @@ type Message struct {
 	GrantTime     time.Time
 	GrantFrame    int
 	GrantedBefore uint32
+	// TriggersAtGrant is the receiver's count of grant-triggering packets
+	// (see Trace.triggers) when it sent the latest non-FIFO GRANT.
+	TriggersAtGrant int
 	// RecentGrants are the latest GRANTs (at most 8), oldest first.
 	RecentGrants []GrantSeen
 	// GrantLog holds the GRANTs from the latest one the sender is known to
@@ -85,6 +91,9 @@ type Message struct {
 	RetxBytes uint64
 	// LastResendPriority is the priority field of the latest RESEND.
 	LastResendPriority uint8
+	// LastResend is the latest RESEND for the message, with the message's
+	// SentEnd when it was seen.
+	LastResend ResendSeen
 	// RoundStart and RoundFrame are the time and frame of the first RESEND
 	// of the latest timer RESEND round for the message (homa_request_retrans
 	// sends one RESEND per gap, in ascending order, in one timer pass);
@@ -159,6 +168,15 @@ func (m *Message) Horizon(p *Params) uint32 {
 	return h
 }
 
+// ResendSeen is one RESEND observed for a message.
+type ResendSeen struct {
+	Seen
+	Offset, Length uint32
+	// SentEnd is the message's SentEnd when the RESEND was seen: its
+	// sender had transmitted at least that much when it got the RESEND.
+	SentEnd uint32
+}
+
 // RPC is what an observer knows about one RPC.
 type RPC struct {
 	Key RPCKey
@@ -178,9 +196,11 @@ type RPC struct {
 	HeardFromClient, HeardFromServer time.Time
 	// LastResendFromClient/Server are the times of each side's latest RESEND.
 	LastResendFromClient, LastResendFromServer time.Time
-	// Unknown is set when either side answered RPC_UNKNOWN, at UnknownTime.
-	Unknown     bool
-	UnknownTime time.Time
+	// Unknown is set when either side answered RPC_UNKNOWN, at UnknownTime;
+	// UnknownFromClient when the latest came from the client.
+	Unknown           bool
+	UnknownTime       time.Time
+	UnknownFromClient bool
 	// Acked is set when the client acknowledged the RPC (ACK header, ACK
 	// entry or piggy-backed DATA ack), at AckTime in frame AckFrame.
 	Acked    bool
@@ -232,6 +252,37 @@ type Trace struct {
 	// unreachable[{H, P}] is the latest ICMP port unreachable host H sent
 	// about its port P.
 	unreachable map[HostPort]Unreachable
+	// ackedMax[C] is the largest client id of host C acknowledged so far.
+	ackedMax map[netip.Addr]ackedID
+	// longIn[R] holds the messages longer than unsched_bytes sent to R
+	// that were incomplete when last seen (R's grantable messages, as far
+	// as the capture shows).
+	longIn map[netip.Addr]map[*Message]*RPC
+	// triggers[R] counts the packets to R of an RPC whose message to R
+	// was longer than unsched_bytes and incomplete before it: packets
+	// whose processing runs R's grant decision (homa_dispatch_pkts calls
+	// homa_grant_check_rpc for a grantable RPC).
+	triggers map[netip.Addr]int
+	// sameSender[{R, S}] are the last two distinct messages from S that R
+	// sent a non-FIFO GRANT for, latest first.
+	sameSender map[hostPair][2]*Message
+	// lastSRPT[R] is R's latest non-FIFO GRANT.
+	lastSRPT map[netip.Addr]Seen
+	// dataVer[{S, R}][v] is the latest DATA from S to R with
+	// cutoff_version v.
+	dataVer map[hostPair]map[uint16]Seen
+}
+
+// Seen is a moment of the capture: a time and a frame.
+type Seen struct {
+	Time  time.Time
+	Frame int
+}
+
+type ackedID struct {
+	id    uint64
+	time  time.Time
+	frame int
 }
 
 // HostPort is a host address and a Homa port.
@@ -247,12 +298,15 @@ type Unreachable struct {
 	Frame int
 	// To is the host the ICMP message went to (the quoted packet's sender).
 	To netip.Addr
+	// SenderID is the quoted packet's sender_id (0 if the quote is short).
+	SenderID uint64
 }
 
 // NewTrace returns an empty trace judged against p.
 func NewTrace(p *Params) *Trace {
 	return &Trace{P: p, rpcs: map[RPCKey]*RPC{}, cutoffs: map[hostPair]*CutoffsState{}, versions: map[hostPair][]CutoffsState{},
-		granting: map[netip.Addr]map[*Message]*RPC{}, unreachable: map[HostPort]Unreachable{}}
+		granting: map[netip.Addr]map[*Message]*RPC{}, unreachable: map[HostPort]Unreachable{}, ackedMax: map[netip.Addr]ackedID{},
+		longIn: map[netip.Addr]map[*Message]*RPC{}, triggers: map[netip.Addr]int{}, sameSender: map[hostPair][2]*Message{}, lastSRPT: map[netip.Addr]Seen{}, dataVer: map[hostPair]map[uint16]Seen{}}
 }
 
 // KeyOf returns the RPC key of e (from sender_id's role bit and addresses).
@@ -305,6 +359,41 @@ func (t *Trace) Granting(r netip.Addr) []*Message {
 	return out
 }
 
+// trackLong keeps the longIn index of message m (sent to host to): a
+// message longer than unsched_bytes stays in it until it is complete for
+// longer than slack (see Grantable).
+func (t *Trace) trackLong(to netip.Addr, m *Message, r *RPC) {
+	if m.Length <= t.P.UnschedBytes {
+		return
+	}
+	set := t.longIn[to]
+	if set == nil {
+		set = map[*Message]*RPC{}
+		t.longIn[to] = set
+	}
+	set[m] = r
+}
+
+// Grantable returns how many messages longer than unsched_bytes host h
+// may be granting at time now, as far as the capture shows: those
+// incomplete when last seen (even if RPC_UNKNOWN or an ack ended them: a
+// restart may have brought them back), plus
+// those completed less than slack before now (their last bytes may still
+// be on their way to h). Messages silent for long (h may have aborted
+// them) count too: the number errs high.
+func (t *Trace) Grantable(h netip.Addr, now time.Time) int {
+	n := 0
+	for m := range t.longIn[h] {
+		switch {
+		case m.Complete && now.Sub(m.CompleteTime) > t.P.Slack:
+			delete(t.longIn[h], m)
+		default:
+			n++
+		}
+	}
+	return n
+}
+
 // trackIncoming keeps the granting index of message m (sent
 // to host to) up to date.
 func (t *Trace) trackIncoming(to netip.Addr, m *Message, r *RPC) {
@@ -331,7 +420,11 @@ func (t *Trace) Apply(e *Event) {
 	t.Now = e.Time
 	if e.ICMP != nil {
 		if e.ICMP.PortUnreachable {
-			t.unreachable[HostPort{e.Src, e.ICMP.QDport}] = Unreachable{Time: e.Time, Frame: e.Frame, To: e.Dst}
+			u := Unreachable{Time: e.Time, Frame: e.Frame, To: e.Dst}
+			if e.ICMP.HasID {
+				u.SenderID = e.ICMP.QSenderID
+			}
+			t.unreachable[HostPort{e.Src, e.ICMP.QDport}] = u
 		}
 		return
 	}
@@ -379,6 +472,11 @@ func (t *Trace) Apply(e *Event) {
 	if segmentCounts(e) {
 		r.Packets[typ-wire.MinType]++
 	}
+	// The packet's receiver gets the message its sender's side sends.
+	if in := r.Msg(e.Packet.Role()); in.Length > t.P.UnschedBytes && !in.Complete ||
+		in.Length == 0 && typ == wire.TypeData && e.Packet.Data().MessageLength() > t.P.UnschedBytes {
+		t.triggers[e.Dst]++
+	}
 	heard := func() {
 		if e.FromClient() {
 			r.HeardFromClient = e.Time
@@ -391,6 +489,15 @@ func (t *Trace) Apply(e *Event) {
 		heard()
 		m := r.Msg(p.Role())
 		d := p.Data()
+		dv := t.dataVer[hostPair{e.Src, e.Dst}]
+		if dv == nil {
+			dv = map[uint16]Seen{}
+			t.dataVer[hostPair{e.Src, e.Dst}] = dv
+		}
+		dv[d.CutoffVersion()] = Seen{e.Time, e.Frame}
+		if d.Incoming() > m.MaxIncoming {
+			m.MaxIncoming = d.Incoming()
+		}
 		if m.Length == 0 {
 			m.Length = d.MessageLength()
 			m.FirstData = e.Time
@@ -422,6 +529,7 @@ func (t *Trace) Apply(e *Event) {
 			m.Complete, m.CompleteTime, m.CompleteFrame = true, e.Time, e.Frame
 		}
 		t.trackIncoming(e.Dst, m, r)
+		t.trackLong(e.Dst, m, r)
 		// Any DATA, request or response, carries the sender host's
 		// pending acks for RPCs it was the client of (homa_outgoing.c
 		// homa_tx_data_pkt_alloc; homa_data_pkt processes them).
@@ -446,6 +554,14 @@ func (t *Trace) Apply(e *Event) {
 		}
 		m.Granted = max(m.Granted, g.Offset())
 		t.trackIncoming(e.Src, m, r)
+		if !isFIFOGrant(t.P, g.Priority()) {
+			m.TriggersAtGrant = t.triggers[e.Src]
+			t.lastSRPT[e.Src] = Seen{e.Time, e.Frame}
+			k := hostPair{e.Src, e.Dst}
+			if ss := t.sameSender[k]; ss[0] != m {
+				t.sameSender[k] = [2]*Message{m, ss[0]}
+			}
+		}
 	case wire.TypeBusy:
 		heard()
 	case wire.TypeResend:
@@ -453,6 +569,7 @@ func (t *Trace) Apply(e *Event) {
 		rs := p.Resend()
 		m.Resends++
 		m.LastResendPriority = rs.Priority()
+		m.LastResend = ResendSeen{Seen: Seen{e.Time, e.Frame}, Offset: rs.Offset(), Length: rs.Length(), SentEnd: m.SentEnd}
 		if rs.IsResendAll() {
 			m.ResendAll = true
 		} else if end := uint64(rs.Offset()) + uint64(rs.Length()); end > uint64(m.ResendEnd) {
@@ -473,13 +590,14 @@ func (t *Trace) Apply(e *Event) {
 			m.RoundStart, m.RoundFrame, m.RoundOffset, m.RoundAll = e.Time, e.Frame, rs.Offset(), rs.IsResendAll()
 		}
 	case wire.TypeRPCUnknown:
-		r.Unknown, r.UnknownTime = true, e.Time
+		r.Unknown, r.UnknownTime, r.UnknownFromClient = true, e.Time, e.FromClient()
 		r.newIncarnation()
 		if e.FromClient() {
 			// The client does not know the RPC: the server discards it
 			// (homa_rpc_unknown_pkt), so its request no longer occupies a
 			// grant slot at the server.
 			delete(t.granting[k.Server], &r.Request)
+			delete(t.longIn[k.Server], &r.Request)
 		}
 	case wire.TypeNeedAck:
 		r.NeedAcks++
@@ -499,6 +617,9 @@ func (t *Trace) Apply(e *Event) {
 }
 
 func (t *Trace) ack(k RPCKey, e *Event) {
+	if a := t.ackedMax[k.Client]; k.ClientID > a.id {
+		t.ackedMax[k.Client] = ackedID{k.ClientID, e.Time, e.Frame}
+	}
 	r := t.rpcs[k]
 	if r == nil || r.Acked {
 		return
@@ -581,6 +702,8 @@ func (t *Trace) evict() {
 			delete(t.rpcs, k)
 			delete(t.granting[k.Server], &r.Request)
 			delete(t.granting[k.Client], &r.Response)
+			delete(t.longIn[k.Server], &r.Request)
+			delete(t.longIn[k.Client], &r.Response)
 			if t.keepDone {
 				t.done = append(t.done, r)
 			}
