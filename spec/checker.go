@@ -30,8 +30,16 @@ type Finding struct {
 	// downgraded it from a violation (see Network).
 	Cause Cause `json:"cause,omitempty"`
 	// Hint, when set, names a --param under which the finding would not be
-	// a violation (see InferParams).
+	// a violation (see Inferrer).
 	Hint string `json:"hint,omitempty"`
+	// Src and Dst are the addresses of the frame's packet; ChargedTo is
+	// the host the finding is the doing of (see Rule.ChargesReceiver).
+	Src       netip.Addr `json:"src,omitzero"`
+	Dst       netip.Addr `json:"dst,omitzero"`
+	ChargedTo netip.Addr `json:"charged_to,omitzero"`
+	// Note is the capture's comment on the frame, if any (e.g. a tester's
+	// mark on a packet it broke on purpose).
+	Note string `json:"note,omitempty"`
 }
 
 // RuleResult counts the evaluations of one rule over a trace.
@@ -107,24 +115,34 @@ func (r *Report) Violated() bool {
 	return false
 }
 
+// frameRef names the frame a finding is about.
+type frameRef struct {
+	frame    int
+	time     time.Time
+	src, dst netip.Addr
+	note     string
+}
+
+func refOf(e *Event) frameRef {
+	return frameRef{frame: e.Frame, time: e.Time, src: e.Src, dst: e.Dst, note: e.Note}
+}
+
 type pending struct {
-	o     Obligation
-	frame int
-	time  time.Time
-	at    time.Duration // Checker.elapsed at the trigger
-	rpc   *RPCKey
+	o   Obligation
+	ref frameRef
+	at  time.Duration // Checker.elapsed at the trigger
+	rpc *RPCKey
 }
 
 // missed is a Within obligation past its deadline, decided at Finish
 // (when the whole capture's evidence of loss is known).
 type missed struct {
-	rule  int
-	frame int
-	time  time.Time
-	rpc   *RPCKey
-	res   Result
-	from  netip.Addr
-	to    netip.Addr
+	rule int
+	ref  frameRef
+	rpc  *RPCKey
+	res  Result
+	from netip.Addr
+	to   netip.Addr
 }
 
 type ruleState struct {
@@ -193,12 +211,13 @@ func rpcOf(e *Event) *RPCKey {
 	return &k
 }
 
-func (c *Checker) record(i int, e *Event, frame int, t time.Time, rpc *RPCKey, res Result) {
+func (c *Checker) record(i int, e *Event, at frameRef, rpc *RPCKey, res Result) {
 	st := c.state[i]
 	r := c.rules[i]
 	if res.Status == NotApplicable {
 		return
 	}
+	frame, t := at.frame, at.time
 	st.res.Checked++
 	if res.Slack > st.res.MaxSlack {
 		st.res.MaxSlack = res.Slack
@@ -208,7 +227,11 @@ func (c *Checker) record(i int, e *Event, frame int, t time.Time, rpc *RPCKey, r
 			res = Downgrade(CauseDuplicate, ev, "%s", res.Why)
 		}
 	}
-	f := Finding{Rule: r.ID, Level: r.Level, Frame: frame, Frames: res.Frames, Time: t, RPC: rpc, Why: res.Why, Slack: res.Slack, Cause: res.Cause}
+	f := Finding{Rule: r.ID, Level: r.Level, Frame: frame, Frames: res.Frames, Time: t, RPC: rpc, Why: res.Why, Slack: res.Slack, Cause: res.Cause,
+		Src: at.src, Dst: at.dst, ChargedTo: at.src, Note: at.note}
+	if r.ChargesReceiver() {
+		f.ChargedTo = at.dst
+	}
 	if res.Cause != "" {
 		k := [2]string{r.ID, string(res.Cause)}
 		d := c.downs[k]
@@ -258,7 +281,7 @@ func (c *Checker) Feed(e *Event) {
 			if icmp && !p.ICMP || e.Err != nil && !p.Malformed || e.Err == nil && !icmp && !typeIn(e.Type(), p.Types) {
 				continue
 			}
-			c.record(i, e, e.Frame, e.Time, rpc, p.Check(&c.ctx, e))
+			c.record(i, e, refOf(e), rpc, p.Check(&c.ctx, e))
 		case AtMost:
 			if e.Err != nil || icmp || !typeIn(e.Type(), p.Types) {
 				continue
@@ -268,9 +291,9 @@ func (c *Checker) Feed(e *Event) {
 				continue
 			}
 			if v > lim {
-				c.record(i, e, e.Frame, e.Time, rpc, Violation("%s is %d, above the limit %d", what, v, lim))
+				c.record(i, e, refOf(e), rpc, Violation("%s is %d, above the limit %d", what, v, lim))
 			} else {
-				c.record(i, e, e.Frame, e.Time, rpc, Pass())
+				c.record(i, e, refOf(e), rpc, Pass())
 			}
 		case Within:
 			if e.Err != nil {
@@ -292,14 +315,14 @@ func (c *Checker) Feed(e *Event) {
 					if match() {
 						why = Violation("%s came only %v later (frame %d), over the %v allowed", o.o.Expect, age.Round(time.Microsecond), e.Frame, bound).With(e.Frame)
 					}
-					c.missed = append(c.missed, missed{rule: i, frame: o.frame, time: o.time, rpc: o.rpc, res: why.WithSlack(bound), from: o.o.From, to: o.o.To})
+					c.missed = append(c.missed, missed{rule: i, ref: o.ref, rpc: o.rpc, res: why.WithSlack(bound), from: o.o.From, to: o.o.To})
 					delete(st.open, k)
 				case match():
-					c.record(i, e, o.frame, o.time, o.rpc, Pass().WithSlack(bound))
+					c.record(i, e, o.ref, o.rpc, Pass().WithSlack(bound))
 					delete(st.open, k)
 				case o.o.Excuse != nil && !icmp:
 					if why, ok := o.o.Excuse(&c.ctx, e); ok {
-						c.record(i, e, o.frame, o.time, o.rpc, Unsure("%s (frame %d)", why, e.Frame).With(e.Frame))
+						c.record(i, e, o.ref, o.rpc, Unsure("%s (frame %d)", why, e.Frame).With(e.Frame))
 						delete(st.open, k)
 					}
 				}
@@ -322,9 +345,9 @@ func (c *Checker) Feed(e *Event) {
 				// is inconclusive at once.
 				if _, dup := st.open[o.Key]; !dup {
 					if why, excused := excuseAt(&c.ctx, o, e); excused {
-						c.record(i, e, e.Frame, e.Time, rpc, Unsure("%s", why))
+						c.record(i, e, refOf(e), rpc, Unsure("%s", why))
 					} else {
-						st.open[o.Key] = &pending{o: o, frame: e.Frame, time: e.Time, at: c.elapsed, rpc: rpc}
+						st.open[o.Key] = &pending{o: o, ref: refOf(e), at: c.elapsed, rpc: rpc}
 					}
 				}
 			}
@@ -336,12 +359,12 @@ func (c *Checker) Feed(e *Event) {
 				ta, seen := st.seenA[kb]
 				switch {
 				case !seen:
-					c.record(i, e, e.Frame, e.Time, rpc, Violation("%s", p.Missing))
+					c.record(i, e, refOf(e), rpc, Violation("%s", p.Missing))
 				case p.Bound != nil && c.elapsed-ta > p.Bound(c.p):
-					c.record(i, e, e.Frame, e.Time, rpc, Violation("%s: the last one was %v earlier, over %v",
+					c.record(i, e, refOf(e), rpc, Violation("%s: the last one was %v earlier, over %v",
 						p.Missing, (c.elapsed-ta).Round(time.Microsecond), p.Bound(c.p)))
 				default:
-					c.record(i, e, e.Frame, e.Time, rpc, Pass())
+					c.record(i, e, refOf(e), rpc, Pass())
 				}
 			}
 			if ka, ok := p.A(&c.ctx, e); ok {
@@ -383,10 +406,10 @@ func (c *Checker) Finish() *Report {
 			bound := p.Bound(c.p)
 			for _, o := range st.open {
 				if age := c.elapsed - o.at; age > bound {
-					c.missed = append(c.missed, missed{rule: i, frame: o.frame, time: o.time, rpc: o.rpc, from: o.o.From, to: o.o.To,
+					c.missed = append(c.missed, missed{rule: i, ref: o.ref, rpc: o.rpc, from: o.o.From, to: o.o.To,
 						res: Violation("no %s within %v (capture ended %v later)", o.o.Expect, bound, age.Round(time.Microsecond)).WithSlack(bound)})
 				} else {
-					c.record(i, &Event{}, o.frame, o.time, o.rpc, Unsure("capture ended %v after this packet, before the %v allowed for %s",
+					c.record(i, nil, o.ref, o.rpc, Unsure("capture ended %v after this packet, before the %v allowed for %s",
 						age.Round(time.Microsecond), bound, o.o.Expect))
 				}
 			}
@@ -404,7 +427,7 @@ func (c *Checker) Finish() *Report {
 		} else if ev, ok := c.net.LostBefore(m.to, m.from); ok {
 			res = Downgrade(CauseLossBefore, ev, "%s; the answer may have been lost before the capture point", res.Why).WithSlack(res.Slack)
 		}
-		c.record(m.rule, nil, m.frame, m.time, m.rpc, res)
+		c.record(m.rule, nil, m.ref, m.rpc, res)
 	}
 	c.missed = nil
 	for _, st := range c.state {

@@ -266,6 +266,10 @@ func (p *Params) Unsched(length uint32) uint32 { return min(length, p.UnschedByt
 // Ticks returns n ticks as a duration.
 func (p *Params) Ticks(n int) time.Duration { return time.Duration(n) * p.Tick }
 
+// AnswerBound is how long an answer (to a RESEND, a stale cutoff_version,
+// a GRANT ...) may take: ResponseTimeout plus Slack.
+func (p *Params) AnswerBound() time.Duration { return p.ResponseTimeout + p.Slack }
+
 // LateTicks returns the latest n timer ticks can take: n ticks stretched
 // by TimerDrift, plus Slack.
 func (p *Params) LateTicks(n int) time.Duration {

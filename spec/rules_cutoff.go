@@ -75,7 +75,7 @@ func cutoffRules() []*Rule {
 					return Obligation{Key: [2]any{src, dst}, Expect: "CUTOFFS from " + dst.String() + " to " + src.String(),
 						Match: func(c *Ctx, x *Event) bool { return x.Type() == wire.TypeCutoffs && x.Src == dst && x.Dst == src }}, true
 				},
-				Bound: func(p *Params) time.Duration { return p.ResponseTimeout },
+				Bound: func(p *Params) time.Duration { return p.AnswerBound() },
 			},
 		},
 	}

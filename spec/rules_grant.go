@@ -323,7 +323,7 @@ func grantRules() []*Rule {
 							return "", false
 						}}, true
 				},
-				Bound: func(p *Params) time.Duration { return p.ResponseTimeout },
+				Bound: func(p *Params) time.Duration { return p.AnswerBound() },
 			},
 		},
 	}

@@ -83,9 +83,13 @@ func resendRules() []*Rule {
 						end := min(uint64(rs.Offset())+uint64(rs.Length()), uint64(m.Length))
 						lost = m.Seen.Overlaps(rs.Offset(), uint32(end))
 					}
-					if lost && !c.Net.atReceiver(e.Src) {
+					switch {
+					case lost && !c.Net.atReceiver(e.Src):
 						return Downgrade(CauseLossAfter, Evidence{e.Frame, "the RESEND asks for bytes the capture saw sent to " + e.Src.String()},
 							"RESEND %v after %s: the bytes it asks for were lost after the capture point, so its silence is unknown", quiet.Round(time.Microsecond), since)
+					case lost && e.Time.Sub(m.LastData) <= c.P.Slack:
+						return Unsure("RESEND for bytes delivered to %v %v earlier, which it may not have processed yet (its timer decided without them)",
+							e.Src, e.Time.Sub(m.LastData).Round(time.Microsecond))
 					}
 				}
 				if quiet < 0 {
@@ -132,7 +136,7 @@ func resendRules() []*Rule {
 						},
 						MatchICMP: unreachableFor(e)}, true
 				},
-				Bound: func(p *Params) time.Duration { return p.ResponseTimeout },
+				Bound: func(p *Params) time.Duration { return p.AnswerBound() },
 			},
 		},
 		{
@@ -261,7 +265,7 @@ func resendRules() []*Rule {
 							return x.Type() == wire.TypeData && x.FromClient() && KeyOf(x) == k && x.Offset == 0 && x.Retransmit()
 						}}, true
 				},
-				Bound: func(p *Params) time.Duration { return p.ResponseTimeout },
+				Bound: func(p *Params) time.Duration { return p.AnswerBound() },
 			},
 		},
 		{

@@ -133,9 +133,9 @@ func resendRules2() []*Rule {
 			}},
 		},
 		{
-			ID: "HOMA-RESEND-015", Level: Must,
+			ID: "HOMA-RESEND-015", Level: Should,
 			Facts:     []string{"RTX-06"},
-			Statement: "BUSY answers a RESEND only when there is nothing to retransmit: from a server that has not begun its response, or for a RESEND whose offset lies at or beyond what the message's sender had transmitted.",
+			Statement: "BUSY answers a RESEND only when there is nothing to retransmit: from a server that has not begun its response, or for a RESEND whose offset lies at or beyond what the message's sender had transmitted (an implementation may answer BUSY while the retransmission waits in its queue; HOMA-RESEND-016 requires the retransmission).",
 			Source:    "HomaModule homa_incoming.c homa_resend_pkt (BUSY if the server's RPC is not RPC_OUTGOING, or if offset >= tx_end after homa_resend_data)",
 			Profiles:  []string{"linux"},
 			Property: Each{Types: []wire.PacketType{wire.TypeBusy}, Check: func(c *Ctx, e *Event) Result {
@@ -201,7 +201,7 @@ func resendRules2() []*Rule {
 							return got.Covers(need[0], need[1])
 						}}, true
 				},
-				Bound: func(p *Params) time.Duration { return p.ResponseTimeout },
+				Bound: func(p *Params) time.Duration { return p.AnswerBound() },
 			},
 		},
 		{

@@ -48,7 +48,7 @@ func sendRules() []*Rule {
 							return "", false
 						}}, true
 				},
-				Bound: func(p *Params) time.Duration { return p.ResponseTimeout },
+				Bound: func(p *Params) time.Duration { return p.AnswerBound() },
 			},
 		},
 		{
