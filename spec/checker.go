@@ -132,6 +132,8 @@ type pending struct {
 	ref frameRef
 	at  time.Duration // Checker.elapsed at the trigger
 	rpc *RPCKey
+	// overdue is set for an OnlyLate obligation past its deadline.
+	overdue bool
 }
 
 // missed is a Within obligation past its deadline, decided at Finish
@@ -309,6 +311,14 @@ func (c *Checker) Feed(e *Event) {
 					return o.o.Match(&c.ctx, e)
 				}
 				switch {
+				case age > bound && o.o.OnlyLate:
+					if match() {
+						why := Violation("%s came only %v later (frame %d), over the %v allowed", o.o.Expect, age.Round(time.Microsecond), e.Frame, bound).With(e.Frame)
+						c.missed = append(c.missed, missed{rule: i, ref: o.ref, rpc: o.rpc, res: why.WithSlack(bound), from: o.o.From, to: o.o.To})
+						delete(st.open, k)
+					} else {
+						o.overdue = true
+					}
 				case age > bound:
 					// Past the deadline: even a matching packet comes too late.
 					why := Violation("no %s within %v (next packet %v later, frame %d)", o.o.Expect, bound, age.Round(time.Microsecond), e.Frame)
@@ -405,7 +415,9 @@ func (c *Checker) Finish() *Report {
 		if p, ok := r.Property.(Within); ok {
 			bound := p.Bound(c.p)
 			for _, o := range st.open {
-				if age := c.elapsed - o.at; age > bound {
+				if age := c.elapsed - o.at; age > bound && o.o.OnlyLate {
+					c.record(i, nil, o.ref, o.rpc, Unsure("no %s by the end of the capture (%v later): the host that owed it may be gone", o.o.Expect, age.Round(time.Microsecond)))
+				} else if age > bound {
 					c.missed = append(c.missed, missed{rule: i, ref: o.ref, rpc: o.rpc, from: o.o.From, to: o.o.To,
 						res: Violation("no %s within %v (capture ended %v later)", o.o.Expect, bound, age.Round(time.Microsecond)).WithSlack(bound)})
 				} else {

@@ -122,6 +122,10 @@ type Obligation struct {
 	// true discharges the obligation (e.g. port unreachable answering a
 	// packet to a closed socket).
 	MatchICMP func(c *Ctx, e *Event) bool
+	// OnlyLate makes a missed deadline a violation only once the awaited
+	// packet does come (late): an answer that never comes is inconclusive
+	// (the answerer may be gone, e.g. a killed client).
+	OnlyLate bool
 	// From and To are the trigger's sender and the host that owes the
 	// answer (set by the Checker from the trigger event): a missed
 	// obligation is inconclusive when the capture shows loss of packets

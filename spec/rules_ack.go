@@ -50,33 +50,8 @@ func ackRules() []*Rule {
 					}
 					k := KeyOf(e)
 					return Obligation{Key: k, Expect: "ACK (or RESEND) from the client",
-						Match: func(c *Ctx, x *Event) bool {
-							if x.Err != nil || x.Src != k.Client || x.Dst != k.Server {
-								return false
-							}
-							switch x.Type() {
-							case wire.TypeAck:
-								if !x.FromClient() {
-									return false
-								}
-								if KeyOf(x) == k {
-									return true
-								}
-								a := x.Packet.Ack()
-								for i := range a.ValidAcks() {
-									if a.Entry(i).ClientID == k.ClientID {
-										return true
-									}
-								}
-							case wire.TypeResend:
-								return KeyOf(x) == k
-							case wire.TypeData:
-								// A piggy-backed ack rides in any DATA from
-								// the client host, request or response.
-								return x.Packet.Data().AckClientID() == k.ClientID
-							}
-							return false
-						}}, true
+						Match:     func(c *Ctx, x *Event) bool { return acksRPC(x, k) },
+						MatchICMP: unreachableFor(e)}, true
 				},
 				// A client that lacks part of the response RESENDs at
 				// once on main but ignores NEED_ACK on linux_6.1.38 and
@@ -259,4 +234,63 @@ func ackRules2() []*Rule {
 			}},
 		},
 	}
+}
+
+// ackRules3: the answer a client owes a NEED_ACK (HomaModule
+// homa_incoming.c homa_need_ack_pkt).
+func ackRules3() []*Rule {
+	return []*Rule{
+		{
+			ID: "HOMA-ACK-009", Level: Must,
+			Facts:     []string{"ACK-02"},
+			Statement: "A client holding an RPC's whole response answers the server's NEED_ACK at once, whether or not its application has read the response: when its ack (ACK, an ACK entry or a piggy-backed ack) or a RESEND for the RPC comes, it comes within response_timeout plus slack of the first NEED_ACK.",
+			Source:    "HomaModule homa_incoming.c homa_need_ack_pkt (ACK unless the RPC is still RPC_INCOMING with bytes remaining; fix @93cb744)",
+			Capture:   "judged when the answer comes late (a client that never answers may be gone: HOMA-ACK-002 warns); inconclusive where the capture shows loss toward the client after the capture point or from it before",
+			Property: Within{
+				Trigger: func(c *Ctx, e *Event) (Obligation, bool) {
+					if e.Type() != wire.TypeNeedAck || e.FromClient() {
+						return Obligation{}, false
+					}
+					r := c.T.Lookup(e)
+					if r == nil || !r.Response.Complete || r.Acked {
+						return Obligation{}, false
+					}
+					k := KeyOf(e)
+					return Obligation{Key: k, Expect: "the client's ack (or RESEND) for the RPC", OnlyLate: true,
+						Match: func(c *Ctx, x *Event) bool { return acksRPC(x, k) },
+						MatchICMP: unreachableFor(e)}, true
+				},
+				Bound: func(p *Params) time.Duration { return p.AnswerBound() },
+			},
+		},
+	}
+}
+
+// acksRPC reports whether x is the client's answer to a NEED_ACK for RPC
+// k: an ACK naming it (header or entry), DATA from the client host
+// carrying its ack, or a RESEND for it.
+func acksRPC(x *Event, k RPCKey) bool {
+	if x.Err != nil || x.Src != k.Client || x.Dst != k.Server {
+		return false
+	}
+	switch x.Type() {
+	case wire.TypeAck:
+		if !x.FromClient() {
+			return false
+		}
+		if KeyOf(x) == k {
+			return true
+		}
+		a := x.Packet.Ack()
+		for i := range a.ValidAcks() {
+			if a.Entry(i).ClientID == k.ClientID {
+				return true
+			}
+		}
+	case wire.TypeResend:
+		return KeyOf(x) == k
+	case wire.TypeData:
+		return x.Packet.Data().AckClientID() == k.ClientID
+	}
+	return false
 }

@@ -251,12 +251,12 @@ func grantRules() []*Rule {
 			}},
 		},
 		{
-			ID: "HOMA-GRANT-010", Level: Should,
+			ID: "HOMA-GRANT-010", Level: Must,
 			Facts:     []string{"GRANT-06", "GRANT-08"},
 			Statement: "A receiver that has all unscheduled bytes of a message longer than unsched_bytes sends the message its first GRANT within response_timeout, unless it is already granting max_overcommit other messages.",
 			Source:    "HomaModule homa_grant.c homa_grant_check_rpc, homa_grant_manage_rpc (a grantable message joins the active set while fewer than max_overcommit are active); fault @2be2170 (fixed @003213d)",
 			Profiles:  []string{"linux", "linux-2024"},
-			Capture:   "inconclusive while the receiver grants max_overcommit other messages (linux_6.1.38: or another message from the same sender, max_rpcs_per_peer 1), after its buffer-wakeup RESEND (no buffer space, GRANT-10) and after RPC_UNKNOWN; a RESEND beyond U from the receiver counts as a GRANT lost before the capture point",
+			Capture:   "inconclusive while the receiver grants max_overcommit other messages (linux_6.1.38: or another message from the same sender, max_rpcs_per_peer 1) or has max_incoming granted and not received, after its buffer-wakeup RESEND (no buffer space, GRANT-10) and after RPC_UNKNOWN, and where the capture shows loss toward the receiver after the capture point; a RESEND beyond U from the receiver counts as a GRANT lost before the capture point",
 			Property: Within{
 				Trigger: func(c *Ctx, e *Event) (Obligation, bool) {
 					if e.Type() != wire.TypeData {
@@ -436,9 +436,17 @@ func receiverBusy(c *Ctx, recv, send netip.Addr, self, extra *Message, extraFrom
 		n++
 		samePeer = samePeer || extraFrom == send
 	}
+	var out int64
+	for m := range set {
+		if m != self {
+			out += max(0, int64(m.Granted)-int64(m.Received()))
+		}
+	}
 	switch {
 	case n >= c.P.MaxOvercommit:
 		return fmt.Sprintf("%v is granting %d other messages (max_overcommit %d)", recv, n, c.P.MaxOvercommit), true
+	case out >= int64(c.P.MaxIncoming):
+		return fmt.Sprintf("%v has %d bytes granted and not received (max_incoming %d)", recv, out, c.P.MaxIncoming), true
 	case samePeer && c.P.Wire == wire.Version2024:
 		return fmt.Sprintf("%v is granting another message from %v (linux_6.1.38 grants one message per sending host)", recv, send), true
 	}

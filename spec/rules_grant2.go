@@ -17,7 +17,7 @@ func grantRules2() []*Rule {
 		{
 			ID: "HOMA-GRANT-012", Level: Must,
 			Facts:     []string{"GRANT-02"},
-			Statement: "A receiver sends GRANTs only as it processes incoming packets: between two non-FIFO GRANTs for one message (and before the first) a packet reached it for an RPC in which it receives a message longer than unsched_bytes that was still incomplete. No timer sends GRANTs.",
+			Statement: "A receiver sends GRANTs only as it processes incoming packets: every non-FIFO GRANT of a message is paid for by a packet that reached the receiver (since the message's earlier GRANTs, at most 4 kept in hand for packets still being processed) for an RPC in which it receives a message longer than unsched_bytes that was still incomplete. No timer sends GRANTs.",
 			Source:    "HomaModule homa_incoming.c homa_dispatch_pkts (calls homa_grant_check_rpc after each batch), homa_grant.c homa_grant_check_rpc (returns at once unless the RPC is grantable; it alone calls homa_grant_try_send, homa_grant_check_fifo and homa_grant_check_needy); linux_6.1.38 homa_grant.c homa_grant_check_rpc, homa_grant_recalc",
 			Profiles:  []string{"linux", "linux-2024"},
 			Capture:   "causal, not timed (a loaded or emulated receiver processes packets milliseconds after a tap saw them); needs every packet to the receiver (a switch, or a tap on its own link); inconclusive when one of its incoming messages has been silent for timeout_ticks (an RPC the timer aborts frees grant budget, which linux_6.1.38 hands out at once)",
@@ -33,8 +33,7 @@ func grantRules2() []*Rule {
 				if !c.Net.cp.SeesAllOf(e.Src) {
 					return Unsure("the capture does not hold every packet %v received", e.Src)
 				}
-				n := c.T.triggers[e.Src]
-				if n > m.TriggersAtGrant {
+				if c.T.grantCredit(e.Src, m) > 0 {
 					return Pass()
 				}
 				for o, r := range c.T.longIn[e.Src] {

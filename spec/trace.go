@@ -68,9 +68,11 @@ type Message struct {
 	GrantTime     time.Time
 	GrantFrame    int
 	GrantedBefore uint32
-	// TriggersAtGrant is the receiver's count of grant-triggering packets
-	// (see Trace.triggers) when it sent the latest non-FIFO GRANT.
-	TriggersAtGrant int
+	// GrantCredit counts the grant-triggering packets (see Trace.triggers)
+	// the receiver got that no non-FIFO GRANT of this message has used
+	// yet, capped at MaxGrantLag; TriggersSeen is the receiver's trigger
+	// count when GrantCredit was last brought up to date.
+	GrantCredit, TriggersSeen int
 	// RecentGrants are the latest GRANTs (at most 8), oldest first.
 	RecentGrants []GrantSeen
 	// GrantLog holds the GRANTs from the latest one the sender is known to
@@ -374,6 +376,17 @@ func (t *Trace) trackLong(to netip.Addr, m *Message, r *RPC) {
 	set[m] = r
 }
 
+// MaxGrantLag is how many packets a receiver may have queued (seen by the
+// capture, not yet processed) when it sends a GRANT: each of them may
+// later cause one GRANT of a message.
+const MaxGrantLag = 4
+
+// grantCredit returns how many more non-FIFO GRANTs of message m host r
+// may send on the packets it received (see Message.GrantCredit).
+func (t *Trace) grantCredit(r netip.Addr, m *Message) int {
+	return min(m.GrantCredit+t.triggers[r]-m.TriggersSeen, MaxGrantLag)
+}
+
 // Grantable returns how many messages longer than unsched_bytes host h
 // may be granting at time now, as far as the capture shows: those
 // incomplete when last seen (even if RPC_UNKNOWN or an ack ended them: a
@@ -555,7 +568,8 @@ func (t *Trace) Apply(e *Event) {
 		m.Granted = max(m.Granted, g.Offset())
 		t.trackIncoming(e.Src, m, r)
 		if !isFIFOGrant(t.P, g.Priority()) {
-			m.TriggersAtGrant = t.triggers[e.Src]
+			m.GrantCredit = max(0, t.grantCredit(e.Src, m)-1)
+			m.TriggersSeen = t.triggers[e.Src]
 			t.lastSRPT[e.Src] = Seen{e.Time, e.Frame}
 			k := hostPair{e.Src, e.Dst}
 			if ss := t.sameSender[k]; ss[0] != m {
