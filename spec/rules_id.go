@@ -113,8 +113,11 @@ func idRules2() []*Rule {
 				if !e.FromClient() || e.Type() == wire.TypeFreeze || e.Type() == wire.TypeAck {
 					return Skip
 				}
-				if c.T.Lookup(e) != nil {
-					return Skip
+				if r := c.T.Lookup(e); r != nil {
+					reuse := r.Acked && e.Type() == wire.TypeData && !e.Retransmit() && e.Offset == 0 && e.Time.Sub(r.AckTime) > c.P.ResponseTimeout
+					if !reuse {
+						return Skip
+					}
 				}
 				a, ok := c.T.ackedMax[e.Src]
 				id := wire.ClientID(e.Packet.SenderID())

@@ -458,6 +458,18 @@ func (t *Trace) Apply(e *Event) {
 	}
 	k := KeyOf(e)
 	r := t.rpcs[k]
+	if r != nil && r.Acked && typ == wire.TypeData && e.FromClient() && p.Data().Retransmit() == 0 && e.Offset == 0 &&
+		e.Time.Sub(r.AckTime) > t.P.ResponseTimeout {
+		// A new request with the id of an RPC acknowledged long ago: the
+		// client reused the id (HOMA-ID-004 judges that); track it as a
+		// new RPC.
+		if t.keepDone {
+			t.done = append(t.done, r)
+		}
+		delete(t.granting[k.Server], &r.Request)
+		delete(t.longIn[k.Server], &r.Request)
+		r = nil
+	}
 	if r == nil {
 		if typ == wire.TypeAck && e.FromClient() {
 			// An ACK for RPCs the capture never saw creates no RPC: it

@@ -624,6 +624,12 @@ type faultCase struct {
 func (fc faultCase) file() string { return fc.id + "-" + fc.slug + ".pcapng" }
 
 func faultCases() []faultCase {
+	return append(brFaultCases(), ruleFaultCases()...)
+}
+
+// brFaultCases are the scenarios of docs/homa-faults.md (and two extra
+// ones from before the facts' rules).
+func brFaultCases() []faultCase {
 	return []faultCase{
 		{
 			id: "BR-01", slug: "ipv4-tos-shift3",
