@@ -35,6 +35,12 @@ type ReaderOptions struct {
 	// MaxSegData is max_seg_data in bytes, used to split GSO DATA frames
 	// into segments; 0 means 1424 for IPv4 and 1404 for IPv6 (MTU 1500).
 	MaxSegData int
+	// Direction, when set, keeps only the pcapng frames marked with that
+	// direction in epb_flags (frames without the flag are kept): a
+	// capture of switch ports in both directions holds every packet twice,
+	// and DirInbound reads each as its host sent it. Skipped frames count
+	// as "other direction" in Stats.Other.
+	Direction Direction
 	// ICMP makes Next also return ICMP and ICMPv6 destination-unreachable
 	// messages that quote a Homa packet (Frame.ICMP set, no Packet); they
 	// still count as "icmp"/"icmpv6" in Stats.Other, not as Homa.
@@ -173,6 +179,10 @@ func (r *Reader) Next() (*Frame, error) {
 		}
 		r.n++
 		r.stats.Frames++
+		if r.o.Direction != DirUnknown && opts.Flags != nil && Direction(opts.Flags.Direction&pcapgo.NgEpbFlagDirectionMask) != r.o.Direction {
+			r.other("other direction")
+			continue
+		}
 		lt := r.linkType
 		if r.ng != nil {
 			lt = r.ng.LinkType()

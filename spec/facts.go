@@ -34,7 +34,7 @@ var facts = []Fact{
 	{ID: "UNS-01", Level: Must, Summary: "before any GRANT or RESEND reaches it, a sender transmits only [0, U)"},
 	{ID: "UNS-02", Level: Must, Summary: "no first-transmission DATA straddles U"},
 	{ID: "UNS-03", Level: Should, Summary: "unscheduled packets leave promptly after sendmsg",
-		NotCheckable: "the application's sendmsg is not on the wire, and the pacer may hold unscheduled packets behind other messages; the order in which they leave is HOMA-SEND-003"},
+		NotCheckable: "the application's sendmsg is not on the wire, and the pacer may hold unscheduled packets behind other messages; the order in which they leave is HOMA-SEND-002"},
 	{ID: "UNS-04", Level: Must, Summary: "upstream: the whole message is unscheduled",
 		NotCheckable: "the upstream subset has no GRANT packets, so nothing on the wire limits what a sender may transmit; a sender that stops early shows only through its peer's RESENDs (HOMA-RESEND-*)"},
 	{ID: "GRANT-01", Level: Must, Summary: "only messages longer than U are granted; offsets per RPC strictly increase, exceed U, stay within the length"},

@@ -257,7 +257,7 @@ func ackRules3() []*Rule {
 					}
 					k := KeyOf(e)
 					return Obligation{Key: k, Expect: "the client's ack (or RESEND) for the RPC", OnlyLate: true,
-						Match: func(c *Ctx, x *Event) bool { return acksRPC(x, k) },
+						Match:     func(c *Ctx, x *Event) bool { return acksRPC(x, k) },
 						MatchICMP: unreachableFor(e)}, true
 				},
 				Bound: func(p *Params) time.Duration { return p.AnswerBound() },

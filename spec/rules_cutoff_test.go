@@ -87,7 +87,7 @@ func TestCutoff002NoCutoffs(t *testing.T) {
 	b.after(20*time.Microsecond).cutoffs(true, 2, 1)                       // ... answered
 	b.after(10*time.Millisecond).dataVersion(true, 4, 100, 0, 100, 6, 0)
 	last := b.after(15*time.Millisecond).dataVersion(true, 6, 100, 0, 100, 6, 0)
-	rep := b.check("linux", "HOMA-CUTOFF-002")
+	rep := b.check("linux", "HOMA-CUTOFF-002", "slack=0s")
 	wantViolations(t, rep, "HOMA-CUTOFF-002", first)
 	wantInconclusive(t, rep, "HOMA-CUTOFF-002", last)
 	wantCounts(t, rep, "HOMA-CUTOFF-002", 3, 1, 1, 1)

@@ -551,7 +551,7 @@ func TestGrant010NoGrant(t *testing.T) {
 	b.after(25*time.Millisecond).data(true, 4, 100, 0, 100, 7, nil)
 	late := b.message(true, 6, 100000, 0, 40000, 40000, 4)
 	b.after(25*time.Millisecond).grant(false, 6, 100000, 0)
-	rep := b.check("linux", "HOMA-GRANT-010")
+	rep := b.check("linux", "HOMA-GRANT-010", "slack=0s")
 	wantViolations(t, rep, "HOMA-GRANT-010", u[len(u)-1], late[len(late)-1])
 	if f := rep.Violations[0]; !strings.HasPrefix(f.Why, "no first GRANT for the message from its receiver within 20ms") {
 		t.Errorf("why %q", f.Why)

@@ -221,7 +221,7 @@ func TestResend002UnansweredProbe(t *testing.T) {
 		b.after(5*time.Millisecond).resend(false, 2, 10000, 0, 7)
 	}
 	last := b.after(5500*time.Microsecond).resend(false, 2, 10000, 0, 7) // 20.5 ms after the first
-	rep := b.check("linux-2024", "HOMA-RESEND-002")
+	rep := b.check("linux-2024", "HOMA-RESEND-002", "slack=0s")
 	wantViolations(t, rep, "HOMA-RESEND-002", first)
 	wantInconclusive(t, rep, "HOMA-RESEND-002", last)
 }
@@ -239,7 +239,7 @@ func TestResend002NoReplyForDiscardedID(t *testing.T) {
 	b.after(5*time.Millisecond).resend(false, 2, 40000, 60000, 7)
 	b.after(5*time.Millisecond).resend(false, 2, 40000, 60000, 7)
 	last := b.after(5500*time.Microsecond).resend(false, 2, 40000, 60000, 7) // 20.5 ms after the first
-	rep := b.check("linux", "HOMA-RESEND-002")
+	rep := b.check("linux", "HOMA-RESEND-002", "slack=0s")
 	wantViolations(t, rep, "HOMA-RESEND-002", first)
 	wantInconclusive(t, rep, "HOMA-RESEND-002", last)
 	if f := rep.Violations[0]; !strings.HasPrefix(f.Why, "no DATA, BUSY or RPC_UNKNOWN answering the RESEND within 20ms") {
@@ -464,7 +464,7 @@ func TestResend007ClientIgnoresUnknown(t *testing.T) {
 		b.after(5*time.Millisecond).resend(true, 2, 0, wire.ResendAll, 7)
 		unknowns = append(unknowns, b.after(50*time.Microsecond).ctl(false, 2, wire.TypeRPCUnknown))
 	}
-	rep := b.check("linux", "HOMA-RESEND-*")
+	rep := b.check("linux", "HOMA-RESEND-00[27]", "slack=0s")
 	// The 5th RESEND comes 20.15 ms after the first RPC_UNKNOWN; the last
 	// RPC_UNKNOWN is still open when the capture ends.
 	wantViolations(t, rep, "HOMA-RESEND-007", unknowns[0])

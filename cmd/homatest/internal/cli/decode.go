@@ -55,6 +55,11 @@ Nov 2025 (linux_6.1.38, linux_6.13.9) and priority<<5 since. By default the
 shift is taken from the first IPv6 Homa packet whose traffic class only one
 shift can produce (e.g. control packets, always at level 7: 0x70 or 0xE0).
 
+A capture of switch ports in both directions (homatest run's and scenario
+run's capture.pcapng, directions in epb_flags) prints every frame, but
+--summary-only counts each packet once, as sent (the frames as delivered
+show as "other direction").
+
 A capture cut short (e.g. tcpdump killed mid-write) is decoded up to the
 damage, its summary says where it stopped, and the exit code is 2.`,
 		Example: `  # decode a capture
@@ -124,6 +129,9 @@ func runDecode(cmd *cobra.Command, o *decodeOpts, files []string) error {
 		ro := pcap.ReaderOptions{Version: v, IPv6PriorityShift: uint8(o.ipv6Shift)}
 		if ro.IPv6PriorityShift == 0 {
 			ro.IPv6PriorityShift = detectShift(name, ro)
+		}
+		if o.summaryOnly {
+			ro, _ = sentView(name, ro) // count each packet once
 		}
 		r, err := openCapture(name, ro)
 		if err != nil {

@@ -918,7 +918,7 @@ func brFaultCases() []faultCase {
 		},
 		{
 			id: "BR-47", slug: "resend-ungranted-message",
-			what:   "max_overcommit 1: receiver RESENDs bytes of a message it is deliberately not granting; the RESEND's range acts as a grant",
+			what:  "max_overcommit 1: receiver RESENDs bytes of a message it is deliberately not granting; the RESEND's range acts as a grant",
 			args:  []string{"--param", "max_overcommit=1"},
 			build: func(fault bool) *capb { return resendUngranted(fault) },
 			// A RESEND asks only for bytes its sender authorised.

@@ -70,6 +70,7 @@ func captureRPCs(path string, v wire.Version) ([]*spec.RPC, time.Time, pcap.Read
 		return nil, time.Time{}, o, err
 	}
 	o.IPv6PriorityShift = shift
+	o, _ = sentView(path, o) // every packet once, as sent
 	prof, _ := spec.LookupProfile(profile)
 	tr := spec.NewTrace(&prof.Params)
 	tr.KeepFinished()
@@ -99,7 +100,11 @@ text; an absolute time in JSON), duration, the frame
 of its first packet, packets by type, retransmitted bytes, GRANTs, priorities
 used (request DATA, response DATA, GRANTs), and the outcome: acked, complete
 (response received, not acked in the capture), rpc_unknown (an RPC_UNKNOWN
-was sent and nothing completed after it), request-only, or incomplete.`,
+was sent and nothing completed after it), request-only, or incomplete.
+
+A capture of switch ports in both directions (homatest run's and scenario
+run's capture.pcapng) is read as sent (inbound frames only), so each packet
+counts once: the same RPCs and counts as the run's sent.pcapng.`,
 		Example: `  homatest rpcs capture.pcap
   homatest rpcs -o json capture.pcap | jq 'select(.outcome=="incomplete")'`,
 		Args: func(cmd *cobra.Command, args []string) error {
