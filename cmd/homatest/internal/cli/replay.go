@@ -85,7 +85,7 @@ or violations; 2 a folder without a finished run, or an environment error.`,
 			if !rep.Same {
 				return &ExitError{Code: ExitViolations, Err: fmt.Errorf("the replay's fault-plan drops differ from %s (%d differences)", dir, len(rep.Differences))}
 			}
-			return verdictErr(res.Summary)
+			return verdictErr(res.Summary, o.strict)
 		},
 	}
 	o.flags(cmd, false)

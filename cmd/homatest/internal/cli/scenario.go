@@ -16,7 +16,7 @@ import (
 type scenarioOpts struct {
 	artifacts, output string
 	seed              uint64
-	quiet             bool
+	quiet, strict     bool
 }
 
 func (o *scenarioOpts) flags(cmd *cobra.Command, seed bool) {
@@ -24,6 +24,7 @@ func (o *scenarioOpts) flags(cmd *cobra.Command, seed bool) {
 	f.StringVar(&o.artifacts, "artifacts", "", "run folder (default: a new folder under homatest-runs/)")
 	f.StringVarP(&o.output, "output", "o", "text", "output: text or json (the summary)")
 	f.BoolVarP(&o.quiet, "quiet", "q", false, "no progress lines on standard error")
+	f.BoolVar(&o.strict, "strict", false, "fail (exit 1) on SHOULD violations too (check.level should); by default they are warnings")
 	if seed {
 		f.Uint64Var(&o.seed, "seed", 0, "seed for every random choice, instead of the file's (0: the file's)")
 	}
@@ -108,8 +109,9 @@ it got as it arrived) with the scenario's rules. It prints RPCs ok and
 failed, offered and carried load, latency p50/p99, drops by reason, fault
 plan hits and the rule table.
 
-Exit codes: 0 every RPC completed and no rule was violated; 1 failed RPCs or
-violations; 2 a bad scenario or manifest, not root, a kernel without a
+Exit codes: 0 every RPC completed and no MUST rule was violated (SHOULD
+violations, with check.level should, are warnings unless --strict); 1 failed
+RPCs or violations; 2 a bad scenario or manifest, not root, a kernel without a
 feature the link needs, or an environment error (nothing is left behind).`,
 		Example: `  homatest scenario run scenario/testdata/w4-half-load.yaml
   homatest scenario run my.yaml --seed 42 --artifacts runs/my-42 -o json | jq .latency_p99_ns`,
@@ -132,7 +134,7 @@ feature the link needs, or an environment error (nothing is left behind).`,
 			if err := o.print(cmd.OutOrStdout(), res.Summary, nil); err != nil {
 				return usageErr(err)
 			}
-			return verdictErr(res.Summary)
+			return verdictErr(res.Summary, o.strict)
 		},
 	}
 	o.flags(cmd, true)
@@ -155,9 +157,10 @@ func (o *scenarioOpts) print(w io.Writer, s scenario.Summary, v any) error {
 	return s.WriteText(w)
 }
 
-// verdictErr is exit 1 for a failed run.
-func verdictErr(s scenario.Summary) error {
-	if s.Verdict == scenario.VerdictPass {
+// verdictErr is exit 1 for a failed run (with strict, also for SHOULD
+// violations).
+func verdictErr(s scenario.Summary, strict bool) error {
+	if s.Verdict == scenario.VerdictPass && (!strict || s.ShouldViolated == 0) {
 		return nil
 	}
 	return &ExitError{Code: ExitViolations, Err: fmt.Errorf("scenario %s: %d failed RPCs, %d violations (see %s)", s.Name, s.Failed, s.Violated, s.Dir)}
