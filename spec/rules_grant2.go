@@ -17,10 +17,10 @@ func grantRules2() []*Rule {
 		{
 			ID: "HOMA-GRANT-012", Level: Must,
 			Facts:     []string{"GRANT-02"},
-			Statement: "A receiver sends GRANTs only as it processes incoming packets: every non-FIFO GRANT of a message is paid for by a packet that reached the receiver (since the message's earlier GRANTs, at most 4 kept in hand for packets still being processed) for an RPC in which it receives a message longer than unsched_bytes that was still incomplete. No timer sends GRANTs.",
+			Statement: "A receiver sends GRANTs only as it processes incoming packets: each non-FIFO GRANT of a message is paid for by its own earlier packet to the receiver (later than the one that paid for the message's previous GRANT) of an RPC in which it receives a message longer than unsched_bytes that was still incomplete: a message never gets more GRANTs than such packets. No timer sends GRANTs.",
 			Source:    "HomaModule homa_incoming.c homa_dispatch_pkts (calls homa_grant_check_rpc after each batch), homa_grant.c homa_grant_check_rpc (returns at once unless the RPC is grantable; it alone calls homa_grant_try_send, homa_grant_check_fifo and homa_grant_check_needy); linux_6.1.38 homa_grant.c homa_grant_check_rpc, homa_grant_recalc",
 			Profiles:  []string{"linux", "linux-2024"},
-			Capture:   "causal, not timed (a loaded or emulated receiver processes packets milliseconds after a tap saw them); needs every packet to the receiver (a switch, or a tap on its own link); inconclusive when one of its incoming messages has been silent for timeout_ticks (an RPC the timer aborts frees grant budget, which linux_6.1.38 hands out at once)",
+			Capture:   "counted, not timed: a loaded or emulated receiver processes packets up to tens of milliseconds after a tap saw them (the shared linux-6.1 b capture: 36 ms), so a timer that grants while packets keep coming is not caught, only one that grants more often than packets arrive; needs every packet to the receiver (a switch, or a tap on its own link); inconclusive when one of its incoming messages has been silent for timeout_ticks (an RPC the timer aborts frees grant budget, which linux_6.1.38 hands out at once)",
 			Property: Each{Types: grant, Check: func(c *Ctx, e *Event) Result {
 				g := e.Packet.Grant()
 				if isFIFOGrant(c.P, g.Priority()) {
@@ -33,7 +33,7 @@ func grantRules2() []*Rule {
 				if !c.Net.cp.SeesAllOf(e.Src) {
 					return Unsure("the capture does not hold every packet %v received", e.Src)
 				}
-				if c.T.grantCredit(e.Src, m) > 0 {
+				if _, ok := c.T.grantTrigger(e.Src, m); ok {
 					return Pass()
 				}
 				for o, r := range c.T.longIn[e.Src] {
@@ -45,7 +45,7 @@ func grantRules2() []*Rule {
 					return Violation("GRANT offset %d from %v, which had received no packet of a message it could grant", g.Offset(), e.Src)
 				}
 				last, _ := m.LastGrant()
-				return Violation("GRANT offset %d from %v with no packet for a message it could grant reaching it since its GRANT offset %d (frame %d, %v earlier): grants go out only as packets are processed",
+				return Violation("GRANT offset %d from %v, one more than the packets it received for messages it could grant: every earlier one paid for an earlier GRANT of this message (the last, offset %d, frame %d, %v earlier); grants go out only as packets are processed",
 					g.Offset(), e.Src, last.Offset, last.Frame, e.Time.Sub(last.Time).Round(time.Microsecond)).With(last.Frame)
 			}},
 		},

@@ -68,11 +68,10 @@ type Message struct {
 	GrantTime     time.Time
 	GrantFrame    int
 	GrantedBefore uint32
-	// GrantCredit counts the grant-triggering packets (see Trace.triggers)
-	// the receiver got that no non-FIFO GRANT of this message has used
-	// yet, capped at MaxGrantLag; TriggersSeen is the receiver's trigger
-	// count when GrantCredit was last brought up to date.
-	GrantCredit, TriggersSeen int
+	// TriggerUsed is the index (see Trace.triggers) of the grant-triggering
+	// packet the latest non-FIFO GRANT of this message was matched with:
+	// the next one needs a later packet (0: none yet).
+	TriggerUsed int
 	// RecentGrants are the latest GRANTs (at most 8), oldest first.
 	RecentGrants []GrantSeen
 	// GrantLog holds the GRANTs from the latest one the sender is known to
@@ -260,11 +259,11 @@ type Trace struct {
 	// that were incomplete when last seen (R's grantable messages, as far
 	// as the capture shows).
 	longIn map[netip.Addr]map[*Message]*RPC
-	// triggers[R] counts the packets to R of an RPC whose message to R
-	// was longer than unsched_bytes and incomplete before it: packets
+	// triggers[R] are the recent packets to R of an RPC whose message to
+	// R was longer than unsched_bytes and incomplete before it: packets
 	// whose processing runs R's grant decision (homa_dispatch_pkts calls
 	// homa_grant_check_rpc for a grantable RPC).
-	triggers map[netip.Addr]int
+	triggers map[netip.Addr]*triggerLog
 	// sameSender[{R, S}] are the last two distinct messages from S that R
 	// sent a non-FIFO GRANT for, latest first.
 	sameSender map[hostPair][2]*Message
@@ -308,7 +307,7 @@ type Unreachable struct {
 func NewTrace(p *Params) *Trace {
 	return &Trace{P: p, rpcs: map[RPCKey]*RPC{}, cutoffs: map[hostPair]*CutoffsState{}, versions: map[hostPair][]CutoffsState{},
 		granting: map[netip.Addr]map[*Message]*RPC{}, unreachable: map[HostPort]Unreachable{}, ackedMax: map[netip.Addr]ackedID{},
-		longIn: map[netip.Addr]map[*Message]*RPC{}, triggers: map[netip.Addr]int{}, sameSender: map[hostPair][2]*Message{}, lastSRPT: map[netip.Addr]Seen{}, dataVer: map[hostPair]map[uint16]Seen{}}
+		longIn: map[netip.Addr]map[*Message]*RPC{}, triggers: map[netip.Addr]*triggerLog{}, sameSender: map[hostPair][2]*Message{}, lastSRPT: map[netip.Addr]Seen{}, dataVer: map[hostPair]map[uint16]Seen{}}
 }
 
 // KeyOf returns the RPC key of e (from sender_id's role bit and addresses).
@@ -376,15 +375,28 @@ func (t *Trace) trackLong(to netip.Addr, m *Message, r *RPC) {
 	set[m] = r
 }
 
-// MaxGrantLag is how many packets a receiver may have queued (seen by the
-// capture, not yet processed) when it sends a GRANT: each of them may
-// later cause one GRANT of a message.
-const MaxGrantLag = 4
+// triggerLog counts a host's grant-triggering packets; the n-th has index
+// n (from 1).
+type triggerLog struct {
+	n int
+}
 
-// grantCredit returns how many more non-FIFO GRANTs of message m host r
-// may send on the packets it received (see Message.GrantCredit).
-func (t *Trace) grantCredit(r netip.Addr, m *Message) int {
-	return min(m.GrantCredit+t.triggers[r]-m.TriggersSeen, MaxGrantLag)
+// add counts one more trigger.
+func (l *triggerLog) add() { l.n++ }
+
+// grantTrigger returns the packet that can pay for a non-FIFO GRANT of
+// message m that host r sends now: the grant-triggering packet to r right
+// after the one m's previous GRANT used. A receiver processes packets in
+// order and each run of its grant decision grants a message at most once,
+// however far behind its link it runs (emulated hosts lag tens of
+// milliseconds), so the GRANTs of a message can be matched, in order, to
+// distinct earlier packets. ok is false when none is left.
+func (t *Trace) grantTrigger(r netip.Addr, m *Message) (int, bool) {
+	l := t.triggers[r]
+	if l == nil || m.TriggerUsed >= l.n {
+		return 0, false
+	}
+	return m.TriggerUsed + 1, true
 }
 
 // Grantable returns how many messages longer than unsched_bytes host h
@@ -500,7 +512,14 @@ func (t *Trace) Apply(e *Event) {
 	// The packet's receiver gets the message its sender's side sends.
 	if in := r.Msg(e.Packet.Role()); in.Length > t.P.UnschedBytes && !in.Complete ||
 		in.Length == 0 && typ == wire.TypeData && e.Packet.Data().MessageLength() > t.P.UnschedBytes {
-		t.triggers[e.Dst]++
+		if segmentCounts(e) {
+			tl := t.triggers[e.Dst]
+			if tl == nil {
+				tl = &triggerLog{}
+				t.triggers[e.Dst] = tl
+			}
+			tl.add()
+		}
 	}
 	heard := func() {
 		if e.FromClient() {
@@ -580,8 +599,9 @@ func (t *Trace) Apply(e *Event) {
 		m.Granted = max(m.Granted, g.Offset())
 		t.trackIncoming(e.Src, m, r)
 		if !isFIFOGrant(t.P, g.Priority()) {
-			m.GrantCredit = max(0, t.grantCredit(e.Src, m)-1)
-			m.TriggersSeen = t.triggers[e.Src]
+			if i, ok := t.grantTrigger(e.Src, m); ok {
+				m.TriggerUsed = i
+			}
 			t.lastSRPT[e.Src] = Seen{e.Time, e.Frame}
 			k := hostPair{e.Src, e.Dst}
 			if ss := t.sameSender[k]; ss[0] != m {

@@ -127,6 +127,9 @@ type fileReport struct {
 	CapturePointWhy string `json:"capture_point_why,omitempty"`
 	// Verdict is pass, warn (SHOULD violations only, not --strict) or fail.
 	Verdict string `json:"verdict,omitempty"`
+	// ParamsFile names the file next to the capture whose parameters were
+	// applied before --param (homatest run writes capture.pcapng.params).
+	ParamsFile string `json:"params_file,omitempty"`
 	// Must and Should count the violations that count (not charged to a
 	// tester's deliberate packet); Expected the findings at such packets.
 	Must     int `json:"must_violations"`
@@ -276,6 +279,21 @@ func checkFile(o *checkOpts, file string, lvl spec.Level, forced wire.Version) f
 	}
 	prof, _ := spec.LookupProfile(profile)
 	params := prof.Params
+	side, sideName, err := readParamsFile(file)
+	if err != nil {
+		fr.Error = err.Error()
+		return fr
+	}
+	for _, kv := range side {
+		name, val, _ := strings.Cut(kv, "=")
+		if err := params.Set(name, val); err != nil {
+			fr.Error = fmt.Sprintf("%s: %v", sideName, err)
+			return fr
+		}
+	}
+	if sideName != "" && len(side) > 0 {
+		fr.ParamsFile = sideName
+	}
 	for _, kv := range o.params {
 		name, val, _ := strings.Cut(kv, "=")
 		if err := params.Set(name, val); err != nil {
@@ -316,7 +334,7 @@ func checkFile(o *checkOpts, file string, lvl spec.Level, forced wire.Version) f
 	}
 	for i := range rep.Violations {
 		switch f := &rep.Violations[i]; {
-		case strings.HasPrefix(f.Note, testerNotePrefix) && f.ChargedTo == f.Src:
+		case testerCharged(f):
 			fr.Expected++
 		case f.Level == spec.Must:
 			fr.Must++
@@ -451,6 +469,9 @@ func writeCheckText(w io.Writer, reports []fileReport) error {
 		rep := fr.Report
 		fmt.Fprintf(ew, "== %s (profile %s): %d Homa packets, %d RPCs\n", fr.File, rep.Profile, fr.Stats.Homa, rep.RPCs)
 		fmt.Fprintf(ew, "capture point: %s (%s)\n", fr.CapturePoint, fr.CapturePointWhy)
+		if fr.ParamsFile != "" {
+			fmt.Fprintf(ew, "parameters: the run's, from %s (--param overrides them)\n", fr.ParamsFile)
+		}
 		for _, h := range fr.Hosts {
 			fmt.Fprintf(ew, "  host %s (interface %s): %d violations charged", h.Host, h.Interface, h.Violations)
 			if h.Excused > 0 {
@@ -481,8 +502,11 @@ func writeCheckText(w io.Writer, reports []fileReport) error {
 			if v.ChargedTo.IsValid() {
 				who = " [" + v.ChargedTo.String() + "]"
 			}
-			if strings.HasPrefix(v.Note, testerNotePrefix) && v.ChargedTo == v.Src {
-				kind += " (expected: the tester's deliberate packet)"
+			switch {
+			case testerCharged(&v) && strings.HasPrefix(v.Note, testerDeliberatePrefix):
+				kind += " (expected: the tester broke it on purpose)"
+			case testerCharged(&v):
+				kind += " (charged to the tester)"
 			}
 			fmt.Fprintf(ew, "%s %s frame %d%s%s: %s%s%s\n", v.Rule, kind, v.Frame, rpcString(v.RPC), who, v.Why, frames, tol)
 			if v.Hint != "" {
@@ -511,7 +535,7 @@ func writeCheckText(w io.Writer, reports []fileReport) error {
 		verdict := map[string]string{"pass": "PASS", "warn": "PASS with warnings", "fail": "FAIL"}[fr.Verdict]
 		expected := ""
 		if fr.Expected > 0 {
-			expected = fmt.Sprintf(", %d at packets the tester broke on purpose", fr.Expected)
+			expected = fmt.Sprintf(", %d charged to the tester (at packets it sent)", fr.Expected)
 		}
 		fmt.Fprintf(ew, "%s: %d MUST and %d SHOULD violations%s, %d inconclusive (%d downgraded); %d rules, %d exercised by this capture\n\n",
 			verdict, fr.Must, fr.Should, expected, inc, rep.Downgraded(), len(rep.Rules), exercised)
@@ -591,8 +615,8 @@ func writeJUnit(w io.Writer, reports []fileReport, strict bool) error {
 		counted := map[string]int{}
 		for _, v := range fr.Report.Violations {
 			line := fmt.Sprintf("frame %d%s: %s", v.Frame, rpcString(v.RPC), v.Why)
-			if strings.HasPrefix(v.Note, testerNotePrefix) && v.ChargedTo == v.Src {
-				line += " (expected: the tester's deliberate packet)"
+			if testerCharged(&v) {
+				line += " (charged to the tester: " + v.Note + ")"
 			} else {
 				counted[v.Rule]++
 			}

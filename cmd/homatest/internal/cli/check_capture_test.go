@@ -271,7 +271,7 @@ func TestCheckTesterMarks(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d (%v):\n%s", code, err, out)
 	}
-	for _, want := range []string{"HOMA-WIRE-002 MUST (expected: the tester's deliberate packet) frame 1", "at packets the tester broke on purpose"} {
+	for _, want := range []string{"HOMA-WIRE-002 MUST (expected: the tester broke it on purpose) frame 1", "charged to the tester (at packets it sent)"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net/netip"
+	"os"
 	"sort"
 	"strings"
 
@@ -18,10 +19,44 @@ import (
 // (harness.Annotation): not a frame seen on the wire.
 const switchNotePrefix = "switch: "
 
-// testerNotePrefix starts the comment the conformance tester puts on a
-// packet it broke on purpose (malformed, an early RESEND ...): findings at
-// such a frame are the tester's doing and do not fail a check.
-const testerNotePrefix = "homatest tester: deliberate"
+// testerNotePrefix starts the comment homatest run's capture puts on every
+// packet a tester sent (tester.SentNote, tester.DeliberatePrefix for one it
+// broke on purpose: malformed, an early RESEND ...): findings charged to
+// such a frame's sender are the tester's doing and do not fail a check.
+const (
+	testerNotePrefix       = "homatest tester:"
+	testerDeliberatePrefix = "homatest tester: deliberate "
+)
+
+// testerCharged reports whether finding f is charged to a tester: its
+// frame is a tester's packet and the finding is its sender's doing.
+func testerCharged(f *spec.Finding) bool {
+	return strings.HasPrefix(f.Note, testerNotePrefix) && f.ChargedTo == f.Src
+}
+
+// readParamsFile reads the NAME=VALUE lines (# comments and blank lines
+// skipped) of the file next to a capture that says which parameters its
+// run judged it with (homatest run writes capture.pcapng.params). It
+// returns nil when there is none.
+func readParamsFile(capture string) ([]string, string, error) {
+	name := capture + ".params"
+	b, err := os.ReadFile(name)
+	if err != nil {
+		return nil, "", nil
+	}
+	var kvs []string
+	for i, l := range strings.Split(string(b), "\n") {
+		l = strings.TrimSpace(l)
+		if l == "" || strings.HasPrefix(l, "#") {
+			continue
+		}
+		if !strings.Contains(l, "=") {
+			return nil, name, fmt.Errorf("%s line %d: %q is not NAME=VALUE", name, i+1, l)
+		}
+		kvs = append(kvs, l)
+	}
+	return kvs, name, nil
+}
 
 // layout is what a first pass over a capture finds out about where it was
 // taken: the Homa packets each address takes part in and, for pcapng, the

@@ -64,11 +64,11 @@ func ruleFaultCases() []faultCase {
 		},
 		{
 			id: "GRANT-012", slug: "grants-from-timer",
-			what:  "extra fault: the sender pauses after 70000 bytes; the receiver keeps granting 20000 more every tick from its timer, with no packet arriving",
+			what:  "extra fault: the receiver grants after every DATA packet; the sender pauses 45 ms after 70000 bytes and the receiver grants 20000 more every 5 ms from its timer, a GRANT no packet paid for",
 			build: func(fault bool) *capb { return grantsFromTimer(fault) },
 			// When the sender resumes, the receiver's GRANTs on arrival
 			// lie below its timer GRANTs (GRANT-003).
-			want: []hit{{"HOMA-GRANT-012", 64}, {"HOMA-GRANT-003", 79}},
+			want: []hit{{"HOMA-GRANT-012", 105}, {"HOMA-GRANT-003", 116}},
 		},
 		{
 			id: "GRANT-015", slug: "lone-message-high-priority",
@@ -315,30 +315,31 @@ func needAckAfterICMP(fault bool) *capb {
 }
 
 // grantsFromTimer (GRANT-012): a 500000-byte request; the receiver grants
-// 20000 bytes ahead on each batch. After 70000 bytes the sender's uplink
-// is busy for 8 ms. Faulty, the receiver grants 20000 more every tick
-// while nothing arrives.
+// 60000 bytes ahead after every DATA packet, so each packet pays for one
+// GRANT. After 70000 bytes the sender's uplink is busy for 45 ms.
+// Faulty, the receiver grants 20000 more every 5 ms while nothing
+// arrives: the first of those is one GRANT more than packets received.
 func grantsFromTimer(fault bool) *capb {
 	b := newCap(wire.VersionCurrent)
 	t := b.warmup(hostC, hostS, 0)
 	r := rpcOf(hostC, hostS, 4)
 	const stop = 40000 + 21*1424 // 69904
 	m := b.send(r, true, t+us(40), msgOpts{length: 500000, uprio: 4, cv: 1, ack: b.pigAck(rpcOf(hostC, hostS, 2)),
-		window: 20000, stopAt: stop, resumeAt: t + ms(9)})
+		window: 60000, batch: 1, stopAt: stop, resumeAt: t + ms(45)})
 	if fault {
 		var last time.Duration
 		var granted uint32
 		for _, i := range m.grants {
-			if p := b.pkts[i]; p.t < t+ms(9) {
+			if p := b.pkts[i]; p.t < t+ms(45) {
 				last = max(last, p.t)
 				granted = max(granted, p.f.(*wire.GrantFields).Offset)
 			}
 		}
 		for k := 1; k <= 6; k++ {
 			granted += 20000
-			i := b.grant(last+ms(float64(k)), r, true, granted, 0)
-			if k == 4 {
-				b.mark(i, "GRANT-012: fourth GRANT from the timer with no packet reaching the receiver: no queued packet is left to explain it")
+			i := b.grant(last+ms(5*float64(k)), r, true, granted, 0)
+			if k == 1 {
+				b.mark(i, "GRANT-012: a GRANT no packet paid for: every DATA packet received already paid for one")
 			}
 		}
 	}
