@@ -176,17 +176,18 @@ func ackRules2() []*Rule {
 		{
 			ID: "HOMA-ACK-006", Level: Must,
 			Facts:     []string{"ACK-01"},
-			Statement: "A server sends at most one NEED_ACK per timer tick for an RPC: on its own link, repeats are at least one tick less jitter apart.",
-			Source:    "HomaModule homa_timer.c homa_timer_check_rpc (one NEED_ACK per RPC per timer pass)",
-			Capture:   "judged only where the capture point is on the server's side: queueing between the server and a tap can bunch NEED_ACKs",
+			Statement: "A server sends at most one NEED_ACK per timer tick for an RPC: on its own link, the k-th repeat comes at least k-1 ticks less jitter after the first NEED_ACK.",
+			Source:    "HomaModule homa_timer.c homa_timer_check_rpc (one NEED_ACK per RPC per timer pass), homa_timer_main (the next pass starts a tick after the last one ended)",
+			Capture:   "judged only where the capture point is on the server's side: queueing between the server and a tap can bunch NEED_ACKs. Counted from the first NEED_ACK, not between neighbours: a timer pass that ran late may be followed by one on time (a periodic ticker), but passes never come more often than ticks",
 			Property: Each{Types: needAck, Check: func(c *Ctx, e *Event) Result {
 				r := c.T.Lookup(e)
 				if r == nil || r.NeedAcks == 0 || e.FromClient() || !c.Net.atSender(e.Src) {
 					return Skip
 				}
-				gap := e.Time.Sub(r.NeedAckTime)
-				if need := c.P.Tick - c.P.Jitter; gap < need {
-					return Violation("NEED_ACK %v after the previous one for this RPC: one per tick (%v) less jitter %v", gap.Round(time.Microsecond), c.P.Tick, c.P.Jitter).WithSlack(c.P.Jitter)
+				k := r.NeedAcks // this is the k-th repeat
+				gap := e.Time.Sub(r.NeedAckFirst)
+				if need := c.P.Ticks(k-1) - c.P.Jitter; gap < need {
+					return Violation("NEED_ACK repeat %d for this RPC only %v after the first: at most one per tick (%v), so ≥ %v less jitter %v", k, gap.Round(time.Microsecond), c.P.Tick, c.P.Ticks(k-1), c.P.Jitter).WithSlack(c.P.Jitter)
 				}
 				return Pass().WithSlack(c.P.Jitter)
 			}},

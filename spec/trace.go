@@ -207,9 +207,11 @@ type RPC struct {
 	Acked    bool
 	AckTime  time.Time
 	AckFrame int
-	// NeedAcks counts NEED_ACK packets; NeedAckTime is the latest one's time.
-	NeedAcks    int
-	NeedAckTime time.Time
+	// NeedAcks counts NEED_ACK packets; NeedAckTime is the latest one's
+	// time, NeedAckFirst the first one's.
+	NeedAcks     int
+	NeedAckTime  time.Time
+	NeedAckFirst time.Time
 }
 
 // Msg returns the message sent by side role.
@@ -646,6 +648,9 @@ func (t *Trace) Apply(e *Event) {
 			delete(t.longIn[k.Server], &r.Request)
 		}
 	case wire.TypeNeedAck:
+		if r.NeedAcks == 0 {
+			r.NeedAckFirst = e.Time
+		}
 		r.NeedAcks++
 		r.NeedAckTime = e.Time
 	case wire.TypeAck:
