@@ -72,6 +72,10 @@ func NewInferrer(p Params) *Inferrer {
 	return in
 }
 
+// Observe reads an event for its context only (the GRANTs and RESENDs
+// a tester sent): it infers nothing from it.
+func (in *Inferrer) Observe(e *Event) { in.t.Apply(e) }
+
 // Feed reads one event.
 func (in *Inferrer) Feed(e *Event) {
 	defer in.t.Apply(e)

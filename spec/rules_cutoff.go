@@ -54,10 +54,10 @@ func cutoffRules() []*Rule {
 			Statement: "A receiver that gets DATA with a stale cutoff_version sends CUTOFFS to the sender.",
 			Source:    "HomaModule homa_incoming.c homa_data_pkt (rate-limited to once per jiffy per peer)",
 			Profiles:  []string{"linux", "linux-2024"},
-			Capture:   "DATA discarded before the version check triggers nothing; loss after the capture point hides the DATA from the receiver",
+			Capture:   "DATA discarded before the version check triggers nothing: malformed DATA (HOMA-WIRE-002) owe no answer; loss after the capture point hides the DATA from the receiver",
 			Property: Within{
 				Trigger: func(c *Ctx, e *Event) (Obligation, bool) {
-					if e.Type() != wire.TypeData {
+					if e.Type() != wire.TypeData || malformedData(c.P, e) {
 						return Obligation{}, false
 					}
 					v := e.Packet.Data().CutoffVersion()

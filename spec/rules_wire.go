@@ -32,6 +32,9 @@ func wireRules() []*Rule {
 			Statement: "A DATA packet carries at least one byte, its bytes lie inside the message, and message_length is between 1 and 1,000,000.",
 			Source:    "HomaModule homa_outgoing.c homa_message_out_fill; homa_incoming.c homa_add_packet",
 			Property: Each{Types: []wire.PacketType{wire.TypeData}, Check: func(c *Ctx, e *Event) Result {
+				if !malformedData(c.P, e) {
+					return Pass()
+				}
 				ml := e.Packet.Data().MessageLength()
 				switch {
 				case ml == 0 || ml > c.P.MaxMessageLength:
@@ -259,4 +262,14 @@ func wireRules2() []*Rule {
 			}},
 		},
 	}
+}
+
+// malformedData reports whether DATA event e breaks HOMA-WIRE-002: no
+// bytes, bytes past message_length, or a message_length outside
+// 1..max_message_length. A receiver may drop such a packet before it looks
+// at anything else (the reference does; HomaModule's homa_add_packet drops
+// it after the cutoff check), so no answer to it is owed.
+func malformedData(p *Params, e *Event) bool {
+	ml := e.Packet.Data().MessageLength()
+	return ml == 0 || ml > p.MaxMessageLength || e.Length == 0 || uint64(e.Offset)+uint64(e.Length) > uint64(ml)
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/netip"
 	"sort"
 	"strings"
 	"time"
@@ -131,10 +132,14 @@ type fileReport struct {
 	// applied before --param (homatest run writes capture.pcapng.params).
 	ParamsFile string `json:"params_file,omitempty"`
 	// Must and Should count the violations that count (not charged to a
-	// tester's deliberate packet); Expected the findings at such packets.
+	// tester); Expected the findings charged to a tester.
 	Must     int `json:"must_violations"`
 	Should   int `json:"should_violations"`
 	Expected int `json:"expected_findings,omitempty"`
+	// Testers are the hosts whose frames carry a tester's mark: findings
+	// charged to them are the tester's, not an implementation's.
+	Testers []string `json:"testers,omitempty"`
+	testers map[netip.Addr]bool
 	// NotApplicable lists selected rules that do not apply to the profile.
 	NotApplicable []string     `json:"not_applicable,omitempty"`
 	Report        *spec.Report `json:"report,omitempty"`
@@ -319,12 +324,18 @@ func checkFile(o *checkOpts, file string, lvl spec.Level, forced wire.Version) f
 		v = params.Wire // decode as the profile's format: unmarked packets then break WIRE-004, not the decoder
 	}
 	ro := pcap.ReaderOptions{Version: v, IPv6PriorityShift: shift, ICMP: true}
-	rep, st, inf, hosts, err := runRules(file, ro, plan, profile, params, rules)
+	run, err := runRules(file, ro, plan, profile, params, rules)
 	if err != nil {
 		fr.Error = err.Error()
 		return fr
 	}
-	fr.Profile, fr.Params, fr.Report, fr.Stats, fr.Hosts = profile, paramMap(&params), rep, &st, hosts
+	rep, st, inf := run.rep, run.st, run.inf
+	fr.Profile, fr.Params, fr.Report, fr.Stats, fr.Hosts = profile, paramMap(&params), rep, &st, run.hosts
+	fr.testers = run.testers
+	for a := range run.testers {
+		fr.Testers = append(fr.Testers, a.String())
+	}
+	sort.Strings(fr.Testers)
 	fr.CapturePoint, fr.CapturePointWhy = plan.String(), plan.why
 	if o.inferParams || rep.Violated() {
 		fr.Inferred = compareInferred(inf, params, o.params)
@@ -334,7 +345,7 @@ func checkFile(o *checkOpts, file string, lvl spec.Level, forced wire.Version) f
 	}
 	for i := range rep.Violations {
 		switch f := &rep.Violations[i]; {
-		case testerCharged(f):
+		case fr.testerCharged(f):
 			fr.Expected++
 		case f.Level == spec.Must:
 			fr.Must++
@@ -355,8 +366,29 @@ func checkFile(o *checkOpts, file string, lvl spec.Level, forced wire.Version) f
 // runRules checks the capture at file with the plan's capture point and
 // returns the report, the reader's stats, the parameters the capture
 // implies and, for a multi-port capture, the per-host results.
-func runRules(file string, ro pcap.ReaderOptions, plan capturePlan, profile string, params spec.Params, rules []*spec.Rule) (*spec.Report, pcap.Stats, *spec.Inferrer, []hostResult, error) {
-	inf := spec.NewInferrer(params)
+// ruleRun is what runRules found in one capture.
+type ruleRun struct {
+	rep   *spec.Report
+	st    pcap.Stats
+	inf   *spec.Inferrer
+	hosts []hostResult
+	// testers are the hosts that sent a frame a tester marked as its own
+	// (homatest run's capture): not implementations under test.
+	testers map[netip.Addr]bool
+}
+
+func runRules(file string, ro pcap.ReaderOptions, plan capturePlan, profile string, params spec.Params, rules []*spec.Rule) (ruleRun, error) {
+	out := ruleRun{inf: spec.NewInferrer(params), testers: map[netip.Addr]bool{}}
+	// feed infers from what the hosts sent: a tester's packets say
+	// nothing about an implementation's parameters.
+	feed := func(e *spec.Event) {
+		if strings.HasPrefix(e.Note, testerNotePrefix) {
+			out.testers[e.Src] = true
+			out.inf.Observe(e)
+			return
+		}
+		out.inf.Feed(e)
+	}
 	if plan.mode == oneView {
 		c := spec.NewChecker(profile, params, rules)
 		c.SetCapturePoint(plan.cp)
@@ -365,20 +397,22 @@ func runRules(file string, ro pcap.ReaderOptions, plan capturePlan, profile stri
 				return
 			}
 			c.Feed(e)
-			inf.Feed(e)
+			feed(e)
 		})
+		out.st = st
 		if err != nil {
-			return nil, st, nil, nil, err
+			return out, err
 		}
-		rep := c.Finish()
-		if rep.Violations == nil {
-			rep.Violations = []spec.Finding{}
+		out.rep = c.Finish()
+		if out.rep.Violations == nil {
+			out.rep.Violations = []spec.Finding{}
 		}
-		return rep, st, inf, nil, nil
+		return out, nil
 	}
 	views, st, err := readPortViews(file, ro, plan)
+	out.st = st
 	if err != nil {
-		return nil, st, nil, nil, err
+		return out, err
 	}
 	var ifs []int
 	for i := range plan.ports {
@@ -386,21 +420,25 @@ func runRules(file string, ro pcap.ReaderOptions, plan capturePlan, profile stri
 	}
 	sort.Ints(ifs)
 	var hrs []spec.HostReport
-	var hosts []hostResult
+	var sent []*spec.Event
 	for _, i := range ifs {
 		h := plan.ports[i]
 		hr := spec.CheckHostView(profile, params, rules, h, views[i])
 		hrs = append(hrs, hr)
-		hosts = append(hosts, hostResult{Host: h.String(), Interface: fmt.Sprint(i), Violations: len(hr.Violations), Excused: len(hr.Excused)})
+		out.hosts = append(out.hosts, hostResult{Host: h.String(), Interface: fmt.Sprint(i), Violations: len(hr.Violations), Excused: len(hr.Excused)})
 		for j := range views[i] {
-			// Infer from what each host sent, as it sent it.
 			if e := &views[i][j]; e.Src == h {
-				inf.Feed(e)
+				sent = append(sent, e)
 			}
 		}
 	}
-	rep := mergeHostReports(hrs)
-	return rep, st, inf, hosts, nil
+	// Infer from what each host sent, as it sent it, in time order.
+	sort.SliceStable(sent, func(a, b int) bool { return sent[a].Time.Before(sent[b].Time) })
+	for _, e := range sent {
+		feed(e)
+	}
+	out.rep = mergeHostReports(hrs)
+	return out, nil
 }
 
 // compareInferred puts the inferred parameters next to params' values;
@@ -435,12 +473,12 @@ func hintFindings(file string, ro pcap.ReaderOptions, plan capturePlan, profile 
 		if !x.Apply(&q) {
 			continue
 		}
-		alt, _, _, _, err := runRules(file, ro, plan, profile, q, rules)
+		alt, err := runRules(file, ro, plan, profile, q, rules)
 		if err != nil {
 			continue
 		}
 		still := map[[2]any]bool{}
-		for _, v := range alt.Violations {
+		for _, v := range alt.rep.Violations {
 			still[[2]any{v.Rule, v.Frame}] = true
 		}
 		for i := range rep.Violations {
@@ -503,9 +541,9 @@ func writeCheckText(w io.Writer, reports []fileReport) error {
 				who = " [" + v.ChargedTo.String() + "]"
 			}
 			switch {
-			case testerCharged(&v) && strings.HasPrefix(v.Note, testerDeliberatePrefix):
+			case fr.testerCharged(&v) && strings.HasPrefix(v.Note, testerDeliberatePrefix):
 				kind += " (expected: the tester broke it on purpose)"
-			case testerCharged(&v):
+			case fr.testerCharged(&v):
 				kind += " (charged to the tester)"
 			}
 			fmt.Fprintf(ew, "%s %s frame %d%s%s: %s%s%s\n", v.Rule, kind, v.Frame, rpcString(v.RPC), who, v.Why, frames, tol)
@@ -615,8 +653,12 @@ func writeJUnit(w io.Writer, reports []fileReport, strict bool) error {
 		counted := map[string]int{}
 		for _, v := range fr.Report.Violations {
 			line := fmt.Sprintf("frame %d%s: %s", v.Frame, rpcString(v.RPC), v.Why)
-			if testerCharged(&v) {
-				line += " (charged to the tester: " + v.Note + ")"
+			if fr.testerCharged(&v) {
+				line += " (charged to the tester"
+				if v.Note != "" {
+					line += ": " + v.Note
+				}
+				line += ")"
 			} else {
 				counted[v.Rule]++
 			}

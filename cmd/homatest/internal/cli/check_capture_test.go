@@ -255,7 +255,8 @@ func TestCheckInferParams(t *testing.T) {
 }
 
 // TestCheckTesterMarks: a finding at a packet a tester marked as broken on
-// purpose is charged to the tester and does not fail the check.
+// purpose, or charged to a host whose packets a tester marked, is charged
+// to the tester and does not fail the check.
 func TestCheckTesterMarks(t *testing.T) {
 	b := newCap(wire.VersionCurrent)
 	r := rpcOf(hostC2, hostS, 10)
@@ -263,15 +264,23 @@ func TestCheckTesterMarks(t *testing.T) {
 	b.pkts[i].f.(*wire.DataFields).MessageLength = 0
 	b.pkts[i].note = "homatest tester: deliberate DATA with message_length 0 (spec ROBUST-malformed)"
 	b.smallRPC(rpcOf(hostC, hostS, 10), ms(1), wire.AckEntry{})
+	// A tester client (its packets marked as sent by a tester) never
+	// answers the server's stale cutoff_version with CUTOFFS: the
+	// warning is charged to the tester, even with --strict.
+	r3 := rpcOf(hostC3, hostS, 10)
+	i = b.data(ms(2), r3, true, 7, 100, 0, 100, 100, 1, false)
+	b.pkts[i].note = "homatest tester: sent"
+	b.data(ms(2.05), r3, false, 6, 100, 0, 100, 100, 0, false)
+	b.smallRPC(rpcOf(hostC, hostS, 12), ms(40), wire.AckEntry{})
 	f := filepath.Join(t.TempDir(), "tester.pcapng")
 	if _, err := b.write(f, "tester"); err != nil {
 		t.Fatal(err)
 	}
-	out, err, code := run(t, "check", f)
+	out, err, code := run(t, "check", "--strict", f)
 	if code != 0 {
 		t.Fatalf("exit %d (%v):\n%s", code, err, out)
 	}
-	for _, want := range []string{"HOMA-WIRE-002 MUST (expected: the tester broke it on purpose) frame 1", "charged to the tester (at packets it sent)"} {
+	for _, want := range []string{"HOMA-WIRE-002 MUST (expected: the tester broke it on purpose) frame 1", "HOMA-CUTOFF-002 SHOULD (warning) (charged to the tester) frame 5", "charged to the tester (at packets it sent)"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}

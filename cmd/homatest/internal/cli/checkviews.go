@@ -29,9 +29,11 @@ const (
 )
 
 // testerCharged reports whether finding f is charged to a tester: its
-// frame is a tester's packet and the finding is its sender's doing.
-func testerCharged(f *spec.Finding) bool {
-	return strings.HasPrefix(f.Note, testerNotePrefix) && f.ChargedTo == f.Src
+// frame is a tester's packet and the finding is its sender's doing, or
+// the host it is charged to is one whose frames a tester marked (an
+// answer a tester never gave).
+func (fr *fileReport) testerCharged(f *spec.Finding) bool {
+	return strings.HasPrefix(f.Note, testerNotePrefix) && f.ChargedTo == f.Src || fr.testers[f.ChargedTo]
 }
 
 // readParamsFile reads the NAME=VALUE lines (# comments and blank lines
