@@ -1,14 +1,10 @@
 package conformance
 
 import (
-	"fmt"
 	"net/netip"
-	"os"
-	"strings"
 
 	"github.com/homatest/homatest/conformance/tester"
 	"github.com/homatest/homatest/pcap"
-	"github.com/homatest/homatest/spec"
 )
 
 // markTesterPackets marks, in the run's capture at path, every frame a
@@ -41,11 +37,5 @@ func markTesterPackets(path string, e *Env) error {
 	p := e.Params()
 	p.Slack = max(p.Slack, e.Slack)
 	p.Jitter = max(p.Jitter, e.Slack)
-	var b strings.Builder
-	fmt.Fprintf(&b, "# The parameters homatest run judged the IUT with (its hello's, slack and jitter from the measured noise).\n")
-	for _, n := range spec.ParamNames() {
-		v, _ := p.Get(n)
-		fmt.Fprintf(&b, "%s=%s\n", n, v)
-	}
-	return os.WriteFile(path+".params", []byte(b.String()), 0o644)
+	return p.WriteFile(path+".params", "The parameters homatest run judged the IUT with (its hello's, slack and jitter from the measured noise).")
 }

@@ -410,6 +410,13 @@ func (r *run) finish(topo *harness.Topology, eps []traffic.Endpoint, cst harness
 		hosts = append(hosts, e.Addr)
 	}
 	res.Hosts = spec.CheckHostViews(s.Check.Profile, p, rules, sent, delivered, hosts)
+	// homatest check reads NAME.params next to a capture: the run's
+	// parameters, so that it judges each file as the run did.
+	for _, f := range []string{"capture.pcapng", "sent.pcapng", "delivered.pcapng"} {
+		if err := p.WriteFile(r.arts.Path(f+".params"), "The parameters scenario run judged this capture with (the agents' hellos, slack, jitter and reaction, check.params)."); err != nil {
+			return err
+		}
+	}
 	if s.Link.Backend == BackendTC {
 		if res.Drops, err = r.lostDrops(hosts, topo.Ports, p.Wire, ordinals(sent)); err != nil {
 			return err

@@ -116,6 +116,24 @@ func (n *Network) LostBefore(from, to netip.Addr) (Evidence, bool) {
 	return ev, ok
 }
 
+// LostBetween is LostBefore(from, to), or else the evidence that
+// packets in the other direction, to → from, were lost before the
+// capture point: the path between the two hosts and the capture point
+// loses packets, and a packet from sent toward to may have been lost
+// with no trace (a GRANT or control packet carries no sequence number
+// that would show its loss). ok is false when the capture point is on
+// from's side.
+func (n *Network) LostBetween(from, to netip.Addr) (Evidence, bool) {
+	if n.atSender(from) {
+		return Evidence{}, false
+	}
+	if ev, ok := n.lossBefore[hostPair{from, to}]; ok {
+		return ev, ok
+	}
+	ev, ok := n.lossBefore[hostPair{to, from}]
+	return ev, ok
+}
+
 // Reordered returns the evidence that packets from → to were reordered
 // before the capture point; ok is false when the capture point is on
 // from's side or the capture shows no reordering.

@@ -2,6 +2,7 @@ package spec
 
 import (
 	"fmt"
+	"os"
 	"reflect"
 	"sort"
 	"strconv"
@@ -261,6 +262,22 @@ func (p *Params) Validate() error {
 
 // Unsched returns U = min(length, unsched_bytes) for a message of length
 // bytes.
+// WriteFile writes every parameter of p as NAME=VALUE lines after a
+// "# comment" line: the sidecar path (a capture's name plus ".params")
+// that homatest check reads before its --param flags.
+func (p *Params) WriteFile(path, comment string) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# %s\n", comment)
+	for _, n := range ParamNames() {
+		v, err := p.Get(n)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(&b, "%s=%s\n", n, v)
+	}
+	return os.WriteFile(path, []byte(b.String()), 0o644)
+}
+
 func (p *Params) Unsched(length uint32) uint32 { return min(length, p.UnschedBytes) }
 
 // Ticks returns n ticks as a duration.

@@ -389,11 +389,11 @@ func runRules(file string, ro pcap.ReaderOptions, plan capturePlan, profile stri
 		}
 		out.inf.Feed(e)
 	}
-	if plan.mode == oneView {
+	if plan.mode == oneView || plan.mode == notesOnly {
 		c := spec.NewChecker(profile, params, rules)
 		c.SetCapturePoint(plan.cp)
 		st, err := streamEvents(file, ro, func(e *spec.Event) {
-			if strings.HasPrefix(e.Note, switchNotePrefix) {
+			if strings.HasPrefix(e.Note, switchNotePrefix) || plan.mode == notesOnly {
 				return
 			}
 			c.Feed(e)

@@ -150,6 +150,32 @@ func TestCheckCapturePoint(t *testing.T) {
 	}
 }
 
+// TestCheckSwitchNotes: a file of frames a switch dropped (each with its
+// "dropped: " note, as scenario run's switch-notes.pcapng) is not the
+// traffic: nothing is judged unless --capture-point says where it was
+// taken.
+func TestCheckSwitchNotes(t *testing.T) {
+	b := newCap(wire.VersionCurrent)
+	r := rpcOf(hostC, hostS, 10)
+	// DATA past U with no GRANT in the file: a violation out of context.
+	i := b.data(0, r, true, 4, 100000, 51392, 1424, 40000, 1, false)
+	b.pkts[i].note = "dropped: plan (plan rule 0 (request DATA))"
+	i = b.grant(ms(90), r, true, 100000, 0)
+	b.pkts[i].note = "dropped: plan (plan rule 1 (1st GRANT))"
+	f := filepath.Join(t.TempDir(), "switch-notes.pcapng")
+	if _, err := b.write(f, "notes"); err != nil {
+		t.Fatal(err)
+	}
+	out, err, code := run(t, "check", f)
+	if code != 0 || !strings.Contains(out, "capture point: none (every frame carries a switch's note and 2 say the switch dropped them") ||
+		!strings.Contains(out, "0 exercised by this capture") {
+		t.Errorf("exit %d (%v), want 0 and nothing judged:\n%s", code, err, out)
+	}
+	if _, _, code := run(t, "check", "--capture-point", "switch", f); code != ExitViolations {
+		t.Errorf("--capture-point switch: exit %d, want 1 (the DATA past U)", code)
+	}
+}
+
 // TestCheckPorts: a capture of both directions of every switch port (each
 // packet twice) is judged host by host: the clean exchange passes, the
 // faulty one is charged to its sender once; rpcs and decode --summary-only

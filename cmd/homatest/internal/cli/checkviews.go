@@ -71,6 +71,9 @@ type layout struct {
 	ifaces map[int]*ifaceLayout
 	dirIn  int
 	dirOut int
+	// commented counts Homa frames with a comment, dropped those whose
+	// comment says a switch dropped them ("dropped: ...").
+	commented, dropped int
 }
 
 type ifaceLayout struct {
@@ -119,6 +122,12 @@ func readLayout(path string) (*layout, error) {
 			continue
 		}
 		l.homa++
+		if f.Comment != "" {
+			l.commented++
+		}
+		if strings.HasPrefix(f.Comment, droppedNotePrefix) {
+			l.dropped++
+		}
 		l.hosts[f.Src]++
 		if f.Dst != f.Src {
 			l.hosts[f.Dst]++
@@ -153,7 +162,15 @@ const (
 	// port (as the harness writes capture.pcapng): each interface is its
 	// host's own link, judged as a host view.
 	portViews
+	// notesOnly: every frame is a switch's note on a frame it dropped or
+	// altered (scenario run's switch-notes.pcapng): not the traffic, so
+	// nothing is judged.
+	notesOnly
 )
+
+// droppedNotePrefix starts the comment a switch (netem, scenario's tc
+// backend) writes on a frame it dropped.
+const droppedNotePrefix = "dropped: "
 
 // capturePlan is where check takes a capture to have been made, and why.
 type capturePlan struct {
@@ -166,8 +183,11 @@ type capturePlan struct {
 
 // String names the plan as the report prints it.
 func (p capturePlan) String() string {
-	if p.mode == portViews {
+	switch p.mode {
+	case portViews:
 		return "ports"
+	case notesOnly:
+		return "none"
 	}
 	return p.cp.String()
 }
@@ -207,6 +227,8 @@ func planCapture(flag string, l *layout) (capturePlan, error) {
 		return capturePlan{cp: cp, why: "as --capture-point says"}, nil
 	}
 	switch {
+	case l.homa > 0 && l.commented == l.homa && l.dropped > 0:
+		return capturePlan{mode: notesOnly, why: fmt.Sprintf("every frame carries a switch's note and %d say the switch dropped them: frames dropped or altered on their way (as a run's switch-notes.pcapng), not the traffic, so no rule is judged; check the run's capture.pcapng (or give --capture-point to judge these frames anyway)", l.dropped)}, nil
 	case l.dirIn > 0 && l.dirOut > 0:
 		return ports(), nil
 	case l.dirIn > 0:
