@@ -18,12 +18,12 @@ func resendPastSeenGrants(t *testing.T, lossyFirst bool) (*traceBuilder, int) {
 	b := newTrace(t, wire.VersionCurrent)
 	if lossyFirst {
 		b.message(true, 4, 5000, 1424, 5000, 5000, 7)
-		b.after(3 * time.Millisecond).resend(false, 4, 0, 1424, 7)
-		b.after(10 * time.Microsecond).data(true, 4, 5000, 0, 1424, 7, func(f *wire.DataFields) { f.Retransmit = 1; f.Incoming = 5000 })
+		b.after(3*time.Millisecond).resend(false, 4, 0, 1424, 7)
+		b.after(10*time.Microsecond).data(true, 4, 5000, 0, 1424, 7, func(f *wire.DataFields) { f.Retransmit = 1; f.Incoming = 5000 })
 		b.after(time.Millisecond)
 	}
 	b.message(true, 2, 100000, 0, 40000, 40000, 4)
-	return b, b.after(5 * time.Millisecond).resend(false, 2, 40000, 20000, 7)
+	return b, b.after(5*time.Millisecond).resend(false, 2, 40000, 20000, 7)
 }
 
 // TestNetworkLostBetween: a RESEND past every GRANT the capture saw is a
