@@ -140,6 +140,9 @@ func New(cfg Config) (*Host, error) {
 		k = math.MaxInt // every grantable message is active
 	}
 	h.grants, h.sendQ = newGrantQueue(k), newSendQueue()
+	if fs[FaultIDZero] {
+		h.nextID = 0
+	}
 	cfg.Transport.SetHandler(h.receive)
 	h.wg.Add(2)
 	go h.timerLoop()
@@ -253,7 +256,11 @@ func (h *Host) unlock() {
 
 // control returns the common header of a control packet for r.
 func (h *Host) control(r *rpc) wire.CommonFields {
-	return wire.CommonFields{Sport: r.sock.port, Dport: r.peerPort, SenderID: r.wireID()}
+	c := wire.CommonFields{Sport: r.sock.port, Dport: r.peerPort, SenderID: r.wireID()}
+	if h.faults[FaultControlSequence] {
+		c.Sequence = 0x1b2c0
+	}
+	return c
 }
 
 // topPriority is the level of control packets.

@@ -222,5 +222,8 @@ func (h *Host) finishClient(r *rpc, err error) {
 			return
 		}
 		pr.acks = append(pr.acks, e)
+		if h.faults[FaultUnpromptedAck] {
+			h.send(r.peer, h.topPriority(), &wire.AckFields{Common: h.control(r)})
+		}
 	}
 }
