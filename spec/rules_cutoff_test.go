@@ -95,3 +95,22 @@ func TestCutoff002NoCutoffs(t *testing.T) {
 		t.Errorf("why %q", f.Why)
 	}
 }
+
+// TestCutoff003Counted: each CUTOFFS is paid for by its own earlier DATA
+// with another cutoff_version, however late (a loaded host processes
+// packets late); one more CUTOFFS than such DATA is a violation, unless
+// the capture, on the other host's link, may miss DATA the host got.
+func TestCutoff003Counted(t *testing.T) {
+	b := newTrace(t, wire.VersionCurrent)
+	b.dataVersion(true, 2, 100, 0, 100, 6, 0)
+	b.dataVersion(true, 4, 100, 0, 100, 6, 0)
+	b.after(40*time.Millisecond).cutoffs(false, 2, 1) // 40 ms late: paid by the first
+	b.after(time.Millisecond).cutoffs(false, 4, 1)    // paid by the second
+	b.after(time.Millisecond).dataVersion(true, 6, 100, 0, 100, 6, 1)
+	extra := b.after(time.Millisecond).cutoffs(false, 6, 1) // current version: unpaid
+	wantViolations(t, b.check("linux", "HOMA-CUTOFF-003"), "HOMA-CUTOFF-003", extra)
+	rep := b.checkAt(HostPoint(b.client), "linux", "HOMA-CUTOFF-003")
+	wantViolations(t, rep, "HOMA-CUTOFF-003")
+	wantInconclusive(t, rep, "HOMA-CUTOFF-003", extra)
+	wantViolations(t, b.checkAt(HostPoint(b.server), "linux", "HOMA-CUTOFF-003"), "HOMA-CUTOFF-003", extra)
+}

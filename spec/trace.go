@@ -274,6 +274,11 @@ type Trace struct {
 	// dataVer[{S, R}][v] is the latest DATA from S to R with
 	// cutoff_version v.
 	dataVer map[hostPair]map[uint16]Seen
+	// verCount[{S, R}][v] counts the DATA packets from S to R with
+	// cutoff_version v; cutoffsPaid[{R, S}] the CUTOFFS from R to S each
+	// of which one of them paid for (HOMA-CUTOFF-003).
+	verCount    map[hostPair]map[uint16]int
+	cutoffsPaid map[hostPair]int
 }
 
 // Seen is a moment of the capture: a time and a frame.
@@ -309,7 +314,8 @@ type Unreachable struct {
 func NewTrace(p *Params) *Trace {
 	return &Trace{P: p, rpcs: map[RPCKey]*RPC{}, cutoffs: map[hostPair]*CutoffsState{}, versions: map[hostPair][]CutoffsState{},
 		granting: map[netip.Addr]map[*Message]*RPC{}, unreachable: map[HostPort]Unreachable{}, ackedMax: map[netip.Addr]ackedID{},
-		longIn: map[netip.Addr]map[*Message]*RPC{}, triggers: map[netip.Addr]*triggerLog{}, sameSender: map[hostPair][2]*Message{}, lastSRPT: map[netip.Addr]Seen{}, dataVer: map[hostPair]map[uint16]Seen{}}
+		longIn: map[netip.Addr]map[*Message]*RPC{}, triggers: map[netip.Addr]*triggerLog{}, sameSender: map[hostPair][2]*Message{}, lastSRPT: map[netip.Addr]Seen{}, dataVer: map[hostPair]map[uint16]Seen{},
+		verCount: map[hostPair]map[uint16]int{}, cutoffsPaid: map[hostPair]int{}}
 }
 
 // KeyOf returns the RPC key of e (from sender_id's role bit and addresses).
@@ -393,6 +399,19 @@ func (l *triggerLog) add() { l.n++ }
 // however far behind its link it runs (emulated hosts lag tens of
 // milliseconds), so the GRANTs of a message can be matched, in order, to
 // distinct earlier packets. ok is false when none is left.
+// unpaidStale returns how many DATA packets from peer to h carried a
+// cutoff_version other than v and have not yet paid for a CUTOFFS from h
+// to peer.
+func (t *Trace) unpaidStale(h, peer netip.Addr, v uint16) int {
+	n := 0
+	for ver, k := range t.verCount[hostPair{peer, h}] {
+		if ver != v {
+			n += k
+		}
+	}
+	return n - t.cutoffsPaid[hostPair{h, peer}]
+}
+
 func (t *Trace) grantTrigger(r netip.Addr, m *Message) (int, bool) {
 	l := t.triggers[r]
 	if l == nil || m.TriggerUsed >= l.n {
@@ -466,6 +485,9 @@ func (t *Trace) Apply(e *Event) {
 		k := hostPair{e.Dst, e.Src}
 		t.cutoffs[k] = &st
 		t.versions[k] = append(t.versions[k], st)
+		if t.unpaidStale(e.Src, e.Dst, st.Version) > 0 {
+			t.cutoffsPaid[hostPair{e.Src, e.Dst}]++
+		}
 	}
 	if typ == wire.TypeFreeze {
 		return
@@ -541,6 +563,12 @@ func (t *Trace) Apply(e *Event) {
 			t.dataVer[hostPair{e.Src, e.Dst}] = dv
 		}
 		dv[d.CutoffVersion()] = Seen{e.Time, e.Frame}
+		vc := t.verCount[hostPair{e.Src, e.Dst}]
+		if vc == nil {
+			vc = map[uint16]int{}
+			t.verCount[hostPair{e.Src, e.Dst}] = vc
+		}
+		vc[d.CutoffVersion()]++
 		if d.Incoming() > m.MaxIncoming {
 			m.MaxIncoming = d.Incoming()
 		}
