@@ -344,3 +344,18 @@ func TestAck005NoResponseSeen(t *testing.T) {
 	wantInconclusive(t, rep, "HOMA-ACK-005", lost)
 	wantCounts(t, rep, "HOMA-ACK-005", 2, 0, 0, 2)
 }
+
+// TestAck007Counted: an ACK answers its own earlier NEED_ACK, however late
+// (a stalled client answers 110 ms on); an ACK with no NEED_ACK left to
+// answer is a violation, one carrying 5 acks (an overflow) is not, also
+// at a tap on the server's link (the only sender of NEED_ACKs for it).
+func TestAck007Counted(t *testing.T) {
+	b := newTrace(t, wire.VersionCurrent)
+	b.rpcWithResponse(2, 100)
+	b.after(2*time.Millisecond).ctl(false, 2, wire.TypeNeedAck)
+	b.after(110*time.Millisecond).ack(2) // late, but answers the NEED_ACK
+	extra := b.after(time.Millisecond).ack(2)
+	b.after(time.Millisecond).ack(2, 4, 6, 8, 10, 12) // overflow: 5 acks
+	wantViolations(t, b.check("linux", "HOMA-ACK-007"), "HOMA-ACK-007", extra)
+	wantViolations(t, b.checkAt(HostPoint(b.server), "linux", "HOMA-ACK-007"), "HOMA-ACK-007", extra)
+}

@@ -212,6 +212,9 @@ type RPC struct {
 	NeedAcks     int
 	NeedAckTime  time.Time
 	NeedAckFirst time.Time
+	// AckPkts counts the ACK packets naming the RPC in their header that
+	// answer a NEED_ACK (fewer than max_acks_per_pkt acks).
+	AckPkts int
 }
 
 // Msg returns the message sent by side role.
@@ -684,6 +687,9 @@ func (t *Trace) Apply(e *Event) {
 	case wire.TypeAck:
 		t.ack(k, e)
 		a := p.Ack()
+		if int(a.NumAcks()) < t.P.MaxAcksPerPkt {
+			r.AckPkts++ // an answer to a NEED_ACK (HOMA-ACK-007)
+		}
 		for i := range a.ValidAcks() {
 			en := a.Entry(i)
 			t.ack(RPCKey{Client: e.Src, Server: e.Dst, ClientID: en.ClientID}, e)
