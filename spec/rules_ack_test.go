@@ -353,7 +353,7 @@ func TestAck007Counted(t *testing.T) {
 	b := newTrace(t, wire.VersionCurrent)
 	b.rpcWithResponse(2, 100)
 	b.after(2*time.Millisecond).ctl(false, 2, wire.TypeNeedAck)
-	b.after(110*time.Millisecond).ack(2) // late, but answers the NEED_ACK
+	b.after(110 * time.Millisecond).ack(2) // late, but answers the NEED_ACK
 	extra := b.after(time.Millisecond).ack(2)
 	b.after(time.Millisecond).ack(2, 4, 6, 8, 10, 12) // overflow: 5 acks
 	wantViolations(t, b.check("linux", "HOMA-ACK-007"), "HOMA-ACK-007", extra)
