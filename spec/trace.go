@@ -74,6 +74,8 @@ type Message struct {
 	TriggerUsed int
 	// RecentGrants are the latest GRANTs (at most 8), oldest first.
 	RecentGrants []GrantSeen
+	// recvLog samples the bytes seen over the last slack (ReceivedBy).
+	recvLog []recvSample
 	// GrantLog holds the GRANTs from the latest one the sender is known to
 	// have received (when Known is set, GrantLog[0]) to the latest, oldest
 	// first. The sender is known to have received a GRANT (or a later one)
@@ -158,6 +160,39 @@ func (m *Message) LastGrant() (GrantSeen, bool) {
 
 // Received returns the number of distinct bytes seen.
 func (m *Message) Received() uint32 { return m.Seen.Total() }
+
+// recvSample is how many bytes of a message the capture had seen at a
+// time.
+type recvSample struct {
+	t time.Time
+	n uint32
+}
+
+// noteReceived records that n bytes had been seen at t, keeping the
+// samples ReceivedBy needs for times down to keep before t.
+func (m *Message) noteReceived(t time.Time, n uint32, keep time.Duration) {
+	m.recvLog = append(m.recvLog, recvSample{t, n})
+	cut := t.Add(-keep)
+	i := 0
+	for i+1 < len(m.recvLog) && !m.recvLog[i+1].t.After(cut) {
+		i++
+	}
+	m.recvLog = m.recvLog[i:]
+}
+
+// ReceivedBy returns how many of the message's bytes the capture had seen
+// by time t (t at most slack before the latest DATA; earlier times get
+// the oldest sample kept, or 0).
+func (m *Message) ReceivedBy(t time.Time) uint32 {
+	var n uint32
+	for _, s := range m.recvLog {
+		if s.t.After(t) {
+			break
+		}
+		n = s.n
+	}
+	return n
+}
 
 // Horizon returns the sender's grant horizon as far as the capture shows:
 // max(U, highest GRANT offset, highest RESEND end), capped at the length.
@@ -588,7 +623,11 @@ func (t *Trace) Apply(e *Event) {
 		if m.Length > 0 && end > m.Length {
 			end = m.Length
 		}
+		before := m.Seen.Total()
 		m.Seen.Add(e.Offset, end)
+		if n := m.Seen.Total(); n != before {
+			m.noteReceived(e.Time, n, t.P.Slack)
+		}
 		if d.Retransmit() != 0 {
 			m.RetxBytes += uint64(e.Length)
 			m.ResentAhead.Add(max(e.Offset, m.SentEnd), end)
