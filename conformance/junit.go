@@ -42,16 +42,7 @@ func writeJUnit(report types.Report, path string) error {
 			}
 		}
 	}
-	out, err := xml.MarshalIndent(suites, "", "  ")
-	if err != nil {
-		return err
-	}
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, append([]byte(xml.Header), append(out, '\n')...), 0o644); err != nil {
-		os.Remove(tmp)
-		return err
-	}
-	return os.Rename(tmp, path)
+	return writeJUnitFile(path, suites)
 }
 
 // DemoteShouldFailures rewrites the JUnit report at path so that a failed
@@ -81,6 +72,12 @@ func DemoteShouldFailures(path string) error {
 			suites.Failures--
 		}
 	}
+	return writeJUnitFile(path, suites)
+}
+
+// writeJUnitFile writes suites to path atomically (a temporary file renamed
+// over it).
+func writeJUnitFile(path string, suites reporters.JUnitTestSuites) error {
 	out, err := xml.MarshalIndent(suites, "", "  ")
 	if err != nil {
 		return err
