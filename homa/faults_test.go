@@ -90,15 +90,23 @@ func TestFaultKnobsCaught(t *testing.T) {
 					}()
 					sock, _ := tn.hosts[0].Dial()
 					sock.Call(context.Background(), netip.AddrPortFrom(tn.hosts[4].Addr(), 4000), make([]byte, 500))
-				case c.fault == homa.FaultStaleCutoffVersion || c.fault == homa.FaultCutoffsUnprompted:
+				case c.fault == homa.FaultCutoffsUnprompted:
+					// Two RPCs: the first's stale DATA (no CUTOFFS known
+					// yet) pays for one CUTOFFS each way; the second's
+					// current version draws one more.
+					slowServer(t, tn.hosts[4], 4000, 0)
+					sock, _ := tn.hosts[0].Dial()
+					for range 2 {
+						if _, err := sock.Call(context.Background(), netip.AddrPortFrom(tn.hosts[4].Addr(), 4000), make([]byte, 500)); err != nil {
+							t.Fatalf("RPC: %v", err)
+						}
+						time.Sleep(10 * time.Millisecond)
+					}
+				case c.fault == homa.FaultStaleCutoffVersion:
 					// The workload can end within the checker's slack (2 ms)
 					// of the first CUTOFFS; one more RPC well after it must
-					// still carry the echoed cutoff_version (and, 50 ms on,
-					// draws no CUTOFFS: no stale DATA came for a while).
+					// still carry the echoed cutoff_version.
 					runWorkload(t, tn, 4, 10, 150000, true)
-					if c.fault == homa.FaultCutoffsUnprompted {
-						time.Sleep(40 * time.Millisecond)
-					}
 					time.Sleep(10 * time.Millisecond)
 					sock, _ := tn.hosts[0].Dial()
 					if _, err := sock.Call(context.Background(), netip.AddrPortFrom(tn.hosts[4].Addr(), 4000), make([]byte, 500)); err != nil {
