@@ -67,10 +67,6 @@ type Bench struct {
 	// every packet as its host sent it (before the impairment), and every
 	// packet as delivered to its destination host (after it).
 	Finish func() (sent, delivered string, err error)
-	// Stalls, when set, returns the spans in which this process (and so
-	// every in-process host at once) did not run while the bench ran;
-	// checkBench drops timing findings that span one.
-	Stalls func() []Stall
 	// Switch returns the switch's counters: drops and alterations per
 	// port, and the fault plan's hits.
 	Switch func() netem.Stats
@@ -109,8 +105,7 @@ func memBench(n int, imp LinkImpairment, faults []string, dir string) (*Bench, e
 		return nil, err
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	probe := startStallProbe(2 * time.Millisecond)
-	b := &Bench{Stalls: probe.Stalls, Describe: fmt.Sprintf("%d reference hosts in-process behind an in-process netem switch core, %s", n, imp), Switch: net.Stats}
+	b := &Bench{Describe: fmt.Sprintf("%d reference hosts in-process behind an in-process netem switch core, %s", n, imp), Switch: net.Stats}
 	closeAll := func() error {
 		var err error
 		for _, t := range b.IUTs {
@@ -120,7 +115,6 @@ func memBench(n int, imp LinkImpairment, faults []string, dir string) (*Bench, e
 		}
 		cancel()
 		net.Close()
-		probe.Stop()
 		return err
 	}
 	for i := 0; i < n; i++ {

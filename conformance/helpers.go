@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"github.com/homatest/homatest/agent"
+	"github.com/homatest/homatest/internal/stall"
 	"github.com/homatest/homatest/internal/timescale"
 	"net/netip"
 	"os"
@@ -29,6 +30,9 @@ const (
 	entryCapture = "capture"
 	entrySlack   = "slack"
 	entryRule    = "rule"
+	// entryInconclusive is one timing finding on the IUT that a measured
+	// stall explains (stall.Explaining): reported, counted, not charged.
+	entryInconclusive = "timing-inconclusive"
 )
 
 // labels builds a spec's labels: its area, level and rule IDs.
@@ -259,6 +263,10 @@ func checkRules(globs string, peers ...*tester.Peer) {
 	p.Jitter = max(p.Jitter, env.Slack)
 	rep, pkts, err := tester.Verify(env.Profile, p, rules, peers...)
 	ok(err, "checking the exchange")
+	view := make([]spec.Event, len(pkts))
+	for i, pk := range pkts {
+		view[i].Time = pk.At
+	}
 	var bad []string
 	for _, v := range rep.Violations {
 		if v.Frame < 1 || v.Frame > len(pkts) {
@@ -268,6 +276,9 @@ func checkRules(globs string, peers ...*tester.Peer) {
 		// most rules the sender of the frame, for answer obligations the
 		// receiver of the trigger frame. The tester's side is not judged.
 		if pkts[v.Frame-1].Sent != receiverCharged[v.Rule] {
+			continue
+		}
+		if inconclusive(v, view) {
 			continue
 		}
 		bad = append(bad, fmt.Sprintf("%s frame %d: %s (%s)", v.Rule, v.Frame, v.Why, pkts[v.Frame-1]))
@@ -282,4 +293,20 @@ func ok(err error, what string, args ...any) {
 	if err != nil {
 		Fail(fmt.Sprintf(what, args...) + ": " + err.Error())
 	}
+}
+
+// inconclusive reports whether timing finding v, judged over view, is
+// explained by a stall the environment measured (Env.Stalls); if so it
+// records it as a timing-inconclusive report entry naming the stall. A
+// finding without a tolerance never is.
+func inconclusive(v spec.Finding, view []spec.Event) bool {
+	if env.Stalls == nil {
+		return false
+	}
+	spans := stall.Explaining(v, view, env.Stalls.Spans())
+	if len(spans) == 0 {
+		return false
+	}
+	AddReportEntry(entryInconclusive, fmt.Sprintf("%s: %s (during a measured stall: %s)", v.Rule, v.Why, spans[0]))
+	return true
 }

@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"github.com/homatest/homatest/harness"
+	"github.com/homatest/homatest/internal/stall"
 	"io"
+	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -57,6 +59,10 @@ type SpecResult struct {
 	Capture string `json:"capture,omitempty"`
 	// Slack is the timing tolerance the spec's windows used (ns).
 	Slack time.Duration `json:"slack_ns,omitempty"`
+	// TimingInconclusive are the timing findings on the IUT that a
+	// measured stall (of this process or the IUT's) explains: neither
+	// charged nor hidden, one line each with the stall.
+	TimingInconclusive []string `json:"timing_inconclusive,omitempty"`
 	// Duration is the spec's run time (ns).
 	Duration time.Duration `json:"duration_ns"`
 }
@@ -103,6 +109,11 @@ var _ = BeforeSuite(func() {
 		Fail(err.Error())
 	}
 	env = e
+	if env.Stalls == nil {
+		env.Stalls = stall.Start(stall.Config{})
+	}
+	env.Stalls.Watch(os.Getpid(), "harness")
+	DeferCleanup(env.Stalls.Stop)
 	Expect(env.IUT.Listen(context.Background(), ServerPort)).To(Succeed(), "asking the IUT to serve on port %d", ServerPort)
 	worst, median, err := measureNoise(env)
 	ok(err, "unexpected error")
@@ -222,6 +233,8 @@ func specResult(sr types.SpecReport) SpecResult {
 			if d, err := time.ParseDuration(e.StringRepresentation()); err == nil {
 				s.Slack = d
 			}
+		case entryInconclusive:
+			s.TimingInconclusive = append(s.TimingInconclusive, e.StringRepresentation())
 		}
 	}
 	switch {

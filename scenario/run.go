@@ -16,6 +16,7 @@ import (
 	"github.com/homatest/homatest/harness"
 	"github.com/homatest/homatest/harness/traffic"
 	"github.com/homatest/homatest/harness/workload"
+	"github.com/homatest/homatest/internal/stall"
 	"github.com/homatest/homatest/internal/timescale"
 	"github.com/homatest/homatest/netem"
 	"github.com/homatest/homatest/pcap"
@@ -63,8 +64,16 @@ type Result struct {
 	// frames the tc backend delivered to it (the as-delivered capture;
 	// nil for the switch backend, whose counters are Switch.Ports).
 	DeliveredBytes []uint64
-	// Hosts is the check of every host's view.
+	// Hosts is the check of every host's view; timing findings that a
+	// measured stall explains were moved from their Violations to
+	// Inconclusive.
 	Hosts []spec.HostReport
+	// Stalls are the spans in which this process or an agent's was kept
+	// from running (stall.Monitor), also written as stalls.json.
+	Stalls []stall.Span
+	// Inconclusive are the timing findings charged to a host that a
+	// measured stall explains: reported, not charged.
+	Inconclusive []Inconclusive
 	// Summary condenses the above.
 	Summary Summary
 }
@@ -141,13 +150,22 @@ func Run(ctx context.Context, s *Scenario, o Options) (*Result, error) {
 
 // run is one execution of Run.
 type run struct {
-	s     *Scenario
-	o     Options
-	m     *agent.Manifest
-	arts  *harness.Artifacts
-	res   *Result
-	notes noteFilter
-	fab   *netem.SwitchFabric
+	s      *Scenario
+	o      Options
+	m      *agent.Manifest
+	arts   *harness.Artifacts
+	res    *Result
+	notes  noteFilter
+	fab    *netem.SwitchFabric
+	stalls *stall.Monitor
+}
+
+// Inconclusive is a timing finding charged to Host (h1, h2, ...) that
+// Stall, a measured stall of this process or an agent's, explains.
+type Inconclusive struct {
+	Host    string       `json:"host"`
+	Finding spec.Finding `json:"finding"`
+	Stall   stall.Span   `json:"stall"`
 }
 
 func (r *run) logf(format string, a ...any) {
@@ -205,6 +223,11 @@ func (r *run) execute(ctx context.Context) error {
 		return err
 	}
 	defer topo.Close()
+	// Stalls of the harness (switch, capture, traffic) and of every
+	// agent explain timing findings made while they stood still.
+	r.stalls = stall.Start(stall.Config{})
+	defer r.stalls.Stop()
+	r.stalls.Watch(os.Getpid(), "harness")
 	if s.Link.Backend == BackendTC {
 		for _, p := range topo.Ports {
 			if err := netem.ApplyTC(topo.Switch, p, s.Link.LinkConfig); err != nil {
@@ -243,6 +266,8 @@ func (r *run) execute(ctx context.Context) error {
 		}
 	}
 	cancel()
+	r.stalls.Stop()
+	r.res.Stalls = r.stalls.Spans()
 	if r.fab != nil {
 		if err := r.fab.Close(); err != nil {
 			return fmt.Errorf("switch: %w", err)
@@ -294,6 +319,7 @@ func (r *run) startAgents(ctx context.Context, topo *harness.Topology) ([]traffi
 		if err != nil {
 			return nil, fmt.Errorf("starting the agent %s on %s: %w", m.Name, h.Name, err)
 		}
+		r.stalls.Watch(proc.Pid(), "agent on "+h.Name)
 		logPath := proc.LogPath()
 		c := agent.NewClient(proc.Stdout(), proc.Stdin(), agent.ClientOptions{ReplyTimeout: to.Reply,
 			StderrTail: func() string { return tailFile(logPath, 5) }})
@@ -410,6 +436,18 @@ func (r *run) finish(topo *harness.Topology, eps []traffic.Endpoint, cst harness
 		hosts = append(hosts, e.Addr)
 	}
 	res.Hosts = spec.CheckHostViews(s.Check.Profile, p, rules, sent, delivered, hosts)
+	for i := range res.Hosts {
+		hr := &res.Hosts[i]
+		kept := hr.Violations[:0]
+		for _, v := range hr.Violations {
+			if sp := stall.Explaining(v, hr.View, res.Stalls); len(sp) > 0 {
+				res.Inconclusive = append(res.Inconclusive, Inconclusive{Host: fmt.Sprintf("h%d", i+1), Finding: v, Stall: sp[0]})
+				continue
+			}
+			kept = append(kept, v)
+		}
+		hr.Violations = kept
+	}
 	if s.Link.Backend == BackendTC {
 		if res.Drops, err = r.lostDrops(hosts, topo.Ports, p.Wire, ordinals(sent)); err != nil {
 			return err
@@ -437,7 +475,8 @@ func (r *run) finish(topo *harness.Topology, eps []traffic.Endpoint, cst harness
 		v    any
 	}{
 		{"versions.json", vs}, {"rpcs.json", res.Traffic.Records}, {"switch.json", res.Switch},
-		{"drops.json", res.Drops}, {"check.json", checkJSON{Params: p, Hosts: res.Hosts}}, {"summary.json", res.Summary},
+		{"drops.json", res.Drops}, {"check.json", checkJSON{Params: p, Hosts: res.Hosts, Inconclusive: res.Inconclusive}},
+		{"stalls.json", res.Stalls}, {"summary.json", res.Summary},
 	} {
 		if err := r.arts.WriteJSON(a.name, a.v); err != nil {
 			return err
@@ -449,8 +488,9 @@ func (r *run) finish(topo *harness.Topology, eps []traffic.Endpoint, cst harness
 // checkJSON is check.json: the parameters the capture was judged with and
 // each host's report.
 type checkJSON struct {
-	Params spec.Params       `json:"params"`
-	Hosts  []spec.HostReport `json:"hosts"`
+	Params       spec.Params       `json:"params"`
+	Hosts        []spec.HostReport `json:"hosts"`
+	Inconclusive []Inconclusive    `json:"timing_inconclusive,omitempty"`
 }
 
 func kernelRelease() string {

@@ -77,6 +77,13 @@ type Summary struct {
 	// Excused counts timing findings not charged because the host's timer
 	// acted within spec.Params.Reaction of a delivery for the same RPC.
 	Excused int `json:"excused"`
+	// TimingInconclusive counts timing findings not charged because a
+	// measured stall explains them (Result.Inconclusive; the first 20 in
+	// Inconclusive, each with its stall); Stalls counts the stalls
+	// measured in the run.
+	TimingInconclusive int            `json:"timing_inconclusive"`
+	Inconclusive       []Inconclusive `json:"inconclusive,omitempty"`
+	Stalls             int            `json:"stalls"`
 }
 
 // PlanHits counts one plan rule's firings.
@@ -188,6 +195,8 @@ func summarize(res *Result, cst harness.CaptureStats) Summary {
 			}
 		}
 	}
+	sum.TimingInconclusive, sum.Stalls = len(res.Inconclusive), len(res.Stalls)
+	sum.Inconclusive = res.Inconclusive[:min(20, len(res.Inconclusive))]
 	sort.Strings(order)
 	for _, id := range order {
 		sum.Rules = append(sum.Rules, *rows[id])
@@ -229,6 +238,12 @@ func (s *Summary) WriteText(w io.Writer) error {
 	}
 	if s.Excused > 0 {
 		fmt.Fprintf(&b, "  %d timing findings excused: a host's timer acted right after a packet of the same RPC was delivered to it (spec param reaction)\n", s.Excused)
+	}
+	if s.TimingInconclusive > 0 {
+		fmt.Fprintf(&b, "  %d timing findings inconclusive: a measured stall of this machine explains each (%d stalls measured; not charged, rerun on a quieter machine to judge them)\n", s.TimingInconclusive, s.Stalls)
+		for _, in := range s.Inconclusive {
+			fmt.Fprintf(&b, "  INCONCLUSIVE %s view: %s %s (during: %s)\n", in.Host, in.Finding.Rule, in.Finding.Why, in.Stall)
+		}
 	}
 	fmt.Fprintf(&b, "  %-18s %-6s %9s %9s %8s %12s\n", "rule", "level", "checked", "passed", "violated", "inconclusive")
 	for _, r := range s.Rules {

@@ -423,6 +423,7 @@ func (o *runOpts) report(out io.Writer, passes []*conformance.Result) error {
 				fmt.Fprintf(w, "UNSUPPORTED %s: %s\n", s.Name, s.Failure)
 			}
 		}
+		writeInconclusive(w, p.Specs)
 	}
 	verdict := "PASS"
 	if n := failedPasses(passes); n > 0 {
@@ -494,6 +495,28 @@ func (o *runOpts) rerun(s conformance.SpecResult) string {
 		c += " --fault " + o.fault
 	}
 	return c
+}
+
+// writeInconclusive prints the timing findings that measured stalls
+// explain (conformance.SpecResult.TimingInconclusive): counted, named,
+// not charged.
+func writeInconclusive(w io.Writer, specs []conformance.SpecResult) {
+	n, in := 0, 0
+	for _, s := range specs {
+		if len(s.TimingInconclusive) > 0 {
+			n += len(s.TimingInconclusive)
+			in++
+		}
+	}
+	if n == 0 {
+		return
+	}
+	fmt.Fprintf(w, "%d timing findings in %d specs were inconclusive: a measured stall of this machine explains each (not charged to the IUT; rerun on a quieter machine to judge them)\n", n, in)
+	for _, s := range specs {
+		for _, f := range s.TimingInconclusive {
+			fmt.Fprintf(w, "  INCONCLUSIVE %s: %s\n", s.Name, f)
+		}
+	}
 }
 
 // writeAreaTable prints specs counted by area and state.
