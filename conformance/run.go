@@ -29,8 +29,9 @@ type Options struct {
 	// Rules is a comma-separated list of rule-ID globs ("HOMA-GRANT-*"):
 	// only specs labelled with a matching rule run ("" = all).
 	Rules string
-	// Focus, when set, runs only specs whose full name contains it.
-	Focus string
+	// Focus, when set, runs only specs whose full name contains one of
+	// its strings.
+	Focus []string
 	// JUnit is the path of a JUnit XML report to write ("" = none).
 	JUnit string
 	// Artifacts is the directory for per-spec captures of failed specs.
@@ -63,6 +64,13 @@ type SpecResult struct {
 	// measured stall (of this process or the IUT's) explains: neither
 	// charged nor hidden, one line each with the stall.
 	TimingInconclusive []string `json:"timing_inconclusive,omitempty"`
+	// Reruns counts the reruns of a spec with inconclusive timing
+	// findings (homatest run reruns it, bounded, to judge them on a
+	// quieter machine); Rerun says how the last one ended: "quiet" (no
+	// finding: the stall explained them), "inconclusive" (stalled again)
+	// or "failed" (reproduced without a stall: the spec failed).
+	Reruns int    `json:"reruns,omitempty"`
+	Rerun  string `json:"rerun,omitempty"`
 	// Duration is the spec's run time (ns).
 	Duration time.Duration `json:"duration_ns"`
 }
@@ -162,8 +170,10 @@ func Run(t GinkgoTestingT, o Options) (*Result, error) {
 		}
 		sc.LabelFilter = f
 	}
-	if o.Focus != "" {
-		sc.FocusStrings = []string{regexpQuote(o.Focus)}
+	for _, f := range o.Focus {
+		if f != "" {
+			sc.FocusStrings = append(sc.FocusStrings, regexpQuote(f))
+		}
 	}
 	rc.NoColor = true
 	rc.Succinct = !o.Verbose
