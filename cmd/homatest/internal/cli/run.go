@@ -28,12 +28,12 @@ import (
 // runOpts are the flags of homatest run.
 type runOpts struct {
 	impl, env, labelFilter, rules, fault string
-	focus                               []string
-	junit, output, artifacts            string
-	repeat                                      int
-	matrix, verbose, nsWorkloads                bool
-	passResult                                  string // hidden: run one pass in this process
-	ctx                                         context.Context
+	focus                                []string
+	junit, output, artifacts             string
+	repeat                               int
+	matrix, verbose, nsWorkloads         bool
+	passResult                           string // hidden: run one pass in this process
+	ctx                                  context.Context
 }
 
 func newRunCmd() *cobra.Command {

@@ -170,7 +170,7 @@ func TestRerunInconclusive(t *testing.T) {
 		t.Fatalf("reruns %v, want [A B C] then [C]", calls)
 	}
 	want := []struct {
-		state, rerun string
+		state, rerun     string
 		reruns, findings int
 	}{{"passed", "quiet", 1, 1}, {"failed", "failed", 1, 1}, {"passed", "inconclusive", 2, 3}, {"passed", "", 0, 0}, {"failed", "", 0, 1}}
 	for i, w := range want {
