@@ -21,7 +21,6 @@ type msgOut struct {
 	// the packets already queued in O(1) each.
 	retxPopped int
 	retxAt     map[int]int
-	started    time.Time
 }
 
 // retx is a range to retransmit at a priority.
@@ -47,8 +46,8 @@ type msgIn struct {
 	prio         uint8
 	complete     bool
 	completeTick int
-	created      time.Time
-	g            *grantable // its place in Host.grants, nil when not grantable
+	created      time.Duration // when its first packet arrived (Machine clock)
+	g            *grantable    // its place in Machine.grants, nil when not grantable
 }
 
 func (m *msgIn) length() int   { return len(m.buf) }
@@ -73,17 +72,15 @@ type rpc struct {
 	client   bool
 	peer     netip.Addr
 	peerPort uint16
-	sock     *Socket
+	sock     *sock
 	state    rpcState
 	out      *msgOut
 	in       *msgIn
-	silent   int // silent_ticks
-	doneTick int // ticks since the response was fully transmitted
-	done     chan struct{}
-	err      error
+	silent   int    // silent_ticks
+	doneTick int    // ticks since the response was fully transmitted
 	inRetxQ  bool   // queued in the host's retransmission round robin
 	seq      uint64 // creation order at this host: the last SRPT tie-break
-	sendIdx  int    // 1 + index in Host.sendQ; 0 when not queued
+	sendIdx  int    // 1 + index in Machine.sendQ; 0 when not queued
 }
 
 // wireID returns the sender_id this host puts in packets of the RPC.

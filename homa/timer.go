@@ -10,9 +10,8 @@ import (
 // onTick is the timer pass (HomaModule homa_timer.c homa_timer_check_rpc):
 // silent RPCs waiting for data send RESENDs every resend_interval ticks from
 // resend_ticks on and abort at timeout_ticks; servers whose response is
-// fully sent ask for an ACK every tick from request_ack_ticks on. Called
-// with h.mu held.
-func (h *Host) onTick() {
+// fully sent ask for an ACK every tick from request_ack_ticks on.
+func (h *Machine) onTick() {
 	h.tick++
 	first := h.p.ResendTicks
 	if h.faults[FaultEarlyResend] {
@@ -96,7 +95,7 @@ func (h *Host) onTick() {
 // requestRetransmit sends RESENDs for r's incoming message: {0, -1} when
 // nothing has arrived, else one per gap below the granted offset
 // (homa_request_retrans).
-func (h *Host) requestRetransmit(r *rpc) {
+func (h *Machine) requestRetransmit(r *rpc) {
 	c := h.control(r)
 	prio := h.topPriority()
 	if r.in == nil || r.in.received() == 0 {
