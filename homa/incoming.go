@@ -96,7 +96,7 @@ func (h *Machine) handleData(src netip.Addr, d wire.Data) {
 		}
 		h.rpcSeq++
 		r = &rpc{id: wire.LocalID(c.SenderID()), peer: src, peerPort: c.Sport(), sock: s, state: serverReceiving, seq: h.rpcSeq}
-		h.servers[serverKey{src, c.SenderID()}] = r
+		h.addServer(r)
 	}
 	if h.p.CutoffVersion != d.CutoffVersion() {
 		h.sendCutoffs(src, r)
@@ -236,8 +236,7 @@ func (h *Machine) handleRPCUnknown(src netip.Addr, p wire.Packet) {
 	}
 	if !r.client {
 		// The client forgot the RPC: discard ours (homa_rpc_unknown_pkt).
-		delete(h.servers, serverKey{r.peer, r.clientID()})
-		h.forget(r)
+		h.dropServer(r)
 		return
 	}
 	if h.faults[FaultIgnoreRPCUnknown] || r.in != nil {
@@ -284,8 +283,7 @@ func (h *Machine) handleAck(src netip.Addr, a wire.Ack) {
 func (h *Machine) ackRPC(src netip.Addr, clientID uint64) {
 	k := serverKey{src, wire.ClientID(clientID)}
 	if r := h.servers[k]; r != nil && r.state == serverAwaitAck {
-		delete(h.servers, k)
-		h.forget(r)
+		h.dropServer(r)
 		h.acked[k] = h.tick
 	}
 }

@@ -3,8 +3,10 @@ package homa
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"net/netip"
+	"slices"
 	"sync/atomic"
 	"time"
 
@@ -36,7 +38,9 @@ type Machine struct {
 	nextID   uint64
 	clients  map[uint64]*rpc
 	servers  map[serverKey]*rpc
-	peers    map[netip.Addr]*peer
+	// clientList and serverList hold the same RPCs in creation order.
+	clientList, serverList rpcList
+	peers                  map[netip.Addr]*peer
 	// acked remembers server RPCs freed by an ack (the tick it came), so
 	// that request packets delayed past the ack cannot recreate and
 	// re-execute the RPC (at-most-once; a gap HomaModule documents).
@@ -389,17 +393,16 @@ func (h *Machine) CloseSocket(port uint16) {
 		return
 	}
 	delete(h.sockets, port)
-	for _, r := range h.clients {
+	h.clientList.each(func(r *rpc) {
 		if r.sock == s {
 			h.finishClient(r, ErrClosed)
 		}
-	}
-	for k, r := range h.servers {
+	})
+	h.serverList.each(func(r *rpc) {
 		if r.sock == s {
-			delete(h.servers, k)
-			h.forget(r)
+			h.dropServer(r)
 		}
-	}
+	})
 	h.settled()
 }
 
@@ -424,7 +427,7 @@ func (h *Machine) Call(now time.Duration, port uint16, dst netip.AddrPort, reque
 		state: clientSending, seq: h.rpcSeq}
 	h.nextID += 2
 	r.out = h.newMsgOut(request)
-	h.clients[r.id] = r
+	h.addClient(r)
 	h.queueSend(r)
 	h.settled()
 	return r.id, nil
@@ -435,8 +438,7 @@ func (h *Machine) Call(now time.Duration, port uint16, dst netip.AddrPort, reque
 // is ignored.
 func (h *Machine) Abort(id uint64) {
 	if r := h.clients[id]; r != nil {
-		delete(h.clients, id)
-		h.forget(r)
+		h.dropClient(r)
 		h.settled()
 	}
 }
@@ -470,10 +472,9 @@ func (h *Machine) Close() {
 	if h.closed {
 		return
 	}
-	for _, r := range h.clients {
-		h.finishClient(r, ErrClosed)
-	}
-	for port := range h.sockets {
+	h.clientList.each(func(r *rpc) { h.finishClient(r, ErrClosed) })
+	ports := slices.Sorted(maps.Keys(h.sockets))
+	for _, port := range ports {
 		h.CloseSocket(port)
 	}
 	h.closed = true
@@ -551,8 +552,7 @@ func (h *Machine) finishClient(r *rpc, err error) {
 	if h.clients[r.id] != r {
 		return
 	}
-	delete(h.clients, r.id)
-	h.forget(r)
+	h.dropClient(r)
 	e := Event{Kind: EventCallDone, Port: r.sock.port, ID: r.id, Peer: netip.AddrPortFrom(r.peer, r.peerPort), Err: err}
 	if err == nil {
 		e.Payload = r.in.buf
@@ -570,4 +570,30 @@ func (h *Machine) finishClient(r *rpc, err error) {
 		}
 		pr.acks = append(pr.acks, a)
 	}
+}
+
+// addClient enters client RPC r in the machine's tables.
+func (h *Machine) addClient(r *rpc) {
+	h.clients[r.id] = r
+	h.clientList.push(r)
+}
+
+// dropClient takes client RPC r out of the machine's tables and queues.
+func (h *Machine) dropClient(r *rpc) {
+	delete(h.clients, r.id)
+	h.clientList.remove(r)
+	h.forget(r)
+}
+
+// addServer enters server RPC r in the machine's tables.
+func (h *Machine) addServer(r *rpc) {
+	h.servers[serverKey{r.peer, r.clientID()}] = r
+	h.serverList.push(r)
+}
+
+// dropServer takes server RPC r out of the machine's tables and queues.
+func (h *Machine) dropServer(r *rpc) {
+	delete(h.servers, serverKey{r.peer, r.clientID()})
+	h.serverList.remove(r)
+	h.forget(r)
 }

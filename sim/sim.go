@@ -1,0 +1,364 @@
+package sim
+
+import (
+	"errors"
+	"fmt"
+	"net/netip"
+	"time"
+
+	"github.com/homatest/homatest/netem"
+)
+
+// Config configures a Sim: the switch every host hangs off and the hosts'
+// common model.
+type Config struct {
+	// Seed seeds every random choice of the switch (loss, jitter,
+	// duplication, corruption, reordering: netem's PCG streams per port).
+	Seed uint64
+	// Link is every switch port's egress link (switch to host): rate,
+	// strict-priority queues, buffer, delay, jitter, loss, duplication,
+	// reordering, corruption (netem.LinkConfig).
+	Link netem.LinkConfig
+	// Plan is the switch's fault plan (nil: none).
+	Plan *netem.Plan
+	// UplinkRate is each host's link to the switch (host to switch), a
+	// FIFO NIC queue served at this rate; 0 means Link.Rate (and both 0:
+	// no serialisation).
+	UplinkRate netem.BitRate
+	// UplinkDelay is the propagation delay from a host to the switch (the
+	// switch's Link.Delay applies on the way back).
+	UplinkDelay time.Duration
+	// Cost is every homa host's packet processing (nil: DefaultCost);
+	// raw endpoints cost nothing.
+	Cost *Cost
+}
+
+// Sim is a discrete-event simulation of hosts under one switch on one
+// virtual clock (see the package doc). Build the topology (AddHost,
+// AddRaw, Capture) before the clock first runs; then drive it with
+// RunUntil, Step or RunWhile. Not safe for concurrent use.
+type Sim struct {
+	cfg    Config
+	cost   Cost
+	uplink netem.BitRate
+	now    time.Duration
+	q      eventQueue
+	hosts  []*Host
+	byAddr map[netip.Addr]*Host
+	core   *netem.Core
+	swAt   time.Duration // time of the earliest switch event pending; -1: none
+	sealed bool
+	cap    *capture
+	notes  func(Note)
+	stats  Stats
+	err    error
+}
+
+// Stats counts what a Sim did.
+type Stats struct {
+	// Events is the number of events processed.
+	Events uint64
+	// PacketEvents counts the packet events among them and inside them:
+	// each packet a host sends, enters the switch, leaves it, and reaches
+	// its destination counts once at each step.
+	PacketEvents uint64
+	// Frames is the number of frames hosts sent.
+	Frames uint64
+}
+
+// New returns an empty simulation at virtual time 0. Errors: a bad link
+// config or fault plan (netem's one-line errors).
+func New(cfg Config) (*Sim, error) {
+	// A two-port core checks the link and the plan now rather than when
+	// the clock first runs.
+	if _, err := netem.NewCore([]netem.Port{{Name: "a", Link: cfg.Link}, {Name: "b", Link: cfg.Link}}, cfg.Seed, cfg.Plan); err != nil {
+		return nil, err
+	}
+	s := &Sim{cfg: cfg, cost: DefaultCost, uplink: cfg.UplinkRate, byAddr: map[netip.Addr]*Host{}, swAt: -1}
+	if cfg.Cost != nil {
+		if cfg.Cost.PerPacket < 0 || cfg.Cost.PerPacket > 0 && cfg.Cost.Cores < 1 {
+			return nil, fmt.Errorf("sim: cost %v per packet on %d cores: want a non-negative cost and at least one core", cfg.Cost.PerPacket, cfg.Cost.Cores)
+		}
+		s.cost = *cfg.Cost
+	}
+	if s.uplink == 0 {
+		s.uplink = cfg.Link.Rate
+	}
+	return s, nil
+}
+
+// Now returns the virtual time.
+func (s *Sim) Now() time.Duration { return s.now }
+
+// Stats returns the counters so far.
+func (s *Sim) Stats() Stats { return s.stats }
+
+// Switch returns the switch's counters and plan hits (zero before the
+// clock first ran).
+func (s *Sim) Switch() netem.Stats {
+	if s.core == nil {
+		return netem.Stats{}
+	}
+	return s.core.Stats()
+}
+
+// Hosts returns the hosts and raw endpoints in switch port order.
+func (s *Sim) Hosts() []*Host { return s.hosts }
+
+// Host returns the host or raw endpoint at addr, or nil.
+func (s *Sim) Host(addr netip.Addr) *Host { return s.byAddr[addr] }
+
+// Err returns the first error the simulation met while it ran (a capture
+// that could not be written); the run goes on without the failed part.
+func (s *Sim) Err() error { return s.err }
+
+func (s *Sim) fail(err error) {
+	if s.err == nil {
+		s.err = err
+	}
+}
+
+// Note is a frame the switch dropped or altered, described as netem's
+// switch record comments it.
+type Note struct {
+	// Port is the switch port index (the host's index in Hosts) the frame
+	// was leaving by.
+	Port int
+	// Time is when the switch dropped it or sent it.
+	Time time.Duration
+	// Frame is the Ethernet frame.
+	Frame []byte
+	// Comment is what the switch did ("dropped: plan (plan rule 0
+	// (name))", "plan rule 1: delay 5ms", "duplicate").
+	Comment string
+}
+
+// OnNote sets fn to be called for every frame the switch drops or alters
+// (a plan action, duplication, corruption, reordering). Set it before the
+// clock first runs.
+func (s *Sim) OnNote(fn func(Note)) { s.notes = fn }
+
+// errSealed is returned when the topology changes after the clock ran.
+var errSealed = errors.New("sim: the topology is fixed once the clock has run: add hosts and captures first")
+
+// seal builds the switch once the topology is complete.
+func (s *Sim) seal() {
+	if s.sealed {
+		return
+	}
+	s.sealed = true
+	ports := make([]netem.Port, len(s.hosts))
+	for i, h := range s.hosts {
+		ports[i] = netem.Port{Name: h.name, Link: s.cfg.Link}
+	}
+	if len(ports) < 2 {
+		// A switch needs two ports: a lone host has a silent neighbour.
+		ports = append(ports, netem.Port{Name: "unused", Link: s.cfg.Link})
+	}
+	core, err := netem.NewCore(ports, s.cfg.Seed, s.cfg.Plan)
+	if err != nil {
+		panic(err) // New checked the link and the plan; names are ours
+	}
+	s.core = core
+	core.OnDrop = func(port int, f *netem.Frame, r netem.DropReason, detail string) {
+		s.note(port, f.Data, netem.DropNote(f, r, detail))
+	}
+	// Teach the bridge every host's MAC with one frame per port (not IP:
+	// flooded, then ignored by the hosts), so that no Homa frame is ever
+	// flooded.
+	for i := range ports {
+		f := make([]byte, 60)
+		copy(f[0:6], []byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff})
+		m := hostMAC(i)
+		copy(f[6:12], m[:])
+		f[12], f[13] = 0x88, 0xb5 // IEEE local experimental ethertype
+		if _, err := core.Ingress(s.now, i, f); err != nil {
+			panic(err)
+		}
+	}
+	s.armSwitch()
+}
+
+func (s *Sim) note(port int, frame []byte, comment string) {
+	if s.notes != nil {
+		s.notes(Note{Port: port, Time: s.now, Frame: frame, Comment: comment})
+	}
+	if s.cap != nil {
+		s.cap.note(port, s.now, frame, comment)
+	}
+}
+
+// At schedules fn to run at virtual time t (now if t is earlier).
+func (s *Sim) At(t time.Duration, fn func()) {
+	s.push(event{at: max(t, s.now), kind: evCall, fn: fn})
+}
+
+// After schedules fn to run d after now.
+func (s *Sim) After(d time.Duration, fn func()) { s.At(s.now+d, fn) }
+
+// Step processes the next event (exactly one) and returns false when no
+// event is pending.
+func (s *Sim) Step() bool {
+	s.seal()
+	if s.q.Len() == 0 {
+		return false
+	}
+	e := s.q.pop()
+	s.now = e.at
+	s.stats.Events++
+	s.handle(&e)
+	return true
+}
+
+// RunUntil processes every event due by t, then sets the clock to t (if
+// it is later than now).
+func (s *Sim) RunUntil(t time.Duration) {
+	s.seal()
+	for s.q.Len() > 0 && s.q.peek().at <= t {
+		s.Step()
+	}
+	s.now = max(s.now, t)
+}
+
+// RunFor runs the clock d further (RunUntil(Now()+d)).
+func (s *Sim) RunFor(d time.Duration) { s.RunUntil(s.now + d) }
+
+// RunWhile processes events while cond() holds (checked before each
+// event) and returns false when it stopped because no event was left.
+func (s *Sim) RunWhile(cond func() bool) bool {
+	s.seal()
+	for cond() {
+		if !s.Step() {
+			return false
+		}
+	}
+	return true
+}
+
+// handle runs one event.
+func (s *Sim) handle(e *event) {
+	switch e.kind {
+	case evCall:
+		e.fn()
+	case evIngress:
+		s.stats.PacketEvents++
+		if _, err := s.core.Ingress(s.now, int(e.host), e.data); err != nil {
+			panic(err) // ports are ours
+		}
+		s.armSwitch()
+	case evSwitch:
+		if e.at == s.swAt {
+			s.swAt = -1
+		}
+		for {
+			p, f := s.core.Pop(s.now)
+			if f == nil {
+				break
+			}
+			s.stats.PacketEvents++
+			if f.Comment != "" {
+				s.note(p, f.Data, f.Comment)
+			}
+			if p < len(s.hosts) {
+				s.hosts[p].arrive(f.Data)
+			}
+		}
+		s.armSwitch()
+	case evDeliver:
+		s.hosts[e.host].deliver(e.data)
+	case evTimer:
+		s.hosts[e.host].timer(e.at)
+	}
+}
+
+// armSwitch schedules the switch's next event.
+func (s *Sim) armSwitch() {
+	t, ok := s.core.Next()
+	if !ok {
+		return
+	}
+	t = max(t, s.now)
+	if s.swAt >= 0 && s.swAt <= t {
+		return
+	}
+	s.swAt = t
+	s.push(event{at: t, kind: evSwitch})
+}
+
+func (s *Sim) push(e event) {
+	s.q.push(e)
+}
+
+// Event kinds.
+const (
+	evCall    uint8 = iota // run fn
+	evIngress              // frame data enters the switch on port host
+	evSwitch               // the switch has frames due
+	evDeliver              // frame data reaches host's protocol code
+	evTimer                // host's deadline
+)
+
+// event is one scheduled event.
+type event struct {
+	at   time.Duration
+	seq  uint64
+	kind uint8
+	host int32
+	data []byte
+	fn   func()
+}
+
+// eventQueue is a binary min-heap of events by time, then by the order
+// they were scheduled (seq), so that the simulation is deterministic.
+type eventQueue struct {
+	items []event
+	seq   uint64
+}
+
+func (q *eventQueue) Len() int     { return len(q.items) }
+func (q *eventQueue) peek() *event { return &q.items[0] }
+
+func (q *eventQueue) less(i, j int) bool {
+	a, b := &q.items[i], &q.items[j]
+	return a.at < b.at || a.at == b.at && a.seq < b.seq
+}
+
+func (q *eventQueue) push(e event) {
+	q.seq++
+	e.seq = q.seq
+	q.items = append(q.items, e)
+	i := len(q.items) - 1
+	for i > 0 {
+		p := (i - 1) / 2
+		if !q.less(i, p) {
+			break
+		}
+		q.items[i], q.items[p] = q.items[p], q.items[i]
+		i = p
+	}
+}
+
+func (q *eventQueue) pop() event {
+	e := q.items[0]
+	n := len(q.items) - 1
+	q.items[0] = q.items[n]
+	q.items[n] = event{}
+	q.items = q.items[:n]
+	i := 0
+	for {
+		l := 2*i + 1
+		if l >= n {
+			break
+		}
+		m := l
+		if r := l + 1; r < n && q.less(r, l) {
+			m = r
+		}
+		if !q.less(m, i) {
+			break
+		}
+		q.items[i], q.items[m] = q.items[m], q.items[i]
+		i = m
+	}
+	return e
+}
