@@ -65,6 +65,7 @@ type Machine struct {
 	// of now.
 	linkFree time.Duration
 	backlog  time.Duration
+	headroom int
 	stats    Stats
 	closed   bool
 }
@@ -82,6 +83,10 @@ type MachineConfig struct {
 	// already handed out ends at most this far after now (HomaModule's
 	// max_nic_est_backlog_usecs, 5 µs). 0 means DefaultPacerBacklog.
 	PacerBacklog time.Duration
+	// Headroom is the bytes left free before every packet the machine
+	// builds (Transmit.Frame), so that a driver can put its link and IP
+	// headers there without copying the packet.
+	Headroom int
 }
 
 // DefaultPacerBacklog is the pacer backlog of a Machine whose config gives
@@ -106,6 +111,19 @@ type Transmit struct {
 	// Packet is the transport bytes (Homa header and payload); the
 	// Machine does not keep or reuse it.
 	Packet []byte
+	// frame is Packet with the free bytes before it
+	// (MachineConfig.Headroom).
+	frame []byte
+}
+
+// Frame returns the buffer that holds Packet with the machine's headroom
+// (MachineConfig.Headroom) free before it: len(Frame) is headroom plus
+// len(Packet).
+func (t Transmit) Frame() []byte {
+	if t.frame == nil {
+		return t.Packet
+	}
+	return t.frame
 }
 
 // EventKind is the kind of an application Event.
@@ -220,7 +238,7 @@ func NewMachine(cfg MachineConfig, now time.Duration) (*Machine, error) {
 		return nil, err
 	}
 	h := &Machine{p: p, addr: cfg.Addr, v6: cfg.Addr.Is6() && !cfg.Addr.Is4In6(), faults: fs,
-		now: now, nextTick: now + p.Tick, lastFIFO: math.MinInt64 / 2, linkFree: now, backlog: cfg.PacerBacklog,
+		now: now, nextTick: now + p.Tick, lastFIFO: math.MinInt64 / 2, linkFree: now, backlog: cfg.PacerBacklog, headroom: max(0, cfg.Headroom),
 		sockets: map[uint16]*sock{}, nextPort: 32768, nextID: 2,
 		clients: map[uint64]*rpc{}, servers: map[serverKey]*rpc{}, peers: map[netip.Addr]*peer{}, acked: map[serverKey]int{}}
 	if h.backlog <= 0 {
@@ -407,7 +425,8 @@ func (h *Machine) CloseSocket(port uint16) {
 }
 
 // Call starts an RPC from the client socket on port to dst with request
-// (copied) at now and returns its (even) id; its end comes as an
+// at now and returns its (even) id; the machine keeps request (not a
+// copy) until the RPC ends, so the caller must not change it; its end comes as an
 // EventCallDone. Errors: ErrEmpty, ErrTooLong, ErrClosed (machine closed
 // or no socket on port).
 func (h *Machine) Call(now time.Duration, port uint16, dst netip.AddrPort, request []byte) (uint64, error) {
@@ -443,7 +462,9 @@ func (h *Machine) Abort(id uint64) {
 	}
 }
 
-// Reply sends response (copied) to the request q names, from now.
+// Reply sends response to the request q names, from now; the machine
+// keeps response (not a copy) until the RPC ends, so the caller must not
+// change it.
 // Errors: ErrTooLong/ErrEmpty; replying twice or to an RPC the machine no
 // longer has (the client gave up, or a timeout) returns nil without
 // sending, as HomaModule does.
@@ -512,7 +533,11 @@ func (h *Machine) unschedPriority(pr *peer, length int) uint8 {
 // send queues one packet for transmission, counting it and applying
 // priority faults.
 func (h *Machine) send(dst netip.Addr, prio uint8, f wire.Fields) {
-	pkt, err := wire.Encode(f, wire.EncodeOptions{Version: wire.VersionCurrent, FixLengths: true, SetMarks: true})
+	size := h.headroom + 128 // every control header, and a DATA header
+	if d, ok := f.(*wire.DataFields); ok {
+		size += len(d.Payload)
+	}
+	buf, err := f.AppendTo(make([]byte, h.headroom, size), wire.EncodeOptions{Version: wire.VersionCurrent, FixLengths: true, SetMarks: true})
 	if err != nil {
 		panic(fmt.Sprintf("homa: encode %s: %v", f.PacketType(), err)) // a bug in this package
 	}
@@ -523,7 +548,7 @@ func (h *Machine) send(dst netip.Addr, prio uint8, f wire.Fields) {
 		prio >>= 2
 	}
 	h.stats.Sent[f.PacketType()-wire.MinType]++
-	h.outbox = append(h.outbox, Transmit{dst, prio, pkt})
+	h.outbox = append(h.outbox, Transmit{Dst: dst, Prio: prio, Packet: buf[h.headroom:], frame: buf})
 }
 
 // event queues an application event.
@@ -543,7 +568,7 @@ func (h *Machine) newMsgOut(data []byte) *msgOut {
 	if h.faults[FaultUnschedOverflow] && len(data) > u {
 		u = min(len(data), u+h.p.maxSegData(h.v6))
 	}
-	return &msgOut{data: append([]byte(nil), data...), unsched: min(len(data), h.p.UnschedBytes), granted: u}
+	return &msgOut{data: data, unsched: min(len(data), h.p.UnschedBytes), granted: u}
 }
 
 // finishClient completes a client RPC with err (nil: response received)

@@ -105,7 +105,7 @@ func (s *Socket) Call(ctx context.Context, dst netip.AddrPort, request []byte) (
 		h.mu.Unlock()
 		return nil, ErrClosed
 	}
-	id, err := h.m.Call(h.now(), s.port, dst, request)
+	id, err := h.m.Call(h.now(), s.port, dst, append([]byte(nil), request...))
 	if err != nil {
 		h.mu.Unlock()
 		return nil, err
@@ -146,7 +146,7 @@ func (s *Socket) Receive(ctx context.Context) (*Request, error) {
 func (q *Request) Reply(response []byte) error {
 	h := q.s.h
 	h.mu.Lock()
-	err := h.m.Reply(h.now(), q.ref, response)
+	err := h.m.Reply(h.now(), q.ref, append([]byte(nil), response...))
 	h.unlock()
 	return err
 }

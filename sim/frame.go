@@ -20,17 +20,32 @@ func hostMAC(i int) [6]byte {
 	return [6]byte{0x02, 0x00, 0x00, 0x00, byte(i >> 8), byte(i)}
 }
 
-// buildFrame wraps Homa packet pkt from src to dst at priority prio in an
-// Ethernet frame from MAC sm to MAC dm: IPv4 (DF, TTL 64, header checksum)
-// with priority<<5 in the TOS, or IPv6 with priority<<5 in the traffic
-// class (HomaModule's current shift), IP protocol 146.
-func buildFrame(sm, dm [6]byte, src, dst netip.Addr, prio uint8, pkt []byte) []byte {
-	v6 := src.Is6() && !src.Is4In6()
-	ipl := ipv4Len
-	if v6 {
-		ipl = ipv6Len
+// headerLen returns the Ethernet and IP header bytes of a frame from src.
+func headerLen(src netip.Addr) int {
+	if src.Is6() && !src.Is4In6() {
+		return ethLen + ipv6Len
 	}
-	b := make([]byte, ethLen+ipl+len(pkt))
+	return ethLen + ipv4Len
+}
+
+// buildFrame wraps Homa packet pkt in a new Ethernet frame (see
+// putHeaders).
+func buildFrame(sm, dm [6]byte, src, dst netip.Addr, prio uint8, pkt []byte) []byte {
+	n := headerLen(src)
+	b := make([]byte, n+len(pkt))
+	copy(b[n:], pkt)
+	putHeaders(b, sm, dm, src, dst, prio)
+	return b
+}
+
+// putHeaders writes the Ethernet and IP headers of frame b, whose Homa
+// packet from src to dst at priority prio follows them (headerLen(src)
+// bytes in): Ethernet from MAC sm to MAC dm, then IPv4 (DF, TTL 64, header
+// checksum) with priority<<5 in the TOS, or IPv6 with priority<<5 in the
+// traffic class (HomaModule's current shift), IP protocol 146.
+func putHeaders(b []byte, sm, dm [6]byte, src, dst netip.Addr, prio uint8) {
+	v6 := src.Is6() && !src.Is4In6()
+	plen := len(b) - headerLen(src)
 	copy(b[0:6], dm[:])
 	copy(b[6:12], sm[:])
 	ip := b[ethLen:]
@@ -38,31 +53,30 @@ func buildFrame(sm, dm [6]byte, src, dst netip.Addr, prio uint8, pkt []byte) []b
 		binary.BigEndian.PutUint16(b[12:], 0x86DD)
 		tc := uint32(prio&7) << wire.IPv6PriorityShift(wire.VersionCurrent)
 		binary.BigEndian.PutUint32(ip, 6<<28|tc<<20)
-		binary.BigEndian.PutUint16(ip[4:], uint16(len(pkt)))
+		binary.BigEndian.PutUint16(ip[4:], uint16(plen))
 		ip[6], ip[7] = wire.IPProtoHoma, 64
 		s, d := src.As16(), dst.As16()
 		copy(ip[8:24], s[:])
 		copy(ip[24:40], d[:])
-	} else {
-		binary.BigEndian.PutUint16(b[12:], 0x0800)
-		ip[0], ip[1] = 0x45, wire.TOSForPriority(prio)
-		binary.BigEndian.PutUint16(ip[2:], uint16(ipv4Len+len(pkt)))
-		ip[6] = 0x40 // DF
-		ip[8], ip[9] = 64, wire.IPProtoHoma
-		s, d := src.Unmap().As4(), dst.Unmap().As4()
-		copy(ip[12:16], s[:])
-		copy(ip[16:20], d[:])
-		var sum uint32
-		for i := 0; i < ipv4Len; i += 2 {
-			sum += uint32(binary.BigEndian.Uint16(ip[i:]))
-		}
-		for sum > 0xffff {
-			sum = sum>>16 + sum&0xffff
-		}
-		binary.BigEndian.PutUint16(ip[10:], ^uint16(sum))
+		return
 	}
-	copy(b[ethLen+ipl:], pkt)
-	return b
+	binary.BigEndian.PutUint16(b[12:], 0x0800)
+	clear(ip[:ipv4Len])
+	ip[0], ip[1] = 0x45, wire.TOSForPriority(prio)
+	binary.BigEndian.PutUint16(ip[2:], uint16(ipv4Len+plen))
+	ip[6] = 0x40 // DF
+	ip[8], ip[9] = 64, wire.IPProtoHoma
+	s, d := src.Unmap().As4(), dst.Unmap().As4()
+	copy(ip[12:16], s[:])
+	copy(ip[16:20], d[:])
+	var sum uint32
+	for i := 0; i < ipv4Len; i += 2 {
+		sum += uint32(binary.BigEndian.Uint16(ip[i:]))
+	}
+	for sum > 0xffff {
+		sum = sum>>16 + sum&0xffff
+	}
+	binary.BigEndian.PutUint16(ip[10:], ^uint16(sum))
 }
 
 // unframe reads the addresses, Homa priority and transport bytes of an

@@ -89,7 +89,8 @@ func (s *Sim) AddHost(cfg HostConfig) (*Host, error) {
 	if backlog == 0 {
 		backlog = homa.HomaBacklog
 	}
-	m, err := homa.NewMachine(homa.MachineConfig{Addr: cfg.Addr, Params: cfg.Params, Faults: cfg.Faults, PacerBacklog: backlog}, s.now)
+	m, err := homa.NewMachine(homa.MachineConfig{Addr: cfg.Addr, Params: cfg.Params, Faults: cfg.Faults,
+		PacerBacklog: backlog, Headroom: headerLen(cfg.Addr)}, s.now)
 	if err != nil {
 		return nil, err
 	}
@@ -283,14 +284,19 @@ func (h *Host) transmit(t homa.Transmit) {
 	if d := s.byAddr[t.Dst]; d != nil {
 		dm = d.mac
 	}
-	f := buildFrame(h.mac, dm, h.addr, t.Dst, t.Prio, t.Packet)
+	f := t.Frame()
+	if len(f) == headerLen(h.addr)+len(t.Packet) {
+		putHeaders(f, h.mac, dm, h.addr, t.Dst, t.Prio) // the machine left room
+	} else {
+		f = buildFrame(h.mac, dm, h.addr, t.Dst, t.Prio, t.Packet)
+	}
 	if s.cap != nil {
 		s.cap.sent(h.index, s.now, f)
 	}
 	start := max(h.cpu(), h.nicFree)
 	end := start + s.uplink.TxTime(len(f))
 	h.nicFree = end
-	s.push(event{at: end + s.cfg.UplinkDelay, kind: evIngress, host: int32(h.index), data: f})
+	s.push(event{at: end + s.cfg.UplinkDelay, kind: evIngress, host: int32(h.index), dst: t.Dst, data: f})
 }
 
 // arrive takes a frame the switch sent to the host: unless it is for

@@ -46,7 +46,9 @@ type Sim struct {
 	hosts  []*Host
 	byAddr map[netip.Addr]*Host
 	core   *netem.Core
-	swAt   time.Duration // time of the earliest switch event pending; -1: none
+	// portAt is, per switch port, the time of the earliest egress event
+	// pending (-1: none).
+	portAt []time.Duration
 	sealed bool
 	cap    *capture
 	notes  func(Note)
@@ -74,7 +76,7 @@ func New(cfg Config) (*Sim, error) {
 	if _, err := netem.NewCore([]netem.Port{{Name: "a", Link: cfg.Link}, {Name: "b", Link: cfg.Link}}, cfg.Seed, cfg.Plan); err != nil {
 		return nil, err
 	}
-	s := &Sim{cfg: cfg, cost: DefaultCost, uplink: cfg.UplinkRate, byAddr: map[netip.Addr]*Host{}, swAt: -1}
+	s := &Sim{cfg: cfg, cost: DefaultCost, uplink: cfg.UplinkRate, byAddr: map[netip.Addr]*Host{}}
 	if cfg.Cost != nil {
 		if cfg.Cost.PerPacket < 0 || cfg.Cost.PerPacket > 0 && cfg.Cost.Cores < 1 {
 			return nil, fmt.Errorf("sim: cost %v per packet on %d cores: want a non-negative cost and at least one core", cfg.Cost.PerPacket, cfg.Cost.Cores)
@@ -160,6 +162,10 @@ func (s *Sim) seal() {
 		panic(err) // New checked the link and the plan; names are ours
 	}
 	s.core = core
+	s.portAt = make([]time.Duration, len(ports))
+	for i := range s.portAt {
+		s.portAt[i] = -1
+	}
 	core.OnDrop = func(port int, f *netem.Frame, r netem.DropReason, detail string) {
 		s.note(port, f.Data, netem.DropNote(f, r, detail))
 	}
@@ -176,7 +182,9 @@ func (s *Sim) seal() {
 			panic(err)
 		}
 	}
-	s.armSwitch()
+	for p := range ports {
+		s.armPort(p)
+	}
 }
 
 func (s *Sim) note(port int, frame []byte, comment string) {
@@ -214,7 +222,7 @@ func (s *Sim) Step() bool {
 // it is later than now).
 func (s *Sim) RunUntil(t time.Duration) {
 	s.seal()
-	for s.q.Len() > 0 && s.q.peek().at <= t {
+	for s.q.Len() > 0 && s.q.peekAt() <= t {
 		s.Step()
 	}
 	s.now = max(s.now, t)
@@ -245,13 +253,23 @@ func (s *Sim) handle(e *event) {
 		if _, err := s.core.Ingress(s.now, int(e.host), e.data); err != nil {
 			panic(err) // ports are ours
 		}
-		s.armSwitch()
-	case evSwitch:
-		if e.at == s.swAt {
-			s.swAt = -1
+		// The bridge learnt every host's MAC at the start (seal), so a
+		// frame to a host goes to its port and any other is flooded.
+		if d := s.byAddr[e.dst]; d != nil {
+			s.armPort(d.index)
+		} else {
+			for p := range s.portAt {
+				s.armPort(p)
+			}
 		}
+	case evPort:
+		p := int(e.host)
+		if e.at == s.portAt[p] {
+			s.portAt[p] = -1
+		}
+		eg := s.core.Egress(p)
 		for {
-			p, f := s.core.Pop(s.now)
+			f := eg.Pop(s.now)
 			if f == nil {
 				break
 			}
@@ -263,7 +281,7 @@ func (s *Sim) handle(e *event) {
 				s.hosts[p].arrive(f.Data)
 			}
 		}
-		s.armSwitch()
+		s.armPort(p)
 	case evDeliver:
 		s.hosts[e.host].deliver(e.data)
 	case evTimer:
@@ -271,18 +289,18 @@ func (s *Sim) handle(e *event) {
 	}
 }
 
-// armSwitch schedules the switch's next event.
-func (s *Sim) armSwitch() {
-	t, ok := s.core.Next()
+// armPort schedules switch port p's next egress event.
+func (s *Sim) armPort(p int) {
+	t, ok := s.core.Egress(p).Next()
 	if !ok {
 		return
 	}
 	t = max(t, s.now)
-	if s.swAt >= 0 && s.swAt <= t {
+	if at := s.portAt[p]; at >= 0 && at <= t {
 		return
 	}
-	s.swAt = t
-	s.push(event{at: t, kind: evSwitch})
+	s.portAt[p] = t
+	s.push(event{at: t, kind: evPort, host: int32(p)})
 }
 
 func (s *Sim) push(e event) {
@@ -292,8 +310,8 @@ func (s *Sim) push(e event) {
 // Event kinds.
 const (
 	evCall    uint8 = iota // run fn
-	evIngress              // frame data enters the switch on port host
-	evSwitch               // the switch has frames due
+	evIngress              // frame data (to dst) enters the switch on port host
+	evPort                 // switch port host has frames due
 	evDeliver              // frame data reaches host's protocol code
 	evTimer                // host's deadline
 )
@@ -301,64 +319,88 @@ const (
 // event is one scheduled event.
 type event struct {
 	at   time.Duration
-	seq  uint64
 	kind uint8
 	host int32
+	dst  netip.Addr
 	data []byte
 	fn   func()
 }
 
-// eventQueue is a binary min-heap of events by time, then by the order
-// they were scheduled (seq), so that the simulation is deterministic.
+// eventQueue holds the pending events: a binary min-heap of small keys
+// (time, then the order they were scheduled, so that the simulation is
+// deterministic) pointing into a slab of event bodies with a free list.
 type eventQueue struct {
-	items []event
-	seq   uint64
+	keys []qkey
+	slab []event
+	free []int32
+	seq  uint64
 }
 
-func (q *eventQueue) Len() int     { return len(q.items) }
-func (q *eventQueue) peek() *event { return &q.items[0] }
-
-func (q *eventQueue) less(i, j int) bool {
-	a, b := &q.items[i], &q.items[j]
-	return a.at < b.at || a.at == b.at && a.seq < b.seq
+// qkey is one heap entry.
+type qkey struct {
+	at   time.Duration
+	seq  uint64
+	slot int32
 }
+
+func (q *eventQueue) Len() int { return len(q.keys) }
+
+// peekAt returns the time of the earliest event (Len must be > 0).
+func (q *eventQueue) peekAt() time.Duration { return q.keys[0].at }
+
+func (a *qkey) less(b *qkey) bool { return a.at < b.at || a.at == b.at && a.seq < b.seq }
 
 func (q *eventQueue) push(e event) {
+	var slot int32
+	if n := len(q.free); n > 0 {
+		slot = q.free[n-1]
+		q.free = q.free[:n-1]
+		q.slab[slot] = e
+	} else {
+		slot = int32(len(q.slab))
+		q.slab = append(q.slab, e)
+	}
 	q.seq++
-	e.seq = q.seq
-	q.items = append(q.items, e)
-	i := len(q.items) - 1
+	k := qkey{at: e.at, seq: q.seq, slot: slot}
+	i := len(q.keys)
+	q.keys = append(q.keys, k)
 	for i > 0 {
 		p := (i - 1) / 2
-		if !q.less(i, p) {
+		if !k.less(&q.keys[p]) {
 			break
 		}
-		q.items[i], q.items[p] = q.items[p], q.items[i]
+		q.keys[i] = q.keys[p]
 		i = p
 	}
+	q.keys[i] = k
 }
 
 func (q *eventQueue) pop() event {
-	e := q.items[0]
-	n := len(q.items) - 1
-	q.items[0] = q.items[n]
-	q.items[n] = event{}
-	q.items = q.items[:n]
-	i := 0
-	for {
-		l := 2*i + 1
-		if l >= n {
-			break
+	top := q.keys[0]
+	n := len(q.keys) - 1
+	last := q.keys[n]
+	q.keys = q.keys[:n]
+	if n > 0 {
+		i := 0
+		for {
+			l := 2*i + 1
+			if l >= n {
+				break
+			}
+			m := l
+			if r := l + 1; r < n && q.keys[r].less(&q.keys[l]) {
+				m = r
+			}
+			if !q.keys[m].less(&last) {
+				break
+			}
+			q.keys[i] = q.keys[m]
+			i = m
 		}
-		m := l
-		if r := l + 1; r < n && q.less(r, l) {
-			m = r
-		}
-		if !q.less(m, i) {
-			break
-		}
-		q.items[i], q.items[m] = q.items[m], q.items[i]
-		i = m
+		q.keys[i] = last
 	}
+	e := q.slab[top.slot]
+	q.slab[top.slot] = event{}
+	q.free = append(q.free, top.slot)
 	return e
 }
