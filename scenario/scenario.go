@@ -37,6 +37,11 @@ type Scenario struct {
 	Plan *netem.Plan `yaml:"plan,omitempty"`
 	// Check says how the capture is judged.
 	Check Check `yaml:"check"`
+	// Env is where the scenario runs: EnvNS (default: network namespaces
+	// in real time, root needed) or EnvSim (the discrete-event simulator,
+	// package sim: the reference implementation on virtual time, no root,
+	// the same seed giving the same packets).
+	Env string `yaml:"env"`
 
 	// root is the parsed document, for the YAML lines in errors.
 	root *yaml.Node
@@ -55,6 +60,18 @@ type Topology struct {
 	// MTU is every veth's MTU in bytes, 576..65535 (default 1500).
 	MTU int `yaml:"mtu"`
 }
+
+// Environments of Scenario.Env.
+const (
+	// EnvNS runs the IUT's agents in network namespaces behind an
+	// emulated switch, in real time (package harness).
+	EnvNS = "ns"
+	// EnvSim runs the reference implementation's hosts in the
+	// discrete-event simulator (package sim) behind netem's switch core,
+	// on virtual time: every run of a seed gives byte-identical captures
+	// and results.
+	EnvSim = "sim"
+)
 
 // Backends of Link.Backend.
 const (

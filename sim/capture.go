@@ -18,6 +18,10 @@ import (
 // took it in (after the switch and the processing cost). A host's view
 // (what it sent merged with what it got) is then exactly what its
 // protocol saw and did, and when: no timing slack is needed to judge it.
+// A host's stamps strictly increase, in the order things happened to it:
+// packets it sends or takes in at one virtual instant are stamped 1 ns
+// apart (a reader that orders a host's view by time then gets the order
+// of the simulation, which equal stamps could not tell).
 type CaptureConfig struct {
 	// Sent gets every frame as its host sent it (pcapng inbound at its
 	// switch port, as harness.DirIn); nil: not written.
@@ -50,7 +54,10 @@ func (s *Sim) Capture(cfg CaptureConfig) error {
 	if len(ifaces) == 0 {
 		return errors.New("sim: Capture before any host: add the hosts first")
 	}
-	c := &capture{snap: cfg.SnapLen}
+	c := &capture{snap: cfg.SnapLen, last: make([]time.Duration, len(s.hosts))}
+	for i := range c.last {
+		c.last[i] = -1
+	}
 	for _, w := range []struct {
 		to **pcap.Writer
 		w  io.Writer
@@ -88,6 +95,16 @@ type capture struct {
 	s                    *Sim
 	snap                 int
 	sentW, delivW, bothW *pcap.Writer
+	last                 []time.Duration // each host's last stamp
+}
+
+// stamp returns the stamp of host port's next record at t.
+func (c *capture) stamp(port int, t time.Duration) time.Duration {
+	if port < len(c.last) {
+		t = max(t, c.last[port]+1)
+		c.last[port] = t
+	}
+	return t
 }
 
 func (c *capture) write(w *pcap.Writer, port int, t time.Duration, f []byte, dir pcap.Direction, comment string) {
@@ -104,11 +121,13 @@ func (c *capture) write(w *pcap.Writer, port int, t time.Duration, f []byte, dir
 }
 
 func (c *capture) sent(port int, t time.Duration, f []byte) {
+	t = c.stamp(port, t)
 	c.write(c.sentW, port, t, f, pcap.DirInbound, "")
 	c.write(c.bothW, port, t, f, pcap.DirInbound, "")
 }
 
 func (c *capture) delivered(port int, t time.Duration, f []byte) {
+	t = c.stamp(port, t)
 	c.write(c.delivW, port, t, f, pcap.DirOutbound, "")
 	c.write(c.bothW, port, t, f, pcap.DirOutbound, "")
 }

@@ -17,10 +17,10 @@ import (
 // Cost is free processing.
 type Cost struct {
 	// PerPacket is the processing time of one packet.
-	PerPacket time.Duration
+	PerPacket time.Duration `json:"per_packet_ns"`
 	// Cores is the number of packets processed at once (at least 1 when
 	// PerPacket is set).
-	Cores int
+	Cores int `json:"cores"`
 }
 
 // DefaultCost is 2.5 µs per packet on 4 cores. The 2.5 µs come from
