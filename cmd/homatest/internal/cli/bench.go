@@ -29,11 +29,11 @@ const (
 // benchOpts are the flags of homatest bench.
 type benchOpts struct {
 	impl, workload, rate, transports, output, plot, artifacts, env string
-	load                                                      float64
-	hosts, buckets, unloaded, response                        int
-	duration, rtt                                             time.Duration
-	seed                                                      uint64
-	params                                                    []string
+	load                                                           float64
+	hosts, buckets, unloaded, response                             int
+	duration, rtt                                                  time.Duration
+	seed                                                           uint64
+	params                                                         []string
 
 	// Set by check.
 	dist     workload.Dist
