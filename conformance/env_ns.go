@@ -114,7 +114,7 @@ func NewNSEnv(ctx context.Context, cfg NSEnvConfig) (*Env, error) {
 		}
 	case cfg.RefBench:
 		e.NewBench = func(n int, imp LinkImpairment) (*Bench, error) {
-			return memBench(n, imp, cfg.Faults, artsDir)
+			return simBench(n, imp, cfg.Faults, artsDir)
 		}
 	}
 	e.Close = func() error {

@@ -19,6 +19,7 @@ import (
 	"github.com/homatest/homatest/internal/timescale"
 	"github.com/homatest/homatest/netem"
 	"github.com/homatest/homatest/pcap"
+	"github.com/homatest/homatest/sim"
 	"github.com/homatest/homatest/spec"
 )
 
@@ -414,9 +415,10 @@ func (r *run) finish(hs []host, cst harness.CaptureStats) error {
 	// of a tick (at least 1 ms) later, so a timer action in that time is
 	// excused (spec.Params.Reaction). check.params overrides all three.
 	// In the simulator the views are the protocol's own inputs and
-	// outputs on exact virtual time: no slack.
+	// outputs on exact virtual time: no slack beyond the captures' stamp
+	// spacing (sim.ViewTolerance).
 	if s.Env == EnvSim {
-		p.Slack, p.Jitter, p.Reaction = 0, 0, 0
+		p.Slack, p.Jitter, p.Reaction = sim.ViewTolerance, sim.ViewTolerance, 0
 	} else {
 		p.Slack = max(p.Slack, 3*p.Tick)
 		p.Jitter = max(p.Jitter, 2*p.Tick)

@@ -21,7 +21,8 @@ import (
 // A host's stamps strictly increase, in the order things happened to it:
 // packets it sends or takes in at one virtual instant are stamped 1 ns
 // apart (a reader that orders a host's view by time then gets the order
-// of the simulation, which equal stamps could not tell).
+// of the simulation, which equal stamps could not tell). A check of the
+// views therefore needs no tolerance beyond ViewTolerance.
 type CaptureConfig struct {
 	// Sent gets every frame as its host sent it (pcapng inbound at its
 	// switch port, as harness.DirIn); nil: not written.
@@ -38,6 +39,13 @@ type CaptureConfig struct {
 	// the IP header. 128 bytes keep every Homa header.
 	SnapLen int
 }
+
+// ViewTolerance is the timing tolerance a check of a Sim's captures
+// needs: a packet a host sends at once in answer to one it took in is
+// stamped a few nanoseconds after it (1 ns per packet of that instant), so
+// "at once" is "within ViewTolerance". Nothing else varies: 1 µs covers a
+// thousand packets at one instant.
+const ViewTolerance = time.Microsecond
 
 // Capture starts writing captures as cfg says, for the hosts added so
 // far; call it after the last AddHost and AddRaw and before the clock
