@@ -2,13 +2,13 @@ package conformance
 
 import (
 	"fmt"
-	"strconv"
 	"github.com/homatest/homatest/agent"
 	"github.com/homatest/homatest/spec/wire"
 	"math/rand/v2"
 	"net/netip"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
