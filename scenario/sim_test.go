@@ -106,3 +106,14 @@ func TestSimTwoHostsDrops(t *testing.T) {
 		t.Errorf("no retransmission after the drop:\n%s", text)
 	}
 }
+
+// TestSimW4HalfLoad100m runs testdata/w4-half-load-100m.yaml (W4 at 50%
+// of 100 Mbit/s, the scale TestW4HalfLoad100m runs in namespaces) in the
+// simulator: every RPC completes and every host's view keeps every MUST
+// rule, timing rules included, with no slack.
+func TestSimW4HalfLoad100m(t *testing.T) {
+	res, text := simRun(t, loadExample(t, "w4-half-load-100m.yaml"), filepath.Join(t.TempDir(), "a"))
+	if sum := res.Summary; sum.Verdict != VerdictPass || sum.OK != sum.RPCs || sum.RPCs < 400 {
+		t.Fatalf("want every RPC (about 450) ok and a clean check:\n%s", text)
+	}
+}
