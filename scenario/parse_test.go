@@ -60,7 +60,7 @@ func TestLoadExamples(t *testing.T) {
 	if v, ok := s.IUT.Params.Int("tick_ns"); !ok || v != 50_000_000 {
 		t.Errorf("iut.params.tick_ns = %v", s.IUT.Params["tick_ns"])
 	}
-	if s.Plan == nil || len(s.Plan.Rules) != 2 || !s.Plan.Rules[0].Action.Drop || s.Plan.Rules[0].Match.RPC != 5 {
+	if s.Plan == nil || len(s.Plan.Rules) != 2 || !s.Plan.Rules[0].Action.Drop || s.Plan.Rules[0].Match.RPC != 4 {
 		t.Errorf("plan %+v", s.Plan)
 	}
 	d, err := Load("testdata/two-hosts-drops.yaml")
