@@ -93,5 +93,6 @@ func (h *Machine) fifoGrant(window int) {
 }
 
 func (h *Machine) sendGrant(r *rpc, offset int, prio uint8) {
-	h.send(r.peer, h.topPriority(), &wire.GrantFields{Common: h.control(r), Offset: uint32(offset), Priority: prio})
+	h.grantFields = wire.GrantFields{Common: h.control(r), Offset: uint32(offset), Priority: prio}
+	h.send(r.peer, h.topPriority(), &h.grantFields) // send keeps nothing of it
 }

@@ -67,7 +67,11 @@ type Machine struct {
 	backlog  time.Duration
 	headroom int
 	stats    Stats
-	closed   bool
+	// dataFields and grantFields are the fields of the DATA or GRANT
+	// being built: reused, since send keeps nothing of them.
+	dataFields  wire.DataFields
+	grantFields wire.GrantFields
+	closed      bool
 }
 
 // MachineConfig configures a Machine.

@@ -89,7 +89,8 @@ func (h *Machine) retxHead() *rpc {
 func (h *Machine) sendData(r *rpc, off, n int, prio uint8, retransmit bool, incoming int) int {
 	m := r.out
 	pr := h.peer(r.peer)
-	f := &wire.DataFields{
+	f := &h.dataFields // send keeps nothing of it: no allocation per packet
+	*f = wire.DataFields{
 		Common:        wire.CommonFields{Sport: r.sock.port, Dport: r.peerPort, SenderID: r.wireID(), Sequence: uint32(off)},
 		MessageLength: uint32(m.length()),
 		Incoming:      uint32(incoming),

@@ -34,6 +34,19 @@ type Traffic struct {
 	last    time.Duration // the last done event
 	stats   []agent.Stats
 	served  []map[servedKey]bool
+	// expiry holds the RPCs issued and not yet past their timeout, in
+	// issue order (which is deadline order: one timeout for all); one
+	// event at a time waits for the first deadline.
+	expiry    []pending
+	expiryRun bool
+}
+
+// pending is an RPC waiting for its timeout.
+type pending struct {
+	rec      int
+	deadline time.Duration
+	client   *Host
+	id       uint64
 }
 
 // servedKey is one call at a server: the client's address and port and
@@ -154,11 +167,31 @@ func (t *Traffic) issue(r traffic.RPC) {
 		t.finish(i, nil, err, 0, c)
 		return
 	}
-	t.s.At(start+t.cfg.Timeout, func() {
-		if !t.done[i] {
-			client.Abort(id)
-			t.end(i, 0, fmt.Sprintf("%s: no done event within %v", agent.CodeSilent, t.cfg.Timeout))
+	t.expiry = append(t.expiry, pending{i, start + t.cfg.Timeout, client, id})
+	t.armExpiry()
+}
+
+// armExpiry schedules the check of the first pending timeout.
+func (t *Traffic) armExpiry() {
+	if t.expiryRun || len(t.expiry) == 0 {
+		return
+	}
+	t.expiryRun = true
+	t.s.At(t.expiry[0].deadline, func() {
+		t.expiryRun = false
+		for len(t.expiry) > 0 && t.expiry[0].deadline <= t.s.now {
+			p := t.expiry[0]
+			t.expiry = t.expiry[1:]
+			if !t.done[p.rec] {
+				p.client.Abort(p.id)
+				t.end(p.rec, 0, fmt.Sprintf("%s: no done event within %v", agent.CodeSilent, t.cfg.Timeout))
+			}
 		}
+		// Completed RPCs at the front need no event of their own.
+		for len(t.expiry) > 0 && t.done[t.expiry[0].rec] {
+			t.expiry = t.expiry[1:]
+		}
+		t.armExpiry()
 	})
 }
 
