@@ -68,9 +68,11 @@ type Bench struct {
 	// every packet as its host sent it (before the impairment), and every
 	// packet as delivered to its destination host (after it).
 	Finish func() (sent, delivered string, err error)
-	// Stalls, when set, returns the spans in which this process (and so
-	// every in-process host at once) did not run while the bench ran;
-	// checkBench drops timing findings that span one.
+	// Stalls, when set, returns the spans in which the bench's hosts did
+	// not run (a stallProbe in the process that runs them all); checkBench
+	// drops timing findings that span one. Neither bench sets it today:
+	// simulated hosts never stall, and a probe here does not see the
+	// namespace hosts' stalls (issue 15's stall-aware verdicts).
 	Stalls func() []Stall
 	// Switch returns the switch's counters: drops and alterations per
 	// port, and the fault plan's hits.

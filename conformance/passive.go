@@ -254,16 +254,17 @@ func checkBench(b *Bench, min spec.Level) {
 	if p.Tick == 0 {
 		p = params()
 	}
-	// Host views are taken where packets enter and leave the hosts, not
-	// where the hosts' timers run: scheduling delays of the user-space
-	// hosts (several share this machine's CPUs) separate the two, so
-	// "too late" bounds get three of the bench's ticks and "too early"
-	// bounds two (an early RESEND after one silent tick instead of five is
-	// still caught, and the active specs time it exactly). A timing
-	// finding that spans a stall of this whole process (Bench.Stalls), or
-	// that a host's timer action earns less than timerRace after a packet
-	// of the same RPC was delivered to it, is dropped: the in-process hosts
-	// stood still in the one, and may not have seen the packet in the other.
+	// Host views of real-time hosts (agents in namespaces) are taken
+	// where packets enter and leave the hosts, not where the hosts' timers
+	// run: scheduling delays of the user-space hosts (several share this
+	// machine's CPUs) separate the two, so "too late" bounds get three of
+	// the bench's ticks and "too early" bounds two (an early RESEND after
+	// one silent tick instead of five is still caught, and the active
+	// specs time it exactly). A timing finding that spans a stall the
+	// bench measured (Bench.Stalls), or that a host's timer action earns
+	// less than timerRace after a packet of the same RPC was delivered to
+	// it, is dropped: the hosts stood still in the one, and may not have
+	// seen the packet in the other.
 	p.Slack = max(p.Slack, env.Slack, 3*p.Tick)
 	p.Jitter = max(p.Jitter, env.Slack, 2*p.Tick)
 	p.Reaction = timerRace
