@@ -153,9 +153,9 @@ func (s *Sim) seal() {
 	for i, h := range s.hosts {
 		ports[i] = netem.Port{Name: h.name, Link: s.cfg.Link}
 	}
-	if len(ports) < 2 {
-		// A switch needs two ports: a lone host has a silent neighbour.
-		ports = append(ports, netem.Port{Name: "unused", Link: s.cfg.Link})
+	for i := 0; len(ports) < 2; i++ {
+		// A switch needs two ports: fewer hosts get silent neighbours.
+		ports = append(ports, netem.Port{Name: fmt.Sprintf("unused%d", i), Link: s.cfg.Link})
 	}
 	core, err := netem.NewCore(ports, s.cfg.Seed, s.cfg.Plan)
 	if err != nil {

@@ -205,3 +205,54 @@ func TestDeterministic(t *testing.T) {
 	}
 	t.Logf("%d RPCs, capture %d bytes", len(res.Records), len(b1))
 }
+
+// TestClock: callbacks run at their virtual times, ties in the order they
+// were scheduled; RunUntil stops at its time and sets the clock to it;
+// Step and RunWhile report when no event is left; the topology is fixed
+// once the clock ran.
+func TestClock(t *testing.T) {
+	s, err := sim.New(sim.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	note := func(name string) func() {
+		return func() { got = append(got, name+"@"+s.Now().String()) }
+	}
+	s.At(2*time.Millisecond, note("b"))
+	s.At(time.Millisecond, note("a"))
+	s.At(2*time.Millisecond, note("c"))
+	s.At(5*time.Millisecond, func() {
+		note("d")()
+		s.After(time.Millisecond, note("e"))
+		s.At(0, note("f")) // in the past: now
+	})
+	s.RunUntil(3 * time.Millisecond)
+	if s.Now() != 3*time.Millisecond || len(got) != 3 {
+		t.Fatalf("at %v: %v", s.Now(), got)
+	}
+	if s.RunWhile(func() bool { return true }) {
+		t.Error("RunWhile ran out of events and said it stopped on its condition")
+	}
+	want := []string{"a@1ms", "b@2ms", "c@2ms", "d@5ms", "f@5ms", "e@6ms"}
+	if len(got) != len(want) {
+		t.Fatalf("got %v, want %v", got, want)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Fatalf("got %v, want %v", got, want)
+		}
+	}
+	if s.Step() {
+		t.Error("Step found an event in an empty queue")
+	}
+	if _, err := s.AddHost(sim.HostConfig{Addr: addr(1)}); err == nil {
+		t.Error("AddHost after the clock ran succeeded")
+	}
+	if _, err := sim.New(sim.Config{Cost: &sim.Cost{PerPacket: time.Microsecond}}); err == nil {
+		t.Error("a cost without cores was accepted")
+	}
+	if _, err := sim.New(sim.Config{Link: netem.LinkConfig{Priorities: 9}}); err == nil {
+		t.Error("a link with 9 priority queues was accepted")
+	}
+}
