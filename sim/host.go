@@ -382,7 +382,9 @@ func (h *Host) arm() {
 		return
 	}
 	d = max(d, h.s.now)
-	if d == h.timerAt {
+	if h.timerAt >= 0 && h.timerAt <= d {
+		// An event at or before d is pending: it runs HandleTimeout
+		// (nothing is due yet, or what is due is done) and arms again.
 		return
 	}
 	h.timerAt = d

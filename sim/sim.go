@@ -326,9 +326,11 @@ type event struct {
 	fn   func()
 }
 
-// eventQueue holds the pending events: a binary min-heap of small keys
+// eventQueue holds the pending events: a 4-ary min-heap of small keys
 // (time, then the order they were scheduled, so that the simulation is
-// deterministic) pointing into a slab of event bodies with a free list.
+// deterministic) pointing into a slab of event bodies with a free list. A
+// 4-ary heap is half as deep as a binary one, and its four children share
+// a cache line or two: thousands of events are pending at 10 Gbit/s.
 type eventQueue struct {
 	keys []qkey
 	slab []event
@@ -365,7 +367,7 @@ func (q *eventQueue) push(e event) {
 	i := len(q.keys)
 	q.keys = append(q.keys, k)
 	for i > 0 {
-		p := (i - 1) / 2
+		p := (i - 1) / 4
 		if !k.less(&q.keys[p]) {
 			break
 		}
@@ -383,13 +385,15 @@ func (q *eventQueue) pop() event {
 	if n > 0 {
 		i := 0
 		for {
-			l := 2*i + 1
-			if l >= n {
+			c := 4*i + 1
+			if c >= n {
 				break
 			}
-			m := l
-			if r := l + 1; r < n && q.keys[r].less(&q.keys[l]) {
-				m = r
+			m := c
+			for j := c + 1; j < c+4 && j < n; j++ {
+				if q.keys[j].less(&q.keys[m]) {
+					m = j
+				}
 			}
 			if !q.keys[m].less(&last) {
 				break
