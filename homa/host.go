@@ -105,6 +105,10 @@ func (h *Host) Close() error {
 	h.sockets = nil
 	h.timer.Stop()
 	h.mu.Unlock()
+	// Packets built before Close may still be on their way to the
+	// transport: let them go before it closes.
+	h.sendMu.Lock()
+	defer h.sendMu.Unlock()
 	return h.tr.Close()
 }
 
