@@ -31,8 +31,8 @@ type Cost struct {
 // server receive, server send, client receive). The 4 cores are our
 // choice: HomaModule spreads its packet processing over cores (ATC'21:
 // its throughput is limited by how evenly), and 4 cores carry 1.6 M
-// packets/s, twice a 10 Gbit/s link of full-size packets in each
-// direction.
+// packets/s, a 10 Gbit/s link of full-size packets in both directions at
+// once.
 var DefaultCost = Cost{PerPacket: 2500 * time.Nanosecond, Cores: 4}
 
 // HostConfig configures a host running the reference implementation.
