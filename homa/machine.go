@@ -145,6 +145,7 @@ const (
 
 // Event is an application event of a Machine.
 type Event struct {
+	// Kind says what happened (EventRequest, EventCallDone).
 	Kind EventKind
 	// Port is the local socket's port.
 	Port uint16
