@@ -116,6 +116,8 @@ func TestParseErrors(t *testing.T) {
 		{"env: vm\n" + base, `line 1: env: "vm": want ns (network namespaces, real time, root) or sim (the simulator, virtual time)`},
 		{"env: sim\niut: {impl: linux}\n" + base, `line 2: iut.impl: "linux": env sim runs the reference implementation only`},
 		{"env: sim\nlink: {backend: tc}\n" + base, `line 2: link.backend: "tc": env sim runs netem's switch core: use link.backend switch`},
+		{"env: sim\nsim: {cores: -1}\n" + base, `line 2: sim: packet_cost and cores must not be negative`},
+		{"sim: {cores: 8}\n" + base, `line 1: sim: the simulated hosts' model applies to env sim only`},
 	} {
 		_, err := Parse([]byte(c.yaml))
 		if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {

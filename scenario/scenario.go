@@ -42,6 +42,9 @@ type Scenario struct {
 	// package sim: the reference implementation on virtual time, no root,
 	// the same seed giving the same packets).
 	Env string `yaml:"env"`
+	// Sim is the simulated hosts' model (env sim only; the run fills in
+	// the defaults).
+	Sim *SimHosts `yaml:"sim,omitempty"`
 
 	// root is the parsed document, for the YAML lines in errors.
 	root *yaml.Node
@@ -59,6 +62,17 @@ type Topology struct {
 	IPv6 bool `yaml:"ipv6"`
 	// MTU is every veth's MTU in bytes, 576..65535 (default 1500).
 	MTU int `yaml:"mtu"`
+}
+
+// SimHosts is the model of a simulated host (sim.Cost): every packet it
+// sends or takes in occupies one of Cores cores for PacketCost.
+type SimHosts struct {
+	// PacketCost is the processing time of one packet (default
+	// sim.DefaultCost's 2.5 µs; 0s: free).
+	PacketCost *time.Duration `yaml:"packet_cost,omitempty"`
+	// Cores is the number of packets processed at once (default
+	// sim.DefaultCost's 4).
+	Cores int `yaml:"cores,omitempty"`
 }
 
 // Environments of Scenario.Env.

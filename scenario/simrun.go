@@ -47,6 +47,18 @@ type simLinkDoc struct {
 // sim.CaptureConfig). No root is needed, and a seed always gives the same
 // files.
 func runSim(ctx context.Context, s *Scenario, o Options) (*Result, error) {
+	// The resolved scenario names the host model it ran with.
+	if s.Sim == nil {
+		s.Sim = &SimHosts{}
+	}
+	if s.Sim.PacketCost == nil {
+		c := sim.DefaultCost.PerPacket
+		s.Sim.PacketCost = &c
+	}
+	if s.Sim.Cores == 0 {
+		s.Sim.Cores = sim.DefaultCost.Cores
+	}
+	cost := sim.Cost{PerPacket: *s.Sim.PacketCost, Cores: s.Sim.Cores}
 	params := agent.Params{}
 	for k, v := range s.IUT.Params {
 		params[k] = v
@@ -63,7 +75,7 @@ func runSim(ctx context.Context, s *Scenario, o Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	sm, err := sim.New(sim.Config{Seed: s.Seed, Link: s.Link.LinkConfig, Plan: s.Plan})
+	sm, err := sim.New(sim.Config{Seed: s.Seed, Link: s.Link.LinkConfig, Plan: s.Plan, Cost: &cost})
 	if err != nil {
 		return nil, fmt.Errorf("link or plan: %w", err)
 	}
@@ -73,7 +85,7 @@ func runSim(ctx context.Context, s *Scenario, o Options) (*Result, error) {
 	}
 	var hosts []*sim.Host
 	var hs []host
-	topo := simTopology{Env: EnvSim, Cost: sim.DefaultCost, Link: simLinkDoc{Uplink: "FIFO at link.rate, no delay"}}
+	topo := simTopology{Env: EnvSim, Cost: cost, Link: simLinkDoc{Uplink: "FIFO at link.rate, no delay"}}
 	for i := 1; i <= s.Topology.Hosts; i++ {
 		a, capa := harness.Addr4(i), agent.CapIPv4
 		if s.Topology.IPv6 {

@@ -73,6 +73,9 @@ func (s *Scenario) validateEnv() error {
 	switch s.Env {
 	case EnvNS:
 	case EnvSim:
+		if c := s.Sim; c != nil && (c.Cores < 0 || c.PacketCost != nil && *c.PacketCost < 0) {
+			return s.errf("sim", "packet_cost and cores must not be negative (e.g. {packet_cost: 1us, cores: 8})")
+		}
 		if s.IUT.Impl != ImplRef {
 			return s.errf("iut.impl", "%q: env sim runs the reference implementation only (its protocol state machine on virtual time): use impl ref, or env ns for other implementations", s.IUT.Impl)
 		}
@@ -81,6 +84,9 @@ func (s *Scenario) validateEnv() error {
 		}
 	default:
 		return s.errf("env", "%q: want ns (network namespaces, real time, root) or sim (the simulator, virtual time)", s.Env)
+	}
+	if s.Env != EnvSim && s.Sim != nil {
+		return s.errf("sim", "the simulated hosts' model applies to env sim only: remove it or set env: sim")
 	}
 	return nil
 }

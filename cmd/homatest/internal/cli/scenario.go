@@ -91,6 +91,8 @@ the capture. Fields (defaults in brackets):
              protocol state machine on virtual time, no root; the same seed
              gives byte-identical captures and results; impl ref and
              backend switch only)
+  sim:       packet_cost [2.5us], cores [4]: each simulated host's
+             processing of a packet (env sim only)
 
 Every run writes a folder: the resolved scenario (scenario.yaml), seed,
 versions.json, hellos.json, the agents' logs, capture.pcapng (both
