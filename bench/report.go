@@ -24,6 +24,9 @@ type Report struct {
 	Hosts int `json:"hosts"`
 	// Impl names the Homa implementation ("ref", "linux", a manifest's).
 	Impl string `json:"impl,omitempty"`
+	// Env is "sim" when the hosts were simulated (package sim, virtual
+	// time), "" for agents in network namespaces.
+	Env string `json:"env,omitempty"`
 	// Params are the parameter overrides the Homa agents were given
 	// (name → integer or list of integers).
 	Params map[string]any `json:"params,omitempty"`
@@ -75,6 +78,9 @@ func (r *Report) WriteText(w io.Writer) error {
 	impl := ""
 	if r.Impl != "" {
 		impl = ", homa impl " + r.Impl
+	}
+	if r.Env == "sim" {
+		impl += ", simulated"
 	}
 	fmt.Fprintf(w, "workload %s at load %.2f, %s, %d hosts (%d clients, 1 server)%s, seed %d\n",
 		r.Workload, r.Load, rate, r.Hosts, r.Hosts-1, impl, r.Seed)

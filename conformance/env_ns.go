@@ -38,8 +38,8 @@ type NSEnvConfig struct {
 	Claimed []string
 	// Workloads makes passive specs build their benches of IUT hosts in
 	// namespaces behind netem's switch. Otherwise, when RefBench is set,
-	// they run on in-process reference hosts (NewMemEnv's bench), and else
-	// they are unsupported.
+	// they run on reference hosts in the simulator (NewMemEnv's bench,
+	// with the pass's fault knobs), and else they are unsupported.
 	Workloads, RefBench bool
 }
 
@@ -116,7 +116,7 @@ func NewNSEnv(ctx context.Context, cfg NSEnvConfig) (*Env, error) {
 		}
 	case cfg.RefBench:
 		e.NewBench = func(n int, imp LinkImpairment) (*Bench, error) {
-			return memBench(n, imp, cfg.Faults, artsDir)
+			return simBench(n, imp, cfg.Faults, artsDir)
 		}
 	}
 	e.Close = func() error {

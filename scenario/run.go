@@ -20,6 +20,7 @@ import (
 	"github.com/homatest/homatest/internal/timescale"
 	"github.com/homatest/homatest/netem"
 	"github.com/homatest/homatest/pcap"
+	"github.com/homatest/homatest/sim"
 	"github.com/homatest/homatest/spec"
 )
 
@@ -99,6 +100,9 @@ func Run(ctx context.Context, s *Scenario, o Options) (*Result, error) {
 	if err := s.Validate(); err != nil {
 		return nil, err
 	}
+	if s.Env == EnvSim {
+		return runSim(ctx, s, o)
+	}
 	if os.Geteuid() != 0 {
 		return nil, harness.ErrNotRoot
 	}
@@ -130,6 +134,20 @@ func Run(ctx context.Context, s *Scenario, o Options) (*Result, error) {
 	if err != nil {
 		return nil, fmt.Errorf("iut.impl: %w", err)
 	}
+	r, err := newRun(s, o)
+	if err != nil {
+		return nil, err
+	}
+	r.m = m
+	if err := r.execute(ctx); err != nil {
+		return nil, err
+	}
+	return r.res, nil
+}
+
+// newRun makes the run folder (o.ArtifactsDir or a new one under
+// homatest-runs) and writes what is known before anything runs.
+func newRun(s *Scenario, o Options) (*run, error) {
 	dir := o.ArtifactsDir
 	if dir == "" {
 		dir = filepath.Join(harness.DefaultRunsDir, fmt.Sprintf("%s-%s-%d", s.Name, time.Now().Format("20060102-150405"), os.Getpid()))
@@ -138,14 +156,11 @@ func Run(ctx context.Context, s *Scenario, o Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &run{s: s, o: o, m: m, arts: arts, res: &Result{Dir: dir, Scenario: s}}
+	r := &run{s: s, o: o, arts: arts, res: &Result{Dir: dir, Scenario: s}}
 	if err := r.writeStart(); err != nil {
 		return nil, err
 	}
-	if err := r.execute(ctx); err != nil {
-		return nil, err
-	}
-	return r.res, nil
+	return r, nil
 }
 
 // run is one execution of Run.
@@ -249,10 +264,11 @@ func (r *run) execute(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	cfg, err := r.trafficConfig(eps)
+	cfg, err := r.trafficConfig()
 	if err != nil {
 		return err
 	}
+	cfg.Hosts, cfg.Timeout = eps, timescale.D(cfg.Timeout)
 	r.logf("running the workload on %s (%s)", s.IUT.Impl, describeWorkload(s.Workload))
 	tr, err := traffic.Run(ctx, cfg)
 	if err != nil {
@@ -295,7 +311,19 @@ func (r *run) execute(ctx context.Context) error {
 			return err
 		}
 	}
-	return r.finish(topo, eps, cst)
+	var hosts []host
+	for i, e := range eps {
+		hosts = append(hosts, host{name: e.Name, addr: e.Addr, port: topo.Ports[i]})
+	}
+	return r.finish(hosts, cst)
+}
+
+// host is one host of a finished run, as the check and the artifacts name
+// it.
+type host struct {
+	name string
+	addr netip.Addr
+	port string // its switch port's interface (backend tc's drops)
 }
 
 // startAgents starts the IUT's agent on every host and says hello.
@@ -352,12 +380,13 @@ func tailFile(path string, n int) string {
 	return strings.Join(lines[max(0, len(lines)-n):], "\n")
 }
 
-// trafficConfig turns the scenario's workload into a traffic.Config.
-func (r *run) trafficConfig(eps []traffic.Endpoint) (traffic.Config, error) {
+// trafficConfig turns the scenario's workload into a traffic.Config
+// (without hosts; the timeout as the file gives it).
+func (r *run) trafficConfig() (traffic.Config, error) {
 	w := r.s.Workload
-	cfg := traffic.Config{Hosts: eps, Pattern: traffic.Pattern(w.Pattern), Port: w.Port, Load: w.Load,
+	cfg := traffic.Config{Pattern: traffic.Pattern(w.Pattern), Port: w.Port, Load: w.Load,
 		LinkBps: float64(r.s.Link.Rate), Concurrency: w.Concurrency, Duration: w.Duration, Count: w.Count,
-		Seed: r.s.Seed, Timeout: timescale.D(w.Timeout), Progress: r.o.Progress}
+		Seed: r.s.Seed, Timeout: w.Timeout, Progress: r.o.Progress}
 	for _, x := range w.RPCs {
 		cfg.RPCs = append(cfg.RPCs, traffic.RPC{At: x.At, Client: x.Client - 1, Server: x.Server - 1, Request: x.Request, Response: x.Response})
 	}
@@ -398,7 +427,7 @@ func describeWorkload(w Workload) string {
 }
 
 // finish checks the capture and writes the remaining artifacts.
-func (r *run) finish(topo *harness.Topology, eps []traffic.Endpoint, cst harness.CaptureStats) error {
+func (r *run) finish(hs []host, cst harness.CaptureStats) error {
 	s, res := r.s, r.res
 	p, err := agent.Params(res.Hellos[0].Params).Spec(s.Check.Profile)
 	if err != nil {
@@ -411,9 +440,16 @@ func (r *run) finish(topo *harness.Topology, eps []traffic.Endpoint, cst harness
 	// packet delivered to a host reaches its protocol code up to a tenth
 	// of a tick (at least 1 ms) later, so a timer action in that time is
 	// excused (spec.Params.Reaction). check.params overrides all three.
-	p.Slack = max(p.Slack, 3*p.Tick)
-	p.Jitter = max(p.Jitter, 2*p.Tick)
-	p.Reaction = max(p.Reaction, p.Tick/10, time.Millisecond)
+	// In the simulator the views are the protocol's own inputs and
+	// outputs on exact virtual time: no slack beyond the captures' stamp
+	// spacing (sim.ViewTolerance).
+	if s.Env == EnvSim {
+		p.Slack, p.Jitter, p.Reaction = sim.ViewTolerance, sim.ViewTolerance, 0
+	} else {
+		p.Slack = max(p.Slack, 3*p.Tick)
+		p.Jitter = max(p.Jitter, 2*p.Tick)
+		p.Reaction = max(p.Reaction, p.Tick/10, time.Millisecond)
+	}
 	for name, v := range s.Check.Params {
 		if err := p.Set(name, v); err != nil {
 			return fmt.Errorf("check.params.%s: %w", name, err)
@@ -432,8 +468,10 @@ func (r *run) finish(topo *harness.Topology, eps []traffic.Endpoint, cst harness
 		return err
 	}
 	var hosts []netip.Addr
-	for _, e := range eps {
-		hosts = append(hosts, e.Addr)
+	var ports []string
+	for _, h := range hs {
+		hosts = append(hosts, h.addr)
+		ports = append(ports, h.port)
 	}
 	res.Hosts = spec.CheckHostViews(s.Check.Profile, p, rules, sent, delivered, hosts)
 	for i := range res.Hosts {
@@ -449,13 +487,13 @@ func (r *run) finish(topo *harness.Topology, eps []traffic.Endpoint, cst harness
 		hr.Violations = kept
 	}
 	if s.Link.Backend == BackendTC {
-		if res.Drops, err = r.lostDrops(hosts, topo.Ports, p.Wire, ordinals(sent)); err != nil {
+		if res.Drops, err = r.lostDrops(hosts, ports, p.Wire, ordinals(sent)); err != nil {
 			return err
 		}
 	} else {
 		err = r.arts.Write("switch-notes.pcapng", func(w io.Writer) error {
 			var derr error
-			res.Drops, derr = drops(r.notes.Notes(), len(topo.Hosts), ordinals(sent), w)
+			res.Drops, derr = drops(r.notes.Notes(), len(hs), ordinals(sent), w)
 			return derr
 		})
 		if err != nil {
@@ -468,7 +506,7 @@ func (r *run) finish(topo *harness.Topology, eps []traffic.Endpoint, cst harness
 		vs.Homatest = homatestVersion()
 	}
 	for i, h := range res.Hellos {
-		vs.Agents[eps[i].Name] = h.Impl + " " + h.Version
+		vs.Agents[hs[i].name] = h.Impl + " " + h.Version
 	}
 	for _, a := range []struct {
 		name string

@@ -23,6 +23,8 @@ type Summary struct {
 	Name string `json:"name"`
 	Seed uint64 `json:"seed"`
 	Dir  string `json:"dir"`
+	// Env is where the run ran (EnvNS or EnvSim).
+	Env string `json:"env"`
 	// Backend is the link backend (BackendSwitch or BackendTC).
 	Backend string `json:"backend"`
 	// Verdict is VerdictPass or VerdictFail.
@@ -116,7 +118,7 @@ type Violation struct {
 func summarize(res *Result, cst harness.CaptureStats) Summary {
 	s := res.Scenario
 	tr := res.Traffic
-	sum := Summary{Name: s.Name, Seed: s.Seed, Dir: res.Dir, Backend: s.Link.Backend, RPCs: len(tr.Records), Elapsed: tr.Elapsed,
+	sum := Summary{Name: s.Name, Seed: s.Seed, Dir: res.Dir, Env: s.Env, Backend: s.Link.Backend, RPCs: len(tr.Records), Elapsed: tr.Elapsed,
 		LinkBps: float64(s.Link.Rate), OfferedBps: tr.OfferedBps, GoodputBps: tr.AchievedBps,
 		Drops: map[string]uint64{}, SwitchReadLagP99: res.Switch.ReadLagP99, CaptureKernelDrops: cst.KernelDrops}
 	h := latency.New()
@@ -212,7 +214,11 @@ func summarize(res *Result, cst harness.CaptureStats) Summary {
 // drops by reason, plan hits, the rule table and the violations.
 func (s *Summary) WriteText(w io.Writer) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "scenario %s (seed %d): %d RPCs, %d ok, %d failed in %.2fs\n", s.Name, s.Seed, s.RPCs, s.OK, s.Failed, s.Elapsed.Seconds())
+	env := ""
+	if s.Env == EnvSim {
+		env = ", simulated"
+	}
+	fmt.Fprintf(&b, "scenario %s (seed %d%s): %d RPCs, %d ok, %d failed in %.2fs\n", s.Name, s.Seed, env, s.RPCs, s.OK, s.Failed, s.Elapsed.Seconds())
 	if s.LinkBps > 0 {
 		fmt.Fprintf(&b, "  load: offered %.1f Mbit/s per server (%.0f%% of %.0f Mbit/s); busiest downlink carried %.1f Mbit/s (%.0f%%); goodput %.1f Mbit/s\n",
 			s.OfferedBps/1e6, 100*s.OfferedLoad, s.LinkBps/1e6, s.BusiestDownlinkBps/1e6, 100*s.BusiestDownlinkLoad, s.GoodputBps/1e6)

@@ -20,14 +20,20 @@ import (
 	"github.com/homatest/homatest/netem"
 )
 
+// Environments of homatest bench --env.
+const (
+	envNS  = "ns"
+	envSim = "sim"
+)
+
 // benchOpts are the flags of homatest bench.
 type benchOpts struct {
-	impl, workload, rate, transports, output, plot, artifacts string
-	load                                                      float64
-	hosts, buckets, unloaded, response                        int
-	duration, rtt                                             time.Duration
-	seed                                                      uint64
-	params                                                    []string
+	impl, workload, rate, transports, output, plot, artifacts, env string
+	load                                                           float64
+	hosts, buckets, unloaded, response                             int
+	duration, rtt                                                  time.Duration
+	seed                                                           uint64
+	params                                                         []string
 
 	// Set by check.
 	dist     workload.Dist
@@ -78,18 +84,41 @@ The switch, the hosts and the agents share this machine's CPUs: pick a
 throughput should match the offered one), or the result measures the CPU
 rather than the transports.
 
+With --env sim (the default when not root) the hosts are simulated
+(package sim): the reference implementation's protocol state machine on
+virtual time behind netem's switch core, each host with a modelled
+per-packet cost (sim.DefaultCost), HomaModule's 1 ms tick and its lab
+parameters for --rate (homa.ParamsForLink; --rtt is not used). Nothing
+competes for the CPU, so any --rate works and a seed always gives the same
+report. Only Homa is simulated (--transport homa).
+
 Exit codes: 0 done (RPC failures are counted in the report), 2 usage or
-environment error (not root, a bad flag, an agent that cannot start), 130
-interrupted (SIGINT or SIGTERM: the namespaces are removed first).`,
+environment error (not root for --env ns, a bad flag, an agent that cannot
+start), 130 interrupted (SIGINT or SIGTERM: the namespaces are removed
+first).`,
 		Example: `  sudo homatest bench --workload w4 --load 0.8 --rate 100mbit --plot w4.png
+  homatest bench --env sim --workload w4 --load 0.8 --rate 10gbit --hosts 16 --duration 100ms
   sudo homatest bench --workload 1000 --transport homa --duration 5s -o json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			switch o.env {
+			case "auto":
+				o.env = envNS
+				if os.Geteuid() != 0 {
+					o.env = envSim
+				}
+			case envNS, envSim:
+			default:
+				return usageErr(fmt.Errorf("--env %q: want auto, ns (network namespaces, root) or sim (the simulator)", o.env))
+			}
+			if o.env == envSim && !cmd.Flags().Changed("transport") {
+				o.transports = "homa" // TCP is not simulated
+			}
 			if err := o.check(); err != nil {
 				return usageErr(err)
 			}
-			if os.Geteuid() != 0 {
-				return usageErr(errors.New("bench builds network namespaces and needs root: run it with sudo"))
+			if o.env == envNS && os.Geteuid() != 0 {
+				return usageErr(errors.New("bench builds network namespaces and needs root: run it with sudo, or simulate it with --env sim"))
 			}
 			stop := harness.HandleSignals()
 			defer stop()
@@ -123,6 +152,7 @@ interrupted (SIGINT or SIGTERM: the namespaces are removed first).`,
 		},
 	}
 	f := cmd.Flags()
+	f.StringVar(&o.env, "env", "auto", "where the hosts run: ns (network namespaces, real time, root), sim (the simulator, virtual time) or auto (ns as root, else sim)")
 	f.StringVar(&o.impl, "impl", "ref", "Homa implementation: ref, linux, or an agent manifest YAML file")
 	f.StringVar(&o.workload, "workload", "w4", "request sizes: w1..w5 (the Homa papers' workloads) or a fixed size in bytes")
 	f.Float64Var(&o.load, "load", 0.5, "offered load, a fraction (0, 1] of the server's link rate")
@@ -205,6 +235,14 @@ func (o *benchOpts) check() error {
 			return fmt.Errorf("--transport %q: %s given twice", o.transports, t)
 		}
 		o.trans = append(o.trans, t)
+	}
+	if o.env == envSim {
+		if o.impl != "ref" {
+			return fmt.Errorf("--impl %q: --env sim simulates the reference implementation only: use --impl ref, or --env ns", o.impl)
+		}
+		if slices.Contains(o.trans, "tcp") {
+			return fmt.Errorf("--transport %q: --env sim simulates Homa only (no TCP model): use --transport homa, or --env ns", o.transports)
+		}
 	}
 	if o.tcpImpl, err = implManifest("tcp", "tcp"); err != nil {
 		return err

@@ -84,7 +84,7 @@ Exit codes: 0 every spec passed (unsupported specs do not fail a run),
 	f.StringVar(&o.artifacts, "artifacts", "", "directory for captures of failed specs and logs (default: a new directory under homatest-runs/)")
 	f.BoolVar(&o.matrix, "mutation-matrix", false, "run one pass per fault knob and print which specs catch each")
 	f.BoolVarP(&o.verbose, "verbose", "v", false, "keep Ginkgo's verbose log in the artifacts")
-	f.BoolVar(&o.nsWorkloads, "ns-workloads", false, "with --env ns: run the passive workload specs on IUT hosts in namespaces behind netem's switch (heavy: one process per host plus the switch; default: in-process reference hosts for --impl ref, unsupported otherwise)")
+	f.BoolVar(&o.nsWorkloads, "ns-workloads", false, "with --env ns: run the passive workload specs on IUT hosts in namespaces behind netem's switch (heavy: one process per host plus the switch; default: reference hosts in the simulator for --impl ref, unsupported otherwise)")
 	f.StringVar(&o.passResult, "pass-result", "", "internal: run one pass here and write its result to this file")
 	f.MarkHidden("pass-result")
 	return cmd
