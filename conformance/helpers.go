@@ -1,6 +1,7 @@
 package conformance
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"github.com/homatest/homatest/agent"
@@ -16,6 +17,7 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/homatest/homatest/conformance/tester"
+	"github.com/homatest/homatest/report/annotate"
 	"github.com/homatest/homatest/spec"
 	"github.com/homatest/homatest/spec/wire"
 )
@@ -39,9 +41,12 @@ func labels(area, level string, rules ...string) Labels {
 	return append(Labels{area, level}, rules...)
 }
 
-// specState is the per-spec state: the peers it opened.
+// specState is the per-spec state: the peers it opened and the spec
+// checker's findings charged to the IUT (comments of the capture a failed
+// spec keeps).
 type specState struct {
-	peers []*tester.Peer
+	peers    []*tester.Peer
+	findings []spec.Finding
 }
 
 var cur *specState
@@ -68,8 +73,9 @@ var _ = AfterEach(func() {
 	}
 })
 
-// saveCapture writes the spec's packets to the artifacts directory and
-// records the path.
+// saveCapture writes the spec's packets to the artifacts directory, the
+// spec checker's findings as packet comments on their frames and the
+// failure as the file's comment, and records the path.
 func saveCapture() {
 	dir := opts.Artifacts
 	if dir == "" {
@@ -78,18 +84,14 @@ func saveCapture() {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return
 	}
-	path := filepath.Join(dir, slug(CurrentSpecReport().FullText())+".pcapng")
-	tmp := path + ".tmp"
-	f, err := os.Create(tmp)
-	if err != nil {
+	rep := CurrentSpecReport()
+	path := filepath.Join(dir, slug(rep.FullText())+".pcapng")
+	var buf bytes.Buffer
+	if err := tester.WritePcapng(&buf, cur.peers...); err != nil {
 		return
 	}
-	err = tester.WritePcapng(f, cur.peers...)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil || os.Rename(tmp, path) != nil {
-		os.Remove(tmp)
+	why, _, _ := strings.Cut(strings.TrimSpace(rep.FailureMessage()), "\n")
+	if _, err := annotate.Write(&buf, path, cur.findings, fmt.Sprintf("homatest run: %s failed: %s", rep.FullText(), why)); err != nil {
 		return
 	}
 	AddReportEntry(entryCapture, path)
@@ -271,6 +273,7 @@ func checkRules(globs string, peers ...*tester.Peer) {
 			continue
 		}
 		bad = append(bad, fmt.Sprintf("%s frame %d: %s (%s)", v.Rule, v.Frame, v.Why, pkts[v.Frame-1]))
+		cur.findings = append(cur.findings, v)
 	}
 	Expect(bad).To(BeEmpty(), "spec checker findings on packets the IUT sent")
 }
