@@ -130,7 +130,7 @@ interrupted (SIGINT or SIGTERM: the namespaces are removed first).`,
 	f.IntVar(&o.hosts, "hosts", 4, "hosts: the last one serves, the others call it (2..16)")
 	f.DurationVar(&o.duration, "duration", 10*time.Second, "how long the loaded run issues RPCs, per transport")
 	f.StringVar(&o.transports, "transport", "homa,tcp", "transports to run, comma-separated: homa, tcp")
-	f.StringVarP(&o.output, "output", "o", "text", "output format: text or json")
+	outputVar(f, &o.output, "the slowdown table", "text", "json")
 	f.StringVar(&o.plot, "plot", "", "write the slowdown plot to this .png or .svg file")
 	f.Uint64Var(&o.seed, "seed", 1, "seed of the request sizes and arrival times (the same for every transport)")
 	f.StringVar(&o.artifacts, "artifacts", "", "run folder for the agents' logs, the topology and report.json (default: a new folder under homatest-runs/)")
@@ -161,8 +161,6 @@ func (o *benchOpts) check() error {
 		return fmt.Errorf("--hosts %d: want 2..16 (one server, the others clients)", o.hosts)
 	case o.duration <= 0:
 		return fmt.Errorf("--duration %v: want a positive duration such as 10s", o.duration)
-	case o.output != "text" && o.output != "json":
-		return fmt.Errorf("-o %q: want text or json", o.output)
 	case o.buckets < 1 || o.buckets > 100:
 		return fmt.Errorf("--buckets %d: want 1..100", o.buckets)
 	case o.rtt <= 0:

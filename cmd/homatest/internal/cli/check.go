@@ -83,7 +83,7 @@ no Homa packets, bad flags).`,
 	f.StringArrayVar(&o.params, "param", nil, "override a parameter: NAME=VALUE (repeatable)")
 	f.StringVar(&o.rules, "rules", "", "rule ID glob(s), comma-separated, e.g. 'HOMA-GRANT-*,HOMA-ACK-002'")
 	f.StringVar(&o.level, "level", "should", "lowest level to check: must (MUST rules only) or should (all)")
-	f.StringVarP(&o.output, "output", "o", "text", "output: text, json or junit")
+	outputVar(f, &o.output, "junit is JUnit XML for CI", "text", "json", "junit")
 	f.StringVar(&o.annotate, "annotate", "", "write the capture to this pcapng with each violation as a packet comment on its frame (Wireshark: frame.comment); one FILE only")
 	f.StringVar(&o.wire, "wire", "", "wire format: current, 2024 or upstream (default: the profile's; with --profile auto it also picks the profile)")
 	return cmd
@@ -119,9 +119,6 @@ func runCheck(cmd *cobra.Command, o *checkOpts, files []string) error {
 		lvl = spec.Should
 	default:
 		return usageErr(fmt.Errorf("--level %q: want must or should", o.level))
-	}
-	if o.output != "text" && o.output != "json" && o.output != "junit" {
-		return usageErr(fmt.Errorf("-o %q: want text, json or junit", o.output))
 	}
 	forced := wire.VersionAuto
 	if o.wire != "" {

@@ -79,7 +79,7 @@ Exit codes: 0 every spec passed (unsupported specs do not fail a run),
 	f.StringVar(&o.fault, "fault", "", "enable a fault knob of the reference implementation (homatest faults)")
 	f.IntVar(&o.repeat, "repeat", 1, "run the suite N times; fails if any pass fails")
 	f.StringVar(&o.junit, "junit", "", "write a JUnit XML report to this file (one testsuite per pass)")
-	f.StringVarP(&o.output, "output", "o", "text", "output: text or json")
+	outputVar(f, &o.output, "the specs by area and every failure", "text", "json")
 	f.StringVar(&o.artifacts, "artifacts", "", "directory for captures of failed specs and logs (default: a new directory under homatest-runs/)")
 	f.BoolVar(&o.matrix, "mutation-matrix", false, "run one pass per fault knob and print which specs catch each")
 	f.BoolVarP(&o.verbose, "verbose", "v", false, "keep Ginkgo's verbose log in the artifacts")
@@ -107,8 +107,6 @@ func (o *runOpts) validate() error {
 		return fmt.Errorf("--impl %s needs --env ns (the in-memory network runs only the built-in reference implementation)", o.impl)
 	case o.env == "ns" && os.Geteuid() != 0:
 		return errors.New("--env ns builds network namespaces and needs root: run with sudo, or use --env mem")
-	case o.output != "text" && o.output != "json":
-		return fmt.Errorf("-o %q: want text or json", o.output)
 	case o.repeat < 1:
 		return fmt.Errorf("--repeat %d: want 1 or more", o.repeat)
 	case o.matrix && o.fault != "":

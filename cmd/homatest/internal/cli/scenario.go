@@ -22,18 +22,11 @@ type scenarioOpts struct {
 func (o *scenarioOpts) flags(cmd *cobra.Command, seed bool) {
 	f := cmd.Flags()
 	f.StringVar(&o.artifacts, "artifacts", "", "run folder (default: a new folder under homatest-runs/)")
-	f.StringVarP(&o.output, "output", "o", "text", "output: text or json (the summary)")
+	outputVar(f, &o.output, "the summary", "text", "json")
 	f.BoolVarP(&o.quiet, "quiet", "q", false, "no progress lines on standard error")
 	if seed {
 		f.Uint64Var(&o.seed, "seed", 0, "seed for every random choice, instead of the file's (0: the file's)")
 	}
-}
-
-func (o *scenarioOpts) check() error {
-	if o.output != "text" && o.output != "json" {
-		return usageErr(fmt.Errorf("-o %q: want text or json", o.output))
-	}
-	return nil
 }
 
 // run runs s with the flags' options; progress goes to stderr.
@@ -115,9 +108,6 @@ feature the link needs, or an environment error (nothing is left behind).`,
   homatest scenario run my.yaml --seed 42 --artifacts runs/my-42 -o json | jq .latency_p99_ns`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := o.check(); err != nil {
-				return err
-			}
 			s, err := scenario.Load(args[0])
 			if err != nil {
 				return usageErr(err)
