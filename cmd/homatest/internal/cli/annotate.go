@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/homatest/homatest/report/annotate"
+	"github.com/homatest/homatest/report/html"
 	"github.com/homatest/homatest/spec"
 )
 
@@ -41,4 +43,48 @@ func unwrapPathErr(err error) error {
 		return pe.Err
 	}
 	return err
+}
+
+// writeCheckHTML writes check's report page (report/html) for reports.
+func writeCheckHTML(w io.Writer, o *checkOpts, reports []fileReport) error {
+	var files []html.CheckFile
+	for _, fr := range reports {
+		cf := html.CheckFile{File: fr.File, Error: fr.Error, Report: fr.Report, Rerun: o.rerunFor(fr.File)}
+		if fr.Stats != nil {
+			cf.Packets = fr.Stats.Homa
+		}
+		if len(reports) == 1 {
+			cf.Annotated = o.annotate
+		}
+		files = append(files, cf)
+	}
+	return html.Write(w, html.CheckPage(files, "", "homatest "+strings.Join(os.Args[1:], " ")))
+}
+
+// rerunFor returns the command that checks file for one rule with o's
+// profile, parameters and wire format.
+func (o *checkOpts) rerunFor(file string) func(rule string) string {
+	return func(rule string) string {
+		c := "homatest check"
+		if o.profile != "auto" {
+			c += " --profile " + o.profile
+		}
+		for _, p := range o.params {
+			c += " --param " + p
+		}
+		if o.wire != "" {
+			c += " --wire " + o.wire
+		}
+		return c + " --rules " + rule + " " + shellQuote(file)
+	}
+}
+
+// shellQuote quotes s for a POSIX shell when it needs it.
+func shellQuote(s string) string {
+	if s != "" && strings.IndexFunc(s, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("@%+=:,./-_", r))
+	}) < 0 {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }

@@ -83,7 +83,7 @@ no Homa packets, bad flags).`,
 	f.StringArrayVar(&o.params, "param", nil, "override a parameter: NAME=VALUE (repeatable)")
 	f.StringVar(&o.rules, "rules", "", "rule ID glob(s), comma-separated, e.g. 'HOMA-GRANT-*,HOMA-ACK-002'")
 	f.StringVar(&o.level, "level", "should", "lowest level to check: must (MUST rules only) or should (all)")
-	outputVar(f, &o.output, "junit is JUnit XML for CI", "text", "json", "junit")
+	outputVar(f, &o.output, "junit is JUnit XML for CI, html a report page", "text", "json", "junit", "html")
 	f.StringVar(&o.annotate, "annotate", "", "write the capture to this pcapng with each violation as a packet comment on its frame (Wireshark: frame.comment); one FILE only")
 	f.StringVar(&o.wire, "wire", "", "wire format: current, 2024 or upstream (default: the profile's; with --profile auto it also picks the profile)")
 	return cmd
@@ -169,6 +169,8 @@ func runCheck(cmd *cobra.Command, o *checkOpts, files []string) error {
 		werr = enc.Encode(map[string]any{"files": reports})
 	case "junit":
 		werr = writeJUnit(out, reports)
+	case "html":
+		werr = writeCheckHTML(out, o, reports)
 	default:
 		werr = writeCheckText(out, reports)
 	}

@@ -23,6 +23,7 @@ import (
 	"github.com/homatest/homatest/harness"
 	"github.com/homatest/homatest/homa"
 	"github.com/homatest/homatest/internal/timescale"
+	"github.com/homatest/homatest/report/html"
 )
 
 // runOpts are the flags of homatest run.
@@ -79,7 +80,7 @@ Exit codes: 0 every spec passed (unsupported specs do not fail a run),
 	f.StringVar(&o.fault, "fault", "", "enable a fault knob of the reference implementation (homatest faults)")
 	f.IntVar(&o.repeat, "repeat", 1, "run the suite N times; fails if any pass fails")
 	f.StringVar(&o.junit, "junit", "", "write a JUnit XML report to this file (one testsuite per pass)")
-	outputVar(f, &o.output, "the specs by area and every failure", "text", "json")
+	outputVar(f, &o.output, "the specs by area and every failure; html the report page (also written as report.html in the run folder)", "text", "json", "html")
 	f.StringVar(&o.artifacts, "artifacts", "", "directory for captures of failed specs and logs (default: a new directory under homatest-runs/)")
 	f.BoolVar(&o.matrix, "mutation-matrix", false, "run one pass per fault knob and print which specs catch each")
 	f.BoolVarP(&o.verbose, "verbose", "v", false, "keep Ginkgo's verbose log in the artifacts")
@@ -109,6 +110,8 @@ func (o *runOpts) validate() error {
 		return errors.New("--env ns builds network namespaces and needs root: run with sudo, or use --env mem")
 	case o.repeat < 1:
 		return fmt.Errorf("--repeat %d: want 1 or more", o.repeat)
+	case o.matrix && o.output == "html":
+		return errors.New("--mutation-matrix has no report page: use -o text or json")
 	case o.matrix && o.fault != "":
 		return errors.New("--mutation-matrix runs every fault knob; drop --fault")
 	case o.matrix && o.impl != "ref":
@@ -219,7 +222,17 @@ func (o *runOpts) run(cmd *cobra.Command) error {
 			return usageErr(err)
 		}
 	}
-	if err := o.report(cmd.OutOrStdout(), passes); err != nil {
+	page := o.runPage(passes)
+	if err := html.WriteFile(filepath.Join(o.artifacts, reportFile), page); err != nil {
+		return usageErr(fmt.Errorf("write %s: %w", reportFile, err))
+	}
+	var werr error
+	if o.output == "html" {
+		werr = html.Write(cmd.OutOrStdout(), page)
+	} else {
+		werr = o.report(cmd.OutOrStdout(), passes)
+	}
+	if err := werr; err != nil {
 		return usageErr(fmt.Errorf("write output: %w", err))
 	}
 	for _, p := range passes {
@@ -426,7 +439,7 @@ func (o *runOpts) report(out io.Writer, passes []*conformance.Result) error {
 	if n := failedPasses(passes); n > 0 {
 		verdict = fmt.Sprintf("FAIL (%d of %d passes)", n, len(passes))
 	}
-	fmt.Fprintf(w, "\n%s; artifacts in %s\n", verdict, o.artifacts)
+	fmt.Fprintf(w, "\n%s; artifacts in %s (report: %s)\n", verdict, o.artifacts, filepath.Join(o.artifacts, reportFile))
 	return w.err
 }
 
@@ -496,30 +509,7 @@ func (o *runOpts) rerun(s conformance.SpecResult) string {
 
 // writeAreaTable prints specs counted by area and state.
 func writeAreaTable(w io.Writer, specs []conformance.SpecResult) {
-	type row struct{ passed, failed, unsupported, skipped int }
-	rows := map[string]*row{}
-	for _, s := range specs {
-		r := rows[s.Area]
-		if r == nil {
-			r = &row{}
-			rows[s.Area] = r
-		}
-		switch s.State {
-		case "passed":
-			r.passed++
-		case "failed", "error":
-			r.failed++
-		case "unsupported":
-			r.unsupported++
-		default:
-			r.skipped++
-		}
-	}
-	var areas []string
-	for a := range rows {
-		areas = append(areas, a)
-	}
-	sort.Strings(areas)
+	areas, rows := countAreas(specs)
 	fmt.Fprintf(w, "  %-12s %6s %6s %11s %7s\n", "area", "passed", "failed", "unsupported", "skipped")
 	for _, a := range areas {
 		r := rows[a]
