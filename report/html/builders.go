@@ -167,7 +167,7 @@ func BenchPage(r *bench.Report, dir, command string, files []string) (*Page, err
 	p.Tables = append(p.Tables, table("Slowdown by message size (buckets of equal workload probability)", head, rows))
 	p.Verdict = "DONE"
 	if errs > 0 {
-		p.Pass, p.Verdict = false, fmt.Sprintf("FAIL: %d RPCs failed", errs)
+		p.Pass, p.Verdict = false, "FAIL: "+Plural(errs, "RPC", "RPCs")+" failed"
 	}
 	return p, nil
 }

@@ -110,3 +110,14 @@ func Count(img image.Image, r image.Rectangle, c color.RGBA, tol int) int {
 }
 
 func near(a, b, tol int) bool { return a-b <= tol && b-a <= tol }
+
+// Available reports whether Chromium is installed (for tests that check a
+// page only as an extra, and must not be skipped without it).
+func Available() bool {
+	for _, name := range []string{"chromium", "chromium-browser"} {
+		if _, err := exec.LookPath(name); err == nil {
+			return true
+		}
+	}
+	return false
+}

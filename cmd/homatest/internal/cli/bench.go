@@ -18,6 +18,7 @@ import (
 	"github.com/homatest/homatest/harness/traffic"
 	"github.com/homatest/homatest/harness/workload"
 	"github.com/homatest/homatest/netem"
+	"github.com/homatest/homatest/report/html"
 )
 
 // benchOpts are the flags of homatest bench.
@@ -39,6 +40,8 @@ type benchOpts struct {
 
 	// started is set by run once a transport's first RPC is issued.
 	started bool
+	// page is the report page run wrote (report.html).
+	page *html.Page
 }
 
 func newBenchCmd() *cobra.Command {
@@ -97,7 +100,7 @@ interrupted (SIGINT or SIGTERM: the namespaces are removed first).`,
 			if defaulted {
 				o.artifacts = defaultRunDir()
 			}
-			rep, err := o.run(cmd.Context(), newBenchProgress(cmd.ErrOrStderr(), o.output == "json"))
+			rep, err := o.run(cmd.Context(), newBenchProgress(cmd.ErrOrStderr(), o.output != "text"))
 			if err != nil && !o.started && defaulted {
 				removeRunDir(o.artifacts) // nothing ran
 			}
@@ -110,8 +113,11 @@ interrupted (SIGINT or SIGTERM: the namespaces are removed first).`,
 			if err != nil {
 				return usageErr(err)
 			}
-			if o.output == "json" {
+			switch o.output {
+			case "json":
 				return rep.WriteJSON(cmd.OutOrStdout())
+			case "html":
+				return html.Write(cmd.OutOrStdout(), o.page)
 			}
 			if err := rep.WriteText(cmd.OutOrStdout()); err != nil {
 				return err
@@ -130,7 +136,7 @@ interrupted (SIGINT or SIGTERM: the namespaces are removed first).`,
 	f.IntVar(&o.hosts, "hosts", 4, "hosts: the last one serves, the others call it (2..16)")
 	f.DurationVar(&o.duration, "duration", 10*time.Second, "how long the loaded run issues RPCs, per transport")
 	f.StringVar(&o.transports, "transport", "homa,tcp", "transports to run, comma-separated: homa, tcp")
-	outputVar(f, &o.output, "the slowdown table", "text", "json")
+	outputVar(f, &o.output, "the slowdown table; html the report page (also written as report.html in the run folder)", "text", "json", "html")
 	f.StringVar(&o.plot, "plot", "", "write the slowdown plot to this .png or .svg file")
 	f.Uint64Var(&o.seed, "seed", 1, "seed of the request sizes and arrival times (the same for every transport)")
 	f.StringVar(&o.artifacts, "artifacts", "", "run folder for the agents' logs, the topology and report.json (default: a new folder under homatest-runs/)")

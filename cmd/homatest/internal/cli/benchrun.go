@@ -7,7 +7,9 @@ import (
 	"io"
 	"maps"
 	"net/netip"
+	"os"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/homatest/homatest/agent"
@@ -17,6 +19,7 @@ import (
 	"github.com/homatest/homatest/harness/workload"
 	"github.com/homatest/homatest/internal/timescale"
 	"github.com/homatest/homatest/netem"
+	"github.com/homatest/homatest/report/html"
 )
 
 // benchRefTick is the reference implementation's timer tick in bench:
@@ -90,6 +93,14 @@ func (o *benchOpts) run(ctx context.Context, prog *benchProgress) (*bench.Report
 			return nil, err
 		}
 	}
+	page, err := html.BenchPage(rep, o.artifacts, "homatest "+strings.Join(os.Args[1:], " "), []string{topo.Artifacts.Path("report.json")})
+	if err != nil {
+		return nil, err
+	}
+	if err := topo.Artifacts.Write(reportFile, func(w io.Writer) error { return html.Write(w, page) }); err != nil {
+		return nil, err
+	}
+	o.page = page
 	return rep, nil
 }
 

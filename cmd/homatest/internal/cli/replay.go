@@ -85,6 +85,6 @@ or violations; 2 a folder without a finished run, or an environment error.`,
 			return verdictErr(res.Summary)
 		},
 	}
-	o.flags(cmd, false)
+	o.flags(cmd, false, false)
 	return cmd
 }

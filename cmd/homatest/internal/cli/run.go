@@ -222,7 +222,8 @@ func (o *runOpts) run(cmd *cobra.Command) error {
 			return usageErr(err)
 		}
 	}
-	page := o.runPage(passes)
+	page := html.RunPage(passes, html.RunInput{Impl: o.impl, Env: o.env, Fault: o.fault, Dir: o.artifacts,
+		Command: "homatest " + strings.Join(os.Args[1:], " "), Rerun: o.rerun})
 	if err := html.WriteFile(filepath.Join(o.artifacts, reportFile), page); err != nil {
 		return usageErr(fmt.Errorf("write %s: %w", reportFile, err))
 	}
@@ -509,11 +510,9 @@ func (o *runOpts) rerun(s conformance.SpecResult) string {
 
 // writeAreaTable prints specs counted by area and state.
 func writeAreaTable(w io.Writer, specs []conformance.SpecResult) {
-	areas, rows := countAreas(specs)
 	fmt.Fprintf(w, "  %-12s %6s %6s %11s %7s\n", "area", "passed", "failed", "unsupported", "skipped")
-	for _, a := range areas {
-		r := rows[a]
-		fmt.Fprintf(w, "  %-12s %6d %6d %11d %7d\n", a, r.passed, r.failed, r.unsupported, r.skipped)
+	for _, r := range html.SpecAreas(specs) {
+		fmt.Fprintf(w, "  %-12s %6d %6d %11d %7d\n", r.Area, r.Passed, r.Failed, r.Unsupported, r.Skipped)
 	}
 }
 

@@ -5,10 +5,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
+	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/homatest/homatest/harness"
+	"github.com/homatest/homatest/report/html"
 	"github.com/homatest/homatest/scenario"
 )
 
@@ -17,12 +21,20 @@ type scenarioOpts struct {
 	artifacts, output string
 	seed              uint64
 	quiet             bool
+	// page is the run's report page (report.html in its folder).
+	page *html.Page
 }
 
-func (o *scenarioOpts) flags(cmd *cobra.Command, seed bool) {
+// flags defines the flags; seed adds --seed, and html -o html (the
+// report page, for scenario run).
+func (o *scenarioOpts) flags(cmd *cobra.Command, seed, page bool) {
 	f := cmd.Flags()
 	f.StringVar(&o.artifacts, "artifacts", "", "run folder (default: a new folder under homatest-runs/)")
-	outputVar(f, &o.output, "the summary", "text", "json")
+	if page {
+		outputVar(f, &o.output, "the summary; html the report page (also written as report.html in the run folder)", "text", "json", "html")
+	} else {
+		outputVar(f, &o.output, "the summary", "text", "json")
+	}
 	f.BoolVarP(&o.quiet, "quiet", "q", false, "no progress lines on standard error")
 	if seed {
 		f.Uint64Var(&o.seed, "seed", 0, "seed for every random choice, instead of the file's (0: the file's)")
@@ -45,6 +57,10 @@ func (o *scenarioOpts) run(cmd *cobra.Command, s *scenario.Scenario) (*scenario.
 	res, err := scenario.Run(ctx, s, opts)
 	if err != nil {
 		return nil, usageErr(err)
+	}
+	o.page = html.ScenarioPage(res, "homatest "+strings.Join(os.Args[1:], " "))
+	if err := html.WriteFile(filepath.Join(res.Dir, reportFile), o.page); err != nil {
+		return nil, usageErr(fmt.Errorf("write %s: %w", reportFile, err))
 	}
 	return res, nil
 }
@@ -125,12 +141,16 @@ feature the link needs, or an environment error (nothing is left behind).`,
 			return verdictErr(res.Summary)
 		},
 	}
-	o.flags(cmd, true)
+	o.flags(cmd, true, true)
 	return cmd
 }
 
-// print writes the summary (and v in JSON) in the chosen format.
+// print writes the summary (and v in JSON), or the report page, in the
+// chosen format.
 func (o *scenarioOpts) print(w io.Writer, s scenario.Summary, v any) error {
+	if o.output == "html" {
+		return html.Write(w, o.page)
+	}
 	if o.output == "json" {
 		if v == nil {
 			v = s
