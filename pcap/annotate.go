@@ -6,13 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"sort"
 
 	"github.com/gopacket/gopacket"
 	"github.com/gopacket/gopacket/layers"
 	"github.com/gopacket/gopacket/pcapgo"
+
+	"github.com/homatest/homatest/internal/atomicfile"
 )
 
 // Annotate copies the capture read from in (pcap or pcapng) to out as
@@ -137,31 +137,18 @@ func Annotate(in io.Reader, out io.Writer, notes map[int][]string, section strin
 	return n, w.Flush()
 }
 
-// AnnotateFile is Annotate into the file out, which appears only whole (a
-// temporary file in its folder renamed into place, so out may be the file
-// in reads). It returns the frames copied.
+// AnnotateFile is Annotate into the file out, which appears only whole
+// (internal/atomicfile, so out may be the file in reads). It returns the
+// frames copied.
 func AnnotateFile(in io.Reader, out string, notes map[int][]string, section string) (int, error) {
-	tmp, err := os.CreateTemp(filepath.Dir(out), "."+filepath.Base(out)+".*.tmp")
-	if err != nil {
-		return 0, err
-	}
-	bw := bufio.NewWriterSize(tmp, 1<<16)
-	n, err := Annotate(in, bw, notes, section)
-	if err == nil {
-		err = bw.Flush()
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Chmod(tmp.Name(), 0o644)
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), out)
-	}
-	if err != nil {
-		os.Remove(tmp.Name())
-		return n, err
-	}
-	return n, nil
+	n := 0
+	err := atomicfile.Write(out, func(w io.Writer) error {
+		bw := bufio.NewWriterSize(w, 1<<16)
+		var err error
+		if n, err = Annotate(in, bw, notes, section); err != nil {
+			return err
+		}
+		return bw.Flush()
+	})
+	return n, err
 }

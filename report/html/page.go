@@ -17,14 +17,14 @@
 package html
 
 import (
-	"bytes"
 	"encoding/base64"
 	"fmt"
 	"html/template"
 	"io"
-	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/homatest/homatest/internal/atomicfile"
 )
 
 // Page is one report page.
@@ -139,31 +139,9 @@ func Write(w io.Writer, p *Page) error {
 	return page.Execute(w, p)
 }
 
-// WriteFile writes p to path, whole or not at all (a temporary file in
-// the same folder renamed into place).
+// WriteFile writes p to path, whole or not at all (internal/atomicfile).
 func WriteFile(path string, p *Page) error {
-	var b bytes.Buffer
-	if err := Write(&b, p); err != nil {
-		return err
-	}
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
-	if err != nil {
-		return err
-	}
-	_, err = f.Write(b.Bytes())
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Chmod(f.Name(), 0o644)
-	}
-	if err == nil {
-		err = os.Rename(f.Name(), path)
-	}
-	if err != nil {
-		os.Remove(f.Name())
-	}
-	return err
+	return atomicfile.Write(path, func(w io.Writer) error { return Write(w, p) })
 }
 
 const pageTemplate = `<!DOCTYPE html>

@@ -1,12 +1,13 @@
 package wireshark
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
+
+	"github.com/homatest/homatest/internal/atomicfile"
 )
 
 // FileName is the name of the generated dissector file.
@@ -31,42 +32,15 @@ func PluginDir() (string, error) {
 }
 
 // Install writes the generated dissector as dir/homa.lua (creating dir),
-// whole or not at all (a temporary file renamed into place), and returns
-// its path.
+// whole or not at all, and returns its path.
 func Install(dir string) (string, error) {
-	var b bytes.Buffer
-	if err := Generate(&b); err != nil {
-		return "", err
-	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", fmt.Errorf("cannot create %s: %w", dir, unwrapPath(err))
+		var pe *os.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		return "", fmt.Errorf("cannot create %s: %w", dir, err)
 	}
 	path := filepath.Join(dir, FileName)
-	f, err := os.CreateTemp(dir, "."+FileName+".*.tmp")
-	if err != nil {
-		return "", fmt.Errorf("cannot write %s: %w", path, unwrapPath(err))
-	}
-	_, err = f.Write(b.Bytes())
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Chmod(f.Name(), 0o644)
-	}
-	if err == nil {
-		err = os.Rename(f.Name(), path)
-	}
-	if err != nil {
-		os.Remove(f.Name())
-		return "", fmt.Errorf("cannot write %s: %w", path, unwrapPath(err))
-	}
-	return path, nil
-}
-
-func unwrapPath(err error) error {
-	var pe *os.PathError
-	if errors.As(err, &pe) {
-		return pe.Err
-	}
-	return err
+	return path, atomicfile.Write(path, Generate)
 }

@@ -88,11 +88,6 @@ func Layout(t PacketType, v Version) []FieldLayout {
 	}
 }
 
-// SegHeaderLayout is the layout of the struct homa_seg_hdr that a GSO DATA
-// frame interleaves before every segment after the first (offsets from the
-// start of that header).
-var SegHeaderLayout = []FieldLayout{fl("offset", 0, SegHeaderLen)}
-
 // truncatedAt returns the first field of layout that does not fit in have bytes.
 func truncatedAt(layout []FieldLayout, have int) FieldLayout {
 	for _, f := range layout {

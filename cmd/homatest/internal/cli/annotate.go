@@ -30,19 +30,11 @@ func writeAnnotated(w io.Writer, out, path string, rep *spec.Report) error {
 	section := fmt.Sprintf("homatest check %s (profile %s): %d violations", path, rep.Profile, len(rep.Violations))
 	n, err := annotate.Write(in, out, rep.Violations, section)
 	if err != nil {
-		return fmt.Errorf("--annotate: cannot write %s: %w", out, unwrapPathErr(err))
+		return fmt.Errorf("--annotate: %w", err)
 	}
 	fmt.Fprintf(w, "annotated capture: %s (%s on %s)\n", out,
 		plural(len(rep.Violations), "violation", "violations"), plural(n, "frame", "frames"))
 	return nil
-}
-
-// unwrapPathErr drops the temporary file name a write error may carry.
-func unwrapPathErr(err error) error {
-	if pe, ok := err.(*os.PathError); ok {
-		return pe.Err
-	}
-	return err
 }
 
 // writeCheckHTML writes check's report page (report/html) for reports.

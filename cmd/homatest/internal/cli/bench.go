@@ -81,6 +81,9 @@ The switch, the hosts and the agents share this machine's CPUs: pick a
 throughput should match the offered one), or the result measures the CPU
 rather than the transports.
 
+The run folder gets report.json and report.html (the plot and the tables
+as a page; -o html prints it).
+
 Exit codes: 0 done (RPC failures are counted in the report), 2 usage or
 environment error (not root, a bad flag, an agent that cannot start), 130
 interrupted (SIGINT or SIGTERM: the namespaces are removed first).`,

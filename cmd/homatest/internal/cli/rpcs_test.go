@@ -130,15 +130,15 @@ func TestOutputFlag(t *testing.T) {
 		want string
 	}{
 		{[]string{"decode", lossy613}, "text or json"},
-		{[]string{"check", lossy613}, "text, json or junit"},
+		{[]string{"check", lossy613}, "text, json, junit or html"},
 		{[]string{"rpcs", lossy613}, "text or json"},
-		{[]string{"run"}, "text or json"},
-		{[]string{"bench"}, "text or json"},
+		{[]string{"run"}, "text, json or html"},
+		{[]string{"bench"}, "text, json or html"},
 		{[]string{"cleanup", "--dry-run"}, "text or json"},
 		{[]string{"netem", "show", "--dev", "x"}, "text or json"},
 		{[]string{"faults"}, "text or json"},
 		{[]string{"spec", "list"}, "text or json"},
-		{[]string{"scenario", "run", "x.yaml"}, "text or json"},
+		{[]string{"scenario", "run", "x.yaml"}, "text, json or html"},
 		{[]string{"replay", "dir"}, "text or json"},
 	} {
 		_, err, code := run(t, append(c.args, "-o", "xml")...)

@@ -52,8 +52,10 @@ root the default environment is network namespaces behind a switch (--env
 ns); otherwise an in-memory network in this process (--env mem), which needs
 no privileges. Output: a table of
 specs by area, then every failure with its rule IDs, expected against
-observed, the path of a pcapng holding just that spec's packets, and the
-command that reruns it.
+observed, the path of a pcapng holding just that spec's packets (the spec
+checker's findings as packet comments on their frames), and the command
+that reruns it. The run folder gets report.html: the same as a page, with
+each failure's sequence graph (-o html prints it).
 
 --repeat N runs the suite N times (each pass in its own process) and fails if
 any pass fails. --mutation-matrix runs one pass per fault knob of the
@@ -225,7 +227,7 @@ func (o *runOpts) run(cmd *cobra.Command) error {
 	page := html.RunPage(passes, html.RunInput{Impl: o.impl, Env: o.env, Fault: o.fault, Dir: o.artifacts,
 		Command: "homatest " + strings.Join(os.Args[1:], " "), Rerun: o.rerun})
 	if err := html.WriteFile(filepath.Join(o.artifacts, reportFile), page); err != nil {
-		return usageErr(fmt.Errorf("write %s: %w", reportFile, err))
+		return usageErr(err)
 	}
 	var werr error
 	if o.output == "html" {

@@ -60,7 +60,7 @@ func (o *scenarioOpts) run(cmd *cobra.Command, s *scenario.Scenario) (*scenario.
 	}
 	o.page = html.ScenarioPage(res, "homatest "+strings.Join(os.Args[1:], " "))
 	if err := html.WriteFile(filepath.Join(res.Dir, reportFile), o.page); err != nil {
-		return nil, usageErr(fmt.Errorf("write %s: %w", reportFile, err))
+		return nil, usageErr(err)
 	}
 	return res, nil
 }
@@ -95,8 +95,10 @@ the capture. Fields (defaults in brackets):
 Every run writes a folder: the resolved scenario (scenario.yaml), seed,
 versions.json, hellos.json, the agents' logs, capture.pcapng (both
 directions, with the switch's drop notes), sent.pcapng and delivered.pcapng
-(each packet as sent and as delivered), switch.json, drops.json,
-switch-notes.pcapng, rpcs.json, check.json and summary.json. homatest
+(each packet as sent and as delivered; violations as packet comments on
+their frames), switch.json, drops.json, switch-notes.pcapng, rpcs.json,
+check.json, summary.json and report.html (a page with the rules, each
+violation's rule, finding and sequence graph; -o html prints it). homatest
 replay DIR reruns it. On backend tc, drops.json lists the frames sent and
 never delivered (no switch notes), attributed to the plan's matching drop
 rules.`,
