@@ -90,6 +90,11 @@ func saveCapture() {
 	if err := tester.WritePcapng(&buf, cur.peers...); err != nil {
 		return
 	}
+	if len(cur.findings) == 0 {
+		// The spec failed before its own check of the exchange: check it
+		// now, so the capture shows what the rules say about it.
+		cur.findings, _, _ = iutFindings(specRuleGlobs(), cur.peers...)
+	}
 	why, _, _ := strings.Cut(strings.TrimSpace(rep.FailureMessage()), "\n")
 	if _, err := annotate.Write(&buf, path, cur.findings, fmt.Sprintf("homatest run: %s failed: %s", rep.FullText(), why)); err != nil {
 		return
@@ -226,13 +231,18 @@ func newRequest(msgLen, respLen int) msgSpec {
 // received, and fails on violations at packets the IUT sent.
 func checkExchange(peers ...*tester.Peer) {
 	GinkgoHelper()
+	checkRules(specRuleGlobs(), peers...)
+}
+
+// specRuleGlobs are the rule IDs among the current spec's labels.
+func specRuleGlobs() string {
 	var ids []string
 	for _, l := range CurrentSpecReport().Labels() {
 		if strings.HasPrefix(l, "HOMA-") {
 			ids = append(ids, l)
 		}
 	}
-	checkRules(strings.Join(ids, ","), peers...)
+	return strings.Join(ids, ",")
 }
 
 // receiverCharged lists the rules whose findings are charged to the
@@ -250,9 +260,26 @@ var receiverCharged = func() map[string]bool {
 // and control-priority rules) instead of the spec's labels.
 func checkRules(globs string, peers ...*tester.Peer) {
 	GinkgoHelper()
+	found, pkts, err := iutFindings(globs, peers...)
+	ok(err, "checking the exchange")
+	var bad []string
+	for _, v := range found {
+		bad = append(bad, fmt.Sprintf("%s frame %d: %s (%s)", v.Rule, v.Frame, v.Why, pkts[v.Frame-1]))
+	}
+	cur.findings = append(cur.findings, found...)
+	Expect(bad).To(BeEmpty(), "spec checker findings on packets the IUT sent")
+}
+
+// iutFindings runs the spec checker with the rules globs names (plus the
+// wire, id and control-priority rules) over what the peers sent and
+// received, and returns the violations charged to the IUT, with the
+// packets in frame order.
+func iutFindings(globs string, peers ...*tester.Peer) ([]spec.Finding, []*tester.Packet, error) {
 	globs = strings.Trim("HOMA-WIRE-*,HOMA-ID-*,HOMA-PRIO-001,"+globs, ",")
 	rules, err := spec.Select(spec.Rules(), globs, spec.Should, env.Profile)
-	ok(err, "unexpected error")
+	if err != nil {
+		return nil, nil, err
+	}
 	// The checker's timing tolerances follow this environment's measured
 	// noise: capture timestamps here are taken at the tester, after queueing
 	// and scheduling delays the IUT does not control.
@@ -260,8 +287,10 @@ func checkRules(globs string, peers ...*tester.Peer) {
 	p.Slack = max(p.Slack, env.Slack)
 	p.Jitter = max(p.Jitter, env.Slack)
 	rep, pkts, err := tester.Verify(env.Profile, p, rules, peers...)
-	ok(err, "checking the exchange")
-	var bad []string
+	if err != nil {
+		return nil, nil, err
+	}
+	var found []spec.Finding
 	for _, v := range rep.Violations {
 		if v.Frame < 1 || v.Frame > len(pkts) {
 			continue
@@ -272,10 +301,9 @@ func checkRules(globs string, peers ...*tester.Peer) {
 		if pkts[v.Frame-1].Sent != receiverCharged[v.Rule] {
 			continue
 		}
-		bad = append(bad, fmt.Sprintf("%s frame %d: %s (%s)", v.Rule, v.Frame, v.Why, pkts[v.Frame-1]))
-		cur.findings = append(cur.findings, v)
+		found = append(found, v)
 	}
-	Expect(bad).To(BeEmpty(), "spec checker findings on packets the IUT sent")
+	return found, pkts, nil
 }
 
 // ok fails the spec with "what: err" when err is set (a one-line failure

@@ -426,7 +426,7 @@ local function add_layout(tree, tvb, layout, skip)
 		if skip == nil or not skip[f.name] then
 			if f.count ~= nil and f.elem == nil then
 				local sub = tree:add(tvb(f.off, f.size), f.name)
-				local k = f.size / f.count
+				local k = math.floor(f.size / f.count)
 				for i = 0, f.count - 1 do
 					local it = sub:add(F[f.abbr], tvb(f.off + i * k, k))
 					it:prepend_text(string.format("[%d] ", i))
@@ -442,7 +442,7 @@ local function add_acks(tree, tvb, p)
 	local f = find(p.layout, "acks")
 	local num = get(tvb, p.layout, "num_acks")
 	local valid = math.min(num, C.MAX_ACKS_PER_PKT)
-	local k = f.size / f.count
+	local k = math.floor(f.size / f.count)
 	local sub = tree:add(tvb(f.off, f.size), string.format("acks (%d valid of %d slots)", valid, f.count))
 	for i = 0, f.count - 1 do
 		local at = f.off + i * k

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"encoding/json"
 	"image"
 	"image/color"
 	"os"
@@ -92,5 +93,40 @@ func TestCheckReportPage(t *testing.T) {
 	}
 	if pics := regexp.MustCompile(`data-rendered="[1-9]\d*x[1-9]\d*"`).FindAllString(dom, -1); len(pics) != 1 {
 		t.Errorf("pictures decoded: %v, want the RPC's sequence graph", pics)
+	}
+}
+
+// TestRunAnnotatedCapture: a spec that fails on its own expectation (the
+// first GRANT past the message under grant-past-end) keeps a capture whose
+// frames carry the spec checker's findings and whose file comment is the
+// failure.
+func TestRunAnnotatedCapture(t *testing.T) {
+	t.Setenv("HOMATEST_CLI_CHILD", "1")
+	dir := filepath.Join(t.TempDir(), "run")
+	out, err, code := run(t, "run", "--env", "mem", "--focus", "GRANT-long-request", "--fault", "grant-past-end", "-o", "json", "--artifacts", dir)
+	if code != ExitViolations {
+		t.Fatalf("run --fault grant-past-end: exit %d, %v\n%s", code, err, out)
+	}
+	var rep runReport
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatal(err)
+	}
+	var capture string
+	for _, s := range rep.Passes[0].Specs {
+		if s.State == "failed" {
+			capture = s.Capture
+		}
+	}
+	if capture == "" {
+		t.Fatalf("no failed spec with a capture: %+v", rep.Passes[0].Specs)
+	}
+	found := false
+	for _, c := range homaComments(t, capture) {
+		if strings.Contains(c, " HOMA-GRANT-002 MUST: GRANT offset ") && strings.Contains(c, "beyond message_length 200000") {
+			found = true
+		}
+	}
+	if !found {
+		t.Errorf("%s: no HOMA-GRANT-002 finding among its comments %q", capture, homaComments(t, capture))
 	}
 }
