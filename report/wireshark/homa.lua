@@ -246,7 +246,9 @@ local f_dsfield = Field.new("ip.dsfield")
 local f_tclass = Field.new("ipv6.tclass")
 local f_frame_len = Field.new("frame.len")
 local f_cap_len = Field.new("frame.cap_len")
-local f_comment = Field.new("frame.comment")
+-- frame.comment (packet comments): Wireshark 1.12 to 4.x; without it the
+-- findings are not shown as Expert Info.
+local has_comment, f_comment = pcall(Field.new, "frame.comment")
 local f_icmp = Field.new("icmp.type")
 local f_icmpv6 = Field.new("icmpv6.type")
 
@@ -490,6 +492,7 @@ end
 -- add_findings turns the frame's "HOMA-AREA-NNN LEVEL: reason" comments
 -- (homatest check --annotate) into Expert Info.
 local function add_findings(item)
+	if not has_comment then return end
 	for _, c in ipairs({f_comment()}) do
 		local text = tostring(c.value)
 		local rule, level = string.match(text, "^(HOMA%-%u+%-%d+) (%u+)")
