@@ -24,13 +24,13 @@ func TestRunReportPage(t *testing.T) {
 	htmltest.Chromium(t)
 	t.Setenv("HOMATEST_CLI_CHILD", "1")
 	dir := filepath.Join(t.TempDir(), "run")
-	out, err, code := run(t, "run", "--env", "mem", "--focus", "GRANT-long-request", "--fault", "no-grants", "--artifacts", dir)
+	out, err, code := run(t, "run", "--env", "mem", "--focus", "GRANT-long-request", "--fault", "no-grants", "--artifacts", dir, "-o", "html")
 	if code != ExitViolations {
 		t.Fatalf("run --fault no-grants: exit %d, %v\n%s", code, err, out)
 	}
 	page := filepath.Join(dir, reportFile)
-	if !strings.Contains(out, "(report: "+page+")") {
-		t.Errorf("the text output does not name %s:\n%s", page, out)
+	if !strings.HasPrefix(out, "<!DOCTYPE html>") || !strings.Contains(out, `class="fail">FAIL: 1 of `) {
+		t.Errorf("-o html printed no report page:\n%.300s", out)
 	}
 	dom := htmltest.DOM(t, page)
 	for _, want := range []string{`class="fail">FAIL: 1 of `, "GRANT-long-request: the unscheduled DATA of a long request draws GRANTs",
