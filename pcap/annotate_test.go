@@ -135,3 +135,24 @@ func TestAnnotateFilePcap(t *testing.T) {
 		t.Error("a failed AnnotateFile changed the existing file")
 	}
 }
+
+// FuzzAnnotate copies arbitrary bytes as a capture with a note on frame 1:
+// it must never panic, and whatever it writes must read back as pcapng
+// with as many frames as it says it copied.
+func FuzzAnnotate(f *testing.F) {
+	f.Add(samplePcapng(f))
+	if b, err := os.ReadFile(filepath.Join("testdata", "real", "linux-6.13-proto146", "a-small-rpcs.pcap")); err == nil {
+		f.Add(b[:1500])
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var out bytes.Buffer
+		n, err := Annotate(bytes.NewReader(data), &out, map[int][]string{1: {"HOMA-X-001 MUST: fuzz"}}, "fuzz")
+		if err != nil {
+			return
+		}
+		got, _ := readNg(t, out.Bytes())
+		if len(got) != n || n < 1 || got[0].opts.Comments[len(got[0].opts.Comments)-1] != "HOMA-X-001 MUST: fuzz" {
+			t.Fatalf("Annotate copied %d frames, the output holds %d", n, len(got))
+		}
+	})
+}
