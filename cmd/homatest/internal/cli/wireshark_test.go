@@ -9,9 +9,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -63,12 +65,11 @@ func dissectorFile(t *testing.T) string {
 // tsharkFrames runs tshark with the dissector over capture (two passes, as
 // Wireshark's display after loading: the IPv6 priority shift is the
 // capture's) and returns, per frame number, every value of the fields
-// asked for.
-func tsharkFrames(t *testing.T, bin, lua, capture string, extra ...string) map[int]map[string][]string {
-	t.Helper()
+// asked for. It does not touch t, so captures can be read concurrently.
+func tsharkFrames(bin, lua, capture string, env []string, extra ...string) (map[int]map[string][]string, error) {
 	fields, err := wireshark.Fields()
 	if err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
 	// -R frame: the first pass builds a tree, so the dissector reads the IP
 	// header there and latches the capture's IPv6 priority shift, as
@@ -83,15 +84,15 @@ func tsharkFrames(t *testing.T, bin, lua, capture string, extra ...string) map[i
 		args = append(args, "-e", e)
 	}
 	cmd := exec.Command(bin, args...)
-	cmd.Env = tsharkEnv(t)
+	cmd.Env = env
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	if err != nil {
-		t.Fatalf("tshark %s: %v: %s", capture, err, stderr.String())
+		return nil, fmt.Errorf("tshark %s: %v: %s", capture, err, stderr.String())
 	}
 	if s := stderr.String(); strings.Contains(s, "Lua") || strings.Contains(s, "rror") {
-		t.Fatalf("tshark %s: %s", capture, s)
+		return nil, fmt.Errorf("tshark %s: %s", capture, s)
 	}
 	var docs []struct {
 		Source struct {
@@ -99,18 +100,18 @@ func tsharkFrames(t *testing.T, bin, lua, capture string, extra ...string) map[i
 		} `json:"_source"`
 	}
 	if err := json.Unmarshal(out, &docs); err != nil {
-		t.Fatalf("tshark %s: bad JSON: %v", capture, err)
+		return nil, fmt.Errorf("tshark %s: bad JSON: %v", capture, err)
 	}
 	frames := map[int]map[string][]string{}
 	for _, d := range docs {
 		l := d.Source.Layers
 		n, err := strconv.Atoi(first(l["frame.number"]))
 		if err != nil {
-			t.Fatalf("tshark %s: frame number %q", capture, l["frame.number"])
+			return nil, fmt.Errorf("tshark %s: frame number %q", capture, l["frame.number"])
 		}
 		frames[n] = l
 	}
-	return frames
+	return frames, nil
 }
 
 func first(v []string) string {
@@ -254,11 +255,10 @@ func (c *comparison) check(where, field string, got []string, k int, want string
 }
 
 // compareCapture compares every Homa packet (GSO segment) of capture as
-// tshark with the dissector shows it and as homatest decode -o json prints
-// it.
-func compareCapture(t *testing.T, bin, lua, capture string, c *comparison) {
+// tshark with the dissector shows it (frames) and as homatest decode -o
+// json prints it.
+func compareCapture(t *testing.T, frames map[int]map[string][]string, capture string, c *comparison) {
 	t.Helper()
-	frames := tsharkFrames(t, bin, lua, capture)
 	objs := decodeObjects(t, capture)
 	byFrame := map[int][]map[string]any{}
 	for _, o := range objs {
@@ -418,9 +418,35 @@ func TestDissectorMatchesDecode(t *testing.T) {
 	}
 	captures = append(captures, faults...)
 	captures = append(captures, edgeCorpus(t))
+	// tshark takes about a second per capture: run one per CPU.
+	type result struct {
+		frames map[int]map[string][]string
+		err    error
+	}
+	results := make([]result, len(captures))
+	env := tsharkEnv(t)
+	var wg sync.WaitGroup
+	next := make(chan int)
+	for range runtime.GOMAXPROCS(0) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				results[i].frames, results[i].err = tsharkFrames(bin, lua, captures[i], env)
+			}
+		}()
+	}
+	for i := range captures {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
 	c := &comparison{perField: map[string]int{}}
-	for _, p := range captures {
-		compareCapture(t, bin, lua, p, c)
+	for i, p := range captures {
+		if results[i].err != nil {
+			t.Fatal(results[i].err)
+		}
+		compareCapture(t, results[i].frames, p, c)
 	}
 	sort.Strings(c.diffs)
 	if len(c.diffs) > 0 {
