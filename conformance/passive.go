@@ -20,6 +20,7 @@ import (
 	"github.com/homatest/homatest/harness/workload"
 	"github.com/homatest/homatest/internal/timescale"
 	"github.com/homatest/homatest/pcap"
+	"github.com/homatest/homatest/report/annotate"
 	"github.com/homatest/homatest/sim"
 	"github.com/homatest/homatest/spec"
 )
@@ -59,9 +60,17 @@ func bench(n int, imp LinkImpairment) *Bench {
 	// The captures are kept for a failed spec only (its report names
 	// them); a passing pass would otherwise leave about 10 MB per spec.
 	DeferCleanup(func() {
-		if sent != "" && !CurrentSpecReport().Failed() {
+		failed := CurrentSpecReport().Failed()
+		if sent != "" && !failed {
 			os.Remove(sent)
 			os.Remove(delivered)
+		}
+		if sent == "" && failed {
+			// Failed before checkBench (e.g. RPCs that never completed):
+			// keep the packets for the report all the same.
+			if _, d, err := b.Finish(); err == nil {
+				AddReportEntry(entryCapture, d)
+			}
 		}
 	})
 	return b
@@ -279,14 +288,18 @@ func checkBench(b *Bench, min spec.Level) {
 	sent := readEvents(sentPath, p.Wire)
 	delivered := readEvents(deliveredPath, p.Wire)
 	var bad []string
+	var sentFindings, deliveredFindings []spec.Finding
 	excused, stalled := 0, 0
 	for _, hr := range spec.CheckHostViews(env.Profile, p, rules, sent, delivered, b.Addrs) {
 		excused += len(hr.Excused)
+		kept := hr
+		kept.Violations = nil
 		for _, v := range hr.Violations {
 			if b.Simulate == nil && inconclusive(v, hr.View) {
 				stalled++
 				continue
 			}
+			kept.Violations = append(kept.Violations, v)
 			if len(bad) == 10 {
 				bad = append(bad, "…")
 				break
@@ -300,8 +313,28 @@ func checkBench(b *Bench, min spec.Level) {
 			}
 			bad = append(bad, fmt.Sprintf("host %s view (view frame %d = frame %d of the %s capture): %s", hr.Host, v.Frame, src.Frame, where, v))
 		}
+		s, d := annotate.HostView(kept)
+		sentFindings, deliveredFindings = append(sentFindings, s...), append(deliveredFindings, d...)
+	}
+	if len(bad) > 0 {
+		// The failed spec keeps both captures: put each finding on its
+		// frame as a packet comment.
+		annotateInPlace(sentPath, sentFindings, "homatest run: "+b.Describe+": as sent")
+		annotateInPlace(deliveredPath, deliveredFindings, "homatest run: "+b.Describe+": as delivered")
 	}
 	Expect(bad).To(BeEmpty(), "spec checker findings (%d more timing findings were inconclusive: a measured stall explains them; %d raced a delivery; as sent: %s; as delivered: %s):\n%s", stalled, excused, sentPath, deliveredPath, strings.Join(bad, "\n"))
+}
+
+// annotateInPlace rewrites the capture at path with findings as packet
+// comments (best effort: the spec fails anyway, and the capture without
+// comments stays if this cannot be done).
+func annotateInPlace(path string, findings []spec.Finding, section string) {
+	f, err := os.Open(path)
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	annotate.Write(f, path, findings, section)
 }
 
 // readEvents reads every spec event of the capture at path, each with its

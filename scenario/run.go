@@ -20,6 +20,7 @@ import (
 	"github.com/homatest/homatest/internal/timescale"
 	"github.com/homatest/homatest/netem"
 	"github.com/homatest/homatest/pcap"
+	"github.com/homatest/homatest/report/annotate"
 	"github.com/homatest/homatest/sim"
 	"github.com/homatest/homatest/spec"
 )
@@ -501,6 +502,9 @@ func (r *run) finish(hs []host, cst harness.CaptureStats) error {
 		}
 	}
 	res.Summary = summarize(res, cst)
+	if err := annotateViews(r.arts, res.Hosts); err != nil {
+		return fmt.Errorf("annotating the captures: %w", err)
+	}
 	vs := versions{Homatest: r.o.Version, Go: runtime.Version(), Kernel: kernelRelease(), Agents: map[string]string{}}
 	if vs.Homatest == "" {
 		vs.Homatest = homatestVersion()
@@ -517,6 +521,36 @@ func (r *run) finish(hs []host, cst harness.CaptureStats) error {
 		{"stalls.json", res.Stalls}, {"summary.json", res.Summary},
 	} {
 		if err := r.arts.WriteJSON(a.name, a.v); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// annotateViews writes the violations charged to each host into
+// sent.pcapng and delivered.pcapng as packet comments on their frames
+// (report/annotate), so that Wireshark shows each where it happened;
+// captures without violations are left as they are.
+func annotateViews(arts *harness.Artifacts, hosts []spec.HostReport) error {
+	var sent, delivered []spec.Finding
+	for _, hr := range hosts {
+		s, d := annotate.HostView(hr)
+		sent, delivered = append(sent, s...), append(delivered, d...)
+	}
+	for _, c := range []struct {
+		name     string
+		findings []spec.Finding
+	}{{"sent.pcapng", sent}, {"delivered.pcapng", delivered}} {
+		if len(c.findings) == 0 {
+			continue
+		}
+		f, err := os.Open(arts.Path(c.name))
+		if err != nil {
+			return err
+		}
+		_, err = annotate.Write(f, arts.Path(c.name), c.findings, "homatest scenario run: violations charged to the hosts, on their frames")
+		f.Close()
+		if err != nil {
 			return err
 		}
 	}

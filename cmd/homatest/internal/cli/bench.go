@@ -18,6 +18,7 @@ import (
 	"github.com/homatest/homatest/harness/traffic"
 	"github.com/homatest/homatest/harness/workload"
 	"github.com/homatest/homatest/netem"
+	"github.com/homatest/homatest/report/html"
 )
 
 // Environments of homatest bench --env.
@@ -45,6 +46,8 @@ type benchOpts struct {
 
 	// started is set by run once a transport's first RPC is issued.
 	started bool
+	// page is the report page run wrote (report.html).
+	page *html.Page
 }
 
 func newBenchCmd() *cobra.Command {
@@ -92,6 +95,9 @@ parameters for --rate (homa.ParamsForLink; --rtt is not used). Nothing
 competes for the CPU, so any --rate works and a seed always gives the same
 report. Only Homa is simulated (--transport homa).
 
+The run folder gets report.json and report.html (the plot and the tables
+as a page; -o html prints it).
+
 Exit codes: 0 done (RPC failures are counted in the report), 2 usage or
 environment error (not root for --env ns, a bad flag, an agent that cannot
 start), 130 interrupted (SIGINT or SIGTERM: the namespaces are removed
@@ -126,7 +132,7 @@ first).`,
 			if defaulted {
 				o.artifacts = defaultRunDir()
 			}
-			rep, err := o.run(cmd.Context(), newBenchProgress(cmd.ErrOrStderr(), o.output == "json"))
+			rep, err := o.run(cmd.Context(), newBenchProgress(cmd.ErrOrStderr(), o.output != "text"))
 			if err != nil && !o.started && defaulted {
 				removeRunDir(o.artifacts) // nothing ran
 			}
@@ -139,8 +145,11 @@ first).`,
 			if err != nil {
 				return usageErr(err)
 			}
-			if o.output == "json" {
+			switch o.output {
+			case "json":
 				return rep.WriteJSON(cmd.OutOrStdout())
+			case "html":
+				return html.Write(cmd.OutOrStdout(), o.page)
 			}
 			if err := rep.WriteText(cmd.OutOrStdout()); err != nil {
 				return err
@@ -160,7 +169,7 @@ first).`,
 	f.IntVar(&o.hosts, "hosts", 4, "hosts: the last one serves, the others call it (2..16)")
 	f.DurationVar(&o.duration, "duration", 10*time.Second, "how long the loaded run issues RPCs, per transport")
 	f.StringVar(&o.transports, "transport", "homa,tcp", "transports to run, comma-separated: homa, tcp")
-	f.StringVarP(&o.output, "output", "o", "text", "output format: text or json")
+	outputVar(f, &o.output, "the slowdown table; html the report page (also written as report.html in the run folder)", "text", "json", "html")
 	f.StringVar(&o.plot, "plot", "", "write the slowdown plot to this .png or .svg file")
 	f.Uint64Var(&o.seed, "seed", 1, "seed of the request sizes and arrival times (the same for every transport)")
 	f.StringVar(&o.artifacts, "artifacts", "", "run folder for the agents' logs, the topology and report.json (default: a new folder under homatest-runs/)")
@@ -191,8 +200,6 @@ func (o *benchOpts) check() error {
 		return fmt.Errorf("--hosts %d: want 2..16 (one server, the others clients)", o.hosts)
 	case o.duration <= 0:
 		return fmt.Errorf("--duration %v: want a positive duration such as 10s", o.duration)
-	case o.output != "text" && o.output != "json":
-		return fmt.Errorf("-o %q: want text or json", o.output)
 	case o.buckets < 1 || o.buckets > 100:
 		return fmt.Errorf("--buckets %d: want 1..100", o.buckets)
 	case o.rtt <= 0:

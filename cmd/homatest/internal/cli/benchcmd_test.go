@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/homatest/homatest/bench"
 	"github.com/homatest/homatest/netem"
+	"github.com/homatest/homatest/report/html/htmltest"
 )
 
 func TestBenchFlagErrors(t *testing.T) {
@@ -91,7 +93,13 @@ func TestBenchNS(t *testing.T) {
 	if err != nil || !bytes.Contains(svg, []byte("tcp p99")) {
 		t.Errorf("plot %s: %v", plot, err)
 	}
-	for _, f := range []string{"report.json", "h1.ref.stderr.log", "h3.tcp.stderr.log", "homa-records.json", "tcp-unloaded.json", "tcp-agent-stats.json"} {
+	if page := filepath.Join(dir, "run", "report.html"); htmltest.Available() {
+		dom := htmltest.DOM(t, page)
+		if !strings.Contains(dom, "p99 tcp/homa") || !regexp.MustCompile(`data-rendered="[1-9]\d*x[1-9]\d*"`).MatchString(dom) {
+			t.Errorf("%s: no slowdown table or plot in the browser", page)
+		}
+	}
+	for _, f := range []string{"report.json", "report.html", "h1.ref.stderr.log", "h3.tcp.stderr.log", "homa-records.json", "tcp-unloaded.json", "tcp-agent-stats.json"} {
 		if _, err := os.Stat(filepath.Join(dir, "run", f)); err != nil {
 			t.Errorf("run folder: %v", err)
 		}

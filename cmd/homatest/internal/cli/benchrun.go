@@ -7,7 +7,9 @@ import (
 	"io"
 	"maps"
 	"net/netip"
+	"os"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/homatest/homatest/agent"
@@ -17,6 +19,7 @@ import (
 	"github.com/homatest/homatest/harness/workload"
 	"github.com/homatest/homatest/internal/timescale"
 	"github.com/homatest/homatest/netem"
+	"github.com/homatest/homatest/report/html"
 	"github.com/homatest/homatest/sim"
 )
 
@@ -110,6 +113,14 @@ func (o *benchOpts) run(ctx context.Context, prog *benchProgress) (*bench.Report
 			return nil, err
 		}
 	}
+	page, err := html.BenchPage(rep, o.artifacts, "homatest "+strings.Join(os.Args[1:], " "), []string{arts.Path("report.json")})
+	if err != nil {
+		return nil, err
+	}
+	if err := arts.Write(reportFile, func(w io.Writer) error { return html.Write(w, page) }); err != nil {
+		return nil, err
+	}
+	o.page = page
 	return rep, nil
 }
 

@@ -23,6 +23,9 @@ type checkOpts struct {
 	level   string
 	output  string
 	wire    string
+	// annotate is the pcapng to write the checked capture to, each
+	// violation a comment on its frame (--annotate).
+	annotate string
 }
 
 func newCheckCmd() *cobra.Command {
@@ -48,6 +51,11 @@ Capture point matters: take captures on the path between hosts (a switch
 port, or the host side of a veth before GRO). Host taps on a receiver miss
 GRO-batched packets. Each file is checked on its own.
 
+--annotate OUT writes the capture back as pcapng with each violation as a
+packet comment on its frame ("RULE LEVEL: reason"; Wireshark shows them as
+frame.comment, and the dissector of homatest wireshark dissector as Expert
+Info).
+
 Exit codes: 0 no violation, 1 violations, 2 bad input (unreadable capture,
 no Homa packets, bad flags).`,
 		Example: `  # check a capture with HomaModule main defaults
@@ -56,6 +64,9 @@ no Homa packets, bad flags).`,
   # the captures in pcap/testdata/real ran with the timer sysctls scaled x10
   homatest check --param resend_ticks=50 --param resend_interval=50 \
       --param timeout_ticks=1000 --param request_ack_ticks=20 c.pcap
+
+  # the capture with every violation as a packet comment, for Wireshark
+  homatest check --annotate findings.pcapng capture.pcap
 
   # only grant rules, MUST level, as JUnit for CI
   homatest check --rules 'HOMA-GRANT-*' --level must -o junit run.pcapng > junit.xml`,
@@ -72,7 +83,8 @@ no Homa packets, bad flags).`,
 	f.StringArrayVar(&o.params, "param", nil, "override a parameter: NAME=VALUE (repeatable)")
 	f.StringVar(&o.rules, "rules", "", "rule ID glob(s), comma-separated, e.g. 'HOMA-GRANT-*,HOMA-ACK-002'")
 	f.StringVar(&o.level, "level", "should", "lowest level to check: must (MUST rules only) or should (all)")
-	f.StringVarP(&o.output, "output", "o", "text", "output: text, json or junit")
+	outputVar(f, &o.output, "junit is JUnit XML for CI, html a report page", "text", "json", "junit", "html")
+	f.StringVar(&o.annotate, "annotate", "", "write the capture to this pcapng with each violation as a packet comment on its frame (Wireshark: frame.comment); one FILE only")
 	f.StringVar(&o.wire, "wire", "", "wire format: current, 2024 or upstream (default: the profile's; with --profile auto it also picks the profile)")
 	return cmd
 }
@@ -108,9 +120,6 @@ func runCheck(cmd *cobra.Command, o *checkOpts, files []string) error {
 	default:
 		return usageErr(fmt.Errorf("--level %q: want must or should", o.level))
 	}
-	if o.output != "text" && o.output != "json" && o.output != "junit" {
-		return usageErr(fmt.Errorf("-o %q: want text, json or junit", o.output))
-	}
 	forced := wire.VersionAuto
 	if o.wire != "" {
 		v, err := wire.ParseVersion(o.wire)
@@ -139,6 +148,9 @@ func runCheck(cmd *cobra.Command, o *checkOpts, files []string) error {
 	if _, err := spec.Select(spec.Rules(), o.rules, lvl, ""); err != nil {
 		return usageErr(fmt.Errorf("--rules: %w", err))
 	}
+	if o.annotate != "" && len(files) != 1 {
+		return usageErr(fmt.Errorf("--annotate writes one capture: give one FILE (got %d)", len(files)))
+	}
 	var reports []fileReport
 	failed := 0
 	for _, file := range files {
@@ -157,11 +169,18 @@ func runCheck(cmd *cobra.Command, o *checkOpts, files []string) error {
 		werr = enc.Encode(map[string]any{"files": reports})
 	case "junit":
 		werr = writeJUnit(out, reports)
+	case "html":
+		werr = writeCheckHTML(out, o, reports)
 	default:
 		werr = writeCheckText(out, reports)
 	}
 	if werr != nil {
 		return usageErr(fmt.Errorf("write output: %w", werr))
+	}
+	if o.annotate != "" && reports[0].Error == "" {
+		if err := writeAnnotated(cmd.ErrOrStderr(), o.annotate, files[0], reports[0].Report); err != nil {
+			return usageErr(err)
+		}
 	}
 	if failed > 0 {
 		var msgs []string

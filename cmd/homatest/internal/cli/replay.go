@@ -108,6 +108,6 @@ an environment error.`,
 			return verdictErr(res.Summary)
 		},
 	}
-	o.flags(cmd, false)
+	o.flags(cmd, false, false)
 	return cmd
 }

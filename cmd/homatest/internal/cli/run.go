@@ -23,6 +23,7 @@ import (
 	"github.com/homatest/homatest/harness"
 	"github.com/homatest/homatest/homa"
 	"github.com/homatest/homatest/internal/timescale"
+	"github.com/homatest/homatest/report/html"
 )
 
 // runOpts are the flags of homatest run.
@@ -52,8 +53,10 @@ root the default environment is network namespaces behind a switch (--env
 ns); otherwise an in-memory network in this process (--env mem), which needs
 no privileges. Output: a table of
 specs by area, then every failure with its rule IDs, expected against
-observed, the path of a pcapng holding just that spec's packets, and the
-command that reruns it.
+observed, the path of a pcapng holding just that spec's packets (the spec
+checker's findings as packet comments on their frames), and the command
+that reruns it. The run folder gets report.html: the same as a page, with
+each failure's sequence graph (-o html prints it).
 
 --repeat N runs the suite N times (each pass in its own process) and fails if
 any pass fails. --mutation-matrix runs one pass per fault knob of the
@@ -80,7 +83,7 @@ Exit codes: 0 every spec passed (unsupported specs do not fail a run),
 	f.StringVar(&o.fault, "fault", "", "enable a fault knob of the reference implementation (homatest faults)")
 	f.IntVar(&o.repeat, "repeat", 1, "run the suite N times; fails if any pass fails")
 	f.StringVar(&o.junit, "junit", "", "write a JUnit XML report to this file (one testsuite per pass)")
-	f.StringVarP(&o.output, "output", "o", "text", "output: text or json")
+	outputVar(f, &o.output, "the specs by area and every failure; html the report page (also written as report.html in the run folder)", "text", "json", "html")
 	f.StringVar(&o.artifacts, "artifacts", "", "directory for captures of failed specs and logs (default: a new directory under homatest-runs/)")
 	f.BoolVar(&o.matrix, "mutation-matrix", false, "run one pass per fault knob and print which specs catch each")
 	f.BoolVarP(&o.verbose, "verbose", "v", false, "keep Ginkgo's verbose log in the artifacts")
@@ -108,10 +111,10 @@ func (o *runOpts) validate() error {
 		return fmt.Errorf("--impl %s needs --env ns (the in-memory network runs only the built-in reference implementation)", o.impl)
 	case o.env == "ns" && os.Geteuid() != 0:
 		return errors.New("--env ns builds network namespaces and needs root: run with sudo, or use --env mem")
-	case o.output != "text" && o.output != "json":
-		return fmt.Errorf("-o %q: want text or json", o.output)
 	case o.repeat < 1:
 		return fmt.Errorf("--repeat %d: want 1 or more", o.repeat)
+	case o.matrix && o.output == "html":
+		return errors.New("--mutation-matrix has no report page: use -o text or json")
 	case o.matrix && o.fault != "":
 		return errors.New("--mutation-matrix runs every fault knob; drop --fault")
 	case o.matrix && o.impl != "ref":
@@ -232,7 +235,18 @@ func (o *runOpts) run(cmd *cobra.Command) error {
 			return usageErr(err)
 		}
 	}
-	if err := o.report(cmd.OutOrStdout(), passes); err != nil {
+	page := html.RunPage(passes, html.RunInput{Impl: o.impl, Env: o.env, Fault: o.fault, Dir: o.artifacts,
+		Command: "homatest " + strings.Join(os.Args[1:], " "), Rerun: o.rerun})
+	if err := html.WriteFile(filepath.Join(o.artifacts, reportFile), page); err != nil {
+		return usageErr(err)
+	}
+	var werr error
+	if o.output == "html" {
+		werr = html.Write(cmd.OutOrStdout(), page)
+	} else {
+		werr = o.report(cmd.OutOrStdout(), passes)
+	}
+	if err := werr; err != nil {
 		return usageErr(fmt.Errorf("write output: %w", err))
 	}
 	for _, p := range passes {
@@ -495,7 +509,7 @@ func (o *runOpts) report(out io.Writer, passes []*conformance.Result) error {
 	if n := failedPasses(passes); n > 0 {
 		verdict = fmt.Sprintf("FAIL (%d of %d passes)", n, len(passes))
 	}
-	fmt.Fprintf(w, "\n%s; artifacts in %s\n", verdict, o.artifacts)
+	fmt.Fprintf(w, "\n%s; artifacts in %s (report: %s)\n", verdict, o.artifacts, filepath.Join(o.artifacts, reportFile))
 	return w.err
 }
 
@@ -598,34 +612,9 @@ func writeInconclusive(w io.Writer, specs []conformance.SpecResult) {
 
 // writeAreaTable prints specs counted by area and state.
 func writeAreaTable(w io.Writer, specs []conformance.SpecResult) {
-	type row struct{ passed, failed, unsupported, skipped int }
-	rows := map[string]*row{}
-	for _, s := range specs {
-		r := rows[s.Area]
-		if r == nil {
-			r = &row{}
-			rows[s.Area] = r
-		}
-		switch s.State {
-		case "passed":
-			r.passed++
-		case "failed", "error":
-			r.failed++
-		case "unsupported":
-			r.unsupported++
-		default:
-			r.skipped++
-		}
-	}
-	var areas []string
-	for a := range rows {
-		areas = append(areas, a)
-	}
-	sort.Strings(areas)
 	fmt.Fprintf(w, "  %-12s %6s %6s %11s %7s\n", "area", "passed", "failed", "unsupported", "skipped")
-	for _, a := range areas {
-		r := rows[a]
-		fmt.Fprintf(w, "  %-12s %6d %6d %11d %7d\n", a, r.passed, r.failed, r.unsupported, r.skipped)
+	for _, r := range html.SpecAreas(specs) {
+		fmt.Fprintf(w, "  %-12s %6d %6d %11d %7d\n", r.Area, r.Passed, r.Failed, r.Unsupported, r.Skipped)
 	}
 }
 

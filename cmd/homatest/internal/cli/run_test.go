@@ -73,7 +73,8 @@ func TestRunFocusedPassAndFault(t *testing.T) {
 		t.Fatalf("with --fault no-grants: exit %d, want %d\n%s", code, ExitViolations, out)
 	}
 	for _, want := range []string{"FAIL grants GRANT-long-request", "HOMA-GRANT-002", "no GRANT from 198.18.0.1",
-		"packets: " + filepath.Join(dir, "bad", "pass-1"), `rerun: homatest run --focus "GRANT-long-request" --env `, ` --fault no-grants`} {
+		"packets: " + filepath.Join(dir, "bad", "pass-1"), `rerun: homatest run --focus "GRANT-long-request" --env `, ` --fault no-grants`,
+		"(report: " + filepath.Join(dir, "bad", "report.html") + ")"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}

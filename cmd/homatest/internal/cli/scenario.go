@@ -5,10 +5,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
+	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/homatest/homatest/harness"
+	"github.com/homatest/homatest/report/html"
 	"github.com/homatest/homatest/scenario"
 )
 
@@ -17,12 +21,20 @@ type scenarioOpts struct {
 	artifacts, output, env string
 	seed                   uint64
 	quiet                  bool
+	// page is the run's report page (report.html in its folder).
+	page *html.Page
 }
 
-func (o *scenarioOpts) flags(cmd *cobra.Command, seed bool) {
+// flags defines the flags; seed adds --seed, and html -o html (the
+// report page, for scenario run).
+func (o *scenarioOpts) flags(cmd *cobra.Command, seed, page bool) {
 	f := cmd.Flags()
 	f.StringVar(&o.artifacts, "artifacts", "", "run folder (default: a new folder under homatest-runs/)")
-	f.StringVarP(&o.output, "output", "o", "text", "output: text or json (the summary)")
+	if page {
+		outputVar(f, &o.output, "the summary; html the report page (also written as report.html in the run folder)", "text", "json", "html")
+	} else {
+		outputVar(f, &o.output, "the summary", "text", "json")
+	}
 	f.BoolVarP(&o.quiet, "quiet", "q", false, "no progress lines on standard error")
 	if seed {
 		f.Uint64Var(&o.seed, "seed", 0, "seed for every random choice, instead of the file's (0: the file's)")
@@ -30,10 +42,8 @@ func (o *scenarioOpts) flags(cmd *cobra.Command, seed bool) {
 	}
 }
 
+// check validates the flags cobra cannot (-o is checked as it is parsed).
 func (o *scenarioOpts) check() error {
-	if o.output != "text" && o.output != "json" {
-		return usageErr(fmt.Errorf("-o %q: want text or json", o.output))
-	}
 	if o.env != "" && o.env != scenario.EnvNS && o.env != scenario.EnvSim {
 		return usageErr(fmt.Errorf("--env %q: want ns (network namespaces, root) or sim (the simulator)", o.env))
 	}
@@ -55,6 +65,10 @@ func (o *scenarioOpts) run(cmd *cobra.Command, s *scenario.Scenario) (*scenario.
 	}
 	res, err := scenario.Run(ctx, s, opts)
 	if err != nil {
+		return nil, usageErr(err)
+	}
+	o.page = html.ScenarioPage(res, "homatest "+strings.Join(os.Args[1:], " "))
+	if err := html.WriteFile(filepath.Join(res.Dir, reportFile), o.page); err != nil {
 		return nil, usageErr(err)
 	}
 	return res, nil
@@ -97,8 +111,10 @@ the capture. Fields (defaults in brackets):
 Every run writes a folder: the resolved scenario (scenario.yaml), seed,
 versions.json, hellos.json, the agents' logs, capture.pcapng (both
 directions, with the switch's drop notes), sent.pcapng and delivered.pcapng
-(each packet as sent and as delivered), switch.json, drops.json,
-switch-notes.pcapng, rpcs.json, check.json and summary.json. homatest
+(each packet as sent and as delivered; violations as packet comments on
+their frames), switch.json, drops.json, switch-notes.pcapng, rpcs.json,
+check.json, summary.json and report.html (a page with the rules, each
+violation's rule, finding and sequence graph; -o html prints it). homatest
 replay DIR reruns it. On backend tc, drops.json lists the frames sent and
 never delivered (no switch notes), attributed to the plan's matching drop
 rules.`,
@@ -130,9 +146,6 @@ feature the link needs, or an environment error (nothing is left behind).`,
   homatest scenario run my.yaml --seed 42 --artifacts runs/my-42 -o json | jq .latency_p99_ns`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := o.check(); err != nil {
-				return err
-			}
 			s, err := scenario.Load(args[0])
 			if err != nil {
 				return usageErr(err)
@@ -156,12 +169,16 @@ feature the link needs, or an environment error (nothing is left behind).`,
 			return verdictErr(res.Summary)
 		},
 	}
-	o.flags(cmd, true)
+	o.flags(cmd, true, true)
 	return cmd
 }
 
-// print writes the summary (and v in JSON) in the chosen format.
+// print writes the summary (and v in JSON), or the report page, in the
+// chosen format.
 func (o *scenarioOpts) print(w io.Writer, s scenario.Summary, v any) error {
+	if o.output == "html" {
+		return html.Write(w, o.page)
+	}
 	if o.output == "json" {
 		if v == nil {
 			v = s

@@ -99,7 +99,7 @@ func TestScenarioUsageErrors(t *testing.T) {
 		{[]string{"scenario", "run", badField}, `line 1: unknown field "speed" (workload.speed): check its spelling and indentation; known fields: dist, response, pattern`},
 		{[]string{"scenario", "run", filepath.Join(dir, "none.yaml")}, "no such file or directory"},
 		{[]string{"scenario", "run", tcRPC}, "line 3: plan: link.backend tc cannot run this plan: plan rule 0: match.rpc: nftables cannot number RPCs"},
-		{[]string{"scenario", "run", withManifest, "-o", "xml"}, `-o "xml": want text or json`},
+		{[]string{"scenario", "run", withManifest, "-o", "xml"}, `-o "xml": want text, json or html`},
 		{[]string{"scenario", "run"}, "accepts 1 arg(s)"},
 		{[]string{"replay", dir}, replayWant},
 	} {
