@@ -65,11 +65,11 @@ func paramNames() []string {
 	return names
 }
 
-// applyParams returns homa.DefaultParams (homa.ParamsForLink when link_bps
+// RefParams returns homa.DefaultParams (homa.ParamsForLink when link_bps
 // is given) with the overrides in over applied and validated. Errors name
 // the parameter: unknown, not an integer, out of range, or rejected by
 // homa.Params.Validate.
-func applyParams(over Params) (homa.Params, error) {
+func RefParams(over Params) (homa.Params, error) {
 	p := homa.DefaultParams()
 	if bps, ok := over["link_bps"]; ok {
 		v, ok := toInt(bps)
@@ -122,8 +122,9 @@ func findParam(name string) *refParam {
 	return nil
 }
 
-// paramsOf returns every parameter of p by name.
-func paramsOf(p homa.Params) Params {
+// ParamsOf returns every parameter of p by name (the ref agent's hello
+// params; Params.Spec turns them into spec parameters).
+func ParamsOf(p homa.Params) Params {
 	out := Params{}
 	for _, rp := range refParams {
 		out[rp.name] = rp.get(&p)

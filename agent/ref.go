@@ -69,7 +69,7 @@ func (b *refBackend) hello(req HelloRequest) (Hello, error) {
 	if len(req.Addrs) == 0 {
 		return Hello{}, errors.New(`"addrs" is empty: give the host's IPv4 and/or IPv6 address`)
 	}
-	p, err := applyParams(req.Params)
+	p, err := RefParams(req.Params)
 	if err != nil {
 		return Hello{}, err
 	}
@@ -106,7 +106,7 @@ func (b *refBackend) hello(req HelloRequest) (Hello, error) {
 		h.Capabilities = append(h.Capabilities, map[bool]string{false: CapIPv4, true: CapIPv6}[a.Is6()])
 	}
 	h.Capabilities = append(h.Capabilities, refCapabilities...)
-	h.Params = paramsOf(b.hosts[0].Params())
+	h.Params = ParamsOf(b.hosts[0].Params())
 	b.log.Info("hello", "host", req.Host, "addrs", req.Addrs, "faults", req.Faults)
 	return h, nil
 }
@@ -185,24 +185,33 @@ func (b *refBackend) call(ctx context.Context, c Call) (func() Completion, error
 }
 
 func (b *refBackend) stats(s *Stats) {
-	s.Extra = map[string]uint64{}
 	for _, h := range b.hosts {
-		st := h.Stats()
-		for i, n := range st.Sent {
-			s.PacketsSent += uint64(n)
-			s.Extra["sent_"+packetTypeName(i)] += uint64(n)
-		}
-		for i, n := range st.Received {
-			s.PacketsReceived += uint64(n)
-			s.Extra["received_"+packetTypeName(i)] += uint64(n)
-		}
-		s.Retransmitted += uint64(st.Retransmitted)
-		s.Timeouts += uint64(st.Timeouts)
-		s.Extra["dropped"] += uint64(st.Dropped)
-		s.Extra["restarts"] += uint64(st.Restarts)
-		s.Extra["delivered"] += uint64(st.Delivered)
-		s.Extra["duplicates"] += uint64(st.Duplicates)
+		AddRefStats(s, h.Stats())
 	}
+}
+
+// AddRefStats adds the reference implementation's counters st to s: the
+// packet counts, retransmissions and timeouts, and in Extra the packets
+// sent and received by type ("sent_grant", ...), drops, restarts,
+// deliveries and duplicates (the ref agent's stats).
+func AddRefStats(s *Stats, st homa.Stats) {
+	if s.Extra == nil {
+		s.Extra = map[string]uint64{}
+	}
+	for i, n := range st.Sent {
+		s.PacketsSent += uint64(n)
+		s.Extra["sent_"+packetTypeName(i)] += uint64(n)
+	}
+	for i, n := range st.Received {
+		s.PacketsReceived += uint64(n)
+		s.Extra["received_"+packetTypeName(i)] += uint64(n)
+	}
+	s.Retransmitted += uint64(st.Retransmitted)
+	s.Timeouts += uint64(st.Timeouts)
+	s.Extra["dropped"] += uint64(st.Dropped)
+	s.Extra["restarts"] += uint64(st.Restarts)
+	s.Extra["delivered"] += uint64(st.Delivered)
+	s.Extra["duplicates"] += uint64(st.Duplicates)
 }
 
 // packetTypeName names Homa packet type 0x10+i in lower case ("data",

@@ -360,15 +360,17 @@ func runCall(ctx context.Context, c Call, cnt *counters, rpc func(ctx context.Co
 		return comp
 	}
 	comp.Response = len(resp)
-	if perr := checkResponse(resp, c); perr != nil {
+	if perr := CheckResponse(resp, c); perr != nil {
 		cnt.payloadErrors.Add(1)
 		comp.Error = perr.Error()
 	}
 	return comp
 }
 
-// checkResponse checks a response's length, header and pattern.
-func checkResponse(resp []byte, c Call) error {
+// CheckResponse checks the response of call c: its length, the length in
+// its header and its payload pattern (docs/agent-protocol.md). Errors start
+// with CodePayload or name the first wrong byte.
+func CheckResponse(resp []byte, c Call) error {
 	if len(resp) != c.Response {
 		return fmt.Errorf("%s: response has %d bytes, want %d", CodePayload, len(resp), c.Response)
 	}

@@ -1,9 +1,11 @@
 package bench
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"image/color"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -29,6 +31,21 @@ func (r *Report) Plot(path string) error {
 	ext := strings.ToLower(filepath.Ext(path))
 	if ext != ".png" && ext != ".svg" {
 		return fmt.Errorf("plot %s: the file name must end in .png or .svg", path)
+	}
+	var b bytes.Buffer
+	if err := r.WritePlot(&b, ext[1:]); err != nil {
+		return err
+	}
+	if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
+		return fmt.Errorf("plot: %v", err)
+	}
+	return nil
+}
+
+// WritePlot draws r as Plot does, in format "png" or "svg", to w.
+func (r *Report) WritePlot(w io.Writer, format string) error {
+	if format != "png" && format != "svg" {
+		return fmt.Errorf("plot: format %q: want png or svg", format)
 	}
 	if len(r.Buckets) == 0 || len(r.Transports) == 0 {
 		return errors.New("plot: the report has no buckets or no transports")
@@ -80,7 +97,7 @@ func (r *Report) Plot(path string) error {
 			p.Legend.Add(s.Transport+" "+q.name, line, points)
 		}
 	}
-	return save(p, path, ext[1:])
+	return save(p, w, format)
 }
 
 // margin is the space in points above the plot and right of it: gonum
@@ -88,10 +105,10 @@ func (r *Report) Plot(path string) error {
 // and centres the last x tick label on the right edge.
 const margin = 6 // points
 
-// save writes p as an 8 × 5 inch image in format ("png" or "svg") to
-// path, on a white background, margin below the top edge and left of the
-// right one.
-func save(p *plot.Plot, path, format string) error {
+// save writes p as an 8 × 5 inch image in format ("png" or "svg") to w,
+// on a white background, margin below the top edge and left of the right
+// one.
+func save(p *plot.Plot, w io.Writer, format string) error {
 	c, err := draw.NewFormattedCanvas(8*vg.Inch, 5*vg.Inch, format)
 	if err != nil {
 		return fmt.Errorf("plot: %v", err)
@@ -100,15 +117,7 @@ func save(p *plot.Plot, path, format string) error {
 	dc.SetColor(color.White)
 	dc.Fill(dc.Rectangle.Path())
 	p.Draw(draw.Crop(dc, 0, -vg.Points(margin), 0, -vg.Points(margin)))
-	f, err := os.Create(path)
-	if err != nil {
-		return fmt.Errorf("plot: %v", err)
-	}
-	_, err = c.WriteTo(f)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
+	if _, err := c.WriteTo(w); err != nil {
 		return fmt.Errorf("plot: %v", err)
 	}
 	return nil

@@ -24,6 +24,9 @@ type Report struct {
 	Hosts int `json:"hosts"`
 	// Impl names the Homa implementation ("ref", "linux", a manifest's).
 	Impl string `json:"impl,omitempty"`
+	// Env is "sim" when the hosts were simulated (package sim, virtual
+	// time), "" for agents in network namespaces.
+	Env string `json:"env,omitempty"`
 	// Params are the parameter overrides the Homa agents were given
 	// (name → integer or list of integers).
 	Params map[string]any `json:"params,omitempty"`
@@ -76,6 +79,9 @@ func (r *Report) WriteText(w io.Writer) error {
 	if r.Impl != "" {
 		impl = ", homa impl " + r.Impl
 	}
+	if r.Env == "sim" {
+		impl += ", simulated"
+	}
 	fmt.Fprintf(w, "workload %s at load %.2f, %s, %d hosts (%d clients, 1 server)%s, seed %d\n",
 		r.Workload, r.Load, rate, r.Hosts, r.Hosts-1, impl, r.Seed)
 	if len(r.Params) > 0 {
@@ -83,11 +89,8 @@ func (r *Report) WriteText(w io.Writer) error {
 	}
 	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "transport\trpcs\terrors\telapsed\toffered\tachieved\tp50\tp99\t")
-	for _, s := range r.Transports {
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t\n", s.Transport, s.Count, s.Errors,
-			s.Elapsed.Round(time.Millisecond), FormatBps(s.OfferedBps), FormatBps(s.AchievedBps), num(s.P50), num(s.P99))
-	}
+	head, rows := r.TransportTable()
+	writeRows(tw, head, rows)
 	tw.Flush()
 	for _, s := range r.Transports {
 		if s.FirstError != "" {
@@ -98,14 +101,54 @@ func (r *Report) WriteText(w io.Writer) error {
 		}
 	}
 	fmt.Fprintln(w)
-	head := []string{"size (bytes)", "cdf"}
+	head, rows = r.BucketTable()
+	writeRows(tw, head, rows)
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, l := range r.Warnings {
+		fmt.Fprintf(w, "warning: %s\n", l)
+	}
+	if r.Artifacts != "" {
+		_, err := fmt.Fprintf(w, "\nrun folder: %s\n", r.Artifacts)
+		return err
+	}
+	return nil
+}
+
+// writeRows writes a header and rows of cells to tw, tab-terminated.
+func writeRows(tw *tabwriter.Writer, head []string, rows [][]string) {
+	fmt.Fprintln(tw, strings.Join(head, "\t")+"\t")
+	for _, r := range rows {
+		fmt.Fprintln(tw, strings.Join(r, "\t")+"\t")
+	}
+}
+
+// TransportTable returns the per-transport summary as a header and rows
+// of cells: RPCs, errors, elapsed time, offered and achieved throughput,
+// p50 and p99 slowdown over all buckets (WriteText prints it; report
+// pages show it).
+func (r *Report) TransportTable() (head []string, rows [][]string) {
+	head = []string{"transport", "rpcs", "errors", "elapsed", "offered", "achieved", "p50", "p99"}
+	for _, s := range r.Transports {
+		rows = append(rows, []string{s.Transport, fmt.Sprint(s.Count), fmt.Sprint(s.Errors),
+			s.Elapsed.Round(time.Millisecond).String(), FormatBps(s.OfferedBps), FormatBps(s.AchievedBps), num(s.P50), num(s.P99)})
+	}
+	return head, rows
+}
+
+// BucketTable returns the slowdown table as a header and rows of cells:
+// per bucket the size range and workload CDF, per transport the RPC
+// count and p50/p99 slowdown, and the p99 ratio of the last transport to
+// the first ("-" where a side has no RPC).
+func (r *Report) BucketTable() (head []string, rows [][]string) {
+	head = []string{"size (bytes)", "cdf"}
 	for _, s := range r.Transports {
 		head = append(head, s.Transport+" n", "p50", "p99")
 	}
 	if len(r.Transports) >= 2 {
 		head = append(head, fmt.Sprintf("p99 %s/%s", r.Transports[len(r.Transports)-1].Transport, r.Transports[0].Transport))
 	}
-	fmt.Fprintln(tw, strings.Join(head, "\t")+"\t")
 	for i, b := range r.Buckets {
 		row := []string{b.String(), fmt.Sprintf("%.2f", b.CDF)}
 		for _, s := range r.Transports {
@@ -119,19 +162,9 @@ func (r *Report) WriteText(w io.Writer) error {
 				row = append(row, "-")
 			}
 		}
-		fmt.Fprintln(tw, strings.Join(row, "\t")+"\t")
+		rows = append(rows, row)
 	}
-	if err := tw.Flush(); err != nil {
-		return err
-	}
-	for _, l := range r.Warnings {
-		fmt.Fprintf(w, "warning: %s\n", l)
-	}
-	if r.Artifacts != "" {
-		_, err := fmt.Fprintf(w, "\nrun folder: %s\n", r.Artifacts)
-		return err
-	}
-	return nil
+	return head, rows
 }
 
 // joinKV returns m as "name value" pairs sorted by name, comma-separated.

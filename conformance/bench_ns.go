@@ -9,6 +9,7 @@ import (
 
 	"github.com/homatest/homatest/agent"
 	"github.com/homatest/homatest/harness"
+	"github.com/homatest/homatest/internal/stall"
 	"github.com/homatest/homatest/netem"
 )
 
@@ -18,8 +19,9 @@ var benchCount atomic.Int64
 // nsBench builds a Bench of n hosts in network namespaces behind netem's
 // user-space switch (every egress port impaired by imp), the IUT's agent
 // on each, and a capture of every switch port; Finish writes the as-sent
-// (harness.DirIn) and as-delivered (harness.DirOut) views.
-func nsBench(ctx context.Context, cfg NSEnvConfig, n int, imp LinkImpairment) (*Bench, error) {
+// (harness.DirIn) and as-delivered (harness.DirOut) views. Every agent's
+// process is watched by stalls.
+func nsBench(ctx context.Context, cfg NSEnvConfig, n int, imp LinkImpairment, stalls *stall.Monitor) (*Bench, error) {
 	link := imp.Link
 	if err := link.Validate(); err != nil {
 		return nil, err
@@ -65,6 +67,7 @@ func nsBench(ctx context.Context, cfg NSEnvConfig, n int, imp LinkImpairment) (*
 			closeAll()
 			return nil, fmt.Errorf("starting the agent on %s: %w", h.Name, err)
 		}
+		stalls.Watch(proc.Pid(), "agent on "+h.Name)
 		c := agent.NewClient(proc.Stdout(), proc.Stdin(), agent.ClientOptions{StderrTail: func() string { return tail(proc.LogPath(), 5) }})
 		t, err := NewAgentTarget(ctx, c, h.Name, []netip.Addr{h.Addr4}, params, cfg.Faults, "linux")
 		if err != nil {

@@ -1,7 +1,10 @@
 package conformance
 
 import (
+	"errors"
+	"io"
 	"net/netip"
+	"os"
 
 	"github.com/homatest/homatest/conformance/tester"
 	"github.com/homatest/homatest/pcap"
@@ -22,15 +25,36 @@ func markTesterPackets(path string, e *Env) error {
 	for _, a := range e.TesterAddrs {
 		testers[a] = true
 	}
-	err := pcap.Annotate(path, pcap.ReaderOptions{}, func(f *pcap.Frame) string {
+	marks := map[int][]string{}
+	r, err := pcap.Open(path, pcap.ReaderOptions{})
+	if err != nil {
+		return err
+	}
+	for {
+		f, err := r.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			r.Close()
+			return err
+		}
 		if !testers[f.Src] {
-			return ""
+			continue
 		}
-		if n, ok := notes[f.Src.String()+">"+f.Dst.String()+":"+string(f.Raw)]; ok {
-			return n
+		n, ok := notes[f.Src.String()+">"+f.Dst.String()+":"+string(f.Raw)]
+		if !ok {
+			n = tester.SentNote
 		}
-		return tester.SentNote
-	})
+		marks[f.Number] = []string{n}
+	}
+	r.Close()
+	in, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	_, err = pcap.AnnotateFile(in, path, marks, "")
+	in.Close()
 	if err != nil {
 		return err
 	}

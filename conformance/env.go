@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/homatest/homatest/homa"
+	"github.com/homatest/homatest/internal/stall"
 	"github.com/homatest/homatest/spec"
 )
 
@@ -35,6 +36,10 @@ type Env struct {
 	// NewBench builds n fresh IUT hosts behind a switch with the given
 	// impairment for a passive spec (nil: passive specs are unsupported).
 	NewBench func(n int, imp LinkImpairment) (*Bench, error)
+	// Stalls measures when this process and the IUT's processes were kept
+	// from running (nil: none measured, e.g. in simulated time); a timing
+	// finding that a measured stall explains is timing-inconclusive.
+	Stalls *stall.Monitor
 	// Close tears the environment down.
 	Close func() error
 

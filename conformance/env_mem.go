@@ -58,7 +58,7 @@ func NewMemEnv(cfg MemEnvConfig) (*Env, error) {
 		e.Testers = append(e.Testers, func() (homa.Transport, error) { return n.Attach(a), nil })
 	}
 	e.NewBench = func(hosts int, imp LinkImpairment) (*Bench, error) {
-		return memBench(hosts, imp, faults, opts.Artifacts)
+		return simBench(hosts, imp, faults, opts.Artifacts)
 	}
 	e.Close = func() error { err := t.Close(); cancel(); n.Close(); return err }
 	return e, nil

@@ -13,6 +13,7 @@ import (
 	"github.com/homatest/homatest/harness"
 	"github.com/homatest/homatest/homa"
 	"github.com/homatest/homatest/homa/rawip"
+	"github.com/homatest/homatest/internal/stall"
 	"github.com/homatest/homatest/internal/timescale"
 )
 
@@ -37,8 +38,8 @@ type NSEnvConfig struct {
 	Claimed []string
 	// Workloads makes passive specs build their benches of IUT hosts in
 	// namespaces behind netem's switch. Otherwise, when RefBench is set,
-	// they run on in-process reference hosts (NewMemEnv's bench), and else
-	// they are unsupported.
+	// they run on reference hosts in the simulator (NewMemEnv's bench,
+	// with the pass's fault knobs), and else they are unsupported.
 	Workloads, RefBench bool
 }
 
@@ -84,8 +85,9 @@ func NewNSEnv(ctx context.Context, cfg NSEnvConfig) (*Env, error) {
 		client.Close()
 		return fail(err)
 	}
-	e := &Env{IUT: t, Profile: "linux", Slack: slackFor(0),
+	e := &Env{IUT: t, Profile: "linux", Slack: slackFor(0), Stalls: stall.Start(stall.Config{}),
 		Describe: fmt.Sprintf("namespaces %s: h1 IUT, h2-h3 testers, run folder %s", topo.ID, topo.Artifacts.Path("."))}
+	e.Stalls.Watch(proc.Pid(), "IUT agent on h1")
 	if missing := unclaimed(cfg.Claimed, t.Info()); len(missing) > 0 {
 		e.Describe += fmt.Sprintf("; WARNING: the manifest claims %s, which the agent's hello does not declare (its hello is what counts)",
 			strings.Join(missing, ", "))
@@ -110,14 +112,15 @@ func NewNSEnv(ctx context.Context, cfg NSEnvConfig) (*Env, error) {
 			defer cancel()
 			c := cfg
 			c.Artifacts = artsDir
-			return nsBench(ctx, c, n, imp)
+			return nsBench(ctx, c, n, imp, e.Stalls)
 		}
 	case cfg.RefBench:
 		e.NewBench = func(n int, imp LinkImpairment) (*Bench, error) {
-			return memBench(n, imp, cfg.Faults, artsDir)
+			return simBench(n, imp, cfg.Faults, artsDir)
 		}
 	}
 	e.Close = func() error {
+		e.Stalls.Stop()
 		err := t.Close()
 		if _, cerr := capture.Stop(); err == nil {
 			err = cerr

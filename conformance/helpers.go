@@ -1,9 +1,11 @@
 package conformance
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"github.com/homatest/homatest/agent"
+	"github.com/homatest/homatest/internal/stall"
 	"github.com/homatest/homatest/internal/timescale"
 	"net/netip"
 	"os"
@@ -16,6 +18,7 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/homatest/homatest/conformance/tester"
+	"github.com/homatest/homatest/report/annotate"
 	"github.com/homatest/homatest/spec"
 	"github.com/homatest/homatest/spec/wire"
 )
@@ -29,6 +32,9 @@ const (
 	entryCapture = "capture"
 	entrySlack   = "slack"
 	entryRule    = "rule"
+	// entryInconclusive is one timing finding on the IUT that a measured
+	// stall explains (stall.Explaining): reported, counted, not charged.
+	entryInconclusive = "timing-inconclusive"
 )
 
 // labels builds a spec's labels: its area, level and rule IDs.
@@ -39,9 +45,12 @@ func labels(area, level string, rules ...string) Labels {
 	return append(Labels{area, level}, rules...)
 }
 
-// specState is the per-spec state: the peers it opened.
+// specState is the per-spec state: the peers it opened and the spec
+// checker's findings charged to the IUT (comments of the capture a failed
+// spec keeps).
 type specState struct {
-	peers []*tester.Peer
+	peers    []*tester.Peer
+	findings []spec.Finding
 }
 
 var cur *specState
@@ -68,8 +77,9 @@ var _ = AfterEach(func() {
 	}
 })
 
-// saveCapture writes the spec's packets to the artifacts directory and
-// records the path.
+// saveCapture writes the spec's packets to the artifacts directory, the
+// spec checker's findings as packet comments on their frames and the
+// failure as the file's comment, and records the path.
 func saveCapture() {
 	dir := opts.Artifacts
 	if dir == "" {
@@ -78,18 +88,19 @@ func saveCapture() {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return
 	}
-	path := filepath.Join(dir, slug(CurrentSpecReport().FullText())+".pcapng")
-	tmp := path + ".tmp"
-	f, err := os.Create(tmp)
-	if err != nil {
+	rep := CurrentSpecReport()
+	path := filepath.Join(dir, slug(rep.FullText())+".pcapng")
+	var buf bytes.Buffer
+	if err := tester.WritePcapng(&buf, cur.peers...); err != nil {
 		return
 	}
-	err = tester.WritePcapng(f, cur.peers...)
-	if cerr := f.Close(); err == nil {
-		err = cerr
+	if len(cur.findings) == 0 {
+		// The spec failed before its own check of the exchange: check it
+		// now, so the capture shows what the rules say about it.
+		cur.findings, _, _ = iutFindings(specRuleGlobs(), cur.peers...)
 	}
-	if err != nil || os.Rename(tmp, path) != nil {
-		os.Remove(tmp)
+	why, _, _ := strings.Cut(strings.TrimSpace(rep.FailureMessage()), "\n")
+	if _, err := annotate.Write(&buf, path, cur.findings, fmt.Sprintf("homatest run: %s failed: %s", rep.FullText(), why)); err != nil {
 		return
 	}
 	AddReportEntry(entryCapture, path)
@@ -225,13 +236,18 @@ func newRequest(msgLen, respLen int) msgSpec {
 // received, and fails on violations at packets the IUT sent.
 func checkExchange(peers ...*tester.Peer) {
 	GinkgoHelper()
+	checkRules(specRuleGlobs(), peers...)
+}
+
+// specRuleGlobs are the rule IDs among the current spec's labels.
+func specRuleGlobs() string {
 	var ids []string
 	for _, l := range CurrentSpecReport().Labels() {
 		if strings.HasPrefix(l, "HOMA-") {
 			ids = append(ids, l)
 		}
 	}
-	checkRules(strings.Join(ids, ","), peers...)
+	return strings.Join(ids, ",")
 }
 
 // receiverCharged lists the rules whose findings are charged to the
@@ -249,9 +265,33 @@ var receiverCharged = func() map[string]bool {
 // and control-priority rules) instead of the spec's labels.
 func checkRules(globs string, peers ...*tester.Peer) {
 	GinkgoHelper()
+	found, pkts, err := iutFindings(globs, peers...)
+	ok(err, "checking the exchange")
+	view := make([]spec.Event, len(pkts))
+	for i, pk := range pkts {
+		view[i].Time = pk.At
+	}
+	var bad []string
+	for _, v := range found {
+		if inconclusive(v, view) {
+			continue
+		}
+		bad = append(bad, fmt.Sprintf("%s frame %d: %s (%s)", v.Rule, v.Frame, v.Why, pkts[v.Frame-1]))
+	}
+	cur.findings = append(cur.findings, found...)
+	Expect(bad).To(BeEmpty(), "spec checker findings on packets the IUT sent")
+}
+
+// iutFindings runs the spec checker with the rules globs names (plus the
+// wire, id and control-priority rules) over what the peers sent and
+// received, and returns the violations charged to the IUT, with the
+// packets in frame order.
+func iutFindings(globs string, peers ...*tester.Peer) ([]spec.Finding, []*tester.Packet, error) {
 	globs = strings.Trim("HOMA-WIRE-*,HOMA-ID-*,HOMA-PRIO-001,"+globs, ",")
 	rules, err := spec.Select(spec.Rules(), globs, spec.Should, env.Profile)
-	ok(err, "unexpected error")
+	if err != nil {
+		return nil, nil, err
+	}
 	// The checker's timing tolerances follow this environment's measured
 	// noise: capture timestamps here are taken at the tester, after queueing
 	// and scheduling delays the IUT does not control.
@@ -259,8 +299,10 @@ func checkRules(globs string, peers ...*tester.Peer) {
 	p.Slack = max(p.Slack, env.Slack)
 	p.Jitter = max(p.Jitter, env.Slack)
 	rep, pkts, err := tester.Verify(env.Profile, p, rules, peers...)
-	ok(err, "checking the exchange")
-	var bad []string
+	if err != nil {
+		return nil, nil, err
+	}
+	var found []spec.Finding
 	for _, v := range rep.Violations {
 		if v.Frame < 1 || v.Frame > len(pkts) {
 			continue
@@ -271,9 +313,9 @@ func checkRules(globs string, peers ...*tester.Peer) {
 		if pkts[v.Frame-1].Sent != receiverCharged[v.Rule] {
 			continue
 		}
-		bad = append(bad, fmt.Sprintf("%s frame %d: %s (%s)", v.Rule, v.Frame, v.Why, pkts[v.Frame-1]))
+		found = append(found, v)
 	}
-	Expect(bad).To(BeEmpty(), "spec checker findings on packets the IUT sent")
+	return found, pkts, nil
 }
 
 // ok fails the spec with "what: err" when err is set (a one-line failure
@@ -283,4 +325,20 @@ func ok(err error, what string, args ...any) {
 	if err != nil {
 		Fail(fmt.Sprintf(what, args...) + ": " + err.Error())
 	}
+}
+
+// inconclusive reports whether timing finding v, judged over view, is
+// explained by a stall the environment measured (Env.Stalls); if so it
+// records it as a timing-inconclusive report entry naming the stall. A
+// finding without a tolerance never is.
+func inconclusive(v spec.Finding, view []spec.Event) bool {
+	if env.Stalls == nil {
+		return false
+	}
+	spans := stall.Explaining(v, view, env.Stalls.Spans())
+	if len(spans) == 0 {
+		return false
+	}
+	AddReportEntry(entryInconclusive, fmt.Sprintf("%s: %s (during a measured stall: %s)", v.Rule, v.Why, spans[0]))
+	return true
 }

@@ -8,6 +8,7 @@ import (
 	"net/netip"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -15,9 +16,12 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
+	"github.com/homatest/homatest/harness/traffic"
 	"github.com/homatest/homatest/harness/workload"
 	"github.com/homatest/homatest/internal/timescale"
 	"github.com/homatest/homatest/pcap"
+	"github.com/homatest/homatest/report/annotate"
+	"github.com/homatest/homatest/sim"
 	"github.com/homatest/homatest/spec"
 )
 
@@ -56,9 +60,17 @@ func bench(n int, imp LinkImpairment) *Bench {
 	// The captures are kept for a failed spec only (its report names
 	// them); a passing pass would otherwise leave about 10 MB per spec.
 	DeferCleanup(func() {
-		if sent != "" && !CurrentSpecReport().Failed() {
+		failed := CurrentSpecReport().Failed()
+		if sent != "" && !failed {
 			os.Remove(sent)
 			os.Remove(delivered)
+		}
+		if sent == "" && failed {
+			// Failed before checkBench (e.g. RPCs that never completed):
+			// keep the packets for the report all the same.
+			if _, d, err := b.Finish(); err == nil {
+				AddReportEntry(entryCapture, d)
+			}
 		}
 	})
 	return b
@@ -75,6 +87,10 @@ func (w workloadSpec) run() *Bench {
 	}
 	d, err := workload.ParseOptions(w.dist, o)
 	ok(err, "workload %s", w.dist)
+	if b.Simulate != nil {
+		w.simulate(b, d)
+		return b
+	}
 	server := b.IUTs[len(b.IUTs)-1]
 	dst := netip.AddrPortFrom(b.Addrs[len(b.Addrs)-1], ServerPort)
 	ok(server.Listen(ctx(), ServerPort), "server listen")
@@ -180,6 +196,45 @@ func (w workloadSpec) run() *Bench {
 	return b
 }
 
+// maxResponse caps the responses of a workload whose response sizes come
+// from its distribution.
+const maxResponse = 100000
+
+// simulate runs the workload on a simulated bench, as harness/traffic
+// issues one: w.rpcs RPCs from the clients to the last host, each client
+// keeping its share of w.concurrency outstanding (a closed loop), request
+// sizes from d, responses w.resp bytes or drawn from w.dist up to
+// maxResponse. The checks are run's.
+func (w workloadSpec) simulate(b *Bench, d workload.Dist) {
+	GinkgoHelper()
+	cfg := traffic.Config{Pattern: traffic.ManyToOne, Port: ServerPort, Requests: d, ResponseBytes: w.resp,
+		Concurrency: max(1, w.concurrency/(w.hosts-1)), Count: w.rpcs, Seed: w.seed}
+	if w.resp == 0 {
+		if n, err := strconv.Atoi(w.dist); err == nil {
+			cfg.ResponseBytes = min(n, maxResponse)
+		} else {
+			o := workload.DefaultOptions
+			o.MaxLength = maxResponse
+			cfg.Responses, err = workload.ParseOptions(w.dist, o)
+			ok(err, "response sizes %s", w.dist)
+		}
+	}
+	res, err := b.Simulate(cfg)
+	ok(err, "simulating the workload")
+	var failures []string
+	for _, r := range res.Records {
+		if r.Err != "" {
+			failures = append(failures, fmt.Sprintf("RPC %d (%d→%d bytes, from h%d): %s", r.Seq, r.Request, r.Response, r.Client+1, r.Err))
+		}
+	}
+	Expect(len(res.Records)).To(Equal(w.rpcs), "RPCs issued (%s)", b.Describe)
+	Expect(failures).To(BeEmpty(), "RPCs that did not complete with the right payload (%s)", b.Describe)
+	st := res.Stats[len(res.Stats)-1]
+	Expect(st.Served).To(Equal(uint64(w.rpcs)), "requests executed by the server (at most once each)")
+	Expect(st.ServedDuplicates).To(BeZero(), "requests executed twice")
+	Expect(st.PayloadErrors).To(BeZero(), "payload errors at the server")
+}
+
 // isClosed reports whether ch is closed (ch is only ever closed, never sent on).
 func isClosed(ch chan struct{}) bool {
 	select {
@@ -208,34 +263,43 @@ func checkBench(b *Bench, min spec.Level) {
 	if p.Tick == 0 {
 		p = params()
 	}
-	// Host views are taken where packets enter and leave the hosts, not
-	// where the hosts' timers run: scheduling delays of the user-space
-	// hosts (several share this machine's CPUs) separate the two, so
-	// "too late" bounds get three of the bench's ticks and "too early"
-	// bounds two (an early RESEND after one silent tick instead of five is
-	// still caught, and the active specs time it exactly). A timing
-	// finding that spans a stall of this whole process (Bench.Stalls), or
-	// that a host's timer action earns less than timerRace after a packet
-	// of the same RPC was delivered to it, is dropped: the in-process hosts
-	// stood still in the one, and may not have seen the packet in the other.
+	// Host views of real-time hosts (agents in namespaces) are taken
+	// where packets enter and leave the hosts, not where the hosts' timers
+	// run: scheduling delays of the user-space hosts (several share this
+	// machine's CPUs) separate the two, so "too late" bounds get three of
+	// the bench's ticks and "too early" bounds two (an early RESEND after
+	// one silent tick instead of five is still caught, and the active
+	// specs time it exactly). A timing finding that a stall measured by
+	// the environment (Env.Stalls: this process, the IUT's agents)
+	// explains is timing-inconclusive (a report entry, counted in the
+	// result), and one at a host's timer action less than timerRace after
+	// a packet of the same RPC was delivered to it is excused: the hosts
+	// stood still in the one, and may not have seen the packet in the
+	// other. A simulated bench has neither.
 	p.Slack = max(p.Slack, env.Slack, 3*p.Tick)
 	p.Jitter = max(p.Jitter, env.Slack, 2*p.Tick)
+	p.Reaction = timerRace
+	if b.Simulate != nil {
+		// A simulated bench's views are its hosts' protocol inputs and
+		// outputs on exact virtual time: no slack beyond the captures'
+		// stamp spacing, and nothing stalls.
+		p.Slack, p.Jitter, p.Reaction = sim.ViewTolerance, sim.ViewTolerance, 0
+	}
 	sent := readEvents(sentPath, p.Wire)
 	delivered := readEvents(deliveredPath, p.Wire)
-	var stalls []Stall
-	if b.Stalls != nil {
-		stalls = b.Stalls()
-	}
-	p.Reaction = timerRace
 	var bad []string
-	excused := 0
+	var sentFindings, deliveredFindings []spec.Finding
+	excused, stalled := 0, 0
 	for _, hr := range spec.CheckHostViews(env.Profile, p, rules, sent, delivered, b.Addrs) {
 		excused += len(hr.Excused)
+		kept := hr
+		kept.Violations = nil
 		for _, v := range hr.Violations {
-			if duringStall(v, hr.View, stalls) {
-				excused++
+			if b.Simulate == nil && inconclusive(v, hr.View) {
+				stalled++
 				continue
 			}
+			kept.Violations = append(kept.Violations, v)
 			if len(bad) == 10 {
 				bad = append(bad, "…")
 				break
@@ -249,8 +313,28 @@ func checkBench(b *Bench, min spec.Level) {
 			}
 			bad = append(bad, fmt.Sprintf("host %s view (view frame %d = frame %d of the %s capture): %s", hr.Host, v.Frame, src.Frame, where, v))
 		}
+		s, d := annotate.HostView(kept)
+		sentFindings, deliveredFindings = append(sentFindings, s...), append(deliveredFindings, d...)
 	}
-	Expect(bad).To(BeEmpty(), "spec checker findings (%d more timing findings spanned one of the %d stalls of this process or raced a delivery; as sent: %s; as delivered: %s):\n%s", excused, len(stalls), sentPath, deliveredPath, strings.Join(bad, "\n"))
+	if len(bad) > 0 {
+		// The failed spec keeps both captures: put each finding on its
+		// frame as a packet comment.
+		annotateInPlace(sentPath, sentFindings, "homatest run: "+b.Describe+": as sent")
+		annotateInPlace(deliveredPath, deliveredFindings, "homatest run: "+b.Describe+": as delivered")
+	}
+	Expect(bad).To(BeEmpty(), "spec checker findings (%d more timing findings were inconclusive: a measured stall explains them; %d raced a delivery; as sent: %s; as delivered: %s):\n%s", stalled, excused, sentPath, deliveredPath, strings.Join(bad, "\n"))
+}
+
+// annotateInPlace rewrites the capture at path with findings as packet
+// comments (best effort: the spec fails anyway, and the capture without
+// comments stays if this cannot be done).
+func annotateInPlace(path string, findings []spec.Finding, section string) {
+	f, err := os.Open(path)
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	annotate.Write(f, path, findings, section)
 }
 
 // readEvents reads every spec event of the capture at path, each with its

@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"github.com/homatest/homatest/harness"
+	"github.com/homatest/homatest/internal/stall"
 	"io"
+	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -27,8 +29,9 @@ type Options struct {
 	// Rules is a comma-separated list of rule-ID globs ("HOMA-GRANT-*"):
 	// only specs labelled with a matching rule run ("" = all).
 	Rules string
-	// Focus, when set, runs only specs whose full name contains it.
-	Focus string
+	// Focus, when set, runs only specs whose full name contains one of
+	// its strings.
+	Focus []string
 	// JUnit is the path of a JUnit XML report to write ("" = none).
 	JUnit string
 	// Artifacts is the directory for per-spec captures of failed specs.
@@ -57,6 +60,17 @@ type SpecResult struct {
 	Capture string `json:"capture,omitempty"`
 	// Slack is the timing tolerance the spec's windows used (ns).
 	Slack time.Duration `json:"slack_ns,omitempty"`
+	// TimingInconclusive are the timing findings on the IUT that a
+	// measured stall (of this process or the IUT's) explains: neither
+	// charged nor hidden, one line each with the stall.
+	TimingInconclusive []string `json:"timing_inconclusive,omitempty"`
+	// Reruns counts the reruns of a spec with inconclusive timing
+	// findings (homatest run reruns it, bounded, to judge them on a
+	// quieter machine); Rerun says how the last one ended: "quiet" (no
+	// finding: the stall explained them), "inconclusive" (stalled again)
+	// or "failed" (reproduced without a stall: the spec failed).
+	Reruns int    `json:"reruns,omitempty"`
+	Rerun  string `json:"rerun,omitempty"`
 	// Duration is the spec's run time (ns).
 	Duration time.Duration `json:"duration_ns"`
 }
@@ -85,6 +99,18 @@ func (r *Result) Failed() int {
 	return n
 }
 
+// Failing counts the specs that fail the pass: failed or in error and
+// MUST, or SHOULD too when strict (a failed SHOULD spec is a warning).
+func (r *Result) Failing(strict bool) int {
+	n := 0
+	for _, s := range r.Specs {
+		if (s.State == "failed" || s.State == "error") && (strict || s.Level != "SHOULD") {
+			n++
+		}
+	}
+	return n
+}
+
 // The state of the pass in progress (Ginkgo runs one suite per process).
 var (
 	opts       Options
@@ -103,6 +129,11 @@ var _ = BeforeSuite(func() {
 		Fail(err.Error())
 	}
 	env = e
+	if env.Stalls == nil {
+		env.Stalls = stall.Start(stall.Config{})
+	}
+	env.Stalls.Watch(os.Getpid(), "harness")
+	DeferCleanup(env.Stalls.Stop)
 	Expect(env.IUT.Listen(context.Background(), ServerPort)).To(Succeed(), "asking the IUT to serve on port %d", ServerPort)
 	worst, median, err := measureNoise(env)
 	ok(err, "unexpected error")
@@ -151,8 +182,10 @@ func Run(t GinkgoTestingT, o Options) (*Result, error) {
 		}
 		sc.LabelFilter = f
 	}
-	if o.Focus != "" {
-		sc.FocusStrings = []string{regexpQuote(o.Focus)}
+	for _, f := range o.Focus {
+		if f != "" {
+			sc.FocusStrings = append(sc.FocusStrings, regexpQuote(f))
+		}
 	}
 	rc.NoColor = true
 	rc.Succinct = !o.Verbose
@@ -222,6 +255,8 @@ func specResult(sr types.SpecReport) SpecResult {
 			if d, err := time.ParseDuration(e.StringRepresentation()); err == nil {
 				s.Slack = d
 			}
+		case entryInconclusive:
+			s.TimingInconclusive = append(s.TimingInconclusive, e.StringRepresentation())
 		}
 	}
 	switch {

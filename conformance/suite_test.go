@@ -48,7 +48,7 @@ func TestConformance(t *testing.T) {
 		}
 	}
 	res, err := Run(t, Options{NewEnv: newEnv, Log: os.Stdout, Artifacts: artifactsDir(t), Verbose: testing.Verbose(),
-		Focus: os.Getenv("HOMATEST_FOCUS"), LabelFilter: os.Getenv("HOMATEST_LABEL_FILTER")})
+		Focus: []string{os.Getenv("HOMATEST_FOCUS")}, LabelFilter: os.Getenv("HOMATEST_LABEL_FILTER")})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"testing"
+	"time"
 )
 
 // helperEnv makes the test binary act as a harness process (see
@@ -71,6 +72,12 @@ func runHelperHarness(dir string) error {
 	if _, err := fmt.Fscan(p.Stdout(), &rep.Grandchild); err != nil {
 		topo.Close()
 		return fmt.Errorf("read grandchild pid: %w", err)
+	}
+	// $! is known as soon as sh forks, before the child execs sleep: wait
+	// until it has, so that Leftovers names it "sleep" whatever the load.
+	if !eventually(30*time.Second, func() bool { return procName(rep.Grandchild) == "sleep" }) {
+		topo.Close()
+		return fmt.Errorf("grandchild %d is %q, not sleep, after 30 s", rep.Grandchild, procName(rep.Grandchild))
 	}
 	b, _ := json.Marshal(rep)
 	fmt.Println(string(b))

@@ -280,13 +280,21 @@ func (t *Topology) Describe() Description {
 	return d
 }
 
+// Addr4 returns host i's (1-based) IPv4 address in a topology:
+// 198.18.0.0/15 (set aside for benchmarking), 198.18.(i>>8).(i&255).
+func Addr4(i int) netip.Addr { return netip.AddrFrom4([4]byte{198, 18, byte(i >> 8), byte(i)}) }
+
+// Addr6 returns host i's (1-based) IPv6 address in a topology: fd00::i.
+func Addr6(i int) netip.Addr {
+	return netip.AddrFrom16([16]byte{0: 0xfd, 14: byte(i >> 8), 15: byte(i)})
+}
+
 // addHost creates host i: namespace, lo up, veth to the switch, addresses.
 func (t *Topology) addHost(i int, sw *netlink.Handle) (*Host, error) {
 	id := t.ID
 	h := &Host{Index: i, Name: fmt.Sprintf("h%d", i), NS: id.HostNS(i), Ifname: id.HostIf(i), Port: id.PortIf(i),
 		Netns: netns.None(), topo: t, procs: map[*Process]struct{}{},
-		Addr4: netip.AddrFrom4([4]byte{198, 18, byte(i >> 8), byte(i)}),
-		Addr6: netip.AddrFrom16([16]byte{0: 0xfd, 14: byte(i >> 8), 15: byte(i)})}
+		Addr4: Addr4(i), Addr6: Addr6(i)}
 	t.td.push("delete namespace "+h.NS, func() error { return deleteNetns(h.NS) })
 	ns, err := nsexec.NewNamed(h.NS)
 	if err != nil {

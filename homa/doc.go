@@ -8,16 +8,18 @@
 // RPC_UNKNOWN with client restart, timeouts, NEED_ACK / ACK with
 // piggy-backed acks, and at-most-once execution.
 //
-// Packets go through a Transport: an in-memory network for deterministic
-// tests under testing/synctest (package homa/memnet), or raw IP sockets.
-// The wire format comes from spec/wire; package homa never imports spec,
-// so that the checker and the implementation are written independently.
+// The protocol is a deterministic state machine without I/O (Machine):
+// every input is a call carrying the current time (a packet, a timer
+// expiry, an application call) and every output is taken from it (packets
+// to send, application events, the next deadline). Two drivers run it:
+// Host in real time over a Transport (an in-memory network for tests
+// under testing/synctest, package homa/memnet, or raw IP sockets, package
+// homa/rawip), with a mutex, one timer and the transport's handler; and
+// package sim, which runs many machines on one virtual clock. The wire
+// format comes from spec/wire; package homa never imports spec, so that
+// the checker and the implementation are written independently.
 //
 // Fault knobs (Faults) make a host misbehave in ways real Homa
 // implementations did (see FaultNames), so that the conformance suite can
 // be shown to catch them.
-//
-// Concurrency: a Host serialises all protocol state under one mutex; a
-// timer goroutine runs every Params.Tick, and a sender goroutine drains the
-// output queue in SRPT order at the configured link rate.
 package homa

@@ -7,7 +7,7 @@ import (
 
 func init() { SetQueueChecks(true) }
 
-// SetQueueChecks turns the per-unlock consistency check of the grant and
+// SetQueueChecks turns the per-input consistency check of the grant and
 // send queues on or off (on by default in tests; benchmarks turn it off).
 func SetQueueChecks(on bool) {
 	if on {
@@ -18,7 +18,7 @@ func SetQueueChecks(on bool) {
 	}
 }
 
-func mustCheckQueues(h *Host) {
+func mustCheckQueues(h *Machine) {
 	if err := h.verifyQueues(); err != nil {
 		panic(err)
 	}
@@ -27,7 +27,7 @@ func mustCheckQueues(h *Host) {
 // verifyQueues recomputes what the queues keep incrementally by scanning
 // every RPC, as the grant decision and the sender did before they had the
 // queues, and reports the first difference.
-func (h *Host) verifyQueues() error {
+func (h *Machine) verifyQueues() error {
 	// Grantable messages: the set, the SRPT ranking of the active ones,
 	// the oldest, and the outstanding bytes.
 	var gs []*grantable

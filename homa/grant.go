@@ -1,10 +1,6 @@
 package homa
 
-import (
-	"time"
-
-	"github.com/homatest/homatest/spec/wire"
-)
+import "github.com/homatest/homatest/spec/wire"
 
 // grant runs the receiver's grant decision (HomaModule homa_grant.c): the
 // incoming messages longer than U are ranked by bytes still to receive
@@ -14,9 +10,8 @@ import (
 // received bytes of all of them stay within max_incoming. The GRANT's
 // priority is max(0, min(max_sched_prio, n-1) - rank). The ranking and the
 // outstanding bytes are kept in h.grants as bytes arrive, so a decision
-// costs O(max_overcommit + log n) for n grantable messages. Called with
-// h.mu held.
-func (h *Host) grant() {
+// costs O(max_overcommit + log n) for n grantable messages.
+func (h *Machine) grant() {
 	if h.faults[FaultNoGrants] || h.grants.len() == 0 {
 		return
 	}
@@ -81,22 +76,23 @@ func (h *Host) grant() {
 // message at level num_priorities-2, at most once per fifoInterval
 // (HomaModule homa_grant_check_fifo), unless that message already has
 // window + 2·increment bytes outstanding.
-func (h *Host) fifoGrant(window int) {
+func (h *Machine) fifoGrant(window int) {
 	iv := h.p.fifoInterval()
 	old := h.grants.oldest()
-	if iv == 0 || old == nil || time.Since(h.lastFIFO) < iv || h.p.NumPriorities < 2 {
+	if iv == 0 || old == nil || h.now-h.lastFIFO < iv || h.p.NumPriorities < 2 {
 		return
 	}
 	m := old.m
 	if m.granted-m.received() >= window+2*h.p.FIFOGrantIncrement || m.granted >= m.length() {
 		return
 	}
-	h.lastFIFO = time.Now()
+	h.lastFIFO = h.now
 	m.granted = min(m.length(), m.granted+h.p.FIFOGrantIncrement)
 	h.grants.update(old)
 	h.sendGrant(old.r, m.granted, uint8(h.p.NumPriorities-2))
 }
 
-func (h *Host) sendGrant(r *rpc, offset int, prio uint8) {
-	h.send(r.peer, h.topPriority(), &wire.GrantFields{Common: h.control(r), Offset: uint32(offset), Priority: prio})
+func (h *Machine) sendGrant(r *rpc, offset int, prio uint8) {
+	h.grantFields = wire.GrantFields{Common: h.control(r), Offset: uint32(offset), Priority: prio}
+	h.send(r.peer, h.topPriority(), &h.grantFields) // send keeps nothing of it
 }

@@ -35,8 +35,8 @@ func srptLess(a, b *grantable) bool {
 }
 
 func olderLess(a, b *grantable) bool {
-	if c := a.m.created.Compare(b.m.created); c != 0 {
-		return c < 0
+	if a.m.created != b.m.created {
+		return a.m.created < b.m.created
 	}
 	if a.r.id != b.r.id {
 		return a.r.id < b.r.id
@@ -47,8 +47,8 @@ func olderLess(a, b *grantable) bool {
 // fifoLess orders by age, oldest first; among messages created at the same
 // time, in SRPT order (the first message of that age in the SRPT ranking).
 func fifoLess(a, b *grantable) bool {
-	if c := a.m.created.Compare(b.m.created); c != 0 {
-		return c < 0
+	if a.m.created != b.m.created {
+		return a.m.created < b.m.created
 	}
 	return srptLess(a, b)
 }

@@ -2,26 +2,9 @@ package homa
 
 import (
 	"errors"
-	"fmt"
-	"math"
 	"net/netip"
 	"sync"
-	"sync/atomic"
 	"time"
-
-	"github.com/homatest/homatest/spec/wire"
-)
-
-// Errors returned by Call and Receive.
-var (
-	// ErrTimeout: the peer was silent for timeout_ticks (ETIMEDOUT).
-	ErrTimeout = errors.New("homa: RPC timed out")
-	// ErrClosed: the host or socket was closed.
-	ErrClosed = errors.New("homa: closed")
-	// ErrTooLong: a message longer than 1,000,000 bytes.
-	ErrTooLong = errors.New("homa: message longer than 1000000 bytes")
-	// ErrEmpty: a message of 0 bytes (Homa messages carry at least one byte).
-	ErrEmpty = errors.New("homa: empty message")
 )
 
 // Config configures a Host.
@@ -34,83 +17,37 @@ type Config struct {
 	Faults []Fault
 }
 
-// Stats counts a host's packets and events.
-type Stats struct {
-	// Sent and Received count packets by type (index type-0x10).
-	Sent, Received [9]int
-	// Dropped counts received packets dropped: malformed, for unknown RPCs
-	// or ports, or out of range.
-	Dropped int
-	// Retransmitted counts DATA packets sent with retransmit=1.
-	Retransmitted int
-	// Timeouts counts RPCs aborted for silence; Restarts client restarts
-	// after RPC_UNKNOWN.
-	Timeouts, Restarts int
-	// Delivered counts requests handed to server sockets; Duplicates
-	// request packets for RPCs already delivered (at-most-once holds).
-	Delivered, Duplicates int
-}
-
-type lateGrant struct {
-	tick int
-	dst  netip.Addr
-	f    wire.GrantFields
-}
-
-type serverKey struct {
-	client netip.Addr
-	id     uint64 // client's (even) id
-}
-
-// peer is what a host knows about another host.
-type peer struct {
-	cutoffs       [8]uint32 // the peer's unscheduled cutoffs
-	cutoffVersion uint16    // version of those cutoffs; 0 = none received
-	lastCutoffs   int       // tick at which we last sent CUTOFFS to it
-	acks          []wire.AckEntry
-}
-
-// Host is one Homa endpoint: an IP address with sockets, like one Linux
-// host with the Homa module loaded.
+// Host is one Homa endpoint in real time, like one Linux host with the
+// Homa module loaded: a Machine driven by the wall clock (time.Since the
+// host was created, so testing/synctest's virtual time drives it too)
+// over a Transport. One mutex serialises the machine; the transport's
+// handler feeds it packets, one timer (time.AfterFunc) wakes it at its
+// Deadline for timer ticks and the pacer, and application calls (Call,
+// Reply, ...) feed it the rest. Packets leave in the order the machine
+// built them, after the mutex is released.
 type Host struct {
-	p      Params
-	tr     Transport
-	addr   netip.Addr
-	v6     bool
-	faults faultSet
+	m     *Machine
+	tr    Transport
+	epoch time.Time
 
 	mu sync.Mutex
 	// sendMu keeps packets leaving in the order they were built under mu:
 	// unlock takes it before releasing mu and holds it while it hands the
 	// packets to the transport, so a timer pass cannot send (say) a
-	// NEED_ACK ahead of the response DATA a sender pass built before it.
-	sendMu   sync.Mutex
-	sockets  map[uint16]*Socket
-	nextPort uint16
-	nextID   uint64
-	clients  map[uint64]*rpc
-	servers  map[serverKey]*rpc
-	peers    map[netip.Addr]*peer
-	// acked remembers server RPCs freed by an ack (the tick it came), so
-	// that request packets delayed past the ack cannot recreate and
-	// re-execute the RPC (at-most-once; a gap HomaModule documents).
-	acked map[serverKey]int
-	tick  int
-	// lateGrants are GRANTs FaultRepeatGrants sends after messages completed.
-	lateGrants []lateGrant
-	outbox     []outPkt
-	retxTurn   bool   // the sender alternates retransmissions and new data
-	retxQ      []*rpc // RPCs with retransmissions waiting, in RESEND order
-	grants     grantQueue
-	sendQ      sendQueue
-	rpcSeq     uint64 // RPCs created so far (rpc.seq)
-	lastFIFO   time.Time
-	stats      Stats
-	closed     bool
+	// NEED_ACK ahead of the response DATA an earlier input built.
+	sendMu  sync.Mutex
+	timer   *time.Timer
+	armedAt time.Duration // the deadline the timer is set for
+	sockets map[uint16]*Socket
+	calls   map[uint64]chan callResult
+	dropped int // requests a full receive queue refused
+	closed  bool
+}
 
-	kick chan struct{}
-	done chan struct{}
-	wg   sync.WaitGroup
+// callResult is the end of one Call.
+type callResult struct {
+	resp []byte
+	err  error
 }
 
 // New starts a host on cfg.Transport. It returns an error for bad
@@ -119,173 +56,136 @@ func New(cfg Config) (*Host, error) {
 	if cfg.Transport == nil {
 		return nil, errors.New("homa: Config.Transport is required")
 	}
-	p := cfg.Params
-	if p == (Params{}) {
-		p = DefaultParams()
-	}
-	if err := p.Validate(); err != nil {
-		return nil, err
-	}
-	fs, err := parseFaults(cfg.Faults)
+	m, err := NewMachine(MachineConfig{Addr: cfg.Transport.LocalAddr(), Params: cfg.Params, Faults: cfg.Faults}, 0)
 	if err != nil {
 		return nil, err
 	}
-	addr := cfg.Transport.LocalAddr()
-	h := &Host{p: p, tr: cfg.Transport, addr: addr, v6: addr.Is6() && !addr.Is4In6(), faults: fs,
-		sockets: map[uint16]*Socket{}, nextPort: 32768, nextID: 2,
-		clients: map[uint64]*rpc{}, servers: map[serverKey]*rpc{}, peers: map[netip.Addr]*peer{}, acked: map[serverKey]int{},
-		kick: make(chan struct{}, 1), done: make(chan struct{})}
-	k := p.MaxOvercommit
-	if fs[FaultOvercommit] {
-		k = math.MaxInt // every grantable message is active
-	}
-	h.grants, h.sendQ = newGrantQueue(k), newSendQueue()
-	if fs[FaultIDZero] {
-		h.nextID = 0
-	}
+	h := &Host{m: m, tr: cfg.Transport, epoch: time.Now(), sockets: map[uint16]*Socket{}, calls: map[uint64]chan callResult{}}
+	h.mu.Lock()
+	h.armedAt = m.nextTick
+	h.timer = time.AfterFunc(m.nextTick, h.onTimer)
+	h.mu.Unlock()
 	cfg.Transport.SetHandler(h.receive)
-	h.wg.Add(2)
-	go h.timerLoop()
-	go h.senderLoop()
 	return h, nil
 }
 
 // Addr returns the host's address.
-func (h *Host) Addr() netip.Addr { return h.addr }
+func (h *Host) Addr() netip.Addr { return h.m.Addr() }
 
 // Params returns the host's parameters.
-func (h *Host) Params() Params { return h.p }
+func (h *Host) Params() Params { return h.m.Params() }
 
 // Stats returns a copy of the host's counters.
 func (h *Host) Stats() Stats {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	return h.stats
+	st := h.m.Stats()
+	st.Dropped += h.dropped
+	return st
 }
 
-// Close aborts every RPC, closes every socket, stops the host's goroutines
-// and closes the transport.
+// now is the host's clock: the time since it was created.
+func (h *Host) now() time.Duration { return time.Since(h.epoch) }
+
+// Close aborts every RPC, closes every socket, stops the host's timer and
+// closes the transport.
 func (h *Host) Close() error {
 	h.mu.Lock()
 	if h.closed {
 		h.mu.Unlock()
 		return nil
 	}
+	h.m.Close()
+	h.dispatch()
 	h.closed = true
-	for _, r := range h.clients {
-		h.finishClient(r, ErrClosed)
-	}
 	for _, s := range h.sockets {
-		s.closeLocked()
+		s.closed = true
+		close(s.reqs)
 	}
+	h.sockets = nil
+	h.timer.Stop()
 	h.mu.Unlock()
-	close(h.done)
-	h.wg.Wait()
+	// Packets built before Close may still be on their way to the
+	// transport: let them go before it closes.
+	h.sendMu.Lock()
+	defer h.sendMu.Unlock()
 	return h.tr.Close()
 }
 
-func (h *Host) peer(a netip.Addr) *peer {
-	p := h.peers[a]
-	if p == nil {
-		p = &peer{lastCutoffs: -1}
-		// A new peer's table sends every unscheduled packet at level
-		// num_priorities-2 until its CUTOFFS arrive (homa_peer_alloc).
-		if h.p.NumPriorities >= 2 {
-			p.cutoffs[h.p.NumPriorities-2] = 0x7fffffff
+// receive is the transport's handler.
+func (h *Host) receive(src netip.Addr, prio uint8, pkt []byte) {
+	h.mu.Lock()
+	if h.closed {
+		h.mu.Unlock()
+		return
+	}
+	h.m.HandlePacket(h.now(), src, prio, pkt)
+	h.unlock()
+}
+
+// onTimer runs when the machine's deadline has come.
+func (h *Host) onTimer() {
+	h.mu.Lock()
+	if h.closed {
+		h.mu.Unlock()
+		return
+	}
+	h.armedAt = -1
+	h.m.HandleTimeout(h.now())
+	h.unlock()
+}
+
+// dispatch hands the machine's events to the sockets and callers. Called
+// with h.mu held.
+func (h *Host) dispatch() {
+	for {
+		e, ok := h.m.PollEvent()
+		if !ok {
+			return
 		}
-		h.peers[a] = p
-	}
-	return p
-}
-
-// unschedPriority returns the level for unscheduled packets of a message of
-// length bytes to peer pr (homa_unsched_priority).
-func (h *Host) unschedPriority(pr *peer, length int) uint8 {
-	for i := h.p.NumPriorities - 1; i > 0; i-- {
-		if int64(pr.cutoffs[i]) >= int64(length) {
-			return uint8(i)
+		switch e.Kind {
+		case EventRequest:
+			s := h.sockets[e.Port]
+			if s == nil {
+				continue
+			}
+			q := &Request{s: s, ref: e.Request, id: e.ID, payload: e.Payload, client: e.Peer}
+			select {
+			case s.reqs <- q:
+			default:
+				h.dropped++ // receive queue full
+			}
+		case EventCallDone:
+			if ch := h.calls[e.ID]; ch != nil {
+				delete(h.calls, e.ID)
+				ch <- callResult{e.Payload, e.Err}
+			}
 		}
 	}
-	return 0
 }
 
-// send queues one packet for transmission, counting it and applying
-// priority faults. Called with h.mu held; the packets leave when the caller
-// releases the lock through unlock, so no syscall runs under the lock.
-func (h *Host) send(dst netip.Addr, prio uint8, f wire.Fields) {
-	pkt, err := wire.Encode(f, wire.EncodeOptions{Version: wire.VersionCurrent, FixLengths: true, SetMarks: true})
-	if err != nil {
-		panic(fmt.Sprintf("homa: encode %s: %v", f.PacketType(), err)) // a bug in this package
-	}
-	if f.PacketType() != wire.TypeData && h.faults[FaultControlLowPriority] {
-		prio = 0
-	}
-	if h.faults[FaultWrongPriorityBits] {
-		prio >>= 2
-	}
-	h.stats.Sent[f.PacketType()-wire.MinType]++
-	h.outbox = append(h.outbox, outPkt{dst, prio, pkt})
-}
-
-// checkQueues, when set (by this package's tests), checks h.grants and
-// h.sendQ against the host's RPC tables each time h.mu is released.
-var checkQueues atomic.Pointer[func(h *Host)]
-
-// outPkt is a packet waiting for h.mu to be released.
-type outPkt struct {
-	dst  netip.Addr
-	prio uint8
-	pkt  []byte
-}
-
-// unlock releases h.mu and then transmits the packets queued under it, in
-// order.
+// unlock hands out the machine's events, takes the packets it wants sent
+// now, sets the timer for its deadline, releases h.mu and then transmits
+// the packets, in order.
 func (h *Host) unlock() {
-	if check := checkQueues.Load(); check != nil {
-		(*check)(h)
+	h.dispatch()
+	now := h.now()
+	var out []Transmit
+	for {
+		t, ok := h.m.PollTransmit(now)
+		if !ok {
+			break
+		}
+		out = append(out, t)
 	}
-	out := h.outbox
-	h.outbox = nil
+	if d, ok := h.m.Deadline(); ok && d != h.armedAt {
+		h.armedAt = d
+		h.timer.Reset(max(0, d-now))
+	}
 	h.sendMu.Lock()
 	h.mu.Unlock()
-	for _, o := range out {
-		_ = h.tr.Send(o.dst, o.prio, o.pkt)
+	for _, t := range out {
+		_ = h.tr.Send(t.Dst, t.Prio, t.Packet)
 	}
 	h.sendMu.Unlock()
-}
-
-// control returns the common header of a control packet for r.
-func (h *Host) control(r *rpc) wire.CommonFields {
-	c := wire.CommonFields{Sport: r.sock.port, Dport: r.peerPort, SenderID: r.wireID()}
-	if h.faults[FaultControlSequence] {
-		c.Sequence = 0x1b2c0
-	}
-	return c
-}
-
-// topPriority is the level of control packets.
-func (h *Host) topPriority() uint8 { return uint8(h.p.NumPriorities - 1) }
-
-func (h *Host) wake() {
-	select {
-	case h.kick <- struct{}{}:
-	default:
-	}
-}
-
-// timerLoop runs the timer every tick.
-func (h *Host) timerLoop() {
-	defer h.wg.Done()
-	t := time.NewTicker(h.p.Tick)
-	defer t.Stop()
-	for {
-		select {
-		case <-h.done:
-			return
-		case <-t.C:
-			h.mu.Lock()
-			h.onTick()
-			h.unlock()
-		}
-	}
 }

@@ -7,16 +7,18 @@ import (
 	"github.com/homatest/homatest/spec/wire"
 )
 
-// receive is the transport's handler: decode and dispatch one packet.
-// Malformed packets, and packets for unknown RPCs that need no answer, are
-// dropped and counted (HomaModule homa_softirq, homa_dispatch_pkts).
-func (h *Host) receive(src netip.Addr, prio uint8, pkt []byte) {
-	p, err := wire.Decode(pkt, wire.DecodeOptions{Version: wire.VersionCurrent})
-	h.mu.Lock()
-	defer h.unlock()
+// HandlePacket takes one packet (the transport bytes: Homa header and
+// payload) that arrived from src at IP priority prio at now: it is
+// decoded and dispatched (HomaModule homa_softirq, homa_dispatch_pkts).
+// Malformed packets, and packets for unknown RPCs that need no answer,
+// are dropped and counted. The machine keeps no reference to pkt.
+func (h *Machine) HandlePacket(now time.Duration, src netip.Addr, prio uint8, pkt []byte) {
+	h.advance(now)
 	if h.closed {
 		return
 	}
+	defer h.settled()
+	p, err := wire.Decode(pkt, wire.DecodeOptions{Version: wire.VersionCurrent})
 	if err != nil {
 		h.stats.Dropped++
 		return
@@ -52,7 +54,7 @@ func (h *Host) receive(src netip.Addr, prio uint8, pkt []byte) {
 }
 
 // lookup finds the local RPC a packet from src belongs to, or nil.
-func (h *Host) lookup(src netip.Addr, p wire.Packet) *rpc {
+func (h *Machine) lookup(src netip.Addr, p wire.Packet) *rpc {
 	id := p.SenderID()
 	if p.Role() == wire.RoleServer {
 		// From a server: one of our client RPCs.
@@ -65,7 +67,7 @@ func (h *Host) lookup(src netip.Addr, p wire.Packet) *rpc {
 	return h.servers[serverKey{src, id}]
 }
 
-func (h *Host) handleData(src netip.Addr, d wire.Data) {
+func (h *Machine) handleData(src netip.Addr, d wire.Data) {
 	c := d.Common()
 	length := int(d.MessageLength())
 	off, n := int(d.Offset()), d.DataLen()
@@ -97,7 +99,7 @@ func (h *Host) handleData(src netip.Addr, d wire.Data) {
 		}
 		h.rpcSeq++
 		r = &rpc{id: wire.LocalID(c.SenderID()), peer: src, peerPort: c.Sport(), sock: s, state: serverReceiving, seq: h.rpcSeq}
-		h.servers[serverKey{src, c.SenderID()}] = r
+		h.addServer(r)
 	}
 	if h.p.CutoffVersion != d.CutoffVersion() || h.faults[FaultCutoffsUnprompted] {
 		h.sendCutoffs(src, r)
@@ -113,7 +115,7 @@ func (h *Host) handleData(src netip.Addr, d wire.Data) {
 	}
 	m := r.in
 	if m == nil {
-		m = &msgIn{buf: make([]byte, length), granted: min(length, int(d.Incoming())), created: time.Now()}
+		m = &msgIn{buf: make([]byte, length), granted: min(length, int(d.Incoming())), created: h.now}
 		if m.granted < 1 {
 			m.granted = min(length, h.p.UnschedBytes)
 		}
@@ -150,12 +152,8 @@ func (h *Host) handleData(src netip.Addr, d wire.Data) {
 		} else {
 			r.state = serverInService
 			h.stats.Delivered++
-			q := &Request{s: r.sock, r: r, payload: m.buf, client: netip.AddrPortFrom(src, r.peerPort)}
-			select {
-			case r.sock.reqs <- q:
-			default:
-				h.stats.Dropped++ // receive queue full
-			}
+			h.event(Event{Kind: EventRequest, Port: r.sock.port, ID: r.id, Peer: netip.AddrPortFrom(src, r.peerPort),
+				Payload: m.buf, Request: RequestRef{r}})
 		}
 	}
 	if length > h.p.UnschedBytes {
@@ -167,7 +165,7 @@ func (h *Host) handleData(src netip.Addr, d wire.Data) {
 
 // sendCutoffs tells src our cutoffs, at most once per tick per peer
 // (homa_data_pkt rate-limits to once per jiffy).
-func (h *Host) sendCutoffs(src netip.Addr, r *rpc) {
+func (h *Machine) sendCutoffs(src netip.Addr, r *rpc) {
 	pr := h.peer(src)
 	if pr.lastCutoffs == h.tick {
 		return
@@ -177,7 +175,7 @@ func (h *Host) sendCutoffs(src netip.Addr, r *rpc) {
 	h.send(src, h.topPriority(), &wire.CutoffsFields{Common: h.control(r), UnschedCutoffs: cut, CutoffVersion: h.p.CutoffVersion})
 }
 
-func (h *Host) handleGrant(src netip.Addr, g wire.Grant) {
+func (h *Machine) handleGrant(src netip.Addr, g wire.Grant) {
 	r := h.lookup(src, g.Packet)
 	if r == nil || r.out == nil {
 		h.stats.Dropped++
@@ -190,10 +188,9 @@ func (h *Host) handleGrant(src netip.Addr, g wire.Grant) {
 	}
 	m.prio = g.Priority()
 	h.queueSend(r)
-	h.wake()
 }
 
-func (h *Host) handleResend(src netip.Addr, rs wire.Resend) {
+func (h *Machine) handleResend(src netip.Addr, rs wire.Resend) {
 	r := h.lookup(src, rs.Packet)
 	c := rs.Common()
 	if r == nil {
@@ -218,7 +215,6 @@ func (h *Host) handleResend(src netip.Addr, rs wire.Resend) {
 			// A RESEND past our horizon means a GRANT was lost (RTX-08).
 			m.granted = end
 			h.queueSend(r)
-			h.wake()
 		}
 		end = min(end, m.next)
 	}
@@ -238,7 +234,7 @@ func (h *Host) handleResend(src netip.Addr, rs wire.Resend) {
 	}
 }
 
-func (h *Host) handleRPCUnknown(src netip.Addr, p wire.Packet) {
+func (h *Machine) handleRPCUnknown(src netip.Addr, p wire.Packet) {
 	r := h.lookup(src, p)
 	if r == nil {
 		h.stats.Dropped++
@@ -246,8 +242,7 @@ func (h *Host) handleRPCUnknown(src netip.Addr, p wire.Packet) {
 	}
 	if !r.client {
 		// The client forgot the RPC: discard ours (homa_rpc_unknown_pkt).
-		delete(h.servers, serverKey{r.peer, r.clientID()})
-		h.forget(r)
+		h.dropServer(r)
 		return
 	}
 	if h.faults[FaultIgnoreRPCUnknown] || r.in != nil {
@@ -267,7 +262,7 @@ func (h *Host) handleRPCUnknown(src netip.Addr, p wire.Packet) {
 	}
 }
 
-func (h *Host) handleNeedAck(src netip.Addr, p wire.Packet) {
+func (h *Machine) handleNeedAck(src netip.Addr, p wire.Packet) {
 	c := p.Common()
 	id := wire.LocalID(c.SenderID())
 	r := h.clients[id]
@@ -286,7 +281,7 @@ func (h *Host) handleNeedAck(src netip.Addr, p wire.Packet) {
 	h.send(src, h.topPriority(), &wire.AckFields{Common: wire.CommonFields{Sport: c.Dport(), Dport: c.Sport(), SenderID: id}, Acks: acks})
 }
 
-func (h *Host) handleAck(src netip.Addr, a wire.Ack) {
+func (h *Machine) handleAck(src netip.Addr, a wire.Ack) {
 	h.ackRPC(src, a.SenderID())
 	for i := range a.ValidAcks() {
 		h.ackRPC(src, a.Entry(i).ClientID)
@@ -294,11 +289,10 @@ func (h *Host) handleAck(src netip.Addr, a wire.Ack) {
 }
 
 // ackRPC frees the server RPC (src, client id) once it is acknowledged.
-func (h *Host) ackRPC(src netip.Addr, clientID uint64) {
+func (h *Machine) ackRPC(src netip.Addr, clientID uint64) {
 	k := serverKey{src, wire.ClientID(clientID)}
 	if r := h.servers[k]; r != nil && r.state == serverAwaitAck {
-		delete(h.servers, k)
-		h.forget(r)
+		h.dropServer(r)
 		h.acked[k] = h.tick
 	}
 }

@@ -1,59 +1,6 @@
 package homa
 
-import (
-	"time"
-
-	"github.com/homatest/homatest/spec/wire"
-)
-
-// senderLoop transmits DATA: retransmissions first, then first
-// transmissions of the message with the fewest bytes left (sender SRPT,
-// HomaModule homa_pacer.c), one packet at a time, pacing at LinkRate.
-func (h *Host) senderLoop() {
-	defer h.wg.Done()
-	var linkFree time.Time // when the link finishes the packets sent so far (pacer)
-	for {
-		h.mu.Lock()
-		n := 0
-		if !h.closed {
-			n = h.sendOne()
-		}
-		h.unlock()
-		if n == 0 {
-			select {
-			case <-h.kick:
-				continue
-			case <-h.done:
-				return
-			}
-		}
-		if h.p.LinkRate > 0 {
-			// Ethernet, IP and Homa header bytes occupy the link too.
-			wireBytes := n + 14 + 20 + wire.DataHeaderLen
-			now := time.Now()
-			if linkFree.Before(now) {
-				linkFree = now // the link went idle: no credit is saved up
-			}
-			linkFree = linkFree.Add(time.Duration(int64(wireBytes) * 8 * int64(time.Second) / h.p.LinkRate))
-			if ahead := linkFree.Sub(now); ahead > pacerBacklog {
-				select {
-				case <-time.After(ahead - pacerBacklog):
-				case <-h.done:
-					return
-				}
-			}
-		}
-	}
-}
-
-// pacerBacklog is how far ahead of the link the pacer lets a host send:
-// packets leave while the link time already handed out ends less than
-// this far in the future (HomaModule's max_nic_est_backlog_usecs, 5 µs).
-// A user-space host cannot sleep a few microseconds (a sleep per 12 µs
-// packet at 1 Gbit/s takes a timer tick or more, and would cut the rate
-// tenfold), so it keeps 500 µs of link time in hand and the average rate
-// stays the link's.
-const pacerBacklog = 500 * time.Microsecond
+import "github.com/homatest/homatest/spec/wire"
 
 // outbound returns the RPC's outgoing message if it has something to send.
 func outbound(r *rpc) *msgOut {
@@ -72,26 +19,16 @@ func outbound(r *rpc) *msgOut {
 	return r.out
 }
 
-// sendOne transmits one DATA packet and returns its data length (0 if
-// nothing was ready). Called with h.mu held.
-func (h *Host) sendOne() int {
+// sendOne builds one DATA packet (two with FaultDuplicateData) and returns
+// its data length (0 if nothing was ready).
+func (h *Machine) sendOne() int {
 	// Retransmissions are served round-robin over the RPCs that asked,
 	// in the order they asked (h.retxQ); first transmissions go to the RPC
 	// with the fewest bytes left (SRPT). The two alternate, so a stream of
 	// RESENDs cannot starve new data, nor one RPC's RESENDs another's
 	// (HomaModule retransmits from the RESEND handler while its pacer keeps
 	// sending).
-	var retxBest, freshBest *rpc
-	for len(h.retxQ) > 0 {
-		r := h.retxQ[0]
-		if m := outbound(r); m != nil && len(m.retx) > 0 && h.live(r) {
-			retxBest = r
-			break
-		}
-		r.inRetxQ = false
-		h.retxQ = h.retxQ[1:]
-	}
-	freshBest = h.nextFresh()
+	retxBest, freshBest := h.retxHead(), h.nextFresh()
 	useRetx := retxBest != nil && (freshBest == nil || h.retxTurn)
 	h.retxTurn = !h.retxTurn
 	best := freshBest
@@ -133,11 +70,27 @@ func (h *Host) sendOne() int {
 	return sent
 }
 
+// retxHead returns the RPC whose retransmission goes next, or nil,
+// dropping RPCs with nothing left to retransmit from the front of the
+// round robin.
+func (h *Machine) retxHead() *rpc {
+	for len(h.retxQ) > 0 {
+		r := h.retxQ[0]
+		if m := outbound(r); m != nil && len(m.retx) > 0 && h.live(r) {
+			return r
+		}
+		r.inRetxQ = false
+		h.retxQ = h.retxQ[1:]
+	}
+	return nil
+}
+
 // sendData builds and transmits DATA [off, off+n) of r's outgoing message.
-func (h *Host) sendData(r *rpc, off, n int, prio uint8, retransmit bool, incoming int) int {
+func (h *Machine) sendData(r *rpc, off, n int, prio uint8, retransmit bool, incoming int) int {
 	m := r.out
 	pr := h.peer(r.peer)
-	f := &wire.DataFields{
+	f := &h.dataFields // send keeps nothing of it: no allocation per packet
+	*f = wire.DataFields{
 		Common:        wire.CommonFields{Sport: r.sock.port, Dport: r.peerPort, SenderID: r.wireID(), Sequence: uint32(off)},
 		MessageLength: uint32(m.length()),
 		Incoming:      uint32(incoming),
@@ -173,7 +126,7 @@ func (h *Host) sendData(r *rpc, off, n int, prio uint8, retransmit bool, incomin
 // homa_message_out_fill builds them all when the message is created, so a
 // GRANT lets whole packets go: the sender may overshoot a grant by less
 // than one packet).
-func (h *Host) packetLen(m *msgOut, off int) int {
+func (h *Machine) packetLen(m *msgOut, off int) int {
 	seg := h.p.maxSegData(h.v6)
 	u := m.unsched
 	if h.faults[FaultUnschedOverflow] {
@@ -187,7 +140,7 @@ func (h *Host) packetLen(m *msgOut, off int) int {
 
 // packetStart returns the offset of the packet that holds byte x of m's
 // outgoing message (see packetLen), or 0 for x < 0.
-func (h *Host) packetStart(m *msgOut, x int) int {
+func (h *Machine) packetStart(m *msgOut, x int) int {
 	seg := h.p.maxSegData(h.v6)
 	u := m.unsched
 	if h.faults[FaultUnschedOverflow] {
@@ -207,7 +160,7 @@ func (h *Host) packetStart(m *msgOut, x int) int {
 // r's outgoing message for retransmission at prio, cut on the original
 // packet boundaries (homa_resend_data). It returns the number of packets
 // queued: packets already waiting for retransmission are not queued twice.
-func (h *Host) queueRetransmit(r *rpc, start, end int, prio uint8) int {
+func (h *Machine) queueRetransmit(r *rpc, start, end int, prio uint8) int {
 	m := r.out
 	incoming := end
 	queued := 0
@@ -229,12 +182,11 @@ func (h *Host) queueRetransmit(r *rpc, start, end int, prio uint8) int {
 		r.inRetxQ = true
 		h.retxQ = append(h.retxQ, r)
 	}
-	h.wake()
 	return queued
 }
 
 // live reports whether r is still one of the host's RPCs.
-func (h *Host) live(r *rpc) bool {
+func (h *Machine) live(r *rpc) bool {
 	if r.client {
 		return h.clients[r.id] == r
 	}

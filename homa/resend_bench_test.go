@@ -3,8 +3,6 @@ package homa
 import (
 	"net/netip"
 	"testing"
-
-	"github.com/homatest/homatest/homa/memnet"
 )
 
 // BenchmarkResendBusySender measures the sender's work for one RESEND of
@@ -12,20 +10,15 @@ import (
 // packets already wait for retransmission (a sender that is behind and
 // hears the same RESEND again): each packet must be found in the queue.
 func BenchmarkResendBusySender(b *testing.B) {
-	n := memnet.New(memnet.Config{})
-	defer n.Close()
-	h, err := New(Config{Transport: n.Attach(netip.AddrFrom4([4]byte{198, 18, 0, 1}))})
+	h, err := NewMachine(MachineConfig{Addr: netip.AddrFrom4([4]byte{198, 18, 0, 1})}, 0)
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer h.Close()
-	s, err := h.Dial()
+	port, err := h.Dial()
 	if err != nil {
 		b.Fatal(err)
 	}
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	r := &rpc{id: 1 << 40, client: true, peer: netip.AddrFrom4([4]byte{198, 18, 0, 2}), peerPort: 4000, sock: s, state: clientSending}
+	r := &rpc{id: 1 << 40, client: true, peer: netip.AddrFrom4([4]byte{198, 18, 0, 2}), peerPort: 4000, sock: h.sockets[port], state: clientSending}
 	r.out = h.newMsgOut(make([]byte, 1000000))
 	r.out.next, r.out.granted = r.out.length(), r.out.length()
 	packets := h.queueRetransmit(r, 0, r.out.length(), 7)

@@ -21,7 +21,6 @@ type msgOut struct {
 	// the packets already queued in O(1) each.
 	retxPopped int
 	retxAt     map[int]int
-	started    time.Time
 }
 
 // retx is a range to retransmit at a priority.
@@ -47,8 +46,8 @@ type msgIn struct {
 	prio         uint8
 	complete     bool
 	completeTick int
-	created      time.Time
-	g            *grantable // its place in Host.grants, nil when not grantable
+	created      time.Duration // when its first packet arrived (Machine clock)
+	g            *grantable    // its place in Machine.grants, nil when not grantable
 }
 
 func (m *msgIn) length() int   { return len(m.buf) }
@@ -73,17 +72,59 @@ type rpc struct {
 	client   bool
 	peer     netip.Addr
 	peerPort uint16
-	sock     *Socket
+	sock     *sock
 	state    rpcState
 	out      *msgOut
 	in       *msgIn
-	silent   int // silent_ticks
-	doneTick int // ticks since the response was fully transmitted
-	done     chan struct{}
-	err      error
+	silent   int    // silent_ticks
+	doneTick int    // ticks since the response was fully transmitted
 	inRetxQ  bool   // queued in the host's retransmission round robin
 	seq      uint64 // creation order at this host: the last SRPT tie-break
-	sendIdx  int    // 1 + index in Host.sendQ; 0 when not queued
+	sendIdx  int    // 1 + index in Machine.sendQ; 0 when not queued
+	// prev and next link the RPC into its machine's client or server
+	// list, in creation order.
+	prev, next *rpc
+}
+
+// rpcList is a list of RPCs in the order they were added: the machine
+// walks its RPCs in this order, never in a map's random order, so that the
+// same inputs give the same packets in the same order.
+type rpcList struct{ head, tail *rpc }
+
+// push appends r.
+func (l *rpcList) push(r *rpc) {
+	r.prev, r.next = l.tail, nil
+	if l.tail != nil {
+		l.tail.next = r
+	} else {
+		l.head = r
+	}
+	l.tail = r
+}
+
+// remove takes r (in l) out of l.
+func (l *rpcList) remove(r *rpc) {
+	if r.prev != nil {
+		r.prev.next = r.next
+	} else {
+		l.head = r.next
+	}
+	if r.next != nil {
+		r.next.prev = r.prev
+	} else {
+		l.tail = r.prev
+	}
+	r.prev, r.next = nil, nil
+}
+
+// each calls fn for every RPC of l in order; fn may remove the RPC it is
+// given (and no other).
+func (l *rpcList) each(fn func(r *rpc)) {
+	for r := l.head; r != nil; {
+		next := r.next
+		fn(r)
+		r = next
+	}
 }
 
 // wireID returns the sender_id this host puts in packets of the RPC.

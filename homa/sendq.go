@@ -9,8 +9,8 @@ import "container/heap"
 // (HomaModule's pacer keeps its throttled RPCs in such an order,
 // homa_pacer.c). It may also hold RPCs that cannot send right now (waiting
 // for a GRANT): they leave when they reach the front, and come back when
-// their grant horizon moves (Host.queueSend). Every RPC that can send is in
-// it, and every RPC in it is live: Host.forget removes RPCs as they go.
+// their grant horizon moves (Machine.queueSend). Every RPC that can send is in
+// it, and every RPC in it is live: Machine.forget removes RPCs as they go.
 type sendQueue = indexedHeap[*rpc]
 
 // newSendQueue returns an empty send queue.
@@ -41,8 +41,8 @@ func freshOut(r *rpc) *msgOut {
 }
 
 // queueSend puts r in the send queue after its message was created or its
-// grant horizon moved. Called with h.mu held.
-func (h *Host) queueSend(r *rpc) {
+// grant horizon moved.
+func (h *Machine) queueSend(r *rpc) {
 	if r.sendIdx == 0 && freshOut(r) != nil {
 		heap.Push(&h.sendQ, r)
 	}
@@ -51,7 +51,7 @@ func (h *Host) queueSend(r *rpc) {
 // nextFresh returns the RPC whose first transmission goes next (sender
 // SRPT), or nil, dropping RPCs that cannot send from the front of the
 // queue.
-func (h *Host) nextFresh() *rpc {
+func (h *Machine) nextFresh() *rpc {
 	for h.sendQ.Len() > 0 {
 		if r := h.sendQ.items[0]; freshOut(r) != nil {
 			return r
@@ -62,7 +62,7 @@ func (h *Host) nextFresh() *rpc {
 }
 
 // sent re-ranks r after its first transmissions advanced.
-func (h *Host) sent(r *rpc) {
+func (h *Machine) sent(r *rpc) {
 	if freshOut(r) == nil {
 		heap.Remove(&h.sendQ, r.sendIdx-1)
 		return
@@ -71,8 +71,8 @@ func (h *Host) sent(r *rpc) {
 }
 
 // forget takes r out of the grant and send queues as it leaves the host's
-// tables. Called with h.mu held.
-func (h *Host) forget(r *rpc) {
+// tables.
+func (h *Machine) forget(r *rpc) {
 	if r.in != nil {
 		h.grants.remove(r.in)
 	}

@@ -10,9 +10,8 @@ import (
 // onTick is the timer pass (HomaModule homa_timer.c homa_timer_check_rpc):
 // silent RPCs waiting for data send RESENDs every resend_interval ticks from
 // resend_ticks on and abort at timeout_ticks; servers whose response is
-// fully sent ask for an ACK every tick from request_ack_ticks on. Called
-// with h.mu held.
-func (h *Host) onTick() {
+// fully sent ask for an ACK every tick from request_ack_ticks on.
+func (h *Machine) onTick() {
 	h.tick++
 	first := h.p.ResendTicks
 	if h.faults[FaultEarlyResend] {
@@ -21,7 +20,7 @@ func (h *Host) onTick() {
 	if h.faults[FaultLateResend] {
 		first = 4 * h.p.ResendTicks
 	}
-	for _, r := range h.clients {
+	h.clientList.each(func(r *rpc) {
 		// A client waits once its request is sent up to the grant
 		// horizon (or completely) and the response is not complete.
 		waiting := r.out.next >= min(r.out.granted, r.out.length()) && len(r.out.retx) == 0
@@ -32,7 +31,7 @@ func (h *Host) onTick() {
 		}
 		if !waiting {
 			r.silent = 0
-			continue
+			return
 		}
 		r.silent++
 		if r.silent >= h.p.TimeoutTicks {
@@ -43,26 +42,25 @@ func (h *Host) onTick() {
 			}
 			h.finishClient(r, fmt.Errorf("%w: RPC %d to %v: request %d of %d bytes sent (horizon %d), %s, %d retransmissions queued",
 				ErrTimeout, r.id, r.peer, r.out.next, r.out.length(), r.out.granted, in, len(r.out.retx)))
-			continue
+			return
 		}
 		if r.silent >= first && (r.silent-first)%h.p.ResendInterval == 0 {
 			h.requestRetransmit(r)
 		}
-	}
+	})
 	needAcks := map[netip.Addr]int{}
-	for k, r := range h.servers {
+	h.serverList.each(func(r *rpc) {
 		switch r.state {
 		case serverReceiving:
 			if r.in == nil || r.in.received() >= r.in.granted {
 				r.silent = 0 // everything granted arrived: nothing to wait for
-				continue
+				return
 			}
 			r.silent++
 			if r.silent >= h.p.TimeoutTicks {
 				h.stats.Timeouts++
-				delete(h.servers, k)
-				h.forget(r)
-				continue
+				h.dropServer(r)
+				return
 			}
 			if r.silent >= first && (r.silent-first)%h.p.ResendInterval == 0 {
 				h.requestRetransmit(r)
@@ -80,7 +78,7 @@ func (h *Host) onTick() {
 		default:
 			r.silent = 0
 		}
-	}
+	})
 	for len(h.lateGrants) > 0 && h.lateGrants[0].tick <= h.tick {
 		g := h.lateGrants[0]
 		h.lateGrants = h.lateGrants[1:]
@@ -99,7 +97,7 @@ func (h *Host) onTick() {
 // requestRetransmit sends RESENDs for r's incoming message: {0, -1} when
 // nothing has arrived, else one per gap below the granted offset
 // (homa_request_retrans).
-func (h *Host) requestRetransmit(r *rpc) {
+func (h *Machine) requestRetransmit(r *rpc) {
 	c := h.control(r)
 	prio, ask := h.topPriority(), h.topPriority()
 	if h.faults[FaultResendPriorityZero] {

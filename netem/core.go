@@ -106,9 +106,6 @@ func (c *Core) IngressStamped(now, stamp time.Duration, in int, data []byte) (ui
 	num := c.frames
 	c.rx[in].RxFrames++
 	c.rx[in].RxBytes += uint64(len(data))
-	for _, e := range c.ports {
-		e.Advance(now)
-	}
 	if len(data) < ethHeaderLen {
 		return num, nil
 	}
@@ -170,6 +167,10 @@ func (c *Core) applyPlan(f *Frame, a Action) {
 
 func (c *Core) send(now time.Duration, p int, f *Frame, a Action) {
 	e := c.ports[p]
+	// The port serialises what it could start by now before the frame
+	// joins its queues (only its own queues matter to it: the other
+	// ports catch up when they next get a frame or are asked).
+	e.Advance(now)
 	if a.Drop {
 		e.drop(f, DropPlan, "plan "+c.plan.lastRules(f.Num))
 		return

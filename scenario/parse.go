@@ -86,6 +86,9 @@ func (s *Scenario) fill() {
 	if s.Link.Backend == "" {
 		s.Link.Backend = BackendSwitch
 	}
+	if s.Env == "" {
+		s.Env = EnvNS
+	}
 	if s.Link.Priorities == 0 {
 		s.Link.Priorities = 8
 	}

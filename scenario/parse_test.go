@@ -60,7 +60,7 @@ func TestLoadExamples(t *testing.T) {
 	if v, ok := s.IUT.Params.Int("tick_ns"); !ok || v != 50_000_000 {
 		t.Errorf("iut.params.tick_ns = %v", s.IUT.Params["tick_ns"])
 	}
-	if s.Plan == nil || len(s.Plan.Rules) != 2 || !s.Plan.Rules[0].Action.Drop || s.Plan.Rules[0].Match.RPC != 5 {
+	if s.Plan == nil || len(s.Plan.Rules) != 2 || !s.Plan.Rules[0].Action.Drop || s.Plan.Rules[0].Match.RPC != 4 {
 		t.Errorf("plan %+v", s.Plan)
 	}
 	d, err := Load("testdata/two-hosts-drops.yaml")
@@ -113,6 +113,11 @@ func TestParseErrors(t *testing.T) {
 				"plan rule 0 (g): match.in_port: the egress hook does not know the port a frame entered by; plan rule 0 (g): match.rpc: nftables cannot number RPCs in the order first seen (use match.id with the client's RPC id); " +
 				"plan rule 0 (g): action.delay: nftables cannot delay single packets (or use link.backend switch, which runs every plan feature)"},
 		{"plan:\n  rules:\n    - {match: {type: GRUNT}, action: drop}\n" + base, "plan: "},
+		{"env: vm\n" + base, `line 1: env: "vm": want ns (network namespaces, real time, root) or sim (the simulator, virtual time)`},
+		{"env: sim\niut: {impl: linux}\n" + base, `line 2: iut.impl: "linux": env sim runs the reference implementation only`},
+		{"env: sim\nlink: {backend: tc}\n" + base, `line 2: link.backend: "tc": env sim runs netem's switch core: use link.backend switch`},
+		{"env: sim\nsim: {cores: -1}\n" + base, `line 2: sim: packet_cost and cores must not be negative`},
+		{"sim: {cores: 8}\n" + base, `line 1: sim: the simulated hosts' model applies to env sim only`},
 	} {
 		_, err := Parse([]byte(c.yaml))
 		if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {

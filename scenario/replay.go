@@ -1,6 +1,7 @@
 package scenario
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -31,4 +32,47 @@ func LoadRun(dir string) (*Scenario, []Drop, error) {
 		return nil, nil, fmt.Errorf("%s: %v", filepath.Join(dir, "drops.json"), err)
 	}
 	return s, drops, nil
+}
+
+// SimFiles are the run-folder files a simulated run (Env sim) reproduces
+// byte for byte from its scenario and seed: everything but versions.json
+// (which names the homatest build) and summary.json's "dir".
+var SimFiles = []string{"scenario.yaml", "seed", "topology.json", "hellos.json", "sent.pcapng", "delivered.pcapng",
+	"capture.pcapng", "switch-notes.pcapng", "switch.json", "drops.json", "rpcs.json", "check.json", "summary.json"}
+
+// CompareFiles compares the SimFiles of run folders a and b byte for byte
+// (summary.json without its "dir" field) and returns one line per file
+// that differs or is missing ("sent.pcapng differs (56918176 and 56918180
+// bytes)"); nil means identical.
+func CompareFiles(a, b string) []string {
+	var diff []string
+	for _, name := range SimFiles {
+		x, errA := os.ReadFile(filepath.Join(a, name))
+		y, errB := os.ReadFile(filepath.Join(b, name))
+		if errA != nil || errB != nil {
+			diff = append(diff, fmt.Sprintf("%s: %v", name, errors.Join(errA, errB)))
+			continue
+		}
+		if name == "summary.json" {
+			x, y = withoutDir(x), withoutDir(y)
+		}
+		if !bytes.Equal(x, y) {
+			diff = append(diff, fmt.Sprintf("%s differs (%d and %d bytes)", name, len(x), len(y)))
+		}
+	}
+	return diff
+}
+
+// withoutDir returns summary.json's bytes with its "dir" value emptied.
+func withoutDir(b []byte) []byte {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(b, &m) != nil {
+		return b
+	}
+	delete(m, "dir")
+	out, err := json.Marshal(m)
+	if err != nil {
+		return b
+	}
+	return out
 }

@@ -16,9 +16,12 @@ import (
 	"github.com/homatest/homatest/harness"
 	"github.com/homatest/homatest/harness/traffic"
 	"github.com/homatest/homatest/harness/workload"
+	"github.com/homatest/homatest/internal/stall"
 	"github.com/homatest/homatest/internal/timescale"
 	"github.com/homatest/homatest/netem"
 	"github.com/homatest/homatest/pcap"
+	"github.com/homatest/homatest/report/annotate"
+	"github.com/homatest/homatest/sim"
 	"github.com/homatest/homatest/spec"
 )
 
@@ -63,8 +66,16 @@ type Result struct {
 	// frames the tc backend delivered to it (the as-delivered capture;
 	// nil for the switch backend, whose counters are Switch.Ports).
 	DeliveredBytes []uint64
-	// Hosts is the check of every host's view.
+	// Hosts is the check of every host's view; timing findings that a
+	// measured stall explains were moved from their Violations to
+	// Inconclusive.
 	Hosts []spec.HostReport
+	// Stalls are the spans in which this process or an agent's was kept
+	// from running (stall.Monitor), also written as stalls.json.
+	Stalls []stall.Span
+	// Inconclusive are the timing findings charged to a host that a
+	// measured stall explains: reported, not charged.
+	Inconclusive []Inconclusive
 	// Summary condenses the above.
 	Summary Summary
 }
@@ -89,6 +100,9 @@ type Result struct {
 func Run(ctx context.Context, s *Scenario, o Options) (*Result, error) {
 	if err := s.Validate(); err != nil {
 		return nil, err
+	}
+	if s.Env == EnvSim {
+		return runSim(ctx, s, o)
 	}
 	if os.Geteuid() != 0 {
 		return nil, harness.ErrNotRoot
@@ -121,6 +135,20 @@ func Run(ctx context.Context, s *Scenario, o Options) (*Result, error) {
 	if err != nil {
 		return nil, fmt.Errorf("iut.impl: %w", err)
 	}
+	r, err := newRun(s, o)
+	if err != nil {
+		return nil, err
+	}
+	r.m = m
+	if err := r.execute(ctx); err != nil {
+		return nil, err
+	}
+	return r.res, nil
+}
+
+// newRun makes the run folder (o.ArtifactsDir or a new one under
+// homatest-runs) and writes what is known before anything runs.
+func newRun(s *Scenario, o Options) (*run, error) {
 	dir := o.ArtifactsDir
 	if dir == "" {
 		dir = filepath.Join(harness.DefaultRunsDir, fmt.Sprintf("%s-%s-%d", s.Name, time.Now().Format("20060102-150405"), os.Getpid()))
@@ -129,25 +157,31 @@ func Run(ctx context.Context, s *Scenario, o Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &run{s: s, o: o, m: m, arts: arts, res: &Result{Dir: dir, Scenario: s}}
+	r := &run{s: s, o: o, arts: arts, res: &Result{Dir: dir, Scenario: s}}
 	if err := r.writeStart(); err != nil {
 		return nil, err
 	}
-	if err := r.execute(ctx); err != nil {
-		return nil, err
-	}
-	return r.res, nil
+	return r, nil
 }
 
 // run is one execution of Run.
 type run struct {
-	s     *Scenario
-	o     Options
-	m     *agent.Manifest
-	arts  *harness.Artifacts
-	res   *Result
-	notes noteFilter
-	fab   *netem.SwitchFabric
+	s      *Scenario
+	o      Options
+	m      *agent.Manifest
+	arts   *harness.Artifacts
+	res    *Result
+	notes  noteFilter
+	fab    *netem.SwitchFabric
+	stalls *stall.Monitor
+}
+
+// Inconclusive is a timing finding charged to Host (h1, h2, ...) that
+// Stall, a measured stall of this process or an agent's, explains.
+type Inconclusive struct {
+	Host    string       `json:"host"`
+	Finding spec.Finding `json:"finding"`
+	Stall   stall.Span   `json:"stall"`
 }
 
 func (r *run) logf(format string, a ...any) {
@@ -205,6 +239,11 @@ func (r *run) execute(ctx context.Context) error {
 		return err
 	}
 	defer topo.Close()
+	// Stalls of the harness (switch, capture, traffic) and of every
+	// agent explain timing findings made while they stood still.
+	r.stalls = stall.Start(stall.Config{})
+	defer r.stalls.Stop()
+	r.stalls.Watch(os.Getpid(), "harness")
 	if s.Link.Backend == BackendTC {
 		for _, p := range topo.Ports {
 			if err := netem.ApplyTC(topo.Switch, p, s.Link.LinkConfig); err != nil {
@@ -226,10 +265,11 @@ func (r *run) execute(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	cfg, err := r.trafficConfig(eps)
+	cfg, err := r.trafficConfig()
 	if err != nil {
 		return err
 	}
+	cfg.Hosts, cfg.Timeout = eps, timescale.D(cfg.Timeout)
 	r.logf("running the workload on %s (%s)", s.IUT.Impl, describeWorkload(s.Workload))
 	tr, err := traffic.Run(ctx, cfg)
 	if err != nil {
@@ -243,6 +283,8 @@ func (r *run) execute(ctx context.Context) error {
 		}
 	}
 	cancel()
+	r.stalls.Stop()
+	r.res.Stalls = r.stalls.Spans()
 	if r.fab != nil {
 		if err := r.fab.Close(); err != nil {
 			return fmt.Errorf("switch: %w", err)
@@ -270,7 +312,19 @@ func (r *run) execute(ctx context.Context) error {
 			return err
 		}
 	}
-	return r.finish(topo, eps, cst)
+	var hosts []host
+	for i, e := range eps {
+		hosts = append(hosts, host{name: e.Name, addr: e.Addr, port: topo.Ports[i]})
+	}
+	return r.finish(hosts, cst)
+}
+
+// host is one host of a finished run, as the check and the artifacts name
+// it.
+type host struct {
+	name string
+	addr netip.Addr
+	port string // its switch port's interface (backend tc's drops)
 }
 
 // startAgents starts the IUT's agent on every host and says hello.
@@ -294,6 +348,7 @@ func (r *run) startAgents(ctx context.Context, topo *harness.Topology) ([]traffi
 		if err != nil {
 			return nil, fmt.Errorf("starting the agent %s on %s: %w", m.Name, h.Name, err)
 		}
+		r.stalls.Watch(proc.Pid(), "agent on "+h.Name)
 		logPath := proc.LogPath()
 		c := agent.NewClient(proc.Stdout(), proc.Stdin(), agent.ClientOptions{ReplyTimeout: to.Reply,
 			StderrTail: func() string { return tailFile(logPath, 5) }})
@@ -326,12 +381,13 @@ func tailFile(path string, n int) string {
 	return strings.Join(lines[max(0, len(lines)-n):], "\n")
 }
 
-// trafficConfig turns the scenario's workload into a traffic.Config.
-func (r *run) trafficConfig(eps []traffic.Endpoint) (traffic.Config, error) {
+// trafficConfig turns the scenario's workload into a traffic.Config
+// (without hosts; the timeout as the file gives it).
+func (r *run) trafficConfig() (traffic.Config, error) {
 	w := r.s.Workload
-	cfg := traffic.Config{Hosts: eps, Pattern: traffic.Pattern(w.Pattern), Port: w.Port, Load: w.Load,
+	cfg := traffic.Config{Pattern: traffic.Pattern(w.Pattern), Port: w.Port, Load: w.Load,
 		LinkBps: float64(r.s.Link.Rate), Concurrency: w.Concurrency, Duration: w.Duration, Count: w.Count,
-		Seed: r.s.Seed, Timeout: timescale.D(w.Timeout), Progress: r.o.Progress}
+		Seed: r.s.Seed, Timeout: w.Timeout, Progress: r.o.Progress}
 	for _, x := range w.RPCs {
 		cfg.RPCs = append(cfg.RPCs, traffic.RPC{At: x.At, Client: x.Client - 1, Server: x.Server - 1, Request: x.Request, Response: x.Response})
 	}
@@ -372,7 +428,7 @@ func describeWorkload(w Workload) string {
 }
 
 // finish checks the capture and writes the remaining artifacts.
-func (r *run) finish(topo *harness.Topology, eps []traffic.Endpoint, cst harness.CaptureStats) error {
+func (r *run) finish(hs []host, cst harness.CaptureStats) error {
 	s, res := r.s, r.res
 	p, err := agent.Params(res.Hellos[0].Params).Spec(s.Check.Profile)
 	if err != nil {
@@ -385,9 +441,16 @@ func (r *run) finish(topo *harness.Topology, eps []traffic.Endpoint, cst harness
 	// packet delivered to a host reaches its protocol code up to a tenth
 	// of a tick (at least 1 ms) later, so a timer action in that time is
 	// excused (spec.Params.Reaction). check.params overrides all three.
-	p.Slack = max(p.Slack, 3*p.Tick)
-	p.Jitter = max(p.Jitter, 2*p.Tick)
-	p.Reaction = max(p.Reaction, p.Tick/10, time.Millisecond)
+	// In the simulator the views are the protocol's own inputs and
+	// outputs on exact virtual time: no slack beyond the captures' stamp
+	// spacing (sim.ViewTolerance).
+	if s.Env == EnvSim {
+		p.Slack, p.Jitter, p.Reaction = sim.ViewTolerance, sim.ViewTolerance, 0
+	} else {
+		p.Slack = max(p.Slack, 3*p.Tick)
+		p.Jitter = max(p.Jitter, 2*p.Tick)
+		p.Reaction = max(p.Reaction, p.Tick/10, time.Millisecond)
+	}
 	for name, v := range s.Check.Params {
 		if err := p.Set(name, v); err != nil {
 			return fmt.Errorf("check.params.%s: %w", name, err)
@@ -406,25 +469,48 @@ func (r *run) finish(topo *harness.Topology, eps []traffic.Endpoint, cst harness
 		return err
 	}
 	var hosts []netip.Addr
-	for _, e := range eps {
-		hosts = append(hosts, e.Addr)
+	var ports []string
+	for _, h := range hs {
+		hosts = append(hosts, h.addr)
+		ports = append(ports, h.port)
 	}
 	res.Hosts = spec.CheckHostViews(s.Check.Profile, p, rules, sent, delivered, hosts)
 	// homatest check reads NAME.params next to a capture: the run's
-	// parameters, so that it judges each file as the run did.
-	for _, f := range []string{"capture.pcapng", "sent.pcapng", "delivered.pcapng"} {
-		if err := p.WriteFile(r.arts.Path(f+".params"), "The parameters scenario run judged this capture with (the agents' hellos, slack, jitter and reaction, check.params)."); err != nil {
+	// parameters, so that it judges each file as the run did. capture.pcapng
+	// is judged as the run judged it, each host on its own link; sent and
+	// delivered time one direction of every exchange at the other end of
+	// the switch, whose queueing (up to a millisecond here) jitter must
+	// cover.
+	if err := p.WriteFile(r.arts.Path("capture.pcapng.params"), "The parameters scenario run judged this capture with (the agents' hellos, slack, jitter and reaction, check.params)."); err != nil {
+		return err
+	}
+	q := p
+	q.Jitter = max(q.Jitter, time.Millisecond)
+	for _, f := range []string{"sent.pcapng", "delivered.pcapng"} {
+		if err := q.WriteFile(r.arts.Path(f+".params"), "The parameters scenario run judged its capture with (the agents' hellos, slack, jitter and reaction, check.params), jitter at least 1ms for the queueing a one-direction view cannot see."); err != nil {
 			return err
 		}
 	}
+	for i := range res.Hosts {
+		hr := &res.Hosts[i]
+		kept := hr.Violations[:0]
+		for _, v := range hr.Violations {
+			if sp := stall.Explaining(v, hr.View, res.Stalls); len(sp) > 0 {
+				res.Inconclusive = append(res.Inconclusive, Inconclusive{Host: fmt.Sprintf("h%d", i+1), Finding: v, Stall: sp[0]})
+				continue
+			}
+			kept = append(kept, v)
+		}
+		hr.Violations = kept
+	}
 	if s.Link.Backend == BackendTC {
-		if res.Drops, err = r.lostDrops(hosts, topo.Ports, p.Wire, ordinals(sent)); err != nil {
+		if res.Drops, err = r.lostDrops(hosts, ports, p.Wire, ordinals(sent)); err != nil {
 			return err
 		}
 	} else {
 		err = r.arts.Write("switch-notes.pcapng", func(w io.Writer) error {
 			var derr error
-			res.Drops, derr = drops(r.notes.Notes(), len(topo.Hosts), ordinals(sent), w)
+			res.Drops, derr = drops(r.notes.Notes(), len(hs), ordinals(sent), w)
 			return derr
 		})
 		if err != nil {
@@ -432,21 +518,55 @@ func (r *run) finish(topo *harness.Topology, eps []traffic.Endpoint, cst harness
 		}
 	}
 	res.Summary = summarize(res, cst)
+	if err := annotateViews(r.arts, res.Hosts); err != nil {
+		return fmt.Errorf("annotating the captures: %w", err)
+	}
 	vs := versions{Homatest: r.o.Version, Go: runtime.Version(), Kernel: kernelRelease(), Agents: map[string]string{}}
 	if vs.Homatest == "" {
 		vs.Homatest = homatestVersion()
 	}
 	for i, h := range res.Hellos {
-		vs.Agents[eps[i].Name] = h.Impl + " " + h.Version
+		vs.Agents[hs[i].name] = h.Impl + " " + h.Version
 	}
 	for _, a := range []struct {
 		name string
 		v    any
 	}{
 		{"versions.json", vs}, {"rpcs.json", res.Traffic.Records}, {"switch.json", res.Switch},
-		{"drops.json", res.Drops}, {"check.json", checkJSON{Params: p, Hosts: res.Hosts}}, {"summary.json", res.Summary},
+		{"drops.json", res.Drops}, {"check.json", checkJSON{Params: p, Hosts: res.Hosts, Inconclusive: res.Inconclusive}},
+		{"stalls.json", res.Stalls}, {"summary.json", res.Summary},
 	} {
 		if err := r.arts.WriteJSON(a.name, a.v); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// annotateViews writes the violations charged to each host into
+// sent.pcapng and delivered.pcapng as packet comments on their frames
+// (report/annotate), so that Wireshark shows each where it happened;
+// captures without violations are left as they are.
+func annotateViews(arts *harness.Artifacts, hosts []spec.HostReport) error {
+	var sent, delivered []spec.Finding
+	for _, hr := range hosts {
+		s, d := annotate.HostView(hr)
+		sent, delivered = append(sent, s...), append(delivered, d...)
+	}
+	for _, c := range []struct {
+		name     string
+		findings []spec.Finding
+	}{{"sent.pcapng", sent}, {"delivered.pcapng", delivered}} {
+		if len(c.findings) == 0 {
+			continue
+		}
+		f, err := os.Open(arts.Path(c.name))
+		if err != nil {
+			return err
+		}
+		_, err = annotate.Write(f, arts.Path(c.name), c.findings, "homatest scenario run: violations charged to the hosts, on their frames")
+		f.Close()
+		if err != nil {
 			return err
 		}
 	}
@@ -456,8 +576,9 @@ func (r *run) finish(topo *harness.Topology, eps []traffic.Endpoint, cst harness
 // checkJSON is check.json: the parameters the capture was judged with and
 // each host's report.
 type checkJSON struct {
-	Params spec.Params       `json:"params"`
-	Hosts  []spec.HostReport `json:"hosts"`
+	Params       spec.Params       `json:"params"`
+	Hosts        []spec.HostReport `json:"hosts"`
+	Inconclusive []Inconclusive    `json:"timing_inconclusive,omitempty"`
 }
 
 func kernelRelease() string {

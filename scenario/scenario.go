@@ -37,6 +37,14 @@ type Scenario struct {
 	Plan *netem.Plan `yaml:"plan,omitempty"`
 	// Check says how the capture is judged.
 	Check Check `yaml:"check"`
+	// Env is where the scenario runs: EnvNS (default: network namespaces
+	// in real time, root needed) or EnvSim (the discrete-event simulator,
+	// package sim: the reference implementation on virtual time, no root,
+	// the same seed giving the same packets).
+	Env string `yaml:"env"`
+	// Sim is the simulated hosts' model (env sim only; the run fills in
+	// the defaults).
+	Sim *SimHosts `yaml:"sim,omitempty"`
 
 	// root is the parsed document, for the YAML lines in errors.
 	root *yaml.Node
@@ -55,6 +63,29 @@ type Topology struct {
 	// MTU is every veth's MTU in bytes, 576..65535 (default 1500).
 	MTU int `yaml:"mtu"`
 }
+
+// SimHosts is the model of a simulated host (sim.Cost): every packet it
+// sends or takes in occupies one of Cores cores for PacketCost.
+type SimHosts struct {
+	// PacketCost is the processing time of one packet (default
+	// sim.DefaultCost's 2.5 µs; 0s: free).
+	PacketCost *time.Duration `yaml:"packet_cost,omitempty"`
+	// Cores is the number of packets processed at once (default
+	// sim.DefaultCost's 4).
+	Cores int `yaml:"cores,omitempty"`
+}
+
+// Environments of Scenario.Env.
+const (
+	// EnvNS runs the IUT's agents in network namespaces behind an
+	// emulated switch, in real time (package harness).
+	EnvNS = "ns"
+	// EnvSim runs the reference implementation's hosts in the
+	// discrete-event simulator (package sim) behind netem's switch core,
+	// on virtual time: every run of a seed gives byte-identical captures
+	// and results.
+	EnvSim = "sim"
+)
 
 // Backends of Link.Backend.
 const (

@@ -23,6 +23,8 @@ type Summary struct {
 	Name string `json:"name"`
 	Seed uint64 `json:"seed"`
 	Dir  string `json:"dir"`
+	// Env is where the run ran (EnvNS or EnvSim).
+	Env string `json:"env"`
 	// Backend is the link backend (BackendSwitch or BackendTC).
 	Backend string `json:"backend"`
 	// Verdict is VerdictPass or VerdictFail.
@@ -82,6 +84,13 @@ type Summary struct {
 	// Excused counts timing findings not charged because the host's timer
 	// acted within spec.Params.Reaction of a delivery for the same RPC.
 	Excused int `json:"excused"`
+	// TimingInconclusive counts timing findings not charged because a
+	// measured stall explains them (Result.Inconclusive; the first 20 in
+	// Inconclusive, each with its stall); Stalls counts the stalls
+	// measured in the run.
+	TimingInconclusive int            `json:"timing_inconclusive"`
+	Inconclusive       []Inconclusive `json:"inconclusive,omitempty"`
+	Stalls             int            `json:"stalls"`
 }
 
 // PlanHits counts one plan rule's firings.
@@ -114,7 +123,7 @@ type Violation struct {
 func summarize(res *Result, cst harness.CaptureStats) Summary {
 	s := res.Scenario
 	tr := res.Traffic
-	sum := Summary{Name: s.Name, Seed: s.Seed, Dir: res.Dir, Backend: s.Link.Backend, RPCs: len(tr.Records), Elapsed: tr.Elapsed,
+	sum := Summary{Name: s.Name, Seed: s.Seed, Dir: res.Dir, Env: s.Env, Backend: s.Link.Backend, RPCs: len(tr.Records), Elapsed: tr.Elapsed,
 		LinkBps: float64(s.Link.Rate), OfferedBps: tr.OfferedBps, GoodputBps: tr.AchievedBps,
 		Drops: map[string]uint64{}, SwitchReadLagP99: res.Switch.ReadLagP99, CaptureKernelDrops: cst.KernelDrops}
 	h := latency.New()
@@ -198,6 +207,8 @@ func summarize(res *Result, cst harness.CaptureStats) Summary {
 			}
 		}
 	}
+	sum.TimingInconclusive, sum.Stalls = len(res.Inconclusive), len(res.Stalls)
+	sum.Inconclusive = res.Inconclusive[:min(20, len(res.Inconclusive))]
 	sort.Strings(order)
 	for _, id := range order {
 		sum.Rules = append(sum.Rules, *rows[id])
@@ -213,7 +224,11 @@ func summarize(res *Result, cst harness.CaptureStats) Summary {
 // drops by reason, plan hits, the rule table and the violations.
 func (s *Summary) WriteText(w io.Writer) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "scenario %s (seed %d): %d RPCs, %d ok, %d failed in %.2fs\n", s.Name, s.Seed, s.RPCs, s.OK, s.Failed, s.Elapsed.Seconds())
+	env := ""
+	if s.Env == EnvSim {
+		env = ", simulated"
+	}
+	fmt.Fprintf(&b, "scenario %s (seed %d%s): %d RPCs, %d ok, %d failed in %.2fs\n", s.Name, s.Seed, env, s.RPCs, s.OK, s.Failed, s.Elapsed.Seconds())
 	if s.LinkBps > 0 {
 		fmt.Fprintf(&b, "  load: offered %.1f Mbit/s per server (%.0f%% of %.0f Mbit/s); busiest downlink carried %.1f Mbit/s (%.0f%%); goodput %.1f Mbit/s\n",
 			s.OfferedBps/1e6, 100*s.OfferedLoad, s.LinkBps/1e6, s.BusiestDownlinkBps/1e6, 100*s.BusiestDownlinkLoad, s.GoodputBps/1e6)
@@ -239,6 +254,12 @@ func (s *Summary) WriteText(w io.Writer) error {
 	}
 	if s.Excused > 0 {
 		fmt.Fprintf(&b, "  %d timing findings excused: a host's timer acted right after a packet of the same RPC was delivered to it (spec param reaction)\n", s.Excused)
+	}
+	if s.TimingInconclusive > 0 {
+		fmt.Fprintf(&b, "  %d timing findings inconclusive: a measured stall of this machine explains each (%d stalls measured; not charged, rerun on a quieter machine to judge them)\n", s.TimingInconclusive, s.Stalls)
+		for _, in := range s.Inconclusive {
+			fmt.Fprintf(&b, "  INCONCLUSIVE %s view: %s %s (during: %s)\n", in.Host, in.Finding.Rule, in.Finding.Why, in.Stall)
+		}
 	}
 	fmt.Fprintf(&b, "  %-18s %-6s %9s %9s %8s %12s\n", "rule", "level", "checked", "passed", "violated", "inconclusive")
 	for _, r := range s.Rules {

@@ -23,7 +23,7 @@ import (
 // running kernel's features are checked by Run, before it changes
 // anything.
 func (s *Scenario) Validate() error {
-	for _, check := range []func() error{s.validateTopology, s.validateLink, s.validateIUT, s.validateWorkload, s.validateCheck} {
+	for _, check := range []func() error{s.validateEnv, s.validateTopology, s.validateLink, s.validateIUT, s.validateWorkload, s.validateCheck} {
 		if err := check(); err != nil {
 			return err
 		}
@@ -67,6 +67,28 @@ func (s *Scenario) validateTCPlan(k netem.KernelFeatures) error {
 		return nil
 	}
 	return s.errf("plan", "link.backend tc cannot run this plan: %s (or use link.backend switch, which runs every plan feature)", strings.Join(missing, "; "))
+}
+
+func (s *Scenario) validateEnv() error {
+	switch s.Env {
+	case EnvNS:
+	case EnvSim:
+		if c := s.Sim; c != nil && (c.Cores < 0 || c.PacketCost != nil && *c.PacketCost < 0) {
+			return s.errf("sim", "packet_cost and cores must not be negative (e.g. {packet_cost: 1us, cores: 8})")
+		}
+		if s.IUT.Impl != ImplRef {
+			return s.errf("iut.impl", "%q: env sim runs the reference implementation only (its protocol state machine on virtual time): use impl ref, or env ns for other implementations", s.IUT.Impl)
+		}
+		if s.Link.Backend != BackendSwitch {
+			return s.errf("link.backend", "%q: env sim runs netem's switch core: use link.backend switch", s.Link.Backend)
+		}
+	default:
+		return s.errf("env", "%q: want ns (network namespaces, real time, root) or sim (the simulator, virtual time)", s.Env)
+	}
+	if s.Env != EnvSim && s.Sim != nil {
+		return s.errf("sim", "the simulated hosts' model applies to env sim only: remove it or set env: sim")
+	}
+	return nil
 }
 
 func (s *Scenario) validateTopology() error {

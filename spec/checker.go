@@ -145,6 +145,8 @@ type missed struct {
 	res  Result
 	from netip.Addr
 	to   netip.Addr
+	// control: the trigger was a control packet (Obligation.control).
+	control bool
 }
 
 type ruleState struct {
@@ -314,7 +316,7 @@ func (c *Checker) Feed(e *Event) {
 				case age > bound && o.o.OnlyLate:
 					if match() {
 						why := Violation("%s came only %v later (frame %d), over the %v allowed", o.o.Expect, age.Round(time.Microsecond), e.Frame, bound).With(e.Frame)
-						c.missed = append(c.missed, missed{rule: i, ref: o.ref, rpc: o.rpc, res: why.WithSlack(bound), from: o.o.From, to: o.o.To})
+						c.missed = append(c.missed, missed{rule: i, ref: o.ref, rpc: o.rpc, res: why.WithSlack(bound), from: o.o.From, to: o.o.To, control: o.o.control})
 						delete(st.open, k)
 					} else {
 						o.overdue = true
@@ -325,7 +327,7 @@ func (c *Checker) Feed(e *Event) {
 					if match() {
 						why = Violation("%s came only %v later (frame %d), over the %v allowed", o.o.Expect, age.Round(time.Microsecond), e.Frame, bound).With(e.Frame)
 					}
-					c.missed = append(c.missed, missed{rule: i, ref: o.ref, rpc: o.rpc, res: why.WithSlack(bound), from: o.o.From, to: o.o.To})
+					c.missed = append(c.missed, missed{rule: i, ref: o.ref, rpc: o.rpc, res: why.WithSlack(bound), from: o.o.From, to: o.o.To, control: o.o.control})
 					delete(st.open, k)
 				case match():
 					c.record(i, e, o.ref, o.rpc, Pass().WithSlack(bound))
@@ -347,6 +349,7 @@ func (c *Checker) Feed(e *Event) {
 				if !o.To.IsValid() {
 					o.To = e.Dst
 				}
+				o.control = e.Type() != wire.TypeData
 				// A trigger whose key already has an open obligation is
 				// folded into it: the open one keeps its earlier deadline
 				// (a repeated trigger, such as NEED_ACK sent every tick,
@@ -418,7 +421,7 @@ func (c *Checker) Finish() *Report {
 				if age := c.elapsed - o.at; age > bound && o.o.OnlyLate {
 					c.record(i, nil, o.ref, o.rpc, Unsure("no %s by the end of the capture (%v later): the host that owed it may be gone", o.o.Expect, age.Round(time.Microsecond)))
 				} else if age > bound {
-					c.missed = append(c.missed, missed{rule: i, ref: o.ref, rpc: o.rpc, from: o.o.From, to: o.o.To,
+					c.missed = append(c.missed, missed{rule: i, ref: o.ref, rpc: o.rpc, from: o.o.From, to: o.o.To, control: o.o.control,
 						res: Violation("no %s within %v (capture ended %v later)", o.o.Expect, bound, age.Round(time.Microsecond)).WithSlack(bound)})
 				} else {
 					c.record(i, nil, o.ref, o.rpc, Unsure("capture ended %v after this packet, before the %v allowed for %s",
@@ -431,12 +434,23 @@ func (c *Checker) Finish() *Report {
 	// Missed obligations are judged now, with all the capture's evidence:
 	// one the network between the capture point and the answerer may have
 	// eaten (the capture shows loss toward it after the capture point, or
-	// from it before) is inconclusive.
+	// from it before) is inconclusive. An answer may be a control packet
+	// (GRANT, BUSY, CUTOFFS ...) whose loss leaves no trace of its own, and
+	// so may a control trigger: for those, loss on the path between the
+	// two hosts in either direction is the evidence.
 	for _, m := range c.missed {
 		res := m.res
+		lostAfter := func(from, to netip.Addr) (Evidence, bool) { return Evidence{}, false }
+		if m.control {
+			lostAfter = c.net.LostAfterBetween
+		}
 		if ev, ok := c.net.LostAfter(m.from, m.to); ok {
 			res = Downgrade(CauseLossAfter, ev, "%s; the packet may not have reached %v", res.Why, m.to).WithSlack(res.Slack)
 		} else if ev, ok := c.net.LostBefore(m.to, m.from); ok {
+			res = Downgrade(CauseLossBefore, ev, "%s; the answer may have been lost before the capture point", res.Why).WithSlack(res.Slack)
+		} else if ev, ok := lostAfter(m.from, m.to); ok {
+			res = Downgrade(CauseLossAfter, ev, "%s; the packet may not have reached %v", res.Why, m.to).WithSlack(res.Slack)
+		} else if ev, ok := c.net.LostBetween(m.to, m.from); ok {
 			res = Downgrade(CauseLossBefore, ev, "%s; the answer may have been lost before the capture point", res.Why).WithSlack(res.Slack)
 		}
 		c.record(m.rule, nil, m.ref, m.rpc, res)

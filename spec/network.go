@@ -28,6 +28,9 @@ const (
 	CauseReorder Cause = "reordering"
 	// CauseDuplicate: the network duplicated a packet.
 	CauseDuplicate Cause = "duplication"
+	// CauseQueueing: a packet seen after an event at a capture point away
+	// from its sender may have been sent before it (in flight, queued).
+	CauseQueueing Cause = "queueing"
 )
 
 // Evidence is the observable that shows a network effect: a frame and
@@ -116,13 +119,14 @@ func (n *Network) LostBefore(from, to netip.Addr) (Evidence, bool) {
 	return ev, ok
 }
 
-// LostBetween is LostBefore(from, to), or else the evidence that
-// packets in the other direction, to → from, were lost before the
-// capture point: the path between the two hosts and the capture point
-// loses packets, and a packet from sent toward to may have been lost
-// with no trace (a GRANT or control packet carries no sequence number
-// that would show its loss). ok is false when the capture point is on
-// from's side.
+// LostBetween is LostBefore(from, to), or else, where the capture point
+// is at the hosts (delivered, sent, host:ADDR) so that the stretch of
+// network before it is the whole network, evidence of loss there in the
+// other direction: a control packet (GRANT, BUSY, RESEND ...) carries no
+// sequence that would show its own loss, and both directions cross the
+// same switch. A tap between the hosts sees each direction's stretch on
+// its own, so there only evidence in the packet's direction counts. ok is
+// false when the capture point is on from's side.
 func (n *Network) LostBetween(from, to netip.Addr) (Evidence, bool) {
 	if n.atSender(from) {
 		return Evidence{}, false
@@ -130,8 +134,39 @@ func (n *Network) LostBetween(from, to netip.Addr) (Evidence, bool) {
 	if ev, ok := n.lossBefore[hostPair{from, to}]; ok {
 		return ev, ok
 	}
-	ev, ok := n.lossBefore[hostPair{to, from}]
-	return ev, ok
+	if n.cp.Kind == CaptureSwitch {
+		return Evidence{}, false
+	}
+	if ev, ok := n.lossBefore[hostPair{to, from}]; ok && !n.atSender(to) {
+		return ev, ok
+	}
+	if ev, ok := n.lossAfter[hostPair{to, from}]; ok && !n.atReceiver(from) {
+		return ev, ok
+	}
+	return Evidence{}, false
+}
+
+// LostAfterBetween is LostAfter(from, to), or else, where the capture
+// point is at the hosts, evidence of loss in the network in the other
+// direction (see LostBetween). ok is false when the capture point is on
+// to's side.
+func (n *Network) LostAfterBetween(from, to netip.Addr) (Evidence, bool) {
+	if n.atReceiver(to) {
+		return Evidence{}, false
+	}
+	if ev, ok := n.lossAfter[hostPair{from, to}]; ok {
+		return ev, ok
+	}
+	if n.cp.Kind == CaptureSwitch {
+		return Evidence{}, false
+	}
+	if ev, ok := n.lossAfter[hostPair{to, from}]; ok && !n.atReceiver(from) {
+		return ev, ok
+	}
+	if ev, ok := n.lossBefore[hostPair{to, from}]; ok && !n.atSender(to) {
+		return ev, ok
+	}
+	return Evidence{}, false
 }
 
 // Reordered returns the evidence that packets from → to were reordered

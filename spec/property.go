@@ -131,6 +131,10 @@ type Obligation struct {
 	// obligation is inconclusive when the capture shows loss of packets
 	// toward To after the capture point, or from To before it.
 	From, To netip.Addr
+	// control is set (by the Checker) when the trigger is not DATA: a
+	// control packet's loss leaves no trace of its own, so loss on the
+	// path between the two hosts in either direction is the evidence.
+	control bool
 }
 
 // Within is "after A, B within T": every event for which Trigger returns

@@ -1,6 +1,7 @@
 package spec
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/homatest/homatest/spec/wire"
@@ -19,7 +20,7 @@ func cutoffRules() []*Rule {
 			// packets built before the CUTOFFS arrived keep the old version
 			// (seen in the e2 capture); main rewrites it at transmit time.
 			Profiles: []string{"linux"},
-			Capture:  "slack covers DATA already queued when the CUTOFFS arrived",
+			Capture:  "slack covers DATA already queued when the CUTOFFS arrived; on the receiver's side (delivered, the receiver's link) a stale DATA is inconclusive (queueing in the switch) until the sender's DATA at its level carry the new version, for up to response_timeout plus slack",
 			Property: Each{Types: []wire.PacketType{wire.TypeData}, Check: func(c *Ctx, e *Event) Result {
 				st := c.T.CutoffsKnown(e.Src, e.Dst)
 				if st == nil {
@@ -44,6 +45,16 @@ func cutoffRules() []*Rule {
 					return Downgrade(CauseLossAfter, ev, "DATA carries cutoff_version %d after CUTOFFS version %d from %v (frame %d), which may not have reached %v",
 						v, st.Version, e.Dst, st.Frame, e.Src)
 				}
+				if c.Net.atReceiver(e.Dst) && !c.Net.atSender(e.Src) && e.Time.Sub(st.Time) <= c.P.AnswerBound() {
+					// On the receiver's side, a DATA seen after the CUTOFFS
+					// may have left before it arrived, queued in the
+					// switch, until the sender's DATA at the same level
+					// (FIFO) show the new version.
+					if _, ok := c.T.firstDataWith(e.Src, e.Dst, st.Version, e.Priority); !ok {
+						return Downgrade(CauseQueueing, Evidence{st.Frame, fmt.Sprintf("no DATA from %v at level %d carried cutoff_version %d yet: this one may have been sent before the CUTOFFS arrived", e.Src, e.Priority, st.Version)},
+							"DATA carries cutoff_version %d, %v after CUTOFFS version %d from %v (frame %d), seen away from its sender", v, e.Time.Sub(st.Time).Round(time.Microsecond), st.Version, e.Dst, st.Frame)
+					}
+				}
 				return Violation("DATA carries cutoff_version %d, %v after CUTOFFS version %d from %v (frame %d)",
 					v, e.Time.Sub(st.Time).Round(time.Microsecond), st.Version, e.Dst, st.Frame).With(st.Frame).WithSlack(c.P.Slack)
 			}},
@@ -54,7 +65,7 @@ func cutoffRules() []*Rule {
 			Statement: "A receiver that gets DATA with a stale cutoff_version sends CUTOFFS to the sender.",
 			Source:    "HomaModule homa_incoming.c homa_data_pkt (rate-limited to once per jiffy per peer)",
 			Profiles:  []string{"linux", "linux-2024"},
-			Capture:   "DATA discarded before the version check triggers nothing: malformed DATA (HOMA-WIRE-002) owe no answer; loss after the capture point hides the DATA from the receiver",
+			Capture:   "DATA discarded before the version check triggers nothing: malformed DATA (HOMA-WIRE-002) owe no answer; nor does stale DATA within a tick (HomaModule's jiffy) or slack of the receiver's last CUTOFFS to that peer; loss after the capture point hides the DATA from the receiver",
 			Property: Within{
 				Trigger: func(c *Ctx, e *Event) (Obligation, bool) {
 					if e.Type() != wire.TypeData || malformedData(c.P, e) {
@@ -63,8 +74,10 @@ func cutoffRules() []*Rule {
 					v := e.Packet.Data().CutoffVersion()
 					want := c.P.CutoffVersion
 					if st := c.T.CutoffsKnown(e.Src, e.Dst); st != nil {
-						if e.Time.Sub(st.Time) <= c.P.Slack {
-							return Obligation{}, false // stale DATA still in flight; CUTOFFS just sent
+						if e.Time.Sub(st.Time) <= max(c.P.Slack, c.P.Tick) {
+							// Stale DATA still in flight, or within the jiffy
+							// of the last CUTOFFS (one per jiffy per peer).
+							return Obligation{}, false
 						}
 						want = st.Version
 					}

@@ -112,3 +112,21 @@ func TestCutoff003Counted(t *testing.T) {
 	wantViolations(t, b.checkAt(HostPoint(b.client), "linux", "HOMA-CUTOFF-003"), "HOMA-CUTOFF-003", extra)
 	wantViolations(t, b.checkAt(HostPoint(b.server), "linux", "HOMA-CUTOFF-003"), "HOMA-CUTOFF-003", extra)
 }
+
+// TestCutoff001Queueing: captured as delivered, DATA that left before the
+// CUTOFFS reached the client may arrive after it (queued in the switch):
+// inconclusive (queueing) until the client's DATA at that level carry the
+// new version; a stale one after that is a violation. On the client's own
+// link the first stale one already is.
+func TestCutoff001Queueing(t *testing.T) {
+	b := newTrace(t, wire.VersionCurrent)
+	b.data(true, 2, 100, 0, 100, 7, nil)
+	b.after(20*time.Microsecond).cutoffs(false, 2, 2)
+	queued := b.after(3*time.Millisecond).data(true, 4, 100, 0, 100, 7, nil)
+	b.after(time.Millisecond).dataVersion(true, 6, 100, 0, 100, 7, 2)
+	stale := b.after(time.Millisecond).data(true, 8, 100, 0, 100, 7, nil)
+	rep := b.checkAt(CapturePoint{Kind: CaptureDelivered}, "linux", "HOMA-CUTOFF-001")
+	wantViolations(t, rep, "HOMA-CUTOFF-001", stale)
+	wantDowngraded(t, rep, "HOMA-CUTOFF-001", queued, CauseQueueing)
+	wantViolations(t, b.checkAt(HostPoint(b.client), "linux", "HOMA-CUTOFF-001"), "HOMA-CUTOFF-001", queued, stale)
+}

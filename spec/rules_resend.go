@@ -44,12 +44,12 @@ func resendRules() []*Rule {
 					return Unsure("RESEND for an RPC with no earlier packet in the capture: silence unknown")
 				}
 				heard, since := r.HeardFromServer, "the last DATA, GRANT or BUSY from the peer"
-				lastOwn := r.LastResendFromClient
+				lastOwn, heardType := r.LastResendFromClient, r.HeardTypeFromServer
 				if !e.FromClient() {
-					heard, lastOwn = r.HeardFromClient, r.LastResendFromServer
+					heard, lastOwn, heardType = r.HeardFromClient, r.LastResendFromServer, r.HeardTypeFromClient
 				}
 				if r.First.After(heard) {
-					heard, since = r.First, "the RPC's first packet"
+					heard, since, heardType = r.First, "the RPC's first packet", 0
 				}
 				// A receiver that has everything it granted holds
 				// silent_ticks at 0 until it grants more, so its own GRANT
@@ -62,7 +62,7 @@ func resendRules() []*Rule {
 				grantFrame := 0
 				inRound := !lastOwn.IsZero() && e.Time.Sub(lastOwn) >= 0 && e.Time.Sub(lastOwn) < c.P.Tick
 				if !m.GrantTime.IsZero() && m.GrantTime.After(heard) && !rs.IsResendAll() && rs.Offset() >= m.GrantedBefore && !inRound {
-					heard, since = m.GrantTime, fmt.Sprintf("its own GRANT (frame %d) authorised the bytes it asks for", m.GrantFrame)
+					heard, since, heardType = m.GrantTime, fmt.Sprintf("its own GRANT (frame %d) authorised the bytes it asks for", m.GrantFrame), 0
 					grantFrame = m.GrantFrame
 				}
 				quiet := e.Time.Sub(heard)
@@ -99,6 +99,14 @@ func resendRules() []*Rule {
 				// resend_ticks-1 whole ticks (the first increment can come
 				// at once).
 				need := c.P.Ticks(c.P.ResendTicks-1) - c.P.Jitter
+				if quiet < need && (heardType == wire.TypeGrant || heardType == wire.TypeBusy) {
+					// The GRANT or BUSY that would have reset its count may
+					// not have reached it: its loss leaves no trace but loss
+					// on the path.
+					if ev, ok := c.Net.LostAfterBetween(e.Dst, e.Src); ok {
+						return Downgrade(CauseLossAfter, ev, "RESEND %v after %s, a %v that may have been lost after the capture point", quiet.Round(time.Microsecond), since, heardType)
+					}
+				}
 				if quiet < need {
 					res := Violation("RESEND %v after %s; resend_ticks %d (tick %v) need ≥ %v less jitter %v",
 						quiet.Round(time.Microsecond), since, c.P.ResendTicks, c.P.Tick, c.P.Ticks(c.P.ResendTicks-1), c.P.Jitter).WithSlack(c.P.Jitter)

@@ -230,6 +230,8 @@ type RPC struct {
 	// GRANT or BUSY each side sent: the packets that reset the other side's
 	// silent_ticks (HomaModule homa_timer.c).
 	HeardFromClient, HeardFromServer time.Time
+	// HeardTypeFromClient/Server are those packets' types.
+	HeardTypeFromClient, HeardTypeFromServer wire.PacketType
 	// LastResendFromClient/Server are the times of each side's latest RESEND.
 	LastResendFromClient, LastResendFromServer time.Time
 	// Unknown is set when either side answered RPC_UNKNOWN, at UnknownTime;
@@ -317,6 +319,9 @@ type Trace struct {
 	// of which one of them paid for (HOMA-CUTOFF-003).
 	verCount    map[hostPair]map[uint16]int
 	cutoffsPaid map[hostPair]int
+	// verPrio[{S, R}][{v, p}] is the first DATA from S to R with
+	// cutoff_version v at priority p.
+	verPrio map[hostPair]map[[2]uint16]Seen
 }
 
 // Seen is a moment of the capture: a time and a frame.
@@ -353,7 +358,7 @@ func NewTrace(p *Params) *Trace {
 	return &Trace{P: p, rpcs: map[RPCKey]*RPC{}, cutoffs: map[hostPair]*CutoffsState{}, versions: map[hostPair][]CutoffsState{},
 		granting: map[netip.Addr]map[*Message]*RPC{}, unreachable: map[HostPort]Unreachable{}, ackedMax: map[netip.Addr]ackedID{},
 		longIn: map[netip.Addr]map[*Message]*RPC{}, triggers: map[netip.Addr]*triggerLog{}, sameSender: map[hostPair][2]*Message{}, lastSRPT: map[netip.Addr]Seen{}, dataVer: map[hostPair]map[uint16]Seen{},
-		verCount: map[hostPair]map[uint16]int{}, cutoffsPaid: map[hostPair]int{}}
+		verCount: map[hostPair]map[uint16]int{}, cutoffsPaid: map[hostPair]int{}, verPrio: map[hostPair]map[[2]uint16]Seen{}}
 }
 
 // KeyOf returns the RPC key of e (from sender_id's role bit and addresses).
@@ -437,6 +442,13 @@ func (l *triggerLog) add() { l.n++ }
 // however far behind its link it runs (emulated hosts lag tens of
 // milliseconds), so the GRANTs of a message can be matched, in order, to
 // distinct earlier packets. ok is false when none is left.
+// firstDataWith returns the first DATA from s to r carrying cutoff
+// version v at priority p (ok false: none yet).
+func (t *Trace) firstDataWith(s, r netip.Addr, v uint16, p uint8) (Seen, bool) {
+	x, ok := t.verPrio[hostPair{s, r}][[2]uint16{v, uint16(p)}]
+	return x, ok
+}
+
 // unpaidStale returns how many DATA packets from peer to h carried a
 // cutoff_version other than v and have not yet paid for a CUTOFFS from h
 // to peer.
@@ -585,9 +597,9 @@ func (t *Trace) Apply(e *Event) {
 	}
 	heard := func() {
 		if e.FromClient() {
-			r.HeardFromClient = e.Time
+			r.HeardFromClient, r.HeardTypeFromClient = e.Time, typ
 		} else {
-			r.HeardFromServer = e.Time
+			r.HeardFromServer, r.HeardTypeFromServer = e.Time, typ
 		}
 	}
 	switch typ {
@@ -607,6 +619,14 @@ func (t *Trace) Apply(e *Event) {
 			t.verCount[hostPair{e.Src, e.Dst}] = vc
 		}
 		vc[d.CutoffVersion()]++
+		vp := t.verPrio[hostPair{e.Src, e.Dst}]
+		if vp == nil {
+			vp = map[[2]uint16]Seen{}
+			t.verPrio[hostPair{e.Src, e.Dst}] = vp
+		}
+		if k := [2]uint16{d.CutoffVersion(), uint16(e.Priority)}; vp[k].Time.IsZero() {
+			vp[k] = Seen{e.Time, e.Frame}
+		}
 		if d.Incoming() > m.MaxIncoming {
 			m.MaxIncoming = d.Incoming()
 		}

@@ -111,13 +111,19 @@ type Config struct {
 
 // validate checks c and fills defaults. Errors name the field and the fix.
 func (c *Config) validate() error {
-	if len(c.Hosts) < 2 {
-		return fmt.Errorf("traffic: %d hosts: need at least 2 (a client and a server)", len(c.Hosts))
-	}
 	for i, h := range c.Hosts {
 		if h.Client == nil || !h.Addr.IsValid() {
 			return fmt.Errorf("traffic: host %d (%q) needs an agent client and an address", i, h.Name)
 		}
+	}
+	return c.validateWorkload(len(c.Hosts))
+}
+
+// validateWorkload checks everything but Hosts for a run on n hosts and
+// fills defaults.
+func (c *Config) validateWorkload(n int) error {
+	if n < 2 {
+		return fmt.Errorf("traffic: %d hosts: need at least 2 (a client and a server)", n)
 	}
 	if c.Pattern == "" {
 		c.Pattern = ManyToOne
@@ -149,8 +155,8 @@ func (c *Config) validate() error {
 	if len(c.RPCs) > 0 {
 		for i, r := range c.RPCs {
 			switch {
-			case r.Client < 0 || r.Client >= len(c.Hosts) || r.Server < 0 || r.Server >= len(c.Hosts):
-				return fmt.Errorf("traffic: RPC %d: client %d or server %d is not a host index 0..%d", i, r.Client, r.Server, len(c.Hosts)-1)
+			case r.Client < 0 || r.Client >= n || r.Server < 0 || r.Server >= n:
+				return fmt.Errorf("traffic: RPC %d: client %d or server %d is not a host index 0..%d", i, r.Client, r.Server, n-1)
 			case r.Client == r.Server:
 				return fmt.Errorf("traffic: RPC %d: host %d calls itself; pick another server", i, r.Client)
 			case r.Request < 1 || r.Request > agent.MaxMessage || r.Response < 1 || r.Response > agent.MaxMessage:
@@ -181,8 +187,10 @@ func (c *Config) validate() error {
 	return nil
 }
 
-// servers returns the indexes of the hosts that serve.
-func (c *Config) servers() []int {
+// Servers returns the indexes of the hosts that serve when the workload
+// runs on n hosts: the hosts an explicit list calls, else the last host
+// (ManyToOne) or all of them (AllToAll).
+func (c *Config) Servers(n int) []int {
 	if len(c.RPCs) > 0 {
 		seen := map[int]bool{}
 		var out []int
@@ -195,9 +203,9 @@ func (c *Config) servers() []int {
 		return out
 	}
 	if c.Pattern == ManyToOne {
-		return []int{len(c.Hosts) - 1}
+		return []int{n - 1}
 	}
-	out := make([]int, len(c.Hosts))
+	out := make([]int, n)
 	for i := range out {
 		out[i] = i
 	}

@@ -90,16 +90,16 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	seq, err := newSequence(&cfg)
+	seq, err := newSequence(&cfg, len(cfg.Hosts))
 	if err != nil {
 		return nil, err
 	}
-	for _, s := range cfg.servers() {
+	for _, s := range cfg.Servers(len(cfg.Hosts)) {
 		if err := cfg.Hosts[s].Client.Listen(ctx, cfg.Port); err != nil {
 			return nil, fmt.Errorf("traffic: listen on %s port %d: %w", cfg.Hosts[s].Name, cfg.Port, err)
 		}
 	}
-	r := &run{cfg: &cfg, total: seq.expected(), fin: make(chan struct{})}
+	r := &run{cfg: &cfg, total: seq.Expected(), fin: make(chan struct{})}
 	rctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var readers sync.WaitGroup
@@ -254,7 +254,7 @@ func (r *run) abortAll(errText string) {
 // openLoop issues each RPC at its time: one goroutine keeps the schedule
 // and hands calls to one issuer per client, so an agent slow to accept
 // delays only its own calls.
-func (r *run) openLoop(ctx context.Context, seq *sequence) {
+func (r *run) openLoop(ctx context.Context, seq *Sequence) {
 	type job struct {
 		i int
 		c agent.Call
@@ -274,7 +274,7 @@ func (r *run) openLoop(ctx context.Context, seq *sequence) {
 	timer := time.NewTimer(0)
 	<-timer.C
 	for ctx.Err() == nil {
-		rpc, more := seq.next(-1)
+		rpc, more := seq.Next(-1)
 		if !more {
 			break
 		}
@@ -299,7 +299,7 @@ func (r *run) openLoop(ctx context.Context, seq *sequence) {
 
 // closedLoop runs Concurrency workers per client, each issuing its next
 // RPC when the previous one is done.
-func (r *run) closedLoop(ctx context.Context, seq *sequence) {
+func (r *run) closedLoop(ctx context.Context, seq *Sequence) {
 	var smu sync.Mutex
 	var wg sync.WaitGroup
 	clients := r.cfg.Hosts
@@ -317,7 +317,7 @@ func (r *run) closedLoop(ctx context.Context, seq *sequence) {
 						return
 					}
 					smu.Lock()
-					rpc, more := seq.next(h)
+					rpc, more := seq.Next(h)
 					smu.Unlock()
 					if !more {
 						return
@@ -343,7 +343,14 @@ func (r *run) closedLoop(ctx context.Context, seq *sequence) {
 func (r *run) result() *Result {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	res := &Result{Records: append([]Record(nil), r.recs...), Elapsed: time.Since(r.start)}
+	return NewResult(r.recs, time.Since(r.start), len(r.cfg.Servers(len(r.cfg.Hosts))))
+}
+
+// NewResult returns the Result of records (copied, in Seq order) that
+// ran for elapsed with servers serving hosts: OfferedBps and AchievedBps
+// as Result documents them (Stats and Errors empty).
+func NewResult(recs []Record, elapsed time.Duration, servers int) *Result {
+	res := &Result{Records: append([]Record(nil), recs...), Elapsed: elapsed}
 	var offered, achieved float64
 	var last time.Duration
 	o := workload.HomaDataOverhead{}
@@ -355,7 +362,7 @@ func (r *run) result() *Result {
 		last = max(last, rec.At)
 	}
 	if last > 0 {
-		res.OfferedBps = offered / last.Seconds() / float64(len(r.cfg.servers()))
+		res.OfferedBps = offered / last.Seconds() / float64(servers)
 	}
 	if res.Elapsed > 0 {
 		res.AchievedBps = achieved / res.Elapsed.Seconds()

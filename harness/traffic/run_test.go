@@ -101,13 +101,13 @@ func TestSequenceRepeats(t *testing.T) {
 		if err := cfg.validate(); err != nil {
 			t.Fatal(err)
 		}
-		s, err := newSequence(&cfg)
+		s, err := newSequence(&cfg, len(cfg.Hosts))
 		if err != nil {
 			t.Fatal(err)
 		}
 		var out []RPC
 		for {
-			r, ok := s.next(-1)
+			r, ok := s.Next(-1)
 			if !ok {
 				return out
 			}
@@ -246,12 +246,12 @@ func BenchmarkSequence(b *testing.B) {
 	d, _ := workload.Parse("w4")
 	hosts := make([]Endpoint, 4)
 	cfg := Config{Hosts: hosts, Pattern: AllToAll, Requests: d, Load: 0.5, LinkBps: 1e9, Count: 1 << 62, Seed: 1, ResponseBytes: 100}
-	s, err := newSequence(&cfg)
+	s, err := newSequence(&cfg, len(cfg.Hosts))
 	if err != nil {
 		b.Fatal(err)
 	}
 	b.ReportAllocs()
 	for b.Loop() {
-		s.next(-1)
+		s.Next(-1)
 	}
 }

@@ -9,10 +9,12 @@ import (
 	"github.com/homatest/homatest/harness/workload"
 )
 
-// sequence yields the RPCs of a config in issue order: arrival times
-// (open loop only), clients, servers and sizes, all from the seed.
-type sequence struct {
+// Sequence yields the RPCs of a workload in issue order: arrival times
+// (open loop only), clients, servers and sizes, all from the seed. Run
+// issues it through agents; package sim issues it to simulated hosts.
+type Sequence struct {
 	cfg      *Config
+	hosts    int
 	rng      *rand.Rand
 	arrivals workload.Arrivals
 	at       time.Duration
@@ -20,11 +22,20 @@ type sequence struct {
 	list     []RPC // explicit RPCs sorted by At
 }
 
-// newSequence returns the sequence of cfg (validated). For an open loop
-// the arrival rate is one server link's Poisson rate times the number of
-// servers.
-func newSequence(cfg *Config) (*sequence, error) {
-	s := &sequence{cfg: cfg, rng: rand.New(rand.NewPCG(cfg.Seed, 0x7472616666696300))}
+// NewSequence returns the sequence of cfg's workload on n hosts (host
+// indexes 0..n-1; cfg.Hosts is not used). Errors: a config Run would
+// refuse (the message names the field). For an open loop the arrival rate
+// is one server link's Poisson rate times the number of servers.
+func NewSequence(cfg Config, n int) (*Sequence, error) {
+	if err := cfg.validateWorkload(n); err != nil {
+		return nil, err
+	}
+	return newSequence(&cfg, n)
+}
+
+// newSequence returns the sequence of cfg (validated) on n hosts.
+func newSequence(cfg *Config, n int) (*Sequence, error) {
+	s := &Sequence{cfg: cfg, hosts: n, rng: rand.New(rand.NewPCG(cfg.Seed, 0x7472616666696300))}
 	if len(cfg.RPCs) > 0 {
 		s.list = append([]RPC(nil), cfg.RPCs...)
 		sort.SliceStable(s.list, func(i, j int) bool { return s.list[i].At < s.list[j].At })
@@ -35,16 +46,20 @@ func newSequence(cfg *Config) (*sequence, error) {
 		if err != nil {
 			return nil, err
 		}
-		a.Rate *= float64(len(cfg.servers()))
+		a.Rate *= float64(len(cfg.Servers(n)))
 		s.arrivals = a
 	}
 	return s, nil
 }
 
-// expected returns how many RPCs the sequence will issue, or 0 when that
+// Config returns the workload the sequence issues, with Run's defaults
+// filled in (Pattern, Port, ResponseBytes, Timeout).
+func (s *Sequence) Config() Config { return *s.cfg }
+
+// Expected returns how many RPCs the sequence will issue, or 0 when that
 // depends on the run (a closed loop bounded by time only). For an open
 // loop bounded by time it is the mean count.
-func (s *sequence) expected() int {
+func (s *Sequence) Expected() int {
 	switch {
 	case s.list != nil:
 		return len(s.list)
@@ -60,11 +75,11 @@ func (s *sequence) expected() int {
 	return s.cfg.Count
 }
 
-// next returns the next RPC and false when the sequence is over: the list
+// Next returns the next RPC and false when the sequence is over: the list
 // is exhausted, Count RPCs were issued, or (open loop) the next arrival is
 // past Duration. For a closed loop At is 0 and client is chosen by the
 // caller (the client whose slot freed); pass it as client (-1 otherwise).
-func (s *sequence) next(client int) (RPC, bool) {
+func (s *Sequence) Next(client int) (RPC, bool) {
 	if s.list != nil {
 		if s.n >= len(s.list) {
 			return RPC{}, false
@@ -83,7 +98,7 @@ func (s *sequence) next(client int) (RPC, bool) {
 		}
 		r.At = s.at
 	}
-	hosts := len(s.cfg.Hosts)
+	hosts := s.hosts
 	if s.cfg.Pattern == ManyToOne {
 		r.Server = hosts - 1
 		if client < 0 {

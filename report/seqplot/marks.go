@@ -87,6 +87,10 @@ var prioColors = [8]color.RGBA{
 	{0x94, 0x67, 0xbd, 0xff}, // p7 purple
 }
 
+// PriorityColor returns the colour DATA sent at priority level p (0..7)
+// is drawn in.
+func PriorityColor(p uint8) color.RGBA { return prioColors[p&7] }
+
 var (
 	black     = color.RGBA{0, 0, 0, 0xff}
 	resendRed = color.RGBA{0xd6, 0x27, 0x28, 0xff}

@@ -390,13 +390,71 @@ func TestLayout(t *testing.T) {
 			for _, s := range spansFor(typ, vv) {
 				want = append(want, FieldLayout{Name: s.name, Off: s.off, Size: s.size})
 			}
-			if !reflect.DeepEqual(got, want) {
-				t.Errorf("Layout(%v, %v):\n got %v\nwant %v", typ, v, got, want)
+			var flat []FieldLayout
+			for _, f := range got {
+				flat = append(flat, FieldLayout{Name: f.Name, Off: f.Off, Size: f.Size})
+				if f.Count > 0 {
+					checkArrayLayout(t, typ, vv, f)
+				}
+			}
+			if !reflect.DeepEqual(flat, want) {
+				t.Errorf("Layout(%v, %v):\n got %v\nwant %v", typ, v, flat, want)
 			}
 			last := got[len(got)-1]
 			if end := last.Off + last.Size; end != wantHeaderLen(typ, vv) {
 				t.Errorf("Layout(%v, %v) ends at %d, want %d", typ, v, end, wantHeaderLen(typ, vv))
 			}
+		}
+	}
+}
+
+// checkArrayLayout checks an array field of Layout against the typed
+// views: unsched_cutoffs elements are what Cutoffs.UnschedCutoff reads, and
+// the members of each acks element are what Ack.Entry reads.
+func checkArrayLayout(t *testing.T, typ PacketType, v Version, f FieldLayout) {
+	t.Helper()
+	if f.Size%f.Count != 0 {
+		t.Fatalf("%v %v %s: size %d is not %d elements", typ, v, f.Name, f.Size, f.Count)
+	}
+	n := f.Size / f.Count
+	b := make([]byte, typ.HeaderLen(v))
+	for i := range b {
+		b[i] = byte(i*7 + 3)
+	}
+	b[11] = byte(typ)
+	p := mustDecode(t, b, DecodeOptions{Version: v})
+	for i := range f.Count {
+		at := f.Off + i*n
+		switch {
+		case typ == TypeCutoffs && f.Name == "unsched_cutoffs" && f.Elem == nil:
+			if got, want := p.Cutoffs().UnschedCutoff(i), get32(b, at); got != want || n != 4 {
+				t.Errorf("unsched_cutoffs[%d]: layout reads %d (%d bytes), view %d", i, want, n, got)
+			}
+		case typ == TypeAck && f.Name == "acks":
+			e := p.Ack().Entry(i)
+			seen := map[string]bool{}
+			for _, m := range f.Elem {
+				seen[m.Name] = true
+				var got, want uint64
+				switch m.Name {
+				case "client_id":
+					got, want = e.ClientID, get64(b, at+m.Off)
+				case "client_port":
+					got, want = uint64(e.ClientPort), uint64(get16(b, at+m.Off))
+				case "server_port":
+					got, want = uint64(e.ServerPort), uint64(get16(b, at+m.Off))
+				default:
+					t.Errorf("acks member %q unknown", m.Name)
+				}
+				if got != want || m.Off+m.Size > n {
+					t.Errorf("%v acks[%d].%s: layout reads %d at %d, view %d", v, i, m.Name, want, at+m.Off, got)
+				}
+			}
+			if seen["client_port"] != (v == Version2024) {
+				t.Errorf("%v acks: client_port in layout %v, want only in 2024", v, seen["client_port"])
+			}
+		default:
+			t.Errorf("%v %v: unexpected array field %s", typ, v, f.Name)
 		}
 	}
 }

@@ -18,16 +18,23 @@ import (
 	"github.com/homatest/homatest/harness/traffic"
 	"github.com/homatest/homatest/harness/workload"
 	"github.com/homatest/homatest/netem"
+	"github.com/homatest/homatest/report/html"
+)
+
+// Environments of homatest bench --env.
+const (
+	envNS  = "ns"
+	envSim = "sim"
 )
 
 // benchOpts are the flags of homatest bench.
 type benchOpts struct {
-	impl, workload, rate, transports, output, plot, artifacts string
-	load                                                      float64
-	hosts, buckets, unloaded, response                        int
-	duration, rtt                                             time.Duration
-	seed                                                      uint64
-	params                                                    []string
+	impl, workload, rate, transports, output, plot, artifacts, env string
+	load                                                           float64
+	hosts, buckets, unloaded, response                             int
+	duration, rtt                                                  time.Duration
+	seed                                                           uint64
+	params                                                         []string
 
 	// Set by check.
 	dist     workload.Dist
@@ -39,6 +46,8 @@ type benchOpts struct {
 
 	// started is set by run once a transport's first RPC is issued.
 	started bool
+	// page is the report page run wrote (report.html).
+	page *html.Page
 }
 
 func newBenchCmd() *cobra.Command {
@@ -78,18 +87,44 @@ The switch, the hosts and the agents share this machine's CPUs: pick a
 throughput should match the offered one), or the result measures the CPU
 rather than the transports.
 
+With --env sim (the default when not root) the hosts are simulated
+(package sim): the reference implementation's protocol state machine on
+virtual time behind netem's switch core, each host with a modelled
+per-packet cost (sim.DefaultCost), HomaModule's 1 ms tick and its lab
+parameters for --rate (homa.ParamsForLink; --rtt is not used). Nothing
+competes for the CPU, so any --rate works and a seed always gives the same
+report. Only Homa is simulated (--transport homa).
+
+The run folder gets report.json and report.html (the plot and the tables
+as a page; -o html prints it).
+
 Exit codes: 0 done (RPC failures are counted in the report), 2 usage or
-environment error (not root, a bad flag, an agent that cannot start), 130
-interrupted (SIGINT or SIGTERM: the namespaces are removed first).`,
+environment error (not root for --env ns, a bad flag, an agent that cannot
+start), 130 interrupted (SIGINT or SIGTERM: the namespaces are removed
+first).`,
 		Example: `  sudo homatest bench --workload w4 --load 0.8 --rate 100mbit --plot w4.png
+  homatest bench --env sim --workload w4 --load 0.8 --rate 10gbit --hosts 16 --duration 100ms
   sudo homatest bench --workload 1000 --transport homa --duration 5s -o json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			switch o.env {
+			case "auto":
+				o.env = envNS
+				if os.Geteuid() != 0 {
+					o.env = envSim
+				}
+			case envNS, envSim:
+			default:
+				return usageErr(fmt.Errorf("--env %q: want auto, ns (network namespaces, root) or sim (the simulator)", o.env))
+			}
+			if o.env == envSim && !cmd.Flags().Changed("transport") {
+				o.transports = "homa" // TCP is not simulated
+			}
 			if err := o.check(); err != nil {
 				return usageErr(err)
 			}
-			if os.Geteuid() != 0 {
-				return usageErr(errors.New("bench builds network namespaces and needs root: run it with sudo"))
+			if o.env == envNS && os.Geteuid() != 0 {
+				return usageErr(errors.New("bench builds network namespaces and needs root: run it with sudo, or simulate it with --env sim"))
 			}
 			stop := harness.HandleSignals()
 			defer stop()
@@ -97,7 +132,7 @@ interrupted (SIGINT or SIGTERM: the namespaces are removed first).`,
 			if defaulted {
 				o.artifacts = defaultRunDir()
 			}
-			rep, err := o.run(cmd.Context(), newBenchProgress(cmd.ErrOrStderr(), o.output == "json"))
+			rep, err := o.run(cmd.Context(), newBenchProgress(cmd.ErrOrStderr(), o.output != "text"))
 			if err != nil && !o.started && defaulted {
 				removeRunDir(o.artifacts) // nothing ran
 			}
@@ -110,8 +145,11 @@ interrupted (SIGINT or SIGTERM: the namespaces are removed first).`,
 			if err != nil {
 				return usageErr(err)
 			}
-			if o.output == "json" {
+			switch o.output {
+			case "json":
 				return rep.WriteJSON(cmd.OutOrStdout())
+			case "html":
+				return html.Write(cmd.OutOrStdout(), o.page)
 			}
 			if err := rep.WriteText(cmd.OutOrStdout()); err != nil {
 				return err
@@ -123,6 +161,7 @@ interrupted (SIGINT or SIGTERM: the namespaces are removed first).`,
 		},
 	}
 	f := cmd.Flags()
+	f.StringVar(&o.env, "env", "auto", "where the hosts run: ns (network namespaces, real time, root), sim (the simulator, virtual time) or auto (ns as root, else sim)")
 	f.StringVar(&o.impl, "impl", "ref", "Homa implementation: ref, linux, or an agent manifest YAML file")
 	f.StringVar(&o.workload, "workload", "w4", "request sizes: w1..w5 (the Homa papers' workloads) or a fixed size in bytes")
 	f.Float64Var(&o.load, "load", 0.5, "offered load, a fraction (0, 1] of the server's link rate")
@@ -130,7 +169,7 @@ interrupted (SIGINT or SIGTERM: the namespaces are removed first).`,
 	f.IntVar(&o.hosts, "hosts", 4, "hosts: the last one serves, the others call it (2..16)")
 	f.DurationVar(&o.duration, "duration", 10*time.Second, "how long the loaded run issues RPCs, per transport")
 	f.StringVar(&o.transports, "transport", "homa,tcp", "transports to run, comma-separated: homa, tcp")
-	f.StringVarP(&o.output, "output", "o", "text", "output format: text or json")
+	outputVar(f, &o.output, "the slowdown table; html the report page (also written as report.html in the run folder)", "text", "json", "html")
 	f.StringVar(&o.plot, "plot", "", "write the slowdown plot to this .png or .svg file")
 	f.Uint64Var(&o.seed, "seed", 1, "seed of the request sizes and arrival times (the same for every transport)")
 	f.StringVar(&o.artifacts, "artifacts", "", "run folder for the agents' logs, the topology and report.json (default: a new folder under homatest-runs/)")
@@ -161,8 +200,6 @@ func (o *benchOpts) check() error {
 		return fmt.Errorf("--hosts %d: want 2..16 (one server, the others clients)", o.hosts)
 	case o.duration <= 0:
 		return fmt.Errorf("--duration %v: want a positive duration such as 10s", o.duration)
-	case o.output != "text" && o.output != "json":
-		return fmt.Errorf("-o %q: want text or json", o.output)
 	case o.buckets < 1 || o.buckets > 100:
 		return fmt.Errorf("--buckets %d: want 1..100", o.buckets)
 	case o.rtt <= 0:
@@ -205,6 +242,14 @@ func (o *benchOpts) check() error {
 			return fmt.Errorf("--transport %q: %s given twice", o.transports, t)
 		}
 		o.trans = append(o.trans, t)
+	}
+	if o.env == envSim {
+		if o.impl != "ref" {
+			return fmt.Errorf("--impl %q: --env sim simulates the reference implementation only: use --impl ref, or --env ns", o.impl)
+		}
+		if slices.Contains(o.trans, "tcp") {
+			return fmt.Errorf("--transport %q: --env sim simulates Homa only (no TCP model): use --transport homa, or --env ns", o.transports)
+		}
 	}
 	if o.tcpImpl, err = implManifest("tcp", "tcp"); err != nil {
 		return err

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/homatest/homatest/bench"
 	"github.com/homatest/homatest/netem"
+	"github.com/homatest/homatest/report/html/htmltest"
 )
 
 func TestBenchFlagErrors(t *testing.T) {
@@ -36,6 +38,9 @@ func TestBenchFlagErrors(t *testing.T) {
 		{[]string{"--param", "unsched_bytes"}, "want NAME=VALUE"},
 		{[]string{"--param", "unsched_bytes=lots"}, "not an integer"},
 		{[]string{"extra"}, "unknown command"},
+		{[]string{"--env", "vm"}, `--env "vm": want auto, ns`},
+		{[]string{"--env", "sim", "--transport", "homa,tcp"}, "--env sim simulates Homa only"},
+		{[]string{"--env", "sim", "--impl", "linux"}, "--env sim simulates the reference implementation only"},
 	} {
 		out, err, code := run(t, append([]string{"bench"}, c.args...)...)
 		if code != ExitUsage || err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
@@ -88,10 +93,57 @@ func TestBenchNS(t *testing.T) {
 	if err != nil || !bytes.Contains(svg, []byte("tcp p99")) {
 		t.Errorf("plot %s: %v", plot, err)
 	}
-	for _, f := range []string{"report.json", "h1.ref.stderr.log", "h3.tcp.stderr.log", "homa-records.json", "tcp-unloaded.json", "tcp-agent-stats.json"} {
+	if page := filepath.Join(dir, "run", "report.html"); htmltest.Available() {
+		dom := htmltest.DOM(t, page)
+		if !strings.Contains(dom, "p99 tcp/homa") || !regexp.MustCompile(`data-rendered="[1-9]\d*x[1-9]\d*"`).MatchString(dom) {
+			t.Errorf("%s: no slowdown table or plot in the browser", page)
+		}
+	}
+	for _, f := range []string{"report.json", "report.html", "h1.ref.stderr.log", "h3.tcp.stderr.log", "homa-records.json", "tcp-unloaded.json", "tcp-agent-stats.json"} {
 		if _, err := os.Stat(filepath.Join(dir, "run", f)); err != nil {
 			t.Errorf("run folder: %v", err)
 		}
+	}
+}
+
+// TestBenchSim runs a small bench in the simulator (no root): 4 hosts,
+// W3 at load 0.6 of 10 Gbit/s for 30 ms, Homa only by default. Every RPC
+// completes, the report says it was simulated with HomaModule's 10 Gbit/s
+// parameters, slowdowns are at least 1 (the baseline is the unloaded
+// latency of the same simulated hosts), and a second run writes the same
+// report.
+func TestBenchSim(t *testing.T) {
+	dir := t.TempDir()
+	report := func(name string) (bench.Report, []byte) {
+		t.Helper()
+		out, err, code := run(t, "bench", "--env", "sim", "--workload", "w3", "--load", "0.6", "--rate", "10gbit", "--hosts", "4",
+			"--duration", "30ms", "--unloaded", "3", "-o", "json", "--artifacts", filepath.Join(dir, name))
+		if code != ExitOK {
+			t.Fatalf("bench: exit %d, %v\n%s", code, err, out)
+		}
+		var rep bench.Report
+		if err := json.Unmarshal([]byte(out), &rep); err != nil {
+			t.Fatalf("bad JSON: %v\n%s", err, out)
+		}
+		b, _ := os.ReadFile(filepath.Join(dir, name, "homa-records.json"))
+		return rep, b
+	}
+	rep, recs := report("a")
+	if len(rep.Transports) != 1 || rep.Transports[0].Transport != "homa" || rep.Env != "sim" || rep.Params["link_bps"] != float64(10e9) {
+		t.Fatalf("report = %+v", rep)
+	}
+	h := rep.Transports[0]
+	if h.Errors != 0 || h.Count < 100 {
+		t.Errorf("%d RPCs, %d errors (%s); want hundreds, none failed", h.Count, h.Errors, h.FirstError)
+	}
+	for i, b := range h.Buckets {
+		if b.Count > 0 && (b.P50 < 1 || b.P99 < b.P50) {
+			t.Errorf("bucket %d: %+v; want slowdowns of at least 1", i, b)
+		}
+	}
+	_, recs2 := report("b")
+	if len(recs) == 0 || !bytes.Equal(recs, recs2) {
+		t.Errorf("two runs of one seed gave different records (%d and %d bytes)", len(recs), len(recs2))
 	}
 }
 

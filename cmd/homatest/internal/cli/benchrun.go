@@ -7,7 +7,9 @@ import (
 	"io"
 	"maps"
 	"net/netip"
+	"os"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/homatest/homatest/agent"
@@ -17,6 +19,8 @@ import (
 	"github.com/homatest/homatest/harness/workload"
 	"github.com/homatest/homatest/internal/timescale"
 	"github.com/homatest/homatest/netem"
+	"github.com/homatest/homatest/report/html"
+	"github.com/homatest/homatest/sim"
 )
 
 // benchRefTick is the reference implementation's timer tick in bench:
@@ -37,10 +41,17 @@ const benchRefTick = 50 * time.Millisecond
 // network with a few µs round trips: at 100 Mbit/s their 40 KB of
 // unscheduled bytes per message and 400 KB of grants overflow the switch
 // buffers in bursts; homa.ParamsForLink's, scaled for µs round trips,
-// starve these ms ones), then the manifest's params, then --param.
+// starve these ms ones), then the manifest's params, then --param. In
+// the simulator (--env sim) only link_bps: homa.ParamsForLink and
+// HomaModule's 1 ms tick, since simulated hosts keep time exactly.
 func (o *benchOpts) homaParams() agent.Params {
 	p := agent.Params{}
-	if o.impl == "ref" {
+	switch {
+	case o.env == envSim:
+		// Simulated hosts keep time exactly: HomaModule's 1 ms tick,
+		// and its lab parameters for the link (homa.ParamsForLink).
+		p["link_bps"] = int64(o.rateBps)
+	case o.impl == "ref":
 		rttBytes := max(int64(1500), int64(float64(o.rateBps)*o.rtt.Seconds()/8))
 		p["tick_ns"] = benchRefTick.Nanoseconds()
 		p["link_bps"] = int64(o.rateBps)
@@ -52,29 +63,41 @@ func (o *benchOpts) homaParams() agent.Params {
 	return p
 }
 
-// run builds the topology, runs every transport and returns the report
-// (and writes report.json into the run folder and the plot).
+// run builds the topology (or the simulation), runs every transport and
+// returns the report (and writes report.json into the run folder and the
+// plot).
 func (o *benchOpts) run(ctx context.Context, prog *benchProgress) (*bench.Report, error) {
 	arts, err := harness.NewArtifacts(o.artifacts)
 	if err != nil {
 		return nil, artifactsErr(err)
 	}
-	fab := &netem.SwitchFabric{Link: netem.LinkConfig{Rate: o.rateBps, Priorities: 8}, Seed: o.seed}
-	bctx, cancel := context.WithTimeout(ctx, timescale.D(30*time.Second))
-	topo, err := harness.Build(bctx, harness.Config{Hosts: o.hosts, Fabric: fab, Artifacts: arts})
-	cancel()
-	if err != nil {
-		return nil, err
-	}
-	defer topo.Close()
 	buckets := bench.Buckets(o.dist, o.buckets)
 	rep := &bench.Report{Workload: o.dist.Name(), Load: o.load, RateBps: float64(o.rateBps), Hosts: o.hosts,
 		Seed: o.seed, Buckets: buckets, Artifacts: o.artifacts}
+	var topo *harness.Topology
+	var fab *netem.SwitchFabric
+	if o.env == envSim {
+		rep.Env = envSim
+	} else {
+		fab = &netem.SwitchFabric{Link: netem.LinkConfig{Rate: o.rateBps, Priorities: 8}, Seed: o.seed}
+		bctx, cancel := context.WithTimeout(ctx, timescale.D(30*time.Second))
+		topo, err = harness.Build(bctx, harness.Config{Hosts: o.hosts, Fabric: fab, Artifacts: arts})
+		cancel()
+		if err != nil {
+			return nil, err
+		}
+		defer topo.Close()
+	}
 	for _, tr := range o.trans {
 		if tr == "homa" {
 			rep.Impl, rep.Params = o.homaImpl.Name, o.homaParams()
 		}
-		s, err := o.runTransport(ctx, topo, fab, tr, buckets, prog)
+		var s bench.Summary
+		if o.env == envSim {
+			s, err = o.runSim(ctx, arts, buckets, prog)
+		} else {
+			s, err = o.runTransport(ctx, topo, fab, tr, buckets, prog)
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -82,7 +105,7 @@ func (o *benchOpts) run(ctx context.Context, prog *benchProgress) (*bench.Report
 	}
 	prog.done()
 	rep.Warn()
-	if err := topo.Artifacts.WriteJSON("report.json", rep); err != nil {
+	if err := arts.WriteJSON("report.json", rep); err != nil {
 		return nil, err
 	}
 	if o.plot != "" {
@@ -90,8 +113,20 @@ func (o *benchOpts) run(ctx context.Context, prog *benchProgress) (*bench.Report
 			return nil, err
 		}
 	}
+	page, err := html.BenchPage(rep, o.artifacts, "homatest "+strings.Join(os.Args[1:], " "), []string{arts.Path("report.json")})
+	if err != nil {
+		return nil, err
+	}
+	if err := arts.Write(reportFile, func(w io.Writer) error { return html.Write(w, page) }); err != nil {
+		return nil, err
+	}
+	o.page = page
 	return rep, nil
 }
+
+// runTraffic runs one traffic config on the bench's hosts (all of them, or
+// only the first and the last with pair) and returns its result.
+type runTraffic func(cfg traffic.Config, pair bool) (*traffic.Result, error)
 
 // runTransport starts tr's agents on every host, measures the unloaded
 // baseline, runs the loaded workload, stops the agents and analyses the
@@ -109,7 +144,61 @@ func (o *benchOpts) runTransport(ctx context.Context, topo *harness.Topology, fa
 	defer ags.close()
 	eps := ags.eps
 	pair := []traffic.Endpoint{eps[0], eps[len(eps)-1]}
+	return o.measure(tr, buckets, prog, topo.Artifacts, func(cfg traffic.Config, two bool) (*traffic.Result, error) {
+		cfg.Hosts = eps
+		if two {
+			cfg.Hosts = pair
+		}
+		return traffic.Run(ctx, cfg)
+	}, func(st []agent.Stats) map[string]uint64 { return benchCounters(st, sw0, fab.Stats()) })
+}
 
+// runSim runs Homa on simulated hosts (package sim: the reference
+// implementation's protocol state machine on virtual time behind netem's
+// switch core with the bench's links and seed): the same baseline and
+// loaded runs as runTransport, in one simulation.
+func (o *benchOpts) runSim(ctx context.Context, arts *harness.Artifacts, buckets []bench.Bucket, prog *benchProgress) (bench.Summary, error) {
+	p, err := agent.RefParams(o.homaParams())
+	if err != nil {
+		return bench.Summary{}, err
+	}
+	sm, err := sim.New(sim.Config{Seed: o.seed, Link: netem.LinkConfig{Rate: o.rateBps, Priorities: 8}})
+	if err != nil {
+		return bench.Summary{}, err
+	}
+	var hosts []*sim.Host
+	for i := 1; i <= o.hosts; i++ {
+		h, err := sm.AddHost(sim.HostConfig{Name: fmt.Sprintf("h%d", i), Addr: harness.Addr4(i), Params: p})
+		if err != nil {
+			return bench.Summary{}, err
+		}
+		hosts = append(hosts, h)
+	}
+	pair := []*sim.Host{hosts[0], hosts[len(hosts)-1]}
+	return o.measure("homa", buckets, prog, arts, func(cfg traffic.Config, two bool) (*traffic.Result, error) {
+		hs := hosts
+		if two {
+			hs = pair
+		}
+		t, err := sm.StartTraffic(hs, cfg)
+		if err != nil {
+			return nil, err
+		}
+		n := 0
+		sm.RunWhile(func() bool {
+			if n++; n%65536 == 0 && ctx.Err() != nil {
+				return false
+			}
+			return !t.Done()
+		})
+		return t.Result(), ctx.Err()
+	}, func(st []agent.Stats) map[string]uint64 { return benchCounters(st, netem.Stats{}, sm.Switch()) })
+}
+
+// measure measures transport tr's unloaded baseline and runs the loaded
+// workload through run, writes their records into arts and analyses
+// them, with the counters counters returns for the agents' stats.
+func (o *benchOpts) measure(tr string, buckets []bench.Bucket, prog *benchProgress, arts *harness.Artifacts, run runTraffic, counters func([]agent.Stats) map[string]uint64) (bench.Summary, error) {
 	// The unloaded baseline: one size at a time, one RPC at a time, each
 	// size on its own server port (a traffic run starts with a listen).
 	sizes := bench.BaselineSizes(buckets)
@@ -123,9 +212,9 @@ func (o *benchOpts) runTransport(ctx context.Context, topo *harness.Topology, fa
 			return bench.Summary{}, err
 		}
 		offset := len(base)
-		res, err := traffic.Run(ctx, traffic.Config{Hosts: pair, Port: traffic.DefaultPort + 1 + uint16(i),
+		res, err := run(traffic.Config{Port: traffic.DefaultPort + 1 + uint16(i),
 			Requests: d, ResponseBytes: o.response, Concurrency: 1, Count: o.unloaded, Seed: o.seed, IDBase: ids,
-			Progress: func(done, _ int) { prog.set(offset + done) }})
+			Progress: func(done, _ int) { prog.set(offset + done) }}, true)
 		if err != nil {
 			return bench.Summary{}, fmt.Errorf("%s unloaded run: %w", tr, err)
 		}
@@ -138,21 +227,21 @@ func (o *benchOpts) runTransport(ctx context.Context, topo *harness.Topology, fa
 	}
 
 	prog.phase(fmt.Sprintf("%s: %s at load %.2f for %v", tr, o.dist.Name(), o.load, o.duration), 0)
-	res, err := traffic.Run(ctx, traffic.Config{Hosts: eps, Port: traffic.DefaultPort, Requests: o.dist,
+	res, err := run(traffic.Config{Port: traffic.DefaultPort, Requests: o.dist,
 		ResponseBytes: o.response, Load: o.load, LinkBps: float64(o.rateBps), Duration: o.duration,
-		Seed: o.seed, IDBase: ids, Progress: func(done, total int) { prog.setMax(done, total) }})
+		Seed: o.seed, IDBase: ids, Progress: func(done, total int) { prog.setMax(done, total) }}, false)
 	if err != nil {
 		return bench.Summary{}, fmt.Errorf("%s loaded run: %w", tr, err)
 	}
 	recs := benchRecords(res.Records)
 	for name, v := range map[string]any{tr + "-agent-stats.json": res.Stats, tr + "-unloaded.json": base, tr + "-records.json": recs} {
-		if err := topo.Artifacts.WriteJSON(name, v); err != nil {
+		if err := arts.WriteJSON(name, v); err != nil {
 			return bench.Summary{}, err
 		}
 	}
 	return bench.Analyze(bench.Run{Transport: tr, Records: recs, Baseline: bl,
 		Elapsed: res.Elapsed, OfferedBps: res.OfferedBps, AchievedBps: res.AchievedBps,
-		Counters: benchCounters(res.Stats, sw0, fab.Stats())}, buckets)
+		Counters: counters(res.Stats)}, buckets)
 }
 
 // benchCounters are the counters a bench report shows for one transport

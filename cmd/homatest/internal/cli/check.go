@@ -28,6 +28,9 @@ type checkOpts struct {
 	capturePoint string
 	strict       bool
 	inferParams  bool
+	// annotate is the pcapng to write the checked capture to, each
+	// violation a comment on its frame (--annotate).
+	annotate string
 }
 
 func newCheckCmd() *cobra.Command {
@@ -72,6 +75,11 @@ they used. --infer-params prints the values the capture implies next to the
 profile's; whenever a check finds violations it infers them too, and a
 violation that disappears under an inferred value names the --param to pass.
 
+--annotate OUT writes the capture back as pcapng with each violation as a
+packet comment on its frame ("RULE LEVEL: reason"; Wireshark shows them as
+frame.comment, and the dissector of homatest wireshark dissector as Expert
+Info).
+
 Exit codes: 0 no MUST violation (and with --strict no SHOULD violation),
 1 violations, 2 bad input (unreadable or cut capture, no Homa packets, bad
 flags).`,
@@ -91,6 +99,9 @@ flags).`,
   # a tcpdump on host 10.0.0.1; fail on SHOULD warnings too
   homatest check --capture-point host:10.0.0.1 --strict server.pcap
 
+  # the capture with every violation as a packet comment, for Wireshark
+  homatest check --annotate findings.pcapng capture.pcap
+
   # only grant rules, MUST level, as JUnit for CI
   homatest check --rules 'HOMA-GRANT-*' --level must -o junit run.pcapng > junit.xml`,
 		Args: func(cmd *cobra.Command, args []string) error {
@@ -106,7 +117,8 @@ flags).`,
 	f.StringArrayVar(&o.params, "param", nil, "override a parameter: NAME=VALUE (repeatable)")
 	f.StringVar(&o.rules, "rules", "", "rule ID glob(s), comma-separated, e.g. 'HOMA-GRANT-*,HOMA-ACK-002'")
 	f.StringVar(&o.level, "level", "should", "lowest level to check: must (MUST rules only) or should (all)")
-	f.StringVarP(&o.output, "output", "o", "text", "output: text, json or junit")
+	outputVar(f, &o.output, "junit is JUnit XML for CI, html a report page", "text", "json", "junit", "html")
+	f.StringVar(&o.annotate, "annotate", "", "write the capture to this pcapng with each violation as a packet comment on its frame (Wireshark: frame.comment); one FILE only")
 	f.StringVar(&o.wire, "wire", "", "wire format: current, 2024 or upstream (default: the profile's; with --profile auto it also picks the profile)")
 	f.StringVar(&o.capturePoint, "capture-point", "auto", "where the capture was taken: auto, switch, host:ADDR, sent, delivered or ports")
 	f.BoolVar(&o.strict, "strict", false, "fail (exit 1) on SHOULD violations too; by default they are warnings")
@@ -185,9 +197,6 @@ func runCheck(cmd *cobra.Command, o *checkOpts, files []string) error {
 	default:
 		return usageErr(fmt.Errorf("--level %q: want must or should", o.level))
 	}
-	if o.output != "text" && o.output != "json" && o.output != "junit" {
-		return usageErr(fmt.Errorf("-o %q: want text, json or junit", o.output))
-	}
 	forced := wire.VersionAuto
 	if o.wire != "" {
 		v, err := wire.ParseVersion(o.wire)
@@ -216,6 +225,9 @@ func runCheck(cmd *cobra.Command, o *checkOpts, files []string) error {
 	if _, err := spec.Select(spec.Rules(), o.rules, lvl, ""); err != nil {
 		return usageErr(fmt.Errorf("--rules: %w", err))
 	}
+	if o.annotate != "" && len(files) != 1 {
+		return usageErr(fmt.Errorf("--annotate writes one capture: give one FILE (got %d)", len(files)))
+	}
 	var reports []fileReport
 	failed := 0
 	for _, file := range files {
@@ -234,11 +246,18 @@ func runCheck(cmd *cobra.Command, o *checkOpts, files []string) error {
 		werr = enc.Encode(map[string]any{"files": reports})
 	case "junit":
 		werr = writeJUnit(out, reports, o.strict)
+	case "html":
+		werr = writeCheckHTML(out, o, reports)
 	default:
 		werr = writeCheckText(out, reports)
 	}
 	if werr != nil {
 		return usageErr(fmt.Errorf("write output: %w", werr))
+	}
+	if o.annotate != "" && reports[0].Error == "" {
+		if err := writeAnnotated(cmd.ErrOrStderr(), o.annotate, files[0], reports[0].Report); err != nil {
+			return usageErr(err)
+		}
 	}
 	if failed > 0 {
 		var msgs []string

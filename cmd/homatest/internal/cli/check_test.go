@@ -192,7 +192,8 @@ func TestRPCs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := "2 10.0.0.11:32769 > 10.0.0.1:4000 req 20000 resp 100 start 0.000000 dur 1.137221s frame 1 [DATA=33 GRANT=1 RESEND=17 RPC_UNKNOWN=1 BUSY=16 CUTOFFS=3 NEED_ACK=1 ACK=1] retx 20000B grants 1 prio req[0 4 6] resp[6] grant[0] acked\n"
+	want := "ID  CLIENT           SERVER         REQUEST  RESPONSE  START     DURATION   LATENCY    FRAME  RETX    GRANTS  PRIO REQ/RESP/GRANT  OUTCOME  PACKETS\n" +
+		"2   10.0.0.11:32769  10.0.0.1:4000  20000    100       0.000000  1.137221s  1.105588s  1      20000B  1       0,4,6/6/0            acked    DATA=33 GRANT=1 RESEND=17 RPC_UNKNOWN=1 BUSY=16 CUTOFFS=3 NEED_ACK=1 ACK=1\n"
 	if out != want {
 		t.Errorf("got  %q\nwant %q", out, want)
 	}

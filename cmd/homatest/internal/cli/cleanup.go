@@ -48,9 +48,6 @@ Needs root.`,
   sudo homatest cleanup --run 3f9a1c -o json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if output != "text" && output != "json" {
-				return usageErr(fmt.Errorf("-o %q: want text or json", output))
-			}
 			prefix := ""
 			if run != "" {
 				prefix = "ht" + strings.TrimPrefix(run, "ht")
@@ -104,7 +101,7 @@ Needs root.`,
 	f := cmd.Flags()
 	f.BoolVar(&dryRun, "dry-run", false, "list what would be removed, remove nothing")
 	f.StringVar(&run, "run", "", "only this run id (6 hex digits, e.g. 3f9a1c)")
-	f.StringVarP(&output, "output", "o", "text", "output: text or json")
+	outputVar(f, &output, "what is (or would be) removed", "text", "json")
 	cmd.PreRunE = func(*cobra.Command, []string) error {
 		if !dryRun && !isRoot() {
 			return usageErr(errors.New("cleanup needs root (namespaces and interfaces): run it with sudo, or use --dry-run"))

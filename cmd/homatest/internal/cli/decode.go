@@ -22,6 +22,8 @@ type decodeOpts struct {
 	output      string
 	ipv6Shift   int
 	summaryOnly bool
+	rpc         string
+	sel         *rpcSelector // parsed --rpc; nil: every packet
 }
 
 func newDecodeCmd() *cobra.Command {
@@ -55,6 +57,11 @@ Nov 2025 (linux_6.1.38, linux_6.13.9) and priority<<5 since. By default the
 shift is taken from the first IPv6 Homa packet whose traffic class only one
 shift can produce (e.g. control packets, always at level 7: 0x70 or 0xE0).
 
+--rpc ID or ID@CLIENT prints only the packets of that RPC (the client's id
+as homatest rpcs prints it; @CLIENT names the client's address when several
+clients used the id): its DATA, GRANTs, RESENDs, ... in both directions. The
+summary line still counts the whole file, and says how many packets matched.
+
 A capture of switch ports in both directions (homatest run's and scenario
 run's capture.pcapng, directions in epb_flags) prints every frame, but
 --summary-only counts each packet once, as sent (the frames as delivered
@@ -71,6 +78,10 @@ damage, its summary says where it stopped, and the exit code is 2.`,
   # force the 2022-2024 (linux_6.1.38) header layouts
   homatest decode --wire 2024 old.pcap
 
+  # one RPC: its packets in both directions (ids as homatest rpcs prints them)
+  homatest decode --rpc 4 capture.pcap
+  homatest decode --rpc 4@10.0.0.11 capture.pcap
+
   # counts only, for several files
   homatest decode --summary-only a.pcap b.pcap
 
@@ -86,9 +97,10 @@ damage, its summary says where it stopped, and the exit code is 2.`,
 	}
 	f := cmd.Flags()
 	f.StringVar(&o.wire, "wire", "auto", "wire format: auto, current, 2024 or upstream (see above)")
-	f.StringVarP(&o.output, "output", "o", "text", "output format: text, or json (one object per line)")
+	outputVar(f, &o.output, "json is one object per packet and one per file", "text", "json")
 	f.IntVar(&o.ipv6Shift, "ipv6-prio-shift", 0, "shift of the priority in the IPv6 traffic class: 4 or 5; 0 = detect")
 	f.BoolVar(&o.summaryOnly, "summary-only", false, "print only the per-file summary")
+	f.StringVar(&o.rpc, "rpc", "", "print only the packets of this RPC: ID or ID@CLIENT (the client's id, as homatest rpcs prints it)")
 	return cmd
 }
 
@@ -112,11 +124,18 @@ func runDecode(cmd *cobra.Command, o *decodeOpts, files []string) error {
 	if err != nil {
 		return usageErr(fmt.Errorf("--wire: %w", err))
 	}
-	if o.output != "text" && o.output != "json" {
-		return usageErr(fmt.Errorf("-o %q: want text or json", o.output))
-	}
 	if o.ipv6Shift != 0 && o.ipv6Shift != 4 && o.ipv6Shift != 5 {
 		return usageErr(fmt.Errorf("--ipv6-prio-shift %d: want 4 or 5 (or 0 to detect)", o.ipv6Shift))
+	}
+	if o.rpc != "" {
+		sel, err := parseRPCSelector(o.rpc)
+		if err == nil && sel.slowest {
+			err = fmt.Errorf("--rpc slowest: decode takes an RPC id, ID or ID@CLIENT (homatest rpcs --sort latency lists the slowest)")
+		}
+		if err != nil {
+			return usageErr(err)
+		}
+		o.sel = &sel
 	}
 	// Open every file first, so a bad path fails before any output.
 	readers := make([]*pcap.Reader, 0, len(files))
@@ -142,16 +161,22 @@ func runDecode(cmd *cobra.Command, o *decodeOpts, files []string) error {
 	ew := &errWriter{w: cmd.OutOrStdout()}
 	w := bufio.NewWriterSize(ew, 1<<16)
 	var damaged []string
+	matched := 0
 	for i, r := range readers {
 		name := files[i]
 		if len(files) > 1 && o.output == "text" && !o.summaryOnly {
 			fmt.Fprintf(w, "== %s\n", name)
 		}
-		st, rerr := decodeFile(w, r, name, len(files) > 1, o)
+		st, n, rerr := decodeFile(w, r, name, len(files) > 1, o)
+		matched += n
 		if o.output == "json" {
-			writeJSONSummary(w, name, st, rerr)
+			writeJSONSummary(w, name, st, rerr, o.sel, n)
 		} else {
-			fmt.Fprintln(w, summaryLine(name, st, rerr))
+			line := summaryLine(name, st, rerr)
+			if o.sel != nil {
+				line += fmt.Sprintf("; %s of RPC %s", plural(n, "packet", "packets"), o.rpc)
+			}
+			fmt.Fprintln(w, line)
 		}
 		if rerr != nil {
 			damaged = append(damaged, fmt.Sprintf("%s: %v", name, rerr))
@@ -166,6 +191,9 @@ func runDecode(cmd *cobra.Command, o *decodeOpts, files []string) error {
 	}
 	if len(damaged) > 0 {
 		return usageErr(fmt.Errorf("capture damaged or cut short: %s (the packets before the damage were decoded)", strings.Join(damaged, "; ")))
+	}
+	if o.sel != nil && matched == 0 {
+		return usageErr(fmt.Errorf("--rpc %s: no packet of that RPC in %s (homatest rpcs lists the RPCs)", o.rpc, strings.Join(files, ", ")))
 	}
 	return nil
 }
@@ -183,9 +211,11 @@ func openError(name string, err error) error {
 	}
 }
 
-// decodeFile prints the packets of r and returns its counts, and the error
-// that stopped it early (a damaged or cut file), if any.
-func decodeFile(w *bufio.Writer, r *pcap.Reader, name string, multi bool, o *decodeOpts) (pcap.Stats, error) {
+// decodeFile prints the packets of r (those of RPC o.sel when set) and
+// returns its counts, the number of packets of o.sel, and the error that
+// stopped it early (a damaged or cut file), if any.
+func decodeFile(w *bufio.Writer, r *pcap.Reader, name string, multi bool, o *decodeOpts) (pcap.Stats, int, error) {
+	matched := 0
 	var start time.Time
 	first := true
 	var line []byte
@@ -193,13 +223,19 @@ func decodeFile(w *bufio.Writer, r *pcap.Reader, name string, multi bool, o *dec
 	for {
 		f, err := r.Next()
 		if errors.Is(err, io.EOF) {
-			return r.Stats(), nil
+			return r.Stats(), matched, nil
 		}
 		if err != nil {
-			return r.Stats(), err
+			return r.Stats(), matched, err
 		}
 		if first {
 			start, first = f.Time, false
+		}
+		if o.sel != nil {
+			if !o.sel.matchesFrame(f) {
+				continue
+			}
+			matched++
 		}
 		if o.summaryOnly {
 			continue
@@ -211,7 +247,7 @@ func decodeFile(w *bufio.Writer, r *pcap.Reader, name string, multi bool, o *dec
 					j.File = name
 				}
 				if err := enc.Encode(j); err != nil {
-					return r.Stats(), nil // a write error; runDecode reports it
+					return r.Stats(), matched, nil // a write error; runDecode reports it
 				}
 				continue
 			}
@@ -272,7 +308,7 @@ func summaryLine(name string, st pcap.Stats, rerr error) string {
 	return b.String()
 }
 
-func writeJSONSummary(w io.Writer, name string, st pcap.Stats, rerr error) {
+func writeJSONSummary(w io.Writer, name string, st pcap.Stats, rerr error, sel *rpcSelector, matched int) {
 	types := map[string]int{}
 	for _, t := range wire.AllTypes {
 		types[t.String()] = st.Count(t)
@@ -291,5 +327,27 @@ func writeJSONSummary(w io.Writer, name string, st pcap.Stats, rerr error) {
 	if rerr != nil {
 		sum["error"] = rerr.Error()
 	}
+	if sel != nil {
+		sum["rpc_packets"] = matched
+	}
 	json.NewEncoder(w).Encode(map[string]any{"summary": sum})
+}
+
+// matchesFrame reports whether frame f belongs to the RPC s names: its
+// sender id is the RPC's client id or the server's (id+1), and with a
+// client address, that address is the frame's client end (the source of a
+// packet the client sent, the destination of one the server sent). Frames
+// that did not decode belong to no RPC.
+func (s *rpcSelector) matchesFrame(f *pcap.Frame) bool {
+	if f.Err != nil || wire.ClientID(f.Packet.SenderID()) != s.id {
+		return false
+	}
+	if !s.client.IsValid() {
+		return true
+	}
+	client := f.Src
+	if f.Packet.Role() == wire.RoleServer {
+		client = f.Dst
+	}
+	return client.Unmap() == s.client.Unmap()
 }

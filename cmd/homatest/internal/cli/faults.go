@@ -39,6 +39,6 @@ how the conformance suite shows that it catches real bugs.`,
 			return nil
 		},
 	}
-	cmd.Flags().StringVarP(&output, "output", "o", "text", "output: text or json")
+	outputVar(cmd.Flags(), &output, "the fault knobs", "text", "json")
 	return cmd
 }

@@ -106,9 +106,6 @@ func newNetemShowCmd() *cobra.Command {
   homatest netem show --netns sw --dev sw-h1 -o json | jq .classes`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if output != "text" && output != "json" {
-				return usageErr(fmt.Errorf("-o %q: want text or json", output))
-			}
 			ns, err := t.open()
 			if err != nil {
 				return err
@@ -138,7 +135,7 @@ func newNetemShowCmd() *cobra.Command {
 		},
 	}
 	t.flags(cmd.Flags())
-	cmd.Flags().StringVarP(&output, "output", "o", "text", "output format: text or json")
+	outputVar(cmd.Flags(), &output, "the qdiscs, classes and filters", "text", "json")
 	return cmd
 }
 

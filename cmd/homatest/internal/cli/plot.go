@@ -1,17 +1,15 @@
 package cli
 
 import (
-	"errors"
 	"fmt"
-	"io/fs"
+	"io"
 	"net/netip"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/homatest/homatest/internal/atomicfile"
 	"github.com/homatest/homatest/report/seqplot"
 	"github.com/homatest/homatest/spec"
 	"github.com/homatest/homatest/spec/wire"
@@ -178,41 +176,12 @@ func someIDs(rpcs []*spec.RPC) string {
 	return fmt.Sprintf("%d RPCs, ids %s; see homatest rpcs", len(rpcs), strings.Join(ids, " "))
 }
 
-// writePlot renders m into path (format from its extension) through a
-// temporary file in the same folder, renamed into place only when whole.
+// writePlot renders m into path (format from its extension), written
+// whole or not at all.
 func writePlot(m *seqplot.Model, path string) error {
 	format, err := seqplot.FormatOf(path)
 	if err != nil {
 		return err
 	}
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
-	if err != nil {
-		return writeErr(path, err)
-	}
-	tmp := f.Name()
-	err = m.Render(f, format)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Chmod(tmp, 0o644)
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		os.Remove(tmp)
-		return writeErr(path, err)
-	}
-	return nil
-}
-
-// writeErr says that path could not be written, without the name of the
-// temporary file the error may carry.
-func writeErr(path string, err error) error {
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		err = pe.Err
-	}
-	return fmt.Errorf("cannot write %s: %w", path, err)
+	return atomicfile.Write(path, func(w io.Writer) error { return m.Render(w, format) })
 }

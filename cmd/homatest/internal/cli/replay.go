@@ -23,6 +23,10 @@ type replayReport struct {
 	PlanDrops   int      `json:"plan_drops"`
 	Same        bool     `json:"same"`
 	Differences []string `json:"differences,omitempty"`
+	// Files, for a simulated run (env sim), are the files compared byte
+	// for byte (scenario.SimFiles) and FileDifferences those that differ.
+	Files           int      `json:"files,omitempty"`
+	FileDifferences []string `json:"file_differences,omitempty"`
 }
 
 func newReplayCmd() *cobra.Command {
@@ -36,9 +40,14 @@ acted on in both runs by their Homa meaning (plan rule, action, packet type,
 RPC ordinal, or on backend tc the client's address and RPC id, message,
 offset, retransmit flag), not by time. It prints the
 replay's summary, then "fault-plan drops: same" or one line per difference.
+A run made in the simulator (env sim; no root needed) is reproduced exactly:
+replay also compares its files byte for byte (captures, records, drops, the
+check and the summary; not versions.json) and prints "files: byte-identical"
+or the files that differ.
 
-Exit codes: 0 same drops and a clean run; 1 the drops differ, or failed RPCs
-or violations; 2 a folder without a finished run, or an environment error.`,
+Exit codes: 0 same drops (and files) and a clean run; 1 the drops or files
+differ, or failed RPCs or violations; 2 a folder without a finished run, or
+an environment error.`,
 		Example: `  homatest scenario run scenario/testdata/two-hosts-drops.yaml --artifacts runs/a
   homatest replay runs/a                      # new folder runs/a-replay-<time>
   homatest replay runs/a --artifacts runs/b -o json | jq .same`,
@@ -47,14 +56,14 @@ or violations; 2 a folder without a finished run, or an environment error.`,
 			if err := o.check(); err != nil {
 				return err
 			}
-			if os.Geteuid() != 0 {
-				// Before reading the folder: a run made with sudo is
-				// root's, and its files may not be readable.
-				return usageErr(harness.ErrNotRoot)
-			}
 			dir := filepath.Clean(args[0])
 			s, orig, err := scenario.LoadRun(dir)
 			if err != nil {
+				if os.Geteuid() != 0 {
+					// A run made with sudo is root's, and its files
+					// may not be readable.
+					return usageErr(fmt.Errorf("%w (%v)", harness.ErrNotRoot, err))
+				}
 				return usageErr(err)
 			}
 			if o.artifacts == "" {
@@ -70,24 +79,35 @@ or violations; 2 a folder without a finished run, or an environment error.`,
 					rep.PlanDrops++
 				}
 			}
-			rep.Same = len(rep.Differences) == 0
+			if s.Env == scenario.EnvSim {
+				rep.Files = len(scenario.SimFiles)
+				rep.FileDifferences = scenario.CompareFiles(dir, res.Dir)
+			}
+			rep.Same = len(rep.Differences) == 0 && len(rep.FileDifferences) == 0
 			w := cmd.OutOrStdout()
 			if err := o.print(w, res.Summary, rep); err != nil {
 				return usageErr(err)
 			}
 			if o.output == "text" {
-				if rep.Same {
+				if len(rep.Differences) == 0 {
 					fmt.Fprintf(w, "fault-plan drops: same (%d packets acted on, as in %s)\n", rep.PlanDrops, dir)
 				} else {
 					fmt.Fprintf(w, "fault-plan drops: %d differences from %s:\n  %s\n", len(rep.Differences), dir, strings.Join(rep.Differences, "\n  "))
 				}
+				switch {
+				case rep.Files == 0:
+				case len(rep.FileDifferences) == 0:
+					fmt.Fprintf(w, "files: byte-identical (%d files, as in %s)\n", rep.Files, dir)
+				default:
+					fmt.Fprintf(w, "files: %d of %d differ from %s:\n  %s\n", len(rep.FileDifferences), rep.Files, dir, strings.Join(rep.FileDifferences, "\n  "))
+				}
 			}
 			if !rep.Same {
-				return &ExitError{Code: ExitViolations, Err: fmt.Errorf("the replay's fault-plan drops differ from %s (%d differences)", dir, len(rep.Differences))}
+				return &ExitError{Code: ExitViolations, Err: fmt.Errorf("the replay differs from %s (%d fault-plan drops, %d files)", dir, len(rep.Differences), len(rep.FileDifferences))}
 			}
 			return verdictErr(res.Summary, o.strict)
 		},
 	}
-	o.flags(cmd, false)
+	o.flags(cmd, false, false)
 	return cmd
 }

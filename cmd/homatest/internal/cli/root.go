@@ -82,6 +82,10 @@ Exit codes: 0 success, 1 violations, 2 usage, input or environment error.`,
 		},
 	}
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		var fe *formatError
+		if errors.As(err, &fe) {
+			err = fe
+		}
 		return usageErr(fmt.Errorf("%v (see %s --help)", err, c.CommandPath()))
 	})
 	root.AddCommand(newDecodeCmd(), newCheckCmd(), newSpecCmd(), newRPCsCmd(), newFaultsCmd(), newRunCmd(), newVersionCmd())
@@ -92,5 +96,6 @@ Exit codes: 0 success, 1 violations, 2 usage, input or environment error.`,
 	root.AddCommand(newPlotCmd())
 	root.AddCommand(newScenarioCmd())
 	root.AddCommand(newReplayCmd())
+	root.AddCommand(newWiresharkCmd())
 	return root
 }

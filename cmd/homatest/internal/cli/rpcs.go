@@ -3,13 +3,17 @@ package cli
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
+	"strconv"
 	"strings"
+	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/homatest/homatest/pcap"
+	"github.com/homatest/homatest/report/seqplot"
 	"github.com/homatest/homatest/spec"
 	"github.com/homatest/homatest/spec/wire"
 )
@@ -22,6 +26,7 @@ type rpcJSON struct {
 	ResponseLen  uint32         `json:"response_length"`
 	Start        time.Time      `json:"start"`
 	DurationNs   int64          `json:"duration_ns"`
+	LatencyNs    *int64         `json:"latency_ns,omitempty"` // first packet to the response's last byte; absent if it did not complete
 	FirstFrame   int            `json:"first_frame"`
 	Packets      map[string]int `json:"packets"`
 	RetxBytes    uint64         `json:"retransmitted_bytes"`
@@ -88,24 +93,69 @@ func captureRPCs(path string, v wire.Version) ([]*spec.RPC, time.Time, pcap.Read
 	return rpcs, first, o, nil
 }
 
+// rpcOrders are the --sort orders of homatest rpcs.
+var rpcOrders = []string{"first", "latency", "size", "id"}
+
+// sortRPCs orders rpcs (given in order of their first frame) by how:
+// latency (longest first; RPCs whose response did not complete last),
+// size (request plus response bytes, largest first), id (client id, then
+// client address) or first (unchanged).
+func sortRPCs(rpcs []*spec.RPC, how string) {
+	switch how {
+	case "latency":
+		sort.SliceStable(rpcs, func(i, j int) bool {
+			li, lj := seqplot.Latency(rpcs[i]), seqplot.Latency(rpcs[j])
+			return li > lj
+		})
+	case "size":
+		size := func(r *spec.RPC) uint64 { return uint64(r.Request.Length) + uint64(r.Response.Length) }
+		sort.SliceStable(rpcs, func(i, j int) bool { return size(rpcs[i]) > size(rpcs[j]) })
+	case "id":
+		sort.SliceStable(rpcs, func(i, j int) bool {
+			a, b := rpcs[i].Key, rpcs[j].Key
+			if a.ClientID != b.ClientID {
+				return a.ClientID < b.ClientID
+			}
+			return a.Client.Less(b.Client)
+		})
+	}
+}
+
+func intsJoin(a []int) string {
+	if len(a) == 0 {
+		return "-"
+	}
+	s := make([]string, len(a))
+	for i, x := range a {
+		s[i] = strconv.Itoa(x)
+	}
+	return strings.Join(s, ",")
+}
+
 func newRPCsCmd() *cobra.Command {
-	var output, wireName string
+	var output, wireName, order string
 	cmd := &cobra.Command{
 		Use:   "rpcs FILE",
 		Short: "Print one line per RPC of a capture",
 		Long: `Rpcs groups the Homa packets of a capture into RPCs and prints one line per
-RPC in order of its first packet: client > server, client id, request and
-response lengths, start (seconds since the capture's first Homa packet in
-text; an absolute time in JSON), duration, the frame
-of its first packet, packets by type, retransmitted bytes, GRANTs, priorities
-used (request DATA, response DATA, GRANTs), and the outcome: acked, complete
-(response received, not acked in the capture), rpc_unknown (an RPC_UNKNOWN
-was sent and nothing completed after it), request-only, or incomplete.
+RPC under a header: the client's id (what --rpc of decode and plot take),
+client and server, request and response lengths, start (seconds since the
+capture's first Homa packet in text; an absolute time in JSON), duration
+(first to last packet), latency (first packet to the response's last byte;
+- when the response did not complete), the frame of its first packet,
+retransmitted bytes, GRANTs, priorities used (request DATA / response DATA /
+GRANTs), the outcome — acked, complete (response received, not acked in the
+capture), rpc_unknown (an RPC_UNKNOWN was sent and nothing completed after
+it), request-only, or incomplete — and packets by type.
+
+--sort orders the lines: first (order of the first packet, the default),
+latency (longest first), size (request plus response, largest first) or id.
 
 A capture of switch ports in both directions (homatest run's and scenario
 run's capture.pcapng) is read as sent (inbound frames only), so each packet
 counts once: the same RPCs and counts as the run's sent.pcapng.`,
 		Example: `  homatest rpcs capture.pcap
+  homatest rpcs --sort latency capture.pcap | head -5     # the slowest RPCs
   homatest rpcs -o json capture.pcap | jq 'select(.outcome=="incomplete")'`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) != 1 {
@@ -114,8 +164,8 @@ counts once: the same RPCs and counts as the run's sent.pcapng.`,
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if output != "text" && output != "json" {
-				return usageErr(fmt.Errorf("-o %q: want text or json", output))
+			if !slices.Contains(rpcOrders, order) {
+				return usageErr(fmt.Errorf("--sort %q: want %s", order, orList(rpcOrders)))
 			}
 			v, err := wire.ParseVersion(wireName)
 			if err != nil {
@@ -125,44 +175,65 @@ counts once: the same RPCs and counts as the run's sent.pcapng.`,
 			if err != nil {
 				return usageErr(err)
 			}
+			sortRPCs(rpcs, order)
 			w := &errWriter{w: cmd.OutOrStdout()}
 			enc := json.NewEncoder(w)
+			tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+			if output == "text" {
+				fmt.Fprintln(tw, "ID\tCLIENT\tSERVER\tREQUEST\tRESPONSE\tSTART\tDURATION\tLATENCY\tFRAME\tRETX\tGRANTS\tPRIO REQ/RESP/GRANT\tOUTCOME\tPACKETS")
+			}
 			for _, r := range rpcs {
-				pk := map[string]int{}
-				for i, t := range wire.AllTypes {
-					if r.Packets[i] > 0 {
-						pk[t.String()] = r.Packets[i]
-					}
-				}
-				j := rpcJSON{ClientID: r.Key.ClientID,
-					Client: fmt.Sprintf("%v:%d", r.Key.Client, r.ClientPort), Server: fmt.Sprintf("%v:%d", r.Key.Server, r.ServerPort),
-					RequestLen: r.Request.Length, ResponseLen: r.Response.Length, Start: r.First, DurationNs: int64(r.Last.Sub(r.First)),
-					FirstFrame: r.FirstFrame, Packets: pk, RetxBytes: r.Request.RetxBytes + r.Response.RetxBytes,
-					Grants: r.Request.Grants + r.Response.Grants, ReqPrios: bits(r.Request.Priorities), RespPrios: bits(r.Response.Priorities),
-					GrantPrios: bits(r.Request.GrantPriorities | r.Response.GrantPriorities), Outcome: outcome(r),
-					RequestDone: r.Request.Complete, ResponseDone: r.Response.Complete}
+				j := rpcRow(r)
 				if output == "json" {
 					enc.Encode(j)
 					continue
 				}
 				var parts []string
 				for _, t := range wire.AllTypes {
-					if n := pk[t.String()]; n > 0 {
+					if n := j.Packets[t.String()]; n > 0 {
 						parts = append(parts, fmt.Sprintf("%s=%d", t, n))
 					}
 				}
-				fmt.Fprintf(w, "%d %s > %s req %d resp %d start %.6f dur %v frame %d [%s] retx %dB grants %d prio req%v resp%v grant%v %s\n",
+				lat := "-"
+				if j.LatencyNs != nil {
+					lat = time.Duration(*j.LatencyNs).Round(time.Microsecond).String()
+				}
+				fmt.Fprintf(tw, "%d\t%s\t%s\t%d\t%d\t%.6f\t%v\t%s\t%d\t%dB\t%d\t%s/%s/%s\t%s\t%s\n",
 					j.ClientID, j.Client, j.Server, j.RequestLen, j.ResponseLen, r.First.Sub(first).Seconds(),
-					r.Last.Sub(r.First).Round(time.Microsecond), j.FirstFrame, strings.Join(parts, " "), j.RetxBytes, j.Grants,
-					j.ReqPrios, j.RespPrios, j.GrantPrios, j.Outcome)
+					r.Last.Sub(r.First).Round(time.Microsecond), lat, j.FirstFrame, j.RetxBytes, j.Grants,
+					intsJoin(j.ReqPrios), intsJoin(j.RespPrios), intsJoin(j.GrantPrios), j.Outcome, strings.Join(parts, " "))
 			}
+			tw.Flush()
 			if w.err != nil {
 				return usageErr(fmt.Errorf("write output: %w", w.err))
 			}
 			return nil
 		},
 	}
-	cmd.Flags().StringVarP(&output, "output", "o", "text", "output: text or json (one object per line)")
+	outputVar(cmd.Flags(), &output, "json is one object per RPC", "text", "json")
+	cmd.Flags().StringVar(&order, "sort", "first", "order: first (first packet), latency (longest first), size (largest first) or id")
 	cmd.Flags().StringVar(&wireName, "wire", "auto", "wire format: auto, current, 2024 or upstream")
 	return cmd
+}
+
+// rpcRow is the JSON form of r.
+func rpcRow(r *spec.RPC) rpcJSON {
+	pk := map[string]int{}
+	for i, t := range wire.AllTypes {
+		if r.Packets[i] > 0 {
+			pk[t.String()] = r.Packets[i]
+		}
+	}
+	j := rpcJSON{ClientID: r.Key.ClientID,
+		Client: fmt.Sprintf("%v:%d", r.Key.Client, r.ClientPort), Server: fmt.Sprintf("%v:%d", r.Key.Server, r.ServerPort),
+		RequestLen: r.Request.Length, ResponseLen: r.Response.Length, Start: r.First, DurationNs: int64(r.Last.Sub(r.First)),
+		FirstFrame: r.FirstFrame, Packets: pk, RetxBytes: r.Request.RetxBytes + r.Response.RetxBytes,
+		Grants: r.Request.Grants + r.Response.Grants, ReqPrios: bits(r.Request.Priorities), RespPrios: bits(r.Response.Priorities),
+		GrantPrios: bits(r.Request.GrantPriorities | r.Response.GrantPriorities), Outcome: outcome(r),
+		RequestDone: r.Request.Complete, ResponseDone: r.Response.Complete}
+	if r.Response.Complete {
+		l := int64(seqplot.Latency(r))
+		j.LatencyNs = &l
+	}
+	return j
 }

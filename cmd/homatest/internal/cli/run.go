@@ -23,16 +23,18 @@ import (
 	"github.com/homatest/homatest/harness"
 	"github.com/homatest/homatest/homa"
 	"github.com/homatest/homatest/internal/timescale"
+	"github.com/homatest/homatest/report/html"
 )
 
 // runOpts are the flags of homatest run.
 type runOpts struct {
-	impl, env, labelFilter, rules, focus, fault string
-	junit, output, artifacts                    string
-	repeat                                      int
-	matrix, verbose, nsWorkloads, strict        bool
-	passResult                                  string // hidden: run one pass in this process
-	ctx                                         context.Context
+	impl, env, labelFilter, rules, fault string
+	focus                                []string
+	junit, output, artifacts             string
+	repeat                               int
+	matrix, verbose, nsWorkloads, strict bool
+	passResult                           string // hidden: run one pass in this process
+	ctx                                  context.Context
 }
 
 func newRunCmd() *cobra.Command {
@@ -51,8 +53,10 @@ root the default environment is network namespaces behind a switch (--env
 ns); otherwise an in-memory network in this process (--env mem), which needs
 no privileges. Output: a table of
 specs by area, then every failure with its rule IDs, expected against
-observed, the path of a pcapng holding just that spec's packets, and the
-command that reruns it.
+observed, the path of a pcapng holding just that spec's packets (the spec
+checker's findings as packet comments on their frames), and the command
+that reruns it. The run folder gets report.html: the same as a page, with
+each failure's sequence graph (-o html prints it).
 
 --repeat N runs the suite N times (each pass in its own process) and fails if
 any pass fails. --mutation-matrix runs one pass per fault knob of the
@@ -79,16 +83,16 @@ environment error.`,
 	f.StringVar(&o.env, "env", "auto", "environment: ns (network namespaces, root), mem (in-process, in-memory network, ref only), auto (ns as root, else mem)")
 	f.StringVar(&o.labelFilter, "label-filter", "", "Ginkgo label filter over rule IDs, areas and levels, e.g. 'grant && MUST'")
 	f.StringVar(&o.rules, "rules", "", "comma-separated rule-ID globs: run only specs checking these rules, e.g. 'HOMA-GRANT-*'")
-	f.StringVar(&o.focus, "focus", "", "run only specs whose name contains this text")
+	f.StringArrayVar(&o.focus, "focus", nil, "run only specs whose name contains this text (repeat for several)")
 	f.StringVar(&o.fault, "fault", "", "enable a fault knob of the reference implementation (homatest faults)")
 	f.IntVar(&o.repeat, "repeat", 1, "run the suite N times; fails if any pass fails")
 	f.StringVar(&o.junit, "junit", "", "write a JUnit XML report to this file (one testsuite per pass)")
-	f.StringVarP(&o.output, "output", "o", "text", "output: text or json")
+	outputVar(f, &o.output, "the specs by area and every failure; html the report page (also written as report.html in the run folder)", "text", "json", "html")
 	f.StringVar(&o.artifacts, "artifacts", "", "directory for captures of failed specs and logs (default: a new directory under homatest-runs/)")
 	f.BoolVar(&o.matrix, "mutation-matrix", false, "run one pass per fault knob and print which specs catch each")
 	f.BoolVar(&o.strict, "strict", false, "fail (exit 1) on failed SHOULD specs too; by default they are warnings")
 	f.BoolVarP(&o.verbose, "verbose", "v", false, "keep Ginkgo's verbose log in the artifacts")
-	f.BoolVar(&o.nsWorkloads, "ns-workloads", false, "with --env ns: run the passive workload specs on IUT hosts in namespaces behind netem's switch (heavy: one process per host plus the switch; default: in-process reference hosts for --impl ref, unsupported otherwise)")
+	f.BoolVar(&o.nsWorkloads, "ns-workloads", false, "with --env ns: run the passive workload specs on IUT hosts in namespaces behind netem's switch (heavy: one process per host plus the switch; default: reference hosts in the simulator for --impl ref, unsupported otherwise)")
 	f.StringVar(&o.passResult, "pass-result", "", "internal: run one pass here and write its result to this file")
 	f.MarkHidden("pass-result")
 	return cmd
@@ -112,10 +116,10 @@ func (o *runOpts) validate() error {
 		return fmt.Errorf("--impl %s needs --env ns (the in-memory network runs only the built-in reference implementation)", o.impl)
 	case o.env == "ns" && os.Geteuid() != 0:
 		return errors.New("--env ns builds network namespaces and needs root: run with sudo, or use --env mem")
-	case o.output != "text" && o.output != "json":
-		return fmt.Errorf("-o %q: want text or json", o.output)
 	case o.repeat < 1:
 		return fmt.Errorf("--repeat %d: want 1 or more", o.repeat)
+	case o.matrix && o.output == "html":
+		return errors.New("--mutation-matrix has no report page: use -o text or json")
 	case o.matrix && o.fault != "":
 		return errors.New("--mutation-matrix runs every fault knob; drop --fault")
 	case o.matrix && o.impl != "ref":
@@ -192,7 +196,7 @@ func (o *runOpts) run(cmd *cobra.Command) error {
 	var passes []*conformance.Result
 	var junits []string
 	for i := 1; i <= o.repeat; i++ {
-		res, junit, err := o.child(fmt.Sprintf("pass-%d", i), o.fault)
+		res, junit, err := o.child(fmt.Sprintf("pass-%d", i), o.fault, o.focus)
 		if errors.Is(err, errInterrupted) {
 			return &ExitError{Code: 130, Err: err}
 		}
@@ -201,6 +205,16 @@ func (o *runOpts) run(cmd *cobra.Command) error {
 		}
 		if res.SetupError != "" {
 			return o.setupFailed(res.SetupError, defaulted)
+		}
+		rerunPass := func(name string, focus []string) (*conformance.Result, error) {
+			r, _, err := o.child(name, o.fault, focus)
+			return r, err
+		}
+		if err := rerunInconclusive(fmt.Sprintf("pass-%d", i), res, rerunPass); err != nil {
+			if errors.Is(err, errInterrupted) {
+				return &ExitError{Code: 130, Err: err}
+			}
+			return usageErr(err)
 		}
 		passes = append(passes, res)
 		if junit != "" {
@@ -231,11 +245,74 @@ func (o *runOpts) run(cmd *cobra.Command) error {
 			}
 		}
 	}
-	if err := o.report(cmd.OutOrStdout(), passes); err != nil {
+	page := html.RunPage(passes, html.RunInput{Impl: o.impl, Env: o.env, Fault: o.fault, Dir: o.artifacts,
+		Command: "homatest " + strings.Join(os.Args[1:], " "), Rerun: o.rerun, Strict: o.strict})
+	if err := html.WriteFile(filepath.Join(o.artifacts, reportFile), page); err != nil {
+		return usageErr(err)
+	}
+	var werr error
+	if o.output == "html" {
+		werr = html.Write(cmd.OutOrStdout(), page)
+	} else {
+		werr = o.report(cmd.OutOrStdout(), passes)
+	}
+	if err := werr; err != nil {
 		return usageErr(fmt.Errorf("write output: %w", err))
 	}
 	if n := o.failedPasses(passes); n > 0 {
 		return &ExitError{Code: ExitViolations, Err: fmt.Errorf("%d of %d passes had failed specs", n, len(passes))}
+	}
+	return nil
+}
+
+// maxReruns bounds the reruns of specs whose timing findings a measured
+// stall explained.
+const maxReruns = 2
+
+// rerunInconclusive reruns, in a child pass of their own (run(name,
+// focus)), the specs of res with timing-inconclusive findings, up to
+// maxReruns times, and folds the
+// outcome into res: a rerun that fails without a stall to explain it fails
+// the spec (the finding reproduced on a quieter machine); a quiet clean
+// rerun leaves it passed, its first findings still reported; a rerun that
+// stalled again leaves them inconclusive.
+func rerunInconclusive(name string, res *conformance.Result, run func(name string, focus []string) (*conformance.Result, error)) error {
+	for k := 1; k <= maxReruns; k++ {
+		var focus []string
+		idx := map[string]int{}
+		for i, s := range res.Specs {
+			if s.State == "passed" && len(s.TimingInconclusive) > 0 && s.Rerun != "quiet" {
+				focus = append(focus, s.Name)
+				idx[s.Name] = i
+			}
+		}
+		if len(focus) == 0 {
+			return nil
+		}
+		again, err := run(fmt.Sprintf("%s-rerun-%d", name, k), focus)
+		if err != nil {
+			return err
+		}
+		if again.SetupError != "" {
+			return fmt.Errorf("rerun of %d specs with timing-inconclusive findings: the test environment could not be built: %s", len(focus), again.SetupError)
+		}
+		for _, r := range again.Specs {
+			i, ok := idx[r.Name]
+			if !ok || r.State == "skipped" {
+				continue
+			}
+			s := &res.Specs[i]
+			s.Reruns = k
+			switch {
+			case r.State == "failed" || r.State == "error":
+				s.State, s.Failure, s.Capture, s.Rerun = r.State, "reproduced on rerun "+strconv.Itoa(k)+" without a stall to explain it: "+r.Failure, r.Capture, "failed"
+			case len(r.TimingInconclusive) > 0:
+				s.Rerun = "inconclusive"
+				s.TimingInconclusive = append(s.TimingInconclusive, r.TimingInconclusive...)
+			default:
+				s.Rerun = "quiet"
+			}
+		}
 	}
 	return nil
 }
@@ -262,7 +339,7 @@ func (o *runOpts) failedPasses(ps []*conformance.Result) int {
 
 // child runs one pass in a new process of this binary (Ginkgo runs one
 // suite per process) and returns its result and JUnit file.
-func (o *runOpts) child(name, fault string) (*conformance.Result, string, error) {
+func (o *runOpts) child(name, fault string, focus []string) (*conformance.Result, string, error) {
 	dir := filepath.Join(o.artifacts, name)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, "", err
@@ -273,7 +350,10 @@ func (o *runOpts) child(name, fault string) (*conformance.Result, string, error)
 	}
 	resFile := filepath.Join(dir, "result.json")
 	args := []string{"run", "--pass-result", resFile, "--artifacts", dir, "--impl", o.impl, "--env", o.env,
-		"--label-filter", o.labelFilter, "--rules", o.rules, "--focus", o.focus, "--fault", fault}
+		"--label-filter", o.labelFilter, "--rules", o.rules, "--fault", fault}
+	for _, f := range focus {
+		args = append(args, "--focus", f)
+	}
 	junit := ""
 	if o.junit != "" {
 		junit = filepath.Join(dir, "junit.xml")
@@ -445,6 +525,7 @@ func (o *runOpts) report(out io.Writer, passes []*conformance.Result) error {
 				fmt.Fprintf(w, "UNSUPPORTED %s: %s\n", s.Name, s.Failure)
 			}
 		}
+		writeInconclusive(w, p.Specs)
 	}
 	verdict := "PASS"
 	warned := 0
@@ -461,7 +542,7 @@ func (o *runOpts) report(out io.Writer, passes []*conformance.Result) error {
 	if n := o.failedPasses(passes); n > 0 {
 		verdict = fmt.Sprintf("FAIL (%d of %d passes)", n, len(passes))
 	}
-	fmt.Fprintf(w, "\n%s; artifacts in %s\n", verdict, o.artifacts)
+	fmt.Fprintf(w, "\n%s; artifacts in %s (report: %s)\n", verdict, o.artifacts, filepath.Join(o.artifacts, reportFile))
 	return w.err
 }
 
@@ -529,36 +610,44 @@ func (o *runOpts) rerun(s conformance.SpecResult) string {
 	return c
 }
 
+// writeInconclusive prints the timing findings that measured stalls
+// explain (conformance.SpecResult.TimingInconclusive): counted, named,
+// not charged.
+func writeInconclusive(w io.Writer, specs []conformance.SpecResult) {
+	n, in := 0, 0
+	for _, s := range specs {
+		if len(s.TimingInconclusive) > 0 {
+			n += len(s.TimingInconclusive)
+			in++
+		}
+	}
+	if n == 0 {
+		return
+	}
+	fmt.Fprintf(w, "%d timing findings in %d specs were inconclusive: a measured stall of this machine explains each (not charged to the IUT)\n", n, in)
+	for _, s := range specs {
+		if len(s.TimingInconclusive) == 0 {
+			continue
+		}
+		switch s.Rerun {
+		case "quiet":
+			fmt.Fprintf(w, "  %s: rerun %d times, the last without a finding\n", s.Name, s.Reruns)
+		case "inconclusive":
+			fmt.Fprintf(w, "  %s: rerun %d times, stalled every time (run it on a quieter machine to judge it)\n", s.Name, s.Reruns)
+		case "failed":
+			fmt.Fprintf(w, "  %s: reproduced without a stall on rerun %d (FAIL above)\n", s.Name, s.Reruns)
+		}
+		for _, f := range s.TimingInconclusive {
+			fmt.Fprintf(w, "  INCONCLUSIVE %s: %s\n", s.Name, f)
+		}
+	}
+}
+
 // writeAreaTable prints specs counted by area and state.
 func writeAreaTable(w io.Writer, specs []conformance.SpecResult) {
-	type row struct{ passed, failed, unsupported, skipped int }
-	rows := map[string]*row{}
-	for _, s := range specs {
-		r := rows[s.Area]
-		if r == nil {
-			r = &row{}
-			rows[s.Area] = r
-		}
-		switch s.State {
-		case "passed":
-			r.passed++
-		case "failed", "error":
-			r.failed++
-		case "unsupported":
-			r.unsupported++
-		default:
-			r.skipped++
-		}
-	}
-	var areas []string
-	for a := range rows {
-		areas = append(areas, a)
-	}
-	sort.Strings(areas)
 	fmt.Fprintf(w, "  %-12s %6s %6s %11s %7s\n", "area", "passed", "failed", "unsupported", "skipped")
-	for _, a := range areas {
-		r := rows[a]
-		fmt.Fprintf(w, "  %-12s %6d %6d %11d %7d\n", a, r.passed, r.failed, r.unsupported, r.skipped)
+	for _, r := range html.SpecAreas(specs) {
+		fmt.Fprintf(w, "  %-12s %6d %6d %11d %7d\n", r.Area, r.Passed, r.Failed, r.Unsupported, r.Skipped)
 	}
 }
 
@@ -574,7 +663,7 @@ func (o *runOpts) mutationMatrix(cmd *cobra.Command) error {
 	var matrix []entry
 	uncaught := 0
 	for _, f := range homa.FaultNames() {
-		res, _, err := o.child("fault-"+f.Name, f.Name)
+		res, _, err := o.child("fault-"+f.Name, f.Name, o.focus)
 		if errors.Is(err, errInterrupted) {
 			return &ExitError{Code: 130, Err: err}
 		}

@@ -5,34 +5,48 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
+	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/homatest/homatest/harness"
+	"github.com/homatest/homatest/report/html"
 	"github.com/homatest/homatest/scenario"
 )
 
 // scenarioOpts are the flags of homatest scenario run and homatest replay.
 type scenarioOpts struct {
-	artifacts, output string
-	seed              uint64
-	quiet, strict     bool
+	artifacts, output, env string
+	seed                   uint64
+	quiet, strict          bool
+	// page is the run's report page (report.html in its folder).
+	page *html.Page
 }
 
-func (o *scenarioOpts) flags(cmd *cobra.Command, seed bool) {
+// flags defines the flags; seed adds --seed, and html -o html (the
+// report page, for scenario run).
+func (o *scenarioOpts) flags(cmd *cobra.Command, seed, page bool) {
 	f := cmd.Flags()
 	f.StringVar(&o.artifacts, "artifacts", "", "run folder (default: a new folder under homatest-runs/)")
-	f.StringVarP(&o.output, "output", "o", "text", "output: text or json (the summary)")
+	if page {
+		outputVar(f, &o.output, "the summary; html the report page (also written as report.html in the run folder)", "text", "json", "html")
+	} else {
+		outputVar(f, &o.output, "the summary", "text", "json")
+	}
 	f.BoolVarP(&o.quiet, "quiet", "q", false, "no progress lines on standard error")
 	f.BoolVar(&o.strict, "strict", false, "fail (exit 1) on SHOULD violations too (check.level should); by default they are warnings")
 	if seed {
 		f.Uint64Var(&o.seed, "seed", 0, "seed for every random choice, instead of the file's (0: the file's)")
+		f.StringVar(&o.env, "env", "", "where to run, instead of the file's env: ns (namespaces, real time, root) or sim (the simulator, virtual time)")
 	}
 }
 
+// check validates the flags cobra cannot (-o is checked as it is parsed).
 func (o *scenarioOpts) check() error {
-	if o.output != "text" && o.output != "json" {
-		return usageErr(fmt.Errorf("-o %q: want text or json", o.output))
+	if o.env != "" && o.env != scenario.EnvNS && o.env != scenario.EnvSim {
+		return usageErr(fmt.Errorf("--env %q: want ns (network namespaces, root) or sim (the simulator)", o.env))
 	}
 	return nil
 }
@@ -52,6 +66,10 @@ func (o *scenarioOpts) run(cmd *cobra.Command, s *scenario.Scenario) (*scenario.
 	}
 	res, err := scenario.Run(ctx, s, opts)
 	if err != nil {
+		return nil, usageErr(err)
+	}
+	o.page = html.ScenarioPage(res, "homatest "+strings.Join(os.Args[1:], " "))
+	if err := html.WriteFile(filepath.Join(res.Dir, reportFile), o.page); err != nil {
 		return nil, usageErr(err)
 	}
 	return res, nil
@@ -83,12 +101,21 @@ the capture. Fields (defaults in brackets):
              port; no rpc ordinals (use id), in_port, out_port, delay, hold
              or duplicate)
   check:     rules [HOMA-*], level must|should [must], profile [linux], params
+  env        ns|sim [ns]: network namespaces in real time (root), or the
+             simulator (package sim: the reference implementation's
+             protocol state machine on virtual time, no root; the same seed
+             gives byte-identical captures and results; impl ref and
+             backend switch only)
+  sim:       packet_cost [2.5us], cores [4]: each simulated host's
+             processing of a packet (env sim only)
 
 Every run writes a folder: the resolved scenario (scenario.yaml), seed,
 versions.json, hellos.json, the agents' logs, capture.pcapng (both
 directions, with the switch's drop notes), sent.pcapng and delivered.pcapng
-(each packet as sent and as delivered), switch.json, drops.json,
-switch-notes.pcapng, rpcs.json, check.json and summary.json. homatest
+(each packet as sent and as delivered; violations as packet comments on
+their frames), switch.json, drops.json, switch-notes.pcapng, rpcs.json,
+check.json, summary.json and report.html (a page with the rules, each
+violation's rule, finding and sequence graph; -o html prints it). homatest
 replay DIR reruns it. On backend tc, drops.json lists the frames sent and
 never delivered (no switch notes), attributed to the plan's matching drop
 rules.`,
@@ -105,7 +132,10 @@ func newScenarioRunCmd() *cobra.Command {
 		Long: `run builds the scenario's topology (root needed), starts the IUT's agent
 on every host, drives the workload, captures every switch port and checks
 each host's view of the capture (what it sent as it sent it merged with what
-it got as it arrived) with the scenario's rules. It prints RPCs ok and
+it got as it arrived) with the scenario's rules. With --env sim (or env: sim
+in the file) the reference implementation runs in the simulator instead: on
+virtual time, without root, at any link rate; captures keep the first 128
+bytes of each frame (every header) and no timing slack is applied. It prints RPCs ok and
 failed, offered and carried load, latency p50/p99, drops by reason, fault
 plan hits and the rule table.
 
@@ -114,18 +144,22 @@ violations, with check.level should, are warnings unless --strict); 1 failed
 RPCs or violations; 2 a bad scenario or manifest, not root, a kernel without a
 feature the link needs, or an environment error (nothing is left behind).`,
 		Example: `  homatest scenario run scenario/testdata/w4-half-load.yaml
+  homatest scenario run --env sim scenario/testdata/w4-half-load.yaml
   homatest scenario run my.yaml --seed 42 --artifacts runs/my-42 -o json | jq .latency_p99_ns`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := o.check(); err != nil {
-				return err
-			}
 			s, err := scenario.Load(args[0])
 			if err != nil {
 				return usageErr(err)
 			}
 			if o.seed != 0 {
 				s.Seed = o.seed
+			}
+			if o.env != "" {
+				s.Env = o.env
+				if err := s.Validate(); err != nil {
+					return usageErr(fmt.Errorf("--env %s: %w", o.env, err))
+				}
 			}
 			res, err := o.run(cmd, s)
 			if err != nil {
@@ -137,12 +171,16 @@ feature the link needs, or an environment error (nothing is left behind).`,
 			return verdictErr(res.Summary, o.strict)
 		},
 	}
-	o.flags(cmd, true)
+	o.flags(cmd, true, true)
 	return cmd
 }
 
-// print writes the summary (and v in JSON) in the chosen format.
+// print writes the summary (and v in JSON), or the report page, in the
+// chosen format.
 func (o *scenarioOpts) print(w io.Writer, s scenario.Summary, v any) error {
+	if o.output == "html" {
+		return html.Write(w, o.page)
+	}
 	if o.output == "json" {
 		if v == nil {
 			v = s

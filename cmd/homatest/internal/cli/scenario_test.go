@@ -99,7 +99,7 @@ func TestScenarioUsageErrors(t *testing.T) {
 		{[]string{"scenario", "run", badField}, `line 1: unknown field "speed" (workload.speed): check its spelling and indentation; known fields: dist, response, pattern`},
 		{[]string{"scenario", "run", filepath.Join(dir, "none.yaml")}, "no such file or directory"},
 		{[]string{"scenario", "run", tcRPC}, "line 3: plan: link.backend tc cannot run this plan: plan rule 0: match.rpc: nftables cannot number RPCs"},
-		{[]string{"scenario", "run", withManifest, "-o", "xml"}, `-o "xml": want text or json`},
+		{[]string{"scenario", "run", withManifest, "-o", "xml"}, `-o "xml": want text, json or html`},
 		{[]string{"scenario", "run"}, "accepts 1 arg(s)"},
 		{[]string{"replay", dir}, replayWant},
 	} {
@@ -229,5 +229,46 @@ func TestScenarioRunAndReplay(t *testing.T) {
 	}
 	if left := newLeftovers(t, before); len(left) > 0 {
 		t.Errorf("namespaces left behind: %v", left)
+	}
+}
+
+// TestScenarioSimRunAndReplay runs the two-host example in the simulator
+// through the CLI (no root) and replays it: exit 0, the summary, the same
+// fault-plan drops and byte-identical files; a folder with one changed
+// byte makes replay exit 1 and name the file.
+func TestScenarioSimRunAndReplay(t *testing.T) {
+	dir := t.TempDir()
+	a := filepath.Join(dir, "a")
+	out, err, code := run(t, "scenario", "run", "--env", "sim", filepath.Join(exampleDir, "two-hosts-drops.yaml"), "--artifacts", a, "-q")
+	if code != ExitOK {
+		t.Fatalf("exit %d: %v\n%s", code, err, out)
+	}
+	for _, want := range []string{"scenario two-hosts-drops (seed 11, simulated): 3 RPCs, 3 ok, 0 failed", "switch drops: plan 2, loss 0, buffer 0",
+		`plan rule 0 "request DATA in [50000, 51424) of RPC 2": 1 hits`, "PASS; artifacts in " + a} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	out, err, code = run(t, "replay", a, "--artifacts", filepath.Join(dir, "b"), "-q")
+	if code != ExitOK || !strings.Contains(out, "fault-plan drops: same (2 packets acted on") || !strings.Contains(out, "files: byte-identical (13 files") {
+		t.Fatalf("replay: exit %d: %v\n%s", code, err, out)
+	}
+	// One byte of the original's record changed: the replay differs.
+	p := filepath.Join(a, "rpcs.json")
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b[len(b)-3] ^= 1
+	if err := os.WriteFile(p, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err, code = run(t, "replay", a, "--artifacts", filepath.Join(dir, "c"), "-q", "-o", "json")
+	var rep replayReport
+	if jerr := json.Unmarshal([]byte(out), &rep); jerr != nil {
+		t.Fatalf("%v\n%s", jerr, out)
+	}
+	if code != ExitViolations || err == nil || rep.Same || len(rep.FileDifferences) != 1 || !strings.HasPrefix(rep.FileDifferences[0], "rpcs.json differs") {
+		t.Errorf("replay of a changed folder: exit %d, %v, %+v", code, err, rep)
 	}
 }

@@ -1,0 +1,82 @@
+package cli
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/homatest/homatest/report/annotate"
+	"github.com/homatest/homatest/report/html"
+	"github.com/homatest/homatest/spec"
+)
+
+// writeAnnotated writes the capture at path ("-": standard input, as read
+// by openCapture) to out with rep's violations as packet comments, and says
+// so on w.
+func writeAnnotated(w io.Writer, out, path string, rep *spec.Report) error {
+	var in io.Reader
+	if path == "-" {
+		in = bytes.NewReader(stdinData)
+	} else {
+		f, err := os.Open(path)
+		if err != nil {
+			return openError(path, err)
+		}
+		defer f.Close()
+		in = f
+	}
+	section := fmt.Sprintf("homatest check %s (profile %s): %d violations", path, rep.Profile, len(rep.Violations))
+	n, err := annotate.Write(in, out, rep.Violations, section)
+	if err != nil {
+		return fmt.Errorf("--annotate: %w", err)
+	}
+	fmt.Fprintf(w, "annotated capture: %s (%s on %s)\n", out,
+		plural(len(rep.Violations), "violation", "violations"), plural(n, "frame", "frames"))
+	return nil
+}
+
+// writeCheckHTML writes check's report page (report/html) for reports.
+func writeCheckHTML(w io.Writer, o *checkOpts, reports []fileReport) error {
+	var files []html.CheckFile
+	for _, fr := range reports {
+		cf := html.CheckFile{File: fr.File, Error: fr.Error, Report: fr.Report, Rerun: o.rerunFor(fr.File)}
+		if fr.Stats != nil {
+			cf.Packets = fr.Stats.Homa
+		}
+		if len(reports) == 1 {
+			cf.Annotated = o.annotate
+		}
+		files = append(files, cf)
+	}
+	return html.Write(w, html.CheckPage(files, "", "homatest "+strings.Join(os.Args[1:], " ")))
+}
+
+// rerunFor returns the command that checks file for one rule with o's
+// profile, parameters and wire format.
+func (o *checkOpts) rerunFor(file string) func(rule string) string {
+	return func(rule string) string {
+		c := "homatest check"
+		if o.profile != "auto" {
+			c += " --profile " + o.profile
+		}
+		for _, p := range o.params {
+			c += " --param " + p
+		}
+		if o.wire != "" {
+			c += " --wire " + o.wire
+		}
+		return c + " --rules " + rule + " " + shellQuote(file)
+	}
+}
+
+// shellQuote quotes s for a POSIX shell when it needs it.
+func shellQuote(s string) string {
+	if s != "" && strings.IndexFunc(s, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("@%+=:,./-_", r))
+	}) < 0 {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}

@@ -1,0 +1,56 @@
+package cli
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/spf13/pflag"
+)
+
+// outputFormat is the value of a command's -o/--output flag when it names
+// a format (plot's -o names a picture file instead): one of the formats
+// the command offers, checked when the flags are parsed, so that every
+// command refuses a bad -o with the same one-line usage error.
+type outputFormat struct {
+	p       *string
+	formats []string
+}
+
+// formatError is a -o value the command does not offer.
+type formatError struct {
+	value   string
+	formats []string
+}
+
+func (e *formatError) Error() string {
+	return fmt.Sprintf("-o %q: want %s", e.value, orList(e.formats))
+}
+
+// orList renders a, b or c.
+func orList(s []string) string {
+	if len(s) < 2 {
+		return strings.Join(s, "")
+	}
+	return strings.Join(s[:len(s)-1], ", ") + " or " + s[len(s)-1]
+}
+
+func (o *outputFormat) String() string { return *o.p }
+
+func (o *outputFormat) Set(s string) error {
+	if !slices.Contains(o.formats, s) {
+		return &formatError{value: s, formats: o.formats}
+	}
+	*o.p = s
+	return nil
+}
+
+func (o *outputFormat) Type() string { return "format" }
+
+// outputVar defines -o/--output on fs, stored in *p: formats lists what
+// the command can print (the first is the default), usage says what each
+// prints.
+func outputVar(fs *pflag.FlagSet, p *string, usage string, formats ...string) {
+	*p = formats[0]
+	fs.VarP(&outputFormat{p: p, formats: formats}, "output", "o", fmt.Sprintf("output: %s; %s", orList(formats), usage))
+}

@@ -1,0 +1,4 @@
+package cli
+
+// reportFile is the report page every run folder gets (report/html).
+const reportFile = "report.html"

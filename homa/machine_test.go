@@ -1,0 +1,135 @@
+package homa_test
+
+import (
+	"errors"
+	"net/netip"
+	"testing"
+	"time"
+
+	"github.com/homatest/homatest/homa"
+	"github.com/homatest/homatest/spec/wire"
+)
+
+// drain takes every packet m may send at now.
+func drain(m *homa.Machine, now time.Duration) []homa.Transmit {
+	var out []homa.Transmit
+	for {
+		t, ok := m.PollTransmit(now)
+		if !ok {
+			return out
+		}
+		out = append(out, t)
+	}
+}
+
+func decode(t *testing.T, pkt []byte) wire.Packet {
+	t.Helper()
+	p, err := wire.Decode(pkt, wire.DecodeOptions{Version: wire.VersionCurrent})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// TestMachineSilentServer drives a client machine by hand against a
+// server that never answers: the request leaves at once, the first RESEND
+// comes at the resend_ticks-th tick, one more every resend_interval ticks,
+// and the call ends with ErrTimeout at the timeout_ticks-th tick, each at
+// the exact tick (Deadline names every one of them).
+func TestMachineSilentServer(t *testing.T) {
+	p := homa.DefaultParams()
+	m, err := homa.NewMachine(homa.MachineConfig{Addr: iutAddr, Params: p}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	port, _ := m.Dial()
+	id, err := m.Call(0, port, netip.AddrPortFrom(peerAddr, 4000), make([]byte, 100))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out := drain(m, 0); len(out) != 1 || decode(t, out[0].Packet).Type() != wire.TypeData || out[0].Dst != peerAddr {
+		t.Fatalf("at 0: %d packets, want the request's DATA", len(out))
+	}
+	var resends []int
+	for {
+		d, ok := m.Deadline()
+		if !ok {
+			t.Fatal("no deadline while the call waits")
+		}
+		if d%p.Tick != 0 {
+			t.Fatalf("deadline %v is not a tick", d)
+		}
+		m.HandleTimeout(d)
+		for _, tr := range drain(m, d) {
+			if pk := decode(t, tr.Packet); pk.Type() == wire.TypeResend {
+				resends = append(resends, int(d/p.Tick))
+			}
+		}
+		if e, ok := m.PollEvent(); ok {
+			if e.Kind != homa.EventCallDone || e.ID != id || !errors.Is(e.Err, homa.ErrTimeout) {
+				t.Fatalf("event %+v, want the call's timeout", e)
+			}
+			if tick := int(d / p.Tick); tick != p.TimeoutTicks {
+				t.Errorf("timed out at tick %d, want %d (timeout_ticks)", tick, p.TimeoutTicks)
+			}
+			break
+		}
+	}
+	want := []int{}
+	for k := p.ResendTicks; k < p.TimeoutTicks; k += p.ResendInterval {
+		want = append(want, k)
+	}
+	if len(resends) != len(want) {
+		t.Fatalf("RESENDs at ticks %v, want %v", resends, want)
+	}
+	for i := range want {
+		if resends[i] != want[i] {
+			t.Fatalf("RESENDs at ticks %v, want %v", resends, want)
+		}
+	}
+}
+
+// TestMachinePacer: with LinkRate set, PollTransmit hands out DATA while
+// the link time handed out ends at most the pacer backlog after now, then
+// Deadline names the time the next packet may go; following the
+// deadlines sends the whole message at the link rate.
+func TestMachinePacer(t *testing.T) {
+	p := homa.DefaultParams()
+	p.UnschedBytes, p.LinkRate = 1000000, 100e6
+	backlog := 20 * time.Microsecond
+	m, _ := homa.NewMachine(homa.MachineConfig{Addr: iutAddr, Params: p, PacerBacklog: backlog}, 0)
+	port, _ := m.Dial()
+	if _, err := m.Call(0, port, netip.AddrPortFrom(peerAddr, 4000), make([]byte, 100000)); err != nil {
+		t.Fatal(err)
+	}
+	pktTime := time.Duration((1424 + 14 + 20 + wire.DataHeaderLen) * 8 * int64(time.Second) / p.LinkRate) // 121.12 µs
+	now, sent, handed := time.Duration(0), 0, time.Duration(0)
+	for sent < 100000 {
+		out := drain(m, now)
+		for _, tr := range out {
+			sent += decode(t, tr.Packet).Data().DataLen()
+		}
+		if len(out) > 0 {
+			// The link was busy from the start: the pacer's estimate of
+			// when it frees is the link time handed out so far.
+			handed += time.Duration(len(out)) * pktTime
+			if ahead := handed - now; ahead > backlog+pktTime {
+				t.Fatalf("at %v the pacer handed out %v of link time, %v ahead (backlog %v)", now, handed, ahead, backlog)
+			}
+		}
+		d, _ := m.Deadline()
+		if next := handed - backlog; sent < 100000 && d != next && d != (now/p.Tick+1)*p.Tick {
+			t.Fatalf("at %v with %d bytes left the deadline is %v, want the pacer's %v or the next tick", now, 100000-sent, d, next)
+		}
+		if d <= now {
+			t.Fatalf("deadline %v at %v: no progress", d, now)
+		}
+		now = d
+		m.HandleTimeout(now)
+	}
+	// 71 packets: the last goes when the first 70 are on the link, less
+	// the backlog.
+	if min := 70*pktTime - backlog - pktTime; now < min {
+		t.Errorf("100,000 bytes left by %v, want not before %v at 100 Mbit/s", now, min)
+	}
+}

@@ -1,0 +1,278 @@
+// Package stall measures when the processes of a real-time run were kept
+// from running: the harness itself (its switch, capture and testers) and
+// the implementation under test's processes. A timing verdict taken while
+// one of them stood still says more about the machine than about the
+// protocol; callers use the measured spans to call such a finding
+// timing-inconclusive instead of charging it (see Overlaps).
+//
+// Two measurements, both from the kernel's own accounting rather than a
+// guess: a probe goroutine that records how late its periodic wake-ups come
+// (the harness's scheduling), and, for every watched process, each thread's
+// run-queue wait from /proc/PID/task/TID/schedstat (time spent runnable but
+// not running; Documentation/scheduler/sched-stats.rst). Neither needs
+// privileges; on a system without schedstat only the probe runs.
+package stall
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/homatest/homatest/spec"
+)
+
+// Span is one measured stall: from From to To, Who (a watched process's
+// name, or "harness" for the probe) was kept from running for Lost in
+// total (a thread's run-queue wait in the interval, or the probe's
+// lateness).
+type Span struct {
+	From time.Time     `json:"from"`
+	To   time.Time     `json:"to"`
+	Who  string        `json:"who"`
+	Lost time.Duration `json:"lost_ns"`
+}
+
+// String renders the span for reports, e.g. "agent h1 lost 23ms in
+// 12:00:01.105-12:00:01.135".
+func (s Span) String() string {
+	return fmt.Sprintf("%s lost %v in %s-%s", s.Who, s.Lost.Round(time.Microsecond),
+		s.From.Format("15:04:05.000"), s.To.Format("15:04:05.000"))
+}
+
+// Config configures a Monitor.
+type Config struct {
+	// Probe is the probe's wake-up period (default 2 ms).
+	Probe time.Duration
+	// Sample is how often watched processes' threads are read (default
+	// 10 ms: a Go process has about ten threads, so this costs a few
+	// hundred small /proc reads a second per process).
+	Sample time.Duration
+	// Min is the shortest loss recorded as a stall (default 5 ms): a
+	// probe wake-up at least this late, or a thread that waited at least
+	// this long for a CPU within one sample interval.
+	Min time.Duration
+}
+
+func (c Config) withDefaults() Config {
+	if c.Probe <= 0 {
+		c.Probe = 2 * time.Millisecond
+	}
+	if c.Sample <= 0 {
+		c.Sample = 10 * time.Millisecond
+	}
+	if c.Min <= 0 {
+		c.Min = 5 * time.Millisecond
+	}
+	return c
+}
+
+// Monitor records stalls until stopped. Create with Start; methods are
+// safe for concurrent use.
+type Monitor struct {
+	cfg Config
+
+	mu      sync.Mutex
+	spans   []Span
+	watched map[int]*proc
+
+	stop chan struct{}
+	done sync.WaitGroup
+}
+
+// proc is a watched process: its name and each thread's last run-queue
+// wait (ns).
+type proc struct {
+	name string
+	wait map[int]uint64
+	at   time.Time
+}
+
+// Start starts a monitor with cfg (zero fields take their defaults).
+func Start(cfg Config) *Monitor {
+	m := &Monitor{cfg: cfg.withDefaults(), watched: map[int]*proc{}, stop: make(chan struct{})}
+	m.done.Add(2)
+	go m.probe()
+	go m.sampler()
+	return m
+}
+
+// Watch adds process pid, named name in spans ("agent h1"), to the
+// processes whose threads are sampled. Watching this process itself
+// (os.Getpid()) covers the switch and capture threads. A pid that is gone
+// is dropped at the next sample.
+func (m *Monitor) Watch(pid int, name string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if _, ok := m.watched[pid]; !ok {
+		m.watched[pid] = &proc{name: name}
+	}
+}
+
+// Spans returns the stalls recorded so far, ordered by From.
+func (m *Monitor) Spans() []Span {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := slices.Clone(m.spans)
+	slices.SortStableFunc(out, func(a, b Span) int { return a.From.Compare(b.From) })
+	return out
+}
+
+// Stop ends the monitor; it is safe to call more than once. Spans stays
+// readable.
+func (m *Monitor) Stop() {
+	select {
+	case <-m.stop:
+	default:
+		close(m.stop)
+	}
+	m.done.Wait()
+}
+
+func (m *Monitor) add(s Span) {
+	m.mu.Lock()
+	m.spans = append(m.spans, s)
+	m.mu.Unlock()
+}
+
+// probe records its own late wake-ups.
+func (m *Monitor) probe() {
+	defer m.done.Done()
+	t := time.NewTicker(m.cfg.Probe)
+	defer t.Stop()
+	for {
+		select {
+		case due := <-t.C:
+			if now := time.Now(); now.Sub(due) >= m.cfg.Min {
+				m.add(Span{From: due, To: now, Who: "harness", Lost: now.Sub(due)})
+			}
+		case <-m.stop:
+			return
+		}
+	}
+}
+
+// sampler reads the watched processes' threads every Sample.
+func (m *Monitor) sampler() {
+	defer m.done.Done()
+	t := time.NewTicker(m.cfg.Sample)
+	defer t.Stop()
+	for {
+		select {
+		case <-t.C:
+			m.sample(time.Now())
+		case <-m.stop:
+			return
+		}
+	}
+}
+
+func (m *Monitor) sample(now time.Time) {
+	m.mu.Lock()
+	pids := make([]int, 0, len(m.watched))
+	for pid := range m.watched {
+		pids = append(pids, pid)
+	}
+	m.mu.Unlock()
+	for _, pid := range pids {
+		waits, err := threadWaits(pid)
+		m.mu.Lock()
+		p := m.watched[pid]
+		if err != nil {
+			delete(m.watched, pid) // the process ended
+			m.mu.Unlock()
+			continue
+		}
+		if p.wait != nil {
+			for tid, w := range waits {
+				if prev, ok := p.wait[tid]; ok && w > prev {
+					if lost := time.Duration(w - prev); lost >= m.cfg.Min {
+						m.spans = append(m.spans, Span{From: p.at, To: now, Who: p.name, Lost: lost})
+					}
+				}
+			}
+		}
+		p.wait, p.at = waits, now
+		m.mu.Unlock()
+	}
+}
+
+// threadWaits returns the run-queue wait (ns) of every thread of pid.
+func threadWaits(pid int) (map[int]uint64, error) {
+	dir := filepath.Join("/proc", strconv.Itoa(pid), "task")
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[int]uint64, len(ents))
+	for _, e := range ents {
+		tid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(dir, e.Name(), "schedstat"))
+		if err != nil {
+			continue // the thread ended
+		}
+		if w, ok := parseSchedstat(string(b)); ok {
+			out[tid] = w
+		}
+	}
+	return out, nil
+}
+
+// parseSchedstat returns the second field of a schedstat line ("<on-cpu
+// ns> <run-queue wait ns> <timeslices>").
+func parseSchedstat(s string) (uint64, bool) {
+	f := strings.Fields(s)
+	if len(f) < 2 {
+		return 0, false
+	}
+	w, err := strconv.ParseUint(f[1], 10, 64)
+	return w, err == nil
+}
+
+// Overlaps returns the spans that overlap [from, to].
+func Overlaps(spans []Span, from, to time.Time) []Span {
+	var out []Span
+	for _, s := range spans {
+		if s.From.Before(to) && s.To.After(from) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// Explaining returns the spans that explain timing finding f, judged over
+// view (f's frame numbers are 1-based positions in it): those overlapping
+// the time from the earliest of f's frames less f's tolerance to the
+// latest plus the tolerance (a deadline runs after its frames, a "too
+// early" silence before them). A finding without a tolerance (a wrong
+// field, a wrong order) is never explained by a stall, nor one whose
+// frames are outside view.
+func Explaining(f spec.Finding, view []spec.Event, spans []Span) []Span {
+	if f.Slack <= 0 || len(spans) == 0 {
+		return nil
+	}
+	var from, to time.Time
+	for _, n := range append([]int{f.Frame}, f.Frames...) {
+		if n < 1 || n > len(view) {
+			continue
+		}
+		t := view[n-1].Time
+		if from.IsZero() || t.Before(from) {
+			from = t
+		}
+		if t.After(to) {
+			to = t
+		}
+	}
+	if from.IsZero() {
+		return nil
+	}
+	return Overlaps(spans, from.Add(-f.Slack), to.Add(f.Slack))
+}

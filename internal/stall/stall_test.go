@@ -1,0 +1,114 @@
+package stall
+
+import (
+	"os"
+	"runtime"
+	"testing"
+	"time"
+
+	"github.com/homatest/homatest/spec"
+)
+
+func TestParseSchedstat(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		want uint64
+		ok   bool
+	}{
+		{"956784 2361884 6\n", 2361884, true},
+		{"1 2", 2, true},
+		{"1", 0, false},
+		{"", 0, false},
+		{"a b c", 0, false},
+	} {
+		if got, ok := parseSchedstat(c.in); got != c.want || ok != c.ok {
+			t.Errorf("parseSchedstat(%q) = %d, %v; want %d, %v", c.in, got, ok, c.want, c.ok)
+		}
+	}
+}
+
+func TestOverlaps(t *testing.T) {
+	t0 := time.Unix(100, 0)
+	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+	spans := []Span{{From: at(0), To: at(10)}, {From: at(20), To: at(30)}, {From: at(40), To: at(41)}}
+	if got := Overlaps(spans, at(9), at(21)); len(got) != 2 {
+		t.Errorf("[9,21] overlaps %d spans, want 2", len(got))
+	}
+	if got := Overlaps(spans, at(10), at(20)); len(got) != 0 {
+		t.Errorf("[10,20] (touching only) overlaps %v, want none", got)
+	}
+	if got := Overlaps(spans, at(35), at(45)); len(got) != 1 || !got[0].From.Equal(at(40)) {
+		t.Errorf("[35,45] overlaps %v, want the span at 40 ms", got)
+	}
+}
+
+// TestWatchedThreadStarved makes this process's threads wait for a CPU
+// for certain: four busy OS threads per CPU cannot all run, so the
+// watched threads accumulate run-queue wait far beyond Min.
+func TestWatchedThreadStarved(t *testing.T) {
+	if _, err := threadWaits(os.Getpid()); err != nil {
+		t.Skipf("no /proc/self/task schedstat here: %v", err)
+	}
+	m := Start(Config{Min: time.Millisecond, Sample: 5 * time.Millisecond})
+	defer m.Stop()
+	m.Watch(os.Getpid(), "test")
+	stop := make(chan struct{})
+	n := 4 * runtime.NumCPU()
+	for range n {
+		go func() {
+			runtime.LockOSThread()
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+			}
+		}()
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		if len(m.Spans()) > 0 {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	close(stop)
+	spans := m.Spans()
+	if len(spans) == 0 {
+		t.Fatalf("%d busy threads on %d CPUs for 10 s: no stall recorded", n, runtime.NumCPU())
+	}
+	for _, s := range spans {
+		if s.Lost < time.Millisecond || !s.To.After(s.From) || s.Who == "" {
+			t.Errorf("bad span %+v", s)
+		}
+	}
+}
+
+func TestExplaining(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+	view := []spec.Event{{Time: at(0)}, {Time: at(10)}, {Time: at(100)}}
+	spans := []Span{{From: at(40), To: at(80), Who: "agent h1", Lost: 40 * time.Millisecond}}
+	cases := []struct {
+		name string
+		f    spec.Finding
+		want bool
+	}{
+		{"answer late across the stall", spec.Finding{Frame: 2, Frames: []int{3}, Slack: time.Millisecond}, true},
+		{"obligation whose deadline reaches the stall", spec.Finding{Frame: 2, Slack: 35 * time.Millisecond}, true},
+		{"timing finding before the stall", spec.Finding{Frame: 1, Frames: []int{2}, Slack: 20 * time.Millisecond}, false},
+		{"too early, the stall in the tolerance before it", spec.Finding{Frame: 3, Slack: 30 * time.Millisecond}, true},
+		{"timing finding after the stall", spec.Finding{Frame: 3, Slack: 10 * time.Millisecond}, false},
+		{"not a timing finding", spec.Finding{Frame: 2, Frames: []int{3}}, false},
+		{"frames outside the view", spec.Finding{Frame: 9, Slack: time.Second}, false},
+	}
+	for _, c := range cases {
+		if got := Explaining(c.f, view, spans); (len(got) > 0) != c.want {
+			t.Errorf("%s: Explaining = %v, want a span: %v", c.name, got, c.want)
+		}
+	}
+	if got := Explaining(cases[0].f, view, nil); len(got) != 0 {
+		t.Errorf("a finding explained by %v when nothing stalled", got)
+	}
+}

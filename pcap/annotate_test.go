@@ -1,0 +1,158 @@
+package pcap
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gopacket/gopacket"
+	"github.com/gopacket/gopacket/layers"
+	"github.com/gopacket/gopacket/pcapgo"
+
+	"github.com/homatest/homatest/spec/wire"
+)
+
+type ngPacket struct {
+	data  []byte
+	ci    gopacket.CaptureInfo
+	opts  pcapgo.NgPacketOptions
+	iface pcapgo.NgInterface
+}
+
+func readNg(t *testing.T, b []byte) ([]ngPacket, pcapgo.NgSectionInfo) {
+	t.Helper()
+	ng, err := pcapgo.NewNgReader(bytes.NewReader(b), pcapgo.NgReaderOptions{WantMixedLinkType: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []ngPacket
+	for {
+		data, ci, opts, err := ng.ReadPacketDataWithOptions()
+		if errors.Is(err, io.EOF) {
+			return out, ng.SectionInfo()
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		ifc, _ := ng.Interface(ci.InterfaceIndex)
+		out = append(out, ngPacket{data, ci, opts, ifc})
+	}
+}
+
+// TestAnnotatePcapng copies a two-interface pcapng with a direction, a
+// snap-cut frame and a comment, adding notes: everything is kept and the
+// notes follow the frame's own comment.
+func TestAnnotatePcapng(t *testing.T) {
+	var in bytes.Buffer
+	w, err := NewWriter(&in, Interface{Name: "sw-h1", Description: "port 1"}, Interface{Name: "raw", LinkType: layers.LinkTypeRaw})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fr := buildFrame(t, FrameSpec{Src: addrA, Dst: addrB}, &wire.NeedAckFields{Common: wire.CommonFields{SenderID: 11}}, wire.EncodeOptions{})
+	ts := time.Unix(1700000000, 987654321)
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(w.WritePacketDir(0, ts, fr, 0, DirInbound, ""))
+	must(w.WritePacket(1, ts.Add(time.Nanosecond), fr[14:30], len(fr)-14, "dropped: fault plan rule 1"))
+	must(w.WritePacket(0, ts.Add(2*time.Nanosecond), fr, 0, ""))
+	must(w.Flush())
+	var out bytes.Buffer
+	n, err := Annotate(bytes.NewReader(in.Bytes()), &out, map[int][]string{2: {"HOMA-X-001 MUST: a"}, 3: {"b", "c"}}, "checked")
+	if err != nil || n != 3 {
+		t.Fatalf("Annotate: %d frames, %v", n, err)
+	}
+	orig, _ := readNg(t, in.Bytes())
+	got, sec := readNg(t, out.Bytes())
+	if len(got) != 3 || sec.Comment != "checked" {
+		t.Fatalf("got %d frames, section comment %q", len(got), sec.Comment)
+	}
+	wantComments := [][]string{nil, {"dropped: fault plan rule 1", "HOMA-X-001 MUST: a"}, {"b", "c"}}
+	for i := range got {
+		g, o := got[i], orig[i]
+		if !bytes.Equal(g.data, o.data) || !g.ci.Timestamp.Equal(o.ci.Timestamp) || g.ci.Length != o.ci.Length ||
+			g.ci.CaptureLength != o.ci.CaptureLength || g.ci.InterfaceIndex != o.ci.InterfaceIndex ||
+			g.iface.Name != o.iface.Name || g.iface.LinkType != o.iface.LinkType || g.iface.Description != o.iface.Description {
+			t.Errorf("frame %d: got %+v %+v, want %+v %+v", i+1, g.ci, g.iface, o.ci, o.iface)
+		}
+		if strings.Join(g.opts.Comments, "|") != strings.Join(wantComments[i], "|") {
+			t.Errorf("frame %d comments: got %q, want %q", i+1, g.opts.Comments, wantComments[i])
+		}
+	}
+	if got[0].opts.Flags == nil || Direction(got[0].opts.Flags.Direction) != DirInbound {
+		t.Errorf("frame 1 lost its direction: %+v", got[0].opts.Flags)
+	}
+	// A note past the end is an error.
+	if _, err := Annotate(bytes.NewReader(in.Bytes()), io.Discard, map[int][]string{4: {"x"}}, ""); err == nil || !strings.Contains(err.Error(), "frame 4") {
+		t.Errorf("note for frame 4 of 3: got %v", err)
+	}
+	if _, err := Annotate(strings.NewReader("not a capture"), io.Discard, nil, ""); !errors.Is(err, ErrFormat) {
+		t.Errorf("text input: got %v, want ErrFormat", err)
+	}
+}
+
+// TestAnnotateFilePcap turns a classic pcap into an annotated pcapng in
+// place; a failed write leaves nothing.
+func TestAnnotateFilePcap(t *testing.T) {
+	src := filepath.Join("testdata", "real", "linux-6.13-proto146", "a-small-rpcs.pcap")
+	b, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	path := filepath.Join(dir, "a.pcapng")
+	n, err := AnnotateFile(bytes.NewReader(b), path, map[int][]string{5: {"HOMA-Y-002 SHOULD: why"}}, "")
+	if err != nil || n != 46 {
+		t.Fatalf("AnnotateFile: %d frames, %v", n, err)
+	}
+	out, _ := os.ReadFile(path)
+	got, _ := readNg(t, out)
+	pr, _ := pcapgo.NewReader(bytes.NewReader(b))
+	for i, g := range got {
+		data, ci, err := pr.ReadPacketData()
+		if err != nil || !bytes.Equal(data, g.data) || !ci.Timestamp.Equal(g.ci.Timestamp) || g.iface.LinkType != pr.LinkType() {
+			t.Fatalf("frame %d differs from the pcap's", i+1)
+		}
+		if (len(g.opts.Comments) > 0) != (i+1 == 5) {
+			t.Errorf("frame %d comments %q", i+1, g.opts.Comments)
+		}
+	}
+	if _, err := AnnotateFile(bytes.NewReader(b), path, map[int][]string{99: {"x"}}, ""); err == nil {
+		t.Error("a note past the end succeeded")
+	}
+	if left, _ := filepath.Glob(filepath.Join(dir, ".*")); len(left) > 0 {
+		t.Errorf("temporary files left: %v", left)
+	}
+	if after, _ := os.ReadFile(path); !bytes.Equal(after, out) {
+		t.Error("a failed AnnotateFile changed the existing file")
+	}
+}
+
+// FuzzAnnotate copies arbitrary bytes as a capture with a note on frame 1:
+// it must never panic, and whatever it writes must read back as pcapng
+// with as many frames as it says it copied.
+func FuzzAnnotate(f *testing.F) {
+	f.Add(samplePcapng(f))
+	if b, err := os.ReadFile(filepath.Join("testdata", "real", "linux-6.13-proto146", "a-small-rpcs.pcap")); err == nil {
+		f.Add(b[:1500])
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var out bytes.Buffer
+		n, err := Annotate(bytes.NewReader(data), &out, map[int][]string{1: {"HOMA-X-001 MUST: fuzz"}}, "fuzz")
+		if err != nil {
+			return
+		}
+		got, _ := readNg(t, out.Bytes())
+		if len(got) != n || n < 1 || got[0].opts.Comments[len(got[0].opts.Comments)-1] != "HOMA-X-001 MUST: fuzz" {
+			t.Fatalf("Annotate copied %d frames, the output holds %d", n, len(got))
+		}
+	})
+}

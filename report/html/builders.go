@@ -1,0 +1,225 @@
+package html
+
+import (
+	"bytes"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/homatest/homatest/bench"
+	"github.com/homatest/homatest/report/annotate"
+	"github.com/homatest/homatest/spec"
+	"github.com/homatest/homatest/spec/wire"
+)
+
+// MaxGraphs bounds the sequence graphs a page draws (one per RPC, the
+// first failures first); later failures get none.
+const MaxGraphs = 8
+
+// Statements returns the statements of the rules ids, one "ID: statement"
+// line each (what the spec requires), from the rule registry.
+func Statements(ids ...string) string {
+	byID := map[string]*spec.Rule{}
+	for _, r := range spec.Rules() {
+		byID[r.ID] = r
+	}
+	var lines []string
+	for _, id := range ids {
+		if r := byID[id]; r != nil {
+			lines = append(lines, fmt.Sprintf("%s (%s): %s", id, r.Level, r.Statement))
+		}
+	}
+	return strings.Join(lines, "\n")
+}
+
+// CheckFile is what homatest check found in one capture.
+type CheckFile struct {
+	// File is the capture; Error why it could not be checked.
+	File  string
+	Error string
+	// Report is the check's result; Packets the Homa packets read.
+	Report  *spec.Report
+	Packets int
+	// Wire is the wire version the capture was read with.
+	Wire wire.Version
+	// Annotated is the capture written with the findings as comments
+	// (homatest check --annotate), "" for none.
+	Annotated string
+	// Rerun returns the command that checks this capture for one rule.
+	Rerun func(rule string) string
+}
+
+// CheckPage builds the page of a homatest check over files: the verdict,
+// one rule table per file, and every violation with the rule's statement
+// against the finding, the sequence graph of its RPC (at most MaxGraphs)
+// and the command that checks for that rule alone. dir is where the page
+// goes (links are made relative to it); command the command line.
+func CheckPage(files []CheckFile, dir, command string) *Page {
+	p := &Page{Title: "homatest check", Command: command, Pass: true}
+	var names []string
+	viol, graphs := 0, 0
+	for _, f := range files {
+		names = append(names, f.File)
+		if f.Error != "" {
+			p.Pass = false
+			p.Failures = append(p.Failures, Failure{Title: f.File + ": not checked", Observed: f.Error})
+			continue
+		}
+		rep := f.Report
+		p.Facts = append(p.Facts, Fact{f.File, fmt.Sprintf("profile %s, %d Homa packets, %d RPCs, %d violations",
+			rep.Profile, f.Packets, rep.RPCs, len(rep.Violations))})
+		p.Tables = append(p.Tables, AreaTable("Areas: "+f.File, rep.Rules))
+		t := Table{Title: "Rules: " + f.File, Head: []string{"rule", "level", "checked", "passed", "violated", "inconclusive", "tolerance"}}
+		for _, rr := range rep.Rules {
+			tol := "-"
+			if rr.MaxSlack > 0 {
+				tol = rr.MaxSlack.String()
+			}
+			t.Rows = append(t.Rows, Row{Bad: rr.Violated > 0, Cells: []string{rr.ID, rr.Level.String(), fmt.Sprint(rr.Checked),
+				fmt.Sprint(rr.Passed), fmt.Sprint(rr.Violated), fmt.Sprint(rr.Inconclusive), tol}})
+			if rr.Violated > 0 {
+				p.Pass = false
+			}
+		}
+		p.Tables = append(p.Tables, t)
+		var links []Link
+		if f.Annotated != "" {
+			links = append(links, Link{Text: f.Annotated + " (every finding as a packet comment)", Href: Rel(dir, f.Annotated)})
+			p.Links = append(p.Links, links...)
+		}
+		var capture *Capture
+		drawn := map[spec.RPCKey]*Picture{}
+		for _, v := range rep.Violations {
+			viol++
+			fl := Failure{Title: fmt.Sprintf("%s at frame %d of %s", v.Rule, v.Frame, f.File), Rules: []string{v.Rule},
+				Level: v.Level.String(), Expected: Statements(v.Rule), Observed: annotate.Comment(v), Links: links}
+			if f.Rerun != nil {
+				fl.Rerun = f.Rerun(v.Rule)
+			}
+			if v.RPC != nil {
+				if pic, ok := drawn[*v.RPC]; ok {
+					fl.Picture = pic
+				} else if graphs < MaxGraphs {
+					if capture == nil {
+						capture, _ = ReadCapture(f.File, f.Wire)
+					}
+					if r := capture.Find(*v.RPC); r != nil {
+						if pic, err := capture.Graph(r); err == nil {
+							graphs++
+							drawn[*v.RPC], fl.Picture = pic, pic
+						}
+					}
+				}
+			}
+			p.Failures = append(p.Failures, fl)
+		}
+	}
+	p.Subtitle = strings.Join(names, ", ")
+	p.Verdict = "PASS"
+	if !p.Pass {
+		p.Verdict = "FAIL: " + Plural(viol, "violation", "violations")
+	}
+	return p
+}
+
+// BenchPage builds the page of a homatest bench: the setup, the slowdown
+// plot, the per-transport and per-bucket tables, the warnings, and links to
+// the run folder's files (relative to dir, the run folder). The verdict
+// fails when an RPC failed.
+func BenchPage(r *bench.Report, dir, command string, files []string) (*Page, error) {
+	var plot bytes.Buffer
+	if err := r.WritePlot(&plot, "png"); err != nil {
+		return nil, err
+	}
+	rate := "unlimited links"
+	if r.RateBps > 0 {
+		rate = bench.FormatBps(r.RateBps) + " links"
+	}
+	p := &Page{Title: "homatest bench", Command: command, Pass: true, Notes: r.Warnings,
+		Subtitle: fmt.Sprintf("workload %s at load %.2f, %s, %d hosts (%d clients, 1 server), seed %d", r.Workload, r.Load, rate, r.Hosts, r.Hosts-1, r.Seed),
+		Pictures: []Picture{{Caption: "slowdown by message size (p99 solid, p50 dashed)", PNG: plot.Bytes()}}}
+	if r.Impl != "" {
+		p.Facts = append(p.Facts, Fact{"homa implementation", r.Impl})
+	}
+	if len(r.Params) > 0 {
+		var kv []string
+		for k, v := range r.Params {
+			kv = append(kv, fmt.Sprintf("%s %v", k, v))
+		}
+		p.Facts = append(p.Facts, Fact{"homa params", strings.Join(slices.Sorted(slices.Values(kv)), ", ")})
+	}
+	errs := 0
+	for _, s := range r.Transports {
+		errs += s.Errors
+		if s.FirstError != "" {
+			p.Failures = append(p.Failures, Failure{Title: fmt.Sprintf("%s: %d RPCs failed", s.Transport, s.Errors), Observed: "first error: " + s.FirstError})
+		}
+	}
+	if r.Artifacts != "" {
+		p.Facts = append(p.Facts, Fact{"run folder", r.Artifacts})
+	}
+	for _, f := range files {
+		p.Links = append(p.Links, Link{Text: Rel(dir, f), Href: Rel(dir, f)})
+	}
+	head, rows := r.TransportTable()
+	p.Tables = append(p.Tables, table("Transports", head, rows))
+	head, rows = r.BucketTable()
+	p.Tables = append(p.Tables, table("Slowdown by message size (buckets of equal workload probability)", head, rows))
+	p.Verdict = "DONE"
+	if errs > 0 {
+		p.Pass, p.Verdict = false, "FAIL: "+Plural(errs, "RPC", "RPCs")+" failed"
+	}
+	return p, nil
+}
+
+// AreaTable sums rule results by area (the AREA of HOMA-AREA-NNN): rules,
+// rules exercised, checks, violations, inconclusive.
+func AreaTable(title string, rules []spec.RuleResult) Table {
+	type sum struct{ rules, exercised, checked, violated, inconclusive int }
+	by := map[string]*sum{}
+	var areas []string
+	for _, rr := range rules {
+		parts := strings.Split(rr.ID, "-")
+		area := rr.ID
+		if len(parts) == 3 {
+			area = strings.ToLower(parts[1])
+		}
+		s := by[area]
+		if s == nil {
+			s = &sum{}
+			by[area] = s
+			areas = append(areas, area)
+		}
+		s.rules++
+		if rr.Checked > 0 {
+			s.exercised++
+		}
+		s.checked += rr.Checked
+		s.violated += rr.Violated
+		s.inconclusive += rr.Inconclusive
+	}
+	slices.Sort(areas)
+	t := Table{Title: title, Head: []string{"area", "rules", "exercised", "checks", "violations", "inconclusive"}}
+	for _, a := range areas {
+		s := by[a]
+		t.Rows = append(t.Rows, Row{Bad: s.violated > 0, Cells: []string{a, fmt.Sprint(s.rules), fmt.Sprint(s.exercised),
+			fmt.Sprint(s.checked), fmt.Sprint(s.violated), fmt.Sprint(s.inconclusive)}})
+	}
+	return t
+}
+
+// Plural renders "1 violation", "2 violations".
+func Plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
+}
+
+func table(title string, head []string, rows [][]string) Table {
+	t := Table{Title: title, Head: head}
+	for _, r := range rows {
+		t.Rows = append(t.Rows, Row{Cells: r})
+	}
+	return t
+}

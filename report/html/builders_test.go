@@ -1,0 +1,104 @@
+package html
+
+import (
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/homatest/homatest/bench"
+	"github.com/homatest/homatest/report/html/htmltest"
+	"github.com/homatest/homatest/spec"
+)
+
+// benchReport is a two-transport report with one failed tcp RPC.
+func benchReport(t *testing.T) *bench.Report {
+	bs := []bench.Bucket{{Lo: 1, Hi: 100, CDF: 0.5, Share: 0.5}, {Lo: 101, Hi: 10000, CDF: 1, Share: 0.5}}
+	base := bench.Baseline{Points: []bench.BaselinePoint{{Size: 100, Latency: 10100}, {Size: 10000, Latency: 20000}}}
+	r := &bench.Report{Workload: "w4", Load: 0.5, RateBps: 1e8, Hosts: 3, Seed: 7, Buckets: bs, Impl: "ref",
+		Params: map[string]any{"tick_ns": 50000000}, Warnings: []string{"bucket 1-100: homa p50 slowdown 0.9 is below 1"}}
+	for _, tr := range []struct {
+		name string
+		k    float64
+	}{{"homa", 1}, {"tcp", 10}} {
+		var recs []bench.Record
+		for i := 1; i <= 100; i++ {
+			recs = append(recs, bench.Record{Request: 100, Latency: time.Duration(float64(i) * tr.k * 10100)},
+				bench.Record{Request: 5050, Latency: time.Duration(2 * tr.k * 15050)})
+		}
+		if tr.name == "tcp" {
+			recs = append(recs, bench.Record{Request: 7, Err: "timeout: no response"})
+		}
+		s, err := bench.Analyze(bench.Run{Transport: tr.name, Records: recs, Baseline: base, Elapsed: time.Second, OfferedBps: 5e7}, bs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.Transports = append(r.Transports, s)
+	}
+	return r
+}
+
+// TestBenchPage: the bench page embeds the slowdown plot (decoded by the
+// browser), shows both tables as bench's text report has them, the
+// warnings, and fails on a failed RPC.
+func TestBenchPage(t *testing.T) {
+	r := benchReport(t)
+	dir := t.TempDir()
+	p, err := BenchPage(r, dir, "homatest bench", []string{filepath.Join(dir, "report.json")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Pass || p.Verdict != "FAIL: 1 RPC failed" || len(p.Pictures) != 1 || len(p.Tables) != 2 || p.Links[0].Href != "report.json" {
+		t.Fatalf("page: pass %v verdict %q, %d pictures, %d tables, links %v", p.Pass, p.Verdict, len(p.Pictures), len(p.Tables), p.Links)
+	}
+	_, rows := r.BucketTable()
+	if got := p.Tables[1].Rows[1].Cells; strings.Join(got, " ") != strings.Join(rows[1], " ") {
+		t.Errorf("bucket row: %v, want %v", got, rows[1])
+	}
+	if !htmltest.Available() {
+		return
+	}
+	path := filepath.Join(dir, "report.html")
+	if err := WriteFile(path, p); err != nil {
+		t.Fatal(err)
+	}
+	dom := htmltest.DOM(t, path)
+	for _, want := range []string{"FAIL: 1 RPC failed", "p99 tcp/homa", "101-10000", "is below 1", "first error: timeout: no response"} {
+		if !strings.Contains(dom, want) {
+			t.Errorf("the bench page lacks %q", want)
+		}
+	}
+	if pics := regexp.MustCompile(`data-rendered="768x480"`).FindAllString(dom, -1); len(pics) != 1 {
+		t.Errorf("the slowdown plot decoded at 768x480: %v", pics)
+	}
+}
+
+// TestCheckPageGraphs: the check page draws one graph per violated RPC,
+// shares it between the RPC's violations, and states each rule.
+func TestCheckPageGraphs(t *testing.T) {
+	capture := "../../cmd/homatest/internal/cli/testdata/faults/BR-21-client-ignores-resend.pcapng"
+	c, err := ReadCapture(capture, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := c.RPCs()[0]
+	rep := &spec.Report{Profile: "linux", RPCs: len(c.RPCs()), Violations: []spec.Finding{
+		{Rule: "HOMA-RESEND-002", Level: spec.Should, Frame: 3, RPC: &r.Key, Why: "first"},
+		{Rule: "HOMA-RESEND-003", Level: spec.Must, Frame: 5, RPC: &r.Key, Why: "second"},
+		{Rule: "HOMA-WIRE-001", Level: spec.Must, Frame: 6, Why: "no rpc"},
+	}, Rules: []spec.RuleResult{{ID: "HOMA-RESEND-002", Level: spec.Should, Checked: 2, Violated: 1}}}
+	p := CheckPage([]CheckFile{{File: capture, Report: rep, Packets: 10, Rerun: func(rule string) string { return "rerun " + rule }},
+		{File: "nope.pcap", Error: "cannot open"}}, "", "homatest check")
+	if p.Pass || p.Verdict != "FAIL: 3 violations" || len(p.Failures) != 4 {
+		t.Fatalf("verdict %q, %d failures", p.Verdict, len(p.Failures))
+	}
+	f := p.Failures
+	if f[0].Picture == nil || f[1].Picture != f[0].Picture || f[2].Picture != nil || f[0].Rerun != "rerun HOMA-RESEND-002" ||
+		!strings.HasPrefix(f[1].Expected, "HOMA-RESEND-003 (MUST): ") || f[3].Observed != "cannot open" {
+		t.Errorf("failures: %+v", f)
+	}
+	if p.Tables[0].Title != "Areas: "+capture || p.Tables[0].Rows[0].Cells[0] != "resend" || !p.Tables[0].Rows[0].Bad {
+		t.Errorf("area table: %+v", p.Tables[0])
+	}
+}

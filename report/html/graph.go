@@ -1,0 +1,103 @@
+package html
+
+import (
+	"bytes"
+	"fmt"
+	"sort"
+
+	"github.com/homatest/homatest/pcap"
+	"github.com/homatest/homatest/report/seqplot"
+	"github.com/homatest/homatest/spec"
+	"github.com/homatest/homatest/spec/wire"
+)
+
+// Capture is a capture's RPCs and events, read once to draw several of
+// its RPCs.
+type Capture struct {
+	events []spec.Event
+	rpcs   []*spec.RPC
+}
+
+// ReadCapture reads the capture at path (wire format v; VersionAuto picks
+// per packet) and groups its packets into RPCs, with the parameters of the
+// HomaModule profile of its format.
+func ReadCapture(path string, v wire.Version) (*Capture, error) {
+	evs, err := pcap.ReadEvents(path, pcap.ReaderOptions{Version: v})
+	if err != nil {
+		return nil, err
+	}
+	profile := "linux"
+	for i := range evs {
+		if evs[i].Err == nil && evs[i].Packet.Version() == wire.Version2024 {
+			profile = "linux-2024"
+			break
+		}
+	}
+	prof, err := spec.LookupProfile(profile)
+	if err != nil {
+		return nil, err
+	}
+	tr := spec.NewTrace(&prof.Params)
+	tr.KeepFinished()
+	for i := range evs {
+		tr.Apply(&evs[i])
+	}
+	rpcs := tr.RPCs()
+	sort.Slice(rpcs, func(i, j int) bool { return rpcs[i].FirstFrame < rpcs[j].FirstFrame })
+	return &Capture{events: evs, rpcs: rpcs}, nil
+}
+
+// RPCs returns the capture's RPCs in order of their first frame.
+func (c *Capture) RPCs() []*spec.RPC { return c.rpcs }
+
+// Find returns the RPC with key k, or nil (also on a nil Capture).
+func (c *Capture) Find(k spec.RPCKey) *spec.RPC {
+	if c == nil {
+		return nil
+	}
+	for _, r := range c.rpcs {
+		if r.Key == k {
+			return r
+		}
+	}
+	return nil
+}
+
+// Worst returns the RPC a failure most likely shows: the slowest complete
+// one (seqplot.Slowest), else the one with the most packets; nil if the
+// capture has no RPC.
+func (c *Capture) Worst() *spec.RPC {
+	if r := seqplot.Slowest(c.rpcs); r != nil {
+		return r
+	}
+	var best *spec.RPC
+	count := func(r *spec.RPC) int {
+		n := 0
+		for _, x := range r.Packets {
+			n += x
+		}
+		return n
+	}
+	for _, r := range c.rpcs {
+		if best == nil || count(r) > count(best) {
+			best = r
+		}
+	}
+	return best
+}
+
+// Graph draws r's sequence graph as a PNG picture, captioned with its
+// title lines.
+func (c *Capture) Graph(r *spec.RPC) (*Picture, error) {
+	b := seqplot.NewBuilder(r)
+	for i := range c.events {
+		b.Add(&c.events[i])
+	}
+	m := b.Model()
+	var buf bytes.Buffer
+	if err := m.Render(&buf, "png"); err != nil {
+		return nil, fmt.Errorf("sequence graph of RPC %d: %w", r.Key.ClientID, err)
+	}
+	l1, l2 := m.Title()
+	return &Picture{Caption: l1 + "; " + l2, PNG: buf.Bytes()}, nil
+}

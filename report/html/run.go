@@ -1,0 +1,173 @@
+package html
+
+import (
+	"fmt"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/homatest/homatest/conformance"
+	"github.com/homatest/homatest/spec/wire"
+)
+
+// AreaCount counts the specs of one area by state.
+type AreaCount struct {
+	Area                                 string
+	Passed, Failed, Unsupported, Skipped int
+}
+
+// SpecAreas counts specs by area (sorted by name) and state (failed
+// includes error; skipped is every other state).
+func SpecAreas(specs []conformance.SpecResult) []AreaCount {
+	idx := map[string]int{}
+	var out []AreaCount
+	for _, s := range specs {
+		i, ok := idx[s.Area]
+		if !ok {
+			i = len(out)
+			idx[s.Area] = i
+			out = append(out, AreaCount{Area: s.Area})
+		}
+		r := &out[i]
+		switch s.State {
+		case "passed":
+			r.Passed++
+		case "failed", "error":
+			r.Failed++
+		case "unsupported":
+			r.Unsupported++
+		default:
+			r.Skipped++
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Area < out[j].Area })
+	return out
+}
+
+// RunInput says how homatest run ran, for RunPage.
+type RunInput struct {
+	// Impl, Env and Fault are the --impl, --env and --fault values.
+	Impl, Env, Fault string
+	// Dir is the run folder (the page's folder: links are relative to it).
+	Dir string
+	// Command is the command line.
+	Command string
+	// Rerun returns the command that reruns one spec.
+	Rerun func(conformance.SpecResult) string
+	// Strict: failed SHOULD specs fail the run (homatest run --strict);
+	// otherwise they are warnings.
+	Strict bool
+}
+
+// RunPage builds the report page of homatest run's passes: verdict, specs by area and
+// by rule, and every failed spec with its rules' statements, its failure,
+// the sequence graph of the worst RPC of its capture, its rerun command
+// and a link to its annotated capture.
+func RunPage(passes []*conformance.Result, in RunInput) *Page {
+	failedPasses := 0
+	for _, ps := range passes {
+		if ps.Failing(in.Strict) > 0 {
+			failedPasses++
+		}
+	}
+	rerun := in.Rerun
+	if rerun == nil {
+		rerun = func(conformance.SpecResult) string { return "" }
+	}
+	p := &Page{Title: "homatest run", Pass: failedPasses == 0, Command: in.Command}
+	if len(passes) > 0 {
+		p.Subtitle = passes[0].Env
+	}
+	var all []conformance.SpecResult
+	failed, warned := 0, 0
+	for _, ps := range passes {
+		all = append(all, ps.Specs...)
+		failed += ps.Failing(in.Strict)
+		warned += ps.Failed() - ps.Failing(in.Strict)
+	}
+	p.Verdict = "PASS"
+	if warned > 0 {
+		p.Verdict = fmt.Sprintf("PASS with %d SHOULD warnings (--strict fails on them)", warned)
+	}
+	if !p.Pass {
+		p.Verdict = fmt.Sprintf("FAIL: %d of %d specs failed", failed, len(all))
+		if len(passes) > 1 {
+			p.Verdict += fmt.Sprintf(" (%d of %d passes)", failedPasses, len(passes))
+		}
+	}
+	p.Facts = append(p.Facts, Fact{Name: "passes", Value: fmt.Sprint(len(passes))}, Fact{Name: "implementation", Value: in.Impl},
+		Fact{Name: "environment", Value: in.Env}, Fact{Name: "run folder", Value: in.Dir})
+	if in.Fault != "" {
+		p.Facts = append(p.Facts, Fact{Name: "fault knob", Value: in.Fault})
+	}
+	for i, ps := range passes {
+		p.Facts = append(p.Facts, Fact{Name: fmt.Sprintf("pass %d", i+1), Value: fmt.Sprintf("%d specs in %.1fs", len(ps.Specs), ps.Duration.Seconds())})
+	}
+	t := Table{Title: "Specs by area", Head: []string{"area", "passed", "failed", "unsupported", "skipped"}}
+	for _, r := range SpecAreas(all) {
+		t.Rows = append(t.Rows, Row{Bad: r.Failed > 0, Cells: []string{r.Area, fmt.Sprint(r.Passed), fmt.Sprint(r.Failed), fmt.Sprint(r.Unsupported), fmt.Sprint(r.Skipped)}})
+	}
+	p.Tables = append(p.Tables, t)
+	type ruleRow struct {
+		level          string
+		specs, ok, bad int
+	}
+	byRule := map[string]*ruleRow{}
+	var rules []string
+	for _, s := range all {
+		for _, id := range s.Rules {
+			r := byRule[id]
+			if r == nil {
+				r = &ruleRow{level: s.Level}
+				byRule[id] = r
+				rules = append(rules, id)
+			}
+			r.specs++
+			switch s.State {
+			case "passed":
+				r.ok++
+			case "failed", "error":
+				r.bad++
+			}
+		}
+	}
+	sort.Strings(rules)
+	t = Table{Title: "Specs by rule", Head: []string{"rule", "level", "specs", "passed", "failed"}}
+	for _, id := range rules {
+		r := byRule[id]
+		t.Rows = append(t.Rows, Row{Bad: r.bad > 0, Cells: []string{id, r.level, fmt.Sprint(r.specs), fmt.Sprint(r.ok), fmt.Sprint(r.bad)}})
+	}
+	p.Tables = append(p.Tables, t)
+	graphs := 0
+	for i, ps := range passes {
+		for _, s := range ps.Specs {
+			if s.State == "unsupported" {
+				p.Notes = append(p.Notes, fmt.Sprintf("unsupported: %s: %s", s.Name, s.Failure))
+			}
+			if s.State != "failed" && s.State != "error" {
+				continue
+			}
+			f := Failure{Title: s.Name, Rules: s.Rules, Level: s.Level, Expected: Statements(s.Rules...),
+				Observed: strings.TrimSpace(s.Failure), Rerun: rerun(s)}
+			if len(passes) > 1 {
+				f.Title = fmt.Sprintf("pass %d: %s", i+1, s.Name)
+			}
+			if s.Capture != "" {
+				f.Links = append(f.Links, Link{Text: filepath.Base(s.Capture) + " (the spec's packets; findings as packet comments)",
+					Href: Rel(in.Dir, s.Capture)})
+				if graphs < MaxGraphs {
+					if c, err := ReadCapture(s.Capture, wire.VersionAuto); err == nil {
+						if r := c.Worst(); r != nil {
+							if pic, err := c.Graph(r); err == nil {
+								f.Picture = pic
+								graphs++
+							}
+						}
+					}
+				}
+			}
+			p.Failures = append(p.Failures, f)
+		}
+	}
+	return p
+}

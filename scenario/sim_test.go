@@ -1,0 +1,119 @@
+package scenario
+
+import (
+	"context"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+)
+
+// simRun runs s in the simulator into dir and returns the result and its
+// summary as text (fatal on a run error).
+func simRun(t *testing.T, s *Scenario, dir string) (*Result, string) {
+	t.Helper()
+	s.Env = EnvSim
+	res, err := Run(context.Background(), s, Options{ArtifactsDir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var text strings.Builder
+	res.Summary.WriteText(&text)
+	return res, text.String()
+}
+
+// loadExample loads testdata/name.
+func loadExample(t *testing.T, name string) *Scenario {
+	t.Helper()
+	s, err := Load(filepath.Join("testdata", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// TestSimW4HalfLoad runs the acceptance scenario (testdata/w4-half-load.yaml:
+// the reference implementation on 4 hosts, W4 at 50% of 1 Gbit/s for 5 s,
+// 8 priority queues, a two-rule fault plan) in the simulator, no root
+// needed: every RPC completes, each host's view keeps every MUST rule with
+// no timing slack, both plan rules hit once, the busiest link carries its
+// offered half, and a replay of the run folder writes byte-identical
+// files (captures, records, drops, check, summary).
+func TestSimW4HalfLoad(t *testing.T) {
+	if testing.Short() {
+		t.Skip("simulates 5 s of 1 Gbit/s twice (about 20 s)")
+	}
+	dir := filepath.Join(t.TempDir(), "a")
+	res, text := simRun(t, loadExample(t, "w4-half-load.yaml"), dir)
+	sum := res.Summary
+	if sum.Verdict != VerdictPass || sum.Failed != 0 || sum.OK != sum.RPCs || sum.RPCs < 4500 {
+		t.Fatalf("want every RPC (about 4,900) ok and a clean check:\n%s", text)
+	}
+	if len(sum.PlanHits) != 2 || sum.PlanHits[0].Hits != 1 || sum.PlanHits[1].Hits != 1 {
+		t.Errorf("plan hits %+v, want one each", sum.PlanHits)
+	}
+	if sum.BusiestDownlinkLoad < 0.45 {
+		t.Errorf("the busiest link carried %.0f%% of 1 Gbit/s, want at least 45%% (offered 50%%)", 100*sum.BusiestDownlinkLoad)
+	}
+	s2, orig, err := LoadRun(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s2.Env != EnvSim {
+		t.Fatalf("the run folder's scenario has env %q, want sim", s2.Env)
+	}
+	dir2 := filepath.Join(t.TempDir(), "b")
+	res2, _ := simRun(t, s2, dir2)
+	if d := CompareDrops(orig, res2.Drops); d != nil {
+		t.Errorf("the replay hit other packets: %v", d)
+	}
+	if d := CompareFiles(dir, dir2); d != nil {
+		t.Errorf("the replay's files differ: %v", d)
+	}
+}
+
+// TestSimTwoHostsDrops runs the two-host example in the simulator: the
+// three RPCs complete, the plan drops the request DATA of RPC 2 in
+// [50000, 51424) and the GRANT of RPC 3, the receivers recover (RESEND,
+// retransmission), and each host's view keeps every MUST rule.
+func TestSimTwoHostsDrops(t *testing.T) {
+	res, text := simRun(t, loadExample(t, "two-hosts-drops.yaml"), filepath.Join(t.TempDir(), "a"))
+	sum := res.Summary
+	if sum.Verdict != VerdictPass || sum.OK != 3 || sum.Violated != 0 {
+		t.Fatalf("want 3 RPCs ok and a clean check:\n%s", text)
+	}
+	var plan []Drop
+	for _, d := range res.Drops {
+		if len(d.Rules) > 0 {
+			plan = append(plan, d)
+		}
+	}
+	sort.Slice(plan, func(i, j int) bool { return plan[i].Rules[0] < plan[j].Rules[0] })
+	if len(plan) != 2 {
+		t.Fatalf("plan drops %+v, want 2\n%s", plan, text)
+	}
+	if d := plan[0]; d.Type != "DATA" || d.RPC != 2 || d.Message != "request" || (d.Offset < 50000 || d.Offset >= 51424) || d.Host != "h2" {
+		t.Errorf("first plan drop %+v, want the request DATA of RPC 2 in [50000, 51424) to h2", d)
+	}
+	if d := plan[1]; d.Type != "GRANT" || d.RPC != 3 || d.Host != "h1" {
+		t.Errorf("second plan drop %+v, want the GRANT of RPC 3 to h1", d)
+	}
+	var retx uint64
+	for _, st := range res.Traffic.Stats {
+		retx += st.Retransmitted
+	}
+	if retx == 0 {
+		t.Errorf("no retransmission after the drop:\n%s", text)
+	}
+}
+
+// TestSimW4HalfLoad100m runs testdata/w4-half-load-100m.yaml (W4 at 50%
+// of 100 Mbit/s, the scale TestW4HalfLoad100m runs in namespaces) in the
+// simulator: every RPC completes and every host's view keeps every MUST
+// rule, timing rules included, with no slack.
+func TestSimW4HalfLoad100m(t *testing.T) {
+	res, text := simRun(t, loadExample(t, "w4-half-load-100m.yaml"), filepath.Join(t.TempDir(), "a"))
+	if sum := res.Summary; sum.Verdict != VerdictPass || sum.OK != sum.RPCs || sum.RPCs < 400 {
+		t.Fatalf("want every RPC (about 450) ok and a clean check:\n%s", text)
+	}
+}

@@ -1,0 +1,148 @@
+package sim
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/homatest/homatest/pcap"
+)
+
+// CaptureConfig says where a Sim writes its captures: pcapng (package
+// pcap) with one interface per host in port order, named as a harness
+// run names its switch ports ("p1(h1)", ...), timestamps in nanoseconds
+// of virtual time since the Unix epoch. Frames are recorded at the hosts'
+// protocol code: as sent when the protocol emitted the packet (before the
+// host's processing cost and its uplink), as delivered when the protocol
+// took it in (after the switch and the processing cost). A host's view
+// (what it sent merged with what it got) is then exactly what its
+// protocol saw and did, and when: no timing slack is needed to judge it.
+// A host's stamps strictly increase, in the order things happened to it:
+// packets it sends or takes in at one virtual instant are stamped 1 ns
+// apart (a reader that orders a host's view by time then gets the order
+// of the simulation, which equal stamps could not tell). A check of the
+// views therefore needs no tolerance beyond ViewTolerance.
+type CaptureConfig struct {
+	// Sent gets every frame as its host sent it (pcapng inbound at its
+	// switch port, as harness.DirIn); nil: not written.
+	Sent io.Writer
+	// Delivered gets every frame as delivered to its host (outbound, as
+	// harness.DirOut); nil: not written.
+	Delivered io.Writer
+	// Both gets both, merged in time order, with every frame the switch
+	// dropped or altered as a comment record (a harness run's
+	// capture.pcapng); nil: not written.
+	Both io.Writer
+	// SnapLen is how many bytes of each frame are kept (0: all); the
+	// frame's length is recorded whole, and readers take Homa lengths from
+	// the IP header. 128 bytes keep every Homa header.
+	SnapLen int
+}
+
+// ViewTolerance is the timing tolerance a check of a Sim's captures
+// needs: a packet a host sends at once in answer to one it took in is
+// stamped a few nanoseconds after it (1 ns per packet of that instant), so
+// "at once" is "within ViewTolerance". Nothing else varies: 1 µs covers a
+// thousand packets at one instant.
+const ViewTolerance = time.Microsecond
+
+// Capture starts writing captures as cfg says, for the hosts added so
+// far; call it after the last AddHost and AddRaw and before the clock
+// runs, and Flush at the end. Errors: the clock has run, a writer fails.
+func (s *Sim) Capture(cfg CaptureConfig) error {
+	if s.sealed {
+		return errSealed
+	}
+	ifaces := make([]pcap.Interface, len(s.hosts))
+	for i, h := range s.hosts {
+		ifaces[i] = pcap.Interface{Name: fmt.Sprintf("p%d(%s)", i+1, h.name),
+			Description: fmt.Sprintf("simulated switch port to host %s (%v)", h.name, h.addr)}
+	}
+	if len(ifaces) == 0 {
+		return errors.New("sim: Capture before any host: add the hosts first")
+	}
+	c := &capture{snap: cfg.SnapLen, last: make([]time.Duration, len(s.hosts))}
+	for i := range c.last {
+		c.last[i] = -1
+	}
+	for _, w := range []struct {
+		to **pcap.Writer
+		w  io.Writer
+	}{{&c.sentW, cfg.Sent}, {&c.delivW, cfg.Delivered}, {&c.bothW, cfg.Both}} {
+		if w.w == nil {
+			continue
+		}
+		pw, err := pcap.NewWriter(w.w, ifaces...)
+		if err != nil {
+			return err
+		}
+		*w.to = pw
+	}
+	c.s, s.cap = s, c
+	return nil
+}
+
+// Flush writes out what the capture writers buffer and returns the first
+// error the simulation met (Err).
+func (s *Sim) Flush() error {
+	if s.cap != nil {
+		for _, w := range []*pcap.Writer{s.cap.sentW, s.cap.delivW, s.cap.bothW} {
+			if w != nil {
+				if err := w.Flush(); err != nil {
+					s.fail(err)
+				}
+			}
+		}
+	}
+	return s.err
+}
+
+// capture writes a Sim's captures.
+type capture struct {
+	s                    *Sim
+	snap                 int
+	sentW, delivW, bothW *pcap.Writer
+	last                 []time.Duration // each host's last stamp
+}
+
+// stamp returns the stamp of host port's next record at t.
+func (c *capture) stamp(port int, t time.Duration) time.Duration {
+	if port < len(c.last) {
+		t = max(t, c.last[port]+1)
+		c.last[port] = t
+	}
+	return t
+}
+
+func (c *capture) write(w *pcap.Writer, port int, t time.Duration, f []byte, dir pcap.Direction, comment string) {
+	if w == nil || c.s.err != nil {
+		return
+	}
+	data := f
+	if c.snap > 0 && len(data) > c.snap {
+		data = data[:c.snap]
+	}
+	if err := w.WritePacketDir(port, time.Unix(0, int64(t)), data, len(f), dir, comment); err != nil {
+		c.s.fail(fmt.Errorf("sim: capture: %w", err))
+	}
+}
+
+func (c *capture) sent(port int, t time.Duration, f []byte) {
+	t = c.stamp(port, t)
+	c.write(c.sentW, port, t, f, pcap.DirInbound, "")
+	c.write(c.bothW, port, t, f, pcap.DirInbound, "")
+}
+
+func (c *capture) delivered(port int, t time.Duration, f []byte) {
+	t = c.stamp(port, t)
+	c.write(c.delivW, port, t, f, pcap.DirOutbound, "")
+	c.write(c.bothW, port, t, f, pcap.DirOutbound, "")
+}
+
+// note records a frame the switch dropped or altered (Both only).
+func (c *capture) note(port int, t time.Duration, f []byte, comment string) {
+	if port < len(c.s.hosts) {
+		c.write(c.bothW, port, t, f, pcap.DirOutbound, "switch: "+comment)
+	}
+}

@@ -1,0 +1,407 @@
+package sim
+
+import (
+	"errors"
+	"fmt"
+	"net/netip"
+	"time"
+
+	"github.com/homatest/homatest/homa"
+)
+
+// Cost models a simulated host's packet processing, so that a host is not
+// infinitely fast: every packet a host's protocol code sends or takes in
+// occupies one of Cores cores for PerPacket (first free core first; a
+// packet waits while all are busy). A sent packet reaches the uplink, and
+// a received one the protocol code, when its processing ends. The zero
+// Cost is free processing.
+type Cost struct {
+	// PerPacket is the processing time of one packet.
+	PerPacket time.Duration `json:"per_packet_ns"`
+	// Cores is the number of packets processed at once (at least 1 when
+	// PerPacket is set).
+	Cores int `json:"cores"`
+}
+
+// DefaultCost is 2.5 µs per packet on 4 cores. The 2.5 µs come from
+// HomaModule's published latencies (docs/homa-facts.md §5.2, the Homa
+// IETF draft: hardware round trip about 5 µs, software round trip at least
+// 15-20 µs unloaded): at least 10 µs of host software per round trip of a
+// one-packet RPC, which crosses a host stack four times (client send,
+// server receive, server send, client receive). The 4 cores are our
+// choice: HomaModule spreads its packet processing over cores (ATC'21:
+// its throughput is limited by how evenly), and 4 cores carry 1.6 M
+// packets/s, a 10 Gbit/s link of full-size packets in both directions at
+// once.
+var DefaultCost = Cost{PerPacket: 2500 * time.Nanosecond, Cores: 4}
+
+// HostConfig configures a host running the reference implementation.
+type HostConfig struct {
+	// Name names the host in captures and the switch ("h1", ...; default
+	// "h" and its 1-based port number).
+	Name string
+	// Addr is the host's IP address (IPv4 or IPv6); required, unique.
+	Addr netip.Addr
+	// Params are its protocol parameters (homa.DefaultParams if zero).
+	Params homa.Params
+	// Faults are fault knobs (homa.FaultNames).
+	Faults []homa.Fault
+	// PacerBacklog is the machine's pacer backlog (0: homa.HomaBacklog,
+	// HomaModule's 5 µs: a simulated host keeps time exactly).
+	PacerBacklog time.Duration
+}
+
+// Host is one switch port's host: the reference implementation
+// (AddHost), or a raw endpoint whose packets the caller handles (AddRaw).
+// Its methods act at the simulation's current time; call them from the
+// goroutine driving the Sim, between or inside its events.
+type Host struct {
+	s     *Sim
+	index int
+	name  string
+	addr  netip.Addr
+	mac   [6]byte
+	m     *homa.Machine // nil for a raw endpoint
+	cost  Cost
+	// cores are the times each core is next free; next is the core the
+	// next packet takes (with one cost per packet and times that never go
+	// backwards, round robin gives each packet the first free core).
+	cores     []time.Duration
+	next      int
+	nicFree   time.Duration // when the uplink is next idle
+	timerAt   time.Duration // the machine's deadline event pending; -1: none
+	flushing  bool
+	onPacket  func(src netip.Addr, prio uint8, pkt []byte)
+	onRequest func(homa.Event)
+	calls     map[uint64]func(homa.Event)
+}
+
+// AddHost adds a host running the reference implementation (a
+// homa.Machine created at the current time) on the next switch port.
+// Errors: the clock has run, a missing or duplicate address, bad
+// parameters or faults.
+func (s *Sim) AddHost(cfg HostConfig) (*Host, error) {
+	h, err := s.addHost(cfg.Name, cfg.Addr)
+	if err != nil {
+		return nil, err
+	}
+	backlog := cfg.PacerBacklog
+	if backlog == 0 {
+		backlog = homa.HomaBacklog
+	}
+	m, err := homa.NewMachine(homa.MachineConfig{Addr: cfg.Addr, Params: cfg.Params, Faults: cfg.Faults,
+		PacerBacklog: backlog, Headroom: headerLen(cfg.Addr)}, s.now)
+	if err != nil {
+		return nil, err
+	}
+	h.m, h.cost = m, s.cost
+	if h.cost.PerPacket > 0 {
+		h.cores = make([]time.Duration, h.cost.Cores)
+	}
+	h.commit()
+	h.arm()
+	return h, nil
+}
+
+// AddRaw adds a raw endpoint named name at addr on the next switch port:
+// packets for addr go to the handler set with OnPacket, and Send sends
+// any packet; its processing costs nothing. Errors: as AddHost.
+func (s *Sim) AddRaw(name string, addr netip.Addr) (*Host, error) {
+	h, err := s.addHost(name, addr)
+	if err != nil {
+		return nil, err
+	}
+	h.commit()
+	return h, nil
+}
+
+func (s *Sim) addHost(name string, addr netip.Addr) (*Host, error) {
+	switch {
+	case s.sealed:
+		return nil, errSealed
+	case !addr.IsValid():
+		return nil, errors.New("sim: a host needs an IP address")
+	case s.byAddr[addr] != nil:
+		return nil, fmt.Errorf("sim: address %v used twice", addr)
+	}
+	i := len(s.hosts)
+	if name == "" {
+		name = fmt.Sprintf("h%d", i+1)
+	}
+	for _, o := range s.hosts {
+		if o.name == name {
+			return nil, fmt.Errorf("sim: host name %q used twice", name)
+		}
+	}
+	return &Host{s: s, index: i, name: name, addr: addr, mac: hostMAC(i), timerAt: -1, calls: map[uint64]func(homa.Event){}}, nil
+}
+
+// commit puts h on its switch port.
+func (h *Host) commit() {
+	h.s.hosts = append(h.s.hosts, h)
+	h.s.byAddr[h.addr] = h
+}
+
+// Name returns the host's name.
+func (h *Host) Name() string { return h.name }
+
+// Addr returns the host's address.
+func (h *Host) Addr() netip.Addr { return h.addr }
+
+// Index returns the host's switch port (its index in Sim.Hosts).
+func (h *Host) Index() int { return h.index }
+
+// Machine returns the host's protocol state machine (nil for a raw
+// endpoint), for its parameters and counters: inputs must go through the
+// Host's methods, which take the machine's output.
+func (h *Host) Machine() *homa.Machine { return h.m }
+
+// Stats returns the machine's counters (zero for a raw endpoint).
+func (h *Host) Stats() homa.Stats {
+	if h.m == nil {
+		return homa.Stats{}
+	}
+	return h.m.Stats()
+}
+
+// errRaw is returned by protocol calls on a raw endpoint.
+var errRaw = errors.New("sim: a raw endpoint runs no protocol: send packets with Send")
+
+// Listen opens a server socket on port (homa.Machine.Listen).
+func (h *Host) Listen(port uint16) error {
+	if h.m == nil {
+		return errRaw
+	}
+	return h.m.Listen(port)
+}
+
+// Dial opens a client socket and returns its port (homa.Machine.Dial).
+func (h *Host) Dial() (uint16, error) {
+	if h.m == nil {
+		return 0, errRaw
+	}
+	return h.m.Dial()
+}
+
+// CloseSocket closes the socket on port (homa.Machine.CloseSocket).
+func (h *Host) CloseSocket(port uint16) {
+	if h.m != nil {
+		h.m.CloseSocket(port)
+		h.flush()
+	}
+}
+
+// Close closes the host's machine: its calls end with homa.ErrClosed and
+// it sends nothing more (a crashed host).
+func (h *Host) Close() {
+	if h.m != nil {
+		h.m.Close()
+		h.flush()
+	}
+}
+
+// OnRequest sets the server application: fn gets every request (an
+// homa.EventRequest) as it arrives complete and may answer it with Reply,
+// at once or later. Without it requests go unanswered.
+func (h *Host) OnRequest(fn func(homa.Event)) { h.onRequest = fn }
+
+// Call starts an RPC now from the client socket on port to dst with
+// request; done gets its homa.EventCallDone (response or error). It
+// returns the RPC's id. Errors: those of homa.Machine.Call.
+func (h *Host) Call(port uint16, dst netip.AddrPort, request []byte, done func(homa.Event)) (uint64, error) {
+	if h.m == nil {
+		return 0, errRaw
+	}
+	id, err := h.m.Call(h.s.now, port, dst, request)
+	if err != nil {
+		return 0, err
+	}
+	h.calls[id] = done
+	h.flush()
+	return id, nil
+}
+
+// Abort gives up on client RPC id without telling the server (its done
+// function is not called).
+func (h *Host) Abort(id uint64) {
+	if h.m != nil {
+		delete(h.calls, id)
+		h.m.Abort(id)
+		h.flush()
+	}
+}
+
+// Reply sends the response to request q now (homa.Machine.Reply).
+func (h *Host) Reply(q homa.RequestRef, response []byte) error {
+	if h.m == nil {
+		return errRaw
+	}
+	err := h.m.Reply(h.s.now, q, response)
+	h.flush()
+	return err
+}
+
+// OnPacket sets a raw endpoint's handler: it gets every Homa packet for
+// the endpoint's address (the transport bytes, not kept by the Sim) as it
+// arrives, with the sender and the IP priority.
+func (h *Host) OnPacket(fn func(src netip.Addr, prio uint8, pkt []byte)) { h.onPacket = fn }
+
+// Send sends Homa packet pkt (the transport bytes; copied) from a raw
+// endpoint to dst at IP priority prio, now. Errors: not a raw endpoint,
+// dst of another IP family.
+func (h *Host) Send(dst netip.Addr, prio uint8, pkt []byte) error {
+	if h.m != nil {
+		return errors.New("sim: Send is for raw endpoints; a homa host sends what its protocol says")
+	}
+	if dst.Is4() != h.addr.Is4() {
+		return fmt.Errorf("sim: %v cannot send to %v (another IP family)", h.addr, dst)
+	}
+	h.transmit(homa.Transmit{Dst: dst, Prio: prio, Packet: pkt})
+	return nil
+}
+
+// cpu returns when a packet handed to the host's cores now is processed.
+func (h *Host) cpu() time.Duration {
+	now := h.s.now
+	if len(h.cores) == 0 {
+		return now
+	}
+	start := max(now, h.cores[h.next])
+	done := start + h.cost.PerPacket
+	h.cores[h.next] = done
+	h.next = (h.next + 1) % len(h.cores)
+	return done
+}
+
+// transmit sends one packet of the host's now: it is recorded as sent,
+// processed, queued on the uplink and enters the switch at the end of its
+// serialisation plus the uplink delay.
+func (h *Host) transmit(t homa.Transmit) {
+	s := h.s
+	s.stats.Frames++
+	s.stats.PacketEvents++
+	dm := [6]byte{0x02, 0xff, 0xff, 0xff, 0xff, 0xff} // nobody's: flooded
+	if d := s.byAddr[t.Dst]; d != nil {
+		dm = d.mac
+	}
+	f := t.Frame()
+	if len(f) == headerLen(h.addr)+len(t.Packet) {
+		putHeaders(f, h.mac, dm, h.addr, t.Dst, t.Prio) // the machine left room
+	} else {
+		f = buildFrame(h.mac, dm, h.addr, t.Dst, t.Prio, t.Packet)
+	}
+	if s.cap != nil {
+		s.cap.sent(h.index, s.now, f)
+	}
+	start := max(h.cpu(), h.nicFree)
+	end := start + s.uplink.TxTime(len(f))
+	h.nicFree = end
+	s.push(event{at: end + s.cfg.UplinkDelay, kind: evIngress, host: int32(h.index), dst: t.Dst, data: f})
+}
+
+// arrive takes a frame the switch sent to the host: unless it is for
+// another address (a flooded frame), the host's cores process it and it
+// reaches the protocol code (or the raw handler) when they are done.
+func (h *Host) arrive(f []byte) {
+	_, dst, _, _, ok := unframe(f)
+	if !ok || dst != h.addr {
+		return
+	}
+	if len(h.cores) == 0 {
+		h.deliver(f)
+		return
+	}
+	h.s.push(event{at: h.cpu(), kind: evDeliver, host: int32(h.index), data: f})
+}
+
+// deliver hands frame f to the protocol code (or the raw handler) now,
+// recording it as delivered.
+func (h *Host) deliver(f []byte) {
+	s := h.s
+	s.stats.PacketEvents++
+	src, _, prio, pkt, _ := unframe(f)
+	if s.cap != nil {
+		s.cap.delivered(h.index, s.now, f)
+	}
+	if h.m == nil {
+		if h.onPacket != nil {
+			h.onPacket(src, prio, pkt)
+		}
+		return
+	}
+	h.m.HandlePacket(s.now, src, prio, pkt)
+	h.flush()
+}
+
+// timer runs the machine's deadline event set for at (ignored if the
+// deadline moved since).
+func (h *Host) timer(at time.Duration) {
+	if at != h.timerAt || h.m == nil {
+		return
+	}
+	h.timerAt = -1
+	h.m.HandleTimeout(h.s.now)
+	h.flush()
+}
+
+// flush takes the machine's output after an input: application events to
+// their callbacks, packets to transmit, and the next deadline.
+func (h *Host) flush() {
+	if h.flushing {
+		return // a callback's call: the loop below takes its output
+	}
+	h.flushing = true
+	now := h.s.now
+	for more := true; more; {
+		more = false
+		for {
+			e, ok := h.m.PollEvent()
+			if !ok {
+				break
+			}
+			more = true
+			h.dispatch(e)
+		}
+		for {
+			t, ok := h.m.PollTransmit(now)
+			if !ok {
+				break
+			}
+			more = true
+			h.transmit(t)
+		}
+	}
+	h.flushing = false
+	h.arm()
+}
+
+// arm schedules the machine's deadline.
+func (h *Host) arm() {
+	d, ok := h.m.Deadline()
+	if !ok {
+		return
+	}
+	d = max(d, h.s.now)
+	if h.timerAt >= 0 && h.timerAt <= d {
+		// An event at or before d is pending: it runs HandleTimeout
+		// (nothing is due yet, or what is due is done) and arms again.
+		return
+	}
+	h.timerAt = d
+	h.s.push(event{at: d, kind: evTimer, host: int32(h.index)})
+}
+
+// dispatch hands one application event to its callback.
+func (h *Host) dispatch(e homa.Event) {
+	switch e.Kind {
+	case homa.EventRequest:
+		if h.onRequest != nil {
+			h.onRequest(e)
+		}
+	case homa.EventCallDone:
+		if fn := h.calls[e.ID]; fn != nil {
+			delete(h.calls, e.ID)
+			fn(e)
+		}
+	}
+}
