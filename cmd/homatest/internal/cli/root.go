@@ -92,5 +92,6 @@ Exit codes: 0 success, 1 violations, 2 usage, input or environment error.`,
 	root.AddCommand(newPlotCmd())
 	root.AddCommand(newScenarioCmd())
 	root.AddCommand(newReplayCmd())
+	root.AddCommand(newLabCmd())
 	return root
 }
