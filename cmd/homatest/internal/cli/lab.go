@@ -16,10 +16,10 @@ import (
 func newLabCmd() *cobra.Command {
 	var (
 		kernel, modules, pkg, homatest, console, accel string
-		insmod, sysctls, env                    []string
-		cpus, mem                               int
-		timeout                                 time.Duration
-		verbose                                 bool
+		insmod, sysctls, env                           []string
+		cpus, mem                                      int
+		timeout                                        time.Duration
+		verbose                                        bool
 	)
 	cmd := &cobra.Command{
 		Use:   "lab [flags] -- COMMAND [ARG...]",
