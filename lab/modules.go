@@ -21,10 +21,12 @@ import (
 // guest when the kernel has them as modules (a built-in one is skipped):
 // 9p for the shared folder, veth and bridge for topologies, the qdiscs and
 // classifier of the tc backend (platform notes §9), nf_tables and its
-// numgen expression (random loss, fault plans, tester silence), and tun.
+// numgen expression (random loss, fault plans, tester silence), tun, and
+// xfrm_user (vishvananda/netlink opens a NETLINK_XFRM socket in every
+// handle).
 var TestbedModules = []string{
 	"9pnet_virtio", "9p", "veth", "bridge", "sch_prio", "sch_netem", "sch_htb", "sch_tbf",
-	"cls_u32", "nf_tables", "nft_numgen", "tun",
+	"cls_u32", "nf_tables", "nft_numgen", "tun", "xfrm_user",
 }
 
 // Module is one kernel module ready for insmod: its name and uncompressed
