@@ -35,9 +35,15 @@ func nsBench(ctx context.Context, cfg NSEnvConfig, n int, imp LinkImpairment) (*
 		return nil, err
 	}
 	// Several user-space hosts and the switch share this machine's CPUs:
-	// a 10 ms tick (every timer ratio kept, as homa/rawip's tests found
-	// necessary) keeps CPU starvation from looking like silence.
-	params := agent.Params{"tick_ns": int64(10e6)}
+	// the built-in reference implementation gets a 10 ms tick (every timer
+	// ratio kept, as homa/rawip's tests found necessary) so that CPU
+	// starvation does not look like silence. Other implementations get
+	// only the parameters they were given: tick_ns is the ref's, and the
+	// linux agent (HomaModule's sysctls) refuses it.
+	params := agent.Params{}
+	if cfg.RefBench {
+		params["tick_ns"] = int64(10e6)
+	}
 	for k, v := range cfg.Params {
 		params[k] = v
 	}
