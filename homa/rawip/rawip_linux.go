@@ -30,6 +30,7 @@ type Transport struct {
 	mu      sync.Mutex
 	wmu     sync.Mutex // serialises writes
 	handler func(src netip.Addr, prio uint8, pkt []byte)
+	maxSeg  int // HomaModule's max_seg_data on addr's interface (splitGSO)
 	done    chan struct{}
 	wg      sync.WaitGroup
 }
@@ -61,7 +62,7 @@ func Open(addr netip.Addr) (*Transport, error) {
 			})
 		}
 	}
-	t := &Transport{addr: addr, pc: pc, done: make(chan struct{})}
+	t := &Transport{addr: addr, pc: pc, done: make(chan struct{}), maxSeg: maxSegDataFor(addr)}
 	if addr.Is4() {
 		if t.raw, err = ipv4.NewRawConn(pc); err != nil {
 			pc.Close()
@@ -142,9 +143,18 @@ func (t *Transport) readLoop(read func(buf []byte) (src, dst netip.Addr, prio ui
 		t.mu.Lock()
 		hd := t.handler
 		t.mu.Unlock()
-		if hd != nil {
-			hd(src, prio, append([]byte(nil), p...))
+		if hd == nil {
+			continue
 		}
+		// A kernel Homa peer's multi-segment frame reaches the core as the
+		// DATA packets it holds.
+		if segs := splitGSO(p, t.maxSeg); segs != nil {
+			for _, s := range segs {
+				hd(src, prio, s)
+			}
+			continue
+		}
+		hd(src, prio, append([]byte(nil), p...))
 	}
 }
 
