@@ -86,4 +86,3 @@ func TestRawIPReceivesGSOFrames(t *testing.T) {
 		return
 	}
 }
-
