@@ -21,15 +21,15 @@ type Switch struct {
 	core     *Core
 	socks    []packetSock
 	txErrors []uint64
-	rxErrors []uint64 // frames recvmmsg could not copy (skipped)
-	rxFirst  []string // the first such error per port
-	rxSeg    []uint64 // GSO super-frames segmented on arrival
-	rxBig    []uint64 // super-frames too large that could not be segmented
-	mtu      []int    // each port's interface MTU (IP packet bytes)
+	rxErrors []uint64                               // frames recvmmsg could not copy (skipped)
+	rxFirst  []string                               // the first such error per port
+	rxSeg    []uint64                               // GSO super-frames segmented on arrival
+	rxBig    []uint64                               // super-frames too large that could not be segmented
+	mtu      []int                                  // each port's interface MTU (IP packet bytes)
 	recvFn   func(fd int, rx *rxBatch) (int, error) // nil: rx.recv (tests inject errors)
-	rxDrops  []uint64 // kernel drops read from PACKET_STATISTICS so far
-	lag      lagHist  // read time - kernel receive stamp
-	sendLag  lagHist  // send time - scheduled departure
+	rxDrops  []uint64                               // kernel drops read from PACKET_STATISTICS so far
+	lag      lagHist                                // read time - kernel receive stamp
+	sendLag  lagHist                                // send time - scheduled departure
 	rec      *recorder
 	free     [][]byte
 	last     time.Duration // latest time given to the core
