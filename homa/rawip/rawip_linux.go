@@ -84,6 +84,28 @@ func Open(addr netip.Addr) (*Transport, error) {
 	return t, nil
 }
 
+// SetMark sets the socket mark (SO_MARK, needs CAP_NET_ADMIN) of the
+// packets this transport sends: a silenced harness host
+// (harness.Host.Silence) lets only packets with its tester mark out.
+func (t *Transport) SetMark(mark uint32) error {
+	sc, ok := t.pc.(syscall.Conn)
+	if !ok {
+		return errors.New("rawip: socket has no file descriptor")
+	}
+	rc, err := sc.SyscallConn()
+	if err != nil {
+		return fmt.Errorf("rawip: %w", err)
+	}
+	var serr error
+	if err := rc.Control(func(fd uintptr) { serr = unix.SetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_MARK, int(mark)) }); err != nil {
+		return fmt.Errorf("rawip: %w", err)
+	}
+	if serr != nil {
+		return fmt.Errorf("rawip: SO_MARK: %w", serr)
+	}
+	return nil
+}
+
 // LocalAddr returns the bound address.
 func (t *Transport) LocalAddr() netip.Addr { return t.addr }
 
