@@ -13,13 +13,7 @@ import (
 // tc exist: in the kernel lab (lab.TestLabKernel), skipped elsewhere.
 func TestNetemShowMatchesTCRoot(t *testing.T) {
 	tp := newTestTopo(t)
-	k, err := ProbeKernel()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !k.Netem {
-		t.Skip("this kernel has no sch_netem (the kernel lab has: lab.TestLabKernel runs this test there)")
-	}
+	needNetem(t)
 	tcBin, err := exec.LookPath("tc")
 	if err != nil {
 		t.Skip("no tc (iproute2) to compare with")

@@ -13,21 +13,14 @@ import (
 // each later segment; data byte i of the message is byte(i).
 func gsoHoma(t testing.TB, msgLen, off, seg, nseg int) []byte {
 	t.Helper()
-	f := &wire.DataFields{Common: wire.CommonFields{Sport: 32768, Dport: 4000, SenderID: 20, Doff: wire.DoffGSO, Sequence: uint32(off)},
-		MessageLength: uint32(msgLen), Incoming: 40000, SegOffset: uint32(off)}
-	b, err := f.AppendTo(nil, wire.EncodeOptions{SetMarks: true})
+	data := make([]byte, min(msgLen, off+seg*nseg)-off)
+	for i := range data {
+		data[i] = byte(off + i)
+	}
+	b, err := wire.AppendGSOFrame(nil, &wire.DataFields{Common: wire.CommonFields{Sport: 32768, Dport: 4000, SenderID: 20, Sequence: uint32(off)},
+		MessageLength: uint32(msgLen), Incoming: 40000, SegOffset: uint32(off), Payload: data}, seg, wire.EncodeOptions{SetMarks: true})
 	if err != nil {
 		t.Fatal(err)
-	}
-	b = b[:wire.DataHeaderLen]
-	for s := range nseg {
-		o := off + s*seg
-		if s > 0 {
-			b = binary.BigEndian.AppendUint32(b, uint32(o))
-		}
-		for i := o; i < min(o+seg, msgLen); i++ {
-			b = append(b, byte(i))
-		}
 	}
 	return b
 }

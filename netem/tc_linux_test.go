@@ -466,13 +466,7 @@ func setMTU(t *testing.T, tp *testTopo, mtu int) {
 // measured noise).
 func TestApplyTCDelayRoot(t *testing.T) {
 	tp := newTestTopo(t)
-	k, err := ProbeKernel()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !k.Netem {
-		t.Skip("this kernel has no sch_netem (the kernel lab has: lab.TestLabKernel runs this test there)")
-	}
+	needNetem(t)
 	a := hostSock(t, tp.nsA, tp.ifA)
 	if err := unix.SetsockoptInt(a.fd, unix.SOL_PACKET, unix.PACKET_QDISC_BYPASS, 0); err != nil {
 		t.Fatal(err)
@@ -509,5 +503,18 @@ func TestApplyTCDelayRoot(t *testing.T) {
 	slack := b99 - b50 + scaled(200*time.Microsecond)
 	if d := p50 - b50; d < delay-jitter/2 || d > delay+jitter/2+slack {
 		t.Errorf("median added delay %v, want %v ± %v (+ %v measured noise)", d, delay, jitter/2, slack)
+	}
+}
+
+// needNetem skips t on a kernel without sch_netem (the kernel lab has it:
+// lab.TestLabKernel runs these tests there).
+func needNetem(t *testing.T) {
+	t.Helper()
+	k, err := ProbeKernel()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !k.Netem {
+		t.Skip("this kernel has no sch_netem (the kernel lab has: lab.TestLabKernel runs this test there)")
 	}
 }

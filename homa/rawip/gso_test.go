@@ -2,7 +2,6 @@ package rawip
 
 import (
 	"bytes"
-	"encoding/binary"
 	"testing"
 
 	"github.com/homatest/homatest/spec/wire"
@@ -16,24 +15,14 @@ import (
 // message is byte(i*7+i/251).
 func gsoFrame(t testing.TB, id uint64, msgLen, off, seg, nseg int) []byte {
 	t.Helper()
-	f := &wire.DataFields{Common: wire.CommonFields{Sport: 32768, Dport: 4000, SenderID: id, Doff: wire.DoffGSO, Sequence: uint32(off)},
-		MessageLength: uint32(msgLen), Incoming: uint32(min(msgLen, 40000)), CutoffVersion: 1, SegOffset: uint32(off)}
-	b, err := f.AppendTo(nil, wire.EncodeOptions{SetMarks: true})
+	data := make([]byte, min(msgLen, off+seg*nseg)-off)
+	for i := range data {
+		data[i] = msgByte(off + i)
+	}
+	b, err := wire.AppendGSOFrame(nil, &wire.DataFields{Common: wire.CommonFields{Sport: 32768, Dport: 4000, SenderID: id, Sequence: uint32(off)},
+		MessageLength: uint32(msgLen), Incoming: uint32(min(msgLen, 40000)), CutoffVersion: 1, SegOffset: uint32(off), Payload: data}, seg, wire.EncodeOptions{SetMarks: true})
 	if err != nil {
 		t.Fatal(err)
-	}
-	b = b[:wire.DataHeaderLen]
-	for s := range nseg {
-		o := off + s*seg
-		if o >= msgLen {
-			break
-		}
-		if s > 0 {
-			b = binary.BigEndian.AppendUint32(b, uint32(o))
-		}
-		for i := o; i < min(o+seg, msgLen); i++ {
-			b = append(b, msgByte(i))
-		}
 	}
 	return b
 }
