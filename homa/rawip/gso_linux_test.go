@@ -2,12 +2,15 @@ package rawip_test
 
 import (
 	"context"
+	"net/netip"
 	"testing"
 	"time"
 
 	"golang.org/x/sys/unix"
 
+	"github.com/homatest/homatest/harness"
 	"github.com/homatest/homatest/homa/rawip"
+	"github.com/homatest/homatest/internal/timescale"
 	"github.com/homatest/homatest/spec/wire"
 )
 
@@ -84,5 +87,37 @@ func TestRawIPReceivesGSOFrames(t *testing.T) {
 			t.Errorf("response %q (length %d), want \"ok\"", d.Payload(), d.MessageLength())
 		}
 		return
+	}
+}
+
+// TestRawIPOffloadsOn runs ref to ref over veths whose offloads stay on
+// (tx checksum, TSO, GSO: harness.Config.Offloads), 1 B to 1 MB each
+// way: every payload byte right.
+func TestRawIPOffloadsOn(t *testing.T) {
+	a, b := pairWith(t, harness.Config{Offloads: true})
+	client, _ := hostVia(t, a, "198.18.0.1", userSpaceParams(), nil)
+	server, _ := hostVia(t, b, "198.18.0.2", userSpaceParams(), nil)
+	echoOn(t, server, true)
+	c, _ := client.Dial()
+	dst := netip.AddrPortFrom(server.Addr(), 4000)
+	ctx, cancel := context.WithTimeout(context.Background(), timescale.D(60*time.Second))
+	defer cancel()
+	for _, n := range []int{1, 1424, 1425, 40001, 100000, 1000000} {
+		req := make([]byte, n)
+		for i := range req {
+			req[i] = byte(i*13 + i/977)
+		}
+		resp, err := c.Call(ctx, dst, req)
+		if err != nil {
+			t.Fatalf("%d bytes: %v", n, err)
+		}
+		if len(resp) != n {
+			t.Fatalf("%d bytes: response of %d", n, len(resp))
+		}
+		for i := range req {
+			if resp[n-1-i] != req[i] {
+				t.Fatalf("%d bytes: response differs at %d", n, i)
+			}
+		}
 	}
 }
