@@ -113,7 +113,8 @@ func TestLinuxAgentOnePortPerNamespace(t *testing.T) {
 		want  string
 	}{
 		{"ipv4 only", []netip.Addr{netip.MustParseAddr("198.18.0.1")}, "AF_INET 4000"},
-		{"both families", []netip.Addr{netip.MustParseAddr("198.18.0.1"), netip.MustParseAddr("fd00::1")}, "AF_INET6 4000"},
+		{"both families", []netip.Addr{netip.MustParseAddr("198.18.0.1"), netip.MustParseAddr("fd00::1")}, "AF_INET 4000"},
+		{"ipv6 only", []netip.Addr{netip.MustParseAddr("fd00::1")}, "AF_INET6 4000"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			m := newHomaModel()
