@@ -19,7 +19,8 @@ type console struct {
 	lines []string // the last consoleKeep lines
 	boot  time.Duration
 	exit  int
-	seen  bool // set once the exit marker was parsed
+	seen  bool     // set once the exit marker was parsed
+	notes []string // the init script's own messages ("homatest-lab: insmod x")
 }
 
 const consoleKeep = 30
@@ -55,6 +56,8 @@ func (c *console) line(l string) {
 		if n, err := strconv.Atoi(strings.TrimPrefix(l, markExit)); err == nil {
 			c.exit, c.seen = n, true
 		}
+	case strings.HasPrefix(l, markNote):
+		c.notes = append(c.notes, strings.TrimPrefix(l, markNote))
 	}
 	c.lines = append(c.lines, l)
 	if len(c.lines) > consoleKeep {

@@ -11,6 +11,8 @@ import (
 const (
 	markStart = "homatest-lab: start"
 	markExit  = "homatest-lab: exit "
+	// markNote starts the init script's own messages (a failed step).
+	markNote = "homatest-lab: "
 )
 
 // Sysctl is one NAME=VALUE setting applied in the guest's initial network
@@ -55,7 +57,8 @@ func initScript(dir string, sysctls []Sysctl, env, command []string) string {
 	w("mkdir -p /var /sys/fs/bpf /dev/pts && mount -t devpts pts /dev/pts")
 	w("for m in $(cat /lab/modules); do insmod /lib/modules/lab/$m.ko || fail \"insmod $m\"; done")
 	w("ip link set lo up")
-	w("mkdir -p %s && mount -t 9p -o trans=virtio,version=9p2000.L,msize=262144 share %s || fail 'mount the shared folder %s'", quote(dir), quote(dir), dir)
+	w("mkdir -p %s && mount -t 9p -o trans=virtio,version=9p2000.L,msize=262144 share %s || fail %s", quote(dir), quote(dir),
+		quote("mount the shared folder "+dir+" over 9p (a kernel with 9p, 9pnet_virtio as modules needs --modules DIR)"))
 	for _, s := range sysctls {
 		path := "/proc/sys/" + strings.ReplaceAll(s.Name, ".", "/")
 		w("echo %s > %s || fail %s", quote(s.Value), quote(path), quote("sysctl "+s.Name+"="+s.Value+" (no "+path+"?)"))

@@ -52,6 +52,12 @@ func TestConsoleMarkers(t *testing.T) {
 	if !strings.Contains(out.String(), "kernel line\n") || strings.Contains(out.String(), "\r") {
 		t.Errorf("console copy %q", out.String())
 	}
+	var failed console
+	failed.Write([]byte("homatest-lab: insmod homa\n" + markExit + "125\n"))
+	failed.flush()
+	if failed.exit != 125 || len(failed.notes) != 1 || failed.notes[0] != "insmod homa" {
+		t.Errorf("failed step: exit %d notes %q", failed.exit, failed.notes)
+	}
 	var none console
 	none.Write([]byte("Kernel panic - not syncing\n"))
 	none.flush()

@@ -76,6 +76,9 @@ type Result struct {
 	Total time.Duration
 	// KVM is set when the guest ran with KVM (else software emulation).
 	KVM bool
+	// Notes are the guest init's messages, e.g. why it failed before the
+	// command ("insmod homa", "sysctl net.homa.x=1 (no /proc/sys/net/homa/x?)").
+	Notes []string
 }
 
 // ErrNoQEMU is returned by Run when the emulator cannot be found.
@@ -216,7 +219,7 @@ func (cfg *Config) boot(ctx context.Context, accel, initrd string, lns [3]*net.U
 	cancel() // unblock accepts QEMU never made
 	wg.Wait()
 	con.flush()
-	res.Boot = con.boot
+	res.Boot, res.Notes = con.boot, con.notes
 	if con.exit >= 0 {
 		res.ExitCode = con.exit
 		return res, nil

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -118,6 +119,9 @@ QEMU or the kernel cannot be had.`,
 			if verbose {
 				fmt.Fprintf(cmd.ErrOrStderr(), "homatest lab: %s: booted in %v, exit %d after %v (%s)\n", cfg.Kernel.Image,
 					res.Boot.Round(100*time.Millisecond), res.ExitCode, res.Total.Round(100*time.Millisecond), map[bool]string{true: "KVM", false: "software emulation"}[res.KVM])
+			}
+			if res.ExitCode == 125 && len(res.Notes) > 0 {
+				return &ExitError{Code: 125, Err: fmt.Errorf("lab: the guest failed before COMMAND: %s", strings.Join(res.Notes, "; "))}
 			}
 			if res.ExitCode != 0 {
 				return &ExitError{Code: res.ExitCode, Err: errors.New("")}
