@@ -84,8 +84,22 @@ func nsBench(ctx context.Context, cfg NSEnvConfig, n int, imp LinkImpairment) (*
 	}
 	b.Close = closeAll
 	b.Finish = func() (string, string, error) {
-		if _, err := capture.Stop(); err != nil {
+		st, err := capture.Stop()
+		if err != nil {
 			return "", "", err
+		}
+		if st.ReadErrors > 0 || st.KernelDrops > 0 {
+			// The checker would charge the missing frames to the IUT
+			// (seen with HomaModule: "NEED_ACK while only 99808 of
+			// 100000 response bytes were sent").
+			first := ""
+			for _, p := range st.Ports {
+				if first == "" {
+					first = p.FirstReadError
+				}
+			}
+			return "", "", fmt.Errorf("the capture is incomplete, so the bench cannot be judged: %d frames the kernel could not copy out of the capture sockets (first: %s), %d dropped for a full socket buffer (run folder %s)",
+				st.ReadErrors, first, st.KernelDrops, topo.Artifacts.Path("."))
 		}
 		if err := capture.WriteFile("sent.pcapng", harness.DirIn); err != nil {
 			return "", "", err
