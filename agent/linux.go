@@ -23,9 +23,32 @@ type LinuxOptions struct {
 	// hello reports them as the parameters in effect and writes overrides
 	// there.
 	SysctlDir string
+	// SysctlNS is the network namespace whose SysctlDir is read and
+	// written (default /proc/1/ns/net, the initial namespace, the only one
+	// where HomaModule registers its sysctls; "-" for the agent's own).
+	SysctlNS string
 	// Socket opens a socket (default: the socket system call); tests use
 	// it to play a kernel without Homa.
 	Socket func(domain, typ, proto int) (int, error)
+	// calls replaces setsockopt and bind (tests: a model of HomaModule).
+	calls *homaCalls
+}
+
+// homaCalls are the system calls the linux agent makes on a socket besides
+// socket(2) (setsockopt, and bind to a port of either family); tests
+// replace them with a model of HomaModule.
+type homaCalls struct {
+	setsockopt func(fd, level, opt int, val []byte) error
+	bind       func(fd int, port uint16, v6 bool) error
+}
+
+// inSysctlNS runs f on a thread in the namespace SysctlNS names (directly
+// when that is "-" or the agent's own namespace).
+func (o LinuxOptions) inSysctlNS(f func() error) error {
+	if o.SysctlNS == "-" {
+		return f()
+	}
+	return inNetns(o.SysctlNS, f)
 }
 
 // ServeLinux runs the linux agent: the protocol on r and w with the Linux
@@ -42,6 +65,9 @@ func ServeLinux(ctx context.Context, r io.Reader, w io.Writer, opts LinuxOptions
 	log := agentDefaults(opts.Logger, &opts.Version)
 	if opts.SysctlDir == "" {
 		opts.SysctlDir = "/proc/sys/net/homa"
+	}
+	if opts.SysctlNS == "" {
+		opts.SysctlNS = "/proc/1/ns/net"
 	}
 	if opts.Socket == nil {
 		opts.Socket = defaultSocket

@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -11,7 +12,10 @@ import (
 	"sync/atomic"
 	"unsafe"
 
+	"github.com/vishvananda/netns"
 	"golang.org/x/sys/unix"
+
+	"github.com/homatest/homatest/internal/nsexec"
 )
 
 // regionBytes is the receive buffer region per socket: above HomaModule's
@@ -20,10 +24,52 @@ const regionBytes = 64 << 20
 
 func defaultSocket(domain, typ, proto int) (int, error) { return unix.Socket(domain, typ, proto) }
 
+var realCalls = homaCalls{
+	setsockopt: func(fd, level, opt int, val []byte) error {
+		if _, _, e := unix.Syscall6(unix.SYS_SETSOCKOPT, uintptr(fd), uintptr(level), uintptr(opt), uintptr(unsafe.Pointer(&val[0])), uintptr(len(val)), 0); e != 0 {
+			return e
+		}
+		return nil
+	},
+	bind: func(fd int, port uint16, v6 bool) error {
+		if v6 {
+			return unix.Bind(fd, &unix.SockaddrInet6{Port: int(port)})
+		}
+		return unix.Bind(fd, &unix.SockaddrInet4{Port: int(port)})
+	},
+}
+
+// inNetns runs f on a thread switched into the network namespace at path;
+// directly when that is the calling thread's own namespace or cannot be
+// opened (a sandbox that hides /proc/1: the agent then sees the sysctls of
+// its own namespace, if any).
+func inNetns(path string, f func() error) error {
+	ns, err := netns.GetFromPath(path)
+	if err != nil {
+		return f()
+	}
+	defer ns.Close()
+	if cur, err := netns.Get(); err == nil {
+		same := cur.Equal(ns)
+		cur.Close()
+		if same {
+			return f()
+		}
+	}
+	return nsexec.Do(ns, f)
+}
+
 // linuxBackend drives kernel Homa sockets: one client socket per address
-// family, one server socket per family and listened port.
+// family (their ports are assigned, distinct), and one server socket per
+// listened port. HomaModule keeps one port table per network namespace for
+// both families (homa_sock_bind looks the port up alone), so a port can be
+// bound once, in one family; and an AF_INET6 socket does not get IPv4
+// requests (measured in the kernel lab with linux_6.13.9: the suite's IPv4
+// tester got no answer from an AF_INET6 server). So a server serves IPv4
+// when the host has an IPv4 address, else IPv6.
 type linuxBackend struct {
 	opts        LinuxOptions
+	calls       homaCalls
 	cnt         *counters
 	log         *slog.Logger
 	unsupported string
@@ -34,7 +80,11 @@ type linuxBackend struct {
 }
 
 func newLinuxBackend(opts LinuxOptions, cnt *counters, log *slog.Logger) backend {
-	return &linuxBackend{opts: opts, cnt: cnt, log: log, clients: map[bool]*homaSock{}}
+	calls := realCalls
+	if opts.calls != nil {
+		calls = *opts.calls
+	}
+	return &linuxBackend{opts: opts, calls: calls, cnt: cnt, log: log, clients: map[bool]*homaSock{}}
 }
 
 // familyOf returns the address family and its name for a.
@@ -66,15 +116,27 @@ func (b *linuxBackend) hello(req HelloRequest) (Hello, error) {
 		return h, fmt.Errorf("socket(%s, SOCK_DGRAM, %d): %v", famName, ipprotoHoma, err)
 	}
 	unix.Close(fd)
-	if len(req.Params) > 0 {
-		if err := writeSysctls(b.opts.SysctlDir, req.Params); err != nil {
-			return h, err
+	// HomaModule registers its sysctls in the initial network namespace
+	// only (homa_plumbing.c); the agent runs in a host namespace, so it
+	// reads and writes them from a thread in the initial one.
+	var params Params
+	writable := false
+	err = b.opts.inSysctlNS(func() error {
+		if len(req.Params) > 0 {
+			if err := writeSysctls(b.opts.SysctlDir, req.Params); err != nil {
+				return err
+			}
 		}
-	}
-	params, err := readSysctls(b.opts.SysctlDir)
+		var rerr error
+		if params, rerr = readSysctls(b.opts.SysctlDir); rerr != nil {
+			b.log.Warn("no sysctls", "dir", b.opts.SysctlDir, "err", rerr)
+			params = Params{}
+		}
+		writable = len(params) > 0 && unix.Access(b.opts.SysctlDir, unix.W_OK) == nil
+		return nil
+	})
 	if err != nil {
-		b.log.Warn("no sysctls", "err", err)
-		params = Params{}
+		return h, err
 	}
 	params["tick_ns"] = int64(1000000) // HomaModule's timer: 1 ms
 	h.Params = params
@@ -84,7 +146,7 @@ func (b *linuxBackend) hello(req HelloRequest) (Hello, error) {
 			b.close()
 			return h, fmt.Errorf("addrs: two addresses of the same family (%v): give one IPv4 and one IPv6 at most", a)
 		}
-		s, err := openHomaSock(b.opts.Socket, a.Is6(), 0, nil, b.log)
+		s, err := openHomaSock(b.opts.Socket, b.calls, a.Is6(), 0, nil, b.log)
 		if err != nil {
 			b.close()
 			return h, err
@@ -93,7 +155,7 @@ func (b *linuxBackend) hello(req HelloRequest) (Hello, error) {
 		h.Capabilities = append(h.Capabilities, map[bool]string{false: CapIPv4, true: CapIPv6}[a.Is6()])
 	}
 	h.Capabilities = append(h.Capabilities, CapGrants, CapPriorities, CapCutoffs, CapNeedAck, CapTimeouts)
-	if unix.Access(b.opts.SysctlDir, unix.W_OK) == nil {
+	if writable {
 		h.Capabilities = append(h.Capabilities, CapParams)
 	}
 	return h, nil
@@ -106,19 +168,12 @@ func (b *linuxBackend) listen(port uint16) error {
 	if port >= 32768 {
 		return fmt.Errorf(`"port" %d: server ports are 1..32767 (HomaModule: ports from 32768 are client ports)`, port)
 	}
-	var socks []*homaSock
-	for v6 := range b.clients {
-		s, err := openHomaSock(b.opts.Socket, v6, port, b.serveOne, b.log)
-		if err != nil {
-			for _, s := range socks {
-				s.close()
-			}
-			return err
-		}
-		socks = append(socks, s)
+	s, err := openHomaSock(b.opts.Socket, b.calls, b.clients[false] == nil, port, b.serveOne, b.log)
+	if err != nil {
+		return err
 	}
 	b.mu.Lock()
-	b.servers = append(b.servers, socks...)
+	b.servers = append(b.servers, s)
 	b.mu.Unlock()
 	return nil
 }
@@ -204,7 +259,7 @@ type rpcResult struct {
 // openHomaSock opens a Homa socket of the family (IPv6 when v6), installs
 // its receive buffer region, binds it to port when port > 0 (a server:
 // serve is called for each request) and starts its receive loop.
-func openHomaSock(socket func(int, int, int) (int, error), v6 bool, port uint16, serve func(*homaSock, uint64, []byte, []byte), log *slog.Logger) (*homaSock, error) {
+func openHomaSock(socket func(int, int, int) (int, error), calls homaCalls, v6 bool, port uint16, serve func(*homaSock, uint64, []byte, []byte), log *slog.Logger) (*homaSock, error) {
 	fam := unix.AF_INET
 	if v6 {
 		fam = unix.AF_INET6
@@ -220,20 +275,18 @@ func openHomaSock(socket func(int, int, int) (int, error), v6 bool, port uint16,
 	}
 	s := &homaSock{fd: fd, region: region, log: log, serve: serve, waiters: map[uint64]chan rpcResult{}, done: make(chan struct{})}
 	args := rcvbufArgs{Start: uint64(uintptr(unsafe.Pointer(&region[0]))), Length: regionBytes}.encode()
-	if _, _, e := unix.Syscall6(unix.SYS_SETSOCKOPT, uintptr(fd), ipprotoHoma, soHomaRcvbuf, uintptr(unsafe.Pointer(&args[0])), rcvbufArgsLen, 0); e != 0 {
+	if e := calls.setsockopt(fd, ipprotoHoma, soHomaRcvbuf, args[:]); e != nil {
 		s.release()
 		return nil, fmt.Errorf("setsockopt(SO_HOMA_RCVBUF, %d bytes): %v", regionBytes, e)
 	}
 	if port > 0 {
-		var sa unix.Sockaddr = &unix.SockaddrInet4{Port: int(port)}
-		if v6 {
-			sa = &unix.SockaddrInet6{Port: int(port)}
-		}
-		if err := unix.Bind(fd, sa); err != nil {
+		if err := calls.bind(fd, port, v6); err != nil {
 			s.release()
 			return nil, fmt.Errorf("bind Homa port %d: %v", port, err)
 		}
-		unix.SetsockoptInt(fd, ipprotoHoma, soHomaServer, 1)
+		var one [4]byte
+		binary.NativeEndian.PutUint32(one[:], 1)
+		calls.setsockopt(fd, ipprotoHoma, soHomaServer, one[:])
 	}
 	go s.recvLoop()
 	return s, nil
@@ -298,6 +351,9 @@ func (s *homaSock) recvLoop() {
 		msg := unix.Msghdr{Name: &name[0], Namelen: uint32(len(name)), Control: &ctrl[0]}
 		msg.SetControllen(recvmsgArgsLen)
 		r, _, e := unix.Syscall(unix.SYS_RECVMSG, uintptr(s.fd), uintptr(unsafe.Pointer(&msg)), 0)
+		if s.closed.Load() {
+			return
+		}
 		out := decodeRecvmsgArgs(&ctrl)
 		if e != 0 {
 			if s.closed.Load() || e == unix.ESHUTDOWN || e == unix.EBADF {

@@ -8,6 +8,8 @@ import (
 	"log/slog"
 )
 
+func inNetns(_ string, f func() error) error { return f() }
+
 func defaultSocket(int, int, int) (int, error) { return -1, errors.New("not Linux") }
 
 // otherBackend is the linux agent off Linux: hello says unsupported.

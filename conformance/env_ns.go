@@ -93,13 +93,26 @@ func NewNSEnv(ctx context.Context, cfg NSEnvConfig) (*Env, error) {
 			strings.Join(missing, ", "))
 	}
 	for _, h := range topo.Hosts[1:] {
+		// Only the tester speaks for a tester host: a kernel Homa there
+		// (HomaModule serves every namespace) would answer the IUT with
+		// ICMP port unreachable or Homa packets of its own.
+		if err := h.Silence(harness.TesterMark); err != nil {
+			return fail(err)
+		}
 		e.TesterAddrs = append(e.TesterAddrs, h.Addr4)
 		e.Testers = append(e.Testers, func() (homa.Transport, error) {
 			var tr homa.Transport
 			err := h.Do(func() error {
 				r, err := rawip.Open(h.Addr4)
+				if err != nil {
+					return err
+				}
+				if err := r.SetMark(harness.TesterMark); err != nil {
+					r.Close()
+					return err
+				}
 				tr = r
-				return err
+				return nil
 			})
 			return tr, err
 		})

@@ -101,6 +101,10 @@ type PortStats struct {
 	// socket's buffer was full (PACKET_STATISTICS tp_drops, both
 	// directions).
 	KernelDrops uint64
+	// ReadErrors is the frames the kernel queued but could not copy out
+	// (pcap.FrameError; both directions), FirstReadError the first one.
+	ReadErrors     uint64
+	FirstReadError string
 }
 
 // CaptureStats counts a whole capture.
@@ -112,6 +116,9 @@ type CaptureStats struct {
 	// KernelDrops is the sum of the ports' KernelDrops: non-zero means the
 	// capture is incomplete.
 	KernelDrops uint64
+	// ReadErrors is the sum of the ports' ReadErrors: frames missing from
+	// the capture because they could not be read (the capture goes on).
+	ReadErrors uint64
 }
 
 // StartCapture opens the capture sockets on every switch port and starts
@@ -187,8 +194,13 @@ func (c *Capture) Stop() (CaptureStats, error) {
 			ps.Out = s.n.Load()
 		}
 		ps.KernelDrops += s.drops
+		ps.ReadErrors += s.readErrs.Load()
+		if ps.FirstReadError == "" {
+			ps.FirstReadError = s.firstErr
+		}
 		st.Captured += s.n.Load()
 		st.KernelDrops += s.drops
+		st.ReadErrors += s.readErrs.Load()
 	}
 	err := errors.Join(errs...)
 	if err == nil {
@@ -236,15 +248,25 @@ type stream struct {
 	host  int // index into Topology.Hosts
 	port  string
 	dir   Direction
-	live  *pcap.Live
+	live  liveCapture
 	spool *spoolWriter
 
-	n       atomic.Uint64 // frames written to the spool
-	target  atomic.Int64  // when ≥ 0: stop once n reaches it
-	done    chan struct{}
-	drops   uint64
-	packets uint64 // tp_packets (queued + dropped) so far
-	err     error
+	n        atomic.Uint64 // frames written to the spool
+	readErrs atomic.Uint64 // frames that could not be read (pcap.FrameError)
+	firstErr string        // the first of them (written by run only)
+	target   atomic.Int64  // when ≥ 0: stop once n reaches it
+	done     chan struct{}
+	drops    uint64
+	packets  uint64 // tp_packets (queued + dropped) so far
+	err      error
+}
+
+// liveCapture is what a stream reads: a pcap.Live (tests: a fake).
+type liveCapture interface {
+	ReadFrame() ([]byte, time.Time, int, error)
+	SetReadDeadline(time.Time) error
+	Stats() (packets, drops uint64, err error)
+	Close() error
 }
 
 // openStream opens the capture socket for port (of host index i) and
@@ -253,7 +275,11 @@ func openStream(t *Topology, i int, port string, dir Direction) (*stream, error)
 	s := &stream{host: i, port: port, dir: dir, done: make(chan struct{})}
 	s.target.Store(-1)
 	err := nsexec.Do(t.Switch, func() (err error) {
-		s.live, err = pcap.OpenLive(port, pcap.LiveOptions{SnapLen: CaptureSnapLen, BufferBytes: CaptureBufferBytes, Direction: dir.pcap()})
+		var l *pcap.Live
+		l, err = pcap.OpenLive(port, pcap.LiveOptions{SnapLen: CaptureSnapLen, BufferBytes: CaptureBufferBytes, Direction: dir.pcap()})
+		if err == nil {
+			s.live = l
+		}
 		return err
 	})
 	if err != nil {
@@ -277,24 +303,43 @@ func (s *stream) readStats() {
 // run reads frames into the spool until stopped.
 func (s *stream) run() {
 	defer close(s.done)
+	run := 0 // consecutive frame errors
 	for {
 		data, ts, length, err := s.live.ReadFrame()
+		var fe *pcap.FrameError
+		if errors.As(err, &fe) && run < maxFrameErrorRun {
+			// One unreadable frame: counted, and the capture goes on.
+			run++
+			if s.readErrs.Add(1) == 1 {
+				s.firstErr = err.Error()
+			}
+			if t := s.target.Load(); t >= 0 && int64(s.n.Load()+s.readErrs.Load()) >= t {
+				return
+			}
+			continue
+		}
 		if err != nil {
 			if s.target.Load() < 0 { // not stopping
 				s.err = err
 			}
 			return
 		}
+		run = 0
 		if werr := s.spool.write(ts, data, length); werr != nil {
 			s.err = werr
 			return
 		}
 		n := s.n.Add(1)
-		if t := s.target.Load(); t >= 0 && int64(n) >= t {
+		if t := s.target.Load(); t >= 0 && int64(n+s.readErrs.Load()) >= t {
 			return
 		}
 	}
 }
+
+// maxFrameErrorRun is how many unreadable frames in a row a stream skips
+// before it gives up (a socket that fails every read is broken, not
+// handed one bad frame).
+const maxFrameErrorRun = 10000
 
 // stop makes run return once it has read every frame the kernel queued
 // before now (at most 2 s, scaled, later), then closes the socket.
@@ -302,7 +347,7 @@ func (s *stream) stop() {
 	s.readStats()
 	queued := int64(s.packets - s.drops)
 	s.target.Store(queued)
-	if int64(s.n.Load()) >= queued {
+	if int64(s.n.Load()+s.readErrs.Load()) >= queued {
 		s.live.SetReadDeadline(time.Now()) // wake a blocked read
 	} else {
 		s.live.SetReadDeadline(time.Now().Add(2 * time.Second))

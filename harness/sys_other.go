@@ -28,3 +28,12 @@ func txCsumOff(...string) error { return ErrNotSupported }
 func announce(string, net.HardwareAddr, netip.Addr) error { return ErrNotSupported }
 
 func (t *Topology) staticNeighbours() error { return ErrNotSupported }
+
+// TesterMark is the socket mark of a tester's packets (see Silence).
+const TesterMark = 0x486f6d61
+
+// Silence needs Linux's nftables.
+func (h *Host) Silence(uint32) error { return ErrNotSupported }
+
+// SilenceDrops needs Linux's nftables.
+func (h *Host) SilenceDrops() (uint64, uint64, error) { return 0, 0, ErrNotSupported }

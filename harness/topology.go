@@ -61,6 +61,16 @@ type Config struct {
 	// crosses a busy switch leaves together with the RESEND its silence
 	// provoked, which on the wire looks like a RESEND sent too early.
 	ARP bool
+	// Offloads, when true, leaves the host veths' tx checksum offload,
+	// TSO and GSO on (the kernel's default), so a kernel stack on a host
+	// sends GSO super-frames over its veth, as HomaModule does (a
+	// 6-segment DATA frame per skb): the kernel bridge segments them on
+	// the way out of a switch port (the ports keep tx checksum off), the
+	// user-space switch on arrival (netem.SegmentFrame, Homa only). By
+	// default the host veths have it off too, so every frame on the wire
+	// is a real one and TCP's checksums are complete (the user-space
+	// switch re-sends frames byte for byte).
+	Offloads bool
 }
 
 // Topology is a built set of host namespaces around a switch namespace.
@@ -81,6 +91,8 @@ type Topology struct {
 	Ports []string
 	// MTU of every veth end in bytes.
 	MTU int
+	// Offloads is Config.Offloads.
+	Offloads bool
 	// Artifacts is the run folder.
 	Artifacts *Artifacts
 
@@ -117,7 +129,7 @@ func Build(ctx context.Context, cfg Config) (t *Topology, err error) {
 		return nil, fmt.Errorf("harness: %w", err)
 	}
 	id := lock.id
-	t = &Topology{ID: id, SwitchNS: id.SwitchNS(), Switch: netns.None(), MTU: cfg.MTU, Artifacts: cfg.Artifacts}
+	t = &Topology{ID: id, SwitchNS: id.SwitchNS(), Switch: netns.None(), MTU: cfg.MTU, Offloads: cfg.Offloads, Artifacts: cfg.Artifacts}
 	t.td.push("release run lock", func() error { lock.release(); return nil })
 	// A Close from another goroutine (the signal handler's CloseAll) waits
 	// until Build returns, so no step is created after the teardown ran.
@@ -347,8 +359,10 @@ func (t *Topology) addHost(i int, sw *netlink.Handle) (*Host, error) {
 			return nil, fmt.Errorf("add address %s to %s: %w", a.IPNet, h.Ifname, err)
 		}
 	}
-	if err := nsexec.Do(ns, func() error { return txCsumOff(h.Ifname) }); err != nil {
-		return nil, err
+	if !t.Offloads {
+		if err := nsexec.Do(ns, func() error { return txCsumOff(h.Ifname) }); err != nil {
+			return nil, err
+		}
 	}
 	if err := nh.LinkSetUp(link); err != nil {
 		return nil, fmt.Errorf("bring up %s: %w", h.Ifname, err)

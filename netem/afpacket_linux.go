@@ -17,6 +17,7 @@ type packetSock struct {
 	fd      int
 	ifindex int
 	name    string
+	mtu     int // the interface's MTU when opened
 }
 
 // DefaultSocketBuffer is the receive and send buffer of each AF_PACKET
@@ -67,7 +68,7 @@ func openPacketSocket(name string, buf int) (packetSock, error) {
 	if err != nil {
 		return packetSock{}, fmt.Errorf("netem: port %s: AF_PACKET socket: %w (needs CAP_NET_RAW)", name, err)
 	}
-	s := packetSock{fd: fd, ifindex: ifi.Index, name: name}
+	s := packetSock{fd: fd, ifindex: ifi.Index, name: name, mtu: ifi.MTU}
 	fail := func(what string, err error) (packetSock, error) {
 		unix.Close(fd)
 		return packetSock{}, fmt.Errorf("netem: port %s: %s: %w", name, what, err)

@@ -138,6 +138,9 @@ type TCState struct {
 	Qdiscs  []string `json:"qdiscs"`
 	Classes []string `json:"classes"`
 	Filters []string `json:"filters"`
+	// Netem holds every netem qdisc's values in real units (the text in
+	// Qdiscs prints them as tc -s qdisc show does).
+	Netem []NetemQdisc `json:"netem,omitempty"`
 	// NFTLossDrops counts frames dropped by the nftables loss rule.
 	NFTLossDrops uint64 `json:"nft_loss_drops,omitempty"`
 	// PlanHits counts, per fault-plan rule, the frames it fired on (the

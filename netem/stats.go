@@ -85,8 +85,18 @@ type PortStats struct {
 	// RxKernelDrops: frames the kernel dropped before the switch read
 	// them, because the port's socket buffer was full (AF_PACKET
 	// PACKET_STATISTICS tp_drops): the switch did not keep up.
-	RxKernelDrops uint64     `json:"rx_kernel_drops"`
-	Drops         DropCounts `json:"drops"`
+	RxKernelDrops uint64 `json:"rx_kernel_drops"`
+	// RxErrors: frames the kernel queued but could not copy out (recvmmsg
+	// failed for them, e.g. EFAULT on skbs HomaModule's GRO built); each
+	// is skipped and forwarding goes on. FirstRxError is the first error.
+	RxErrors     uint64 `json:"rx_errors,omitempty"`
+	FirstRxError string `json:"first_rx_error,omitempty"`
+	// RxSegmented: GSO super-frames (larger than the port's MTU) split into
+	// MTU-sized frames on arrival, as a NIC segments them; RxOversize:
+	// such frames the switch cannot segment (not Homa DATA), dropped.
+	RxSegmented uint64     `json:"rx_segmented,omitempty"`
+	RxOversize  uint64     `json:"rx_oversize,omitempty"`
+	Drops       DropCounts `json:"drops"`
 	// Duplicated, Corrupted, Reordered (held back by the reorder model),
 	// Held (held back by a plan rule) and Delayed (extra plan delay) count
 	// frames the port altered.

@@ -21,9 +21,15 @@ type Switch struct {
 	core     *Core
 	socks    []packetSock
 	txErrors []uint64
-	rxDrops  []uint64 // kernel drops read from PACKET_STATISTICS so far
-	lag      lagHist  // read time - kernel receive stamp
-	sendLag  lagHist  // send time - scheduled departure
+	rxErrors []uint64                               // frames recvmmsg could not copy (skipped)
+	rxFirst  []string                               // the first such error per port
+	rxSeg    []uint64                               // GSO super-frames segmented on arrival
+	rxBig    []uint64                               // super-frames too large that could not be segmented
+	mtu      []int                                  // each port's interface MTU (IP packet bytes)
+	recvFn   func(fd int, rx *rxBatch) (int, error) // nil: rx.recv (tests inject errors)
+	rxDrops  []uint64                               // kernel drops read from PACKET_STATISTICS so far
+	lag      lagHist                                // read time - kernel receive stamp
+	sendLag  lagHist                                // send time - scheduled departure
 	rec      *recorder
 	free     [][]byte
 	last     time.Duration // latest time given to the core
@@ -83,7 +89,9 @@ func StartSwitch(ctx context.Context, ns netns.NsHandle, cfg SwitchConfig) (*Swi
 		unix.Close(wake)
 		return nil, err
 	}
-	s := &Switch{core: core, socks: socks, txErrors: make([]uint64, len(socks)), rxDrops: make([]uint64, len(socks)), rec: rec,
+	n := len(socks)
+	s := &Switch{core: core, socks: socks, txErrors: make([]uint64, n), rxDrops: make([]uint64, n), rec: rec,
+		rxErrors: make([]uint64, n), rxFirst: make([]string, n), rxSeg: make([]uint64, n), rxBig: make([]uint64, n), mtu: portMTUs(socks),
 		wake: wake, done: make(chan struct{}), spin: cfg.Spin}
 	if s.spin == 0 {
 		s.spin = DefaultSpin
@@ -94,6 +102,15 @@ func StartSwitch(ctx context.Context, ns netns.NsHandle, cfg SwitchConfig) (*Swi
 	}
 	go s.run()
 	return s, nil
+}
+
+// portMTUs returns the MTU of each port's interface (0: unknown).
+func portMTUs(socks []packetSock) []int {
+	m := make([]int, len(socks))
+	for i, k := range socks {
+		m[i] = k.mtu
+	}
+	return m
 }
 
 func closeSocks(socks []packetSock) {
@@ -168,6 +185,11 @@ func (s *Switch) run() {
 				s.loopErr = err
 				return
 			}
+			if fds[p].Revents&(unix.POLLERR|unix.POLLNVAL) != 0 && fds[p].Revents&unix.POLLIN == 0 {
+				// A socket error with nothing to read (ENETDOWN after the
+				// port went away): read it once so poll stops reporting it.
+				unix.GetsockoptInt(s.socks[p].fd, unix.SOL_SOCKET, unix.SO_ERROR)
+			}
 		}
 		s.mu.Unlock()
 	}
@@ -176,9 +198,22 @@ func (s *Switch) run() {
 // receive drains up to 8 batches from port p into the core.
 func (s *Switch) receive(p int, rx *rxBatch) error {
 	for range 8 {
-		n, err := rx.recv(s.socks[p].fd)
+		recv := (*rxBatch).recv
+		if s.recvFn != nil {
+			recv = func(rx *rxBatch, fd int) (int, error) { return s.recvFn(fd, rx) }
+		}
+		n, err := recv(rx, s.socks[p].fd)
 		if err != nil {
-			return fmt.Errorf("netem: port %s: recvmmsg: %w", s.socks[p].name, err)
+			if errors.Is(err, unix.EBADF) || errors.Is(err, unix.ENOTSOCK) {
+				return fmt.Errorf("netem: port %s: recvmmsg: %w", s.socks[p].name, err)
+			}
+			// The kernel could not copy the next frame (EFAULT on an skb
+			// HomaModule's GRO built): it is consumed; count it and go on.
+			s.rxErrors[p]++
+			if s.rxFirst[p] == "" {
+				s.rxFirst[p] = "recvmmsg: " + err.Error()
+			}
+			return nil
 		}
 		for i := range n {
 			data, ts := rx.frame(i)
@@ -189,15 +224,33 @@ func (s *Switch) receive(p int, rx *rxBatch) error {
 				stamp = now
 			}
 			s.lag.add(now - stamp)
-			b := s.get(len(data))
-			copy(b, data)
-			s.core.IngressStamped(now, stamp, p, b)
+			s.ingest(now, stamp, p, data)
 		}
 		if n < len(rx.hdrs) {
 			return nil
 		}
 	}
 	return nil
+}
+
+// ingest hands one frame read on port p to the core (a copy: data is the
+// receive buffer). A frame larger than the port's MTU is a GSO super-frame
+// (the sender's veth left segmentation to the "NIC"): it is segmented as a
+// NIC would (SegmentFrame), or counted and dropped when it cannot be.
+func (s *Switch) ingest(now, stamp time.Duration, p int, data []byte) {
+	frames := [][]byte{data}
+	if s.mtu[p] > 0 && len(data) > s.mtu[p]+ethHeaderRoom {
+		if frames = SegmentFrame(data, s.mtu[p]); frames == nil {
+			s.rxBig[p]++
+			return
+		}
+		s.rxSeg[p]++
+	}
+	for _, f := range frames {
+		b := s.get(len(f))
+		copy(b, f)
+		s.core.IngressStamped(now, stamp, p, b)
+	}
 }
 
 // transmit sends every frame due by now, port by port, in sendmmsg batches.
@@ -245,6 +298,8 @@ func (s *Switch) Stats() Stats {
 	s.readKernelDrops()
 	for i := range st.Ports {
 		st.Ports[i].RxKernelDrops = s.rxDrops[i]
+		st.Ports[i].RxErrors, st.Ports[i].FirstRxError = s.rxErrors[i], s.rxFirst[i]
+		st.Ports[i].RxSegmented, st.Ports[i].RxOversize = s.rxSeg[i], s.rxBig[i]
 		st.Ports[i].TxErrors = s.txErrors[i]
 		st.Ports[i].TxFrames -= min(st.Ports[i].TxFrames, s.txErrors[i])
 	}

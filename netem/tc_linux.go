@@ -234,11 +234,16 @@ func ShowTC(ns netns.NsHandle, dev string) (*TCState, error) {
 	if err != nil {
 		return nil, fmt.Errorf("netem: list qdiscs of %s: %w", dev, err)
 	}
+	if st.Netem, err = netemQdiscs(ns, link.Attrs().Index); err != nil {
+		return nil, err
+	}
 	for _, q := range qs {
 		a := q.Attrs()
 		s := fmt.Sprintf("%s %s parent %s", q.Type(), netlink.HandleStr(a.Handle), netlink.HandleStr(a.Parent))
-		if n, ok := q.(*netlink.Netem); ok {
-			s += fmt.Sprintf(" delay %dus jitter %dus loss %d limit %d", n.Latency, n.Jitter, n.Loss, n.Limit)
+		for _, n := range st.Netem {
+			if q.Type() == "netem" && n.Handle == tcHandle(a.Handle) {
+				s = n.String()
+			}
 		}
 		st.Qdiscs = append(st.Qdiscs, s)
 	}

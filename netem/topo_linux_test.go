@@ -23,6 +23,7 @@ type testTopo struct {
 	ifA, ifB       string // host ends
 	swA, swB       string // switch ends
 	macAHW, macBHW [6]byte
+	prefix         string // namespace names: prefix+"a", "b", "s"
 }
 
 func needRoot(t testing.TB) {
@@ -61,7 +62,7 @@ func newTestTopo(t testing.TB) *testTopo {
 	var b [3]byte
 	rand.Read(b[:])
 	p := "htn" + hex.EncodeToString(b[:])[:5]
-	tp := &testTopo{ifA: p + "a", ifB: p + "b", swA: p + "sa", swB: p + "sb"}
+	tp := &testTopo{ifA: p + "a", ifB: p + "b", swA: p + "sa", swB: p + "sb", prefix: p}
 	tp.nsS = newNamedNS(t, p+"s")
 	tp.nsA = newNamedNS(t, p+"a")
 	tp.nsB = newNamedNS(t, p+"b")

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"reflect"
+	"sync/atomic"
 	"time"
 	"unsafe"
 
@@ -37,8 +38,10 @@ type LiveOptions struct {
 // socket belongs to the network namespace of the thread that opened it;
 // it can then be read from any goroutine. Not safe for concurrent reads.
 type Live struct {
-	h *pcapgo.EthernetHandle
-	f *os.File
+	h        *pcapgo.EthernetHandle
+	f        *os.File
+	closed   atomic.Bool
+	deadline atomic.Int64 // Unix ns of the read deadline; 0: none
 }
 
 // OpenLive opens a capture on interface ifname in the calling thread's
@@ -139,10 +142,18 @@ func (l *Live) control(f func(fd int) error) error {
 // is valid until the next call. It blocks until a frame arrives, the read
 // deadline passes or the capture is closed; errors after Close or past
 // the deadline wrap os.ErrClosed or os.ErrDeadlineExceeded when
-// recognisable (pcapgo flattens some errors to text).
+// recognisable (pcapgo flattens some errors to text). An error reading one
+// frame while the socket is open is a *FrameError: the caller counts it
+// and reads on.
 func (l *Live) ReadFrame() (data []byte, ts time.Time, length int, err error) {
 	data, ci, err := l.h.ZeroCopyReadPacketData()
 	if err != nil {
+		// Not closed and before the deadline: the kernel failed to copy
+		// this one frame (recvmsg EFAULT on a malformed skb, seen with
+		// HomaModule's GRO); the socket is fine for the next.
+		if d := l.deadline.Load(); !l.closed.Load() && (d == 0 || time.Now().UnixNano() < d) {
+			return nil, time.Time{}, 0, &FrameError{Err: err}
+		}
 		return nil, time.Time{}, 0, err
 	}
 	return data, ci.Timestamp, ci.Length, nil
@@ -150,7 +161,10 @@ func (l *Live) ReadFrame() (data []byte, ts time.Time, length int, err error) {
 
 // SetReadDeadline makes a blocked or later ReadFrame return an error at t
 // (a time in the past wakes a blocked read at once).
-func (l *Live) SetReadDeadline(t time.Time) error { return l.f.SetReadDeadline(t) }
+func (l *Live) SetReadDeadline(t time.Time) error {
+	l.deadline.Store(t.UnixNano())
+	return l.f.SetReadDeadline(t)
+}
 
 // Stats returns the frames the kernel passed to the socket (queued plus
 // dropped) and dropped because the receive buffer was full, since the
@@ -167,4 +181,7 @@ func (l *Live) Stats() (packets, drops uint64, err error) {
 }
 
 // Close closes the socket; a blocked ReadFrame returns an error.
-func (l *Live) Close() error { return l.h.Close() }
+func (l *Live) Close() error {
+	l.closed.Store(true)
+	return l.h.Close()
+}

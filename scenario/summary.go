@@ -71,6 +71,12 @@ type Summary struct {
 	// CaptureKernelDrops are frames the capture lost (non-zero: the
 	// check saw an incomplete capture).
 	CaptureKernelDrops uint64 `json:"capture_kernel_drops"`
+	// CaptureReadErrors and SwitchReadErrors are frames the capture and
+	// the switch could not read from their sockets (counted and skipped:
+	// the run goes on; seen with HomaModule's GRO), each with the first
+	// error.
+	CaptureReadErrors uint64 `json:"capture_read_errors,omitempty"`
+	SwitchReadErrors  uint64 `json:"switch_read_errors,omitempty"`
 	// Rules are the check's counts per rule over every host's view;
 	// Violations the findings charged to a host (at most 20).
 	Rules      []RuleRow   `json:"rules"`
@@ -125,7 +131,19 @@ func summarize(res *Result, cst harness.CaptureStats) Summary {
 	tr := res.Traffic
 	sum := Summary{Name: s.Name, Seed: s.Seed, Dir: res.Dir, Env: s.Env, Backend: s.Link.Backend, RPCs: len(tr.Records), Elapsed: tr.Elapsed,
 		LinkBps: float64(s.Link.Rate), OfferedBps: tr.OfferedBps, GoodputBps: tr.AchievedBps,
-		Drops: map[string]uint64{}, SwitchReadLagP99: res.Switch.ReadLagP99, CaptureKernelDrops: cst.KernelDrops}
+		Drops: map[string]uint64{}, SwitchReadLagP99: res.Switch.ReadLagP99, CaptureKernelDrops: cst.KernelDrops,
+		CaptureReadErrors: cst.ReadErrors}
+	for _, p := range cst.Ports {
+		if p.ReadErrors > 0 {
+			sum.Warnings = append(sum.Warnings, fmt.Sprintf("capture of %s: %d frames could not be read (first: %s)", p.Port, p.ReadErrors, p.FirstReadError))
+		}
+	}
+	for _, p := range res.Switch.Ports {
+		sum.SwitchReadErrors += p.RxErrors
+		if p.RxErrors > 0 {
+			sum.Warnings = append(sum.Warnings, fmt.Sprintf("switch port %s: %d frames could not be read (first: %s)", p.Name, p.RxErrors, p.FirstRxError))
+		}
+	}
 	h := latency.New()
 	for _, rec := range tr.Records {
 		if rec.Err != "" {

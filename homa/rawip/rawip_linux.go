@@ -30,6 +30,7 @@ type Transport struct {
 	mu      sync.Mutex
 	wmu     sync.Mutex // serialises writes
 	handler func(src netip.Addr, prio uint8, pkt []byte)
+	maxSeg  int // HomaModule's max_seg_data on addr's interface (splitGSO)
 	done    chan struct{}
 	wg      sync.WaitGroup
 }
@@ -61,7 +62,7 @@ func Open(addr netip.Addr) (*Transport, error) {
 			})
 		}
 	}
-	t := &Transport{addr: addr, pc: pc, done: make(chan struct{})}
+	t := &Transport{addr: addr, pc: pc, done: make(chan struct{}), maxSeg: maxSegDataFor(addr)}
 	if addr.Is4() {
 		if t.raw, err = ipv4.NewRawConn(pc); err != nil {
 			pc.Close()
@@ -81,6 +82,28 @@ func Open(addr netip.Addr) (*Transport, error) {
 		go t.readLoop(t.read4)
 	}
 	return t, nil
+}
+
+// SetMark sets the socket mark (SO_MARK, needs CAP_NET_ADMIN) of the
+// packets this transport sends: a silenced harness host
+// (harness.Host.Silence) lets only packets with its tester mark out.
+func (t *Transport) SetMark(mark uint32) error {
+	sc, ok := t.pc.(syscall.Conn)
+	if !ok {
+		return errors.New("rawip: socket has no file descriptor")
+	}
+	rc, err := sc.SyscallConn()
+	if err != nil {
+		return fmt.Errorf("rawip: %w", err)
+	}
+	var serr error
+	if err := rc.Control(func(fd uintptr) { serr = unix.SetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_MARK, int(mark)) }); err != nil {
+		return fmt.Errorf("rawip: %w", err)
+	}
+	if serr != nil {
+		return fmt.Errorf("rawip: SO_MARK: %w", serr)
+	}
+	return nil
 }
 
 // LocalAddr returns the bound address.
@@ -142,9 +165,18 @@ func (t *Transport) readLoop(read func(buf []byte) (src, dst netip.Addr, prio ui
 		t.mu.Lock()
 		hd := t.handler
 		t.mu.Unlock()
-		if hd != nil {
-			hd(src, prio, append([]byte(nil), p...))
+		if hd == nil {
+			continue
 		}
+		// A kernel Homa peer's multi-segment frame reaches the core as the
+		// DATA packets it holds.
+		if segs := splitGSO(p, t.maxSeg); segs != nil {
+			for _, s := range segs {
+				hd(src, prio, s)
+			}
+			continue
+		}
+		hd(src, prio, append([]byte(nil), p...))
 	}
 }
 

@@ -22,7 +22,10 @@ import (
 // (198.18.0.1, fd00::1) and h2 (198.18.0.2, fd00::2) behind a kernel-bridge
 // switch, removed when the test ends. Harness names (ht<run id>-…) and its
 // run lock let homatest cleanup remove what a killed test left.
-func pair(t testing.TB) (a, b *harness.Host) {
+func pair(t testing.TB) (a, b *harness.Host) { return pairWith(t, harness.Config{}) }
+
+// pairWith is pair with cfg's other settings (Hosts is set to 2).
+func pairWith(t testing.TB, cfg harness.Config) (a, b *harness.Host) {
 	t.Helper()
 	if os.Geteuid() != 0 {
 		t.Skip("needs root: creates network namespaces and raw sockets")
@@ -31,7 +34,8 @@ func pair(t testing.TB) (a, b *harness.Host) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	topo, err := harness.Build(context.Background(), harness.Config{Hosts: 2, Artifacts: arts})
+	cfg.Hosts, cfg.Artifacts = 2, arts
+	topo, err := harness.Build(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -30,3 +30,6 @@ func (*Transport) Close() error { return nil }
 
 // RecvDrops returns ErrNotSupported.
 func (*Transport) RecvDrops() (uint64, error) { return 0, ErrNotSupported }
+
+// SetMark returns ErrNotSupported.
+func (*Transport) SetMark(uint32) error { return ErrNotSupported }

@@ -97,5 +97,6 @@ Exit codes: 0 success, 1 violations, 2 usage, input or environment error.`,
 	root.AddCommand(newScenarioCmd())
 	root.AddCommand(newReplayCmd())
 	root.AddCommand(newWiresharkCmd())
+	root.AddCommand(newLabCmd())
 	return root
 }

@@ -1,0 +1,147 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/homatest/homatest/lab"
+)
+
+func newLabCmd() *cobra.Command {
+	var (
+		kernel, modules, pkg, homatest, console, accel string
+		insmod, sysctls, env                           []string
+		cpus, mem                                      int
+		timeout                                        time.Duration
+		verbose                                        bool
+	)
+	cmd := &cobra.Command{
+		Use:   "lab [flags] -- COMMAND [ARG...]",
+		Short: "Run a command in a QEMU guest with another kernel (e.g. with HomaModule loaded)",
+		Long: `Lab boots a Linux kernel in QEMU with a small initramfs (busybox, this
+homatest as /bin/homatest, Debian's tc and ip when this host has them, the
+modules the testbed needs: veth, bridge, sch_prio, sch_netem, sch_htb,
+sch_tbf, cls_u32, nf_tables, nft_numgen, 9p; then every --insmod module),
+applies the --sysctl settings, shares the working folder with the guest at
+the same path (run folders written there stay on the host), runs COMMAND
+there and exits with its exit code. COMMAND's stdout and stderr are this
+command's; the kernel's console goes to --console (or stderr with -v).
+
+Default kernel: Debian's stock ` + lab.DefaultPackage + `,
+fetched with apt-get download and unpacked into the cache folder
+($HOMATEST_LAB_CACHE, else ~/.cache/homatest/lab) on first use. --kernel
+boots another bzImage; --modules gives its lib/modules/VERSION folder.
+
+QEMU (Debian: qemu-system-x86) uses KVM when /dev/kvm works, software
+emulation (TCG) otherwise: then a boot takes 30-60 s and everything runs 10-50x
+slower. The guest is a child of this process and dies with it.
+
+The homatest binary must be linked statically (CGO_ENABLED=0 go build);
+--homatest names another one. Needs root only for what COMMAND does.
+
+Exit codes: COMMAND's; 125 when the guest failed before COMMAND (a module
+that does not load, a sysctl that does not exist); 2 for bad flags or when
+QEMU or the kernel cannot be had.`,
+		Example: `  # the tc backend on a stock kernel that has sch_netem (the guest is root)
+  homatest lab -- homatest netem set --help
+  # the suite against your Homa module
+  CGO_ENABLED=0 go build -o homatest ./cmd/homatest
+  ./homatest lab --insmod ~/HomaModule/homa.ko --sysctl net.homa.resend_ticks=50 -- homatest run --impl linux`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if cmd.ArgsLenAtDash() != 0 {
+				return usageErr(errors.New("put COMMAND after --: homatest lab [flags] -- COMMAND [ARG...]"))
+			}
+			cfg := lab.Config{Command: args, Insmod: insmod, Env: env, Homatest: homatest, Accel: accel, CPUs: cpus, MemoryMiB: mem,
+				Stdout: cmd.OutOrStdout(), Stderr: cmd.ErrOrStderr()}
+			for _, s := range sysctls {
+				sc, err := lab.ParseSysctl(s)
+				if err != nil {
+					return usageErr(err)
+				}
+				cfg.Sysctls = append(cfg.Sysctls, sc)
+			}
+			for _, p := range insmod {
+				if _, err := os.Stat(p); err != nil {
+					return usageErr(fmt.Errorf("--insmod %s: %v", p, err))
+				}
+			}
+			ctx := cmd.Context()
+			switch {
+			case kernel != "":
+				if pkg != "" {
+					return usageErr(errors.New("--kernel and --kernel-package: give one"))
+				}
+				cfg.Kernel = lab.Kernel{Image: kernel, Modules: modules}
+			default:
+				k, err := lab.Fetch(ctx, pkg, "")
+				if err != nil {
+					return usageErr(err)
+				}
+				if modules != "" {
+					k.Modules = modules
+				}
+				cfg.Kernel = k
+			}
+			var consoleW io.Writer
+			if console != "" {
+				f, err := os.Create(console)
+				if err != nil {
+					return usageErr(fmt.Errorf("--console: %v", err))
+				}
+				defer f.Close()
+				consoleW = f
+			}
+			if verbose {
+				if consoleW != nil {
+					consoleW = io.MultiWriter(consoleW, cmd.ErrOrStderr())
+				} else {
+					consoleW = cmd.ErrOrStderr()
+				}
+			}
+			cfg.Console = consoleW
+			if timeout > 0 {
+				var cancel func()
+				ctx, cancel = context.WithTimeout(ctx, timeout)
+				defer cancel()
+			}
+			res, err := lab.Run(ctx, cfg)
+			if err != nil {
+				return usageErr(err)
+			}
+			if verbose {
+				fmt.Fprintf(cmd.ErrOrStderr(), "homatest lab: %s: booted in %v, exit %d after %v (%s)\n", cfg.Kernel.Image,
+					res.Boot.Round(100*time.Millisecond), res.ExitCode, res.Total.Round(100*time.Millisecond), map[bool]string{true: "KVM", false: "software emulation"}[res.KVM])
+			}
+			if res.ExitCode == 125 && len(res.Notes) > 0 {
+				return &ExitError{Code: 125, Err: fmt.Errorf("lab: the guest failed before COMMAND: %s", strings.Join(res.Notes, "; "))}
+			}
+			if res.ExitCode != 0 {
+				return &ExitError{Code: res.ExitCode, Err: errors.New("")}
+			}
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&kernel, "kernel", "", "bzImage to boot (default: Debian's "+lab.DefaultPackage+")")
+	f.StringVar(&pkg, "kernel-package", "", "Debian linux-image package to fetch and boot instead of the default")
+	f.StringVar(&modules, "modules", "", "the kernel's module folder (lib/modules/VERSION) for the testbed modules and --insmod dependencies")
+	f.StringArrayVar(&insmod, "insmod", nil, "module file to load after the testbed modules (repeatable, in order), e.g. homa.ko")
+	f.StringArrayVar(&sysctls, "sysctl", nil, "NAME=VALUE to set after loading the modules (repeatable), e.g. net.homa.resend_ticks=50")
+	f.StringArrayVar(&env, "env", nil, "NAME=VALUE exported for COMMAND (repeatable)")
+	f.StringVar(&homatest, "homatest", "", "static homatest binary for the guest (default: this one)")
+	f.StringVar(&console, "console", "", "write the kernel's console (boot log) to this file")
+	f.StringVar(&accel, "accel", "auto", "auto (KVM when /dev/kvm works, else software emulation), kvm or tcg")
+	f.IntVar(&cpus, "cpus", 2, "guest CPUs")
+	f.IntVar(&mem, "memory", 2048, "guest memory in MiB")
+	f.DurationVar(&timeout, "timeout", 0, "kill the guest after this long (0: no limit)")
+	f.BoolVarP(&verbose, "verbose", "v", false, "copy the kernel's console to stderr and print the boot time")
+	return cmd
+}

@@ -1,0 +1,26 @@
+package cli
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestLabBadUsage: flag mistakes are one-line errors with exit code 2,
+// before anything is fetched or booted.
+func TestLabBadUsage(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"lab", "true"}, "put COMMAND after --"},
+		{[]string{"lab", "--sysctl", "net.homa.resend_ticks", "--", "true"}, "want NAME=VALUE"},
+		{[]string{"lab", "--insmod", "/no/such/homa.ko", "--", "true"}, "--insmod /no/such/homa.ko"},
+		{[]string{"lab", "--kernel", "/no/such/bzImage", "--kernel-package", "linux-image-x", "--", "true"}, "give one"},
+		{[]string{"lab", "--kernel", "/no/such/bzImage", "--", "true"}, "kernel image"},
+	} {
+		_, err, code := run(t, tc.args...)
+		if code != ExitUsage || err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%q: exit %d, %v; want exit 2 and one line with %q", tc.args, code, err, tc.want)
+		}
+	}
+}

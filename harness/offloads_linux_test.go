@@ -1,0 +1,22 @@
+package harness
+
+import (
+	"testing"
+
+	"github.com/homatest/homatest/internal/nsexec"
+)
+
+// TestBuildOffloads: with Config.Offloads the host veths keep tx checksum
+// offload (and with it TSO and GSO) on, the switch ports still have it off.
+func TestBuildOffloads(t *testing.T) {
+	requireRoot(t)
+	topo := build(t, Config{Hosts: 1, Offloads: true})
+	h := topo.Hosts[0]
+	var on bool
+	if err := h.Do(func() (err error) { on, err = ethtoolTxCsum(h.Ifname, nil); return err }); err != nil || !on {
+		t.Errorf("host veth tx checksum offload on=%v (%v), want on", on, err)
+	}
+	if err := nsexec.Do(topo.Switch, func() (err error) { on, err = ethtoolTxCsum(h.Port, nil); return err }); err != nil || on {
+		t.Errorf("switch port tx checksum offload on=%v (%v), want off", on, err)
+	}
+}

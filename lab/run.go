@@ -1,0 +1,423 @@
+package lab
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// Config is one lab run.
+type Config struct {
+	// Kernel is the kernel to boot; Kernel.Modules, when set, supplies
+	// TestbedModules (those it has).
+	Kernel Kernel
+	// Insmod are extra module files (e.g. homa.ko) loaded after the
+	// testbed modules, in order; their dependencies come from
+	// Kernel.Modules.
+	Insmod []string
+	// Sysctls are applied after the modules are loaded.
+	Sysctls []Sysctl
+	// Command runs in Dir inside the guest (PATH holds busybox, homatest
+	// and Tools).
+	Command []string
+	// Env are NAME=VALUE pairs exported for the command.
+	Env []string
+	// Dir is the host folder shared with the guest over 9p, mounted at the
+	// same path (default: the working folder).
+	Dir string
+	// Homatest is a statically linked homatest (default: this executable,
+	// if it is static).
+	Homatest string
+	// Busybox is a statically linked busybox (default /bin/busybox).
+	Busybox string
+	// Tools are host executables copied into the guest with their
+	// libraries (default: DefaultTools found on this host).
+	Tools []string
+	// QEMU is the emulator (default qemu-system-x86_64).
+	QEMU string
+	// Accel is "kvm", "tcg" (software emulation) or "auto" (default): KVM
+	// when /dev/kvm can be opened, and TCG when KVM fails to run the guest
+	// (nested virtualisation that opens but cannot emulate).
+	Accel string
+	// CPUs and MemoryMiB size the guest (default 2 and 2048).
+	CPUs, MemoryMiB int
+	// Stdout and Stderr receive the command's output (nil: discard).
+	Stdout, Stderr io.Writer
+	// Console receives the kernel's console (boot log) line by line (nil:
+	// discard); the last lines are also in a failed run's error.
+	Console io.Writer
+}
+
+// DefaultTools are copied into the guest when this host has them: Debian's
+// tc and ip (iproute2), to compare what homatest configures with what the
+// kernel's own tools show.
+var DefaultTools = []string{"/usr/sbin/tc", "/usr/sbin/ip", "/sbin/tc", "/sbin/ip"}
+
+// Result is what a run measured.
+type Result struct {
+	// ExitCode is the command's exit status in the guest (125: the guest
+	// failed before the command; 127: command not found).
+	ExitCode int
+	// Boot is the time from starting QEMU to starting the command.
+	Boot time.Duration
+	// Total is the time from starting QEMU to its exit.
+	Total time.Duration
+	// KVM is set when the guest ran with KVM (else software emulation).
+	KVM bool
+	// Notes are the guest init's messages, e.g. why it failed before the
+	// command ("insmod homa", "sysctl net.homa.x=1 (no /proc/sys/net/homa/x?)").
+	Notes []string
+}
+
+// ErrNoQEMU is returned by Run when the emulator cannot be found.
+var ErrNoQEMU = errors.New("lab: qemu-system-x86_64 not found (Debian: apt-get install qemu-system-x86)")
+
+// Run boots cfg.Kernel in QEMU with an initramfs built from cfg, runs the
+// command and returns its exit code. The VM is killed when ctx ends, and
+// when this process dies (Pdeathsig). An error means the command's exit
+// code is unknown (QEMU failed, the guest crashed or ctx ended); it quotes
+// the last console lines.
+func Run(ctx context.Context, cfg Config) (Result, error) {
+	var res Result
+	if len(cfg.Command) == 0 {
+		return res, errors.New("lab: no command")
+	}
+	if err := cfg.defaults(); err != nil {
+		return res, err
+	}
+	tmp, err := os.MkdirTemp("", "homatest-lab-")
+	if err != nil {
+		return res, fmt.Errorf("lab: %w", err)
+	}
+	defer os.RemoveAll(tmp)
+	initrd := filepath.Join(tmp, "initramfs.cpio")
+	if err := cfg.writeInitramfs(initrd); err != nil {
+		return res, err
+	}
+	// The guest's three streams come over unix sockets QEMU connects to:
+	// the serial console (kernel log and markers), hvc0 (stdout), hvc1
+	// (stderr).
+	var lns [3]*net.UnixListener
+	names := []string{"console", "stdout", "stderr"}
+	for i, n := range names {
+		l, err := net.ListenUnix("unix", &net.UnixAddr{Name: filepath.Join(tmp, n+".sock"), Net: "unix"})
+		if err != nil {
+			return res, fmt.Errorf("lab: %w", err)
+		}
+		defer l.Close()
+		lns[i] = l
+	}
+	accels := []string{cfg.Accel}
+	if cfg.Accel == "auto" {
+		accels = []string{"tcg"}
+		if kvmUsable() {
+			accels = []string{"kvm", "tcg"}
+		}
+	}
+	var err2 error
+	for i, a := range accels {
+		res, err2 = cfg.boot(ctx, a, initrd, lns)
+		if !errors.Is(err2, errKVMFailed) || i == len(accels)-1 {
+			break
+		}
+		if cfg.Console != nil {
+			fmt.Fprintf(cfg.Console, "homatest-lab: KVM cannot run the guest here; software emulation\n")
+		}
+		// QEMU connected to the sockets once; listen anew.
+		for j := range lns {
+			lns[j].Close()
+			if lns[j], err = net.ListenUnix("unix", &net.UnixAddr{Name: filepath.Join(tmp, names[j]+".sock"), Net: "unix"}); err != nil {
+				return res, fmt.Errorf("lab: %w", err)
+			}
+			defer lns[j].Close()
+		}
+	}
+	return res, err2
+}
+
+// errKVMFailed is returned by boot when QEMU reported a KVM internal error.
+var errKVMFailed = errors.New("lab: KVM internal error")
+
+// boot runs QEMU once with accelerator accel ("kvm" or "tcg").
+func (cfg *Config) boot(ctx context.Context, accel, initrd string, lns [3]*net.UnixListener) (Result, error) {
+	res := Result{KVM: accel == "kvm"}
+	if accel == "tcg" {
+		accel = "tcg,thread=multi"
+	}
+	args := []string{
+		"-name", "homatest-lab", "-accel", accel, "-cpu", "max", "-smp", strconv.Itoa(cfg.CPUs), "-m", strconv.Itoa(cfg.MemoryMiB),
+		"-display", "none", "-monitor", "none", "-nic", "none", "-no-reboot",
+		"-chardev", "socket,id=con,path=" + lns[0].Addr().String(),
+		"-serial", "chardev:con",
+		"-device", "virtio-serial-pci",
+		"-chardev", "socket,id=out,path=" + lns[1].Addr().String(),
+		"-device", "virtconsole,chardev=out",
+		"-chardev", "socket,id=err,path=" + lns[2].Addr().String(),
+		"-device", "virtconsole,chardev=err",
+		"-fsdev", "local,id=share,security_model=none,path=" + cfg.Dir,
+		"-device", "virtio-9p-pci,fsdev=share,mount_tag=share",
+		"-kernel", cfg.Kernel.Image, "-initrd", initrd,
+		"-append", "console=ttyS0 panic=-1 loglevel=4 rdinit=/init",
+	}
+	start := time.Now()
+	vmCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	started := make(chan error, 1)
+	exited := make(chan error, 1)
+	stderrQ := tail{watch: "KVM internal error", hit: cancel}
+	// The goroutine that starts QEMU keeps its OS thread until QEMU exits:
+	// Pdeathsig fires when the forking thread ends.
+	go func() {
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		cmd := exec.CommandContext(vmCtx, cfg.QEMU, args...)
+		cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
+		cmd.Stdout = &stderrQ
+		cmd.Stderr = &stderrQ
+		cmd.WaitDelay = 5 * time.Second
+		if err := cmd.Start(); err != nil {
+			started <- err
+			return
+		}
+		started <- nil
+		exited <- cmd.Wait()
+	}()
+	if err := <-started; err != nil {
+		return res, fmt.Errorf("lab: start %s: %w", cfg.QEMU, err)
+	}
+	var wg sync.WaitGroup
+	var con console
+	con.w = cfg.Console
+	con.start = start
+	outs := []io.Writer{&con, orDiscard(cfg.Stdout), orDiscard(cfg.Stderr)}
+	for i := range lns {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c, err := acceptCtx(vmCtx, lns[i])
+			if err != nil {
+				return
+			}
+			defer c.Close()
+			io.Copy(outs[i], c)
+		}()
+	}
+	werr := <-exited
+	res.Total = time.Since(start)
+	cancel() // unblock accepts QEMU never made
+	wg.Wait()
+	con.flush()
+	res.Boot, res.Notes = con.boot, con.notes
+	if con.exit >= 0 {
+		res.ExitCode = con.exit
+		return res, nil
+	}
+	switch {
+	case stderrQ.fired():
+		return res, fmt.Errorf("%w: %s", errKVMFailed, strings.TrimSpace(stderrQ.String()))
+	case ctx.Err() != nil:
+		return res, fmt.Errorf("lab: %w after %v; console ended with:\n%s", ctx.Err(), res.Total.Round(time.Second), con.last())
+	case werr != nil && stderrQ.String() != "":
+		return res, fmt.Errorf("lab: %s: %v: %s", cfg.QEMU, werr, strings.TrimSpace(stderrQ.String()))
+	}
+	return res, fmt.Errorf("lab: the guest stopped before the command finished (kernel panic?); console ended with:\n%s", con.last())
+}
+
+func orDiscard(w io.Writer) io.Writer {
+	if w == nil {
+		return io.Discard
+	}
+	return w
+}
+
+// acceptCtx accepts one connection on l, giving up when ctx ends.
+func acceptCtx(ctx context.Context, l *net.UnixListener) (net.Conn, error) {
+	stop := context.AfterFunc(ctx, func() { l.SetDeadline(time.Now()) })
+	defer stop()
+	return l.Accept()
+}
+
+// kvmUsable reports whether /dev/kvm can be opened for reading and
+// writing.
+func kvmUsable() bool {
+	f, err := os.OpenFile("/dev/kvm", os.O_RDWR, 0)
+	if err != nil {
+		return false
+	}
+	f.Close()
+	return true
+}
+
+func (cfg *Config) defaults() error {
+	if cfg.Kernel.Image == "" {
+		return errors.New("lab: no kernel image")
+	}
+	if _, err := os.Stat(cfg.Kernel.Image); err != nil {
+		return fmt.Errorf("lab: kernel image: %w", err)
+	}
+	if cfg.QEMU == "" {
+		cfg.QEMU = "qemu-system-x86_64"
+	}
+	if p, err := exec.LookPath(cfg.QEMU); err != nil {
+		if cfg.QEMU == "qemu-system-x86_64" {
+			return ErrNoQEMU
+		}
+		return fmt.Errorf("lab: %s: %w", cfg.QEMU, err)
+	} else {
+		cfg.QEMU = p
+	}
+	if cfg.Busybox == "" {
+		cfg.Busybox = "/bin/busybox"
+	}
+	if ok, err := IsStatic(cfg.Busybox); err != nil || !ok {
+		return fmt.Errorf("lab: %s is not a static busybox (Debian: apt-get install busybox-static)", cfg.Busybox)
+	}
+	if cfg.Homatest == "" {
+		self, err := os.Executable()
+		if err != nil {
+			return fmt.Errorf("lab: %w", err)
+		}
+		cfg.Homatest = self
+	}
+	if ok, err := IsStatic(cfg.Homatest); err != nil {
+		return err
+	} else if !ok {
+		return fmt.Errorf("lab: %s is linked dynamically; the guest needs a static homatest: CGO_ENABLED=0 go build -o homatest ./cmd/homatest, or pass --homatest FILE", cfg.Homatest)
+	}
+	if cfg.Tools == nil {
+		seen := map[string]bool{}
+		for _, t := range DefaultTools {
+			if _, err := os.Stat(t); err == nil && !seen[filepath.Base(t)] {
+				seen[filepath.Base(t)] = true
+				cfg.Tools = append(cfg.Tools, t)
+			}
+		}
+	}
+	if cfg.Dir == "" {
+		wd, err := os.Getwd()
+		if err != nil {
+			return fmt.Errorf("lab: %w", err)
+		}
+		cfg.Dir = wd
+	}
+	if !filepath.IsAbs(cfg.Dir) {
+		abs, err := filepath.Abs(cfg.Dir)
+		if err != nil {
+			return fmt.Errorf("lab: %w", err)
+		}
+		cfg.Dir = abs
+	}
+	switch cfg.Accel {
+	case "":
+		cfg.Accel = "auto"
+	case "auto", "kvm", "tcg":
+	default:
+		return fmt.Errorf("lab: accelerator %q: want auto, kvm or tcg", cfg.Accel)
+	}
+	if cfg.CPUs == 0 {
+		cfg.CPUs = 2
+	}
+	if cfg.MemoryMiB == 0 {
+		cfg.MemoryMiB = 2048
+	}
+	return nil
+}
+
+// writeInitramfs resolves the modules and writes the initramfs to path.
+func (cfg *Config) writeInitramfs(path string) error {
+	var mods []Module
+	if cfg.Kernel.Modules != "" {
+		tree, err := OpenModuleTree(cfg.Kernel.Modules)
+		if err != nil {
+			return err
+		}
+		if mods, err = tree.Resolve(TestbedModules, true); err != nil {
+			return err
+		}
+		for _, p := range cfg.Insmod {
+			extra, err := insmodFile(p, tree)
+			if err != nil {
+				return err
+			}
+			mods = appendNew(mods, extra...)
+		}
+	} else {
+		for _, p := range cfg.Insmod {
+			extra, err := insmodFile(p, nil)
+			if err != nil {
+				return err
+			}
+			mods = appendNew(mods, extra...)
+		}
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("lab: %w", err)
+	}
+	img := Image{Busybox: cfg.Busybox, Homatest: cfg.Homatest, Modules: mods, Tools: cfg.Tools,
+		Init: initScript(cfg.Dir, cfg.Sysctls, cfg.Env, cfg.Command)}
+	bw := bufio.NewWriterSize(f, 1<<20)
+	err = WriteInitramfs(bw, img)
+	if err == nil {
+		err = bw.Flush()
+	}
+	if cerr := f.Close(); err == nil && cerr != nil {
+		err = fmt.Errorf("lab: %w", cerr)
+	}
+	return err
+}
+
+// insmodFile reads a user's module and the modules it depends on (from
+// tree; without a tree it must depend on nothing the guest lacks).
+func insmodFile(path string, tree *ModuleTree) ([]Module, error) {
+	data, err := ReadModule(path)
+	if err != nil {
+		return nil, err
+	}
+	info, err := ModuleInfo(data)
+	if err != nil {
+		return nil, fmt.Errorf("lab: --insmod %s: %w", path, err)
+	}
+	name := info["name"]
+	if name == "" {
+		name, _ = moduleName(filepath.Base(path))
+	}
+	var out []Module
+	if d := info["depends"]; d != "" {
+		if tree == nil {
+			return nil, fmt.Errorf("lab: --insmod %s depends on %s: pass the kernel's modules with --modules DIR", path, d)
+		}
+		deps, err := tree.Resolve(strings.Split(d, ","), false)
+		if err != nil {
+			return nil, err
+		}
+		out = deps
+	}
+	return append(out, Module{Name: name, Data: data}), nil
+}
+
+// appendNew appends the modules of add not yet in mods (by name).
+func appendNew(mods []Module, add ...Module) []Module {
+	for _, m := range add {
+		dup := false
+		for _, o := range mods {
+			dup = dup || o.Name == m.Name
+		}
+		if !dup {
+			mods = append(mods, m)
+		}
+	}
+	return mods
+}
