@@ -1,12 +1,15 @@
 package conformance
 
 import (
+	"encoding/json"
 	"errors"
 	"io"
 	"net/netip"
 	"os"
 
 	"github.com/homatest/homatest/conformance/tester"
+	"github.com/homatest/homatest/internal/atomicfile"
+	"github.com/homatest/homatest/internal/stall"
 	"github.com/homatest/homatest/pcap"
 )
 
@@ -61,5 +64,18 @@ func markTesterPackets(path string, e *Env) error {
 	p := e.Params()
 	p.Slack = max(p.Slack, e.Slack)
 	p.Jitter = max(p.Jitter, e.Slack)
-	return p.WriteFile(path+".params", "The parameters homatest run judged the IUT with (its hello's, slack and jitter from the measured noise).")
+	if err := p.WriteFile(path+".params", "The parameters homatest run judged the IUT with (its hello's, slack and jitter from the measured noise)."); err != nil {
+		return err
+	}
+	// The stalls the run measured (harness and agent): check treats a
+	// timing finding one of them explains as the run did, inconclusive.
+	var spans []stall.Span
+	if e.Stalls != nil {
+		spans = e.Stalls.Spans()
+	}
+	return atomicfile.Write(path+".stalls.json", func(w io.Writer) error {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(spans)
+	})
 }

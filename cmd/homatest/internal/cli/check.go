@@ -148,6 +148,11 @@ type fileReport struct {
 	Must     int `json:"must_violations"`
 	Should   int `json:"should_violations"`
 	Expected int `json:"expected_findings,omitempty"`
+	// StallsFile names the file of measured stalls next to the capture
+	// (homatest run and scenario run write one); StallExcused counts the
+	// timing findings one of them explained, made inconclusive.
+	StallsFile   string `json:"stalls_file,omitempty"`
+	StallExcused int    `json:"stall_excused,omitempty"`
 	// Testers are the hosts whose frames carry a tester's mark: findings
 	// charged to them are the tester's, not an implementation's.
 	Testers []string `json:"testers,omitempty"`
@@ -356,6 +361,13 @@ func checkFile(o *checkOpts, file string, lvl spec.Level, forced wire.Version) f
 	}
 	sort.Strings(fr.Testers)
 	fr.CapturePoint, fr.CapturePointWhy = plan.String(), plan.why
+	spans, stallsName, err := readStallsFile(file)
+	if err != nil {
+		fr.Error = err.Error()
+		return fr
+	}
+	fr.StallsFile = stallsName
+	fr.StallExcused = excuseStalls(rep, spans)
 	if o.inferParams || rep.Violated() {
 		fr.Inferred = compareInferred(inf, params, o.params)
 		if rep.Violated() {
@@ -528,6 +540,9 @@ func writeCheckText(w io.Writer, reports []fileReport) error {
 		fmt.Fprintf(ew, "capture point: %s (%s)\n", fr.CapturePoint, fr.CapturePointWhy)
 		if fr.ParamsFile != "" {
 			fmt.Fprintf(ew, "parameters: the run's, from %s (--param overrides them)\n", fr.ParamsFile)
+		}
+		if fr.StallExcused > 0 {
+			fmt.Fprintf(ew, "stalls: %d timing findings fall in a stall the run measured (%s): inconclusive, as the run judged them\n", fr.StallExcused, fr.StallsFile)
 		}
 		for _, h := range fr.Hosts {
 			fmt.Fprintf(ew, "  host %s (interface %s): %d violations charged", h.Host, h.Interface, h.Violations)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/gopacket/gopacket"
 
+	"github.com/homatest/homatest/internal/stall"
 	"github.com/homatest/homatest/pcap"
 	"github.com/homatest/homatest/spec/wire"
 )
@@ -350,5 +351,50 @@ func TestSpecCoverage(t *testing.T) {
 	out, _, _ = run(t, "spec", "coverage")
 	if !strings.Contains(out, "RTX-06    HOMA-RESEND-002") || !strings.Contains(out, "INC-01    not checkable:") {
 		t.Errorf("text coverage:\n%s", out)
+	}
+}
+
+// TestCheckStalls: a timing violation that a stall measured by the run
+// (FILE.stalls.json) overlaps is inconclusive, as the run judged it; a
+// stall elsewhere changes nothing, and a violation without a tolerance
+// never falls to a stall.
+func TestCheckStalls(t *testing.T) {
+	dir := t.TempDir()
+	f := writeCase(t, dir, "BR-18-resend-right-after-grant.pcapng", true)
+	out, _, code := run(t, "check", "-o", "json", f)
+	if code != ExitViolations {
+		t.Fatalf("exit %d, want 1:\n%s", code, out)
+	}
+	var js struct {
+		Files []struct {
+			Report struct {
+				Violations []struct {
+					Time  time.Time `json:"time"`
+					Slack int64     `json:"tolerance_ns"`
+				} `json:"violations"`
+			} `json:"report"`
+		} `json:"files"`
+	}
+	if err := json.Unmarshal([]byte(out), &js); err != nil {
+		t.Fatal(err)
+	}
+	if len(js.Files) != 1 || len(js.Files[0].Report.Violations) == 0 || js.Files[0].Report.Violations[0].Slack <= 0 {
+		t.Fatalf("want a first violation with a tolerance:\n%s", out)
+	}
+	v := js.Files[0].Report.Violations[0]
+	write := func(from, to time.Time) {
+		b, _ := json.Marshal([]stall.Span{{From: from, To: to, Who: "agent h1", Lost: to.Sub(from)}})
+		if err := os.WriteFile(f+".stalls.json", b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(v.Time.Add(time.Hour), v.Time.Add(time.Hour+time.Second))
+	if _, _, code := run(t, "check", f); code != ExitViolations {
+		t.Errorf("stall an hour later: exit %d, want 1", code)
+	}
+	write(v.Time.Add(-time.Second), v.Time.Add(time.Second))
+	out, _, code = run(t, "check", f)
+	if code != 0 || !strings.Contains(out, "timing findings fall in a stall the run measured") {
+		t.Errorf("stall over the finding: exit %d, want 0 and the stall named:\n%s", code, out)
 	}
 }

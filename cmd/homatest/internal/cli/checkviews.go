@@ -1,14 +1,17 @@
 package cli
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/netip"
 	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 
+	"github.com/homatest/homatest/internal/stall"
 	"github.com/homatest/homatest/pcap"
 	"github.com/homatest/homatest/spec"
 	"github.com/homatest/homatest/spec/wire"
@@ -364,4 +367,53 @@ func mergeHostReports(hrs []spec.HostReport) *spec.Report {
 	sort.SliceStable(out.Violations, func(i, j int) bool { return out.Violations[i].Frame < out.Violations[j].Frame })
 	sort.SliceStable(out.Inconclusive, func(i, j int) bool { return out.Inconclusive[i].Frame < out.Inconclusive[j].Frame })
 	return out
+}
+
+// readStallsFile reads the stalls a run measured while the capture was
+// taken: capture+".stalls.json" (homatest run) or stalls.json in the
+// capture's folder (scenario run). It returns nil when there is none.
+func readStallsFile(capture string) ([]stall.Span, string, error) {
+	for _, name := range []string{capture + ".stalls.json", filepath.Join(filepath.Dir(capture), "stalls.json")} {
+		b, err := os.ReadFile(name)
+		if err != nil {
+			continue
+		}
+		var spans []stall.Span
+		if err := json.Unmarshal(b, &spans); err != nil {
+			return nil, name, fmt.Errorf("%s: %w", name, err)
+		}
+		return spans, name, nil
+	}
+	return nil, "", nil
+}
+
+// excuseStalls moves to the inconclusive findings of rep every timing
+// violation (one with a tolerance) a measured stall overlaps, within its
+// tolerance of its frame's time, as the run's own check does
+// (stall.Explaining); it returns how many.
+func excuseStalls(rep *spec.Report, spans []stall.Span) int {
+	if len(spans) == 0 {
+		return 0
+	}
+	n := 0
+	kept := rep.Violations[:0]
+	for _, f := range rep.Violations {
+		if f.Slack > 0 {
+			if sp := stall.Overlaps(spans, f.Time.Add(-f.Slack), f.Time.Add(f.Slack)); len(sp) > 0 {
+				f.Why = fmt.Sprintf("%s (timing-inconclusive: %s)", f.Why, sp[0])
+				rep.Inconclusive = append(rep.Inconclusive, f)
+				for i := range rep.Rules {
+					if rep.Rules[i].ID == f.Rule {
+						rep.Rules[i].Violated--
+						rep.Rules[i].Inconclusive++
+					}
+				}
+				n++
+				continue
+			}
+		}
+		kept = append(kept, f)
+	}
+	rep.Violations = kept
+	return n
 }
