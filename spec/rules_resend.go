@@ -213,22 +213,7 @@ func resendRules() []*Rule {
 			Facts:     []string{"RTX-06"},
 			Statement: "BUSY is sent only in answer to a RESEND for the same RPC.",
 			Source:    "HomaModule homa_incoming.c homa_resend_pkt",
-			Property: After{
-				// Keys name the side that answers: the RESEND's recipient.
-				A: func(c *Ctx, e *Event) (any, bool) {
-					if e.Type() != wire.TypeResend {
-						return nil, false
-					}
-					return toPeer(e), true
-				},
-				B: func(c *Ctx, e *Event) (any, bool) {
-					if e.Type() != wire.TypeBusy {
-						return nil, false
-					}
-					return fromSender(e), true
-				},
-				Missing: "BUSY with no earlier RESEND from the peer for this RPC",
-			},
+			Property: answersResend(wire.TypeBusy, "BUSY with no earlier RESEND from the peer for this RPC"),
 		},
 		{
 			ID: "HOMA-RESEND-006", Level: Must,

@@ -237,21 +237,7 @@ func resendRules2() []*Rule {
 			Facts:     []string{"RTX-11", "RTX-06"},
 			Statement: "RPC_UNKNOWN answers only a RESEND: other packets for an RPC the host does not know are dropped without reply.",
 			Source:    "HomaModule homa_incoming.c homa_resend_pkt (the only caller of homa_xmit_unknown), homa_dispatch_pkts (other packets for unknown RPCs are discarded)",
-			Property: After{
-				A: func(c *Ctx, e *Event) (any, bool) {
-					if e.Type() != wire.TypeResend {
-						return nil, false
-					}
-					return toPeer(e), true
-				},
-				B: func(c *Ctx, e *Event) (any, bool) {
-					if e.Type() != wire.TypeRPCUnknown {
-						return nil, false
-					}
-					return fromSender(e), true
-				},
-				Missing: "RPC_UNKNOWN with no earlier RESEND from the peer for this RPC",
-			},
+			Property: answersResend(wire.TypeRPCUnknown, "RPC_UNKNOWN with no earlier RESEND from the peer for this RPC"),
 		},
 	}
 }
@@ -281,4 +267,25 @@ func silenceStart(r *RPC, e *Event) (time.Time, string) {
 	}
 	later(in.WakeupTime, "its own buffer-wakeup RESEND")
 	return start, since
+}
+
+// answersResend is "a packet of type t only after a RESEND for its RPC
+// from the peer": keys name the side that answers, the RESEND's
+// recipient.
+func answersResend(t wire.PacketType, missing string) After {
+	return After{
+		A: func(c *Ctx, e *Event) (any, bool) {
+			if e.Type() != wire.TypeResend {
+				return nil, false
+			}
+			return toPeer(e), true
+		},
+		B: func(c *Ctx, e *Event) (any, bool) {
+			if e.Type() != t {
+				return nil, false
+			}
+			return fromSender(e), true
+		},
+		Missing: missing,
+	}
 }
