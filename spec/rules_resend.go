@@ -213,7 +213,7 @@ func resendRules() []*Rule {
 			Facts:     []string{"RTX-06"},
 			Statement: "BUSY is sent only in answer to a RESEND for the same RPC.",
 			Source:    "HomaModule homa_incoming.c homa_resend_pkt",
-			Property: answersResend(wire.TypeBusy, "BUSY with no earlier RESEND from the peer for this RPC"),
+			Property:  answersResend(wire.TypeBusy, "BUSY with no earlier RESEND from the peer for this RPC"),
 		},
 		{
 			ID: "HOMA-RESEND-006", Level: Must,

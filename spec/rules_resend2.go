@@ -237,7 +237,7 @@ func resendRules2() []*Rule {
 			Facts:     []string{"RTX-11", "RTX-06"},
 			Statement: "RPC_UNKNOWN answers only a RESEND: other packets for an RPC the host does not know are dropped without reply.",
 			Source:    "HomaModule homa_incoming.c homa_resend_pkt (the only caller of homa_xmit_unknown), homa_dispatch_pkts (other packets for unknown RPCs are discarded)",
-			Property: answersResend(wire.TypeRPCUnknown, "RPC_UNKNOWN with no earlier RESEND from the peer for this RPC"),
+			Property:  answersResend(wire.TypeRPCUnknown, "RPC_UNKNOWN with no earlier RESEND from the peer for this RPC"),
 		},
 	}
 }
