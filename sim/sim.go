@@ -260,6 +260,9 @@ func (s *Sim) handle(e *event) {
 		e.fn()
 	case evIngress:
 		s.stats.PacketEvents++
+		if s.cap != nil && s.cap.wire {
+			s.cap.sent(int(e.host), s.now, e.data)
+		}
 		if _, err := s.core.Ingress(s.now, int(e.host), e.data); err != nil {
 			panic(err) // ports are ours
 		}
