@@ -38,9 +38,14 @@ func nsBench(ctx context.Context, cfg NSEnvConfig, n int, imp LinkImpairment, st
 	}
 	// Several user-space hosts and the switch share this machine's CPUs:
 	// a 10 ms tick (every timer ratio kept, as homa/rawip's tests found
-	// necessary) keeps CPU starvation from looking like silence.
-	params := agent.Params{"tick_ns": int64(10e6)}
-	for k, v := range cfg.Params {
+	// necessary) keeps CPU starvation from looking like silence, and the
+	// plans' timings are written for it (as in the simulated benches).
+	params := agent.Params{"tick_ns": benchTick.Nanoseconds()}
+	over := cfg.BenchParams
+	if over == nil {
+		over = cfg.Params
+	}
+	for k, v := range over {
 		params[k] = v
 	}
 	b := &Bench{Describe: fmt.Sprintf("%d hosts in namespaces %s behind netem's switch (%s), run folder %s", n, topo.ID, imp, dir), Switch: fab.Stats}

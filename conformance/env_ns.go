@@ -27,8 +27,14 @@ type NSEnvConfig struct {
 	AgentEnv []string
 	// Faults are fault knobs asked for in hello (reference implementation).
 	Faults []string
-	// Params are parameter overrides asked for in hello.
+	// Params are parameter overrides asked for in the IUT's hello (h1).
 	Params agent.Params
+	// BenchParams are the overrides asked for in the hello of the passive
+	// specs' bench hosts (Workloads), over a benchTick timer tick; nil
+	// means Params. The suite sets the reference implementation's tick
+	// in Params for h1 (RefTick) and leaves it out here, so its benches
+	// keep the 10 ms tick their plans are written for.
+	BenchParams agent.Params
 	// Artifacts is the run folder (logs, capture.pcapng, topology.json);
 	// "" means harness.DefaultArtifactsDir.
 	Artifacts string

@@ -42,7 +42,7 @@ func TestConformance(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), envTimeout)
 			defer cancel()
 			return NewNSEnv(ctx, NSEnvConfig{Agent: []string{os.Args[0]}, AgentEnv: []string{"HOMATEST_AGENT_CHILD=ref"},
-				Params: agent.Params{"tick_ns": int64(RefTick)}, Faults: names, Artifacts: artifactsDir(t), RefBench: true, Workloads: os.Getenv("HOMATEST_NS_WORKLOADS") == "1"})
+				Params: agent.Params{"tick_ns": int64(RefTick)}, BenchParams: agent.Params{}, Faults: names, Artifacts: artifactsDir(t), RefBench: true, Workloads: os.Getenv("HOMATEST_NS_WORKLOADS") == "1"})
 		}
 	}
 	res, err := Run(t, Options{NewEnv: newEnv, Log: os.Stdout, Artifacts: artifactsDir(t), Verbose: testing.Verbose(),

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -412,16 +413,19 @@ func (o *runOpts) onePass() error {
 		for k, v := range m.Params {
 			params[k] = v
 		}
+		var benchParams agent.Params // nil: the manifest's params
 		if o.impl == "ref" {
 			// The reference implementation runs with a 5 ms tick in real
-			// time (conformance.RefTick).
+			// time (conformance.RefTick); its workload benches keep
+			// their 10 ms tick.
+			benchParams = maps.Clone(params)
 			params["tick_ns"] = int64(conformance.RefTick)
 		}
 		newEnv = func() (*conformance.Env, error) {
 			ctx, cancel := context.WithTimeout(context.Background(), timescale.D(30*time.Second))
 			defer cancel()
 			return conformance.NewNSEnv(ctx, conformance.NSEnvConfig{Agent: m.Command, AgentEnv: env,
-				Params: params, Faults: faults, Claimed: m.Capabilities, Artifacts: o.artifacts, Workloads: o.nsWorkloads, RefBench: o.impl == "ref"})
+				Params: params, BenchParams: benchParams, Faults: faults, Claimed: m.Capabilities, Artifacts: o.artifacts, Workloads: o.nsWorkloads, RefBench: o.impl == "ref"})
 		}
 	}
 	// Ginkgo handles SIGINT and SIGTERM in the pass: it interrupts the
