@@ -107,25 +107,29 @@ func (p *Peer) Received(m Match) []*Packet {
 	return out
 }
 
-// WaitArrival blocks until the next packet arrives at any of peers or d
-// has passed on their clock, whichever is first (a bounded wait for
-// drivers that poll several peers; the peers share one clock). It returns
-// ctx's error if ctx ends first.
-func WaitArrival(ctx context.Context, d time.Duration, peers ...*Peer) error {
+// Arrivals counts the packets the peers have received so far (the mark
+// WaitArrival waits past).
+func Arrivals(peers ...*Peer) int {
+	n := 0
+	for _, p := range peers {
+		p.mu.Lock()
+		n += p.arrivals
+		p.mu.Unlock()
+	}
+	return n
+}
+
+// WaitArrival blocks until the peers have received more than since
+// packets in all (Arrivals, taken before the caller last looked at what
+// they received, so that nothing arriving meanwhile is missed) or d has
+// passed on their clock, whichever is first: a bounded wait for drivers
+// that poll several peers (the peers share one clock). It returns ctx's
+// error if ctx ends first.
+func WaitArrival(ctx context.Context, d time.Duration, since int, peers ...*Peer) error {
 	if len(peers) == 0 {
 		return nil
 	}
-	count := func() int {
-		n := 0
-		for _, p := range peers {
-			p.mu.Lock()
-			n += p.arrivals
-			p.mu.Unlock()
-		}
-		return n
-	}
-	before := count()
 	c := peers[0].clock
-	_, err := c.Wait(ctx, c.Now().Add(d), func() bool { return count() != before })
+	_, err := c.Wait(ctx, c.Now().Add(d), func() bool { return Arrivals(peers...) != since })
 	return err
 }
