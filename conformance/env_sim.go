@@ -26,10 +26,10 @@ type SimEnvConfig struct {
 	Artifacts string
 }
 
-// SimSeed seeds the simulation of the active specs. Their switch applies
+// simSeed seeds the simulation of the active specs. Their switch applies
 // no impairment, so nothing draws from it; it is fixed so that a run is
 // the same however often it is repeated.
-const SimSeed = 1
+const simSeed = 1
 
 // NewSimEnv builds the suite's environment in the simulator (package sim,
 // virtual time): the reference implementation's protocol state machine
@@ -60,7 +60,7 @@ func NewSimEnv(cfg SimEnvConfig) (*Env, error) {
 	if err != nil {
 		return nil, err
 	}
-	s, err := sim.New(sim.Config{Seed: SimSeed, Link: netem.LinkConfig{Priorities: netem.MaxPriorities}, Cost: &sim.Cost{}})
+	s, err := sim.New(sim.Config{Seed: simSeed, Link: netem.LinkConfig{Priorities: netem.MaxPriorities}, Cost: &sim.Cost{}})
 	if err != nil {
 		return nil, err
 	}
