@@ -290,7 +290,7 @@ func (h *Host) transmit(t homa.Transmit) {
 	} else {
 		f = buildFrame(h.mac, dm, h.addr, t.Dst, t.Prio, t.Packet)
 	}
-	if s.cap != nil {
+	if s.cap != nil && !s.cap.wire {
 		s.cap.sent(h.index, s.now, f)
 	}
 	start := max(h.cpu(), h.nicFree)
@@ -307,6 +307,9 @@ func (h *Host) arrive(f []byte) {
 	if !ok || dst != h.addr {
 		return
 	}
+	if c := h.s.cap; c != nil && c.wire {
+		c.delivered(h.index, h.s.now, f)
+	}
 	if len(h.cores) == 0 {
 		h.deliver(f)
 		return
@@ -320,7 +323,7 @@ func (h *Host) deliver(f []byte) {
 	s := h.s
 	s.stats.PacketEvents++
 	src, _, prio, pkt, _ := unframe(f)
-	if s.cap != nil {
+	if s.cap != nil && !s.cap.wire {
 		s.cap.delivered(h.index, s.now, f)
 	}
 	if h.m == nil {

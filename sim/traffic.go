@@ -1,14 +1,11 @@
 package sim
 
 import (
-	"errors"
 	"fmt"
-	"net/netip"
 	"time"
 
 	"github.com/homatest/homatest/agent"
 	"github.com/homatest/homatest/harness/traffic"
-	"github.com/homatest/homatest/homa"
 )
 
 // Traffic is a workload (harness/traffic's Config and Sequence: W1..W5
@@ -25,15 +22,13 @@ type Traffic struct {
 	hosts   []*Host
 	seq     *traffic.Sequence
 	servers []int
-	ports   []uint16 // each host's client socket
+	agents  []*Agent // each host's agent
 	start   time.Duration
 	recs    []traffic.Record
 	done    []bool
 	ndone   int
 	allIn   bool
 	last    time.Duration // the last done event
-	stats   []agent.Stats
-	served  []map[servedKey]bool
 	// expiry holds the RPCs issued and not yet past their timeout, in
 	// issue order (which is deadline order: one timeout for all); one
 	// event at a time waits for the first deadline.
@@ -45,15 +40,8 @@ type Traffic struct {
 type pending struct {
 	rec      int
 	deadline time.Duration
-	client   *Host
 	id       uint64
-}
-
-// servedKey is one call at a server: the client's address and port and
-// the call id from the request's payload header.
-type servedKey struct {
-	client netip.AddrPort
-	id     uint64
+	call     agent.Call
 }
 
 // StartTraffic starts cfg's workload now on hosts (cfg.Hosts is not used:
@@ -66,25 +54,19 @@ func (s *Sim) StartTraffic(hosts []*Host, cfg traffic.Config) (*Traffic, error) 
 	if err != nil {
 		return nil, err
 	}
-	t := &Traffic{s: s, cfg: seq.Config(), hosts: hosts, seq: seq, start: s.now,
-		stats: make([]agent.Stats, len(hosts)), served: make([]map[servedKey]bool, len(hosts))}
+	t := &Traffic{s: s, cfg: seq.Config(), hosts: hosts, seq: seq, start: s.now}
 	t.servers = t.cfg.Servers(len(hosts))
 	for i, h := range hosts {
-		if h.m == nil {
-			return nil, fmt.Errorf("sim: traffic host %d (%s) is a raw endpoint: it needs the reference implementation", i, h.name)
-		}
-		p, err := h.Dial()
+		a, err := h.Agent()
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("sim: traffic host %d: %w", i, err)
 		}
-		t.ports = append(t.ports, p)
-		t.served[i] = map[servedKey]bool{}
+		t.agents = append(t.agents, a)
 	}
 	for _, i := range t.servers {
-		if err := hosts[i].Listen(t.cfg.Port); err != nil {
+		if err := t.agents[i].Listen(t.cfg.Port); err != nil {
 			return nil, fmt.Errorf("sim: listen on %s port %d: %w", hosts[i].name, t.cfg.Port, err)
 		}
-		hosts[i].OnRequest(func(e homa.Event) { t.serve(i, e) })
 	}
 	if t.cfg.Concurrency > 0 {
 		clients := len(hosts)
@@ -113,10 +95,8 @@ func (t *Traffic) Done() bool { return t.allIn && t.ndone == len(t.recs) }
 func (t *Traffic) Result() *traffic.Result {
 	res := traffic.NewResult(t.recs, t.last-t.start, len(t.servers))
 	res.Stats = make([]agent.Stats, len(t.hosts))
-	for i, h := range t.hosts {
-		st := t.stats[i]
-		agent.AddRefStats(&st, h.Stats())
-		res.Stats[i] = st
+	for i, a := range t.agents {
+		res.Stats[i] = a.Stats()
 	}
 	return res
 }
@@ -155,19 +135,12 @@ func (t *Traffic) issue(r traffic.RPC) {
 	t.recs = append(t.recs, traffic.Record{Seq: i, Client: r.Client, Server: r.Server, Request: r.Request, Response: r.Response, At: r.At})
 	t.done = append(t.done, false)
 	c := agent.Call{ID: t.cfg.IDBase + uint64(i) + 1, Dst: t.hosts[r.Server].addr, Port: t.cfg.Port, Request: r.Request, Response: r.Response}
-	req := make([]byte, c.Request)
-	agent.FillPayload(req, c.ID, uint32(c.Response))
-	client := t.hosts[r.Client]
-	t.stats[r.Client].Calls++
-	start := t.s.now
-	id, err := client.Call(t.ports[r.Client], netip.AddrPortFrom(c.Dst, c.Port), req, func(e homa.Event) {
-		t.finish(i, e.Payload, e.Err, t.s.now-start, c)
-	})
+	id, err := t.agents[r.Client].Call(c, func(comp agent.Completion) { t.end(i, comp.Latency(), comp.Error) })
 	if err != nil {
-		t.finish(i, nil, err, 0, c)
+		t.end(i, 0, fmt.Sprintf("%s: %v", agent.CodeError, err))
 		return
 	}
-	t.expiry = append(t.expiry, pending{i, start + t.cfg.Timeout, client, id})
+	t.expiry = append(t.expiry, pending{i, t.s.now + t.cfg.Timeout, id, c})
 	t.armExpiry()
 }
 
@@ -183,8 +156,9 @@ func (t *Traffic) armExpiry() {
 			p := t.expiry[0]
 			t.expiry = t.expiry[1:]
 			if !t.done[p.rec] {
-				p.client.Abort(p.id)
-				t.end(p.rec, 0, fmt.Sprintf("%s: no done event within %v", agent.CodeSilent, t.cfg.Timeout))
+				r := t.recs[p.rec]
+				t.agents[r.Client].Abort(p.id, p.call, 0, fmt.Sprintf("%s: no done event within %v", agent.CodeSilent, t.cfg.Timeout),
+					func(comp agent.Completion) { t.end(p.rec, 0, comp.Error) })
 			}
 		}
 		// Completed RPCs at the front need no event of their own.
@@ -195,24 +169,6 @@ func (t *Traffic) armExpiry() {
 	})
 }
 
-// finish records the end of RPC i: its response or error, as the ref
-// agent reports a call (agent.CheckResponse for the response).
-func (t *Traffic) finish(i int, resp []byte, err error, latency time.Duration, c agent.Call) {
-	var msg string
-	switch {
-	case errors.Is(err, homa.ErrTimeout):
-		msg = fmt.Sprintf("%s: %v", agent.CodeTimeout, err)
-	case err != nil:
-		msg = fmt.Sprintf("%s: %v", agent.CodeError, err)
-	default:
-		if perr := agent.CheckResponse(resp, c); perr != nil {
-			t.stats[t.recs[i].Client].PayloadErrors++
-			msg = perr.Error()
-		}
-	}
-	t.end(i, latency, msg)
-}
-
 // end completes record i once.
 func (t *Traffic) end(i int, latency time.Duration, msg string) {
 	if t.done[i] {
@@ -221,42 +177,10 @@ func (t *Traffic) end(i int, latency time.Duration, msg string) {
 	t.done[i], t.recs[i].Latency, t.recs[i].Err = true, latency, msg
 	t.ndone++
 	t.last = t.s.now
-	st := &t.stats[t.recs[i].Client]
-	if msg == "" {
-		st.Completed++
-	} else {
-		st.Failed++
-	}
 	if t.cfg.Progress != nil {
 		t.cfg.Progress(t.ndone, max(t.seq.Expected(), len(t.recs)))
 	}
 	if t.cfg.Concurrency > 0 {
 		t.nextClosed(t.recs[i].Client)
 	}
-}
-
-// serve answers a request at server host i as the ref agent does: the
-// response has the length the request's header asks for, in the payload
-// format; executions are counted per (client, call id).
-func (t *Traffic) serve(i int, e homa.Event) {
-	st := &t.stats[i]
-	n, id, hasID := agent.PayloadHeader(e.Payload)
-	st.Served++
-	if hasID {
-		k := servedKey{e.Peer, id}
-		if t.served[i][k] {
-			st.ServedDuplicates++
-		}
-		t.served[i][k] = true
-	}
-	if agent.CheckPayload(e.Payload, id) != nil {
-		st.PayloadErrors++
-	}
-	if n < 1 || n > agent.MaxMessage {
-		st.PayloadErrors++
-		return
-	}
-	resp := make([]byte, n)
-	agent.FillPayload(resp, id, n)
-	_ = t.hosts[i].Reply(e.Request, resp)
 }
