@@ -1,0 +1,93 @@
+package simtcp_test
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/homatest/homatest/harness"
+	"github.com/homatest/homatest/harness/traffic"
+	"github.com/homatest/homatest/harness/workload"
+	"github.com/homatest/homatest/netem"
+	"github.com/homatest/homatest/sim"
+	"github.com/homatest/homatest/sim/simtcp"
+)
+
+// tcpSim builds n TCP hosts at rate.
+func tcpSim(tb testing.TB, n int, rate netem.BitRate, seed uint64) (*sim.Sim, []sim.RPCHost) {
+	tb.Helper()
+	s, err := sim.New(sim.Config{Seed: seed, Link: netem.LinkConfig{Rate: rate, Priorities: 8}})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var hs []sim.RPCHost
+	for i := 1; i <= n; i++ {
+		h, err := simtcp.Add(s, fmt.Sprintf("h%d", i), harness.Addr4(i), simtcp.Config{Seed: seed + uint64(i)})
+		if err != nil {
+			tb.Fatal(err)
+		}
+		tb.Cleanup(h.Close)
+		hs = append(hs, h)
+	}
+	return s, hs
+}
+
+func TestCalls(t *testing.T) {
+	s, hs := tcpSim(t, 2, netem.Gbit, 1)
+	var rpcs []traffic.RPC
+	for i, size := range []int{1, 100, 1500, 100000, 1000000, 7} {
+		rpcs = append(rpcs, traffic.RPC{At: time.Duration(i) * time.Microsecond, Client: 0, Server: 1, Request: size, Response: size})
+	}
+	tr, err := s.StartRPC(hs, traffic.Config{RPCs: rpcs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.RunWhile(func() bool { return !tr.Done() })
+	res := tr.Result()
+	for _, r := range res.Records {
+		if r.Err != "" || r.Latency <= 0 {
+			t.Errorf("rpc %d (%d bytes): latency %v, err %q", r.Seq, r.Request, r.Latency, r.Err)
+		}
+	}
+	t.Logf("records %+v stats %+v", res.Records, res.Stats)
+	t.Logf("switch %+v", s.Switch().Drops)
+	for _, h := range hs {
+		st := h.(*simtcp.Host).Stack().Stats()
+		t.Logf("tcp %+v", st.TCP)
+	}
+}
+
+func TestDeterministic(t *testing.T) {
+	run := func() string {
+		s, hs := tcpSim(t, 4, 10*netem.Gbit, 3)
+		w4, _ := workload.Parse("w4")
+		tr, err := s.StartRPC(hs, traffic.Config{Requests: w4, Load: 0.8, LinkBps: 10e9, Duration: 2 * time.Millisecond, Seed: 3})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.RunWhile(func() bool { return !tr.Done() })
+		res := tr.Result()
+		return fmt.Sprint(res.Records, res.Stats, s.Stats(), s.Now())
+	}
+	a, b := run(), run()
+	if a != b {
+		t.Errorf("two runs differ:\n%s\n%s", a, b)
+	}
+	t.Log(a[:400])
+}
+
+
+func BenchmarkW4(b *testing.B) {
+	for b.Loop() {
+		s, hs := tcpSim(b, 16, 10*netem.Gbit, 1)
+		w4, _ := workload.Parse("w4")
+		tr, err := s.StartRPC(hs, traffic.Config{Requests: w4, Load: 0.8, LinkBps: 10e9, Duration: 20 * time.Millisecond, Seed: 1})
+		if err != nil {
+			b.Fatal(err)
+		}
+		start := time.Now()
+		s.RunWhile(func() bool { return !tr.Done() })
+		b.ReportMetric(s.Now().Seconds()/time.Since(start).Seconds(), "sim-s/s")
+		b.ReportMetric(float64(s.Stats().PacketEvents)/time.Since(start).Seconds(), "pe/s")
+	}
+}
