@@ -35,6 +35,20 @@ type Cost struct {
 // once.
 var DefaultCost = Cost{PerPacket: 2500 * time.Nanosecond, Cores: 4}
 
+// CostForLink returns DefaultCost with its cores scaled to a link of bps
+// bit/s: 4 cores per 10 Gbit/s (rounded up, at least 4), so that a host
+// keeps DefaultCost's ratio of packet processing to link rate (a full-size
+// packet in each direction at line rate) at 25 and 100 Gbit/s. The
+// per-packet time stays 2.5 µs: it is the software latency of a stack
+// crossing, which does not shrink with the link; the cores stand for the
+// parallelism (cores, and the batching of segmentation offload) that
+// real stacks use to keep up with faster links.
+func CostForLink(bps int64) Cost {
+	c := DefaultCost
+	c.Cores = max(c.Cores, int((int64(c.Cores)*bps+10e9-1)/10e9))
+	return c
+}
+
 // HostConfig configures a host running the reference implementation.
 type HostConfig struct {
 	// Name names the host in captures and the switch ("h1", ...; default

@@ -76,7 +76,6 @@ func TestDeterministic(t *testing.T) {
 	t.Log(a[:400])
 }
 
-
 func BenchmarkW4(b *testing.B) {
 	for b.Loop() {
 		s, hs := tcpSim(b, 16, 10*netem.Gbit, 1)

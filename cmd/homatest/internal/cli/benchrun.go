@@ -17,7 +17,9 @@ import (
 	"github.com/homatest/homatest/harness/workload"
 	"github.com/homatest/homatest/internal/timescale"
 	"github.com/homatest/homatest/netem"
+	"github.com/homatest/homatest/homa"
 	"github.com/homatest/homatest/sim"
+	"github.com/homatest/homatest/sim/simtcp"
 )
 
 // benchRefTick is the reference implementation's timer tick in bench:
@@ -91,7 +93,7 @@ func (o *benchOpts) run(ctx context.Context, prog *benchProgress) (*bench.Report
 		}
 		var s bench.Summary
 		if o.env == envSim {
-			s, err = o.runSim(ctx, arts, buckets, prog)
+			s, err = o.runSim(ctx, tr, arts, buckets, prog)
 		} else {
 			s, err = o.runTransport(ctx, topo, fab, tr, buckets, prog)
 		}
@@ -142,34 +144,36 @@ func (o *benchOpts) runTransport(ctx context.Context, topo *harness.Topology, fa
 	}, func(st []agent.Stats) map[string]uint64 { return benchCounters(st, sw0, fab.Stats()) })
 }
 
-// runSim runs Homa on simulated hosts (package sim: the reference
-// implementation's protocol state machine on virtual time behind netem's
-// switch core with the bench's links and seed): the same baseline and
-// loaded runs as runTransport, in one simulation.
-func (o *benchOpts) runSim(ctx context.Context, arts *harness.Artifacts, buckets []bench.Bucket, prog *benchProgress) (bench.Summary, error) {
-	p, err := agent.RefParams(o.homaParams())
+// runSim runs transport tr on simulated hosts (package sim on virtual
+// time behind netem's switch core with the bench's links and seed: the
+// reference implementation's protocol state machine for homa, gVisor's
+// netstack for tcp, each host paying sim.CostForLink per packet): the
+// same baseline and loaded runs as runTransport, in one simulation of its
+// own. It writes the wall time per simulated second to prog's writer.
+func (o *benchOpts) runSim(ctx context.Context, tr string, arts *harness.Artifacts, buckets []bench.Bucket, prog *benchProgress) (bench.Summary, error) {
+	cost := sim.CostForLink(int64(o.rateBps))
+	sm, err := sim.New(sim.Config{Seed: o.seed, Link: netem.LinkConfig{Rate: o.rateBps, Priorities: 8}, Cost: &cost})
 	if err != nil {
 		return bench.Summary{}, err
 	}
-	sm, err := sim.New(sim.Config{Seed: o.seed, Link: netem.LinkConfig{Rate: o.rateBps, Priorities: 8}})
+	hosts, closeHosts, err := o.simHosts(sm, tr)
 	if err != nil {
 		return bench.Summary{}, err
 	}
-	var hosts []*sim.Host
-	for i := 1; i <= o.hosts; i++ {
-		h, err := sm.AddHost(sim.HostConfig{Name: fmt.Sprintf("h%d", i), Addr: harness.Addr4(i), Params: p})
-		if err != nil {
-			return bench.Summary{}, err
-		}
-		hosts = append(hosts, h)
-	}
-	pair := []*sim.Host{hosts[0], hosts[len(hosts)-1]}
-	return o.measure("homa", buckets, prog, arts, func(cfg traffic.Config, two bool) (*traffic.Result, error) {
+	defer closeHosts()
+	pair := []sim.RPCHost{hosts[0], hosts[len(hosts)-1]}
+	start := time.Now()
+	defer func() {
+		wall := time.Since(start)
+		prog.note(fmt.Sprintf("%s: simulated %v in %v of wall time (%.1f s per simulated second)",
+			tr, sm.Now().Round(time.Millisecond), wall.Round(time.Millisecond), wall.Seconds()/max(sm.Now().Seconds(), 1e-9)))
+	}()
+	return o.measure(tr, buckets, prog, arts, func(cfg traffic.Config, two bool) (*traffic.Result, error) {
 		hs := hosts
 		if two {
 			hs = pair
 		}
-		t, err := sm.StartTraffic(hs, cfg)
+		t, err := sm.StartRPC(hs, cfg)
 		if err != nil {
 			return nil, err
 		}
@@ -182,6 +186,44 @@ func (o *benchOpts) runSim(ctx context.Context, arts *harness.Artifacts, buckets
 		})
 		return t.Result(), ctx.Err()
 	}, func(st []agent.Stats) map[string]uint64 { return benchCounters(st, netem.Stats{}, sm.Switch()) })
+}
+
+// simHosts adds --hosts hosts running transport tr to sm (h1..hN at
+// harness.Addr4) and returns them with the function that stops them.
+func (o *benchOpts) simHosts(sm *sim.Sim, tr string) ([]sim.RPCHost, func(), error) {
+	var hosts []sim.RPCHost
+	var tcps []*simtcp.Host
+	stop := func() {
+		for _, h := range tcps {
+			h.Close()
+		}
+	}
+	var p homa.Params
+	if tr == "homa" {
+		var err error
+		if p, err = agent.RefParams(o.homaParams()); err != nil {
+			return nil, stop, err
+		}
+	}
+	for i := 1; i <= o.hosts; i++ {
+		name, addr := fmt.Sprintf("h%d", i), harness.Addr4(i)
+		if tr == "homa" {
+			h, err := sm.AddHost(sim.HostConfig{Name: name, Addr: addr, Params: p})
+			if err != nil {
+				return nil, stop, err
+			}
+			hosts = append(hosts, sim.HomaRPC(h))
+			continue
+		}
+		h, err := simtcp.Add(sm, name, addr, simtcp.Config{Seed: o.seed*1000003 + uint64(i)})
+		if err != nil {
+			stop()
+			return nil, stop, err
+		}
+		tcps = append(tcps, h)
+		hosts = append(hosts, h)
+	}
+	return hosts, stop, nil
 }
 
 // measure measures transport tr's unloaded baseline and runs the loaded
