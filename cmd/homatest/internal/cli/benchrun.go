@@ -15,9 +15,9 @@ import (
 	"github.com/homatest/homatest/harness"
 	"github.com/homatest/homatest/harness/traffic"
 	"github.com/homatest/homatest/harness/workload"
+	"github.com/homatest/homatest/homa"
 	"github.com/homatest/homatest/internal/timescale"
 	"github.com/homatest/homatest/netem"
-	"github.com/homatest/homatest/homa"
 	"github.com/homatest/homatest/sim"
 	"github.com/homatest/homatest/sim/simtcp"
 )
