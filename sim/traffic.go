@@ -39,6 +39,7 @@ type Traffic struct {
 	// event at a time waits for the first deadline.
 	expiry    []pending
 	expiryRun bool
+	stopped   bool
 }
 
 // RPCHost is one host's RPC transport as a Traffic drives it: Homa on a
@@ -174,6 +175,12 @@ func (s *Sim) StartRPC(hosts []RPCHost, cfg traffic.Config) (*Traffic, error) {
 	return t, nil
 }
 
+// Stop ends the workload early: no RPC is issued after it (those issued
+// still run to their end, and Done waits for them).
+func (t *Traffic) Stop() {
+	t.stopped, t.allIn = true, true
+}
+
 // Done reports whether every RPC was issued and has ended.
 func (t *Traffic) Done() bool { return t.allIn && t.ndone == len(t.recs) }
 
@@ -200,6 +207,9 @@ func (t *Traffic) scheduleNext() {
 		return
 	}
 	t.s.At(t.start+r.At, func() {
+		if t.stopped {
+			return
+		}
 		t.issue(r)
 		t.scheduleNext()
 	})
@@ -209,7 +219,7 @@ func (t *Traffic) scheduleNext() {
 // workload is over.
 func (t *Traffic) nextClosed(c int) {
 	at := t.s.now - t.start
-	if t.cfg.Duration > 0 && at >= t.cfg.Duration {
+	if t.stopped || t.cfg.Duration > 0 && at >= t.cfg.Duration {
 		return
 	}
 	r, more := t.seq.Next(c)

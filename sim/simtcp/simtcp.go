@@ -1,6 +1,7 @@
 // Package simtcp runs a real TCP implementation on the simulator's hosts:
 // gVisor's netstack (gvisor.dev/gvisor/pkg/tcpip: IPv4/IPv6 and TCP with
-// SACK, RACK, CUBIC or Reno, 200 ms minimum RTO) on a stack host of
+// SACK, RACK-TLP, CUBIC or NewReno, 200 ms minimum RTO; timestamps off,
+// see stripSYNTimestamp) on a stack host of
 // package sim, its clock the simulator's virtual clock, its frames through
 // the same netem switch core as the Homa hosts', paying the same
 // per-packet host cost (sim.Cost). On top it carries RPCs exactly as
@@ -53,8 +54,10 @@ import (
 // Congestion control algorithms netstack has (it has no DCTCP: it does
 // not implement ECN).
 const (
-	CUBIC = "cubic" // Linux's default
-	Reno  = "reno"
+	// CUBIC with HyStart, Linux's default: the default.
+	CUBIC = "cubic"
+	// Reno is NewReno.
+	Reno = "reno"
 )
 
 // Config configures a simulated TCP host.
@@ -62,7 +65,7 @@ type Config struct {
 	// MTU is the link's MTU in bytes (1500 if 0): TCP's MSS is MTU minus
 	// the IP and TCP headers.
 	MTU int
-	// CongestionControl is CUBIC (the default, as Linux) or Reno.
+	// CongestionControl is CUBIC (the default) or Reno.
 	CongestionControl string
 	// Seed seeds the stack's random choices (ISN and timestamp secrets,
 	// ephemeral ports, hash seeds); each host should get its own.
@@ -85,6 +88,7 @@ type Host struct {
 	clk   *clock
 	conns map[netip.AddrPort]*conn // client connections by server
 	lns   []*listener
+	acc   []*conn // accepted connections
 	// pumping is set while pump runs (a callback's call re-enters it).
 	pumping bool
 	cnt     struct{ dialled, accepted, broken, sent, received uint64 }
@@ -233,6 +237,7 @@ func (h *Host) pump() {
 			return
 		}
 		for _, p := range out {
+			stripSYNTimestamp(p)
 			h.cnt.sent++
 			if err := h.node.SendIP(p); err != nil {
 				panic(err) // the stack sends IP packets of its own family
@@ -361,6 +366,7 @@ func (l *listener) service() {
 		a, _ := netip.AddrFromSlice(peer.Addr.AsSlice())
 		c := newConn(l.h, ep, wq, l.serve)
 		c.peer = netip.AddrPortFrom(a, peer.Port)
+		l.h.acc = append(l.h.acc, c)
 		c.service()
 	}
 }

@@ -16,7 +16,8 @@ import (
 // tcpSim builds n TCP hosts at rate.
 func tcpSim(tb testing.TB, n int, rate netem.BitRate, seed uint64) (*sim.Sim, []sim.RPCHost) {
 	tb.Helper()
-	s, err := sim.New(sim.Config{Seed: seed, Link: netem.LinkConfig{Rate: rate, Priorities: 8}})
+	cost := sim.CostForLink(int64(rate))
+	s, err := sim.New(sim.Config{Seed: seed, Link: netem.LinkConfig{Rate: rate, Priorities: 8}, Cost: &cost})
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -103,8 +103,8 @@ With --env sim (the default when not root) the hosts are simulated
 "homa" is the reference implementation's protocol state machine with
 HomaModule's 1 ms tick and its lab parameters for --rate
 (homa.ParamsForLink; --rtt is not used), "tcp" is gVisor's netstack TCP
-(CUBIC, SACK, RACK-TLP; package sim/simtcp) carrying RPCs as the tcp agent
-does. Every host pays the same modelled cost per packet it sends or takes
+(CUBIC, SACK, RACK-TLP, 200 ms minimum RTO; package sim/simtcp says
+where it differs from Linux's) carrying RPCs as the tcp agent does. Every host pays the same modelled cost per packet it sends or takes
 in (2.5 µs on 4 cores per 10 Gbit/s of --rate, sim.CostForLink). Nothing
 competes for the CPU, so any --rate works (10gbit, 25gbit, 100gbit) and a
 seed always gives the same report, byte for byte; --duration defaults to
@@ -170,6 +170,7 @@ first).`,
 			return nil
 		},
 	}
+	cmd.AddCommand(newCollectiveCmd())
 	f := cmd.Flags()
 	f.StringVar(&o.env, "env", "auto", "where the hosts run: ns (network namespaces, real time, root), sim (the simulator, virtual time) or auto (ns as root, else sim)")
 	f.StringVar(&o.impl, "impl", "ref", "Homa implementation: ref, linux, or an agent manifest YAML file")
