@@ -2,10 +2,13 @@ package simtcp_test
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/homatest/homatest/harness"
+	"github.com/homatest/homatest/harness/traffic"
+	"github.com/homatest/homatest/harness/workload"
 	"github.com/homatest/homatest/homa"
 	"github.com/homatest/homatest/netem"
 	"github.com/homatest/homatest/sim"
@@ -63,6 +66,48 @@ func TestCollective(t *testing.T) {
 				}
 			}
 			t.Logf("%s %s: %v (ideal %v)", tr, alg, ts, ideal)
+		}
+	}
+}
+
+// TestCollectiveErrors: the configurations StartCollective refuses.
+func TestCollectiveErrors(t *testing.T) {
+	s, hs := homaSim(t, 6, 10*netem.Gbit, 1)
+	for _, c := range []struct {
+		hosts []sim.RPCHost
+		cfg   sim.CollectiveConfig
+		want  string
+	}{
+		{hs[:1], sim.CollectiveConfig{Bytes: 100}, "need at least 2"},
+		{hs, sim.CollectiveConfig{Bytes: 5}, "at least one byte per host"},
+		{hs, sim.CollectiveConfig{Bytes: 100, Algorithm: "tree"}, `algorithm "tree"`},
+		{hs, sim.CollectiveConfig{Bytes: 100, Algorithm: sim.HalvingDoubling}, "power of two"},
+	} {
+		if _, err := s.StartCollective(c.hosts, c.cfg); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%d hosts, %+v: err %v, want %q", len(c.hosts), c.cfg, err, c.want)
+		}
+	}
+}
+
+// TestTrafficStop: no RPC is issued after Stop, and those issued end.
+func TestTrafficStop(t *testing.T) {
+	s, hs := homaSim(t, 3, 10*netem.Gbit, 1)
+	w3, _ := workload.Parse("w3")
+	tr, err := s.StartRPC(hs, traffic.Config{Requests: w3, Load: 0.5, LinkBps: 10e9, Duration: time.Hour, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.RunUntil(time.Millisecond)
+	tr.Stop()
+	n := len(tr.Result().Records)
+	s.RunWhile(func() bool { return !tr.Done() })
+	res := tr.Result()
+	if n < 10 || len(res.Records) != n {
+		t.Fatalf("%d RPCs by the stop, %d at the end: want some, and none after", n, len(res.Records))
+	}
+	for _, r := range res.Records {
+		if r.Err != "" || r.At > time.Millisecond {
+			t.Errorf("RPC %d at %v: %q", r.Seq, r.At, r.Err)
 		}
 	}
 }
