@@ -73,8 +73,8 @@ func TestDeterministic(t *testing.T) {
 		}
 		s.RunWhile(func() bool { return !tr.Done() })
 		res := tr.Result()
-		if len(res.Records) < 20 {
-			t.Fatalf("%d RPCs, want dozens", len(res.Records))
+		if len(res.Records) < 10 {
+			t.Fatalf("%d RPCs, want a dozen or more", len(res.Records))
 		}
 		for _, r := range res.Records {
 			if r.Err != "" {
