@@ -88,7 +88,6 @@ type Host struct {
 	clk   *clock
 	conns map[netip.AddrPort]*conn // client connections by server
 	lns   []*listener
-	acc   []*conn // accepted connections
 	// pumping is set while pump runs (a callback's call re-enters it).
 	pumping bool
 	cnt     struct{ dialled, accepted, broken, sent, received uint64 }
@@ -366,7 +365,6 @@ func (l *listener) service() {
 		a, _ := netip.AddrFromSlice(peer.Addr.AsSlice())
 		c := newConn(l.h, ep, wq, l.serve)
 		c.peer = netip.AddrPortFrom(a, peer.Port)
-		l.h.acc = append(l.h.acc, c)
 		c.service()
 	}
 }
