@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"net/netip"
+	"slices"
 	"strings"
 	"sync"
 
@@ -64,6 +65,12 @@ type refBackend struct {
 // refCapabilities are the ref agent's capabilities beyond the address
 // families.
 var refCapabilities = []string{CapGrants, CapPriorities, CapCutoffs, CapNeedAck, CapParams, CapTimeouts, CapFaults}
+
+// RefCapabilities returns the capabilities the ref agent declares in its
+// hello after the address families (ipv4, ipv6): for an environment that
+// runs the reference implementation without the agent (package sim) and
+// must describe it the same way.
+func RefCapabilities() []string { return slices.Clone(refCapabilities) }
 
 func (b *refBackend) hello(req HelloRequest) (Hello, error) {
 	if len(req.Addrs) == 0 {

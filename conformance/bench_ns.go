@@ -39,14 +39,19 @@ func nsBench(ctx context.Context, cfg NSEnvConfig, n int, imp LinkImpairment, st
 	// Several user-space hosts and the switch share this machine's CPUs:
 	// the built-in reference implementation gets a 10 ms tick (every timer
 	// ratio kept, as homa/rawip's tests found necessary) so that CPU
-	// starvation does not look like silence. Other implementations get
-	// only the parameters they were given: tick_ns is the ref's, and the
-	// linux agent (HomaModule's sysctls) refuses it.
+	// starvation does not look like silence, and the plans' timings are
+	// written for it (as in the simulated benches). Other implementations
+	// get only the parameters they were given: tick_ns is the ref's, and
+	// the linux agent (HomaModule's sysctls) refuses it.
 	params := agent.Params{}
 	if cfg.RefBench {
-		params["tick_ns"] = int64(10e6)
+		params["tick_ns"] = benchTick.Nanoseconds()
 	}
-	for k, v := range cfg.Params {
+	over := cfg.BenchParams
+	if over == nil {
+		over = cfg.Params
+	}
+	for k, v := range over {
 		params[k] = v
 	}
 	b := &Bench{Describe: fmt.Sprintf("%d hosts in namespaces %s behind netem's switch (%s), run folder %s", n, topo.ID, imp, dir), Switch: fab.Stats}

@@ -96,16 +96,25 @@ func (r *iutRPC) respond(p *tester.Peer, respLen int, cutoffVersion uint16) Call
 	return r.wait()
 }
 
-// wait waits for the IUT's call to complete.
+// wait waits for the IUT's call to complete (on the environment's clock:
+// in the simulator the wait steps it).
 func (r *iutRPC) wait() CallResult {
 	GinkgoHelper()
-	select {
-	case res := <-r.done:
-		return res
-	case <-time.After(window(time.Duration(params().TimeoutTicks+10) * params().Tick)):
+	var res CallResult
+	done := func() bool {
+		select {
+		case res = <-r.done:
+			return true
+		default:
+			return false
+		}
+	}
+	got, err := env.Clock.Wait(ctx(), deadline(window(time.Duration(params().TimeoutTicks+10)*params().Tick)), done)
+	ok(err, "waiting for the IUT's call")
+	if !got {
 		Fail("the IUT's call did not complete")
 	}
-	return CallResult{}
+	return res
 }
 
 // responsePayload is a response body of n bytes for call id (payload
@@ -165,9 +174,10 @@ func driveRequests(peers []*tester.Peer, msgs []msgSpec, sent []int) []int {
 	done := make([]bool, len(msgs))
 	fullyGranted := make([]bool, len(msgs))
 	var order []int
-	deadline := time.Now().Add(window(time.Duration(len(msgs)) * 200 * time.Millisecond))
+	end := deadline(window(time.Duration(len(msgs)) * 200 * time.Millisecond))
 	for left := len(msgs); left > 0; {
-		if time.Now().After(deadline) {
+		seen := tester.Arrivals(peers...) // before looking: a packet arriving meanwhile ends the wait below
+		if !env.Clock.Now().Before(end) {
 			Fail(fmt.Sprintf("%d of %d messages still without a response: bytes sent %v, responded %v", left, len(msgs), sent, done))
 		}
 		for i, m := range msgs {
@@ -211,7 +221,7 @@ func driveRequests(peers []*tester.Peer, msgs []msgSpec, sent []int) []int {
 				m.ack(p)
 			}
 		}
-		peers[0].WaitArrival(200 * time.Microsecond)
+		ok(tester.WaitArrival(ctx(), end.Sub(env.Clock.Now()), seen, peers...), "driving the requests")
 	}
 	return order
 }

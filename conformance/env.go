@@ -2,12 +2,12 @@ package conformance
 
 import (
 	"fmt"
-	"github.com/homatest/homatest/conformance/tester"
 	"net/netip"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/homatest/homatest/conformance/tester"
 	"github.com/homatest/homatest/homa"
 	"github.com/homatest/homatest/internal/stall"
 	"github.com/homatest/homatest/spec"
@@ -29,8 +29,16 @@ type Env struct {
 	// Profile is the spec profile the checks use ("linux").
 	Profile string
 	// Slack is the timing tolerance added to every timing window: measured
-	// noise of this environment times HOMATEST_TIME_SCALE (see measureNoise).
+	// noise of this environment times HOMATEST_TIME_SCALE (see
+	// measureNoise); in virtual time, sim.ViewTolerance.
 	Slack time.Duration
+	// Clock is the time the specs' peers keep and every wait of a spec
+	// waits on (tester.WallClock, or the simulation's tester.SimClock).
+	Clock tester.Clock
+	// Virtual is set when the environment runs on virtual time (NewSimEnv):
+	// timing is exact, so no noise is measured, windows get no slack and
+	// no stall excuses a finding.
+	Virtual bool
 	// Describe names the environment in reports ("namespaces: 3 hosts, bridge").
 	Describe string
 	// NewBench builds n fresh IUT hosts behind a switch with the given

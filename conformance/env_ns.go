@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/homatest/homatest/agent"
+	"github.com/homatest/homatest/conformance/tester"
 	"github.com/homatest/homatest/harness"
 	"github.com/homatest/homatest/homa"
 	"github.com/homatest/homatest/homa/rawip"
@@ -26,8 +27,14 @@ type NSEnvConfig struct {
 	AgentEnv []string
 	// Faults are fault knobs asked for in hello (reference implementation).
 	Faults []string
-	// Params are parameter overrides asked for in hello.
+	// Params are parameter overrides asked for in the IUT's hello (h1).
 	Params agent.Params
+	// BenchParams are the overrides asked for in the hello of the passive
+	// specs' bench hosts (Workloads), over a benchTick timer tick; nil
+	// means Params. The suite sets the reference implementation's tick
+	// in Params for h1 (RefTick) and leaves it out here, so its benches
+	// keep the 10 ms tick their plans are written for.
+	BenchParams agent.Params
 	// Artifacts is the run folder (logs, capture.pcapng, topology.json);
 	// "" means harness.DefaultArtifactsDir.
 	Artifacts string
@@ -38,10 +45,18 @@ type NSEnvConfig struct {
 	Claimed []string
 	// Workloads makes passive specs build their benches of IUT hosts in
 	// namespaces behind netem's switch. Otherwise, when RefBench is set,
-	// they run on reference hosts in the simulator (NewMemEnv's bench,
+	// they run on reference hosts in the simulator (NewSimEnv's bench,
 	// with the pass's fault knobs), and else they are unsupported.
 	Workloads, RefBench bool
 }
+
+// RefTick is the timer tick the suite asks the reference implementation
+// to use in real time (namespaces): every timer keeps HomaModule's tick
+// count, but a 5 ms tick keeps scheduling noise of a shared machine well
+// below a tick (1 ms timer wake-ups come late and in bursts on a loaded
+// machine, which would shift RESEND and NEED_ACK timing by whole ticks).
+// In the simulator it keeps HomaModule's 1 ms.
+const RefTick = 5 * time.Millisecond
 
 // NewNSEnv builds the suite's environment in network namespaces (root
 // needed): three hosts behind a switch (harness.Build), the IUT's agent on
@@ -85,7 +100,9 @@ func NewNSEnv(ctx context.Context, cfg NSEnvConfig) (*Env, error) {
 		client.Close()
 		return fail(err)
 	}
-	e := &Env{IUT: t, Profile: "linux", Slack: slackFor(0), Stalls: stall.Start(stall.Config{}),
+	clock := tester.NewWallClock()
+	t.notifyTo(clock)
+	e := &Env{IUT: t, Profile: "linux", Slack: slackFor(0), Clock: clock, Stalls: stall.Start(stall.Config{}),
 		Describe: fmt.Sprintf("namespaces %s: h1 IUT, h2-h3 testers, run folder %s", topo.ID, topo.Artifacts.Path("."))}
 	e.Stalls.Watch(proc.Pid(), "IUT agent on h1")
 	if missing := unclaimed(cfg.Claimed, t.Info()); len(missing) > 0 {

@@ -37,20 +37,40 @@ const (
 	entryInconclusive = "timing-inconclusive"
 )
 
-// labels builds a spec's labels: its area, level and rule IDs.
-func labels(area, level string, rules ...string) Labels {
+// specTimeout bounds one spec's body (its It node): a spec that hangs
+// (an IUT that never answers a call, say) fails instead of holding the
+// run. The longest passive spec in namespaces takes under a minute.
+var specTimeout = timescale.D(5 * time.Minute)
+
+// labels builds a spec's decorations: its labels (area, level and rule
+// IDs) and its node timeout (specTimeout; the body must take the spec's
+// context: see body).
+func labels(area, level string, rules ...string) []any {
 	if !areas[area] {
 		panic("conformance: unknown area " + area)
 	}
-	return append(Labels{area, level}, rules...)
+	return []any{append(Labels{area, level}, rules...), NodeTimeout(specTimeout)}
 }
 
-// specState is the per-spec state: the peers it opened and the spec
-// checker's findings charged to the IUT (comments of the capture a failed
-// spec keeps).
+// body turns a spec's body into Ginkgo's interruptible form: Ginkgo
+// cancels the spec's context on an interrupt (Ctrl-C, SIGTERM) and at
+// the node timeout, and every wait of the spec (tester expectations, the
+// IUT's calls, the simulation's steps) uses it through ctx(), so a hung
+// wait ends at once and the suite's cleanups run after the body returned.
+func body(f func()) func(SpecContext) {
+	return func(sc SpecContext) {
+		cur.ctx = sc
+		f()
+	}
+}
+
+// specState is the per-spec state: the peers it opened, the spec checker's
+// findings charged to the IUT (comments of the capture a failed spec
+// keeps) and the spec's context.
 type specState struct {
 	peers    []*tester.Peer
 	findings []spec.Finding
+	ctx      context.Context
 }
 
 var cur *specState
@@ -123,7 +143,7 @@ func peer(i int) *tester.Peer {
 	Expect(i).To(BeNumerically("<", len(env.Testers)), "the environment has %d tester hosts", len(env.Testers))
 	tr, err := env.Testers[i]()
 	ok(err, "opening tester host %d", i)
-	p := tester.New(tr)
+	p := tester.New(tr, env.Clock)
 	cur.peers = append(cur.peers, p)
 	env.addPeer(p)
 	return p
@@ -149,15 +169,30 @@ func need(caps ...string) {
 // ExpectNone (how long nothing may happen), so it stays tight.
 func window(d time.Duration) time.Duration { return d + env.Slack }
 
-// wait bounds an Expect: the protocol's time d plus slack, but at least one
-// second (times HOMATEST_TIME_SCALE). An Expect returns as soon as the packet
-// arrives, so a generous bound costs nothing when the IUT is right and keeps
-// a loaded machine from failing it; upper time bounds that are protocol
-// rules are judged by the spec checker over the exchange (checkExchange).
-func wait(d time.Duration) time.Duration { return max(window(d), timescale.D(time.Second)) }
+// wait bounds an Expect: the protocol's time d plus slack, in real time at
+// least one second (times HOMATEST_TIME_SCALE). An Expect returns as soon
+// as the packet arrives, so a generous bound costs nothing when the IUT is
+// right and keeps a loaded machine from failing it; upper time bounds that
+// are protocol rules are judged by the spec checker over the exchange
+// (checkExchange). In virtual time nothing is late: the bound is exact.
+func wait(d time.Duration) time.Duration {
+	if env.Virtual {
+		return window(d)
+	}
+	return max(window(d), timescale.D(time.Second))
+}
 
-// ctx is a context bounded by the spec.
-func ctx() context.Context { return context.Background() }
+// ctx is the spec's context (see body): Ginkgo cancels it on an
+// interrupt and at the spec's node timeout.
+func ctx() context.Context {
+	if cur != nil && cur.ctx != nil {
+		return cur.ctx
+	}
+	return context.Background()
+}
+
+// deadline is the time d from now on the environment's clock.
+func deadline(d time.Duration) time.Time { return env.Clock.Now().Add(d) }
 
 // bg is ctx for code outside specs.
 func bg() context.Context { return context.Background() }

@@ -23,7 +23,7 @@ func measureNoise(e *Env) (worst, median time.Duration, err error) {
 	if err != nil {
 		return 0, 0, err
 	}
-	p := tester.New(tr)
+	p := tester.New(tr, e.Clock)
 	defer p.Close()
 	e.addPeer(p)
 	addr := e.IUT.Info().Addr

@@ -12,7 +12,7 @@ import (
 
 var _ = Describe("acknowledgements", func() {
 	It("NEED_ACK-answered: a client that has its whole response answers NEED_ACK with an ACK for that RPC",
-		labels("ack", "SHOULD", "HOMA-ACK-002", "HOMA-ACK-004"), func() {
+		labels("ack", "SHOULD", "HOMA-ACK-002", "HOMA-ACK-004"), body(func() {
 			need("need-ack")
 			p := peer(0)
 			r := iutCall(p, 1000, 100)
@@ -24,10 +24,10 @@ var _ = Describe("acknowledgements", func() {
 			ok(err, "an ACK for RPC %d", r.id)
 			Expect(a.Pkt.SenderID()).To(Equal(r.id), "the ACK's sender_id names the client's RPC id")
 			checkExchange(p)
-		})
+		}))
 
 	It("NEED_ACK-timing: a server asks for an ACK request_ack_ticks after its response went out, and stops once acknowledged",
-		labels("ack", "MUST", "HOMA-ACK-001", "HOMA-ACK-003", "HOMA-ACK-005", "HOMA-PRIO-001"), func() {
+		labels("ack", "MUST", "HOMA-ACK-001", "HOMA-ACK-003", "HOMA-ACK-005", "HOMA-PRIO-001"), body(func() {
 			need("need-ack")
 			p := peer(0)
 			pr := params()
@@ -54,5 +54,5 @@ var _ = Describe("acknowledgements", func() {
 					return nil
 				}}}, window(time.Duration(pr.RequestAckTicks+3)*pr.Tick))).To(Succeed(), "NEED_ACK after the ACK")
 			checkExchange(p)
-		})
+		}))
 })

@@ -13,7 +13,7 @@ import (
 var _ = Describe("client requests", func() {
 	It("REQUEST-unscheduled: a long request's first transmission stops exactly at U, with incoming = U, each byte once, at the cutoffs' level",
 		labels("wire", "MUST", "HOMA-UNSCHED-001", "HOMA-UNSCHED-002", "HOMA-WIRE-002", "HOMA-WIRE-003",
-			"HOMA-WIRE-007", "HOMA-RESEND-010", "HOMA-PRIO-002", "HOMA-GRANT-005", "HOMA-GRANT-008"), func() {
+			"HOMA-WIRE-007", "HOMA-RESEND-010", "HOMA-PRIO-002", "HOMA-GRANT-005", "HOMA-GRANT-008"), body(func() {
 			need("grants")
 			p := peer(1)
 			pr := params()
@@ -45,5 +45,5 @@ var _ = Describe("client requests", func() {
 			res := r.respond(p, 100, pr.CutoffVersion)
 			Expect(res.Err).To(BeEmpty())
 			checkExchange(p)
-		})
+		}))
 })

@@ -10,7 +10,7 @@ import (
 
 var _ = Describe("cutoffs", func() {
 	It("CUTOFFS-applied: after CUTOFFS, the IUT's unscheduled DATA to that peer uses the new levels and echoes the version",
-		labels("cutoffs", "MUST", "HOMA-CUTOFF-001", "HOMA-PRIO-002"), func() {
+		labels("cutoffs", "MUST", "HOMA-CUTOFF-001", "HOMA-PRIO-002"), body(func() {
 			need("cutoffs", "priorities")
 			p := peer(1)
 			const reqLen = 5000
@@ -33,10 +33,10 @@ var _ = Describe("cutoffs", func() {
 			Expect(p.SendDeliberate(iut(), 7, &wire.CutoffsFields{Common: r.control(), UnschedCutoffs: params().UnschedCutoffs,
 				CutoffVersion: params().CutoffVersion}, "CUTOFFS no stale DATA asked for (back to the defaults)")).To(Succeed())
 			barrier(p, 7)
-		})
+		}))
 
 	It("CUTOFFS-stale: DATA with a stale cutoff_version draws CUTOFFS from the receiver",
-		labels("cutoffs", "SHOULD", "HOMA-CUTOFF-002"), func() {
+		labels("cutoffs", "SHOULD", "HOMA-CUTOFF-002"), body(func() {
 			need("cutoffs")
 			p := peer(0)
 			m := newRequest(1000, 100)
@@ -49,5 +49,5 @@ var _ = Describe("cutoffs", func() {
 			ok(err, "the response")
 			m.ack(p)
 			checkExchange(p)
-		})
+		}))
 })

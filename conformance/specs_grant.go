@@ -13,7 +13,7 @@ import (
 var _ = Describe("grants", func() {
 	It("GRANT-long-request: the unscheduled DATA of a long request draws GRANTs above U, rising to the message length, at a scheduled priority",
 		labels("grant", "MUST", "HOMA-GRANT-001", "HOMA-GRANT-002", "HOMA-GRANT-003", "HOMA-GRANT-004",
-			"HOMA-GRANT-007", "HOMA-GRANT-009", "HOMA-GRANT-010", "HOMA-PRIO-001"), func() {
+			"HOMA-GRANT-007", "HOMA-GRANT-009", "HOMA-GRANT-010", "HOMA-PRIO-001"), body(func() {
 			need("grants")
 			p := peer(0)
 			pr := params()
@@ -51,10 +51,10 @@ var _ = Describe("grants", func() {
 			Expect(p.ExpectNone(ctx(), tester.Match{Type: wire.TypeGrant, RPC: m.id},
 				window(time.Duration(pr.ResendTicks+2)*pr.Tick))).To(Succeed(), "no GRANT once the message is complete")
 			checkExchange(p)
-		})
+		}))
 
 	It("GRANT-short-request: a request that fits in the unscheduled bytes draws no GRANT and is answered",
-		labels("grant", "MUST", "HOMA-GRANT-001", "HOMA-PRIO-001"), func() {
+		labels("grant", "MUST", "HOMA-GRANT-001", "HOMA-PRIO-001"), body(func() {
 			p := peer(0)
 			m := newRequest(unsched(1<<30), 1000) // exactly unsched_bytes
 			m.sendData(p, 0, m.msgLen, 6, false)
@@ -65,10 +65,10 @@ var _ = Describe("grants", func() {
 			Expect(p.ExpectNone(ctx(), tester.Match{Type: wire.TypeGrant, RPC: m.id}, window(2*params().Tick))).To(Succeed())
 			m.ack(p)
 			checkExchange(p)
-		})
+		}))
 
 	It("GRANT-srpt: messages from two senders are granted in SRPT order within max_overcommit",
-		labels("grant", "SHOULD", "HOMA-GRANT-006", "HOMA-GRANT-007"), func() {
+		labels("grant", "SHOULD", "HOMA-GRANT-006", "HOMA-GRANT-007"), body(func() {
 			need("grants")
 			pr := params()
 			peers := []*tester.Peer{peer(0), peer(1)}
@@ -115,5 +115,5 @@ var _ = Describe("grants", func() {
 			// capture at the senders overstates while bytes are in flight:
 			// they are judged on the switch capture of passive specs.
 			checkRules("HOMA-GRANT-007", peers...)
-		})
+		}))
 })

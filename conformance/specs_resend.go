@@ -12,7 +12,7 @@ import (
 
 var _ = Describe("retransmission", func() {
 	It("RESEND-gap: a request with a missing segment draws a RESEND for exactly that range after resend_ticks of silence",
-		labels("resend", "MUST", "HOMA-RESEND-001", "HOMA-RESEND-008", "HOMA-PRIO-001"), func() {
+		labels("resend", "MUST", "HOMA-RESEND-001", "HOMA-RESEND-008", "HOMA-PRIO-001"), body(func() {
 			p := peer(0)
 			pr := params()
 			m := newRequest(unsched(1<<30)/2, 100)
@@ -48,10 +48,10 @@ var _ = Describe("retransmission", func() {
 			ok(err, "the response once the gap is filled")
 			m.ack(p)
 			checkExchange(p)
-		})
+		}))
 
 	It("RESEND-answered: a RESEND for request bytes the IUT sent is answered with retransmit=1 DATA at the asked priority",
-		labels("resend", "MUST", "HOMA-RESEND-002", "HOMA-RESEND-003", "HOMA-RESEND-004", "HOMA-RESEND-010", "HOMA-WIRE-006"), func() {
+		labels("resend", "MUST", "HOMA-RESEND-002", "HOMA-RESEND-003", "HOMA-RESEND-004", "HOMA-RESEND-010", "HOMA-WIRE-006"), body(func() {
 			p := peer(0)
 			r := iutCall(p, 5000, 100)
 			r.receiveRequest(p)
@@ -66,10 +66,10 @@ var _ = Describe("retransmission", func() {
 			res := r.respond(p, 100, params().CutoffVersion)
 			Expect(res.Err).To(BeEmpty())
 			checkExchange(p)
-		})
+		}))
 
 	It("RESEND-busy: a RESEND to a server still receiving the request is answered with BUSY",
-		labels("resend", "SHOULD", "HOMA-RESEND-002", "HOMA-RESEND-005"), func() {
+		labels("resend", "SHOULD", "HOMA-RESEND-002", "HOMA-RESEND-005"), body(func() {
 			p := peer(0)
 			m := newRequest(unsched(1<<30)/2, 100)
 			m.sendSegments(p, 6, 0, 1)
@@ -85,10 +85,10 @@ var _ = Describe("retransmission", func() {
 			ok(err, "the response")
 			m.ack(p)
 			checkExchange(p)
-		})
+		}))
 
 	It("RPC_UNKNOWN-reply: a RESEND for an RPC the IUT never saw is answered with RPC_UNKNOWN and nothing else",
-		labels("resend", "MUST", "HOMA-RESEND-006", "HOMA-PRIO-001"), func() {
+		labels("resend", "MUST", "HOMA-RESEND-006", "HOMA-PRIO-001"), body(func() {
 			p := peer(0)
 			pr := params()
 			id := env.NewRPCID()
@@ -102,10 +102,10 @@ var _ = Describe("retransmission", func() {
 			Expect(u.Pkt.SenderID()).To(Equal(id+1), "RPC_UNKNOWN carries the server's id (the RESEND's sender_id xor 1)")
 			Expect(p.ExpectNone(ctx(), tester.Match{From: iut(), RPC: id}, window(2*pr.Tick))).To(Succeed())
 			checkExchange(p)
-		})
+		}))
 
 	It("RPC_UNKNOWN-restart: a client told RPC_UNKNOWN mid-request retransmits the request from offset 0 with retransmit=1",
-		labels("resend", "MUST", "HOMA-RESEND-007", "HOMA-RESEND-003"), func() {
+		labels("resend", "MUST", "HOMA-RESEND-007", "HOMA-RESEND-003"), body(func() {
 			need("grants")
 			p := peer(0)
 			r := iutCall(p, unsched(1<<30)+50000, 100)
@@ -122,5 +122,5 @@ var _ = Describe("retransmission", func() {
 			r.first = d
 			r.serveFully(p, 100)
 			checkExchange(p)
-		})
+		}))
 })

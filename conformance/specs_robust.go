@@ -13,7 +13,7 @@ import (
 
 var _ = Describe("robustness", func() {
 	It("MALFORMED-ignored: truncated, unknown-type and out-of-range packets are ignored and the IUT keeps serving",
-		labels("robustness", "MUST", "HOMA-WIRE-001", "HOMA-RESEND-006"), func() {
+		labels("robustness", "MUST", "HOMA-WIRE-001", "HOMA-RESEND-006"), body(func() {
 			p := peer(0)
 			id := env.NewRPCID()
 			c := wire.CommonFields{Sport: 41999, Dport: ServerPort, SenderID: id}
@@ -73,7 +73,7 @@ var _ = Describe("robustness", func() {
 			ok(err, "a response after the malformed packets")
 			m.ack(p)
 			checkExchange(p)
-		})
+		}))
 })
 
 // allowedAfterJunk rejects (returns errAllowed for) the packets a

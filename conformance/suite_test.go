@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/homatest/homatest/agent"
-	"github.com/homatest/homatest/homa"
 	"github.com/homatest/homatest/internal/timescale"
 )
 
@@ -28,23 +27,22 @@ func TestMain(m *testing.M) {
 }
 
 // TestConformance runs the whole suite against the reference implementation:
-// on the in-memory network (no privileges needed), or with HOMATEST_ENV=ns
-// in network namespaces with the agent as a child process (root).
-// HOMATEST_FOCUS, HOMATEST_LABEL_FILTER and HOMATEST_FAULT narrow it.
+// in the simulator (virtual time: no privileges needed, the same verdicts on
+// any machine), or with HOMATEST_ENV=ns in network namespaces with the agent
+// as a child process (root). HOMATEST_FOCUS, HOMATEST_LABEL_FILTER and
+// HOMATEST_FAULT narrow it.
 func TestConformance(t *testing.T) {
-	var faults []homa.Fault
 	var names []string
 	if f := os.Getenv("HOMATEST_FAULT"); f != "" {
-		faults = append(faults, homa.Fault(f))
 		names = append(names, f)
 	}
-	newEnv := func() (*Env, error) { return NewMemEnv(MemEnvConfig{Faults: faults}) }
+	newEnv := func() (*Env, error) { return NewSimEnv(SimEnvConfig{Faults: names, Artifacts: artifactsDir(t)}) }
 	if os.Getenv("HOMATEST_ENV") == "ns" {
 		newEnv = func() (*Env, error) {
 			ctx, cancel := context.WithTimeout(context.Background(), envTimeout)
 			defer cancel()
 			return NewNSEnv(ctx, NSEnvConfig{Agent: []string{os.Args[0]}, AgentEnv: []string{"HOMATEST_AGENT_CHILD=ref"},
-				Params: agent.Params{"tick_ns": int64(RefTick)}, Faults: names, Artifacts: artifactsDir(t), RefBench: true, Workloads: os.Getenv("HOMATEST_NS_WORKLOADS") == "1"})
+				Params: agent.Params{"tick_ns": int64(RefTick)}, BenchParams: agent.Params{}, Faults: names, Artifacts: artifactsDir(t), RefBench: true, Workloads: os.Getenv("HOMATEST_NS_WORKLOADS") == "1"})
 		}
 	}
 	res, err := Run(t, Options{NewEnv: newEnv, Log: os.Stdout, Artifacts: artifactsDir(t), Verbose: testing.Verbose(),

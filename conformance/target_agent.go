@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/homatest/homatest/agent"
+	"github.com/homatest/homatest/conformance/tester"
 	"github.com/homatest/homatest/internal/timescale"
 )
 
@@ -22,6 +23,26 @@ type AgentTarget struct {
 	nextID  uint64
 	waiting map[uint64]chan CallResult
 	closed  chan struct{}
+	// clock, when set, is told of every completion (the clock a spec
+	// waits on for the IUT's calls: Env.Clock); guarded by mu.
+	clock tester.Clock
+}
+
+// notifyTo makes the target tell clock of every completion.
+func (t *AgentTarget) notifyTo(clock tester.Clock) {
+	t.mu.Lock()
+	t.clock = clock
+	t.mu.Unlock()
+}
+
+// notify tells the clock a spec waits on that a call completed.
+func (t *AgentTarget) notify() {
+	t.mu.Lock()
+	c := t.clock
+	t.mu.Unlock()
+	if c != nil {
+		c.Notify()
+	}
 }
 
 // NewAgentTarget says hello to the agent behind c, asking for the given
@@ -66,15 +87,17 @@ func (t *AgentTarget) dispatch() {
 		t.mu.Unlock()
 		if ch != nil {
 			ch <- CallResult{Latency: c.Latency(), Response: c.Response, Err: c.Error}
+			t.notify() // a spec may wait for it (iutRPC.wait)
 		}
 	}
 	// The agent is gone: fail whatever still waits.
 	t.mu.Lock()
-	defer t.mu.Unlock()
 	for id, ch := range t.waiting {
 		ch <- CallResult{Err: "exited: the agent ended before the call completed"}
 		delete(t.waiting, id)
 	}
+	t.mu.Unlock()
+	t.notify()
 }
 
 // Info is the agent's hello.
@@ -108,12 +131,17 @@ func (t *AgentTarget) Stats(ctx context.Context) (map[string]uint64, error) {
 	if err != nil {
 		return nil, err
 	}
+	return statsMap(s), nil
+}
+
+// statsMap returns an agent's stats by their JSON names, Extra included.
+func statsMap(s agent.Stats) map[string]uint64 {
 	m := map[string]uint64{"calls": s.Calls, "completed": s.Completed, "failed": s.Failed, "served": s.Served,
 		"served_duplicates": s.ServedDuplicates, "payload_errors": s.PayloadErrors}
 	for k, v := range s.Extra {
 		m[k] = v
 	}
-	return m, nil
+	return m
 }
 
 // Close shuts the agent down (and closes the client).

@@ -27,7 +27,7 @@ func hostWithPeer(t *testing.T, p homa.Params, d time.Duration) (*homa.Host, *te
 		n.Close()
 		t.Fatal(err)
 	}
-	peer := tester.New(n.Attach(peerAddr))
+	peer := tester.New(n.Attach(peerAddr), tester.NewWallClock())
 	t.Cleanup(func() { peer.Close(); h.Close(); n.Close() })
 	return h, peer
 }

@@ -13,7 +13,7 @@ import (
 // pcap) with one interface per host in port order, named as a harness
 // run names its switch ports ("p1(h1)", ...), timestamps in nanoseconds
 // of virtual time since the Unix epoch. Frames are recorded at the hosts'
-// protocol code: as sent when the protocol emitted the packet (before the
+// protocol code (unless Wire): as sent when the protocol emitted the packet (before the
 // host's processing cost and its uplink), as delivered when the protocol
 // took it in (after the switch and the processing cost). A host's view
 // (what it sent merged with what it got) is then exactly what its
@@ -34,6 +34,15 @@ type CaptureConfig struct {
 	// dropped or altered as a comment record (a harness run's
 	// capture.pcapng); nil: not written.
 	Both io.Writer
+	// Wire records frames where a switch port capture sees them instead
+	// (a harness run's capture): as sent when the frame enters the switch
+	// (after the host's processing cost and its uplink), as delivered when
+	// the switch hands it to the host (before the host's processing). A
+	// host's view is then what its link carried, and a host slower than
+	// its traffic shows packets delivered long before it acts on them, as
+	// a starved host in namespaces does; judging such a view needs the
+	// tolerances of a real-time capture.
+	Wire bool
 	// SnapLen is how many bytes of each frame are kept (0: all); the
 	// frame's length is recorded whole, and readers take Homa lengths from
 	// the IP header. 128 bytes keep every Homa header.
@@ -62,7 +71,7 @@ func (s *Sim) Capture(cfg CaptureConfig) error {
 	if len(ifaces) == 0 {
 		return errors.New("sim: Capture before any host: add the hosts first")
 	}
-	c := &capture{snap: cfg.SnapLen, last: make([]time.Duration, len(s.hosts))}
+	c := &capture{snap: cfg.SnapLen, wire: cfg.Wire, last: make([]time.Duration, len(s.hosts))}
 	for i := range c.last {
 		c.last[i] = -1
 	}
@@ -102,6 +111,7 @@ func (s *Sim) Flush() error {
 type capture struct {
 	s                    *Sim
 	snap                 int
+	wire                 bool // at the switch ports (CaptureConfig.Wire)
 	sentW, delivW, bothW *pcap.Writer
 	last                 []time.Duration // each host's last stamp
 }

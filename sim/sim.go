@@ -218,6 +218,16 @@ func (s *Sim) Step() bool {
 	return true
 }
 
+// Next returns the time of the earliest pending event (false: none), so
+// that a caller stepping the clock can stop at a deadline of its own.
+func (s *Sim) Next() (time.Duration, bool) {
+	s.seal()
+	if s.q.Len() == 0 {
+		return 0, false
+	}
+	return s.q.peekAt(), true
+}
+
 // RunUntil processes every event due by t, then sets the clock to t (if
 // it is later than now).
 func (s *Sim) RunUntil(t time.Duration) {
@@ -250,6 +260,9 @@ func (s *Sim) handle(e *event) {
 		e.fn()
 	case evIngress:
 		s.stats.PacketEvents++
+		if s.cap != nil && s.cap.wire {
+			s.cap.sent(int(e.host), s.now, e.data)
+		}
 		if _, err := s.core.Ingress(s.now, int(e.host), e.data); err != nil {
 			panic(err) // ports are ours
 		}

@@ -1,7 +1,6 @@
 package sim
 
 import (
-	"errors"
 	"fmt"
 	"net/netip"
 	"time"
@@ -18,73 +17,135 @@ import (
 // format (docs/agent-protocol.md), servers answer with the length a
 // request's header asks for and count executions per call for
 // at-most-once, and clients check every response. Start it with
-// StartTraffic and run the Sim until Done.
+// StartTraffic (Homa hosts) or StartRPC (any RPCHost) and run the Sim
+// until Done.
 type Traffic struct {
 	s       *Sim
 	cfg     traffic.Config
-	hosts   []*Host
+	hosts   []RPCHost
 	seq     *traffic.Sequence
 	servers []int
-	ports   []uint16 // each host's client socket
 	start   time.Duration
 	recs    []traffic.Record
 	done    []bool
 	ndone   int
 	allIn   bool
 	last    time.Duration // the last done event
-	stats   []agent.Stats
-	served  []map[servedKey]bool
+	agents  []*Agent      // each host's agent
 	// expiry holds the RPCs issued and not yet past their timeout, in
 	// issue order (which is deadline order: one timeout for all); one
 	// event at a time waits for the first deadline.
 	expiry    []pending
 	expiryRun bool
+	stopped   bool
 }
+
+// RPCHost is one host's RPC transport as a Traffic drives it: Homa on a
+// host running the reference implementation (HomaRPC), or another
+// transport on a stack host (package sim/simtcp's TCP). Its methods run
+// on the goroutine driving the Sim; callbacks run inside its events.
+type RPCHost interface {
+	// Addr is the address other hosts call it at.
+	Addr() netip.Addr
+	// Listen serves requests on port: serve gets each whole request with
+	// the caller's address and port, and answers it (at once or later)
+	// by calling reply once with the response.
+	Listen(port uint16, serve func(req []byte, peer netip.AddrPort, reply func(resp []byte))) error
+	// Call sends request to dst now; done gets the whole response, or an
+	// error (homa.ErrTimeout when the transport gave up for silence).
+	// abort gives up on the call: done is not called after it.
+	Call(dst netip.AddrPort, request []byte, done func(resp []byte, err error)) (abort func(), err error)
+	// AddStats adds the transport's counters (packets, retransmissions,
+	// timeouts, connections) to st.
+	AddStats(st *agent.Stats)
+}
+
+// HomaRPC returns h's reference implementation as an RPCHost: calls go
+// from one client socket, dialled on the first call.
+func HomaRPC(h *Host) RPCHost { return &homaRPC{h: h} }
+
+// homaRPC is a Host's Homa as an RPCHost.
+type homaRPC struct {
+	h    *Host
+	port uint16 // the client socket; 0 until the first call
+}
+
+func (r *homaRPC) Addr() netip.Addr { return r.h.addr }
+
+func (r *homaRPC) Listen(port uint16, serve func(req []byte, peer netip.AddrPort, reply func(resp []byte))) error {
+	if err := r.h.Listen(port); err != nil {
+		return err
+	}
+	prev := r.h.onRequest
+	r.h.OnRequest(func(e homa.Event) {
+		if e.Port != port {
+			if prev != nil {
+				prev(e)
+			}
+			return
+		}
+		serve(e.Payload, e.Peer, func(resp []byte) { _ = r.h.Reply(e.Request, resp) })
+	})
+	return nil
+}
+
+func (r *homaRPC) Call(dst netip.AddrPort, request []byte, done func(resp []byte, err error)) (func(), error) {
+	if r.port == 0 {
+		p, err := r.h.Dial()
+		if err != nil {
+			return nil, err
+		}
+		r.port = p
+	}
+	id, err := r.h.Call(r.port, dst, request, func(e homa.Event) { done(e.Payload, e.Err) })
+	if err != nil {
+		return nil, err
+	}
+	return func() { r.h.Abort(id) }, nil
+}
+
+func (r *homaRPC) AddStats(st *agent.Stats) { agent.AddRefStats(st, r.h.Stats()) }
 
 // pending is an RPC waiting for its timeout.
 type pending struct {
 	rec      int
 	deadline time.Duration
-	client   *Host
-	id       uint64
+	abort    func()
+	call     agent.Call
 }
 
-// servedKey is one call at a server: the client's address and port and
-// the call id from the request's payload header.
-type servedKey struct {
-	client netip.AddrPort
-	id     uint64
-}
-
-// StartTraffic starts cfg's workload now on hosts (cfg.Hosts is not used:
-// host i of the workload is hosts[i]); servers listen on cfg.Port at once.
-// Errors: a config traffic.Run would refuse, a raw endpoint among hosts,
-// a port in use.
+// StartTraffic starts cfg's workload now on hosts running the reference
+// implementation (StartRPC over HomaRPC of each). Errors: those of
+// StartRPC, a raw or stack endpoint among hosts.
 func (s *Sim) StartTraffic(hosts []*Host, cfg traffic.Config) (*Traffic, error) {
+	rs := make([]RPCHost, len(hosts))
+	for i, h := range hosts {
+		if h.m == nil {
+			return nil, fmt.Errorf("sim: traffic host %d (%s) runs no Homa: it needs the reference implementation", i, h.name)
+		}
+		rs[i] = HomaRPC(h)
+	}
+	return s.StartRPC(rs, cfg)
+}
+
+// StartRPC starts cfg's workload now on hosts (cfg.Hosts is not used:
+// host i of the workload is hosts[i]); servers listen on cfg.Port at once.
+// Errors: a config traffic.Run would refuse, a port in use.
+func (s *Sim) StartRPC(hosts []RPCHost, cfg traffic.Config) (*Traffic, error) {
 	cfg.Hosts = nil
 	seq, err := traffic.NewSequence(cfg, len(hosts))
 	if err != nil {
 		return nil, err
 	}
-	t := &Traffic{s: s, cfg: seq.Config(), hosts: hosts, seq: seq, start: s.now,
-		stats: make([]agent.Stats, len(hosts)), served: make([]map[servedKey]bool, len(hosts))}
+	t := &Traffic{s: s, cfg: seq.Config(), hosts: hosts, seq: seq, start: s.now}
 	t.servers = t.cfg.Servers(len(hosts))
-	for i, h := range hosts {
-		if h.m == nil {
-			return nil, fmt.Errorf("sim: traffic host %d (%s) is a raw endpoint: it needs the reference implementation", i, h.name)
-		}
-		p, err := h.Dial()
-		if err != nil {
-			return nil, err
-		}
-		t.ports = append(t.ports, p)
-		t.served[i] = map[servedKey]bool{}
+	for _, h := range hosts {
+		t.agents = append(t.agents, s.NewAgent(h))
 	}
 	for _, i := range t.servers {
-		if err := hosts[i].Listen(t.cfg.Port); err != nil {
-			return nil, fmt.Errorf("sim: listen on %s port %d: %w", hosts[i].name, t.cfg.Port, err)
+		if err := t.agents[i].Listen(t.cfg.Port); err != nil {
+			return nil, fmt.Errorf("sim: listen on %v port %d: %w", hosts[i].Addr(), t.cfg.Port, err)
 		}
-		hosts[i].OnRequest(func(e homa.Event) { t.serve(i, e) })
 	}
 	if t.cfg.Concurrency > 0 {
 		clients := len(hosts)
@@ -103,6 +164,12 @@ func (s *Sim) StartTraffic(hosts []*Host, cfg traffic.Config) (*Traffic, error) 
 	return t, nil
 }
 
+// Stop ends the workload early: no RPC is issued after it (those issued
+// still run to their end, and Done waits for them).
+func (t *Traffic) Stop() {
+	t.stopped, t.allIn = true, true
+}
+
 // Done reports whether every RPC was issued and has ended.
 func (t *Traffic) Done() bool { return t.allIn && t.ndone == len(t.recs) }
 
@@ -113,10 +180,8 @@ func (t *Traffic) Done() bool { return t.allIn && t.ndone == len(t.recs) }
 func (t *Traffic) Result() *traffic.Result {
 	res := traffic.NewResult(t.recs, t.last-t.start, len(t.servers))
 	res.Stats = make([]agent.Stats, len(t.hosts))
-	for i, h := range t.hosts {
-		st := t.stats[i]
-		agent.AddRefStats(&st, h.Stats())
-		res.Stats[i] = st
+	for i, a := range t.agents {
+		res.Stats[i] = a.Stats()
 	}
 	return res
 }
@@ -129,6 +194,9 @@ func (t *Traffic) scheduleNext() {
 		return
 	}
 	t.s.At(t.start+r.At, func() {
+		if t.stopped {
+			return
+		}
 		t.issue(r)
 		t.scheduleNext()
 	})
@@ -138,7 +206,7 @@ func (t *Traffic) scheduleNext() {
 // workload is over.
 func (t *Traffic) nextClosed(c int) {
 	at := t.s.now - t.start
-	if t.cfg.Duration > 0 && at >= t.cfg.Duration {
+	if t.stopped || t.cfg.Duration > 0 && at >= t.cfg.Duration {
 		return
 	}
 	r, more := t.seq.Next(c)
@@ -154,20 +222,13 @@ func (t *Traffic) issue(r traffic.RPC) {
 	i := len(t.recs)
 	t.recs = append(t.recs, traffic.Record{Seq: i, Client: r.Client, Server: r.Server, Request: r.Request, Response: r.Response, At: r.At})
 	t.done = append(t.done, false)
-	c := agent.Call{ID: t.cfg.IDBase + uint64(i) + 1, Dst: t.hosts[r.Server].addr, Port: t.cfg.Port, Request: r.Request, Response: r.Response}
-	req := make([]byte, c.Request)
-	agent.FillPayload(req, c.ID, uint32(c.Response))
-	client := t.hosts[r.Client]
-	t.stats[r.Client].Calls++
-	start := t.s.now
-	id, err := client.Call(t.ports[r.Client], netip.AddrPortFrom(c.Dst, c.Port), req, func(e homa.Event) {
-		t.finish(i, e.Payload, e.Err, t.s.now-start, c)
-	})
+	c := agent.Call{ID: t.cfg.IDBase + uint64(i) + 1, Dst: t.hosts[r.Server].Addr(), Port: t.cfg.Port, Request: r.Request, Response: r.Response}
+	abort, err := t.agents[r.Client].Call(c, func(comp agent.Completion) { t.end(i, comp.Latency(), comp.Error) })
 	if err != nil {
-		t.finish(i, nil, err, 0, c)
+		t.end(i, 0, fmt.Sprintf("%s: %v", agent.CodeError, err))
 		return
 	}
-	t.expiry = append(t.expiry, pending{i, start + t.cfg.Timeout, client, id})
+	t.expiry = append(t.expiry, pending{i, t.s.now + t.cfg.Timeout, abort, c})
 	t.armExpiry()
 }
 
@@ -183,8 +244,9 @@ func (t *Traffic) armExpiry() {
 			p := t.expiry[0]
 			t.expiry = t.expiry[1:]
 			if !t.done[p.rec] {
-				p.client.Abort(p.id)
-				t.end(p.rec, 0, fmt.Sprintf("%s: no done event within %v", agent.CodeSilent, t.cfg.Timeout))
+				r := t.recs[p.rec]
+				t.agents[r.Client].Abort(p.abort, p.call, 0, fmt.Sprintf("%s: no done event within %v", agent.CodeSilent, t.cfg.Timeout),
+					func(comp agent.Completion) { t.end(p.rec, 0, comp.Error) })
 			}
 		}
 		// Completed RPCs at the front need no event of their own.
@@ -195,24 +257,6 @@ func (t *Traffic) armExpiry() {
 	})
 }
 
-// finish records the end of RPC i: its response or error, as the ref
-// agent reports a call (agent.CheckResponse for the response).
-func (t *Traffic) finish(i int, resp []byte, err error, latency time.Duration, c agent.Call) {
-	var msg string
-	switch {
-	case errors.Is(err, homa.ErrTimeout):
-		msg = fmt.Sprintf("%s: %v", agent.CodeTimeout, err)
-	case err != nil:
-		msg = fmt.Sprintf("%s: %v", agent.CodeError, err)
-	default:
-		if perr := agent.CheckResponse(resp, c); perr != nil {
-			t.stats[t.recs[i].Client].PayloadErrors++
-			msg = perr.Error()
-		}
-	}
-	t.end(i, latency, msg)
-}
-
 // end completes record i once.
 func (t *Traffic) end(i int, latency time.Duration, msg string) {
 	if t.done[i] {
@@ -221,42 +265,10 @@ func (t *Traffic) end(i int, latency time.Duration, msg string) {
 	t.done[i], t.recs[i].Latency, t.recs[i].Err = true, latency, msg
 	t.ndone++
 	t.last = t.s.now
-	st := &t.stats[t.recs[i].Client]
-	if msg == "" {
-		st.Completed++
-	} else {
-		st.Failed++
-	}
 	if t.cfg.Progress != nil {
 		t.cfg.Progress(t.ndone, max(t.seq.Expected(), len(t.recs)))
 	}
 	if t.cfg.Concurrency > 0 {
 		t.nextClosed(t.recs[i].Client)
 	}
-}
-
-// serve answers a request at server host i as the ref agent does: the
-// response has the length the request's header asks for, in the payload
-// format; executions are counted per (client, call id).
-func (t *Traffic) serve(i int, e homa.Event) {
-	st := &t.stats[i]
-	n, id, hasID := agent.PayloadHeader(e.Payload)
-	st.Served++
-	if hasID {
-		k := servedKey{e.Peer, id}
-		if t.served[i][k] {
-			st.ServedDuplicates++
-		}
-		t.served[i][k] = true
-	}
-	if agent.CheckPayload(e.Payload, id) != nil {
-		st.PayloadErrors++
-	}
-	if n < 1 || n > agent.MaxMessage {
-		st.PayloadErrors++
-		return
-	}
-	resp := make([]byte, n)
-	agent.FillPayload(resp, id, n)
-	_ = t.hosts[i].Reply(e.Request, resp)
 }

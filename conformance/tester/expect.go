@@ -8,35 +8,40 @@ import (
 )
 
 // Expect waits until a received packet that was not returned by an earlier
-// Expect matches m, consumes it and returns it. It waits at most within
-// (and no longer than ctx allows). On timeout the error says what was
-// expected and lists the unconsumed candidates of the right type, sender and
-// RPC with the first check each failed, e.g.
+// Expect matches m, consumes it and returns it. It waits at most within on
+// the Peer's clock (and no longer than ctx allows). On timeout the error
+// says what was expected and lists the unconsumed candidates of the right
+// type, sender and RPC with the first check each failed, e.g.
 //
 //	no GRANT from 198.18.0.1 for RPC 100 within 50ms; candidates: GRANT … offset 30000 (offset: want 20000, got 30000)
 func (p *Peer) Expect(ctx context.Context, m Match, within time.Duration) (*Packet, error) {
-	deadline := time.NewTimer(within)
-	defer deadline.Stop()
-	for {
+	var found *Packet
+	seen := -1
+	ready := func() bool {
 		p.mu.Lock()
+		defer p.mu.Unlock()
+		if p.arrivals == seen {
+			return false // nothing new since the last look
+		}
+		seen = p.arrivals
 		for _, r := range p.log {
 			if r.consumed || !m.selects(r) || m.check(r) != nil {
 				continue
 			}
 			r.consumed = true
-			p.mu.Unlock()
-			return r, nil
+			found = r
+			return true
 		}
-		arrived := p.arrived
-		p.mu.Unlock()
-		select {
-		case <-arrived:
-		case <-deadline.C:
-			return nil, p.missing(m, within)
-		case <-ctx.Done():
-			return nil, fmt.Errorf("%v: %w", p.missing(m, within), ctx.Err())
-		}
+		return false
 	}
+	ok, err := p.clock.Wait(ctx, p.clock.Now().Add(within), ready)
+	switch {
+	case ok:
+		return found, nil
+	case err != nil:
+		return nil, fmt.Errorf("%v: %w", p.missing(m, within), err)
+	}
+	return nil, p.missing(m, within)
 }
 
 // missing builds Expect's timeout error.
@@ -60,30 +65,32 @@ func (p *Peer) missing(m Match, within time.Duration) error {
 	return fmt.Errorf("%s", msg)
 }
 
-// ExpectNone waits for d and fails if an unconsumed packet matching m
-// arrives in that time (or had arrived already); the packet is named in the
-// error.
+// ExpectNone waits for d on the Peer's clock and fails if an unconsumed
+// packet matching m arrives in that time (or had arrived already); the
+// packet is named in the error.
 func (p *Peer) ExpectNone(ctx context.Context, m Match, d time.Duration) error {
-	wait := time.NewTimer(d)
-	defer wait.Stop()
-	for {
+	var bad *Packet
+	seen := -1
+	ready := func() bool {
 		p.mu.Lock()
+		defer p.mu.Unlock()
+		if p.arrivals == seen {
+			return false
+		}
+		seen = p.arrivals
 		for _, r := range p.log {
 			if !r.consumed && m.selects(r) && m.check(r) == nil {
-				p.mu.Unlock()
-				return fmt.Errorf("unexpected %s: got %s", m, r)
+				bad = r
+				return true
 			}
 		}
-		arrived := p.arrived
-		p.mu.Unlock()
-		select {
-		case <-arrived:
-		case <-wait.C:
-			return nil
-		case <-ctx.Done():
-			return ctx.Err()
-		}
+		return false
 	}
+	got, err := p.clock.Wait(ctx, p.clock.Now().Add(d), ready)
+	if got {
+		return fmt.Errorf("unexpected %s: got %s", m, bad)
+	}
+	return err
 }
 
 // Received returns the unconsumed received packets matching m without
@@ -100,17 +107,29 @@ func (p *Peer) Received(m Match) []*Packet {
 	return out
 }
 
-// WaitArrival blocks until the next packet arrives at the Peer or d has
-// passed, whichever is first (a bounded wait for drivers that poll several
-// peers).
-func (p *Peer) WaitArrival(d time.Duration) {
-	p.mu.Lock()
-	arrived := p.arrived
-	p.mu.Unlock()
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-arrived:
-	case <-t.C:
+// Arrivals counts the packets the peers have received so far (the mark
+// WaitArrival waits past).
+func Arrivals(peers ...*Peer) int {
+	n := 0
+	for _, p := range peers {
+		p.mu.Lock()
+		n += p.arrivals
+		p.mu.Unlock()
 	}
+	return n
+}
+
+// WaitArrival blocks until the peers have received more than since
+// packets in all (Arrivals, taken before the caller last looked at what
+// they received, so that nothing arriving meanwhile is missed) or d has
+// passed on their clock, whichever is first: a bounded wait for drivers
+// that poll several peers (the peers share one clock). It returns ctx's
+// error if ctx ends first.
+func WaitArrival(ctx context.Context, d time.Duration, since int, peers ...*Peer) error {
+	if len(peers) == 0 {
+		return nil
+	}
+	c := peers[0].clock
+	_, err := c.Wait(ctx, c.Now().Add(d), func() bool { return Arrivals(peers...) != since })
+	return err
 }

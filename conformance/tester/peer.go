@@ -12,7 +12,7 @@ import (
 
 // Packet is one packet the Peer sent or received.
 type Packet struct {
-	// At is the time the Peer sent or received it (wall clock, ns).
+	// At is the time the Peer sent or received it (its Clock's time).
 	At time.Time
 	// Sent is true for packets the Peer sent.
 	Sent bool
@@ -45,21 +45,26 @@ func (p *Packet) String() string {
 }
 
 // Peer is the tester's end of the exchange: one host address on a
-// transport. Create with New; it is safe for concurrent use.
+// transport, keeping time with a Clock. Create with New; it is safe for
+// concurrent use.
 type Peer struct {
 	tr    homa.Transport
+	clock Clock
 	local netip.Addr
 
-	mu      sync.Mutex
-	log     []*Packet
-	arrived chan struct{} // closed and replaced on every arrival
-	closed  bool
+	mu       sync.Mutex
+	log      []*Packet
+	arrivals int // packets received so far
+	closed   bool
 }
 
-// New returns a Peer that sends and receives through tr. The Peer installs
-// its handler on tr; close the Peer (not tr) when done.
-func New(tr homa.Transport) *Peer {
-	p := &Peer{tr: tr, local: tr.LocalAddr(), arrived: make(chan struct{})}
+// New returns a Peer that sends and receives through tr and keeps time
+// with clock: NewWallClock's for a transport that delivers in real time (raw
+// IP sockets, homa/memnet), the simulation's SimClock for a simulated raw
+// endpoint (SimTransport). The Peer installs its handler on tr; close the
+// Peer (not tr) when done.
+func New(tr homa.Transport, clock Clock) *Peer {
+	p := &Peer{tr: tr, clock: clock, local: tr.LocalAddr()}
 	tr.SetHandler(p.receive)
 	return p
 }
@@ -67,17 +72,24 @@ func New(tr homa.Transport) *Peer {
 // Addr is the Peer's IP address.
 func (p *Peer) Addr() netip.Addr { return p.local }
 
+// Clock is the Peer's clock.
+func (p *Peer) Clock() Clock { return p.clock }
+
+// Now is the Peer's clock's time.
+func (p *Peer) Now() time.Time { return p.clock.Now() }
+
 func (p *Peer) receive(src netip.Addr, prio uint8, pkt []byte) {
-	rec := &Packet{At: time.Now(), Src: src, Dst: p.local, Priority: prio, Raw: append([]byte(nil), pkt...)}
+	rec := &Packet{At: p.clock.Now(), Src: src, Dst: p.local, Priority: prio, Raw: append([]byte(nil), pkt...)}
 	rec.Pkt, rec.Err = wire.Decode(rec.Raw, wire.DecodeOptions{Version: wire.VersionCurrent})
 	p.mu.Lock()
-	defer p.mu.Unlock()
 	if p.closed {
+		p.mu.Unlock()
 		return
 	}
 	p.log = append(p.log, rec)
-	close(p.arrived)
-	p.arrived = make(chan struct{})
+	p.arrivals++
+	p.mu.Unlock()
+	p.clock.Notify()
 }
 
 // Send encodes f (lengths, marks and checksum filled in as HomaModule does)
@@ -114,7 +126,7 @@ func (p *Peer) SendRaw(dst netip.Addr, prio uint8, b []byte) error {
 }
 
 func (p *Peer) send(dst netip.Addr, prio uint8, b []byte, why string) error {
-	rec := &Packet{At: time.Now(), Sent: true, Src: p.local, Dst: dst, Priority: prio, Raw: append([]byte(nil), b...), Note: why}
+	rec := &Packet{At: p.clock.Now(), Sent: true, Src: p.local, Dst: dst, Priority: prio, Raw: append([]byte(nil), b...), Note: why}
 	rec.Pkt, rec.Err = wire.Decode(rec.Raw, wire.DecodeOptions{Version: wire.VersionCurrent})
 	p.mu.Lock()
 	p.log = append(p.log, rec)

@@ -6,12 +6,12 @@ import (
 	"net/netip"
 	"strings"
 	"testing"
-	"testing/synctest"
 	"time"
 
 	"github.com/homatest/homatest/homa"
-	"github.com/homatest/homatest/homa/memnet"
+	"github.com/homatest/homatest/netem"
 	"github.com/homatest/homatest/pcap"
+	"github.com/homatest/homatest/sim"
 	"github.com/homatest/homatest/spec"
 	"github.com/homatest/homatest/spec/wire"
 )
@@ -21,31 +21,30 @@ var (
 	testerAddr = netip.MustParseAddr("198.18.0.2")
 )
 
-// setup builds an in-memory network with a reference-implementation server
-// on port 4000 at iutAddr and a Peer at testerAddr.
+// setup builds a simulation with a reference-implementation server on
+// port 4000 at iutAddr (answering "ok") behind a 10 Gbit/s switch with
+// 1 µs of delay, and a Peer at testerAddr on its virtual clock.
 func setup(t *testing.T) (*Peer, homa.Params) {
-	net := memnet.New(memnet.Config{Rate: 10e9, Delay: time.Microsecond})
-	h, err := homa.New(homa.Config{Transport: net.Attach(iutAddr)})
+	s, err := sim.New(sim.Config{Link: netem.LinkConfig{Rate: 10 * netem.Gbit, Delay: time.Microsecond}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := h.Listen(4000)
+	h, err := s.AddHost(sim.HostConfig{Addr: iutAddr})
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	go func() {
-		for {
-			q, err := srv.Receive(ctx)
-			if err != nil {
-				return
-			}
-			q.Reply([]byte("ok"))
-		}
-	}()
-	p := New(net.Attach(testerAddr))
-	t.Cleanup(func() { cancel(); p.Close(); h.Close(); net.Close() })
-	return p, h.Params()
+	if err := h.Listen(4000); err != nil {
+		t.Fatal(err)
+	}
+	h.OnRequest(func(e homa.Event) { h.Reply(e.Request, []byte("ok")) })
+	raw, err := s.AddRaw("tester", testerAddr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := NewSimClock(s)
+	p := New(SimTransport(c, raw), c)
+	t.Cleanup(func() { p.Close() })
+	return p, h.Machine().Params()
 }
 
 // sendUnscheduled sends the unscheduled DATA of a request of msgLen bytes
@@ -64,121 +63,113 @@ func sendUnscheduled(t *testing.T, p *Peer, id uint64, msgLen, unsched, seg int)
 }
 
 func TestExpectGrant(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		p, params := setup(t)
-		ctx := context.Background()
-		const msgLen = 200000
-		sendUnscheduled(t, p, 100, msgLen, params.UnschedBytes, 1400)
-		g, err := p.Expect(ctx, Match{Type: wire.TypeGrant, From: iutAddr, RPC: 100,
-			Checks: []Check{GrantPriority(0, uint8(params.MaxSchedPrio)), Ports(4000, 33000)}}, 50*time.Millisecond)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if off := g.Pkt.Grant().Offset(); off <= uint32(params.UnschedBytes) || off > msgLen {
-			t.Errorf("first GRANT offset %d, want in (%d, %d]", off, params.UnschedBytes, msgLen)
-		}
-		if g.Pkt.SenderID() != 101 {
-			t.Errorf("GRANT sender_id %d, want 101 (server side of RPC 100)", g.Pkt.SenderID())
-		}
-		// The same GRANT is not returned twice.
-		_, err = p.Expect(ctx, Match{Type: wire.TypeGrant, RPC: 100, Checks: []Check{GrantOffset(g.Pkt.Grant().Offset())}}, 5*time.Millisecond)
-		if err == nil {
-			t.Error("Expect returned a consumed GRANT again")
-		}
-	})
+	p, params := setup(t)
+	ctx := context.Background()
+	const msgLen = 200000
+	sendUnscheduled(t, p, 100, msgLen, params.UnschedBytes, 1400)
+	g, err := p.Expect(ctx, Match{Type: wire.TypeGrant, From: iutAddr, RPC: 100,
+		Checks: []Check{GrantPriority(0, uint8(params.MaxSchedPrio)), Ports(4000, 33000)}}, 50*time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if off := g.Pkt.Grant().Offset(); off <= uint32(params.UnschedBytes) || off > msgLen {
+		t.Errorf("first GRANT offset %d, want in (%d, %d]", off, params.UnschedBytes, msgLen)
+	}
+	if g.Pkt.SenderID() != 101 {
+		t.Errorf("GRANT sender_id %d, want 101 (server side of RPC 100)", g.Pkt.SenderID())
+	}
+	// The same GRANT is not returned twice.
+	_, err = p.Expect(ctx, Match{Type: wire.TypeGrant, RPC: 100, Checks: []Check{GrantOffset(g.Pkt.Grant().Offset())}}, 5*time.Millisecond)
+	if err == nil {
+		t.Error("Expect returned a consumed GRANT again")
+	}
 }
 
 func TestExpectReportsCandidates(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		p, params := setup(t)
-		sendUnscheduled(t, p, 200, 200000, params.UnschedBytes, 1400)
-		_, err := p.Expect(context.Background(), Match{Type: wire.TypeGrant, RPC: 200, Checks: []Check{GrantOffset(7)}}, 20*time.Millisecond)
-		if err == nil {
-			t.Fatal("Expect matched a GRANT with offset 7")
+	p, params := setup(t)
+	sendUnscheduled(t, p, 200, 200000, params.UnschedBytes, 1400)
+	_, err := p.Expect(context.Background(), Match{Type: wire.TypeGrant, RPC: 200, Checks: []Check{GrantOffset(7)}}, 20*time.Millisecond)
+	if err == nil {
+		t.Fatal("Expect matched a GRANT with offset 7")
+	}
+	for _, want := range []string{"no GRANT for RPC 200 within 20ms", "candidates: GRANT 198.18.0.1>198.18.0.2", "offset: want 7, got "} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q lacks %q", err, want)
 		}
-		for _, want := range []string{"no GRANT for RPC 200 within 20ms", "candidates: GRANT 198.18.0.1>198.18.0.2", "offset: want 7, got "} {
-			if !strings.Contains(err.Error(), want) {
-				t.Errorf("error %q lacks %q", err, want)
-			}
-		}
-	})
+	}
 }
 
 func TestExpectNone(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		p, params := setup(t)
-		ctx := context.Background()
-		// A message that fits in unscheduled bytes needs no GRANT.
-		sendUnscheduled(t, p, 300, 5000, params.UnschedBytes, 1400)
-		if err := p.ExpectNone(ctx, Match{Type: wire.TypeGrant, RPC: 300}, 20*time.Millisecond); err != nil {
-			t.Fatal(err)
-		}
-		// The response arrives instead.
-		if _, err := p.Expect(ctx, Match{Type: wire.TypeData, RPC: 300}, 20*time.Millisecond); err != nil {
-			t.Fatal(err)
-		}
-		sendUnscheduled(t, p, 400, 200000, params.UnschedBytes, 1400)
-		err := p.ExpectNone(ctx, Match{Type: wire.TypeGrant, RPC: 400}, 20*time.Millisecond)
-		if err == nil || !strings.Contains(err.Error(), "unexpected GRANT for RPC 400: got GRANT") {
-			t.Fatalf("ExpectNone = %v, want an unexpected-GRANT error", err)
-		}
-	})
+	p, params := setup(t)
+	ctx := context.Background()
+	// A message that fits in unscheduled bytes needs no GRANT.
+	sendUnscheduled(t, p, 300, 5000, params.UnschedBytes, 1400)
+	if err := p.ExpectNone(ctx, Match{Type: wire.TypeGrant, RPC: 300}, 20*time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	// The response arrives instead.
+	if _, err := p.Expect(ctx, Match{Type: wire.TypeData, RPC: 300}, 20*time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	sendUnscheduled(t, p, 400, 200000, params.UnschedBytes, 1400)
+	err := p.ExpectNone(ctx, Match{Type: wire.TypeGrant, RPC: 400}, 20*time.Millisecond)
+	if err == nil || !strings.Contains(err.Error(), "unexpected GRANT for RPC 400: got GRANT") {
+		t.Fatalf("ExpectNone = %v, want an unexpected-GRANT error", err)
+	}
 }
 
 func TestPcapngAndCheck(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		p, params := setup(t)
-		ctx := context.Background()
-		sendUnscheduled(t, p, 500, 3000, params.UnschedBytes, 1400)
-		if _, err := p.Expect(ctx, Match{Type: wire.TypeData, RPC: 500}, 20*time.Millisecond); err != nil {
-			t.Fatal(err)
-		}
-		p.SendRaw(iutAddr, 7, []byte{1, 2, 3}) // malformed on purpose
-		var buf bytes.Buffer
-		if err := WritePcapng(&buf, p); err != nil {
-			t.Fatal(err)
-		}
-		r, err := pcap.NewReader(&buf, pcap.ReaderOptions{})
+	p, params := setup(t)
+	ctx := context.Background()
+	sendUnscheduled(t, p, 500, 3000, params.UnschedBytes, 1400)
+	if _, err := p.Expect(ctx, Match{Type: wire.TypeData, RPC: 500}, 20*time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	p.SendRaw(iutAddr, 7, []byte{1, 2, 3}) // malformed on purpose
+	var buf bytes.Buffer
+	if err := WritePcapng(&buf, p); err != nil {
+		t.Fatal(err)
+	}
+	r, err := pcap.NewReader(&buf, pcap.ReaderOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var types []string
+	for {
+		f, err := r.Next()
 		if err != nil {
-			t.Fatal(err)
+			break
 		}
-		var types []string
-		for {
-			f, err := r.Next()
-			if err != nil {
-				break
-			}
-			if f.Err != nil {
-				types = append(types, "bad")
-			} else {
-				types = append(types, f.Packet.Type().String())
-			}
+		if f.Err != nil {
+			types = append(types, "bad")
+		} else {
+			types = append(types, f.Packet.Type().String())
 		}
-		// Three request segments, the server's CUTOFFS (the tester sent
-		// cutoff_version 0), the response, the malformed packet.
-		if got := strings.Join(types, ","); got != "DATA,DATA,DATA,CUTOFFS,DATA,bad" {
-			t.Errorf("pcapng holds %s, want DATA,DATA,DATA,CUTOFFS,DATA,bad", got)
+	}
+	// Three request segments, the server's CUTOFFS (the tester sent
+	// cutoff_version 0), the response, the malformed packet.
+	if got := strings.Join(types, ","); got != "DATA,DATA,DATA,CUTOFFS,DATA,bad" {
+		t.Errorf("pcapng holds %s, want DATA,DATA,DATA,CUTOFFS,DATA,bad", got)
+	}
+	prof, _ := spec.LookupProfile("linux")
+	rules, _ := spec.Select(spec.Rules(), "HOMA-WIRE-*", spec.Must, "linux")
+	rep, pkts, err := Verify("linux", prof.Params, rules, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.RPCs != 1 {
+		t.Errorf("checker saw %d RPCs, want 1", rep.RPCs)
+	}
+	bad := 0
+	for _, v := range rep.Violations {
+		if v.Frame == len(types) && v.Rule == "HOMA-WIRE-001" {
+			bad++
 		}
-		prof, _ := spec.LookupProfile("linux")
-		rules, _ := spec.Select(spec.Rules(), "HOMA-WIRE-*", spec.Must, "linux")
-		rep, pkts, err := Verify("linux", prof.Params, rules, p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if rep.RPCs != 1 {
-			t.Errorf("checker saw %d RPCs, want 1", rep.RPCs)
-		}
-		bad := 0
-		for _, v := range rep.Violations {
-			if v.Frame == len(types) && v.Rule == "HOMA-WIRE-001" {
-				bad++
-			}
-		}
-		if !pkts[len(types)-1].Sent {
-			t.Errorf("last frame not marked as sent by the tester")
-		}
-		if bad == 0 {
-			t.Errorf("checker found no HOMA-WIRE-001 violation at the malformed last frame: %v", rep.Violations)
-		}
-	})
+	}
+	if !pkts[len(types)-1].Sent {
+		t.Errorf("last frame not marked as sent by the tester")
+	}
+	if bad == 0 {
+		t.Errorf("checker found no HOMA-WIRE-001 violation at the malformed last frame: %v", rep.Violations)
+	}
 }

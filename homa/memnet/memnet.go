@@ -3,6 +3,11 @@
 // a one-way delay, seeded random loss and a drop hook. Under
 // testing/synctest all its timing runs on virtual time, so protocol tests
 // are fast and repeatable.
+//
+// It is a test transport for the real-time driver homa.Host (and the ref
+// agent's in-process tests), which delivers on goroutines and timers;
+// homatest's environments that run without namespaces use the simulator
+// (package sim), which drives homa.Machine on one virtual clock.
 package memnet
 
 import (

@@ -24,7 +24,7 @@ func TestRunReportPage(t *testing.T) {
 	htmltest.Chromium(t)
 	t.Setenv("HOMATEST_CLI_CHILD", "1")
 	dir := filepath.Join(t.TempDir(), "run")
-	out, err, code := run(t, "run", "--env", "mem", "--focus", "GRANT-long-request", "--fault", "no-grants", "--artifacts", dir, "-o", "html")
+	out, err, code := run(t, "run", "--env", "sim", "--focus", "GRANT-long-request", "--fault", "no-grants", "--artifacts", dir, "-o", "html")
 	if code != ExitViolations {
 		t.Fatalf("run --fault no-grants: exit %d, %v\n%s", code, err, out)
 	}
@@ -34,7 +34,7 @@ func TestRunReportPage(t *testing.T) {
 	}
 	dom := htmltest.DOM(t, page)
 	for _, want := range []string{`class="fail">FAIL: 1 of `, "GRANT-long-request: the unscheduled DATA of a long request draws GRANTs",
-		"HOMA-GRANT-002 (MUST): ", "no GRANT from 198.18.0.1", `homatest run --focus "GRANT-long-request" --env mem --fault no-grants`} {
+		"HOMA-GRANT-002 (MUST): ", "no GRANT from 198.18.0.1", `homatest run --focus "GRANT-long-request" --env sim --fault no-grants`} {
 		if !strings.Contains(dom, want) {
 			t.Errorf("the page lacks %q", want)
 		}
@@ -103,7 +103,7 @@ func TestCheckReportPage(t *testing.T) {
 func TestRunAnnotatedCapture(t *testing.T) {
 	t.Setenv("HOMATEST_CLI_CHILD", "1")
 	dir := filepath.Join(t.TempDir(), "run")
-	out, err, code := run(t, "run", "--env", "mem", "--focus", "GRANT-long-request", "--fault", "grant-past-end", "-o", "json", "--artifacts", dir)
+	out, err, code := run(t, "run", "--env", "sim", "--focus", "GRANT-long-request", "--fault", "grant-past-end", "-o", "json", "--artifacts", dir)
 	if code != ExitViolations {
 		t.Fatalf("run --fault grant-past-end: exit %d, %v\n%s", code, err, out)
 	}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -50,8 +51,9 @@ level (MUST or SHOULD).
 
 The default IUT is the built-in reference implementation (package homa). As
 root the default environment is network namespaces behind a switch (--env
-ns); otherwise an in-memory network in this process (--env mem), which needs
-no privileges. Output: a table of
+ns); otherwise the simulator (--env sim: the reference implementation and
+the tester peers on virtual time, no privileges, exact timing windows, the
+same results on any machine). Output: a table of
 specs by area, then every failure with its rule IDs, expected against
 observed, the path of a pcapng holding just that spec's packets (the spec
 checker's findings as packet comments on their frames), and the command
@@ -80,7 +82,7 @@ environment error.`,
 	}
 	f := cmd.Flags()
 	f.StringVar(&o.impl, "impl", "ref", "implementation under test: ref (built-in reference implementation), linux (kernel Homa module), or a manifest YAML file")
-	f.StringVar(&o.env, "env", "auto", "environment: ns (network namespaces, root), mem (in-process, in-memory network, ref only), auto (ns as root, else mem)")
+	f.StringVar(&o.env, "env", "auto", "environment: ns (network namespaces, root), sim (the simulator, virtual time, ref only), auto (ns as root, else sim)")
 	f.StringVar(&o.labelFilter, "label-filter", "", "Ginkgo label filter over rule IDs, areas and levels, e.g. 'grant && MUST'")
 	f.StringVar(&o.rules, "rules", "", "comma-separated rule-ID globs: run only specs checking these rules, e.g. 'HOMA-GRANT-*'")
 	f.StringArrayVar(&o.focus, "focus", nil, "run only specs whose name contains this text (repeat for several)")
@@ -101,7 +103,7 @@ environment error.`,
 // validate checks the flags before anything runs.
 func (o *runOpts) validate() error {
 	if o.env == "auto" {
-		o.env = "mem"
+		o.env = "sim"
 		if os.Geteuid() == 0 {
 			o.env = "ns"
 		}
@@ -110,12 +112,16 @@ func (o *runOpts) validate() error {
 		return err
 	}
 	switch {
-	case o.env != "mem" && o.env != "ns":
-		return fmt.Errorf("--env %q: want ns, mem or auto", o.env)
-	case o.env == "mem" && o.impl != "ref":
-		return fmt.Errorf("--impl %s needs --env ns (the in-memory network runs only the built-in reference implementation)", o.impl)
+	case o.env == "mem":
+		return errors.New("--env mem is gone: the simulator replaced the in-memory network; use --env sim (no root needed)")
+	case o.env != "sim" && o.env != "ns":
+		return fmt.Errorf("--env %q: want ns, sim or auto", o.env)
+	case o.env == "sim" && o.impl != "ref":
+		return fmt.Errorf("--impl %s needs --env ns (the simulator runs only the built-in reference implementation)", o.impl)
+	case o.env == "sim" && o.nsWorkloads:
+		return errors.New("--ns-workloads runs the workload specs in namespaces: it needs --env ns (and root)")
 	case o.env == "ns" && os.Geteuid() != 0:
-		return errors.New("--env ns builds network namespaces and needs root: run with sudo, or use --env mem")
+		return errors.New("--env ns builds network namespaces and needs root: run with sudo, or use --env sim")
 	case o.repeat < 1:
 		return fmt.Errorf("--repeat %d: want 1 or more", o.repeat)
 	case o.matrix && o.output == "html":
@@ -414,9 +420,9 @@ func (o *runOpts) child(name, fault string, focus []string) (*conformance.Result
 
 // onePass runs the suite once in this process (the child side of child).
 func (o *runOpts) onePass() error {
-	var faults []homa.Fault
+	var faults []string
 	if o.fault != "" {
-		faults = append(faults, homa.Fault(o.fault))
+		faults = append(faults, o.fault)
 	}
 	logf, err := os.Create(filepath.Join(o.artifacts, "ginkgo.log"))
 	if err != nil {
@@ -424,7 +430,7 @@ func (o *runOpts) onePass() error {
 	}
 	defer logf.Close()
 	newEnv := func() (*conformance.Env, error) {
-		return conformance.NewMemEnv(conformance.MemEnvConfig{Faults: faults})
+		return conformance.NewSimEnv(conformance.SimEnvConfig{Faults: faults, Artifacts: o.artifacts})
 	}
 	if o.env == "ns" {
 		m, err := o.manifest()
@@ -435,24 +441,23 @@ func (o *runOpts) onePass() error {
 		for k, v := range m.Env {
 			env = append(env, k+"="+v)
 		}
-		var fs []string
-		if o.fault != "" {
-			fs = append(fs, o.fault)
-		}
 		params := agent.Params{}
 		for k, v := range m.Params {
 			params[k] = v
 		}
+		var benchParams agent.Params // nil: the manifest's params
 		if o.impl == "ref" {
-			// The reference implementation runs with a 5 ms tick here, as
-			// in --env mem (conformance.RefTick).
+			// The reference implementation runs with a 5 ms tick in real
+			// time (conformance.RefTick); its workload benches keep
+			// their 10 ms tick.
+			benchParams = maps.Clone(params)
 			params["tick_ns"] = int64(conformance.RefTick)
 		}
 		newEnv = func() (*conformance.Env, error) {
 			ctx, cancel := context.WithTimeout(context.Background(), timescale.D(30*time.Second))
 			defer cancel()
 			return conformance.NewNSEnv(ctx, conformance.NSEnvConfig{Agent: m.Command, AgentEnv: env,
-				Params: params, Faults: fs, Claimed: m.Capabilities, Artifacts: o.artifacts, Workloads: o.nsWorkloads, RefBench: o.impl == "ref"})
+				Params: params, BenchParams: benchParams, Faults: faults, Claimed: m.Capabilities, Artifacts: o.artifacts, Workloads: o.nsWorkloads, RefBench: o.impl == "ref"})
 		}
 	}
 	// Ginkgo handles SIGINT and SIGTERM in the pass: it interrupts the

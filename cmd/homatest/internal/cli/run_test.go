@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -92,14 +93,18 @@ func TestRunUsageErrors(t *testing.T) {
 		want string
 	}{
 		{[]string{"run", "--impl", "quic"}, `--impl "quic"`},
-		{[]string{"run", "--impl", noAgent, "--env", "mem"}, `agent program "/nonexistent/agent" cannot be run (stat /nonexistent/agent: no such file or directory): fix command[0]`},
+		{[]string{"run", "--impl", noAgent, "--env", "sim"}, `agent program "/nonexistent/agent" cannot be run (stat /nonexistent/agent: no such file or directory): fix command[0]`},
 		{[]string{"run", "--fault", "nope"}, `--fault "nope": no such fault knob`},
 		{[]string{"run", "--repeat", "0"}, "--repeat 0"},
-		{[]string{"run", "--env", "mem", "--artifacts", "/dev/null/x"}, "--artifacts: mkdir /dev/null: not a directory (pass --artifacts DIR somewhere writable)"},
+		{[]string{"run", "--env", "sim", "--artifacts", "/dev/null/x"}, "--artifacts: mkdir /dev/null: not a directory (pass --artifacts DIR somewhere writable)"},
 		{[]string{"run", "-o", "xml"}, `-o "xml"`},
 		{[]string{"run", "--mutation-matrix", "--fault", "no-grants"}, "drop --fault"},
-		{[]string{"run", "--env", "mem", "--focus", "no-such-spec-xyz"}, "no spec matched"},
-		{[]string{"run", "--env", "mem", "--rules", "HOMA-NOPE-*"}, "no spec matched"},
+		{[]string{"run", "--env", "sim", "--focus", "no-such-spec-xyz"}, "no spec matched"},
+		{[]string{"run", "--env", "sim", "--rules", "HOMA-NOPE-*"}, "no spec matched"},
+		{[]string{"run", "--env", "mem"}, "--env mem is gone: the simulator replaced the in-memory network; use --env sim"},
+		{[]string{"run", "--env", "qemu"}, `--env "qemu": want ns, sim or auto`},
+		{[]string{"run", "--env", "sim", "--impl", "linux"}, "--impl linux needs --env ns (the simulator runs only the built-in reference implementation)"},
+		{[]string{"run", "--env", "sim", "--ns-workloads"}, "--ns-workloads runs the workload specs in namespaces: it needs --env ns"},
 	} {
 		_, err, code := run(t, c.args...)
 		if code != ExitUsage || err == nil || !strings.Contains(err.Error(), c.want) {
@@ -111,12 +116,12 @@ func TestRunUsageErrors(t *testing.T) {
 // keep the import used when the JSON shape changes
 var _ = conformance.Result{}
 
-func TestRunMemEnvAndUnsupported(t *testing.T) {
+func TestRunSimEnvAndUnsupported(t *testing.T) {
 	t.Setenv("HOMATEST_CLI_CHILD", "1")
 	dir := t.TempDir()
-	out, err, code := run(t, "run", "--env", "mem", "--focus", "RPC_UNKNOWN-reply", "--artifacts", filepath.Join(dir, "mem"))
-	if code != ExitOK || !strings.Contains(out, "in-memory network") || !strings.Contains(out, "PASS") {
-		t.Fatalf("--env mem: exit %d, %v\n%s", code, err, out)
+	out, err, code := run(t, "run", "--env", "sim", "--focus", "RPC_UNKNOWN-reply", "--artifacts", filepath.Join(dir, "sim"))
+	if code != ExitOK || !strings.Contains(out, "simulator: h1 IUT") || !strings.Contains(out, "PASS") {
+		t.Fatalf("--env sim: exit %d, %v\n%s", code, err, out)
 	}
 	if os.Geteuid() != 0 {
 		return // --impl linux needs the namespace environment
@@ -132,6 +137,70 @@ func TestRunMemEnvAndUnsupported(t *testing.T) {
 	if out != "" || strings.Count(err.Error(), "environment") > 0 {
 		t.Errorf("--impl linux on a kernel without Homa: output %q, error %q; want no output and the reason alone", out, err)
 	}
+}
+
+// TestRunSimRepeatIdentical: in the simulator, passes of the whole suite
+// (active and passive specs) give the same report, wall times aside, and
+// the same capture of the active specs, byte for byte: virtual time makes
+// the verdicts independent of the machine's load.
+func TestRunSimRepeatIdentical(t *testing.T) {
+	t.Setenv("HOMATEST_CLI_CHILD", "1")
+	dir := t.TempDir()
+	const passes = 3
+	out, err, code := run(t, "run", "--env", "sim", "--repeat", fmt.Sprint(passes), "--artifacts", dir, "-o", "json")
+	if code != ExitOK {
+		t.Fatalf("run --env sim --repeat %d: exit %d, %v\n%s", passes, code, err, out)
+	}
+	var rep runReport
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatalf("bad JSON: %v\n%s", err, out)
+	}
+	if len(rep.Passes) != passes {
+		t.Fatalf("%d passes, want %d", len(rep.Passes), passes)
+	}
+	var first []byte
+	var firstCap []byte
+	for i, p := range rep.Passes {
+		if n := len(p.Specs); n != 28 {
+			t.Errorf("pass %d ran %d specs, want all 28", i+1, n)
+		}
+		for _, s := range p.Specs {
+			if s.State != "passed" {
+				t.Errorf("pass %d: %s %s: %s", i+1, s.Name, s.State, s.Failure)
+			}
+		}
+		b, err := json.Marshal(withoutWallTimes(*p))
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := os.ReadFile(filepath.Join(dir, fmt.Sprintf("pass-%d", i+1), "capture.pcapng"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i == 0 {
+			first, firstCap = b, c
+			if len(c) < 10000 {
+				t.Errorf("pass 1's capture.pcapng has %d bytes: the active specs' packets are missing", len(c))
+			}
+			continue
+		}
+		if string(b) != string(first) {
+			t.Errorf("pass %d's report differs from pass 1's:\n%s\n%s", i+1, b, first)
+		}
+		if string(c) != string(firstCap) {
+			t.Errorf("pass %d's capture.pcapng differs from pass 1's (%d and %d bytes)", i+1, len(c), len(firstCap))
+		}
+	}
+}
+
+// withoutWallTimes returns r with its wall-clock durations zeroed.
+func withoutWallTimes(r conformance.Result) conformance.Result {
+	r.Duration = 0
+	r.Specs = slices.Clone(r.Specs)
+	for i := range r.Specs {
+		r.Specs[i].Duration = 0
+	}
+	return r
 }
 
 // TestRerunInconclusive folds reruns of specs with timing-inconclusive

@@ -1,0 +1,126 @@
+package conformance
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"net/netip"
+	"os"
+	"path/filepath"
+
+	"github.com/homatest/homatest/agent"
+	"github.com/homatest/homatest/conformance/tester"
+	"github.com/homatest/homatest/homa"
+	"github.com/homatest/homatest/netem"
+	"github.com/homatest/homatest/sim"
+)
+
+// SimEnvConfig configures NewSimEnv.
+type SimEnvConfig struct {
+	// Faults are reference-implementation fault knobs for the IUT (and
+	// the passive specs' reference hosts).
+	Faults []string
+	// Artifacts is the run folder: capture.pcapng (every packet of the
+	// active specs, as sent and as delivered, 128 bytes of each) and the
+	// passive specs' captures; "" keeps no capture of the active specs.
+	Artifacts string
+}
+
+// simSeed seeds the simulation of the active specs. Their switch applies
+// no impairment, so nothing draws from it; it is fixed so that a run is
+// the same however often it is repeated.
+const simSeed = 1
+
+// NewSimEnv builds the suite's environment in the simulator (package sim,
+// virtual time): the reference implementation's protocol state machine
+// as the IUT on host h1 (198.18.0.1, driven as the ref agent would drive
+// it: sim.Agent), and tester hosts h2 and h3 as raw endpoints whose Peers
+// wait on the simulation's clock (tester.SimClock): a spec's expectation
+// steps virtual time until its packet arrives or its window ends. The
+// switch is netem's core with 8 strict-priority queues and no rate,
+// delay or processing cost, so a packet reaches the other end at the
+// virtual instant it was sent: what the tester records is, to the
+// nanosecond, what the IUT sent and when, and timing windows need no
+// slack (sim.ViewTolerance: records of one instant are 1 ns apart). The
+// IUT paces its DATA itself for a 10 Gbit/s link (homa.ParamsForLink) and
+// keeps HomaModule's 1 ms timer tick: nothing here runs late. Passive
+// specs run their benches in simulations of their own (simBench). No
+// privileges needed; the same run gives the same results on any machine.
+func NewSimEnv(cfg SimEnvConfig) (*Env, error) {
+	var faults []homa.Fault
+	for _, f := range cfg.Faults {
+		faults = append(faults, homa.Fault(f))
+	}
+	ap := agent.Params{"link_bps": int64(10e9)}
+	p, err := agent.RefParams(ap)
+	if err != nil {
+		return nil, err
+	}
+	sp, err := agent.ParamsOf(p).Spec("linux")
+	if err != nil {
+		return nil, err
+	}
+	s, err := sim.New(sim.Config{Seed: simSeed, Link: netem.LinkConfig{Priorities: netem.MaxPriorities}, Cost: &sim.Cost{}})
+	if err != nil {
+		return nil, err
+	}
+	iutAddr := netip.AddrFrom4([4]byte{198, 18, 0, 1})
+	h, err := s.AddHost(sim.HostConfig{Name: "h1", Addr: iutAddr, Params: p, Faults: faults})
+	if err != nil {
+		return nil, err
+	}
+	clock := tester.NewSimClock(s)
+	e := &Env{Profile: "linux", Slack: sim.ViewTolerance, Clock: clock, Virtual: true,
+		Describe: "simulator: h1 IUT (virtual time, 1 ms tick), h2-h3 testers"}
+	for i := range 2 {
+		a := netip.AddrFrom4([4]byte{198, 18, 0, byte(2 + i)})
+		r, err := s.AddRaw(fmt.Sprintf("h%d", 2+i), a)
+		if err != nil {
+			return nil, err
+		}
+		e.TesterAddrs = append(e.TesterAddrs, a)
+		e.Testers = append(e.Testers, func() (homa.Transport, error) { return tester.SimTransport(clock, r), nil })
+	}
+	var capFile *os.File
+	var capBuf *bufio.Writer
+	if cfg.Artifacts != "" {
+		if err := os.MkdirAll(cfg.Artifacts, 0o755); err != nil {
+			return nil, err
+		}
+		capFile, err = os.Create(filepath.Join(cfg.Artifacts, "capture.pcapng"))
+		if err != nil {
+			return nil, err
+		}
+		capBuf = bufio.NewWriter(capFile)
+		// Homa headers are enough to decode and check the exchange (the
+		// specs judge their peers' own records); 128 bytes keep a pass's
+		// capture near a megabyte.
+		if err := s.Capture(sim.CaptureConfig{Both: capBuf, SnapLen: 128}); err != nil {
+			capFile.Close()
+			return nil, err
+		}
+	}
+	a, err := h.Agent()
+	if err != nil {
+		return nil, err
+	}
+	caps := append([]string{agent.CapIPv4}, agent.RefCapabilities()...)
+	e.IUT = &simTarget{a: a, clock: clock, info: TargetInfo{Impl: "ref", Version: "simulated", Addr: iutAddr,
+		Capabilities: caps, Params: sp, MTU: p.MTU}}
+	dir := cfg.Artifacts
+	if dir == "" {
+		dir = os.TempDir()
+	}
+	e.NewBench = func(n int, imp LinkImpairment) (*Bench, error) {
+		return simBench(n, imp, cfg.Faults, dir)
+	}
+	e.Close = func() error {
+		if capFile == nil {
+			return nil
+		}
+		var err error
+		clock.Do(func() { err = s.Flush() })
+		return errors.Join(err, capBuf.Flush(), capFile.Close())
+	}
+	return e, nil
+}

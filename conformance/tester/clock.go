@@ -1,0 +1,169 @@
+package tester
+
+import (
+	"context"
+	"net/netip"
+	"sync"
+	"time"
+
+	"github.com/homatest/homatest/homa"
+	"github.com/homatest/homatest/sim"
+)
+
+// Clock is the time a Peer stamps its packets with and waits on: the wall
+// clock (NewWallClock), or a simulator's virtual clock that the waiting
+// goroutine steps itself (SimClock). Every blocking call of a Peer, and
+// of a test driving one, waits through its Clock, so the same test runs
+// in real time and in the simulator.
+type Clock interface {
+	// Now returns the current time.
+	Now() time.Time
+	// Wait blocks until ready() reports true, the clock reaches deadline,
+	// or ctx ends, whichever is first. It reports ready()'s last value,
+	// and ctx's error when ctx ended first. ready is called on the
+	// waiting goroutine: on the wall clock each time Notify is called,
+	// on a virtual clock after every event of the simulation.
+	Wait(ctx context.Context, deadline time.Time, ready func() bool) (bool, error)
+	// Notify says that something a Wait's ready looks at may have
+	// changed (a packet arrived, a call completed); call it after the
+	// change, from any goroutine.
+	Notify()
+}
+
+// NewWallClock returns a real-time clock (time.Now; testing/synctest's
+// bubble time when made inside a bubble). Its Notify wakes every waiter
+// on it, and each re-checks its own ready: share one among the peers and
+// the IUT's calls a test waits on.
+func NewWallClock() Clock { return &wallClock{changed: make(chan struct{})} }
+
+type wallClock struct {
+	mu      sync.Mutex
+	changed chan struct{} // closed and replaced by Notify
+}
+
+func (c *wallClock) Now() time.Time { return time.Now() }
+
+func (c *wallClock) Notify() {
+	c.mu.Lock()
+	close(c.changed)
+	c.changed = make(chan struct{})
+	c.mu.Unlock()
+}
+
+func (c *wallClock) Wait(ctx context.Context, deadline time.Time, ready func() bool) (bool, error) {
+	t := time.NewTimer(time.Until(deadline))
+	defer t.Stop()
+	for {
+		c.mu.Lock()
+		changed := c.changed
+		c.mu.Unlock()
+		if ready() {
+			return true, nil
+		}
+		select {
+		case <-changed:
+		case <-t.C:
+			return ready(), nil
+		case <-ctx.Done():
+			return ready(), ctx.Err()
+		}
+	}
+}
+
+// SimClock is a simulator's virtual clock (package sim) as a Clock: Wait
+// steps the simulation event by event on the calling goroutine until
+// ready holds or the deadline comes, so a test's expectations advance
+// virtual time exactly as far as they need, however loaded the machine
+// is. Times are the simulation's virtual time since the Unix epoch (the
+// stamps of its captures). Its methods are safe for concurrent use (a
+// mutex keeps one goroutine in the simulation at a time), but a test
+// should drive it from one goroutine: which of two goroutines steps first
+// would decide the outcome.
+type SimClock struct {
+	s *sim.Sim
+	// mu is held while the simulation runs (Wait, Do).
+	mu sync.Mutex
+	// stampMu guards last: Now is called inside the simulation's events
+	// (a raw endpoint's handler) while mu is held.
+	stampMu sync.Mutex
+	last    time.Duration
+}
+
+// NewSimClock returns the virtual clock of s.
+func NewSimClock(s *sim.Sim) *SimClock { return &SimClock{s: s, last: -1} }
+
+// Now returns the virtual time. Calls at one virtual instant return times
+// 1 ns apart, so packets recorded at one instant keep, in time order, the
+// order they were recorded in (as the simulator's captures stamp them).
+func (c *SimClock) Now() time.Time {
+	c.stampMu.Lock()
+	defer c.stampMu.Unlock()
+	c.last = max(c.s.Now(), c.last+1)
+	return time.Unix(0, int64(c.last))
+}
+
+// Notify does nothing: Wait checks ready after every event.
+func (c *SimClock) Notify() {}
+
+// ctxEvery is how many events Wait processes between looks at its
+// context, so an interrupt stops a long wait promptly and cheaply.
+const ctxEvery = 1024
+
+// Wait steps the simulation until ready holds, the next event lies past
+// deadline (the clock then moves to deadline), or ctx ends.
+func (c *SimClock) Wait(ctx context.Context, deadline time.Time, ready func() bool) (bool, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	end := time.Duration(deadline.UnixNano())
+	for n := 0; ; n++ {
+		if ready() {
+			return true, nil
+		}
+		if n%ctxEvery == 0 && ctx.Err() != nil {
+			return false, ctx.Err()
+		}
+		at, ok := c.s.Next()
+		if !ok || at > end {
+			c.s.RunUntil(max(end, c.s.Now()))
+			return ready(), nil
+		}
+		c.s.Step()
+	}
+}
+
+// Do runs fn with the simulation held (no Wait runs meanwhile): for
+// inputs to the simulation from outside its events, such as an
+// application call on a simulated host.
+func (c *SimClock) Do(fn func()) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	fn()
+}
+
+// SimTransport returns raw endpoint h of a simulation (sim.Sim.AddRaw) as
+// a homa.Transport for a Peer on c: Send sends now, the handler is called
+// inside the simulation's events (on the goroutine stepping it), and
+// Close detaches the handler, leaving the endpoint for the next Peer.
+func SimTransport(c *SimClock, h *sim.Host) homa.Transport { return &simTransport{c: c, h: h} }
+
+type simTransport struct {
+	c *SimClock
+	h *sim.Host
+}
+
+func (t *simTransport) LocalAddr() netip.Addr { return t.h.Addr() }
+
+func (t *simTransport) Send(dst netip.Addr, prio uint8, pkt []byte) error {
+	var err error
+	t.c.Do(func() { err = t.h.Send(dst, prio, pkt) })
+	return err
+}
+
+func (t *simTransport) SetHandler(fn func(src netip.Addr, prio uint8, pkt []byte)) {
+	t.c.Do(func() { t.h.OnPacket(fn) })
+}
+
+func (t *simTransport) Close() error {
+	t.c.Do(func() { t.h.OnPacket(nil) })
+	return nil
+}
