@@ -12,10 +12,11 @@ type Cutoffs struct{ Packet }
 // UnschedCutoff returns unsched_cutoffs[i] in bytes, 0 for i outside 0..7.
 // Recipients ignore entry 0 and use INT_MAX (homa_incoming.c homa_cutoffs_pkt).
 func (c Cutoffs) UnschedCutoff(i int) uint32 {
-	if i < 0 || i >= NumCutoffs {
+	u := &hdrsOf(c.v).unschedCutoffs
+	if i < 0 || i >= len(u) {
 		return 0
 	}
-	return get32(c.b, 28+4*i)
+	return read32(c.b, &u[i])
 }
 
 // UnschedCutoffs returns all eight unsched_cutoffs.
@@ -28,7 +29,9 @@ func (c Cutoffs) UnschedCutoffs() [NumCutoffs]uint32 {
 }
 
 // CutoffVersion returns cutoff_version.
-func (c Cutoffs) CutoffVersion() uint16 { return get16(c.b, 60) }
+func (c Cutoffs) CutoffVersion() uint16 {
+	return read16(c.b, &hdrsOf(c.v).cutoffs[cutoffsCutoffVersion])
+}
 
 // CutoffsFields holds the values of a CUTOFFS packet for encoding.
 type CutoffsFields struct {
@@ -56,9 +59,10 @@ func (f *CutoffsFields) AppendTo(b []byte, o EncodeOptions) ([]byte, error) {
 	if err != nil {
 		return b, err
 	}
+	l := &hdrsOf(v).cutoffs
 	for i, c := range f.UnschedCutoffs {
-		put32(h, 28+4*i, c)
+		write32(h, &hdrsOf(v).unschedCutoffs[i], c)
 	}
-	put16(h, 60, f.CutoffVersion)
+	write16(h, &l[cutoffsCutoffVersion], f.CutoffVersion)
 	return b, finish(b[start:], TypeCutoffs, v, o)
 }
