@@ -68,22 +68,17 @@ func (f *AckFields) CommonFields() *CommonFields { return &f.Common }
 
 // AppendTo appends the ACK header (80 bytes; 90 for Version2024) to b.
 func (f *AckFields) AppendTo(b []byte, o EncodeOptions) ([]byte, error) {
-	start := len(b)
-	b, h, v, err := begin(b, TypeAck, &f.Common, o)
-	if err != nil {
-		return b, err
-	}
-	num := f.NumAcks
-	if o.FixLengths {
-		num = uint16(min(len(f.Acks), MaxAcksPerPkt))
-	}
-	l := hdrsOf(v)
-	write16(h, &l.ack[ackNumAcks], num)
-	for i, e := range f.Acks {
-		if i >= len(l.acks) {
-			break // only acks[HOMA_MAX_ACKS_PER_PKT] fit
+	return appendPacket(b, TypeAck, &f.Common, nil, o, func(h []byte, l *hdrs) {
+		num := f.NumAcks
+		if o.FixLengths {
+			num = uint16(min(len(f.Acks), len(l.acks)))
 		}
-		writeAckEntry(h, &l.acks[i], e)
-	}
-	return b, finish(b[start:], TypeAck, v, o)
+		write16(h, &l.ack[ackNumAcks], num)
+		for i, e := range f.Acks {
+			if i >= len(l.acks) {
+				break // only acks[HOMA_MAX_ACKS_PER_PKT] fit
+			}
+			writeAckEntry(h, &l.acks[i], e)
+		}
+	})
 }

@@ -54,15 +54,10 @@ func (f *CutoffsFields) CommonFields() *CommonFields { return &f.Common }
 // AppendTo appends the 62-byte CUTOFFS header to b; ErrUnsupported for
 // VersionUpstream.
 func (f *CutoffsFields) AppendTo(b []byte, o EncodeOptions) ([]byte, error) {
-	start := len(b)
-	b, h, v, err := begin(b, TypeCutoffs, &f.Common, o)
-	if err != nil {
-		return b, err
-	}
-	l := &hdrsOf(v).cutoffs
-	for i, c := range f.UnschedCutoffs {
-		write32(h, &hdrsOf(v).unschedCutoffs[i], c)
-	}
-	write16(h, &l[cutoffsCutoffVersion], f.CutoffVersion)
-	return b, finish(b[start:], TypeCutoffs, v, o)
+	return appendPacket(b, TypeCutoffs, &f.Common, nil, o, func(h []byte, l *hdrs) {
+		for i, c := range f.UnschedCutoffs {
+			write32(h, &l.unschedCutoffs[i], c)
+		}
+		write16(h, &l.cutoffs[cutoffsCutoffVersion], f.CutoffVersion)
+	})
 }

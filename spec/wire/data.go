@@ -245,20 +245,14 @@ func (f *DataFields) CommonFields() *CommonFields { return &f.Common }
 
 // AppendTo appends the DATA header and payload to b (see [Fields]).
 func (f *DataFields) AppendTo(b []byte, o EncodeOptions) ([]byte, error) {
-	start := len(b)
-	b, h, v, err := begin(b, TypeData, &f.Common, o)
-	if err != nil {
-		return b, err
-	}
-	l := &hdrsOf(v).data
-	write32(h, &l[dataMessageLength], f.MessageLength)
-	write32(h, &l[dataIncoming], f.Incoming)
-	writeAckEntry(h, &hdrsOf(v).dataAck, f.Ack)
-	write16(h, &l[dataCutoffVersion], f.CutoffVersion)
-	write8(h, &l[dataRetransmit], f.Retransmit)
-	write32(h, &l[dataSegOffset], f.SegOffset)
-	b = append(b, f.Payload...)
-	return b, finish(b[start:], TypeData, v, o)
+	return appendPacket(b, TypeData, &f.Common, f.Payload, o, func(h []byte, l *hdrs) {
+		write32(h, &l.data[dataMessageLength], f.MessageLength)
+		write32(h, &l.data[dataIncoming], f.Incoming)
+		writeAckEntry(h, &l.dataAck, f.Ack)
+		write16(h, &l.data[dataCutoffVersion], f.CutoffVersion)
+		write8(h, &l.data[dataRetransmit], f.Retransmit)
+		write32(h, &l.data[dataSegOffset], f.SegOffset)
+	})
 }
 
 // MarshalJSON encodes f with HomaModule's field names, seg.offset as

@@ -42,14 +42,9 @@ func (f *GrantFields) CommonFields() *CommonFields { return &f.Common }
 // AppendTo appends the GRANT header to b (see [Fields]); ErrUnsupported for
 // VersionUpstream.
 func (f *GrantFields) AppendTo(b []byte, o EncodeOptions) ([]byte, error) {
-	start := len(b)
-	b, h, v, err := begin(b, TypeGrant, &f.Common, o)
-	if err != nil {
-		return b, err
-	}
-	l := &hdrsOf(v).grant
-	write32(h, &l[grantOffset], f.Offset)
-	write8(h, &l[grantPriority], f.Priority)
-	write8(h, &l[grantResendAll], f.ResendAll)
-	return b, finish(b[start:], TypeGrant, v, o)
+	return appendPacket(b, TypeGrant, &f.Common, nil, o, func(h []byte, l *hdrs) {
+		write32(h, &l.grant[grantOffset], f.Offset)
+		write8(h, &l.grant[grantPriority], f.Priority)
+		write8(h, &l.grant[grantResendAll], f.ResendAll)
+	})
 }

@@ -45,14 +45,9 @@ func (f *ResendFields) CommonFields() *CommonFields { return &f.Common }
 
 // AppendTo appends the RESEND header to b (37 bytes; 36 upstream).
 func (f *ResendFields) AppendTo(b []byte, o EncodeOptions) ([]byte, error) {
-	start := len(b)
-	b, h, v, err := begin(b, TypeResend, &f.Common, o)
-	if err != nil {
-		return b, err
-	}
-	l := &hdrsOf(v).resend
-	write32(h, &l[resendOffset], f.Offset)
-	write32(h, &l[resendLength], f.Length)
-	write8(h, &l[resendPriority], f.Priority)
-	return b, finish(b[start:], TypeResend, v, o)
+	return appendPacket(b, TypeResend, &f.Common, nil, o, func(h []byte, l *hdrs) {
+		write32(h, &l.resend[resendOffset], f.Offset)
+		write32(h, &l.resend[resendLength], f.Length)
+		write8(h, &l.resend[resendPriority], f.Priority)
+	})
 }
