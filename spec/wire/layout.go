@@ -291,6 +291,19 @@ func Layout(t PacketType, v Version) []FieldLayout {
 	return hdrsOf(v).layout[t-MinType]
 }
 
+// LayoutField returns the field named name (as FieldLayout.Name spells it:
+// "retransmit", "ack.client_id", "acks") in the layout of type t in version
+// v, and whether there is one: the way to a field's offset for code that
+// cannot use the typed views (nftables rules, dissectors, packet matchers).
+func LayoutField(t PacketType, v Version, name string) (FieldLayout, bool) {
+	for _, f := range Layout(t, v) {
+		if f.Name == name {
+			return f, true
+		}
+	}
+	return FieldLayout{}, false
+}
+
 // truncatedAt returns the first field of layout that does not fit in have bytes.
 func truncatedAt(layout []FieldLayout, have int) FieldLayout {
 	for _, f := range layout {

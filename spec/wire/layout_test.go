@@ -376,3 +376,34 @@ func TestFieldByName(t *testing.T) {
 		t.Errorf("Field: %v allocs/op, want 0", n)
 	}
 }
+
+// TestLayoutField finds each field of every layout by its name, and none
+// that the type or version lacks.
+func TestLayoutField(t *testing.T) {
+	for _, typ := range AllTypes {
+		for _, v := range allVersions {
+			for _, f := range Layout(typ, v) {
+				if got, ok := LayoutField(typ, v, f.Name); !ok || !reflect.DeepEqual(got, f) {
+					t.Errorf("LayoutField(%v, %v, %q) = %+v, %v; want %+v", typ, v, f.Name, got, ok, f)
+				}
+			}
+		}
+	}
+	for _, c := range []struct {
+		t    PacketType
+		v    Version
+		name string
+		off  int
+	}{
+		{TypeData, VersionCurrent, "retransmit", 48}, {TypeData, Version2024, "retransmit", 50},
+		{TypeGrant, Version2024, "resend_all", 33}, {TypeGrant, VersionCurrent, "resend_all", -1},
+		{TypeGrant, VersionUpstream, "offset", -1}, {TypeResend, VersionUpstream, "priority", -1},
+		{TypeAck, Version2024, "acks", 30}, {TypeBusy, VersionCurrent, "sender_id", 20},
+		{TypeBusy, VersionCurrent, "offset", -1}, {PacketType(0x30), VersionCurrent, "sport", -1},
+	} {
+		f, ok := LayoutField(c.t, c.v, c.name)
+		if ok != (c.off >= 0) || ok && f.Off != c.off {
+			t.Errorf("LayoutField(%v, %v, %q) = %+v, %v; want offset %d", c.t, c.v, c.name, f, ok, c.off)
+		}
+	}
+}

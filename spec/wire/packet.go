@@ -170,16 +170,15 @@ func (p Packet) Ack() Ack { return Ack{p.as(TypeAck)} }
 // fields (acks, unsched_cutoffs) are not scalars: read them with the views.
 // It does not allocate.
 func (p Packet) Field(name string) (uint64, bool) {
-	for _, f := range Layout(p.t, p.v) {
-		if f.Name == name && f.Count == 0 && f.Off+f.Size <= len(p.b) {
-			var v uint64
-			for _, c := range p.b[f.Off : f.Off+f.Size] {
-				v = v<<8 | uint64(c)
-			}
-			return v, true
-		}
+	f, ok := LayoutField(p.t, p.v, name)
+	if !ok || f.Count > 0 || f.Off+f.Size > len(p.b) {
+		return 0, false
 	}
-	return 0, false
+	var v uint64
+	for _, c := range p.b[f.Off : f.Off+f.Size] {
+		v = v<<8 | uint64(c)
+	}
+	return v, true
 }
 
 // as returns p if it has type t, else the empty Packet.
