@@ -2,9 +2,10 @@ package wire
 
 import "encoding/binary"
 
-// Bounds-safe big-endian readers and writers. Every view accessor goes
-// through them, so a view over a short slice reads zeros and writes nothing
-// instead of panicking.
+// Bounds-safe big-endian readers and writers at a computed offset (the
+// interleaved seg headers of a GSO frame, the bytes of common.ack): a short slice
+// reads zeros and writes nothing instead of panicking. Header fields go
+// through read8 … write64 below, which take the field from a layout table.
 
 func get8(b []byte, off int) uint8 {
 	if off < 0 || off >= len(b) {

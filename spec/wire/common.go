@@ -134,20 +134,14 @@ func (f *CommonFields) put(b []byte, t PacketType) {
 	c.SetSport(f.Sport)
 	c.SetDport(f.Dport)
 	c.SetSequence(f.Sequence)
-	c.setAckBytes(f.Ack)
+	if a := commonHdr[commonAck]; a.Off+a.Size <= len(c) {
+		copy(c[a.Off:a.Off+a.Size], f.Ack[:])
+	}
 	c.SetType(t)
 	c.SetDoff(f.Doff)
 	c.SetFlags(f.Flags)
-	c.setWindow(f.Window)
+	write16(c, &commonHdr[commonWindow], f.Window)
 	c.SetChecksum(f.Checksum)
 	c.SetUrgent(f.Urgent)
 	c.SetSenderID(f.SenderID)
 }
-
-func (c Common) setAckBytes(a [3]byte) {
-	if f := commonHdr[commonAck]; f.Off+f.Size <= len(c) {
-		copy(c[f.Off:f.Off+f.Size], a[:])
-	}
-}
-
-func (c Common) setWindow(v uint16) { write16(c, &commonHdr[commonWindow], v) }
