@@ -2,10 +2,10 @@ package wire
 
 import "encoding/binary"
 
-// Bounds-safe big-endian readers and writers at a computed offset (the
-// interleaved seg headers of a GSO frame, the bytes of common.ack): a short slice
-// reads zeros and writes nothing instead of panicking. Header fields go
-// through read8 … write64 below, which take the field from a layout table.
+// Bounds-safe big-endian readers at a computed offset (the interleaved seg
+// headers of a GSO frame, the bytes of common.ack): a short slice reads
+// zeros instead of panicking. Header fields go through read8 … write64
+// below, which take the field from a layout table.
 
 func get8(b []byte, off int) uint8 {
 	if off < 0 || off >= len(b) {
@@ -33,30 +33,6 @@ func get64(b []byte, off int) uint64 {
 		return 0
 	}
 	return binary.BigEndian.Uint64(b[off:])
-}
-
-func put8(b []byte, off int, v uint8) {
-	if off >= 0 && off < len(b) {
-		b[off] = v
-	}
-}
-
-func put16(b []byte, off int, v uint16) {
-	if off >= 0 && off+2 <= len(b) {
-		binary.BigEndian.PutUint16(b[off:], v)
-	}
-}
-
-func put32(b []byte, off int, v uint32) {
-	if off >= 0 && off+4 <= len(b) {
-		binary.BigEndian.PutUint32(b[off:], v)
-	}
-}
-
-func put64(b []byte, off int, v uint64) {
-	if off >= 0 && off+8 <= len(b) {
-		binary.BigEndian.PutUint64(b[off:], v)
-	}
 }
 
 // Readers and writers of one field of a layout table (layout.go). A field
