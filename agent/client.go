@@ -12,6 +12,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/homatest/homatest/internal/timescale"
 )
 
 // DefaultReplyTimeout is how long the Client waits for the reply to a
@@ -77,7 +79,7 @@ type waiter struct {
 // It starts a goroutine that reads r until EOF or Close.
 func NewClient(r io.Reader, w io.WriteCloser, opt ClientOptions) *Client {
 	if opt.ReplyTimeout <= 0 {
-		opt.ReplyTimeout = scaled(DefaultReplyTimeout)
+		opt.ReplyTimeout = timescale.D(DefaultReplyTimeout)
 	}
 	c := &Client{
 		r: r, w: w, opt: opt, log: opt.Logger,

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/homatest/homatest/internal/timescale"
+
 	"go.yaml.in/yaml/v3"
 )
 
@@ -59,7 +61,7 @@ func (t ManifestTimeouts) Effective() ManifestTimeouts {
 		if d <= 0 {
 			d = def
 		}
-		return scaled(d)
+		return timescale.D(d)
 	}
 	return ManifestTimeouts{Start: pick(t.Start, 10*time.Second), Reply: pick(t.Reply, DefaultReplyTimeout), Shutdown: pick(t.Shutdown, 5*time.Second)}
 }

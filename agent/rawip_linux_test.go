@@ -3,13 +3,15 @@ package agent
 import (
 	"context"
 	"fmt"
-	"github.com/homatest/homatest/harness"
 	"net/netip"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
 	"testing"
+
+	"github.com/homatest/homatest/harness"
+	"github.com/homatest/homatest/internal/timescale"
 )
 
 // childEnv makes the test binary run the ref agent on its standard input
@@ -86,7 +88,7 @@ func callsOverNamespaces(t *testing.T, hosts []*harness.Host, argv, env []string
 	for i, c := range clients {
 		// timeout_ticks 1000 (1 s) instead of 100: the machine is shared
 		// and a descheduled agent must not look like a lost peer.
-		h, err := c.Hello(ctx, HelloRequest{Host: hosts[i].Name, Addrs: addrs[i], Params: Params{"timeout_ticks": int(1000 * timeScale())}})
+		h, err := c.Hello(ctx, HelloRequest{Host: hosts[i].Name, Addrs: addrs[i], Params: Params{"timeout_ticks": int(1000 * timescale.Factor())}})
 		if err != nil || h.Unsupported != "" || h.Impl != "ref" || (version != "" && h.Version != version) {
 			t.Fatalf("hello %s: %+v, %v", hosts[i].Name, h, err)
 		}
