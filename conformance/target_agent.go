@@ -60,7 +60,11 @@ func NewAgentTarget(ctx context.Context, c *agent.Client, host string, addrs []n
 	if h.Unsupported != "" {
 		return nil, errors.New("unsupported: " + h.Unsupported)
 	}
-	sp, mtu, err := SpecParams(profile, h.Params)
+	sp, err := h.Params.Spec(profile)
+	if err != nil {
+		return nil, err
+	}
+	mtu, err := h.Params.MTU()
 	if err != nil {
 		return nil, err
 	}
