@@ -2,8 +2,6 @@ package conformance
 
 import (
 	"fmt"
-	"github.com/homatest/homatest/agent"
-	"github.com/homatest/homatest/spec/wire"
 	"math/rand/v2"
 	"net/netip"
 	"os"
@@ -12,6 +10,9 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/homatest/homatest/agent"
+	"github.com/homatest/homatest/spec/wire"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"

@@ -4,13 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/homatest/homatest/harness"
-	"github.com/homatest/homatest/internal/stall"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/homatest/homatest/harness"
+	"github.com/homatest/homatest/internal/stall"
 
 	. "github.com/onsi/ginkgo/v2"
 	"github.com/onsi/ginkgo/v2/formatter"

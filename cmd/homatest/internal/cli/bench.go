@@ -268,9 +268,13 @@ func (o *benchOpts) check() error {
 			return fmt.Errorf("--impl %q: --env sim simulates the reference implementation only: use --impl ref, or --env ns", o.impl)
 		}
 	}
-	if o.tcpImpl, err = implManifest("tcp", "tcp"); err != nil {
+	self, err := os.Executable()
+	if err != nil {
+		return fmt.Errorf("cannot find this program to run its agent: %w", err)
+	}
+	if o.tcpImpl, err = agent.BuiltinManifest("tcp", self); err != nil {
 		return err
 	}
-	o.homaImpl, err = implManifest(o.impl)
+	o.homaImpl, err = agent.ResolveManifest(o.impl)
 	return err
 }

@@ -171,7 +171,7 @@ func TestBenchUnsupportedLeavesNoFolder(t *testing.T) {
 	t.Setenv("HOMATEST_CLI_CHILD", "1")
 	t.Chdir(t.TempDir())
 	out, err, code := run(t, "bench", "--impl", "linux", "--hosts", "2", "--duration", "1s")
-	if code != ExitUsage || err == nil || !strings.Contains(err.Error(), "unsupported: Linux kernel has no Homa") {
+	if code != ExitUsage || err == nil || !strings.Contains(err.Error(), "unsupported: implementation linux cannot run here: Linux kernel has no Homa") {
 		t.Fatalf("bench --impl linux: exit %d, %v\n%s", code, err, out)
 	}
 	if _, err := os.Stat("homatest-runs"); !os.IsNotExist(err) {
@@ -180,14 +180,17 @@ func TestBenchUnsupportedLeavesNoFolder(t *testing.T) {
 }
 
 func TestBenchHomaParams(t *testing.T) {
-	o := &benchOpts{impl: "ref", rateBps: 100e6, rtt: time.Millisecond,
-		homaImpl: &agent.Manifest{Params: map[string]any{"resend_ticks": 3}}, homaPar: agent.Params{"max_incoming": int64(9000)}}
+	ref, _ := agent.BuiltinManifest("ref", "homatest")
+	ref.Params = agent.Params{"resend_ticks": 3}
+	o := &benchOpts{impl: "ref", rateBps: 100e6, rtt: time.Millisecond, homaImpl: ref, homaPar: agent.Params{"max_incoming": int64(9000)}}
 	p := o.homaParams()
 	// 100 Mbit/s × 1 ms = 12500 bytes; --param beats the sizing.
 	if p["unsched_bytes"] != int64(12500) || p["max_incoming"] != int64(9000) || p["tick_ns"] != int64(50e6) || p["resend_ticks"] != 3 || p["link_bps"] != int64(100e6) {
 		t.Errorf("ref params = %v", p)
 	}
-	o.impl, o.homaPar = "linux", nil
+	linux, _ := agent.BuiltinManifest("linux", "homatest")
+	linux.Params = agent.Params{"resend_ticks": 3}
+	o.impl, o.homaImpl, o.homaPar = "linux", linux, nil
 	if p := o.homaParams(); len(p) != 1 || p["resend_ticks"] != 3 {
 		t.Errorf("linux params = %v, want only the manifest's", p)
 	}

@@ -2,11 +2,9 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"maps"
-	"net/netip"
 	"os"
 	"strconv"
 	"strings"
@@ -45,24 +43,18 @@ const benchRefTick = 50 * time.Millisecond
 // buffers in bursts; homa.ParamsForLink's, scaled for µs round trips,
 // starve these ms ones), then the manifest's params, then --param. In
 // the simulator (--env sim) only link_bps: homa.ParamsForLink and
-// HomaModule's 1 ms tick, since simulated hosts keep time exactly.
+// HomaModule's 1 ms tick, since simulated hosts keep time exactly. The
+// defaults reach only an implementation that declares them (the built-in
+// ref: agent.Manifest.HelloParams).
 func (o *benchOpts) homaParams() agent.Params {
-	p := agent.Params{}
-	switch {
-	case o.env == envSim:
-		// Simulated hosts keep time exactly: HomaModule's 1 ms tick,
-		// and its lab parameters for the link (homa.ParamsForLink).
-		p["link_bps"] = int64(o.rateBps)
-	case o.impl == "ref":
+	d := agent.Params{"link_bps": int64(o.rateBps)}
+	if o.env != envSim {
 		rttBytes := max(int64(1500), int64(float64(o.rateBps)*o.rtt.Seconds()/8))
-		p["tick_ns"] = benchRefTick.Nanoseconds()
-		p["link_bps"] = int64(o.rateBps)
-		p["unsched_bytes"] = rttBytes
-		p["max_incoming"] = 8 * rttBytes
+		d["tick_ns"] = benchRefTick.Nanoseconds()
+		d["unsched_bytes"] = rttBytes
+		d["max_incoming"] = 8 * rttBytes
 	}
-	maps.Copy(p, agent.Params(o.homaImpl.Params))
-	maps.Copy(p, o.homaPar)
-	return p
+	return o.homaImpl.HelloParams(d, o.homaPar)
 }
 
 // run builds the topology (or the simulation), runs every transport and
@@ -353,67 +345,32 @@ func benchRecords(rs []traffic.Record) []bench.Record {
 
 // benchAgents are one transport's agents, one per host in host order.
 type benchAgents struct {
-	eps     []traffic.Endpoint
-	procs   []*harness.Process
-	logs    []io.Closer
-	timeout agent.ManifestTimeouts
+	agents []*agent.Agent
+	eps    []traffic.Endpoint
 }
 
-// startBenchAgents starts m's agent on every host of topo and says hello
-// with the host's IPv4 address and params. Errors name the host and quote
-// the agent's last stderr lines; a hello with "unsupported" is an error.
+// startBenchAgents starts m's agent on every host of topo (agent.Start,
+// its log named after the manifest: both transports run on every host)
+// and says hello with the host's IPv4 address and params (flattened
+// already: the manifest's own params are among them).
 func startBenchAgents(ctx context.Context, topo *harness.Topology, m *agent.Manifest, params agent.Params) (*benchAgents, error) {
-	a := &benchAgents{timeout: m.Timeouts.Effective()}
-	var env []string
-	for k, v := range m.Env {
-		env = append(env, k+"="+v)
-	}
+	a := &benchAgents{}
 	for _, h := range topo.Hosts {
-		logf, err := topo.Artifacts.OpenLog(fmt.Sprintf("%s.%s.stderr.log", h.Name, m.Name))
+		ag, err := agent.Start(ctx, h, agent.StartConfig{Manifest: m, Params: params, LogName: m.Name})
 		if err != nil {
 			a.close()
 			return nil, err
 		}
-		a.logs = append(a.logs, logf)
-		tail := agent.NewTailWriter(5, 4096)
-		proc, err := h.Start(harness.ProcSpec{Path: m.Command[0], Args: m.Command[1:], Env: env, Name: m.Name,
-			Stderr: io.MultiWriter(logf, tail)})
-		if err != nil {
-			a.close()
-			return nil, fmt.Errorf("starting the %s agent on %s: %w", m.Name, h.Name, err)
-		}
-		a.procs = append(a.procs, proc)
-		c := agent.NewClient(proc.Stdout(), proc.Stdin(), agent.ClientOptions{ReplyTimeout: a.timeout.Reply, StderrTail: tail.String})
-		a.eps = append(a.eps, traffic.Endpoint{Name: h.Name, Addr: h.Addr4, Client: c})
-		hctx, cancel := context.WithTimeout(ctx, a.timeout.Start)
-		hello, err := c.Hello(hctx, agent.HelloRequest{Host: h.Name, Addrs: []netip.Addr{h.Addr4}, Params: params})
-		cancel()
-		if err == nil && hello.Unsupported != "" {
-			err = errors.New("unsupported: " + hello.Unsupported)
-		}
-		if err != nil {
-			a.close()
-			return nil, fmt.Errorf("the %s agent on %s: %w", m.Name, h.Name, err)
-		}
+		a.agents = append(a.agents, ag)
+		a.eps = append(a.eps, traffic.Endpoint{Name: h.Name, Addr: h.Addr4, Client: ag.Client})
 	}
 	return a, nil
 }
 
-// close shuts every agent down (killing one that does not exit within
-// the manifest's shutdown timeout) and closes the logs.
+// close shuts every agent down (agent.Agent.Close: killed if it does not
+// exit within the manifest's shutdown timeout).
 func (a *benchAgents) close() {
-	for i, ep := range a.eps {
-		ctx, cancel := context.WithTimeout(context.Background(), a.timeout.Shutdown)
-		ep.Client.Shutdown(ctx)
-		ep.Client.Close()
-		select {
-		case <-a.procs[i].Done():
-		case <-ctx.Done():
-			a.procs[i].Kill()
-		}
-		cancel()
-	}
-	for _, l := range a.logs {
-		l.Close()
+	for _, ag := range a.agents {
+		ag.Close()
 	}
 }

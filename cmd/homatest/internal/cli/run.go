@@ -6,11 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -139,32 +137,7 @@ func (o *runOpts) validate() error {
 
 // manifest returns the IUT's agent manifest: a built-in one for ref and
 // linux (this executable's "agent" command), else the YAML file --impl names.
-func (o *runOpts) manifest() (*agent.Manifest, error) { return implManifest(o.impl) }
-
-// implManifest returns the manifest --impl names: this executable's agent
-// for the built-in ref and linux (and tcp when "tcp" is in extra), else the
-// YAML file impl.
-func implManifest(impl string, extra ...string) (*agent.Manifest, error) {
-	if impl == "ref" || impl == "linux" || slices.Contains(extra, impl) {
-		self, err := os.Executable()
-		if err != nil {
-			return nil, fmt.Errorf("cannot find this program to run its agent: %w", err)
-		}
-		return agent.BuiltinManifest(impl, self)
-	}
-	if _, err := os.Stat(impl); err != nil {
-		return nil, fmt.Errorf("--impl %q: not ref, linux or a readable manifest file (%v)", impl, err)
-	}
-	m, err := agent.LoadManifest(impl)
-	if err != nil {
-		return nil, err
-	}
-	if _, err := exec.LookPath(m.Command[0]); err != nil {
-		return nil, fmt.Errorf("manifest %s: command: agent program %q cannot be run (%v): fix command[0] to name the agent executable (an absolute path, or a name found in PATH)",
-			impl, m.Command[0], errors.Unwrap(err))
-	}
-	return m, nil
-}
+func (o *runOpts) manifest() (*agent.Manifest, error) { return agent.ResolveManifest(o.impl) }
 
 func knownFault(name string) bool {
 	for _, f := range homa.FaultNames() {
@@ -437,27 +410,11 @@ func (o *runOpts) onePass() error {
 		if err != nil {
 			return err
 		}
-		var env []string
-		for k, v := range m.Env {
-			env = append(env, k+"="+v)
-		}
-		params := agent.Params{}
-		for k, v := range m.Params {
-			params[k] = v
-		}
-		var benchParams agent.Params // nil: the manifest's params
-		if o.impl == "ref" {
-			// The reference implementation runs with a 5 ms tick in real
-			// time (conformance.RefTick); its workload benches keep
-			// their 10 ms tick.
-			benchParams = maps.Clone(params)
-			params["tick_ns"] = int64(conformance.RefTick)
-		}
 		newEnv = func() (*conformance.Env, error) {
 			ctx, cancel := context.WithTimeout(context.Background(), timescale.D(30*time.Second))
 			defer cancel()
-			return conformance.NewNSEnv(ctx, conformance.NSEnvConfig{Agent: m.Command, AgentEnv: env,
-				Params: params, BenchParams: benchParams, Faults: faults, Claimed: m.Capabilities, Artifacts: o.artifacts, Workloads: o.nsWorkloads, RefBench: o.impl == "ref"})
+			return conformance.NewNSEnv(ctx, conformance.NSEnvConfig{Manifest: m, Faults: faults, Artifacts: o.artifacts,
+				Workloads: o.nsWorkloads, RefBench: o.impl == "ref"})
 		}
 	}
 	// Ginkgo handles SIGINT and SIGTERM in the pass: it interrupts the
@@ -557,8 +514,8 @@ func (o *runOpts) report(out io.Writer, passes []*conformance.Result) error {
 // defaulted and holds no agent output; otherwise the line names it.
 func (o *runOpts) setupFailed(setupErr string, defaulted bool) error {
 	msg := "the test environment could not be built: " + setupErr
-	if _, why, ok := strings.Cut(setupErr, "unsupported: "); ok {
-		msg = fmt.Sprintf("implementation %s is unsupported here: %s", o.impl, why)
+	if why, ok := strings.CutPrefix(setupErr, "unsupported: "); ok {
+		msg = why // "implementation NAME cannot run here: REASON" (agent.Start)
 	}
 	if agentOutput(o.artifacts) || !defaulted {
 		msg += "; logs in " + o.artifacts

@@ -130,7 +130,7 @@ func TestRunSimEnvAndUnsupported(t *testing.T) {
 		t.Skip("this kernel has Homa: the linux agent is supported here")
 	}
 	out, err, code = run(t, "run", "--impl", "linux", "--artifacts", filepath.Join(dir, "linux"))
-	if code != ExitUsage || err == nil || !strings.Contains(err.Error(), "implementation linux is unsupported here: Linux kernel has no Homa") {
+	if code != ExitUsage || err == nil || !strings.Contains(err.Error(), "implementation linux cannot run here: Linux kernel has no Homa") {
 		t.Fatalf("--impl linux on a kernel without Homa: exit %d, %v\n%s", code, err, out)
 	}
 	// One error line, no report of a pass that never ran.
