@@ -195,9 +195,6 @@ func ctx() context.Context {
 // deadline is the time d from now on the environment's clock.
 func deadline(d time.Duration) time.Time { return env.Clock.Now().Add(d) }
 
-// bg is ctx for code outside specs.
-func bg() context.Context { return context.Background() }
-
 // maxSegData is the data bytes per full DATA packet on the IUT's link (IPv4).
 func maxSegData() int {
 	mtu := env.IUT.Info().MTU

@@ -36,7 +36,9 @@ func TestConformance(t *testing.T) {
 	if f := os.Getenv("HOMATEST_FAULT"); f != "" {
 		names = append(names, f)
 	}
-	newEnv := func() (*Env, error) { return NewSimEnv(SimEnvConfig{Faults: names, Artifacts: artifactsDir(t)}) }
+	newEnv := func(context.Context) (*Env, error) {
+		return NewSimEnv(SimEnvConfig{Faults: names, Artifacts: artifactsDir(t)})
+	}
 	if os.Getenv("HOMATEST_ENV") == "ns" {
 		// The ref agent as this test binary (TestMain), declaring the
 		// ref's parameters as the built-in manifest does.
@@ -45,8 +47,8 @@ func TestConformance(t *testing.T) {
 			t.Fatal(err)
 		}
 		m.Command, m.Env = []string{os.Args[0]}, map[string]string{"HOMATEST_AGENT_CHILD": "ref"}
-		newEnv = func() (*Env, error) {
-			ctx, cancel := context.WithTimeout(context.Background(), envTimeout)
+		newEnv = func(ctx context.Context) (*Env, error) {
+			ctx, cancel := context.WithTimeout(ctx, envTimeout)
 			defer cancel()
 			return NewNSEnv(ctx, NSEnvConfig{Manifest: m, Faults: names, Artifacts: artifactsDir(t), RefBench: true, Workloads: os.Getenv("HOMATEST_NS_WORKLOADS") == "1"})
 		}

@@ -1,12 +1,16 @@
 // Package cli builds the homatest command tree (cobra). Each command has a
 // newXxxCmd constructor, writes to cmd.OutOrStdout, and returns errors
-// instead of exiting; main turns them into exit codes with ExitCode.
+// instead of exiting; Main turns them into exit codes with ExitCode.
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"os"
+	"os/signal"
 	"strings"
+	"syscall"
 
 	"github.com/spf13/cobra"
 )
@@ -45,6 +49,23 @@ func ExitCode(err error) int {
 		return ee.Code
 	}
 	return ExitUsage
+}
+
+// Main runs homatest with args (the program's arguments, os.Args[1:]) and
+// returns its exit code: SIGINT and SIGTERM cancel the command's context
+// (homatest run then stops its pass: interruptGrace), and an error is
+// printed on standard error as one line. The program's main and the tests'
+// re-executed binary both run it.
+func Main(args []string) int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	cmd := New()
+	cmd.SetArgs(args)
+	err := cmd.ExecuteContext(ctx)
+	if err != nil && err.Error() != "" { // "": the code says it all (lab)
+		fmt.Fprintf(os.Stderr, "homatest: %v\n", err)
+	}
+	return ExitCode(err)
 }
 
 // New returns the root homatest command.

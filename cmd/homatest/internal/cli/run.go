@@ -148,6 +148,12 @@ func knownFault(name string) bool {
 	return false
 }
 
+// interruptGrace bounds a pass's end after homatest run is interrupted
+// (SIGINT or SIGTERM): the spec's context is cancelled at once, so a call
+// the IUT never answers ends and the suite's cleanups remove the
+// namespaces well within it; a pass still running then is killed.
+var interruptGrace = timescale.D(30 * time.Second)
+
 // errInterrupted ends a run stopped by SIGINT or SIGTERM (exit 130).
 var errInterrupted = errors.New("interrupted: the pass in progress was stopped and its namespaces removed")
 
@@ -359,14 +365,15 @@ func (o *runOpts) child(name, fault string, focus []string) (*conformance.Result
 		// Interrupted. A Ctrl-C reached the pass too and it is tearing
 		// down; a signal sent to this process alone did not, so after a
 		// grace second the pass gets one SIGINT (a second one would make
-		// Ginkgo skip its cleanup) and time to remove its namespaces.
+		// Ginkgo skip its cleanup) and the rest of interruptGrace to
+		// remove its namespaces, then it is killed.
 		select {
 		case <-done:
 		case <-time.After(time.Second):
 			c.Process.Signal(syscall.SIGINT)
 			select {
 			case <-done:
-			case <-time.After(timescale.D(30 * time.Second)):
+			case <-time.After(interruptGrace - time.Second):
 				c.Process.Kill()
 				<-done
 			}
@@ -402,7 +409,7 @@ func (o *runOpts) onePass() error {
 		return err
 	}
 	defer logf.Close()
-	newEnv := func() (*conformance.Env, error) {
+	newEnv := func(context.Context) (*conformance.Env, error) {
 		return conformance.NewSimEnv(conformance.SimEnvConfig{Faults: faults, Artifacts: o.artifacts})
 	}
 	if o.env == "ns" {
@@ -410,8 +417,8 @@ func (o *runOpts) onePass() error {
 		if err != nil {
 			return err
 		}
-		newEnv = func() (*conformance.Env, error) {
-			ctx, cancel := context.WithTimeout(context.Background(), timescale.D(30*time.Second))
+		newEnv = func(ctx context.Context) (*conformance.Env, error) {
+			ctx, cancel := context.WithTimeout(ctx, timescale.D(30*time.Second))
 			defer cancel()
 			return conformance.NewNSEnv(ctx, conformance.NSEnvConfig{Manifest: m, Faults: faults, Artifacts: o.artifacts,
 				Workloads: o.nsWorkloads, RefBench: o.impl == "ref"})

@@ -15,15 +15,17 @@ import (
 // TestMain lets this test binary act as homatest itself when homatest run
 // re-executes os.Executable() for a pass or starts it as the agent
 // (HOMATEST_CLI_CHILD set by the tests below).
+//
+// HOMATEST_CLI_CHILD=ref-swallowing-calls makes it an agent whose calls
+// hang (TestRunInterruptDuringHungCall).
 func TestMain(m *testing.M) {
-	if os.Getenv("HOMATEST_CLI_CHILD") == "1" && len(os.Args) > 1 && !strings.HasPrefix(os.Args[1], "-test.") {
-		cmd := New()
-		cmd.SetArgs(os.Args[1:])
-		err := cmd.Execute()
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "homatest:", err)
+	switch os.Getenv("HOMATEST_CLI_CHILD") {
+	case "1":
+		if len(os.Args) > 1 && !strings.HasPrefix(os.Args[1], "-test.") {
+			os.Exit(Main(os.Args[1:]))
 		}
-		os.Exit(ExitCode(err))
+	case "ref-swallowing-calls":
+		os.Exit(refSwallowingCalls())
 	}
 	os.Exit(m.Run())
 }
