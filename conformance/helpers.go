@@ -283,17 +283,6 @@ func specRuleGlobs() string {
 	return strings.Join(ids, ",")
 }
 
-// receiverCharged lists the rules whose findings are charged to the
-// receiver of the finding's frame (spec.Rule.ChargesReceiver: obligations
-// such as "a RESEND is answered"), not to its sender.
-var receiverCharged = func() map[string]bool {
-	m := map[string]bool{}
-	for _, r := range spec.Rules() {
-		m[r.ID] = r.ChargesReceiver()
-	}
-	return m
-}()
-
 // checkRules is checkExchange with the given rule globs (plus the wire, id
 // and control-priority rules) instead of the spec's labels.
 func checkRules(globs string, peers ...*tester.Peer) {
@@ -320,33 +309,28 @@ func checkRules(globs string, peers ...*tester.Peer) {
 // received, and returns the violations charged to the IUT, with the
 // packets in frame order.
 func iutFindings(globs string, peers ...*tester.Peer) ([]spec.Finding, []*tester.Packet, error) {
-	globs = strings.Trim("HOMA-WIRE-*,HOMA-ID-*,HOMA-PRIO-001,"+globs, ",")
-	rules, err := spec.Select(spec.Rules(), globs, spec.Should, env.Profile)
-	if err != nil {
-		return nil, nil, err
-	}
 	// The checker's timing tolerances follow this environment's measured
 	// noise: capture timestamps here are taken at the tester, after queueing
 	// and scheduling delays the IUT does not control.
 	p := params()
 	p.Slack = max(p.Slack, env.Slack)
 	p.Jitter = max(p.Jitter, env.Slack)
-	rep, pkts, err := tester.Verify(env.Profile, p, rules, peers...)
+	judge, err := spec.NewJudge(env.Profile, p, strings.Trim("HOMA-WIRE-*,HOMA-ID-*,HOMA-PRIO-001,"+globs, ","), spec.Should)
 	if err != nil {
 		return nil, nil, err
 	}
+	rep, pkts, err := tester.Verify(judge, peers...)
+	if err != nil {
+		return nil, nil, err
+	}
+	// The IUT's findings only (spec.Judge charges each to the host that
+	// owed the behaviour); the tester's side is not judged.
+	info := env.IUT.Info()
 	var found []spec.Finding
-	for _, v := range rep.Violations {
-		if v.Frame < 1 || v.Frame > len(pkts) {
-			continue
+	for _, v := range spec.Charged(rep.Violations, info.Addr, info.Addr6) {
+		if v.Frame >= 1 && v.Frame <= len(pkts) {
+			found = append(found, v)
 		}
-		// Charge each violation to the side that owed the behaviour: for
-		// most rules the sender of the frame, for answer obligations the
-		// receiver of the trigger frame. The tester's side is not judged.
-		if pkts[v.Frame-1].Sent != receiverCharged[v.Rule] {
-			continue
-		}
-		found = append(found, v)
 	}
 	return found, pkts, nil
 }

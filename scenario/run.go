@@ -86,7 +86,7 @@ type Result struct {
 // nftables rules on every port's egress, netem.ApplyTCPlan), captures
 // every switch port, starts the IUT's agent on every host and says hello,
 // drives the workload (traffic.Run), shuts the agents down, stops the
-// capture, checks each host's view (spec.CheckHostViews over the as-sent
+// capture, checks each host's view (spec.Judge.Hosts over the as-sent
 // and as-delivered captures) and writes the run folder (see the package
 // doc). Everything it created is removed before it returns, also on
 // error.
@@ -429,7 +429,7 @@ func (r *run) finish(hs []host, cst harness.CaptureStats) error {
 			return fmt.Errorf("check.params.%s: %w", name, err)
 		}
 	}
-	rules, err := spec.Select(spec.Rules(), s.Check.Rules, s.Check.level(), s.Check.Profile)
+	judge, err := spec.NewJudge(s.Check.Profile, p, s.Check.Rules, s.Check.level())
 	if err != nil {
 		return fmt.Errorf("check.rules: %w", err)
 	}
@@ -447,7 +447,7 @@ func (r *run) finish(hs []host, cst harness.CaptureStats) error {
 		hosts = append(hosts, h.addr)
 		ports = append(ports, h.port)
 	}
-	res.Hosts = spec.CheckHostViews(s.Check.Profile, p, rules, sent, delivered, hosts)
+	res.Hosts = judge.Hosts(sent, delivered, hosts)
 	// homatest check reads NAME.params next to a capture: the run's
 	// parameters, so that it judges each file as the run did. capture.pcapng
 	// is judged as the run judged it, each host on its own link; sent and

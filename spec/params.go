@@ -84,7 +84,7 @@ type Params struct {
 	TimerDrift float64 `param:"timer_drift"`
 	// Reaction is how long a packet seen delivered to a host may take to
 	// reach the host's protocol code: a timer pass running meanwhile
-	// decides without it. CheckHostViews excuses a timing finding at a
+	// decides without it. Judge.Hosts excuses a timing finding at a
 	// packet a host sent less than Reaction after a packet of the same RPC
 	// was delivered to it (the view cannot order the two). 0: none.
 	Reaction time.Duration `param:"reaction"`

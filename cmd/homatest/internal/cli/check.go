@@ -348,7 +348,8 @@ func checkFile(o *checkOpts, file string, lvl spec.Level, forced wire.Version) f
 		v = params.Wire // decode as the profile's format: unmarked packets then break WIRE-004, not the decoder
 	}
 	ro := pcap.ReaderOptions{Version: v, IPv6PriorityShift: shift, ICMP: true}
-	run, err := runRules(file, ro, plan, profile, params, rules)
+	judge := spec.Judge{Profile: profile, Params: params, Rules: rules}
+	run, err := runRules(file, ro, plan, judge)
 	if err != nil {
 		fr.Error = err.Error()
 		return fr
@@ -371,7 +372,7 @@ func checkFile(o *checkOpts, file string, lvl spec.Level, forced wire.Version) f
 	if o.inferParams || rep.Violated() {
 		fr.Inferred = compareInferred(inf, params, o.params)
 		if rep.Violated() {
-			hintFindings(file, ro, plan, profile, params, rules, rep, fr.Inferred)
+			hintFindings(file, ro, plan, judge, rep, fr.Inferred)
 		}
 	}
 	for i := range rep.Violations {
@@ -408,8 +409,8 @@ type ruleRun struct {
 	testers map[netip.Addr]bool
 }
 
-func runRules(file string, ro pcap.ReaderOptions, plan capturePlan, profile string, params spec.Params, rules []*spec.Rule) (ruleRun, error) {
-	out := ruleRun{inf: spec.NewInferrer(params), testers: map[netip.Addr]bool{}}
+func runRules(file string, ro pcap.ReaderOptions, plan capturePlan, judge spec.Judge) (ruleRun, error) {
+	out := ruleRun{inf: spec.NewInferrer(judge.Params), testers: map[netip.Addr]bool{}}
 	// feed infers from what the hosts sent: a tester's packets say
 	// nothing about an implementation's parameters.
 	feed := func(e *spec.Event) {
@@ -421,8 +422,7 @@ func runRules(file string, ro pcap.ReaderOptions, plan capturePlan, profile stri
 		out.inf.Feed(e)
 	}
 	if plan.mode == oneView || plan.mode == notesOnly {
-		c := spec.NewChecker(profile, params, rules)
-		c.SetCapturePoint(plan.cp)
+		c := judge.Stream(plan.cp)
 		st, err := streamEvents(file, ro, func(e *spec.Event) {
 			if strings.HasPrefix(e.Note, switchNotePrefix) || plan.mode == notesOnly {
 				return
@@ -454,7 +454,7 @@ func runRules(file string, ro pcap.ReaderOptions, plan capturePlan, profile stri
 	var sent []*spec.Event
 	for _, i := range ifs {
 		h := plan.ports[i]
-		hr := spec.CheckHostView(profile, params, rules, h, views[i])
+		hr := judge.Host(h, views[i])
 		hrs = append(hrs, hr)
 		out.hosts = append(out.hosts, hostResult{Host: h.String(), Interface: fmt.Sprint(i), Violations: len(hr.Violations), Excused: len(hr.Excused)})
 		for j := range views[i] {
@@ -493,23 +493,23 @@ func compareInferred(inf *spec.Inferrer, params spec.Params, given []string) []i
 }
 
 // hintFindings re-checks the capture once per inferred parameter that
-// differs from params and gives each violation that disappears a hint
+// differs from judge's parameters and gives each violation that disappears a hint
 // naming the --param to pass.
-func hintFindings(file string, ro pcap.ReaderOptions, plan capturePlan, profile string, params spec.Params, rules []*spec.Rule, rep *spec.Report, inferred []inferredParam) {
+func hintFindings(file string, ro pcap.ReaderOptions, plan capturePlan, judge spec.Judge, rep *spec.Report, inferred []inferredParam) {
 	for _, x := range inferred {
 		if !x.Differs {
 			continue
 		}
-		q := params
-		if !x.Apply(&q) {
+		alt := judge
+		if !x.Apply(&alt.Params) {
 			continue
 		}
-		alt, err := runRules(file, ro, plan, profile, q, rules)
+		altRun, err := runRules(file, ro, plan, alt)
 		if err != nil {
 			continue
 		}
 		still := map[[2]any]bool{}
-		for _, v := range alt.rep.Violations {
+		for _, v := range altRun.rep.Violations {
 			still[[2]any{v.Rule, v.Frame}] = true
 		}
 		for i := range rep.Violations {

@@ -249,7 +249,7 @@ capture point), bytes retransmitted that the capture never saw sent (loss
 before it), a first transmission filling a gap late or a fresh lower GRANT
 offset right after a higher one (reordering), an identical copy right after
 a packet (duplication). Reports count these downgrades by rule and cause.
-Checker and spec.CheckHostViews share this model (a host view is a capture
+Checker and spec.Judge.Hosts share this model (a host view is a capture
 on that host's link).
 
 `)
