@@ -111,7 +111,7 @@ Exit codes: 0 done, 2 usage error.`,
 	f.DurationVar(&o.warmup, "warmup", time.Millisecond, "how long the background runs before the collective starts")
 	f.IntVar(&o.unloaded, "unloaded", 5, "unloaded RPCs per measured size for the background's baseline")
 	f.Uint64Var(&o.seed, "seed", 1, "seed of the background's sizes and arrivals and of the switch")
-	f.StringVarP(&o.output, "output", "o", "text", "output format: text or json")
+	outputVar(f, &o.output, "the completion times by transport and load", "text", "json")
 	f.StringVar(&o.plot, "plot", "", "write the completion time against load plot to this .png or .svg file")
 	return cmd
 }
@@ -144,8 +144,6 @@ func (o *collectiveOpts) check() error {
 		return fmt.Errorf("--warmup %v: want a duration of 0 or more", o.warmup)
 	case o.unloaded < 1:
 		return fmt.Errorf("--unloaded %d: want at least 1", o.unloaded)
-	case o.output != "text" && o.output != "json":
-		return fmt.Errorf("-o %q: want text or json", o.output)
 	}
 	if ext := strings.ToLower(filepath.Ext(o.plot)); o.plot != "" && ext != ".png" && ext != ".svg" {
 		return fmt.Errorf("--plot %q: the file name must end in .png or .svg", o.plot)
