@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/homatest/homatest/agent"
+	"github.com/homatest/homatest/conformance"
 	"github.com/homatest/homatest/internal/timescale"
 )
 
@@ -49,7 +50,7 @@ func refSwallowingCalls() int {
 
 // TestRunInterruptDuringHungCall: SIGINT to homatest run while the IUT
 // hangs in a call (its reply timeout ten minutes away) ends the run within
-// interruptGrace, exit 130: the spec's context is cancelled, the call
+// conformance.InterruptGrace, exit 130: the spec's context is cancelled, the call
 // returns, and the pass removes its namespaces itself (a pass killed at
 // the end of the grace would leave them behind).
 func TestRunInterruptDuringHungCall(t *testing.T) {
@@ -105,16 +106,16 @@ func TestRunInterruptDuringHungCall(t *testing.T) {
 	}
 	select {
 	case <-done:
-	case <-time.After(interruptGrace + timescale.D(30*time.Second)):
+	case <-time.After(conformance.InterruptGrace + timescale.D(30*time.Second)):
 		t.Fatalf("homatest run still running %v after SIGINT\n%s", time.Since(interrupted), out.String())
 	}
 	took := time.Since(interrupted)
-	t.Logf("interrupted during a hung call: the run ended %v later (grace %v)", took.Round(time.Millisecond), interruptGrace)
+	t.Logf("interrupted during a hung call: the run ended %v later (grace %v)", took.Round(time.Millisecond), conformance.InterruptGrace)
 	if code := cmd.ProcessState.ExitCode(); code != 130 || !strings.Contains(out.String(), "interrupted: the pass in progress was stopped") {
 		t.Errorf("exit %d, want 130 and the interrupted line\n%s", code, out.String())
 	}
-	if took >= interruptGrace {
-		t.Errorf("the run ended %v after SIGINT, not within the interrupt grace period %v: the hung call held the pass", took, interruptGrace)
+	if took >= conformance.InterruptGrace {
+		t.Errorf("the run ended %v after SIGINT, not within the interrupt grace period %v: the hung call held the pass", took, conformance.InterruptGrace)
 	}
 	if left := newLeftovers(t, before); len(left) > 0 {
 		t.Errorf("namespaces left behind: %v", left)

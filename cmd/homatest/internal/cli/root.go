@@ -53,7 +53,7 @@ func ExitCode(err error) int {
 
 // Main runs homatest with args (the program's arguments, os.Args[1:]) and
 // returns its exit code: SIGINT and SIGTERM cancel the command's context
-// (homatest run then stops its pass: interruptGrace), and an error is
+// (homatest run then stops its pass: conformance.InterruptGrace), and an error is
 // printed on standard error as one line. The program's main and the tests'
 // re-executed binary both run it.
 func Main(args []string) int {
