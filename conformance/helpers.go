@@ -43,12 +43,35 @@ const (
 // run. The longest passive spec in namespaces takes under a minute.
 var specTimeout = timescale.D(5 * time.Minute)
 
+// knownRules are the registry's rule IDs (spec.Rules).
+var knownRules = func() map[string]bool {
+	m := map[string]bool{}
+	for _, r := range spec.Rules() {
+		m[r.ID] = true
+	}
+	return m
+}()
+
 // labels builds a spec's decorations: its labels (area, level and rule
 // IDs) and its node timeout (specTimeout; the body must take the spec's
 // context: see body).
+//
+// The labels are checked as the suite is built (a spec's labels are
+// evaluated when Ginkgo's tree is): an unknown area, a level other than
+// MUST or SHOULD, or a rule ID the registry (spec.Rules) lacks stops the
+// program with a message naming it, so a typo cannot leave a spec
+// selecting nothing under --rules.
 func labels(area, level string, rules ...string) []any {
 	if !areas[area] {
 		panic("conformance: unknown area " + area)
+	}
+	if level != "MUST" && level != "SHOULD" {
+		panic("conformance: level " + level + ": want MUST or SHOULD")
+	}
+	for _, id := range rules {
+		if !knownRules[id] {
+			panic("conformance: label " + id + " names no rule of the registry (homatest spec list)")
+		}
 	}
 	return []any{append(Labels{area, level}, rules...), NodeTimeout(specTimeout)}
 }

@@ -5,10 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
+	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -218,9 +220,20 @@ type MatrixEntry struct {
 	// the rules those specs check, sorted.
 	Specs []string `json:"failing_specs"`
 	Rules []string `json:"rules"`
-	// Caught: at least one spec failed.
-	Caught bool `json:"caught"`
+	// Findings are the rule IDs the failing specs' failures name (the
+	// spec checker's findings and the tester's expectations).
+	Findings []string `json:"findings"`
+	// CaughtBy are the rules the fault catalogue says catch the knob
+	// (homa.FaultInfo.CaughtBy).
+	CaughtBy []string `json:"caught_by"`
+	// Caught: at least one spec failed. AsCatalogued: one of CaughtBy is
+	// among Findings or Rules (a spec checking it failed).
+	Caught       bool `json:"caught"`
+	AsCatalogued bool `json:"as_catalogued"`
 }
+
+// ruleIDs matches the rule IDs a failure names.
+var ruleIDs = regexp.MustCompile(`HOMA-[A-Z]+-[0-9]{3}`)
 
 // MutationMatrix runs one pass per fault knob of the reference
 // implementation (o with Fault set; pass folder fault-KNOB) and returns
@@ -244,8 +257,8 @@ func (s *Supervisor) MutationMatrix(o PassOptions) ([]MatrixEntry, error) {
 				os.Remove(p)
 			}
 		}
-		e := MatrixEntry{Fault: f.Name}
-		rules := map[string]bool{}
+		e := MatrixEntry{Fault: f.Name, CaughtBy: f.CaughtBy}
+		rules, found := map[string]bool{}, map[string]bool{}
 		for _, sr := range res.Specs {
 			if sr.State == "failed" || sr.State == "error" {
 				name, _, _ := strings.Cut(sr.Name, ":")
@@ -253,13 +266,16 @@ func (s *Supervisor) MutationMatrix(o PassOptions) ([]MatrixEntry, error) {
 				for _, r := range sr.Rules {
 					rules[r] = true
 				}
+				for _, r := range ruleIDs.FindAllString(sr.Failure, -1) {
+					found[r] = true
+				}
 			}
 		}
-		for r := range rules {
-			e.Rules = append(e.Rules, r)
-		}
-		sort.Strings(e.Rules)
+		e.Rules, e.Findings = slices.Sorted(maps.Keys(rules)), slices.Sorted(maps.Keys(found))
 		e.Caught = len(e.Specs) > 0
+		for _, r := range f.CaughtBy {
+			e.AsCatalogued = e.AsCatalogued || rules[r] || found[r]
+		}
 		matrix = append(matrix, e)
 	}
 	return matrix, nil

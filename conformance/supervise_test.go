@@ -1,8 +1,11 @@
 package conformance
 
 import (
+	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/homatest/homatest/homa"
 )
 
 // TestRerunInconclusive folds reruns of specs with timing-inconclusive
@@ -53,5 +56,46 @@ func TestRerunInconclusive(t *testing.T) {
 	}
 	if !strings.Contains(res.Specs[1].Failure, "reproduced on rerun 1") {
 		t.Errorf("B's failure %q does not say it reproduced on a rerun", res.Specs[1].Failure)
+	}
+}
+
+// TestFaultCatalogue: every knob of the fault catalogue says what it
+// reproduces and names at least one rule of the registry that catches it.
+func TestFaultCatalogue(t *testing.T) {
+	fs := homa.FaultNames()
+	if len(fs) < 25 {
+		t.Fatalf("%d knobs in the catalogue, want at least 25", len(fs))
+	}
+	for _, f := range fs {
+		if f.Doc == "" || f.Reproduces == "" || len(f.CaughtBy) == 0 {
+			t.Errorf("%s: doc %q, reproduces %q, caught by %v: want all three", f.Name, f.Doc, f.Reproduces, f.CaughtBy)
+		}
+		for _, r := range f.CaughtBy {
+			if !knownRules[r] {
+				t.Errorf("%s: caught by %s, which the registry lacks", f.Name, r)
+			}
+		}
+	}
+}
+
+// TestLabelsValidated: a spec label naming no rule, area or level stops
+// the suite as it is built.
+func TestLabelsValidated(t *testing.T) {
+	for _, c := range []struct{ area, level, rule, want string }{
+		{"grant", "MUST", "HOMA-GRANT-999", "HOMA-GRANT-999 names no rule"},
+		{"grants", "MUST", "HOMA-GRANT-002", "unknown area grants"},
+		{"grant", "MAY", "HOMA-GRANT-002", "level MAY"},
+	} {
+		func() {
+			defer func() {
+				if r := recover(); r == nil || !strings.Contains(fmt.Sprint(r), c.want) {
+					t.Errorf("labels(%q, %q, %q): panic %v, want one with %q", c.area, c.level, c.rule, r, c.want)
+				}
+			}()
+			labels(c.area, c.level, c.rule)
+		}()
+	}
+	if got := labels("grant", "MUST", "HOMA-GRANT-002"); len(got) != 2 {
+		t.Errorf("labels of a good spec: %v", got)
 	}
 }

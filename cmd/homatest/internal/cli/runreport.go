@@ -168,7 +168,8 @@ func writeAreaTable(w io.Writer, specs []conformance.SpecResult) {
 
 // mutationMatrix runs one pass per fault knob (conformance.Supervisor.
 // MutationMatrix) and prints the specs that fail under each; a knob no
-// spec catches fails the run.
+// spec catches, or none by a rule its catalogue entry names
+// (homa.FaultInfo.CaughtBy), fails the run.
 func (o *runOpts) mutationMatrix(cmd *cobra.Command, sup *conformance.Supervisor) error {
 	matrix, err := sup.MutationMatrix(o.passOptions())
 	if errors.Is(err, conformance.ErrInterrupted) {
@@ -177,10 +178,13 @@ func (o *runOpts) mutationMatrix(cmd *cobra.Command, sup *conformance.Supervisor
 	if err != nil {
 		return usageErr(err)
 	}
-	uncaught := 0
+	uncaught, elsewhere := 0, 0
 	for _, e := range matrix {
-		if !e.Caught {
+		switch {
+		case !e.Caught:
 			uncaught++
+		case !e.AsCatalogued:
+			elsewhere++
 		}
 	}
 	w := &errWriter{w: cmd.OutOrStdout()}
@@ -192,18 +196,22 @@ func (o *runOpts) mutationMatrix(cmd *cobra.Command, sup *conformance.Supervisor
 		fmt.Fprintf(w, "%-22s %s\n", "fault knob", "failing specs")
 		for _, e := range matrix {
 			specs := strings.Join(e.Specs, ", ")
-			if !e.Caught {
+			switch {
+			case !e.Caught:
 				specs = "NOT CAUGHT"
+			case !e.AsCatalogued:
+				specs = fmt.Sprintf("NOT BY %s (the catalogue's rules; findings: %s): %s", strings.Join(e.CaughtBy, ", "), strings.Join(e.Findings, ", "), specs)
 			}
 			fmt.Fprintf(w, "%-22s %s\n", e.Fault, specs)
 		}
-		fmt.Fprintf(w, "\n%d of %d knobs caught; artifacts in %s\n", len(matrix)-uncaught, len(matrix), o.artifacts)
+		fmt.Fprintf(w, "\n%d of %d knobs caught, %d by the rules the fault catalogue names; artifacts in %s\n",
+			len(matrix)-uncaught, len(matrix), len(matrix)-uncaught-elsewhere, o.artifacts)
 	}
 	if w.err != nil {
 		return usageErr(fmt.Errorf("write output: %w", w.err))
 	}
-	if uncaught > 0 {
-		return &ExitError{Code: ExitViolations, Err: fmt.Errorf("%d fault knobs are caught by no spec", uncaught)}
+	if uncaught > 0 || elsewhere > 0 {
+		return &ExitError{Code: ExitViolations, Err: fmt.Errorf("%d fault knobs are caught by no spec, %d not by the rules the fault catalogue names (homatest faults)", uncaught, elsewhere)}
 	}
 	return nil
 }
