@@ -2,7 +2,6 @@ package cli
 
 import (
 	"encoding/json"
-	"encoding/xml"
 	"errors"
 	"fmt"
 	"io"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/homatest/homatest/conformance"
 	"github.com/homatest/homatest/pcap"
 	"github.com/homatest/homatest/spec"
 	"github.com/homatest/homatest/spec/wire"
@@ -639,48 +639,18 @@ func intsString(a []int) string {
 	return strings.Join(s, ",")
 }
 
-// JUnit XML, as read by CI systems: one test suite per file, one test case
-// per rule; a violated rule is a failure listing its violations.
-type junitSuites struct {
-	XMLName xml.Name     `xml:"testsuites"`
-	Suites  []junitSuite `xml:"testsuite"`
-}
-
-type junitSuite struct {
-	Name     string      `xml:"name,attr"`
-	Tests    int         `xml:"tests,attr"`
-	Failures int         `xml:"failures,attr"`
-	Skipped  int         `xml:"skipped,attr"`
-	Cases    []junitCase `xml:"testcase"`
-}
-
-type junitCase struct {
-	Name      string        `xml:"name,attr"`
-	Classname string        `xml:"classname,attr"`
-	Failure   *junitFailure `xml:"failure,omitempty"`
-	Skipped   *junitSkipped `xml:"skipped,omitempty"`
-	SystemOut string        `xml:"system-out,omitempty"`
-}
-
-type junitFailure struct {
-	Message string `xml:"message,attr"`
-	Type    string `xml:"type,attr"`
-	Text    string `xml:",chardata"`
-}
-
-type junitSkipped struct {
-	Message string `xml:"message,attr"`
-}
-
+// writeJUnit writes the reports as JUnit XML (conformance.WriteJUnit), as
+// read by CI systems: one test suite per file, one test case per rule; a
+// violated rule is a failure listing its violations.
 func writeJUnit(w io.Writer, reports []fileReport, strict bool) error {
-	var js junitSuites
+	var js conformance.JUnitSuites
 	for _, fr := range reports {
-		s := junitSuite{Name: "homatest check " + fr.File}
+		s := conformance.JUnitSuite{Name: "homatest check " + fr.File}
 		if fr.Error != "" {
 			s.Tests, s.Failures = 1, 1
-			s.Cases = []junitCase{{Name: "capture", Classname: "homa.capture",
-				Failure: &junitFailure{Message: fr.Error, Type: "error", Text: fr.Error}}}
-			js.Suites = append(js.Suites, s)
+			s.TestCases = []conformance.JUnitCase{{Name: "capture", Classname: "homa.capture",
+				Failure: &conformance.JUnitFailure{Message: fr.Error, Type: "error", Description: fr.Error}}}
+			js.TestSuites = append(js.TestSuites, s)
 			continue
 		}
 		byRule := map[string][]string{}
@@ -699,7 +669,7 @@ func writeJUnit(w io.Writer, reports []fileReport, strict bool) error {
 			byRule[v.Rule] = append(byRule[v.Rule], line)
 		}
 		for _, rr := range fr.Report.Rules {
-			c := junitCase{Name: rr.ID, Classname: "homa." + strings.ToLower(strings.Split(rr.ID, "-")[1]),
+			c := conformance.JUnitCase{Name: rr.ID, Status: "passed", Classname: "homa." + strings.ToLower(strings.Split(rr.ID, "-")[1]),
 				SystemOut: fmt.Sprintf("checked %d, passed %d, violated %d, inconclusive %d", rr.Checked, rr.Passed, rr.Violated, rr.Inconclusive)}
 			warn := rr.Level == spec.Should && !strict
 			switch {
@@ -707,28 +677,21 @@ func writeJUnit(w io.Writer, reports []fileReport, strict bool) error {
 				// A SHOULD violation is a warning: reported, not failed.
 				c.SystemOut += "\nWARNING: " + fmt.Sprintf("%d violations of SHOULD rule %s", rr.Violated, rr.ID) + "\n" + strings.Join(byRule[rr.ID], "\n")
 			case counted[rr.ID] > 0:
-				c.Failure = &junitFailure{Message: fmt.Sprintf("%d violations of %s rule %s", rr.Violated, rr.Level, rr.ID),
-					Type: rr.Level.String(), Text: strings.Join(byRule[rr.ID], "\n")}
+				c.Failure = &conformance.JUnitFailure{Message: fmt.Sprintf("%d violations of %s rule %s", rr.Violated, rr.Level, rr.ID),
+					Type: rr.Level.String(), Description: strings.Join(byRule[rr.ID], "\n")}
+				c.Status = "failed"
 				s.Failures++
 			case len(byRule[rr.ID]) > 0:
 				c.SystemOut += "\n" + strings.Join(byRule[rr.ID], "\n")
 			case rr.Checked == 0:
-				c.Skipped = &junitSkipped{Message: "not exercised by this capture"}
+				c.Skipped = &conformance.JUnitSkipped{Message: "not exercised by this capture"}
+				c.Status = "skipped"
 				s.Skipped++
 			}
-			s.Cases = append(s.Cases, c)
+			s.TestCases = append(s.TestCases, c)
 			s.Tests++
 		}
-		js.Suites = append(js.Suites, s)
+		js.TestSuites = append(js.TestSuites, s)
 	}
-	if _, err := io.WriteString(w, xml.Header); err != nil {
-		return err
-	}
-	enc := xml.NewEncoder(w)
-	enc.Indent("", "  ")
-	if err := enc.Encode(js); err != nil {
-		return err
-	}
-	_, err := io.WriteString(w, "\n")
-	return err
+	return conformance.WriteJUnit(w, js)
 }
