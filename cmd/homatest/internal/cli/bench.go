@@ -14,6 +14,7 @@ import (
 
 	"github.com/homatest/homatest/agent"
 	"github.com/homatest/homatest/bench"
+	"github.com/homatest/homatest/bench/benchrun"
 	"github.com/homatest/homatest/harness"
 	"github.com/homatest/homatest/harness/traffic"
 	"github.com/homatest/homatest/harness/workload"
@@ -21,10 +22,10 @@ import (
 	"github.com/homatest/homatest/report/html"
 )
 
-// Environments of homatest bench --env.
+// Environments of homatest bench --env (benchrun's).
 const (
-	envNS  = "ns"
-	envSim = "sim"
+	envNS  = benchrun.EnvNS
+	envSim = benchrun.EnvSim
 )
 
 // simBenchDuration is --duration's default with --env sim: W4 at 0.8 of

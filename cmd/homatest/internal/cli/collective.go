@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/homatest/homatest/bench"
+	"github.com/homatest/homatest/bench/benchrun"
 	"github.com/homatest/homatest/harness"
 	"github.com/homatest/homatest/harness/traffic"
 	"github.com/homatest/homatest/harness/workload"
@@ -237,7 +238,7 @@ func (o *collectiveOpts) point(ctx context.Context, tr string, load float64, buc
 	if err != nil {
 		return pt, 0, err
 	}
-	hosts, stop, err := newSimHosts(sm, tr, o.hosts, o.seed, homa.ParamsForLink(int64(o.rateBps)), o.mtu)
+	hosts, stop, err := benchrun.NewSimHosts(sm, tr, o.hosts, o.seed, homa.ParamsForLink(int64(o.rateBps)), o.mtu)
 	defer stop()
 	if err != nil {
 		return pt, 0, err
@@ -257,7 +258,7 @@ func (o *collectiveOpts) point(ctx context.Context, tr string, load float64, buc
 	var ids uint64
 	if load > 0 {
 		pair := []sim.RPCHost{hosts[0], hosts[len(hosts)-1]}
-		_, bl, ids, err = measureBaseline(tr, buckets, o.unloaded, traffic.DefaultResponseBytes, o.seed, prog,
+		_, bl, ids, err = benchrun.MeasureBaseline(tr, buckets, o.unloaded, traffic.DefaultResponseBytes, o.seed, prog,
 			func(cfg traffic.Config, _ bool) (*traffic.Result, error) {
 				t, err := sm.StartRPC(pair, cfg)
 				if err != nil {
@@ -270,7 +271,7 @@ func (o *collectiveOpts) point(ctx context.Context, tr string, load float64, buc
 			return pt, 0, err
 		}
 	}
-	prog.phase(fmt.Sprintf("%s: %s all-reduce of %d bytes × %d, background load %.2f", tr, o.algorithm, o.bytes, o.iterations, load), 0)
+	prog.Phase(fmt.Sprintf("%s: %s all-reduce of %d bytes × %d, background load %.2f", tr, o.algorithm, o.bytes, o.iterations, load), 0)
 	var bg *sim.Traffic
 	if load > 0 {
 		bg, err = sm.StartRPC(hosts, traffic.Config{Pattern: traffic.AllToAll, Requests: o.bg, Load: load,
@@ -294,7 +295,7 @@ func (o *collectiveOpts) point(ctx context.Context, tr string, load float64, buc
 			return pt, 0, err
 		}
 		res := bg.Result()
-		s, err := bench.Analyze(bench.Run{Transport: tr, Records: benchRecords(res.Records), Baseline: bl,
+		s, err := bench.Analyze(bench.Run{Transport: tr, Records: benchrun.Records(res.Records), Baseline: bl,
 			Elapsed: res.Elapsed, OfferedBps: res.OfferedBps, AchievedBps: res.AchievedBps}, buckets)
 		if err != nil {
 			return pt, 0, err
@@ -302,7 +303,7 @@ func (o *collectiveOpts) point(ctx context.Context, tr string, load float64, buc
 		pt.Background = &s
 	}
 	wall := time.Since(start)
-	prog.note(fmt.Sprintf("%s at load %.2f: simulated %v in %v of wall time (%.1f s per simulated second)",
+	prog.Note(fmt.Sprintf("%s at load %.2f: simulated %v in %v of wall time (%.1f s per simulated second)",
 		tr, load, sm.Now().Round(time.Microsecond), wall.Round(time.Millisecond), wall.Seconds()/max(sm.Now().Seconds(), 1e-9)))
 	return pt, c.Ideal(float64(o.rateBps)), nil
 }
