@@ -22,12 +22,8 @@ func writeJUnit(report types.Report, path string) error {
 	if err := reporters.GenerateJUnitReportWithConfig(report, path, cfg); err != nil {
 		return err
 	}
-	b, err := os.ReadFile(path)
+	suites, err := readJUnitFile(path)
 	if err != nil {
-		return err
-	}
-	var suites reporters.JUnitTestSuites
-	if err := xml.Unmarshal(b, &suites); err != nil {
 		return err
 	}
 	for i := range suites.TestSuites {
@@ -53,12 +49,8 @@ func writeJUnit(report types.Report, path string) error {
 // homatest run treats it without --strict. Errors: path cannot be read,
 // parsed or written.
 func DemoteShouldFailures(path string) error {
-	b, err := os.ReadFile(path)
+	suites, err := readJUnitFile(path)
 	if err != nil {
-		return err
-	}
-	var suites reporters.JUnitTestSuites
-	if err := xml.Unmarshal(b, &suites); err != nil {
 		return err
 	}
 	for i := range suites.TestSuites {
@@ -110,6 +102,17 @@ func WriteJUnit(w io.Writer, suites JUnitSuites) error {
 	}
 	_, err = w.Write(append([]byte(xml.Header), append(out, '\n')...))
 	return err
+}
+
+// readJUnitFile reads the JUnit report at path. Errors: path cannot be
+// read or parsed.
+func readJUnitFile(path string) (JUnitSuites, error) {
+	var suites JUnitSuites
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return suites, err
+	}
+	return suites, xml.Unmarshal(b, &suites)
 }
 
 // writeJUnitFile writes suites to path atomically (a temporary file renamed
