@@ -125,6 +125,19 @@ func Profiles() []Profile {
 	}
 }
 
+// ProfileForWire returns the name of the profile of wire format v:
+// linux-2024 for the 2024 format, upstream for the upstream subset, linux
+// for the current format.
+func ProfileForWire(v wire.Version) string {
+	switch v {
+	case wire.Version2024:
+		return "linux-2024"
+	case wire.VersionUpstream:
+		return "upstream"
+	}
+	return "linux"
+}
+
 // LookupProfile returns the profile called name, or an error listing the
 // valid names.
 func LookupProfile(name string) (Profile, error) {

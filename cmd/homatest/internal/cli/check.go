@@ -303,7 +303,7 @@ func checkFile(o *checkOpts, file string, lvl spec.Level, forced wire.Version) f
 	if profile == "auto" {
 		profile = detected
 		if forced != wire.VersionAuto {
-			profile = profileForWire(forced)
+			profile = spec.ProfileForWire(forced)
 		}
 	}
 	prof, _ := spec.LookupProfile(profile)
