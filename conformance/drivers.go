@@ -4,9 +4,10 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"github.com/homatest/homatest/agent"
 	"net/netip"
 	"time"
+
+	"github.com/homatest/homatest/agent"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
