@@ -12,7 +12,8 @@ import (
 // fault plan) in network namespaces, in real time, and asserts function:
 // every RPC completes (with the right payload, executed once: the agents
 // count), no MUST rule is violated in any host's view, both plan rules hit
-// once, the busiest link carries at least 35% of its rate, and a replay of
+// once, the busiest link carries at least 35% of its rate (unless measured
+// stalls slowed the hosts), and a replay of
 // the run folder passes with both plan rules hitting once. A timing
 // finding that a measured stall explains is timing-inconclusive (logged,
 // not charged): on a loaded machine CPU starvation breaks timing rules
@@ -37,7 +38,13 @@ func TestW4HalfLoad100m(t *testing.T) {
 		t.Errorf("plan hits %+v, want one each", sum.PlanHits)
 	}
 	if sum.BusiestDownlinkLoad < 0.35 {
-		t.Errorf("the busiest link carried %.0f%% of 100 Mbit/s, want at least 35%% (offered 50%%)", 100*sum.BusiestDownlinkLoad)
+		// A rate over wall time: hosts kept from running offer and carry
+		// less, so measured stalls make it inconclusive.
+		if sum.Stalls > 0 {
+			t.Logf("inconclusive: the busiest link carried %.0f%% of 100 Mbit/s (offered 50%%) while %d stalls were measured", 100*sum.BusiestDownlinkLoad, sum.Stalls)
+		} else {
+			t.Errorf("the busiest link carried %.0f%% of 100 Mbit/s, want at least 35%% (offered 50%%) on a quiet machine", 100*sum.BusiestDownlinkLoad)
+		}
 	}
 	s2, orig, err := LoadRun(dir)
 	if err != nil {
