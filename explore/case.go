@@ -95,10 +95,15 @@ const (
 	KindTick
 	// KindAck: how a tester client acknowledges a completed RPC.
 	KindAck
+	// KindBurst: how long a loss lasts once the network drops one of an
+	// RPC's packets in one direction (Type 0: to the IUT, 1: from it):
+	// losses come in bursts (a congested queue, a flapping link), which
+	// make silences as long as the protocol's timers.
+	KindBurst
 	numKinds
 )
 
-var kindNames = [numKinds]string{"", "out", "in", "grant", "grant-prio", "resend", "service", "abort", "need-ack", "tick", "ack"}
+var kindNames = [numKinds]string{"", "out", "in", "grant", "grant-prio", "resend", "service", "abort", "need-ack", "tick", "ack", "burst"}
 
 // String returns the kind's script name.
 func (k Kind) String() string {
@@ -130,15 +135,15 @@ type Choice struct {
 
 // Options of the packet fates (KindOut, KindIn).
 const (
-	FateDeliver     = iota // default: delivered now
-	FateDrop               // lost
-	FateDup                // delivered now and again 20 µs later
-	FateDelay              // delivered 30 µs later (reordered with what follows)
-	FateTickBefore         // delivered 1 µs before the IUT's next timer tick
-	FateTickAfter          // delivered 1 µs after the IUT's next timer tick
-	FateDeadlineBefore     // delivered 1 µs before the IUT's RESEND deadline for the RPC
-	FateDeadlineAfter      // delivered 1 µs after it
-	FateLong               // delivered resend_ticks+1 ticks later
+	FateDeliver        = iota // default: delivered now
+	FateDrop                  // lost
+	FateDup                   // delivered now and again 20 µs later
+	FateDelay                 // delivered 30 µs later (reordered with what follows)
+	FateTickBefore            // delivered 1 µs before the IUT's next timer tick
+	FateTickAfter             // delivered 1 µs after the IUT's next timer tick
+	FateDeadlineBefore        // delivered 1 µs before the IUT's RESEND deadline for the RPC
+	FateDeadlineAfter         // delivered 1 µs after it
+	FateLong                  // delivered resend_ticks+1 ticks later
 	numFates
 )
 
@@ -168,8 +173,10 @@ const (
 
 var serviceNames = [numServices]string{"none", "tick", "before-resend", "after-resend", "long"}
 
-// Options of KindTick (a tester host timer's phase against the IUT's).
-var tickPhases = [...]time.Duration{0, time.Microsecond, -1, -2} // -1: half a tick, -2: a tick less 1 µs
+// Options of KindTick: a tester host timer's passes come at the IUT's
+// (after them at the same instant), 1 µs after, half a tick after, or
+// 1 µs before them (so a RESEND of the tester can beat the IUT's own).
+var tickPhases = [...]time.Duration{0, time.Microsecond, -1, -2} // -1: half a tick, -2: 1 µs before
 
 // Options of KindAck (how a tester client acknowledges).
 const (
@@ -179,6 +186,13 @@ const (
 )
 
 var ackNames = [numAcks]string{"pending", "ignore-first-need-ack"}
+
+// Options of KindBurst: a burst lasts for this many IUT timer ticks, as
+// multiples of resend_ticks plus a tick: shorter than one RESEND round,
+// one round, two, four (past response_timeout at HomaModule's defaults).
+var burstTicks = [...][2]int{{0, 0}, {0, 2}, {1, 1}, {2, 1}, {4, 2}} // {resend_ticks multiple, extra ticks}
+
+var burstNames = [...]string{"0", "2", "resend_ticks+1", "2*resend_ticks+1", "4*resend_ticks+2"}
 
 // options returns how many options kind k has (the value range of its
 // Choices is 1..options-1; 0 is the default).
@@ -202,6 +216,8 @@ func (k Kind) options() int {
 		return len(tickPhases)
 	case KindAck:
 		return numAcks
+	case KindBurst:
+		return len(burstTicks)
 	}
 	return 1
 }
@@ -217,6 +233,8 @@ func (k Kind) optionName(v int) string {
 		return serviceNames[v]
 	case k == KindAck && v < numAcks:
 		return ackNames[v]
+	case k == KindBurst && v > 0 && v < len(burstTicks):
+		return fmt.Sprintf("%s ticks", burstNames[v])
 	case k == KindGrantPrio && v == 1:
 		return "level-0"
 	case k == KindResend && v == 1:

@@ -8,7 +8,7 @@ import (
 )
 
 func TestDevClean(t *testing.T) {
-	res, err := Explore(context.Background(), Config{Env: SimEnv(nil), Budget: 30 * time.Second, MaxCases: 1000, Seed: 1, KeepGoing: true, ShrinkRuns: 300,
+	res, err := Explore(context.Background(), Config{Env: SimEnv(nil, nil), Budget: 30 * time.Second, MaxCases: 1000, Seed: 1, KeepGoing: true, ShrinkRuns: 300,
 		Progress: func(p Progress) { t.Log(p) }})
 	if err != nil {
 		t.Fatal(err)

@@ -30,6 +30,27 @@ type host struct {
 	ticks, cutoffsTick int
 	// rpcs are the case's RPCs of this host in creation order.
 	rpcs []*rpc
+	// nicFree is when the host's link is next idle: its DATA leaves at
+	// the link rate, one packet after another (paced as HomaModule's
+	// pacer keeps the NIC queue short).
+	nicFree time.Duration
+}
+
+// linkRate is the tester hosts' link rate in bit/s (the simulator's IUT
+// paces for 10 Gbit/s too).
+const linkRate = 10e9
+
+// frameOverhead is what a DATA packet costs on the wire besides its Homa
+// bytes: IPv4 and Ethernet headers, preamble, FCS and gap (HomaModule's
+// HOMA_ETH_OVERHEAD plus the IP header).
+const frameOverhead = 20 + 42
+
+// pace returns when a DATA packet of n Homa bytes leaves tester host h's
+// link, and books the link.
+func (r *run) pace(h *host, n int) time.Duration {
+	start := max(r.now, h.nicFree)
+	h.nicFree = start + time.Duration(float64((n+frameOverhead)*8)/linkRate*1e9)
+	return start
 }
 
 // rpc states, for each side the tester plays.
@@ -96,6 +117,9 @@ type rpc struct {
 	restarts int
 	// inCopies counts the IUT's DATA per offset as they arrive (keys).
 	inCopies map[uint32]uint32
+	// burstEnd is, per direction (0: to the IUT, 1: from it), when the
+	// loss burst under way ends (KindBurst).
+	burstEnd [2]time.Duration
 	// agentID is the IUT call's agent call id, from its request's
 	// payload header.
 	agentID uint64
@@ -179,7 +203,7 @@ func (r *run) start() {
 		case -1:
 			phase = r.p.Tick / 2
 		case -2:
-			phase = r.p.Tick - time.Microsecond
+			phase = -time.Microsecond
 		}
 		r.at(r.w.iutPhase+r.p.Tick+phase, func() { r.tick(h) })
 	}
@@ -369,36 +393,68 @@ func (r *run) emit(x *rpc, h *host, f wire.Fields, prio uint8, k Key, allowed ui
 		panic(fmt.Sprintf("explore: encoding our own %s: %v", f.PacketType(), err)) // our fields are valid
 	}
 	r.out.emitted++
-	fate := r.choose(k, allowed)
-	if fate != FateDeliver && x != nil {
-		x.perturb = true
+	// DATA leaves at the link rate; control packets at once.
+	base := r.now
+	if f.PacketType() == wire.TypeData {
+		base = r.pace(h, len(b))
 	}
-	deliver := func() { r.deliver(x, h, prio, b) }
+	fate := r.fate(x, 0, k, allowed)
+	deliver := func() { r.deliver(x, h, prio, b, k) }
+	at := func(t time.Duration) {
+		if t <= r.now {
+			deliver()
+		} else {
+			r.at(t, deliver)
+		}
+	}
 	switch fate {
 	case FateDrop:
 		n := 0
 		if x != nil {
 			n = x.n
 		}
-		r.log(record{kind: recDropped, at: r.now, host: h.i, rpc: n, prio: prio, raw: b})
+		r.log(record{kind: recDropped, at: base, host: h.i, rpc: n, prio: prio, raw: b})
 	case FateDup:
-		deliver()
-		r.at(r.now+20*time.Microsecond, deliver)
+		at(base)
+		at(base + 20*time.Microsecond)
 	case FateDelay:
-		r.at(r.now+30*time.Microsecond, deliver)
+		at(base + 30*time.Microsecond)
 	case FateTickBefore:
-		r.at(r.nextIUTTick(r.now)-time.Microsecond, deliver)
+		at(max(base, r.nextIUTTick(base)-time.Microsecond))
 	case FateTickAfter:
-		r.at(r.nextIUTTick(r.now)+time.Microsecond, deliver)
+		at(r.nextIUTTick(base) + time.Microsecond)
 	case FateDeadlineBefore:
-		r.at(r.resendDeadline(x)-time.Microsecond, deliver)
+		at(max(base, r.resendDeadline(x)-time.Microsecond))
 	case FateDeadlineAfter:
-		r.at(r.resendDeadline(x)+time.Microsecond, deliver)
+		at(max(base, r.resendDeadline(x)+time.Microsecond))
 	case FateLong:
-		r.at(r.now+r.p.Ticks(r.p.ResendTicks+1), deliver)
+		at(base + r.p.Ticks(r.p.ResendTicks+1))
 	default:
-		deliver()
+		at(base)
 	}
+}
+
+// fate decides what the network does to a packet of x in direction dir
+// (0: to the IUT, 1: from it): a loss burst under way drops it; a drop
+// may open a burst (KindBurst).
+func (r *run) fate(x *rpc, dir int, k Key, allowed uint32) int {
+	if x == nil {
+		return r.choose(k, allowed)
+	}
+	if r.now < x.burstEnd[dir] {
+		return FateDrop
+	}
+	fate := r.choose(k, allowed)
+	if fate != FateDeliver {
+		x.perturb = true
+	}
+	if fate == FateDrop {
+		if v := r.choose(Key{Kind: KindBurst, RPC: x.n, Type: uint8(dir)}, all(KindBurst)); v > 0 {
+			bt := burstTicks[v]
+			x.burstEnd[dir] = r.now + r.p.Ticks(bt[0]*r.p.ResendTicks+bt[1])
+		}
+	}
+	return fate
 }
 
 // nextIUTTick is the IUT's first timer pass after t.
@@ -430,9 +486,9 @@ func (r *run) resendDeadline(x *rpc) time.Duration {
 
 // deliver gives packet b from tester host h to the IUT at the end of this
 // instant (flush).
-func (r *run) deliver(x *rpc, h *host, prio uint8, b []byte) {
+func (r *run) deliver(x *rpc, h *host, prio uint8, b []byte, k Key) {
 	if !r.over {
-		r.outbox = append(r.outbox, outPkt{x: x, h: h, prio: prio, b: b})
+		r.outbox = append(r.outbox, outPkt{x: x, h: h, prio: prio, b: b, key: k})
 	}
 }
 
@@ -460,6 +516,9 @@ func (r *run) send(o outPkt) {
 	}
 	r.out.events++
 	r.out.sent++
+	if o.key.Kind == KindOut {
+		r.out.sentKeys = append(r.out.sentKeys, o.key)
+	}
 	r.log(record{kind: recSent, at: at, stamp: stamp, host: h.i, rpc: n, prio: prio, raw: b, frame: frame})
 	if x != nil && len(ev) == 1 && ev[0].Err == nil {
 		t := ev[0].Type()
@@ -547,10 +606,7 @@ func (r *run) arrive(a arrival) {
 		x.inN[t&15]++
 	}
 	mask := uint32(1<<FateDeliver | 1<<FateDrop | 1<<FateDup | 1<<FateDelay | 1<<FateLong)
-	fate := r.choose(k, mask)
-	if fate != FateDeliver && x != nil {
-		x.perturb = true
-	}
+	fate := r.fate(x, 1, k, mask)
 	handle := func() { r.handle(h, p, a.prio) }
 	switch fate {
 	case FateDrop:
@@ -1175,7 +1231,7 @@ func (x *rpc) ended() bool {
 
 // checkEnd starts the tail once every RPC has ended.
 func (r *run) checkEnd() {
-	if r.ending || r.over {
+	if r.ending || r.over || r.script != nil {
 		return
 	}
 	for _, x := range r.rpcs {

@@ -102,6 +102,9 @@ type outcome struct {
 	interrupted   error
 	// rpcs are the case's RPCs as the run left them (scripts).
 	rpcs []*rpc
+	// sentKeys are the decision keys of the packets tester hosts gave
+	// the IUT, in order (shrinking drops them).
+	sentKeys []Key
 }
 
 // runConfig is what every case of a session shares.
@@ -137,7 +140,7 @@ type run struct {
 	ending bool
 	hard   time.Duration
 	// quiet is when the perturbation window ends (Case.Window).
-	quiet time.Duration
+	quiet  time.Duration
 	stats0 map[string]uint64
 	// script is set when the run replays a script (Replay): the tester
 	// hosts send the script's packets instead of the model's.
@@ -154,6 +157,7 @@ type outPkt struct {
 	h    *host
 	prio uint8
 	b    []byte
+	key  Key
 }
 
 // rkey finds a live RPC: the tester host, the client's id, and whether
@@ -380,7 +384,7 @@ func (q *timerQueue) Less(i, j int) bool {
 	return q.h[i].at < q.h[j].at || q.h[i].at == q.h[j].at && q.h[i].seq < q.h[j].seq
 }
 func (q *timerQueue) Swap(i, j int) { q.h[i], q.h[j] = q.h[j], q.h[i] }
-func (q *timerQueue) Push(x any)   { q.h = append(q.h, x.(timer)) }
+func (q *timerQueue) Push(x any)    { q.h = append(q.h, x.(timer)) }
 func (q *timerQueue) Pop() any {
 	n := len(q.h) - 1
 	x := q.h[n]

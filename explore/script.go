@@ -3,10 +3,10 @@ package explore
 import (
 	"bufio"
 	"cmp"
-	"slices"
 	"fmt"
 	"io"
 	"net/netip"
+	"slices"
 	"strconv"
 	"strings"
 	"time"

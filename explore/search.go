@@ -38,6 +38,9 @@ type Config struct {
 	// KeepGoing searches on after a failure (each new rule's failure is
 	// shrunk once); otherwise the session ends at the first failure.
 	KeepGoing bool
+	// StopAt ends a KeepGoing session once a failure of one of these
+	// rules is found.
+	StopAt []string
 	// Progress, when set, is called about once a second and at the end.
 	Progress func(Progress)
 	// ProgressEvery is how often Progress is called (0: one second).
@@ -91,9 +94,9 @@ type Result struct {
 	Events       int     `json:"events"`
 	EventsPerSec float64 `json:"events_per_sec"`
 	// Sent counts the packets tester hosts delivered to the IUT.
-	Sent     int       `json:"sent"`
-	Coverage Coverage  `json:"coverage"`
-	Failures []*Found  `json:"failures"`
+	Sent     int         `json:"sent"`
+	Coverage Coverage    `json:"coverage"`
+	Failures []*Found    `json:"failures"`
 	Params   spec.Params `json:"-"`
 	// iutAddr and hostAddrs are the IUT's and the tester hosts' addresses.
 	iutAddr   netip.Addr
@@ -259,7 +262,7 @@ func Explore(ctx context.Context, cfg Config) (*Result, error) {
 				break
 			}
 			s.res.Failures = append(s.res.Failures, f)
-			if !cfg.KeepGoing {
+			if !cfg.KeepGoing || slices.Contains(cfg.StopAt, f.Rule) {
 				break
 			}
 		}

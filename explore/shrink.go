@@ -106,6 +106,7 @@ func (k *shrinker) run() error {
 		progress = k.dropRPCs() || progress
 		progress = k.dropCutoffs() || progress
 		progress = k.dropChoices() || progress
+		progress = k.losePackets() || progress
 		progress = k.smallerMessages() || progress
 		progress = k.widerTiming() || progress
 	}
@@ -221,6 +222,41 @@ func (k *shrinker) widerTiming() bool {
 		c := k.best.clone()
 		c.RPCs[i].Start = 0
 		any = k.attempt(c, true) || any
+	}
+	return any
+}
+
+// losePackets makes the network lose the tester's packets that came
+// before the failure, by halves, then quarters, down to single ones:
+// packets the failure does not need disappear from the exchange (a
+// NEED_ACK repeated every tick, the unscheduled bytes after the one that
+// drew a GRANT).
+func (k *shrinker) losePackets() bool {
+	any := false
+	keys := slices.Clone(k.out.sentKeys)
+	for chunk := max(1, len(keys)/2); chunk >= 1; chunk /= 2 {
+		for i := 0; i < len(keys); i += chunk {
+			c := k.best.clone()
+			lose := map[Key]bool{}
+			for _, key := range keys[i:min(i+chunk, len(keys))] {
+				lose[key] = true
+			}
+			c.Choices = slices.DeleteFunc(c.Choices, func(ch Choice) bool { return lose[ch.Key] })
+			for key := range lose {
+				c.Choices = append(c.Choices, Choice{Key: key, Value: FateDrop})
+			}
+			if k.try(c) {
+				any = true
+				keys = slices.Clone(k.out.sentKeys)
+				i = -chunk // the kept run's packets differ: start this size over
+			}
+			if k.runs >= k.max {
+				return any
+			}
+		}
+		if chunk == 1 {
+			break
+		}
 	}
 	return any
 }

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/homatest/homatest/agent"
 	"github.com/homatest/homatest/conformance"
 	"github.com/homatest/homatest/conformance/tester"
 	"github.com/homatest/homatest/homa"
@@ -35,10 +36,12 @@ type Env struct {
 }
 
 // SimEnv is the simulator with the reference implementation as the IUT,
-// with the given fault knobs: a fresh simulation per case.
-func SimEnv(faults []string) Env {
+// with the given fault knobs and parameter overrides (as an agent's hello
+// takes them; nil: the simulator's 10 Gbit/s settings): a fresh
+// simulation per case.
+func SimEnv(faults []string, params agent.Params) Env {
 	return Env{Name: "sim", Fresh: true, Faults: faults, New: func() (*conformance.Env, error) {
-		return conformance.NewSimEnv(conformance.SimEnvConfig{Faults: faults})
+		return conformance.NewSimEnv(conformance.SimEnvConfig{Faults: faults, Params: params})
 	}}
 }
 

@@ -384,6 +384,11 @@ func writeJUnit(w io.Writer, reports []fileReport) error {
 		}
 		js.Suites = append(js.Suites, s)
 	}
+	return writeJUnitSuites(w, js)
+}
+
+// writeJUnitSuites writes js as an indented XML document.
+func writeJUnitSuites(w io.Writer, js junitSuites) error {
 	if _, err := io.WriteString(w, xml.Header); err != nil {
 		return err
 	}

@@ -98,5 +98,6 @@ Exit codes: 0 success, 1 violations, 2 usage, input or environment error.`,
 	root.AddCommand(newReplayCmd())
 	root.AddCommand(newWiresharkCmd())
 	root.AddCommand(newLabCmd())
+	root.AddCommand(newExploreCmd())
 	return root
 }

@@ -419,27 +419,12 @@ func (o *runOpts) onePass() error {
 		if err != nil {
 			return err
 		}
-		var env []string
-		for k, v := range m.Env {
-			env = append(env, k+"="+v)
-		}
-		params := agent.Params{}
-		for k, v := range m.Params {
-			params[k] = v
-		}
-		var benchParams agent.Params // nil: the manifest's params
-		if o.impl == "ref" {
-			// The reference implementation runs with a 5 ms tick in real
-			// time (conformance.RefTick); its workload benches keep
-			// their 10 ms tick.
-			benchParams = maps.Clone(params)
-			params["tick_ns"] = int64(conformance.RefTick)
-		}
+		cfg := nsEnvConfig(m, o.impl, faults, nil, o.artifacts)
+		cfg.Workloads, cfg.RefBench = o.nsWorkloads, o.impl == "ref"
 		newEnv = func() (*conformance.Env, error) {
 			ctx, cancel := context.WithTimeout(context.Background(), timescale.D(30*time.Second))
 			defer cancel()
-			return conformance.NewNSEnv(ctx, conformance.NSEnvConfig{Agent: m.Command, AgentEnv: env,
-				Params: params, BenchParams: benchParams, Faults: faults, Claimed: m.Capabilities, Artifacts: o.artifacts, Workloads: o.nsWorkloads, RefBench: o.impl == "ref"})
+			return conformance.NewNSEnv(ctx, cfg)
 		}
 	}
 	// Ginkgo handles SIGINT and SIGTERM in the pass: it interrupts the
@@ -533,6 +518,56 @@ func (o *runOpts) setupFailed(setupErr string, defaulted bool) error {
 		removeRunDir(o.artifacts)
 	}
 	return usageErr(errors.New(msg))
+}
+
+// nsEnvConfig is the namespace environment of IUT manifest m (--impl
+// impl): its agent command, environment and params, then extra (--param);
+// the built-in ref gets a conformance.RefTick tick in real time (its
+// workload benches keep their 10 ms tick: BenchParams without it).
+func nsEnvConfig(m *agent.Manifest, impl string, faults []string, extra agent.Params, artifacts string) conformance.NSEnvConfig {
+	var env []string
+	for k, v := range m.Env {
+		env = append(env, k+"="+v)
+	}
+	params := agent.Params{}
+	maps.Copy(params, agent.Params(m.Params))
+	maps.Copy(params, extra)
+	var benchParams agent.Params // nil: the manifest's params
+	if impl == "ref" {
+		benchParams = maps.Clone(params)
+		if _, set := extra["tick_ns"]; !set {
+			params["tick_ns"] = int64(conformance.RefTick)
+		}
+	}
+	return conformance.NSEnvConfig{Agent: m.Command, AgentEnv: env, Params: params, BenchParams: benchParams,
+		Faults: faults, Claimed: m.Capabilities, Artifacts: artifacts}
+}
+
+// parseParams parses --param NAME=VALUE overrides for an agent's hello:
+// an integer, or comma-separated integers (unsched_cutoffs). Errors name
+// the flag and the fix.
+func parseParams(list []string) (agent.Params, error) {
+	p := agent.Params{}
+	for _, kv := range list {
+		name, val, ok := strings.Cut(kv, "=")
+		if !ok || name == "" {
+			return nil, fmt.Errorf("--param %q: want NAME=VALUE, e.g. unsched_bytes=12000", kv)
+		}
+		var ints []int64
+		for _, f := range strings.Split(val, ",") {
+			v, err := strconv.ParseInt(strings.TrimSpace(f), 10, 64)
+			if err != nil {
+				return nil, fmt.Errorf("--param %q: %q is not an integer", kv, f)
+			}
+			ints = append(ints, v)
+		}
+		if len(ints) == 1 {
+			p[name] = ints[0]
+		} else {
+			p[name] = ints
+		}
+	}
+	return p, nil
 }
 
 // defaultRunDir is the run folder of a command run without --artifacts:
