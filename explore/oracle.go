@@ -34,6 +34,10 @@ type oracle struct {
 func newOracle(w *world, rules []*spec.Rule, level spec.Level) *oracle {
 	o := &oracle{c: spec.NewChecker(w.ce.Profile, w.params, rules), iut: w.info.Addr, charges: map[string]bool{},
 		level: level, stalls: w.ce.Stalls, exercised: map[string]bool{}}
+	// The view is a tap on the IUT's own link: its packets as it sent
+	// them, the tester's as it got them (what the explored network lost
+	// never reached it).
+	o.c.SetCapturePoint(spec.HostPoint(o.iut))
 	for _, r := range rules {
 		o.charges[r.ID] = r.ChargesReceiver()
 	}
@@ -78,9 +82,12 @@ func (o *oracle) charged(f spec.Finding) bool {
 		return false
 	}
 	e := &o.view[f.Frame-1]
-	owner := e.Src
-	if o.charges[f.Rule] {
-		owner = e.Dst
+	owner := f.ChargedTo
+	if !owner.IsValid() {
+		owner = e.Src
+		if o.charges[f.Rule] {
+			owner = e.Dst
+		}
 	}
 	if owner != o.iut {
 		return false

@@ -133,3 +133,66 @@ func TestMachinePacer(t *testing.T) {
 		t.Errorf("100,000 bytes left by %v, want not before %v at 100 Mbit/s", now, min)
 	}
 }
+
+// TestMachineRestartPriorityFollowsCutoffs: a client restarting its
+// request after RPC_UNKNOWN sends every restart packet at the unscheduled
+// level of the cutoffs whose version that packet carries, also when the
+// server's CUTOFFS arrive while the restart is still going out (paced):
+// before the CUTOFFS at the new peer's level with version 0, after them at
+// the level their table gives with their version (facts RTX-09, CUT-02,
+// CUT-03; found by homatest explore, HOMA-PRIO-003).
+func TestMachineRestartPriorityFollowsCutoffs(t *testing.T) {
+	p := homa.DefaultParams()
+	p.LinkRate = 1e9 // paced: the restart's packets leave one by one
+	m, err := homa.NewMachine(homa.MachineConfig{Addr: iutAddr, Params: p, PacerBacklog: homa.HomaBacklog}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	port, _ := m.Dial()
+	const n = 2808 // two packets; level 6 by a new peer's table, 5 by the default cutoffs (2800 < n <= 15000)
+	id, err := m.Call(0, port, netip.AddrPortFrom(peerAddr, 4000), make([]byte, n))
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Duration(0)
+	step := func() []homa.Transmit {
+		var out []homa.Transmit
+		for range 100 {
+			out = append(out, drain(m, now)...)
+			d, ok := m.Deadline()
+			if !ok || d > now+50*time.Microsecond {
+				return out
+			}
+			now = d
+			m.HandleTimeout(now)
+		}
+		return out
+	}
+	if out := step(); len(out) != 2 {
+		t.Fatalf("the request left in %d packets, want 2", len(out))
+	}
+	// The server does not know the RPC: RPC_UNKNOWN restarts the request.
+	unknown, _ := (&wire.RPCUnknownFields{Common: wire.CommonFields{Sport: 4000, Dport: port, SenderID: id + 1}}).AppendTo(nil, wire.EncodeOptions{FixLengths: true, SetMarks: true})
+	m.HandlePacket(now, peerAddr, 7, unknown)
+	restart := drain(m, now) // the first restart packet leaves at once
+	cut := p.UnschedCutoffs
+	cutoffs, _ := (&wire.CutoffsFields{Common: wire.CommonFields{Sport: 4000, Dport: port, SenderID: id + 1}, UnschedCutoffs: cut, CutoffVersion: 1}).AppendTo(nil, wire.EncodeOptions{FixLengths: true, SetMarks: true})
+	m.HandlePacket(now, peerAddr, 7, cutoffs)
+	restart = append(restart, step()...)
+	if len(restart) != 2 {
+		t.Fatalf("restart in %d packets, want 2", len(restart))
+	}
+	want := map[uint16]uint8{0: uint8(p.NumPriorities - 2), 1: 5}
+	for i, tr := range restart {
+		d := decode(t, tr.Packet).Data()
+		if d.Retransmit() != 1 {
+			t.Errorf("restart packet %d: retransmit %d, want 1", i, d.Retransmit())
+		}
+		if w := want[d.CutoffVersion()]; tr.Prio != w {
+			t.Errorf("restart packet %d (offset %d) carries cutoff_version %d at priority %d, want %d", i, d.Offset(), d.CutoffVersion(), tr.Prio, w)
+		}
+	}
+	if v := decode(t, restart[1].Packet).Data().CutoffVersion(); v != 1 {
+		t.Errorf("the second restart packet left after the CUTOFFS with cutoff_version %d, want 1", v)
+	}
+}

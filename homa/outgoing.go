@@ -48,7 +48,11 @@ func (h *Machine) sendOne() int {
 		} else {
 			best.inRetxQ = false
 		}
-		return h.sendData(best, rt.start, rt.end-rt.start, rt.prio, true, rt.incoming)
+		prio := rt.prio
+		if rt.restart && !h.faults[FaultRestartPriority] {
+			prio = h.unschedPriority(h.peer(best.peer), m.length())
+		}
+		return h.sendData(best, rt.start, rt.end-rt.start, prio, true, rt.incoming)
 	}
 	off := m.next
 	n := h.packetLen(m, off)

@@ -556,6 +556,17 @@ func (t *Trace) Apply(e *Event) {
 		delete(t.longIn[k.Server], &r.Request)
 		r = nil
 	}
+	if r != nil && r.Unknown && r.UnknownFromClient && typ == wire.TypeData && e.FromClient() && e.Time.After(r.UnknownTime) {
+		// The client's RPC_UNKNOWN made the server discard the RPC
+		// (homa_rpc_unknown_pkt): a request packet that reaches it
+		// afterwards (one the network delayed or duplicated) creates the
+		// RPC anew there (homa_dispatch_pkts; facts AMO-01), whose grants,
+		// RESENDs and response start from nothing. Track it as a new RPC.
+		if t.keepDone {
+			t.done = append(t.done, r)
+		}
+		r = nil
+	}
 	if r == nil {
 		if typ == wire.TypeAck && e.FromClient() {
 			// An ACK for RPCs the capture never saw creates no RPC: it

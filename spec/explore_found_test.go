@@ -1,0 +1,87 @@
+package spec
+
+import (
+	"testing"
+	"time"
+
+	"github.com/homatest/homatest/spec/wire"
+)
+
+// Traces homatest explore found against a correct reference
+// implementation that the rules misjudged: each test is the shrunk
+// exchange, judged at the server's own link (where explore judges).
+
+// TestRecreatedServerRPC: the client completed an RPC and answered a
+// duplicated RESEND with RPC_UNKNOWN, which ended the RPC at the server;
+// then a request packet the network had delayed arrived and created the
+// RPC anew there (facts AMO-01). The new RPC's GRANTs start again below the
+// old ones and its RESENDs ask for bytes the old one had received: no
+// violation of the grant order, of "no GRANT for a complete message", of
+// "RESEND only for lacking bytes", nor of "nothing more after RPC_UNKNOWN".
+func TestRecreatedServerRPC(t *testing.T) {
+	b := newTrace(t, wire.VersionCurrent)
+	server := b.server
+	late := func(f *wire.DataFields) { f.Incoming = 3000 }
+	b.data(true, 2, 3797, 1424, 1424, 6, late) // the first packet is delayed
+	b.grant(false, 2, 3797, 0)
+	b.data(true, 2, 3797, 2848, 152, 6, late)
+	b.data(true, 2, 3797, 3000, 797, 0, late)
+	b.after(5*time.Millisecond).resend(false, 2, 0, 1424, 7)
+	b.after(2*time.Microsecond).data(true, 2, 3797, 0, 1424, 7, func(f *wire.DataFields) { f.Retransmit, f.Incoming, f.SegOffset = 1, 1424, 0 })
+	b.data(false, 2, 1, 0, 1, 6, nil) // the response: complete
+	b.after(20*time.Microsecond).ctl(true, 2, wire.TypeRPCUnknown)
+	b.after(time.Millisecond).data(true, 2, 3797, 0, 1424, 6, late) // the delayed first packet
+	b.grant(false, 2, 3797, 0)
+	b.after(5*time.Millisecond).resend(false, 2, 1424, 2373, 7)
+	for _, rule := range []string{"HOMA-GRANT-003", "HOMA-GRANT-004", "HOMA-RESEND-012"} {
+		rep := b.checkAt(HostPoint(server), "linux", rule, "unsched_bytes=3000")
+		wantClean(t, rep, rule)
+	}
+	if rep := b.checkAt(HostPoint(server), "linux", "HOMA-RESEND-017", "unsched_bytes=3000"); len(rep.Violations) > 0 {
+		t.Errorf("HOMA-RESEND-017: %v, want none (the server's packets are the new RPC's)", rep.Violations)
+	}
+}
+
+// TestCutoff002LateDataOfCompleteMessage: a first transmission the network
+// delayed arrives after its message was complete (the client freed its
+// RPC): the receiver drops it before the version check, so no CUTOFFS is
+// owed for its stale cutoff_version (facts CUT-01).
+func TestCutoff002LateDataOfCompleteMessage(t *testing.T) {
+	b := newTrace(t, wire.VersionCurrent)
+	b.dataVersion(true, 2, 12, 0, 12, 6, 0)
+	b.after(2*time.Microsecond).cutoffs(false, 2, 1)
+	old := func(f *wire.DataFields) { f.CutoffVersion = 0 }
+	b.data(false, 2, 2848, 0, 1424, 6, old)
+	b.after(2*time.Microsecond).cutoffs(true, 2, 1)
+	b.after(3*time.Millisecond).resend(true, 2, 1424, 1424, 7)
+	b.after(2*time.Microsecond).data(false, 2, 2848, 1424, 1424, 7, func(f *wire.DataFields) { f.Retransmit, f.SegOffset = 1, 1424 })
+	b.after(3*time.Millisecond).data(false, 2, 2848, 1424, 1424, 6, old) // the delayed original
+	b.after(30*time.Millisecond).ctl(true, 4, wire.TypeBusy)
+	rep := b.checkAt(HostPoint(b.client), "linux", "HOMA-CUTOFF-002")
+	wantClean(t, rep, "HOMA-CUTOFF-002")
+}
+
+// TestGrant006FullyGrantedLeaveTheActiveSet: eight messages granted to
+// their ends (one packet of each lost) keep granted bytes outstanding; a
+// ninth is granted: the eight have left the active set (HOMA-GRANT-011's
+// note), so max_overcommit holds.
+func TestGrant006FullyGrantedLeaveTheActiveSet(t *testing.T) {
+	b := newTrace(t, wire.VersionCurrent)
+	for i := uint64(0); i < 9; i++ {
+		cid := 2 + 2*i
+		b.data(true, cid, 3001, 0, 1424, 6, func(f *wire.DataFields) { f.Incoming = 3000 })
+		b.grant(false, cid, 3001, 0)
+	}
+	rep := b.checkAt(HostPoint(b.server), "linux", "HOMA-GRANT-006", "unsched_bytes=3000")
+	wantClean(t, rep, "HOMA-GRANT-006")
+	// Messages still being granted (not to their end) count.
+	b2 := newTrace(t, wire.VersionCurrent)
+	var last int
+	for i := uint64(0); i < 9; i++ {
+		cid := 2 + 2*i
+		b2.data(true, cid, 60000, 0, 1424, 6, func(f *wire.DataFields) { f.Incoming = 3000 })
+		last = b2.grant(false, cid, 6000, 0)
+	}
+	rep = b2.checkAt(HostPoint(b2.server), "linux", "HOMA-GRANT-006", "unsched_bytes=3000")
+	wantViolations(t, rep, "HOMA-GRANT-006", last)
+}
