@@ -85,3 +85,28 @@ func TestGrant006FullyGrantedLeaveTheActiveSet(t *testing.T) {
 	rep = b2.checkAt(HostPoint(b2.server), "linux", "HOMA-GRANT-006", "unsched_bytes=3000")
 	wantViolations(t, rep, "HOMA-GRANT-006", last)
 }
+
+// TestResend015BusyForQueuedRetransmission: a client's RESEND for bytes
+// the server had sent is duplicated by the network; the server has queued
+// the retransmission (paced) when the copy arrives and answers it with
+// BUSY: the earlier RESEND's retransmission is still coming (HOMA-RESEND-016
+// requires it), so the BUSY is allowed. A BUSY for the same bytes with no
+// earlier RESEND asking for them is a violation.
+func TestResend015BusyForQueuedRetransmission(t *testing.T) {
+	build := func(dup bool) (*traceBuilder, int) {
+		b := newTrace(t, wire.VersionCurrent)
+		b.data(true, 2, 100, 0, 100, 6, nil)
+		b.message(false, 2, 5000, 0, 5000, 5000, 6)
+		b.after(5 * time.Millisecond).resend(true, 2, 2848, 1424, 7)
+		if dup {
+			b.after(20 * time.Microsecond).resend(true, 2, 2848, 1424, 7)
+		}
+		busy := b.after(time.Microsecond).ctl(false, 2, wire.TypeBusy)
+		b.after(time.Microsecond).data(false, 2, 5000, 2848, 1424, 7, func(f *wire.DataFields) { f.Retransmit = 1 })
+		return b, busy
+	}
+	b, _ := build(true)
+	wantClean(t, b.check("linux", "HOMA-RESEND-015"), "HOMA-RESEND-015")
+	b, busy := build(false)
+	wantViolations(t, b.check("linux", "HOMA-RESEND-015"), "HOMA-RESEND-015", busy)
+}

@@ -151,6 +151,14 @@ func resendRules2() []*Rule {
 				if !e.FromClient() && rs.SentEnd == 0 {
 					return Pass() // a server not yet sending its response
 				}
+				if prev := m.PrevResend; rs.Offset < rs.SentEnd && !prev.Time.IsZero() && prev.Offset <= rs.Offset && prev.Offset < prev.SentEnd &&
+					(prev.Length == wire.ResendAll || uint64(rs.Offset) < uint64(prev.Offset)+uint64(prev.Length)) && e.Time.Sub(prev.Time) <= c.P.ResponseTimeout {
+					// A repeated RESEND (a duplicate, or the next timer
+					// round's) for bytes an earlier RESEND asked for: their
+					// retransmission may still wait in the sender's queue,
+					// and HOMA-RESEND-016 requires it from the earlier one.
+					return Pass()
+				}
 				if rs.Offset < rs.SentEnd {
 					return Violation("BUSY answering the RESEND at offset %d (frame %d), though %v had sent the %s up to %d: it must retransmit",
 						rs.Offset, rs.Frame, e.Src, msgName(e.FromClient()), rs.SentEnd).With(rs.Frame)

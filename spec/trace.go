@@ -95,8 +95,8 @@ type Message struct {
 	// LastResendPriority is the priority field of the latest RESEND.
 	LastResendPriority uint8
 	// LastResend is the latest RESEND for the message, with the message's
-	// SentEnd when it was seen.
-	LastResend ResendSeen
+	// SentEnd when it was seen; PrevResend the one before it.
+	LastResend, PrevResend ResendSeen
 	// RoundStart and RoundFrame are the time and frame of the first RESEND
 	// of the latest timer RESEND round for the message (homa_request_retrans
 	// sends one RESEND per gap, in ascending order, in one timer pass);
@@ -718,6 +718,7 @@ func (t *Trace) Apply(e *Event) {
 		rs := p.Resend()
 		m.Resends++
 		m.LastResendPriority = rs.Priority()
+		m.PrevResend = m.LastResend
 		m.LastResend = ResendSeen{Seen: Seen{e.Time, e.Frame}, Offset: rs.Offset(), Length: rs.Length(), SentEnd: m.SentEnd}
 		if rs.IsResendAll() {
 			m.ResendAll = true
