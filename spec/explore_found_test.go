@@ -97,9 +97,9 @@ func TestResend015BusyForQueuedRetransmission(t *testing.T) {
 		b := newTrace(t, wire.VersionCurrent)
 		b.data(true, 2, 100, 0, 100, 6, nil)
 		b.message(false, 2, 5000, 0, 5000, 5000, 6)
-		b.after(5 * time.Millisecond).resend(true, 2, 2848, 1424, 7)
+		b.after(5*time.Millisecond).resend(true, 2, 2848, 1424, 7)
 		if dup {
-			b.after(20 * time.Microsecond).resend(true, 2, 2848, 1424, 7)
+			b.after(20*time.Microsecond).resend(true, 2, 2848, 1424, 7)
 		}
 		busy := b.after(time.Microsecond).ctl(false, 2, wire.TypeBusy)
 		b.after(time.Microsecond).data(false, 2, 5000, 2848, 1424, 7, func(f *wire.DataFields) { f.Retransmit = 1 })
