@@ -189,10 +189,12 @@ var ackNames = [numAcks]string{"pending", "ignore-first-need-ack"}
 
 // Options of KindBurst: a burst lasts for this many IUT timer ticks, as
 // multiples of resend_ticks plus a tick: shorter than one RESEND round,
-// one round, two, four (past response_timeout at HomaModule's defaults).
-var burstTicks = [...][2]int{{0, 0}, {0, 2}, {1, 1}, {2, 1}, {4, 2}} // {resend_ticks multiple, extra ticks}
+// one round, two, four (past response_timeout at HomaModule's defaults),
+// six (a peer silent for a whole response_timeout after its peer's first
+// RESEND).
+var burstTicks = [...][2]int{{0, 0}, {0, 2}, {1, 1}, {2, 1}, {4, 2}, {6, 2}} // {resend_ticks multiple, extra ticks}
 
-var burstNames = [...]string{"0", "2", "resend_ticks+1", "2*resend_ticks+1", "4*resend_ticks+2"}
+var burstNames = [...]string{"0", "2", "resend_ticks+1", "2*resend_ticks+1", "4*resend_ticks+2", "6*resend_ticks+2"}
 
 // options returns how many options kind k has (the value range of its
 // Choices is 1..options-1; 0 is the default).

@@ -476,8 +476,16 @@ func (s *session) fresh() *Case {
 		}
 		r.Request, r.Response = s.size(), s.size()
 		if manyLong {
-			// Overcommitment needs messages that need grants.
-			long := int(p.UnschedBytes) + 1 + s.rng.IntN(int(p.UnschedBytes)+1)
+			// Overcommitment needs messages that need grants, and
+			// more than one: a message granted to its end at once leaves
+			// the active set (HOMA-GRANT-006), so lengths reach past
+			// unsched_bytes plus twice the grant window (dynamic:
+			// max_incoming shared by the active messages and one more).
+			w := int(p.Window)
+			if w == 0 {
+				w = int(p.MaxIncoming) / (max(1, p.MaxOvercommit) + 1)
+			}
+			long := int(p.UnschedBytes) + 1 + s.rng.IntN(int(p.UnschedBytes)+2*w+1)
 			if r.IUTClient {
 				r.Response = long
 			} else {

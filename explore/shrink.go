@@ -105,8 +105,9 @@ func (k *shrinker) run() error {
 		progress = false
 		progress = k.dropRPCs() || progress
 		progress = k.dropCutoffs() || progress
-		progress = k.dropChoices() || progress
+		// Packets first: they are the measure that counts most.
 		progress = k.losePackets() || progress
+		progress = k.dropChoices() || progress
 		progress = k.smallerMessages() || progress
 		progress = k.widerTiming() || progress
 	}

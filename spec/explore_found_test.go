@@ -87,7 +87,8 @@ func TestGrant006FullyGrantedLeaveTheActiveSet(t *testing.T) {
 }
 
 // TestResend015BusyForQueuedRetransmission: a client's RESEND for bytes
-// the server had sent is duplicated by the network; the server has queued
+// the server had sent is duplicated by the network (behind the round's
+// next RESEND); the server has queued
 // the retransmission (paced) when the copy arrives and answers it with
 // BUSY: the earlier RESEND's retransmission is still coming (HOMA-RESEND-016
 // requires it), so the BUSY is allowed. A BUSY for the same bytes with no
@@ -98,6 +99,7 @@ func TestResend015BusyForQueuedRetransmission(t *testing.T) {
 		b.data(true, 2, 100, 0, 100, 6, nil)
 		b.message(false, 2, 5000, 0, 5000, 5000, 6)
 		b.after(5*time.Millisecond).resend(true, 2, 2848, 1424, 7)
+		b.after(time.Microsecond).resend(true, 2, 4272, 728, 7) // the round's next gap
 		if dup {
 			b.after(20*time.Microsecond).resend(true, 2, 2848, 1424, 7)
 		}
@@ -109,4 +111,30 @@ func TestResend015BusyForQueuedRetransmission(t *testing.T) {
 	wantClean(t, b.check("linux", "HOMA-RESEND-015"), "HOMA-RESEND-015")
 	b, busy := build(false)
 	wantViolations(t, b.check("linux", "HOMA-RESEND-015"), "HOMA-RESEND-015", busy)
+}
+
+// TestRecreatedServerRPCAfterBothUnknown: the client forgot an RPC whose
+// request was still incomplete at the server (it answered the server's
+// RESEND with RPC_UNKNOWN); a RESEND it had sent earlier arrives late and
+// the server, which discarded the RPC, answers RPC_UNKNOWN too; then a
+// request packet the network had delayed creates the RPC anew at the
+// server (facts AMO-01), which RESENDs for bytes the old RPC had received.
+// The latest RPC_UNKNOWN came from the server, but the client had already
+// forgotten the RPC: the late packet still starts a new one.
+func TestRecreatedServerRPCAfterBothUnknown(t *testing.T) {
+	b := newTrace(t, wire.VersionCurrent)
+	inc := func(f *wire.DataFields) { f.Incoming = 3000 }
+	b.data(true, 2, 5000, 0, 1424, 6, inc)
+	b.grant(false, 2, 5000, 0)
+	b.data(true, 2, 5000, 1424, 1424, 6, inc)
+	b.data(true, 2, 5000, 4272, 728, 0, inc) // [2848, 4272) is lost
+	b.after(5*time.Millisecond).resend(false, 2, 2848, 1424, 7)
+	b.after(2*time.Microsecond).ctl(true, 2, wire.TypeRPCUnknown) // the client forgot it
+	b.after(time.Millisecond).resend(true, 2, 0, wire.ResendAll, 7)
+	b.after(time.Microsecond).ctl(false, 2, wire.TypeRPCUnknown)
+	b.after(7*time.Microsecond).data(true, 2, 5000, 4272, 728, 0, inc) // a delayed copy
+	b.grant(false, 2, 5000, 0)
+	b.after(5*time.Millisecond).resend(false, 2, 0, 1424, 7) // the old RPC had [0, 2848)
+	rep := b.checkAt(HostPoint(b.server), "linux", "HOMA-RESEND-012", "unsched_bytes=3000")
+	wantClean(t, rep, "HOMA-RESEND-012")
 }

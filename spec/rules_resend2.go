@@ -151,12 +151,11 @@ func resendRules2() []*Rule {
 				if !e.FromClient() && rs.SentEnd == 0 {
 					return Pass() // a server not yet sending its response
 				}
-				if prev := m.PrevResend; rs.Offset < rs.SentEnd && !prev.Time.IsZero() && prev.Offset <= rs.Offset && prev.Offset < prev.SentEnd &&
-					(prev.Length == wire.ResendAll || uint64(rs.Offset) < uint64(prev.Offset)+uint64(prev.Length)) && e.Time.Sub(prev.Time) <= c.P.ResponseTimeout {
-					// A repeated RESEND (a duplicate, or the next timer
-					// round's) for bytes an earlier RESEND asked for: their
-					// retransmission may still wait in the sender's queue,
-					// and HOMA-RESEND-016 requires it from the earlier one.
+				if rs.Repeat && rs.Offset < rs.SentEnd {
+					// A repeated RESEND (a duplicate, or a later timer
+					// round's) for bytes an earlier one asked for: their
+					// retransmission may still wait in the sender's queue;
+					// HOMA-RESEND-016 requires it for every RESEND.
 					return Pass()
 				}
 				if rs.Offset < rs.SentEnd {

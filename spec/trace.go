@@ -95,8 +95,10 @@ type Message struct {
 	// LastResendPriority is the priority field of the latest RESEND.
 	LastResendPriority uint8
 	// LastResend is the latest RESEND for the message, with the message's
-	// SentEnd when it was seen; PrevResend the one before it.
-	LastResend, PrevResend ResendSeen
+	// SentEnd when it was seen. Asked holds the ranges the RESENDs of the
+	// current incarnation asked for (length -1: up to SentEnd).
+	LastResend ResendSeen
+	Asked      byteranges.Set
 	// RoundStart and RoundFrame are the time and frame of the first RESEND
 	// of the latest timer RESEND round for the message (homa_request_retrans
 	// sends one RESEND per gap, in ascending order, in one timer pass);
@@ -211,6 +213,18 @@ type ResendSeen struct {
 	// SentEnd is the message's SentEnd when the RESEND was seen: its
 	// sender had transmitted at least that much when it got the RESEND.
 	SentEnd uint32
+	// Repeat: an earlier RESEND of the message's current incarnation had
+	// asked for the byte at Offset.
+	Repeat bool
+}
+
+// resendEnd is the end of the range RESEND rs asks for (length -1: up to
+// sentEnd), saturated at 2^32-1.
+func resendEnd(rs wire.Resend, sentEnd uint32) uint32 {
+	if rs.IsResendAll() {
+		return sentEnd
+	}
+	return uint32(min(uint64(rs.Offset())+uint64(rs.Length()), 1<<32-1))
 }
 
 // RPC is what an observer knows about one RPC.
@@ -235,10 +249,13 @@ type RPC struct {
 	// LastResendFromClient/Server are the times of each side's latest RESEND.
 	LastResendFromClient, LastResendFromServer time.Time
 	// Unknown is set when either side answered RPC_UNKNOWN, at UnknownTime;
-	// UnknownFromClient when the latest came from the client.
+	// UnknownFromClient when the latest came from the client. ForgotTime
+	// is when the client first answered RPC_UNKNOWN (zero: never): it no
+	// longer has the RPC and never restarts it.
 	Unknown           bool
 	UnknownTime       time.Time
 	UnknownFromClient bool
+	ForgotTime        time.Time
 	// Acked is set when the client acknowledged the RPC (ACK header, ACK
 	// entry or piggy-backed DATA ack), at AckTime in frame AckFrame.
 	Acked    bool
@@ -556,7 +573,7 @@ func (t *Trace) Apply(e *Event) {
 		delete(t.longIn[k.Server], &r.Request)
 		r = nil
 	}
-	if r != nil && r.Unknown && r.UnknownFromClient && typ == wire.TypeData && e.FromClient() && e.Time.After(r.UnknownTime) {
+	if r != nil && !r.ForgotTime.IsZero() && typ == wire.TypeData && e.FromClient() && e.Time.After(r.ForgotTime) {
 		// The client's RPC_UNKNOWN made the server discard the RPC
 		// (homa_rpc_unknown_pkt): a request packet that reaches it
 		// afterwards (one the network delayed or duplicated) creates the
@@ -718,8 +735,11 @@ func (t *Trace) Apply(e *Event) {
 		rs := p.Resend()
 		m.Resends++
 		m.LastResendPriority = rs.Priority()
-		m.PrevResend = m.LastResend
-		m.LastResend = ResendSeen{Seen: Seen{e.Time, e.Frame}, Offset: rs.Offset(), Length: rs.Length(), SentEnd: m.SentEnd}
+		m.LastResend = ResendSeen{Seen: Seen{e.Time, e.Frame}, Offset: rs.Offset(), Length: rs.Length(), SentEnd: m.SentEnd,
+			Repeat: m.Asked.Covers(rs.Offset(), rs.Offset()+1)}
+		if end := resendEnd(rs, m.SentEnd); end > rs.Offset() {
+			m.Asked.Add(rs.Offset(), end)
+		}
 		if rs.IsResendAll() {
 			m.ResendAll = true
 		} else if end := uint64(rs.Offset()) + uint64(rs.Length()); end > uint64(m.ResendEnd) {
@@ -743,6 +763,9 @@ func (t *Trace) Apply(e *Event) {
 		r.Unknown, r.UnknownTime, r.UnknownFromClient = true, e.Time, e.FromClient()
 		r.newIncarnation()
 		if e.FromClient() {
+			if r.ForgotTime.IsZero() {
+				r.ForgotTime = e.Time
+			}
 			// The client does not know the RPC: the server discards it
 			// (homa_rpc_unknown_pkt), so its request no longer occupies a
 			// grant slot at the server.
@@ -790,8 +813,8 @@ func (t *Trace) ack(k RPCKey, e *Event) {
 // late request packet, facts AMO-01; a server that restarted and serves
 // the client's restarted request, RTX-09).
 func (r *RPC) newIncarnation() {
-	r.Request.FirstSent, r.Request.ResentAhead = nil, nil
-	r.Response.FirstSent, r.Response.ResentAhead = nil, nil
+	r.Request.FirstSent, r.Request.ResentAhead, r.Request.Asked = nil, nil, nil
+	r.Response.FirstSent, r.Response.ResentAhead, r.Response.Asked = nil, nil, nil
 }
 
 // isBufferWakeup reports whether RESEND rs is the one a receiver sends when
