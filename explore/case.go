@@ -255,7 +255,12 @@ func (c Choice) String() string {
 	} else {
 		fmt.Fprintf(&b, " host %d", k.Host)
 	}
-	if k.Type != 0 {
+	switch {
+	case k.Kind == KindBurst && k.Type == 0:
+		b.WriteString(" to the IUT")
+	case k.Kind == KindBurst:
+		b.WriteString(" from the IUT")
+	case k.Type != 0:
 		fmt.Fprintf(&b, " %s", wire.PacketType(k.Type))
 	}
 	if k.A != 0 || k.B != 0 {

@@ -258,6 +258,10 @@ func Explore(ctx context.Context, cfg Config) (*Result, error) {
 			ran.Choices = out.choices
 			f, err := s.shrink(ran, out)
 			if err != nil {
+				// Interrupted while shrinking: keep the failure as found
+				// (no script: writing one takes another run).
+				s.res.Failures = append(s.res.Failures, &Found{Failure: *out.fail, Case: s.res.Cases, After: time.Since(s.start),
+					Original: ran, OriginalPackets: out.sent, Packets: out.sent})
 				runErr = err
 				break
 			}

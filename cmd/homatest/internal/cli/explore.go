@@ -237,7 +237,7 @@ func (o *exploreOpts) run(cmd *cobra.Command) error {
 		enc.SetIndent("", "  ")
 		enc.Encode(res)
 	} else {
-		o.text(w, res, paths)
+		o.text(w, res, paths, interrupted)
 	}
 	if w.err != nil {
 		return usageErr(fmt.Errorf("write output: %w", w.err))
@@ -300,6 +300,11 @@ func (o *exploreOpts) writeFailures(res *explore.Result) ([]failurePaths, error)
 	for i, f := range res.Failures {
 		base := filepath.Join(o.artifacts, fmt.Sprintf("failure-%d-%s", i+1, f.Rule))
 		p := failurePaths{script: base + ".homa", capture: base + ".pcapng"}
+		if f.Script == "" {
+			// Interrupted before its shrinking ended: nothing to replay.
+			out = append(out, failurePaths{})
+			continue
+		}
 		if err := writeBytes(p.script, []byte(f.Script)); err != nil {
 			return nil, artifactsErr(err)
 		}
@@ -315,8 +320,9 @@ func (o *exploreOpts) writeFailures(res *explore.Result) ([]failurePaths, error)
 	return out, nil
 }
 
-// text prints the session's summary.
-func (o *exploreOpts) text(w io.Writer, res *explore.Result, paths []failurePaths) {
+// text prints the session's summary (no PASS line when it was
+// interrupted).
+func (o *exploreOpts) text(w io.Writer, res *explore.Result, paths []failurePaths, interrupted bool) {
 	fmt.Fprintf(w, "explore: %s %s in %s, seed %d: %d cases in %v, %d events (%.0f events/s), %d packets to the IUT\n",
 		res.Impl, res.Version, res.Env, res.Seed, res.Cases, res.Elapsed.Round(100*time.Millisecond), res.Events, res.EventsPerSec, res.Sent)
 	c := res.Coverage
@@ -335,14 +341,16 @@ func (o *exploreOpts) text(w io.Writer, res *explore.Result, paths []failurePath
 		fmt.Fprintf(w, "FAIL %s %s: %s\n", f.Rule, f.Level, f.Why)
 		fmt.Fprintf(w, "  found after %v (case %d); shrunk from %d to %d tester packets in %d runs\n",
 			f.After.Round(10*time.Millisecond), f.Case, f.OriginalPackets, f.Packets, f.ShrinkRuns)
-		if i < len(paths) {
+		if i < len(paths) && paths[i].script == "" {
+			fmt.Fprintf(w, "  interrupted while shrinking: no script (rerun with the same --seed to find it again)\n")
+		} else if i < len(paths) {
 			fmt.Fprintf(w, "  script:  %s\n  replay:  homatest explore --replay %s%s\n", paths[i].script, paths[i].script, o.sameIUT())
 			if paths[i].capture != "" {
 				fmt.Fprintf(w, "  capture: %s\n", paths[i].capture)
 			}
 		}
 	}
-	if len(res.Failures) == 0 {
+	if len(res.Failures) == 0 && !interrupted {
 		fmt.Fprintf(w, "PASS: no violation in %d cases; artifacts in %s\n", res.Cases, o.artifacts)
 	}
 }
