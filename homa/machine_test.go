@@ -3,6 +3,7 @@ package homa_test
 import (
 	"errors"
 	"net/netip"
+	"slices"
 	"testing"
 	"time"
 
@@ -194,5 +195,62 @@ func TestMachineRestartPriorityFollowsCutoffs(t *testing.T) {
 	}
 	if v := decode(t, restart[1].Packet).Data().CutoffVersion(); v != 1 {
 		t.Errorf("the second restart packet left after the CUTOFFS with cutoff_version %d, want 1", v)
+	}
+}
+
+// TestMachineRestartPacketAnswersResend: a restart packet still queued
+// when a RESEND for its bytes arrives answers that RESEND too, so it goes
+// at the priority the RESEND asked for (facts RTX-06; found by homatest
+// explore, HOMA-RESEND-004); the restart's other packets keep the
+// unscheduled level (RTX-09).
+func TestMachineRestartPacketAnswersResend(t *testing.T) {
+	p := homa.DefaultParams()
+	p.LinkRate = 1e9 // paced: the restart's packets leave one by one
+	m, err := homa.NewMachine(homa.MachineConfig{Addr: iutAddr, Params: p, PacerBacklog: homa.HomaBacklog}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	port, _ := m.Dial()
+	id, err := m.Call(0, port, netip.AddrPortFrom(peerAddr, 4000), make([]byte, 2808))
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Duration(0)
+	step := func() []homa.Transmit {
+		var out []homa.Transmit
+		for range 100 {
+			out = append(out, drain(m, now)...)
+			d, ok := m.Deadline()
+			if !ok || d > now+50*time.Microsecond {
+				return out
+			}
+			now = d
+			m.HandleTimeout(now)
+		}
+		return out
+	}
+	if out := step(); len(out) != 2 {
+		t.Fatalf("the request left in %d packets, want 2", len(out))
+	}
+	common := wire.CommonFields{Sport: 4000, Dport: port, SenderID: id + 1}
+	unknown, _ := (&wire.RPCUnknownFields{Common: common}).AppendTo(nil, wire.EncodeOptions{FixLengths: true, SetMarks: true})
+	m.HandlePacket(now, peerAddr, 7, unknown)
+	restart := drain(m, now) // the first restart packet leaves at once
+	resend, _ := (&wire.ResendFields{Common: common, Offset: 1424, Length: 1384, Priority: 7}).AppendTo(nil, wire.EncodeOptions{FixLengths: true, SetMarks: true})
+	m.HandlePacket(now, peerAddr, 7, resend)
+	restart = append(restart, step()...)
+	var prios []uint8
+	for _, tr := range restart {
+		d := decode(t, tr.Packet).Data()
+		if d.Common().Type() != wire.TypeData {
+			continue
+		}
+		prios = append(prios, tr.Prio)
+		if d.Retransmit() != 1 {
+			t.Errorf("restart packet at offset %d: retransmit %d, want 1", d.Offset(), d.Retransmit())
+		}
+	}
+	if want := []uint8{uint8(p.NumPriorities - 2), 7}; !slices.Equal(prios, want) {
+		t.Errorf("restart DATA priorities %v, want %v (the unscheduled level, then the RESEND's)", prios, want)
 	}
 }

@@ -138,3 +138,68 @@ func TestRecreatedServerRPCAfterBothUnknown(t *testing.T) {
 	rep := b.checkAt(HostPoint(b.server), "linux", "HOMA-RESEND-012", "unsched_bytes=3000")
 	wantClean(t, rep, "HOMA-RESEND-012")
 }
+
+// TestResend004RestartBesideLateResend: the server forgot the RPC and
+// answered the client's RESEND with RPC_UNKNOWN; a RESEND it had sent
+// earlier, delayed by the network, arrives right after. The client's
+// restart packet at offset 0 (outside that RESEND's range) goes at the
+// unscheduled priority (homa_rpc_unknown_pkt), not the RESEND's. Without
+// the RPC_UNKNOWN the same packet would answer the RESEND at the wrong
+// priority.
+func TestResend004RestartBesideLateResend(t *testing.T) {
+	build := func(unknown bool) (*traceBuilder, int) {
+		b := newTrace(t, wire.VersionCurrent)
+		b.data(true, 2, 1425, 0, 1424, 6, nil)
+		b.data(true, 2, 1425, 1424, 1, 6, nil)
+		b.after(5*time.Millisecond).resend(true, 2, 0, wire.ResendAll, 7)
+		if unknown {
+			b.after(time.Millisecond).ctl(false, 2, wire.TypeRPCUnknown)
+		}
+		b.after(time.Microsecond).resend(false, 2, 1424, 1, 7)
+		d := b.after(time.Microsecond).data(true, 2, 1425, 0, 1424, 6, func(f *wire.DataFields) { f.Retransmit = 1 })
+		return b, d
+	}
+	b, _ := build(true)
+	if rep := b.check("linux", "HOMA-RESEND-004"); len(rep.Violations) > 0 {
+		t.Errorf("HOMA-RESEND-004: %v, want none (a restart packet)", rep.Violations)
+	}
+	b, d := build(false)
+	wantViolations(t, b.check("linux", "HOMA-RESEND-004"), "HOMA-RESEND-004", d)
+}
+
+// TestResend014TimerRoundsBesideNeedAckAnswers: a client lacking the
+// response's tail answers each NEED_ACK with a RESEND at once
+// (homa_need_ack_pkt) and keeps its timer's RESEND rounds every
+// resend_ticks; a timer round that falls within slack of a NEED_ACK is
+// still a round, so the rounds are 5 ticks apart, not 15.
+func TestResend014TimerRoundsBesideNeedAckAnswers(t *testing.T) {
+	b := newTrace(t, wire.VersionCurrent)
+	b.data(true, 2, 12, 0, 12, 6, nil)
+	b.after(time.Microsecond).data(false, 2, 3000, 0, 1424, 6, nil)
+	b.after(4*time.Millisecond).data(false, 2, 3000, 1424, 1424, 6, nil) // [2848, 3000) is lost
+	b.after(5*time.Millisecond).resend(true, 2, 2848, 152, 7)            // 9 ms: a timer round
+	for range 2 {
+		b.after(4*time.Millisecond).ctl(false, 2, wire.TypeNeedAck)
+		b.after(time.Microsecond).resend(true, 2, 2848, 152, 7)                  // its answer
+		b.after(time.Millisecond-time.Microsecond).resend(true, 2, 2848, 152, 7) // the timer's round
+	}
+	b.after(5*time.Millisecond).resend(true, 2, 2848, 152, 7) // 24 ms: the next round
+	wantClean(t, b.check("linux", "HOMA-RESEND-014"), "HOMA-RESEND-014")
+}
+
+// TestResend015BusyDuringRestart: the server's RPC_UNKNOWN made the client
+// restart its request (every byte sent is queued for retransmission); a
+// RESEND the network delayed arrives next and the client answers BUSY:
+// its retransmission waits in the restart's queue.
+func TestResend015BusyDuringRestart(t *testing.T) {
+	b := newTrace(t, wire.VersionCurrent)
+	b.data(true, 2, 1425, 0, 1424, 6, nil)
+	b.data(true, 2, 1425, 1424, 1, 6, nil)
+	b.after(5*time.Millisecond).resend(true, 2, 0, wire.ResendAll, 7)
+	b.after(6*time.Millisecond).ctl(false, 2, wire.TypeRPCUnknown)
+	b.after(time.Microsecond).resend(false, 2, 1424, 1, 7)
+	b.after(time.Microsecond).ctl(true, 2, wire.TypeBusy)
+	b.after(time.Microsecond).data(true, 2, 1425, 0, 1424, 6, func(f *wire.DataFields) { f.Retransmit = 1 })
+	b.data(true, 2, 1425, 1424, 1, 6, func(f *wire.DataFields) { f.Retransmit = 1 })
+	wantClean(t, b.check("linux", "HOMA-RESEND-015"), "HOMA-RESEND-015")
+}

@@ -151,11 +151,16 @@ func resendRules2() []*Rule {
 				if !e.FromClient() && rs.SentEnd == 0 {
 					return Pass() // a server not yet sending its response
 				}
+				if e.FromClient() && r.Unknown && !r.UnknownFromClient && e.Time.Sub(r.UnknownTime) <= c.P.ResponseTimeout {
+					// The server's RPC_UNKNOWN restarted the request: every
+					// byte sent waits for retransmission (RTX-09).
+					return Pass()
+				}
 				if rs.Repeat && rs.Offset < rs.SentEnd {
-					// A repeated RESEND (a duplicate, or a later timer
-					// round's) for bytes an earlier one asked for: their
-					// retransmission may still wait in the sender's queue;
-					// HOMA-RESEND-016 requires it for every RESEND.
+					// A RESEND repeated within a tick (a duplicate) for
+					// bytes an earlier one asked for: their retransmission
+					// may still wait in the sender's queue;
+					// HOMA-RESEND-016 requires it.
 					return Pass()
 				}
 				if rs.Offset < rs.SentEnd {

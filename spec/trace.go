@@ -214,7 +214,10 @@ type ResendSeen struct {
 	// sender had transmitted at least that much when it got the RESEND.
 	SentEnd uint32
 	// Repeat: an earlier RESEND of the message's current incarnation had
-	// asked for the byte at Offset.
+	// asked for the byte at Offset, and the message's previous RESEND came
+	// less than a tick before (the same timer pass, or a copy the network
+	// duplicated): what the earlier one asked for may still wait in the
+	// sender's queue.
 	Repeat bool
 }
 
@@ -266,6 +269,9 @@ type RPC struct {
 	NeedAcks     int
 	NeedAckTime  time.Time
 	NeedAckFirst time.Time
+	// NeedAckAnswer is the time of the client's first RESEND answering
+	// a NEED_ACK (see answersNeedAck).
+	NeedAckAnswer time.Time
 	// AckPkts counts the ACK packets naming the RPC in their header that
 	// answer a NEED_ACK (fewer than max_acks_per_pkt acks).
 	AckPkts int
@@ -736,7 +742,7 @@ func (t *Trace) Apply(e *Event) {
 		m.Resends++
 		m.LastResendPriority = rs.Priority()
 		m.LastResend = ResendSeen{Seen: Seen{e.Time, e.Frame}, Offset: rs.Offset(), Length: rs.Length(), SentEnd: m.SentEnd,
-			Repeat: m.Asked.Covers(rs.Offset(), rs.Offset()+1)}
+			Repeat: m.Asked.Covers(rs.Offset(), rs.Offset()+1) && e.Time.Sub(m.LastResend.Time) < t.P.Tick}
 		if end := resendEnd(rs, m.SentEnd); end > rs.Offset() {
 			m.Asked.Add(rs.Offset(), end)
 		}
@@ -754,6 +760,9 @@ func (t *Trace) Apply(e *Event) {
 		case isBufferWakeup(t.P, rs):
 			m.WakeupTime = e.Time
 		case answersNeedAck(t.P, r, e):
+			if r.NeedAckAnswer.Before(r.NeedAckTime) {
+				r.NeedAckAnswer = e.Time
+			}
 		case m.inRound(t.P, e, rs):
 			m.RoundOffset = rs.Offset()
 		default:
@@ -829,9 +838,14 @@ func isBufferWakeup(p *Params, rs wire.Resend) bool {
 // NEED_ACK that came at most slack earlier: on main (and upstream) a client
 // that lacks part of the response calls homa_request_retrans at once
 // (homa_incoming.c homa_need_ack_pkt), outside the timer's rounds;
-// linux_6.1.38 ignores such a NEED_ACK.
+// linux_6.1.38 ignores such a NEED_ACK. The answer is one call's RESENDs
+// (one per gap, back to back): a RESEND half a tick or more after the
+// first answer to the same NEED_ACK is the timer's.
 func answersNeedAck(p *Params, r *RPC, e *Event) bool {
 	if r == nil || !e.FromClient() || p.Wire == wire.Version2024 || r.NeedAckTime.IsZero() {
+		return false
+	}
+	if !r.NeedAckAnswer.Before(r.NeedAckTime) && e.Time.Sub(r.NeedAckAnswer) >= p.Tick/2 {
 		return false
 	}
 	d := e.Time.Sub(r.NeedAckTime)

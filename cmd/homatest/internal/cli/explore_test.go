@@ -70,3 +70,36 @@ func TestExploreUsageErrors(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkExploreNS measures the explorer's throughput in network
+// namespaces (root): homatest explore --env ns --impl ref for 20 s of
+// search, no shrinking; it reports the session's events per wall second
+// (issue 20 asks for at least 100).
+func BenchmarkExploreNS(b *testing.B) {
+	if os.Geteuid() != 0 {
+		b.Skip("needs root (network namespaces)")
+	}
+	b.Setenv("HOMATEST_CLI_CHILD", "1") // this binary is the ref's agent
+	var events, secs float64
+	for b.Loop() {
+		cmd := New()
+		var out strings.Builder
+		cmd.SetOut(&out)
+		cmd.SetErr(&strings.Builder{})
+		cmd.SetArgs([]string{"explore", "--env", "ns", "--impl", "ref", "--budget", "20s", "--shrink-runs", "0", "--keep-going",
+			"--artifacts", b.TempDir(), "-q", "-o", "json"})
+		if err := cmd.Execute(); ExitCode(err) > ExitViolations {
+			b.Fatal(err)
+		}
+		var res struct {
+			Events  float64 `json:"events"`
+			Elapsed float64 `json:"elapsed_ns"`
+		}
+		if err := json.Unmarshal([]byte(out.String()), &res); err != nil {
+			b.Fatalf("%v: %s", err, out.String())
+		}
+		events += res.Events
+		secs += res.Elapsed / 1e9
+	}
+	b.ReportMetric(events/secs, "events/s")
+}
