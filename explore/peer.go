@@ -193,6 +193,8 @@ func (r *run) start() {
 	}
 	for i, st := range r.w.hosts {
 		h := &host{i: i, st: st, port: st.nextPort, cutoffsTick: -1}
+		r.firstID = append(r.firstID, st.nextID)
+		r.iutMaxID0 = append(r.iutMaxID0, st.iutMaxID)
 		st.nextPort++
 		if st.nextPort < 40000 {
 			st.nextPort = 40000
@@ -558,6 +560,12 @@ func (r *run) arrive(a arrival) {
 	h := r.hosts[a.host]
 	var evs [1]spec.Event
 	ev := viewEvents(evs[:0], a.at, iut, h.st.addr, a.prio, a.pkt, r.p.Wire)
+	if ev[0].Err == nil && r.earlier(a.host, ev[0].Packet) {
+		// An earlier case's RPC (a shared environment: the IUT still
+		// retransmits or asks for acks): not this case's exchange, and
+		// the network loses it.
+		return
+	}
 	frame := 0
 	for i := range ev {
 		if f := r.o.feed(&ev[i]); f != nil {
@@ -680,6 +688,22 @@ func (r *run) coverState(x *rpc, t wire.PacketType) {
 	r.feat(fmt.Sprintf("state:%s:%s:%s", x.iutRole(), phase, t))
 }
 
+// earlier reports whether the IUT's packet p to tester host i belongs to
+// an RPC of an earlier case of the same environment (a namespace
+// environment serves a whole session): a tester client's id allocated
+// before this case began, or an IUT call's id not above those bound in
+// earlier cases.
+func (r *run) earlier(i int, p wire.Packet) bool {
+	if i >= len(r.firstID) {
+		return false // a replay: one case in its own environment
+	}
+	id := p.SenderID()
+	if p.Role() == wire.RoleServer {
+		return wire.ClientID(id) < r.firstID[i]
+	}
+	return r.iutMaxID0[i] != 0 && id <= r.iutMaxID0[i]
+}
+
 // rpcFor finds the case RPC a packet from the IUT belongs to. The first
 // request DATA of an IUT call binds the call to the IUT's RPC id: the
 // earliest unbound call to this host with that request length, else the
@@ -712,6 +736,7 @@ func (r *run) rpcFor(h *host, p wire.Packet) *rpc {
 		// Bound, but the server knows the RPC only once a DATA of it
 		// reaches its protocol code (onData).
 		pick.id = id
+		h.st.iutMaxID = max(h.st.iutMaxID, id)
 		pick.iutPort = p.Common().Sport()
 		r.live[rkey{h.i, id, false}] = pick
 	}

@@ -149,6 +149,9 @@ type run struct {
 	// outbox holds the tester's packets of this instant until the
 	// simulation has finished it (flush).
 	outbox []outPkt
+	// firstID and iutMaxID0 are, per tester host, its next client id and
+	// the highest IUT call id bound when the case began (earlier).
+	firstID, iutMaxID0 []uint64
 }
 
 // outPkt is a packet a tester host gives the IUT.

@@ -73,6 +73,10 @@ type hostState struct {
 	addr     netip.Addr
 	nextID   uint64 // next client RPC id (even)
 	nextPort uint16 // next client socket port
+	// iutMaxID is the highest client id of the IUT's calls to this host
+	// bound so far (cases of a shared environment: an earlier case's RPC
+	// has a lower one).
+	iutMaxID uint64
 	// iutCut and iutVer are the IUT's cutoffs as its CUTOFFS told them
 	// (iutVer 0: none yet, a new peer's table).
 	iutCut [wire.NumCutoffs]uint32
