@@ -203,3 +203,20 @@ func TestResend015BusyDuringRestart(t *testing.T) {
 	b.data(true, 2, 1425, 1424, 1, 6, func(f *wire.DataFields) { f.Retransmit = 1 })
 	wantClean(t, b.check("linux", "HOMA-RESEND-015"), "HOMA-RESEND-015")
 }
+
+// TestResend015BusyAnswersAnEarlierResend: RESENDs arrive back to back,
+// a duplicate of an earlier one (whose retransmission waits in the
+// sender's queue) and then a new one; the sender's BUSY answers the
+// duplicate, not the latest RESEND (found by homatest explore).
+func TestResend015BusyAnswersAnEarlierResend(t *testing.T) {
+	b := newTrace(t, wire.VersionCurrent)
+	b.data(true, 2, 100, 0, 100, 6, nil)
+	b.message(false, 2, 5000, 0, 5000, 5000, 6)
+	b.after(5*time.Millisecond).resend(true, 2, 2848, 1424, 7)
+	b.after(20*time.Microsecond).resend(true, 2, 2848, 1424, 7) // the network's copy
+	b.after(time.Microsecond).resend(true, 2, 0, 1424, 7)       // the copy of another
+	b.after(time.Microsecond).ctl(false, 2, wire.TypeBusy)
+	b.after(time.Microsecond).data(false, 2, 5000, 0, 1424, 7, func(f *wire.DataFields) { f.Retransmit = 1 })
+	b.data(false, 2, 5000, 2848, 1424, 7, func(f *wire.DataFields) { f.Retransmit = 1 })
+	wantClean(t, b.check("linux", "HOMA-RESEND-015"), "HOMA-RESEND-015")
+}

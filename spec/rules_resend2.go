@@ -156,11 +156,13 @@ func resendRules2() []*Rule {
 					// byte sent waits for retransmission (RTX-09).
 					return Pass()
 				}
-				if rs.Repeat && rs.Offset < rs.SentEnd {
-					// A RESEND repeated within a tick (a duplicate) for
-					// bytes an earlier one asked for: their retransmission
-					// may still wait in the sender's queue;
-					// HOMA-RESEND-016 requires it.
+				if m.BusyAllowed > 0 {
+					// It may answer an earlier RESEND of those that came
+					// back to back: one repeated within a tick (a
+					// duplicate) for bytes an earlier one asked for, whose
+					// retransmission may still wait in the sender's queue
+					// (HOMA-RESEND-016 requires it), or one for bytes not
+					// sent yet.
 					return Pass()
 				}
 				if rs.Offset < rs.SentEnd {

@@ -99,6 +99,12 @@ type Message struct {
 	// current incarnation asked for (length -1: up to SentEnd).
 	LastResend ResendSeen
 	Asked      byteranges.Set
+	// BusyAllowed counts the RESENDs for the message, of those that came
+	// less than a tick apart up to the latest, that a BUSY may answer (a
+	// Repeat, or one asking for nothing sent yet) not yet answered by one:
+	// a BUSY answers one of the RESENDs that arrived before it, not
+	// necessarily the latest.
+	BusyAllowed int
 	// RoundStart and RoundFrame are the time and frame of the first RESEND
 	// of the latest timer RESEND round for the message (homa_request_retrans
 	// sends one RESEND per gap, in ascending order, in one timer pass);
@@ -736,15 +742,24 @@ func (t *Trace) Apply(e *Event) {
 		}
 	case wire.TypeBusy:
 		heard()
+		if m := r.Msg(p.Role()); m.BusyAllowed > 0 {
+			m.BusyAllowed--
+		}
 	case wire.TypeResend:
 		m := r.Msg(oppositeRole(p.Role()))
 		rs := p.Resend()
 		m.Resends++
 		m.LastResendPriority = rs.Priority()
+		if e.Time.Sub(m.LastResend.Time) >= t.P.Tick {
+			m.BusyAllowed = 0 // a new round: the earlier ones were answered or lost
+		}
 		m.LastResend = ResendSeen{Seen: Seen{e.Time, e.Frame}, Offset: rs.Offset(), Length: rs.Length(), SentEnd: m.SentEnd,
 			Repeat: m.Asked.Covers(rs.Offset(), rs.Offset()+1) && e.Time.Sub(m.LastResend.Time) < t.P.Tick}
 		if end := resendEnd(rs, m.SentEnd); end > rs.Offset() {
 			m.Asked.Add(rs.Offset(), end)
+		}
+		if m.LastResend.Repeat || rs.Offset() >= m.SentEnd {
+			m.BusyAllowed++
 		}
 		if rs.IsResendAll() {
 			m.ResendAll = true
