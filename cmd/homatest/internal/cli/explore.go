@@ -111,7 +111,7 @@ func (o *exploreOpts) validate() error {
 			o.env = "ns"
 		}
 	}
-	if _, err := implManifest(o.impl); err != nil {
+	if _, err := agent.ResolveManifest(o.impl); err != nil {
 		return err
 	}
 	switch {
@@ -164,11 +164,11 @@ func (o *exploreOpts) envFor(faults []string) (explore.Env, error) {
 	if o.env == "sim" {
 		return explore.SimEnv(faults, o.par), nil
 	}
-	m, err := implManifest(o.impl)
+	m, err := agent.ResolveManifest(o.impl)
 	if err != nil {
 		return explore.Env{}, err
 	}
-	cfg := nsEnvConfig(m, o.impl, faults, o.par, o.artifacts)
+	cfg := nsEnvConfig(m, faults, o.par, o.artifacts)
 	return explore.Env{Name: "ns", Faults: faults, New: func() (*conformance.Env, error) {
 		ctx, cancel := context.WithTimeout(context.Background(), timescale.D(30*time.Second))
 		defer cancel()
@@ -380,36 +380,38 @@ func pctOf(a, b int) float64 {
 // writeJUnit writes one test case per rule judged: failed (with the
 // shrunk failure), passed when exercised, skipped when not.
 func (o *exploreOpts) writeJUnit(res *explore.Result) error {
-	s := junitSuite{Name: fmt.Sprintf("homatest explore %s %s (seed %d)", res.Impl, res.Env, res.Seed)}
+	s := conformance.JUnitSuite{Name: fmt.Sprintf("homatest explore %s %s (seed %d)", res.Impl, res.Env, res.Seed)}
 	byRule := map[string]*explore.Found{}
 	for _, f := range res.Failures {
 		byRule[f.Rule] = f
 	}
-	add := func(c junitCase) {
-		s.Cases = append(s.Cases, c)
+	add := func(c conformance.JUnitCase) {
+		s.TestCases = append(s.TestCases, c)
 		s.Tests++
 	}
 	for _, r := range res.Coverage.Rules {
-		c := junitCase{Name: r.ID, Classname: "homa." + strings.ToLower(strings.Split(r.ID, "-")[1])}
+		c := conformance.JUnitCase{Name: r.ID, Status: "passed", Classname: "homa." + strings.ToLower(strings.Split(r.ID, "-")[1])}
 		switch f := byRule[r.ID]; {
 		case f != nil:
-			c.Failure = &junitFailure{Message: fmt.Sprintf("%s %s: %s", f.Rule, f.Level, f.Why), Type: f.Level.String(), Text: f.Script}
+			c.Status = "failed"
+			c.Failure = &conformance.JUnitFailure{Message: fmt.Sprintf("%s %s: %s", f.Rule, f.Level, f.Why), Type: f.Level.String(), Description: f.Script}
 			s.Failures++
 		case !r.Exercised:
-			c.Skipped = &junitSkipped{Message: "not exercised at a packet the IUT sent"}
+			c.Status = "skipped"
+			c.Skipped = &conformance.JUnitSkipped{Message: "not exercised at a packet the IUT sent"}
 			s.Skipped++
 		}
 		add(c)
 	}
 	for _, f := range res.Failures {
 		if strings.HasPrefix(f.Rule, "APP-") {
-			add(junitCase{Name: f.Rule, Classname: "homa.application",
-				Failure: &junitFailure{Message: f.Why, Type: f.Level.String(), Text: f.Script}})
+			add(conformance.JUnitCase{Name: f.Rule, Status: "failed", Classname: "homa.application",
+				Failure: &conformance.JUnitFailure{Message: f.Why, Type: f.Level.String(), Description: f.Script}})
 			s.Failures++
 		}
 	}
 	var b strings.Builder
-	if err := writeJUnitSuites(&b, junitSuites{Suites: []junitSuite{s}}); err != nil {
+	if err := conformance.WriteJUnit(&b, conformance.JUnitSuites{TestSuites: []conformance.JUnitSuite{s}}); err != nil {
 		return err
 	}
 	if err := writeBytes(o.junit, []byte(b.String())); err != nil {
