@@ -17,6 +17,11 @@ import (
 
 // SimEnvConfig configures NewSimEnv.
 type SimEnvConfig struct {
+	// Params are parameter overrides for the IUT, as an agent's hello
+	// takes them (docs/agent-protocol.md): applied over link_bps
+	// 10000000000 (a link_bps here picks another link's lab settings
+	// first); nil: none. The passive specs' benches keep their own.
+	Params agent.Params
 	// Faults are reference-implementation fault knobs for the IUT (and
 	// the passive specs' reference hosts).
 	Faults []string
@@ -52,6 +57,9 @@ func NewSimEnv(cfg SimEnvConfig) (*Env, error) {
 		faults = append(faults, homa.Fault(f))
 	}
 	ap := agent.Params{"link_bps": int64(10e9)}
+	for k, v := range cfg.Params {
+		ap[k] = v
+	}
 	p, err := agent.RefParams(ap)
 	if err != nil {
 		return nil, err

@@ -259,6 +259,7 @@ func (h *Machine) handleRPCUnknown(src netip.Addr, p wire.Packet) {
 	h.queueRetransmit(r, 0, m.next, prio)
 	for i := range m.retx {
 		m.retx[i].incoming = m.next
+		m.retx[i].restart = true
 	}
 }
 

@@ -3,6 +3,7 @@ package homa_test
 import (
 	"errors"
 	"net/netip"
+	"slices"
 	"testing"
 	"time"
 
@@ -132,4 +133,105 @@ func TestMachinePacer(t *testing.T) {
 	if min := 70*pktTime - backlog - pktTime; now < min {
 		t.Errorf("100,000 bytes left by %v, want not before %v at 100 Mbit/s", now, min)
 	}
+}
+
+// TestMachineRestartPriorityFollowsCutoffs: a client restarting its
+// request after RPC_UNKNOWN sends every restart packet at the unscheduled
+// level of the cutoffs whose version that packet carries, also when the
+// server's CUTOFFS arrive while the restart is still going out (paced):
+// before the CUTOFFS at the new peer's level with version 0, after them at
+// the level their table gives with their version (facts RTX-09, CUT-02,
+// CUT-03; found by homatest explore, HOMA-PRIO-003).
+func TestMachineRestartPriorityFollowsCutoffs(t *testing.T) {
+	m, p, common, restart, step, now := restartedCall(t)
+	cut := p.UnschedCutoffs
+	cutoffs, _ := (&wire.CutoffsFields{Common: common, UnschedCutoffs: cut, CutoffVersion: 1}).AppendTo(nil, wire.EncodeOptions{FixLengths: true, SetMarks: true})
+	m.HandlePacket(*now, peerAddr, 7, cutoffs)
+	restart = append(restart, step()...)
+	if len(restart) != 2 {
+		t.Fatalf("restart in %d packets, want 2", len(restart))
+	}
+	want := map[uint16]uint8{0: uint8(p.NumPriorities - 2), 1: 5}
+	for i, tr := range restart {
+		d := decode(t, tr.Packet).Data()
+		if d.Retransmit() != 1 {
+			t.Errorf("restart packet %d: retransmit %d, want 1", i, d.Retransmit())
+		}
+		if w := want[d.CutoffVersion()]; tr.Prio != w {
+			t.Errorf("restart packet %d (offset %d) carries cutoff_version %d at priority %d, want %d", i, d.Offset(), d.CutoffVersion(), tr.Prio, w)
+		}
+	}
+	if v := decode(t, restart[1].Packet).Data().CutoffVersion(); v != 1 {
+		t.Errorf("the second restart packet left after the CUTOFFS with cutoff_version %d, want 1", v)
+	}
+}
+
+// TestMachineRestartPacketAnswersResend: a restart packet still queued
+// when a RESEND for its bytes arrives answers that RESEND too, so it goes
+// at the priority the RESEND asked for (facts RTX-06; found by homatest
+// explore, HOMA-RESEND-004); the restart's other packets keep the
+// unscheduled level (RTX-09).
+func TestMachineRestartPacketAnswersResend(t *testing.T) {
+	m, p, common, restart, step, now := restartedCall(t)
+	resend, _ := (&wire.ResendFields{Common: common, Offset: 1424, Length: 1384, Priority: 7}).AppendTo(nil, wire.EncodeOptions{FixLengths: true, SetMarks: true})
+	m.HandlePacket(*now, peerAddr, 7, resend)
+	restart = append(restart, step()...)
+	var prios []uint8
+	for _, tr := range restart {
+		d := decode(t, tr.Packet).Data()
+		if d.Common().Type() != wire.TypeData {
+			continue
+		}
+		prios = append(prios, tr.Prio)
+		if d.Retransmit() != 1 {
+			t.Errorf("restart packet at offset %d: retransmit %d, want 1", d.Offset(), d.Retransmit())
+		}
+	}
+	if want := []uint8{uint8(p.NumPriorities - 2), 7}; !slices.Equal(prios, want) {
+		t.Errorf("restart DATA priorities %v, want %v (the unscheduled level, then the RESEND's)", prios, want)
+	}
+}
+
+// restartedCall sets up a paced client (1 Gbit/s: a restart's packets
+// leave one by one) whose 2808-byte request (two packets) went out and
+// which then got RPC_UNKNOWN from the server. It returns the machine, the
+// request's common header as the server sends it, the first restart
+// packet (it leaves at once), and step, which runs the machine's timers
+// for as long as they come within 50 µs of each other and returns what it
+// sent, and the machine's clock.
+func restartedCall(t *testing.T) (m *homa.Machine, p homa.Params, common wire.CommonFields, first []homa.Transmit, step func() []homa.Transmit, now *time.Duration) {
+	t.Helper()
+	p = homa.DefaultParams()
+	p.LinkRate = 1e9
+	m, err := homa.NewMachine(homa.MachineConfig{Addr: iutAddr, Params: p, PacerBacklog: homa.HomaBacklog}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	port, _ := m.Dial()
+	const n = 2808 // two packets; level 6 by a new peer's table, 5 by the default cutoffs (2800 < n <= 15000)
+	id, err := m.Call(0, port, netip.AddrPortFrom(peerAddr, 4000), make([]byte, n))
+	if err != nil {
+		t.Fatal(err)
+	}
+	now = new(time.Duration)
+	step = func() []homa.Transmit {
+		var out []homa.Transmit
+		for range 100 {
+			out = append(out, drain(m, *now)...)
+			d, ok := m.Deadline()
+			if !ok || d > *now+50*time.Microsecond {
+				return out
+			}
+			*now = d
+			m.HandleTimeout(d)
+		}
+		return out
+	}
+	if out := step(); len(out) != 2 {
+		t.Fatalf("the request left in %d packets, want 2", len(out))
+	}
+	common = wire.CommonFields{Sport: 4000, Dport: port, SenderID: id + 1}
+	unknown, _ := (&wire.RPCUnknownFields{Common: common}).AppendTo(nil, wire.EncodeOptions{FixLengths: true, SetMarks: true})
+	m.HandlePacket(*now, peerAddr, 7, unknown)
+	return m, p, common, drain(m, *now), step, now
 }

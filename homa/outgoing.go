@@ -48,7 +48,11 @@ func (h *Machine) sendOne() int {
 		} else {
 			best.inRetxQ = false
 		}
-		return h.sendData(best, rt.start, rt.end-rt.start, rt.prio, true, rt.incoming)
+		prio := rt.prio
+		if rt.restart && !h.faults[FaultRestartPriority] {
+			prio = h.unschedPriority(h.peer(best.peer), m.length())
+		}
+		return h.sendData(best, rt.start, rt.end-rt.start, prio, true, rt.incoming)
 	}
 	off := m.next
 	n := h.packetLen(m, off)
@@ -169,8 +173,11 @@ func (h *Machine) queueRetransmit(r *rpc, start, end int, prio uint8) int {
 		if off+n > start && off < end {
 			if i := m.retxQueued(off); i >= 0 {
 				// Already waiting: it answers this RESEND too, so it
-				// goes at the priority this RESEND asked for (RTX-06).
+				// goes at the priority this RESEND asked for (RTX-06),
+				// also when a restart queued it (HomaModule sends the
+				// restart's copy and the RESEND's, at their priorities).
 				m.retx[i].prio = prio
+				m.retx[i].restart = false
 			} else {
 				m.pushRetx(retx{start: off, end: off + n, prio: prio, incoming: incoming})
 				queued++

@@ -28,6 +28,11 @@ type retx struct {
 	start, end int
 	prio       uint8
 	incoming   int
+	// restart: the packet restarts a request after RPC_UNKNOWN and goes at
+	// the unscheduled priority of the cutoffs it is sent with (its
+	// cutoff_version is stamped when it leaves; HomaModule sends the whole
+	// restart at once, so priority and version always match there).
+	restart bool
 }
 
 func (m *msgOut) length() int { return len(m.data) }

@@ -65,10 +65,16 @@ func cutoffRules() []*Rule {
 			Statement: "A receiver that gets DATA with a stale cutoff_version sends CUTOFFS to the sender.",
 			Source:    "HomaModule homa_incoming.c homa_data_pkt (rate-limited to once per jiffy per peer)",
 			Profiles:  []string{"linux", "linux-2024"},
-			Capture:   "DATA discarded before the version check triggers nothing: malformed DATA (HOMA-WIRE-002) owe no answer; nor does stale DATA within a tick (HomaModule's jiffy) or slack of the receiver's last CUTOFFS to that peer; loss after the capture point hides the DATA from the receiver",
+			Capture:   "DATA discarded before the version check triggers nothing: malformed DATA (HOMA-WIRE-002) owe no answer, nor does DATA of a message its receiver already holds whole or of an RPC it no longer has (acknowledged, or ended by RPC_UNKNOWN: a late or duplicated packet); nor does stale DATA within a tick (HomaModule's jiffy) or slack of the receiver's last CUTOFFS to that peer; loss after the capture point hides the DATA from the receiver",
 			Property: Within{
 				Trigger: func(c *Ctx, e *Event) (Obligation, bool) {
 					if e.Type() != wire.TypeData || malformedData(c.P, e) {
+						return Obligation{}, false
+					}
+					if r := c.T.Lookup(e); r != nil && (r.Acked || r.Unknown || r.Msg(e.Packet.Role()).Complete) {
+						// The receiver drops it in homa_dispatch_pkts (no
+						// RPC) or before homa_data_pkt's version check (a
+						// message already complete): facts CUT-01.
 						return Obligation{}, false
 					}
 					v := e.Packet.Data().CutoffVersion()

@@ -157,7 +157,7 @@ func grantRules() []*Rule {
 			Statement: "A receiver grants at most max_overcommit messages at once: messages with granted but not yet received bytes never exceed it when a GRANT leaves.",
 			Source:    "HomaModule homa_grant.c active set (HOMA_MAX_GRANTS, max_overcommit); SIGCOMM 2018 §3.4",
 			Profiles:  []string{"linux", "linux-2024"},
-			Capture:   "needs every DATA toward the receiver; loss after the capture point inflates the count",
+			Capture:   "a message granted to its end has left the active set and is not counted (its granted bytes may stay outstanding for a RESEND round after a loss); needs every DATA toward the receiver; loss after the capture point inflates the count",
 			Property: AtMost{Types: grant, Measure: func(c *Ctx, e *Event) (int64, int64, string, bool) {
 				g := e.Packet.Grant()
 				if c.P.FIFOGrantIncrement > 0 && int(g.Priority()) == c.P.NumPriorities-2 {
@@ -168,7 +168,12 @@ func grantRules() []*Rule {
 				_, cur := grantMsg(c, e)
 				n := 0
 				for _, m := range c.T.Granting(e.Src) {
-					if m != cur && m.Granted > m.Received() {
+					// A message granted to its end leaves the active set
+					// (linux_6.1.38 homa_grant_check_rpc and
+					// homa_grant_recalc: homa_grant_remove_rpc once
+					// granted >= length): its outstanding bytes no longer
+					// hold a slot.
+					if m != cur && m.Granted > m.Received() && (m.Length == 0 || m.Granted < m.Length) {
 						n++
 					}
 				}

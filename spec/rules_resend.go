@@ -202,6 +202,14 @@ func resendRules() []*Rule {
 				if m.Resends == 0 || r.Unknown && r.UnknownTime.After(lastResendTo(r, e.Packet.Role())) {
 					return Skip // a restart after RPC_UNKNOWN uses the unscheduled priority
 				}
+				if rs := m.LastResend; r.Unknown && !r.UnknownFromClient && e.FromClient() && rs.Length != wire.ResendAll &&
+					(uint64(e.Offset) >= uint64(rs.Offset)+uint64(rs.Length) || e.End() <= rs.Offset) {
+					// A restart packet outside the latest RESEND's range:
+					// the server's RPC_UNKNOWN came first and a RESEND the
+					// network delayed after it (homa_rpc_unknown_pkt
+					// restarts at the unscheduled priority).
+					return Skip
+				}
 				if e.Priority != m.LastResendPriority {
 					return Violation("retransmitted DATA at priority %d; the RESEND asked for %d", e.Priority, m.LastResendPriority)
 				}

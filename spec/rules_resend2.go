@@ -151,6 +151,20 @@ func resendRules2() []*Rule {
 				if !e.FromClient() && rs.SentEnd == 0 {
 					return Pass() // a server not yet sending its response
 				}
+				if e.FromClient() && r.Unknown && !r.UnknownFromClient && e.Time.Sub(r.UnknownTime) <= c.P.ResponseTimeout {
+					// The server's RPC_UNKNOWN restarted the request: every
+					// byte sent waits for retransmission (RTX-09).
+					return Pass()
+				}
+				if m.BusyAllowed > 0 {
+					// It may answer an earlier RESEND of those that came
+					// back to back: one repeated within a tick (a
+					// duplicate) for bytes an earlier one asked for, whose
+					// retransmission may still wait in the sender's queue
+					// (HOMA-RESEND-016 requires it), or one for bytes not
+					// sent yet.
+					return Pass()
+				}
 				if rs.Offset < rs.SentEnd {
 					return Violation("BUSY answering the RESEND at offset %d (frame %d), though %v had sent the %s up to %d: it must retransmit",
 						rs.Offset, rs.Frame, e.Src, msgName(e.FromClient()), rs.SentEnd).With(rs.Frame)

@@ -95,8 +95,16 @@ type Message struct {
 	// LastResendPriority is the priority field of the latest RESEND.
 	LastResendPriority uint8
 	// LastResend is the latest RESEND for the message, with the message's
-	// SentEnd when it was seen.
+	// SentEnd when it was seen. Asked holds the ranges the RESENDs of the
+	// current incarnation asked for (length -1: up to SentEnd).
 	LastResend ResendSeen
+	Asked      byteranges.Set
+	// BusyAllowed counts the RESENDs for the message, of those that came
+	// less than a tick apart up to the latest, that a BUSY may answer (a
+	// Repeat, or one asking for nothing sent yet) not yet answered by one:
+	// a BUSY answers one of the RESENDs that arrived before it, not
+	// necessarily the latest.
+	BusyAllowed int
 	// RoundStart and RoundFrame are the time and frame of the first RESEND
 	// of the latest timer RESEND round for the message (homa_request_retrans
 	// sends one RESEND per gap, in ascending order, in one timer pass);
@@ -211,6 +219,21 @@ type ResendSeen struct {
 	// SentEnd is the message's SentEnd when the RESEND was seen: its
 	// sender had transmitted at least that much when it got the RESEND.
 	SentEnd uint32
+	// Repeat: an earlier RESEND of the message's current incarnation had
+	// asked for the byte at Offset, and the message's previous RESEND came
+	// less than a tick before (the same timer pass, or a copy the network
+	// duplicated): what the earlier one asked for may still wait in the
+	// sender's queue.
+	Repeat bool
+}
+
+// resendEnd is the end of the range RESEND rs asks for (length -1: up to
+// sentEnd), saturated at 2^32-1.
+func resendEnd(rs wire.Resend, sentEnd uint32) uint32 {
+	if rs.IsResendAll() {
+		return sentEnd
+	}
+	return uint32(min(uint64(rs.Offset())+uint64(rs.Length()), 1<<32-1))
 }
 
 // RPC is what an observer knows about one RPC.
@@ -235,10 +258,13 @@ type RPC struct {
 	// LastResendFromClient/Server are the times of each side's latest RESEND.
 	LastResendFromClient, LastResendFromServer time.Time
 	// Unknown is set when either side answered RPC_UNKNOWN, at UnknownTime;
-	// UnknownFromClient when the latest came from the client.
+	// UnknownFromClient when the latest came from the client. ForgotTime
+	// is when the client first answered RPC_UNKNOWN (zero: never): it no
+	// longer has the RPC and never restarts it.
 	Unknown           bool
 	UnknownTime       time.Time
 	UnknownFromClient bool
+	ForgotTime        time.Time
 	// Acked is set when the client acknowledged the RPC (ACK header, ACK
 	// entry or piggy-backed DATA ack), at AckTime in frame AckFrame.
 	Acked    bool
@@ -249,6 +275,9 @@ type RPC struct {
 	NeedAcks     int
 	NeedAckTime  time.Time
 	NeedAckFirst time.Time
+	// NeedAckAnswer is the time of the client's first RESEND answering
+	// a NEED_ACK (see answersNeedAck).
+	NeedAckAnswer time.Time
 	// AckPkts counts the ACK packets naming the RPC in their header that
 	// answer a NEED_ACK (fewer than max_acks_per_pkt acks).
 	AckPkts int
@@ -552,6 +581,17 @@ func (t *Trace) Apply(e *Event) {
 		delete(t.longIn[k.Server], &r.Request)
 		r = nil
 	}
+	if r != nil && !r.ForgotTime.IsZero() && typ == wire.TypeData && e.FromClient() && e.Time.After(r.ForgotTime) {
+		// The client's RPC_UNKNOWN made the server discard the RPC
+		// (homa_rpc_unknown_pkt): a request packet that reaches it
+		// afterwards (one the network delayed or duplicated) creates the
+		// RPC anew there (homa_dispatch_pkts; facts AMO-01), whose grants,
+		// RESENDs and response start from nothing. Track it as a new RPC.
+		if t.keepDone {
+			t.done = append(t.done, r)
+		}
+		r = nil
+	}
 	if r == nil {
 		if typ == wire.TypeAck && e.FromClient() {
 			// An ACK for RPCs the capture never saw creates no RPC: it
@@ -698,12 +738,25 @@ func (t *Trace) Apply(e *Event) {
 		}
 	case wire.TypeBusy:
 		heard()
+		if m := r.Msg(p.Role()); m.BusyAllowed > 0 {
+			m.BusyAllowed--
+		}
 	case wire.TypeResend:
 		m := r.Msg(oppositeRole(p.Role()))
 		rs := p.Resend()
 		m.Resends++
 		m.LastResendPriority = rs.Priority()
-		m.LastResend = ResendSeen{Seen: Seen{e.Time, e.Frame}, Offset: rs.Offset(), Length: rs.Length(), SentEnd: m.SentEnd}
+		if e.Time.Sub(m.LastResend.Time) >= t.P.Tick {
+			m.BusyAllowed = 0 // a new round: the earlier ones were answered or lost
+		}
+		m.LastResend = ResendSeen{Seen: Seen{e.Time, e.Frame}, Offset: rs.Offset(), Length: rs.Length(), SentEnd: m.SentEnd,
+			Repeat: m.Asked.Covers(rs.Offset(), rs.Offset()+1) && e.Time.Sub(m.LastResend.Time) < t.P.Tick}
+		if end := resendEnd(rs, m.SentEnd); end > rs.Offset() {
+			m.Asked.Add(rs.Offset(), end)
+		}
+		if m.LastResend.Repeat || rs.Offset() >= m.SentEnd {
+			m.BusyAllowed++
+		}
 		if rs.IsResendAll() {
 			m.ResendAll = true
 		} else if end := uint64(rs.Offset()) + uint64(rs.Length()); end > uint64(m.ResendEnd) {
@@ -718,6 +771,9 @@ func (t *Trace) Apply(e *Event) {
 		case isBufferWakeup(t.P, rs):
 			m.WakeupTime = e.Time
 		case answersNeedAck(t.P, r, e):
+			if r.NeedAckAnswer.Before(r.NeedAckTime) {
+				r.NeedAckAnswer = e.Time
+			}
 		case m.inRound(t.P, e, rs):
 			m.RoundOffset = rs.Offset()
 		default:
@@ -727,6 +783,9 @@ func (t *Trace) Apply(e *Event) {
 		r.Unknown, r.UnknownTime, r.UnknownFromClient = true, e.Time, e.FromClient()
 		r.newIncarnation()
 		if e.FromClient() {
+			if r.ForgotTime.IsZero() {
+				r.ForgotTime = e.Time
+			}
 			// The client does not know the RPC: the server discards it
 			// (homa_rpc_unknown_pkt), so its request no longer occupies a
 			// grant slot at the server.
@@ -774,8 +833,8 @@ func (t *Trace) ack(k RPCKey, e *Event) {
 // late request packet, facts AMO-01; a server that restarted and serves
 // the client's restarted request, RTX-09).
 func (r *RPC) newIncarnation() {
-	r.Request.FirstSent, r.Request.ResentAhead = nil, nil
-	r.Response.FirstSent, r.Response.ResentAhead = nil, nil
+	r.Request.FirstSent, r.Request.ResentAhead, r.Request.Asked = nil, nil, nil
+	r.Response.FirstSent, r.Response.ResentAhead, r.Response.Asked = nil, nil, nil
 }
 
 // isBufferWakeup reports whether RESEND rs is the one a receiver sends when
@@ -790,9 +849,14 @@ func isBufferWakeup(p *Params, rs wire.Resend) bool {
 // NEED_ACK that came at most slack earlier: on main (and upstream) a client
 // that lacks part of the response calls homa_request_retrans at once
 // (homa_incoming.c homa_need_ack_pkt), outside the timer's rounds;
-// linux_6.1.38 ignores such a NEED_ACK.
+// linux_6.1.38 ignores such a NEED_ACK. The answer is one call's RESENDs
+// (one per gap, back to back): a RESEND half a tick or more after the
+// first answer to the same NEED_ACK is the timer's.
 func answersNeedAck(p *Params, r *RPC, e *Event) bool {
 	if r == nil || !e.FromClient() || p.Wire == wire.Version2024 || r.NeedAckTime.IsZero() {
+		return false
+	}
+	if !r.NeedAckAnswer.Before(r.NeedAckTime) && e.Time.Sub(r.NeedAckAnswer) >= p.Tick/2 {
 		return false
 	}
 	d := e.Time.Sub(r.NeedAckTime)

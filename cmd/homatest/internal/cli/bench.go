@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -233,26 +232,11 @@ func (o *benchOpts) check() error {
 	if ext := strings.ToLower(filepath.Ext(o.plot)); o.plot != "" && ext != ".png" && ext != ".svg" {
 		return fmt.Errorf("--plot %q: the file name must end in .png or .svg", o.plot)
 	}
-	o.homaPar = agent.Params{}
-	for _, kv := range o.params {
-		name, val, ok := strings.Cut(kv, "=")
-		if !ok || name == "" {
-			return fmt.Errorf("--param %q: want NAME=VALUE, e.g. unsched_bytes=12000", kv)
-		}
-		var ints []int64
-		for _, f := range strings.Split(val, ",") {
-			v, err := strconv.ParseInt(strings.TrimSpace(f), 10, 64)
-			if err != nil {
-				return fmt.Errorf("--param %q: %q is not an integer", kv, f)
-			}
-			ints = append(ints, v)
-		}
-		if len(ints) == 1 {
-			o.homaPar[name] = ints[0]
-		} else {
-			o.homaPar[name] = ints
-		}
+	par, err := parseParams(o.params)
+	if err != nil {
+		return err
 	}
+	o.homaPar = par
 	o.trans = nil
 	for _, t := range strings.Split(o.transports, ",") {
 		t = strings.TrimSpace(t)

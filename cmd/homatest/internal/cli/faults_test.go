@@ -757,7 +757,7 @@ func brFaultCases() []faultCase {
 		},
 		{
 			id: "BR-10", slug: "grant-outside-active-set",
-			what: "with max_overcommit 2, the receiver also grants a third message (outside the active set) at priority 2, above both active ones",
+			what: "with max_overcommit 2, the receiver also grants a third message (outside the active set) at priority 2, above both active ones, while both are still granted short of their ends",
 			args: []string{"--param", "max_overcommit=2"},
 			build: func(fault bool) *capb {
 				return overcommit(fault)
@@ -1029,7 +1029,13 @@ func (b *capb) lastTime() time.Duration {
 func overcommit(fault bool) *capb {
 	b := newCap(wire.VersionCurrent)
 	rs := []ends{rpcOf(hostC, hostS, 10), rpcOf(hostC2, hostS, 10), rpcOf(hostC3, hostS, 10)}
-	const L, U = 50000, 40000
+	// Each message gets two GRANTs: to G, then to its end L. A message
+	// granted to its end leaves the active set (HomaModule
+	// homa_grant_check_rpc, homa_grant_recalc: "messages completely
+	// granted open opportunities to grant to additional messages"), so
+	// the overcommitment is a third message granted while the first two
+	// are still granted only to G.
+	const L, G, U = 50000, 45000, 40000
 	t := time.Duration(0)
 	for off := uint32(0); off < U; off += 1424 {
 		for _, r := range rs {
@@ -1037,30 +1043,40 @@ func overcommit(fault bool) *capb {
 			t += us(1)
 		}
 	}
-	// Grants (L - U = 10000 bytes: one GRANT each) after the receiver has
-	// all unscheduled bytes.
+	// Grants after the receiver has all unscheduled bytes.
 	g := []time.Duration{t + us(2), t + us(3), t + us(4)}
-	b.grant(g[0], rs[0], true, L, 1)
-	b.grant(g[1], rs[1], true, L, 0)
+	b.grant(g[0], rs[0], true, G, 1)
+	b.grant(g[1], rs[1], true, G, 0)
 	if fault {
-		b.mark(b.grant(g[2], rs[2], true, L, 2), "BR-10: third granted message with max_overcommit 2, at priority 2")
+		b.mark(b.grant(g[2], rs[2], true, G, 2), "BR-10: third granted message with max_overcommit 2, at priority 2")
 	}
-	// Scheduled bytes of the granted messages, round robin.
-	send := func(t time.Duration, rr []ends, prio []uint8) time.Duration {
-		for off := uint32(U); off < L; off += 1424 {
+	// Scheduled bytes [from, to) of the granted messages, round robin.
+	send := func(t time.Duration, from, to uint32, rr []ends, prio []uint8) time.Duration {
+		for off := from; off < to; off += 1424 {
 			for i, r := range rr {
-				b.data(t, r, true, prio[i], L, off, min(1424, L-off), U, 1, false)
+				b.data(t, r, true, prio[i], L, off, min(1424, to-off), U, 1, false)
 				t += us(1)
 			}
 		}
 		return t
 	}
+	// The rest of each message: a GRANT to its end, paid by the
+	// scheduled packets that arrived, then the bytes.
+	finish := func(t time.Duration, rr []ends, prio []uint8) time.Duration {
+		for i, r := range rr {
+			b.grant(t+us(float64(i)), r, true, L, prio[i])
+		}
+		return send(t+us(5), G, L, rr, prio)
+	}
 	if fault {
-		t = send(g[2]+us(5), rs, []uint8{1, 0, 2})
+		t = send(g[2]+us(5), U, G, rs, []uint8{1, 0, 2})
+		t = finish(t+us(5), rs, []uint8{1, 0, 2})
 	} else {
-		t = send(g[1]+us(5), rs[:2], []uint8{1, 0})
-		b.grant(t+us(5), rs[2], true, L, 0)
-		t = send(t+us(10), rs[2:], []uint8{0})
+		t = send(g[1]+us(5), U, G, rs[:2], []uint8{1, 0})
+		t = finish(t+us(5), rs[:2], []uint8{1, 0})
+		b.grant(t+us(5), rs[2], true, G, 0)
+		t = send(t+us(10), U, G, rs[2:], []uint8{0})
+		t = finish(t+us(5), rs[2:], []uint8{0})
 	}
 	for i, r := range rs {
 		b.respondAndAck(r, t+us(100*float64(i+1)))

@@ -136,7 +136,7 @@ var commandGroups = []struct {
 	cmds      func() []*cobra.Command
 }{
 	{groupConformance, "Conformance (test an implementation):", func() []*cobra.Command {
-		return []*cobra.Command{newRunCmd(), newSpecCmd(), newFaultsCmd(), newAgentCmd(), newLabCmd()}
+		return []*cobra.Command{newRunCmd(), newExploreCmd(), newSpecCmd(), newFaultsCmd(), newAgentCmd(), newLabCmd()}
 	}},
 	{groupOffline, "Offline analysis (read captures):", func() []*cobra.Command {
 		return []*cobra.Command{newDecodeCmd(), newCheckCmd(), newRPCsCmd(), newPlotCmd(), newWiresharkCmd()}

@@ -1,0 +1,489 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+
+	"github.com/homatest/homatest/agent"
+	"github.com/homatest/homatest/conformance"
+	"github.com/homatest/homatest/explore"
+	"github.com/homatest/homatest/internal/atomicfile"
+	"github.com/homatest/homatest/internal/timescale"
+	"github.com/homatest/homatest/spec"
+)
+
+// exploreOpts are the flags of homatest explore.
+type exploreOpts struct {
+	impl, env, fault, rules, level string
+	params                         []string
+	budget                         time.Duration
+	seed                           uint64
+	maxCases, shrinkRuns           int
+	keepGoing, quiet               bool
+	artifacts, output, junit       string
+	replay                         string
+
+	par agent.Params
+	lvl spec.Level
+	sel []*spec.Rule
+}
+
+func newExploreCmd() *cobra.Command {
+	o := &exploreOpts{}
+	cmd := &cobra.Command{
+		Use:   "explore",
+		Short: "Explore an implementation with every legal peer behaviour, shrink what fails",
+		Long: `Explore plays, from the tester hosts, every behaviour a correct Homa peer and
+the network between may show against the implementation under test (IUT):
+request and response DATA of the unscheduled and granted bytes, GRANTs
+within the window and the overcommit limit, RESENDs after resend_ticks of
+silence, BUSY, RPC_UNKNOWN after an abort or a lost server state, CUTOFFS
+with new versions, NEED_ACK and ACK, and packets dropped (alone or in
+bursts), duplicated, delayed and reordered, with decisions weighted toward
+the protocol's boundaries (sizes at unsched_bytes, the cutoffs and segment
+edges; packets given just before or after the IUT's timer deadlines).
+Every packet the IUT sends or is given goes to the spec checker as it
+happens (the IUT's own view; findings charged to the IUT only), and the
+IUT's calls through the agent protocol must end with the right payload,
+execute once, or fail only where the peer allowed it. Coverage (rules
+evaluated at the IUT's packets, the IUT's answers to each packet type, the
+IUT states reached) steers the search toward what is not covered.
+
+A failure stops the session (--keep-going searches on) and is shrunk to
+the smallest exchange that still fails with the same rule: fewer RPCs,
+fewer packets, smaller messages, simpler timing. It is written to the
+run folder as a replay script (failure-N-RULE.homa: the RPCs, then one
+line per packet in time order, the tester's to send, the IUT's expected)
+and the IUT's view as pcapng with the finding on its frame; --replay
+FILE runs a script again.
+
+The default environment is the simulator (--env sim: the reference
+implementation, virtual time, a seed gives the same cases); --env ns runs
+any IUT (--impl linux or a manifest) in network namespaces (root).
+
+The progress line (stderr) shows the explorer's events per second (packets
+it sent and received, calls and completions), the MUST rules exercised and
+the failures. Exit codes: 0 no failure, 1 failures (or, with --replay, the
+script's exchange failed), 2 usage or environment error, 130 interrupted.`,
+		Example: `  homatest explore --budget 60s --seed 1
+  homatest explore --fault no-busy --param link_bps=1000000000   # a knob, small messages (unsched_bytes 3000)
+  homatest explore --env ns --impl mystack.yaml --budget 10m --keep-going
+  homatest explore --rules 'HOMA-GRANT-*,HOMA-RESEND-*' --level must -o json
+  homatest explore --replay homatest-runs/20260101-120000-42/failure-1-HOMA-GRANT-002.homa`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return o.run(cmd) },
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.impl, "impl", "ref", "implementation under test: ref (built-in reference implementation), linux (kernel Homa module), or a manifest YAML file")
+	f.StringVar(&o.env, "env", "auto", "environment: sim (the simulator, virtual time, ref only), ns (network namespaces, root), auto (sim for ref, else ns)")
+	f.DurationVar(&o.budget, "budget", 60*time.Second, "how long to search (wall time; shrinking a failure comes on top)")
+	f.Uint64Var(&o.seed, "seed", 1, "seed of every random choice (in the simulator the same seed gives the same cases)")
+	f.StringVar(&o.fault, "fault", "", "enable a fault knob of the reference implementation (homatest faults)")
+	f.StringArrayVar(&o.params, "param", nil, "IUT parameter override for its hello, NAME=VALUE (repeatable; e.g. link_bps=1000000000 for the ref's 1 Gbit/s settings, unsched_bytes=12000)")
+	f.StringVar(&o.rules, "rules", "", "comma-separated rule-ID globs to judge (default: every rule)")
+	f.StringVar(&o.level, "level", "should", "strictest level that fails: must (MUST rules only) or should (MUST and SHOULD)")
+	f.BoolVar(&o.keepGoing, "keep-going", false, "search on after a failure (each rule's first failure is shrunk and kept)")
+	f.IntVar(&o.maxCases, "max-cases", 0, "stop after this many cases (0: the budget decides)")
+	f.IntVar(&o.shrinkRuns, "shrink-runs", 400, "reruns spent shrinking one failure (0: none)")
+	f.StringVar(&o.artifacts, "artifacts", "", "run folder for failure scripts, captures, result.json (default: a new directory under homatest-runs/)")
+	outputVar(f, &o.output, "the summary", "text", "json")
+	f.StringVar(&o.junit, "junit", "", "write a JUnit XML report to this file (one test case per rule: failed, exercised, or skipped when not exercised)")
+	f.BoolVarP(&o.quiet, "quiet", "q", false, "no progress line")
+	f.StringVar(&o.replay, "replay", "", "replay this script (a failure-N-RULE.homa of a run folder) instead of exploring")
+	return cmd
+}
+
+// validate checks the flags before anything runs.
+func (o *exploreOpts) validate() error {
+	if o.env == "auto" {
+		o.env = "sim"
+		if o.impl != "ref" {
+			o.env = "ns"
+		}
+	}
+	if _, err := agent.ResolveManifest(o.impl); err != nil {
+		return err
+	}
+	switch {
+	case o.env != "sim" && o.env != "ns":
+		return fmt.Errorf("--env %q: want sim, ns or auto", o.env)
+	case o.env == "sim" && o.impl != "ref":
+		return fmt.Errorf("--impl %s needs --env ns (the simulator runs only the built-in reference implementation)", o.impl)
+	case o.env == "ns" && os.Geteuid() != 0:
+		return errors.New("--env ns builds network namespaces and needs root: run with sudo, or use --env sim")
+	case o.budget <= 0 && o.replay == "":
+		return fmt.Errorf("--budget %v: want a positive duration such as 60s", o.budget)
+	case o.maxCases < 0:
+		return fmt.Errorf("--max-cases %d: want 0 or more", o.maxCases)
+	case o.shrinkRuns < 0:
+		return fmt.Errorf("--shrink-runs %d: want 0 or more", o.shrinkRuns)
+	case o.fault != "" && o.impl != "ref":
+		return errors.New("--fault needs --impl ref: the fault knobs belong to the reference implementation")
+	}
+	if o.fault != "" && !knownFault(o.fault) {
+		return fmt.Errorf("--fault %q: no such fault knob (homatest faults lists them)", o.fault)
+	}
+	switch o.level {
+	case "must":
+		o.lvl = spec.Must
+	case "should":
+		o.lvl = spec.Should
+	default:
+		return fmt.Errorf("--level %q: want must or should", o.level)
+	}
+	par, err := parseParams(o.params)
+	if err != nil {
+		return err
+	}
+	if _, err := agent.RefParams(par); err != nil && o.impl == "ref" {
+		return fmt.Errorf("--param: %v", err)
+	}
+	o.par = par
+	if o.rules != "" {
+		sel, err := spec.Select(spec.Rules(), o.rules, 0, "")
+		if err != nil {
+			return fmt.Errorf("--rules: %v", err)
+		}
+		o.sel = sel
+	}
+	return nil
+}
+
+// envFor returns the explore environment for faults.
+func (o *exploreOpts) envFor(faults []string) (explore.Env, error) {
+	if o.env == "sim" {
+		return explore.SimEnv(faults, o.par), nil
+	}
+	m, err := agent.ResolveManifest(o.impl)
+	if err != nil {
+		return explore.Env{}, err
+	}
+	cfg := nsEnvConfig(m, faults, o.par, o.artifacts)
+	return explore.Env{Name: "ns", Faults: faults, New: func() (*conformance.Env, error) {
+		ctx, cancel := context.WithTimeout(context.Background(), timescale.D(30*time.Second))
+		defer cancel()
+		return conformance.NewNSEnv(ctx, cfg)
+	}}, nil
+}
+
+func (o *exploreOpts) run(cmd *cobra.Command) error {
+	if err := o.validate(); err != nil {
+		return usageErr(err)
+	}
+	ctx := cmd.Context()
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	defaulted := o.artifacts == ""
+	if defaulted {
+		o.artifacts = defaultRunDir()
+	}
+	if err := os.MkdirAll(o.artifacts, 0o755); err != nil {
+		return usageErr(artifactsErr(err))
+	}
+	if o.replay != "" {
+		return o.runReplay(ctx, cmd.OutOrStdout())
+	}
+	var faults []string
+	if o.fault != "" {
+		faults = []string{o.fault}
+	}
+	env, err := o.envFor(faults)
+	if err != nil {
+		return usageErr(err)
+	}
+	prog := o.progress(cmd.ErrOrStderr())
+	res, err := explore.Explore(ctx, explore.Config{Env: env, Budget: o.budget, MaxCases: o.maxCases, Seed: o.seed,
+		Rules: o.sel, Level: o.lvl, ShrinkRuns: shrinkRuns(o.shrinkRuns), KeepGoing: o.keepGoing, Progress: prog})
+	if prog != nil {
+		fmt.Fprintln(cmd.ErrOrStderr())
+	}
+	interrupted := errors.Is(err, context.Canceled)
+	if err != nil && !interrupted {
+		if defaulted {
+			removeRunDir(o.artifacts)
+		}
+		return usageErr(fmt.Errorf("explore: %w", err))
+	}
+	paths, werr := o.writeFailures(res)
+	if werr != nil {
+		return usageErr(werr)
+	}
+	if err := atomicfile.Write(filepath.Join(o.artifacts, "result.json"), func(w io.Writer) error {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(res)
+	}); err != nil {
+		return usageErr(err)
+	}
+	if o.junit != "" {
+		if err := o.writeJUnit(res); err != nil {
+			return usageErr(err)
+		}
+	}
+	w := &errWriter{w: cmd.OutOrStdout()}
+	if o.output == "json" {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		enc.Encode(res)
+	} else {
+		o.text(w, res, paths, interrupted)
+	}
+	if w.err != nil {
+		return usageErr(fmt.Errorf("write output: %w", w.err))
+	}
+	if interrupted {
+		return &ExitError{Code: 130, Err: errors.New("interrupted: the session stopped; what it found is in " + o.artifacts)}
+	}
+	if len(res.Failures) > 0 {
+		return &ExitError{Code: ExitViolations, Err: fmt.Errorf("%d failures (scripts and captures in %s)", len(res.Failures), o.artifacts)}
+	}
+	return nil
+}
+
+// writeBytes writes b to path whole or not at all.
+func writeBytes(path string, b []byte) error {
+	return atomicfile.Write(path, func(w io.Writer) error {
+		_, err := w.Write(b)
+		return err
+	})
+}
+
+// shrinkRuns maps --shrink-runs to explore.Config.ShrinkRuns (0: none).
+func shrinkRuns(n int) int {
+	if n == 0 {
+		return -1
+	}
+	return n
+}
+
+// progress returns the progress callback: one line a second on a
+// terminal (rewritten in place), one every ten seconds otherwise; nil
+// with --quiet.
+func (o *exploreOpts) progress(w io.Writer) func(explore.Progress) {
+	if o.quiet {
+		return nil
+	}
+	tty := false
+	if f, ok := w.(*os.File); ok {
+		tty = term.IsTerminal(int(f.Fd()))
+	}
+	last := time.Time{}
+	return func(p explore.Progress) {
+		switch {
+		case tty:
+			fmt.Fprintf(w, "\r\033[Kexplore: %s", p)
+		case time.Since(last) >= 10*time.Second:
+			last = time.Now()
+			fmt.Fprintf(w, "explore: %s\n", p)
+		}
+	}
+}
+
+// failurePaths are the files written for one failure.
+type failurePaths struct{ script, capture string }
+
+// writeFailures writes each failure's script and capture into the run
+// folder.
+func (o *exploreOpts) writeFailures(res *explore.Result) ([]failurePaths, error) {
+	var out []failurePaths
+	for i, f := range res.Failures {
+		base := filepath.Join(o.artifacts, fmt.Sprintf("failure-%d-%s", i+1, f.Rule))
+		p := failurePaths{script: base + ".homa", capture: base + ".pcapng"}
+		if f.Script == "" {
+			// Interrupted before its shrinking ended: nothing to replay.
+			out = append(out, failurePaths{})
+			continue
+		}
+		if err := writeBytes(p.script, []byte(f.Script)); err != nil {
+			return nil, artifactsErr(err)
+		}
+		if len(f.Capture) > 0 {
+			if err := writeBytes(p.capture, f.Capture); err != nil {
+				return nil, artifactsErr(err)
+			}
+		} else {
+			p.capture = ""
+		}
+		out = append(out, p)
+	}
+	return out, nil
+}
+
+// text prints the session's summary (no PASS line when it was
+// interrupted).
+func (o *exploreOpts) text(w io.Writer, res *explore.Result, paths []failurePaths, interrupted bool) {
+	fmt.Fprintf(w, "explore: %s %s in %s, seed %d: %d cases in %v, %d events (%.0f events/s), %d packets to the IUT\n",
+		res.Impl, res.Version, res.Env, res.Seed, res.Cases, res.Elapsed.Round(100*time.Millisecond), res.Events, res.EventsPerSec, res.Sent)
+	c := res.Coverage
+	fmt.Fprintf(w, "coverage: MUST rules exercised %d of %d (%.0f%%); %d (packet given, IUT's answer) pairs; %d IUT states\n",
+		c.MustExercised, c.MustRules, pctOf(c.MustExercised, c.MustRules), c.Pairs, c.States)
+	var missing []string
+	for _, r := range c.Rules {
+		if r.Level == spec.Must && !r.Exercised {
+			missing = append(missing, r.ID)
+		}
+	}
+	if len(missing) > 0 {
+		fmt.Fprintf(w, "  not exercised: %s\n", strings.Join(missing, ", "))
+	}
+	for i, f := range res.Failures {
+		fmt.Fprintf(w, "FAIL %s %s: %s\n", f.Rule, f.Level, f.Why)
+		fmt.Fprintf(w, "  found after %v (case %d); shrunk from %d to %d tester packets in %d runs\n",
+			f.After.Round(10*time.Millisecond), f.Case, f.OriginalPackets, f.Packets, f.ShrinkRuns)
+		if i < len(paths) && paths[i].script == "" {
+			fmt.Fprintf(w, "  interrupted while shrinking: no script (rerun with the same --seed to find it again)\n")
+		} else if i < len(paths) {
+			fmt.Fprintf(w, "  script:  %s\n  replay:  homatest explore --replay %s%s\n", paths[i].script, paths[i].script, o.sameIUT())
+			if paths[i].capture != "" {
+				fmt.Fprintf(w, "  capture: %s\n", paths[i].capture)
+			}
+		}
+	}
+	if len(res.Failures) == 0 && !interrupted {
+		fmt.Fprintf(w, "PASS: no violation in %d cases; artifacts in %s\n", res.Cases, o.artifacts)
+	}
+}
+
+// sameIUT is the --impl/--env/--param part of a replay command.
+func (o *exploreOpts) sameIUT() string {
+	s := ""
+	if o.impl != "ref" {
+		s += " --impl " + o.impl
+	}
+	if o.env != "sim" {
+		s += " --env " + o.env
+	}
+	for _, p := range o.params {
+		s += " --param " + p
+	}
+	return s
+}
+
+func pctOf(a, b int) float64 {
+	if b == 0 {
+		return 0
+	}
+	return 100 * float64(a) / float64(b)
+}
+
+// writeJUnit writes one test case per rule judged: failed (with the
+// shrunk failure), passed when exercised, skipped when not.
+func (o *exploreOpts) writeJUnit(res *explore.Result) error {
+	s := conformance.JUnitSuite{Name: fmt.Sprintf("homatest explore %s %s (seed %d)", res.Impl, res.Env, res.Seed)}
+	byRule := map[string]*explore.Found{}
+	for _, f := range res.Failures {
+		byRule[f.Rule] = f
+	}
+	add := func(c conformance.JUnitCase) {
+		s.TestCases = append(s.TestCases, c)
+		s.Tests++
+	}
+	for _, r := range res.Coverage.Rules {
+		c := conformance.JUnitCase{Name: r.ID, Status: "passed", Classname: "homa." + strings.ToLower(strings.Split(r.ID, "-")[1])}
+		switch f := byRule[r.ID]; {
+		case f != nil:
+			c.Status = "failed"
+			c.Failure = &conformance.JUnitFailure{Message: fmt.Sprintf("%s %s: %s", f.Rule, f.Level, f.Why), Type: f.Level.String(), Description: f.Script}
+			s.Failures++
+		case !r.Exercised:
+			c.Status = "skipped"
+			c.Skipped = &conformance.JUnitSkipped{Message: "not exercised at a packet the IUT sent"}
+			s.Skipped++
+		}
+		add(c)
+	}
+	for _, f := range res.Failures {
+		if strings.HasPrefix(f.Rule, "APP-") {
+			add(conformance.JUnitCase{Name: f.Rule, Status: "failed", Classname: "homa.application",
+				Failure: &conformance.JUnitFailure{Message: f.Why, Type: f.Level.String(), Description: f.Script}})
+			s.Failures++
+		}
+	}
+	var b strings.Builder
+	if err := conformance.WriteJUnit(&b, conformance.JUnitSuites{TestSuites: []conformance.JUnitSuite{s}}); err != nil {
+		return err
+	}
+	if err := writeBytes(o.junit, []byte(b.String())); err != nil {
+		return fmt.Errorf("--junit: %w", err)
+	}
+	return nil
+}
+
+// runReplay replays --replay's script.
+func (o *exploreOpts) runReplay(ctx context.Context, out io.Writer) error {
+	f, err := os.Open(o.replay)
+	if err != nil {
+		return usageErr(fmt.Errorf("--replay: %w", err))
+	}
+	sc, err := explore.ParseScript(f)
+	f.Close()
+	if err != nil {
+		return usageErr(fmt.Errorf("--replay %s: %w", o.replay, err))
+	}
+	faults := sc.Faults
+	if o.fault != "" {
+		faults = []string{o.fault}
+	}
+	if o.impl != "ref" {
+		faults = nil
+	}
+	for _, k := range faults {
+		if !knownFault(k) {
+			return usageErr(fmt.Errorf("--replay %s: the iut line names fault %q, which this homatest does not have (homatest faults lists them)", o.replay, k))
+		}
+	}
+	env, err := o.envFor(faults)
+	if err != nil {
+		return usageErr(err)
+	}
+	res, err := explore.Replay(ctx, env, sc, o.sel, o.lvl)
+	if errors.Is(err, context.Canceled) {
+		return &ExitError{Code: 130, Err: errors.New("interrupted")}
+	}
+	if err != nil {
+		return usageErr(fmt.Errorf("replay %s: %w", o.replay, err))
+	}
+	capPath := filepath.Join(o.artifacts, strings.TrimSuffix(filepath.Base(o.replay), filepath.Ext(o.replay))+"-replay.pcapng")
+	if len(res.Capture) > 0 {
+		if err := writeBytes(capPath, res.Capture); err != nil {
+			return usageErr(artifactsErr(err))
+		}
+	}
+	w := &errWriter{w: out}
+	if o.output == "json" {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		enc.Encode(res)
+	} else {
+		switch {
+		case res.Reproduced:
+			fmt.Fprintf(w, "reproduced: %s\n", res.Failure)
+		case res.Failure != nil:
+			fmt.Fprintf(w, "failed otherwise: %s (the script shows %s)\n", res.Failure, sc.Rule)
+		default:
+			fmt.Fprintf(w, "not reproduced: no failure (the script shows %s)\n", sc.Rule)
+		}
+		fmt.Fprintf(w, "  %d tester packets, %d events; capture %s\n", res.Sent, res.Events, capPath)
+		for _, d := range res.Divergences {
+			fmt.Fprintf(w, "  diverged: %s\n", d)
+		}
+	}
+	if w.err != nil {
+		return usageErr(fmt.Errorf("write output: %w", w.err))
+	}
+	if res.Failure != nil {
+		return &ExitError{Code: ExitViolations, Err: fmt.Errorf("replay of %s: %s", o.replay, res.Failure.Rule)}
+	}
+	return nil
+}

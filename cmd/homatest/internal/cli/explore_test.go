@@ -1,0 +1,105 @@
+package cli
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestExploreFindShrinkReplay: homatest explore with a fault knob in the
+// simulator fails (exit 1) with the knob's rule, writes the shrunk script,
+// its capture and result.json, and --replay of the script reproduces the
+// failure (exit 1); without the knob the same session passes (exit 0).
+func TestExploreFindShrinkReplay(t *testing.T) {
+	dir := t.TempDir()
+	out, err, code := run(t, "explore", "--fault", "grant-past-end", "--param", "link_bps=1000000000", "--budget", "1h", "--max-cases", "200",
+		"--artifacts", dir, "-q")
+	if code != ExitViolations {
+		t.Fatalf("exit %d (%v), want %d:\n%s", code, err, ExitViolations, out)
+	}
+	script := filepath.Join(dir, "failure-1-HOMA-GRANT-002.homa")
+	for _, f := range []string{script, filepath.Join(dir, "failure-1-HOMA-GRANT-002.pcapng"), filepath.Join(dir, "result.json")} {
+		if st, err := os.Stat(f); err != nil || st.Size() == 0 {
+			t.Errorf("%s: %v (want a non-empty file)\n%s", f, err, out)
+		}
+	}
+	if !strings.Contains(out, "FAIL HOMA-GRANT-002 MUST") || !strings.Contains(out, "homatest explore --replay "+script+" --param link_bps=1000000000") {
+		t.Errorf("summary lacks the failure or its replay command:\n%s", out)
+	}
+	var res struct {
+		Failures []struct {
+			Rule    string `json:"rule"`
+			Packets int    `json:"packets"`
+		} `json:"failures"`
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "result.json")); err != nil || json.Unmarshal(b, &res) != nil || len(res.Failures) != 1 {
+		t.Fatalf("result.json: %v, %d failures", err, len(res.Failures))
+	}
+	if f := res.Failures[0]; f.Rule != "HOMA-GRANT-002" || f.Packets < 1 || f.Packets > 20 {
+		t.Errorf("result.json failure %+v, want HOMA-GRANT-002 shrunk to 1..20 packets", f)
+	}
+	out, err, code = run(t, "explore", "--replay", script, "--param", "link_bps=1000000000", "--artifacts", t.TempDir(), "-q")
+	if code != ExitViolations || !strings.Contains(out, "reproduced: HOMA-GRANT-002") {
+		t.Errorf("replay: exit %d (%v), want %d and reproduced:\n%s", code, err, ExitViolations, out)
+	}
+	out, err, code = run(t, "explore", "--param", "link_bps=1000000000", "--budget", "1h", "--max-cases", "50", "--artifacts", t.TempDir(), "-q")
+	if code != 0 || !strings.Contains(out, "PASS: no violation in 50 cases") {
+		t.Errorf("no knob: exit %d (%v), want 0 and PASS:\n%s", code, err, out)
+	}
+}
+
+// TestExploreUsageErrors: bad flags exit 2 with a one-line error saying
+// what to fix.
+func TestExploreUsageErrors(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"explore", "--env", "qemu"}, `--env "qemu": want sim, ns or auto`},
+		{[]string{"explore", "--env", "sim", "--impl", "linux"}, "--impl linux needs --env ns"},
+		{[]string{"explore", "--budget", "0s"}, "--budget 0s: want a positive duration"},
+		{[]string{"explore", "--fault", "nope"}, `--fault "nope": no such fault knob`},
+		{[]string{"explore", "--level", "may"}, `--level "may": want must or should`},
+		{[]string{"explore", "--max-cases", "-1"}, "--max-cases -1"},
+	} {
+		_, err, code := run(t, c.args...)
+		if code != ExitUsage || err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%v: exit %d, error %v; want exit 2 and %q", c.args, code, err, c.want)
+		}
+	}
+}
+
+// BenchmarkExploreNS measures the explorer's throughput in network
+// namespaces (root): homatest explore --env ns --impl ref for 20 s of
+// search, no shrinking; it reports the session's events per wall second
+// (issue 20 asks for at least 100).
+func BenchmarkExploreNS(b *testing.B) {
+	if os.Geteuid() != 0 {
+		b.Skip("needs root (network namespaces)")
+	}
+	b.Setenv("HOMATEST_CLI_CHILD", "1") // this binary is the ref's agent
+	var events, secs float64
+	for b.Loop() {
+		cmd := New()
+		var out strings.Builder
+		cmd.SetOut(&out)
+		cmd.SetErr(&strings.Builder{})
+		cmd.SetArgs([]string{"explore", "--env", "ns", "--impl", "ref", "--budget", "20s", "--shrink-runs", "0", "--keep-going",
+			"--artifacts", b.TempDir(), "-q", "-o", "json"})
+		if err := cmd.Execute(); ExitCode(err) > ExitViolations {
+			b.Fatal(err)
+		}
+		var res struct {
+			Events  float64 `json:"events"`
+			Elapsed float64 `json:"elapsed_ns"`
+		}
+		if err := json.Unmarshal([]byte(out.String()), &res); err != nil {
+			b.Fatalf("%v: %s", err, out.String())
+		}
+		events += res.Events
+		secs += res.Elapsed / 1e9
+	}
+	b.ReportMetric(events/secs, "events/s")
+}

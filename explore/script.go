@@ -1,0 +1,458 @@
+package explore
+
+import (
+	"bufio"
+	"cmp"
+	"fmt"
+	"io"
+	"net/netip"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/homatest/homatest/spec"
+	"github.com/homatest/homatest/spec/wire"
+)
+
+// A replay script is a shrunk failing case written out as its exchange:
+// the RPCs, then one line per event in time order, like an active spec:
+//
+//	homatest-explore 1
+//	# comments
+//	iut impl=ref env=sim faults=grant-past-end
+//	rule HOMA-GRANT-002 MUST
+//	host h2 198.18.0.2
+//	rpc 1 h2 calls iut id=2 port=40000 request=50000 response=100
+//	rpc 2 iut calls h3 request=3000 response=500
+//	at 0.000000000 h2 sends DATA rpc=1 prio=6 offset=0 length=1424 ...
+//	at 0.000000012 iut sends GRANT rpc=1 to=h2 prio=7 offset=51424 priority=0
+//	at 0.000000000 h2 loses DATA rpc=1 ...
+//	at 0.000000000 iut calls rpc=2
+//	at 0.000150000 iut completes rpc=2 response=500
+//
+// "sends" by a tester host is an action (Replay sends it at its time,
+// after the IUT's earlier packets came); "sends" by the IUT is an
+// expectation; "loses" is a packet the explored network dropped (not
+// sent); "calls" makes the IUT's application call; "completes" and
+// "fails" are the calls' expected ends. Fields are HomaModule's
+// homa_wire.h names; the common header comes from the RPC (sport, dport
+// and id override it), DATA payloads from the RPC's message in the agent
+// protocol's payload format.
+
+// scriptVersion is the first line of every script.
+const scriptVersion = "homatest-explore 1"
+
+// writeScript renders found failure f, whose last logged run is out.
+func writeScript(s *session, f *Found, out *outcome) string {
+	var b strings.Builder
+	fmt.Fprintln(&b, scriptVersion)
+	fmt.Fprintf(&b, "# %s %s violated by the IUT: %s\n", f.Rule, f.Level, f.Why)
+	if r := ruleByID(f.Rule); r != nil {
+		fmt.Fprintf(&b, "# The rule: %s\n# Source: %s\n", r.Statement, r.Source)
+	} else if d := appRuleDoc[f.Rule]; d != "" {
+		fmt.Fprintf(&b, "# The check: %s\n", d)
+	}
+	fmt.Fprintf(&b, "# Found by homatest explore (seed %d, case %d, after %v); shrunk from %d to %d tester packets in %d runs.\n",
+		s.cfg.Seed, f.Case, f.After.Round(time.Millisecond), f.OriginalPackets, f.Packets, f.ShrinkRuns)
+	fmt.Fprintf(&b, "# Replay: homatest explore --replay FILE (--impl and --env as when found; the iut line's faults apply to the ref).\n")
+	fmt.Fprintf(&b, "# Lines: 'at T HOST sends' are the tester's packets (sent at T after the IUT's earlier packets);\n")
+	fmt.Fprintf(&b, "# 'at T iut sends' what the IUT sent (expected); 'loses' packets the network dropped (not sent).\n")
+	fmt.Fprintf(&b, "iut impl=%s version=%s env=%s", tokenSafe(s.res.Impl), tokenSafe(s.res.Version), tokenSafe(s.res.Env))
+	if len(s.faults) > 0 {
+		fmt.Fprintf(&b, " faults=%s", strings.Join(s.faults, ","))
+	}
+	fmt.Fprintln(&b)
+	fmt.Fprintf(&b, "rule %s %s\n", f.Rule, f.Level)
+	p := &s.info.params
+	fmt.Fprintf(&b, "# IUT parameters: tick %v, resend_ticks %d, resend_interval %d, timeout_ticks %d, request_ack_ticks %d, unsched_bytes %d, max_incoming %d, max_overcommit %d, window %d, cutoffs %s version %d\n",
+		p.Tick, p.ResendTicks, p.ResendInterval, p.TimeoutTicks, p.RequestAckTicks, p.UnschedBytes, p.MaxIncoming, p.MaxOvercommit, p.Window, cutoffList(p.UnschedCutoffs), p.CutoffVersion)
+	for i, a := range s.res.hostAddrs {
+		fmt.Fprintf(&b, "host %s %s\n", hostName(i), a)
+	}
+	for _, x := range out.rpcs {
+		if x.client {
+			fmt.Fprintf(&b, "rpc %d %s calls iut id=%d port=%d request=%d response=%d\n", x.n, hostName(x.h.i), x.id, x.myPort, x.spec.Request, x.spec.Response)
+		} else {
+			fmt.Fprintf(&b, "rpc %d iut calls %s request=%d response=%d", x.n, hostName(x.h.i), x.spec.Request, x.spec.Response)
+			if x.agentID != 0 {
+				fmt.Fprintf(&b, " call_id=%d", x.agentID)
+			}
+			fmt.Fprintln(&b)
+		}
+	}
+	for _, ch := range f.Shrunk.Choices {
+		fmt.Fprintf(&b, "# decision: %s\n", ch)
+	}
+	byN := map[int]*rpc{}
+	for _, x := range out.rpcs {
+		byN[x.n] = x
+	}
+	for _, rec := range sortedLog(out.log) {
+		t := fmt.Sprintf("at %.9f", rec.at.Seconds())
+		switch rec.kind {
+		case recSent, recDropped, recRecv:
+			verb := "sends"
+			who := hostName(rec.host)
+			if rec.kind == recDropped {
+				verb = "loses"
+			}
+			if rec.kind == recRecv {
+				who = "iut"
+			}
+			line := fmt.Sprintf("%s %s %s %s", t, who, verb, packetText(rec.raw, byN[rec.rpc], rec.rpc, rec.prio, rec.kind == recRecv, rec.host))
+			if rec.kind == recRecv && f.Frame > 0 && rec.frame == f.Frame {
+				line += fmt.Sprintf("   # <- %s %s: %s", f.Rule, f.Level, f.Why)
+			} else if rec.kind == recSent && f.Frame > 0 && rec.frame == f.Frame {
+				line += fmt.Sprintf("   # <- %s %s (the IUT owed an answer): %s", f.Rule, f.Level, f.Why)
+			}
+			fmt.Fprintln(&b, line)
+		case recCall:
+			fmt.Fprintf(&b, "%s iut calls rpc=%d\n", t, rec.rpc)
+		case recDone:
+			if strings.HasPrefix(rec.text, "error ") {
+				fmt.Fprintf(&b, "%s iut fails rpc=%d error=%s\n", t, rec.rpc, strconv.Quote(strings.TrimPrefix(rec.text, "error ")))
+			} else {
+				fmt.Fprintf(&b, "%s iut completes rpc=%d %s\n", t, rec.rpc, strings.TrimPrefix(rec.text, "ok "))
+			}
+		case recNote:
+			fmt.Fprintf(&b, "# %s %s\n", t, rec.text)
+		}
+	}
+	if f.Frame == 0 {
+		fmt.Fprintf(&b, "# end: %s %s: %s\n", f.Rule, f.Level, f.Why)
+	}
+	return b.String()
+}
+
+// sortedLog returns the log in time order (arrivals are logged when the
+// loop takes them, after what it did meanwhile), stable.
+func sortedLog(log []record) []record {
+	out := slices.Clone(log)
+	slices.SortStableFunc(out, func(a, b record) int { return cmp.Compare(a.at, b.at) })
+	return out
+}
+
+// appRuleDoc describes the application-level checks.
+var appRuleDoc = map[string]string{
+	AppPayload: "every message arrives whole with the bytes its sender put in it (the agent protocol's payload format)",
+	AppOnce:    "a server executes each request at most once",
+	AppError:   "a call fails only if its peer left it silent for timeout_ticks",
+	AppStuck:   "every RPC ends: with its response, or with an error the protocol allows",
+}
+
+func ruleByID(id string) *spec.Rule {
+	for _, r := range spec.Rules() {
+		if r.ID == id {
+			return r
+		}
+	}
+	return nil
+}
+
+// hostName names tester host i as the environment does (h2, h3, ...).
+func hostName(i int) string { return fmt.Sprintf("h%d", i+2) }
+
+func tokenSafe(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return strings.Map(func(r rune) rune {
+		if r == ' ' || r == '\t' {
+			return '_'
+		}
+		return r
+	}, s)
+}
+
+// packetText renders transport bytes raw of case RPC x (n its number, 0:
+// none) as a script line's packet: type, rpc, prio and the fields.
+func packetText(raw []byte, x *rpc, n int, prio uint8, fromIUT bool, host int) string {
+	p, err := wire.Decode(raw, wire.DecodeOptions{Version: wire.VersionCurrent})
+	if err != nil {
+		return fmt.Sprintf("MALFORMED bytes=%x", raw)
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s rpc=%d", p.Type(), n)
+	if fromIUT {
+		fmt.Fprintf(&b, " to=%s", hostName(host))
+	}
+	fmt.Fprintf(&b, " prio=%d", prio)
+	c := p.Common()
+	// The common header, where the RPC does not give it.
+	var want wire.CommonFields
+	if x != nil && !fromIUT {
+		want = commonOf(x)
+	}
+	if fromIUT || x == nil || c.Sport() != want.Sport || c.Dport() != want.Dport || c.SenderID() != want.SenderID {
+		if !fromIUT || x == nil {
+			fmt.Fprintf(&b, " sport=%d dport=%d id=%d", c.Sport(), c.Dport(), c.SenderID())
+		}
+	}
+	switch p.Type() {
+	case wire.TypeData:
+		d := p.Data()
+		fmt.Fprintf(&b, " offset=%d length=%d message_length=%d incoming=%d cutoff_version=%d retransmit=%d ack=%d:%d",
+			d.Offset(), d.DataLen(), d.MessageLength(), d.Incoming(), d.CutoffVersion(), d.Retransmit(), d.AckClientID(), d.AckServerPort())
+	case wire.TypeGrant:
+		g := p.Grant()
+		fmt.Fprintf(&b, " offset=%d priority=%d", g.Offset(), g.Priority())
+	case wire.TypeResend:
+		r := p.Resend()
+		l := strconv.FormatUint(uint64(r.Length()), 10)
+		if r.IsResendAll() {
+			l = "-1"
+		}
+		fmt.Fprintf(&b, " offset=%d length=%s priority=%d", r.Offset(), l, r.Priority())
+	case wire.TypeCutoffs:
+		cu := p.Cutoffs()
+		fmt.Fprintf(&b, " cutoffs=%s version=%d", cutoffList(cu.UnschedCutoffs()), cu.CutoffVersion())
+	case wire.TypeAck:
+		a := p.Ack()
+		var acks []string
+		for i := range a.ValidAcks() {
+			e := a.Entry(i)
+			acks = append(acks, fmt.Sprintf("%d:%d", e.ClientID, e.ServerPort))
+		}
+		fmt.Fprintf(&b, " acks=%s", strings.Join(acks, ","))
+		if !fromIUT {
+			break
+		}
+		fmt.Fprintf(&b, " id=%d", c.SenderID())
+	}
+	return b.String()
+}
+
+// commonOf is the common header of x's packets from its tester host.
+func commonOf(x *rpc) wire.CommonFields {
+	id := x.id
+	if !x.client {
+		id |= 1
+	}
+	return wire.CommonFields{Sport: x.myPort, Dport: x.iutPort, SenderID: id}
+}
+
+// Script is a parsed replay script.
+type Script struct {
+	// Impl, Env and Faults are the iut line's (as found).
+	Impl, Env string
+	Faults    []string
+	// Rule and Level are the failure the script shows.
+	Rule  string
+	Level spec.Level
+	Hosts []netip.Addr
+	RPCs  []ScriptRPC
+	Steps []Step
+}
+
+// ScriptRPC is an rpc line.
+type ScriptRPC struct {
+	N         int
+	IUTClient bool
+	Host      int
+	ID        uint64 // the tester client's id
+	Port      uint16 // the tester client's port
+	Request   int
+	Response  int
+	CallID    uint64 // the IUT call's agent id, as found
+}
+
+// Step is one "at" line.
+type Step struct {
+	At   time.Duration
+	Line int
+	// Who is the tester host (0-based) or -1 for the IUT.
+	Who int
+	// Verb is "sends", "loses", "calls", "completes" or "fails".
+	Verb string
+	Type wire.PacketType
+	RPC  int
+	Prio uint8
+	// Fields are the packet's key=value fields.
+	Fields map[string]string
+}
+
+// ParseScript reads a replay script. Errors name the line.
+func ParseScript(r io.Reader) (*Script, error) {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64*1024), 1<<20)
+	s := &Script{}
+	line := 0
+	bad := func(format string, a ...any) error {
+		return fmt.Errorf("script line %d: %s", line, fmt.Sprintf(format, a...))
+	}
+	for sc.Scan() {
+		line++
+		text := sc.Text()
+		if i := strings.Index(text, "#"); i >= 0 {
+			text = text[:i]
+		}
+		f := strings.Fields(text)
+		if len(f) == 0 {
+			continue
+		}
+		if line == 1 || s.Rule == "" && len(s.Steps) == 0 && f[0] == "homatest-explore" {
+			if strings.Join(f, " ") != scriptVersion {
+				return nil, bad("want %q first (not a homatest explore script?)", scriptVersion)
+			}
+			continue
+		}
+		kv := pairs(f)
+		switch f[0] {
+		case "iut":
+			s.Impl, s.Env = kv["impl"], kv["env"]
+			if v := kv["faults"]; v != "" {
+				s.Faults = strings.Split(v, ",")
+			}
+		case "rule":
+			if len(f) < 2 {
+				return nil, bad("rule needs an ID")
+			}
+			s.Rule = f[1]
+			s.Level = spec.Must
+			if len(f) > 2 && f[2] == "SHOULD" {
+				s.Level = spec.Should
+			}
+		case "host":
+			if len(f) != 3 {
+				return nil, bad("want 'host NAME ADDR'")
+			}
+			i, err := hostIndex(f[1])
+			if err != nil {
+				return nil, bad("%v", err)
+			}
+			a, err := netip.ParseAddr(f[2])
+			if err != nil {
+				return nil, bad("host address %q: %v", f[2], err)
+			}
+			for len(s.Hosts) <= i {
+				s.Hosts = append(s.Hosts, netip.Addr{})
+			}
+			s.Hosts[i] = a
+		case "rpc":
+			if len(f) < 5 || f[3] != "calls" {
+				return nil, bad("want 'rpc N CLIENT calls SERVER key=value...'")
+			}
+			n, err := strconv.Atoi(f[1])
+			if err != nil || n != len(s.RPCs)+1 {
+				return nil, bad("rpc numbers must count 1, 2, ... (got %q)", f[1])
+			}
+			x := ScriptRPC{N: n}
+			who := f[2]
+			if who == "iut" {
+				x.IUTClient = true
+				who = f[4]
+			}
+			if x.Host, err = hostIndex(who); err != nil {
+				return nil, bad("%v", err)
+			}
+			var errs []error
+			num := func(k string) uint64 {
+				v, err := strconv.ParseUint(kv[k], 10, 64)
+				if err != nil && kv[k] != "" {
+					errs = append(errs, fmt.Errorf("%s=%q", k, kv[k]))
+				}
+				return v
+			}
+			x.ID, x.Port, x.Request, x.Response, x.CallID = num("id"), uint16(num("port")), int(num("request")), int(num("response")), num("call_id")
+			if len(errs) > 0 || x.Request < 1 || x.Response < 1 || !x.IUTClient && x.ID == 0 {
+				return nil, bad("rpc %d: bad or missing request, response or id (%v)", n, errs)
+			}
+			s.RPCs = append(s.RPCs, x)
+		case "at":
+			st, err := parseStep(f, kv)
+			if err != nil {
+				return nil, bad("%v", err)
+			}
+			st.Line = line
+			if st.RPC < 0 || st.RPC > len(s.RPCs) || (st.Verb == "calls" || st.Verb == "completes" || st.Verb == "fails") && st.RPC == 0 {
+				return nil, bad("rpc=%d: no such rpc line", st.RPC)
+			}
+			s.Steps = append(s.Steps, st)
+		default:
+			return nil, bad("unknown line %q (want iut, rule, host, rpc or at)", f[0])
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return nil, err
+	}
+	if line == 0 {
+		return nil, fmt.Errorf("script: empty (want %q first)", scriptVersion)
+	}
+	return s, nil
+}
+
+func hostIndex(name string) (int, error) {
+	if len(name) < 2 || name[0] != 'h' {
+		return 0, fmt.Errorf("host %q: want h2, h3, ...", name)
+	}
+	n, err := strconv.Atoi(name[1:])
+	if err != nil || n < 2 {
+		return 0, fmt.Errorf("host %q: want h2, h3, ...", name)
+	}
+	return n - 2, nil
+}
+
+// pairs returns a line's key=value fields (a quoted value may hold
+// spaces only at the end of a line: error="...").
+func pairs(f []string) map[string]string {
+	kv := map[string]string{}
+	for i, t := range f {
+		k, v, ok := strings.Cut(t, "=")
+		if !ok {
+			continue
+		}
+		if strings.HasPrefix(v, `"`) {
+			rest := strings.Join(append([]string{v}, f[i+1:]...), " ")
+			if u, err := strconv.Unquote(rest); err == nil {
+				v = u
+			}
+		}
+		kv[k] = v
+	}
+	return kv
+}
+
+func parseStep(f []string, kv map[string]string) (Step, error) {
+	if len(f) < 4 {
+		return Step{}, fmt.Errorf("want 'at TIME WHO VERB ...'")
+	}
+	secs, err := strconv.ParseFloat(f[1], 64)
+	if err != nil || secs < 0 {
+		return Step{}, fmt.Errorf("time %q: want seconds", f[1])
+	}
+	st := Step{At: time.Duration(secs*1e9 + 0.5), Verb: f[3], Fields: kv, Who: -1}
+	if f[2] != "iut" {
+		if st.Who, err = hostIndex(f[2]); err != nil {
+			return Step{}, err
+		}
+	}
+	if v := kv["rpc"]; v != "" {
+		if st.RPC, err = strconv.Atoi(v); err != nil {
+			return Step{}, fmt.Errorf("rpc=%q", v)
+		}
+	}
+	if v := kv["prio"]; v != "" {
+		p, err := strconv.ParseUint(v, 10, 8)
+		if err != nil || p > 7 {
+			return Step{}, fmt.Errorf("prio=%q: want 0..7", v)
+		}
+		st.Prio = uint8(p)
+	}
+	switch st.Verb {
+	case "sends", "loses":
+		if len(f) < 5 {
+			return Step{}, fmt.Errorf("%s needs a packet type", st.Verb)
+		}
+		if st.Type, err = wire.ParsePacketType(f[4]); err != nil {
+			return Step{}, err
+		}
+	case "calls", "completes", "fails":
+		if st.Who != -1 {
+			return Step{}, fmt.Errorf("only the iut %s", st.Verb)
+		}
+	default:
+		return Step{}, fmt.Errorf("verb %q: want sends, loses, calls, completes or fails", st.Verb)
+	}
+	return st, nil
+}

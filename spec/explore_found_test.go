@@ -1,0 +1,222 @@
+package spec
+
+import (
+	"testing"
+	"time"
+
+	"github.com/homatest/homatest/spec/wire"
+)
+
+// Traces homatest explore found against a correct reference
+// implementation that the rules misjudged: each test is the shrunk
+// exchange, judged at the server's own link (where explore judges).
+
+// TestRecreatedServerRPC: the client completed an RPC and answered a
+// duplicated RESEND with RPC_UNKNOWN, which ended the RPC at the server;
+// then a request packet the network had delayed arrived and created the
+// RPC anew there (facts AMO-01). The new RPC's GRANTs start again below the
+// old ones and its RESENDs ask for bytes the old one had received: no
+// violation of the grant order, of "no GRANT for a complete message", of
+// "RESEND only for lacking bytes", nor of "nothing more after RPC_UNKNOWN".
+func TestRecreatedServerRPC(t *testing.T) {
+	b := newTrace(t, wire.VersionCurrent)
+	server := b.server
+	late := func(f *wire.DataFields) { f.Incoming = 3000 }
+	b.data(true, 2, 3797, 1424, 1424, 6, late) // the first packet is delayed
+	b.grant(false, 2, 3797, 0)
+	b.data(true, 2, 3797, 2848, 152, 6, late)
+	b.data(true, 2, 3797, 3000, 797, 0, late)
+	b.after(5*time.Millisecond).resend(false, 2, 0, 1424, 7)
+	b.after(2*time.Microsecond).data(true, 2, 3797, 0, 1424, 7, func(f *wire.DataFields) { f.Retransmit, f.Incoming, f.SegOffset = 1, 1424, 0 })
+	b.data(false, 2, 1, 0, 1, 6, nil) // the response: complete
+	b.after(20*time.Microsecond).ctl(true, 2, wire.TypeRPCUnknown)
+	b.after(time.Millisecond).data(true, 2, 3797, 0, 1424, 6, late) // the delayed first packet
+	b.grant(false, 2, 3797, 0)
+	b.after(5*time.Millisecond).resend(false, 2, 1424, 2373, 7)
+	for _, rule := range []string{"HOMA-GRANT-003", "HOMA-GRANT-004", "HOMA-RESEND-012"} {
+		rep := b.checkAt(HostPoint(server), "linux", rule, "unsched_bytes=3000")
+		wantClean(t, rep, rule)
+	}
+	if rep := b.checkAt(HostPoint(server), "linux", "HOMA-RESEND-017", "unsched_bytes=3000"); len(rep.Violations) > 0 {
+		t.Errorf("HOMA-RESEND-017: %v, want none (the server's packets are the new RPC's)", rep.Violations)
+	}
+}
+
+// TestCutoff002LateDataOfCompleteMessage: a first transmission the network
+// delayed arrives after its message was complete (the client freed its
+// RPC): the receiver drops it before the version check, so no CUTOFFS is
+// owed for its stale cutoff_version (facts CUT-01).
+func TestCutoff002LateDataOfCompleteMessage(t *testing.T) {
+	b := newTrace(t, wire.VersionCurrent)
+	b.dataVersion(true, 2, 12, 0, 12, 6, 0)
+	b.after(2*time.Microsecond).cutoffs(false, 2, 1)
+	old := func(f *wire.DataFields) { f.CutoffVersion = 0 }
+	b.data(false, 2, 2848, 0, 1424, 6, old)
+	b.after(2*time.Microsecond).cutoffs(true, 2, 1)
+	b.after(3*time.Millisecond).resend(true, 2, 1424, 1424, 7)
+	b.after(2*time.Microsecond).data(false, 2, 2848, 1424, 1424, 7, func(f *wire.DataFields) { f.Retransmit, f.SegOffset = 1, 1424 })
+	b.after(3*time.Millisecond).data(false, 2, 2848, 1424, 1424, 6, old) // the delayed original
+	b.after(30*time.Millisecond).ctl(true, 4, wire.TypeBusy)
+	rep := b.checkAt(HostPoint(b.client), "linux", "HOMA-CUTOFF-002")
+	wantClean(t, rep, "HOMA-CUTOFF-002")
+}
+
+// TestGrant006FullyGrantedLeaveTheActiveSet: eight messages granted to
+// their ends (one packet of each lost) keep granted bytes outstanding; a
+// ninth is granted: the eight have left the active set (HOMA-GRANT-011's
+// note), so max_overcommit holds.
+func TestGrant006FullyGrantedLeaveTheActiveSet(t *testing.T) {
+	b := newTrace(t, wire.VersionCurrent)
+	for i := uint64(0); i < 9; i++ {
+		cid := 2 + 2*i
+		b.data(true, cid, 3001, 0, 1424, 6, func(f *wire.DataFields) { f.Incoming = 3000 })
+		b.grant(false, cid, 3001, 0)
+	}
+	rep := b.checkAt(HostPoint(b.server), "linux", "HOMA-GRANT-006", "unsched_bytes=3000")
+	wantClean(t, rep, "HOMA-GRANT-006")
+	// Messages still being granted (not to their end) count.
+	b2 := newTrace(t, wire.VersionCurrent)
+	var last int
+	for i := uint64(0); i < 9; i++ {
+		cid := 2 + 2*i
+		b2.data(true, cid, 60000, 0, 1424, 6, func(f *wire.DataFields) { f.Incoming = 3000 })
+		last = b2.grant(false, cid, 6000, 0)
+	}
+	rep = b2.checkAt(HostPoint(b2.server), "linux", "HOMA-GRANT-006", "unsched_bytes=3000")
+	wantViolations(t, rep, "HOMA-GRANT-006", last)
+}
+
+// TestResend015BusyForQueuedRetransmission: a client's RESEND for bytes
+// the server had sent is duplicated by the network (behind the round's
+// next RESEND); the server has queued
+// the retransmission (paced) when the copy arrives and answers it with
+// BUSY: the earlier RESEND's retransmission is still coming (HOMA-RESEND-016
+// requires it), so the BUSY is allowed. A BUSY for the same bytes with no
+// earlier RESEND asking for them is a violation.
+func TestResend015BusyForQueuedRetransmission(t *testing.T) {
+	build := func(dup bool) (*traceBuilder, int) {
+		b := newTrace(t, wire.VersionCurrent)
+		b.data(true, 2, 100, 0, 100, 6, nil)
+		b.message(false, 2, 5000, 0, 5000, 5000, 6)
+		b.after(5*time.Millisecond).resend(true, 2, 2848, 1424, 7)
+		b.after(time.Microsecond).resend(true, 2, 4272, 728, 7) // the round's next gap
+		if dup {
+			b.after(20*time.Microsecond).resend(true, 2, 2848, 1424, 7)
+		}
+		busy := b.after(time.Microsecond).ctl(false, 2, wire.TypeBusy)
+		b.after(time.Microsecond).data(false, 2, 5000, 2848, 1424, 7, func(f *wire.DataFields) { f.Retransmit = 1 })
+		return b, busy
+	}
+	b, _ := build(true)
+	wantClean(t, b.check("linux", "HOMA-RESEND-015"), "HOMA-RESEND-015")
+	b, busy := build(false)
+	wantViolations(t, b.check("linux", "HOMA-RESEND-015"), "HOMA-RESEND-015", busy)
+}
+
+// TestRecreatedServerRPCAfterBothUnknown: the client forgot an RPC whose
+// request was still incomplete at the server (it answered the server's
+// RESEND with RPC_UNKNOWN); a RESEND it had sent earlier arrives late and
+// the server, which discarded the RPC, answers RPC_UNKNOWN too; then a
+// request packet the network had delayed creates the RPC anew at the
+// server (facts AMO-01), which RESENDs for bytes the old RPC had received.
+// The latest RPC_UNKNOWN came from the server, but the client had already
+// forgotten the RPC: the late packet still starts a new one.
+func TestRecreatedServerRPCAfterBothUnknown(t *testing.T) {
+	b := newTrace(t, wire.VersionCurrent)
+	inc := func(f *wire.DataFields) { f.Incoming = 3000 }
+	b.data(true, 2, 5000, 0, 1424, 6, inc)
+	b.grant(false, 2, 5000, 0)
+	b.data(true, 2, 5000, 1424, 1424, 6, inc)
+	b.data(true, 2, 5000, 4272, 728, 0, inc) // [2848, 4272) is lost
+	b.after(5*time.Millisecond).resend(false, 2, 2848, 1424, 7)
+	b.after(2*time.Microsecond).ctl(true, 2, wire.TypeRPCUnknown) // the client forgot it
+	b.after(time.Millisecond).resend(true, 2, 0, wire.ResendAll, 7)
+	b.after(time.Microsecond).ctl(false, 2, wire.TypeRPCUnknown)
+	b.after(7*time.Microsecond).data(true, 2, 5000, 4272, 728, 0, inc) // a delayed copy
+	b.grant(false, 2, 5000, 0)
+	b.after(5*time.Millisecond).resend(false, 2, 0, 1424, 7) // the old RPC had [0, 2848)
+	rep := b.checkAt(HostPoint(b.server), "linux", "HOMA-RESEND-012", "unsched_bytes=3000")
+	wantClean(t, rep, "HOMA-RESEND-012")
+}
+
+// TestResend004RestartBesideLateResend: the server forgot the RPC and
+// answered the client's RESEND with RPC_UNKNOWN; a RESEND it had sent
+// earlier, delayed by the network, arrives right after. The client's
+// restart packet at offset 0 (outside that RESEND's range) goes at the
+// unscheduled priority (homa_rpc_unknown_pkt), not the RESEND's. Without
+// the RPC_UNKNOWN the same packet would answer the RESEND at the wrong
+// priority.
+func TestResend004RestartBesideLateResend(t *testing.T) {
+	build := func(unknown bool) (*traceBuilder, int) {
+		b := newTrace(t, wire.VersionCurrent)
+		b.data(true, 2, 1425, 0, 1424, 6, nil)
+		b.data(true, 2, 1425, 1424, 1, 6, nil)
+		b.after(5*time.Millisecond).resend(true, 2, 0, wire.ResendAll, 7)
+		if unknown {
+			b.after(time.Millisecond).ctl(false, 2, wire.TypeRPCUnknown)
+		}
+		b.after(time.Microsecond).resend(false, 2, 1424, 1, 7)
+		d := b.after(time.Microsecond).data(true, 2, 1425, 0, 1424, 6, func(f *wire.DataFields) { f.Retransmit = 1 })
+		return b, d
+	}
+	b, _ := build(true)
+	if rep := b.check("linux", "HOMA-RESEND-004"); len(rep.Violations) > 0 {
+		t.Errorf("HOMA-RESEND-004: %v, want none (a restart packet)", rep.Violations)
+	}
+	b, d := build(false)
+	wantViolations(t, b.check("linux", "HOMA-RESEND-004"), "HOMA-RESEND-004", d)
+}
+
+// TestResend014TimerRoundsBesideNeedAckAnswers: a client lacking the
+// response's tail answers each NEED_ACK with a RESEND at once
+// (homa_need_ack_pkt) and keeps its timer's RESEND rounds every
+// resend_ticks; a timer round that falls within slack of a NEED_ACK is
+// still a round, so the rounds are 5 ticks apart, not 15.
+func TestResend014TimerRoundsBesideNeedAckAnswers(t *testing.T) {
+	b := newTrace(t, wire.VersionCurrent)
+	b.data(true, 2, 12, 0, 12, 6, nil)
+	b.after(time.Microsecond).data(false, 2, 3000, 0, 1424, 6, nil)
+	b.after(4*time.Millisecond).data(false, 2, 3000, 1424, 1424, 6, nil) // [2848, 3000) is lost
+	b.after(5*time.Millisecond).resend(true, 2, 2848, 152, 7)            // 9 ms: a timer round
+	for range 2 {
+		b.after(4*time.Millisecond).ctl(false, 2, wire.TypeNeedAck)
+		b.after(time.Microsecond).resend(true, 2, 2848, 152, 7)                  // its answer
+		b.after(time.Millisecond-time.Microsecond).resend(true, 2, 2848, 152, 7) // the timer's round
+	}
+	b.after(5*time.Millisecond).resend(true, 2, 2848, 152, 7) // 24 ms: the next round
+	wantClean(t, b.check("linux", "HOMA-RESEND-014"), "HOMA-RESEND-014")
+}
+
+// TestResend015BusyDuringRestart: the server's RPC_UNKNOWN made the client
+// restart its request (every byte sent is queued for retransmission); a
+// RESEND the network delayed arrives next and the client answers BUSY:
+// its retransmission waits in the restart's queue.
+func TestResend015BusyDuringRestart(t *testing.T) {
+	b := newTrace(t, wire.VersionCurrent)
+	b.data(true, 2, 1425, 0, 1424, 6, nil)
+	b.data(true, 2, 1425, 1424, 1, 6, nil)
+	b.after(5*time.Millisecond).resend(true, 2, 0, wire.ResendAll, 7)
+	b.after(6*time.Millisecond).ctl(false, 2, wire.TypeRPCUnknown)
+	b.after(time.Microsecond).resend(false, 2, 1424, 1, 7)
+	b.after(time.Microsecond).ctl(true, 2, wire.TypeBusy)
+	b.after(time.Microsecond).data(true, 2, 1425, 0, 1424, 6, func(f *wire.DataFields) { f.Retransmit = 1 })
+	b.data(true, 2, 1425, 1424, 1, 6, func(f *wire.DataFields) { f.Retransmit = 1 })
+	wantClean(t, b.check("linux", "HOMA-RESEND-015"), "HOMA-RESEND-015")
+}
+
+// TestResend015BusyAnswersAnEarlierResend: RESENDs arrive back to back,
+// a duplicate of an earlier one (whose retransmission waits in the
+// sender's queue) and then a new one; the sender's BUSY answers the
+// duplicate, not the latest RESEND (found by homatest explore).
+func TestResend015BusyAnswersAnEarlierResend(t *testing.T) {
+	b := newTrace(t, wire.VersionCurrent)
+	b.data(true, 2, 100, 0, 100, 6, nil)
+	b.message(false, 2, 5000, 0, 5000, 5000, 6)
+	b.after(5*time.Millisecond).resend(true, 2, 2848, 1424, 7)
+	b.after(20*time.Microsecond).resend(true, 2, 2848, 1424, 7) // the network's copy
+	b.after(time.Microsecond).resend(true, 2, 0, 1424, 7)       // the copy of another
+	b.after(time.Microsecond).ctl(false, 2, wire.TypeBusy)
+	b.after(time.Microsecond).data(false, 2, 5000, 0, 1424, 7, func(f *wire.DataFields) { f.Retransmit = 1 })
+	b.data(false, 2, 5000, 2848, 1424, 7, func(f *wire.DataFields) { f.Retransmit = 1 })
+	wantClean(t, b.check("linux", "HOMA-RESEND-015"), "HOMA-RESEND-015")
+}
