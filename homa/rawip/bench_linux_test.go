@@ -26,16 +26,7 @@ const echoBlock = 100
 func BenchmarkEcho100B(b *testing.B) {
 	a, bb := pairB(b)
 	client, server := hostB(b, a, "198.18.0.1"), hostB(b, bb, "198.18.0.2")
-	s, _ := server.Listen(4000)
-	go func() {
-		for {
-			q, err := s.Receive(context.Background())
-			if err != nil {
-				return
-			}
-			q.Reply(q.Payload())
-		}
-	}()
+	echoOn(b, server, false)
 	c, _ := client.Dial()
 	dst := netip.AddrPortFrom(server.Addr(), 4000)
 	req := make([]byte, 100)
