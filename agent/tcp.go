@@ -22,10 +22,32 @@ type TCPOptions struct {
 	Logger *slog.Logger
 }
 
-// tcpFrameHeaderLen is the length in bytes of the tcp agent's frame header:
-// the message length (uint32 little-endian) and the call id (uint64
-// little-endian).
-const tcpFrameHeaderLen = 12
+// TCPFrameHeaderLen is the length in bytes of the tcp agent's frame
+// header: the message length (uint32 little-endian) and the call id
+// (uint64 little-endian). The simulated TCP hosts (sim/simtcp) frame
+// their messages the same way.
+const TCPFrameHeaderLen = 12
+
+// PutTCPFrameHeader writes the frame header of an n-byte message of call
+// id into h (at least TCPFrameHeaderLen bytes).
+func PutTCPFrameHeader(h []byte, n uint32, id uint64) {
+	binary.LittleEndian.PutUint32(h[0:4], n)
+	binary.LittleEndian.PutUint64(h[4:12], id)
+}
+
+// ParseTCPFrameHeader reads a frame header (TCPFrameHeaderLen bytes of
+// h): the message length and the call id. A length of 0 or above
+// MaxMessage is an error.
+func ParseTCPFrameHeader(h []byte) (n uint32, id uint64, err error) {
+	if len(h) < TCPFrameHeaderLen {
+		return 0, 0, fmt.Errorf("frame header of %d bytes: want %d", len(h), TCPFrameHeaderLen)
+	}
+	n = binary.LittleEndian.Uint32(h[0:4])
+	if n < 1 || n > MaxMessage {
+		return 0, 0, fmt.Errorf("frame length %d out of range 1..%d", n, MaxMessage)
+	}
+	return n, binary.LittleEndian.Uint64(h[4:12]), nil
+}
 
 // ServeTCP runs the tcp agent: the protocol on r and w (exactly as
 // ServeRef) with RPCs carried over TCP instead of Homa, so that a benchmark
@@ -397,9 +419,8 @@ func (tc *tcpConn) roundTrip(ctx context.Context, id uint64, req []byte) ([]byte
 
 // writeFrame writes one frame (header, then msg) to w and flushes it.
 func writeFrame(w *bufio.Writer, id uint64, msg []byte) error {
-	var h [tcpFrameHeaderLen]byte
-	binary.LittleEndian.PutUint32(h[0:4], uint32(len(msg)))
-	binary.LittleEndian.PutUint64(h[4:12], id)
+	var h [TCPFrameHeaderLen]byte
+	PutTCPFrameHeader(h[:], uint32(len(msg)), id)
 	w.Write(h[:])
 	w.Write(msg)
 	return w.Flush()
@@ -408,19 +429,19 @@ func writeFrame(w *bufio.Writer, id uint64, msg []byte) error {
 // readFrame reads one frame from r: the call id and the message. A length
 // of 0 or above MaxMessage is an error.
 func readFrame(r *bufio.Reader) (uint64, []byte, error) {
-	var h [tcpFrameHeaderLen]byte
+	var h [TCPFrameHeaderLen]byte
 	if _, err := io.ReadFull(r, h[:]); err != nil {
 		return 0, nil, err
 	}
-	n := binary.LittleEndian.Uint32(h[0:4])
-	if n < 1 || n > MaxMessage {
-		return 0, nil, fmt.Errorf("frame length %d out of range 1..%d", n, MaxMessage)
+	n, id, err := ParseTCPFrameHeader(h[:])
+	if err != nil {
+		return 0, nil, err
 	}
 	msg := make([]byte, n)
 	if _, err := io.ReadFull(r, msg); err != nil {
 		return 0, nil, err
 	}
-	return binary.LittleEndian.Uint64(h[4:12]), msg, nil
+	return id, msg, nil
 }
 
 // setNoDelay turns Nagle's algorithm off on c (Go's default, made

@@ -1,17 +1,16 @@
 package bench
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"image/color"
 	"io"
 	"math"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 
+	"github.com/homatest/homatest/internal/atomicfile"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/plotutil"
@@ -32,14 +31,13 @@ func (r *Report) Plot(path string) error {
 	if ext != ".png" && ext != ".svg" {
 		return fmt.Errorf("plot %s: the file name must end in .png or .svg", path)
 	}
-	var b bytes.Buffer
-	if err := r.WritePlot(&b, ext[1:]); err != nil {
-		return err
-	}
-	if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
-		return fmt.Errorf("plot: %v", err)
-	}
-	return nil
+	return writePlotFile(path, ext[1:], r.WritePlot)
+}
+
+// writePlotFile writes the picture write draws in format (png or svg) to
+// path, whole or not at all (internal/atomicfile).
+func writePlotFile(path, format string, write func(w io.Writer, format string) error) error {
+	return atomicfile.Write(path, func(w io.Writer) error { return write(w, format) })
 }
 
 // WritePlot draws r as Plot does, in format "png" or "svg", to w.

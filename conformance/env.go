@@ -3,6 +3,7 @@ package conformance
 import (
 	"fmt"
 	"net/netip"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -51,6 +52,31 @@ type Env struct {
 	Close func() error
 
 	nextID atomic.Uint64
+	mu     sync.Mutex
+	peers  []*tester.Peer
+}
+
+// addPeer remembers a tester peer, so that the run's capture can mark the
+// packets testers sent (see markTesterPackets).
+func (e *Env) addPeer(p *tester.Peer) {
+	e.mu.Lock()
+	e.peers = append(e.peers, p)
+	e.mu.Unlock()
+}
+
+// testerPackets returns every packet the testers sent so far.
+func (e *Env) testerPackets() []*tester.Packet {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	var out []*tester.Packet
+	for _, p := range e.peers {
+		for _, r := range p.Log() {
+			if r.Sent {
+				out = append(out, r)
+			}
+		}
+	}
+	return out
 }
 
 // Params are the IUT's protocol parameters.

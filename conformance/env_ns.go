@@ -154,6 +154,9 @@ func NewNSEnv(ctx context.Context, cfg NSEnvConfig) (*Env, error) {
 		err := t.Close()
 		if _, cerr := capture.Stop(); err == nil {
 			err = cerr
+			if err == nil {
+				err = markTesterPackets(topo.Artifacts.Path("capture.pcapng"), e)
+			}
 		}
 		if terr := topo.Close(); err == nil {
 			err = terr

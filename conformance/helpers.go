@@ -145,6 +145,7 @@ func peer(i int) *tester.Peer {
 	ok(err, "opening tester host %d", i)
 	p := tester.New(tr, env.Clock)
 	cur.peers = append(cur.peers, p)
+	env.addPeer(p)
 	return p
 }
 

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"encoding/xml"
 	"os"
+	"strings"
 
 	"github.com/onsi/ginkgo/v2/reporters"
 	"github.com/onsi/ginkgo/v2/types"
@@ -41,6 +42,42 @@ func writeJUnit(report types.Report, path string) error {
 			}
 		}
 	}
+	return writeJUnitFile(path, suites)
+}
+
+// DemoteShouldFailures rewrites the JUnit report at path so that a failed
+// spec labelled SHOULD is a warning, not a failure: its <failure> moves to
+// <system-err> prefixed "WARNING (SHOULD): " and the counts drop, as
+// homatest run treats it without --strict. Errors: path cannot be read,
+// parsed or written.
+func DemoteShouldFailures(path string) error {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	var suites reporters.JUnitTestSuites
+	if err := xml.Unmarshal(b, &suites); err != nil {
+		return err
+	}
+	for i := range suites.TestSuites {
+		ts := &suites.TestSuites[i]
+		for j := range ts.TestCases {
+			tc := &ts.TestCases[j]
+			if tc.Failure == nil || !strings.Contains(tc.Name, "SHOULD") {
+				continue
+			}
+			tc.SystemErr = "WARNING (SHOULD): " + tc.Failure.Message + "\n" + tc.Failure.Description + "\n" + tc.SystemErr
+			tc.Failure = nil
+			ts.Failures--
+			suites.Failures--
+		}
+	}
+	return writeJUnitFile(path, suites)
+}
+
+// writeJUnitFile writes suites to path atomically (a temporary file renamed
+// over it).
+func writeJUnitFile(path string, suites reporters.JUnitTestSuites) error {
 	out, err := xml.MarshalIndent(suites, "", "  ")
 	if err != nil {
 		return err

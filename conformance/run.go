@@ -99,6 +99,18 @@ func (r *Result) Failed() int {
 	return n
 }
 
+// Failing counts the specs that fail the pass: failed or in error and
+// MUST, or SHOULD too when strict (a failed SHOULD spec is a warning).
+func (r *Result) Failing(strict bool) int {
+	n := 0
+	for _, s := range r.Specs {
+		if (s.State == "failed" || s.State == "error") && (strict || s.Level != "SHOULD") {
+			n++
+		}
+	}
+	return n
+}
+
 // The state of the pass in progress (Ginkgo runs one suite per process).
 var (
 	opts       Options

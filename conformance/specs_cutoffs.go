@@ -21,7 +21,8 @@ var _ = Describe("cutoffs", func() {
 			// (≤ 8000, > 4000); the defaults put it at 5.
 			cut := [wire.NumCutoffs]uint32{0, 0, 0, 1000000, 8000, 4000, 2000, 100}
 			const version = 7
-			Expect(p.Send(iut(), 7, &wire.CutoffsFields{Common: first.control(), UnschedCutoffs: cut, CutoffVersion: version})).To(Succeed())
+			Expect(p.SendDeliberate(iut(), 7, &wire.CutoffsFields{Common: first.control(), UnschedCutoffs: cut, CutoffVersion: version},
+				"CUTOFFS no stale DATA asked for, with a table of its own")).To(Succeed())
 			barrier(p, 7)
 			r := iutCall(p, reqLen, 100)
 			Expect(r.first.Pkt.Data().CutoffVersion()).To(Equal(uint16(version)), "cutoff_version of the next request")
@@ -29,8 +30,8 @@ var _ = Describe("cutoffs", func() {
 			r.serveFully(p, 100)
 			checkExchange(p)
 			// Put the IUT's view of this tester host back to the defaults.
-			Expect(p.Send(iut(), 7, &wire.CutoffsFields{Common: r.control(), UnschedCutoffs: params().UnschedCutoffs,
-				CutoffVersion: params().CutoffVersion})).To(Succeed())
+			Expect(p.SendDeliberate(iut(), 7, &wire.CutoffsFields{Common: r.control(), UnschedCutoffs: params().UnschedCutoffs,
+				CutoffVersion: params().CutoffVersion}, "CUTOFFS no stale DATA asked for (back to the defaults)")).To(Succeed())
 			barrier(p, 7)
 		}))
 

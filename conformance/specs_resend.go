@@ -56,7 +56,8 @@ var _ = Describe("retransmission", func() {
 			r := iutCall(p, 5000, 100)
 			r.receiveRequest(p)
 			seg := maxSegData()
-			Expect(p.Send(iut(), 7, &wire.ResendFields{Common: r.control(), Offset: 0, Length: uint32(seg), Priority: 3})).To(Succeed())
+			Expect(p.SendDeliberate(iut(), 7, &wire.ResendFields{Common: r.control(), Offset: 0, Length: uint32(seg), Priority: 3},
+				"RESEND at once (no silence) asking for priority 3")).To(Succeed())
 			d, err := p.Expect(ctx(), tester.Match{Type: wire.TypeData, From: iut(), RPC: r.id, Checks: []tester.Check{
 				tester.DataOffset(0), tester.Retransmit(true), tester.IPPriority(3, 3),
 			}}, wait(2*params().Tick))
@@ -74,8 +75,8 @@ var _ = Describe("retransmission", func() {
 			m.sendSegments(p, 6, 0, 1)
 			// Same IP priority as the DATA: a strict-priority switch would
 			// let a level-7 RESEND overtake the DATA still queued.
-			Expect(p.Send(iut(), 6, &wire.ResendFields{Common: wire.CommonFields{Sport: m.sport, Dport: ServerPort, SenderID: m.id},
-				Offset: 0, Length: 1000, Priority: 7})).To(Succeed())
+			Expect(p.SendDeliberate(iut(), 6, &wire.ResendFields{Common: wire.CommonFields{Sport: m.sport, Dport: ServerPort, SenderID: m.id},
+				Offset: 0, Length: 1000, Priority: 7}, "RESEND from a client still sending its request, at level 6")).To(Succeed())
 			_, err := p.Expect(ctx(), tester.Match{Type: wire.TypeBusy, From: iut(), RPC: m.id,
 				Checks: []tester.Check{tester.Ports(ServerPort, m.sport)}}, wait(2*params().Tick))
 			ok(err, "BUSY from the server that has not got the whole request")
@@ -91,8 +92,8 @@ var _ = Describe("retransmission", func() {
 			p := peer(0)
 			pr := params()
 			id := env.NewRPCID()
-			Expect(p.Send(iut(), 7, &wire.ResendFields{Common: wire.CommonFields{Sport: 40999, Dport: ServerPort, SenderID: id},
-				Offset: 0, Length: 1000, Priority: 7})).To(Succeed())
+			Expect(p.SendDeliberate(iut(), 7, &wire.ResendFields{Common: wire.CommonFields{Sport: 40999, Dport: ServerPort, SenderID: id},
+				Offset: 0, Length: 1000, Priority: 7}, "RESEND for an RPC that never existed")).To(Succeed())
 			u, err := p.Expect(ctx(), tester.Match{Type: wire.TypeRPCUnknown, From: iut(), RPC: id, Checks: []tester.Check{
 				tester.Ports(ServerPort, 40999),
 				tester.IPPriority(uint8(pr.NumPriorities-1), uint8(pr.NumPriorities-1)),

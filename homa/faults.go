@@ -49,6 +49,35 @@ const (
 	// FaultDuplicateData sends every first-transmission DATA packet twice
 	// (BR-45).
 	FaultDuplicateData Fault = "duplicate-data"
+	// FaultResendPriorityZero asks for retransmissions at level 0
+	// (HOMA-RESEND-013).
+	FaultResendPriorityZero Fault = "resend-priority-zero"
+	// FaultResendPastGrant asks with RESEND for bytes up to the message's
+	// end, past what it granted (HOMA-RESEND-012).
+	FaultResendPastGrant Fault = "resend-past-grant"
+	// FaultLateResend waits 4*resend_ticks silent ticks before its first
+	// RESEND (HOMA-RESEND-014).
+	FaultLateResend Fault = "late-resend"
+	// FaultPartialRetransmit answers a RESEND with one packet of the
+	// range only (HOMA-RESEND-016).
+	FaultPartialRetransmit Fault = "partial-retransmit"
+	// FaultUnpromptedAck sends an ACK packet as soon as a response is
+	// complete, with no NEED_ACK (HOMA-ACK-007).
+	FaultUnpromptedAck Fault = "unprompted-ack"
+	// FaultCutoffsUnprompted answers DATA with CUTOFFS even when its
+	// cutoff_version is current (HOMA-CUTOFF-003).
+	FaultCutoffsUnprompted Fault = "cutoffs-unprompted"
+	// FaultControlSequence leaves the sequence field of control packets
+	// non-zero (HOMA-WIRE-009).
+	FaultControlSequence Fault = "control-sequence"
+	// FaultRestartPriority restarts a request after RPC_UNKNOWN at the
+	// top level instead of its unscheduled level (HOMA-PRIO-003).
+	FaultRestartPriority Fault = "restart-priority"
+	// FaultIDZero numbers client RPCs from 0 instead of 2 (HOMA-ID-003).
+	FaultIDZero Fault = "id-zero"
+	// FaultRPCUnknownAny answers every packet of an unknown RPC with
+	// RPC_UNKNOWN, not only RESENDs (HOMA-RESEND-018).
+	FaultRPCUnknownAny Fault = "rpc-unknown-any"
 )
 
 var faultDocs = map[Fault]string{
@@ -67,6 +96,16 @@ var faultDocs = map[Fault]string{
 	FaultControlLowPriority: "control packets at priority 0 instead of the highest level",
 	FaultStaleCutoffVersion: "DATA keeps cutoff_version 0 after CUTOFFS arrived — CUT-02",
 	FaultDuplicateData:      "every first-transmission DATA packet is sent twice — BR-45",
+	FaultResendPriorityZero: "RESEND asks for retransmission at priority 0 instead of the top level — HOMA-RESEND-013",
+	FaultResendPastGrant:    "RESEND asks for bytes up to the message end, past its grants — HOMA-RESEND-012",
+	FaultLateResend:         "first RESEND after 4*resend_ticks silent ticks instead of resend_ticks — HOMA-RESEND-014",
+	FaultPartialRetransmit:  "a RESEND is answered with one packet of its range only — HOMA-RESEND-016",
+	FaultUnpromptedAck:      "an ACK packet as soon as each response is complete, with no NEED_ACK — HOMA-ACK-007",
+	FaultCutoffsUnprompted:  "CUTOFFS in answer to DATA whose cutoff_version is current — HOMA-CUTOFF-003",
+	FaultControlSequence:    "control packets carry a non-zero sequence field — HOMA-WIRE-009",
+	FaultRestartPriority:    "a request restarted after RPC_UNKNOWN goes out at the top level, not its unscheduled level — HOMA-PRIO-003",
+	FaultIDZero:             "client RPC ids start at 0 instead of 2 — HOMA-ID-003",
+	FaultRPCUnknownAny:      "every packet of an unknown RPC is answered with RPC_UNKNOWN, not only RESEND — HOMA-RESEND-018",
 }
 
 // FaultNames returns every fault knob with a one-line description, sorted

@@ -36,6 +36,14 @@ func TestFaultKnobsCaught(t *testing.T) {
 		{homa.FaultControlLowPriority, "HOMA-PRIO-001", 0, false},
 		{homa.FaultStaleCutoffVersion, "HOMA-CUTOFF-001", 0, false},
 		{homa.FaultDuplicateData, "HOMA-RESEND-010", 0, false},
+		{homa.FaultResendPriorityZero, "HOMA-RESEND-013", 0.05, false},
+		{homa.FaultResendPastGrant, "HOMA-RESEND-012", 0.05, false},
+		{homa.FaultLateResend, "HOMA-RESEND-014", 0.05, false},
+		{homa.FaultUnpromptedAck, "HOMA-ACK-007", 0, false},
+		{homa.FaultCutoffsUnprompted, "HOMA-CUTOFF-003", 0, false},
+		{homa.FaultControlSequence, "HOMA-WIRE-009", 0, false},
+		{homa.FaultRestartPriority, "HOMA-PRIO-003", 0, true},
+		{homa.FaultIDZero, "HOMA-ID-003", 0, false},
 	}
 	for _, c := range cases {
 		t.Run(string(c.fault), func(t *testing.T) {
@@ -69,6 +77,31 @@ func TestFaultKnobsCaught(t *testing.T) {
 					// Enough long requests at once that more than
 					// max_overcommit (8) are incoming at the server.
 					runWorkload(t, tn, 4, 25, 300000, true)
+				case c.fault == homa.FaultRestartPriority:
+					// The server restarts (its socket closed and re-opened,
+					// the RPC forgotten) while the client waits, then
+					// serves: the client restarts its request.
+					s, _ := tn.hosts[4].Listen(4000)
+					go func() {
+						if _, err := s.Receive(context.Background()); err == nil {
+							s.Close()
+							slowServer(t, tn.hosts[4], 4000, 0)
+						}
+					}()
+					sock, _ := tn.hosts[0].Dial()
+					sock.Call(context.Background(), netip.AddrPortFrom(tn.hosts[4].Addr(), 4000), make([]byte, 500))
+				case c.fault == homa.FaultCutoffsUnprompted:
+					// Two RPCs: the first's stale DATA (no CUTOFFS known
+					// yet) pays for one CUTOFFS each way; the second's
+					// current version draws one more.
+					slowServer(t, tn.hosts[4], 4000, 0)
+					sock, _ := tn.hosts[0].Dial()
+					for range 2 {
+						if _, err := sock.Call(context.Background(), netip.AddrPortFrom(tn.hosts[4].Addr(), 4000), make([]byte, 500)); err != nil {
+							t.Fatalf("RPC: %v", err)
+						}
+						time.Sleep(10 * time.Millisecond)
+					}
 				case c.fault == homa.FaultStaleCutoffVersion:
 					// The workload can end within the checker's slack (2 ms)
 					// of the first CUTOFFS; one more RPC well after it must

@@ -83,6 +83,9 @@ func (h *Machine) handleData(src netip.Addr, d wire.Data) {
 	if r == nil {
 		if d.Role() != wire.RoleClient {
 			h.stats.Dropped++ // response DATA for an RPC we do not have
+			if h.faults[FaultRPCUnknownAny] {
+				h.send(src, h.topPriority(), &wire.RPCUnknownFields{Common: wire.CommonFields{Sport: c.Dport(), Dport: c.Sport(), SenderID: wire.LocalID(c.SenderID())}})
+			}
 			return
 		}
 		if _, done := h.acked[serverKey{src, c.SenderID()}]; done {
@@ -98,7 +101,7 @@ func (h *Machine) handleData(src netip.Addr, d wire.Data) {
 		r = &rpc{id: wire.LocalID(c.SenderID()), peer: src, peerPort: c.Sport(), sock: s, state: serverReceiving, seq: h.rpcSeq}
 		h.addServer(r)
 	}
-	if h.p.CutoffVersion != d.CutoffVersion() {
+	if h.p.CutoffVersion != d.CutoffVersion() || h.faults[FaultCutoffsUnprompted] {
 		h.sendCutoffs(src, r)
 	}
 	r.silent = 0
@@ -221,6 +224,9 @@ func (h *Machine) handleResend(src netip.Addr, rs wire.Resend) {
 	// RESENDs are always answered, but ours can wait behind other RPCs'
 	// retransmissions, and a peer hearing nothing would count silent ticks
 	// towards timeout_ticks while its data sits here.
+	if h.faults[FaultPartialRetransmit] {
+		end = min(end, start+1) // only the packet holding start
+	}
 	if start >= m.next || h.queueRetransmit(r, start, end, rs.Priority()) == 0 {
 		if !h.faults[FaultNoBusy] {
 			h.send(src, h.topPriority(), &wire.BusyFields{Common: h.control(r)})
@@ -247,6 +253,9 @@ func (h *Machine) handleRPCUnknown(src netip.Addr, p wire.Packet) {
 	h.stats.Restarts++
 	m := r.out
 	prio := h.unschedPriority(h.peer(r.peer), m.length())
+	if h.faults[FaultRestartPriority] {
+		prio = h.topPriority()
+	}
 	h.queueRetransmit(r, 0, m.next, prio)
 	for i := range m.retx {
 		m.retx[i].incoming = m.next

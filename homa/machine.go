@@ -261,6 +261,9 @@ func NewMachine(cfg MachineConfig, now time.Duration) (*Machine, error) {
 		k = math.MaxInt // every grantable message is active
 	}
 	h.grants, h.sendQ = newGrantQueue(k), newSendQueue()
+	if fs[FaultIDZero] {
+		h.nextID = 0
+	}
 	return h, nil
 }
 
@@ -596,7 +599,11 @@ func (h *Machine) event(e Event) { h.events = append(h.events, e) }
 
 // control returns the common header of a control packet for r.
 func (h *Machine) control(r *rpc) wire.CommonFields {
-	return wire.CommonFields{Sport: r.sock.port, Dport: r.peerPort, SenderID: r.wireID()}
+	c := wire.CommonFields{Sport: r.sock.port, Dport: r.peerPort, SenderID: r.wireID()}
+	if h.faults[FaultControlSequence] {
+		c.Sequence = 0x1b2c0
+	}
+	return c
 }
 
 // topPriority is the level of control packets.
@@ -634,6 +641,9 @@ func (h *Machine) finishClient(r *rpc, err error) {
 			return
 		}
 		pr.acks = append(pr.acks, a)
+		if h.faults[FaultUnpromptedAck] {
+			h.send(r.peer, h.topPriority(), &wire.AckFields{Common: h.control(r)})
+		}
 	}
 }
 

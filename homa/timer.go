@@ -17,6 +17,9 @@ func (h *Machine) onTick() {
 	if h.faults[FaultEarlyResend] {
 		first = 1
 	}
+	if h.faults[FaultLateResend] {
+		first = 4 * h.p.ResendTicks
+	}
 	h.clientList.each(func(r *rpc) {
 		// A client waits once its request is sent up to the grant
 		// horizon (or completely) and the response is not complete.
@@ -96,12 +99,19 @@ func (h *Machine) onTick() {
 // (homa_request_retrans).
 func (h *Machine) requestRetransmit(r *rpc) {
 	c := h.control(r)
-	prio := h.topPriority()
+	prio, ask := h.topPriority(), h.topPriority()
+	if h.faults[FaultResendPriorityZero] {
+		ask = 0
+	}
 	if r.in == nil || r.in.received() == 0 {
-		h.send(r.peer, prio, &wire.ResendFields{Common: c, Offset: 0, Length: wire.ResendAll, Priority: prio})
+		h.send(r.peer, prio, &wire.ResendFields{Common: c, Offset: 0, Length: wire.ResendAll, Priority: ask})
 		return
 	}
-	for _, g := range r.in.recv.Gaps(uint32(r.in.granted)) {
-		h.send(r.peer, prio, &wire.ResendFields{Common: c, Offset: g.Start, Length: g.End - g.Start, Priority: prio})
+	upTo := r.in.granted
+	if h.faults[FaultResendPastGrant] {
+		upTo = r.in.length()
+	}
+	for _, g := range r.in.recv.Gaps(uint32(upTo)) {
+		h.send(r.peer, prio, &wire.ResendFields{Common: c, Offset: g.Start, Length: g.End - g.Start, Priority: ask})
 	}
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/gopacket/gopacket/layers"
 
+	"github.com/homatest/homatest/spec"
 	"github.com/homatest/homatest/spec/wire"
 )
 
@@ -39,8 +40,10 @@ type Frame struct {
 	// TOS is the IPv4 TOS byte or the IPv6 traffic class.
 	TOS uint8
 	// Priority is the Homa priority level carried in TOS (see
-	// wire.PriorityFromTOS and wire.PriorityFromTrafficClass).
-	Priority uint8
+	// wire.PriorityFromTOS and wire.PriorityFromTrafficClass), read with
+	// shift PrioShift (5, or 4 for IPv6 written before HomaModule
+	// 548056f).
+	Priority, PrioShift uint8
 	// Hijacked is true for Homa carried in TCP segments.
 	Hijacked bool
 	// Raw is the transport bytes as captured (Homa header onwards).
@@ -58,6 +61,12 @@ type Frame struct {
 	// header says more bytes were sent than were captured): a truncated
 	// header is then the capture's doing, not the sender's.
 	SnapCut bool
+	// ICMP is set (and Packet zero) for an ICMP destination-unreachable
+	// message quoting a Homa packet, returned only with ReaderOptions.ICMP.
+	ICMP *spec.ICMP
+	// Comment is the frame's pcapng comment (opt_comment; several are
+	// joined with "; "), "" if none.
+	Comment string
 }
 
 // Stats counts what a Reader has seen so far.

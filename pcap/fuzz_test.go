@@ -43,7 +43,7 @@ func FuzzReader(f *testing.F) {
 		f.Add(b[:1500]) // the pcap header and the first frames of a real capture
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		r, err := NewReader(bytes.NewReader(data), ReaderOptions{})
+		r, err := NewReader(bytes.NewReader(data), ReaderOptions{ICMP: len(data)%2 == 0})
 		if err != nil {
 			return
 		}
@@ -58,6 +58,16 @@ func FuzzReader(f *testing.F) {
 					break
 				}
 				return
+			}
+			if fr.ICMP != nil {
+				if !fr.ICMP.QSrc.IsValid() {
+					t.Fatalf("frame %d: ICMP quoting no address", fr.Number)
+				}
+				evs = fr.Events(evs[:0])
+				for i := range evs {
+					chk.Feed(&evs[i])
+				}
+				continue
 			}
 			if fr.Err == nil {
 				p := fr.Packet

@@ -8,12 +8,14 @@ import (
 	"io"
 	"net/netip"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/gopacket/gopacket"
 	"github.com/gopacket/gopacket/layers"
 	"github.com/gopacket/gopacket/pcapgo"
 
+	"github.com/homatest/homatest/spec"
 	"github.com/homatest/homatest/spec/wire"
 )
 
@@ -33,6 +35,16 @@ type ReaderOptions struct {
 	// MaxSegData is max_seg_data in bytes, used to split GSO DATA frames
 	// into segments; 0 means 1424 for IPv4 and 1404 for IPv6 (MTU 1500).
 	MaxSegData int
+	// Direction, when set, keeps only the pcapng frames marked with that
+	// direction in epb_flags (frames without the flag are kept): a
+	// capture of switch ports in both directions holds every packet twice,
+	// and DirInbound reads each as its host sent it. Skipped frames count
+	// as "other direction" in Stats.Other.
+	Direction Direction
+	// ICMP makes Next also return ICMP and ICMPv6 destination-unreachable
+	// messages that quote a Homa packet (Frame.ICMP set, no Packet); they
+	// still count as "icmp"/"icmpv6" in Stats.Other, not as Homa.
+	ICMP bool
 }
 
 // ErrFormat is wrapped by Open and NewReader for input that is not a
@@ -167,6 +179,10 @@ func (r *Reader) Next() (*Frame, error) {
 		}
 		r.n++
 		r.stats.Frames++
+		if r.o.Direction != DirUnknown && opts.Flags != nil && Direction(opts.Flags.Direction&pcapgo.NgEpbFlagDirectionMask) != r.o.Direction {
+			r.other("other direction")
+			continue
+		}
 		lt := r.linkType
 		if r.ng != nil {
 			lt = r.ng.LinkType()
@@ -179,6 +195,9 @@ func (r *Reader) Next() (*Frame, error) {
 		if r.decode(data, ci, lt) {
 			if opts.Flags != nil {
 				r.frame.Direction = Direction(opts.Flags.Direction & pcapgo.NgEpbFlagDirectionMask)
+			}
+			if len(opts.Comments) > 0 {
+				r.frame.Comment = strings.Join(opts.Comments, "; ")
 			}
 			return &r.frame, nil
 		}
@@ -246,10 +265,10 @@ func (r *Reader) decode(data []byte, ci gopacket.CaptureInfo, lt layers.LinkType
 		f.Hijacked = true
 	case uint8(layers.IPProtocolICMPv4):
 		r.other("icmp")
-		return false
+		return r.o.ICMP && r.icmp(f, payload, false)
 	case uint8(layers.IPProtocolICMPv6):
 		r.other("icmpv6")
-		return false
+		return r.o.ICMP && r.icmp(f, payload, true)
 	case uint8(layers.IPProtocolUDP):
 		r.other("udp")
 		return false
@@ -270,11 +289,12 @@ func (r *Reader) decode(data []byte, ci gopacket.CaptureInfo, lt layers.LinkType
 	f.Raw = payload
 	f.SnapCut = len(payload) < wireLen
 	if ipv == 4 {
-		f.Priority = wire.PriorityFromTOS(f.TOS)
+		f.Priority, f.PrioShift = wire.PriorityFromTOS(f.TOS), 5
 	}
 	p, err := wire.Decode(payload, wire.DecodeOptions{Version: r.o.Version, IPProto: f.IPProto, WireLen: wireLen})
 	if ipv == 6 {
-		f.Priority = wire.PriorityFromTrafficClass(f.TOS, r.ipv6Shift(f.TOS, p.Version()))
+		f.PrioShift = r.ipv6Shift(f.TOS, p.Version())
+		f.Priority = wire.PriorityFromTrafficClass(f.TOS, f.PrioShift)
 	}
 	if err != nil {
 		r.stats.DecodeErrors++
@@ -310,6 +330,59 @@ func (r *Reader) decode(data []byte, ci gopacket.CaptureInfo, lt layers.LinkType
 	if p.Truncated() {
 		r.stats.Truncated++
 	}
+	return true
+}
+
+// icmp fills f.ICMP from an ICMP (v6: ICMPv6) message b and reports
+// whether it is a destination-unreachable message (ICMPv6: also parameter
+// problem "unknown next header") quoting a Homa packet: IP protocol 146 or
+// 253 (a hijacked packet is quoted after the receiver's GRO rewrote its
+// protocol to 146). It never panics on short input.
+func (r *Reader) icmp(f *Frame, b []byte, v6 bool) bool {
+	if len(b) < 8 {
+		return false
+	}
+	typ, code := b[0], b[1]
+	q := b[8:]
+	ic := &spec.ICMP{Type: typ, Code: code}
+	var proto uint8
+	var transport []byte
+	switch {
+	case !v6 && typ == 3:
+		ic.PortUnreachable = code == 3
+		if len(q) < 20 || q[0]>>4 != 4 {
+			return false
+		}
+		ihl := int(q[0]&0x0f) * 4
+		if ihl < 20 || len(q) < ihl {
+			return false
+		}
+		proto = q[9]
+		ic.QSrc, ic.QDst = netip.AddrFrom4([4]byte(q[12:16])), netip.AddrFrom4([4]byte(q[16:20]))
+		transport = q[ihl:]
+	case v6 && (typ == 1 || typ == 4 && code == 1):
+		ic.PortUnreachable = typ == 1 && code == 4
+		if len(q) < 40 || q[0]>>4 != 6 {
+			return false
+		}
+		proto = q[6]
+		ic.QSrc, ic.QDst = netip.AddrFrom16([16]byte(q[8:24])), netip.AddrFrom16([16]byte(q[24:40]))
+		transport = q[40:]
+	default:
+		return false
+	}
+	if proto != wire.IPProtoHoma && proto != wire.IPProtoHoma2024 && !(proto == wire.IPProtoTCP && wire.IsHijacked(transport)) {
+		return false
+	}
+	if len(transport) < 4 {
+		return false
+	}
+	ic.QSport, ic.QDport = uint16(transport[0])<<8|uint16(transport[1]), uint16(transport[2])<<8|uint16(transport[3])
+	if len(transport) >= wire.CommonHeaderLen {
+		c := wire.Common(transport[:wire.CommonHeaderLen])
+		ic.QType, ic.QSenderID, ic.HasID = c.Type(), c.SenderID(), true
+	}
+	f.ICMP = ic
 	return true
 }
 

@@ -20,7 +20,7 @@ func ReadEvents(path string, o ReaderOptions) ([]spec.Event, error) {
 	var out []spec.Event
 	err = r.EachEvent(func(e *spec.Event) {
 		c := *e
-		if c.Err == nil {
+		if c.Err == nil && c.ICMP == nil {
 			b := append([]byte(nil), c.Packet.Bytes()...)
 			c.Packet, c.Err = wire.Decode(b, wire.DecodeOptions{Version: c.Packet.Version()})
 		}

@@ -475,6 +475,22 @@ func (r *run) finish(hs []host, cst harness.CaptureStats) error {
 		ports = append(ports, h.port)
 	}
 	res.Hosts = spec.CheckHostViews(s.Check.Profile, p, rules, sent, delivered, hosts)
+	// homatest check reads NAME.params next to a capture: the run's
+	// parameters, so that it judges each file as the run did. capture.pcapng
+	// is judged as the run judged it, each host on its own link; sent and
+	// delivered time one direction of every exchange at the other end of
+	// the switch, whose queueing (up to a millisecond here) jitter must
+	// cover.
+	if err := p.WriteFile(r.arts.Path("capture.pcapng.params"), "The parameters scenario run judged this capture with (the agents' hellos, slack, jitter and reaction, check.params)."); err != nil {
+		return err
+	}
+	q := p
+	q.Jitter = max(q.Jitter, time.Millisecond)
+	for _, f := range []string{"sent.pcapng", "delivered.pcapng"} {
+		if err := q.WriteFile(r.arts.Path(f+".params"), "The parameters scenario run judged its capture with (the agents' hellos, slack, jitter and reaction, check.params), jitter at least 1ms for the queueing a one-direction view cannot see."); err != nil {
+			return err
+		}
+	}
 	for i := range res.Hosts {
 		hr := &res.Hosts[i]
 		kept := hr.Violations[:0]

@@ -14,8 +14,8 @@ import (
 
 // Verdicts of Summary.Verdict.
 const (
-	VerdictPass = "pass" // every RPC completed and no rule was violated
-	VerdictFail = "fail" // failed RPCs or violations
+	VerdictPass = "pass" // every RPC completed and no MUST rule was violated
+	VerdictFail = "fail" // failed RPCs or MUST violations
 )
 
 // Summary is the short form of a run (summary.json and the CLI's output).
@@ -84,6 +84,11 @@ type Summary struct {
 	Rules      []RuleRow   `json:"rules"`
 	Violated   int         `json:"violated"`
 	Violations []Violation `json:"violations,omitempty"`
+	// MustViolated and ShouldViolated split Violated by level: a SHOULD
+	// violation is a warning that does not fail the run (unless the CLI's
+	// --strict).
+	MustViolated   int `json:"must_violated"`
+	ShouldViolated int `json:"should_violated"`
 	// Excused counts timing findings not charged because the host's timer
 	// acted within spec.Params.Reaction of a delivery for the same RPC.
 	Excused int `json:"excused"`
@@ -212,6 +217,11 @@ func summarize(res *Result, cst harness.CaptureStats) Summary {
 				row.Violated++
 			}
 			sum.Violated++
+			if v.Level == spec.Should {
+				sum.ShouldViolated++
+			} else {
+				sum.MustViolated++
+			}
 			if len(sum.Violations) < 20 {
 				src := hr.Sources[v.Frame-1]
 				sum.Violations = append(sum.Violations, Violation{Host: fmt.Sprintf("h%d", i+1), Delivered: src.Delivered, Frame: src.Frame, Finding: v})
@@ -225,7 +235,7 @@ func summarize(res *Result, cst harness.CaptureStats) Summary {
 		sum.Rules = append(sum.Rules, *rows[id])
 	}
 	sum.Verdict = VerdictPass
-	if sum.Failed > 0 || sum.Violated > 0 || len(tr.Errors) > 0 {
+	if sum.Failed > 0 || sum.MustViolated > 0 || len(tr.Errors) > 0 {
 		sum.Verdict = VerdictFail
 	}
 	return sum
@@ -285,7 +295,11 @@ func (s *Summary) WriteText(w io.Writer) error {
 		if v.Delivered {
 			file = "delivered.pcapng"
 		}
-		fmt.Fprintf(&b, "  VIOLATION %s view, %s frame %d: %s %s\n", v.Host, file, v.Frame, v.Finding.Rule, v.Finding.Why)
+		kind := "VIOLATION"
+		if v.Finding.Level == spec.Should {
+			kind = "WARNING (SHOULD)"
+		}
+		fmt.Fprintf(&b, "  %s %s view, %s frame %d: %s %s\n", kind, v.Host, file, v.Frame, v.Finding.Rule, v.Finding.Why)
 	}
 	if s.Violated > len(s.Violations) {
 		fmt.Fprintf(&b, "  … %d more violations in check.json\n", s.Violated-len(s.Violations))

@@ -10,16 +10,17 @@ import (
 	"github.com/homatest/homatest/homa"
 )
 
-// Agent plays the ref agent (agent.ServeRef) on a simulated host, on
-// virtual time: its servers answer every request with the response length
-// the request's payload header asks for (docs/agent-protocol.md) and count
-// executions per (client, call id) for at-most-once; its calls carry the
-// payload format and check their responses (agent.CheckResponse). Its
-// counters are the ref agent's stats. The traffic driver and the
-// conformance suite's simulated IUT both drive hosts through it.
+// Agent plays the built-in agents (agent.ServeRef, and the tcp agent) on
+// a simulated host, on virtual time, over any RPCHost: its servers answer
+// every request with the response length the request's payload header asks
+// for (docs/agent-protocol.md) and count executions per (client, call id)
+// for at-most-once; its calls carry the payload format and check their
+// responses (agent.CheckResponse). Its counters are the agent's stats. The
+// traffic driver and the conformance suite's simulated IUT both drive
+// hosts through it.
 type Agent struct {
-	h      *Host
-	port   uint16 // the client socket
+	s      *Sim
+	rpc    RPCHost
 	stats  agent.Stats
 	served map[servedKey]bool
 }
@@ -31,54 +32,48 @@ type servedKey struct {
 	id     uint64
 }
 
-// Agent opens a client socket on host h and returns the agent that drives
-// it. Errors: h is a raw endpoint, no free port.
+// NewAgent returns the agent that drives r, a host of s.
+func (s *Sim) NewAgent(r RPCHost) *Agent {
+	return &Agent{s: s, rpc: r, served: map[servedKey]bool{}}
+}
+
+// Agent returns the agent that drives h's reference implementation
+// (HomaRPC). Errors: h is a raw or stack endpoint.
 func (h *Host) Agent() (*Agent, error) {
 	if h.m == nil {
-		return nil, fmt.Errorf("sim: %s is a raw endpoint: an agent needs the reference implementation", h.name)
+		return nil, fmt.Errorf("sim: %s runs no Homa: an agent needs the reference implementation", h.name)
 	}
-	p, err := h.Dial()
-	if err != nil {
-		return nil, err
-	}
-	return &Agent{h: h, port: p, served: map[servedKey]bool{}}, nil
+	return h.s.NewAgent(HomaRPC(h)), nil
 }
 
-// Host returns the agent's host.
-func (a *Agent) Host() *Host { return a.h }
+// Addr is the address of the agent's host.
+func (a *Agent) Addr() netip.Addr { return a.rpc.Addr() }
 
 // Listen makes the host serve requests on port as the ref agent does.
-// Errors: those of homa.Machine.Listen (a port in use).
-func (a *Agent) Listen(port uint16) error {
-	if err := a.h.Listen(port); err != nil {
-		return err
-	}
-	a.h.OnRequest(a.serve)
-	return nil
-}
+// Errors: the transport's (a port in use).
+func (a *Agent) Listen(port uint16) error { return a.rpc.Listen(port, a.serve) }
 
 // Call starts call c now (c.Dst and c.Port the server; c.TimeoutMs is not
 // used: the RPC ends when the protocol ends it, or at Abort). done gets
-// its completion once, as the ref agent reports it: the response length
-// and the latency on virtual time, or an error starting with an agent
-// error code. It returns the RPC's id for Abort. Errors: those of
-// homa.Machine.Call (the call is then counted as failed and done is not
-// called).
-func (a *Agent) Call(c agent.Call, done func(agent.Completion)) (uint64, error) {
+// its completion once, as the agents report it: the response length and
+// the latency on virtual time, or an error starting with an agent error
+// code. It returns the function Abort needs. Errors: the transport's (the
+// call is then counted as failed and done is not called).
+func (a *Agent) Call(c agent.Call, done func(agent.Completion)) (abort func(), err error) {
 	req := make([]byte, c.Request)
 	agent.FillPayload(req, c.ID, uint32(c.Response))
 	a.stats.Calls++
-	start := a.h.s.now
-	id, err := a.h.Call(a.port, netip.AddrPortFrom(c.Dst, c.Port), req, func(e homa.Event) {
-		comp := agent.Completion{ID: c.ID, Request: c.Request, LatencyNs: int64(a.h.s.now - start)}
+	start := a.s.now
+	abort, err = a.rpc.Call(netip.AddrPortFrom(c.Dst, c.Port), req, func(resp []byte, err error) {
+		comp := agent.Completion{ID: c.ID, Request: c.Request, LatencyNs: int64(a.s.now - start)}
 		switch {
-		case errors.Is(e.Err, homa.ErrTimeout):
-			comp.Error = fmt.Sprintf("%s: %v", agent.CodeTimeout, e.Err)
-		case e.Err != nil:
-			comp.Error = fmt.Sprintf("%s: %v", agent.CodeError, e.Err)
+		case errors.Is(err, homa.ErrTimeout):
+			comp.Error = fmt.Sprintf("%s: %v", agent.CodeTimeout, err)
+		case err != nil:
+			comp.Error = fmt.Sprintf("%s: %v", agent.CodeError, err)
 		default:
-			comp.Response = len(e.Payload)
-			if perr := agent.CheckResponse(e.Payload, c); perr != nil {
+			comp.Response = len(resp)
+			if perr := agent.CheckResponse(resp, c); perr != nil {
 				a.stats.PayloadErrors++
 				comp.Error = perr.Error()
 			}
@@ -87,16 +82,16 @@ func (a *Agent) Call(c agent.Call, done func(agent.Completion)) (uint64, error) 
 	})
 	if err != nil {
 		a.stats.Failed++
-		return 0, err
+		return nil, err
 	}
-	return id, nil
+	return abort, nil
 }
 
-// Abort gives up on RPC id (as Call returned it) without telling the
-// server, and completes it with error why (which should start with an
+// Abort gives up on a call (abort as Call returned it) without telling
+// the server, and completes it with error why (which should start with an
 // agent error code) after latency.
-func (a *Agent) Abort(id uint64, c agent.Call, latency time.Duration, why string, done func(agent.Completion)) {
-	a.h.Abort(id)
+func (a *Agent) Abort(abort func(), c agent.Call, latency time.Duration, why string, done func(agent.Completion)) {
+	abort()
 	a.end(agent.Completion{ID: c.ID, Request: c.Request, LatencyNs: int64(latency), Error: why}, done)
 }
 
@@ -112,28 +107,28 @@ func (a *Agent) end(comp agent.Completion, done func(agent.Completion)) {
 	}
 }
 
-// Stats returns the agent's counters with the host's protocol counters
-// added (agent.AddRefStats), as the ref agent's stats op reports them.
+// Stats returns the agent's counters with the transport's counters added
+// (RPCHost.AddStats), as the agent's stats op reports them.
 func (a *Agent) Stats() agent.Stats {
 	st := a.stats
 	st.Extra = nil
-	agent.AddRefStats(&st, a.h.Stats())
+	a.rpc.AddStats(&st)
 	return st
 }
 
 // serve answers one request as the ref agent does.
-func (a *Agent) serve(e homa.Event) {
+func (a *Agent) serve(req []byte, peer netip.AddrPort, reply func([]byte)) {
 	st := &a.stats
-	n, id, hasID := agent.PayloadHeader(e.Payload)
+	n, id, hasID := agent.PayloadHeader(req)
 	st.Served++
 	if hasID {
-		k := servedKey{e.Peer, id}
+		k := servedKey{peer, id}
 		if a.served[k] {
 			st.ServedDuplicates++
 		}
 		a.served[k] = true
 	}
-	if agent.CheckPayload(e.Payload, id) != nil {
+	if agent.CheckPayload(req, id) != nil {
 		st.PayloadErrors++
 	}
 	if n < 1 || n > agent.MaxMessage {
@@ -142,5 +137,5 @@ func (a *Agent) serve(e homa.Event) {
 	}
 	resp := make([]byte, n)
 	agent.FillPayload(resp, id, n)
-	_ = a.h.Reply(e.Request, resp)
+	reply(resp)
 }

@@ -109,3 +109,15 @@ func unframe(b []byte) (src, dst netip.Addr, prio uint8, pkt []byte, ok bool) {
 	}
 	return
 }
+
+// ipDst returns the destination address of IP packet b (IPv4 or IPv6, of
+// any protocol); ok is false when b is not one. It never panics.
+func ipDst(b []byte) (dst netip.Addr, ok bool) {
+	switch {
+	case len(b) >= ipv4Len && b[0]>>4 == 4:
+		return netip.AddrFrom4([4]byte(b[16:20])), true
+	case len(b) >= ipv6Len && b[0]>>4 == 6:
+		return netip.AddrFrom16([16]byte(b[24:40])), true
+	}
+	return netip.Addr{}, false
+}

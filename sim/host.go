@@ -35,6 +35,20 @@ type Cost struct {
 // once.
 var DefaultCost = Cost{PerPacket: 2500 * time.Nanosecond, Cores: 4}
 
+// CostForLink returns DefaultCost with its cores scaled to a link of bps
+// bit/s: 4 cores per 10 Gbit/s (rounded up, at least 4), so that a host
+// keeps DefaultCost's ratio of packet processing to link rate (a full-size
+// packet in each direction at line rate) at 25 and 100 Gbit/s. The
+// per-packet time stays 2.5 µs: it is the software latency of a stack
+// crossing, which does not shrink with the link; the cores stand for the
+// parallelism (cores, and the batching of segmentation offload) that
+// real stacks use to keep up with faster links.
+func CostForLink(bps int64) Cost {
+	c := DefaultCost
+	c.Cores = max(c.Cores, int((int64(c.Cores)*bps+10e9-1)/10e9))
+	return c
+}
+
 // HostConfig configures a host running the reference implementation.
 type HostConfig struct {
 	// Name names the host in captures and the switch ("h1", ...; default
@@ -72,6 +86,7 @@ type Host struct {
 	timerAt   time.Duration // the machine's deadline event pending; -1: none
 	flushing  bool
 	onPacket  func(src netip.Addr, prio uint8, pkt []byte)
+	stack     Stack // a stack host's protocol stack (AddStackHost); nil otherwise
 	onRequest func(homa.Event)
 	calls     map[uint64]func(homa.Event)
 }
@@ -113,6 +128,67 @@ func (s *Sim) AddRaw(name string, addr netip.Addr) (*Host, error) {
 	}
 	h.commit()
 	return h, nil
+}
+
+// Stack is a protocol stack that the simulator runs on a host without
+// knowing it (package sim/simtcp: gVisor's TCP/IP stack). The simulator
+// hands it the IP packets addressed to its host, after the host's
+// processing cost; it sends IP packets with Host.SendIP. Its methods run
+// on the goroutine driving the Sim, inside its events.
+type Stack interface {
+	// DeliverIP takes one IP packet (IPv4 or IPv6 header first) addressed
+	// to the host. pkt is the stack's to keep.
+	DeliverIP(pkt []byte)
+}
+
+// AddStackHost adds a host named name at addr on the next switch port
+// whose protocol is st: it pays the Sim's Cost for every packet it sends
+// (SendIP) or takes in, as a homa host does, and its uplink is the same.
+// Errors: as AddHost.
+func (s *Sim) AddStackHost(name string, addr netip.Addr, st Stack) (*Host, error) {
+	if st == nil {
+		return nil, errors.New("sim: AddStackHost needs a stack")
+	}
+	h, err := s.addHost(name, addr)
+	if err != nil {
+		return nil, err
+	}
+	h.stack, h.cost = st, s.cost
+	if h.cost.PerPacket > 0 {
+		h.cores = make([]time.Duration, h.cost.Cores)
+	}
+	h.commit()
+	return h, nil
+}
+
+// SendIP sends IP packet pkt (a header for the host's address family
+// first; kept by the Sim) from a stack host now: it is recorded as sent,
+// processed, queued on the uplink and enters the switch, as a homa
+// host's packets do. Errors: not a stack host, not an IP packet of the
+// host's family.
+func (h *Host) SendIP(pkt []byte) error {
+	if h.stack == nil {
+		return errors.New("sim: SendIP is for stack hosts (AddStackHost)")
+	}
+	dst, ok := ipDst(pkt)
+	if !ok || dst.Is4() != h.addr.Is4() {
+		return fmt.Errorf("sim: %v sent a packet that is not an IP packet of its family", h.addr)
+	}
+	dm := [6]byte{0x02, 0xff, 0xff, 0xff, 0xff, 0xff}
+	if d := h.s.byAddr[dst]; d != nil {
+		dm = d.mac
+	}
+	f := make([]byte, ethLen+len(pkt))
+	copy(f[0:6], dm[:])
+	copy(f[6:12], h.mac[:])
+	if h.addr.Is4() {
+		f[12], f[13] = 0x08, 0x00
+	} else {
+		f[12], f[13] = 0x86, 0xDD
+	}
+	copy(f[ethLen:], pkt)
+	h.send(f, dst)
+	return nil
 }
 
 func (s *Sim) addHost(name string, addr netip.Addr) (*Host, error) {
@@ -278,8 +354,6 @@ func (h *Host) cpu() time.Duration {
 // serialisation plus the uplink delay.
 func (h *Host) transmit(t homa.Transmit) {
 	s := h.s
-	s.stats.Frames++
-	s.stats.PacketEvents++
 	dm := [6]byte{0x02, 0xff, 0xff, 0xff, 0xff, 0xff} // nobody's: flooded
 	if d := s.byAddr[t.Dst]; d != nil {
 		dm = d.mac
@@ -290,19 +364,36 @@ func (h *Host) transmit(t homa.Transmit) {
 	} else {
 		f = buildFrame(h.mac, dm, h.addr, t.Dst, t.Prio, t.Packet)
 	}
+	h.send(f, t.Dst)
+}
+
+// send records frame f (to dst) as sent now, processes it and queues it
+// on the uplink; it enters the switch at the end of its serialisation
+// plus the uplink delay.
+func (h *Host) send(f []byte, dst netip.Addr) {
+	s := h.s
+	s.stats.Frames++
+	s.stats.PacketEvents++
 	if s.cap != nil && !s.cap.wire {
 		s.cap.sent(h.index, s.now, f)
 	}
 	start := max(h.cpu(), h.nicFree)
 	end := start + s.uplink.TxTime(len(f))
 	h.nicFree = end
-	s.push(event{at: end + s.cfg.UplinkDelay, kind: evIngress, host: int32(h.index), dst: t.Dst, data: f})
+	s.push(event{at: end + s.cfg.UplinkDelay, kind: evIngress, host: int32(h.index), dst: dst, data: f})
 }
 
 // arrive takes a frame the switch sent to the host: unless it is for
 // another address (a flooded frame), the host's cores process it and it
 // reaches the protocol code (or the raw handler) when they are done.
 func (h *Host) arrive(f []byte) {
+	if h.stack != nil {
+		if dst, ok := ipDst(f[min(ethLen, len(f)):]); !ok || dst != h.addr {
+			return
+		}
+		h.s.push(event{at: h.cpu(), kind: evDeliver, host: int32(h.index), data: f})
+		return
+	}
 	_, dst, _, _, ok := unframe(f)
 	if !ok || dst != h.addr {
 		return
@@ -322,6 +413,13 @@ func (h *Host) arrive(f []byte) {
 func (h *Host) deliver(f []byte) {
 	s := h.s
 	s.stats.PacketEvents++
+	if h.stack != nil {
+		if s.cap != nil {
+			s.cap.delivered(h.index, s.now, f)
+		}
+		h.stack.DeliverIP(f[ethLen:])
+		return
+	}
 	src, _, prio, pkt, _ := unframe(f)
 	if s.cap != nil && !s.cap.wire {
 		s.cap.delivered(h.index, s.now, f)

@@ -2,10 +2,12 @@ package sim
 
 import (
 	"fmt"
+	"net/netip"
 	"time"
 
 	"github.com/homatest/homatest/agent"
 	"github.com/homatest/homatest/harness/traffic"
+	"github.com/homatest/homatest/homa"
 )
 
 // Traffic is a workload (harness/traffic's Config and Sequence: W1..W5
@@ -15,40 +17,121 @@ import (
 // format (docs/agent-protocol.md), servers answer with the length a
 // request's header asks for and count executions per call for
 // at-most-once, and clients check every response. Start it with
-// StartTraffic and run the Sim until Done.
+// StartTraffic (Homa hosts) or StartRPC (any RPCHost) and run the Sim
+// until Done.
 type Traffic struct {
 	s       *Sim
 	cfg     traffic.Config
-	hosts   []*Host
+	hosts   []RPCHost
 	seq     *traffic.Sequence
 	servers []int
-	agents  []*Agent // each host's agent
 	start   time.Duration
 	recs    []traffic.Record
 	done    []bool
 	ndone   int
 	allIn   bool
 	last    time.Duration // the last done event
+	agents  []*Agent      // each host's agent
 	// expiry holds the RPCs issued and not yet past their timeout, in
 	// issue order (which is deadline order: one timeout for all); one
 	// event at a time waits for the first deadline.
 	expiry    []pending
 	expiryRun bool
+	stopped   bool
 }
+
+// RPCHost is one host's RPC transport as a Traffic drives it: Homa on a
+// host running the reference implementation (HomaRPC), or another
+// transport on a stack host (package sim/simtcp's TCP). Its methods run
+// on the goroutine driving the Sim; callbacks run inside its events.
+type RPCHost interface {
+	// Addr is the address other hosts call it at.
+	Addr() netip.Addr
+	// Listen serves requests on port: serve gets each whole request with
+	// the caller's address and port, and answers it (at once or later)
+	// by calling reply once with the response.
+	Listen(port uint16, serve func(req []byte, peer netip.AddrPort, reply func(resp []byte))) error
+	// Call sends request to dst now; done gets the whole response, or an
+	// error (homa.ErrTimeout when the transport gave up for silence).
+	// abort gives up on the call: done is not called after it.
+	Call(dst netip.AddrPort, request []byte, done func(resp []byte, err error)) (abort func(), err error)
+	// AddStats adds the transport's counters (packets, retransmissions,
+	// timeouts, connections) to st.
+	AddStats(st *agent.Stats)
+}
+
+// HomaRPC returns h's reference implementation as an RPCHost: calls go
+// from one client socket, dialled on the first call.
+func HomaRPC(h *Host) RPCHost { return &homaRPC{h: h} }
+
+// homaRPC is a Host's Homa as an RPCHost.
+type homaRPC struct {
+	h    *Host
+	port uint16 // the client socket; 0 until the first call
+}
+
+func (r *homaRPC) Addr() netip.Addr { return r.h.addr }
+
+func (r *homaRPC) Listen(port uint16, serve func(req []byte, peer netip.AddrPort, reply func(resp []byte))) error {
+	if err := r.h.Listen(port); err != nil {
+		return err
+	}
+	prev := r.h.onRequest
+	r.h.OnRequest(func(e homa.Event) {
+		if e.Port != port {
+			if prev != nil {
+				prev(e)
+			}
+			return
+		}
+		serve(e.Payload, e.Peer, func(resp []byte) { _ = r.h.Reply(e.Request, resp) })
+	})
+	return nil
+}
+
+func (r *homaRPC) Call(dst netip.AddrPort, request []byte, done func(resp []byte, err error)) (func(), error) {
+	if r.port == 0 {
+		p, err := r.h.Dial()
+		if err != nil {
+			return nil, err
+		}
+		r.port = p
+	}
+	id, err := r.h.Call(r.port, dst, request, func(e homa.Event) { done(e.Payload, e.Err) })
+	if err != nil {
+		return nil, err
+	}
+	return func() { r.h.Abort(id) }, nil
+}
+
+func (r *homaRPC) AddStats(st *agent.Stats) { agent.AddRefStats(st, r.h.Stats()) }
 
 // pending is an RPC waiting for its timeout.
 type pending struct {
 	rec      int
 	deadline time.Duration
-	id       uint64
+	abort    func()
 	call     agent.Call
 }
 
-// StartTraffic starts cfg's workload now on hosts (cfg.Hosts is not used:
-// host i of the workload is hosts[i]); servers listen on cfg.Port at once.
-// Errors: a config traffic.Run would refuse, a raw endpoint among hosts,
-// a port in use.
+// StartTraffic starts cfg's workload now on hosts running the reference
+// implementation (StartRPC over HomaRPC of each). Errors: those of
+// StartRPC, a raw or stack endpoint among hosts.
 func (s *Sim) StartTraffic(hosts []*Host, cfg traffic.Config) (*Traffic, error) {
+	rs := make([]RPCHost, len(hosts))
+	for i, h := range hosts {
+		if h.m == nil {
+			return nil, fmt.Errorf("sim: traffic host %d (%s) runs no Homa: it needs the reference implementation", i, h.name)
+		}
+		rs[i] = HomaRPC(h)
+	}
+	return s.StartRPC(rs, cfg)
+}
+
+// StartRPC starts cfg's workload now on hosts (cfg.Hosts is not used:
+// host i of the workload is hosts[i]); servers listen on cfg.Port at once.
+// Errors: a config traffic.Run would refuse, a port in use.
+func (s *Sim) StartRPC(hosts []RPCHost, cfg traffic.Config) (*Traffic, error) {
 	cfg.Hosts = nil
 	seq, err := traffic.NewSequence(cfg, len(hosts))
 	if err != nil {
@@ -56,16 +139,12 @@ func (s *Sim) StartTraffic(hosts []*Host, cfg traffic.Config) (*Traffic, error) 
 	}
 	t := &Traffic{s: s, cfg: seq.Config(), hosts: hosts, seq: seq, start: s.now}
 	t.servers = t.cfg.Servers(len(hosts))
-	for i, h := range hosts {
-		a, err := h.Agent()
-		if err != nil {
-			return nil, fmt.Errorf("sim: traffic host %d: %w", i, err)
-		}
-		t.agents = append(t.agents, a)
+	for _, h := range hosts {
+		t.agents = append(t.agents, s.NewAgent(h))
 	}
 	for _, i := range t.servers {
 		if err := t.agents[i].Listen(t.cfg.Port); err != nil {
-			return nil, fmt.Errorf("sim: listen on %s port %d: %w", hosts[i].name, t.cfg.Port, err)
+			return nil, fmt.Errorf("sim: listen on %v port %d: %w", hosts[i].Addr(), t.cfg.Port, err)
 		}
 	}
 	if t.cfg.Concurrency > 0 {
@@ -83,6 +162,12 @@ func (s *Sim) StartTraffic(hosts []*Host, cfg traffic.Config) (*Traffic, error) 
 		t.scheduleNext()
 	}
 	return t, nil
+}
+
+// Stop ends the workload early: no RPC is issued after it (those issued
+// still run to their end, and Done waits for them).
+func (t *Traffic) Stop() {
+	t.stopped, t.allIn = true, true
 }
 
 // Done reports whether every RPC was issued and has ended.
@@ -109,6 +194,9 @@ func (t *Traffic) scheduleNext() {
 		return
 	}
 	t.s.At(t.start+r.At, func() {
+		if t.stopped {
+			return
+		}
 		t.issue(r)
 		t.scheduleNext()
 	})
@@ -118,7 +206,7 @@ func (t *Traffic) scheduleNext() {
 // workload is over.
 func (t *Traffic) nextClosed(c int) {
 	at := t.s.now - t.start
-	if t.cfg.Duration > 0 && at >= t.cfg.Duration {
+	if t.stopped || t.cfg.Duration > 0 && at >= t.cfg.Duration {
 		return
 	}
 	r, more := t.seq.Next(c)
@@ -134,13 +222,13 @@ func (t *Traffic) issue(r traffic.RPC) {
 	i := len(t.recs)
 	t.recs = append(t.recs, traffic.Record{Seq: i, Client: r.Client, Server: r.Server, Request: r.Request, Response: r.Response, At: r.At})
 	t.done = append(t.done, false)
-	c := agent.Call{ID: t.cfg.IDBase + uint64(i) + 1, Dst: t.hosts[r.Server].addr, Port: t.cfg.Port, Request: r.Request, Response: r.Response}
-	id, err := t.agents[r.Client].Call(c, func(comp agent.Completion) { t.end(i, comp.Latency(), comp.Error) })
+	c := agent.Call{ID: t.cfg.IDBase + uint64(i) + 1, Dst: t.hosts[r.Server].Addr(), Port: t.cfg.Port, Request: r.Request, Response: r.Response}
+	abort, err := t.agents[r.Client].Call(c, func(comp agent.Completion) { t.end(i, comp.Latency(), comp.Error) })
 	if err != nil {
 		t.end(i, 0, fmt.Sprintf("%s: %v", agent.CodeError, err))
 		return
 	}
-	t.expiry = append(t.expiry, pending{i, t.s.now + t.cfg.Timeout, id, c})
+	t.expiry = append(t.expiry, pending{i, t.s.now + t.cfg.Timeout, abort, c})
 	t.armExpiry()
 }
 
@@ -157,7 +245,7 @@ func (t *Traffic) armExpiry() {
 			t.expiry = t.expiry[1:]
 			if !t.done[p.rec] {
 				r := t.recs[p.rec]
-				t.agents[r.Client].Abort(p.id, p.call, 0, fmt.Sprintf("%s: no done event within %v", agent.CodeSilent, t.cfg.Timeout),
+				t.agents[r.Client].Abort(p.abort, p.call, 0, fmt.Sprintf("%s: no done event within %v", agent.CodeSilent, t.cfg.Timeout),
 					func(comp agent.Completion) { t.end(p.rec, 0, comp.Error) })
 			}
 		}

@@ -146,6 +146,12 @@ func (b *traceBuilder) message(fromClient bool, cid uint64, msgLen, off, end, u 
 // overrides ("name=value").
 func (b *traceBuilder) check(profile, glob string, params ...string) *Report {
 	b.t.Helper()
+	return b.checkAt(Switch, profile, glob, params...)
+}
+
+// checkAt is check with the capture taken at cp.
+func (b *traceBuilder) checkAt(cp CapturePoint, profile, glob string, params ...string) *Report {
+	b.t.Helper()
 	prof, err := LookupProfile(profile)
 	if err != nil {
 		b.t.Fatal(err)
@@ -166,6 +172,7 @@ func (b *traceBuilder) check(profile, glob string, params ...string) *Report {
 		b.t.Fatal(err)
 	}
 	c := NewChecker(profile, p, rules)
+	c.SetCapturePoint(cp)
 	for i := range b.events {
 		c.Feed(&b.events[i])
 	}
@@ -203,6 +210,20 @@ func wantClean(t *testing.T, rep *Report, id string) {
 		}
 	}
 	t.Fatalf("%s not in report", id)
+}
+
+// wantDowngraded asserts that rule id was downgraded at frame for cause.
+func wantDowngraded(t *testing.T, rep *Report, id string, frame int, cause Cause) {
+	t.Helper()
+	for _, f := range rep.Inconclusive {
+		if f.Rule == id && f.Frame == frame {
+			if f.Cause != cause {
+				t.Fatalf("%s at frame %d: cause %q, want %q (%s)", id, frame, f.Cause, cause, f.Why)
+			}
+			return
+		}
+	}
+	t.Fatalf("%s not downgraded at frame %d; inconclusive: %v", id, frame, rep.Inconclusive)
 }
 
 // wantInconclusive asserts that rule id was inconclusive at frame.

@@ -2,6 +2,7 @@ package spec
 
 import (
 	"fmt"
+	"net/netip"
 	"sort"
 	"time"
 
@@ -25,6 +26,20 @@ type Finding struct {
 	// Slack is the timing tolerance the rule allowed (a deadline, jitter or
 	// in-flight allowance), if any.
 	Slack time.Duration `json:"tolerance_ns,omitempty"`
+	// Cause, for an inconclusive finding, is the network effect that
+	// downgraded it from a violation (see Network).
+	Cause Cause `json:"cause,omitempty"`
+	// Hint, when set, names a --param under which the finding would not be
+	// a violation (see Inferrer).
+	Hint string `json:"hint,omitempty"`
+	// Src and Dst are the addresses of the frame's packet; ChargedTo is
+	// the host the finding is the doing of (see Rule.ChargesReceiver).
+	Src       netip.Addr `json:"src,omitzero"`
+	Dst       netip.Addr `json:"dst,omitzero"`
+	ChargedTo netip.Addr `json:"charged_to,omitzero"`
+	// Note is the capture's comment on the frame, if any (e.g. a tester's
+	// mark on a packet it broke on purpose).
+	Note string `json:"note,omitempty"`
 }
 
 // RuleResult counts the evaluations of one rule over a trace.
@@ -51,6 +66,40 @@ type Report struct {
 	Violations []Finding `json:"violations"`
 	// Inconclusive evaluations (at most MaxFindings per rule kept).
 	Inconclusive []Finding `json:"inconclusive,omitempty"`
+	// CapturePoint is where the capture is taken to have been made.
+	CapturePoint string `json:"capture_point"`
+	// Downgrades counts the findings that would have been violations but
+	// for a network effect the capture shows between the capture point and
+	// a host, by rule and cause, with the first such finding's frame.
+	Downgrades []DowngradeCount `json:"downgrades,omitempty"`
+}
+
+// DowngradeCount counts one rule's findings downgraded for one cause.
+type DowngradeCount struct {
+	Rule  string `json:"rule"`
+	Cause Cause  `json:"cause"`
+	Count int    `json:"count"`
+	// Frame is the first such finding's frame.
+	Frame int `json:"frame"`
+}
+
+// Downgraded returns the number of downgraded findings.
+func (r *Report) Downgraded() int {
+	n := 0
+	for _, d := range r.Downgrades {
+		n += d.Count
+	}
+	return n
+}
+
+// ViolatedAt reports whether any rule of level lvl was violated.
+func (r *Report) ViolatedAt(lvl Level) bool {
+	for _, rr := range r.Rules {
+		if rr.Violated > 0 && rr.Level == lvl {
+			return true
+		}
+	}
+	return false
 }
 
 // MaxFindings is the number of findings kept per rule and kind.
@@ -66,12 +115,38 @@ func (r *Report) Violated() bool {
 	return false
 }
 
+// frameRef names the frame a finding is about.
+type frameRef struct {
+	frame    int
+	time     time.Time
+	src, dst netip.Addr
+	note     string
+}
+
+func refOf(e *Event) frameRef {
+	return frameRef{frame: e.Frame, time: e.Time, src: e.Src, dst: e.Dst, note: e.Note}
+}
+
 type pending struct {
-	o     Obligation
-	frame int
-	time  time.Time
-	at    time.Duration // Checker.elapsed at the trigger
-	rpc   *RPCKey
+	o   Obligation
+	ref frameRef
+	at  time.Duration // Checker.elapsed at the trigger
+	rpc *RPCKey
+	// overdue is set for an OnlyLate obligation past its deadline.
+	overdue bool
+}
+
+// missed is a Within obligation past its deadline, decided at Finish
+// (when the whole capture's evidence of loss is known).
+type missed struct {
+	rule int
+	ref  frameRef
+	rpc  *RPCKey
+	res  Result
+	from netip.Addr
+	to   netip.Addr
+	// control: the trigger was a control packet (Obligation.control).
+	control bool
 }
 
 type ruleState struct {
@@ -98,15 +173,19 @@ type Checker struct {
 	elapsed time.Duration
 	events  int
 	report  Report
+	net     *Network
+	missed  []missed
+	downs   map[[2]string]*DowngradeCount
 }
 
 // NewChecker returns a checker of rules against parameters p (profile is
 // the profile name, for the report). Rules not applying to profile are
 // dropped.
 func NewChecker(profile string, p Params, rules []*Rule) *Checker {
-	c := &Checker{p: &p, profile: profile}
+	c := &Checker{p: &p, profile: profile, downs: map[[2]string]*DowngradeCount{}}
 	c.trace = NewTrace(c.p)
-	c.ctx = Ctx{T: c.trace, P: c.p}
+	c.net = newNetwork(Switch, p.Jitter)
+	c.ctx = Ctx{T: c.trace, P: c.p, Net: c.net}
 	for _, r := range rules {
 		if !r.AppliesTo(profile) {
 			continue
@@ -118,28 +197,55 @@ func NewChecker(profile string, p Params, rules []*Rule) *Checker {
 	return c
 }
 
+// SetCapturePoint sets where the capture was taken (default Switch); call
+// it before the first Feed.
+func (c *Checker) SetCapturePoint(cp CapturePoint) {
+	c.net = newNetwork(cp, c.p.Jitter)
+	c.ctx.Net = c.net
+}
+
 // Trace returns the checker's trace (for per-RPC summaries).
 func (c *Checker) Trace() *Trace { return c.trace }
 
 func rpcOf(e *Event) *RPCKey {
-	if e.Err != nil || e.Type() == wire.TypeFreeze || e.Type() == wire.TypeCutoffs {
+	if e.Err != nil || e.ICMP != nil || e.Type() == wire.TypeFreeze || e.Type() == wire.TypeCutoffs {
 		return nil
 	}
 	k := KeyOf(e)
 	return &k
 }
 
-func (c *Checker) record(i int, e *Event, frame int, t time.Time, rpc *RPCKey, res Result) {
+func (c *Checker) record(i int, e *Event, at frameRef, rpc *RPCKey, res Result) {
 	st := c.state[i]
 	r := c.rules[i]
 	if res.Status == NotApplicable {
 		return
 	}
+	frame, t := at.frame, at.time
 	st.res.Checked++
 	if res.Slack > st.res.MaxSlack {
 		st.res.MaxSlack = res.Slack
 	}
-	f := Finding{Rule: r.ID, Level: r.Level, Frame: frame, Frames: res.Frames, Time: t, RPC: rpc, Why: res.Why, Slack: res.Slack}
+	if res.Status == Violated {
+		if ev, ok := c.net.Duplicate(); ok && e != nil && e.Frame == frame {
+			res = Downgrade(CauseDuplicate, ev, "%s", res.Why)
+		}
+	}
+	f := Finding{Rule: r.ID, Level: r.Level, Frame: frame, Frames: res.Frames, Time: t, RPC: rpc, Why: res.Why, Slack: res.Slack, Cause: res.Cause,
+		Src: at.src, Dst: at.dst, ChargedTo: at.src, Note: at.note}
+	if r.ChargesReceiver() {
+		f.ChargedTo = at.dst
+	}
+	if res.Cause != "" {
+		k := [2]string{r.ID, string(res.Cause)}
+		d := c.downs[k]
+		if d == nil {
+			d = &DowngradeCount{Rule: r.ID, Cause: res.Cause, Frame: frame}
+			c.downs[k] = d
+		}
+		d.Count++
+		d.Frame = min(d.Frame, frame)
+	}
 	switch res.Status {
 	case Passed:
 		st.res.Passed++
@@ -170,16 +276,18 @@ func (c *Checker) Feed(e *Event) {
 		c.pruneAfter()
 	}
 	rpc := rpcOf(e)
+	c.net.observe(c.trace, e)
+	icmp := e.ICMP != nil
 	for i, r := range c.rules {
 		st := c.state[i]
 		switch p := r.Property.(type) {
 		case Each:
-			if e.Err != nil && !p.Malformed || e.Err == nil && !typeIn(e.Type(), p.Types) {
+			if icmp && !p.ICMP || e.Err != nil && !p.Malformed || e.Err == nil && !icmp && !typeIn(e.Type(), p.Types) {
 				continue
 			}
-			c.record(i, e, e.Frame, e.Time, rpc, p.Check(&c.ctx, e))
+			c.record(i, e, refOf(e), rpc, p.Check(&c.ctx, e))
 		case AtMost:
-			if e.Err != nil || !typeIn(e.Type(), p.Types) {
+			if e.Err != nil || icmp || !typeIn(e.Type(), p.Types) {
 				continue
 			}
 			v, lim, what, ok := p.Measure(&c.ctx, e)
@@ -187,9 +295,9 @@ func (c *Checker) Feed(e *Event) {
 				continue
 			}
 			if v > lim {
-				c.record(i, e, e.Frame, e.Time, rpc, Violation("%s is %d, above the limit %d", what, v, lim))
+				c.record(i, e, refOf(e), rpc, Violation("%s is %d, above the limit %d", what, v, lim))
 			} else {
-				c.record(i, e, e.Frame, e.Time, rpc, Pass())
+				c.record(i, e, refOf(e), rpc, Pass())
 			}
 		case Within:
 			if e.Err != nil {
@@ -198,26 +306,50 @@ func (c *Checker) Feed(e *Event) {
 			bound := p.Bound(c.p)
 			for k, o := range st.open {
 				age := c.elapsed - o.at
+				match := func() bool {
+					if icmp {
+						return o.o.MatchICMP != nil && o.o.MatchICMP(&c.ctx, e)
+					}
+					return o.o.Match(&c.ctx, e)
+				}
 				switch {
+				case age > bound && o.o.OnlyLate:
+					if match() {
+						why := Violation("%s came only %v later (frame %d), over the %v allowed", o.o.Expect, age.Round(time.Microsecond), e.Frame, bound).With(e.Frame)
+						c.missed = append(c.missed, missed{rule: i, ref: o.ref, rpc: o.rpc, res: why.WithSlack(bound), from: o.o.From, to: o.o.To, control: o.o.control})
+						delete(st.open, k)
+					} else {
+						o.overdue = true
+					}
 				case age > bound:
 					// Past the deadline: even a matching packet comes too late.
 					why := Violation("no %s within %v (next packet %v later, frame %d)", o.o.Expect, bound, age.Round(time.Microsecond), e.Frame)
-					if o.o.Match(&c.ctx, e) {
+					if match() {
 						why = Violation("%s came only %v later (frame %d), over the %v allowed", o.o.Expect, age.Round(time.Microsecond), e.Frame, bound).With(e.Frame)
 					}
-					c.record(i, e, o.frame, o.time, o.rpc, why.WithSlack(bound))
+					c.missed = append(c.missed, missed{rule: i, ref: o.ref, rpc: o.rpc, res: why.WithSlack(bound), from: o.o.From, to: o.o.To, control: o.o.control})
 					delete(st.open, k)
-				case o.o.Match(&c.ctx, e):
-					c.record(i, e, o.frame, o.time, o.rpc, Pass().WithSlack(bound))
+				case match():
+					c.record(i, e, o.ref, o.rpc, Pass().WithSlack(bound))
 					delete(st.open, k)
-				case o.o.Excuse != nil:
+				case o.o.Excuse != nil && !icmp:
 					if why, ok := o.o.Excuse(&c.ctx, e); ok {
-						c.record(i, e, o.frame, o.time, o.rpc, Unsure("%s (frame %d)", why, e.Frame).With(e.Frame))
+						c.record(i, e, o.ref, o.rpc, Unsure("%s (frame %d)", why, e.Frame).With(e.Frame))
 						delete(st.open, k)
 					}
 				}
 			}
+			if icmp {
+				continue
+			}
 			if o, ok := p.Trigger(&c.ctx, e); ok {
+				if !o.From.IsValid() {
+					o.From = e.Src
+				}
+				if !o.To.IsValid() {
+					o.To = e.Dst
+				}
+				o.control = e.Type() != wire.TypeData
 				// A trigger whose key already has an open obligation is
 				// folded into it: the open one keeps its earlier deadline
 				// (a repeated trigger, such as NEED_ACK sent every tick,
@@ -226,26 +358,26 @@ func (c *Checker) Feed(e *Event) {
 				// is inconclusive at once.
 				if _, dup := st.open[o.Key]; !dup {
 					if why, excused := excuseAt(&c.ctx, o, e); excused {
-						c.record(i, e, e.Frame, e.Time, rpc, Unsure("%s", why))
+						c.record(i, e, refOf(e), rpc, Unsure("%s", why))
 					} else {
-						st.open[o.Key] = &pending{o: o, frame: e.Frame, time: e.Time, at: c.elapsed, rpc: rpc}
+						st.open[o.Key] = &pending{o: o, ref: refOf(e), at: c.elapsed, rpc: rpc}
 					}
 				}
 			}
 		case After:
-			if e.Err != nil {
+			if e.Err != nil || icmp && !p.ICMP {
 				continue
 			}
 			if kb, ok := p.B(&c.ctx, e); ok {
 				ta, seen := st.seenA[kb]
 				switch {
 				case !seen:
-					c.record(i, e, e.Frame, e.Time, rpc, Violation("%s", p.Missing))
+					c.record(i, e, refOf(e), rpc, Violation("%s", p.Missing))
 				case p.Bound != nil && c.elapsed-ta > p.Bound(c.p):
-					c.record(i, e, e.Frame, e.Time, rpc, Violation("%s: the last one was %v earlier, over %v",
+					c.record(i, e, refOf(e), rpc, Violation("%s: the last one was %v earlier, over %v",
 						p.Missing, (c.elapsed-ta).Round(time.Microsecond), p.Bound(c.p)))
 				default:
-					c.record(i, e, e.Frame, e.Time, rpc, Pass())
+					c.record(i, e, refOf(e), rpc, Pass())
 				}
 			}
 			if ka, ok := p.A(&c.ctx, e); ok {
@@ -286,17 +418,55 @@ func (c *Checker) Finish() *Report {
 		if p, ok := r.Property.(Within); ok {
 			bound := p.Bound(c.p)
 			for _, o := range st.open {
-				if age := c.elapsed - o.at; age > bound {
-					c.record(i, &Event{}, o.frame, o.time, o.rpc, Violation("no %s within %v (capture ended %v later)", o.o.Expect, bound, age.Round(time.Microsecond)).WithSlack(bound))
+				if age := c.elapsed - o.at; age > bound && o.o.OnlyLate {
+					c.record(i, nil, o.ref, o.rpc, Unsure("no %s by the end of the capture (%v later): the host that owed it may be gone", o.o.Expect, age.Round(time.Microsecond)))
+				} else if age > bound {
+					c.missed = append(c.missed, missed{rule: i, ref: o.ref, rpc: o.rpc, from: o.o.From, to: o.o.To, control: o.o.control,
+						res: Violation("no %s within %v (capture ended %v later)", o.o.Expect, bound, age.Round(time.Microsecond)).WithSlack(bound)})
 				} else {
-					c.record(i, &Event{}, o.frame, o.time, o.rpc, Unsure("capture ended %v after this packet, before the %v allowed for %s",
+					c.record(i, nil, o.ref, o.rpc, Unsure("capture ended %v after this packet, before the %v allowed for %s",
 						age.Round(time.Microsecond), bound, o.o.Expect))
 				}
 			}
 			st.open = map[any]*pending{}
 		}
+	}
+	// Missed obligations are judged now, with all the capture's evidence:
+	// one the network between the capture point and the answerer may have
+	// eaten (the capture shows loss toward it after the capture point, or
+	// from it before) is inconclusive. An answer may be a control packet
+	// (GRANT, BUSY, CUTOFFS ...) whose loss leaves no trace of its own, and
+	// so may a control trigger: for those, loss on the path between the
+	// two hosts in either direction is the evidence.
+	for _, m := range c.missed {
+		res := m.res
+		lostAfter := func(from, to netip.Addr) (Evidence, bool) { return Evidence{}, false }
+		if m.control {
+			lostAfter = c.net.LostAfterBetween
+		}
+		if ev, ok := c.net.LostAfter(m.from, m.to); ok {
+			res = Downgrade(CauseLossAfter, ev, "%s; the packet may not have reached %v", res.Why, m.to).WithSlack(res.Slack)
+		} else if ev, ok := c.net.LostBefore(m.to, m.from); ok {
+			res = Downgrade(CauseLossBefore, ev, "%s; the answer may have been lost before the capture point", res.Why).WithSlack(res.Slack)
+		} else if ev, ok := lostAfter(m.from, m.to); ok {
+			res = Downgrade(CauseLossAfter, ev, "%s; the packet may not have reached %v", res.Why, m.to).WithSlack(res.Slack)
+		} else if ev, ok := c.net.LostBetween(m.to, m.from); ok {
+			res = Downgrade(CauseLossBefore, ev, "%s; the answer may have been lost before the capture point", res.Why).WithSlack(res.Slack)
+		}
+		c.record(m.rule, nil, m.ref, m.rpc, res)
+	}
+	c.missed = nil
+	for _, st := range c.state {
 		c.report.Rules = append(c.report.Rules, st.res)
 	}
+	for _, d := range c.downs {
+		c.report.Downgrades = append(c.report.Downgrades, *d)
+	}
+	sort.Slice(c.report.Downgrades, func(i, j int) bool {
+		a, b := c.report.Downgrades[i], c.report.Downgrades[j]
+		return a.Rule < b.Rule || a.Rule == b.Rule && a.Cause < b.Cause
+	})
+	c.report.CapturePoint = c.net.cp.String()
 	c.report.Profile = c.profile
 	c.report.Params = *c.p
 	c.report.Events = c.events

@@ -20,6 +20,10 @@ type Event struct {
 	Src, Dst netip.Addr
 	// Priority is the level read from the IP precedence bits.
 	Priority uint8
+	// TOS is the whole IPv4 TOS byte or IPv6 traffic class, and
+	// PrioShift the shift the priority was read with (5: IP precedence;
+	// 4: IPv6 as linux_6.1.38 and linux_6.13.9 wrote it); 0 when unknown.
+	TOS, PrioShift uint8
 	// Hijacked is set for Homa carried in TCP segments.
 	Hijacked bool
 	// Packet is the decoded packet (zero when Err is set).
@@ -32,11 +36,38 @@ type Event struct {
 	// SnapCut is set when the capture holds fewer bytes than were sent (a
 	// snap length), so a truncated header is not the sender's fault.
 	SnapCut bool
+	// ICMP is set for an ICMP destination-unreachable message (sent by Src
+	// to Dst) that quotes a Homa packet; Packet is then zero. Only rules
+	// that ask for ICMP see such events.
+	ICMP *ICMP
+	// Note is the capture's comment on the frame (pcapng opt_comment), if
+	// any: e.g. a tester's mark on a packet it broke on purpose.
+	Note string
 }
 
-// Type returns the packet type (0 for a malformed packet).
+// ICMP is an ICMP or ICMPv6 destination-unreachable message about a Homa
+// packet: HomaModule sends port unreachable for a packet to a port without
+// a socket (homa_incoming.c homa_dispatch_pkts) and aborts the RPCs to
+// that address and port when it receives one (homa_plumbing.c
+// homa_err_handler_v4/v6, homa_rpc.c homa_abort_rpcs).
+type ICMP struct {
+	// PortUnreachable is set for ICMP type 3 code 3 and ICMPv6 type 1 code
+	// 4; other unreachable codes abort every RPC to the address.
+	PortUnreachable bool
+	// Type and Code are the ICMP (or ICMPv6) type and code.
+	Type, Code uint8
+	// Quoted names the packet the message is about: its addresses, Homa
+	// ports and, when the quote is long enough (HasID), type and sender_id.
+	QSrc, QDst     netip.Addr
+	QSport, QDport uint16
+	QType          wire.PacketType
+	QSenderID      uint64
+	HasID          bool
+}
+
+// Type returns the packet type (0 for a malformed packet or ICMP).
 func (e *Event) Type() wire.PacketType {
-	if e.Err != nil {
+	if e.Err != nil || e.ICMP != nil {
 		return 0
 	}
 	return e.Packet.Type()

@@ -112,51 +112,62 @@ func CheckHostViews(profile string, p Params, rules []*Rule, sent, delivered []E
 			sorted[i], sources[i] = view[k], src[k]
 			sorted[i].Frame = i + 1
 		}
-		c := NewChecker(profile, p, rules)
-		for i := range sorted {
-			c.Feed(&sorted[i])
-		}
-		rep := c.Finish()
-		hr := HostReport{Host: h, Report: rep, Sources: sources, View: sorted}
-		for _, v := range rep.Violations {
-			if v.Frame < 1 || v.Frame > len(sorted) {
-				continue
-			}
-			e := &sorted[v.Frame-1]
-			owner := e.Src
-			if charges[v.Rule] {
-				owner = e.Dst
-			}
-			switch {
-			case owner != h:
-			case raced(v, sorted, h, p.Reaction):
-				hr.Excused = append(hr.Excused, v)
-			default:
-				hr.Violations = append(hr.Violations, v)
-			}
-		}
+		hr := CheckHostView(profile, p, rules, h, sorted)
+		hr.Sources = sources
 		out = append(out, hr)
 	}
 	return out
 }
 
-// raced reports whether timing finding f, at a packet h sent in view
-// (frames 1-based), comes less than reaction after a packet of the same
-// RPC was delivered to h (see Params.Reaction).
-func raced(f Finding, view []Event, h netip.Addr, reaction time.Duration) bool {
-	if reaction <= 0 || f.Slack <= 0 || f.RPC == nil || f.Frame < 1 || f.Frame > len(view) {
+// CheckHostView judges host h on view, the packets it sent and received
+// in the order its own link carried them, as a capture at HostPoint(h): a
+// Checker runs over the whole view and Violations keeps the findings
+// charged to h (see CheckHostViews). Frame numbers are kept as they are
+// (a view may be one interface of a multi-port capture, numbered as its
+// file); a finding names the first event with its frame. The view is
+// kept in HostReport.View; Sources is left to the caller.
+func CheckHostView(profile string, p Params, rules []*Rule, h netip.Addr, view []Event) HostReport {
+	c := NewChecker(profile, p, rules)
+	c.SetCapturePoint(HostPoint(h))
+	pos := make(map[int]int, len(view))
+	for i := range view {
+		if _, ok := pos[view[i].Frame]; !ok {
+			pos[view[i].Frame] = i
+		}
+		c.Feed(&view[i])
+	}
+	rep := c.Finish()
+	hr := HostReport{Host: h, Report: rep, View: view}
+	for _, v := range rep.Violations {
+		i, ok := pos[v.Frame]
+		switch {
+		case !ok || v.ChargedTo != h:
+		case raced(v, view, i, h, p.Reaction):
+			hr.Excused = append(hr.Excused, v)
+		default:
+			hr.Violations = append(hr.Violations, v)
+		}
+	}
+	return hr
+}
+
+// raced reports whether timing finding f, at view[at], a packet h sent,
+// comes less than reaction after a packet of the same RPC was delivered to
+// h (see Params.Reaction).
+func raced(f Finding, view []Event, at int, h netip.Addr, reaction time.Duration) bool {
+	if reaction <= 0 || f.Slack <= 0 || f.RPC == nil || at < 0 || at >= len(view) {
 		return false
 	}
-	act := &view[f.Frame-1]
+	act := &view[at]
 	if act.Src != h {
 		return false
 	}
-	for i := f.Frame - 2; i >= 0; i-- {
+	for i := at - 1; i >= 0; i-- {
 		e := &view[i]
 		if act.Time.Sub(e.Time) >= reaction {
 			return false
 		}
-		if e.Dst == h && e.Err == nil && KeyOf(e) == *f.RPC {
+		if e.Dst == h && e.Err == nil && e.ICMP == nil && KeyOf(e) == *f.RPC {
 			return true
 		}
 	}

@@ -2,6 +2,7 @@ package spec
 
 import (
 	"fmt"
+	"os"
 	"reflect"
 	"sort"
 	"strconv"
@@ -75,6 +76,12 @@ type Params struct {
 	// ResponseTimeout bounds how long a RESEND may wait for its answer
 	// (DATA, BUSY or RPC_UNKNOWN).
 	ResponseTimeout time.Duration `param:"response_timeout"`
+	// TimerDrift is how much longer than tick a timer pass may come, as a
+	// fraction of the ticks waited (0.5: 50 %): HomaModule re-arms its
+	// hrtimer after each pass and runs it from a kernel thread, so under
+	// load ticks stretch. Rules that forbid something happening too LATE
+	// (a RESEND round, a NEED_ACK repeat) allow it on top of slack.
+	TimerDrift float64 `param:"timer_drift"`
 	// Reaction is how long a packet seen delivered to a host may take to
 	// reach the host's protocol code: a timer pass running meanwhile
 	// decides without it. CheckHostViews excuses a timing finding at a
@@ -103,6 +110,7 @@ func Profiles() []Profile {
 		FIFOGrantIncrement: 50000, MaxGSOSize: 10000, RankTolerance: 20000, MaxMessageLength: wire.MaxMessageLength,
 		Tick: time.Millisecond, ResendTicks: 5, ResendInterval: 5, TimeoutTicks: 100, RequestAckTicks: 2,
 		MaxAcksPerPkt: wire.MaxAcksPerPkt, Slack: 2 * time.Millisecond, Jitter: 200 * time.Microsecond, ResponseTimeout: 20 * time.Millisecond,
+		TimerDrift: 0.5,
 	}
 	l2024 := linux
 	l2024.Wire, l2024.UnschedBytes, l2024.Window, l2024.FIFOGrantIncrement = wire.Version2024, 10000, 10000, 0
@@ -152,6 +160,8 @@ func (p *Params) Get(name string) (string, error) {
 		return x.String(), nil
 	case time.Duration:
 		return x.String(), nil
+	case float64:
+		return strconv.FormatFloat(x, 'g', -1, 64), nil
 	case [8]uint32:
 		s := make([]string, len(x))
 		for i, c := range x {
@@ -196,6 +206,12 @@ func (p *Params) Set(name, value string) error {
 			return fmt.Errorf("parameter %s: %q is not a duration such as 1ms or 250us", name, value)
 		}
 		f.SetInt(int64(d))
+	case float64:
+		x, err := strconv.ParseFloat(value, 64)
+		if err != nil || x < 0 || x > 10 {
+			return fmt.Errorf("parameter %s: %q is not a fraction between 0 and 10 such as 0.5", name, value)
+		}
+		f.SetFloat(x)
 	case [8]uint32:
 		parts := strings.Split(value, ",")
 		if len(parts) != 8 {
@@ -246,10 +262,36 @@ func (p *Params) Validate() error {
 
 // Unsched returns U = min(length, unsched_bytes) for a message of length
 // bytes.
+// WriteFile writes every parameter of p as NAME=VALUE lines after a
+// "# comment" line: the sidecar path (a capture's name plus ".params")
+// that homatest check reads before its --param flags.
+func (p *Params) WriteFile(path, comment string) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# %s\n", comment)
+	for _, n := range ParamNames() {
+		v, err := p.Get(n)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(&b, "%s=%s\n", n, v)
+	}
+	return os.WriteFile(path, []byte(b.String()), 0o644)
+}
+
 func (p *Params) Unsched(length uint32) uint32 { return min(length, p.UnschedBytes) }
 
 // Ticks returns n ticks as a duration.
 func (p *Params) Ticks(n int) time.Duration { return time.Duration(n) * p.Tick }
+
+// AnswerBound is how long an answer (to a RESEND, a stale cutoff_version,
+// a GRANT ...) may take: ResponseTimeout plus Slack.
+func (p *Params) AnswerBound() time.Duration { return p.ResponseTimeout + p.Slack }
+
+// LateTicks returns the latest n timer ticks can take: n ticks stretched
+// by TimerDrift, plus Slack.
+func (p *Params) LateTicks(n int) time.Duration {
+	return time.Duration(float64(p.Ticks(n))*(1+p.TimerDrift)) + p.Slack
+}
 
 var paramDocs = map[string]string{
 	"wire":                 "wire format version (current, 2024, upstream)",
@@ -274,6 +316,8 @@ var paramDocs = map[string]string{
 	"slack":                "tolerance for late events and packets in flight (timer-thread delay)",
 	"jitter":               "tolerance for early events (capture timestamp noise, capture-to-host latency)",
 	"response_timeout":     "how long an answer (to RESEND, NEED_ACK, stale cutoff_version ...) may take",
+	"timer_drift":          "how much later than its ticks a timer action may come, as a fraction of the ticks (timer passes stretch under load)",
+	"reaction":             "how long a packet delivered to a host may take to reach its protocol code (host views excuse timer actions racing it)",
 }
 
 // ParamDoc returns a one-line description of parameter name ("" if unknown).

@@ -2,6 +2,7 @@ package spec
 
 import (
 	"fmt"
+	"net/netip"
 	"time"
 
 	"github.com/homatest/homatest/spec/wire"
@@ -35,6 +36,10 @@ type Result struct {
 	Why    string
 	Frames []int
 	Slack  time.Duration
+	// Cause, for an inconclusive result, is the network effect between the
+	// capture point and a host that explains what would otherwise be a
+	// violation (see Network); Report.Downgrades counts these.
+	Cause Cause
 }
 
 // Pass returns a passing Result.
@@ -48,6 +53,13 @@ func Violation(format string, a ...any) Result {
 // Unsure returns an inconclusive Result with a formatted reason.
 func Unsure(format string, a ...any) Result {
 	return Result{Status: Inconclusive, Why: fmt.Sprintf(format, a...)}
+}
+
+// Downgrade returns an inconclusive Result explained by cause, shown by
+// ev: what would be a violation is legal if the network did what the
+// capture shows it does between the capture point and a host.
+func Downgrade(cause Cause, ev Evidence, format string, a ...any) Result {
+	return Result{Status: Inconclusive, Cause: cause, Why: fmt.Sprintf(format, a...) + fmt.Sprintf(" (%s: %s)", cause, ev), Frames: []int{ev.Frame}}
 }
 
 // Skip is the NotApplicable Result.
@@ -68,6 +80,9 @@ type Ctx struct {
 	T *Trace
 	// P are the parameters.
 	P *Params
+	// Net is what the capture shows of the network between the capture
+	// point and the hosts (see Network).
+	Net *Network
 }
 
 // Property is the executable form of a rule: one of Each, Within, After or
@@ -80,7 +95,9 @@ type Property interface{ form() string }
 type Each struct {
 	Types     []wire.PacketType
 	Malformed bool
-	Check     func(c *Ctx, e *Event) Result
+	// ICMP makes Check see ICMP events (Event.ICMP set) too.
+	ICMP  bool
+	Check func(c *Ctx, e *Event) Result
 }
 
 func (Each) form() string { return "each" }
@@ -101,6 +118,23 @@ type Obligation struct {
 	// capture shows a state in which the awaited packet may rightly never
 	// come, and the obligation closes as inconclusive with that reason.
 	Excuse func(c *Ctx, e *Event) (string, bool)
+	// MatchICMP, if set, is asked at every later ICMP event (Event.ICMP):
+	// true discharges the obligation (e.g. port unreachable answering a
+	// packet to a closed socket).
+	MatchICMP func(c *Ctx, e *Event) bool
+	// OnlyLate makes a missed deadline a violation only once the awaited
+	// packet does come (late): an answer that never comes is inconclusive
+	// (the answerer may be gone, e.g. a killed client).
+	OnlyLate bool
+	// From and To are the trigger's sender and the host that owes the
+	// answer (set by the Checker from the trigger event): a missed
+	// obligation is inconclusive when the capture shows loss of packets
+	// toward To after the capture point, or from To before it.
+	From, To netip.Addr
+	// control is set (by the Checker) when the trigger is not DATA: a
+	// control packet's loss leaves no trace of its own, so loss on the
+	// path between the two hosts in either direction is the evidence.
+	control bool
 }
 
 // Within is "after A, B within T": every event for which Trigger returns
@@ -123,6 +157,8 @@ func (Within) form() string { return "within" }
 // such A. A triggers older than IdleEvictAfter of capture time are
 // forgotten, like idle RPCs.
 type After struct {
+	// ICMP makes A and B see ICMP events (Event.ICMP set) too.
+	ICMP    bool
 	A       func(c *Ctx, e *Event) (any, bool)
 	B       func(c *Ctx, e *Event) (any, bool)
 	Bound   func(p *Params) time.Duration

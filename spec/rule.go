@@ -42,6 +42,9 @@ type Rule struct {
 	Source string `json:"source"`
 	// Profiles lists the profiles the rule applies to; empty means all.
 	Profiles []string `json:"profiles,omitempty"`
+	// Facts names the facts of docs/homa-facts.md §4 the rule implements
+	// (e.g. "RTX-06"); see Facts and Coverage.
+	Facts []string `json:"facts,omitempty"`
 	// Capture, when set, says which capture point the rule needs (e.g. a
 	// switch port: host taps hide GRO-batched packets); the rule reports
 	// inconclusive rather than violated where the capture cannot tell.
@@ -92,14 +95,19 @@ func (r *Rule) Validate() error {
 			return fmt.Errorf("rule %s: %w", r.ID, err)
 		}
 	}
+	for _, f := range r.Facts {
+		if _, ok := LookupFact(f); !ok {
+			return fmt.Errorf("rule %s: names fact %q, which docs/homa-facts.md §4 does not have", r.ID, f)
+		}
+	}
 	return nil
 }
 
 // ruleSets lists the functions that return each area's rules (one per
 // rules_<area>.go file).
 var ruleSets = []func() []*Rule{
-	wireRules, idRules, unschedRules, grantRules, grantRankRules, prioRules, cutoffRules,
-	resendRules, ackRules,
+	wireRules, wireRules2, idRules, idRules2, unschedRules, grantRules, grantRules2, grantRankRules, prioRules, cutoffRules, cutoffRules2,
+	resendRules, resendRules2, ackRules, ackRules2, ackRules3, sendRules,
 }
 
 // Rules returns every rule, sorted by ID. It panics if two rules share an

@@ -12,6 +12,7 @@ func ackRules() []*Rule {
 	return []*Rule{
 		{
 			ID: "HOMA-ACK-001", Level: Must,
+			Facts:     []string{"ACK-01"},
 			Statement: "A server sends NEED_ACK for an RPC only after it has transmitted the whole response.",
 			Source:    "HomaModule homa_timer.c homa_timer_check_rpc",
 			Property: Each{Types: []wire.PacketType{wire.TypeNeedAck}, Check: func(c *Ctx, e *Event) Result {
@@ -29,6 +30,7 @@ func ackRules() []*Rule {
 		},
 		{
 			ID: "HOMA-ACK-002", Level: Should,
+			Facts:     []string{"ACK-02", "ABT-01"},
 			Statement: "A client answers NEED_ACK for an RPC whose response it has fully received with an ACK (or RESENDs for what it lacks).",
 			Source:    "HomaModule homa_incoming.c homa_need_ack_pkt",
 			Capture:   "a NEED_ACK lost after the capture point is never answered",
@@ -48,44 +50,20 @@ func ackRules() []*Rule {
 					}
 					k := KeyOf(e)
 					return Obligation{Key: k, Expect: "ACK (or RESEND) from the client",
-						Match: func(c *Ctx, x *Event) bool {
-							if x.Err != nil || x.Src != k.Client || x.Dst != k.Server {
-								return false
-							}
-							switch x.Type() {
-							case wire.TypeAck:
-								if !x.FromClient() {
-									return false
-								}
-								if KeyOf(x) == k {
-									return true
-								}
-								a := x.Packet.Ack()
-								for i := range a.ValidAcks() {
-									if a.Entry(i).ClientID == k.ClientID {
-										return true
-									}
-								}
-							case wire.TypeResend:
-								return KeyOf(x) == k
-							case wire.TypeData:
-								// A piggy-backed ack rides in any DATA from
-								// the client host, request or response.
-								return x.Packet.Data().AckClientID() == k.ClientID
-							}
-							return false
-						}}, true
+						Match:     func(c *Ctx, x *Event) bool { return acksRPC(x, k) },
+						MatchICMP: unreachableFor(e)}, true
 				},
 				// A client that lacks part of the response RESENDs at
 				// once on main but ignores NEED_ACK on linux_6.1.38 and
 				// RESENDs at its next timer round (homa_need_ack_pkt).
 				Bound: func(p *Params) time.Duration {
-					return max(p.ResponseTimeout, p.Ticks(p.ResendTicks+1)+p.Slack)
+					return max(p.AnswerBound(), p.Ticks(p.ResendTicks+1)+p.Slack)
 				},
 			},
 		},
 		{
 			ID: "HOMA-ACK-003", Level: Must,
+			Facts:     []string{"ACK-04"},
 			Statement: "Once the client has acknowledged an RPC, the server sends no more NEED_ACK for it.",
 			Source:    "HomaModule homa_incoming.c homa_ack_pkt, homa_rpc_acked (the RPC is freed)",
 			Capture:   "slack covers a NEED_ACK crossing the ACK on the wire",
@@ -95,6 +73,9 @@ func ackRules() []*Rule {
 					return Pass()
 				}
 				if late := e.Time.Sub(r.AckTime); late > c.P.Slack {
+					if ev, ok := c.Net.LostAfter(e.Dst, e.Src); ok {
+						return Downgrade(CauseLossAfter, ev, "NEED_ACK %v after the client's ack (frame %d), which may not have reached the server", late.Round(time.Microsecond), r.AckFrame)
+					}
 					return Violation("NEED_ACK %v after the client acknowledged the RPC (frame %d)", late.Round(time.Microsecond), r.AckFrame).With(r.AckFrame).WithSlack(c.P.Slack)
 				}
 				return Pass().WithSlack(c.P.Slack)
@@ -102,6 +83,7 @@ func ackRules() []*Rule {
 		},
 		{
 			ID: "HOMA-ACK-004", Level: Must,
+			Facts:     []string{"ACK-03"},
 			Statement: "A client acknowledges only RPCs whose response it has completely received.",
 			Source:    "HomaModule homa_peer.c homa_peer_add_ack (called when the application receives the response)",
 			Capture:   "the response must be in the capture; acks for RPCs that started before it are inconclusive",
@@ -148,6 +130,7 @@ func ackRules() []*Rule {
 		},
 		{
 			ID: "HOMA-ACK-005", Level: Must,
+			Facts:     []string{"ACK-01"},
 			Statement: "A server's first NEED_ACK for an RPC comes request_ack_ticks timer ticks or more after the last bytes of its response were first transmitted.",
 			Source:    "HomaModule homa_timer.c homa_timer_check_rpc (done_timer_ticks, request_ack_ticks)",
 			Capture:   "the timer may note the response complete up to one tick after it was sent, so one tick less is allowed; jitter covers capture noise and the time the response needs to reach a capture point on the client's side",
@@ -182,4 +165,138 @@ func ackRules() []*Rule {
 			}},
 		},
 	}
+}
+
+// ackRules2: NEED_ACK pacing and when ACK packets may be sent (HomaModule
+// homa_timer.c homa_timer_check_rpc, homa_incoming.c homa_need_ack_pkt,
+// homa_peer.c homa_peer_add_ack).
+func ackRules2() []*Rule {
+	needAck := []wire.PacketType{wire.TypeNeedAck}
+	return []*Rule{
+		{
+			ID: "HOMA-ACK-006", Level: Must,
+			Facts:     []string{"ACK-01"},
+			Statement: "A server sends at most one NEED_ACK per timer tick for an RPC: on its own link, the k-th repeat comes at least k-1 ticks less jitter after the first NEED_ACK.",
+			Source:    "HomaModule homa_timer.c homa_timer_check_rpc (one NEED_ACK per RPC per timer pass), homa_timer_main (the next pass starts a tick after the last one ended)",
+			Capture:   "judged only where the capture point is on the server's side: queueing between the server and a tap can bunch NEED_ACKs. Counted from the first NEED_ACK, not between neighbours: a timer pass that ran late may be followed by one on time (a periodic ticker), but passes never come more often than ticks",
+			Property: Each{Types: needAck, Check: func(c *Ctx, e *Event) Result {
+				r := c.T.Lookup(e)
+				if r == nil || r.NeedAcks == 0 || e.FromClient() || !c.Net.atSender(e.Src) {
+					return Skip
+				}
+				k := r.NeedAcks // this is the k-th repeat
+				gap := e.Time.Sub(r.NeedAckFirst)
+				if need := c.P.Ticks(k-1) - c.P.Jitter; gap < need {
+					return Violation("NEED_ACK repeat %d for this RPC only %v after the first: at most one per tick (%v), so ≥ %v less jitter %v", k, gap.Round(time.Microsecond), c.P.Tick, c.P.Ticks(k-1), c.P.Jitter).WithSlack(c.P.Jitter)
+				}
+				return Pass().WithSlack(c.P.Jitter)
+			}},
+		},
+		{
+			ID: "HOMA-ACK-007", Level: Must,
+			Facts:     []string{"ACK-02", "ACK-03"},
+			Statement: "Only clients send ACK packets, each in answer to its own earlier NEED_ACK for the RPC its header names (ports swapped), or, carrying 5 acks, when a sixth pending ack to a server overflowed: an RPC gets no more answering ACKs than NEED_ACKs.",
+			Source:    "HomaModule homa_incoming.c homa_need_ack_pkt, homa_peer.c homa_peer_add_ack (the only senders of ACK packets)",
+			Capture:   "counted, not timed: a loaded client answers a NEED_ACK up to hundreds of milliseconds after a tap saw it, so any earlier NEED_ACK not yet answered explains an ACK (only the ACK's receiver, the RPC's server, sends NEED_ACKs for it, so a tap on either host's link sees them all)",
+			Property: Each{Types: []wire.PacketType{wire.TypeAck}, Check: func(c *Ctx, e *Event) Result {
+				if !e.FromClient() {
+					return Violation("ACK with odd sender_id %d: only clients acknowledge", e.Packet.SenderID())
+				}
+				if int(e.Packet.Ack().NumAcks()) == c.P.MaxAcksPerPkt {
+					return Pass()
+				}
+				r := c.T.Lookup(e)
+				if r != nil && r.NeedAcks > r.AckPkts {
+					return Pass() // however late: a loaded client answers late
+				}
+				if r == nil {
+					return Unsure("ACK for RPC %d with %d acks, but the capture holds no packet of that RPC (its NEED_ACK may precede the capture)", wire.ClientID(e.Packet.SenderID()), e.Packet.Ack().NumAcks())
+				}
+				if r.NeedAcks == 0 {
+					return Violation("ACK for RPC %d with %d acks and no NEED_ACK for it before: clients send ACK only when asked or when 5 acks are pending",
+						r.Key.ClientID, e.Packet.Ack().NumAcks())
+				}
+				return Violation("ACK for RPC %d with %d acks, one more than the %d NEED_ACKs for it: clients send ACK only when asked or when 5 acks are pending",
+					r.Key.ClientID, e.Packet.Ack().NumAcks(), r.NeedAcks)
+			}},
+		},
+		{
+			ID: "HOMA-ACK-008", Level: Should,
+			Facts:     []string{"ACK-01"},
+			Statement: "While an RPC is not acknowledged, its server repeats NEED_ACK every tick: consecutive NEED_ACKs are at most one tick (stretched by timer_drift) plus slack apart.",
+			Source:    "HomaModule homa_timer.c homa_timer_check_rpc (NEED_ACK on every pass once request_ack_ticks passed; server RPCs awaiting an ack never time out)",
+			Capture:   "judged at each repeat; an ack, RPC_UNKNOWN or ICMP in between ends the series",
+			Property: Each{Types: needAck, Check: func(c *Ctx, e *Event) Result {
+				r := c.T.Lookup(e)
+				if r == nil || r.NeedAcks == 0 || e.FromClient() || r.Acked || r.Unknown {
+					return Skip
+				}
+				gap := e.Time.Sub(r.NeedAckTime)
+				if bound := c.P.LateTicks(1); gap > bound {
+					return Violation("NEED_ACK %v after the previous one for this unacknowledged RPC: one every tick (%v, drift %g, slack %v) allows %v",
+						gap.Round(time.Microsecond), c.P.Tick, c.P.TimerDrift, c.P.Slack, bound).WithSlack(bound - c.P.Tick)
+				}
+				return Pass()
+			}},
+		},
+	}
+}
+
+// ackRules3: the answer a client owes a NEED_ACK (HomaModule
+// homa_incoming.c homa_need_ack_pkt).
+func ackRules3() []*Rule {
+	return []*Rule{
+		{
+			ID: "HOMA-ACK-009", Level: Must,
+			Facts:     []string{"ACK-02"},
+			Statement: "A client holding an RPC's whole response answers the server's NEED_ACK at once, whether or not its application has read the response: when its ack (ACK, an ACK entry or a piggy-backed ack) or a RESEND for the RPC comes, it comes within response_timeout plus slack of the first NEED_ACK.",
+			Source:    "HomaModule homa_incoming.c homa_need_ack_pkt (ACK unless the RPC is still RPC_INCOMING with bytes remaining; fix @93cb744)",
+			Capture:   "judged when the answer comes late (a client that never answers may be gone: HOMA-ACK-002 warns); inconclusive where the capture shows loss toward the client after the capture point or from it before",
+			Property: Within{
+				Trigger: func(c *Ctx, e *Event) (Obligation, bool) {
+					if e.Type() != wire.TypeNeedAck || e.FromClient() {
+						return Obligation{}, false
+					}
+					r := c.T.Lookup(e)
+					if r == nil || !r.Response.Complete || r.Acked {
+						return Obligation{}, false
+					}
+					k := KeyOf(e)
+					return Obligation{Key: k, Expect: "the client's ack (or RESEND) for the RPC", OnlyLate: true,
+						Match:     func(c *Ctx, x *Event) bool { return acksRPC(x, k) },
+						MatchICMP: unreachableFor(e)}, true
+				},
+				Bound: func(p *Params) time.Duration { return p.AnswerBound() },
+			},
+		},
+	}
+}
+
+// acksRPC reports whether x is the client's answer to a NEED_ACK for RPC
+// k: an ACK naming it (header or entry), DATA from the client host
+// carrying its ack, or a RESEND for it.
+func acksRPC(x *Event, k RPCKey) bool {
+	if x.Err != nil || x.Src != k.Client || x.Dst != k.Server {
+		return false
+	}
+	switch x.Type() {
+	case wire.TypeAck:
+		if !x.FromClient() {
+			return false
+		}
+		if KeyOf(x) == k {
+			return true
+		}
+		a := x.Packet.Ack()
+		for i := range a.ValidAcks() {
+			if a.Entry(i).ClientID == k.ClientID {
+				return true
+			}
+		}
+	case wire.TypeResend:
+		return KeyOf(x) == k
+	case wire.TypeData:
+		return x.Packet.Data().AckClientID() == k.ClientID
+	}
+	return false
 }

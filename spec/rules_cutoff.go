@@ -1,6 +1,7 @@
 package spec
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/homatest/homatest/spec/wire"
@@ -12,13 +13,14 @@ func cutoffRules() []*Rule {
 	return []*Rule{
 		{
 			ID: "HOMA-CUTOFF-001", Level: Must,
+			Facts:     []string{"CUT-02", "CUT-05"},
 			Statement: "Once a sender has received CUTOFFS from a receiver, every DATA it sends there afterwards (retransmissions included) carries that cutoff_version.",
 			Source:    "HomaModule homa_incoming.c homa_cutoffs_pkt; homa_outgoing.c __homa_xmit_data",
 			// linux_6.1.38 writes cutoff_version when it builds a packet, so
 			// packets built before the CUTOFFS arrived keep the old version
 			// (seen in the e2 capture); main rewrites it at transmit time.
 			Profiles: []string{"linux"},
-			Capture:  "slack covers DATA already queued when the CUTOFFS arrived",
+			Capture:  "slack covers DATA already queued when the CUTOFFS arrived; on the receiver's side (delivered, the receiver's link) a stale DATA is inconclusive (queueing in the switch) until the sender's DATA at its level carry the new version, for up to response_timeout plus slack",
 			Property: Each{Types: []wire.PacketType{wire.TypeData}, Check: func(c *Ctx, e *Event) Result {
 				st := c.T.CutoffsKnown(e.Src, e.Dst)
 				if st == nil {
@@ -39,26 +41,43 @@ func cutoffRules() []*Rule {
 				if v == st.Version || e.Time.Sub(st.Time) <= c.P.Slack {
 					return Pass().WithSlack(c.P.Slack)
 				}
+				if ev, ok := c.Net.LostAfter(e.Dst, e.Src); ok {
+					return Downgrade(CauseLossAfter, ev, "DATA carries cutoff_version %d after CUTOFFS version %d from %v (frame %d), which may not have reached %v",
+						v, st.Version, e.Dst, st.Frame, e.Src)
+				}
+				if c.Net.atReceiver(e.Dst) && !c.Net.atSender(e.Src) && e.Time.Sub(st.Time) <= c.P.AnswerBound() {
+					// On the receiver's side, a DATA seen after the CUTOFFS
+					// may have left before it arrived, queued in the
+					// switch, until the sender's DATA at the same level
+					// (FIFO) show the new version.
+					if _, ok := c.T.firstDataWith(e.Src, e.Dst, st.Version, e.Priority); !ok {
+						return Downgrade(CauseQueueing, Evidence{st.Frame, fmt.Sprintf("no DATA from %v at level %d carried cutoff_version %d yet: this one may have been sent before the CUTOFFS arrived", e.Src, e.Priority, st.Version)},
+							"DATA carries cutoff_version %d, %v after CUTOFFS version %d from %v (frame %d), seen away from its sender", v, e.Time.Sub(st.Time).Round(time.Microsecond), st.Version, e.Dst, st.Frame)
+					}
+				}
 				return Violation("DATA carries cutoff_version %d, %v after CUTOFFS version %d from %v (frame %d)",
 					v, e.Time.Sub(st.Time).Round(time.Microsecond), st.Version, e.Dst, st.Frame).With(st.Frame).WithSlack(c.P.Slack)
 			}},
 		},
 		{
 			ID: "HOMA-CUTOFF-002", Level: Should,
+			Facts:     []string{"CUT-01"},
 			Statement: "A receiver that gets DATA with a stale cutoff_version sends CUTOFFS to the sender.",
 			Source:    "HomaModule homa_incoming.c homa_data_pkt (rate-limited to once per jiffy per peer)",
 			Profiles:  []string{"linux", "linux-2024"},
-			Capture:   "DATA discarded before the version check triggers nothing; loss after the capture point hides the DATA from the receiver",
+			Capture:   "DATA discarded before the version check triggers nothing: malformed DATA (HOMA-WIRE-002) owe no answer; nor does stale DATA within a tick (HomaModule's jiffy) or slack of the receiver's last CUTOFFS to that peer; loss after the capture point hides the DATA from the receiver",
 			Property: Within{
 				Trigger: func(c *Ctx, e *Event) (Obligation, bool) {
-					if e.Type() != wire.TypeData {
+					if e.Type() != wire.TypeData || malformedData(c.P, e) {
 						return Obligation{}, false
 					}
 					v := e.Packet.Data().CutoffVersion()
 					want := c.P.CutoffVersion
 					if st := c.T.CutoffsKnown(e.Src, e.Dst); st != nil {
-						if e.Time.Sub(st.Time) <= c.P.Slack {
-							return Obligation{}, false // stale DATA still in flight; CUTOFFS just sent
+						if e.Time.Sub(st.Time) <= max(c.P.Slack, c.P.Tick) {
+							// Stale DATA still in flight, or within the jiffy
+							// of the last CUTOFFS (one per jiffy per peer).
+							return Obligation{}, false
 						}
 						want = st.Version
 					}
@@ -69,8 +88,68 @@ func cutoffRules() []*Rule {
 					return Obligation{Key: [2]any{src, dst}, Expect: "CUTOFFS from " + dst.String() + " to " + src.String(),
 						Match: func(c *Ctx, x *Event) bool { return x.Type() == wire.TypeCutoffs && x.Src == dst && x.Dst == src }}, true
 				},
-				Bound: func(p *Params) time.Duration { return p.ResponseTimeout },
+				Bound: func(p *Params) time.Duration { return p.AnswerBound() },
 			},
+		},
+	}
+}
+
+// cutoffRules2: when CUTOFFS may be sent and what it holds (HomaModule
+// homa_incoming.c homa_data_pkt; homa_utils.c, util/homa_prio.cc).
+func cutoffRules2() []*Rule {
+	return []*Rule{
+		{
+			ID: "HOMA-CUTOFF-003", Level: Must,
+			Facts:     []string{"CUT-01"},
+			Statement: "A host sends CUTOFFS to a peer only in answer to DATA from that peer whose cutoff_version differs from the version the CUTOFFS carries: each CUTOFFS is paid for by its own earlier such DATA packet.",
+			Source:    "HomaModule homa_incoming.c homa_data_pkt (the only sender of CUTOFFS: on a cutoff_version mismatch, at most once per jiffy per peer)",
+			Profiles:  []string{"linux", "linux-2024"},
+			Capture:   "counted, not timed: a loaded host processes packets tens of milliseconds after a tap saw them, so any earlier stale DATA not yet paid for a CUTOFFS explains one (they come from the CUTOFFS' receiver, so a tap on either host's link sees them all)",
+			Property: Each{Types: []wire.PacketType{wire.TypeCutoffs}, Check: func(c *Ctx, e *Event) Result {
+				v := e.Packet.Cutoffs().CutoffVersion()
+				if c.T.unpaidStale(e.Src, e.Dst, v) > 0 {
+					return Pass()
+				}
+				return Violation("CUTOFFS version %d to %v, one more than the DATA from %v carrying another cutoff_version (each earlier one paid for an earlier CUTOFFS)", v, e.Dst, e.Dst)
+			}},
+		},
+		{
+			ID: "HOMA-CUTOFF-004", Level: Should,
+			Facts:     []string{"CUT-04"},
+			Statement: "A CUTOFFS packet holds a consistent table: entry 0 is 0 or 0x7FFFFFFF, the entries from the lowest unscheduled level L (the highest below num_priorities holding 1,000,000 or more) up to num_priorities-1 do not increase, L-1 is max_sched_prio, and the version is not 0.",
+			Source:    "HomaModule homa_utils.c (default unsched_cutoffs, cutoff_version 1), homa_plumbing.c homa_prios_changed (entry 0 = INT_MAX, max_sched_prio = L-1); util/homa_prio.cc",
+			Profiles:  []string{"linux", "linux-2024"},
+			Capture:   "pass max_sched_prio, num_priorities and unsched_cutoffs when the hosts' sysctls differ from the defaults",
+			Property: Each{Types: []wire.PacketType{wire.TypeCutoffs}, Check: func(c *Ctx, e *Event) Result {
+				cs := e.Packet.Cutoffs()
+				cut := cs.UnschedCutoffs()
+				np := c.P.NumPriorities
+				if cs.CutoffVersion() == 0 {
+					return Violation("CUTOFFS with cutoff_version 0, the value DATA carry before any CUTOFFS arrived")
+				}
+				if cut[0] != 0 && cut[0] != 0x7fffffff {
+					return Violation("CUTOFFS entry 0 is %d, want 0 or 0x7fffffff", cut[0])
+				}
+				low := -1
+				for i := np - 1; i >= 0; i-- {
+					if cut[i] >= c.P.MaxMessageLength {
+						low = i
+						break
+					}
+				}
+				if low < 1 {
+					return Violation("CUTOFFS %v: no unscheduled level holds messages of max_message_length %d", cut, c.P.MaxMessageLength)
+				}
+				for i := low + 1; i < np; i++ {
+					if cut[i] > cut[i-1] {
+						return Violation("CUTOFFS %v: entry %d (%d) above entry %d (%d): higher levels must take shorter messages", cut, i, cut[i], i-1, cut[i-1])
+					}
+				}
+				if low-1 != c.P.MaxSchedPrio {
+					return Violation("CUTOFFS %v make level %d the lowest unscheduled one, so max_sched_prio would be %d, not %d", cut, low, low-1, c.P.MaxSchedPrio)
+				}
+				return Pass()
+			}},
 		},
 	}
 }

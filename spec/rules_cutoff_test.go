@@ -87,11 +87,46 @@ func TestCutoff002NoCutoffs(t *testing.T) {
 	b.after(20*time.Microsecond).cutoffs(true, 2, 1)                       // ... answered
 	b.after(10*time.Millisecond).dataVersion(true, 4, 100, 0, 100, 6, 0)
 	last := b.after(15*time.Millisecond).dataVersion(true, 6, 100, 0, 100, 6, 0)
-	rep := b.check("linux", "HOMA-CUTOFF-002")
+	rep := b.check("linux", "HOMA-CUTOFF-002", "slack=0s")
 	wantViolations(t, rep, "HOMA-CUTOFF-002", first)
 	wantInconclusive(t, rep, "HOMA-CUTOFF-002", last)
 	wantCounts(t, rep, "HOMA-CUTOFF-002", 3, 1, 1, 1)
 	if f := rep.Violations[0]; !strings.HasPrefix(f.Why, "no CUTOFFS from 198.18.0.2 to 198.18.0.1 within 20ms") {
 		t.Errorf("why %q", f.Why)
 	}
+}
+
+// TestCutoff003Counted: each CUTOFFS is paid for by its own earlier DATA
+// with another cutoff_version, however late (a loaded host processes
+// packets late); one more CUTOFFS than such DATA is a violation, at a tap
+// on either host's link too (the DATA come from the CUTOFFS' receiver).
+func TestCutoff003Counted(t *testing.T) {
+	b := newTrace(t, wire.VersionCurrent)
+	b.dataVersion(true, 2, 100, 0, 100, 6, 0)
+	b.dataVersion(true, 4, 100, 0, 100, 6, 0)
+	b.after(40*time.Millisecond).cutoffs(false, 2, 1) // 40 ms late: paid by the first
+	b.after(time.Millisecond).cutoffs(false, 4, 1)    // paid by the second
+	b.after(time.Millisecond).dataVersion(true, 6, 100, 0, 100, 6, 1)
+	extra := b.after(time.Millisecond).cutoffs(false, 6, 1) // current version: unpaid
+	wantViolations(t, b.check("linux", "HOMA-CUTOFF-003"), "HOMA-CUTOFF-003", extra)
+	wantViolations(t, b.checkAt(HostPoint(b.client), "linux", "HOMA-CUTOFF-003"), "HOMA-CUTOFF-003", extra)
+	wantViolations(t, b.checkAt(HostPoint(b.server), "linux", "HOMA-CUTOFF-003"), "HOMA-CUTOFF-003", extra)
+}
+
+// TestCutoff001Queueing: captured as delivered, DATA that left before the
+// CUTOFFS reached the client may arrive after it (queued in the switch):
+// inconclusive (queueing) until the client's DATA at that level carry the
+// new version; a stale one after that is a violation. On the client's own
+// link the first stale one already is.
+func TestCutoff001Queueing(t *testing.T) {
+	b := newTrace(t, wire.VersionCurrent)
+	b.data(true, 2, 100, 0, 100, 7, nil)
+	b.after(20*time.Microsecond).cutoffs(false, 2, 2)
+	queued := b.after(3*time.Millisecond).data(true, 4, 100, 0, 100, 7, nil)
+	b.after(time.Millisecond).dataVersion(true, 6, 100, 0, 100, 7, 2)
+	stale := b.after(time.Millisecond).data(true, 8, 100, 0, 100, 7, nil)
+	rep := b.checkAt(CapturePoint{Kind: CaptureDelivered}, "linux", "HOMA-CUTOFF-001")
+	wantViolations(t, rep, "HOMA-CUTOFF-001", stale)
+	wantDowngraded(t, rep, "HOMA-CUTOFF-001", queued, CauseQueueing)
+	wantViolations(t, b.checkAt(HostPoint(b.client), "linux", "HOMA-CUTOFF-001"), "HOMA-CUTOFF-001", queued, stale)
 }

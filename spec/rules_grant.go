@@ -25,6 +25,7 @@ func grantRules() []*Rule {
 	return []*Rule{
 		{
 			ID: "HOMA-GRANT-001", Level: Must,
+			Facts:     []string{"GRANT-01"},
 			Statement: "Only messages longer than unsched_bytes receive GRANTs.",
 			Source:    "HomaModule homa_grant.c homa_grant_init_rpc",
 			Profiles:  []string{"linux", "linux-2024"},
@@ -41,6 +42,7 @@ func grantRules() []*Rule {
 		},
 		{
 			ID: "HOMA-GRANT-002", Level: Must,
+			Facts:     []string{"GRANT-01"},
 			Statement: "A GRANT offset never exceeds the message length and always exceeds the unscheduled bytes U.",
 			Source:    "HomaModule homa_grant.c homa_grant_try_send, homa_grant_check_fifo",
 			Profiles:  []string{"linux", "linux-2024"},
@@ -61,10 +63,11 @@ func grantRules() []*Rule {
 		},
 		{
 			ID: "HOMA-GRANT-003", Level: Must,
+			Facts:     []string{"GRANT-01"},
 			Statement: "GRANT offsets for one message strictly increase (on main a repeat of exactly the message length is tolerated; linux_6.1.38 never repeats one).",
 			Source:    "HomaModule homa_grant.c homa_grant_try_send (granted only grows; main may resend offset = length), linux_6.1.38 homa_grant_send (only a positive increment is sent); fault @7774497",
 			Profiles:  []string{"linux", "linux-2024"},
-			Capture:   "packets reordered between the receiver and the capture point look like a decrease; capture on the receiver's link",
+			Capture:   "at a capture away from the receiver, a new offset below the latest seen less than slack after it is a GRANT reordered before the capture point (a downgrade); a repeated offset is a violation unless it is the network's duplicate",
 			Property: Each{Types: grant, Check: func(c *Ctx, e *Event) Result {
 				_, m := grantMsg(c, e)
 				if m == nil || m.Grants == 0 {
@@ -77,6 +80,17 @@ func grantRules() []*Rule {
 				// positive, so there a repeat is the BR-07 fault.
 				repeatOK := off == m.Granted && off == m.Length && c.P.Wire != wire.Version2024
 				if off <= m.Granted && !repeatOK {
+					// A fresh offset (no GRANT carried it before) below the
+					// latest, seen less than slack after it, is an older
+					// GRANT the network reordered before the capture point.
+					fresh := off < m.Granted
+					for _, g := range m.RecentGrants {
+						fresh = fresh && g.Offset != off
+					}
+					if fresh && !c.Net.atSender(e.Src) && e.Time.Sub(m.GrantTime) <= c.P.Slack && e.Time.Sub(m.GrantTime) >= 0 {
+						return Downgrade(CauseReorder, Evidence{m.GrantFrame, fmt.Sprintf("GRANT offset %d, which no GRANT carried before, arrived %v after this GRANT offset %d",
+							off, e.Time.Sub(m.GrantTime).Round(time.Microsecond), m.Granted)}, "GRANT offset %d does not exceed the earlier GRANT offset %d", off, m.Granted)
+					}
 					return Violation("GRANT offset %d does not exceed the earlier GRANT offset %d", off, m.Granted)
 				}
 				return Pass()
@@ -84,6 +98,7 @@ func grantRules() []*Rule {
 		},
 		{
 			ID: "HOMA-GRANT-004", Level: Must,
+			Facts:     []string{"GRANT-01"},
 			Statement: "No GRANT is sent for a message whose bytes have all arrived.",
 			Source:    "HomaModule homa_grant.c homa_grant_check_rpc (complete messages leave the grantable set); fault @312e4bd",
 			Profiles:  []string{"linux", "linux-2024"},
@@ -94,6 +109,10 @@ func grantRules() []*Rule {
 					return Pass()
 				}
 				if late := e.Time.Sub(m.CompleteTime); late > c.P.Slack {
+					if ev, ok := c.Net.LostAfter(e.Dst, e.Src); ok {
+						return Downgrade(CauseLossAfter, ev, "GRANT offset %d sent %v after the last byte of the %d-byte message was seen (frame %d): the receiver may not have them all",
+							e.Packet.Grant().Offset(), late, m.Length, m.CompleteFrame)
+					}
 					return Violation("GRANT offset %d sent %v after the last byte of the %d-byte message was seen (frame %d)",
 						e.Packet.Grant().Offset(), late, m.Length, m.CompleteFrame).With(m.CompleteFrame).WithSlack(c.P.Slack)
 				}
@@ -102,6 +121,7 @@ func grantRules() []*Rule {
 		},
 		{
 			ID: "HOMA-GRANT-005", Level: Must,
+			Facts:     []string{"SND-01", "SND-03", "RTX-08"},
 			Statement: "A sender never transmits new bytes beyond its grant horizon, max(U, GRANT offsets, RESEND ends), by more than one skb's data (max(max_gso_size, one 1424-byte segment)).",
 			Source:    "HomaModule homa_outgoing.c homa_xmit_data; homa_incoming.c homa_resend_pkt (RESEND raises the horizon)",
 			Profiles:  []string{"linux", "linux-2024"},
@@ -133,6 +153,7 @@ func grantRules() []*Rule {
 		},
 		{
 			ID: "HOMA-GRANT-006", Level: Should,
+			Facts:     []string{"GRANT-06"},
 			Statement: "A receiver grants at most max_overcommit messages at once: messages with granted but not yet received bytes never exceed it when a GRANT leaves.",
 			Source:    "HomaModule homa_grant.c active set (HOMA_MAX_GRANTS, max_overcommit); SIGCOMM 2018 §3.4",
 			Profiles:  []string{"linux", "linux-2024"},
@@ -162,6 +183,7 @@ func grantRules() []*Rule {
 		},
 		{
 			ID: "HOMA-GRANT-007", Level: Must,
+			Facts:     []string{"GRANT-09", "FIFO-01"},
 			Statement: "SRPT GRANTs carry a scheduled priority (at most max_sched_prio); only FIFO grants use level num_priorities-2.",
 			Source:    "HomaModule homa_grant.c homa_grant_priority, homa_grant_check_fifo",
 			Profiles:  []string{"linux", "linux-2024"},
@@ -178,9 +200,11 @@ func grantRules() []*Rule {
 		},
 		{
 			ID: "HOMA-GRANT-008", Level: Must,
-			Statement: "Scheduled DATA (first transmissions at or above U) is sent at the priority of the latest GRANT for that message (the previous one while the latest may still be in flight).",
-			Source:    "HomaModule homa_outgoing.c homa_xmit_data; homa_incoming.c homa_grant_pkt",
+			Facts:     []string{"CTRL-02"},
+			Statement: "Scheduled DATA (first transmissions at or above U) is sent at the priority of the latest GRANT for that message that its sender has processed (0 before any).",
+			Source:    "HomaModule homa_outgoing.c homa_xmit_data; homa_incoming.c homa_grant_pkt (sched_priority = the GRANT's priority, even for an older, reordered GRANT)",
 			Profiles:  []string{"linux", "linux-2024"},
+			Capture:   "at a capture on the sender's side a GRANT seen more than slack earlier has been processed; elsewhere a GRANT counts as processed once the sender sent bytes only it (or a later GRANT) authorised: until then it may have been lost after the capture point, and DATA at an older priority is inconclusive (a downgrade)",
 			Property: Each{Types: []wire.PacketType{wire.TypeData}, Check: func(c *Ctx, e *Event) Result {
 				if e.Retransmit() {
 					return Skip
@@ -193,38 +217,12 @@ func grantRules() []*Rule {
 				if e.Offset < c.P.Unsched(m.Length) || m.Grants == 0 {
 					return Skip
 				}
-				// Allowed: the priority of the latest GRANT sent at least
-				// slack earlier (it has surely arrived), or of any GRANT
-				// since (it may have).
-				allowed := uint16(0)
-				settled := false
-				for i := len(m.RecentGrants) - 1; i >= 0; i-- {
-					g := m.RecentGrants[i]
-					allowed |= 1 << g.Priority
-					if e.Time.Sub(g.Time) > c.P.Slack {
-						settled = true
-						break
-					}
-				}
-				if !settled && len(m.RecentGrants) == 8 {
-					return Pass().WithSlack(c.P.Slack) // older grants not kept: cannot tell
-				}
-				if !settled {
-					// No GRANT has surely arrived: data sent on a horizon
-					// a RESEND raised (a lost GRANT, RTX-08) keeps the
-					// initial scheduled priority 0.
-					allowed |= 1
-				}
-				if allowed&(1<<e.Priority) == 0 {
-					last, _ := m.LastGrant()
-					return Violation("scheduled DATA at offset %d sent at priority %d; the latest GRANT (%v earlier) says %d",
-						e.Offset, e.Priority, e.Time.Sub(last.Time).Round(time.Microsecond), last.Priority).WithSlack(c.P.Slack)
-				}
-				return Pass()
+				return scheduledPriority(c, e, m)
 			}},
 		},
 		{
 			ID: "HOMA-GRANT-009", Level: Must,
+			Facts:     []string{"GRANT-03", "GRANT-04"},
 			Statement: "A non-FIFO GRANT's offset exceeds the bytes of its message seen so far by at most the grant window: window when it is set, otherwise max_incoming/2 (the dynamic window max_incoming/(n+1) is largest with n = 1 active message).",
 			Source:    "HomaModule homa_grant.c homa_grant_try_send (granted ≤ received + window), homa_grant_update_sysctl_deps (windows[n] = max_incoming/(n+1)); linux_6.1.38 homa_grant.c homa_grant_send (increment = grant_window - incoming)",
 			Profiles:  []string{"linux", "linux-2024"},
@@ -253,11 +251,12 @@ func grantRules() []*Rule {
 			}},
 		},
 		{
-			ID: "HOMA-GRANT-010", Level: Should,
+			ID: "HOMA-GRANT-010", Level: Must,
+			Facts:     []string{"GRANT-06", "GRANT-08"},
 			Statement: "A receiver that has all unscheduled bytes of a message longer than unsched_bytes sends the message its first GRANT within response_timeout, unless it is already granting max_overcommit other messages.",
 			Source:    "HomaModule homa_grant.c homa_grant_check_rpc, homa_grant_manage_rpc (a grantable message joins the active set while fewer than max_overcommit are active); fault @2be2170 (fixed @003213d)",
 			Profiles:  []string{"linux", "linux-2024"},
-			Capture:   "inconclusive while the receiver grants max_overcommit other messages (linux_6.1.38: or another message from the same sender, max_rpcs_per_peer 1), after its buffer-wakeup RESEND (no buffer space, GRANT-10) and after RPC_UNKNOWN; a RESEND beyond U from the receiver counts as a GRANT lost before the capture point",
+			Capture:   "inconclusive while the receiver grants max_overcommit other messages (linux_6.1.38: or another message from the same sender, max_rpcs_per_peer 1) or has max_incoming granted and not received, after its buffer-wakeup RESEND (no buffer space, GRANT-10) and after RPC_UNKNOWN, and where the capture shows loss toward the receiver after the capture point; a RESEND beyond U from the receiver counts as a GRANT lost before the capture point",
 			Property: Within{
 				Trigger: func(c *Ctx, e *Event) (Obligation, bool) {
 					if e.Type() != wire.TypeData {
@@ -324,10 +323,78 @@ func grantRules() []*Rule {
 							return "", false
 						}}, true
 				},
-				Bound: func(p *Params) time.Duration { return p.ResponseTimeout },
+				Bound: func(p *Params) time.Duration { return p.AnswerBound() },
 			},
 		},
 	}
+}
+
+// scheduledPriority judges the priority of scheduled first transmission e
+// of message m (HOMA-GRANT-008). The sender uses the priority of the last
+// GRANT it processed: every GRANT it got since the one it is known to have
+// used (GrantLog), and any GRANT seen less than slack before e (still in
+// flight, or an older one reordered behind a newer). Where the capture
+// point is on the sender's side, a GRANT seen more than slack earlier has
+// surely been processed.
+func scheduledPriority(c *Ctx, e *Event, m *Message) Result {
+	log := m.GrantLog
+	settled := -1 // index in log of a GRANT the sender has surely processed
+	if m.Known {
+		settled = 0
+	}
+	timed := -1 // the same by time alone (queueing, no loss)
+	for i := len(log) - 1; i >= 0; i-- {
+		if e.Time.Sub(log[i].Time) > c.P.Slack {
+			timed = i
+			break
+		}
+	}
+	if c.Net.atReceiver(e.Src) {
+		settled = max(settled, timed)
+	}
+	allowed := uint16(0)
+	for i, g := range log {
+		if i >= settled || e.Time.Sub(g.Time) <= c.P.Slack {
+			allowed |= 1 << (g.Priority & 15)
+		}
+	}
+	for _, g := range m.RecentGrants { // older ones reordered behind a newer
+		if e.Time.Sub(g.Time) <= c.P.Slack {
+			allowed |= 1 << (g.Priority & 15)
+		}
+	}
+	if settled < 0 {
+		// No GRANT is known to have arrived: data sent on a horizon a
+		// RESEND raised (a lost GRANT, RTX-08) keeps the initial
+		// scheduled priority 0.
+		allowed |= 1
+	}
+	last, _ := m.LastGrant()
+	if allowed&(1<<e.Priority) == 0 {
+		return Violation("scheduled DATA at offset %d sent at priority %d; the latest GRANT the sender has processed says %s (latest GRANT %v earlier, frame %d)",
+			e.Offset, e.Priority, bitsString(allowed), e.Time.Sub(last.Time).Round(time.Microsecond), last.Frame).WithSlack(c.P.Slack)
+	}
+	// Would queueing alone (every GRANT older than slack arrived) forbid it?
+	strict := uint16(0)
+	for i, g := range log {
+		if i >= timed || e.Time.Sub(g.Time) <= c.P.Slack {
+			strict |= 1 << (g.Priority & 15)
+		}
+	}
+	for _, g := range m.RecentGrants {
+		if e.Time.Sub(g.Time) <= c.P.Slack {
+			strict |= 1 << (g.Priority & 15)
+		}
+	}
+	if timed < 0 {
+		strict |= 1
+	}
+	if strict&(1<<e.Priority) == 0 && timed >= 0 {
+		g := log[timed]
+		return Downgrade(CauseLossAfter, Evidence{g.Frame, fmt.Sprintf("%v sent no byte that only this GRANT (offset %d, priority %d) or a later one authorised", e.Src, g.Offset, g.Priority)},
+			"scheduled DATA at offset %d at priority %d, not the %d of the GRANT %v earlier", e.Offset, e.Priority, g.Priority, e.Time.Sub(g.Time).Round(time.Microsecond))
+	}
+	return Pass().WithSlack(c.P.Slack)
 }
 
 // isFIFOGrant reports whether a GRANT at priority prio is a FIFO grant
@@ -369,9 +436,17 @@ func receiverBusy(c *Ctx, recv, send netip.Addr, self, extra *Message, extraFrom
 		n++
 		samePeer = samePeer || extraFrom == send
 	}
+	var out int64
+	for m := range set {
+		if m != self {
+			out += max(0, int64(m.Granted)-int64(m.Received()))
+		}
+	}
 	switch {
 	case n >= c.P.MaxOvercommit:
 		return fmt.Sprintf("%v is granting %d other messages (max_overcommit %d)", recv, n, c.P.MaxOvercommit), true
+	case out >= int64(c.P.MaxIncoming):
+		return fmt.Sprintf("%v has %d bytes granted and not received (max_incoming %d)", recv, out, c.P.MaxIncoming), true
 	case samePeer && c.P.Wire == wire.Version2024:
 		return fmt.Sprintf("%v is granting another message from %v (linux_6.1.38 grants one message per sending host)", recv, send), true
 	}

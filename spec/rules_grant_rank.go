@@ -1,8 +1,6 @@
 package spec
 
 import (
-	"time"
-
 	"github.com/homatest/homatest/spec/wire"
 )
 
@@ -12,37 +10,48 @@ func grantRankRules() []*Rule {
 	return []*Rule{
 		{
 			ID: "HOMA-GRANT-011", Level: Should,
-			Statement: "A receiver never gives a GRANT a higher scheduled priority than the latest GRANT of another message it is granting that has clearly fewer bytes left to receive (SRPT ranking, within rank_tolerance bytes).",
-			Source:    "HomaModule homa_grant.c homa_grant_priority, homa_grant_outranks; SIGCOMM 2018 §3.4",
+			Facts:     []string{"GRANT-08", "GRANT-09"},
+			Statement: "A GRANT's scheduled priority is at most max_sched_prio minus the number of other messages the receiver is granting that clearly have fewer bytes left to receive (SRPT rank, within rank_tolerance bytes).",
+			Source:    "HomaModule homa_grant.c homa_grant_check_rpc (rank = active RPCs with fewer bytes_remaining), homa_grant_priority (max_sched_prio - rank, less extra levels); linux_6.1.38 homa_grant.c homa_grant_recalc",
 			Profiles:  []string{"linux", "linux-2024"},
-			Capture:   "main ranks with a cached copy of bytes remaining, so near-ties can invert (rank_tolerance); only GRANTs less than slack apart are compared; a message granted to its end has left the active set and is not compared",
+			Capture:   "main ranks with a cached copy of bytes remaining, so near-ties can invert (rank_tolerance), and a loaded receiver processes packets late: another message counts as ahead only if it had fewer bytes left, by rank_tolerance, already slack before the GRANT; only messages with a GRANT less than slack earlier count as being granted; a message granted to its end has left the active set",
 			Property: Each{Types: []wire.PacketType{wire.TypeGrant}, Check: func(c *Ctx, e *Event) Result {
 				g := e.Packet.Grant()
-				p := g.Priority()
-				if isFIFOGrant(c.P, p) || p == 0 {
-					return Skip // FIFO grants are outside SRPT; level 0 outranks nothing
+				p := int(g.Priority())
+				if isFIFOGrant(c.P, g.Priority()) || p == 0 {
+					return Skip // FIFO grants are outside SRPT; level 0 is always allowed
 				}
 				_, m := grantMsg(c, e)
 				if m == nil || m.Length == 0 {
 					return Skip
 				}
 				left := int64(m.Length) - int64(m.Received())
+				ahead := 0
+				var first *Message
+				var firstLeft int64
 				for _, o := range c.T.Granting(e.Src) {
 					if o == m || o.Length == 0 || len(o.RecentGrants) == 0 || o.Granted >= o.Length {
 						// A fully granted message has left the active set
-						// (homa_grant_check_rpc): its last priority no
-						// longer constrains the others.
+						// (homa_grant_check_rpc).
 						continue
 					}
 					last := o.RecentGrants[len(o.RecentGrants)-1]
-					if isFIFOGrant(c.P, last.Priority) || e.Time.Sub(last.Time) > c.P.Slack || last.Priority >= p {
+					if e.Time.Sub(last.Time) > c.P.Slack {
 						continue
 					}
-					oLeft := int64(o.Length) - int64(o.Received())
+					// The receiver had processed at least the bytes seen
+					// slack ago: the most o can have had left in its view.
+					oLeft := int64(o.Length) - int64(o.ReceivedBy(e.Time.Add(-c.P.Slack)))
 					if oLeft+int64(c.P.RankTolerance) < left {
-						return Violation("GRANT priority %d for a message with %d bytes left, while a message with %d bytes left got priority %d %v earlier",
-							p, left, oLeft, last.Priority, e.Time.Sub(last.Time).Round(time.Microsecond)).WithSlack(c.P.Slack)
+						ahead++
+						if first == nil {
+							first, firstLeft = o, oLeft
+						}
 					}
+				}
+				if max := c.P.MaxSchedPrio - ahead; p > max {
+					return Violation("GRANT priority %d for a message with %d bytes left, while %d other messages it is granting had fewer left (one %d, slack earlier): rank %d allows at most %d",
+						p, left, ahead, firstLeft, ahead, max).WithSlack(c.P.Slack)
 				}
 				return Pass().WithSlack(c.P.Slack)
 			}},

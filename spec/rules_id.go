@@ -1,6 +1,10 @@
 package spec
 
-import "github.com/homatest/homatest/spec/wire"
+import (
+	"time"
+
+	"github.com/homatest/homatest/spec/wire"
+)
 
 // idRules: RPC identifiers and ports (HomaModule homa_wire.h homa_local_id,
 // homa_rpc.c, homa_sock.c).
@@ -8,6 +12,7 @@ func idRules() []*Rule {
 	return []*Rule{
 		{
 			ID: "HOMA-ID-001", Level: Must,
+			Facts:     []string{"ID-01"},
 			Statement: "The two directions of an RPC carry ids that differ only in bit 0: the client sends its even id, the server that id plus one.",
 			Source:    "HomaModule homa_wire.h homa_local_id; homa_rpc.c homa_rpc_alloc_client",
 			Property: Each{Check: func(c *Ctx, e *Event) Result {
@@ -38,11 +43,15 @@ func idRules() []*Rule {
 		},
 		{
 			ID: "HOMA-ID-002", Level: Must,
-			Statement: "Requests go to a nonzero port; on main a destination port of 32768 or more (the automatically assigned range) is a server only if its socket set SO_HOMA_SERVER, which the wire does not show (inconclusive); linux_6.1.38 sockets all accept requests.",
+			Facts:     []string{"ID-03", "ID-04"},
+			Statement: "Requests go to a nonzero port; on main a destination port of 32768 or more (the automatically assigned range) is a server only if its socket set SO_HOMA_SERVER, which the wire does not show (inconclusive); linux_6.1.38 sockets all accept requests. No Homa packet has port 0 as its source, and only FREEZE as its destination.",
 			Source:    "HomaModule homa_sock.c homa_sock_bind (bind to ports ≥ 32768 fails), homa_plumbing.c SO_HOMA_SERVER; homa.h HOMA_MIN_DEFAULT_PORT",
-			Property: Each{Types: []wire.PacketType{wire.TypeData}, Check: func(c *Ctx, e *Event) Result {
+			Property: Each{Types: []wire.PacketType{wire.TypeData, wire.TypeGrant, wire.TypeResend, wire.TypeRPCUnknown, wire.TypeBusy, wire.TypeCutoffs, wire.TypeNeedAck, wire.TypeAck}, Check: func(c *Ctx, e *Event) Result {
+				if sp, dp := e.Packet.Common().Sport(), e.Packet.Common().Dport(); sp == 0 || dp == 0 && (e.Type() != wire.TypeData || !e.FromClient()) {
+					return Violation("%s from port %d to port %d: port 0 is reserved (no socket has it)", e.Type(), sp, dp)
+				}
 				if !e.FromClient() {
-					return Skip
+					return Pass()
 				}
 				p := e.Packet.Common().Dport()
 				switch {
@@ -52,6 +61,8 @@ func idRules() []*Rule {
 					return Pass()
 				case c.P.Wire == wire.Version2024:
 					// linux_6.1.38: every socket accepts requests.
+					return Pass()
+				case e.Type() != wire.TypeData:
 					return Pass()
 				}
 				if r := c.T.Lookup(e); r != nil && r.Request.Length != 0 {
@@ -71,4 +82,92 @@ func sameSockets(r *RPC, e *Event) bool {
 		return sp == r.ClientPort && dp == r.ServerPort
 	}
 	return sp == r.ServerPort && dp == r.ClientPort
+}
+
+// idRules2: id allocation and ICMP (HomaModule homa_rpc.c
+// homa_rpc_alloc_client, homa_plumbing.c homa_err_handler_v4/v6).
+func idRules2() []*Rule {
+	return []*Rule{
+		{
+			ID: "HOMA-ID-003", Level: Must,
+			Facts:     []string{"ID-01", "ID-02"},
+			Statement: "No RPC has id 0: client ids start at 2 (sender_id 0 or 1 appears only in FREEZE).",
+			Source:    "HomaModule homa_utils.c homa_init (next_outgoing_id = 2), homa_rpc.c homa_rpc_alloc_client",
+			Property: Each{Check: func(c *Ctx, e *Event) Result {
+				if e.Type() == wire.TypeFreeze {
+					return Skip
+				}
+				if wire.ClientID(e.Packet.SenderID()) == 0 {
+					return Violation("%s with sender_id %d: no RPC has client id 0", e.Type(), e.Packet.SenderID())
+				}
+				return Pass()
+			}},
+		},
+		{
+			ID: "HOMA-ID-004", Level: Must,
+			Facts:     []string{"ID-02"},
+			Statement: "A client host never reuses an id: a new RPC (its first packet in the capture) has an id larger than every RPC of that host acknowledged more than response_timeout earlier.",
+			Source:    "HomaModule homa_rpc.c homa_rpc_alloc_client (ids from one per-host counter, +2 each); homa_peer.c homa_peer_add_ack (an RPC is acked after its response arrived)",
+			Capture:   "a host whose Homa module was reloaded during the capture starts again at 2",
+			Property: Each{Check: func(c *Ctx, e *Event) Result {
+				if !e.FromClient() || e.Type() == wire.TypeFreeze || e.Type() == wire.TypeAck {
+					return Skip
+				}
+				if r := c.T.Lookup(e); r != nil {
+					reuse := r.Acked && e.Type() == wire.TypeData && !e.Retransmit() && e.Offset == 0 && e.Time.Sub(r.AckTime) > c.P.ResponseTimeout
+					if !reuse {
+						return Skip
+					}
+				}
+				a, ok := c.T.ackedMax[e.Src]
+				id := wire.ClientID(e.Packet.SenderID())
+				if !ok || e.Time.Sub(a.time) <= c.P.ResponseTimeout {
+					return Pass()
+				}
+				if id <= a.id {
+					return Violation("new RPC %d from %v, but %v's RPC %d was acknowledged %v earlier (frame %d): ids only grow",
+						id, e.Src, e.Src, a.id, e.Time.Sub(a.time).Round(time.Millisecond), a.frame).With(a.frame)
+				}
+				return Pass()
+			}},
+		},
+		{
+			ID: "HOMA-ID-005", Level: Must,
+			Facts:     []string{"ID-04", "ICMP-01"},
+			Statement: "A host that answered a packet with ICMP port unreachable sends no Homa reply for that RPC from that port.",
+			Source:    "HomaModule homa_incoming.c homa_dispatch_pkts (no socket, or a request to a non-server socket: icmp_send and the packets are freed)",
+			Property: Each{Check: func(c *Ctx, e *Event) Result {
+				u, ok := c.T.PortUnreachable(e.Src, e.Packet.Common().Sport())
+				if !ok || u.To != e.Dst || u.SenderID == 0 || wire.ClientID(u.SenderID) != wire.ClientID(e.Packet.SenderID()) {
+					return Skip
+				}
+				return Violation("%s for RPC %d from port %d, which %v declared unreachable (ICMP frame %d)",
+					e.Type(), wire.ClientID(e.Packet.SenderID()), e.Packet.Common().Sport(), e.Src, u.Frame).With(u.Frame)
+			}},
+		},
+		{
+			ID: "HOMA-ID-006", Level: Must,
+			Facts:     []string{"ICMP-01"},
+			Statement: "After ICMP port unreachable from a client host for a port, the server aborts its RPCs with that port: no packet of an RPC begun before goes there more than slack later.",
+			Source:    "HomaModule homa_plumbing.c homa_err_handler_v4/v6 (port unreachable: homa_abort_rpcs for the address and port), homa_rpc.c homa_rpc_abort (a server RPC ends)",
+			Property: Each{Check: func(c *Ctx, e *Event) Result {
+				if e.FromClient() || e.Type() == wire.TypeFreeze || e.Type() == wire.TypeCutoffs {
+					return Skip
+				}
+				u, ok := c.T.PortUnreachable(e.Dst, e.Packet.Common().Dport())
+				if !ok || u.To != e.Src {
+					return Skip
+				}
+				r := c.T.Lookup(e)
+				if r == nil || !r.First.Before(u.Time) {
+					return Skip
+				}
+				if late := e.Time.Sub(u.Time); late > c.P.Slack {
+					return Violation("%s of RPC %d to %v port %d %v after that port was reported unreachable (ICMP frame %d)",
+						e.Type(), r.Key.ClientID, e.Dst, e.Packet.Common().Dport(), late.Round(time.Microsecond), u.Frame).With(u.Frame).WithSlack(c.P.Slack)
+				}
+				return Pass().WithSlack(c.P.Slack)
+			}},
+		},
+	}
 }

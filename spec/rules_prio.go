@@ -28,11 +28,33 @@ func defaultPeerCutoffs(numPrio int) [8]uint32 {
 	return c
 }
 
+// cutoffsFor returns the cutoffs a sender used with cutoff_version v in
+// DATA e: version 0 means the new-peer default; others come from the
+// CUTOFFS with that version the receiver sent, or the profile's when the
+// version is the profile's.
+func cutoffsFor(c *Ctx, e *Event, v uint16) ([8]uint32, bool) {
+	if v == 0 {
+		return defaultPeerCutoffs(c.P.NumPriorities), true
+	}
+	var cut [8]uint32
+	found := false
+	for _, s := range c.T.CutoffVersions(e.Src, e.Dst) {
+		if s.Version == v {
+			cut, found = s.Cutoffs, true
+		}
+	}
+	if !found && v == c.P.CutoffVersion {
+		cut, found = c.P.UnschedCutoffs, true
+	}
+	return cut, found
+}
+
 // prioRules: priorities in the IP header (HomaModule homa_outgoing.c).
 func prioRules() []*Rule {
 	return []*Rule{
 		{
 			ID: "HOMA-PRIO-001", Level: Must,
+			Facts:     []string{"CTRL-01"},
 			Statement: "Every control packet (all types but DATA) is sent at the highest priority level, num_priorities-1.",
 			Source:    "HomaModule homa_outgoing.c __homa_xmit_control",
 			Profiles:  []string{"linux", "linux-2024"},
@@ -49,6 +71,7 @@ func prioRules() []*Rule {
 		},
 		{
 			ID: "HOMA-PRIO-002", Level: Must,
+			Facts:     []string{"CUT-03"},
 			Statement: "Unscheduled DATA is sent at the level the receiver's cutoffs give its message length, using the cutoffs whose version the packet carries (version 0: the new-peer default, level num_priorities-2).",
 			Source:    "HomaModule homa_peer.c homa_unsched_priority, homa_peer_alloc; SIGCOMM 2018 §3.4",
 			Profiles:  []string{"linux", "linux-2024"},
@@ -58,26 +81,37 @@ func prioRules() []*Rule {
 					return Skip
 				}
 				v := d.CutoffVersion()
-				var cut [8]uint32
-				found := false
-				switch {
-				case v == 0:
-					cut, found = defaultPeerCutoffs(c.P.NumPriorities), true
-				default:
-					for _, s := range c.T.CutoffVersions(e.Src, e.Dst) {
-						if s.Version == v {
-							cut, found = s.Cutoffs, true
-						}
-					}
-					if !found && v == c.P.CutoffVersion {
-						cut, found = c.P.UnschedCutoffs, true
-					}
-				}
+				cut, found := cutoffsFor(c, e, v)
 				if !found {
 					return Unsure("DATA carries cutoff_version %d, but no CUTOFFS with that version from %v is in the capture and the profile's is %d", v, e.Dst, c.P.CutoffVersion)
 				}
 				if want := unschedPriority(cut, c.P.NumPriorities, d.MessageLength()); e.Priority != want {
 					return Violation("unscheduled DATA of a %d-byte message at priority %d, want %d from cutoffs version %d %v", d.MessageLength(), e.Priority, want, v, cut)
+				}
+				return Pass()
+			}},
+		},
+		{
+			ID: "HOMA-PRIO-003", Level: Must,
+			Facts:     []string{"CTRL-02", "RTX-09"},
+			Statement: "A client restarting its request after RPC_UNKNOWN retransmits it at the unscheduled priority its cutoffs give the request's length.",
+			Source:    "HomaModule homa_incoming.c homa_rpc_unknown_pkt (homa_resend_data at homa_unsched_priority)",
+			Profiles:  []string{"linux", "linux-2024"},
+			Property: Each{Types: []wire.PacketType{wire.TypeData}, Check: func(c *Ctx, e *Event) Result {
+				if !e.Retransmit() || !e.FromClient() {
+					return Skip
+				}
+				r := c.T.Lookup(e)
+				if r == nil || !r.Unknown || !r.UnknownTime.After(lastResendTo(r, wire.RoleClient)) || r.UnknownFromClient {
+					return Skip // a retransmission for a RESEND: HOMA-RESEND-004
+				}
+				d := e.Packet.Data()
+				cut, found := cutoffsFor(c, e, d.CutoffVersion())
+				if !found {
+					return Unsure("restart DATA carries cutoff_version %d, but no CUTOFFS with that version from %v is in the capture", d.CutoffVersion(), e.Dst)
+				}
+				if want := unschedPriority(cut, c.P.NumPriorities, d.MessageLength()); e.Priority != want {
+					return Violation("request restarted after RPC_UNKNOWN at priority %d, want the unscheduled level %d for %d bytes", e.Priority, want, d.MessageLength())
 				}
 				return Pass()
 			}},

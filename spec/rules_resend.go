@@ -26,6 +26,7 @@ func resendRules() []*Rule {
 	return []*Rule{
 		{
 			ID: "HOMA-RESEND-001", Level: Must,
+			Facts:     []string{"RTX-01", "RTX-02", "RTX-07", "RTX-12"},
 			Statement: "An endpoint sends RESEND for an RPC only after it has heard no DATA, GRANT or BUSY for it for resend_ticks timer ticks.",
 			Source:    "HomaModule homa_timer.c homa_timer_check_rpc (silent_ticks ≥ resend_ticks); fault @bf69583",
 			Capture:   "the first tick may come up to one tick early; slack covers timer-thread delay",
@@ -43,12 +44,12 @@ func resendRules() []*Rule {
 					return Unsure("RESEND for an RPC with no earlier packet in the capture: silence unknown")
 				}
 				heard, since := r.HeardFromServer, "the last DATA, GRANT or BUSY from the peer"
-				lastOwn := r.LastResendFromClient
+				lastOwn, heardType := r.LastResendFromClient, r.HeardTypeFromServer
 				if !e.FromClient() {
-					heard, lastOwn = r.HeardFromClient, r.LastResendFromServer
+					heard, lastOwn, heardType = r.HeardFromClient, r.LastResendFromServer, r.HeardTypeFromClient
 				}
 				if r.First.After(heard) {
-					heard, since = r.First, "the RPC's first packet"
+					heard, since, heardType = r.First, "the RPC's first packet", 0
 				}
 				// A receiver that has everything it granted holds
 				// silent_ticks at 0 until it grants more, so its own GRANT
@@ -61,7 +62,7 @@ func resendRules() []*Rule {
 				grantFrame := 0
 				inRound := !lastOwn.IsZero() && e.Time.Sub(lastOwn) >= 0 && e.Time.Sub(lastOwn) < c.P.Tick
 				if !m.GrantTime.IsZero() && m.GrantTime.After(heard) && !rs.IsResendAll() && rs.Offset() >= m.GrantedBefore && !inRound {
-					heard, since = m.GrantTime, fmt.Sprintf("its own GRANT (frame %d) authorised the bytes it asks for", m.GrantFrame)
+					heard, since, heardType = m.GrantTime, fmt.Sprintf("its own GRANT (frame %d) authorised the bytes it asks for", m.GrantFrame), 0
 					grantFrame = m.GrantFrame
 				}
 				quiet := e.Time.Sub(heard)
@@ -82,9 +83,13 @@ func resendRules() []*Rule {
 						end := min(uint64(rs.Offset())+uint64(rs.Length()), uint64(m.Length))
 						lost = m.Seen.Overlaps(rs.Offset(), uint32(end))
 					}
-					if lost {
-						return Unsure("RESEND %v after %s asks for bytes the capture saw sent: they were lost after the capture point (or dropped by the receiver), so its silence is unknown",
-							quiet.Round(time.Microsecond), since)
+					switch {
+					case lost && !c.Net.atReceiver(e.Src):
+						return Downgrade(CauseLossAfter, Evidence{e.Frame, "the RESEND asks for bytes the capture saw sent to " + e.Src.String()},
+							"RESEND %v after %s: the bytes it asks for were lost after the capture point, so its silence is unknown", quiet.Round(time.Microsecond), since)
+					case lost && e.Time.Sub(m.LastData) <= c.P.Slack:
+						return Unsure("RESEND for bytes delivered to %v %v earlier, which it may not have processed yet (its timer decided without them)",
+							e.Src, e.Time.Sub(m.LastData).Round(time.Microsecond))
 					}
 				}
 				if quiet < 0 {
@@ -94,6 +99,14 @@ func resendRules() []*Rule {
 				// resend_ticks-1 whole ticks (the first increment can come
 				// at once).
 				need := c.P.Ticks(c.P.ResendTicks-1) - c.P.Jitter
+				if quiet < need && (heardType == wire.TypeGrant || heardType == wire.TypeBusy) {
+					// The GRANT or BUSY that would have reset its count may
+					// not have reached it: its loss leaves no trace but loss
+					// on the path.
+					if ev, ok := c.Net.LostAfterBetween(e.Dst, e.Src); ok {
+						return Downgrade(CauseLossAfter, ev, "RESEND %v after %s, a %v that may have been lost after the capture point", quiet.Round(time.Microsecond), since, heardType)
+					}
+				}
 				if quiet < need {
 					res := Violation("RESEND %v after %s; resend_ticks %d (tick %v) need ≥ %v less jitter %v",
 						quiet.Round(time.Microsecond), since, c.P.ResendTicks, c.P.Tick, c.P.Ticks(c.P.ResendTicks-1), c.P.Jitter).WithSlack(c.P.Jitter)
@@ -106,10 +119,11 @@ func resendRules() []*Rule {
 			}},
 		},
 		{
-			ID: "HOMA-RESEND-002", Level: Should,
-			Statement: "A RESEND is answered by the message's sender with retransmitted DATA, BUSY or RPC_UNKNOWN.",
-			Source:    "HomaModule homa_incoming.c homa_resend_pkt",
-			Capture:   "a RESEND lost after the capture point is never answered, and an answer lost before the capture point (on the answerer's side) is never seen; check captures without loss strictly",
+			ID: "HOMA-RESEND-002", Level: Must,
+			Facts:     []string{"RTX-06", "ID-04", "ABT-01"},
+			Statement: "A RESEND is answered within response_timeout by the message's sender with retransmitted DATA, BUSY or RPC_UNKNOWN, or by its host with ICMP port unreachable (no socket has the port).",
+			Source:    "HomaModule homa_incoming.c homa_resend_pkt (every path sends DATA, BUSY or RPC_UNKNOWN), homa_dispatch_pkts (ICMP for a port without a socket)",
+			Capture:   "inconclusive where the capture shows loss toward the answerer after the capture point or from it before (the RESEND or its answer may be the lost packet)",
 			Property: Within{
 				Trigger: func(c *Ctx, e *Event) (Obligation, bool) {
 					if e.Type() != wire.TypeResend {
@@ -127,13 +141,15 @@ func resendRules() []*Rule {
 								return true
 							}
 							return false
-						}}, true
+						},
+						MatchICMP: unreachableFor(e)}, true
 				},
-				Bound: func(p *Params) time.Duration { return p.ResponseTimeout },
+				Bound: func(p *Params) time.Duration { return p.AnswerBound() },
 			},
 		},
 		{
 			ID: "HOMA-RESEND-003", Level: Must,
+			Facts:     []string{"RTX-06", "RTX-09", "WIRE-05"},
 			Statement: "DATA marked retransmit=1 is sent only after the receiver asked for it with RESEND, or after RPC_UNKNOWN told a client to restart.",
 			Source:    "HomaModule homa_outgoing.c homa_resend_data; homa_incoming.c homa_rpc_unknown_pkt",
 			Property: After{
@@ -170,6 +186,7 @@ func resendRules() []*Rule {
 		},
 		{
 			ID: "HOMA-RESEND-004", Level: Must,
+			Facts:     []string{"RTX-06", "CTRL-02"},
 			Statement: "Retransmitted DATA answering a RESEND uses the priority the RESEND asked for.",
 			Source:    "HomaModule homa_outgoing.c homa_resend_data (RESEND priority)",
 			Profiles:  []string{"linux", "linux-2024"},
@@ -193,27 +210,14 @@ func resendRules() []*Rule {
 		},
 		{
 			ID: "HOMA-RESEND-005", Level: Must,
+			Facts:     []string{"RTX-06"},
 			Statement: "BUSY is sent only in answer to a RESEND for the same RPC.",
 			Source:    "HomaModule homa_incoming.c homa_resend_pkt",
-			Property: After{
-				// Keys name the side that answers: the RESEND's recipient.
-				A: func(c *Ctx, e *Event) (any, bool) {
-					if e.Type() != wire.TypeResend {
-						return nil, false
-					}
-					return toPeer(e), true
-				},
-				B: func(c *Ctx, e *Event) (any, bool) {
-					if e.Type() != wire.TypeBusy {
-						return nil, false
-					}
-					return fromSender(e), true
-				},
-				Missing: "BUSY with no earlier RESEND from the peer for this RPC",
-			},
+			Property:  answersResend(wire.TypeBusy, "BUSY with no earlier RESEND from the peer for this RPC"),
 		},
 		{
 			ID: "HOMA-RESEND-006", Level: Must,
+			Facts:     []string{"RTX-06", "RTX-11", "ABT-01"},
 			Statement: "RPC_UNKNOWN is sent only in answer to a packet (a RESEND, usually) for an RPC the sender does not know.",
 			Source:    "HomaModule homa_incoming.c homa_dispatch_pkts, homa_resend_pkt",
 			Property: After{
@@ -235,6 +239,7 @@ func resendRules() []*Rule {
 		},
 		{
 			ID: "HOMA-RESEND-007", Level: Must,
+			Facts:     []string{"RTX-09"},
 			Statement: "A client told RPC_UNKNOWN while its request is not fully acknowledged by a response retransmits the request from offset 0 with retransmit=1.",
 			Source:    "HomaModule homa_incoming.c homa_rpc_unknown_pkt (client restart)",
 			Capture:   "applies while the client is still sending its request (no response DATA seen)",
@@ -253,11 +258,12 @@ func resendRules() []*Rule {
 							return x.Type() == wire.TypeData && x.FromClient() && KeyOf(x) == k && x.Offset == 0 && x.Retransmit()
 						}}, true
 				},
-				Bound: func(p *Params) time.Duration { return p.ResponseTimeout },
+				Bound: func(p *Params) time.Duration { return p.AnswerBound() },
 			},
 		},
 		{
 			ID: "HOMA-RESEND-008", Level: Must,
+			Facts:     []string{"RTX-02", "RTX-07"},
 			Statement: "An endpoint's timer RESENDs for one RPC come in rounds (one RESEND per gap, in ascending order, in the same tick), and while the peer sends no DATA, GRANT or BUSY its rounds are at least resend_interval timer ticks apart.",
 			Source:    "HomaModule homa_timer.c homa_timer_check_rpc ((silent_ticks - resend_ticks) % resend_interval == 0), homa_incoming.c homa_request_retrans; fault @12a06d7, @35c09b5",
 			Capture:   "rounds may come up to one tick early (jitter covers capture noise); a round within slack after a NEED_ACK is the client's answer to it on main, not a timer round, and a round after the endpoint's own DATA may follow a reset of its count: neither is judged",
@@ -306,6 +312,7 @@ func resendRules() []*Rule {
 		},
 		{
 			ID: "HOMA-RESEND-009", Level: Must,
+			Facts:     []string{"RTX-10"},
 			Statement: "An endpoint sends no RESEND for an RPC after timeout_ticks timer ticks of silence from the peer: the RPC has been aborted.",
 			Source:    "HomaModule homa_timer.c homa_timer_check_rpc (silent_ticks ≥ timeout_ticks: homa_rpc_abort, no packet sent)",
 			Capture:   "silence counts from the peer's latest DATA, GRANT or BUSY, or from the endpoint's own latest DATA, GRANT or buffer-wakeup RESEND (after which the timer may have held its count at 0); slack covers timer-thread delay, but a host whose timer passes take longer than tick (the shared emulated captures: about 1.2 ms) needs tick set to match",
@@ -317,26 +324,7 @@ func resendRules() []*Rule {
 				if r == nil {
 					return Unsure("RESEND for an RPC with no earlier packet in the capture: silence unknown")
 				}
-				start, since := r.First, "the RPC's first packet"
-				later := func(t time.Time, what string) {
-					if t.After(start) {
-						start, since = t, what
-					}
-				}
-				heard := r.HeardFromServer
-				if !e.FromClient() {
-					heard = r.HeardFromClient
-				}
-				later(heard, "the last DATA, GRANT or BUSY from the peer")
-				// A sender with granted bytes not yet sent, and a
-				// receiver that has everything it granted or waits
-				// for buffers, hold silent_ticks at 0.
-				later(r.Msg(e.Packet.Role()).LastData, "its own latest DATA")
-				in := r.Msg(oppositeRole(e.Packet.Role()))
-				if g, ok := in.LastGrant(); ok {
-					later(g.Time, "its own latest GRANT")
-				}
-				later(in.WakeupTime, "its own buffer-wakeup RESEND")
+				start, since := silenceStart(r, e)
 				quiet := e.Time.Sub(start)
 				if quiet < 0 {
 					return Unsure("capture timestamps step backwards (RESEND %v before %s)", (-quiet).Round(time.Microsecond), since)
@@ -350,6 +338,7 @@ func resendRules() []*Rule {
 		},
 		{
 			ID: "HOMA-RESEND-010", Level: Must,
+			Facts:     []string{"WIRE-05", "AMO-01"},
 			Statement: "A sender transmits each byte of a message at most once with retransmit=0: bytes it sends again are marked retransmit=1.",
 			Source:    "HomaModule homa_outgoing.c homa_xmit_data (next_xmit_offset only grows), homa_resend_data (retransmit=1); fault PlatformLab/Homa@0b12835",
 			Capture:   "a capture that records a frame twice (two merged interfaces) shows false duplicates; capture each link once",
@@ -369,6 +358,7 @@ func resendRules() []*Rule {
 		},
 		{
 			ID: "HOMA-RESEND-011", Level: Must,
+			Facts:     []string{"RTX-06", "RTX-08"},
 			Statement: "A sender retransmits only bytes it has already sent: no DATA with retransmit=0 carries bytes that went out before with retransmit=1 while they lay beyond all the message's first transmissions (a sender sends a message's new bytes in offset order).",
 			Source:    "HomaModule homa_incoming.c homa_resend_pkt (retransmits [offset, min(end, tx_end)) since @be5081e), homa_rpc_unknown_pkt (a restart resends [0, tx_end)); fault @c67deb4. Not linux-2024: linux_6.1.38 lost @c67deb4's fix in @b5c39f0 and retransmits bytes a RESEND names before it has sent them, then sends them again (shared capture linux-6.1 c: retransmitted in frames 55-61, sent again in 63-68; also 1041-1043)",
 			Profiles:  []string{"linux", "upstream"},
@@ -387,6 +377,16 @@ func resendRules() []*Rule {
 				return Pass()
 			}},
 		},
+	}
+}
+
+// unreachableFor returns a MatchICMP that is true for an ICMP port
+// unreachable from e's receiver about e's destination port: the host has
+// no socket for it, which answers e (homa_dispatch_pkts).
+func unreachableFor(e *Event) func(c *Ctx, x *Event) bool {
+	to, port := e.Dst, e.Packet.Common().Dport()
+	return func(c *Ctx, x *Event) bool {
+		return x.ICMP.PortUnreachable && x.Src == to && x.ICMP.QDport == port
 	}
 }
 

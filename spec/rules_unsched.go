@@ -8,6 +8,7 @@ func unschedRules() []*Rule {
 	return []*Rule{
 		{
 			ID: "HOMA-UNSCHED-001", Level: Must,
+			Facts:     []string{"UNS-01"},
 			Statement: "Until a GRANT or RESEND for a message has been seen, its sender transmits only bytes below U = min(message_length, unsched_bytes).",
 			Source:    "HomaModule homa_outgoing.c homa_message_out_init, homa_xmit_data; SIGCOMM 2018 §3.2",
 			Profiles:  []string{"linux", "linux-2024"},
@@ -32,6 +33,7 @@ func unschedRules() []*Rule {
 		},
 		{
 			ID: "HOMA-UNSCHED-002", Level: Must,
+			Facts:     []string{"UNS-02"},
 			Statement: "No first-transmission DATA packet straddles U: the unscheduled part ends on a packet boundary and is not rounded up to a full packet.",
 			Source:    "HomaModule homa_outgoing.c homa_message_out_fill",
 			Profiles:  []string{"linux", "linux-2024"},

@@ -13,6 +13,7 @@ func wireRules() []*Rule {
 	return []*Rule{
 		{
 			ID: "HOMA-WIRE-001", Level: Must,
+			Facts:     []string{"WIRE-01"},
 			Statement: "Every Homa packet has a known type (0x10-0x18) and is at least as long as its type's header.",
 			Source:    "HomaModule homa_plumbing.c homa_softirq (per-type minimum lengths); homa_wire.h",
 			Property: Each{Malformed: true, Check: func(c *Ctx, e *Event) Result {
@@ -27,9 +28,13 @@ func wireRules() []*Rule {
 		},
 		{
 			ID: "HOMA-WIRE-002", Level: Must,
+			Facts:     []string{"WIRE-03"},
 			Statement: "A DATA packet carries at least one byte, its bytes lie inside the message, and message_length is between 1 and 1,000,000.",
 			Source:    "HomaModule homa_outgoing.c homa_message_out_fill; homa_incoming.c homa_add_packet",
 			Property: Each{Types: []wire.PacketType{wire.TypeData}, Check: func(c *Ctx, e *Event) Result {
+				if !malformedData(c.P, e) {
+					return Pass()
+				}
 				ml := e.Packet.Data().MessageLength()
 				switch {
 				case ml == 0 || ml > c.P.MaxMessageLength:
@@ -44,6 +49,7 @@ func wireRules() []*Rule {
 		},
 		{
 			ID: "HOMA-WIRE-003", Level: Must,
+			Facts:     []string{"WIRE-02"},
 			Statement: "All DATA packets of one message carry the same message_length.",
 			Source:    "HomaModule homa_outgoing.c homa_tx_data_pkt_alloc, homa_resend_data (header copied)",
 			Property: Each{Types: []wire.PacketType{wire.TypeData}, Check: func(c *Ctx, e *Event) Result {
@@ -60,6 +66,7 @@ func wireRules() []*Rule {
 		},
 		{
 			ID: "HOMA-WIRE-004", Level: Must,
+			Facts:     []string{"WIRE-04"},
 			Statement: "Every packet carries flags 0x06 and urgent 0xB97D (the TCP-imitation marks).",
 			Source:    "HomaModule homa_hijack.h homa_hijack_set_hdr (applied on every transmit path)",
 			Profiles:  []string{"linux", "linux-2024"},
@@ -73,6 +80,7 @@ func wireRules() []*Rule {
 		},
 		{
 			ID: "HOMA-WIRE-005", Level: Must,
+			Facts:     []string{"WIRE-04"},
 			Statement: "Control packets carry doff 5 (byte 0x50) so that TSO and TCP-hijacked paths see a sane TCP header.",
 			Source:    "HomaModule homa_outgoing.c __homa_xmit_control (commit 82b6b88)",
 			Profiles:  []string{"linux"},
@@ -88,6 +96,7 @@ func wireRules() []*Rule {
 		},
 		{
 			ID: "HOMA-WIRE-006", Level: Must,
+			Facts:     []string{"WIRE-05"},
 			Statement: "Retransmitted DATA (retransmit=1) carries its true offset in seg.offset, never the 0xFFFFFFFF sentinel.",
 			Source:    "HomaModule homa_outgoing.c homa_resend_data",
 			Profiles:  []string{"linux", "linux-2024"},
@@ -104,6 +113,7 @@ func wireRules() []*Rule {
 		},
 		{
 			ID: "HOMA-WIRE-007", Level: Must,
+			Facts:     []string{"WIRE-06"},
 			Statement: "In first transmissions, the DATA incoming field equals the message's unscheduled bytes U = min(message_length, unsched_bytes) in every packet.",
 			Source:    "HomaModule homa_outgoing.c homa_tx_data_pkt_alloc",
 			Profiles:  []string{"linux", "linux-2024"},
@@ -120,6 +130,7 @@ func wireRules() []*Rule {
 		},
 		{
 			ID: "HOMA-WIRE-008", Level: Must,
+			Facts:     []string{"WIRE-01", "ACK-03"},
 			Statement: "An ACK packet lists at most 5 acks (num_acks ≤ HOMA_MAX_ACKS_PER_PKT).",
 			Source:    "HomaModule homa_wire.h homa_ack_hdr; homa_incoming.c homa_ack_pkt",
 			Property: AtMost{Types: []wire.PacketType{wire.TypeAck}, Measure: func(c *Ctx, e *Event) (int64, int64, string, bool) {
@@ -138,3 +149,127 @@ func msgName(fromClient bool) string {
 }
 
 var _ = fmt.Sprintf
+
+// wireRules2: header fields the first wire rules leave open (HomaModule
+// homa_wire.h, homa_outgoing.c).
+func wireRules2() []*Rule {
+	data := []wire.PacketType{wire.TypeData}
+	return []*Rule{
+		{
+			ID: "HOMA-WIRE-009", Level: Must,
+			Facts:     []string{"WIRE-04"},
+			Statement: "Header bytes HomaModule leaves unused are 0: the 3 ack bytes and window of every packet, sequence in every control packet, the DATA pad bytes; upstream also flags and urgent (reserved).",
+			Source:    "HomaModule homa_outgoing.c homa_xmit_control, homa_xmit_unknown and homa_need_ack_pkt (memset of the header), homa_tx_data_pkt_alloc (memset of the DATA header); homa_wire.h reserved1/reserved2 (upstream)",
+			Profiles:  []string{"linux", "upstream"},
+			Property: Each{Check: func(c *Ctx, e *Event) Result {
+				cm := e.Packet.Common()
+				if a := cm.AckBytes(); a != [3]byte{} {
+					return Violation("ack bytes %02x%02x%02x, want 0", a[0], a[1], a[2])
+				}
+				if w := cm.Window(); w != 0 {
+					return Violation("window 0x%04x, want 0", w)
+				}
+				if e.Type() != wire.TypeData && cm.Sequence() != 0 && e.Type() != wire.TypeFreeze {
+					return Violation("%s with sequence %d, want 0", e.Type(), cm.Sequence())
+				}
+				if e.Type() == wire.TypeData && e.Segment == 0 {
+					if b := e.Packet.Bytes(); len(b) >= 52 && (b[49] != 0 || b[50] != 0 || b[51] != 0) {
+						return Violation("DATA pad bytes %02x%02x%02x, want 0", b[49], b[50], b[51])
+					}
+				}
+				if c.P.Wire == wire.VersionUpstream && (cm.Flags() != 0 || cm.Urgent() != 0) {
+					return Violation("reserved1 0x%02x reserved2 0x%04x, want 0 (upstream has no TCP-imitation marks)", cm.Flags(), cm.Urgent())
+				}
+				return Pass()
+			}},
+		},
+		{
+			ID: "HOMA-WIRE-010", Level: Must,
+			Facts:     []string{"WIRE-05"},
+			Statement: "DATA carries its offset where its framing says: doff 0xE0 (one segment) or 0xD0 (a GSO segment, not hijacked); a fresh one-segment packet has seg.offset 0xFFFFFFFF and the offset in sequence (hijacked: every segment), a GSO segment the true offset in seg.offset and its batch's first offset (at most its own) in sequence, a retransmission seg.offset = sequence; upstream always the true seg.offset.",
+			Source:    "HomaModule homa_outgoing.c homa_tx_data_pkt_alloc (seg.offset -1, or the offset with doff 13 when segs > 1 and not hijacked), homa_resend_data (sequence = seg.offset = offset); homa_offload.c homa_gro_receive",
+			Property: Each{Types: data, Check: func(c *Ctx, e *Event) Result {
+				if e.Segment > 0 {
+					return Skip // one header per frame
+				}
+				d := e.Packet.Data()
+				cm := d.Common()
+				doff, seg, seq := cm.Doff(), d.SegOffset(), cm.Sequence()
+				if c.P.Wire == wire.VersionUpstream {
+					if seg == wire.SegOffsetInSequence {
+						return Violation("upstream DATA with seg.offset 0xFFFFFFFF (upstream always writes the offset)")
+					}
+					return Pass()
+				}
+				switch {
+				case doff != wire.DoffData && doff != wire.DoffGSO:
+					return Violation("DATA doff byte 0x%02x, want 0xe0 or 0xd0", doff)
+				case d.Retransmit() != 0:
+					if seg != seq {
+						return Violation("retransmitted DATA with seg.offset %d and sequence %d, want both the offset", seg, seq)
+					}
+				case doff == wire.DoffGSO:
+					switch {
+					case e.Hijacked:
+						return Violation("hijacked DATA with doff 0xd0 (hijacked segments repeat the whole 56-byte header)")
+					case seg == wire.SegOffsetInSequence:
+						return Violation("GSO-segment DATA (doff 0xd0) with seg.offset 0xFFFFFFFF, want the true offset")
+					case seq > seg:
+						return Violation("GSO-segment DATA at offset %d whose sequence %d lies beyond it (want its batch's first offset)", seg, seq)
+					}
+				case seg != wire.SegOffsetInSequence:
+					return Violation("first-transmission DATA with doff 0xe0 and seg.offset %d: a fresh one-segment packet carries 0xFFFFFFFF (offset %d in sequence)", seg, seq)
+				}
+				return Pass()
+			}},
+		},
+		{
+			ID: "HOMA-WIRE-011", Level: Must,
+			Facts:     []string{"WIRE-02"},
+			Statement: "All packets of one RPC travel between the same two ports: a client never has two live RPCs with one id to one server (ids are host-wide).",
+			Source:    "HomaModule homa_rpc.c homa_rpc_alloc_client (next_outgoing_id, one counter per host), homa_outgoing.c homa_tx_data_pkt_alloc and homa_xmit_control (ports from the RPC)",
+			Capture:   "judged while the RPC is live (not acknowledged, no RPC_UNKNOWN); a host whose Homa module restarted reuses ids",
+			Property: Each{Check: func(c *Ctx, e *Event) Result {
+				r := c.T.Lookup(e)
+				if r == nil || r.Acked || r.Unknown || e.Type() == wire.TypeFreeze {
+					return Skip
+				}
+				if e.Type() == wire.TypeAck {
+					return Skip // an overflow ACK may name an RPC of another server port
+				}
+				if !sameSockets(r, e) {
+					sp, dp := e.Packet.Common().Sport(), e.Packet.Common().Dport()
+					return Violation("%s of RPC %d between ports %d and %d, but the RPC's earlier packets (frame %d) used client port %d and server port %d",
+						e.Type(), r.Key.ClientID, sp, dp, r.FirstFrame, r.ClientPort, r.ServerPort).With(r.FirstFrame)
+				}
+				return Pass()
+			}},
+		},
+		{
+			ID: "HOMA-WIRE-012", Level: Should,
+			Statement: "The IPv4 TOS byte or IPv6 traffic class carries only the priority: the bits below it (lower DSCP bits and ECN) are 0.",
+			Source:    "HomaModule homa_outgoing.c __homa_xmit_control, __homa_xmit_data (tos = priority_map[p] << 5; IPv6 <<4 before 548056f)",
+			Profiles:  []string{"linux", "linux-2024"},
+			Capture:   "a router that re-marks DSCP or sets ECN between the sender and the capture point changes these bits",
+			Property: Each{Check: func(c *Ctx, e *Event) Result {
+				if e.PrioShift == 0 {
+					return Skip
+				}
+				if low := e.TOS & (1<<e.PrioShift - 1); low != 0 {
+					return Violation("TOS/traffic class 0x%02x has bits 0x%02x set below the priority (shift %d)", e.TOS, low, e.PrioShift)
+				}
+				return Pass()
+			}},
+		},
+	}
+}
+
+// malformedData reports whether DATA event e breaks HOMA-WIRE-002: no
+// bytes, bytes past message_length, or a message_length outside
+// 1..max_message_length. A receiver may drop such a packet before it looks
+// at anything else (the reference does; HomaModule's homa_add_packet drops
+// it after the cutoff check), so no answer to it is owed.
+func malformedData(p *Params, e *Event) bool {
+	ml := e.Packet.Data().MessageLength()
+	return ml == 0 || ml > p.MaxMessageLength || e.Length == 0 || uint64(e.Offset)+uint64(e.Length) > uint64(ml)
+}

@@ -21,8 +21,12 @@ type RPCKey struct {
 // GrantSeen is one GRANT observed for a message.
 type GrantSeen struct {
 	Time     time.Time
+	Frame    int
 	Priority uint8
 	Offset   uint32
+	// HBefore is the sender's horizon as far as the capture shows just
+	// before this GRANT: max(U, earlier GRANT offsets, RESEND ends).
+	HBefore uint32
 }
 
 // Message is what an observer knows about one message (request or
@@ -30,8 +34,11 @@ type GrantSeen struct {
 type Message struct {
 	// Length is message_length from the first DATA seen (0: none seen).
 	Length uint32
-	// Incoming is the incoming field of the first first-transmission DATA.
-	Incoming uint32
+	// Incoming is the incoming field of the first first-transmission DATA;
+	// MaxIncoming the largest incoming of any DATA (a receiver starts its
+	// granted offset from the first packet it gets, which may be a
+	// retransmission carrying a larger one: homa_message_in_init).
+	Incoming, MaxIncoming uint32
 	// Seen holds the distinct byte ranges observed in DATA.
 	Seen byteranges.Set
 	// SentEnd is the highest end of a first transmission (retransmit=0).
@@ -61,8 +68,22 @@ type Message struct {
 	GrantTime     time.Time
 	GrantFrame    int
 	GrantedBefore uint32
+	// TriggerUsed is the index (see Trace.triggers) of the grant-triggering
+	// packet the latest non-FIFO GRANT of this message was matched with:
+	// the next one needs a later packet (0: none yet).
+	TriggerUsed int
 	// RecentGrants are the latest GRANTs (at most 8), oldest first.
 	RecentGrants []GrantSeen
+	// recvLog samples the bytes seen over the last slack (ReceivedBy).
+	recvLog []recvSample
+	// GrantLog holds the GRANTs from the latest one the sender is known to
+	// have received (when Known is set, GrantLog[0]) to the latest, oldest
+	// first. The sender is known to have received a GRANT (or a later one)
+	// once it sent a first transmission that no earlier GRANT or RESEND
+	// could have authorised (see Trace.Apply); GRANTs lost between the
+	// capture point and the sender leave it unknown.
+	GrantLog []GrantSeen
+	Known    bool
 	// ResendEnd is the highest end of a RESEND range seen (RTX-08 raises
 	// the sender's horizon); ResendAll is set by a RESEND of length -1.
 	ResendEnd uint32
@@ -73,6 +94,9 @@ type Message struct {
 	RetxBytes uint64
 	// LastResendPriority is the priority field of the latest RESEND.
 	LastResendPriority uint8
+	// LastResend is the latest RESEND for the message, with the message's
+	// SentEnd when it was seen.
+	LastResend ResendSeen
 	// RoundStart and RoundFrame are the time and frame of the first RESEND
 	// of the latest timer RESEND round for the message (homa_request_retrans
 	// sends one RESEND per gap, in ascending order, in one timer pass);
@@ -97,6 +121,35 @@ type Message struct {
 	Priorities uint16
 }
 
+// noteGrantUse updates GrantLog with first transmission e of the message:
+// a segment starting at or past H + (skb data − one segment), where H is
+// the horizon before GRANT g and the RESENDs seen so far, cannot come from
+// an skb that an earlier authorisation allowed (homa_xmit_data sends whole
+// skbs that start below the horizon), so the sender had received g or a
+// later GRANT.
+func (m *Message) noteGrantUse(p *Params, e *Event) {
+	reach := skbData(p.MaxGSOSize, e.Src.Is6() && !e.Src.Is4In6()) - segData(e)
+	for i := len(m.GrantLog) - 1; i >= 0; i-- {
+		g := m.GrantLog[i]
+		if i == 0 && m.Known {
+			return
+		}
+		if uint64(e.Offset) >= uint64(max(g.HBefore, m.ResendEnd))+uint64(reach) {
+			m.GrantLog = append(m.GrantLog[:0], m.GrantLog[i:]...)
+			m.Known = true
+			return
+		}
+	}
+}
+
+// segData is one full segment's data bytes for e's address family.
+func segData(e *Event) uint32 {
+	if e.Src.Is6() && !e.Src.Is4In6() {
+		return wire.MaxSegDataIPv6
+	}
+	return wire.MaxSegDataIPv4
+}
+
 // LastGrant returns the latest GRANT seen for the message, if any.
 func (m *Message) LastGrant() (GrantSeen, bool) {
 	if len(m.RecentGrants) == 0 {
@@ -108,6 +161,39 @@ func (m *Message) LastGrant() (GrantSeen, bool) {
 // Received returns the number of distinct bytes seen.
 func (m *Message) Received() uint32 { return m.Seen.Total() }
 
+// recvSample is how many bytes of a message the capture had seen at a
+// time.
+type recvSample struct {
+	t time.Time
+	n uint32
+}
+
+// noteReceived records that n bytes had been seen at t, keeping the
+// samples ReceivedBy needs for times down to keep before t.
+func (m *Message) noteReceived(t time.Time, n uint32, keep time.Duration) {
+	m.recvLog = append(m.recvLog, recvSample{t, n})
+	cut := t.Add(-keep)
+	i := 0
+	for i+1 < len(m.recvLog) && !m.recvLog[i+1].t.After(cut) {
+		i++
+	}
+	m.recvLog = m.recvLog[i:]
+}
+
+// ReceivedBy returns how many of the message's bytes the capture had seen
+// by time t (t at most slack before the latest DATA; earlier times get
+// the oldest sample kept, or 0).
+func (m *Message) ReceivedBy(t time.Time) uint32 {
+	var n uint32
+	for _, s := range m.recvLog {
+		if s.t.After(t) {
+			break
+		}
+		n = s.n
+	}
+	return n
+}
+
 // Horizon returns the sender's grant horizon as far as the capture shows:
 // max(U, highest GRANT offset, highest RESEND end), capped at the length.
 func (m *Message) Horizon(p *Params) uint32 {
@@ -116,6 +202,15 @@ func (m *Message) Horizon(p *Params) uint32 {
 		h = min(h, m.Length)
 	}
 	return h
+}
+
+// ResendSeen is one RESEND observed for a message.
+type ResendSeen struct {
+	Seen
+	Offset, Length uint32
+	// SentEnd is the message's SentEnd when the RESEND was seen: its
+	// sender had transmitted at least that much when it got the RESEND.
+	SentEnd uint32
 }
 
 // RPC is what an observer knows about one RPC.
@@ -135,19 +230,28 @@ type RPC struct {
 	// GRANT or BUSY each side sent: the packets that reset the other side's
 	// silent_ticks (HomaModule homa_timer.c).
 	HeardFromClient, HeardFromServer time.Time
+	// HeardTypeFromClient/Server are those packets' types.
+	HeardTypeFromClient, HeardTypeFromServer wire.PacketType
 	// LastResendFromClient/Server are the times of each side's latest RESEND.
 	LastResendFromClient, LastResendFromServer time.Time
-	// Unknown is set when either side answered RPC_UNKNOWN, at UnknownTime.
-	Unknown     bool
-	UnknownTime time.Time
+	// Unknown is set when either side answered RPC_UNKNOWN, at UnknownTime;
+	// UnknownFromClient when the latest came from the client.
+	Unknown           bool
+	UnknownTime       time.Time
+	UnknownFromClient bool
 	// Acked is set when the client acknowledged the RPC (ACK header, ACK
 	// entry or piggy-backed DATA ack), at AckTime in frame AckFrame.
 	Acked    bool
 	AckTime  time.Time
 	AckFrame int
-	// NeedAcks counts NEED_ACK packets; NeedAckTime is the latest one's time.
-	NeedAcks    int
-	NeedAckTime time.Time
+	// NeedAcks counts NEED_ACK packets; NeedAckTime is the latest one's
+	// time, NeedAckFirst the first one's.
+	NeedAcks     int
+	NeedAckTime  time.Time
+	NeedAckFirst time.Time
+	// AckPkts counts the ACK packets naming the RPC in their header that
+	// answer a NEED_ACK (fewer than max_acks_per_pkt acks).
+	AckPkts int
 }
 
 // Msg returns the message sent by side role.
@@ -188,12 +292,73 @@ type Trace struct {
 	// granting[R] holds the incomplete messages R has granted.
 	granting map[netip.Addr]map[*Message]*RPC
 	applied  int
+	// unreachable[{H, P}] is the latest ICMP port unreachable host H sent
+	// about its port P.
+	unreachable map[HostPort]Unreachable
+	// ackedMax[C] is the largest client id of host C acknowledged so far.
+	ackedMax map[netip.Addr]ackedID
+	// longIn[R] holds the messages longer than unsched_bytes sent to R
+	// that were incomplete when last seen (R's grantable messages, as far
+	// as the capture shows).
+	longIn map[netip.Addr]map[*Message]*RPC
+	// triggers[R] are the recent packets to R of an RPC whose message to
+	// R was longer than unsched_bytes and incomplete before it: packets
+	// whose processing runs R's grant decision (homa_dispatch_pkts calls
+	// homa_grant_check_rpc for a grantable RPC).
+	triggers map[netip.Addr]*triggerLog
+	// sameSender[{R, S}] are the last two distinct messages from S that R
+	// sent a non-FIFO GRANT for, latest first.
+	sameSender map[hostPair][2]*Message
+	// lastSRPT[R] is R's latest non-FIFO GRANT.
+	lastSRPT map[netip.Addr]Seen
+	// dataVer[{S, R}][v] is the latest DATA from S to R with
+	// cutoff_version v.
+	dataVer map[hostPair]map[uint16]Seen
+	// verCount[{S, R}][v] counts the DATA packets from S to R with
+	// cutoff_version v; cutoffsPaid[{R, S}] the CUTOFFS from R to S each
+	// of which one of them paid for (HOMA-CUTOFF-003).
+	verCount    map[hostPair]map[uint16]int
+	cutoffsPaid map[hostPair]int
+	// verPrio[{S, R}][{v, p}] is the first DATA from S to R with
+	// cutoff_version v at priority p.
+	verPrio map[hostPair]map[[2]uint16]Seen
+}
+
+// Seen is a moment of the capture: a time and a frame.
+type Seen struct {
+	Time  time.Time
+	Frame int
+}
+
+type ackedID struct {
+	id    uint64
+	time  time.Time
+	frame int
+}
+
+// HostPort is a host address and a Homa port.
+type HostPort struct {
+	Addr netip.Addr
+	Port uint16
+}
+
+// Unreachable is an ICMP port unreachable seen in the capture: the host
+// that sent it said it has no socket for the quoted port.
+type Unreachable struct {
+	Time  time.Time
+	Frame int
+	// To is the host the ICMP message went to (the quoted packet's sender).
+	To netip.Addr
+	// SenderID is the quoted packet's sender_id (0 if the quote is short).
+	SenderID uint64
 }
 
 // NewTrace returns an empty trace judged against p.
 func NewTrace(p *Params) *Trace {
 	return &Trace{P: p, rpcs: map[RPCKey]*RPC{}, cutoffs: map[hostPair]*CutoffsState{}, versions: map[hostPair][]CutoffsState{},
-		granting: map[netip.Addr]map[*Message]*RPC{}}
+		granting: map[netip.Addr]map[*Message]*RPC{}, unreachable: map[HostPort]Unreachable{}, ackedMax: map[netip.Addr]ackedID{},
+		longIn: map[netip.Addr]map[*Message]*RPC{}, triggers: map[netip.Addr]*triggerLog{}, sameSender: map[hostPair][2]*Message{}, lastSRPT: map[netip.Addr]Seen{}, dataVer: map[hostPair]map[uint16]Seen{},
+		verCount: map[hostPair]map[uint16]int{}, cutoffsPaid: map[hostPair]int{}, verPrio: map[hostPair]map[[2]uint16]Seen{}}
 }
 
 // KeyOf returns the RPC key of e (from sender_id's role bit and addresses).
@@ -246,6 +411,85 @@ func (t *Trace) Granting(r netip.Addr) []*Message {
 	return out
 }
 
+// trackLong keeps the longIn index of message m (sent to host to): a
+// message longer than unsched_bytes stays in it until it is complete for
+// longer than slack (see Grantable).
+func (t *Trace) trackLong(to netip.Addr, m *Message, r *RPC) {
+	if m.Length <= t.P.UnschedBytes {
+		return
+	}
+	set := t.longIn[to]
+	if set == nil {
+		set = map[*Message]*RPC{}
+		t.longIn[to] = set
+	}
+	set[m] = r
+}
+
+// triggerLog counts a host's grant-triggering packets; the n-th has index
+// n (from 1).
+type triggerLog struct {
+	n int
+}
+
+// add counts one more trigger.
+func (l *triggerLog) add() { l.n++ }
+
+// grantTrigger returns the packet that can pay for a non-FIFO GRANT of
+// message m that host r sends now: the grant-triggering packet to r right
+// after the one m's previous GRANT used. A receiver processes packets in
+// order and each run of its grant decision grants a message at most once,
+// however far behind its link it runs (emulated hosts lag tens of
+// milliseconds), so the GRANTs of a message can be matched, in order, to
+// distinct earlier packets. ok is false when none is left.
+// firstDataWith returns the first DATA from s to r carrying cutoff
+// version v at priority p (ok false: none yet).
+func (t *Trace) firstDataWith(s, r netip.Addr, v uint16, p uint8) (Seen, bool) {
+	x, ok := t.verPrio[hostPair{s, r}][[2]uint16{v, uint16(p)}]
+	return x, ok
+}
+
+// unpaidStale returns how many DATA packets from peer to h carried a
+// cutoff_version other than v and have not yet paid for a CUTOFFS from h
+// to peer.
+func (t *Trace) unpaidStale(h, peer netip.Addr, v uint16) int {
+	n := 0
+	for ver, k := range t.verCount[hostPair{peer, h}] {
+		if ver != v {
+			n += k
+		}
+	}
+	return n - t.cutoffsPaid[hostPair{h, peer}]
+}
+
+func (t *Trace) grantTrigger(r netip.Addr, m *Message) (int, bool) {
+	l := t.triggers[r]
+	if l == nil || m.TriggerUsed >= l.n {
+		return 0, false
+	}
+	return m.TriggerUsed + 1, true
+}
+
+// Grantable returns how many messages longer than unsched_bytes host h
+// may be granting at time now, as far as the capture shows: those
+// incomplete when last seen (even if RPC_UNKNOWN or an ack ended them: a
+// restart may have brought them back), plus
+// those completed less than slack before now (their last bytes may still
+// be on their way to h). Messages silent for long (h may have aborted
+// them) count too: the number errs high.
+func (t *Trace) Grantable(h netip.Addr, now time.Time) int {
+	n := 0
+	for m := range t.longIn[h] {
+		switch {
+		case m.Complete && now.Sub(m.CompleteTime) > t.P.Slack:
+			delete(t.longIn[h], m)
+		default:
+			n++
+		}
+	}
+	return n
+}
+
 // trackIncoming keeps the granting index of message m (sent
 // to host to) up to date.
 func (t *Trace) trackIncoming(to netip.Addr, m *Message, r *RPC) {
@@ -260,9 +504,26 @@ func (t *Trace) trackIncoming(to netip.Addr, m *Message, r *RPC) {
 	}
 }
 
+// PortUnreachable returns the latest ICMP port unreachable host h sent
+// about its port, if any.
+func (t *Trace) PortUnreachable(h netip.Addr, port uint16) (Unreachable, bool) {
+	u, ok := t.unreachable[HostPort{h, port}]
+	return u, ok
+}
+
 // Apply updates the trace with e. Rules see the trace before Apply.
 func (t *Trace) Apply(e *Event) {
 	t.Now = e.Time
+	if e.ICMP != nil {
+		if e.ICMP.PortUnreachable {
+			u := Unreachable{Time: e.Time, Frame: e.Frame, To: e.Dst}
+			if e.ICMP.HasID {
+				u.SenderID = e.ICMP.QSenderID
+			}
+			t.unreachable[HostPort{e.Src, e.ICMP.QDport}] = u
+		}
+		return
+	}
 	if e.Err != nil {
 		return
 	}
@@ -274,12 +535,27 @@ func (t *Trace) Apply(e *Event) {
 		k := hostPair{e.Dst, e.Src}
 		t.cutoffs[k] = &st
 		t.versions[k] = append(t.versions[k], st)
+		if t.unpaidStale(e.Src, e.Dst, st.Version) > 0 {
+			t.cutoffsPaid[hostPair{e.Src, e.Dst}]++
+		}
 	}
 	if typ == wire.TypeFreeze {
 		return
 	}
 	k := KeyOf(e)
 	r := t.rpcs[k]
+	if r != nil && r.Acked && typ == wire.TypeData && e.FromClient() && p.Data().Retransmit() == 0 && e.Offset == 0 &&
+		e.Time.Sub(r.AckTime) > t.P.ResponseTimeout {
+		// A new request with the id of an RPC acknowledged long ago: the
+		// client reused the id (HOMA-ID-004 judges that); track it as a
+		// new RPC.
+		if t.keepDone {
+			t.done = append(t.done, r)
+		}
+		delete(t.granting[k.Server], &r.Request)
+		delete(t.longIn[k.Server], &r.Request)
+		r = nil
+	}
 	if r == nil {
 		if typ == wire.TypeAck && e.FromClient() {
 			// An ACK for RPCs the capture never saw creates no RPC: it
@@ -307,11 +583,23 @@ func (t *Trace) Apply(e *Event) {
 	if segmentCounts(e) {
 		r.Packets[typ-wire.MinType]++
 	}
+	// The packet's receiver gets the message its sender's side sends.
+	if in := r.Msg(e.Packet.Role()); in.Length > t.P.UnschedBytes && !in.Complete ||
+		in.Length == 0 && typ == wire.TypeData && e.Packet.Data().MessageLength() > t.P.UnschedBytes {
+		if segmentCounts(e) {
+			tl := t.triggers[e.Dst]
+			if tl == nil {
+				tl = &triggerLog{}
+				t.triggers[e.Dst] = tl
+			}
+			tl.add()
+		}
+	}
 	heard := func() {
 		if e.FromClient() {
-			r.HeardFromClient = e.Time
+			r.HeardFromClient, r.HeardTypeFromClient = e.Time, typ
 		} else {
-			r.HeardFromServer = e.Time
+			r.HeardFromServer, r.HeardTypeFromServer = e.Time, typ
 		}
 	}
 	switch typ {
@@ -319,6 +607,29 @@ func (t *Trace) Apply(e *Event) {
 		heard()
 		m := r.Msg(p.Role())
 		d := p.Data()
+		dv := t.dataVer[hostPair{e.Src, e.Dst}]
+		if dv == nil {
+			dv = map[uint16]Seen{}
+			t.dataVer[hostPair{e.Src, e.Dst}] = dv
+		}
+		dv[d.CutoffVersion()] = Seen{e.Time, e.Frame}
+		vc := t.verCount[hostPair{e.Src, e.Dst}]
+		if vc == nil {
+			vc = map[uint16]int{}
+			t.verCount[hostPair{e.Src, e.Dst}] = vc
+		}
+		vc[d.CutoffVersion()]++
+		vp := t.verPrio[hostPair{e.Src, e.Dst}]
+		if vp == nil {
+			vp = map[[2]uint16]Seen{}
+			t.verPrio[hostPair{e.Src, e.Dst}] = vp
+		}
+		if k := [2]uint16{d.CutoffVersion(), uint16(e.Priority)}; vp[k].Time.IsZero() {
+			vp[k] = Seen{e.Time, e.Frame}
+		}
+		if d.Incoming() > m.MaxIncoming {
+			m.MaxIncoming = d.Incoming()
+		}
 		if m.Length == 0 {
 			m.Length = d.MessageLength()
 			m.FirstData = e.Time
@@ -332,11 +643,16 @@ func (t *Trace) Apply(e *Event) {
 		if m.Length > 0 && end > m.Length {
 			end = m.Length
 		}
+		before := m.Seen.Total()
 		m.Seen.Add(e.Offset, end)
+		if n := m.Seen.Total(); n != before {
+			m.noteReceived(e.Time, n, t.P.Slack)
+		}
 		if d.Retransmit() != 0 {
 			m.RetxBytes += uint64(e.Length)
 			m.ResentAhead.Add(max(e.Offset, m.SentEnd), end)
 		} else {
+			m.noteGrantUse(t.P, e)
 			m.FirstSent.Add(e.Offset, end)
 			if e.End() > m.SentEnd {
 				m.SentEnd = e.End()
@@ -349,6 +665,7 @@ func (t *Trace) Apply(e *Event) {
 			m.Complete, m.CompleteTime, m.CompleteFrame = true, e.Time, e.Frame
 		}
 		t.trackIncoming(e.Dst, m, r)
+		t.trackLong(e.Dst, m, r)
 		// Any DATA, request or response, carries the sender host's
 		// pending acks for RPCs it was the client of (homa_outgoing.c
 		// homa_tx_data_pkt_alloc; homa_data_pkt processes them).
@@ -365,12 +682,24 @@ func (t *Trace) Apply(e *Event) {
 			copy(m.RecentGrants, m.RecentGrants[1:])
 			m.RecentGrants = m.RecentGrants[:7]
 		}
-		m.RecentGrants = append(m.RecentGrants, GrantSeen{Time: e.Time, Priority: g.Priority(), Offset: g.Offset()})
+		gs := GrantSeen{Time: e.Time, Frame: e.Frame, Priority: g.Priority(), Offset: g.Offset(), HBefore: m.Horizon(t.P)}
+		m.RecentGrants = append(m.RecentGrants, gs)
+		m.GrantLog = append(m.GrantLog, gs)
 		if before := max(t.P.Unsched(m.Length), m.Granted); g.Offset() > before {
 			m.GrantTime, m.GrantFrame, m.GrantedBefore = e.Time, e.Frame, before
 		}
 		m.Granted = max(m.Granted, g.Offset())
 		t.trackIncoming(e.Src, m, r)
+		if !isFIFOGrant(t.P, g.Priority()) {
+			if i, ok := t.grantTrigger(e.Src, m); ok {
+				m.TriggerUsed = i
+			}
+			t.lastSRPT[e.Src] = Seen{e.Time, e.Frame}
+			k := hostPair{e.Src, e.Dst}
+			if ss := t.sameSender[k]; ss[0] != m {
+				t.sameSender[k] = [2]*Message{m, ss[0]}
+			}
+		}
 	case wire.TypeBusy:
 		heard()
 	case wire.TypeResend:
@@ -378,6 +707,7 @@ func (t *Trace) Apply(e *Event) {
 		rs := p.Resend()
 		m.Resends++
 		m.LastResendPriority = rs.Priority()
+		m.LastResend = ResendSeen{Seen: Seen{e.Time, e.Frame}, Offset: rs.Offset(), Length: rs.Length(), SentEnd: m.SentEnd}
 		if rs.IsResendAll() {
 			m.ResendAll = true
 		} else if end := uint64(rs.Offset()) + uint64(rs.Length()); end > uint64(m.ResendEnd) {
@@ -398,20 +728,27 @@ func (t *Trace) Apply(e *Event) {
 			m.RoundStart, m.RoundFrame, m.RoundOffset, m.RoundAll = e.Time, e.Frame, rs.Offset(), rs.IsResendAll()
 		}
 	case wire.TypeRPCUnknown:
-		r.Unknown, r.UnknownTime = true, e.Time
+		r.Unknown, r.UnknownTime, r.UnknownFromClient = true, e.Time, e.FromClient()
 		r.newIncarnation()
 		if e.FromClient() {
 			// The client does not know the RPC: the server discards it
 			// (homa_rpc_unknown_pkt), so its request no longer occupies a
 			// grant slot at the server.
 			delete(t.granting[k.Server], &r.Request)
+			delete(t.longIn[k.Server], &r.Request)
 		}
 	case wire.TypeNeedAck:
+		if r.NeedAcks == 0 {
+			r.NeedAckFirst = e.Time
+		}
 		r.NeedAcks++
 		r.NeedAckTime = e.Time
 	case wire.TypeAck:
 		t.ack(k, e)
 		a := p.Ack()
+		if int(a.NumAcks()) < t.P.MaxAcksPerPkt {
+			r.AckPkts++ // an answer to a NEED_ACK (HOMA-ACK-007)
+		}
 		for i := range a.ValidAcks() {
 			en := a.Entry(i)
 			t.ack(RPCKey{Client: e.Src, Server: e.Dst, ClientID: en.ClientID}, e)
@@ -424,6 +761,9 @@ func (t *Trace) Apply(e *Event) {
 }
 
 func (t *Trace) ack(k RPCKey, e *Event) {
+	if a := t.ackedMax[k.Client]; k.ClientID > a.id {
+		t.ackedMax[k.Client] = ackedID{k.ClientID, e.Time, e.Frame}
+	}
 	r := t.rpcs[k]
 	if r == nil || r.Acked {
 		return
@@ -506,6 +846,8 @@ func (t *Trace) evict() {
 			delete(t.rpcs, k)
 			delete(t.granting[k.Server], &r.Request)
 			delete(t.granting[k.Client], &r.Response)
+			delete(t.longIn[k.Server], &r.Request)
+			delete(t.longIn[k.Client], &r.Response)
 			if t.keepDone {
 				t.done = append(t.done, r)
 			}

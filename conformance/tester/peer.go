@@ -27,6 +27,10 @@ type Packet struct {
 	Pkt wire.Packet
 	// Err is the decode error for a malformed packet.
 	Err error
+	// Note, for a packet the Peer sent on purpose against the protocol
+	// (SendDeliberate, SendRaw), says what it breaks; captures carry it as
+	// the packet's comment, after DeliberatePrefix.
+	Note string
 	// consumed is set once an Expect returned the packet.
 	consumed bool
 }
@@ -92,17 +96,37 @@ func (p *Peer) receive(src netip.Addr, prio uint8, pkt []byte) {
 // and sends it to dst at priority prio. Errors: encoding errors from
 // spec/wire and the transport's send error.
 func (p *Peer) Send(dst netip.Addr, prio uint8, f wire.Fields) error {
+	return p.SendDeliberate(dst, prio, f, "")
+}
+
+// SendDeliberate is Send for a packet that breaks the protocol on purpose
+// (an early RESEND, a packet for an RPC that never existed ...): why says
+// what it breaks, and the capture marks the packet with it, so that
+// homatest check charges its findings to the tester. why "" is Send.
+func (p *Peer) SendDeliberate(dst netip.Addr, prio uint8, f wire.Fields, why string) error {
 	b, err := f.AppendTo(nil, wire.EncodeOptions{FixLengths: true, SetMarks: true,
 		ComputeChecksums: true, Src: p.local, Dst: dst})
 	if err != nil {
 		return fmt.Errorf("tester: encode %s: %w", f.PacketType(), err)
 	}
-	return p.SendRaw(dst, prio, b)
+	return p.send(dst, prio, b, why)
 }
 
-// SendRaw sends b as is (for malformed and truncated packets) and records it.
+// DeliberatePrefix starts the capture comment of a packet a tester broke
+// on purpose; SentNote is the comment of the tester's other packets.
+const (
+	DeliberatePrefix = "homatest tester: deliberate "
+	SentNote         = "homatest tester: sent"
+)
+
+// SendRaw sends b as is (for malformed and truncated packets) and records
+// it as deliberate.
 func (p *Peer) SendRaw(dst netip.Addr, prio uint8, b []byte) error {
-	rec := &Packet{At: p.clock.Now(), Sent: true, Src: p.local, Dst: dst, Priority: prio, Raw: append([]byte(nil), b...)}
+	return p.send(dst, prio, b, "hand-built bytes (malformed, truncated or out of the protocol)")
+}
+
+func (p *Peer) send(dst netip.Addr, prio uint8, b []byte, why string) error {
+	rec := &Packet{At: p.clock.Now(), Sent: true, Src: p.local, Dst: dst, Priority: prio, Raw: append([]byte(nil), b...), Note: why}
 	rec.Pkt, rec.Err = wire.Decode(rec.Raw, wire.DecodeOptions{Version: wire.VersionCurrent})
 	p.mu.Lock()
 	p.log = append(p.log, rec)

@@ -37,6 +37,15 @@ func Frame(src, dst netip.Addr, prio uint8, raw []byte) ([]byte, error) {
 		rawFields(raw), wire.EncodeOptions{})
 }
 
+// CaptureNote returns the capture comment of a packet the tester sent:
+// DeliberatePrefix and its Note for a deliberate one, else SentNote.
+func (r *Packet) CaptureNote() string {
+	if r.Note != "" {
+		return DeliberatePrefix + r.Note
+	}
+	return SentNote
+}
+
 // Merged returns the packets of all peers in time order (sent and
 // received), the order WritePcapng and Check number them in (frame i+1 is
 // element i).
@@ -52,8 +61,8 @@ func Merged(peers ...*Peer) []*Packet {
 // WritePcapng writes every packet the peers sent and received, merged in
 // time order, as Ethernet frames of one pcapng interface per peer (named
 // "tester-N (ADDR)"): a per-test capture that homatest decode and check
-// read. Sent packets carry the comment "tester sent". Errors: framing and
-// write errors.
+// read. Sent packets carry a comment (CaptureNote): homatest check charges
+// findings at them to the tester. Errors: framing and write errors.
 func WritePcapng(w io.Writer, peers ...*Peer) error {
 	var ifaces []pcap.Interface
 	index := map[*Peer]int{}
@@ -81,7 +90,7 @@ func WritePcapng(w io.Writer, peers ...*Peer) error {
 		}
 		comment := ""
 		if r.Sent {
-			comment = "tester sent"
+			comment = r.CaptureNote()
 		}
 		if err := pw.WritePacket(owner[r], r.At, frame, len(frame), comment); err != nil {
 			return err

@@ -54,6 +54,9 @@ type RunInput struct {
 	Command string
 	// Rerun returns the command that reruns one spec.
 	Rerun func(conformance.SpecResult) string
+	// Strict: failed SHOULD specs fail the run (homatest run --strict);
+	// otherwise they are warnings.
+	Strict bool
 }
 
 // RunPage builds the report page of homatest run's passes: verdict, specs by area and
@@ -63,7 +66,7 @@ type RunInput struct {
 func RunPage(passes []*conformance.Result, in RunInput) *Page {
 	failedPasses := 0
 	for _, ps := range passes {
-		if ps.Failed() > 0 {
+		if ps.Failing(in.Strict) > 0 {
 			failedPasses++
 		}
 	}
@@ -76,12 +79,16 @@ func RunPage(passes []*conformance.Result, in RunInput) *Page {
 		p.Subtitle = passes[0].Env
 	}
 	var all []conformance.SpecResult
-	failed := 0
+	failed, warned := 0, 0
 	for _, ps := range passes {
 		all = append(all, ps.Specs...)
-		failed += ps.Failed()
+		failed += ps.Failing(in.Strict)
+		warned += ps.Failed() - ps.Failing(in.Strict)
 	}
 	p.Verdict = "PASS"
+	if warned > 0 {
+		p.Verdict = fmt.Sprintf("PASS with %d SHOULD warnings (--strict fails on them)", warned)
+	}
 	if !p.Pass {
 		p.Verdict = fmt.Sprintf("FAIL: %d of %d specs failed", failed, len(all))
 		if len(passes) > 1 {

@@ -39,7 +39,8 @@ func TestBenchFlagErrors(t *testing.T) {
 		{[]string{"--param", "unsched_bytes=lots"}, "not an integer"},
 		{[]string{"extra"}, "unknown command"},
 		{[]string{"--env", "vm"}, `--env "vm": want auto, ns`},
-		{[]string{"--env", "sim", "--transport", "homa,tcp"}, "--env sim simulates Homa only"},
+		{[]string{"--env", "sim", "--hosts", "145"}, "--hosts 145: want 2..144"},
+		{[]string{"--env", "ns", "--hosts", "17"}, "--hosts 17: want 2..16"},
 		{[]string{"--env", "sim", "--impl", "linux"}, "--env sim simulates the reference implementation only"},
 	} {
 		out, err, code := run(t, append([]string{"bench"}, c.args...)...)
@@ -107,11 +108,12 @@ func TestBenchNS(t *testing.T) {
 }
 
 // TestBenchSim runs a small bench in the simulator (no root): 4 hosts,
-// W3 at load 0.6 of 10 Gbit/s for 30 ms, Homa only by default. Every RPC
-// completes, the report says it was simulated with HomaModule's 10 Gbit/s
-// parameters, slowdowns are at least 1 (the baseline is the unloaded
+// W3 at load 0.6 of 10 Gbit/s for 30 ms, Homa and TCP (netstack). Every
+// RPC completes, the report says it was simulated with HomaModule's 10
+// Gbit/s parameters, both transports got the same request sizes in the
+// same order, slowdowns are at least 1 (the baseline is the unloaded
 // latency of the same simulated hosts), and a second run writes the same
-// report.
+// report and records, byte for byte.
 func TestBenchSim(t *testing.T) {
 	dir := t.TempDir()
 	report := func(name string) (bench.Report, []byte) {
@@ -125,25 +127,34 @@ func TestBenchSim(t *testing.T) {
 		if err := json.Unmarshal([]byte(out), &rep); err != nil {
 			t.Fatalf("bad JSON: %v\n%s", err, out)
 		}
-		b, _ := os.ReadFile(filepath.Join(dir, name, "homa-records.json"))
+		var b []byte
+		for _, f := range []string{"homa-records.json", "tcp-records.json", "report.json"} {
+			d, _ := os.ReadFile(filepath.Join(dir, name, f))
+			b = append(b, bytes.ReplaceAll(d, []byte(filepath.Join(dir, name)), nil)...)
+		}
 		return rep, b
 	}
 	rep, recs := report("a")
-	if len(rep.Transports) != 1 || rep.Transports[0].Transport != "homa" || rep.Env != "sim" || rep.Params["link_bps"] != float64(10e9) {
+	if len(rep.Transports) != 2 || rep.Transports[0].Transport != "homa" || rep.Transports[1].Transport != "tcp" ||
+		rep.Env != "sim" || rep.Params["link_bps"] != float64(10e9) {
 		t.Fatalf("report = %+v", rep)
 	}
-	h := rep.Transports[0]
-	if h.Errors != 0 || h.Count < 100 {
-		t.Errorf("%d RPCs, %d errors (%s); want hundreds, none failed", h.Count, h.Errors, h.FirstError)
-	}
-	for i, b := range h.Buckets {
-		if b.Count > 0 && (b.P50 < 1 || b.P99 < b.P50) {
-			t.Errorf("bucket %d: %+v; want slowdowns of at least 1", i, b)
+	for _, s := range rep.Transports {
+		if s.Errors != 0 || s.Count < 100 || s.Count != rep.Transports[0].Count {
+			t.Errorf("%s: %d RPCs, %d errors (%s); want hundreds, as many as homa, none failed", s.Transport, s.Count, s.Errors, s.FirstError)
+		}
+		for i, b := range s.Buckets {
+			if b.Count > 0 && (b.P50 < 1 || b.P99 < b.P50) {
+				t.Errorf("%s bucket %d: %+v; want slowdowns of at least 1", s.Transport, i, b)
+			}
+			if b.Count != rep.Transports[0].Buckets[i].Count {
+				t.Errorf("bucket %d: %s has %d RPCs, homa %d: the transports got different sizes", i, s.Transport, b.Count, rep.Transports[0].Buckets[i].Count)
+			}
 		}
 	}
 	_, recs2 := report("b")
 	if len(recs) == 0 || !bytes.Equal(recs, recs2) {
-		t.Errorf("two runs of one seed gave different records (%d and %d bytes)", len(recs), len(recs2))
+		t.Errorf("two runs of one seed gave different records or reports (%d and %d bytes)", len(recs), len(recs2))
 	}
 }
 

@@ -80,3 +80,14 @@ func (p *benchProgress) finishLocked() {
 		p.bar = nil
 	}
 }
+
+// note prints one line between phases (nothing in JSON mode).
+func (p *benchProgress) note(line string) {
+	if p.quiet {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.finishLocked()
+	fmt.Fprintln(p.w, line)
+}

@@ -17,10 +17,12 @@ import (
 	"github.com/homatest/homatest/harness"
 	"github.com/homatest/homatest/harness/traffic"
 	"github.com/homatest/homatest/harness/workload"
+	"github.com/homatest/homatest/homa"
 	"github.com/homatest/homatest/internal/timescale"
 	"github.com/homatest/homatest/netem"
 	"github.com/homatest/homatest/report/html"
 	"github.com/homatest/homatest/sim"
+	"github.com/homatest/homatest/sim/simtcp"
 )
 
 // benchRefTick is the reference implementation's timer tick in bench:
@@ -94,7 +96,7 @@ func (o *benchOpts) run(ctx context.Context, prog *benchProgress) (*bench.Report
 		}
 		var s bench.Summary
 		if o.env == envSim {
-			s, err = o.runSim(ctx, arts, buckets, prog)
+			s, err = o.runSim(ctx, tr, arts, buckets, prog)
 		} else {
 			s, err = o.runTransport(ctx, topo, fab, tr, buckets, prog)
 		}
@@ -153,34 +155,36 @@ func (o *benchOpts) runTransport(ctx context.Context, topo *harness.Topology, fa
 	}, func(st []agent.Stats) map[string]uint64 { return benchCounters(st, sw0, fab.Stats()) })
 }
 
-// runSim runs Homa on simulated hosts (package sim: the reference
-// implementation's protocol state machine on virtual time behind netem's
-// switch core with the bench's links and seed): the same baseline and
-// loaded runs as runTransport, in one simulation.
-func (o *benchOpts) runSim(ctx context.Context, arts *harness.Artifacts, buckets []bench.Bucket, prog *benchProgress) (bench.Summary, error) {
-	p, err := agent.RefParams(o.homaParams())
+// runSim runs transport tr on simulated hosts (package sim on virtual
+// time behind netem's switch core with the bench's links and seed: the
+// reference implementation's protocol state machine for homa, gVisor's
+// netstack for tcp, each host paying sim.CostForLink per packet): the
+// same baseline and loaded runs as runTransport, in one simulation of its
+// own. It writes the wall time per simulated second to prog's writer.
+func (o *benchOpts) runSim(ctx context.Context, tr string, arts *harness.Artifacts, buckets []bench.Bucket, prog *benchProgress) (bench.Summary, error) {
+	cost := sim.CostForLink(int64(o.rateBps))
+	sm, err := sim.New(sim.Config{Seed: o.seed, Link: netem.LinkConfig{Rate: o.rateBps, Priorities: 8}, Cost: &cost})
 	if err != nil {
 		return bench.Summary{}, err
 	}
-	sm, err := sim.New(sim.Config{Seed: o.seed, Link: netem.LinkConfig{Rate: o.rateBps, Priorities: 8}})
+	hosts, closeHosts, err := o.simHosts(sm, tr)
 	if err != nil {
 		return bench.Summary{}, err
 	}
-	var hosts []*sim.Host
-	for i := 1; i <= o.hosts; i++ {
-		h, err := sm.AddHost(sim.HostConfig{Name: fmt.Sprintf("h%d", i), Addr: harness.Addr4(i), Params: p})
-		if err != nil {
-			return bench.Summary{}, err
-		}
-		hosts = append(hosts, h)
-	}
-	pair := []*sim.Host{hosts[0], hosts[len(hosts)-1]}
-	return o.measure("homa", buckets, prog, arts, func(cfg traffic.Config, two bool) (*traffic.Result, error) {
+	defer closeHosts()
+	pair := []sim.RPCHost{hosts[0], hosts[len(hosts)-1]}
+	start := time.Now()
+	defer func() {
+		wall := time.Since(start)
+		prog.note(fmt.Sprintf("%s: simulated %v in %v of wall time (%.1f s per simulated second)",
+			tr, sm.Now().Round(time.Millisecond), wall.Round(time.Millisecond), wall.Seconds()/max(sm.Now().Seconds(), 1e-9)))
+	}()
+	return o.measure(tr, buckets, prog, arts, func(cfg traffic.Config, two bool) (*traffic.Result, error) {
 		hs := hosts
 		if two {
 			hs = pair
 		}
-		t, err := sm.StartTraffic(hs, cfg)
+		t, err := sm.StartRPC(hs, cfg)
 		if err != nil {
 			return nil, err
 		}
@@ -195,35 +199,63 @@ func (o *benchOpts) runSim(ctx context.Context, arts *harness.Artifacts, buckets
 	}, func(st []agent.Stats) map[string]uint64 { return benchCounters(st, netem.Stats{}, sm.Switch()) })
 }
 
+// simHosts adds --hosts hosts running transport tr to sm (newSimHosts).
+func (o *benchOpts) simHosts(sm *sim.Sim, tr string) ([]sim.RPCHost, func(), error) {
+	var p homa.Params
+	if tr == "homa" {
+		var err error
+		if p, err = agent.RefParams(o.homaParams()); err != nil {
+			return nil, func() {}, err
+		}
+	}
+	return newSimHosts(sm, tr, o.hosts, o.seed, p, 0)
+}
+
+// newSimHosts adds n hosts running transport tr to sm (h1..hN at
+// harness.Addr4): the reference implementation with params p for homa,
+// netstack for tcp (seeded from seed and the host's number), with an MTU
+// of mtu bytes (0: 1500; homa takes it into p). It returns them with the
+// function that stops them.
+func newSimHosts(sm *sim.Sim, tr string, n int, seed uint64, p homa.Params, mtu int) ([]sim.RPCHost, func(), error) {
+	var hosts []sim.RPCHost
+	var tcps []*simtcp.Host
+	stop := func() {
+		for _, h := range tcps {
+			h.Close()
+		}
+	}
+	if mtu > 0 {
+		p.MTU = mtu
+	}
+	for i := 1; i <= n; i++ {
+		name, addr := fmt.Sprintf("h%d", i), harness.Addr4(i)
+		if tr == "homa" {
+			h, err := sm.AddHost(sim.HostConfig{Name: name, Addr: addr, Params: p})
+			if err != nil {
+				return nil, stop, err
+			}
+			hosts = append(hosts, sim.HomaRPC(h))
+			continue
+		}
+		h, err := simtcp.Add(sm, name, addr, simtcp.Config{Seed: seed*1000003 + uint64(i), MTU: mtu})
+		if err != nil {
+			stop()
+			return nil, stop, err
+		}
+		tcps = append(tcps, h)
+		hosts = append(hosts, h)
+	}
+	return hosts, stop, nil
+}
+
 // measure measures transport tr's unloaded baseline and runs the loaded
 // workload through run, writes their records into arts and analyses
 // them, with the counters counters returns for the agents' stats.
 func (o *benchOpts) measure(tr string, buckets []bench.Bucket, prog *benchProgress, arts *harness.Artifacts, run runTraffic, counters func([]agent.Stats) map[string]uint64) (bench.Summary, error) {
-	// The unloaded baseline: one size at a time, one RPC at a time, each
-	// size on its own server port (a traffic run starts with a listen).
-	sizes := bench.BaselineSizes(buckets)
-	var base []bench.Record
-	var ids uint64
-	prog.phase(fmt.Sprintf("%s: unloaded latency, %d sizes × %d RPCs", tr, len(sizes), o.unloaded), len(sizes)*o.unloaded)
 	o.started = true
-	for i, size := range sizes {
-		d, err := workload.Parse(strconv.Itoa(size))
-		if err != nil {
-			return bench.Summary{}, err
-		}
-		offset := len(base)
-		res, err := run(traffic.Config{Port: traffic.DefaultPort + 1 + uint16(i),
-			Requests: d, ResponseBytes: o.response, Concurrency: 1, Count: o.unloaded, Seed: o.seed, IDBase: ids,
-			Progress: func(done, _ int) { prog.set(offset + done) }}, true)
-		if err != nil {
-			return bench.Summary{}, fmt.Errorf("%s unloaded run: %w", tr, err)
-		}
-		ids += uint64(len(res.Records))
-		base = append(base, benchRecords(res.Records)...)
-	}
-	bl, err := bench.NewBaseline(base)
+	base, bl, ids, err := measureBaseline(tr, buckets, o.unloaded, o.response, o.seed, prog, run)
 	if err != nil {
-		return bench.Summary{}, fmt.Errorf("%s: %w", tr, err)
+		return bench.Summary{}, err
 	}
 
 	prog.phase(fmt.Sprintf("%s: %s at load %.2f for %v", tr, o.dist.Name(), o.load, o.duration), 0)
@@ -242,6 +274,39 @@ func (o *benchOpts) measure(tr string, buckets []bench.Bucket, prog *benchProgre
 	return bench.Analyze(bench.Run{Transport: tr, Records: recs, Baseline: bl,
 		Elapsed: res.Elapsed, OfferedBps: res.OfferedBps, AchievedBps: res.AchievedBps,
 		Counters: counters(res.Stats)}, buckets)
+}
+
+// measureBaseline measures transport tr's unloaded latency through run:
+// one size at a time (bench.BaselineSizes of buckets), one RPC at a time
+// (unloaded of each, response bytes back), each size on its own server
+// port (a traffic run starts with a listen), between the first and the
+// last host. It returns the records, their baseline and the number of
+// call ids used.
+func measureBaseline(tr string, buckets []bench.Bucket, unloaded, response int, seed uint64, prog *benchProgress, run runTraffic) ([]bench.Record, bench.Baseline, uint64, error) {
+	sizes := bench.BaselineSizes(buckets)
+	var base []bench.Record
+	var ids uint64
+	prog.phase(fmt.Sprintf("%s: unloaded latency, %d sizes × %d RPCs", tr, len(sizes), unloaded), len(sizes)*unloaded)
+	for i, size := range sizes {
+		d, err := workload.Parse(strconv.Itoa(size))
+		if err != nil {
+			return nil, bench.Baseline{}, 0, err
+		}
+		offset := len(base)
+		res, err := run(traffic.Config{Port: traffic.DefaultPort + 1 + uint16(i),
+			Requests: d, ResponseBytes: response, Concurrency: 1, Count: unloaded, Seed: seed, IDBase: ids,
+			Progress: func(done, _ int) { prog.set(offset + done) }}, true)
+		if err != nil {
+			return nil, bench.Baseline{}, 0, fmt.Errorf("%s unloaded run: %w", tr, err)
+		}
+		ids += uint64(len(res.Records))
+		base = append(base, benchRecords(res.Records)...)
+	}
+	bl, err := bench.NewBaseline(base)
+	if err != nil {
+		return nil, bench.Baseline{}, 0, fmt.Errorf("%s: %w", tr, err)
+	}
+	return base, bl, ids, nil
 }
 
 // benchCounters are the counters a bench report shows for one transport

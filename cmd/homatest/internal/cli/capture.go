@@ -118,3 +118,31 @@ func prescan(path string) (profile string, shift uint8, err error) {
 	}
 	return profile, shift, nil
 }
+
+// sentView returns the reader options that read each packet of the
+// capture at path once: for a pcapng holding both directions of switch
+// ports (epb_flags, as homatest run and scenario run write capture.pcapng),
+// only the inbound frames (each packet as its host sent it: what
+// sent.pcapng holds); o unchanged otherwise. dedup reports whether it
+// filtered.
+func sentView(path string, o pcap.ReaderOptions) (pcap.ReaderOptions, bool) {
+	r, err := openCapture(path, pcap.ReaderOptions{})
+	if err != nil {
+		return o, false
+	}
+	defer r.Close()
+	in, out := false, false
+	for !(in && out) {
+		f, err := r.Next()
+		if err != nil || f.Number > pcap.DetectFrames {
+			break
+		}
+		in = in || f.Direction == pcap.DirInbound
+		out = out || f.Direction == pcap.DirOutbound
+	}
+	if in && out {
+		o.Direction = pcap.DirInbound
+		return o, true
+	}
+	return o, false
+}

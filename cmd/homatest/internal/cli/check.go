@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/netip"
+	"sort"
 	"strings"
 	"time"
 
@@ -17,12 +19,15 @@ import (
 )
 
 type checkOpts struct {
-	profile string
-	params  []string
-	rules   string
-	level   string
-	output  string
-	wire    string
+	profile      string
+	params       []string
+	rules        string
+	level        string
+	output       string
+	wire         string
+	capturePoint string
+	strict       bool
+	inferParams  bool
 	// annotate is the pcapng to write the checked capture to, each
 	// violation a comment on its frame (--annotate).
 	annotate string
@@ -34,36 +39,65 @@ func newCheckCmd() *cobra.Command {
 		Use:   "check FILE...",
 		Short: "Check captures against the Homa spec rules",
 		Long: `Check streams each capture through the spec's rules (see "homatest spec list")
-and reports every violation with its rule ID, level, frame number, RPC and a
-one-line reason with the numbers involved, then a table per rule: how often it
-was checked, passed, violated, or could not be decided from the capture
-(inconclusive: e.g. the state it needs is not in the capture, or the capture
-ended before a deadline).
+and reports every violation with its rule ID, level, frame number, RPC, the
+host it is charged to and a one-line reason with the numbers involved, then a
+table per rule: how often it was checked, passed, violated, or could not be
+decided from the capture (inconclusive: e.g. the state it needs is not in the
+capture, or the capture ended before a deadline).
+
+Levels: a MUST violation fails the check (exit 1); a SHOULD violation is a
+warning (exit 0) unless --strict, which fails on warnings too (h2spec's
+convention).
+
+Capture point (--capture-point): where the capture was taken decides what a
+finding can mean. A rule that judges what a host received or sent is
+inconclusive, not violated, where loss, reordering or duplication between the
+capture point and that host explains the trace and the capture shows that
+effect (a receiver asking again for bytes the capture saw, a gap filled late,
+an identical copy); the report counts these downgrades by rule and cause.
+  auto        infer it, and say why (the default)
+  switch      a tap between the hosts (a mirror or bridge port)
+  host:ADDR   a tap on host ADDR's own link (its packets as it sent and got them)
+  sent        every packet as its sender sent it (a run's sent.pcapng)
+  delivered   every packet as it was delivered (a run's delivered.pcapng)
+  ports       one pcapng interface per switch port with both directions in
+              epb_flags (a run's capture.pcapng): each host judged on its own
+              link, so no packet counts twice
+Findings at frames a tester marked as broken on purpose (pcapng comment
+"homatest tester: deliberate ...") are charged to the tester and do not fail.
 
 Parameters come from a profile (--profile: linux = HomaModule main,
 linux-2024 = linux_6.1.38, upstream; auto picks by wire format) and can be
 overridden one by one with --param NAME=VALUE (names are HomaModule's sysctl
 names: unsched_bytes, resend_ticks, ...; see "homatest spec params"). Timing
 rules allow the slack parameter on top of their bounds and report the slack
-they used.
-
-Capture point matters: take captures on the path between hosts (a switch
-port, or the host side of a veth before GRO). Host taps on a receiver miss
-GRO-batched packets. Each file is checked on its own.
+they used. --infer-params prints the values the capture implies next to the
+profile's; whenever a check finds violations it infers them too, and a
+violation that disappears under an inferred value names the --param to pass.
 
 --annotate OUT writes the capture back as pcapng with each violation as a
 packet comment on its frame ("RULE LEVEL: reason"; Wireshark shows them as
 frame.comment, and the dissector of homatest wireshark dissector as Expert
 Info).
 
-Exit codes: 0 no violation, 1 violations, 2 bad input (unreadable capture,
-no Homa packets, bad flags).`,
+Exit codes: 0 no MUST violation (and with --strict no SHOULD violation),
+1 violations, 2 bad input (unreadable or cut capture, no Homa packets, bad
+flags).`,
 		Example: `  # check a capture with HomaModule main defaults
   homatest check capture.pcap
 
   # the captures in pcap/testdata/real ran with the timer sysctls scaled x10
   homatest check --param resend_ticks=50 --param resend_interval=50 \
       --param timeout_ticks=1000 --param request_ack_ticks=20 c.pcap
+
+  # what the capture implies about the hosts' parameters
+  homatest check --infer-params c.pcap
+
+  # a homatest run's capture of every switch port, each host on its own link
+  homatest check homatest-runs/20260101-120000-4242/pass-1/capture.pcapng
+
+  # a tcpdump on host 10.0.0.1; fail on SHOULD warnings too
+  homatest check --capture-point host:10.0.0.1 --strict server.pcap
 
   # the capture with every violation as a packet comment, for Wireshark
   homatest check --annotate findings.pcapng capture.pcap
@@ -86,6 +120,9 @@ no Homa packets, bad flags).`,
 	outputVar(f, &o.output, "junit is JUnit XML for CI, html a report page", "text", "json", "junit", "html")
 	f.StringVar(&o.annotate, "annotate", "", "write the capture to this pcapng with each violation as a packet comment on its frame (Wireshark: frame.comment); one FILE only")
 	f.StringVar(&o.wire, "wire", "", "wire format: current, 2024 or upstream (default: the profile's; with --profile auto it also picks the profile)")
+	f.StringVar(&o.capturePoint, "capture-point", "auto", "where the capture was taken: auto, switch, host:ADDR, sent, delivered or ports")
+	f.BoolVar(&o.strict, "strict", false, "fail (exit 1) on SHOULD violations too; by default they are warnings")
+	f.BoolVar(&o.inferParams, "infer-params", false, "print the parameters the capture implies next to the profile's")
 	return cmd
 }
 
@@ -96,10 +133,55 @@ type fileReport struct {
 	Error   string            `json:"error,omitempty"`
 	Profile string            `json:"profile,omitempty"`
 	Params  map[string]string `json:"params,omitempty"`
+	// CapturePoint is where the capture is taken to have been made
+	// (switch, host:ADDR, sent, delivered or ports) and CapturePointWhy
+	// why (inferred, or as the flag said).
+	CapturePoint    string `json:"capture_point,omitempty"`
+	CapturePointWhy string `json:"capture_point_why,omitempty"`
+	// Verdict is pass, warn (SHOULD violations only, not --strict) or fail.
+	Verdict string `json:"verdict,omitempty"`
+	// ParamsFile names the file next to the capture whose parameters were
+	// applied before --param (homatest run writes capture.pcapng.params).
+	ParamsFile string `json:"params_file,omitempty"`
+	// Must and Should count the violations that count (not charged to a
+	// tester); Expected the findings charged to a tester.
+	Must     int `json:"must_violations"`
+	Should   int `json:"should_violations"`
+	Expected int `json:"expected_findings,omitempty"`
+	// StallsFile names the file of measured stalls next to the capture
+	// (homatest run and scenario run write one); StallExcused counts the
+	// timing findings one of them explained, made inconclusive.
+	StallsFile   string `json:"stalls_file,omitempty"`
+	StallExcused int    `json:"stall_excused,omitempty"`
+	// Testers are the hosts whose frames carry a tester's mark: findings
+	// charged to them are the tester's, not an implementation's.
+	Testers []string `json:"testers,omitempty"`
+	testers map[netip.Addr]bool
 	// NotApplicable lists selected rules that do not apply to the profile.
 	NotApplicable []string     `json:"not_applicable,omitempty"`
 	Report        *spec.Report `json:"report,omitempty"`
-	Stats         *pcap.Stats  `json:"capture,omitempty"`
+	// Hosts are the per-host results of a multi-port capture.
+	Hosts []hostResult `json:"hosts,omitempty"`
+	// Inferred are the parameters the capture implies (with
+	// --infer-params, or when violations made check look).
+	Inferred []inferredParam `json:"inferred_params,omitempty"`
+	Stats    *pcap.Stats     `json:"capture,omitempty"`
+}
+
+// hostResult is one host's view of a multi-port capture.
+type hostResult struct {
+	Host       string `json:"host"`
+	Interface  string `json:"interface"`
+	Violations int    `json:"violations"`
+	Excused    int    `json:"excused,omitempty"`
+}
+
+// inferredParam is a parameter value the capture implies, next to the
+// profile's.
+type inferredParam struct {
+	spec.Inferred
+	Profile string `json:"profile_value"`
+	Differs bool   `json:"differs"`
 }
 
 func paramMap(p *spec.Params) map[string]string {
@@ -168,7 +250,7 @@ func runCheck(cmd *cobra.Command, o *checkOpts, files []string) error {
 		enc.SetIndent("", "  ")
 		werr = enc.Encode(map[string]any{"files": reports})
 	case "junit":
-		werr = writeJUnit(out, reports)
+		werr = writeJUnit(out, reports, o.strict)
 	case "html":
 		werr = writeCheckHTML(out, o, reports)
 	default:
@@ -192,7 +274,7 @@ func runCheck(cmd *cobra.Command, o *checkOpts, files []string) error {
 		return usageErr(errors.New(strings.Join(msgs, "; ")))
 	}
 	for _, r := range reports {
-		if r.Report.Violated() {
+		if r.Verdict == "fail" {
 			return &ExitError{Code: ExitViolations, Err: errors.New("rule violations found")}
 		}
 	}
@@ -207,6 +289,16 @@ func checkFile(o *checkOpts, file string, lvl spec.Level, forced wire.Version) f
 		fr.Error = err.Error()
 		return fr
 	}
+	lay, err := readLayout(file)
+	if err != nil {
+		fr.Error = err.Error()
+		return fr
+	}
+	plan, err := planCapture(o.capturePoint, lay)
+	if err != nil {
+		fr.Error = err.Error()
+		return fr
+	}
 	profile := o.profile
 	if profile == "auto" {
 		profile = detected
@@ -216,6 +308,21 @@ func checkFile(o *checkOpts, file string, lvl spec.Level, forced wire.Version) f
 	}
 	prof, _ := spec.LookupProfile(profile)
 	params := prof.Params
+	side, sideName, err := readParamsFile(file)
+	if err != nil {
+		fr.Error = err.Error()
+		return fr
+	}
+	for _, kv := range side {
+		name, val, _ := strings.Cut(kv, "=")
+		if err := params.Set(name, val); err != nil {
+			fr.Error = fmt.Sprintf("%s: %v", sideName, err)
+			return fr
+		}
+	}
+	if sideName != "" && len(side) > 0 {
+		fr.ParamsFile = sideName
+	}
 	for _, kv := range o.params {
 		name, val, _ := strings.Cut(kv, "=")
 		if err := params.Set(name, val); err != nil {
@@ -240,17 +347,178 @@ func checkFile(o *checkOpts, file string, lvl spec.Level, forced wire.Version) f
 	if v == wire.VersionAuto {
 		v = params.Wire // decode as the profile's format: unmarked packets then break WIRE-004, not the decoder
 	}
-	c := spec.NewChecker(profile, params, rules)
-	st, err := streamEvents(file, pcap.ReaderOptions{Version: v, IPv6PriorityShift: shift}, c.Feed)
+	ro := pcap.ReaderOptions{Version: v, IPv6PriorityShift: shift, ICMP: true}
+	run, err := runRules(file, ro, plan, profile, params, rules)
 	if err != nil {
 		fr.Error = err.Error()
 		return fr
 	}
-	fr.Profile, fr.Params, fr.Report, fr.Stats = profile, paramMap(&params), c.Finish(), &st
-	if fr.Report.Violations == nil {
-		fr.Report.Violations = []spec.Finding{}
+	rep, st, inf := run.rep, run.st, run.inf
+	fr.Profile, fr.Params, fr.Report, fr.Stats, fr.Hosts = profile, paramMap(&params), rep, &st, run.hosts
+	fr.testers = run.testers
+	for a := range run.testers {
+		fr.Testers = append(fr.Testers, a.String())
+	}
+	sort.Strings(fr.Testers)
+	fr.CapturePoint, fr.CapturePointWhy = plan.String(), plan.why
+	spans, stallsName, err := readStallsFile(file)
+	if err != nil {
+		fr.Error = err.Error()
+		return fr
+	}
+	fr.StallsFile = stallsName
+	fr.StallExcused = excuseStalls(rep, spans)
+	if o.inferParams || rep.Violated() {
+		fr.Inferred = compareInferred(inf, params, o.params)
+		if rep.Violated() {
+			hintFindings(file, ro, plan, profile, params, rules, rep, fr.Inferred)
+		}
+	}
+	for i := range rep.Violations {
+		switch f := &rep.Violations[i]; {
+		case fr.testerCharged(f):
+			fr.Expected++
+		case f.Level == spec.Must:
+			fr.Must++
+		default:
+			fr.Should++
+		}
+	}
+	fr.Verdict = "pass"
+	switch {
+	case fr.Must > 0 || o.strict && fr.Should > 0:
+		fr.Verdict = "fail"
+	case fr.Should > 0:
+		fr.Verdict = "warn"
 	}
 	return fr
+}
+
+// runRules checks the capture at file with the plan's capture point and
+// returns the report, the reader's stats, the parameters the capture
+// implies and, for a multi-port capture, the per-host results.
+// ruleRun is what runRules found in one capture.
+type ruleRun struct {
+	rep   *spec.Report
+	st    pcap.Stats
+	inf   *spec.Inferrer
+	hosts []hostResult
+	// testers are the hosts that sent a frame a tester marked as its own
+	// (homatest run's capture): not implementations under test.
+	testers map[netip.Addr]bool
+}
+
+func runRules(file string, ro pcap.ReaderOptions, plan capturePlan, profile string, params spec.Params, rules []*spec.Rule) (ruleRun, error) {
+	out := ruleRun{inf: spec.NewInferrer(params), testers: map[netip.Addr]bool{}}
+	// feed infers from what the hosts sent: a tester's packets say
+	// nothing about an implementation's parameters.
+	feed := func(e *spec.Event) {
+		if strings.HasPrefix(e.Note, testerNotePrefix) {
+			out.testers[e.Src] = true
+			out.inf.Observe(e)
+			return
+		}
+		out.inf.Feed(e)
+	}
+	if plan.mode == oneView || plan.mode == notesOnly {
+		c := spec.NewChecker(profile, params, rules)
+		c.SetCapturePoint(plan.cp)
+		st, err := streamEvents(file, ro, func(e *spec.Event) {
+			if strings.HasPrefix(e.Note, switchNotePrefix) || plan.mode == notesOnly {
+				return
+			}
+			c.Feed(e)
+			feed(e)
+		})
+		out.st = st
+		if err != nil {
+			return out, err
+		}
+		out.rep = c.Finish()
+		if out.rep.Violations == nil {
+			out.rep.Violations = []spec.Finding{}
+		}
+		return out, nil
+	}
+	views, st, err := readPortViews(file, ro, plan)
+	out.st = st
+	if err != nil {
+		return out, err
+	}
+	var ifs []int
+	for i := range plan.ports {
+		ifs = append(ifs, i)
+	}
+	sort.Ints(ifs)
+	var hrs []spec.HostReport
+	var sent []*spec.Event
+	for _, i := range ifs {
+		h := plan.ports[i]
+		hr := spec.CheckHostView(profile, params, rules, h, views[i])
+		hrs = append(hrs, hr)
+		out.hosts = append(out.hosts, hostResult{Host: h.String(), Interface: fmt.Sprint(i), Violations: len(hr.Violations), Excused: len(hr.Excused)})
+		for j := range views[i] {
+			if e := &views[i][j]; e.Src == h {
+				sent = append(sent, e)
+			}
+		}
+	}
+	// Infer from what each host sent, as it sent it, in time order.
+	sort.SliceStable(sent, func(a, b int) bool { return sent[a].Time.Before(sent[b].Time) })
+	for _, e := range sent {
+		feed(e)
+	}
+	out.rep = mergeHostReports(hrs)
+	return out, nil
+}
+
+// compareInferred puts the inferred parameters next to params' values;
+// those given with --param are left out.
+func compareInferred(inf *spec.Inferrer, params spec.Params, given []string) []inferredParam {
+	set := map[string]bool{}
+	for _, kv := range given {
+		n, _, _ := strings.Cut(kv, "=")
+		set[n] = true
+	}
+	var out []inferredParam
+	for _, x := range inf.Result() {
+		if set[x.Name] {
+			continue
+		}
+		cur, _ := params.Get(x.Name)
+		q := params
+		out = append(out, inferredParam{Inferred: x, Profile: cur, Differs: x.Apply(&q)})
+	}
+	return out
+}
+
+// hintFindings re-checks the capture once per inferred parameter that
+// differs from params and gives each violation that disappears a hint
+// naming the --param to pass.
+func hintFindings(file string, ro pcap.ReaderOptions, plan capturePlan, profile string, params spec.Params, rules []*spec.Rule, rep *spec.Report, inferred []inferredParam) {
+	for _, x := range inferred {
+		if !x.Differs {
+			continue
+		}
+		q := params
+		if !x.Apply(&q) {
+			continue
+		}
+		alt, err := runRules(file, ro, plan, profile, q, rules)
+		if err != nil {
+			continue
+		}
+		still := map[[2]any]bool{}
+		for _, v := range alt.rep.Violations {
+			still[[2]any{v.Rule, v.Frame}] = true
+		}
+		for i := range rep.Violations {
+			v := &rep.Violations[i]
+			if v.Hint == "" && !still[[2]any{v.Rule, v.Frame}] {
+				v.Hint = fmt.Sprintf("not a violation with --param %s=%s, which the capture implies (%s)", x.Name, x.Value, x.Evidence)
+			}
+		}
+	}
 }
 
 func rpcString(k *spec.RPCKey) string {
@@ -269,8 +537,25 @@ func writeCheckText(w io.Writer, reports []fileReport) error {
 		}
 		rep := fr.Report
 		fmt.Fprintf(ew, "== %s (profile %s): %d Homa packets, %d RPCs\n", fr.File, rep.Profile, fr.Stats.Homa, rep.RPCs)
+		fmt.Fprintf(ew, "capture point: %s (%s)\n", fr.CapturePoint, fr.CapturePointWhy)
+		if fr.ParamsFile != "" {
+			fmt.Fprintf(ew, "parameters: the run's, from %s (--param overrides them)\n", fr.ParamsFile)
+		}
+		if fr.StallExcused > 0 {
+			fmt.Fprintf(ew, "stalls: %d timing findings fall in a stall the run measured (%s): inconclusive, as the run judged them\n", fr.StallExcused, fr.StallsFile)
+		}
+		for _, h := range fr.Hosts {
+			fmt.Fprintf(ew, "  host %s (interface %s): %d violations charged", h.Host, h.Interface, h.Violations)
+			if h.Excused > 0 {
+				fmt.Fprintf(ew, ", %d timing findings excused (reaction)", h.Excused)
+			}
+			fmt.Fprintln(ew)
+		}
 		if len(fr.NotApplicable) > 0 {
 			fmt.Fprintf(ew, "note: %d selected rules do not apply to profile %s: %s\n", len(fr.NotApplicable), rep.Profile, strings.Join(fr.NotApplicable, ", "))
+		}
+		if len(fr.Inferred) > 0 {
+			writeInferred(ew, fr.Inferred)
 		}
 		for _, v := range rep.Violations {
 			tol := ""
@@ -281,34 +566,69 @@ func writeCheckText(w io.Writer, reports []fileReport) error {
 			if len(v.Frames) > 0 {
 				frames = fmt.Sprintf(" (see frames %s)", intsString(v.Frames))
 			}
-			fmt.Fprintf(ew, "%s %s frame %d%s: %s%s%s\n", v.Rule, v.Level, v.Frame, rpcString(v.RPC), v.Why, frames, tol)
+			kind := string(v.Level.String())
+			if v.Level == spec.Should {
+				kind = "SHOULD (warning)"
+			}
+			who := ""
+			if v.ChargedTo.IsValid() {
+				who = " [" + v.ChargedTo.String() + "]"
+			}
+			switch {
+			case fr.testerCharged(&v) && strings.HasPrefix(v.Note, testerDeliberatePrefix):
+				kind += " (expected: the tester broke it on purpose)"
+			case fr.testerCharged(&v):
+				kind += " (charged to the tester)"
+			}
+			fmt.Fprintf(ew, "%s %s frame %d%s%s: %s%s%s\n", v.Rule, kind, v.Frame, rpcString(v.RPC), who, v.Why, frames, tol)
+			if v.Hint != "" {
+				fmt.Fprintf(ew, "    hint: %s\n", v.Hint)
+			}
 		}
 		fmt.Fprintf(ew, "\n%-18s %-6s %8s %8s %8s %12s %10s\n", "RULE", "LEVEL", "CHECKED", "PASSED", "VIOLATED", "INCONCLUSIVE", "TOLERANCE")
-		var must, should, inc, exercised int
+		var inc, exercised int
 		for _, rr := range rep.Rules {
 			tol := "-"
 			if rr.MaxSlack > 0 {
 				tol = rr.MaxSlack.Round(time.Microsecond).String()
 			}
 			fmt.Fprintf(ew, "%-18s %-6s %8d %8d %8d %12d %10s\n", rr.ID, rr.Level, rr.Checked, rr.Passed, rr.Violated, rr.Inconclusive, tol)
-			if rr.Level == spec.Must {
-				must += rr.Violated
-			} else {
-				should += rr.Violated
-			}
 			inc += rr.Inconclusive
 			if rr.Checked > 0 {
 				exercised++
 			}
 		}
-		verdict := "PASS"
-		if must+should > 0 {
-			verdict = "FAIL"
+		if n := rep.Downgraded(); n > 0 {
+			fmt.Fprintf(ew, "\n%d findings downgraded to inconclusive by what the capture shows between the capture point and a host:\n", n)
+			for _, d := range rep.Downgrades {
+				fmt.Fprintf(ew, "  %-18s %-30s %5d (first at frame %d)\n", d.Rule, d.Cause, d.Count, d.Frame)
+			}
 		}
-		fmt.Fprintf(ew, "%s: %d MUST and %d SHOULD violations, %d inconclusive; %d rules, %d exercised by this capture\n\n",
-			verdict, must, should, inc, len(rep.Rules), exercised)
+		verdict := map[string]string{"pass": "PASS", "warn": "PASS with warnings", "fail": "FAIL"}[fr.Verdict]
+		expected := ""
+		if fr.Expected > 0 {
+			expected = fmt.Sprintf(", %d charged to the tester (at packets it sent)", fr.Expected)
+		}
+		fmt.Fprintf(ew, "%s: %d MUST and %d SHOULD violations%s, %d inconclusive (%d downgraded); %d rules, %d exercised by this capture\n\n",
+			verdict, fr.Must, fr.Should, expected, inc, rep.Downgraded(), len(rep.Rules), exercised)
 	}
 	return ew.err
+}
+
+// writeInferred prints the inferred parameters next to the profile's.
+func writeInferred(w io.Writer, inf []inferredParam) {
+	fmt.Fprintf(w, "parameters the capture implies (the --param to pass where they differ):\n")
+	for _, x := range inf {
+		v := x.Value
+		if x.AtLeast {
+			v = "≥ " + v
+		}
+		mark := " "
+		if x.Differs {
+			mark = "*"
+		}
+		fmt.Fprintf(w, " %s %-18s %-34s profile %-30s %s\n", mark, x.Name, v, x.Profile, x.Evidence)
+	}
 }
 
 func intsString(a []int) string {
@@ -352,7 +672,7 @@ type junitSkipped struct {
 	Message string `xml:"message,attr"`
 }
 
-func writeJUnit(w io.Writer, reports []fileReport) error {
+func writeJUnit(w io.Writer, reports []fileReport, strict bool) error {
 	var js junitSuites
 	for _, fr := range reports {
 		s := junitSuite{Name: "homatest check " + fr.File}
@@ -364,17 +684,34 @@ func writeJUnit(w io.Writer, reports []fileReport) error {
 			continue
 		}
 		byRule := map[string][]string{}
+		counted := map[string]int{}
 		for _, v := range fr.Report.Violations {
-			byRule[v.Rule] = append(byRule[v.Rule], fmt.Sprintf("frame %d%s: %s", v.Frame, rpcString(v.RPC), v.Why))
+			line := fmt.Sprintf("frame %d%s: %s", v.Frame, rpcString(v.RPC), v.Why)
+			if fr.testerCharged(&v) {
+				line += " (charged to the tester"
+				if v.Note != "" {
+					line += ": " + v.Note
+				}
+				line += ")"
+			} else {
+				counted[v.Rule]++
+			}
+			byRule[v.Rule] = append(byRule[v.Rule], line)
 		}
 		for _, rr := range fr.Report.Rules {
 			c := junitCase{Name: rr.ID, Classname: "homa." + strings.ToLower(strings.Split(rr.ID, "-")[1]),
 				SystemOut: fmt.Sprintf("checked %d, passed %d, violated %d, inconclusive %d", rr.Checked, rr.Passed, rr.Violated, rr.Inconclusive)}
+			warn := rr.Level == spec.Should && !strict
 			switch {
-			case rr.Violated > 0:
+			case counted[rr.ID] > 0 && warn:
+				// A SHOULD violation is a warning: reported, not failed.
+				c.SystemOut += "\nWARNING: " + fmt.Sprintf("%d violations of SHOULD rule %s", rr.Violated, rr.ID) + "\n" + strings.Join(byRule[rr.ID], "\n")
+			case counted[rr.ID] > 0:
 				c.Failure = &junitFailure{Message: fmt.Sprintf("%d violations of %s rule %s", rr.Violated, rr.Level, rr.ID),
 					Type: rr.Level.String(), Text: strings.Join(byRule[rr.ID], "\n")}
 				s.Failures++
+			case len(byRule[rr.ID]) > 0:
+				c.SystemOut += "\n" + strings.Join(byRule[rr.ID], "\n")
 			case rr.Checked == 0:
 				c.Skipped = &junitSkipped{Message: "not exercised by this capture"}
 				s.Skipped++

@@ -15,7 +15,8 @@ var scaledTimers = []string{"--param", "resend_ticks=50", "--param", "resend_int
 	"--param", "timeout_ticks=1000", "--param", "request_ack_ticks=20"}
 
 // TestCheckRealCapturesNoMust: the real HomaModule captures give no MUST
-// violation with their own profile and timer settings.
+// and no SHOULD violation (exit 0 even with --strict) with the timer
+// sysctls their READMEs list, with and without their window sysctl.
 func TestCheckRealCapturesNoMust(t *testing.T) {
 	files, _ := filepath.Glob(filepath.Join(realDir, "*", "*.pcap"))
 	if len(files) != 9 {
@@ -23,12 +24,15 @@ func TestCheckRealCapturesNoMust(t *testing.T) {
 	}
 	for _, f := range files {
 		t.Run(filepath.Base(filepath.Dir(f))+"/"+filepath.Base(f), func(t *testing.T) {
-			out, err, code := run(t, append([]string{"check", "--level", "must", f}, scaledTimers...)...)
-			if code != 0 {
-				t.Fatalf("exit %d (%v):\n%s", code, err, out)
-			}
-			if !strings.Contains(out, "PASS: 0 MUST and 0 SHOULD violations") {
-				t.Errorf("no PASS line:\n%s", out)
+			for _, extra := range [][]string{nil, {"--param", "window=10000"}} {
+				args := append(append([]string{"check", "--strict", f}, scaledTimers...), extra...)
+				out, err, code := run(t, args...)
+				if code != 0 {
+					t.Fatalf("%v: exit %d (%v):\n%s", extra, code, err, out)
+				}
+				if !strings.Contains(out, "PASS: 0 MUST and 0 SHOULD violations") {
+					t.Errorf("no PASS line:\n%s", out)
+				}
 			}
 		})
 	}
@@ -44,7 +48,7 @@ func TestCheckDetectsViolation(t *testing.T) {
 		t.Fatalf("exit %d, want 1:\n%s", code, out)
 	}
 	// Frame 3 is the first 100-byte request: bytes [0,100) with U = 50.
-	if !strings.Contains(out, "HOMA-UNSCHED-001 MUST frame 3 rpc 2 (10.0.0.11 > 10.0.0.1): bytes [0, 100) sent before any GRANT, beyond U = 50") {
+	if !strings.Contains(out, "HOMA-UNSCHED-001 MUST frame 3 rpc 2 (10.0.0.11 > 10.0.0.1) [10.0.0.11]: bytes [0, 100) sent before any GRANT, beyond U = 50") {
 		t.Errorf("missing UNSCHED-001 at frame 3:\n%s", out)
 	}
 	if !strings.Contains(out, "HOMA-WIRE-007 MUST frame 3 ") {
@@ -52,39 +56,71 @@ func TestCheckDetectsViolation(t *testing.T) {
 	}
 }
 
+// TestCheckJSONAndJUnit: the lossy capture passes: the one RESEND whose
+// answer the capture lacks (frame 1249) is downgraded, because the capture
+// shows loss from the client before the capture point; JSON and JUnit say
+// so.
 func TestCheckJSONAndJUnit(t *testing.T) {
 	f := filepath.Join(realDir, "linux-6.13-proto146/c-500k-loss3pct-server-side.pcap")
 	out, _, code := run(t, append([]string{"check", "-o", "json", f}, scaledTimers...)...)
-	if code != ExitViolations {
-		t.Fatalf("exit %d, want 1 (the lossy capture has a SHOULD violation)", code)
+	if code != 0 {
+		t.Fatalf("exit %d, want 0:\n%s", code, out)
 	}
 	var js struct {
 		Files []struct {
-			Report struct {
+			Verdict      string `json:"verdict"`
+			CapturePoint string `json:"capture_point"`
+			Report       struct {
 				Profile    string `json:"profile"`
 				Violations []struct {
 					Rule  string `json:"rule"`
 					Frame int    `json:"frame"`
 				} `json:"violations"`
+				Inconclusive []struct {
+					Rule  string `json:"rule"`
+					Frame int    `json:"frame"`
+					Cause string `json:"cause"`
+				} `json:"inconclusive"`
+				Downgrades []struct {
+					Rule  string `json:"rule"`
+					Cause string `json:"cause"`
+					Count int    `json:"count"`
+				} `json:"downgrades"`
 			} `json:"report"`
 		} `json:"files"`
 	}
 	if err := json.Unmarshal([]byte(out), &js); err != nil {
 		t.Fatal(err)
 	}
-	if len(js.Files) != 1 || js.Files[0].Report.Profile != "linux" {
+	if len(js.Files) != 1 || js.Files[0].Report.Profile != "linux" || js.Files[0].Verdict != "pass" || js.Files[0].CapturePoint != "switch" {
 		t.Fatalf("json: %+v", js)
 	}
-	v := js.Files[0].Report.Violations
-	if len(v) != 1 || v[0].Rule != "HOMA-RESEND-002" || v[0].Frame != 1249 {
-		t.Errorf("violations %+v, want HOMA-RESEND-002 at frame 1249", v)
+	rep := js.Files[0].Report
+	if len(rep.Violations) != 0 {
+		t.Errorf("violations %+v, want none", rep.Violations)
+	}
+	found := false
+	for _, f := range rep.Inconclusive {
+		if f.Rule == "HOMA-RESEND-002" && f.Frame == 1249 && f.Cause == "loss before the capture point" {
+			found = true
+		}
+	}
+	if !found {
+		t.Errorf("HOMA-RESEND-002 at frame 1249 not downgraded for loss before the capture point: %+v", rep.Inconclusive)
+	}
+	n := 0
+	for _, d := range rep.Downgrades {
+		n += d.Count
+	}
+	if n == 0 {
+		t.Errorf("no downgrades counted")
 	}
 	out, _, _ = run(t, append([]string{"check", "-o", "junit", f}, scaledTimers...)...)
 	var ju junitSuites
 	if err := xml.Unmarshal([]byte(out), &ju); err != nil {
 		t.Fatalf("junit: %v\n%s", err, out)
 	}
-	if len(ju.Suites) != 1 || ju.Suites[0].Failures != 1 || ju.Suites[0].Tests < 30 {
+	if len(ju.Suites) != 1 || ju.Suites[0].Failures != 0 || ju.Suites[0].Tests < 60 {
 		t.Errorf("junit suite %+v", ju.Suites)
 	}
 }

@@ -62,6 +62,11 @@ as homatest rpcs prints it; @CLIENT names the client's address when several
 clients used the id): its DATA, GRANTs, RESENDs, ... in both directions. The
 summary line still counts the whole file, and says how many packets matched.
 
+A capture of switch ports in both directions (homatest run's and scenario
+run's capture.pcapng, directions in epb_flags) prints every frame, but
+--summary-only counts each packet once, as sent (the frames as delivered
+show as "other direction").
+
 A capture cut short (e.g. tcpdump killed mid-write) is decoded up to the
 damage, its summary says where it stopped, and the exit code is 2.`,
 		Example: `  # decode a capture
@@ -143,6 +148,9 @@ func runDecode(cmd *cobra.Command, o *decodeOpts, files []string) error {
 		ro := pcap.ReaderOptions{Version: v, IPv6PriorityShift: uint8(o.ipv6Shift)}
 		if ro.IPv6PriorityShift == 0 {
 			ro.IPv6PriorityShift = detectShift(name, ro)
+		}
+		if o.summaryOnly {
+			ro, _ = sentView(name, ro) // count each packet once
 		}
 		r, err := openCapture(name, ro)
 		if err != nil {

@@ -136,13 +136,12 @@ func (b *capb) dataF(r ends, fromClient bool, length, off, n, incoming uint32, c
 	c := r.common(fromClient)
 	c.Sequence = off
 	d := &wire.DataFields{Common: c, MessageLength: length, Incoming: incoming, CutoffVersion: cv, Payload: make([]byte, n)}
-	switch {
-	case retx:
+	if retx {
 		d.Retransmit, d.SegOffset = 1, off
-	case b.wire == wire.Version2024:
-		d.SegOffset = off // linux_6.1.38 always writes the offset
-	default:
-		d.SegOffset = wire.SegOffsetInSequence // main: single-segment first transmission
+	} else {
+		// A single-segment first transmission (doff 0xE0): the offset is in
+		// sequence (homa_tx_data_pkt_alloc, main and linux_6.1.38 alike).
+		d.SegOffset = wire.SegOffsetInSequence
 	}
 	return d
 }
@@ -625,6 +624,12 @@ type faultCase struct {
 func (fc faultCase) file() string { return fc.id + "-" + fc.slug + ".pcapng" }
 
 func faultCases() []faultCase {
+	return append(brFaultCases(), ruleFaultCases()...)
+}
+
+// brFaultCases are the scenarios of docs/homa-faults.md (and two extra
+// ones from before the facts' rules).
+func brFaultCases() []faultCase {
 	return []faultCase{
 		{
 			id: "BR-01", slug: "ipv4-tos-shift3",
@@ -641,7 +646,8 @@ func faultCases() []faultCase {
 			},
 			// Frame 1 is the warm-up request at level 6 (read as 1),
 			// frame 2 the first control packet (CUTOFFS, level 7 read as 1).
-			want: []hit{{"HOMA-PRIO-002", 1}, {"HOMA-PRIO-001", 2}},
+			// The TOS bits below the priority are set too (WIRE-012, SHOULD).
+			want: []hit{{"HOMA-PRIO-002", 1}, {"HOMA-PRIO-001", 2}, {"HOMA-WIRE-012", 1}},
 		},
 		{
 			id: "BR-02", slug: "ipv6-tc-zero",
@@ -735,7 +741,7 @@ func faultCases() []faultCase {
 				r := rpcOf(hostC, hostS, 4)
 				m := b.send(r, true, t+us(40), msgOpts{length: 100000, uprio: 4, cv: 1, ack: b.pigAck(rpcOf(hostC, hostS, 2))})
 				b.mark(m.data[m.offs[len(m.offs)-1]], "BR-09: all unscheduled bytes are in; no GRANT ever follows")
-				for k := 1; k <= 4; k++ {
+				for k := 1; k <= 5; k++ {
 					at := m.end + ms(5.2*float64(k))
 					i := b.resend(at, r, true, 0, wire.ResendAll)
 					if k == 1 {
@@ -756,7 +762,8 @@ func faultCases() []faultCase {
 			build: func(fault bool) *capb {
 				return overcommit(fault)
 			},
-			want: []hit{{"HOMA-GRANT-006", 90}},
+			// Priority 2 also exceeds what two messages allow (GRANT-015).
+			want: []hit{{"HOMA-GRANT-006", 90}, {"HOMA-GRANT-015", 90}},
 		},
 		{
 			id: "BR-12", slug: "no-regrant-after-delete",
@@ -807,13 +814,15 @@ func faultCases() []faultCase {
 			id: "BR-21", slug: "client-ignores-resend",
 			what:  "server RESENDs request bytes while the client receives the response; the client neither retransmits nor sends BUSY",
 			build: func(fault bool) *capb { return clientIgnoresResend(fault) },
-			want:  []hit{{"HOMA-RESEND-002", 12}},
+			// No retransmission covers the bytes asked for either.
+			want: []hit{{"HOMA-RESEND-002", 12}, {"HOMA-RESEND-016", 12}},
 		},
 		{
 			id: "BR-23", slug: "empty-resend-unanswered",
 			what:  "server probes a stalled client with zero-length RESENDs, the client answers nothing, the server gives up on the RPC",
 			build: func(fault bool) *capb { return emptyProbe(fault) },
-			want:  []hit{{"HOMA-RESEND-002", 45}},
+			// Main never sends a zero-length RESEND (RESEND-012).
+			want: []hit{{"HOMA-RESEND-002", 45}, {"HOMA-RESEND-012", 45}},
 		},
 		{
 			id: "BR-24", slug: "resend-gap-after-100us",
@@ -849,7 +858,10 @@ func faultCases() []faultCase {
 			id: "BR-32", slug: "need-ack-ignored",
 			what:  "client has the whole 10 KB response but the application has not read it: NEED_ACK every tick, no ACK for 24 ms",
 			build: func(fault bool) *capb { return needAckIgnored(fault) },
-			want:  []hit{{"HOMA-ACK-002", 11}},
+			// The ACK that finally comes shows the client was there all
+			// along (ACK-009, MUST); the repeated NEED_ACKs unanswered
+			// are ACK-002's warning.
+			want: []hit{{"HOMA-ACK-009", 10}, {"HOMA-ACK-002", 11}},
 		},
 		{
 			id: "BR-34", slug: "frame-above-mtu",
@@ -900,14 +912,17 @@ func faultCases() []faultCase {
 			id: "BR-45", slug: "same-packet-repeated",
 			what:  "after a GRANT the sender transmits the packet at 40000 eight times (retransmit=0) and skips 41424-51392 until the receiver RESENDs",
 			build: func(fault bool) *capb { return repeatOnePacket(fault) },
-			want:  []hit{{"HOMA-RESEND-010", 36}},
+			// Between the hosts the first repeat (frame 36) may be the
+			// network's duplicate (inconclusive); the second is not.
+			want: []hit{{"HOMA-RESEND-010", 37}},
 		},
 		{
 			id: "BR-47", slug: "resend-ungranted-message",
-			what:   "max_overcommit 1: receiver RESENDs bytes of a message it is deliberately not granting; the RESEND's range acts as a grant",
-			args:   []string{"--param", "max_overcommit=1"},
-			build:  func(fault bool) *capb { return resendUngranted(fault) },
-			missed: "no rule checks that RESENDs go only to messages the receiver is granting (R-RESEND-WHEN); a RESEND's range legally raises the sender's horizon on main",
+			what:  "max_overcommit 1: receiver RESENDs bytes of a message it is deliberately not granting; the RESEND's range acts as a grant",
+			args:  []string{"--param", "max_overcommit=1"},
+			build: func(fault bool) *capb { return resendUngranted(fault) },
+			// A RESEND asks only for bytes its sender authorised.
+			want: []hit{{"HOMA-RESEND-012", 98}},
 		},
 		{
 			id: "BR-48", slug: "resend-to-forgotten-rpc",
@@ -1219,7 +1234,13 @@ func emptyProbe(fault bool) *capb {
 			break
 		}
 		at := g + ms(5.1*float64(k))
-		i := b.resend(at, r, false, recv, 0)
+		// Clean: main asks for the tail it granted, [recv, horizon), and
+		// the client, which has not sent it yet, answers BUSY. Faulty: the
+		// 2020 design's zero-length probe, which the client ignores.
+		i := b.resend(at, r, false, recv, horizon-recv)
+		if fault {
+			b.pkts[i].f.(*wire.ResendFields).Length = 0
+		}
 		if fault && k == 1 {
 			b.mark(i, "BR-23: zero-length RESEND probe, never answered")
 		}
@@ -1415,8 +1436,11 @@ func needAckIgnored(fault bool) *capb {
 	}
 	for k := 0; k < 24; k++ {
 		i := b.needAck(t+ms(2.5+float64(k)), r)
-		if k == 1 {
-			b.mark(i, "BR-32: second NEED_ACK, the client holds the whole response and stays silent")
+		switch k {
+		case 0:
+			b.mark(i, "BR-32: NEED_ACK; the client holds the whole response and stays silent for 23 ms")
+		case 1:
+			b.mark(i, "BR-32: second NEED_ACK, still no ACK")
 		}
 	}
 	b.ack(t+ms(2.5+23)+us(20), r)
@@ -1589,8 +1613,11 @@ func repeatOnePacket(fault bool) *capb {
 			off = 40000
 		}
 		i := b.data(at, r, true, 0, 100000, off, 1424, 40000, 1, false)
-		if fault && k == 1 {
-			b.mark(i, "BR-45: the packet at 40000 again as a first transmission; 41424-51392 never sent")
+		switch {
+		case fault && k == 1:
+			b.mark(i, "BR-45: the packet at 40000 again as a first transmission (a network duplicate would look the same)")
+		case fault && k == 2:
+			b.mark(i, "BR-45: the packet at 40000 a third time: the sender repeats it; 41424-51392 never sent")
 		}
 		at += us(1)
 	}

@@ -105,7 +105,7 @@ an environment error.`,
 			if !rep.Same {
 				return &ExitError{Code: ExitViolations, Err: fmt.Errorf("the replay differs from %s (%d fault-plan drops, %d files)", dir, len(rep.Differences), len(rep.FileDifferences))}
 			}
-			return verdictErr(res.Summary)
+			return verdictErr(res.Summary, o.strict)
 		},
 	}
 	o.flags(cmd, false, false)

@@ -75,6 +75,7 @@ func captureRPCs(path string, v wire.Version) ([]*spec.RPC, time.Time, pcap.Read
 		return nil, time.Time{}, o, err
 	}
 	o.IPv6PriorityShift = shift
+	o, _ = sentView(path, o) // every packet once, as sent
 	prof, _ := spec.LookupProfile(profile)
 	tr := spec.NewTrace(&prof.Params)
 	tr.KeepFinished()
@@ -148,7 +149,11 @@ capture), rpc_unknown (an RPC_UNKNOWN was sent and nothing completed after
 it), request-only, or incomplete — and packets by type.
 
 --sort orders the lines: first (order of the first packet, the default),
-latency (longest first), size (request plus response, largest first) or id.`,
+latency (longest first), size (request plus response, largest first) or id.
+
+A capture of switch ports in both directions (homatest run's and scenario
+run's capture.pcapng) is read as sent (inbound frames only), so each packet
+counts once: the same RPCs and counts as the run's sent.pcapng.`,
 		Example: `  homatest rpcs capture.pcap
   homatest rpcs --sort latency capture.pcap | head -5     # the slowest RPCs
   homatest rpcs -o json capture.pcap | jq 'select(.outcome=="incomplete")'`,

@@ -33,7 +33,7 @@ type runOpts struct {
 	focus                                []string
 	junit, output, artifacts             string
 	repeat                               int
-	matrix, verbose, nsWorkloads         bool
+	matrix, verbose, nsWorkloads, strict bool
 	passResult                           string // hidden: run one pass in this process
 	ctx                                  context.Context
 }
@@ -65,8 +65,12 @@ any pass fails. --mutation-matrix runs one pass per fault knob of the
 reference implementation (homatest faults) and prints which specs catch
 which knob; a knob that no spec catches makes it fail.
 
-Exit codes: 0 every spec passed (unsupported specs do not fail a run),
-1 a spec failed, 2 usage or environment error.`,
+Levels: a failed MUST spec fails the run (exit 1); a failed SHOULD spec is a
+warning, listed but not failing, unless --strict.
+
+Exit codes: 0 every MUST spec passed (unsupported specs do not fail a run;
+with --strict every SHOULD spec too), 1 a spec failed, 2 usage or
+environment error.`,
 		Example: `  homatest run
   homatest run --label-filter 'grant && MUST'
   homatest run --rules 'HOMA-RESEND-*' -o json
@@ -88,6 +92,7 @@ Exit codes: 0 every spec passed (unsupported specs do not fail a run),
 	outputVar(f, &o.output, "the specs by area and every failure; html the report page (also written as report.html in the run folder)", "text", "json", "html")
 	f.StringVar(&o.artifacts, "artifacts", "", "directory for captures of failed specs and logs (default: a new directory under homatest-runs/)")
 	f.BoolVar(&o.matrix, "mutation-matrix", false, "run one pass per fault knob and print which specs catch each")
+	f.BoolVar(&o.strict, "strict", false, "fail (exit 1) on failed SHOULD specs too; by default they are warnings")
 	f.BoolVarP(&o.verbose, "verbose", "v", false, "keep Ginkgo's verbose log in the artifacts")
 	f.BoolVar(&o.nsWorkloads, "ns-workloads", false, "with --env ns: run the passive workload specs on IUT hosts in namespaces behind netem's switch (heavy: one process per host plus the switch; default: reference hosts in the simulator for --impl ref, unsupported otherwise)")
 	f.StringVar(&o.passResult, "pass-result", "", "internal: run one pass here and write its result to this file")
@@ -240,9 +245,14 @@ func (o *runOpts) run(cmd *cobra.Command) error {
 		if err := conformance.MergeJUnit(junits, o.junit); err != nil {
 			return usageErr(err)
 		}
+		if !o.strict {
+			if err := conformance.DemoteShouldFailures(o.junit); err != nil {
+				return usageErr(err)
+			}
+		}
 	}
 	page := html.RunPage(passes, html.RunInput{Impl: o.impl, Env: o.env, Fault: o.fault, Dir: o.artifacts,
-		Command: "homatest " + strings.Join(os.Args[1:], " "), Rerun: o.rerun})
+		Command: "homatest " + strings.Join(os.Args[1:], " "), Rerun: o.rerun, Strict: o.strict})
 	if err := html.WriteFile(filepath.Join(o.artifacts, reportFile), page); err != nil {
 		return usageErr(err)
 	}
@@ -255,10 +265,8 @@ func (o *runOpts) run(cmd *cobra.Command) error {
 	if err := werr; err != nil {
 		return usageErr(fmt.Errorf("write output: %w", err))
 	}
-	for _, p := range passes {
-		if p.Failed() > 0 {
-			return &ExitError{Code: ExitViolations, Err: fmt.Errorf("%d of %d passes had failed specs", failedPasses(passes), len(passes))}
-		}
+	if n := o.failedPasses(passes); n > 0 {
+		return &ExitError{Code: ExitViolations, Err: fmt.Errorf("%d of %d passes had failed specs", n, len(passes))}
 	}
 	return nil
 }
@@ -315,11 +323,21 @@ func rerunInconclusive(name string, res *conformance.Result, run func(name strin
 	return nil
 }
 
-func failedPasses(ps []*conformance.Result) int {
+// failing reports whether spec s fails the run: failed or in error, and
+// MUST (SHOULD specs are warnings unless --strict).
+func (o *runOpts) failing(s conformance.SpecResult) bool {
+	return (s.State == "failed" || s.State == "error") && (s.Level != "SHOULD" || o.strict)
+}
+
+// failedPasses counts the passes with a failing spec.
+func (o *runOpts) failedPasses(ps []*conformance.Result) int {
 	n := 0
 	for _, p := range ps {
-		if p.Failed() > 0 {
-			n++
+		for _, s := range p.Specs {
+			if o.failing(s) {
+				n++
+				break
+			}
 		}
 	}
 	return n
@@ -481,10 +499,10 @@ func (o *runOpts) report(out io.Writer, passes []*conformance.Result) error {
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
 		verdict := "pass"
-		if failedPasses(passes) > 0 {
+		if o.failedPasses(passes) > 0 {
 			verdict = "fail"
 		}
-		enc.Encode(runReport{Verdict: verdict, Passes: passes, Artifacts: o.artifacts, Failed: failedPasses(passes)})
+		enc.Encode(runReport{Verdict: verdict, Passes: passes, Artifacts: o.artifacts, Failed: o.failedPasses(passes)})
 		return w.err
 	}
 	for i, p := range passes {
@@ -494,7 +512,11 @@ func (o *runOpts) report(out io.Writer, passes []*conformance.Result) error {
 			if s.State != "failed" && s.State != "error" {
 				continue
 			}
-			fmt.Fprintf(w, "\nFAIL %s\n  rules: %s (%s)\n", s.Name, strings.Join(s.Rules, ", "), s.Level)
+			kind := "FAIL"
+			if !o.failing(s) {
+				kind = "WARN (SHOULD)"
+			}
+			fmt.Fprintf(w, "\n%s %s\n  rules: %s (%s)\n", kind, s.Name, strings.Join(s.Rules, ", "), s.Level)
 			for _, l := range strings.Split(strings.TrimSpace(s.Failure), "\n") {
 				fmt.Fprintf(w, "  %s\n", l)
 			}
@@ -511,7 +533,18 @@ func (o *runOpts) report(out io.Writer, passes []*conformance.Result) error {
 		writeInconclusive(w, p.Specs)
 	}
 	verdict := "PASS"
-	if n := failedPasses(passes); n > 0 {
+	warned := 0
+	for _, p := range passes {
+		for _, s := range p.Specs {
+			if (s.State == "failed" || s.State == "error") && !o.failing(s) {
+				warned++
+			}
+		}
+	}
+	if warned > 0 {
+		verdict = fmt.Sprintf("PASS with %d SHOULD warnings (--strict fails on them)", warned)
+	}
+	if n := o.failedPasses(passes); n > 0 {
 		verdict = fmt.Sprintf("FAIL (%d of %d passes)", n, len(passes))
 	}
 	fmt.Fprintf(w, "\n%s; artifacts in %s (report: %s)\n", verdict, o.artifacts, filepath.Join(o.artifacts, reportFile))

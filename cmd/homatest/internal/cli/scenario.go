@@ -20,7 +20,7 @@ import (
 type scenarioOpts struct {
 	artifacts, output, env string
 	seed                   uint64
-	quiet                  bool
+	quiet, strict          bool
 	// page is the run's report page (report.html in its folder).
 	page *html.Page
 }
@@ -36,6 +36,7 @@ func (o *scenarioOpts) flags(cmd *cobra.Command, seed, page bool) {
 		outputVar(f, &o.output, "the summary", "text", "json")
 	}
 	f.BoolVarP(&o.quiet, "quiet", "q", false, "no progress lines on standard error")
+	f.BoolVar(&o.strict, "strict", false, "fail (exit 1) on SHOULD violations too (check.level should); by default they are warnings")
 	if seed {
 		f.Uint64Var(&o.seed, "seed", 0, "seed for every random choice, instead of the file's (0: the file's)")
 		f.StringVar(&o.env, "env", "", "where to run, instead of the file's env: ns (namespaces, real time, root) or sim (the simulator, virtual time)")
@@ -138,8 +139,9 @@ bytes of each frame (every header) and no timing slack is applied. It prints RPC
 failed, offered and carried load, latency p50/p99, drops by reason, fault
 plan hits and the rule table.
 
-Exit codes: 0 every RPC completed and no rule was violated; 1 failed RPCs or
-violations; 2 a bad scenario or manifest, not root, a kernel without a
+Exit codes: 0 every RPC completed and no MUST rule was violated (SHOULD
+violations, with check.level should, are warnings unless --strict); 1 failed
+RPCs or violations; 2 a bad scenario or manifest, not root, a kernel without a
 feature the link needs, or an environment error (nothing is left behind).`,
 		Example: `  homatest scenario run scenario/testdata/w4-half-load.yaml
   homatest scenario run --env sim scenario/testdata/w4-half-load.yaml
@@ -166,7 +168,7 @@ feature the link needs, or an environment error (nothing is left behind).`,
 			if err := o.print(cmd.OutOrStdout(), res.Summary, nil); err != nil {
 				return usageErr(err)
 			}
-			return verdictErr(res.Summary)
+			return verdictErr(res.Summary, o.strict)
 		},
 	}
 	o.flags(cmd, true, true)
@@ -193,9 +195,10 @@ func (o *scenarioOpts) print(w io.Writer, s scenario.Summary, v any) error {
 	return s.WriteText(w)
 }
 
-// verdictErr is exit 1 for a failed run.
-func verdictErr(s scenario.Summary) error {
-	if s.Verdict == scenario.VerdictPass {
+// verdictErr is exit 1 for a failed run (with strict, also for SHOULD
+// violations).
+func verdictErr(s scenario.Summary, strict bool) error {
+	if s.Verdict == scenario.VerdictPass && (!strict || s.ShouldViolated == 0) {
 		return nil
 	}
 	return &ExitError{Code: ExitViolations, Err: fmt.Errorf("scenario %s: %d failed RPCs, %d violations (see %s)", s.Name, s.Failed, s.Violated, s.Dir)}

@@ -86,8 +86,83 @@ func newSpecCmd() *cobra.Command {
 			return nil
 		},
 	}
-	cmd.AddCommand(list, doc, params)
+	var covOut string
+	coverage := &cobra.Command{
+		Use:   "coverage",
+		Short: "Print which rules implement each fact of docs/homa-facts.md §4, and which wire fields and send conditions they cover",
+		Long: `coverage prints the table that ties the rule book to the protocol: for each
+behavioural fact of docs/homa-facts.md §4 (WIRE-01 ... ABT-01) the rules that
+implement it, or the reason no packet trace can judge it; the share of
+checkable facts with a rule; then, with -o text, every header field of every
+packet type (and the IP fields HomaModule sets) with the rules that constrain
+it or why its value is free, and per packet type the rules on when it may and
+must be sent. -o json prints {"facts": [{"fact", "rules", "reason",
+"checkable"}], "summary": {...}, "fields": [...], "send": [...]}.`,
+		Example: `  homatest spec coverage
+  homatest spec coverage -o json | jq '.facts[] | select(.rules == [])'`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			w := &errWriter{w: cmd.OutOrStdout()}
+			cov := spec.Coverage(spec.Rules())
+			checkable, implemented, notCheckable := spec.CoverageSummary(cov)
+			switch covOut {
+			case "json":
+				enc := json.NewEncoder(w)
+				enc.SetIndent("", "  ")
+				enc.Encode(map[string]any{"facts": cov,
+					"summary": map[string]int{"facts": len(cov), "checkable": checkable, "implemented": implemented, "not_checkable": notCheckable},
+					"fields":  spec.WireCoverage(), "send": spec.SendConditions()})
+			case "text":
+				writeCoverageText(w, cov, checkable, implemented, notCheckable)
+			default:
+				return usageErr(fmt.Errorf("-o %q: want text or json", covOut))
+			}
+			if w.err != nil {
+				return usageErr(fmt.Errorf("write output: %w", w.err))
+			}
+			return nil
+		},
+	}
+	coverage.Flags().StringVarP(&covOut, "output", "o", "text", "output: text or json")
+	cmd.AddCommand(list, doc, params, coverage)
 	return cmd
+}
+
+// writeCoverageText prints the fact, field and send-condition tables.
+func writeCoverageText(w io.Writer, cov []spec.FactCoverage, checkable, implemented, notCheckable int) {
+	fmt.Fprintf(w, "%-9s %s\n", "FACT", "RULES (or why no packet trace can judge it)")
+	for _, c := range cov {
+		if len(c.Rules) > 0 {
+			fmt.Fprintf(w, "%-9s %s\n", c.Fact, strings.Join(c.Rules, ", "))
+		} else {
+			fmt.Fprintf(w, "%-9s not checkable: %s\n", c.Fact, c.Reason)
+		}
+	}
+	fmt.Fprintf(w, "\n%d facts: %d of %d checkable implemented (%.0f%%), %d not checkable\n\n", len(cov), implemented, checkable,
+		100*float64(implemented)/float64(max(checkable, 1)), notCheckable)
+	fmt.Fprintf(w, "%-8s %-22s %s\n", "TYPE", "FIELD", "RULES (or why the value is free)")
+	for _, f := range spec.WireCoverage() {
+		if len(f.Rules) > 0 {
+			fmt.Fprintf(w, "%-8s %-22s %s\n", f.Type, f.Field, strings.Join(f.Rules, ", "))
+		} else {
+			fmt.Fprintf(w, "%-8s %-22s free: %s\n", f.Type, f.Field, f.Free)
+		}
+	}
+	fmt.Fprintf(w, "\n%-12s %s\n", "TYPE", "MAY BE SENT / MUST BE SENT")
+	for _, sc := range spec.SendConditions() {
+		fmt.Fprintf(w, "%-12s may: %s; must: %s", sc.Type, orNone(sc.May), orNone(sc.Must))
+		if sc.Note != "" {
+			fmt.Fprintf(w, " (%s)", sc.Note)
+		}
+		fmt.Fprintln(w)
+	}
+}
+
+func orNone(a []string) string {
+	if len(a) == 0 {
+		return "-"
+	}
+	return strings.Join(a, ", ")
 }
 
 func writeParams(w io.Writer, profs []spec.Profile) {
@@ -117,7 +192,8 @@ Each rule states what an observer of the wire (a capture on the path between
 hosts) sees when an implementation follows Homa as HomaModule implements it.
 MUST rules are requirements; SHOULD rules are expected behaviour that a
 lossy capture or an unusual configuration can legitimately break. A rule that
-cannot decide from a capture reports "inconclusive", not a violation.
+cannot decide from a capture reports "inconclusive", not a violation. Each
+rule names the facts of docs/homa-facts.md §4 it implements.
 
 ## Profiles
 
@@ -143,6 +219,63 @@ cannot decide from a capture reports "inconclusive", not a violation.
 		}
 		fmt.Fprintln(w)
 	}
+	fmt.Fprint(w, `
+## Levels and exit codes
+
+A MUST violation fails homatest check, run and scenario run (exit 1). A
+SHOULD violation is a warning: reported in text, JSON and JUnit (as system
+output, not a failure) with exit 0, unless --strict makes warnings fail too.
+
+## Capture points
+
+What a finding means depends on where the capture was taken (check
+--capture-point; auto infers it and says why):
+
+- **switch**: a tap between the hosts. Packets may be lost, queued,
+  reordered or duplicated on either side of it.
+- **host:ADDR**: a tap on ADDR's own link: its packets exactly as it sent
+  and received them; other hosts' packets crossed the network first.
+- **sent** / **delivered**: every packet as its sender sent it / as it was
+  delivered (a run's sent.pcapng / delivered.pcapng).
+- **ports**: one pcapng interface per switch port, both directions (a run's
+  capture.pcapng): each host is judged on its own link (host:ADDR per
+  interface), so no packet counts twice.
+
+A rule that judges what a host received or sent is inconclusive, not
+violated, where loss, reordering or duplication between the capture point
+and that host explains the trace, and only where the capture shows that
+effect: a receiver asking again for bytes the capture saw (loss after the
+capture point), bytes retransmitted that the capture never saw sent (loss
+before it), a first transmission filling a gap late or a fresh lower GRANT
+offset right after a higher one (reordering), an identical copy right after
+a packet (duplication). Reports count these downgrades by rule and cause.
+Checker and spec.CheckHostViews share this model (a host view is a capture
+on that host's link).
+
+`)
+	fmt.Fprint(w, "\n## Coverage of docs/homa-facts.md §4\n\nGenerated from the rules' facts (`homatest spec coverage`).\n\n| fact | rules, or why no packet trace can judge it |\n| --- | --- |\n")
+	cov := spec.Coverage(spec.Rules())
+	for _, c := range cov {
+		if len(c.Rules) > 0 {
+			fmt.Fprintf(w, "| %s | %s |\n", c.Fact, strings.Join(c.Rules, ", "))
+		} else {
+			fmt.Fprintf(w, "| %s | not checkable: %s |\n", c.Fact, c.Reason)
+		}
+	}
+	checkable, implemented, notCheckable := spec.CoverageSummary(cov)
+	fmt.Fprintf(w, "\n%d facts: %d of the %d checkable ones implemented; %d not checkable.\n", len(cov), implemented, checkable, notCheckable)
+	fmt.Fprint(w, "\n## Coverage of the wire\n\nEvery header field of every packet type (HomaModule homa_wire.h names; `*` is the common header) and the IP fields HomaModule sets.\n\n| type | field | rules, or why the value is free |\n| --- | --- | --- |\n")
+	for _, f := range spec.WireCoverage() {
+		if len(f.Rules) > 0 {
+			fmt.Fprintf(w, "| %s | `%s` | %s |\n", f.Type, f.Field, strings.Join(f.Rules, ", "))
+		} else {
+			fmt.Fprintf(w, "| %s | `%s` | free: %s |\n", f.Type, f.Field, f.Free)
+		}
+	}
+	fmt.Fprint(w, "\n## Send conditions\n\n| type | may be sent | must be sent | note |\n| --- | --- | --- | --- |\n")
+	for _, sc := range spec.SendConditions() {
+		fmt.Fprintf(w, "| %s | %s | %s | %s |\n", sc.Type, orNone(sc.May), orNone(sc.Must), sc.Note)
+	}
 	area := ""
 	for _, r := range spec.Rules() {
 		if r.Area() != area {
@@ -154,6 +287,9 @@ cannot decide from a capture reports "inconclusive", not a violation.
 			prof = strings.Join(r.Profiles, ", ")
 		}
 		fmt.Fprintf(w, "\n### %s (%s)\n\n%s\n\n- Source: %s\n- Profiles: %s\n", r.ID, r.Level, r.Statement, r.Source, prof)
+		if len(r.Facts) > 0 {
+			fmt.Fprintf(w, "- Facts: %s\n", strings.Join(r.Facts, ", "))
+		}
 		if r.Capture != "" {
 			fmt.Fprintf(w, "- Capture: %s\n", r.Capture)
 		}

@@ -1,0 +1,81 @@
+package cli
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/homatest/homatest/bench"
+)
+
+func TestCollectiveFlagErrors(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--size", "lots"}, "--size"},
+		{[]string{"--size", "3", "--hosts", "4"}, "at least one byte per host"},
+		{[]string{"--hosts", "1"}, "--hosts 1"},
+		{[]string{"--hosts", "145"}, "--hosts 145"},
+		{[]string{"--algorithm", "tree"}, "--algorithm"},
+		{[]string{"--algorithm", "halving-doubling", "--hosts", "6"}, "power of two"},
+		{[]string{"--rate", "0"}, "above 0"},
+		{[]string{"--mtu", "100"}, "--mtu"},
+		{[]string{"--loads", "0,1"}, "[0, 1)"},
+		{[]string{"--background", "none", "--loads", "0,0.5"}, "--background none"},
+		{[]string{"--background", "w9"}, "--background"},
+		{[]string{"--transport", "udp"}, "--transport"},
+		{[]string{"--plot", "x.gif"}, ".png or .svg"},
+		{[]string{"-o", "xml"}, "-o"},
+	} {
+		out, err, code := run(t, append([]string{"bench", "collective"}, c.args...)...)
+		if code != ExitUsage || err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("bench collective %v: exit %d, err %v (want 2 and a one-line error with %q)\n%s", c.args, code, err, c.want, out)
+		}
+	}
+	for s, want := range map[string]int64{"64MB": 64e6, "64MiB": 64 << 20, "1.5KB": 1500, "1000": 1000, "2 GB": 2e9} {
+		if got, err := parseBytes(s); err != nil || got != want {
+			t.Errorf("parseBytes(%q) = %d, %v; want %d", s, got, err, want)
+		}
+	}
+	for _, s := range []string{"", "0", "-5MB", "MB", "2TB", "1e30"} {
+		if _, err := parseBytes(s); err == nil {
+			t.Errorf("parseBytes(%q): no error", s)
+		}
+	}
+}
+
+// TestCollectiveSim runs a small collective (no root): a 2 MB ring
+// all-reduce over 4 hosts at 10 Gbit/s, alone and beside W3 background
+// RPCs at 0.3 of every link, on both transports. Every point completes,
+// no faster than the ideal; the background runs beside the collective
+// and its slowdowns are at least 1; the plot is written.
+func TestCollectiveSim(t *testing.T) {
+	plot := filepath.Join(t.TempDir(), "c.svg")
+	out, err, code := run(t, "bench", "collective", "--hosts", "4", "--size", "2MB", "--rate", "10gbit", "--background", "w3",
+		"--loads", "0,0.3", "--iterations", "1", "--unloaded", "2", "-o", "json", "--plot", plot)
+	if code != ExitOK {
+		t.Fatalf("exit %d, %v\n%s", code, err, out)
+	}
+	var rep bench.CollectiveReport
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatalf("bad JSON: %v\n%s", err, out)
+	}
+	// Each host sends 2(N-1)/N of 2 MB = 3 MB at 10 Gbit/s: 2.4 ms.
+	if rep.Ideal.Microseconds() != 2400 || len(rep.Points) != 4 {
+		t.Fatalf("ideal %v, %d points; want 2.4ms and 4", rep.Ideal, len(rep.Points))
+	}
+	for _, p := range rep.Points {
+		if p.Err != "" || len(p.Times) != 1 || p.VsIdeal < 1 || p.VsUnloaded == 0 {
+			t.Errorf("%s at %.1f: %+v", p.Transport, p.Load, p)
+		}
+		if b := p.Background; (p.Load > 0) != (b != nil) || b != nil && (b.Count < 100 || b.Errors > 0 || b.Buckets[0].P50 < 1) {
+			t.Errorf("%s at %.1f: background %+v", p.Transport, p.Load, b)
+		}
+	}
+	if b, err := os.ReadFile(plot); err != nil || !strings.Contains(string(b), "completion time") {
+		t.Errorf("plot: %v", err)
+	}
+}

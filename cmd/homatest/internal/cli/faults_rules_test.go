@@ -1,0 +1,646 @@
+package cli
+
+// Fault catalogue scenarios for the rules added for docs/homa-facts.md §4
+// facts that had none: one faulty/clean pair per MUST rule an
+// implementation can break, built like the BR-nn scenarios of
+// faults_test.go (the same hosts, timing and helpers).
+
+import (
+	"net/netip"
+	"time"
+
+	"github.com/gopacket/gopacket"
+	"github.com/gopacket/gopacket/layers"
+
+	"github.com/homatest/homatest/pcap"
+	"github.com/homatest/homatest/spec/wire"
+)
+
+func ruleFaultCases() []faultCase {
+	return []faultCase{
+		{
+			id: "WIRE-009", slug: "control-sequence-garbage",
+			what:  "extra fault: the receiver's GRANTs carry stale bytes in the common header's sequence field (a header not cleared before it is filled)",
+			build: func(fault bool) *capb { return grantSequenceGarbage(fault) },
+			want:  []hit{{"HOMA-WIRE-009", 25}},
+		},
+		{
+			id: "WIRE-010", slug: "retransmit-stale-sequence",
+			what:  "extra fault: a retransmitted packet keeps the sequence of its original GSO batch; only seg.offset holds its offset",
+			build: func(fault bool) *capb { return retxStaleSequence(fault) },
+			want:  []hit{{"HOMA-WIRE-010", 85}},
+		},
+		{
+			id: "WIRE-011", slug: "one-id-two-sockets",
+			what:  "extra fault: a client host gives two live RPCs from two sockets the same id 10 (a per-socket id counter)",
+			build: func(fault bool) *capb { return oneIDTwoSockets(fault) },
+			// One id, so one RPC to an observer: the second request
+			// repeats bytes with another length.
+			want: []hit{{"HOMA-WIRE-011", 2}, {"HOMA-RESEND-010", 2}, {"HOMA-WIRE-003", 2}},
+		},
+		{
+			id: "ID-003", slug: "client-id-zero",
+			what:  "extra fault: the client's id counter starts at 0: its first RPC has id 0",
+			build: func(fault bool) *capb { return clientIDZero(fault) },
+			want:  []hit{{"HOMA-ID-003", 1}},
+		},
+		{
+			id: "ID-004", slug: "id-reused",
+			what:  "extra fault: the client reuses id 10 for a new RPC 60 ms after RPC 10 was acknowledged (its id counter went back)",
+			build: func(fault bool) *capb { return idReused(fault) },
+			want:  []hit{{"HOMA-ID-004", 9}},
+		},
+		{
+			id: "ID-005", slug: "icmp-then-rpc-unknown",
+			what:  "extra fault: a request to a port without a socket gets ICMP port unreachable, and the client's RESEND for it then gets RPC_UNKNOWN from that same port",
+			build: func(fault bool) *capb { return icmpThenUnknown(fault) },
+			want:  []hit{{"HOMA-ID-005", 4}},
+		},
+		{
+			id: "ID-006", slug: "need-ack-after-icmp",
+			what:  "extra fault: the client's socket closed and its host answers NEED_ACK with ICMP port unreachable; the server keeps sending NEED_ACK there every tick",
+			build: func(fault bool) *capb { return needAckAfterICMP(fault) },
+			want:  []hit{{"HOMA-ID-006", 7}},
+		},
+		{
+			id: "GRANT-012", slug: "grants-from-timer",
+			what:  "extra fault: the receiver grants after every DATA packet; the sender pauses 45 ms after 70000 bytes and the receiver grants 20000 more every 5 ms from its timer, a GRANT no packet paid for",
+			build: func(fault bool) *capb { return grantsFromTimer(fault) },
+			// When the sender resumes, the receiver's GRANTs on arrival
+			// lie below its timer GRANTs (GRANT-003).
+			want: []hit{{"HOMA-GRANT-012", 105}, {"HOMA-GRANT-003", 116}},
+		},
+		{
+			id: "GRANT-015", slug: "lone-message-high-priority",
+			what:  "extra fault: the receiver grants its only incoming message at priority 2; with one message being granted every GRANT carries 0",
+			build: func(fault bool) *capb { return loneHighPriority(fault) },
+			want:  []hit{{"HOMA-GRANT-015", 25}},
+		},
+		{
+			id: "GRANT-016", slug: "grant-before-buffers",
+			what:  "extra fault: the receiver grants a message, then sends the buffer-wakeup RESEND {0, -1} at level 6 that only a message waiting for buffers (never granted) gets",
+			build: func(fault bool) *capb { return grantBeforeBuffers(fault) },
+			want:  []hit{{"HOMA-GRANT-016", 53}},
+		},
+		{
+			id: "CUTOFF-003", slug: "cutoffs-unprompted",
+			what:  "extra fault: the receiver sends CUTOFFS although the sender's DATA carry its current cutoff_version (a periodic CUTOFFS broadcast)",
+			build: func(fault bool) *capb { return cutoffsUnprompted(fault) },
+			want:  []hit{{"HOMA-CUTOFF-003", 87}},
+		},
+		{
+			id: "PRIO-003", slug: "restart-at-resend-priority",
+			what:  "extra fault: a client restarting its 30000-byte request after RPC_UNKNOWN retransmits it at level 7 instead of the unscheduled level 4",
+			build: func(fault bool) *capb { return restartPriority(fault) },
+			want:  []hit{{"HOMA-PRIO-003", 29}},
+		},
+		{
+			id: "RESEND-012", slug: "resend-beyond-grant",
+			what:  "extra fault: a receiver that granted 60000 bytes asks with RESEND for [60000, 80000), bytes it never authorised",
+			build: func(fault bool) *capb { return resendBeyondGrant(fault) },
+			want:  []hit{{"HOMA-RESEND-012", 52}},
+		},
+		{
+			id: "RESEND-013", slug: "resend-priority-zero",
+			what:  "extra fault: the receiver's RESEND asks for priority 0; the sender retransmits at 0, behind every scheduled packet",
+			build: func(fault bool) *capb { return resendPriorityZero(fault) },
+			want:  []hit{{"HOMA-RESEND-013", 84}},
+		},
+		{
+			id: "RESEND-014", slug: "resend-late",
+			what:  "extra fault: a receiver missing one packet stays silent 30 ms (30 ticks) before its first RESEND instead of resend_ticks (5)",
+			build: func(fault bool) *capb { return resendLate(fault) },
+			want:  []hit{{"HOMA-RESEND-014", 84}},
+		},
+		{
+			id: "RESEND-016", slug: "retransmission-partial",
+			what:  "extra fault: a RESEND asks for two lost packets; the sender retransmits only the first, and the receiver must ask again",
+			build: func(fault bool) *capb { return retransmitPartial(fault) },
+			// Its BUSY for bytes it has sent is HOMA-RESEND-015's warning.
+			want: []hit{{"HOMA-RESEND-016", 84}, {"HOMA-RESEND-015", 87}},
+		},
+		{
+			id: "RESEND-017", slug: "restart-while-receiving",
+			what:  "extra fault: the server restarted while sending a 30000-byte response; told RPC_UNKNOWN, the client, which had part of the response, restarts its request instead of ignoring it",
+			build: func(fault bool) *capb { return restartWhileReceiving(fault) },
+			want:  []hit{{"HOMA-RESEND-017", 14}},
+		},
+		{
+			id: "RESEND-018", slug: "rpc-unknown-for-grant",
+			what:  "extra fault: a client that aborted its RPC answers the server's next GRANT with RPC_UNKNOWN; only a RESEND may get one",
+			build: func(fault bool) *capb { return unknownForGrant(fault) },
+			want:  []hit{{"HOMA-RESEND-018", 35}},
+		},
+		{
+			id: "ACK-006", slug: "need-ack-twice-per-tick",
+			what:  "extra fault: server-side capture: the server sends NEED_ACK every 0.4 ms for an unacknowledged RPC, more than once per timer tick",
+			args:  []string{"--capture-point", "host:10.0.0.1"},
+			build: func(fault bool) *capb { return needAckStorm(fault) },
+			want:  []hit{{"HOMA-ACK-006", 6}},
+		},
+		{
+			id: "ACK-007", slug: "ack-unprompted",
+			what:  "extra fault: the client sends an ACK packet as soon as each response arrives, without a NEED_ACK (acks ride in DATA or answer NEED_ACK)",
+			build: func(fault bool) *capb { return ackUnprompted(fault) },
+			want:  []hit{{"HOMA-ACK-007", 3}},
+		},
+	}
+}
+
+// lossy100k is rpc100k with the first transmission of the packet at
+// offset lost between the client and the server, seen by the capture.
+func lossy100k(b *capb, lost ...uint32) (ends, msgOut) {
+	m := map[uint32]bool{}
+	for _, o := range lost {
+		m[o] = true
+	}
+	return rpc100k(b, msgOpts{lost: m}, hostC, hostS)
+}
+
+// grantSequenceGarbage (WIRE-009): the base exchange; faulty, every GRANT's
+// sequence holds 0x0001b2c0.
+func grantSequenceGarbage(fault bool) *capb {
+	b := newCap(wire.VersionCurrent)
+	r, m := rpc100k(b, msgOpts{}, hostC, hostS)
+	if fault {
+		for k, i := range m.grants {
+			b.pkts[i].f.(*wire.GrantFields).Common.Sequence = 0x1b2c0
+			if k == 0 {
+				b.mark(i, "WIRE-009: GRANT with sequence 111296 (stale header bytes), want 0")
+			}
+		}
+	}
+	b.respondAndAck(r, b.lastTime()+us(30))
+	return b
+}
+
+// retxStaleSequence (WIRE-010): one packet of the request is lost; after 5
+// ms the server RESENDs it and the client retransmits it. Faulty, the
+// retransmission's sequence is its GSO batch's first offset.
+func retxStaleSequence(fault bool) *capb {
+	b := newCap(wire.VersionCurrent)
+	const lost = 40000 + 20*1424
+	r, _ := lossy100k(b, lost)
+	at := b.lastTime() + ms(5.1)
+	b.resend(at, r, false, lost, 1424)
+	i := b.data(at+us(20), r, true, 7, 100000, lost, 1424, lost+1424, 1, true)
+	if fault {
+		b.pkts[i].f.(*wire.DataFields).Common.Sequence = lost - 3*1424
+		b.mark(i, "WIRE-010: retransmission with seg.offset 68480 but sequence 64208")
+	}
+	b.respondAndAck(r, b.lastTime()+us(30))
+	return b
+}
+
+// oneIDTwoSockets (WIRE-011): two 100-byte RPCs of one client host to the
+// server, overlapping, from ports 32768 and 32769. Faulty, both have id 10.
+func oneIDTwoSockets(fault bool) *capb {
+	b := newCap(wire.VersionCurrent)
+	r1 := rpcOf(hostC, hostS, 10)
+	r2 := rpcOf(hostC, hostS, 12)
+	r2.cport = 32769
+	if fault {
+		r2.id = 10
+	}
+	b.data(0, r1, true, 7, 100, 0, 100, 100, 1, false)
+	i := b.data(us(10), r2, true, 7, 200, 0, 200, 200, 1, false)
+	if fault {
+		b.mark(i, "WIRE-011: RPC 10 again, from port 32769, while RPC 10 from port 32768 is live")
+	}
+	b.respondAndAck(r1, us(50))
+	b.respondAndAck(r2, us(60))
+	return b
+}
+
+// clientIDZero (ID-003): two 100-byte RPCs; faulty, the first has id 0.
+func clientIDZero(fault bool) *capb {
+	b := newCap(wire.VersionCurrent)
+	first := rpcOf(hostC, hostS, 10)
+	if fault {
+		first.id = 0
+	}
+	t := b.smallRPC(first, 0, wire.AckEntry{})
+	if fault {
+		b.mark(0, "ID-003: request DATA with sender_id 0")
+	}
+	b.smallRPC(rpcOf(hostC, hostS, 12), t+ms(1), wire.AckEntry{})
+	return b
+}
+
+// idReused (ID-004): RPC 10 and 12 complete and are acknowledged; 60 ms
+// later a new RPC: faulty with id 10, clean with id 14.
+func idReused(fault bool) *capb {
+	b := newCap(wire.VersionCurrent)
+	t := b.smallRPC(rpcOf(hostC, hostS, 10), 0, wire.AckEntry{})
+	t = b.smallRPC(rpcOf(hostC, hostS, 12), t+ms(1), wire.AckEntry{})
+	id := uint64(14)
+	if fault {
+		id = 10
+	}
+	b.smallRPC(rpcOf(hostC, hostS, id), t+ms(60), wire.AckEntry{})
+	if fault {
+		b.mark(8, "ID-004: a new request with id 10, acknowledged 63 ms earlier")
+	}
+	return b
+}
+
+// icmpQuote returns an ICMP port-unreachable frame from "from" quoting the
+// Homa packet of frame i of b (its IP header and 28 Homa bytes, as Linux
+// quotes up to 576 bytes).
+func icmpQuote(b *capb, i int, from netip.Addr) []byte {
+	p := b.pkts[i]
+	fr, err := pcap.BuildFrame(gopacket.NewSerializeBuffer(), pcap.FrameSpec{Src: p.src, Dst: p.dst, Priority: p.prio}, p.f,
+		wire.EncodeOptions{FixLengths: true, SetMarks: true})
+	if err != nil {
+		panic(err)
+	}
+	q := fr[14:]
+	q = q[:min(len(q), 20+wire.CommonHeaderLen)]
+	return icmpUnreachableN(from, p.src, q)
+}
+
+// icmpThenUnknown (ID-005): a 100-byte request to port 4001, which has no
+// socket: ICMP port unreachable. 5 ms later the client RESENDs; clean, the
+// host answers ICMP again; faulty, RPC_UNKNOWN from port 4001.
+func icmpThenUnknown(fault bool) *capb {
+	b := newCap(wire.VersionCurrent)
+	r := rpcOf(hostC, hostS, 10)
+	r.sport = 4001
+	i := b.data(0, r, true, 7, 100, 0, 100, 100, 1, false)
+	b.extra = append(b.extra, rawFrame{us(20), icmpQuote(b, i, hostS)})
+	j := b.resend(ms(5.1), r, true, 0, wire.ResendAll)
+	if fault {
+		b.mark(b.unknown(ms(5.1)+us(20), r, false), "ID-005: RPC_UNKNOWN from port 4001, which the host declared unreachable")
+	} else {
+		b.extra = append(b.extra, rawFrame{ms(5.1) + us(20), icmpQuote(b, j, hostS)})
+	}
+	b.smallRPC(rpcOf(hostC, hostS, 12), ms(8), wire.AckEntry{})
+	return b
+}
+
+// icmpUnreachableN is icmpUnreachable quoting all of quoted.
+func icmpUnreachableN(from, to netip.Addr, quoted []byte) []byte {
+	buf := gopacket.NewSerializeBuffer()
+	eth := &layers.Ethernet{SrcMAC: make([]byte, 6), DstMAC: make([]byte, 6), EthernetType: layers.EthernetTypeIPv4}
+	ip := &layers.IPv4{Version: 4, IHL: 5, TOS: 0xc0, TTL: 64, Protocol: layers.IPProtocolICMPv4,
+		SrcIP: from.AsSlice(), DstIP: to.AsSlice()}
+	icmp := &layers.ICMPv4{TypeCode: layers.CreateICMPv4TypeCode(layers.ICMPv4TypeDestinationUnreachable, layers.ICMPv4CodePort)}
+	if err := gopacket.SerializeLayers(buf, gopacket.SerializeOptions{FixLengths: true, ComputeChecksums: true},
+		eth, ip, icmp, gopacket.Payload(quoted)); err != nil {
+		panic(err)
+	}
+	return append([]byte(nil), buf.Bytes()...)
+}
+
+// needAckAfterICMP (ID-006): a 100-byte RPC; the client's socket closes
+// before its ack; the server's NEED_ACK gets ICMP port unreachable from
+// the client host. Faulty, NEED_ACK keeps coming every tick.
+func needAckAfterICMP(fault bool) *capb {
+	b := newCap(wire.VersionCurrent)
+	r := rpcOf(hostC, hostS, 10)
+	b.data(0, r, true, 7, 100, 0, 100, 100, 1, false)
+	b.data(us(50), r, false, 7, 100, 0, 100, 100, 1, false)
+	na := b.needAck(us(50)+ms(2.5), r)
+	b.extra = append(b.extra, rawFrame{us(50) + ms(2.5) + us(20), icmpQuote(b, na, hostC)})
+	if fault {
+		for k := 1; k <= 6; k++ {
+			i := b.needAck(us(50)+ms(2.5+float64(k)), r)
+			if k == 3 {
+				b.mark(i, "ID-006: NEED_ACK to port 32768 3 ms after the client host reported it unreachable")
+			}
+		}
+	}
+	b.smallRPC(rpcOf(hostC2, hostS, 10), ms(12), wire.AckEntry{})
+	return b
+}
+
+// grantsFromTimer (GRANT-012): a 500000-byte request; the receiver grants
+// 60000 bytes ahead after every DATA packet, so each packet pays for one
+// GRANT. After 70000 bytes the sender's uplink is busy for 45 ms.
+// Faulty, the receiver grants 20000 more every 5 ms while nothing
+// arrives: the first of those is one GRANT more than packets received.
+func grantsFromTimer(fault bool) *capb {
+	b := newCap(wire.VersionCurrent)
+	t := b.warmup(hostC, hostS, 0)
+	r := rpcOf(hostC, hostS, 4)
+	const stop = 40000 + 21*1424 // 69904
+	m := b.send(r, true, t+us(40), msgOpts{length: 500000, uprio: 4, cv: 1, ack: b.pigAck(rpcOf(hostC, hostS, 2)),
+		window: 60000, batch: 1, stopAt: stop, resumeAt: t + ms(45)})
+	if fault {
+		var last time.Duration
+		var granted uint32
+		for _, i := range m.grants {
+			if p := b.pkts[i]; p.t < t+ms(45) {
+				last = max(last, p.t)
+				granted = max(granted, p.f.(*wire.GrantFields).Offset)
+			}
+		}
+		for k := 1; k <= 6; k++ {
+			granted += 20000
+			i := b.grant(last+ms(5*float64(k)), r, true, granted, 0)
+			if k == 1 {
+				b.mark(i, "GRANT-012: a GRANT no packet paid for: every DATA packet received already paid for one")
+			}
+		}
+	}
+	b.respondAndAck(r, b.lastTime()+us(30))
+	return b
+}
+
+// loneHighPriority (GRANT-015): the base exchange; faulty, its GRANTs
+// carry priority 2 (and the scheduled DATA follow them).
+func loneHighPriority(fault bool) *capb {
+	b := newCap(wire.VersionCurrent)
+	o := msgOpts{}
+	if fault {
+		o.gprio = 2
+	}
+	r, m := rpc100k(b, o, hostC, hostS)
+	if fault {
+		b.mark(m.grants[0], "GRANT-015: priority 2 with one message being granted")
+	}
+	b.respondAndAck(r, b.lastTime()+us(30))
+	return b
+}
+
+// grantBeforeBuffers (GRANT-016): a 100000-byte request. Clean: the server
+// has no receive buffers: it drops the unscheduled bytes and grants
+// nothing; 8 ms later buffers free up and it sends the wakeup RESEND {0,
+// -1} at level 6; the client retransmits the 40000 bytes at level 6 and
+// the exchange goes on. Faulty: the server grants 20000 more (it had
+// buffers), then sends the wakeup RESEND anyway.
+func grantBeforeBuffers(fault bool) *capb {
+	b := newCap(wire.VersionCurrent)
+	t := b.warmup(hostC, hostS, 0)
+	r := rpcOf(hostC, hostS, 4)
+	o := msgOpts{length: 100000, uprio: 4, cv: 1, ack: b.pigAck(rpcOf(hostC, hostS, 2))}
+	sent := uint32(40000)
+	if fault {
+		o.window, o.stopAt = 20000, 60000
+		sent = 60000
+	}
+	m := b.send(r, true, t+us(40), o)
+	for _, off := range m.offs {
+		sent = max(sent, off+uint32(len(b.pkts[m.data[off]].f.(*wire.DataFields).Payload)))
+	}
+	at := m.end + ms(8)
+	i := b.ctl(at, r, false, &wire.ResendFields{Offset: 0, Length: wire.ResendAll, Priority: 6})
+	b.pkts[i].prio = 7
+	if fault {
+		b.mark(i, "GRANT-016: buffer-wakeup RESEND for a message the server had granted")
+	}
+	at += us(20)
+	for off := uint32(0); off < sent; {
+		n := min(1424, sent-off)
+		if off < 40000 && off+n > 40000 {
+			n = 40000 - off // the original packets had a boundary at U
+		}
+		b.data(at, r, true, 6, 100000, off, n, sent, 1, true)
+		at += us(1)
+		off += n
+	}
+	b.send(r, true, at+us(10), msgOpts{length: 100000, uprio: 4, cv: 1, window: 20000, from: sent, granted: sent})
+	b.respondAndAck(r, b.lastTime()+us(30))
+	return b
+}
+
+// cutoffsUnprompted (CUTOFF-003): the base exchange; faulty, the server
+// sends CUTOFFS (version 1) in the middle of the request, whose DATA all
+// carry version 1.
+func cutoffsUnprompted(fault bool) *capb {
+	b := newCap(wire.VersionCurrent)
+	r, _ := rpc100k(b, msgOpts{}, hostC, hostS)
+	t := b.respondAndAck(r, b.lastTime()+us(30))
+	if fault {
+		b.mark(b.cutoffs(t+ms(25), r, false), "CUTOFF-003: CUTOFFS 25 ms after the last DATA, all of which carried cutoff_version 1")
+	}
+	b.smallRPC(rpcOf(hostC, hostS, 6), t+ms(30), b.pigAck(r))
+	return b
+}
+
+// restartPriority (PRIO-003): a 30000-byte request between warm peers (at
+// level 4); the server restarted and lost it. 5 ms later the client
+// RESENDs for its response, the server answers RPC_UNKNOWN and the client
+// retransmits its request from 0: clean at level 4, faulty at level 7.
+func restartPriority(fault bool) *capb {
+	b := newCap(wire.VersionCurrent)
+	t := b.warmup(hostC, hostS, 0)
+	r := rpcOf(hostC, hostS, 4)
+	m := b.send(r, true, t+us(40), msgOpts{length: 30000, uprio: 4, cv: 1, ack: b.pigAck(rpcOf(hostC, hostS, 2))})
+	at := m.end + ms(5.1)
+	b.resend(at, r, true, 0, wire.ResendAll)
+	b.unknown(at+us(20), r, false)
+	at += us(40)
+	prio := uint8(4)
+	if fault {
+		prio = 7
+	}
+	for off := uint32(0); off < 30000; off += 1424 {
+		i := b.data(at, r, true, prio, 30000, off, min(1424, 30000-off), 30000, 1, true)
+		if fault && off == 0 {
+			b.mark(i, "PRIO-003: restart retransmission at level 7, want the unscheduled level 4")
+		}
+		at += us(1)
+	}
+	b.respondAndAck(r, at+us(30))
+	return b
+}
+
+// resendBeyondGrant (RESEND-012): a 100000-byte request whose sender
+// stops at 60000 (granted); after 5 ms the receiver RESENDs what it
+// lacks: clean nothing it may ask for but [60000, 60000) — it asks
+// nothing and the sender resumes; faulty, it asks for [60000, 80000).
+func resendBeyondGrant(fault bool) *capb {
+	b := newCap(wire.VersionCurrent)
+	t := b.warmup(hostC, hostS, 0)
+	r := rpcOf(hostC, hostS, 4)
+	m := b.send(r, true, t+us(40), msgOpts{length: 100000, uprio: 4, cv: 1, ack: b.pigAck(rpcOf(hostC, hostS, 2)),
+		window: 20000, grantCap: 60000})
+	var sent uint32 // the last packet below 60000 runs past it
+	for _, off := range m.offs {
+		sent = max(sent, off+uint32(len(b.pkts[m.data[off]].f.(*wire.DataFields).Payload)))
+	}
+	at := m.end + ms(5.1)
+	granted := uint32(60000)
+	if fault {
+		// The RESEND raises the sender's horizon (RTX-08): it sends on.
+		b.mark(b.resend(at, r, false, 60000, 20000), "RESEND-012: RESEND for [60000, 80000), beyond the 60000 bytes granted")
+		granted = 80000
+	}
+	b.send(r, true, at+us(20), msgOpts{length: 100000, uprio: 4, cv: 1, window: 20000, from: sent, granted: granted})
+	b.respondAndAck(r, b.lastTime()+us(30))
+	return b
+}
+
+// resendPriorityZero (RESEND-013): one packet of the request is lost;
+// after 5 ms the server RESENDs it, faulty asking for priority 0, and the
+// client retransmits it at that priority.
+func resendPriorityZero(fault bool) *capb {
+	b := newCap(wire.VersionCurrent)
+	const lost = 40000 + 20*1424
+	r, _ := lossy100k(b, lost)
+	at := b.lastTime() + ms(5.1)
+	i := b.resend(at, r, false, lost, 1424)
+	prio := uint8(7)
+	if fault {
+		b.pkts[i].f.(*wire.ResendFields).Priority = 0
+		b.mark(i, "RESEND-013: RESEND asking for priority 0, want 7")
+		prio = 0
+	}
+	b.data(at+us(20), r, true, prio, 100000, lost, 1424, lost+1424, 1, true)
+	b.respondAndAck(r, b.lastTime()+us(30))
+	return b
+}
+
+// resendLate (RESEND-014): one packet of the request is lost; the server
+// RESENDs it after 5.1 ms (clean) or 30 ms (faulty).
+func resendLate(fault bool) *capb {
+	b := newCap(wire.VersionCurrent)
+	const lost = 40000 + 20*1424
+	r, _ := lossy100k(b, lost)
+	wait := ms(5.1)
+	if fault {
+		wait = ms(30)
+	}
+	at := b.lastTime() + wait
+	i := b.resend(at, r, false, lost, 1424)
+	if fault {
+		b.mark(i, "RESEND-014: first RESEND round after 30 ms of silence, want about 5 ms")
+	}
+	b.data(at+us(20), r, true, 7, 100000, lost, 1424, lost+1424, 1, true)
+	b.respondAndAck(r, b.lastTime()+us(30))
+	return b
+}
+
+// retransmitPartial (RESEND-016): two adjacent packets of the request are
+// lost; the server RESENDs [lost, lost+2848). Clean, both are
+// retransmitted; faulty, only the first, and 5 ms later the server asks for
+// the second, which then comes.
+func retransmitPartial(fault bool) *capb {
+	b := newCap(wire.VersionCurrent)
+	const lost = 40000 + 20*1424
+	r, _ := lossy100k(b, lost, lost+1424)
+	at := b.lastTime() + ms(5.1)
+	i := b.resend(at, r, false, lost, 2848)
+	b.data(at+us(20), r, true, 7, 100000, lost, 1424, lost+2848, 1, true)
+	if fault {
+		// The sender retransmits the first packet of a range only, and
+		// answers the RESENDs for the second with BUSY until it is sent
+		// at last 26 ms later.
+		b.mark(i, "RESEND-016: only [68480, 69904) of the two packets asked for is retransmitted")
+		for k := 0; k < 5; k++ {
+			at += ms(5.1)
+			b.resend(at, r, false, lost+1424, 1424)
+			b.busy(at+us(20), r, true)
+		}
+		b.data(at+ms(1), r, true, 7, 100000, lost+1424, 1424, lost+2848, 1, true)
+	} else {
+		b.data(at+us(21), r, true, 7, 100000, lost+1424, 1424, lost+2848, 1, true)
+	}
+	b.respondAndAck(r, b.lastTime()+us(30))
+	return b
+}
+
+// restartWhileReceiving (RESEND-017): a 100-byte request; the server sends
+// the first 10 packets of a 30000-byte response and restarts. 5 ms later
+// the client RESENDs the rest and gets RPC_UNKNOWN; faulty, it restarts
+// its request; clean, it ignores it (and its next RESEND gets RPC_UNKNOWN
+// again).
+func restartWhileReceiving(fault bool) *capb {
+	b := newCap(wire.VersionCurrent)
+	r := rpcOf(hostC, hostS, 10)
+	b.data(0, r, true, 7, 100, 0, 100, 100, 1, false)
+	at := us(50)
+	for off := uint32(0); off < 10*1424; off += 1424 {
+		b.data(at, r, false, 4, 30000, off, 1424, 30000, 1, false)
+		at += us(1)
+	}
+	at += ms(5.1)
+	b.resend(at, r, true, 10*1424, 30000-10*1424)
+	b.unknown(at+us(20), r, false)
+	if fault {
+		b.mark(b.data(at+us(40), r, true, 7, 100, 0, 100, 100, 1, true), "RESEND-017: the client restarts its request although its response had begun to arrive")
+	} else {
+		at += ms(5.1)
+		b.resend(at, r, true, 10*1424, 30000-10*1424)
+		b.unknown(at+us(20), r, false)
+	}
+	b.smallRPC(rpcOf(hostC, hostS, 12), at+ms(1), wire.AckEntry{})
+	return b
+}
+
+// unknownForGrant (RESEND-018): a 100000-byte request whose client
+// aborts the RPC after its unscheduled bytes. Faulty: it answers the
+// server's GRANT with RPC_UNKNOWN. Clean: it drops the GRANT; 5 ms later
+// the server RESENDs what it granted and gets RPC_UNKNOWN.
+func unknownForGrant(fault bool) *capb {
+	b := newCap(wire.VersionCurrent)
+	t := b.warmup(hostC, hostS, 0)
+	r := rpcOf(hostC, hostS, 4)
+	m := b.send(r, true, t+us(40), msgOpts{length: 100000, uprio: 4, cv: 1, ack: b.pigAck(rpcOf(hostC, hostS, 2)), stopAt: 40000})
+	g := b.grant(m.end+us(5), r, true, 60000, 0)
+	if fault {
+		b.mark(b.unknown(b.pkts[g].t+us(5), r, true), "RESEND-018: RPC_UNKNOWN answering a GRANT")
+	} else {
+		at := b.pkts[g].t + ms(5.1)
+		b.resend(at, r, false, 40000, 20000)
+		b.unknown(at+us(20), r, true)
+	}
+	b.smallRPC(rpcOf(hostC, hostS, 6), ms(12), b.pigAck(rpcOf(hostC, hostS, 2)))
+	return b
+}
+
+// needAckStorm (ACK-006): three 100-byte RPCs from three clients, captured
+// on the server's link; the first client acks only after 5 NEED_ACKs.
+// Clean, they come one per tick; faulty, every 0.4 ms.
+func needAckStorm(fault bool) *capb {
+	b := newCap(wire.VersionCurrent)
+	r := rpcOf(hostC, hostS, 10)
+	b.data(0, r, true, 7, 100, 0, 100, 100, 1, false)
+	b.data(us(50), r, false, 7, 100, 0, 100, 100, 1, false)
+	gap := ms(1.02)
+	if fault {
+		gap = ms(0.4)
+	}
+	at := us(50) + ms(2.5)
+	for k := 0; k < 5; k++ {
+		i := b.needAck(at, r)
+		if fault && k == 3 {
+			b.mark(i, "ACK-006: fourth NEED_ACK 1.2 ms after the first, three in two timer ticks")
+		}
+		at += gap
+	}
+	b.ack(at, r)
+	b.smallRPC(rpcOf(hostC2, hostS, 10), at+ms(1), wire.AckEntry{})
+	b.smallRPC(rpcOf(hostC3, hostS, 10), at+ms(5), wire.AckEntry{})
+	return b
+}
+
+// ackUnprompted (ACK-007): three 100-byte RPCs one after the other; clean,
+// each request carries the previous RPC's ack and the last one is acked
+// on NEED_ACK; faulty, the client also sends an ACK packet as soon as each
+// response arrives.
+func ackUnprompted(fault bool) *capb {
+	b := newCap(wire.VersionCurrent)
+	prev := wire.AckEntry{}
+	t := time.Duration(0)
+	for k, id := range []uint64{10, 12, 14} {
+		r := rpcOf(hostC, hostS, id)
+		i := b.data(t, r, true, 7, 100, 0, 100, 100, 1, false)
+		b.pkts[i].f.(*wire.DataFields).Ack = prev
+		b.data(t+us(50), r, false, 7, 100, 0, 100, 100, 1, false)
+		if fault {
+			j := b.ack(t+us(60), r)
+			if k == 0 {
+				b.mark(j, "ACK-007: ACK with no NEED_ACK before it")
+			}
+		}
+		prev = b.pigAck(r)
+		t += ms(1)
+		if k == 2 && !fault {
+			b.needAck(t+ms(1.5), r)
+			b.ack(t+ms(1.52), r)
+		}
+	}
+	return b
+}

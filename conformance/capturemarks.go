@@ -1,0 +1,81 @@
+package conformance
+
+import (
+	"encoding/json"
+	"errors"
+	"io"
+	"net/netip"
+	"os"
+
+	"github.com/homatest/homatest/conformance/tester"
+	"github.com/homatest/homatest/internal/atomicfile"
+	"github.com/homatest/homatest/internal/stall"
+	"github.com/homatest/homatest/pcap"
+)
+
+// markTesterPackets marks, in the run's capture at path, every frame a
+// tester host sent: with the tester's note for a packet it broke on
+// purpose (tester.DeliberatePrefix), else tester.SentNote. homatest check
+// charges findings at such frames to the tester, not to the IUT. It also
+// writes path+".params", the parameters the suite judged the IUT with
+// (homatest check reads it).
+func markTesterPackets(path string, e *Env) error {
+	notes := map[string]string{}
+	for _, r := range e.testerPackets() {
+		notes[r.Src.String()+">"+r.Dst.String()+":"+string(r.Raw)] = r.CaptureNote()
+	}
+	testers := map[netip.Addr]bool{}
+	for _, a := range e.TesterAddrs {
+		testers[a] = true
+	}
+	marks := map[int][]string{}
+	r, err := pcap.Open(path, pcap.ReaderOptions{})
+	if err != nil {
+		return err
+	}
+	for {
+		f, err := r.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			r.Close()
+			return err
+		}
+		if !testers[f.Src] {
+			continue
+		}
+		n, ok := notes[f.Src.String()+">"+f.Dst.String()+":"+string(f.Raw)]
+		if !ok {
+			n = tester.SentNote
+		}
+		marks[f.Number] = []string{n}
+	}
+	r.Close()
+	in, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	_, err = pcap.AnnotateFile(in, path, marks, "")
+	in.Close()
+	if err != nil {
+		return err
+	}
+	p := e.Params()
+	p.Slack = max(p.Slack, e.Slack)
+	p.Jitter = max(p.Jitter, e.Slack)
+	if err := p.WriteFile(path+".params", "The parameters homatest run judged the IUT with (its hello's, slack and jitter from the measured noise)."); err != nil {
+		return err
+	}
+	// The stalls the run measured (harness and agent): check treats a
+	// timing finding one of them explains as the run did, inconclusive.
+	var spans []stall.Span
+	if e.Stalls != nil {
+		spans = e.Stalls.Spans()
+	}
+	return atomicfile.Write(path+".stalls.json", func(w io.Writer) error {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(spans)
+	})
+}

@@ -1,0 +1,117 @@
+package spec
+
+import (
+	"fmt"
+	"net/netip"
+	"strings"
+)
+
+// CaptureKind says where on the path between two hosts a capture saw its
+// packets.
+type CaptureKind uint8
+
+// Capture kinds.
+const (
+	// CaptureSwitch is a tap between the hosts (a switch mirror port, a
+	// bridge port, tcpdump on a router): every packet passed it after
+	// leaving its sender and before reaching its receiver, so loss,
+	// queueing, reordering and duplication can happen on either side.
+	CaptureSwitch CaptureKind = iota
+	// CaptureHost is a tap on one host's own link (host:ADDR): that host's
+	// packets are seen as it sent them and as it received them; packets
+	// of other hosts are not seen at all.
+	CaptureHost
+	// CaptureSent holds every packet as its sender sent it (each host's
+	// uplink, e.g. a run's sent.pcapng): nothing happened to a packet
+	// before it was seen, anything may happen after.
+	CaptureSent
+	// CaptureDelivered holds every packet as it was delivered (each
+	// host's downlink, e.g. a run's delivered.pcapng): a packet may have
+	// been delayed, reordered or duplicated before it was seen, and
+	// packets lost on the way are not in it.
+	CaptureDelivered
+)
+
+// CapturePoint is where a capture was taken: a kind and, for CaptureHost,
+// the host whose link was tapped.
+type CapturePoint struct {
+	Kind CaptureKind `json:"kind"`
+	// Host is the tapped host (CaptureHost only).
+	Host netip.Addr `json:"host,omitzero"`
+}
+
+// Switch is the capture point between the hosts, the default.
+var Switch = CapturePoint{Kind: CaptureSwitch}
+
+// HostPoint returns the capture point on host h's own link.
+func HostPoint(h netip.Addr) CapturePoint { return CapturePoint{Kind: CaptureHost, Host: h} }
+
+// ParseCapturePoint parses "switch", "host:ADDR", "sent" or "delivered"
+// (as --capture-point takes them; "auto" is the caller's business).
+// Errors name the accepted forms.
+func ParseCapturePoint(s string) (CapturePoint, error) {
+	switch {
+	case s == "switch":
+		return Switch, nil
+	case s == "sent":
+		return CapturePoint{Kind: CaptureSent}, nil
+	case s == "delivered":
+		return CapturePoint{Kind: CaptureDelivered}, nil
+	case strings.HasPrefix(s, "host:"):
+		a, err := netip.ParseAddr(strings.TrimPrefix(s, "host:"))
+		if err != nil {
+			return CapturePoint{}, fmt.Errorf("capture point %q: %q is not an IP address (want host:10.0.0.1 or host:fd00::1)", s, strings.TrimPrefix(s, "host:"))
+		}
+		return HostPoint(a.Unmap()), nil
+	}
+	return CapturePoint{}, fmt.Errorf("capture point %q: want auto, switch, host:ADDR, sent or delivered", s)
+}
+
+// String returns the form ParseCapturePoint reads.
+func (cp CapturePoint) String() string {
+	switch cp.Kind {
+	case CaptureHost:
+		return "host:" + cp.Host.String()
+	case CaptureSent:
+		return "sent"
+	case CaptureDelivered:
+		return "delivered"
+	}
+	return "switch"
+}
+
+// AtSender reports whether the capture saw e exactly as its sender sent
+// it: no network lay between the sender and the capture point.
+func (cp CapturePoint) AtSender(e *Event) bool {
+	switch cp.Kind {
+	case CaptureHost:
+		return e.Src == cp.Host
+	case CaptureSent:
+		return true
+	}
+	return false
+}
+
+// AtReceiver reports whether the capture saw e exactly as its receiver
+// got it: no network lay between the capture point and the receiver.
+func (cp CapturePoint) AtReceiver(e *Event) bool {
+	switch cp.Kind {
+	case CaptureHost:
+		return e.Dst == cp.Host
+	case CaptureDelivered:
+		return true
+	}
+	return false
+}
+
+// SeesAllOf reports whether the capture holds every packet host h sent and
+// received (so that "h received nothing" or "h sent nothing" can be read
+// from it): true for CaptureSwitch (a tap all traffic crosses), for the
+// tapped host of CaptureHost, and for CaptureSent (what h sent; what h
+// received up to loss) and CaptureDelivered (the reverse).
+func (cp CapturePoint) SeesAllOf(h netip.Addr) bool {
+	if cp.Kind == CaptureHost {
+		return h == cp.Host
+	}
+	return true
+}

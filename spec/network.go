@@ -1,0 +1,288 @@
+package spec
+
+import (
+	"fmt"
+	"hash/fnv"
+	"net/netip"
+	"time"
+
+	"github.com/homatest/homatest/spec/wire"
+)
+
+// Cause names what between the capture point and a host can explain a
+// finding that would otherwise be a violation: the network lost, reordered
+// or duplicated packets on that stretch. A rule downgrades a finding to
+// inconclusive with a Cause only when the capture shows that effect (see
+// Network); Report.Downgrades counts them.
+type Cause string
+
+// Causes of downgrades.
+const (
+	// CauseLossAfter: packets seen by the capture may not have reached
+	// their receiver (the capture shows such a loss toward it).
+	CauseLossAfter Cause = "loss after the capture point"
+	// CauseLossBefore: packets a host sent may not have reached the
+	// capture point (the capture shows such a loss from that host).
+	CauseLossBefore Cause = "loss before the capture point"
+	// CauseReorder: the network reordered packets before the capture point.
+	CauseReorder Cause = "reordering"
+	// CauseDuplicate: the network duplicated a packet.
+	CauseDuplicate Cause = "duplication"
+	// CauseQueueing: a packet seen after an event at a capture point away
+	// from its sender may have been sent before it (in flight, queued).
+	CauseQueueing Cause = "queueing"
+)
+
+// Evidence is the observable that shows a network effect: a frame and
+// what it shows.
+type Evidence struct {
+	Frame int
+	Why   string
+}
+
+// String renders the evidence as "frame N: why".
+func (ev Evidence) String() string { return fmt.Sprintf("frame %d: %s", ev.Frame, ev.Why) }
+
+// Network is what a capture shows about the network between its capture
+// point and the hosts: for each direction between two hosts, the first
+// observable of loss after the capture point (a receiver asked again for
+// bytes the capture saw), of loss before it (a sender retransmitted bytes
+// the capture never saw, past which it had already sent), and of
+// reordering before it (a first transmission filling a gap later); and
+// identical copies of packets. Rules ask it before downgrading a finding:
+// an effect the capture point rules out (nothing lies between a host and a
+// tap on its own link) or that the capture does not show never excuses a
+// finding. Checker and CheckHostViews (a host view is a capture on that
+// host's link) share it.
+type Network struct {
+	cp         CapturePoint
+	jitter     time.Duration
+	lossAfter  map[hostPair]Evidence
+	lossBefore map[hostPair]Evidence
+	reorder    map[hostPair]Evidence
+	// last is the latest frame seen between two hosts (either direction),
+	// for duplicate detection.
+	last map[pairKey]lastFrame
+	// dup is set while the event being fed is the second identical copy
+	// of its pair's previous frame.
+	dup Evidence
+}
+
+// pairKey is an unordered host pair.
+type pairKey struct{ a, b netip.Addr }
+
+func unordered(x, y netip.Addr) pairKey {
+	if y.Less(x) {
+		x, y = y, x
+	}
+	return pairKey{x, y}
+}
+
+type lastFrame struct {
+	frame  int
+	src    netip.Addr
+	time   time.Time
+	sum    uint64
+	copies int
+	// orig is the frame of the first copy; dup is set for the second copy.
+	orig int
+	dup  Evidence
+}
+
+func newNetwork(cp CapturePoint, jitter time.Duration) *Network {
+	return &Network{cp: cp, jitter: jitter, lossAfter: map[hostPair]Evidence{}, lossBefore: map[hostPair]Evidence{},
+		reorder: map[hostPair]Evidence{}, last: map[pairKey]lastFrame{}}
+}
+
+// CapturePoint returns the capture point the network model assumes.
+func (n *Network) CapturePoint() CapturePoint { return n.cp }
+
+// LostAfter returns the evidence that packets from → to seen by the
+// capture may not all have reached to; ok is false when the capture point
+// is on to's side (nothing lies between) or the capture shows no such loss.
+func (n *Network) LostAfter(from, to netip.Addr) (Evidence, bool) {
+	if n.atReceiver(to) {
+		return Evidence{}, false
+	}
+	ev, ok := n.lossAfter[hostPair{from, to}]
+	return ev, ok
+}
+
+// LostBefore returns the evidence that packets from sent toward to may
+// not all have reached the capture point; ok is false when the capture
+// point is on from's side or the capture shows no such loss.
+func (n *Network) LostBefore(from, to netip.Addr) (Evidence, bool) {
+	if n.atSender(from) {
+		return Evidence{}, false
+	}
+	ev, ok := n.lossBefore[hostPair{from, to}]
+	return ev, ok
+}
+
+// LostBetween is LostBefore(from, to), or else, where the capture point
+// is at the hosts (delivered, sent, host:ADDR) so that the stretch of
+// network before it is the whole network, evidence of loss there in the
+// other direction: a control packet (GRANT, BUSY, RESEND ...) carries no
+// sequence that would show its own loss, and both directions cross the
+// same switch. A tap between the hosts sees each direction's stretch on
+// its own, so there only evidence in the packet's direction counts. ok is
+// false when the capture point is on from's side.
+func (n *Network) LostBetween(from, to netip.Addr) (Evidence, bool) {
+	if n.atSender(from) {
+		return Evidence{}, false
+	}
+	if ev, ok := n.lossBefore[hostPair{from, to}]; ok {
+		return ev, ok
+	}
+	if n.cp.Kind == CaptureSwitch {
+		return Evidence{}, false
+	}
+	if ev, ok := n.lossBefore[hostPair{to, from}]; ok && !n.atSender(to) {
+		return ev, ok
+	}
+	if ev, ok := n.lossAfter[hostPair{to, from}]; ok && !n.atReceiver(from) {
+		return ev, ok
+	}
+	return Evidence{}, false
+}
+
+// LostAfterBetween is LostAfter(from, to), or else, where the capture
+// point is at the hosts, evidence of loss in the network in the other
+// direction (see LostBetween). ok is false when the capture point is on
+// to's side.
+func (n *Network) LostAfterBetween(from, to netip.Addr) (Evidence, bool) {
+	if n.atReceiver(to) {
+		return Evidence{}, false
+	}
+	if ev, ok := n.lossAfter[hostPair{from, to}]; ok {
+		return ev, ok
+	}
+	if n.cp.Kind == CaptureSwitch {
+		return Evidence{}, false
+	}
+	if ev, ok := n.lossAfter[hostPair{to, from}]; ok && !n.atReceiver(from) {
+		return ev, ok
+	}
+	if ev, ok := n.lossBefore[hostPair{to, from}]; ok && !n.atSender(to) {
+		return ev, ok
+	}
+	return Evidence{}, false
+}
+
+// Reordered returns the evidence that packets from → to were reordered
+// before the capture point; ok is false when the capture point is on
+// from's side or the capture shows no reordering.
+func (n *Network) Reordered(from, to netip.Addr) (Evidence, bool) {
+	if n.atSender(from) {
+		return Evidence{}, false
+	}
+	ev, ok := n.reorder[hostPair{from, to}]
+	return ev, ok
+}
+
+// Duplicate returns, while the event being checked is an identical copy
+// of the previous frame between its two hosts (the second, less than
+// jitter later, with no other frame between the two hosts in between)
+// and the capture point is not on its sender's side, the original's
+// evidence.
+func (n *Network) Duplicate() (Evidence, bool) { return n.dup, n.dup.Frame != 0 }
+
+func (n *Network) atSender(h netip.Addr) bool {
+	return n.cp.Kind == CaptureSent || n.cp.Kind == CaptureHost && n.cp.Host == h
+}
+
+func (n *Network) atReceiver(h netip.Addr) bool {
+	return n.cp.Kind == CaptureDelivered || n.cp.Kind == CaptureHost && n.cp.Host == h
+}
+
+// observe records what e shows about the network, from the trace state
+// before e (called by the Checker before the rules see e).
+func (n *Network) observe(t *Trace, e *Event) {
+	n.dup = Evidence{}
+	if e.Err != nil || e.ICMP != nil {
+		return
+	}
+	if e.Segment == 0 {
+		n.observeDup(e)
+	} else if lf, ok := n.last[unordered(e.Src, e.Dst)]; ok && lf.frame == e.Frame {
+		n.dup = lf.dup // later segments of a duplicated GSO frame
+	}
+	r := t.Lookup(e)
+	if r == nil {
+		return
+	}
+	switch e.Type() {
+	case wire.TypeData:
+		m := r.Msg(e.Packet.Role())
+		if m.Length == 0 {
+			return
+		}
+		end := min(e.End(), m.Length)
+		unseen := e.Length > 0 && !m.Seen.Covers(e.Offset, end)
+		below := e.Offset < m.SentEnd
+		k := hostPair{e.Src, e.Dst}
+		switch {
+		case !unseen || !below:
+		case e.Retransmit():
+			if _, ok := n.lossBefore[k]; !ok {
+				n.lossBefore[k] = Evidence{e.Frame, fmt.Sprintf("%v retransmitted bytes [%d, %d) the capture never saw, though it had sent up to %d", e.Src, e.Offset, end, m.SentEnd)}
+			}
+		default:
+			if _, ok := n.reorder[k]; !ok {
+				n.reorder[k] = Evidence{e.Frame, fmt.Sprintf("%v's first transmission of [%d, %d) came after bytes up to %d", e.Src, e.Offset, end, m.SentEnd)}
+			}
+		}
+	case wire.TypeResend:
+		rs := e.Packet.Resend()
+		if isBufferWakeup(t.P, rs) {
+			return
+		}
+		m := r.Msg(oppositeRole(e.Packet.Role()))
+		if m.Length == 0 {
+			return
+		}
+		from := e.Dst // the message's sender
+		k := hostPair{from, e.Src}
+		start, end := rs.Offset(), uint64(m.Length)
+		if !rs.IsResendAll() {
+			end = min(end, uint64(rs.Offset())+uint64(rs.Length()))
+		}
+		if uint64(start) >= end {
+			return
+		}
+		if m.Seen.Overlaps(start, uint32(end)) {
+			if _, ok := n.lossAfter[k]; !ok {
+				n.lossAfter[k] = Evidence{e.Frame, fmt.Sprintf("%v asked again for bytes in [%d, %d) the capture had seen sent to it", e.Src, start, end)}
+			}
+		}
+		if lim := min(uint32(end), m.SentEnd); start < lim && !m.Seen.Covers(start, lim) {
+			if _, ok := n.lossBefore[k]; !ok {
+				n.lossBefore[k] = Evidence{e.Frame, fmt.Sprintf("%v asked for bytes in [%d, %d) that %v had sent (it sent up to %d) and the capture never saw", e.Src, start, lim, from, m.SentEnd)}
+			}
+		}
+	}
+}
+
+// observeDup updates the duplicate detector with the first event of frame e.
+func (n *Network) observeDup(e *Event) {
+	h := fnv.New64a()
+	h.Write(e.Src.AsSlice())
+	h.Write(e.Dst.AsSlice())
+	l := e.Packet.WireLen()
+	h.Write([]byte{e.Priority, byte(l >> 24), byte(l >> 16), byte(l >> 8), byte(l)})
+	h.Write(e.Packet.Bytes())
+	sum := h.Sum64()
+	k := unordered(e.Src, e.Dst)
+	cur := lastFrame{frame: e.Frame, src: e.Src, time: e.Time, sum: sum, copies: 1, orig: e.Frame}
+	if prev, ok := n.last[k]; ok && prev.sum == sum && prev.src == e.Src {
+		if d := e.Time.Sub(prev.time); d >= 0 && d <= n.jitter {
+			cur.copies, cur.orig = prev.copies+1, prev.orig
+			if cur.copies == 2 && !n.atSender(e.Src) {
+				cur.dup = Evidence{prev.orig, fmt.Sprintf("an identical copy of frame %d came %v later with no other packet between %v and %v in between",
+					prev.orig, d.Round(time.Microsecond), e.Src, e.Dst)}
+			}
+		}
+	}
+	n.last[k] = cur
+	n.dup = cur.dup
+}

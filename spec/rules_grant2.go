@@ -1,0 +1,186 @@
+package spec
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/homatest/homatest/spec/wire"
+)
+
+// grantRules2: when GRANTs are sent and how much they may add (HomaModule
+// homa_grant.c homa_grant_check_rpc, homa_grant_try_send,
+// homa_grant_check_fifo, homa_grant_priority; linux_6.1.38 homa_grant.c
+// homa_grant_send, homa_grant_recalc; homa_pool.c homa_pool_check_waiting).
+func grantRules2() []*Rule {
+	grant := []wire.PacketType{wire.TypeGrant}
+	return []*Rule{
+		{
+			ID: "HOMA-GRANT-012", Level: Must,
+			Facts:     []string{"GRANT-02"},
+			Statement: "A receiver sends GRANTs only as it processes incoming packets: each non-FIFO GRANT of a message is paid for by its own earlier packet to the receiver (later than the one that paid for the message's previous GRANT) of an RPC in which it receives a message longer than unsched_bytes that was still incomplete: a message never gets more GRANTs than such packets. No timer sends GRANTs.",
+			Source:    "HomaModule homa_incoming.c homa_dispatch_pkts (calls homa_grant_check_rpc after each batch), homa_grant.c homa_grant_check_rpc (returns at once unless the RPC is grantable; it alone calls homa_grant_try_send, homa_grant_check_fifo and homa_grant_check_needy); linux_6.1.38 homa_grant.c homa_grant_check_rpc, homa_grant_recalc",
+			Profiles:  []string{"linux", "linux-2024"},
+			Capture:   "counted, not timed: a loaded or emulated receiver processes packets up to tens of milliseconds after a tap saw them (the shared linux-6.1 b capture: 36 ms), so a timer that grants while packets keep coming is not caught, only one that grants more often than packets arrive; needs every packet to the receiver (a switch, or a tap on its own link); inconclusive when one of its incoming messages has been silent for timeout_ticks (an RPC the timer aborts frees grant budget, which linux_6.1.38 hands out at once)",
+			Property: Each{Types: grant, Check: func(c *Ctx, e *Event) Result {
+				g := e.Packet.Grant()
+				if isFIFOGrant(c.P, g.Priority()) {
+					return Skip // made in the same pass as an SRPT grant (HOMA-GRANT-018)
+				}
+				_, m := grantMsg(c, e)
+				if m == nil {
+					return Skip
+				}
+				if !c.Net.cp.SeesAllOf(e.Src) {
+					return Unsure("the capture does not hold every packet %v received", e.Src)
+				}
+				if _, ok := c.T.grantTrigger(e.Src, m); ok {
+					return Pass()
+				}
+				for o, r := range c.T.longIn[e.Src] {
+					if !o.Complete && e.Time.Sub(maxTime(o.LastData, r.Last)) >= c.P.Ticks(c.P.TimeoutTicks)-c.P.Slack {
+						return Unsure("%v may have just aborted RPC %d (silent for %v): its grant budget went to others", e.Src, r.Key.ClientID, e.Time.Sub(r.Last).Round(time.Millisecond))
+					}
+				}
+				if m.Grants == 0 {
+					return Violation("GRANT offset %d from %v, which had received no packet of a message it could grant", g.Offset(), e.Src)
+				}
+				last, _ := m.LastGrant()
+				return Violation("GRANT offset %d from %v, one more than the packets it received for messages it could grant: every earlier one paid for an earlier GRANT of this message (the last, offset %d, frame %d, %v earlier); grants go out only as packets are processed",
+					g.Offset(), e.Src, last.Offset, last.Frame, e.Time.Sub(last.Time).Round(time.Microsecond)).With(last.Frame)
+			}},
+		},
+		{
+			ID: "HOMA-GRANT-013", Level: Should,
+			Facts:     []string{"GRANT-05"},
+			Statement: "When a non-FIFO GRANT leaves, the bytes the receiver has granted and not yet received over all the messages it is granting stay within max_incoming.",
+			Source:    "HomaModule homa_grant.c homa_grant_try_send (avl_incoming = max_incoming - total_incoming caps the increment), homa_grant_update_incoming",
+			Profiles:  []string{"linux", "linux-2024"},
+			Capture:   "bytes seen on their way count as received, so the sum errs low; messages silent for timeout_ticks (aborted at the receiver) are not counted",
+			Property: AtMost{Types: grant, Measure: func(c *Ctx, e *Event) (int64, int64, string, bool) {
+				g := e.Packet.Grant()
+				if isFIFOGrant(c.P, g.Priority()) {
+					return 0, 0, "", false
+				}
+				_, cur := grantMsg(c, e)
+				var sum int64
+				for m, r := range c.T.granting[e.Src] {
+					if m == cur || e.Time.Sub(r.Last) >= c.P.Ticks(c.P.TimeoutTicks) {
+						continue
+					}
+					sum += max(0, int64(m.Granted)-int64(m.Received()))
+				}
+				if cur != nil {
+					sum += max(0, int64(max(cur.Granted, g.Offset()))-int64(cur.Received()))
+				}
+				return sum, int64(c.P.MaxIncoming), fmt.Sprintf("bytes %v granted and not yet received", e.Src), true
+			}},
+		},
+		{
+			ID: "HOMA-GRANT-014", Level: Should,
+			Facts:     []string{"GRANT-07"},
+			Statement: "linux_6.1.38 grants one message per sending host at a time (max_rpcs_per_peer 1): a receiver does not go back and forth between GRANTs to two incomplete messages of the same sender.",
+			Source:    "linux_6.1.38 homa_grant.c homa_grant_pick_rpcs (at most max_rpcs_per_peer active RPCs per peer)",
+			Profiles:  []string{"linux-2024"},
+			Capture:   "a message demoted when a shorter one from the same sender arrives keeps its GRANTs in flight; only a return to it while the other is incomplete counts",
+			Property: Each{Types: grant, Check: func(c *Ctx, e *Event) Result {
+				_, m := grantMsg(c, e)
+				if m == nil {
+					return Skip
+				}
+				last := c.T.sameSender[hostPair{e.Src, e.Dst}]
+				if last[0] == nil || last[0] == m {
+					return Skip
+				}
+				if last[1] == m && !last[0].Complete && !m.Complete {
+					return Violation("GRANT back to a message of %v while %v's other message (%d of %d bytes) is also being granted: two active messages for one sender",
+						e.Dst, e.Dst, last[0].Received(), last[0].Length)
+				}
+				return Pass()
+			}},
+		},
+		{
+			ID: "HOMA-GRANT-015", Level: Must,
+			Facts:     []string{"GRANT-09"},
+			Statement: "A non-FIFO GRANT's priority is at most min(max_sched_prio, n-1), n being the messages the receiver is granting (at most max_overcommit): with one message all GRANTs carry 0.",
+			Source:    "HomaModule homa_grant.c homa_grant_priority (max_sched_prio - rank, less the levels num_active leaves unused); linux_6.1.38 homa_grant.c homa_grant_recalc (the same)",
+			Profiles:  []string{"linux", "linux-2024"},
+			Capture:   "n is bounded by the receiver's incomplete messages longer than unsched_bytes in the capture (and those completed within slack); needs every packet to the receiver",
+			Property: Each{Types: grant, Check: func(c *Ctx, e *Event) Result {
+				g := e.Packet.Grant()
+				if isFIFOGrant(c.P, g.Priority()) {
+					return Skip
+				}
+				if !c.Net.cp.SeesAllOf(e.Src) {
+					return Unsure("the capture does not hold every message %v receives", e.Src)
+				}
+				n := min(c.T.Grantable(e.Src, e.Time), c.P.MaxOvercommit)
+				if _, m := grantMsg(c, e); m != nil && m.Length > c.P.UnschedBytes && m.Complete && e.Time.Sub(m.CompleteTime) > c.P.Slack {
+					n++ // granted although complete: GRANT-004's business
+				}
+				lim := min(c.P.MaxSchedPrio, max(n, 1)-1)
+				if int(g.Priority()) > lim {
+					return Violation("GRANT priority %d with at most %d messages being granted by %v: the highest allowed is min(max_sched_prio %d, n-1) = %d",
+						g.Priority(), max(n, 1), e.Src, c.P.MaxSchedPrio, lim)
+				}
+				return Pass()
+			}},
+		},
+		{
+			ID: "HOMA-GRANT-016", Level: Must,
+			Facts:     []string{"GRANT-10", "RTX-04"},
+			Statement: "A receiver sends its buffer-wakeup RESEND (offset 0, length -1, level num_priorities-2) only for a message it has not granted: a message without receive buffers gets no GRANT.",
+			Source:    "HomaModule homa_grant.c homa_grant_check_rpc (no homa_grant_manage_rpc while num_bpages is 0), homa_pool.c homa_pool_check_waiting (the wakeup RESEND)",
+			Profiles:  []string{"linux"},
+			Property: Each{Types: []wire.PacketType{wire.TypeResend}, Check: func(c *Ctx, e *Event) Result {
+				if !isBufferWakeup(c.P, e.Packet.Resend()) {
+					return Skip
+				}
+				_, m := grantMsg(c, e)
+				if m == nil {
+					return Skip
+				}
+				if m.Grants > 0 {
+					last, _ := m.LastGrant()
+					return Violation("buffer-wakeup RESEND for a message %v had granted (GRANT offset %d, frame %d): a message waiting for buffers gets no GRANT",
+						e.Src, last.Offset, last.Frame).With(last.Frame)
+				}
+				return Pass()
+			}},
+		},
+		{
+			ID: "HOMA-GRANT-018", Level: Should,
+			Facts:     []string{"FIFO-01"},
+			Statement: "A FIFO GRANT (level num_priorities-2) adds at most fifo_grant_increment to what its message was granted and follows an SRPT GRANT of the same receiver by less than slack.",
+			Source:    "HomaModule homa_grant.c homa_grant_check_fifo (granted += fifo_grant_increment, capped at the length; called from homa_grant_try_send after it sent a GRANT)",
+			Profiles:  []string{"linux"},
+			Capture:   "a GRANT lost before the capture point makes the increment look larger",
+			Property: Each{Types: grant, Check: func(c *Ctx, e *Event) Result {
+				g := e.Packet.Grant()
+				if !isFIFOGrant(c.P, g.Priority()) {
+					return Skip
+				}
+				_, m := grantMsg(c, e)
+				if m == nil || m.Length == 0 {
+					return Unsure("FIFO GRANT for a message with no DATA in the capture")
+				}
+				before := max(c.P.Unsched(m.Length), m.Granted)
+				if g.Offset() > before && g.Offset()-before > c.P.FIFOGrantIncrement {
+					return Violation("FIFO GRANT offset %d adds %d bytes to %d, more than fifo_grant_increment %d", g.Offset(), g.Offset()-before, before, c.P.FIFOGrantIncrement)
+				}
+				last, ok := c.T.lastSRPT[e.Src]
+				if !ok || e.Time.Sub(last.Time) > c.P.Slack || e.Time.Before(last.Time) {
+					return Violation("FIFO GRANT offset %d with no SRPT GRANT from %v in the %v before it: FIFO grants are made right after an SRPT grant",
+						g.Offset(), e.Src, c.P.Slack).WithSlack(c.P.Slack)
+				}
+				return Pass().WithSlack(c.P.Slack)
+			}},
+		},
+	}
+}
+
+func maxTime(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}

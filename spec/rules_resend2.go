@@ -1,0 +1,291 @@
+package spec
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/homatest/homatest/internal/byteranges"
+	"github.com/homatest/homatest/spec/wire"
+)
+
+// resendRules2: what a RESEND may ask for, how late it may come, and what
+// the answers to RESEND and RPC_UNKNOWN must be (HomaModule homa_timer.c
+// homa_timer_check_rpc, homa_incoming.c homa_request_retrans,
+// homa_resend_pkt, homa_rpc_unknown_pkt; homa_outgoing.c homa_resend_data).
+func resendRules2() []*Rule {
+	resend := []wire.PacketType{wire.TypeResend}
+	return []*Rule{
+		{
+			ID: "HOMA-RESEND-012", Level: Must,
+			Facts:     []string{"RTX-03", "RTX-01", "RTX-12"},
+			Statement: "A RESEND asks only for bytes its sender authorised and lacks: its end is within max(U, its GRANT offsets, the incoming of the DATA it got) (upstream: the length), length -1 only at offset 0 and not after DATA of the message arrived (main), length 0 only on linux_6.1.38 (a liveness probe), and never for a message already complete at the receiver.",
+			Source:    "HomaModule homa_incoming.c homa_request_retrans (one RESEND per gap plus [recv_end, granted); {0, -1} only while nothing arrived), homa_timer.c homa_timer_check_rpc (no RESEND once the message is complete); homa_pool.c homa_pool_check_waiting (buffer wakeup {0, -1})",
+			Capture:   "GRANTs lost before the capture point can hide part of what the receiver granted, and bytes lost after it part of what it lacks: where the capture shows loss before it between the two hosts (a GRANT's loss leaves no trace of its own) the finding is inconclusive",
+			Property: Each{Types: resend, Check: func(c *Ctx, e *Event) Result {
+				rs := e.Packet.Resend()
+				r, m := grantMsg(c, e)
+				if r == nil || m.Length == 0 {
+					return Skip
+				}
+				off, length := rs.Offset(), rs.Length()
+				switch {
+				case rs.IsResendAll() && c.P.Wire == wire.Version2024:
+					return Violation("RESEND with length -1: linux_6.1.38 asks {0, 100} when nothing arrived")
+				case rs.IsResendAll() && off != 0:
+					return Violation("RESEND length -1 at offset %d: \"nothing received\" is always offset 0", off)
+				case length == 0 && c.P.Wire != wire.Version2024:
+					return Violation("RESEND of length 0 at offset %d: main asks for gaps, the tail or {0, -1}", off)
+				case isBufferWakeup(c.P, rs):
+					return Pass()
+				case c.P.Wire == wire.Version2024 && int32(length) < 0:
+					// linux_6.1.38 asks for [recv_end, granted) even when
+					// the sender ran past granted: a negative length
+					// (shared capture linux-6.1 c, frame 603).
+					return Pass()
+				}
+				if !rs.IsResendAll() {
+					auth := m.Length
+					if c.P.Wire != wire.VersionUpstream {
+						auth = min(m.Length, max(c.P.Unsched(m.Length), m.Granted, m.MaxIncoming))
+					}
+					if end := uint64(off) + uint64(length); end > uint64(auth) {
+						if ev, ok := c.Net.LostBetween(e.Src, e.Dst); ok {
+							return Downgrade(CauseLossBefore, ev, "RESEND [%d, %d) reaches past the %d bytes the capture shows %v authorised", off, end, auth, e.Src)
+						}
+						return Violation("RESEND [%d, %d) asks for bytes %v never authorised: its grant horizon was %d (U %d, highest GRANT %d)",
+							off, end, e.Src, auth, c.P.Unsched(m.Length), m.Granted)
+					}
+				}
+				// Bytes it already has: all requested bytes seen more than
+				// slack earlier (the last DATA of the message is that old).
+				if e.Time.Sub(m.LastData) <= c.P.Slack || answersNeedAck(c.P, r, e) && !m.Complete {
+					return Pass()
+				}
+				lacking := false
+				switch {
+				case rs.IsResendAll():
+					lacking = m.Received() == 0
+				case length == 0:
+					lacking = true
+				default:
+					end := min(uint64(off)+uint64(length), uint64(m.Length))
+					lacking = uint64(off) >= end || !m.Seen.Covers(off, uint32(end))
+				}
+				if lacking && !m.Complete {
+					return Pass()
+				}
+				what := fmt.Sprintf("RESEND {%d, %d} although the %s's bytes it asks for arrived (last DATA %v earlier)", off, int32(length), msgName(!e.FromClient()), e.Time.Sub(m.LastData).Round(time.Microsecond))
+				if m.Complete {
+					what = fmt.Sprintf("RESEND {%d, %d} for a %s that arrived complete %v earlier (frame %d)", off, int32(length), msgName(!e.FromClient()), e.Time.Sub(m.CompleteTime).Round(time.Microsecond), m.CompleteFrame)
+				}
+				if ev, ok := c.Net.LostAfter(e.Dst, e.Src); ok {
+					return Downgrade(CauseLossAfter, ev, "%s", what)
+				}
+				return Violation("%s", what).WithSlack(c.P.Slack)
+			}},
+		},
+		{
+			ID: "HOMA-RESEND-013", Level: Must,
+			Facts:     []string{"RTX-04"},
+			Statement: "A RESEND's priority field is num_priorities-1; only the buffer-wakeup RESEND {0, -1} (main) asks for num_priorities-2.",
+			Source:    "HomaModule homa_incoming.c homa_request_retrans (priority = num_priorities - 1), homa_pool.c homa_pool_check_waiting (homa_high_priority)",
+			Profiles:  []string{"linux", "linux-2024"},
+			Property: Each{Types: resend, Check: func(c *Ctx, e *Event) Result {
+				rs := e.Packet.Resend()
+				p := int(rs.Priority())
+				if p == c.P.NumPriorities-1 || c.P.Wire != wire.Version2024 && isBufferWakeup(c.P, rs) {
+					return Pass()
+				}
+				return Violation("RESEND asks for priority %d, want %d (num_priorities-1)", p, c.P.NumPriorities-1)
+			}},
+		},
+		{
+			ID: "HOMA-RESEND-014", Level: Must,
+			Facts:     []string{"RTX-02", "RTX-05"},
+			Statement: "An endpoint still waiting for an RPC's data RESENDs in time: its first round at most resend_ticks+1 ticks after it last heard DATA, GRANT or BUSY (or sent DATA, GRANT or a buffer wakeup), later rounds at most resend_interval+1 ticks apart, each stretched by timer_drift plus slack.",
+			Source:    "HomaModule homa_timer.c homa_timer_check_rpc (every RPC is checked every tick: no per-peer limit since 224ee0e), homa_incoming.c homa_request_retrans",
+			Capture:   "judged at each RESEND (an endpoint that never RESENDs again may have aborted the RPC, which the wire does not show)",
+			Property: Each{Types: resend, Check: func(c *Ctx, e *Event) Result {
+				rs := e.Packet.Resend()
+				r := c.T.Lookup(e)
+				if r == nil || isBufferWakeup(c.P, rs) || answersNeedAck(c.P, r, e) {
+					return Skip
+				}
+				m := r.Msg(oppositeRole(e.Packet.Role()))
+				if m.inRound(c.P, e, rs) {
+					return Skip
+				}
+				start, since := silenceStart(r, e)
+				ticks, what := c.P.ResendTicks+1, "its first RESEND round"
+				if !m.RoundStart.IsZero() && m.RoundStart.After(start) {
+					start, since = m.RoundStart, fmt.Sprintf("its previous RESEND round (frame %d)", m.RoundFrame)
+					ticks, what = c.P.ResendInterval+1, "its next RESEND round"
+				}
+				gap := e.Time.Sub(start)
+				if bound := c.P.LateTicks(ticks); gap > bound {
+					if gap >= c.P.Ticks(c.P.TimeoutTicks) {
+						return Skip // past the timeout: HOMA-RESEND-009
+					}
+					return Violation("%s came %v after %s; %d ticks of %v stretched by timer_drift %g plus slack allow %v",
+						what, gap.Round(time.Microsecond), since, ticks, c.P.Tick, c.P.TimerDrift, bound).WithSlack(bound - c.P.Ticks(ticks))
+				}
+				return Pass()
+			}},
+		},
+		{
+			ID: "HOMA-RESEND-015", Level: Should,
+			Facts:     []string{"RTX-06"},
+			Statement: "BUSY answers a RESEND only when there is nothing to retransmit: from a server that has not begun its response, or for a RESEND whose offset lies at or beyond what the message's sender had transmitted (an implementation may answer BUSY while the retransmission waits in its queue; HOMA-RESEND-016 requires the retransmission).",
+			Source:    "HomaModule homa_incoming.c homa_resend_pkt (BUSY if the server's RPC is not RPC_OUTGOING, or if offset >= tx_end after homa_resend_data)",
+			Profiles:  []string{"linux"},
+			Property: Each{Types: []wire.PacketType{wire.TypeBusy}, Check: func(c *Ctx, e *Event) Result {
+				r := c.T.Lookup(e)
+				if r == nil {
+					return Skip
+				}
+				m := r.Msg(e.Packet.Role())
+				rs := m.LastResend
+				if rs.Time.IsZero() || e.Time.Sub(rs.Time) > c.P.ResponseTimeout || e.Time.Before(rs.Time) {
+					return Skip
+				}
+				if !e.FromClient() && rs.SentEnd == 0 {
+					return Pass() // a server not yet sending its response
+				}
+				if rs.Offset < rs.SentEnd {
+					return Violation("BUSY answering the RESEND at offset %d (frame %d), though %v had sent the %s up to %d: it must retransmit",
+						rs.Offset, rs.Frame, e.Src, msgName(e.FromClient()), rs.SentEnd).With(rs.Frame)
+				}
+				return Pass()
+			}},
+		},
+		{
+			ID: "HOMA-RESEND-016", Level: Must,
+			Facts:     []string{"RTX-06"},
+			Statement: "The retransmissions answering a RESEND cover every byte of the requested range (length -1: from 0) that the message's sender had transmitted, within response_timeout.",
+			Source:    "HomaModule homa_incoming.c homa_resend_pkt (homa_resend_data over [offset, min(end, tx_end))), homa_outgoing.c homa_resend_data (every segment overlapping the range)",
+			Profiles:  []string{"linux"},
+			Capture:   "inconclusive where the capture shows loss toward the sender after the capture point or from it before",
+			Property: Within{
+				Trigger: func(c *Ctx, e *Event) (Obligation, bool) {
+					if e.Type() != wire.TypeResend {
+						return Obligation{}, false
+					}
+					r, m := grantMsg(c, e)
+					if r == nil || m.Length == 0 {
+						return Obligation{}, false
+					}
+					rs := e.Packet.Resend()
+					start, end := rs.Offset(), uint64(m.SentEnd)
+					if !rs.IsResendAll() {
+						end = min(end, uint64(rs.Offset())+uint64(rs.Length()))
+					}
+					if uint64(start) >= end {
+						return Obligation{}, false
+					}
+					k, answerer := KeyOf(e), oppositeRole(e.Packet.Role())
+					var got byteranges.Set
+					need := [2]uint32{start, uint32(end)}
+					return Obligation{Key: [3]any{k, answerer, start}, Expect: fmt.Sprintf("retransmissions of [%d, %d)", need[0], need[1]),
+						Match: func(c *Ctx, x *Event) bool {
+							if x.Err != nil || x.Packet.Role() != answerer || KeyOf(x) != k {
+								return false
+							}
+							switch x.Type() {
+							case wire.TypeRPCUnknown:
+								return true // it no longer knows the RPC (HOMA-RESEND-002 judges the answer)
+							case wire.TypeData:
+								if x.Retransmit() {
+									got.Add(x.Offset, x.End())
+								}
+							}
+							return got.Covers(need[0], need[1])
+						}}, true
+				},
+				Bound: func(p *Params) time.Duration { return p.AnswerBound() },
+			},
+		},
+		{
+			ID: "HOMA-RESEND-017", Level: Must,
+			Facts:     []string{"RTX-09"},
+			Statement: "RPC_UNKNOWN ends an RPC at a server and is ignored by a client already receiving its response: a server told RPC_UNKNOWN by the client sends nothing more for the RPC, and a client whose response had begun to arrive does not restart its request.",
+			Source:    "HomaModule homa_incoming.c homa_rpc_unknown_pkt (server: homa_rpc_end; client: restart only in RPC_OUTGOING, else discard)",
+			Capture:   "slack covers packets already on their way; a response seen but lost after the capture point leaves the client sending (inconclusive where the capture shows such loss)",
+			Property: Each{Types: []wire.PacketType{wire.TypeData, wire.TypeGrant, wire.TypeResend, wire.TypeBusy, wire.TypeNeedAck}, Check: func(c *Ctx, e *Event) Result {
+				r := c.T.Lookup(e)
+				if r == nil || !r.Unknown {
+					return Skip
+				}
+				late := e.Time.Sub(r.UnknownTime)
+				if !e.FromClient() && r.UnknownFromClient {
+					if late > c.P.Slack {
+						return Violation("%s from the server %v after the client answered RPC_UNKNOWN for the RPC", e.Type(), late.Round(time.Microsecond)).WithSlack(c.P.Slack)
+					}
+					return Pass().WithSlack(c.P.Slack)
+				}
+				if e.FromClient() && !r.UnknownFromClient && e.Retransmit() && e.Offset == 0 && r.Response.Received() > 0 &&
+					r.Response.FirstData.Before(r.UnknownTime) && r.UnknownTime.After(lastResendTo(r, wire.RoleClient)) {
+					if ev, ok := c.Net.LostAfter(e.Dst, e.Src); ok {
+						return Downgrade(CauseLossAfter, ev, "client restarted its request after RPC_UNKNOWN though response DATA had been sent to it")
+					}
+					return Violation("client restarted its request after RPC_UNKNOWN, though %d bytes of its response had arrived: a receiving client ignores RPC_UNKNOWN", r.Response.Received())
+				}
+				return Skip
+			}},
+		},
+		{
+			ID: "HOMA-RESEND-018", Level: Must,
+			Facts:     []string{"RTX-11", "RTX-06"},
+			Statement: "RPC_UNKNOWN answers only a RESEND: other packets for an RPC the host does not know are dropped without reply.",
+			Source:    "HomaModule homa_incoming.c homa_resend_pkt (the only caller of homa_xmit_unknown), homa_dispatch_pkts (other packets for unknown RPCs are discarded)",
+			Property:  answersResend(wire.TypeRPCUnknown, "RPC_UNKNOWN with no earlier RESEND from the peer for this RPC"),
+		},
+	}
+}
+
+// silenceStart returns when the sender of RESEND e last had its silence
+// count reset for RPC r, as far as the capture shows: the latest DATA,
+// GRANT or BUSY from the peer, its own latest DATA (a sender with granted
+// bytes to send holds the count at 0), its own latest GRANT (a receiver
+// holding everything it granted does too) or buffer-wakeup RESEND, or the
+// RPC's first packet.
+func silenceStart(r *RPC, e *Event) (time.Time, string) {
+	start, since := r.First, "the RPC's first packet"
+	later := func(t time.Time, what string) {
+		if t.After(start) {
+			start, since = t, what
+		}
+	}
+	heard := r.HeardFromServer
+	if !e.FromClient() {
+		heard = r.HeardFromClient
+	}
+	later(heard, "the last DATA, GRANT or BUSY from the peer")
+	later(r.Msg(e.Packet.Role()).LastData, "its own latest DATA")
+	in := r.Msg(oppositeRole(e.Packet.Role()))
+	if g, ok := in.LastGrant(); ok {
+		later(g.Time, "its own latest GRANT")
+	}
+	later(in.WakeupTime, "its own buffer-wakeup RESEND")
+	return start, since
+}
+
+// answersResend is "a packet of type t only after a RESEND for its RPC
+// from the peer": keys name the side that answers, the RESEND's
+// recipient.
+func answersResend(t wire.PacketType, missing string) After {
+	return After{
+		A: func(c *Ctx, e *Event) (any, bool) {
+			if e.Type() != wire.TypeResend {
+				return nil, false
+			}
+			return toPeer(e), true
+		},
+		B: func(c *Ctx, e *Event) (any, bool) {
+			if e.Type() != t {
+				return nil, false
+			}
+			return fromSender(e), true
+		},
+		Missing: missing,
+	}
+}

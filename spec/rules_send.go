@@ -1,0 +1,84 @@
+package spec
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/homatest/homatest/spec/wire"
+)
+
+// sendRules: the sender's transmissions (HomaModule homa_outgoing.c
+// homa_xmit_data, homa_incoming.c homa_grant_pkt).
+func sendRules() []*Rule {
+	return []*Rule{
+		{
+			ID: "HOMA-SEND-001", Level: Should,
+			Facts:     []string{"SND-02", "RTX-08"},
+			Statement: "A GRANT that raises the horizon of a message whose sender had sent everything it was allowed is followed within response_timeout by new bytes of that message.",
+			Source:    "HomaModule homa_incoming.c homa_grant_pkt (homa_xmit_data right away), homa_outgoing.c homa_xmit_data (or the pacer when the NIC queue is long)",
+			Profiles:  []string{"linux", "linux-2024"},
+			Capture:   "inconclusive while the sender transmits other messages (its SRPT and pacer may prefer them), and where the capture shows loss toward the sender after the capture point",
+			Property: Within{
+				Trigger: func(c *Ctx, e *Event) (Obligation, bool) {
+					if e.Type() != wire.TypeGrant {
+						return Obligation{}, false
+					}
+					r, m := grantMsg(c, e)
+					if r == nil || m.Length == 0 || m.SentEnd >= m.Length {
+						return Obligation{}, false
+					}
+					h := m.Horizon(c.P)
+					if e.Packet.Grant().Offset() <= h || m.SentEnd < h {
+						return Obligation{}, false // not stalled at the horizon
+					}
+					k, sender, from := KeyOf(e), oppositeRole(e.Packet.Role()), m.SentEnd
+					s := e.Dst
+					return Obligation{Key: rpcMsgKey{k, sender}, Expect: fmt.Sprintf("new bytes from %d of the message", from),
+						Match: func(c *Ctx, x *Event) bool {
+							return x.Type() == wire.TypeData && !x.Retransmit() && x.Packet.Role() == sender && KeyOf(x) == k && x.End() > from
+						},
+						Excuse: func(c *Ctx, x *Event) (string, bool) {
+							switch {
+							case x.Err != nil:
+							case x.Type() == wire.TypeData && x.Src == s && KeyOf(x) != k && !x.Retransmit():
+								return fmt.Sprintf("%v is sending another message (frame %d)", s, x.Frame), true
+							case x.Type() == wire.TypeRPCUnknown && KeyOf(x) == k:
+								return "RPC_UNKNOWN: one side no longer knows the RPC", true
+							}
+							return "", false
+						}}, true
+				},
+				Bound: func(p *Params) time.Duration { return p.AnswerBound() },
+			},
+		},
+		{
+			ID: "HOMA-SEND-002", Level: Should,
+			Facts:     []string{"SND-01"},
+			Statement: "A sender transmits the new bytes of a message in offset order.",
+			Source:    "HomaModule homa_outgoing.c homa_xmit_data (walks msgout.packets from next_xmit; next_xmit_offset only grows)",
+			Capture:   "on the sender's link only a race of two cores transmitting one RPC reorders; elsewhere a gap filled later by a first transmission is the network reordering before the capture point (a downgrade)",
+			Property: Each{Types: []wire.PacketType{wire.TypeData}, Check: func(c *Ctx, e *Event) Result {
+				if e.Retransmit() || e.Length == 0 {
+					return Skip
+				}
+				r := c.T.Lookup(e)
+				if r == nil {
+					return Skip
+				}
+				m := r.Msg(e.Packet.Role())
+				end := e.End()
+				if m.Length > 0 {
+					end = min(end, m.Length)
+				}
+				if e.Offset >= m.SentEnd || m.Seen.Overlaps(e.Offset, end) {
+					return Pass() // in order, or a repeat (HOMA-RESEND-010)
+				}
+				if !c.Net.atSender(e.Src) {
+					return Downgrade(CauseReorder, Evidence{e.Frame, fmt.Sprintf("first transmission [%d, %d) came after bytes up to %d", e.Offset, end, m.SentEnd)},
+						"DATA [%d, %d) sent after bytes up to %d", e.Offset, end, m.SentEnd)
+				}
+				return Violation("first transmission [%d, %d) left after the sender had sent bytes up to %d", e.Offset, end, m.SentEnd)
+			}},
+		},
+	}
+}
