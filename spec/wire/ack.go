@@ -13,7 +13,7 @@ package wire
 type Ack struct{ Packet }
 
 // NumAcks returns num_acks as sent (may exceed 5 in a malformed packet).
-func (a Ack) NumAcks() uint16 { return get16(a.b, 28) }
+func (a Ack) NumAcks() uint16 { return read16(a.b, &hdrsOf(a.v).ack[ackNumAcks]) }
 
 // ValidAcks returns the number of entries a receiver uses:
 // min(num_acks, 5) (homa_incoming.c homa_ack_pkt).
@@ -22,19 +22,24 @@ func (a Ack) ValidAcks() int { return min(int(a.NumAcks()), MaxAcksPerPkt) }
 // Entry returns acks[i] for i in 0..4 (whether or not i < num_acks), or the
 // zero AckEntry for i out of range.
 func (a Ack) Entry(i int) AckEntry {
-	if i < 0 || i >= MaxAcksPerPkt {
+	acks := &hdrsOf(a.v).acks
+	if i < 0 || i >= len(acks) {
 		return AckEntry{}
 	}
-	n := a.v.ackEntryLen()
-	off := 30 + i*n
-	e := AckEntry{ClientID: get64(a.b, off)}
-	if n == 12 {
-		e.ClientPort = get16(a.b, off+8)
-		e.ServerPort = get16(a.b, off+10)
-	} else {
-		e.ServerPort = get16(a.b, off+8)
-	}
-	return e
+	return readAckEntry(a.b, &acks[i])
+}
+
+// readAckEntry reads the struct homa_ack whose members lie at m in b.
+func readAckEntry(b []byte, m *[numAckEntryFields]FieldLayout) AckEntry {
+	return AckEntry{ClientID: read64(b, &m[ackEntryClientID]), ClientPort: read16(b, &m[ackEntryClientPort]),
+		ServerPort: read16(b, &m[ackEntryServerPort])}
+}
+
+// writeAckEntry writes e as the struct homa_ack whose members lie at m in b.
+func writeAckEntry(b []byte, m *[numAckEntryFields]FieldLayout, e AckEntry) {
+	write64(b, &m[ackEntryClientID], e.ClientID)
+	write16(b, &m[ackEntryClientPort], e.ClientPort)
+	write16(b, &m[ackEntryServerPort], e.ServerPort)
 }
 
 // AckFields holds the values of an ACK packet for encoding. Acks beyond five
@@ -63,29 +68,17 @@ func (f *AckFields) CommonFields() *CommonFields { return &f.Common }
 
 // AppendTo appends the ACK header (80 bytes; 90 for Version2024) to b.
 func (f *AckFields) AppendTo(b []byte, o EncodeOptions) ([]byte, error) {
-	start := len(b)
-	b, h, v, err := begin(b, TypeAck, &f.Common, o)
-	if err != nil {
-		return b, err
-	}
-	num := f.NumAcks
-	if o.FixLengths {
-		num = uint16(min(len(f.Acks), MaxAcksPerPkt))
-	}
-	put16(h, 28, num)
-	n := v.ackEntryLen()
-	for i, e := range f.Acks {
-		if i >= MaxAcksPerPkt {
-			break
+	return appendPacket(b, TypeAck, &f.Common, nil, o, func(h []byte, l *hdrs) {
+		num := f.NumAcks
+		if o.FixLengths {
+			num = uint16(min(len(f.Acks), len(l.acks)))
 		}
-		off := 30 + i*n
-		put64(h, off, e.ClientID)
-		if n == 12 {
-			put16(h, off+8, e.ClientPort)
-			put16(h, off+10, e.ServerPort)
-		} else {
-			put16(h, off+8, e.ServerPort)
+		write16(h, &l.ack[ackNumAcks], num)
+		for i, e := range f.Acks {
+			if i >= len(l.acks) {
+				break // only acks[HOMA_MAX_ACKS_PER_PKT] fit
+			}
+			writeAckEntry(h, &l.acks[i], e)
 		}
-	}
-	return b, finish(b[start:], TypeAck, v, o)
+	})
 }

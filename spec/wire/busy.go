@@ -21,5 +21,5 @@ func (f *BusyFields) CommonFields() *CommonFields { return &f.Common }
 
 // AppendTo appends the 28-byte BUSY header to b (see [Fields]).
 func (f *BusyFields) AppendTo(b []byte, o EncodeOptions) ([]byte, error) {
-	return appendHeaderOnly(b, TypeBusy, &f.Common, o)
+	return appendPacket(b, TypeBusy, &f.Common, nil, o, nil)
 }

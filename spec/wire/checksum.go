@@ -31,7 +31,7 @@ func Checksum(src, dst netip.Addr, pkt []byte) uint16 {
 		sum += uint32(IPProtoTCP)
 	}
 	for i := 0; i+1 < len(pkt); i += 2 {
-		if i == 16 { // the checksum field itself counts as zero
+		if i == commonHdr[commonChecksum].Off { // the checksum field itself counts as zero
 			continue
 		}
 		sum += uint32(binary.BigEndian.Uint16(pkt[i:]))

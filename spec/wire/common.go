@@ -25,76 +25,79 @@ package wire
 // end of the slice, so a Common never panics.
 type Common []byte
 
-// Sport returns common.sport (offset 0): the sender's Homa port.
-func (c Common) Sport() uint16 { return get16(c, 0) }
+// Sport returns common.sport: the sender's Homa port.
+func (c Common) Sport() uint16 { return read16(c, &commonHdr[commonSport]) }
 
-// Dport returns common.dport (offset 2): the destination Homa port.
-func (c Common) Dport() uint16 { return get16(c, 2) }
+// Dport returns common.dport: the destination Homa port.
+func (c Common) Dport() uint16 { return read16(c, &commonHdr[commonDport]) }
 
-// Sequence returns common.sequence (offset 4). In DATA it is the byte offset
+// Sequence returns common.sequence. In DATA it is the byte offset
 // of the first data byte when seg.offset is 0xFFFFFFFF; 0 in control packets.
-func (c Common) Sequence() uint32 { return get32(c, 4) }
+func (c Common) Sequence() uint32 { return read32(c, &commonHdr[commonSequence]) }
 
-// AckBytes returns the unused common.ack[3] bytes (offsets 8-10): the high
+// AckBytes returns the unused common.ack[3] bytes: the high
 // bytes of the TCP acknowledgment number; 0 on HomaModule main.
-func (c Common) AckBytes() [3]byte { return [3]byte{get8(c, 8), get8(c, 9), get8(c, 10)} }
+func (c Common) AckBytes() [3]byte {
+	off := commonHdr[commonAck].Off
+	return [3]byte{get8(c, off), get8(c, off+1), get8(c, off+2)}
+}
 
-// Type returns common.type (offset 11), the opcode.
-func (c Common) Type() PacketType { return PacketType(get8(c, 11)) }
+// Type returns common.type, the opcode.
+func (c Common) Type() PacketType { return PacketType(read8(c, &commonHdr[commonType])) }
 
-// Doff returns the raw common.doff byte (offset 12): the TCP data offset in
+// Doff returns the raw common.doff byte: the TCP data offset in
 // 32-bit words in the high nibble (0xE0 DATA, 0xD0 GSO DATA, 0x50 control).
-func (c Common) Doff() uint8 { return get8(c, 12) }
+func (c Common) Doff() uint8 { return read8(c, &commonHdr[commonDoff]) }
 
-// Flags returns common.flags (offset 13): 0x06 on HomaModule main and 2024,
+// Flags returns common.flags: 0x06 on HomaModule main and 2024,
 // reserved1 (0) upstream.
-func (c Common) Flags() uint8 { return get8(c, 13) }
+func (c Common) Flags() uint8 { return read8(c, &commonHdr[commonFlags]) }
 
-// Window returns common.window (offset 14), unused (0).
-func (c Common) Window() uint16 { return get16(c, 14) }
+// Window returns common.window, unused (0).
+func (c Common) Window() uint16 { return read16(c, &commonHdr[commonWindow]) }
 
-// Checksum returns common.checksum (offset 16): a TCP-style checksum on main
+// Checksum returns common.checksum: a TCP-style checksum on main
 // since 19f5dec; 0 or garbage elsewhere. Receivers do not verify it.
-func (c Common) Checksum() uint16 { return get16(c, 16) }
+func (c Common) Checksum() uint16 { return read16(c, &commonHdr[commonChecksum]) }
 
-// Urgent returns common.urgent (offset 18): 0xB97D on main and 2024,
+// Urgent returns common.urgent: 0xB97D on main and 2024,
 // reserved2 (0) upstream.
-func (c Common) Urgent() uint16 { return get16(c, 18) }
+func (c Common) Urgent() uint16 { return read16(c, &commonHdr[commonUrgent]) }
 
-// SenderID returns common.sender_id (offset 20): the RPC id as known by the
+// SenderID returns common.sender_id: the RPC id as known by the
 // sender of this packet (even: sent by the client, odd: by the server).
-func (c Common) SenderID() uint64 { return get64(c, 20) }
+func (c Common) SenderID() uint64 { return read64(c, &commonHdr[commonSenderID]) }
 
 // HasMarks reports whether flags is 0x06 and urgent 0xB97D, the TCP-imitation
 // marks that HomaModule (non-upstream) puts in every packet.
 func (c Common) HasMarks() bool { return c.Flags() == HijackFlags && c.Urgent() == HijackUrgent }
 
 // SetSport sets common.sport.
-func (c Common) SetSport(v uint16) { put16(c, 0, v) }
+func (c Common) SetSport(v uint16) { write16(c, &commonHdr[commonSport], v) }
 
 // SetDport sets common.dport.
-func (c Common) SetDport(v uint16) { put16(c, 2, v) }
+func (c Common) SetDport(v uint16) { write16(c, &commonHdr[commonDport], v) }
 
 // SetSequence sets common.sequence.
-func (c Common) SetSequence(v uint32) { put32(c, 4, v) }
+func (c Common) SetSequence(v uint32) { write32(c, &commonHdr[commonSequence], v) }
 
 // SetType sets common.type.
-func (c Common) SetType(t PacketType) { put8(c, 11, uint8(t)) }
+func (c Common) SetType(t PacketType) { write8(c, &commonHdr[commonType], uint8(t)) }
 
 // SetDoff sets the raw common.doff byte.
-func (c Common) SetDoff(v uint8) { put8(c, 12, v) }
+func (c Common) SetDoff(v uint8) { write8(c, &commonHdr[commonDoff], v) }
 
 // SetFlags sets common.flags.
-func (c Common) SetFlags(v uint8) { put8(c, 13, v) }
+func (c Common) SetFlags(v uint8) { write8(c, &commonHdr[commonFlags], v) }
 
 // SetChecksum sets common.checksum.
-func (c Common) SetChecksum(v uint16) { put16(c, 16, v) }
+func (c Common) SetChecksum(v uint16) { write16(c, &commonHdr[commonChecksum], v) }
 
 // SetUrgent sets common.urgent.
-func (c Common) SetUrgent(v uint16) { put16(c, 18, v) }
+func (c Common) SetUrgent(v uint16) { write16(c, &commonHdr[commonUrgent], v) }
 
 // SetSenderID sets common.sender_id.
-func (c Common) SetSenderID(v uint64) { put64(c, 20, v) }
+func (c Common) SetSenderID(v uint64) { write64(c, &commonHdr[commonSenderID], v) }
 
 // CommonFields holds the values of a common header for encoding (and as the
 // decoded form of [Common]). JSON names follow homa_common_hdr.
@@ -121,19 +124,24 @@ func (c Common) Fields() CommonFields {
 	}
 }
 
+// put writes f into the common header b of a packet of type t (f.Type
+// when set).
 func (f *CommonFields) put(b []byte, t PacketType) {
-	put16(b, 0, f.Sport)
-	put16(b, 2, f.Dport)
-	put32(b, 4, f.Sequence)
-	copy(b[8:11], f.Ack[:])
+	c := Common(b)
 	if f.Type != 0 {
 		t = f.Type
 	}
-	put8(b, 11, uint8(t))
-	put8(b, 12, f.Doff)
-	put8(b, 13, f.Flags)
-	put16(b, 14, f.Window)
-	put16(b, 16, f.Checksum)
-	put16(b, 18, f.Urgent)
-	put64(b, 20, f.SenderID)
+	c.SetSport(f.Sport)
+	c.SetDport(f.Dport)
+	c.SetSequence(f.Sequence)
+	if a := commonHdr[commonAck]; a.Off+a.Size <= len(c) {
+		copy(c[a.Off:a.Off+a.Size], f.Ack[:])
+	}
+	c.SetType(t)
+	c.SetDoff(f.Doff)
+	c.SetFlags(f.Flags)
+	write16(c, &commonHdr[commonWindow], f.Window)
+	c.SetChecksum(f.Checksum)
+	c.SetUrgent(f.Urgent)
+	c.SetSenderID(f.SenderID)
 }

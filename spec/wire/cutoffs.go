@@ -12,10 +12,11 @@ type Cutoffs struct{ Packet }
 // UnschedCutoff returns unsched_cutoffs[i] in bytes, 0 for i outside 0..7.
 // Recipients ignore entry 0 and use INT_MAX (homa_incoming.c homa_cutoffs_pkt).
 func (c Cutoffs) UnschedCutoff(i int) uint32 {
-	if i < 0 || i >= NumCutoffs {
+	u := &hdrsOf(c.v).unschedCutoffs
+	if i < 0 || i >= len(u) {
 		return 0
 	}
-	return get32(c.b, 28+4*i)
+	return read32(c.b, &u[i])
 }
 
 // UnschedCutoffs returns all eight unsched_cutoffs.
@@ -28,7 +29,9 @@ func (c Cutoffs) UnschedCutoffs() [NumCutoffs]uint32 {
 }
 
 // CutoffVersion returns cutoff_version.
-func (c Cutoffs) CutoffVersion() uint16 { return get16(c.b, 60) }
+func (c Cutoffs) CutoffVersion() uint16 {
+	return read16(c.b, &hdrsOf(c.v).cutoffs[cutoffsCutoffVersion])
+}
 
 // CutoffsFields holds the values of a CUTOFFS packet for encoding.
 type CutoffsFields struct {
@@ -51,14 +54,10 @@ func (f *CutoffsFields) CommonFields() *CommonFields { return &f.Common }
 // AppendTo appends the 62-byte CUTOFFS header to b; ErrUnsupported for
 // VersionUpstream.
 func (f *CutoffsFields) AppendTo(b []byte, o EncodeOptions) ([]byte, error) {
-	start := len(b)
-	b, h, v, err := begin(b, TypeCutoffs, &f.Common, o)
-	if err != nil {
-		return b, err
-	}
-	for i, c := range f.UnschedCutoffs {
-		put32(h, 28+4*i, c)
-	}
-	put16(h, 60, f.CutoffVersion)
-	return b, finish(b[start:], TypeCutoffs, v, o)
+	return appendPacket(b, TypeCutoffs, &f.Common, nil, o, func(h []byte, l *hdrs) {
+		for i, c := range f.UnschedCutoffs {
+			write32(h, &l.unschedCutoffs[i], c)
+		}
+		write16(h, &l.cutoffs[cutoffsCutoffVersion], f.CutoffVersion)
+	})
 }

@@ -26,55 +26,35 @@ type Data struct{ Packet }
 
 // MessageLength returns message_length: total bytes in the message (1 to
 // 1,000,000), the same in every DATA packet of the message.
-func (d Data) MessageLength() uint32 { return get32(d.b, 28) }
+func (d Data) MessageLength() uint32 { return read32(d.b, &hdrsOf(d.v).data[dataMessageLength]) }
 
 // Incoming returns incoming: in first transmissions the unscheduled byte
 // count U = min(message_length, unsched_bytes); in retransmissions the end of
 // the retransmitted range. Reserved (0) upstream.
-func (d Data) Incoming() uint32 { return get32(d.b, 32) }
+func (d Data) Incoming() uint32 { return read32(d.b, &hdrsOf(d.v).data[dataIncoming]) }
 
 // AckClientID returns ack.client_id: the client id of a completed RPC that the
 // sender acknowledges to the receiver (piggy-backed ack), or 0 for none.
-func (d Data) AckClientID() uint64 { return get64(d.b, 36) }
+func (d Data) AckClientID() uint64 { return read64(d.b, &hdrsOf(d.v).dataAck[ackEntryClientID]) }
 
 // AckClientPort returns ack.client_port, which exists only in Version2024;
 // 0 in other versions.
-func (d Data) AckClientPort() uint16 {
-	if d.v == Version2024 {
-		return get16(d.b, 44)
-	}
-	return 0
-}
+func (d Data) AckClientPort() uint16 { return read16(d.b, &hdrsOf(d.v).dataAck[ackEntryClientPort]) }
 
 // AckServerPort returns ack.server_port: the server port of the acked RPC.
-func (d Data) AckServerPort() uint16 {
-	if d.v == Version2024 {
-		return get16(d.b, 46)
-	}
-	return get16(d.b, 44)
-}
+func (d Data) AckServerPort() uint16 { return read16(d.b, &hdrsOf(d.v).dataAck[ackEntryServerPort]) }
 
 // CutoffVersion returns cutoff_version: the version of the CUTOFFS the sender
 // last received from this packet's destination, 0 if none (reserved upstream).
-func (d Data) CutoffVersion() uint16 {
-	if d.v == Version2024 {
-		return get16(d.b, 48)
-	}
-	return get16(d.b, 46)
-}
+func (d Data) CutoffVersion() uint16 { return read16(d.b, &hdrsOf(d.v).data[dataCutoffVersion]) }
 
 // Retransmit returns retransmit: 1 iff the packet was sent because of a
 // RESEND or an RPC_UNKNOWN restart.
-func (d Data) Retransmit() uint8 {
-	if d.v == Version2024 {
-		return get8(d.b, 50)
-	}
-	return get8(d.b, 48)
-}
+func (d Data) Retransmit() uint8 { return read8(d.b, &hdrsOf(d.v).data[dataRetransmit]) }
 
 // SegOffset returns the raw seg.offset: the offset of the first data byte, or
 // 0xFFFFFFFF (SegOffsetInSequence) meaning the offset is in common.sequence.
-func (d Data) SegOffset() uint32 { return get32(d.b, 52) }
+func (d Data) SegOffset() uint32 { return read32(d.b, &hdrsOf(d.v).data[dataSegOffset]) }
 
 // Offset returns the byte offset in the message of the packet's first data
 // byte: seg.offset, or common.sequence when seg.offset is 0xFFFFFFFF (the
@@ -265,27 +245,14 @@ func (f *DataFields) CommonFields() *CommonFields { return &f.Common }
 
 // AppendTo appends the DATA header and payload to b (see [Fields]).
 func (f *DataFields) AppendTo(b []byte, o EncodeOptions) ([]byte, error) {
-	start := len(b)
-	b, h, v, err := begin(b, TypeData, &f.Common, o)
-	if err != nil {
-		return b, err
-	}
-	put32(h, 28, f.MessageLength)
-	put32(h, 32, f.Incoming)
-	put64(h, 36, f.Ack.ClientID)
-	if v == Version2024 {
-		put16(h, 44, f.Ack.ClientPort)
-		put16(h, 46, f.Ack.ServerPort)
-		put16(h, 48, f.CutoffVersion)
-		put8(h, 50, f.Retransmit)
-	} else {
-		put16(h, 44, f.Ack.ServerPort)
-		put16(h, 46, f.CutoffVersion)
-		put8(h, 48, f.Retransmit)
-	}
-	put32(h, 52, f.SegOffset)
-	b = append(b, f.Payload...)
-	return b, finish(b[start:], TypeData, v, o)
+	return appendPacket(b, TypeData, &f.Common, f.Payload, o, func(h []byte, l *hdrs) {
+		write32(h, &l.data[dataMessageLength], f.MessageLength)
+		write32(h, &l.data[dataIncoming], f.Incoming)
+		writeAckEntry(h, &l.dataAck, f.Ack)
+		write16(h, &l.data[dataCutoffVersion], f.CutoffVersion)
+		write8(h, &l.data[dataRetransmit], f.Retransmit)
+		write32(h, &l.data[dataSegOffset], f.SegOffset)
+	})
 }
 
 // MarshalJSON encodes f with HomaModule's field names, seg.offset as

@@ -10,11 +10,17 @@
 //
 // Decoding: [Decode] checks the type byte and the per-type minimum length and
 // returns a [Packet], a zero-copy view whose typed accessors ([Packet.Data],
-// [Packet.Grant], ...) return views with named field getters. Decoding never
-// panics and never reads past the slice it is given; short input yields a
-// [*DecodeError] naming the packet type, the first field that does not fit, and
-// the wanted and available lengths. Views returned by Decode are safe to read;
-// views built by hand from a short slice are not.
+// [Packet.Grant], ...) return views with named field getters; asked of a
+// packet of another type they return an empty view whose getters read zeros.
+// Decoding never panics and never reads past the slice it is given; short
+// input yields a [*DecodeError] naming the packet type, the first field that
+// does not fit, and the wanted and available lengths.
+//
+// Layout: every field's offset and size is written once per wire version, in
+// tables indexed by named constants of HomaModule's struct members
+// (layout.go). The getters, the encoders, [Layout] (which the generated
+// Wireshark dissector reads) and [PacketType.HeaderLen] all read those
+// tables; [Packet.Field] reads a field by its HomaModule name.
 //
 // Encoding: each packet type has a Fields struct (DataFields, GrantFields, ...)
 // whose AppendTo method appends the encoded header (and payload) to a caller

@@ -48,23 +48,29 @@ func Encode(f Fields, o EncodeOptions) ([]byte, error) { return f.AppendTo(nil, 
 // and Dst addresses of one family (IPv4-mapped IPv6 addresses count as IPv4).
 var ErrChecksumAddrs = errors.New("wire: ComputeChecksums needs Src and Dst addresses of the same family")
 
-// begin appends a zeroed header of type t for version v to b and writes the
-// common fields into it. It returns the new slice and the header.
-func begin(b []byte, t PacketType, c *CommonFields, o EncodeOptions) ([]byte, []byte, Version, error) {
+// appendPacket appends a packet of type t to b as o asks: the header of t in
+// o's version, zeroed, with the common fields c, then own (nil for the
+// types that are the common header alone) writing the type's fields into
+// the header h through the version's layout l, then payload; last the
+// options (doff, marks, checksum) over the whole packet.
+func appendPacket(b []byte, t PacketType, c *CommonFields, payload []byte, o EncodeOptions, own func(h []byte, l *hdrs)) ([]byte, error) {
 	v := o.Version
 	if v == VersionAuto {
 		v = VersionCurrent
 	}
 	if !t.SupportedBy(v) {
-		return b, nil, v, &DecodeError{Type: t, Version: v, Err: ErrUnsupported}
+		return b, &DecodeError{Type: t, Version: v, Err: ErrUnsupported}
 	}
-	n := t.HeaderLen(v)
 	start := len(b)
-	b = append(b, make([]byte, n)...)
-	h := b[start : start+n]
+	b = append(b, make([]byte, t.HeaderLen(v))...)
+	h := b[start:]
 	clear(h)
 	c.put(h, t)
-	return b, h, v, nil
+	if own != nil {
+		own(h, hdrsOf(v))
+	}
+	b = append(b, payload...)
+	return b, finish(b[start:], t, v, o)
 }
 
 // finish applies FixLengths (doff), SetMarks and ComputeChecksums to the
@@ -95,15 +101,4 @@ func finish(pkt []byte, t PacketType, v Version, o EncodeOptions) error {
 		c.SetChecksum(Checksum(o.Src, o.Dst, pkt))
 	}
 	return nil
-}
-
-// appendHeaderOnly encodes the packet types that are the common header alone
-// (RPC_UNKNOWN, BUSY, FREEZE, NEED_ACK).
-func appendHeaderOnly(b []byte, t PacketType, c *CommonFields, o EncodeOptions) ([]byte, error) {
-	start := len(b)
-	b, _, v, err := begin(b, t, c, o)
-	if err != nil {
-		return b, err
-	}
-	return b, finish(b[start:], t, v, o)
 }

@@ -22,5 +22,5 @@ func (f *FreezeFields) CommonFields() *CommonFields { return &f.Common }
 
 // AppendTo appends the 28-byte FREEZE header to b (see [Fields]).
 func (f *FreezeFields) AppendTo(b []byte, o EncodeOptions) ([]byte, error) {
-	return appendHeaderOnly(b, TypeFreeze, &f.Common, o)
+	return appendPacket(b, TypeFreeze, &f.Common, nil, o, nil)
 }

@@ -71,6 +71,7 @@ func FuzzDecode(f *testing.F) {
 func checkDecodeInvariants(t *testing.T, data []byte, o DecodeOptions) {
 	_ = IsHijacked(data)
 	_ = DetectVersion(data, o.IPProto, o.WireLen)
+	_ = Common(data).Fields() // a hand-made view over any bytes
 	p, err := Decode(data, o)
 	have := len(data)
 	if o.WireLen > 0 && o.WireLen < have {
@@ -149,6 +150,8 @@ func checkDecodeInvariants(t *testing.T, data []byte, o DecodeOptions) {
 	_, _ = a.NumAcks(), a.Fields()
 	_, _, _, _ = p.RPCUnknown().Fields(), p.Busy().Fields(), p.Freeze().Fields(), p.NeedAck().Fields()
 
+	checkViewsAndLayout(t, p)
+
 	f := p.Fields()
 	if f == nil || f.PacketType() != p.Type() || *f.CommonFields() != cf {
 		t.Fatalf("Fields %T", f)
@@ -166,12 +169,10 @@ func checkDecodeInvariants(t *testing.T, data []byte, o DecodeOptions) {
 		}
 		want := append([]byte(nil), b...)
 		// The pad bytes are not in DataFields; the encoder writes zeros.
-		padFrom := 49
-		if p.Version() == Version2024 {
-			padFrom = 51
-		}
-		for i := padFrom; i < GSOPrefixLen; i++ {
-			want[i] = 0
+		for _, f := range Layout(TypeData, p.Version()) {
+			if f.Name == "pad" {
+				clear(want[f.Off : f.Off+f.Size])
+			}
 		}
 		if !bytes.Equal(out, want) {
 			t.Fatalf("re-encoded DATA differs:\n got %x\nwant %x", out, want)
@@ -378,5 +379,36 @@ func FuzzRoundTrip(f *testing.F) {
 func TestFuzzSeedsDecode(t *testing.T) {
 	for _, s := range decodeSeeds(t) {
 		checkDecodeInvariants(t, s.b, DecodeOptions{Version: Version(s.version), IPProto: s.proto, WireLen: s.wireLen})
+	}
+}
+
+// checkViewsAndLayout: every view of another type than p's is empty, and
+// Packet.Field reads each scalar of p's Layout as the bytes at its offset.
+func checkViewsAndLayout(t *testing.T, p Packet) {
+	other := []struct {
+		typ   PacketType
+		bytes []byte
+	}{
+		{TypeData, p.Data().Bytes()}, {TypeGrant, p.Grant().Bytes()}, {TypeResend, p.Resend().Bytes()},
+		{TypeRPCUnknown, p.RPCUnknown().Bytes()}, {TypeBusy, p.Busy().Bytes()}, {TypeCutoffs, p.Cutoffs().Bytes()},
+		{TypeFreeze, p.Freeze().Bytes()}, {TypeNeedAck, p.NeedAck().Bytes()}, {TypeAck, p.Ack().Bytes()},
+	}
+	for _, o := range other {
+		if (o.typ == p.Type()) != (o.bytes != nil) {
+			t.Fatalf("%v view of a %v has %d bytes", o.typ, p.Type(), len(o.bytes))
+		}
+	}
+	for _, f := range Layout(p.Type(), p.Version()) {
+		got, ok := p.Field(f.Name)
+		if ok != (f.Count == 0) {
+			t.Fatalf("Field(%q): found %v, scalar %v", f.Name, ok, f.Count == 0)
+		}
+		var want uint64
+		for _, c := range p.Bytes()[f.Off : f.Off+f.Size] {
+			want = want<<8 | uint64(c)
+		}
+		if ok && got != want {
+			t.Fatalf("Field(%q) = %#x, bytes at %d+%d hold %#x", f.Name, got, f.Off, f.Size, want)
+		}
 	}
 }

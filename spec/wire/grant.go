@@ -10,20 +10,15 @@ package wire
 type Grant struct{ Packet }
 
 // Offset returns offset: the sender may transmit all bytes below it.
-func (g Grant) Offset() uint32 { return get32(g.b, 28) }
+func (g Grant) Offset() uint32 { return read32(g.b, &hdrsOf(g.v).grant[grantOffset]) }
 
 // Priority returns priority: the level (0..7) the sender must use for the
 // message's later scheduled DATA.
-func (g Grant) Priority() uint8 { return get8(g.b, 32) }
+func (g Grant) Priority() uint8 { return read8(g.b, &hdrsOf(g.v).grant[grantPriority]) }
 
 // ResendAll returns resend_all (Version2024 only; 0 otherwise): nonzero asks
 // the sender to retransmit everything already sent.
-func (g Grant) ResendAll() uint8 {
-	if g.v == Version2024 {
-		return get8(g.b, 33)
-	}
-	return 0
-}
+func (g Grant) ResendAll() uint8 { return read8(g.b, &hdrsOf(g.v).grant[grantResendAll]) }
 
 // GrantFields holds the values of a GRANT packet for encoding.
 type GrantFields struct {
@@ -47,15 +42,9 @@ func (f *GrantFields) CommonFields() *CommonFields { return &f.Common }
 // AppendTo appends the GRANT header to b (see [Fields]); ErrUnsupported for
 // VersionUpstream.
 func (f *GrantFields) AppendTo(b []byte, o EncodeOptions) ([]byte, error) {
-	start := len(b)
-	b, h, v, err := begin(b, TypeGrant, &f.Common, o)
-	if err != nil {
-		return b, err
-	}
-	put32(h, 28, f.Offset)
-	put8(h, 32, f.Priority)
-	if v == Version2024 {
-		put8(h, 33, f.ResendAll)
-	}
-	return b, finish(b[start:], TypeGrant, v, o)
+	return appendPacket(b, TypeGrant, &f.Common, nil, o, func(h []byte, l *hdrs) {
+		write32(h, &l.grant[grantOffset], f.Offset)
+		write8(h, &l.grant[grantPriority], f.Priority)
+		write8(h, &l.grant[grantResendAll], f.ResendAll)
+	})
 }

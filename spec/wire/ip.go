@@ -28,5 +28,6 @@ func PriorityFromTrafficClass(tc uint8, shift uint8) uint8 { return (tc >> shift
 // TCP-hijacked Homa packet: flags byte (offset 13) exactly 0x06 and urgent
 // pointer (offset 18) 0xB97D (HomaModule homa_hijack.h). It never panics.
 func IsHijacked(tcp []byte) bool {
-	return len(tcp) >= 20 && tcp[13] == HijackFlags && get16(tcp, 18) == HijackUrgent
+	c := Common(tcp) // a field past the end reads 0, which is not a mark
+	return c.Flags() == HijackFlags && c.Urgent() == HijackUrgent
 }

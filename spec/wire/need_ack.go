@@ -21,5 +21,5 @@ func (f *NeedAckFields) CommonFields() *CommonFields { return &f.Common }
 
 // AppendTo appends the 28-byte NEED_ACK header to b (see [Fields]).
 func (f *NeedAckFields) AppendTo(b []byte, o EncodeOptions) ([]byte, error) {
-	return appendHeaderOnly(b, TypeNeedAck, &f.Common, o)
+	return appendPacket(b, TypeNeedAck, &f.Common, nil, o, nil)
 }

@@ -36,15 +36,11 @@ func Decode(b []byte, o DecodeOptions) (Packet, error) {
 	} else if wl < len(b) {
 		b = b[:wl]
 	}
-	if len(b) < 12 {
-		var t PacketType
-		if len(b) > 11 {
-			t = PacketType(b[11])
-		}
+	t := Common(b).Type() // 0 when b ends before the opcode
+	if typ := commonHdr[commonType]; len(b) < typ.Off+typ.Size {
 		f := truncatedAt(commonLayout, len(b))
 		return Packet{}, &DecodeError{Type: t, Version: o.Version, Field: f.Name, Want: f.Off + f.Size, Have: len(b), Err: ErrTruncated}
 	}
-	t := PacketType(b[11])
 	if !t.IsValid() {
 		return Packet{}, &DecodeError{Type: t, Version: o.Version, Err: ErrUnknownType}
 	}
@@ -75,7 +71,8 @@ func DetectVersion(b []byte, ipProto uint8, wireLen int) Version {
 	if wireLen <= 0 {
 		wireLen = len(b)
 	}
-	switch PacketType(get8(b, 11)) {
+	c := Common(b)
+	switch c.Type() {
 	case TypeAck:
 		if wireLen == TypeAck.HeaderLen(Version2024) {
 			return Version2024
@@ -85,7 +82,7 @@ func DetectVersion(b []byte, ipProto uint8, wireLen int) Version {
 			return Version2024
 		}
 	}
-	if ipProto != IPProtoTCP && len(b) >= 20 && get8(b, 13) == 0 && get16(b, 18) == 0 {
+	if ipProto != IPProtoTCP && len(b) >= tcpHeaderLen && c.Flags() == 0 && c.Urgent() == 0 {
 		return VersionUpstream
 	}
 	return VersionCurrent
@@ -125,33 +122,72 @@ func (p Packet) SenderID() uint64 { return p.Common().SenderID() }
 // Role returns which side of the RPC sent the packet (from sender_id's low bit).
 func (p Packet) Role() Role { return RoleOf(p.SenderID()) }
 
-// Data returns the packet as a DATA view; its getters read zeros if the
-// packet is not DATA (check Type first).
-func (p Packet) Data() Data { return Data{p} }
+// Data returns the packet as a DATA view (struct homa_data_hdr). If the
+// packet is not DATA the view is empty: its getters read zeros, its Fields
+// are zero and its Bytes nil. The other typed views behave the same way, so
+// a caller that has not checked Type reads zeros, never another type's
+// bytes.
+func (p Packet) Data() Data { return Data{p.as(TypeData)} }
 
-// Grant returns the packet as a GRANT view.
-func (p Packet) Grant() Grant { return Grant{p} }
+// Grant returns the packet as a GRANT view (struct homa_grant_hdr), empty
+// if it is not a GRANT.
+func (p Packet) Grant() Grant { return Grant{p.as(TypeGrant)} }
 
-// Resend returns the packet as a RESEND view.
-func (p Packet) Resend() Resend { return Resend{p} }
+// Resend returns the packet as a RESEND view (struct homa_resend_hdr), empty
+// if it is not a RESEND.
+func (p Packet) Resend() Resend { return Resend{p.as(TypeResend)} }
 
-// RPCUnknown returns the packet as an RPC_UNKNOWN view.
-func (p Packet) RPCUnknown() RPCUnknown { return RPCUnknown{p} }
+// RPCUnknown returns the packet as an RPC_UNKNOWN view (struct
+// homa_rpc_unknown_hdr), empty if it is not an RPC_UNKNOWN.
+func (p Packet) RPCUnknown() RPCUnknown { return RPCUnknown{p.as(TypeRPCUnknown)} }
 
-// Busy returns the packet as a BUSY view.
-func (p Packet) Busy() Busy { return Busy{p} }
+// Busy returns the packet as a BUSY view (struct homa_busy_hdr), empty if
+// it is not a BUSY.
+func (p Packet) Busy() Busy { return Busy{p.as(TypeBusy)} }
 
-// Cutoffs returns the packet as a CUTOFFS view.
-func (p Packet) Cutoffs() Cutoffs { return Cutoffs{p} }
+// Cutoffs returns the packet as a CUTOFFS view (struct homa_cutoffs_hdr),
+// empty if it is not a CUTOFFS.
+func (p Packet) Cutoffs() Cutoffs { return Cutoffs{p.as(TypeCutoffs)} }
 
-// Freeze returns the packet as a FREEZE view.
-func (p Packet) Freeze() Freeze { return Freeze{p} }
+// Freeze returns the packet as a FREEZE view (struct homa_freeze_hdr),
+// empty if it is not a FREEZE.
+func (p Packet) Freeze() Freeze { return Freeze{p.as(TypeFreeze)} }
 
-// NeedAck returns the packet as a NEED_ACK view.
-func (p Packet) NeedAck() NeedAck { return NeedAck{p} }
+// NeedAck returns the packet as a NEED_ACK view (struct homa_need_ack_hdr),
+// empty if it is not a NEED_ACK.
+func (p Packet) NeedAck() NeedAck { return NeedAck{p.as(TypeNeedAck)} }
 
-// Ack returns the packet as an ACK view.
-func (p Packet) Ack() Ack { return Ack{p} }
+// Ack returns the packet as an ACK view (struct homa_ack_hdr), empty if it
+// is not an ACK.
+func (p Packet) Ack() Ack { return Ack{p.as(TypeAck)} }
+
+// Field returns the field named name in the packet's Layout (a HomaModule
+// struct member as FieldLayout.Name spells it: "offset", "ack.client_id",
+// "sender_id", …) read as a big-endian unsigned integer, and whether the
+// packet's type and version have that scalar field and the captured bytes
+// hold it. It is the by-name reader for generic tools (packet matchers,
+// dissector checks); code that knows the type uses the typed views. Array
+// fields (acks, unsched_cutoffs) are not scalars: read them with the views.
+// It does not allocate.
+func (p Packet) Field(name string) (uint64, bool) {
+	f, ok := LayoutField(p.t, p.v, name)
+	if !ok || f.Count > 0 || f.Off+f.Size > len(p.b) {
+		return 0, false
+	}
+	var v uint64
+	for _, c := range p.b[f.Off : f.Off+f.Size] {
+		v = v<<8 | uint64(c)
+	}
+	return v, true
+}
+
+// as returns p if it has type t, else the empty Packet.
+func (p Packet) as(t PacketType) Packet {
+	if p.t != t {
+		return Packet{}
+	}
+	return p
+}
 
 // Fields returns the decoded header values of the packet as the Fields type
 // of its packet type (*DataFields, *GrantFields, ...). It allocates; use the

@@ -242,21 +242,6 @@ func TestPacketZeroValue(t *testing.T) {
 	}
 }
 
-// TestViewsOfOtherType: a typed view of a packet of another type reads the
-// bytes at its offsets without panicking (doc: "check Type first").
-func TestViewsOfOtherType(t *testing.T) {
-	p := mustDecode(t, hexBytes(t, busyHex), DecodeOptions{Version: VersionCurrent})
-	if got := p.Grant().Offset(); got != 0 {
-		t.Errorf("Grant().Offset of a 28-byte BUSY: got %d, want 0", got)
-	}
-	if got := p.Data().Payload(); got != nil {
-		t.Errorf("Data().Payload of BUSY: got %x, want nil", got)
-	}
-	if got := p.Ack().Entry(4); got != (AckEntry{}) {
-		t.Errorf("Ack().Entry(4) of BUSY: got %+v, want zero", got)
-	}
-}
-
 func TestPacketTypeProperties(t *testing.T) {
 	want := []struct {
 		t       PacketType

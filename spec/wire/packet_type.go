@@ -60,13 +60,7 @@ func (t PacketType) IsControl() bool { return t != TypeData }
 // SupportedBy reports whether version v has packet type t: upstream lacks
 // GRANT, CUTOFFS and FREEZE. VersionAuto supports every valid type.
 func (t PacketType) SupportedBy(v Version) bool {
-	if !t.IsValid() {
-		return false
-	}
-	if v == VersionUpstream {
-		return t != TypeGrant && t != TypeCutoffs && t != TypeFreeze
-	}
-	return true
+	return t.IsValid() && hdrsOf(v).has[t-MinType]
 }
 
 // HeaderLen returns the header length in bytes of type t in version v (the
@@ -75,27 +69,8 @@ func (t PacketType) SupportedBy(v Version) bool {
 // ACK 80 (2024: 90). It returns 0 when v lacks t. VersionAuto is treated as
 // VersionCurrent.
 func (t PacketType) HeaderLen(v Version) int {
-	if !t.SupportedBy(v) {
+	if !t.IsValid() {
 		return 0
 	}
-	switch t {
-	case TypeData:
-		return DataHeaderLen
-	case TypeGrant:
-		if v == Version2024 {
-			return 34
-		}
-		return 33
-	case TypeResend:
-		if v == VersionUpstream {
-			return 36
-		}
-		return 37
-	case TypeCutoffs:
-		return 62
-	case TypeAck:
-		return CommonHeaderLen + 2 + MaxAcksPerPkt*v.ackEntryLen()
-	default:
-		return CommonHeaderLen
-	}
+	return hdrsOf(v).headerLen[t-MinType] // 0 where v lacks t
 }

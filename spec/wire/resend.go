@@ -10,21 +10,16 @@ package wire
 type Resend struct{ Packet }
 
 // Offset returns offset: the first byte to retransmit.
-func (r Resend) Offset() uint32 { return get32(r.b, 28) }
+func (r Resend) Offset() uint32 { return read32(r.b, &hdrsOf(r.v).resend[resendOffset]) }
 
 // Length returns length in bytes; 0xFFFFFFFF (ResendAll) means "nothing
 // received yet; resend everything you have sent" (main since be5081e). On the
 // 2024 branch length 0 was a liveness probe.
-func (r Resend) Length() uint32 { return get32(r.b, 32) }
+func (r Resend) Length() uint32 { return read32(r.b, &hdrsOf(r.v).resend[resendLength]) }
 
 // Priority returns priority: the level the retransmitted DATA must use; 0
 // upstream, where the field does not exist.
-func (r Resend) Priority() uint8 {
-	if r.v == VersionUpstream {
-		return 0
-	}
-	return get8(r.b, 36)
-}
+func (r Resend) Priority() uint8 { return read8(r.b, &hdrsOf(r.v).resend[resendPriority]) }
 
 // IsResendAll reports whether length is 0xFFFFFFFF.
 func (r Resend) IsResendAll() bool { return r.Length() == ResendAll }
@@ -50,15 +45,9 @@ func (f *ResendFields) CommonFields() *CommonFields { return &f.Common }
 
 // AppendTo appends the RESEND header to b (37 bytes; 36 upstream).
 func (f *ResendFields) AppendTo(b []byte, o EncodeOptions) ([]byte, error) {
-	start := len(b)
-	b, h, v, err := begin(b, TypeResend, &f.Common, o)
-	if err != nil {
-		return b, err
-	}
-	put32(h, 28, f.Offset)
-	put32(h, 32, f.Length)
-	if v != VersionUpstream {
-		put8(h, 36, f.Priority)
-	}
-	return b, finish(b[start:], TypeResend, v, o)
+	return appendPacket(b, TypeResend, &f.Common, nil, o, func(h []byte, l *hdrs) {
+		write32(h, &l.resend[resendOffset], f.Offset)
+		write32(h, &l.resend[resendLength], f.Length)
+		write8(h, &l.resend[resendPriority], f.Priority)
+	})
 }

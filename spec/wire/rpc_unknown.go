@@ -22,5 +22,5 @@ func (f *RPCUnknownFields) CommonFields() *CommonFields { return &f.Common }
 
 // AppendTo appends the 28-byte RPC_UNKNOWN header to b (see [Fields]).
 func (f *RPCUnknownFields) AppendTo(b []byte, o EncodeOptions) ([]byte, error) {
-	return appendHeaderOnly(b, TypeRPCUnknown, &f.Common, o)
+	return appendPacket(b, TypeRPCUnknown, &f.Common, nil, o, nil)
 }

@@ -58,15 +58,6 @@ func (v Version) IPProtocol() uint8 {
 	}
 }
 
-// ackEntryLen is sizeof(struct homa_ack) for version v: 10 bytes (client_id,
-// server_port) or 12 bytes on 2024 (client_id, client_port, server_port).
-func (v Version) ackEntryLen() int {
-	if v == Version2024 {
-		return 12
-	}
-	return 10
-}
-
 // HasPriorities reports whether version v carries priorities (GRANT and
 // RESEND priority bytes, CUTOFFS, IP precedence). Upstream does not.
 func (v Version) HasPriorities() bool { return v != VersionUpstream }
