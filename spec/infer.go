@@ -32,7 +32,8 @@ type Inferred struct {
 // window and max_overcommit from grants, tick from NEED_ACK repeats, and
 // resend_ticks, resend_interval and request_ack_ticks from RESEND and
 // NEED_ACK spacing in ticks. Feed every event in capture order, then call
-// Result. It keeps its own Trace.
+// Result. It keeps its own Trace, or shares a Checker's
+// (Checker.SetInferrer).
 type Inferrer struct {
 	p      Params
 	t      *Trace
@@ -78,7 +79,13 @@ func (in *Inferrer) Observe(e *Event) { in.t.Apply(e) }
 
 // Feed reads one event.
 func (in *Inferrer) Feed(e *Event) {
-	defer in.t.Apply(e)
+	in.feed(e)
+	in.t.Apply(e)
+}
+
+// feed infers from e against the trace state before e, leaving the trace
+// to the caller (Feed, or a Checker sharing its trace: SetInferrer).
+func (in *Inferrer) feed(e *Event) {
 	if e.Err != nil || e.ICMP != nil {
 		return
 	}

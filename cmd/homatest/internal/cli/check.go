@@ -423,12 +423,17 @@ func runRules(file string, ro pcap.ReaderOptions, plan capturePlan, profile stri
 	if plan.mode == oneView || plan.mode == notesOnly {
 		c := spec.NewChecker(profile, params, rules)
 		c.SetCapturePoint(plan.cp)
+		c.SetInferrer(out.inf) // one trace for rules and inference
 		st, err := streamEvents(file, ro, func(e *spec.Event) {
 			if strings.HasPrefix(e.Note, switchNotePrefix) || plan.mode == notesOnly {
 				return
 			}
+			if strings.HasPrefix(e.Note, testerNotePrefix) {
+				out.testers[e.Src] = true
+				c.FeedObserved(e)
+				return
+			}
 			c.Feed(e)
-			feed(e)
 		})
 		out.st = st
 		if err != nil {

@@ -25,7 +25,11 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(ExitCode(err))
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	for _, d := range benchDirs {
+		os.RemoveAll(d) // the benchmarks' captures (bench_test.go)
+	}
+	os.Exit(code)
 }
 
 func TestRunFocusedPassAndFault(t *testing.T) {
