@@ -7,6 +7,9 @@ package spec
 type minHeap[T any] struct {
 	s    []T
 	less func(a, b T) bool
+	// at, if set, is told every entry's new position (so that its owner
+	// can Fix it); -1 when it leaves the heap.
+	at func(x T, i int)
 }
 
 // Len returns the number of entries.
@@ -18,14 +21,8 @@ func (h *minHeap[T]) Min() T { return h.s[0] }
 // Push adds x.
 func (h *minHeap[T]) Push(x T) {
 	h.s = append(h.s, x)
-	for i := len(h.s) - 1; i > 0; {
-		p := (i - 1) / 2
-		if !h.less(h.s[i], h.s[p]) {
-			break
-		}
-		h.s[p], h.s[i] = h.s[i], h.s[p]
-		i = p
-	}
+	h.moved(len(h.s) - 1)
+	h.up(len(h.s) - 1)
 }
 
 // Pop removes and returns the smallest entry; the heap must not be empty.
@@ -36,8 +33,61 @@ func (h *minHeap[T]) Pop() T {
 	var zero T
 	h.s[n] = zero
 	h.s = h.s[:n]
-	h.down(0)
+	if n > 0 {
+		h.moved(0)
+		h.down(0)
+	}
+	if h.at != nil {
+		h.at(top, -1)
+	}
 	return top
+}
+
+// Remove takes out the entry at position i.
+func (h *minHeap[T]) Remove(i int) {
+	x := h.s[i]
+	n := len(h.s) - 1
+	if i != n {
+		h.swap(i, n)
+	}
+	var zero T
+	h.s[n] = zero
+	h.s = h.s[:n]
+	if i < n {
+		h.Fix(i)
+	}
+	if h.at != nil {
+		h.at(x, -1)
+	}
+}
+
+// Fix restores the order after the entry at position i changed.
+func (h *minHeap[T]) Fix(i int) {
+	h.up(i)
+	h.down(i)
+}
+
+func (h *minHeap[T]) moved(i int) {
+	if h.at != nil {
+		h.at(h.s[i], i)
+	}
+}
+
+func (h *minHeap[T]) swap(i, j int) {
+	h.s[i], h.s[j] = h.s[j], h.s[i]
+	h.moved(i)
+	h.moved(j)
+}
+
+func (h *minHeap[T]) up(i int) {
+	for i > 0 {
+		p := (i - 1) / 2
+		if !h.less(h.s[i], h.s[p]) {
+			return
+		}
+		h.swap(p, i)
+		i = p
+	}
 }
 
 // Keep drops the entries for which keep is false, in O(n).
@@ -46,7 +96,10 @@ func (h *minHeap[T]) Keep(keep func(T) bool) {
 	for _, x := range h.s {
 		if keep(x) {
 			h.s[k] = x
+			h.moved(k)
 			k++
+		} else if h.at != nil {
+			h.at(x, -1)
 		}
 	}
 	clear(h.s[k:])
@@ -69,7 +122,7 @@ func (h *minHeap[T]) down(i int) {
 		if m == i {
 			return
 		}
-		h.s[i], h.s[m] = h.s[m], h.s[i]
+		h.swap(i, m)
 		i = m
 	}
 }

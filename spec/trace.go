@@ -260,10 +260,12 @@ type RPC struct {
 	// AckPkts counts the ACK packets naming the RPC in their header that
 	// answer a NEED_ACK (fewer than max_acks_per_pkt acks).
 	AckPkts int
-	// filed is the deadline the RPC is filed under in Trace.idle (zero:
-	// not filed); gone is set once the trace forgot it.
-	filed time.Time
-	gone  bool
+	// filed is the deadline the RPC is filed under in Trace.idle, at
+	// position idleAt (-1: not filed); gone is set once the trace forgot
+	// it.
+	filed  time.Time
+	idleAt int
+	gone   bool
 }
 
 // evictAt returns when the trace may forget r: EvictAfter after its last
@@ -342,9 +344,10 @@ type Trace struct {
 	// CompleteTime, so that Grantable forgets those complete for longer
 	// than slack without a scan.
 	longDone map[netip.Addr]*minHeap[*Message]
-	// idle files every RPC by a time no later than its evictAt, so that
-	// evict visits only RPCs that are due (or whose deadline moved on).
-	idle minHeap[idleEntry]
+	// idle files every RPC (once) by a time no later than its evictAt, so
+	// that evict visits only RPCs that are due (or whose deadline moved
+	// on); a forgotten RPC leaves it.
+	idle minHeap[*RPC]
 	// cur is the event between begin and Apply, with its RPC key and RPC
 	// (looked up once for every rule).
 	cur    *Event
@@ -397,7 +400,7 @@ func NewTrace(p *Params) *Trace {
 		granting: map[netip.Addr]map[*Message]*RPC{}, unreachable: map[HostPort]Unreachable{}, ackedMax: map[netip.Addr]ackedID{},
 		longIn: map[netip.Addr]map[*Message]*RPC{}, triggers: map[netip.Addr]*triggerLog{}, sameSender: map[hostPair][2]*Message{}, lastSRPT: map[netip.Addr]Seen{},
 		pairs: map[hostPair]*pairData{}, cutoffsPaid: map[hostPair]int{}, longDone: map[netip.Addr]*minHeap[*Message]{},
-		idle: minHeap[idleEntry]{less: func(a, b idleEntry) bool { return a.at.Before(b.at) }}}
+		idle: minHeap[*RPC]{less: func(a, b *RPC) bool { return a.filed.Before(b.filed) }, at: func(r *RPC, i int) { r.idleAt = i }}}
 }
 
 // KeyOf returns the RPC key of e (from sender_id's role bit and addresses).
@@ -658,6 +661,9 @@ func (t *Trace) Apply(e *Event) {
 		}
 		t.dropGranting(k.Server, &r.Request)
 		t.dropLong(k.Server, &r.Request)
+		if r.idleAt >= 0 {
+			t.idle.Remove(r.idleAt)
+		}
 		r.gone = true
 		r = nil
 	}
@@ -675,7 +681,7 @@ func (t *Trace) Apply(e *Event) {
 		if typ == wire.TypeCutoffs || typ == wire.TypeAck {
 			return
 		}
-		r = &RPC{Key: k, First: e.Time, FirstFrame: e.Frame}
+		r = &RPC{Key: k, First: e.Time, FirstFrame: e.Frame, idleAt: -1}
 		t.created++
 		t.rpcs[k] = r
 	}
@@ -989,9 +995,14 @@ const (
 // stepped back) is filed again; one whose deadline moved on stays where
 // it is and is refiled when that comes up (evict).
 func (t *Trace) file(r *RPC) {
-	if d := r.evictAt(); r.filed.IsZero() || d.Before(r.filed) {
+	switch d := r.evictAt(); {
+	case r.gone:
+	case r.idleAt < 0:
 		r.filed = d
-		t.idle.Push(idleEntry{at: d, r: r})
+		t.idle.Push(r)
+	case d.Before(r.filed):
+		r.filed = d
+		t.idle.Fix(r.idleAt)
 	}
 }
 
@@ -1000,15 +1011,11 @@ func (t *Trace) file(r *RPC) {
 // visits only the RPCs filed under a deadline already passed: O(log n)
 // per RPC and deadline, not a scan of every RPC.
 func (t *Trace) evict() {
-	for t.idle.Len() > 0 && t.idle.Min().at.Before(t.Now) {
-		x := t.idle.Pop()
-		r := x.r
-		if r.gone || !x.at.Equal(r.filed) {
-			continue // forgotten already, or filed again earlier
-		}
+	for t.idle.Len() > 0 && t.idle.Min().filed.Before(t.Now) {
+		r := t.idle.Pop()
 		if d := r.evictAt(); !d.Before(t.Now) {
 			r.filed = d
-			t.idle.Push(idleEntry{at: d, r: r})
+			t.idle.Push(r)
 			continue
 		}
 		k := r.Key
@@ -1022,10 +1029,4 @@ func (t *Trace) evict() {
 			t.done = append(t.done, r)
 		}
 	}
-}
-
-// idleEntry is an RPC filed under a deadline.
-type idleEntry struct {
-	at time.Time
-	r  *RPC
 }
