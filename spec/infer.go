@@ -74,10 +74,13 @@ func NewInferrer(p Params) *Inferrer {
 }
 
 // Observe reads an event for its context only (the GRANTs and RESENDs
-// a tester sent): it infers nothing from it.
+// a tester sent): it infers nothing from it. With a Checker's trace
+// (SetInferrer) use Checker.FeedObserved instead: the checker applies
+// every event once.
 func (in *Inferrer) Observe(e *Event) { in.t.Apply(e) }
 
-// Feed reads one event.
+// Feed reads one event (not for an Inferrer sharing a Checker's trace:
+// the Checker feeds it).
 func (in *Inferrer) Feed(e *Event) {
 	in.feed(e)
 	in.t.Apply(e)
