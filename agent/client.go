@@ -12,6 +12,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/homatest/homatest/internal/timescale"
 )
 
 // DefaultReplyTimeout is how long the Client waits for the reply to a
@@ -28,6 +30,10 @@ type ClientOptions struct {
 	// ReplyTimeout bounds the wait for the reply to each request (not for
 	// done events); 0 means DefaultReplyTimeout × HOMATEST_TIME_SCALE.
 	ReplyTimeout time.Duration
+	// HelloTimeout bounds the wait for the answer to hello, which may take
+	// an implementation longer than any other reply (a manifest's
+	// timeouts.start); 0 means ReplyTimeout.
+	HelloTimeout time.Duration
 	// StderrTail, when set, returns the last lines of the agent's standard
 	// error; they are added to ErrAgentExited and ErrAgentSilent errors.
 	StderrTail func() string
@@ -77,7 +83,10 @@ type waiter struct {
 // It starts a goroutine that reads r until EOF or Close.
 func NewClient(r io.Reader, w io.WriteCloser, opt ClientOptions) *Client {
 	if opt.ReplyTimeout <= 0 {
-		opt.ReplyTimeout = scaled(DefaultReplyTimeout)
+		opt.ReplyTimeout = timescale.D(DefaultReplyTimeout)
+	}
+	if opt.HelloTimeout <= 0 {
+		opt.HelloTimeout = opt.ReplyTimeout
 	}
 	c := &Client{
 		r: r, w: w, opt: opt, log: opt.Logger,
@@ -210,7 +219,11 @@ func (c *Client) request(ctx context.Context, req Request) (Event, error) {
 		c.wmu.Unlock()
 		wrote <- err
 	}()
-	timer := time.NewTimer(c.opt.ReplyTimeout)
+	within := c.opt.ReplyTimeout
+	if req.Op == OpHello {
+		within = c.opt.HelloTimeout
+	}
+	timer := time.NewTimer(within)
 	defer timer.Stop()
 	for {
 		select {
@@ -231,7 +244,7 @@ func (c *Client) request(ctx context.Context, req Request) (Event, error) {
 			}
 			return Event{}, c.Err()
 		case <-timer.C:
-			return Event{}, fmt.Errorf("%w: no reply to %s (seq %d) within %v", ErrAgentSilent, req.Op, req.Seq, c.tail(c.opt.ReplyTimeout.String()))
+			return Event{}, fmt.Errorf("%w: no reply to %s (seq %d) within %v", ErrAgentSilent, req.Op, req.Seq, c.tail(within.String()))
 		case <-ctx.Done():
 			return Event{}, ctx.Err()
 		}

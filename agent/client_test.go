@@ -9,6 +9,8 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/homatest/homatest/internal/timescale"
 )
 
 // fakeAgent is a scripted agent: script gets each request and writes what
@@ -87,7 +89,7 @@ func TestClientSilentAgent(t *testing.T) {
 		if !errors.Is(err, ErrAgentSilent) || !strings.Contains(err.Error(), "still thinking") {
 			t.Errorf("hello to a silent agent: %v; want ErrAgentSilent with the stderr tail", err)
 		}
-		if want := scaled(DefaultReplyTimeout); elapsed != want {
+		if want := timescale.D(DefaultReplyTimeout); elapsed != want {
 			t.Errorf("silent after %v, want the reply timeout %v", elapsed, want)
 		}
 	})

@@ -3,10 +3,15 @@ package agent
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"os"
+	"os/exec"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
+
+	"github.com/homatest/homatest/internal/timescale"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -36,6 +41,39 @@ type Manifest struct {
 	Params map[string]any `yaml:"params,omitempty"`
 	// Timeouts bound the agent's answers (0: defaults).
 	Timeouts ManifestTimeouts `yaml:"timeouts,omitempty"`
+	// Declares are the parameter names the implementation is known to
+	// take (a built-in agent's; a manifest file declares none): the
+	// harness's own choices for a run (StartConfig.Defaults, such as the
+	// reference implementation's timer tick in real time) are sent only
+	// for these, so an implementation gets exactly the parameters its
+	// manifest and the user give it.
+	Declares []string `yaml:"-"`
+}
+
+// HelloParams returns the parameters a hello asks the implementation
+// for: defaults for the names it declares (Declares), then the manifest's
+// own params, then over (a command's --param, a scenario's iut.params),
+// a later one winning over an earlier.
+func (m *Manifest) HelloParams(defaults, over Params) Params {
+	p := Params{}
+	for k, v := range defaults {
+		if slices.Contains(m.Declares, k) {
+			p[k] = v
+		}
+	}
+	maps.Copy(p, m.Params)
+	maps.Copy(p, over)
+	return p
+}
+
+// environ returns the manifest's env as KEY=value strings, sorted.
+func (m *Manifest) environ() []string {
+	var env []string
+	for k, v := range m.Env {
+		env = append(env, k+"="+v)
+	}
+	slices.Sort(env)
+	return env
 }
 
 // ManifestTimeouts bound how long the harness waits for an agent; each is
@@ -59,7 +97,7 @@ func (t ManifestTimeouts) Effective() ManifestTimeouts {
 		if d <= 0 {
 			d = def
 		}
-		return scaled(d)
+		return timescale.D(d)
 	}
 	return ManifestTimeouts{Start: pick(t.Start, 10*time.Second), Reply: pick(t.Reply, DefaultReplyTimeout), Shutdown: pick(t.Shutdown, 5*time.Second)}
 }
@@ -151,7 +189,8 @@ func BuiltinManifest(impl, exe string) (*Manifest, error) {
 	switch impl {
 	case "ref":
 		return &Manifest{Name: "ref", Command: []string{exe, "agent", "--impl", "ref"},
-			Capabilities: []string{CapIPv4, CapIPv6, CapGrants, CapPriorities, CapCutoffs, CapNeedAck, CapParams, CapTimeouts, CapFaults}}, nil
+			Capabilities: []string{CapIPv4, CapIPv6, CapGrants, CapPriorities, CapCutoffs, CapNeedAck, CapParams, CapTimeouts, CapFaults},
+			Declares:     paramNames()}, nil
 	case "linux":
 		return &Manifest{Name: "linux", Command: []string{exe, "agent", "--impl", "linux"},
 			Capabilities: []string{CapIPv4, CapIPv6, CapGrants, CapPriorities, CapCutoffs, CapNeedAck, CapTimeouts}}, nil
@@ -160,4 +199,30 @@ func BuiltinManifest(impl, exe string) (*Manifest, error) {
 			Capabilities: []string{CapIPv4, CapIPv6, CapTimeouts}}, nil
 	}
 	return nil, fmt.Errorf("impl %q: the built-in agents are ref, linux and tcp (or give a manifest file)", impl)
+}
+
+// ResolveManifest returns the manifest a command's --impl (or a scenario's
+// iut.impl) names: a built-in agent run by this executable ("ref" or
+// "linux"; BuiltinManifest), else the YAML file at impl, whose agent
+// program must be runnable. Errors are one line naming the fix.
+func ResolveManifest(impl string) (*Manifest, error) {
+	if impl == "ref" || impl == "linux" {
+		self, err := os.Executable()
+		if err != nil {
+			return nil, fmt.Errorf("cannot find this program to run its agent: %w", err)
+		}
+		return BuiltinManifest(impl, self)
+	}
+	if _, err := os.Stat(impl); err != nil {
+		return nil, fmt.Errorf("--impl %q: not ref, linux or a readable manifest file (%v)", impl, err)
+	}
+	m, err := LoadManifest(impl)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := exec.LookPath(m.Command[0]); err != nil {
+		return nil, fmt.Errorf("manifest %s: command: agent program %q cannot be run (%v): fix command[0] to name the agent executable (an absolute path, or a name found in PATH)",
+			impl, m.Command[0], errors.Unwrap(err))
+	}
+	return m, nil
 }

@@ -3,13 +3,16 @@ package agent
 import (
 	"context"
 	"fmt"
-	"github.com/homatest/homatest/harness"
 	"net/netip"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"testing"
+
+	"github.com/homatest/homatest/harness"
+	"github.com/homatest/homatest/internal/timescale"
 )
 
 // childEnv makes the test binary run the ref agent on its standard input
@@ -67,29 +70,31 @@ func TestRefOverRawIPNamespaces(t *testing.T) {
 	}
 }
 
-// callsOverNamespaces starts one agent (argv, extra env) on each host,
-// makes the second a server and runs IPv4 and IPv6 calls from the first.
+// callsOverNamespaces starts one agent (argv, extra env) on each host
+// with Start, makes the second a server and runs IPv4 and IPv6 calls from
+// the first.
 func callsOverNamespaces(t *testing.T, hosts []*harness.Host, argv, env []string, version string) {
-	clients := make([]*Client, 2)
-	for i, h := range hosts {
-		stderr := NewTailWriter(5, 0)
-		p, err := h.Start(harness.ProcSpec{Path: argv[0], Args: argv[1:], Env: env, Name: "agent", Stderr: stderr})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { p.Kill(); p.Wait() })
-		clients[i] = NewClient(p.Stdout(), p.Stdin(), ClientOptions{StderrTail: stderr.String})
-		defer clients[i].Close()
+	m := &Manifest{Name: "ref", Command: argv, Env: map[string]string{}}
+	for _, kv := range env {
+		k, v, _ := strings.Cut(kv, "=")
+		m.Env[k] = v
 	}
+	clients := make([]*Client, 2)
 	addrs := [][]netip.Addr{{hosts[0].Addr4, hosts[0].Addr6}, {hosts[1].Addr4, hosts[1].Addr6}}
 	ctx := t.Context()
-	for i, c := range clients {
+	for i, h := range hosts {
 		// timeout_ticks 1000 (1 s) instead of 100: the machine is shared
 		// and a descheduled agent must not look like a lost peer.
-		h, err := c.Hello(ctx, HelloRequest{Host: hosts[i].Name, Addrs: addrs[i], Params: Params{"timeout_ticks": int(1000 * timeScale())}})
-		if err != nil || h.Unsupported != "" || h.Impl != "ref" || (version != "" && h.Version != version) {
-			t.Fatalf("hello %s: %+v, %v", hosts[i].Name, h, err)
+		a, err := Start(ctx, h, StartConfig{Manifest: m, Addrs: addrs[i], Params: Params{"timeout_ticks": int(1000 * timescale.Factor())}})
+		if err != nil {
+			t.Fatalf("start on %s: %v", h.Name, err)
 		}
+		t.Cleanup(func() { a.Proc.Kill() })
+		if a.Hello.Impl != "ref" || (version != "" && a.Hello.Version != version) {
+			t.Fatalf("hello %s: %+v", h.Name, a.Hello)
+		}
+		clients[i] = a.Client
+		defer clients[i].Close()
 	}
 	if err := clients[1].Listen(ctx, 4000); err != nil {
 		t.Fatal(err)

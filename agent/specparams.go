@@ -48,3 +48,17 @@ func (p Params) Spec(profile string) (spec.Params, error) {
 	}
 	return sp, nil
 }
+
+// MTU returns the mtu parameter a hello reports, in bytes (0 when it
+// reports none). Errors: a value that is not a non-negative integer.
+func (p Params) MTU() (int, error) {
+	v, present := p["mtu"]
+	if !present {
+		return 0, nil
+	}
+	n, ok := p.Int("mtu")
+	if !ok || n < 0 || n > 1<<20 {
+		return 0, fmt.Errorf("hello parameter mtu: %v is not a byte count", v)
+	}
+	return int(n), nil
+}

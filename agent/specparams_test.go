@@ -25,6 +25,15 @@ func TestParamsSpec(t *testing.T) {
 	if p.TimeoutTicks == 0 || p.Wire.String() == "" {
 		t.Errorf("profile defaults lost: %+v", p)
 	}
+	if mtu, err := ev.Params.MTU(); mtu != 1500 || err != nil {
+		t.Errorf("MTU() = %d, %v; want 1500", mtu, err)
+	}
+	if mtu, err := (Params{}).MTU(); mtu != 0 || err != nil {
+		t.Errorf("MTU() of no mtu = %d, %v; want 0", mtu, err)
+	}
+	if _, err := (Params{"mtu": "jumbo"}).MTU(); err == nil || !strings.Contains(err.Error(), "mtu") {
+		t.Errorf("MTU() of a word: %v, want an error naming mtu", err)
+	}
 	for _, c := range []struct {
 		params Params
 		want   string

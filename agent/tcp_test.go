@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/homatest/homatest/internal/timescale"
 )
 
 var loop4 = netip.MustParseAddr("127.0.0.1")
@@ -128,7 +130,7 @@ func TestTCPAgentUnreachable(t *testing.T) {
 	ctx := t.Context()
 	cli, _ := tcpAgent(t, loop4)
 	port := freeTCPPort(t)
-	if err := cli.Call(ctx, Call{ID: 1, Dst: loop4, Port: port, Request: 100, Response: 100, TimeoutMs: int64(scaled(5*time.Second) / time.Millisecond)}); err != nil {
+	if err := cli.Call(ctx, Call{ID: 1, Dst: loop4, Port: port, Request: 100, Response: 100, TimeoutMs: int64(timescale.D(5*time.Second) / time.Millisecond)}); err != nil {
 		t.Fatal(err)
 	}
 	comp := collect(t, cli, 1)[1]

@@ -3,10 +3,11 @@ package conformance
 import (
 	"errors"
 	"fmt"
-	"github.com/homatest/homatest/spec"
 	"net/netip"
 	"slices"
 	"strings"
+
+	"github.com/homatest/homatest/spec"
 
 	"github.com/homatest/homatest/harness/traffic"
 	"github.com/homatest/homatest/netem"

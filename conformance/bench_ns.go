@@ -3,7 +3,6 @@ package conformance
 import (
 	"context"
 	"fmt"
-	"net/netip"
 	"path/filepath"
 	"sync/atomic"
 
@@ -41,19 +40,10 @@ func nsBench(ctx context.Context, cfg NSEnvConfig, n int, imp LinkImpairment, st
 	// ratio kept, as homa/rawip's tests found necessary) so that CPU
 	// starvation does not look like silence, and the plans' timings are
 	// written for it (as in the simulated benches). Other implementations
-	// get only the parameters they were given: tick_ns is the ref's, and
-	// the linux agent (HomaModule's sysctls) refuses it.
-	params := agent.Params{}
-	if cfg.RefBench {
-		params["tick_ns"] = benchTick.Nanoseconds()
-	}
-	over := cfg.BenchParams
-	if over == nil {
-		over = cfg.Params
-	}
-	for k, v := range over {
-		params[k] = v
-	}
+	// get only the parameters their manifest gives (agent.Start sends a
+	// default only where the implementation declares it: the linux agent,
+	// HomaModule's sysctls, refuses tick_ns).
+	defaults := agent.Params{"tick_ns": benchTick.Nanoseconds()}
 	b := &Bench{Describe: fmt.Sprintf("%d hosts in namespaces %s behind netem's switch (%s), run folder %s", n, topo.ID, imp, dir), Switch: fab.Stats}
 	closeAll := func() error {
 		var err error
@@ -73,16 +63,15 @@ func nsBench(ctx context.Context, cfg NSEnvConfig, n int, imp LinkImpairment, st
 		return nil, err
 	}
 	for _, h := range topo.Hosts {
-		proc, err := h.Start(harness.ProcSpec{Path: cfg.Agent[0], Args: cfg.Agent[1:], Env: cfg.AgentEnv, Name: "agent"})
+		a, err := agent.Start(ctx, h, agent.StartConfig{Manifest: cfg.Manifest, Defaults: defaults, Faults: cfg.Faults})
 		if err != nil {
 			closeAll()
-			return nil, fmt.Errorf("starting the agent on %s: %w", h.Name, err)
+			return nil, err
 		}
-		stalls.Watch(proc.Pid(), "agent on "+h.Name)
-		c := agent.NewClient(proc.Stdout(), proc.Stdin(), agent.ClientOptions{StderrTail: func() string { return tail(proc.LogPath(), 5) }})
-		t, err := NewAgentTarget(ctx, c, h.Name, []netip.Addr{h.Addr4}, params, cfg.Faults, "linux")
+		stalls.Watch(a.Proc.Pid(), "agent on "+h.Name)
+		t, err := newAgentTarget(a, "linux")
 		if err != nil {
-			c.Close()
+			a.Close()
 			closeAll()
 			return nil, err
 		}

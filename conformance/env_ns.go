@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
-	"os"
 	"strings"
 	"time"
 
@@ -20,29 +19,17 @@ import (
 
 // NSEnvConfig configures NewNSEnv.
 type NSEnvConfig struct {
-	// Agent is the IUT's agent command line (program and arguments), run
-	// in host h1's namespace, e.g. {"/usr/bin/homatest", "agent", "--impl", "ref"}.
-	Agent []string
-	// AgentEnv is added to the agent's environment ("KEY=value").
-	AgentEnv []string
+	// Manifest is the IUT: its agent runs in host h1's namespace (and on
+	// every bench host with Workloads), started by agent.Start with the
+	// manifest's environment, params and timeouts.
+	Manifest *agent.Manifest
 	// Faults are fault knobs asked for in hello (reference implementation).
 	Faults []string
-	// Params are parameter overrides asked for in the IUT's hello (h1).
-	Params agent.Params
-	// BenchParams are the overrides asked for in the hello of the passive
-	// specs' bench hosts (Workloads), over a benchTick timer tick; nil
-	// means Params. The suite sets the reference implementation's tick
-	// in Params for h1 (RefTick) and leaves it out here, so its benches
-	// keep the 10 ms tick their plans are written for.
-	BenchParams agent.Params
 	// Artifacts is the run folder (logs, capture.pcapng, topology.json);
 	// "" means harness.DefaultArtifactsDir.
 	Artifacts string
 	// Fabric forwards between the switch ports (nil: the kernel bridge).
 	Fabric harness.Fabric
-	// Claimed are the capabilities the IUT's manifest claims; a claim its
-	// hello does not make is reported in the environment's description.
-	Claimed []string
 	// Workloads makes passive specs build their benches of IUT hosts in
 	// namespaces behind netem's switch. Otherwise, when RefBench is set,
 	// they run on reference hosts in the simulator (NewSimEnv's bench,
@@ -55,7 +42,9 @@ type NSEnvConfig struct {
 // count, but a 5 ms tick keeps scheduling noise of a shared machine well
 // below a tick (1 ms timer wake-ups come late and in bursts on a loaded
 // machine, which would shift RESEND and NEED_ACK timing by whole ticks).
-// In the simulator it keeps HomaModule's 1 ms.
+// In the simulator it keeps HomaModule's 1 ms. It is sent only to an
+// implementation that declares tick_ns (the built-in ref agent: see
+// agent.Manifest.HelloParams); a manifest gets exactly its own params.
 const RefTick = 5 * time.Millisecond
 
 // NewNSEnv builds the suite's environment in network namespaces (root
@@ -66,8 +55,8 @@ const RefTick = 5 * time.Millisecond
 // (harness.ErrNotRoot), topology or agent failures, and "unsupported: …"
 // when the agent says the implementation cannot run here.
 func NewNSEnv(ctx context.Context, cfg NSEnvConfig) (*Env, error) {
-	if len(cfg.Agent) == 0 {
-		return nil, errors.New("conformance: NSEnvConfig.Agent is empty")
+	if cfg.Manifest == nil {
+		return nil, errors.New("conformance: NSEnvConfig.Manifest is nil")
 	}
 	var arts *harness.Artifacts
 	if cfg.Artifacts != "" {
@@ -90,22 +79,22 @@ func NewNSEnv(ctx context.Context, cfg NSEnvConfig) (*Env, error) {
 		return fail(err)
 	}
 	h1 := topo.Hosts[0]
-	proc, err := h1.Start(harness.ProcSpec{Path: cfg.Agent[0], Args: cfg.Agent[1:], Env: cfg.AgentEnv, Name: "agent"})
+	a, err := agent.Start(ctx, h1, agent.StartConfig{Manifest: cfg.Manifest, Faults: cfg.Faults,
+		Defaults: agent.Params{"tick_ns": RefTick.Nanoseconds()}, Addrs: []netip.Addr{h1.Addr4, h1.Addr6}})
 	if err != nil {
-		return fail(fmt.Errorf("starting the agent on h1: %w", err))
+		return fail(err)
 	}
-	client := agent.NewClient(proc.Stdout(), proc.Stdin(), agent.ClientOptions{StderrTail: func() string { return tail(proc.LogPath(), 5) }})
-	t, err := NewAgentTarget(ctx, client, h1.Name, []netip.Addr{h1.Addr4, h1.Addr6}, cfg.Params, cfg.Faults, "linux")
+	t, err := newAgentTarget(a, "linux")
 	if err != nil {
-		client.Close()
+		a.Close()
 		return fail(err)
 	}
 	clock := tester.NewWallClock()
 	t.notifyTo(clock)
 	e := &Env{IUT: t, Profile: "linux", Slack: slackFor(0), Clock: clock, Stalls: stall.Start(stall.Config{}),
 		Describe: fmt.Sprintf("namespaces %s: h1 IUT, h2-h3 testers, run folder %s", topo.ID, topo.Artifacts.Path("."))}
-	e.Stalls.Watch(proc.Pid(), "IUT agent on h1")
-	if missing := unclaimed(cfg.Claimed, t.Info()); len(missing) > 0 {
+	e.Stalls.Watch(a.Proc.Pid(), "IUT agent on h1")
+	if missing := a.Unclaimed(); len(missing) > 0 {
 		e.Describe += fmt.Sprintf("; WARNING: the manifest claims %s, which the agent's hello does not declare (its hello is what counts)",
 			strings.Join(missing, ", "))
 	}
@@ -166,30 +155,5 @@ func NewNSEnv(ctx context.Context, cfg NSEnvConfig) (*Env, error) {
 	return e, nil
 }
 
-// tail returns the last n lines of the file at path ("" if unreadable).
-func tail(path string, n int) string {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return ""
-	}
-	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, "\n")
-}
-
 // envTimeout bounds building an environment.
 var envTimeout = timescale.D(30 * time.Second)
-
-// unclaimed returns the capabilities in claimed that the IUT's hello does
-// not declare, in claimed's order.
-func unclaimed(claimed []string, info TargetInfo) []string {
-	var missing []string
-	for _, c := range claimed {
-		if !info.Has(c) {
-			missing = append(missing, c)
-		}
-	}
-	return missing
-}

@@ -4,15 +4,16 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"github.com/homatest/homatest/agent"
-	"github.com/homatest/homatest/internal/stall"
-	"github.com/homatest/homatest/internal/timescale"
 	"net/netip"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"time"
+
+	"github.com/homatest/homatest/agent"
+	"github.com/homatest/homatest/internal/stall"
+	"github.com/homatest/homatest/internal/timescale"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -42,12 +43,35 @@ const (
 // run. The longest passive spec in namespaces takes under a minute.
 var specTimeout = timescale.D(5 * time.Minute)
 
+// knownRules are the registry's rule IDs (spec.Rules).
+var knownRules = func() map[string]bool {
+	m := map[string]bool{}
+	for _, r := range spec.Rules() {
+		m[r.ID] = true
+	}
+	return m
+}()
+
 // labels builds a spec's decorations: its labels (area, level and rule
 // IDs) and its node timeout (specTimeout; the body must take the spec's
 // context: see body).
+//
+// The labels are checked as the suite is built (a spec's labels are
+// evaluated when Ginkgo's tree is): an unknown area, a level other than
+// MUST or SHOULD, or a rule ID the registry (spec.Rules) lacks stops the
+// program with a message naming it, so a typo cannot leave a spec
+// selecting nothing under --rules.
 func labels(area, level string, rules ...string) []any {
 	if !areas[area] {
 		panic("conformance: unknown area " + area)
+	}
+	if level != "MUST" && level != "SHOULD" {
+		panic("conformance: level " + level + ": want MUST or SHOULD")
+	}
+	for _, id := range rules {
+		if !knownRules[id] {
+			panic("conformance: label " + id + " names no rule of the registry (homatest spec list)")
+		}
 	}
 	return []any{append(Labels{area, level}, rules...), NodeTimeout(specTimeout)}
 }
@@ -194,9 +218,6 @@ func ctx() context.Context {
 // deadline is the time d from now on the environment's clock.
 func deadline(d time.Duration) time.Time { return env.Clock.Now().Add(d) }
 
-// bg is ctx for code outside specs.
-func bg() context.Context { return context.Background() }
-
 // maxSegData is the data bytes per full DATA packet on the IUT's link (IPv4).
 func maxSegData() int {
 	mtu := env.IUT.Info().MTU
@@ -285,17 +306,6 @@ func specRuleGlobs() string {
 	return strings.Join(ids, ",")
 }
 
-// receiverCharged lists the rules whose findings are charged to the
-// receiver of the finding's frame (spec.Rule.ChargesReceiver: obligations
-// such as "a RESEND is answered"), not to its sender.
-var receiverCharged = func() map[string]bool {
-	m := map[string]bool{}
-	for _, r := range spec.Rules() {
-		m[r.ID] = r.ChargesReceiver()
-	}
-	return m
-}()
-
 // checkRules is checkExchange with the given rule globs (plus the wire, id
 // and control-priority rules) instead of the spec's labels.
 func checkRules(globs string, peers ...*tester.Peer) {
@@ -322,33 +332,28 @@ func checkRules(globs string, peers ...*tester.Peer) {
 // received, and returns the violations charged to the IUT, with the
 // packets in frame order.
 func iutFindings(globs string, peers ...*tester.Peer) ([]spec.Finding, []*tester.Packet, error) {
-	globs = strings.Trim("HOMA-WIRE-*,HOMA-ID-*,HOMA-PRIO-001,"+globs, ",")
-	rules, err := spec.Select(spec.Rules(), globs, spec.Should, env.Profile)
-	if err != nil {
-		return nil, nil, err
-	}
 	// The checker's timing tolerances follow this environment's measured
 	// noise: capture timestamps here are taken at the tester, after queueing
 	// and scheduling delays the IUT does not control.
 	p := params()
 	p.Slack = max(p.Slack, env.Slack)
 	p.Jitter = max(p.Jitter, env.Slack)
-	rep, pkts, err := tester.Verify(env.Profile, p, rules, peers...)
+	judge, err := spec.NewJudge(env.Profile, p, strings.Trim("HOMA-WIRE-*,HOMA-ID-*,HOMA-PRIO-001,"+globs, ","), spec.Should)
 	if err != nil {
 		return nil, nil, err
 	}
+	rep, pkts, err := tester.Verify(judge, peers...)
+	if err != nil {
+		return nil, nil, err
+	}
+	// The IUT's findings only (spec.Judge charges each to the host that
+	// owed the behaviour); the tester's side is not judged.
+	info := env.IUT.Info()
 	var found []spec.Finding
-	for _, v := range rep.Violations {
-		if v.Frame < 1 || v.Frame > len(pkts) {
-			continue
+	for _, v := range spec.Charged(rep.Violations, info.Addr, info.Addr6) {
+		if v.Frame >= 1 && v.Frame <= len(pkts) {
+			found = append(found, v)
 		}
-		// Charge each violation to the side that owed the behaviour: for
-		// most rules the sender of the frame, for answer obligations the
-		// receiver of the trigger frame. The tester's side is not judged.
-		if pkts[v.Frame-1].Sent != receiverCharged[v.Rule] {
-			continue
-		}
-		found = append(found, v)
 	}
 	return found, pkts, nil
 }

@@ -1,8 +1,10 @@
 package conformance
 
 import (
+	"bytes"
 	"encoding/json"
 	"encoding/xml"
+	"io"
 	"os"
 	"strings"
 
@@ -20,12 +22,8 @@ func writeJUnit(report types.Report, path string) error {
 	if err := reporters.GenerateJUnitReportWithConfig(report, path, cfg); err != nil {
 		return err
 	}
-	b, err := os.ReadFile(path)
+	suites, err := readJUnitFile(path)
 	if err != nil {
-		return err
-	}
-	var suites reporters.JUnitTestSuites
-	if err := xml.Unmarshal(b, &suites); err != nil {
 		return err
 	}
 	for i := range suites.TestSuites {
@@ -51,12 +49,8 @@ func writeJUnit(report types.Report, path string) error {
 // homatest run treats it without --strict. Errors: path cannot be read,
 // parsed or written.
 func DemoteShouldFailures(path string) error {
-	b, err := os.ReadFile(path)
+	suites, err := readJUnitFile(path)
 	if err != nil {
-		return err
-	}
-	var suites reporters.JUnitTestSuites
-	if err := xml.Unmarshal(b, &suites); err != nil {
 		return err
 	}
 	for i := range suites.TestSuites {
@@ -75,15 +69,61 @@ func DemoteShouldFailures(path string) error {
 	return writeJUnitFile(path, suites)
 }
 
-// writeJUnitFile writes suites to path atomically (a temporary file renamed
-// over it).
-func writeJUnitFile(path string, suites reporters.JUnitTestSuites) error {
+// The JUnit report's elements: Ginkgo's, which CI tools read. Every JUnit
+// report of homatest (the suite's passes, homatest check) is built from
+// them and written by WriteJUnit.
+type (
+	// JUnitSuites is the <testsuites> element.
+	JUnitSuites = reporters.JUnitTestSuites
+	// JUnitSuite is one <testsuite>.
+	JUnitSuite = reporters.JUnitTestSuite
+	// JUnitCase is one <testcase>.
+	JUnitCase = reporters.JUnitTestCase
+	// JUnitFailure is a test case's <failure>.
+	JUnitFailure = reporters.JUnitFailure
+	// JUnitSkipped is a test case's <skipped>.
+	JUnitSkipped = reporters.JUnitSkipped
+)
+
+// WriteJUnit writes suites to w as JUnit XML (the XML header, indented
+// elements), the top element's counts summed from the suites'. Errors:
+// w's.
+func WriteJUnit(w io.Writer, suites JUnitSuites) error {
+	suites.Tests, suites.Failures, suites.Errors, suites.Disabled = 0, 0, 0, 0
+	for _, s := range suites.TestSuites {
+		suites.Tests += s.Tests
+		suites.Failures += s.Failures
+		suites.Errors += s.Errors
+		suites.Disabled += s.Disabled
+	}
 	out, err := xml.MarshalIndent(suites, "", "  ")
 	if err != nil {
 		return err
 	}
+	_, err = w.Write(append([]byte(xml.Header), append(out, '\n')...))
+	return err
+}
+
+// readJUnitFile reads the JUnit report at path. Errors: path cannot be
+// read or parsed.
+func readJUnitFile(path string) (JUnitSuites, error) {
+	var suites JUnitSuites
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return suites, err
+	}
+	return suites, xml.Unmarshal(b, &suites)
+}
+
+// writeJUnitFile writes suites to path atomically (a temporary file renamed
+// over it).
+func writeJUnitFile(path string, suites JUnitSuites) error {
+	var b bytes.Buffer
+	if err := WriteJUnit(&b, suites); err != nil {
+		return err
+	}
 	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, append([]byte(xml.Header), append(out, '\n')...), 0o644); err != nil {
+	if err := os.WriteFile(tmp, b.Bytes(), 0o644); err != nil {
 		os.Remove(tmp)
 		return err
 	}

@@ -1,6 +1,7 @@
 package conformance
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"time"
@@ -18,7 +19,7 @@ const noiseSamples = 20
 // sleeps, and returns the worst delay (round trip, or timer lateness) and
 // the median. The suite's slack is sized from the slowest, so a
 // loaded machine widens every window instead of failing specs.
-func measureNoise(e *Env) (worst, median time.Duration, err error) {
+func measureNoise(ctx context.Context, e *Env) (worst, median time.Duration, err error) {
 	tr, err := e.Testers[0]()
 	if err != nil {
 		return 0, 0, err
@@ -37,7 +38,7 @@ func measureNoise(e *Env) (worst, median time.Duration, err error) {
 			Payload: requestPayload(id, 100, 100)}); err != nil {
 			return 0, 0, err
 		}
-		r, err := p.Expect(bg(), tester.Match{Type: wire.TypeData, From: addr, RPC: id}, timescale.D(2*time.Second))
+		r, err := p.Expect(ctx, tester.Match{Type: wire.TypeData, From: addr, RPC: id}, timescale.D(2*time.Second))
 		if err != nil {
 			return 0, 0, fmt.Errorf("measuring the environment's round trip: %w", err)
 		}

@@ -2,8 +2,6 @@ package conformance
 
 import (
 	"fmt"
-	"github.com/homatest/homatest/agent"
-	"github.com/homatest/homatest/spec/wire"
 	"math/rand/v2"
 	"net/netip"
 	"os"
@@ -12,6 +10,9 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/homatest/homatest/agent"
+	"github.com/homatest/homatest/spec/wire"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -257,8 +258,6 @@ func checkBench(b *Bench, min spec.Level) {
 	sentPath, deliveredPath, err := b.Finish()
 	ok(err, "writing the bench captures")
 	AddReportEntry(entryCapture, deliveredPath)
-	rules, err := spec.Select(spec.Rules(), "HOMA-*", min, env.Profile)
-	ok(err, "selecting rules")
 	p := b.Params
 	if p.Tick == 0 {
 		p = params()
@@ -285,12 +284,14 @@ func checkBench(b *Bench, min spec.Level) {
 		// stamp spacing, and nothing stalls.
 		p.Slack, p.Jitter, p.Reaction = sim.ViewTolerance, sim.ViewTolerance, 0
 	}
+	judge, err := spec.NewJudge(env.Profile, p, "HOMA-*", min)
+	ok(err, "selecting rules")
 	sent := readEvents(sentPath, p.Wire)
 	delivered := readEvents(deliveredPath, p.Wire)
 	var bad []string
 	var sentFindings, deliveredFindings []spec.Finding
 	excused, stalled := 0, 0
-	for _, hr := range spec.CheckHostViews(env.Profile, p, rules, sent, delivered, b.Addrs) {
+	for _, hr := range judge.Hosts(sent, delivered, b.Addrs) {
 		excused += len(hr.Excused)
 		kept := hr
 		kept.Violations = nil

@@ -4,13 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/homatest/homatest/harness"
-	"github.com/homatest/homatest/internal/stall"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/homatest/homatest/harness"
+	"github.com/homatest/homatest/internal/stall"
 
 	. "github.com/onsi/ginkgo/v2"
 	"github.com/onsi/ginkgo/v2/formatter"
@@ -21,8 +22,9 @@ import (
 
 // Options configure one pass of the suite.
 type Options struct {
-	// NewEnv builds the environment (run once, before the first spec).
-	NewEnv func() (*Env, error)
+	// NewEnv builds the environment (run once, before the first spec);
+	// ctx ends when the pass is interrupted.
+	NewEnv func(ctx context.Context) (*Env, error)
 	// LabelFilter is a Ginkgo label filter expression over rule IDs, areas
 	// and levels, e.g. "grant && MUST" or "HOMA-RESEND-006" ("" = all).
 	LabelFilter string
@@ -118,11 +120,11 @@ var (
 	lastReport *types.Report
 )
 
-var _ = BeforeSuite(func() {
+var _ = BeforeSuite(func(sc SpecContext) {
 	// Registered first, so an interrupt while the environment is being
 	// built still removes every namespace the harness created.
 	DeferCleanup(harness.CloseAll)
-	e, err := opts.NewEnv()
+	e, err := opts.NewEnv(sc)
 	if err != nil {
 		// The error names the step; the caller says the environment
 		// could not be built (Result.SetupError).
@@ -135,7 +137,7 @@ var _ = BeforeSuite(func() {
 		}
 		return nil
 	})
-	Expect(env.IUT.Listen(context.Background(), ServerPort)).To(Succeed(), "asking the IUT to serve on port %d", ServerPort)
+	Expect(env.IUT.Listen(sc, ServerPort)).To(Succeed(), "asking the IUT to serve on port %d", ServerPort)
 	if env.Virtual {
 		// Virtual time: nothing stalls and nothing is late; the windows
 		// keep the environment's slack (sim.ViewTolerance).
@@ -147,7 +149,7 @@ var _ = BeforeSuite(func() {
 	}
 	env.Stalls.Watch(os.Getpid(), "harness")
 	DeferCleanup(env.Stalls.Stop)
-	worst, median, err := measureNoise(env)
+	worst, median, err := measureNoise(sc, env)
 	ok(err, "unexpected error")
 	env.Slack = max(env.Slack, slackFor(worst))
 	AddReportEntry("noise", fmt.Sprintf("round trip median %v, worst %v of %d; slack %v", median, worst, noiseSamples, env.Slack))

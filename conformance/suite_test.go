@@ -36,13 +36,21 @@ func TestConformance(t *testing.T) {
 	if f := os.Getenv("HOMATEST_FAULT"); f != "" {
 		names = append(names, f)
 	}
-	newEnv := func() (*Env, error) { return NewSimEnv(SimEnvConfig{Faults: names, Artifacts: artifactsDir(t)}) }
+	newEnv := func(context.Context) (*Env, error) {
+		return NewSimEnv(SimEnvConfig{Faults: names, Artifacts: artifactsDir(t)})
+	}
 	if os.Getenv("HOMATEST_ENV") == "ns" {
-		newEnv = func() (*Env, error) {
-			ctx, cancel := context.WithTimeout(context.Background(), envTimeout)
+		// The ref agent as this test binary (TestMain), declaring the
+		// ref's parameters as the built-in manifest does.
+		m, err := agent.BuiltinManifest("ref", os.Args[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		m.Command, m.Env = []string{os.Args[0]}, map[string]string{"HOMATEST_AGENT_CHILD": "ref"}
+		newEnv = func(ctx context.Context) (*Env, error) {
+			ctx, cancel := context.WithTimeout(ctx, envTimeout)
 			defer cancel()
-			return NewNSEnv(ctx, NSEnvConfig{Agent: []string{os.Args[0]}, AgentEnv: []string{"HOMATEST_AGENT_CHILD=ref"},
-				Params: agent.Params{"tick_ns": int64(RefTick)}, BenchParams: agent.Params{}, Faults: names, Artifacts: artifactsDir(t), RefBench: true, Workloads: os.Getenv("HOMATEST_NS_WORKLOADS") == "1"})
+			return NewNSEnv(ctx, NSEnvConfig{Manifest: m, Faults: names, Artifacts: artifactsDir(t), RefBench: true, Workloads: os.Getenv("HOMATEST_NS_WORKLOADS") == "1"})
 		}
 	}
 	res, err := Run(t, Options{NewEnv: newEnv, Log: os.Stdout, Artifacts: artifactsDir(t), Verbose: testing.Verbose(),

@@ -2,20 +2,17 @@ package conformance
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"net/netip"
 	"sync"
-	"time"
 
 	"github.com/homatest/homatest/agent"
 	"github.com/homatest/homatest/conformance/tester"
-	"github.com/homatest/homatest/internal/timescale"
 )
 
 // AgentTarget drives an IUT through the agent protocol (package agent): the
 // way the suite tests any implementation.
 type AgentTarget struct {
+	a    *agent.Agent
 	c    *agent.Client
 	info TargetInfo
 
@@ -45,32 +42,26 @@ func (t *AgentTarget) notify() {
 	}
 }
 
-// NewAgentTarget says hello to the agent behind c, asking for the given
-// addresses (IPv4 first, then IPv6 if any), parameter overrides and fault
-// knobs, and returns the Target. It fails when the agent errs, is silent,
-// or declares the implementation unsupported (the error then starts with
-// "unsupported:").
-func NewAgentTarget(ctx context.Context, c *agent.Client, host string, addrs []netip.Addr,
-	params agent.Params, faults []string, profile string) (*AgentTarget, error) {
-	h, err := c.Hello(ctx, agent.HelloRequest{Protocol: agent.ProtocolVersion, Host: host, Addrs: addrs,
-		Params: params, Faults: faults})
-	if err != nil {
-		return nil, fmt.Errorf("agent hello: %w", err)
-	}
-	if h.Unsupported != "" {
-		return nil, errors.New("unsupported: " + h.Unsupported)
-	}
-	sp, mtu, err := SpecParams(profile, h.Params)
+// newAgentTarget makes the Target of agent a (started and past its
+// hello, agent.Start), its parameters read from the hello under profile.
+// Errors: a hello parameter of the wrong shape.
+func newAgentTarget(a *agent.Agent, profile string) (*AgentTarget, error) {
+	h := a.Hello
+	sp, err := h.Params.Spec(profile)
 	if err != nil {
 		return nil, err
 	}
-	t := &AgentTarget{c: c, waiting: map[uint64]chan CallResult{}, closed: make(chan struct{}),
+	mtu, err := h.Params.MTU()
+	if err != nil {
+		return nil, err
+	}
+	t := &AgentTarget{a: a, c: a.Client, waiting: map[uint64]chan CallResult{}, closed: make(chan struct{}),
 		info: TargetInfo{Impl: h.Impl, Version: h.Version, Capabilities: h.Capabilities, Params: sp, MTU: mtu}}
-	for _, a := range addrs {
-		if a.Is4() && !t.info.Addr.IsValid() {
-			t.info.Addr = a
-		} else if a.Is6() && !t.info.Addr6.IsValid() {
-			t.info.Addr6 = a
+	for _, addr := range a.Addrs {
+		if addr.Is4() && !t.info.Addr.IsValid() {
+			t.info.Addr = addr
+		} else if addr.Is6() && !t.info.Addr6.IsValid() {
+			t.info.Addr6 = addr
 		}
 	}
 	go t.dispatch()
@@ -144,11 +135,6 @@ func statsMap(s agent.Stats) map[string]uint64 {
 	return m
 }
 
-// Close shuts the agent down (and closes the client).
-func (t *AgentTarget) Close() error {
-	ctx, cancel := context.WithTimeout(context.Background(), timescale.D(5*time.Second))
-	defer cancel()
-	err := t.c.Shutdown(ctx)
-	t.c.Close()
-	return err
-}
+// Close shuts the agent down (agent.Agent.Close: within the manifest's
+// shutdown timeout).
+func (t *AgentTarget) Close() error { return t.a.Close() }

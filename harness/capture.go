@@ -69,9 +69,16 @@ type Capture struct {
 	mu        sync.Mutex // guards the fields below and notes
 	stopped   bool
 	discarded bool
+	cut       int64 // Unix ns; records after it are left out (0: none)
 	stats     CaptureStats
 	err       error
 }
+
+// CaptureSettle is how long Stop lets frames stamped before its cut reach
+// the capture sockets: the kernel stamps a received frame when it enters
+// the backlog and hands it to AF_PACKET in a later softirq, which a loaded
+// machine can delay by milliseconds.
+const CaptureSettle = 50 * time.Millisecond
 
 // Annotation is an extra record for the merged capture, e.g. a frame the
 // netem switch dropped with the reason. Annotations appear only in the
@@ -119,6 +126,8 @@ type CaptureStats struct {
 	// ReadErrors is the sum of the ports' ReadErrors: frames missing from
 	// the capture because they could not be read (the capture goes on).
 	ReadErrors uint64
+	// Cut is the instant every file of the capture ends at (see Stop).
+	Cut time.Time
 }
 
 // StartCapture opens the capture sockets on every switch port and starts
@@ -159,6 +168,14 @@ func (c *Capture) Annotate(a Annotation) {
 // socket, closes the sockets, writes the merged two-direction capture to
 // the run folder as "capture.pcapng" (see WriteFile) and returns the
 // counts. Later calls return the same result.
+//
+// Every file ends at one cut, the instant Stop was called: the sockets
+// stop one after another while hosts still talk (a server repeats
+// NEED_ACK until it is acknowledged), so without a common end a host's
+// view could hold its answer (as sent) but not the packet it answered (as
+// delivered), and the checker would charge the host for it. Frames
+// stamped after the cut are left out of every file (still counted in
+// Captured); Stop waits CaptureSettle for the ones stamped before it.
 func (c *Capture) Stop() (CaptureStats, error) {
 	c.op.Lock()
 	defer c.op.Unlock()
@@ -171,14 +188,17 @@ func (c *Capture) Stop() (CaptureStats, error) {
 		return c.stats, c.err
 	}
 	c.stopped = true
+	cut := time.Now()
+	c.cut = cut.UnixNano()
 	c.mu.Unlock()
+	time.Sleep(CaptureSettle)
 	var wg sync.WaitGroup
 	for _, s := range c.streams {
 		wg.Add(1)
 		go func() { defer wg.Done(); s.stop() }()
 	}
 	wg.Wait()
-	st := CaptureStats{}
+	st := CaptureStats{Cut: cut}
 	var errs []error
 	for _, s := range c.streams {
 		if s.err != nil {

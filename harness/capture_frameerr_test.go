@@ -2,8 +2,11 @@ package harness
 
 import (
 	"errors"
+	"os"
 	"testing"
 	"time"
+
+	"github.com/gopacket/gopacket/pcapgo"
 
 	"github.com/homatest/homatest/pcap"
 )
@@ -52,5 +55,89 @@ func TestCaptureSkipsUnreadableFrames(t *testing.T) {
 	s.stop()
 	if s.err != nil || s.n.Load() != 3 || s.readErrs.Load() != 2 || s.firstErr != bad.Error() {
 		t.Errorf("err %v, %d frames, %d read errors (first %q); want nil, 3, 2", s.err, s.n.Load(), s.readErrs.Load(), s.firstErr)
+	}
+}
+
+// stampedLive hands out frames with the given timestamps, then blocks
+// until the deadline is set.
+type stampedLive struct {
+	ts   []time.Time
+	i    int
+	wake chan struct{}
+}
+
+func (f *stampedLive) ReadFrame() ([]byte, time.Time, int, error) {
+	if f.i < len(f.ts) {
+		f.i++
+		return []byte{byte(f.i), 2, 3}, f.ts[f.i-1], 3, nil
+	}
+	<-f.wake
+	return nil, time.Time{}, 0, errors.New("deadline")
+}
+func (f *stampedLive) SetReadDeadline(time.Time) error { close(f.wake); return nil }
+func (f *stampedLive) Stats() (uint64, uint64, error)  { return uint64(len(f.ts)), 0, nil }
+func (f *stampedLive) Close() error                    { return nil }
+
+// TestCaptureCut: every file of a capture ends at Stop's cut, whichever
+// socket read a frame stamped after it (a host's answer must not be in
+// its view without the packet it answered).
+func TestCaptureCut(t *testing.T) {
+	arts, err := NewArtifacts(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	topo := &Topology{ID: "ht000000", Hosts: []*Host{{Index: 1, Name: "h1", Port: "p1"}}, Artifacts: arts}
+	c := &Capture{topo: topo}
+	for _, sc := range []struct {
+		dir Direction
+		ts  []time.Time
+	}{
+		{DirIn, []time.Time{now.Add(-2 * time.Second), now.Add(-time.Second), now.Add(time.Hour)}},
+		{DirOut, []time.Time{now.Add(-1500 * time.Millisecond), now.Add(2 * time.Hour)}},
+	} {
+		s := &stream{port: "p1", dir: sc.dir, done: make(chan struct{}), live: &stampedLive{ts: sc.ts, wake: make(chan struct{})}}
+		s.target.Store(-1)
+		if s.spool, err = newSpool(arts, ".capture-test-"+sc.dir.String()+".spool"); err != nil {
+			t.Fatal(err)
+		}
+		c.streams = append(c.streams, s)
+		go s.run()
+	}
+	defer c.discard()
+	st, err := c.Stop()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Captured != 5 || st.Cut.Before(now) || st.Cut.After(now.Add(time.Hour)) {
+		t.Errorf("captured %d, cut %v; want 5 frames read and the cut at Stop (after %v)", st.Captured, st.Cut, now)
+	}
+	if err := c.WriteFile("sent.pcapng", DirIn); err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string]int{"capture.pcapng": 3, "sent.pcapng": 2} {
+		f, err := os.Open(arts.Path(name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ng, err := pcapgo.NewNgReader(f, pcapgo.DefaultNgReaderOptions)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for {
+			_, ci, err := ng.ReadPacketData()
+			if err != nil {
+				break
+			}
+			if ci.Timestamp.After(st.Cut) {
+				t.Errorf("%s: frame stamped %v, after the cut %v", name, ci.Timestamp, st.Cut)
+			}
+			n++
+		}
+		f.Close()
+		if n != want {
+			t.Errorf("%s holds %d frames, want %d (those before the cut)", name, n, want)
+		}
 	}
 }

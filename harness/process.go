@@ -32,6 +32,9 @@ type ProcSpec struct {
 	// artifact log "<host>.<name>.stderr.log" in the run folder (see
 	// Process.LogPath).
 	Stderr io.Writer
+	// Tee, when set with a nil Stderr, also receives the child's standard
+	// error, beside the log (an agent's last lines for its errors).
+	Tee io.Writer
 }
 
 // Process is a child started in a host's namespace by Host.Start. Its
@@ -167,6 +170,9 @@ func (h *Host) Start(spec ProcSpec) (*Process, error) {
 			return nil, fmt.Errorf("harness: start %s on %s: %w", name, h.Name, err)
 		}
 		p.logFile, p.logPath, cmd.Stderr = f, f.Name(), f
+		if spec.Tee != nil {
+			cmd.Stderr = io.MultiWriter(f, spec.Tee)
+		}
 	}
 	p.cmd = cmd
 	fk, err := h.startForker()

@@ -92,27 +92,42 @@ func TestSilencedTesterHost(t *testing.T) {
 		_, err := unix.Read(udp, make([]byte, 16))
 		return err
 	}
+	// next returns the next packet from h2 that satisfies want.
+	next := func(what string, want func(wire.Packet) bool) {
+		t.Helper()
+		for {
+			select {
+			case p := <-got:
+				if pk, err := wire.Decode(p, wire.DecodeOptions{Version: wire.VersionCurrent}); err == nil && want(pk) {
+					return
+				}
+			case <-time.After(scaled(10 * time.Second)):
+				t.Fatalf("the ref on h2 never sent %s before silencing: the test cannot tell silence from a dead stack", what)
+			}
+		}
+	}
+	send := func(f wire.Fields) {
+		b, err := f.AppendTo(nil, wire.EncodeOptions{FixLengths: true, SetMarks: true})
+		if err == nil {
+			err = iut.Send(h2.Addr4, 7, b)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
 	// Unsilenced: the ref answers, the kernel sends ICMP.
 	request(100)
-	select {
-	case p := <-got:
-		t.Logf("unsilenced: h2 answered with %d bytes of type %#x", len(p), p[11])
-	case <-time.After(scaled(10 * time.Second)):
-		t.Fatal("the ref on h2 never answered before silencing: the test cannot tell silence from a dead stack")
-	}
-	// Acknowledge RPC 100, so that the ref forgets it and its timer sends
-	// no NEED_ACK for it (one sent before the silence could still be on
-	// its way when the tester speaks; see below).
-	ack, err := (&wire.AckFields{Common: wire.CommonFields{Sport: 32768, Dport: 4000, SenderID: 100}}).AppendTo(nil, wire.EncodeOptions{FixLengths: true, SetMarks: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := iut.Send(h2.Addr4, 7, ack); err != nil {
-		t.Fatal(err)
-	}
+	next("the response", func(p wire.Packet) bool { return p.Type() == wire.TypeData && p.SenderID() == 101 })
 	if err := probe(); !errors.Is(err, unix.ECONNREFUSED) {
 		t.Fatalf("unsilenced probe: %v, want ECONNREFUSED (ICMP port unreachable)", err)
 	}
+	// Quiesce the ref before silencing, so that nothing it sent earlier
+	// arrives later: ACK the RPC (no more NEED_ACKs), then a RESEND for an
+	// RPC that never existed, whose RPC_UNKNOWN the ref sends after every
+	// packet it sent before (one machine, one raw socket, one veth).
+	send(&wire.AckFields{Common: wire.CommonFields{Sport: 32768, Dport: 4000, SenderID: 100}})
+	send(&wire.ResendFields{Common: wire.CommonFields{Sport: 32768, Dport: 4000, SenderID: 200}, Length: 1, Priority: 7})
+	next("RPC_UNKNOWN for a barrier RESEND", func(p wire.Packet) bool { return p.Type() == wire.TypeRPCUnknown && p.SenderID() == 201 })
 	for len(got) > 0 {
 		<-got
 	}
@@ -143,26 +158,13 @@ func TestSilencedTesterHost(t *testing.T) {
 	if err := tester.Send(h1.Addr4, 7, busy); err != nil {
 		t.Fatal(err)
 	}
-	for wait := time.After(scaled(10 * time.Second)); ; {
-		var p []byte
-		select {
-		case p = <-got:
-		case <-wait:
-			t.Fatal("the tester's marked packet did not leave the silenced host")
-		}
-		pk, err := wire.Decode(p, wire.DecodeOptions{Version: wire.VersionCurrent})
-		if err == nil && pk.SenderID() == 101 {
-			// RPC 100 ended before the silence (answered, then
-			// acknowledged): the ref's timer may have sent a NEED_ACK
-			// for it before the silence that a loaded machine delivers
-			// only now. What silence must stop is RPC 102's answer.
-			t.Logf("skipped a %v of RPC 100 sent before the silence", pk.Type())
-			continue
-		}
-		if err != nil || pk.Type() != wire.TypeBusy || pk.SenderID() != 103 {
+	select {
+	case p := <-got:
+		if pk, err := wire.Decode(p, wire.DecodeOptions{Version: wire.VersionCurrent}); err != nil || pk.Type() != wire.TypeBusy || pk.SenderID() != 103 {
 			t.Errorf("the first packet from the silenced host is not the tester's BUSY: %x", p)
 		}
-		break
+	case <-time.After(scaled(10 * time.Second)):
+		t.Fatal("the tester's marked packet did not leave the silenced host")
 	}
 	hd, id, _ := h2.SilenceDrops()
 	t.Logf("silenced: %d Homa packets of the stray ref and %d ICMP unreachable dropped; the tester's BUSY passed", hd, id)

@@ -182,7 +182,7 @@ func (c *Capture) WriteFile(name string, dir Direction) error {
 }
 
 // merge calls emit for every record of the streams of direction dir (and
-// the annotations for DirBoth) in time order.
+// the annotations for DirBoth) in time order, up to the cut (see Stop).
 func (c *Capture) merge(dir Direction, notes []Annotation, emit func(spoolRecord) error) error {
 	var readers []*spoolReader
 	defer func() {
@@ -220,6 +220,9 @@ func (c *Capture) merge(dir Direction, notes []Annotation, emit func(spoolRecord
 	}
 	for h.Len() > 0 {
 		rec := heap.Pop(h).(spoolRecord)
+		if c.cut != 0 && rec.ts > c.cut {
+			break // time order: everything left is after the cut too
+		}
 		if err := emit(rec); err != nil {
 			return err
 		}

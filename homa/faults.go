@@ -2,7 +2,7 @@ package homa
 
 import (
 	"fmt"
-	"sort"
+	"slices"
 	"strings"
 )
 
@@ -11,118 +11,99 @@ import (
 // the conformance suite can be shown to catch it.
 type Fault string
 
-// The fault knobs.
+// The fault knobs. Each is described once, in the catalogue (FaultNames:
+// what it does, what it reproduces, the rules that catch it).
 const (
-	// FaultWrongPriorityBits writes priorities into the wrong IP bits:
-	// level p leaves as p>>2 (BR-01, HomaModule @d4003fb).
-	FaultWrongPriorityBits Fault = "wrong-priority-bits"
-	// FaultGrantPastEnd grants beyond the message length (BR-06).
-	FaultGrantPastEnd Fault = "grant-past-end"
-	// FaultRepeatGrants sends a GRANT again 5 ticks after a message is
-	// complete (BR-06/BR-07: GRANTs keep arriving after the message is done).
-	FaultRepeatGrants Fault = "repeat-grants"
-	// FaultNoGrants never grants: messages longer than unsched_bytes stall (BR-09).
-	FaultNoGrants Fault = "no-grants"
-	// FaultOvercommit grants every incoming message, ignoring max_overcommit
-	// and max_incoming (BR-10, BR-15).
-	FaultOvercommit Fault = "overcommit"
-	// FaultGrantTopPriority sends scheduled grants at the highest level (BR-10).
-	FaultGrantTopPriority Fault = "grant-top-priority"
-	// FaultUnschedOverflow rounds the unscheduled bytes up past
-	// unsched_bytes by one packet (BR-14).
-	FaultUnschedOverflow Fault = "unsched-overflow"
-	// FaultEarlyResend sends RESEND after one silent tick (BR-18, BR-19).
-	FaultEarlyResend Fault = "early-resend"
-	// FaultNoRetransmitFlag retransmits with retransmit=0 (RTX-06).
-	FaultNoRetransmitFlag Fault = "no-retransmit-flag"
-	// FaultNoBusy ignores RESENDs it cannot answer with data instead of
-	// sending BUSY (BR-23).
-	FaultNoBusy Fault = "no-busy"
-	// FaultIgnoreRPCUnknown makes a client ignore RPC_UNKNOWN (BR-48).
-	FaultIgnoreRPCUnknown Fault = "ignore-rpc-unknown"
-	// FaultNoAcks never acknowledges completed RPCs (BR-32).
-	FaultNoAcks Fault = "no-acks"
-	// FaultControlLowPriority sends control packets at level 0 (PRIO rules).
+	FaultWrongPriorityBits  Fault = "wrong-priority-bits"
+	FaultGrantPastEnd       Fault = "grant-past-end"
+	FaultRepeatGrants       Fault = "repeat-grants"
+	FaultNoGrants           Fault = "no-grants"
+	FaultOvercommit         Fault = "overcommit"
+	FaultGrantTopPriority   Fault = "grant-top-priority"
+	FaultUnschedOverflow    Fault = "unsched-overflow"
+	FaultEarlyResend        Fault = "early-resend"
+	FaultNoRetransmitFlag   Fault = "no-retransmit-flag"
+	FaultNoBusy             Fault = "no-busy"
+	FaultIgnoreRPCUnknown   Fault = "ignore-rpc-unknown"
+	FaultNoAcks             Fault = "no-acks"
 	FaultControlLowPriority Fault = "control-low-priority"
-	// FaultStaleCutoffVersion never echoes received cutoff versions (CUT-02).
 	FaultStaleCutoffVersion Fault = "stale-cutoff-version"
-	// FaultDuplicateData sends every first-transmission DATA packet twice
-	// (BR-45).
-	FaultDuplicateData Fault = "duplicate-data"
-	// FaultResendPriorityZero asks for retransmissions at level 0
-	// (HOMA-RESEND-013).
+	FaultDuplicateData      Fault = "duplicate-data"
 	FaultResendPriorityZero Fault = "resend-priority-zero"
-	// FaultResendPastGrant asks with RESEND for bytes up to the message's
-	// end, past what it granted (HOMA-RESEND-012).
-	FaultResendPastGrant Fault = "resend-past-grant"
-	// FaultLateResend waits 4*resend_ticks silent ticks before its first
-	// RESEND (HOMA-RESEND-014).
-	FaultLateResend Fault = "late-resend"
-	// FaultPartialRetransmit answers a RESEND with one packet of the
-	// range only (HOMA-RESEND-016).
-	FaultPartialRetransmit Fault = "partial-retransmit"
-	// FaultUnpromptedAck sends an ACK packet as soon as a response is
-	// complete, with no NEED_ACK (HOMA-ACK-007).
-	FaultUnpromptedAck Fault = "unprompted-ack"
-	// FaultCutoffsUnprompted answers DATA with CUTOFFS even when its
-	// cutoff_version is current (HOMA-CUTOFF-003).
-	FaultCutoffsUnprompted Fault = "cutoffs-unprompted"
-	// FaultControlSequence leaves the sequence field of control packets
-	// non-zero (HOMA-WIRE-009).
-	FaultControlSequence Fault = "control-sequence"
-	// FaultRestartPriority restarts a request after RPC_UNKNOWN at the
-	// top level instead of its unscheduled level (HOMA-PRIO-003).
-	FaultRestartPriority Fault = "restart-priority"
-	// FaultIDZero numbers client RPCs from 0 instead of 2 (HOMA-ID-003).
-	FaultIDZero Fault = "id-zero"
-	// FaultRPCUnknownAny answers every packet of an unknown RPC with
-	// RPC_UNKNOWN, not only RESENDs (HOMA-RESEND-018).
-	FaultRPCUnknownAny Fault = "rpc-unknown-any"
+	FaultResendPastGrant    Fault = "resend-past-grant"
+	FaultLateResend         Fault = "late-resend"
+	FaultPartialRetransmit  Fault = "partial-retransmit"
+	FaultUnpromptedAck      Fault = "unprompted-ack"
+	FaultCutoffsUnprompted  Fault = "cutoffs-unprompted"
+	FaultControlSequence    Fault = "control-sequence"
+	FaultRestartPriority    Fault = "restart-priority"
+	FaultIDZero             Fault = "id-zero"
+	FaultRPCUnknownAny      Fault = "rpc-unknown-any"
 )
 
-var faultDocs = map[Fault]string{
-	FaultWrongPriorityBits:  "priority written into the wrong IP TOS bits (level p sent as p>>2) — BR-01",
-	FaultGrantPastEnd:       "GRANT offsets beyond the message length — BR-06",
-	FaultRepeatGrants:       "a GRANT arrives 5 ticks after the message is complete — BR-06/BR-07",
-	FaultNoGrants:           "receiver never grants; long messages stall — BR-09",
-	FaultOvercommit:         "grants every incoming message, ignoring max_overcommit and max_incoming — BR-10/BR-15",
-	FaultGrantTopPriority:   "scheduled GRANTs at the highest priority level — BR-10",
-	FaultUnschedOverflow:    "unscheduled bytes rounded up one packet past unsched_bytes — BR-14",
-	FaultEarlyResend:        "RESEND after one silent tick instead of resend_ticks — BR-18/BR-19",
-	FaultNoRetransmitFlag:   "retransmitted DATA without retransmit=1 — RTX-06",
-	FaultNoBusy:             "RESENDs for unsent data are ignored instead of answered with BUSY — BR-23",
-	FaultIgnoreRPCUnknown:   "client ignores RPC_UNKNOWN and never restarts — BR-48",
-	FaultNoAcks:             "completed RPCs are never acknowledged (no ACK, no piggy-backed ack) — BR-32",
-	FaultControlLowPriority: "control packets at priority 0 instead of the highest level",
-	FaultStaleCutoffVersion: "DATA keeps cutoff_version 0 after CUTOFFS arrived — CUT-02",
-	FaultDuplicateData:      "every first-transmission DATA packet is sent twice — BR-45",
-	FaultResendPriorityZero: "RESEND asks for retransmission at priority 0 instead of the top level — HOMA-RESEND-013",
-	FaultResendPastGrant:    "RESEND asks for bytes up to the message end, past its grants — HOMA-RESEND-012",
-	FaultLateResend:         "first RESEND after 4*resend_ticks silent ticks instead of resend_ticks — HOMA-RESEND-014",
-	FaultPartialRetransmit:  "a RESEND is answered with one packet of its range only — HOMA-RESEND-016",
-	FaultUnpromptedAck:      "an ACK packet as soon as each response is complete, with no NEED_ACK — HOMA-ACK-007",
-	FaultCutoffsUnprompted:  "CUTOFFS in answer to DATA whose cutoff_version is current — HOMA-CUTOFF-003",
-	FaultControlSequence:    "control packets carry a non-zero sequence field — HOMA-WIRE-009",
-	FaultRestartPriority:    "a request restarted after RPC_UNKNOWN goes out at the top level, not its unscheduled level — HOMA-PRIO-003",
-	FaultIDZero:             "client RPC ids start at 0 instead of 2 — HOMA-ID-003",
-	FaultRPCUnknownAny:      "every packet of an unknown RPC is answered with RPC_UNKNOWN, not only RESEND — HOMA-RESEND-018",
+// faultCatalogue is every fault knob as data: what it does, the real
+// fault it reproduces (a fault-log entry BR-nn of docs/homa-faults.md, or
+// the protocol facts of docs/homa-facts.md it breaks), and the rules
+// whose findings catch it. homatest faults prints it; the mutation matrix
+// (homatest run --mutation-matrix) asserts that a failing spec names one
+// of CaughtBy; TestFaultKnobsCaught that the checker reports the first.
+var faultCatalogue = []FaultInfo{
+	{string(FaultWrongPriorityBits), "priority written into the wrong IP TOS bits (level p sent as p>>2)", "BR-01", []string{"HOMA-PRIO-001"}},
+	{string(FaultGrantPastEnd), "GRANT offsets beyond the message length", "BR-06", []string{"HOMA-GRANT-002"}},
+	{string(FaultRepeatGrants), "a GRANT arrives 5 ticks after the message is complete", "BR-06, BR-07", []string{"HOMA-GRANT-004"}},
+	{string(FaultNoGrants), "receiver never grants; long messages stall", "BR-09", []string{"HOMA-GRANT-010", "HOMA-GRANT-002"}},
+	{string(FaultOvercommit), "grants every incoming message, ignoring max_overcommit and max_incoming", "BR-10, BR-15", []string{"HOMA-GRANT-006"}},
+	{string(FaultGrantTopPriority), "scheduled GRANTs at the highest priority level", "BR-10", []string{"HOMA-GRANT-007"}},
+	{string(FaultUnschedOverflow), "unscheduled bytes rounded up one packet past unsched_bytes", "BR-14", []string{"HOMA-UNSCHED-002"}},
+	{string(FaultEarlyResend), "RESEND after one silent tick instead of resend_ticks", "BR-18, BR-19", []string{"HOMA-RESEND-001"}},
+	{string(FaultNoRetransmitFlag), "retransmitted DATA without retransmit=1", "RTX-06", []string{"HOMA-RESEND-010"}},
+	{string(FaultNoBusy), "RESENDs for unsent data are ignored instead of answered with BUSY", "BR-23", []string{"HOMA-RESEND-002"}},
+	{string(FaultIgnoreRPCUnknown), "client ignores RPC_UNKNOWN and never restarts", "BR-48", []string{"HOMA-RESEND-007"}},
+	{string(FaultNoAcks), "completed RPCs are never acknowledged (no ACK, no piggy-backed ack)", "BR-32", []string{"HOMA-ACK-002"}},
+	{string(FaultControlLowPriority), "control packets at priority 0 instead of the highest level", "CTRL-01", []string{"HOMA-PRIO-001"}},
+	{string(FaultStaleCutoffVersion), "DATA keeps cutoff_version 0 after CUTOFFS arrived", "CUT-02", []string{"HOMA-CUTOFF-001"}},
+	{string(FaultDuplicateData), "every first-transmission DATA packet is sent twice", "BR-45", []string{"HOMA-RESEND-010"}},
+	{string(FaultResendPriorityZero), "RESEND asks for retransmission at priority 0 instead of the top level", "RTX-04", []string{"HOMA-RESEND-013"}},
+	{string(FaultResendPastGrant), "RESEND asks for bytes up to the message end, past its grants", "RTX-03", []string{"HOMA-RESEND-012"}},
+	{string(FaultLateResend), "first RESEND after 4*resend_ticks silent ticks instead of resend_ticks", "RTX-02, RTX-05", []string{"HOMA-RESEND-014"}},
+	{string(FaultPartialRetransmit), "a RESEND is answered with one packet of its range only", "RTX-06", []string{"HOMA-RESEND-016"}},
+	{string(FaultUnpromptedAck), "an ACK packet as soon as each response is complete, with no NEED_ACK", "ACK-02, ACK-03", []string{"HOMA-ACK-007"}},
+	{string(FaultCutoffsUnprompted), "CUTOFFS in answer to DATA whose cutoff_version is current", "CUT-01", []string{"HOMA-CUTOFF-003"}},
+	{string(FaultControlSequence), "control packets carry a non-zero sequence field", "WIRE-04", []string{"HOMA-WIRE-009"}},
+	{string(FaultRestartPriority), "a request restarted after RPC_UNKNOWN goes out at the top level, not its unscheduled level", "CTRL-02, RTX-09", []string{"HOMA-PRIO-003"}},
+	{string(FaultIDZero), "client RPC ids start at 0 instead of 2", "ID-01, ID-02", []string{"HOMA-ID-003"}},
+	{string(FaultRPCUnknownAny), "every packet of an unknown RPC is answered with RPC_UNKNOWN, not only RESEND", "RTX-11", []string{"HOMA-RESEND-018"}},
 }
 
-// FaultNames returns every fault knob with a one-line description, sorted
-// by name.
+// FaultNames returns the fault catalogue: every fault knob with what it
+// does, what it reproduces and the rules that catch it, sorted by name.
 func FaultNames() []FaultInfo {
-	var out []FaultInfo
-	for f, d := range faultDocs {
-		out = append(out, FaultInfo{string(f), d})
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	out := slices.Clone(faultCatalogue)
+	slices.SortFunc(out, func(a, b FaultInfo) int { return strings.Compare(a.Name, b.Name) })
 	return out
 }
 
-// FaultInfo names a fault knob and describes it.
+// LookupFault returns the catalogue entry of knob name.
+func LookupFault(name string) (FaultInfo, bool) {
+	for _, f := range faultCatalogue {
+		if f.Name == name {
+			return f, true
+		}
+	}
+	return FaultInfo{}, false
+}
+
+// FaultInfo is one fault knob of the catalogue.
 type FaultInfo struct {
+	// Name is the knob (a Fault), Doc what it makes the implementation do.
 	Name string `json:"name"`
 	Doc  string `json:"doc"`
+	// Reproduces is the real fault it reproduces: fault-log entries
+	// (BR-nn, docs/homa-faults.md) or, for a fault class without a logged
+	// bug, the protocol facts it breaks (docs/homa-facts.md).
+	Reproduces string `json:"reproduces"`
+	// CaughtBy are the IDs of the spec rules whose findings catch it.
+	CaughtBy []string `json:"caught_by"`
 }
 
 type faultSet map[Fault]bool
@@ -130,7 +111,7 @@ type faultSet map[Fault]bool
 func parseFaults(fs []Fault) (faultSet, error) {
 	set := faultSet{}
 	for _, f := range fs {
-		if _, ok := faultDocs[f]; !ok {
+		if _, ok := LookupFault(string(f)); !ok {
 			var names []string
 			for _, n := range FaultNames() {
 				names = append(names, n.Name)

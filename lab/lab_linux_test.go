@@ -203,7 +203,7 @@ func TestLabKernel(t *testing.T) {
 	})
 	t.Run("run-impl-linux-unsupported", func(t *testing.T) {
 		stderr := read("linux.err")
-		if rc("linux.rc") != 2 || !strings.Contains(stderr, "unsupported here: Linux kernel has no Homa") {
+		if rc("linux.rc") != 2 || !strings.Contains(stderr, "cannot run here: Linux kernel has no Homa") {
 			t.Errorf("homatest run --impl linux on a stock kernel: exit %d, want 2 with the agent's unsupported line; stderr:\n%s", rc("linux.rc"), stderr)
 		}
 	})

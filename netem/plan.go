@@ -405,22 +405,16 @@ func (c *compiledRule) fire() bool {
 	return true
 }
 
-// rpcKey identifies an RPC: the client's address and the client's id.
-type rpcKey struct {
-	client netip.Addr
-	id     uint64
-}
-
 // planRunner is the state of one plan during a run: per-rule counters, RPC
 // ordinals and the hits.
 type planRunner struct {
 	rules []*compiledRule
-	rpcs  map[rpcKey]int
+	rpcs  map[wire.RPCKey]int
 	hits  []Hit
 }
 
 func newPlanRunner(p *Plan) (*planRunner, error) {
-	pr := &planRunner{rpcs: make(map[rpcKey]int)}
+	pr := &planRunner{rpcs: make(map[wire.RPCKey]int)}
 	if p == nil {
 		return pr, nil
 	}
@@ -442,11 +436,7 @@ func (pr *planRunner) apply(frame uint64, fi *frameInfo, in, out string) (Action
 	}
 	ord := 0
 	if fi.homa {
-		client := fi.src
-		if wire.RoleOf(fi.pkt.SenderID()) != wire.RoleClient {
-			client = fi.dst
-		}
-		k := rpcKey{client, wire.ClientID(fi.pkt.SenderID())}
+		k := wire.KeyOf(fi.src, fi.dst, fi.pkt.SenderID())
 		if ord = pr.rpcs[k]; ord == 0 {
 			ord = len(pr.rpcs) + 1
 			pr.rpcs[k] = ord

@@ -290,7 +290,17 @@ func TestSwitchStrictPriority(t *testing.T) {
 			low = append(low, f.oneWay())
 		}
 		if len(base) < nBase*9/10 || len(loaded) < nLoaded*9/10 || len(lowFrames) < 1000 {
-			t.Fatalf("received %d base, %d loaded probes, %d low frames; stats %+v", len(base), len(loaded), len(lowFrames), st.Ports[1])
+			// Too few frames to judge. A stalled switch holds frames past
+			// the receiver's patience, and a full buffer drops probes
+			// too (tail drop); on a quiet machine neither happens.
+			if len(stalls) > 0 && !last {
+				return true
+			}
+			if len(stalls) > 0 {
+				t.Logf("inconclusive: received %d base, %d loaded probes, %d low frames in every attempt; %d stalls measured (first: %s)", len(base), len(loaded), len(lowFrames), len(stalls), stalls[0])
+				return false
+			}
+			t.Fatalf("received %d base, %d loaded probes, %d low frames, on a quiet machine; stats %+v", len(base), len(loaded), len(lowFrames), st.Ports[1])
 		}
 		lowRate := measuredRate(lowFrames, link.Rate)
 		mtuTime := link.Rate.TxTime(1514)

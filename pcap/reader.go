@@ -440,8 +440,39 @@ func DetectIPv6Shift(r *Reader) (uint8, error) {
 	}
 }
 
-// DetectFrames bounds the frames DetectIPv6Shift reads.
+// DetectFrames bounds the frames DetectIPv6Shift and DetectFormat read.
 const DetectFrames = 100000
+
+// DetectFormat reads up to DetectFrames frames of r (a fresh Reader; it is
+// consumed) and returns the wire format they suggest — Version2024 if any
+// packet is in the 2024 format (IP protocol 253), VersionCurrent if any
+// has the current format's marks, VersionUpstream only if none does, and
+// VersionCurrent when no Homa packet decodes — with the IPv6 priority
+// shift of the first unambiguous IPv6 traffic class (0 if none; see
+// IPv6ShiftOf). A damaged file is not an error here: reading it for real
+// reports it. spec.ProfileForWire names the profile of the format.
+func DetectFormat(r *Reader) (v wire.Version, shift uint8) {
+	seen := map[wire.Version]int{}
+	for {
+		f, err := r.Next()
+		if err != nil || f.Number > DetectFrames {
+			break
+		}
+		if f.Err == nil {
+			seen[f.Packet.Version()]++
+		}
+		if shift == 0 && f.IPVersion == 6 {
+			shift = IPv6ShiftOf(f.TOS)
+		}
+	}
+	switch {
+	case seen[wire.Version2024] > 0:
+		return wire.Version2024, shift
+	case seen[wire.VersionUpstream] > 0 && seen[wire.VersionCurrent] == 0:
+		return wire.VersionUpstream, shift
+	}
+	return wire.VersionCurrent, shift
+}
 
 // MaxSegData returns max_seg_data for a frame at MTU 1500: 1424 bytes over
 // IPv4, 1404 over IPv6 (HomaModule homa_message_out_fill).

@@ -9,7 +9,7 @@ import (
 
 // ReadEvents reads every spec event of the capture at path (EachEvent),
 // each with its own copy of the packet bytes, so the events can be kept,
-// sorted and merged (spec.CheckHostViews). Errors: the file cannot be
+// sorted and merged (spec.Judge.Hosts). Errors: the file cannot be
 // opened, or is damaged or cut (the error names the file).
 func ReadEvents(path string, o ReaderOptions) ([]spec.Event, error) {
 	r, err := Open(path, o)

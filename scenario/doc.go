@@ -3,7 +3,7 @@
 // package netem), the implementation under test (IUT) on every host through
 // the agent protocol (package agent), an RPC workload (package
 // harness/traffic), an optional fault plan, and a check of the capture with
-// the spec's rules, each host judged on its own link (spec.CheckHostViews).
+// the spec's rules, each host judged on its own link (spec.Judge.Hosts).
 //
 // A scenario file (see Scenario for every field and its default):
 //

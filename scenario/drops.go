@@ -115,7 +115,7 @@ var planRulesRE = regexp.MustCompile(`plan rules? (\d+(?:, \d+)*)`)
 
 // drops turns the switch's notes into Drops, writing them as pcapng to w
 // (ports named after hosts). RPC ordinals come from ords.
-func drops(notes []note, hosts int, ords map[rpcKey]int, w io.Writer) ([]Drop, error) {
+func drops(notes []note, hosts int, ords map[wire.RPCKey]int, w io.Writer) ([]Drop, error) {
 	ifaces := make([]pcap.Interface, hosts)
 	for i := range ifaces {
 		ifaces[i] = pcap.Interface{Name: fmt.Sprintf("h%d", i+1), Description: fmt.Sprintf("switch port to h%d (egress): frames dropped or altered", i+1)}
@@ -177,16 +177,14 @@ func drops(notes []note, hosts int, ords map[rpcKey]int, w io.Writer) ([]Drop, e
 }
 
 // describe fills in d's Homa fields from packet p sent from src to dst.
-func describe(d *Drop, src, dst netip.Addr, p wire.Packet, ords map[rpcKey]int) {
+func describe(d *Drop, src, dst netip.Addr, p wire.Packet, ords map[wire.RPCKey]int) {
 	typ := p.Type()
 	fromClient := wire.RoleOf(p.SenderID()) == wire.RoleClient
 	d.Type = typ.String()
 	d.ID = wire.ClientID(p.SenderID())
-	d.Client = src
-	if !fromClient {
-		d.Client = dst
-	}
-	d.RPC = ords[rpcKey{d.Client, d.ID}]
+	k := wire.KeyOf(src, dst, p.SenderID())
+	d.Client = k.Client
+	d.RPC = ords[k]
 	switch typ {
 	case wire.TypeData:
 		d.Offset, d.Retransmit = p.Data().Offset(), p.Data().Retransmit() != 0
@@ -207,27 +205,17 @@ func message(request bool) string {
 	return "response"
 }
 
-// rpcKey identifies an RPC as the fault plan counts them: the client's
-// address and the client's id.
-type rpcKey struct {
-	client netip.Addr
-	id     uint64
-}
-
 // ordinals numbers the RPCs of events (the as-sent capture, in the order
 // the hosts sent them, which is the order the switch received them) from 1
 // by first appearance, as netem's plan does.
-func ordinals(events []spec.Event) map[rpcKey]int {
-	m := map[rpcKey]int{}
+func ordinals(events []spec.Event) map[wire.RPCKey]int {
+	m := map[wire.RPCKey]int{}
 	for i := range events {
 		e := &events[i]
 		if e.Err != nil {
 			continue
 		}
-		k := rpcKey{e.Src, wire.ClientID(e.Packet.SenderID())}
-		if !e.FromClient() {
-			k.client = e.Dst
-		}
+		k := wire.KeyOf(e.Src, e.Dst, e.Packet.SenderID())
 		if m[k] == 0 {
 			m[k] = len(m) + 1
 		}

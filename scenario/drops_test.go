@@ -71,7 +71,7 @@ func TestNoteFilterAndDrops(t *testing.T) {
 	if len(notes) != 3 || notes[0].Port != 0 || !notes[0].Time.Equal(t0.Add(time.Millisecond)) || !bytes.Equal(notes[0].Data, grant) {
 		t.Fatalf("notes %+v", notes)
 	}
-	ords := map[rpcKey]int{{hostA, 4}: 1, {hostA, 6}: 2}
+	ords := map[wire.RPCKey]int{{Client: hostA, Server: hostB, ClientID: 4}: 1, {Client: hostA, Server: hostB, ClientID: 6}: 2}
 	var out bytes.Buffer
 	ds, err := drops(notes, 2, ords, &out)
 	if err != nil {

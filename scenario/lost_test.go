@@ -85,7 +85,7 @@ func TestFindLostAndTCDrops(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ords := map[rpcKey]int{{hostA, 4}: 1}
+	ords := map[wire.RPCKey]int{{Client: hostA, Server: hostB, ClientID: 4}: 1}
 	ds := tcDrops(lost, []netip.Addr{hostA, hostB}, []string{"p1", "p2"}, plan, ords)
 	want := []string{
 		"plan rule 0 dropped DATA of RPC 198.18.0.1 id 4 request offset 1000",

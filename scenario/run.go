@@ -86,7 +86,7 @@ type Result struct {
 // nftables rules on every port's egress, netem.ApplyTCPlan), captures
 // every switch port, starts the IUT's agent on every host and says hello,
 // drives the workload (traffic.Run), shuts the agents down, stops the
-// capture, checks each host's view (spec.CheckHostViews over the as-sent
+// capture, checks each host's view (spec.Judge.Hosts over the as-sent
 // and as-delivered captures) and writes the run folder (see the package
 // doc). Everything it created is removed before it returns, also on
 // error.
@@ -261,7 +261,12 @@ func (r *run) execute(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	eps, err := r.startAgents(ctx, topo)
+	ags, eps, err := r.startAgents(ctx, topo)
+	defer func() {
+		for _, a := range ags {
+			a.Close() // after an error; a no-op after the shutdown below
+		}
+	}()
 	if err != nil {
 		return err
 	}
@@ -276,13 +281,11 @@ func (r *run) execute(ctx context.Context) error {
 		return fmt.Errorf("workload: %w", err)
 	}
 	r.res.Traffic = tr
-	sctx, cancel := context.WithTimeout(ctx, r.m.Timeouts.Effective().Shutdown)
-	for _, e := range eps {
-		if err := e.Client.Shutdown(sctx); err != nil {
-			tr.Errors = append(tr.Errors, fmt.Sprintf("%s: shutdown: %v", e.Name, err))
+	for _, a := range ags {
+		if err := a.Close(); err != nil {
+			tr.Errors = append(tr.Errors, fmt.Sprintf("%s: shutdown: %v", a.Host.Name, err))
 		}
 	}
-	cancel()
 	r.stalls.Stop()
 	r.res.Stalls = r.stalls.Spans()
 	if r.fab != nil {
@@ -327,58 +330,28 @@ type host struct {
 	port string // its switch port's interface (backend tc's drops)
 }
 
-// startAgents starts the IUT's agent on every host and says hello.
-func (r *run) startAgents(ctx context.Context, topo *harness.Topology) ([]traffic.Endpoint, error) {
-	s, m := r.s, r.m
-	var env []string
-	for k, v := range m.Env {
-		env = append(env, k+"="+v)
-	}
-	params := agent.Params{}
-	for k, v := range m.Params {
-		params[k] = v
-	}
-	for k, v := range s.IUT.Params {
-		params[k] = v
-	}
-	to := m.Timeouts.Effective()
+// startAgents starts the IUT's agent on every host (agent.Start: the
+// manifest's environment, params under iut.params, and timeouts) and
+// returns them with their traffic endpoints.
+func (r *run) startAgents(ctx context.Context, topo *harness.Topology) ([]*agent.Agent, []traffic.Endpoint, error) {
+	s := r.s
+	var ags []*agent.Agent
 	var eps []traffic.Endpoint
 	for _, h := range topo.Hosts {
-		proc, err := h.Start(harness.ProcSpec{Path: m.Command[0], Args: m.Command[1:], Env: env, Name: "agent"})
-		if err != nil {
-			return nil, fmt.Errorf("starting the agent %s on %s: %w", m.Name, h.Name, err)
-		}
-		r.stalls.Watch(proc.Pid(), "agent on "+h.Name)
-		logPath := proc.LogPath()
-		c := agent.NewClient(proc.Stdout(), proc.Stdin(), agent.ClientOptions{ReplyTimeout: to.Reply,
-			StderrTail: func() string { return tailFile(logPath, 5) }})
 		addr := h.Addr4
 		if s.Topology.IPv6 {
 			addr = h.Addr6
 		}
-		hctx, cancel := context.WithTimeout(ctx, to.Start)
-		hello, err := c.Hello(hctx, agent.HelloRequest{Host: h.Name, Addrs: []netip.Addr{addr}, Params: params, Faults: s.IUT.Faults})
-		cancel()
+		a, err := agent.Start(ctx, h, agent.StartConfig{Manifest: r.m, Params: agent.Params(s.IUT.Params), Faults: s.IUT.Faults, Addrs: []netip.Addr{addr}})
 		if err != nil {
-			return nil, fmt.Errorf("agent %s on %s: hello: %w (its log: %s)", m.Name, h.Name, err, logPath)
+			return ags, nil, err
 		}
-		if hello.Unsupported != "" {
-			return nil, fmt.Errorf("unsupported: implementation %s cannot run here: %s", m.Name, hello.Unsupported)
-		}
-		r.res.Hellos = append(r.res.Hellos, hello)
-		eps = append(eps, traffic.Endpoint{Name: h.Name, Addr: addr, Client: c})
+		r.stalls.Watch(a.Proc.Pid(), "agent on "+h.Name)
+		ags = append(ags, a)
+		r.res.Hellos = append(r.res.Hellos, a.Hello)
+		eps = append(eps, traffic.Endpoint{Name: h.Name, Addr: addr, Client: a.Client})
 	}
-	return eps, r.arts.WriteJSON("hellos.json", r.res.Hellos)
-}
-
-// tailFile returns the last n lines of the file at path ("" if unreadable).
-func tailFile(path string, n int) string {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return ""
-	}
-	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
-	return strings.Join(lines[max(0, len(lines)-n):], "\n")
+	return ags, eps, r.arts.WriteJSON("hellos.json", r.res.Hellos)
 }
 
 // trafficConfig turns the scenario's workload into a traffic.Config
@@ -456,7 +429,7 @@ func (r *run) finish(hs []host, cst harness.CaptureStats) error {
 			return fmt.Errorf("check.params.%s: %w", name, err)
 		}
 	}
-	rules, err := spec.Select(spec.Rules(), s.Check.Rules, s.Check.level(), s.Check.Profile)
+	judge, err := spec.NewJudge(s.Check.Profile, p, s.Check.Rules, s.Check.level())
 	if err != nil {
 		return fmt.Errorf("check.rules: %w", err)
 	}
@@ -474,7 +447,7 @@ func (r *run) finish(hs []host, cst harness.CaptureStats) error {
 		hosts = append(hosts, h.addr)
 		ports = append(ports, h.port)
 	}
-	res.Hosts = spec.CheckHostViews(s.Check.Profile, p, rules, sent, delivered, hosts)
+	res.Hosts = judge.Hosts(sent, delivered, hosts)
 	// homatest check reads NAME.params next to a capture: the run's
 	// parameters, so that it judges each file as the run did. capture.pcapng
 	// is judged as the run judged it, each host on its own link; sent and

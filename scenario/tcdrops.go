@@ -29,7 +29,7 @@ const ReasonTC = "tc"
 // dropped is attributed to the rule too (summarize cross-checks the
 // attributed drops against the rules' nftables counters). RPC ordinals come
 // from ords.
-func tcDrops(lost []lostFrame, hosts []netip.Addr, ports []string, plan *netem.Plan, ords map[rpcKey]int) []Drop {
+func tcDrops(lost []lostFrame, hosts []netip.Addr, ports []string, plan *netem.Plan, ords map[wire.RPCKey]int) []Drop {
 	out := make([]Drop, 0, len(lost))
 	for _, l := range lost {
 		d := Drop{Time: l.Time, Host: l.Dst.String(), Dropped: true, Reason: ReasonTC, SentFrame: l.Number}
@@ -91,7 +91,7 @@ func tcPlanHits(topo *harness.Topology, n int) ([]uint64, error) {
 // lostDrops finds the frames the tc backend dropped (findLost over
 // sent.pcapng and delivered.pcapng of the run folder) and describes them
 // (tcDrops); it sets the Result's DeliveredBytes.
-func (r *run) lostDrops(hosts []netip.Addr, ports []string, v wire.Version, ords map[rpcKey]int) ([]Drop, error) {
+func (r *run) lostDrops(hosts []netip.Addr, ports []string, v wire.Version, ords map[wire.RPCKey]int) ([]Drop, error) {
 	sent, err := os.Open(r.arts.Path("sent.pcapng"))
 	if err != nil {
 		return nil, err

@@ -88,7 +88,7 @@ func starvedW4(t *testing.T, cost time.Duration, wire bool, slack, jitter, react
 		t.Fatal(err)
 	}
 	found := map[string]int{}
-	for _, hr := range spec.CheckHostViews("linux", sp, rules, sent, delivered, addrs) {
+	for _, hr := range (spec.Judge{Profile: "linux", Params: sp, Rules: rules}).Hosts(sent, delivered, addrs) {
 		for _, v := range hr.Violations {
 			found[v.Rule]++
 		}

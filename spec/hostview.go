@@ -16,7 +16,7 @@ type ViewSource struct {
 	Frame     int  `json:"frame"`
 }
 
-// HostReport is the check of one host's view (see CheckHostViews).
+// HostReport is the check of one host's view (see Judge.Hosts).
 type HostReport struct {
 	// Host is the host's address.
 	Host netip.Addr `json:"host"`
@@ -39,8 +39,8 @@ type HostReport struct {
 	View []Event `json:"-"`
 }
 
-// CheckHostViews judges every host on its own link: for each host it runs
-// a Checker (profile, p, rules as NewChecker) over the events that host
+// Hosts judges every host on its own link: for each host it runs j's
+// checker over the events that host
 // sent, taken from sent (the packets as the hosts sent them, e.g. a switch
 // port capture of frames arriving from the host), merged in time order
 // with the events delivered to it, taken from delivered (the packets as the
@@ -53,7 +53,7 @@ type HostReport struct {
 // was still queued).
 //
 // A timing finding (one with a tolerance) at a packet the host sent less
-// than p.Reaction after a packet of the same RPC was delivered to it goes
+// than Params.Reaction after a packet of the same RPC was delivered to it goes
 // to HostReport.Excused instead: the host's timer may have decided before
 // the packet reached it.
 //
@@ -63,7 +63,7 @@ type HostReport struct {
 // set are fed as they are (the wire rules judge them). The result has one
 // HostReport per host, in hosts' order. It never fails: a host with no
 // events gets an empty report.
-func CheckHostViews(profile string, p Params, rules []*Rule, sent, delivered []Event, hosts []netip.Addr) []HostReport {
+func (j Judge) Hosts(sent, delivered []Event, hosts []netip.Addr) []HostReport {
 	if hosts == nil {
 		seen := map[netip.Addr]bool{}
 		for i := range sent {
@@ -78,10 +78,6 @@ func CheckHostViews(profile string, p Params, rules []*Rule, sent, delivered []E
 			}
 		}
 		slices.SortFunc(hosts, func(a, b netip.Addr) int { return a.Compare(b) })
-	}
-	charges := make(map[string]bool, len(rules))
-	for _, r := range rules {
-		charges[r.ID] = r.ChargesReceiver()
 	}
 	out := make([]HostReport, 0, len(hosts))
 	for _, h := range hosts {
@@ -112,23 +108,22 @@ func CheckHostViews(profile string, p Params, rules []*Rule, sent, delivered []E
 			sorted[i], sources[i] = view[k], src[k]
 			sorted[i].Frame = i + 1
 		}
-		hr := CheckHostView(profile, p, rules, h, sorted)
+		hr := j.Host(h, sorted)
 		hr.Sources = sources
 		out = append(out, hr)
 	}
 	return out
 }
 
-// CheckHostView judges host h on view, the packets it sent and received
-// in the order its own link carried them, as a capture at HostPoint(h): a
-// Checker runs over the whole view and Violations keeps the findings
-// charged to h (see CheckHostViews). Frame numbers are kept as they are
+// Host judges host h on view, the packets it sent and received in the
+// order its own link carried them, as a capture at HostPoint(h): j's
+// checker runs over the whole view and Violations keeps the findings
+// charged to h (see Hosts). Frame numbers are kept as they are
 // (a view may be one interface of a multi-port capture, numbered as its
 // file); a finding names the first event with its frame. The view is
 // kept in HostReport.View; Sources is left to the caller.
-func CheckHostView(profile string, p Params, rules []*Rule, h netip.Addr, view []Event) HostReport {
-	c := NewChecker(profile, p, rules)
-	c.SetCapturePoint(HostPoint(h))
+func (j Judge) Host(h netip.Addr, view []Event) HostReport {
+	c := j.Stream(HostPoint(h))
 	pos := make(map[int]int, len(view))
 	for i := range view {
 		if _, ok := pos[view[i].Frame]; !ok {
@@ -142,7 +137,7 @@ func CheckHostView(profile string, p Params, rules []*Rule, h netip.Addr, view [
 		i, ok := pos[v.Frame]
 		switch {
 		case !ok || v.ChargedTo != h:
-		case raced(v, view, i, h, p.Reaction):
+		case raced(v, view, i, h, j.Params.Reaction):
 			hr.Excused = append(hr.Excused, v)
 		default:
 			hr.Violations = append(hr.Violations, v)

@@ -62,14 +62,14 @@ func charged(reps []HostReport) map[netip.Addr][]string {
 	return m
 }
 
-// TestCheckHostViewsChargesReceiverOfObligation: the client's RESEND is
+// TestJudgeHostsChargesReceiverOfObligation: the client's RESEND is
 // answered by the server's BUSY 25 ms later (HOMA-RESEND-002 allows 20 ms).
 // The finding is at the RESEND, which the client sent, but it is the
 // server's doing: only the server's view is charged.
-func TestCheckHostViewsChargesReceiverOfObligation(t *testing.T) {
+func TestJudgeHostsChargesReceiverOfObligation(t *testing.T) {
 	b, resend := lateBusy(t)
 	rules, p := hostViewRules(t)
-	reps := CheckHostViews("linux", p, rules, b.events, deliver(b.events, 10*time.Microsecond, nil), nil)
+	reps := Judge{Profile: "linux", Params: p, Rules: rules}.Hosts(b.events, deliver(b.events, 10*time.Microsecond, nil), nil)
 	if len(reps) != 2 || reps[0].Host != b.client || reps[1].Host != b.server {
 		t.Fatalf("hosts %v, want client then server", reps)
 	}
@@ -93,11 +93,11 @@ func TestCheckHostViewsChargesReceiverOfObligation(t *testing.T) {
 	}
 }
 
-// TestCheckHostViewsQueueingIsNotAViolation: the RESEND waits 24 ms in the
+// TestJudgeHostsQueueingIsNotAViolation: the RESEND waits 24 ms in the
 // switch and the server answers 1 ms after it arrived. As sent, the answer
 // looks 25 ms late; each host's own link shows it in time at the server,
 // so nobody is charged.
-func TestCheckHostViewsQueueingIsNotAViolation(t *testing.T) {
+func TestJudgeHostsQueueingIsNotAViolation(t *testing.T) {
 	b, resend := lateBusy(t)
 	rules, p := hostViewRules(t)
 	delivered := deliver(b.events, 10*time.Microsecond, map[int]time.Duration{resend: 24 * time.Millisecond})
@@ -109,7 +109,7 @@ func TestCheckHostViewsQueueingIsNotAViolation(t *testing.T) {
 	}
 	wantViolations(t, c.Finish(), "HOMA-RESEND-002", resend)
 
-	reps := CheckHostViews("linux", p, rules, b.events, delivered, []netip.Addr{b.server, b.client})
+	reps := Judge{Profile: "linux", Params: p, Rules: rules}.Hosts(b.events, delivered, []netip.Addr{b.server, b.client})
 	if got := charged(reps); len(got) != 0 {
 		t.Fatalf("charged %v, want nothing", got)
 	}
@@ -118,14 +118,14 @@ func TestCheckHostViewsQueueingIsNotAViolation(t *testing.T) {
 	}
 }
 
-// TestCheckHostViewsChargesSender: the client retransmits at level 0 when
+// TestJudgeHostsChargesSender: the client retransmits at level 0 when
 // the server's RESEND asked for 7 (HOMA-RESEND-004, a per-packet rule): the
 // client is charged once, though the server's view also shows the packet.
-func TestCheckHostViewsChargesSender(t *testing.T) {
+func TestJudgeHostsChargesSender(t *testing.T) {
 	b := newTrace(t, wire.VersionCurrent)
 	bad := b.retransmitAtLevel0()
 	rules, p := hostViewRules(t)
-	reps := CheckHostViews("linux", p, rules, b.events, deliver(b.events, 10*time.Microsecond, nil), nil)
+	reps := Judge{Profile: "linux", Params: p, Rules: rules}.Hosts(b.events, deliver(b.events, 10*time.Microsecond, nil), nil)
 	got := charged(reps)
 	if len(got[b.server]) != 0 || len(got[b.client]) != 1 || got[b.client][0] != "HOMA-RESEND-004" {
 		t.Fatalf("charged %v, want one HOMA-RESEND-004 for the client only", got)
@@ -137,15 +137,15 @@ func TestCheckHostViewsChargesSender(t *testing.T) {
 	wantViolations(t, reps[1].Report, "HOMA-RESEND-004", reps[1].Report.Violations[0].Frame) // seen, not charged
 }
 
-// TestCheckHostViewsEmpty: hosts without events get empty reports; no
+// TestJudgeHostsEmpty: hosts without events get empty reports; no
 // events and no hosts give none.
-func TestCheckHostViewsEmpty(t *testing.T) {
+func TestJudgeHostsEmpty(t *testing.T) {
 	rules, p := hostViewRules(t)
-	if r := CheckHostViews("linux", p, rules, nil, nil, nil); len(r) != 0 {
+	if r := (Judge{Profile: "linux", Params: p, Rules: rules}).Hosts(nil, nil, nil); len(r) != 0 {
 		t.Fatalf("%d reports for no events", len(r))
 	}
 	h := netip.MustParseAddr("198.18.0.9")
-	r := CheckHostViews("linux", p, rules, nil, nil, []netip.Addr{h})
+	r := Judge{Profile: "linux", Params: p, Rules: rules}.Hosts(nil, nil, []netip.Addr{h})
 	if len(r) != 1 || r[0].Host != h || r[0].Report.Events != 0 || len(r[0].Violations) != 0 {
 		t.Fatalf("got %+v, want one empty report for %v", r, h)
 	}

@@ -52,7 +52,7 @@ func (ev Evidence) String() string { return fmt.Sprintf("frame %d: %s", ev.Frame
 // identical copies of packets. Rules ask it before downgrading a finding:
 // an effect the capture point rules out (nothing lies between a host and a
 // tap on its own link) or that the capture does not show never excuses a
-// finding. Checker and CheckHostViews (a host view is a capture on that
+// finding. Checker and Judge.Hosts (a host view is a capture on that
 // host's link) share it.
 type Network struct {
 	cp         CapturePoint

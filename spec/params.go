@@ -84,7 +84,7 @@ type Params struct {
 	TimerDrift float64 `param:"timer_drift"`
 	// Reaction is how long a packet seen delivered to a host may take to
 	// reach the host's protocol code: a timer pass running meanwhile
-	// decides without it. CheckHostViews excuses a timing finding at a
+	// decides without it. Judge.Hosts excuses a timing finding at a
 	// packet a host sent less than Reaction after a packet of the same RPC
 	// was delivered to it (the view cannot order the two). 0: none.
 	Reaction time.Duration `param:"reaction"`
@@ -123,6 +123,19 @@ func Profiles() []Profile {
 		{"linux-2024", "HomaModule linux_6.1.38 (IP protocol 253): unsched_bytes 10000, window 10000, no FIFO grants", l2024},
 		{"upstream", "Linux upstream subset: no GRANT/CUTOFFS/FREEZE, no priorities, whole messages unscheduled", up},
 	}
+}
+
+// ProfileForWire returns the name of the profile of wire format v:
+// linux-2024 for the 2024 format, upstream for the upstream subset, linux
+// for the current format.
+func ProfileForWire(v wire.Version) string {
+	switch v {
+	case wire.Version2024:
+		return "linux-2024"
+	case wire.VersionUpstream:
+		return "upstream"
+	}
+	return "linux"
 }
 
 // LookupProfile returns the profile called name, or an error listing the

@@ -30,6 +30,20 @@ func (l Level) String() string {
 // MarshalText encodes the level as its string.
 func (l Level) MarshalText() ([]byte, error) { return []byte(l.String()), nil }
 
+// UnmarshalText reads "MUST" or "SHOULD" (any case), so a report with
+// findings (a scenario's summary.json, check -o json) reads back.
+func (l *Level) UnmarshalText(b []byte) error {
+	switch strings.ToUpper(string(b)) {
+	case "MUST":
+		*l = Must
+	case "SHOULD":
+		*l = Should
+	default:
+		return fmt.Errorf("spec: level %q: want MUST or SHOULD", b)
+	}
+	return nil
+}
+
 // Rule is one protocol requirement, checkable on a packet trace.
 type Rule struct {
 	// ID is HOMA-<AREA>-<NNN>, never reused.

@@ -405,11 +405,7 @@ func NewTrace(p *Params) *Trace {
 
 // KeyOf returns the RPC key of e (from sender_id's role bit and addresses).
 func KeyOf(e *Event) RPCKey {
-	id := e.Packet.SenderID()
-	if e.FromClient() {
-		return RPCKey{Client: e.Src, Server: e.Dst, ClientID: wire.ClientID(id)}
-	}
-	return RPCKey{Client: e.Dst, Server: e.Src, ClientID: wire.ClientID(id)}
+	return RPCKey(wire.KeyOf(e.Src, e.Dst, e.Packet.SenderID()))
 }
 
 // Lookup returns the RPC of e, or nil if no packet of it was seen yet.

@@ -4,21 +4,9 @@
 package main
 
 import (
-	"context"
-	"fmt"
 	"os"
-	"os/signal"
-	"syscall"
 
 	"github.com/homatest/homatest/cmd/homatest/internal/cli"
 )
 
-func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	err := cli.New().ExecuteContext(ctx)
-	stop()
-	if err != nil && err.Error() != "" { // "": the code says it all (lab)
-		fmt.Fprintf(os.Stderr, "homatest: %v\n", err)
-	}
-	os.Exit(cli.ExitCode(err))
-}
+func main() { os.Exit(cli.Main(os.Args[1:])) }

@@ -152,8 +152,8 @@ func TestPcapngAndCheck(t *testing.T) {
 		t.Errorf("pcapng holds %s, want DATA,DATA,DATA,CUTOFFS,DATA,bad", got)
 	}
 	prof, _ := spec.LookupProfile("linux")
-	rules, _ := spec.Select(spec.Rules(), "HOMA-WIRE-*", spec.Must, "linux")
-	rep, pkts, err := Verify("linux", prof.Params, rules, p)
+	judge, _ := spec.NewJudge("linux", prof.Params, "HOMA-WIRE-*", spec.Must)
+	rep, pkts, err := Verify(judge, p)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -99,23 +99,23 @@ func WritePcapng(w io.Writer, peers ...*Peer) error {
 	return pw.Flush()
 }
 
-// Verify runs the spec checker with the given profile parameters and rules
-// over everything the peers sent and received (as WritePcapng records it)
-// and returns the report and the packets in frame order (frame N is
-// packets[N-1]). Findings whose frame the tester sent are the tester's
-// doing, not the IUT's: callers filter with packets[f.Frame-1].Sent.
-// Errors: framing or decoding errors of the trace.
-func Verify(profile string, params spec.Params, rules []*spec.Rule, peers ...*Peer) (*spec.Report, []*Packet, error) {
+// Verify judges everything the peers sent and received (as WritePcapng
+// records it, one capture between the hosts: spec.Switch) and returns the
+// report and the packets in frame order (frame N is packets[N-1]). Each
+// violation names the host that owed the behaviour (ChargedTo): callers
+// keep the IUT's with spec.Charged. Errors: framing or decoding errors of
+// the trace.
+func Verify(judge spec.Judge, peers ...*Peer) (*spec.Report, []*Packet, error) {
 	packets := Merged(peers...)
 	var buf bytes.Buffer
 	if err := WritePcapng(&buf, peers...); err != nil {
 		return nil, nil, err
 	}
-	r, err := pcap.NewReader(&buf, pcap.ReaderOptions{Version: params.Wire})
+	r, err := pcap.NewReader(&buf, pcap.ReaderOptions{Version: judge.Params.Wire})
 	if err != nil {
 		return nil, nil, err
 	}
-	c := spec.NewChecker(profile, params, rules)
+	c := judge.Stream(spec.Switch)
 	if err := r.EachEvent(c.Feed); err != nil {
 		return nil, nil, err
 	}

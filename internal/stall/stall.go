@@ -54,8 +54,13 @@ type Config struct {
 	Sample time.Duration
 	// Min is the shortest loss recorded as a stall (default 5 ms): a
 	// probe wake-up at least this late, or a thread that waited at least
-	// this long for a CPU within one sample interval.
+	// this long in total for a CPU within Window.
 	Min time.Duration
+	// Window is the span over which a thread's run-queue waits add up
+	// (default 50 ms): a thread that runs a third of the time on a
+	// crowded machine waits only a few ms per sample, yet falls tens of
+	// ms behind over a protocol timeout.
+	Window time.Duration
 }
 
 func (c Config) withDefaults() Config {
@@ -67,6 +72,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.Min <= 0 {
 		c.Min = 5 * time.Millisecond
+	}
+	if c.Window < c.Sample {
+		c.Window = max(50*time.Millisecond, c.Sample)
 	}
 	return c
 }
@@ -82,19 +90,29 @@ type Monitor struct {
 
 	stop chan struct{}
 	done sync.WaitGroup
+
+	waits func(pid int) (map[int]uint64, error) // threadWaits; tests fake it
 }
 
-// proc is a watched process: its name and each thread's last run-queue
-// wait (ns).
+// proc is a watched process: its name and each of its threads' recent
+// run-queue waits.
 type proc struct {
-	name string
-	wait map[int]uint64
-	at   time.Time
+	name    string
+	threads map[int]*thread
+}
+
+// thread is one thread's cumulative run-queue wait (ns) at each sample of
+// the last Window (the oldest sample at or before the window's start is
+// kept as the base), and the span it is extending, if any (-1: none).
+type thread struct {
+	at   []time.Time
+	wait []uint64
+	open int
 }
 
 // Start starts a monitor with cfg (zero fields take their defaults).
 func Start(cfg Config) *Monitor {
-	m := &Monitor{cfg: cfg.withDefaults(), watched: map[int]*proc{}, stop: make(chan struct{})}
+	m := &Monitor{cfg: cfg.withDefaults(), watched: map[int]*proc{}, stop: make(chan struct{}), waits: threadWaits}
 	m.done.Add(2)
 	go m.probe()
 	go m.sampler()
@@ -109,7 +127,7 @@ func (m *Monitor) Watch(pid int, name string) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if _, ok := m.watched[pid]; !ok {
-		m.watched[pid] = &proc{name: name}
+		m.watched[pid] = &proc{name: name, threads: map[int]*thread{}}
 	}
 }
 
@@ -179,7 +197,7 @@ func (m *Monitor) sample(now time.Time) {
 	}
 	m.mu.Unlock()
 	for _, pid := range pids {
-		waits, err := threadWaits(pid)
+		waits, err := m.waits(pid)
 		m.mu.Lock()
 		p := m.watched[pid]
 		if err != nil {
@@ -187,18 +205,60 @@ func (m *Monitor) sample(now time.Time) {
 			m.mu.Unlock()
 			continue
 		}
-		if p.wait != nil {
-			for tid, w := range waits {
-				if prev, ok := p.wait[tid]; ok && w > prev {
-					if lost := time.Duration(w - prev); lost >= m.cfg.Min {
-						m.spans = append(m.spans, Span{From: p.at, To: now, Who: p.name, Lost: lost})
-					}
-				}
+		for tid, w := range waits {
+			th := p.threads[tid]
+			if th == nil {
+				th = &thread{open: -1}
+				p.threads[tid] = th
+			}
+			m.account(p.name, th, now, w)
+		}
+		for tid := range p.threads {
+			if _, ok := waits[tid]; !ok {
+				delete(p.threads, tid) // the thread ended
 			}
 		}
-		p.wait, p.at = waits, now
 		m.mu.Unlock()
 	}
+}
+
+// account adds thread th's cumulative wait w at now and records (or
+// extends) a span when the thread waited at least Min within the last
+// Window. Called with m.mu held.
+func (m *Monitor) account(who string, th *thread, now time.Time, w uint64) {
+	if n := len(th.wait); n > 0 && w < th.wait[n-1] {
+		th.at, th.wait, th.open = th.at[:0], th.wait[:0], -1 // a reused tid
+	}
+	th.at, th.wait = append(th.at, now), append(th.wait, w)
+	// Keep one sample at or before the window's start as the base.
+	start := now.Add(-m.cfg.Window)
+	drop := 0
+	for drop+1 < len(th.at) && !th.at[drop+1].After(start) {
+		drop++
+	}
+	th.at, th.wait = th.at[drop:], th.wait[drop:]
+	n := len(th.wait)
+	if n < 2 {
+		return
+	}
+	if w == th.wait[n-2] {
+		return // ran whenever it wanted since the last sample
+	}
+	lost := time.Duration(w - th.wait[0])
+	if lost < m.cfg.Min {
+		th.open = -1
+		return
+	}
+	if th.open >= 0 && !m.spans[th.open].To.Before(th.at[0]) {
+		// Still starved within the window of the open span: extend it by
+		// what the thread waited since the last sample.
+		s := &m.spans[th.open]
+		s.To = now
+		s.Lost += time.Duration(w - th.wait[n-2])
+		return
+	}
+	m.spans = append(m.spans, Span{From: th.at[0], To: now, Who: who, Lost: lost})
+	th.open = len(m.spans) - 1
 }
 
 // threadWaits returns the run-queue wait (ns) of every thread of pid.

@@ -112,3 +112,39 @@ func TestExplaining(t *testing.T) {
 		t.Errorf("a finding explained by %v when nothing stalled", got)
 	}
 }
+
+// TestSustainedStarvation: a thread that waits 3 ms of every 10 ms sample
+// (never Min in one sample) is recorded once it has lost Min within the
+// window, as one span that grows while the starvation lasts and ends when
+// the thread keeps up; a lone short wait is not a stall.
+func TestSustainedStarvation(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+	var wait uint64 // thread 7's cumulative run-queue wait, ns
+	m := &Monitor{cfg: Config{Min: 5 * time.Millisecond, Sample: 10 * time.Millisecond, Window: 50 * time.Millisecond}.withDefaults(),
+		watched: map[int]*proc{}, waits: func(int) (map[int]uint64, error) { return map[int]uint64{7: wait}, nil }}
+	m.Watch(42, "agent h1")
+	ms := uint64(time.Millisecond)
+	for i := 0; i <= 100; i += 10 { // starved: 3 ms per sample from 10 to 100 ms
+		if i > 0 {
+			wait += 3 * ms
+		}
+		m.sample(at(i))
+	}
+	for i := 110; i <= 300; i += 10 { // keeps up, then one 2 ms wait at 250 ms
+		if i == 250 {
+			wait += 2 * ms
+		}
+		m.sample(at(i))
+	}
+	spans := m.Spans()
+	if len(spans) != 1 {
+		t.Fatalf("spans %v, want one", spans)
+	}
+	s := spans[0]
+	// At 20 ms the window [0,20] holds 6 ms ≥ Min: the span opens there
+	// and grows by 3 ms per sample up to 100 ms.
+	if !s.From.Equal(at(0)) || !s.To.Equal(at(100)) || s.Lost != 30*time.Millisecond || s.Who != "agent h1" {
+		t.Errorf("span %v (from %v to %v, lost %v), want agent h1 from 0 to 100 ms, lost 30ms", s, s.From.Sub(t0), s.To.Sub(t0), s.Lost)
+	}
+}

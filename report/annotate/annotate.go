@@ -68,7 +68,7 @@ func Write(in io.Reader, out string, findings []spec.Finding, section string) (i
 	return len(notes), nil
 }
 
-// HostView splits the violations of a host-view check (spec.CheckHostViews)
+// HostView splits the violations of a host-view check (spec.Judge.Hosts)
 // into findings on the as-sent and the as-delivered captures the view was
 // merged from: each finding's frames become the frames of the capture its
 // packet came from, and its reason says whose view it is. Findings whose

@@ -1,5 +1,7 @@
 package wire
 
+import "net/netip"
+
 // Role says which end of an RPC sent a packet.
 type Role uint8
 
@@ -35,3 +37,23 @@ func ClientID(senderID uint64) uint64 { return senderID &^ 1 }
 
 // ServerID returns the server's (odd) id of the RPC whose client id is id.
 func ServerID(clientID uint64) uint64 { return clientID | 1 }
+
+// RPCKey identifies an RPC on the wire: its client's and server's
+// addresses and the client's id (HomaModule finds a server RPC by the
+// client's address and id, homa_rpc.c homa_find_server_rpc; the client's
+// id is even, the server's that id | 1).
+type RPCKey struct {
+	Client   netip.Addr `json:"client"`
+	Server   netip.Addr `json:"server"`
+	ClientID uint64     `json:"client_id"`
+}
+
+// KeyOf returns the key of the RPC that a packet with sender_id senderID,
+// sent from src to dst, belongs to: the sender is the client when the
+// role bit says so (RoleOf), else the server.
+func KeyOf(src, dst netip.Addr, senderID uint64) RPCKey {
+	if RoleOf(senderID) == RoleClient {
+		return RPCKey{Client: src, Server: dst, ClientID: ClientID(senderID)}
+	}
+	return RPCKey{Client: dst, Server: src, ClientID: ClientID(senderID)}
+}

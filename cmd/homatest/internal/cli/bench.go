@@ -14,6 +14,7 @@ import (
 
 	"github.com/homatest/homatest/agent"
 	"github.com/homatest/homatest/bench"
+	"github.com/homatest/homatest/bench/benchrun"
 	"github.com/homatest/homatest/harness"
 	"github.com/homatest/homatest/harness/traffic"
 	"github.com/homatest/homatest/harness/workload"
@@ -21,10 +22,10 @@ import (
 	"github.com/homatest/homatest/report/html"
 )
 
-// Environments of homatest bench --env.
+// Environments of homatest bench --env (benchrun's).
 const (
-	envNS  = "ns"
-	envSim = "sim"
+	envNS  = benchrun.EnvNS
+	envSim = benchrun.EnvSim
 )
 
 // simBenchDuration is --duration's default with --env sim: W4 at 0.8 of
@@ -268,9 +269,13 @@ func (o *benchOpts) check() error {
 			return fmt.Errorf("--impl %q: --env sim simulates the reference implementation only: use --impl ref, or --env ns", o.impl)
 		}
 	}
-	if o.tcpImpl, err = implManifest("tcp", "tcp"); err != nil {
+	self, err := os.Executable()
+	if err != nil {
+		return fmt.Errorf("cannot find this program to run its agent: %w", err)
+	}
+	if o.tcpImpl, err = agent.BuiltinManifest("tcp", self); err != nil {
 		return err
 	}
-	o.homaImpl, err = implManifest(o.impl)
+	o.homaImpl, err = agent.ResolveManifest(o.impl)
 	return err
 }

@@ -29,8 +29,8 @@ func newBenchProgress(w io.Writer, quiet bool) *benchProgress {
 	return &benchProgress{w: w, quiet: quiet, tty: ok && term.IsTerminal(int(f.Fd()))}
 }
 
-// phase starts a phase of total RPCs (0: not known yet).
-func (p *benchProgress) phase(desc string, total int) {
+// Phase starts a phase of total RPCs (0: not known yet).
+func (p *benchProgress) Phase(desc string, total int) {
 	if p.quiet {
 		return
 	}
@@ -50,11 +50,11 @@ func (p *benchProgress) phase(desc string, total int) {
 		progressbar.OptionClearOnFinish())
 }
 
-// set shows done RPCs of the phase.
-func (p *benchProgress) set(done int) { p.setMax(done, 0) }
+// Set shows done RPCs of the phase.
+func (p *benchProgress) Set(done int) { p.SetMax(done, 0) }
 
-// setMax shows done RPCs of total (0: unchanged).
-func (p *benchProgress) setMax(done, total int) {
+// SetMax shows done RPCs of total (0: unchanged).
+func (p *benchProgress) SetMax(done, total int) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.bar == nil {
@@ -81,8 +81,8 @@ func (p *benchProgress) finishLocked() {
 	}
 }
 
-// note prints one line between phases (nothing in JSON mode).
-func (p *benchProgress) note(line string) {
+// Note prints one line between phases (nothing in JSON mode).
+func (p *benchProgress) Note(line string) {
 	if p.quiet {
 		return
 	}

@@ -10,7 +10,6 @@ import (
 
 	"github.com/homatest/homatest/pcap"
 	"github.com/homatest/homatest/spec"
-	"github.com/homatest/homatest/spec/wire"
 )
 
 // errNoHoma is returned for a readable capture without a single Homa packet.
@@ -79,53 +78,18 @@ func detectShift(path string, o pcap.ReaderOptions) uint8 {
 	return s
 }
 
-// profileForWire maps a wire version to the profile of that format.
-func profileForWire(v wire.Version) string {
-	switch v {
-	case wire.Version2024:
-		return "linux-2024"
-	case wire.VersionUpstream:
-		return "upstream"
-	default:
-		return "linux"
-	}
-}
-
-// prescan reads the first pcap.DetectFrames frames of path once and returns
-// the profile they suggest — linux-2024 if any packet is in the 2024 format
-// (IP protocol 253), linux if any has the current format's marks, upstream
-// only if none does — and the IPv6 priority shift (0 if it cannot tell).
-// A damaged file is not an error here; reading it for real reports it.
+// prescan reads the first frames of path once (pcap.DetectFormat) and
+// returns the profile of the format they suggest (spec.ProfileForWire) and
+// the IPv6 priority shift (0 if it cannot tell). A damaged file is not an
+// error here; reading it for real reports it.
 func prescan(path string) (profile string, shift uint8, err error) {
 	r, err := openCapture(path, pcap.ReaderOptions{})
 	if err != nil {
 		return "", 0, openError(path, err)
 	}
 	defer r.Close()
-	seen := map[wire.Version]int{}
-	for {
-		f, err := r.Next()
-		if err != nil || f.Number > pcap.DetectFrames {
-			break
-		}
-		if f.Err == nil {
-			seen[f.Packet.Version()]++
-		}
-		if shift == 0 && f.IPVersion == 6 {
-			shift = pcap.IPv6ShiftOf(f.TOS)
-		}
-	}
-	switch {
-	case seen[wire.Version2024] > 0:
-		profile = "linux-2024"
-	case seen[wire.VersionCurrent] > 0:
-		profile = "linux"
-	case seen[wire.VersionUpstream] > 0:
-		profile = "upstream"
-	default:
-		profile = "linux"
-	}
-	return profile, shift, nil
+	v, shift := pcap.DetectFormat(r)
+	return spec.ProfileForWire(v), shift, nil
 }
 
 // sentView returns the reader options that read each packet of the

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"encoding/json"
-	"encoding/xml"
 	"errors"
 	"fmt"
 	"io"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/homatest/homatest/conformance"
 	"github.com/homatest/homatest/pcap"
 	"github.com/homatest/homatest/spec"
 	"github.com/homatest/homatest/spec/wire"
@@ -325,7 +325,7 @@ func checkFile(o *checkOpts, file string, lvl spec.Level, forced wire.Version) f
 	if profile == "auto" {
 		profile = detected
 		if forced != wire.VersionAuto {
-			profile = profileForWire(forced)
+			profile = spec.ProfileForWire(forced)
 		}
 	}
 	prof, _ := spec.LookupProfile(profile)
@@ -370,7 +370,8 @@ func checkFile(o *checkOpts, file string, lvl spec.Level, forced wire.Version) f
 		v = params.Wire // decode as the profile's format: unmarked packets then break WIRE-004, not the decoder
 	}
 	ro := pcap.ReaderOptions{Version: v, IPv6PriorityShift: shift, ICMP: true}
-	run, err := runRules(file, ro, plan, profile, params, rules)
+	judge := spec.Judge{Profile: profile, Params: params, Rules: rules}
+	run, err := runRules(file, ro, plan, judge)
 	if err != nil {
 		fr.Error = err.Error()
 		return fr
@@ -393,7 +394,7 @@ func checkFile(o *checkOpts, file string, lvl spec.Level, forced wire.Version) f
 	if o.inferParams || rep.Violated() {
 		fr.Inferred = compareInferred(inf, params, o.params)
 		if rep.Violated() {
-			hintFindings(file, ro, plan, profile, params, rules, rep, fr.Inferred)
+			hintFindings(file, ro, plan, judge, rep, fr.Inferred)
 		}
 	}
 	for i := range rep.Violations {
@@ -430,8 +431,8 @@ type ruleRun struct {
 	testers map[netip.Addr]bool
 }
 
-func runRules(file string, ro pcap.ReaderOptions, plan capturePlan, profile string, params spec.Params, rules []*spec.Rule) (ruleRun, error) {
-	out := ruleRun{inf: spec.NewInferrer(params), testers: map[netip.Addr]bool{}}
+func runRules(file string, ro pcap.ReaderOptions, plan capturePlan, judge spec.Judge) (ruleRun, error) {
+	out := ruleRun{inf: spec.NewInferrer(judge.Params), testers: map[netip.Addr]bool{}}
 	// feed infers from what the hosts sent: a tester's packets say
 	// nothing about an implementation's parameters.
 	feed := func(e *spec.Event) {
@@ -443,8 +444,7 @@ func runRules(file string, ro pcap.ReaderOptions, plan capturePlan, profile stri
 		out.inf.Feed(e)
 	}
 	if plan.mode == oneView || plan.mode == notesOnly {
-		c := spec.NewChecker(profile, params, rules)
-		c.SetCapturePoint(plan.cp)
+		c := judge.Stream(plan.cp)
 		c.SetInferrer(out.inf) // one trace for rules and inference
 		st, err := streamEvents(file, ro, func(e *spec.Event) {
 			if strings.HasPrefix(e.Note, switchNotePrefix) || plan.mode == notesOnly {
@@ -481,7 +481,7 @@ func runRules(file string, ro pcap.ReaderOptions, plan capturePlan, profile stri
 	var sent []*spec.Event
 	for _, i := range ifs {
 		h := plan.ports[i]
-		hr := spec.CheckHostView(profile, params, rules, h, views[i])
+		hr := judge.Host(h, views[i])
 		hrs = append(hrs, hr)
 		out.hosts = append(out.hosts, hostResult{Host: h.String(), Interface: fmt.Sprint(i), Violations: len(hr.Violations), Excused: len(hr.Excused)})
 		for j := range views[i] {
@@ -520,23 +520,23 @@ func compareInferred(inf *spec.Inferrer, params spec.Params, given []string) []i
 }
 
 // hintFindings re-checks the capture once per inferred parameter that
-// differs from params and gives each violation that disappears a hint
+// differs from judge's parameters and gives each violation that disappears a hint
 // naming the --param to pass.
-func hintFindings(file string, ro pcap.ReaderOptions, plan capturePlan, profile string, params spec.Params, rules []*spec.Rule, rep *spec.Report, inferred []inferredParam) {
+func hintFindings(file string, ro pcap.ReaderOptions, plan capturePlan, judge spec.Judge, rep *spec.Report, inferred []inferredParam) {
 	for _, x := range inferred {
 		if !x.Differs {
 			continue
 		}
-		q := params
-		if !x.Apply(&q) {
+		alt := judge
+		if !x.Apply(&alt.Params) {
 			continue
 		}
-		alt, err := runRules(file, ro, plan, profile, q, rules)
+		altRun, err := runRules(file, ro, plan, alt)
 		if err != nil {
 			continue
 		}
 		still := map[[2]any]bool{}
-		for _, v := range alt.rep.Violations {
+		for _, v := range altRun.rep.Violations {
 			still[[2]any{v.Rule, v.Frame}] = true
 		}
 		for i := range rep.Violations {
@@ -666,48 +666,18 @@ func intsString(a []int) string {
 	return strings.Join(s, ",")
 }
 
-// JUnit XML, as read by CI systems: one test suite per file, one test case
-// per rule; a violated rule is a failure listing its violations.
-type junitSuites struct {
-	XMLName xml.Name     `xml:"testsuites"`
-	Suites  []junitSuite `xml:"testsuite"`
-}
-
-type junitSuite struct {
-	Name     string      `xml:"name,attr"`
-	Tests    int         `xml:"tests,attr"`
-	Failures int         `xml:"failures,attr"`
-	Skipped  int         `xml:"skipped,attr"`
-	Cases    []junitCase `xml:"testcase"`
-}
-
-type junitCase struct {
-	Name      string        `xml:"name,attr"`
-	Classname string        `xml:"classname,attr"`
-	Failure   *junitFailure `xml:"failure,omitempty"`
-	Skipped   *junitSkipped `xml:"skipped,omitempty"`
-	SystemOut string        `xml:"system-out,omitempty"`
-}
-
-type junitFailure struct {
-	Message string `xml:"message,attr"`
-	Type    string `xml:"type,attr"`
-	Text    string `xml:",chardata"`
-}
-
-type junitSkipped struct {
-	Message string `xml:"message,attr"`
-}
-
+// writeJUnit writes the reports as JUnit XML (conformance.WriteJUnit), as
+// read by CI systems: one test suite per file, one test case per rule; a
+// violated rule is a failure listing its violations.
 func writeJUnit(w io.Writer, reports []fileReport, strict bool) error {
-	var js junitSuites
+	var js conformance.JUnitSuites
 	for _, fr := range reports {
-		s := junitSuite{Name: "homatest check " + fr.File}
+		s := conformance.JUnitSuite{Name: "homatest check " + fr.File}
 		if fr.Error != "" {
 			s.Tests, s.Failures = 1, 1
-			s.Cases = []junitCase{{Name: "capture", Classname: "homa.capture",
-				Failure: &junitFailure{Message: fr.Error, Type: "error", Text: fr.Error}}}
-			js.Suites = append(js.Suites, s)
+			s.TestCases = []conformance.JUnitCase{{Name: "capture", Classname: "homa.capture",
+				Failure: &conformance.JUnitFailure{Message: fr.Error, Type: "error", Description: fr.Error}}}
+			js.TestSuites = append(js.TestSuites, s)
 			continue
 		}
 		byRule := map[string][]string{}
@@ -726,7 +696,7 @@ func writeJUnit(w io.Writer, reports []fileReport, strict bool) error {
 			byRule[v.Rule] = append(byRule[v.Rule], line)
 		}
 		for _, rr := range fr.Report.Rules {
-			c := junitCase{Name: rr.ID, Classname: "homa." + strings.ToLower(strings.Split(rr.ID, "-")[1]),
+			c := conformance.JUnitCase{Name: rr.ID, Status: "passed", Classname: "homa." + strings.ToLower(strings.Split(rr.ID, "-")[1]),
 				SystemOut: fmt.Sprintf("checked %d, passed %d, violated %d, inconclusive %d", rr.Checked, rr.Passed, rr.Violated, rr.Inconclusive)}
 			warn := rr.Level == spec.Should && !strict
 			switch {
@@ -734,28 +704,21 @@ func writeJUnit(w io.Writer, reports []fileReport, strict bool) error {
 				// A SHOULD violation is a warning: reported, not failed.
 				c.SystemOut += "\nWARNING: " + fmt.Sprintf("%d violations of SHOULD rule %s", rr.Violated, rr.ID) + "\n" + strings.Join(byRule[rr.ID], "\n")
 			case counted[rr.ID] > 0:
-				c.Failure = &junitFailure{Message: fmt.Sprintf("%d violations of %s rule %s", rr.Violated, rr.Level, rr.ID),
-					Type: rr.Level.String(), Text: strings.Join(byRule[rr.ID], "\n")}
+				c.Failure = &conformance.JUnitFailure{Message: fmt.Sprintf("%d violations of %s rule %s", rr.Violated, rr.Level, rr.ID),
+					Type: rr.Level.String(), Description: strings.Join(byRule[rr.ID], "\n")}
+				c.Status = "failed"
 				s.Failures++
 			case len(byRule[rr.ID]) > 0:
 				c.SystemOut += "\n" + strings.Join(byRule[rr.ID], "\n")
 			case rr.Checked == 0:
-				c.Skipped = &junitSkipped{Message: "not exercised by this capture"}
+				c.Skipped = &conformance.JUnitSkipped{Message: "not exercised by this capture"}
+				c.Status = "skipped"
 				s.Skipped++
 			}
-			s.Cases = append(s.Cases, c)
+			s.TestCases = append(s.TestCases, c)
 			s.Tests++
 		}
-		js.Suites = append(js.Suites, s)
+		js.TestSuites = append(js.TestSuites, s)
 	}
-	if _, err := io.WriteString(w, xml.Header); err != nil {
-		return err
-	}
-	enc := xml.NewEncoder(w)
-	enc.Indent("", "  ")
-	if err := enc.Encode(js); err != nil {
-		return err
-	}
-	_, err := io.WriteString(w, "\n")
-	return err
+	return conformance.WriteJUnit(w, js)
 }

@@ -16,6 +16,8 @@ import (
 	"github.com/homatest/homatest/internal/stall"
 	"github.com/homatest/homatest/pcap"
 	"github.com/homatest/homatest/spec/wire"
+
+	"github.com/homatest/homatest/conformance"
 )
 
 // writeCase writes scenario id-slug of the fault catalogue (faulty or
@@ -102,17 +104,17 @@ func TestCheckLevels(t *testing.T) {
 		t.Errorf("--strict: exit %d, want 1", code)
 	}
 	out, _, _ = run(t, "check", "-o", "junit", "--rules", "HOMA-WIRE-012", f)
-	var ju junitSuites
+	var ju conformance.JUnitSuites
 	if err := xml.Unmarshal([]byte(out), &ju); err != nil {
 		t.Fatal(err)
 	}
-	if ju.Suites[0].Failures != 0 || !strings.Contains(out, "WARNING: ") {
-		t.Errorf("junit: %d failures, want 0 and a WARNING:\n%s", ju.Suites[0].Failures, out)
+	if ju.TestSuites[0].Failures != 0 || !strings.Contains(out, "WARNING: ") {
+		t.Errorf("junit: %d failures, want 0 and a WARNING:\n%s", ju.TestSuites[0].Failures, out)
 	}
 	out, _, _ = run(t, "check", "--strict", "-o", "junit", "--rules", "HOMA-WIRE-012", f)
-	var jus junitSuites
-	if err := xml.Unmarshal([]byte(out), &jus); err != nil || jus.Suites[0].Failures != 1 {
-		t.Errorf("--strict junit: %+v (%v), want 1 failure", jus.Suites, err)
+	var jus conformance.JUnitSuites
+	if err := xml.Unmarshal([]byte(out), &jus); err != nil || jus.TestSuites[0].Failures != 1 {
+		t.Errorf("--strict junit: %+v (%v), want 1 failure", jus.TestSuites, err)
 	}
 	// The whole rule set: the MUST violations fail it.
 	if _, _, code := run(t, "check", f); code != ExitViolations {

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/homatest/homatest/conformance"
 )
 
 // The timer sysctls the shared captures ran with (x10 the defaults).
@@ -116,12 +118,12 @@ func TestCheckJSONAndJUnit(t *testing.T) {
 		t.Errorf("no downgrades counted")
 	}
 	out, _, _ = run(t, append([]string{"check", "-o", "junit", f}, scaledTimers...)...)
-	var ju junitSuites
+	var ju conformance.JUnitSuites
 	if err := xml.Unmarshal([]byte(out), &ju); err != nil {
 		t.Fatalf("junit: %v\n%s", err, out)
 	}
-	if len(ju.Suites) != 1 || ju.Suites[0].Failures != 0 || ju.Suites[0].Tests < 60 {
-		t.Errorf("junit suite %+v", ju.Suites)
+	if len(ju.TestSuites) != 1 || ju.TestSuites[0].Failures != 0 || ju.TestSuites[0].Tests < 60 {
+		t.Errorf("junit suite %+v", ju.TestSuites)
 	}
 }
 

@@ -68,7 +68,7 @@ func TestUnknownCommand(t *testing.T) {
 			t.Errorf("homatest %s: exit %d, %v; want 2 and %q", args, code, err, want)
 		}
 	}
-	if out, err, code := run(t); code != ExitOK || !strings.Contains(out, "Available Commands:") {
+	if out, err, code := run(t); code != ExitOK || !strings.Contains(out, "Conformance (test an implementation):") {
 		t.Errorf("homatest alone: exit %d, %v, output %q; want the help", code, err, out)
 	}
 }

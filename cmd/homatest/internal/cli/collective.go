@@ -13,10 +13,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/homatest/homatest/bench"
+	"github.com/homatest/homatest/bench/benchrun"
 	"github.com/homatest/homatest/harness"
-	"github.com/homatest/homatest/harness/traffic"
 	"github.com/homatest/homatest/harness/workload"
-	"github.com/homatest/homatest/homa"
 	"github.com/homatest/homatest/netem"
 	"github.com/homatest/homatest/sim"
 )
@@ -35,10 +34,6 @@ type collectiveOpts struct {
 	bg      workload.Dist
 	loadsF  []float64
 }
-
-// collectivePort is the port the collective's messages go to (the
-// background uses traffic.DefaultPort and the baseline the ports above it).
-const collectivePort = 5000
 
 func newCollectiveCmd() *cobra.Command {
 	o := &collectiveOpts{}
@@ -111,7 +106,7 @@ Exit codes: 0 done, 2 usage error.`,
 	f.DurationVar(&o.warmup, "warmup", time.Millisecond, "how long the background runs before the collective starts")
 	f.IntVar(&o.unloaded, "unloaded", 5, "unloaded RPCs per measured size for the background's baseline")
 	f.Uint64Var(&o.seed, "seed", 1, "seed of the background's sizes and arrivals and of the switch")
-	f.StringVarP(&o.output, "output", "o", "text", "output format: text or json")
+	outputVar(f, &o.output, "the completion times by transport and load", "text", "json")
 	f.StringVar(&o.plot, "plot", "", "write the completion time against load plot to this .png or .svg file")
 	return cmd
 }
@@ -144,8 +139,6 @@ func (o *collectiveOpts) check() error {
 		return fmt.Errorf("--warmup %v: want a duration of 0 or more", o.warmup)
 	case o.unloaded < 1:
 		return fmt.Errorf("--unloaded %d: want at least 1", o.unloaded)
-	case o.output != "text" && o.output != "json":
-		return fmt.Errorf("-o %q: want text or json", o.output)
 	}
 	if ext := strings.ToLower(filepath.Ext(o.plot)); o.plot != "" && ext != ".png" && ext != ".svg" {
 		return fmt.Errorf("--plot %q: the file name must end in .png or .svg", o.plot)
@@ -198,113 +191,20 @@ func parseBytes(s string) (int64, error) {
 	return int64(v * float64(mult)), nil
 }
 
-// run runs every transport at every load and returns the report (and
-// writes the plot).
+// run runs the collective (benchrun.Collective.Run) and writes the plot.
 func (o *collectiveOpts) run(ctx context.Context, prog *benchProgress) (*bench.CollectiveReport, error) {
-	rep := &bench.CollectiveReport{Algorithm: o.algorithm, Bytes: o.bytes, Hosts: o.hosts, RateBps: float64(o.rateBps),
-		MTU: o.mtu, Iterations: o.iterations, Seed: o.seed}
-	var buckets []bench.Bucket
-	if o.background != "none" {
-		rep.Background = o.bg.Name()
-		buckets = bench.Buckets(o.bg, bench.DefaultBuckets)
-		rep.Buckets = buckets
-	}
-	for _, tr := range o.trans {
-		for _, load := range o.loadsF {
-			pt, ideal, err := o.point(ctx, tr, load, buckets, prog)
-			if err != nil {
-				return nil, err
-			}
-			rep.Ideal = ideal
-			rep.Points = append(rep.Points, pt)
-		}
-	}
+	c := &benchrun.Collective{Algorithm: o.algorithm, Bytes: o.bytes, Hosts: o.hosts, RateBps: o.rateBps, MTU: o.mtu,
+		Iterations: o.iterations, Transports: o.trans, Background: o.bg, Loads: o.loadsF, Warmup: o.warmup,
+		Unloaded: o.unloaded, Seed: o.seed, Progress: prog}
+	rep, err := c.Run(ctx)
 	prog.done()
-	rep.Finish()
+	if err != nil {
+		return nil, err
+	}
 	if o.plot != "" {
 		if err := rep.Plot(o.plot); err != nil {
 			return nil, err
 		}
 	}
 	return rep, nil
-}
-
-// point runs transport tr's collective at background load in a
-// simulation of its own, and returns it with the collective's ideal
-// completion time.
-func (o *collectiveOpts) point(ctx context.Context, tr string, load float64, buckets []bench.Bucket, prog *benchProgress) (bench.CollectivePoint, time.Duration, error) {
-	pt := bench.CollectivePoint{Transport: tr, Load: load}
-	cost := sim.CostForLink(int64(o.rateBps))
-	sm, err := sim.New(sim.Config{Seed: o.seed, Link: netem.LinkConfig{Rate: o.rateBps, Priorities: 8}, Cost: &cost})
-	if err != nil {
-		return pt, 0, err
-	}
-	hosts, stop, err := newSimHosts(sm, tr, o.hosts, o.seed, homa.ParamsForLink(int64(o.rateBps)), o.mtu)
-	defer stop()
-	if err != nil {
-		return pt, 0, err
-	}
-	start := time.Now()
-	runUntil := func(done func() bool) error {
-		n := 0
-		sm.RunWhile(func() bool {
-			if n++; n%65536 == 0 && ctx.Err() != nil {
-				return false
-			}
-			return !done()
-		})
-		return ctx.Err()
-	}
-	var bl bench.Baseline
-	var ids uint64
-	if load > 0 {
-		pair := []sim.RPCHost{hosts[0], hosts[len(hosts)-1]}
-		_, bl, ids, err = measureBaseline(tr, buckets, o.unloaded, traffic.DefaultResponseBytes, o.seed, prog,
-			func(cfg traffic.Config, _ bool) (*traffic.Result, error) {
-				t, err := sm.StartRPC(pair, cfg)
-				if err != nil {
-					return nil, err
-				}
-				err = runUntil(t.Done)
-				return t.Result(), err
-			})
-		if err != nil {
-			return pt, 0, err
-		}
-	}
-	prog.phase(fmt.Sprintf("%s: %s all-reduce of %d bytes × %d, background load %.2f", tr, o.algorithm, o.bytes, o.iterations, load), 0)
-	var bg *sim.Traffic
-	if load > 0 {
-		bg, err = sm.StartRPC(hosts, traffic.Config{Pattern: traffic.AllToAll, Requests: o.bg, Load: load,
-			LinkBps: float64(o.rateBps), Duration: time.Hour, Seed: o.seed, IDBase: ids})
-		if err != nil {
-			return pt, 0, err
-		}
-		sm.RunFor(o.warmup)
-	}
-	c, err := sm.StartCollective(hosts, sim.CollectiveConfig{Algorithm: o.algorithm, Bytes: o.bytes, Port: collectivePort, Iterations: o.iterations})
-	if err != nil {
-		return pt, 0, err
-	}
-	if err := runUntil(c.Done); err != nil {
-		return pt, 0, err
-	}
-	pt.Times, pt.Err = c.Times(), c.Err()
-	if bg != nil {
-		bg.Stop()
-		if err := runUntil(bg.Done); err != nil {
-			return pt, 0, err
-		}
-		res := bg.Result()
-		s, err := bench.Analyze(bench.Run{Transport: tr, Records: benchRecords(res.Records), Baseline: bl,
-			Elapsed: res.Elapsed, OfferedBps: res.OfferedBps, AchievedBps: res.AchievedBps}, buckets)
-		if err != nil {
-			return pt, 0, err
-		}
-		pt.Background = &s
-	}
-	wall := time.Since(start)
-	prog.note(fmt.Sprintf("%s at load %.2f: simulated %v in %v of wall time (%.1f s per simulated second)",
-		tr, load, sm.Now().Round(time.Microsecond), wall.Round(time.Millisecond), wall.Seconds()/max(sm.Now().Seconds(), 1e-9)))
-	return pt, c.Ideal(float64(o.rateBps)), nil
 }

@@ -3,6 +3,7 @@ package cli
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -16,8 +17,11 @@ func newFaultsCmd() *cobra.Command {
 		Short: "List the reference implementation's fault knobs",
 		Long: `Faults lists the knobs that make the built-in reference implementation
 (package homa) misbehave the way real Homa implementations did (see the
-BR-nn entries of the fault log): each one is caught by a spec rule, which is
-how the conformance suite shows that it catches real bugs.`,
+BR-nn entries of the fault log, or the protocol facts they break) and the
+rules whose findings catch each: the fault catalogue (homa.FaultNames).
+homatest run --mutation-matrix runs the suite once per knob and fails unless
+a failing spec names one of those rules, which is how the conformance suite
+shows that it catches real bugs.`,
 		Example: `  homatest faults
   homatest faults -o json`,
 		Args: cobra.NoArgs,
@@ -26,12 +30,10 @@ how the conformance suite shows that it catches real bugs.`,
 			switch output {
 			case "json":
 				json.NewEncoder(w).Encode(homa.FaultNames())
-			case "text":
+			default: // text (outputVar refused anything else)
 				for _, f := range homa.FaultNames() {
-					fmt.Fprintf(w, "%-22s %s\n", f.Name, f.Doc)
+					fmt.Fprintf(w, "%-22s %s\n%-22s reproduces %s; caught by %s\n", f.Name, f.Doc, "", f.Reproduces, strings.Join(f.CaughtBy, ", "))
 				}
-			default:
-				return usageErr(fmt.Errorf("-o %q: want text or json", output))
 			}
 			if w.err != nil {
 				return usageErr(fmt.Errorf("write output: %w", w.err))

@@ -1,12 +1,16 @@
 // Package cli builds the homatest command tree (cobra). Each command has a
 // newXxxCmd constructor, writes to cmd.OutOrStdout, and returns errors
-// instead of exiting; main turns them into exit codes with ExitCode.
+// instead of exiting; Main turns them into exit codes with ExitCode.
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"os"
+	"os/signal"
 	"strings"
+	"syscall"
 
 	"github.com/spf13/cobra"
 )
@@ -47,6 +51,23 @@ func ExitCode(err error) int {
 	return ExitUsage
 }
 
+// Main runs homatest with args (the program's arguments, os.Args[1:]) and
+// returns its exit code: SIGINT and SIGTERM cancel the command's context
+// (homatest run then stops its pass: conformance.InterruptGrace), and an error is
+// printed on standard error as one line. The program's main and the tests'
+// re-executed binary both run it.
+func Main(args []string) int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	cmd := New()
+	cmd.SetArgs(args)
+	err := cmd.ExecuteContext(ctx)
+	if err != nil && err.Error() != "" { // "": the code says it all (lab)
+		fmt.Fprintf(os.Stderr, "homatest: %v\n", err)
+	}
+	return ExitCode(err)
+}
+
 // New returns the root homatest command.
 func New() *cobra.Command {
 	root := &cobra.Command{
@@ -55,14 +76,15 @@ func New() *cobra.Command {
 		Long: `homatest is a conformance testbed for Homa, the receiver-driven datacenter
 transport (HomaModule, IP protocol 146).
 
-It decodes captures of Homa traffic (decode: pcap/pcapng, every packet type,
-the current, 2024 and upstream wire formats, IPv4/IPv6, TCP-hijacked frames),
+It runs the conformance suite against an implementation (run: the built-in
+reference implementation, the Linux kernel module, or your own through an
+agent manifest), either in network namespaces behind an emulated switch
+(--env ns) or in the discrete-event simulator (--env sim). It decodes
+captures of Homa traffic (decode: pcap/pcapng, every packet type, the
+current, 2024 and upstream wire formats, IPv4/IPv6, TCP-hijacked frames),
 checks them against the spec's rules (check; the rules: spec list) and
-summarises their RPCs (rpcs). It runs the conformance suite against an
-implementation (run: the built-in reference implementation, the Linux kernel
-module, or your own through an agent manifest), in network namespaces behind
-an emulated switch (harness, netem) or in-process, and speaks the agent
-protocol for a built-in implementation (agent).
+summarises their RPCs (rpcs). It runs workloads and fault plans (scenario,
+bench) and speaks the agent protocol for a built-in implementation (agent).
 
 Exit codes: 0 success, 1 violations, 2 usage, input or environment error.`,
 		SilenceErrors: true,
@@ -88,15 +110,41 @@ Exit codes: 0 success, 1 violations, 2 usage, input or environment error.`,
 		}
 		return usageErr(fmt.Errorf("%v (see %s --help)", err, c.CommandPath()))
 	})
-	root.AddCommand(newDecodeCmd(), newCheckCmd(), newSpecCmd(), newRPCsCmd(), newFaultsCmd(), newRunCmd(), newVersionCmd())
-	root.AddCommand(newAgentCmd())
-	root.AddCommand(newCleanupCmd())
-	root.AddCommand(newNetemCmd())
-	root.AddCommand(newBenchCmd())
-	root.AddCommand(newPlotCmd())
-	root.AddCommand(newScenarioCmd())
-	root.AddCommand(newReplayCmd())
-	root.AddCommand(newWiresharkCmd())
-	root.AddCommand(newLabCmd())
+	for _, g := range commandGroups {
+		root.AddGroup(&cobra.Group{ID: g.id, Title: g.title})
+		for _, c := range g.cmds() {
+			c.GroupID = g.id
+			root.AddCommand(c)
+		}
+	}
+	root.SetHelpCommandGroupID(groupMaintenance)
+	root.SetCompletionCommandGroupID(groupMaintenance)
 	return root
+}
+
+// Command groups, as homatest --help shows them.
+const (
+	groupConformance = "conformance"
+	groupOffline     = "offline"
+	groupExperiments = "experiments"
+	groupMaintenance = "maintenance"
+)
+
+// commandGroups lists every command under its group, in help order.
+var commandGroups = []struct {
+	id, title string
+	cmds      func() []*cobra.Command
+}{
+	{groupConformance, "Conformance (test an implementation):", func() []*cobra.Command {
+		return []*cobra.Command{newRunCmd(), newSpecCmd(), newFaultsCmd(), newAgentCmd(), newLabCmd()}
+	}},
+	{groupOffline, "Offline analysis (read captures):", func() []*cobra.Command {
+		return []*cobra.Command{newDecodeCmd(), newCheckCmd(), newRPCsCmd(), newPlotCmd(), newWiresharkCmd()}
+	}},
+	{groupExperiments, "Experiments (workloads, fault plans, emulated links):", func() []*cobra.Command {
+		return []*cobra.Command{newScenarioCmd(), newReplayCmd(), newBenchCmd(), newNetemCmd()}
+	}},
+	{groupMaintenance, "Maintenance:", func() []*cobra.Command {
+		return []*cobra.Command{newCleanupCmd(), newVersionCmd()}
+	}},
 }

@@ -2,19 +2,11 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"maps"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"slices"
-	"sort"
-	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -23,7 +15,6 @@ import (
 	"github.com/homatest/homatest/conformance"
 	"github.com/homatest/homatest/harness"
 	"github.com/homatest/homatest/homa"
-	"github.com/homatest/homatest/internal/timescale"
 	"github.com/homatest/homatest/report/html"
 )
 
@@ -34,7 +25,7 @@ type runOpts struct {
 	junit, output, artifacts             string
 	repeat                               int
 	matrix, verbose, nsWorkloads, strict bool
-	passResult                           string // hidden: run one pass in this process
+	passFile                             string // hidden: run one pass in this process
 	ctx                                  context.Context
 }
 
@@ -95,8 +86,8 @@ environment error.`,
 	f.BoolVar(&o.strict, "strict", false, "fail (exit 1) on failed SHOULD specs too; by default they are warnings")
 	f.BoolVarP(&o.verbose, "verbose", "v", false, "keep Ginkgo's verbose log in the artifacts")
 	f.BoolVar(&o.nsWorkloads, "ns-workloads", false, "with --env ns: run the passive workload specs on IUT hosts in namespaces behind netem's switch (heavy: one process per host plus the switch; default: reference hosts in the simulator for --impl ref, unsupported otherwise)")
-	f.StringVar(&o.passResult, "pass-result", "", "internal: run one pass here and write its result to this file")
-	f.MarkHidden("pass-result")
+	f.StringVar(&o.passFile, "pass", "", "internal: run one pass here from this options file (conformance.RunPassFile)")
+	f.MarkHidden("pass")
 	return cmd
 }
 
@@ -137,34 +128,15 @@ func (o *runOpts) validate() error {
 	return nil
 }
 
+// passOptions are the options of each pass (conformance.Supervisor.Pass).
+func (o *runOpts) passOptions() conformance.PassOptions {
+	return conformance.PassOptions{Impl: o.impl, Env: o.env, LabelFilter: o.labelFilter, Rules: o.rules, Focus: o.focus,
+		Fault: o.fault, JUnit: o.junit != "", Verbose: o.verbose, NSWorkloads: o.nsWorkloads}
+}
+
 // manifest returns the IUT's agent manifest: a built-in one for ref and
 // linux (this executable's "agent" command), else the YAML file --impl names.
-func (o *runOpts) manifest() (*agent.Manifest, error) { return implManifest(o.impl) }
-
-// implManifest returns the manifest --impl names: this executable's agent
-// for the built-in ref and linux (and tcp when "tcp" is in extra), else the
-// YAML file impl.
-func implManifest(impl string, extra ...string) (*agent.Manifest, error) {
-	if impl == "ref" || impl == "linux" || slices.Contains(extra, impl) {
-		self, err := os.Executable()
-		if err != nil {
-			return nil, fmt.Errorf("cannot find this program to run its agent: %w", err)
-		}
-		return agent.BuiltinManifest(impl, self)
-	}
-	if _, err := os.Stat(impl); err != nil {
-		return nil, fmt.Errorf("--impl %q: not ref, linux or a readable manifest file (%v)", impl, err)
-	}
-	m, err := agent.LoadManifest(impl)
-	if err != nil {
-		return nil, err
-	}
-	if _, err := exec.LookPath(m.Command[0]); err != nil {
-		return nil, fmt.Errorf("manifest %s: command: agent program %q cannot be run (%v): fix command[0] to name the agent executable (an absolute path, or a name found in PATH)",
-			impl, m.Command[0], errors.Unwrap(err))
-	}
-	return m, nil
-}
+func (o *runOpts) manifest() (*agent.Manifest, error) { return agent.ResolveManifest(o.impl) }
 
 func knownFault(name string) bool {
 	for _, f := range homa.FaultNames() {
@@ -175,19 +147,17 @@ func knownFault(name string) bool {
 	return false
 }
 
-// errInterrupted ends a run stopped by SIGINT or SIGTERM (exit 130).
-var errInterrupted = errors.New("interrupted: the pass in progress was stopped and its namespaces removed")
-
 func (o *runOpts) run(cmd *cobra.Command) error {
 	o.ctx = cmd.Context()
 	if o.ctx == nil {
 		o.ctx = context.Background()
 	}
+	if o.passFile != "" {
+		// A pass of a run whose flags were validated (Supervisor.Pass).
+		return conformance.RunPassFile(o.passFile)
+	}
 	if err := o.validate(); err != nil {
 		return usageErr(err)
-	}
-	if o.passResult != "" {
-		return o.onePass()
 	}
 	defaulted := o.artifacts == ""
 	if defaulted {
@@ -196,14 +166,20 @@ func (o *runOpts) run(cmd *cobra.Command) error {
 	if err := os.MkdirAll(o.artifacts, 0o755); err != nil {
 		return usageErr(artifactsErr(err))
 	}
+	self, err := os.Executable()
+	if err != nil {
+		return usageErr(fmt.Errorf("cannot find this program to run a pass: %w", err))
+	}
+	sup := &conformance.Supervisor{Command: []string{self, "run", "--pass"}, Dir: o.artifacts, Ctx: o.ctx}
 	if o.matrix {
-		return o.mutationMatrix(cmd)
+		return o.mutationMatrix(cmd, sup)
 	}
 	var passes []*conformance.Result
 	var junits []string
 	for i := 1; i <= o.repeat; i++ {
-		res, junit, err := o.child(fmt.Sprintf("pass-%d", i), o.fault, o.focus)
-		if errors.Is(err, errInterrupted) {
+		name := fmt.Sprintf("pass-%d", i)
+		res, junit, err := sup.Pass(name, o.passOptions())
+		if errors.Is(err, conformance.ErrInterrupted) {
 			return &ExitError{Code: 130, Err: err}
 		}
 		if err != nil {
@@ -212,12 +188,8 @@ func (o *runOpts) run(cmd *cobra.Command) error {
 		if res.SetupError != "" {
 			return o.setupFailed(res.SetupError, defaulted)
 		}
-		rerunPass := func(name string, focus []string) (*conformance.Result, error) {
-			r, _, err := o.child(name, o.fault, focus)
-			return r, err
-		}
-		if err := rerunInconclusive(fmt.Sprintf("pass-%d", i), res, rerunPass); err != nil {
-			if errors.Is(err, errInterrupted) {
+		if err := sup.RerunInconclusive(name, res, o.passOptions()); err != nil {
+			if errors.Is(err, conformance.ErrInterrupted) {
 				return &ExitError{Code: 130, Err: err}
 			}
 			return usageErr(err)
@@ -271,294 +243,14 @@ func (o *runOpts) run(cmd *cobra.Command) error {
 	return nil
 }
 
-// maxReruns bounds the reruns of specs whose timing findings a measured
-// stall explained.
-const maxReruns = 2
-
-// rerunInconclusive reruns, in a child pass of their own (run(name,
-// focus)), the specs of res with timing-inconclusive findings, up to
-// maxReruns times, and folds the
-// outcome into res: a rerun that fails without a stall to explain it fails
-// the spec (the finding reproduced on a quieter machine); a quiet clean
-// rerun leaves it passed, its first findings still reported; a rerun that
-// stalled again leaves them inconclusive.
-func rerunInconclusive(name string, res *conformance.Result, run func(name string, focus []string) (*conformance.Result, error)) error {
-	for k := 1; k <= maxReruns; k++ {
-		var focus []string
-		idx := map[string]int{}
-		for i, s := range res.Specs {
-			if s.State == "passed" && len(s.TimingInconclusive) > 0 && s.Rerun != "quiet" {
-				focus = append(focus, s.Name)
-				idx[s.Name] = i
-			}
-		}
-		if len(focus) == 0 {
-			return nil
-		}
-		again, err := run(fmt.Sprintf("%s-rerun-%d", name, k), focus)
-		if err != nil {
-			return err
-		}
-		if again.SetupError != "" {
-			return fmt.Errorf("rerun of %d specs with timing-inconclusive findings: the test environment could not be built: %s", len(focus), again.SetupError)
-		}
-		for _, r := range again.Specs {
-			i, ok := idx[r.Name]
-			if !ok || r.State == "skipped" {
-				continue
-			}
-			s := &res.Specs[i]
-			s.Reruns = k
-			switch {
-			case r.State == "failed" || r.State == "error":
-				s.State, s.Failure, s.Capture, s.Rerun = r.State, "reproduced on rerun "+strconv.Itoa(k)+" without a stall to explain it: "+r.Failure, r.Capture, "failed"
-			case len(r.TimingInconclusive) > 0:
-				s.Rerun = "inconclusive"
-				s.TimingInconclusive = append(s.TimingInconclusive, r.TimingInconclusive...)
-			default:
-				s.Rerun = "quiet"
-			}
-		}
-	}
-	return nil
-}
-
-// failing reports whether spec s fails the run: failed or in error, and
-// MUST (SHOULD specs are warnings unless --strict).
-func (o *runOpts) failing(s conformance.SpecResult) bool {
-	return (s.State == "failed" || s.State == "error") && (s.Level != "SHOULD" || o.strict)
-}
-
-// failedPasses counts the passes with a failing spec.
-func (o *runOpts) failedPasses(ps []*conformance.Result) int {
-	n := 0
-	for _, p := range ps {
-		for _, s := range p.Specs {
-			if o.failing(s) {
-				n++
-				break
-			}
-		}
-	}
-	return n
-}
-
-// child runs one pass in a new process of this binary (Ginkgo runs one
-// suite per process) and returns its result and JUnit file.
-func (o *runOpts) child(name, fault string, focus []string) (*conformance.Result, string, error) {
-	dir := filepath.Join(o.artifacts, name)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, "", err
-	}
-	self, err := os.Executable()
-	if err != nil {
-		return nil, "", fmt.Errorf("cannot find this program to run a pass: %w", err)
-	}
-	resFile := filepath.Join(dir, "result.json")
-	args := []string{"run", "--pass-result", resFile, "--artifacts", dir, "--impl", o.impl, "--env", o.env,
-		"--label-filter", o.labelFilter, "--rules", o.rules, "--fault", fault}
-	for _, f := range focus {
-		args = append(args, "--focus", f)
-	}
-	junit := ""
-	if o.junit != "" {
-		junit = filepath.Join(dir, "junit.xml")
-		args = append(args, "--junit", junit)
-	}
-	if o.verbose {
-		args = append(args, "--verbose")
-	}
-	if o.nsWorkloads {
-		args = append(args, "--ns-workloads")
-	}
-	c := exec.Command(self, args...)
-	var stderr strings.Builder
-	c.Stderr = &stderr
-	if err := c.Start(); err != nil {
-		return nil, "", fmt.Errorf("pass %s failed to start: %w", name, err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- c.Wait() }()
-	err = nil
-	select {
-	case err = <-done:
-	case <-o.ctx.Done():
-		// Interrupted. A Ctrl-C reached the pass too and it is tearing
-		// down; a signal sent to this process alone did not, so after a
-		// grace second the pass gets one SIGINT (a second one would make
-		// Ginkgo skip its cleanup) and time to remove its namespaces.
-		select {
-		case <-done:
-		case <-time.After(time.Second):
-			c.Process.Signal(syscall.SIGINT)
-			select {
-			case <-done:
-			case <-time.After(timescale.D(30 * time.Second)):
-				c.Process.Kill()
-				<-done
-			}
-		}
-		return nil, "", errInterrupted
-	}
-	if err != nil {
-		msg := strings.TrimSpace(stderr.String())
-		if msg == "" {
-			msg = "no error output; see " + filepath.Join(dir, "ginkgo.log")
-		}
-		return nil, "", fmt.Errorf("pass %s failed to run: %v: %s", name, err, msg)
-	}
-	b, err := os.ReadFile(resFile)
-	if err != nil {
-		return nil, "", fmt.Errorf("pass %s wrote no result: %w", name, err)
-	}
-	var res conformance.Result
-	if err := json.Unmarshal(b, &res); err != nil {
-		return nil, "", fmt.Errorf("pass %s: bad result file %s: %w", name, resFile, err)
-	}
-	return &res, junit, nil
-}
-
-// onePass runs the suite once in this process (the child side of child).
-func (o *runOpts) onePass() error {
-	var faults []string
-	if o.fault != "" {
-		faults = append(faults, o.fault)
-	}
-	logf, err := os.Create(filepath.Join(o.artifacts, "ginkgo.log"))
-	if err != nil {
-		return err
-	}
-	defer logf.Close()
-	newEnv := func() (*conformance.Env, error) {
-		return conformance.NewSimEnv(conformance.SimEnvConfig{Faults: faults, Artifacts: o.artifacts})
-	}
-	if o.env == "ns" {
-		m, err := o.manifest()
-		if err != nil {
-			return err
-		}
-		var env []string
-		for k, v := range m.Env {
-			env = append(env, k+"="+v)
-		}
-		params := agent.Params{}
-		for k, v := range m.Params {
-			params[k] = v
-		}
-		var benchParams agent.Params // nil: the manifest's params
-		if o.impl == "ref" {
-			// The reference implementation runs with a 5 ms tick in real
-			// time (conformance.RefTick); its workload benches keep
-			// their 10 ms tick.
-			benchParams = maps.Clone(params)
-			params["tick_ns"] = int64(conformance.RefTick)
-		}
-		newEnv = func() (*conformance.Env, error) {
-			ctx, cancel := context.WithTimeout(context.Background(), timescale.D(30*time.Second))
-			defer cancel()
-			return conformance.NewNSEnv(ctx, conformance.NSEnvConfig{Agent: m.Command, AgentEnv: env,
-				Params: params, BenchParams: benchParams, Faults: faults, Claimed: m.Capabilities, Artifacts: o.artifacts, Workloads: o.nsWorkloads, RefBench: o.impl == "ref"})
-		}
-	}
-	// Ginkgo handles SIGINT and SIGTERM in the pass: it interrupts the
-	// spec and runs the suite's cleanups, which remove the namespaces.
-	res, err := conformance.Run(nil, conformance.Options{
-		NewEnv:      newEnv,
-		LabelFilter: o.labelFilter, Rules: o.rules, Focus: o.focus, JUnit: o.junit,
-		Artifacts: o.artifacts, Log: logf, Verbose: o.verbose,
-	})
-	if err != nil {
-		return err
-	}
-	b, err := json.MarshalIndent(res, "", "  ")
-	if err != nil {
-		return err
-	}
-	tmp := o.passResult + ".tmp"
-	if err := os.WriteFile(tmp, b, 0o644); err != nil {
-		return err
-	}
-	return os.Rename(tmp, o.passResult)
-}
-
-// runReport is the JSON output of homatest run.
-type runReport struct {
-	// Verdict is pass or fail (a spec failed), as the exit code 0 or 1.
-	// (A pass whose environment could not be built ends the run with exit
-	// code 2 and no report.)
-	Verdict   string                `json:"verdict"`
-	Passes    []*conformance.Result `json:"passes"`
-	Artifacts string                `json:"artifacts"`
-	Failed    int                   `json:"failed_passes"`
-}
-
-// report prints the passes as a table by area and the failures.
-func (o *runOpts) report(out io.Writer, passes []*conformance.Result) error {
-	w := &errWriter{w: out}
-	if o.output == "json" {
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		verdict := "pass"
-		if o.failedPasses(passes) > 0 {
-			verdict = "fail"
-		}
-		enc.Encode(runReport{Verdict: verdict, Passes: passes, Artifacts: o.artifacts, Failed: o.failedPasses(passes)})
-		return w.err
-	}
-	for i, p := range passes {
-		fmt.Fprintf(w, "pass %d/%d: %s; %d specs in %.1fs\n", i+1, len(passes), p.Env, len(p.Specs), p.Duration.Seconds())
-		writeAreaTable(w, p.Specs)
-		for _, s := range p.Specs {
-			if s.State != "failed" && s.State != "error" {
-				continue
-			}
-			kind := "FAIL"
-			if !o.failing(s) {
-				kind = "WARN (SHOULD)"
-			}
-			fmt.Fprintf(w, "\n%s %s\n  rules: %s (%s)\n", kind, s.Name, strings.Join(s.Rules, ", "), s.Level)
-			for _, l := range strings.Split(strings.TrimSpace(s.Failure), "\n") {
-				fmt.Fprintf(w, "  %s\n", l)
-			}
-			if s.Capture != "" {
-				fmt.Fprintf(w, "  packets: %s (homatest decode %s)\n", s.Capture, s.Capture)
-			}
-			fmt.Fprintf(w, "  rerun: %s\n", o.rerun(s))
-		}
-		for _, s := range p.Specs {
-			if s.State == "unsupported" {
-				fmt.Fprintf(w, "UNSUPPORTED %s: %s\n", s.Name, s.Failure)
-			}
-		}
-		writeInconclusive(w, p.Specs)
-	}
-	verdict := "PASS"
-	warned := 0
-	for _, p := range passes {
-		for _, s := range p.Specs {
-			if (s.State == "failed" || s.State == "error") && !o.failing(s) {
-				warned++
-			}
-		}
-	}
-	if warned > 0 {
-		verdict = fmt.Sprintf("PASS with %d SHOULD warnings (--strict fails on them)", warned)
-	}
-	if n := o.failedPasses(passes); n > 0 {
-		verdict = fmt.Sprintf("FAIL (%d of %d passes)", n, len(passes))
-	}
-	fmt.Fprintf(w, "\n%s; artifacts in %s (report: %s)\n", verdict, o.artifacts, filepath.Join(o.artifacts, reportFile))
-	return w.err
-}
-
 // setupFailed is the error (exit code 2) of a run whose pass could not
 // build its environment (setupErr, conformance.Result.SetupError): one line
 // naming the problem and its fix. The run folder is removed when it was
 // defaulted and holds no agent output; otherwise the line names it.
 func (o *runOpts) setupFailed(setupErr string, defaulted bool) error {
 	msg := "the test environment could not be built: " + setupErr
-	if _, why, ok := strings.Cut(setupErr, "unsupported: "); ok {
-		msg = fmt.Sprintf("implementation %s is unsupported here: %s", o.impl, why)
+	if why, ok := strings.CutPrefix(setupErr, "unsupported: "); ok {
+		msg = why // "implementation NAME cannot run here: REASON" (agent.Start)
 	}
 	if agentOutput(o.artifacts) || !defaulted {
 		msg += "; logs in " + o.artifacts
@@ -596,138 +288,4 @@ func agentOutput(dir string) bool {
 		}
 	}
 	return false
-}
-
-// rerun is the command that reruns one spec.
-func (o *runOpts) rerun(s conformance.SpecResult) string {
-	name, _, _ := strings.Cut(s.Name, ":")
-	if i := strings.LastIndex(name, " "); i >= 0 {
-		name = name[i+1:]
-	}
-	c := "homatest run --focus " + strconv.Quote(name)
-	if o.impl != "ref" {
-		c += " --impl " + o.impl
-	}
-	c += " --env " + o.env
-	if o.fault != "" {
-		c += " --fault " + o.fault
-	}
-	return c
-}
-
-// writeInconclusive prints the timing findings that measured stalls
-// explain (conformance.SpecResult.TimingInconclusive): counted, named,
-// not charged.
-func writeInconclusive(w io.Writer, specs []conformance.SpecResult) {
-	n, in := 0, 0
-	for _, s := range specs {
-		if len(s.TimingInconclusive) > 0 {
-			n += len(s.TimingInconclusive)
-			in++
-		}
-	}
-	if n == 0 {
-		return
-	}
-	fmt.Fprintf(w, "%d timing findings in %d specs were inconclusive: a measured stall of this machine explains each (not charged to the IUT)\n", n, in)
-	for _, s := range specs {
-		if len(s.TimingInconclusive) == 0 {
-			continue
-		}
-		switch s.Rerun {
-		case "quiet":
-			fmt.Fprintf(w, "  %s: rerun %d times, the last without a finding\n", s.Name, s.Reruns)
-		case "inconclusive":
-			fmt.Fprintf(w, "  %s: rerun %d times, stalled every time (run it on a quieter machine to judge it)\n", s.Name, s.Reruns)
-		case "failed":
-			fmt.Fprintf(w, "  %s: reproduced without a stall on rerun %d (FAIL above)\n", s.Name, s.Reruns)
-		}
-		for _, f := range s.TimingInconclusive {
-			fmt.Fprintf(w, "  INCONCLUSIVE %s: %s\n", s.Name, f)
-		}
-	}
-}
-
-// writeAreaTable prints specs counted by area and state.
-func writeAreaTable(w io.Writer, specs []conformance.SpecResult) {
-	fmt.Fprintf(w, "  %-12s %6s %6s %11s %7s\n", "area", "passed", "failed", "unsupported", "skipped")
-	for _, r := range html.SpecAreas(specs) {
-		fmt.Fprintf(w, "  %-12s %6d %6d %11d %7d\n", r.Area, r.Passed, r.Failed, r.Unsupported, r.Skipped)
-	}
-}
-
-// mutationMatrix runs one pass per fault knob and prints the specs (and
-// their rules) that fail under each.
-func (o *runOpts) mutationMatrix(cmd *cobra.Command) error {
-	type entry struct {
-		Fault  string   `json:"fault"`
-		Specs  []string `json:"failing_specs"`
-		Rules  []string `json:"rules"`
-		Caught bool     `json:"caught"`
-	}
-	var matrix []entry
-	uncaught := 0
-	for _, f := range homa.FaultNames() {
-		res, _, err := o.child("fault-"+f.Name, f.Name, o.focus)
-		if errors.Is(err, errInterrupted) {
-			return &ExitError{Code: 130, Err: err}
-		}
-		if err != nil {
-			return usageErr(err)
-		}
-		if res.SetupError != "" {
-			return usageErr(fmt.Errorf("fault %s: the test environment could not be built: %s", f.Name, res.SetupError))
-		}
-		// Failing specs keep their captures (about 10 MB each), and under a
-		// fault most of them fail: the matrix keeps only the results (run
-		// --fault KNOB to keep one knob's captures).
-		if pcaps, err := filepath.Glob(filepath.Join(o.artifacts, "fault-"+f.Name, "*.pcapng")); err == nil {
-			for _, p := range pcaps {
-				os.Remove(p)
-			}
-		}
-		e := entry{Fault: f.Name}
-		rules := map[string]bool{}
-		for _, s := range res.Specs {
-			if s.State == "failed" || s.State == "error" {
-				name, _, _ := strings.Cut(s.Name, ":")
-				e.Specs = append(e.Specs, name[strings.LastIndex(name, " ")+1:])
-				for _, r := range s.Rules {
-					rules[r] = true
-				}
-			}
-		}
-		for r := range rules {
-			e.Rules = append(e.Rules, r)
-		}
-		sort.Strings(e.Rules)
-		e.Caught = len(e.Specs) > 0
-		if !e.Caught {
-			uncaught++
-		}
-		matrix = append(matrix, e)
-	}
-	w := &errWriter{w: cmd.OutOrStdout()}
-	if o.output == "json" {
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		enc.Encode(matrix)
-	} else {
-		fmt.Fprintf(w, "%-22s %s\n", "fault knob", "failing specs")
-		for _, e := range matrix {
-			specs := strings.Join(e.Specs, ", ")
-			if !e.Caught {
-				specs = "NOT CAUGHT"
-			}
-			fmt.Fprintf(w, "%-22s %s\n", e.Fault, specs)
-		}
-		fmt.Fprintf(w, "\n%d of %d knobs caught; artifacts in %s\n", len(matrix)-uncaught, len(matrix), o.artifacts)
-	}
-	if w.err != nil {
-		return usageErr(fmt.Errorf("write output: %w", w.err))
-	}
-	if uncaught > 0 {
-		return &ExitError{Code: ExitViolations, Err: fmt.Errorf("%d fault knobs are caught by no spec", uncaught)}
-	}
-	return nil
 }

@@ -1,4 +1,217 @@
 package cli
 
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/homatest/homatest/conformance"
+	"github.com/homatest/homatest/report/html"
+)
+
 // reportFile is the report page every run folder gets (report/html).
 const reportFile = "report.html"
+
+// failing reports whether spec s fails the run: failed or in error, and
+// MUST (SHOULD specs are warnings unless --strict).
+func (o *runOpts) failing(s conformance.SpecResult) bool {
+	return (s.State == "failed" || s.State == "error") && (s.Level != "SHOULD" || o.strict)
+}
+
+// failedPasses counts the passes with a failing spec.
+func (o *runOpts) failedPasses(ps []*conformance.Result) int {
+	n := 0
+	for _, p := range ps {
+		for _, s := range p.Specs {
+			if o.failing(s) {
+				n++
+				break
+			}
+		}
+	}
+	return n
+}
+
+// runReport is the JSON output of homatest run.
+type runReport struct {
+	// Verdict is pass or fail (a spec failed), as the exit code 0 or 1.
+	// (A pass whose environment could not be built ends the run with exit
+	// code 2 and no report.)
+	Verdict   string                `json:"verdict"`
+	Passes    []*conformance.Result `json:"passes"`
+	Artifacts string                `json:"artifacts"`
+	Failed    int                   `json:"failed_passes"`
+}
+
+// report prints the passes as a table by area and the failures.
+func (o *runOpts) report(out io.Writer, passes []*conformance.Result) error {
+	w := &errWriter{w: out}
+	if o.output == "json" {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		verdict := "pass"
+		if o.failedPasses(passes) > 0 {
+			verdict = "fail"
+		}
+		enc.Encode(runReport{Verdict: verdict, Passes: passes, Artifacts: o.artifacts, Failed: o.failedPasses(passes)})
+		return w.err
+	}
+	for i, p := range passes {
+		fmt.Fprintf(w, "pass %d/%d: %s; %d specs in %.1fs\n", i+1, len(passes), p.Env, len(p.Specs), p.Duration.Seconds())
+		writeAreaTable(w, p.Specs)
+		for _, s := range p.Specs {
+			if s.State != "failed" && s.State != "error" {
+				continue
+			}
+			kind := "FAIL"
+			if !o.failing(s) {
+				kind = "WARN (SHOULD)"
+			}
+			fmt.Fprintf(w, "\n%s %s\n  rules: %s (%s)\n", kind, s.Name, strings.Join(s.Rules, ", "), s.Level)
+			for _, l := range strings.Split(strings.TrimSpace(s.Failure), "\n") {
+				fmt.Fprintf(w, "  %s\n", l)
+			}
+			if s.Capture != "" {
+				fmt.Fprintf(w, "  packets: %s (homatest decode %s)\n", s.Capture, s.Capture)
+			}
+			fmt.Fprintf(w, "  rerun: %s\n", o.rerun(s))
+		}
+		for _, s := range p.Specs {
+			if s.State == "unsupported" {
+				fmt.Fprintf(w, "UNSUPPORTED %s: %s\n", s.Name, s.Failure)
+			}
+		}
+		writeInconclusive(w, p.Specs)
+	}
+	verdict := "PASS"
+	warned := 0
+	for _, p := range passes {
+		for _, s := range p.Specs {
+			if (s.State == "failed" || s.State == "error") && !o.failing(s) {
+				warned++
+			}
+		}
+	}
+	if warned > 0 {
+		verdict = fmt.Sprintf("PASS with %d SHOULD warnings (--strict fails on them)", warned)
+	}
+	if n := o.failedPasses(passes); n > 0 {
+		verdict = fmt.Sprintf("FAIL (%d of %d passes)", n, len(passes))
+	}
+	fmt.Fprintf(w, "\n%s; artifacts in %s (report: %s)\n", verdict, o.artifacts, filepath.Join(o.artifacts, reportFile))
+	return w.err
+}
+
+// rerun is the command that reruns one spec.
+func (o *runOpts) rerun(s conformance.SpecResult) string {
+	name, _, _ := strings.Cut(s.Name, ":")
+	if i := strings.LastIndex(name, " "); i >= 0 {
+		name = name[i+1:]
+	}
+	c := "homatest run --focus " + strconv.Quote(name)
+	if o.impl != "ref" {
+		c += " --impl " + o.impl
+	}
+	c += " --env " + o.env
+	if o.fault != "" {
+		c += " --fault " + o.fault
+	}
+	return c
+}
+
+// writeInconclusive prints the timing findings that measured stalls
+// explain (conformance.SpecResult.TimingInconclusive): counted, named,
+// not charged.
+func writeInconclusive(w io.Writer, specs []conformance.SpecResult) {
+	n, in := 0, 0
+	for _, s := range specs {
+		if len(s.TimingInconclusive) > 0 {
+			n += len(s.TimingInconclusive)
+			in++
+		}
+	}
+	if n == 0 {
+		return
+	}
+	fmt.Fprintf(w, "%d timing findings in %d specs were inconclusive: a measured stall of this machine explains each (not charged to the IUT)\n", n, in)
+	for _, s := range specs {
+		if len(s.TimingInconclusive) == 0 {
+			continue
+		}
+		switch s.Rerun {
+		case "quiet":
+			fmt.Fprintf(w, "  %s: rerun %d times, the last without a finding\n", s.Name, s.Reruns)
+		case "inconclusive":
+			fmt.Fprintf(w, "  %s: rerun %d times, stalled every time (run it on a quieter machine to judge it)\n", s.Name, s.Reruns)
+		case "failed":
+			fmt.Fprintf(w, "  %s: reproduced without a stall on rerun %d (FAIL above)\n", s.Name, s.Reruns)
+		}
+		for _, f := range s.TimingInconclusive {
+			fmt.Fprintf(w, "  INCONCLUSIVE %s: %s\n", s.Name, f)
+		}
+	}
+}
+
+// writeAreaTable prints specs counted by area and state.
+func writeAreaTable(w io.Writer, specs []conformance.SpecResult) {
+	fmt.Fprintf(w, "  %-12s %6s %6s %11s %7s\n", "area", "passed", "failed", "unsupported", "skipped")
+	for _, r := range html.SpecAreas(specs) {
+		fmt.Fprintf(w, "  %-12s %6d %6d %11d %7d\n", r.Area, r.Passed, r.Failed, r.Unsupported, r.Skipped)
+	}
+}
+
+// mutationMatrix runs one pass per fault knob (conformance.Supervisor.
+// MutationMatrix) and prints the specs that fail under each; a knob no
+// spec catches, or none by a rule its catalogue entry names
+// (homa.FaultInfo.CaughtBy), fails the run.
+func (o *runOpts) mutationMatrix(cmd *cobra.Command, sup *conformance.Supervisor) error {
+	matrix, err := sup.MutationMatrix(o.passOptions())
+	if errors.Is(err, conformance.ErrInterrupted) {
+		return &ExitError{Code: 130, Err: err}
+	}
+	if err != nil {
+		return usageErr(err)
+	}
+	uncaught, elsewhere := 0, 0
+	for _, e := range matrix {
+		switch {
+		case !e.Caught:
+			uncaught++
+		case !e.AsCatalogued:
+			elsewhere++
+		}
+	}
+	w := &errWriter{w: cmd.OutOrStdout()}
+	if o.output == "json" {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		enc.Encode(matrix)
+	} else {
+		fmt.Fprintf(w, "%-22s %s\n", "fault knob", "failing specs")
+		for _, e := range matrix {
+			specs := strings.Join(e.Specs, ", ")
+			switch {
+			case !e.Caught:
+				specs = "NOT CAUGHT"
+			case !e.AsCatalogued:
+				specs = fmt.Sprintf("NOT BY %s (the catalogue's rules; findings: %s): %s", strings.Join(e.CaughtBy, ", "), strings.Join(e.Findings, ", "), specs)
+			}
+			fmt.Fprintf(w, "%-22s %s\n", e.Fault, specs)
+		}
+		fmt.Fprintf(w, "\n%d of %d knobs caught, %d by the rules the fault catalogue names; artifacts in %s\n",
+			len(matrix)-uncaught, len(matrix), len(matrix)-uncaught-elsewhere, o.artifacts)
+	}
+	if w.err != nil {
+		return usageErr(fmt.Errorf("write output: %w", w.err))
+	}
+	if uncaught > 0 || elsewhere > 0 {
+		return &ExitError{Code: ExitViolations, Err: fmt.Errorf("%d fault knobs are caught by no spec, %d not by the rules the fault catalogue names (homatest faults)", uncaught, elsewhere)}
+	}
+	return nil
+}

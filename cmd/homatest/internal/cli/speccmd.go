@@ -32,7 +32,7 @@ func newSpecCmd() *cobra.Command {
 				enc := json.NewEncoder(w)
 				enc.SetIndent("", "  ")
 				enc.Encode(spec.Rules())
-			case "text":
+			default: // text (outputVar refused anything else)
 				for _, r := range spec.Rules() {
 					prof := "all profiles"
 					if len(r.Profiles) > 0 {
@@ -40,8 +40,6 @@ func newSpecCmd() *cobra.Command {
 					}
 					fmt.Fprintf(w, "%-18s %-6s [%s] %s\n", r.ID, r.Level, prof, r.Statement)
 				}
-			default:
-				return usageErr(fmt.Errorf("-o %q: want text or json", output))
 			}
 			if w.err != nil {
 				return usageErr(fmt.Errorf("write output: %w", w.err))
@@ -112,10 +110,8 @@ must be sent. -o json prints {"facts": [{"fact", "rules", "reason",
 				enc.Encode(map[string]any{"facts": cov,
 					"summary": map[string]int{"facts": len(cov), "checkable": checkable, "implemented": implemented, "not_checkable": notCheckable},
 					"fields":  spec.WireCoverage(), "send": spec.SendConditions()})
-			case "text":
+			default: // text (outputVar refused anything else)
 				writeCoverageText(w, cov, checkable, implemented, notCheckable)
-			default:
-				return usageErr(fmt.Errorf("-o %q: want text or json", covOut))
 			}
 			if w.err != nil {
 				return usageErr(fmt.Errorf("write output: %w", w.err))
@@ -123,7 +119,7 @@ must be sent. -o json prints {"facts": [{"fact", "rules", "reason",
 			return nil
 		},
 	}
-	coverage.Flags().StringVarP(&covOut, "output", "o", "text", "output: text or json")
+	outputVar(coverage.Flags(), &covOut, "the fact, field and send-condition tables", "text", "json")
 	cmd.AddCommand(list, doc, params, coverage)
 	return cmd
 }
@@ -249,7 +245,7 @@ capture point), bytes retransmitted that the capture never saw sent (loss
 before it), a first transmission filling a gap late or a fresh lower GRANT
 offset right after a higher one (reordering), an identical copy right after
 a packet (duplication). Reports count these downgrades by rule and cause.
-Checker and spec.CheckHostViews share this model (a host view is a capture
+Checker and spec.Judge.Hosts share this model (a host view is a capture
 on that host's link).
 
 `)

@@ -1,0 +1,146 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/netip"
+	"sync"
+
+	"github.com/homatest/homatest/harness"
+)
+
+// StartConfig says how Start runs an implementation's agent on a host.
+type StartConfig struct {
+	// Manifest is the implementation: its agent's command line and
+	// environment, its parameters, the capabilities it claims and the
+	// timeouts the harness keeps with it.
+	Manifest *Manifest
+	// Defaults are the harness's own parameter choices for this run (the
+	// reference implementation's timer tick in real time, a bench's link
+	// rate): sent only for the names the implementation declares
+	// (Manifest.HelloParams).
+	Defaults Params
+	// Params override the manifest's params (a command's --param, a
+	// scenario's iut.params).
+	Params Params
+	// Faults are fault knobs asked for in hello (the reference
+	// implementation's, homa.Faults).
+	Faults []string
+	// Addrs are the addresses hello gives the agent (at most one per
+	// family); nil means the host's IPv4 address.
+	Addrs []netip.Addr
+	// LogName names the agent's standard error log in the run folder,
+	// "<host>.<LogName>.stderr.log"; "" means "agent".
+	LogName string
+}
+
+// Agent is an implementation's agent running on a harness host, past its
+// hello: the one way homatest starts an implementation under test (gVisor's
+// packetimpact NewDUT is the model). The topology kills its process when
+// it closes; Close ends it sooner.
+type Agent struct {
+	// Client speaks the agent protocol with it.
+	Client *Client
+	// Hello is its answer to hello: implementation, version,
+	// capabilities and every parameter in effect.
+	Hello Hello
+	// Host is the host it runs on, Proc its process.
+	Host *harness.Host
+	Proc *harness.Process
+	// Manifest is the implementation it runs; Timeouts are the
+	// manifest's, defaults filled in and scaled (ManifestTimeouts.Effective).
+	Manifest *Manifest
+	Timeouts ManifestTimeouts
+	// Params are the parameters its hello asked for, Addrs the addresses.
+	Params Params
+	Addrs  []netip.Addr
+
+	tail     *TailWriter
+	closing  sync.Once
+	closeErr error
+}
+
+// Start runs cfg.Manifest's agent on host h and says hello: the process
+// in h's namespace with the manifest's environment (its standard error
+// logged in the run folder, and its last lines added to every error of the
+// session), a Client whose replies are bounded by the manifest's
+// timeouts.reply and whose hello by timeouts.start, and a hello with the
+// flattened parameters (Manifest.HelloParams), cfg.Faults and cfg.Addrs.
+//
+// Errors (one line, naming the host and the agent's log): the process
+// cannot start, hello fails or is silent within timeouts.start, ctx ends,
+// and "unsupported: implementation NAME cannot run here: REASON" when the
+// agent says so in its hello. Nothing is left running on error.
+func Start(ctx context.Context, h *harness.Host, cfg StartConfig) (*Agent, error) {
+	m := cfg.Manifest
+	if m == nil || len(m.Command) == 0 {
+		return nil, errors.New("agent: Start needs a manifest with a command")
+	}
+	name := cfg.LogName
+	if name == "" {
+		name = "agent"
+	}
+	a := &Agent{Host: h, Manifest: m, Timeouts: m.Timeouts.Effective(), Params: m.HelloParams(cfg.Defaults, cfg.Params),
+		tail: NewTailWriter(5, 4096)}
+	proc, err := h.Start(harness.ProcSpec{Path: m.Command[0], Args: m.Command[1:], Env: m.environ(), Name: name, Tee: a.tail})
+	if err != nil {
+		return nil, fmt.Errorf("starting the agent %s on %s: %w", m.Name, h.Name, err)
+	}
+	a.Proc = proc
+	a.Client = NewClient(proc.Stdout(), proc.Stdin(), ClientOptions{ReplyTimeout: a.Timeouts.Reply,
+		HelloTimeout: a.Timeouts.Start, StderrTail: a.tail.String})
+	a.Addrs = cfg.Addrs
+	if a.Addrs == nil {
+		a.Addrs = []netip.Addr{h.Addr4}
+	}
+	hello, err := a.Client.Hello(ctx, HelloRequest{Host: h.Name, Addrs: a.Addrs, Params: a.Params, Faults: cfg.Faults})
+	switch {
+	case err != nil:
+		err = fmt.Errorf("agent %s on %s: hello: %w (its log: %s)", m.Name, h.Name, err, proc.LogPath())
+	case hello.Unsupported != "":
+		err = fmt.Errorf("unsupported: implementation %s cannot run here: %s", m.Name, hello.Unsupported)
+	}
+	if err != nil {
+		a.Client.Close()
+		proc.Kill()
+		return nil, err
+	}
+	a.Hello = hello
+	return a, nil
+}
+
+// Unclaimed returns the capabilities the manifest claims that the hello
+// does not declare, in the manifest's order (the hello is what counts; a
+// report names the difference).
+func (a *Agent) Unclaimed() []string {
+	var missing []string
+	for _, c := range a.Manifest.Capabilities {
+		if !contains(a.Hello.Capabilities, c) {
+			missing = append(missing, c)
+		}
+	}
+	return missing
+}
+
+// Tail returns the last lines the agent wrote to its standard error.
+func (a *Agent) Tail() string { return a.tail.String() }
+
+// Close ends the agent: shutdown (calls in flight end "aborted"), the
+// session closed, and the process killed if it has not exited within the
+// manifest's timeouts.shutdown. It returns the shutdown's error (nil when
+// the agent said bye). Close may be called more than once.
+func (a *Agent) Close() error {
+	a.closing.Do(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), a.Timeouts.Shutdown)
+		defer cancel()
+		a.closeErr = a.Client.Shutdown(ctx)
+		a.Client.Close()
+		select {
+		case <-a.Proc.Done():
+		case <-ctx.Done():
+			a.Proc.Kill()
+		}
+	})
+	return a.closeErr
+}

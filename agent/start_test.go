@@ -1,0 +1,74 @@
+package agent
+
+import (
+	"os"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/homatest/homatest/harness"
+)
+
+// TestHelloParams: the harness's defaults reach only an implementation
+// that declares them; the manifest's params come next and the caller's
+// overrides win.
+func TestHelloParams(t *testing.T) {
+	ref, err := BuiltinManifest("ref", "/bin/homatest")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defaults := Params{"tick_ns": int64(5e6), "no_such_param": 1}
+	got := ref.HelloParams(defaults, Params{"resend_ticks": 9})
+	if want := (Params{"tick_ns": int64(5e6), "resend_ticks": 9}); !reflect.DeepEqual(got, want) {
+		t.Errorf("ref: %v, want %v", got, want)
+	}
+	m := &Manifest{Name: "mine", Command: []string{"/bin/true"}, Params: Params{"resend_ticks": 7, "window": 1000}}
+	got = m.HelloParams(defaults, Params{"window": 2000})
+	if want := (Params{"resend_ticks": 7, "window": 2000}); !reflect.DeepEqual(got, want) {
+		t.Errorf("manifest: %v, want %v (no tick_ns: it declares none)", got, want)
+	}
+	if len(m.Params) != 2 || m.Params["window"] != 1000 {
+		t.Errorf("HelloParams changed the manifest: %v", m.Params)
+	}
+}
+
+func TestUnclaimed(t *testing.T) {
+	a := &Agent{Manifest: &Manifest{Capabilities: []string{"ipv4", "ipv6", "grants", "cutoffs"}},
+		Hello: Hello{Capabilities: []string{"ipv4", "grants", "need-ack"}}}
+	if got, want := a.Unclaimed(), []string{"ipv6", "cutoffs"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("Unclaimed = %v, want %v", got, want)
+	}
+	a.Manifest.Capabilities = []string{"grants"}
+	if got := a.Unclaimed(); got != nil {
+		t.Errorf("Unclaimed = %v, want none", got)
+	}
+}
+
+// TestStartHonoursStartTimeout: an agent that never answers hello fails
+// Start after the manifest's timeouts.start (not the 10 s default), the
+// error quotes its standard error, and nothing is left running.
+func TestStartHonoursStartTimeout(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root: network namespaces")
+	}
+	arts, err := harness.NewArtifacts(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	topo, err := harness.Build(t.Context(), harness.Config{Hosts: 1, Artifacts: arts})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { topo.Close() })
+	m := &Manifest{Name: "mute", Command: []string{"/bin/sh", "-c", "echo booting the mute agent >&2; exec sleep 600"},
+		Timeouts: ManifestTimeouts{Start: 300 * time.Millisecond}}
+	_, err = Start(t.Context(), topo.Hosts[0], StartConfig{Manifest: m})
+	want := "no reply to hello (seq 1) within " + m.Timeouts.Effective().Start.String()
+	if err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "booting the mute agent") {
+		t.Fatalf("Start: %v; want an error with %q and the agent's stderr", err, want)
+	}
+	if ps := topo.Hosts[0].Processes(); len(ps) != 0 {
+		t.Errorf("%d processes left running after a failed Start", len(ps))
+	}
+}

@@ -1,0 +1,123 @@
+package cli
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/homatest/homatest/agent"
+	"github.com/homatest/homatest/conformance"
+	"github.com/homatest/homatest/internal/timescale"
+)
+
+// refSwallowingCalls is the ref agent on standard input and output, except
+// that it never sees a call: the request is dropped (and said so on
+// standard error), so the harness waits for a reply that never comes, as
+// with an implementation hung in a call.
+func refSwallowingCalls() int {
+	r, w := io.Pipe()
+	go func() {
+		sc := bufio.NewScanner(os.Stdin)
+		sc.Buffer(make([]byte, 1<<20), 1<<20)
+		for sc.Scan() {
+			var req agent.Request
+			if json.Unmarshal(sc.Bytes(), &req) == nil && req.Op == agent.OpCall {
+				fmt.Fprintf(os.Stderr, "swallowed call seq %d\n", req.Seq)
+				continue
+			}
+			w.Write(append(sc.Bytes(), '\n'))
+		}
+		w.Close()
+	}()
+	err := agent.ServeRef(context.Background(), r, os.Stdout, agent.RefOptions{Logger: slog.New(slog.NewTextHandler(os.Stderr, nil))})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	return 0
+}
+
+// TestRunInterruptDuringHungCall: SIGINT to homatest run while the IUT
+// hangs in a call (its reply timeout ten minutes away) ends the run within
+// conformance.InterruptGrace, exit 130: the spec's context is cancelled, the call
+// returns, and the pass removes its namespaces itself (a pass killed at
+// the end of the grace would leave them behind).
+func TestRunInterruptDuringHungCall(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root: builds network namespaces")
+	}
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	m := writeFile(t, dir, "hang.yaml", fmt.Sprintf("name: hang\ncommand: [%s]\nenv: {HOMATEST_CLI_CHILD: ref-swallowing-calls}\n"+
+		"params: {tick_ns: 5000000}\ntimeouts: {reply: 10m, shutdown: 1s}\n", self))
+	arts := filepath.Join(dir, "run")
+	before := htNamespaces(t)
+	cmd := exec.Command(self, "run", "--impl", m, "--env", "ns", "--focus", "RESEND-answered", "--artifacts", arts)
+	cmd.Env = append(os.Environ(), "HOMATEST_CLI_CHILD=1")
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() { cmd.Wait(); close(done) }()
+	t.Cleanup(func() {
+		select {
+		case <-done:
+		default:
+			cmd.Process.Kill()
+			<-done
+		}
+	})
+
+	// Wait for the call to hang: the agent's log says it swallowed one.
+	agentLog := filepath.Join(arts, "pass-1", "h1.agent.stderr.log")
+	giveUp := time.After(timescale.D(2 * time.Minute))
+	for {
+		if b, _ := os.ReadFile(agentLog); bytes.Contains(b, []byte("swallowed call")) {
+			break
+		}
+		select {
+		case <-done:
+			t.Fatalf("homatest run ended before the IUT got a call: exit %d\n%s", cmd.ProcessState.ExitCode(), out.String())
+		case <-giveUp:
+			t.Fatalf("no call reached the IUT's agent within 2 minutes (its log %s)\n%s", agentLog, out.String())
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+
+	interrupted := time.Now()
+	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-done:
+	case <-time.After(conformance.InterruptGrace + timescale.D(30*time.Second)):
+		t.Fatalf("homatest run still running %v after SIGINT\n%s", time.Since(interrupted), out.String())
+	}
+	took := time.Since(interrupted)
+	t.Logf("interrupted during a hung call: the run ended %v later (grace %v)", took.Round(time.Millisecond), conformance.InterruptGrace)
+	if code := cmd.ProcessState.ExitCode(); code != 130 || !strings.Contains(out.String(), "interrupted: the pass in progress was stopped") {
+		t.Errorf("exit %d, want 130 and the interrupted line\n%s", code, out.String())
+	}
+	if took >= conformance.InterruptGrace {
+		t.Errorf("the run ended %v after SIGINT, not within the interrupt grace period %v: the hung call held the pass", took, conformance.InterruptGrace)
+	}
+	if left := newLeftovers(t, before); len(left) > 0 {
+		t.Errorf("namespaces left behind: %v", left)
+	}
+}

@@ -1,0 +1,67 @@
+package cli
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/spf13/cobra"
+)
+
+// TestHelpGroups: homatest --help lists every command under one of the
+// four groups, and says where implementations run (namespaces or the
+// simulator; nothing runs in-process any more).
+func TestHelpGroups(t *testing.T) {
+	out, err, code := run(t, "--help")
+	if code != ExitOK {
+		t.Fatalf("--help: exit %d, %v", code, err)
+	}
+	for _, g := range commandGroups {
+		i := strings.Index(out, g.title)
+		if i < 0 {
+			t.Errorf("--help lacks the group %q:\n%s", g.title, out)
+			continue
+		}
+		for _, c := range g.cmds() {
+			if !strings.Contains(out[i:], "\n  "+c.Name()+" ") {
+				t.Errorf("--help: %s not under %q", c.Name(), g.title)
+			}
+		}
+	}
+	for _, c := range New().Commands() {
+		if c.GroupID == "" {
+			t.Errorf("command %s is in no group", c.Name())
+		}
+	}
+	if strings.Contains(out, "in-process") || !strings.Contains(out, "--env sim") {
+		t.Errorf("--help still says in-process, or does not name --env sim:\n%s", out)
+	}
+}
+
+// TestOneOutputFlag: every command's -o is the one outputFormat flag type
+// (one parser, one error), except plot's, which names a picture file.
+func TestOneOutputFlag(t *testing.T) {
+	var walk func(c *cobra.Command)
+	n := 0
+	walk = func(c *cobra.Command) {
+		if f := c.Flags().Lookup("output"); f != nil && c.Name() != "plot" {
+			n++
+			if _, ok := f.Value.(*outputFormat); !ok || f.Shorthand != "o" {
+				t.Errorf("%s: -o is a %T (-%s), want the shared outputFormat", c.CommandPath(), f.Value, f.Shorthand)
+			}
+		}
+		for _, s := range c.Commands() {
+			walk(s)
+		}
+	}
+	walk(New())
+	if n < 12 {
+		t.Errorf("%d commands with -o, want at least 12", n)
+	}
+	// The one error for a format a command does not offer.
+	for _, args := range [][]string{{"faults", "-o", "xml"}, {"spec", "coverage", "-o", "xml"}, {"bench", "collective", "-o", "xml"}} {
+		_, err, code := run(t, args...)
+		if code != ExitUsage || err == nil || !strings.Contains(err.Error(), `-o "xml": want text or json`) {
+			t.Errorf("%v: exit %d, %v", args, code, err)
+		}
+	}
+}

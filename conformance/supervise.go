@@ -1,0 +1,344 @@
+package conformance
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/homatest/homatest/agent"
+	"github.com/homatest/homatest/homa"
+	"github.com/homatest/homatest/internal/timescale"
+)
+
+// PassOptions are one pass of the suite as a child process runs it
+// (RunPassFile). Supervisor.Pass writes them as JSON in the pass's folder,
+// so nothing is rebuilt as flags by hand.
+type PassOptions struct {
+	// Impl is the implementation under test: ref, linux or a manifest
+	// file (agent.ResolveManifest).
+	Impl string `json:"impl"`
+	// Env is "ns" (network namespaces) or "sim" (the simulator).
+	Env string `json:"env"`
+	// LabelFilter, Rules and Focus select specs (see Options).
+	LabelFilter string   `json:"label_filter,omitempty"`
+	Rules       string   `json:"rules,omitempty"`
+	Focus       []string `json:"focus,omitempty"`
+	// Fault is a fault knob of the reference implementation ("" none).
+	Fault string `json:"fault,omitempty"`
+	// JUnit writes the pass's JUnit report (junit.xml in its folder).
+	JUnit bool `json:"junit,omitempty"`
+	// Verbose keeps Ginkgo's verbose log (ginkgo.log).
+	Verbose bool `json:"verbose,omitempty"`
+	// NSWorkloads runs the passive specs' benches on IUT hosts in
+	// namespaces (NSEnvConfig.Workloads).
+	NSWorkloads bool `json:"ns_workloads,omitempty"`
+	// Dir is the pass's folder (set by Supervisor.Pass).
+	Dir string `json:"dir"`
+}
+
+// Files in a pass's folder.
+const (
+	passOptionsFile = "pass.json"
+	passResultFile  = "result.json"
+	passJUnitFile   = "junit.xml"
+)
+
+// ErrInterrupted is the error of a pass stopped because the supervisor's
+// context ended (SIGINT or SIGTERM to homatest run).
+var ErrInterrupted = errors.New("interrupted: the pass in progress was stopped and its namespaces removed")
+
+// InterruptGrace bounds a pass's end after its supervisor is interrupted:
+// the spec's context is cancelled at once, so a call the IUT never
+// answers ends and the suite's cleanups remove the namespaces well within
+// it; a pass still running then is killed.
+var InterruptGrace = timescale.D(30 * time.Second)
+
+// Supervisor runs passes of the suite, each in a child process of its own
+// (Ginkgo runs one suite per process), in folders under Dir.
+type Supervisor struct {
+	// Command is the argv that runs one pass from an options file, which
+	// is appended (homatest's hidden "run --pass FILE": RunPassFile).
+	Command []string
+	// Dir is the run folder; pass NAME runs in Dir/NAME.
+	Dir string
+	// Ctx's end interrupts the pass in progress (ErrInterrupted): a
+	// Ctrl-C reached the child too; a signal sent to the supervisor alone
+	// is forwarded after a second; the child is killed after
+	// InterruptGrace.
+	Ctx context.Context
+}
+
+// Pass runs pass name with o (o.Dir set to its folder) and returns its
+// result and JUnit file ("" without o.JUnit). Errors: the child could not
+// start, failed without a result (its standard error quoted), or
+// ErrInterrupted. A pass whose environment could not be built is a result
+// with SetupError.
+func (s *Supervisor) Pass(name string, o PassOptions) (*Result, string, error) {
+	o.Dir = filepath.Join(s.Dir, name)
+	if err := os.MkdirAll(o.Dir, 0o755); err != nil {
+		return nil, "", err
+	}
+	b, err := json.MarshalIndent(o, "", "  ")
+	if err != nil {
+		return nil, "", err
+	}
+	optsFile := filepath.Join(o.Dir, passOptionsFile)
+	if err := os.WriteFile(optsFile, b, 0o644); err != nil {
+		return nil, "", err
+	}
+	c := exec.Command(s.Command[0], append(s.Command[1:], optsFile)...)
+	var stderr strings.Builder
+	c.Stderr = &stderr
+	if err := c.Start(); err != nil {
+		return nil, "", fmt.Errorf("pass %s failed to start: %w", name, err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- c.Wait() }()
+	ctx := s.Ctx
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	select {
+	case err = <-done:
+	case <-ctx.Done():
+		// One SIGINT only: a second would make Ginkgo skip its cleanups.
+		select {
+		case <-done:
+		case <-time.After(time.Second):
+			c.Process.Signal(syscall.SIGINT)
+			select {
+			case <-done:
+			case <-time.After(InterruptGrace - time.Second):
+				c.Process.Kill()
+				<-done
+			}
+		}
+		return nil, "", ErrInterrupted
+	}
+	if err != nil {
+		msg := strings.TrimSpace(stderr.String())
+		if msg == "" {
+			msg = "no error output; see " + filepath.Join(o.Dir, "ginkgo.log")
+		}
+		return nil, "", fmt.Errorf("pass %s failed to run: %v: %s", name, err, msg)
+	}
+	resFile := filepath.Join(o.Dir, passResultFile)
+	b, err = os.ReadFile(resFile)
+	if err != nil {
+		return nil, "", fmt.Errorf("pass %s wrote no result: %w", name, err)
+	}
+	var res Result
+	if err := json.Unmarshal(b, &res); err != nil {
+		return nil, "", fmt.Errorf("pass %s: bad result file %s: %w", name, resFile, err)
+	}
+	junit := ""
+	if o.JUnit {
+		junit = filepath.Join(o.Dir, passJUnitFile)
+	}
+	return &res, junit, nil
+}
+
+// RerunInconclusive reruns the specs of res (pass name, run with o) whose
+// timing findings a measured stall explained, each rerun a pass of its
+// own named NAME-rerun-K with only those specs (see rerunInconclusive).
+func (s *Supervisor) RerunInconclusive(name string, res *Result, o PassOptions) error {
+	return rerunInconclusive(name, res, func(name string, focus []string) (*Result, error) {
+		q := o
+		q.Focus = focus
+		r, _, err := s.Pass(name, q)
+		return r, err
+	})
+}
+
+// maxReruns bounds the reruns of specs whose timing findings a measured
+// stall explained.
+const maxReruns = 2
+
+// rerunInconclusive reruns, in a pass of their own (run(name, focus)), the
+// specs of res with timing-inconclusive findings, up to maxReruns times,
+// and folds the outcome into res: a rerun that fails without a stall to
+// explain it fails the spec (the finding reproduced on a quieter machine);
+// a quiet clean rerun leaves it passed, its first findings still reported;
+// a rerun that stalled again leaves them inconclusive.
+func rerunInconclusive(name string, res *Result, run func(name string, focus []string) (*Result, error)) error {
+	for k := 1; k <= maxReruns; k++ {
+		var focus []string
+		idx := map[string]int{}
+		for i, s := range res.Specs {
+			if s.State == "passed" && len(s.TimingInconclusive) > 0 && s.Rerun != "quiet" {
+				focus = append(focus, s.Name)
+				idx[s.Name] = i
+			}
+		}
+		if len(focus) == 0 {
+			return nil
+		}
+		again, err := run(fmt.Sprintf("%s-rerun-%d", name, k), focus)
+		if err != nil {
+			return err
+		}
+		if again.SetupError != "" {
+			return fmt.Errorf("rerun of %d specs with timing-inconclusive findings: the test environment could not be built: %s", len(focus), again.SetupError)
+		}
+		for _, r := range again.Specs {
+			i, ok := idx[r.Name]
+			if !ok || r.State == "skipped" {
+				continue
+			}
+			s := &res.Specs[i]
+			s.Reruns = k
+			switch {
+			case r.State == "failed" || r.State == "error":
+				s.State, s.Failure, s.Capture, s.Rerun = r.State, "reproduced on rerun "+strconv.Itoa(k)+" without a stall to explain it: "+r.Failure, r.Capture, "failed"
+			case len(r.TimingInconclusive) > 0:
+				s.Rerun = "inconclusive"
+				s.TimingInconclusive = append(s.TimingInconclusive, r.TimingInconclusive...)
+			default:
+				s.Rerun = "quiet"
+			}
+		}
+	}
+	return nil
+}
+
+// MatrixEntry is one fault knob's row of the mutation matrix.
+type MatrixEntry struct {
+	// Fault is the knob (homa.FaultNames).
+	Fault string `json:"fault"`
+	// Specs are the specs that failed under it (their short names), Rules
+	// the rules those specs check, sorted.
+	Specs []string `json:"failing_specs"`
+	Rules []string `json:"rules"`
+	// Findings are the rule IDs the failing specs' failures name (the
+	// spec checker's findings and the tester's expectations).
+	Findings []string `json:"findings"`
+	// CaughtBy are the rules the fault catalogue says catch the knob
+	// (homa.FaultInfo.CaughtBy).
+	CaughtBy []string `json:"caught_by"`
+	// Caught: at least one spec failed. AsCatalogued: one of CaughtBy is
+	// among Findings or Rules (a spec checking it failed).
+	Caught       bool `json:"caught"`
+	AsCatalogued bool `json:"as_catalogued"`
+}
+
+// ruleIDs matches the rule IDs a failure names.
+var ruleIDs = regexp.MustCompile(`HOMA-[A-Z]+-[0-9]{3}`)
+
+// MutationMatrix runs one pass per fault knob of the reference
+// implementation (o with Fault set; pass folder fault-KNOB) and returns
+// which specs fail under each. Failing specs' captures are removed (under
+// a fault most specs fail, about 10 MB each; run --fault KNOB keeps one
+// knob's). Errors: a pass's, and one whose environment cannot be built.
+func (s *Supervisor) MutationMatrix(o PassOptions) ([]MatrixEntry, error) {
+	var matrix []MatrixEntry
+	for _, f := range homa.FaultNames() {
+		q := o
+		q.Fault = f.Name
+		res, _, err := s.Pass("fault-"+f.Name, q)
+		if err != nil {
+			return nil, err
+		}
+		if res.SetupError != "" {
+			return nil, fmt.Errorf("fault %s: the test environment could not be built: %s", f.Name, res.SetupError)
+		}
+		if pcaps, err := filepath.Glob(filepath.Join(s.Dir, "fault-"+f.Name, "*.pcapng")); err == nil {
+			for _, p := range pcaps {
+				os.Remove(p)
+			}
+		}
+		e := MatrixEntry{Fault: f.Name, CaughtBy: f.CaughtBy}
+		rules, found := map[string]bool{}, map[string]bool{}
+		for _, sr := range res.Specs {
+			if sr.State == "failed" || sr.State == "error" {
+				name, _, _ := strings.Cut(sr.Name, ":")
+				e.Specs = append(e.Specs, name[strings.LastIndex(name, " ")+1:])
+				for _, r := range sr.Rules {
+					rules[r] = true
+				}
+				for _, r := range ruleIDs.FindAllString(sr.Failure, -1) {
+					found[r] = true
+				}
+			}
+		}
+		e.Rules, e.Findings = slices.Sorted(maps.Keys(rules)), slices.Sorted(maps.Keys(found))
+		e.Caught = len(e.Specs) > 0
+		for _, r := range f.CaughtBy {
+			e.AsCatalogued = e.AsCatalogued || rules[r] || found[r]
+		}
+		matrix = append(matrix, e)
+	}
+	return matrix, nil
+}
+
+// RunPassFile runs one pass in this process (the child side of
+// Supervisor.Pass): the options from the file at path, the environment
+// they name (NewSimEnv, or NewNSEnv with the implementation's manifest),
+// Ginkgo's log in ginkgo.log, and the result written beside the options
+// as result.json. Errors: an unreadable options file, a bad --impl, or a
+// result that cannot be written; a pass whose environment cannot be built
+// is a result with SetupError.
+func RunPassFile(path string) error {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	var o PassOptions
+	if err := json.Unmarshal(b, &o); err != nil {
+		return fmt.Errorf("pass options %s: %w", path, err)
+	}
+	var faults []string
+	if o.Fault != "" {
+		faults = append(faults, o.Fault)
+	}
+	logf, err := os.Create(filepath.Join(o.Dir, "ginkgo.log"))
+	if err != nil {
+		return err
+	}
+	defer logf.Close()
+	newEnv := func(context.Context) (*Env, error) {
+		return NewSimEnv(SimEnvConfig{Faults: faults, Artifacts: o.Dir})
+	}
+	if o.Env == "ns" {
+		m, err := agent.ResolveManifest(o.Impl)
+		if err != nil {
+			return err
+		}
+		newEnv = func(ctx context.Context) (*Env, error) {
+			ctx, cancel := context.WithTimeout(ctx, envTimeout)
+			defer cancel()
+			return NewNSEnv(ctx, NSEnvConfig{Manifest: m, Faults: faults, Artifacts: o.Dir,
+				Workloads: o.NSWorkloads, RefBench: o.Impl == "ref"})
+		}
+	}
+	junit := ""
+	if o.JUnit {
+		junit = filepath.Join(o.Dir, passJUnitFile)
+	}
+	// Ginkgo handles SIGINT and SIGTERM in the pass: it interrupts the
+	// spec and runs the suite's cleanups, which remove the namespaces.
+	res, err := Run(nil, Options{NewEnv: newEnv, LabelFilter: o.LabelFilter, Rules: o.Rules, Focus: o.Focus,
+		JUnit: junit, Artifacts: o.Dir, Log: logf, Verbose: o.Verbose})
+	if err != nil {
+		return err
+	}
+	out, err := json.MarshalIndent(res, "", "  ")
+	if err != nil {
+		return err
+	}
+	resFile := filepath.Join(o.Dir, passResultFile)
+	if err := os.WriteFile(resFile+".tmp", out, 0o644); err != nil {
+		return err
+	}
+	return os.Rename(resFile+".tmp", resFile)
+}

@@ -1,0 +1,101 @@
+package conformance
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/homatest/homatest/homa"
+)
+
+// TestRerunInconclusive folds reruns of specs with timing-inconclusive
+// findings into the pass: a quiet clean rerun keeps the spec passed (its
+// findings still reported), a failing rerun fails it, a rerun that stalled
+// again is rerun once more, and specs without such findings are not rerun.
+func TestRerunInconclusive(t *testing.T) {
+	res := &Result{Specs: []SpecResult{
+		{Name: "A quiet", State: "passed", TimingInconclusive: []string{"HOMA-X: late (stall)"}},
+		{Name: "B reproduces", State: "passed", TimingInconclusive: []string{"HOMA-Y: late (stall)"}},
+		{Name: "C stalls again", State: "passed", TimingInconclusive: []string{"HOMA-Z: late (stall)"}},
+		{Name: "D clean", State: "passed"},
+		{Name: "E failed", State: "failed", TimingInconclusive: []string{"HOMA-W: late (stall)"}},
+	}}
+	var calls [][]string
+	run := func(name string, focus []string) (*Result, error) {
+		calls = append(calls, focus)
+		var out Result
+		for _, f := range focus {
+			switch f {
+			case "A quiet":
+				out.Specs = append(out.Specs, SpecResult{Name: f, State: "passed"})
+			case "B reproduces":
+				out.Specs = append(out.Specs, SpecResult{Name: f, State: "failed", Failure: "HOMA-Y: late"})
+			case "C stalls again":
+				out.Specs = append(out.Specs, SpecResult{Name: f, State: "passed", TimingInconclusive: []string{"HOMA-Z: late again (stall)"}})
+			default:
+				t.Errorf("rerun of %q, which had no inconclusive finding or had failed", f)
+			}
+		}
+		return &out, nil
+	}
+	if err := rerunInconclusive("pass-1", res, run); err != nil {
+		t.Fatal(err)
+	}
+	if len(calls) != 2 || len(calls[0]) != 3 || len(calls[1]) != 1 || calls[1][0] != "C stalls again" {
+		t.Fatalf("reruns %v, want [A B C] then [C]", calls)
+	}
+	want := []struct {
+		state, rerun     string
+		reruns, findings int
+	}{{"passed", "quiet", 1, 1}, {"failed", "failed", 1, 1}, {"passed", "inconclusive", 2, 3}, {"passed", "", 0, 0}, {"failed", "", 0, 1}}
+	for i, w := range want {
+		s := res.Specs[i]
+		if s.State != w.state || s.Rerun != w.rerun || s.Reruns != w.reruns || len(s.TimingInconclusive) != w.findings {
+			t.Errorf("%s: state %s rerun %q reruns %d findings %d; want %s %q %d %d", s.Name, s.State, s.Rerun, s.Reruns, len(s.TimingInconclusive), w.state, w.rerun, w.reruns, w.findings)
+		}
+	}
+	if !strings.Contains(res.Specs[1].Failure, "reproduced on rerun 1") {
+		t.Errorf("B's failure %q does not say it reproduced on a rerun", res.Specs[1].Failure)
+	}
+}
+
+// TestFaultCatalogue: every knob of the fault catalogue says what it
+// reproduces and names at least one rule of the registry that catches it.
+func TestFaultCatalogue(t *testing.T) {
+	fs := homa.FaultNames()
+	if len(fs) < 25 {
+		t.Fatalf("%d knobs in the catalogue, want at least 25", len(fs))
+	}
+	for _, f := range fs {
+		if f.Doc == "" || f.Reproduces == "" || len(f.CaughtBy) == 0 {
+			t.Errorf("%s: doc %q, reproduces %q, caught by %v: want all three", f.Name, f.Doc, f.Reproduces, f.CaughtBy)
+		}
+		for _, r := range f.CaughtBy {
+			if !knownRules[r] {
+				t.Errorf("%s: caught by %s, which the registry lacks", f.Name, r)
+			}
+		}
+	}
+}
+
+// TestLabelsValidated: a spec label naming no rule, area or level stops
+// the suite as it is built.
+func TestLabelsValidated(t *testing.T) {
+	for _, c := range []struct{ area, level, rule, want string }{
+		{"grant", "MUST", "HOMA-GRANT-999", "HOMA-GRANT-999 names no rule"},
+		{"grants", "MUST", "HOMA-GRANT-002", "unknown area grants"},
+		{"grant", "MAY", "HOMA-GRANT-002", "level MAY"},
+	} {
+		func() {
+			defer func() {
+				if r := recover(); r == nil || !strings.Contains(fmt.Sprint(r), c.want) {
+					t.Errorf("labels(%q, %q, %q): panic %v, want one with %q", c.area, c.level, c.rule, r, c.want)
+				}
+			}()
+			labels(c.area, c.level, c.rule)
+		}()
+	}
+	if got := labels("grant", "MUST", "HOMA-GRANT-002"); len(got) != 2 {
+		t.Errorf("labels of a good spec: %v", got)
+	}
+}

@@ -1,0 +1,66 @@
+package spec
+
+import "net/netip"
+
+// Judge is the one way into the checker for a verdict: the rules, the
+// parameters and the profile they are judged under. Its methods apply the
+// capture-point model (where the capture was taken decides what a
+// capture can prove; see CapturePoint) and charge every finding to the
+// host that owed the behaviour (Finding.ChargedTo: the sender of the
+// finding's frame, or for an obligation, Rule.ChargesReceiver, the
+// receiver of its trigger). homatest check, the suite's tester and
+// passive specs and scenario run all judge through it; what a caller adds
+// is its own (a measured stall excusing a timing finding, say).
+type Judge struct {
+	// Profile names the parameter profile, for the report; rules that do
+	// not apply to it are dropped.
+	Profile string
+	// Params are the parameters the rules are judged against.
+	Params Params
+	// Rules are the rules to judge (Rules, or a Select of them).
+	Rules []*Rule
+}
+
+// NewJudge returns the Judge of the rules the comma-separated ID globs
+// name (Select: "" is every rule) at level min or above that apply to
+// profile, against p. Errors: Select's (a malformed glob or one that
+// matches no rule).
+func NewJudge(profile string, p Params, globs string, min Level) (Judge, error) {
+	rules, err := Select(Rules(), globs, min, profile)
+	return Judge{Profile: profile, Params: p, Rules: rules}, err
+}
+
+// Stream returns a Checker for one capture taken at cp: Feed it the
+// capture's events in order, as they are read, then Finish. Each
+// violation of the report carries ChargedTo (see Charged).
+func (j Judge) Stream(cp CapturePoint) *Checker {
+	c := NewChecker(j.Profile, j.Params, j.Rules)
+	c.SetCapturePoint(cp)
+	return c
+}
+
+// Capture judges events, one capture taken at cp in capture order, and
+// returns the checker's report (see Stream).
+func (j Judge) Capture(cp CapturePoint, events []Event) *Report {
+	c := j.Stream(cp)
+	for i := range events {
+		c.Feed(&events[i])
+	}
+	return c.Finish()
+}
+
+// Charged returns the findings in fs charged to any of hosts (their
+// ChargedTo), in fs's order: the side of an exchange under test, when a
+// capture also holds its peer's packets (a tester's, say).
+func Charged(fs []Finding, hosts ...netip.Addr) []Finding {
+	var out []Finding
+	for _, f := range fs {
+		for _, h := range hosts {
+			if h.IsValid() && f.ChargedTo == h {
+				out = append(out, f)
+				break
+			}
+		}
+	}
+	return out
+}
