@@ -215,7 +215,7 @@ func checkOnce(b *testing.B, path string) checkRun {
 	var m0, m1 runtime.MemStats
 	runtime.ReadMemStats(&m0)
 	out.check = timed(func() int {
-		run, err := runRules(path, pcap.ReaderOptions{ICMP: true}, capturePlan{mode: oneView, cp: spec.Switch}, "linux", prof.Params, rules)
+		run, err := runRules(path, pcap.ReaderOptions{ICMP: true}, capturePlan{mode: oneView, cp: spec.Switch}, spec.Judge{Profile: "linux", Params: prof.Params, Rules: rules})
 		if err != nil {
 			b.Fatal(err)
 		}
