@@ -28,6 +28,7 @@ type Config struct {
 type Host struct {
 	m     *Machine
 	tr    Transport
+	batch BatchTransport // tr, when it sends and receives in batches
 	epoch time.Time
 
 	mu sync.Mutex
@@ -42,7 +43,14 @@ type Host struct {
 	calls   map[uint64]chan callResult
 	dropped int // requests a full receive queue refused
 	closed  bool
+	// sent holds the buffers of the packets sent (under sendMu), given
+	// back to the machine by the next unlock, which holds both locks.
+	sent [][]byte
 }
+
+// outPool recycles the packet lists of Host.unlock: two unlocks may be
+// filling and sending lists at once.
+var outPool = sync.Pool{New: func() any { return new([]Transmit) }}
 
 // callResult is the end of one Call.
 type callResult struct {
@@ -56,16 +64,25 @@ func New(cfg Config) (*Host, error) {
 	if cfg.Transport == nil {
 		return nil, errors.New("homa: Config.Transport is required")
 	}
-	m, err := NewMachine(MachineConfig{Addr: cfg.Transport.LocalAddr(), Params: cfg.Params, Faults: cfg.Faults}, 0)
+	mc := MachineConfig{Addr: cfg.Transport.LocalAddr(), Params: cfg.Params, Faults: cfg.Faults}
+	bt, _ := cfg.Transport.(BatchTransport)
+	if bt != nil {
+		mc.Headroom = bt.Headroom()
+	}
+	m, err := NewMachine(mc, 0)
 	if err != nil {
 		return nil, err
 	}
-	h := &Host{m: m, tr: cfg.Transport, epoch: time.Now(), sockets: map[uint16]*Socket{}, calls: map[uint64]chan callResult{}}
+	h := &Host{m: m, tr: cfg.Transport, batch: bt, epoch: time.Now(), sockets: map[uint16]*Socket{}, calls: map[uint64]chan callResult{}}
 	h.mu.Lock()
 	h.armedAt = m.nextTick
 	h.timer = time.AfterFunc(m.nextTick, h.onTimer)
 	h.mu.Unlock()
-	cfg.Transport.SetHandler(h.receive)
+	if bt != nil {
+		bt.SetBatchHandler(h.receiveBatch)
+	} else {
+		cfg.Transport.SetHandler(h.receive)
+	}
 	return h, nil
 }
 
@@ -123,6 +140,22 @@ func (h *Host) receive(src netip.Addr, prio uint8, pkt []byte) {
 	h.unlock()
 }
 
+// receiveBatch is a BatchTransport's handler: every packet of the batch
+// goes into the machine under one lock, and what they provoke leaves in
+// one batch.
+func (h *Host) receiveBatch(pkts []Received) {
+	h.mu.Lock()
+	if h.closed {
+		h.mu.Unlock()
+		return
+	}
+	now := h.now()
+	for _, p := range pkts {
+		h.m.HandlePacket(now, p.Src, p.Prio, p.Packet)
+	}
+	h.unlock()
+}
+
 // onTimer runs when the machine's deadline has come.
 func (h *Host) onTimer() {
 	h.mu.Lock()
@@ -166,11 +199,12 @@ func (h *Host) dispatch() {
 
 // unlock hands out the machine's events, takes the packets it wants sent
 // now, sets the timer for its deadline, releases h.mu and then transmits
-// the packets, in order.
+// the packets, in order (in one batch when the transport can).
 func (h *Host) unlock() {
 	h.dispatch()
 	now := h.now()
-	var out []Transmit
+	list := outPool.Get().(*[]Transmit)
+	out := (*list)[:0]
 	for {
 		t, ok := h.m.PollTransmit(now)
 		if !ok {
@@ -183,9 +217,25 @@ func (h *Host) unlock() {
 		h.timer.Reset(max(0, d-now))
 	}
 	h.sendMu.Lock()
+	for _, b := range h.sent {
+		h.m.Reuse(b)
+	}
+	h.sent = h.sent[:0]
 	h.mu.Unlock()
-	for _, t := range out {
-		_ = h.tr.Send(t.Dst, t.Prio, t.Packet)
+	if h.batch != nil {
+		if len(out) > 0 {
+			_ = h.batch.SendBatch(out)
+		}
+	} else {
+		for _, t := range out {
+			_ = h.tr.Send(t.Dst, t.Prio, t.Packet)
+		}
+	}
+	for i, t := range out {
+		h.sent = append(h.sent, t.Frame())
+		out[i] = Transmit{}
 	}
 	h.sendMu.Unlock()
+	*list = out[:0]
+	outPool.Put(list)
 }

@@ -71,7 +71,14 @@ type Machine struct {
 	// being built: reused, since send keeps nothing of them.
 	dataFields  wire.DataFields
 	grantFields wire.GrantFields
-	closed      bool
+	// spare holds packet buffers a driver gave back (Reuse), each able to
+	// take a full-size packet with the headroom; reusing is set once a
+	// driver gives buffers back, and from then on every buffer is made
+	// full-size (a driver that keeps its packets, as the simulator, gets
+	// buffers of the packet's size).
+	spare   [][]byte
+	reusing bool
+	closed  bool
 }
 
 // MachineConfig configures a Machine.
@@ -538,6 +545,34 @@ func (h *Machine) unschedPriority(pr *peer, length int) uint8 {
 	return 0
 }
 
+// Reuse gives back the buffer of a Transmit this machine built
+// (Transmit.Frame) once the driver has sent it and keeps no reference to
+// it: later packets are built in it, so that a host in steady state
+// allocates no packet buffers. Giving buffers back is optional.
+func (h *Machine) Reuse(frame []byte) {
+	h.reusing = true
+	if cap(frame) >= h.bufSize() && len(h.spare) < 256 {
+		h.spare = append(h.spare, frame[:0])
+	}
+}
+
+// bufSize is the capacity of a packet buffer: the headroom, every
+// control header or a DATA header, and a full segment.
+func (h *Machine) bufSize() int { return h.headroom + 128 + h.p.maxSegData(h.v6) }
+
+// buffer returns an empty packet buffer of at least size bytes' capacity.
+func (h *Machine) buffer(size int) []byte {
+	if n := len(h.spare); n > 0 && size <= h.bufSize() {
+		b := h.spare[n-1]
+		h.spare = h.spare[:n-1]
+		return b
+	}
+	if h.reusing {
+		size = max(size, h.bufSize())
+	}
+	return make([]byte, 0, size)
+}
+
 // send queues one packet for transmission, counting it and applying
 // priority faults.
 func (h *Machine) send(dst netip.Addr, prio uint8, f wire.Fields) {
@@ -545,7 +580,7 @@ func (h *Machine) send(dst netip.Addr, prio uint8, f wire.Fields) {
 	if d, ok := f.(*wire.DataFields); ok {
 		size += len(d.Payload)
 	}
-	buf, err := f.AppendTo(make([]byte, h.headroom, size), wire.EncodeOptions{Version: wire.VersionCurrent, FixLengths: true, SetMarks: true})
+	buf, err := f.AppendTo(h.buffer(size)[:h.headroom], wire.EncodeOptions{Version: wire.VersionCurrent, FixLengths: true, SetMarks: true})
 	if err != nil {
 		panic(fmt.Sprintf("homa: encode %s: %v", f.PacketType(), err)) // a bug in this package
 	}

@@ -33,7 +33,8 @@ type Core struct {
 	plan   *planRunner
 	frames uint64
 	stats  Stats
-	next   int // round-robin start for Pop
+	next   int      // round-robin start for Pop
+	free   []*Frame // frames given back by Release, reused by Ingress
 
 	// OnDrop, if set, is called for every dropped frame with the egress
 	// port index, the frame, the reason and a detail ("random",
@@ -123,7 +124,8 @@ func (c *Core) IngressStamped(now, stamp time.Duration, in int, data []byte) (ui
 		c.stats.Filtered++
 		return num, nil
 	}
-	f := &Frame{Data: data, Num: num, In: in, Arrival: min(stamp, now), info: classify(data)}
+	f := c.frame()
+	*f = Frame{Data: data, Num: num, In: in, Arrival: min(stamp, now), info: classify(data)}
 	outName := ""
 	if known {
 		outName = c.names[out]
@@ -188,6 +190,27 @@ func (c *Core) send(now time.Duration, p int, f *Frame, a Action) {
 		e.Enqueue(now, d)
 	}
 	e.Enqueue(now, f)
+}
+
+// frame returns a Frame to fill: one given back by Release, or a new one.
+func (c *Core) frame() *Frame {
+	if n := len(c.free); n > 0 {
+		f := c.free[n-1]
+		c.free = c.free[:n-1]
+		return f
+	}
+	return new(Frame)
+}
+
+// Release gives back a frame Pop returned once the caller has sent it and
+// keeps no reference to it (nor to its Data through it): the core reuses
+// it for a later frame, so that forwarding allocates nothing per frame.
+// Releasing frames is optional.
+func (c *Core) Release(f *Frame) {
+	if len(c.free) < 4096 {
+		*f = Frame{}
+		c.free = append(c.free, f)
+	}
 }
 
 // Next returns the earliest time any port has work, and false when all

@@ -17,9 +17,37 @@ const (
 	DropCorrupt
 	// DropMTU: the IP packet was larger than LinkConfig.MTU.
 	DropMTU
+	// The reasons below are the socket backend's: loss the kernel caused
+	// on the switch's own sockets and interfaces, which the user did not
+	// ask for. The receive-side ones are charged to the port the frame
+	// came in by, DropSend to the port it was to leave by.
+
+	// DropIngress: the kernel dropped the frame on the switch port before
+	// any socket saw it (the interface's rx_dropped: the CPU's receive
+	// backlog, net.core.netdev_max_backlog, was full, or the frame was
+	// larger than the port's MTU).
+	DropIngress
+	// DropRing: the port's receive ring was full (AF_PACKET
+	// PACKET_STATISTICS tp_drops): the forwarding thread fell behind.
+	DropRing
+	// DropUnreadable: the kernel queued the frame but could not copy it
+	// out (recvmsg failed for it, e.g. EFAULT on skbs HomaModule's GRO
+	// built), or it was larger than a ring slot while the socket buffer
+	// that takes such frames was full.
+	DropUnreadable
+	// DropOversize: a GSO super-frame larger than the port's MTU that the
+	// switch cannot segment (not Homa DATA).
+	DropOversize
+	// DropSend: the egress interface refused the frame (sendmmsg failed
+	// for it, e.g. ENOBUFS when the receiving host's backlog was full).
+	DropSend
 )
 
-// String returns "buffer", "loss", "plan", "corrupt" or "mtu".
+// dropReasons lists every reason in DropCounts order.
+var dropReasons = [...]DropReason{DropBuffer, DropLoss, DropPlan, DropCorrupt, DropMTU, DropIngress, DropRing, DropUnreadable, DropOversize, DropSend}
+
+// String returns "buffer", "loss", "plan", "corrupt", "mtu", "ingress",
+// "ring", "unreadable", "oversize" or "send".
 func (r DropReason) String() string {
 	switch r {
 	case DropBuffer:
@@ -32,43 +60,102 @@ func (r DropReason) String() string {
 		return "corrupt"
 	case DropMTU:
 		return "mtu"
+	case DropIngress:
+		return "ingress"
+	case DropRing:
+		return "ring"
+	case DropUnreadable:
+		return "unreadable"
+	case DropOversize:
+		return "oversize"
+	case DropSend:
+		return "send"
 	}
 	return "unknown"
 }
 
-// DropCounts counts dropped frames by reason.
+// DropCounts counts dropped frames by reason (see DropReason). The first
+// five are the emulation's (what the user configured); the rest are the
+// socket backend's own losses, zero in the simulator.
 type DropCounts struct {
-	Buffer  uint64 `json:"buffer"`
-	Loss    uint64 `json:"loss"`
-	Plan    uint64 `json:"plan"`
-	Corrupt uint64 `json:"corrupt"`
-	MTU     uint64 `json:"mtu"`
+	Buffer     uint64 `json:"buffer"`
+	Loss       uint64 `json:"loss"`
+	Plan       uint64 `json:"plan"`
+	Corrupt    uint64 `json:"corrupt"`
+	MTU        uint64 `json:"mtu"`
+	Ingress    uint64 `json:"ingress,omitempty"`
+	Ring       uint64 `json:"ring,omitempty"`
+	Unreadable uint64 `json:"unreadable,omitempty"`
+	Oversize   uint64 `json:"oversize,omitempty"`
+	Send       uint64 `json:"send,omitempty"`
+}
+
+// counter returns the field that counts reason r (nil for an unknown r).
+func (d *DropCounts) counter(r DropReason) *uint64 {
+	switch r {
+	case DropBuffer:
+		return &d.Buffer
+	case DropLoss:
+		return &d.Loss
+	case DropPlan:
+		return &d.Plan
+	case DropCorrupt:
+		return &d.Corrupt
+	case DropMTU:
+		return &d.MTU
+	case DropIngress:
+		return &d.Ingress
+	case DropRing:
+		return &d.Ring
+	case DropUnreadable:
+		return &d.Unreadable
+	case DropOversize:
+		return &d.Oversize
+	case DropSend:
+		return &d.Send
+	}
+	return nil
 }
 
 func (d *DropCounts) add(r DropReason) {
-	switch r {
-	case DropBuffer:
-		d.Buffer++
-	case DropLoss:
-		d.Loss++
-	case DropPlan:
-		d.Plan++
-	case DropCorrupt:
-		d.Corrupt++
-	case DropMTU:
-		d.MTU++
+	if c := d.counter(r); c != nil {
+		*c++
 	}
 }
 
+// Get returns the count of reason r.
+func (d DropCounts) Get(r DropReason) uint64 {
+	if c := d.counter(r); c != nil {
+		return *c
+	}
+	return 0
+}
+
+// ByReason returns every reason's count keyed by DropReason.String,
+// zeros included.
+func (d DropCounts) ByReason() map[string]uint64 {
+	m := make(map[string]uint64, len(dropReasons))
+	for _, r := range dropReasons {
+		m[r.String()] = d.Get(r)
+	}
+	return m
+}
+
+// Unrequested is the sum of the socket backend's own losses (DropIngress
+// to DropSend): frames lost although no impairment or plan asked for it.
+func (d DropCounts) Unrequested() uint64 {
+	return d.Ingress + d.Ring + d.Unreadable + d.Oversize + d.Send
+}
+
 // Total is the sum over all reasons.
-func (d DropCounts) Total() uint64 { return d.Buffer + d.Loss + d.Plan + d.Corrupt + d.MTU }
+func (d DropCounts) Total() uint64 {
+	return d.Buffer + d.Loss + d.Plan + d.Corrupt + d.MTU + d.Unrequested()
+}
 
 func (d *DropCounts) sum(o DropCounts) {
-	d.Buffer += o.Buffer
-	d.Loss += o.Loss
-	d.Plan += o.Plan
-	d.Corrupt += o.Corrupt
-	d.MTU += o.MTU
+	for _, r := range dropReasons {
+		*d.counter(r) += o.Get(r)
+	}
 }
 
 // PortStats are the counters of one switch port. Rx counts frames that
@@ -77,26 +164,23 @@ type PortStats struct {
 	Name     string `json:"name"`
 	RxFrames uint64 `json:"rx_frames"`
 	RxBytes  uint64 `json:"rx_bytes"`
-	// TxFrames and TxBytes: frames handed to the port's interface.
+	// TxFrames and TxBytes: frames the port's interface accepted (those
+	// it refused are Drops.Send).
 	TxFrames uint64 `json:"tx_frames"`
 	TxBytes  uint64 `json:"tx_bytes"`
-	// TxErrors: frames the interface refused (send error).
-	TxErrors uint64 `json:"tx_errors"`
-	// RxKernelDrops: frames the kernel dropped before the switch read
-	// them, because the port's socket buffer was full (AF_PACKET
-	// PACKET_STATISTICS tp_drops): the switch did not keep up.
-	RxKernelDrops uint64 `json:"rx_kernel_drops"`
-	// RxErrors: frames the kernel queued but could not copy out (recvmmsg
-	// failed for them, e.g. EFAULT on skbs HomaModule's GRO built); each
-	// is skipped and forwarding goes on. FirstRxError is the first error.
-	RxErrors     uint64 `json:"rx_errors,omitempty"`
+	// FirstRxError is the first error that made a frame unreadable
+	// (Drops.Unreadable): each such frame is skipped and forwarding goes
+	// on.
 	FirstRxError string `json:"first_rx_error,omitempty"`
 	// RxSegmented: GSO super-frames (larger than the port's MTU) split into
-	// MTU-sized frames on arrival, as a NIC segments them; RxOversize:
-	// such frames the switch cannot segment (not Homa DATA), dropped.
-	RxSegmented uint64     `json:"rx_segmented,omitempty"`
-	RxOversize  uint64     `json:"rx_oversize,omitempty"`
-	Drops       DropCounts `json:"drops"`
+	// MTU-sized frames on arrival, as a NIC segments them (those it cannot
+	// segment are Drops.Oversize).
+	RxSegmented uint64 `json:"rx_segmented,omitempty"`
+	// Drops counts the frames lost at this port by reason: the egress
+	// side's (buffer, loss, plan, corrupt, mtu, send) and, for frames
+	// that came in by this port, the kernel's and the reader's (ingress,
+	// ring, unreadable, oversize).
+	Drops DropCounts `json:"drops"`
 	// Duplicated, Corrupted, Reordered (held back by the reorder model),
 	// Held (held back by a plan rule) and Delayed (extra plan delay) count
 	// frames the port altered.
@@ -119,7 +203,9 @@ type Stats struct {
 	// Filtered counts frames whose destination MAC was learned on the
 	// port they came in by (not forwarded, like a bridge).
 	Filtered uint64 `json:"filtered"`
-	// Drops sums the ports' drop counters.
+	// Drops sums the ports' drop counters: every frame that entered the
+	// switch (or reached one of its ports) and was not delivered is
+	// counted here under its reason.
 	Drops DropCounts  `json:"drops"`
 	Ports []PortStats `json:"ports"`
 	// Hits lists every fault-plan firing in order.

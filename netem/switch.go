@@ -24,12 +24,20 @@ type SwitchConfig struct {
 	Record     io.Writer `yaml:"-" json:"-"`
 	RecordPath string    `yaml:"record,omitempty" json:"record,omitempty"`
 	// SocketBuffer is each AF_PACKET socket's receive and send buffer in
-	// bytes (0 means DefaultSocketBuffer).
+	// bytes (0 means DefaultSocketBuffer); with the receive ring, the
+	// receive buffer only holds frames larger than a ring slot.
 	SocketBuffer int `yaml:"socket_buffer,omitempty" json:"socket_buffer,omitempty"`
+	// RxRing is the size in bytes of each port's receive ring (0 means
+	// DefaultRxRing): the frames that can wait for the forwarding thread
+	// before the kernel drops them (counted as DropRing).
+	RxRing int `yaml:"rx_ring,omitempty" json:"rx_ring,omitempty"`
 	// Spin is how close to a departure time the forwarding thread stops
-	// sleeping in ppoll and polls without blocking (0 means DefaultSpin;
-	// negative disables spinning). Kernel timers wake 40-60 µs late on a
-	// busy VM, so spinning is what makes 1 Gbit/s pacing exact.
+	// sleeping in ppoll and polls without blocking, and how long after the
+	// last frame it received it goes on polling the receive rings before
+	// it sleeps (0 means DefaultSpin; negative disables spinning). Kernel
+	// timers wake 40-60 µs late on a busy VM, so spinning is what makes
+	// 1 Gbit/s pacing exact; and a thread woken for every frame of a
+	// stream spends more time switching than forwarding.
 	Spin time.Duration `yaml:"spin,omitempty" json:"spin_ns,omitempty"`
 }
 
@@ -55,6 +63,9 @@ func (c *SwitchConfig) validate() error {
 	}
 	if c.SocketBuffer < 0 {
 		return fmt.Errorf("netem: socket_buffer = %d: want >= 0", c.SocketBuffer)
+	}
+	if c.RxRing < 0 {
+		return fmt.Errorf("netem: rx_ring = %d: want >= 0", c.RxRing)
 	}
 	if c.Plan != nil {
 		return c.Plan.Validate()

@@ -2,6 +2,7 @@ package netem
 
 import (
 	"math"
+	"strings"
 	"testing"
 
 	"golang.org/x/sys/unix"
@@ -10,16 +11,45 @@ import (
 )
 
 // testSwitch is a Switch without sockets or forwarding loop: two ports of
-// MTU 1500 whose receive calls are recvFn.
-func testSwitch(t *testing.T, recvFn func(fd int, rx *rxBatch) (int, error)) *Switch {
+// MTU 1500, each with a ring of 8 slots in memory (testRing), whose
+// oversize frames are read with readCopy.
+func testSwitch(t *testing.T, readCopy func(fd int, buf []byte) (int, error)) *Switch {
 	t.Helper()
 	core, err := NewCore([]Port{{Name: "p0"}, {Name: "p1"}}, 1, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &Switch{core: core, socks: []packetSock{{fd: -1, name: "p0"}, {fd: -1, name: "p1"}}, mtu: []int{1500, 1500},
-		txErrors: make([]uint64, 2), rxDrops: make([]uint64, 2), rxErrors: make([]uint64, 2), rxFirst: make([]string, 2),
-		rxSeg: make([]uint64, 2), rxBig: make([]uint64, 2), recvFn: recvFn}
+	s := &Switch{core: core, socks: []packetSock{{fd: -1, name: "p0", ring: testRing(8)}, {fd: -1, name: "p1", ring: testRing(8)}},
+		mtu: []int{1500, 1500}, readCopy: readCopy}
+	s.init()
+	return s
+}
+
+// testRing is a receive ring of n slots in ordinary memory.
+func testRing(n int) *rxRing {
+	const slot = 2048
+	return &rxRing{mem: make([]byte, n*slot), blockSize: n * slot, perBlock: n, frameSize: slot, frames: n}
+}
+
+// put writes frame into the ring's next free slot as the kernel does:
+// cut to the slot with status TP_STATUS_USER|extra, wire length wireLen.
+func (r *rxRing) put(t testing.TB, frame []byte, wireLen int, extra uint32) {
+	t.Helper()
+	for i := range r.frames {
+		k := (r.head + i) % r.frames
+		h := r.slot(k)
+		if h.Status != unix.TP_STATUS_KERNEL {
+			continue
+		}
+		mac := ringNetOff - 14
+		n := min(len(frame), r.frameSize-mac)
+		off := k/r.perBlock*r.blockSize + k%r.perBlock*r.frameSize
+		copy(r.mem[off+mac:], frame[:n])
+		h.Len, h.Snaplen, h.Mac, h.Sec, h.Nsec = uint32(wireLen), uint32(n), uint16(mac), 1, 0
+		h.Status = unix.TP_STATUS_USER | extra
+		return
+	}
+	t.Fatal("test ring full")
 }
 
 // egressed pops every frame due on port p.
@@ -41,8 +71,8 @@ func TestSwitchSegmentsGSOFrames(t *testing.T) {
 	s.ingest(0, 0, 0, super)
 	s.ingest(0, 0, 0, ipv4Frame(macA, macB, addrA, addrB, 0, 6, make([]byte, 8000)))
 	out := egressed(s, 1)
-	if len(out) != 6 || s.rxSeg[0] != 1 || s.rxBig[0] != 1 {
-		t.Fatalf("%d frames forwarded, %d segmented, %d oversize; want 6, 1, 1", len(out), s.rxSeg[0], s.rxBig[0])
+	if st := s.Stats(); len(out) != 6 || st.Ports[0].RxSegmented != 1 || st.Ports[0].Drops.Oversize != 1 || st.Drops.Oversize != 1 {
+		t.Fatalf("%d frames forwarded, %d segmented, %d oversize; want 6, 1, 1", len(out), st.Ports[0].RxSegmented, st.Ports[0].Drops.Oversize)
 	}
 	for i, f := range out {
 		p, err := wire.Decode(f[34:], wire.DecodeOptions{Version: wire.VersionCurrent})
@@ -52,41 +82,90 @@ func TestSwitchSegmentsGSOFrames(t *testing.T) {
 	}
 }
 
-// TestSwitchCountsReadErrors makes the first receive call fail with
-// EFAULT (what recvmmsg returned for skbs HomaModule's GRO built): the
-// switch counts it, reports it in Stats and keeps forwarding; EBADF (a
-// broken socket) still ends the loop.
-func TestSwitchCountsReadErrors(t *testing.T) {
-	calls := 0
-	frame := dataFrame(t, true, 2, 0, 100, false)
-	s := testSwitch(t, func(fd int, rx *rxBatch) (int, error) {
-		calls++
-		switch calls {
-		case 1:
-			return 0, unix.EFAULT
-		case 2:
-			n := copy(rx.bufs[0], frame)
-			rx.hdrs[0].Len = uint32(n)
-			rx.hdrs[0].Hdr.Controllen = 0
-			return 1, nil
-		}
-		return 0, nil
-	})
-	rx := newRxBatch(4)
-	if err := s.receive(0, rx); err != nil {
-		t.Fatalf("receive with EFAULT: %v", err)
-	}
-	if err := s.receive(0, rx); err != nil {
+// TestSwitchReadsRing feeds port 0's ring three frames: a plain one, one
+// cut to its slot whose whole copy waits on the socket (TP_STATUS_COPY: a
+// 6-segment HomaModule super-frame, segmented on arrival), and one cut
+// without a copy (the socket buffer was full). The switch forwards 1+6
+// frames, counts the third as unreadable, and hands every slot back.
+func TestSwitchReadsRing(t *testing.T) {
+	super := ipv4Frame(macA, macB, addrA, addrB, 4, wire.IPProtoHoma, gsoHoma(t, 100000, 0, 1424, 6))
+	s := testSwitch(t, func(fd int, buf []byte) (int, error) { return copy(buf, super), nil })
+	r := s.socks[0].ring
+	r.put(t, dataFrame(t, true, 2, 0, 100, false), 0, 0)
+	r.put(t, super, len(super), unix.TP_STATUS_COPY)
+	r.put(t, super, len(super), 0)
+	r.slot(0).Len = r.slot(0).Snaplen
+	if _, err := s.receive(0); err != nil {
 		t.Fatal(err)
+	}
+	if got := len(egressed(s, 1)); got != 7 {
+		t.Errorf("%d frames forwarded, want 7", got)
+	}
+	st := s.Stats()
+	if d := st.Ports[0].Drops; d.Unreadable != 1 || d.Total() != 1 || st.Drops.Unreadable != 1 || st.Ports[0].RxSegmented != 1 {
+		t.Errorf("port 0 drops %+v, segmented %d; want 1 unreadable, 1 segmented", d, st.Ports[0].RxSegmented)
+	}
+	if !strings.Contains(st.Ports[0].FirstRxError, "larger than a ring slot") {
+		t.Errorf("first read error %q", st.Ports[0].FirstRxError)
+	}
+	for i := range r.frames {
+		if r.slot(i).Status != unix.TP_STATUS_KERNEL {
+			t.Errorf("slot %d not handed back", i)
+		}
+	}
+	if r.head != 3 || r.next() != nil {
+		t.Errorf("ring head %d, want 3 and nothing more to read", r.head)
+	}
+}
+
+// TestSwitchCountsReadErrors makes the socket read of an oversize frame
+// fail with EFAULT (what recvmsg returned for skbs HomaModule's GRO
+// built): the switch counts it as unreadable with its error, reports it in
+// Stats and keeps forwarding; EBADF (a broken socket) ends the loop.
+func TestSwitchCountsReadErrors(t *testing.T) {
+	readErr := error(unix.EFAULT)
+	s := testSwitch(t, func(int, []byte) (int, error) { return 0, readErr })
+	r := s.socks[0].ring
+	frame := dataFrame(t, true, 2, 0, 100, false)
+	r.put(t, frame, 70000, unix.TP_STATUS_COPY)
+	r.put(t, frame, len(frame), 0)
+	if _, err := s.receive(0); err != nil {
+		t.Fatalf("receive with EFAULT: %v", err)
 	}
 	if got := len(egressed(s, 1)); got != 1 {
 		t.Errorf("%d frames forwarded after the read error, want 1", got)
 	}
-	if s.rxErrors[0] != 1 || s.rxFirst[0] != "recvmmsg: bad address" {
-		t.Errorf("read errors %d (%q), want 1 (recvmmsg: bad address)", s.rxErrors[0], s.rxFirst[0])
+	st := s.Stats()
+	if st.Drops.Unreadable != 1 || st.Ports[0].FirstRxError != "recvmsg: bad address" {
+		t.Errorf("unreadable %d (%q), want 1 (recvmsg: bad address)", st.Drops.Unreadable, st.Ports[0].FirstRxError)
 	}
-	s.recvFn = func(int, *rxBatch) (int, error) { return 0, unix.EBADF }
-	if err := s.receive(0, rx); err == nil {
+	readErr = unix.EBADF
+	r.put(t, frame, 70000, unix.TP_STATUS_COPY)
+	if _, err := s.receive(0); err == nil {
 		t.Error("EBADF did not end the loop")
+	}
+}
+
+// BenchmarkSwitchPath measures the switch's own work per frame, without
+// system calls: a 1500-byte frame read from a ring in memory, through the
+// core to the egress port, popped for sending and its buffer recycled.
+func BenchmarkSwitchPath(b *testing.B) {
+	core, err := NewCore([]Port{{Name: "p0"}, {Name: "p1"}}, 1, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	s := &Switch{core: core, socks: []packetSock{{fd: -1, name: "p0", ring: testRing(64)}, {fd: -1, name: "p1", ring: testRing(64)}}, mtu: []int{1500, 1500}}
+	s.init()
+	frame := dataFrame(b, true, 2, 0, 1400, false)
+	s.ingest(0, 0, 1, grantFrame(b, false, 2, 1000)) // learn B
+	r := s.socks[0].ring
+	e := s.core.Egress(1)
+	b.ReportAllocs()
+	for b.Loop() {
+		r.put(b, frame, len(frame), 0)
+		s.receive(0)
+		f := e.Pop(math.MaxInt64)
+		s.put(f.Data)
+		s.core.Release(f)
 	}
 }

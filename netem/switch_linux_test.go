@@ -269,7 +269,7 @@ func TestSwitchStrictPriority(t *testing.T) {
 		probes := func(n int, seq0 uint32) { tp.sendProbes(t, a, n, 100, 7, seq0) }
 		const nBase, nLoaded, nLow = 150, 300, 8000
 		done, sent := make(chan []rxFrame), make(chan struct{})
-		go func() { done <- receiveUntil(b, math.MaxInt, sent, scaled(300*time.Millisecond), false) }()
+		go func() { done <- receiveUntil(b, math.MaxInt, sent, scaled(300*time.Millisecond), false, nil) }()
 		probes(nBase, 0)
 		lowDone := make(chan struct{})
 		go func() {

@@ -287,7 +287,7 @@ func TestApplyTCStrictPriorityRoot(t *testing.T) {
 	}
 	starvedRetry(t, func(try int, last bool) bool {
 		done, sent := make(chan []rxFrame), make(chan struct{})
-		go func() { done <- receiveUntil(sw, math.MaxInt, sent, scaled(300*time.Millisecond), false) }()
+		go func() { done <- receiveUntil(sw, math.MaxInt, sent, scaled(300*time.Millisecond), false, nil) }()
 		tp.sendProbes(t, a, 100, 100, 7, 0)
 		lowDone := make(chan struct{})
 		go func() {

@@ -129,14 +129,14 @@ func waitOperUp(t testing.TB, h *netlink.Handle, name string) {
 	}
 }
 
-// hostSock opens an AF_PACKET socket on a host's veth.
+// hostSock opens an AF_PACKET socket with a receive ring on a host's veth.
 func hostSock(t testing.TB, ns netns.NsHandle, name string) packetSock {
 	t.Helper()
-	s, err := openPacketSockets(ns, []string{name}, DefaultSocketBuffer)
+	s, err := openPacketSockets(ns, []string{name}, DefaultSocketBuffer, DefaultRxRing)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { unix.Close(s[0].fd) })
+	t.Cleanup(func() { s[0].close() })
 	return s[0]
 }
 
@@ -200,14 +200,15 @@ func (f rxFrame) oneWay() time.Duration { return time.Duration(f.rx - f.tx) }
 // receive collects frames on s until want have arrived or nothing came for
 // idle. Frames that are not test frames are kept only when keepAll is set.
 func receive(s packetSock, want int, idle time.Duration, keepAll bool) []rxFrame {
-	return receiveUntil(s, want, nil, idle, keepAll)
+	return receiveUntil(s, want, nil, idle, keepAll, nil)
 }
 
 // receiveUntil is receive whose idle timeout only starts once stop is
-// closed (nil: at once).
-func receiveUntil(s packetSock, want int, stop <-chan struct{}, idle time.Duration, keepAll bool) []rxFrame {
-	rx := newRxBatch(32)
+// closed (nil: at once), and which counts only the test frames whose
+// sequence number match accepts (nil: all).
+func receiveUntil(s packetSock, want int, stop <-chan struct{}, idle time.Duration, keepAll bool, match func(seq uint32) bool) []rxFrame {
 	var got []rxFrame
+	buf := make([]byte, maxFrame)
 	fds := []unix.PollFd{{Fd: int32(s.fd), Events: unix.POLLIN}}
 	last := time.Now()
 	for len(got) < want {
@@ -226,26 +227,30 @@ func receiveUntil(s packetSock, want int, stop <-chan struct{}, idle time.Durati
 			return got
 		}
 		for {
-			n, err := rx.recv(s.fd)
-			if err != nil || n == 0 {
+			data, ts, err, ok := s.ring.read(s.fd, buf, nil)
+			if !ok {
 				break
 			}
 			last = time.Now()
-			for i := range n {
-				data, ts := rx.frame(i)
-				f := rxFrame{size: len(data), rx: ts}
-				if len(data) >= 34+16 && binary.BigEndian.Uint32(data[34:]) == testMagic {
-					f.seq = binary.BigEndian.Uint32(data[38:])
-					f.tx = int64(binary.BigEndian.Uint64(data[42:]))
-					f.prio = data[15] >> 5
-				} else if !keepAll {
-					continue
+			f := rxFrame{size: len(data), rx: ts}
+			switch {
+			case err != nil:
+			case len(data) >= 34+16 && binary.BigEndian.Uint32(data[34:]) == testMagic:
+				f.seq = binary.BigEndian.Uint32(data[38:])
+				f.tx = int64(binary.BigEndian.Uint64(data[42:]))
+				f.prio = data[15] >> 5
+				if match != nil && !match(f.seq) {
+					break
 				}
 				if keepAll {
 					f.data = slices.Clone(data)
 				}
 				got = append(got, f)
+			case keepAll:
+				f.data = slices.Clone(data)
+				got = append(got, f)
 			}
+			s.ring.release()
 		}
 	}
 	return got

@@ -59,9 +59,11 @@ type Summary struct {
 	P50 time.Duration `json:"latency_p50_ns"`
 	P99 time.Duration `json:"latency_p99_ns"`
 	Max time.Duration `json:"latency_max_ns"`
-	// Drops counts the switch's drops by reason (backend tc: the frames
-	// sent and never delivered, "plan" when a drop rule of the plan
-	// matches them, else ReasonTC); PlanHits the fault plan's firings per
+	// Drops counts the switch's drops by reason (netem.DropReason names;
+	// the switch's own losses, which the scenario did not ask for, under
+	// "ingress", "ring", "unreadable", "oversize" and "send", each also a
+	// warning; backend tc: the frames sent and never delivered, "plan"
+	// when a drop rule of the plan matches them, else ReasonTC); PlanHits the fault plan's firings per
 	// rule (index order; backend tc: the rules' nftables counters summed
 	// over the switch ports); SwitchReadLagP99 how late the switch read
 	// frames (see netem.Stats).
@@ -139,9 +141,13 @@ func summarize(res *Result, cst harness.CaptureStats) Summary {
 		}
 	}
 	for _, p := range res.Switch.Ports {
-		sum.SwitchReadErrors += p.RxErrors
-		if p.RxErrors > 0 {
-			sum.Warnings = append(sum.Warnings, fmt.Sprintf("switch port %s: %d frames could not be read (first: %s)", p.Name, p.RxErrors, p.FirstRxError))
+		sum.SwitchReadErrors += p.Drops.Unreadable
+		if p.Drops.Unreadable > 0 {
+			sum.Warnings = append(sum.Warnings, fmt.Sprintf("switch port %s: %d frames could not be read (first: %s)", p.Name, p.Drops.Unreadable, p.FirstRxError))
+		}
+		if d := p.Drops; d.Unrequested() > d.Unreadable {
+			sum.Warnings = append(sum.Warnings, fmt.Sprintf("switch port %s lost %d frames the scenario did not ask for (kernel drops on the port %d, receive ring full %d, too large to segment %d, refused on send %d): the emulation was not faithful there",
+				p.Name, d.Unrequested()-d.Unreadable, d.Ingress, d.Ring, d.Oversize, d.Send))
 		}
 	}
 	h := latency.New()
@@ -179,10 +185,7 @@ func summarize(res *Result, cst harness.CaptureStats) Summary {
 	if s.Link.Backend == BackendTC {
 		summarizeTC(&sum, res)
 	} else {
-		d := res.Switch.Drops
-		for k, v := range map[string]uint64{"buffer": d.Buffer, "loss": d.Loss, "plan": d.Plan, "corrupt": d.Corrupt, "mtu": d.MTU} {
-			sum.Drops[k] = v
-		}
+		sum.Drops = res.Switch.Drops.ByReason()
 		if s.Plan != nil {
 			for i, r := range s.Plan.Rules {
 				sum.PlanHits = append(sum.PlanHits, PlanHits{Rule: i, Name: r.Name})
@@ -258,8 +261,9 @@ func (s *Summary) WriteText(w io.Writer) error {
 	if s.Backend == BackendTC {
 		fmt.Fprintf(&b, "  tc drops (sent, never delivered): plan %d, buffer or loss %d\n", s.Drops["plan"], s.Drops[ReasonTC])
 	} else {
-		fmt.Fprintf(&b, "  switch drops: plan %d, loss %d, buffer %d, corrupt %d, mtu %d; read lag p99 %v\n",
-			s.Drops["plan"], s.Drops["loss"], s.Drops["buffer"], s.Drops["corrupt"], s.Drops["mtu"], s.SwitchReadLagP99)
+		fmt.Fprintf(&b, "  switch drops: plan %d, loss %d, buffer %d, corrupt %d, mtu %d; unasked: ingress %d, ring %d, unreadable %d, oversize %d, send %d; read lag p99 %v\n",
+			s.Drops["plan"], s.Drops["loss"], s.Drops["buffer"], s.Drops["corrupt"], s.Drops["mtu"],
+			s.Drops["ingress"], s.Drops["ring"], s.Drops["unreadable"], s.Drops["oversize"], s.Drops["send"], s.SwitchReadLagP99)
 	}
 	for _, p := range s.PlanHits {
 		fmt.Fprintf(&b, "  plan rule %d %q: %d hits\n", p.Rule, p.Name, p.Hits)

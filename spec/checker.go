@@ -151,10 +151,80 @@ type missed struct {
 
 type ruleState struct {
 	res     RuleResult
-	open    map[any]*pending      // Within
-	seenA   map[any]time.Duration // After: Checker.elapsed at the latest A
+	open    map[any]*pending            // Within
+	seenA   map[rpcMsgKey]time.Duration // After: Checker.elapsed at the latest A
 	kept    int
 	keptInc int
+	// aged orders seenA's keys by the elapsed time they were filed with
+	// (at most one entry per key: pruneAfter refiles a key seen again).
+	aged minHeap[agedKey]
+}
+
+// Property forms, for Checker's dispatch without a type switch.
+const (
+	formEach = iota
+	formAtMost
+	formWithin
+	formAfter
+)
+
+// compiled is a rule's property unpacked for Feed.
+type compiled struct {
+	form   uint8
+	each   Each
+	atMost AtMost
+	within Within
+	after  After
+}
+
+// Dispatch classes of events: one per packet type (index type-MinType),
+// then malformed frames, ICMP events, and packets of a type outside the
+// known range.
+const (
+	classTypes     = int(wire.MaxType-wire.MinType) + 1
+	classMalformed = classTypes
+	classICMP      = classTypes + 1
+	classOther     = classTypes + 2
+	numClasses     = classTypes + 3
+)
+
+// classOf returns e's dispatch class.
+func classOf(e *Event) int {
+	switch {
+	case e.ICMP != nil:
+		return classICMP
+	case e.Err != nil:
+		return classMalformed
+	}
+	if t := e.Packet.Type(); t >= wire.MinType && t <= wire.MaxType {
+		return int(t - wire.MinType)
+	}
+	return classOther
+}
+
+// mayApply reports whether rule form c may act on an event of class cls:
+// a superset of what Feed's per-form conditions accept, so that Feed
+// visits only the rules that can act on an event.
+func (c *compiled) mayApply(cls int) bool {
+	typed := func(ts []wire.PacketType) bool {
+		return cls == classOther || cls < classTypes && typeIn(wire.MinType+wire.PacketType(cls), ts)
+	}
+	switch c.form {
+	case formEach:
+		switch cls {
+		case classICMP:
+			return c.each.ICMP
+		case classMalformed:
+			return c.each.Malformed
+		}
+		return typed(c.each.Types)
+	case formAtMost:
+		return cls != classICMP && cls != classMalformed && typed(c.atMost.Types)
+	case formWithin:
+		return cls != classMalformed
+	default:
+		return cls != classMalformed && (cls != classICMP || c.after.ICMP)
+	}
 }
 
 // Checker streams events through rules. Use NewChecker, Feed each event in
@@ -164,8 +234,20 @@ type Checker struct {
 	profile string
 	rules   []*Rule
 	state   []*ruleState
-	trace   *Trace
-	ctx     Ctx
+	props   []compiled
+	// byClass[k] lists, in rule order, the rules that may act on an event
+	// of dispatch class k (classOf).
+	byClass [numClasses][]int
+	// rpc is the current event's RPC key (rpcOK: it has one); rpcPtr a
+	// copy on the heap, made only when a finding or obligation keeps it.
+	rpc    RPCKey
+	rpcOK  bool
+	rpcPtr *RPCKey
+	// inf, if set, infers parameters from the events as Feed sees them
+	// (see SetInferrer).
+	inf   *Inferrer
+	trace *Trace
+	ctx   Ctx
 	// last is the time of the previous event; elapsed is the capture time
 	// elapsed so far, counting only forward steps, so that deadlines keep
 	// running at the capture's pace when timestamps step back.
@@ -190,11 +272,58 @@ func NewChecker(profile string, p Params, rules []*Rule) *Checker {
 		if !r.AppliesTo(profile) {
 			continue
 		}
+		var cp compiled
+		switch p := r.Property.(type) {
+		case Each:
+			cp = compiled{form: formEach, each: p}
+		case AtMost:
+			cp = compiled{form: formAtMost, atMost: p}
+		case Within:
+			cp = compiled{form: formWithin, within: p}
+		case After:
+			cp = compiled{form: formAfter, after: p}
+		default:
+			continue
+		}
+		i := len(c.rules)
 		c.rules = append(c.rules, r)
+		c.props = append(c.props, cp)
 		c.state = append(c.state, &ruleState{res: RuleResult{Rule: r, ID: r.ID, Level: r.Level},
-			open: map[any]*pending{}, seenA: map[any]time.Duration{}})
+			open: map[any]*pending{}, seenA: map[rpcMsgKey]time.Duration{}, aged: newAgedHeap()})
+		for k := range c.byClass {
+			if cp.mayApply(k) {
+				c.byClass[k] = append(c.byClass[k], i)
+			}
+		}
 	}
 	return c
+}
+
+// SetInferrer makes Feed pass every event to in as well (Inferrer.Feed),
+// before the event is applied to the trace; in then reads the checker's
+// trace instead of keeping its own (both would hold the same state).
+// Call it before the first Feed.
+func (c *Checker) SetInferrer(in *Inferrer) {
+	in.t = c.trace
+	c.inf = in
+}
+
+// FeedObserved is Feed for an event the inferrer must not learn from (a
+// tester's packet): the rules judge it and the trace applies it, but the
+// inferrer only sees it as context (Inferrer.Observe).
+func (c *Checker) FeedObserved(e *Event) { c.feed(e, false) }
+
+// curRPC returns the current event's RPC key on the heap (nil if it has
+// none), allocating it at most once per event.
+func (c *Checker) curRPC() *RPCKey {
+	if !c.rpcOK {
+		return nil
+	}
+	if c.rpcPtr == nil {
+		k := c.rpc
+		c.rpcPtr = &k
+	}
+	return c.rpcPtr
 }
 
 // SetCapturePoint sets where the capture was taken (default Switch); call
@@ -207,12 +336,26 @@ func (c *Checker) SetCapturePoint(cp CapturePoint) {
 // Trace returns the checker's trace (for per-RPC summaries).
 func (c *Checker) Trace() *Trace { return c.trace }
 
-func rpcOf(e *Event) *RPCKey {
-	if e.Err != nil || e.ICMP != nil || e.Type() == wire.TypeFreeze || e.Type() == wire.TypeCutoffs {
-		return nil
+// hasRPC reports whether e belongs to an RPC (findings about it name one).
+func hasRPC(e *Event) bool {
+	return !(e.Err != nil || e.ICMP != nil || e.Type() == wire.TypeFreeze || e.Type() == wire.TypeCutoffs)
+}
+
+// recordHere records res of rule i at the current event e (which names
+// its own frame and RPC); passes cost no allocation.
+func (c *Checker) recordHere(i int, e *Event, res Result) {
+	switch {
+	case res.Status == NotApplicable:
+	case res.Status == Passed && res.Cause == "":
+		st := &c.state[i].res
+		st.Checked++
+		st.Passed++
+		if res.Slack > st.MaxSlack {
+			st.MaxSlack = res.Slack
+		}
+	default:
+		c.record(i, e, refOf(e), c.curRPC(), res)
 	}
-	k := KeyOf(e)
-	return &k
 }
 
 func (c *Checker) record(i int, e *Event, at frameRef, rpc *RPCKey, res Result) {
@@ -265,8 +408,12 @@ func (c *Checker) record(i int, e *Event, at frameRef, rpc *RPCKey, res Result) 
 }
 
 // Feed evaluates every rule on e (against the state before e), then
-// applies e to the trace.
-func (c *Checker) Feed(e *Event) {
+// applies e to the trace. It visits only the rules that may act on e's
+// packet type (plus every open obligation) and allocates nothing for a
+// packet that only passes.
+func (c *Checker) Feed(e *Event) { c.feed(e, true) }
+
+func (c *Checker) feed(e *Event, learn bool) {
 	if c.events > 0 && e.Time.After(c.last) {
 		c.elapsed += e.Time.Sub(c.last)
 	}
@@ -275,96 +422,44 @@ func (c *Checker) Feed(e *Event) {
 	if c.events%4096 == 0 {
 		c.pruneAfter()
 	}
-	rpc := rpcOf(e)
+	c.rpcOK, c.rpcPtr = hasRPC(e), nil
+	if c.rpcOK {
+		c.rpc = c.trace.begin(e)
+	} else {
+		c.trace.begin(e)
+	}
 	c.net.observe(c.trace, e)
 	icmp := e.ICMP != nil
-	for i, r := range c.rules {
+	for _, i := range c.byClass[classOf(e)] {
 		st := c.state[i]
-		switch p := r.Property.(type) {
-		case Each:
+		switch cp := &c.props[i]; cp.form {
+		case formEach:
+			p := &cp.each
 			if icmp && !p.ICMP || e.Err != nil && !p.Malformed || e.Err == nil && !icmp && !typeIn(e.Type(), p.Types) {
 				continue
 			}
-			c.record(i, e, refOf(e), rpc, p.Check(&c.ctx, e))
-		case AtMost:
+			c.recordHere(i, e, p.Check(&c.ctx, e))
+		case formAtMost:
+			p := &cp.atMost
 			if e.Err != nil || icmp || !typeIn(e.Type(), p.Types) {
 				continue
 			}
-			v, lim, what, ok := p.Measure(&c.ctx, e)
+			v, lim, ok := p.Measure(&c.ctx, e)
 			if !ok {
 				continue
 			}
 			if v > lim {
-				c.record(i, e, refOf(e), rpc, Violation("%s is %d, above the limit %d", what, v, lim))
+				c.recordHere(i, e, Violation("%s is %d, above the limit %d", p.What(e), v, lim))
 			} else {
-				c.record(i, e, refOf(e), rpc, Pass())
+				c.recordHere(i, e, Pass())
 			}
-		case Within:
+		case formWithin:
 			if e.Err != nil {
 				continue
 			}
-			bound := p.Bound(c.p)
-			for k, o := range st.open {
-				age := c.elapsed - o.at
-				match := func() bool {
-					if icmp {
-						return o.o.MatchICMP != nil && o.o.MatchICMP(&c.ctx, e)
-					}
-					return o.o.Match(&c.ctx, e)
-				}
-				switch {
-				case age > bound && o.o.OnlyLate:
-					if match() {
-						why := Violation("%s came only %v later (frame %d), over the %v allowed", o.o.Expect, age.Round(time.Microsecond), e.Frame, bound).With(e.Frame)
-						c.missed = append(c.missed, missed{rule: i, ref: o.ref, rpc: o.rpc, res: why.WithSlack(bound), from: o.o.From, to: o.o.To, control: o.o.control})
-						delete(st.open, k)
-					} else {
-						o.overdue = true
-					}
-				case age > bound:
-					// Past the deadline: even a matching packet comes too late.
-					why := Violation("no %s within %v (next packet %v later, frame %d)", o.o.Expect, bound, age.Round(time.Microsecond), e.Frame)
-					if match() {
-						why = Violation("%s came only %v later (frame %d), over the %v allowed", o.o.Expect, age.Round(time.Microsecond), e.Frame, bound).With(e.Frame)
-					}
-					c.missed = append(c.missed, missed{rule: i, ref: o.ref, rpc: o.rpc, res: why.WithSlack(bound), from: o.o.From, to: o.o.To, control: o.o.control})
-					delete(st.open, k)
-				case match():
-					c.record(i, e, o.ref, o.rpc, Pass().WithSlack(bound))
-					delete(st.open, k)
-				case o.o.Excuse != nil && !icmp:
-					if why, ok := o.o.Excuse(&c.ctx, e); ok {
-						c.record(i, e, o.ref, o.rpc, Unsure("%s (frame %d)", why, e.Frame).With(e.Frame))
-						delete(st.open, k)
-					}
-				}
-			}
-			if icmp {
-				continue
-			}
-			if o, ok := p.Trigger(&c.ctx, e); ok {
-				if !o.From.IsValid() {
-					o.From = e.Src
-				}
-				if !o.To.IsValid() {
-					o.To = e.Dst
-				}
-				o.control = e.Type() != wire.TypeData
-				// A trigger whose key already has an open obligation is
-				// folded into it: the open one keeps its earlier deadline
-				// (a repeated trigger, such as NEED_ACK sent every tick,
-				// must not postpone it) and the packet that discharges it
-				// answers both. A trigger whose Excuse already applies
-				// is inconclusive at once.
-				if _, dup := st.open[o.Key]; !dup {
-					if why, excused := excuseAt(&c.ctx, o, e); excused {
-						c.record(i, e, refOf(e), rpc, Unsure("%s", why))
-					} else {
-						st.open[o.Key] = &pending{o: o, ref: refOf(e), at: c.elapsed, rpc: rpc}
-					}
-				}
-			}
-		case After:
+			c.within(i, st, &cp.within, e, icmp)
+		case formAfter:
+			p := &cp.after
 			if e.Err != nil || icmp && !p.ICMP {
 				continue
 			}
@@ -372,20 +467,98 @@ func (c *Checker) Feed(e *Event) {
 				ta, seen := st.seenA[kb]
 				switch {
 				case !seen:
-					c.record(i, e, refOf(e), rpc, Violation("%s", p.Missing))
+					c.recordHere(i, e, Violation("%s", p.Missing))
 				case p.Bound != nil && c.elapsed-ta > p.Bound(c.p):
-					c.record(i, e, refOf(e), rpc, Violation("%s: the last one was %v earlier, over %v",
+					c.recordHere(i, e, Violation("%s: the last one was %v earlier, over %v",
 						p.Missing, (c.elapsed-ta).Round(time.Microsecond), p.Bound(c.p)))
 				default:
-					c.record(i, e, refOf(e), rpc, Pass())
+					c.recordHere(i, e, Pass())
 				}
 			}
 			if ka, ok := p.A(&c.ctx, e); ok {
+				if _, had := st.seenA[ka]; !had {
+					st.aged.Push(agedKey{key: ka, at: c.elapsed})
+				}
 				st.seenA[ka] = c.elapsed
 			}
 		}
 	}
+	if c.inf != nil {
+		if learn {
+			c.inf.feed(e)
+		}
+	}
 	c.trace.Apply(e)
+}
+
+// within runs Within rule i on e: open obligations past their deadline
+// are missed, matching ones pass, excused ones close; then e may open
+// one.
+func (c *Checker) within(i int, st *ruleState, p *Within, e *Event, icmp bool) {
+	if len(st.open) == 0 && icmp {
+		return
+	}
+	bound := p.Bound(c.p)
+	for k, o := range st.open {
+		age := c.elapsed - o.at
+		match := func() bool {
+			if icmp {
+				return o.o.MatchICMP != nil && o.o.MatchICMP(&c.ctx, e)
+			}
+			return o.o.Match(&c.ctx, e)
+		}
+		switch {
+		case age > bound && o.o.OnlyLate:
+			if match() {
+				why := Violation("%s came only %v later (frame %d), over the %v allowed", o.o.Expect, age.Round(time.Microsecond), e.Frame, bound).With(e.Frame)
+				c.missed = append(c.missed, missed{rule: i, ref: o.ref, rpc: o.rpc, res: why.WithSlack(bound), from: o.o.From, to: o.o.To, control: o.o.control})
+				delete(st.open, k)
+			} else {
+				o.overdue = true
+			}
+		case age > bound:
+			// Past the deadline: even a matching packet comes too late.
+			why := Violation("no %s within %v (next packet %v later, frame %d)", o.o.Expect, bound, age.Round(time.Microsecond), e.Frame)
+			if match() {
+				why = Violation("%s came only %v later (frame %d), over the %v allowed", o.o.Expect, age.Round(time.Microsecond), e.Frame, bound).With(e.Frame)
+			}
+			c.missed = append(c.missed, missed{rule: i, ref: o.ref, rpc: o.rpc, res: why.WithSlack(bound), from: o.o.From, to: o.o.To, control: o.o.control})
+			delete(st.open, k)
+		case match():
+			c.record(i, e, o.ref, o.rpc, Pass().WithSlack(bound))
+			delete(st.open, k)
+		case o.o.Excuse != nil && !icmp:
+			if why, ok := o.o.Excuse(&c.ctx, e); ok {
+				c.record(i, e, o.ref, o.rpc, Unsure("%s (frame %d)", why, e.Frame).With(e.Frame))
+				delete(st.open, k)
+			}
+		}
+	}
+	if icmp {
+		return
+	}
+	if o, ok := p.Trigger(&c.ctx, e); ok {
+		if !o.From.IsValid() {
+			o.From = e.Src
+		}
+		if !o.To.IsValid() {
+			o.To = e.Dst
+		}
+		o.control = e.Type() != wire.TypeData
+		// A trigger whose key already has an open obligation is
+		// folded into it: the open one keeps its earlier deadline
+		// (a repeated trigger, such as NEED_ACK sent every tick,
+		// must not postpone it) and the packet that discharges it
+		// answers both. A trigger whose Excuse already applies
+		// is inconclusive at once.
+		if _, dup := st.open[o.Key]; !dup {
+			if why, excused := excuseAt(&c.ctx, o, e); excused {
+				c.recordHere(i, e, Unsure("%s", why))
+			} else {
+				st.open[o.Key] = &pending{o: o, ref: refOf(e), at: c.elapsed, rpc: c.curRPC()}
+			}
+		}
+	}
 }
 
 // excuseAt asks obligation o's Excuse, if any, about its trigger e.
@@ -399,14 +572,33 @@ func excuseAt(c *Ctx, o Obligation, e *Event) (string, bool) {
 // pruneAfter forgets After triggers older than IdleEvictAfter of capture
 // time, as the trace forgets idle RPCs, so that memory follows the live
 // RPCs and not the length of the capture.
+// Each key is filed once in its rule's heap by the time it was filed
+// with; a key seen again since is refiled at its latest time when it
+// comes up, so the work is O(log keys) per key per IdleEvictAfter.
 func (c *Checker) pruneAfter() {
 	for _, st := range c.state {
-		for k, t := range st.seenA {
-			if c.elapsed-t > IdleEvictAfter {
-				delete(st.seenA, k)
+		for st.aged.Len() > 0 && c.elapsed-st.aged.Min().at > IdleEvictAfter {
+			a := st.aged.Pop()
+			switch t, ok := st.seenA[a.key]; {
+			case !ok:
+			case c.elapsed-t > IdleEvictAfter:
+				delete(st.seenA, a.key)
+			default:
+				st.aged.Push(agedKey{key: a.key, at: t})
 			}
 		}
 	}
+}
+
+// agedKey is an After key and the elapsed time it was filed with.
+type agedKey struct {
+	key rpcMsgKey
+	at  time.Duration
+}
+
+// newAgedHeap returns an empty heap of After keys by time.
+func newAgedHeap() minHeap[agedKey] {
+	return minHeap[agedKey]{less: func(a, b agedKey) bool { return a.at < b.at }}
 }
 
 // Finish closes open obligations (inconclusive: the capture ended before

@@ -34,8 +34,8 @@ func busyWithin() *Rule {
 // bound before, if bound > 0).
 func busyAfter(bound time.Duration) *Rule {
 	p := After{
-		A:       func(c *Ctx, e *Event) (any, bool) { return KeyOf(e), e.Type() == wire.TypeResend },
-		B:       func(c *Ctx, e *Event) (any, bool) { return KeyOf(e), e.Type() == wire.TypeBusy },
+		A:       func(c *Ctx, e *Event) (rpcMsgKey, bool) { return rpcMsgKey{RPC: KeyOf(e)}, e.Type() == wire.TypeResend },
+		B:       func(c *Ctx, e *Event) (rpcMsgKey, bool) { return rpcMsgKey{RPC: KeyOf(e)}, e.Type() == wire.TypeBusy },
 		Missing: "BUSY without RESEND",
 	}
 	if bound > 0 {
@@ -238,9 +238,10 @@ func TestAfterWithBound(t *testing.T) {
 func TestAtMost(t *testing.T) {
 	r := &Rule{ID: "HOMA-TEST-003", Level: Must, Statement: "s", Source: "s", Property: AtMost{
 		Types: []wire.PacketType{wire.TypeAck},
-		Measure: func(c *Ctx, e *Event) (int64, int64, string, bool) {
+		What:  func(*Event) string { return "acks in the packet" },
+		Measure: func(c *Ctx, e *Event) (int64, int64, bool) {
 			n := e.Packet.Ack().ValidAcks()
-			return int64(n), 2, "acks in the packet", n > 0 // ACKs without entries are not measured
+			return int64(n), 2, n > 0 // ACKs without entries are not measured
 		}}}
 	b := newTrace(t, wire.VersionCurrent)
 	b.ack(2)

@@ -32,7 +32,8 @@ type Inferred struct {
 // window and max_overcommit from grants, tick from NEED_ACK repeats, and
 // resend_ticks, resend_interval and request_ack_ticks from RESEND and
 // NEED_ACK spacing in ticks. Feed every event in capture order, then call
-// Result. It keeps its own Trace.
+// Result. It keeps its own Trace, or shares a Checker's
+// (Checker.SetInferrer).
 type Inferrer struct {
 	p      Params
 	t      *Trace
@@ -73,12 +74,21 @@ func NewInferrer(p Params) *Inferrer {
 }
 
 // Observe reads an event for its context only (the GRANTs and RESENDs
-// a tester sent): it infers nothing from it.
+// a tester sent): it infers nothing from it. With a Checker's trace
+// (SetInferrer) use Checker.FeedObserved instead: the checker applies
+// every event once.
 func (in *Inferrer) Observe(e *Event) { in.t.Apply(e) }
 
-// Feed reads one event.
+// Feed reads one event (not for an Inferrer sharing a Checker's trace:
+// the Checker feeds it).
 func (in *Inferrer) Feed(e *Event) {
-	defer in.t.Apply(e)
+	in.feed(e)
+	in.t.Apply(e)
+}
+
+// feed infers from e against the trace state before e, leaving the trace
+// to the caller (Feed, or a Checker sharing its trace: SetInferrer).
+func (in *Inferrer) feed(e *Event) {
 	if e.Err != nil || e.ICMP != nil {
 		return
 	}

@@ -2,7 +2,7 @@ package spec
 
 import (
 	"fmt"
-	"hash/fnv"
+	"hash/maphash"
 	"net/netip"
 	"time"
 
@@ -263,12 +263,18 @@ func (n *Network) observe(t *Trace, e *Event) {
 	}
 }
 
+// dupSeed seeds the duplicate detector's frame hash (hash/maphash: fast,
+// no allocation; equal frames hash equal within one process).
+var dupSeed = maphash.MakeSeed()
+
 // observeDup updates the duplicate detector with the first event of frame e.
 func (n *Network) observeDup(e *Event) {
-	h := fnv.New64a()
-	h.Write(e.Src.AsSlice())
-	h.Write(e.Dst.AsSlice())
+	src, dst := e.Src.As16(), e.Dst.As16()
 	l := e.Packet.WireLen()
+	var h maphash.Hash
+	h.SetSeed(dupSeed)
+	h.Write(src[:])
+	h.Write(dst[:])
 	h.Write([]byte{e.Priority, byte(l >> 24), byte(l >> 16), byte(l >> 8), byte(l)})
 	h.Write(e.Packet.Bytes())
 	sum := h.Sum64()

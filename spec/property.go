@@ -155,12 +155,13 @@ func (Within) form() string { return "within" }
 // (and, when Bound is set, no longer than Bound(params) before, in capture
 // time elapsed as for Within). Missing gives the reason when there was no
 // such A. A triggers older than IdleEvictAfter of capture time are
-// forgotten, like idle RPCs.
+// forgotten, like idle RPCs. Keys name one side of one RPC (a value, not
+// an interface, so that a key costs no allocation per packet).
 type After struct {
 	// ICMP makes A and B see ICMP events (Event.ICMP set) too.
 	ICMP    bool
-	A       func(c *Ctx, e *Event) (any, bool)
-	B       func(c *Ctx, e *Event) (any, bool)
+	A       func(c *Ctx, e *Event) (rpcMsgKey, bool)
+	B       func(c *Ctx, e *Event) (rpcMsgKey, bool)
 	Bound   func(p *Params) time.Duration
 	Missing string
 }
@@ -168,10 +169,12 @@ type After struct {
 func (After) form() string { return "after" }
 
 // AtMost is "count of X at any time ≤ N": at every event of Types, Measure
-// returns the current amount, its limit and what is counted.
+// returns the current amount and its limit; What says what is counted
+// (asked only when the limit is exceeded, so that a pass formats nothing).
 type AtMost struct {
 	Types   []wire.PacketType
-	Measure func(c *Ctx, e *Event) (value, limit int64, what string, ok bool)
+	Measure func(c *Ctx, e *Event) (value, limit int64, ok bool)
+	What    func(e *Event) string
 }
 
 func (AtMost) form() string { return "at-most" }

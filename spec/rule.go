@@ -104,6 +104,9 @@ func (r *Rule) Validate() error {
 	case r.Property == nil:
 		return fmt.Errorf("rule %s: no property", r.ID)
 	}
+	if a, ok := r.Property.(AtMost); ok && (a.Measure == nil || a.What == nil) {
+		return fmt.Errorf("rule %s: AtMost needs Measure and What", r.ID)
+	}
 	for _, p := range r.Profiles {
 		if _, err := LookupProfile(p); err != nil {
 			return fmt.Errorf("rule %s: %w", r.ID, err)

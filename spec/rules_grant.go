@@ -158,12 +158,12 @@ func grantRules() []*Rule {
 			Source:    "HomaModule homa_grant.c active set (HOMA_MAX_GRANTS, max_overcommit); SIGCOMM 2018 §3.4",
 			Profiles:  []string{"linux", "linux-2024"},
 			Capture:   "a message granted to its end has left the active set and is not counted (its granted bytes may stay outstanding for a RESEND round after a loss); needs every DATA toward the receiver; loss after the capture point inflates the count",
-			Property: AtMost{Types: grant, Measure: func(c *Ctx, e *Event) (int64, int64, string, bool) {
+			Property: AtMost{Types: grant, What: func(e *Event) string { return fmt.Sprintf("the number of messages granted by %v", e.Src) }, Measure: func(c *Ctx, e *Event) (int64, int64, bool) {
 				g := e.Packet.Grant()
 				if c.P.FIFOGrantIncrement > 0 && int(g.Priority()) == c.P.NumPriorities-2 {
 					// FIFO grants go to the oldest message whether or not
 					// it is in the active set (facts GRANT-06, FIFO-01).
-					return 0, 0, "", false
+					return 0, 0, false
 				}
 				_, cur := grantMsg(c, e)
 				n := 0
@@ -183,7 +183,7 @@ func grantRules() []*Rule {
 				if cur != nil && max(cur.Granted, g.Offset()) > cur.Received() {
 					n++
 				}
-				return int64(n), int64(c.P.MaxOvercommit), fmt.Sprintf("the number of messages granted by %v", e.Src), true
+				return int64(n), int64(c.P.MaxOvercommit), true
 			}},
 		},
 		{

@@ -56,10 +56,10 @@ func grantRules2() []*Rule {
 			Source:    "HomaModule homa_grant.c homa_grant_try_send (avl_incoming = max_incoming - total_incoming caps the increment), homa_grant_update_incoming",
 			Profiles:  []string{"linux", "linux-2024"},
 			Capture:   "bytes seen on their way count as received, so the sum errs low; messages silent for timeout_ticks (aborted at the receiver) are not counted",
-			Property: AtMost{Types: grant, Measure: func(c *Ctx, e *Event) (int64, int64, string, bool) {
+			Property: AtMost{Types: grant, What: func(e *Event) string { return fmt.Sprintf("bytes %v granted and not yet received", e.Src) }, Measure: func(c *Ctx, e *Event) (int64, int64, bool) {
 				g := e.Packet.Grant()
 				if isFIFOGrant(c.P, g.Priority()) {
-					return 0, 0, "", false
+					return 0, 0, false
 				}
 				_, cur := grantMsg(c, e)
 				var sum int64
@@ -72,7 +72,7 @@ func grantRules2() []*Rule {
 				if cur != nil {
 					sum += max(0, int64(max(cur.Granted, g.Offset()))-int64(cur.Received()))
 				}
-				return sum, int64(c.P.MaxIncoming), fmt.Sprintf("bytes %v granted and not yet received", e.Src), true
+				return sum, int64(c.P.MaxIncoming), true
 			}},
 		},
 		{

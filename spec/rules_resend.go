@@ -154,7 +154,7 @@ func resendRules() []*Rule {
 			Source:    "HomaModule homa_outgoing.c homa_resend_data; homa_incoming.c homa_rpc_unknown_pkt",
 			Property: After{
 				// A keys the message whose sender may now retransmit.
-				A: func(c *Ctx, e *Event) (any, bool) {
+				A: func(c *Ctx, e *Event) (rpcMsgKey, bool) {
 					switch e.Type() {
 					case wire.TypeResend:
 						return toPeer(e), true
@@ -173,11 +173,11 @@ func resendRules() []*Rule {
 							return toPeer(e), true
 						}
 					}
-					return nil, false
+					return rpcMsgKey{}, false
 				},
-				B: func(c *Ctx, e *Event) (any, bool) {
+				B: func(c *Ctx, e *Event) (rpcMsgKey, bool) {
 					if !e.Retransmit() {
-						return nil, false
+						return rpcMsgKey{}, false
 					}
 					return fromSender(e), true
 				},
@@ -230,15 +230,15 @@ func resendRules() []*Rule {
 			Source:    "HomaModule homa_incoming.c homa_dispatch_pkts, homa_resend_pkt",
 			Property: After{
 				// Keys name the side that may answer: the packet's recipient.
-				A: func(c *Ctx, e *Event) (any, bool) {
+				A: func(c *Ctx, e *Event) (rpcMsgKey, bool) {
 					if e.Type() == wire.TypeCutoffs || e.Type() == wire.TypeFreeze || e.Type() == wire.TypeRPCUnknown {
-						return nil, false
+						return rpcMsgKey{}, false
 					}
 					return toPeer(e), true
 				},
-				B: func(c *Ctx, e *Event) (any, bool) {
+				B: func(c *Ctx, e *Event) (rpcMsgKey, bool) {
 					if e.Type() != wire.TypeRPCUnknown {
-						return nil, false
+						return rpcMsgKey{}, false
 					}
 					return fromSender(e), true
 				},

@@ -288,15 +288,15 @@ func silenceStart(r *RPC, e *Event) (time.Time, string) {
 // recipient.
 func answersResend(t wire.PacketType, missing string) After {
 	return After{
-		A: func(c *Ctx, e *Event) (any, bool) {
+		A: func(c *Ctx, e *Event) (rpcMsgKey, bool) {
 			if e.Type() != wire.TypeResend {
-				return nil, false
+				return rpcMsgKey{}, false
 			}
 			return toPeer(e), true
 		},
-		B: func(c *Ctx, e *Event) (any, bool) {
+		B: func(c *Ctx, e *Event) (rpcMsgKey, bool) {
 			if e.Type() != t {
-				return nil, false
+				return rpcMsgKey{}, false
 			}
 			return fromSender(e), true
 		},

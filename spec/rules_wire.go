@@ -133,8 +133,8 @@ func wireRules() []*Rule {
 			Facts:     []string{"WIRE-01", "ACK-03"},
 			Statement: "An ACK packet lists at most 5 acks (num_acks ≤ HOMA_MAX_ACKS_PER_PKT).",
 			Source:    "HomaModule homa_wire.h homa_ack_hdr; homa_incoming.c homa_ack_pkt",
-			Property: AtMost{Types: []wire.PacketType{wire.TypeAck}, Measure: func(c *Ctx, e *Event) (int64, int64, string, bool) {
-				return int64(e.Packet.Ack().NumAcks()), int64(c.P.MaxAcksPerPkt), "num_acks", true
+			Property: AtMost{Types: []wire.PacketType{wire.TypeAck}, What: func(*Event) string { return "num_acks" }, Measure: func(c *Ctx, e *Event) (int64, int64, bool) {
+				return int64(e.Packet.Ack().NumAcks()), int64(c.P.MaxAcksPerPkt), true
 			}},
 		},
 	}

@@ -127,6 +127,10 @@ type Message struct {
 	CompleteFrame int
 	// Priorities is a bit set of the IP priorities DATA used.
 	Priorities uint16
+	// inGranting and inLong say whether the message is in its receiver's
+	// Trace.granting and Trace.longIn sets; doneFiled whether it has an
+	// entry in the receiver's Trace.longDone heap.
+	inGranting, inLong, doneFiled bool
 }
 
 // noteGrantUse updates GrantLog with first transmission e of the message:
@@ -185,7 +189,11 @@ func (m *Message) noteReceived(t time.Time, n uint32, keep time.Duration) {
 	for i+1 < len(m.recvLog) && !m.recvLog[i+1].t.After(cut) {
 		i++
 	}
-	m.recvLog = m.recvLog[i:]
+	if i > 0 {
+		// Move the samples kept to the front, so appends reuse the array.
+		k := copy(m.recvLog, m.recvLog[i:])
+		m.recvLog = m.recvLog[:k]
+	}
 }
 
 // ReceivedBy returns how many of the message's bytes the capture had seen
@@ -281,6 +289,22 @@ type RPC struct {
 	// AckPkts counts the ACK packets naming the RPC in their header that
 	// answer a NEED_ACK (fewer than max_acks_per_pkt acks).
 	AckPkts int
+	// filed is the deadline the RPC is filed under in Trace.idle, at
+	// position idleAt (-1: not filed); gone is set once the trace forgot
+	// it.
+	filed  time.Time
+	idleAt int
+	gone   bool
+}
+
+// evictAt returns when the trace may forget r: EvictAfter after its last
+// packet once it is finished (acked, answered RPC_UNKNOWN, or with its
+// response complete), IdleEvictAfter after it otherwise.
+func (r *RPC) evictAt() time.Time {
+	if r.Acked || r.Unknown || r.Response.Complete {
+		return r.Last.Add(EvictAfter)
+	}
+	return r.Last.Add(IdleEvictAfter)
 }
 
 // Msg returns the message sent by side role.
@@ -340,17 +364,34 @@ type Trace struct {
 	sameSender map[hostPair][2]*Message
 	// lastSRPT[R] is R's latest non-FIFO GRANT.
 	lastSRPT map[netip.Addr]Seen
-	// dataVer[{S, R}][v] is the latest DATA from S to R with
-	// cutoff_version v.
-	dataVer map[hostPair]map[uint16]Seen
-	// verCount[{S, R}][v] counts the DATA packets from S to R with
-	// cutoff_version v; cutoffsPaid[{R, S}] the CUTOFFS from R to S each
-	// of which one of them paid for (HOMA-CUTOFF-003).
-	verCount    map[hostPair]map[uint16]int
+	// pairs[{S, R}] is what the DATA from S to R showed of the cutoff
+	// versions S used; cutoffsPaid[{R, S}] counts the CUTOFFS from R to S
+	// each of which one stale DATA paid for (HOMA-CUTOFF-003).
+	pairs       map[hostPair]*pairData
 	cutoffsPaid map[hostPair]int
-	// verPrio[{S, R}][{v, p}] is the first DATA from S to R with
-	// cutoff_version v at priority p.
-	verPrio map[hostPair]map[[2]uint16]Seen
+	// longDone[R] files the complete messages of longIn[R] by
+	// CompleteTime, so that Grantable forgets those complete for longer
+	// than slack without a scan.
+	longDone map[netip.Addr]*minHeap[*Message]
+	// idle files every RPC (once) by a time no later than its evictAt, so
+	// that evict visits only RPCs that are due (or whose deadline moved
+	// on); a forgotten RPC leaves it.
+	idle minHeap[*RPC]
+	// cur is the event between begin and Apply, with its RPC key and RPC
+	// (looked up once for every rule).
+	cur    *Event
+	curKey RPCKey
+	curRPC *RPC
+}
+
+// pairData is what the DATA from one host to another showed of cutoff
+// versions.
+type pairData struct {
+	// verCount[v] counts the DATA packets with cutoff_version v.
+	verCount map[uint16]int
+	// verPrio[{v, p}] is the first DATA with cutoff_version v at
+	// priority p.
+	verPrio map[[2]uint16]Seen
 }
 
 // Seen is a moment of the capture: a time and a frame.
@@ -386,8 +427,9 @@ type Unreachable struct {
 func NewTrace(p *Params) *Trace {
 	return &Trace{P: p, rpcs: map[RPCKey]*RPC{}, cutoffs: map[hostPair]*CutoffsState{}, versions: map[hostPair][]CutoffsState{},
 		granting: map[netip.Addr]map[*Message]*RPC{}, unreachable: map[HostPort]Unreachable{}, ackedMax: map[netip.Addr]ackedID{},
-		longIn: map[netip.Addr]map[*Message]*RPC{}, triggers: map[netip.Addr]*triggerLog{}, sameSender: map[hostPair][2]*Message{}, lastSRPT: map[netip.Addr]Seen{}, dataVer: map[hostPair]map[uint16]Seen{},
-		verCount: map[hostPair]map[uint16]int{}, cutoffsPaid: map[hostPair]int{}, verPrio: map[hostPair]map[[2]uint16]Seen{}}
+		longIn: map[netip.Addr]map[*Message]*RPC{}, triggers: map[netip.Addr]*triggerLog{}, sameSender: map[hostPair][2]*Message{}, lastSRPT: map[netip.Addr]Seen{},
+		pairs: map[hostPair]*pairData{}, cutoffsPaid: map[hostPair]int{}, longDone: map[netip.Addr]*minHeap[*Message]{},
+		idle: minHeap[*RPC]{less: func(a, b *RPC) bool { return a.filed.Before(b.filed) }, at: func(r *RPC, i int) { r.idleAt = i }}}
 }
 
 // KeyOf returns the RPC key of e (from sender_id's role bit and addresses).
@@ -396,7 +438,26 @@ func KeyOf(e *Event) RPCKey {
 }
 
 // Lookup returns the RPC of e, or nil if no packet of it was seen yet.
-func (t *Trace) Lookup(e *Event) *RPC { return t.rpcs[KeyOf(e)] }
+// Between begin(e) and Apply(e) it costs no map lookup.
+func (t *Trace) Lookup(e *Event) *RPC {
+	if e == t.cur {
+		return t.curRPC
+	}
+	return t.rpcs[KeyOf(e)]
+}
+
+// begin looks up e's RPC once for the rules that judge e before Apply(e)
+// and returns its key. e must belong to an RPC (not ICMP, malformed,
+// CUTOFFS or FREEZE); for other events it only clears the cache.
+func (t *Trace) begin(e *Event) RPCKey {
+	if !hasRPC(e) {
+		t.cur = nil
+		return RPCKey{}
+	}
+	t.cur, t.curKey = e, KeyOf(e)
+	t.curRPC = t.rpcs[t.curKey]
+	return t.curKey
+}
 
 // Created returns how many RPCs the trace has seen start (an RPC whose
 // state was evicted and that shows up again counts twice). Unlike a set of
@@ -443,12 +504,54 @@ func (t *Trace) trackLong(to netip.Addr, m *Message, r *RPC) {
 	if m.Length <= t.P.UnschedBytes {
 		return
 	}
-	set := t.longIn[to]
+	if !m.inLong {
+		addMsg(t.longIn, to, m, r)
+		m.inLong = true
+	}
+	if m.Complete && !m.doneFiled {
+		h := t.longDone[to]
+		if h == nil {
+			h = &minHeap[*Message]{less: func(a, b *Message) bool { return a.CompleteTime.Before(b.CompleteTime) }}
+			t.longDone[to] = h
+		}
+		if h.Len() > 2*len(t.longIn[to])+64 {
+			// Drop the entries of messages no longer in the set
+			// (forgotten with their RPC, or ended by RPC_UNKNOWN), so
+			// the heap stays within a constant factor of the set.
+			h.Keep(func(x *Message) bool {
+				x.doneFiled = x.inLong
+				return x.inLong
+			})
+		}
+		m.doneFiled = true
+		h.Push(m)
+	}
+}
+
+// addMsg adds message m (of RPC r) to host h's set in sets.
+func addMsg(sets map[netip.Addr]map[*Message]*RPC, h netip.Addr, m *Message, r *RPC) {
+	set := sets[h]
 	if set == nil {
 		set = map[*Message]*RPC{}
-		t.longIn[to] = set
+		sets[h] = set
 	}
 	set[m] = r
+}
+
+// dropLong takes message m out of host h's longIn set.
+func (t *Trace) dropLong(h netip.Addr, m *Message) {
+	if m.inLong {
+		delete(t.longIn[h], m)
+		m.inLong = false
+	}
+}
+
+// dropGranting takes message m out of host h's granting set.
+func (t *Trace) dropGranting(h netip.Addr, m *Message) {
+	if m.inGranting {
+		delete(t.granting[h], m)
+		m.inGranting = false
+	}
 }
 
 // triggerLog counts a host's grant-triggering packets; the n-th has index
@@ -470,7 +573,11 @@ func (l *triggerLog) add() { l.n++ }
 // firstDataWith returns the first DATA from s to r carrying cutoff
 // version v at priority p (ok false: none yet).
 func (t *Trace) firstDataWith(s, r netip.Addr, v uint16, p uint8) (Seen, bool) {
-	x, ok := t.verPrio[hostPair{s, r}][[2]uint16{v, uint16(p)}]
+	pd := t.pairs[hostPair{s, r}]
+	if pd == nil {
+		return Seen{}, false
+	}
+	x, ok := pd.verPrio[[2]uint16{v, uint16(p)}]
 	return x, ok
 }
 
@@ -479,9 +586,11 @@ func (t *Trace) firstDataWith(s, r netip.Addr, v uint16, p uint8) (Seen, bool) {
 // to peer.
 func (t *Trace) unpaidStale(h, peer netip.Addr, v uint16) int {
 	n := 0
-	for ver, k := range t.verCount[hostPair{peer, h}] {
-		if ver != v {
-			n += k
+	if pd := t.pairs[hostPair{peer, h}]; pd != nil {
+		for ver, k := range pd.verCount {
+			if ver != v {
+				n += k
+			}
 		}
 	}
 	return n - t.cutoffsPaid[hostPair{h, peer}]
@@ -502,30 +611,31 @@ func (t *Trace) grantTrigger(r netip.Addr, m *Message) (int, bool) {
 // those completed less than slack before now (their last bytes may still
 // be on their way to h). Messages silent for long (h may have aborted
 // them) count too: the number errs high.
+//
+// It forgets the messages complete for longer than slack (they never
+// count again unless more of their DATA shows up), in O(log n) each.
 func (t *Trace) Grantable(h netip.Addr, now time.Time) int {
-	n := 0
-	for m := range t.longIn[h] {
-		switch {
-		case m.Complete && now.Sub(m.CompleteTime) > t.P.Slack:
-			delete(t.longIn[h], m)
-		default:
-			n++
+	if d := t.longDone[h]; d != nil {
+		for d.Len() > 0 && now.Sub(d.Min().CompleteTime) > t.P.Slack {
+			m := d.Pop()
+			m.doneFiled = false
+			if m.Complete && m.inLong {
+				t.dropLong(h, m)
+			}
 		}
 	}
-	return n
+	return len(t.longIn[h])
 }
 
 // trackIncoming keeps the granting index of message m (sent
 // to host to) up to date.
 func (t *Trace) trackIncoming(to netip.Addr, m *Message, r *RPC) {
-	if g := t.granting[to]; m.Grants > 0 && !m.Complete {
-		if g == nil {
-			g = map[*Message]*RPC{}
-			t.granting[to] = g
-		}
-		g[m] = r
-	} else if g != nil {
-		delete(g, m)
+	switch want := m.Grants > 0 && !m.Complete; {
+	case want && !m.inGranting:
+		addMsg(t.granting, to, m, r)
+		m.inGranting = true
+	case !want:
+		t.dropGranting(to, m)
 	}
 }
 
@@ -536,17 +646,15 @@ func (t *Trace) PortUnreachable(h netip.Addr, port uint16) (Unreachable, bool) {
 	return u, ok
 }
 
-// Apply updates the trace with e. Rules see the trace before Apply.
+// Apply updates the trace with e. Rules see the trace before Apply. Like
+// HomaModule's homa_dispatch_pkts it finds the RPC, then hands the packet
+// to one function per type (applyData, applyGrant ...).
 func (t *Trace) Apply(e *Event) {
+	cached := t.cur == e
+	t.cur = nil
 	t.Now = e.Time
 	if e.ICMP != nil {
-		if e.ICMP.PortUnreachable {
-			u := Unreachable{Time: e.Time, Frame: e.Frame, To: e.Dst}
-			if e.ICMP.HasID {
-				u.SenderID = e.ICMP.QSenderID
-			}
-			t.unreachable[HostPort{e.Src, e.ICMP.QDport}] = u
-		}
+		t.applyICMP(e)
 		return
 	}
 	if e.Err != nil {
@@ -554,31 +662,26 @@ func (t *Trace) Apply(e *Event) {
 	}
 	p := e.Packet
 	typ := p.Type()
-	if typ == wire.TypeCutoffs {
-		c := p.Cutoffs()
-		st := CutoffsState{Cutoffs: c.UnschedCutoffs(), Version: c.CutoffVersion(), Time: e.Time, Frame: e.Frame}
-		k := hostPair{e.Dst, e.Src}
-		t.cutoffs[k] = &st
-		t.versions[k] = append(t.versions[k], st)
-		if t.unpaidStale(e.Src, e.Dst, st.Version) > 0 {
-			t.cutoffsPaid[hostPair{e.Src, e.Dst}]++
-		}
-	}
-	if typ == wire.TypeFreeze {
+	switch typ {
+	case wire.TypeCutoffs:
+		t.applyCutoffs(e)
+	case wire.TypeFreeze:
 		return
 	}
-	k := KeyOf(e)
-	r := t.rpcs[k]
+	var k RPCKey
+	var r *RPC
+	if cached {
+		k, r = t.curKey, t.curRPC
+	} else {
+		k = KeyOf(e)
+		r = t.rpcs[k]
+	}
 	if r != nil && r.Acked && typ == wire.TypeData && e.FromClient() && p.Data().Retransmit() == 0 && e.Offset == 0 &&
 		e.Time.Sub(r.AckTime) > t.P.ResponseTimeout {
 		// A new request with the id of an RPC acknowledged long ago: the
 		// client reused the id (HOMA-ID-004 judges that); track it as a
 		// new RPC.
-		if t.keepDone {
-			t.done = append(t.done, r)
-		}
-		delete(t.granting[k.Server], &r.Request)
-		delete(t.longIn[k.Server], &r.Request)
+		t.retire(r)
 		r = nil
 	}
 	if r != nil && !r.ForgotTime.IsZero() && typ == wire.TypeData && e.FromClient() && e.Time.After(r.ForgotTime) {
@@ -587,9 +690,7 @@ func (t *Trace) Apply(e *Event) {
 		// afterwards (one the network delayed or duplicated) creates the
 		// RPC anew there (homa_dispatch_pkts; facts AMO-01), whose grants,
 		// RESENDs and response start from nothing. Track it as a new RPC.
-		if t.keepDone {
-			t.done = append(t.done, r)
-		}
+		t.retire(r)
 		r = nil
 	}
 	if r == nil {
@@ -601,12 +702,12 @@ func (t *Trace) Apply(e *Event) {
 			for i := range a.ValidAcks() {
 				t.ack(RPCKey{Client: e.Src, Server: e.Dst, ClientID: a.Entry(i).ClientID}, e)
 			}
-			return
+			return // not counted towards eviction (as before the per-type split)
 		}
 		if typ == wire.TypeCutoffs || typ == wire.TypeAck {
 			return
 		}
-		r = &RPC{Key: k, First: e.Time, FirstFrame: e.Frame}
+		r = &RPC{Key: k, First: e.Time, FirstFrame: e.Frame, idleAt: -1}
 		t.created++
 		t.rpcs[k] = r
 	}
@@ -631,154 +732,20 @@ func (t *Trace) Apply(e *Event) {
 			tl.add()
 		}
 	}
-	heard := func() {
-		if e.FromClient() {
-			r.HeardFromClient, r.HeardTypeFromClient = e.Time, typ
-		} else {
-			r.HeardFromServer, r.HeardTypeFromServer = e.Time, typ
-		}
-	}
 	switch typ {
 	case wire.TypeData:
-		heard()
-		m := r.Msg(p.Role())
-		d := p.Data()
-		dv := t.dataVer[hostPair{e.Src, e.Dst}]
-		if dv == nil {
-			dv = map[uint16]Seen{}
-			t.dataVer[hostPair{e.Src, e.Dst}] = dv
-		}
-		dv[d.CutoffVersion()] = Seen{e.Time, e.Frame}
-		vc := t.verCount[hostPair{e.Src, e.Dst}]
-		if vc == nil {
-			vc = map[uint16]int{}
-			t.verCount[hostPair{e.Src, e.Dst}] = vc
-		}
-		vc[d.CutoffVersion()]++
-		vp := t.verPrio[hostPair{e.Src, e.Dst}]
-		if vp == nil {
-			vp = map[[2]uint16]Seen{}
-			t.verPrio[hostPair{e.Src, e.Dst}] = vp
-		}
-		if k := [2]uint16{d.CutoffVersion(), uint16(e.Priority)}; vp[k].Time.IsZero() {
-			vp[k] = Seen{e.Time, e.Frame}
-		}
-		if d.Incoming() > m.MaxIncoming {
-			m.MaxIncoming = d.Incoming()
-		}
-		if m.Length == 0 {
-			m.Length = d.MessageLength()
-			m.FirstData = e.Time
-		}
-		if d.Retransmit() == 0 && m.Incoming == 0 {
-			m.Incoming = d.Incoming()
-		}
-		m.LastData = e.Time
-		m.Priorities |= 1 << (e.Priority & 7)
-		end := e.End()
-		if m.Length > 0 && end > m.Length {
-			end = m.Length
-		}
-		before := m.Seen.Total()
-		m.Seen.Add(e.Offset, end)
-		if n := m.Seen.Total(); n != before {
-			m.noteReceived(e.Time, n, t.P.Slack)
-		}
-		if d.Retransmit() != 0 {
-			m.RetxBytes += uint64(e.Length)
-			m.ResentAhead.Add(max(e.Offset, m.SentEnd), end)
-		} else {
-			m.noteGrantUse(t.P, e)
-			m.FirstSent.Add(e.Offset, end)
-			if e.End() > m.SentEnd {
-				m.SentEnd = e.End()
-				if m.AllSentTime.IsZero() && m.Length > 0 && m.SentEnd >= m.Length {
-					m.AllSentTime, m.AllSentFrame = e.Time, e.Frame
-				}
-			}
-		}
-		if !m.Complete && m.Length > 0 && m.Seen.Covers(0, m.Length) {
-			m.Complete, m.CompleteTime, m.CompleteFrame = true, e.Time, e.Frame
-		}
-		t.trackIncoming(e.Dst, m, r)
-		t.trackLong(e.Dst, m, r)
-		// Any DATA, request or response, carries the sender host's
-		// pending acks for RPCs it was the client of (homa_outgoing.c
-		// homa_tx_data_pkt_alloc; homa_data_pkt processes them).
-		if id := d.AckClientID(); id != 0 {
-			t.ack(RPCKey{Client: e.Src, Server: e.Dst, ClientID: id}, e)
-		}
+		r.heard(e, typ)
+		t.applyData(e, r)
 	case wire.TypeGrant:
-		heard()
-		m := r.Msg(oppositeRole(p.Role()))
-		g := p.Grant()
-		m.Grants++
-		m.GrantPriorities |= 1 << (g.Priority() & 15)
-		if len(m.RecentGrants) == 8 {
-			copy(m.RecentGrants, m.RecentGrants[1:])
-			m.RecentGrants = m.RecentGrants[:7]
-		}
-		gs := GrantSeen{Time: e.Time, Frame: e.Frame, Priority: g.Priority(), Offset: g.Offset(), HBefore: m.Horizon(t.P)}
-		m.RecentGrants = append(m.RecentGrants, gs)
-		m.GrantLog = append(m.GrantLog, gs)
-		if before := max(t.P.Unsched(m.Length), m.Granted); g.Offset() > before {
-			m.GrantTime, m.GrantFrame, m.GrantedBefore = e.Time, e.Frame, before
-		}
-		m.Granted = max(m.Granted, g.Offset())
-		t.trackIncoming(e.Src, m, r)
-		if !isFIFOGrant(t.P, g.Priority()) {
-			if i, ok := t.grantTrigger(e.Src, m); ok {
-				m.TriggerUsed = i
-			}
-			t.lastSRPT[e.Src] = Seen{e.Time, e.Frame}
-			k := hostPair{e.Src, e.Dst}
-			if ss := t.sameSender[k]; ss[0] != m {
-				t.sameSender[k] = [2]*Message{m, ss[0]}
-			}
-		}
+		r.heard(e, typ)
+		t.applyGrant(e, r)
 	case wire.TypeBusy:
-		heard()
+		r.heard(e, typ)
 		if m := r.Msg(p.Role()); m.BusyAllowed > 0 {
 			m.BusyAllowed--
 		}
 	case wire.TypeResend:
-		m := r.Msg(oppositeRole(p.Role()))
-		rs := p.Resend()
-		m.Resends++
-		m.LastResendPriority = rs.Priority()
-		if e.Time.Sub(m.LastResend.Time) >= t.P.Tick {
-			m.BusyAllowed = 0 // a new round: the earlier ones were answered or lost
-		}
-		m.LastResend = ResendSeen{Seen: Seen{e.Time, e.Frame}, Offset: rs.Offset(), Length: rs.Length(), SentEnd: m.SentEnd,
-			Repeat: m.Asked.Covers(rs.Offset(), rs.Offset()+1) && e.Time.Sub(m.LastResend.Time) < t.P.Tick}
-		if end := resendEnd(rs, m.SentEnd); end > rs.Offset() {
-			m.Asked.Add(rs.Offset(), end)
-		}
-		if m.LastResend.Repeat || rs.Offset() >= m.SentEnd {
-			m.BusyAllowed++
-		}
-		if rs.IsResendAll() {
-			m.ResendAll = true
-		} else if end := uint64(rs.Offset()) + uint64(rs.Length()); end > uint64(m.ResendEnd) {
-			m.ResendEnd = uint32(min(end, 1<<32-1))
-		}
-		if e.FromClient() {
-			r.LastResendFromClient = e.Time
-		} else {
-			r.LastResendFromServer = e.Time
-		}
-		switch {
-		case isBufferWakeup(t.P, rs):
-			m.WakeupTime = e.Time
-		case answersNeedAck(t.P, r, e):
-			if r.NeedAckAnswer.Before(r.NeedAckTime) {
-				r.NeedAckAnswer = e.Time
-			}
-		case m.inRound(t.P, e, rs):
-			m.RoundOffset = rs.Offset()
-		default:
-			m.RoundStart, m.RoundFrame, m.RoundOffset, m.RoundAll = e.Time, e.Frame, rs.Offset(), rs.IsResendAll()
-		}
+		t.applyResend(e, r)
 	case wire.TypeRPCUnknown:
 		r.Unknown, r.UnknownTime, r.UnknownFromClient = true, e.Time, e.FromClient()
 		r.newIncarnation()
@@ -789,8 +756,8 @@ func (t *Trace) Apply(e *Event) {
 			// The client does not know the RPC: the server discards it
 			// (homa_rpc_unknown_pkt), so its request no longer occupies a
 			// grant slot at the server.
-			delete(t.granting[k.Server], &r.Request)
-			delete(t.longIn[k.Server], &r.Request)
+			t.dropGranting(k.Server, &r.Request)
+			t.dropLong(k.Server, &r.Request)
 		}
 	case wire.TypeNeedAck:
 		if r.NeedAcks == 0 {
@@ -809,9 +776,184 @@ func (t *Trace) Apply(e *Event) {
 			t.ack(RPCKey{Client: e.Src, Server: e.Dst, ClientID: en.ClientID}, e)
 		}
 	}
+	t.file(r)
+	t.tick()
+}
+
+// tick counts an applied packet and evicts every 4096 of them.
+func (t *Trace) tick() {
 	t.applied++
 	if t.applied%4096 == 0 {
 		t.evict()
+	}
+}
+
+// heard notes that e (a DATA, GRANT or BUSY) reset the other side's
+// silent_ticks.
+func (r *RPC) heard(e *Event, typ wire.PacketType) {
+	if e.FromClient() {
+		r.HeardFromClient, r.HeardTypeFromClient = e.Time, typ
+	} else {
+		r.HeardFromServer, r.HeardTypeFromServer = e.Time, typ
+	}
+}
+
+// applyICMP records an ICMP port unreachable.
+func (t *Trace) applyICMP(e *Event) {
+	if e.ICMP.PortUnreachable {
+		u := Unreachable{Time: e.Time, Frame: e.Frame, To: e.Dst}
+		if e.ICMP.HasID {
+			u.SenderID = e.ICMP.QSenderID
+		}
+		t.unreachable[HostPort{e.Src, e.ICMP.QDport}] = u
+	}
+}
+
+// applyCutoffs records what the CUTOFFS' receiver now knows of its
+// sender's cutoffs.
+func (t *Trace) applyCutoffs(e *Event) {
+	c := e.Packet.Cutoffs()
+	st := CutoffsState{Cutoffs: c.UnschedCutoffs(), Version: c.CutoffVersion(), Time: e.Time, Frame: e.Frame}
+	k := hostPair{e.Dst, e.Src}
+	t.cutoffs[k] = &st
+	t.versions[k] = append(t.versions[k], st)
+	if t.unpaidStale(e.Src, e.Dst, st.Version) > 0 {
+		t.cutoffsPaid[hostPair{e.Src, e.Dst}]++
+	}
+}
+
+// applyData records a DATA segment of r.
+func (t *Trace) applyData(e *Event, r *RPC) {
+	p := e.Packet
+	m := r.Msg(p.Role())
+	d := p.Data()
+	hp := hostPair{e.Src, e.Dst}
+	pd := t.pairs[hp]
+	if pd == nil {
+		pd = &pairData{verCount: map[uint16]int{}, verPrio: map[[2]uint16]Seen{}}
+		t.pairs[hp] = pd
+	}
+	pd.verCount[d.CutoffVersion()]++
+	if k := [2]uint16{d.CutoffVersion(), uint16(e.Priority)}; pd.verPrio[k].Time.IsZero() {
+		pd.verPrio[k] = Seen{e.Time, e.Frame}
+	}
+	if d.Incoming() > m.MaxIncoming {
+		m.MaxIncoming = d.Incoming()
+	}
+	if m.Length == 0 {
+		m.Length = d.MessageLength()
+		m.FirstData = e.Time
+	}
+	if d.Retransmit() == 0 && m.Incoming == 0 {
+		m.Incoming = d.Incoming()
+	}
+	m.LastData = e.Time
+	m.Priorities |= 1 << (e.Priority & 7)
+	end := e.End()
+	if m.Length > 0 && end > m.Length {
+		end = m.Length
+	}
+	before := m.Seen.Total()
+	m.Seen.Add(e.Offset, end)
+	if n := m.Seen.Total(); n != before {
+		m.noteReceived(e.Time, n, t.P.Slack)
+	}
+	if d.Retransmit() != 0 {
+		m.RetxBytes += uint64(e.Length)
+		m.ResentAhead.Add(max(e.Offset, m.SentEnd), end)
+	} else {
+		m.noteGrantUse(t.P, e)
+		m.FirstSent.Add(e.Offset, end)
+		if e.End() > m.SentEnd {
+			m.SentEnd = e.End()
+			if m.AllSentTime.IsZero() && m.Length > 0 && m.SentEnd >= m.Length {
+				m.AllSentTime, m.AllSentFrame = e.Time, e.Frame
+			}
+		}
+	}
+	if !m.Complete && m.Length > 0 && m.Seen.Covers(0, m.Length) {
+		m.Complete, m.CompleteTime, m.CompleteFrame = true, e.Time, e.Frame
+	}
+	t.trackIncoming(e.Dst, m, r)
+	t.trackLong(e.Dst, m, r)
+	// Any DATA, request or response, carries the sender host's
+	// pending acks for RPCs it was the client of (homa_outgoing.c
+	// homa_tx_data_pkt_alloc; homa_data_pkt processes them).
+	if id := d.AckClientID(); id != 0 {
+		t.ack(RPCKey{Client: e.Src, Server: e.Dst, ClientID: id}, e)
+	}
+}
+
+// applyGrant records a GRANT for the message r's other side sends.
+func (t *Trace) applyGrant(e *Event, r *RPC) {
+	p := e.Packet
+	m := r.Msg(oppositeRole(p.Role()))
+	g := p.Grant()
+	m.Grants++
+	m.GrantPriorities |= 1 << (g.Priority() & 15)
+	if len(m.RecentGrants) == 8 {
+		copy(m.RecentGrants, m.RecentGrants[1:])
+		m.RecentGrants = m.RecentGrants[:7]
+	}
+	gs := GrantSeen{Time: e.Time, Frame: e.Frame, Priority: g.Priority(), Offset: g.Offset(), HBefore: m.Horizon(t.P)}
+	m.RecentGrants = append(m.RecentGrants, gs)
+	m.GrantLog = append(m.GrantLog, gs)
+	if before := max(t.P.Unsched(m.Length), m.Granted); g.Offset() > before {
+		m.GrantTime, m.GrantFrame, m.GrantedBefore = e.Time, e.Frame, before
+	}
+	m.Granted = max(m.Granted, g.Offset())
+	t.trackIncoming(e.Src, m, r)
+	if !isFIFOGrant(t.P, g.Priority()) {
+		if i, ok := t.grantTrigger(e.Src, m); ok {
+			m.TriggerUsed = i
+		}
+		t.lastSRPT[e.Src] = Seen{e.Time, e.Frame}
+		k := hostPair{e.Src, e.Dst}
+		if ss := t.sameSender[k]; ss[0] != m {
+			t.sameSender[k] = [2]*Message{m, ss[0]}
+		}
+	}
+}
+
+// applyResend records a RESEND for the message r's other side sends.
+func (t *Trace) applyResend(e *Event, r *RPC) {
+	p := e.Packet
+	m := r.Msg(oppositeRole(p.Role()))
+	rs := p.Resend()
+	m.Resends++
+	m.LastResendPriority = rs.Priority()
+	if e.Time.Sub(m.LastResend.Time) >= t.P.Tick {
+		m.BusyAllowed = 0 // a new round: the earlier ones were answered or lost
+	}
+	m.LastResend = ResendSeen{Seen: Seen{e.Time, e.Frame}, Offset: rs.Offset(), Length: rs.Length(), SentEnd: m.SentEnd,
+		Repeat: m.Asked.Covers(rs.Offset(), rs.Offset()+1) && e.Time.Sub(m.LastResend.Time) < t.P.Tick}
+	if end := resendEnd(rs, m.SentEnd); end > rs.Offset() {
+		m.Asked.Add(rs.Offset(), end)
+	}
+	if m.LastResend.Repeat || rs.Offset() >= m.SentEnd {
+		m.BusyAllowed++
+	}
+	if rs.IsResendAll() {
+		m.ResendAll = true
+	} else if end := uint64(rs.Offset()) + uint64(rs.Length()); end > uint64(m.ResendEnd) {
+		m.ResendEnd = uint32(min(end, 1<<32-1))
+	}
+	if e.FromClient() {
+		r.LastResendFromClient = e.Time
+	} else {
+		r.LastResendFromServer = e.Time
+	}
+	switch {
+	case isBufferWakeup(t.P, rs):
+		m.WakeupTime = e.Time
+	case answersNeedAck(t.P, r, e):
+		if r.NeedAckAnswer.Before(r.NeedAckTime) {
+			r.NeedAckAnswer = e.Time
+		}
+	case m.inRound(t.P, e, rs):
+		m.RoundOffset = rs.Offset()
+	default:
+		m.RoundStart, m.RoundFrame, m.RoundOffset, m.RoundAll = e.Time, e.Frame, rs.Offset(), rs.IsResendAll()
 	}
 }
 
@@ -825,6 +967,7 @@ func (t *Trace) ack(k RPCKey, e *Event) {
 	}
 	r.Acked, r.AckTime, r.AckFrame = true, e.Time, e.Frame
 	r.newIncarnation()
+	t.file(r) // acked: due earlier
 }
 
 // newIncarnation forgets which bytes were sent: the server's RPC is gone
@@ -897,20 +1040,53 @@ const (
 	IdleEvictAfter = 60 * time.Second
 )
 
+// file keeps r filed in idle at or before its eviction deadline: an RPC
+// whose deadline came closer (it finished, or its last packet's time
+// stepped back) is filed again; one whose deadline moved on stays where
+// it is and is refiled when that comes up (evict).
+func (t *Trace) file(r *RPC) {
+	switch d := r.evictAt(); {
+	case r.gone:
+	case r.idleAt < 0:
+		r.filed = d
+		t.idle.Push(r)
+	case d.Before(r.filed):
+		r.filed = d
+		t.idle.Fix(r.idleAt)
+	}
+}
+
 // evict forgets finished RPCs idle for EvictAfter (and any RPC idle for
-// IdleEvictAfter), keeping them in done when KeepFinished was called.
+// IdleEvictAfter), keeping them in done when KeepFinished was called. It
+// visits only the RPCs filed under a deadline already passed: O(log n)
+// per RPC and deadline, not a scan of every RPC.
 func (t *Trace) evict() {
-	for k, r := range t.rpcs {
-		idle := t.Now.Sub(r.Last)
-		if (r.Acked || r.Unknown || r.Response.Complete) && idle > EvictAfter || idle > IdleEvictAfter {
-			delete(t.rpcs, k)
-			delete(t.granting[k.Server], &r.Request)
-			delete(t.granting[k.Client], &r.Response)
-			delete(t.longIn[k.Server], &r.Request)
-			delete(t.longIn[k.Client], &r.Response)
-			if t.keepDone {
-				t.done = append(t.done, r)
-			}
+	for t.idle.Len() > 0 && t.idle.Min().filed.Before(t.Now) {
+		r := t.idle.Pop()
+		if d := r.evictAt(); !d.Before(t.Now) {
+			r.filed = d
+			t.idle.Push(r)
+			continue
 		}
+		delete(t.rpcs, r.Key)
+		t.retire(r)
+	}
+}
+
+// retire forgets RPC r's state (evicted, or replaced under its key by a
+// new RPC): out of the grant and long-message sets and the eviction heap,
+// marked gone, kept in done when KeepFinished was called.
+func (t *Trace) retire(r *RPC) {
+	k := r.Key
+	t.dropGranting(k.Server, &r.Request)
+	t.dropGranting(k.Client, &r.Response)
+	t.dropLong(k.Server, &r.Request)
+	t.dropLong(k.Client, &r.Response)
+	if r.idleAt >= 0 {
+		t.idle.Remove(r.idleAt)
+	}
+	r.gone = true
+	if t.keepDone {
+		t.done = append(t.done, r)
 	}
 }

@@ -343,11 +343,13 @@ func MeasureBaseline(tr string, buckets []bench.Bucket, unloaded, response int, 
 // counters are the counters a bench report shows for one transport
 // (unloaded and loaded runs together): the agents' retransmissions, IUT
 // timeouts, payload errors and broken TCP connections summed over the
-// hosts, and the switch's drops (egress buffer full; frames the kernel
-// dropped before the switch read them; sends that failed) between sw0 and
-// sw1 and its read and send lags p50 and p99 (µs) at the end: a send lag
-// p50 above one frame time means the switch did not keep the link rate.
-// Zero counters are left out.
+// hosts, and the switch's drops by reason between sw0 and sw1
+// (switch_<reason>_drops: "buffer" the egress buffer full, and the
+// switch's own losses no impairment asked for, "ingress", "ring",
+// "unreadable", "oversize" and "send", see netem.DropReason) and its read
+// and send lags p50 and p99 (µs) at the end: a send lag p50 above one
+// frame time means the switch did not keep the link rate. Zero counters
+// are left out.
 func counters(stats []agent.Stats, sw0, sw1 netem.Stats) map[string]uint64 {
 	c := map[string]uint64{}
 	for _, s := range stats {
@@ -356,14 +358,9 @@ func counters(stats []agent.Stats, sw0, sw1 netem.Stats) map[string]uint64 {
 		c["payload_errors"] += s.PayloadErrors
 		c["connections_broken"] += s.Extra["connections_broken"]
 	}
-	c["switch_buffer_drops"] = sw1.Drops.Buffer - sw0.Drops.Buffer
-	for i, p := range sw1.Ports {
-		c["switch_kernel_drops"] += p.RxKernelDrops
-		c["switch_tx_errors"] += p.TxErrors
-		if i < len(sw0.Ports) {
-			c["switch_kernel_drops"] -= sw0.Ports[i].RxKernelDrops
-			c["switch_tx_errors"] -= sw0.Ports[i].TxErrors
-		}
+	before := sw0.Drops.ByReason()
+	for r, n := range sw1.Drops.ByReason() {
+		c["switch_"+r+"_drops"] = n - min(n, before[r])
 	}
 	c["switch_read_lag_p50_us"] = uint64(sw1.ReadLagP50.Microseconds())
 	c["switch_read_lag_p99_us"] = uint64(sw1.ReadLagP99.Microseconds())

@@ -3,45 +3,72 @@
 package rawip
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"net"
 	"net/netip"
+	"os"
 	"sync"
 	"syscall"
 	"unsafe"
 
 	"golang.org/x/net/ipv4"
-	"golang.org/x/net/ipv6"
 	"golang.org/x/sys/unix"
 
+	"github.com/homatest/homatest/homa"
 	"github.com/homatest/homatest/spec/wire"
 )
 
 // RecvBuffer is the socket receive buffer requested, in bytes.
 const RecvBuffer = 16 << 20
 
-// Transport sends and receives Homa packets on a raw IPv4 socket.
+// batchSize is how many packets one sendmmsg or recvmmsg call moves at
+// most.
+const batchSize = 32
+
+// maxPacket is the largest packet read: a 64 KiB IP packet (a kernel
+// peer's GSO frame) and room to spare.
+const maxPacket = 65536 + 256
+
+// cmsgSpace is the control buffer of one message: room for an
+// IPV6_TCLASS and an IPV6_PKTINFO control message.
+const cmsgSpace = 128
+
+// Transport sends and receives Homa packets on a raw IP socket for
+// protocol 146, in batches: sendmmsg sends the packets a host's input
+// produced in one system call (IPv4: the header we write travels in its
+// own iovec, IP_HDRINCL, so packets are never copied; IPv6: the traffic
+// class per packet in a control message), and one reader goroutine takes
+// up to batchSize packets per recvmmsg call into buffers it reuses and
+// hands them to the host as one batch (homa.BatchTransport). It is also a
+// plain homa.Transport (Send, SetHandler) for peers that keep packets.
 type Transport struct {
-	addr    netip.Addr
-	pc      net.PacketConn
-	raw     *ipv4.RawConn    // IPv4: header written by us (IP_HDRINCL)
-	p6      *ipv6.PacketConn // IPv6: traffic class per packet (IPV6_TCLASS)
+	addr   netip.Addr
+	v6     bool
+	pc     net.PacketConn // the *net.IPConn: bind, close and Go's poller
+	rc     syscall.RawConn
+	maxSeg int // HomaModule's max_seg_data on addr's interface (splitGSO)
+
 	mu      sync.Mutex
-	wmu     sync.Mutex // serialises writes
 	handler func(src netip.Addr, prio uint8, pkt []byte)
-	maxSeg  int // HomaModule's max_seg_data on addr's interface (splitGSO)
-	done    chan struct{}
-	wg      sync.WaitGroup
+	batch   func(pkts []homa.Received)
+
+	wmu sync.Mutex // serialises sends; guards tx
+	tx  *txBatch
+
+	done chan struct{}
+	wg   sync.WaitGroup
 }
 
-// Open opens a raw socket for IP protocol 146 bound to addr (an IPv4
-// address of this network namespace) and starts receiving. Errors: an IPv6
-// address, missing privileges (EPERM: run as root or with CAP_NET_RAW), or
-// an address that is not local.
+// Open opens a raw socket for IP protocol 146 bound to addr (an IPv4 or
+// IPv6 address of this network namespace) and starts receiving. Errors:
+// missing privileges (EPERM: run as root or with CAP_NET_RAW), or an
+// address that is not local.
 func Open(addr netip.Addr) (*Transport, error) {
 	network := fmt.Sprintf("ip4:%d", wire.IPProtoHoma)
-	if addr.Is6() && !addr.Is4In6() {
+	v6 := addr.Is6() && !addr.Is4In6()
+	if v6 {
 		network = fmt.Sprintf("ip6:%d", wire.IPProtoHoma)
 	} else if !addr.Is4() {
 		return nil, fmt.Errorf("rawip: %v: not an IP address", addr)
@@ -50,54 +77,52 @@ func Open(addr netip.Addr) (*Transport, error) {
 	if err != nil {
 		return nil, fmt.Errorf("rawip: open raw socket for IP protocol %d on %v (needs root or CAP_NET_RAW): %w", wire.IPProtoHoma, addr, err)
 	}
-	// A large receive buffer: a burst of unscheduled packets from many
-	// senders must not overflow the socket (platform notes: 5-14 % drops
-	// at 50 kpps with the default). SO_RCVBUFFORCE lifts rmem_max for root.
-	if sc, ok := pc.(syscall.Conn); ok {
-		if rc, err := sc.SyscallConn(); err == nil {
-			rc.Control(func(fd uintptr) {
-				if unix.SetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_RCVBUFFORCE, RecvBuffer) != nil {
-					unix.SetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_RCVBUF, RecvBuffer)
-				}
-			})
-		}
+	rc, err := pc.(syscall.Conn).SyscallConn()
+	if err != nil {
+		pc.Close()
+		return nil, fmt.Errorf("rawip: %w", err)
 	}
-	t := &Transport{addr: addr, pc: pc, done: make(chan struct{}), maxSeg: maxSegDataFor(addr)}
-	if addr.Is4() {
-		if t.raw, err = ipv4.NewRawConn(pc); err != nil {
-			pc.Close()
-			return nil, fmt.Errorf("rawip: %w", err)
-		}
-	} else {
-		t.p6 = ipv6.NewPacketConn(pc)
-		if err := t.p6.SetControlMessage(ipv6.FlagTrafficClass|ipv6.FlagDst, true); err != nil {
-			pc.Close()
-			return nil, fmt.Errorf("rawip: %w", err)
-		}
+	var serr error
+	if err := rc.Control(func(fd uintptr) { serr = setup(int(fd), v6) }); err != nil || serr != nil {
+		pc.Close()
+		return nil, fmt.Errorf("rawip: %w", errors.Join(err, serr))
 	}
+	t := &Transport{addr: addr, v6: v6, pc: pc, rc: rc, done: make(chan struct{}), maxSeg: maxSegDataFor(addr), tx: newTxBatch(addr)}
 	t.wg.Add(1)
-	if t.p6 != nil {
-		go t.readLoop(t.read6)
-	} else {
-		go t.readLoop(t.read4)
-	}
+	go t.readLoop()
 	return t, nil
+}
+
+// setup sets the socket options of a new raw socket: a large receive
+// buffer (a burst of unscheduled packets from many senders must not
+// overflow it: 5-14 % drops at 50 kpps with the default in the platform
+// notes; SO_RCVBUFFORCE lifts rmem_max for root), and IP_HDRINCL (IPv4:
+// we write the header, so each packet carries its own TOS) or the
+// traffic class and destination of received packets (IPv6).
+func setup(fd int, v6 bool) error {
+	if unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_RCVBUFFORCE, RecvBuffer) != nil {
+		_ = unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_RCVBUF, RecvBuffer)
+	}
+	if !v6 {
+		if err := unix.SetsockoptInt(fd, unix.IPPROTO_IP, unix.IP_HDRINCL, 1); err != nil {
+			return fmt.Errorf("IP_HDRINCL: %w", err)
+		}
+		return nil
+	}
+	for _, o := range []int{unix.IPV6_RECVTCLASS, unix.IPV6_RECVPKTINFO} {
+		if err := unix.SetsockoptInt(fd, unix.IPPROTO_IPV6, o, 1); err != nil {
+			return fmt.Errorf("IPv6 socket option %d: %w", o, err)
+		}
+	}
+	return nil
 }
 
 // SetMark sets the socket mark (SO_MARK, needs CAP_NET_ADMIN) of the
 // packets this transport sends: a silenced harness host
 // (harness.Host.Silence) lets only packets with its tester mark out.
 func (t *Transport) SetMark(mark uint32) error {
-	sc, ok := t.pc.(syscall.Conn)
-	if !ok {
-		return errors.New("rawip: socket has no file descriptor")
-	}
-	rc, err := sc.SyscallConn()
-	if err != nil {
-		return fmt.Errorf("rawip: %w", err)
-	}
 	var serr error
-	if err := rc.Control(func(fd uintptr) { serr = unix.SetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_MARK, int(mark)) }); err != nil {
+	if err := t.rc.Control(func(fd uintptr) { serr = unix.SetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_MARK, int(mark)) }); err != nil {
 		return fmt.Errorf("rawip: %w", err)
 	}
 	if serr != nil {
@@ -109,102 +134,324 @@ func (t *Transport) SetMark(mark uint32) error {
 // LocalAddr returns the bound address.
 func (t *Transport) LocalAddr() netip.Addr { return t.addr }
 
-// SetHandler installs the receive function.
+// SetHandler installs the receive function, which may keep the packets
+// it is given (each is a copy).
 func (t *Transport) SetHandler(h func(src netip.Addr, prio uint8, pkt []byte)) {
 	t.mu.Lock()
-	t.handler = h
+	t.handler, t.batch = h, nil
 	t.mu.Unlock()
 }
+
+// SetBatchHandler installs the function that receives every batch of
+// packets (homa.BatchTransport); the packets are the reader's buffers,
+// valid until it returns.
+func (t *Transport) SetBatchHandler(h func(pkts []homa.Received)) {
+	t.mu.Lock()
+	t.handler, t.batch = nil, h
+	t.mu.Unlock()
+}
+
+// Headroom is 0: the IPv4 header goes in an iovec of its own.
+func (t *Transport) Headroom() int { return 0 }
 
 // Send transmits pkt to dst with the priority in the IP precedence bits
 // (IPv4 TOS, DF set; IPv6 traffic class, priority << 5 as HomaModule main).
 func (t *Transport) Send(dst netip.Addr, prio uint8, pkt []byte) error {
-	t.wmu.Lock()
-	defer t.wmu.Unlock()
-	if t.p6 != nil {
-		if !dst.Is6() {
-			return fmt.Errorf("rawip: %v: an IPv6 socket sends to IPv6 addresses", dst)
-		}
-		cm := &ipv6.ControlMessage{TrafficClass: int(wire.TOSForPriority(prio))}
-		_, err := t.p6.WriteTo(pkt, cm, &net.IPAddr{IP: dst.AsSlice()})
-		return err
-	}
-	if !dst.Is4() {
-		return fmt.Errorf("rawip: %v: an IPv4 socket sends to IPv4 addresses", dst)
-	}
-	h := &ipv4.Header{Version: 4, Len: ipv4.HeaderLen, TOS: int(wire.TOSForPriority(prio)),
-		TotalLen: ipv4.HeaderLen + len(pkt), TTL: 64, Protocol: wire.IPProtoHoma, Flags: ipv4.DontFragment,
-		Src: t.addr.AsSlice(), Dst: dst.AsSlice()}
-	return t.raw.WriteTo(h, pkt, nil)
+	return t.SendBatch([]homa.Transmit{{Dst: dst, Prio: prio, Packet: pkt}})
 }
 
-// readLoop receives packets until Close: read returns one packet's
-// source, destination, priority and payload (ok false to skip it).
-func (t *Transport) readLoop(read func(buf []byte) (src, dst netip.Addr, prio uint8, payload []byte, ok bool, err error)) {
+// SendBatch transmits pkts in order with as few sendmmsg calls as it can;
+// a packet the kernel refuses (no route, a full buffer, a firewall) is
+// skipped, and the first such error is returned once the rest are sent.
+func (t *Transport) SendBatch(pkts []homa.Transmit) error {
+	t.wmu.Lock()
+	defer t.wmu.Unlock()
+	var first error
+	for len(pkts) > 0 {
+		n := min(len(pkts), batchSize)
+		if err := t.tx.fill(pkts[:n], t.v6); err != nil && first == nil {
+			first = err
+		}
+		if err := t.tx.send(t.rc); err != nil && first == nil {
+			first = err
+		}
+		pkts = pkts[n:]
+	}
+	return first
+}
+
+// readLoop receives batches of packets until Close.
+func (t *Transport) readLoop() {
 	defer t.wg.Done()
-	buf := make([]byte, 1<<16)
+	rx := newRxBatch(batchSize, t.v6)
+	var got []homa.Received
 	for {
-		src, dst, prio, p, ok, err := read(buf)
+		n, err := rx.recv(t.rc)
 		if err != nil {
 			select {
 			case <-t.done:
 				return
 			default:
 			}
-			if errors.Is(err, net.ErrClosed) {
+			if errors.Is(err, net.ErrClosed) || errors.Is(err, os.ErrClosed) {
 				return
 			}
 			continue
 		}
-		// Raw sockets are not demultiplexed by destination reliably: with
-		// several hosts' addresses in one namespace, each socket may see
-		// the others' packets. Keep only ours.
-		if !ok || src == t.addr || dst != t.addr {
-			continue
+		got = got[:0]
+		for i := range n {
+			src, dst, prio, p, ok := rx.packet(i)
+			// Raw sockets are not demultiplexed by destination reliably:
+			// with several hosts' addresses in one namespace, each socket
+			// may see the others' packets. Keep only ours.
+			if !ok || src == t.addr || dst != t.addr {
+				continue
+			}
+			// A kernel Homa peer's multi-segment frame reaches the core
+			// as the DATA packets it holds.
+			if segs := splitGSO(p, t.maxSeg); segs != nil {
+				for _, s := range segs {
+					got = append(got, homa.Received{Src: src, Prio: prio, Packet: s})
+				}
+				continue
+			}
+			got = append(got, homa.Received{Src: src, Prio: prio, Packet: p})
 		}
 		t.mu.Lock()
-		hd := t.handler
+		hd, bh := t.handler, t.batch
 		t.mu.Unlock()
-		if hd == nil {
-			continue
-		}
-		// A kernel Homa peer's multi-segment frame reaches the core as the
-		// DATA packets it holds.
-		if segs := splitGSO(p, t.maxSeg); segs != nil {
-			for _, s := range segs {
-				hd(src, prio, s)
+		switch {
+		case len(got) == 0:
+		case bh != nil:
+			bh(got)
+		case hd != nil:
+			for _, r := range got {
+				hd(r.Src, r.Prio, append([]byte(nil), r.Packet...))
 			}
+		}
+		clear(got)
+	}
+}
+
+// txBatch is the sendmmsg state of a transport: per message an iovec
+// pair (IPv4: the header we write, then the packet), the destination and
+// (IPv6) a traffic-class control message.
+type txBatch struct {
+	src  [16]byte
+	n    int
+	hdrs [batchSize]unix.Mmsghdr
+	iovs [batchSize][2]unix.Iovec
+	ip4  [batchSize][ipv4.HeaderLen]byte
+	sa4  [batchSize]unix.RawSockaddrInet4
+	sa6  [batchSize]unix.RawSockaddrInet6
+	ctl  [batchSize][cmsgSpace]byte
+	sent int
+	err  error
+	call func(fd uintptr) bool // sendFn bound once: no allocation per send
+}
+
+func newTxBatch(src netip.Addr) *txBatch {
+	b := &txBatch{src: src.As16()}
+	b.call = b.sendFn
+	return b
+}
+
+// fill prepares pkts (at most batchSize) for one sendmmsg call; a packet
+// whose destination is of the wrong family is left out and reported.
+func (b *txBatch) fill(pkts []homa.Transmit, v6 bool) error {
+	b.n = 0
+	var bad error
+	for _, p := range pkts {
+		i := b.n
+		h := &b.hdrs[i]
+		*h = unix.Mmsghdr{}
+		if len(p.Packet) == 0 {
 			continue
 		}
-		hd(src, prio, append([]byte(nil), p...))
+		if v6 {
+			if !p.Dst.Is6() || p.Dst.Is4In6() {
+				bad = fmt.Errorf("rawip: %v: an IPv6 socket sends to IPv6 addresses", p.Dst)
+				continue
+			}
+			b.sa6[i] = unix.RawSockaddrInet6{Family: unix.AF_INET6, Addr: p.Dst.As16()}
+			h.Hdr.Name = (*byte)(unsafe.Pointer(&b.sa6[i]))
+			h.Hdr.Namelen = unix.SizeofSockaddrInet6
+			c := b.ctl[i][:unix.CmsgSpace(4)]
+			ch := (*unix.Cmsghdr)(unsafe.Pointer(&c[0]))
+			ch.Level, ch.Type = unix.IPPROTO_IPV6, unix.IPV6_TCLASS
+			ch.SetLen(unix.CmsgLen(4))
+			binary.NativeEndian.PutUint32(c[unix.CmsgLen(0):], uint32(wire.TOSForPriority(p.Prio)))
+			h.Hdr.Control = &c[0]
+			h.Hdr.SetControllen(len(c))
+			b.iovs[i][0].Base = &p.Packet[0]
+			b.iovs[i][0].SetLen(len(p.Packet))
+			h.Hdr.Iov = &b.iovs[i][0]
+			h.Hdr.SetIovlen(1)
+		} else {
+			if !p.Dst.Is4() {
+				bad = fmt.Errorf("rawip: %v: an IPv4 socket sends to IPv4 addresses", p.Dst)
+				continue
+			}
+			ip := &b.ip4[i]
+			*ip = [ipv4.HeaderLen]byte{}
+			ip[0] = 0x45
+			ip[1] = wire.TOSForPriority(p.Prio)
+			binary.BigEndian.PutUint16(ip[2:], uint16(ipv4.HeaderLen+len(p.Packet))) // the kernel fills it in too
+			ip[6] = 0x40                                                             // DF; id and checksum: the kernel's
+			ip[8], ip[9] = 64, wire.IPProtoHoma
+			copy(ip[12:16], b.src[12:])
+			d := p.Dst.As4()
+			copy(ip[16:20], d[:])
+			b.sa4[i] = unix.RawSockaddrInet4{Family: unix.AF_INET, Addr: d}
+			h.Hdr.Name = (*byte)(unsafe.Pointer(&b.sa4[i]))
+			h.Hdr.Namelen = unix.SizeofSockaddrInet4
+			b.iovs[i][0].Base = &ip[0]
+			b.iovs[i][0].SetLen(ipv4.HeaderLen)
+			b.iovs[i][1].Base = &p.Packet[0]
+			b.iovs[i][1].SetLen(len(p.Packet))
+			h.Hdr.Iov = &b.iovs[i][0]
+			h.Hdr.SetIovlen(2)
+		}
+		b.n++
 	}
+	return bad
 }
 
-// read4 reads an IPv4 packet with its header (IP_HDRINCL sockets).
-func (t *Transport) read4(buf []byte) (src, dst netip.Addr, prio uint8, payload []byte, ok bool, err error) {
-	h, p, _, err := t.raw.ReadFrom(buf)
-	if err != nil {
-		return
+// send sends the prepared messages through rc, waiting for room when the
+// socket buffer is full; a message the kernel refuses is skipped.
+func (b *txBatch) send(rc syscall.RawConn) error {
+	b.sent, b.err = 0, nil
+	for b.sent < b.n {
+		if err := rc.Write(b.call); err != nil {
+			return err
+		}
 	}
-	src, ok1 := netip.AddrFromSlice(h.Src.To4())
-	dst, ok2 := netip.AddrFromSlice(h.Dst.To4())
-	return src, dst, wire.PriorityFromTOS(uint8(h.TOS)), p, ok1 && ok2, nil
+	return b.err
 }
 
-// read6 reads an IPv6 packet: the kernel strips the header; destination
-// and traffic class come from control messages.
-func (t *Transport) read6(buf []byte) (src, dst netip.Addr, prio uint8, payload []byte, ok bool, err error) {
-	n, cm, from, err := t.p6.ReadFrom(buf)
-	if err != nil {
+// sendFn is one sendmmsg call from message b.sent on (rc.Write's
+// function: false means wait until the socket is writable).
+func (b *txBatch) sendFn(fd uintptr) bool {
+	n, _, errno := unix.Syscall6(unix.SYS_SENDMMSG, fd, uintptr(unsafe.Pointer(&b.hdrs[b.sent])), uintptr(b.n-b.sent), unix.MSG_DONTWAIT, 0, 0)
+	switch errno {
+	case 0:
+		b.sent += int(n)
+	case unix.EAGAIN:
+		return false
+	case unix.EINTR:
+	default:
+		if b.err == nil {
+			b.err = fmt.Errorf("rawip: sendmmsg: %w", errno)
+		}
+		b.sent++ // the kernel refused this one: skip it
+	}
+	return true
+}
+
+// rxBatch is the recvmmsg state of the reader: batchSize buffers, source
+// addresses and (IPv6) control buffers, reused for every call.
+type rxBatch struct {
+	v6   bool
+	hdrs []unix.Mmsghdr
+	iovs []unix.Iovec
+	bufs [][]byte
+	sa6  []unix.RawSockaddrInet6
+	ctl  [][cmsgSpace]byte
+	n    int
+	err  error
+	call func(fd uintptr) bool
+}
+
+func newRxBatch(n int, v6 bool) *rxBatch {
+	b := &rxBatch{v6: v6, hdrs: make([]unix.Mmsghdr, n), iovs: make([]unix.Iovec, n), bufs: make([][]byte, n)}
+	if v6 {
+		b.sa6, b.ctl = make([]unix.RawSockaddrInet6, n), make([][cmsgSpace]byte, n)
+	}
+	for i := range n {
+		b.bufs[i] = make([]byte, maxPacket)
+		b.iovs[i].Base = &b.bufs[i][0]
+		b.iovs[i].SetLen(maxPacket)
+		b.hdrs[i].Hdr.Iov = &b.iovs[i]
+		b.hdrs[i].Hdr.SetIovlen(1)
+	}
+	b.call = b.recvFn
+	return b
+}
+
+// recv waits for packets and reads up to len(b.hdrs) of them.
+func (b *rxBatch) recv(rc syscall.RawConn) (int, error) {
+	for i := range b.hdrs {
+		h := &b.hdrs[i].Hdr
+		h.Flags = 0
+		if b.v6 {
+			h.Name = (*byte)(unsafe.Pointer(&b.sa6[i]))
+			h.Namelen = unix.SizeofSockaddrInet6
+			h.Control = &b.ctl[i][0]
+			h.SetControllen(cmsgSpace)
+		}
+	}
+	b.n, b.err = 0, nil
+	if err := rc.Read(b.call); err != nil {
+		return 0, err
+	}
+	return b.n, b.err
+}
+
+// recvFn is one recvmmsg call (rc.Read's function: false means wait
+// until the socket is readable).
+func (b *rxBatch) recvFn(fd uintptr) bool {
+	n, _, errno := unix.Syscall6(unix.SYS_RECVMMSG, fd, uintptr(unsafe.Pointer(&b.hdrs[0])), uintptr(len(b.hdrs)), unix.MSG_DONTWAIT, 0, 0)
+	switch errno {
+	case 0:
+		b.n = int(n)
+	case unix.EAGAIN:
+		return false
+	default:
+		b.err = errno
+	}
+	return true
+}
+
+// packet returns message i's source, destination, priority and Homa
+// bytes; ok is false for a packet that is not a whole IP packet for
+// protocol 146.
+func (b *rxBatch) packet(i int) (src, dst netip.Addr, prio uint8, pkt []byte, ok bool) {
+	buf := b.bufs[i][:min(int(b.hdrs[i].Len), maxPacket)]
+	if b.v6 {
+		// The kernel strips the IPv6 header: the source is the message's
+		// address, the destination and traffic class come in control
+		// messages.
+		src = netip.AddrFrom16(b.sa6[i].Addr)
+		var tc uint8
+		var okDst bool
+		c := b.ctl[i][:b.hdrs[i].Hdr.Controllen]
+		for len(c) >= unix.SizeofCmsghdr {
+			h := (*unix.Cmsghdr)(unsafe.Pointer(&c[0]))
+			l := int(h.Len)
+			if l < unix.SizeofCmsghdr || l > len(c) {
+				break
+			}
+			data := c[unix.CmsgLen(0):l]
+			switch {
+			case h.Level == unix.IPPROTO_IPV6 && h.Type == unix.IPV6_TCLASS && len(data) >= 4:
+				tc = uint8(binary.NativeEndian.Uint32(data))
+			case h.Level == unix.IPPROTO_IPV6 && h.Type == unix.IPV6_PKTINFO && len(data) >= 16:
+				dst, okDst = netip.AddrFrom16([16]byte(data[:16])), true
+			}
+			c = c[min(len(c), unix.CmsgSpace(l-unix.SizeofCmsghdr)):]
+		}
+		return src, dst, wire.PriorityFromTrafficClass(tc, 5), buf, okDst
+	}
+	if len(buf) < ipv4.HeaderLen || buf[0]>>4 != 4 {
 		return
 	}
-	ia, ok0 := from.(*net.IPAddr)
-	if !ok0 || cm == nil {
+	ihl := int(buf[0]&0x0f) * 4
+	if ihl < ipv4.HeaderLen || len(buf) < ihl {
 		return
 	}
-	src, ok1 := netip.AddrFromSlice(ia.IP)
-	dst, ok2 := netip.AddrFromSlice(cm.Dst)
-	return src, dst, wire.PriorityFromTrafficClass(uint8(cm.TrafficClass), 5), buf[:n], ok1 && ok2, nil
+	src = netip.AddrFrom4([4]byte(buf[12:16]))
+	dst = netip.AddrFrom4([4]byte(buf[16:20]))
+	return src, dst, wire.PriorityFromTOS(buf[1]), buf[ihl:], true
 }
 
 // RecvDrops returns the number of packets the kernel dropped for this
@@ -218,16 +465,8 @@ func (t *Transport) RecvDrops() (uint64, error) {
 
 // meminfo reads the socket's SO_MEMINFO counters.
 func (t *Transport) meminfo() (mi [skMeminfoVars]uint32, err error) {
-	sc, ok := t.pc.(syscall.Conn)
-	if !ok {
-		return mi, errors.New("rawip: socket has no file descriptor")
-	}
-	rc, err := sc.SyscallConn()
-	if err != nil {
-		return mi, fmt.Errorf("rawip: %w", err)
-	}
 	var serr error
-	if err := rc.Control(func(fd uintptr) {
+	if err := t.rc.Control(func(fd uintptr) {
 		l := uint32(unsafe.Sizeof(mi))
 		_, _, e := unix.Syscall6(unix.SYS_GETSOCKOPT, fd, unix.SOL_SOCKET, unix.SO_MEMINFO,
 			uintptr(unsafe.Pointer(&mi[0])), uintptr(unsafe.Pointer(&l)), 0)

@@ -117,9 +117,25 @@ func (set Set) CoversWith(s, e, a, b uint32) bool {
 	if set.Covers(s, e) {
 		return true
 	}
-	c := append(Set(nil), set...)
-	c.Add(a, b)
-	return c.Covers(s, e)
+	// Every gap of the set inside [s, e) must lie inside [a, b) (the set
+	// is sorted and merged); no copy of the set is made.
+	pos := s
+	for _, x := range set {
+		if x.End <= pos {
+			continue
+		}
+		if x.Start >= e {
+			break
+		}
+		if x.Start > pos && (pos < a || x.Start > b) {
+			return false
+		}
+		pos = x.End
+		if pos >= e {
+			return true
+		}
+	}
+	return a <= pos && e <= b
 }
 
 // Gaps returns, in order, the ranges below limit that are not in the set

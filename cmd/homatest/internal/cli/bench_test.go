@@ -1,16 +1,20 @@
 package cli
 
 import (
+	"bufio"
 	"bytes"
 	"fmt"
 	"net/netip"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/gopacket/gopacket"
+	"github.com/gopacket/gopacket/pcapgo"
 
 	"github.com/homatest/homatest/pcap"
 	"github.com/homatest/homatest/spec"
@@ -21,8 +25,9 @@ import (
 // client hosts to one server, conc of them in flight at once, each a
 // 100000-byte request (unscheduled 0..40000, then GRANTed in 10000-byte
 // steps at priority 0) and a 100-byte response, packets of the live RPCs
-// interleaved round-robin, 2 µs apart, cut to a 128-byte snap length.
-func writeBenchCapture(b *testing.B, path string, n, conc int) int {
+// interleaved round-robin, gap apart, cut to a 128-byte snap length. It
+// returns the number of RPCs started.
+func writeBenchCapture(b *testing.B, path string, n, conc int, gap time.Duration) int {
 	fw, err := pcap.Create(path, pcap.Interface{Name: "bench", SnapLen: 128})
 	if err != nil {
 		b.Fatal(err)
@@ -49,7 +54,7 @@ func writeBenchCapture(b *testing.B, path string, n, conc int) int {
 		if err != nil {
 			b.Fatal(err)
 		}
-		ts = ts.Add(2 * time.Microsecond)
+		ts = ts.Add(gap)
 		if err := fw.WritePacket(0, ts, fr[:min(len(fr), 128)], len(fr), ""); err != nil {
 			b.Fatal(err)
 		}
@@ -113,61 +118,220 @@ func writeBenchCapture(b *testing.B, path string, n, conc int) int {
 	return int(nextID/2) - 1
 }
 
-// BenchmarkCheck1M checks a generated capture of 1,000,000 Homa packets
-// with 1000 RPCs in flight against every rule, and reports packets/s, peak
-// heap and the ratio to decoding alone (reading the same capture without
-// checking, measured in the same run).
-func BenchmarkCheck1M(b *testing.B) {
-	path := filepath.Join(b.TempDir(), "bench.pcapng")
-	rpcs := writeBenchCapture(b, path, 1_000_000, 1000)
-	st, _ := os.Stat(path)
-	b.Logf("capture: %d MB, %d RPCs started", st.Size()>>20, rpcs)
-	prof, _ := spec.LookupProfile("linux")
-	params := prof.Params
+// checkGap spaces the benchmark captures' packets: 50 µs (20,000 packets
+// per second of capture time), so that a 1M-packet capture spans 50 s,
+// longer than the trace keeps a finished RPC (spec.EvictAfter): the state
+// then follows the RPCs alive, and 1M and 4M packets have the same RPC
+// density.
+const checkGap = 50 * time.Microsecond
 
-	decodeOnly := func() (int, time.Duration) {
-		start := time.Now()
-		n := 0
-		if _, err := streamEvents(path, pcap.ReaderOptions{}, func(*spec.Event) { n++ }); err != nil {
+// benchCaptures holds the generated captures by size, written once per
+// test binary run.
+var benchCaptures = map[int]string{}
+
+func benchCapturePath(b *testing.B, n int) string {
+	if p, ok := benchCaptures[n]; ok {
+		return p
+	}
+	dir, err := os.MkdirTemp("", "homatest-checkbench-")
+	if err != nil {
+		b.Fatal(err)
+	}
+	benchDirs = append(benchDirs, dir)
+	p := filepath.Join(dir, fmt.Sprintf("check%d.pcapng", n))
+	rpcs := writeBenchCapture(b, p, n, 1000, checkGap)
+	st, _ := os.Stat(p)
+	b.Logf("capture %s: %d MB, %d RPCs started, 1000 in flight", filepath.Base(p), st.Size()>>20, rpcs)
+	benchCaptures[n] = p
+	return p
+}
+
+// benchDirs are removed when the test binary ends (TestMain).
+var benchDirs []string
+
+// cpuTime returns the process's user+system CPU time.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// pass is one timed pass over a capture: packets, wall and CPU time.
+type pass struct {
+	n         int
+	wall, cpu time.Duration
+}
+
+func (p *pass) add(q pass) { p.n, p.wall, p.cpu = p.n+q.n, p.wall+q.wall, p.cpu+q.cpu }
+
+// rate returns packets per wall second and per CPU second.
+func (p pass) rate() (float64, float64) {
+	return float64(p.n) / p.wall.Seconds(), float64(p.n) / p.cpu.Seconds()
+}
+
+func timed(fn func() int) pass {
+	runtime.GC()
+	w, c := time.Now(), cpuTime()
+	n := fn()
+	return pass{n: n, wall: time.Since(w), cpu: cpuTime() - c}
+}
+
+// rawRead reads every frame of path with pcapgo and nothing else: the
+// floor a checker's throughput is measured against.
+func rawRead(b *testing.B, path string) int {
+	f, err := os.Open(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	ng, err := pcapgo.NewNgReader(bufio.NewReaderSize(f, 1<<16), pcapgo.NgReaderOptions{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	n := 0
+	for {
+		if _, _, err := ng.ZeroCopyReadPacketData(); err != nil {
+			return n
+		}
+		n++
+	}
+}
+
+// checkRun is what one check of a capture measured.
+type checkRun struct {
+	check, raw pass
+	allocs     uint64
+	rep        *spec.Report
+}
+
+// checkOnce checks the capture at path as homatest check does (rules and
+// parameter inference on one trace), paired with a raw read of the same
+// file.
+func checkOnce(b *testing.B, path string) checkRun {
+	prof, _ := spec.LookupProfile("linux")
+	rules, _ := spec.Select(spec.Rules(), "", spec.Should, "linux")
+	var out checkRun
+	out.raw = timed(func() int { return rawRead(b, path) })
+	var m0, m1 runtime.MemStats
+	runtime.ReadMemStats(&m0)
+	out.check = timed(func() int {
+		run, err := runRules(path, pcap.ReaderOptions{ICMP: true}, capturePlan{mode: oneView, cp: spec.Switch}, spec.Judge{Profile: "linux", Params: prof.Params, Rules: rules})
+		if err != nil {
 			b.Fatal(err)
 		}
-		return n, time.Since(start)
-	}
-	var peak uint64
-	check := func() (int, time.Duration, *spec.Report) {
-		c := spec.NewChecker("linux", params, spec.Rules())
-		start := time.Now()
-		n := 0
-		var ms runtime.MemStats
-		if _, err := streamEvents(path, pcap.ReaderOptions{}, func(e *spec.Event) {
-			c.Feed(e)
-			n++
-			if n%65536 == 0 {
-				runtime.ReadMemStats(&ms)
-				peak = max(peak, ms.HeapInuse)
-			}
-		}); err != nil {
-			b.Fatal(err)
-		}
-		return n, time.Since(start), c.Finish()
-	}
-	var nd, nc int
-	var td, tc time.Duration
-	var rep *spec.Report
-	for b.Loop() {
-		n1, d1 := decodeOnly()
-		n2, d2, r := check()
-		nd, nc, td, tc, rep = nd+n1, nc+n2, td+d1, tc+d2, r
-	}
-	if rep.Violated() {
+		out.rep = run.rep
+		return run.rep.Events
+	})
+	runtime.ReadMemStats(&m1)
+	out.allocs = m1.Mallocs - m0.Mallocs
+	if out.rep.Violated() {
 		var buf bytes.Buffer
-		for _, v := range rep.Violations[:min(5, len(rep.Violations))] {
+		for _, v := range out.rep.Violations[:min(5, len(out.rep.Violations))] {
 			fmt.Fprintln(&buf, v)
 		}
 		b.Fatalf("generated capture violates rules:\n%s", buf.String())
 	}
-	b.ReportMetric(float64(nc)/tc.Seconds(), "check-pkts/s")
-	b.ReportMetric(float64(nd)/td.Seconds(), "decode-pkts/s")
-	b.ReportMetric(tc.Seconds()/td.Seconds(), "check/decode-time")
-	b.ReportMetric(float64(peak)/(1<<20), "peak-heap-MB")
+	return out
+}
+
+// peakState checks the capture at path again (untimed) the way checkOnce
+// does, collecting garbage every 250,000 packets, and returns the largest
+// heap still in use right after such a collection: the checker's state
+// (RPCs, messages, open obligations, inference), free of the garbage
+// collector's timing.
+func peakState(b *testing.B, path string) uint64 {
+	prof, _ := spec.LookupProfile("linux")
+	rules, _ := spec.Select(spec.Rules(), "", spec.Should, "linux")
+	c := spec.NewChecker("linux", prof.Params, rules)
+	c.SetInferrer(spec.NewInferrer(prof.Params))
+	var peak uint64
+	var ms runtime.MemStats
+	n := 0
+	if _, err := streamEvents(path, pcap.ReaderOptions{ICMP: true}, func(e *spec.Event) {
+		c.Feed(e)
+		if n++; n%250_000 == 0 {
+			runtime.GC()
+			runtime.ReadMemStats(&ms)
+			peak = max(peak, ms.HeapAlloc)
+		}
+	}); err != nil {
+		b.Fatal(err)
+	}
+	c.Finish()
+	return peak
+}
+
+// tsharkRate times tshark -r path -q (Wireshark reading the file without
+// printing) and returns packets per wall second, or 0 without tshark.
+func tsharkRate(b *testing.B, path string, n int) float64 {
+	ts, err := exec.LookPath("tshark")
+	if err != nil {
+		return 0
+	}
+	start := time.Now()
+	cmd := exec.Command(ts, "-r", path, "-q")
+	cmd.Env = append(os.Environ(), "HOME="+b.TempDir())
+	if out, err := cmd.CombinedOutput(); err != nil {
+		b.Logf("tshark: %v: %s", err, out)
+		return 0
+	}
+	return float64(n) / time.Since(start).Seconds()
+}
+
+// benchCheck checks a generated capture of n packets per iteration and
+// reports packets per wall and per CPU second, the ratio to pcapgo's raw
+// read of the same file in the same iteration (and to tshark's plain
+// read, once, when tshark is installed), allocations per packet and,
+// from one more untimed pass, the peak state (peakState).
+func benchCheck(b *testing.B, n int) {
+	path := benchCapturePath(b, n)
+	var check, raw pass
+	var allocs uint64
+	for b.Loop() {
+		r := checkOnce(b, path)
+		check.add(r.check)
+		raw.add(r.raw)
+		allocs += r.allocs
+	}
+	b.StopTimer()
+	peak := peakState(b, path)
+	cw, cc := check.rate()
+	rw, rc := raw.rate()
+	b.ReportMetric(cw, "check-pkts/s")
+	b.ReportMetric(cc, "check-pkts/cpu-s")
+	b.ReportMetric(rc, "raw-pkts/cpu-s")
+	b.ReportMetric(check.cpu.Seconds()/raw.cpu.Seconds(), "check/raw-cpu")
+	b.ReportMetric(float64(allocs)/float64(check.n), "allocs/pkt")
+	b.ReportMetric(float64(peak)/(1<<20), "peak-state-MB")
+	if t := tsharkRate(b, path, check.n/max(1, b.N)); t > 0 {
+		b.ReportMetric(cw/t, "check/tshark")
+	}
+	_ = rw
+}
+
+// BenchmarkCheck1M checks a generated capture of 1,000,000 Homa packets
+// (1000 RPCs in flight) against every rule of the linux profile, with
+// parameter inference, as homatest check does (see benchCheck).
+func BenchmarkCheck1M(b *testing.B) { benchCheck(b, 1_000_000) }
+
+// BenchmarkCheck4M is BenchmarkCheck1M on 4,000,000 packets of the same
+// RPC density.
+func BenchmarkCheck4M(b *testing.B) { benchCheck(b, 4_000_000) }
+
+// BenchmarkCheckScaling checks the 1M and the 4M captures in each
+// iteration and reports the ratio of their CPU times (4 would be linear)
+// and, from untimed passes, of their peak states (1 would be flat).
+func BenchmarkCheckScaling(b *testing.B) {
+	p1, p4 := benchCapturePath(b, 1_000_000), benchCapturePath(b, 4_000_000)
+	var c1, c4 time.Duration
+	for b.Loop() {
+		c1 += checkOnce(b, p1).check.cpu
+		c4 += checkOnce(b, p4).check.cpu
+	}
+	b.StopTimer()
+	s1, s4 := peakState(b, p1), peakState(b, p4)
+	b.ReportMetric(c4.Seconds()/c1.Seconds(), "cpu-4M/1M")
+	b.ReportMetric(float64(s4)/float64(s1), "state-4M/1M")
+	b.ReportMetric(float64(s1)/(1<<20), "peak-state-1M-MB")
+	b.ReportMetric(float64(s4)/(1<<20), "peak-state-4M-MB")
 }

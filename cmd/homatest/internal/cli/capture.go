@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sync"
 
 	"github.com/homatest/homatest/pcap"
 	"github.com/homatest/homatest/spec"
@@ -15,8 +16,12 @@ import (
 var errNoHoma = errors.New("no Homa packets found (IP protocol 146 or 253, or TCP with the hijack marks)")
 
 // stdinData holds standard input once read, so that "-" can be read twice
-// (profile detection, then checking).
-var stdinData []byte
+// (profile detection, then checking); stdinMu guards it (check reads
+// files in parallel).
+var (
+	stdinData []byte
+	stdinMu   sync.Mutex
+)
 
 // openCapture opens path for reading; "-" is standard input, read into
 // memory on first use.
@@ -24,14 +29,18 @@ func openCapture(path string, o pcap.ReaderOptions) (*pcap.Reader, error) {
 	if path != "-" {
 		return pcap.Open(path, o)
 	}
+	stdinMu.Lock()
 	if stdinData == nil {
 		b, err := io.ReadAll(os.Stdin)
 		if err != nil {
+			stdinMu.Unlock()
 			return nil, fmt.Errorf("read standard input: %w", err)
 		}
 		stdinData = b
 	}
-	r, err := pcap.NewReader(bytes.NewReader(stdinData), o)
+	data := stdinData
+	stdinMu.Unlock()
+	r, err := pcap.NewReader(bytes.NewReader(data), o)
 	if err != nil {
 		return nil, fmt.Errorf("standard input: %w", err)
 	}

@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"io"
 	"net/netip"
+	"runtime"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -233,14 +235,12 @@ func runCheck(cmd *cobra.Command, o *checkOpts, files []string) error {
 	if o.annotate != "" && len(files) != 1 {
 		return usageErr(fmt.Errorf("--annotate writes one capture: give one FILE (got %d)", len(files)))
 	}
-	var reports []fileReport
+	reports := checkFiles(o, files, lvl, forced)
 	failed := 0
-	for _, file := range files {
-		fr := checkFile(o, file, lvl, forced)
+	for _, fr := range reports {
 		if fr.Error != "" {
 			failed++
 		}
-		reports = append(reports, fr)
 	}
 	out := cmd.OutOrStdout()
 	var werr error
@@ -279,6 +279,28 @@ func runCheck(cmd *cobra.Command, o *checkOpts, files []string) error {
 		}
 	}
 	return nil
+}
+
+// checkFiles checks the captures on up to GOMAXPROCS cores at once (each
+// file streams through its own checker) and returns their reports in the
+// order of files.
+func checkFiles(o *checkOpts, files []string, lvl spec.Level, forced wire.Version) []fileReport {
+	reports := make([]fileReport, len(files))
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range min(len(files), runtime.GOMAXPROCS(0)) {
+		wg.Go(func() {
+			for i := range next {
+				reports[i] = checkFile(o, files[i], lvl, forced)
+			}
+		})
+	}
+	for i := range files {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	return reports
 }
 
 // checkFile checks one capture; errors are returned in the report.
@@ -423,12 +445,17 @@ func runRules(file string, ro pcap.ReaderOptions, plan capturePlan, judge spec.J
 	}
 	if plan.mode == oneView || plan.mode == notesOnly {
 		c := judge.Stream(plan.cp)
+		c.SetInferrer(out.inf) // one trace for rules and inference
 		st, err := streamEvents(file, ro, func(e *spec.Event) {
 			if strings.HasPrefix(e.Note, switchNotePrefix) || plan.mode == notesOnly {
 				return
 			}
+			if strings.HasPrefix(e.Note, testerNotePrefix) {
+				out.testers[e.Src] = true
+				c.FeedObserved(e)
+				return
+			}
 			c.Feed(e)
-			feed(e)
 		})
 		out.st = st
 		if err != nil {

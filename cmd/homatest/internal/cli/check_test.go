@@ -217,6 +217,41 @@ func TestCheckGoodAndBadFiles(t *testing.T) {
 	}
 }
 
+// TestCheckFilesInParallelInOrder: several captures, checked on all cores
+// at once, give in their command-line order exactly the reports each gives
+// alone.
+func TestCheckFilesInParallelInOrder(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join("testdata", "faults", "*.pcapng"))
+	if err != nil || len(files) < 6 {
+		t.Fatalf("fault captures: %v, %d", err, len(files))
+	}
+	files = files[:6]
+	out, _, _ := run(t, "check", "-o", "json", files[5], files[0], files[3], files[1], files[4], files[2])
+	var all struct{ Files []json.RawMessage }
+	if err := json.Unmarshal([]byte(out), &all); err != nil || len(all.Files) != 6 {
+		t.Fatalf("%v, %d reports:\n%s", err, len(all.Files), out)
+	}
+	for i, k := range []int{5, 0, 3, 1, 4, 2} {
+		one, _, _ := run(t, "check", "-o", "json", files[k])
+		var alone struct{ Files []json.RawMessage }
+		if err := json.Unmarshal([]byte(one), &alone); err != nil || len(alone.Files) != 1 {
+			t.Fatalf("%s alone: %v", files[k], err)
+		}
+		if !bytes.Equal(compactJSON(t, all.Files[i]), compactJSON(t, alone.Files[0])) {
+			t.Errorf("report %d (%s) differs from checking it alone", i, files[k])
+		}
+	}
+}
+
+// compactJSON returns b without insignificant white space.
+func compactJSON(t *testing.T, b []byte) []byte {
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, b); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
 // TestCheckWirePicksProfile: --wire 2024 with --profile auto checks with
 // the linux-2024 profile; forcing it on a current capture misdecodes DATA
 // acks and is reported, not silently accepted.

@@ -27,7 +27,11 @@ func TestMain(m *testing.M) {
 	case "ref-swallowing-calls":
 		os.Exit(refSwallowingCalls())
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	for _, d := range benchDirs {
+		os.RemoveAll(d) // the benchmarks' captures (bench_test.go)
+	}
+	os.Exit(code)
 }
 
 func TestRunFocusedPassAndFault(t *testing.T) {
