@@ -121,6 +121,19 @@ func reserveRunID(want RunID) (*runLock, error) {
 	return nil, errors.New("no free run id after 32 tries (run homatest cleanup)")
 }
 
+// ReserveRun reserves a fresh run id, locked for this process's lifetime
+// or until release is called, for code that makes its own namespaces or
+// interfaces outside Build (other packages' tests): names starting with
+// id.Prefix()+"-" are then left alone while the process lives and removed
+// by Cleanup (homatest cleanup) once it died without removing them.
+func ReserveRun() (id RunID, release func(), err error) {
+	l, err := reserveRunID("")
+	if err != nil {
+		return "", nil, fmt.Errorf("harness: %w", err)
+	}
+	return l.id, l.release, nil
+}
+
 // release removes the lock file and drops the lock. Safe to call twice.
 func (l *runLock) release() {
 	if l == nil || l.f == nil {

@@ -2,10 +2,7 @@ package netem
 
 import (
 	"context"
-	"crypto/rand"
 	"encoding/binary"
-	"encoding/hex"
-	"github.com/homatest/homatest/internal/nsexec"
 	"os"
 	"slices"
 	"testing"
@@ -14,10 +11,14 @@ import (
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"
 	"golang.org/x/sys/unix"
+
+	"github.com/homatest/homatest/harness"
+	"github.com/homatest/homatest/internal/nsexec"
 )
 
 // testTopo is two host namespaces a and b, each with a veth whose peer is
-// in the switch namespace s. Names carry the prefix htn and a random suffix.
+// in the switch namespace s. Names carry a harness run id's prefix
+// (ht3f9a1c-a, ht3f9a1c-sa, ...).
 type testTopo struct {
 	nsA, nsB, nsS  netns.NsHandle
 	ifA, ifB       string // host ends
@@ -59,9 +60,14 @@ func newNamedNS(t testing.TB, name string) netns.NsHandle {
 func newTestTopo(t testing.TB) *testTopo {
 	t.Helper()
 	needRoot(t)
-	var b [3]byte
-	rand.Read(b[:])
-	p := "htn" + hex.EncodeToString(b[:])[:5]
+	// A harness run id: homatest cleanup removes what a killed test left
+	// and leaves a live one alone.
+	id, release, err := harness.ReserveRun()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(release)
+	p := id.Prefix() + "-"
 	tp := &testTopo{ifA: p + "a", ifB: p + "b", swA: p + "sa", swB: p + "sb", prefix: p}
 	tp.nsS = newNamedNS(t, p+"s")
 	tp.nsA = newNamedNS(t, p+"a")
