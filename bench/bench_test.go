@@ -327,6 +327,17 @@ func TestPlot(t *testing.T) {
 	if err := (&Report{}).Plot(pngPath); err == nil {
 		t.Error("empty report: no error")
 	}
+	// Buckets and transports but no completed RPC (a run too short): an
+	// error, not gonum's panic on a log axis without points.
+	none := synthetic(t)
+	for i := range none.Transports {
+		for j := range none.Transports[i].Buckets {
+			none.Transports[i].Buckets[j].Count = 0
+		}
+	}
+	if err := none.Plot(filepath.Join(dir, "none.png")); err == nil || !strings.Contains(err.Error(), "no bucket has a completed RPC") {
+		t.Errorf("report without completed RPCs: err = %v", err)
+	}
 	for n, want := range map[int]string{96: "96", 1424: "1.4K", 40000: "40K", 1000000: "1M", 123857: "123.9K"} {
 		if got := shortSize(n); got != want {
 			t.Errorf("shortSize(%d) = %q, want %q", n, got, want)

@@ -25,7 +25,7 @@ import (
 // per transport and quantile (p99 solid, p50 dashed, one colour per
 // transport). Buckets without RPCs are left out of their lines. path's
 // extension picks the format: .png or .svg. Errors: another extension, no
-// buckets, or the file cannot be written.
+// buckets, no bucket with a completed RPC, or the file cannot be written.
 func (r *Report) Plot(path string) error {
 	ext := strings.ToLower(filepath.Ext(path))
 	if ext != ".png" && ext != ".svg" {
@@ -65,6 +65,7 @@ func (r *Report) WritePlot(w io.Writer, format string) error {
 	p.X.Tick.Marker = plot.ConstantTicks(ticks)
 	p.Legend.Top = true // top right: short messages, on the left, have the highest slowdowns
 	p.Add(plotter.NewGrid())
+	lines := 0
 	for ti, s := range r.Transports {
 		for _, q := range []struct {
 			name   string
@@ -93,7 +94,11 @@ func (r *Report) WritePlot(w io.Writer, format string) error {
 			}
 			p.Add(line, points)
 			p.Legend.Add(s.Transport+" "+q.name, line, points)
+			lines++
 		}
+	}
+	if lines == 0 {
+		return errors.New("plot: no bucket has a completed RPC: nothing to draw")
 	}
 	return save(p, w, format)
 }

@@ -151,6 +151,13 @@ func (b *Bench) Run(ctx context.Context) (*bench.Report, error) {
 		if err != nil {
 			return nil, err
 		}
+		if s.Count == 0 {
+			why := ""
+			if s.FirstError != "" {
+				why = fmt.Sprintf(" (%d failed, first: %s)", s.Errors, s.FirstError)
+			}
+			return nil, fmt.Errorf("no %s RPC completed in the %v loaded run%s: there is nothing to compute slowdowns from; make the run longer (--duration) or the load higher (--load)", tr, b.Duration, why)
+		}
 		rep.Transports = append(rep.Transports, s)
 	}
 	rep.Warn()
