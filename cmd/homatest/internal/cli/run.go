@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/onsi/ginkgo/v2/types"
 	"github.com/spf13/cobra"
 
 	"github.com/homatest/homatest/agent"
@@ -127,7 +128,29 @@ func (o *runOpts) validate() error {
 	if o.fault != "" && !knownFault(o.fault) {
 		return fmt.Errorf("--fault %q: no such fault knob (homatest faults lists them)", o.fault)
 	}
+	if _, err := types.ParseLabelFilter(o.labelFilter); err != nil {
+		// Ginkgo's message spans lines and colours; one line is enough.
+		msg, _, _ := strings.Cut(err.Error(), "\n")
+		return fmt.Errorf("--label-filter %q: not a Ginkgo label expression (%s); e.g. 'grant && MUST', '!workload'", o.labelFilter, strings.TrimSpace(stripANSI(msg)))
+	}
 	return nil
+}
+
+// stripANSI removes terminal colour sequences (ESC [ ... m).
+func stripANSI(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == 0x1b && i+1 < len(s) && s[i+1] == '[' {
+			j := i + 2
+			for j < len(s) && s[j] != 'm' {
+				j++
+			}
+			i = j
+			continue
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
 }
 
 // passOptions are the options of each pass (conformance.Supervisor.Pass).

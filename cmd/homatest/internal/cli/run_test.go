@@ -101,6 +101,7 @@ func TestRunUsageErrors(t *testing.T) {
 		{[]string{"run", "--impl", "quic"}, `--impl "quic"`},
 		{[]string{"run", "--impl", noAgent, "--env", "sim"}, `agent program "/nonexistent/agent" cannot be run (stat /nonexistent/agent: no such file or directory): fix command[0]`},
 		{[]string{"run", "--fault", "nope"}, `--fault "nope": no such fault knob`},
+		{[]string{"run", "--env", "sim", "--label-filter", "grant &&"}, `--label-filter "grant &&": not a Ginkgo label expression`},
 		{[]string{"run", "--repeat", "0"}, "--repeat 0"},
 		{[]string{"run", "--env", "sim", "--artifacts", "/dev/null/x"}, "--artifacts: mkdir /dev/null: not a directory (pass --artifacts DIR somewhere writable)"},
 		{[]string{"run", "-o", "xml"}, `-o "xml"`},
