@@ -192,7 +192,14 @@ func (o *exploreOpts) run(cmd *cobra.Command) error {
 		return usageErr(artifactsErr(err))
 	}
 	if o.replay != "" {
-		return o.runReplay(ctx, cmd.OutOrStdout())
+		err := o.runReplay(ctx, cmd.OutOrStdout())
+		if defaulted {
+			// Only a replay that ran leaves its capture behind.
+			if ents, _ := os.ReadDir(o.artifacts); len(ents) == 0 {
+				removeRunDir(o.artifacts)
+			}
+		}
+		return err
 	}
 	var faults []string
 	if o.fault != "" {
