@@ -52,7 +52,7 @@ var faultCatalogue = []FaultInfo{
 	{string(FaultGrantPastEnd), "GRANT offsets beyond the message length", "BR-06", []string{"HOMA-GRANT-002"}},
 	{string(FaultRepeatGrants), "a GRANT arrives 5 ticks after the message is complete", "BR-06, BR-07", []string{"HOMA-GRANT-004"}},
 	{string(FaultNoGrants), "receiver never grants; long messages stall", "BR-09", []string{"HOMA-GRANT-010", "HOMA-GRANT-002"}},
-	{string(FaultOvercommit), "grants every incoming message, ignoring max_overcommit and max_incoming", "BR-10, BR-15", []string{"HOMA-GRANT-006"}},
+	{string(FaultOvercommit), "grants every incoming message, ignoring max_overcommit and max_incoming (HOMA-GRANT-006 is a SHOULD rule: run exits 1 on it only with --strict)", "BR-10, BR-15", []string{"HOMA-GRANT-006"}},
 	{string(FaultGrantTopPriority), "scheduled GRANTs at the highest priority level", "BR-10", []string{"HOMA-GRANT-007"}},
 	{string(FaultUnschedOverflow), "unscheduled bytes rounded up one packet past unsched_bytes", "BR-14", []string{"HOMA-UNSCHED-002"}},
 	{string(FaultEarlyResend), "RESEND after one silent tick instead of resend_ticks", "BR-18, BR-19", []string{"HOMA-RESEND-001"}},

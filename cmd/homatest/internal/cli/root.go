@@ -79,14 +79,17 @@ transport (HomaModule, IP protocol 146).
 It runs the conformance suite against an implementation (run: the built-in
 reference implementation, the Linux kernel module, or your own through an
 agent manifest), either in network namespaces behind an emulated switch
-(--env ns) or in the discrete-event simulator (--env sim). It decodes
+(--env ns) or in the discrete-event simulator (--env sim), and explores
+the peer behaviours the spec allows against it, shrinking any failure to
+a replayable script (explore). It decodes
 captures of Homa traffic (decode: pcap/pcapng, every packet type, the
 current, 2024 and upstream wire formats, IPv4/IPv6, TCP-hijacked frames),
 checks them against the spec's rules (check; the rules: spec list) and
 summarises their RPCs (rpcs). It runs workloads and fault plans (scenario,
 bench) and speaks the agent protocol for a built-in implementation (agent).
 
-Exit codes: 0 success, 1 violations, 2 usage, input or environment error.`,
+Exit codes: 0 success, 1 violations, 2 usage, input or environment error,
+130 interrupted (Ctrl-C, SIGINT or SIGTERM).`,
 		SilenceErrors: true,
 		SilenceUsage:  true,
 		// Runnable, so that an unknown command reaches RunE (cobra's own
