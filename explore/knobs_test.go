@@ -107,6 +107,20 @@ func TestKnobsFoundAndShrunk(t *testing.T) {
 			if !rr.Reproduced {
 				t.Errorf("%s: the shrunk script replays to %v, want %s; divergences %v", f.Name, rr.Failure, found.Rule, rr.Divergences)
 			}
+			if rr.ParamsDiffer != "" {
+				t.Errorf("%s: replayed with the session's parameters, yet: %s", f.Name, rr.ParamsDiffer)
+			}
+			if f.Name == "control-sequence" {
+				// Without the session's link_bps the ref's sizes differ:
+				// the replay says so.
+				other, err := Replay(context.Background(), SimEnv(s.Faults, nil), s, nil, 0)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !strings.Contains(other.ParamsDiffer, "found with") {
+					t.Errorf("replayed under other parameters without a warning (ParamsDiffer %q)", other.ParamsDiffer)
+				}
+			}
 		})
 	}
 }

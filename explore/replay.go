@@ -26,6 +26,10 @@ type ReplayResult struct {
 	// explorer's events.
 	Sent   int `json:"sent"`
 	Events int `json:"events"`
+	// ParamsDiffer, when set, says how the IUT's parameters differ from
+	// those the script was found with (a replay under other timers or
+	// sizes may not mean the same exchange).
+	ParamsDiffer string `json:"params_differ,omitempty"`
 	// Capture is the replay's IUT view as pcapng (the failure, if any, as
 	// a packet comment on its frame).
 	Capture []byte `json:"-"`
@@ -111,6 +115,9 @@ func Replay(ctx context.Context, env Env, s *Script, rules []*spec.Rule, level s
 	}
 	r.finish()
 	res := &ReplayResult{Failure: r.out.fail, Sent: r.out.sent, Events: r.out.events, Divergences: sc.diverg}
+	if now := paramsLine(&w.params); s.Params != "" && s.Params != now {
+		res.ParamsDiffer = "the IUT's parameters differ from the script's (pass the session's --param values): now " + now + "; found with " + s.Params
+	}
 	for _, e := range sc.exp {
 		if !e.met {
 			res.Divergences = append(res.Divergences, fmt.Sprintf("line %d: the IUT did not send %s rpc=%d by %.6fs", e.st.Line, e.st.Type, e.st.RPC, e.st.At.Seconds()))

@@ -64,9 +64,7 @@ func writeScript(s *session, f *Found, out *outcome) string {
 	}
 	fmt.Fprintln(&b)
 	fmt.Fprintf(&b, "rule %s %s\n", f.Rule, f.Level)
-	p := &s.info.params
-	fmt.Fprintf(&b, "# IUT parameters: tick %v, resend_ticks %d, resend_interval %d, timeout_ticks %d, request_ack_ticks %d, unsched_bytes %d, max_incoming %d, max_overcommit %d, window %d, cutoffs %s version %d\n",
-		p.Tick, p.ResendTicks, p.ResendInterval, p.TimeoutTicks, p.RequestAckTicks, p.UnschedBytes, p.MaxIncoming, p.MaxOvercommit, p.Window, cutoffList(p.UnschedCutoffs), p.CutoffVersion)
+	fmt.Fprintf(&b, "%s%s\n", paramsPrefix, paramsLine(&s.info.params))
 	for i, a := range s.res.hostAddrs {
 		fmt.Fprintf(&b, "host %s %s\n", hostName(i), a)
 	}
@@ -243,6 +241,9 @@ type Script struct {
 	Hosts []netip.Addr
 	RPCs  []ScriptRPC
 	Steps []Step
+	// Params is the IUT's parameters as found (the "# IUT parameters:"
+	// line; "" when the script has none).
+	Params string
 }
 
 // ScriptRPC is an rpc line.
@@ -272,6 +273,15 @@ type Step struct {
 	Fields map[string]string
 }
 
+// paramsPrefix starts the comment line that records the IUT's parameters.
+const paramsPrefix = "# IUT parameters: "
+
+// paramsLine is that line's text for p (after paramsPrefix).
+func paramsLine(p *spec.Params) string {
+	return fmt.Sprintf("tick %v, resend_ticks %d, resend_interval %d, timeout_ticks %d, request_ack_ticks %d, unsched_bytes %d, max_incoming %d, max_overcommit %d, window %d, cutoffs %s version %d",
+		p.Tick, p.ResendTicks, p.ResendInterval, p.TimeoutTicks, p.RequestAckTicks, p.UnschedBytes, p.MaxIncoming, p.MaxOvercommit, p.Window, cutoffList(p.UnschedCutoffs), p.CutoffVersion)
+}
+
 // ParseScript reads a replay script. Errors name the line.
 func ParseScript(r io.Reader) (*Script, error) {
 	sc := bufio.NewScanner(r)
@@ -284,6 +294,9 @@ func ParseScript(r io.Reader) (*Script, error) {
 	for sc.Scan() {
 		line++
 		text := sc.Text()
+		if rest, ok := strings.CutPrefix(text, paramsPrefix); ok {
+			s.Params = strings.TrimSpace(rest)
+		}
 		if i := strings.Index(text, "#"); i >= 0 {
 			text = text[:i]
 		}

@@ -482,6 +482,9 @@ func (o *exploreOpts) runReplay(ctx context.Context, out io.Writer) error {
 			fmt.Fprintf(w, "not reproduced: no failure (the script shows %s)\n", sc.Rule)
 		}
 		fmt.Fprintf(w, "  %d tester packets, %d events; capture %s\n", res.Sent, res.Events, capPath)
+		if res.ParamsDiffer != "" {
+			fmt.Fprintf(w, "  warning: %s\n", res.ParamsDiffer)
+		}
 		for _, d := range res.Divergences {
 			fmt.Fprintf(w, "  diverged: %s\n", d)
 		}
