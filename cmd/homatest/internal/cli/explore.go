@@ -133,6 +133,9 @@ func (o *exploreOpts) validate() error {
 	if o.fault != "" && !knownFault(o.fault) {
 		return fmt.Errorf("--fault %q: no such fault knob (homatest faults lists them)", o.fault)
 	}
+	if err := checkOutputFile("--junit", o.junit); err != nil {
+		return err
+	}
 	switch o.level {
 	case "must":
 		o.lvl = spec.Must

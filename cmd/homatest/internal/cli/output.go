@@ -1,7 +1,10 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -53,4 +56,23 @@ func (o *outputFormat) Type() string { return "format" }
 func outputVar(fs *pflag.FlagSet, p *string, usage string, formats ...string) {
 	*p = formats[0]
 	fs.VarP(&outputFormat{p: p, formats: formats}, "output", "o", fmt.Sprintf("output: %s; %s", orList(formats), usage))
+}
+
+// checkOutputFile reports, before any work starts, an output file (flag
+// name, e.g. "--junit") whose folder does not exist or is not a folder,
+// so no command runs for minutes and then fails to write its report, and
+// none creates folders the user did not ask for.
+func checkOutputFile(flag, path string) error {
+	if path == "" || path == "-" {
+		return nil
+	}
+	dir := filepath.Dir(path)
+	st, err := os.Stat(dir)
+	if err == nil && !st.IsDir() {
+		return fmt.Errorf("%s %s: %s is not a folder", flag, path, dir)
+	}
+	if err != nil {
+		return fmt.Errorf("%s %s: folder %s: %v (create it first, or write the file elsewhere)", flag, path, dir, errors.Unwrap(err))
+	}
+	return nil
 }

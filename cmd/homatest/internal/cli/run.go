@@ -128,6 +128,9 @@ func (o *runOpts) validate() error {
 	if o.fault != "" && !knownFault(o.fault) {
 		return fmt.Errorf("--fault %q: no such fault knob (homatest faults lists them)", o.fault)
 	}
+	if err := checkOutputFile("--junit", o.junit); err != nil {
+		return err
+	}
 	if _, err := types.ParseLabelFilter(o.labelFilter); err != nil {
 		// Ginkgo's message spans lines and colours; one line is enough.
 		msg, _, _ := strings.Cut(err.Error(), "\n")

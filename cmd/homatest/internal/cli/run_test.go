@@ -103,6 +103,7 @@ func TestRunUsageErrors(t *testing.T) {
 		{[]string{"run", "--fault", "nope"}, `--fault "nope": no such fault knob`},
 		{[]string{"run", "--env", "sim", "--label-filter", "grant &&"}, `--label-filter "grant &&": not a Ginkgo label expression`},
 		{[]string{"run", "--repeat", "0"}, "--repeat 0"},
+		{[]string{"run", "--env", "sim", "--junit", "/nonexistent/dir/j.xml"}, "--junit /nonexistent/dir/j.xml: folder /nonexistent/dir"},
 		{[]string{"run", "--env", "sim", "--artifacts", "/dev/null/x"}, "--artifacts: mkdir /dev/null: not a directory (pass --artifacts DIR somewhere writable)"},
 		{[]string{"run", "-o", "xml"}, `-o "xml"`},
 		{[]string{"run", "--mutation-matrix", "--fault", "no-grants"}, "drop --fault"},
