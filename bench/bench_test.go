@@ -427,6 +427,20 @@ func TestWarn(t *testing.T) {
 	if r.Warn(); len(r.Warnings) != 0 {
 		t.Errorf("latency 250x over size 1000x: warnings %q", r.Warnings)
 	}
+	// In the simulator nothing stalls: a p50 just under 1 is the
+	// baseline's interpolation, a jump the protocol's own; only a p50
+	// clearly below 1 is reported, without the stall advice.
+	sim := synthetic(t)
+	sim.Env = "sim"
+	sim.Transports[0].Baseline.Points = []BaselinePoint{{Size: 100, Latency: 20 * time.Microsecond}, {Size: 10000, Latency: 5 * time.Millisecond}}
+	sim.Transports[0].Buckets[0].P50 = 0.997
+	if sim.Warn(); len(sim.Warnings) != 0 {
+		t.Errorf("sim, p50 0.997 and a baseline jump: warnings %q", sim.Warnings)
+	}
+	sim.Transports[0].Buckets[0].P50 = 0.5
+	if sim.Warn(); len(sim.Warnings) != 1 || !strings.Contains(sim.Warnings[0], "interpolated") || strings.Contains(sim.Warnings[0], "stall") {
+		t.Errorf("sim, p50 0.5: warnings %q, want one about interpolation and none about stalls", sim.Warnings)
+	}
 	r.Artifacts = "homatest-runs/x"
 	r.Warnings = []string{"homa: test"}
 	var buf bytes.Buffer
