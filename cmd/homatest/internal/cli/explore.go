@@ -149,7 +149,7 @@ func (o *exploreOpts) validate() error {
 		return err
 	}
 	if _, err := agent.RefParams(par); err != nil && o.impl == "ref" {
-		return fmt.Errorf("--param: %v", err)
+		return fmt.Errorf("--param: %s", strings.TrimPrefix(err.Error(), "params: "))
 	}
 	o.par = par
 	if o.rules != "" {
