@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 )
 
@@ -75,4 +76,16 @@ func checkOutputFile(flag, path string) error {
 		return fmt.Errorf("%s %s: folder %s: %v (create it first, or write the file elsewhere)", flag, path, dir, errors.Unwrap(err))
 	}
 	return nil
+}
+
+// oneArg is cobra.ExactArgs(1) with an error that names the argument
+// wanted (what, e.g. "a scenario file") and an example.
+func oneArg(what, example string) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if len(args) != 1 {
+			name := strings.TrimPrefix(cmd.CommandPath(), cmd.Root().Name()+" ")
+			return fmt.Errorf("%s wants %s, got %d arguments; e.g. %s %s", name, what, len(args), cmd.CommandPath(), example)
+		}
+		return nil
+	}
 }

@@ -51,7 +51,7 @@ an environment error.`,
 		Example: `  homatest scenario run scenario/testdata/two-hosts-drops.yaml --artifacts runs/a
   homatest replay runs/a                      # new folder runs/a-replay-<time>
   homatest replay runs/a --artifacts runs/b -o json | jq .same`,
-		Args: cobra.ExactArgs(1),
+		Args: oneArg("one run folder of scenario run", "runs/a"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := o.check(); err != nil {
 				return err

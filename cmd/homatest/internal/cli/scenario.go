@@ -146,7 +146,7 @@ feature the link needs, or an environment error (nothing is left behind).`,
 		Example: `  homatest scenario run scenario/testdata/w4-half-load.yaml
   homatest scenario run --env sim scenario/testdata/w4-half-load.yaml
   homatest scenario run my.yaml --seed 42 --artifacts runs/my-42 -o json | jq .latency_p99_ns`,
-		Args: cobra.ExactArgs(1),
+		Args: oneArg("one scenario file", "scenario/testdata/w4-half-load.yaml"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			s, err := scenario.Load(args[0])
 			if err != nil {
@@ -213,7 +213,7 @@ field (and the IUT's manifest), without root and without running anything.
 It prints the resolved scenario; an error is one line with the YAML line,
 the field and the fix (exit code 2).`,
 		Example: `  homatest scenario validate scenario/testdata/w4-half-load.yaml`,
-		Args:    cobra.ExactArgs(1),
+		Args:    oneArg("one scenario file", "scenario/testdata/w4-half-load.yaml"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			s, err := scenario.Load(args[0])
 			if err != nil {

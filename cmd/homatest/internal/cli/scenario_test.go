@@ -100,7 +100,7 @@ func TestScenarioUsageErrors(t *testing.T) {
 		{[]string{"scenario", "run", filepath.Join(dir, "none.yaml")}, "no such file or directory"},
 		{[]string{"scenario", "run", tcRPC}, "line 3: plan: link.backend tc cannot run this plan: plan rule 0: match.rpc: nftables cannot number RPCs"},
 		{[]string{"scenario", "run", withManifest, "-o", "xml"}, `-o "xml": want text, json or html`},
-		{[]string{"scenario", "run"}, "accepts 1 arg(s)"},
+		{[]string{"scenario", "run"}, "scenario run wants one scenario file, got 0 arguments"},
 		{[]string{"replay", dir}, replayWant},
 	} {
 		_, err, code := run(t, c.args...)
