@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -132,6 +133,21 @@ func TestCheckAnnotate(t *testing.T) {
 	}
 	if _, err, code := run(t, "check", "--annotate", "/proc/nope/x.pcapng", faults[0]); code != ExitUsage || !strings.Contains(err.Error(), "--annotate") {
 		t.Errorf("unwritable: exit %d, %v", code, err)
+	}
+	// The capture itself as the destination: refused, the capture intact.
+	self := filepath.Join(dir, "self.pcapng")
+	orig, err := os.ReadFile(faults[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(self, orig, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err, code := run(t, "check", "--annotate", self, self); code != ExitUsage || !strings.Contains(err.Error(), "is the capture being checked") {
+		t.Errorf("annotating onto the input: exit %d, %v", code, err)
+	}
+	if got, _ := os.ReadFile(self); !bytes.Equal(got, orig) {
+		t.Error("annotating onto the input changed the capture")
 	}
 }
 

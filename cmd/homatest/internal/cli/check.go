@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/netip"
+	"os"
 	"runtime"
 	"sort"
 	"strings"
@@ -234,6 +235,9 @@ func runCheck(cmd *cobra.Command, o *checkOpts, files []string) error {
 	}
 	if o.annotate != "" && len(files) != 1 {
 		return usageErr(fmt.Errorf("--annotate writes one capture: give one FILE (got %d)", len(files)))
+	}
+	if o.annotate != "" && sameFile(o.annotate, files[0]) {
+		return usageErr(fmt.Errorf("--annotate %s is the capture being checked: write the annotated copy to another file", o.annotate))
 	}
 	reports := checkFiles(o, files, lvl, forced)
 	failed := 0
@@ -721,4 +725,14 @@ func writeJUnit(w io.Writer, reports []fileReport, strict bool) error {
 		js.TestSuites = append(js.TestSuites, s)
 	}
 	return conformance.WriteJUnit(w, js)
+}
+
+// sameFile reports whether paths a and b name the same existing file.
+func sameFile(a, b string) bool {
+	sa, err := os.Stat(a)
+	if err != nil {
+		return false
+	}
+	sb, err := os.Stat(b)
+	return err == nil && os.SameFile(sa, sb)
 }
