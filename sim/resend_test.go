@@ -16,10 +16,8 @@ import (
 // to one server at load (a fraction of the server's 1 Gbit/s downlink,
 // Poisson arrivals) for d of simulated time, with the parameters of the
 // w4-half-load scenario (ParamsForLink(1e9), 10 ms tick), the server's
-// faults set to faults, and no loss. It returns the RPCs issued, the
-// RESENDs and BUSYs all hosts sent, the DATA packets they retransmitted,
-// the GRANTs the server sent and the RPCs that failed.
-func loadedRun(t *testing.T, load float64, d time.Duration, faults []homa.Fault) (rpcs, resends, busy, retx, grants, failed int) {
+// faults set to faults, and no loss.
+func loadedRun(t *testing.T, load float64, d time.Duration, faults []homa.Fault) loaded {
 	t.Helper()
 	rate := netem.Gbit
 	s, err := sim.New(sim.Config{Seed: 1, Link: netem.LinkConfig{Rate: rate, Priorities: 8}})
@@ -56,19 +54,30 @@ func loadedRun(t *testing.T, load float64, d time.Duration, faults []homa.Fault)
 	if drops := s.Switch().Drops.Total(); drops != 0 {
 		t.Fatalf("the switch dropped %d frames; the run must be loss-free", drops)
 	}
+	var l loaded
 	for _, h := range hosts {
 		st := h.Stats()
-		resends += st.Sent[wire.TypeResend-wire.MinType]
-		busy += st.Sent[wire.TypeBusy-wire.MinType]
-		retx += st.Retransmitted
+		l.resends += st.Sent[wire.TypeResend-wire.MinType]
+		l.busy += st.Sent[wire.TypeBusy-wire.MinType]
+		l.retx += st.Retransmitted
 	}
-	grants = hosts[3].Stats().Sent[wire.TypeGrant-wire.MinType]
+	l.grants = hosts[3].Stats().Sent[wire.TypeGrant-wire.MinType]
+	l.maxQueue = s.Switch().Ports[hosts[3].Index()].MaxQueueBytes
 	for _, r := range tr.Result().Records {
 		if r.Err != "" {
-			failed++
+			l.failed++
 		}
 	}
-	return len(tr.Result().Records), resends, busy, retx, grants, failed
+	l.rpcs = len(tr.Result().Records)
+	return l
+}
+
+// loaded is what loadedRun counted: the RPCs issued and those that
+// failed, the RESENDs and BUSYs all hosts sent, the DATA packets they
+// retransmitted, the GRANTs the server sent, and the largest backlog of
+// the switch port toward the server, in bytes.
+type loaded struct {
+	rpcs, failed, resends, busy, retx, grants, maxQueue int
 }
 
 // TestLoadedNoResend: without loss, and below the load at which SRPT
@@ -76,10 +85,9 @@ func loadedRun(t *testing.T, load float64, d time.Duration, faults []homa.Fault)
 // no host sends a RESEND and nothing is retransmitted (RTX-01: a RESEND
 // only for data owed and silent for resend_ticks). The run is on the
 // simulator's virtual clock, so it does not depend on this machine's
-// load. At 70% of a 1 Gbit/s link the server grants several messages at
-// once (overcommit) and its queue holds scheduled and unscheduled
-// packets at several priorities, so the silent-tick accounting is
-// exercised on every grant.
+// load. At 70% of a 1 Gbit/s link the server sends tens of thousands of
+// GRANTs and the switch port toward it queues tens of packets (45 KB at
+// most with this seed), so granted bytes do wait behind other traffic.
 //
 // Above saturation RESENDs are what HomaModule does and are not
 // checked here: a closed loop keeps requests waiting for grants longer
@@ -89,13 +97,13 @@ func loadedRun(t *testing.T, load float64, d time.Duration, faults []homa.Fault)
 // for them again although nothing was lost (homa_timer_check_rpc counts
 // silent ticks for any RPC with granted bytes not yet received).
 func TestLoadedNoResend(t *testing.T) {
-	rpcs, resends, busy, retx, grants, failed := loadedRun(t, 0.7, time.Second, nil)
-	t.Logf("%d RPCs, %d GRANTs, %d RESENDs, %d BUSYs, %d retransmissions", rpcs, grants, resends, busy, retx)
-	if rpcs < 1000 || grants < 1000 {
-		t.Fatalf("%d RPCs and %d GRANTs: the run is not loaded enough to test anything", rpcs, grants)
+	l := loadedRun(t, 0.7, time.Second, nil)
+	t.Logf("%d RPCs, %d GRANTs, server port backlog up to %d B, %d RESENDs, %d BUSYs, %d retransmissions", l.rpcs, l.grants, l.maxQueue, l.resends, l.busy, l.retx)
+	if l.rpcs < 1000 || l.grants < 1000 || l.maxQueue < 10*1500 {
+		t.Fatalf("%d RPCs, %d GRANTs, a backlog of %d B: the run is not loaded enough to test anything", l.rpcs, l.grants, l.maxQueue)
 	}
-	if failed != 0 || resends != 0 || busy != 0 || retx != 0 {
-		t.Errorf("without loss: %d failed RPCs, %d RESENDs, %d BUSYs, %d retransmissions; want 0 of each", failed, resends, busy, retx)
+	if l.failed != 0 || l.resends != 0 || l.busy != 0 || l.retx != 0 {
+		t.Errorf("without loss: %d failed RPCs, %d RESENDs, %d BUSYs, %d retransmissions; want 0 of each", l.failed, l.resends, l.busy, l.retx)
 	}
 }
 
@@ -104,8 +112,8 @@ func TestLoadedNoResend(t *testing.T) {
 // and retransmit, so TestLoadedNoResend's zero is a finding, not a
 // property of a run in which nothing could wait.
 func TestLoadedNoResendCatchesEarlyResend(t *testing.T) {
-	_, resends, _, retx, _, _ := loadedRun(t, 0.7, time.Second, []homa.Fault{homa.FaultEarlyResend})
-	if resends == 0 || retx == 0 {
-		t.Errorf("a server resending after one silent tick sent %d RESENDs and caused %d retransmissions; want some of each", resends, retx)
+	l := loadedRun(t, 0.7, time.Second, []homa.Fault{homa.FaultEarlyResend})
+	if l.resends == 0 || l.retx == 0 {
+		t.Errorf("a server resending after one silent tick sent %d RESENDs and caused %d retransmissions; want some of each", l.resends, l.retx)
 	}
 }
