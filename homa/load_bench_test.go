@@ -38,15 +38,22 @@ import (
 // DATA packets sent again because a RESEND asked for them; fail/rpc, RPCs
 // that timed out.
 //
-// Without loss no RESEND asks for data that was sent (retransmit/rpc is
-// 0, except when a grant's data waits more than resend_ticks behind
-// unscheduled packets in the strict-priority queues at 2000
-// outstanding), but RESENDs remain: the closed loop keeps more RPCs
-// outstanding than the server completes in resend_ticks (5 ticks, 50 ms:
-// about 200 RPCs at 4,000 RPC/s), so a request waiting for grants behind
-// shorter ones (SRPT) is silent that long, and its client sends RESEND
-// {0, -1} and hears BUSY every resend_interval, as HomaModule's timer
-// does (docs/homa-facts.md RTX-01 (b), RTX-07). They are the queue the
+// Without loss, RESENDs here are the protocol's, not a fault (traced
+// packet by packet in the simulator, where sim's TestLoadedNoResend pins
+// the loss-free case to 0 RESENDs at 70% load on the virtual clock): the
+// closed loop keeps more RPCs outstanding than the server completes in
+// resend_ticks (5 ticks, 50 ms: about 200 RPCs at 4,000 RPC/s; by
+// Little's law the mean RPC then waits outstanding/rate, 30-570 ms), so a
+// request waiting for grants behind shorter ones (SRPT) is silent that
+// long, and its client sends RESEND {0, -1} and hears BUSY every
+// resend_interval, as HomaModule's timer does (homa_timer_check_rpc:
+// a client whose request is sent up to its grant counts silent ticks;
+// docs/homa-facts.md RTX-01 (b), RTX-07). And at 2000 outstanding
+// granted bytes sent at priority 0 (the lowest-ranked active message)
+// wait behind a higher-ranked message and unscheduled packets that fill
+// the server's input alone; the server, which counts silent ticks for
+// any RPC with granted bytes not yet received, asks for them again
+// although nothing was lost (retransmit/rpc). They are the queue the
 // benchmark builds on purpose, not a timer or pacing fault.
 func BenchmarkLoadedServer(b *testing.B) {
 	for _, outstanding := range []int{100, 500, 2000} {
