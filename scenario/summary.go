@@ -7,14 +7,17 @@ import (
 	"strings"
 	"time"
 
+	"github.com/homatest/homatest/agent"
 	"github.com/homatest/homatest/harness"
+	"github.com/homatest/homatest/harness/traffic"
 	"github.com/homatest/homatest/internal/latency"
+	"github.com/homatest/homatest/internal/stall"
 	"github.com/homatest/homatest/spec"
 )
 
 // Verdicts of Summary.Verdict.
 const (
-	VerdictPass = "pass" // every RPC completed and no MUST rule was violated
+	VerdictPass = "pass" // every RPC completed (or timed out during a measured stall) and no MUST rule was violated
 	VerdictFail = "fail" // failed RPCs or MUST violations
 )
 
@@ -35,6 +38,14 @@ type Summary struct {
 	OK     int      `json:"ok"`
 	Failed int      `json:"failed"`
 	Errors []string `json:"errors,omitempty"`
+	// TimedOutInStall counts RPCs that timed out (agent codes timeout and
+	// silent) while a measured stall of this machine overlapped their
+	// life: a timeout is a timing outcome, and a host kept from running
+	// looks dead to its peer, so these are inconclusive like timing
+	// findings (not in Failed, not charged; StallTimeouts lists the
+	// first 10 with the stall). Other failures are never excused.
+	TimedOutInStall int      `json:"timed_out_in_stall,omitempty"`
+	StallTimeouts   []string `json:"stall_timeouts,omitempty"`
 	// Warnings are doubts about the run's record that do not change the
 	// verdict (backend tc: a drop rule's counter that differs from the
 	// drops the capture attributes to it).
@@ -153,6 +164,13 @@ func summarize(res *Result, cst harness.CaptureStats) Summary {
 	h := latency.New()
 	for _, rec := range tr.Records {
 		if rec.Err != "" {
+			if sp := timeoutStalls(rec, tr.Start, res.Stalls); len(sp) > 0 {
+				sum.TimedOutInStall++
+				if len(sum.StallTimeouts) < 10 {
+					sum.StallTimeouts = append(sum.StallTimeouts, fmt.Sprintf("RPC %d (h%d→h%d, %d→%d bytes): %s (during: %s)", rec.Seq, rec.Client+1, rec.Server+1, rec.Request, rec.Response, rec.Err, sp[0]))
+				}
+				continue
+			}
 			sum.Failed++
 			if len(sum.Errors) < 10 {
 				sum.Errors = append(sum.Errors, fmt.Sprintf("RPC %d (h%d→h%d, %d→%d bytes): %s", rec.Seq, rec.Client+1, rec.Server+1, rec.Request, rec.Response, rec.Err))
@@ -241,6 +259,18 @@ func summarize(res *Result, cst harness.CaptureStats) Summary {
 	return sum
 }
 
+// timeoutStalls returns the measured stalls that overlap the life of a
+// failed RPC that timed out (from its due time to its outcome; start is
+// the traffic run's wall-clock start, zero in sim where nothing stalls),
+// or nil for any other failure.
+func timeoutStalls(rec traffic.Record, start time.Time, spans []stall.Span) []stall.Span {
+	code, _, _ := strings.Cut(rec.Err, ":")
+	if start.IsZero() || (code != agent.CodeTimeout && code != agent.CodeSilent) {
+		return nil
+	}
+	return stall.Overlaps(spans, start.Add(rec.At), start.Add(rec.Ended))
+}
+
 // WriteText prints the summary for people: RPCs, throughput, latency,
 // drops by reason, plan hits, the rule table and the violations.
 func (s *Summary) WriteText(w io.Writer) error {
@@ -249,7 +279,14 @@ func (s *Summary) WriteText(w io.Writer) error {
 	if s.Env == EnvSim {
 		env = ", simulated"
 	}
-	fmt.Fprintf(&b, "scenario %s (seed %d%s): %d RPCs, %d ok, %d failed in %.2fs\n", s.Name, s.Seed, env, s.RPCs, s.OK, s.Failed, s.Elapsed.Seconds())
+	stalled := ""
+	if s.TimedOutInStall > 0 {
+		stalled = fmt.Sprintf(", %d timed out during measured stalls (inconclusive)", s.TimedOutInStall)
+	}
+	fmt.Fprintf(&b, "scenario %s (seed %d%s): %d RPCs, %d ok, %d failed%s in %.2fs\n", s.Name, s.Seed, env, s.RPCs, s.OK, s.Failed, stalled, s.Elapsed.Seconds())
+	for _, e := range s.StallTimeouts {
+		fmt.Fprintf(&b, "  INCONCLUSIVE %s\n", e)
+	}
 	if s.LinkBps > 0 {
 		fmt.Fprintf(&b, "  load: offered %.1f Mbit/s per server (%.0f%% of %.0f Mbit/s); busiest downlink carried %.1f Mbit/s (%.0f%%); goodput %.1f Mbit/s\n",
 			s.OfferedBps/1e6, 100*s.OfferedLoad, s.LinkBps/1e6, s.BusiestDownlinkBps/1e6, 100*s.BusiestDownlinkLoad, s.GoodputBps/1e6)

@@ -11,7 +11,8 @@ import (
 // hosts, W4 at 50% of 100 Mbit/s for 5 s, 8 priority queues, a two-rule
 // fault plan) in network namespaces, in real time, and asserts function:
 // every RPC completes (with the right payload, executed once: the agents
-// count), no MUST rule is violated in any host's view, both plan rules hit
+// count; an RPC that timed out while a measured stall overlapped it is
+// inconclusive, Summary.TimedOutInStall), no MUST rule is violated in any host's view, both plan rules hit
 // once, the busiest link carries at least 35% of its rate (unless measured
 // stalls slowed the hosts), and a replay of
 // the run folder passes with both plan rules hitting once. A timing
@@ -25,8 +26,8 @@ func TestW4HalfLoad100m(t *testing.T) {
 	needRoot(t)
 	res, dir, text := runExample(t, "w4-half-load-100m.yaml")
 	sum := res.Summary
-	t.Logf("%d stalls measured, %d timing findings inconclusive", sum.Stalls, sum.TimingInconclusive)
-	if sum.Failed != 0 || sum.OK < 400 || len(res.Traffic.Errors) > 0 {
+	t.Logf("%d stalls measured, %d timing findings inconclusive, %d RPCs timed out during stalls", sum.Stalls, sum.TimingInconclusive, sum.TimedOutInStall)
+	if sum.Failed != 0 || sum.RPCs < 400 || len(res.Traffic.Errors) > 0 {
 		t.Fatalf("want every RPC (about 450) ok:\n%s", text)
 	}
 	for _, hr := range res.Hosts {
@@ -64,6 +65,7 @@ func TestW4HalfLoad100m(t *testing.T) {
 	if len(res2.Summary.PlanHits) != 2 || res2.Summary.PlanHits[0].Hits != 1 || res2.Summary.PlanHits[1].Hits != 1 {
 		t.Errorf("replay plan hits %+v, want one each", res2.Summary.PlanHits)
 	}
+	t.Logf("replay: %d RPCs timed out during stalls", res2.Summary.TimedOutInStall)
 	if res2.Summary.Failed != 0 {
 		var t2 strings.Builder
 		res2.Summary.WriteText(&t2)

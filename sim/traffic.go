@@ -263,6 +263,7 @@ func (t *Traffic) end(i int, latency time.Duration, msg string) {
 		return
 	}
 	t.done[i], t.recs[i].Latency, t.recs[i].Err = true, latency, msg
+	t.recs[i].Ended = time.Duration(t.s.now - t.start)
 	t.ndone++
 	t.last = t.s.now
 	if t.cfg.Progress != nil {

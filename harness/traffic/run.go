@@ -28,6 +28,11 @@ type Record struct {
 	// Latency is the agent's latency_ns for a completed RPC: from sending
 	// the request to receiving the whole response.
 	Latency time.Duration
+	// Ended is when the RPC's outcome (its done event, or the sweep's
+	// silent verdict) reached the run, from the start of the run: with
+	// At and Lateness it bounds the RPC's life in wall time, which a
+	// timeout is judged against (a stall inside it explains a timeout).
+	Ended time.Duration
 	// Err is "" for success, else "<code>: <text>" (agent.Completion's
 	// codes; "silent" also when no done event came within Config.Timeout).
 	Err  string
@@ -38,6 +43,9 @@ type Record struct {
 type Result struct {
 	// Records has one entry per RPC issued, in Seq order.
 	Records []Record
+	// Start is the wall time the run started (Record.At, Ended count from
+	// it); zero for a simulated run.
+	Start time.Time
 	// Elapsed is the time from the start to the last done event (or the
 	// last timeout).
 	Elapsed time.Duration
@@ -178,6 +186,7 @@ func (r *run) finishLocked(i int, latency time.Duration, errText string) {
 		return
 	}
 	rec.done, rec.Latency, rec.Err = true, latency, errText
+	rec.Ended = time.Since(r.start)
 	close(r.wake[i])
 	r.done++
 	if r.cfg.Progress != nil {
@@ -343,7 +352,9 @@ func (r *run) closedLoop(ctx context.Context, seq *Sequence) {
 func (r *run) result() *Result {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return NewResult(r.recs, time.Since(r.start), len(r.cfg.Servers(len(r.cfg.Hosts))))
+	res := NewResult(r.recs, time.Since(r.start), len(r.cfg.Servers(len(r.cfg.Hosts))))
+	res.Start = r.start
+	return res
 }
 
 // NewResult returns the Result of records (copied, in Seq order) that

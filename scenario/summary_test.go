@@ -1,0 +1,53 @@
+package scenario
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/homatest/homatest/harness"
+	"github.com/homatest/homatest/harness/traffic"
+	"github.com/homatest/homatest/internal/stall"
+)
+
+// TestTimeoutInStall: an RPC that timed out while a measured stall
+// overlapped its life is inconclusive (not Failed, verdict unchanged);
+// a timeout outside every stall, and a payload failure inside one, stay
+// failures.
+func TestTimeoutInStall(t *testing.T) {
+	start := time.Date(2026, 12, 1, 20, 0, 0, 0, time.UTC)
+	span := stall.Span{From: start.Add(2 * time.Second), To: start.Add(3 * time.Second), Who: "agent on h4", Lost: time.Second}
+	recs := []traffic.Record{
+		{Seq: 0, Client: 1, Server: 3, Request: 355, Response: 100, At: 1500 * time.Millisecond, Ended: 2500 * time.Millisecond, Err: "timeout: homa: RPC timed out"},
+		{Seq: 1, Client: 0, Server: 3, Request: 100, Response: 100, At: 4 * time.Second, Ended: 5 * time.Second, Err: "timeout: homa: RPC timed out"},
+		{Seq: 2, Client: 0, Server: 3, Request: 100, Response: 100, At: 2 * time.Second, Ended: 2100 * time.Millisecond, Err: "payload: response of 99 bytes, want 100"},
+		{Seq: 3, Client: 2, Server: 3, Request: 100, Response: 100, At: 1 * time.Second, Ended: 2200 * time.Millisecond, Err: "silent: no done event within 10s"},
+		{Seq: 4, Client: 2, Server: 3, Request: 100, Response: 100, At: 0, Ended: time.Millisecond, Latency: time.Millisecond},
+	}
+	run := func(stalls []stall.Span, recs []traffic.Record) Summary {
+		tr := traffic.NewResult(recs, 6*time.Second, 1)
+		tr.Start = start
+		return summarize(&Result{Scenario: &Scenario{Name: "t"}, Traffic: tr, Stalls: stalls}, harness.CaptureStats{})
+	}
+	sum := run([]stall.Span{span}, recs)
+	if sum.OK != 1 || sum.Failed != 2 || sum.TimedOutInStall != 2 || len(sum.StallTimeouts) != 2 || sum.Verdict != VerdictFail {
+		t.Fatalf("ok %d failed %d in stall %d (%v) verdict %s, want 1, 2 (the late timeout, the payload error), 2, fail",
+			sum.OK, sum.Failed, sum.TimedOutInStall, sum.StallTimeouts, sum.Verdict)
+	}
+	if !strings.HasPrefix(sum.StallTimeouts[0], "RPC 0 ") || !strings.Contains(sum.StallTimeouts[0], "agent on h4 lost 1s") {
+		t.Errorf("first stall timeout %q, want RPC 0 with its stall", sum.StallTimeouts[0])
+	}
+	var b strings.Builder
+	sum.WriteText(&b)
+	if !strings.Contains(b.String(), "5 RPCs, 1 ok, 2 failed, 2 timed out during measured stalls (inconclusive)") {
+		t.Errorf("text does not count the inconclusive timeouts:\n%s", b.String())
+	}
+	// Only the stalled timeouts: the verdict passes.
+	if sum := run([]stall.Span{span}, []traffic.Record{recs[0], recs[3], recs[4]}); sum.Verdict != VerdictPass || sum.Failed != 0 || sum.TimedOutInStall != 2 {
+		t.Errorf("verdict %s, failed %d, in stall %d; want pass, 0, 2", sum.Verdict, sum.Failed, sum.TimedOutInStall)
+	}
+	// Without a measured stall every failure counts.
+	if sum := run(nil, recs); sum.Failed != 4 || sum.TimedOutInStall != 0 {
+		t.Errorf("no stalls: failed %d, in stall %d; want 4, 0", sum.Failed, sum.TimedOutInStall)
+	}
+}
