@@ -19,6 +19,7 @@ import (
 
 	"github.com/homatest/homatest/harness/traffic"
 	"github.com/homatest/homatest/harness/workload"
+	"github.com/homatest/homatest/internal/stall"
 	"github.com/homatest/homatest/internal/timescale"
 	"github.com/homatest/homatest/pcap"
 	"github.com/homatest/homatest/report/annotate"
@@ -107,7 +108,10 @@ func (w workloadSpec) run() *Bench {
 		}
 	}
 	var mu sync.Mutex
-	var failures []string
+	// failures fail the spec; stalled are RPCs that timed out while a
+	// measured stall overlapped them (inconclusive: a host kept from
+	// running looks dead to its peer).
+	var failures, stalled []string
 	sem := make(chan struct{}, w.concurrency)
 	var wg sync.WaitGroup
 	// The workload is abandoned when no RPC has completed for 3 s, or
@@ -158,6 +162,7 @@ func (w workloadSpec) run() *Bench {
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
+			began := time.Now()
 			done, err := client.Call(ctx(), dst, sz[0], sz[1])
 			var msg string
 			if err != nil {
@@ -179,8 +184,14 @@ func (w workloadSpec) run() *Bench {
 				}
 			}
 			if msg != "" {
+				line := fmt.Sprintf("RPC %d (%d→%d bytes): %s", i, sz[0], sz[1], msg)
+				sp := timeoutStalls(msg, began, time.Now())
 				mu.Lock()
-				failures = append(failures, fmt.Sprintf("RPC %d (%d→%d bytes): %s", i, sz[0], sz[1], msg))
+				if len(sp) > 0 {
+					stalled = append(stalled, fmt.Sprintf("%s (during a measured stall: %s)", line, sp[0]))
+				} else {
+					failures = append(failures, line)
+				}
 				mu.Unlock()
 			}
 		}()
@@ -188,13 +199,34 @@ func (w workloadSpec) run() *Bench {
 	wg.Wait()
 	close(watchdog)
 	<-abort
+	for _, s := range stalled {
+		AddReportEntry(entryInconclusive, "timed out: "+s)
+	}
 	Expect(failures).To(BeEmpty(), "RPCs that did not complete with the right payload (%s)", b.Describe)
 	st, err := server.Stats(ctx())
 	ok(err, "server stats")
-	Expect(st["served"]).To(Equal(uint64(w.rpcs)), "requests executed by the server (at most once each)")
+	if len(stalled) == 0 {
+		Expect(st["served"]).To(Equal(uint64(w.rpcs)), "requests executed by the server (at most once each)")
+	} else {
+		// A request whose RPC timed out may or may not have reached the
+		// server before its client gave up.
+		Expect(st["served"]).To(BeNumerically(">=", uint64(w.rpcs-len(stalled))), "requests executed by the server")
+		Expect(st["served"]).To(BeNumerically("<=", uint64(w.rpcs)), "requests executed by the server (at most once each)")
+	}
 	Expect(st["served_duplicates"]).To(BeZero(), "requests executed twice")
 	Expect(st["payload_errors"]).To(BeZero(), "payload errors at the server")
 	return b
+}
+
+// timeoutStalls returns the stalls Env.Stalls measured between began and
+// ended when msg is a timeout (agent codes timeout and silent), else nil:
+// such an RPC's failure is inconclusive, not charged.
+func timeoutStalls(msg string, began, ended time.Time) []stall.Span {
+	code, _, _ := strings.Cut(msg, ":")
+	if env.Stalls == nil || (code != agent.CodeTimeout && code != agent.CodeSilent) {
+		return nil
+	}
+	return stall.Overlaps(env.Stalls.Spans(), began, ended)
 }
 
 // maxResponse caps the responses of a workload whose response sizes come
