@@ -5,18 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/netip"
 	"os"
-	"runtime"
-	"sort"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/homatest/homatest/check"
 	"github.com/homatest/homatest/conformance"
-	"github.com/homatest/homatest/pcap"
 	"github.com/homatest/homatest/spec"
 	"github.com/homatest/homatest/spec/wire"
 )
@@ -129,72 +125,6 @@ flags).`,
 	return cmd
 }
 
-// fileReport is the result of checking one file (Error set if it could
-// not be checked).
-type fileReport struct {
-	File    string            `json:"file"`
-	Error   string            `json:"error,omitempty"`
-	Profile string            `json:"profile,omitempty"`
-	Params  map[string]string `json:"params,omitempty"`
-	// CapturePoint is where the capture is taken to have been made
-	// (switch, host:ADDR, sent, delivered or ports) and CapturePointWhy
-	// why (inferred, or as the flag said).
-	CapturePoint    string `json:"capture_point,omitempty"`
-	CapturePointWhy string `json:"capture_point_why,omitempty"`
-	// Verdict is pass, warn (SHOULD violations only, not --strict) or fail.
-	Verdict string `json:"verdict,omitempty"`
-	// ParamsFile names the file next to the capture whose parameters were
-	// applied before --param (homatest run writes capture.pcapng.params).
-	ParamsFile string `json:"params_file,omitempty"`
-	// Must and Should count the violations that count (not charged to a
-	// tester); Expected the findings charged to a tester.
-	Must     int `json:"must_violations"`
-	Should   int `json:"should_violations"`
-	Expected int `json:"expected_findings,omitempty"`
-	// StallsFile names the file of measured stalls next to the capture
-	// (homatest run and scenario run write one); StallExcused counts the
-	// timing findings one of them explained, made inconclusive.
-	StallsFile   string `json:"stalls_file,omitempty"`
-	StallExcused int    `json:"stall_excused,omitempty"`
-	// Testers are the hosts whose frames carry a tester's mark: findings
-	// charged to them are the tester's, not an implementation's.
-	Testers []string `json:"testers,omitempty"`
-	testers map[netip.Addr]bool
-	// NotApplicable lists selected rules that do not apply to the profile.
-	NotApplicable []string     `json:"not_applicable,omitempty"`
-	Report        *spec.Report `json:"report,omitempty"`
-	// Hosts are the per-host results of a multi-port capture.
-	Hosts []hostResult `json:"hosts,omitempty"`
-	// Inferred are the parameters the capture implies (with
-	// --infer-params, or when violations made check look).
-	Inferred []inferredParam `json:"inferred_params,omitempty"`
-	Stats    *pcap.Stats     `json:"capture,omitempty"`
-}
-
-// hostResult is one host's view of a multi-port capture.
-type hostResult struct {
-	Host       string `json:"host"`
-	Interface  string `json:"interface"`
-	Violations int    `json:"violations"`
-	Excused    int    `json:"excused,omitempty"`
-}
-
-// inferredParam is a parameter value the capture implies, next to the
-// profile's.
-type inferredParam struct {
-	spec.Inferred
-	Profile string `json:"profile_value"`
-	Differs bool   `json:"differs"`
-}
-
-func paramMap(p *spec.Params) map[string]string {
-	m := map[string]string{}
-	for _, n := range spec.ParamNames() {
-		m[n], _ = p.Get(n)
-	}
-	return m
-}
-
 func runCheck(cmd *cobra.Command, o *checkOpts, files []string) error {
 	var lvl spec.Level
 	switch strings.ToLower(o.level) {
@@ -239,7 +169,8 @@ func runCheck(cmd *cobra.Command, o *checkOpts, files []string) error {
 	if o.annotate != "" && sameFile(o.annotate, files[0]) {
 		return usageErr(fmt.Errorf("--annotate %s is the capture being checked: write the annotated copy to another file", o.annotate))
 	}
-	reports := checkFiles(o, files, lvl, forced)
+	reports := check.Files(check.Options{Profile: o.profile, Params: o.params, Rules: o.rules, Level: lvl, Wire: forced,
+		CapturePoint: o.capturePoint, Strict: o.strict, InferParams: o.inferParams}, files)
 	failed := 0
 	for _, fr := range reports {
 		if fr.Error != "" {
@@ -285,273 +216,6 @@ func runCheck(cmd *cobra.Command, o *checkOpts, files []string) error {
 	return nil
 }
 
-// checkFiles checks the captures on up to GOMAXPROCS cores at once (each
-// file streams through its own checker) and returns their reports in the
-// order of files.
-func checkFiles(o *checkOpts, files []string, lvl spec.Level, forced wire.Version) []fileReport {
-	reports := make([]fileReport, len(files))
-	next := make(chan int)
-	var wg sync.WaitGroup
-	for range min(len(files), runtime.GOMAXPROCS(0)) {
-		wg.Go(func() {
-			for i := range next {
-				reports[i] = checkFile(o, files[i], lvl, forced)
-			}
-		})
-	}
-	for i := range files {
-		next <- i
-	}
-	close(next)
-	wg.Wait()
-	return reports
-}
-
-// checkFile checks one capture; errors are returned in the report.
-func checkFile(o *checkOpts, file string, lvl spec.Level, forced wire.Version) fileReport {
-	fr := fileReport{File: file}
-	detected, shift, err := prescan(file)
-	if err != nil {
-		fr.Error = err.Error()
-		return fr
-	}
-	lay, err := readLayout(file)
-	if err != nil {
-		fr.Error = err.Error()
-		return fr
-	}
-	plan, err := planCapture(o.capturePoint, lay)
-	if err != nil {
-		fr.Error = err.Error()
-		return fr
-	}
-	profile := o.profile
-	if profile == "auto" {
-		profile = detected
-		if forced != wire.VersionAuto {
-			profile = spec.ProfileForWire(forced)
-		}
-	}
-	prof, _ := spec.LookupProfile(profile)
-	params := prof.Params
-	side, sideName, err := readParamsFile(file)
-	if err != nil {
-		fr.Error = err.Error()
-		return fr
-	}
-	for _, kv := range side {
-		name, val, _ := strings.Cut(kv, "=")
-		if err := params.Set(name, val); err != nil {
-			fr.Error = fmt.Sprintf("%s: %v", sideName, err)
-			return fr
-		}
-	}
-	if sideName != "" && len(side) > 0 {
-		fr.ParamsFile = sideName
-	}
-	for _, kv := range o.params {
-		name, val, _ := strings.Cut(kv, "=")
-		if err := params.Set(name, val); err != nil {
-			fr.Error = "--param: " + err.Error()
-			return fr
-		}
-	}
-	all, _ := spec.Select(spec.Rules(), o.rules, lvl, "")
-	rules, _ := spec.Select(spec.Rules(), o.rules, lvl, profile)
-	if len(rules) < len(all) {
-		ok := map[string]bool{}
-		for _, r := range rules {
-			ok[r.ID] = true
-		}
-		for _, r := range all {
-			if !ok[r.ID] {
-				fr.NotApplicable = append(fr.NotApplicable, r.ID)
-			}
-		}
-	}
-	v := forced
-	if v == wire.VersionAuto {
-		v = params.Wire // decode as the profile's format: unmarked packets then break WIRE-004, not the decoder
-	}
-	ro := pcap.ReaderOptions{Version: v, IPv6PriorityShift: shift, ICMP: true}
-	judge := spec.Judge{Profile: profile, Params: params, Rules: rules}
-	run, err := runRules(file, ro, plan, judge)
-	if err != nil {
-		fr.Error = err.Error()
-		return fr
-	}
-	rep, st, inf := run.rep, run.st, run.inf
-	fr.Profile, fr.Params, fr.Report, fr.Stats, fr.Hosts = profile, paramMap(&params), rep, &st, run.hosts
-	fr.testers = run.testers
-	for a := range run.testers {
-		fr.Testers = append(fr.Testers, a.String())
-	}
-	sort.Strings(fr.Testers)
-	fr.CapturePoint, fr.CapturePointWhy = plan.String(), plan.why
-	spans, stallsName, err := readStallsFile(file)
-	if err != nil {
-		fr.Error = err.Error()
-		return fr
-	}
-	fr.StallsFile = stallsName
-	fr.StallExcused = excuseStalls(rep, spans)
-	if o.inferParams || rep.Violated() {
-		fr.Inferred = compareInferred(inf, params, o.params)
-		if rep.Violated() {
-			hintFindings(file, ro, plan, judge, rep, fr.Inferred)
-		}
-	}
-	for i := range rep.Violations {
-		switch f := &rep.Violations[i]; {
-		case fr.testerCharged(f):
-			fr.Expected++
-		case f.Level == spec.Must:
-			fr.Must++
-		default:
-			fr.Should++
-		}
-	}
-	fr.Verdict = "pass"
-	switch {
-	case fr.Must > 0 || o.strict && fr.Should > 0:
-		fr.Verdict = "fail"
-	case fr.Should > 0:
-		fr.Verdict = "warn"
-	}
-	return fr
-}
-
-// runRules checks the capture at file with the plan's capture point and
-// returns the report, the reader's stats, the parameters the capture
-// implies and, for a multi-port capture, the per-host results.
-// ruleRun is what runRules found in one capture.
-type ruleRun struct {
-	rep   *spec.Report
-	st    pcap.Stats
-	inf   *spec.Inferrer
-	hosts []hostResult
-	// testers are the hosts that sent a frame a tester marked as its own
-	// (homatest run's capture): not implementations under test.
-	testers map[netip.Addr]bool
-}
-
-func runRules(file string, ro pcap.ReaderOptions, plan capturePlan, judge spec.Judge) (ruleRun, error) {
-	out := ruleRun{inf: spec.NewInferrer(judge.Params), testers: map[netip.Addr]bool{}}
-	// feed infers from what the hosts sent: a tester's packets say
-	// nothing about an implementation's parameters.
-	feed := func(e *spec.Event) {
-		if strings.HasPrefix(e.Note, testerNotePrefix) {
-			out.testers[e.Src] = true
-			out.inf.Observe(e)
-			return
-		}
-		out.inf.Feed(e)
-	}
-	if plan.mode == oneView || plan.mode == notesOnly {
-		c := judge.Stream(plan.cp)
-		c.SetInferrer(out.inf) // one trace for rules and inference
-		st, err := streamEvents(file, ro, func(e *spec.Event) {
-			if strings.HasPrefix(e.Note, switchNotePrefix) || plan.mode == notesOnly {
-				return
-			}
-			if strings.HasPrefix(e.Note, testerNotePrefix) {
-				out.testers[e.Src] = true
-				c.FeedObserved(e)
-				return
-			}
-			c.Feed(e)
-		})
-		out.st = st
-		if err != nil {
-			return out, err
-		}
-		out.rep = c.Finish()
-		if out.rep.Violations == nil {
-			out.rep.Violations = []spec.Finding{}
-		}
-		return out, nil
-	}
-	views, st, err := readPortViews(file, ro, plan)
-	out.st = st
-	if err != nil {
-		return out, err
-	}
-	var ifs []int
-	for i := range plan.ports {
-		ifs = append(ifs, i)
-	}
-	sort.Ints(ifs)
-	var hrs []spec.HostReport
-	var sent []*spec.Event
-	for _, i := range ifs {
-		h := plan.ports[i]
-		hr := judge.Host(h, views[i])
-		hrs = append(hrs, hr)
-		out.hosts = append(out.hosts, hostResult{Host: h.String(), Interface: fmt.Sprint(i), Violations: len(hr.Violations), Excused: len(hr.Excused)})
-		for j := range views[i] {
-			if e := &views[i][j]; e.Src == h {
-				sent = append(sent, e)
-			}
-		}
-	}
-	// Infer from what each host sent, as it sent it, in time order.
-	sort.SliceStable(sent, func(a, b int) bool { return sent[a].Time.Before(sent[b].Time) })
-	for _, e := range sent {
-		feed(e)
-	}
-	out.rep = mergeHostReports(hrs)
-	return out, nil
-}
-
-// compareInferred puts the inferred parameters next to params' values;
-// those given with --param are left out.
-func compareInferred(inf *spec.Inferrer, params spec.Params, given []string) []inferredParam {
-	set := map[string]bool{}
-	for _, kv := range given {
-		n, _, _ := strings.Cut(kv, "=")
-		set[n] = true
-	}
-	var out []inferredParam
-	for _, x := range inf.Result() {
-		if set[x.Name] {
-			continue
-		}
-		cur, _ := params.Get(x.Name)
-		q := params
-		out = append(out, inferredParam{Inferred: x, Profile: cur, Differs: x.Apply(&q)})
-	}
-	return out
-}
-
-// hintFindings re-checks the capture once per inferred parameter that
-// differs from judge's parameters and gives each violation that disappears a hint
-// naming the --param to pass.
-func hintFindings(file string, ro pcap.ReaderOptions, plan capturePlan, judge spec.Judge, rep *spec.Report, inferred []inferredParam) {
-	for _, x := range inferred {
-		if !x.Differs {
-			continue
-		}
-		alt := judge
-		if !x.Apply(&alt.Params) {
-			continue
-		}
-		altRun, err := runRules(file, ro, plan, alt)
-		if err != nil {
-			continue
-		}
-		still := map[[2]any]bool{}
-		for _, v := range altRun.rep.Violations {
-			still[[2]any{v.Rule, v.Frame}] = true
-		}
-		for i := range rep.Violations {
-			v := &rep.Violations[i]
-			if v.Hint == "" && !still[[2]any{v.Rule, v.Frame}] {
-				v.Hint = fmt.Sprintf("not a violation with --param %s=%s, which the capture implies (%s)", x.Name, x.Value, x.Evidence)
-			}
-		}
-	}
-}
-
 func rpcString(k *spec.RPCKey) string {
 	if k == nil {
 		return ""
@@ -559,7 +223,7 @@ func rpcString(k *spec.RPCKey) string {
 	return fmt.Sprintf(" rpc %d (%v > %v)", k.ClientID, k.Client, k.Server)
 }
 
-func writeCheckText(w io.Writer, reports []fileReport) error {
+func writeCheckText(w io.Writer, reports []check.FileReport) error {
 	ew := &errWriter{w: w}
 	for _, fr := range reports {
 		if fr.Error != "" {
@@ -606,9 +270,9 @@ func writeCheckText(w io.Writer, reports []fileReport) error {
 				who = " [" + v.ChargedTo.String() + "]"
 			}
 			switch {
-			case fr.testerCharged(&v) && strings.HasPrefix(v.Note, testerDeliberatePrefix):
+			case fr.TesterCharged(&v) && strings.HasPrefix(v.Note, check.TesterDeliberatePrefix):
 				kind += " (expected: the tester broke it on purpose)"
-			case fr.testerCharged(&v):
+			case fr.TesterCharged(&v):
 				kind += " (charged to the tester)"
 			}
 			fmt.Fprintf(ew, "%s %s frame %d%s%s: %s%s%s\n", v.Rule, kind, v.Frame, rpcString(v.RPC), who, v.Why, frames, tol)
@@ -647,7 +311,7 @@ func writeCheckText(w io.Writer, reports []fileReport) error {
 }
 
 // writeInferred prints the inferred parameters next to the profile's.
-func writeInferred(w io.Writer, inf []inferredParam) {
+func writeInferred(w io.Writer, inf []check.InferredParam) {
 	fmt.Fprintf(w, "parameters the capture implies (the --param to pass where they differ):\n")
 	for _, x := range inf {
 		v := x.Value
@@ -673,7 +337,7 @@ func intsString(a []int) string {
 // writeJUnit writes the reports as JUnit XML (conformance.WriteJUnit), as
 // read by CI systems: one test suite per file, one test case per rule; a
 // violated rule is a failure listing its violations.
-func writeJUnit(w io.Writer, reports []fileReport, strict bool) error {
+func writeJUnit(w io.Writer, reports []check.FileReport, strict bool) error {
 	var js conformance.JUnitSuites
 	for _, fr := range reports {
 		s := conformance.JUnitSuite{Name: "homatest check " + fr.File}
@@ -688,7 +352,7 @@ func writeJUnit(w io.Writer, reports []fileReport, strict bool) error {
 		counted := map[string]int{}
 		for _, v := range fr.Report.Violations {
 			line := fmt.Sprintf("frame %d%s: %s", v.Frame, rpcString(v.RPC), v.Why)
-			if fr.testerCharged(&v) {
+			if fr.TesterCharged(&v) {
 				line += " (charged to the tester"
 				if v.Note != "" {
 					line += ": " + v.Note

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"sort"
 	"strings"
 	"time"
@@ -147,14 +146,14 @@ func runDecode(cmd *cobra.Command, o *decodeOpts, files []string) error {
 	for _, name := range files {
 		ro := pcap.ReaderOptions{Version: v, IPv6PriorityShift: uint8(o.ipv6Shift)}
 		if ro.IPv6PriorityShift == 0 {
-			ro.IPv6PriorityShift = detectShift(name, ro)
+			ro.IPv6PriorityShift = pcap.DetectPathShift(name, ro)
 		}
 		if o.summaryOnly {
-			ro, _ = sentView(name, ro) // count each packet once
+			ro, _ = pcap.SentView(name, ro) // count each packet once
 		}
-		r, err := openCapture(name, ro)
+		r, err := pcap.OpenPath(name, ro)
 		if err != nil {
-			return usageErr(openError(name, err))
+			return usageErr(pcap.OpenError(name, err))
 		}
 		readers = append(readers, r)
 	}
@@ -196,19 +195,6 @@ func runDecode(cmd *cobra.Command, o *decodeOpts, files []string) error {
 		return usageErr(fmt.Errorf("--rpc %s: no packet of that RPC in %s (homatest rpcs lists the RPCs)", o.rpc, strings.Join(files, ", ")))
 	}
 	return nil
-}
-
-// openError renders an Open failure as one line that says what to fix.
-func openError(name string, err error) error {
-	var pe *fs.PathError
-	switch {
-	case errors.As(err, &pe):
-		return fmt.Errorf("cannot open capture %s: %v", name, pe.Err)
-	case errors.Is(err, pcap.ErrFormat):
-		return fmt.Errorf("%v (want a pcap or pcapng capture, e.g. from tcpdump -w)", err)
-	default:
-		return fmt.Errorf("cannot read capture %s: %v", name, err)
-	}
 }
 
 // decodeFile prints the packets of r (those of RPC o.sel when set) and

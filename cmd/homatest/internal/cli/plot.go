@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/homatest/homatest/internal/atomicfile"
+	"github.com/homatest/homatest/pcap"
 	"github.com/homatest/homatest/report/seqplot"
 	"github.com/homatest/homatest/spec"
 	"github.com/homatest/homatest/spec/wire"
@@ -80,7 +81,7 @@ such RPC.`,
 				return usageErr(fmt.Errorf("%s: %w", path, err))
 			}
 			b := seqplot.NewBuilder(r)
-			if _, err := streamEvents(path, opts, b.Add); err != nil {
+			if _, err := pcap.StreamPath(path, opts, b.Add); err != nil {
 				return usageErr(err)
 			}
 			m := b.Model()

@@ -1,4 +1,4 @@
-package cli
+package check
 
 import (
 	"encoding/json"
@@ -17,26 +17,26 @@ import (
 	"github.com/homatest/homatest/spec/wire"
 )
 
-// switchNotePrefix starts the comment of a record the harness adds to a
+// SwitchNotePrefix starts the comment of a record the harness adds to a
 // run's capture.pcapng for a frame the switch dropped or altered
 // (harness.Annotation): not a frame seen on the wire.
-const switchNotePrefix = "switch: "
+const SwitchNotePrefix = "switch: "
 
-// testerNotePrefix starts the comment homatest run's capture puts on every
+// TesterNotePrefix starts the comment homatest run's capture puts on every
 // packet a tester sent (tester.SentNote, tester.DeliberatePrefix for one it
 // broke on purpose: malformed, an early RESEND ...): findings charged to
 // such a frame's sender are the tester's doing and do not fail a check.
 const (
-	testerNotePrefix       = "homatest tester:"
-	testerDeliberatePrefix = "homatest tester: deliberate "
+	TesterNotePrefix       = "homatest tester:"
+	TesterDeliberatePrefix = "homatest tester: deliberate "
 )
 
 // testerCharged reports whether finding f is charged to a tester: its
 // frame is a tester's packet and the finding is its sender's doing, or
 // the host it is charged to is one whose frames a tester marked (an
 // answer a tester never gave).
-func (fr *fileReport) testerCharged(f *spec.Finding) bool {
-	return strings.HasPrefix(f.Note, testerNotePrefix) && f.ChargedTo == f.Src || fr.testers[f.ChargedTo]
+func (fr *FileReport) TesterCharged(f *spec.Finding) bool {
+	return strings.HasPrefix(f.Note, TesterNotePrefix) && f.ChargedTo == f.Src || fr.testers[f.ChargedTo]
 }
 
 // readParamsFile reads the NAME=VALUE lines (# comments and blank lines
@@ -110,9 +110,9 @@ func commonest(m map[netip.Addr]int) (netip.Addr, int) {
 
 // readLayout reads every frame of path once (switch annotations skipped).
 func readLayout(path string) (*layout, error) {
-	r, err := openCapture(path, pcap.ReaderOptions{})
+	r, err := pcap.OpenPath(path, pcap.ReaderOptions{})
 	if err != nil {
-		return nil, openError(path, err)
+		return nil, pcap.OpenError(path, err)
 	}
 	defer r.Close()
 	l := &layout{hosts: map[netip.Addr]int{}, ifaces: map[int]*ifaceLayout{}}
@@ -121,14 +121,14 @@ func readLayout(path string) (*layout, error) {
 		if err != nil {
 			break // a damaged file fails later with a better message
 		}
-		if strings.HasPrefix(f.Comment, switchNotePrefix) {
+		if strings.HasPrefix(f.Comment, SwitchNotePrefix) {
 			continue
 		}
 		l.homa++
 		if f.Comment != "" {
 			l.commented++
 		}
-		if strings.HasPrefix(f.Comment, droppedNotePrefix) {
+		if strings.HasPrefix(f.Comment, DroppedNotePrefix) {
 			l.dropped++
 		}
 		l.hosts[f.Src]++
@@ -171,9 +171,9 @@ const (
 	notesOnly
 )
 
-// droppedNotePrefix starts the comment a switch (netem, scenario's tc
+// DroppedNotePrefix starts the comment a switch (netem, scenario's tc
 // backend) writes on a frame it dropped.
-const droppedNotePrefix = "dropped: "
+const DroppedNotePrefix = "dropped: "
 
 // capturePlan is where check takes a capture to have been made, and why.
 type capturePlan struct {
@@ -267,9 +267,9 @@ func ifName(i int, il *ifaceLayout) string {
 // plan.ports (events in file order, frame numbers as in the file, packet
 // bytes copied); switch annotations are skipped.
 func readPortViews(path string, o pcap.ReaderOptions, plan capturePlan) (map[int][]spec.Event, pcap.Stats, error) {
-	r, err := openCapture(path, o)
+	r, err := pcap.OpenPath(path, o)
 	if err != nil {
-		return nil, pcap.Stats{}, openError(path, err)
+		return nil, pcap.Stats{}, pcap.OpenError(path, err)
 	}
 	defer r.Close()
 	views := map[int][]spec.Event{}
@@ -282,7 +282,7 @@ func readPortViews(path string, o pcap.ReaderOptions, plan capturePlan) (map[int
 			}
 			return views, r.Stats(), fmt.Errorf("%s: capture damaged or cut short: %w", path, err)
 		}
-		if strings.HasPrefix(f.Comment, switchNotePrefix) {
+		if strings.HasPrefix(f.Comment, SwitchNotePrefix) {
 			continue
 		}
 		if _, ok := plan.ports[f.Interface]; !ok {
@@ -299,7 +299,7 @@ func readPortViews(path string, o pcap.ReaderOptions, plan capturePlan) (map[int
 	}
 	st := r.Stats()
 	if st.Homa == 0 {
-		return views, st, fmt.Errorf("%s: %w", path, errNoHoma)
+		return views, st, fmt.Errorf("%s: %w", path, pcap.ErrNoHoma)
 	}
 	return views, st, nil
 }
