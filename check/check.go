@@ -44,6 +44,32 @@ type Options struct {
 	InferParams bool
 }
 
+// Validate checks o's profile, parameters and rule selection before any
+// capture is read, so that a typo fails at once rather than once per
+// file. The parameters are checked against the linux profile; each error
+// names the flag (--profile, --param, --rules) and what it wants.
+func (o Options) Validate() error {
+	if o.Profile != "auto" {
+		if _, err := spec.LookupProfile(o.Profile); err != nil {
+			return fmt.Errorf("--profile: %w", err)
+		}
+	}
+	probe := spec.Profiles()[0].Params
+	for _, kv := range o.Params {
+		name, val, ok := strings.Cut(kv, "=")
+		if !ok {
+			return fmt.Errorf("--param %q: want NAME=VALUE", kv)
+		}
+		if err := probe.Set(name, val); err != nil {
+			return fmt.Errorf("--param: %w", err)
+		}
+	}
+	if _, err := spec.Select(spec.Rules(), o.Rules, o.Level, ""); err != nil {
+		return fmt.Errorf("--rules: %w", err)
+	}
+	return nil
+}
+
 // FileReport is the result of checking one file (Error set if it could
 // not be checked).
 type FileReport struct {
@@ -247,9 +273,6 @@ func File(o Options, file string) FileReport {
 	return fr
 }
 
-// runRules checks the capture at file with the plan's capture point and
-// returns the report, the reader's stats, the parameters the capture
-// implies and, for a multi-port capture, the per-host results.
 // ruleRun is what runRules found in one capture.
 type ruleRun struct {
 	rep   *spec.Report
@@ -261,6 +284,9 @@ type ruleRun struct {
 	testers map[netip.Addr]bool
 }
 
+// runRules checks the capture at file with the plan's capture point and
+// returns the report, the reader's stats, the parameters the capture
+// implies and, for a multi-port capture, the per-host results.
 func runRules(file string, ro pcap.ReaderOptions, plan capturePlan, judge spec.Judge) (ruleRun, error) {
 	out := ruleRun{inf: spec.NewInferrer(judge.Params), testers: map[netip.Addr]bool{}}
 	// feed infers from what the hosts sent: a tester's packets say
