@@ -9,7 +9,6 @@ import (
 
 	"github.com/homatest/homatest/pcap"
 	"github.com/homatest/homatest/spec"
-	"github.com/homatest/homatest/spec/wire"
 )
 
 // readPortViews reads the capture at path into one view per interface of
@@ -39,10 +38,7 @@ func readPortViews(path string, o pcap.ReaderOptions, plan capturePlan) (map[int
 		}
 		evs = f.Events(evs[:0])
 		for _, e := range evs {
-			if e.Err == nil && e.ICMP == nil {
-				b := append([]byte(nil), e.Packet.Bytes()...)
-				e.Packet, e.Err = wire.Decode(b, wire.DecodeOptions{Version: e.Packet.Version(), WireLen: e.Packet.WireLen()})
-			}
+			pcap.OwnEvent(&e)
 			views[f.Interface] = append(views[f.Interface], e)
 		}
 	}
