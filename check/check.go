@@ -292,7 +292,7 @@ func runRules(file string, ro pcap.ReaderOptions, plan capturePlan, judge spec.J
 	// feed infers from what the hosts sent: a tester's packets say
 	// nothing about an implementation's parameters.
 	feed := func(e *spec.Event) {
-		if strings.HasPrefix(e.Note, TesterNotePrefix) {
+		if strings.HasPrefix(e.Note, testerNotePrefix) {
 			out.testers[e.Src] = true
 			out.inf.Observe(e)
 			return
@@ -303,10 +303,10 @@ func runRules(file string, ro pcap.ReaderOptions, plan capturePlan, judge spec.J
 		c := judge.Stream(plan.cp)
 		c.SetInferrer(out.inf) // one trace for rules and inference
 		st, err := pcap.StreamPath(file, ro, func(e *spec.Event) {
-			if strings.HasPrefix(e.Note, SwitchNotePrefix) || plan.mode == notesOnly {
+			if strings.HasPrefix(e.Note, switchNotePrefix) || plan.mode == notesOnly {
 				return
 			}
-			if strings.HasPrefix(e.Note, TesterNotePrefix) {
+			if strings.HasPrefix(e.Note, testerNotePrefix) {
 				out.testers[e.Src] = true
 				c.FeedObserved(e)
 				return

@@ -68,14 +68,14 @@ func readLayout(path string) (*layout, error) {
 		if err != nil {
 			break // a damaged file fails later with a better message
 		}
-		if strings.HasPrefix(f.Comment, SwitchNotePrefix) {
+		if strings.HasPrefix(f.Comment, switchNotePrefix) {
 			continue
 		}
 		l.homa++
 		if f.Comment != "" {
 			l.commented++
 		}
-		if strings.HasPrefix(f.Comment, DroppedNotePrefix) {
+		if strings.HasPrefix(f.Comment, droppedNotePrefix) {
 			l.dropped++
 		}
 		l.hosts[f.Src]++

@@ -30,7 +30,7 @@ func readPortViews(path string, o pcap.ReaderOptions, plan capturePlan) (map[int
 			}
 			return views, r.Stats(), fmt.Errorf("%s: capture damaged or cut short: %w", path, err)
 		}
-		if strings.HasPrefix(f.Comment, SwitchNotePrefix) {
+		if strings.HasPrefix(f.Comment, switchNotePrefix) {
 			continue
 		}
 		if _, ok := plan.ports[f.Interface]; !ok {

@@ -69,7 +69,7 @@ func writeCheckText(w io.Writer, reports []check.FileReport) error {
 				who = " [" + v.ChargedTo.String() + "]"
 			}
 			switch {
-			case fr.TesterCharged(&v) && strings.HasPrefix(v.Note, check.TesterDeliberatePrefix):
+			case fr.TesterCharged(&v) && check.Deliberate(&v):
 				kind += " (expected: the tester broke it on purpose)"
 			case fr.TesterCharged(&v):
 				kind += " (charged to the tester)"
