@@ -47,11 +47,11 @@ func iutCall(p *tester.Peer, reqLen, respLen int) *iutRPC {
 }
 
 func msgLenIs(n int) tester.Check {
-	return tester.Field("message_length", uint64(n), func(p *tester.Packet) uint64 { return uint64(p.Pkt.Data().MessageLength()) })
+	return tester.Is("message_length", uint64(n))
 }
 
 func toPort(port uint16) tester.Check {
-	return tester.Field("dport", uint64(port), func(p *tester.Packet) uint64 { return uint64(p.Pkt.Common().Dport()) })
+	return tester.Is("dport", uint64(port))
 }
 
 // control returns the common header of a packet the tester (as server of

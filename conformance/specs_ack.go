@@ -19,7 +19,7 @@ var _ = Describe("acknowledgements", func() {
 			r.serveFully(p, 100)
 			Expect(p.Send(iut(), 7, &wire.NeedAckFields{Common: r.control()})).To(Succeed())
 			a, err := p.Expect(ctx(), tester.Match{Type: wire.TypeAck, From: iut(), RPC: r.id, Checks: []tester.Check{
-				tester.Ports(r.cport, testerPort),
+				tester.Is("sport", uint64(r.cport)), tester.Is("dport", uint64(testerPort)),
 			}}, wait(2*params().Tick))
 			ok(err, "an ACK for RPC %d", r.id)
 			Expect(a.Pkt.SenderID()).To(Equal(r.id), "the ACK's sender_id names the client's RPC id")
@@ -36,7 +36,7 @@ var _ = Describe("acknowledgements", func() {
 			resp, err := p.Expect(ctx(), tester.Match{Type: wire.TypeData, From: iut(), RPC: m.id}, wait(20*time.Millisecond))
 			ok(err, "the response")
 			n, err := p.Expect(ctx(), tester.Match{Type: wire.TypeNeedAck, From: iut(), RPC: m.id, Checks: []tester.Check{
-				tester.Ports(ServerPort, m.sport),
+				tester.Is("sport", uint64(ServerPort)), tester.Is("dport", uint64(m.sport)),
 			}}, wait(time.Duration(pr.RequestAckTicks+2)*pr.Tick))
 			ok(err, "NEED_ACK from the server that sent its whole response")
 			// Both packets' delivery delays enter this gap, so it gets the

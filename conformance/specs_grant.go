@@ -21,8 +21,8 @@ var _ = Describe("grants", func() {
 			u := unsched(m.msgLen)
 			m.sendData(p, 0, u, 6, false)
 			g, err := p.Expect(ctx(), tester.Match{Type: wire.TypeGrant, From: iut(), RPC: m.id, Checks: []tester.Check{
-				tester.Ports(ServerPort, m.sport),
-				tester.GrantPriority(0, uint8(pr.MaxSchedPrio)),
+				tester.Is("sport", uint64(ServerPort)), tester.Is("dport", uint64(m.sport)),
+				tester.In("priority", 0, uint64(pr.MaxSchedPrio)),
 				tester.IPPriority(uint8(pr.NumPriorities-1), uint8(pr.NumPriorities-1)),
 			}}, wait(pr.ResponseTimeout+pr.Tick))
 			ok(err, "the first GRANT")

@@ -27,8 +27,8 @@ var _ = Describe("retransmission", func() {
 			m.sendSegments(p, 6, segs...)
 			silence := time.Duration(pr.ResendTicks) * pr.Tick
 			r, err := p.Expect(ctx(), tester.Match{Type: wire.TypeResend, From: iut(), RPC: m.id, Checks: []tester.Check{
-				tester.ResendRange(uint32(3*seg), uint32(seg)),
-				tester.Ports(ServerPort, m.sport),
+				tester.Is("offset", uint64(3*seg)), tester.Is("length", uint64(seg)),
+				tester.Is("sport", uint64(ServerPort)), tester.Is("dport", uint64(m.sport)),
 			}}, wait(silence+2*pr.Tick))
 			ok(err, "a RESEND for the missing segment [%d, %d)", 3*seg, 4*seg)
 			// The IUT got the last DATA no earlier than the tester sent it
@@ -59,7 +59,7 @@ var _ = Describe("retransmission", func() {
 			Expect(p.SendDeliberate(iut(), 7, &wire.ResendFields{Common: r.control(), Offset: 0, Length: uint32(seg), Priority: 3},
 				"RESEND at once (no silence) asking for priority 3")).To(Succeed())
 			d, err := p.Expect(ctx(), tester.Match{Type: wire.TypeData, From: iut(), RPC: r.id, Checks: []tester.Check{
-				tester.DataOffset(0), tester.Retransmit(true), tester.IPPriority(3, 3),
+				tester.DataOffset(0), tester.Is("retransmit", 1), tester.IPPriority(3, 3),
 			}}, wait(2*params().Tick))
 			ok(err, "retransmitted DATA for [0, %d)", seg)
 			Expect(d.Pkt.Data().DataLen()).To(BeNumerically(">=", seg), "the retransmission covers the asked range")
@@ -78,7 +78,7 @@ var _ = Describe("retransmission", func() {
 			Expect(p.SendDeliberate(iut(), 6, &wire.ResendFields{Common: wire.CommonFields{Sport: m.sport, Dport: ServerPort, SenderID: m.id},
 				Offset: 0, Length: 1000, Priority: 7}, "RESEND from a client still sending its request, at level 6")).To(Succeed())
 			_, err := p.Expect(ctx(), tester.Match{Type: wire.TypeBusy, From: iut(), RPC: m.id,
-				Checks: []tester.Check{tester.Ports(ServerPort, m.sport)}}, wait(2*params().Tick))
+				Checks: []tester.Check{tester.Is("sport", uint64(ServerPort)), tester.Is("dport", uint64(m.sport))}}, wait(2*params().Tick))
 			ok(err, "BUSY from the server that has not got the whole request")
 			m.sendData(p, 2*maxSegData(), m.msgLen, 6, false)
 			_, err = p.Expect(ctx(), tester.Match{Type: wire.TypeData, From: iut(), RPC: m.id}, wait(20*time.Millisecond))
@@ -95,7 +95,7 @@ var _ = Describe("retransmission", func() {
 			Expect(p.SendDeliberate(iut(), 7, &wire.ResendFields{Common: wire.CommonFields{Sport: 40999, Dport: ServerPort, SenderID: id},
 				Offset: 0, Length: 1000, Priority: 7}, "RESEND for an RPC that never existed")).To(Succeed())
 			u, err := p.Expect(ctx(), tester.Match{Type: wire.TypeRPCUnknown, From: iut(), RPC: id, Checks: []tester.Check{
-				tester.Ports(ServerPort, 40999),
+				tester.Is("sport", uint64(ServerPort)), tester.Is("dport", 40999),
 				tester.IPPriority(uint8(pr.NumPriorities-1), uint8(pr.NumPriorities-1)),
 			}}, wait(2*pr.Tick))
 			ok(err, "RPC_UNKNOWN")
@@ -116,7 +116,7 @@ var _ = Describe("retransmission", func() {
 			ok(err, "the last unscheduled DATA")
 			Expect(p.Send(iut(), 7, &wire.RPCUnknownFields{Common: r.control()})).To(Succeed())
 			d, err := p.Expect(ctx(), tester.Match{Type: wire.TypeData, From: iut(), RPC: r.id, Checks: []tester.Check{
-				tester.DataOffset(0), tester.Retransmit(true),
+				tester.DataOffset(0), tester.Is("retransmit", 1),
 			}}, wait(2*params().Tick))
 			ok(err, "the request restarted from offset 0")
 			r.first = d

@@ -185,8 +185,9 @@ func (l *LossConfig) validate(prob func(string, float64) error) error {
 	}
 }
 
-// levels returns the number of priority queues (Priorities, default 8).
-func (c *LinkConfig) levels() int {
+// Queues returns the number of strict-priority queues (Priorities, 0
+// meaning MaxPriorities).
+func (c *LinkConfig) Queues() int {
 	if c.Priorities == 0 {
 		return MaxPriorities
 	}
@@ -200,7 +201,7 @@ func (c *LinkConfig) Queue(p uint8) int {
 	if p > 7 {
 		p = 7
 	}
-	n := c.levels()
+	n := c.Queues()
 	if c.PriorityMap == "scale" {
 		return int(p) * n / MaxPriorities
 	}
@@ -235,7 +236,7 @@ func (c *LinkConfig) Features() []string {
 	}
 	add(c.Rate > 0, "rate")
 	add(c.BufferBytes > 0, "buffer")
-	add(c.levels() > 1, "priorities")
+	add(c.Queues() > 1, "priorities")
 	add(c.Delay > 0, "delay")
 	add(c.Jitter > 0, "jitter")
 	add(c.Loss.Model != "" && c.Loss.Model != "none", "loss")

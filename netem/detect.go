@@ -72,13 +72,13 @@ func (k KernelFeatures) Missing(cfg LinkConfig) []string {
 	}
 	if !k.HTB {
 		for _, f := range []string{"rate", "priorities"} {
-			if f == "priorities" && cfg.levels() == 1 || f == "rate" && cfg.Rate == 0 {
+			if f == "priorities" && cfg.Queues() == 1 || f == "rate" && cfg.Rate == 0 {
 				continue
 			}
 			lacks(f, "sch_htb", "CONFIG_NET_SCH_HTB")
 		}
 	}
-	if cfg.levels() > 1 && !k.U32 {
+	if cfg.Queues() > 1 && !k.U32 {
 		lacks("priorities", "cls_u32 to classify by TOS", "CONFIG_NET_CLS_U32")
 	}
 	netemFeatures := []struct {

@@ -75,7 +75,7 @@ func BuildTC(linkIndex int, cfg LinkConfig, k KernelFeatures) (*TCObjects, error
 	o.Classes = append(o.Classes, netlink.NewHtbClass(
 		netlink.ClassAttrs{LinkIndex: linkIndex, Parent: netlink.MakeHandle(1, 0), Handle: netlink.MakeHandle(1, 1)},
 		netlink.HtbClassAttrs{Rate: rate, Ceil: rate, Buffer: htbBucket(rate), Cbuffer: htbBucket(rate)}))
-	n := cfg.levels()
+	n := cfg.Queues()
 	limit := uint32(max(1, cfg.buffer()/1514))
 	for q := range n {
 		minor := uint16(0x10 + q)

@@ -20,14 +20,24 @@ func ReadEvents(path string, o ReaderOptions) ([]spec.Event, error) {
 	var out []spec.Event
 	err = r.EachEvent(func(e *spec.Event) {
 		c := *e
-		if c.Err == nil && c.ICMP == nil {
-			b := append([]byte(nil), c.Packet.Bytes()...)
-			c.Packet, c.Err = wire.Decode(b, wire.DecodeOptions{Version: c.Packet.Version()})
-		}
+		OwnEvent(&c)
 		out = append(out, c)
 	})
 	if err != nil {
 		return out, fmt.Errorf("reading %s: %w", path, err)
 	}
 	return out, nil
+}
+
+// OwnEvent gives e its own copy of the packet bytes it views, re-decoded
+// with the packet's version and wire length (so a frame the snap length
+// cut stays cut), so that e outlives the Reader's buffer: for events that
+// are kept, sorted and merged (ReadEvents, check's host views). Events
+// that did not decode, and ICMP events, are left as they are.
+func OwnEvent(e *spec.Event) {
+	if e.Err != nil || e.ICMP != nil {
+		return
+	}
+	b := append([]byte(nil), e.Packet.Bytes()...)
+	e.Packet, e.Err = wire.Decode(b, wire.DecodeOptions{Version: e.Packet.Version(), WireLen: e.Packet.WireLen()})
 }

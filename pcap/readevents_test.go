@@ -10,6 +10,7 @@ import (
 
 	"github.com/gopacket/gopacket"
 
+	"github.com/homatest/homatest/spec"
 	"github.com/homatest/homatest/spec/wire"
 )
 
@@ -59,5 +60,35 @@ func TestReadEvents(t *testing.T) {
 	evs, err = ReadEvents(path, ReaderOptions{})
 	if len(evs) != 2 || err == nil || !strings.Contains(err.Error(), path) {
 		t.Errorf("cut file: %d events, %v; want 2 and an error naming the file", len(evs), err)
+	}
+}
+
+// TestOwnEvent: the owned event no longer shares bytes with the buffer it
+// was decoded from, and a packet the snap length cut stays cut (its wire
+// length kept).
+func TestOwnEvent(t *testing.T) {
+	full, err := wire.Encode(&wire.DataFields{Common: wire.CommonFields{SenderID: 10}, MessageLength: 5000, Incoming: 5000,
+		SegOffset: 0, Payload: make([]byte, 1400)}, wire.EncodeOptions{FixLengths: true, SetMarks: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	buf := append([]byte(nil), full[:100]...) // a 100-byte snap length
+	p, err := wire.Decode(buf, wire.DecodeOptions{WireLen: len(full)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := spec.Event{Packet: p}
+	OwnEvent(&e)
+	clear(buf)
+	if e.Err != nil || e.Packet.Data().MessageLength() != 5000 {
+		t.Fatalf("owned event: %v, message_length %d, want 5000 after the buffer was cleared", e.Err, e.Packet.Data().MessageLength())
+	}
+	if !e.Packet.Truncated() || e.Packet.WireLen() != len(full) || e.Packet.Data().DataLen() != 1400 {
+		t.Errorf("truncated %v, wire length %d, data length %d: want cut, %d, 1400", e.Packet.Truncated(), e.Packet.WireLen(), e.Packet.Data().DataLen(), len(full))
+	}
+	bad := spec.Event{Err: wire.ErrTruncated}
+	OwnEvent(&bad)
+	if bad.Err != wire.ErrTruncated {
+		t.Errorf("an event that did not decode changed: %v", bad.Err)
 	}
 }

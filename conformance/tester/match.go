@@ -72,37 +72,47 @@ func (m Match) check(p *Packet) error {
 	return nil
 }
 
-// Field returns a Check that the uint64 value get(p) equals want.
+// Field returns a Check that the value get(p) derives from the packet
+// equals want; name names it in the error. For a header field, use Is.
 func Field(name string, want uint64, get func(p *Packet) uint64) Check {
-	return func(p *Packet) error {
-		if got := get(p); got != want {
-			return fmt.Errorf("%s: want %d, got %d", name, want, got)
-		}
-		return nil
-	}
+	return FieldIn(name, want, want, get)
 }
 
-// FieldIn returns a Check that lo ≤ get(p) ≤ hi.
+// FieldIn returns a Check that lo ≤ get(p) ≤ hi (see Field).
 func FieldIn(name string, lo, hi uint64, get func(p *Packet) uint64) Check {
-	return func(p *Packet) error {
-		if got := get(p); got < lo || got > hi {
-			if lo == hi {
-				return fmt.Errorf("%s: want %d, got %d", name, lo, got)
-			}
-			return fmt.Errorf("%s: want %d..%d, got %d", name, lo, hi, got)
-		}
+	return func(p *Packet) error { return inRange(name, lo, hi, get(p)) }
+}
+
+// inRange is the error of value got of name outside lo..hi, or nil.
+func inRange(name string, lo, hi, got uint64) error {
+	switch {
+	case got >= lo && got <= hi:
 		return nil
+	case lo == hi:
+		return fmt.Errorf("%s: want %d, got %d", name, lo, got)
 	}
+	return fmt.Errorf("%s: want %d..%d, got %d", name, lo, hi, got)
 }
 
-// GrantOffset checks a GRANT's offset field (bytes).
-func GrantOffset(want uint32) Check {
-	return Field("offset", uint64(want), func(p *Packet) uint64 { return uint64(p.Pkt.Grant().Offset()) })
-}
+// Is returns a Check that the packet's header field name equals want:
+// name is the field's HomaModule name as wire.Layout spells it ("offset",
+// "priority", "length", "retransmit", "message_length", "cutoff_version",
+// "sport", "ack.client_id", ...), read from the packet's own type and wire
+// version (wire.Packet.Field), so one matcher serves every field of every
+// type and version. A packet whose type or version lacks the field, or
+// whose capture cut it, fails the check.
+func Is(name string, want uint64) Check { return In(name, want, want) }
 
-// GrantPriority checks a GRANT's priority field is within lo..hi.
-func GrantPriority(lo, hi uint8) Check {
-	return FieldIn("grant priority", uint64(lo), uint64(hi), func(p *Packet) uint64 { return uint64(p.Pkt.Grant().Priority()) })
+// In returns a Check that lo ≤ the packet's header field name ≤ hi (see
+// Is for the names).
+func In(name string, lo, hi uint64) Check {
+	return func(p *Packet) error {
+		got, ok := p.Pkt.Field(name)
+		if !ok {
+			return fmt.Errorf("%s: no such field in %s (%s)", name, p.Pkt.Type(), p.Pkt.Version())
+		}
+		return inRange(name, lo, hi, got)
+	}
 }
 
 // IPPriority checks the IP precedence level of the packet is within lo..hi.
@@ -110,46 +120,11 @@ func IPPriority(lo, hi uint8) Check {
 	return FieldIn("IP priority", uint64(lo), uint64(hi), func(p *Packet) uint64 { return uint64(p.Priority) })
 }
 
-// ResendRange checks a RESEND asks for exactly [offset, offset+length).
-func ResendRange(offset, length uint32) Check {
-	return func(p *Packet) error {
-		r := p.Pkt.Resend()
-		if r.Offset() != offset || r.Length() != length {
-			return fmt.Errorf("range: want offset %d length %d, got offset %d length %d",
-				offset, length, r.Offset(), r.Length())
-		}
-		return nil
-	}
-}
-
-// DataOffset checks a DATA packet's segment offset.
+// DataOffset checks a DATA packet's offset in its message: seg.offset, or
+// common.sequence where seg.offset is 0xFFFFFFFF (wire.Data.Offset), so not
+// one header field.
 func DataOffset(want uint32) Check {
 	return Field("offset", uint64(want), func(p *Packet) uint64 { return uint64(p.Pkt.Data().Offset()) })
-}
-
-// Retransmit checks a DATA packet's retransmit flag (1 or 0).
-func Retransmit(want bool) Check {
-	w := uint64(0)
-	if want {
-		w = 1
-	}
-	return Field("retransmit", w, func(p *Packet) uint64 { return uint64(p.Pkt.Data().Retransmit()) })
-}
-
-// CutoffVersion checks a DATA packet's cutoff_version.
-func CutoffVersion(want uint16) Check {
-	return Field("cutoff_version", uint64(want), func(p *Packet) uint64 { return uint64(p.Pkt.Data().CutoffVersion()) })
-}
-
-// Ports checks the common header's sport and dport.
-func Ports(sport, dport uint16) Check {
-	return func(p *Packet) error {
-		c := p.Pkt.Common()
-		if c.Sport() != sport || c.Dport() != dport {
-			return fmt.Errorf("ports: want %d>%d, got %d>%d", sport, dport, c.Sport(), c.Dport())
-		}
-		return nil
-	}
 }
 
 // describe renders the type-specific fields of p.

@@ -68,7 +68,7 @@ func TestExpectGrant(t *testing.T) {
 	const msgLen = 200000
 	sendUnscheduled(t, p, 100, msgLen, params.UnschedBytes, 1400)
 	g, err := p.Expect(ctx, Match{Type: wire.TypeGrant, From: iutAddr, RPC: 100,
-		Checks: []Check{GrantPriority(0, uint8(params.MaxSchedPrio)), Ports(4000, 33000)}}, 50*time.Millisecond)
+		Checks: []Check{In("priority", 0, uint64(params.MaxSchedPrio)), Is("sport", 4000), Is("dport", 33000)}}, 50*time.Millisecond)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,7 +79,7 @@ func TestExpectGrant(t *testing.T) {
 		t.Errorf("GRANT sender_id %d, want 101 (server side of RPC 100)", g.Pkt.SenderID())
 	}
 	// The same GRANT is not returned twice.
-	_, err = p.Expect(ctx, Match{Type: wire.TypeGrant, RPC: 100, Checks: []Check{GrantOffset(g.Pkt.Grant().Offset())}}, 5*time.Millisecond)
+	_, err = p.Expect(ctx, Match{Type: wire.TypeGrant, RPC: 100, Checks: []Check{Is("offset", uint64(g.Pkt.Grant().Offset()))}}, 5*time.Millisecond)
 	if err == nil {
 		t.Error("Expect returned a consumed GRANT again")
 	}
@@ -88,7 +88,7 @@ func TestExpectGrant(t *testing.T) {
 func TestExpectReportsCandidates(t *testing.T) {
 	p, params := setup(t)
 	sendUnscheduled(t, p, 200, 200000, params.UnschedBytes, 1400)
-	_, err := p.Expect(context.Background(), Match{Type: wire.TypeGrant, RPC: 200, Checks: []Check{GrantOffset(7)}}, 20*time.Millisecond)
+	_, err := p.Expect(context.Background(), Match{Type: wire.TypeGrant, RPC: 200, Checks: []Check{Is("offset", 7)}}, 20*time.Millisecond)
 	if err == nil {
 		t.Fatal("Expect matched a GRANT with offset 7")
 	}

@@ -1,32 +1,27 @@
 package cli
 
 import (
-	"bytes"
 	"fmt"
 	"io"
 	"os"
 	"strings"
 
+	"github.com/homatest/homatest/check"
+	"github.com/homatest/homatest/pcap"
 	"github.com/homatest/homatest/report/annotate"
 	"github.com/homatest/homatest/report/html"
 	"github.com/homatest/homatest/spec"
 )
 
 // writeAnnotated writes the capture at path ("-": standard input, as read
-// by openCapture) to out with rep's violations as packet comments, and says
+// by pcap.OpenPath) to out with rep's violations as packet comments, and says
 // so on w.
 func writeAnnotated(w io.Writer, out, path string, rep *spec.Report) error {
-	var in io.Reader
-	if path == "-" {
-		in = bytes.NewReader(stdinData)
-	} else {
-		f, err := os.Open(path)
-		if err != nil {
-			return openError(path, err)
-		}
-		defer f.Close()
-		in = f
+	in, err := pcap.OpenRawPath(path)
+	if err != nil {
+		return pcap.OpenError(path, err)
 	}
+	defer in.Close()
 	section := fmt.Sprintf("homatest check %s (profile %s): %d violations", path, rep.Profile, len(rep.Violations))
 	n, err := annotate.Write(in, out, rep.Violations, section)
 	if err != nil {
@@ -38,7 +33,7 @@ func writeAnnotated(w io.Writer, out, path string, rep *spec.Report) error {
 }
 
 // writeCheckHTML writes check's report page (report/html) for reports.
-func writeCheckHTML(w io.Writer, o *checkOpts, reports []fileReport) error {
+func writeCheckHTML(w io.Writer, o *checkOpts, reports []check.FileReport) error {
 	var files []html.CheckFile
 	for _, fr := range reports {
 		cf := html.CheckFile{File: fr.File, Error: fr.Error, Report: fr.Report, Rerun: o.rerunFor(fr.File)}

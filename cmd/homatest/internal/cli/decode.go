@@ -6,8 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
-	"sort"
 	"strings"
 	"time"
 
@@ -104,21 +102,6 @@ damage, its summary says where it stopped, and the exit code is 2.`,
 	return cmd
 }
 
-// errWriter remembers the first write error.
-type errWriter struct {
-	w   io.Writer
-	err error
-}
-
-func (e *errWriter) Write(p []byte) (int, error) {
-	if e.err != nil {
-		return 0, e.err
-	}
-	n, err := e.w.Write(p)
-	e.err = err
-	return n, err
-}
-
 func runDecode(cmd *cobra.Command, o *decodeOpts, files []string) error {
 	v, err := wire.ParseVersion(o.wire)
 	if err != nil {
@@ -147,14 +130,14 @@ func runDecode(cmd *cobra.Command, o *decodeOpts, files []string) error {
 	for _, name := range files {
 		ro := pcap.ReaderOptions{Version: v, IPv6PriorityShift: uint8(o.ipv6Shift)}
 		if ro.IPv6PriorityShift == 0 {
-			ro.IPv6PriorityShift = detectShift(name, ro)
+			ro.IPv6PriorityShift = pcap.DetectPathShift(name, ro)
 		}
 		if o.summaryOnly {
-			ro, _ = sentView(name, ro) // count each packet once
+			ro, _ = pcap.SentView(name, ro) // count each packet once
 		}
-		r, err := openCapture(name, ro)
+		r, err := pcap.OpenPath(name, ro)
 		if err != nil {
-			return usageErr(openError(name, err))
+			return usageErr(pcap.OpenError(name, err))
 		}
 		readers = append(readers, r)
 	}
@@ -170,9 +153,13 @@ func runDecode(cmd *cobra.Command, o *decodeOpts, files []string) error {
 		st, n, rerr := decodeFile(w, r, name, len(files) > 1, o)
 		matched += n
 		if o.output == "json" {
-			writeJSONSummary(w, name, st, rerr, o.sel, n)
+			sum := st.JSONSummary(name, rerr)
+			if o.sel != nil {
+				sum.RPCPackets = &n
+			}
+			json.NewEncoder(w).Encode(map[string]any{"summary": sum})
 		} else {
-			line := summaryLine(name, st, rerr)
+			line := st.Summary(name, rerr)
 			if o.sel != nil {
 				line += fmt.Sprintf("; %s of RPC %s", plural(n, "packet", "packets"), o.rpc)
 			}
@@ -196,19 +183,6 @@ func runDecode(cmd *cobra.Command, o *decodeOpts, files []string) error {
 		return usageErr(fmt.Errorf("--rpc %s: no packet of that RPC in %s (homatest rpcs lists the RPCs)", o.rpc, strings.Join(files, ", ")))
 	}
 	return nil
-}
-
-// openError renders an Open failure as one line that says what to fix.
-func openError(name string, err error) error {
-	var pe *fs.PathError
-	switch {
-	case errors.As(err, &pe):
-		return fmt.Errorf("cannot open capture %s: %v", name, pe.Err)
-	case errors.Is(err, pcap.ErrFormat):
-		return fmt.Errorf("%v (want a pcap or pcapng capture, e.g. from tcpdump -w)", err)
-	default:
-		return fmt.Errorf("cannot read capture %s: %v", name, err)
-	}
 }
 
 // decodeFile prints the packets of r (those of RPC o.sel when set) and
@@ -256,98 +230,4 @@ func decodeFile(w *bufio.Writer, r *pcap.Reader, name string, multi bool, o *dec
 			w.Write(line)
 		}
 	}
-}
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return fmt.Sprintf("%d %s", n, one)
-	}
-	return fmt.Sprintf("%d %s", n, many)
-}
-
-func summaryLine(name string, st pcap.Stats, rerr error) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "%s: %s, %d Homa:", name, plural(st.Frames, "frame", "frames"), st.Homa)
-	for i, t := range wire.AllTypes {
-		if i > 0 {
-			b.WriteString(",")
-		}
-		fmt.Fprintf(&b, " %s %d", t, st.Count(t))
-		if t == wire.TypeData {
-			fmt.Fprintf(&b, " (retransmit %d)", st.Retransmits)
-		}
-	}
-	fmt.Fprintf(&b, "; %s; %d other", plural(st.DecodeErrors, "decode error", "decode errors"), st.NonHoma())
-	if len(st.Other) > 0 {
-		keys := make([]string, 0, len(st.Other))
-		for k := range st.Other {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		parts := make([]string, len(keys))
-		for i, k := range keys {
-			parts[i] = fmt.Sprintf("%s %d", k, st.Other[k])
-		}
-		fmt.Fprintf(&b, " (%s)", strings.Join(parts, ", "))
-	}
-	if st.GSOFrames > 0 {
-		fmt.Fprintf(&b, "; %s split into %d segments", plural(st.GSOFrames, "GSO frame", "GSO frames"), st.Segments)
-	}
-	if st.Truncated > 0 {
-		fmt.Fprintf(&b, "; %s cut by the snap length", plural(st.Truncated, "Homa frame", "Homa frames"))
-	}
-	if st.IPLengthMismatch > 0 {
-		fmt.Fprintf(&b, "; %s with an IP length longer than the frame", plural(st.IPLengthMismatch, "Homa frame", "Homa frames"))
-	}
-	if st.VersionMismatch > 0 {
-		fmt.Fprintf(&b, "; WARNING: %s decoded with a --wire version whose IP protocol differs from the packet's", plural(st.VersionMismatch, "packet", "packets"))
-	}
-	if rerr != nil {
-		fmt.Fprintf(&b, "; STOPPED after frame %d: %v", st.Frames, rerr)
-	}
-	return b.String()
-}
-
-func writeJSONSummary(w io.Writer, name string, st pcap.Stats, rerr error, sel *rpcSelector, matched int) {
-	types := map[string]int{}
-	for _, t := range wire.AllTypes {
-		types[t.String()] = st.Count(t)
-	}
-	other := st.Other
-	if other == nil {
-		other = map[string]int{}
-	}
-	sum := map[string]any{
-		"file": name, "frames": st.Frames, "homa": st.Homa, "types": types,
-		"retransmits": st.Retransmits, "decode_errors": st.DecodeErrors,
-		"truncated": st.Truncated, "segments": st.Segments, "gso_frames": st.GSOFrames,
-		"ip_length_mismatch": st.IPLengthMismatch, "version_mismatch": st.VersionMismatch,
-		"other": other, "other_total": st.NonHoma(),
-	}
-	if rerr != nil {
-		sum["error"] = rerr.Error()
-	}
-	if sel != nil {
-		sum["rpc_packets"] = matched
-	}
-	json.NewEncoder(w).Encode(map[string]any{"summary": sum})
-}
-
-// matchesFrame reports whether frame f belongs to the RPC s names: its
-// sender id is the RPC's client id or the server's (id+1), and with a
-// client address, that address is the frame's client end (the source of a
-// packet the client sent, the destination of one the server sent). Frames
-// that did not decode belong to no RPC.
-func (s *rpcSelector) matchesFrame(f *pcap.Frame) bool {
-	if f.Err != nil || wire.ClientID(f.Packet.SenderID()) != s.id {
-		return false
-	}
-	if !s.client.IsValid() {
-		return true
-	}
-	client := f.Src
-	if f.Packet.Role() == wire.RoleServer {
-		client = f.Dst
-	}
-	return client.Unmap() == s.client.Unmap()
 }

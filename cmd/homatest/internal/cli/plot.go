@@ -3,15 +3,12 @@ package cli
 import (
 	"fmt"
 	"io"
-	"net/netip"
-	"strconv"
-	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/homatest/homatest/internal/atomicfile"
+	"github.com/homatest/homatest/pcap"
 	"github.com/homatest/homatest/report/seqplot"
-	"github.com/homatest/homatest/spec"
 	"github.com/homatest/homatest/spec/wire"
 )
 
@@ -80,7 +77,7 @@ such RPC.`,
 				return usageErr(fmt.Errorf("%s: %w", path, err))
 			}
 			b := seqplot.NewBuilder(r)
-			if _, err := streamEvents(path, opts, b.Add); err != nil {
+			if _, err := pcap.StreamPath(path, opts, b.Add); err != nil {
 				return usageErr(err)
 			}
 			m := b.Model()
@@ -99,81 +96,6 @@ such RPC.`,
 	cmd.Flags().StringVar(&sel, "rpc", "", "the RPC: its client id, ID@CLIENT address, or slowest")
 	cmd.Flags().StringVar(&wireName, "wire", "auto", "wire format: auto, current, 2024 or upstream")
 	return cmd
-}
-
-// rpcSelector is a parsed --rpc value: slowest, or a client id with an
-// optional client address.
-type rpcSelector struct {
-	slowest bool
-	id      uint64
-	client  netip.Addr // zero: any client
-}
-
-// parseRPCSelector parses "slowest", "ID" or "ID@CLIENT".
-func parseRPCSelector(s string) (rpcSelector, error) {
-	if s == "slowest" {
-		return rpcSelector{slowest: true}, nil
-	}
-	idText, addrText, hasAddr := strings.Cut(s, "@")
-	id, err := strconv.ParseUint(idText, 10, 64)
-	if err != nil {
-		return rpcSelector{}, fmt.Errorf("--rpc %q: want an RPC id (a number, as homatest rpcs prints it), ID@CLIENT or slowest", s)
-	}
-	sel := rpcSelector{id: id}
-	if hasAddr {
-		if sel.client, err = netip.ParseAddr(addrText); err != nil {
-			return rpcSelector{}, fmt.Errorf("--rpc %q: %q is not an IP address (want ID@CLIENT, e.g. 4@10.0.0.11)", s, addrText)
-		}
-	}
-	return sel, nil
-}
-
-// pick returns the RPC of rpcs the selector names, or an error that lists
-// some of the ids there are.
-func (s rpcSelector) pick(rpcs []*spec.RPC) (*spec.RPC, error) {
-	if len(rpcs) == 0 {
-		return nil, fmt.Errorf("no RPC in the capture")
-	}
-	if s.slowest {
-		if r := seqplot.Slowest(rpcs); r != nil {
-			return r, nil
-		}
-		return nil, fmt.Errorf("no RPC's response completed in the capture, so none is the slowest; pick one with --rpc ID (%s)", someIDs(rpcs))
-	}
-	var found []*spec.RPC
-	for _, r := range rpcs {
-		if r.Key.ClientID == s.id && (!s.client.IsValid() || r.Key.Client == s.client) {
-			found = append(found, r)
-		}
-	}
-	switch {
-	case len(found) == 1:
-		return found[0], nil
-	case len(found) > 1:
-		var cs []string
-		for _, r := range found {
-			cs = append(cs, r.Key.Client.String())
-		}
-		return nil, fmt.Errorf("%d RPCs have id %d (clients %s): name one with --rpc %d@CLIENT", len(found), s.id, strings.Join(cs, ", "), s.id)
-	case s.client.IsValid():
-		return nil, fmt.Errorf("no RPC with id %d from client %v (%s)", s.id, s.client, someIDs(rpcs))
-	default:
-		return nil, fmt.Errorf("no RPC with id %d (%s)", s.id, someIDs(rpcs))
-	}
-}
-
-// someIDs lists the client ids of the first RPCs: "5 RPCs, ids 2 4 6 8 10"
-// (at most 10, then "...").
-func someIDs(rpcs []*spec.RPC) string {
-	var ids []string
-	for i, r := range rpcs {
-		if i == 10 {
-			ids = append(ids, "...")
-			break
-		}
-		ids = append(ids, strconv.FormatUint(r.Key.ClientID, 10))
-	}
-	return fmt.Sprintf("%d RPCs, ids %s; see homatest rpcs", len(rpcs), strings.Join(ids, " "))
 }
 
 // writePlot renders m into path (format from its extension), written

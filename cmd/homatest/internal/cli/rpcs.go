@@ -65,22 +65,22 @@ func outcome(r *spec.RPC) string {
 }
 
 // captureRPCs reads the capture at path (wire format v, the profile and
-// IPv6 priority shift found by prescan) through a spec.Trace and returns its
+// IPv6 priority shift found by pcap.PrescanPath) through a spec.Trace and returns its
 // RPCs in order of their first frame, the time of the first Homa packet,
 // and the reader options to read it again with.
 func captureRPCs(path string, v wire.Version) ([]*spec.RPC, time.Time, pcap.ReaderOptions, error) {
 	o := pcap.ReaderOptions{Version: v}
-	profile, shift, err := prescan(path)
+	profile, shift, err := pcap.PrescanPath(path)
 	if err != nil {
 		return nil, time.Time{}, o, err
 	}
 	o.IPv6PriorityShift = shift
-	o, _ = sentView(path, o) // every packet once, as sent
+	o, _ = pcap.SentView(path, o) // every packet once, as sent
 	prof, _ := spec.LookupProfile(profile)
 	tr := spec.NewTrace(&prof.Params)
 	tr.KeepFinished()
 	var first time.Time
-	if _, err := streamEvents(path, o, func(e *spec.Event) {
+	if _, err := pcap.StreamPath(path, o, func(e *spec.Event) {
 		if first.IsZero() {
 			first = e.Time
 		}

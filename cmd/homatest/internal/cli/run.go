@@ -4,20 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
-	"time"
 
 	"github.com/onsi/ginkgo/v2/types"
 	"github.com/spf13/cobra"
 
 	"github.com/homatest/homatest/agent"
 	"github.com/homatest/homatest/conformance"
-	"github.com/homatest/homatest/harness"
-	"github.com/homatest/homatest/homa"
 	"github.com/homatest/homatest/report/html"
 )
 
@@ -166,15 +161,6 @@ func (o *runOpts) passOptions() conformance.PassOptions {
 // linux (this executable's "agent" command), else the YAML file --impl names.
 func (o *runOpts) manifest() (*agent.Manifest, error) { return agent.ResolveManifest(o.impl) }
 
-func knownFault(name string) bool {
-	for _, f := range homa.FaultNames() {
-		if f.Name == name {
-			return true
-		}
-	}
-	return false
-}
-
 func (o *runOpts) run(cmd *cobra.Command) error {
 	o.ctx = cmd.Context()
 	if o.ctx == nil {
@@ -286,76 +272,4 @@ func (o *runOpts) setupFailed(setupErr string, defaulted bool) error {
 		removeRunDir(o.artifacts)
 	}
 	return usageErr(errors.New(msg))
-}
-
-// nsEnvConfig is the namespace environment of IUT manifest m with faults
-// and extra parameter overrides (--param) over the manifest's own
-// (agent.Manifest.HelloParams applies them in hello).
-func nsEnvConfig(m *agent.Manifest, faults []string, extra agent.Params, artifacts string) conformance.NSEnvConfig {
-	mm := *m
-	mm.Params = maps.Clone(m.Params)
-	if mm.Params == nil {
-		mm.Params = map[string]any{}
-	}
-	for k, v := range extra {
-		mm.Params[k] = v
-	}
-	return conformance.NSEnvConfig{Manifest: &mm, Faults: faults, Artifacts: artifacts}
-}
-
-// parseParams parses --param NAME=VALUE overrides for an agent's hello:
-// an integer, or comma-separated integers (unsched_cutoffs). Errors name
-// the flag and the fix.
-func parseParams(list []string) (agent.Params, error) {
-	p := agent.Params{}
-	for _, kv := range list {
-		name, val, ok := strings.Cut(kv, "=")
-		if !ok || name == "" {
-			return nil, fmt.Errorf("--param %q: want NAME=VALUE, e.g. unsched_bytes=12000", kv)
-		}
-		var ints []int64
-		for _, f := range strings.Split(val, ",") {
-			v, err := strconv.ParseInt(strings.TrimSpace(f), 10, 64)
-			if err != nil {
-				return nil, fmt.Errorf("--param %q: %q is not an integer", kv, f)
-			}
-			ints = append(ints, v)
-		}
-		if len(ints) == 1 {
-			p[name] = ints[0]
-		} else {
-			p[name] = ints
-		}
-	}
-	return p, nil
-}
-
-// defaultRunDir is the run folder of a command run without --artifacts:
-// homatest-runs/<time>-<pid>, e.g. homatest-runs/20260101-120000-4242.
-func defaultRunDir() string {
-	return filepath.Join(harness.DefaultRunsDir, fmt.Sprintf("%s-%d", time.Now().Format("20060102-150405"), os.Getpid()))
-}
-
-// artifactsErr is the error of a run folder that cannot be created.
-func artifactsErr(err error) error {
-	return fmt.Errorf("--artifacts: %w (pass --artifacts DIR somewhere writable)", err)
-}
-
-// removeRunDir removes a defaulted run folder in which nothing ran, and
-// homatest-runs if that is then empty.
-func removeRunDir(dir string) {
-	os.RemoveAll(dir)
-	os.Remove(filepath.Dir(dir))
-}
-
-// agentOutput reports whether any agent wrote to its stderr log
-// (*.agent.stderr.log) under dir.
-func agentOutput(dir string) bool {
-	logs, _ := filepath.Glob(filepath.Join(dir, "*", "*.agent.stderr.log"))
-	for _, l := range logs {
-		if st, err := os.Stat(l); err == nil && st.Size() > 0 {
-			return true
-		}
-	}
-	return false
 }

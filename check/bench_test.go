@@ -1,4 +1,4 @@
-package cli
+package check
 
 import (
 	"bufio"
@@ -247,7 +247,7 @@ func peakState(b *testing.B, path string) uint64 {
 	var peak uint64
 	var ms runtime.MemStats
 	n := 0
-	if _, err := streamEvents(path, pcap.ReaderOptions{ICMP: true}, func(e *spec.Event) {
+	if _, err := pcap.StreamPath(path, pcap.ReaderOptions{ICMP: true}, func(e *spec.Event) {
 		c.Feed(e)
 		if n++; n%250_000 == 0 {
 			runtime.GC()

@@ -1,0 +1,405 @@
+// Package check is the offline check of capture files (homatest check):
+// it reads a capture, decides where it was taken (the capture point,
+// inferred from its frames or as the caller says), picks the profile from
+// its wire format and the parameters from the run's sidecar file, judges
+// it with spec.Judge (each host on its own link for a capture of switch
+// ports), excuses timing findings a run's measured stalls explain, and
+// returns one report per file with its verdict. It prints nothing: the
+// CLI renders the reports.
+package check
+
+import (
+	"fmt"
+	"net/netip"
+	"runtime"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/homatest/homatest/pcap"
+	"github.com/homatest/homatest/spec"
+	"github.com/homatest/homatest/spec/wire"
+)
+
+// Options say how to check captures (homatest check's flags).
+type Options struct {
+	// Profile is a parameter profile's name, or "auto": the one of the
+	// capture's wire format (of Wire when set).
+	Profile string
+	// Params override parameters, NAME=VALUE each, after the run's
+	// sidecar file (capture.pcapng.params).
+	Params []string
+	// Rules are rule ID globs, comma-separated (empty: all); Level the
+	// lowest level checked.
+	Rules string
+	Level spec.Level
+	// Wire forces a wire format (wire.VersionAuto: the profile's).
+	Wire wire.Version
+	// CapturePoint is auto, switch, host:ADDR, sent, delivered or ports.
+	CapturePoint string
+	// Strict fails a check on SHOULD violations too.
+	Strict bool
+	// InferParams infers the parameters the capture implies even when
+	// nothing is violated.
+	InferParams bool
+}
+
+// Validate checks o's profile, parameters and rule selection before any
+// capture is read, so that a typo fails at once rather than once per
+// file. The parameters are checked against the linux profile; each error
+// names the flag (--profile, --param, --rules) and what it wants.
+func (o Options) Validate() error {
+	if o.Profile != "auto" {
+		if _, err := spec.LookupProfile(o.Profile); err != nil {
+			return fmt.Errorf("--profile: %w", err)
+		}
+	}
+	probe := spec.Profiles()[0].Params
+	for _, kv := range o.Params {
+		name, val, ok := strings.Cut(kv, "=")
+		if !ok {
+			return fmt.Errorf("--param %q: want NAME=VALUE", kv)
+		}
+		if err := probe.Set(name, val); err != nil {
+			return fmt.Errorf("--param: %w", err)
+		}
+	}
+	if _, err := spec.Select(spec.Rules(), o.Rules, o.Level, ""); err != nil {
+		return fmt.Errorf("--rules: %w", err)
+	}
+	return nil
+}
+
+// FileReport is the result of checking one file (Error set if it could
+// not be checked).
+type FileReport struct {
+	File    string            `json:"file"`
+	Error   string            `json:"error,omitempty"`
+	Profile string            `json:"profile,omitempty"`
+	Params  map[string]string `json:"params,omitempty"`
+	// CapturePoint is where the capture is taken to have been made
+	// (switch, host:ADDR, sent, delivered or ports) and CapturePointWhy
+	// why (inferred, or as the flag said).
+	CapturePoint    string `json:"capture_point,omitempty"`
+	CapturePointWhy string `json:"capture_point_why,omitempty"`
+	// Verdict is pass, warn (SHOULD violations only, not --strict) or fail.
+	Verdict string `json:"verdict,omitempty"`
+	// ParamsFile names the file next to the capture whose parameters were
+	// applied before --param (homatest run writes capture.pcapng.params).
+	ParamsFile string `json:"params_file,omitempty"`
+	// Must and Should count the violations that count (not charged to a
+	// tester); Expected the findings charged to a tester.
+	Must     int `json:"must_violations"`
+	Should   int `json:"should_violations"`
+	Expected int `json:"expected_findings,omitempty"`
+	// StallsFile names the file of measured stalls next to the capture
+	// (homatest run and scenario run write one); StallExcused counts the
+	// timing findings one of them explained, made inconclusive.
+	StallsFile   string `json:"stalls_file,omitempty"`
+	StallExcused int    `json:"stall_excused,omitempty"`
+	// Testers are the hosts whose frames carry a tester's mark: findings
+	// charged to them are the tester's, not an implementation's.
+	Testers []string `json:"testers,omitempty"`
+	testers map[netip.Addr]bool
+	// NotApplicable lists selected rules that do not apply to the profile.
+	NotApplicable []string     `json:"not_applicable,omitempty"`
+	Report        *spec.Report `json:"report,omitempty"`
+	// Hosts are the per-host results of a multi-port capture.
+	Hosts []HostResult `json:"hosts,omitempty"`
+	// Inferred are the parameters the capture implies (with
+	// --infer-params, or when violations made check look).
+	Inferred []InferredParam `json:"inferred_params,omitempty"`
+	Stats    *pcap.Stats     `json:"capture,omitempty"`
+}
+
+// HostResult is one host's view of a multi-port capture.
+type HostResult struct {
+	Host       string `json:"host"`
+	Interface  string `json:"interface"`
+	Violations int    `json:"violations"`
+	Excused    int    `json:"excused,omitempty"`
+}
+
+// InferredParam is a parameter value the capture implies, next to the
+// profile's.
+type InferredParam struct {
+	spec.Inferred
+	Profile string `json:"profile_value"`
+	Differs bool   `json:"differs"`
+}
+
+func paramMap(p *spec.Params) map[string]string {
+	m := map[string]string{}
+	for _, n := range spec.ParamNames() {
+		m[n], _ = p.Get(n)
+	}
+	return m
+}
+
+// Files checks the captures on up to GOMAXPROCS cores at once (each
+// file streams through its own checker) and returns their reports in the
+// order of files.
+func Files(o Options, files []string) []FileReport {
+	reports := make([]FileReport, len(files))
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range min(len(files), runtime.GOMAXPROCS(0)) {
+		wg.Go(func() {
+			for i := range next {
+				reports[i] = File(o, files[i])
+			}
+		})
+	}
+	for i := range files {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	return reports
+}
+
+// File checks one capture; errors are returned in the report.
+func File(o Options, file string) FileReport {
+	lvl, forced := o.Level, o.Wire
+	fr := FileReport{File: file}
+	detected, shift, err := pcap.PrescanPath(file)
+	if err != nil {
+		fr.Error = err.Error()
+		return fr
+	}
+	lay, err := readLayout(file)
+	if err != nil {
+		fr.Error = err.Error()
+		return fr
+	}
+	plan, err := planCapture(o.CapturePoint, lay)
+	if err != nil {
+		fr.Error = err.Error()
+		return fr
+	}
+	profile := o.Profile
+	if profile == "auto" {
+		profile = detected
+		if forced != wire.VersionAuto {
+			profile = spec.ProfileForWire(forced)
+		}
+	}
+	prof, _ := spec.LookupProfile(profile)
+	params := prof.Params
+	side, sideName, err := readParamsFile(file)
+	if err != nil {
+		fr.Error = err.Error()
+		return fr
+	}
+	for _, kv := range side {
+		name, val, _ := strings.Cut(kv, "=")
+		if err := params.Set(name, val); err != nil {
+			fr.Error = fmt.Sprintf("%s: %v", sideName, err)
+			return fr
+		}
+	}
+	if sideName != "" && len(side) > 0 {
+		fr.ParamsFile = sideName
+	}
+	for _, kv := range o.Params {
+		name, val, _ := strings.Cut(kv, "=")
+		if err := params.Set(name, val); err != nil {
+			fr.Error = "--param: " + err.Error()
+			return fr
+		}
+	}
+	all, _ := spec.Select(spec.Rules(), o.Rules, lvl, "")
+	rules, _ := spec.Select(spec.Rules(), o.Rules, lvl, profile)
+	if len(rules) < len(all) {
+		ok := map[string]bool{}
+		for _, r := range rules {
+			ok[r.ID] = true
+		}
+		for _, r := range all {
+			if !ok[r.ID] {
+				fr.NotApplicable = append(fr.NotApplicable, r.ID)
+			}
+		}
+	}
+	v := forced
+	if v == wire.VersionAuto {
+		v = params.Wire // decode as the profile's format: unmarked packets then break WIRE-004, not the decoder
+	}
+	ro := pcap.ReaderOptions{Version: v, IPv6PriorityShift: shift, ICMP: true}
+	judge := spec.Judge{Profile: profile, Params: params, Rules: rules}
+	run, err := runRules(file, ro, plan, judge)
+	if err != nil {
+		fr.Error = err.Error()
+		return fr
+	}
+	rep, st, inf := run.rep, run.st, run.inf
+	fr.Profile, fr.Params, fr.Report, fr.Stats, fr.Hosts = profile, paramMap(&params), rep, &st, run.hosts
+	fr.testers = run.testers
+	for a := range run.testers {
+		fr.Testers = append(fr.Testers, a.String())
+	}
+	sort.Strings(fr.Testers)
+	fr.CapturePoint, fr.CapturePointWhy = plan.String(), plan.why
+	spans, stallsName, err := readStallsFile(file)
+	if err != nil {
+		fr.Error = err.Error()
+		return fr
+	}
+	fr.StallsFile = stallsName
+	fr.StallExcused = excuseStalls(rep, spans)
+	if o.InferParams || rep.Violated() {
+		fr.Inferred = compareInferred(inf, params, o.Params)
+		if rep.Violated() {
+			hintFindings(file, ro, plan, judge, rep, fr.Inferred)
+		}
+	}
+	for i := range rep.Violations {
+		switch f := &rep.Violations[i]; {
+		case fr.TesterCharged(f):
+			fr.Expected++
+		case f.Level == spec.Must:
+			fr.Must++
+		default:
+			fr.Should++
+		}
+	}
+	fr.Verdict = "pass"
+	switch {
+	case fr.Must > 0 || o.Strict && fr.Should > 0:
+		fr.Verdict = "fail"
+	case fr.Should > 0:
+		fr.Verdict = "warn"
+	}
+	return fr
+}
+
+// ruleRun is what runRules found in one capture.
+type ruleRun struct {
+	rep   *spec.Report
+	st    pcap.Stats
+	inf   *spec.Inferrer
+	hosts []HostResult
+	// testers are the hosts that sent a frame a tester marked as its own
+	// (homatest run's capture): not implementations under test.
+	testers map[netip.Addr]bool
+}
+
+// runRules checks the capture at file with the plan's capture point and
+// returns the report, the reader's stats, the parameters the capture
+// implies and, for a multi-port capture, the per-host results.
+func runRules(file string, ro pcap.ReaderOptions, plan capturePlan, judge spec.Judge) (ruleRun, error) {
+	out := ruleRun{inf: spec.NewInferrer(judge.Params), testers: map[netip.Addr]bool{}}
+	// feed infers from what the hosts sent: a tester's packets say
+	// nothing about an implementation's parameters.
+	feed := func(e *spec.Event) {
+		if strings.HasPrefix(e.Note, testerNotePrefix) {
+			out.testers[e.Src] = true
+			out.inf.Observe(e)
+			return
+		}
+		out.inf.Feed(e)
+	}
+	if plan.mode == oneView || plan.mode == notesOnly {
+		c := judge.Stream(plan.cp)
+		c.SetInferrer(out.inf) // one trace for rules and inference
+		st, err := pcap.StreamPath(file, ro, func(e *spec.Event) {
+			if strings.HasPrefix(e.Note, switchNotePrefix) || plan.mode == notesOnly {
+				return
+			}
+			if strings.HasPrefix(e.Note, testerNotePrefix) {
+				out.testers[e.Src] = true
+				c.FeedObserved(e)
+				return
+			}
+			c.Feed(e)
+		})
+		out.st = st
+		if err != nil {
+			return out, err
+		}
+		out.rep = c.Finish()
+		if out.rep.Violations == nil {
+			out.rep.Violations = []spec.Finding{}
+		}
+		return out, nil
+	}
+	views, st, err := readPortViews(file, ro, plan)
+	out.st = st
+	if err != nil {
+		return out, err
+	}
+	var ifs []int
+	for i := range plan.ports {
+		ifs = append(ifs, i)
+	}
+	sort.Ints(ifs)
+	var hrs []spec.HostReport
+	var sent []*spec.Event
+	for _, i := range ifs {
+		h := plan.ports[i]
+		hr := judge.Host(h, views[i])
+		hrs = append(hrs, hr)
+		out.hosts = append(out.hosts, HostResult{Host: h.String(), Interface: fmt.Sprint(i), Violations: len(hr.Violations), Excused: len(hr.Excused)})
+		for j := range views[i] {
+			if e := &views[i][j]; e.Src == h {
+				sent = append(sent, e)
+			}
+		}
+	}
+	// Infer from what each host sent, as it sent it, in time order.
+	sort.SliceStable(sent, func(a, b int) bool { return sent[a].Time.Before(sent[b].Time) })
+	for _, e := range sent {
+		feed(e)
+	}
+	out.rep = mergeHostReports(hrs)
+	return out, nil
+}
+
+// compareInferred puts the inferred parameters next to params' values;
+// those given with --param are left out.
+func compareInferred(inf *spec.Inferrer, params spec.Params, given []string) []InferredParam {
+	set := map[string]bool{}
+	for _, kv := range given {
+		n, _, _ := strings.Cut(kv, "=")
+		set[n] = true
+	}
+	var out []InferredParam
+	for _, x := range inf.Result() {
+		if set[x.Name] {
+			continue
+		}
+		cur, _ := params.Get(x.Name)
+		q := params
+		out = append(out, InferredParam{Inferred: x, Profile: cur, Differs: x.Apply(&q)})
+	}
+	return out
+}
+
+// hintFindings re-checks the capture once per inferred parameter that
+// differs from judge's parameters and gives each violation that disappears a hint
+// naming the --param to pass.
+func hintFindings(file string, ro pcap.ReaderOptions, plan capturePlan, judge spec.Judge, rep *spec.Report, inferred []InferredParam) {
+	for _, x := range inferred {
+		if !x.Differs {
+			continue
+		}
+		alt := judge
+		if !x.Apply(&alt.Params) {
+			continue
+		}
+		altRun, err := runRules(file, ro, plan, alt)
+		if err != nil {
+			continue
+		}
+		still := map[[2]any]bool{}
+		for _, v := range altRun.rep.Violations {
+			still[[2]any{v.Rule, v.Frame}] = true
+		}
+		for i := range rep.Violations {
+			v := &rep.Violations[i]
+			if v.Hint == "" && !still[[2]any{v.Rule, v.Frame}] {
+				v.Hint = fmt.Sprintf("not a violation with --param %s=%s, which the capture implies (%s)", x.Name, x.Value, x.Evidence)
+			}
+		}
+	}
+}

@@ -1,0 +1,331 @@
+package check
+
+import (
+	"encoding/json"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/homatest/homatest/internal/stall"
+	"github.com/homatest/homatest/pcap"
+	"github.com/homatest/homatest/spec"
+	"github.com/homatest/homatest/spec/wire"
+)
+
+// realDir holds real HomaModule captures (pcap/testdata/real/README.md).
+const realDir = "../pcap/testdata/real"
+
+// scaledTimers are the timer sysctls the real captures ran with (x10).
+var scaledTimers = []string{"resend_ticks=50", "resend_interval=50", "timeout_ticks=1000", "request_ack_ticks=20"}
+
+func opts() Options {
+	return Options{Profile: "auto", Level: spec.Should, CapturePoint: "auto", Params: scaledTimers}
+}
+
+// TestFileRealCaptures: the real captures, judged with the timer sysctls
+// they ran with, pass; the profile follows the wire format and the
+// capture point is a tap between two hosts.
+func TestFileRealCaptures(t *testing.T) {
+	for _, c := range []struct{ file, profile string }{
+		{"linux-6.13-proto146/a-small-rpcs.pcap", "linux"},
+		{"linux-6.13-proto146/b-500k-grants.pcap", "linux"},
+		{"linux-6.1-proto253/a-small-rpcs.pcap", "linux-2024"},
+		{"linux-6.1-proto253/e2-server-forgets-request.pcap", "linux-2024"},
+	} {
+		fr := File(opts(), filepath.Join(realDir, c.file))
+		if fr.Error != "" {
+			t.Fatalf("%s: %s", c.file, fr.Error)
+		}
+		if fr.Profile != c.profile || fr.Verdict != "pass" || fr.Must+fr.Should != 0 {
+			t.Errorf("%s: profile %s verdict %s (%d MUST, %d SHOULD), want %s, pass", c.file, fr.Profile, fr.Verdict, fr.Must, fr.Should, c.profile)
+		}
+		if fr.CapturePoint != "switch" || !strings.HasPrefix(fr.CapturePointWhy, "two hosts and no direction marks") {
+			t.Errorf("%s: capture point %s (%s), want switch", c.file, fr.CapturePoint, fr.CapturePointWhy)
+		}
+		if fr.Stats == nil || fr.Stats.Homa == 0 || fr.Report == nil || fr.Report.RPCs == 0 {
+			t.Errorf("%s: stats %+v, report %v: want packets and RPCs", c.file, fr.Stats, fr.Report)
+		}
+		if fr.Params["resend_ticks"] != "50" {
+			t.Errorf("%s: params %v, want resend_ticks 50 from Options.Params", c.file, fr.Params)
+		}
+	}
+}
+
+// TestFileHints: without its timer sysctls a real capture fails, and each
+// violation that the inferred resend_ticks removes says so.
+func TestFileHints(t *testing.T) {
+	o := opts()
+	o.Params = nil
+	fr := File(o, filepath.Join(realDir, "linux-6.1-proto253/e2-server-forgets-request.pcap"))
+	if fr.Error != "" || fr.Verdict != "fail" || fr.Must == 0 {
+		t.Fatalf("verdict %s, %d MUST (%s), want fail", fr.Verdict, fr.Must, fr.Error)
+	}
+	hinted := 0
+	for _, v := range fr.Report.Violations {
+		if strings.HasPrefix(v.Hint, "not a violation with --param resend_ticks=") {
+			hinted++
+		}
+	}
+	if hinted == 0 {
+		t.Errorf("no violation hints at resend_ticks")
+	}
+	i := slices.IndexFunc(fr.Inferred, func(x InferredParam) bool { return x.Name == "resend_ticks" })
+	if i < 0 || !fr.Inferred[i].Differs || fr.Inferred[i].Profile != "5" {
+		t.Errorf("inferred %+v, want resend_ticks differing from the profile's 5", fr.Inferred)
+	}
+}
+
+// TestFilesInOrder: reports come back in the order of the files, bad ones
+// with their error.
+func TestFilesInOrder(t *testing.T) {
+	files := []string{
+		filepath.Join(realDir, "linux-6.1-proto253/a-small-rpcs.pcap"),
+		filepath.Join(t.TempDir(), "missing.pcap"),
+		filepath.Join(realDir, "linux-6.13-proto146/a-small-rpcs.pcap"),
+	}
+	reps := Files(opts(), files)
+	if len(reps) != 3 {
+		t.Fatalf("%d reports", len(reps))
+	}
+	for i, fr := range reps {
+		if fr.File != files[i] {
+			t.Errorf("report %d is of %s, want %s", i, fr.File, files[i])
+		}
+	}
+	if reps[0].Profile != "linux-2024" || reps[2].Profile != "linux" {
+		t.Errorf("profiles %s, %s", reps[0].Profile, reps[2].Profile)
+	}
+	if !strings.Contains(reps[1].Error, "cannot open capture") || reps[1].Verdict != "" {
+		t.Errorf("missing file: error %q verdict %q", reps[1].Error, reps[1].Verdict)
+	}
+}
+
+// TestFileNoHoma: a readable capture without Homa packets is an error.
+func TestFileNoHoma(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "empty.pcapng")
+	w, err := pcap.Create(p, pcap.Interface{Name: "eth0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if fr := File(opts(), p); !strings.Contains(fr.Error, "no Homa packets") {
+		t.Errorf("error %q, want no Homa packets", fr.Error)
+	}
+}
+
+// TestOptionsValidate: each bad option names its flag and what it wants.
+func TestOptionsValidate(t *testing.T) {
+	if err := opts().Validate(); err != nil {
+		t.Fatalf("good options: %v", err)
+	}
+	for _, c := range []struct {
+		mod  func(*Options)
+		want string
+	}{
+		{func(o *Options) { o.Profile = "bsd" }, "--profile: "},
+		{func(o *Options) { o.Params = []string{"unsched_bytes"} }, `--param "unsched_bytes": want NAME=VALUE`},
+		{func(o *Options) { o.Params = []string{"nope=1"} }, `--param: unknown parameter "nope"`},
+		{func(o *Options) { o.Params = []string{"unsched_bytes=x"} }, "--param: "},
+		{func(o *Options) { o.Rules = "HOMA-NOPE-*" }, "--rules: "},
+	} {
+		o := opts()
+		c.mod(&o)
+		if err := o.Validate(); err == nil || !strings.HasPrefix(err.Error(), c.want) {
+			t.Errorf("%+v: %v, want %q", o, err, c.want)
+		}
+	}
+}
+
+// TestParamsFile: the run's capture.pcapng.params sets parameters before
+// Options.Params, which override it; a bad line is the file's error.
+func TestParamsFile(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "c.pcap")
+	b, err := os.ReadFile(filepath.Join(realDir, "linux-6.13-proto146/a-small-rpcs.pcap"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	side := "# the run's parameters\n\nunsched_bytes=30000\nresend_ticks=7\n"
+	if err := os.WriteFile(p+".params", []byte(side), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fr := File(opts(), p)
+	if fr.Error != "" || fr.ParamsFile != p+".params" {
+		t.Fatalf("error %q, params file %q", fr.Error, fr.ParamsFile)
+	}
+	if fr.Params["unsched_bytes"] != "30000" || fr.Params["resend_ticks"] != "50" {
+		t.Errorf("params %v: want unsched_bytes 30000 (file), resend_ticks 50 (Options)", fr.Params)
+	}
+	if err := os.WriteFile(p+".params", []byte("unsched_bytes\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if fr := File(opts(), p); !strings.Contains(fr.Error, "line 1: \"unsched_bytes\" is not NAME=VALUE") {
+		t.Errorf("error %q, want the bad line", fr.Error)
+	}
+}
+
+var (
+	h1 = netip.MustParseAddr("10.0.0.1")
+	h2 = netip.MustParseAddr("10.0.0.2")
+	h3 = netip.MustParseAddr("10.0.0.3")
+)
+
+// TestPlanCapture: the capture point follows the capture's layout, and a
+// flag that the capture cannot support is an error.
+func TestPlanCapture(t *testing.T) {
+	two := &layout{homa: 10, hosts: map[netip.Addr]int{h1: 10, h2: 10}}
+	star := &layout{homa: 10, hosts: map[netip.Addr]int{h1: 10, h2: 5, h3: 5}}
+	ports := &layout{homa: 4, dirIn: 2, dirOut: 2, hosts: map[netip.Addr]int{h1: 4, h2: 4}, ifaces: map[int]*ifaceLayout{
+		0: {name: "p1", in: 1, out: 1, from: map[netip.Addr]int{h1: 1}, to: map[netip.Addr]int{h1: 1}},
+		1: {name: "p2", in: 1, out: 1, from: map[netip.Addr]int{h2: 1}, to: map[netip.Addr]int{h2: 1}},
+	}}
+	sent := &layout{homa: 4, dirIn: 4, hosts: two.hosts}
+	delivered := &layout{homa: 4, dirOut: 4, hosts: two.hosts}
+	notes := &layout{homa: 2, commented: 2, dropped: 1, hosts: two.hosts}
+	for _, c := range []struct {
+		name, flag string
+		l          *layout
+		want       string
+	}{
+		{"two hosts", "auto", two, "switch"},
+		{"one host talks with all", "auto", star, "host:10.0.0.1"},
+		{"both directions", "auto", ports, "ports"},
+		{"inbound only", "auto", sent, "sent"},
+		{"outbound only", "auto", delivered, "delivered"},
+		{"switch notes", "auto", notes, "none"},
+		{"notes judged anyway", "switch", notes, "switch"},
+		{"host flag", "host:10.0.0.2", two, "host:10.0.0.2"},
+		{"ports flag", "ports", ports, "ports"},
+	} {
+		p, err := planCapture(c.flag, c.l)
+		if err != nil || p.String() != c.want {
+			t.Errorf("%s: %v (%v), want %s", c.name, p, err, c.want)
+		}
+	}
+	if p, _ := planCapture("auto", ports); p.ports[0] != h1 || p.ports[1] != h2 {
+		t.Errorf("ports %v, want p1 %v and p2 %v", p.ports, h1, h2)
+	}
+	for _, c := range []struct {
+		flag string
+		l    *layout
+		want string
+	}{
+		{"ports", two, "needs a pcapng whose frames carry both directions"},
+		{"host:10.0.0.3", two, "no Homa packet of the capture is to or from 10.0.0.3"},
+		{"middle", two, "want auto, switch, host:ADDR, sent or delivered"},
+	} {
+		if _, err := planCapture(c.flag, c.l); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("--capture-point %s: %v, want %q", c.flag, err, c.want)
+		}
+	}
+}
+
+// TestMergeHostReports: a packet is in two host views; the merged report
+// counts each view's passes and inconclusive findings, the violations
+// each view charges to its own host, and sums the downgrades.
+func TestMergeHostReports(t *testing.T) {
+	rr := func(passed, inc, violated int) []spec.RuleResult {
+		return []spec.RuleResult{{ID: "HOMA-X-001", Level: spec.Must, Checked: passed + inc + violated, Passed: passed, Inconclusive: inc, Violated: violated}}
+	}
+	v1 := spec.Finding{Rule: "HOMA-X-001", Frame: 7, ChargedTo: h1}
+	v2 := spec.Finding{Rule: "HOMA-X-001", Frame: 3, ChargedTo: h2}
+	inc := spec.Finding{Rule: "HOMA-X-001", Frame: 5, ChargedTo: h2}
+	hrs := []spec.HostReport{
+		{Host: h1, Violations: []spec.Finding{v1}, Report: &spec.Report{Profile: "linux", RPCs: 2, Events: 10, Rules: rr(4, 0, 2),
+			Inconclusive: []spec.Finding{inc},
+			Downgrades:   []spec.DowngradeCount{{Rule: "HOMA-X-001", Cause: "c", Count: 2, Frame: 9}}}},
+		{Host: h2, Violations: []spec.Finding{v2}, Report: &spec.Report{Profile: "linux", RPCs: 3, Events: 10, Rules: rr(5, 1, 1),
+			Inconclusive: []spec.Finding{inc},
+			Downgrades:   []spec.DowngradeCount{{Rule: "HOMA-X-001", Cause: "c", Count: 1, Frame: 4}}}},
+	}
+	m := mergeHostReports(hrs)
+	if m.CapturePoint != "ports" || m.Events != 20 || m.RPCs != 3 {
+		t.Errorf("capture point %s, %d events, %d RPCs: want ports, 20, 3", m.CapturePoint, m.Events, m.RPCs)
+	}
+	r := m.Rules[0]
+	if r.Passed != 9 || r.Inconclusive != 1 || r.Violated != 2 || r.Checked != 12 {
+		t.Errorf("rule %+v: want 9 passed, 1 inconclusive, 2 violated, 12 checked", r)
+	}
+	if len(m.Violations) != 2 || m.Violations[0].Frame != 3 || m.Violations[1].Frame != 7 {
+		t.Errorf("violations %+v: want frames 3, 7", m.Violations)
+	}
+	if len(m.Inconclusive) != 1 || len(m.Downgrades) != 1 || m.Downgrades[0].Count != 3 || m.Downgrades[0].Frame != 4 {
+		t.Errorf("inconclusive %d, downgrades %+v: want 1 (its host's), one of 3 first at frame 4", len(m.Inconclusive), m.Downgrades)
+	}
+}
+
+// TestExcuseStalls: a timing violation a measured stall overlaps (within
+// its tolerance) becomes inconclusive; one elsewhere, or without a
+// tolerance, stays.
+func TestExcuseStalls(t *testing.T) {
+	t0 := time.Date(2026, 1, 5, 12, 0, 0, 0, time.UTC)
+	rep := func() *spec.Report {
+		return &spec.Report{
+			Rules: []spec.RuleResult{{ID: "HOMA-X-001", Violated: 2}, {ID: "HOMA-X-002", Violated: 1}},
+			Violations: []spec.Finding{
+				{Rule: "HOMA-X-001", Frame: 1, Time: t0, Slack: time.Millisecond},
+				{Rule: "HOMA-X-001", Frame: 2, Time: t0.Add(time.Second), Slack: time.Millisecond},
+				{Rule: "HOMA-X-002", Frame: 3, Time: t0},
+			}}
+	}
+	r := rep()
+	span := []stall.Span{{From: t0.Add(500 * time.Microsecond), To: t0.Add(2 * time.Millisecond), Who: "agent h1", Lost: time.Millisecond}}
+	if n := excuseStalls(r, span); n != 1 {
+		t.Fatalf("%d excused, want 1", n)
+	}
+	if len(r.Violations) != 2 || r.Violations[0].Frame != 2 || r.Violations[1].Frame != 3 {
+		t.Errorf("violations %+v: want frames 2 and 3 left", r.Violations)
+	}
+	if len(r.Inconclusive) != 1 || !strings.Contains(r.Inconclusive[0].Why, "timing-inconclusive: agent h1") {
+		t.Errorf("inconclusive %+v", r.Inconclusive)
+	}
+	if r.Rules[0].Violated != 1 || r.Rules[0].Inconclusive != 1 || r.Rules[1].Violated != 1 {
+		t.Errorf("rules %+v", r.Rules)
+	}
+	r = rep()
+	if n := excuseStalls(r, nil); n != 0 || len(r.Violations) != 3 {
+		t.Errorf("no stalls: %d excused, %d violations left", n, len(r.Violations))
+	}
+}
+
+// TestStallsFile: the stalls next to a capture (FILE.stalls.json, else the
+// folder's stalls.json) are found and read; a damaged one is an error.
+func TestStallsFile(t *testing.T) {
+	dir := t.TempDir()
+	c := filepath.Join(dir, "capture.pcapng")
+	if spans, name, err := readStallsFile(c); spans != nil || name != "" || err != nil {
+		t.Errorf("none: %v %q %v", spans, name, err)
+	}
+	b, _ := json.Marshal([]stall.Span{{Who: "switch"}})
+	if err := os.WriteFile(filepath.Join(dir, "stalls.json"), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if spans, name, err := readStallsFile(c); len(spans) != 1 || name != filepath.Join(dir, "stalls.json") || err != nil {
+		t.Errorf("folder's: %v %q %v", spans, name, err)
+	}
+	if err := os.WriteFile(c+".stalls.json", []byte("{"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, name, err := readStallsFile(c); name != c+".stalls.json" || err == nil {
+		t.Errorf("damaged: %q %v, want its error", name, err)
+	}
+}
+
+// TestFileWireForcesProfile: Options.Wire picks the profile with "auto".
+func TestFileWireForcesProfile(t *testing.T) {
+	o := opts()
+	o.Wire = wire.Version2024
+	fr := File(o, filepath.Join(realDir, "linux-6.1-proto253/a-small-rpcs.pcap"))
+	if fr.Error != "" || fr.Profile != spec.ProfileForWire(wire.Version2024) {
+		t.Errorf("profile %s (%s), want %s", fr.Profile, fr.Error, spec.ProfileForWire(wire.Version2024))
+	}
+}

@@ -1,0 +1,207 @@
+package check
+
+import (
+	"fmt"
+	"net/netip"
+	"sort"
+	"strings"
+
+	"github.com/homatest/homatest/pcap"
+	"github.com/homatest/homatest/spec"
+)
+
+// layout is what a first pass over a capture finds out about where it was
+// taken: the Homa packets each address takes part in and, for pcapng, the
+// directions per interface (epb_flags).
+type layout struct {
+	homa  int
+	hosts map[netip.Addr]int
+	// ifaces: per pcapng interface, frames by direction and the addresses
+	// of the frames that arrived from its host (in) and went to it (out).
+	ifaces map[int]*ifaceLayout
+	dirIn  int
+	dirOut int
+	// commented counts Homa frames with a comment, dropped those whose
+	// comment says a switch dropped them ("dropped: ...").
+	commented, dropped int
+}
+
+type ifaceLayout struct {
+	name    string
+	in, out int
+	from    map[netip.Addr]int // sources of inbound frames
+	to      map[netip.Addr]int // destinations of outbound frames
+}
+
+// host returns the host on the far end of the interface: the commonest
+// source of the frames arriving from it, else the commonest destination
+// of those sent to it.
+func (l *ifaceLayout) host() netip.Addr {
+	if a, n := commonest(l.from); n > 0 {
+		return a
+	}
+	a, _ := commonest(l.to)
+	return a
+}
+
+func commonest(m map[netip.Addr]int) (netip.Addr, int) {
+	var best netip.Addr
+	n := 0
+	for a, k := range m {
+		if k > n || k == n && a.Less(best) {
+			best, n = a, k
+		}
+	}
+	return best, n
+}
+
+// readLayout reads every frame of path once (switch annotations skipped).
+func readLayout(path string) (*layout, error) {
+	r, err := pcap.OpenPath(path, pcap.ReaderOptions{})
+	if err != nil {
+		return nil, pcap.OpenError(path, err)
+	}
+	defer r.Close()
+	l := &layout{hosts: map[netip.Addr]int{}, ifaces: map[int]*ifaceLayout{}}
+	for {
+		f, err := r.Next()
+		if err != nil {
+			break // a damaged file fails later with a better message
+		}
+		if strings.HasPrefix(f.Comment, switchNotePrefix) {
+			continue
+		}
+		l.homa++
+		if f.Comment != "" {
+			l.commented++
+		}
+		if strings.HasPrefix(f.Comment, droppedNotePrefix) {
+			l.dropped++
+		}
+		l.hosts[f.Src]++
+		if f.Dst != f.Src {
+			l.hosts[f.Dst]++
+		}
+		il := l.ifaces[f.Interface]
+		if il == nil {
+			il = &ifaceLayout{name: r.InterfaceName(f.Interface), from: map[netip.Addr]int{}, to: map[netip.Addr]int{}}
+			l.ifaces[f.Interface] = il
+		}
+		switch f.Direction {
+		case pcap.DirInbound:
+			il.in++
+			il.from[f.Src]++
+			l.dirIn++
+		case pcap.DirOutbound:
+			il.out++
+			il.to[f.Dst]++
+			l.dirOut++
+		}
+	}
+	return l, nil
+}
+
+// viewMode is how check reads a capture.
+type viewMode uint8
+
+const (
+	// oneView: the capture holds each packet once (a tap at one point);
+	// one Checker at the capture point.
+	oneView viewMode = iota
+	// portViews: every interface holds both directions of one switch
+	// port (as the harness writes capture.pcapng): each interface is its
+	// host's own link, judged as a host view.
+	portViews
+	// notesOnly: every frame is a switch's note on a frame it dropped or
+	// altered (scenario run's switch-notes.pcapng): not the traffic, so
+	// nothing is judged.
+	notesOnly
+)
+
+// capturePlan is where check takes a capture to have been made, and why.
+type capturePlan struct {
+	mode viewMode
+	cp   spec.CapturePoint
+	why  string
+	// ports maps each interface to its host (portViews).
+	ports map[int]netip.Addr
+}
+
+// String names the plan as the report prints it.
+func (p capturePlan) String() string {
+	switch p.mode {
+	case portViews:
+		return "ports"
+	case notesOnly:
+		return "none"
+	}
+	return p.cp.String()
+}
+
+// planCapture decides where the capture at path was taken: flag is
+// --capture-point (auto, switch, host:ADDR, sent, delivered or ports).
+func planCapture(flag string, l *layout) (capturePlan, error) {
+	ports := func() capturePlan {
+		p := capturePlan{mode: portViews, ports: map[int]netip.Addr{}}
+		var hs []string
+		for i, il := range l.ifaces {
+			if il.in+il.out == 0 {
+				continue
+			}
+			p.ports[i] = il.host()
+			hs = append(hs, fmt.Sprintf("%s %v", ifName(i, il), p.ports[i]))
+		}
+		sort.Strings(hs)
+		p.why = fmt.Sprintf("%d interfaces each hold both directions of one host's link (%s): each host is judged on its own link, every packet once as sent and once as delivered", len(p.ports), strings.Join(hs, ", "))
+		return p
+	}
+	switch flag {
+	case "ports":
+		if l.dirIn == 0 || l.dirOut == 0 {
+			return capturePlan{}, fmt.Errorf("--capture-point ports needs a pcapng whose frames carry both directions in epb_flags (as homatest run writes capture.pcapng)")
+		}
+		return ports(), nil
+	case "auto", "":
+	default:
+		cp, err := spec.ParseCapturePoint(flag)
+		if err != nil {
+			return capturePlan{}, err
+		}
+		if cp.Kind == spec.CaptureHost && l.hosts[cp.Host] == 0 {
+			return capturePlan{}, fmt.Errorf("--capture-point %s: no Homa packet of the capture is to or from %v", flag, cp.Host)
+		}
+		return capturePlan{cp: cp, why: "as --capture-point says"}, nil
+	}
+	switch {
+	case l.homa > 0 && l.commented == l.homa && l.dropped > 0:
+		return capturePlan{mode: notesOnly, why: fmt.Sprintf("every frame carries a switch's note and %d say the switch dropped them: frames dropped or altered on their way (as a run's switch-notes.pcapng), not the traffic, so no rule is judged; check the run's capture.pcapng (or give --capture-point to judge these frames anyway)", l.dropped)}, nil
+	case l.dirIn > 0 && l.dirOut > 0:
+		return ports(), nil
+	case l.dirIn > 0:
+		return capturePlan{cp: spec.CapturePoint{Kind: spec.CaptureSent},
+			why: fmt.Sprintf("every frame is inbound at its interface (epb_flags): each packet as its host sent it (as a run's sent.pcapng)")}, nil
+	case l.dirOut > 0:
+		return capturePlan{cp: spec.CapturePoint{Kind: spec.CaptureDelivered},
+			why: fmt.Sprintf("every frame is outbound at its interface (epb_flags): each packet as it was delivered (as a run's delivered.pcapng)")}, nil
+	}
+	if len(l.hosts) >= 3 {
+		for a, n := range l.hosts {
+			if n == l.homa {
+				return capturePlan{cp: spec.HostPoint(a),
+					why: fmt.Sprintf("every Homa packet is to or from %v, which talks with %d hosts: a tap on its link (give --capture-point switch for a mirror filtered on that host)", a, len(l.hosts)-1)}, nil
+			}
+		}
+	}
+	why := fmt.Sprintf("the packets of %d hosts with no direction marks: a tap between them (give --capture-point host:ADDR for a tap on one host's own link)", len(l.hosts))
+	if len(l.hosts) == 2 {
+		why = "two hosts and no direction marks: a tap somewhere between them (give --capture-point host:ADDR when it was on one host's own link)"
+	}
+	return capturePlan{cp: spec.Switch, why: why}, nil
+}
+
+func ifName(i int, il *ifaceLayout) string {
+	if il.name != "" {
+		return il.name
+	}
+	return fmt.Sprintf("interface %d", i)
+}

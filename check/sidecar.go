@@ -1,0 +1,85 @@
+package check
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/homatest/homatest/internal/stall"
+	"github.com/homatest/homatest/spec"
+)
+
+// readParamsFile reads the NAME=VALUE lines (# comments and blank lines
+// skipped) of the file next to a capture that says which parameters its
+// run judged it with (homatest run writes capture.pcapng.params). It
+// returns nil when there is none.
+func readParamsFile(capture string) ([]string, string, error) {
+	name := capture + ".params"
+	b, err := os.ReadFile(name)
+	if err != nil {
+		return nil, "", nil
+	}
+	var kvs []string
+	for i, l := range strings.Split(string(b), "\n") {
+		l = strings.TrimSpace(l)
+		if l == "" || strings.HasPrefix(l, "#") {
+			continue
+		}
+		if !strings.Contains(l, "=") {
+			return nil, name, fmt.Errorf("%s line %d: %q is not NAME=VALUE", name, i+1, l)
+		}
+		kvs = append(kvs, l)
+	}
+	return kvs, name, nil
+}
+
+// readStallsFile reads the stalls a run measured while the capture was
+// taken: capture+".stalls.json" (homatest run) or stalls.json in the
+// capture's folder (scenario run). It returns nil when there is none.
+func readStallsFile(capture string) ([]stall.Span, string, error) {
+	for _, name := range []string{capture + ".stalls.json", filepath.Join(filepath.Dir(capture), "stalls.json")} {
+		b, err := os.ReadFile(name)
+		if err != nil {
+			continue
+		}
+		var spans []stall.Span
+		if err := json.Unmarshal(b, &spans); err != nil {
+			return nil, name, fmt.Errorf("%s: %w", name, err)
+		}
+		return spans, name, nil
+	}
+	return nil, "", nil
+}
+
+// excuseStalls moves to the inconclusive findings of rep every timing
+// violation (one with a tolerance) a measured stall overlaps, within its
+// tolerance of its frame's time, as the run's own check does
+// (stall.Explaining); it returns how many.
+func excuseStalls(rep *spec.Report, spans []stall.Span) int {
+	if len(spans) == 0 {
+		return 0
+	}
+	n := 0
+	kept := rep.Violations[:0]
+	for _, f := range rep.Violations {
+		if f.Slack > 0 {
+			if sp := stall.Overlaps(spans, f.Time.Add(-f.Slack), f.Time.Add(f.Slack)); len(sp) > 0 {
+				f.Why = fmt.Sprintf("%s (timing-inconclusive: %s)", f.Why, sp[0])
+				rep.Inconclusive = append(rep.Inconclusive, f)
+				for i := range rep.Rules {
+					if rep.Rules[i].ID == f.Rule {
+						rep.Rules[i].Violated--
+						rep.Rules[i].Inconclusive++
+					}
+				}
+				n++
+				continue
+			}
+		}
+		kept = append(kept, f)
+	}
+	rep.Violations = kept
+	return n
+}

@@ -1,0 +1,115 @@
+package check
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+
+	"github.com/homatest/homatest/pcap"
+	"github.com/homatest/homatest/spec"
+)
+
+// readPortViews reads the capture at path into one view per interface of
+// plan.ports (events in file order, frame numbers as in the file, packet
+// bytes copied); switch annotations are skipped.
+func readPortViews(path string, o pcap.ReaderOptions, plan capturePlan) (map[int][]spec.Event, pcap.Stats, error) {
+	r, err := pcap.OpenPath(path, o)
+	if err != nil {
+		return nil, pcap.Stats{}, pcap.OpenError(path, err)
+	}
+	defer r.Close()
+	views := map[int][]spec.Event{}
+	var evs []spec.Event
+	for {
+		f, err := r.Next()
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			return views, r.Stats(), fmt.Errorf("%s: capture damaged or cut short: %w", path, err)
+		}
+		if strings.HasPrefix(f.Comment, switchNotePrefix) {
+			continue
+		}
+		if _, ok := plan.ports[f.Interface]; !ok {
+			continue
+		}
+		evs = f.Events(evs[:0])
+		for _, e := range evs {
+			pcap.OwnEvent(&e)
+			views[f.Interface] = append(views[f.Interface], e)
+		}
+	}
+	st := r.Stats()
+	if st.Homa == 0 {
+		return views, st, fmt.Errorf("%s: %w", path, pcap.ErrNoHoma)
+	}
+	return views, st, nil
+}
+
+// mergeHostReports folds the host views of a multi-port capture into one
+// report: rule counts summed over the views, the violations and downgrades
+// each view charges to its own host, the inconclusive findings at frames
+// its host sent.
+func mergeHostReports(hrs []spec.HostReport) *spec.Report {
+	out := &spec.Report{CapturePoint: "ports", Violations: []spec.Finding{}}
+	byRule := map[string]int{}
+	downs := map[[2]string]*spec.DowngradeCount{}
+	for _, hr := range hrs {
+		rep := hr.Report
+		out.Profile, out.Params = rep.Profile, rep.Params
+		out.Events += rep.Events
+		out.RPCs = max(out.RPCs, rep.RPCs)
+		for _, rr := range rep.Rules {
+			i, ok := byRule[rr.ID]
+			if !ok {
+				i = len(out.Rules)
+				byRule[rr.ID] = i
+				out.Rules = append(out.Rules, spec.RuleResult{ID: rr.ID, Level: rr.Level, Rule: rr.Rule})
+			}
+			r := &out.Rules[i]
+			r.Checked += rr.Checked
+			r.Passed += rr.Passed
+			r.Inconclusive += rr.Inconclusive
+			r.MaxSlack = max(r.MaxSlack, rr.MaxSlack)
+		}
+		out.Violations = append(out.Violations, hr.Violations...)
+		for _, v := range hr.Violations {
+			out.Rules[byRule[v.Rule]].Violated++
+		}
+		for _, f := range rep.Inconclusive {
+			if f.ChargedTo == hr.Host {
+				out.Inconclusive = append(out.Inconclusive, f)
+			}
+		}
+		for _, d := range rep.Downgrades {
+			k := [2]string{d.Rule, string(d.Cause)}
+			if c := downs[k]; c != nil {
+				c.Count += d.Count
+				c.Frame = min(c.Frame, d.Frame)
+			} else {
+				dc := d
+				downs[k] = &dc
+			}
+		}
+	}
+	// Each packet is in two views (its sender's and its receiver's): the
+	// counts are the views' passes and inconclusive findings, and the
+	// violations each view charges to its own host.
+	for i := range out.Rules {
+		r := &out.Rules[i]
+		r.Checked = r.Passed + r.Inconclusive + r.Violated
+	}
+	for _, d := range downs {
+		out.Downgrades = append(out.Downgrades, *d)
+	}
+	sort.Slice(out.Downgrades, func(i, j int) bool {
+		a, b := out.Downgrades[i], out.Downgrades[j]
+		return a.Rule < b.Rule || a.Rule == b.Rule && a.Cause < b.Cause
+	})
+	sort.SliceStable(out.Violations, func(i, j int) bool { return out.Violations[i].Frame < out.Violations[j].Frame })
+	sort.SliceStable(out.Inconclusive, func(i, j int) bool { return out.Inconclusive[i].Frame < out.Inconclusive[j].Frame })
+	return out
+}

@@ -1,0 +1,191 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/homatest/homatest/check"
+	"github.com/homatest/homatest/conformance"
+	"github.com/homatest/homatest/spec"
+)
+
+// rpcString renders k as " rpc ID (CLIENT > SERVER)", or "" for nil.
+func rpcString(k *spec.RPCKey) string {
+	if k == nil {
+		return ""
+	}
+	return fmt.Sprintf(" rpc %d (%v > %v)", k.ClientID, k.Client, k.Server)
+}
+
+// writeCheckText writes check's text report: per file its capture point,
+// sidecars, host views, inferred parameters, violations (those charged to
+// a tester marked), the table per rule, the downgrades and the verdict.
+func writeCheckText(w io.Writer, reports []check.FileReport) error {
+	ew := &errWriter{w: w}
+	for _, fr := range reports {
+		if fr.Error != "" {
+			fmt.Fprintf(ew, "== %s: ERROR: %s\n\n", fr.File, fr.Error)
+			continue
+		}
+		rep := fr.Report
+		fmt.Fprintf(ew, "== %s (profile %s): %d Homa packets, %d RPCs\n", fr.File, rep.Profile, fr.Stats.Homa, rep.RPCs)
+		fmt.Fprintf(ew, "capture point: %s (%s)\n", fr.CapturePoint, fr.CapturePointWhy)
+		if fr.ParamsFile != "" {
+			fmt.Fprintf(ew, "parameters: the run's, from %s (--param overrides them)\n", fr.ParamsFile)
+		}
+		if fr.StallExcused > 0 {
+			fmt.Fprintf(ew, "stalls: %d timing findings fall in a stall the run measured (%s): inconclusive, as the run judged them\n", fr.StallExcused, fr.StallsFile)
+		}
+		for _, h := range fr.Hosts {
+			fmt.Fprintf(ew, "  host %s (interface %s): %d violations charged", h.Host, h.Interface, h.Violations)
+			if h.Excused > 0 {
+				fmt.Fprintf(ew, ", %d timing findings excused (reaction)", h.Excused)
+			}
+			fmt.Fprintln(ew)
+		}
+		if len(fr.NotApplicable) > 0 {
+			fmt.Fprintf(ew, "note: %d selected rules do not apply to profile %s: %s\n", len(fr.NotApplicable), rep.Profile, strings.Join(fr.NotApplicable, ", "))
+		}
+		if len(fr.Inferred) > 0 {
+			writeInferred(ew, fr.Inferred)
+		}
+		for _, v := range rep.Violations {
+			tol := ""
+			if v.Slack > 0 {
+				tol = fmt.Sprintf(" [tolerance %v]", v.Slack)
+			}
+			frames := ""
+			if len(v.Frames) > 0 {
+				frames = fmt.Sprintf(" (see frames %s)", intsString(v.Frames))
+			}
+			kind := string(v.Level.String())
+			if v.Level == spec.Should {
+				kind = "SHOULD (warning)"
+			}
+			who := ""
+			if v.ChargedTo.IsValid() {
+				who = " [" + v.ChargedTo.String() + "]"
+			}
+			switch {
+			case fr.TesterCharged(&v) && check.Deliberate(&v):
+				kind += " (expected: the tester broke it on purpose)"
+			case fr.TesterCharged(&v):
+				kind += " (charged to the tester)"
+			}
+			fmt.Fprintf(ew, "%s %s frame %d%s%s: %s%s%s\n", v.Rule, kind, v.Frame, rpcString(v.RPC), who, v.Why, frames, tol)
+			if v.Hint != "" {
+				fmt.Fprintf(ew, "    hint: %s\n", v.Hint)
+			}
+		}
+		fmt.Fprintf(ew, "\n%-18s %-6s %8s %8s %8s %12s %10s\n", "RULE", "LEVEL", "CHECKED", "PASSED", "VIOLATED", "INCONCLUSIVE", "TOLERANCE")
+		var inc, exercised int
+		for _, rr := range rep.Rules {
+			tol := "-"
+			if rr.MaxSlack > 0 {
+				tol = rr.MaxSlack.Round(time.Microsecond).String()
+			}
+			fmt.Fprintf(ew, "%-18s %-6s %8d %8d %8d %12d %10s\n", rr.ID, rr.Level, rr.Checked, rr.Passed, rr.Violated, rr.Inconclusive, tol)
+			inc += rr.Inconclusive
+			if rr.Checked > 0 {
+				exercised++
+			}
+		}
+		if n := rep.Downgraded(); n > 0 {
+			fmt.Fprintf(ew, "\n%d findings downgraded to inconclusive by what the capture shows between the capture point and a host:\n", n)
+			for _, d := range rep.Downgrades {
+				fmt.Fprintf(ew, "  %-18s %-30s %5d (first at frame %d)\n", d.Rule, d.Cause, d.Count, d.Frame)
+			}
+		}
+		verdict := map[string]string{"pass": "PASS", "warn": "PASS with warnings", "fail": "FAIL"}[fr.Verdict]
+		expected := ""
+		if fr.Expected > 0 {
+			expected = fmt.Sprintf(", %d charged to the tester (at packets it sent)", fr.Expected)
+		}
+		fmt.Fprintf(ew, "%s: %d MUST and %d SHOULD violations%s, %d inconclusive (%d downgraded); %d rules, %d exercised by this capture\n\n",
+			verdict, fr.Must, fr.Should, expected, inc, rep.Downgraded(), len(rep.Rules), exercised)
+	}
+	return ew.err
+}
+
+// writeInferred prints the inferred parameters next to the profile's.
+func writeInferred(w io.Writer, inf []check.InferredParam) {
+	fmt.Fprintf(w, "parameters the capture implies (the --param to pass where they differ):\n")
+	for _, x := range inf {
+		v := x.Value
+		if x.AtLeast {
+			v = "≥ " + v
+		}
+		mark := " "
+		if x.Differs {
+			mark = "*"
+		}
+		fmt.Fprintf(w, " %s %-18s %-34s profile %-30s %s\n", mark, x.Name, v, x.Profile, x.Evidence)
+	}
+}
+
+func intsString(a []int) string {
+	s := make([]string, len(a))
+	for i, x := range a {
+		s[i] = fmt.Sprint(x)
+	}
+	return strings.Join(s, ",")
+}
+
+// writeJUnit writes the reports as JUnit XML (conformance.WriteJUnit), as
+// read by CI systems: one test suite per file, one test case per rule; a
+// violated rule is a failure listing its violations.
+func writeJUnit(w io.Writer, reports []check.FileReport, strict bool) error {
+	var js conformance.JUnitSuites
+	for _, fr := range reports {
+		s := conformance.JUnitSuite{Name: "homatest check " + fr.File}
+		if fr.Error != "" {
+			s.Tests, s.Failures = 1, 1
+			s.TestCases = []conformance.JUnitCase{{Name: "capture", Classname: "homa.capture",
+				Failure: &conformance.JUnitFailure{Message: fr.Error, Type: "error", Description: fr.Error}}}
+			js.TestSuites = append(js.TestSuites, s)
+			continue
+		}
+		byRule := map[string][]string{}
+		counted := map[string]int{}
+		for _, v := range fr.Report.Violations {
+			line := fmt.Sprintf("frame %d%s: %s", v.Frame, rpcString(v.RPC), v.Why)
+			if fr.TesterCharged(&v) {
+				line += " (charged to the tester"
+				if v.Note != "" {
+					line += ": " + v.Note
+				}
+				line += ")"
+			} else {
+				counted[v.Rule]++
+			}
+			byRule[v.Rule] = append(byRule[v.Rule], line)
+		}
+		for _, rr := range fr.Report.Rules {
+			c := conformance.JUnitCase{Name: rr.ID, Status: "passed", Classname: "homa." + strings.ToLower(strings.Split(rr.ID, "-")[1]),
+				SystemOut: fmt.Sprintf("checked %d, passed %d, violated %d, inconclusive %d", rr.Checked, rr.Passed, rr.Violated, rr.Inconclusive)}
+			warn := rr.Level == spec.Should && !strict
+			switch {
+			case counted[rr.ID] > 0 && warn:
+				// A SHOULD violation is a warning: reported, not failed.
+				c.SystemOut += "\nWARNING: " + fmt.Sprintf("%d violations of SHOULD rule %s", rr.Violated, rr.ID) + "\n" + strings.Join(byRule[rr.ID], "\n")
+			case counted[rr.ID] > 0:
+				c.Failure = &conformance.JUnitFailure{Message: fmt.Sprintf("%d violations of %s rule %s", rr.Violated, rr.Level, rr.ID),
+					Type: rr.Level.String(), Description: strings.Join(byRule[rr.ID], "\n")}
+				c.Status = "failed"
+				s.Failures++
+			case len(byRule[rr.ID]) > 0:
+				c.SystemOut += "\n" + strings.Join(byRule[rr.ID], "\n")
+			case rr.Checked == 0:
+				c.Skipped = &conformance.JUnitSkipped{Message: "not exercised by this capture"}
+				c.Status = "skipped"
+				s.Skipped++
+			}
+			s.TestCases = append(s.TestCases, c)
+			s.Tests++
+		}
+		js.TestSuites = append(js.TestSuites, s)
+	}
+	return conformance.WriteJUnit(w, js)
+}

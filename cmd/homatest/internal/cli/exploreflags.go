@@ -1,0 +1,70 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/homatest/homatest/agent"
+	"github.com/homatest/homatest/spec"
+)
+
+// validate checks the flags before anything runs.
+func (o *exploreOpts) validate() error {
+	if o.env == "auto" {
+		o.env = "sim"
+		if o.impl != "ref" {
+			o.env = "ns"
+		}
+	}
+	if _, err := agent.ResolveManifest(o.impl); err != nil {
+		return err
+	}
+	switch {
+	case o.env != "sim" && o.env != "ns":
+		return fmt.Errorf("--env %q: want sim, ns or auto", o.env)
+	case o.env == "sim" && o.impl != "ref":
+		return fmt.Errorf("--impl %s needs --env ns (the simulator runs only the built-in reference implementation)", o.impl)
+	case o.env == "ns" && os.Geteuid() != 0:
+		return errors.New("--env ns builds network namespaces and needs root: run with sudo, or use --env sim")
+	case o.budget <= 0 && o.replay == "":
+		return fmt.Errorf("--budget %v: want a positive duration such as 60s", o.budget)
+	case o.maxCases < 0:
+		return fmt.Errorf("--max-cases %d: want 0 or more", o.maxCases)
+	case o.shrinkRuns < 0:
+		return fmt.Errorf("--shrink-runs %d: want 0 or more", o.shrinkRuns)
+	case o.fault != "" && o.impl != "ref":
+		return errors.New("--fault needs --impl ref: the fault knobs belong to the reference implementation")
+	}
+	if o.fault != "" && !knownFault(o.fault) {
+		return fmt.Errorf("--fault %q: no such fault knob (homatest faults lists them)", o.fault)
+	}
+	if err := checkOutputFile("--junit", o.junit); err != nil {
+		return err
+	}
+	switch o.level {
+	case "must":
+		o.lvl = spec.Must
+	case "should":
+		o.lvl = spec.Should
+	default:
+		return fmt.Errorf("--level %q: want must or should", o.level)
+	}
+	par, err := parseParams(o.params)
+	if err != nil {
+		return err
+	}
+	if _, err := agent.RefParams(par); err != nil && o.impl == "ref" {
+		return fmt.Errorf("--param: %s", strings.TrimPrefix(err.Error(), "params: "))
+	}
+	o.par = par
+	if o.rules != "" {
+		sel, err := spec.Select(spec.Rules(), o.rules, 0, "")
+		if err != nil {
+			return fmt.Errorf("--rules: %v", err)
+		}
+		o.sel = sel
+	}
+	return nil
+}

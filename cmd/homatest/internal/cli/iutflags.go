@@ -1,0 +1,61 @@
+package cli
+
+import (
+	"fmt"
+	"maps"
+	"strconv"
+	"strings"
+
+	"github.com/homatest/homatest/agent"
+	"github.com/homatest/homatest/conformance"
+	"github.com/homatest/homatest/homa"
+)
+
+// knownFault reports whether name is one of the reference
+// implementation's fault knobs (homa.LookupFault).
+func knownFault(name string) bool {
+	_, ok := homa.LookupFault(name)
+	return ok
+}
+
+// nsEnvConfig is the namespace environment of IUT manifest m with faults
+// and extra parameter overrides (--param) over the manifest's own
+// (agent.Manifest.HelloParams applies them in hello).
+func nsEnvConfig(m *agent.Manifest, faults []string, extra agent.Params, artifacts string) conformance.NSEnvConfig {
+	mm := *m
+	mm.Params = maps.Clone(m.Params)
+	if mm.Params == nil {
+		mm.Params = map[string]any{}
+	}
+	for k, v := range extra {
+		mm.Params[k] = v
+	}
+	return conformance.NSEnvConfig{Manifest: &mm, Faults: faults, Artifacts: artifacts}
+}
+
+// parseParams parses --param NAME=VALUE overrides for an agent's hello:
+// an integer, or comma-separated integers (unsched_cutoffs). Errors name
+// the flag and the fix.
+func parseParams(list []string) (agent.Params, error) {
+	p := agent.Params{}
+	for _, kv := range list {
+		name, val, ok := strings.Cut(kv, "=")
+		if !ok || name == "" {
+			return nil, fmt.Errorf("--param %q: want NAME=VALUE, e.g. unsched_bytes=12000", kv)
+		}
+		var ints []int64
+		for _, f := range strings.Split(val, ",") {
+			v, err := strconv.ParseInt(strings.TrimSpace(f), 10, 64)
+			if err != nil {
+				return nil, fmt.Errorf("--param %q: %q is not an integer", kv, f)
+			}
+			ints = append(ints, v)
+		}
+		if len(ints) == 1 {
+			p[name] = ints[0]
+		} else {
+			p[name] = ints
+		}
+	}
+	return p, nil
+}

@@ -1,0 +1,155 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/homatest/homatest/netem"
+)
+
+// linkFlags are the LinkConfig flags of "netem set".
+type linkFlags struct {
+	cfg             netem.LinkConfig
+	rate, loss, ge  string
+	dryRun          bool
+	reorder         float64
+	reorderGap      int
+	jitterDist      string
+	priorityMapping string
+	plan            string
+}
+
+func (l *linkFlags) register(fs *pflag.FlagSet) {
+	fs.StringVar(&l.rate, "rate", "", "link `RATE` in bit/s, e.g. 100mbit, 1gbit, 10Mbit/s (empty = unlimited)")
+	fs.IntVar(&l.cfg.BufferBytes, "buffer", 0, "egress buffer in `BYTES` of each priority queue, a bfifo (0 = the kernel's default: a pfifo of the interface's txqueuelen packets, 1000 on veth)")
+	fs.IntVar(&l.cfg.Priorities, "priorities", 0, "number of strict-priority queues 1..8 (0 = 8)")
+	fs.StringVar(&l.priorityMapping, "priority-map", "", "how 8 priorities fold into fewer queues: clamp (HomaModule num_priorities) or scale")
+	fs.DurationVar(&l.cfg.Delay, "delay", 0, "one-way delay, e.g. 1ms")
+	fs.DurationVar(&l.cfg.Jitter, "jitter", 0, "delay jitter, e.g. 100us")
+	fs.StringVar(&l.jitterDist, "jitter-dist", "", "jitter distribution: uniform or normal")
+	fs.StringVar(&l.loss, "loss", "", "random loss `PROB` 0..1, e.g. 0.01")
+	fs.StringVar(&l.ge, "loss-ge", "", "Gilbert-Elliott loss `P,R[,BAD[,GOOD]]`: move to bad with P, back with R, lose BAD (default 1) in bad and GOOD (default 0) in good")
+	fs.Float64Var(&l.cfg.Duplicate, "duplicate", 0, "duplication probability 0..1")
+	fs.Float64Var(&l.reorder, "reorder", 0, "reordering probability 0..1 (with --reorder-gap)")
+	fs.IntVar(&l.reorderGap, "reorder-gap", 0, "frames that overtake a reordered one")
+	fs.Float64Var(&l.cfg.Corrupt, "corrupt", 0, "corruption probability 0..1")
+	fs.IntVar(&l.cfg.MTU, "mtu", 0, "largest IP packet in bytes (0 = no limit)")
+	fs.StringVar(&l.plan, "plan", "", "fault plan YAML `FILE` (rules: match/action, as in a scenario's plan section) applied as nftables rules on the egress")
+	fs.BoolVar(&l.dryRun, "check", false, "only report what this kernel cannot provide; change nothing")
+}
+
+// config turns the flags into a validated LinkConfig.
+func (l *linkFlags) config() (netem.LinkConfig, error) {
+	c := l.cfg
+	c.JitterDist, c.PriorityMap = l.jitterDist, l.priorityMapping
+	c.Reorder = netem.ReorderConfig{Probability: l.reorder, Gap: l.reorderGap}
+	if l.rate != "" {
+		r, err := netem.ParseRate(l.rate)
+		if err != nil {
+			return c, err
+		}
+		c.Rate = r
+	}
+	if l.loss != "" && l.ge != "" {
+		return c, errors.New("--loss and --loss-ge: pick one loss model")
+	}
+	if l.loss != "" {
+		p, err := strconv.ParseFloat(l.loss, 64)
+		if err != nil {
+			return c, fmt.Errorf("--loss %q: want a probability such as 0.01", l.loss)
+		}
+		c.Loss = netem.LossConfig{Model: "random", Probability: p}
+	}
+	if l.ge != "" {
+		parts := strings.Split(l.ge, ",")
+		v := []float64{0, 0, 1, 0}
+		if len(parts) < 2 || len(parts) > 4 {
+			return c, fmt.Errorf("--loss-ge %q: want P,R[,BAD[,GOOD]], e.g. 0.01,0.3", l.ge)
+		}
+		for i, s := range parts {
+			f, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
+			if err != nil {
+				return c, fmt.Errorf("--loss-ge %q: %q is not a number", l.ge, s)
+			}
+			v[i] = f
+		}
+		c.Loss = netem.LossConfig{Model: "gilbert-elliott", P: v[0], R: v[1], LossBad: v[2], LossGood: v[3]}
+	}
+	return c, c.Validate()
+}
+
+func newNetemSetCmd() *cobra.Command {
+	var t netemTarget
+	var l linkFlags
+	cmd := &cobra.Command{
+		Use:   "set --dev IFACE [--netns NAME] [link flags]",
+		Short: "Emulate a link on an interface's egress (replaces what was there)",
+		Example: `  # 100 Mbit/s with 8 strict-priority queues on the switch port of host h1
+  homatest netem set --netns sw --dev sw-h1 --rate 100mbit --priorities 8
+
+  # 4 queues as HomaModule with num_priorities=4 uses them, 1% random loss
+  homatest netem set --netns sw --dev sw-h1 --rate 1gbit --priorities 4 --loss 0.01
+
+  # Drop the 2nd GRANT of the RPC whose client id is 100 (plan.yaml:
+  #   rules: [{match: {type: GRANT, id: 100, nth: 2}, action: drop}])
+  homatest netem set --netns sw --dev sw-h1 --rate 100mbit --plan plan.yaml
+
+  # What would this kernel lack for 1 ms delay and 1% loss? (changes nothing)
+  homatest netem set --netns sw --dev sw-h1 --delay 1ms --loss 0.01 --check`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, err := l.config()
+			if err != nil {
+				return usageErr(err)
+			}
+			ns, err := t.open()
+			if err != nil {
+				return err
+			}
+			defer ns.Close()
+			missing, err := netem.Detect(cfg)
+			if err != nil {
+				return usageErr(err)
+			}
+			var plan *netem.Plan
+			if l.plan != "" {
+				data, err := os.ReadFile(l.plan)
+				if err != nil {
+					return usageErr(fmt.Errorf("--plan: %v", err))
+				}
+				if plan, err = netem.ParsePlan(data); err != nil {
+					return usageErr(fmt.Errorf("--plan %s: %v", l.plan, err))
+				}
+				m, err := netem.DetectPlan(plan, t.dev)
+				if err != nil {
+					return usageErr(err)
+				}
+				missing = append(missing, m...)
+			}
+			if len(missing) > 0 {
+				return usageErr(tcOnlyFix(missing))
+			}
+			if l.dryRun {
+				fmt.Fprintln(cmd.OutOrStdout(), "this kernel provides every requested feature")
+				return nil
+			}
+			if err := netem.SetTC(ns, t.dev, cfg, plan); err != nil {
+				return usageErr(err)
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "%s: rate %v, %d priority queues; set: %s\n", t.dev, cfg.Rate, cfg.Queues(), strings.Join(cfg.Features(), ", "))
+			if plan != nil {
+				fmt.Fprintf(cmd.OutOrStdout(), "%s: fault plan of %d rules (nftables chain plan_%s)\n", t.dev, len(plan.Rules), t.dev)
+			}
+			return nil
+		},
+	}
+	t.flags(cmd.Flags())
+	l.register(cmd.Flags())
+	return cmd
+}

@@ -1,0 +1,40 @@
+package cli
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/homatest/homatest/harness"
+)
+
+// defaultRunDir is the run folder of a command run without --artifacts:
+// homatest-runs/<time>-<pid>, e.g. homatest-runs/20260101-120000-4242.
+func defaultRunDir() string {
+	return filepath.Join(harness.DefaultRunsDir, fmt.Sprintf("%s-%d", time.Now().Format("20060102-150405"), os.Getpid()))
+}
+
+// artifactsErr is the error of a run folder that cannot be created.
+func artifactsErr(err error) error {
+	return fmt.Errorf("--artifacts: %w (pass --artifacts DIR somewhere writable)", err)
+}
+
+// removeRunDir removes a defaulted run folder in which nothing ran, and
+// homatest-runs if that is then empty.
+func removeRunDir(dir string) {
+	os.RemoveAll(dir)
+	os.Remove(filepath.Dir(dir))
+}
+
+// agentOutput reports whether any agent wrote to its stderr log
+// (*.agent.stderr.log) under dir.
+func agentOutput(dir string) bool {
+	logs, _ := filepath.Glob(filepath.Join(dir, "*", "*.agent.stderr.log"))
+	for _, l := range logs {
+		if st, err := os.Stat(l); err == nil && st.Size() > 0 {
+			return true
+		}
+	}
+	return false
+}

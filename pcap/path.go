@@ -1,0 +1,158 @@
+package pcap
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"sync"
+
+	"github.com/homatest/homatest/spec"
+)
+
+// ErrNoHoma is returned for a readable capture without a single Homa packet.
+var ErrNoHoma = errors.New("no Homa packets found (IP protocol 146 or 253, or TCP with the hijack marks)")
+
+// stdinData holds standard input once read, so that "-" can be read twice
+// (profile detection, then checking); stdinMu guards it (check reads
+// files in parallel).
+var (
+	stdinData []byte
+	stdinMu   sync.Mutex
+)
+
+// stdin returns standard input, read into memory on first use.
+func stdin() ([]byte, error) {
+	stdinMu.Lock()
+	defer stdinMu.Unlock()
+	if stdinData == nil {
+		b, err := io.ReadAll(os.Stdin)
+		if err != nil {
+			return nil, fmt.Errorf("read standard input: %w", err)
+		}
+		stdinData = b
+	}
+	return stdinData, nil
+}
+
+// OpenPath opens the capture at path for reading; "-" is standard input,
+// read into memory on first use so that it can be read again. Errors are
+// Open's (OpenError renders them for a user).
+func OpenPath(path string, o ReaderOptions) (*Reader, error) {
+	if path != "-" {
+		return Open(path, o)
+	}
+	data, err := stdin()
+	if err != nil {
+		return nil, err
+	}
+	r, err := NewReader(bytes.NewReader(data), o)
+	if err != nil {
+		return nil, fmt.Errorf("standard input: %w", err)
+	}
+	return r, nil
+}
+
+// OpenRawPath opens the bytes of the capture at path as OpenPath reads
+// them ("-": standard input, as read so far).
+func OpenRawPath(path string) (io.ReadCloser, error) {
+	if path != "-" {
+		return os.Open(path)
+	}
+	data, err := stdin()
+	if err != nil {
+		return nil, err
+	}
+	return io.NopCloser(bytes.NewReader(data)), nil
+}
+
+// OpenError renders an Open failure of the capture name as one line that
+// says what to fix.
+func OpenError(name string, err error) error {
+	var pe *fs.PathError
+	switch {
+	case errors.As(err, &pe):
+		return fmt.Errorf("cannot open capture %s: %v", name, pe.Err)
+	case errors.Is(err, ErrFormat):
+		return fmt.Errorf("%v (want a pcap or pcapng capture, e.g. from tcpdump -w)", err)
+	default:
+		return fmt.Errorf("cannot read capture %s: %v", name, err)
+	}
+}
+
+// StreamPath reads the capture at path and calls fn for every spec event,
+// in capture order (o.IPv6PriorityShift as found by PrescanPath). It
+// returns the reader's stats and a read error (a damaged file), or
+// ErrNoHoma.
+func StreamPath(path string, o ReaderOptions, fn func(*spec.Event)) (Stats, error) {
+	r, err := OpenPath(path, o)
+	if err != nil {
+		return Stats{}, OpenError(path, err)
+	}
+	defer r.Close()
+	if err := r.EachEvent(fn); err != nil {
+		return r.Stats(), fmt.Errorf("%s: capture damaged or cut short: %w", path, err)
+	}
+	st := r.Stats()
+	if st.Homa == 0 {
+		return st, fmt.Errorf("%s: %w", path, ErrNoHoma)
+	}
+	return st, nil
+}
+
+// DetectPathShift returns the IPv6 priority shift of the capture at path
+// (0 if it cannot tell).
+func DetectPathShift(path string, o ReaderOptions) uint8 {
+	r, err := OpenPath(path, o)
+	if err != nil {
+		return 0
+	}
+	defer r.Close()
+	s, _ := DetectIPv6Shift(r) // a damaged file fails later with a better message
+	return s
+}
+
+// PrescanPath reads the first frames of the capture at path once
+// (DetectFormat) and returns the profile of the format they suggest
+// (spec.ProfileForWire) and the IPv6 priority shift (0 if it cannot
+// tell). A damaged file is not an error here; reading it for real
+// reports it.
+func PrescanPath(path string) (profile string, shift uint8, err error) {
+	r, err := OpenPath(path, ReaderOptions{})
+	if err != nil {
+		return "", 0, OpenError(path, err)
+	}
+	defer r.Close()
+	v, shift := DetectFormat(r)
+	return spec.ProfileForWire(v), shift, nil
+}
+
+// SentView returns the reader options that read each packet of the
+// capture at path once: for a pcapng holding both directions of switch
+// ports (epb_flags, as homatest run and scenario run write capture.pcapng),
+// only the inbound frames (each packet as its host sent it: what
+// sent.pcapng holds); o unchanged otherwise. The bool reports whether it
+// filtered.
+func SentView(path string, o ReaderOptions) (ReaderOptions, bool) {
+	r, err := OpenPath(path, ReaderOptions{})
+	if err != nil {
+		return o, false
+	}
+	defer r.Close()
+	in, out := false, false
+	for !(in && out) {
+		f, err := r.Next()
+		if err != nil || f.Number > DetectFrames {
+			break
+		}
+		in = in || f.Direction == DirInbound
+		out = out || f.Direction == DirOutbound
+	}
+	if in && out {
+		o.Direction = DirInbound
+		return o, true
+	}
+	return o, false
+}

@@ -1,0 +1,114 @@
+package pcap
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/homatest/homatest/spec/wire"
+)
+
+// Summary renders s as one line about the capture name (homatest decode's
+// summary): frames, Homa packets by type, decode errors, other frames by
+// kind, GSO frames split, frames the snap length cut, IP length and wire
+// version mismatches, and where stopped (the error that ended the read
+// early, if any) ended it.
+func (s *Stats) Summary(name string, stopped error) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s: %s, %d Homa:", name, count(s.Frames, "frame", "frames"), s.Homa)
+	for i, t := range wire.AllTypes {
+		if i > 0 {
+			b.WriteString(",")
+		}
+		fmt.Fprintf(&b, " %s %d", t, s.Count(t))
+		if t == wire.TypeData {
+			fmt.Fprintf(&b, " (retransmit %d)", s.Retransmits)
+		}
+	}
+	fmt.Fprintf(&b, "; %s; %d other", count(s.DecodeErrors, "decode error", "decode errors"), s.NonHoma())
+	if len(s.Other) > 0 {
+		keys := make([]string, 0, len(s.Other))
+		for k := range s.Other {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		parts := make([]string, len(keys))
+		for i, k := range keys {
+			parts[i] = fmt.Sprintf("%s %d", k, s.Other[k])
+		}
+		fmt.Fprintf(&b, " (%s)", strings.Join(parts, ", "))
+	}
+	if s.GSOFrames > 0 {
+		fmt.Fprintf(&b, "; %s split into %d segments", count(s.GSOFrames, "GSO frame", "GSO frames"), s.Segments)
+	}
+	if s.Truncated > 0 {
+		fmt.Fprintf(&b, "; %s cut by the snap length", count(s.Truncated, "Homa frame", "Homa frames"))
+	}
+	if s.IPLengthMismatch > 0 {
+		fmt.Fprintf(&b, "; %s with an IP length longer than the frame", count(s.IPLengthMismatch, "Homa frame", "Homa frames"))
+	}
+	if s.VersionMismatch > 0 {
+		fmt.Fprintf(&b, "; WARNING: %s decoded with a --wire version whose IP protocol differs from the packet's", count(s.VersionMismatch, "packet", "packets"))
+	}
+	if stopped != nil {
+		fmt.Fprintf(&b, "; STOPPED after frame %d: %v", s.Frames, stopped)
+	}
+	return b.String()
+}
+
+// count renders n with the noun's singular or plural.
+func count(n int, one, many string) string {
+	if n == 1 {
+		return fmt.Sprintf("%d %s", n, one)
+	}
+	return fmt.Sprintf("%d %s", n, many)
+}
+
+// JSONSummary is one capture's counts as homatest decode -o json prints
+// them ({"summary": ...}). Fields are in the order of their JSON names.
+type JSONSummary struct {
+	DecodeErrors int `json:"decode_errors"`
+	// Error is the error that ended the read early (a damaged or cut
+	// capture), if any.
+	Error            string         `json:"error,omitempty"`
+	File             string         `json:"file"`
+	Frames           int            `json:"frames"`
+	GSOFrames        int            `json:"gso_frames"`
+	Homa             int            `json:"homa"`
+	IPLengthMismatch int            `json:"ip_length_mismatch"`
+	Other            map[string]int `json:"other"`
+	OtherTotal       int            `json:"other_total"`
+	Retransmits      int            `json:"retransmits"`
+	// RPCPackets counts the packets of the RPC a caller selected (decode
+	// --rpc); nil when none was.
+	RPCPackets *int `json:"rpc_packets,omitempty"`
+	Segments   int  `json:"segments"`
+	Truncated  int  `json:"truncated"`
+	// Types counts Homa frames by packet type name, every type present.
+	Types           map[string]int `json:"types"`
+	VersionMismatch int            `json:"version_mismatch"`
+}
+
+// JSONSummary returns s as the summary of capture name; stopped is the
+// error that ended the read early, if any.
+func (s *Stats) JSONSummary(name string, stopped error) JSONSummary {
+	types := map[string]int{}
+	for _, t := range wire.AllTypes {
+		types[t.String()] = s.Count(t)
+	}
+	other := s.Other
+	if other == nil {
+		other = map[string]int{}
+	}
+	j := JSONSummary{
+		File: name, Frames: s.Frames, Homa: s.Homa, Types: types,
+		Retransmits: s.Retransmits, DecodeErrors: s.DecodeErrors,
+		Truncated: s.Truncated, Segments: s.Segments, GSOFrames: s.GSOFrames,
+		IPLengthMismatch: s.IPLengthMismatch, VersionMismatch: s.VersionMismatch,
+		Other: other, OtherTotal: s.NonHoma(),
+	}
+	if stopped != nil {
+		j.Error = stopped.Error()
+	}
+	return j
+}
