@@ -511,9 +511,18 @@ func (c *Checker) feed(e *Event, learn bool) {
 // are missed, matching ones pass, excused ones close; then e may open
 // one.
 func (c *Checker) within(i int, st *ruleState, p *Within, e *Event, icmp bool) {
-	if len(st.open) == 0 && icmp {
+	if len(st.open) > 0 {
+		c.judgeOpen(i, st, p, e, icmp)
+	}
+	if icmp || e.Err != nil || len(p.TriggerTypes) > 0 && !typeIn(e.Type(), p.TriggerTypes) {
 		return
 	}
+	c.trigger(i, st, p, e)
+}
+
+// judgeOpen judges rule i's open obligations at e: those past their
+// deadline are missed, matching ones pass, excused ones close.
+func (c *Checker) judgeOpen(i int, st *ruleState, p *Within, e *Event, icmp bool) {
 	bound := p.Bound(c.p)
 	for k, o := range st.open {
 		age := c.elapsed - o.at
@@ -550,9 +559,11 @@ func (c *Checker) within(i int, st *ruleState, p *Within, e *Event, icmp bool) {
 			}
 		}
 	}
-	if icmp {
-		return
-	}
+}
+
+// trigger asks Within rule i's Trigger about e and opens the obligation it
+// gives, if any.
+func (c *Checker) trigger(i int, st *ruleState, p *Within, e *Event) {
 	if o, ok := p.Trigger(&c.ctx, e); ok {
 		if !o.From.IsValid() {
 			o.From = e.Src

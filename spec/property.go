@@ -184,9 +184,16 @@ type Obligation struct {
 // later is too late); if the capture ends first, or the obligation's
 // Excuse applies, it is inconclusive. Time is
 // the capture time elapsed, counting only forward steps of the timestamps.
+//
+// TriggerTypes, when set, lists the packet types Trigger can open an
+// obligation at: the Checker asks Trigger only about events of those
+// types (open obligations still see every event). It is a pre-filter for
+// speed, so it must be a superset of what Trigger accepts; empty means
+// every type.
 type Within struct {
-	Trigger func(c *Ctx, e *Event) (Obligation, bool)
-	Bound   func(p *Params) time.Duration
+	TriggerTypes []wire.PacketType
+	Trigger      func(c *Ctx, e *Event) (Obligation, bool)
+	Bound        func(p *Params) time.Duration
 }
 
 func (Within) form() string { return "within" }
@@ -219,6 +226,18 @@ type AtMost struct {
 }
 
 func (AtMost) form() string { return "at-most" }
+
+// controlTypes lists every packet type but DATA: the Types of an Each
+// rule about control packets, so that the Checker does not call it for
+// DATA.
+var controlTypes = func() (ts []wire.PacketType) {
+	for t := wire.MinType; t <= wire.MaxType; t++ {
+		if t.IsControl() {
+			ts = append(ts, t)
+		}
+	}
+	return ts
+}()
 
 func typeIn(t wire.PacketType, ts []wire.PacketType) bool {
 	if len(ts) == 0 {

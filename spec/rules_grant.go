@@ -263,6 +263,7 @@ func grantRules() []*Rule {
 			Profiles:  []string{"linux", "linux-2024"},
 			Capture:   "inconclusive while the receiver grants max_overcommit other messages (linux_6.1.38: or another message from the same sender, max_rpcs_per_peer 1) or has max_incoming granted and not received, after its buffer-wakeup RESEND (no buffer space, GRANT-10) and after RPC_UNKNOWN, and where the capture shows loss toward the receiver after the capture point; a RESEND beyond U from the receiver counts as a GRANT lost before the capture point",
 			Property: Within{
+				TriggerTypes: []wire.PacketType{wire.TypeData},
 				Trigger: func(c *Ctx, e *Event) (Obligation, bool) {
 					if e.Type() != wire.TypeData {
 						return Obligation{}, false

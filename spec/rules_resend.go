@@ -125,6 +125,7 @@ func resendRules() []*Rule {
 			Source:    "HomaModule homa_incoming.c homa_resend_pkt (every path sends DATA, BUSY or RPC_UNKNOWN), homa_dispatch_pkts (ICMP for a port without a socket)",
 			Capture:   "inconclusive where the capture shows loss toward the answerer after the capture point or from it before (the RESEND or its answer may be the lost packet)",
 			Property: Within{
+				TriggerTypes: []wire.PacketType{wire.TypeResend},
 				Trigger: func(c *Ctx, e *Event) (Obligation, bool) {
 					if e.Type() != wire.TypeResend {
 						return Obligation{}, false
@@ -252,6 +253,7 @@ func resendRules() []*Rule {
 			Source:    "HomaModule homa_incoming.c homa_rpc_unknown_pkt (client restart)",
 			Capture:   "applies while the client is still sending its request (no response DATA seen)",
 			Property: Within{
+				TriggerTypes: []wire.PacketType{wire.TypeRPCUnknown},
 				Trigger: func(c *Ctx, e *Event) (Obligation, bool) {
 					if e.Type() != wire.TypeRPCUnknown || e.FromClient() {
 						return Obligation{}, false

@@ -180,6 +180,7 @@ func resendRules2() []*Rule {
 			Profiles:  []string{"linux"},
 			Capture:   "inconclusive where the capture shows loss toward the sender after the capture point or from it before",
 			Property: Within{
+				TriggerTypes: []wire.PacketType{wire.TypeResend},
 				Trigger: func(c *Ctx, e *Event) (Obligation, bool) {
 					if e.Type() != wire.TypeResend {
 						return Obligation{}, false
