@@ -223,7 +223,13 @@ func (c *compiled) mayApply(cls int) bool {
 	case formWithin:
 		return cls != classMalformed
 	default:
-		return cls != classMalformed && (cls != classICMP || c.after.ICMP)
+		switch {
+		case cls == classMalformed || cls == classICMP && !c.after.ICMP:
+			return false
+		case cls == classICMP:
+			return true
+		}
+		return typed(c.after.ATypes) || typed(c.after.BTypes)
 	}
 }
 
@@ -479,7 +485,9 @@ func (c *Checker) feed(e *Event, learn bool) {
 			if e.Err != nil || icmp && !p.ICMP {
 				continue
 			}
-			if kb, ok := p.B(&c.ctx, e); ok {
+			if len(p.BTypes) > 0 && !typeIn(e.Type(), p.BTypes) {
+				// B cannot apply (pre-filter)
+			} else if kb, ok := p.B(&c.ctx, e); ok {
 				ta, seen := st.seenA[kb]
 				switch {
 				case !seen:
@@ -490,6 +498,9 @@ func (c *Checker) feed(e *Event, learn bool) {
 				default:
 					st.pass(0)
 				}
+			}
+			if len(p.ATypes) > 0 && !typeIn(e.Type(), p.ATypes) {
+				continue // A cannot apply (pre-filter)
 			}
 			if ka, ok := p.A(&c.ctx, e); ok {
 				if _, had := st.seenA[ka]; !had {

@@ -205,13 +205,20 @@ func (Within) form() string { return "within" }
 // such A. A triggers older than IdleEvictAfter of capture time are
 // forgotten, like idle RPCs. Keys name one side of one RPC (a value, not
 // an interface, so that a key costs no allocation per packet).
+//
+// ATypes and BTypes, when set, list the packet types A and B can return a
+// key for: the Checker asks them only about events of those types (an
+// ICMP event's type is 0, so a rule with ICMP set leaves them empty). Like
+// Within.TriggerTypes they are pre-filters for speed and must be
+// supersets of what A and B accept; empty means every event.
 type After struct {
 	// ICMP makes A and B see ICMP events (Event.ICMP set) too.
-	ICMP    bool
-	A       func(c *Ctx, e *Event) (rpcMsgKey, bool)
-	B       func(c *Ctx, e *Event) (rpcMsgKey, bool)
-	Bound   func(p *Params) time.Duration
-	Missing string
+	ICMP           bool
+	ATypes, BTypes []wire.PacketType
+	A              func(c *Ctx, e *Event) (rpcMsgKey, bool)
+	B              func(c *Ctx, e *Event) (rpcMsgKey, bool)
+	Bound          func(p *Params) time.Duration
+	Missing        string
 }
 
 func (After) form() string { return "after" }

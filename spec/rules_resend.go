@@ -154,6 +154,8 @@ func resendRules() []*Rule {
 			Statement: "DATA marked retransmit=1 is sent only after the receiver asked for it with RESEND, or after RPC_UNKNOWN told a client to restart.",
 			Source:    "HomaModule homa_outgoing.c homa_resend_data; homa_incoming.c homa_rpc_unknown_pkt",
 			Property: After{
+				ATypes: []wire.PacketType{wire.TypeResend, wire.TypeRPCUnknown, wire.TypeGrant},
+				BTypes: []wire.PacketType{wire.TypeData},
 				// A keys the message whose sender may now retransmit.
 				A: func(c *Ctx, e *Event) (rpcMsgKey, bool) {
 					switch e.Type() {
@@ -230,6 +232,7 @@ func resendRules() []*Rule {
 			Statement: "RPC_UNKNOWN is sent only in answer to a packet (a RESEND, usually) for an RPC the sender does not know.",
 			Source:    "HomaModule homa_incoming.c homa_dispatch_pkts, homa_resend_pkt",
 			Property: After{
+				BTypes: []wire.PacketType{wire.TypeRPCUnknown},
 				// Keys name the side that may answer: the packet's recipient.
 				A: func(c *Ctx, e *Event) (rpcMsgKey, bool) {
 					if e.Type() == wire.TypeCutoffs || e.Type() == wire.TypeFreeze || e.Type() == wire.TypeRPCUnknown {

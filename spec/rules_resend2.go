@@ -289,6 +289,8 @@ func silenceStart(r *RPC, e *Event) (time.Time, string) {
 // recipient.
 func answersResend(t wire.PacketType, missing string) After {
 	return After{
+		ATypes: []wire.PacketType{wire.TypeResend},
+		BTypes: []wire.PacketType{t},
 		A: func(c *Ctx, e *Event) (rpcMsgKey, bool) {
 			if e.Type() != wire.TypeResend {
 				return rpcMsgKey{}, false
