@@ -229,7 +229,7 @@ func (c *compiled) mayApply(cls int) bool {
 		case cls == classICMP:
 			return true
 		}
-		return typed(c.after.ATypes) || typed(c.after.BTypes)
+		return verifyPrefilters || typed(c.after.ATypes) || typed(c.after.BTypes)
 	}
 }
 
@@ -486,7 +486,7 @@ func (c *Checker) feed(e *Event, learn bool) {
 				continue
 			}
 			if len(p.BTypes) > 0 && !typeIn(e.Type(), p.BTypes) {
-				// B cannot apply (pre-filter)
+				verifyPrefilter(c.rules[i], "BTypes", e, func() bool { _, ok := p.B(&c.ctx, e); return ok })
 			} else if kb, ok := p.B(&c.ctx, e); ok {
 				ta, seen := st.seenA[kb]
 				switch {
@@ -500,7 +500,8 @@ func (c *Checker) feed(e *Event, learn bool) {
 				}
 			}
 			if len(p.ATypes) > 0 && !typeIn(e.Type(), p.ATypes) {
-				continue // A cannot apply (pre-filter)
+				verifyPrefilter(c.rules[i], "ATypes", e, func() bool { _, ok := p.A(&c.ctx, e); return ok })
+				continue
 			}
 			if ka, ok := p.A(&c.ctx, e); ok {
 				if _, had := st.seenA[ka]; !had {
@@ -525,10 +526,30 @@ func (c *Checker) within(i int, st *ruleState, p *Within, e *Event, icmp bool) {
 	if len(st.open) > 0 {
 		c.judgeOpen(i, st, p, e, icmp)
 	}
-	if icmp || e.Err != nil || len(p.TriggerTypes) > 0 && !typeIn(e.Type(), p.TriggerTypes) {
+	if icmp || e.Err != nil {
+		return
+	}
+	if len(p.TriggerTypes) > 0 && !typeIn(e.Type(), p.TriggerTypes) {
+		verifyPrefilter(c.rules[i], "TriggerTypes", e, func() bool { _, ok := p.Trigger(&c.ctx, e); return ok })
 		return
 	}
 	c.trigger(i, st, p, e)
+}
+
+// verifyPrefilters makes the Checker also ask the functions a pre-filter
+// (Within.TriggerTypes, After.ATypes and BTypes) spares them, and panic if
+// one would have acted: a pre-filter must be a superset of what its
+// function accepts, or it would hide findings. The spec package's tests
+// set it (TestMain), so every rule test checks the rules' pre-filters.
+var verifyPrefilters bool
+
+// verifyPrefilter panics, under verifyPrefilters, if asked (the function
+// that rule r's pre-filter named filter spared at e) reports it would
+// have acted.
+func verifyPrefilter(r *Rule, filter string, e *Event, asked func() bool) {
+	if verifyPrefilters && asked() {
+		panic(fmt.Sprintf("rule %s: %s excludes %v (frame %d), which its function acts on", r.ID, filter, e.Type(), e.Frame))
+	}
 }
 
 // judgeOpen judges rule i's open obligations at e: those past their
