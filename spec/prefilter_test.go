@@ -4,6 +4,7 @@ import (
 	"os"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/homatest/homatest/spec/wire"
 )
@@ -37,4 +38,17 @@ func TestPrefilterVerified(t *testing.T) {
 	p, _ := LookupProfile("linux")
 	c := NewChecker("linux", p.Params, []*Rule{bad})
 	c.Feed(&b.events[0])
+}
+
+// TestHotValuesFitRegisters guards the sizes the checker's speed rests
+// on: a struct of at most four fields and 32 bytes is kept in registers
+// by the Go compiler, a larger one is spilled and copied at every call.
+// Every rule returns a Result and reads Packet views per packet.
+func TestHotValuesFitRegisters(t *testing.T) {
+	if n := unsafe.Sizeof(Result{}); n > 32 {
+		t.Errorf("spec.Result is %d bytes: keep it within 32 (rare fields behind a pointer)", n)
+	}
+	if n := unsafe.Sizeof(wire.Packet{}); n > 32 {
+		t.Errorf("wire.Packet is %d bytes: keep it within 32", n)
+	}
 }
