@@ -65,11 +65,16 @@ type Reader struct {
 	ng       *pcapgo.NgReader
 	linkType layers.LinkType
 	parsers  map[layers.LinkType]*linkParser
-	frame    Frame
-	stats    Stats
-	n        int
-	segs     []wire.Segment
-	shift6   uint8 // latched IPv6 priority shift, 0 = not yet known
+	// lastParser is parsers[lastLT], the link type of the previous frame
+	// (a capture rarely mixes link types; this spares a map lookup per
+	// frame).
+	lastParser *linkParser
+	lastLT     layers.LinkType
+	frame      Frame
+	stats      Stats
+	n          int
+	segs       []wire.Segment
+	shift6     uint8 // latched IPv6 priority shift, 0 = not yet known
 }
 
 // Open opens a capture file. Errors name the file and say what is wrong:
@@ -213,10 +218,13 @@ func (r *Reader) other(kind string) {
 
 // decode fills r.frame and reports whether the frame is Homa.
 func (r *Reader) decode(data []byte, ci gopacket.CaptureInfo, lt layers.LinkType) bool {
-	lp := r.parsers[lt]
-	if lp == nil {
-		lp = newLinkParser(lt)
-		r.parsers[lt] = lp
+	lp := r.lastParser
+	if lp == nil || r.lastLT != lt {
+		if lp = r.parsers[lt]; lp == nil {
+			lp = newLinkParser(lt)
+			r.parsers[lt] = lp
+		}
+		r.lastParser, r.lastLT = lp, lt
 	}
 	if len(data) == 0 {
 		r.other("empty")

@@ -223,7 +223,13 @@ func (c *compiled) mayApply(cls int) bool {
 	case formWithin:
 		return cls != classMalformed
 	default:
-		return cls != classMalformed && (cls != classICMP || c.after.ICMP)
+		switch {
+		case cls == classMalformed || cls == classICMP && !c.after.ICMP:
+			return false
+		case cls == classICMP:
+			return true
+		}
+		return verifyPrefilters || typed(c.after.ATypes) || typed(c.after.BTypes)
 	}
 }
 
@@ -342,20 +348,31 @@ func hasRPC(e *Event) bool {
 }
 
 // recordHere records res of rule i at the current event e (which names
-// its own frame and RPC); passes cost no allocation.
+// its own frame and RPC); passes cost no allocation. (Feed's per-rule
+// loop does the same by hand, so that a rule's Result, returned in
+// registers, is not spilled and copied on the per-packet path; only a
+// finding goes to recordFinding, by pointer.)
 func (c *Checker) recordHere(i int, e *Event, res Result) {
-	switch {
-	case res.Status == NotApplicable:
-	case res.Status == Passed && res.Cause == "":
-		st := &c.state[i].res
-		st.Checked++
-		st.Passed++
-		if res.Slack > st.MaxSlack {
-			st.MaxSlack = res.Slack
-		}
-	default:
-		c.record(i, e, refOf(e), c.curRPC(), res)
+	if res.Status == Passed && res.Cause() == "" {
+		c.state[i].pass(res.Slack)
+	} else if res.Status != NotApplicable {
+		c.recordFinding(i, e, &res)
 	}
+}
+
+// pass counts a passing evaluation that used slack d.
+func (st *ruleState) pass(d time.Duration) {
+	st.res.Checked++
+	st.res.Passed++
+	if d > st.res.MaxSlack {
+		st.res.MaxSlack = d
+	}
+}
+
+// recordFinding records res (not a plain pass) of rule i at the current
+// event e.
+func (c *Checker) recordFinding(i int, e *Event, res *Result) {
+	c.record(i, e, refOf(e), c.curRPC(), *res)
 }
 
 func (c *Checker) record(i int, e *Event, at frameRef, rpc *RPCKey, res Result) {
@@ -371,19 +388,19 @@ func (c *Checker) record(i int, e *Event, at frameRef, rpc *RPCKey, res Result) 
 	}
 	if res.Status == Violated {
 		if ev, ok := c.net.Duplicate(); ok && e != nil && e.Frame == frame {
-			res = Downgrade(CauseDuplicate, ev, "%s", res.Why)
+			res = Downgrade(CauseDuplicate, ev, "%s", res.Why())
 		}
 	}
-	f := Finding{Rule: r.ID, Level: r.Level, Frame: frame, Frames: res.Frames, Time: t, RPC: rpc, Why: res.Why, Slack: res.Slack, Cause: res.Cause,
+	f := Finding{Rule: r.ID, Level: r.Level, Frame: frame, Frames: res.Frames(), Time: t, RPC: rpc, Why: res.Why(), Slack: res.Slack, Cause: res.Cause(),
 		Src: at.src, Dst: at.dst, ChargedTo: at.src, Note: at.note}
 	if r.ChargesReceiver() {
 		f.ChargedTo = at.dst
 	}
-	if res.Cause != "" {
-		k := [2]string{r.ID, string(res.Cause)}
+	if res.Cause() != "" {
+		k := [2]string{r.ID, string(res.Cause())}
 		d := c.downs[k]
 		if d == nil {
-			d = &DowngradeCount{Rule: r.ID, Cause: res.Cause, Frame: frame}
+			d = &DowngradeCount{Rule: r.ID, Cause: res.Cause(), Frame: frame}
 			c.downs[k] = d
 		}
 		d.Count++
@@ -438,7 +455,12 @@ func (c *Checker) feed(e *Event, learn bool) {
 			if icmp && !p.ICMP || e.Err != nil && !p.Malformed || e.Err == nil && !icmp && !typeIn(e.Type(), p.Types) {
 				continue
 			}
-			c.recordHere(i, e, p.Check(&c.ctx, e))
+			// recordHere by hand: the Result stays in registers on a pass.
+			if res := p.Check(&c.ctx, e); res.Status == Passed && res.Cause() == "" {
+				st.pass(res.Slack)
+			} else if res.Status != NotApplicable {
+				c.recordFinding(i, e, &res)
+			}
 		case formAtMost:
 			p := &cp.atMost
 			if e.Err != nil || icmp || !typeIn(e.Type(), p.Types) {
@@ -451,7 +473,7 @@ func (c *Checker) feed(e *Event, learn bool) {
 			if v > lim {
 				c.recordHere(i, e, Violation("%s is %d, above the limit %d", p.What(e), v, lim))
 			} else {
-				c.recordHere(i, e, Pass())
+				st.pass(0)
 			}
 		case formWithin:
 			if e.Err != nil {
@@ -463,7 +485,9 @@ func (c *Checker) feed(e *Event, learn bool) {
 			if e.Err != nil || icmp && !p.ICMP {
 				continue
 			}
-			if kb, ok := p.B(&c.ctx, e); ok {
+			if len(p.BTypes) > 0 && !typeIn(e.Type(), p.BTypes) {
+				verifyPrefilter(c.rules[i], "BTypes", e, func() bool { _, ok := p.B(&c.ctx, e); return ok })
+			} else if kb, ok := p.B(&c.ctx, e); ok {
 				ta, seen := st.seenA[kb]
 				switch {
 				case !seen:
@@ -472,8 +496,12 @@ func (c *Checker) feed(e *Event, learn bool) {
 					c.recordHere(i, e, Violation("%s: the last one was %v earlier, over %v",
 						p.Missing, (c.elapsed-ta).Round(time.Microsecond), p.Bound(c.p)))
 				default:
-					c.recordHere(i, e, Pass())
+					st.pass(0)
 				}
+			}
+			if len(p.ATypes) > 0 && !typeIn(e.Type(), p.ATypes) {
+				verifyPrefilter(c.rules[i], "ATypes", e, func() bool { _, ok := p.A(&c.ctx, e); return ok })
+				continue
 			}
 			if ka, ok := p.A(&c.ctx, e); ok {
 				if _, had := st.seenA[ka]; !had {
@@ -495,9 +523,38 @@ func (c *Checker) feed(e *Event, learn bool) {
 // are missed, matching ones pass, excused ones close; then e may open
 // one.
 func (c *Checker) within(i int, st *ruleState, p *Within, e *Event, icmp bool) {
-	if len(st.open) == 0 && icmp {
+	if len(st.open) > 0 {
+		c.judgeOpen(i, st, p, e, icmp)
+	}
+	if icmp || e.Err != nil {
 		return
 	}
+	if len(p.TriggerTypes) > 0 && !typeIn(e.Type(), p.TriggerTypes) {
+		verifyPrefilter(c.rules[i], "TriggerTypes", e, func() bool { _, ok := p.Trigger(&c.ctx, e); return ok })
+		return
+	}
+	c.trigger(i, st, p, e)
+}
+
+// verifyPrefilters makes the Checker also ask the functions a pre-filter
+// (Within.TriggerTypes, After.ATypes and BTypes) spares them, and panic if
+// one would have acted: a pre-filter must be a superset of what its
+// function accepts, or it would hide findings. The spec package's tests
+// set it (TestMain), so every rule test checks the rules' pre-filters.
+var verifyPrefilters bool
+
+// verifyPrefilter panics, under verifyPrefilters, if asked (the function
+// that rule r's pre-filter named filter spared at e) reports it would
+// have acted.
+func verifyPrefilter(r *Rule, filter string, e *Event, asked func() bool) {
+	if verifyPrefilters && asked() {
+		panic(fmt.Sprintf("rule %s: %s excludes %v (frame %d), which its function acts on", r.ID, filter, e.Type(), e.Frame))
+	}
+}
+
+// judgeOpen judges rule i's open obligations at e: those past their
+// deadline are missed, matching ones pass, excused ones close.
+func (c *Checker) judgeOpen(i int, st *ruleState, p *Within, e *Event, icmp bool) {
 	bound := p.Bound(c.p)
 	for k, o := range st.open {
 		age := c.elapsed - o.at
@@ -534,9 +591,11 @@ func (c *Checker) within(i int, st *ruleState, p *Within, e *Event, icmp bool) {
 			}
 		}
 	}
-	if icmp {
-		return
-	}
+}
+
+// trigger asks Within rule i's Trigger about e and opens the obligation it
+// gives, if any.
+func (c *Checker) trigger(i int, st *ruleState, p *Within, e *Event) {
 	if o, ok := p.Trigger(&c.ctx, e); ok {
 		if !o.From.IsValid() {
 			o.From = e.Src
@@ -637,13 +696,13 @@ func (c *Checker) Finish() *Report {
 			lostAfter = c.net.LostAfterBetween
 		}
 		if ev, ok := c.net.LostAfter(m.from, m.to); ok {
-			res = Downgrade(CauseLossAfter, ev, "%s; the packet may not have reached %v", res.Why, m.to).WithSlack(res.Slack)
+			res = Downgrade(CauseLossAfter, ev, "%s; the packet may not have reached %v", res.Why(), m.to).WithSlack(res.Slack)
 		} else if ev, ok := c.net.LostBefore(m.to, m.from); ok {
-			res = Downgrade(CauseLossBefore, ev, "%s; the answer may have been lost before the capture point", res.Why).WithSlack(res.Slack)
+			res = Downgrade(CauseLossBefore, ev, "%s; the answer may have been lost before the capture point", res.Why()).WithSlack(res.Slack)
 		} else if ev, ok := lostAfter(m.from, m.to); ok {
-			res = Downgrade(CauseLossAfter, ev, "%s; the packet may not have reached %v", res.Why, m.to).WithSlack(res.Slack)
+			res = Downgrade(CauseLossAfter, ev, "%s; the packet may not have reached %v", res.Why(), m.to).WithSlack(res.Slack)
 		} else if ev, ok := c.net.LostBetween(m.to, m.from); ok {
-			res = Downgrade(CauseLossBefore, ev, "%s; the answer may have been lost before the capture point", res.Why).WithSlack(res.Slack)
+			res = Downgrade(CauseLossBefore, ev, "%s; the answer may have been lost before the capture point", res.Why()).WithSlack(res.Slack)
 		}
 		c.record(m.rule, nil, m.ref, m.rpc, res)
 	}

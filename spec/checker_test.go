@@ -49,7 +49,7 @@ func flagFrames(id string, status Status, frames ...int) *Rule {
 	return &Rule{ID: id, Level: Must, Statement: "s", Source: "s", Property: Each{Check: func(c *Ctx, e *Event) Result {
 		for _, f := range frames {
 			if e.Frame == f {
-				return Result{Status: status, Why: "flagged"}
+				return Result{Status: status, detail: &resultDetail{why: "flagged"}}
 			}
 		}
 		return Pass()

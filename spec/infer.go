@@ -264,7 +264,7 @@ func (inf Inferred) Apply(p *Params) bool {
 			}
 		case "window":
 			n, _ := strconv.ParseUint(inf.Value, 10, 32)
-			if w, _ := grantWindow(p); uint32(n) <= w {
+			if uint32(n) <= grantWindow(p) {
 				return false
 			}
 		default:

@@ -82,7 +82,9 @@ type lastFrame struct {
 	frame  int
 	src    netip.Addr
 	time   time.Time
-	sum    uint64
+	sum    uint64 // hash of the Homa bytes captured
+	prio   uint8
+	length int // Packet.WireLen
 	copies int
 	// orig is the frame of the first copy; dup is set for the second copy.
 	orig int
@@ -269,18 +271,13 @@ var dupSeed = maphash.MakeSeed()
 
 // observeDup updates the duplicate detector with the first event of frame e.
 func (n *Network) observeDup(e *Event) {
-	src, dst := e.Src.As16(), e.Dst.As16()
-	l := e.Packet.WireLen()
-	var h maphash.Hash
-	h.SetSeed(dupSeed)
-	h.Write(src[:])
-	h.Write(dst[:])
-	h.Write([]byte{e.Priority, byte(l >> 24), byte(l >> 16), byte(l >> 8), byte(l)})
-	h.Write(e.Packet.Bytes())
-	sum := h.Sum64()
+	// Identical frames: the same source (with the same unordered pair,
+	// so the same destination), priority, length and bytes; only the
+	// bytes are hashed, the rest compared.
+	sum := maphash.Bytes(dupSeed, e.Packet.Bytes())
 	k := unordered(e.Src, e.Dst)
-	cur := lastFrame{frame: e.Frame, src: e.Src, time: e.Time, sum: sum, copies: 1, orig: e.Frame}
-	if prev, ok := n.last[k]; ok && prev.sum == sum && prev.src == e.Src {
+	cur := lastFrame{frame: e.Frame, src: e.Src, time: e.Time, sum: sum, prio: e.Priority, length: e.Packet.WireLen(), copies: 1, orig: e.Frame}
+	if prev, ok := n.last[k]; ok && prev.sum == sum && prev.src == e.Src && prev.prio == cur.prio && prev.length == cur.length {
 		if d := e.Time.Sub(prev.time); d >= 0 && d <= n.jitter {
 			cur.copies, cur.orig = prev.copies+1, prev.orig
 			if cur.copies == 2 && !n.atSender(e.Src) {

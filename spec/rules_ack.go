@@ -41,6 +41,7 @@ func ackRules() []*Rule {
 				// may have gone to a closed client socket, which answers
 				// with ICMP port unreachable (not in a Homa trace) and makes
 				// the server abort the RPC (facts ID-04, §2).
+				TriggerTypes: []wire.PacketType{wire.TypeNeedAck},
 				Trigger: func(c *Ctx, e *Event) (Obligation, bool) {
 					if e.Type() != wire.TypeNeedAck {
 						return Obligation{}, false
@@ -253,6 +254,7 @@ func ackRules3() []*Rule {
 			Source:    "HomaModule homa_incoming.c homa_need_ack_pkt (ACK unless the RPC is still RPC_INCOMING with bytes remaining; fix @93cb744)",
 			Capture:   "judged when the answer comes late (a client that never answers may be gone: HOMA-ACK-002 warns); inconclusive where the capture shows loss toward the client after the capture point or from it before",
 			Property: Within{
+				TriggerTypes: []wire.PacketType{wire.TypeNeedAck},
 				Trigger: func(c *Ctx, e *Event) (Obligation, bool) {
 					if e.Type() != wire.TypeNeedAck || e.FromClient() {
 						return Obligation{}, false

@@ -246,11 +246,11 @@ func grantRules() []*Rule {
 				if len(m.Seen) == 0 || m.Seen[0].Start != 0 {
 					return Unsure("GRANT for a message whose DATA at offset 0 is not in the capture: bytes received before it are unknown")
 				}
-				w, how := grantWindow(c.P)
+				w := grantWindow(c.P)
 				recv := m.Received()
 				if off := g.Offset(); off > recv+w {
 					return Violation("GRANT offset %d is %d bytes beyond the %d bytes of the message seen so far; the window allows %d (%s)",
-						off, off-recv, recv, w, how)
+						off, off-recv, recv, w, grantWindowHow(c.P))
 				}
 				return Pass()
 			}},
@@ -263,6 +263,7 @@ func grantRules() []*Rule {
 			Profiles:  []string{"linux", "linux-2024"},
 			Capture:   "inconclusive while the receiver grants max_overcommit other messages (linux_6.1.38: or another message from the same sender, max_rpcs_per_peer 1) or has max_incoming granted and not received, after its buffer-wakeup RESEND (no buffer space, GRANT-10) and after RPC_UNKNOWN, and where the capture shows loss toward the receiver after the capture point; a RESEND beyond U from the receiver counts as a GRANT lost before the capture point",
 			Property: Within{
+				TriggerTypes: []wire.PacketType{wire.TypeData},
 				Trigger: func(c *Ctx, e *Event) (Obligation, bool) {
 					if e.Type() != wire.TypeData {
 						return Obligation{}, false
@@ -409,13 +410,22 @@ func isFIFOGrant(p *Params, prio uint8) bool {
 }
 
 // grantWindow returns the largest window a receiver may grant one message
-// beyond what it received, and how it was found: window if set, else the
-// dynamic window with one active message, max_incoming/2.
-func grantWindow(p *Params) (uint32, string) {
+// beyond what it received: window if set, else the dynamic window with
+// one active message, max_incoming/2 (grantWindowHow says which).
+func grantWindow(p *Params) uint32 {
 	if p.Window > 0 {
-		return p.Window, fmt.Sprintf("window %d", p.Window)
+		return p.Window
 	}
-	return p.MaxIncoming / 2, fmt.Sprintf("dynamic window max_incoming/2 = %d/2 with one active message", p.MaxIncoming)
+	return p.MaxIncoming / 2
+}
+
+// grantWindowHow says how grantWindow found the window, for a finding's
+// text (formatted only when there is a finding).
+func grantWindowHow(p *Params) string {
+	if p.Window > 0 {
+		return fmt.Sprintf("window %d", p.Window)
+	}
+	return fmt.Sprintf("dynamic window max_incoming/2 = %d/2 with one active message", p.MaxIncoming)
 }
 
 // receiverBusy reports why host recv may rightly not grant a new message

@@ -32,7 +32,7 @@ func idRules() []*Rule {
 				// is legal and shows on the wire as a different pair of
 				// ports. Only a packet between the known RPC's own two
 				// sockets with the role bit flipped is a violation.
-				if c.T.rpcs[KeyOf(e)] == nil {
+				if c.T.Lookup(e) == nil {
 					if r := c.T.rpcs[mirror]; r != nil && r.Packets[0]+r.Packets[1] > 0 && sameSockets(r, e) {
 						return Violation("sender_id %d has the role bit of the %s, but RPC %d between these ports (client %v:%d, server %v:%d) is known with the other roles",
 							id, e.Packet.Role(), mirror.ClientID, mirror.Client, r.ClientPort, mirror.Server, r.ServerPort).With(r.FirstFrame)

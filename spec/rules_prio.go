@@ -59,10 +59,7 @@ func prioRules() []*Rule {
 			Source:    "HomaModule homa_outgoing.c __homa_xmit_control",
 			Profiles:  []string{"linux", "linux-2024"},
 			Capture:   "IPv4 TOS is set through a socket-wide field; a rare wrong value can be a race in HomaModule itself",
-			Property: Each{Check: func(c *Ctx, e *Event) Result {
-				if e.Type() == wire.TypeData {
-					return Skip
-				}
+			Property: Each{Types: controlTypes, Check: func(c *Ctx, e *Event) Result {
 				if want := uint8(c.P.NumPriorities - 1); e.Priority != want {
 					return Violation("%s at priority %d, want %d", e.Type(), e.Priority, want)
 				}

@@ -125,6 +125,7 @@ func resendRules() []*Rule {
 			Source:    "HomaModule homa_incoming.c homa_resend_pkt (every path sends DATA, BUSY or RPC_UNKNOWN), homa_dispatch_pkts (ICMP for a port without a socket)",
 			Capture:   "inconclusive where the capture shows loss toward the answerer after the capture point or from it before (the RESEND or its answer may be the lost packet)",
 			Property: Within{
+				TriggerTypes: []wire.PacketType{wire.TypeResend},
 				Trigger: func(c *Ctx, e *Event) (Obligation, bool) {
 					if e.Type() != wire.TypeResend {
 						return Obligation{}, false
@@ -153,6 +154,8 @@ func resendRules() []*Rule {
 			Statement: "DATA marked retransmit=1 is sent only after the receiver asked for it with RESEND, or after RPC_UNKNOWN told a client to restart.",
 			Source:    "HomaModule homa_outgoing.c homa_resend_data; homa_incoming.c homa_rpc_unknown_pkt",
 			Property: After{
+				ATypes: []wire.PacketType{wire.TypeResend, wire.TypeRPCUnknown, wire.TypeGrant},
+				BTypes: []wire.PacketType{wire.TypeData},
 				// A keys the message whose sender may now retransmit.
 				A: func(c *Ctx, e *Event) (rpcMsgKey, bool) {
 					switch e.Type() {
@@ -229,6 +232,7 @@ func resendRules() []*Rule {
 			Statement: "RPC_UNKNOWN is sent only in answer to a packet (a RESEND, usually) for an RPC the sender does not know.",
 			Source:    "HomaModule homa_incoming.c homa_dispatch_pkts, homa_resend_pkt",
 			Property: After{
+				BTypes: []wire.PacketType{wire.TypeRPCUnknown},
 				// Keys name the side that may answer: the packet's recipient.
 				A: func(c *Ctx, e *Event) (rpcMsgKey, bool) {
 					if e.Type() == wire.TypeCutoffs || e.Type() == wire.TypeFreeze || e.Type() == wire.TypeRPCUnknown {
@@ -252,6 +256,7 @@ func resendRules() []*Rule {
 			Source:    "HomaModule homa_incoming.c homa_rpc_unknown_pkt (client restart)",
 			Capture:   "applies while the client is still sending its request (no response DATA seen)",
 			Property: Within{
+				TriggerTypes: []wire.PacketType{wire.TypeRPCUnknown},
 				Trigger: func(c *Ctx, e *Event) (Obligation, bool) {
 					if e.Type() != wire.TypeRPCUnknown || e.FromClient() {
 						return Obligation{}, false

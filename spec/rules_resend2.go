@@ -180,6 +180,7 @@ func resendRules2() []*Rule {
 			Profiles:  []string{"linux"},
 			Capture:   "inconclusive where the capture shows loss toward the sender after the capture point or from it before",
 			Property: Within{
+				TriggerTypes: []wire.PacketType{wire.TypeResend},
 				Trigger: func(c *Ctx, e *Event) (Obligation, bool) {
 					if e.Type() != wire.TypeResend {
 						return Obligation{}, false
@@ -288,6 +289,8 @@ func silenceStart(r *RPC, e *Event) (time.Time, string) {
 // recipient.
 func answersResend(t wire.PacketType, missing string) After {
 	return After{
+		ATypes: []wire.PacketType{wire.TypeResend},
+		BTypes: []wire.PacketType{t},
 		A: func(c *Ctx, e *Event) (rpcMsgKey, bool) {
 			if e.Type() != wire.TypeResend {
 				return rpcMsgKey{}, false

@@ -19,6 +19,7 @@ func sendRules() []*Rule {
 			Profiles:  []string{"linux", "linux-2024"},
 			Capture:   "inconclusive while the sender transmits other messages (its SRPT and pacer may prefer them), and where the capture shows loss toward the sender after the capture point",
 			Property: Within{
+				TriggerTypes: []wire.PacketType{wire.TypeGrant},
 				Trigger: func(c *Ctx, e *Event) (Obligation, bool) {
 					if e.Type() != wire.TypeGrant {
 						return Obligation{}, false

@@ -84,10 +84,7 @@ func wireRules() []*Rule {
 			Statement: "Control packets carry doff 5 (byte 0x50) so that TSO and TCP-hijacked paths see a sane TCP header.",
 			Source:    "HomaModule homa_outgoing.c __homa_xmit_control (commit 82b6b88)",
 			Profiles:  []string{"linux"},
-			Property: Each{Check: func(c *Ctx, e *Event) Result {
-				if e.Type() == wire.TypeData {
-					return Skip
-				}
+			Property: Each{Types: controlTypes, Check: func(c *Ctx, e *Event) Result {
 				if d := e.Packet.Common().Doff(); d != wire.DoffControl {
 					return Violation("%s doff byte 0x%02x, want 0x50", e.Type(), d)
 				}

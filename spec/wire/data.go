@@ -70,7 +70,7 @@ func (d Data) Offset() uint32 {
 // (WireLen - 56): the data length of a single-segment packet. In a
 // multi-segment GSO frame it includes the interleaved seg headers.
 func (d Data) DataLen() int {
-	if n := d.wireLen - DataHeaderLen; n > 0 {
+	if n := int(d.wireLen) - DataHeaderLen; n > 0 {
 		return n
 	}
 	return 0
