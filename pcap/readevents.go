@@ -23,6 +23,9 @@ func ReadEvents(path string, o ReaderOptions) ([]spec.Event, error) {
 		if c.Err == nil && c.ICMP == nil {
 			b := append([]byte(nil), c.Packet.Bytes()...)
 			c.Packet, c.Err = wire.Decode(b, wire.DecodeOptions{Version: c.Packet.Version()})
+			if c.Payload != nil {
+				c.Payload = append([]byte(nil), c.Payload...)
+			}
 		}
 		out = append(out, c)
 	})
