@@ -874,7 +874,7 @@ func brFaultCases() []faultCase {
 		},
 		{
 			id: "BR-34", slug: "frame-above-mtu",
-			what:   "GSO geometry leaves a 2 x 1424-byte DATA frame unsegmented on the wire (1546 bytes of IP, above MTU 1500)",
+			what:   "GSO geometry leaves a 2 x 1424-byte DATA frame unsegmented on the wire (2924 bytes of IP, above MTU 1500)",
 			build: func(fault bool) *capb { return bigFrame(fault) },
 			want:  []hit{{"HOMA-WIRE-013", 37}},
 		},
