@@ -38,7 +38,7 @@ func TestGrant010SlotFreedByUnknown(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			b := newTrace(t, wire.VersionCurrent)
 			waits := slotTrace(b)
-			b.after(5 * time.Millisecond).resend(false, 2, 60000, 20000, 7)
+			b.after(5*time.Millisecond).resend(false, 2, 60000, 20000, 7)
 			freed := b.after(20*time.Microsecond).ctl(true, 2, wire.TypeRPCUnknown)
 			if c.grant > 0 {
 				b.after(c.grant).grant(false, 4, 60000, 0)

@@ -771,8 +771,8 @@ func brFaultCases() []faultCase {
 		},
 		{
 			id: "BR-12", slug: "no-regrant-after-delete",
-			what:   "max_overcommit 1: the granted request's client aborts (RPC_UNKNOWN), the receiver never grants the waiting request of another client, which RESENDs and gets BUSY",
-			args:   []string{"--param", "max_overcommit=1"},
+			what:  "max_overcommit 1: the granted request's client aborts (RPC_UNKNOWN), the receiver never grants the waiting request of another client, which RESENDs and gets BUSY",
+			args:  []string{"--param", "max_overcommit=1"},
 			build: func(fault bool) *capb { return regrant(fault) },
 			// Judged at the waiting request's last unscheduled byte
 			// (frame 58) while the only slot is taken: inconclusive;
@@ -851,7 +851,7 @@ func brFaultCases() []faultCase {
 		},
 		{
 			id: "BR-28", slug: "retransmission-wrong-bytes",
-			what:   "retransmitted DATA carries payload from the wrong buffer offset (differs from the first transmission at that offset)",
+			what:  "retransmitted DATA carries payload from the wrong buffer offset (differs from the first transmission at that offset)",
 			build: func(fault bool) *capb { return wrongRetxPayload(fault) },
 			// The 128-byte snap length leaves 38 payload bytes of each
 			// frame: the prefixes of the copies at 68480 differ.
@@ -874,7 +874,7 @@ func brFaultCases() []faultCase {
 		},
 		{
 			id: "BR-34", slug: "frame-above-mtu",
-			what:   "GSO geometry leaves a 2 x 1424-byte DATA frame unsegmented on the wire (2924 bytes of IP, above MTU 1500)",
+			what:  "GSO geometry leaves a 2 x 1424-byte DATA frame unsegmented on the wire (2924 bytes of IP, above MTU 1500)",
 			build: func(fault bool) *capb { return bigFrame(fault) },
 			want:  []hit{{"HOMA-WIRE-013", 37}},
 		},
