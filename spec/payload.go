@@ -3,6 +3,8 @@ package spec
 import (
 	"hash/maphash"
 	"sort"
+
+	"github.com/homatest/homatest/spec/wire"
 )
 
 // payloadSeed keys the payload hashes of every trace in the process (the
@@ -18,8 +20,8 @@ const payloadBlock = 128
 // bytes from message offset off, first seen in frame.
 type paySpan struct {
 	off, n uint32
-	frame  int
-	sum    uint64
+	frame  int32
+	sum    uint32
 }
 
 // payloadLog is what a trace keeps of one message's payload, so that a
@@ -27,13 +29,19 @@ type paySpan struct {
 // can be compared with the first (HOMA-WIRE-014): one hash per segment
 // start offset (spans, sorted by offset) and one per aligned block of
 // payloadBlock bytes. Memory is about 4/payloadBlock of the message plus
-// 24 bytes per segment, allocated once per message, never per packet
-// after the arrays have grown; the log goes with the message's incarnation.
+// 16 bytes per segment (the first four in the log itself, so that a short
+// message costs one allocation), the block hashes only once a segment
+// holds a whole block; the log goes with the message's incarnation.
 type payloadLog struct {
 	spans  []paySpan
 	blocks []uint32 // blocks[i]: hash of [i*payloadBlock, (i+1)*payloadBlock), valid if have
 	have   []uint64 // bit i set: blocks[i] is known
+	first  [4]paySpan
 }
+
+// hash32 is the payload hash kept per span and block: 32 bits suffice,
+// since a collision can only hide a difference, never invent one.
+func hash32(b []byte) uint32 { return uint32(maphash.Bytes(payloadSeed, b)) }
 
 // payDiff is a difference found between a copy of a message's bytes and
 // the copy seen first: the byte range compared and the earlier copy's
@@ -65,20 +73,27 @@ func (l *payloadLog) check(off uint32, data []byte, frame int, length uint32) (c
 		s := &l.spans[i]
 		if s.n <= n && s.n > 0 {
 			compared = s.n
-			if maphash.Bytes(payloadSeed, data[:s.n]) != s.sum {
-				ok, d = false, payDiff{off, off + s.n, s.frame}
+			if hash32(data[:s.n]) != s.sum {
+				ok, d = false, payDiff{off, off + s.n, int(s.frame)}
 			}
 		}
 		if n > s.n {
-			s.n, s.frame, s.sum = n, frame, maphash.Bytes(payloadSeed, data)
+			s.n, s.frame, s.sum = n, int32(frame), hash32(data)
 		}
 	case n > 0:
+		if l.spans == nil {
+			l.spans = l.first[:0]
+			if segs := int(length/wire.MaxSegDataIPv6) + 1; segs > len(l.first) {
+				// One allocation for a message cut at max_seg_data.
+				l.spans = make([]paySpan, 0, segs)
+			}
+		}
 		l.spans = append(l.spans, paySpan{})
 		copy(l.spans[i+1:], l.spans[i:])
-		l.spans[i] = paySpan{off: off, n: n, frame: frame, sum: maphash.Bytes(payloadSeed, data)}
+		l.spans[i] = paySpan{off: off, n: n, frame: int32(frame), sum: hash32(data)}
 	}
 	// Aligned blocks wholly inside the captured bytes.
-	if l.blocks == nil {
+	if l.blocks == nil && (off+payloadBlock-1)/payloadBlock+1 <= (off+n)/payloadBlock {
 		nb := (int(length) + payloadBlock - 1) / payloadBlock
 		l.blocks = make([]uint32, nb)
 		l.have = make([]uint64, (nb+63)/64)
@@ -87,7 +102,7 @@ func (l *payloadLog) check(off uint32, data []byte, frame int, length uint32) (c
 	b := (off + payloadBlock - 1) / payloadBlock
 	for ; (b+1)*payloadBlock <= off+n && int(b) < len(l.blocks); b++ {
 		p := b*payloadBlock - off
-		h := uint32(maphash.Bytes(payloadSeed, data[p:p+payloadBlock]))
+		h := hash32(data[p : p+payloadBlock])
 		if l.have[b/64]&(1<<(b%64)) == 0 {
 			l.have[b/64] |= 1 << (b % 64)
 			l.blocks[b] = h
@@ -107,8 +122,8 @@ func (l *payloadLog) check(off uint32, data []byte, frame int, length uint32) (c
 func (l *payloadLog) frameOf(off uint32) int {
 	f := 0
 	for _, s := range l.spans {
-		if s.off <= off && off < s.off+s.n && (f == 0 || s.frame < f) {
-			f = s.frame
+		if s.off <= off && off < s.off+s.n && (f == 0 || int(s.frame) < f) {
+			f = int(s.frame)
 		}
 	}
 	return f

@@ -3,6 +3,7 @@ package spec
 import (
 	"fmt"
 	"net/netip"
+	"slices"
 	"time"
 
 	"github.com/homatest/homatest/internal/byteranges"
@@ -524,28 +525,58 @@ func slotFreed(c *Ctx, e *Event) (recv netip.Addr, freed *Message, ok bool) {
 	return recv, nil, false
 }
 
-// waiting returns the messages host recv would grant once freed no longer
-// takes a grant slot: longer than unsched_bytes, all unscheduled bytes
-// in, never granted, incomplete, their RPC not ended by RPC_UNKNOWN, not
-// waiting for buffer space (GRANT-10), and recv not busy for them
-// (receiverBusy, with freed out of the count).
-func waiting(c *Ctx, recv netip.Addr, freed *Message) []*Message {
-	var out []*Message
-	for m, r := range c.T.longIn[recv] {
-		if m == freed || m.Grants > 0 || m.Complete || m.Length == 0 || r.Unknown || !m.WakeupTime.IsZero() ||
-			!m.Seen.Covers(0, c.P.Unsched(m.Length)) {
-			continue
-		}
-		send := r.Key.Server
-		if m == &r.Request {
-			send = r.Key.Client
-		}
-		if _, busy := receiverBusy(c, recv, send, m, nil, netip.Addr{}, freed); busy {
-			continue
-		}
-		out = append(out, m)
+// waiting returns a message host recv would grant once freed no longer
+// takes a grant slot, nil if none: longer than unsched_bytes, all
+// unscheduled bytes in, never granted, incomplete, its RPC not ended by
+// RPC_UNKNOWN, not waiting for buffer space (GRANT-10), not skip, and
+// recv not busy for it (as receiverBusy judges, with freed out of the
+// count). It costs one pass over recv's granted messages and, when a slot
+// is free, a pass over its long incoming messages up to the first that
+// waits; it allocates nothing on main (linux_6.1.38: the granted senders).
+func waiting(c *Ctx, recv netip.Addr, freed, skip *Message) *Message {
+	set := c.T.granting[recv]
+	n := len(set)
+	if _, in := set[freed]; in {
+		n--
 	}
-	return out
+	if n >= c.P.MaxOvercommit {
+		return nil
+	}
+	var out int64
+	var peers []netip.Addr // linux_6.1.38: hosts with a message being granted
+	for m, r := range set {
+		if m == freed {
+			continue
+		}
+		out += max(0, int64(m.Granted)-int64(m.Received()))
+		if c.P.Wire == wire.Version2024 {
+			peers = append(peers, msgSender(r, m))
+		}
+	}
+	if out >= int64(c.P.MaxIncoming) {
+		return nil
+	}
+	for m, r := range c.T.longIn[recv] {
+		if m != freed && m != skip && mayWait(c.P, r, m) && !slices.Contains(peers, msgSender(r, m)) {
+			return m
+		}
+	}
+	return nil
+}
+
+// mayWait reports whether message m of RPC r can be waiting for a grant
+// slot at its receiver: never granted, all unscheduled bytes in,
+// incomplete, its RPC not ended by RPC_UNKNOWN, not waiting for buffers.
+func mayWait(p *Params, r *RPC, m *Message) bool {
+	return m.Grants == 0 && !m.Complete && m.Length > 0 && !r.Unknown && m.WakeupTime.IsZero() && m.Seen.Covers(0, p.Unsched(m.Length))
+}
+
+// msgSender returns the host that sends message m of RPC r.
+func msgSender(r *RPC, m *Message) netip.Addr {
+	if m == &r.Request {
+		return r.Key.Client
+	}
+	return r.Key.Server
 }
 
 // slotKey keys HOMA-GRANT-010's obligation to fill a freed grant slot:
@@ -559,13 +590,11 @@ type slotKey struct{ recv netip.Addr }
 // message ends or completes first, or recv's buffer-wakeup RESEND shows it
 // lacked buffer space.
 func slotObligation(c *Ctx, recv netip.Addr, freed *Message) (Obligation, bool) {
-	w := waiting(c, recv, freed)
-	if len(w) == 0 {
+	if waiting(c, recv, freed, nil) == nil {
 		return Obligation{}, false
 	}
-	left, done := len(w), make([]bool, len(w))
 	return Obligation{Key: slotKey{recv}, To: recv,
-		Expect: fmt.Sprintf("GRANT from %v for one of the %d messages waiting for the grant slot this packet freed (or for another message it had not granted)", recv, len(w)),
+		Expect: "GRANT from " + recv.String() + " for a message it had not granted (one waited for the grant slot this packet freed)",
 		Match: func(c *Ctx, x *Event) bool {
 			if x.Err != nil || x.Src != recv {
 				return false
@@ -584,7 +613,7 @@ func slotObligation(c *Ctx, recv netip.Addr, freed *Message) (Obligation, bool) 
 			return false
 		},
 		Excuse: func(c *Ctx, x *Event) (string, bool) {
-			if x.Err != nil {
+			if x.Err != nil || x.Src != recv && x.Dst != recv {
 				return "", false
 			}
 			switch x.Type() {
@@ -593,20 +622,23 @@ func slotObligation(c *Ctx, recv netip.Addr, freed *Message) (Obligation, bool) 
 					return "the receiver's buffer-wakeup RESEND shows it lacked buffer space (GRANT-10)", true
 				}
 			case wire.TypeRPCUnknown, wire.TypeData:
+				// x may end or complete a waiting message: is another
+				// one left?
 				r := c.T.Lookup(x)
 				if r == nil {
 					return "", false
 				}
-				for i, m := range w {
-					if done[i] || m != &r.Request && m != &r.Response {
-						continue
+				m := r.Msg(x.Packet.Role())
+				if x.Type() == wire.TypeRPCUnknown {
+					m = &r.Request
+					if recv == r.Key.Client {
+						m = &r.Response
 					}
-					if x.Type() == wire.TypeRPCUnknown || m.Complete || m.Seen.CoversWith(0, m.Length, x.Offset, min(x.End(), m.Length)) {
-						done[i] = true
-						if left--; left == 0 {
-							return "every message waiting for the freed slot ended or completed", true
-						}
-					}
+				} else if !m.inLong || !m.Seen.CoversWith(0, m.Length, x.Offset, min(x.End(), m.Length)) {
+					return "", false
+				}
+				if mayWait(c.P, r, m) && waiting(c, recv, freed, m) == nil {
+					return "every message waiting for the freed slot ended or completed", true
 				}
 			}
 			return "", false

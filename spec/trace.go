@@ -864,6 +864,12 @@ func (t *Trace) applyData(e *Event, r *RPC) {
 	if t.payloads && t.payDone != e && len(e.Payload) > 0 {
 		t.comparePayload(e, m)
 	}
+	if m == &r.Response {
+		// The server responds: it had the whole request and asks for
+		// none of it again (RTX-01), so no retransmission of it is
+		// coming in this incarnation and its payload log can go.
+		r.Request.payload = nil
+	}
 	before := m.Seen.Total()
 	m.Seen.Add(e.Offset, end)
 	if n := m.Seen.Total(); n != before {
