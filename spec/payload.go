@@ -67,7 +67,10 @@ func (l *payloadLog) check(off uint32, data []byte, frame int, length uint32) (c
 		data = data[:n]
 	}
 	// Same start offset: the captured prefix both copies have.
-	i := sort.Search(len(l.spans), func(i int) bool { return l.spans[i].off >= off })
+	i := len(l.spans) // segments mostly come in offset order: append
+	if i > 0 && l.spans[i-1].off >= off {
+		i = sort.Search(len(l.spans), func(i int) bool { return l.spans[i].off >= off })
+	}
 	switch {
 	case i < len(l.spans) && l.spans[i].off == off:
 		s := &l.spans[i]
