@@ -16,7 +16,7 @@ func (f *Frame) Events(dst []spec.Event) []spec.Event {
 		return append(dst, e)
 	}
 	for i, s := range f.Segments {
-		e.Segment, e.Offset, e.Length = i, s.Offset, s.Length
+		e.Segment, e.Offset, e.Length, e.Payload = i, s.Offset, s.Length, s.Data
 		dst = append(dst, e)
 	}
 	return dst

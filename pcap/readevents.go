@@ -29,7 +29,8 @@ func ReadEvents(path string, o ReaderOptions) ([]spec.Event, error) {
 	return out, nil
 }
 
-// OwnEvent gives e its own copy of the packet bytes it views, re-decoded
+// OwnEvent gives e its own copy of the packet bytes (and the DATA
+// segment's Payload) it views, re-decoded
 // with the packet's version and wire length (so a frame the snap length
 // cut stays cut), so that e outlives the Reader's buffer: for events that
 // are kept, sorted and merged (ReadEvents, check's host views). Events
@@ -40,4 +41,7 @@ func OwnEvent(e *spec.Event) {
 	}
 	b := append([]byte(nil), e.Packet.Bytes()...)
 	e.Packet, e.Err = wire.Decode(b, wire.DecodeOptions{Version: e.Packet.Version(), WireLen: e.Packet.WireLen()})
+	if e.Payload != nil {
+		e.Payload = append([]byte(nil), e.Payload...)
+	}
 }

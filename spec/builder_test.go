@@ -53,7 +53,7 @@ func (b *traceBuilder) emit(fromClient bool, prio uint8, f wire.Fields, mod func
 	b.frame++
 	e := Event{Frame: b.frame, Time: b.now, Src: src, Dst: dst, Priority: prio, Packet: p}
 	if p.Type() == wire.TypeData {
-		e.Offset, e.Length = p.Data().Offset(), p.Data().DataLen()
+		e.Offset, e.Length, e.Payload = p.Data().Offset(), p.Data().DataLen(), p.Data().Payload()
 	}
 	if mod != nil {
 		mod(&e)

@@ -291,6 +291,9 @@ func NewChecker(profile string, p Params, rules []*Rule) *Checker {
 		default:
 			continue
 		}
+		if cp.form == formEach && cp.each.Payload {
+			c.trace.payloads = true
+		}
 		i := len(c.rules)
 		c.rules = append(c.rules, r)
 		c.props = append(c.props, cp)

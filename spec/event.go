@@ -31,6 +31,10 @@ type Event struct {
 	// Offset and Length are the segment's byte range (DATA only).
 	Offset uint32
 	Length int
+	// Payload is the segment's data as captured (DATA only): fewer than
+	// Length bytes when the snap length cut the frame, nil when none were
+	// captured. Like Packet's bytes it may alias a reader's buffer.
+	Payload []byte
 	// Err is the decode error of a frame that is Homa but malformed.
 	Err error
 	// SnapCut is set when the capture holds fewer bytes than were sent (a

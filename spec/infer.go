@@ -28,7 +28,8 @@ type Inferred struct {
 // Inferrer reads a capture's events and infers the parameters the hosts
 // ran with (homatest check --infer-params): unsched_bytes from the
 // incoming field of first transmissions, max_gso_size from GSO batches and
-// overshoot past grants, unsched_cutoffs and cutoff_version from CUTOFFS,
+// overshoot past grants, mtu (when above the profile's) from the longest
+// DATA segment, unsched_cutoffs and cutoff_version from CUTOFFS,
 // window and max_overcommit from grants, tick from NEED_ACK repeats, and
 // resend_ticks, resend_interval and request_ack_ticks from RESEND and
 // NEED_ACK spacing in ticks. Feed every event in capture order, then call
@@ -56,6 +57,10 @@ type Inferrer struct {
 	firstNA   []time.Duration // response fully sent → first NEED_ACK
 	rounds    []time.Duration // gaps between RESEND rounds
 	firstRS   []time.Duration // silence start → first RESEND round
+	// mtu is the smallest MTU the longest DATA segment (not a hijacked
+	// TSO batch) fits, at frame mtuAt.
+	mtu   uint32
+	mtuAt int
 }
 
 type batchKey struct {
@@ -96,6 +101,12 @@ func (in *Inferrer) feed(e *Event) {
 	switch e.Type() {
 	case wire.TypeData:
 		d := e.Packet.Data()
+		if !e.Hijacked {
+			v6 := e.Src.Is6() && !e.Src.Is4In6()
+			if m := uint32(e.Length) + ipHeaderLen(v6) + wire.DataHeaderLen; m > in.mtu {
+				in.mtu, in.mtuAt = m, e.Frame
+			}
+		}
 		if d.Retransmit() != 0 {
 			return
 		}
@@ -202,6 +213,10 @@ func (in *Inferrer) Result() []Inferred {
 		// IPv4 (homa_message_out_fill).
 		v := segs*(wire.MaxSegDataIPv4+wire.SegHeaderLen) + 20 + wire.DataHeaderLen - wire.SegHeaderLen
 		out = append(out, Inferred{Name: "max_gso_size", Value: fmt.Sprint(v), AtLeast: true, Evidence: why})
+	}
+	if in.mtu > in.p.MTU {
+		out = append(out, Inferred{Name: "mtu", Value: fmt.Sprint(in.mtu), AtLeast: true,
+			Evidence: fmt.Sprintf("a DATA segment of %d bytes with its IP and DATA headers (frame %d)", in.mtu, in.mtuAt)})
 	}
 	if len(in.cutoffs) > 0 {
 		best, n := [8]uint32{}, 0

@@ -46,6 +46,15 @@ type Params struct {
 	// less than this (HomaModule main defaults to 0, i.e. one MTU; 10000 is
 	// the lab setting and the 2024 default, and the larger is assumed).
 	MaxGSOSize uint32 `param:"max_gso_size"`
+	// MTU is the hosts' link MTU in bytes (dst_mtu): a DATA segment
+	// carries at most max_seg_data = MTU - IP header - 56 bytes
+	// (HomaModule homa_outgoing.c homa_message_out_fill).
+	MTU uint32 `param:"mtu"`
+	// IPv6PrioShift is the shift that puts the priority into the IPv6
+	// traffic class: 5 on HomaModule main since 548056f (2025-11-18), 4
+	// before and on linux_6.1.38; 0 means either (the capture's own, as
+	// the reader infers it).
+	IPv6PrioShift uint8 `param:"ipv6_prio_shift"`
 	// RankTolerance is how many bytes of "remaining" two messages may
 	// differ by before an inverted SRPT ranking counts (main ranks with a
 	// cached copy of bytes remaining).
@@ -107,13 +116,14 @@ func Profiles() []Profile {
 		Wire: wire.VersionCurrent, UnschedBytes: 40000, MaxIncoming: 400000, MaxOvercommit: 8,
 		Window: 0, NumPriorities: 8, MaxSchedPrio: 3,
 		UnschedCutoffs: [8]uint32{0, 0, 0, 0, 1000000, 15000, 2800, 200}, CutoffVersion: 1,
-		FIFOGrantIncrement: 50000, MaxGSOSize: 10000, RankTolerance: 20000, MaxMessageLength: wire.MaxMessageLength,
+		FIFOGrantIncrement: 50000, MaxGSOSize: 10000, MTU: 1500, RankTolerance: 20000, MaxMessageLength: wire.MaxMessageLength,
 		Tick: time.Millisecond, ResendTicks: 5, ResendInterval: 5, TimeoutTicks: 100, RequestAckTicks: 2,
 		MaxAcksPerPkt: wire.MaxAcksPerPkt, Slack: 2 * time.Millisecond, Jitter: 200 * time.Microsecond, ResponseTimeout: 20 * time.Millisecond,
 		TimerDrift: 0.5,
 	}
 	l2024 := linux
 	l2024.Wire, l2024.UnschedBytes, l2024.Window, l2024.FIFOGrantIncrement = wire.Version2024, 10000, 10000, 0
+	l2024.IPv6PrioShift = 4 // linux_6.1.38 never had 548056f
 	up := linux
 	up.Wire, up.NumPriorities, up.MaxSchedPrio, up.FIFOGrantIncrement = wire.VersionUpstream, 1, 0, 0
 	up.UnschedBytes = wire.MaxMessageLength // no grants: everything is unscheduled
@@ -260,7 +270,8 @@ func (p *Params) Set(name, value string) error {
 }
 
 // Validate checks the parameters for consistency: 1..8 priorities,
-// max_sched_prio below num_priorities, positive tick.
+// max_sched_prio below num_priorities, positive tick, an MTU of at least
+// 576 bytes, an IPv6 priority shift of 4, 5 or 0.
 func (p *Params) Validate() error {
 	switch {
 	case p.NumPriorities < 1 || p.NumPriorities > wire.MaxPriorities:
@@ -269,6 +280,10 @@ func (p *Params) Validate() error {
 		return fmt.Errorf("parameter max_sched_prio: %d must be below num_priorities %d", p.MaxSchedPrio, p.NumPriorities)
 	case p.Tick <= 0:
 		return fmt.Errorf("parameter tick: must be positive")
+	case p.MTU < 576:
+		return fmt.Errorf("parameter mtu: %d is below 576, the smallest MTU an IP host must accept", p.MTU)
+	case p.IPv6PrioShift != 0 && p.IPv6PrioShift != 4 && p.IPv6PrioShift != 5:
+		return fmt.Errorf("parameter ipv6_prio_shift: %d is not 4, 5 or 0 (either)", p.IPv6PrioShift)
 	}
 	return nil
 }
@@ -319,6 +334,8 @@ var paramDocs = map[string]string{
 	"fifo_grant_increment": "bytes per FIFO grant; 0 = no FIFO grants",
 	"max_gso_size":         "largest skb (GSO batch) a sender builds; bounds overshoot past a grant",
 	"max_message_length":   "largest message in bytes",
+	"mtu":                  "link MTU in bytes; a DATA segment carries at most MTU - IP header - 56 bytes",
+	"ipv6_prio_shift":      "shift of the priority in the IPv6 traffic class: 5 (main since 2025-11-18), 4 (before; linux_6.1.38), 0 = either",
 	"rank_tolerance":       "bytes of remaining by which two messages may differ before an inverted SRPT ranking counts",
 	"tick":                 "timer tick",
 	"resend_ticks":         "ticks of silence before the first RESEND",

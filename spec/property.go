@@ -136,6 +136,9 @@ type Property interface{ form() string }
 type Each struct {
 	Types     []wire.PacketType
 	Malformed bool
+	// Payload says that Check reads DATA payload bytes (Event.Payload):
+	// the trace then keeps payload hashes (Message.payload), and only then.
+	Payload bool
 	// ICMP makes Check see ICMP events (Event.ICMP set) too.
 	ICMP  bool
 	Check func(c *Ctx, e *Event) Result

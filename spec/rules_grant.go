@@ -3,6 +3,7 @@ package spec
 import (
 	"fmt"
 	"net/netip"
+	"slices"
 	"time"
 
 	"github.com/homatest/homatest/internal/byteranges"
@@ -258,13 +259,16 @@ func grantRules() []*Rule {
 		{
 			ID: "HOMA-GRANT-010", Level: Must,
 			Facts:     []string{"GRANT-06", "GRANT-08"},
-			Statement: "A receiver that has all unscheduled bytes of a message longer than unsched_bytes sends the message its first GRANT within response_timeout, unless it is already granting max_overcommit other messages.",
-			Source:    "HomaModule homa_grant.c homa_grant_check_rpc, homa_grant_manage_rpc (a grantable message joins the active set while fewer than max_overcommit are active); fault @2be2170 (fixed @003213d)",
+			Statement: "A receiver that has all unscheduled bytes of a message longer than unsched_bytes sends the message its first GRANT within response_timeout, unless it is already granting max_overcommit other messages; when one of those ends (its last byte arrives, or RPC_UNKNOWN ends its RPC) while such messages wait, it grants one of them (or a newer message) within response_timeout.",
+			Source:    "HomaModule homa_grant.c homa_grant_check_rpc, homa_grant_manage_rpc (a grantable message joins the active set while fewer than max_overcommit are active), homa_grant_unmanage_rpc and homa_grant_promote_queued (a slot freed by a message fully received or an RPC ended by homa_rpc_end goes to the best waiting message), homa_grant_check_needy; fault @2be2170 (fixed @003213d)",
 			Profiles:  []string{"linux", "linux-2024"},
-			Capture:   "inconclusive while the receiver grants max_overcommit other messages (linux_6.1.38: or another message from the same sender, max_rpcs_per_peer 1) or has max_incoming granted and not received, after its buffer-wakeup RESEND (no buffer space, GRANT-10) and after RPC_UNKNOWN, and where the capture shows loss toward the receiver after the capture point; a RESEND beyond U from the receiver counts as a GRANT lost before the capture point",
+			Capture:   "a waiting message is judged again at every packet that frees a grant slot at its receiver (the last byte of a message it grants, RPC_UNKNOWN from the client of a request it grants); slots freed without a packet (an abort, a timeout) are not seen; inconclusive while the receiver grants max_overcommit other messages (linux_6.1.38: or another message from the same sender, max_rpcs_per_peer 1) or has max_incoming granted and not received, after its buffer-wakeup RESEND (no buffer space, GRANT-10) and after RPC_UNKNOWN, and where the capture shows loss toward the receiver after the capture point; a RESEND beyond U from the receiver counts as a GRANT lost before the capture point",
 			Property: Within{
 				TriggerTypes: []wire.PacketType{wire.TypeData},
 				Trigger: func(c *Ctx, e *Event) (Obligation, bool) {
+					if recv, freed, ok := slotFreed(c, e); ok {
+						return slotObligation(c, recv, freed)
+					}
 					if e.Type() != wire.TypeData {
 						return Obligation{}, false
 					}
@@ -317,14 +321,14 @@ func grantRules() []*Rule {
 							case x.Err != nil:
 								return "", false
 							case x.Frame == trigFrame && x.Segment == trigSeg:
-								return receiverBusy(c, rHost, sHost, self(c), nil, netip.Addr{})
+								return receiverBusy(c, rHost, sHost, self(c), nil, netip.Addr{}, nil)
 							case x.Type() == wire.TypeRPCUnknown && KeyOf(x) == k:
 								return "RPC_UNKNOWN: one side no longer knows the RPC", true
 							case x.Type() == wire.TypeResend && KeyOf(x) == k && x.Packet.Role() == receiver && isBufferWakeup(c.P, x.Packet.Resend()):
 								return "the receiver's buffer-wakeup RESEND shows it had no buffer space for the message (GRANT-10)", true
 							case x.Type() == wire.TypeGrant && x.Src == rHost:
 								_, other := grantMsg(c, x)
-								return receiverBusy(c, rHost, sHost, self(c), other, x.Dst)
+								return receiverBusy(c, rHost, sHost, self(c), other, x.Dst, nil)
 							}
 							return "", false
 						}}, true
@@ -432,12 +436,13 @@ func grantWindowHow(p *Params) string {
 // from host send yet: it grants (has granted and not fully received)
 // max_overcommit other messages, or, on linux_6.1.38 (max_rpcs_per_peer 1),
 // another message from send. self is the waiting message; extra, when not
-// nil, a message being granted right now (from host extraFrom).
-func receiverBusy(c *Ctx, recv, send netip.Addr, self, extra *Message, extraFrom netip.Addr) (string, bool) {
+// nil, a message being granted right now (from host extraFrom); gone, when
+// not nil, a message that no longer counts (its slot is being freed).
+func receiverBusy(c *Ctx, recv, send netip.Addr, self, extra *Message, extraFrom netip.Addr, gone *Message) (string, bool) {
 	set := c.T.granting[recv]
 	n, samePeer := 0, false
 	for m, r := range set {
-		if m == self {
+		if m == self || m == gone {
 			continue
 		}
 		n++
@@ -453,7 +458,7 @@ func receiverBusy(c *Ctx, recv, send netip.Addr, self, extra *Message, extraFrom
 	}
 	var out int64
 	for m := range set {
-		if m != self {
+		if m != self && m != gone {
 			out += max(0, int64(m.Granted)-int64(m.Received()))
 		}
 	}
@@ -497,4 +502,155 @@ func bitsString(b uint16) string {
 		}
 	}
 	return s + "}"
+}
+
+// slotFreed reports whether e frees a grant slot at its receiver recv:
+// the segment that completes a message recv has granted (HomaModule
+// homa_grant_check_rpc unmanages a message with no bytes remaining), or
+// RPC_UNKNOWN from the client of a request recv has granted (the server
+// ends the RPC, homa_rpc_unknown_pkt, homa_rpc_end). freed is the message
+// that leaves the receiver's active set. The trace counts a granted
+// message as taking a slot until it is complete, so the slot it frees
+// here is free in HomaModule too.
+func slotFreed(c *Ctx, e *Event) (recv netip.Addr, freed *Message, ok bool) {
+	switch e.Type() {
+	case wire.TypeData:
+		r := c.T.Lookup(e)
+		if r == nil {
+			return recv, nil, false
+		}
+		m := r.Msg(e.Packet.Role())
+		if !m.inGranting || m.Complete || m.Length == 0 || uint64(m.Received())+uint64(e.Length) < uint64(m.Length) ||
+			!m.Seen.CoversWith(0, m.Length, e.Offset, min(e.End(), m.Length)) {
+			return recv, nil, false
+		}
+		return e.Dst, m, true
+	case wire.TypeRPCUnknown:
+		r := c.T.Lookup(e)
+		if r == nil || !e.FromClient() || !r.Request.inGranting {
+			return recv, nil, false
+		}
+		return e.Dst, &r.Request, true
+	}
+	return recv, nil, false
+}
+
+// waiting returns a message host recv would grant once freed no longer
+// takes a grant slot, nil if none: longer than unsched_bytes, all
+// unscheduled bytes in, never granted, incomplete, its RPC not ended by
+// RPC_UNKNOWN, not waiting for buffer space (GRANT-10), not skip, and
+// recv not busy for it (as receiverBusy judges, with freed out of the
+// count). It costs one pass over recv's granted messages and, when a slot
+// is free, a pass over its long incoming messages up to the first that
+// waits; it allocates nothing on main (linux_6.1.38: the granted senders).
+func waiting(c *Ctx, recv netip.Addr, freed, skip *Message) *Message {
+	set := c.T.granting[recv]
+	n := len(set)
+	if _, in := set[freed]; in {
+		n--
+	}
+	if n >= c.P.MaxOvercommit {
+		return nil
+	}
+	var out int64
+	var peers []netip.Addr // linux_6.1.38: hosts with a message being granted
+	for m, r := range set {
+		if m == freed {
+			continue
+		}
+		out += max(0, int64(m.Granted)-int64(m.Received()))
+		if c.P.Wire == wire.Version2024 {
+			peers = append(peers, msgSender(r, m))
+		}
+	}
+	if out >= int64(c.P.MaxIncoming) {
+		return nil
+	}
+	for m, r := range c.T.longIn[recv] {
+		if m != freed && m != skip && mayWait(c.P, r, m) && !slices.Contains(peers, msgSender(r, m)) {
+			return m
+		}
+	}
+	return nil
+}
+
+// mayWait reports whether message m of RPC r can be waiting for a grant
+// slot at its receiver: never granted, all unscheduled bytes in,
+// incomplete, its RPC not ended by RPC_UNKNOWN, not waiting for buffers.
+func mayWait(p *Params, r *RPC, m *Message) bool {
+	return m.Grants == 0 && !m.Complete && m.Length > 0 && !r.Unknown && m.WakeupTime.IsZero() && m.Seen.Covers(0, p.Unsched(m.Length))
+}
+
+// msgSender returns the host that sends message m of RPC r.
+func msgSender(r *RPC, m *Message) netip.Addr {
+	if m == &r.Request {
+		return r.Key.Client
+	}
+	return r.Key.Server
+}
+
+// slotKey keys HOMA-GRANT-010's obligation to fill a freed grant slot:
+// one per receiver.
+type slotKey struct{ recv netip.Addr }
+
+// slotObligation is HOMA-GRANT-010's obligation at a packet that frees a
+// grant slot at recv (slotFreed): if messages wait for it (waiting), recv
+// grants a message it had not granted yet (one of them, or a newer one
+// SRPT prefers) within the bound. It is excused when every waiting
+// message ends or completes first, or recv's buffer-wakeup RESEND shows it
+// lacked buffer space.
+func slotObligation(c *Ctx, recv netip.Addr, freed *Message) (Obligation, bool) {
+	if waiting(c, recv, freed, nil) == nil {
+		return Obligation{}, false
+	}
+	return Obligation{Key: slotKey{recv}, To: recv,
+		Expect: "GRANT from " + recv.String() + " for a message it had not granted (one waited for the grant slot this packet freed)",
+		Match: func(c *Ctx, x *Event) bool {
+			if x.Err != nil || x.Src != recv {
+				return false
+			}
+			switch x.Type() {
+			case wire.TypeGrant:
+				_, m := grantMsg(c, x)
+				return m == nil || m.Grants == 0
+			case wire.TypeResend:
+				// A RESEND past U for a waiting message: a GRANT lost
+				// before the capture point (RTX-08).
+				_, m := grantMsg(c, x)
+				rs := x.Packet.Resend()
+				return m != nil && m.Grants == 0 && !rs.IsResendAll() && uint64(rs.Offset())+uint64(rs.Length()) > uint64(c.P.Unsched(m.Length))
+			}
+			return false
+		},
+		Excuse: func(c *Ctx, x *Event) (string, bool) {
+			if x.Err != nil || x.Src != recv && x.Dst != recv {
+				return "", false
+			}
+			switch x.Type() {
+			case wire.TypeResend:
+				if x.Src == recv && isBufferWakeup(c.P, x.Packet.Resend()) {
+					return "the receiver's buffer-wakeup RESEND shows it lacked buffer space (GRANT-10)", true
+				}
+			case wire.TypeRPCUnknown, wire.TypeData:
+				// x may end or complete a waiting message: is another
+				// one left?
+				r := c.T.Lookup(x)
+				if r == nil {
+					return "", false
+				}
+				m := r.Msg(x.Packet.Role())
+				if x.Type() == wire.TypeRPCUnknown {
+					m = &r.Request
+					if recv == r.Key.Client {
+						m = &r.Response
+					}
+				} else if !m.inLong || !m.Seen.CoversWith(0, m.Length, x.Offset, min(x.End(), m.Length)) {
+					return "", false
+				}
+				if mayWait(c.P, r, m) && waiting(c, recv, freed, m) == nil {
+					return "every message waiting for the freed slot ended or completed", true
+				}
+			}
+			return "", false
+		}}, true
 }

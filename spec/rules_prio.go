@@ -67,6 +67,28 @@ func prioRules() []*Rule {
 			}},
 		},
 		{
+			ID: "HOMA-PRIO-004", Level: Must,
+			Facts:     []string{"CTRL-01", "CTRL-02", "CUT-03"},
+			Statement: "An IPv6 packet carries its priority in the traffic class shifted by ipv6_prio_shift: priority<<5 (bits 7-5) on HomaModule main since 548056f, priority<<4 before and on linux_6.1.38.",
+			Source:    "HomaModule homa_outgoing.c __homa_xmit_control, __homa_xmit_data (ip6_xmit with the traffic class from priority_map); fix 548056f (2025-11-18)",
+			Capture:   "judged only when ipv6_prio_shift names the build (linux-2024: 4; linux: 0, either, since main builds before and after 548056f share the wire format); a traffic class with bit 4 set was written with shift 4, one with bit 7 set with shift 5, others fit both",
+			Property: Each{Check: func(c *Ctx, e *Event) Result {
+				s := c.P.IPv6PrioShift
+				if s == 0 || !e.Src.Is6() || e.Src.Is4In6() {
+					return Skip
+				}
+				switch {
+				case s == 5 && e.TOS&0x10 != 0:
+					return Violation("%s with traffic class 0x%02x: bit 4 set, so priority %d was written with shift 4 (HomaModule before 548056f), but ipv6_prio_shift is 5 (priority<<5)",
+						e.Type(), e.TOS, e.TOS>>4)
+				case s == 4 && e.TOS&0x80 != 0:
+					return Violation("%s with traffic class 0x%02x: bit 7 set, so priority %d was written with shift 5 (HomaModule main since 548056f), but ipv6_prio_shift is 4 (priority<<4)",
+						e.Type(), e.TOS, e.TOS>>5)
+				}
+				return Pass()
+			}},
+		},
+		{
 			ID: "HOMA-PRIO-002", Level: Must,
 			Facts:     []string{"CUT-03"},
 			Statement: "Unscheduled DATA is sent at the level the receiver's cutoffs give its message length, using the cutoffs whose version the packet carries (version 0: the new-peer default, level num_priorities-2).",

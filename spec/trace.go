@@ -127,6 +127,9 @@ type Message struct {
 	CompleteFrame int
 	// Priorities is a bit set of the IP priorities DATA used.
 	Priorities uint16
+	// payload holds hashes of the payload seen (Trace.payloads only; nil
+	// until the first DATA with captured bytes), for HOMA-WIRE-014.
+	payload *payloadLog
 	// inGranting and inLong say whether the message is in its receiver's
 	// Trace.granting and Trace.longIn sets; doneFiled whether it has an
 	// entry in the receiver's Trace.longDone heap.
@@ -382,6 +385,11 @@ type Trace struct {
 	cur    *Event
 	curKey RPCKey
 	curRPC *RPC
+	// payloads makes the trace keep payload hashes (a rule reads them,
+	// Each.Payload); payDone is the event whose payload a rule has
+	// already logged (Trace.comparePayload).
+	payloads bool
+	payDone  *Event
 }
 
 // pairData is what the DATA from one host to another showed of cutoff
@@ -853,6 +861,15 @@ func (t *Trace) applyData(e *Event, r *RPC) {
 	if m.Length > 0 && end > m.Length {
 		end = m.Length
 	}
+	if t.payloads && t.payDone != e && len(e.Payload) > 0 {
+		t.comparePayload(e, m)
+	}
+	if m == &r.Response {
+		// The server responds: it had the whole request and asks for
+		// none of it again (RTX-01), so no retransmission of it is
+		// coming in this incarnation and its payload log can go.
+		r.Request.payload = nil
+	}
 	before := m.Seen.Total()
 	m.Seen.Add(e.Offset, end)
 	if n := m.Seen.Total(); n != before {
@@ -976,8 +993,8 @@ func (t *Trace) ack(k RPCKey, e *Event) {
 // late request packet, facts AMO-01; a server that restarted and serves
 // the client's restarted request, RTX-09).
 func (r *RPC) newIncarnation() {
-	r.Request.FirstSent, r.Request.ResentAhead, r.Request.Asked = nil, nil, nil
-	r.Response.FirstSent, r.Response.ResentAhead, r.Response.Asked = nil, nil, nil
+	r.Request.FirstSent, r.Request.ResentAhead, r.Request.Asked, r.Request.payload = nil, nil, nil, nil
+	r.Response.FirstSent, r.Response.ResentAhead, r.Response.Asked, r.Response.payload = nil, nil, nil, nil
 }
 
 // isBufferWakeup reports whether RESEND rs is the one a receiver sends when

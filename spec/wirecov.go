@@ -69,7 +69,7 @@ var fieldRules = map[string][]string{
 
 	"IP.protocol":      {"free: 146 (main), 253 (linux_6.1.38) or 6 with the hijack marks; the reader recognises all three and the profile picks the layouts"},
 	"IP.tos":           {"HOMA-PRIO-001", "HOMA-PRIO-002", "HOMA-PRIO-003", "HOMA-GRANT-008", "HOMA-RESEND-004", "HOMA-WIRE-012"},
-	"IP.traffic_class": {"HOMA-PRIO-001", "HOMA-PRIO-002", "HOMA-PRIO-003", "HOMA-GRANT-008", "HOMA-RESEND-004", "HOMA-WIRE-012"},
+	"IP.traffic_class": {"HOMA-PRIO-001", "HOMA-PRIO-002", "HOMA-PRIO-003", "HOMA-PRIO-004", "HOMA-GRANT-008", "HOMA-RESEND-004", "HOMA-WIRE-012"},
 	"IP.ipv4_id":       {"free: Homa packets carry DF, so the ID identifies no fragment (RFC 6864): HomaModule leaves 0 and numbers the segments of a GSO batch 0, 1, 2 ..."},
 	"IP.df":            {"free: Linux sets DF on Homa packets (they are never fragmented, each fits the MTU); receivers do not look at it"},
 	"IP.flow_label":    {"free: IPv6 hosts choose it (Linux hashes the flow); Homa does not use it"},

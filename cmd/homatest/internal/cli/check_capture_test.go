@@ -281,6 +281,12 @@ func TestCheckInferParams(t *testing.T) {
 	if code != ExitViolations || !strings.Contains(out, "hint: not a violation with --param resend_ticks=") {
 		t.Errorf("e2 without its timer sysctls: exit %d, want 1 and a hint naming resend_ticks:\n%s", code, out)
 	}
+	// A DATA segment longer than max_seg_data at MTU 1500: the MTU it
+	// needs is inferred and named (the hosts may run a larger MTU).
+	out, _, code = run(t, "check", filepath.Join(faultsDir, "BR-34-frame-above-mtu.pcapng"))
+	if code != ExitViolations || !strings.Contains(out, "mtu                ≥ 2924") || !strings.Contains(out, "hint: not a violation with --param mtu=2924") {
+		t.Errorf("BR-34: exit %d, want 1, mtu ≥ 2924 inferred and named in a hint:\n%s", code, out)
+	}
 }
 
 // TestCheckTesterMarks: a finding at a packet a tester marked as broken on

@@ -677,7 +677,11 @@ func brFaultCases() []faultCase {
 				}
 				return b
 			},
-			missed: "the reader infers the IPv6 shift (4 or 5) from the capture itself, because the linux_6.13.9 and 6.1.38 builds legitimately use shift 4; no rule ties the shift to the profile, so a main build with shift 4 reads as correct priorities",
+			// The build is declared: main since 548056f writes
+			// priority<<5. Frame 1 (level 6: 0x60) fits either shift;
+			// frame 2, the first control packet (0x70), does not.
+			args: []string{"--param", "ipv6_prio_shift=5"},
+			want: []hit{{"HOMA-PRIO-004", 2}},
 		},
 		{
 			id: "BR-06", slug: "grant-after-complete",
@@ -767,10 +771,13 @@ func brFaultCases() []faultCase {
 		},
 		{
 			id: "BR-12", slug: "no-regrant-after-delete",
-			what:   "max_overcommit 1: the granted request's client aborts (RPC_UNKNOWN), the receiver never grants the waiting request of another client, which RESENDs and gets BUSY",
-			args:   []string{"--param", "max_overcommit=1"},
-			build:  func(fault bool) *capb { return regrant(fault) },
-			missed: "GRANT-010 judges the waiting request when its unscheduled bytes are in (frame 58), while the only grant slot is still taken, and reports inconclusive; it does not re-judge when client 1's RPC_UNKNOWN frees the slot",
+			what:  "max_overcommit 1: the granted request's client aborts (RPC_UNKNOWN), the receiver never grants the waiting request of another client, which RESENDs and gets BUSY",
+			args:  []string{"--param", "max_overcommit=1"},
+			build: func(fault bool) *capb { return regrant(fault) },
+			// Judged at the waiting request's last unscheduled byte
+			// (frame 58) while the only slot is taken: inconclusive;
+			// judged again when client 1's RPC_UNKNOWN frees the slot.
+			want: []hit{{"HOMA-GRANT-010", 78}},
 		},
 		{
 			id: "BR-14", slug: "unsched-rounded-up",
@@ -844,9 +851,11 @@ func brFaultCases() []faultCase {
 		},
 		{
 			id: "BR-28", slug: "retransmission-wrong-bytes",
-			what:   "retransmitted DATA carries payload from the wrong buffer offset (differs from the first transmission at that offset)",
-			build:  func(fault bool) *capb { return wrongRetxPayload(fault) },
-			missed: "no rule compares the payload of a retransmission with the first transmission (R-RETX payload part); captures with a short snap length cannot show it anyway",
+			what:  "retransmitted DATA carries payload from the wrong buffer offset (differs from the first transmission at that offset)",
+			build: func(fault bool) *capb { return wrongRetxPayload(fault) },
+			// The 128-byte snap length leaves 38 payload bytes of each
+			// frame: the prefixes of the copies at 68480 differ.
+			want: []hit{{"HOMA-WIRE-014", 85}},
 		},
 		{
 			id: "BR-30", slug: "timeout-kills-live-rpc",
@@ -865,9 +874,9 @@ func brFaultCases() []faultCase {
 		},
 		{
 			id: "BR-34", slug: "frame-above-mtu",
-			what:   "GSO geometry leaves a 2 x 1424-byte DATA frame unsegmented on the wire (1546 bytes of IP, above MTU 1500)",
-			build:  func(fault bool) *capb { return bigFrame(fault) },
-			missed: "no rule checks frame sizes against the MTU or segment sizes against max_seg_data (R-LEN)",
+			what:  "GSO geometry leaves a 2 x 1424-byte DATA frame unsegmented on the wire (2924 bytes of IP, above MTU 1500)",
+			build: func(fault bool) *capb { return bigFrame(fault) },
+			want:  []hit{{"HOMA-WIRE-013", 37}},
 		},
 		{
 			id: "BR-35", slug: "only-retransmissions-arrive",
@@ -1113,21 +1122,20 @@ func regrant(fault bool) *capb {
 	// The receiver's RESEND after 5 ticks of silence; client 1 no longer
 	// knows the RPC.
 	b.resend(last+ms(5.2), r1, false, 61360, 80000-61360)
-	b.unknown(last+ms(5.22), r1, true)
+	u := b.unknown(last+ms(5.22), r1, true)
 	if !fault {
 		// The receiver drops RPC 10 of client 1 and grants client 2 at once.
 		b.send(r2, true, last+ms(5.23), msgOpts{length: L, uprio: 4, cv: 1, window: 20000, from: U})
 		b.respondAndAck(r2, b.lastTime()+us(30))
 		return b
 	}
+	b.mark(u, "BR-12: RPC_UNKNOWN ends client 1's RPC 10 and frees the only grant slot; client 2's waiting request is never granted")
 	// Client 2 has sent all it may; from 5 ms after its last DATA it asks
-	// for the response, and the server (request incomplete) says BUSY.
-	for k := 1; k <= 4; k++ {
+	// for the response every 5 ms, and the server (request incomplete)
+	// says BUSY.
+	for k := 1; k <= 6; k++ {
 		at := t + ms(5.2*float64(k))
-		i := b.resend(at, r2, true, 0, wire.ResendAll)
-		if k == 1 {
-			b.mark(i, "BR-12: client 2 was never granted after RPC 10 of client 1 ended")
-		}
+		b.resend(at, r2, true, 0, wire.ResendAll)
 		b.busy(at+us(20), r2, false)
 	}
 	return b

@@ -1,0 +1,159 @@
+package spec
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/homatest/homatest/spec/wire"
+)
+
+// slotTrace starts the BR-12 situation with max_overcommit 1: RPC 2's
+// 100000-byte request is granted to 60000 and has sent up to it; RPC 4's
+// request has its 40000 unscheduled bytes in while the only slot is taken
+// (HOMA-GRANT-010 inconclusive at waits). It returns waits.
+func slotTrace(b *traceBuilder) (waits int) {
+	b.message(true, 2, 100000, 0, 40000, 40000, 4)
+	b.after(10*time.Microsecond).grant(false, 2, 60000, 0)
+	w := b.message(true, 4, 100000, 0, 40000, 40000, 4)
+	b.message(true, 2, 100000, 40000, 60000, 40000, 0)
+	return w[len(w)-1]
+}
+
+// TestGrant010SlotFreedByUnknown (BR-12): RPC_UNKNOWN from RPC 2's client
+// ends it at the server and frees the slot; the server must grant the
+// waiting request within response_timeout: a GRANT 10 µs later passes,
+// none within 30 ms is a violation at the RPC_UNKNOWN, a GRANT 25 ms later
+// is late.
+func TestGrant010SlotFreedByUnknown(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		grant time.Duration // 0: none
+		want  string        // "": pass
+	}{
+		{"granted", 10 * time.Microsecond, ""},
+		{"never", 0, "no GRANT from 198.18.0.2 for a message it had not granted (one waited for the grant slot this packet freed)"},
+		{"late", 25 * time.Millisecond, "GRANT from 198.18.0.2 for a message it had not granted (one waited for the grant slot this packet freed) came only 25ms later"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			b := newTrace(t, wire.VersionCurrent)
+			waits := slotTrace(b)
+			b.after(5*time.Millisecond).resend(false, 2, 60000, 20000, 7)
+			freed := b.after(20*time.Microsecond).ctl(true, 2, wire.TypeRPCUnknown)
+			if c.grant > 0 {
+				b.after(c.grant).grant(false, 4, 60000, 0)
+			}
+			b.after(30*time.Millisecond).data(true, 20, 100, 0, 100, 7, nil)
+			rep := b.check("linux", "HOMA-GRANT-010", "max_overcommit=1")
+			wantInconclusive(t, rep, "HOMA-GRANT-010", waits)
+			if c.want == "" {
+				wantViolations(t, rep, "HOMA-GRANT-010")
+				wantCounts(t, rep, "HOMA-GRANT-010", 3, 2, 0, 1)
+				return
+			}
+			wantViolations(t, rep, "HOMA-GRANT-010", freed)
+			if f := rep.Violations[0]; !strings.HasPrefix(f.Why, c.want) {
+				t.Errorf("why %q, want prefix %q", f.Why, c.want)
+			}
+		})
+	}
+}
+
+// TestGrant010SlotFreedByCompletion: the granted request's last byte
+// frees the slot (homa_grant_check_rpc unmanages a message with no bytes
+// remaining); a GRANT for the waiting request, or for a newer request
+// the receiver prefers (SRPT), fills it; none is a violation at the last
+// byte. With max_overcommit 2 the waiting request was never blocked: it is
+// judged (and violated) at its own unscheduled bytes.
+func TestGrant010SlotFreedByCompletion(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		fill func(b *traceBuilder)
+		ok   bool
+	}{
+		{"waiting one", func(b *traceBuilder) { b.after(10*time.Microsecond).grant(false, 4, 60000, 0) }, true},
+		{"newer one", func(b *traceBuilder) {
+			b.message(true, 6, 50000, 0, 40000, 40000, 4)
+			b.after(10*time.Microsecond).grant(false, 6, 50000, 0)
+		}, true},
+		{"none", func(b *traceBuilder) {}, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			b := newTrace(t, wire.VersionCurrent)
+			slotTrace(b)
+			b.after(10*time.Microsecond).grant(false, 2, 100000, 0)
+			last := b.message(true, 2, 100000, 60000, 100000, 40000, 0)
+			c.fill(b)
+			b.after(30*time.Millisecond).data(true, 20, 100, 0, 100, 7, nil)
+			rep := b.check("linux", "HOMA-GRANT-010", "max_overcommit=1")
+			if c.ok {
+				wantViolations(t, rep, "HOMA-GRANT-010")
+			} else {
+				wantViolations(t, rep, "HOMA-GRANT-010", last[len(last)-1])
+			}
+		})
+	}
+}
+
+// TestGrant010SlotExcused: no verdict when the waiting request ends
+// (RPC_UNKNOWN from its client) or the receiver's buffer-wakeup RESEND
+// shows it lacked buffers; no obligation when nothing waits (the waiting
+// request was granted before the slot freed) or the receiver stays busy
+// (max_incoming granted and not received by the other messages).
+func TestGrant010SlotExcused(t *testing.T) {
+	b := newTrace(t, wire.VersionCurrent)
+	slotTrace(b)
+	freed := b.after(5*time.Millisecond).ctl(true, 2, wire.TypeRPCUnknown)
+	gone := b.after(time.Millisecond).ctl(true, 4, wire.TypeRPCUnknown)
+	b.after(30*time.Millisecond).data(true, 20, 100, 0, 100, 7, nil)
+	rep := b.check("linux", "HOMA-GRANT-010", "max_overcommit=1")
+	wantViolations(t, rep, "HOMA-GRANT-010")
+	wantExcusedBy(t, rep, freed, gone, "every message waiting for the freed slot ended or completed")
+
+	b = newTrace(t, wire.VersionCurrent)
+	slotTrace(b)
+	freed = b.after(5*time.Millisecond).ctl(true, 2, wire.TypeRPCUnknown)
+	wake := b.after(time.Millisecond).resend(false, 4, 0, wire.ResendAll, 6)
+	b.after(30*time.Millisecond).data(true, 20, 100, 0, 100, 7, nil)
+	rep = b.check("linux", "HOMA-GRANT-010", "max_overcommit=1")
+	wantViolations(t, rep, "HOMA-GRANT-010")
+	wantExcusedBy(t, rep, freed, wake, "buffer-wakeup RESEND")
+
+	// Granted before the slot freed: nothing waits.
+	b = newTrace(t, wire.VersionCurrent)
+	slotTrace(b)
+	b.after(time.Millisecond).grant(false, 4, 60000, 0)
+	b.after(5*time.Millisecond).ctl(true, 2, wire.TypeRPCUnknown)
+	b.after(30*time.Millisecond).data(true, 20, 100, 0, 100, 7, nil)
+	rep = b.check("linux", "HOMA-GRANT-010", "max_overcommit=1")
+	wantViolations(t, rep, "HOMA-GRANT-010")
+	wantCounts(t, rep, "HOMA-GRANT-010", 2, 1, 0, 1)
+
+	// max_incoming 10000: RPC 6 still holds 20000 granted bytes it has
+	// not sent, so the receiver may grant nothing more.
+	b = newTrace(t, wire.VersionCurrent)
+	b.message(true, 6, 200000, 0, 40000, 40000, 4)
+	b.after(10*time.Microsecond).grant(false, 6, 60000, 0)
+	slotTrace(b)
+	freed = b.after(5*time.Millisecond).ctl(true, 2, wire.TypeRPCUnknown)
+	b.after(30*time.Millisecond).data(true, 20, 100, 0, 100, 7, nil)
+	rep = b.check("linux", "HOMA-GRANT-010", "max_overcommit=2", "max_incoming=10000")
+	wantViolations(t, rep, "HOMA-GRANT-010")
+	// With max_incoming 400000 the freed slot is free to use.
+	wantViolations(t, b.check("linux", "HOMA-GRANT-010", "max_overcommit=2"), "HOMA-GRANT-010", freed)
+}
+
+// wantExcusedBy asserts that HOMA-GRANT-010's obligation opened at frame
+// trigger closed inconclusive at frame by, with a reason containing why.
+func wantExcusedBy(t *testing.T, rep *Report, trigger, by int, why string) {
+	t.Helper()
+	for _, f := range rep.Inconclusive {
+		if f.Rule == "HOMA-GRANT-010" && f.Frame == trigger {
+			if len(f.Frames) != 1 || f.Frames[0] != by || !strings.Contains(f.Why, why) {
+				t.Fatalf("finding %+v: want frames [%d] and a reason with %q", f, by, why)
+			}
+			return
+		}
+	}
+	t.Fatalf("HOMA-GRANT-010 not inconclusive at frame %d; inconclusive: %v", trigger, rep.Inconclusive)
+}

@@ -1,0 +1,85 @@
+package spec
+
+import (
+	"github.com/homatest/homatest/spec/wire"
+)
+
+// wireRules3: the size of DATA segments and the bytes they carry
+// (HomaModule homa_outgoing.c homa_message_out_fill, homa_tx_data_pkt_alloc,
+// homa_resend_data).
+func wireRules3() []*Rule {
+	data := []wire.PacketType{wire.TypeData}
+	return []*Rule{
+		{
+			ID: "HOMA-WIRE-013", Level: Must,
+			Facts:     []string{"WIRE-03"},
+			Statement: "A DATA segment carries at most max_seg_data bytes, mtu minus the IP header minus the 56-byte DATA header (1424 over IPv4, 1404 over IPv6 at MTU 1500); only a TCP-hijacked TSO batch, seen on its sending host before the NIC cuts it, is longer in one frame.",
+			Source:    "HomaModule homa_outgoing.c homa_message_out_fill (max_seg_data from dst_mtu; segs_per_gso segments per skb), homa_tx_data_pkt_alloc (several segments only with doff 13 and interleaved seg headers, or hijacked with gso_size max_seg_data), homa_resend_data (one segment per retransmitted packet)",
+			Capture:   "a GSO frame (doff 0xD0, interleaved seg headers) is judged segment by segment, wherever it was seen (such a frame itself shows a capture on its sending host); a hijacked frame longer than one segment is legal where the capture is on its sender's host (host:ADDR, sent) and inconclusive elsewhere (a tap on the sending host can pass for one between the hosts); an MTU above 1500 needs --param mtu",
+			Property: Each{Types: data, Check: func(c *Ctx, e *Event) Result {
+				v6 := e.Src.Is6() && !e.Src.Is4In6()
+				seg := maxSegData(c.P.MTU, v6)
+				if e.Length <= int(seg) {
+					return Pass()
+				}
+				if e.Hijacked {
+					if c.Net.CapturePoint().AtSender(e) {
+						return Pass()
+					}
+					return Unsure("hijacked DATA at offset %d carries %d bytes in one frame, more than max_seg_data %d: a TSO batch as its sender handed it to the NIC, which a capture on %v would show (--capture-point host:%v)",
+						e.Offset, e.Length, seg, e.Src, e.Src)
+				}
+				return Violation("DATA segment at offset %d carries %d bytes, more than max_seg_data %d (mtu %d - %d-byte IP header - 56; HomaModule cuts every message into segments of at most that, and a frame holding more than one carries interleaved seg headers with doff 0xD0); if the hosts' MTU is larger, pass --param mtu=N",
+					e.Offset, e.Length, seg, c.P.MTU, ipHeaderLen(v6))
+			}},
+		},
+		{
+			ID: "HOMA-WIRE-014", Level: Must,
+			Facts:     []string{"RTX-06", "RTX-09"},
+			Statement: "Every copy of a message's bytes carries the same data: a retransmission, a restarted request or a packet sent again holds at each offset the bytes the message's first copy held there.",
+			Source:    "HomaModule homa_outgoing.c homa_resend_data (a retransmitted segment is copied from the message's own skb by homa_skb_append_from_skb), homa_message_out_fill (the message is copied once from the sender's buffer); homa_incoming.c homa_rpc_unknown_pkt (a restart resends the same skbs)",
+			Capture:   "only captured bytes are compared: copies that start at the same offset over the prefix both hold, others over the aligned 128-byte blocks both hold (a snap length that cuts the payload leaves fewer bytes, or none, to compare); copies of different incarnations of the RPC (across an ACK or RPC_UNKNOWN) are not compared; a copy damaged on a link fails its frame check and is dropped, so nothing between the capture point and a host explains different bytes",
+			Property: Each{Types: data, Payload: true, Check: func(c *Ctx, e *Event) Result {
+				if len(e.Payload) == 0 {
+					return Skip
+				}
+				r := c.T.Lookup(e)
+				if r == nil {
+					return Skip // the RPC's first packet: Apply logs it
+				}
+				n, d, ok := c.T.comparePayload(e, r.Msg(e.Packet.Role()))
+				switch {
+				case !ok && d.frame > 0:
+					return Violation("bytes [%d, %d) of the message differ from the copy of those bytes in frame %d (retransmit %d): every copy of a byte range must carry the message's own data",
+						d.off, d.end, d.frame, e.Packet.Data().Retransmit()).With(d.frame)
+				case !ok:
+					return Violation("bytes [%d, %d) of the message differ from an earlier copy of those bytes (retransmit %d): every copy of a byte range must carry the message's own data",
+						d.off, d.end, e.Packet.Data().Retransmit())
+				case n == 0:
+					return Skip
+				}
+				return Pass()
+			}},
+		},
+	}
+}
+
+// ipHeaderLen is the IP header HomaModule reserves: 20 bytes for IPv4, 40
+// for IPv6 (homa_sock ip_header_length).
+func ipHeaderLen(v6 bool) uint32 {
+	if v6 {
+		return 40
+	}
+	return 20
+}
+
+// maxSegData returns max_seg_data at MTU mtu: mtu - IP header - 56 bytes
+// (homa_message_out_fill); at MTU 1500, wire.MaxSegDataIPv4 and
+// wire.MaxSegDataIPv6.
+func maxSegData(mtu uint32, v6 bool) uint32 {
+	h := ipHeaderLen(v6) + wire.DataHeaderLen
+	if mtu <= h {
+		return 1
+	}
+	return mtu - h
+}

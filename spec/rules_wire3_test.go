@@ -1,0 +1,217 @@
+package spec
+
+import (
+	"net/netip"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/homatest/homatest/spec/wire"
+)
+
+// TestWire013SegmentSize: a one-segment DATA packet holds at most
+// max_seg_data bytes: 1424 over IPv4 and 1404 over IPv6 at MTU 1500, 8924
+// over IPv4 at MTU 9000.
+func TestWire013SegmentSize(t *testing.T) {
+	b := newTrace(t, wire.VersionCurrent)
+	b.data(true, 2, 100000, 0, 1424, 4, nil)
+	big := b.data(true, 2, 100000, 1424, 1425, 4, nil)
+	rep := b.check("linux", "HOMA-WIRE-013")
+	wantViolations(t, rep, "HOMA-WIRE-013", big)
+	if f := rep.Violations[0]; !strings.Contains(f.Why, "carries 1425 bytes, more than max_seg_data 1424 (mtu 1500 - 20-byte IP header") {
+		t.Errorf("why %q", f.Why)
+	}
+	wantCounts(t, b.check("linux", "HOMA-WIRE-013", "mtu=9000"), "HOMA-WIRE-013", 2, 2, 0, 0)
+
+	b = newTrace(t, wire.VersionCurrent)
+	b.client, b.server = netip.MustParseAddr("fd00::11"), netip.MustParseAddr("fd00::1")
+	b.data(true, 2, 100000, 0, 1404, 4, nil)
+	big = b.data(true, 2, 100000, 1404, 1424, 4, nil)
+	wantViolations(t, b.check("linux", "HOMA-WIRE-013"), "HOMA-WIRE-013", big)
+}
+
+// TestWire013Hijacked: a hijacked DATA frame of 4 segments is a TSO batch
+// before the NIC cut it: legal in a capture on its sender's host,
+// inconclusive at a tap between the hosts, and the same frame not
+// hijacked is a violation anywhere.
+func TestWire013Hijacked(t *testing.T) {
+	b := newTrace(t, wire.VersionCurrent)
+	f := &wire.DataFields{Common: wire.CommonFields{SenderID: 2, Sequence: 0}, MessageLength: 100000, Incoming: 40000,
+		CutoffVersion: 1, SegOffset: wire.SegOffsetInSequence, Payload: make([]byte, 4*1424)}
+	tso := b.emit(true, 4, f, func(e *Event) { e.Hijacked = true })
+	wantCounts(t, b.checkAt(HostPoint(b.client), "linux", "HOMA-WIRE-013"), "HOMA-WIRE-013", 1, 1, 0, 0)
+	wantInconclusive(t, b.check("linux", "HOMA-WIRE-013"), "HOMA-WIRE-013", tso)
+	// At the receiver's host the batch would have been cut already.
+	wantInconclusive(t, b.checkAt(HostPoint(b.server), "linux", "HOMA-WIRE-013"), "HOMA-WIRE-013", tso)
+
+	b = newTrace(t, wire.VersionCurrent)
+	b.emit(true, 4, f, nil)
+	wantViolations(t, b.checkAt(HostPoint(b.client), "linux", "HOMA-WIRE-013"), "HOMA-WIRE-013", 1)
+}
+
+// pattern returns n payload bytes for message offset off: byte i of the
+// message is i mod 251, so that any shift shows.
+func pattern(off uint32, n int) []byte {
+	p := make([]byte, n)
+	for i := range p {
+		p[i] = byte((off + uint32(i)) % 251)
+	}
+	return p
+}
+
+// withPayload returns a DATA modifier that puts bytes [off, off+n) of the
+// pattern in the payload, with retransmit set when retx.
+func withPayload(off uint32, n int, retx bool, corrupt ...int) func(*wire.DataFields) {
+	return func(f *wire.DataFields) {
+		f.Payload = pattern(off, n)
+		for _, i := range corrupt {
+			f.Payload[i] ^= 0xFF
+		}
+		if retx {
+			f.Retransmit, f.SegOffset = 1, off
+		}
+	}
+}
+
+// TestWire014Retransmission: a retransmission of the same bytes passes;
+// one whose bytes differ from the first transmission (BR-28: taken 20
+// bytes too far into the buffer; one flipped byte) is a violation naming
+// the first copy's frame. The message's very first packet (seen before
+// its RPC existed in the trace) is compared too.
+func TestWire014Retransmission(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		mod     func(*wire.DataFields)
+		violate bool
+	}{
+		{"same", withPayload(0, 1424, true), false},
+		{"shifted by 20", func(f *wire.DataFields) { withPayload(0, 1424, true)(f); f.Payload = pattern(20, 1424) }, true},
+		{"one byte", withPayload(0, 1424, true, 1000), true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			b := newTrace(t, wire.VersionCurrent)
+			first := b.data(true, 2, 4000, 0, 1424, 6, withPayload(0, 1424, false))
+			b.data(true, 2, 4000, 1424, 1424, 6, withPayload(1424, 1424, false))
+			b.data(true, 2, 4000, 2848, 1152, 6, withPayload(2848, 1152, false))
+			b.after(5*time.Millisecond).resend(false, 2, 0, 1424, 7)
+			retx := b.after(20*time.Microsecond).data(true, 2, 4000, 0, 1424, 7, c.mod)
+			rep := b.check("linux", "HOMA-WIRE-014")
+			if !c.violate {
+				wantCounts(t, rep, "HOMA-WIRE-014", 1, 1, 0, 0)
+				return
+			}
+			wantViolations(t, rep, "HOMA-WIRE-014", retx)
+			if f := rep.Violations[0]; len(f.Frames) != 1 || f.Frames[0] != first || !strings.Contains(f.Why, "retransmit 1") {
+				t.Errorf("finding %+v: want the first copy's frame %d", f, first)
+			}
+		})
+	}
+}
+
+// TestWire014Duplicates: any byte range seen twice is compared, whatever
+// its retransmit flag and boundaries: a copy with retransmit 0 (a packet
+// sent again, or duplicated by the network) and a retransmission cut at
+// other boundaries, compared over the aligned 128-byte blocks both hold.
+// A difference only in a block neither copy covers whole is not seen.
+func TestWire014Duplicates(t *testing.T) {
+	b := newTrace(t, wire.VersionCurrent)
+	b.data(true, 2, 4000, 0, 1424, 6, withPayload(0, 1424, false))
+	b.data(true, 2, 4000, 1424, 1424, 6, withPayload(1424, 1424, false))
+	b.data(true, 2, 4000, 1424, 1424, 6, withPayload(1424, 1424, false)) // identical copy
+	dup := b.data(true, 2, 4000, 1424, 1424, 6, withPayload(1424, 1424, false, 3))
+	rep := b.check("linux", "HOMA-WIRE-014")
+	wantViolations(t, rep, "HOMA-WIRE-014", dup)
+	wantCounts(t, rep, "HOMA-WIRE-014", 2, 1, 1, 0)
+
+	// [1000, 2000) overlaps both packets; blocks [1024, 1152) ... [1280,
+	// 1408) and [1536, 1664) ... [1792, 1920) lie wholly inside it and in
+	// a first copy ([1408, 1536) straddles the first copies' boundary).
+	for _, c := range []struct {
+		corrupt int // index in the retransmission's payload, -1: none
+		violate bool
+	}{{-1, false}, {600, true}, {10, false}} {
+		b := newTrace(t, wire.VersionCurrent)
+		b.data(true, 2, 4000, 0, 1424, 6, withPayload(0, 1424, false))
+		b.data(true, 2, 4000, 1424, 1424, 6, withPayload(1424, 1424, false))
+		var mod func(*wire.DataFields)
+		if c.corrupt >= 0 {
+			mod = withPayload(1000, 1000, true, c.corrupt)
+		} else {
+			mod = withPayload(1000, 1000, true)
+		}
+		retx := b.data(true, 2, 4000, 1000, 1000, 7, mod)
+		rep := b.check("linux", "HOMA-WIRE-014")
+		if c.violate {
+			wantViolations(t, rep, "HOMA-WIRE-014", retx)
+			if f := rep.Violations[0]; !strings.Contains(f.Why, "bytes [1536, 1664)") {
+				t.Errorf("corrupt %d: why %q, want the block [1536, 1664)", c.corrupt, f.Why)
+			}
+		} else {
+			wantCounts(t, rep, "HOMA-WIRE-014", 1, 1, 0, 0)
+		}
+	}
+}
+
+// TestWire014SnapLength: with a short snap length only the captured
+// prefixes are compared (38 bytes here); a later copy with fewer captured
+// bytes than the first cannot be compared with it.
+func TestWire014SnapLength(t *testing.T) {
+	cut := func(n int) func(*Event) {
+		return func(e *Event) { e.Payload, e.SnapCut = e.Payload[:n], true }
+	}
+	send := func(b *traceBuilder, off uint32, shift uint32, retx bool, capLen int) int {
+		f := &wire.DataFields{Common: wire.CommonFields{SenderID: 2, Sequence: off}, MessageLength: 4000, Incoming: 4000,
+			CutoffVersion: 1, SegOffset: wire.SegOffsetInSequence, Payload: pattern(off+shift, 1424)}
+		if retx {
+			f.Retransmit, f.SegOffset = 1, off
+		}
+		return b.emit(true, 6, f, cut(capLen))
+	}
+	b := newTrace(t, wire.VersionCurrent)
+	send(b, 0, 0, false, 38)
+	bad := send(b, 0, 20, true, 38)
+	wantViolations(t, b.check("linux", "HOMA-WIRE-014"), "HOMA-WIRE-014", bad)
+
+	b = newTrace(t, wire.VersionCurrent)
+	send(b, 0, 0, false, 38)
+	send(b, 0, 20, true, 30) // fewer bytes than the first copy: not compared
+	wantCounts(t, b.check("linux", "HOMA-WIRE-014"), "HOMA-WIRE-014", 0, 0, 0, 0)
+}
+
+// TestWire014Incarnation: after RPC_UNKNOWN the server's RPC is new state
+// (a restarted request may be served anew, a response computed again), so
+// bytes sent before and after are not compared.
+func TestWire014Incarnation(t *testing.T) {
+	b := newTrace(t, wire.VersionCurrent)
+	b.data(false, 2, 1000, 0, 1000, 6, withPayload(0, 1000, false))
+	b.after(5*time.Millisecond).resend(true, 2, 0, wire.ResendAll, 7)
+	b.ctl(true, 2, wire.TypeRPCUnknown)
+	b.data(false, 2, 1000, 0, 1000, 6, withPayload(7, 1000, false))
+	wantCounts(t, b.check("linux", "HOMA-WIRE-014"), "HOMA-WIRE-014", 0, 0, 0, 0)
+}
+
+// TestPrio004IPv6Shift: with ipv6_prio_shift 5 (main since 548056f) a
+// traffic class with bit 4 set (a control packet at 0x70 = 7<<4) is a
+// violation and 0xE0 passes; with 4 (linux_6.1.38, the linux-2024
+// profile's value) bit 7 is; with 0 (the linux profile) and for IPv4 the
+// rule does not judge.
+func TestPrio004IPv6Shift(t *testing.T) {
+	build := func(v6 bool, tos ...uint8) *traceBuilder {
+		b := newTrace(t, wire.VersionCurrent)
+		if v6 {
+			b.client, b.server = netip.MustParseAddr("fd00::11"), netip.MustParseAddr("fd00::1")
+		}
+		for i, tc := range tos { // distinct RPCs: a copy of a packet could be the network's
+			b.emit(false, 7, &wire.BusyFields{Common: wire.CommonFields{SenderID: 3 + 2*uint64(i)}}, func(e *Event) { e.TOS = tc })
+		}
+		return b
+	}
+	b := build(true, 0xE0, 0x70, 0x60)
+	wantViolations(t, b.check("linux", "HOMA-PRIO-004", "ipv6_prio_shift=5"), "HOMA-PRIO-004", 2)
+	wantViolations(t, b.check("linux", "HOMA-PRIO-004", "ipv6_prio_shift=4"), "HOMA-PRIO-004", 1)
+	wantCounts(t, b.check("linux", "HOMA-PRIO-004"), "HOMA-PRIO-004", 0, 0, 0, 0)
+	wantCounts(t, build(false, 0x70).check("linux", "HOMA-PRIO-004", "ipv6_prio_shift=5"), "HOMA-PRIO-004", 0, 0, 0, 0)
+	if p, _ := LookupProfile("linux-2024"); p.Params.IPv6PrioShift != 4 {
+		t.Errorf("linux-2024 ipv6_prio_shift %d, want 4", p.Params.IPv6PrioShift)
+	}
+}
