@@ -264,7 +264,7 @@ func grantRules() []*Rule {
 			Profiles:  []string{"linux", "linux-2024"},
 			Capture:   "a waiting message is judged again at every packet that frees a grant slot at its receiver (the last byte of a message it grants, RPC_UNKNOWN from the client of a request it grants); slots freed without a packet (an abort, a timeout) are not seen; inconclusive while the receiver grants max_overcommit other messages (linux_6.1.38: or another message from the same sender, max_rpcs_per_peer 1) or has max_incoming granted and not received, after its buffer-wakeup RESEND (no buffer space, GRANT-10) and after RPC_UNKNOWN, and where the capture shows loss toward the receiver after the capture point; a RESEND beyond U from the receiver counts as a GRANT lost before the capture point",
 			Property: Within{
-				TriggerTypes: []wire.PacketType{wire.TypeData},
+				TriggerTypes: []wire.PacketType{wire.TypeData, wire.TypeRPCUnknown},
 				Trigger: func(c *Ctx, e *Event) (Obligation, bool) {
 					if recv, freed, ok := slotFreed(c, e); ok {
 						return slotObligation(c, recv, freed)
