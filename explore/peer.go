@@ -152,6 +152,12 @@ type inMsg struct {
 	grants   int
 	prio     uint8 // the latest GRANT's priority
 	complete bool
+	// grantable: the first DATA seen promised fewer bytes than the
+	// message holds (its incoming), so the receiver grants the rest.
+	// That is every message longer than U, and also a shorter one
+	// re-created from a retransmission whose incoming ends short of the
+	// length (HomaModule homa_grant_init_rpc tests incoming, not U).
+	grantable bool
 }
 
 func newOutMsg(payload []byte, unschedBytes uint32) *outMsg {
@@ -833,7 +839,7 @@ func (r *run) onData(h *host, x *rpc, d wire.Data) {
 		if inc == 0 {
 			inc = min(length, r.p.UnschedBytes)
 		}
-		x.in = &inMsg{length: length, unsched: min(length, r.p.UnschedBytes), buf: make([]byte, length), granted: inc}
+		x.in = &inMsg{length: length, unsched: min(length, r.p.UnschedBytes), buf: make([]byte, length), granted: inc, grantable: inc < length}
 		x.inSeq = int(r.out.events)
 	}
 	m := x.in
@@ -844,7 +850,7 @@ func (r *run) onData(h *host, x *rpc, d wire.Data) {
 		m.received += added
 		copy(m.buf[off:off+n], d.Payload()[:n])
 	}
-	if m.length > r.p.UnschedBytes {
+	if m.grantable {
 		r.grantPass(h)
 	}
 	if m.received == m.length {
@@ -1040,7 +1046,7 @@ func (r *run) sendCutoffs(h *host, x *rpc) {
 }
 
 // grantPass is the tester host's grant decision after a DATA arrived for
-// a message it may grant (§4.4): the messages longer than unsched_bytes
+// a message it may grant (§4.4): the grantable messages (inMsg.grantable)
 // still incomplete and not granted to their end, ranked by bytes still to
 // receive (fewest first, then oldest); the first max_overcommit are
 // active, each granted up to received + window (window, or max_incoming
@@ -1052,7 +1058,7 @@ func (r *run) grantPass(h *host) {
 	var cand []*rpc
 	for _, x := range h.rpcs {
 		m := x.in
-		if m == nil || m.complete || m.length <= r.p.UnschedBytes || m.granted >= m.length {
+		if m == nil || m.complete || !m.grantable || m.granted >= m.length {
 			continue
 		}
 		if x.client && x.state != csActive || !x.client && x.state != ssReceiving {

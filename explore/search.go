@@ -187,10 +187,10 @@ type entry struct {
 	hits int
 }
 
-// Explore runs a session: cases until the budget is spent (or the first
-// failure, unless KeepGoing), each failure shrunk. Errors: the
-// environment cannot be built (the first one), ctx ended.
-func Explore(ctx context.Context, cfg Config) (*Result, error) {
+// newSession builds a session's first world and what the session knows
+// of it (parameters, rules kept, tester addresses); release closes a
+// world the session keeps for all its cases (namespaces).
+func newSession(ctx context.Context, cfg Config) (*session, func(), error) {
 	s := &session{ctx: ctx, cfg: cfg, rng: rand.New(rand.NewPCG(cfg.Seed, cfg.Seed^0x9e3779b97f4a7c15)),
 		feats: map[string]bool{}, rules: map[string]bool{}, found: map[string]bool{}, faults: cfg.Env.Faults}
 	if s.cfg.Level == 0 {
@@ -205,7 +205,7 @@ func Explore(ctx context.Context, cfg Config) (*Result, error) {
 	s.start = time.Now()
 	w, err := newWorld(ctx, cfg.Env)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	s.info = worldInfo{params: w.info.Params, hosts: len(w.hosts), profile: w.ce.Profile, impl: w.info.Impl,
 		version: w.info.Version, mtu: maxSegData(w.info)}
@@ -220,17 +220,30 @@ func Explore(ctx context.Context, cfg Config) (*Result, error) {
 		}
 	}
 	s.rcfg = runConfig{rules: kept, level: s.cfg.Level}
+	release := func() {}
 	if cfg.Env.Fresh {
 		w.close()
 	} else {
 		s.shared = w
-		defer w.close()
+		release = func() { w.close() }
 	}
 	s.res = &Result{Impl: s.info.impl, Version: s.info.version, Env: cfg.Env.Name, Seed: cfg.Seed, Budget: cfg.Budget, Params: s.info.params,
 		iutAddr: w.info.Addr}
 	for _, h := range w.hosts {
 		s.res.hostAddrs = append(s.res.hostAddrs, h.addr)
 	}
+	return s, release, nil
+}
+
+// Explore runs a session: cases until the budget is spent (or the first
+// failure, unless KeepGoing), each failure shrunk. Errors: the
+// environment cannot be built (the first one), ctx ended.
+func Explore(ctx context.Context, cfg Config) (*Result, error) {
+	s, release, err := newSession(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
 	var runErr error
 	for {
 		if ctx.Err() != nil {
@@ -635,4 +648,34 @@ func removeRPC(c *Case, i int) *Case {
 		d.Choices = append(d.Choices, ch)
 	}
 	return d
+}
+
+// PlayCase runs case c once in cfg.Env, every decision not in c.Choices
+// taking the model's default (in the simulator, exactly as the session
+// that found it ran it: a result.json's "shrunk" case), and returns the
+// failure (nil: none) with the run's replay script. Unlike a script's
+// Replay, the tester hosts play the legal-peer model again, so a case
+// also pins down the model's own behaviour. Errors: the environment
+// cannot be built, ctx ended.
+func PlayCase(ctx context.Context, cfg Config, c *Case) (*Found, error) {
+	s, release, err := newSession(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	c = c.clone()
+	c.sortChoices()
+	out, err := s.play(c, [numKinds]float64{}, 0, true)
+	if err != nil {
+		return nil, err
+	}
+	if out.interrupted != nil {
+		return nil, out.interrupted
+	}
+	if out.fail == nil {
+		return nil, nil
+	}
+	f := &Found{Failure: *out.fail, Original: c, Shrunk: c, Packets: out.sent, OriginalPackets: out.sent}
+	f.Script = writeScript(s, f, out)
+	return f, nil
 }
