@@ -143,6 +143,10 @@ type Found struct {
 	Packets         int `json:"packets"`
 	OriginalPackets int `json:"original_packets"`
 	ShrinkRuns      int `json:"shrink_runs"`
+	// Unstable says the last run of the shrunk case did not fail again
+	// (real time only): the failure depends on timing, and the script
+	// and capture are of the shrunk case's last failing run.
+	Unstable bool `json:"unstable,omitempty"`
 	// Script is the replay script of the shrunk case (see Replay).
 	Script string `json:"-"`
 	// Capture is the shrunk case's IUT view as pcapng, with the finding
@@ -318,7 +322,10 @@ func (s *session) play(c *Case, prob [numKinds]float64, seed uint64, keepLog boo
 		rng = rand.New(rand.NewPCG(seed, seed+1))
 	}
 	cfg := s.rcfg
-	cfg.keepLog = keepLog
+	// In real time a failing run may not fail again: keep every run's log
+	// so that a failure's script and capture are those of the run that
+	// failed (their marks on the finding's frame).
+	cfg.keepLog = keepLog || !w.virtual
 	out := play(s.ctx, w, &cfg, c, newDecider(c.Choices, rng, prob))
 	s.res.Events += out.events
 	s.res.Sent += out.sent
