@@ -1,6 +1,7 @@
 package explore
 
 import (
+	"context"
 	"net/netip"
 	"time"
 
@@ -16,24 +17,33 @@ import (
 // evaluated at packets the IUT sent (the rules a run exercised on the
 // IUT, not on the tester's own packets).
 type oracle struct {
+	ctx     context.Context
 	c       *spec.Checker
 	iut     netip.Addr
 	charges map[string]bool
 	level   spec.Level
 	stalls  *stall.Monitor
-	seen    int
-	view    []spec.Event // frame i is view[i-1] (header fields only)
-	prev    []spec.RuleResult
-	cur     []spec.RuleResult
+	// reaction excuses a timing finding at a packet the IUT sent less
+	// than this after a packet of the same RPC was given to it (see
+	// spec.Params.Reaction): 0 in the simulator; in real time the view's
+	// slack, since the tester stamps its packets as it sends them and the
+	// IUT's as they reach it, so within slack the view cannot order an
+	// IUT timer pass and a packet on its way to the IUT's protocol code.
+	reaction time.Duration
+	seen     int
+	view     []spec.Event // frame i is view[i-1]
+	prev     []spec.RuleResult
+	cur      []spec.RuleResult
 	// exercised: rules evaluated at a packet the IUT sent.
 	exercised map[string]bool
-	// excused are timing findings a measured stall explained (real time).
+	// excused are timing findings a measured stall or the reaction race
+	// explained (real time).
 	excused []spec.Finding
 }
 
-func newOracle(w *world, rules []*spec.Rule, level spec.Level) *oracle {
-	o := &oracle{c: spec.NewChecker(w.ce.Profile, w.params, rules), iut: w.info.Addr, charges: map[string]bool{},
-		level: level, stalls: w.ce.Stalls, exercised: map[string]bool{}}
+func newOracle(ctx context.Context, w *world, rules []*spec.Rule, level spec.Level) *oracle {
+	o := &oracle{ctx: ctx, c: spec.NewChecker(w.ce.Profile, w.params, rules), iut: w.info.Addr, charges: map[string]bool{},
+		level: level, stalls: w.ce.Stalls, reaction: w.params.Reaction, exercised: map[string]bool{}}
 	// The view is a tap on the IUT's own link: its packets as it sent
 	// them, the tester's as it got them (what the explored network lost
 	// never reached it).
@@ -49,7 +59,7 @@ func newOracle(w *world, rules []*spec.Rule, level spec.Level) *oracle {
 // new violation charged to the IUT at level o.level or stricter, if any.
 func (o *oracle) feed(e *spec.Event) *spec.Finding {
 	e.Frame = len(o.view) + 1
-	o.view = append(o.view, spec.Event{Frame: e.Frame, Time: e.Time, Src: e.Src, Dst: e.Dst})
+	o.view = append(o.view, *e)
 	o.c.Feed(e)
 	o.cur = o.c.Results(o.cur)
 	if e.Src == o.iut {
@@ -92,11 +102,36 @@ func (o *oracle) charged(f spec.Finding) bool {
 	if owner != o.iut {
 		return false
 	}
-	if o.stalls != nil && len(stall.Explaining(f, o.view, o.stalls.Spans())) > 0 {
+	if f.Slack > 0 && spec.Raced(f, o.view, f.Frame-1, o.iut, o.reaction) {
+		o.excused = append(o.excused, f)
+		return false
+	}
+	if o.stalls != nil && f.Slack > 0 && o.stalled(f) {
 		o.excused = append(o.excused, f)
 		return false
 	}
 	return true
+}
+
+// stalled reports whether a measured stall explains timing finding f. A
+// stall is recorded some time after it began (stall.Monitor.Settle), so
+// when none explains f yet the oracle waits until every stall around f's
+// frames would have been recorded, then looks again.
+func (o *oracle) stalled(f spec.Finding) bool {
+	if len(stall.Explaining(f, o.view, o.stalls.Spans())) > 0 {
+		return true
+	}
+	var last time.Time
+	for _, n := range append([]int{f.Frame}, f.Frames...) {
+		if t := o.frameTime(n); t.After(last) {
+			last = t
+		}
+	}
+	if last.IsZero() {
+		return false
+	}
+	o.stalls.Settle(o.ctx, last.Add(f.Slack))
+	return len(stall.Explaining(f, o.view, o.stalls.Spans())) > 0
 }
 
 // finish closes the checker (open obligations past their deadline are

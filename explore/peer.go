@@ -294,6 +294,9 @@ func (r *run) begin(x *rpc) {
 // sent every tick, wherever it falls: a finite number of losses cannot
 // keep an RPC from ending).
 func (r *run) choose(k Key, allowed uint32) int {
+	if r.draining {
+		return 0
+	}
 	if r.now >= r.quiet && r.script == nil {
 		if (k.Kind == KindOut || k.Kind == KindIn) && r.d.fixed[k] == FateDrop {
 			return r.d.choose(k, allowed)
@@ -522,16 +525,18 @@ func (r *run) send(o outPkt) {
 		n = x.n
 	}
 	frame := 0
-	for i := range ev {
-		if f := r.o.feed(&ev[i]); f != nil {
-			r.failFinding(f)
-		}
-		frame = ev[i].Frame
-	}
 	r.out.events++
-	r.out.sent++
-	if o.key.Kind == KindOut {
-		r.out.sentKeys = append(r.out.sentKeys, o.key)
+	if !r.draining {
+		for i := range ev {
+			if f := r.o.feed(&ev[i]); f != nil {
+				r.failFinding(f)
+			}
+			frame = ev[i].Frame
+		}
+		r.out.sent++
+		if o.key.Kind == KindOut {
+			r.out.sentKeys = append(r.out.sentKeys, o.key)
+		}
 	}
 	r.log(record{kind: recSent, at: at, stamp: stamp, host: h.i, rpc: n, prio: prio, raw: b, frame: frame})
 	if x != nil && len(ev) == 1 && ev[0].Err == nil {
@@ -563,6 +568,7 @@ func (r *run) arrive(a arrival) {
 	if a.src != iut {
 		return // not the IUT's (nothing else speaks here)
 	}
+	r.lastIUT = max(r.lastIUT, a.at.Sub(r.t0))
 	h := r.hosts[a.host]
 	var evs [1]spec.Event
 	ev := viewEvents(evs[:0], a.at, iut, h.st.addr, a.prio, a.pkt, r.p.Wire)
@@ -570,10 +576,14 @@ func (r *run) arrive(a arrival) {
 		// An earlier case's RPC (a shared environment: the IUT still
 		// retransmits or asks for acks): not this case's exchange, and
 		// the network loses it.
+		r.out.stale++
 		return
 	}
 	frame := 0
 	for i := range ev {
+		if r.draining {
+			break
+		}
 		if f := r.o.feed(&ev[i]); f != nil {
 			r.failFinding(f)
 		}

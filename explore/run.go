@@ -92,6 +92,8 @@ type outcome struct {
 	// sent counts the packets tester hosts delivered to the IUT; emitted
 	// also the ones the explored network lost.
 	sent, emitted int
+	// stale counts the IUT's packets of an earlier case's RPCs (left out).
+	stale int
 	log           []record
 	features      []string
 	exercised     map[string]bool
@@ -114,6 +116,9 @@ type runConfig struct {
 	// keepLog keeps the packet log (scripts, captures); the search runs
 	// without it and reruns a failing case with it.
 	keepLog bool
+	// drain winds every case down before the next (run.drain): one IUT
+	// serves the whole session (namespaces).
+	drain bool
 }
 
 // run is one case being played.
@@ -152,6 +157,10 @@ type run struct {
 	// firstID and iutMaxID0 are, per tester host, its next client id and
 	// the highest IUT call id bound when the case began (earlier).
 	firstID, iutMaxID0 []uint64
+	// draining is set while the case's RPCs are wound down after it
+	// ended (drain); lastIUT is when the IUT's latest packet came.
+	draining bool
+	lastIUT  time.Duration
 }
 
 // outPkt is a packet a tester host gives the IUT.
@@ -177,7 +186,7 @@ func play(ctx context.Context, w *world, cfg *runConfig, c *Case, d *decider) *o
 	r := &run{ctx: ctx, w: w, cfg: cfg, c: c, d: d, p: &w.info.Params, live: map[rkey]*rpc{},
 		out: &outcome{}, feats: map[string]bool{}}
 	r.seg = maxSegData(w.info)
-	r.o = newOracle(w, cfg.rules, cfg.level)
+	r.o = newOracle(ctx, w, cfg.rules, cfg.level)
 	r.out.exercised = r.o.exercised
 	if !w.virtual {
 		if st, err := w.ce.IUT.Stats(ctx); err == nil {
@@ -197,6 +206,9 @@ func play(ctx context.Context, w *world, cfg *runConfig, c *Case, d *decider) *o
 		r.step()
 	}
 	r.finish()
+	if cfg.drain && r.out.interrupted == nil {
+		r.drain()
+	}
 	r.out.rpcs = r.rpcs
 	r.out.choices = d.choices()
 	r.out.used = d.used
@@ -305,8 +317,52 @@ func (r *run) at(t time.Duration, fn func()) {
 	r.q.seq++
 }
 
+// drain winds the case down in a shared environment (one IUT for the
+// session, as in namespaces): the tester hosts go on playing the legal peer for the
+// case's RPCs, every decision the default and nothing judged or logged,
+// until the IUT has sent nothing for resend_ticks (or request_ack_ticks)
+// plus two ticks and slack and every IUT call of the case returned, at
+// most timeout_ticks and a RESEND round. Without it a case stopped by a
+// failure, or one whose tester client aborted an RPC, leaves RPCs at the
+// IUT whose packets the next case's view leaves out (earlier), while the
+// IUT still counts them: its GRANT priorities and overcommit (HOMA-GRANT-015)
+// then look wrong for the messages that view shows.
+func (r *run) drain() {
+	r.draining, r.over, r.ending = true, false, true
+	quiet := r.p.Ticks(max(r.p.ResendTicks, r.p.RequestAckTicks)+2) + r.w.params.Slack
+	r.now, _ = r.stamp()
+	limit := r.now + r.p.Ticks(r.p.TimeoutTicks+r.p.ResendTicks) + r.w.params.Slack
+	for !r.over && r.now < limit && (r.now-r.lastIUT < quiet || r.callsPending()) {
+		wake := limit // quiet: wait for the IUT's calls (ready)
+		if r.now-r.lastIUT < quiet {
+			wake = r.lastIUT + quiet
+		}
+		if at, ok := r.q.next(); ok {
+			wake = min(wake, at)
+		}
+		if _, err := r.w.clock.Wait(r.ctx, r.t0.Add(wake), r.ready); err != nil {
+			break
+		}
+		r.step()
+	}
+	r.over, r.draining = true, false
+}
+
+// callsPending reports whether an IUT call of the case has not returned.
+func (r *run) callsPending() bool {
+	for _, x := range r.rpcs {
+		if x.call != nil {
+			return true
+		}
+	}
+	return false
+}
+
 // fail stops the case with f (the first failure wins).
 func (r *run) fail(f *Failure) {
+	if r.draining {
+		return // the case is judged; its wind-down is not
+	}
 	if r.out.fail == nil {
 		if f.At == 0 {
 			f.At = r.now
@@ -342,7 +398,7 @@ func otherEnd(a, b, iut netip.Addr) netip.Addr {
 
 // log appends a record when the log is kept.
 func (r *run) log(rec record) {
-	if r.cfg.keepLog {
+	if r.cfg.keepLog && !r.draining {
 		r.out.log = append(r.out.log, rec)
 	}
 }
