@@ -722,8 +722,11 @@ func (r *run) earlier(i int, p wire.Packet) bool {
 
 // rpcFor finds the case RPC a packet from the IUT belongs to. The first
 // request DATA of an IUT call binds the call to the IUT's RPC id: the
-// earliest unbound call to this host with that request length, else the
-// earliest unbound call.
+// unbound call to this host whose agent call id the request's payload
+// header names (a DATA at offset 0), else the earliest made unbound call
+// with that request length, else the earliest made unbound call. (Case
+// order is not call order: binding by it gave a call's request to
+// another call of the same length, a false APP-PAYLOAD.)
 func (r *run) rpcFor(h *host, p wire.Packet) *rpc {
 	id := p.SenderID()
 	if p.Role() == wire.RoleServer {
@@ -735,18 +738,31 @@ func (r *run) rpcFor(h *host, p wire.Packet) *rpc {
 	if p.Type() != wire.TypeData {
 		return nil
 	}
-	var pick *rpc
+	d := p.Data()
+	var callID uint64
+	if d.Offset() == 0 {
+		if _, id, ok := agent.PayloadHeader(d.Payload()); ok {
+			callID = id
+		}
+	}
+	var pick, sameLen *rpc
 	for _, x := range h.rpcs {
 		if x.client || x.id != 0 || x.call == nil && x.result == nil {
 			continue
 		}
-		if x.spec.Request == int(p.Data().MessageLength()) {
+		if callID != 0 && x.callNo == callID {
 			pick = x
 			break
 		}
-		if pick == nil {
+		if x.spec.Request == int(d.MessageLength()) && (sameLen == nil || x.callNo < sameLen.callNo) {
+			sameLen = x
+		}
+		if pick == nil || x.callNo < pick.callNo {
 			pick = x
 		}
+	}
+	if (pick == nil || pick.callNo != callID || callID == 0) && sameLen != nil {
+		pick = sameLen
 	}
 	if pick != nil {
 		// Bound, but the server knows the RPC only once a DATA of it

@@ -220,3 +220,33 @@ func TestResend015BusyAnswersAnEarlierResend(t *testing.T) {
 	b.data(false, 2, 5000, 2848, 1424, 7, func(f *wire.DataFields) { f.Retransmit = 1 })
 	wantClean(t, b.check("linux", "HOMA-RESEND-015"), "HOMA-RESEND-015")
 }
+
+// TestResend016ResponseEndsTheObligation: the server RESENDs for request
+// bytes the client had sent; the client paces the retransmissions among
+// its new DATA, and the new DATA completes the request at the server
+// first (explore, seed 1: the RESEND came just before the bytes it asked
+// for arrived), which responds: the response arrives whole at the
+// client before all the retransmissions went out, and the client ends the
+// RPC. The server no longer needs them; no violation. Without the
+// response the missing retransmissions are one.
+func TestResend016ResponseEndsTheObligation(t *testing.T) {
+	build := func(respond bool) (*traceBuilder, int) {
+		b := newTrace(t, wire.VersionCurrent)
+		b.message(true, 2, 8000, 0, 3000, 3000, 6)
+		b.grant(false, 2, 8000, 0)
+		b.message(true, 2, 8000, 3000, 5848, 3000, 0)
+		b.after(5 * time.Millisecond)
+		resend := b.resend(false, 2, 3000, 2848, 7)
+		b.after(time.Microsecond).data(true, 2, 8000, 3000, 1424, 7, func(f *wire.DataFields) { f.Retransmit, f.Incoming = 1, 5848 })
+		b.after(time.Microsecond).message(true, 2, 8000, 5848, 8000, 3000, 0) // new DATA, queued first
+		if respond {
+			b.after(2*time.Microsecond).data(false, 2, 1, 0, 1, 7, nil) // the whole response
+		}
+		b.after(40 * time.Millisecond).ctl(false, 2, wire.TypeBusy)
+		return b, resend
+	}
+	b, _ := build(true)
+	wantClean(t, b.checkAt(HostPoint(b.client), "linux", "HOMA-RESEND-016", "unsched_bytes=3000"), "HOMA-RESEND-016")
+	b, resend := build(false)
+	wantViolations(t, b.checkAt(HostPoint(b.client), "linux", "HOMA-RESEND-016", "unsched_bytes=3000"), "HOMA-RESEND-016", resend)
+}

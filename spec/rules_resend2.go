@@ -175,7 +175,7 @@ func resendRules2() []*Rule {
 		{
 			ID: "HOMA-RESEND-016", Level: Must,
 			Facts:     []string{"RTX-06"},
-			Statement: "The retransmissions answering a RESEND cover every byte of the requested range (length -1: from 0) that the message's sender had transmitted, within response_timeout.",
+			Statement: "The retransmissions answering a RESEND cover every byte of the requested range (length -1: from 0) that the message's sender had transmitted, within response_timeout, unless the client's RPC ends first (its response arrived whole).",
 			Source:    "HomaModule homa_incoming.c homa_resend_pkt (homa_resend_data over [offset, min(end, tx_end))), homa_outgoing.c homa_resend_data (every segment overlapping the range)",
 			Profiles:  []string{"linux"},
 			Capture:   "inconclusive where the capture shows loss toward the sender after the capture point or from it before",
@@ -201,6 +201,22 @@ func resendRules2() []*Rule {
 					need := [2]uint32{start, uint32(end)}
 					return Obligation{Key: [3]any{k, answerer, start}, Expect: fmt.Sprintf("retransmissions of [%d, %d)", need[0], need[1]),
 						Match: func(c *Ctx, x *Event) bool {
+							if x.Err == nil && answerer == wire.RoleClient && x.Type() == wire.TypeData && x.Packet.Role() == wire.RoleServer && KeyOf(x) == k {
+								// The response's last bytes: the client ends the
+								// RPC and owes nothing more; the server, which
+								// responded, had the whole request (a sender that
+								// queues its retransmissions behind new DATA may
+								// not have sent them all by then).
+								r := c.T.Lookup(x)
+								if r == nil {
+									return false
+								}
+								n := r.Response.Length // 0 before its first DATA (rules see x before the trace takes it)
+								if n == 0 {
+									n = x.Packet.Data().MessageLength()
+								}
+								return r.Response.Seen.CoversWith(0, n, x.Offset, x.End())
+							}
 							if x.Err != nil || x.Packet.Role() != answerer || KeyOf(x) != k {
 								return false
 							}
