@@ -93,15 +93,15 @@ type outcome struct {
 	// also the ones the explored network lost.
 	sent, emitted int
 	// stale counts the IUT's packets of an earlier case's RPCs (left out).
-	stale int
-	log           []record
-	features      []string
-	exercised     map[string]bool
-	report        *spec.Report
-	length        time.Duration // the case's length on its clock
-	choices       []Choice
-	used          [numKinds]int
-	interrupted   error
+	stale       int
+	log         []record
+	features    []string
+	exercised   map[string]bool
+	report      *spec.Report
+	length      time.Duration // the case's length on its clock
+	choices     []Choice
+	used        [numKinds]int
+	interrupted error
 	// rpcs are the case's RPCs as the run left them (scripts).
 	rpcs []*rpc
 	// sentKeys are the decision keys of the packets tester hosts gave

@@ -242,7 +242,7 @@ func TestResend016ResponseEndsTheObligation(t *testing.T) {
 		if respond {
 			b.after(2*time.Microsecond).data(false, 2, 1, 0, 1, 7, nil) // the whole response
 		}
-		b.after(40 * time.Millisecond).ctl(false, 2, wire.TypeBusy)
+		b.after(40*time.Millisecond).ctl(false, 2, wire.TypeBusy)
 		return b, resend
 	}
 	b, _ := build(true)
