@@ -526,7 +526,9 @@ func (r *run) send(o outPkt) {
 	}
 	frame := 0
 	r.out.events++
-	if !r.draining {
+	if r.draining {
+		r.out.drained++
+	} else {
 		for i := range ev {
 			if f := r.o.feed(&ev[i]); f != nil {
 				r.failFinding(f)
@@ -569,6 +571,7 @@ func (r *run) arrive(a arrival) {
 		return // not the IUT's (nothing else speaks here)
 	}
 	r.lastIUT = max(r.lastIUT, a.at.Sub(r.t0))
+	r.out.arrived++
 	h := r.hosts[a.host]
 	var evs [1]spec.Event
 	ev := viewEvents(evs[:0], a.at, iut, h.st.addr, a.prio, a.pkt, r.p.Wire)

@@ -93,15 +93,23 @@ type outcome struct {
 	// also the ones the explored network lost.
 	sent, emitted int
 	// stale counts the IUT's packets of an earlier case's RPCs (left out).
-	stale       int
-	log         []record
-	features    []string
-	exercised   map[string]bool
-	report      *spec.Report
-	length      time.Duration // the case's length on its clock
-	choices     []Choice
-	used        [numKinds]int
-	interrupted error
+	stale int
+	// drained counts the tester's packets given the IUT while the case
+	// was wound down; arrived the IUT's packets tester hosts got.
+	drained, arrived int
+	// inconclusive are findings on the IUT not charged (real time): a
+	// measured stall or the reaction race explains a timing finding, or
+	// the IUT's packet counters show that the namespace network lost
+	// packets the view took as delivered.
+	inconclusive []string
+	log          []record
+	features     []string
+	exercised    map[string]bool
+	report       *spec.Report
+	length       time.Duration // the case's length on its clock
+	choices      []Choice
+	used         [numKinds]int
+	interrupted  error
 	// rpcs are the case's RPCs as the run left them (scripts).
 	rpcs []*rpc
 	// sentKeys are the decision keys of the packets tester hosts gave
@@ -208,6 +216,12 @@ func play(ctx context.Context, w *world, cfg *runConfig, c *Case, d *decider) *o
 	r.finish()
 	if cfg.drain && r.out.interrupted == nil {
 		r.drain()
+	}
+	if !w.virtual && r.out.interrupted == nil {
+		r.checkDelivery()
+	}
+	for _, f := range r.o.excused {
+		r.out.inconclusive = append(r.out.inconclusive, fmt.Sprintf("%s %s: %s (a measured stall, or the IUT's timer racing a packet on its way)", f.Rule, f.Level, f.Why))
 	}
 	r.out.rpcs = r.rpcs
 	r.out.choices = d.choices()
@@ -346,6 +360,40 @@ func (r *run) drain() {
 		r.step()
 	}
 	r.over, r.draining = true, false
+}
+
+// checkDelivery compares, in real time, the packets the tester hosts
+// gave the IUT and got from it during the case (its wind-down included)
+// with the IUT's own counters (agent stats packets_received and
+// packets_sent; 0 when the IUT cannot tell). The view takes every packet
+// a tester sent as delivered and sees only the IUT's packets that reached
+// a tester; fewer received at the IUT, or fewer arrived from it, means the
+// namespace network (a socket buffer of a loaded host) lost some, and a
+// failure judged over that view is inconclusive, not charged.
+func (r *run) checkDelivery() {
+	if r.out.fail == nil || r.stats0 == nil {
+		return
+	}
+	st, err := r.w.ce.IUT.Stats(r.ctx)
+	if err != nil || st["packets_received"] == 0 && st["packets_sent"] == 0 {
+		return
+	}
+	recv := st["packets_received"] - r.stats0["packets_received"]
+	sent := st["packets_sent"] - r.stats0["packets_sent"]
+	gave := uint64(r.out.sent + r.out.drained)
+	got := uint64(r.out.arrived)
+	var lost string
+	switch {
+	case recv < gave:
+		lost = fmt.Sprintf("the IUT received %d of the %d packets the tester hosts sent it", recv, gave)
+	case got < sent:
+		lost = fmt.Sprintf("the tester hosts got %d of the %d packets the IUT sent", got, sent)
+	default:
+		return
+	}
+	f := r.out.fail
+	r.out.inconclusive = append(r.out.inconclusive, fmt.Sprintf("%s %s: %s (%s: the network lost packets the view took as delivered)", f.Rule, f.Level, f.Why, lost))
+	r.out.fail = nil
 }
 
 // callsPending reports whether an IUT call of the case has not returned.

@@ -98,10 +98,17 @@ type Result struct {
 	// Stale counts the IUT's packets of an earlier case's RPCs (one IUT
 	// for the session, namespaces): left out of the case's view. Each
 	// case is wound down before the next (run.drain), so few come.
-	Stale    int         `json:"stale"`
-	Coverage Coverage    `json:"coverage"`
-	Failures []*Found    `json:"failures"`
-	Params   spec.Params `json:"-"`
+	Stale int `json:"stale"`
+	// Inconclusive counts findings on the IUT not charged (real time): a
+	// measured stall or the IUT's timer racing a packet explains a timing
+	// finding, or the IUT's packet counters show the namespace network
+	// lost packets the view took as delivered; InconclusiveFindings are
+	// the first of them (at most 20), each with its reason.
+	Inconclusive         int         `json:"inconclusive"`
+	InconclusiveFindings []string    `json:"inconclusive_findings,omitempty"`
+	Coverage             Coverage    `json:"coverage"`
+	Failures             []*Found    `json:"failures"`
+	Params               spec.Params `json:"-"`
 	// iutAddr and hostAddrs are the IUT's and the tester hosts' addresses.
 	iutAddr   netip.Addr
 	hostAddrs []netip.Addr
@@ -335,6 +342,12 @@ func (s *session) play(c *Case, prob [numKinds]float64, seed uint64, keepLog boo
 	s.res.Events += out.events
 	s.res.Sent += out.sent
 	s.res.Stale += out.stale
+	s.res.Inconclusive += len(out.inconclusive)
+	for _, f := range out.inconclusive {
+		if len(s.res.InconclusiveFindings) < 20 {
+			s.res.InconclusiveFindings = append(s.res.InconclusiveFindings, f)
+		}
+	}
 	return out, nil
 }
 
