@@ -2,6 +2,7 @@ package explore
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -61,5 +62,39 @@ func TestDrainEndsLeftoverRPCs(t *testing.T) {
 			// that the test builds the situation drain is for.
 			t.Errorf("not drained: case B fails %v, want %s (the leftover RPC)", outB.fail, grant015.ID)
 		}
+	}
+}
+
+// TestCheckDeliveryLoss: a failure in a case whose packets the IUT's
+// counters say did not all arrive (the tester hosts sent more than the
+// IUT received, or got fewer than it sent) is inconclusive, not charged;
+// with the counts agreeing it stands.
+func TestCheckDeliveryLoss(t *testing.T) {
+	ctx := context.Background()
+	w, err := newWorld(ctx, SimEnv(nil, nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.close()
+	// A case first, so that the IUT's packet counters are running.
+	cfg := &runConfig{level: spec.Should}
+	if out := play(ctx, w, cfg, &Case{RPCs: []RPC{{Host: 0, Request: 100, Response: 100}}}, newDecider(nil, nil, [numKinds]float64{})); out.fail != nil {
+		t.Fatalf("warm-up case: %v", out.fail)
+	}
+	st0, err := w.ce.IUT.Stats(ctx)
+	if err != nil || st0["packets_received"] == 0 {
+		t.Fatalf("IUT stats %v (%v): want packet counters", st0, err)
+	}
+	check := func(sent, arrived int) *outcome {
+		r := &run{ctx: ctx, w: w, stats0: st0, out: &outcome{sent: sent, arrived: arrived,
+			fail: &Failure{Rule: "HOMA-RESEND-002", Level: spec.Must, Why: "no answer"}}}
+		r.checkDelivery()
+		return r.out
+	}
+	if out := check(0, 0); out.fail == nil || len(out.inconclusive) != 0 {
+		t.Errorf("counts agree: fail %v, inconclusive %v; want the failure charged", out.fail, out.inconclusive)
+	}
+	if out := check(3, 0); out.fail != nil || len(out.inconclusive) != 1 || !strings.Contains(out.inconclusive[0], "received 0 of the 3") {
+		t.Errorf("3 packets sent, none received: fail %v, inconclusive %v; want inconclusive", out.fail, out.inconclusive)
 	}
 }
