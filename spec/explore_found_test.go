@@ -250,3 +250,29 @@ func TestResend016ResponseEndsTheObligation(t *testing.T) {
 	b, resend := build(false)
 	wantViolations(t, b.checkAt(HostPoint(b.client), "linux", "HOMA-RESEND-016", "unsched_bytes=3000"), "HOMA-RESEND-016", resend)
 }
+
+// TestResend016AckEndsTheObligation: the client's RESEND {0, -1}, sent
+// while none of the response had arrived, is delayed until after the
+// whole response reached it; the server begins retransmitting (paced),
+// then the client acknowledges the RPC (answering NEED_ACK) and the
+// server frees it with the rest unsent (explore, seed 1): no violation.
+// Without the ACK the missing retransmissions are one.
+func TestResend016AckEndsTheObligation(t *testing.T) {
+	build := func(ack bool) (*traceBuilder, int) {
+		b := newTrace(t, wire.VersionCurrent)
+		b.data(true, 2, 100, 0, 100, 6, nil)
+		b.message(false, 2, 5000, 0, 5000, 5000, 6)
+		b.after(2 * time.Millisecond).ctl(false, 2, wire.TypeNeedAck)
+		resend := b.after(time.Microsecond).resend(true, 2, 0, wire.ResendAll, 7) // the delayed RESEND
+		if ack {
+			b.after(time.Microsecond).ack(2)
+		}
+		b.after(time.Microsecond).data(false, 2, 5000, 0, 1424, 7, func(f *wire.DataFields) { f.Retransmit = 1 })
+		b.after(40 * time.Millisecond).data(true, 4, 100, 0, 100, 6, nil)
+		return b, resend
+	}
+	b, _ := build(true)
+	wantClean(t, b.checkAt(HostPoint(b.server), "linux", "HOMA-RESEND-016"), "HOMA-RESEND-016")
+	b, resend := build(false)
+	wantViolations(t, b.checkAt(HostPoint(b.server), "linux", "HOMA-RESEND-016"), "HOMA-RESEND-016", resend)
+}

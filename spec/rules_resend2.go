@@ -175,7 +175,7 @@ func resendRules2() []*Rule {
 		{
 			ID: "HOMA-RESEND-016", Level: Must,
 			Facts:     []string{"RTX-06"},
-			Statement: "The retransmissions answering a RESEND cover every byte of the requested range (length -1: from 0) that the message's sender had transmitted, within response_timeout, unless the client's RPC ends first (its response arrived whole).",
+			Statement: "The retransmissions answering a RESEND cover every byte of the requested range (length -1: from 0) that the message's sender had transmitted, within response_timeout, unless the RPC ends first at the sender: a client's when its response arrives whole, a server's when the client acknowledges it.",
 			Source:    "HomaModule homa_incoming.c homa_resend_pkt (homa_resend_data over [offset, min(end, tx_end))), homa_outgoing.c homa_resend_data (every segment overlapping the range)",
 			Profiles:  []string{"linux"},
 			Capture:   "inconclusive where the capture shows loss toward the sender after the capture point or from it before",
@@ -216,6 +216,21 @@ func resendRules2() []*Rule {
 									n = x.Packet.Data().MessageLength()
 								}
 								return r.Response.Seen.CoversWith(0, n, x.Offset, x.End())
+							}
+							if x.Err == nil && answerer == wire.RoleServer && x.Type() == wire.TypeAck && x.Packet.Role() == wire.RoleClient {
+								// The client acknowledges the RPC (a late RESEND
+								// of its had come first): the server frees it
+								// and owes nothing more.
+								if KeyOf(x) == k {
+									return true
+								}
+								a := x.Packet.Ack()
+								for i := range a.ValidAcks() {
+									if RPCKey(wire.KeyOf(x.Src, x.Dst, a.Entry(i).ClientID)) == k {
+										return true
+									}
+								}
+								return false
 							}
 							if x.Err != nil || x.Packet.Role() != answerer || KeyOf(x) != k {
 								return false
