@@ -262,13 +262,13 @@ func TestResend016AckEndsTheObligation(t *testing.T) {
 		b := newTrace(t, wire.VersionCurrent)
 		b.data(true, 2, 100, 0, 100, 6, nil)
 		b.message(false, 2, 5000, 0, 5000, 5000, 6)
-		b.after(2 * time.Millisecond).ctl(false, 2, wire.TypeNeedAck)
+		b.after(2*time.Millisecond).ctl(false, 2, wire.TypeNeedAck)
 		resend := b.after(time.Microsecond).resend(true, 2, 0, wire.ResendAll, 7) // the delayed RESEND
 		if ack {
 			b.after(time.Microsecond).ack(2)
 		}
 		b.after(time.Microsecond).data(false, 2, 5000, 0, 1424, 7, func(f *wire.DataFields) { f.Retransmit = 1 })
-		b.after(40 * time.Millisecond).data(true, 4, 100, 0, 100, 6, nil)
+		b.after(40*time.Millisecond).data(true, 4, 100, 0, 100, 6, nil)
 		return b, resend
 	}
 	b, _ := build(true)
