@@ -2,6 +2,7 @@ package explore
 
 import (
 	"context"
+	"fmt"
 	"net/netip"
 	"time"
 
@@ -37,8 +38,14 @@ type oracle struct {
 	// exercised: rules evaluated at a packet the IUT sent.
 	exercised map[string]bool
 	// excused are timing findings a measured stall or the reaction race
-	// explained (real time).
-	excused []spec.Finding
+	// explained (real time), each with its reason.
+	excused []excusedFinding
+}
+
+// excusedFinding is a finding the oracle did not charge, and why.
+type excusedFinding struct {
+	spec.Finding
+	why string
 }
 
 func newOracle(ctx context.Context, w *world, rules []*spec.Rule, level spec.Level) *oracle {
@@ -103,23 +110,25 @@ func (o *oracle) charged(f spec.Finding) bool {
 		return false
 	}
 	if f.Slack > 0 && spec.Raced(f, o.view, f.Frame-1, o.iut, o.reaction) {
-		o.excused = append(o.excused, f)
+		o.excused = append(o.excused, excusedFinding{f, fmt.Sprintf("sent less than %v after a packet of the RPC was given to the IUT: its timer may have decided before that packet reached it", o.reaction)})
 		return false
 	}
-	if o.stalls != nil && f.Slack > 0 && o.stalled(f) {
-		o.excused = append(o.excused, f)
-		return false
+	if o.stalls != nil && f.Slack > 0 {
+		if sp := o.stalled(f); len(sp) > 0 {
+			o.excused = append(o.excused, excusedFinding{f, "during a measured stall: " + sp[0].String()})
+			return false
+		}
 	}
 	return true
 }
 
-// stalled reports whether a measured stall explains timing finding f. A
+// stalled returns the measured stalls that explain timing finding f. A
 // stall is recorded some time after it began (stall.Monitor.Settle), so
 // when none explains f yet the oracle waits until every stall around f's
 // frames would have been recorded, then looks again.
-func (o *oracle) stalled(f spec.Finding) bool {
-	if len(stall.Explaining(f, o.view, o.stalls.Spans())) > 0 {
-		return true
+func (o *oracle) stalled(f spec.Finding) []stall.Span {
+	if sp := stall.Explaining(f, o.view, o.stalls.Spans()); len(sp) > 0 {
+		return sp
 	}
 	var last time.Time
 	for _, n := range append([]int{f.Frame}, f.Frames...) {
@@ -128,10 +137,10 @@ func (o *oracle) stalled(f spec.Finding) bool {
 		}
 	}
 	if last.IsZero() {
-		return false
+		return nil
 	}
 	o.stalls.Settle(o.ctx, last.Add(f.Slack))
-	return len(stall.Explaining(f, o.view, o.stalls.Spans())) > 0
+	return stall.Explaining(f, o.view, o.stalls.Spans())
 }
 
 // finish closes the checker (open obligations past their deadline are

@@ -221,7 +221,7 @@ func play(ctx context.Context, w *world, cfg *runConfig, c *Case, d *decider) *o
 		r.checkDelivery()
 	}
 	for _, f := range r.o.excused {
-		r.out.inconclusive = append(r.out.inconclusive, fmt.Sprintf("%s %s: %s (a measured stall, or the IUT's timer racing a packet on its way)", f.Rule, f.Level, f.Why))
+		r.out.inconclusive = append(r.out.inconclusive, fmt.Sprintf("%s %s: %s (%s)", f.Rule, f.Level, f.Why, f.why))
 	}
 	r.out.rpcs = r.rpcs
 	r.out.choices = d.choices()
