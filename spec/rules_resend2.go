@@ -175,7 +175,7 @@ func resendRules2() []*Rule {
 		{
 			ID: "HOMA-RESEND-016", Level: Must,
 			Facts:     []string{"RTX-06"},
-			Statement: "The retransmissions answering a RESEND cover every byte of the requested range (length -1: from 0) that the message's sender had transmitted, within response_timeout, unless the RPC ends first at the sender: a client's when its response arrives whole, a server's when the client acknowledges it.",
+			Statement: "The retransmissions answering a RESEND cover every byte of the requested range (length -1: from 0) that the message's sender had transmitted, within response_timeout, unless the RPC ends first at the sender: a client's when a response begun after the RESEND arrives whole, a server's when the client acknowledges it.",
 			Source:    "HomaModule homa_incoming.c homa_resend_pkt (homa_resend_data over [offset, min(end, tx_end))), homa_outgoing.c homa_resend_data (every segment overlapping the range)",
 			Profiles:  []string{"linux"},
 			Capture:   "inconclusive where the capture shows loss toward the sender after the capture point or from it before",
@@ -196,19 +196,20 @@ func resendRules2() []*Rule {
 					if uint64(start) >= end {
 						return Obligation{}, false
 					}
-					k, answerer := KeyOf(e), oppositeRole(e.Packet.Role())
+					k, answerer, asked := KeyOf(e), oppositeRole(e.Packet.Role()), e.Time
 					var got byteranges.Set
 					need := [2]uint32{start, uint32(end)}
 					return Obligation{Key: [3]any{k, answerer, start}, Expect: fmt.Sprintf("retransmissions of [%d, %d)", need[0], need[1]),
 						Match: func(c *Ctx, x *Event) bool {
 							if x.Err == nil && answerer == wire.RoleClient && x.Type() == wire.TypeData && x.Packet.Role() == wire.RoleServer && KeyOf(x) == k {
-								// The response's last bytes: the client ends the
-								// RPC and owes nothing more; the server, which
-								// responded, had the whole request (a sender that
+								// The response's last bytes, of a response begun
+								// after the RESEND: the client ends the RPC and
+								// owes nothing more; the server, which responded
+								// since, had the whole request (a sender that
 								// queues its retransmissions behind new DATA may
 								// not have sent them all by then).
 								r := c.T.Lookup(x)
-								if r == nil {
+								if r == nil || !r.Response.FirstData.IsZero() && r.Response.FirstData.Before(asked) {
 									return false
 								}
 								n := r.Response.Length // 0 before its first DATA (rules see x before the trace takes it)
