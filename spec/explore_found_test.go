@@ -276,3 +276,34 @@ func TestResend016AckEndsTheObligation(t *testing.T) {
 	b, resend := build(false)
 	wantViolations(t, b.checkAt(HostPoint(b.server), "linux", "HOMA-RESEND-016"), "HOMA-RESEND-016", resend)
 }
+
+// TestResend002ClientEndsTheRPC: the client's RESEND {0, -1} for its
+// response, sent before the response came, is delayed until after the
+// whole response reached it; the client, done with the RPC, answers the
+// server's own RESEND with RPC_UNKNOWN right behind it, and the server
+// discards the RPC without answering the stale RESEND (explore, seed 5):
+// no violation, as after an ACK. Without either the silence is one.
+func TestResend002ClientEndsTheRPC(t *testing.T) {
+	build := func(end wire.PacketType) (*traceBuilder, int) {
+		b := newTrace(t, wire.VersionCurrent)
+		b.data(true, 2, 1425, 0, 1424, 6, nil)
+		b.after(5*time.Millisecond).resend(false, 2, 1424, 1, 7)
+		b.after(time.Microsecond).data(true, 2, 1425, 1424, 1, 6, nil) // delayed, not the answer
+		b.after(time.Microsecond).data(false, 2, 1, 0, 1, 7, nil)      // the whole response
+		resend := b.after(30*time.Microsecond).resend(true, 2, 0, wire.ResendAll, 7)
+		switch end {
+		case wire.TypeRPCUnknown:
+			b.after(time.Microsecond).ctl(true, 2, wire.TypeRPCUnknown)
+		case wire.TypeAck:
+			b.after(time.Microsecond).ack(2)
+		}
+		b.after(40*time.Millisecond).data(true, 4, 100, 0, 100, 6, nil)
+		return b, resend
+	}
+	for _, end := range []wire.PacketType{wire.TypeRPCUnknown, wire.TypeAck} {
+		b, _ := build(end)
+		wantClean(t, b.checkAt(HostPoint(b.server), "linux", "HOMA-RESEND-002"), "HOMA-RESEND-002")
+	}
+	b, resend := build(0)
+	wantViolations(t, b.checkAt(HostPoint(b.server), "linux", "HOMA-RESEND-002"), "HOMA-RESEND-002", resend)
+}

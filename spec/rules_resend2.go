@@ -175,7 +175,7 @@ func resendRules2() []*Rule {
 		{
 			ID: "HOMA-RESEND-016", Level: Must,
 			Facts:     []string{"RTX-06"},
-			Statement: "The retransmissions answering a RESEND cover every byte of the requested range (length -1: from 0) that the message's sender had transmitted, within response_timeout, unless the RPC ends first at the sender: a client's when a response begun after the RESEND arrives whole, a server's when the client acknowledges it.",
+			Statement: "The retransmissions answering a RESEND cover every byte of the requested range (length -1: from 0) that the message's sender had transmitted, within response_timeout, unless the RPC ends first at the sender: a client's when a response begun after the RESEND arrives whole, a server's when the client acknowledges it or says RPC_UNKNOWN.",
 			Source:    "HomaModule homa_incoming.c homa_resend_pkt (homa_resend_data over [offset, min(end, tx_end))), homa_outgoing.c homa_resend_data (every segment overlapping the range)",
 			Profiles:  []string{"linux"},
 			Capture:   "inconclusive where the capture shows loss toward the sender after the capture point or from it before",
@@ -218,20 +218,11 @@ func resendRules2() []*Rule {
 								}
 								return r.Response.Seen.CoversWith(0, n, x.Offset, x.End())
 							}
-							if x.Err == nil && answerer == wire.RoleServer && x.Type() == wire.TypeAck && x.Packet.Role() == wire.RoleClient {
-								// The client acknowledges the RPC (a late RESEND
-								// of its had come first): the server frees it
-								// and owes nothing more.
-								if KeyOf(x) == k {
-									return true
-								}
-								a := x.Packet.Ack()
-								for i := range a.ValidAcks() {
-									if RPCKey(wire.KeyOf(x.Src, x.Dst, a.Entry(i).ClientID)) == k {
-										return true
-									}
-								}
-								return false
+							if answerer == wire.RoleServer && clientEnded(x, k) {
+								// The client ended the RPC (a late RESEND of its
+								// had come first): told RPC_UNKNOWN or ACK, the
+								// server frees it and owes nothing more.
+								return true
 							}
 							if x.Err != nil || x.Packet.Role() != answerer || KeyOf(x) != k {
 								return false
@@ -334,4 +325,28 @@ func answersResend(t wire.PacketType, missing string) After {
 		},
 		Missing: missing,
 	}
+}
+
+// clientEnded reports whether x is the client of RPC k ending it at the
+// server: RPC_UNKNOWN (the client forgot it; the server discards it,
+// homa_rpc_unknown_pkt) or an ACK naming it (homa_ack_pkt).
+func clientEnded(x *Event, k RPCKey) bool {
+	if x.Err != nil || x.Packet.Role() != wire.RoleClient {
+		return false
+	}
+	switch x.Type() {
+	case wire.TypeRPCUnknown:
+		return KeyOf(x) == k
+	case wire.TypeAck:
+		if KeyOf(x) == k {
+			return true
+		}
+		a := x.Packet.Ack()
+		for i := range a.ValidAcks() {
+			if RPCKey(wire.KeyOf(x.Src, x.Dst, a.Entry(i).ClientID)) == k {
+				return true
+			}
+		}
+	}
+	return false
 }
