@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/homatest/homatest/conformance"
+	"github.com/homatest/homatest/internal/stall"
 	"github.com/homatest/homatest/spec"
 	"github.com/homatest/homatest/spec/wire"
 )
@@ -219,6 +220,7 @@ func play(ctx context.Context, w *world, cfg *runConfig, c *Case, d *decider) *o
 	}
 	if !w.virtual && r.out.interrupted == nil {
 		r.checkDelivery()
+		r.checkStalledApp()
 	}
 	for _, f := range r.o.excused {
 		r.out.inconclusive = append(r.out.inconclusive, fmt.Sprintf("%s %s: %s (%s)", f.Rule, f.Level, f.Why, f.why))
@@ -393,6 +395,30 @@ func (r *run) checkDelivery() {
 	}
 	f := r.out.fail
 	r.out.inconclusive = append(r.out.inconclusive, fmt.Sprintf("%s %s: %s (%s: the network lost packets the view took as delivered)", f.Rule, f.Level, f.Why, lost))
+	r.out.fail = nil
+}
+
+// checkStalledApp makes an application failure that rests on wall time
+// (a call that never ended, or failed for silence) inconclusive in real
+// time when measured stalls during the case (internal/stall) add up to
+// the view's slack or more: the IUT or the tester hosts stood still, and
+// the case's wall-clock bounds measured the machine, not the protocol.
+func (r *run) checkStalledApp() {
+	f := r.out.fail
+	if f == nil || f.Rule != AppStuck && f.Rule != AppError || r.w.ce.Stalls == nil {
+		return
+	}
+	end := r.t0.Add(r.now)
+	r.w.ce.Stalls.Settle(r.ctx, end)
+	var lost time.Duration
+	spans := stall.Overlaps(r.w.ce.Stalls.Spans(), r.t0, end)
+	for _, sp := range spans {
+		lost += sp.Lost
+	}
+	if len(spans) == 0 || lost < r.w.params.Slack {
+		return
+	}
+	r.out.inconclusive = append(r.out.inconclusive, fmt.Sprintf("%s %s: %s (measured stalls lost %v during the case, e.g. %s)", f.Rule, f.Level, f.Why, lost.Round(time.Millisecond), spans[0]))
 	r.out.fail = nil
 }
 
