@@ -128,7 +128,8 @@ func (t *AgentTarget) Stats(ctx context.Context) (map[string]uint64, error) {
 // statsMap returns an agent's stats by their JSON names, Extra included.
 func statsMap(s agent.Stats) map[string]uint64 {
 	m := map[string]uint64{"calls": s.Calls, "completed": s.Completed, "failed": s.Failed, "served": s.Served,
-		"served_duplicates": s.ServedDuplicates, "payload_errors": s.PayloadErrors}
+		"served_duplicates": s.ServedDuplicates, "payload_errors": s.PayloadErrors,
+		"packets_sent": s.PacketsSent, "packets_received": s.PacketsReceived, "retransmitted": s.Retransmitted, "timeouts": s.Timeouts}
 	for k, v := range s.Extra {
 		m[k] = v
 	}

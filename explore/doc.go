@@ -39,5 +39,11 @@
 // It runs in the simulator against the reference implementation
 // (deterministic: a seed gives the same cases, a case the same packets)
 // and in network namespaces against any agent (conformance.Env is the
-// environment in both).
+// environment in both). In namespaces one IUT serves the session and the
+// view is the tester's, so each case is wound down before the next
+// (run.drain), and a finding is not charged when the IUT's timer may have
+// raced a packet on its way (spec.Raced), a measured stall explains it
+// (oracle.stalled), or the IUT's packet counters show the network lost
+// packets the view took as delivered (run.checkDelivery); such findings
+// are counted as inconclusive.
 package explore

@@ -1,6 +1,8 @@
 package explore
 
 import (
+	"context"
+	"fmt"
 	"net/netip"
 	"time"
 
@@ -16,24 +18,39 @@ import (
 // evaluated at packets the IUT sent (the rules a run exercised on the
 // IUT, not on the tester's own packets).
 type oracle struct {
+	ctx     context.Context
 	c       *spec.Checker
 	iut     netip.Addr
 	charges map[string]bool
 	level   spec.Level
 	stalls  *stall.Monitor
-	seen    int
-	view    []spec.Event // frame i is view[i-1] (header fields only)
-	prev    []spec.RuleResult
-	cur     []spec.RuleResult
+	// reaction excuses a timing finding at a packet the IUT sent less
+	// than this after a packet of the same RPC was given to it (see
+	// spec.Params.Reaction): 0 in the simulator; in real time the view's
+	// slack, since the tester stamps its packets as it sends them and the
+	// IUT's as they reach it, so within slack the view cannot order an
+	// IUT timer pass and a packet on its way to the IUT's protocol code.
+	reaction time.Duration
+	seen     int
+	view     []spec.Event // frame i is view[i-1]
+	prev     []spec.RuleResult
+	cur      []spec.RuleResult
 	// exercised: rules evaluated at a packet the IUT sent.
 	exercised map[string]bool
-	// excused are timing findings a measured stall explained (real time).
-	excused []spec.Finding
+	// excused are timing findings a measured stall or the reaction race
+	// explained (real time), each with its reason.
+	excused []excusedFinding
 }
 
-func newOracle(w *world, rules []*spec.Rule, level spec.Level) *oracle {
-	o := &oracle{c: spec.NewChecker(w.ce.Profile, w.params, rules), iut: w.info.Addr, charges: map[string]bool{},
-		level: level, stalls: w.ce.Stalls, exercised: map[string]bool{}}
+// excusedFinding is a finding the oracle did not charge, and why.
+type excusedFinding struct {
+	spec.Finding
+	why string
+}
+
+func newOracle(ctx context.Context, w *world, rules []*spec.Rule, level spec.Level) *oracle {
+	o := &oracle{ctx: ctx, c: spec.NewChecker(w.ce.Profile, w.params, rules), iut: w.info.Addr, charges: map[string]bool{},
+		level: level, stalls: w.ce.Stalls, reaction: w.params.Reaction, exercised: map[string]bool{}}
 	// The view is a tap on the IUT's own link: its packets as it sent
 	// them, the tester's as it got them (what the explored network lost
 	// never reached it).
@@ -49,7 +66,7 @@ func newOracle(w *world, rules []*spec.Rule, level spec.Level) *oracle {
 // new violation charged to the IUT at level o.level or stricter, if any.
 func (o *oracle) feed(e *spec.Event) *spec.Finding {
 	e.Frame = len(o.view) + 1
-	o.view = append(o.view, spec.Event{Frame: e.Frame, Time: e.Time, Src: e.Src, Dst: e.Dst})
+	o.view = append(o.view, *e)
 	o.c.Feed(e)
 	o.cur = o.c.Results(o.cur)
 	if e.Src == o.iut {
@@ -92,11 +109,38 @@ func (o *oracle) charged(f spec.Finding) bool {
 	if owner != o.iut {
 		return false
 	}
-	if o.stalls != nil && len(stall.Explaining(f, o.view, o.stalls.Spans())) > 0 {
-		o.excused = append(o.excused, f)
+	if f.Slack > 0 && spec.Raced(f, o.view, f.Frame-1, o.iut, o.reaction) {
+		o.excused = append(o.excused, excusedFinding{f, fmt.Sprintf("sent less than %v after a packet of the RPC was given to the IUT: its timer may have decided before that packet reached it", o.reaction)})
 		return false
 	}
+	if o.stalls != nil && f.Slack > 0 {
+		if sp := o.stalled(f); len(sp) > 0 {
+			o.excused = append(o.excused, excusedFinding{f, "during a measured stall: " + sp[0].String()})
+			return false
+		}
+	}
 	return true
+}
+
+// stalled returns the measured stalls that explain timing finding f. A
+// stall is recorded some time after it began (stall.Monitor.Settle), so
+// when none explains f yet the oracle waits until every stall around f's
+// frames would have been recorded, then looks again.
+func (o *oracle) stalled(f spec.Finding) []stall.Span {
+	if sp := stall.Explaining(f, o.view, o.stalls.Spans()); len(sp) > 0 {
+		return sp
+	}
+	var last time.Time
+	for _, n := range append([]int{f.Frame}, f.Frames...) {
+		if t := o.frameTime(n); t.After(last) {
+			last = t
+		}
+	}
+	if last.IsZero() {
+		return nil
+	}
+	o.stalls.Settle(o.ctx, last.Add(f.Slack))
+	return stall.Explaining(f, o.view, o.stalls.Spans())
 }
 
 // finish closes the checker (open obligations past their deadline are

@@ -152,6 +152,12 @@ type inMsg struct {
 	grants   int
 	prio     uint8 // the latest GRANT's priority
 	complete bool
+	// grantable: the first DATA seen promised fewer bytes than the
+	// message holds (its incoming), so the receiver grants the rest.
+	// That is every message longer than U, and also a shorter one
+	// re-created from a retransmission whose incoming ends short of the
+	// length (HomaModule homa_grant_init_rpc tests incoming, not U).
+	grantable bool
 }
 
 func newOutMsg(payload []byte, unschedBytes uint32) *outMsg {
@@ -288,6 +294,9 @@ func (r *run) begin(x *rpc) {
 // sent every tick, wherever it falls: a finite number of losses cannot
 // keep an RPC from ending).
 func (r *run) choose(k Key, allowed uint32) int {
+	if r.draining {
+		return 0
+	}
 	if r.now >= r.quiet && r.script == nil {
 		if (k.Kind == KindOut || k.Kind == KindIn) && r.d.fixed[k] == FateDrop {
 			return r.d.choose(k, allowed)
@@ -516,16 +525,20 @@ func (r *run) send(o outPkt) {
 		n = x.n
 	}
 	frame := 0
-	for i := range ev {
-		if f := r.o.feed(&ev[i]); f != nil {
-			r.failFinding(f)
-		}
-		frame = ev[i].Frame
-	}
 	r.out.events++
-	r.out.sent++
-	if o.key.Kind == KindOut {
-		r.out.sentKeys = append(r.out.sentKeys, o.key)
+	if r.draining {
+		r.out.drained++
+	} else {
+		for i := range ev {
+			if f := r.o.feed(&ev[i]); f != nil {
+				r.failFinding(f)
+			}
+			frame = ev[i].Frame
+		}
+		r.out.sent++
+		if o.key.Kind == KindOut {
+			r.out.sentKeys = append(r.out.sentKeys, o.key)
+		}
 	}
 	r.log(record{kind: recSent, at: at, stamp: stamp, host: h.i, rpc: n, prio: prio, raw: b, frame: frame})
 	if x != nil && len(ev) == 1 && ev[0].Err == nil {
@@ -557,6 +570,8 @@ func (r *run) arrive(a arrival) {
 	if a.src != iut {
 		return // not the IUT's (nothing else speaks here)
 	}
+	r.lastIUT = max(r.lastIUT, a.at.Sub(r.t0))
+	r.out.arrived++
 	h := r.hosts[a.host]
 	var evs [1]spec.Event
 	ev := viewEvents(evs[:0], a.at, iut, h.st.addr, a.prio, a.pkt, r.p.Wire)
@@ -564,10 +579,14 @@ func (r *run) arrive(a arrival) {
 		// An earlier case's RPC (a shared environment: the IUT still
 		// retransmits or asks for acks): not this case's exchange, and
 		// the network loses it.
+		r.out.stale++
 		return
 	}
 	frame := 0
 	for i := range ev {
+		if r.draining {
+			break
+		}
 		if f := r.o.feed(&ev[i]); f != nil {
 			r.failFinding(f)
 		}
@@ -706,8 +725,11 @@ func (r *run) earlier(i int, p wire.Packet) bool {
 
 // rpcFor finds the case RPC a packet from the IUT belongs to. The first
 // request DATA of an IUT call binds the call to the IUT's RPC id: the
-// earliest unbound call to this host with that request length, else the
-// earliest unbound call.
+// unbound call to this host whose agent call id the request's payload
+// header names (a DATA at offset 0), else the earliest made unbound call
+// with that request length, else the earliest made unbound call. (Case
+// order is not call order: binding by it gave a call's request to
+// another call of the same length, a false APP-PAYLOAD.)
 func (r *run) rpcFor(h *host, p wire.Packet) *rpc {
 	id := p.SenderID()
 	if p.Role() == wire.RoleServer {
@@ -719,18 +741,31 @@ func (r *run) rpcFor(h *host, p wire.Packet) *rpc {
 	if p.Type() != wire.TypeData {
 		return nil
 	}
-	var pick *rpc
+	d := p.Data()
+	var callID uint64
+	if d.Offset() == 0 {
+		if _, id, ok := agent.PayloadHeader(d.Payload()); ok {
+			callID = id
+		}
+	}
+	var pick, sameLen *rpc
 	for _, x := range h.rpcs {
 		if x.client || x.id != 0 || x.call == nil && x.result == nil {
 			continue
 		}
-		if x.spec.Request == int(p.Data().MessageLength()) {
+		if callID != 0 && x.callNo == callID {
 			pick = x
 			break
 		}
-		if pick == nil {
+		if x.spec.Request == int(d.MessageLength()) && (sameLen == nil || x.callNo < sameLen.callNo) {
+			sameLen = x
+		}
+		if pick == nil || x.callNo < pick.callNo {
 			pick = x
 		}
+	}
+	if (pick == nil || pick.callNo != callID || callID == 0) && sameLen != nil {
+		pick = sameLen
 	}
 	if pick != nil {
 		// Bound, but the server knows the RPC only once a DATA of it
@@ -833,7 +868,7 @@ func (r *run) onData(h *host, x *rpc, d wire.Data) {
 		if inc == 0 {
 			inc = min(length, r.p.UnschedBytes)
 		}
-		x.in = &inMsg{length: length, unsched: min(length, r.p.UnschedBytes), buf: make([]byte, length), granted: inc}
+		x.in = &inMsg{length: length, unsched: min(length, r.p.UnschedBytes), buf: make([]byte, length), granted: inc, grantable: inc < length}
 		x.inSeq = int(r.out.events)
 	}
 	m := x.in
@@ -844,7 +879,7 @@ func (r *run) onData(h *host, x *rpc, d wire.Data) {
 		m.received += added
 		copy(m.buf[off:off+n], d.Payload()[:n])
 	}
-	if m.length > r.p.UnschedBytes {
+	if m.grantable {
 		r.grantPass(h)
 	}
 	if m.received == m.length {
@@ -1040,7 +1075,7 @@ func (r *run) sendCutoffs(h *host, x *rpc) {
 }
 
 // grantPass is the tester host's grant decision after a DATA arrived for
-// a message it may grant (§4.4): the messages longer than unsched_bytes
+// a message it may grant (§4.4): the grantable messages (inMsg.grantable)
 // still incomplete and not granted to their end, ranked by bytes still to
 // receive (fewest first, then oldest); the first max_overcommit are
 // active, each granted up to received + window (window, or max_incoming
@@ -1052,7 +1087,7 @@ func (r *run) grantPass(h *host) {
 	var cand []*rpc
 	for _, x := range h.rpcs {
 		m := x.in
-		if m == nil || m.complete || m.length <= r.p.UnschedBytes || m.granted >= m.length {
+		if m == nil || m.complete || !m.grantable || m.granted >= m.length {
 			continue
 		}
 		if x.client && x.state != csActive || !x.client && x.state != ssReceiving {

@@ -87,7 +87,7 @@ func Replay(ctx context.Context, env Env, s *Script, rules []*spec.Rule, level s
 	r := &run{ctx: ctx, w: w, cfg: cfg, c: c, d: newDecider(nil, nil, [numKinds]float64{}), p: &w.info.Params,
 		live: map[rkey]*rpc{}, out: &outcome{}, feats: map[string]bool{}}
 	r.seg = maxSegData(w.info)
-	r.o = newOracle(w, kept, level)
+	r.o = newOracle(ctx, w, kept, level)
 	r.out.exercised = r.o.exercised
 	sc := &scripted{s: s, tol: time.Microsecond}
 	if !w.virtual {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/homatest/homatest/conformance"
+	"github.com/homatest/homatest/internal/stall"
 	"github.com/homatest/homatest/spec"
 	"github.com/homatest/homatest/spec/wire"
 )
@@ -92,14 +93,24 @@ type outcome struct {
 	// sent counts the packets tester hosts delivered to the IUT; emitted
 	// also the ones the explored network lost.
 	sent, emitted int
-	log           []record
-	features      []string
-	exercised     map[string]bool
-	report        *spec.Report
-	length        time.Duration // the case's length on its clock
-	choices       []Choice
-	used          [numKinds]int
-	interrupted   error
+	// stale counts the IUT's packets of an earlier case's RPCs (left out).
+	stale int
+	// drained counts the tester's packets given the IUT while the case
+	// was wound down; arrived the IUT's packets tester hosts got.
+	drained, arrived int
+	// inconclusive are findings on the IUT not charged (real time): a
+	// measured stall or the reaction race explains a timing finding, or
+	// the IUT's packet counters show that the namespace network lost
+	// packets the view took as delivered.
+	inconclusive []string
+	log          []record
+	features     []string
+	exercised    map[string]bool
+	report       *spec.Report
+	length       time.Duration // the case's length on its clock
+	choices      []Choice
+	used         [numKinds]int
+	interrupted  error
 	// rpcs are the case's RPCs as the run left them (scripts).
 	rpcs []*rpc
 	// sentKeys are the decision keys of the packets tester hosts gave
@@ -114,6 +125,9 @@ type runConfig struct {
 	// keepLog keeps the packet log (scripts, captures); the search runs
 	// without it and reruns a failing case with it.
 	keepLog bool
+	// drain winds every case down before the next (run.drain): one IUT
+	// serves the whole session (namespaces).
+	drain bool
 }
 
 // run is one case being played.
@@ -152,6 +166,10 @@ type run struct {
 	// firstID and iutMaxID0 are, per tester host, its next client id and
 	// the highest IUT call id bound when the case began (earlier).
 	firstID, iutMaxID0 []uint64
+	// draining is set while the case's RPCs are wound down after it
+	// ended (drain); lastIUT is when the IUT's latest packet came.
+	draining bool
+	lastIUT  time.Duration
 }
 
 // outPkt is a packet a tester host gives the IUT.
@@ -177,7 +195,7 @@ func play(ctx context.Context, w *world, cfg *runConfig, c *Case, d *decider) *o
 	r := &run{ctx: ctx, w: w, cfg: cfg, c: c, d: d, p: &w.info.Params, live: map[rkey]*rpc{},
 		out: &outcome{}, feats: map[string]bool{}}
 	r.seg = maxSegData(w.info)
-	r.o = newOracle(w, cfg.rules, cfg.level)
+	r.o = newOracle(ctx, w, cfg.rules, cfg.level)
 	r.out.exercised = r.o.exercised
 	if !w.virtual {
 		if st, err := w.ce.IUT.Stats(ctx); err == nil {
@@ -197,6 +215,16 @@ func play(ctx context.Context, w *world, cfg *runConfig, c *Case, d *decider) *o
 		r.step()
 	}
 	r.finish()
+	if cfg.drain && r.out.interrupted == nil {
+		r.drain()
+	}
+	if !w.virtual && r.out.interrupted == nil {
+		r.checkDelivery()
+		r.checkStalledApp()
+	}
+	for _, f := range r.o.excused {
+		r.out.inconclusive = append(r.out.inconclusive, fmt.Sprintf("%s %s: %s (%s)", f.Rule, f.Level, f.Why, f.why))
+	}
 	r.out.rpcs = r.rpcs
 	r.out.choices = d.choices()
 	r.out.used = d.used
@@ -305,8 +333,110 @@ func (r *run) at(t time.Duration, fn func()) {
 	r.q.seq++
 }
 
+// drain winds the case down in a shared environment (one IUT for the
+// session, as in namespaces): the tester hosts go on playing the legal peer for the
+// case's RPCs, every decision the default and nothing judged or logged,
+// until the IUT has sent nothing for resend_ticks (or request_ack_ticks)
+// plus two ticks and slack and every IUT call of the case returned, at
+// most timeout_ticks and a RESEND round. Without it a case stopped by a
+// failure, or one whose tester client aborted an RPC, leaves RPCs at the
+// IUT whose packets the next case's view leaves out (earlier), while the
+// IUT still counts them: its GRANT priorities and overcommit (HOMA-GRANT-015)
+// then look wrong for the messages that view shows.
+func (r *run) drain() {
+	r.draining, r.over, r.ending = true, false, true
+	quiet := r.p.Ticks(max(r.p.ResendTicks, r.p.RequestAckTicks)+2) + r.w.params.Slack
+	r.now, _ = r.stamp()
+	limit := r.now + r.p.Ticks(r.p.TimeoutTicks+r.p.ResendTicks) + r.w.params.Slack
+	for !r.over && r.now < limit && (r.now-r.lastIUT < quiet || r.callsPending()) {
+		wake := limit // quiet: wait for the IUT's calls (ready)
+		if r.now-r.lastIUT < quiet {
+			wake = r.lastIUT + quiet
+		}
+		if at, ok := r.q.next(); ok {
+			wake = min(wake, at)
+		}
+		if _, err := r.w.clock.Wait(r.ctx, r.t0.Add(wake), r.ready); err != nil {
+			break
+		}
+		r.step()
+	}
+	r.over, r.draining = true, false
+}
+
+// checkDelivery compares, in real time, the packets the tester hosts
+// gave the IUT and got from it during the case (its wind-down included)
+// with the IUT's own counters (agent stats packets_received and
+// packets_sent; 0 when the IUT cannot tell). The view takes every packet
+// a tester sent as delivered and sees only the IUT's packets that reached
+// a tester; fewer received at the IUT, or fewer arrived from it, means the
+// namespace network (a socket buffer of a loaded host) lost some, and a
+// failure judged over that view is inconclusive, not charged.
+func (r *run) checkDelivery() {
+	if r.out.fail == nil || r.stats0 == nil {
+		return
+	}
+	st, err := r.w.ce.IUT.Stats(r.ctx)
+	if err != nil || st["packets_received"] == 0 && st["packets_sent"] == 0 {
+		return
+	}
+	recv := st["packets_received"] - r.stats0["packets_received"]
+	sent := st["packets_sent"] - r.stats0["packets_sent"]
+	gave := uint64(r.out.sent + r.out.drained)
+	got := uint64(r.out.arrived)
+	var lost string
+	switch {
+	case recv < gave:
+		lost = fmt.Sprintf("the IUT received %d of the %d packets the tester hosts sent it", recv, gave)
+	case got < sent:
+		lost = fmt.Sprintf("the tester hosts got %d of the %d packets the IUT sent", got, sent)
+	default:
+		return
+	}
+	f := r.out.fail
+	r.out.inconclusive = append(r.out.inconclusive, fmt.Sprintf("%s %s: %s (%s: the network lost packets the view took as delivered)", f.Rule, f.Level, f.Why, lost))
+	r.out.fail = nil
+}
+
+// checkStalledApp makes an application failure that rests on wall time
+// (a call that never ended, or failed for silence) inconclusive in real
+// time when measured stalls during the case (internal/stall) add up to
+// the view's slack or more: the IUT or the tester hosts stood still, and
+// the case's wall-clock bounds measured the machine, not the protocol.
+func (r *run) checkStalledApp() {
+	f := r.out.fail
+	if f == nil || f.Rule != AppStuck && f.Rule != AppError || r.w.ce.Stalls == nil {
+		return
+	}
+	end := r.t0.Add(r.now)
+	r.w.ce.Stalls.Settle(r.ctx, end)
+	var lost time.Duration
+	spans := stall.Overlaps(r.w.ce.Stalls.Spans(), r.t0, end)
+	for _, sp := range spans {
+		lost += sp.Lost
+	}
+	if len(spans) == 0 || lost < r.w.params.Slack {
+		return
+	}
+	r.out.inconclusive = append(r.out.inconclusive, fmt.Sprintf("%s %s: %s (measured stalls lost %v during the case, e.g. %s)", f.Rule, f.Level, f.Why, lost.Round(time.Millisecond), spans[0]))
+	r.out.fail = nil
+}
+
+// callsPending reports whether an IUT call of the case has not returned.
+func (r *run) callsPending() bool {
+	for _, x := range r.rpcs {
+		if x.call != nil {
+			return true
+		}
+	}
+	return false
+}
+
 // fail stops the case with f (the first failure wins).
 func (r *run) fail(f *Failure) {
+	if r.draining {
+		return // the case is judged; its wind-down is not
+	}
 	if r.out.fail == nil {
 		if f.At == 0 {
 			f.At = r.now
@@ -342,7 +472,7 @@ func otherEnd(a, b, iut netip.Addr) netip.Addr {
 
 // log appends a record when the log is kept.
 func (r *run) log(rec record) {
-	if r.cfg.keepLog {
+	if r.cfg.keepLog && !r.draining {
 		r.out.log = append(r.out.log, rec)
 	}
 }

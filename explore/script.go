@@ -55,6 +55,9 @@ func writeScript(s *session, f *Found, out *outcome) string {
 	}
 	fmt.Fprintf(&b, "# Found by homatest explore (seed %d, case %d, after %v); shrunk from %d to %d tester packets in %d runs.\n",
 		s.cfg.Seed, f.Case, f.After.Round(time.Millisecond), f.OriginalPackets, f.Packets, f.ShrinkRuns)
+	if f.Unstable {
+		fmt.Fprintf(&b, "# Unstable: the shrunk case did not fail when run again (real time): the lines below are its last failing run; replay it several times.\n")
+	}
 	fmt.Fprintf(&b, "# Replay: homatest explore --replay FILE (--impl and --env as when found; the iut line's faults apply to the ref).\n")
 	fmt.Fprintf(&b, "# Lines: 'at T HOST sends' are the tester's packets (sent at T after the IUT's earlier packets);\n")
 	fmt.Fprintf(&b, "# 'at T iut sends' what the IUT sent (expected); 'loses' packets the network dropped (not sent).\n")

@@ -94,10 +94,21 @@ type Result struct {
 	Events       int     `json:"events"`
 	EventsPerSec float64 `json:"events_per_sec"`
 	// Sent counts the packets tester hosts delivered to the IUT.
-	Sent     int         `json:"sent"`
-	Coverage Coverage    `json:"coverage"`
-	Failures []*Found    `json:"failures"`
-	Params   spec.Params `json:"-"`
+	Sent int `json:"sent"`
+	// Stale counts the IUT's packets of an earlier case's RPCs (one IUT
+	// for the session, namespaces): left out of the case's view. Each
+	// case is wound down before the next (run.drain), so few come.
+	Stale int `json:"stale"`
+	// Inconclusive counts findings on the IUT not charged (real time): a
+	// measured stall or the IUT's timer racing a packet explains a timing
+	// finding, or the IUT's packet counters show the namespace network
+	// lost packets the view took as delivered; InconclusiveFindings are
+	// the first of them (at most 20), each with its reason.
+	Inconclusive         int         `json:"inconclusive"`
+	InconclusiveFindings []string    `json:"inconclusive_findings,omitempty"`
+	Coverage             Coverage    `json:"coverage"`
+	Failures             []*Found    `json:"failures"`
+	Params               spec.Params `json:"-"`
 	// iutAddr and hostAddrs are the IUT's and the tester hosts' addresses.
 	iutAddr   netip.Addr
 	hostAddrs []netip.Addr
@@ -143,6 +154,10 @@ type Found struct {
 	Packets         int `json:"packets"`
 	OriginalPackets int `json:"original_packets"`
 	ShrinkRuns      int `json:"shrink_runs"`
+	// Unstable says the last run of the shrunk case did not fail again
+	// (real time only): the failure depends on timing, and the script
+	// and capture are of the shrunk case's last failing run.
+	Unstable bool `json:"unstable,omitempty"`
 	// Script is the replay script of the shrunk case (see Replay).
 	Script string `json:"-"`
 	// Capture is the shrunk case's IUT view as pcapng, with the finding
@@ -187,10 +202,10 @@ type entry struct {
 	hits int
 }
 
-// Explore runs a session: cases until the budget is spent (or the first
-// failure, unless KeepGoing), each failure shrunk. Errors: the
-// environment cannot be built (the first one), ctx ended.
-func Explore(ctx context.Context, cfg Config) (*Result, error) {
+// newSession builds a session's first world and what the session knows
+// of it (parameters, rules kept, tester addresses); release closes a
+// world the session keeps for all its cases (namespaces).
+func newSession(ctx context.Context, cfg Config) (*session, func(), error) {
 	s := &session{ctx: ctx, cfg: cfg, rng: rand.New(rand.NewPCG(cfg.Seed, cfg.Seed^0x9e3779b97f4a7c15)),
 		feats: map[string]bool{}, rules: map[string]bool{}, found: map[string]bool{}, faults: cfg.Env.Faults}
 	if s.cfg.Level == 0 {
@@ -205,7 +220,7 @@ func Explore(ctx context.Context, cfg Config) (*Result, error) {
 	s.start = time.Now()
 	w, err := newWorld(ctx, cfg.Env)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	s.info = worldInfo{params: w.info.Params, hosts: len(w.hosts), profile: w.ce.Profile, impl: w.info.Impl,
 		version: w.info.Version, mtu: maxSegData(w.info)}
@@ -220,17 +235,30 @@ func Explore(ctx context.Context, cfg Config) (*Result, error) {
 		}
 	}
 	s.rcfg = runConfig{rules: kept, level: s.cfg.Level}
+	release := func() {}
 	if cfg.Env.Fresh {
 		w.close()
 	} else {
 		s.shared = w
-		defer w.close()
+		release = func() { w.close() }
 	}
 	s.res = &Result{Impl: s.info.impl, Version: s.info.version, Env: cfg.Env.Name, Seed: cfg.Seed, Budget: cfg.Budget, Params: s.info.params,
 		iutAddr: w.info.Addr}
 	for _, h := range w.hosts {
 		s.res.hostAddrs = append(s.res.hostAddrs, h.addr)
 	}
+	return s, release, nil
+}
+
+// Explore runs a session: cases until the budget is spent (or the first
+// failure, unless KeepGoing), each failure shrunk. Errors: the
+// environment cannot be built (the first one), ctx ended.
+func Explore(ctx context.Context, cfg Config) (*Result, error) {
+	s, release, err := newSession(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
 	var runErr error
 	for {
 		if ctx.Err() != nil {
@@ -305,10 +333,21 @@ func (s *session) play(c *Case, prob [numKinds]float64, seed uint64, keepLog boo
 		rng = rand.New(rand.NewPCG(seed, seed+1))
 	}
 	cfg := s.rcfg
-	cfg.keepLog = keepLog
+	// In real time a failing run may not fail again: keep every run's log
+	// so that a failure's script and capture are those of the run that
+	// failed (their marks on the finding's frame).
+	cfg.keepLog = keepLog || !w.virtual
+	cfg.drain = s.shared != nil
 	out := play(s.ctx, w, &cfg, c, newDecider(c.Choices, rng, prob))
 	s.res.Events += out.events
 	s.res.Sent += out.sent
+	s.res.Stale += out.stale
+	s.res.Inconclusive += len(out.inconclusive)
+	for _, f := range out.inconclusive {
+		if len(s.res.InconclusiveFindings) < 20 {
+			s.res.InconclusiveFindings = append(s.res.InconclusiveFindings, f)
+		}
+	}
 	return out, nil
 }
 
@@ -635,4 +674,34 @@ func removeRPC(c *Case, i int) *Case {
 		d.Choices = append(d.Choices, ch)
 	}
 	return d
+}
+
+// PlayCase runs case c once in cfg.Env, every decision not in c.Choices
+// taking the model's default (in the simulator, exactly as the session
+// that found it ran it: a result.json's "shrunk" case), and returns the
+// failure (nil: none) with the run's replay script. Unlike a script's
+// Replay, the tester hosts play the legal-peer model again, so a case
+// also pins down the model's own behaviour. Errors: the environment
+// cannot be built, ctx ended.
+func PlayCase(ctx context.Context, cfg Config, c *Case) (*Found, error) {
+	s, release, err := newSession(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	c = c.clone()
+	c.sortChoices()
+	out, err := s.play(c, [numKinds]float64{}, 0, true)
+	if err != nil {
+		return nil, err
+	}
+	if out.interrupted != nil {
+		return nil, out.interrupted
+	}
+	if out.fail == nil {
+		return nil, nil
+	}
+	f := &Found{Failure: *out.fail, Original: c, Shrunk: c, Packets: out.sent, OriginalPackets: out.sent}
+	f.Script = writeScript(s, f, out)
+	return f, nil
 }

@@ -62,9 +62,15 @@ func (s *session) shrink(c *Case, out *outcome) (*Found, error) {
 		f.Packets = final.sent
 	} else {
 		// Not reproduced (real time): report the shrunk case's last
-		// failing run.
+		// failing run, with its own log (play keeps it in real time), so
+		// that the script and the capture mark the frame the finding
+		// names in that run.
 		f.Packets = k.out.sent
 		f.Failure = *k.out.fail
+		f.Unstable = true
+		if len(k.out.log) > 0 {
+			final = k.out
+		}
 	}
 	f.Script = writeScript(s, f, final)
 	f.Capture = writeCapture(s, final, f)

@@ -114,6 +114,11 @@ func newWorld(ctx context.Context, env Env) (*world, error) {
 	// sending and lead its receiving by the environment's noise.
 	p.Slack = max(p.Slack, ce.Slack)
 	p.Jitter = max(p.Jitter, ce.Slack)
+	if !ce.Virtual {
+		// Within slack the view cannot order the IUT's timer pass and a
+		// packet on its way to its protocol code (oracle.reaction).
+		p.Reaction = max(p.Reaction, p.Slack)
+	}
 	w.params = p
 	for i, open := range ce.Testers {
 		tr, err := open()

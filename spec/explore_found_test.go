@@ -220,3 +220,90 @@ func TestResend015BusyAnswersAnEarlierResend(t *testing.T) {
 	b.data(false, 2, 5000, 2848, 1424, 7, func(f *wire.DataFields) { f.Retransmit = 1 })
 	wantClean(t, b.check("linux", "HOMA-RESEND-015"), "HOMA-RESEND-015")
 }
+
+// TestResend016ResponseEndsTheObligation: the server RESENDs for request
+// bytes the client had sent; the client paces the retransmissions among
+// its new DATA, and the new DATA completes the request at the server
+// first (explore, seed 1: the RESEND came just before the bytes it asked
+// for arrived), which responds: the response arrives whole at the
+// client before all the retransmissions went out, and the client ends the
+// RPC. The server no longer needs them; no violation. Without the
+// response the missing retransmissions are one.
+func TestResend016ResponseEndsTheObligation(t *testing.T) {
+	build := func(respond bool) (*traceBuilder, int) {
+		b := newTrace(t, wire.VersionCurrent)
+		b.message(true, 2, 8000, 0, 3000, 3000, 6)
+		b.grant(false, 2, 8000, 0)
+		b.message(true, 2, 8000, 3000, 5848, 3000, 0)
+		b.after(5 * time.Millisecond)
+		resend := b.resend(false, 2, 3000, 2848, 7)
+		b.after(time.Microsecond).data(true, 2, 8000, 3000, 1424, 7, func(f *wire.DataFields) { f.Retransmit, f.Incoming = 1, 5848 })
+		b.after(time.Microsecond).message(true, 2, 8000, 5848, 8000, 3000, 0) // new DATA, queued first
+		if respond {
+			b.after(2*time.Microsecond).data(false, 2, 1, 0, 1, 7, nil) // the whole response
+		}
+		b.after(40*time.Millisecond).ctl(false, 2, wire.TypeBusy)
+		return b, resend
+	}
+	b, _ := build(true)
+	wantClean(t, b.checkAt(HostPoint(b.client), "linux", "HOMA-RESEND-016", "unsched_bytes=3000"), "HOMA-RESEND-016")
+	b, resend := build(false)
+	wantViolations(t, b.checkAt(HostPoint(b.client), "linux", "HOMA-RESEND-016", "unsched_bytes=3000"), "HOMA-RESEND-016", resend)
+}
+
+// TestResend016AckEndsTheObligation: the client's RESEND {0, -1}, sent
+// while none of the response had arrived, is delayed until after the
+// whole response reached it; the server begins retransmitting (paced),
+// then the client acknowledges the RPC (answering NEED_ACK) and the
+// server frees it with the rest unsent (explore, seed 1): no violation.
+// Without the ACK the missing retransmissions are one.
+func TestResend016AckEndsTheObligation(t *testing.T) {
+	build := func(ack bool) (*traceBuilder, int) {
+		b := newTrace(t, wire.VersionCurrent)
+		b.data(true, 2, 100, 0, 100, 6, nil)
+		b.message(false, 2, 5000, 0, 5000, 5000, 6)
+		b.after(2*time.Millisecond).ctl(false, 2, wire.TypeNeedAck)
+		resend := b.after(time.Microsecond).resend(true, 2, 0, wire.ResendAll, 7) // the delayed RESEND
+		if ack {
+			b.after(time.Microsecond).ack(2)
+		}
+		b.after(time.Microsecond).data(false, 2, 5000, 0, 1424, 7, func(f *wire.DataFields) { f.Retransmit = 1 })
+		b.after(40*time.Millisecond).data(true, 4, 100, 0, 100, 6, nil)
+		return b, resend
+	}
+	b, _ := build(true)
+	wantClean(t, b.checkAt(HostPoint(b.server), "linux", "HOMA-RESEND-016"), "HOMA-RESEND-016")
+	b, resend := build(false)
+	wantViolations(t, b.checkAt(HostPoint(b.server), "linux", "HOMA-RESEND-016"), "HOMA-RESEND-016", resend)
+}
+
+// TestResend002ClientEndsTheRPC: the client's RESEND {0, -1} for its
+// response, sent before the response came, is delayed until after the
+// whole response reached it; the client, done with the RPC, answers the
+// server's own RESEND with RPC_UNKNOWN right behind it, and the server
+// discards the RPC without answering the stale RESEND (explore, seed 5):
+// no violation, as after an ACK. Without either the silence is one.
+func TestResend002ClientEndsTheRPC(t *testing.T) {
+	build := func(end wire.PacketType) (*traceBuilder, int) {
+		b := newTrace(t, wire.VersionCurrent)
+		b.data(true, 2, 1425, 0, 1424, 6, nil)
+		b.after(5*time.Millisecond).resend(false, 2, 1424, 1, 7)
+		b.after(time.Microsecond).data(true, 2, 1425, 1424, 1, 6, nil) // delayed, not the answer
+		b.after(time.Microsecond).data(false, 2, 1, 0, 1, 7, nil)      // the whole response
+		resend := b.after(30*time.Microsecond).resend(true, 2, 0, wire.ResendAll, 7)
+		switch end {
+		case wire.TypeRPCUnknown:
+			b.after(time.Microsecond).ctl(true, 2, wire.TypeRPCUnknown)
+		case wire.TypeAck:
+			b.after(time.Microsecond).ack(2)
+		}
+		b.after(40*time.Millisecond).data(true, 4, 100, 0, 100, 6, nil)
+		return b, resend
+	}
+	for _, end := range []wire.PacketType{wire.TypeRPCUnknown, wire.TypeAck} {
+		b, _ := build(end)
+		wantClean(t, b.checkAt(HostPoint(b.server), "linux", "HOMA-RESEND-002"), "HOMA-RESEND-002")
+	}
+	b, resend := build(0)
+	wantViolations(t, b.checkAt(HostPoint(b.server), "linux", "HOMA-RESEND-002"), "HOMA-RESEND-002", resend)
+}

@@ -137,7 +137,7 @@ func (j Judge) Host(h netip.Addr, view []Event) HostReport {
 		i, ok := pos[v.Frame]
 		switch {
 		case !ok || v.ChargedTo != h:
-		case raced(v, view, i, h, j.Params.Reaction):
+		case Raced(v, view, i, h, j.Params.Reaction):
 			hr.Excused = append(hr.Excused, v)
 		default:
 			hr.Violations = append(hr.Violations, v)
@@ -146,10 +146,11 @@ func (j Judge) Host(h netip.Addr, view []Event) HostReport {
 	return hr
 }
 
-// raced reports whether timing finding f, at view[at], a packet h sent,
-// comes less than reaction after a packet of the same RPC was delivered to
-// h (see Params.Reaction).
-func raced(f Finding, view []Event, at int, h netip.Addr, reaction time.Duration) bool {
+// Raced reports whether timing finding f, at view[at] (0-based), a packet
+// h sent, comes less than reaction after a packet of the same RPC was
+// delivered to h (see Params.Reaction): h's timer may have decided before
+// that packet reached it.
+func Raced(f Finding, view []Event, at int, h netip.Addr, reaction time.Duration) bool {
 	if reaction <= 0 || f.Slack <= 0 || f.RPC == nil || at < 0 || at >= len(view) {
 		return false
 	}

@@ -43,7 +43,7 @@ func TestRaced(t *testing.T) {
 		{"a packet h received", Finding{Frame: 1, RPC: &key, Slack: time.Millisecond}, false},
 	}
 	for _, c := range cases {
-		if got := raced(c.f, view, c.f.Frame-1, h, time.Millisecond); got != c.want {
+		if got := Raced(c.f, view, c.f.Frame-1, h, time.Millisecond); got != c.want {
 			t.Errorf("%s: raced = %v, want %v", c.name, got, c.want)
 		}
 	}

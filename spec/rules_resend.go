@@ -121,7 +121,7 @@ func resendRules() []*Rule {
 		{
 			ID: "HOMA-RESEND-002", Level: Must,
 			Facts:     []string{"RTX-06", "ID-04", "ABT-01"},
-			Statement: "A RESEND is answered within response_timeout by the message's sender with retransmitted DATA, BUSY or RPC_UNKNOWN, or by its host with ICMP port unreachable (no socket has the port).",
+			Statement: "A RESEND is answered within response_timeout by the message's sender with retransmitted DATA, BUSY or RPC_UNKNOWN, or by its host with ICMP port unreachable (no socket has the port), unless a client that asked ends the RPC first (RPC_UNKNOWN or ACK).",
 			Source:    "HomaModule homa_incoming.c homa_resend_pkt (every path sends DATA, BUSY or RPC_UNKNOWN), homa_dispatch_pkts (ICMP for a port without a socket)",
 			Capture:   "inconclusive where the capture shows loss toward the answerer after the capture point or from it before (the RESEND or its answer may be the lost packet)",
 			Property: Within{
@@ -134,6 +134,14 @@ func resendRules() []*Rule {
 					answerer := oppositeRole(e.Packet.Role())
 					return Obligation{Key: rpcMsgKey{k, answerer}, Expect: "DATA, BUSY or RPC_UNKNOWN answering the RESEND",
 						Match: func(c *Ctx, x *Event) bool {
+							if answerer == wire.RoleServer && clientEnded(x, k) {
+								// The client that asked then ended the RPC (a
+								// late RESEND of its came first): told
+								// RPC_UNKNOWN, the server discards the RPC and
+								// sends nothing more (HOMA-RESEND-017); told ACK
+								// it frees it.
+								return true
+							}
 							if x.Err != nil || x.Packet.Role() != answerer || KeyOf(x) != k {
 								return false
 							}

@@ -175,7 +175,7 @@ func resendRules2() []*Rule {
 		{
 			ID: "HOMA-RESEND-016", Level: Must,
 			Facts:     []string{"RTX-06"},
-			Statement: "The retransmissions answering a RESEND cover every byte of the requested range (length -1: from 0) that the message's sender had transmitted, within response_timeout.",
+			Statement: "The retransmissions answering a RESEND cover every byte of the requested range (length -1: from 0) that the message's sender had transmitted, within response_timeout, unless the RPC ends first at the sender: a client's when a response begun after the RESEND arrives whole, a server's when the client acknowledges it or says RPC_UNKNOWN.",
 			Source:    "HomaModule homa_incoming.c homa_resend_pkt (homa_resend_data over [offset, min(end, tx_end))), homa_outgoing.c homa_resend_data (every segment overlapping the range)",
 			Profiles:  []string{"linux"},
 			Capture:   "inconclusive where the capture shows loss toward the sender after the capture point or from it before",
@@ -197,11 +197,34 @@ func resendRules2() []*Rule {
 					if uint64(start) >= end {
 						return Obligation{}, false
 					}
-					k, answerer := KeyOf(e), oppositeRole(e.Packet.Role())
+					k, answerer, asked := KeyOf(e), oppositeRole(e.Packet.Role()), e.Time
 					var got byteranges.Set
 					need := [2]uint32{start, uint32(end)}
 					return Obligation{Key: [3]any{k, answerer, start}, Expect: fmt.Sprintf("retransmissions of [%d, %d)", need[0], need[1]),
 						Match: func(c *Ctx, x *Event) bool {
+							if x.Err == nil && answerer == wire.RoleClient && x.Type() == wire.TypeData && x.Packet.Role() == wire.RoleServer && KeyOf(x) == k {
+								// The response's last bytes, of a response begun
+								// after the RESEND: the client ends the RPC and
+								// owes nothing more; the server, which responded
+								// since, had the whole request (a sender that
+								// queues its retransmissions behind new DATA may
+								// not have sent them all by then).
+								r := c.T.Lookup(x)
+								if r == nil || !r.Response.FirstData.IsZero() && r.Response.FirstData.Before(asked) {
+									return false
+								}
+								n := r.Response.Length // 0 before its first DATA (rules see x before the trace takes it)
+								if n == 0 {
+									n = x.Packet.Data().MessageLength()
+								}
+								return r.Response.Seen.CoversWith(0, n, x.Offset, x.End())
+							}
+							if answerer == wire.RoleServer && clientEnded(x, k) {
+								// The client ended the RPC (a late RESEND of its
+								// had come first): told RPC_UNKNOWN or ACK, the
+								// server frees it and owes nothing more.
+								return true
+							}
 							if x.Err != nil || x.Packet.Role() != answerer || KeyOf(x) != k {
 								return false
 							}
@@ -305,4 +328,28 @@ func answersResend(t wire.PacketType, missing string) After {
 		},
 		Missing: missing,
 	}
+}
+
+// clientEnded reports whether x is the client of RPC k ending it at the
+// server: RPC_UNKNOWN (the client forgot it; the server discards it,
+// homa_rpc_unknown_pkt) or an ACK naming it (homa_ack_pkt).
+func clientEnded(x *Event, k RPCKey) bool {
+	if x.Err != nil || x.Packet.Role() != wire.RoleClient {
+		return false
+	}
+	switch x.Type() {
+	case wire.TypeRPCUnknown:
+		return KeyOf(x) == k
+	case wire.TypeAck:
+		if KeyOf(x) == k {
+			return true
+		}
+		a := x.Packet.Ack()
+		for i := range a.ValidAcks() {
+			if RPCKey(wire.KeyOf(x.Src, x.Dst, a.Entry(i).ClientID)) == k {
+				return true
+			}
+		}
+	}
+	return false
 }

@@ -14,6 +14,7 @@
 package stall
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -87,6 +88,8 @@ type Monitor struct {
 	mu      sync.Mutex
 	spans   []Span
 	watched map[int]*proc
+	// sampled is the latest sample of the watched processes.
+	sampled time.Time
 
 	stop chan struct{}
 	done sync.WaitGroup
@@ -140,6 +143,33 @@ func (m *Monitor) Spans() []Span {
 	return out
 }
 
+// Settle waits until the monitor has recorded every stall of a watched
+// process that covers moment t: its samples went at least Window past t
+// (a thread's waits add up over Window, so a stall is recorded up to
+// Window after it began). It returns at once for a t that far back, and
+// when the monitor stops or ctx ends. A caller judging online (homatest
+// explore) settles before it charges a timing finding at t, else the
+// stall that explains it is not recorded yet. The probe's own stalls
+// need no wait: the caller, in the probe's process, ran only after them.
+func (m *Monitor) Settle(ctx context.Context, t time.Time) {
+	due := t.Add(m.cfg.Window)
+	for {
+		m.mu.Lock()
+		done := !m.sampled.Before(due)
+		m.mu.Unlock()
+		if done {
+			return
+		}
+		select {
+		case <-m.stop:
+			return
+		case <-ctx.Done():
+			return
+		case <-time.After(m.cfg.Sample):
+		}
+	}
+}
+
 // Stop ends the monitor; it is safe to call more than once. Spans stays
 // readable.
 func (m *Monitor) Stop() {
@@ -190,6 +220,11 @@ func (m *Monitor) sampler() {
 }
 
 func (m *Monitor) sample(now time.Time) {
+	defer func() {
+		m.mu.Lock()
+		m.sampled = now
+		m.mu.Unlock()
+	}()
 	m.mu.Lock()
 	pids := make([]int, 0, len(m.watched))
 	for pid := range m.watched {

@@ -1,6 +1,7 @@
 package stall
 
 import (
+	"context"
 	"os"
 	"runtime"
 	"testing"
@@ -147,4 +148,39 @@ func TestSustainedStarvation(t *testing.T) {
 	if !s.From.Equal(at(0)) || !s.To.Equal(at(100)) || s.Lost != 30*time.Millisecond || s.Who != "agent h1" {
 		t.Errorf("span %v (from %v to %v, lost %v), want agent h1 from 0 to 100 ms, lost 30ms", s, s.From.Sub(t0), s.To.Sub(t0), s.Lost)
 	}
+}
+
+// TestSettle: Settle(t) returns only once a sample went Window past t
+// (a stall covering t is recorded by then), at once for a t that far
+// back, and when the context ends or the monitor stops. Samples are
+// driven by hand, so no verdict depends on the machine's speed.
+func TestSettle(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+	m := &Monitor{cfg: Config{Sample: time.Millisecond, Window: 50 * time.Millisecond}.withDefaults(),
+		watched: map[int]*proc{}, stop: make(chan struct{}), waits: func(int) (map[int]uint64, error) { return nil, nil }}
+	done := make(chan struct{})
+	go func() {
+		m.Settle(context.Background(), at(10))
+		close(done)
+	}()
+	m.sample(at(59)) // 49 ms past t: not yet
+	select {
+	case <-done:
+		t.Fatal("Settle returned before a sample went Window past t")
+	default:
+	}
+	m.sample(at(60))
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("Settle did not return after a sample Window past t")
+	}
+	m.Settle(context.Background(), at(5)) // long past: at once
+
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	m.Settle(ctx, at(1000)) // an ended context: at once
+	close(m.stop)
+	m.Settle(context.Background(), at(1000)) // a stopped monitor: at once
 }

@@ -218,10 +218,19 @@ func (o *exploreOpts) text(w io.Writer, res *explore.Result, paths []failurePath
 	if len(missing) > 0 {
 		fmt.Fprintf(w, "  not exercised: %s\n", strings.Join(missing, ", "))
 	}
+	if res.Inconclusive > 0 {
+		fmt.Fprintf(w, "inconclusive: %d findings on the IUT not charged (a measured stall, a timer racing a packet, or packets the namespace network lost); e.g.\n", res.Inconclusive)
+		for _, f := range res.InconclusiveFindings[:min(3, len(res.InconclusiveFindings))] {
+			fmt.Fprintf(w, "  %s\n", f)
+		}
+	}
 	for i, f := range res.Failures {
 		fmt.Fprintf(w, "FAIL %s %s: %s\n", f.Rule, f.Level, f.Why)
 		fmt.Fprintf(w, "  found after %v (case %d); shrunk from %d to %d tester packets in %d runs\n",
 			f.After.Round(10*time.Millisecond), f.Case, f.OriginalPackets, f.Packets, f.ShrinkRuns)
+		if f.Unstable {
+			fmt.Fprintf(w, "  unstable: the shrunk case did not fail when run again (real time); replay it several times\n")
+		}
 		if i < len(paths) && paths[i].script == "" {
 			fmt.Fprintf(w, "  interrupted while shrinking: no script (rerun with the same --seed to find it again)\n")
 		} else if i < len(paths) {
