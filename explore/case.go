@@ -96,9 +96,11 @@ const (
 	// KindAck: how a tester client acknowledges a completed RPC.
 	KindAck
 	// KindBurst: how long a loss lasts once the network drops one of an
-	// RPC's packets in one direction (Type 0: to the IUT, 1: from it):
-	// losses come in bursts (a congested queue, a flapping link), which
-	// make silences as long as the protocol's timers.
+	// RPC's packets in one direction (Type 0: to the IUT, 1: from it), or
+	// (A > 0: the round's silent ticks) from the IUT as a tester RESEND
+	// round goes out: losses come in bursts (a congested queue, a
+	// flapping link), which make silences as long as the protocol's
+	// timers.
 	KindBurst
 	numKinds
 )

@@ -1243,10 +1243,29 @@ func (r *run) requestRetrans(x *rpc) {
 	m := x.in
 	if m == nil || m.received == 0 {
 		r.sendControl(x, x.h, &wire.ResendFields{Common: r.common(x), Offset: 0, Length: wire.ResendAll, Priority: prio})
+	} else {
+		for _, g := range m.recv.Gaps(m.granted) {
+			r.sendControl(x, x.h, &wire.ResendFields{Common: r.common(x), Offset: g.Start, Length: g.End - g.Start, Priority: prio})
+		}
+	}
+	r.burstAfterResend(x)
+}
+
+// burstAfterResend may open a loss burst on x's packets from the IUT as
+// the tester's RESEND round goes out (KindBurst, A: the silent ticks of
+// the round, so each round decides apart). A RESEND obliges its receiver
+// to answer on its own (HOMA-RESEND-002, -016); while the tester hears
+// the IUT's other packets the RPC progresses and that progress answers
+// the RESEND as well, so an IUT that ignores RESENDs shows only when the
+// network is losing its packets just then.
+func (r *run) burstAfterResend(x *rpc) {
+	if r.now < x.burstEnd[1] {
 		return
 	}
-	for _, g := range m.recv.Gaps(m.granted) {
-		r.sendControl(x, x.h, &wire.ResendFields{Common: r.common(x), Offset: g.Start, Length: g.End - g.Start, Priority: prio})
+	if v := r.choose(Key{Kind: KindBurst, RPC: x.n, Type: 1, A: uint32(x.silent)}, all(KindBurst)); v > 0 {
+		bt := burstTicks[v]
+		x.burstEnd[1] = r.now + r.p.Ticks(bt[0]*r.p.ResendTicks+bt[1])
+		x.perturb = true
 	}
 }
 
