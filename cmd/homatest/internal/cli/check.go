@@ -123,14 +123,9 @@ flags).`,
 }
 
 func runCheck(cmd *cobra.Command, o *checkOpts, files []string) error {
-	var lvl spec.Level
-	switch strings.ToLower(o.level) {
-	case "must":
-		lvl = spec.Must
-	case "should":
-		lvl = spec.Should
-	default:
-		return usageErr(fmt.Errorf("--level %q: want must or should", o.level))
+	lvl, err := parseLevel(o.level)
+	if err != nil {
+		return usageErr(err)
 	}
 	forced := wire.VersionAuto
 	if o.wire != "" {
@@ -205,4 +200,14 @@ func sameFile(a, b string) bool {
 	}
 	sb, err := os.Stat(b)
 	return err == nil && os.SameFile(sa, sb)
+}
+
+// parseLevel reads a --level flag: must or should, any case (check and
+// explore).
+func parseLevel(s string) (spec.Level, error) {
+	var l spec.Level
+	if l.UnmarshalText([]byte(s)) != nil {
+		return 0, fmt.Errorf("--level %q: want must or should", s)
+	}
+	return l, nil
 }

@@ -43,14 +43,11 @@ func (o *exploreOpts) validate() error {
 	if err := checkOutputFile("--junit", o.junit); err != nil {
 		return err
 	}
-	switch o.level {
-	case "must":
-		o.lvl = spec.Must
-	case "should":
-		o.lvl = spec.Should
-	default:
-		return fmt.Errorf("--level %q: want must or should", o.level)
+	lvl, err := parseLevel(o.level)
+	if err != nil {
+		return err
 	}
+	o.lvl = lvl
 	par, err := parseParams(o.params)
 	if err != nil {
 		return err
