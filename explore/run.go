@@ -541,7 +541,7 @@ func viewEvents(dst []spec.Event, at time.Time, src, to netip.Addr, prio uint8, 
 	e := spec.Event{Time: at, Src: src, Dst: to, Priority: prio, Packet: p, Err: err}
 	if err == nil && p.Type() == wire.TypeData {
 		d := p.Data()
-		e.Offset, e.Length = d.Offset(), d.DataLen()
+		e.Offset, e.Length, e.Payload = d.Offset(), d.DataLen(), d.Payload()
 	}
 	return append(dst, e)
 }

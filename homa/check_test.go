@@ -39,7 +39,7 @@ func checkedNet(t *testing.T, n int, cfg memnet.Config, params homa.Params, rule
 		} else {
 			e.Packet = p
 			if p.Type() == wire.TypeData {
-				e.Offset, e.Length = p.Data().Offset(), p.Data().DataLen()
+				e.Offset, e.Length, e.Payload = p.Data().Offset(), p.Data().DataLen(), p.Data().Payload()
 			}
 		}
 		chk.Feed(&e)

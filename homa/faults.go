@@ -14,31 +14,33 @@ type Fault string
 // The fault knobs. Each is described once, in the catalogue (FaultNames:
 // what it does, what it reproduces, the rules that catch it).
 const (
-	FaultWrongPriorityBits  Fault = "wrong-priority-bits"
-	FaultGrantPastEnd       Fault = "grant-past-end"
-	FaultRepeatGrants       Fault = "repeat-grants"
-	FaultNoGrants           Fault = "no-grants"
-	FaultOvercommit         Fault = "overcommit"
-	FaultGrantTopPriority   Fault = "grant-top-priority"
-	FaultUnschedOverflow    Fault = "unsched-overflow"
-	FaultEarlyResend        Fault = "early-resend"
-	FaultNoRetransmitFlag   Fault = "no-retransmit-flag"
-	FaultNoBusy             Fault = "no-busy"
-	FaultIgnoreRPCUnknown   Fault = "ignore-rpc-unknown"
-	FaultNoAcks             Fault = "no-acks"
-	FaultControlLowPriority Fault = "control-low-priority"
-	FaultStaleCutoffVersion Fault = "stale-cutoff-version"
-	FaultDuplicateData      Fault = "duplicate-data"
-	FaultResendPriorityZero Fault = "resend-priority-zero"
-	FaultResendPastGrant    Fault = "resend-past-grant"
-	FaultLateResend         Fault = "late-resend"
-	FaultPartialRetransmit  Fault = "partial-retransmit"
-	FaultUnpromptedAck      Fault = "unprompted-ack"
-	FaultCutoffsUnprompted  Fault = "cutoffs-unprompted"
-	FaultControlSequence    Fault = "control-sequence"
-	FaultRestartPriority    Fault = "restart-priority"
-	FaultIDZero             Fault = "id-zero"
-	FaultRPCUnknownAny      Fault = "rpc-unknown-any"
+	FaultWrongPriorityBits    Fault = "wrong-priority-bits"
+	FaultGrantPastEnd         Fault = "grant-past-end"
+	FaultRepeatGrants         Fault = "repeat-grants"
+	FaultNoGrants             Fault = "no-grants"
+	FaultOvercommit           Fault = "overcommit"
+	FaultGrantTopPriority     Fault = "grant-top-priority"
+	FaultUnschedOverflow      Fault = "unsched-overflow"
+	FaultEarlyResend          Fault = "early-resend"
+	FaultNoRetransmitFlag     Fault = "no-retransmit-flag"
+	FaultNoBusy               Fault = "no-busy"
+	FaultIgnoreRPCUnknown     Fault = "ignore-rpc-unknown"
+	FaultNoAcks               Fault = "no-acks"
+	FaultControlLowPriority   Fault = "control-low-priority"
+	FaultStaleCutoffVersion   Fault = "stale-cutoff-version"
+	FaultDuplicateData        Fault = "duplicate-data"
+	FaultResendPriorityZero   Fault = "resend-priority-zero"
+	FaultResendPastGrant      Fault = "resend-past-grant"
+	FaultLateResend           Fault = "late-resend"
+	FaultPartialRetransmit    Fault = "partial-retransmit"
+	FaultUnpromptedAck        Fault = "unprompted-ack"
+	FaultCutoffsUnprompted    Fault = "cutoffs-unprompted"
+	FaultControlSequence      Fault = "control-sequence"
+	FaultRestartPriority      Fault = "restart-priority"
+	FaultIDZero               Fault = "id-zero"
+	FaultRPCUnknownAny        Fault = "rpc-unknown-any"
+	FaultRetransmitWrongBytes Fault = "retransmit-wrong-bytes"
+	FaultOversizeSegment      Fault = "oversize-segment"
 )
 
 // faultCatalogue is every fault knob as data: what it does, the real
@@ -73,6 +75,8 @@ var faultCatalogue = []FaultInfo{
 	{string(FaultRestartPriority), "a request restarted after RPC_UNKNOWN goes out at the top level, not its unscheduled level", "CTRL-02, RTX-09", []string{"HOMA-PRIO-003"}},
 	{string(FaultIDZero), "client RPC ids start at 0 instead of 2", "ID-01, ID-02", []string{"HOMA-ID-003"}},
 	{string(FaultRPCUnknownAny), "every packet of an unknown RPC is answered with RPC_UNKNOWN, not only RESEND", "RTX-11", []string{"HOMA-RESEND-018"}},
+	{string(FaultRetransmitWrongBytes), "a retransmission carries the message's bytes from 20 bytes (an IPv4 header) past its offset, wrapping at the message end", "BR-28", []string{"HOMA-WIRE-014"}},
+	{string(FaultOversizeSegment), "DATA segments of mtu-56 bytes: max_seg_data computed without the IP header (1444 bytes over IPv4 at MTU 1500)", "BR-34", []string{"HOMA-WIRE-013"}},
 }
 
 // FaultNames returns the fault catalogue: every fault knob with what it

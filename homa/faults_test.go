@@ -45,6 +45,8 @@ func TestFaultKnobsCaught(t *testing.T) {
 		{homa.FaultControlSequence, 0, false},
 		{homa.FaultRestartPriority, 0, true},
 		{homa.FaultIDZero, 0, false},
+		{homa.FaultRetransmitWrongBytes, 0.05, false},
+		{homa.FaultOversizeSegment, 0, false},
 	}
 	for _, c := range cases {
 		info, ok := homa.LookupFault(string(c.fault))

@@ -101,6 +101,9 @@ func (h *Machine) sendData(r *rpc, off, n int, prio uint8, retransmit bool, inco
 		CutoffVersion: pr.cutoffVersion,
 		Payload:       m.data[off : off+n],
 	}
+	if retransmit && h.faults[FaultRetransmitWrongBytes] {
+		f.Payload = wrongBytes(m.data, off, n)
+	}
 	if h.faults[FaultStaleCutoffVersion] {
 		f.CutoffVersion = 0
 	}
@@ -125,13 +128,34 @@ func (h *Machine) sendData(r *rpc, off, n int, prio uint8, retransmit bool, inco
 	return n
 }
 
+// wrongBytes returns n bytes of data read from off+20 instead of off,
+// wrapping at the end of data (FaultRetransmitWrongBytes: BR-28's segment
+// located off by the size of the headers in front of it).
+func wrongBytes(data []byte, off, n int) []byte {
+	out := make([]byte, n)
+	for i := range out {
+		out[i] = data[(off+20+i)%len(data)]
+	}
+	return out
+}
+
+// segLen returns the data bytes per DATA packet the sender cuts: max_seg_data,
+// or with FaultOversizeSegment mtu-56 (BR-34's header arithmetic, the IP
+// header forgotten).
+func (h *Machine) segLen() int {
+	if h.faults[FaultOversizeSegment] {
+		return h.p.MTU - wire.DataHeaderLen
+	}
+	return h.p.maxSegData(h.v6)
+}
+
 // packetLen returns the length of the packet that starts at off: packets
 // are max_seg_data long, with a boundary forced at U (HomaModule
 // homa_message_out_fill builds them all when the message is created, so a
 // GRANT lets whole packets go: the sender may overshoot a grant by less
 // than one packet).
 func (h *Machine) packetLen(m *msgOut, off int) int {
-	seg := h.p.maxSegData(h.v6)
+	seg := h.segLen()
 	u := m.unsched
 	if h.faults[FaultUnschedOverflow] {
 		u = m.length() // no boundary at U
@@ -145,7 +169,7 @@ func (h *Machine) packetLen(m *msgOut, off int) int {
 // packetStart returns the offset of the packet that holds byte x of m's
 // outgoing message (see packetLen), or 0 for x < 0.
 func (h *Machine) packetStart(m *msgOut, x int) int {
-	seg := h.p.maxSegData(h.v6)
+	seg := h.segLen()
 	u := m.unsched
 	if h.faults[FaultUnschedOverflow] {
 		u = m.length()
