@@ -130,3 +130,29 @@ func TestRunAnnotatedCapture(t *testing.T) {
 		t.Errorf("%s: no HOMA-GRANT-002 finding among its comments %q", capture, homaComments(t, capture))
 	}
 }
+
+// TestSimRunCaptureChecksClean: a passing run in the simulator leaves its
+// capture with the run's parameters and the tester's frames marked, so
+// homatest check on it exits 0 and charges nothing to the IUT (h1), while
+// the testers' deliberate faults are charged to them.
+func TestSimRunCaptureChecksClean(t *testing.T) {
+	t.Setenv("HOMATEST_CLI_CHILD", "1")
+	dir := filepath.Join(t.TempDir(), "run")
+	if out, err, code := run(t, "run", "--env", "sim", "--artifacts", dir); code != ExitOK {
+		t.Fatalf("run --env sim: exit %d, %v\n%s", code, err, out)
+	}
+	capture := filepath.Join(dir, "pass-1", "capture.pcapng")
+	out, err, code := run(t, "check", capture)
+	if code != ExitOK {
+		t.Fatalf("check %s: exit %d, %v\n%s", capture, code, err, out)
+	}
+	if !strings.Contains(out, "host 198.18.0.1 (interface 0): 0 violations charged") {
+		t.Errorf("the IUT (198.18.0.1) is charged, or the report changed:\n%s", out)
+	}
+	if !strings.Contains(out, "(charged to the tester)") {
+		t.Errorf("no finding charged to the tester (its frames are not marked?):\n%s", out)
+	}
+	if !strings.Contains(out, "parameters: the run's, from ") {
+		t.Errorf("the run's parameters file was not read:\n%s", out)
+	}
+}
