@@ -28,6 +28,30 @@ func TestExploreFindShrinkReplay(t *testing.T) {
 	if !strings.Contains(out, "FAIL HOMA-GRANT-002 MUST") || !strings.Contains(out, "homatest explore --replay "+script+" --param link_bps=1000000000") {
 		t.Errorf("summary lacks the failure or its replay command:\n%s", out)
 	}
+	// The capture checks as the session judged it (its .params beside
+	// it): the knob's rule and no other MUST rule.
+	capture := filepath.Join(dir, "failure-1-HOMA-GRANT-002.pcapng")
+	cout, _, ccode := run(t, "check", "--rules", "HOMA-*", "--level", "must", "-o", "json", capture)
+	var cr struct {
+		Files []struct {
+			Report struct {
+				Violations []struct {
+					Rule string `json:"rule"`
+				} `json:"violations"`
+			} `json:"report"`
+		} `json:"files"`
+	}
+	if ccode != ExitViolations || json.Unmarshal([]byte(cout), &cr) != nil || len(cr.Files) != 1 {
+		t.Fatalf("check %s: exit %d, want %d with one file report:\n%s", capture, ccode, ExitViolations, cout)
+	}
+	if len(cr.Files[0].Report.Violations) == 0 {
+		t.Errorf("check %s: no violation in the JSON report", capture)
+	}
+	for _, v := range cr.Files[0].Report.Violations {
+		if v.Rule != "HOMA-GRANT-002" {
+			t.Errorf("check %s: %s violated, want only HOMA-GRANT-002 (the session's parameters not applied?)", capture, v.Rule)
+		}
+	}
 	var res struct {
 		Failures []struct {
 			Rule    string `json:"rule"`

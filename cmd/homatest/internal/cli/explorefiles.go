@@ -76,6 +76,12 @@ func (o *exploreOpts) writeFailures(res *explore.Result) ([]failurePaths, error)
 			if err := writeBytes(p.capture, f.Capture); err != nil {
 				return nil, artifactsErr(err)
 			}
+			// The session's parameters beside the capture, so that
+			// homatest check judges it as the session did.
+			prm := res.Params
+			if err := prm.WriteFile(p.capture+".params", "The parameters homatest explore judged the IUT with (its hello's)."); err != nil {
+				return nil, artifactsErr(err)
+			}
 		} else {
 			p.capture = ""
 		}
