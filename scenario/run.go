@@ -457,10 +457,16 @@ func (r *run) finish(hs []host, cst harness.CaptureStats) error {
 	if err := p.WriteFile(r.arts.Path("capture.pcapng.params"), "The parameters scenario run judged this capture with (the agents' hellos, slack, jitter and reaction, check.params)."); err != nil {
 		return err
 	}
+	// A one-direction view stamps each packet at one end of the switch
+	// only: the time a packet spent in flight to the other end (up to a
+	// millisecond of queueing here) is invisible, so both the jitter and
+	// the "too late" slack must cover it (a GRANT sent while the last DATA
+	// was still in flight reads as sent after it in sent.pcapng).
 	q := p
 	q.Jitter = max(q.Jitter, time.Millisecond)
+	q.Slack = max(q.Slack, time.Millisecond)
 	for _, f := range []string{"sent.pcapng", "delivered.pcapng"} {
-		if err := q.WriteFile(r.arts.Path(f+".params"), "The parameters scenario run judged its capture with (the agents' hellos, slack, jitter and reaction, check.params), jitter at least 1ms for the queueing a one-direction view cannot see."); err != nil {
+		if err := q.WriteFile(r.arts.Path(f+".params"), "The parameters scenario run judged its capture with (the agents' hellos, slack, jitter and reaction, check.params), slack and jitter at least 1ms for the time in flight a one-direction view cannot see."); err != nil {
 			return err
 		}
 	}
