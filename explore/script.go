@@ -395,6 +395,10 @@ func ParseScript(r io.Reader) (*Script, error) {
 	if line == 0 {
 		return nil, fmt.Errorf("script: empty (want %q first)", scriptVersion)
 	}
+	if len(s.RPCs) == 0 && len(s.Steps) == 0 {
+		// Replaying nothing would pass and read as "fixed".
+		return nil, fmt.Errorf("script: no rpc or at lines (truncated? give the whole file homatest explore wrote)")
+	}
 	return s, nil
 }
 

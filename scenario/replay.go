@@ -16,6 +16,9 @@ import (
 // replay's drops compared (CompareDrops). Errors name the missing or bad
 // file; a folder without scenario.yaml is "not a scenario run folder".
 func LoadRun(dir string) (*Scenario, []Drop, error) {
+	if st, err := os.Stat(dir); err == nil && !st.IsDir() {
+		return nil, nil, fmt.Errorf("%s is a file, not a scenario run folder: give a folder homatest scenario run wrote (an explore script replays with homatest explore --replay FILE)", dir)
+	}
 	if _, err := os.Stat(filepath.Join(dir, "scenario.yaml")); errors.Is(err, fs.ErrNotExist) {
 		return nil, nil, fmt.Errorf("not a scenario run folder (no scenario.yaml): %s: give a folder homatest scenario run wrote", dir)
 	}

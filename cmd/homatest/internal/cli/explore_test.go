@@ -68,6 +68,26 @@ func TestExploreFindShrinkReplay(t *testing.T) {
 	if code != ExitViolations || !strings.Contains(out, "reproduced: HOMA-GRANT-002") {
 		t.Errorf("replay: exit %d (%v), want %d and reproduced:\n%s", code, err, ExitViolations, out)
 	}
+	// A script cut after its header replays nothing: an error, not
+	// "not reproduced".
+	b, rerr := os.ReadFile(script)
+	if rerr != nil {
+		t.Fatal(rerr)
+	}
+	var head []string
+	for _, l := range strings.Split(string(b), "\n") {
+		if strings.HasPrefix(l, "rpc ") || strings.HasPrefix(l, "at ") {
+			break
+		}
+		head = append(head, l)
+	}
+	cut := filepath.Join(t.TempDir(), "cut.homa")
+	if werr := os.WriteFile(cut, []byte(strings.Join(head, "\n")), 0o644); werr != nil {
+		t.Fatal(werr)
+	}
+	if _, err, code := run(t, "explore", "--replay", cut, "--artifacts", t.TempDir(), "-q"); code != ExitUsage || err == nil || !strings.Contains(err.Error(), "no rpc or at lines") {
+		t.Errorf("replay of a script cut after its header: exit %d (%v), want %d and 'no rpc or at lines'", code, err, ExitUsage)
+	}
 	out, err, code = run(t, "explore", "--param", "link_bps=1000000000", "--budget", "1h", "--max-cases", "50", "--artifacts", t.TempDir(), "-q")
 	if code != 0 || !strings.Contains(out, "PASS: no violation in 50 cases") {
 		t.Errorf("no knob: exit %d (%v), want 0 and PASS:\n%s", code, err, out)

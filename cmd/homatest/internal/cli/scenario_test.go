@@ -88,8 +88,9 @@ func TestScenarioUsageErrors(t *testing.T) {
 	tcRPC := writeFile(t, dir, "tc.yaml", "link: {backend: tc}\nworkload: {dist: w1, count: 3}\nplan:\n  rules:\n    - {match: {type: GRANT, rpc: 1}, action: drop}\n")
 	before := htNamespaces(t)
 	replayWant := "not a scenario run folder (no scenario.yaml): " + dir
+	replayFileWant := "is a file, not a scenario run folder: give a folder homatest scenario run wrote (an explore script replays with homatest explore --replay FILE)"
 	if os.Geteuid() != 0 {
-		replayWant = "needs root"
+		replayWant, replayFileWant = "needs root", "needs root"
 	}
 	for _, c := range []struct {
 		args []string
@@ -102,6 +103,7 @@ func TestScenarioUsageErrors(t *testing.T) {
 		{[]string{"scenario", "run", withManifest, "-o", "xml"}, `-o "xml": want text, json or html`},
 		{[]string{"scenario", "run"}, "scenario run wants one scenario file, got 0 arguments"},
 		{[]string{"replay", dir}, replayWant},
+		{[]string{"replay", badField}, replayFileWant},
 	} {
 		_, err, code := run(t, c.args...)
 		if code != ExitUsage || err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
