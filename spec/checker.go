@@ -562,7 +562,9 @@ func (c *Checker) judgeOpen(i int, st *ruleState, p *Within, e *Event, icmp bool
 	for k, o := range st.open {
 		if p.Witness {
 			if !icmp && o.o.Match(&c.ctx, e) {
-				c.missed = append(c.missed, missed{rule: i, ref: o.ref, rpc: o.rpc, res: o.o.Confirm(&c.ctx, e), from: o.o.From, to: o.o.To, control: o.o.control})
+				// Confirm weighs the network's evidence itself: the
+				// loss that excuses a missed answer does not excuse this.
+				c.record(i, nil, o.ref, o.rpc, o.o.Confirm(&c.ctx, e))
 				delete(st.open, k)
 			}
 			continue

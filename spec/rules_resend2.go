@@ -336,6 +336,12 @@ func forgotHeldRPC(c *Ctx, e *Event) (Obligation, bool) {
 				// look like a witness.
 				return Downgrade(CauseDuplicate, ev, "%s; RPC %d's %s (frame %d) may be a copy of an older packet", what, w.Key.ClientID, x.Type(), x.Frame).With(x.Frame)
 			}
+			if ev, ok := c.Net.LostAfter(forgot.Client, forgot.Server); ok {
+				// Packets from the client the capture saw may not have
+				// reached the server: its silence may have been long
+				// enough for a timeout.
+				return Downgrade(CauseLossAfter, ev, "%s; the client's packets may not have reached the server", what).With(x.Frame)
+			}
 			return Violation("%s; the socket was not closed: it still holds RPC %d of %v (%s %v later, frame %d), which it held %v before",
 				what, w.Key.ClientID, w.Key.Client, x.Type(), x.Time.Sub(unknownAt).Round(time.Microsecond), x.Frame, held.Sub(w.HeldSince).Round(time.Microsecond)).With(x.Frame).WithSlack(c.P.Slack)
 		},
