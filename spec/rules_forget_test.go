@@ -21,7 +21,7 @@ func heldPair(b *traceBuilder) {
 	b.data(true, 10, 100, 0, 100, 7, nil)
 	b.after(300*time.Microsecond).data(true, 20, 100, 0, 100, 7, nil)
 	for range 2 {
-		b.after(5 * time.Millisecond).resend(true, 10, 0, wire.ResendAll, 7)
+		b.after(5*time.Millisecond).resend(true, 10, 0, wire.ResendAll, 7)
 		b.after(20*time.Microsecond).ctl(false, 10, wire.TypeBusy)
 		b.after(300*time.Microsecond).resend(true, 20, 0, wire.ResendAll, 7)
 		b.after(20*time.Microsecond).ctl(false, 20, wire.TypeBusy)
@@ -82,7 +82,7 @@ func TestResend019LegalReasons(t *testing.T) {
 		quiet time.Duration
 	}{
 		{"ack", func(b *traceBuilder) { b.after(10 * time.Microsecond).ack(10) }, 0},
-		{"ack entry", func(b *traceBuilder) { b.after(10 * time.Microsecond).ack(30, 10) }, 0},
+		{"ack entry", func(b *traceBuilder) { b.after(10*time.Microsecond).ack(30, 10) }, 0},
 		{"piggy-backed ack", func(b *traceBuilder) {
 			b.after(10*time.Microsecond).data(true, 30, 100, 0, 100, 7, func(f *wire.DataFields) {
 				f.Ack = wire.AckEntry{ClientID: 10, ServerPort: b.sport}
@@ -148,61 +148,68 @@ func TestResend019NeverHeld(t *testing.T) {
 // RPC_UNKNOWN is inconclusive (cause CauseClose), whether the other RPCs
 // are never heard of again or die too.
 func TestResend019Restart(t *testing.T) {
-	t.Run("no witness", func(t *testing.T) {
-		b := newTrace(t, wire.VersionCurrent)
-		heldPair(b)
-		u := b.after(20*time.Microsecond).ctl(false, 10, wire.TypeRPCUnknown)
-		rep := b.check("linux", forgetRule)
-		wantViolations(t, rep, forgetRule)
-		wantDowngraded(t, rep, forgetRule, u, CauseClose)
-		if len(rep.Downgrades) != 1 || rep.Downgrades[0].Cause != CauseClose || rep.Downgrades[0].Count != 1 {
-			t.Errorf("downgrades %+v, want one %q", rep.Downgrades, CauseClose)
-		}
-	})
-	t.Run("all RPCs die", func(t *testing.T) {
-		b := newTrace(t, wire.VersionCurrent)
-		heldPair(b)
-		u := b.after(20*time.Microsecond).ctl(false, 10, wire.TypeRPCUnknown)
-		b.after(10*time.Microsecond).data(true, 10, 100, 0, 100, 7, func(f *wire.DataFields) { f.Retransmit, f.SegOffset = 1, 0 })
-		b.after(300*time.Microsecond).resend(true, 20, 0, wire.ResendAll, 7)
-		b.after(20*time.Microsecond).ctl(false, 20, wire.TypeRPCUnknown)
-		// Both clients restart; the new server serves both again: the
-		// restarted requests re-created them, so neither is a witness.
-		b.after(10*time.Microsecond).data(true, 20, 100, 0, 100, 7, func(f *wire.DataFields) { f.Retransmit, f.SegOffset = 1, 0 })
-		b.after(5*time.Millisecond).resend(true, 20, 0, wire.ResendAll, 7)
-		b.after(20*time.Microsecond).ctl(false, 20, wire.TypeBusy)
-		b.after(time.Millisecond).data(false, 10, 100, 0, 100, 7, nil)
-		b.after(time.Millisecond).data(false, 20, 100, 0, 100, 7, nil)
-		rep := b.check("linux", forgetRule)
-		wantViolations(t, rep, forgetRule)
-		wantDowngraded(t, rep, forgetRule, u, CauseClose)
-	})
-	t.Run("other RPC held only after", func(t *testing.T) {
-		// RPC 30 arrives after the server's last packet for 10: a server
-		// that restarted in between could have it; it is no witness.
-		b := newTrace(t, wire.VersionCurrent)
-		heldPair(b)
-		b.after(10*time.Microsecond).data(true, 30, 100, 0, 100, 7, nil)
-		u := b.after(5*time.Millisecond).ctl(false, 10, wire.TypeRPCUnknown)
-		b.after(time.Millisecond).resend(true, 30, 0, wire.ResendAll, 7)
-		b.after(20*time.Microsecond).ctl(false, 30, wire.TypeBusy)
-		b.after(3*time.Millisecond).data(false, 30, 100, 0, 100, 7, nil)
-		rep := b.check("linux", forgetRule)
-		wantViolations(t, rep, forgetRule)
-		wantDowngraded(t, rep, forgetRule, u, CauseClose)
-	})
-	t.Run("witness within slack", func(t *testing.T) {
-		// A packet for RPC 20 less than slack after the RPC_UNKNOWN may
-		// have left before the close; the response 3 ms later may not.
-		b := newTrace(t, wire.VersionCurrent)
-		heldPair(b)
-		u := b.after(20*time.Microsecond).ctl(false, 10, wire.TypeRPCUnknown)
-		b.after(time.Millisecond).ctl(false, 20, wire.TypeBusy)
-		rep := b.check("linux", forgetRule)
-		wantDowngraded(t, rep, forgetRule, u, CauseClose)
-		b.after(2 * time.Millisecond).data(false, 20, 100, 0, 100, 7, nil)
-		wantViolations(t, b.check("linux", forgetRule), forgetRule, u)
-	})
+	restarted := func(f *wire.DataFields) { f.Retransmit, f.SegOffset = 1, 0 }
+	cases := []struct {
+		name string
+		// after adds what follows heldPair and returns the RPC_UNKNOWN's
+		// frame.
+		after func(b *traceBuilder) int
+		// served: RPC 20 still held, so its response 3 ms later is a
+		// witness.
+		served bool
+	}{
+		{"no witness", func(b *traceBuilder) int {
+			return b.after(20*time.Microsecond).ctl(false, 10, wire.TypeRPCUnknown)
+		}, true},
+		{"all RPCs die", func(b *traceBuilder) int {
+			u := b.after(20*time.Microsecond).ctl(false, 10, wire.TypeRPCUnknown)
+			b.after(10*time.Microsecond).data(true, 10, 100, 0, 100, 7, restarted)
+			b.after(300*time.Microsecond).resend(true, 20, 0, wire.ResendAll, 7)
+			b.after(20*time.Microsecond).ctl(false, 20, wire.TypeRPCUnknown)
+			// Both requests restart and the new server serves both: the
+			// restarts re-created them, so neither is a witness.
+			b.after(10*time.Microsecond).data(true, 20, 100, 0, 100, 7, restarted)
+			b.after(5*time.Millisecond).resend(true, 20, 0, wire.ResendAll, 7)
+			b.after(20*time.Microsecond).ctl(false, 20, wire.TypeBusy)
+			b.after(time.Millisecond).data(false, 10, 100, 0, 100, 7, nil)
+			b.after(time.Millisecond).data(false, 20, 100, 0, 100, 7, nil)
+			return u
+		}, false},
+		{"other RPC held only after", func(b *traceBuilder) int {
+			// RPC 30 arrives after the server's last packet for 10: a
+			// server that restarted in between could hold it.
+			b.after(10*time.Microsecond).data(true, 30, 100, 0, 100, 7, nil)
+			u := b.after(5*time.Millisecond).ctl(false, 10, wire.TypeRPCUnknown)
+			b.after(time.Millisecond).resend(true, 30, 0, wire.ResendAll, 7)
+			b.after(20*time.Microsecond).ctl(false, 30, wire.TypeBusy)
+			b.after(3*time.Millisecond).data(false, 30, 100, 0, 100, 7, nil)
+			return u
+		}, false},
+		{"witness within slack", func(b *traceBuilder) int {
+			// A packet for RPC 20 less than slack after the RPC_UNKNOWN
+			// may have left before the close.
+			u := b.after(20*time.Microsecond).ctl(false, 10, wire.TypeRPCUnknown)
+			b.after(time.Millisecond).ctl(false, 20, wire.TypeBusy)
+			return u
+		}, true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			b := newTrace(t, wire.VersionCurrent)
+			heldPair(b)
+			u := tc.after(b)
+			rep := b.check("linux", forgetRule)
+			wantViolations(t, rep, forgetRule)
+			wantDowngraded(t, rep, forgetRule, u, CauseClose)
+			if len(rep.Downgrades) != 1 || rep.Downgrades[0].Cause != CauseClose || rep.Downgrades[0].Count != 1 {
+				t.Errorf("downgrades %+v, want one %q", rep.Downgrades, CauseClose)
+			}
+			if tc.served {
+				b.after(3*time.Millisecond).data(false, 20, 100, 0, 100, 7, nil)
+				wantViolations(t, b.check("linux", forgetRule), forgetRule, u)
+			}
+		})
+	}
 }
 
 // TestResend019CapturePoint: the witness is another client's RPC. A
@@ -227,7 +234,7 @@ func TestResend019CapturePoint(t *testing.T) {
 		b.after(300*time.Microsecond).data(true, 20, 100, 0, 100, 7, nil)
 		for range 2 {
 			b.client = client1
-			b.after(5 * time.Millisecond).resend(true, 10, 0, wire.ResendAll, 7)
+			b.after(5*time.Millisecond).resend(true, 10, 0, wire.ResendAll, 7)
 			b.after(20*time.Microsecond).ctl(false, 10, wire.TypeBusy)
 			b.client = client2
 			b.after(300*time.Microsecond).resend(true, 20, 0, wire.ResendAll, 7)
