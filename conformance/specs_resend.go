@@ -87,6 +87,46 @@ var _ = Describe("retransmission", func() {
 			checkExchange(p)
 		}))
 
+	It("RESEND-busy-held: a server that answered BUSY still holds the RPC: a RESEND a few ticks later gets BUSY again, not RPC_UNKNOWN, while it goes on serving another client's RPC",
+		labels("resend", "MUST", "HOMA-RESEND-019", "HOMA-RESEND-002"), body(func() {
+			p, q := peer(0), peer(1)
+			// Past twice the checker's slack (from the capture point to
+			// the server and back), so that the capture can tell the order
+			// of the two RPCs' packets at the server.
+			gap := 2*max(params().Slack, env.Slack) + params().Tick
+			// The witness: q's short RPC, answered and left unacknowledged,
+			// so that the server keeps sending NEED_ACK for it.
+			y := newRequest(100, 100)
+			y.sendData(q, 0, y.msgLen, 7, false)
+			_, err := q.Expect(ctx(), tester.Match{Type: wire.TypeData, From: iut(), RPC: y.id}, wait(20*time.Millisecond))
+			ok(err, "the response to the other client's RPC")
+			Expect(q.ExpectNone(ctx(), tester.Match{Type: wire.TypeRPCUnknown, From: iut(), RPC: y.id}, window(gap))).To(Succeed())
+			m := newRequest(unsched(1<<30)/2, 100)
+			m.sendSegments(p, 6, 0, 1)
+			resend := func(what string) error {
+				Expect(p.SendDeliberate(iut(), 6, &wire.ResendFields{Common: wire.CommonFields{Sport: m.sport, Dport: ServerPort, SenderID: m.id},
+					Offset: 0, Length: 1000, Priority: 7}, what)).To(Succeed())
+				_, err := p.Expect(ctx(), tester.Match{Type: wire.TypeBusy, From: iut(), RPC: m.id}, wait(2*params().Tick))
+				return err
+			}
+			ok(resend("RESEND from a client still sending its request"), "BUSY from the server that has not got the whole request")
+			Expect(p.ExpectNone(ctx(), tester.Match{Type: wire.TypeRPCUnknown, From: iut(), RPC: m.id}, window(gap))).To(Succeed())
+			again := resend("the same RESEND again")
+			// The server still serves the other RPC; the checker then
+			// judges an RPC_UNKNOWN for this one (HOMA-RESEND-019).
+			Expect(q.ExpectNone(ctx(), tester.Match{Type: wire.TypeRPCUnknown, From: iut(), RPC: y.id}, window(3*gap))).To(Succeed())
+			_, err = q.Expect(ctx(), tester.Match{Type: wire.TypeNeedAck, From: iut(), RPC: y.id}, wait(2*params().Tick))
+			ok(err, "NEED_ACK for the other client's RPC")
+			checkExchange(p, q)
+			ok(again, "BUSY again: the server holds the RPC it answered BUSY for")
+			y.ack(q)
+			m.sendData(p, 2*maxSegData(), m.msgLen, 6, false)
+			_, err = p.Expect(ctx(), tester.Match{Type: wire.TypeData, From: iut(), RPC: m.id}, wait(20*time.Millisecond))
+			ok(err, "the response")
+			m.ack(p)
+			checkExchange(p, q)
+		}))
+
 	It("RPC_UNKNOWN-reply: a RESEND for an RPC the IUT never saw is answered with RPC_UNKNOWN and nothing else",
 		labels("resend", "MUST", "HOMA-RESEND-006", "HOMA-PRIO-001"), body(func() {
 			p := peer(0)

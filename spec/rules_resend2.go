@@ -282,7 +282,7 @@ func resendRules2() []*Rule {
 			Facts:     []string{"AMO-01", "RTX-06", "RTX-09", "RTX-10", "ACK-01", "ACK-04", "ABT-01"},
 			Statement: "A server forgets an RPC it has shown it holds (it sent BUSY, response DATA or NEED_ACK for it) only for a reason the protocol gives: the client's ACK or piggy-backed ack, the client's RPC_UNKNOWN, a timeout after timeout_ticks ticks without DATA, GRANT or BUSY from the client, or the close of its socket (or a restart of its host), which discards every RPC the socket holds. It answers RPC_UNKNOWN for such an RPC only after one of these.",
 			Source:    "HomaModule homa_rpc.c homa_rpc_end (the only way a server RPC goes), called from homa_incoming.c homa_rpc_acked (ACK, piggy-backed ack) and homa_rpc_unknown_pkt (RPC_UNKNOWN from the client), homa_timer.c homa_timer_check_rpc via homa_rpc_abort (silent_ticks ≥ timeout_ticks, only that RPC, never while in service or with the response handed to the NIC) and homa_sock.c homa_sock_shutdown (every RPC of the socket); homa_resend_pkt answers RPC_UNKNOWN only when homa_rpc_find_server finds nothing; fault @35286c8 (one timeout ended every RPC of the peer)",
-			Capture:   "judged at the server's RPC_UNKNOWN; a close or restart shows no packet, so the finding is a violation only once the same server socket shows, more than slack after the RPC_UNKNOWN, that it still holds another RPC it had shown it held more than slack before its last packet for the forgotten one (BUSY, response DATA or NEED_ACK, with no request DATA for that RPC in between that could have re-created it, in a capture that sees all of that RPC's request DATA); without such a witness it is inconclusive (cause: socket closed or host restarted). Silence counts from the client's last DATA, GRANT or BUSY as the capture saw it, which a capture point on the path can only lengthen; loss after the capture point toward the server makes a violation inconclusive",
+			Capture:   "judged at the server's RPC_UNKNOWN; a close or restart shows no packet, so the finding is a violation only once the same server socket shows, more than slack after the RPC_UNKNOWN, that it still holds another RPC (BUSY, response DATA or NEED_ACK) whose request DATA all came more than 2·slack before the server's last packet for the forgotten one, so that none could have re-created it after a close (in a capture that sees all of that RPC's request DATA; a network duplicate counts jitter earlier); without such a witness it is inconclusive (cause: socket closed or host restarted). Silence counts from the client's last DATA, GRANT or BUSY as the capture saw it, which a capture point on the path can only lengthen; loss after the capture point toward the server makes a violation inconclusive",
 			Property: Within{
 				TriggerTypes: []wire.PacketType{wire.TypeRPCUnknown},
 				Witness:      true,
@@ -331,42 +331,46 @@ func forgotHeldRPC(c *Ctx, e *Event) (Obligation, bool) {
 		},
 		Confirm: func(c *Ctx, x *Event) Result {
 			w := c.T.Lookup(x)
-			if ev, ok := c.Net.Duplicate(); ok {
-				// A copy the network made of an older packet would
-				// look like a witness.
-				return Downgrade(CauseDuplicate, ev, "%s; RPC %d's %s (frame %d) may be a copy of an older packet", what, w.Key.ClientID, x.Type(), x.Frame).With(x.Frame)
-			}
 			if ev, ok := c.Net.LostAfter(forgot.Client, forgot.Server); ok {
 				// Packets from the client the capture saw may not have
 				// reached the server: its silence may have been long
 				// enough for a timeout.
 				return Downgrade(CauseLossAfter, ev, "%s; the client's packets may not have reached the server", what).With(x.Frame)
 			}
-			return Violation("%s; the socket was not closed: it still holds RPC %d of %v (%s %v later, frame %d), which it held %v before",
-				what, w.Key.ClientID, w.Key.Client, x.Type(), x.Time.Sub(unknownAt).Round(time.Microsecond), x.Frame, held.Sub(w.HeldSince).Round(time.Microsecond)).With(x.Frame).WithSlack(c.P.Slack)
+			return Violation("%s; the socket was not closed: it still holds RPC %d of %v (%s %v later, frame %d), whose last request DATA came %v before",
+				what, w.Key.ClientID, w.Key.Client, x.Type(), x.Time.Sub(unknownAt).Round(time.Microsecond), x.Frame, held.Sub(w.ReqLast).Round(time.Microsecond)).With(x.Frame).WithSlack(c.P.Slack)
 		},
 		Unseen: Downgrade(CauseClose, Evidence{Frame: frame, Why: fmt.Sprintf("no later packet of %v:%d shows it still holds an RPC it held before, so a close of the socket or a restart of the host, which end every RPC it holds, may explain it", sock.Addr, sock.Port)}, "%s", what),
 	}, true
 }
 
-// witnessHeld reports whether x shows that server socket sock still holds,
-// after the RPC_UNKNOWN at unknownAt, an RPC other than forgot that it
-// already held (held) before its last packet for forgot at held: a BUSY,
-// response DATA or NEED_ACK for it more than slack after the RPC_UNKNOWN,
-// for an RPC whose HeldSince (no request DATA since) is more than slack
-// before held, in a capture that sees all of its request DATA. Slack
-// covers the time between a packet's sending and its capture.
+// witnessHeld reports whether x shows that server socket sock still held
+// an RPC after the RPC_UNKNOWN at unknownAt, so that it was not closed in
+// between: a BUSY, response DATA or NEED_ACK sent after the RPC_UNKNOWN
+// (more than slack later at the capture point; jitter more for a network
+// duplicate, whose original left up to jitter earlier) for an RPC other
+// than forgot with no request DATA since 2·slack before held, the
+// server's last packet for forgot: a close came after held, and every
+// request DATA that could have reached the server after it (seen at most
+// slack before it reached the server, sent after held-slack) would show.
+// A close ends every RPC of the socket, so state for this one after it
+// would need such a request to re-create it. The capture must see all of
+// that RPC's request DATA.
 func witnessHeld(c *Ctx, x *Event, sock HostPort, forgot RPCKey, held, unknownAt time.Time) bool {
 	switch x.Type() {
 	case wire.TypeBusy, wire.TypeData, wire.TypeNeedAck:
 	default:
 		return false
 	}
-	if x.FromClient() || x.Src != sock.Addr || x.Packet.Common().Sport() != sock.Port || x.Time.Sub(unknownAt) <= c.P.Slack {
+	late := x.Time.Sub(unknownAt)
+	if _, dup := c.Net.Duplicate(); dup {
+		late -= c.P.Jitter
+	}
+	if x.FromClient() || x.Src != sock.Addr || x.Packet.Common().Sport() != sock.Port || late <= c.P.Slack {
 		return false
 	}
 	w := c.T.Lookup(x)
-	if w == nil || w.Key == forgot || w.HeldSince.IsZero() || held.Sub(w.HeldSince) <= c.P.Slack {
+	if w == nil || w.Key == forgot || held.Sub(w.ReqLast) <= 2*c.P.Slack {
 		return false
 	}
 	cp := c.Net.CapturePoint()

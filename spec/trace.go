@@ -295,12 +295,10 @@ type RPC struct {
 	// HeldLast is the time of the server's latest BUSY, response DATA or
 	// NEED_ACK in the RPC's current incarnation: the server held the RPC
 	// then (zero: no such packet since the RPC began, or since it was
-	// acknowledged or ended by RPC_UNKNOWN). HeldSince is the first such
-	// packet more than slack after the client's latest request DATA
-	// (ReqLast), zero until then and again after each request DATA: no
-	// request DATA that could have re-created the RPC at the server came
-	// between HeldSince and now (HOMA-RESEND-019).
-	HeldLast, HeldSince, ReqLast time.Time
+	// acknowledged or ended by RPC_UNKNOWN). ReqLast is the time of the
+	// client's latest request DATA, which may have created the RPC at the
+	// server (HOMA-RESEND-019).
+	HeldLast, ReqLast time.Time
 	// filed is the deadline the RPC is filed under in Trace.idle, at
 	// position idleAt (-1: not filed); gone is set once the trace forgot
 	// it.
@@ -753,9 +751,9 @@ func (t *Trace) Apply(e *Event) {
 	case wire.TypeData:
 		r.heard(e, typ)
 		if e.FromClient() {
-			r.ReqLast, r.HeldSince = e.Time, time.Time{}
+			r.ReqLast = e.Time
 		} else {
-			r.held(e.Time, t.P.Slack)
+			r.held(e.Time)
 		}
 		t.applyData(e, r)
 	case wire.TypeGrant:
@@ -764,7 +762,7 @@ func (t *Trace) Apply(e *Event) {
 	case wire.TypeBusy:
 		r.heard(e, typ)
 		if !e.FromClient() {
-			r.held(e.Time, t.P.Slack)
+			r.held(e.Time)
 		}
 		if m := r.Msg(p.Role()); m.BusyAllowed > 0 {
 			m.BusyAllowed--
@@ -785,7 +783,7 @@ func (t *Trace) Apply(e *Event) {
 			t.dropLong(k.Server, &r.Request)
 		}
 	case wire.TypeNeedAck:
-		r.held(e.Time, t.P.Slack)
+		r.held(e.Time)
 		if r.NeedAcks == 0 {
 			r.NeedAckFirst = e.Time
 		}
@@ -826,13 +824,9 @@ func (r *RPC) heard(e *Event, typ wire.PacketType) {
 
 // held notes a server packet at time at that shows the server holds r
 // (BUSY, response DATA, NEED_ACK); one after an ack says nothing new.
-func (r *RPC) held(at time.Time, slack time.Duration) {
-	if r.Acked {
-		return
-	}
-	r.HeldLast = at
-	if r.HeldSince.IsZero() && at.Sub(r.ReqLast) > slack {
-		r.HeldSince = at
+func (r *RPC) held(at time.Time) {
+	if !r.Acked {
+		r.HeldLast = at
 	}
 }
 
@@ -1025,7 +1019,7 @@ func (t *Trace) ack(k RPCKey, e *Event) {
 func (r *RPC) newIncarnation() {
 	r.Request.FirstSent, r.Request.ResentAhead, r.Request.Asked, r.Request.payload = nil, nil, nil, nil
 	r.Response.FirstSent, r.Response.ResentAhead, r.Response.Asked, r.Response.payload = nil, nil, nil, nil
-	r.HeldLast, r.HeldSince = time.Time{}, time.Time{}
+	r.HeldLast = time.Time{}
 }
 
 // isBufferWakeup reports whether RESEND rs is the one a receiver sends when
