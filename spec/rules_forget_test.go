@@ -185,6 +185,15 @@ func TestResend019Restart(t *testing.T) {
 			b.after(3*time.Millisecond).data(false, 30, 100, 0, 100, 7, nil)
 			return u
 		}, false},
+		{"duplicated witness", func(b *traceBuilder) int {
+			// A BUSY for RPC 20 just short of slack after the RPC_UNKNOWN,
+			// then an identical copy within jitter: the copy's original
+			// may have left before the close.
+			u := b.after(20*time.Microsecond).ctl(false, 10, wire.TypeRPCUnknown)
+			b.after(1900*time.Microsecond).ctl(false, 20, wire.TypeBusy)
+			b.after(150*time.Microsecond).ctl(false, 20, wire.TypeBusy)
+			return u
+		}, true},
 		{"witness within slack", func(b *traceBuilder) int {
 			// A packet for RPC 20 less than slack after the RPC_UNKNOWN
 			// may have left before the close.
