@@ -12,6 +12,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/homatest/homatest/internal/timescale"
 	"github.com/spf13/cobra"
 )
 
@@ -88,10 +89,22 @@ checks them against the spec's rules (check; the rules: spec list) and
 summarises their RPCs (rpcs). It runs workloads and fault plans (scenario,
 bench) and speaks the agent protocol for a built-in implementation (agent).
 
+Environment: HOMATEST_TIME_SCALE=F (a positive number, default 1)
+multiplies every timeout and timing tolerance, for a slow or loaded
+machine; any other value is an error.
+
 Exit codes: 0 success, 1 violations, 2 usage, input or environment error,
 130 interrupted (Ctrl-C, SIGINT or SIGTERM).`,
 		SilenceErrors: true,
 		SilenceUsage:  true,
+		// Every command (none sets its own persistent hook) refuses a
+		// HOMATEST_TIME_SCALE it could not use instead of running with 1.
+		PersistentPreRunE: func(*cobra.Command, []string) error {
+			if err := timescale.Check(); err != nil {
+				return usageErr(err)
+			}
+			return nil
+		},
 		// Runnable, so that an unknown command reaches RunE (cobra's own
 		// error names no fix and spans lines when it has a suggestion).
 		Args: cobra.ArbitraryArgs,

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/homatest/homatest/internal/timescale"
 	"github.com/spf13/cobra"
 )
 
@@ -63,5 +64,21 @@ func TestOneOutputFlag(t *testing.T) {
 		if code != ExitUsage || err == nil || !strings.Contains(err.Error(), `-o "xml": want text or json`) {
 			t.Errorf("%v: exit %d, %v", args, code, err)
 		}
+	}
+}
+
+// TestTimeScaleChecked: a HOMATEST_TIME_SCALE that is not a positive
+// number stops any command with one line naming the variable, the value
+// and the form (exit 2) instead of being replaced by 1; a valid one runs.
+func TestTimeScaleChecked(t *testing.T) {
+	t.Setenv(timescale.EnvVar, "fast")
+	_, err, code := run(t, "faults")
+	if code != ExitUsage || err == nil || strings.Contains(err.Error(), "\n") ||
+		!strings.Contains(err.Error(), `HOMATEST_TIME_SCALE="fast": want a positive number`) {
+		t.Errorf("HOMATEST_TIME_SCALE=fast: exit %d, %v; want 2 and the variable, value and form", code, err)
+	}
+	t.Setenv(timescale.EnvVar, "2")
+	if _, err, code := run(t, "faults"); code != ExitOK {
+		t.Errorf("HOMATEST_TIME_SCALE=2: exit %d, %v", code, err)
 	}
 }
