@@ -512,8 +512,8 @@ func (r *run) finish(hs []host, cst harness.CaptureStats) error {
 		v    any
 	}{
 		{"versions.json", vs}, {"rpcs.json", res.Traffic.Records}, {"switch.json", res.Switch},
-		{"drops.json", res.Drops}, {"check.json", checkJSON{Params: p, Hosts: res.Hosts, Inconclusive: res.Inconclusive}},
-		{"stalls.json", res.Stalls}, {"summary.json", res.Summary},
+		{"drops.json", res.Drops}, {"check.json", checkJSON{Params: p, Hosts: hostsJSON(res.Hosts), Inconclusive: res.Inconclusive}},
+		{"stalls.json", append([]stall.Span{}, res.Stalls...)}, {"summary.json", res.Summary},
 	} {
 		if err := r.arts.WriteJSON(a.name, a.v); err != nil {
 			return err
@@ -558,6 +558,24 @@ type checkJSON struct {
 	Params       spec.Params       `json:"params"`
 	Hosts        []spec.HostReport `json:"hosts"`
 	Inconclusive []Inconclusive    `json:"timing_inconclusive,omitempty"`
+}
+
+// hostsJSON returns copies of hs whose violation lists are [] rather than
+// null when a host has none (check -o json says [] too).
+func hostsJSON(hs []spec.HostReport) []spec.HostReport {
+	out := make([]spec.HostReport, len(hs))
+	for i, h := range hs {
+		if h.Violations == nil {
+			h.Violations = []spec.Finding{}
+		}
+		if h.Report != nil && h.Report.Violations == nil {
+			r := *h.Report
+			r.Violations = []spec.Finding{}
+			h.Report = &r
+		}
+		out[i] = h
+	}
+	return out
 }
 
 func kernelRelease() string {

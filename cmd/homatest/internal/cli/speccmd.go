@@ -127,7 +127,7 @@ must be sent. -o json prints {"facts": [{"fact", "rules", "reason",
 				enc.SetIndent("", "  ")
 				enc.Encode(map[string]any{"facts": cov,
 					"summary": map[string]int{"facts": len(cov), "checkable": checkable, "implemented": implemented, "not_checkable": notCheckable},
-					"fields":  spec.WireCoverage(), "send": spec.SendConditions()})
+					"fields":  spec.WireCoverage(), "send": sendConditions()})
 			default: // text (outputVar refused anything else)
 				writeCoverageText(w, cov, checkable, implemented, notCheckable)
 			}
@@ -193,6 +193,21 @@ func writeParams(w io.Writer, profs []spec.Profile) {
 		}
 		fmt.Fprintln(w)
 	}
+}
+
+// sendConditions returns spec.SendConditions with empty lists, not nil
+// ones (JSON [] rather than null, for a type no rule obliges or forbids).
+func sendConditions() []spec.SendCoverage {
+	out := spec.SendConditions()
+	for i := range out {
+		if out[i].May == nil {
+			out[i].May = []string{}
+		}
+		if out[i].Must == nil {
+			out[i].Must = []string{}
+		}
+	}
+	return out
 }
 
 // profileParams is one profile of spec params -o json.
