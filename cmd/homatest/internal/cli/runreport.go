@@ -82,39 +82,88 @@ func (o *runOpts) report(out io.Writer, passes []*conformance.Result) error {
 			}
 			fmt.Fprintf(w, "  rerun: %s\n", o.rerun(s))
 		}
-		for _, s := range p.Specs {
-			if s.State == "unsupported" {
-				fmt.Fprintf(w, "UNSUPPORTED %s: %s\n", s.Name, s.Failure)
-			}
-		}
+		writeUnsupported(w, p.Specs)
 		writeInconclusive(w, p.Specs)
 	}
-	verdict := "PASS"
-	warned := 0
+	warned, ran, unsupported := 0, 0, 0
 	for _, p := range passes {
 		for _, s := range p.Specs {
+			switch s.State {
+			case "passed", "failed", "error":
+				ran++
+			case "unsupported":
+				unsupported++
+			}
 			if (s.State == "failed" || s.State == "error") && !o.failing(s) {
 				warned++
 			}
 		}
 	}
+	counts := plural(ran, "spec", "specs") + " run"
+	if unsupported > 0 {
+		counts += fmt.Sprintf(", %d unsupported", unsupported)
+	}
+	verdict := "PASS (" + counts + ")"
 	if warned > 0 {
-		verdict = fmt.Sprintf("PASS with %d SHOULD warnings (--strict fails on them)", warned)
+		verdict = fmt.Sprintf("PASS (%s) with %d SHOULD warnings (--strict fails on them)", counts, warned)
 	}
 	if n := o.failedPasses(passes); n > 0 {
-		verdict = fmt.Sprintf("FAIL (%d of %d passes)", n, len(passes))
+		verdict = fmt.Sprintf("FAIL (%d of %d passes; %s)", n, len(passes), counts)
 	}
 	fmt.Fprintf(w, "\n%s; artifacts in %s (report: %s)\n", verdict, o.artifacts, filepath.Join(o.artifacts, reportFile))
 	return w.err
 }
 
-// rerun is the command that reruns one spec.
-func (o *runOpts) rerun(s conformance.SpecResult) string {
+// shortName is a spec's short name, as --focus takes it: "RESEND-gap"
+// of "retransmission RESEND-gap: a request with a missing segment ...".
+func shortName(s conformance.SpecResult) string {
 	name, _, _ := strings.Cut(s.Name, ":")
 	if i := strings.LastIndex(name, " "); i >= 0 {
 		name = name[i+1:]
 	}
-	c := "homatest run --focus " + strconv.Quote(name)
+	return name
+}
+
+// writeUnsupported prints the unsupported specs in one line per reason
+// (by the capability the IUT's manifest does not declare, or else by the
+// reason the environment gave), naming them by short name.
+func writeUnsupported(w io.Writer, specs []conformance.SpecResult) {
+	var caps, reasons []string // in first-seen order
+	byCap, byReason := map[string][]string{}, map[string][]string{}
+	for _, s := range specs {
+		if s.State != "unsupported" {
+			continue
+		}
+		why := strings.TrimSpace(strings.TrimPrefix(s.Failure, "unsupported:"))
+		if c, ok := strings.CutPrefix(why, "the IUT does not declare capability "); ok {
+			if byCap[c] == nil {
+				caps = append(caps, c)
+			}
+			byCap[c] = append(byCap[c], shortName(s))
+			continue
+		}
+		if byReason[why] == nil {
+			reasons = append(reasons, why)
+		}
+		byReason[why] = append(byReason[why], shortName(s))
+	}
+	if len(caps) > 0 {
+		var names, missing []string
+		for _, c := range caps {
+			names = append(names, byCap[c]...)
+			missing = append(missing, fmt.Sprintf("%s (%d)", c, len(byCap[c])))
+		}
+		fmt.Fprintf(w, "%s unsupported by this IUT's manifest, for the capabilities it does not declare, %s: %s\n",
+			plural(len(names), "spec", "specs"), strings.Join(missing, ", "), strings.Join(names, ", "))
+	}
+	for _, r := range reasons {
+		fmt.Fprintf(w, "%s unsupported: %s: %s\n", plural(len(byReason[r]), "spec", "specs"), r, strings.Join(byReason[r], ", "))
+	}
+}
+
+// rerun is the command that reruns one spec.
+func (o *runOpts) rerun(s conformance.SpecResult) string {
+	c := "homatest run --focus " + strconv.Quote(shortName(s))
 	if o.impl != "ref" {
 		c += " --impl " + o.impl
 	}
