@@ -282,6 +282,16 @@ func (r *run) execute(ctx context.Context) error {
 	}
 	r.res.Traffic = tr
 	for _, a := range ags {
+		select {
+		case <-a.Proc.Done():
+			// The agent died during the workload: which, how, its log
+			// (a failure of the run; its shutdown error would only
+			// repeat that it is gone).
+			tr.Errors = append(tr.Errors, "during the workload, "+a.ExitStatus())
+			a.Close()
+			continue
+		default:
+		}
 		if err := a.Close(); err != nil {
 			tr.Errors = append(tr.Errors, fmt.Sprintf("%s: shutdown: %v", a.Host.Name, err))
 		}
