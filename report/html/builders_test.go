@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/homatest/homatest/bench"
+	"github.com/homatest/homatest/conformance"
 	"github.com/homatest/homatest/report/html/htmltest"
 	"github.com/homatest/homatest/spec"
 )
@@ -138,5 +139,22 @@ func TestCheckPageVerdict(t *testing.T) {
 	}
 	if p := CheckPage([]CheckFile{{File: "x.pcap", Report: &spec.Report{Profile: "linux"}}}, "", ""); !p.Pass || p.Verdict != "PASS" {
 		t.Errorf("clean: %v %q", p.Pass, p.Verdict)
+	}
+}
+
+// TestRunPageUnsupported: the run page lists unsupported specs one line
+// per reason (conformance.Unsupported), as run's text does, not one note
+// per spec.
+func TestRunPageUnsupported(t *testing.T) {
+	lacks := `unsupported: the IUT does not declare capability "grants"`
+	ps := &conformance.Result{Env: "x", Specs: []conformance.SpecResult{
+		{Name: "grants GRANT-long-request: a long request", Area: "grant", Level: "MUST", State: "unsupported", Failure: lacks},
+		{Name: "grants GRANT-srpt: SRPT order", Area: "grant", Level: "MUST", State: "unsupported", Failure: lacks},
+		{Name: "resend RESEND-gap: a gap", Area: "resend", Level: "MUST", State: "passed"},
+	}}
+	p := RunPage([]*conformance.Result{ps}, RunInput{Impl: "m.yaml", Env: "sim"})
+	want := `2 specs unsupported by this IUT's manifest, for the capabilities it does not declare, "grants" (2): GRANT-long-request, GRANT-srpt`
+	if len(p.Notes) != 1 || p.Notes[0] != want {
+		t.Errorf("notes %q, want [%q]", p.Notes, want)
 	}
 }

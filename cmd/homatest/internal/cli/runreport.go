@@ -114,56 +114,17 @@ func (o *runOpts) report(out io.Writer, passes []*conformance.Result) error {
 	return w.err
 }
 
-// shortName is a spec's short name, as --focus takes it: "RESEND-gap"
-// of "retransmission RESEND-gap: a request with a missing segment ...".
-func shortName(s conformance.SpecResult) string {
-	name, _, _ := strings.Cut(s.Name, ":")
-	if i := strings.LastIndex(name, " "); i >= 0 {
-		name = name[i+1:]
-	}
-	return name
-}
-
-// writeUnsupported prints the unsupported specs in one line per reason
-// (by the capability the IUT's manifest does not declare, or else by the
-// reason the environment gave), naming them by short name.
+// writeUnsupported prints the unsupported specs, one line per reason
+// (conformance.Unsupported).
 func writeUnsupported(w io.Writer, specs []conformance.SpecResult) {
-	var caps, reasons []string // in first-seen order
-	byCap, byReason := map[string][]string{}, map[string][]string{}
-	for _, s := range specs {
-		if s.State != "unsupported" {
-			continue
-		}
-		why := strings.TrimSpace(strings.TrimPrefix(s.Failure, "unsupported:"))
-		if c, ok := strings.CutPrefix(why, "the IUT does not declare capability "); ok {
-			if byCap[c] == nil {
-				caps = append(caps, c)
-			}
-			byCap[c] = append(byCap[c], shortName(s))
-			continue
-		}
-		if byReason[why] == nil {
-			reasons = append(reasons, why)
-		}
-		byReason[why] = append(byReason[why], shortName(s))
-	}
-	if len(caps) > 0 {
-		var names, missing []string
-		for _, c := range caps {
-			names = append(names, byCap[c]...)
-			missing = append(missing, fmt.Sprintf("%s (%d)", c, len(byCap[c])))
-		}
-		fmt.Fprintf(w, "%s unsupported by this IUT's manifest, for the capabilities it does not declare, %s: %s\n",
-			plural(len(names), "spec", "specs"), strings.Join(missing, ", "), strings.Join(names, ", "))
-	}
-	for _, r := range reasons {
-		fmt.Fprintf(w, "%s unsupported: %s: %s\n", plural(len(byReason[r]), "spec", "specs"), r, strings.Join(byReason[r], ", "))
+	for _, l := range conformance.Unsupported(specs) {
+		fmt.Fprintln(w, l)
 	}
 }
 
 // rerun is the command that reruns one spec.
 func (o *runOpts) rerun(s conformance.SpecResult) string {
-	c := "homatest run --focus " + strconv.Quote(shortName(s))
+	c := "homatest run --focus " + strconv.Quote(s.ShortName())
 	if o.impl != "ref" {
 		c += " --impl " + o.impl
 	}
