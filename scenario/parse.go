@@ -231,20 +231,6 @@ var (
 	keyRE     = regexp.MustCompile(`^(?:[a-z]+: )?([a-z_]+)\b`)
 )
 
-// sections maps the Go types of the file to their place in it, for
-// unknown-field errors.
-var sections = map[string]reflect.Type{
-	"scenario.Scenario":   reflect.TypeFor[Scenario](),
-	"scenario.Topology":   reflect.TypeFor[Topology](),
-	"scenario.Link":       reflect.TypeFor[Link](),
-	"scenario.IUT":        reflect.TypeFor[IUT](),
-	"scenario.Workload":   reflect.TypeFor[Workload](),
-	"scenario.RPC":        reflect.TypeFor[RPC](),
-	"scenario.Check":      reflect.TypeFor[Check](),
-	"netem.LossConfig":    nil,
-	"netem.ReorderConfig": nil,
-}
-
 // yamlError turns a YAML error into one line: the first problem, with the
 // field path where the line has one, and for an unknown field the known
 // ones.
@@ -259,7 +245,7 @@ func yamlError(err error, root *yaml.Node) error {
 		msg = m
 	} else if m := unknownRE.FindStringSubmatch(msg); m != nil {
 		known := ""
-		if t := sections[m[3]]; t != nil {
+		if t, ok := yamlerr.Lookup(m[3], reflect.TypeFor[Scenario]()); ok && t.Kind() == reflect.Struct {
 			known = "; known fields: " + strings.Join(yamlerr.Fields(t), ", ")
 		}
 		where := ""

@@ -100,6 +100,7 @@ func TestParseErrors(t *testing.T) {
 		{"workload:\n  rpcs: 5\n", `line 2: workload.rpcs: "5": want a list`},
 		{"link: {loss: 0.5}\n" + base, `line 1: link.loss: "0.5": want a mapping of model, probability,`},
 		{"plan:\n  rules:\n    - {match: {type: DATA, nth: abc}, action: drop}\n" + base, `line 3: plan.rules[0].match.nth: "abc": want a whole number`},
+		{"link: {loss: {modle: random}}\n" + base, `line 1: unknown field "modle" (link.loss.modle): check its spelling and indentation; known fields: model, probability, p, r, loss_bad, loss_good`},
 		{"topology: {hosts: x}\nworkload: {dist: w3, count: y}\n", `line 1: topology.hosts: "x": want a whole number (and 1 more problem)`},
 		{"link: {rate: fast}\n" + base, "line 1"},
 		{"link: {backend: switch, rate: 1gbt, priorities: 8}\n" + base, `line 1: link.rate: netem: rate "1gbt": want a number`},

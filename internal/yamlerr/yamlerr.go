@@ -104,9 +104,10 @@ func nodeAt(n *yaml.Node, line int, match func(*yaml.Node) bool, prefix string) 
 	return "", nil
 }
 
-// lookup returns the type named name (reflect's String, as yaml's errors
-// name it) among top and its fields' types, every level down.
-func lookup(name string, top reflect.Type) (reflect.Type, bool) {
+// Lookup returns the type named name (reflect's String, as yaml's errors
+// name it: "scenario.Topology", "[]scenario.RPC") among top and its
+// fields' types, every level down.
+func Lookup(name string, top reflect.Type) (reflect.Type, bool) {
 	seen := map[reflect.Type]bool{}
 	var walk func(t reflect.Type) reflect.Type
 	walk = func(t reflect.Type) reflect.Type {
@@ -142,7 +143,7 @@ func kindOf(goType string, top reflect.Type, help string) string {
 		return "a duration such as 500us, 10ms or 2s"
 	}
 	other := "another kind of value (see " + help + ")"
-	t, ok := lookup(goType, top)
+	t, ok := Lookup(goType, top)
 	if !ok {
 		return other
 	}
