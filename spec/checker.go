@@ -560,6 +560,15 @@ func verifyPrefilter(r *Rule, filter string, e *Event, asked func() bool) {
 func (c *Checker) judgeOpen(i int, st *ruleState, p *Within, e *Event, icmp bool) {
 	bound := p.Bound(c.p)
 	for k, o := range st.open {
+		if p.Witness {
+			if !icmp && o.o.Match(&c.ctx, e) {
+				// Confirm weighs the network's evidence itself: the
+				// loss that excuses a missed answer does not excuse this.
+				c.record(i, nil, o.ref, o.rpc, o.o.Confirm(&c.ctx, e))
+				delete(st.open, k)
+			}
+			continue
+		}
 		age := c.elapsed - o.at
 		match := func() bool {
 			if icmp {
@@ -672,7 +681,9 @@ func (c *Checker) Finish() *Report {
 		if p, ok := r.Property.(Within); ok {
 			bound := p.Bound(c.p)
 			for _, o := range st.open {
-				if age := c.elapsed - o.at; age > bound && o.o.OnlyLate {
+				if p.Witness {
+					c.record(i, nil, o.ref, o.rpc, o.o.Unseen)
+				} else if age := c.elapsed - o.at; age > bound && o.o.OnlyLate {
 					c.record(i, nil, o.ref, o.rpc, Unsure("no %s by the end of the capture (%v later): the host that owed it may be gone", o.o.Expect, age.Round(time.Microsecond)))
 				} else if age > bound {
 					c.missed = append(c.missed, missed{rule: i, ref: o.ref, rpc: o.rpc, from: o.o.From, to: o.o.To, control: o.o.control,
