@@ -289,10 +289,14 @@ func (c *Client) readLoop() {
 			if errors.As(err, &perr) {
 				c.fail(perr)
 			} else {
-				msg := fmt.Sprintf("its standard output closed (%v)", c.tail(err.Error()))
+				// Exit first: it waits for the process to be reaped, and
+				// with it for the last of its standard error to be copied,
+				// so the tail below holds what the agent wrote as it died.
+				exit := ""
 				if c.opt.Exit != nil {
-					msg = c.opt.Exit() + ": " + msg
+					exit = c.opt.Exit() + ": "
 				}
+				msg := exit + fmt.Sprintf("its standard output closed (%v)", c.tail(err.Error()))
 				c.fail(fmt.Errorf("%w: %s", ErrAgentExited, msg))
 			}
 			return
