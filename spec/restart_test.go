@@ -89,3 +89,25 @@ func TestServerRPCUnknownKeepsClientHorizon(t *testing.T) {
 	past := b.after(10*time.Microsecond).data(true, 2, 30000, 28576, 1424, 6, func(f *wire.DataFields) { f.Incoming = 4424 })
 	wantViolations(t, b.checkAt(HostPoint(b.server), "linux", "HOMA-GRANT-005", "unsched_bytes=3000"), "HOMA-GRANT-005", past)
 }
+
+// TestServerRPCUnknownInFlightRequest: at a switch, a restart packet seen
+// just before the server's RPC_UNKNOWN (the client restarted after an
+// earlier RPC_UNKNOWN) may reach the server after it, or before it and be
+// discarded with the RPC: the server's new incarnation asking for it again
+// is legal (HOMA-RESEND-012), at a switch and at the server's link.
+func TestServerRPCUnknownInFlightRequest(t *testing.T) {
+	b := newTrace(t, wire.VersionCurrent)
+	b.message(true, 2, 2900, 0, 2900, 3000, 6)
+	b.after(5*time.Millisecond).resend(true, 2, 0, wire.ResendAll, 7)
+	b.after(2*time.Microsecond).resend(true, 2, 0, wire.ResendAll, 7) // a network duplicate
+	b.after(10*time.Microsecond).ctl(false, 2, wire.TypeRPCUnknown)
+	restart := func(f *wire.DataFields) { f.Retransmit, f.Incoming = 1, 2900 }
+	b.after(10*time.Microsecond).data(true, 2, 2900, 0, 1424, 6, restart) // in flight
+	b.after(5*time.Microsecond).ctl(false, 2, wire.TypeRPCUnknown)        // answers the duplicate
+	b.after(10*time.Microsecond).data(true, 2, 2900, 1424, 1424, 6, restart)
+	b.data(true, 2, 2900, 2848, 52, 6, restart)
+	b.after(5*time.Millisecond).resend(false, 2, 0, 1424, 7)
+	for _, cp := range []CapturePoint{Switch, HostPoint(b.server)} {
+		wantClean(t, b.checkAt(cp, "linux", "HOMA-RESEND-012", "unsched_bytes=3000"), "HOMA-RESEND-012")
+	}
+}
