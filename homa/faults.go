@@ -77,7 +77,7 @@ var faultCatalogue = []FaultInfo{
 	{string(FaultIDZero), "client RPC ids start at 0 instead of 2", "ID-01, ID-02", []string{"HOMA-ID-003"}},
 	{string(FaultRPCUnknownAny), "every packet of an unknown RPC is answered with RPC_UNKNOWN, not only RESEND", "RTX-11", []string{"HOMA-RESEND-018"}},
 	{string(FaultRetransmitWrongBytes), "a retransmission carries the message's bytes from 20 bytes (an IPv4 header) past its offset, wrapping at the message end", "BR-28", []string{"HOMA-WIRE-014"}},
-	{string(FaultForgetHeldRPC), "a server that answered BUSY for an RPC (still receiving the request, or computing the response) discards it at the client's next RESEND and answers RPC_UNKNOWN, as a timeout of another RPC of that client did: the client restarts and the request may run twice (HOMA-RESEND-019 needs another RPC the server still serves as its witness; explore's sessions usually meet the lost state first as HOMA-RESEND-012, a RESEND for request bytes the capture saw arrive before the RPC_UNKNOWN)", "BR-30", []string{"HOMA-RESEND-019", "HOMA-RESEND-012"}},
+	{string(FaultForgetHeldRPC), "a server that answered BUSY for an RPC (still receiving the request, or computing the response) discards it at the client's next RESEND and answers RPC_UNKNOWN, as a timeout of another RPC of that client did: the client restarts and the request may run twice (HOMA-RESEND-019 needs another RPC the server still serves as its witness)", "BR-30", []string{"HOMA-RESEND-019"}},
 	{string(FaultOversizeSegment), "DATA segments of mtu-56 bytes: max_seg_data computed without the IP header (1444 bytes over IPv4 at MTU 1500)", "BR-34", []string{"HOMA-WIRE-013"}},
 }
 

@@ -307,3 +307,36 @@ func TestResend002ClientEndsTheRPC(t *testing.T) {
 	b, resend := build(0)
 	wantViolations(t, b.checkAt(HostPoint(b.server), "linux", "HOMA-RESEND-002"), "HOMA-RESEND-002", resend)
 }
+
+// TestServerRestartWithLoss: explore's case with forget-held-rpc (seed 1):
+// the server answered RPC_UNKNOWN (it held no RPC), the client restarted
+// its 2987-byte request and two of the three restart packets were lost.
+// The server's new incarnation asks for them: the bytes the capture saw
+// before the RPC_UNKNOWN went with the old one (HOMA-RESEND-012). The same
+// RESEND once the restart packets arrived is a violation.
+func TestServerRestartWithLoss(t *testing.T) {
+	for _, lost := range []bool{true, false} {
+		b := newTrace(t, wire.VersionCurrent)
+		first := func(f *wire.DataFields) { f.Incoming = 2987 }
+		restart := func(f *wire.DataFields) { f.Retransmit, f.Incoming = 1, 2987 }
+		b.data(true, 2, 2987, 0, 1424, 6, first)
+		b.after(5*time.Millisecond).data(true, 2, 2987, 1424, 1424, 6, first)
+		b.after(time.Microsecond).resend(true, 2, 0, wire.ResendAll, 7)
+		b.after(time.Microsecond).ctl(false, 2, wire.TypeBusy)
+		b.after(4*time.Millisecond).resend(false, 2, 2848, 139, 7)
+		b.after(time.Millisecond).resend(true, 2, 0, wire.ResendAll, 7)
+		b.after(time.Microsecond).ctl(false, 2, wire.TypeRPCUnknown)
+		if !lost {
+			b.after(time.Microsecond).data(true, 2, 2987, 0, 1424, 5, restart)
+			b.data(true, 2, 2987, 1424, 1424, 5, restart)
+		}
+		b.after(2*time.Microsecond).data(true, 2, 2987, 2848, 139, 5, restart)
+		asks := b.after(5*time.Millisecond).resend(false, 2, 0, 2848, 7)
+		rep := b.checkAt(HostPoint(b.server), "linux", "HOMA-RESEND-012", "unsched_bytes=3000")
+		if lost {
+			wantClean(t, rep, "HOMA-RESEND-012")
+		} else {
+			wantViolations(t, rep, "HOMA-RESEND-012", asks)
+		}
+	}
+}

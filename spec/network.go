@@ -225,7 +225,9 @@ func (n *Network) observe(t *Trace, e *Event) {
 			return
 		}
 		end := min(e.End(), m.Length)
-		unseen := e.Length > 0 && !m.Seen.Covers(e.Offset, end)
+		// Bytes of an earlier incarnation count as seen: a client's
+		// restart after RPC_UNKNOWN retransmits them with no loss.
+		unseen := e.Length > 0 && !m.captured(e.Offset, end)
 		below := e.Offset < m.SentEnd
 		k := hostPair{e.Src, e.Dst}
 		switch {

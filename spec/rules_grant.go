@@ -259,7 +259,7 @@ func grantRules() []*Rule {
 		{
 			ID: "HOMA-GRANT-010", Level: Must,
 			Facts:     []string{"GRANT-06", "GRANT-08"},
-			Statement: "A receiver that has all unscheduled bytes of a message longer than unsched_bytes sends the message its first GRANT within response_timeout, unless it is already granting max_overcommit other messages; when one of those ends (its last byte arrives, or RPC_UNKNOWN ends its RPC) while such messages wait, it grants one of them (or a newer message) within response_timeout.",
+			Statement: "A receiver that has all unscheduled bytes of a message longer than unsched_bytes sends the message its first GRANT within response_timeout, unless it is already granting max_overcommit other messages or the DATA's incoming already covers the message (a request restarted after RPC_UNKNOWN); when one of those ends (its last byte arrives, or RPC_UNKNOWN ends its RPC) while such messages wait, it grants one of them (or a newer message) within response_timeout.",
 			Source:    "HomaModule homa_grant.c homa_grant_check_rpc, homa_grant_manage_rpc (a grantable message joins the active set while fewer than max_overcommit are active), homa_grant_unmanage_rpc and homa_grant_promote_queued (a slot freed by a message fully received or an RPC ended by homa_rpc_end goes to the best waiting message), homa_grant_check_needy; fault @2be2170 (fixed @003213d)",
 			Profiles:  []string{"linux", "linux-2024"},
 			Capture:   "a waiting message is judged again at every packet that frees a grant slot at its receiver (the last byte of a message it grants, RPC_UNKNOWN from the client of a request it grants); slots freed without a packet (an abort, a timeout) are not seen; inconclusive while the receiver grants max_overcommit other messages (linux_6.1.38: or another message from the same sender, max_rpcs_per_peer 1) or has max_incoming granted and not received, after its buffer-wakeup RESEND (no buffer space, GRANT-10) and after RPC_UNKNOWN, and where the capture shows loss toward the receiver after the capture point; a RESEND beyond U from the receiver counts as a GRANT lost before the capture point",
@@ -272,7 +272,7 @@ func grantRules() []*Rule {
 					if e.Type() != wire.TypeData {
 						return Obligation{}, false
 					}
-					length := e.Packet.Data().MessageLength()
+					length, incoming := e.Packet.Data().MessageLength(), e.Packet.Data().Incoming()
 					var seen byteranges.Set
 					if r := c.T.Lookup(e); r != nil {
 						m := r.Msg(e.Packet.Role())
@@ -282,10 +282,14 @@ func grantRules() []*Rule {
 						if m.Length > 0 {
 							length = m.Length
 						}
-						seen = m.Seen
+						seen, incoming = m.Seen, max(incoming, m.MaxIncoming)
 					}
 					u := c.P.Unsched(length)
-					if length <= c.P.UnschedBytes || e.Offset >= u {
+					// A DATA whose incoming covers the whole message (a
+					// request restarted after RPC_UNKNOWN: incoming is
+					// tx_end, RTX-09) leaves nothing to grant: the receiver
+					// starts its granted offset there (homa_message_in_init).
+					if length <= c.P.UnschedBytes || e.Offset >= u || incoming >= length {
 						return Obligation{}, false
 					}
 					// Trigger once: at the packet that completes [0, U).

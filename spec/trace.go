@@ -2,6 +2,7 @@ package spec
 
 import (
 	"net/netip"
+	"slices"
 	"time"
 
 	"github.com/homatest/homatest/internal/byteranges"
@@ -39,8 +40,11 @@ type Message struct {
 	// granted offset from the first packet it gets, which may be a
 	// retransmission carrying a larger one: homa_message_in_init).
 	Incoming, MaxIncoming uint32
-	// Seen holds the distinct byte ranges observed in DATA.
-	Seen byteranges.Set
+	// Seen holds the distinct byte ranges observed in DATA in the
+	// receiver's current incarnation; Earlier those observed before the
+	// receiver last discarded its RPC (nil: it never did), so that the
+	// capture's view of the network (Network.observe) spans both.
+	Seen, Earlier byteranges.Set
 	// SentEnd is the highest end of a first transmission (retransmit=0).
 	SentEnd uint32
 	// AllSentTime and AllSentFrame are the time and frame of the first
@@ -57,8 +61,12 @@ type Message struct {
 	// are cleared when the RPC is acknowledged or RPC_UNKNOWN shows that a
 	// side lost it (a later packet with the same id belongs to new state).
 	FirstSent, ResentAhead byteranges.Set
-	// Granted is the highest GRANT offset seen (0: no GRANT).
-	Granted uint32
+	// Granted is the highest GRANT offset seen (0: no GRANT) in the
+	// receiver's current incarnation; KeptHorizon is the sender's horizon
+	// from the receiver's earlier incarnations (a client that restarts its
+	// request after the server's RPC_UNKNOWN keeps the grants it had:
+	// homa_rpc_unknown_pkt only retransmits).
+	Granted, KeptHorizon uint32
 	// Grants counts GRANTs; GrantPriorities is a bit set of their priorities.
 	Grants          int
 	GrantPriorities uint16
@@ -173,6 +181,22 @@ func (m *Message) LastGrant() (GrantSeen, bool) {
 	return m.RecentGrants[len(m.RecentGrants)-1], true
 }
 
+// captured reports whether the capture saw every byte of [s, e) in DATA
+// of the message, in any incarnation of its receiver.
+func (m *Message) captured(s, e uint32) bool {
+	if m.Seen.Covers(s, e) {
+		return true
+	}
+	if m.Earlier == nil {
+		return false
+	}
+	all := slices.Clone(m.Earlier)
+	for _, x := range m.Seen {
+		all.Add(x.Start, x.End)
+	}
+	return all.Covers(s, e)
+}
+
 // Received returns the number of distinct bytes seen.
 func (m *Message) Received() uint32 { return m.Seen.Total() }
 
@@ -214,9 +238,10 @@ func (m *Message) ReceivedBy(t time.Time) uint32 {
 }
 
 // Horizon returns the sender's grant horizon as far as the capture shows:
-// max(U, highest GRANT offset, highest RESEND end), capped at the length.
+// max(U, highest GRANT offset, highest RESEND end, the horizon kept from
+// the receiver's earlier incarnations), capped at the length.
 func (m *Message) Horizon(p *Params) uint32 {
-	h := max(p.Unsched(m.Length), m.Granted, m.ResendEnd)
+	h := max(p.Unsched(m.Length), m.Granted, m.ResendEnd, m.KeptHorizon)
 	if m.Length > 0 {
 		h = min(h, m.Length)
 	}
@@ -771,7 +796,7 @@ func (t *Trace) Apply(e *Event) {
 		t.applyResend(e, r)
 	case wire.TypeRPCUnknown:
 		r.Unknown, r.UnknownTime, r.UnknownFromClient = true, e.Time, e.FromClient()
-		r.newIncarnation()
+		t.newIncarnation(r, !e.FromClient())
 		if e.FromClient() {
 			if r.ForgotTime.IsZero() {
 				r.ForgotTime = e.Time
@@ -1007,7 +1032,7 @@ func (t *Trace) ack(k RPCKey, e *Event) {
 		return
 	}
 	r.Acked, r.AckTime, r.AckFrame = true, e.Time, e.Frame
-	r.newIncarnation()
+	t.newIncarnation(r, false)
 	t.file(r) // acked: due earlier
 }
 
@@ -1016,10 +1041,55 @@ func (t *Trace) ack(k RPCKey, e *Event) {
 // the same id afterwards comes from new state (a server re-created by a
 // late request packet, facts AMO-01; a server that restarted and serves
 // the client's restarted request, RTX-09).
-func (r *RPC) newIncarnation() {
+//
+// serverLost is set when the server itself showed it holds no state for r
+// (its RPC_UNKNOWN: homa_resend_pkt sends one only when it finds no RPC):
+// its side starts afresh now, not at the next request packet as after a
+// client's RPC_UNKNOWN (Apply replaces the whole RPC then, the client
+// having forgotten it too). The request's receive side (bytes received,
+// GRANTs, RESENDs) and the response's send side belong to the server's
+// next incarnation, which the client's restarted request creates. At a
+// capture away from the server a request packet seen up to slack before
+// the RPC_UNKNOWN may reach the new incarnation: it is not counted there,
+// so rules that need the server to lack bytes (HOMA-RESEND-012, GRANT-004)
+// judge less, never more.
+func (t *Trace) newIncarnation(r *RPC, serverLost bool) {
 	r.Request.FirstSent, r.Request.ResentAhead, r.Request.Asked, r.Request.payload = nil, nil, nil, nil
 	r.Response.FirstSent, r.Response.ResentAhead, r.Response.Asked, r.Response.payload = nil, nil, nil, nil
 	r.HeldLast = time.Time{}
+	if serverLost {
+		m := &r.Request
+		t.dropGranting(r.Key.Server, m)
+		if m.doneFiled {
+			// Its completion time, the heap's key, goes: take it out of
+			// the heap (rare: one scan of a bounded heap per RPC_UNKNOWN).
+			// It stays among the server's long messages (Grantable: a
+			// restart brings it back).
+			t.longDone[r.Key.Server].Keep(func(x *Message) bool { return x != m })
+			m.doneFiled = false
+		}
+		m.restartReceiver(t.P)
+		r.Response.SentEnd, r.Response.AllSentTime, r.Response.AllSentFrame = 0, time.Time{}, 0
+	}
+}
+
+// restartReceiver starts the receiver's view of m afresh (the receiver
+// discarded its RPC), keeping what the sender keeps: the length, what it
+// transmitted, its grant horizon (KeptHorizon), the bytes the capture saw
+// (Earlier), and the counts and times that describe the whole capture. m must be in no granting set nor
+// completion heap.
+func (m *Message) restartReceiver(p *Params) {
+	earlier := m.Earlier
+	for _, x := range m.Seen {
+		earlier.Add(x.Start, x.End)
+	}
+	*m = Message{
+		Earlier: earlier,
+		Length:  m.Length, SentEnd: m.SentEnd, AllSentTime: m.AllSentTime, AllSentFrame: m.AllSentFrame,
+		KeptHorizon: m.Horizon(p), TriggerUsed: m.TriggerUsed,
+		Resends: m.Resends, RetxBytes: m.RetxBytes, FirstData: m.FirstData, LastData: m.LastData, Priorities: m.Priorities,
+		inLong: m.inLong,
+	}
 }
 
 // isBufferWakeup reports whether RESEND rs is the one a receiver sends when
