@@ -2,6 +2,7 @@ package spec
 
 import (
 	"fmt"
+	mbits "math/bits"
 	"net/netip"
 	"sort"
 	"time"
@@ -205,7 +206,7 @@ func classOf(e *Event) int {
 // mayApply reports whether rule form c may act on an event of class cls:
 // a superset of what Feed's per-form conditions accept, so that Feed
 // visits only the rules that can act on an event.
-func (c *compiled) mayApply(cls int) bool {
+func (c *compiled) mayApply(cls int, verify bool) bool {
 	typed := func(ts []wire.PacketType) bool {
 		return cls == classOther || cls < classTypes && typeIn(wire.MinType+wire.PacketType(cls), ts)
 	}
@@ -229,7 +230,7 @@ func (c *compiled) mayApply(cls int) bool {
 		case cls == classICMP:
 			return true
 		}
-		return verifyPrefilters || typed(c.after.ATypes) || typed(c.after.BTypes)
+		return verify || typed(c.after.ATypes) || typed(c.after.BTypes)
 	}
 }
 
@@ -244,6 +245,18 @@ type Checker struct {
 	// byClass[k] lists, in rule order, the rules that may act on an event
 	// of dispatch class k (classOf).
 	byClass [numClasses][]int
+	// typeSet[k], for a packet type's class k, holds the rules that act
+	// on every well-formed packet of that type: Each and AtMost rules of
+	// the type, Within rules it may trigger, After rules whose A or B
+	// may take it. open holds the Within rules with open obligations,
+	// which see every event. Feed visits typeSet[k] | open in rule
+	// order, so findings at one frame keep the rules' order.
+	typeSet [classTypes]ruleSet
+	open    ruleSet
+	// reference makes Feed visit every rule with the rules' own
+	// conditions, without the dispatch tables: the straightforward path
+	// the tables are checked against (TestDispatchMatchesReference).
+	reference bool
 	// rpc is the current event's RPC key (rpcOK: it has one); rpcPtr a
 	// copy on the heap, made only when a finding or obligation keeps it.
 	rpc    RPCKey
@@ -270,6 +283,13 @@ type Checker struct {
 // the profile name, for the report). Rules not applying to profile are
 // dropped.
 func NewChecker(profile string, p Params, rules []*Rule) *Checker {
+	return newChecker(profile, p, rules, verifyPrefilters)
+}
+
+// newChecker is NewChecker; verify makes the dispatch tables also visit
+// the rules whose pre-filters spare an event, so that verifyPrefilter
+// can check them.
+func newChecker(profile string, p Params, rules []*Rule, verify bool) *Checker {
 	c := &Checker{p: &p, profile: profile, downs: map[[2]string]*DowngradeCount{}}
 	c.trace = NewTrace(c.p)
 	c.net = newNetwork(Switch, p.Jitter)
@@ -300,13 +320,48 @@ func NewChecker(profile string, p Params, rules []*Rule) *Checker {
 		c.state = append(c.state, &ruleState{res: RuleResult{Rule: r, ID: r.ID, Level: r.Level},
 			open: map[any]*pending{}, seenA: map[rpcMsgKey]time.Duration{}, aged: newAgedHeap()})
 		for k := range c.byClass {
-			if cp.mayApply(k) {
+			if cp.mayApply(k, verify) {
 				c.byClass[k] = append(c.byClass[k], i)
 			}
 		}
+		for k := range c.typeSet {
+			if cp.actsOnType(wire.MinType+wire.PacketType(k), verify) {
+				c.typeSet[k].add(i)
+			}
+		}
+	}
+	if len(c.rules) > maxRuleSet {
+		c.reference = true // more rules than a ruleSet holds
 	}
 	return c
 }
+
+// actsOnType reports whether rule form c acts on a well-formed packet of
+// type t when no obligation of its own is open (see Checker.typeSet):
+// exactly for Each and AtMost, a superset for Within and After (whose
+// code checks TriggerTypes, ATypes and BTypes again; verify adds every
+// Within and After rule, as mayApply does).
+func (c *compiled) actsOnType(t wire.PacketType, verify bool) bool {
+	switch c.form {
+	case formEach:
+		return typeIn(t, c.each.Types)
+	case formAtMost:
+		return typeIn(t, c.atMost.Types)
+	case formWithin:
+		return verify || typeIn(t, c.within.TriggerTypes)
+	default:
+		return verify || typeIn(t, c.after.ATypes) || typeIn(t, c.after.BTypes)
+	}
+}
+
+// maxRuleSet is the number of rules a ruleSet holds.
+const maxRuleSet = 256
+
+// ruleSet is a set of rule indexes (below maxRuleSet), a bit each.
+type ruleSet [maxRuleSet / 64]uint64
+
+func (s *ruleSet) add(i int)    { s[i/64] |= 1 << (i % 64) }
+func (s *ruleSet) remove(i int) { s[i/64] &^= 1 << (i % 64) }
 
 // SetInferrer makes Feed pass every event to in as well (Inferrer.Feed),
 // before the event is applied to the trace; in then reads the checker's
@@ -449,69 +504,16 @@ func (c *Checker) feed(e *Event, learn bool) {
 		c.trace.begin(e)
 	}
 	c.net.observe(c.trace, e)
-	icmp := e.ICMP != nil
-	for _, i := range c.byClass[classOf(e)] {
-		st := c.state[i]
-		switch cp := &c.props[i]; cp.form {
-		case formEach:
-			p := &cp.each
-			if icmp && !p.ICMP || e.Err != nil && !p.Malformed || e.Err == nil && !icmp && !typeIn(e.Type(), p.Types) {
-				continue
-			}
-			// recordHere by hand: the Result stays in registers on a pass.
-			if res := p.Check(&c.ctx, e); res.Status == Passed && res.Cause() == "" {
-				st.pass(res.Slack)
-			} else if res.Status != NotApplicable {
-				c.recordFinding(i, e, &res)
-			}
-		case formAtMost:
-			p := &cp.atMost
-			if e.Err != nil || icmp || !typeIn(e.Type(), p.Types) {
-				continue
-			}
-			v, lim, ok := p.Measure(&c.ctx, e)
-			if !ok {
-				continue
-			}
-			if v > lim {
-				c.recordHere(i, e, Violation("%s is %d, above the limit %d", p.What(e), v, lim))
-			} else {
-				st.pass(0)
-			}
-		case formWithin:
-			if e.Err != nil {
-				continue
-			}
-			c.within(i, st, &cp.within, e, icmp)
-		case formAfter:
-			p := &cp.after
-			if e.Err != nil || icmp && !p.ICMP {
-				continue
-			}
-			if len(p.BTypes) > 0 && !typeIn(e.Type(), p.BTypes) {
-				verifyPrefilter(c.rules[i], "BTypes", e, func() bool { _, ok := p.B(&c.ctx, e); return ok })
-			} else if kb, ok := p.B(&c.ctx, e); ok {
-				ta, seen := st.seenA[kb]
-				switch {
-				case !seen:
-					c.recordHere(i, e, Violation("%s", p.Missing))
-				case p.Bound != nil && c.elapsed-ta > p.Bound(c.p):
-					c.recordHere(i, e, Violation("%s: the last one was %v earlier, over %v",
-						p.Missing, (c.elapsed-ta).Round(time.Microsecond), p.Bound(c.p)))
-				default:
-					st.pass(0)
-				}
-			}
-			if len(p.ATypes) > 0 && !typeIn(e.Type(), p.ATypes) {
-				verifyPrefilter(c.rules[i], "ATypes", e, func() bool { _, ok := p.A(&c.ctx, e); return ok })
-				continue
-			}
-			if ka, ok := p.A(&c.ctx, e); ok {
-				if _, had := st.seenA[ka]; !had {
-					st.aged.Push(agedKey{key: ka, at: c.elapsed})
-				}
-				st.seenA[ka] = c.elapsed
-			}
+	switch cls := classOf(e); {
+	case c.reference:
+		for i := range c.props {
+			c.evalRule(i, e)
+		}
+	case cls < classTypes:
+		c.feedType(cls, e)
+	default:
+		for _, i := range c.byClass[cls] {
+			c.evalRule(i, e)
 		}
 	}
 	if c.inf != nil {
@@ -522,12 +524,119 @@ func (c *Checker) feed(e *Event, learn bool) {
 	c.trace.Apply(e)
 }
 
+// feedType runs on e, a well-formed packet of dispatch class cls, the
+// rules that act on its type and those with open obligations, in rule
+// order. It is evalRule without the checks typeSet has made.
+func (c *Checker) feedType(cls int, e *Event) {
+	set := c.typeSet[cls]
+	for w := range set {
+		set[w] |= c.open[w]
+	}
+	for w, bits := range set {
+		for bits != 0 {
+			i := w*64 + mbits.TrailingZeros64(bits)
+			bits &= bits - 1
+			st := c.state[i]
+			switch cp := &c.props[i]; cp.form {
+			case formEach:
+				// recordHere by hand: the Result stays in registers on a pass.
+				if res := cp.each.Check(&c.ctx, e); res.Status == Passed && res.Cause() == "" {
+					st.pass(res.Slack)
+				} else if res.Status != NotApplicable {
+					c.recordFinding(i, e, &res)
+				}
+			case formAtMost:
+				c.atMost(i, st, &cp.atMost, e)
+			case formWithin:
+				c.within(i, st, &cp.within, e, false)
+			case formAfter:
+				c.after(i, st, &cp.after, e)
+			}
+		}
+	}
+}
+
+// evalRule runs rule i on e with the rule's own conditions on e's kind
+// (ICMP, malformed) and type.
+func (c *Checker) evalRule(i int, e *Event) {
+	icmp := e.ICMP != nil
+	st := c.state[i]
+	switch cp := &c.props[i]; cp.form {
+	case formEach:
+		p := &cp.each
+		if icmp && !p.ICMP || e.Err != nil && !p.Malformed || e.Err == nil && !icmp && !typeIn(e.Type(), p.Types) {
+			return
+		}
+		c.recordHere(i, e, p.Check(&c.ctx, e))
+	case formAtMost:
+		if e.Err != nil || icmp || !typeIn(e.Type(), cp.atMost.Types) {
+			return
+		}
+		c.atMost(i, st, &cp.atMost, e)
+	case formWithin:
+		if e.Err != nil {
+			return
+		}
+		c.within(i, st, &cp.within, e, icmp)
+	case formAfter:
+		if e.Err != nil || icmp && !cp.after.ICMP {
+			return
+		}
+		c.after(i, st, &cp.after, e)
+	}
+}
+
+// atMost runs AtMost rule i on e, an event of one of its Types.
+func (c *Checker) atMost(i int, st *ruleState, p *AtMost, e *Event) {
+	v, lim, ok := p.Measure(&c.ctx, e)
+	if !ok {
+		return
+	}
+	if v > lim {
+		c.recordHere(i, e, Violation("%s is %d, above the limit %d", p.What(e), v, lim))
+	} else {
+		st.pass(0)
+	}
+}
+
+// after runs After rule i on e (well-formed, or ICMP when the rule
+// takes ICMP): B is judged against the A keys seen, then A may file e's.
+func (c *Checker) after(i int, st *ruleState, p *After, e *Event) {
+	if len(p.BTypes) > 0 && !typeIn(e.Type(), p.BTypes) {
+		verifyPrefilter(c.rules[i], "BTypes", e, func() bool { _, ok := p.B(&c.ctx, e); return ok })
+	} else if kb, ok := p.B(&c.ctx, e); ok {
+		ta, seen := st.seenA[kb]
+		switch {
+		case !seen:
+			c.recordHere(i, e, Violation("%s", p.Missing))
+		case p.Bound != nil && c.elapsed-ta > p.Bound(c.p):
+			c.recordHere(i, e, Violation("%s: the last one was %v earlier, over %v",
+				p.Missing, (c.elapsed-ta).Round(time.Microsecond), p.Bound(c.p)))
+		default:
+			st.pass(0)
+		}
+	}
+	if len(p.ATypes) > 0 && !typeIn(e.Type(), p.ATypes) {
+		verifyPrefilter(c.rules[i], "ATypes", e, func() bool { _, ok := p.A(&c.ctx, e); return ok })
+		return
+	}
+	if ka, ok := p.A(&c.ctx, e); ok {
+		if _, had := st.seenA[ka]; !had {
+			st.aged.Push(agedKey{key: ka, at: c.elapsed})
+		}
+		st.seenA[ka] = c.elapsed
+	}
+}
+
 // within runs Within rule i on e: open obligations past their deadline
 // are missed, matching ones pass, excused ones close; then e may open
 // one.
 func (c *Checker) within(i int, st *ruleState, p *Within, e *Event, icmp bool) {
 	if len(st.open) > 0 {
 		c.judgeOpen(i, st, p, e, icmp)
+		if len(st.open) == 0 {
+			c.open.remove(i)
+		}
 	}
 	if icmp || e.Err != nil {
 		return
@@ -618,6 +727,7 @@ func (c *Checker) trigger(i int, st *ruleState, p *Within, e *Event) {
 				c.recordHere(i, e, Unsure("%s", why))
 			} else {
 				st.open[o.Key] = &pending{o: o, ref: refOf(e), at: c.elapsed, rpc: c.curRPC()}
+				c.open.add(i)
 			}
 		}
 	}
@@ -683,6 +793,7 @@ func (c *Checker) Finish() *Report {
 				}
 			}
 			st.open = map[any]*pending{}
+			c.open.remove(i)
 		}
 	}
 	// Missed obligations are judged now, with all the capture's evidence:
