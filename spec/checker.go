@@ -151,9 +151,14 @@ type missed struct {
 }
 
 type ruleState struct {
-	res     RuleResult
-	open    map[any]*pending            // Within
-	seenA   map[rpcMsgKey]time.Duration // After: Checker.elapsed at the latest A
+	res  RuleResult
+	open map[any]*pending // Within
+	// seenA maps an After rule's A keys to their slot in seenAt, which
+	// holds Checker.elapsed at the latest A: a key seen again costs one
+	// map lookup. freeA lists the slots of keys forgotten (pruneAfter).
+	seenA   map[rpcMsgKey]int32
+	seenAt  []time.Duration
+	freeA   []int32
 	kept    int
 	keptInc int
 	// aged orders seenA's keys by the elapsed time they were filed with
@@ -318,7 +323,7 @@ func newChecker(profile string, p Params, rules []*Rule, verify bool) *Checker {
 		c.rules = append(c.rules, r)
 		c.props = append(c.props, cp)
 		c.state = append(c.state, &ruleState{res: RuleResult{Rule: r, ID: r.ID, Level: r.Level},
-			open: map[any]*pending{}, seenA: map[rpcMsgKey]time.Duration{}, aged: newAgedHeap()})
+			open: map[any]*pending{}, seenA: map[rpcMsgKey]int32{}, aged: newAgedHeap()})
 		for k := range c.byClass {
 			if cp.mayApply(k, verify) {
 				c.byClass[k] = append(c.byClass[k], i)
@@ -605,7 +610,11 @@ func (c *Checker) after(i int, st *ruleState, p *After, e *Event) {
 	if len(p.BTypes) > 0 && !typeIn(e.Type(), p.BTypes) {
 		verifyPrefilter(c.rules[i], "BTypes", e, func() bool { _, ok := p.B(&c.ctx, e); return ok })
 	} else if kb, ok := p.B(&c.ctx, e); ok {
-		ta, seen := st.seenA[kb]
+		j, seen := st.seenA[kb]
+		var ta time.Duration
+		if seen {
+			ta = st.seenAt[j]
+		}
 		switch {
 		case !seen:
 			c.recordHere(i, e, Violation("%s", p.Missing))
@@ -621,11 +630,25 @@ func (c *Checker) after(i int, st *ruleState, p *After, e *Event) {
 		return
 	}
 	if ka, ok := p.A(&c.ctx, e); ok {
-		if _, had := st.seenA[ka]; !had {
+		if j, had := st.seenA[ka]; had {
+			st.seenAt[j] = c.elapsed
+		} else {
+			st.seenA[ka] = st.slotA(c.elapsed)
 			st.aged.Push(agedKey{key: ka, at: c.elapsed})
 		}
-		st.seenA[ka] = c.elapsed
 	}
+}
+
+// slotA returns a free slot of seenAt holding at.
+func (st *ruleState) slotA(at time.Duration) int32 {
+	if n := len(st.freeA); n > 0 {
+		j := st.freeA[n-1]
+		st.freeA = st.freeA[:n-1]
+		st.seenAt[j] = at
+		return j
+	}
+	st.seenAt = append(st.seenAt, at)
+	return int32(len(st.seenAt) - 1)
 }
 
 // within runs Within rule i on e: open obligations past their deadline
@@ -751,12 +774,14 @@ func (c *Checker) pruneAfter() {
 	for _, st := range c.state {
 		for st.aged.Len() > 0 && c.elapsed-st.aged.Min().at > IdleEvictAfter {
 			a := st.aged.Pop()
-			switch t, ok := st.seenA[a.key]; {
+			j, ok := st.seenA[a.key]
+			switch {
 			case !ok:
-			case c.elapsed-t > IdleEvictAfter:
+			case c.elapsed-st.seenAt[j] > IdleEvictAfter:
 				delete(st.seenA, a.key)
+				st.freeA = append(st.freeA, j)
 			default:
-				st.aged.Push(agedKey{key: a.key, at: t})
+				st.aged.Push(agedKey{key: a.key, at: st.seenAt[j]})
 			}
 		}
 	}

@@ -130,6 +130,9 @@ type Message struct {
 	// payload holds hashes of the payload seen (Trace.payloads only; nil
 	// until the first DATA with captured bytes), for HOMA-WIRE-014.
 	payload *payloadLog
+	// pair caches the Trace.pairs entry of the message's last DATA (one
+	// map lookup per message, not per packet; entries are never removed).
+	pair *pairData
 	// inGranting and inLong say whether the message is in its receiver's
 	// Trace.granting and Trace.longIn sets; doneFiled whether it has an
 	// entry in the receiver's Trace.longDone heap.
@@ -395,6 +398,8 @@ type Trace struct {
 // pairData is what the DATA from one host to another showed of cutoff
 // versions.
 type pairData struct {
+	// hp is the pair, so that a Message's cached pointer can be checked.
+	hp hostPair
 	// verCount[v] counts the DATA packets with cutoff_version v.
 	verCount map[uint16]int
 	// verPrio[{v, p}] is the first DATA with cutoff_version v at
@@ -836,10 +841,13 @@ func (t *Trace) applyData(e *Event, r *RPC) {
 	m := r.Msg(p.Role())
 	d := p.Data()
 	hp := hostPair{e.Src, e.Dst}
-	pd := t.pairs[hp]
-	if pd == nil {
-		pd = &pairData{verCount: map[uint16]int{}, verPrio: map[[2]uint16]Seen{}}
-		t.pairs[hp] = pd
+	pd := m.pair
+	if pd == nil || pd.hp != hp {
+		if pd = t.pairs[hp]; pd == nil {
+			pd = &pairData{hp: hp, verCount: map[uint16]int{}, verPrio: map[[2]uint16]Seen{}}
+			t.pairs[hp] = pd
+		}
+		m.pair = pd
 	}
 	pd.verCount[d.CutoffVersion()]++
 	if k := [2]uint16{d.CutoffVersion(), uint16(e.Priority)}; pd.verPrio[k].Time.IsZero() {
