@@ -155,9 +155,10 @@ type ruleState struct {
 	open map[any]*pending // Within
 	// seenA maps an After rule's A keys to their slot in seenAt, which
 	// holds Checker.elapsed at the latest A: a key seen again costs one
-	// map lookup. freeA lists the slots of keys forgotten (pruneAfter).
+	// map lookup, or none when the current RPC caches its slot
+	// (afterSlot). freeA lists the slots of keys forgotten (pruneAfter).
 	seenA   map[rpcMsgKey]int32
-	seenAt  []time.Duration
+	seenAt  []aSlot
 	freeA   []int32
 	kept    int
 	keptInc int
@@ -258,6 +259,10 @@ type Checker struct {
 	// order, so findings at one frame keep the rules' order.
 	typeSet [classTypes]ruleSet
 	open    ruleSet
+	// afterOrd[i] numbers After rule i among the After rules (nAfter of
+	// them): its entries in an RPC's afterSlot cache.
+	afterOrd []int
+	nAfter   int
 	// reference makes Feed visit every rule with the rules' own
 	// conditions, without the dispatch tables: the straightforward path
 	// the tables are checked against (TestDispatchMatchesReference).
@@ -320,6 +325,10 @@ func newChecker(profile string, p Params, rules []*Rule, verify bool) *Checker {
 			c.trace.payloads = true
 		}
 		i := len(c.rules)
+		c.afterOrd = append(c.afterOrd, c.nAfter)
+		if cp.form == formAfter {
+			c.nAfter++
+		}
 		c.rules = append(c.rules, r)
 		c.props = append(c.props, cp)
 		c.state = append(c.state, &ruleState{res: RuleResult{Rule: r, ID: r.ID, Level: r.Level},
@@ -610,10 +619,10 @@ func (c *Checker) after(i int, st *ruleState, p *After, e *Event) {
 	if len(p.BTypes) > 0 && !typeIn(e.Type(), p.BTypes) {
 		verifyPrefilter(c.rules[i], "BTypes", e, func() bool { _, ok := p.B(&c.ctx, e); return ok })
 	} else if kb, ok := p.B(&c.ctx, e); ok {
-		j, seen := st.seenA[kb]
+		_, j, seen := c.findA(i, st, kb)
 		var ta time.Duration
 		if seen {
-			ta = st.seenAt[j]
+			ta = st.seenAt[j].at
 		}
 		switch {
 		case !seen:
@@ -630,13 +639,53 @@ func (c *Checker) after(i int, st *ruleState, p *After, e *Event) {
 		return
 	}
 	if ka, ok := p.A(&c.ctx, e); ok {
-		if j, had := st.seenA[ka]; had {
-			st.seenAt[j] = c.elapsed
+		if ref, j, had := c.findA(i, st, ka); had {
+			st.seenAt[j].at = c.elapsed
 		} else {
-			st.seenA[ka] = st.slotA(c.elapsed)
+			j = st.slotA(c.elapsed)
+			st.seenA[ka] = j
 			st.aged.Push(agedKey{key: ka, at: c.elapsed})
+			if ref != nil {
+				*ref = afterSlot{slot: j, gen: st.seenAt[j].gen}
+			}
 		}
 	}
+}
+
+// aSlot is an After key's slot: Checker.elapsed at its latest A, and a
+// generation that changes when the slot is freed, so that an RPC's
+// cached afterSlot can tell it is stale.
+type aSlot struct {
+	at  time.Duration
+	gen uint32
+}
+
+// afterSlot is an RPC's cache of the seenAt slot of one of its After
+// keys (gen 0: none).
+type afterSlot struct {
+	slot int32
+	gen  uint32
+}
+
+// findA returns After rule i's slot for key k (ok: k was seen), and the
+// current RPC's cache entry for k (nil when k is not about the current
+// event's RPC), filled on a map hit.
+func (c *Checker) findA(i int, st *ruleState, k rpcMsgKey) (*afterSlot, int32, bool) {
+	var ref *afterSlot
+	if r := c.trace.curRPC; r != nil && c.rpcOK && k.Sender <= 1 && k.RPC == r.Key {
+		if r.after == nil {
+			r.after = make([]afterSlot, 2*c.nAfter)
+		}
+		ref = &r.after[2*c.afterOrd[i]+int(k.Sender)]
+		if ref.gen != 0 && st.seenAt[ref.slot].gen == ref.gen {
+			return ref, ref.slot, true
+		}
+	}
+	j, ok := st.seenA[k]
+	if ok && ref != nil {
+		*ref = afterSlot{slot: j, gen: st.seenAt[j].gen}
+	}
+	return ref, j, ok
 }
 
 // slotA returns a free slot of seenAt holding at.
@@ -644,10 +693,10 @@ func (st *ruleState) slotA(at time.Duration) int32 {
 	if n := len(st.freeA); n > 0 {
 		j := st.freeA[n-1]
 		st.freeA = st.freeA[:n-1]
-		st.seenAt[j] = at
+		st.seenAt[j].at = at
 		return j
 	}
-	st.seenAt = append(st.seenAt, at)
+	st.seenAt = append(st.seenAt, aSlot{at: at, gen: 1})
 	return int32(len(st.seenAt) - 1)
 }
 
@@ -777,11 +826,15 @@ func (c *Checker) pruneAfter() {
 			j, ok := st.seenA[a.key]
 			switch {
 			case !ok:
-			case c.elapsed-st.seenAt[j] > IdleEvictAfter:
+			case c.elapsed-st.seenAt[j].at > IdleEvictAfter:
 				delete(st.seenA, a.key)
+				st.seenAt[j].gen++ // stales RPCs' cached afterSlots
+				if st.seenAt[j].gen == 0 {
+					st.seenAt[j].gen = 1
+				}
 				st.freeA = append(st.freeA, j)
 			default:
-				st.aged.Push(agedKey{key: a.key, at: st.seenAt[j]})
+				st.aged.Push(agedKey{key: a.key, at: st.seenAt[j].at})
 			}
 		}
 	}

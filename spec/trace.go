@@ -253,6 +253,9 @@ func resendEnd(rs wire.Resend, sentEnd uint32) uint32 {
 // RPC is what an observer knows about one RPC.
 type RPC struct {
 	Key RPCKey
+	// after caches the Checker's After slots of the RPC's keys
+	// (Checker.findA).
+	after []afterSlot
 	// ClientPort and ServerPort are the Homa ports.
 	ClientPort, ServerPort uint16
 	// First and Last are the times of the first and latest packet; FirstFrame
@@ -400,11 +403,32 @@ type Trace struct {
 type pairData struct {
 	// hp is the pair, so that a Message's cached pointer can be checked.
 	hp hostPair
-	// verCount[v] counts the DATA packets with cutoff_version v.
+	// verCount[v] counts the DATA packets with cutoff_version v, but for
+	// the version of the latest one (hotVer, if hot), counted in hotN: a
+	// pair's DATA rarely changes version, so most packets cost no map
+	// access.
 	verCount map[uint16]int
+	hot      bool
+	hotVer   uint16
+	hotN     int
+	// hotPrios has bit p set once verPrio holds {hotVer, p}.
+	hotPrios uint64
 	// verPrio[{v, p}] is the first DATA with cutoff_version v at
 	// priority p.
 	verPrio map[[2]uint16]Seen
+}
+
+// countVersion counts a DATA packet with cutoff_version v.
+func (pd *pairData) countVersion(v uint16) {
+	if pd.hot && pd.hotVer == v {
+		pd.hotN++
+		return
+	}
+	if pd.hot {
+		pd.verCount[pd.hotVer] = pd.hotN
+	}
+	pd.hot, pd.hotVer, pd.hotN, pd.hotPrios = true, v, pd.verCount[v]+1, 0
+	delete(pd.verCount, v)
 }
 
 // Seen is a moment of the capture: a time and a frame.
@@ -604,6 +628,9 @@ func (t *Trace) unpaidStale(h, peer netip.Addr, v uint16) int {
 			if ver != v {
 				n += k
 			}
+		}
+		if pd.hot && pd.hotVer != v {
+			n += pd.hotN
 		}
 	}
 	return n - t.cutoffsPaid[hostPair{h, peer}]
@@ -849,9 +876,14 @@ func (t *Trace) applyData(e *Event, r *RPC) {
 		}
 		m.pair = pd
 	}
-	pd.verCount[d.CutoffVersion()]++
-	if k := [2]uint16{d.CutoffVersion(), uint16(e.Priority)}; pd.verPrio[k].Time.IsZero() {
-		pd.verPrio[k] = Seen{e.Time, e.Frame}
+	pd.countVersion(d.CutoffVersion())
+	if e.Priority >= 64 || pd.hotPrios&(1<<e.Priority) == 0 {
+		if k := [2]uint16{d.CutoffVersion(), uint16(e.Priority)}; pd.verPrio[k].Time.IsZero() {
+			pd.verPrio[k] = Seen{e.Time, e.Frame}
+		}
+		if e.Priority < 64 && !e.Time.IsZero() {
+			pd.hotPrios |= 1 << e.Priority
+		}
 	}
 	if d.Incoming() > m.MaxIncoming {
 		m.MaxIncoming = d.Incoming()
