@@ -36,15 +36,15 @@ type Inferred struct {
 // Result. It keeps its own Trace, or shares a Checker's
 // (Checker.SetInferrer).
 type Inferrer struct {
-	p      Params
-	t      *Trace
-	unsch  map[uint32]int // incoming < length → count
+	p     Params
+	t     *Trace
+	unsch map[uint32]int // incoming < length → count
 	// unschHot is the incoming of the latest such packet, counted in
 	// unschHotN instead of unsch (0: none) until another value comes:
 	// most packets then cost no map access.
 	unschHot  uint32
 	unschHotN int
-	maxLen uint32         // longest message whose incoming was its length
+	maxLen    uint32 // longest message whose incoming was its length
 	// batches: (sender, rpc, sequence) → segments of one GSO batch.
 	batches   map[batchKey]int
 	batchMax  int
