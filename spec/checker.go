@@ -420,7 +420,7 @@ func hasRPC(e *Event) bool {
 }
 
 // recordHere records res of rule i at the current event e (which names
-// its own frame and RPC); passes cost no allocation. (Feed's per-rule
+// its own frame and RPC); passes cost no allocation. (feedType's per-rule
 // loop does the same by hand, so that a rule's Result, returned in
 // registers, is not spilled and copied on the per-packet path; only a
 // finding goes to recordFinding, by pointer.)
