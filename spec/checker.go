@@ -135,6 +135,19 @@ type pending struct {
 	rpc *RPCKey
 	// overdue is set for an OnlyLate obligation past its deadline.
 	overdue bool
+	// seq numbers obligations in the order they opened: obligations that
+	// close at one event are recorded in that order, not the map's
+	// (which would make the findings kept, MaxFindings, vary by run).
+	seq uint64
+}
+
+// closing is an open obligation that closes at the current event: it is
+// missed (m set) or recorded with res.
+type closing struct {
+	key any
+	o   *pending
+	m   *missed
+	res Result
 }
 
 // missed is a Within obligation past its deadline, decided at Finish
@@ -263,6 +276,10 @@ type Checker struct {
 	// them): its entries in an RPC's afterSlot cache.
 	afterOrd []int
 	nAfter   int
+	// seq counts the obligations opened (pending.seq); closing is
+	// judgeOpen's scratch list.
+	seq     uint64
+	closing []closing
 	// reference makes Feed visit every rule with the rules' own
 	// conditions, without the dispatch tables: the straightforward path
 	// the tables are checked against (TestDispatchMatchesReference).
@@ -740,6 +757,7 @@ func verifyPrefilter(r *Rule, filter string, e *Event, asked func() bool) {
 // deadline are missed, matching ones pass, excused ones close.
 func (c *Checker) judgeOpen(i int, st *ruleState, p *Within, e *Event, icmp bool) {
 	bound := p.Bound(c.p)
+	cl := c.closing[:0]
 	for k, o := range st.open {
 		age := c.elapsed - o.at
 		match := func() bool {
@@ -748,12 +766,13 @@ func (c *Checker) judgeOpen(i int, st *ruleState, p *Within, e *Event, icmp bool
 			}
 			return o.o.Match(&c.ctx, e)
 		}
+		miss := func(why Result) closing {
+			return closing{key: k, o: o, m: &missed{rule: i, ref: o.ref, rpc: o.rpc, res: why.WithSlack(bound), from: o.o.From, to: o.o.To, control: o.o.control}}
+		}
 		switch {
 		case age > bound && o.o.OnlyLate:
 			if match() {
-				why := Violation("%s came only %v later (frame %d), over the %v allowed", o.o.Expect, age.Round(time.Microsecond), e.Frame, bound).With(e.Frame)
-				c.missed = append(c.missed, missed{rule: i, ref: o.ref, rpc: o.rpc, res: why.WithSlack(bound), from: o.o.From, to: o.o.To, control: o.o.control})
-				delete(st.open, k)
+				cl = append(cl, miss(Violation("%s came only %v later (frame %d), over the %v allowed", o.o.Expect, age.Round(time.Microsecond), e.Frame, bound).With(e.Frame)))
 			} else {
 				o.overdue = true
 			}
@@ -763,18 +782,28 @@ func (c *Checker) judgeOpen(i int, st *ruleState, p *Within, e *Event, icmp bool
 			if match() {
 				why = Violation("%s came only %v later (frame %d), over the %v allowed", o.o.Expect, age.Round(time.Microsecond), e.Frame, bound).With(e.Frame)
 			}
-			c.missed = append(c.missed, missed{rule: i, ref: o.ref, rpc: o.rpc, res: why.WithSlack(bound), from: o.o.From, to: o.o.To, control: o.o.control})
-			delete(st.open, k)
+			cl = append(cl, miss(why))
 		case match():
-			c.record(i, e, o.ref, o.rpc, Pass().WithSlack(bound))
-			delete(st.open, k)
+			cl = append(cl, closing{key: k, o: o, res: Pass().WithSlack(bound)})
 		case o.o.Excuse != nil && !icmp:
 			if why, ok := o.o.Excuse(&c.ctx, e); ok {
-				c.record(i, e, o.ref, o.rpc, Unsure("%s (frame %d)", why, e.Frame).With(e.Frame))
-				delete(st.open, k)
+				cl = append(cl, closing{key: k, o: o, res: Unsure("%s (frame %d)", why, e.Frame).With(e.Frame)})
 			}
 		}
 	}
+	if len(cl) > 1 {
+		sort.Slice(cl, func(a, b int) bool { return cl[a].o.seq < cl[b].o.seq })
+	}
+	for _, x := range cl {
+		if x.m != nil {
+			c.missed = append(c.missed, *x.m)
+		} else {
+			c.record(i, e, x.o.ref, x.o.rpc, x.res)
+		}
+		delete(st.open, x.key)
+	}
+	clear(cl)
+	c.closing = cl[:0]
 }
 
 // trigger asks Within rule i's Trigger about e and opens the obligation it
@@ -798,7 +827,8 @@ func (c *Checker) trigger(i int, st *ruleState, p *Within, e *Event) {
 			if why, excused := excuseAt(&c.ctx, o, e); excused {
 				c.recordHere(i, e, Unsure("%s", why))
 			} else {
-				st.open[o.Key] = &pending{o: o, ref: refOf(e), at: c.elapsed, rpc: c.curRPC()}
+				c.seq++
+				st.open[o.Key] = &pending{o: o, ref: refOf(e), at: c.elapsed, rpc: c.curRPC(), seq: c.seq}
 				c.open.add(i)
 			}
 		}
@@ -859,7 +889,12 @@ func (c *Checker) Finish() *Report {
 		st := c.state[i]
 		if p, ok := r.Property.(Within); ok {
 			bound := p.Bound(c.p)
+			open := make([]*pending, 0, len(st.open))
 			for _, o := range st.open {
+				open = append(open, o)
+			}
+			sort.Slice(open, func(a, b int) bool { return open[a].seq < open[b].seq })
+			for _, o := range open {
 				if age := c.elapsed - o.at; age > bound && o.o.OnlyLate {
 					c.record(i, nil, o.ref, o.rpc, Unsure("no %s by the end of the capture (%v later): the host that owed it may be gone", o.o.Expect, age.Round(time.Microsecond)))
 				} else if age > bound {
