@@ -37,6 +37,12 @@ type ClientOptions struct {
 	// StderrTail, when set, returns the last lines of the agent's standard
 	// error; they are added to ErrAgentExited and ErrAgentSilent errors.
 	StderrTail func() string
+	// Exit, when set, says how the agent's process ended ("agent ref on
+	// h1 exited with status 2 (its log: …)"); it is added to the
+	// ErrAgentExited error that ends a session whose agent closed its
+	// standard output, and so to every call that session leaves unfinished.
+	// It may wait briefly for the process to be reaped.
+	Exit func() string
 	// DoneTimeout, when positive, bounds the time from accepted to done:
 	// a call without its done event by then completes with code "silent"
 	// (a late done is then ignored). 0: wait as long as the agent lives.
@@ -283,7 +289,15 @@ func (c *Client) readLoop() {
 			if errors.As(err, &perr) {
 				c.fail(perr)
 			} else {
-				c.fail(fmt.Errorf("%w: its standard output closed (%v)", ErrAgentExited, c.tail(err.Error())))
+				// Exit first: it waits for the process to be reaped, and
+				// with it for the last of its standard error to be copied,
+				// so the tail below holds what the agent wrote as it died.
+				exit := ""
+				if c.opt.Exit != nil {
+					exit = c.opt.Exit() + ": "
+				}
+				msg := exit + fmt.Sprintf("its standard output closed (%v)", c.tail(err.Error()))
+				c.fail(fmt.Errorf("%w: %s", ErrAgentExited, msg))
 			}
 			return
 		}

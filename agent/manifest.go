@@ -1,17 +1,21 @@
 package agent
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"os"
 	"os/exec"
+	"reflect"
 	"regexp"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/homatest/homatest/internal/timescale"
+	"github.com/homatest/homatest/internal/yamlerr"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -116,11 +120,19 @@ func LoadManifest(path string) (*Manifest, error) {
 		return nil, fmt.Errorf("manifest: %v", err)
 	}
 	defer f.Close()
-	d := yaml.NewDecoder(f)
+	data, err := io.ReadAll(f)
+	if err != nil {
+		return nil, fmt.Errorf("manifest: %v", err)
+	}
+	var root yaml.Node
+	if yaml.Unmarshal(data, &root) != nil {
+		root = yaml.Node{} // no field paths; Decode says what is wrong
+	}
+	d := yaml.NewDecoder(bytes.NewReader(data))
 	d.KnownFields(true)
 	var m Manifest
 	if err := d.Decode(&m); err != nil {
-		return nil, fmt.Errorf("manifest %s: %s", path, yamlError(err))
+		return nil, fmt.Errorf("manifest %s: %s", path, yamlError(err, &root))
 	}
 	if err := m.Validate(); err != nil {
 		return nil, fmt.Errorf("manifest %s: %v", path, err)
@@ -128,15 +140,26 @@ func LoadManifest(path string) (*Manifest, error) {
 	return &m, nil
 }
 
-// yamlError turns a yaml error into one line.
-func yamlError(err error) string {
+// unknownFieldRE matches yaml's "field X not found in type agent.T".
+var unknownFieldRE = regexp.MustCompile(`field (\S+) not found in type \S+`)
+
+// yamlError turns a yaml error into one line: a value of the wrong kind
+// says its field, the value and the kind wanted (yamlerr.Kind; root is
+// the document's node tree, for the field paths).
+func yamlError(err error, root *yaml.Node) string {
 	if err.Error() == "EOF" {
 		return "the file is empty: give at least name and command"
 	}
 	var te *yaml.TypeError
 	if errors.As(err, &te) {
-		msg := strings.Join(te.Errors, "; ")
-		if strings.Contains(msg, "not found in type") {
+		var msgs []string
+		for _, e := range te.Errors {
+			e, _ = yamlerr.Kind(e, root, reflect.TypeFor[Manifest](), "docs/agent-protocol.md")
+			msgs = append(msgs, e)
+		}
+		msg := strings.Join(msgs, "; ")
+		msg = unknownFieldRE.ReplaceAllString(msg, `unknown field "$1": check its spelling and indentation`)
+		if strings.Contains(msg, "unknown field") {
 			msg += " (known fields: name, command, env, capabilities, params, timeouts; timeouts: start, reply, shutdown)"
 		}
 		return msg

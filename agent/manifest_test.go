@@ -37,9 +37,12 @@ timeouts: {start: 5s, reply: 2s}
 func TestManifestErrors(t *testing.T) {
 	for _, tc := range []struct{ yaml, want string }{
 		{"", "the file is empty"},
-		{"name: x\ncommand: [a]\ncomand: [b]\n", `field comand not found in type agent.Manifest (known fields: name, command`},
-		{"name: x\ncommand: [a]\ntimeouts: {reply: soon}\n", "line 3"},
-		{"name: x\ncommand: a b\n", "line 2"},
+		{"name: x\ncommand: [a]\ncomand: [b]\n", `line 3: unknown field "comand": check its spelling and indentation (known fields: name, command`},
+		// A value of the wrong kind: its field, the value, the kind wanted
+		// (no Go type names).
+		{"name: x\ncommand: [a]\ntimeouts: {reply: soon}\n", `line 3: timeouts.reply: "soon": want a duration such as 500us, 10ms or 2s`},
+		{"name: x\ncommand: a b\n", `line 2: command: "a b": want a list ([a, b], or one "- item" line each)`},
+		{"name: x\ncommand: [a]\ncapabilities: {ipv4: yes}\n", "line 3: capabilities: a mapping: want a list"},
 		{"command: [a]\n", "name: missing"},
 		{"name: My Homa\ncommand: [a]\n", `name: "My Homa": use 1-40 lower-case letters`},
 		{"name: x\n", "command: missing"},
@@ -50,7 +53,8 @@ func TestManifestErrors(t *testing.T) {
 		{"name: [x\n", "did not find expected"},
 	} {
 		_, err := LoadManifest(writeManifest(t, tc.yaml))
-		if err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "\n") {
+		if err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "\n") ||
+			strings.Contains(err.Error(), "agent.") || strings.Contains(err.Error(), "unmarshal") {
 			t.Errorf("%q: error %v; want one line containing %q", tc.yaml, err, tc.want)
 		}
 	}

@@ -35,18 +35,7 @@ func TestMain(m *testing.M) {
 // of two harness hosts (network namespaces behind a switch) and proves
 // calls complete over raw IP sockets, IPv4 and IPv6.
 func TestRefOverRawIPNamespaces(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("needs root: network namespaces and raw IP sockets")
-	}
-	arts, err := harness.NewArtifacts(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	topo, err := harness.Build(t.Context(), harness.Config{Hosts: 2, Artifacts: arts})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { topo.Close() })
+	topo := testTopology(t, 2) // root: namespaces and raw IP sockets
 	// The ref agent as the test binary re-executed (ServeRef on stdin and
 	// stdout), and as the homatest executable built from this tree.
 	bin := filepath.Join(t.TempDir(), "homatest")

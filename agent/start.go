@@ -5,9 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
+	"os/exec"
 	"sync"
+	"syscall"
+	"time"
 
 	"github.com/homatest/homatest/harness"
+	"github.com/homatest/homatest/internal/timescale"
 )
 
 // StartConfig says how Start runs an implementation's agent on a host.
@@ -89,7 +93,7 @@ func Start(ctx context.Context, h *harness.Host, cfg StartConfig) (*Agent, error
 	}
 	a.Proc = proc
 	a.Client = NewClient(proc.Stdout(), proc.Stdin(), ClientOptions{ReplyTimeout: a.Timeouts.Reply,
-		HelloTimeout: a.Timeouts.Start, StderrTail: a.tail.String})
+		HelloTimeout: a.Timeouts.Start, StderrTail: a.tail.String, Exit: a.ExitStatus})
 	a.Addrs = cfg.Addrs
 	if a.Addrs == nil {
 		a.Addrs = []netip.Addr{h.Addr4}
@@ -121,6 +125,39 @@ func (a *Agent) Unclaimed() []string {
 		}
 	}
 	return missing
+}
+
+// ExitStatus says how the agent's process ended, naming the agent, its
+// host and its standard error log: "agent ref on h1 exited with status 2
+// (its log: …)" or "… was killed by signal killed (…)". A process not yet
+// reaped gets a moment (its standard output closes as it exits); one
+// still running after it is "… closed its standard output but is still
+// running (…)".
+func (a *Agent) ExitStatus() string {
+	who := fmt.Sprintf("agent %s on %s", a.Manifest.Name, a.Host.Name)
+	log := fmt.Sprintf(" (its log: %s)", a.Proc.LogPath())
+	select {
+	case <-a.Proc.Done():
+	case <-time.After(timescale.D(time.Second)):
+		return who + " closed its standard output but is still running" + log
+	}
+	return who + " " + describeExit(a.Proc.Wait()) + log
+}
+
+// describeExit words a process's Wait error: "exited with status N" or
+// "was killed by signal S".
+func describeExit(err error) string {
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) {
+		if err != nil {
+			return "ended: " + err.Error()
+		}
+		return "exited with status 0"
+	}
+	if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return "was killed by signal " + ws.Signal().String()
+	}
+	return fmt.Sprintf("exited with status %d", ee.ExitCode())
 }
 
 // Tail returns the last lines the agent wrote to its standard error.

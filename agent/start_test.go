@@ -1,7 +1,9 @@
 package agent
 
 import (
+	"errors"
 	"os"
+	"os/exec"
 	"reflect"
 	"strings"
 	"testing"
@@ -45,10 +47,10 @@ func TestUnclaimed(t *testing.T) {
 	}
 }
 
-// TestStartHonoursStartTimeout: an agent that never answers hello fails
-// Start after the manifest's timeouts.start (not the 10 s default), the
-// error quotes its standard error, and nothing is left running.
-func TestStartHonoursStartTimeout(t *testing.T) {
+// testTopology builds hosts namespaces for a test (skipped without
+// root), closed when the test ends.
+func testTopology(t *testing.T, hosts int) *harness.Topology {
+	t.Helper()
 	if os.Geteuid() != 0 {
 		t.Skip("needs root: network namespaces")
 	}
@@ -56,19 +58,68 @@ func TestStartHonoursStartTimeout(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	topo, err := harness.Build(t.Context(), harness.Config{Hosts: 1, Artifacts: arts})
+	topo, err := harness.Build(t.Context(), harness.Config{Hosts: hosts, Artifacts: arts})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { topo.Close() })
+	return topo
+}
+
+// TestStartHonoursStartTimeout: an agent that never answers hello fails
+// Start after the manifest's timeouts.start (not the 10 s default), the
+// error quotes its standard error, and nothing is left running.
+func TestStartHonoursStartTimeout(t *testing.T) {
+	topo := testTopology(t, 1)
 	m := &Manifest{Name: "mute", Command: []string{"/bin/sh", "-c", "echo booting the mute agent >&2; exec sleep 600"},
 		Timeouts: ManifestTimeouts{Start: 300 * time.Millisecond}}
-	_, err = Start(t.Context(), topo.Hosts[0], StartConfig{Manifest: m})
+	_, err := Start(t.Context(), topo.Hosts[0], StartConfig{Manifest: m})
 	want := "no reply to hello (seq 1) within " + m.Timeouts.Effective().Start.String()
 	if err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "booting the mute agent") {
 		t.Fatalf("Start: %v; want an error with %q and the agent's stderr", err, want)
 	}
 	if ps := topo.Hosts[0].Processes(); len(ps) != 0 {
 		t.Errorf("%d processes left running after a failed Start", len(ps))
+	}
+}
+
+// TestDescribeExit: a process's end in words: its exit status, or the
+// signal that killed it.
+func TestDescribeExit(t *testing.T) {
+	for _, c := range []struct{ script, want string }{
+		{"exit 0", "exited with status 0"},
+		{"exit 3", "exited with status 3"},
+		{"kill -SEGV $$", "was killed by signal segmentation fault"},
+	} {
+		if got := describeExit(exec.Command("/bin/sh", "-c", c.script).Run()); got != c.want {
+			t.Errorf("sh -c %q: %q, want %q", c.script, got, c.want)
+		}
+	}
+}
+
+// TestAgentExitReported: an agent that exits in the middle of a session
+// ends it with an error naming the agent, its host, its exit status and
+// its standard error log (which holds its last words).
+func TestAgentExitReported(t *testing.T) {
+	topo := testTopology(t, 1)
+	for _, c := range []struct{ end, want string }{
+		{"exit 3", "exited with status 3"},
+		{"kill -SEGV $$", "was killed by signal segmentation fault"},
+	} {
+		m := &Manifest{Name: "dies", Command: []string{"/bin/sh", "-c",
+			`read hello; echo '{"event":"hello","seq":1,"protocol":1,"capabilities":["ipv4"]}'; read next; echo 'dying now' >&2; ` + c.end}}
+		a, err := Start(t.Context(), topo.Hosts[0], StartConfig{Manifest: m})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = a.Client.Stats(t.Context())
+		want := "agent dies on " + topo.Hosts[0].Name + " " + c.want + " (its log: " + a.Proc.LogPath() + ")"
+		if err == nil || !errors.Is(err, ErrAgentExited) || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "dying now") {
+			t.Errorf("%s: %v; want ErrAgentExited with %q and its stderr", c.end, err, want)
+		}
+		if b, rerr := os.ReadFile(a.Proc.LogPath()); rerr != nil || !strings.Contains(string(b), "dying now") {
+			t.Errorf("the log %s: %q, %v", a.Proc.LogPath(), b, rerr)
+		}
+		a.Close()
 	}
 }

@@ -69,9 +69,9 @@ func markTesterPackets(path string, e *Env) error {
 	}
 	// The stalls the run measured (harness and agent): check treats a
 	// timing finding one of them explains as the run did, inconclusive.
-	var spans []stall.Span
+	spans := []stall.Span{} // [] rather than null when none
 	if e.Stalls != nil {
-		spans = e.Stalls.Spans()
+		spans = append(spans, e.Stalls.Spans()...)
 	}
 	return atomicfile.Write(path+".stalls.json", func(w io.Writer) error {
 		enc := json.NewEncoder(w)

@@ -184,7 +184,7 @@ func params() spec.Params { return env.Params() }
 func need(caps ...string) {
 	for _, c := range caps {
 		if !env.IUT.Info().Has(c) {
-			Skip(fmt.Sprintf("unsupported: the IUT does not declare capability %q", c))
+			Skip(fmt.Sprintf("unsupported: "+lacksCapability+"%q", c))
 		}
 	}
 }

@@ -119,7 +119,7 @@ func (w workloadSpec) run() *Bench {
 	// the spec in bounded time instead of waiting out every RPC. A working
 	// one completes RPCs every few ms, and its worst stall (RESENDs after
 	// lost packets, a few timer ticks; 1 s at most before an RPC times out) is far below 3 s.
-	stall, total := timescale.D(3*time.Second), timescale.D(30*time.Second)
+	idle, total := timescale.D(3*time.Second), timescale.D(30*time.Second)
 	abort := make(chan struct{})
 	var why string
 	progress := make(chan struct{}, 1)
@@ -135,7 +135,7 @@ func (w workloadSpec) run() *Bench {
 				return
 			case <-end:
 				why = "after 30 s in all"
-			case <-time.After(stall):
+			case <-time.After(idle):
 				why = "after 3 s without a completion"
 			}
 			return
@@ -185,7 +185,10 @@ func (w workloadSpec) run() *Bench {
 			}
 			if msg != "" {
 				line := fmt.Sprintf("RPC %d (%d→%d bytes): %s", i, sz[0], sz[1], msg)
-				sp := timeoutStalls(msg, began, time.Now())
+				var sp []stall.Span
+				if env.Stalls != nil {
+					sp = stall.TimedOut(msg, began, time.Now(), env.Stalls.Spans())
+				}
 				mu.Lock()
 				if len(sp) > 0 {
 					stalled = append(stalled, fmt.Sprintf("%s (during a measured stall: %s)", line, sp[0]))
@@ -216,17 +219,6 @@ func (w workloadSpec) run() *Bench {
 	Expect(st["served_duplicates"]).To(BeZero(), "requests executed twice")
 	Expect(st["payload_errors"]).To(BeZero(), "payload errors at the server")
 	return b
-}
-
-// timeoutStalls returns the stalls Env.Stalls measured between began and
-// ended when msg is a timeout (agent codes timeout and silent), else nil:
-// such an RPC's failure is inconclusive, not charged.
-func timeoutStalls(msg string, began, ended time.Time) []stall.Span {
-	code, _, _ := strings.Cut(msg, ":")
-	if env.Stalls == nil || (code != agent.CodeTimeout && code != agent.CodeSilent) {
-		return nil
-	}
-	return stall.Overlaps(env.Stalls.Spans(), began, ended)
 }
 
 // maxResponse caps the responses of a workload whose response sizes come

@@ -90,6 +90,62 @@ type Result struct {
 	SetupError string `json:"setup_error,omitempty"`
 }
 
+// ShortName is the spec's short name, as --focus takes it: "RESEND-gap"
+// of "retransmission RESEND-gap: a request with a missing segment ...".
+func (s SpecResult) ShortName() string {
+	name, _, _ := strings.Cut(s.Name, ":")
+	return name[strings.LastIndex(name, " ")+1:]
+}
+
+// lacksCapability starts the reason need gives for an unsupported spec.
+const lacksCapability = "the IUT does not declare capability "
+
+// Unsupported sums up the unsupported specs among specs in one line per
+// reason, naming them by short name: one line for the capabilities the
+// IUT's manifest does not declare (each with its count), then one per
+// other reason (an environment without a bench, say); nil when none.
+func Unsupported(specs []SpecResult) []string {
+	var caps, reasons []string // in first-seen order
+	byCap, byReason := map[string][]string{}, map[string][]string{}
+	for _, s := range specs {
+		if s.State != "unsupported" {
+			continue
+		}
+		why := strings.TrimSpace(strings.TrimPrefix(s.Failure, "unsupported:"))
+		if c, ok := strings.CutPrefix(why, lacksCapability); ok {
+			if byCap[c] == nil {
+				caps = append(caps, c)
+			}
+			byCap[c] = append(byCap[c], s.ShortName())
+			continue
+		}
+		if byReason[why] == nil {
+			reasons = append(reasons, why)
+		}
+		byReason[why] = append(byReason[why], s.ShortName())
+	}
+	specsN := func(n int) string {
+		if n == 1 {
+			return "1 spec"
+		}
+		return fmt.Sprintf("%d specs", n)
+	}
+	var out []string
+	if len(caps) > 0 {
+		var names, missing []string
+		for _, c := range caps {
+			names = append(names, byCap[c]...)
+			missing = append(missing, fmt.Sprintf("%s (%d)", c, len(byCap[c])))
+		}
+		out = append(out, fmt.Sprintf("%s unsupported by this IUT's manifest, for the capabilities it does not declare, %s: %s",
+			specsN(len(names)), strings.Join(missing, ", "), strings.Join(names, ", ")))
+	}
+	for _, r := range reasons {
+		out = append(out, fmt.Sprintf("%s unsupported: %s: %s", specsN(len(byReason[r])), r, strings.Join(byReason[r], ", ")))
+	}
+	return out
+}
+
 // Failed counts specs in state failed or error.
 func (r *Result) Failed() int {
 	n := 0

@@ -87,6 +87,53 @@ var _ = Describe("retransmission", func() {
 			checkExchange(p)
 		}))
 
+	It("RESEND-busy-held: a server that answered BUSY still holds the RPC: a RESEND a few ticks later gets BUSY again, not RPC_UNKNOWN, while it goes on serving another client's RPC",
+		labels("resend", "MUST", "HOMA-RESEND-019", "HOMA-RESEND-002"), body(func() {
+			p, q := peer(0), peer(1)
+			// Past twice the checker's slack (from the capture point to
+			// the server and back), so that the capture can tell the order
+			// of the two RPCs' packets at the server.
+			gap := 2*max(params().Slack, env.Slack) + params().Tick
+			// The witness: q's short RPC, answered and left unacknowledged,
+			// so that the server keeps sending NEED_ACK for it.
+			y := newRequest(100, 100)
+			y.sendData(q, 0, y.msgLen, 7, false)
+			_, err := q.Expect(ctx(), tester.Match{Type: wire.TypeData, From: iut(), RPC: y.id}, wait(20*time.Millisecond))
+			ok(err, "the response to the other client's RPC")
+			Expect(q.ExpectNone(ctx(), tester.Match{Type: wire.TypeRPCUnknown, From: iut(), RPC: y.id}, window(gap))).To(Succeed())
+			m := newRequest(unsched(1<<30)/2, 100)
+			m.sendSegments(p, 6, 0, 1)
+			resend := func(what string) error {
+				Expect(p.SendDeliberate(iut(), 6, &wire.ResendFields{Common: wire.CommonFields{Sport: m.sport, Dport: ServerPort, SenderID: m.id},
+					Offset: 0, Length: 1000, Priority: 7}, what)).To(Succeed())
+				_, err := p.Expect(ctx(), tester.Match{Type: wire.TypeBusy, From: iut(), RPC: m.id}, wait(2*params().Tick))
+				return err
+			}
+			ok(resend("RESEND from a client still sending its request"), "BUSY from the server that has not got the whole request")
+			Expect(p.ExpectNone(ctx(), tester.Match{Type: wire.TypeRPCUnknown, From: iut(), RPC: m.id}, window(gap))).To(Succeed())
+			again := resend("the same RESEND again")
+			// The server still serves the other RPC; the checker then
+			// judges an RPC_UNKNOWN for this one (HOMA-RESEND-019).
+			Expect(q.ExpectNone(ctx(), tester.Match{Type: wire.TypeRPCUnknown, From: iut(), RPC: y.id}, window(gap))).To(Succeed())
+			_, err = q.Expect(ctx(), tester.Match{Type: wire.TypeNeedAck, From: iut(), RPC: y.id}, wait(2*params().Tick))
+			ok(err, "NEED_ACK for the other client's RPC")
+			checkExchange(p, q)
+			y.ack(q)
+			if again != nil {
+				// No BUSY: the checker took the RPC_UNKNOWN as legal (the
+				// RPC timed out: this machine held the tester up for
+				// timeout_ticks) or as inconclusive (a measured stall).
+				_, err := p.Expect(ctx(), tester.Match{Type: wire.TypeRPCUnknown, From: iut(), RPC: m.id}, wait(0))
+				ok(err, "BUSY or RPC_UNKNOWN answering the second RESEND (no BUSY: %v)", again)
+				return
+			}
+			// The client gives the request up: told RPC_UNKNOWN, the server
+			// discards it (homa_rpc_unknown_pkt). Completing it instead
+			// could outlast timeout_ticks of the client's silence on a
+			// machine whose measured slack stretches the waits above.
+			Expect(p.Send(iut(), 7, &wire.RPCUnknownFields{Common: wire.CommonFields{Sport: m.sport, Dport: ServerPort, SenderID: m.id}})).To(Succeed())
+		}))
+
 	It("RPC_UNKNOWN-reply: a RESEND for an RPC the IUT never saw is answered with RPC_UNKNOWN and nothing else",
 		labels("resend", "MUST", "HOMA-RESEND-006", "HOMA-PRIO-001"), body(func() {
 			p := peer(0)

@@ -261,8 +261,7 @@ func (s *Supervisor) MutationMatrix(o PassOptions) ([]MatrixEntry, error) {
 		rules, found := map[string]bool{}, map[string]bool{}
 		for _, sr := range res.Specs {
 			if sr.State == "failed" || sr.State == "error" {
-				name, _, _ := strings.Cut(sr.Name, ":")
-				e.Specs = append(e.Specs, name[strings.LastIndex(name, " ")+1:])
+				e.Specs = append(e.Specs, sr.ShortName())
 				for _, r := range sr.Rules {
 					rules[r] = true
 				}

@@ -81,10 +81,15 @@ func (t *AgentTarget) dispatch() {
 			t.notify() // a spec may wait for it (iutRPC.wait)
 		}
 	}
-	// The agent is gone: fail whatever still waits.
+	// The agent is gone: fail whatever still waits, saying how it went
+	// (the session's error names the agent, its exit status and its log).
+	why := "the agent ended before the call completed"
+	if err := t.c.Err(); err != nil {
+		why += ": " + err.Error()
+	}
 	t.mu.Lock()
 	for id, ch := range t.waiting {
-		ch <- CallResult{Err: "exited: the agent ended before the call completed"}
+		ch <- CallResult{Err: agent.CodeExited + ": " + why}
 		delete(t.waiting, id)
 	}
 	t.mu.Unlock()

@@ -12,39 +12,6 @@ import (
 	"github.com/homatest/homatest/homa"
 )
 
-// knobRules maps each fault knob of the reference implementation
-// (homa/faults.go) to the rules its fault breaks (the knob's doc; homa's
-// TestFaultKnobsCaught has the same table for whole workloads).
-var knobRules = map[string][]string{
-	"control-low-priority":   {"HOMA-PRIO-001"},
-	"control-sequence":       {"HOMA-WIRE-009"},
-	"cutoffs-unprompted":     {"HOMA-CUTOFF-003"},
-	"duplicate-data":         {"HOMA-RESEND-010"},
-	"early-resend":           {"HOMA-RESEND-001"},
-	"grant-past-end":         {"HOMA-GRANT-002"},
-	"grant-top-priority":     {"HOMA-GRANT-007"},
-	"id-zero":                {"HOMA-ID-003"},
-	"ignore-rpc-unknown":     {"HOMA-RESEND-007"},
-	"late-resend":            {"HOMA-RESEND-014"},
-	"no-acks":                {"HOMA-ACK-002", "HOMA-ACK-009"},
-	"no-busy":                {"HOMA-RESEND-002"},
-	"no-grants":              {"HOMA-GRANT-010"},
-	"no-retransmit-flag":     {"HOMA-RESEND-010"},
-	"overcommit":             {"HOMA-GRANT-006", "HOMA-GRANT-013"},
-	"oversize-segment":       {"HOMA-WIRE-013"},
-	"partial-retransmit":     {"HOMA-RESEND-016"},
-	"repeat-grants":          {"HOMA-GRANT-004"},
-	"resend-past-grant":      {"HOMA-RESEND-012"},
-	"resend-priority-zero":   {"HOMA-RESEND-013"},
-	"restart-priority":       {"HOMA-PRIO-003"},
-	"retransmit-wrong-bytes": {"HOMA-WIRE-014"},
-	"rpc-unknown-any":        {"HOMA-RESEND-018"},
-	"stale-cutoff-version":   {"HOMA-CUTOFF-001"},
-	"unprompted-ack":         {"HOMA-ACK-007"},
-	"unsched-overflow":       {"HOMA-UNSCHED-002"},
-	"wrong-priority-bits":    {"HOMA-PRIO-001"},
-}
-
 // knobParams are the IUT's parameters for the knob sessions: the ref's
 // 1 Gbit/s settings (unsched_bytes 3000, as `homatest explore --param
 // link_bps=1000000000`), so that messages which need grants are a few
@@ -68,7 +35,8 @@ const (
 const maxShrunkPackets = 20
 
 // TestKnobsFoundAndShrunk: with each fault knob on, a session finds a
-// violation of the knob's rule, shrinks it to at most 20 tester packets,
+// violation of one of the rules the fault catalogue says catch the knob
+// (homa.FaultInfo.CaughtBy), shrinks it to at most 20 tester packets,
 // and the shrunk failure's script replays to the same failure.
 // KNOB=name runs one knob.
 func TestKnobsFoundAndShrunk(t *testing.T) {
@@ -77,9 +45,11 @@ func TestKnobsFoundAndShrunk(t *testing.T) {
 			continue
 		}
 		t.Run(f.Name, func(t *testing.T) {
-			rules := knobRules[f.Name]
+			// The rules the fault catalogue says catch the knob: the
+			// one table the homa test and the mutation matrix also use.
+			rules := f.CaughtBy
 			if len(rules) == 0 {
-				t.Fatalf("knob %s has no rule in knobRules", f.Name)
+				t.Fatalf("knob %s is caught by no rule in the fault catalogue (homa/faults.go)", f.Name)
 			}
 			start := time.Now()
 			var found *Found

@@ -242,8 +242,10 @@ func newSession(ctx context.Context, cfg Config) (*session, func(), error) {
 		s.shared = w
 		release = func() { w.close() }
 	}
+	// Failures starts empty, not nil: -o json and result.json say [] when
+	// the session found none.
 	s.res = &Result{Impl: s.info.impl, Version: s.info.version, Env: cfg.Env.Name, Seed: cfg.Seed, Budget: cfg.Budget, Params: s.info.params,
-		iutAddr: w.info.Addr}
+		Failures: []*Found{}, iutAddr: w.info.Addr}
 	for _, h := range w.hosts {
 		s.res.hostAddrs = append(s.res.hostAddrs, h.addr)
 	}

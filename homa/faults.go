@@ -41,6 +41,7 @@ const (
 	FaultRPCUnknownAny        Fault = "rpc-unknown-any"
 	FaultRetransmitWrongBytes Fault = "retransmit-wrong-bytes"
 	FaultOversizeSegment      Fault = "oversize-segment"
+	FaultForgetHeldRPC        Fault = "forget-held-rpc"
 )
 
 // faultCatalogue is every fault knob as data: what it does, the real
@@ -53,8 +54,8 @@ var faultCatalogue = []FaultInfo{
 	{string(FaultWrongPriorityBits), "priority written into the wrong IP TOS bits (level p sent as p>>2)", "BR-01", []string{"HOMA-PRIO-001"}},
 	{string(FaultGrantPastEnd), "GRANT offsets beyond the message length", "BR-06", []string{"HOMA-GRANT-002"}},
 	{string(FaultRepeatGrants), "a GRANT arrives 5 ticks after the message is complete", "BR-06, BR-07", []string{"HOMA-GRANT-004"}},
-	{string(FaultNoGrants), "receiver never grants; long messages stall", "BR-09", []string{"HOMA-GRANT-010", "HOMA-GRANT-002"}},
-	{string(FaultOvercommit), "grants every incoming message, ignoring max_overcommit and max_incoming (HOMA-GRANT-006 is a SHOULD rule: run exits 1 on it only with --strict)", "BR-10, BR-15", []string{"HOMA-GRANT-006"}},
+	{string(FaultNoGrants), "receiver never grants; long messages stall", "BR-09", []string{"HOMA-GRANT-010"}},
+	{string(FaultOvercommit), "grants every incoming message, ignoring max_overcommit and max_incoming (HOMA-GRANT-006 and HOMA-GRANT-013 are SHOULD rules: run exits 1 on them only with --strict)", "BR-10, BR-15", []string{"HOMA-GRANT-006", "HOMA-GRANT-013"}},
 	{string(FaultGrantTopPriority), "scheduled GRANTs at the highest priority level", "BR-10", []string{"HOMA-GRANT-007"}},
 	{string(FaultUnschedOverflow), "unscheduled bytes rounded up one packet past unsched_bytes", "BR-14", []string{"HOMA-UNSCHED-002"}},
 	{string(FaultEarlyResend), "RESEND after one silent tick instead of resend_ticks", "BR-18, BR-19", []string{"HOMA-RESEND-001"}},
@@ -76,6 +77,7 @@ var faultCatalogue = []FaultInfo{
 	{string(FaultIDZero), "client RPC ids start at 0 instead of 2", "ID-01, ID-02", []string{"HOMA-ID-003"}},
 	{string(FaultRPCUnknownAny), "every packet of an unknown RPC is answered with RPC_UNKNOWN, not only RESEND", "RTX-11", []string{"HOMA-RESEND-018"}},
 	{string(FaultRetransmitWrongBytes), "a retransmission carries the message's bytes from 20 bytes (an IPv4 header) past its offset, wrapping at the message end", "BR-28", []string{"HOMA-WIRE-014"}},
+	{string(FaultForgetHeldRPC), "a server that answered BUSY for an RPC (still receiving the request, or computing the response) discards it at the client's next RESEND and answers RPC_UNKNOWN, as a timeout of another RPC of that client did: the client restarts and the request may run twice (HOMA-RESEND-019 needs another RPC the server still serves as its witness; explore's sessions usually meet the lost state first as HOMA-RESEND-012, a RESEND for request bytes the capture saw arrive before the RPC_UNKNOWN)", "BR-30", []string{"HOMA-RESEND-019", "HOMA-RESEND-012"}},
 	{string(FaultOversizeSegment), "DATA segments of mtu-56 bytes: max_seg_data computed without the IP header (1444 bytes over IPv4 at MTU 1500)", "BR-34", []string{"HOMA-WIRE-013"}},
 }
 

@@ -47,6 +47,7 @@ func TestFaultKnobsCaught(t *testing.T) {
 		{homa.FaultIDZero, 0, false},
 		{homa.FaultRetransmitWrongBytes, 0.05, false},
 		{homa.FaultOversizeSegment, 0, false},
+		{homa.FaultForgetHeldRPC, 0, false},
 	}
 	for _, c := range cases {
 		info, ok := homa.LookupFault(string(c.fault))
@@ -56,7 +57,11 @@ func TestFaultKnobsCaught(t *testing.T) {
 		rule := info.CaughtBy[0]
 		t.Run(string(c.fault), func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				tn, finish := checkedNet(t, 5, memnet.Config{Rate: 10e9, Delay: 5 * time.Microsecond, Loss: c.loss, Seed: 3}, homa.DefaultParams(), "")
+				rate := int64(10e9)
+				if c.fault == homa.FaultForgetHeldRPC {
+					rate = 1e9 // a 1 MB response takes 8 ms
+				}
+				tn, finish := checkedNet(t, 5, memnet.Config{Rate: rate, Delay: 5 * time.Microsecond, Loss: c.loss, Seed: 3}, homa.DefaultParams(), "")
 				defer tn.close()
 				// The fault sits on every host: servers and clients.
 				for i, h := range tn.hosts {
@@ -81,6 +86,41 @@ func TestFaultKnobsCaught(t *testing.T) {
 					}()
 					sock, _ := tn.hosts[0].Dial()
 					sock.Call(context.Background(), netip.AddrPortFrom(tn.hosts[4].Addr(), 4000), make([]byte, 500))
+				case c.fault == homa.FaultForgetHeldRPC:
+					// Client 0's request is in service for 30 ms: the server
+					// answers its first RESEND with BUSY and forgets it at
+					// the second. Client 1's, sent at the same time, is
+					// answered after 9.5 ms with a 1 MB response that is
+					// still going out after the RPC_UNKNOWN: the witness
+					// that the socket was not closed.
+					s, _ := tn.hosts[4].Listen(4000)
+					go func() {
+						for {
+							q, err := s.Receive(context.Background())
+							if err != nil {
+								return
+							}
+							go func() {
+								if len(q.Payload()) == 1 {
+									time.Sleep(9500 * time.Microsecond)
+									q.Reply(make([]byte, 1000000))
+									return
+								}
+								time.Sleep(30 * time.Millisecond)
+								q.Reply([]byte("done"))
+							}()
+						}
+					}()
+					to := netip.AddrPortFrom(tn.hosts[4].Addr(), 4000)
+					go func() {
+						sock, _ := tn.hosts[1].Dial()
+						sock.Call(context.Background(), to, []byte{1})
+					}()
+					// Each restart is forgotten again: give up after 100 ms.
+					ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+					defer cancel()
+					sock, _ := tn.hosts[0].Dial()
+					sock.Call(ctx, to, make([]byte, 500))
 				case c.fault == homa.FaultOvercommit:
 					// Enough long requests at once that more than
 					// max_overcommit (8) are incoming at the server.

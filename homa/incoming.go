@@ -193,6 +193,13 @@ func (h *Machine) handleGrant(src netip.Addr, g wire.Grant) {
 func (h *Machine) handleResend(src netip.Addr, rs wire.Resend) {
 	r := h.lookup(src, rs.Packet)
 	c := rs.Common()
+	if r != nil && !r.client && r.busied && r.state < serverSending && h.faults[FaultForgetHeldRPC] {
+		// BR-30: the server drops an RPC it has shown it holds (it
+		// answered BUSY for it), as a timeout of another RPC of the
+		// client did in 2019, and answers as for an RPC it never had.
+		h.dropServer(r)
+		r = nil
+	}
 	if r == nil {
 		// Unknown RPC: RPC_UNKNOWN with ports swapped and the receiver's
 		// view of the id (homa_resend_pkt).
@@ -204,6 +211,7 @@ func (h *Machine) handleResend(src netip.Addr, rs wire.Resend) {
 		// A server still receiving the request or computing the response.
 		if !h.faults[FaultNoBusy] {
 			h.send(src, h.topPriority(), &wire.BusyFields{Common: h.control(r)})
+			r.busied = true
 		}
 		return
 	}

@@ -84,6 +84,7 @@ type rpc struct {
 	silent   int    // silent_ticks
 	doneTick int    // ticks since the response was fully transmitted
 	inRetxQ  bool   // queued in the host's retransmission round robin
+	busied   bool   // a server RPC that answered a RESEND with BUSY (FaultForgetHeldRPC)
 	seq      uint64 // creation order at this host: the last SRPT tie-break
 	sendIdx  int    // 1 + index in Machine.sendQ; 0 when not queued
 	// prev and next link the RPC into its machine's client or server

@@ -303,24 +303,59 @@ func TestApplyTCStrictPriorityRoot(t *testing.T) {
 			t.Fatalf("received %d base, %d loaded probes, %d low frames", len(base), len(loaded), len(low))
 		}
 		lowRate := measuredRate(low, link.Rate)
+		busy, nBusy := backlogRate(low)
 		bmed, lmed := quantile(base, 0.5), quantile(loaded, 0.5)
-		t.Logf("attempt %d: tc HTB: probe one-way unloaded median %v, under saturation median %v p99 %v; low level %.2f Mbit/s", try, bmed, lmed, quantile(loaded, 0.99), lowRate/1e6)
+		t.Logf("attempt %d: tc HTB: probe one-way unloaded median %v, under saturation median %v p99 %v; low level %.2f Mbit/s (%.2f Mbit/s over the %d of %d frames queued behind another)", try, bmed, lmed, quantile(loaded, 0.99), lowRate/1e6, busy/1e6, nBusy, len(low))
 		slack := scaled(500 * time.Microsecond)
 		// The low sender is pushed back by the full pfifo (ENOBUFS) and
 		// retries, so the low level runs a little under the link rate
 		// (91-99 Mbit/s measured); the priority is what this test is about.
-		ok := lmed <= bmed+link.Rate.TxTime(1514)+slack && lowRate >= 85e6/timeScale() && lowRate <= 101e6
-		if !ok && !last {
+		// "Gets the rest of the link" is judged while the low queue was
+		// backlogged: a sender short of CPU (a loaded host, a guest in
+		// software emulation: 7-8 Mbit/s measured) never fills it, and
+		// then the qdisc has nothing to send; that is measured and logged
+		// as inconclusive, never passed as a rate.
+		measurable := nBusy >= len(low)/2
+		prioOK := lmed <= bmed+link.Rate.TxTime(1514)+slack
+		rateOK := lowRate <= 101e6 && (!measurable || busy >= 85e6/timeScale())
+		if (!prioOK || !rateOK || !measurable) && !last {
 			return true // the senders or softirq were short of CPU
 		}
-		if lmed > bmed+link.Rate.TxTime(1514)+slack {
+		if !prioOK {
 			t.Errorf("high-priority probe median %v under saturation, want <= %v + one MTU + %v", lmed, bmed, slack)
 		}
-		if lowRate < 85e6/timeScale() || lowRate > 101e6 {
-			t.Errorf("low level got %.2f Mbit/s, want the rest of the 100 Mbit/s link (85-101)", lowRate/1e6)
+		switch {
+		case lowRate > 101e6:
+			t.Errorf("low level got %.2f Mbit/s, more than the 100 Mbit/s link", lowRate/1e6)
+		case !measurable:
+			t.Logf("low level rate inconclusive: the sender kept its queue backlogged for only %d of %d frames in every attempt (short of CPU)", nBusy, len(low))
+		case busy < 85e6/timeScale():
+			t.Errorf("low level got %.2f Mbit/s while backlogged, want the rest of the 100 Mbit/s link (85-101)", busy/1e6)
 		}
 		return false
 	})
+}
+
+// backlogRate is the rate in bit/s at which frames left a queue while it
+// was backlogged, and how many frames that covers: frame i counts when
+// the sender handed it over (tx) before frame i-1 was received, so the
+// gap rx[i]-rx[i-1] is pure dequeue time. Within a backlogged run the
+// gaps telescope, so a late receive stamp only moves time between gaps.
+func backlogRate(fs []rxFrame) (float64, int) {
+	var bits float64
+	var ns int64
+	n := 0
+	for i := 1; i < len(fs); i++ {
+		if fs[i].tx <= fs[i-1].rx {
+			bits += float64(fs[i].size * 8)
+			ns += fs[i].rx - fs[i-1].rx
+			n++
+		}
+	}
+	if ns <= 0 {
+		return 0, n
+	}
+	return bits / (float64(ns) / 1e9), n
 }
 
 // rtAttrs parses netlink attributes (header, value, padding).

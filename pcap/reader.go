@@ -157,7 +157,13 @@ func (r *Reader) Close() error {
 }
 
 // Stats returns the counts so far (the Other map is shared; do not modify).
-func (r *Reader) Stats() Stats { return r.stats }
+func (r *Reader) Stats() Stats {
+	s := r.stats
+	if s.Other == nil {
+		s.Other = map[string]int{} // JSON {} rather than null
+	}
+	return s
+}
 
 // Next returns the next Homa frame, io.EOF at the end of the capture, or an
 // error for a damaged file (wrapping the pcapgo error, with the frame

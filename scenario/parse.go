@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/homatest/homatest/internal/yamlerr"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -230,20 +231,6 @@ var (
 	keyRE     = regexp.MustCompile(`^(?:[a-z]+: )?([a-z_]+)\b`)
 )
 
-// sections maps the Go types of the file to their place in it, for
-// unknown-field errors.
-var sections = map[string]reflect.Type{
-	"scenario.Scenario":   reflect.TypeFor[Scenario](),
-	"scenario.Topology":   reflect.TypeFor[Topology](),
-	"scenario.Link":       reflect.TypeFor[Link](),
-	"scenario.IUT":        reflect.TypeFor[IUT](),
-	"scenario.Workload":   reflect.TypeFor[Workload](),
-	"scenario.RPC":        reflect.TypeFor[RPC](),
-	"scenario.Check":      reflect.TypeFor[Check](),
-	"netem.LossConfig":    nil,
-	"netem.ReorderConfig": nil,
-}
-
 // yamlError turns a YAML error into one line: the first problem, with the
 // field path where the line has one, and for an unknown field the known
 // ones.
@@ -254,10 +241,12 @@ func yamlError(err error, root *yaml.Node) error {
 		msgs = te.Errors
 	}
 	msg := strings.ReplaceAll(msgs[0], "\n", " ")
-	if m := unknownRE.FindStringSubmatch(msg); m != nil {
+	if m, ok := yamlerr.Kind(msg, root, reflect.TypeFor[Scenario](), "homatest scenario --help"); ok {
+		msg = m
+	} else if m := unknownRE.FindStringSubmatch(msg); m != nil {
 		known := ""
-		if t := sections[m[3]]; t != nil {
-			known = "; known fields: " + strings.Join(yamlFields(t), ", ")
+		if t, ok := yamlerr.Lookup(m[3], reflect.TypeFor[Scenario]()); ok && t.Kind() == reflect.Struct {
+			known = "; known fields: " + strings.Join(yamlerr.Fields(t), ", ")
 		}
 		where := ""
 		if l, _ := strconv.Atoi(m[1]); root != nil {
@@ -282,32 +271,12 @@ func yamlError(err error, root *yaml.Node) error {
 			msg = fmt.Sprintf("line %d: %s: %s", l, p, strings.TrimPrefix(msg, m[0]))
 		}
 	}
-	if len(msgs) > 1 {
+	switch len(msgs) {
+	case 1:
+	case 2:
+		msg += " (and 1 more problem)"
+	default:
 		msg += fmt.Sprintf(" (and %d more problems)", len(msgs)-1)
 	}
 	return errors.New(msg)
-}
-
-// yamlFields lists the YAML field names of struct t (inline structs
-// expanded).
-func yamlFields(t reflect.Type) []string {
-	var out []string
-	for i := range t.NumField() {
-		f := t.Field(i)
-		if !f.IsExported() {
-			continue
-		}
-		name, opts, _ := strings.Cut(f.Tag.Get("yaml"), ",")
-		if strings.Contains(opts, "inline") {
-			out = append(out, yamlFields(f.Type)...)
-			continue
-		}
-		if name == "" {
-			name = strings.ToLower(f.Name)
-		}
-		if name != "-" {
-			out = append(out, name)
-		}
-	}
-	return out
 }

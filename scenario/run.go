@@ -282,6 +282,16 @@ func (r *run) execute(ctx context.Context) error {
 	}
 	r.res.Traffic = tr
 	for _, a := range ags {
+		select {
+		case <-a.Proc.Done():
+			// The agent died during the workload: which, how, its log
+			// (a failure of the run; its shutdown error would only
+			// repeat that it is gone).
+			tr.Errors = append(tr.Errors, "during the workload, "+a.ExitStatus())
+			a.Close()
+			continue
+		default:
+		}
 		if err := a.Close(); err != nil {
 			tr.Errors = append(tr.Errors, fmt.Sprintf("%s: shutdown: %v", a.Host.Name, err))
 		}
@@ -512,8 +522,8 @@ func (r *run) finish(hs []host, cst harness.CaptureStats) error {
 		v    any
 	}{
 		{"versions.json", vs}, {"rpcs.json", res.Traffic.Records}, {"switch.json", res.Switch},
-		{"drops.json", res.Drops}, {"check.json", checkJSON{Params: p, Hosts: res.Hosts, Inconclusive: res.Inconclusive}},
-		{"stalls.json", res.Stalls}, {"summary.json", res.Summary},
+		{"drops.json", res.Drops}, {"check.json", checkJSON{Params: p, Hosts: hostsJSON(res.Hosts), Inconclusive: res.Inconclusive}},
+		{"stalls.json", append([]stall.Span{}, res.Stalls...)}, {"summary.json", res.Summary},
 	} {
 		if err := r.arts.WriteJSON(a.name, a.v); err != nil {
 			return err
@@ -558,6 +568,24 @@ type checkJSON struct {
 	Params       spec.Params       `json:"params"`
 	Hosts        []spec.HostReport `json:"hosts"`
 	Inconclusive []Inconclusive    `json:"timing_inconclusive,omitempty"`
+}
+
+// hostsJSON returns copies of hs whose violation lists are [] rather than
+// null when a host has none (check -o json says [] too).
+func hostsJSON(hs []spec.HostReport) []spec.HostReport {
+	out := make([]spec.HostReport, len(hs))
+	for i, h := range hs {
+		if h.Violations == nil {
+			h.Violations = []spec.Finding{}
+		}
+		if h.Report != nil && h.Report.Violations == nil {
+			r := *h.Report
+			r.Violations = []spec.Finding{}
+			h.Report = &r
+		}
+		out[i] = h
+	}
+	return out
 }
 
 func kernelRelease() string {

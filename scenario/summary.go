@@ -7,9 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/homatest/homatest/agent"
 	"github.com/homatest/homatest/harness"
-	"github.com/homatest/homatest/harness/traffic"
 	"github.com/homatest/homatest/internal/latency"
 	"github.com/homatest/homatest/internal/stall"
 	"github.com/homatest/homatest/spec"
@@ -164,7 +162,8 @@ func summarize(res *Result, cst harness.CaptureStats) Summary {
 	h := latency.New()
 	for _, rec := range tr.Records {
 		if rec.Err != "" {
-			if sp := timeoutStalls(rec, tr.Start, res.Stalls); len(sp) > 0 {
+			// tr.Start is zero in sim, where nothing stalls.
+			if sp := stall.TimedOut(rec.Err, tr.Start.Add(rec.At), tr.Start.Add(rec.Ended), res.Stalls); !tr.Start.IsZero() && len(sp) > 0 {
 				sum.TimedOutInStall++
 				if len(sum.StallTimeouts) < 10 {
 					sum.StallTimeouts = append(sum.StallTimeouts, fmt.Sprintf("RPC %d (h%d→h%d, %d→%d bytes): %s (during: %s)", rec.Seq, rec.Client+1, rec.Server+1, rec.Request, rec.Response, rec.Err, sp[0]))
@@ -257,18 +256,6 @@ func summarize(res *Result, cst harness.CaptureStats) Summary {
 		sum.Verdict = VerdictFail
 	}
 	return sum
-}
-
-// timeoutStalls returns the measured stalls that overlap the life of a
-// failed RPC that timed out (from its due time to its outcome; start is
-// the traffic run's wall-clock start, zero in sim where nothing stalls),
-// or nil for any other failure.
-func timeoutStalls(rec traffic.Record, start time.Time, spans []stall.Span) []stall.Span {
-	code, _, _ := strings.Cut(rec.Err, ":")
-	if start.IsZero() || (code != agent.CodeTimeout && code != agent.CodeSilent) {
-		return nil
-	}
-	return stall.Overlaps(spans, start.Add(rec.At), start.Add(rec.Ended))
 }
 
 // WriteText prints the summary for people: RPCs, throughput, latency,

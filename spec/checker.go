@@ -142,12 +142,15 @@ type pending struct {
 }
 
 // closing is an open obligation that closes at the current event: it is
-// missed (m set) or recorded with res.
+// missed (m set) or recorded with res (noEvent: as of no event, as a
+// Witness confirmation is, so that the event's duplication is not
+// applied to it).
 type closing struct {
-	key any
-	o   *pending
-	m   *missed
-	res Result
+	key     any
+	o       *pending
+	m       *missed
+	res     Result
+	noEvent bool
 }
 
 // missed is a Within obligation past its deadline, decided at Finish
@@ -759,6 +762,14 @@ func (c *Checker) judgeOpen(i int, st *ruleState, p *Within, e *Event, icmp bool
 	bound := p.Bound(c.p)
 	cl := c.closing[:0]
 	for k, o := range st.open {
+		if p.Witness {
+			if !icmp && o.o.Match(&c.ctx, e) {
+				// Confirm weighs the network's evidence itself: the
+				// loss that excuses a missed answer does not excuse this.
+				cl = append(cl, closing{key: k, o: o, res: o.o.Confirm(&c.ctx, e), noEvent: true})
+			}
+			continue
+		}
 		age := c.elapsed - o.at
 		match := func() bool {
 			if icmp {
@@ -795,9 +806,12 @@ func (c *Checker) judgeOpen(i int, st *ruleState, p *Within, e *Event, icmp bool
 		sort.Slice(cl, func(a, b int) bool { return cl[a].o.seq < cl[b].o.seq })
 	}
 	for _, x := range cl {
-		if x.m != nil {
+		switch {
+		case x.m != nil:
 			c.missed = append(c.missed, *x.m)
-		} else {
+		case x.noEvent:
+			c.record(i, nil, x.o.ref, x.o.rpc, x.res)
+		default:
 			c.record(i, e, x.o.ref, x.o.rpc, x.res)
 		}
 		delete(st.open, x.key)
@@ -895,7 +909,9 @@ func (c *Checker) Finish() *Report {
 			}
 			sort.Slice(open, func(a, b int) bool { return open[a].seq < open[b].seq })
 			for _, o := range open {
-				if age := c.elapsed - o.at; age > bound && o.o.OnlyLate {
+				if p.Witness {
+					c.record(i, nil, o.ref, o.rpc, o.o.Unseen)
+				} else if age := c.elapsed - o.at; age > bound && o.o.OnlyLate {
 					c.record(i, nil, o.ref, o.rpc, Unsure("no %s by the end of the capture (%v later): the host that owed it may be gone", o.o.Expect, age.Round(time.Microsecond)))
 				} else if age > bound {
 					c.missed = append(c.missed, missed{rule: i, ref: o.ref, rpc: o.rpc, from: o.o.From, to: o.o.To, control: o.o.control,

@@ -11,9 +11,10 @@ import (
 
 // Cause names what between the capture point and a host can explain a
 // finding that would otherwise be a violation: the network lost, reordered
-// or duplicated packets on that stretch. A rule downgrades a finding to
-// inconclusive with a Cause only when the capture shows that effect (see
-// Network); Report.Downgrades counts them.
+// or duplicated packets on that stretch (or, CauseClose, a host event no
+// packet shows). A rule downgrades a finding to inconclusive with a Cause
+// only when the capture shows that effect (see Network) or cannot rule it
+// out (CauseClose); Report.Downgrades counts them.
 type Cause string
 
 // Causes of downgrades.
@@ -31,6 +32,10 @@ const (
 	// CauseQueueing: a packet seen after an event at a capture point away
 	// from its sender may have been sent before it (in flight, queued).
 	CauseQueueing Cause = "queueing"
+	// CauseClose: not the network but a host event no packet shows: the
+	// host closed the socket or restarted (its Homa module reloaded),
+	// which discards every RPC the socket held.
+	CauseClose Cause = "socket closed or host restarted"
 )
 
 // Evidence is the observable that shows a network effect: a frame and

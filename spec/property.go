@@ -175,6 +175,14 @@ type Obligation struct {
 	// obligation is inconclusive when the capture shows loss of packets
 	// toward To after the capture point, or from To before it.
 	From, To netip.Addr
+	// Confirm and Unseen serve a Within rule with Witness set: Confirm
+	// gives the result recorded at the trigger when a later event matches
+	// (a violation, or a downgrade when the capture shows why the match
+	// may mislead), Unseen the one recorded when nothing matches by the
+	// end of the capture (inconclusive, with the unseen host event as its
+	// Cause).
+	Confirm func(c *Ctx, e *Event) Result
+	Unseen  Result
 	// control is set (by the Checker) when the trigger is not DATA: a
 	// control packet's loss leaves no trace of its own, so loss on the
 	// path between the two hosts in either direction is the evidence.
@@ -193,10 +201,18 @@ type Obligation struct {
 // types (open obligations still see every event). It is a pre-filter for
 // speed, so it must be a superset of what Trigger accepts; empty means
 // every type.
+//
+// Witness turns the form around for a trigger that is wrong unless a host
+// event the capture cannot show (a socket closed, a host restarted)
+// explains it: a later event for which Match is true rules that event out
+// and records Obligation.Confirm at the trigger, at any time (Bound is not
+// used); with no match by the end of the capture the trigger records
+// Obligation.Unseen. Its findings are the doing of the trigger's sender.
 type Within struct {
 	TriggerTypes []wire.PacketType
 	Trigger      func(c *Ctx, e *Event) (Obligation, bool)
 	Bound        func(p *Params) time.Duration
+	Witness      bool
 }
 
 func (Within) form() string { return "within" }

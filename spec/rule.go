@@ -195,8 +195,9 @@ func Select(rules []*Rule, globs string, min Level, profile string) ([]*Rule, er
 // it: true for obligations (the Within form, "after A, B within T"), whose
 // finding names the trigger A while the host that owed B is A's receiver.
 // Tools that judge one side of an exchange (a tester playing the peer, a
-// per-host view) use it to charge each finding to the right host.
+// per-host view) use it to charge each finding to the right host. A
+// Within rule with Witness set judges the trigger itself: its sender.
 func (r *Rule) ChargesReceiver() bool {
-	_, ok := r.Property.(Within)
-	return ok
+	w, ok := r.Property.(Within)
+	return ok && !w.Witness
 }

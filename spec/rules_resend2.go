@@ -277,7 +277,104 @@ func resendRules2() []*Rule {
 			Source:    "HomaModule homa_incoming.c homa_resend_pkt (the only caller of homa_xmit_unknown), homa_dispatch_pkts (other packets for unknown RPCs are discarded)",
 			Property:  answersResend(wire.TypeRPCUnknown, "RPC_UNKNOWN with no earlier RESEND from the peer for this RPC"),
 		},
+		{
+			ID: "HOMA-RESEND-019", Level: Must,
+			Facts:     []string{"AMO-01", "RTX-06", "RTX-09", "RTX-10", "ACK-01", "ACK-04", "ABT-01"},
+			Statement: "A server forgets an RPC it has shown it holds (it sent BUSY, response DATA or NEED_ACK for it) only for a reason the protocol gives: the client's ACK or piggy-backed ack, the client's RPC_UNKNOWN, a timeout after timeout_ticks ticks without DATA, GRANT or BUSY from the client, or the close of its socket (or a restart of its host), which discards every RPC the socket holds. It answers RPC_UNKNOWN for such an RPC only after one of these.",
+			Source:    "HomaModule homa_rpc.c homa_rpc_end (the only way a server RPC goes), called from homa_incoming.c homa_rpc_acked (ACK, piggy-backed ack) and homa_rpc_unknown_pkt (RPC_UNKNOWN from the client), homa_timer.c homa_timer_check_rpc via homa_rpc_abort (silent_ticks ≥ timeout_ticks, only that RPC, never while in service or with the response handed to the NIC) and homa_sock.c homa_sock_shutdown (every RPC of the socket); homa_resend_pkt answers RPC_UNKNOWN only when homa_rpc_find_server finds nothing; fault @35286c8 (one timeout ended every RPC of the peer)",
+			Capture:   "judged at the server's RPC_UNKNOWN; a close or restart shows no packet, so the finding is a violation only once the same server socket shows, more than slack after the RPC_UNKNOWN, that it still holds another RPC (BUSY, response DATA or NEED_ACK) whose request DATA all came more than 2·slack before the server's last packet for the forgotten one, so that none could have re-created it after a close (in a capture that sees all of that RPC's request DATA; a network duplicate counts jitter earlier); without such a witness it is inconclusive (cause: socket closed or host restarted). Silence counts from the client's last DATA, GRANT or BUSY as the capture saw it, which a capture point on the path can only lengthen; loss after the capture point toward the server makes a violation inconclusive",
+			Property: Within{
+				TriggerTypes: []wire.PacketType{wire.TypeRPCUnknown},
+				Witness:      true,
+				Bound:        func(p *Params) time.Duration { return p.Slack },
+				Trigger:      forgotHeldRPC,
+			},
+		},
 	}
+}
+
+// forgotHeldRPC is HOMA-RESEND-019's trigger: RPC_UNKNOWN e from a server
+// for an RPC it had shown it holds, with no ack, no RPC_UNKNOWN from the
+// client and too little silence from the client for a timeout in
+// between. The obligation it opens, one per server socket, waits for a
+// witness that the socket was not closed meanwhile (see witnessHeld).
+func forgotHeldRPC(c *Ctx, e *Event) (Obligation, bool) {
+	if e.Type() != wire.TypeRPCUnknown || e.FromClient() {
+		return Obligation{}, false
+	}
+	r := c.T.Lookup(e)
+	if r == nil || r.HeldLast.IsZero() || r.Acked {
+		return Obligation{}, false // never shown held, or acknowledged (ACK-04)
+	}
+	// A timeout needs timeout_ticks timer passes in a row without DATA,
+	// GRANT or BUSY from the client (homa_dispatch_pkts resets
+	// silent_ticks): the first may come at once, and RTX-10 allows 2 ticks
+	// of tolerance, slack the rest.
+	quiet := e.Time.Sub(r.First)
+	since := "the RPC's first packet"
+	if !r.HeardFromClient.IsZero() {
+		quiet, since = e.Time.Sub(r.HeardFromClient), fmt.Sprintf("the client's last %v", r.HeardTypeFromClient)
+	}
+	if quiet >= c.P.Ticks(c.P.TimeoutTicks-2)-c.P.Slack {
+		return Obligation{}, false
+	}
+	sock := HostPort{Addr: e.Src, Port: r.ServerPort}
+	held, unknownAt, forgot := r.HeldLast, e.Time, r.Key
+	what := fmt.Sprintf("RPC_UNKNOWN for RPC %d, which the server showed it held %v earlier; %v after %s, short of a timeout (timeout_ticks %d, tick %v), with no ack or RPC_UNKNOWN from the client",
+		r.Key.ClientID, e.Time.Sub(held).Round(time.Microsecond), quiet.Round(time.Microsecond), since, c.P.TimeoutTicks, c.P.Tick)
+	frame := e.Frame
+	return Obligation{
+		Key:    sock,
+		Expect: "a packet showing that the server socket still holds an RPC it held before",
+		Match: func(c *Ctx, x *Event) bool {
+			return witnessHeld(c, x, sock, forgot, held, unknownAt)
+		},
+		Confirm: func(c *Ctx, x *Event) Result {
+			w := c.T.Lookup(x)
+			if ev, ok := c.Net.LostAfter(forgot.Client, forgot.Server); ok {
+				// Packets from the client the capture saw may not have
+				// reached the server: its silence may have been long
+				// enough for a timeout.
+				return Downgrade(CauseLossAfter, ev, "%s; the client's packets may not have reached the server", what).With(x.Frame)
+			}
+			return Violation("%s; the socket was not closed: it still holds RPC %d of %v (%s %v later, frame %d), whose last request DATA came %v before",
+				what, w.Key.ClientID, w.Key.Client, x.Type(), x.Time.Sub(unknownAt).Round(time.Microsecond), x.Frame, held.Sub(w.ReqLast).Round(time.Microsecond)).With(x.Frame).WithSlack(c.P.Slack)
+		},
+		Unseen: Downgrade(CauseClose, Evidence{Frame: frame, Why: fmt.Sprintf("no later packet of %v:%d shows it still holds an RPC it held before, so a close of the socket or a restart of the host, which end every RPC it holds, may explain it", sock.Addr, sock.Port)}, "%s", what),
+	}, true
+}
+
+// witnessHeld reports whether x shows that server socket sock still held
+// an RPC after the RPC_UNKNOWN at unknownAt, so that it was not closed in
+// between: a BUSY, response DATA or NEED_ACK sent after the RPC_UNKNOWN
+// (more than slack later at the capture point; jitter more for a network
+// duplicate, whose original left up to jitter earlier) for an RPC other
+// than forgot with no request DATA since 2·slack before held, the
+// server's last packet for forgot: a close came after held, and every
+// request DATA that could have reached the server after it (seen at most
+// slack before it reached the server, sent after held-slack) would show.
+// A close ends every RPC of the socket, so state for this one after it
+// would need such a request to re-create it. The capture must see all of
+// that RPC's request DATA.
+func witnessHeld(c *Ctx, x *Event, sock HostPort, forgot RPCKey, held, unknownAt time.Time) bool {
+	switch x.Type() {
+	case wire.TypeBusy, wire.TypeData, wire.TypeNeedAck:
+	default:
+		return false
+	}
+	late := x.Time.Sub(unknownAt)
+	if _, dup := c.Net.Duplicate(); dup {
+		late -= c.P.Jitter
+	}
+	if x.FromClient() || x.Src != sock.Addr || x.Packet.Common().Sport() != sock.Port || late <= c.P.Slack {
+		return false
+	}
+	w := c.T.Lookup(x)
+	if w == nil || w.Key == forgot || held.Sub(w.ReqLast) <= 2*c.P.Slack {
+		return false
+	}
+	cp := c.Net.CapturePoint()
+	return cp.SeesAllOf(sock.Addr) || cp.SeesAllOf(w.Key.Client)
 }
 
 // silenceStart returns when the sender of RESEND e last had its silence

@@ -298,6 +298,13 @@ type RPC struct {
 	// AckPkts counts the ACK packets naming the RPC in their header that
 	// answer a NEED_ACK (fewer than max_acks_per_pkt acks).
 	AckPkts int
+	// HeldLast is the time of the server's latest BUSY, response DATA or
+	// NEED_ACK in the RPC's current incarnation: the server held the RPC
+	// then (zero: no such packet since the RPC began, or since it was
+	// acknowledged or ended by RPC_UNKNOWN). ReqLast is the time of the
+	// client's latest request DATA, which may have created the RPC at the
+	// server (HOMA-RESEND-019).
+	HeldLast, ReqLast time.Time
 	// filed is the deadline the RPC is filed under in Trace.idle, at
 	// position idleAt (-1: not filed); gone is set once the trace forgot
 	// it.
@@ -775,12 +782,20 @@ func (t *Trace) Apply(e *Event) {
 	switch typ {
 	case wire.TypeData:
 		r.heard(e, typ)
+		if e.FromClient() {
+			r.ReqLast = e.Time
+		} else {
+			r.held(e.Time)
+		}
 		t.applyData(e, r)
 	case wire.TypeGrant:
 		r.heard(e, typ)
 		t.applyGrant(e, r)
 	case wire.TypeBusy:
 		r.heard(e, typ)
+		if !e.FromClient() {
+			r.held(e.Time)
+		}
 		if m := r.Msg(p.Role()); m.BusyAllowed > 0 {
 			m.BusyAllowed--
 		}
@@ -800,6 +815,7 @@ func (t *Trace) Apply(e *Event) {
 			t.dropLong(k.Server, &r.Request)
 		}
 	case wire.TypeNeedAck:
+		r.held(e.Time)
 		if r.NeedAcks == 0 {
 			r.NeedAckFirst = e.Time
 		}
@@ -835,6 +851,14 @@ func (r *RPC) heard(e *Event, typ wire.PacketType) {
 		r.HeardFromClient, r.HeardTypeFromClient = e.Time, typ
 	} else {
 		r.HeardFromServer, r.HeardTypeFromServer = e.Time, typ
+	}
+}
+
+// held notes a server packet at time at that shows the server holds r
+// (BUSY, response DATA, NEED_ACK); one after an ack says nothing new.
+func (r *RPC) held(at time.Time) {
+	if !r.Acked {
+		r.HeldLast = at
 	}
 }
 
@@ -1035,6 +1059,7 @@ func (t *Trace) ack(k RPCKey, e *Event) {
 func (r *RPC) newIncarnation() {
 	r.Request.FirstSent, r.Request.ResentAhead, r.Request.Asked, r.Request.payload = nil, nil, nil, nil
 	r.Response.FirstSent, r.Response.ResentAhead, r.Response.Asked, r.Response.payload = nil, nil, nil, nil
+	r.HeldLast = time.Time{}
 }
 
 // isBufferWakeup reports whether RESEND rs is the one a receiver sends when

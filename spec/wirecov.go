@@ -84,7 +84,7 @@ var sendConditions = []SendCoverage{
 		Must: []string{"HOMA-GRANT-010"}},
 	{Type: "RESEND", May: []string{"HOMA-RESEND-001", "HOMA-RESEND-008", "HOMA-RESEND-009", "HOMA-RESEND-012"},
 		Must: []string{"HOMA-RESEND-014", "HOMA-ACK-009"}},
-	{Type: "RPC_UNKNOWN", May: []string{"HOMA-RESEND-006", "HOMA-RESEND-018", "HOMA-ID-005"},
+	{Type: "RPC_UNKNOWN", May: []string{"HOMA-RESEND-006", "HOMA-RESEND-018", "HOMA-RESEND-019", "HOMA-ID-005"},
 		Must: []string{"HOMA-RESEND-002"}},
 	{Type: "BUSY", May: []string{"HOMA-RESEND-005", "HOMA-RESEND-015"},
 		Must: []string{"HOMA-RESEND-002"}},

@@ -24,6 +24,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/homatest/homatest/agent"
 	"github.com/homatest/homatest/spec"
 )
 
@@ -340,6 +341,20 @@ func Overlaps(spans []Span, from, to time.Time) []Span {
 		}
 	}
 	return out
+}
+
+// TimedOut returns the spans that overlap [from, to], the life of an RPC,
+// when errText (an agent Completion.Error, "<code>: <text>") says the RPC
+// timed out (agent codes timeout and silent), else nil. An RPC that timed
+// out during a measured stall is inconclusive, not charged: the stall, not
+// the implementation, may have kept its packets or its done event back.
+// Any other failure (a wrong payload, unreachable) stays a failure.
+func TimedOut(errText string, from, to time.Time, spans []Span) []Span {
+	code, _, _ := strings.Cut(errText, ":")
+	if code != agent.CodeTimeout && code != agent.CodeSilent {
+		return nil
+	}
+	return Overlaps(spans, from, to)
 }
 
 // Explaining returns the spans that explain timing finding f, judged over

@@ -43,6 +43,36 @@ func TestOverlaps(t *testing.T) {
 	}
 }
 
+// TestTimedOut: the stalls overlapping an RPC's life count only for a
+// timeout (agent codes timeout and silent); a payload or unreachable
+// failure inside a stall, and a timeout outside every stall, get none.
+func TestTimedOut(t *testing.T) {
+	t0 := time.Unix(100, 0)
+	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+	spans := []Span{{From: at(10), To: at(20), Who: "agent on h2"}}
+	for _, c := range []struct {
+		err      string
+		from, to int
+		want     int
+	}{
+		{"timeout: homa: RPC timed out", 5, 15, 1},
+		{"silent: no done event within 10s", 12, 30, 1},
+		{"timeout: homa: RPC timed out", 25, 40, 0},
+		{"payload: response of 99 bytes, want 100", 5, 15, 0},
+		{"unreachable: no route", 5, 15, 0},
+		{"exited: agent exited", 5, 15, 0},
+		{"timeouts: not a code", 5, 15, 0},
+		{"", 5, 15, 0},
+	} {
+		if got := TimedOut(c.err, at(c.from), at(c.to), spans); len(got) != c.want {
+			t.Errorf("TimedOut(%q, %d..%d ms) = %v, want %d spans", c.err, c.from, c.to, got, c.want)
+		}
+	}
+	if got := TimedOut("timeout: x", at(5), at(15), nil); got != nil {
+		t.Errorf("no measured stalls: %v, want none", got)
+	}
+}
+
 // TestWatchedThreadStarved makes this process's threads wait for a CPU
 // for certain: four busy OS threads per CPU cannot all run, so the
 // watched threads accumulate run-queue wait far beyond Min.

@@ -5,6 +5,8 @@
 package timescale
 
 import (
+	"fmt"
+	"math"
 	"os"
 	"strconv"
 	"time"
@@ -28,6 +30,22 @@ func Factor() float64 {
 		return 0.01
 	}
 	return f
+}
+
+// Check returns an error naming HOMATEST_TIME_SCALE, its value and the
+// form it takes when the variable is set to something Factor would
+// ignore (not a number, or not positive) or that is infinite; nil when it is unset, empty or
+// valid. Commands call it first, so that a mistyped factor is said rather
+// than silently replaced by 1.
+func Check() error {
+	v := os.Getenv(EnvVar)
+	if v == "" {
+		return nil
+	}
+	if f, err := strconv.ParseFloat(v, 64); err != nil || !(f > 0) || math.IsInf(f, 1) {
+		return fmt.Errorf("%s=%q: want a positive number such as 2 or 0.5 (it multiplies every timeout and tolerance; unset it for 1)", EnvVar, v)
+	}
+	return nil
 }
 
 // D returns d multiplied by Factor.

@@ -47,27 +47,53 @@ type CheckFile struct {
 	Annotated string
 	// Rerun returns the command that checks this capture for one rule.
 	Rerun func(rule string) string
+	// Strict: SHOULD violations fail the check too (check --strict);
+	// otherwise they are warnings.
+	Strict bool
+	// Tester, when set, says whether a finding is charged to a tester
+	// (check.FileReport.TesterCharged): neither a failure nor a warning
+	// of the implementation.
+	Tester func(*spec.Finding) bool
 }
 
 // CheckPage builds the page of a homatest check over files: the verdict,
-// one rule table per file, and every violation with the rule's statement
-// against the finding, the sequence graph of its RPC (at most MaxGraphs)
-// and the command that checks for that rule alone. dir is where the page
+// one rule table per file, every violation that fails the check (MUST,
+// and SHOULD with Strict) with the rule's statement against the finding,
+// the sequence graph of its RPC (at most MaxGraphs) and the command that
+// checks for that rule alone, and the SHOULD warnings and the findings
+// charged to a tester as one line each. The verdict counts what fails the
+// check, as check's text, JSON and JUnit outputs do. dir is where the page
 // goes (links are made relative to it); command the command line.
 func CheckPage(files []CheckFile, dir, command string) *Page {
 	p := &Page{Title: "homatest check", Command: command, Pass: true}
 	var names []string
-	viol, graphs := 0, 0
+	graphs, must, should, warned, tester, unchecked := 0, 0, 0, 0, 0, 0
 	for _, f := range files {
 		names = append(names, f.File)
 		if f.Error != "" {
 			p.Pass = false
+			unchecked++
 			p.Failures = append(p.Failures, Failure{Title: f.File + ": not checked", Observed: f.Error})
 			continue
 		}
 		rep := f.Report
-		p.Facts = append(p.Facts, Fact{f.File, fmt.Sprintf("profile %s, %d Homa packets, %d RPCs, %d violations",
-			rep.Profile, f.Packets, rep.RPCs, len(rep.Violations))})
+		fm, fs, ft := 0, 0, 0
+		for i := range rep.Violations {
+			switch v := &rep.Violations[i]; {
+			case f.Tester != nil && f.Tester(v):
+				ft++
+			case v.Level == spec.Must:
+				fm++
+			default:
+				fs++
+			}
+		}
+		charged := ""
+		if ft > 0 {
+			charged = fmt.Sprintf(", %d charged to the tester", ft)
+		}
+		p.Facts = append(p.Facts, Fact{f.File, fmt.Sprintf("profile %s, %d Homa packets, %d RPCs, %d MUST and %d SHOULD violations%s",
+			rep.Profile, f.Packets, rep.RPCs, fm, fs, charged)})
 		p.Tables = append(p.Tables, AreaTable("Areas: "+f.File, rep.Rules))
 		t := Table{Title: "Rules: " + f.File, Head: []string{"rule", "level", "checked", "passed", "violated", "inconclusive", "tolerance"}}
 		for _, rr := range rep.Rules {
@@ -77,9 +103,6 @@ func CheckPage(files []CheckFile, dir, command string) *Page {
 			}
 			t.Rows = append(t.Rows, Row{Bad: rr.Violated > 0, Cells: []string{rr.ID, rr.Level.String(), fmt.Sprint(rr.Checked),
 				fmt.Sprint(rr.Passed), fmt.Sprint(rr.Violated), fmt.Sprint(rr.Inconclusive), tol}})
-			if rr.Violated > 0 {
-				p.Pass = false
-			}
 		}
 		p.Tables = append(p.Tables, t)
 		var links []Link
@@ -89,10 +112,26 @@ func CheckPage(files []CheckFile, dir, command string) *Page {
 		}
 		var capture *Capture
 		drawn := map[spec.RPCKey]*Picture{}
-		for _, v := range rep.Violations {
-			viol++
+		for i := range rep.Violations {
+			v := &rep.Violations[i]
+			where := fmt.Sprintf("%s (%s) at frame %d of %s", v.Rule, v.Level, v.Frame, f.File)
+			switch {
+			case f.Tester != nil && f.Tester(v):
+				tester++
+				p.Notes = append(p.Notes, "charged to the tester (a packet it sent), not the implementation: "+where+": "+annotate.Comment(*v))
+				continue
+			case v.Level != spec.Must && !f.Strict:
+				warned++
+				p.Notes = append(p.Notes, "warning: "+where+": "+annotate.Comment(*v))
+				continue
+			case v.Level == spec.Must:
+				must++
+			default:
+				should++
+			}
+			p.Pass = false
 			fl := Failure{Title: fmt.Sprintf("%s at frame %d of %s", v.Rule, v.Frame, f.File), Rules: []string{v.Rule},
-				Level: v.Level.String(), Expected: Statements(v.Rule), Observed: annotate.Comment(v), Links: links}
+				Level: v.Level.String(), Expected: Statements(v.Rule), Observed: annotate.Comment(*v), Links: links}
 			if f.Rerun != nil {
 				fl.Rerun = f.Rerun(v.Rule)
 			}
@@ -115,9 +154,26 @@ func CheckPage(files []CheckFile, dir, command string) *Page {
 		}
 	}
 	p.Subtitle = strings.Join(names, ", ")
-	p.Verdict = "PASS"
-	if !p.Pass {
-		p.Verdict = "FAIL: " + Plural(viol, "violation", "violations")
+	var parts []string
+	switch {
+	case should > 0:
+		parts = append(parts, fmt.Sprintf("%d MUST and %d SHOULD violations (--strict)", must, should))
+	case must > 0:
+		parts = append(parts, Plural(must, "MUST violation", "MUST violations"))
+	}
+	if unchecked > 0 {
+		parts = append(parts, Plural(unchecked, "file", "files")+" not checked")
+	}
+	if warned > 0 {
+		parts = append(parts, Plural(warned, "SHOULD warning", "SHOULD warnings"))
+	}
+	switch {
+	case !p.Pass:
+		p.Verdict = "FAIL: " + strings.Join(parts, "; ")
+	case warned > 0:
+		p.Verdict = "PASS with warnings: " + Plural(warned, "SHOULD violation", "SHOULD violations")
+	default:
+		p.Verdict = "PASS"
 	}
 	return p
 }

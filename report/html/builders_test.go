@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/homatest/homatest/bench"
+	"github.com/homatest/homatest/conformance"
 	"github.com/homatest/homatest/report/html/htmltest"
 	"github.com/homatest/homatest/spec"
 )
@@ -75,7 +76,8 @@ func TestBenchPage(t *testing.T) {
 }
 
 // TestCheckPageGraphs: the check page draws one graph per violated RPC,
-// shares it between the RPC's violations, and states each rule.
+// shares it between the RPC's violations (embedded once), and states each
+// rule; the verdict counts what fails the check.
 func TestCheckPageGraphs(t *testing.T) {
 	capture := "../../cmd/homatest/internal/cli/testdata/faults/BR-21-client-ignores-resend.pcapng"
 	c, err := ReadCapture(capture, 0)
@@ -88,9 +90,9 @@ func TestCheckPageGraphs(t *testing.T) {
 		{Rule: "HOMA-RESEND-003", Level: spec.Must, Frame: 5, RPC: &r.Key, Why: "second"},
 		{Rule: "HOMA-WIRE-001", Level: spec.Must, Frame: 6, Why: "no rpc"},
 	}, Rules: []spec.RuleResult{{ID: "HOMA-RESEND-002", Level: spec.Should, Checked: 2, Violated: 1}}}
-	p := CheckPage([]CheckFile{{File: capture, Report: rep, Packets: 10, Rerun: func(rule string) string { return "rerun " + rule }},
+	p := CheckPage([]CheckFile{{File: capture, Report: rep, Packets: 10, Rerun: func(rule string) string { return "rerun " + rule }, Strict: true},
 		{File: "nope.pcap", Error: "cannot open"}}, "", "homatest check")
-	if p.Pass || p.Verdict != "FAIL: 3 violations" || len(p.Failures) != 4 {
+	if p.Pass || p.Verdict != "FAIL: 2 MUST and 1 SHOULD violations (--strict); 1 file not checked" || len(p.Failures) != 4 {
 		t.Fatalf("verdict %q, %d failures", p.Verdict, len(p.Failures))
 	}
 	f := p.Failures
@@ -98,7 +100,61 @@ func TestCheckPageGraphs(t *testing.T) {
 		!strings.HasPrefix(f[1].Expected, "HOMA-RESEND-003 (MUST): ") || f[3].Observed != "cannot open" {
 		t.Errorf("failures: %+v", f)
 	}
+	// The page embeds the shared graph once; the second failure links to it.
+	var b strings.Builder
+	if err := Write(&b, p); err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(b.String(), "data:image/png"); n != 1 || !strings.Contains(b.String(), `<a href="#failure-1">the same RPC's graph, at failure 1</a>`) {
+		t.Errorf("%d embedded images, want 1 and a link from failure 2 to failure 1's", n)
+	}
+	if p.Failures[1].Picture == nil {
+		t.Errorf("Write changed the page it was given")
+	}
+
 	if p.Tables[0].Title != "Areas: "+capture || p.Tables[0].Rows[0].Cells[0] != "resend" || !p.Tables[0].Rows[0].Bad {
 		t.Errorf("area table: %+v", p.Tables[0])
+	}
+}
+
+// TestCheckPageVerdict: the headline counts only what fails the check
+// (MUST, and SHOULD with Strict), as check's text and JSON do; SHOULD
+// warnings and findings charged to a tester are listed as warnings, not
+// failures.
+func TestCheckPageVerdict(t *testing.T) {
+	rep := &spec.Report{Profile: "linux", Violations: []spec.Finding{
+		{Rule: "HOMA-RESEND-002", Level: spec.Should, Frame: 3, Why: "late"},
+		{Rule: "HOMA-WIRE-001", Level: spec.Must, Frame: 6, Why: "by the tester"},
+	}}
+	tester := func(f *spec.Finding) bool { return f.Frame == 6 }
+	p := CheckPage([]CheckFile{{File: "x.pcap", Report: rep, Tester: tester}}, "", "homatest check")
+	if !p.Pass || p.Verdict != "PASS with warnings: 1 SHOULD violation" || len(p.Failures) != 0 || len(p.Notes) != 2 ||
+		!strings.HasPrefix(p.Notes[0], "warning: HOMA-RESEND-002 (SHOULD) at frame 3 of x.pcap") ||
+		!strings.HasPrefix(p.Notes[1], "charged to the tester") || p.Facts[0].Value != "profile linux, 0 Homa packets, 0 RPCs, 0 MUST and 1 SHOULD violations, 1 charged to the tester" {
+		t.Errorf("warnings only: pass %v, %q, failures %d, notes %q, facts %v", p.Pass, p.Verdict, len(p.Failures), p.Notes, p.Facts)
+	}
+	p = CheckPage([]CheckFile{{File: "x.pcap", Report: rep}}, "", "homatest check")
+	if p.Pass || p.Verdict != "FAIL: 1 MUST violation; 1 SHOULD warning" || len(p.Failures) != 1 || len(p.Notes) != 1 {
+		t.Errorf("a MUST violation: pass %v, %q, failures %d, notes %q", p.Pass, p.Verdict, len(p.Failures), p.Notes)
+	}
+	if p := CheckPage([]CheckFile{{File: "x.pcap", Report: &spec.Report{Profile: "linux"}}}, "", ""); !p.Pass || p.Verdict != "PASS" {
+		t.Errorf("clean: %v %q", p.Pass, p.Verdict)
+	}
+}
+
+// TestRunPageUnsupported: the run page lists unsupported specs one line
+// per reason (conformance.Unsupported), as run's text does, not one note
+// per spec.
+func TestRunPageUnsupported(t *testing.T) {
+	lacks := `unsupported: the IUT does not declare capability "grants"`
+	ps := &conformance.Result{Env: "x", Specs: []conformance.SpecResult{
+		{Name: "grants GRANT-long-request: a long request", Area: "grant", Level: "MUST", State: "unsupported", Failure: lacks},
+		{Name: "grants GRANT-srpt: SRPT order", Area: "grant", Level: "MUST", State: "unsupported", Failure: lacks},
+		{Name: "resend RESEND-gap: a gap", Area: "resend", Level: "MUST", State: "passed"},
+	}}
+	p := RunPage([]*conformance.Result{ps}, RunInput{Impl: "m.yaml", Env: "sim"})
+	want := `2 specs unsupported by this IUT's manifest, for the capabilities it does not declare, "grants" (2): GRANT-long-request, GRANT-srpt`
+	if len(p.Notes) != 1 || p.Notes[0] != want {
+		t.Errorf("notes %q, want [%q]", p.Notes, want)
 	}
 }

@@ -22,6 +22,7 @@ import (
 	"html/template"
 	"io"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/homatest/homatest/internal/atomicfile"
@@ -84,8 +85,12 @@ type Failure struct {
 	Expected string
 	Observed string
 	// Picture is the sequence graph of the RPC involved, if one could be
-	// drawn.
+	// drawn. Failures of the same RPC share one *Picture: Write embeds it
+	// once, at the first, and links the others to it.
 	Picture *Picture
+	// SameGraphAs is set by Write: the number (1-based) of the earlier
+	// failure whose embedded graph is this one's, 0 for none.
+	SameGraphAs int
 	// Rerun is the command that reruns it.
 	Rerun string
 	// Links to its captures (annotated pcapng).
@@ -131,12 +136,26 @@ var page = template.Must(template.New("page").Funcs(funcs).Parse(pageTemplate))
 
 // Write renders p as HTML to w.
 func Write(w io.Writer, p *Page) error {
-	if p.Generated.IsZero() {
-		c := *p
+	c := *p
+	if c.Generated.IsZero() {
 		c.Generated = time.Now()
-		p = &c
 	}
-	return page.Execute(w, p)
+	// Each picture once: a failure whose picture an earlier one shows
+	// links to it instead of embedding the same PNG again.
+	c.Failures = slices.Clone(p.Failures)
+	first := map[*Picture]int{}
+	for i := range c.Failures {
+		f := &c.Failures[i]
+		if f.Picture == nil {
+			continue
+		}
+		if n, ok := first[f.Picture]; ok {
+			f.Picture, f.SameGraphAs = nil, n
+		} else {
+			first[f.Picture] = i + 1
+		}
+	}
+	return page.Execute(w, &c)
 }
 
 // WriteFile writes p to path, whole or not at all (internal/atomicfile).
@@ -202,7 +221,7 @@ footer { color: #8a90a0; font-size: 12px; padding: 0 32px 24px; }
 {{if $f.Rules}}<div class="label">Rules ({{$f.Level}})</div><div>{{range $j, $r := $f.Rules}}{{if $j}}, {{end}}<code>{{$r}}</code>{{end}}</div>{{end}}
 {{if $f.Expected}}<div class="label">Expected (what the spec requires)</div><pre class="expected">{{$f.Expected}}</pre>{{end}}
 {{if $f.Observed}}<div class="label">Observed</div><pre class="observed">{{$f.Observed}}</pre>{{end}}
-{{with $f.Picture}}<figure><img alt="{{.Caption}}" src="{{png .PNG}}"><figcaption>{{.Caption}}</figcaption></figure>{{end}}
+{{with $f.Picture}}<figure><img alt="{{.Caption}}" src="{{png .PNG}}"><figcaption>{{.Caption}}</figcaption></figure>{{else}}{{if $f.SameGraphAs}}<div class="label">Sequence graph</div><div><a href="#failure-{{$f.SameGraphAs}}">the same RPC's graph, at failure {{$f.SameGraphAs}}</a></div>{{end}}{{end}}
 {{if $f.Rerun}}<div class="label">Rerun</div><code class="cmd">{{$f.Rerun}}</code>{{end}}
 {{if $f.Links}}<div class="label">Captures</div><ul>{{range $f.Links}}<li><a href="{{.Href}}">{{.Text}}</a></li>{{end}}</ul>{{end}}
 </section>{{end}}

@@ -140,10 +140,14 @@ func RunPage(passes []*conformance.Result, in RunInput) *Page {
 	p.Tables = append(p.Tables, t)
 	graphs := 0
 	for i, ps := range passes {
-		for _, s := range ps.Specs {
-			if s.State == "unsupported" {
-				p.Notes = append(p.Notes, fmt.Sprintf("unsupported: %s: %s", s.Name, s.Failure))
+		// The unsupported specs, one line per reason (as run's text).
+		for _, l := range conformance.Unsupported(ps.Specs) {
+			if len(passes) > 1 {
+				l = fmt.Sprintf("pass %d: %s", i+1, l)
 			}
+			p.Notes = append(p.Notes, l)
+		}
+		for _, s := range ps.Specs {
 			if s.State != "failed" && s.State != "error" {
 				continue
 			}

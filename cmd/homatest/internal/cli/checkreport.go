@@ -35,8 +35,10 @@ func writeAnnotated(w io.Writer, out, path string, rep *spec.Report) error {
 // writeCheckHTML writes check's report page (report/html) for reports.
 func writeCheckHTML(w io.Writer, o *checkOpts, reports []check.FileReport) error {
 	var files []html.CheckFile
-	for _, fr := range reports {
-		cf := html.CheckFile{File: fr.File, Error: fr.Error, Report: fr.Report, Rerun: o.rerunFor(fr.File)}
+	for i := range reports {
+		fr := &reports[i]
+		cf := html.CheckFile{File: fr.File, Error: fr.Error, Report: fr.Report, Rerun: o.rerunFor(fr.File),
+			Strict: o.strict, Tester: fr.TesterCharged}
 		if fr.Stats != nil {
 			cf.Packets = fr.Stats.Homa
 		}

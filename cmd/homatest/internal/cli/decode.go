@@ -111,10 +111,7 @@ func runDecode(cmd *cobra.Command, o *decodeOpts, files []string) error {
 		return usageErr(fmt.Errorf("--ipv6-prio-shift %d: want 4 or 5 (or 0 to detect)", o.ipv6Shift))
 	}
 	if o.rpc != "" {
-		sel, err := parseRPCSelector(o.rpc)
-		if err == nil && sel.slowest {
-			err = fmt.Errorf("--rpc slowest: decode takes an RPC id, ID or ID@CLIENT (homatest rpcs --sort latency lists the slowest)")
-		}
+		sel, err := parseRPCSelector(o.rpc, false)
 		if err != nil {
 			return usageErr(err)
 		}

@@ -859,9 +859,9 @@ func brFaultCases() []faultCase {
 		},
 		{
 			id: "BR-30", slug: "timeout-kills-live-rpc",
-			what:   "server answers BUSY for a long request, then (after an unrelated RPC of that client timed out) RPC_UNKNOWN; the client restarts and the request runs twice",
-			build:  func(fault bool) *capb { return timeoutKillsOthers(fault) },
-			missed: "RPC_UNKNOWN after the server answered BUSY for the same RPC is legal on the wire (the server may have lost it); no rule ties it to another RPC's timeout",
+			what:  "server answers BUSY for two long requests of one client, then (after an unrelated RPC of that client timed out) RPC_UNKNOWN for both, 5 ms after the last BUSY; the client restarts them and they run twice, while the server keeps serving another client's RPC on the same port",
+			build: func(fault bool) *capb { return timeoutKillsOthers(fault) },
+			want:  []hit{{"HOMA-RESEND-019", 17}},
 		},
 		{
 			id: "BR-32", slug: "need-ack-ignored",
@@ -1417,26 +1417,40 @@ func wrongRetxPayload(fault bool) *capb {
 	return b
 }
 
-// timeoutKillsOthers (BR-30): RPC 12's request is in service for 20 ms:
-// the client RESENDs every 5 ms and the server answers BUSY. Faulty: at
-// 15 ms another RPC of this client times out on the server and takes RPC
-// 12 with it: the server answers RPC_UNKNOWN, the client restarts and the
-// server executes the request again. Clean: BUSY, then the response.
+// timeoutKillsOthers (BR-30): client 1's RPCs 12 and 14 and client 2's
+// RPC 20, all to the same server port, are in service for about 20 ms:
+// each client RESENDs every 5.2 ms and the server answers BUSY. Faulty: at
+// 15.6 ms another RPC of client 1 times out on the server and takes every
+// RPC of that client with it: the server answers RPC_UNKNOWN for 12 and
+// 14, client 1 restarts both requests and the server executes them again,
+// while it goes on serving client 2's RPC 20 (BUSY at 16.2 ms, the
+// response at 21 ms): the socket was not closed. Clean: BUSY, then the
+// responses.
 func timeoutKillsOthers(fault bool) *capb {
 	b := newCap(wire.VersionCurrent)
-	r := rpcOf(hostC, hostS, 12)
-	b.data(0, r, true, 7, 100, 0, 100, 100, 1, false)
+	rs := []ends{rpcOf(hostC, hostS, 12), rpcOf(hostC, hostS, 14), rpcOf(hostC2, hostS, 20)}
+	for i, r := range rs {
+		b.data(us(300*float64(i)), r, true, 7, 100, 0, 100, 100, 1, false)
+	}
 	for k := 1; k <= 3; k++ {
-		at := ms(5.2 * float64(k))
-		b.resend(at, r, true, 0, wire.ResendAll)
-		if fault && k == 3 {
-			b.mark(b.unknown(at+us(20), r, false), "BR-30: RPC_UNKNOWN for a live RPC answered with BUSY 5 ms earlier")
-			b.data(at+us(30), r, true, 7, 100, 0, 100, 100, 1, true)
-		} else {
-			b.busy(at+us(20), r, false)
+		for i, r := range rs {
+			at := ms(5.2*float64(k)) + us(300*float64(i))
+			b.resend(at, r, true, 0, wire.ResendAll)
+			switch {
+			case fault && k == 3 && i == 0:
+				b.mark(b.unknown(at+us(20), r, false), "BR-30: RPC_UNKNOWN for a live RPC answered with BUSY 5 ms earlier; the server keeps serving client 2's RPC 20")
+				b.data(at+us(30), r, true, 7, 100, 0, 100, 100, 1, true)
+			case fault && k == 3 && i == 1:
+				b.unknown(at+us(20), r, false)
+				b.data(at+us(30), r, true, 7, 100, 0, 100, 100, 1, true)
+			default:
+				b.busy(at+us(20), r, false)
+			}
 		}
 	}
-	b.respondAndAck(r, ms(20))
+	b.respondAndAck(rs[0], ms(20))
+	b.respondAndAck(rs[1], ms(20.3))
+	b.respondAndAck(rs[2], ms(21))
 	return b
 }
 

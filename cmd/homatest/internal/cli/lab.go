@@ -54,7 +54,12 @@ QEMU or the kernel cannot be had.`,
   # the suite against your Homa module
   CGO_ENABLED=0 go build -o homatest ./cmd/homatest
   ./homatest lab --insmod ~/HomaModule/homa.ko --sysctl net.homa.resend_ticks=50 -- homatest run --impl linux`,
-		Args: cobra.MinimumNArgs(1),
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return usageErr(errors.New("lab wants a COMMAND to run in the guest: homatest lab [flags] -- COMMAND [ARG...], e.g. homatest lab -- homatest netem set --help (more examples: homatest lab --help)"))
+			}
+			return nil
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if cmd.ArgsLenAtDash() != 0 {
 				return usageErr(errors.New("put COMMAND after --: homatest lab [flags] -- COMMAND [ARG...]"))

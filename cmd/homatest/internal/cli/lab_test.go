@@ -12,6 +12,8 @@ func TestLabBadUsage(t *testing.T) {
 		args []string
 		want string
 	}{
+		{[]string{"lab"}, "lab wants a COMMAND to run in the guest: homatest lab [flags] -- COMMAND [ARG...], e.g. homatest lab -- homatest netem set --help (more examples: homatest lab --help)"},
+		{[]string{"lab", "--cpus", "4"}, "lab wants a COMMAND"},
 		{[]string{"lab", "true"}, "put COMMAND after --"},
 		{[]string{"lab", "--sysctl", "net.homa.resend_ticks", "--", "true"}, "want NAME=VALUE"},
 		{[]string{"lab", "--insmod", "/no/such/homa.ko", "--", "true"}, "--insmod /no/such/homa.ko"},

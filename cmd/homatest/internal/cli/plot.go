@@ -51,7 +51,7 @@ such RPC.`,
 			if sel == "" {
 				return usageErr(fmt.Errorf("--rpc is required: an RPC id as homatest rpcs prints it, ID@CLIENT, or slowest"))
 			}
-			want, err := parseRPCSelector(sel)
+			want, err := parseRPCSelector(sel, true)
 			if err != nil {
 				return usageErr(err)
 			}

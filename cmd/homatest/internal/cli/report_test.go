@@ -84,7 +84,7 @@ func TestCheckReportPage(t *testing.T) {
 		t.Fatal(err)
 	}
 	dom := htmltest.DOM(t, page)
-	for _, want := range []string{`class="fail">FAIL: 1 violation<`, "HOMA-GRANT-010 at frame 33 of " + capture,
+	for _, want := range []string{`class="fail">FAIL: 1 MUST violation<`, "HOMA-GRANT-010 at frame 33 of " + capture,
 		"HOMA-GRANT-010 (MUST): A receiver that has all unscheduled bytes", "HOMA-GRANT-010 MUST: no first GRANT",
 		"homatest check --rules HOMA-GRANT-010 " + capture, `href="` + ann + `"`} {
 		if !strings.Contains(dom, want) {

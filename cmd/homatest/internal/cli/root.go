@@ -12,7 +12,9 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/homatest/homatest/internal/timescale"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 // Exit codes shared by every command (see DESIGN.md "Reports").
@@ -88,10 +90,22 @@ checks them against the spec's rules (check; the rules: spec list) and
 summarises their RPCs (rpcs). It runs workloads and fault plans (scenario,
 bench) and speaks the agent protocol for a built-in implementation (agent).
 
+Environment: HOMATEST_TIME_SCALE=F (a positive number, default 1)
+multiplies every timeout and timing tolerance, for a slow or loaded
+machine; any other value is an error.
+
 Exit codes: 0 success, 1 violations, 2 usage, input or environment error,
 130 interrupted (Ctrl-C, SIGINT or SIGTERM).`,
 		SilenceErrors: true,
 		SilenceUsage:  true,
+		// Every command (none sets its own persistent hook) refuses a
+		// HOMATEST_TIME_SCALE it could not use instead of running with 1.
+		PersistentPreRunE: func(*cobra.Command, []string) error {
+			if err := timescale.Check(); err != nil {
+				return usageErr(err)
+			}
+			return nil
+		},
 		// Runnable, so that an unknown command reaches RunE (cobra's own
 		// error names no fix and spans lines when it has a suggestion).
 		Args: cobra.ArbitraryArgs,
@@ -110,6 +124,8 @@ Exit codes: 0 success, 1 violations, 2 usage, input or environment error,
 		var fe *formatError
 		if errors.As(err, &fe) {
 			err = fe
+		} else {
+			err = flagValueError(err)
 		}
 		return usageErr(fmt.Errorf("%v (see %s --help)", err, c.CommandPath()))
 	})
@@ -123,6 +139,36 @@ Exit codes: 0 success, 1 violations, 2 usage, input or environment error,
 	root.SetHelpCommandGroupID(groupMaintenance)
 	root.SetCompletionCommandGroupID(groupMaintenance)
 	return root
+}
+
+// flagKinds says, for each pflag value type the commands use, what a
+// value of it looks like.
+var flagKinds = map[string]string{
+	"int":      "a whole number such as 8",
+	"int64":    "a whole number such as 8",
+	"uint":     "a whole number ≥ 0 such as 7",
+	"uint16":   "a whole number from 0 to 65535",
+	"uint64":   "a whole number ≥ 0 such as 7",
+	"float64":  "a number such as 0.5",
+	"duration": "a duration such as 500ms, 90s or 5m",
+	"bool":     "true or false",
+}
+
+// flagValueError turns pflag's error for a value a flag's type cannot
+// parse (`invalid argument "abc" for "--seed" flag: strconv.ParseUint:
+// parsing "abc": invalid syntax`) into the flag, the value and what the
+// flag takes; any other error is returned as it is.
+func flagValueError(err error) error {
+	var ive *pflag.InvalidValueError
+	if !errors.As(err, &ive) {
+		return err
+	}
+	f := ive.GetFlag()
+	if want, ok := flagKinds[f.Value.Type()]; ok {
+		return fmt.Errorf("--%s %q: want %s", f.Name, ive.GetValue(), want)
+	}
+	// A value type of ours: its own error says what it wants.
+	return fmt.Errorf("--%s %q: %v", f.Name, ive.GetValue(), errors.Unwrap(ive))
 }
 
 // Command groups, as homatest --help shows them.

@@ -4,7 +4,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/homatest/homatest/internal/timescale"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 // TestHelpGroups: homatest --help lists every command under one of the
@@ -64,4 +66,58 @@ func TestOneOutputFlag(t *testing.T) {
 			t.Errorf("%v: exit %d, %v", args, code, err)
 		}
 	}
+}
+
+// TestTimeScaleChecked: a HOMATEST_TIME_SCALE that is not a positive
+// number stops any command with one line naming the variable, the value
+// and the form (exit 2) instead of being replaced by 1; a valid one runs.
+func TestTimeScaleChecked(t *testing.T) {
+	t.Setenv(timescale.EnvVar, "fast")
+	_, err, code := run(t, "faults")
+	if code != ExitUsage || err == nil || strings.Contains(err.Error(), "\n") ||
+		!strings.Contains(err.Error(), `HOMATEST_TIME_SCALE="fast": want a positive number`) {
+		t.Errorf("HOMATEST_TIME_SCALE=fast: exit %d, %v; want 2 and the variable, value and form", code, err)
+	}
+	t.Setenv(timescale.EnvVar, "2")
+	if _, err, code := run(t, "faults"); code != ExitOK {
+		t.Errorf("HOMATEST_TIME_SCALE=2: exit %d, %v", code, err)
+	}
+}
+
+// TestFlagValueErrors: a value a numeric flag cannot parse is one line
+// naming the flag, the value and the form wanted (exit 2), without Go's
+// strconv or time text.
+func TestFlagValueErrors(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"explore", "--seed", "abc"}, `--seed "abc": want a whole number ≥ 0 such as 7 (see homatest explore --help)`},
+		{[]string{"bench", "--seed=-1"}, `--seed "-1": want a whole number ≥ 0 such as 7`},
+		{[]string{"explore", "--budget", "xyz"}, `--budget "xyz": want a duration such as 500ms, 90s or 5m`},
+		{[]string{"bench", "--load", "half"}, `--load "half": want a number such as 0.5`},
+	} {
+		_, err, code := run(t, c.args...)
+		if code != ExitUsage || err == nil || !strings.Contains(err.Error(), c.want) ||
+			strings.ContainsAny(err.Error(), "\n") || strings.Contains(err.Error(), "strconv") || strings.Contains(err.Error(), "invalid argument") {
+			t.Errorf("%v: exit %d, %v; want 2 and %q", c.args, code, err, c.want)
+		}
+	}
+	// Every pflag type a command uses has its description.
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		c.Flags().VisitAll(func(f *pflag.Flag) {
+			switch f.Value.Type() {
+			case "string", "stringSlice", "stringArray", "format", "count":
+			default:
+				if _, ok := flagKinds[f.Value.Type()]; !ok {
+					t.Errorf("%s --%s: value type %s has no entry in flagKinds", c.CommandPath(), f.Name, f.Value.Type())
+				}
+			}
+		})
+		for _, s := range c.Commands() {
+			walk(s)
+		}
+	}
+	walk(New())
 }

@@ -113,12 +113,18 @@ func TestDecodeRPC(t *testing.T) {
 	for _, c := range []struct{ sel, want string }{
 		{"99", "no packet of that RPC"},
 		{"4@10.0.0.99", "no packet of that RPC"},
-		{"slowest", "rpcs --sort latency"},
+		{"slowest", `--rpc "slowest": want an RPC id (a number, as homatest rpcs prints it) or ID@CLIENT; homatest rpcs --sort latency lists the slowest`},
+		{"abc", `--rpc "abc": want an RPC id (a number, as homatest rpcs prints it) or ID@CLIENT; homatest rpcs --sort latency lists the slowest`},
 		{"4@host", "is not an IP address"},
 	} {
-		if _, err, code := run(t, "decode", "--rpc", c.sel, lossy613); code != ExitUsage || !strings.Contains(err.Error(), c.want) {
+		// decode takes no slowest: its errors do not offer it.
+		if _, err, code := run(t, "decode", "--rpc", c.sel, lossy613); code != ExitUsage || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "or slowest") {
 			t.Errorf("--rpc %s: exit %d, %v; want %q", c.sel, code, err, c.want)
 		}
+	}
+	// plot takes slowest: its error for a bad value offers it.
+	if _, err, code := run(t, "plot", lossy613, "--rpc", "abc"); code != ExitUsage || !strings.Contains(err.Error(), "ID@CLIENT or slowest") {
+		t.Errorf("plot --rpc abc: exit %d, %v", code, err)
 	}
 }
 

@@ -20,15 +20,21 @@ type rpcSelector struct {
 	client  netip.Addr // zero: any client
 }
 
-// parseRPCSelector parses "slowest", "ID" or "ID@CLIENT".
-func parseRPCSelector(s string) (rpcSelector, error) {
-	if s == "slowest" {
+// parseRPCSelector parses "ID", "ID@CLIENT" or, when slowest is true
+// (the command can pick the slowest RPC), "slowest". Errors name only the
+// forms the command takes.
+func parseRPCSelector(s string, slowest bool) (rpcSelector, error) {
+	if s == "slowest" && slowest {
 		return rpcSelector{slowest: true}, nil
 	}
 	idText, addrText, hasAddr := strings.Cut(s, "@")
 	id, err := strconv.ParseUint(idText, 10, 64)
 	if err != nil {
-		return rpcSelector{}, fmt.Errorf("--rpc %q: want an RPC id (a number, as homatest rpcs prints it), ID@CLIENT or slowest", s)
+		forms := "an RPC id (a number, as homatest rpcs prints it), ID@CLIENT or slowest"
+		if !slowest {
+			forms = "an RPC id (a number, as homatest rpcs prints it) or ID@CLIENT; homatest rpcs --sort latency lists the slowest"
+		}
+		return rpcSelector{}, fmt.Errorf("--rpc %q: want %s", s, forms)
 	}
 	sel := rpcSelector{id: id}
 	if hasAddr {

@@ -55,7 +55,10 @@ reference implementation (homatest faults) and prints which specs catch
 which knob; a knob that no spec catches makes it fail.
 
 Levels: a failed MUST spec fails the run (exit 1); a failed SHOULD spec is a
-warning, listed but not failing, unless --strict.
+warning, listed but not failing, unless --strict. Specs the IUT cannot run
+(a capability its manifest does not declare) are unsupported: one line per
+reason names them, and the last line counts them ("PASS (12 specs run, 14
+unsupported)").
 
 Exit codes: 0 every MUST spec passed (unsupported specs do not fail a run;
 with --strict every SHOULD spec too), 1 a spec failed, 2 usage or

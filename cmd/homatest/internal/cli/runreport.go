@@ -82,39 +82,49 @@ func (o *runOpts) report(out io.Writer, passes []*conformance.Result) error {
 			}
 			fmt.Fprintf(w, "  rerun: %s\n", o.rerun(s))
 		}
-		for _, s := range p.Specs {
-			if s.State == "unsupported" {
-				fmt.Fprintf(w, "UNSUPPORTED %s: %s\n", s.Name, s.Failure)
-			}
-		}
+		writeUnsupported(w, p.Specs)
 		writeInconclusive(w, p.Specs)
 	}
-	verdict := "PASS"
-	warned := 0
+	warned, ran, unsupported := 0, 0, 0
 	for _, p := range passes {
 		for _, s := range p.Specs {
+			switch s.State {
+			case "passed", "failed", "error":
+				ran++
+			case "unsupported":
+				unsupported++
+			}
 			if (s.State == "failed" || s.State == "error") && !o.failing(s) {
 				warned++
 			}
 		}
 	}
+	counts := plural(ran, "spec", "specs") + " run"
+	if unsupported > 0 {
+		counts += fmt.Sprintf(", %d unsupported", unsupported)
+	}
+	verdict := "PASS (" + counts + ")"
 	if warned > 0 {
-		verdict = fmt.Sprintf("PASS with %d SHOULD warnings (--strict fails on them)", warned)
+		verdict = fmt.Sprintf("PASS (%s) with %d SHOULD warnings (--strict fails on them)", counts, warned)
 	}
 	if n := o.failedPasses(passes); n > 0 {
-		verdict = fmt.Sprintf("FAIL (%d of %d passes)", n, len(passes))
+		verdict = fmt.Sprintf("FAIL (%d of %d passes; %s)", n, len(passes), counts)
 	}
 	fmt.Fprintf(w, "\n%s; artifacts in %s (report: %s)\n", verdict, o.artifacts, filepath.Join(o.artifacts, reportFile))
 	return w.err
 }
 
+// writeUnsupported prints the unsupported specs, one line per reason
+// (conformance.Unsupported).
+func writeUnsupported(w io.Writer, specs []conformance.SpecResult) {
+	for _, l := range conformance.Unsupported(specs) {
+		fmt.Fprintln(w, l)
+	}
+}
+
 // rerun is the command that reruns one spec.
 func (o *runOpts) rerun(s conformance.SpecResult) string {
-	name, _, _ := strings.Cut(s.Name, ":")
-	if i := strings.LastIndex(name, " "); i >= 0 {
-		name = name[i+1:]
-	}
-	c := "homatest run --focus " + strconv.Quote(name)
+	c := "homatest run --focus " + strconv.Quote(s.ShortName())
 	if o.impl != "ref" {
 		c += " --impl " + o.impl
 	}

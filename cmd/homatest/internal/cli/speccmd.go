@@ -62,11 +62,23 @@ func newSpecCmd() *cobra.Command {
 			return nil
 		},
 	}
+	var paramsOut string
 	params := &cobra.Command{
-		Use:     "params [PROFILE]",
-		Short:   "Print the parameters of every profile (or one), as --param names",
-		Example: `  homatest spec params linux-2024`,
-		Args:    cobra.MaximumNArgs(1),
+		Use:   "params [PROFILE]",
+		Short: "Print the parameters of every profile (or one), as --param names",
+		Long: `params prints the checker's parameters (--param names) and their values in
+every profile, or in the one named. -o json prints [{"profile",
+"description", "params": {NAME: VALUE}}], one object per profile; each VALUE
+is a string in the form --param NAME=VALUE takes (durations such as "20ms",
+lists comma-separated).`,
+		Example: `  homatest spec params linux-2024
+  homatest spec params -o json | jq -r '.[] | .profile + " " + .params.unsched_bytes'`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 1 {
+				return usageErr(fmt.Errorf("spec params takes at most one PROFILE, got %d arguments; e.g. homatest spec params linux-2024", len(args)))
+			}
+			return nil
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			profs := spec.Profiles()
 			if len(args) == 1 {
@@ -77,13 +89,19 @@ func newSpecCmd() *cobra.Command {
 				profs = []spec.Profile{p}
 			}
 			w := &errWriter{w: cmd.OutOrStdout()}
-			writeParams(w, profs)
+			switch paramsOut {
+			case "json":
+				writeParamsJSON(w, profs)
+			default: // text (outputVar refused anything else)
+				writeParams(w, profs)
+			}
 			if w.err != nil {
 				return usageErr(fmt.Errorf("write output: %w", w.err))
 			}
 			return nil
 		},
 	}
+	outputVar(params.Flags(), &paramsOut, "the parameters", "text", "json")
 	var covOut string
 	coverage := &cobra.Command{
 		Use:   "coverage",
@@ -109,7 +127,7 @@ must be sent. -o json prints {"facts": [{"fact", "rules", "reason",
 				enc.SetIndent("", "  ")
 				enc.Encode(map[string]any{"facts": cov,
 					"summary": map[string]int{"facts": len(cov), "checkable": checkable, "implemented": implemented, "not_checkable": notCheckable},
-					"fields":  spec.WireCoverage(), "send": spec.SendConditions()})
+					"fields":  spec.WireCoverage(), "send": sendConditions()})
 			default: // text (outputVar refused anything else)
 				writeCoverageText(w, cov, checkable, implemented, notCheckable)
 			}
@@ -175,6 +193,44 @@ func writeParams(w io.Writer, profs []spec.Profile) {
 		}
 		fmt.Fprintln(w)
 	}
+}
+
+// sendConditions returns spec.SendConditions with empty lists, not nil
+// ones (JSON [] rather than null, for a type no rule obliges or forbids).
+func sendConditions() []spec.SendCoverage {
+	out := spec.SendConditions()
+	for i := range out {
+		if out[i].May == nil {
+			out[i].May = []string{}
+		}
+		if out[i].Must == nil {
+			out[i].Must = []string{}
+		}
+	}
+	return out
+}
+
+// profileParams is one profile of spec params -o json.
+type profileParams struct {
+	Profile     string `json:"profile"`
+	Description string `json:"description"`
+	// Params maps each --param name to its value as --param takes it.
+	Params map[string]string `json:"params"`
+}
+
+// writeParamsJSON prints profs as a JSON array of profileParams.
+func writeParamsJSON(w io.Writer, profs []spec.Profile) {
+	out := []profileParams{}
+	for _, p := range profs {
+		pp := profileParams{Profile: p.Name, Description: p.Description, Params: map[string]string{}}
+		for _, n := range spec.ParamNames() {
+			pp.Params[n], _ = p.Params.Get(n)
+		}
+		out = append(out, pp)
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.Encode(out)
 }
 
 // WriteSpecDoc writes the Markdown rule book: profiles, parameters and

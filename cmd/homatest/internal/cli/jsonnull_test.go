@@ -1,0 +1,106 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// nullPaths returns the paths of the null values in JSON document data
+// ("failures", "files[0].capture.other").
+func nullPaths(t *testing.T, what string, data []byte) []string {
+	t.Helper()
+	var v any
+	if err := json.Unmarshal(data, &v); err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+	var out []string
+	var walk func(p string, v any)
+	walk = func(p string, v any) {
+		switch x := v.(type) {
+		case nil:
+			if p == "" {
+				p = "(the whole document)"
+			}
+			out = append(out, p)
+		case map[string]any:
+			for k, e := range x {
+				walk(strings.TrimPrefix(p+"."+k, "."), e)
+			}
+		case []any:
+			for i, e := range x {
+				walk(fmt.Sprintf("%s[%d]", p, i), e)
+			}
+		}
+	}
+	walk("", v)
+	return out
+}
+
+// TestJSONNoNullLists: the JSON outputs and run-folder files say [] (or
+// {}) for an empty list (or map), never null, so that scripts can iterate
+// them without a guard: explore with no failure, spec coverage, check of
+// a capture with only Homa frames, a scenario's and a conformance run's
+// files in the simulator.
+func TestJSONNoNullLists(t *testing.T) {
+	t.Setenv("HOMATEST_CLI_CHILD", "1") // homatest run re-executes this binary (TestMain)
+	dir := t.TempDir()
+	docs := map[string][]byte{}
+	out, err, code := run(t, "explore", "--budget", "1h", "--max-cases", "20", "--artifacts", filepath.Join(dir, "explore"), "-q", "-o", "json")
+	if code != ExitOK {
+		t.Fatalf("explore: exit %d, %v\n%s", code, err, out)
+	}
+	docs["explore -o json"] = []byte(out)
+	for _, args := range [][]string{{"spec", "coverage", "-o", "json"}, {"spec", "list", "-o", "json"}, {"spec", "params", "-o", "json"}, {"faults", "-o", "json"}} {
+		out, err, code := run(t, args...)
+		if code != ExitOK {
+			t.Fatalf("%v: exit %d, %v", args, code, err)
+		}
+		docs[strings.Join(args, " ")] = []byte(out)
+	}
+	sc := filepath.Join(dir, "scenario")
+	if out, err, code := run(t, "scenario", "run", "--env", "sim", filepath.Join(exampleDir, "two-hosts-drops.yaml"), "--artifacts", sc, "-q"); code != ExitOK {
+		t.Fatalf("scenario run: exit %d, %v\n%s", code, err, out)
+	}
+	out, err, code = run(t, "check", "-o", "json", filepath.Join(sc, "sent.pcapng"))
+	if code != ExitOK {
+		t.Fatalf("check: exit %d, %v\n%s", code, err, out)
+	}
+	docs["check -o json"] = []byte(out)
+	rn := filepath.Join(dir, "run")
+	out, err, code = run(t, "run", "--env", "sim", "--focus", "RPC_UNKNOWN-reply", "--artifacts", rn, "-o", "json")
+	if code != ExitOK {
+		t.Fatalf("run: exit %d, %v\n%s", code, err, out)
+	}
+	docs["run -o json"] = []byte(out)
+	files, _ := filepath.Glob(filepath.Join(sc, "*.json"))
+	more, _ := filepath.Glob(filepath.Join(rn, "*", "*.json"))
+	files = append(append(files, more...), filepath.Join(dir, "explore", "result.json"))
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rel, _ := filepath.Rel(dir, f)
+		docs[rel] = b
+	}
+	for _, must := range []string{"scenario/check.json", "scenario/stalls.json", "explore/result.json"} {
+		if docs[must] == nil {
+			t.Errorf("no %s", must)
+		}
+	}
+	for what, b := range docs {
+		if p := nullPaths(t, what, b); len(p) > 0 {
+			t.Errorf("%s: null at %s", what, strings.Join(p, ", "))
+		}
+	}
+	var ex struct {
+		Failures []any `json:"failures"`
+	}
+	if json.Unmarshal(docs["explore -o json"], &ex) != nil || ex.Failures == nil || len(ex.Failures) != 0 {
+		t.Errorf("explore -o json: failures %#v, want []", ex.Failures)
+	}
+}
