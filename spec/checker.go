@@ -2,6 +2,7 @@ package spec
 
 import (
 	"fmt"
+	mbits "math/bits"
 	"net/netip"
 	"sort"
 	"time"
@@ -134,6 +135,22 @@ type pending struct {
 	rpc *RPCKey
 	// overdue is set for an OnlyLate obligation past its deadline.
 	overdue bool
+	// seq numbers obligations in the order they opened: obligations that
+	// close at one event are recorded in that order, not the map's
+	// (which would make the findings kept, MaxFindings, vary by run).
+	seq uint64
+}
+
+// closing is an open obligation that closes at the current event: it is
+// missed (m set) or recorded with res (noEvent: as of no event, as a
+// Witness confirmation is, so that the event's duplication is not
+// applied to it).
+type closing struct {
+	key     any
+	o       *pending
+	m       *missed
+	res     Result
+	noEvent bool
 }
 
 // missed is a Within obligation past its deadline, decided at Finish
@@ -150,9 +167,15 @@ type missed struct {
 }
 
 type ruleState struct {
-	res     RuleResult
-	open    map[any]*pending            // Within
-	seenA   map[rpcMsgKey]time.Duration // After: Checker.elapsed at the latest A
+	res  RuleResult
+	open map[any]*pending // Within
+	// seenA maps an After rule's A keys to their slot in seenAt, which
+	// holds Checker.elapsed at the latest A: a key seen again costs one
+	// map lookup, or none when the current RPC caches its slot
+	// (afterSlot). freeA lists the slots of keys forgotten (pruneAfter).
+	seenA   map[rpcMsgKey]int32
+	seenAt  []aSlot
+	freeA   []int32
 	kept    int
 	keptInc int
 	// aged orders seenA's keys by the elapsed time they were filed with
@@ -205,7 +228,7 @@ func classOf(e *Event) int {
 // mayApply reports whether rule form c may act on an event of class cls:
 // a superset of what Feed's per-form conditions accept, so that Feed
 // visits only the rules that can act on an event.
-func (c *compiled) mayApply(cls int) bool {
+func (c *compiled) mayApply(cls int, verify bool) bool {
 	typed := func(ts []wire.PacketType) bool {
 		return cls == classOther || cls < classTypes && typeIn(wire.MinType+wire.PacketType(cls), ts)
 	}
@@ -229,7 +252,7 @@ func (c *compiled) mayApply(cls int) bool {
 		case cls == classICMP:
 			return true
 		}
-		return verifyPrefilters || typed(c.after.ATypes) || typed(c.after.BTypes)
+		return verify || typed(c.after.ATypes) || typed(c.after.BTypes)
 	}
 }
 
@@ -244,6 +267,26 @@ type Checker struct {
 	// byClass[k] lists, in rule order, the rules that may act on an event
 	// of dispatch class k (classOf).
 	byClass [numClasses][]int
+	// typeSet[k], for a packet type's class k, holds the rules that act
+	// on every well-formed packet of that type: Each and AtMost rules of
+	// the type, Within rules it may trigger, After rules whose A or B
+	// may take it. open holds the Within rules with open obligations,
+	// which see every event. Feed visits typeSet[k] | open in rule
+	// order, so findings at one frame keep the rules' order.
+	typeSet [classTypes]ruleSet
+	open    ruleSet
+	// afterOrd[i] numbers After rule i among the After rules (nAfter of
+	// them): its entries in an RPC's afterSlot cache.
+	afterOrd []int
+	nAfter   int
+	// seq counts the obligations opened (pending.seq); closing is
+	// judgeOpen's scratch list.
+	seq     uint64
+	closing []closing
+	// reference makes Feed visit every rule with the rules' own
+	// conditions, without the dispatch tables: the straightforward path
+	// the tables are checked against (TestDispatchMatchesReference).
+	reference bool
 	// rpc is the current event's RPC key (rpcOK: it has one); rpcPtr a
 	// copy on the heap, made only when a finding or obligation keeps it.
 	rpc    RPCKey
@@ -270,6 +313,13 @@ type Checker struct {
 // the profile name, for the report). Rules not applying to profile are
 // dropped.
 func NewChecker(profile string, p Params, rules []*Rule) *Checker {
+	return newChecker(profile, p, rules, verifyPrefilters)
+}
+
+// newChecker is NewChecker; verify makes the dispatch tables also visit
+// the rules whose pre-filters spare an event, so that verifyPrefilter
+// can check them.
+func newChecker(profile string, p Params, rules []*Rule, verify bool) *Checker {
 	c := &Checker{p: &p, profile: profile, downs: map[[2]string]*DowngradeCount{}}
 	c.trace = NewTrace(c.p)
 	c.net = newNetwork(Switch, p.Jitter)
@@ -295,18 +345,57 @@ func NewChecker(profile string, p Params, rules []*Rule) *Checker {
 			c.trace.payloads = true
 		}
 		i := len(c.rules)
+		c.afterOrd = append(c.afterOrd, c.nAfter)
+		if cp.form == formAfter {
+			c.nAfter++
+		}
 		c.rules = append(c.rules, r)
 		c.props = append(c.props, cp)
 		c.state = append(c.state, &ruleState{res: RuleResult{Rule: r, ID: r.ID, Level: r.Level},
-			open: map[any]*pending{}, seenA: map[rpcMsgKey]time.Duration{}, aged: newAgedHeap()})
+			open: map[any]*pending{}, seenA: map[rpcMsgKey]int32{}, aged: newAgedHeap()})
 		for k := range c.byClass {
-			if cp.mayApply(k) {
+			if cp.mayApply(k, verify) {
 				c.byClass[k] = append(c.byClass[k], i)
 			}
 		}
+		for k := range c.typeSet {
+			if cp.actsOnType(wire.MinType+wire.PacketType(k), verify) {
+				c.typeSet[k].add(i)
+			}
+		}
+	}
+	if len(c.rules) > maxRuleSet {
+		c.reference = true // more rules than a ruleSet holds
 	}
 	return c
 }
+
+// actsOnType reports whether rule form c acts on a well-formed packet of
+// type t when no obligation of its own is open (see Checker.typeSet):
+// exactly for Each and AtMost, a superset for Within and After (whose
+// code checks TriggerTypes, ATypes and BTypes again; verify adds every
+// Within and After rule, as mayApply does).
+func (c *compiled) actsOnType(t wire.PacketType, verify bool) bool {
+	switch c.form {
+	case formEach:
+		return typeIn(t, c.each.Types)
+	case formAtMost:
+		return typeIn(t, c.atMost.Types)
+	case formWithin:
+		return verify || typeIn(t, c.within.TriggerTypes)
+	default:
+		return verify || typeIn(t, c.after.ATypes) || typeIn(t, c.after.BTypes)
+	}
+}
+
+// maxRuleSet is the number of rules a ruleSet holds.
+const maxRuleSet = 256
+
+// ruleSet is a set of rule indexes (below maxRuleSet), a bit each.
+type ruleSet [maxRuleSet / 64]uint64
+
+func (s *ruleSet) add(i int)    { s[i/64] |= 1 << (i % 64) }
+func (s *ruleSet) remove(i int) { s[i/64] &^= 1 << (i % 64) }
 
 // SetInferrer makes Feed pass every event to in as well (Inferrer.Feed),
 // before the event is applied to the trace; in then reads the checker's
@@ -351,7 +440,7 @@ func hasRPC(e *Event) bool {
 }
 
 // recordHere records res of rule i at the current event e (which names
-// its own frame and RPC); passes cost no allocation. (Feed's per-rule
+// its own frame and RPC); passes cost no allocation. (feedType's per-rule
 // loop does the same by hand, so that a rule's Result, returned in
 // registers, is not spilled and copied on the per-packet path; only a
 // finding goes to recordFinding, by pointer.)
@@ -449,69 +538,16 @@ func (c *Checker) feed(e *Event, learn bool) {
 		c.trace.begin(e)
 	}
 	c.net.observe(c.trace, e)
-	icmp := e.ICMP != nil
-	for _, i := range c.byClass[classOf(e)] {
-		st := c.state[i]
-		switch cp := &c.props[i]; cp.form {
-		case formEach:
-			p := &cp.each
-			if icmp && !p.ICMP || e.Err != nil && !p.Malformed || e.Err == nil && !icmp && !typeIn(e.Type(), p.Types) {
-				continue
-			}
-			// recordHere by hand: the Result stays in registers on a pass.
-			if res := p.Check(&c.ctx, e); res.Status == Passed && res.Cause() == "" {
-				st.pass(res.Slack)
-			} else if res.Status != NotApplicable {
-				c.recordFinding(i, e, &res)
-			}
-		case formAtMost:
-			p := &cp.atMost
-			if e.Err != nil || icmp || !typeIn(e.Type(), p.Types) {
-				continue
-			}
-			v, lim, ok := p.Measure(&c.ctx, e)
-			if !ok {
-				continue
-			}
-			if v > lim {
-				c.recordHere(i, e, Violation("%s is %d, above the limit %d", p.What(e), v, lim))
-			} else {
-				st.pass(0)
-			}
-		case formWithin:
-			if e.Err != nil {
-				continue
-			}
-			c.within(i, st, &cp.within, e, icmp)
-		case formAfter:
-			p := &cp.after
-			if e.Err != nil || icmp && !p.ICMP {
-				continue
-			}
-			if len(p.BTypes) > 0 && !typeIn(e.Type(), p.BTypes) {
-				verifyPrefilter(c.rules[i], "BTypes", e, func() bool { _, ok := p.B(&c.ctx, e); return ok })
-			} else if kb, ok := p.B(&c.ctx, e); ok {
-				ta, seen := st.seenA[kb]
-				switch {
-				case !seen:
-					c.recordHere(i, e, Violation("%s", p.Missing))
-				case p.Bound != nil && c.elapsed-ta > p.Bound(c.p):
-					c.recordHere(i, e, Violation("%s: the last one was %v earlier, over %v",
-						p.Missing, (c.elapsed-ta).Round(time.Microsecond), p.Bound(c.p)))
-				default:
-					st.pass(0)
-				}
-			}
-			if len(p.ATypes) > 0 && !typeIn(e.Type(), p.ATypes) {
-				verifyPrefilter(c.rules[i], "ATypes", e, func() bool { _, ok := p.A(&c.ctx, e); return ok })
-				continue
-			}
-			if ka, ok := p.A(&c.ctx, e); ok {
-				if _, had := st.seenA[ka]; !had {
-					st.aged.Push(agedKey{key: ka, at: c.elapsed})
-				}
-				st.seenA[ka] = c.elapsed
-			}
+	switch cls := classOf(e); {
+	case c.reference:
+		for i := range c.props {
+			c.evalRule(i, e)
+		}
+	case cls < classTypes:
+		c.feedType(cls, e)
+	default:
+		for _, i := range c.byClass[cls] {
+			c.evalRule(i, e)
 		}
 	}
 	if c.inf != nil {
@@ -522,12 +558,177 @@ func (c *Checker) feed(e *Event, learn bool) {
 	c.trace.Apply(e)
 }
 
+// feedType runs on e, a well-formed packet of dispatch class cls, the
+// rules that act on its type and those with open obligations, in rule
+// order. It is evalRule without the checks typeSet has made.
+func (c *Checker) feedType(cls int, e *Event) {
+	set := c.typeSet[cls]
+	for w := range set {
+		set[w] |= c.open[w]
+	}
+	for w, bits := range set {
+		for bits != 0 {
+			i := w*64 + mbits.TrailingZeros64(bits)
+			bits &= bits - 1
+			st := c.state[i]
+			switch cp := &c.props[i]; cp.form {
+			case formEach:
+				// recordHere by hand: the Result stays in registers on a pass.
+				if res := cp.each.Check(&c.ctx, e); res.Status == Passed && res.Cause() == "" {
+					st.pass(res.Slack)
+				} else if res.Status != NotApplicable {
+					c.recordFinding(i, e, &res)
+				}
+			case formAtMost:
+				c.atMost(i, st, &cp.atMost, e)
+			case formWithin:
+				c.within(i, st, &cp.within, e, false)
+			case formAfter:
+				c.after(i, st, &cp.after, e)
+			}
+		}
+	}
+}
+
+// evalRule runs rule i on e with the rule's own conditions on e's kind
+// (ICMP, malformed) and type.
+func (c *Checker) evalRule(i int, e *Event) {
+	icmp := e.ICMP != nil
+	st := c.state[i]
+	switch cp := &c.props[i]; cp.form {
+	case formEach:
+		p := &cp.each
+		if icmp && !p.ICMP || e.Err != nil && !p.Malformed || e.Err == nil && !icmp && !typeIn(e.Type(), p.Types) {
+			return
+		}
+		c.recordHere(i, e, p.Check(&c.ctx, e))
+	case formAtMost:
+		if e.Err != nil || icmp || !typeIn(e.Type(), cp.atMost.Types) {
+			return
+		}
+		c.atMost(i, st, &cp.atMost, e)
+	case formWithin:
+		if e.Err != nil {
+			return
+		}
+		c.within(i, st, &cp.within, e, icmp)
+	case formAfter:
+		if e.Err != nil || icmp && !cp.after.ICMP {
+			return
+		}
+		c.after(i, st, &cp.after, e)
+	}
+}
+
+// atMost runs AtMost rule i on e, an event of one of its Types.
+func (c *Checker) atMost(i int, st *ruleState, p *AtMost, e *Event) {
+	v, lim, ok := p.Measure(&c.ctx, e)
+	if !ok {
+		return
+	}
+	if v > lim {
+		c.recordHere(i, e, Violation("%s is %d, above the limit %d", p.What(e), v, lim))
+	} else {
+		st.pass(0)
+	}
+}
+
+// after runs After rule i on e (well-formed, or ICMP when the rule
+// takes ICMP): B is judged against the A keys seen, then A may file e's.
+func (c *Checker) after(i int, st *ruleState, p *After, e *Event) {
+	if len(p.BTypes) > 0 && !typeIn(e.Type(), p.BTypes) {
+		verifyPrefilter(c.rules[i], "BTypes", e, func() bool { _, ok := p.B(&c.ctx, e); return ok })
+	} else if kb, ok := p.B(&c.ctx, e); ok {
+		_, j, seen := c.findA(i, st, kb)
+		var ta time.Duration
+		if seen {
+			ta = st.seenAt[j].at
+		}
+		switch {
+		case !seen:
+			c.recordHere(i, e, Violation("%s", p.Missing))
+		case p.Bound != nil && c.elapsed-ta > p.Bound(c.p):
+			c.recordHere(i, e, Violation("%s: the last one was %v earlier, over %v",
+				p.Missing, (c.elapsed-ta).Round(time.Microsecond), p.Bound(c.p)))
+		default:
+			st.pass(0)
+		}
+	}
+	if len(p.ATypes) > 0 && !typeIn(e.Type(), p.ATypes) {
+		verifyPrefilter(c.rules[i], "ATypes", e, func() bool { _, ok := p.A(&c.ctx, e); return ok })
+		return
+	}
+	if ka, ok := p.A(&c.ctx, e); ok {
+		if ref, j, had := c.findA(i, st, ka); had {
+			st.seenAt[j].at = c.elapsed
+		} else {
+			j = st.slotA(c.elapsed)
+			st.seenA[ka] = j
+			st.aged.Push(agedKey{key: ka, at: c.elapsed})
+			if ref != nil {
+				*ref = afterSlot{slot: j, gen: st.seenAt[j].gen}
+			}
+		}
+	}
+}
+
+// aSlot is an After key's slot: Checker.elapsed at its latest A, and a
+// generation that changes when the slot is freed, so that an RPC's
+// cached afterSlot can tell it is stale.
+type aSlot struct {
+	at  time.Duration
+	gen uint32
+}
+
+// afterSlot is an RPC's cache of the seenAt slot of one of its After
+// keys (gen 0: none).
+type afterSlot struct {
+	slot int32
+	gen  uint32
+}
+
+// findA returns After rule i's slot for key k (ok: k was seen), and the
+// current RPC's cache entry for k (nil when k is not about the current
+// event's RPC), filled on a map hit.
+func (c *Checker) findA(i int, st *ruleState, k rpcMsgKey) (*afterSlot, int32, bool) {
+	var ref *afterSlot
+	if r := c.trace.curRPC; r != nil && c.rpcOK && k.Sender <= 1 && k.RPC == r.Key {
+		if r.after == nil {
+			r.after = make([]afterSlot, 2*c.nAfter)
+		}
+		ref = &r.after[2*c.afterOrd[i]+int(k.Sender)]
+		if ref.gen != 0 && st.seenAt[ref.slot].gen == ref.gen {
+			return ref, ref.slot, true
+		}
+	}
+	j, ok := st.seenA[k]
+	if ok && ref != nil {
+		*ref = afterSlot{slot: j, gen: st.seenAt[j].gen}
+	}
+	return ref, j, ok
+}
+
+// slotA returns a free slot of seenAt holding at.
+func (st *ruleState) slotA(at time.Duration) int32 {
+	if n := len(st.freeA); n > 0 {
+		j := st.freeA[n-1]
+		st.freeA = st.freeA[:n-1]
+		st.seenAt[j].at = at
+		return j
+	}
+	st.seenAt = append(st.seenAt, aSlot{at: at, gen: 1})
+	return int32(len(st.seenAt) - 1)
+}
+
 // within runs Within rule i on e: open obligations past their deadline
 // are missed, matching ones pass, excused ones close; then e may open
 // one.
 func (c *Checker) within(i int, st *ruleState, p *Within, e *Event, icmp bool) {
 	if len(st.open) > 0 {
 		c.judgeOpen(i, st, p, e, icmp)
+		if len(st.open) == 0 {
+			c.open.remove(i)
+		}
 	}
 	if icmp || e.Err != nil {
 		return
@@ -559,13 +760,13 @@ func verifyPrefilter(r *Rule, filter string, e *Event, asked func() bool) {
 // deadline are missed, matching ones pass, excused ones close.
 func (c *Checker) judgeOpen(i int, st *ruleState, p *Within, e *Event, icmp bool) {
 	bound := p.Bound(c.p)
+	cl := c.closing[:0]
 	for k, o := range st.open {
 		if p.Witness {
 			if !icmp && o.o.Match(&c.ctx, e) {
 				// Confirm weighs the network's evidence itself: the
 				// loss that excuses a missed answer does not excuse this.
-				c.record(i, nil, o.ref, o.rpc, o.o.Confirm(&c.ctx, e))
-				delete(st.open, k)
+				cl = append(cl, closing{key: k, o: o, res: o.o.Confirm(&c.ctx, e), noEvent: true})
 			}
 			continue
 		}
@@ -576,12 +777,13 @@ func (c *Checker) judgeOpen(i int, st *ruleState, p *Within, e *Event, icmp bool
 			}
 			return o.o.Match(&c.ctx, e)
 		}
+		miss := func(why Result) closing {
+			return closing{key: k, o: o, m: &missed{rule: i, ref: o.ref, rpc: o.rpc, res: why.WithSlack(bound), from: o.o.From, to: o.o.To, control: o.o.control}}
+		}
 		switch {
 		case age > bound && o.o.OnlyLate:
 			if match() {
-				why := Violation("%s came only %v later (frame %d), over the %v allowed", o.o.Expect, age.Round(time.Microsecond), e.Frame, bound).With(e.Frame)
-				c.missed = append(c.missed, missed{rule: i, ref: o.ref, rpc: o.rpc, res: why.WithSlack(bound), from: o.o.From, to: o.o.To, control: o.o.control})
-				delete(st.open, k)
+				cl = append(cl, miss(Violation("%s came only %v later (frame %d), over the %v allowed", o.o.Expect, age.Round(time.Microsecond), e.Frame, bound).With(e.Frame)))
 			} else {
 				o.overdue = true
 			}
@@ -591,18 +793,31 @@ func (c *Checker) judgeOpen(i int, st *ruleState, p *Within, e *Event, icmp bool
 			if match() {
 				why = Violation("%s came only %v later (frame %d), over the %v allowed", o.o.Expect, age.Round(time.Microsecond), e.Frame, bound).With(e.Frame)
 			}
-			c.missed = append(c.missed, missed{rule: i, ref: o.ref, rpc: o.rpc, res: why.WithSlack(bound), from: o.o.From, to: o.o.To, control: o.o.control})
-			delete(st.open, k)
+			cl = append(cl, miss(why))
 		case match():
-			c.record(i, e, o.ref, o.rpc, Pass().WithSlack(bound))
-			delete(st.open, k)
+			cl = append(cl, closing{key: k, o: o, res: Pass().WithSlack(bound)})
 		case o.o.Excuse != nil && !icmp:
 			if why, ok := o.o.Excuse(&c.ctx, e); ok {
-				c.record(i, e, o.ref, o.rpc, Unsure("%s (frame %d)", why, e.Frame).With(e.Frame))
-				delete(st.open, k)
+				cl = append(cl, closing{key: k, o: o, res: Unsure("%s (frame %d)", why, e.Frame).With(e.Frame)})
 			}
 		}
 	}
+	if len(cl) > 1 {
+		sort.Slice(cl, func(a, b int) bool { return cl[a].o.seq < cl[b].o.seq })
+	}
+	for _, x := range cl {
+		switch {
+		case x.m != nil:
+			c.missed = append(c.missed, *x.m)
+		case x.noEvent:
+			c.record(i, nil, x.o.ref, x.o.rpc, x.res)
+		default:
+			c.record(i, e, x.o.ref, x.o.rpc, x.res)
+		}
+		delete(st.open, x.key)
+	}
+	clear(cl)
+	c.closing = cl[:0]
 }
 
 // trigger asks Within rule i's Trigger about e and opens the obligation it
@@ -626,7 +841,9 @@ func (c *Checker) trigger(i int, st *ruleState, p *Within, e *Event) {
 			if why, excused := excuseAt(&c.ctx, o, e); excused {
 				c.recordHere(i, e, Unsure("%s", why))
 			} else {
-				st.open[o.Key] = &pending{o: o, ref: refOf(e), at: c.elapsed, rpc: c.curRPC()}
+				c.seq++
+				st.open[o.Key] = &pending{o: o, ref: refOf(e), at: c.elapsed, rpc: c.curRPC(), seq: c.seq}
+				c.open.add(i)
 			}
 		}
 	}
@@ -650,12 +867,18 @@ func (c *Checker) pruneAfter() {
 	for _, st := range c.state {
 		for st.aged.Len() > 0 && c.elapsed-st.aged.Min().at > IdleEvictAfter {
 			a := st.aged.Pop()
-			switch t, ok := st.seenA[a.key]; {
+			j, ok := st.seenA[a.key]
+			switch {
 			case !ok:
-			case c.elapsed-t > IdleEvictAfter:
+			case c.elapsed-st.seenAt[j].at > IdleEvictAfter:
 				delete(st.seenA, a.key)
+				st.seenAt[j].gen++ // stales RPCs' cached afterSlots
+				if st.seenAt[j].gen == 0 {
+					st.seenAt[j].gen = 1
+				}
+				st.freeA = append(st.freeA, j)
 			default:
-				st.aged.Push(agedKey{key: a.key, at: t})
+				st.aged.Push(agedKey{key: a.key, at: st.seenAt[j].at})
 			}
 		}
 	}
@@ -680,7 +903,12 @@ func (c *Checker) Finish() *Report {
 		st := c.state[i]
 		if p, ok := r.Property.(Within); ok {
 			bound := p.Bound(c.p)
+			open := make([]*pending, 0, len(st.open))
 			for _, o := range st.open {
+				open = append(open, o)
+			}
+			sort.Slice(open, func(a, b int) bool { return open[a].seq < open[b].seq })
+			for _, o := range open {
 				if p.Witness {
 					c.record(i, nil, o.ref, o.rpc, o.o.Unseen)
 				} else if age := c.elapsed - o.at; age > bound && o.o.OnlyLate {
@@ -694,6 +922,7 @@ func (c *Checker) Finish() *Report {
 				}
 			}
 			st.open = map[any]*pending{}
+			c.open.remove(i)
 		}
 	}
 	// Missed obligations are judged now, with all the capture's evidence:

@@ -36,10 +36,15 @@ type Inferred struct {
 // Result. It keeps its own Trace, or shares a Checker's
 // (Checker.SetInferrer).
 type Inferrer struct {
-	p      Params
-	t      *Trace
-	unsch  map[uint32]int // incoming < length → count
-	maxLen uint32         // longest message whose incoming was its length
+	p     Params
+	t     *Trace
+	unsch map[uint32]int // incoming < length → count
+	// unschHot is the incoming of the latest such packet, counted in
+	// unschHotN instead of unsch (0: none) until another value comes:
+	// most packets then cost no map access.
+	unschHot  uint32
+	unschHotN int
+	maxLen    uint32 // longest message whose incoming was its length
 	// batches: (sender, rpc, sequence) → segments of one GSO batch.
 	batches   map[batchKey]int
 	batchMax  int
@@ -111,7 +116,13 @@ func (in *Inferrer) feed(e *Event) {
 			return
 		}
 		if inc, l := d.Incoming(), d.MessageLength(); inc > 0 && inc < l {
-			in.unsch[inc]++
+			if in.unschHotN > 0 && in.unschHot == inc {
+				in.unschHotN++
+			} else {
+				in.flushUnsch()
+				in.unschHot, in.unschHotN = inc, in.unsch[inc]+1
+				delete(in.unsch, inc)
+			}
 		} else if inc == l && l > in.maxLen {
 			in.maxLen = l
 		}
@@ -192,6 +203,7 @@ func (in *Inferrer) feed(e *Event) {
 // or of the profile's tick when the capture has no repeats.
 func (in *Inferrer) Result() []Inferred {
 	var out []Inferred
+	in.flushUnsch()
 	if u, n := mode(in.unsch); n > 0 {
 		out = append(out, Inferred{Name: "unsched_bytes", Value: fmt.Sprint(u), Evidence: fmt.Sprintf("incoming %d in %d first transmissions of messages longer than it", u, n)})
 	} else if in.maxLen > 0 {
@@ -296,6 +308,14 @@ func (inf Inferred) Apply(p *Params) bool {
 	}
 	*p = q
 	return true
+}
+
+// flushUnsch moves the count of unschHot into unsch.
+func (in *Inferrer) flushUnsch() {
+	if in.unschHotN > 0 {
+		in.unsch[in.unschHot] = in.unschHotN
+		in.unschHotN = 0
+	}
 }
 
 func mode(m map[uint32]int) (uint32, int) {

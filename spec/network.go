@@ -67,7 +67,7 @@ type Network struct {
 	reorder    map[hostPair]Evidence
 	// last is the latest frame seen between two hosts (either direction),
 	// for duplicate detection.
-	last map[pairKey]lastFrame
+	last map[pairKey]*lastFrame
 	// dup is set while the event being fed is the second identical copy
 	// of its pair's previous frame.
 	dup Evidence
@@ -98,7 +98,7 @@ type lastFrame struct {
 
 func newNetwork(cp CapturePoint, jitter time.Duration) *Network {
 	return &Network{cp: cp, jitter: jitter, lossAfter: map[hostPair]Evidence{}, lossBefore: map[hostPair]Evidence{},
-		reorder: map[hostPair]Evidence{}, last: map[pairKey]lastFrame{}}
+		reorder: map[hostPair]Evidence{}, last: map[pairKey]*lastFrame{}}
 }
 
 // CapturePoint returns the capture point the network model assumes.
@@ -284,7 +284,12 @@ func (n *Network) observeDup(e *Event) {
 	sum := maphash.Bytes(dupSeed, e.Packet.Bytes())
 	k := unordered(e.Src, e.Dst)
 	cur := lastFrame{frame: e.Frame, src: e.Src, time: e.Time, sum: sum, prio: e.Priority, length: e.Packet.WireLen(), copies: 1, orig: e.Frame}
-	if prev, ok := n.last[k]; ok && prev.sum == sum && prev.src == e.Src && prev.prio == cur.prio && prev.length == cur.length {
+	prev := n.last[k]
+	if prev == nil {
+		// Each pair's entry is updated in place: one map lookup per frame.
+		prev = &lastFrame{}
+		n.last[k] = prev
+	} else if prev.sum == sum && prev.src == e.Src && prev.prio == cur.prio && prev.length == cur.length {
 		if d := e.Time.Sub(prev.time); d >= 0 && d <= n.jitter {
 			cur.copies, cur.orig = prev.copies+1, prev.orig
 			if cur.copies == 2 && !n.atSender(e.Src) {
@@ -293,6 +298,6 @@ func (n *Network) observeDup(e *Event) {
 			}
 		}
 	}
-	n.last[k] = cur
+	*prev = cur
 	n.dup = cur.dup
 }

@@ -52,3 +52,42 @@ func TestHotValuesFitRegisters(t *testing.T) {
 		t.Errorf("wire.Packet is %d bytes: keep it within 32", n)
 	}
 }
+
+// TestMissedObligationsKeptInOrder opens more obligations than a rule
+// keeps findings (MaxFindings) and lets them all expire at one packet:
+// the findings kept must be those of the first triggers, in every run,
+// not whichever the map of open obligations yields first.
+func TestMissedObligationsKeptInOrder(t *testing.T) {
+	never := &Rule{ID: "HOMA-TEST-010", Level: Must, Statement: "s", Source: "s", Property: Within{
+		TriggerTypes: []wire.PacketType{wire.TypeGrant},
+		Trigger: func(c *Ctx, e *Event) (Obligation, bool) {
+			return Obligation{Key: e.Frame, Match: func(*Ctx, *Event) bool { return false }, Expect: "nothing"}, true
+		},
+		Bound: func(*Params) time.Duration { return time.Millisecond },
+	}}
+	b := newTrace(t, wire.VersionCurrent)
+	n := MaxFindings + 50
+	for i := range n {
+		b.after(time.Microsecond).grant(false, 2*uint64(i+1), 50000, 7)
+	}
+	b.after(10*time.Millisecond).grant(false, 2, 60000, 7)
+	p, _ := LookupProfile("linux")
+	for run := range 5 {
+		c := NewChecker("linux", p.Params, []*Rule{never})
+		for i := range b.events {
+			c.Feed(&b.events[i])
+		}
+		rep := c.Finish()
+		if got := rep.Rules[0].Violated; got != n {
+			t.Fatalf("run %d: %d violations, want %d", run, got, n)
+		}
+		if len(rep.Violations) != MaxFindings {
+			t.Fatalf("run %d: %d findings kept, want %d", run, len(rep.Violations), MaxFindings)
+		}
+		for i, v := range rep.Violations {
+			if v.Frame != i+1 {
+				t.Fatalf("run %d: finding %d is at frame %d, want %d (the first triggers' findings)", run, i, v.Frame, i+1)
+			}
+		}
+	}
+}

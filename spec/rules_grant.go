@@ -352,13 +352,17 @@ func grantRules() []*Rule {
 // surely been processed.
 func scheduledPriority(c *Ctx, e *Event, m *Message) Result {
 	log := m.GrantLog
+	// old(t): t is more than slack before e (e.Time.Sub(t) > slack),
+	// compared without a subtraction per GRANT.
+	horizon := e.Time.Add(-c.P.Slack)
+	old := func(t time.Time) bool { return t.Before(horizon) }
 	settled := -1 // index in log of a GRANT the sender has surely processed
 	if m.Known {
 		settled = 0
 	}
 	timed := -1 // the same by time alone (queueing, no loss)
 	for i := len(log) - 1; i >= 0; i-- {
-		if e.Time.Sub(log[i].Time) > c.P.Slack {
+		if old(log[i].Time) {
 			timed = i
 			break
 		}
@@ -368,12 +372,12 @@ func scheduledPriority(c *Ctx, e *Event, m *Message) Result {
 	}
 	allowed := uint16(0)
 	for i, g := range log {
-		if i >= settled || e.Time.Sub(g.Time) <= c.P.Slack {
+		if i >= settled || !old(g.Time) {
 			allowed |= 1 << (g.Priority & 15)
 		}
 	}
 	for _, g := range m.RecentGrants { // older ones reordered behind a newer
-		if e.Time.Sub(g.Time) <= c.P.Slack {
+		if !old(g.Time) {
 			allowed |= 1 << (g.Priority & 15)
 		}
 	}
@@ -391,12 +395,12 @@ func scheduledPriority(c *Ctx, e *Event, m *Message) Result {
 	// Would queueing alone (every GRANT older than slack arrived) forbid it?
 	strict := uint16(0)
 	for i, g := range log {
-		if i >= timed || e.Time.Sub(g.Time) <= c.P.Slack {
+		if i >= timed || !old(g.Time) {
 			strict |= 1 << (g.Priority & 15)
 		}
 	}
 	for _, g := range m.RecentGrants {
-		if e.Time.Sub(g.Time) <= c.P.Slack {
+		if !old(g.Time) {
 			strict |= 1 << (g.Priority & 15)
 		}
 	}

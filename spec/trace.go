@@ -138,6 +138,9 @@ type Message struct {
 	// payload holds hashes of the payload seen (Trace.payloads only; nil
 	// until the first DATA with captured bytes), for HOMA-WIRE-014.
 	payload *payloadLog
+	// pair caches the Trace.pairs entry of the message's last DATA (one
+	// map lookup per message, not per packet; entries are never removed).
+	pair *pairData
 	// inGranting and inLong say whether the message is in its receiver's
 	// Trace.granting and Trace.longIn sets; doneFiled whether it has an
 	// entry in the receiver's Trace.longDone heap.
@@ -275,6 +278,9 @@ func resendEnd(rs wire.Resend, sentEnd uint32) uint32 {
 // RPC is what an observer knows about one RPC.
 type RPC struct {
 	Key RPCKey
+	// after caches the Checker's After slots of the RPC's keys
+	// (Checker.findA).
+	after []afterSlot
 	// ClientPort and ServerPort are the Homa ports.
 	ClientPort, ServerPort uint16
 	// First and Last are the times of the first and latest packet; FirstFrame
@@ -427,11 +433,34 @@ type Trace struct {
 // pairData is what the DATA from one host to another showed of cutoff
 // versions.
 type pairData struct {
-	// verCount[v] counts the DATA packets with cutoff_version v.
+	// hp is the pair, so that a Message's cached pointer can be checked.
+	hp hostPair
+	// verCount[v] counts the DATA packets with cutoff_version v, but for
+	// the version of the latest one (hotVer, if hot), counted in hotN: a
+	// pair's DATA rarely changes version, so most packets cost no map
+	// access.
 	verCount map[uint16]int
+	hot      bool
+	hotVer   uint16
+	hotN     int
+	// hotPrios has bit p set once verPrio holds {hotVer, p}.
+	hotPrios uint64
 	// verPrio[{v, p}] is the first DATA with cutoff_version v at
 	// priority p.
 	verPrio map[[2]uint16]Seen
+}
+
+// countVersion counts a DATA packet with cutoff_version v.
+func (pd *pairData) countVersion(v uint16) {
+	if pd.hot && pd.hotVer == v {
+		pd.hotN++
+		return
+	}
+	if pd.hot {
+		pd.verCount[pd.hotVer] = pd.hotN
+	}
+	pd.hot, pd.hotVer, pd.hotN, pd.hotPrios = true, v, pd.verCount[v]+1, 0
+	delete(pd.verCount, v)
 }
 
 // Seen is a moment of the capture: a time and a frame.
@@ -631,6 +660,9 @@ func (t *Trace) unpaidStale(h, peer netip.Addr, v uint16) int {
 			if ver != v {
 				n += k
 			}
+		}
+		if pd.hot && pd.hotVer != v {
+			n += pd.hotN
 		}
 	}
 	return n - t.cutoffsPaid[hostPair{h, peer}]
@@ -885,14 +917,22 @@ func (t *Trace) applyData(e *Event, r *RPC) {
 	m := r.Msg(p.Role())
 	d := p.Data()
 	hp := hostPair{e.Src, e.Dst}
-	pd := t.pairs[hp]
-	if pd == nil {
-		pd = &pairData{verCount: map[uint16]int{}, verPrio: map[[2]uint16]Seen{}}
-		t.pairs[hp] = pd
+	pd := m.pair
+	if pd == nil || pd.hp != hp {
+		if pd = t.pairs[hp]; pd == nil {
+			pd = &pairData{hp: hp, verCount: map[uint16]int{}, verPrio: map[[2]uint16]Seen{}}
+			t.pairs[hp] = pd
+		}
+		m.pair = pd
 	}
-	pd.verCount[d.CutoffVersion()]++
-	if k := [2]uint16{d.CutoffVersion(), uint16(e.Priority)}; pd.verPrio[k].Time.IsZero() {
-		pd.verPrio[k] = Seen{e.Time, e.Frame}
+	pd.countVersion(d.CutoffVersion())
+	if e.Priority >= 64 || pd.hotPrios&(1<<e.Priority) == 0 {
+		if k := [2]uint16{d.CutoffVersion(), uint16(e.Priority)}; pd.verPrio[k].Time.IsZero() {
+			pd.verPrio[k] = Seen{e.Time, e.Frame}
+		}
+		if e.Priority < 64 && !e.Time.IsZero() {
+			pd.hotPrios |= 1 << e.Priority
+		}
 	}
 	if d.Incoming() > m.MaxIncoming {
 		m.MaxIncoming = d.Incoming()
