@@ -156,8 +156,8 @@ func TestRetransmitMarkedReal(t *testing.T) {
 func TestBusyAndResendAll(t *testing.T) {
 	m := load(t, filepath.Join(faultsDir, "BR-30-timeout-kills-live-rpc.pcapng"), byID(12))
 	r := &m.Response
-	if len(r.Busy) != 2 || r.Busy[0].Frame != 3 || r.Busy[1].Frame != 5 || r.Busy[0].Offset != 0 {
-		t.Errorf("response BUSY %+v, want frames 3 and 5 at offset 0", r.Busy)
+	if len(r.Busy) != 2 || r.Busy[0].Frame != 5 || r.Busy[1].Frame != 11 || r.Busy[0].Offset != 0 {
+		t.Errorf("response BUSY %+v, want frames 5 and 11 at offset 0", r.Busy)
 	}
 	if len(r.Resends) != 3 || r.Resends[0].Offset != 0 || r.Resends[0].End != 100 || r.Resends[0].At != 5200*time.Microsecond {
 		t.Errorf("response RESENDs %+v, want 3, the first [0, 100) at 5.2ms", r.Resends)
@@ -165,10 +165,10 @@ func TestBusyAndResendAll(t *testing.T) {
 	if len(m.Request.Busy)+len(m.Request.Resends) != 0 {
 		t.Errorf("request panel has BUSY %v RESEND %v, want none", m.Request.Busy, m.Request.Resends)
 	}
-	if len(m.Request.Retransmits) != 1 || m.Request.Retransmits[0].Frame != 8 {
-		t.Errorf("request retransmits %+v, want frame 8", m.Request.Retransmits)
+	if len(m.Request.Retransmits) != 1 || m.Request.Retransmits[0].Frame != 18 {
+		t.Errorf("request retransmits %+v, want frame 18", m.Request.Retransmits)
 	}
 	if m.Latency != 20*time.Millisecond {
-		t.Errorf("latency %v, want 20ms (frame 9 completes the response)", m.Latency)
+		t.Errorf("latency %v, want 20ms (frame 24 completes the response)", m.Latency)
 	}
 }
