@@ -146,6 +146,9 @@ func runCheck(cmd *cobra.Command, o *checkOpts, files []string) error {
 	if o.annotate != "" && sameFile(o.annotate, files[0]) {
 		return usageErr(fmt.Errorf("--annotate %s is the capture being checked: write the annotated copy to another file", o.annotate))
 	}
+	if err := checkOutputFile("--annotate", o.annotate); err != nil {
+		return usageErr(err)
+	}
 	reports := check.Files(co, files)
 	failed := 0
 	for _, fr := range reports {

@@ -231,13 +231,8 @@ func (o *runOpts) run(cmd *cobra.Command) error {
 		}
 	}
 	if o.junit != "" {
-		if err := conformance.MergeJUnit(junits, o.junit); err != nil {
-			return usageErr(err)
-		}
-		if !o.strict {
-			if err := conformance.DemoteShouldFailures(o.junit); err != nil {
-				return usageErr(err)
-			}
+		if err := conformance.MergeJUnit(junits, o.junit, o.strict); err != nil {
+			return usageErr(flagWriteErr("--junit", o.junit, err))
 		}
 	}
 	page := html.RunPage(passes, html.RunInput{Impl: o.impl, Env: o.env, Fault: o.fault, Dir: o.artifacts,
