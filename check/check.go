@@ -51,7 +51,19 @@ type Options struct {
 func (o Options) Validate() error {
 	if o.Profile != "auto" {
 		if _, err := spec.LookupProfile(o.Profile); err != nil {
-			return fmt.Errorf("--profile: %w", err)
+			names := []string{"auto"}
+			for _, p := range spec.Profiles() {
+				names = append(names, p.Name)
+			}
+			return fmt.Errorf("--profile: unknown profile %q: want one of %s", o.Profile, strings.Join(names, ", "))
+		}
+	}
+	switch o.CapturePoint {
+	case "", "auto", "ports":
+	default:
+		// Checked once here, not per file: a bad value is a usage error.
+		if _, err := spec.ParseCapturePoint(o.CapturePoint); err != nil {
+			return fmt.Errorf("--capture-point: %w", err)
 		}
 	}
 	probe := spec.Profiles()[0].Params

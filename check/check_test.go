@@ -221,7 +221,7 @@ func TestPlanCapture(t *testing.T) {
 	}{
 		{"ports", two, "needs a pcapng whose frames carry both directions"},
 		{"host:10.0.0.3", two, "no Homa packet of the capture is to or from 10.0.0.3"},
-		{"middle", two, "want auto, switch, host:ADDR, sent or delivered"},
+		{"middle", two, "want auto, switch, host:ADDR, sent, delivered or ports"},
 	} {
 		if _, err := planCapture(c.flag, c.l); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("--capture-point %s: %v, want %q", c.flag, err, c.want)

@@ -141,7 +141,7 @@ func TestCheckCapturePoint(t *testing.T) {
 		t.Errorf("host flag:\n%s", out)
 	}
 	for _, c := range []struct{ flag, want string }{
-		{"middle", "want auto, switch, host:ADDR, sent or delivered"},
+		{"middle", "want auto, switch, host:ADDR, sent, delivered or ports"},
 		{"host:10.0.0", "is not an IP address"},
 		{"host:10.9.9.9", "no Homa packet of the capture is to or from 10.9.9.9"},
 		{"ports", "needs a pcapng whose frames carry both directions"},

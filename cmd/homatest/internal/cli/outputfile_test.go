@@ -13,6 +13,7 @@ import (
 // error naming the flag), refuses "-", and an unwritable path is refused
 // naming the flag before any work starts.
 func TestOutputFileNodes(t *testing.T) {
+	t.Setenv("HOMATEST_CLI_CHILD", "1") // homatest run re-executes this binary (TestMain)
 	faults, _ := filepath.Glob(filepath.Join(faultsDir, "*.pcapng"))
 	if len(faults) == 0 {
 		t.Fatal("no fault captures")

@@ -14,6 +14,7 @@ import (
 	"github.com/homatest/homatest/agent"
 	"github.com/homatest/homatest/conformance"
 	"github.com/homatest/homatest/report/html"
+	"github.com/homatest/homatest/spec"
 )
 
 // runOpts are the flags of homatest run.
@@ -125,6 +126,9 @@ func (o *runOpts) validate() error {
 	}
 	if o.fault != "" && !knownFault(o.fault) {
 		return fmt.Errorf("--fault %q: no such fault knob (homatest faults lists them)", o.fault)
+	}
+	if err := spec.CheckRulePatterns(o.rules); err != nil {
+		return fmt.Errorf("--rules: %w", err)
 	}
 	if err := checkOutputFile("--junit", o.junit); err != nil {
 		return err
