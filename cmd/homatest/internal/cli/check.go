@@ -78,7 +78,9 @@ Info).
 
 Exit codes: 0 no MUST violation (and with --strict no SHOULD violation),
 1 violations, 2 bad input (unreadable or cut capture, no Homa packets, bad
-flags).`,
+flags). 2 wins: with several FILEs, one that cannot be checked makes the
+exit 2 even when others have violations (their reports still print them,
+and the error line names the files that failed their check).`,
 		Example: `  # check a capture with HomaModule main defaults
   homatest check capture.pcap
 
@@ -185,14 +187,28 @@ func runCheck(cmd *cobra.Command, o *checkOpts, files []string) error {
 				msgs = append(msgs, r.Error)
 			}
 		}
+		// Exit 2 wins over 1; the line still says which files failed
+		// their check, since the exit code cannot.
+		if v := violatedFiles(reports); len(v) > 0 {
+			msgs = append(msgs, "rule violations found in "+strings.Join(v, ", "))
+		}
 		return usageErr(errors.New(strings.Join(msgs, "; ")))
 	}
-	for _, r := range reports {
-		if r.Verdict == "fail" {
-			return &ExitError{Code: ExitViolations, Err: errors.New("rule violations found")}
-		}
+	if len(violatedFiles(reports)) > 0 {
+		return &ExitError{Code: ExitViolations, Err: errors.New("rule violations found")}
 	}
 	return nil
+}
+
+// violatedFiles returns the files whose verdict is fail, in order.
+func violatedFiles(reports []check.FileReport) []string {
+	var out []string
+	for _, r := range reports {
+		if r.Verdict == "fail" {
+			out = append(out, r.File)
+		}
+	}
+	return out
 }
 
 // sameFile reports whether paths a and b name the same existing file.

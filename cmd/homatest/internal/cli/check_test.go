@@ -202,7 +202,8 @@ func TestRPCs(t *testing.T) {
 }
 
 // TestCheckGoodAndBadFiles: a bad file among good ones is reported in its
-// place, the good ones are still checked, and the exit code is 2.
+// place, the good ones are still checked, and the exit code is 2, also
+// when another file has violations (which the error line then names).
 func TestCheckGoodAndBadFiles(t *testing.T) {
 	bad := filepath.Join(t.TempDir(), "notcap.txt")
 	os.WriteFile(bad, []byte("not a capture"), 0o644)
@@ -214,6 +215,28 @@ func TestCheckGoodAndBadFiles(t *testing.T) {
 	if !strings.Contains(out, "a-small-rpcs.pcap (profile linux): 44 Homa packets, 20 RPCs") ||
 		!strings.Contains(out, "notcap.txt: ERROR: ") || !strings.Contains(out, "PASS: 0 MUST and 0 SHOULD") {
 		t.Errorf("output:\n%s", out)
+	}
+	if strings.Contains(err.Error(), "rule violations") {
+		t.Errorf("no file has violations, yet the error says %q", err)
+	}
+	// A file with MUST violations beside a missing one: still exit 2
+	// (bad input wins), and the one-line error names the violated file.
+	faults, _ := filepath.Glob(filepath.Join(faultsDir, "*.pcapng"))
+	violated := ""
+	for _, f := range faults {
+		if _, _, code := run(t, "check", f); code == ExitViolations {
+			violated = f
+			break
+		}
+	}
+	if violated == "" {
+		t.Fatal("no fault capture fails its check")
+	}
+	missing := filepath.Join(t.TempDir(), "missing.pcap")
+	_, err, code = run(t, "check", violated, missing)
+	if code != ExitUsage || err == nil || strings.Contains(err.Error(), "\n") ||
+		!strings.Contains(err.Error(), "missing.pcap") || !strings.HasSuffix(err.Error(), "rule violations found in "+violated) {
+		t.Errorf("violations beside a missing file: exit %d, %v", code, err)
 	}
 }
 
