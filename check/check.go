@@ -113,7 +113,9 @@ type FileReport struct {
 	// charged to them are the tester's, not an implementation's.
 	Testers []string `json:"testers,omitempty"`
 	testers map[netip.Addr]bool
-	// NotApplicable lists selected rules that do not apply to the profile.
+	// NotApplicable lists the rules --rules selected that do not apply to
+	// the profile (none without --rules: the profile's own rule set is no
+	// selection of the user's).
 	NotApplicable []string     `json:"not_applicable,omitempty"`
 	Report        *spec.Report `json:"report,omitempty"`
 	// Hosts are the per-host results of a multi-port capture.
@@ -222,7 +224,7 @@ func File(o Options, file string) FileReport {
 	}
 	all, _ := spec.Select(spec.Rules(), o.Rules, lvl, "")
 	rules, _ := spec.Select(spec.Rules(), o.Rules, lvl, profile)
-	if len(rules) < len(all) {
+	if o.Rules != "" && len(rules) < len(all) { // a note on the user's selection, not on the defaults
 		ok := map[string]bool{}
 		for _, r := range rules {
 			ok[r.ID] = true

@@ -124,7 +124,7 @@ first).`,
 		Example: `  sudo homatest bench --workload w4 --load 0.8 --rate 100mbit --plot w4.png
   homatest bench --env sim --workload w4 --load 0.8 --rate 10gbit --hosts 16 --duration 100ms
   sudo homatest bench --workload 1000 --transport homa --duration 5s -o json`,
-		Args: cobra.NoArgs,
+		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			switch o.env {
 			case "auto":

@@ -33,7 +33,7 @@ func TestBenchFlagErrors(t *testing.T) {
 		{[]string{"--rtt", "0s"}, "--rtt"},
 		{[]string{"--param", "unsched_bytes"}, "want NAME=VALUE"},
 		{[]string{"--param", "unsched_bytes=lots"}, "not an integer"},
-		{[]string{"extra"}, "unknown command"},
+		{[]string{"extra"}, "takes no arguments"},
 		{[]string{"--env", "vm"}, `--env "vm": want auto, ns`},
 		{[]string{"--env", "sim", "--hosts", "145"}, "--hosts 145: want 2..144"},
 		{[]string{"--env", "ns", "--hosts", "17"}, "--hosts 17: want 2..16"},

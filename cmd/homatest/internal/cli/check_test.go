@@ -6,6 +6,7 @@ import (
 	"encoding/xml"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -286,13 +287,47 @@ func TestCheckWirePicksProfile(t *testing.T) {
 	}
 }
 
-// TestCheckNotApplicableNote: a selected rule that does not apply to the
-// profile is named in a note.
+// TestCheckNotApplicableNote: a rule --rules selected that does not apply
+// to the profile is named in a note; without --rules (the profile's own
+// rules) there is no note, in the text or the JSON.
 func TestCheckNotApplicableNote(t *testing.T) {
 	f := filepath.Join(realDir, "linux-6.1-proto253/a-small-rpcs.pcap")
 	out, _, _ := run(t, "check", "--rules", "HOMA-CUTOFF-001,HOMA-WIRE-001", f)
-	if !strings.Contains(out, "note: 1 selected rules do not apply to profile linux-2024: HOMA-CUTOFF-001") {
+	if !strings.Contains(out, "note: 1 rule selected by --rules does not apply to profile linux-2024: HOMA-CUTOFF-001") {
 		t.Errorf("no note:\n%s", out)
+	}
+	out, _, _ = run(t, "check", "--profile", "upstream", "--rules", "HOMA-GRANT-00*", filepath.Join(realDir, "linux-6.13-proto146/a-small-rpcs.pcap"))
+	if !strings.Contains(out, "rules selected by --rules do not apply to profile upstream: HOMA-GRANT-001, ") {
+		t.Errorf("no note for several rules:\n%s", out)
+	}
+	for _, g := range []string{f, filepath.Join(realDir, "linux-6.13-proto146/a-small-rpcs.pcap")} {
+		out, _, _ = run(t, "check", g)
+		if strings.Contains(out, "note:") || strings.Contains(out, "do not apply") || strings.Contains(out, "does not apply") {
+			t.Errorf("check %s without --rules prints a note:\n%s", g, out)
+		}
+		out, _, _ = run(t, "check", "-o", "json", g)
+		if strings.Contains(out, "not_applicable") {
+			t.Errorf("check -o json %s without --rules lists not_applicable rules", g)
+		}
+	}
+}
+
+// TestCheckSeeFrame: a violation with one other frame says "see frame N",
+// with several "see frames N,M".
+func TestCheckSeeFrame(t *testing.T) {
+	out, _, _ := run(t, "check", filepath.Join(faultsDir, "BR-06-grant-after-complete.pcapng"))
+	if !regexp.MustCompile(`\(see frame [0-9]+\)`).MatchString(out) || regexp.MustCompile(`\(see frames [0-9]+\)`).MatchString(out) {
+		t.Errorf("one other frame:\n%s", out)
+	}
+}
+
+// TestNoArgsCommand: a command that takes no arguments says so on one
+// line (exit 2), not "unknown command".
+func TestNoArgsCommand(t *testing.T) {
+	_, err, code := run(t, "faults", "extra")
+	want := `homatest faults takes no arguments, got "extra": homatest faults --help shows its flags`
+	if code != ExitUsage || err == nil || err.Error() != want {
+		t.Errorf("faults extra: exit %d, %v; want 2 and %q", code, err, want)
 	}
 }
 

@@ -113,6 +113,16 @@ func oneArg(what, example string) cobra.PositionalArgs {
 	}
 }
 
+// noArgs is cobra.NoArgs with a one-line error saying the command takes
+// no arguments (cobra's reads "unknown command", as if a subcommand were
+// meant).
+func noArgs(cmd *cobra.Command, args []string) error {
+	if len(args) > 0 {
+		return fmt.Errorf("%s takes no arguments, got %q: %s --help shows its flags", cmd.CommandPath(), strings.Join(args, " "), cmd.CommandPath())
+	}
+	return nil
+}
+
 // errWriter remembers the first write error.
 type errWriter struct {
 	w   io.Writer

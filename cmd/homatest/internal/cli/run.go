@@ -70,7 +70,7 @@ environment error.`,
   homatest run --fault no-grants            # expect failures citing HOMA-GRANT rules
   homatest run --repeat 10 --junit report.xml
   homatest run --mutation-matrix`,
-		Args: cobra.NoArgs,
+		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return o.run(cmd) },
 	}
 	f := cmd.Flags()
