@@ -126,12 +126,18 @@ type FileReport struct {
 	Stats    *pcap.Stats     `json:"capture,omitempty"`
 }
 
-// HostResult is one host's view of a multi-port capture.
+// HostResult is one host's view of a multi-port capture: Violations are
+// the violations charged to the host (those charged to a tester included,
+// those a measured stall excused not), Excused the timing findings its
+// view excused as reactions to the other side (spec.HostReport.Excused),
+// StallExcused the findings charged to it that a stall the run measured
+// made inconclusive (part of FileReport.StallExcused).
 type HostResult struct {
-	Host       string `json:"host"`
-	Interface  string `json:"interface"`
-	Violations int    `json:"violations"`
-	Excused    int    `json:"excused,omitempty"`
+	Host         string `json:"host"`
+	Interface    string `json:"interface"`
+	Violations   int    `json:"violations"`
+	Excused      int    `json:"excused,omitempty"`
+	StallExcused int    `json:"stall_excused,omitempty"`
 }
 
 // InferredParam is a parameter value the capture implies, next to the
@@ -260,7 +266,18 @@ func File(o Options, file string) FileReport {
 		return fr
 	}
 	fr.StallsFile = stallsName
-	fr.StallExcused = excuseStalls(rep, spans)
+	excused := excuseStalls(rep, spans)
+	fr.StallExcused = len(excused)
+	// A host's line counts what the summary counts: the findings a stall
+	// excused are no longer its violations.
+	for i := range fr.Hosts {
+		for _, f := range excused {
+			if f.ChargedTo.String() == fr.Hosts[i].Host {
+				fr.Hosts[i].Violations--
+				fr.Hosts[i].StallExcused++
+			}
+		}
+	}
 	if o.InferParams || rep.Violated() {
 		fr.Inferred = compareInferred(inf, params, o.Params)
 		if rep.Violated() {

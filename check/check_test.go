@@ -279,7 +279,7 @@ func TestExcuseStalls(t *testing.T) {
 	}
 	r := rep()
 	span := []stall.Span{{From: t0.Add(500 * time.Microsecond), To: t0.Add(2 * time.Millisecond), Who: "agent h1", Lost: time.Millisecond}}
-	if n := excuseStalls(r, span); n != 1 {
+	if n := len(excuseStalls(r, span)); n != 1 {
 		t.Fatalf("%d excused, want 1", n)
 	}
 	if len(r.Violations) != 2 || r.Violations[0].Frame != 2 || r.Violations[1].Frame != 3 {
@@ -292,7 +292,7 @@ func TestExcuseStalls(t *testing.T) {
 		t.Errorf("rules %+v", r.Rules)
 	}
 	r = rep()
-	if n := excuseStalls(r, nil); n != 0 || len(r.Violations) != 3 {
+	if n := len(excuseStalls(r, nil)); n != 0 || len(r.Violations) != 3 {
 		t.Errorf("no stalls: %d excused, %d violations left", n, len(r.Violations))
 	}
 }

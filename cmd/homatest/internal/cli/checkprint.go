@@ -43,6 +43,9 @@ func writeCheckText(w io.Writer, reports []check.FileReport) error {
 			if h.Excused > 0 {
 				fmt.Fprintf(ew, ", %d timing findings excused (reaction)", h.Excused)
 			}
+			if h.StallExcused > 0 {
+				fmt.Fprintf(ew, ", %d excused by measured stalls", h.StallExcused)
+			}
 			fmt.Fprintln(ew)
 		}
 		if len(fr.NotApplicable) > 0 {
