@@ -232,6 +232,9 @@ func (o *benchOpts) check() error {
 	if ext := strings.ToLower(filepath.Ext(o.plot)); o.plot != "" && ext != ".png" && ext != ".svg" {
 		return fmt.Errorf("--plot %q: the file name must end in .png or .svg", o.plot)
 	}
+	if err := checkOutputFile("--plot", o.plot); err != nil {
+		return err
+	}
 	par, err := parseParams(o.params)
 	if err != nil {
 		return err

@@ -27,6 +27,7 @@ func TestBenchFlagErrors(t *testing.T) {
 		{[]string{"--transport", "homa,udp"}, "--transport"},
 		{[]string{"--transport", "tcp,tcp"}, "tcp given twice"},
 		{[]string{"--plot", "out.gif"}, ".png or .svg"},
+		{[]string{"--plot", "/proc/out.png"}, "--plot /proc/out.png: cannot write: "},
 		{[]string{"-o", "xml"}, "-o \"xml\""},
 		{[]string{"--impl", "/nonexistent.yaml"}, "--impl"},
 		{[]string{"--duration", "0s"}, "--duration"},
