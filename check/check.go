@@ -51,7 +51,19 @@ type Options struct {
 func (o Options) Validate() error {
 	if o.Profile != "auto" {
 		if _, err := spec.LookupProfile(o.Profile); err != nil {
-			return fmt.Errorf("--profile: %w", err)
+			names := []string{"auto"}
+			for _, p := range spec.Profiles() {
+				names = append(names, p.Name)
+			}
+			return fmt.Errorf("--profile: unknown profile %q: want one of %s", o.Profile, strings.Join(names, ", "))
+		}
+	}
+	switch o.CapturePoint {
+	case "", "auto", "ports":
+	default:
+		// Checked once here, not per file: a bad value is a usage error.
+		if _, err := spec.ParseCapturePoint(o.CapturePoint); err != nil {
+			return fmt.Errorf("--capture-point: %w", err)
 		}
 	}
 	probe := spec.Profiles()[0].Params
@@ -101,7 +113,9 @@ type FileReport struct {
 	// charged to them are the tester's, not an implementation's.
 	Testers []string `json:"testers,omitempty"`
 	testers map[netip.Addr]bool
-	// NotApplicable lists selected rules that do not apply to the profile.
+	// NotApplicable lists the rules --rules selected that do not apply to
+	// the profile (none without --rules: the profile's own rule set is no
+	// selection of the user's).
 	NotApplicable []string     `json:"not_applicable,omitempty"`
 	Report        *spec.Report `json:"report,omitempty"`
 	// Hosts are the per-host results of a multi-port capture.
@@ -112,12 +126,18 @@ type FileReport struct {
 	Stats    *pcap.Stats     `json:"capture,omitempty"`
 }
 
-// HostResult is one host's view of a multi-port capture.
+// HostResult is one host's view of a multi-port capture: Violations are
+// the violations charged to the host (those charged to a tester included,
+// those a measured stall excused not), Excused the timing findings its
+// view excused as reactions to the other side (spec.HostReport.Excused),
+// StallExcused the findings charged to it that a stall the run measured
+// made inconclusive (part of FileReport.StallExcused).
 type HostResult struct {
-	Host       string `json:"host"`
-	Interface  string `json:"interface"`
-	Violations int    `json:"violations"`
-	Excused    int    `json:"excused,omitempty"`
+	Host         string `json:"host"`
+	Interface    string `json:"interface"`
+	Violations   int    `json:"violations"`
+	Excused      int    `json:"excused,omitempty"`
+	StallExcused int    `json:"stall_excused,omitempty"`
 }
 
 // InferredParam is a parameter value the capture implies, next to the
@@ -210,7 +230,7 @@ func File(o Options, file string) FileReport {
 	}
 	all, _ := spec.Select(spec.Rules(), o.Rules, lvl, "")
 	rules, _ := spec.Select(spec.Rules(), o.Rules, lvl, profile)
-	if len(rules) < len(all) {
+	if o.Rules != "" && len(rules) < len(all) { // a note on the user's selection, not on the defaults
 		ok := map[string]bool{}
 		for _, r := range rules {
 			ok[r.ID] = true
@@ -246,7 +266,18 @@ func File(o Options, file string) FileReport {
 		return fr
 	}
 	fr.StallsFile = stallsName
-	fr.StallExcused = excuseStalls(rep, spans)
+	excused := excuseStalls(rep, spans)
+	fr.StallExcused = len(excused)
+	// A host's line counts what the summary counts: the findings a stall
+	// excused are no longer its violations.
+	for i := range fr.Hosts {
+		for _, f := range excused {
+			if f.ChargedTo.String() == fr.Hosts[i].Host {
+				fr.Hosts[i].Violations--
+				fr.Hosts[i].StallExcused++
+			}
+		}
+	}
 	if o.InferParams || rep.Violated() {
 		fr.Inferred = compareInferred(inf, params, o.Params)
 		if rep.Violated() {

@@ -56,12 +56,12 @@ func readStallsFile(capture string) ([]stall.Span, string, error) {
 // excuseStalls moves to the inconclusive findings of rep every timing
 // violation (one with a tolerance) a measured stall overlaps, within its
 // tolerance of its frame's time, as the run's own check does
-// (stall.Explaining); it returns how many.
-func excuseStalls(rep *spec.Report, spans []stall.Span) int {
+// (stall.Explaining); it returns them.
+func excuseStalls(rep *spec.Report, spans []stall.Span) []spec.Finding {
 	if len(spans) == 0 {
-		return 0
+		return nil
 	}
-	n := 0
+	var excused []spec.Finding
 	kept := rep.Violations[:0]
 	for _, f := range rep.Violations {
 		if f.Slack > 0 {
@@ -74,12 +74,12 @@ func excuseStalls(rep *spec.Report, spans []stall.Span) int {
 						rep.Rules[i].Inconclusive++
 					}
 				}
-				n++
+				excused = append(excused, f)
 				continue
 			}
 		}
 		kept = append(kept, f)
 	}
 	rep.Violations = kept
-	return n
+	return excused
 }

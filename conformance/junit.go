@@ -1,13 +1,14 @@
 package conformance
 
 import (
-	"bytes"
 	"encoding/json"
 	"encoding/xml"
+	"fmt"
 	"io"
 	"os"
 	"strings"
 
+	"github.com/homatest/homatest/internal/atomicfile"
 	"github.com/onsi/ginkgo/v2/reporters"
 	"github.com/onsi/ginkgo/v2/types"
 )
@@ -43,16 +44,40 @@ func writeJUnit(report types.Report, path string) error {
 	return writeJUnitFile(path, suites)
 }
 
-// DemoteShouldFailures rewrites the JUnit report at path so that a failed
-// spec labelled SHOULD is a warning, not a failure: its <failure> moves to
-// <system-err> prefixed "WARNING (SHOULD): " and the counts drop, as
-// homatest run treats it without --strict. Errors: path cannot be read,
-// parsed or written.
-func DemoteShouldFailures(path string) error {
-	suites, err := readJUnitFile(path)
-	if err != nil {
+// MergeJUnit merges the JUnit reports of several passes (sources, as
+// writeJUnit wrote them) into dst, one testsuite per pass, and removes the
+// sources. Without strict a failed spec labelled SHOULD is a warning, not
+// a failure, as homatest run's verdict treats it (and as homatest check's
+// JUnit does): its <failure> moves to <system-err> prefixed
+// "WARNING (SHOULD): ", its status becomes "passed" and the counts drop.
+// dst is written once, through atomicfile (a symlink is followed, a device
+// or FIFO written through). Errors: an unreadable source, an unwritable
+// dst ("cannot write DST: cause").
+func MergeJUnit(sources []string, dst string, strict bool) error {
+	var merged JUnitSuites
+	for _, src := range sources {
+		suites, err := readJUnitFile(src)
+		if err != nil {
+			return fmt.Errorf("conformance: merging JUnit reports: %s: %w", src, err)
+		}
+		merged.Time += suites.Time
+		merged.TestSuites = append(merged.TestSuites, suites.TestSuites...)
+	}
+	if !strict {
+		demoteShouldFailures(&merged)
+	}
+	if err := atomicfile.Write(dst, func(w io.Writer) error { return WriteJUnit(w, merged) }); err != nil {
 		return err
 	}
+	for _, src := range sources {
+		os.Remove(src)
+	}
+	return nil
+}
+
+// demoteShouldFailures turns the failures of specs labelled SHOULD into
+// warnings (see MergeJUnit).
+func demoteShouldFailures(suites *JUnitSuites) {
 	for i := range suites.TestSuites {
 		ts := &suites.TestSuites[i]
 		for j := range ts.TestCases {
@@ -62,11 +87,10 @@ func DemoteShouldFailures(path string) error {
 			}
 			tc.SystemErr = "WARNING (SHOULD): " + tc.Failure.Message + "\n" + tc.Failure.Description + "\n" + tc.SystemErr
 			tc.Failure = nil
+			tc.Status = "passed"
 			ts.Failures--
-			suites.Failures--
 		}
 	}
-	return writeJUnitFile(path, suites)
 }
 
 // The JUnit report's elements: Ginkgo's, which CI tools read. Every JUnit
@@ -115,17 +139,7 @@ func readJUnitFile(path string) (JUnitSuites, error) {
 	return suites, xml.Unmarshal(b, &suites)
 }
 
-// writeJUnitFile writes suites to path atomically (a temporary file renamed
-// over it).
+// writeJUnitFile writes suites to path atomically (atomicfile).
 func writeJUnitFile(path string, suites JUnitSuites) error {
-	var b bytes.Buffer
-	if err := WriteJUnit(&b, suites); err != nil {
-		return err
-	}
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, b.Bytes(), 0o644); err != nil {
-		os.Remove(tmp)
-		return err
-	}
-	return os.Rename(tmp, path)
+	return atomicfile.Write(path, func(w io.Writer) error { return WriteJUnit(w, suites) })
 }

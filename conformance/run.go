@@ -15,7 +15,6 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	"github.com/onsi/ginkgo/v2/formatter"
-	"github.com/onsi/ginkgo/v2/reporters"
 	"github.com/onsi/ginkgo/v2/types"
 	. "github.com/onsi/gomega"
 )
@@ -384,15 +383,4 @@ func regexpQuote(s string) string {
 		b.WriteRune(r)
 	}
 	return b.String()
-}
-
-// MergeJUnit merges the JUnit reports of several passes into dst (one
-// testsuite per pass) and removes the sources. Errors: an unreadable
-// source or an unwritable dst.
-func MergeJUnit(sources []string, dst string) error {
-	msgs, err := reporters.MergeAndCleanupJUnitReports(sources, dst)
-	if err == nil && len(msgs) > 0 {
-		err = errors.New("conformance: merging JUnit reports: " + strings.Join(msgs, "; "))
-	}
-	return err
 }

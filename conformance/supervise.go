@@ -257,7 +257,8 @@ func (s *Supervisor) MutationMatrix(o PassOptions) ([]MatrixEntry, error) {
 				os.Remove(p)
 			}
 		}
-		e := MatrixEntry{Fault: f.Name, CaughtBy: f.CaughtBy}
+		// Empty lists are [] in the JSON, never null.
+		e := MatrixEntry{Fault: f.Name, Specs: []string{}, CaughtBy: append([]string{}, f.CaughtBy...)}
 		rules, found := map[string]bool{}, map[string]bool{}
 		for _, sr := range res.Specs {
 			if sr.State == "failed" || sr.State == "error" {
@@ -270,7 +271,8 @@ func (s *Supervisor) MutationMatrix(o PassOptions) ([]MatrixEntry, error) {
 				}
 			}
 		}
-		e.Rules, e.Findings = slices.Sorted(maps.Keys(rules)), slices.Sorted(maps.Keys(found))
+		e.Rules = append([]string{}, slices.Sorted(maps.Keys(rules))...)
+		e.Findings = append([]string{}, slices.Sorted(maps.Keys(found))...)
 		e.Caught = len(e.Specs) > 0
 		for _, r := range f.CaughtBy {
 			e.AsCatalogued = e.AsCatalogued || rules[r] || found[r]

@@ -47,8 +47,9 @@ var Switch = CapturePoint{Kind: CaptureSwitch}
 func HostPoint(h netip.Addr) CapturePoint { return CapturePoint{Kind: CaptureHost, Host: h} }
 
 // ParseCapturePoint parses "switch", "host:ADDR", "sent" or "delivered"
-// (as --capture-point takes them; "auto" is the caller's business).
-// Errors name the accepted forms.
+// (as --capture-point takes them; "auto" and "ports", a switch-port
+// capture judged per host, are homatest check's business). Errors name
+// every form --capture-point accepts.
 func ParseCapturePoint(s string) (CapturePoint, error) {
 	switch {
 	case s == "switch":
@@ -64,7 +65,7 @@ func ParseCapturePoint(s string) (CapturePoint, error) {
 		}
 		return HostPoint(a.Unmap()), nil
 	}
-	return CapturePoint{}, fmt.Errorf("capture point %q: want auto, switch, host:ADDR, sent or delivered", s)
+	return CapturePoint{}, fmt.Errorf("capture point %q: want auto, switch, host:ADDR, sent, delivered or ports", s)
 }
 
 // String returns the form ParseCapturePoint reads.

@@ -5,6 +5,8 @@ import (
 	mbits "math/bits"
 	"net/netip"
 	"sort"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/homatest/homatest/spec/wire"
@@ -41,6 +43,22 @@ type Finding struct {
 	// Note is the capture's comment on the frame, if any (e.g. a tester's
 	// mark on a packet it broke on purpose).
 	Note string `json:"note,omitempty"`
+}
+
+// SeeFrames names the finding's other frames as reports print them:
+// "frame 86" for one, "frames 86,90" for several, "" for none.
+func (f *Finding) SeeFrames() string {
+	switch len(f.Frames) {
+	case 0:
+		return ""
+	case 1:
+		return fmt.Sprintf("frame %d", f.Frames[0])
+	}
+	s := make([]string, len(f.Frames))
+	for i, x := range f.Frames {
+		s[i] = strconv.Itoa(x)
+	}
+	return "frames " + strings.Join(s, ",")
 }
 
 // RuleResult counts the evaluations of one rule over a trace.

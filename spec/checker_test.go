@@ -432,3 +432,16 @@ func TestWithinExcuse(t *testing.T) {
 		}
 	}
 }
+
+// TestSeeFrames: one frame is "frame N", several "frames N,M", none "".
+func TestSeeFrames(t *testing.T) {
+	for _, c := range []struct {
+		frames []int
+		want   string
+	}{{nil, ""}, {[]int{86}, "frame 86"}, {[]int{86, 90}, "frames 86,90"}} {
+		f := Finding{Frames: c.frames}
+		if got := f.SeeFrames(); got != c.want {
+			t.Errorf("%v: %q, want %q", c.frames, got, c.want)
+		}
+	}
+}

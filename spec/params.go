@@ -231,7 +231,8 @@ func (p *Params) Set(name, value string) error {
 		f.SetInt(int64(d))
 	case float64:
 		x, err := strconv.ParseFloat(value, 64)
-		if err != nil || x < 0 || x > 10 {
+		// !(0 <= x <= 10) also refuses NaN, which no comparison catches.
+		if err != nil || !(x >= 0 && x <= 10) {
 			return fmt.Errorf("parameter %s: %q is not a fraction between 0 and 10 such as 0.5", name, value)
 		}
 		f.SetFloat(x)

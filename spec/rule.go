@@ -154,6 +154,22 @@ var allRules = sync.OnceValue(func() []*Rule {
 	return all
 })
 
+// CheckRulePatterns reports the first malformed glob among the
+// comma-separated rule-ID globs (path.Match syntax), as "bad rule pattern
+// "[": syntax error in pattern"; whether a glob matches a rule is Select's
+// business.
+func CheckRulePatterns(globs string) error {
+	if globs == "" {
+		return nil
+	}
+	for _, p := range strings.Split(globs, ",") {
+		if _, err := path.Match(p, ""); err != nil {
+			return fmt.Errorf("bad rule pattern %q: %v", p, err)
+		}
+	}
+	return nil
+}
+
 // Select returns the rules that match the ID glob (path.Match syntax, e.g.
 // "HOMA-GRANT-*"; empty matches all; several globs may be comma-separated),
 // have at least level min (Should includes Must), and apply to profile
@@ -164,10 +180,8 @@ func Select(rules []*Rule, globs string, min Level, profile string) ([]*Rule, er
 	if globs != "" {
 		pats = strings.Split(globs, ",")
 	}
-	for _, p := range pats {
-		if _, err := path.Match(p, ""); err != nil {
-			return nil, fmt.Errorf("bad rule pattern %q: %v", p, err)
-		}
+	if err := CheckRulePatterns(globs); err != nil {
+		return nil, err
 	}
 	var out []*Rule
 	matched := make([]bool, len(pats))

@@ -27,11 +27,7 @@ func Comment(f spec.Finding) string {
 		fmt.Fprintf(&b, "; rpc %d (%v > %v)", f.RPC.ClientID, f.RPC.Client, f.RPC.Server)
 	}
 	if len(f.Frames) > 0 {
-		s := make([]string, len(f.Frames))
-		for i, x := range f.Frames {
-			s[i] = fmt.Sprint(x)
-		}
-		fmt.Fprintf(&b, "; see frames %s", strings.Join(s, ","))
+		fmt.Fprintf(&b, "; see %s", f.SeeFrames())
 	}
 	if f.Slack > 0 {
 		fmt.Fprintf(&b, "; tolerance %v", f.Slack)

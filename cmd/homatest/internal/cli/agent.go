@@ -50,7 +50,7 @@ Exit status: 0 after shutdown or when standard input ends; 2 for bad flags or
 when standard output cannot be written.`,
 		Example: `  printf '%s\n' '{"op":"hello","seq":1,"protocol":1,"addrs":["127.0.0.1"]}' '{"op":"shutdown","seq":2}' | homatest agent --impl linux
   sudo ip netns exec h1 homatest agent --impl ref --log-level debug`,
-		Args: cobra.NoArgs,
+		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			var level slog.Level
 			if err := level.UnmarshalText([]byte(logLevel)); err != nil {

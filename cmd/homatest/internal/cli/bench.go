@@ -124,7 +124,7 @@ first).`,
 		Example: `  sudo homatest bench --workload w4 --load 0.8 --rate 100mbit --plot w4.png
   homatest bench --env sim --workload w4 --load 0.8 --rate 10gbit --hosts 16 --duration 100ms
   sudo homatest bench --workload 1000 --transport homa --duration 5s -o json`,
-		Args: cobra.NoArgs,
+		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			switch o.env {
 			case "auto":
@@ -231,6 +231,9 @@ func (o *benchOpts) check() error {
 	}
 	if ext := strings.ToLower(filepath.Ext(o.plot)); o.plot != "" && ext != ".png" && ext != ".svg" {
 		return fmt.Errorf("--plot %q: the file name must end in .png or .svg", o.plot)
+	}
+	if err := checkOutputFile("--plot", o.plot); err != nil {
+		return err
 	}
 	par, err := parseParams(o.params)
 	if err != nil {

@@ -36,7 +36,7 @@ func (o *benchOpts) run(ctx context.Context, prog *benchProgress) (*bench.Report
 	}
 	if o.plot != "" {
 		if err := rep.Plot(o.plot); err != nil {
-			return nil, err
+			return nil, flagWriteErr("--plot", o.plot, err)
 		}
 	}
 	page, err := html.BenchPage(rep, o.artifacts, "homatest "+strings.Join(os.Args[1:], " "), []string{arts.Path("report.json")})

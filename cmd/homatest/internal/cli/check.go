@@ -78,7 +78,9 @@ Info).
 
 Exit codes: 0 no MUST violation (and with --strict no SHOULD violation),
 1 violations, 2 bad input (unreadable or cut capture, no Homa packets, bad
-flags).`,
+flags). 2 wins: with several FILEs, one that cannot be checked makes the
+exit 2 even when others have violations (their reports still print them,
+and the error line names the files that failed their check).`,
 		Example: `  # check a capture with HomaModule main defaults
   homatest check capture.pcap
 
@@ -115,7 +117,7 @@ flags).`,
 	f.StringVar(&o.level, "level", "should", "lowest level to check: must (MUST rules only) or should (all)")
 	outputVar(f, &o.output, "junit is JUnit XML for CI, html a report page", "text", "json", "junit", "html")
 	f.StringVar(&o.annotate, "annotate", "", "write the capture to this pcapng with each violation as a packet comment on its frame (Wireshark: frame.comment); one FILE only")
-	f.StringVar(&o.wire, "wire", "", "wire format: current, 2024 or upstream (default: the profile's; with --profile auto it also picks the profile)")
+	f.StringVar(&o.wire, "wire", "", "wire format: auto, current, 2024 or upstream (default auto: the profile's; a format given with --profile auto also picks the profile)")
 	f.StringVar(&o.capturePoint, "capture-point", "auto", "where the capture was taken: auto, switch, host:ADDR, sent, delivered or ports")
 	f.BoolVar(&o.strict, "strict", false, "fail (exit 1) on SHOULD violations too; by default they are warnings")
 	f.BoolVar(&o.inferParams, "infer-params", false, "print the parameters the capture implies next to the profile's")
@@ -145,6 +147,9 @@ func runCheck(cmd *cobra.Command, o *checkOpts, files []string) error {
 	}
 	if o.annotate != "" && sameFile(o.annotate, files[0]) {
 		return usageErr(fmt.Errorf("--annotate %s is the capture being checked: write the annotated copy to another file", o.annotate))
+	}
+	if err := checkOutputFile("--annotate", o.annotate); err != nil {
+		return usageErr(err)
 	}
 	reports := check.Files(co, files)
 	failed := 0
@@ -182,14 +187,28 @@ func runCheck(cmd *cobra.Command, o *checkOpts, files []string) error {
 				msgs = append(msgs, r.Error)
 			}
 		}
+		// Exit 2 wins over 1; the line still says which files failed
+		// their check, since the exit code cannot.
+		if v := violatedFiles(reports); len(v) > 0 {
+			msgs = append(msgs, "rule violations found in "+strings.Join(v, ", "))
+		}
 		return usageErr(errors.New(strings.Join(msgs, "; ")))
 	}
-	for _, r := range reports {
-		if r.Verdict == "fail" {
-			return &ExitError{Code: ExitViolations, Err: errors.New("rule violations found")}
-		}
+	if len(violatedFiles(reports)) > 0 {
+		return &ExitError{Code: ExitViolations, Err: errors.New("rule violations found")}
 	}
 	return nil
+}
+
+// violatedFiles returns the files whose verdict is fail, in order.
+func violatedFiles(reports []check.FileReport) []string {
+	var out []string
+	for _, r := range reports {
+		if r.Verdict == "fail" {
+			out = append(out, r.File)
+		}
+	}
+	return out
 }
 
 // sameFile reports whether paths a and b name the same existing file.

@@ -141,7 +141,7 @@ func TestCheckCapturePoint(t *testing.T) {
 		t.Errorf("host flag:\n%s", out)
 	}
 	for _, c := range []struct{ flag, want string }{
-		{"middle", "want auto, switch, host:ADDR, sent or delivered"},
+		{"middle", "want auto, switch, host:ADDR, sent, delivered or ports"},
 		{"host:10.0.0", "is not an IP address"},
 		{"host:10.9.9.9", "no Homa packet of the capture is to or from 10.9.9.9"},
 		{"ports", "needs a pcapng whose frames carry both directions"},
@@ -362,6 +362,15 @@ func TestSpecCoverage(t *testing.T) {
 	}
 }
 
+// timedReport is the part of check's JSON report the stall tests read:
+// each violation's time and tolerance.
+type timedReport struct {
+	Violations []struct {
+		Time  time.Time `json:"time"`
+		Slack int64     `json:"tolerance_ns"`
+	} `json:"violations"`
+}
+
 // TestCheckStalls: a timing violation that a stall measured by the run
 // (FILE.stalls.json) overlaps is inconclusive, as the run judged it; a
 // stall elsewhere changes nothing, and a violation without a tolerance
@@ -375,12 +384,7 @@ func TestCheckStalls(t *testing.T) {
 	}
 	var js struct {
 		Files []struct {
-			Report struct {
-				Violations []struct {
-					Time  time.Time `json:"time"`
-					Slack int64     `json:"tolerance_ns"`
-				} `json:"violations"`
-			} `json:"report"`
+			Report timedReport `json:"report"`
 		} `json:"files"`
 	}
 	if err := json.Unmarshal([]byte(out), &js); err != nil {
@@ -404,5 +408,81 @@ func TestCheckStalls(t *testing.T) {
 	out, _, code = run(t, "check", f)
 	if code != 0 || !strings.Contains(out, "timing findings fall in a stall the run measured") {
 		t.Errorf("stall over the finding: exit %d, want 0 and the stall named:\n%s", code, out)
+	}
+}
+
+// TestCheckPortsStalls: on a run's capture of every switch port with a
+// stalls sidecar, the per-host lines count what the summary counts: the
+// findings a measured stall excused leave the host's violations and are
+// named on its line, so the hosts' violations add up to the summary's
+// MUST, SHOULD and tester-charged counts.
+func TestCheckPortsStalls(t *testing.T) {
+	dir := t.TempDir()
+	var b *capb
+	for _, fc := range faultCases() {
+		if fc.id == "BR-18" {
+			b = fc.build(true)
+		}
+	}
+	if b == nil {
+		t.Fatal("no BR-18")
+	}
+	cp := filepath.Join(dir, "capture.pcapng")
+	writePorts(t, b, cp, []netip.Addr{hostC, hostS})
+	type hostJS struct {
+		Host         string `json:"host"`
+		Violations   int    `json:"violations"`
+		StallExcused int    `json:"stall_excused"`
+	}
+	var js struct {
+		Files []struct {
+			Must, Should int
+			Expected     int `json:"expected_findings"`
+			StallExcused int `json:"stall_excused"`
+			Hosts        []hostJS
+			Report       timedReport `json:"report"`
+		} `json:"files"`
+	}
+	check := func() {
+		t.Helper()
+		out, _, _ := run(t, "check", "-o", "json", cp)
+		js.Files = nil
+		if err := json.Unmarshal([]byte(out), &js); err != nil || len(js.Files) != 1 {
+			t.Fatalf("%v:\n%s", err, out)
+		}
+	}
+	check()
+	f := js.Files[0]
+	first := -1
+	for i, v := range f.Report.Violations {
+		if v.Slack > 0 {
+			first = i
+			break
+		}
+	}
+	if len(f.Hosts) != 2 || first < 0 {
+		t.Fatalf("want 2 hosts and a timing violation: %+v", f)
+	}
+	v := f.Report.Violations[first]
+	sp, _ := json.Marshal([]stall.Span{{From: v.Time.Add(-time.Second), To: v.Time.Add(time.Second), Who: "agent h1", Lost: 2 * time.Second}})
+	if err := os.WriteFile(cp+".stalls.json", sp, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	check()
+	f = js.Files[0]
+	if f.StallExcused == 0 {
+		t.Fatalf("the stall over a timing violation excused nothing: %+v", f)
+	}
+	hv, hs := 0, 0
+	for _, h := range f.Hosts {
+		hv += h.Violations
+		hs += h.StallExcused
+	}
+	if hv != f.Must+f.Should+f.Expected || hs != f.StallExcused {
+		t.Errorf("hosts: %d violations and %d stall-excused; summary: %d MUST + %d SHOULD + %d tester, %d stall-excused", hv, hs, f.Must, f.Should, f.Expected, f.StallExcused)
+	}
+	out, _, _ := run(t, "check", cp)
+	if !strings.Contains(out, "excused by measured stalls") {
+		t.Errorf("no host line names the stall-excused findings:\n%s", out)
 	}
 }

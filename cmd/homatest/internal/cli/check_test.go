@@ -6,6 +6,7 @@ import (
 	"encoding/xml"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -202,7 +203,8 @@ func TestRPCs(t *testing.T) {
 }
 
 // TestCheckGoodAndBadFiles: a bad file among good ones is reported in its
-// place, the good ones are still checked, and the exit code is 2.
+// place, the good ones are still checked, and the exit code is 2, also
+// when another file has violations (which the error line then names).
 func TestCheckGoodAndBadFiles(t *testing.T) {
 	bad := filepath.Join(t.TempDir(), "notcap.txt")
 	os.WriteFile(bad, []byte("not a capture"), 0o644)
@@ -214,6 +216,28 @@ func TestCheckGoodAndBadFiles(t *testing.T) {
 	if !strings.Contains(out, "a-small-rpcs.pcap (profile linux): 44 Homa packets, 20 RPCs") ||
 		!strings.Contains(out, "notcap.txt: ERROR: ") || !strings.Contains(out, "PASS: 0 MUST and 0 SHOULD") {
 		t.Errorf("output:\n%s", out)
+	}
+	if strings.Contains(err.Error(), "rule violations") {
+		t.Errorf("no file has violations, yet the error says %q", err)
+	}
+	// A file with MUST violations beside a missing one: still exit 2
+	// (bad input wins), and the one-line error names the violated file.
+	faults, _ := filepath.Glob(filepath.Join(faultsDir, "*.pcapng"))
+	violated := ""
+	for _, f := range faults {
+		if _, _, code := run(t, "check", f); code == ExitViolations {
+			violated = f
+			break
+		}
+	}
+	if violated == "" {
+		t.Fatal("no fault capture fails its check")
+	}
+	missing := filepath.Join(t.TempDir(), "missing.pcap")
+	_, err, code = run(t, "check", violated, missing)
+	if code != ExitUsage || err == nil || strings.Contains(err.Error(), "\n") ||
+		!strings.Contains(err.Error(), "missing.pcap") || !strings.HasSuffix(err.Error(), "rule violations found in "+violated) {
+		t.Errorf("violations beside a missing file: exit %d, %v", code, err)
 	}
 }
 
@@ -263,13 +287,47 @@ func TestCheckWirePicksProfile(t *testing.T) {
 	}
 }
 
-// TestCheckNotApplicableNote: a selected rule that does not apply to the
-// profile is named in a note.
+// TestCheckNotApplicableNote: a rule --rules selected that does not apply
+// to the profile is named in a note; without --rules (the profile's own
+// rules) there is no note, in the text or the JSON.
 func TestCheckNotApplicableNote(t *testing.T) {
 	f := filepath.Join(realDir, "linux-6.1-proto253/a-small-rpcs.pcap")
 	out, _, _ := run(t, "check", "--rules", "HOMA-CUTOFF-001,HOMA-WIRE-001", f)
-	if !strings.Contains(out, "note: 1 selected rules do not apply to profile linux-2024: HOMA-CUTOFF-001") {
+	if !strings.Contains(out, "note: 1 rule selected by --rules does not apply to profile linux-2024: HOMA-CUTOFF-001") {
 		t.Errorf("no note:\n%s", out)
+	}
+	out, _, _ = run(t, "check", "--profile", "upstream", "--rules", "HOMA-GRANT-00*", filepath.Join(realDir, "linux-6.13-proto146/a-small-rpcs.pcap"))
+	if !strings.Contains(out, "rules selected by --rules do not apply to profile upstream: HOMA-GRANT-001, ") {
+		t.Errorf("no note for several rules:\n%s", out)
+	}
+	for _, g := range []string{f, filepath.Join(realDir, "linux-6.13-proto146/a-small-rpcs.pcap")} {
+		out, _, _ = run(t, "check", g)
+		if strings.Contains(out, "note:") || strings.Contains(out, "do not apply") || strings.Contains(out, "does not apply") {
+			t.Errorf("check %s without --rules prints a note:\n%s", g, out)
+		}
+		out, _, _ = run(t, "check", "-o", "json", g)
+		if strings.Contains(out, "not_applicable") {
+			t.Errorf("check -o json %s without --rules lists not_applicable rules", g)
+		}
+	}
+}
+
+// TestCheckSeeFrame: a violation with one other frame says "see frame N",
+// with several "see frames N,M".
+func TestCheckSeeFrame(t *testing.T) {
+	out, _, _ := run(t, "check", filepath.Join(faultsDir, "BR-06-grant-after-complete.pcapng"))
+	if !regexp.MustCompile(`\(see frame [0-9]+\)`).MatchString(out) || regexp.MustCompile(`\(see frames [0-9]+\)`).MatchString(out) {
+		t.Errorf("one other frame:\n%s", out)
+	}
+}
+
+// TestNoArgsCommand: a command that takes no arguments says so on one
+// line (exit 2), not "unknown command".
+func TestNoArgsCommand(t *testing.T) {
+	_, err, code := run(t, "faults", "extra")
+	want := `homatest faults takes no arguments, got "extra": homatest faults --help shows its flags`
+	if code != ExitUsage || err == nil || err.Error() != want {
+		t.Errorf("faults extra: exit %d, %v; want 2 and %q", code, err, want)
 	}
 }
 

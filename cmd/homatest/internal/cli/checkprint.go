@@ -43,10 +43,17 @@ func writeCheckText(w io.Writer, reports []check.FileReport) error {
 			if h.Excused > 0 {
 				fmt.Fprintf(ew, ", %d timing findings excused (reaction)", h.Excused)
 			}
+			if h.StallExcused > 0 {
+				fmt.Fprintf(ew, ", %d excused by measured stalls", h.StallExcused)
+			}
 			fmt.Fprintln(ew)
 		}
 		if len(fr.NotApplicable) > 0 {
-			fmt.Fprintf(ew, "note: %d selected rules do not apply to profile %s: %s\n", len(fr.NotApplicable), rep.Profile, strings.Join(fr.NotApplicable, ", "))
+			verb := "do not apply"
+			if len(fr.NotApplicable) == 1 {
+				verb = "does not apply"
+			}
+			fmt.Fprintf(ew, "note: %s selected by --rules %s to profile %s: %s\n", plural(len(fr.NotApplicable), "rule", "rules"), verb, rep.Profile, strings.Join(fr.NotApplicable, ", "))
 		}
 		if len(fr.Inferred) > 0 {
 			writeInferred(ew, fr.Inferred)
@@ -58,7 +65,7 @@ func writeCheckText(w io.Writer, reports []check.FileReport) error {
 			}
 			frames := ""
 			if len(v.Frames) > 0 {
-				frames = fmt.Sprintf(" (see frames %s)", intsString(v.Frames))
+				frames = " (see " + v.SeeFrames() + ")"
 			}
 			kind := string(v.Level.String())
 			if v.Level == spec.Should {
@@ -123,14 +130,6 @@ func writeInferred(w io.Writer, inf []check.InferredParam) {
 		}
 		fmt.Fprintf(w, " %s %-18s %-34s profile %-30s %s\n", mark, x.Name, v, x.Profile, x.Evidence)
 	}
-}
-
-func intsString(a []int) string {
-	s := make([]string, len(a))
-	for i, x := range a {
-		s[i] = fmt.Sprint(x)
-	}
-	return strings.Join(s, ",")
 }
 
 // writeJUnit writes the reports as JUnit XML (conformance.WriteJUnit), as

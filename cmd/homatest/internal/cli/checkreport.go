@@ -25,7 +25,7 @@ func writeAnnotated(w io.Writer, out, path string, rep *spec.Report) error {
 	section := fmt.Sprintf("homatest check %s (profile %s): %d violations", path, rep.Profile, len(rep.Violations))
 	n, err := annotate.Write(in, out, rep.Violations, section)
 	if err != nil {
-		return fmt.Errorf("--annotate: %w", err)
+		return flagWriteErr("--annotate", out, err)
 	}
 	fmt.Fprintf(w, "annotated capture: %s (%s on %s)\n", out,
 		plural(len(rep.Violations), "violation", "violations"), plural(n, "frame", "frames"))

@@ -46,7 +46,7 @@ Needs root.`,
   sudo homatest cleanup
   # only run 3f9a1c, as JSON
   sudo homatest cleanup --run 3f9a1c -o json`,
-		Args: cobra.NoArgs,
+		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			prefix := ""
 			if run != "" {

@@ -67,7 +67,7 @@ p99 slowdown: of their smallest size bucket (short messages) and overall.
 Exit codes: 0 done, 2 usage error.`,
 		Example: `  homatest bench collective --rate 100gbit --hosts 8 --size 32MB --background w4 --loads 0,0.2,0.4,0.6 --plot coll.png
   homatest bench collective --algorithm halving-doubling --hosts 16 --size 64MB --mtu 9000 -o json`,
-		Args: cobra.NoArgs,
+		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := o.check(); err != nil {
 				return usageErr(err)

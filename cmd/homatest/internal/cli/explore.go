@@ -79,7 +79,7 @@ script's exchange failed), 2 usage or environment error, 130 interrupted.`,
   homatest explore --env ns --impl mystack.yaml --budget 10m --keep-going
   homatest explore --rules 'HOMA-GRANT-*,HOMA-RESEND-*' --level must -o json
   homatest explore --replay homatest-runs/20260101-120000-42/failure-1-HOMA-GRANT-002.homa`,
-		Args: cobra.NoArgs,
+		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return o.run(cmd) },
 	}
 	f := cmd.Flags()

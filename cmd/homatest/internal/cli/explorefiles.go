@@ -127,8 +127,5 @@ func (o *exploreOpts) writeJUnit(res *explore.Result) error {
 	if err := conformance.WriteJUnit(&b, conformance.JUnitSuites{TestSuites: []conformance.JUnitSuite{s}}); err != nil {
 		return err
 	}
-	if err := writeBytes(o.junit, []byte(b.String())); err != nil {
-		return fmt.Errorf("--junit: %w", err)
-	}
-	return nil
+	return flagWriteErr("--junit", o.junit, writeBytes(o.junit, []byte(b.String())))
 }

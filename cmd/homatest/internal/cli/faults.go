@@ -24,7 +24,7 @@ a failing spec names one of those rules, which is how the conformance suite
 shows that it catches real bugs.`,
 		Example: `  homatest faults
   homatest faults -o json`,
-		Args: cobra.NoArgs,
+		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			w := &errWriter{w: cmd.OutOrStdout()}
 			switch output {

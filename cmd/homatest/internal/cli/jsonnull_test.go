@@ -44,7 +44,7 @@ func nullPaths(t *testing.T, what string, data []byte) []string {
 // {}) for an empty list (or map), never null, so that scripts can iterate
 // them without a guard: explore with no failure, spec coverage, check of
 // a capture with only Homa frames, a scenario's and a conformance run's
-// files in the simulator.
+// files in the simulator, the mutation matrix.
 func TestJSONNoNullLists(t *testing.T) {
 	t.Setenv("HOMATEST_CLI_CHILD", "1") // homatest run re-executes this binary (TestMain)
 	dir := t.TempDir()
@@ -76,6 +76,29 @@ func TestJSONNoNullLists(t *testing.T) {
 		t.Fatalf("run: exit %d, %v\n%s", code, err, out)
 	}
 	docs["run -o json"] = []byte(out)
+	// The mutation matrix over one spec: some knobs caught (with and
+	// without findings), most not (no failing spec, no rule).
+	out, err, code = run(t, "run", "--env", "sim", "--mutation-matrix", "--focus", "RPC_UNKNOWN-reply", "--artifacts", filepath.Join(dir, "matrix"), "-o", "json")
+	if code != ExitOK && code != ExitViolations {
+		t.Fatalf("run --mutation-matrix: exit %d, %v\n%s", code, err, out)
+	}
+	docs["run --mutation-matrix -o json"] = []byte(out)
+	var matrix []struct {
+		Fault  string
+		Caught bool
+	}
+	if err := json.Unmarshal([]byte(out), &matrix); err != nil {
+		t.Fatalf("run --mutation-matrix -o json: %v", err)
+	}
+	caught := 0
+	for _, e := range matrix {
+		if e.Caught {
+			caught++
+		}
+	}
+	if caught == 0 || caught == len(matrix) {
+		t.Errorf("run --mutation-matrix: %d of %d knobs caught; the test wants both kinds of row", caught, len(matrix))
+	}
 	files, _ := filepath.Glob(filepath.Join(sc, "*.json"))
 	more, _ := filepath.Glob(filepath.Join(rn, "*", "*.json"))
 	files = append(append(files, more...), filepath.Join(dir, "explore", "result.json"))

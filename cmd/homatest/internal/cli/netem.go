@@ -102,7 +102,7 @@ func newNetemShowCmd() *cobra.Command {
 		Short: "Show the qdiscs, classes and filters of an interface",
 		Example: `  homatest netem show --netns sw --dev sw-h1
   homatest netem show --netns sw --dev sw-h1 -o json | jq .classes`,
-		Args: cobra.NoArgs,
+		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ns, err := t.open()
 			if err != nil {
@@ -143,7 +143,7 @@ func newNetemResetCmd() *cobra.Command {
 		Use:     "reset --dev IFACE [--netns NAME]",
 		Short:   "Remove the link emulation from an interface (back to its default qdisc)",
 		Example: `  homatest netem reset --netns sw --dev sw-h1`,
-		Args:    cobra.NoArgs,
+		Args:    noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ns, err := t.open()
 			if err != nil {

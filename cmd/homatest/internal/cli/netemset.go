@@ -102,7 +102,7 @@ func newNetemSetCmd() *cobra.Command {
 
   # What would this kernel lack for 1 ms delay and 1% loss? (changes nothing)
   homatest netem set --netns sw --dev sw-h1 --delay 1ms --loss 0.01 --check`,
-		Args: cobra.NoArgs,
+		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg, err := l.config()
 			if err != nil {

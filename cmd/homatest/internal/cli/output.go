@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/homatest/homatest/internal/atomicfile"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 )
@@ -61,12 +62,19 @@ func outputVar(fs *pflag.FlagSet, p *string, usage string, formats ...string) {
 }
 
 // checkOutputFile reports, before any work starts, an output file (flag
-// name, e.g. "--junit") whose folder does not exist or is not a folder,
+// name, e.g. "--junit") that is "-" (file flags never write standard
+// output) or whose folder does not exist or is not a folder,
 // so no command runs for minutes and then fails to write its report, and
-// none creates folders the user did not ask for.
+// none creates folders the user did not ask for; a folder that takes no
+// new file (read-only, /proc) is caught too (atomicfile.Check).
 func checkOutputFile(flag, path string) error {
-	if path == "" || path == "-" {
+	switch path {
+	case "":
 		return nil
+	case "-":
+		// Standard output carries the command's own report; a file
+		// flag never shares it (check -o junit prints JUnit there).
+		return fmt.Errorf("%s -: this flag writes a file, not standard output (which carries the report): give a file name", flag)
 	}
 	dir := filepath.Dir(path)
 	st, err := os.Stat(dir)
@@ -76,7 +84,21 @@ func checkOutputFile(flag, path string) error {
 	if err != nil {
 		return fmt.Errorf("%s %s: folder %s: %v (create it first, or write the file elsewhere)", flag, path, dir, errors.Unwrap(err))
 	}
-	return nil
+	return flagWriteErr(flag, path, atomicfile.Check(path))
+}
+
+// flagWriteErr names the flag in an error writing its output file path:
+// "--junit /proc/x.xml: cannot write: no such file or directory" (nil
+// stays nil).
+func flagWriteErr(flag, path string, err error) error {
+	var we *atomicfile.Error
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &we):
+		return fmt.Errorf("%s %s: cannot write: %w", flag, path, we.Err)
+	}
+	return fmt.Errorf("%s %s: %w", flag, path, err)
 }
 
 // oneArg is cobra.ExactArgs(1) with an error that names the argument
@@ -89,6 +111,16 @@ func oneArg(what, example string) cobra.PositionalArgs {
 		}
 		return nil
 	}
+}
+
+// noArgs is cobra.NoArgs with a one-line error saying the command takes
+// no arguments (cobra's reads "unknown command", as if a subcommand were
+// meant).
+func noArgs(cmd *cobra.Command, args []string) error {
+	if len(args) > 0 {
+		return fmt.Errorf("%s takes no arguments, got %q: %s --help shows its flags", cmd.CommandPath(), strings.Join(args, " "), cmd.CommandPath())
+	}
+	return nil
 }
 
 // errWriter remembers the first write error.

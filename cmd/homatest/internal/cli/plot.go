@@ -62,6 +62,9 @@ such RPC.`,
 					}
 					return usageErr(fmt.Errorf("-o %w", err))
 				}
+				if err := checkOutputFile("-o", output); err != nil {
+					return usageErr(err)
+				}
 			}
 			v, err := wire.ParseVersion(wireName)
 			if err != nil {
@@ -85,7 +88,7 @@ such RPC.`,
 				output = fmt.Sprintf("rpc-%d.png", r.Key.ClientID)
 			}
 			if err := writePlot(m, output); err != nil {
-				return usageErr(err)
+				return usageErr(flagWriteErr("-o", output, err))
 			}
 			l1, l2 := m.Title()
 			_, err = fmt.Fprintf(cmd.OutOrStdout(), "wrote %s: %s; %s\n", output, l1, l2)

@@ -74,7 +74,7 @@ func TestPlotErrors(t *testing.T) {
 		{[]string{"plot", real, "--rpc", "4", "-o", filepath.Join(dir, "a.gif")}, `unknown picture format "gif": name the file .png, .svg or .pdf`},
 		{[]string{"plot", real, "--rpc", "4", "-o", "json"}, "-o json: plot writes a picture; -o names its file"},
 		{[]string{"plot", real, "--rpc", "4", "-o", filepath.Join(dir, "pic")}, "no file extension to tell the picture format"},
-		{[]string{"plot", real, "--rpc", "4", "-o", filepath.Join(dir, "no", "a.png")}, "cannot write " + filepath.Join(dir, "no", "a.png") + ": no such file or directory"},
+		{[]string{"plot", real, "--rpc", "4", "-o", filepath.Join(dir, "no", "a.png")}, "-o " + filepath.Join(dir, "no", "a.png") + ": folder " + filepath.Join(dir, "no") + ": no such file or directory"},
 		{[]string{"plot", real}, "--rpc is required"},
 		{[]string{"plot", real, "--rpc", "fast"}, `--rpc "fast": want an RPC id`},
 		{[]string{"plot", real, "--rpc", "4", "--wire", "v9"}, "--wire"},

@@ -14,6 +14,7 @@ import (
 	"github.com/homatest/homatest/agent"
 	"github.com/homatest/homatest/conformance"
 	"github.com/homatest/homatest/report/html"
+	"github.com/homatest/homatest/spec"
 )
 
 // runOpts are the flags of homatest run.
@@ -69,7 +70,7 @@ environment error.`,
   homatest run --fault no-grants            # expect failures citing HOMA-GRANT rules
   homatest run --repeat 10 --junit report.xml
   homatest run --mutation-matrix`,
-		Args: cobra.NoArgs,
+		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return o.run(cmd) },
 	}
 	f := cmd.Flags()
@@ -125,6 +126,9 @@ func (o *runOpts) validate() error {
 	}
 	if o.fault != "" && !knownFault(o.fault) {
 		return fmt.Errorf("--fault %q: no such fault knob (homatest faults lists them)", o.fault)
+	}
+	if err := spec.CheckRulePatterns(o.rules); err != nil {
+		return fmt.Errorf("--rules: %w", err)
 	}
 	if err := checkOutputFile("--junit", o.junit); err != nil {
 		return err
@@ -231,13 +235,8 @@ func (o *runOpts) run(cmd *cobra.Command) error {
 		}
 	}
 	if o.junit != "" {
-		if err := conformance.MergeJUnit(junits, o.junit); err != nil {
-			return usageErr(err)
-		}
-		if !o.strict {
-			if err := conformance.DemoteShouldFailures(o.junit); err != nil {
-				return usageErr(err)
-			}
+		if err := conformance.MergeJUnit(junits, o.junit, o.strict); err != nil {
+			return usageErr(flagWriteErr("--junit", o.junit, err))
 		}
 	}
 	page := html.RunPage(passes, html.RunInput{Impl: o.impl, Env: o.env, Fault: o.fault, Dir: o.artifacts,

@@ -11,7 +11,7 @@ func newVersionCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:   "version",
 		Short: "Print the homatest version and build information",
-		Args:  cobra.NoArgs,
+		Args:  noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			v, rev := "(devel)", "unknown"
 			if bi, ok := debug.ReadBuildInfo(); ok {

@@ -18,7 +18,7 @@ Homa generated from homatest's wire format tables (every packet type and
 field of the current format, IP protocol 146; the 2022-2024 format, IP
 protocol 253; the upstream subset; TCP-hijacked frames), which every
 Wireshark build runs without compiling.`,
-		Args: cobra.NoArgs,
+		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
 	cmd.AddCommand(newDissectorCmd())
@@ -53,7 +53,7 @@ homatest check --annotate wrote as packet comments show as Expert Info.
   tshark -X lua_script:homa.lua -r capture.pcapng -Y 'homa.type == 0x11 && homa.grant.priority < 3'
 
   homatest wireshark dissector --install     # then restart Wireshark`,
-		Args: cobra.NoArgs,
+		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if dir != "" && !install {
 				return usageErr(fmt.Errorf("--dir names where --install writes homa.lua: add --install"))

@@ -1,0 +1,51 @@
+package cli
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestUsageErrorsUpFront: a bad --capture-point, --profile or --rules is
+// one usage error (exit 2) before any file is read, naming every valid
+// form; check's --wire help lists auto.
+func TestUsageErrorsUpFront(t *testing.T) {
+	t.Setenv("HOMATEST_CLI_CHILD", "1") // homatest run re-executes this binary (TestMain)
+	capture := faultsDir + "/does-not-matter.pcapng"
+	for _, c := range []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"check", "-o", "json", "--capture-point", "bogus", capture, capture},
+			[]string{"--capture-point", `"bogus"`, "auto", "switch", "host:ADDR", "sent", "delivered", "ports"}},
+		{[]string{"check", "--profile", "bogus", capture},
+			[]string{"--profile", `"bogus"`, "auto", "linux", "linux-2024", "upstream"}},
+		{[]string{"check", "--rules", "[", capture}, []string{"--rules", "syntax error in pattern"}},
+		{[]string{"run", "--env", "sim", "--rules", "["}, []string{"--rules", "syntax error in pattern"}},
+	} {
+		out, err, code := run(t, c.args...)
+		if code != ExitUsage || err == nil {
+			t.Errorf("%v: exit %d, %v, want exit %d", c.args, code, err, ExitUsage)
+			continue
+		}
+		if out != "" {
+			t.Errorf("%v printed %q besides the error", c.args, out)
+		}
+		msg := err.Error()
+		if strings.Contains(msg, "\n") {
+			t.Errorf("%v: %q is not one line", c.args, msg)
+		}
+		for _, w := range c.want {
+			if !strings.Contains(msg, w) {
+				t.Errorf("%v: %q does not say %q", c.args, msg, w)
+			}
+		}
+	}
+	cmd := New()
+	check, _, err := cmd.Find([]string{"check"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if u := check.Flags().Lookup("wire").Usage; !strings.Contains(u, "auto, current, 2024 or upstream") {
+		t.Errorf("check --wire help %q does not list auto", u)
+	}
+}

@@ -1,0 +1,80 @@
+package conformance
+
+import (
+	"encoding/xml"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// TestMergeJUnitShould: merging the passes' reports keeps every suite;
+// without strict a failed SHOULD spec becomes a warning consistently (no
+// <failure>, status "passed", counts without it, as check's JUnit), with
+// strict it stays a failure with its <failure> element; a MUST failure is
+// a failure either way. The sources are removed and a symlinked dst keeps
+// its link.
+func TestMergeJUnitShould(t *testing.T) {
+	for _, strict := range []bool{false, true} {
+		dir := t.TempDir()
+		pass := func(name string, cases ...JUnitCase) string {
+			s := JUnitSuite{Name: name, TestCases: cases, Tests: len(cases)}
+			for _, c := range cases {
+				if c.Failure != nil {
+					s.Failures++
+				}
+			}
+			p := filepath.Join(dir, name+".xml")
+			if err := writeJUnitFile(p, JUnitSuites{TestSuites: []JUnitSuite{s}}); err != nil {
+				t.Fatal(err)
+			}
+			return p
+		}
+		should := JUnitCase{Name: "[It] acks late [SHOULD, HOMA-ACK-003]", Status: "failed", Failure: &JUnitFailure{Message: "late", Description: "frame 9"}}
+		must := JUnitCase{Name: "[It] grants [MUST, HOMA-GRANT-001]", Status: "failed", Failure: &JUnitFailure{Message: "no grant"}}
+		ok := JUnitCase{Name: "[It] resends [MUST, HOMA-RESEND-001]", Status: "passed"}
+		srcs := []string{pass("p1", should, ok), pass("p2", must)}
+		real := filepath.Join(dir, "real.xml")
+		dst := filepath.Join(dir, "junit.xml")
+		if err := os.Symlink("real.xml", dst); err != nil {
+			t.Fatal(err)
+		}
+		if err := MergeJUnit(srcs, dst, strict); err != nil {
+			t.Fatal(err)
+		}
+		if st, err := os.Lstat(dst); err != nil || st.Mode()&os.ModeSymlink == 0 {
+			t.Errorf("dst symlink replaced: %v", err)
+		}
+		for _, s := range srcs {
+			if _, err := os.Stat(s); err == nil {
+				t.Errorf("source %s left behind", s)
+			}
+		}
+		b, err := os.ReadFile(real)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got JUnitSuites
+		if err := xml.Unmarshal(b, &got); err != nil {
+			t.Fatal(err)
+		}
+		if len(got.TestSuites) != 2 || got.Tests != 3 {
+			t.Fatalf("strict=%v: %d suites, %d tests; want 2, 3", strict, len(got.TestSuites), got.Tests)
+		}
+		sc := got.TestSuites[0].TestCases[0]
+		wantFailures := 1
+		if strict {
+			wantFailures = 2
+			if sc.Failure == nil || sc.Status != "failed" {
+				t.Errorf("strict: SHOULD case status %q, failure %v; want failed with a <failure>", sc.Status, sc.Failure)
+			}
+		} else if sc.Failure != nil || sc.Status != "passed" || sc.SystemErr == "" {
+			t.Errorf("SHOULD case status %q, failure %v, system-err %q; want passed, none, the warning", sc.Status, sc.Failure, sc.SystemErr)
+		}
+		if mc := got.TestSuites[1].TestCases[0]; mc.Failure == nil || mc.Status != "failed" {
+			t.Errorf("strict=%v: MUST case status %q, failure %v", strict, mc.Status, mc.Failure)
+		}
+		if got.Failures != wantFailures || got.TestSuites[0].Failures != wantFailures-1 {
+			t.Errorf("strict=%v: failures %d (first suite %d), want %d (%d)", strict, got.Failures, got.TestSuites[0].Failures, wantFailures, wantFailures-1)
+		}
+	}
+}
