@@ -67,12 +67,11 @@ type Message struct {
 	// request after the server's RPC_UNKNOWN keeps the grants it had:
 	// homa_rpc_unknown_pkt only retransmits).
 	Granted, KeptHorizon uint32
-	// Grants counts GRANTs in the receiver's current incarnation;
-	// EarlierGrants those of its earlier ones (Grants+EarlierGrants is the
-	// capture's count). GrantPriorities is a bit set of the priorities of
-	// them all.
-	Grants, EarlierGrants int
-	GrantPriorities       uint16
+	// Grants counts GRANTs in the receiver's current incarnation (the
+	// capture's count is RPC.Packets). GrantPriorities is a bit set of the
+	// priorities of all the message's GRANTs, earlier incarnations included.
+	Grants          int
+	GrantPriorities uint16
 	// GrantTime and GrantFrame are the time and frame of the latest GRANT
 	// that raised the receiver's horizon; GrantedBefore is that horizon
 	// (max of U and earlier GRANT offsets) just before it.
@@ -1131,8 +1130,8 @@ func (m *Message) restartReceiver(p *Params) {
 		Length:  m.Length, SentEnd: m.SentEnd, AllSentTime: m.AllSentTime, AllSentFrame: m.AllSentFrame,
 		KeptHorizon: m.Horizon(p), TriggerUsed: m.TriggerUsed,
 		Resends: m.Resends, RetxBytes: m.RetxBytes, FirstData: m.FirstData, LastData: m.LastData, Priorities: m.Priorities,
-		EarlierGrants: m.EarlierGrants + m.Grants, GrantPriorities: m.GrantPriorities,
-		inLong: m.inLong,
+		GrantPriorities: m.GrantPriorities,
+		inLong:          m.inLong,
 	}
 }
 

@@ -228,7 +228,7 @@ func rpcRow(r *spec.RPC) rpcJSON {
 		Client: fmt.Sprintf("%v:%d", r.Key.Client, r.ClientPort), Server: fmt.Sprintf("%v:%d", r.Key.Server, r.ServerPort),
 		RequestLen: r.Request.Length, ResponseLen: r.Response.Length, Start: r.First, DurationNs: int64(r.Last.Sub(r.First)),
 		FirstFrame: r.FirstFrame, Packets: pk, RetxBytes: r.Request.RetxBytes + r.Response.RetxBytes,
-		Grants: r.Request.Grants + r.Request.EarlierGrants + r.Response.Grants + r.Response.EarlierGrants, ReqPrios: bits(r.Request.Priorities), RespPrios: bits(r.Response.Priorities),
+		Grants: r.Packets[wire.TypeGrant-wire.MinType], ReqPrios: bits(r.Request.Priorities), RespPrios: bits(r.Response.Priorities),
 		GrantPrios: bits(r.Request.GrantPriorities | r.Response.GrantPriorities), Outcome: outcome(r),
 		RequestDone: r.Request.Complete, ResponseDone: r.Response.Complete}
 	if r.Response.Complete {
