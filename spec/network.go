@@ -65,6 +65,9 @@ type Network struct {
 	lossAfter  map[hostPair]Evidence
 	lossBefore map[hostPair]Evidence
 	reorder    map[hostPair]Evidence
+	// firstLoss tallies, per path, first transmissions and
+	// retransmissions lost before the capture point (HOMA-SEND-003).
+	firstLoss map[hostPair]*pathLoss
 	// last is the latest frame seen between two hosts (either direction),
 	// for duplicate detection.
 	last map[pairKey]*lastFrame
@@ -98,7 +101,7 @@ type lastFrame struct {
 
 func newNetwork(cp CapturePoint, jitter time.Duration) *Network {
 	return &Network{cp: cp, jitter: jitter, lossAfter: map[hostPair]Evidence{}, lossBefore: map[hostPair]Evidence{},
-		reorder: map[hostPair]Evidence{}, last: map[pairKey]*lastFrame{}}
+		reorder: map[hostPair]Evidence{}, firstLoss: map[hostPair]*pathLoss{}, last: map[pairKey]*lastFrame{}}
 }
 
 // CapturePoint returns the capture point the network model assumes.
@@ -221,6 +224,7 @@ func (n *Network) observe(t *Trace, e *Event) {
 	switch e.Type() {
 	case wire.TypeData:
 		m := r.Msg(e.Packet.Role())
+		n.observeFirstLoss(r, m, e)
 		if m.Length == 0 {
 			return
 		}
@@ -247,6 +251,7 @@ func (n *Network) observe(t *Trace, e *Event) {
 			return
 		}
 		m := r.Msg(oppositeRole(e.Packet.Role()))
+		n.observeRetxLoss(r, m, e, rs)
 		if m.Length == 0 {
 			return
 		}

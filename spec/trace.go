@@ -147,6 +147,10 @@ type Message struct {
 	// Trace.granting and Trace.longIn sets; doneFiled whether it has an
 	// entry in the receiver's Trace.longDone heap.
 	inGranting, inLong, doneFiled bool
+	// lossCounted is set once a retransmission brought bytes of the
+	// message the capture never saw (Network.observeFirstLoss counts the
+	// message's loss episode once).
+	lossCounted bool
 }
 
 // noteGrantUse updates GrantLog with first transmission e of the message:
