@@ -6,6 +6,7 @@ import (
 	"net/netip"
 	"time"
 
+	"github.com/homatest/homatest/internal/byteranges"
 	"github.com/homatest/homatest/spec/wire"
 )
 
@@ -23,8 +24,7 @@ import (
 //
 // What the capture counts, per path, in segments of messages longer than
 // one segment, on the stretch of network before the capture point (a tap
-// at the receiver or between the hosts; a capture at the sender sees no
-// loss before it and counts nothing):
+// at the receiver or between the hosts):
 //
 //   - first transmissions seen (retransmit=0);
 //   - first transmissions lost: each retransmitted segment that brings
@@ -36,6 +36,20 @@ import (
 //     counts too: over-counting these only makes the test harder to pass);
 //   - retransmissions seen: those that bring unseen bytes, the ones whose
 //     loss the count above would show.
+//
+// A capture at the sender (its own link, where GSO frames above the MTU
+// leave unsegmented, or a run's sent.pcapng) sees every transmission and,
+// from the receiver, what it asked for; there (observeSenderSide):
+//
+//   - first transmissions sent;
+//   - first transmissions lost: segments sent with retransmit=0 that a
+//     RESEND asks for more than slack after the whole message was first
+//     sent (so not bytes still on their way);
+//   - retransmissions lost: retransmitted segments of those bytes that a
+//     RESEND asks for again;
+//   - retransmissions that arrived: the rest, once the receiver shows it
+//     has the whole message (the client's ack of a response; the server's
+//     response to a request).
 //
 // The statistic is firstTxLossLLR; the rule fires when it exceeds
 // firstLossThreshold and at least firstLossEpisodes losses are separated
@@ -103,8 +117,18 @@ func firstLossThreshold(n int) float64 {
 
 // pathLoss is one path's tally (see the comment at the top of the file).
 type pathLoss struct {
+	// firstSeen counts the first transmissions seen (at the sender: sent,
+	// including those lost); retxSeen the retransmissions that arrived
+	// (before the capture point: firstLost).
 	firstSeen, firstLost int
-	retxLost             int
+	retxSeen, retxLost   int
+	// atSender: the capture point is the path's sender (observeSenderSide);
+	// sent holds its messages with lost first transmissions whose fate is
+	// not yet known; due is set when the evidence crossed the threshold at
+	// a packet from the receiver, to be reported at the sender's next one.
+	atSender bool
+	sent     map[*Message]*sentMsg
+	due      bool
 	// episodes counts the loss episodes; lastEpisode is the time of the
 	// retransmission that showed the latest episode's loss (a packet of
 	// the path that arrived after it); episodeFrames their frames.
@@ -144,9 +168,62 @@ func (n *Network) FirstLoss(from, to netip.Addr) FirstLoss {
 	if pl == nil {
 		return FirstLoss{}
 	}
-	return FirstLoss{FirstSeen: pl.firstSeen, FirstLost: pl.firstLost, RetxSeen: pl.firstLost, RetxLost: pl.retxLost,
-		Episodes: pl.episodes, LLR: firstTxLossLLR(pl.firstLost, pl.firstSeen+pl.firstLost, pl.retxLost, pl.firstLost+pl.retxLost),
+	f, r := pl.trials()
+	return FirstLoss{FirstSeen: pl.firstSeen, FirstLost: pl.firstLost, RetxSeen: pl.retxSeen, RetxLost: pl.retxLost,
+		Episodes: pl.episodes, LLR: firstTxLossLLR(pl.firstLost, f, pl.retxLost, r),
 		Frame: pl.fired, Segment: pl.firedSeg, Why: pl.why, Frames: pl.firedFrames}
+}
+
+// trials returns the first transmissions and the retransmissions whose
+// fate the tally knows.
+func (pl *pathLoss) trials() (first, retx int) {
+	if pl.atSender {
+		return pl.firstSeen, pl.retxSeen + pl.retxLost
+	}
+	return pl.firstSeen + pl.firstLost, pl.retxSeen + pl.retxLost
+}
+
+// test runs the n-th test of the path at e, recording the crossing; where
+// is "before the capture point" or "after it".
+func (n *Network) test(pl *pathLoss, e *Event, from, to netip.Addr, where string) {
+	if pl.fired != 0 || pl.episodes < firstLossEpisodes {
+		return
+	}
+	pl.tests++
+	first, retx := pl.trials()
+	llr := firstTxLossLLR(pl.firstLost, first, pl.retxLost, retx)
+	thr := firstLossThreshold(pl.tests)
+	if llr < thr {
+		return
+	}
+	pl.fired, pl.firedSeg = e.Frame, e.Segment
+	n.firedNow = pl
+	pl.firedFrames = append([]int(nil), pl.episodeFrames...)
+	pl.why = fmt.Sprintf("%v → %v lost %d of %d first-transmission segments of multi-segment messages %s but %d of %d retransmissions, "+
+		"in %d loss episodes separated by packets that arrived (frames %s): log-likelihood ratio %.1f ≥ %.1f, false-alarm probability under loss independent of how a packet was sent below %.0e",
+		from, to, pl.firstLost, first, where, pl.retxLost, retx, pl.episodes, joinFrames(pl.episodeFrames), llr, thr, math.Exp(-llr))
+}
+
+// episode counts a message whose lost first transmissions the capture
+// showed at frame, recovered by a packet of the path that arrived at
+// recovered: a new episode when the message started (start, zero if
+// unknown) after the packet that showed the previous episode's loss.
+func (pl *pathLoss) episode(start, recovered time.Time, frame int) {
+	if pl.episodes == 0 || !start.IsZero() && start.After(pl.lastEpisode) {
+		pl.episodes++
+		pl.lastEpisode = recovered
+		pl.episodeFrames = append(pl.episodeFrames, frame)
+	}
+}
+
+// startOf is the earliest time message m of RPC r can have been sent, as
+// far as the capture shows: a response's after its request was complete
+// (zero: unknown).
+func startOf(r *RPC, m *Message) time.Time {
+	if m == &r.Response && r.Request.Complete {
+		return r.Request.CompleteTime
+	}
+	return time.Time{}
 }
 
 func (n *Network) pathLoss(k hostPair) *pathLoss {
@@ -166,7 +243,11 @@ func multiSegment(e *Event, length uint32) bool { return length > segData(e) }
 // observeFirstLoss updates the tally of e's path with DATA e of message m
 // of RPC r (state before e).
 func (n *Network) observeFirstLoss(r *RPC, m *Message, e *Event) {
-	if n.atSender(e.Src) || e.Length == 0 || !multiSegment(e, e.Packet.Data().MessageLength()) {
+	if e.Length == 0 || !multiSegment(e, e.Packet.Data().MessageLength()) {
+		return
+	}
+	if n.atSender(e.Src) {
+		n.observeSentData(r, m, e)
 		return
 	}
 	k := hostPair{e.Src, e.Dst}
@@ -182,42 +263,25 @@ func (n *Network) observeFirstLoss(r *RPC, m *Message, e *Event) {
 	// transmission was lost before the capture point.
 	pl := n.pathLoss(k)
 	pl.firstLost++
+	pl.retxSeen++
 	if !m.lossCounted {
 		m.lossCounted = true
-		// The message's lost bytes were sent after its earliest start:
-		// a response after its request was complete. A new episode needs
-		// that start after the packet that showed the previous episode's
-		// loss (that packet arrived between the two losses).
-		var start time.Time
-		if m == &r.Response && r.Request.Complete {
-			start = r.Request.CompleteTime
-		}
-		if pl.episodes == 0 || !start.IsZero() && start.After(pl.lastEpisode) {
-			pl.episodes++
-			pl.lastEpisode = e.Time
-			pl.episodeFrames = append(pl.episodeFrames, e.Frame)
-		}
+		// The message's lost bytes were sent after its start; this
+		// retransmission arrived after them.
+		pl.episode(startOf(r, m), e.Time, e.Frame)
 	}
-	if pl.fired != 0 || pl.episodes < firstLossEpisodes {
-		return
-	}
-	pl.tests++
-	firstSent, retxSent := pl.firstSeen+pl.firstLost, pl.firstLost+pl.retxLost
-	llr := firstTxLossLLR(pl.firstLost, firstSent, pl.retxLost, retxSent)
-	if thr := firstLossThreshold(pl.tests); llr >= thr {
-		pl.fired, pl.firedSeg = e.Frame, e.Segment
-		pl.firedFrames = append([]int(nil), pl.episodeFrames...)
-		pl.why = fmt.Sprintf("%v → %v lost %d of %d first-transmission segments of multi-segment messages before the capture point but %d of %d retransmissions, "+
-			"in %d loss episodes separated by packets that arrived (frames %s): log-likelihood ratio %.1f ≥ %.1f, false-alarm probability under loss independent of how a packet was sent below %.0e",
-			e.Src, e.Dst, pl.firstLost, firstSent, pl.retxLost, retxSent, pl.episodes, joinFrames(pl.episodeFrames), llr, thr, math.Exp(-llr))
-	}
+	n.test(pl, e, e.Src, e.Dst, "before the capture point")
 }
 
 // observeRetxLoss counts, at RESEND e asking for bytes of message m of RPC
 // r (state before e), the retransmissions its repeat shows lost.
-func (n *Network) observeRetxLoss(r *RPC, m *Message, e *Event, rs wire.Resend) {
+func (n *Network) observeRetxLoss(r *RPC, m *Message, e *Event, rs wire.Resend, slack time.Duration) {
 	from := e.Dst // the message's sender
-	if n.atSender(from) || m.Resends == 0 {
+	if n.atSender(from) {
+		n.observeSentResend(r, m, e, rs, slack)
+		return
+	}
+	if m.Resends == 0 {
 		return
 	}
 	if m.Length != 0 && !multiSegment(e, m.Length) {
@@ -260,4 +324,158 @@ func joinFrames(fs []int) string {
 		s += fmt.Sprint(f)
 	}
 	return s
+}
+
+// sentMsg is what a capture at the sender knows of one message with lost
+// first transmissions: the bytes counted lost, the retransmitted ones
+// whose fate is not yet known (pend, segments pendSegs).
+type sentMsg struct {
+	r          *RPC
+	lost, pend byteranges.Set
+	pendSegs   int
+	frame      int
+}
+
+// observeSentData counts DATA e of message m of RPC r at a capture at its
+// sender.
+func (n *Network) observeSentData(r *RPC, m *Message, e *Event) {
+	pl := n.pathLoss(hostPair{e.Src, e.Dst})
+	pl.atSender = true
+	if !e.Retransmit() {
+		pl.firstSeen++
+		return
+	}
+	sm := pl.sent[m]
+	if sm == nil {
+		return
+	}
+	end := min(e.End(), e.Packet.Data().MessageLength())
+	if sm.lost.Overlaps(e.Offset, end) && !sm.pend.Covers(e.Offset, end) {
+		sm.pend.Add(e.Offset, end)
+		sm.pendSegs++
+	}
+}
+
+// observeSentResend counts RESEND e from the receiver of message m of RPC
+// r at a capture at the message's sender: first transmissions and
+// retransmissions it asks for again were lost.
+func (n *Network) observeSentResend(r *RPC, m *Message, e *Event, rs wire.Resend, slack time.Duration) {
+	from, to := e.Dst, e.Src
+	pl := n.pathLoss(hostPair{from, to})
+	pl.atSender = true
+	if m.Length == 0 || !multiSegment(e, m.Length) {
+		return
+	}
+	start, end := rs.Offset(), m.Length
+	if !rs.IsResendAll() {
+		end = uint32(min(uint64(end), uint64(start)+uint64(rs.Length())))
+	}
+	if start >= end {
+		return
+	}
+	seg := segData(e)
+	sm := pl.sent[m]
+	if sm != nil {
+		if lostAgain := sm.pend.Overlap(start, end); lostAgain > 0 {
+			pl.retxLost += int((lostAgain + seg - 1) / seg)
+			sm.pend = removeRange(sm.pend, start, end)
+			sm.pendSegs = int((sm.pend.Total() + seg - 1) / seg)
+		}
+	}
+	// First transmissions asked for that were not counted lost yet, once
+	// the whole message had left more than slack before (not bytes that
+	// may still be on their way; a retransmission asked for again while on
+	// its way counts as lost, which only makes the test harder to pass).
+	if m.AllSentTime.IsZero() || e.Time.Sub(m.AllSentTime) <= slack {
+		return
+	}
+	var fresh uint32
+	for _, x := range m.FirstSent {
+		s, t := max(x.Start, start), min(x.End, end)
+		if s < t {
+			fresh += (t - s)
+			if sm != nil {
+				fresh -= sm.lost.Overlap(s, t)
+			}
+		}
+	}
+	if fresh == 0 {
+		return
+	}
+	if sm == nil {
+		if pl.sent == nil {
+			pl.sent = map[*Message]*sentMsg{}
+		}
+		sm = &sentMsg{r: r, frame: e.Frame}
+		pl.sent[m] = sm
+		n.settling[hostPair{from, to}] = pl
+	}
+	pl.firstLost += int((fresh + seg - 1) / seg)
+	for _, x := range m.FirstSent {
+		if s, t := max(x.Start, start), min(x.End, end); s < t {
+			sm.lost.Add(s, t)
+		}
+	}
+}
+
+// settle decides, at event e between the two hosts of path from → to
+// (a capture at from), the fate of the pending retransmissions of
+// messages the receiver now shows it has whole, counts their episodes,
+// tests, and reports a crossing due at the sender's next packet.
+func (n *Network) settle(pl *pathLoss, e *Event, from, to netip.Addr) {
+	for m, sm := range pl.sent {
+		r := sm.r
+		switch {
+		case r.gone || r.Unknown:
+			delete(pl.sent, m)
+		case m == &r.Response && r.Acked, m == &r.Request && r.Response.Length > 0:
+			// The receiver has the whole message: the retransmissions
+			// not asked for again arrived.
+			pl.retxSeen += sm.pendSegs
+			if sm.pendSegs > 0 {
+				at := r.AckTime
+				if m == &r.Request {
+					at = r.Response.FirstData
+				}
+				pl.episode(startOf(r, m), at, sm.frame)
+			}
+			delete(pl.sent, m)
+			pl.due = true
+		}
+	}
+	if pl.due && e.Src == from && e.Dst == to {
+		pl.due = false
+		n.test(pl, e, from, to, "after the capture point")
+	}
+	if len(pl.sent) == 0 && !pl.due {
+		delete(n.settling, hostPair{from, to})
+	}
+}
+
+// observeSettling settles, at event e, the paths between e's hosts that
+// wait for the fate of retransmissions (a capture at their sender).
+func (n *Network) observeSettling(e *Event) {
+	if len(n.settling) == 0 {
+		return
+	}
+	if pl := n.settling[hostPair{e.Src, e.Dst}]; pl != nil {
+		n.settle(pl, e, e.Src, e.Dst)
+	}
+	if pl := n.settling[hostPair{e.Dst, e.Src}]; pl != nil {
+		n.settle(pl, e, e.Dst, e.Src)
+	}
+}
+
+// removeRange returns set without [s, e).
+func removeRange(set byteranges.Set, s, e uint32) byteranges.Set {
+	var out byteranges.Set
+	for _, x := range set {
+		if x.Start < s {
+			out.Add(x.Start, min(x.End, s))
+		}
+		if x.End > e {
+			out.Add(max(x.Start, e), x.End)
+		}
+	}
+	return out
 }

@@ -77,9 +77,10 @@ func TestFirstLossThreshold(t *testing.T) {
 // the first transmission of the segment at off of RPC i's response is
 // lost before the capture (the client RESENDs 5 ms later and the server
 // retransmits what is missing); concurrent makes every request go before
-// any response. It returns, per RPC, the frame of its first
-// retransmission (0: none).
-func br35Trace(t *testing.T, rpcs int, concurrent bool, lost func(i int, off uint32) bool) (*traceBuilder, []int) {
+// any response; sent keeps the lost first transmissions in the trace (a
+// capture at the server, the loss after it). It returns, per RPC, the
+// frame of its first retransmission (0: none).
+func br35Trace(t *testing.T, rpcs int, concurrent, sent bool, lost func(i int, off uint32) bool) (*traceBuilder, []int) {
 	b := newTrace(t, wire.VersionCurrent)
 	const L = 30000
 	first := make([]int, rpcs)
@@ -91,7 +92,9 @@ func br35Trace(t *testing.T, rpcs int, concurrent bool, lost func(i int, off uin
 			b.after(time.Microsecond)
 			if lost(i, off) {
 				missing = append(missing, off)
-				continue
+				if !sent {
+					continue
+				}
 			}
 			b.data(false, cid(i), L, off, int(min(1424, L-off)), 4, func(f *wire.DataFields) { f.Incoming = L })
 		}
@@ -138,7 +141,7 @@ func br35Trace(t *testing.T, rpcs int, concurrent bool, lost func(i int, off uin
 
 func TestFirstLossBR35(t *testing.T) {
 	allLost := func(int, uint32) bool { return true }
-	b, first := br35Trace(t, 5, false, allLost)
+	b, first := br35Trace(t, 5, false, false, allLost)
 	// Third episode: 45 first transmissions lost, none seen; 45
 	// retransmissions seen, none lost: LLR 90·ln 2 ≈ 62.4 ≥ 21.4.
 	rep := b.check("linux", "HOMA-SEND-003")
@@ -146,21 +149,49 @@ func TestFirstLossBR35(t *testing.T) {
 	if v := rep.Violations[0]; len(v.Frames) != 2 || v.Frames[0] != first[0] || v.Frames[1] != first[1] {
 		t.Errorf("frames %v, want the first two episodes' %v", v.Frames, first[:2])
 	}
-	// A capture on the sender's link sees no loss before it: not judged.
-	rep = b.checkAt(HostPoint(b.server), "linux", "HOMA-SEND-003")
-	wantViolations(t, rep, "HOMA-SEND-003")
 	// Judged at the receiver's link: the same finding.
 	rep = b.checkAt(HostPoint(b.client), "linux", "HOMA-SEND-003")
 	wantViolations(t, rep, "HOMA-SEND-003", first[2])
 
 	// Two episodes are not enough, however many segments they lost.
-	b, _ = br35Trace(t, 2, false, allLost)
+	b, _ = br35Trace(t, 2, false, false, allLost)
 	wantViolations(t, b.check("linux", "HOMA-SEND-003"), "HOMA-SEND-003")
+}
+
+// At the server, the GSO frames are seen leaving and the client's RESENDs
+// ask for them: first transmissions lost after the capture point. The
+// retransmissions arrived once the client acks the RPC; the third
+// episode's ack (RPC 2's) is followed by the server's first packet of RPC
+// 3, where the finding is.
+func TestFirstLossBR35SenderSide(t *testing.T) {
+	b, _ := br35Trace(t, 5, false, true, func(int, uint32) bool { return true })
+	var want int
+	for i, e := range b.events { // the server's first packet after RPC 14's ACK
+		if e.Type() == wire.TypeAck && e.Packet.SenderID() == 14 {
+			for _, x := range b.events[i+1:] {
+				if x.Src == b.server {
+					want = x.Frame
+					break
+				}
+			}
+		}
+	}
+	rep := b.checkAt(HostPoint(b.server), "linux", "HOMA-SEND-003")
+	wantViolations(t, rep, "HOMA-SEND-003", want)
+	fl := tallyOf(b, HostPoint(b.server))
+	// The last RPC's ack ends the capture: no packet after it settles
+	// its retransmissions.
+	if fl.FirstSeen != 110 || fl.FirstLost != 110 || fl.RetxSeen != 88 || fl.RetxLost != 0 || fl.Episodes != 4 {
+		t.Errorf("tally %+v, want 110 of 110 first transmissions lost, 88 retransmissions arrived, 4 episodes", fl)
+	}
+	// Between the hosts the same packets show loss after the tap, which
+	// the tally does not count there (the capture saw the bytes).
+	wantClean(t, b.check("linux", "HOMA-SEND-003"), "HOMA-SEND-003")
 }
 
 // One outage that eats every response of concurrent RPCs is one episode.
 func TestFirstLossOneOutage(t *testing.T) {
-	b, _ := br35Trace(t, 6, true, func(int, uint32) bool { return true })
+	b, _ := br35Trace(t, 6, true, false, func(int, uint32) bool { return true })
 	rep := b.check("linux", "HOMA-SEND-003")
 	wantClean(t, rep, "HOMA-SEND-003")
 	if got := tallyOf(b, Switch); got.FirstSeen != 0 || got.FirstLost != 132 || got.RetxSeen != 132 || got.RetxLost != 0 || got.Episodes != 1 ||
@@ -175,6 +206,28 @@ func TestFirstLossOneOutage(t *testing.T) {
 // again). Many episodes, but first transmissions lose 25% and
 // retransmissions about 9%: far from the threshold.
 func TestFirstLossRandomLoss(t *testing.T) {
+	b := randomLossTrace(t, false)
+	rep := b.check("linux", "HOMA-SEND-003")
+	wantClean(t, rep, "HOMA-SEND-003")
+	// 22 segments per response, 5 or 6 lost (offsets ≡ -i mod 4), 20
+	// episodes; 10 retransmissions lost.
+	got := tallyOf(b, Switch)
+	if got.FirstSeen+got.FirstLost != 440 || got.FirstLost != 110 || got.RetxLost != 10 || got.Episodes != 20 || got.Frame != 0 {
+		t.Errorf("tally %+v, want 110 of 440 first transmissions lost, 10 retransmissions lost, 20 episodes, no crossing", got)
+	}
+	// The same loss seen at the server: the first transmissions leave,
+	// the client's RESENDs ask for them.
+	b = randomLossTrace(t, true)
+	wantClean(t, b.checkAt(HostPoint(b.server), "linux", "HOMA-SEND-003"), "HOMA-SEND-003")
+	got = tallyOf(b, HostPoint(b.server))
+	if got.FirstSeen != 440 || got.FirstLost != 110 || got.RetxLost != 10 || got.RetxSeen != 104 || got.Episodes != 19 || got.Frame != 0 {
+		t.Errorf("tally %+v, want 110 of 440 first transmissions lost, 10 retransmissions lost, 104 arrived (the last RPC unsettled), 19 episodes, no crossing", got)
+	}
+}
+
+// randomLossTrace is TestFirstLossRandomLoss's traffic; sent keeps the
+// lost first transmissions (a capture at the server).
+func randomLossTrace(t *testing.T, sent bool) *traceBuilder {
 	b := newTrace(t, wire.VersionCurrent)
 	const L = 30000
 	for i := 0; i < 20; i++ {
@@ -187,7 +240,9 @@ func TestFirstLossRandomLoss(t *testing.T) {
 			b.after(time.Microsecond)
 			if (off/1424+uint32(i))%4 == 0 {
 				missing = append(missing, off)
-				continue
+				if !sent {
+					continue
+				}
 			}
 			b.data(false, c, L, off, int(min(1424, L-off)), 4, func(f *wire.DataFields) { f.Incoming = L })
 		}
@@ -196,7 +251,7 @@ func TestFirstLossRandomLoss(t *testing.T) {
 			b.resend(true, c, off, min(1424, L-off), 7)
 		}
 		for k, off := range missing {
-			if k == 0 && i%2 == 0 {
+			if k == 0 && i%2 == 0 && !sent {
 				continue // this retransmission is lost
 			}
 			b.data(false, c, L, off, int(min(1424, L-off)), 7, func(f *wire.DataFields) { f.Incoming, f.Retransmit, f.SegOffset = L, 1, off })
@@ -210,14 +265,7 @@ func TestFirstLossRandomLoss(t *testing.T) {
 		b.ctl(false, c, wire.TypeNeedAck)
 		b.ack(c, c)
 	}
-	rep := b.check("linux", "HOMA-SEND-003")
-	wantClean(t, rep, "HOMA-SEND-003")
-	// 22 segments per response, 5 or 6 lost (offsets ≡ -i mod 4), 20
-	// episodes; 10 retransmissions lost.
-	got := tallyOf(b, Switch)
-	if got.FirstSeen+got.FirstLost != 440 || got.FirstLost != 110 || got.RetxLost != 10 || got.Episodes != 20 || got.Frame != 0 {
-		t.Errorf("tally %+v, want 110 of 440 first transmissions lost, 10 retransmissions lost, 20 episodes, no crossing", got)
-	}
+	return b
 }
 
 // tallyOf feeds b's trace to a checker with capture point cp and returns
