@@ -250,9 +250,13 @@ func (n *Network) observeFirstLoss(r *RPC, m *Message, e *Event) {
 		n.observeSentData(r, m, e)
 		return
 	}
-	k := hostPair{e.Src, e.Dst}
+	pl := m.lossPath
+	if pl == nil {
+		pl = n.pathLoss(hostPair{e.Src, e.Dst})
+		m.lossPath = pl
+	}
 	if !e.Retransmit() {
-		n.pathLoss(k).firstSeen++
+		pl.firstSeen++
 		return
 	}
 	end := min(e.End(), e.Packet.Data().MessageLength())
@@ -261,7 +265,6 @@ func (n *Network) observeFirstLoss(r *RPC, m *Message, e *Event) {
 	}
 	// A retransmission brings bytes the capture never saw: their first
 	// transmission was lost before the capture point.
-	pl := n.pathLoss(k)
 	pl.firstLost++
 	pl.retxSeen++
 	if !m.lossCounted {
@@ -339,8 +342,12 @@ type sentMsg struct {
 // observeSentData counts DATA e of message m of RPC r at a capture at its
 // sender.
 func (n *Network) observeSentData(r *RPC, m *Message, e *Event) {
-	pl := n.pathLoss(hostPair{e.Src, e.Dst})
-	pl.atSender = true
+	pl := m.lossPath
+	if pl == nil {
+		pl = n.pathLoss(hostPair{e.Src, e.Dst})
+		pl.atSender = true
+		m.lossPath = pl
+	}
 	if !e.Retransmit() {
 		pl.firstSeen++
 		return

@@ -151,6 +151,10 @@ type Message struct {
 	// message the capture never saw (Network.observeFirstLoss counts the
 	// message's loss episode once).
 	lossCounted bool
+	// lossPath caches the Network's tally of the message's path (entries
+	// are never removed), so that counting a DATA packet costs no map
+	// lookup.
+	lossPath *pathLoss
 }
 
 // noteGrantUse updates GrantLog with first transmission e of the message:
