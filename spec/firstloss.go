@@ -39,7 +39,8 @@ import (
 //
 // A capture at the sender (its own link, where GSO frames above the MTU
 // leave unsegmented, or a run's sent.pcapng) sees every transmission and,
-// from the receiver, what it asked for; there (observeSenderSide):
+// from the receiver, what it asked for; there (observeSentData,
+// observeSentResend, settle):
 //
 //   - first transmissions sent;
 //   - first transmissions lost: segments sent with retransmit=0 that a
@@ -110,7 +111,9 @@ func bernoulliKL(x, p float64) float64 {
 // reach: ln(1/α) + ln(n(n+1)), so that test n alone has false-alarm
 // probability at most α/(n(n+1)) and all the tests a capture makes on the
 // path, one per lost first transmission once the episodes are there, at
-// most α together (Σ 1/(n(n+1)) = 1).
+// most α together (Σ 1/(n(n+1)) = 1). The per-test bound is the
+// fixed-sample one (firstTxLossLLR); how many retransmissions there are
+// depends on the losses, which the bound does not model.
 func firstLossThreshold(n int) float64 {
 	return math.Log(1/firstLossAlpha) + math.Log(float64(n)*float64(n+1))
 }
@@ -218,7 +221,9 @@ func (pl *pathLoss) episode(start, recovered time.Time, frame int) {
 
 // startOf is the earliest time message m of RPC r can have been sent, as
 // far as the capture shows: a response's after its request was complete
-// (zero: unknown).
+// (zero: unknown). A request's is unknown (a capture that lost its first
+// transmissions may show nothing of it before), so requests open only a
+// path's first loss episode.
 func startOf(r *RPC, m *Message) time.Time {
 	if m == &r.Response && r.Request.Complete {
 		return r.Request.CompleteTime
