@@ -9,6 +9,7 @@
 package check
 
 import (
+	"errors"
 	"fmt"
 	"net/netip"
 	"runtime"
@@ -124,6 +125,11 @@ type FileReport struct {
 	// --infer-params, or when violations made check look).
 	Inferred []InferredParam `json:"inferred_params,omitempty"`
 	Stats    *pcap.Stats     `json:"capture,omitempty"`
+	// Damaged is set when the file ends in a damaged or cut-off frame: the
+	// report and verdict cover the frames before it (a capture cut there,
+	// as if it had stopped), and the check still fails (exit 2), since
+	// what came after is unknown.
+	Damaged string `json:"damaged,omitempty"`
 }
 
 // HostResult is one host's view of a multi-port capture: Violations are
@@ -252,6 +258,9 @@ func File(o Options, file string) FileReport {
 		fr.Error = err.Error()
 		return fr
 	}
+	if run.damaged != nil {
+		fr.Damaged = run.damaged.Error() + ": the report covers the frames before it"
+	}
 	rep, st, inf := run.rep, run.st, run.inf
 	fr.Profile, fr.Params, fr.Report, fr.Stats, fr.Hosts = profile, paramMap(&params), rep, &st, run.hosts
 	fr.testers = run.testers
@@ -313,6 +322,20 @@ type ruleRun struct {
 	// testers are the hosts that sent a frame a tester marked as its own
 	// (homatest run's capture): not implementations under test.
 	testers map[netip.Addr]bool
+	// damaged is set when the file ended in damage after some Homa frames:
+	// the report covers the frames before it.
+	damaged *pcap.DamagedError
+}
+
+// readDamage sorts a read error: nil or a damaged file with Homa frames
+// before the damage (judged, the damage kept for the report) are not
+// errors; anything else is.
+func readDamage(st pcap.Stats, err error) (*pcap.DamagedError, error) {
+	var d *pcap.DamagedError
+	if err == nil || errors.As(err, &d) && st.Homa > 0 {
+		return d, nil
+	}
+	return nil, err
 }
 
 // runRules checks the capture at file with the plan's capture point and
@@ -345,7 +368,7 @@ func runRules(file string, ro pcap.ReaderOptions, plan capturePlan, judge spec.J
 			c.Feed(e)
 		})
 		out.st = st
-		if err != nil {
+		if out.damaged, err = readDamage(st, err); err != nil {
 			return out, err
 		}
 		out.rep = c.Finish()
@@ -356,7 +379,7 @@ func runRules(file string, ro pcap.ReaderOptions, plan capturePlan, judge spec.J
 	}
 	views, st, err := readPortViews(file, ro, plan)
 	out.st = st
-	if err != nil {
+	if out.damaged, err = readDamage(st, err); err != nil {
 		return out, err
 	}
 	var ifs []int
