@@ -58,6 +58,9 @@ func writeCheckText(w io.Writer, reports []check.FileReport) error {
 		if len(fr.Inferred) > 0 {
 			writeInferred(ew, fr.Inferred)
 		}
+		if x := fr.WithInferred; x != nil {
+			fmt.Fprintf(ew, "with all of them (--param %s): %d MUST and %d SHOULD violations\n", strings.Join(x.Params, " --param "), x.Must, x.Should)
+		}
 		for _, v := range rep.Violations {
 			tol := ""
 			if v.Slack > 0 {
