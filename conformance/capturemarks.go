@@ -11,6 +11,7 @@ import (
 	"github.com/homatest/homatest/internal/atomicfile"
 	"github.com/homatest/homatest/internal/stall"
 	"github.com/homatest/homatest/pcap"
+	"github.com/homatest/homatest/spec"
 )
 
 // markTesterPackets marks, in the run's capture at path, every frame a
@@ -64,14 +65,29 @@ func markTesterPackets(path string, e *Env) error {
 	p := e.Params()
 	p.Slack = max(p.Slack, e.Slack)
 	p.Jitter = max(p.Jitter, e.Slack)
-	if err := p.WriteFile(path+".params", "The parameters homatest run judged the IUT with (its hello's, slack and jitter from the measured noise)."); err != nil {
+	return writeCheckSidecars(path, p, e.Stalls, "The parameters homatest run judged the IUT with (its hello's, slack and jitter from the measured noise).")
+}
+
+// removeWithSidecars removes the capture at path and the sidecars
+// writeCheckSidecars wrote beside it.
+func removeWithSidecars(path string) {
+	for _, f := range []string{path, path + ".params", path + ".stalls.json"} {
+		os.Remove(f)
+	}
+}
+
+// writeCheckSidecars writes path+".params" (p, with the comment why) and
+// path+".stalls.json" (the stalls m measured; [] for none or a nil m),
+// which homatest check reads next to a capture: it then judges the file
+// with the parameters the suite used, and treats a timing finding a stall
+// explains as the suite did, inconclusive.
+func writeCheckSidecars(path string, p spec.Params, m *stall.Monitor, why string) error {
+	if err := p.WriteFile(path+".params", why); err != nil {
 		return err
 	}
-	// The stalls the run measured (harness and agent): check treats a
-	// timing finding one of them explains as the run did, inconclusive.
 	spans := []stall.Span{} // [] rather than null when none
-	if e.Stalls != nil {
-		spans = append(spans, e.Stalls.Spans()...)
+	if m != nil {
+		spans = append(spans, m.Spans()...)
 	}
 	return atomicfile.Write(path+".stalls.json", func(w io.Writer) error {
 		enc := json.NewEncoder(w)
