@@ -347,14 +347,14 @@ func barrier(p *tester.Peer, prio uint8) *tester.Packet {
 // lost the RPC's state would show it: it answers the IUT's RESEND for the
 // RPC (one that came already, else the next: the IUT sends one after
 // resend_ticks of silence while it waits on the tester, facts RTX-01,
-// RTX-02) with RPC_UNKNOWN, which answers only a RESEND (HomaModule
-// homa_resend_pkt; HOMA-RESEND-018). c is the header of the tester's
-// packets for the RPC.
+// RTX-02; the wait allows a round missed) with RPC_UNKNOWN, which answers
+// only a RESEND (HomaModule homa_resend_pkt; HOMA-RESEND-018). c is the
+// header of the tester's packets for the RPC.
 func forget(p *tester.Peer, c wire.CommonFields) {
 	GinkgoHelper()
 	pr := params()
 	_, err := p.Expect(ctx(), tester.Match{Type: wire.TypeResend, From: iut(), RPC: c.SenderID},
-		wait(pr.Ticks(pr.ResendTicks+2)))
+		wait(pr.Ticks(pr.ResendTicks+pr.ResendInterval+1)))
 	ok(err, "a RESEND from the IUT for RPC %d, which the tester answers with RPC_UNKNOWN", c.SenderID&^1)
 	Expect(p.Send(iut(), ctrlLevel(pr), &wire.RPCUnknownFields{Common: c})).To(Succeed())
 }
