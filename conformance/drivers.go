@@ -337,7 +337,7 @@ func barrier(p *tester.Peer, prio uint8) *tester.Packet {
 	GinkgoHelper()
 	id := env.NewRPCID()
 	Expect(p.SendDeliberate(iut(), prio, &wire.ResendFields{Common: wire.CommonFields{Sport: 39999, Dport: ServerPort, SenderID: id},
-		Offset: 0, Length: 1, Priority: 7}, "RESEND for an RPC that never existed (a barrier)")).To(Succeed())
+		Offset: 0, Length: 1, Priority: ctrlLevel(params())}, "RESEND for an RPC that never existed (a barrier)")).To(Succeed())
 	u, err := p.Expect(ctx(), tester.Match{Type: wire.TypeRPCUnknown, From: iut(), RPC: id}, wait(2*params().Tick))
 	ok(err, "the IUT's RPC_UNKNOWN for a barrier RESEND (HOMA-RESEND-006)")
 	return u

@@ -23,7 +23,7 @@ var _ = Describe("cutoffs", func() {
 			const version = 7
 			Expect(p.SendDeliberate(iut(), ctrlLevel(params()), &wire.CutoffsFields{Common: first.control(), UnschedCutoffs: cut, CutoffVersion: version},
 				"CUTOFFS no stale DATA asked for, with a table of its own")).To(Succeed())
-			barrier(p, 7)
+			barrier(p, ctrlLevel(params()))
 			r := iutCall(p, reqLen, 100)
 			Expect(r.first.Pkt.Data().CutoffVersion()).To(Equal(uint16(version)), "cutoff_version of the next request")
 			Expect(r.first.Priority).To(Equal(uint8(4)), "IP priority of a %d-byte unscheduled message under cutoffs %v", reqLen, cut)
@@ -32,7 +32,7 @@ var _ = Describe("cutoffs", func() {
 			// Put the IUT's view of this tester host back to the defaults.
 			Expect(p.SendDeliberate(iut(), ctrlLevel(params()), &wire.CutoffsFields{Common: r.control(), UnschedCutoffs: params().UnschedCutoffs,
 				CutoffVersion: params().CutoffVersion}, "CUTOFFS no stale DATA asked for (back to the defaults)")).To(Succeed())
-			barrier(p, 7)
+			barrier(p, ctrlLevel(params()))
 		}))
 
 	It("CUTOFFS-stale: DATA with a stale cutoff_version draws CUTOFFS from the receiver",

@@ -78,7 +78,7 @@ var _ = Describe("retransmission", func() {
 			// Same IP priority as the DATA: a strict-priority switch would
 			// let a level-7 RESEND overtake the DATA still queued.
 			Expect(p.SendDeliberate(iut(), m.unschedPrio(), &wire.ResendFields{Common: wire.CommonFields{Sport: m.sport, Dport: ServerPort, SenderID: m.id},
-				Offset: 0, Length: 1000, Priority: 7}, "RESEND from a client still sending its request, at its DATA's level")).To(Succeed())
+				Offset: 0, Length: 1000, Priority: ctrlLevel(params())}, "RESEND from a client still sending its request, at its DATA's level")).To(Succeed())
 			_, err := p.Expect(ctx(), tester.Match{Type: wire.TypeBusy, From: iut(), RPC: m.id,
 				Checks: []tester.Check{tester.Is("sport", uint64(ServerPort)), tester.Is("dport", uint64(m.sport))}}, wait(2*params().Tick))
 			ok(err, "BUSY from the server that has not got the whole request")
@@ -107,7 +107,7 @@ var _ = Describe("retransmission", func() {
 			m.sendSegments(p, 0, 1)
 			resend := func(what string) error {
 				Expect(p.SendDeliberate(iut(), m.unschedPrio(), &wire.ResendFields{Common: wire.CommonFields{Sport: m.sport, Dport: ServerPort, SenderID: m.id},
-					Offset: 0, Length: 1000, Priority: 7}, what)).To(Succeed())
+					Offset: 0, Length: 1000, Priority: ctrlLevel(params())}, what)).To(Succeed())
 				_, err := p.Expect(ctx(), tester.Match{Type: wire.TypeBusy, From: iut(), RPC: m.id}, wait(2*params().Tick))
 				return err
 			}
@@ -143,7 +143,7 @@ var _ = Describe("retransmission", func() {
 			pr := params()
 			id := env.NewRPCID()
 			Expect(p.SendDeliberate(iut(), ctrlLevel(params()), &wire.ResendFields{Common: wire.CommonFields{Sport: 40999, Dport: ServerPort, SenderID: id},
-				Offset: 0, Length: 1000, Priority: 7}, "RESEND for an RPC that never existed")).To(Succeed())
+				Offset: 0, Length: 1000, Priority: ctrlLevel(params())}, "RESEND for an RPC that never existed")).To(Succeed())
 			u, err := p.Expect(ctx(), tester.Match{Type: wire.TypeRPCUnknown, From: iut(), RPC: id, Checks: []tester.Check{
 				tester.Is("sport", uint64(ServerPort)), tester.Is("dport", 40999),
 				tester.IPPriority(uint8(pr.NumPriorities-1), uint8(pr.NumPriorities-1)),
