@@ -311,7 +311,7 @@ func (m msgSpec) sendData(p *tester.Peer, from, to int, schedPrio uint8) {
 func (m msgSpec) sendUnsched(p *tester.Peer, from, to int) {
 	GinkgoHelper()
 	Expect(to).To(BeNumerically("<=", unsched(m.msgLen)), "unscheduled bytes end at U")
-	m.sendData(p, from, to, 0)
+	m.sendData(p, from, to, 0) // no scheduled byte: no GRANT priority needed
 }
 
 // resendData retransmits the request's bytes [from, to) at prio, the
