@@ -1,8 +1,10 @@
 package conformance
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/netip"
 	"os"
@@ -21,9 +23,10 @@ import (
 // writes path+".params", the parameters the suite judged the IUT with
 // (homatest check reads it).
 func markTesterPackets(path string, e *Env) error {
-	notes := map[string]string{}
+	notes := map[string][]*tester.Packet{}
 	for _, r := range e.testerPackets() {
-		notes[r.Src.String()+">"+r.Dst.String()+":"+string(r.Raw)] = r.CaptureNote()
+		k := markKey(r.Src, r.Dst, len(r.Raw), r.Raw)
+		notes[k] = append(notes[k], r)
 	}
 	testers := map[netip.Addr]bool{}
 	for _, a := range e.TesterAddrs {
@@ -46,11 +49,11 @@ func markTesterPackets(path string, e *Env) error {
 		if !testers[f.Src] {
 			continue
 		}
-		n, ok := notes[f.Src.String()+">"+f.Dst.String()+":"+string(f.Raw)]
-		if !ok {
-			n = tester.SentNote
+		wireLen := len(f.Raw)
+		if f.SnapCut {
+			wireLen += f.Length - f.CaptureLen
 		}
-		marks[f.Number] = []string{n}
+		marks[f.Number] = []string{captureNote(notes[markKey(f.Src, f.Dst, wireLen, f.Raw)], f.Raw)}
 	}
 	r.Close()
 	in, err := os.Open(path)
@@ -94,4 +97,29 @@ func writeCheckSidecars(path string, p spec.Params, m *stall.Monitor, why string
 		enc.SetIndent("", "  ")
 		return enc.Encode(spans)
 	})
+}
+
+// markHead is how many leading transport bytes key a tester packet to its
+// frames: the Homa header of every type, less than any snap length a run's
+// capture uses (the simulator's keeps 128-byte frames).
+const markHead = 64
+
+// markKey keys a packet by its addresses, its transport length and its
+// first markHead bytes: a frame the snap length cut still finds the
+// packet it holds the start of.
+func markKey(src, dst netip.Addr, wireLen int, raw []byte) string {
+	return fmt.Sprintf("%v>%v:%d:%s", src, dst, wireLen, raw[:min(len(raw), markHead)])
+}
+
+// captureNote is the note for a frame holding raw, the transport bytes as
+// captured (possibly cut), among the tester packets that share its key:
+// a deliberate packet's note if the frame holds the start of one (packets
+// this alike break the same rules), else tester.SentNote.
+func captureNote(cands []*tester.Packet, raw []byte) string {
+	for _, r := range cands {
+		if r.Note != "" && bytes.HasPrefix(r.Raw, raw) {
+			return r.CaptureNote()
+		}
+	}
+	return tester.SentNote
 }

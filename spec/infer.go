@@ -310,7 +310,7 @@ func (inf Inferred) Apply(p *Params) bool {
 			}
 		case "window":
 			n, _ := strconv.ParseUint(inf.Value, 10, 32)
-			if uint32(n) <= grantWindow(p) {
+			if uint32(n) <= p.GrantWindow() {
 				return false
 			}
 		default:
