@@ -522,6 +522,19 @@ func icmpUnreachable(from, to netip.Addr, quoted []byte) []byte {
 	return append([]byte(nil), buf.Bytes()...)
 }
 
+// unreachable adds, at t, the ICMP port unreachable that packet i's
+// destination host answers it with (quoting its IP header and the first 8
+// bytes of Homa).
+func (b *capb) unreachable(i int, t time.Duration) {
+	p := b.pkts[i]
+	buf := gopacket.NewSerializeBuffer()
+	fr, err := pcap.BuildFrame(buf, pcap.FrameSpec{Src: p.src, Dst: p.dst, Priority: p.prio}, p.f, wire.EncodeOptions{FixLengths: true, SetMarks: true})
+	if err != nil {
+		panic(err)
+	}
+	b.extra = append(b.extra, rawFrame{t, icmpUnreachable(p.dst, p.src, fr[14:])})
+}
+
 // hit is a rule and the frame of its first violation.
 type hit struct {
 	rule  string
@@ -959,20 +972,9 @@ func brFaultCases() []faultCase {
 		},
 		{
 			id: "BR-49", slug: "ports-from-addresses",
-			what: "hardware sender fills sport/dport from the low 16 bits of the IP addresses (11 and 1)",
-			build: func(fault bool) *capb {
-				b := newCap(wire.VersionCurrent)
-				r := rpcOf(hostC, hostS, 10)
-				if fault {
-					r.cport, r.sport = 11, 1
-				}
-				b.smallRPC(r, 0, wire.AckEntry{})
-				if fault {
-					b.pkts[0].note = "BR-49: ports 11 > 1, the low 16 bits of 10.0.0.11 and 10.0.0.1"
-				}
-				return b
-			},
-			missed: "ports are free values on the wire: nothing says 11 and 1 are not the sockets' ports",
+			what:  "hardware server fills sport/dport from the low 16 bits of the IP addresses: its response to 10.0.0.11:32768's request to port 4000 leaves port 1 for port 11; the client host answers ICMP port unreachable, RESENDs, and the retransmission comes back the same way",
+			build: func(fault bool) *capb { return portsFromAddresses(fault) },
+			want:  []hit{{"HOMA-WIRE-011", 2}, {"HOMA-ID-006", 5}},
 		},
 		{
 			id: "BR-50", slug: "server-black-holed",
@@ -1529,18 +1531,45 @@ func tsoDropped(fault bool) *capb {
 			}
 			at += us(1)
 		}
-		t = b.respondAndAckAfter(r, at+ms(2.5))
+		t = b.needAckThenAck(r, at+ms(2.5))
 		t = b.smallRPC(rpcOf(hostC, hostS, uint64(12+4*i)), t+us(100), wire.AckEntry{}) + us(100)
 	}
 	return b
 }
 
-// respondAndAckAfter adds the server's NEED_ACK for RPC r at t and the
+// needAckThenAck adds the server's NEED_ACK for RPC r at t and the
 // client's ACK 20 µs later; it returns the ACK's time.
-func (b *capb) respondAndAckAfter(r ends, t time.Duration) time.Duration {
+func (b *capb) needAckThenAck(r ends, t time.Duration) time.Duration {
 	b.needAck(t, r)
 	b.ack(t+us(20), r)
 	return t + us(20)
+}
+
+// portsFromAddresses (BR-49): the server 10.0.0.1 is the hardware
+// implementation, the client a correct host. Faulty: the server's packets
+// carry the low 16 bits of its and the client's address as ports (1 and
+// 11) instead of the request's ports swapped; no socket has port 11 on
+// the client, whose host answers ICMP port unreachable, RESENDs the
+// response after resend_ticks and gets the same misaddressed retransmission.
+// Clean: the response comes from 4000 to 32768. (Between two hosts with
+// the same fault every packet is consistent: a bound socket may use a
+// port below 32768, so only this mixed pair shows it on the wire.)
+func portsFromAddresses(fault bool) *capb {
+	b := newCap(wire.VersionCurrent)
+	r := rpcOf(hostC, hostS, 10)
+	b.data(0, r, true, 7, 100, 0, 100, 100, 1, false)
+	if !fault {
+		b.respondAndAck(r, us(50))
+		return b
+	}
+	bad := r
+	bad.cport, bad.sport = 11, 1
+	i := b.data(us(50), bad, false, 7, 100, 0, 100, 100, 1, false)
+	b.mark(i, "BR-49: response from port 1 to port 11 (the low 16 bits of 10.0.0.1 and 10.0.0.11), not from 4000 to 32768")
+	b.unreachable(i, us(60))
+	b.resend(ms(5.2), r, true, 0, 100)
+	b.unreachable(b.data(ms(5.22), bad, false, 7, 100, 0, 100, 100, 1, true), ms(5.23))
+	return b
 }
 
 // hijackDoff0 (BR-37): TCP-hijacked traffic; the client's ACKs have doff
@@ -1620,13 +1649,7 @@ func unboundPort(fault bool) *capb {
 	r.sport = 4001
 	i := b.data(0, r, true, 7, 100, 0, 100, 100, 1, false)
 	if !fault {
-		// Quote the request's IP header and first 8 bytes of Homa.
-		buf := gopacket.NewSerializeBuffer()
-		fr, err := pcap.BuildFrame(buf, pcap.FrameSpec{Src: hostC, Dst: hostS, Priority: 7}, b.pkts[i].f, wire.EncodeOptions{FixLengths: true, SetMarks: true})
-		if err != nil {
-			panic(err)
-		}
-		b.extra = append(b.extra, rawFrame{us(20), icmpUnreachable(hostS, hostC, fr[14:])})
+		b.unreachable(i, us(20))
 		// Another RPC to the bound port goes on.
 		b.smallRPC(rpcOf(hostC, hostS, 12), ms(1), wire.AckEntry{})
 		return b
