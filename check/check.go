@@ -95,7 +95,8 @@ type FileReport struct {
 	// why (inferred, or as the flag said).
 	CapturePoint    string `json:"capture_point,omitempty"`
 	CapturePointWhy string `json:"capture_point_why,omitempty"`
-	// Verdict is pass, warn (SHOULD violations only, not --strict) or fail.
+	// Verdict is pass, warn (SHOULD violations only, not --strict), fail,
+	// or incomplete (a damaged capture without a failure before the damage).
 	Verdict string `json:"verdict,omitempty"`
 	// ParamsFile names the file next to the capture whose parameters were
 	// applied before --param (homatest run writes capture.pcapng.params).
@@ -319,6 +320,10 @@ func File(o Options, file string) FileReport {
 	switch {
 	case fr.Must > 0 || o.Strict && fr.Should > 0:
 		fr.Verdict = "fail"
+	case fr.Damaged != "":
+		// Nothing failed in the frames before the damage; what came after
+		// is unknown.
+		fr.Verdict = "incomplete"
 	case fr.Should > 0:
 		fr.Verdict = "warn"
 	}
@@ -479,12 +484,12 @@ func hintFindings(file string, ro pcap.ReaderOptions, plan capturePlan, judge sp
 		x.Apply(&all.Params)
 		flags = append(flags, x.Name+"="+x.Value)
 		names = append(names, "--param "+x.Name+"="+x.Value)
-		hint(alt, fmt.Sprintf("not a violation with --param %s=%s, which the capture implies (%s)", x.Name, x.Value, x.Evidence))
+		hint(alt, fmt.Sprintf("not a violation if the hosts ran with --param %s=%s, which the capture implies (%s); if they did not, it stands", x.Name, x.Value, x.Evidence))
 	}
 	if len(flags) < 2 {
 		return nil
 	}
-	altRep := hint(all, fmt.Sprintf("not a violation with %s together, which the capture implies", strings.Join(names, " ")))
+	altRep := hint(all, fmt.Sprintf("not a violation if the hosts ran with %s together, which the capture implies; if they did not, it stands", strings.Join(names, " ")))
 	if altRep == nil {
 		return nil
 	}

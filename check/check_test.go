@@ -66,7 +66,7 @@ func TestFileHints(t *testing.T) {
 	}
 	hinted := 0
 	for _, v := range fr.Report.Violations {
-		if strings.HasPrefix(v.Hint, "not a violation with --param resend_ticks=") {
+		if strings.HasPrefix(v.Hint, "not a violation if the hosts ran with --param resend_ticks=") {
 			hinted++
 		}
 	}
@@ -94,7 +94,7 @@ func TestFileWithInferred(t *testing.T) {
 			continue
 		}
 		for _, v := range fr.Report.Violations {
-			if !strings.HasPrefix(v.Hint, "not a violation with --param ") {
+			if !strings.HasPrefix(v.Hint, "not a violation if the hosts ran with --param ") {
 				t.Errorf("%s: %s at frame %d has no hint", name, v.Rule, v.Frame)
 			}
 		}
@@ -356,5 +356,27 @@ func TestFileWireForcesProfile(t *testing.T) {
 	fr := File(o, filepath.Join(realDir, "linux-6.1-proto253/a-small-rpcs.pcap"))
 	if fr.Error != "" || fr.Profile != spec.ProfileForWire(wire.Version2024) {
 		t.Errorf("profile %s (%s), want %s", fr.Profile, fr.Error, spec.ProfileForWire(wire.Version2024))
+	}
+}
+
+// TestTickNotInferredBelowConfigured: a host that repeats NEED_ACK twice a
+// tick (fault ACK-006) implies no shorter tick: the hosts' timer is their
+// configuration, so no hint may explain the fault away with one.
+func TestTickNotInferredBelowConfigured(t *testing.T) {
+	o := opts()
+	o.Params = nil
+	fr := File(o, filepath.Join("..", "cmd", "homatest", "internal", "cli", "testdata", "faults", "ACK-006-need-ack-twice-per-tick.pcapng"))
+	if fr.Verdict != "fail" || fr.Must == 0 {
+		t.Fatalf("verdict %s, %d MUST (%s): want the fault flagged", fr.Verdict, fr.Must, fr.Error)
+	}
+	for _, x := range fr.Inferred {
+		if x.Name == "tick" {
+			t.Errorf("inferred tick %s (%s): below the configured 1ms", x.Value, x.Evidence)
+		}
+	}
+	for _, v := range fr.Report.Violations {
+		if strings.Contains(v.Hint, "tick=") {
+			t.Errorf("%s frame %d hinted away with a tick: %s", v.Rule, v.Frame, v.Hint)
+		}
 	}
 }

@@ -147,6 +147,8 @@ func saveCapture() {
 	if _, err := annotate.Write(&buf, path, cur.findings, fmt.Sprintf("homatest run: %s failed: %s", rep.FullText(), why)); err != nil {
 		return
 	}
+	// homatest check on the file then judges it with the IUT's parameters.
+	writeCheckSidecars(path, iutParams(), env.Stalls, "The parameters homatest run judged this spec's exchange with (the IUT's hello's, slack and jitter from the measured noise).")
 	AddReportEntry(entryCapture, path)
 }
 
@@ -399,13 +401,7 @@ func checkRules(globs string, peers ...*tester.Peer) {
 // received, and returns the violations charged to the IUT, with the
 // packets in frame order.
 func iutFindings(globs string, peers ...*tester.Peer) ([]spec.Finding, []*tester.Packet, error) {
-	// The checker's timing tolerances follow this environment's measured
-	// noise: capture timestamps here are taken at the tester, after queueing
-	// and scheduling delays the IUT does not control.
-	p := params()
-	p.Slack = max(p.Slack, env.Slack)
-	p.Jitter = max(p.Jitter, env.Slack)
-	judge, err := spec.NewJudge(env.Profile, p, strings.Trim("HOMA-WIRE-*,HOMA-ID-*,HOMA-PRIO-001,"+globs, ","), spec.Should)
+	judge, err := spec.NewJudge(env.Profile, iutParams(), strings.Trim("HOMA-WIRE-*,HOMA-ID-*,HOMA-PRIO-001,"+globs, ","), spec.Should)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -423,6 +419,17 @@ func iutFindings(globs string, peers ...*tester.Peer) ([]spec.Finding, []*tester
 		}
 	}
 	return found, pkts, nil
+}
+
+// iutParams are the parameters an active spec's exchange is judged with:
+// the IUT's, with timing tolerances that follow this environment's
+// measured noise (capture timestamps here are taken at the tester, after
+// queueing and scheduling delays the IUT does not control).
+func iutParams() spec.Params {
+	p := params()
+	p.Slack = max(p.Slack, env.Slack)
+	p.Jitter = max(p.Jitter, env.Slack)
+	return p
 }
 
 // ok fails the spec with "what: err" when err is set (a one-line failure

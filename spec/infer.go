@@ -264,7 +264,10 @@ func (in *Inferrer) Result() []Inferred {
 		out = append(out, Inferred{Name: "max_overcommit", Value: fmt.Sprint(in.overMax), AtLeast: true, Evidence: fmt.Sprintf("%d messages granted at once (frame %d)", in.overMax, in.overAtF)})
 	}
 	tick := in.p.Tick
-	if len(in.needAcks) >= 3 {
+	// A tick is the hosts' configuration (HomaModule's timer fires every
+	// 1 ms): NEED_ACKs repeated faster than the configured tick are a
+	// pacing fault (HOMA-ACK-006), never a reason to offer a shorter tick.
+	if len(in.needAcks) >= 3 && median(in.needAcks) >= in.p.Tick*9/10 {
 		tick = median(in.needAcks)
 		out = append(out, Inferred{Name: "tick", Value: tick.Round(time.Microsecond).String(), Evidence: fmt.Sprintf("median of %d gaps between repeated NEED_ACKs", len(in.needAcks))})
 	}

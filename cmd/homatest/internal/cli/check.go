@@ -83,7 +83,8 @@ exit 2 even when others have violations (their reports still print them,
 and the error line names the files that failed their check). A capture cut
 short or damaged part-way (tcpdump killed mid-write, a full disk) is judged
 up to the damage, as if it had stopped there: its report says so (DAMAGED,
-JSON "damaged") and the exit is still 2, since what came after is unknown.`,
+JSON "damaged"), its verdict is INCOMPLETE unless a MUST violation before the
+damage fails it, and the exit is still 2, since what came after is unknown.`,
 		Example: `  # check a capture with HomaModule main defaults
   homatest check capture.pcap
 

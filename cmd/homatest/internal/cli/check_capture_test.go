@@ -278,13 +278,13 @@ func TestCheckInferParams(t *testing.T) {
 	}
 	e2 := filepath.Join(realDir, "linux-6.1-proto253/e2-server-forgets-request.pcap")
 	out, _, code = run(t, "check", e2)
-	if code != ExitViolations || !strings.Contains(out, "hint: not a violation with --param resend_ticks=") {
+	if code != ExitViolations || !strings.Contains(out, "hint: not a violation if the hosts ran with --param resend_ticks=") {
 		t.Errorf("e2 without its timer sysctls: exit %d, want 1 and a hint naming resend_ticks:\n%s", code, out)
 	}
 	// A DATA segment longer than max_seg_data at MTU 1500: the MTU it
 	// needs is inferred and named (the hosts may run a larger MTU).
 	out, _, code = run(t, "check", filepath.Join(faultsDir, "BR-34-frame-above-mtu.pcapng"))
-	if code != ExitViolations || !strings.Contains(out, "mtu                ≥ 2924") || !strings.Contains(out, "hint: not a violation with --param mtu=2924") {
+	if code != ExitViolations || !strings.Contains(out, "mtu                ≥ 2924") || !strings.Contains(out, "hint: not a violation if the hosts ran with --param mtu=2924") {
 		t.Errorf("BR-34: exit %d, want 1, mtu ≥ 2924 inferred and named in a hint:\n%s", code, out)
 	}
 }

@@ -67,14 +67,14 @@ func TestDamagedCapture(t *testing.T) {
 	if code != ExitUsage || pcode != 0 {
 		t.Errorf("exit %d for the cut capture (want 2), %d for its prefix (want 0)", code, pcode)
 	}
-	if c.Error != "" || !strings.Contains(c.Damaged, "after frame "+strconv.Itoa(n)) || c.Verdict != "pass" || c.Capture.Frames != n {
+	if c.Error != "" || !strings.Contains(c.Damaged, "after frame "+strconv.Itoa(n)) || c.Verdict != "incomplete" || c.Capture.Frames != n {
 		t.Errorf("cut capture: error %q, damaged %q, verdict %q, %d frames; want a report of %d frames, damaged after frame %d", c.Error, c.Damaged, c.Verdict, c.Capture.Frames, n, n)
 	}
 	if string(c.Report) != string(p.Report) {
 		t.Errorf("the cut capture's report differs from its undamaged prefix's")
 	}
 	out, _, _ := run(t, "check", cut)
-	if !strings.Contains(out, "DAMAGED: ") || !strings.Contains(out, "PASS: 0 MUST and 0 SHOULD violations in the "+strconv.Itoa(n)+" frames before the damage") {
+	if !strings.Contains(out, "DAMAGED: ") || !strings.Contains(out, "INCOMPLETE: 0 MUST and 0 SHOULD violations in the "+strconv.Itoa(n)+" frames before the damage") {
 		t.Errorf("text report does not say where the capture stops:\n%s", out[max(0, len(out)-400):])
 	}
 
@@ -93,5 +93,19 @@ func TestDamagedCapture(t *testing.T) {
 	}
 	if st, err := os.Stat(png); err != nil || st.Size() == 0 {
 		t.Errorf("plot wrote no picture of the frames before the damage: %v", err)
+	}
+}
+
+// TestCheckWarnsForcedFormat: a profile forced onto a capture of another
+// wire format says so in the text report, where every finding may be the
+// decoder's misreading; the capture's own format says nothing.
+func TestCheckWarnsForcedFormat(t *testing.T) {
+	f := filepath.Join(realDir, "linux-6.13-proto146/a-small-rpcs.pcap")
+	out, _, _ := run(t, "check", "--profile", "linux-2024", f)
+	if !strings.Contains(out, "WARNING: 43 Homa packets carry the IP protocol of another wire format than linux-2024's") {
+		t.Errorf("no warning for linux-2024 forced on a main capture:\n%.600s", out)
+	}
+	if out, _, _ := run(t, "check", f); strings.Contains(out, "WARNING") {
+		t.Errorf("a warning without a forced format:\n%.600s", out)
 	}
 }
