@@ -243,6 +243,14 @@ func TestPlanCapture(t *testing.T) {
 	if p, _ := planCapture("auto", ports); p.ports[0] != h1 || p.ports[1] != h2 {
 		t.Errorf("ports %v, want p1 %v and p2 %v", p.ports, h1, h2)
 	}
+	// One view forced on every switch port's capture warns; on a tap's
+	// capture it does not.
+	if p, _ := planCapture("switch", ports); !strings.Contains(p.why, "WARNING: the frames carry both directions per interface") {
+		t.Errorf("--capture-point switch on a ports capture: %q, want a warning", p.why)
+	}
+	if p, _ := planCapture("switch", two); strings.Contains(p.why, "WARNING") {
+		t.Errorf("--capture-point switch on a tap's capture: %q", p.why)
+	}
 	for _, c := range []struct {
 		flag string
 		l    *layout

@@ -170,7 +170,14 @@ func planCapture(flag string, l *layout) (capturePlan, error) {
 		if cp.Kind == spec.CaptureHost && l.hosts[cp.Host] == 0 {
 			return capturePlan{}, fmt.Errorf("--capture-point %s: no Homa packet of the capture is to or from %v", flag, cp.Host)
 		}
-		return capturePlan{cp: cp, why: "as --capture-point says"}, nil
+		why := "as --capture-point says"
+		if l.dirIn > 0 && l.dirOut > 0 {
+			// One view of a file that holds every packet on two switch
+			// ports sees each twice: duplicates and reorderings it would
+			// charge to the hosts.
+			why += "; WARNING: the frames carry both directions per interface (epb_flags), as a capture of every switch port holds each packet twice: judged as one view, every packet counts twice (--capture-point ports, or auto, judges each host on its own link)"
+		}
+		return capturePlan{cp: cp, why: why}, nil
 	}
 	switch {
 	case l.homa > 0 && l.commented == l.homa && l.dropped > 0:
