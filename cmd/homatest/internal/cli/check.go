@@ -180,6 +180,11 @@ func runCheck(cmd *cobra.Command, o *checkOpts, files []string) error {
 		return usageErr(fmt.Errorf("write output: %w", werr))
 	}
 	if o.annotate != "" && reports[0].Error == "" {
+		if reports[0].Damaged != "" {
+			// The copy is written frame by frame from the input: it would
+			// stop at the damage with a write error that blames OUT.
+			return usageErr(fmt.Errorf("--annotate %s: not written: %s", o.annotate, reports[0].Damaged))
+		}
 		if err := writeAnnotated(cmd.ErrOrStderr(), o.annotate, files[0], reports[0].Report); err != nil {
 			return usageErr(err)
 		}

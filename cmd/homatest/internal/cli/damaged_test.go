@@ -78,6 +78,14 @@ func TestDamagedCapture(t *testing.T) {
 		t.Errorf("text report does not say where the capture stops:\n%s", out[max(0, len(out)-400):])
 	}
 
+	ann := filepath.Join(dir, "annotated.pcapng")
+	if _, err, code := run(t, "check", "--annotate", ann, cut); code != ExitUsage || err == nil || !strings.Contains(err.Error(), "not written: "+cut+": capture damaged") {
+		t.Errorf("--annotate of a damaged capture: exit %d, %v", code, err)
+	}
+	if _, err := os.Stat(ann); err == nil {
+		t.Errorf("--annotate left %s behind", ann)
+	}
+
 	rc, err, code := run(t, "rpcs", "-o", "json", cut)
 	rp, _, _ := run(t, "rpcs", "-o", "json", prefix)
 	if code != ExitUsage || err == nil || !strings.Contains(err.Error(), "the output covers the frames before it") {
