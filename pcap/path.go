@@ -87,12 +87,20 @@ func OpenError(name string, err error) error {
 // returns the reader's stats and a read error (a damaged file), or
 // ErrNoHoma.
 func StreamPath(path string, o ReaderOptions, fn func(*spec.Event)) (Stats, error) {
+	return StreamPathFrames(path, o, nil, fn)
+}
+
+// StreamPathFrames is StreamPath that also passes each frame, with its
+// reader (for Reader.InterfaceName), to frame (when not nil) before fn
+// sees the frame's events: what a caller learns of the frames comes from
+// the same single pass.
+func StreamPathFrames(path string, o ReaderOptions, frame func(*Reader, *Frame), fn func(*spec.Event)) (Stats, error) {
 	r, err := OpenPath(path, o)
 	if err != nil {
 		return Stats{}, OpenError(path, err)
 	}
 	defer r.Close()
-	if err := r.EachEvent(fn); err != nil {
+	if err := r.eachEvent(frame, fn); err != nil {
 		return r.Stats(), fmt.Errorf("%s: capture damaged or cut short: %w", path, err)
 	}
 	st := r.Stats()
