@@ -198,8 +198,13 @@ func File(o Options, file string) FileReport {
 		return fr
 	}
 	plan, err := planCapture(o.CapturePoint, lay)
-	guessed := !whole && err == nil && plan.mode == oneView
-	if !whole && !guessed {
+	// A capture point given by flag that the first frames allow is the
+	// plan (its only check, that the host has packets, holds on more
+	// frames); auto's one-view plan is a guess.
+	auto := o.CapturePoint == "auto" || o.CapturePoint == ""
+	settled := whole || err == nil && plan.mode == oneView && !auto
+	guessed := !settled && err == nil && plan.mode == oneView
+	if !settled && !guessed {
 		if lay, _, err = readLayout(file, -1); err != nil {
 			fr.Error = err.Error()
 			return fr

@@ -19,7 +19,7 @@ import (
 // directions only later), the report is the one planned from the whole
 // capture up front, byte for byte.
 func TestGuessedPlan(t *testing.T) {
-	a, b, c := netip.MustParseAddr("10.0.0.1"), netip.MustParseAddr("10.0.0.2"), netip.MustParseAddr("10.0.0.3")
+	a, b, c, d := netip.MustParseAddr("10.0.0.1"), netip.MustParseAddr("10.0.0.2"), netip.MustParseAddr("10.0.0.3"), netip.MustParseAddr("10.0.0.4")
 	type pkt struct {
 		src, dst netip.Addr
 		dir      pcap.Direction
@@ -39,14 +39,16 @@ func TestGuessedPlan(t *testing.T) {
 	}
 	tail := func(p []pkt, q ...pkt) []pkt { return append(p, q...) }
 	for _, tc := range []struct {
-		name        string
+		name, flag  string
 		pkts        []pkt
-		guess, want string
+		guess, want string // guess "": the first frames give no plan
 	}{
-		{"one host, then a third pair", tail(rpcs(pcap.DirUnknown), pkt{a, c, pcap.DirUnknown}), "host:10.0.0.2", "switch"},
-		{"no marks, then inbound", rpcs(pcap.DirUnknown, pcap.DirUnknown, pcap.DirInbound), "host:10.0.0.2", "sent"},
-		{"inbound, then outbound", rpcs(pcap.DirInbound, pcap.DirInbound, pcap.DirOutbound), "sent", "ports"},
-		{"the same throughout", rpcs(pcap.DirUnknown), "host:10.0.0.2", "host:10.0.0.2"},
+		{"one host, then a third pair", "auto", tail(rpcs(pcap.DirUnknown), pkt{a, c, pcap.DirUnknown}), "host:10.0.0.2", "switch"},
+		{"no marks, then inbound", "auto", rpcs(pcap.DirUnknown, pcap.DirUnknown, pcap.DirInbound), "host:10.0.0.2", "sent"},
+		{"inbound, then outbound", "auto", rpcs(pcap.DirInbound, pcap.DirInbound, pcap.DirOutbound), "sent", "ports"},
+		{"the same throughout", "auto", rpcs(pcap.DirUnknown), "host:10.0.0.2", "host:10.0.0.2"},
+		{"given, a third pair later", "switch", tail(rpcs(pcap.DirUnknown), pkt{a, c, pcap.DirUnknown}), "switch", "switch"},
+		{"given host only later", "host:10.0.0.4", tail(rpcs(pcap.DirUnknown), pkt{d, b, pcap.DirUnknown}), "", "host:10.0.0.4"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "c.pcapng")
@@ -80,7 +82,9 @@ func TestGuessedPlan(t *testing.T) {
 				t.Helper()
 				defer func(p int) { layoutPrefix = p }(layoutPrefix)
 				layoutPrefix = prefix
-				fr := File(opts(), path)
+				o := opts()
+				o.CapturePoint = tc.flag
+				fr := File(o, path)
 				if fr.Error != "" {
 					t.Fatalf("prefix %d: %s", prefix, fr.Error)
 				}
@@ -94,8 +98,11 @@ func TestGuessedPlan(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if p, _ := planCapture("auto", lay); p.String() != tc.guess {
-				t.Fatalf("plan from the first 4 frames %s, want %s", p, tc.guess)
+			switch p, err := planCapture(tc.flag, lay); {
+			case tc.guess == "" && err == nil:
+				t.Fatalf("plan from the first 4 frames %s, want an error", p)
+			case tc.guess != "" && p.String() != tc.guess:
+				t.Fatalf("plan from the first 4 frames %s (%v), want %s", p, err, tc.guess)
 			}
 			whole, wholeJS := check(-1)
 			if whole.CapturePoint != tc.want {
