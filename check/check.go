@@ -9,6 +9,7 @@
 package check
 
 import (
+	"errors"
 	"fmt"
 	"net/netip"
 	"runtime"
@@ -123,7 +124,16 @@ type FileReport struct {
 	// Inferred are the parameters the capture implies (with
 	// --infer-params, or when violations made check look).
 	Inferred []InferredParam `json:"inferred_params,omitempty"`
-	Stats    *pcap.Stats     `json:"capture,omitempty"`
+	// WithInferred is the check rerun with every inferred value that
+	// differs applied at once (when two or more differ and the check found
+	// violations): the flags, and the violations left under them.
+	WithInferred *InferredRun `json:"with_inferred,omitempty"`
+	Stats        *pcap.Stats  `json:"capture,omitempty"`
+	// Damaged is set when the file ends in a damaged or cut-off frame: the
+	// report and verdict cover the frames before it (a capture cut there,
+	// as if it had stopped), and the check still fails (exit 2), since
+	// what came after is unknown.
+	Damaged string `json:"damaged,omitempty"`
 }
 
 // HostResult is one host's view of a multi-port capture: Violations are
@@ -138,6 +148,14 @@ type HostResult struct {
 	Violations   int    `json:"violations"`
 	Excused      int    `json:"excused,omitempty"`
 	StallExcused int    `json:"stall_excused,omitempty"`
+}
+
+// InferredRun is a check rerun with inferred parameters: Params the
+// --param flags (NAME=VALUE), Must and Should the violations left.
+type InferredRun struct {
+	Params []string `json:"params"`
+	Must   int      `json:"must_violations"`
+	Should int      `json:"should_violations"`
 }
 
 // InferredParam is a parameter value the capture implies, next to the
@@ -270,6 +288,9 @@ func File(o Options, file string) FileReport {
 		fr.Error = err.Error()
 		return fr
 	}
+	if run.damaged != nil {
+		fr.Damaged = run.damaged.Error() + ": the report covers the frames before it"
+	}
 	rep, st, inf := run.rep, run.st, run.inf
 	fr.Profile, fr.Params, fr.Report, fr.Stats, fr.Hosts = profile, paramMap(&params), rep, &st, run.hosts
 	fr.testers = run.testers
@@ -299,7 +320,7 @@ func File(o Options, file string) FileReport {
 	if o.InferParams || rep.Violated() {
 		fr.Inferred = compareInferred(inf, params, o.Params)
 		if rep.Violated() {
-			hintFindings(file, ro, plan, judge, rep, fr.Inferred)
+			fr.WithInferred = hintFindings(file, ro, plan, judge, rep, fr.Inferred)
 		}
 	}
 	for i := range rep.Violations {
@@ -364,6 +385,20 @@ type ruleRun struct {
 	// testers are the hosts that sent a frame a tester marked as its own
 	// (homatest run's capture): not implementations under test.
 	testers map[netip.Addr]bool
+	// damaged is set when the file ended in damage after some Homa frames:
+	// the report covers the frames before it.
+	damaged *pcap.DamagedError
+}
+
+// readDamage sorts a read error: nil or a damaged file with Homa frames
+// before the damage (judged, the damage kept for the report) are not
+// errors; anything else is.
+func readDamage(st pcap.Stats, err error) (*pcap.DamagedError, error) {
+	var d *pcap.DamagedError
+	if err == nil || errors.As(err, &d) && st.Homa > 0 {
+		return d, nil
+	}
+	return nil, err
 }
 
 // runRules checks the capture at file with the plan's capture point and
@@ -400,7 +435,7 @@ func runRules(file string, ro pcap.ReaderOptions, plan capturePlan, judge spec.J
 			c.Feed(e)
 		})
 		out.st = st
-		if err != nil {
+		if out.damaged, err = readDamage(st, err); err != nil {
 			return out, err
 		}
 		out.rep = c.Finish()
@@ -411,7 +446,7 @@ func runRules(file string, ro pcap.ReaderOptions, plan capturePlan, judge spec.J
 	}
 	views, st, err := readPortViews(file, ro, plan)
 	out.st = st
-	if err != nil {
+	if out.damaged, err = readDamage(st, err); err != nil {
 		return out, err
 	}
 	var ifs []int
@@ -462,20 +497,17 @@ func compareInferred(inf *spec.Inferrer, params spec.Params, given []string) []I
 }
 
 // hintFindings re-checks the capture once per inferred parameter that
-// differs from judge's parameters and gives each violation that disappears a hint
-// naming the --param to pass.
-func hintFindings(file string, ro pcap.ReaderOptions, plan capturePlan, judge spec.Judge, rep *spec.Report, inferred []InferredParam) {
-	for _, x := range inferred {
-		if !x.Differs {
-			continue
-		}
-		alt := judge
-		if !x.Apply(&alt.Params) {
-			continue
-		}
+// differs from judge's parameters and gives each violation that disappears
+// a hint naming the --param to pass. When two or more differ it re-checks
+// once more with all of them: a violation that disappears only then (a
+// timer finding that needs resend_ticks and timeout_ticks both) is hinted
+// with the whole set, and the run is returned so that a user can pass
+// every flag at once instead of following the hints one at a time.
+func hintFindings(file string, ro pcap.ReaderOptions, plan capturePlan, judge spec.Judge, rep *spec.Report, inferred []InferredParam) *InferredRun {
+	hint := func(alt spec.Judge, why string) *spec.Report {
 		altRun, err := runRules(file, ro, plan, alt)
 		if err != nil {
-			continue
+			return nil
 		}
 		still := map[[2]any]bool{}
 		for _, v := range altRun.rep.Violations {
@@ -484,8 +516,40 @@ func hintFindings(file string, ro pcap.ReaderOptions, plan capturePlan, judge sp
 		for i := range rep.Violations {
 			v := &rep.Violations[i]
 			if v.Hint == "" && !still[[2]any{v.Rule, v.Frame}] {
-				v.Hint = fmt.Sprintf("not a violation with --param %s=%s, which the capture implies (%s)", x.Name, x.Value, x.Evidence)
+				v.Hint = why
 			}
 		}
+		return altRun.rep
 	}
+	all := judge
+	var flags, names []string
+	for _, x := range inferred {
+		if !x.Differs {
+			continue
+		}
+		alt := judge
+		if !x.Apply(&alt.Params) {
+			continue
+		}
+		x.Apply(&all.Params)
+		flags = append(flags, x.Name+"="+x.Value)
+		names = append(names, "--param "+x.Name+"="+x.Value)
+		hint(alt, fmt.Sprintf("not a violation with --param %s=%s, which the capture implies (%s)", x.Name, x.Value, x.Evidence))
+	}
+	if len(flags) < 2 {
+		return nil
+	}
+	altRep := hint(all, fmt.Sprintf("not a violation with %s together, which the capture implies", strings.Join(names, " ")))
+	if altRep == nil {
+		return nil
+	}
+	run := &InferredRun{Params: flags}
+	for _, v := range altRep.Violations {
+		if v.Level == spec.Must {
+			run.Must++
+		} else {
+			run.Should++
+		}
+	}
+	return run
 }

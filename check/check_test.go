@@ -79,6 +79,35 @@ func TestFileHints(t *testing.T) {
 	}
 }
 
+// TestFileWithInferred: the real captures taken with the timer sysctls
+// scaled, checked without them, fail; every violation names the --param
+// (or set of them) that removes it, and checking again with all the
+// inferred values at once, as the report offers, passes.
+func TestFileWithInferred(t *testing.T) {
+	for _, name := range []string{"linux-6.1-proto253/c-500k-loss3pct-server-side.pcap", "linux-6.1-proto253/e2-server-forgets-request.pcap",
+		"linux-6.13-proto146/c-500k-loss3pct-server-side.pcap"} {
+		o := opts()
+		o.Params = nil
+		fr := File(o, filepath.Join(realDir, name))
+		if fr.Verdict != "fail" || fr.WithInferred == nil {
+			t.Errorf("%s: verdict %s (%s), rerun with inferred values %+v; want fail and a rerun", name, fr.Verdict, fr.Error, fr.WithInferred)
+			continue
+		}
+		for _, v := range fr.Report.Violations {
+			if !strings.HasPrefix(v.Hint, "not a violation with --param ") {
+				t.Errorf("%s: %s at frame %d has no hint", name, v.Rule, v.Frame)
+			}
+		}
+		if w := fr.WithInferred; w.Must != 0 || w.Should != 0 || len(w.Params) < 2 {
+			t.Errorf("%s: with %v: %d MUST, %d SHOULD, want 0", name, w.Params, w.Must, w.Should)
+		}
+		o.Params = fr.WithInferred.Params
+		if again := File(o, filepath.Join(realDir, name)); again.Verdict != "pass" {
+			t.Errorf("%s: with --param %v: verdict %s, %d MUST", name, o.Params, again.Verdict, again.Must)
+		}
+	}
+}
+
 // TestFilesInOrder: reports come back in the order of the files, bad ones
 // with their error.
 func TestFilesInOrder(t *testing.T) {

@@ -13,7 +13,8 @@ import (
 
 // readPortViews reads the capture at path into one view per interface of
 // plan.ports (events in file order, frame numbers as in the file, packet
-// bytes copied); switch annotations are skipped.
+// bytes copied); switch annotations are skipped. A damaged file returns
+// the views read before the damage and a *pcap.DamagedError.
 func readPortViews(path string, o pcap.ReaderOptions, plan capturePlan) (map[int][]spec.Event, pcap.Stats, error) {
 	r, err := pcap.OpenPath(path, o)
 	if err != nil {
@@ -28,7 +29,7 @@ func readPortViews(path string, o pcap.ReaderOptions, plan capturePlan) (map[int
 			if errors.Is(err, io.EOF) {
 				break
 			}
-			return views, r.Stats(), fmt.Errorf("%s: capture damaged or cut short: %w", path, err)
+			return views, r.Stats(), &pcap.DamagedError{Path: path, Frames: r.Stats().Frames, Err: err}
 		}
 		if strings.HasPrefix(f.Comment, switchNotePrefix) {
 			continue

@@ -1,8 +1,10 @@
 package conformance
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/netip"
 	"os"
@@ -11,6 +13,7 @@ import (
 	"github.com/homatest/homatest/internal/atomicfile"
 	"github.com/homatest/homatest/internal/stall"
 	"github.com/homatest/homatest/pcap"
+	"github.com/homatest/homatest/spec"
 )
 
 // markTesterPackets marks, in the run's capture at path, every frame a
@@ -20,9 +23,10 @@ import (
 // writes path+".params", the parameters the suite judged the IUT with
 // (homatest check reads it).
 func markTesterPackets(path string, e *Env) error {
-	notes := map[string]string{}
+	notes := map[string][]*tester.Packet{}
 	for _, r := range e.testerPackets() {
-		notes[r.Src.String()+">"+r.Dst.String()+":"+string(r.Raw)] = r.CaptureNote()
+		k := markKey(r.Src, r.Dst, len(r.Raw), r.Raw)
+		notes[k] = append(notes[k], r)
 	}
 	testers := map[netip.Addr]bool{}
 	for _, a := range e.TesterAddrs {
@@ -45,11 +49,11 @@ func markTesterPackets(path string, e *Env) error {
 		if !testers[f.Src] {
 			continue
 		}
-		n, ok := notes[f.Src.String()+">"+f.Dst.String()+":"+string(f.Raw)]
-		if !ok {
-			n = tester.SentNote
+		wireLen := len(f.Raw)
+		if f.SnapCut {
+			wireLen += f.Length - f.CaptureLen
 		}
-		marks[f.Number] = []string{n}
+		marks[f.Number] = []string{captureNote(notes[markKey(f.Src, f.Dst, wireLen, f.Raw)], f.Raw)}
 	}
 	r.Close()
 	in, err := os.Open(path)
@@ -64,18 +68,58 @@ func markTesterPackets(path string, e *Env) error {
 	p := e.Params()
 	p.Slack = max(p.Slack, e.Slack)
 	p.Jitter = max(p.Jitter, e.Slack)
-	if err := p.WriteFile(path+".params", "The parameters homatest run judged the IUT with (its hello's, slack and jitter from the measured noise)."); err != nil {
+	return writeCheckSidecars(path, p, e.Stalls, "The parameters homatest run judged the IUT with (its hello's, slack and jitter from the measured noise).")
+}
+
+// removeWithSidecars removes the capture at path and the sidecars
+// writeCheckSidecars wrote beside it.
+func removeWithSidecars(path string) {
+	for _, f := range []string{path, path + ".params", path + ".stalls.json"} {
+		os.Remove(f)
+	}
+}
+
+// writeCheckSidecars writes path+".params" (p, with the comment why) and
+// path+".stalls.json" (the stalls m measured; [] for none or a nil m),
+// which homatest check reads next to a capture: it then judges the file
+// with the parameters the suite used, and treats a timing finding a stall
+// explains as the suite did, inconclusive.
+func writeCheckSidecars(path string, p spec.Params, m *stall.Monitor, why string) error {
+	if err := p.WriteFile(path+".params", why); err != nil {
 		return err
 	}
-	// The stalls the run measured (harness and agent): check treats a
-	// timing finding one of them explains as the run did, inconclusive.
 	spans := []stall.Span{} // [] rather than null when none
-	if e.Stalls != nil {
-		spans = append(spans, e.Stalls.Spans()...)
+	if m != nil {
+		spans = append(spans, m.Spans()...)
 	}
 	return atomicfile.Write(path+".stalls.json", func(w io.Writer) error {
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
 		return enc.Encode(spans)
 	})
+}
+
+// markHead is how many leading transport bytes key a tester packet to its
+// frames: the Homa header of every type, less than any snap length a run's
+// capture uses (the simulator's keeps 128-byte frames).
+const markHead = 64
+
+// markKey keys a packet by its addresses, its transport length and its
+// first markHead bytes: a frame the snap length cut still finds the
+// packet it holds the start of.
+func markKey(src, dst netip.Addr, wireLen int, raw []byte) string {
+	return fmt.Sprintf("%v>%v:%d:%s", src, dst, wireLen, raw[:min(len(raw), markHead)])
+}
+
+// captureNote is the note for a frame holding raw, the transport bytes as
+// captured (possibly cut), among the tester packets that share its key:
+// a deliberate packet's note if the frame holds the start of one (packets
+// this alike break the same rules), else tester.SentNote.
+func captureNote(cands []*tester.Packet, raw []byte) string {
+	for _, r := range cands {
+		if r.Note != "" && bytes.HasPrefix(r.Raw, raw) {
+			return r.CaptureNote()
+		}
+	}
+	return tester.SentNote
 }

@@ -60,19 +60,25 @@ func (r *iutRPC) control() wire.CommonFields {
 	return wire.CommonFields{Sport: testerPort, Dport: r.cport, SenderID: r.id + 1}
 }
 
-// receiveRequest grants the whole request (if it needs grants) and waits
-// until every byte of it has arrived, returning the arrival of the last.
+// receiveRequest receives the request as a HomaModule receiver granting
+// one message would: each DATA that lets it grant more draws a GRANT
+// up to the grant window beyond the bytes received (Params.GrantWindow),
+// at priority 0, the level of the only message being granted (facts
+// GRANT-09; homa_grant_priority). It waits until every byte of the
+// request has arrived and returns the arrival of the last.
 func (r *iutRPC) receiveRequest(p *tester.Peer) time.Time {
 	GinkgoHelper()
+	pr := params()
 	var got byteranges.Set
 	last := r.first.At
+	granted := unsched(r.msgLen)
 	d := r.first.Pkt.Data()
 	got.Add(d.Offset(), d.Offset()+uint32(d.DataLen()))
-	if r.msgLen > unsched(r.msgLen) {
-		Expect(p.Send(iut(), 7, &wire.GrantFields{Common: r.control(), Offset: uint32(r.msgLen),
-			Priority: uint8(params().MaxSchedPrio)})).To(Succeed())
-	}
 	for !got.Covers(0, uint32(r.msgLen)) {
+		if off := min(r.msgLen, int(got.Total()+pr.GrantWindow())); off > granted {
+			granted = off
+			Expect(p.Send(iut(), ctrlLevel(pr), &wire.GrantFields{Common: r.control(), Offset: uint32(off)})).To(Succeed())
+		}
 		pk, err := p.Expect(ctx(), tester.Match{Type: wire.TypeData, From: iut(), RPC: r.id}, wait(20*time.Millisecond))
 		ok(err, "request bytes: have %d of %d", got.Total(), r.msgLen)
 		d := pk.Pkt.Data()
@@ -82,17 +88,18 @@ func (r *iutRPC) receiveRequest(p *tester.Peer) time.Time {
 	return last
 }
 
-// respond sends the response (respLen bytes, payload header with the call
-// id) from the tester to the IUT client and waits for the call to finish.
+// respond sends the response (respLen bytes, at most unsched_bytes,
+// payload header with the call id) from the tester to the IUT client as
+// unscheduled DATA and waits for the call to finish.
 func (r *iutRPC) respond(p *tester.Peer, respLen int, cutoffVersion uint16) CallResult {
 	GinkgoHelper()
+	Expect(respLen).To(BeNumerically("<=", params().UnschedBytes), "a tester responds with unscheduled bytes only")
 	seg := maxSegData()
 	full := responsePayload(r.callID, respLen)
 	for off := 0; off < respLen; off += seg {
 		n := min(seg, respLen-off)
-		Expect(p.Send(iut(), 7, &wire.DataFields{Common: r.control(), MessageLength: uint32(respLen),
-			Incoming: uint32(respLen), CutoffVersion: cutoffVersion, SegOffset: uint32(off),
-			Payload: full[off : off+n]})).To(Succeed())
+		Expect(p.Send(iut(), unschedLevel(params(), respLen), dataPacket(r.control(), respLen, unsched(respLen),
+			cutoffVersion, off, full[off:off+n], false))).To(Succeed())
 	}
 	return r.wait()
 }
@@ -137,8 +144,9 @@ func (r *iutRPC) serveFully(p *tester.Peer, respLen int) {
 }
 
 // completeRequest has a tester client finish request m after its
-// unscheduled bytes: it sends what each GRANT allows until the message is
-// complete and returns the GRANTs it got and the response's first DATA.
+// unscheduled bytes: it sends what the GRANTs allow until the message is
+// complete, answers the IUT's NEED_ACK once the response has come, and
+// returns the GRANTs it got and the response's first DATA.
 func (m msgSpec) completeRequest(p *tester.Peer, sentTo int) ([]*tester.Packet, *tester.Packet) {
 	GinkgoHelper()
 	var grants []*tester.Packet
@@ -146,11 +154,9 @@ func (m msgSpec) completeRequest(p *tester.Peer, sentTo int) ([]*tester.Packet, 
 		g, err := p.Expect(ctx(), tester.Match{Type: wire.TypeGrant, From: iut(), RPC: m.id},
 			wait(2*params().Tick))
 		ok(err, "a GRANT for bytes beyond %d of %d", sentTo, m.msgLen)
-		grants = append(grants, g)
-		if off := int(g.Pkt.Grant().Offset()); off > sentTo {
-			m.sendData(p, sentTo, min(off, m.msgLen), 6, false)
-			sentTo = min(off, m.msgLen)
-		}
+		gs := append([]*tester.Packet{g}, m.takeGrants(p)...)
+		grants = append(grants, gs...)
+		sentTo = m.applyGrants(p, sentTo, gs)
 	}
 	resp, err := p.Expect(ctx(), tester.Match{Type: wire.TypeData, From: iut(), RPC: m.id},
 		wait(20*time.Millisecond))
@@ -159,17 +165,84 @@ func (m msgSpec) completeRequest(p *tester.Peer, sentTo int) ([]*tester.Packet, 
 	return grants, resp
 }
 
-// ack acknowledges the (complete) response of m so the IUT frees the RPC.
+// takeGrants consumes the GRANTs for m that have arrived and returns them
+// in arrival order.
+func (m msgSpec) takeGrants(p *tester.Peer) []*tester.Packet {
+	var gs []*tester.Packet
+	for {
+		g, _ := p.Expect(ctx(), tester.Match{Type: wire.TypeGrant, From: iut(), RPC: m.id}, 0)
+		if g == nil {
+			return gs
+		}
+		gs = append(gs, g)
+	}
+}
+
+// applyGrants processes GRANTs gs (in arrival order) for m, of which the
+// tester has sent the first sent bytes, as a HomaModule sender does: the
+// horizon is the largest offset, the priority of scheduled DATA the
+// latest GRANT's, even an older one that came late (homa_grant_pkt;
+// HOMA-GRANT-008). It sends the bytes up to the horizon and returns it.
+func (m msgSpec) applyGrants(p *tester.Peer, sent int, gs []*tester.Packet) int {
+	GinkgoHelper()
+	if len(gs) == 0 {
+		return sent
+	}
+	horizon := sent
+	for _, g := range gs {
+		horizon = max(horizon, min(int(g.Pkt.Grant().Offset()), m.msgLen))
+	}
+	if horizon > sent {
+		m.sendData(p, sent, horizon, gs[len(gs)-1].Pkt.Grant().Priority())
+	}
+	return horizon
+}
+
+// ack answers the IUT's NEED_ACK for m, whose whole response the tester
+// has, with an ACK, as a HomaModule client does (homa_need_ack_pkt; facts
+// ACK-02): a client sends no ACK unasked (HOMA-ACK-007), so it waits for
+// the NEED_ACK (request_ack_ticks after the response) unless one is
+// still unanswered. The ACK makes the IUT free the RPC (a server never
+// times out an RPC waiting for its ACK). An IUT that does not declare
+// need-ack gets the ACK at once, as a deliberate packet.
 func (m msgSpec) ack(p *tester.Peer) {
 	GinkgoHelper()
-	Expect(p.Send(iut(), 7, &wire.AckFields{Common: wire.CommonFields{Sport: m.sport, Dport: ServerPort,
-		SenderID: m.id}})).To(Succeed())
+	pr := params()
+	a := &wire.AckFields{Common: wire.CommonFields{Sport: m.sport, Dport: ServerPort, SenderID: m.id}}
+	if !env.IUT.Info().Has("need-ack") {
+		Expect(p.SendDeliberate(iut(), ctrlLevel(pr), a, "ACK with no NEED_ACK (the IUT does not send NEED_ACK)")).To(Succeed())
+		return
+	}
+	if asked, answered := needAcks(p, m.id); asked <= answered {
+		_, err := p.Expect(ctx(), tester.Match{Type: wire.TypeNeedAck, From: iut(), RPC: m.id},
+			wait(pr.Ticks(pr.RequestAckTicks+2)))
+		ok(err, "the IUT's NEED_ACK for RPC %d, which the tester answers with the ACK that frees it", m.id)
+	}
+	Expect(p.Send(iut(), ctrlLevel(pr), a)).To(Succeed())
+}
+
+// needAcks counts the NEED_ACKs peer p got from the IUT for client RPC id
+// and the ACKs it sent for it.
+func needAcks(p *tester.Peer, id uint64) (asked, answered int) {
+	for _, x := range p.Log() {
+		if x.Err != nil || x.Pkt.SenderID()&^1 != id {
+			continue
+		}
+		switch {
+		case !x.Sent && x.Src == iut() && x.Pkt.Type() == wire.TypeNeedAck:
+			asked++
+		case x.Sent && x.Pkt.Type() == wire.TypeAck:
+			answered++
+		}
+	}
+	return asked, answered
 }
 
 // driveRequests plays a correct sender for every message at once after
-// their first sent[i] bytes: it sends what each GRANT allows, until every
-// response has arrived (and is acknowledged). It returns the message
-// indexes in the order their last GRANT (offset = message length) arrived.
+// their first sent[i] bytes: it sends what the GRANTs allow until every
+// response has arrived, then answers each NEED_ACK with its ACK. It
+// returns the message indexes in the order their last GRANT (offset =
+// message length) arrived.
 func driveRequests(peers []*tester.Peer, msgs []msgSpec, sent []int) []int {
 	GinkgoHelper()
 	done := make([]bool, len(msgs))
@@ -193,14 +266,9 @@ func driveRequests(peers []*tester.Peer, msgs []msgSpec, sent []int) []int {
 				continue
 			}
 			p := peers[i%len(peers)]
-			for _, g := range p.Received(tester.Match{Type: wire.TypeGrant, From: iut(), RPC: m.id}) {
-				g, _ = p.Expect(ctx(), tester.Match{Type: wire.TypeGrant, From: iut(), RPC: m.id}, 0)
-				if g == nil {
-					break
-				}
-				if off := min(int(g.Pkt.Grant().Offset()), m.msgLen); off > sent[i] {
-					m.sendData(p, sent[i], off, 6, false)
-					sent[i] = off
+			if gs := m.takeGrants(p); len(gs) > 0 {
+				if to := m.applyGrants(p, sent[i], gs); to > sent[i] {
+					sent[i] = to
 					end = deadline(bound)
 				}
 				if sent[i] == m.msgLen && !fullyGranted[i] {
@@ -221,13 +289,12 @@ func driveRequests(peers []*tester.Peer, msgs []msgSpec, sent []int) []int {
 					end = sent[i]
 				}
 				if off < end {
-					m.sendData(p, off, end, r.Pkt.Resend().Priority(), true)
+					m.resendData(p, off, end, r.Pkt.Resend().Priority())
 				}
 			}
 			if len(p.Received(tester.Match{Type: wire.TypeData, From: iut(), RPC: m.id})) > 0 {
 				done[i] = true
 				left--
-				m.ack(p)
 			}
 		}
 		if left < before {
@@ -237,6 +304,11 @@ func driveRequests(peers []*tester.Peer, msgs []msgSpec, sent []int) []int {
 			break
 		}
 		ok(tester.WaitArrival(ctx(), end.Sub(env.Clock.Now()), seen, peers...), "driving the requests")
+	}
+	// The IUT asks for the ACKs request_ack_ticks after the responses:
+	// answered once all have come, so that no message waits on them.
+	for i, m := range msgs {
+		m.ack(peers[i%len(peers)])
 	}
 	return order
 }
@@ -257,16 +329,32 @@ func lastSent(p *tester.Peer, id uint64, before time.Time) time.Time {
 var errEarly = errors.New("too early")
 
 // barrier makes sure the IUT has processed every packet p sent before it at
-// priority prio: it sends a RESEND for an RPC that never existed at the same
-// priority (so it queues behind them) and waits for the RPC_UNKNOWN answer,
-// which it returns. Control packets the IUT sent at level 7 while
+// priority prio or above (prio: the lowest level of those packets): it
+// sends a RESEND for an RPC that never existed at prio (so it queues
+// behind them) and waits for the RPC_UNKNOWN answer, which it returns. Control packets the IUT sent at level 7 while
 // processing those packets arrived before it.
 func barrier(p *tester.Peer, prio uint8) *tester.Packet {
 	GinkgoHelper()
 	id := env.NewRPCID()
 	Expect(p.SendDeliberate(iut(), prio, &wire.ResendFields{Common: wire.CommonFields{Sport: 39999, Dport: ServerPort, SenderID: id},
-		Offset: 0, Length: 1, Priority: 7}, "RESEND for an RPC that never existed (a barrier)")).To(Succeed())
+		Offset: 0, Length: 1, Priority: ctrlLevel(params())}, "RESEND for an RPC that never existed (a barrier)")).To(Succeed())
 	u, err := p.Expect(ctx(), tester.Match{Type: wire.TypeRPCUnknown, From: iut(), RPC: id}, wait(2*params().Tick))
 	ok(err, "the IUT's RPC_UNKNOWN for a barrier RESEND (HOMA-RESEND-006)")
 	return u
+}
+
+// forget has the tester drop an RPC it shares with the IUT, as a host that
+// lost the RPC's state would show it: it answers the IUT's RESEND for the
+// RPC (one that came already, else the next: the IUT sends one after
+// resend_ticks of silence while it waits on the tester, facts RTX-01,
+// RTX-02; the wait allows a round missed) with RPC_UNKNOWN, which answers
+// only a RESEND (HomaModule homa_resend_pkt; HOMA-RESEND-018). c is the
+// header of the tester's packets for the RPC.
+func forget(p *tester.Peer, c wire.CommonFields) {
+	GinkgoHelper()
+	pr := params()
+	_, err := p.Expect(ctx(), tester.Match{Type: wire.TypeResend, From: iut(), RPC: c.SenderID},
+		wait(pr.Ticks(pr.ResendTicks+pr.ResendInterval+1)))
+	ok(err, "a RESEND from the IUT for RPC %d, which the tester answers with RPC_UNKNOWN", c.SenderID&^1)
+	Expect(p.Send(iut(), ctrlLevel(pr), &wire.RPCUnknownFields{Common: c})).To(Succeed())
 }

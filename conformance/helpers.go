@@ -239,6 +239,39 @@ func requestPayload(id uint64, msgLen, respLen int) []byte {
 	return b
 }
 
+// The tester's packets are built the way HomaModule builds them, so that
+// the capture charges nothing to the tester but what a spec breaks on
+// purpose (Peer.SendDeliberate). Every DATA a tester sends is built by
+// dataPacket, at the level ctrlLevel, unschedLevel or a GRANT gives.
+
+// ctrlLevel is the IP priority of every control packet: num_priorities-1
+// (HomaModule __homa_xmit_control; HOMA-PRIO-001).
+func ctrlLevel(p spec.Params) uint8 { return uint8(max(0, p.NumPriorities-1)) }
+
+// unschedLevel is the IP priority of the unscheduled DATA of a msgLen-byte
+// message a tester sends the IUT: the level the IUT's cutoffs give it (a
+// tester's DATA carries the IUT's cutoff_version, as after the IUT's
+// CUTOFFS; HomaModule homa_unsched_priority; HOMA-PRIO-002).
+func unschedLevel(p spec.Params, msgLen int) uint8 {
+	return spec.UnschedPriority(p.UnschedCutoffs, p.NumPriorities, uint32(msgLen))
+}
+
+// dataPacket returns the single-segment DATA packet carrying payload at
+// offset off of a msgLen-byte message, framed as HomaModule frames it: a
+// first transmission has retransmit 0, incoming = U (incoming as given),
+// the offset in sequence and seg.offset 0xFFFFFFFF (homa_tx_data_pkt_alloc;
+// facts WIRE-05, WIRE-06); a retransmission has retransmit 1 and the
+// offset in both (homa_resend_data).
+func dataPacket(c wire.CommonFields, msgLen, incoming int, cutoffVersion uint16, off int, payload []byte, retransmit bool) *wire.DataFields {
+	c.Sequence = uint32(off)
+	f := &wire.DataFields{Common: c, MessageLength: uint32(msgLen), Incoming: uint32(incoming),
+		CutoffVersion: cutoffVersion, SegOffset: wire.SegOffsetInSequence, Payload: payload}
+	if retransmit {
+		f.Retransmit, f.SegOffset = 1, uint32(off)
+	}
+	return f
+}
+
 // msgSpec is a request a tester sends as a client.
 type msgSpec struct {
 	id            uint64
@@ -247,36 +280,70 @@ type msgSpec struct {
 	respLen       int
 	cutoffVersion uint16
 	payload       []byte
+	// deliberate, when set, says why the request's DATA break the
+	// protocol (a cutoff_version the IUT never sent, say): they go out
+	// through Peer.SendDeliberate.
+	deliberate string
 }
 
-// sendData sends the request's DATA segments covering [from, to) at
-// priority prio, cut at max_seg_data boundaries counted from offset 0 and
-// at to (so the unscheduled part ends exactly at U, as HomaModule does).
-func (m msgSpec) sendData(p *tester.Peer, from, to int, prio uint8, retransmit bool) {
+// unschedPrio is the level of the request's unscheduled DATA.
+func (m msgSpec) unschedPrio() uint8 { return unschedLevel(params(), m.msgLen) }
+
+// sendData sends the first transmission of the request's bytes [from,
+// to): DATA below U at the level the IUT's cutoffs give the message,
+// scheduled DATA at schedPrio, the priority of the latest GRANT the
+// tester got for it (HomaModule homa_xmit_data; HOMA-GRANT-008). Packets
+// are cut at max_seg_data boundaries counted from offset 0 and at to (so
+// the unscheduled part ends exactly at U, as HomaModule does).
+func (m msgSpec) sendData(p *tester.Peer, from, to int, schedPrio uint8) {
+	GinkgoHelper()
+	u := unsched(m.msgLen)
+	m.send(p, from, to, func(off int) uint8 {
+		if off < u {
+			return m.unschedPrio()
+		}
+		return schedPrio
+	}, u, false)
+}
+
+// sendUnsched sends the first transmission of the request's unscheduled
+// bytes [from, to), to ≤ U: what a sender may send before any GRANT.
+func (m msgSpec) sendUnsched(p *tester.Peer, from, to int) {
+	GinkgoHelper()
+	Expect(to).To(BeNumerically("<=", unsched(m.msgLen)), "unscheduled bytes end at U")
+	m.sendData(p, from, to, 0) // no scheduled byte: no GRANT priority needed
+}
+
+// resendData retransmits the request's bytes [from, to) at prio, the
+// priority of the RESEND that asked for them, with retransmit 1 and
+// incoming = to, the end of the bytes asked for that were sent (facts
+// RTX-06; HomaModule homa_resend_data).
+func (m msgSpec) resendData(p *tester.Peer, from, to int, prio uint8) {
+	GinkgoHelper()
+	m.send(p, from, to, func(int) uint8 { return prio }, to, true)
+}
+
+// send sends DATA [from, to) of the request, each packet at prio(offset).
+func (m msgSpec) send(p *tester.Peer, from, to int, prio func(off int) uint8, incoming int, retransmit bool) {
 	GinkgoHelper()
 	seg := maxSegData()
-	rt := uint8(0)
-	if retransmit {
-		rt = 1
-	}
+	c := wire.CommonFields{Sport: m.sport, Dport: ServerPort, SenderID: m.id}
 	n := 0
 	for off := from; off < to; off += n {
 		n = min((off/seg+1)*seg, to, m.msgLen) - off
-		err := p.Send(iut(), prio, &wire.DataFields{
-			Common:        wire.CommonFields{Sport: m.sport, Dport: ServerPort, SenderID: m.id},
-			MessageLength: uint32(m.msgLen), Incoming: uint32(unsched(m.msgLen)),
-			CutoffVersion: m.cutoffVersion, Retransmit: rt,
-			SegOffset: uint32(off), Payload: m.payload[off : off+n]})
-		ok(err, "unexpected error")
+		f := dataPacket(c, m.msgLen, incoming, m.cutoffVersion, off, m.payload[off:off+n], retransmit)
+		ok(p.SendDeliberate(iut(), prio(off), f, m.deliberate), "sending DATA [%d, %d) of request %d", off, off+n, m.id)
 	}
 }
 
-// sendSegments sends only the listed segment indexes of the request.
-func (m msgSpec) sendSegments(p *tester.Peer, prio uint8, segs ...int) {
+// sendSegments sends the first transmission of only the listed segment
+// indexes of the request (all below U): a sender whose other segments
+// were lost on the way.
+func (m msgSpec) sendSegments(p *tester.Peer, segs ...int) {
 	GinkgoHelper()
 	seg := maxSegData()
 	for _, s := range segs {
-		m.sendData(p, s*seg, min((s+1)*seg, m.msgLen), prio, false)
+		m.sendUnsched(p, s*seg, min((s+1)*seg, m.msgLen))
 	}
 }
 

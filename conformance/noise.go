@@ -28,14 +28,14 @@ func measureNoise(ctx context.Context, e *Env) (worst, median time.Duration, err
 	defer p.Close()
 	e.addPeer(p)
 	addr := e.IUT.Info().Addr
+	pr := e.Params()
 	var rtts []time.Duration
 	for i := 0; i < noiseSamples; i++ {
 		id := e.NewRPCID()
 		sport := uint16(40000 + id%20000)
 		start := time.Now()
-		if err := p.Send(addr, 7, &wire.DataFields{Common: wire.CommonFields{Sport: sport, Dport: ServerPort, SenderID: id},
-			MessageLength: 100, Incoming: 100, CutoffVersion: e.Params().CutoffVersion,
-			Payload: requestPayload(id, 100, 100)}); err != nil {
+		if err := p.Send(addr, unschedLevel(pr, 100), dataPacket(wire.CommonFields{Sport: sport, Dport: ServerPort, SenderID: id},
+			100, 100, pr.CutoffVersion, 0, requestPayload(id, 100, 100), false)); err != nil {
 			return 0, 0, err
 		}
 		r, err := p.Expect(ctx, tester.Match{Type: wire.TypeData, From: addr, RPC: id}, timescale.D(2*time.Second))
@@ -43,7 +43,7 @@ func measureNoise(ctx context.Context, e *Env) (worst, median time.Duration, err
 			return 0, 0, fmt.Errorf("measuring the environment's round trip: %w", err)
 		}
 		rtts = append(rtts, r.At.Sub(start))
-		if err := p.SendDeliberate(addr, 7, &wire.AckFields{Common: wire.CommonFields{Sport: sport, Dport: ServerPort, SenderID: id}},
+		if err := p.SendDeliberate(addr, ctrlLevel(pr), &wire.AckFields{Common: wire.CommonFields{Sport: sport, Dport: ServerPort, SenderID: id}},
 			"ACK with no NEED_ACK (the noise measurement frees its RPC at once)"); err != nil {
 			return 0, 0, err
 		}

@@ -64,14 +64,17 @@ func bench(n int, imp LinkImpairment) *Bench {
 	DeferCleanup(func() {
 		failed := CurrentSpecReport().Failed()
 		if sent != "" && !failed {
-			os.Remove(sent)
-			os.Remove(delivered)
+			removeWithSidecars(sent)
+			removeWithSidecars(delivered)
 		}
 		if sent == "" && failed {
 			// Failed before checkBench (e.g. RPCs that never completed):
 			// keep the packets for the report all the same.
-			if _, d, err := b.Finish(); err == nil {
+			if s, d, err := b.Finish(); err == nil {
 				AddReportEntry(entryCapture, d)
+				p := benchParams(b)
+				writeBenchSidecars(s, p)
+				writeBenchSidecars(d, p)
 			}
 		}
 	})
@@ -282,34 +285,13 @@ func checkBench(b *Bench, min spec.Level) {
 	sentPath, deliveredPath, err := b.Finish()
 	ok(err, "writing the bench captures")
 	AddReportEntry(entryCapture, deliveredPath)
-	p := b.Params
-	if p.Tick == 0 {
-		p = params()
-	}
-	// Host views of real-time hosts (agents in namespaces) are taken
-	// where packets enter and leave the hosts, not where the hosts' timers
-	// run: scheduling delays of the user-space hosts (several share this
-	// machine's CPUs) separate the two, so "too late" bounds get three of
-	// the bench's ticks and "too early" bounds two (an early RESEND after
-	// one silent tick instead of five is still caught, and the active
-	// specs time it exactly). A timing finding that a stall measured by
-	// the environment (Env.Stalls: this process, the IUT's agents)
-	// explains is timing-inconclusive (a report entry, counted in the
-	// result), and one at a host's timer action less than timerRace after
-	// a packet of the same RPC was delivered to it is excused: the hosts
-	// stood still in the one, and may not have seen the packet in the
-	// other. A simulated bench has neither.
-	p.Slack = max(p.Slack, env.Slack, 3*p.Tick)
-	p.Jitter = max(p.Jitter, env.Slack, 2*p.Tick)
-	p.Reaction = timerRace
-	if b.Simulate != nil {
-		// A simulated bench's views are its hosts' protocol inputs and
-		// outputs on exact virtual time: no slack beyond the captures'
-		// stamp spacing, and nothing stalls.
-		p.Slack, p.Jitter, p.Reaction = sim.ViewTolerance, sim.ViewTolerance, 0
-	}
+	p := benchParams(b)
 	judge, err := spec.NewJudge(env.Profile, p, "HOMA-*", min)
 	ok(err, "selecting rules")
+	// homatest check on either file then judges it as this spec does.
+	for _, f := range []string{sentPath, deliveredPath} {
+		ok(writeBenchSidecars(f, p), "writing the bench captures' sidecars")
+	}
 	sent := readEvents(sentPath, p.Wire)
 	delivered := readEvents(deliveredPath, p.Wire)
 	var bad []string
@@ -441,3 +423,43 @@ func countSent(b *Bench, from func(netip.Addr) bool, t wire.PacketType) int {
 // host serves).
 func (b *Bench) server(a netip.Addr) bool  { return a == b.Addrs[len(b.Addrs)-1] }
 func (b *Bench) clients(a netip.Addr) bool { return !b.server(a) && slices.Contains(b.Addrs, a) }
+
+// benchParams are the parameters a bench's captures are judged with: its
+// hosts' (the suite's defaults without a hello) with the tolerances its
+// environment needs.
+func benchParams(b *Bench) spec.Params {
+	p := b.Params
+	if p.Tick == 0 {
+		p = params()
+	}
+	// Host views of real-time hosts (agents in namespaces) are taken
+	// where packets enter and leave the hosts, not where the hosts' timers
+	// run: scheduling delays of the user-space hosts (several share this
+	// machine's CPUs) separate the two, so "too late" bounds get three of
+	// the bench's ticks and "too early" bounds two (an early RESEND after
+	// one silent tick instead of five is still caught, and the active
+	// specs time it exactly). A timing finding that a stall measured by
+	// the environment (Env.Stalls: this process, the IUT's agents)
+	// explains is timing-inconclusive (a report entry, counted in the
+	// result), and one at a host's timer action less than timerRace after
+	// a packet of the same RPC was delivered to it is excused: the hosts
+	// stood still in the one, and may not have seen the packet in the
+	// other. A simulated bench has neither.
+	p.Slack = max(p.Slack, env.Slack, 3*p.Tick)
+	p.Jitter = max(p.Jitter, env.Slack, 2*p.Tick)
+	p.Reaction = timerRace
+	if b.Simulate != nil {
+		// A simulated bench's views are its hosts' protocol inputs and
+		// outputs on exact virtual time: no slack beyond the captures'
+		// stamp spacing, and nothing stalls.
+		p.Slack, p.Jitter, p.Reaction = sim.ViewTolerance, sim.ViewTolerance, 0
+	}
+	return p
+}
+
+// writeBenchSidecars writes the sidecars of a bench capture
+// (writeCheckSidecars): homatest check on the file then judges it as the
+// spec did.
+func writeBenchSidecars(path string, p spec.Params) error {
+	return writeCheckSidecars(path, p, env.Stalls, "The parameters the workload spec judged its bench with (its hosts' hellos, with the slack and jitter of its environment).")
+}

@@ -17,10 +17,15 @@ var _ = Describe("acknowledgements", func() {
 			p := peer(0)
 			r := iutCall(p, 1000, 100)
 			r.serveFully(p, 100)
-			Expect(p.Send(iut(), 7, &wire.NeedAckFields{Common: r.control()})).To(Succeed())
+			// A server asks request_ack_ticks after its response went out
+			// (HOMA-ACK-005).
+			pr := params()
+			_, err := env.Clock.Wait(ctx(), deadline(pr.Ticks(pr.RequestAckTicks)), func() bool { return false })
+			ok(err, "waiting request_ack_ticks before NEED_ACK")
+			Expect(p.Send(iut(), ctrlLevel(pr), &wire.NeedAckFields{Common: r.control()})).To(Succeed())
 			a, err := p.Expect(ctx(), tester.Match{Type: wire.TypeAck, From: iut(), RPC: r.id, Checks: []tester.Check{
 				tester.Is("sport", uint64(r.cport)), tester.Is("dport", uint64(testerPort)),
-			}}, wait(2*params().Tick))
+			}}, wait(2*pr.Tick))
 			ok(err, "an ACK for RPC %d", r.id)
 			Expect(a.Pkt.SenderID()).To(Equal(r.id), "the ACK's sender_id names the client's RPC id")
 			checkExchange(p)
@@ -32,7 +37,7 @@ var _ = Describe("acknowledgements", func() {
 			p := peer(0)
 			pr := params()
 			m := newRequest(2000, 500)
-			m.sendData(p, 0, m.msgLen, 6, false)
+			m.sendUnsched(p, 0, m.msgLen)
 			resp, err := p.Expect(ctx(), tester.Match{Type: wire.TypeData, From: iut(), RPC: m.id}, wait(20*time.Millisecond))
 			ok(err, "the response")
 			n, err := p.Expect(ctx(), tester.Match{Type: wire.TypeNeedAck, From: iut(), RPC: m.id, Checks: []tester.Check{

@@ -29,7 +29,7 @@ var _ = Describe("client requests", func() {
 					return errEarly
 				}}}, min(window(2*pr.Tick), time.Duration(pr.TimeoutTicks)*pr.Tick/3))).To(Succeed(), "DATA beyond U=%d before any GRANT", u)
 			// Grant the rest at scheduled level 2 and take the whole request.
-			Expect(p.SendDeliberate(iut(), 7, &wire.GrantFields{Common: r.control(), Offset: uint32(reqLen), Priority: 2},
+			Expect(p.SendDeliberate(iut(), ctrlLevel(params()), &wire.GrantFields{Common: r.control(), Offset: uint32(reqLen), Priority: 2},
 				"GRANT of the whole request at priority 2 with one message")).To(Succeed())
 			r.msgLen = reqLen
 			var last *tester.Packet

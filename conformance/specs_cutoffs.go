@@ -21,18 +21,18 @@ var _ = Describe("cutoffs", func() {
 			// (≤ 8000, > 4000); the defaults put it at 5.
 			cut := [wire.NumCutoffs]uint32{0, 0, 0, 1000000, 8000, 4000, 2000, 100}
 			const version = 7
-			Expect(p.SendDeliberate(iut(), 7, &wire.CutoffsFields{Common: first.control(), UnschedCutoffs: cut, CutoffVersion: version},
+			Expect(p.SendDeliberate(iut(), ctrlLevel(params()), &wire.CutoffsFields{Common: first.control(), UnschedCutoffs: cut, CutoffVersion: version},
 				"CUTOFFS no stale DATA asked for, with a table of its own")).To(Succeed())
-			barrier(p, 7)
+			barrier(p, ctrlLevel(params()))
 			r := iutCall(p, reqLen, 100)
 			Expect(r.first.Pkt.Data().CutoffVersion()).To(Equal(uint16(version)), "cutoff_version of the next request")
 			Expect(r.first.Priority).To(Equal(uint8(4)), "IP priority of a %d-byte unscheduled message under cutoffs %v", reqLen, cut)
 			r.serveFully(p, 100)
 			checkExchange(p)
 			// Put the IUT's view of this tester host back to the defaults.
-			Expect(p.SendDeliberate(iut(), 7, &wire.CutoffsFields{Common: r.control(), UnschedCutoffs: params().UnschedCutoffs,
+			Expect(p.SendDeliberate(iut(), ctrlLevel(params()), &wire.CutoffsFields{Common: r.control(), UnschedCutoffs: params().UnschedCutoffs,
 				CutoffVersion: params().CutoffVersion}, "CUTOFFS no stale DATA asked for (back to the defaults)")).To(Succeed())
-			barrier(p, 7)
+			barrier(p, ctrlLevel(params()))
 		}))
 
 	It("CUTOFFS-stale: DATA with a stale cutoff_version draws CUTOFFS from the receiver",
@@ -41,7 +41,8 @@ var _ = Describe("cutoffs", func() {
 			p := peer(0)
 			m := newRequest(1000, 100)
 			m.cutoffVersion = params().CutoffVersion + 1
-			m.sendData(p, 0, m.msgLen, 6, false)
+			m.deliberate = "DATA with a cutoff_version the IUT never sent (a stale one)"
+			m.sendUnsched(p, 0, m.msgLen)
 			c, err := p.Expect(ctx(), tester.Match{Type: wire.TypeCutoffs, From: iut()}, wait(2*params().Tick))
 			ok(err, "CUTOFFS after DATA with cutoff_version %d", m.cutoffVersion)
 			Expect(c.Pkt.Cutoffs().CutoffVersion()).To(Equal(params().CutoffVersion))

@@ -19,7 +19,7 @@ var _ = Describe("grants", func() {
 			pr := params()
 			m := newRequest(200000, 100)
 			u := unsched(m.msgLen)
-			m.sendData(p, 0, u, 6, false)
+			m.sendUnsched(p, 0, u)
 			g, err := p.Expect(ctx(), tester.Match{Type: wire.TypeGrant, From: iut(), RPC: m.id, Checks: []tester.Check{
 				tester.Is("sport", uint64(ServerPort)), tester.Is("dport", uint64(m.sport)),
 				tester.In("priority", 0, uint64(pr.MaxSchedPrio)),
@@ -33,7 +33,7 @@ var _ = Describe("grants", func() {
 			}
 			Expect(int(g.Pkt.Grant().Offset())).To(SatisfyAll(BeNumerically(">", u), BeNumerically("<=", min(m.msgLen, u+w))),
 				"first GRANT offset: above U=%d, at most message length %d and U + window %d", u, m.msgLen, w)
-			m.sendData(p, u, int(g.Pkt.Grant().Offset()), 6, false)
+			m.sendData(p, u, int(g.Pkt.Grant().Offset()), g.Pkt.Grant().Priority())
 			grants, resp := m.completeRequest(p, int(g.Pkt.Grant().Offset()))
 			prev := g.Pkt.Grant().Offset()
 			for _, x := range grants {
@@ -57,7 +57,7 @@ var _ = Describe("grants", func() {
 		labels("grant", "MUST", "HOMA-GRANT-001", "HOMA-PRIO-001"), body(func() {
 			p := peer(0)
 			m := newRequest(unsched(1<<30), 1000) // exactly unsched_bytes
-			m.sendData(p, 0, m.msgLen, 6, false)
+			m.sendUnsched(p, 0, m.msgLen)
 			resp, err := p.Expect(ctx(), tester.Match{Type: wire.TypeData, From: iut(), RPC: m.id,
 				Checks: []tester.Check{msgLenIs(1000)}}, wait(20*time.Millisecond))
 			ok(err, "the response")
@@ -81,14 +81,16 @@ var _ = Describe("grants", func() {
 			// Shortest first, alternating senders: no later arrival
 			// outranks an earlier one, so the active set is the first
 			// max_overcommit messages and the longest two wait.
+			lowest := []uint8{ctrlLevel(pr), ctrlLevel(pr)} // each sender's lowest DATA level
 			for i := 0; i < n; i++ {
-				msgs[i].sendData(peers[i%2], 0, unsched(msgs[i].msgLen), 6, false)
+				msgs[i].sendUnsched(peers[i%2], 0, unsched(msgs[i].msgLen))
+				lowest[i%2] = min(lowest[i%2], msgs[i].unschedPrio())
 			}
 			// Once the IUT has processed every unscheduled byte (a barrier
 			// behind the DATA from each sender), at most max_overcommit
 			// messages hold GRANTs: the GRANTs those DATA triggered left
 			// the IUT at level 7 before the barrier's RPC_UNKNOWN did.
-			ends := []*tester.Packet{barrier(peers[0], 6), barrier(peers[1], 6)}
+			ends := []*tester.Packet{barrier(peers[0], lowest[0]), barrier(peers[1], lowest[1])}
 			for i, m := range msgs[pr.MaxOvercommit:] {
 				k := (i + pr.MaxOvercommit) % 2
 				before := func(p *tester.Packet) error {

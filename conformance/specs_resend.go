@@ -24,7 +24,7 @@ var _ = Describe("retransmission", func() {
 					segs = append(segs, s)
 				}
 			}
-			m.sendSegments(p, 6, segs...)
+			m.sendSegments(p, segs...)
 			silence := time.Duration(pr.ResendTicks) * pr.Tick
 			r, err := p.Expect(ctx(), tester.Match{Type: wire.TypeResend, From: iut(), RPC: m.id, Checks: []tester.Check{
 				tester.Is("offset", uint64(3*seg)), tester.Is("length", uint64(seg)),
@@ -43,7 +43,9 @@ var _ = Describe("retransmission", func() {
 			Expect(r.At.Sub(last)).To(BeNumerically(">=", earliest),
 				"the RESEND came %v after the last DATA; resend_ticks %d allow it no earlier than %v",
 				r.At.Sub(last), pr.ResendTicks, earliest)
-			m.sendSegments(p, 6, 3)
+			// The missing segment, retransmitted as a sender answers a
+			// RESEND: retransmit=1 at the priority it asks for.
+			m.resendData(p, 3*seg, 4*seg, r.Pkt.Resend().Priority())
 			_, err = p.Expect(ctx(), tester.Match{Type: wire.TypeData, From: iut(), RPC: m.id}, wait(20*time.Millisecond))
 			ok(err, "the response once the gap is filled")
 			m.ack(p)
@@ -56,7 +58,7 @@ var _ = Describe("retransmission", func() {
 			r := iutCall(p, 5000, 100)
 			r.receiveRequest(p)
 			seg := maxSegData()
-			Expect(p.SendDeliberate(iut(), 7, &wire.ResendFields{Common: r.control(), Offset: 0, Length: uint32(seg), Priority: 3},
+			Expect(p.SendDeliberate(iut(), ctrlLevel(params()), &wire.ResendFields{Common: r.control(), Offset: 0, Length: uint32(seg), Priority: 3},
 				"RESEND at once (no silence) asking for priority 3")).To(Succeed())
 			d, err := p.Expect(ctx(), tester.Match{Type: wire.TypeData, From: iut(), RPC: r.id, Checks: []tester.Check{
 				tester.DataOffset(0), tester.Is("retransmit", 1), tester.IPPriority(3, 3),
@@ -72,15 +74,15 @@ var _ = Describe("retransmission", func() {
 		labels("resend", "SHOULD", "HOMA-RESEND-002", "HOMA-RESEND-005"), body(func() {
 			p := peer(0)
 			m := newRequest(unsched(1<<30)/2, 100)
-			m.sendSegments(p, 6, 0, 1)
+			m.sendSegments(p, 0, 1)
 			// Same IP priority as the DATA: a strict-priority switch would
 			// let a level-7 RESEND overtake the DATA still queued.
-			Expect(p.SendDeliberate(iut(), 6, &wire.ResendFields{Common: wire.CommonFields{Sport: m.sport, Dport: ServerPort, SenderID: m.id},
-				Offset: 0, Length: 1000, Priority: 7}, "RESEND from a client still sending its request, at level 6")).To(Succeed())
+			Expect(p.SendDeliberate(iut(), m.unschedPrio(), &wire.ResendFields{Common: wire.CommonFields{Sport: m.sport, Dport: ServerPort, SenderID: m.id},
+				Offset: 0, Length: 1000, Priority: ctrlLevel(params())}, "RESEND from a client still sending its request, at its DATA's level")).To(Succeed())
 			_, err := p.Expect(ctx(), tester.Match{Type: wire.TypeBusy, From: iut(), RPC: m.id,
 				Checks: []tester.Check{tester.Is("sport", uint64(ServerPort)), tester.Is("dport", uint64(m.sport))}}, wait(2*params().Tick))
 			ok(err, "BUSY from the server that has not got the whole request")
-			m.sendData(p, 2*maxSegData(), m.msgLen, 6, false)
+			m.sendUnsched(p, 2*maxSegData(), m.msgLen)
 			_, err = p.Expect(ctx(), tester.Match{Type: wire.TypeData, From: iut(), RPC: m.id}, wait(20*time.Millisecond))
 			ok(err, "the response")
 			m.ack(p)
@@ -97,15 +99,15 @@ var _ = Describe("retransmission", func() {
 			// The witness: q's short RPC, answered and left unacknowledged,
 			// so that the server keeps sending NEED_ACK for it.
 			y := newRequest(100, 100)
-			y.sendData(q, 0, y.msgLen, 7, false)
+			y.sendUnsched(q, 0, y.msgLen)
 			_, err := q.Expect(ctx(), tester.Match{Type: wire.TypeData, From: iut(), RPC: y.id}, wait(20*time.Millisecond))
 			ok(err, "the response to the other client's RPC")
 			Expect(q.ExpectNone(ctx(), tester.Match{Type: wire.TypeRPCUnknown, From: iut(), RPC: y.id}, window(gap))).To(Succeed())
 			m := newRequest(unsched(1<<30)/2, 100)
-			m.sendSegments(p, 6, 0, 1)
+			m.sendSegments(p, 0, 1)
 			resend := func(what string) error {
-				Expect(p.SendDeliberate(iut(), 6, &wire.ResendFields{Common: wire.CommonFields{Sport: m.sport, Dport: ServerPort, SenderID: m.id},
-					Offset: 0, Length: 1000, Priority: 7}, what)).To(Succeed())
+				Expect(p.SendDeliberate(iut(), m.unschedPrio(), &wire.ResendFields{Common: wire.CommonFields{Sport: m.sport, Dport: ServerPort, SenderID: m.id},
+					Offset: 0, Length: 1000, Priority: ctrlLevel(params())}, what)).To(Succeed())
 				_, err := p.Expect(ctx(), tester.Match{Type: wire.TypeBusy, From: iut(), RPC: m.id}, wait(2*params().Tick))
 				return err
 			}
@@ -127,11 +129,12 @@ var _ = Describe("retransmission", func() {
 				ok(err, "BUSY or RPC_UNKNOWN answering the second RESEND (no BUSY: %v)", again)
 				return
 			}
-			// The client gives the request up: told RPC_UNKNOWN, the server
-			// discards it (homa_rpc_unknown_pkt). Completing it instead
-			// could outlast timeout_ticks of the client's silence on a
-			// machine whose measured slack stretches the waits above.
-			Expect(p.Send(iut(), 7, &wire.RPCUnknownFields{Common: wire.CommonFields{Sport: m.sport, Dport: ServerPort, SenderID: m.id}})).To(Succeed())
+			// The client gives the request up: told RPC_UNKNOWN (the
+			// answer to the server's next RESEND), the server discards it
+			// (homa_rpc_unknown_pkt). Completing it instead could outlast
+			// timeout_ticks of the client's silence on a machine whose
+			// measured slack stretches the waits above.
+			forget(p, wire.CommonFields{Sport: m.sport, Dport: ServerPort, SenderID: m.id})
 		}))
 
 	It("RPC_UNKNOWN-reply: a RESEND for an RPC the IUT never saw is answered with RPC_UNKNOWN and nothing else",
@@ -139,8 +142,8 @@ var _ = Describe("retransmission", func() {
 			p := peer(0)
 			pr := params()
 			id := env.NewRPCID()
-			Expect(p.SendDeliberate(iut(), 7, &wire.ResendFields{Common: wire.CommonFields{Sport: 40999, Dport: ServerPort, SenderID: id},
-				Offset: 0, Length: 1000, Priority: 7}, "RESEND for an RPC that never existed")).To(Succeed())
+			Expect(p.SendDeliberate(iut(), ctrlLevel(params()), &wire.ResendFields{Common: wire.CommonFields{Sport: 40999, Dport: ServerPort, SenderID: id},
+				Offset: 0, Length: 1000, Priority: ctrlLevel(params())}, "RESEND for an RPC that never existed")).To(Succeed())
 			u, err := p.Expect(ctx(), tester.Match{Type: wire.TypeRPCUnknown, From: iut(), RPC: id, Checks: []tester.Check{
 				tester.Is("sport", uint64(ServerPort)), tester.Is("dport", 40999),
 				tester.IPPriority(uint8(pr.NumPriorities-1), uint8(pr.NumPriorities-1)),
@@ -161,7 +164,7 @@ var _ = Describe("retransmission", func() {
 				Checks: []tester.Check{tester.DataOffset(uint32(unsched(r.msgLen) - unsched(r.msgLen)%maxSegData()))}},
 				wait(10*time.Millisecond))
 			ok(err, "the last unscheduled DATA")
-			Expect(p.Send(iut(), 7, &wire.RPCUnknownFields{Common: r.control()})).To(Succeed())
+			forget(p, r.control())
 			d, err := p.Expect(ctx(), tester.Match{Type: wire.TypeData, From: iut(), RPC: r.id, Checks: []tester.Check{
 				tester.DataOffset(0), tester.Is("retransmit", 1),
 			}}, wait(2*params().Tick))

@@ -68,7 +68,7 @@ var _ = Describe("robustness", func() {
 				window(2*params().Tick))).To(Succeed())
 			// And a well-formed request is served.
 			m := newRequest(3000, 2000)
-			m.sendData(p, 0, m.msgLen, 6, false)
+			m.sendUnsched(p, 0, m.msgLen)
 			_, err := p.Expect(ctx(), tester.Match{Type: wire.TypeData, From: iut(), RPC: m.id}, wait(20*time.Millisecond))
 			ok(err, "a response after the malformed packets")
 			m.ack(p)

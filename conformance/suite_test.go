@@ -5,11 +5,15 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/homatest/homatest/agent"
+	"github.com/homatest/homatest/check"
+	"github.com/homatest/homatest/conformance/tester"
 	"github.com/homatest/homatest/internal/timescale"
+	"github.com/homatest/homatest/spec"
 )
 
 // TestMain lets this test binary act as the reference agent (for the
@@ -36,8 +40,9 @@ func TestConformance(t *testing.T) {
 	if f := os.Getenv("HOMATEST_FAULT"); f != "" {
 		names = append(names, f)
 	}
+	dir := artifactsDir(t)
 	newEnv := func(context.Context) (*Env, error) {
-		return NewSimEnv(SimEnvConfig{Faults: names, Artifacts: artifactsDir(t)})
+		return NewSimEnv(SimEnvConfig{Faults: names, Artifacts: dir})
 	}
 	if os.Getenv("HOMATEST_ENV") == "ns" {
 		// The ref agent as this test binary (TestMain), declaring the
@@ -50,10 +55,10 @@ func TestConformance(t *testing.T) {
 		newEnv = func(ctx context.Context) (*Env, error) {
 			ctx, cancel := context.WithTimeout(ctx, envTimeout)
 			defer cancel()
-			return NewNSEnv(ctx, NSEnvConfig{Manifest: m, Faults: names, Artifacts: artifactsDir(t), RefBench: true, Workloads: os.Getenv("HOMATEST_NS_WORKLOADS") == "1"})
+			return NewNSEnv(ctx, NSEnvConfig{Manifest: m, Faults: names, Artifacts: dir, RefBench: true, Workloads: os.Getenv("HOMATEST_NS_WORKLOADS") == "1"})
 		}
 	}
-	res, err := Run(t, Options{NewEnv: newEnv, Log: os.Stdout, Artifacts: artifactsDir(t), Verbose: testing.Verbose(),
+	res, err := Run(t, Options{NewEnv: newEnv, Log: os.Stdout, Artifacts: dir, Verbose: testing.Verbose(),
 		Focus: []string{os.Getenv("HOMATEST_FOCUS")}, LabelFilter: os.Getenv("HOMATEST_LABEL_FILTER")})
 	if err != nil {
 		t.Fatal(err)
@@ -71,6 +76,38 @@ func TestConformance(t *testing.T) {
 		if s.State == "failed" || s.State == "error" {
 			t.Errorf("%s: %s: %s (capture %s)", s.Name, s.State, s.Failure, s.Capture)
 		}
+	}
+	if os.Getenv("HOMATEST_ENV") == "" && len(names) == 0 {
+		testerPacketsConform(t, filepath.Join(dir, "capture.pcapng"))
+	}
+}
+
+// testerPacketsConform fails on every MUST finding the checker charges to
+// a tester packet of the run's capture at path that the tester did not
+// break on purpose (marked tester.SentNote, not deliberate): the tester
+// plays the protocol as HomaModule does except where a spec needs it
+// broken.
+func testerPacketsConform(t *testing.T, path string) {
+	t.Helper()
+	fr := check.File(check.Options{Profile: "auto", Level: spec.Must, CapturePoint: "auto"}, path)
+	if fr.Error != "" {
+		t.Fatalf("checking the run's capture %s: %s", path, fr.Error)
+	}
+	if fr.Report == nil || fr.Report.Events == 0 {
+		t.Fatalf("the run's capture %s holds no Homa packet", path)
+	}
+	marked := 0
+	for _, f := range fr.Report.Violations {
+		if f.Note == "" {
+			continue
+		}
+		marked++
+		if f.Level == spec.Must && f.Note == tester.SentNote && f.ChargedTo == f.Src {
+			t.Errorf("%s at tester packet frame %d (%v>%v), not marked deliberate: %s", f.Rule, f.Frame, f.Src, f.Dst, f.Why)
+		}
+	}
+	if marked == 0 {
+		t.Errorf("no finding at a deliberate tester packet in %s: the marks are missing", path)
 	}
 }
 

@@ -79,6 +79,28 @@ type Supervisor struct {
 	Ctx context.Context
 }
 
+// RemoveEarlierPasses removes the pass folders (those holding a pass's
+// options file) an earlier run left in Dir, and nothing else, and returns
+// their names: a run reusing --artifacts then shows only its own passes.
+func (s *Supervisor) RemoveEarlierPasses() ([]string, error) {
+	ents, err := os.ReadDir(s.Dir)
+	if err != nil {
+		return nil, err
+	}
+	var gone []string
+	for _, e := range ents {
+		d := filepath.Join(s.Dir, e.Name())
+		if _, err := os.Stat(filepath.Join(d, passOptionsFile)); !e.IsDir() || err != nil {
+			continue
+		}
+		if err := os.RemoveAll(d); err != nil {
+			return gone, err
+		}
+		gone = append(gone, e.Name())
+	}
+	return gone, nil
+}
+
 // Pass runs pass name with o (o.Dir set to its folder) and returns its
 // result and JUnit file ("" without o.JUnit). Errors: the child could not
 // start, failed without a result (its standard error quoted), or
@@ -86,6 +108,11 @@ type Supervisor struct {
 // with SetupError.
 func (s *Supervisor) Pass(name string, o PassOptions) (*Result, string, error) {
 	o.Dir = filepath.Join(s.Dir, name)
+	// A pass folder is the pass's alone: a capture or log of an earlier
+	// run with the same --artifacts must not pass for this one's.
+	if err := os.RemoveAll(o.Dir); err != nil {
+		return nil, "", err
+	}
 	if err := os.MkdirAll(o.Dir, 0o755); err != nil {
 		return nil, "", err
 	}

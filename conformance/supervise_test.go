@@ -2,6 +2,8 @@ package conformance
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -97,5 +99,39 @@ func TestLabelsValidated(t *testing.T) {
 	}
 	if got := labels("grant", "MUST", "HOMA-GRANT-002"); len(got) != 2 {
 		t.Errorf("labels of a good spec: %v", got)
+	}
+}
+
+// TestRemoveEarlierPasses: a run reusing a folder removes the pass folders
+// an earlier run left there (and nothing of the user's), and a pass starts
+// in an empty folder even when one of its name exists.
+func TestRemoveEarlierPasses(t *testing.T) {
+	dir := t.TempDir()
+	for _, f := range []string{"pass-1/pass.json", "pass-1/capture.pcapng", "pass-3/pass.json", "fault-no-grants/pass.json", "notes/pass-2.txt", "report.html"} {
+		p := filepath.Join(dir, f)
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		os.WriteFile(p, []byte("x"), 0o644)
+	}
+	s := &Supervisor{Dir: dir, Command: []string{"/bin/true"}}
+	gone, err := s.RemoveEarlierPasses()
+	if err != nil || strings.Join(gone, " ") != "fault-no-grants pass-1 pass-3" {
+		t.Errorf("removed %v (%v), want fault-no-grants pass-1 pass-3", gone, err)
+	}
+	for _, f := range []string{"notes/pass-2.txt", "report.html"} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+			t.Errorf("%s of the user's is gone: %v", f, err)
+		}
+	}
+	stale := filepath.Join(dir, "pass-1", "capture.pcapng")
+	os.MkdirAll(filepath.Dir(stale), 0o755)
+	os.WriteFile(stale, []byte("x"), 0o644)
+	if _, _, err := s.Pass("pass-1", PassOptions{}); err == nil {
+		t.Errorf("a pass whose child writes no result: no error")
+	}
+	if _, err := os.Stat(stale); err == nil {
+		t.Errorf("the earlier run's capture is still in the new pass's folder")
+	}
+	if _, err := os.Stat(filepath.Join(dir, "pass-1", "pass.json")); err != nil {
+		t.Errorf("the pass's options file: %v", err)
 	}
 }

@@ -82,10 +82,26 @@ func OpenError(name string, err error) error {
 	}
 }
 
+// DamagedError is a capture readable only up to a damaged or cut-off frame
+// (tcpdump killed mid-write, a full disk): the Frames frames before it were
+// read and their events delivered, so a caller can report on them and
+// say where the file stops.
+type DamagedError struct {
+	Path   string
+	Frames int   // frames read before the damage
+	Err    error // the reader's error, naming the frame it failed on
+}
+
+func (e *DamagedError) Error() string {
+	return fmt.Sprintf("%s: capture damaged or cut short after frame %d: %v", e.Path, e.Frames, e.Err)
+}
+
+func (e *DamagedError) Unwrap() error { return e.Err }
+
 // StreamPath reads the capture at path and calls fn for every spec event,
 // in capture order (o.IPv6PriorityShift as found by PrescanPath). It
-// returns the reader's stats and a read error (a damaged file), or
-// ErrNoHoma.
+// returns the reader's stats and a *DamagedError for a damaged file (fn
+// has seen every event before the damage), or ErrNoHoma.
 func StreamPath(path string, o ReaderOptions, fn func(*spec.Event)) (Stats, error) {
 	return StreamPathFrames(path, o, nil, fn)
 }
@@ -101,7 +117,7 @@ func StreamPathFrames(path string, o ReaderOptions, frame func(*Reader, *Frame),
 	}
 	defer r.Close()
 	if err := r.eachEvent(frame, fn); err != nil {
-		return r.Stats(), fmt.Errorf("%s: capture damaged or cut short: %w", path, err)
+		return r.Stats(), &DamagedError{Path: path, Frames: r.Stats().Frames, Err: err}
 	}
 	st := r.Stats()
 	if st.Homa == 0 {

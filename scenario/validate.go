@@ -161,6 +161,20 @@ func (s *Scenario) validateIUT() error {
 				return s.errf(fmt.Sprintf("iut.faults[%d]", i), "%q: no such fault knob of the reference implementation: use one of %s", f, strings.Join(names, ", "))
 			}
 		}
+		// The ref's agent would refuse them at its hello, after the hosts
+		// are built: say so now, on the line that sets them.
+		if _, err := agent.RefParams(s.IUT.Params); err != nil {
+			return s.errf("iut.params", "%v", strings.TrimPrefix(err.Error(), "params: "))
+		}
+	}
+	// Any implementation's parameters are also the checker's (tick_ns and
+	// HomaModule's sysctl names): a value the checker cannot read fails
+	// here (an unknown check.profile is validateCheck's to report).
+	if _, err := spec.LookupProfile(s.Check.Profile); err != nil {
+		return nil
+	}
+	if _, err := s.IUT.Params.Spec(s.Check.Profile); err != nil {
+		return s.errf("iut.params", "%v", strings.TrimPrefix(err.Error(), "hello parameter "))
 	}
 	return nil
 }

@@ -32,7 +32,8 @@ type Inferred struct {
 // DATA segment, unsched_cutoffs and cutoff_version from CUTOFFS,
 // window and max_overcommit from grants, tick from NEED_ACK repeats, and
 // resend_ticks, resend_interval and request_ack_ticks from RESEND and
-// NEED_ACK spacing in ticks. Feed every event in capture order, then call
+// NEED_ACK spacing in ticks, and a lower bound on timeout_ticks from the
+// longest silence after which an RPC still sent a RESEND. Feed every event in capture order, then call
 // Result. It keeps its own Trace, or shares a Checker's
 // (Checker.SetInferrer).
 type Inferrer struct {
@@ -62,6 +63,10 @@ type Inferrer struct {
 	firstNA   []time.Duration // response fully sent → first NEED_ACK
 	rounds    []time.Duration // gaps between RESEND rounds
 	firstRS   []time.Duration // silence start → first RESEND round
+	// quietMax is the longest silence an RPC outlived (still sending
+	// RESENDs, at frame quietAt): timeout_ticks is longer.
+	quietMax time.Duration
+	quietAt  int
 	// mtu is the smallest MTU the longest DATA segment (not a hijacked
 	// TSO batch) fits, at frame mtuAt.
 	mtu   uint32
@@ -182,14 +187,21 @@ func (in *Inferrer) feed(e *Event) {
 		}
 	case wire.TypeResend:
 		rs := e.Packet.Resend()
-		if r == nil || isBufferWakeup(&in.p, rs) || answersNeedAck(&in.p, r, e) {
+		if r == nil || isBufferWakeup(&in.p, rs) {
+			return
+		}
+		// Silence as HOMA-RESEND-009 measures it: the RPC was not aborted.
+		start, _ := silenceStart(r, e)
+		if q := e.Time.Sub(start); q > in.quietMax {
+			in.quietMax, in.quietAt = q, e.Frame
+		}
+		if answersNeedAck(&in.p, r, e) {
 			return
 		}
 		m := r.Msg(oppositeRole(e.Packet.Role()))
 		if m.inRound(&in.p, e, rs) {
 			return
 		}
-		start, _ := silenceStart(r, e)
 		if !m.RoundStart.IsZero() && m.RoundStart.After(start) {
 			in.rounds = append(in.rounds, e.Time.Sub(m.RoundStart))
 		} else {
@@ -265,6 +277,13 @@ func (in *Inferrer) Result() []Inferred {
 		out = append(out, Inferred{Name: "resend_interval", Value: fmt.Sprint(ticks(median(in.rounds))),
 			Evidence: fmt.Sprintf("median of %d gaps between RESEND rounds: %v", len(in.rounds), median(in.rounds).Round(time.Microsecond))})
 	}
+	if in.quietMax > 0 {
+		// homa_timer_check_rpc aborts at silent_ticks ≥ timeout_ticks, so
+		// an RPC still sending RESENDs after q of silence had a longer
+		// timeout: at least q in whole ticks, rounded up.
+		out = append(out, Inferred{Name: "timeout_ticks", Value: fmt.Sprint(int((in.quietMax + tick - 1) / tick)), AtLeast: true,
+			Evidence: fmt.Sprintf("an RPC still sent a RESEND after %v of silence (frame %d)", in.quietMax.Round(time.Microsecond), in.quietAt)})
+	}
 	if len(in.firstNA) > 0 {
 		out = append(out, Inferred{Name: "request_ack_ticks", Value: fmt.Sprint(max(1, ticks(median(in.firstNA)))),
 			Evidence: fmt.Sprintf("median of %d delays from a response's last byte to the first NEED_ACK: %v", len(in.firstNA), median(in.firstNA).Round(time.Microsecond))})
@@ -291,7 +310,7 @@ func (inf Inferred) Apply(p *Params) bool {
 			}
 		case "window":
 			n, _ := strconv.ParseUint(inf.Value, 10, 32)
-			if uint32(n) <= grantWindow(p) {
+			if uint32(n) <= p.GrantWindow() {
 				return false
 			}
 		default:

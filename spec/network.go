@@ -65,6 +65,15 @@ type Network struct {
 	lossAfter  map[hostPair]Evidence
 	lossBefore map[hostPair]Evidence
 	reorder    map[hostPair]Evidence
+	// firstLoss tallies, per path, first transmissions and
+	// retransmissions lost before the capture point (HOMA-SEND-003).
+	firstLoss map[hostPair]*pathLoss
+	// settling holds the paths of firstLoss waiting for the fate of
+	// retransmissions (a capture at their sender); firedNow is the path
+	// whose evidence crossed the threshold at the current event (nil:
+	// none).
+	settling map[hostPair]*pathLoss
+	firedNow *pathLoss
 	// last is the latest frame seen between two hosts (either direction),
 	// for duplicate detection.
 	last map[pairKey]*lastFrame
@@ -98,7 +107,7 @@ type lastFrame struct {
 
 func newNetwork(cp CapturePoint, jitter time.Duration) *Network {
 	return &Network{cp: cp, jitter: jitter, lossAfter: map[hostPair]Evidence{}, lossBefore: map[hostPair]Evidence{},
-		reorder: map[hostPair]Evidence{}, last: map[pairKey]*lastFrame{}}
+		reorder: map[hostPair]Evidence{}, firstLoss: map[hostPair]*pathLoss{}, settling: map[hostPair]*pathLoss{}, last: map[pairKey]*lastFrame{}}
 }
 
 // CapturePoint returns the capture point the network model assumes.
@@ -205,10 +214,11 @@ func (n *Network) atReceiver(h netip.Addr) bool {
 // observe records what e shows about the network, from the trace state
 // before e (called by the Checker before the rules see e).
 func (n *Network) observe(t *Trace, e *Event) {
-	n.dup = Evidence{}
+	n.dup, n.firedNow = Evidence{}, nil
 	if e.Err != nil || e.ICMP != nil {
 		return
 	}
+	n.observeSettling(e)
 	if e.Segment == 0 {
 		n.observeDup(e)
 	} else if lf, ok := n.last[unordered(e.Src, e.Dst)]; ok && lf.frame == e.Frame {
@@ -221,6 +231,7 @@ func (n *Network) observe(t *Trace, e *Event) {
 	switch e.Type() {
 	case wire.TypeData:
 		m := r.Msg(e.Packet.Role())
+		n.observeFirstLoss(r, m, e)
 		if m.Length == 0 {
 			return
 		}
@@ -247,6 +258,7 @@ func (n *Network) observe(t *Trace, e *Event) {
 			return
 		}
 		m := r.Msg(oppositeRole(e.Packet.Role()))
+		n.observeRetxLoss(r, m, e, rs, t.P.Slack)
 		if m.Length == 0 {
 			return
 		}

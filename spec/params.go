@@ -307,7 +307,20 @@ func (p *Params) WriteFile(path, comment string) error {
 	return os.WriteFile(path, []byte(b.String()), 0o644)
 }
 
+// Unsched returns a message's unscheduled bytes U = min(length,
+// unsched_bytes).
 func (p *Params) Unsched(length uint32) uint32 { return min(length, p.UnschedBytes) }
+
+// GrantWindow returns the largest window, in bytes, a receiver may grant
+// one message beyond what it received: window if set, else the dynamic
+// window with one active message, max_incoming/2 (HomaModule homa_grant.c
+// homa_grant_update_sysctl_deps: windows[n] = max_incoming/(n+1)).
+func (p *Params) GrantWindow() uint32 {
+	if p.Window > 0 {
+		return p.Window
+	}
+	return p.MaxIncoming / 2
+}
 
 // Ticks returns n ticks as a duration.
 func (p *Params) Ticks(n int) time.Duration { return time.Duration(n) * p.Tick }

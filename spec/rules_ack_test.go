@@ -13,7 +13,7 @@ import (
 // 1 ms after the request.
 func (b *traceBuilder) rpcWithResponse(cid uint64, respLen uint32) {
 	b.data(true, cid, 100, 0, 100, 7, nil)
-	prio := unschedPriority([8]uint32{0, 0, 0, 0, 1000000, 15000, 2800, 200}, 8, respLen)
+	prio := UnschedPriority([8]uint32{0, 0, 0, 0, 1000000, 15000, 2800, 200}, 8, respLen)
 	b.after(time.Millisecond).message(false, cid, respLen, 0, min(respLen, 40000), 40000, prio)
 }
 

@@ -247,7 +247,7 @@ func grantRules() []*Rule {
 				if len(m.Seen) == 0 || m.Seen[0].Start != 0 {
 					return Unsure("GRANT for a message whose DATA at offset 0 is not in the capture: bytes received before it are unknown")
 				}
-				w := grantWindow(c.P)
+				w := c.P.GrantWindow()
 				recv := m.Received()
 				if off := g.Offset(); off > recv+w {
 					return Violation("GRANT offset %d is %d bytes beyond the %d bytes of the message seen so far; the window allows %d (%s)",
@@ -421,17 +421,7 @@ func isFIFOGrant(p *Params, prio uint8) bool {
 	return p.FIFOGrantIncrement > 0 && int(prio) == p.NumPriorities-2
 }
 
-// grantWindow returns the largest window a receiver may grant one message
-// beyond what it received: window if set, else the dynamic window with
-// one active message, max_incoming/2 (grantWindowHow says which).
-func grantWindow(p *Params) uint32 {
-	if p.Window > 0 {
-		return p.Window
-	}
-	return p.MaxIncoming / 2
-}
-
-// grantWindowHow says how grantWindow found the window, for a finding's
+// grantWindowHow says how Params.GrantWindow found the window, for a finding's
 // text (formatted only when there is a finding).
 func grantWindowHow(p *Params) string {
 	if p.Window > 0 {

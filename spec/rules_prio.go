@@ -4,11 +4,11 @@ import (
 	"github.com/homatest/homatest/spec/wire"
 )
 
-// unschedPriority returns the unscheduled priority for a message of length
+// UnschedPriority returns the unscheduled priority for a message of length
 // bytes given a receiver's cutoffs (entry 0 counts as infinite): the
 // largest i ≤ numPrio-1 with cutoffs[i] ≥ length (HomaModule homa_peer.c
 // homa_unsched_priority).
-func unschedPriority(cutoffs [8]uint32, numPrio int, length uint32) uint8 {
+func UnschedPriority(cutoffs [8]uint32, numPrio int, length uint32) uint8 {
 	for i := numPrio - 1; i > 0; i-- {
 		if cutoffs[i] >= length {
 			return uint8(i)
@@ -104,7 +104,7 @@ func prioRules() []*Rule {
 				if !found {
 					return Unsure("DATA carries cutoff_version %d, but no CUTOFFS with that version from %v is in the capture and the profile's is %d", v, e.Dst, c.P.CutoffVersion)
 				}
-				if want := unschedPriority(cut, c.P.NumPriorities, d.MessageLength()); e.Priority != want {
+				if want := UnschedPriority(cut, c.P.NumPriorities, d.MessageLength()); e.Priority != want {
 					return Violation("unscheduled DATA of a %d-byte message at priority %d, want %d from cutoffs version %d %v", d.MessageLength(), e.Priority, want, v, cut)
 				}
 				return Pass()
@@ -129,7 +129,7 @@ func prioRules() []*Rule {
 				if !found {
 					return Unsure("restart DATA carries cutoff_version %d, but no CUTOFFS with that version from %v is in the capture", d.CutoffVersion(), e.Dst)
 				}
-				if want := unschedPriority(cut, c.P.NumPriorities, d.MessageLength()); e.Priority != want {
+				if want := UnschedPriority(cut, c.P.NumPriorities, d.MessageLength()); e.Priority != want {
 					return Violation("request restarted after RPC_UNKNOWN at priority %d, want the unscheduled level %d for %d bytes", e.Priority, want, d.MessageLength())
 				}
 				return Pass()

@@ -125,7 +125,7 @@ func TestPrio002WrongTOSBits(t *testing.T) {
 	b := newTrace(t, wire.VersionCurrent)
 	var bad []int
 	for i, n := range []uint32{100, 2000, 10000, 100000} {
-		want := unschedPriority([8]uint32{0, 0, 0, 0, 1000000, 15000, 2800, 200}, 8, n)
+		want := UnschedPriority([8]uint32{0, 0, 0, 0, 1000000, 15000, 2800, 200}, 8, n)
 		f := b.data(true, uint64(2+2*i), n, 0, int(min(n, 1424)), wire.PriorityFromTOS(want<<3), nil)
 		bad = append(bad, f)
 	}

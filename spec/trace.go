@@ -147,6 +147,14 @@ type Message struct {
 	// Trace.granting and Trace.longIn sets; doneFiled whether it has an
 	// entry in the receiver's Trace.longDone heap.
 	inGranting, inLong, doneFiled bool
+	// lossCounted is set once a retransmission brought bytes of the
+	// message the capture never saw (Network.observeFirstLoss counts the
+	// message's loss episode once).
+	lossCounted bool
+	// lossPath caches the Network's tally of the message's path (entries
+	// are never removed), so that counting a DATA packet costs no map
+	// lookup.
+	lossPath *pathLoss
 }
 
 // noteGrantUse updates GrantLog with first transmission e of the message:

@@ -37,6 +37,9 @@ type CheckFile struct {
 	// File is the capture; Error why it could not be checked.
 	File  string
 	Error string
+	// Damaged says where a capture cut short stops (check.FileReport's
+	// Damaged): Report covers the frames before it, and the check fails.
+	Damaged string
 	// Report is the check's result; Packets the Homa packets read.
 	Report  *spec.Report
 	Packets int
@@ -75,6 +78,10 @@ func CheckPage(files []CheckFile, dir, command string) *Page {
 			unchecked++
 			p.Failures = append(p.Failures, Failure{Title: f.File + ": not checked", Observed: f.Error})
 			continue
+		}
+		if f.Damaged != "" {
+			p.Pass = false
+			p.Failures = append(p.Failures, Failure{Title: f.File + ": checked up to the damage", Observed: f.Damaged})
 		}
 		rep := f.Report
 		fm, fs, ft := 0, 0, 0

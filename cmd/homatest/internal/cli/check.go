@@ -80,7 +80,10 @@ Exit codes: 0 no MUST violation (and with --strict no SHOULD violation),
 1 violations, 2 bad input (unreadable or cut capture, no Homa packets, bad
 flags). 2 wins: with several FILEs, one that cannot be checked makes the
 exit 2 even when others have violations (their reports still print them,
-and the error line names the files that failed their check).`,
+and the error line names the files that failed their check). A capture cut
+short or damaged part-way (tcpdump killed mid-write, a full disk) is judged
+up to the damage, as if it had stopped there: its report says so (DAMAGED,
+JSON "damaged") and the exit is still 2, since what came after is unknown.`,
 		Example: `  # check a capture with HomaModule main defaults
   homatest check capture.pcap
 
@@ -154,7 +157,7 @@ func runCheck(cmd *cobra.Command, o *checkOpts, files []string) error {
 	reports := check.Files(co, files)
 	failed := 0
 	for _, fr := range reports {
-		if fr.Error != "" {
+		if fr.Error != "" || fr.Damaged != "" {
 			failed++
 		}
 	}
@@ -185,6 +188,9 @@ func runCheck(cmd *cobra.Command, o *checkOpts, files []string) error {
 		for _, r := range reports {
 			if r.Error != "" {
 				msgs = append(msgs, r.Error)
+			}
+			if r.Damaged != "" {
+				msgs = append(msgs, r.Damaged)
 			}
 		}
 		// Exit 2 wins over 1; the line still says which files failed

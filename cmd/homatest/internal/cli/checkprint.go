@@ -58,6 +58,9 @@ func writeCheckText(w io.Writer, reports []check.FileReport) error {
 		if len(fr.Inferred) > 0 {
 			writeInferred(ew, fr.Inferred)
 		}
+		if x := fr.WithInferred; x != nil {
+			fmt.Fprintf(ew, "with all of them (--param %s): %d MUST and %d SHOULD violations\n", strings.Join(x.Params, " --param "), x.Must, x.Should)
+		}
 		for _, v := range rep.Violations {
 			tol := ""
 			if v.Slack > 0 {
@@ -110,8 +113,13 @@ func writeCheckText(w io.Writer, reports []check.FileReport) error {
 		if fr.Expected > 0 {
 			expected = fmt.Sprintf(", %d charged to the tester (at packets it sent)", fr.Expected)
 		}
-		fmt.Fprintf(ew, "%s: %d MUST and %d SHOULD violations%s, %d inconclusive (%d downgraded); %d rules, %d exercised by this capture\n\n",
-			verdict, fr.Must, fr.Should, expected, inc, rep.Downgraded(), len(rep.Rules), exercised)
+		upTo := ""
+		if fr.Damaged != "" {
+			fmt.Fprintf(ew, "DAMAGED: %s\n", fr.Damaged)
+			upTo = fmt.Sprintf(" in the %d frames before the damage", fr.Stats.Frames)
+		}
+		fmt.Fprintf(ew, "%s: %d MUST and %d SHOULD violations%s%s, %d inconclusive (%d downgraded); %d rules, %d exercised by this capture\n\n",
+			verdict, fr.Must, fr.Should, upTo, expected, inc, rep.Downgraded(), len(rep.Rules), exercised)
 	}
 	return ew.err
 }
@@ -183,6 +191,12 @@ func writeJUnit(w io.Writer, reports []check.FileReport, strict bool) error {
 			}
 			s.TestCases = append(s.TestCases, c)
 			s.Tests++
+		}
+		if fr.Damaged != "" {
+			s.TestCases = append(s.TestCases, conformance.JUnitCase{Name: "capture", Classname: "homa.capture", Status: "failed",
+				Failure: &conformance.JUnitFailure{Message: fr.Damaged, Type: "error", Description: fr.Damaged}})
+			s.Tests++
+			s.Failures++
 		}
 		js.TestSuites = append(js.TestSuites, s)
 	}

@@ -37,7 +37,7 @@ func writeCheckHTML(w io.Writer, o *checkOpts, reports []check.FileReport) error
 	var files []html.CheckFile
 	for i := range reports {
 		fr := &reports[i]
-		cf := html.CheckFile{File: fr.File, Error: fr.Error, Report: fr.Report, Rerun: o.rerunFor(fr.File),
+		cf := html.CheckFile{File: fr.File, Error: fr.Error, Damaged: fr.Damaged, Report: fr.Report, Rerun: o.rerunFor(fr.File),
 			Strict: o.strict, Tester: fr.TesterCharged}
 		if fr.Stats != nil {
 			cf.Packets = fr.Stats.Homa

@@ -522,6 +522,19 @@ func icmpUnreachable(from, to netip.Addr, quoted []byte) []byte {
 	return append([]byte(nil), buf.Bytes()...)
 }
 
+// unreachable adds, at t, the ICMP port unreachable that packet i's
+// destination host answers it with (quoting its IP header and the first 8
+// bytes of Homa).
+func (b *capb) unreachable(i int, t time.Duration) {
+	p := b.pkts[i]
+	buf := gopacket.NewSerializeBuffer()
+	fr, err := pcap.BuildFrame(buf, pcap.FrameSpec{Src: p.src, Dst: p.dst, Priority: p.prio}, p.f, wire.EncodeOptions{FixLengths: true, SetMarks: true})
+	if err != nil {
+		panic(err)
+	}
+	b.extra = append(b.extra, rawFrame{t, icmpUnreachable(p.dst, p.src, fr[14:])})
+}
+
 // hit is a rule and the frame of its first violation.
 type hit struct {
 	rule  string
@@ -880,14 +893,15 @@ func brFaultCases() []faultCase {
 		},
 		{
 			id: "BR-35", slug: "only-retransmissions-arrive",
-			what:  "receiver-side capture: the response's TSO frames were dropped by the sender's NIC; after 5 ms the client RESENDs and only retransmissions arrive",
+			what:  "five RPCs: the server's NIC drops every GSO frame, so each 30000-byte response arrives only in retransmissions after the client's RESEND at 5 ms, while the server's single-segment packets (retransmissions, NEED_ACK, 100-byte responses) arrive in between",
 			build: func(fault bool) *capb { return tsoDropped(fault) },
-			// Loss as such is legal, and a response recovered only by
-			// retransmissions is a complete response on the wire, so the
-			// NEED_ACK after it is correct (ACK-001 counts retransmitted
-			// bytes, or every loss before the capture point would be a
-			// false alarm).
-			missed: "the wire shows a lossy but complete exchange: first transmissions dropped before the capture point look like loss; no rule ties the missing frames to TSO",
+			// A SHOULD rule: the finding is a warning, an error under
+			// --strict. Each RPC alone is legal loss; the third loss
+			// episode separated by arrivals makes the split between lost
+			// first transmissions and arriving retransmissions improbable
+			// under any loss that does not look at how a packet was sent.
+			args: []string{"--strict"},
+			want: []hit{{"HOMA-SEND-003", 63}},
 		},
 		{
 			id: "BR-37", slug: "hijacked-ack-doff0",
@@ -958,20 +972,9 @@ func brFaultCases() []faultCase {
 		},
 		{
 			id: "BR-49", slug: "ports-from-addresses",
-			what: "hardware sender fills sport/dport from the low 16 bits of the IP addresses (11 and 1)",
-			build: func(fault bool) *capb {
-				b := newCap(wire.VersionCurrent)
-				r := rpcOf(hostC, hostS, 10)
-				if fault {
-					r.cport, r.sport = 11, 1
-				}
-				b.smallRPC(r, 0, wire.AckEntry{})
-				if fault {
-					b.pkts[0].note = "BR-49: ports 11 > 1, the low 16 bits of 10.0.0.11 and 10.0.0.1"
-				}
-				return b
-			},
-			missed: "ports are free values on the wire: nothing says 11 and 1 are not the sockets' ports",
+			what:  "hardware server fills sport/dport from the low 16 bits of the IP addresses: its response to 10.0.0.11:32768's request to port 4000 leaves port 1 for port 11; the client host answers ICMP port unreachable, RESENDs, and the retransmission comes back the same way",
+			build: func(fault bool) *capb { return portsFromAddresses(fault) },
+			want:  []hit{{"HOMA-WIRE-011", 2}, {"HOMA-ID-006", 5}},
 		},
 		{
 			id: "BR-50", slug: "server-black-holed",
@@ -1500,36 +1503,72 @@ func bigFrame(fault bool) *capb {
 	return b
 }
 
-// tsoDropped (BR-35): capture on the client's side. A 100-byte request
-// and a 30000-byte response: faulty, the response's GSO frames never
-// arrive, the client RESENDs {0, -1} 5 ms later and the server
-// retransmits every packet (unsegmented). Clean: the response arrives.
+// tsoDropped (BR-35): five RPCs of one client, one after the other, each
+// a 100-byte request and a 30000-byte response (22 segments, sent in GSO
+// frames), each followed by a 100-byte RPC. Faulty: the server's NIC
+// drops every GSO frame, so no first transmission of a 30000-byte
+// response reaches the wire; the client RESENDs {0, -1} after resend_ticks
+// and the server retransmits every segment (single-segment packets, which
+// pass), then NEED_ACK and ACK end the RPC. The server's other packets
+// (the retransmissions, NEED_ACK, the 100-byte responses) arrive between
+// the losses, so they are not one outage. Clean: the responses arrive.
 func tsoDropped(fault bool) *capb {
+	b := newCap(wire.VersionCurrent)
+	const L = 30000
+	t := time.Duration(0)
+	for i := 0; i < 5; i++ {
+		r := rpcOf(hostC, hostS, uint64(10+4*i))
+		b.data(t, r, true, 7, 100, 0, 100, 100, 1, false)
+		at, prio, retx := t+us(50), uint8(4), false
+		if fault {
+			b.resend(t+ms(5.2), r, true, 0, wire.ResendAll)
+			at, prio, retx = t+ms(5.2)+us(20), 7, true
+		}
+		for off := uint32(0); off < L; off += 1424 {
+			i := b.data(at, r, false, prio, L, off, min(1424, L-off), L, 1, retx)
+			if fault && off == 0 {
+				b.mark(i, fmt.Sprintf("BR-35: RPC %d's response arrives only in retransmissions: its GSO frames were dropped", r.id))
+			}
+			at += us(1)
+		}
+		t = b.needAckThenAck(r, at+ms(2.5))
+		t = b.smallRPC(rpcOf(hostC, hostS, uint64(12+4*i)), t+us(100), wire.AckEntry{}) + us(100)
+	}
+	return b
+}
+
+// needAckThenAck adds the server's NEED_ACK for RPC r at t and the
+// client's ACK 20 µs later; it returns the ACK's time.
+func (b *capb) needAckThenAck(r ends, t time.Duration) time.Duration {
+	b.needAck(t, r)
+	b.ack(t+us(20), r)
+	return t + us(20)
+}
+
+// portsFromAddresses (BR-49): the server 10.0.0.1 is the hardware
+// implementation, the client a correct host. Faulty: the server's packets
+// carry the low 16 bits of its and the client's address as ports (1 and
+// 11) instead of the request's ports swapped; no socket has port 11 on
+// the client, whose host answers ICMP port unreachable, RESENDs the
+// response after resend_ticks and gets the same misaddressed retransmission.
+// Clean: the response comes from 4000 to 32768. (Between two hosts with
+// the same fault every packet is consistent: a bound socket may use a
+// port below 32768, so only this mixed pair shows it on the wire.)
+func portsFromAddresses(fault bool) *capb {
 	b := newCap(wire.VersionCurrent)
 	r := rpcOf(hostC, hostS, 10)
 	b.data(0, r, true, 7, 100, 0, 100, 100, 1, false)
-	t := us(50)
-	retx := false
-	if fault {
-		t = ms(5.2)
-		b.mark(b.resend(t, r, true, 0, wire.ResendAll), "BR-35: the response's frames were dropped; only retransmissions arrive")
-		t += us(20)
-		retx = true
+	if !fault {
+		b.respondAndAck(r, us(50))
+		return b
 	}
-	for off := uint32(0); off < 30000; off += 1424 {
-		prio := uint8(4)
-		if retx {
-			prio = 7
-		}
-		inc := uint32(30000)
-		b.data(t, r, false, prio, 30000, off, min(1424, 30000-off), inc, 1, retx)
-		t += us(1)
-	}
-	na := b.needAck(t+ms(2.5), r)
-	if fault {
-		b.mark(na, "BR-35: NEED_ACK for a response whose first transmissions never reached the wire")
-	}
-	b.ack(t+ms(2.52), r)
+	bad := r
+	bad.cport, bad.sport = 11, 1
+	i := b.data(us(50), bad, false, 7, 100, 0, 100, 100, 1, false)
+	b.mark(i, "BR-49: response from port 1 to port 11 (the low 16 bits of 10.0.0.1 and 10.0.0.11), not from 4000 to 32768")
+	b.unreachable(i, us(60))
+	b.resend(ms(5.2), r, true, 0, 100)
+	b.unreachable(b.data(ms(5.22), bad, false, 7, 100, 0, 100, 100, 1, true), ms(5.23))
 	return b
 }
 
@@ -1610,13 +1649,7 @@ func unboundPort(fault bool) *capb {
 	r.sport = 4001
 	i := b.data(0, r, true, 7, 100, 0, 100, 100, 1, false)
 	if !fault {
-		// Quote the request's IP header and first 8 bytes of Homa.
-		buf := gopacket.NewSerializeBuffer()
-		fr, err := pcap.BuildFrame(buf, pcap.FrameSpec{Src: hostC, Dst: hostS, Priority: 7}, b.pkts[i].f, wire.EncodeOptions{FixLengths: true, SetMarks: true})
-		if err != nil {
-			panic(err)
-		}
-		b.extra = append(b.extra, rawFrame{us(20), icmpUnreachable(hostS, hostC, fr[14:])})
+		b.unreachable(i, us(20))
 		// Another RPC to the bound port goes on.
 		b.smallRPC(rpcOf(hostC, hostS, 12), ms(1), wire.AckEntry{})
 		return b

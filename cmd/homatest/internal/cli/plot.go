@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"io"
 
@@ -72,7 +73,8 @@ such RPC.`,
 			}
 			path := args[0]
 			rpcs, _, opts, err := captureRPCs(path, v)
-			if err != nil {
+			var damaged *pcap.DamagedError
+			if err != nil && !errors.As(err, &damaged) {
 				return usageErr(err)
 			}
 			r, err := want.pick(rpcs)
@@ -80,7 +82,7 @@ such RPC.`,
 				return usageErr(fmt.Errorf("%s: %w", path, err))
 			}
 			b := seqplot.NewBuilder(r)
-			if _, err := pcap.StreamPath(path, opts, b.Add); err != nil {
+			if _, err := pcap.StreamPath(path, opts, b.Add); err != nil && damaged == nil {
 				return usageErr(err)
 			}
 			m := b.Model()
@@ -91,8 +93,10 @@ such RPC.`,
 				return usageErr(flagWriteErr("-o", output, err))
 			}
 			l1, l2 := m.Title()
-			_, err = fmt.Fprintf(cmd.OutOrStdout(), "wrote %s: %s; %s\n", output, l1, l2)
-			return err
+			if _, err = fmt.Fprintf(cmd.OutOrStdout(), "wrote %s: %s; %s\n", output, l1, l2); err != nil || damaged == nil {
+				return err
+			}
+			return damagedErr(damaged)
 		},
 	}
 	cmd.Flags().StringVarP(&output, "output", "o", "", "picture to write: .png, .svg or .pdf (default rpc-<id>.png)")

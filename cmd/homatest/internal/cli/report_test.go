@@ -12,6 +12,7 @@ import (
 
 	"github.com/homatest/homatest/report/html/htmltest"
 	"github.com/homatest/homatest/report/seqplot"
+	"github.com/homatest/homatest/spec"
 )
 
 // TestRunReportPage: a run that fails (the no-grants fault) writes
@@ -59,10 +60,16 @@ func TestRunReportPage(t *testing.T) {
 	if n := htmltest.Count(img, image.Rect(0, 0, 1200, 160), red, 6); n < 3000 {
 		t.Errorf("the FAIL banner: %d red pixels in the header", n)
 	}
-	// The spec's DATA went out at priority 6 (the ref's unscheduled level
-	// for 200 KB): their strokes are on screen in that colour.
-	if n := htmltest.Count(img, image.Rectangle{}, seqplot.PriorityColor(6), 40); n < 100 {
-		t.Errorf("the sequence graph: %d pixels of the p6 DATA colour on screen", n)
+	// The spec's DATA (the tester's unscheduled request bytes: no GRANT
+	// came) went out at the level the IUT's cutoffs give 200 KB: their
+	// strokes are on screen in that colour.
+	prof, err := spec.LookupProfile("linux")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lvl := spec.UnschedPriority(prof.Params.UnschedCutoffs, prof.Params.NumPriorities, 200000)
+	if n := htmltest.Count(img, image.Rectangle{}, seqplot.PriorityColor(lvl), 40); n < 100 {
+		t.Errorf("the sequence graph: %d pixels of the p%d DATA colour on screen", n, lvl)
 	}
 }
 

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"sort"
@@ -80,17 +81,29 @@ func captureRPCs(path string, v wire.Version) ([]*spec.RPC, time.Time, pcap.Read
 	tr := spec.NewTrace(&prof.Params)
 	tr.KeepFinished()
 	var first time.Time
-	if _, err := pcap.StreamPath(path, o, func(e *spec.Event) {
+	st, err := pcap.StreamPath(path, o, func(e *spec.Event) {
 		if first.IsZero() {
 			first = e.Time
 		}
 		tr.Apply(e)
-	}); err != nil {
+	})
+	var damaged *pcap.DamagedError
+	if err != nil && (!errors.As(err, &damaged) || st.Homa == 0) {
 		return nil, first, o, err
 	}
 	rpcs := tr.RPCs()
 	sort.Slice(rpcs, func(i, j int) bool { return rpcs[i].FirstFrame < rpcs[j].FirstFrame })
+	if damaged != nil {
+		return rpcs, first, o, damaged
+	}
 	return rpcs, first, o, nil
+}
+
+// damagedErr is the error that ends a command which printed what it read
+// of a capture cut short (captureRPCs' *pcap.DamagedError): exit 2, the
+// output covering the frames before the damage.
+func damagedErr(d *pcap.DamagedError) error {
+	return usageErr(fmt.Errorf("%v: the output covers the frames before it", d))
 }
 
 // rpcOrders are the --sort orders of homatest rpcs.
@@ -172,7 +185,8 @@ counts once: the same RPCs and counts as the run's sent.pcapng.`,
 				return usageErr(fmt.Errorf("--wire: %w", err))
 			}
 			rpcs, first, _, err := captureRPCs(args[0], v)
-			if err != nil {
+			var damaged *pcap.DamagedError
+			if err != nil && !errors.As(err, &damaged) {
 				return usageErr(err)
 			}
 			sortRPCs(rpcs, order)
@@ -206,6 +220,9 @@ counts once: the same RPCs and counts as the run's sent.pcapng.`,
 			tw.Flush()
 			if w.err != nil {
 				return usageErr(fmt.Errorf("write output: %w", w.err))
+			}
+			if damaged != nil {
+				return damagedErr(damaged)
 			}
 			return nil
 		},

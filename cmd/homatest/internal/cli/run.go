@@ -192,6 +192,15 @@ func (o *runOpts) run(cmd *cobra.Command) error {
 		return usageErr(fmt.Errorf("cannot find this program to run a pass: %w", err))
 	}
 	sup := &conformance.Supervisor{Command: []string{self, "run", "--pass"}, Dir: o.artifacts, Ctx: o.ctx}
+	if !defaulted {
+		gone, err := sup.RemoveEarlierPasses()
+		if err != nil {
+			return usageErr(artifactsErr(err))
+		}
+		if len(gone) > 0 {
+			fmt.Fprintf(cmd.ErrOrStderr(), "homatest: removed %s of an earlier run from %s: %s\n", plural(len(gone), "pass folder", "pass folders"), o.artifacts, strings.Join(gone, ", "))
+		}
+	}
 	if o.matrix {
 		return o.mutationMatrix(cmd, sup)
 	}

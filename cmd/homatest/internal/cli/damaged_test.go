@@ -1,0 +1,97 @@
+package cli
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/gopacket/gopacket/pcapgo"
+)
+
+// TestDamagedCapture: a capture cut mid-frame is judged, listed and
+// plotted up to the damage exactly as the same frames in an undamaged
+// file are, and every command still exits 2 naming where it stops.
+func TestDamagedCapture(t *testing.T) {
+	dir := t.TempDir()
+	src := filepath.Join(realDir, "linux-6.13-proto146/b-500k-grants.pcap")
+	b, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cut := filepath.Join(dir, "cut.pcap")
+	os.WriteFile(cut, b[:300000], 0o644)
+	// The frames wholly inside the cut, rewritten as a file that ends cleanly.
+	f, _ := os.Open(src)
+	defer f.Close()
+	r, err := pcapgo.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	prefix := filepath.Join(dir, "prefix.pcap")
+	pf, _ := os.Create(prefix)
+	w := pcapgo.NewWriter(pf)
+	w.WriteFileHeader(r.Snaplen(), r.LinkType())
+	n, off := 0, 24
+	for {
+		data, ci, err := r.ReadPacketData()
+		if err != nil || off+16+len(data) > 300000 {
+			break
+		}
+		w.WritePacket(ci, data)
+		off += 16 + len(data)
+		n++
+	}
+	pf.Close()
+	if n < 1000 {
+		t.Fatalf("only %d frames before the cut", n)
+	}
+
+	type fileJSON struct {
+		Error, Damaged, Verdict string
+		Report                  json.RawMessage
+		Capture                 struct{ Frames int }
+	}
+	check := func(path string) (fileJSON, int) {
+		out, _, code := run(t, "check", "-o", "json", path)
+		var got struct{ Files []fileJSON }
+		if err := json.Unmarshal([]byte(out), &got); err != nil || len(got.Files) != 1 {
+			t.Fatalf("check -o json %s: %v\n%.300s", path, err, out)
+		}
+		return got.Files[0], code
+	}
+	c, code := check(cut)
+	p, pcode := check(prefix)
+	if code != ExitUsage || pcode != 0 {
+		t.Errorf("exit %d for the cut capture (want 2), %d for its prefix (want 0)", code, pcode)
+	}
+	if c.Error != "" || !strings.Contains(c.Damaged, "after frame "+strconv.Itoa(n)) || c.Verdict != "pass" || c.Capture.Frames != n {
+		t.Errorf("cut capture: error %q, damaged %q, verdict %q, %d frames; want a report of %d frames, damaged after frame %d", c.Error, c.Damaged, c.Verdict, c.Capture.Frames, n, n)
+	}
+	if string(c.Report) != string(p.Report) {
+		t.Errorf("the cut capture's report differs from its undamaged prefix's")
+	}
+	out, _, _ := run(t, "check", cut)
+	if !strings.Contains(out, "DAMAGED: ") || !strings.Contains(out, "PASS: 0 MUST and 0 SHOULD violations in the "+strconv.Itoa(n)+" frames before the damage") {
+		t.Errorf("text report does not say where the capture stops:\n%s", out[max(0, len(out)-400):])
+	}
+
+	rc, err, code := run(t, "rpcs", "-o", "json", cut)
+	rp, _, _ := run(t, "rpcs", "-o", "json", prefix)
+	if code != ExitUsage || err == nil || !strings.Contains(err.Error(), "the output covers the frames before it") {
+		t.Errorf("rpcs on the cut capture: exit %d, %v", code, err)
+	}
+	if rc == "" || rc != rp {
+		t.Errorf("rpcs on the cut capture:\n%s\nwant, as on its prefix:\n%s", rc, rp)
+	}
+
+	png := filepath.Join(dir, "rpc.png")
+	if _, err, code := run(t, "plot", "--rpc", "2", "-o", png, cut); code != ExitUsage || err == nil {
+		t.Errorf("plot on the cut capture: exit %d, %v", code, err)
+	}
+	if st, err := os.Stat(png); err != nil || st.Size() == 0 {
+		t.Errorf("plot wrote no picture of the frames before the damage: %v", err)
+	}
+}
