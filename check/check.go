@@ -206,12 +206,30 @@ func File(o Options, file string) FileReport {
 		fr.Error = err.Error()
 		return fr
 	}
-	lay, err := readLayout(file)
+	// The plan needs the whole capture's layout, but one pass costs about
+	// as much CPU as a seventh of the check: plan from the first frames,
+	// and when that plan reads the capture as one view, let the check's
+	// own pass count the layout and confirm the plan (re-checking in the
+	// rare case the whole capture says otherwise).
+	lay, whole, err := readLayout(file, layoutPrefix)
 	if err != nil {
 		fr.Error = err.Error()
 		return fr
 	}
 	plan, err := planCapture(o.CapturePoint, lay)
+	// A capture point given by flag that the first frames allow is the
+	// plan (its only check, that the host has packets, holds on more
+	// frames); auto's one-view plan is a guess.
+	auto := o.CapturePoint == "auto" || o.CapturePoint == ""
+	settled := whole || err == nil && plan.mode == oneView && !auto
+	guessed := !settled && err == nil && plan.mode == oneView
+	if !settled && !guessed {
+		if lay, _, err = readLayout(file, -1); err != nil {
+			fr.Error = err.Error()
+			return fr
+		}
+		plan, err = planCapture(o.CapturePoint, lay)
+	}
 	if err != nil {
 		fr.Error = err.Error()
 		return fr
@@ -266,7 +284,7 @@ func File(o Options, file string) FileReport {
 	}
 	ro := pcap.ReaderOptions{Version: v, IPv6PriorityShift: shift, ICMP: true}
 	judge := spec.Judge{Profile: profile, Params: params, Rules: rules}
-	run, err := runRules(file, ro, plan, judge)
+	run, err := runGuessed(file, ro, &plan, guessed, o.CapturePoint, judge)
 	if err != nil {
 		fr.Error = err.Error()
 		return fr
@@ -330,6 +348,39 @@ func File(o Options, file string) FileReport {
 	return fr
 }
 
+// layoutPrefix is how many frames File reads to guess the capture's plan
+// before the check (readLayout); a variable for tests.
+var layoutPrefix = 4096
+
+// runGuessed is runRules for File: with guessed, *plan was made from the
+// capture's first frames only, and the pass also counts the whole
+// capture's layout; *plan becomes the plan of the whole capture (flag is
+// --capture-point), and the capture is checked again under it when it
+// differs from the guess.
+func runGuessed(file string, ro pcap.ReaderOptions, plan *capturePlan, guessed bool, flag string, judge spec.Judge) (ruleRun, error) {
+	if !guessed {
+		return runRules(file, ro, *plan, judge)
+	}
+	guess := *plan
+	guess.count = newLayout()
+	run, err := runRules(file, ro, guess, judge)
+	if err != nil {
+		return run, err
+	}
+	// A plan that held on the first frames holds or changes, but does not
+	// fail, on the whole capture (planCapture's errors only need fewer
+	// packets or directions than a prefix shows).
+	whole, err := planCapture(flag, guess.count)
+	if err != nil {
+		return run, err
+	}
+	*plan = whole
+	if whole.mode == guess.mode && whole.cp == guess.cp {
+		return run, nil
+	}
+	return runRules(file, ro, whole, judge)
+}
+
 // ruleRun is what runRules found in one capture.
 type ruleRun struct {
 	rep   *spec.Report
@@ -373,7 +424,11 @@ func runRules(file string, ro pcap.ReaderOptions, plan capturePlan, judge spec.J
 	if plan.mode == oneView || plan.mode == notesOnly {
 		c := judge.Stream(plan.cp)
 		c.SetInferrer(out.inf) // one trace for rules and inference
-		st, err := pcap.StreamPath(file, ro, func(e *spec.Event) {
+		var frame func(*pcap.Reader, *pcap.Frame)
+		if plan.count != nil {
+			frame = plan.count.add
+		}
+		st, err := pcap.StreamPathFrames(file, ro, frame, func(e *spec.Event) {
 			if strings.HasPrefix(e.Note, switchNotePrefix) || plan.mode == notesOnly {
 				return
 			}

@@ -55,50 +55,61 @@ func commonest(m map[netip.Addr]int) (netip.Addr, int) {
 	return best, n
 }
 
-// readLayout reads every frame of path once (switch annotations skipped).
-func readLayout(path string) (*layout, error) {
+// readLayout reads the frames of path once, at most max of them (max < 0:
+// all), and reports whether it read them all.
+func readLayout(path string, max int) (*layout, bool, error) {
 	r, err := pcap.OpenPath(path, pcap.ReaderOptions{})
 	if err != nil {
-		return nil, pcap.OpenError(path, err)
+		return nil, false, pcap.OpenError(path, err)
 	}
 	defer r.Close()
-	l := &layout{hosts: map[netip.Addr]int{}, ifaces: map[int]*ifaceLayout{}}
-	for {
+	l := newLayout()
+	for n := 0; n != max; n++ {
 		f, err := r.Next()
 		if err != nil {
-			break // a damaged file fails later with a better message
+			return l, true, nil // a damaged file fails later with a better message
 		}
-		if strings.HasPrefix(f.Comment, switchNotePrefix) {
-			continue
-		}
-		l.homa++
-		if f.Comment != "" {
-			l.commented++
-		}
-		if strings.HasPrefix(f.Comment, droppedNotePrefix) {
-			l.dropped++
-		}
-		l.hosts[f.Src]++
-		if f.Dst != f.Src {
-			l.hosts[f.Dst]++
-		}
-		il := l.ifaces[f.Interface]
-		if il == nil {
-			il = &ifaceLayout{name: r.InterfaceName(f.Interface), from: map[netip.Addr]int{}, to: map[netip.Addr]int{}}
-			l.ifaces[f.Interface] = il
-		}
-		switch f.Direction {
-		case pcap.DirInbound:
-			il.in++
-			il.from[f.Src]++
-			l.dirIn++
-		case pcap.DirOutbound:
-			il.out++
-			il.to[f.Dst]++
-			l.dirOut++
-		}
+		l.add(r, f)
 	}
-	return l, nil
+	return l, false, nil
+}
+
+func newLayout() *layout {
+	return &layout{hosts: map[netip.Addr]int{}, ifaces: map[int]*ifaceLayout{}}
+}
+
+// add counts frame f of reader r (switch annotations skipped; an ICMP
+// frame, which only a reader with ReaderOptions.ICMP returns, too).
+func (l *layout) add(r *pcap.Reader, f *pcap.Frame) {
+	if f.ICMP != nil || strings.HasPrefix(f.Comment, switchNotePrefix) {
+		return
+	}
+	l.homa++
+	if f.Comment != "" {
+		l.commented++
+	}
+	if strings.HasPrefix(f.Comment, droppedNotePrefix) {
+		l.dropped++
+	}
+	l.hosts[f.Src]++
+	if f.Dst != f.Src {
+		l.hosts[f.Dst]++
+	}
+	il := l.ifaces[f.Interface]
+	if il == nil {
+		il = &ifaceLayout{name: r.InterfaceName(f.Interface), from: map[netip.Addr]int{}, to: map[netip.Addr]int{}}
+		l.ifaces[f.Interface] = il
+	}
+	switch f.Direction {
+	case pcap.DirInbound:
+		il.in++
+		il.from[f.Src]++
+		l.dirIn++
+	case pcap.DirOutbound:
+		il.out++
+		il.to[f.Dst]++
+		l.dirOut++
+	}
 }
 
 // viewMode is how check reads a capture.
@@ -125,6 +136,10 @@ type capturePlan struct {
 	why  string
 	// ports maps each interface to its host (portViews).
 	ports map[int]netip.Addr
+	// count, when set, is filled with the layout of the whole capture by
+	// the check's own pass (oneView), for a plan guessed from the first
+	// frames (see File): no pass of its own to confirm the guess.
+	count *layout
 }
 
 // String names the plan as the report prints it.

@@ -28,7 +28,10 @@ func (f *Frame) Events(dst []spec.Event) []spec.Event {
 // what you keep). It returns nil at the end of the capture, or the first
 // read error (a damaged or cut file), with fn called for every event before
 // it.
-func (r *Reader) EachEvent(fn func(*spec.Event)) error {
+func (r *Reader) EachEvent(fn func(*spec.Event)) error { return r.eachEvent(nil, fn) }
+
+// eachEvent is EachEvent that first passes each frame to frame, if set.
+func (r *Reader) eachEvent(frame func(*Reader, *Frame), fn func(*spec.Event)) error {
 	var evs []spec.Event
 	for {
 		f, err := r.Next()
@@ -37,6 +40,9 @@ func (r *Reader) EachEvent(fn func(*spec.Event)) error {
 		}
 		if err != nil {
 			return err
+		}
+		if frame != nil {
+			frame(r, f)
 		}
 		evs = f.Events(evs[:0])
 		for i := range evs {

@@ -103,12 +103,20 @@ func (e *DamagedError) Unwrap() error { return e.Err }
 // returns the reader's stats and a *DamagedError for a damaged file (fn
 // has seen every event before the damage), or ErrNoHoma.
 func StreamPath(path string, o ReaderOptions, fn func(*spec.Event)) (Stats, error) {
+	return StreamPathFrames(path, o, nil, fn)
+}
+
+// StreamPathFrames is StreamPath that also passes each frame, with its
+// reader (for Reader.InterfaceName), to frame (when not nil) before fn
+// sees the frame's events: what a caller learns of the frames comes from
+// the same single pass.
+func StreamPathFrames(path string, o ReaderOptions, frame func(*Reader, *Frame), fn func(*spec.Event)) (Stats, error) {
 	r, err := OpenPath(path, o)
 	if err != nil {
 		return Stats{}, OpenError(path, err)
 	}
 	defer r.Close()
-	if err := r.EachEvent(fn); err != nil {
+	if err := r.eachEvent(frame, fn); err != nil {
 		return r.Stats(), &DamagedError{Path: path, Frames: r.Stats().Frames, Err: err}
 	}
 	st := r.Stats()
