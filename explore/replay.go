@@ -62,6 +62,9 @@ func Replay(ctx context.Context, env Env, s *Script, rules []*spec.Rule, level s
 	if level == 0 {
 		level = spec.Should
 	}
+	if err := s.validate(); err != nil {
+		return nil, err
+	}
 	w, err := newWorld(ctx, env)
 	if err != nil {
 		return nil, err
@@ -237,12 +240,9 @@ func (r *run) scriptPacket(st Step, x *rpc) (wire.Fields, error) {
 		if !ok {
 			return def
 		}
-		if v == "-1" {
-			return 0xFFFFFFFF
-		}
-		n, err := strconv.ParseUint(v, 10, 64)
+		n, err := fieldValue(k, v)
 		if err != nil {
-			errs = append(errs, fmt.Sprintf("%s=%q", k, v))
+			errs = append(errs, err.Error())
 		}
 		return n
 	}
@@ -271,13 +271,11 @@ func (r *run) scriptPacket(st Step, x *rpc) (wire.Fields, error) {
 		d := &wire.DataFields{Common: c, MessageLength: uint32(num("message_length", uint64(len(msg)))), Incoming: uint32(num("incoming", 0)),
 			CutoffVersion: uint16(num("cutoff_version", 0)), Retransmit: uint8(num("retransmit", 0)), SegOffset: off, Payload: msg[off : off+n]}
 		if a := kv["ack"]; a != "" {
-			id, port, _ := strings.Cut(a, ":")
-			i, err1 := strconv.ParseUint(id, 10, 64)
-			p, err2 := strconv.ParseUint(port, 10, 16)
-			if err1 != nil || err2 != nil {
-				errs = append(errs, "ack="+a)
+			e, err := ackValue(a)
+			if err != nil {
+				errs = append(errs, err.Error())
 			}
-			d.Ack = wire.AckEntry{ClientID: i, ServerPort: uint16(p)}
+			d.Ack = e
 		}
 		f = d
 	case wire.TypeGrant:
@@ -309,13 +307,11 @@ func (r *run) scriptPacket(st Step, x *rpc) (wire.Fields, error) {
 		a := &wire.AckFields{Common: c}
 		if v := kv["acks"]; v != "" {
 			for _, e := range strings.Split(v, ",") {
-				id, port, _ := strings.Cut(e, ":")
-				i, err1 := strconv.ParseUint(id, 10, 64)
-				p, err2 := strconv.ParseUint(port, 10, 16)
-				if err1 != nil || err2 != nil {
-					errs = append(errs, "acks="+v)
+				en, err := ackValue(e)
+				if err != nil {
+					errs = append(errs, err.Error())
 				}
-				a.Acks = append(a.Acks, wire.AckEntry{ClientID: i, ServerPort: uint16(p)})
+				a.Acks = append(a.Acks, en)
 			}
 		}
 		f = a

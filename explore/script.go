@@ -3,6 +3,7 @@ package explore
 import (
 	"bufio"
 	"cmp"
+	"errors"
 	"fmt"
 	"io"
 	"net/netip"
@@ -252,14 +253,28 @@ type Script struct {
 // ScriptRPC is an rpc line.
 type ScriptRPC struct {
 	N         int
+	Line      int // the script line (0: not from a script)
 	IUTClient bool
 	Host      int
-	ID        uint64 // the tester client's id
+	ID        uint64 // the tester client's id (even, as HomaModule's client ids)
 	Port      uint16 // the tester client's port
-	Request   int
-	Response  int
-	CallID    uint64 // the IUT call's agent id, as found
+	// Request and Response are the messages' lengths in bytes,
+	// 1..wire.MaxMessageLength (HOMA_MAX_MESSAGE_LENGTH).
+	Request  int
+	Response int
+	CallID   uint64 // the IUT call's agent id, as found
 }
+
+// Bounds of a script's values beyond the wire's field widths.
+const (
+	// maxScriptHost is the last tester host name (h254): the
+	// environments give tester host hN the address 198.18.0.N.
+	maxScriptHost = 254
+	// maxScriptTime bounds an "at" time: explored cases last
+	// milliseconds to seconds, and a replay in namespaces waits in real
+	// time.
+	maxScriptTime = time.Hour
+)
 
 // Step is one "at" line.
 type Step struct {
@@ -358,21 +373,40 @@ func ParseScript(r io.Reader) (*Script, error) {
 			if who == "iut" {
 				x.IUTClient = true
 				who = f[4]
+			} else if f[4] != "iut" {
+				return nil, bad("rpc %d: one side is the iut: want 'rpc N hH calls iut ...' or 'rpc N iut calls hH ...'", n)
 			}
 			if x.Host, err = hostIndex(who); err != nil {
 				return nil, bad("%v", err)
 			}
-			var errs []error
-			num := func(k string) uint64 {
-				v, err := strconv.ParseUint(kv[k], 10, 64)
-				if err != nil && kv[k] != "" {
-					errs = append(errs, fmt.Errorf("%s=%q", k, kv[k]))
+			x.Line = line
+			size := func(k string) (int, error) {
+				v, err := strconv.ParseUint(kv[k], 10, 32)
+				if err != nil || v < 1 || v > wire.MaxMessageLength {
+					return 0, bad("rpc %d: %s=%q: want a message length in bytes, 1..%d (HOMA_MAX_MESSAGE_LENGTH)", n, k, kv[k], wire.MaxMessageLength)
 				}
-				return v
+				return int(v), nil
 			}
-			x.ID, x.Port, x.Request, x.Response, x.CallID = num("id"), uint16(num("port")), int(num("request")), int(num("response")), num("call_id")
-			if len(errs) > 0 || x.Request < 1 || x.Response < 1 || !x.IUTClient && x.ID == 0 {
-				return nil, bad("rpc %d: bad or missing request, response or id (%v)", n, errs)
+			if x.Request, err = size("request"); err != nil {
+				return nil, err
+			}
+			if x.Response, err = size("response"); err != nil {
+				return nil, err
+			}
+			if v, ok := kv["call_id"]; ok {
+				if x.CallID, err = strconv.ParseUint(v, 10, 64); err != nil {
+					return nil, bad("rpc %d: call_id=%q: want an unsigned 64-bit integer", n, v)
+				}
+			}
+			if !x.IUTClient {
+				if x.ID, err = strconv.ParseUint(kv["id"], 10, 64); err != nil || x.ID == 0 || x.ID%2 != 0 {
+					return nil, bad("rpc %d: id=%q: want the tester client's RPC id, even and non-zero (HomaModule's client ids)", n, kv["id"])
+				}
+				p, err := strconv.ParseUint(kv["port"], 10, 16)
+				if err != nil || p == 0 {
+					return nil, bad("rpc %d: port=%q: want the tester client's port, 1..65535", n, kv["port"])
+				}
+				x.Port = uint16(p)
 			}
 			s.RPCs = append(s.RPCs, x)
 		case "at":
@@ -390,7 +424,10 @@ func ParseScript(r io.Reader) (*Script, error) {
 		}
 	}
 	if err := sc.Err(); err != nil {
-		return nil, err
+		if errors.Is(err, bufio.ErrTooLong) {
+			return nil, fmt.Errorf("script line %d: longer than 1 MiB (not a homatest explore script?)", line+1)
+		}
+		return nil, fmt.Errorf("script line %d: %w", line+1, err)
 	}
 	if line == 0 {
 		return nil, fmt.Errorf("script: empty (want %q first)", scriptVersion)
@@ -399,16 +436,147 @@ func ParseScript(r io.Reader) (*Script, error) {
 		// Replaying nothing would pass and read as "fixed".
 		return nil, fmt.Errorf("script: no rpc or at lines (truncated? give the whole file homatest explore wrote)")
 	}
+	if err := s.validate(); err != nil {
+		return nil, err
+	}
 	return s, nil
 }
 
-func hostIndex(name string) (int, error) {
-	if len(name) < 2 || name[0] != 'h' {
-		return 0, fmt.Errorf("host %q: want h2, h3, ...", name)
+// validate checks what no single line shows: every host an rpc or at
+// line names has a host line, every step's rpc exists, and every DATA a
+// tester host sends lies within its RPC's message. Errors name the line.
+func (s *Script) validate() error {
+	var names []string
+	for i, a := range s.Hosts {
+		if a.IsValid() {
+			names = append(names, hostName(i))
+		}
 	}
-	n, err := strconv.Atoi(name[1:])
-	if err != nil || n < 2 {
-		return 0, fmt.Errorf("host %q: want h2, h3, ...", name)
+	declared := func(line, i int) error {
+		if i >= 0 && (i >= len(s.Hosts) || !s.Hosts[i].IsValid()) {
+			return fmt.Errorf("script line %d: host %s has no host line (hosts declared: %s)", line, hostName(i), strings.Join(names, ", "))
+		}
+		return nil
+	}
+	for _, x := range s.RPCs {
+		if err := declared(x.Line, x.Host); err != nil {
+			return err
+		}
+		if x.Request < 1 || x.Response < 1 || x.Request > wire.MaxMessageLength || x.Response > wire.MaxMessageLength {
+			return fmt.Errorf("script line %d: rpc %d: request=%d response=%d: want 1..%d bytes (HOMA_MAX_MESSAGE_LENGTH)", x.Line, x.N, x.Request, x.Response, wire.MaxMessageLength)
+		}
+	}
+	for _, st := range s.Steps {
+		if err := declared(st.Line, st.Who); err != nil {
+			return err
+		}
+		if st.RPC < 0 || st.RPC > len(s.RPCs) {
+			return fmt.Errorf("script line %d: rpc=%d: no such rpc line (rpc 1 ... %d)", st.Line, st.RPC, len(s.RPCs))
+		}
+		if to, ok := st.Fields["to"]; ok && st.Who < 0 {
+			i, err := hostIndex(to)
+			if err != nil {
+				return fmt.Errorf("script line %d: to=%s: %v", st.Line, to, err)
+			}
+			if err := declared(st.Line, i); err != nil {
+				return err
+			}
+		}
+		if st.Who < 0 || st.Verb != "sends" || st.Type != wire.TypeData {
+			continue
+		}
+		if st.RPC == 0 {
+			return fmt.Errorf("script line %d: DATA needs rpc=N", st.Line)
+		}
+		x := s.RPCs[st.RPC-1]
+		msg := x.Request // a tester client's request, or a tester server's response
+		if x.IUTClient {
+			msg = x.Response
+		}
+		off, _ := fieldValue("offset", st.Fields["offset"])
+		n, _ := fieldValue("length", st.Fields["length"])
+		if n == 0 || off+n > uint64(msg) {
+			return fmt.Errorf("script line %d: DATA offset=%d length=%d: want length > 0 and offset+length within rpc %d's %d-byte message", st.Line, off, n, x.N, msg)
+		}
+	}
+	return nil
+}
+
+// fieldBits are the wire widths of a tester packet's numeric fields
+// (homa_wire.h); "-1" stands for all ones (RESEND's "everything").
+var fieldBits = map[string]int{
+	"sport": 16, "dport": 16, "id": 64, "offset": 32, "length": 32, "message_length": 32, "incoming": 32,
+	"cutoff_version": 16, "version": 16, "retransmit": 8, "priority": 8,
+}
+
+// fieldValue parses numeric field k's value v within its wire width.
+func fieldValue(k, v string) (uint64, error) {
+	if v == "-1" && k == "length" {
+		return 0xFFFFFFFF, nil
+	}
+	n, err := strconv.ParseUint(v, 10, fieldBits[k])
+	if err != nil {
+		return 0, fmt.Errorf("%s=%q: want an unsigned %d-bit integer", k, v, fieldBits[k])
+	}
+	return n, nil
+}
+
+// ackValue parses an ack entry "CLIENT_ID:SERVER_PORT".
+func ackValue(s string) (wire.AckEntry, error) {
+	id, port, _ := strings.Cut(s, ":")
+	i, err1 := strconv.ParseUint(id, 10, 64)
+	p, err2 := strconv.ParseUint(port, 10, 16)
+	if err1 != nil || err2 != nil {
+		return wire.AckEntry{}, fmt.Errorf("ack %q: want CLIENT_ID:SERVER_PORT", s)
+	}
+	return wire.AckEntry{ClientID: i, ServerPort: uint16(p)}, nil
+}
+
+// checkFields checks a tester packet's fields: numbers within their
+// wire widths, cutoffs eight numbers, acks at most HOMA_MAX_ACKS_PER_PKT.
+func checkFields(kv map[string]string) error {
+	for k, v := range kv {
+		if _, ok := fieldBits[k]; ok {
+			if _, err := fieldValue(k, v); err != nil {
+				return err
+			}
+		}
+	}
+	if v, ok := kv["cutoffs"]; ok {
+		parts := strings.Split(v, ",")
+		if len(parts) != wire.NumCutoffs {
+			return fmt.Errorf("cutoffs=%q: want %d comma-separated byte counts", v, wire.NumCutoffs)
+		}
+		for _, p := range parts {
+			if _, err := strconv.ParseUint(p, 10, 32); err != nil {
+				return fmt.Errorf("cutoffs=%q: want %d comma-separated byte counts", v, wire.NumCutoffs)
+			}
+		}
+	}
+	if v := kv["ack"]; v != "" {
+		if _, err := ackValue(v); err != nil {
+			return err
+		}
+	}
+	if v := kv["acks"]; v != "" {
+		parts := strings.Split(v, ",")
+		if len(parts) > wire.MaxAcksPerPkt {
+			return fmt.Errorf("acks=%q: at most %d entries (HOMA_MAX_ACKS_PER_PKT)", v, wire.MaxAcksPerPkt)
+		}
+		for _, e := range parts {
+			if _, err := ackValue(e); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// hostIndex returns tester host name's index (h2: 0).
+func hostIndex(name string) (int, error) {
+	n, err := strconv.Atoi(strings.TrimPrefix(name, "h"))
+	if !strings.HasPrefix(name, "h") || err != nil || n < 2 || n > maxScriptHost {
+		return 0, fmt.Errorf("host %q: want h2 ... h%d", name, maxScriptHost)
 	}
 	return n - 2, nil
 }
@@ -438,8 +606,8 @@ func parseStep(f []string, kv map[string]string) (Step, error) {
 		return Step{}, fmt.Errorf("want 'at TIME WHO VERB ...'")
 	}
 	secs, err := strconv.ParseFloat(f[1], 64)
-	if err != nil || secs < 0 {
-		return Step{}, fmt.Errorf("time %q: want seconds", f[1])
+	if err != nil || !(secs >= 0 && secs <= maxScriptTime.Seconds()) {
+		return Step{}, fmt.Errorf("time %q: want seconds, 0..%.0f", f[1], maxScriptTime.Seconds())
 	}
 	st := Step{At: time.Duration(secs*1e9 + 0.5), Verb: f[3], Fields: kv, Who: -1}
 	if f[2] != "iut" {
@@ -449,7 +617,7 @@ func parseStep(f []string, kv map[string]string) (Step, error) {
 	}
 	if v := kv["rpc"]; v != "" {
 		if st.RPC, err = strconv.Atoi(v); err != nil {
-			return Step{}, fmt.Errorf("rpc=%q", v)
+			return Step{}, fmt.Errorf("rpc=%q: want an rpc line's number (0: none)", v)
 		}
 	}
 	if v := kv["prio"]; v != "" {
@@ -466,6 +634,12 @@ func parseStep(f []string, kv map[string]string) (Step, error) {
 		}
 		if st.Type, err = wire.ParsePacketType(f[4]); err != nil {
 			return Step{}, err
+		}
+		if st.Who >= 0 && st.Verb == "sends" {
+			// A tester's packet: its fields must fit the wire.
+			if err := checkFields(kv); err != nil {
+				return Step{}, err
+			}
 		}
 	case "calls", "completes", "fails":
 		if st.Who != -1 {

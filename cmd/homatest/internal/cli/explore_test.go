@@ -157,3 +157,34 @@ func BenchmarkExploreNS(b *testing.B) {
 	b.ReportMetric(simEvents/simSecs, "sim-events/s")
 	b.ReportMetric(events/secs/(simEvents/simSecs), "ns/sim")
 }
+
+// foundScript is a shrunk script homatest explore wrote (checked in), for
+// hand edits.
+const foundScript = "../../../../explore/testdata/found/seed5-HOMA-RESEND-002.homa"
+
+// TestExploreReplayBadScript: --replay of a hand-edited script naming an
+// undeclared host (it panicked in Replay) or a message beyond
+// HOMA_MAX_MESSAGE_LENGTH (it allocated ~100 GB) exits 2 with a one-line
+// error naming the script line and what is allowed.
+func TestExploreReplayBadScript(t *testing.T) {
+	found, err := os.ReadFile(foundScript)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ old, new, want string }{
+		{"rpc 3 h2 calls", "rpc 3 h9 calls", "script line 16: host h9 has no host line (hosts declared: h2, h3)"},
+		{"h2 sends", "h7 sends", "script line 43: host h7 has no host line (hosts declared: h2, h3)"},
+		{"request=1425", "request=99999999999", `script line 16: rpc 3: request="99999999999": want a message length in bytes, 1..1000000`},
+	} {
+		dir := t.TempDir()
+		script := filepath.Join(dir, "edited.homa")
+		if err := os.WriteFile(script, []byte(strings.Replace(string(found), c.old, c.new, 1)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		art := filepath.Join(dir, "art")
+		out, err, code := run(t, "explore", "--env", "sim", "--replay", script, "--artifacts", art, "-q")
+		if code != ExitUsage || err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%s: exit %d, error %v; want exit 2 and one line with %q\n%s", c.new, code, err, c.want, out)
+		}
+	}
+}
