@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -131,18 +130,8 @@ func (o *exploreOpts) run(cmd *cobra.Command) error {
 	if defaulted {
 		o.artifacts = defaultRunDir()
 	}
-	if err := os.MkdirAll(o.artifacts, 0o755); err != nil {
-		return usageErr(artifactsErr(err))
-	}
 	if o.replay != "" {
-		err := o.runReplay(ctx, cmd.OutOrStdout())
-		if defaulted {
-			// Only a replay that ran leaves its capture behind.
-			if ents, _ := os.ReadDir(o.artifacts); len(ents) == 0 {
-				removeRunDir(o.artifacts)
-			}
-		}
-		return err
+		return o.runReplay(ctx, cmd.OutOrStdout())
 	}
 	var faults []string
 	if o.fault != "" {
@@ -152,6 +141,13 @@ func (o *exploreOpts) run(cmd *cobra.Command) error {
 	if err != nil {
 		return usageErr(err)
 	}
+	// The run folder only once nothing can stop the session: a usage
+	// error leaves nothing behind.
+	undo, err := makeRunDir(o.artifacts)
+	if err != nil {
+		return usageErr(err)
+	}
+	defer undo()
 	prog := o.progress(cmd.ErrOrStderr())
 	res, err := explore.Explore(ctx, explore.Config{Env: env, Budget: o.budget, MaxCases: o.maxCases, Seed: o.seed,
 		Rules: o.sel, Level: o.lvl, ShrinkRuns: shrinkRuns(o.shrinkRuns), KeepGoing: o.keepGoing, Progress: prog})

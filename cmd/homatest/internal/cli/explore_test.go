@@ -95,8 +95,13 @@ func TestExploreFindShrinkReplay(t *testing.T) {
 }
 
 // TestExploreUsageErrors: bad flags exit 2 with a one-line error saying
-// what to fix.
+// what to fix, and leave no --artifacts folder (nor its missing parents)
+// behind.
 func TestExploreUsageErrors(t *testing.T) {
+	bad := filepath.Join(t.TempDir(), "bad.homa")
+	if err := os.WriteFile(bad, []byte("homatest-explore 1\nrule HOMA-GRANT-010 MUST\nrpc 1 h9 calls iut id=2 port=40000 request=1 response=1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	for _, c := range []struct {
 		args []string
 		want string
@@ -107,10 +112,19 @@ func TestExploreUsageErrors(t *testing.T) {
 		{[]string{"explore", "--fault", "nope"}, `--fault "nope": no such fault knob`},
 		{[]string{"explore", "--level", "may"}, `--level "may": want must or should`},
 		{[]string{"explore", "--max-cases", "-1"}, "--max-cases -1"},
+		{[]string{"explore", "--replay", "nosuch.homa"}, "--replay: open nosuch.homa: no such file"},
+		{[]string{"explore", "--env", "sim", "--replay", bad}, "script line 3: host h9 has no host line"},
+		{[]string{"explore", "--env", "sim", "--replay", bad, "--fault", "nope"}, `--fault "nope": no such fault knob`},
 	} {
-		_, err, code := run(t, c.args...)
+		parent := filepath.Join(t.TempDir(), "new")
+		art := filepath.Join(parent, "art")
+		args := append(c.args, "--artifacts", art, "-q")
+		_, err, code := run(t, args...)
 		if code != ExitUsage || err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%v: exit %d, error %v; want exit 2 and %q", c.args, code, err, c.want)
+		}
+		if _, err := os.Stat(parent); !os.IsNotExist(err) {
+			t.Errorf("%v: %s left behind (%v)", c.args, parent, err)
 		}
 	}
 }
@@ -165,7 +179,8 @@ const foundScript = "../../../../explore/testdata/found/seed5-HOMA-RESEND-002.ho
 // TestExploreReplayBadScript: --replay of a hand-edited script naming an
 // undeclared host (it panicked in Replay) or a message beyond
 // HOMA_MAX_MESSAGE_LENGTH (it allocated ~100 GB) exits 2 with a one-line
-// error naming the script line and what is allowed.
+// error naming the script line and what is allowed, and leaves no
+// --artifacts folder behind.
 func TestExploreReplayBadScript(t *testing.T) {
 	found, err := os.ReadFile(foundScript)
 	if err != nil {
@@ -185,6 +200,9 @@ func TestExploreReplayBadScript(t *testing.T) {
 		out, err, code := run(t, "explore", "--env", "sim", "--replay", script, "--artifacts", art, "-q")
 		if code != ExitUsage || err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
 			t.Errorf("%s: exit %d, error %v; want exit 2 and one line with %q\n%s", c.new, code, err, c.want, out)
+		}
+		if _, err := os.Stat(art); !os.IsNotExist(err) {
+			t.Errorf("%s: --artifacts %s left behind (%v)", c.new, art, err)
 		}
 	}
 }

@@ -40,6 +40,14 @@ func (o *exploreOpts) runReplay(ctx context.Context, out io.Writer) error {
 	if err != nil {
 		return usageErr(err)
 	}
+	// The run folder once the script and flags are good (a usage error
+	// leaves nothing behind); removed again if the replay wrote nothing
+	// into it.
+	undo, err := makeRunDir(o.artifacts)
+	if err != nil {
+		return usageErr(err)
+	}
+	defer undo()
 	res, err := explore.Replay(ctx, env, sc, o.sel, o.lvl)
 	if errors.Is(err, context.Canceled) {
 		return &ExitError{Code: 130, Err: errors.New("interrupted")}
