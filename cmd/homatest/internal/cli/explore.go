@@ -71,7 +71,8 @@ any IUT (--impl linux or a manifest) in network namespaces (root).
 
 The progress line (stderr) shows the explorer's events per second (packets
 it sent and received, calls and completions), the MUST rules exercised and
-the failures. Exit codes: 0 no failure, 1 failures (or, with --replay, the
+the failures: on a terminal rewritten about once a second, otherwise (a CI
+log) a line at the start, every 10 seconds and at the end. Exit codes: 0 no failure, 1 failures (or, with --replay, the
 script's exchange failed), 2 usage or environment error, 130 interrupted.`,
 		Example: `  homatest explore --budget 60s --seed 1
   homatest explore --fault no-busy --param link_bps=1000000000   # a knob, small messages (unsched_bytes 3000)
@@ -148,11 +149,15 @@ func (o *exploreOpts) run(cmd *cobra.Command) error {
 		return usageErr(err)
 	}
 	defer undo()
-	prog := o.progress(cmd.ErrOrStderr())
-	res, err := explore.Explore(ctx, explore.Config{Env: env, Budget: o.budget, MaxCases: o.maxCases, Seed: o.seed,
-		Rules: o.sel, Level: o.lvl, ShrinkRuns: shrinkRuns(o.shrinkRuns), KeepGoing: o.keepGoing, Progress: prog})
+	cfg := explore.Config{Env: env, Budget: o.budget, MaxCases: o.maxCases, Seed: o.seed,
+		Rules: o.sel, Level: o.lvl, ShrinkRuns: shrinkRuns(o.shrinkRuns), KeepGoing: o.keepGoing}
+	prog := o.newExploreProgress(cmd.ErrOrStderr())
 	if prog != nil {
-		fmt.Fprintln(cmd.ErrOrStderr())
+		cfg.Progress = prog.update
+	}
+	res, err := explore.Explore(ctx, cfg)
+	if prog != nil {
+		prog.end()
 	}
 	interrupted := errors.Is(err, context.Canceled)
 	if err != nil && !interrupted {

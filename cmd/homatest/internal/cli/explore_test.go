@@ -6,6 +6,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/homatest/homatest/explore"
 )
 
 // TestExploreFindShrinkReplay: homatest explore with a fault knob in the
@@ -203,6 +206,55 @@ func TestExploreReplayBadScript(t *testing.T) {
 		}
 		if _, err := os.Stat(art); !os.IsNotExist(err) {
 			t.Errorf("%s: --artifacts %s left behind (%v)", c.new, art, err)
+		}
+	}
+}
+
+// TestExploreProgressNotTerminal: when stderr is not a terminal (a CI
+// log), the progress line is printed at the start, every logEvery of the
+// (here simulated) clock, and with the final state at the end.
+func TestExploreProgressNotTerminal(t *testing.T) {
+	var b strings.Builder
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	now := t0
+	p := &exploreProgress{w: &b, now: func() time.Time { return now }}
+	for s := range 26 { // the session reports once a second for 25 s
+		now = t0.Add(time.Duration(s) * time.Second)
+		p.update(explore.Progress{Elapsed: time.Duration(s) * time.Second, Cases: 100 * s})
+	}
+	p.end()
+	var cases []string
+	for _, l := range strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n") {
+		f := strings.Fields(l)
+		if len(f) < 4 || f[0] != "explore:" || f[3] != "cases" {
+			t.Fatalf("progress line %q, want 'explore: ELAPSED N cases ...'", l)
+		}
+		cases = append(cases, f[2])
+	}
+	if got, want := strings.Join(cases, " "), "0 1000 2000 2500"; got != want {
+		t.Errorf("lines at cases %s, want %s (start, every 10 s, the end):\n%s", got, want, b.String())
+	}
+}
+
+// TestExploreProgressFinalLine: homatest explore with stderr not a
+// terminal ends its progress with the session's final state (it printed
+// only its first line).
+func TestExploreProgressFinalLine(t *testing.T) {
+	cmd := New()
+	var out, errb strings.Builder
+	cmd.SetOut(&out)
+	cmd.SetErr(&errb)
+	cmd.SetArgs([]string{"explore", "--env", "sim", "--param", "link_bps=1000000000", "--budget", "1h", "--max-cases", "30", "--artifacts", t.TempDir()})
+	if err := cmd.Execute(); err != nil {
+		t.Fatalf("%v\n%s", err, out.String())
+	}
+	lines := strings.Split(strings.TrimSuffix(errb.String(), "\n"), "\n")
+	if last := lines[len(lines)-1]; !strings.HasPrefix(last, "explore: ") || !strings.Contains(last, " 30 cases ") {
+		t.Errorf("last progress line %q, want the final state (30 cases); stderr:\n%s", last, errb.String())
+	}
+	for _, l := range lines {
+		if !strings.HasPrefix(l, "explore: ") {
+			t.Errorf("stderr line %q is not a progress line", l)
 		}
 	}
 }
