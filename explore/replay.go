@@ -30,9 +30,19 @@ type ReplayResult struct {
 	// those the script was found with (a replay under other timers or
 	// sizes may not mean the same exchange).
 	ParamsDiffer string `json:"params_differ,omitempty"`
+	// Params are the parameter overrides (NAME=VALUE) the replay's IUT
+	// ran with, and where each came from ("script" or "--param"); set
+	// by the caller, which builds the environment.
+	Params []ReplayParam `json:"params"`
 	// Capture is the replay's IUT view as pcapng (the failure, if any, as
 	// a packet comment on its frame).
 	Capture []byte `json:"-"`
+}
+
+// ReplayParam is one parameter override of a replay.
+type ReplayParam struct {
+	Arg  string `json:"arg"`  // NAME=VALUE
+	From string `json:"from"` // "script" (its param line) or "--param"
 }
 
 // expectation is one "iut sends" line not yet met.
@@ -119,7 +129,7 @@ func Replay(ctx context.Context, env Env, s *Script, rules []*spec.Rule, level s
 	r.finish()
 	res := &ReplayResult{Failure: r.out.fail, Sent: r.out.sent, Events: r.out.events, Divergences: sc.diverg}
 	if now := paramsLine(&w.params); s.Params != "" && s.Params != now {
-		res.ParamsDiffer = "the IUT's parameters differ from the script's (pass the session's --param values): now " + now + "; found with " + s.Params
+		res.ParamsDiffer = "the IUT's parameters differ from the script's (a --param given here, or an IUT whose own defaults differ): now " + now + "; found with " + s.Params
 	}
 	for _, e := range sc.exp {
 		if !e.met {

@@ -6,12 +6,15 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/netip"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/homatest/homatest/agent"
 	"github.com/homatest/homatest/spec"
 	"github.com/homatest/homatest/spec/wire"
 )
@@ -23,6 +26,7 @@ import (
 //	# comments
 //	iut impl=ref env=sim faults=grant-past-end
 //	rule HOMA-GRANT-002 MUST
+//	param link_bps=1000000000
 //	host h2 198.18.0.2
 //	rpc 1 h2 calls iut id=2 port=40000 request=50000 response=100
 //	rpc 2 iut calls h3 request=3000 response=500
@@ -36,7 +40,8 @@ import (
 // after the IUT's earlier packets came); "sends" by the IUT is an
 // expectation; "loses" is a packet the explored network dropped (not
 // sent); "calls" makes the IUT's application call; "completes" and
-// "fails" are the calls' expected ends. Fields are HomaModule's
+// "fails" are the calls' expected ends; "param" lines are the session's
+// parameter overrides (--param NAME=VALUE), which a replay applies. Fields are HomaModule's
 // homa_wire.h names; the common header comes from the RPC (sport, dport
 // and id override it), DATA payloads from the RPC's message in the agent
 // protocol's payload format.
@@ -59,7 +64,12 @@ func writeScript(s *session, f *Found, out *outcome) string {
 	if f.Unstable {
 		fmt.Fprintf(&b, "# Unstable: the shrunk case did not fail when run again (real time): the lines below are its last failing run; replay it several times.\n")
 	}
-	fmt.Fprintf(&b, "# Replay: homatest explore --replay FILE (--impl and --env as when found; the iut line's faults apply to the ref).\n")
+	replay := "homatest explore --replay FILE"
+	if s.cfg.ReplayCommand != nil {
+		replay = s.cfg.ReplayCommand(len(s.res.Failures)+1, f.Rule)
+	}
+	fmt.Fprintf(&b, "# Replay: %s\n", replay)
+	fmt.Fprintf(&b, "# (the iut line's faults apply to the ref, the param lines to the IUT's hello; --fault and --param override them).\n")
 	fmt.Fprintf(&b, "# Lines: 'at T HOST sends' are the tester's packets (sent at T after the IUT's earlier packets);\n")
 	fmt.Fprintf(&b, "# 'at T iut sends' what the IUT sent (expected); 'loses' packets the network dropped (not sent).\n")
 	fmt.Fprintf(&b, "iut impl=%s version=%s env=%s", tokenSafe(s.res.Impl), tokenSafe(s.res.Version), tokenSafe(s.res.Env))
@@ -68,6 +78,9 @@ func writeScript(s *session, f *Found, out *outcome) string {
 	}
 	fmt.Fprintln(&b)
 	fmt.Fprintf(&b, "rule %s %s\n", f.Rule, f.Level)
+	for _, a := range paramArgs(s.cfg.Env.Params) {
+		fmt.Fprintf(&b, "param %s\n", a)
+	}
 	fmt.Fprintf(&b, "%s%s\n", paramsPrefix, paramsLine(&s.info.params))
 	for i, a := range s.res.hostAddrs {
 		fmt.Fprintf(&b, "host %s %s\n", hostName(i), a)
@@ -248,6 +261,9 @@ type Script struct {
 	// Params is the IUT's parameters as found (the "# IUT parameters:"
 	// line; "" when the script has none).
 	Params string
+	// ParamArgs are the session's parameter overrides, NAME=VALUE as
+	// homatest's --param takes them (the param lines).
+	ParamArgs []string
 }
 
 // ScriptRPC is an rpc line.
@@ -289,6 +305,28 @@ type Step struct {
 	Prio uint8
 	// Fields are the packet's key=value fields.
 	Fields map[string]string
+}
+
+// paramArg is a param line's NAME=VALUE (VALUE: integers, commas
+// between).
+var paramArg = regexp.MustCompile(`^[a-z][a-z0-9_]*=-?[0-9]+(,-?[0-9]+)*$`)
+
+// paramArgs renders parameter overrides p as --param's NAME=VALUE, by
+// name (lists as integers separated by commas).
+func paramArgs(p agent.Params) []string {
+	var out []string
+	for _, k := range slices.Sorted(maps.Keys(p)) {
+		if v, ok := p.Int(k); ok {
+			out = append(out, fmt.Sprintf("%s=%d", k, v))
+		} else if l, ok := p.Ints(k); ok {
+			var parts []string
+			for _, v := range l {
+				parts = append(parts, strconv.FormatInt(v, 10))
+			}
+			out = append(out, k+"="+strings.Join(parts, ","))
+		}
+	}
+	return out
 }
 
 // paramsPrefix starts the comment line that records the IUT's parameters.
@@ -344,6 +382,11 @@ func ParseScript(r io.Reader) (*Script, error) {
 			if len(f) > 2 && f[2] == "SHOULD" {
 				s.Level = spec.Should
 			}
+		case "param":
+			if len(f) != 2 || !paramArg.MatchString(f[1]) {
+				return nil, bad("want 'param NAME=VALUE' (VALUE an integer or integers separated by commas, as --param takes)")
+			}
+			s.ParamArgs = append(s.ParamArgs, f[1])
 		case "host":
 			if len(f) != 3 {
 				return nil, bad("want 'host NAME ADDR'")
@@ -420,7 +463,7 @@ func ParseScript(r io.Reader) (*Script, error) {
 			}
 			s.Steps = append(s.Steps, st)
 		default:
-			return nil, bad("unknown line %q (want iut, rule, host, rpc or at)", f[0])
+			return nil, bad("unknown line %q (want iut, rule, param, host, rpc or at)", f[0])
 		}
 	}
 	if err := sc.Err(); err != nil {

@@ -13,6 +13,7 @@ import (
 const validScript = `homatest-explore 1
 iut impl=ref version=simulated env=sim faults=no-grants
 rule HOMA-GRANT-010 MUST
+param link_bps=1000000000
 host h2 198.18.0.2
 host h3 198.18.0.3
 rpc 1 h2 calls iut id=2 port=40000 request=3001 response=1
@@ -30,40 +31,43 @@ func TestParseScriptRejects(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the base script: %v", err)
 	}
-	if len(s.RPCs) != 1 || s.RPCs[0].Request != 3001 || s.RPCs[0].Line != 6 || len(s.Steps) != 3 {
+	if len(s.RPCs) != 1 || s.RPCs[0].Request != 3001 || s.RPCs[0].Line != 7 || len(s.Steps) != 3 || strings.Join(s.ParamArgs, " ") != "link_bps=1000000000" {
 		t.Fatalf("the base script parsed as %+v", s)
 	}
 	for _, c := range []struct{ old, new, want string }{
-		{"rpc 1 h2 calls", "rpc 1 h9 calls", "script line 6: host h9 has no host line (hosts declared: h2, h3)"},
-		{"at 0.000000002 h2 sends", "at 0.000000002 h7 sends", "script line 7: host h7 has no host line (hosts declared: h2, h3)"},
-		{"host h2 198.18.0.2\n", "", "script line 5: host h2 has no host line (hosts declared: h3)"},
-		{"to=h2", "to=h9", "script line 8: host h9 has no host line"},
-		{"request=3001", "request=99999999999", `script line 6: rpc 1: request="99999999999": want a message length in bytes, 1..1000000 (HOMA_MAX_MESSAGE_LENGTH)`},
+		{"param link_bps=1000000000", "param link_bps", "script line 4: want 'param NAME=VALUE' (VALUE an integer or integers separated by commas, as --param takes)"},
+		{"param link_bps=1000000000", "param link_bps=1e9", "script line 4: want 'param NAME=VALUE'"},
+		{"param link_bps=1000000000", "param link_bps=1 unsched_bytes=2", "script line 4: want 'param NAME=VALUE'"},
+		{"rpc 1 h2 calls", "rpc 1 h9 calls", "script line 7: host h9 has no host line (hosts declared: h2, h3)"},
+		{"at 0.000000002 h2 sends", "at 0.000000002 h7 sends", "script line 8: host h7 has no host line (hosts declared: h2, h3)"},
+		{"host h2 198.18.0.2\n", "", "script line 6: host h2 has no host line (hosts declared: h3)"},
+		{"to=h2", "to=h9", "script line 9: host h9 has no host line"},
+		{"request=3001", "request=99999999999", `script line 7: rpc 1: request="99999999999": want a message length in bytes, 1..1000000 (HOMA_MAX_MESSAGE_LENGTH)`},
 		{"request=3001", "request=1000001", `request="1000001": want a message length in bytes, 1..1000000`},
-		{"response=1", "response=0", `script line 6: rpc 1: response="0": want a message length`},
-		{"response=1", "", `script line 6: rpc 1: response="": want a message length`},
-		{"host h3 ", "host h99999999999 ", "script line 5: host \"h99999999999\": want h2 ... h254"},
+		{"response=1", "response=0", `script line 7: rpc 1: response="0": want a message length`},
+		{"response=1", "", `script line 7: rpc 1: response="": want a message length`},
+		{"host h3 ", "host h99999999999 ", "script line 6: host \"h99999999999\": want h2 ... h254"},
 		{"host h3 ", "host h255 ", "want h2 ... h254"},
-		{"id=2", "id=3", `script line 6: rpc 1: id="3": want the tester client's RPC id, even and non-zero`},
-		{"port=40000", "port=70000", `script line 6: rpc 1: port="70000": want the tester client's port, 1..65535`},
-		{"calls iut", "calls h3", "script line 6: rpc 1: one side is the iut"},
-		{"at 0.090000001", "at -1", `script line 9: time "-1": want seconds, 0..3600`},
-		{"at 0.090000001", "at NaN", `script line 9: time "NaN": want seconds`},
-		{"at 0.090000001", "at +Inf", `script line 9: time "+Inf": want seconds`},
-		{"at 0.090000001", "at 1e300", `script line 9: time "1e300": want seconds`},
-		{"RESEND rpc=1", "RESEND rpc=5", "script line 9: rpc=5: no such rpc line"},
-		{"offset=0 length=1424", "offset=3000 length=1424", "script line 7: DATA offset=3000 length=1424: want length > 0 and offset+length within rpc 1's 3001-byte message"},
-		{"offset=0 length=1424", "offset=0 length=0", "script line 7: DATA offset=0 length=0"},
-		{"message_length=3001", "message_length=4294967296", `script line 7: message_length="4294967296": want an unsigned 32-bit integer`},
-		{"offset=0 length=-1", "offset=-1 length=-1", `script line 9: offset="-1": want an unsigned 32-bit integer`},
-		{"prio=7 offset=0 length=-1", "prio=8 offset=0 length=-1", `script line 9: prio="8": want 0..7`},
-		{"ack=0:0", "ack=0:70000", `script line 7: ack "0:70000": want CLIENT_ID:SERVER_PORT`},
+		{"id=2", "id=3", `script line 7: rpc 1: id="3": want the tester client's RPC id, even and non-zero`},
+		{"port=40000", "port=70000", `script line 7: rpc 1: port="70000": want the tester client's port, 1..65535`},
+		{"calls iut", "calls h3", "script line 7: rpc 1: one side is the iut"},
+		{"at 0.090000001", "at -1", `script line 10: time "-1": want seconds, 0..3600`},
+		{"at 0.090000001", "at NaN", `script line 10: time "NaN": want seconds`},
+		{"at 0.090000001", "at +Inf", `script line 10: time "+Inf": want seconds`},
+		{"at 0.090000001", "at 1e300", `script line 10: time "1e300": want seconds`},
+		{"RESEND rpc=1", "RESEND rpc=5", "script line 10: rpc=5: no such rpc line"},
+		{"offset=0 length=1424", "offset=3000 length=1424", "script line 8: DATA offset=3000 length=1424: want length > 0 and offset+length within rpc 1's 3001-byte message"},
+		{"offset=0 length=1424", "offset=0 length=0", "script line 8: DATA offset=0 length=0"},
+		{"message_length=3001", "message_length=4294967296", `script line 8: message_length="4294967296": want an unsigned 32-bit integer`},
+		{"offset=0 length=-1", "offset=-1 length=-1", `script line 10: offset="-1": want an unsigned 32-bit integer`},
+		{"prio=7 offset=0 length=-1", "prio=8 offset=0 length=-1", `script line 10: prio="8": want 0..7`},
+		{"ack=0:0", "ack=0:70000", `script line 8: ack "0:70000": want CLIENT_ID:SERVER_PORT`},
 		{"at 0.090000001 h2 sends RESEND rpc=1 prio=7 offset=0 length=-1 priority=7", "at 0.09 h2 sends ACK rpc=1 prio=7 acks=2:1,4:1,6:1,8:1,10:1,12:1",
-			`script line 9: acks="2:1,4:1,6:1,8:1,10:1,12:1": at most 5 entries (HOMA_MAX_ACKS_PER_PKT)`},
+			`script line 10: acks="2:1,4:1,6:1,8:1,10:1,12:1": at most 5 entries (HOMA_MAX_ACKS_PER_PKT)`},
 		{"at 0.090000001 h2 sends RESEND rpc=1 prio=7 offset=0 length=-1 priority=7", "at 0.09 h2 sends CUTOFFS rpc=1 prio=7 cutoffs=1,2,3 version=1",
-			`script line 9: cutoffs="1,2,3": want 8 comma-separated byte counts`},
+			`script line 10: cutoffs="1,2,3": want 8 comma-separated byte counts`},
 		{"homatest-explore 1", "homatest-explore 2", "script line 1: want \"homatest-explore 1\" first"},
-		{"\nat 0.000000003", "\n" + strings.Repeat("x", 2<<20) + "\nat 0.000000003", "script line 8: longer than 1 MiB"},
+		{"\nat 0.000000003", "\n" + strings.Repeat("x", 2<<20) + "\nat 0.000000003", "script line 9: longer than 1 MiB"},
 	} {
 		text := strings.Replace(validScript, c.old, c.new, 1)
 		if text == validScript {

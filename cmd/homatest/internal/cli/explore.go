@@ -63,7 +63,8 @@ fewer packets, smaller messages, simpler timing. It is written to the
 run folder as a replay script (failure-N-RULE.homa: the RPCs, then one
 line per packet in time order, the tester's to send, the IUT's expected)
 and the IUT's view as pcapng with the finding on its frame; --replay
-FILE runs a script again.
+FILE runs a script again, with the script's fault knobs and --param values
+(--fault and --param given with --replay override them).
 
 The default environment is the simulator (--env sim: the reference
 implementation, virtual time, a seed gives the same cases); --env ns runs
@@ -112,7 +113,7 @@ func (o *exploreOpts) envFor(faults []string) (explore.Env, error) {
 		return explore.Env{}, err
 	}
 	cfg := nsEnvConfig(m, faults, o.par, o.artifacts)
-	return explore.Env{Name: "ns", Faults: faults, New: func() (*conformance.Env, error) {
+	return explore.Env{Name: "ns", Faults: faults, Params: o.par, New: func() (*conformance.Env, error) {
 		ctx, cancel := context.WithTimeout(context.Background(), timescale.D(30*time.Second))
 		defer cancel()
 		return conformance.NewNSEnv(ctx, cfg)
@@ -150,7 +151,7 @@ func (o *exploreOpts) run(cmd *cobra.Command) error {
 	}
 	defer undo()
 	cfg := explore.Config{Env: env, Budget: o.budget, MaxCases: o.maxCases, Seed: o.seed,
-		Rules: o.sel, Level: o.lvl, ShrinkRuns: shrinkRuns(o.shrinkRuns), KeepGoing: o.keepGoing}
+		Rules: o.sel, Level: o.lvl, ShrinkRuns: shrinkRuns(o.shrinkRuns), KeepGoing: o.keepGoing, ReplayCommand: o.replayCommand}
 	prog := o.newExploreProgress(cmd.ErrOrStderr())
 	if prog != nil {
 		cfg.Progress = prog.update
@@ -235,7 +236,7 @@ func (o *exploreOpts) text(w io.Writer, res *explore.Result, paths []failurePath
 		if i < len(paths) && paths[i].script == "" {
 			fmt.Fprintf(w, "  interrupted while shrinking: no script (rerun with the same --seed to find it again)\n")
 		} else if i < len(paths) {
-			fmt.Fprintf(w, "  script:  %s\n  replay:  homatest explore --replay %s%s\n", paths[i].script, paths[i].script, o.sameIUT())
+			fmt.Fprintf(w, "  script:  %s\n  replay:  %s\n", paths[i].script, o.replayCommand(i+1, f.Rule))
 			if paths[i].capture != "" {
 				fmt.Fprintf(w, "  capture: %s\n", paths[i].capture)
 			}
@@ -246,17 +247,22 @@ func (o *exploreOpts) text(w io.Writer, res *explore.Result, paths []failurePath
 	}
 }
 
-// sameIUT is the --impl/--env/--param part of a replay command.
-func (o *exploreOpts) sameIUT() string {
-	s := ""
+// scriptPath is the n-th failure's script (rule its rule) in the run
+// folder.
+func (o *exploreOpts) scriptPath(n int, rule string) string {
+	return filepath.Join(o.artifacts, fmt.Sprintf("failure-%d-%s.homa", n, rule))
+}
+
+// replayCommand is the command that replays the n-th failure's script:
+// the session's --impl and --env (the script's param and iut lines give
+// its --param and --fault).
+func (o *exploreOpts) replayCommand(n int, rule string) string {
+	s := "homatest explore --replay " + o.scriptPath(n, rule)
 	if o.impl != "ref" {
 		s += " --impl " + o.impl
 	}
 	if o.env != "sim" {
 		s += " --env " + o.env
-	}
-	for _, p := range o.params {
-		s += " --param " + p
 	}
 	return s
 }

@@ -28,8 +28,14 @@ func TestExploreFindShrinkReplay(t *testing.T) {
 			t.Errorf("%s: %v (want a non-empty file)\n%s", f, err, out)
 		}
 	}
-	if !strings.Contains(out, "FAIL HOMA-GRANT-002 MUST") || !strings.Contains(out, "homatest explore --replay "+script+" --param link_bps=1000000000") {
-		t.Errorf("summary lacks the failure or its replay command:\n%s", out)
+	// The replay command, in the summary and the script's header, is
+	// exact: the script's param line carries the session's --param.
+	replayCmd := "homatest explore --replay " + script
+	if !strings.Contains(out, "FAIL HOMA-GRANT-002 MUST") || !strings.Contains(out, "  replay:  "+replayCmd+"\n") {
+		t.Errorf("summary lacks the failure or its replay command %q:\n%s", replayCmd, out)
+	}
+	if b, err := os.ReadFile(script); err != nil || !strings.Contains(string(b), "\n# Replay: "+replayCmd+"\n") || !strings.Contains(string(b), "\nparam link_bps=1000000000\n") {
+		t.Errorf("script header lacks '# Replay: %s' or its param line (%v):\n%s", replayCmd, err, b)
 	}
 	// The capture checks as the session judged it (its .params beside
 	// it): the knob's rule and no other MUST rule.
@@ -67,9 +73,16 @@ func TestExploreFindShrinkReplay(t *testing.T) {
 	if f := res.Failures[0]; f.Rule != "HOMA-GRANT-002" || f.Packets < 1 || f.Packets > 20 {
 		t.Errorf("result.json failure %+v, want HOMA-GRANT-002 shrunk to 1..20 packets", f)
 	}
-	out, err, code = run(t, "explore", "--replay", script, "--param", "link_bps=1000000000", "--artifacts", t.TempDir(), "-q")
-	if code != ExitViolations || !strings.Contains(out, "reproduced: HOMA-GRANT-002") {
-		t.Errorf("replay: exit %d (%v), want %d and reproduced:\n%s", code, err, ExitViolations, out)
+	// Replayed as the header says (no --param): the script's parameters.
+	out, err, code = run(t, "explore", "--replay", script, "--artifacts", t.TempDir(), "-q")
+	if code != ExitViolations || !strings.Contains(out, "reproduced: HOMA-GRANT-002") || !strings.Contains(out, "parameters: link_bps=1000000000 (script)\n") ||
+		strings.Contains(out, "warning") {
+		t.Errorf("replay: exit %d (%v), want %d, reproduced with the script's link_bps and no warning:\n%s", code, err, ExitViolations, out)
+	}
+	// A --param overrides the script's (and the replay says so).
+	out, _, _ = run(t, "explore", "--replay", script, "--param", "link_bps=10000000000", "--artifacts", t.TempDir(), "-q")
+	if !strings.Contains(out, "parameters: link_bps=10000000000 (--param)\n") || !strings.Contains(out, "warning: the IUT's parameters differ") {
+		t.Errorf("replay with --param link_bps=10000000000: want it used and the difference warned:\n%s", out)
 	}
 	// A script cut after its header replays nothing: an error, not
 	// "not reproduced".

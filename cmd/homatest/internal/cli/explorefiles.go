@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -95,8 +94,8 @@ type failurePaths struct{ script, capture string }
 func (o *exploreOpts) writeFailures(res *explore.Result) ([]failurePaths, error) {
 	var out []failurePaths
 	for i, f := range res.Failures {
-		base := filepath.Join(o.artifacts, fmt.Sprintf("failure-%d-%s", i+1, f.Rule))
-		p := failurePaths{script: base + ".homa", capture: base + ".pcapng"}
+		script := o.scriptPath(i+1, f.Rule)
+		p := failurePaths{script: script, capture: strings.TrimSuffix(script, ".homa") + ".pcapng"}
 		if f.Script == "" {
 			// Interrupted before its shrinking ended: nothing to replay.
 			out = append(out, failurePaths{})
