@@ -31,6 +31,13 @@ func TestParseScriptRejects(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the base script: %v", err)
 	}
+	// An IUT packet that did not decode, as writeScript renders it, is
+	// no expectation (it failed to parse, so a script showing a
+	// malformed packet could not be replayed).
+	m := strings.Replace(validScript, "at 0.090000001", "at 0.000000004 iut sends "+packetText([]byte{1, 2, 3}, nil, 0, 7, true, 0)+"\nat 0.090000001", 1)
+	if ms, err := ParseScript(strings.NewReader(m)); err != nil || len(ms.Steps) != 3 {
+		t.Errorf("a script with an IUT's MALFORMED packet: %v, want it parsed with 3 steps:\n%s", err, m)
+	}
 	if len(s.RPCs) != 1 || s.RPCs[0].Request != 3001 || s.RPCs[0].Line != 7 || len(s.Steps) != 3 || strings.Join(s.ParamArgs, " ") != "link_bps=1000000000" {
 		t.Fatalf("the base script parsed as %+v", s)
 	}
