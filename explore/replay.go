@@ -30,9 +30,19 @@ type ReplayResult struct {
 	// those the script was found with (a replay under other timers or
 	// sizes may not mean the same exchange).
 	ParamsDiffer string `json:"params_differ,omitempty"`
+	// Params are the parameter overrides (NAME=VALUE) the replay's IUT
+	// ran with, and where each came from ("script" or "--param"); set
+	// by the caller, which builds the environment.
+	Params []ReplayParam `json:"params"`
 	// Capture is the replay's IUT view as pcapng (the failure, if any, as
 	// a packet comment on its frame).
 	Capture []byte `json:"-"`
+}
+
+// ReplayParam is one parameter override of a replay.
+type ReplayParam struct {
+	Arg  string `json:"arg"`  // NAME=VALUE
+	From string `json:"from"` // "script" (its param line) or "--param"
 }
 
 // expectation is one "iut sends" line not yet met.
@@ -61,6 +71,9 @@ type scripted struct {
 func Replay(ctx context.Context, env Env, s *Script, rules []*spec.Rule, level spec.Level) (*ReplayResult, error) {
 	if level == 0 {
 		level = spec.Should
+	}
+	if err := s.validate(); err != nil {
+		return nil, err
 	}
 	w, err := newWorld(ctx, env)
 	if err != nil {
@@ -116,7 +129,7 @@ func Replay(ctx context.Context, env Env, s *Script, rules []*spec.Rule, level s
 	r.finish()
 	res := &ReplayResult{Failure: r.out.fail, Sent: r.out.sent, Events: r.out.events, Divergences: sc.diverg}
 	if now := paramsLine(&w.params); s.Params != "" && s.Params != now {
-		res.ParamsDiffer = "the IUT's parameters differ from the script's (pass the session's --param values): now " + now + "; found with " + s.Params
+		res.ParamsDiffer = "the IUT's parameters differ from the script's (a --param given here, or an IUT whose own defaults differ): now " + now + "; found with " + s.Params
 	}
 	for _, e := range sc.exp {
 		if !e.met {
@@ -237,12 +250,9 @@ func (r *run) scriptPacket(st Step, x *rpc) (wire.Fields, error) {
 		if !ok {
 			return def
 		}
-		if v == "-1" {
-			return 0xFFFFFFFF
-		}
-		n, err := strconv.ParseUint(v, 10, 64)
+		n, err := fieldValue(k, v)
 		if err != nil {
-			errs = append(errs, fmt.Sprintf("%s=%q", k, v))
+			errs = append(errs, err.Error())
 		}
 		return n
 	}
@@ -271,13 +281,11 @@ func (r *run) scriptPacket(st Step, x *rpc) (wire.Fields, error) {
 		d := &wire.DataFields{Common: c, MessageLength: uint32(num("message_length", uint64(len(msg)))), Incoming: uint32(num("incoming", 0)),
 			CutoffVersion: uint16(num("cutoff_version", 0)), Retransmit: uint8(num("retransmit", 0)), SegOffset: off, Payload: msg[off : off+n]}
 		if a := kv["ack"]; a != "" {
-			id, port, _ := strings.Cut(a, ":")
-			i, err1 := strconv.ParseUint(id, 10, 64)
-			p, err2 := strconv.ParseUint(port, 10, 16)
-			if err1 != nil || err2 != nil {
-				errs = append(errs, "ack="+a)
+			e, err := ackValue(a)
+			if err != nil {
+				errs = append(errs, err.Error())
 			}
-			d.Ack = wire.AckEntry{ClientID: i, ServerPort: uint16(p)}
+			d.Ack = e
 		}
 		f = d
 	case wire.TypeGrant:
@@ -309,13 +317,11 @@ func (r *run) scriptPacket(st Step, x *rpc) (wire.Fields, error) {
 		a := &wire.AckFields{Common: c}
 		if v := kv["acks"]; v != "" {
 			for _, e := range strings.Split(v, ",") {
-				id, port, _ := strings.Cut(e, ":")
-				i, err1 := strconv.ParseUint(id, 10, 64)
-				p, err2 := strconv.ParseUint(port, 10, 16)
-				if err1 != nil || err2 != nil {
-					errs = append(errs, "acks="+v)
+				en, err := ackValue(e)
+				if err != nil {
+					errs = append(errs, err.Error())
 				}
-				a.Acks = append(a.Acks, wire.AckEntry{ClientID: i, ServerPort: uint16(p)})
+				a.Acks = append(a.Acks, en)
 			}
 		}
 		f = a

@@ -3,14 +3,18 @@ package explore
 import (
 	"bufio"
 	"cmp"
+	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/netip"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/homatest/homatest/agent"
 	"github.com/homatest/homatest/spec"
 	"github.com/homatest/homatest/spec/wire"
 )
@@ -22,6 +26,7 @@ import (
 //	# comments
 //	iut impl=ref env=sim faults=grant-past-end
 //	rule HOMA-GRANT-002 MUST
+//	param link_bps=1000000000
 //	host h2 198.18.0.2
 //	rpc 1 h2 calls iut id=2 port=40000 request=50000 response=100
 //	rpc 2 iut calls h3 request=3000 response=500
@@ -35,7 +40,8 @@ import (
 // after the IUT's earlier packets came); "sends" by the IUT is an
 // expectation; "loses" is a packet the explored network dropped (not
 // sent); "calls" makes the IUT's application call; "completes" and
-// "fails" are the calls' expected ends. Fields are HomaModule's
+// "fails" are the calls' expected ends; "param" lines are the session's
+// parameter overrides (--param NAME=VALUE), which a replay applies. Fields are HomaModule's
 // homa_wire.h names; the common header comes from the RPC (sport, dport
 // and id override it), DATA payloads from the RPC's message in the agent
 // protocol's payload format.
@@ -58,7 +64,12 @@ func writeScript(s *session, f *Found, out *outcome) string {
 	if f.Unstable {
 		fmt.Fprintf(&b, "# Unstable: the shrunk case did not fail when run again (real time): the lines below are its last failing run; replay it several times.\n")
 	}
-	fmt.Fprintf(&b, "# Replay: homatest explore --replay FILE (--impl and --env as when found; the iut line's faults apply to the ref).\n")
+	replay := "homatest explore --replay FILE"
+	if s.cfg.ReplayCommand != nil {
+		replay = s.cfg.ReplayCommand(len(s.res.Failures)+1, f.Rule)
+	}
+	fmt.Fprintf(&b, "# Replay: %s\n", replay)
+	fmt.Fprintf(&b, "# (the iut line's faults apply to the ref, the param lines to the IUT's hello; --fault and --param override them).\n")
 	fmt.Fprintf(&b, "# Lines: 'at T HOST sends' are the tester's packets (sent at T after the IUT's earlier packets);\n")
 	fmt.Fprintf(&b, "# 'at T iut sends' what the IUT sent (expected); 'loses' packets the network dropped (not sent).\n")
 	fmt.Fprintf(&b, "iut impl=%s version=%s env=%s", tokenSafe(s.res.Impl), tokenSafe(s.res.Version), tokenSafe(s.res.Env))
@@ -67,6 +78,9 @@ func writeScript(s *session, f *Found, out *outcome) string {
 	}
 	fmt.Fprintln(&b)
 	fmt.Fprintf(&b, "rule %s %s\n", f.Rule, f.Level)
+	for _, a := range paramArgs(s.cfg.Env.Params) {
+		fmt.Fprintf(&b, "param %s\n", a)
+	}
 	fmt.Fprintf(&b, "%s%s\n", paramsPrefix, paramsLine(&s.info.params))
 	for i, a := range s.res.hostAddrs {
 		fmt.Fprintf(&b, "host %s %s\n", hostName(i), a)
@@ -171,7 +185,7 @@ func tokenSafe(s string) string {
 func packetText(raw []byte, x *rpc, n int, prio uint8, fromIUT bool, host int) string {
 	p, err := wire.Decode(raw, wire.DecodeOptions{Version: wire.VersionCurrent})
 	if err != nil {
-		return fmt.Sprintf("MALFORMED bytes=%x", raw)
+		return fmt.Sprintf("%s bytes=%x", malformed, raw)
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s rpc=%d", p.Type(), n)
@@ -224,6 +238,9 @@ func packetText(raw []byte, x *rpc, n int, prio uint8, fromIUT bool, host int) s
 	return b.String()
 }
 
+// malformed is a script line's packet type for bytes that do not decode.
+const malformed = "MALFORMED"
+
 // commonOf is the common header of x's packets from its tester host.
 func commonOf(x *rpc) wire.CommonFields {
 	id := x.id
@@ -247,19 +264,36 @@ type Script struct {
 	// Params is the IUT's parameters as found (the "# IUT parameters:"
 	// line; "" when the script has none).
 	Params string
+	// ParamArgs are the session's parameter overrides, NAME=VALUE as
+	// homatest's --param takes them (the param lines).
+	ParamArgs []string
 }
 
 // ScriptRPC is an rpc line.
 type ScriptRPC struct {
 	N         int
+	Line      int // the script line (0: not from a script)
 	IUTClient bool
 	Host      int
-	ID        uint64 // the tester client's id
+	ID        uint64 // the tester client's id (even, as HomaModule's client ids)
 	Port      uint16 // the tester client's port
-	Request   int
-	Response  int
-	CallID    uint64 // the IUT call's agent id, as found
+	// Request and Response are the messages' lengths in bytes,
+	// 1..wire.MaxMessageLength (HOMA_MAX_MESSAGE_LENGTH).
+	Request  int
+	Response int
+	CallID   uint64 // the IUT call's agent id, as found
 }
+
+// Bounds of a script's values beyond the wire's field widths.
+const (
+	// maxScriptHost is the last tester host name (h254): the
+	// environments give tester host hN the address 198.18.0.N.
+	maxScriptHost = 254
+	// maxScriptTime bounds an "at" time: explored cases last
+	// milliseconds to seconds, and a replay in namespaces waits in real
+	// time.
+	maxScriptTime = time.Hour
+)
 
 // Step is one "at" line.
 type Step struct {
@@ -274,6 +308,28 @@ type Step struct {
 	Prio uint8
 	// Fields are the packet's key=value fields.
 	Fields map[string]string
+}
+
+// paramArg is a param line's NAME=VALUE (VALUE: integers, commas
+// between).
+var paramArg = regexp.MustCompile(`^[a-z][a-z0-9_]*=-?[0-9]+(,-?[0-9]+)*$`)
+
+// paramArgs renders parameter overrides p as --param's NAME=VALUE, by
+// name (lists as integers separated by commas).
+func paramArgs(p agent.Params) []string {
+	var out []string
+	for _, k := range slices.Sorted(maps.Keys(p)) {
+		if v, ok := p.Int(k); ok {
+			out = append(out, fmt.Sprintf("%s=%d", k, v))
+		} else if l, ok := p.Ints(k); ok {
+			var parts []string
+			for _, v := range l {
+				parts = append(parts, strconv.FormatInt(v, 10))
+			}
+			out = append(out, k+"="+strings.Join(parts, ","))
+		}
+	}
+	return out
 }
 
 // paramsPrefix starts the comment line that records the IUT's parameters.
@@ -329,6 +385,11 @@ func ParseScript(r io.Reader) (*Script, error) {
 			if len(f) > 2 && f[2] == "SHOULD" {
 				s.Level = spec.Should
 			}
+		case "param":
+			if len(f) != 2 || !paramArg.MatchString(f[1]) {
+				return nil, bad("want 'param NAME=VALUE' (VALUE an integer or integers separated by commas, as --param takes)")
+			}
+			s.ParamArgs = append(s.ParamArgs, f[1])
 		case "host":
 			if len(f) != 3 {
 				return nil, bad("want 'host NAME ADDR'")
@@ -358,24 +419,48 @@ func ParseScript(r io.Reader) (*Script, error) {
 			if who == "iut" {
 				x.IUTClient = true
 				who = f[4]
+			} else if f[4] != "iut" {
+				return nil, bad("rpc %d: one side is the iut: want 'rpc N hH calls iut ...' or 'rpc N iut calls hH ...'", n)
 			}
 			if x.Host, err = hostIndex(who); err != nil {
 				return nil, bad("%v", err)
 			}
-			var errs []error
-			num := func(k string) uint64 {
-				v, err := strconv.ParseUint(kv[k], 10, 64)
-				if err != nil && kv[k] != "" {
-					errs = append(errs, fmt.Errorf("%s=%q", k, kv[k]))
+			x.Line = line
+			size := func(k string) (int, error) {
+				v, err := strconv.ParseUint(kv[k], 10, 32)
+				if err != nil || v < 1 || v > wire.MaxMessageLength {
+					return 0, bad("rpc %d: %s=%q: want a message length in bytes, 1..%d (HOMA_MAX_MESSAGE_LENGTH)", n, k, kv[k], wire.MaxMessageLength)
 				}
-				return v
+				return int(v), nil
 			}
-			x.ID, x.Port, x.Request, x.Response, x.CallID = num("id"), uint16(num("port")), int(num("request")), int(num("response")), num("call_id")
-			if len(errs) > 0 || x.Request < 1 || x.Response < 1 || !x.IUTClient && x.ID == 0 {
-				return nil, bad("rpc %d: bad or missing request, response or id (%v)", n, errs)
+			if x.Request, err = size("request"); err != nil {
+				return nil, err
+			}
+			if x.Response, err = size("response"); err != nil {
+				return nil, err
+			}
+			if v, ok := kv["call_id"]; ok {
+				if x.CallID, err = strconv.ParseUint(v, 10, 64); err != nil {
+					return nil, bad("rpc %d: call_id=%q: want an unsigned 64-bit integer", n, v)
+				}
+			}
+			if !x.IUTClient {
+				if x.ID, err = strconv.ParseUint(kv["id"], 10, 64); err != nil || x.ID == 0 || x.ID%2 != 0 {
+					return nil, bad("rpc %d: id=%q: want the tester client's RPC id, even and non-zero (HomaModule's client ids)", n, kv["id"])
+				}
+				p, err := strconv.ParseUint(kv["port"], 10, 16)
+				if err != nil || p == 0 {
+					return nil, bad("rpc %d: port=%q: want the tester client's port, 1..65535", n, kv["port"])
+				}
+				x.Port = uint16(p)
 			}
 			s.RPCs = append(s.RPCs, x)
 		case "at":
+			if len(f) >= 5 && f[2] == "iut" && f[3] == "sends" && f[4] == malformed {
+				// A packet of the IUT's that did not decode (packetText):
+				// the oracle judges it again; nothing to expect.
+				continue
+			}
 			st, err := parseStep(f, kv)
 			if err != nil {
 				return nil, bad("%v", err)
@@ -386,11 +471,14 @@ func ParseScript(r io.Reader) (*Script, error) {
 			}
 			s.Steps = append(s.Steps, st)
 		default:
-			return nil, bad("unknown line %q (want iut, rule, host, rpc or at)", f[0])
+			return nil, bad("unknown line %q (want iut, rule, param, host, rpc or at)", f[0])
 		}
 	}
 	if err := sc.Err(); err != nil {
-		return nil, err
+		if errors.Is(err, bufio.ErrTooLong) {
+			return nil, fmt.Errorf("script line %d: longer than 1 MiB (not a homatest explore script?)", line+1)
+		}
+		return nil, fmt.Errorf("script line %d: %w", line+1, err)
 	}
 	if line == 0 {
 		return nil, fmt.Errorf("script: empty (want %q first)", scriptVersion)
@@ -399,16 +487,147 @@ func ParseScript(r io.Reader) (*Script, error) {
 		// Replaying nothing would pass and read as "fixed".
 		return nil, fmt.Errorf("script: no rpc or at lines (truncated? give the whole file homatest explore wrote)")
 	}
+	if err := s.validate(); err != nil {
+		return nil, err
+	}
 	return s, nil
 }
 
-func hostIndex(name string) (int, error) {
-	if len(name) < 2 || name[0] != 'h' {
-		return 0, fmt.Errorf("host %q: want h2, h3, ...", name)
+// validate checks what no single line shows: every host an rpc or at
+// line names has a host line, every step's rpc exists, and every DATA a
+// tester host sends lies within its RPC's message. Errors name the line.
+func (s *Script) validate() error {
+	var names []string
+	for i, a := range s.Hosts {
+		if a.IsValid() {
+			names = append(names, hostName(i))
+		}
 	}
-	n, err := strconv.Atoi(name[1:])
-	if err != nil || n < 2 {
-		return 0, fmt.Errorf("host %q: want h2, h3, ...", name)
+	declared := func(line, i int) error {
+		if i >= 0 && (i >= len(s.Hosts) || !s.Hosts[i].IsValid()) {
+			return fmt.Errorf("script line %d: host %s has no host line (hosts declared: %s)", line, hostName(i), strings.Join(names, ", "))
+		}
+		return nil
+	}
+	for _, x := range s.RPCs {
+		if err := declared(x.Line, x.Host); err != nil {
+			return err
+		}
+		if x.Request < 1 || x.Response < 1 || x.Request > wire.MaxMessageLength || x.Response > wire.MaxMessageLength {
+			return fmt.Errorf("script line %d: rpc %d: request=%d response=%d: want 1..%d bytes (HOMA_MAX_MESSAGE_LENGTH)", x.Line, x.N, x.Request, x.Response, wire.MaxMessageLength)
+		}
+	}
+	for _, st := range s.Steps {
+		if err := declared(st.Line, st.Who); err != nil {
+			return err
+		}
+		if st.RPC < 0 || st.RPC > len(s.RPCs) {
+			return fmt.Errorf("script line %d: rpc=%d: no such rpc line (rpc 1 ... %d)", st.Line, st.RPC, len(s.RPCs))
+		}
+		if to, ok := st.Fields["to"]; ok && st.Who < 0 {
+			i, err := hostIndex(to)
+			if err != nil {
+				return fmt.Errorf("script line %d: to=%s: %v", st.Line, to, err)
+			}
+			if err := declared(st.Line, i); err != nil {
+				return err
+			}
+		}
+		if st.Who < 0 || st.Verb != "sends" || st.Type != wire.TypeData {
+			continue
+		}
+		if st.RPC == 0 {
+			return fmt.Errorf("script line %d: DATA needs rpc=N", st.Line)
+		}
+		x := s.RPCs[st.RPC-1]
+		msg := x.Request // a tester client's request, or a tester server's response
+		if x.IUTClient {
+			msg = x.Response
+		}
+		off, _ := fieldValue("offset", st.Fields["offset"])
+		n, _ := fieldValue("length", st.Fields["length"])
+		if n == 0 || off+n > uint64(msg) {
+			return fmt.Errorf("script line %d: DATA offset=%d length=%d: want length > 0 and offset+length within rpc %d's %d-byte message", st.Line, off, n, x.N, msg)
+		}
+	}
+	return nil
+}
+
+// fieldBits are the wire widths of a tester packet's numeric fields
+// (homa_wire.h); "-1" stands for all ones (RESEND's "everything").
+var fieldBits = map[string]int{
+	"sport": 16, "dport": 16, "id": 64, "offset": 32, "length": 32, "message_length": 32, "incoming": 32,
+	"cutoff_version": 16, "version": 16, "retransmit": 8, "priority": 8,
+}
+
+// fieldValue parses numeric field k's value v within its wire width.
+func fieldValue(k, v string) (uint64, error) {
+	if v == "-1" && k == "length" {
+		return 0xFFFFFFFF, nil
+	}
+	n, err := strconv.ParseUint(v, 10, fieldBits[k])
+	if err != nil {
+		return 0, fmt.Errorf("%s=%q: want an unsigned %d-bit integer", k, v, fieldBits[k])
+	}
+	return n, nil
+}
+
+// ackValue parses an ack entry "CLIENT_ID:SERVER_PORT".
+func ackValue(s string) (wire.AckEntry, error) {
+	id, port, _ := strings.Cut(s, ":")
+	i, err1 := strconv.ParseUint(id, 10, 64)
+	p, err2 := strconv.ParseUint(port, 10, 16)
+	if err1 != nil || err2 != nil {
+		return wire.AckEntry{}, fmt.Errorf("ack %q: want CLIENT_ID:SERVER_PORT", s)
+	}
+	return wire.AckEntry{ClientID: i, ServerPort: uint16(p)}, nil
+}
+
+// checkFields checks a tester packet's fields: numbers within their
+// wire widths, cutoffs eight numbers, acks at most HOMA_MAX_ACKS_PER_PKT.
+func checkFields(kv map[string]string) error {
+	for k, v := range kv {
+		if _, ok := fieldBits[k]; ok {
+			if _, err := fieldValue(k, v); err != nil {
+				return err
+			}
+		}
+	}
+	if v, ok := kv["cutoffs"]; ok {
+		parts := strings.Split(v, ",")
+		if len(parts) != wire.NumCutoffs {
+			return fmt.Errorf("cutoffs=%q: want %d comma-separated byte counts", v, wire.NumCutoffs)
+		}
+		for _, p := range parts {
+			if _, err := strconv.ParseUint(p, 10, 32); err != nil {
+				return fmt.Errorf("cutoffs=%q: want %d comma-separated byte counts", v, wire.NumCutoffs)
+			}
+		}
+	}
+	if v := kv["ack"]; v != "" {
+		if _, err := ackValue(v); err != nil {
+			return err
+		}
+	}
+	if v := kv["acks"]; v != "" {
+		parts := strings.Split(v, ",")
+		if len(parts) > wire.MaxAcksPerPkt {
+			return fmt.Errorf("acks=%q: at most %d entries (HOMA_MAX_ACKS_PER_PKT)", v, wire.MaxAcksPerPkt)
+		}
+		for _, e := range parts {
+			if _, err := ackValue(e); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// hostIndex returns tester host name's index (h2: 0).
+func hostIndex(name string) (int, error) {
+	n, err := strconv.Atoi(strings.TrimPrefix(name, "h"))
+	if !strings.HasPrefix(name, "h") || err != nil || n < 2 || n > maxScriptHost {
+		return 0, fmt.Errorf("host %q: want h2 ... h%d", name, maxScriptHost)
 	}
 	return n - 2, nil
 }
@@ -438,8 +657,8 @@ func parseStep(f []string, kv map[string]string) (Step, error) {
 		return Step{}, fmt.Errorf("want 'at TIME WHO VERB ...'")
 	}
 	secs, err := strconv.ParseFloat(f[1], 64)
-	if err != nil || secs < 0 {
-		return Step{}, fmt.Errorf("time %q: want seconds", f[1])
+	if err != nil || !(secs >= 0 && secs <= maxScriptTime.Seconds()) {
+		return Step{}, fmt.Errorf("time %q: want seconds, 0..%.0f", f[1], maxScriptTime.Seconds())
 	}
 	st := Step{At: time.Duration(secs*1e9 + 0.5), Verb: f[3], Fields: kv, Who: -1}
 	if f[2] != "iut" {
@@ -449,7 +668,7 @@ func parseStep(f []string, kv map[string]string) (Step, error) {
 	}
 	if v := kv["rpc"]; v != "" {
 		if st.RPC, err = strconv.Atoi(v); err != nil {
-			return Step{}, fmt.Errorf("rpc=%q", v)
+			return Step{}, fmt.Errorf("rpc=%q: want an rpc line's number (0: none)", v)
 		}
 	}
 	if v := kv["prio"]; v != "" {
@@ -466,6 +685,12 @@ func parseStep(f []string, kv map[string]string) (Step, error) {
 		}
 		if st.Type, err = wire.ParsePacketType(f[4]); err != nil {
 			return Step{}, err
+		}
+		if st.Who >= 0 && st.Verb == "sends" {
+			// A tester's packet: its fields must fit the wire.
+			if err := checkFields(kv); err != nil {
+				return Step{}, err
+			}
 		}
 	case "calls", "completes", "fails":
 		if st.Who != -1 {

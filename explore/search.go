@@ -45,6 +45,10 @@ type Config struct {
 	Progress func(Progress)
 	// ProgressEvery is how often Progress is called (0: one second).
 	ProgressEvery time.Duration
+	// ReplayCommand, when set, is the command that replays the n-th
+	// failure's script (rule its rule), for the script's "# Replay:"
+	// line; nil: "homatest explore --replay FILE".
+	ReplayCommand func(n int, rule string) string
 }
 
 // Progress is a session's state, for the progress line.

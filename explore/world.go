@@ -33,6 +33,9 @@ type Env struct {
 	// Faults are the IUT's fault knobs (reference implementation), for
 	// reports and scripts.
 	Faults []string
+	// Params are the IUT's parameter overrides (homatest's --param), for
+	// scripts: a replay applies them again.
+	Params agent.Params
 }
 
 // SimEnv is the simulator with the reference implementation as the IUT,
@@ -40,7 +43,7 @@ type Env struct {
 // takes them; nil: the simulator's 10 Gbit/s settings): a fresh
 // simulation per case.
 func SimEnv(faults []string, params agent.Params) Env {
-	return Env{Name: "sim", Fresh: true, Faults: faults, New: func() (*conformance.Env, error) {
+	return Env{Name: "sim", Fresh: true, Faults: faults, Params: params, New: func() (*conformance.Env, error) {
 		return conformance.NewSimEnv(conformance.SimEnvConfig{Faults: faults, Params: params})
 	}}
 }

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -64,7 +63,8 @@ fewer packets, smaller messages, simpler timing. It is written to the
 run folder as a replay script (failure-N-RULE.homa: the RPCs, then one
 line per packet in time order, the tester's to send, the IUT's expected)
 and the IUT's view as pcapng with the finding on its frame; --replay
-FILE runs a script again.
+FILE runs a script again, with the script's fault knobs and --param values
+(--fault and --param given with --replay override them).
 
 The default environment is the simulator (--env sim: the reference
 implementation, virtual time, a seed gives the same cases); --env ns runs
@@ -72,7 +72,8 @@ any IUT (--impl linux or a manifest) in network namespaces (root).
 
 The progress line (stderr) shows the explorer's events per second (packets
 it sent and received, calls and completions), the MUST rules exercised and
-the failures. Exit codes: 0 no failure, 1 failures (or, with --replay, the
+the failures: on a terminal rewritten about once a second, otherwise (a CI
+log) a line at the start, every 10 seconds and at the end. Exit codes: 0 no failure, 1 failures (or, with --replay, the
 script's exchange failed), 2 usage or environment error, 130 interrupted.`,
 		Example: `  homatest explore --budget 60s --seed 1
   homatest explore --fault no-busy --param link_bps=1000000000   # a knob, small messages (unsched_bytes 3000)
@@ -112,7 +113,7 @@ func (o *exploreOpts) envFor(faults []string) (explore.Env, error) {
 		return explore.Env{}, err
 	}
 	cfg := nsEnvConfig(m, faults, o.par, o.artifacts)
-	return explore.Env{Name: "ns", Faults: faults, New: func() (*conformance.Env, error) {
+	return explore.Env{Name: "ns", Faults: faults, Params: o.par, New: func() (*conformance.Env, error) {
 		ctx, cancel := context.WithTimeout(context.Background(), timescale.D(30*time.Second))
 		defer cancel()
 		return conformance.NewNSEnv(ctx, cfg)
@@ -131,18 +132,8 @@ func (o *exploreOpts) run(cmd *cobra.Command) error {
 	if defaulted {
 		o.artifacts = defaultRunDir()
 	}
-	if err := os.MkdirAll(o.artifacts, 0o755); err != nil {
-		return usageErr(artifactsErr(err))
-	}
 	if o.replay != "" {
-		err := o.runReplay(ctx, cmd.OutOrStdout())
-		if defaulted {
-			// Only a replay that ran leaves its capture behind.
-			if ents, _ := os.ReadDir(o.artifacts); len(ents) == 0 {
-				removeRunDir(o.artifacts)
-			}
-		}
-		return err
+		return o.runReplay(ctx, cmd.OutOrStdout())
 	}
 	var faults []string
 	if o.fault != "" {
@@ -152,11 +143,22 @@ func (o *exploreOpts) run(cmd *cobra.Command) error {
 	if err != nil {
 		return usageErr(err)
 	}
-	prog := o.progress(cmd.ErrOrStderr())
-	res, err := explore.Explore(ctx, explore.Config{Env: env, Budget: o.budget, MaxCases: o.maxCases, Seed: o.seed,
-		Rules: o.sel, Level: o.lvl, ShrinkRuns: shrinkRuns(o.shrinkRuns), KeepGoing: o.keepGoing, Progress: prog})
+	// The run folder only once nothing can stop the session: a usage
+	// error leaves nothing behind.
+	undo, err := makeRunDir(o.artifacts)
+	if err != nil {
+		return usageErr(err)
+	}
+	defer undo()
+	cfg := explore.Config{Env: env, Budget: o.budget, MaxCases: o.maxCases, Seed: o.seed,
+		Rules: o.sel, Level: o.lvl, ShrinkRuns: shrinkRuns(o.shrinkRuns), KeepGoing: o.keepGoing, ReplayCommand: o.replayCommand}
+	prog := o.newExploreProgress(cmd.ErrOrStderr())
 	if prog != nil {
-		fmt.Fprintln(cmd.ErrOrStderr())
+		cfg.Progress = prog.update
+	}
+	res, err := explore.Explore(ctx, cfg)
+	if prog != nil {
+		prog.end()
 	}
 	interrupted := errors.Is(err, context.Canceled)
 	if err != nil && !interrupted {
@@ -234,7 +236,7 @@ func (o *exploreOpts) text(w io.Writer, res *explore.Result, paths []failurePath
 		if i < len(paths) && paths[i].script == "" {
 			fmt.Fprintf(w, "  interrupted while shrinking: no script (rerun with the same --seed to find it again)\n")
 		} else if i < len(paths) {
-			fmt.Fprintf(w, "  script:  %s\n  replay:  homatest explore --replay %s%s\n", paths[i].script, paths[i].script, o.sameIUT())
+			fmt.Fprintf(w, "  script:  %s\n  replay:  %s\n", paths[i].script, o.replayCommand(i+1, f.Rule))
 			if paths[i].capture != "" {
 				fmt.Fprintf(w, "  capture: %s\n", paths[i].capture)
 			}
@@ -245,17 +247,22 @@ func (o *exploreOpts) text(w io.Writer, res *explore.Result, paths []failurePath
 	}
 }
 
-// sameIUT is the --impl/--env/--param part of a replay command.
-func (o *exploreOpts) sameIUT() string {
-	s := ""
+// scriptPath is the n-th failure's script (rule its rule) in the run
+// folder.
+func (o *exploreOpts) scriptPath(n int, rule string) string {
+	return filepath.Join(o.artifacts, fmt.Sprintf("failure-%d-%s.homa", n, rule))
+}
+
+// replayCommand is the command that replays the n-th failure's script:
+// the session's --impl and --env (the script's param and iut lines give
+// its --param and --fault).
+func (o *exploreOpts) replayCommand(n int, rule string) string {
+	s := "homatest explore --replay " + o.scriptPath(n, rule)
 	if o.impl != "ref" {
 		s += " --impl " + o.impl
 	}
 	if o.env != "sim" {
 		s += " --env " + o.env
-	}
-	for _, p := range o.params {
-		s += " --param " + p
 	}
 	return s
 }

@@ -6,6 +6,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/homatest/homatest/explore"
 )
 
 // TestExploreFindShrinkReplay: homatest explore with a fault knob in the
@@ -25,8 +28,14 @@ func TestExploreFindShrinkReplay(t *testing.T) {
 			t.Errorf("%s: %v (want a non-empty file)\n%s", f, err, out)
 		}
 	}
-	if !strings.Contains(out, "FAIL HOMA-GRANT-002 MUST") || !strings.Contains(out, "homatest explore --replay "+script+" --param link_bps=1000000000") {
-		t.Errorf("summary lacks the failure or its replay command:\n%s", out)
+	// The replay command, in the summary and the script's header, is
+	// exact: the script's param line carries the session's --param.
+	replayCmd := "homatest explore --replay " + script
+	if !strings.Contains(out, "FAIL HOMA-GRANT-002 MUST") || !strings.Contains(out, "  replay:  "+replayCmd+"\n") {
+		t.Errorf("summary lacks the failure or its replay command %q:\n%s", replayCmd, out)
+	}
+	if b, err := os.ReadFile(script); err != nil || !strings.Contains(string(b), "\n# Replay: "+replayCmd+"\n") || !strings.Contains(string(b), "\nparam link_bps=1000000000\n") {
+		t.Errorf("script header lacks '# Replay: %s' or its param line (%v):\n%s", replayCmd, err, b)
 	}
 	// The capture checks as the session judged it (its .params beside
 	// it): the knob's rule and no other MUST rule.
@@ -64,9 +73,16 @@ func TestExploreFindShrinkReplay(t *testing.T) {
 	if f := res.Failures[0]; f.Rule != "HOMA-GRANT-002" || f.Packets < 1 || f.Packets > 20 {
 		t.Errorf("result.json failure %+v, want HOMA-GRANT-002 shrunk to 1..20 packets", f)
 	}
-	out, err, code = run(t, "explore", "--replay", script, "--param", "link_bps=1000000000", "--artifacts", t.TempDir(), "-q")
-	if code != ExitViolations || !strings.Contains(out, "reproduced: HOMA-GRANT-002") {
-		t.Errorf("replay: exit %d (%v), want %d and reproduced:\n%s", code, err, ExitViolations, out)
+	// Replayed as the header says (no --param): the script's parameters.
+	out, err, code = run(t, "explore", "--replay", script, "--artifacts", t.TempDir(), "-q")
+	if code != ExitViolations || !strings.Contains(out, "reproduced: HOMA-GRANT-002") || !strings.Contains(out, "parameters: link_bps=1000000000 (script)\n") ||
+		strings.Contains(out, "warning") {
+		t.Errorf("replay: exit %d (%v), want %d, reproduced with the script's link_bps and no warning:\n%s", code, err, ExitViolations, out)
+	}
+	// A --param overrides the script's (and the replay says so).
+	out, _, _ = run(t, "explore", "--replay", script, "--param", "link_bps=10000000000", "--artifacts", t.TempDir(), "-q")
+	if !strings.Contains(out, "parameters: link_bps=10000000000 (--param)\n") || !strings.Contains(out, "warning: the IUT's parameters differ") {
+		t.Errorf("replay with --param link_bps=10000000000: want it used and the difference warned:\n%s", out)
 	}
 	// A script cut after its header replays nothing: an error, not
 	// "not reproduced".
@@ -95,8 +111,13 @@ func TestExploreFindShrinkReplay(t *testing.T) {
 }
 
 // TestExploreUsageErrors: bad flags exit 2 with a one-line error saying
-// what to fix.
+// what to fix, and leave no --artifacts folder (nor its missing parents)
+// behind.
 func TestExploreUsageErrors(t *testing.T) {
+	bad := filepath.Join(t.TempDir(), "bad.homa")
+	if err := os.WriteFile(bad, []byte("homatest-explore 1\nrule HOMA-GRANT-010 MUST\nrpc 1 h9 calls iut id=2 port=40000 request=1 response=1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	for _, c := range []struct {
 		args []string
 		want string
@@ -107,10 +128,19 @@ func TestExploreUsageErrors(t *testing.T) {
 		{[]string{"explore", "--fault", "nope"}, `--fault "nope": no such fault knob`},
 		{[]string{"explore", "--level", "may"}, `--level "may": want must or should`},
 		{[]string{"explore", "--max-cases", "-1"}, "--max-cases -1"},
+		{[]string{"explore", "--replay", "nosuch.homa"}, "--replay: open nosuch.homa: no such file"},
+		{[]string{"explore", "--env", "sim", "--replay", bad}, "script line 3: host h9 has no host line"},
+		{[]string{"explore", "--env", "sim", "--replay", bad, "--fault", "nope"}, `--fault "nope": no such fault knob`},
 	} {
-		_, err, code := run(t, c.args...)
+		parent := filepath.Join(t.TempDir(), "new")
+		art := filepath.Join(parent, "art")
+		args := append(c.args, "--artifacts", art, "-q")
+		_, err, code := run(t, args...)
 		if code != ExitUsage || err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%v: exit %d, error %v; want exit 2 and %q", c.args, code, err, c.want)
+		}
+		if _, err := os.Stat(parent); !os.IsNotExist(err) {
+			t.Errorf("%v: %s left behind (%v)", c.args, parent, err)
 		}
 	}
 }
@@ -156,4 +186,88 @@ func BenchmarkExploreNS(b *testing.B) {
 	b.ReportMetric(events/secs, "events/s")
 	b.ReportMetric(simEvents/simSecs, "sim-events/s")
 	b.ReportMetric(events/secs/(simEvents/simSecs), "ns/sim")
+}
+
+// foundScript is a shrunk script homatest explore wrote (checked in), for
+// hand edits.
+const foundScript = "../../../../explore/testdata/found/seed5-HOMA-RESEND-002.homa"
+
+// TestExploreReplayBadScript: --replay of a hand-edited script naming an
+// undeclared host (it panicked in Replay) or a message beyond
+// HOMA_MAX_MESSAGE_LENGTH (it allocated ~100 GB) exits 2 with a one-line
+// error naming the script line and what is allowed, and leaves no
+// --artifacts folder behind.
+func TestExploreReplayBadScript(t *testing.T) {
+	found, err := os.ReadFile(foundScript)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ old, new, want string }{
+		{"rpc 3 h2 calls", "rpc 3 h9 calls", "script line 16: host h9 has no host line (hosts declared: h2, h3)"},
+		{"h2 sends", "h7 sends", "script line 43: host h7 has no host line (hosts declared: h2, h3)"},
+		{"request=1425", "request=99999999999", `script line 16: rpc 3: request="99999999999": want a message length in bytes, 1..1000000`},
+	} {
+		dir := t.TempDir()
+		script := filepath.Join(dir, "edited.homa")
+		if err := os.WriteFile(script, []byte(strings.Replace(string(found), c.old, c.new, 1)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		art := filepath.Join(dir, "art")
+		out, err, code := run(t, "explore", "--env", "sim", "--replay", script, "--artifacts", art, "-q")
+		if code != ExitUsage || err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%s: exit %d, error %v; want exit 2 and one line with %q\n%s", c.new, code, err, c.want, out)
+		}
+		if _, err := os.Stat(art); !os.IsNotExist(err) {
+			t.Errorf("%s: --artifacts %s left behind (%v)", c.new, art, err)
+		}
+	}
+}
+
+// TestExploreProgressNotTerminal: when stderr is not a terminal (a CI
+// log), the progress line is printed at the start, every logEvery of the
+// (here simulated) clock, and with the final state at the end.
+func TestExploreProgressNotTerminal(t *testing.T) {
+	var b strings.Builder
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	now := t0
+	p := &exploreProgress{w: &b, now: func() time.Time { return now }}
+	for s := range 26 { // the session reports once a second for 25 s
+		now = t0.Add(time.Duration(s) * time.Second)
+		p.update(explore.Progress{Elapsed: time.Duration(s) * time.Second, Cases: 100 * s})
+	}
+	p.end()
+	var cases []string
+	for _, l := range strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n") {
+		f := strings.Fields(l)
+		if len(f) < 4 || f[0] != "explore:" || f[3] != "cases" {
+			t.Fatalf("progress line %q, want 'explore: ELAPSED N cases ...'", l)
+		}
+		cases = append(cases, f[2])
+	}
+	if got, want := strings.Join(cases, " "), "0 1000 2000 2500"; got != want {
+		t.Errorf("lines at cases %s, want %s (start, every 10 s, the end):\n%s", got, want, b.String())
+	}
+}
+
+// TestExploreProgressFinalLine: homatest explore with stderr not a
+// terminal ends its progress with the session's final state (it printed
+// only its first line).
+func TestExploreProgressFinalLine(t *testing.T) {
+	cmd := New()
+	var out, errb strings.Builder
+	cmd.SetOut(&out)
+	cmd.SetErr(&errb)
+	cmd.SetArgs([]string{"explore", "--env", "sim", "--param", "link_bps=1000000000", "--budget", "1h", "--max-cases", "30", "--artifacts", t.TempDir()})
+	if err := cmd.Execute(); err != nil {
+		t.Fatalf("%v\n%s", err, out.String())
+	}
+	lines := strings.Split(strings.TrimSuffix(errb.String(), "\n"), "\n")
+	if last := lines[len(lines)-1]; !strings.HasPrefix(last, "explore: ") || !strings.Contains(last, " 30 cases ") {
+		t.Errorf("last progress line %q, want the final state (30 cases); stderr:\n%s", last, errb.String())
+	}
+	for _, l := range lines {
+		if !strings.HasPrefix(l, "explore: ") {
+			t.Errorf("stderr line %q is not a progress line", l)
+		}
+	}
 }

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -31,26 +30,59 @@ func shrinkRuns(n int) int {
 	return n
 }
 
-// progress returns the progress callback: one line a second on a
-// terminal (rewritten in place), one every ten seconds otherwise; nil
-// with --quiet.
-func (o *exploreOpts) progress(w io.Writer) func(explore.Progress) {
+// logEvery is how often explore's progress line is printed when stderr is
+// not a terminal (a CI log): often enough to show a session is alive,
+// seldom enough to keep the log short.
+const logEvery = 10 * time.Second
+
+// exploreProgress prints explore's progress line: on a terminal rewritten
+// in place at each update (the session reports about once a second);
+// otherwise one line at the start, one every logEvery, and the final state
+// at the end.
+type exploreProgress struct {
+	w       io.Writer
+	tty     bool
+	now     func() time.Time
+	printed time.Time         // when a line was last printed (non-terminal)
+	pending *explore.Progress // the last state not printed (non-terminal)
+}
+
+// newExploreProgress returns the progress line on w; nil with --quiet.
+func (o *exploreOpts) newExploreProgress(w io.Writer) *exploreProgress {
 	if o.quiet {
 		return nil
 	}
-	tty := false
+	p := &exploreProgress{w: w, now: time.Now}
 	if f, ok := w.(*os.File); ok {
-		tty = term.IsTerminal(int(f.Fd()))
+		p.tty = term.IsTerminal(int(f.Fd()))
 	}
-	last := time.Time{}
-	return func(p explore.Progress) {
-		switch {
-		case tty:
-			fmt.Fprintf(w, "\r\033[Kexplore: %s", p)
-		case time.Since(last) >= 10*time.Second:
-			last = time.Now()
-			fmt.Fprintf(w, "explore: %s\n", p)
-		}
+	return p
+}
+
+// update shows session state pr (explore.Config.Progress).
+func (p *exploreProgress) update(pr explore.Progress) {
+	if p.tty {
+		fmt.Fprintf(p.w, "\r\033[Kexplore: %s", pr)
+		return
+	}
+	if now := p.now(); p.printed.IsZero() || now.Sub(p.printed) >= logEvery {
+		p.printed = now
+		p.pending = nil
+		fmt.Fprintf(p.w, "explore: %s\n", pr)
+		return
+	}
+	p.pending = &pr
+}
+
+// end finishes the line: a newline on a terminal, the final state (if not
+// printed yet) otherwise.
+func (p *exploreProgress) end() {
+	switch {
+	case p.tty:
+		fmt.Fprintln(p.w)
+	case p.pending != nil:
+		fmt.Fprintf(p.w, "explore: %s\n", *p.pending)
+		p.pending = nil
 	}
 }
 
@@ -62,8 +94,8 @@ type failurePaths struct{ script, capture string }
 func (o *exploreOpts) writeFailures(res *explore.Result) ([]failurePaths, error) {
 	var out []failurePaths
 	for i, f := range res.Failures {
-		base := filepath.Join(o.artifacts, fmt.Sprintf("failure-%d-%s", i+1, f.Rule))
-		p := failurePaths{script: base + ".homa", capture: base + ".pcapng"}
+		script := o.scriptPath(i+1, f.Rule)
+		p := failurePaths{script: script, capture: strings.TrimSuffix(script, ".homa") + ".pcapng"}
 		if f.Script == "" {
 			// Interrupted before its shrinking ended: nothing to replay.
 			out = append(out, failurePaths{})

@@ -10,8 +10,53 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/homatest/homatest/agent"
 	"github.com/homatest/homatest/explore"
 )
+
+// replayParams sets o.par to the script's parameter overrides (its param
+// lines), each overridden by a --param of the same name, and returns them
+// with where each came from.
+func (o *exploreOpts) replayParams(sc *explore.Script) ([]explore.ReplayParam, error) {
+	var used []explore.ReplayParam
+	given := map[string]bool{}
+	for _, a := range o.params {
+		name, _, _ := strings.Cut(a, "=")
+		given[name] = true
+	}
+	var args []string
+	for _, a := range sc.ParamArgs {
+		if name, _, _ := strings.Cut(a, "="); !given[name] {
+			used = append(used, explore.ReplayParam{Arg: a, From: "script"})
+			args = append(args, a)
+		}
+	}
+	for _, a := range o.params {
+		used = append(used, explore.ReplayParam{Arg: a, From: "--param"})
+		args = append(args, a)
+	}
+	par, err := parseParams(args)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := agent.RefParams(par); err != nil && o.impl == "ref" {
+		return nil, fmt.Errorf("param: %s", strings.TrimPrefix(err.Error(), "params: "))
+	}
+	o.par = par
+	return used, nil
+}
+
+// paramsUsed renders a replay's parameter overrides for its summary.
+func paramsUsed(used []explore.ReplayParam) string {
+	if len(used) == 0 {
+		return "the IUT's defaults (the script has no param line, no --param given)"
+	}
+	var parts []string
+	for _, p := range used {
+		parts = append(parts, fmt.Sprintf("%s (%s)", p.Arg, p.From))
+	}
+	return strings.Join(parts, ", ")
+}
 
 // runReplay replays --replay's script.
 func (o *exploreOpts) runReplay(ctx context.Context, out io.Writer) error {
@@ -21,6 +66,10 @@ func (o *exploreOpts) runReplay(ctx context.Context, out io.Writer) error {
 	}
 	sc, err := explore.ParseScript(f)
 	f.Close()
+	if err != nil {
+		return usageErr(fmt.Errorf("--replay %s: %w", o.replay, err))
+	}
+	used, err := o.replayParams(sc)
 	if err != nil {
 		return usageErr(fmt.Errorf("--replay %s: %w", o.replay, err))
 	}
@@ -40,6 +89,14 @@ func (o *exploreOpts) runReplay(ctx context.Context, out io.Writer) error {
 	if err != nil {
 		return usageErr(err)
 	}
+	// The run folder once the script and flags are good (a usage error
+	// leaves nothing behind); removed again if the replay wrote nothing
+	// into it.
+	undo, err := makeRunDir(o.artifacts)
+	if err != nil {
+		return usageErr(err)
+	}
+	defer undo()
 	res, err := explore.Replay(ctx, env, sc, o.sel, o.lvl)
 	if errors.Is(err, context.Canceled) {
 		return &ExitError{Code: 130, Err: errors.New("interrupted")}
@@ -47,6 +104,7 @@ func (o *exploreOpts) runReplay(ctx context.Context, out io.Writer) error {
 	if err != nil {
 		return usageErr(fmt.Errorf("replay %s: %w", o.replay, err))
 	}
+	res.Params = used
 	capPath := filepath.Join(o.artifacts, strings.TrimSuffix(filepath.Base(o.replay), filepath.Ext(o.replay))+"-replay.pcapng")
 	if len(res.Capture) > 0 {
 		if err := writeBytes(capPath, res.Capture); err != nil {
@@ -68,6 +126,7 @@ func (o *exploreOpts) runReplay(ctx context.Context, out io.Writer) error {
 			fmt.Fprintf(w, "not reproduced: no failure (the script shows %s)\n", sc.Rule)
 		}
 		fmt.Fprintf(w, "  %d tester packets, %d events; capture %s\n", res.Sent, res.Events, capPath)
+		fmt.Fprintf(w, "  parameters: %s\n", paramsUsed(used))
 		if res.ParamsDiffer != "" {
 			fmt.Fprintf(w, "  warning: %s\n", res.ParamsDiffer)
 		}

@@ -38,3 +38,26 @@ func agentOutput(dir string) bool {
 	}
 	return false
 }
+
+// makeRunDir creates run folder dir and its missing parents; undo removes
+// what it created while dir is still empty (a command that ended before
+// writing anything leaves nothing behind), and nothing that held files.
+func makeRunDir(dir string) (undo func(), err error) {
+	var made []string
+	for d := filepath.Clean(dir); ; d = filepath.Dir(d) {
+		if _, err := os.Stat(d); err == nil || d == filepath.Dir(d) {
+			break
+		}
+		made = append(made, d)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, artifactsErr(err)
+	}
+	return func() {
+		for _, d := range made { // innermost first; os.Remove keeps non-empty folders
+			if os.Remove(d) != nil {
+				return
+			}
+		}
+	}, nil
+}
