@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -51,6 +52,9 @@ func parse(data []byte, dir, base string) (*Scenario, error) {
 	if root.Kind == 0 || len(root.Content) == 0 {
 		return nil, errors.New("the file is empty: give at least topology, iut and workload (see homatest scenario --help)")
 	}
+	if err := nonFinite(&root, ""); err != nil {
+		return nil, err
+	}
 	d := yaml.NewDecoder(bytes.NewReader(data))
 	d.KnownFields(true)
 	s := &Scenario{}
@@ -66,6 +70,40 @@ func parse(data []byte, dir, base string) (*Scenario, error) {
 		return nil, err
 	}
 	return s, nil
+}
+
+// nonFinite returns a one-line error for the first NaN or infinity
+// (.nan, .inf, -.inf) in the document under n, whose dotted path is
+// prefix: no field of a scenario takes one (a load, a loss probability, a
+// plan rule's probability), and the typed checks after decoding would
+// pass a NaN, which compares false with every bound.
+func nonFinite(n *yaml.Node, prefix string) error {
+	switch n.Kind {
+	case yaml.DocumentNode:
+		for _, c := range n.Content {
+			if err := nonFinite(c, prefix); err != nil {
+				return err
+			}
+		}
+	case yaml.MappingNode:
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			if err := nonFinite(n.Content[i+1], strings.TrimPrefix(prefix+"."+n.Content[i].Value, ".")); err != nil {
+				return err
+			}
+		}
+	case yaml.SequenceNode:
+		for i, c := range n.Content {
+			if err := nonFinite(c, fmt.Sprintf("%s[%d]", prefix, i)); err != nil {
+				return err
+			}
+		}
+	case yaml.ScalarNode:
+		var f float64
+		if n.ShortTag() == "!!float" && n.Decode(&f) == nil && (math.IsNaN(f) || math.IsInf(f, 0)) {
+			return fmt.Errorf("line %d: %s: %s is not a finite number: give a number such as 0.5", n.Line, prefix, n.Value)
+		}
+	}
+	return nil
 }
 
 // fill sets the defaults documented on the fields.

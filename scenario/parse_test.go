@@ -94,6 +94,13 @@ func TestParseErrors(t *testing.T) {
 		// type names.
 		{"topology: {hosts: 3, ipv6: maybe}\n" + base, `line 1: topology.ipv6: "maybe": want true or false`},
 		{"link: {rate: 1gbit}\nworkload:\n  dist: w3\n  count: 3\n  load: extremelyhigh\n", `line 5: workload.load: "extremelyhigh": want a number`},
+		// NaN and infinities, in any float field, also where a mapping
+		// is wanted.
+		{"link: {rate: 1gbit}\nworkload: {dist: w4, load: .nan, duration: 1s}\n", "line 2: workload.load: .nan is not a finite number: give a number such as 0.5"},
+		{"link: {rate: 1gbit}\nworkload:\n  dist: w4\n  load: -.Inf\n  duration: 1s\n", "line 4: workload.load: -.Inf is not a finite number"},
+		{"link: {loss: .nan}\n" + base, "line 1: link.loss: .nan is not a finite number"},
+		{"link: {loss: {model: random, probability: .inf}}\n" + base, "line 1: link.loss.probability: .inf is not a finite number"},
+		{"link:\n  reorder: {probability: .nan, gap: 2}\n" + base, "line 2: link.reorder.probability: .nan is not a finite number"},
 		{"topology: [1, 2]\n" + base, "line 1: topology: a list: want a mapping of hosts, ipv6, mtu"},
 		{"workload:\n  dist: [w3]\n  count: 3\n", "line 2: workload.dist: a list: want a single value"},
 		{"workload:\n  dist: w3\n  count: 3\n  timeout: soon\n", `line 4: workload.timeout: "soon": want a duration such as 500us, 10ms or 2s`},
