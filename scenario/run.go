@@ -2,6 +2,7 @@ package scenario
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/netip"
@@ -141,9 +142,43 @@ func Run(ctx context.Context, s *Scenario, o Options) (*Result, error) {
 	}
 	r.m = m
 	if err := r.execute(ctx); err != nil {
-		return nil, err
+		return nil, r.fail(ctx, err)
 	}
 	return r.res, nil
+}
+
+// ErrInterrupted is Run's error when its context ended (Ctrl-C, SIGINT or
+// SIGTERM) before the run finished: its namespaces (env ns) are removed,
+// and its folder, which holds what was written so far, is marked with
+// InterruptedFile (LoadRun refuses to replay it), as homatest run keeps
+// an interrupted pass's folder.
+var ErrInterrupted = errors.New("interrupted: the run stopped before it finished")
+
+// InterruptedFile marks the folder of an interrupted run; it says when
+// and why.
+const InterruptedFile = "interrupted"
+
+// fail returns the error of a run that failed with err after its folder
+// was made: ErrInterrupted (the folder marked) when ctx ended; else err,
+// the folder removed with whatever this run wrote in it unless an agent
+// wrote to its log, whose folder the error then names.
+func (r *run) fail(ctx context.Context, err error) error {
+	dir := r.arts.Dir
+	if ctx.Err() != nil {
+		note := fmt.Sprintf("this run was interrupted (%v) at %s before it finished: its files are partial and homatest replay refuses it; run the scenario again\n", context.Cause(ctx), time.Now().Format(time.RFC3339))
+		if werr := r.arts.WriteFile(InterruptedFile, []byte(note)); werr != nil {
+			return fmt.Errorf("%w (and marking %s failed: %v)", ErrInterrupted, dir, werr)
+		}
+		return fmt.Errorf("%w; its partial folder %s is marked %s", ErrInterrupted, dir, InterruptedFile)
+	}
+	logs, _ := filepath.Glob(filepath.Join(dir, "*.stderr.log"))
+	for _, l := range logs {
+		if st, serr := os.Stat(l); serr == nil && st.Size() > 0 {
+			return fmt.Errorf("%w; logs in %s", err, dir)
+		}
+	}
+	r.undo.Remove()
+	return err
 }
 
 // newRun makes the run folder (o.ArtifactsDir or a new one under
@@ -153,12 +188,14 @@ func newRun(s *Scenario, o Options) (*run, error) {
 	if dir == "" {
 		dir = filepath.Join(harness.DefaultRunsDir, fmt.Sprintf("%s-%s-%d", s.Name, time.Now().Format("20060102-150405"), os.Getpid()))
 	}
+	undo := harness.RecordDir(dir)
 	arts, err := harness.NewArtifacts(dir)
 	if err != nil {
 		return nil, err
 	}
-	r := &run{s: s, o: o, arts: arts, res: &Result{Dir: dir, Scenario: s}}
+	r := &run{s: s, o: o, arts: arts, undo: undo, res: &Result{Dir: dir, Scenario: s}}
 	if err := r.writeStart(); err != nil {
+		undo.Remove()
 		return nil, err
 	}
 	return r, nil
@@ -170,6 +207,7 @@ type run struct {
 	o      Options
 	m      *agent.Manifest
 	arts   *harness.Artifacts
+	undo   *harness.DirUndo // what the run folder held before
 	res    *Result
 	notes  noteFilter
 	fab    *netem.SwitchFabric

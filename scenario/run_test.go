@@ -3,6 +3,7 @@ package scenario
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"sort"
@@ -268,5 +269,47 @@ func TestRunTCPlanUnsupported(t *testing.T) {
 	}
 	if _, err := os.Stat(dir); !os.IsNotExist(err) {
 		t.Errorf("the run folder exists: a run started before the plan check (%v)", err)
+	}
+}
+
+// TestRunFailLeavesNothing: a run that fails after making its folder
+// removes what it wrote: the whole folder when it made it, only its own
+// files in a folder that existed; with an agent's log it keeps the folder
+// and names it.
+func TestRunFailLeavesNothing(t *testing.T) {
+	s, err := Parse([]byte("workload: {dist: w1, count: 1}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	boom := errors.New("boom")
+	dir := filepath.Join(t.TempDir(), "runs", "a")
+	r, err := newRun(s, Options{ArtifactsDir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.fail(context.Background(), boom); err != boom {
+		t.Errorf("fail: %v; want boom", err)
+	}
+	if _, err := os.Stat(filepath.Dir(dir)); !os.IsNotExist(err) {
+		t.Errorf("%s after a failed run: %v; want it gone", filepath.Dir(dir), err)
+	}
+	mine := t.TempDir()
+	os.WriteFile(filepath.Join(mine, "notes"), nil, 0o644)
+	if r, err = newRun(s, Options{ArtifactsDir: mine}); err != nil {
+		t.Fatal(err)
+	}
+	r.fail(context.Background(), boom)
+	if ents, _ := os.ReadDir(mine); len(ents) != 1 || ents[0].Name() != "notes" {
+		t.Errorf("the user's folder after a failed run holds %v; want only notes", ents)
+	}
+	if r, err = newRun(s, Options{ArtifactsDir: dir}); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(dir, "h1.agent.stderr.log"), []byte("panic\n"), 0o644)
+	if err := r.fail(context.Background(), boom); !errors.Is(err, boom) || !strings.Contains(err.Error(), "logs in "+dir) {
+		t.Errorf("fail with an agent log: %v; want boom naming %s", err, dir)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "h1.agent.stderr.log")); err != nil {
+		t.Errorf("agent log removed: %v", err)
 	}
 }
