@@ -451,6 +451,10 @@ func describeWorkload(w Workload) string {
 // finish checks the capture and writes the remaining artifacts.
 func (r *run) finish(hs []host, cst harness.CaptureStats) error {
 	s, res := r.s, r.res
+	if len(res.Traffic.Records) == 0 {
+		// Nothing to judge: a pass would say nothing about the IUT.
+		return fmt.Errorf("the workload produced no RPC (%s): give a longer workload.duration, or a workload.count", describeWorkload(s.Workload))
+	}
 	p, err := agent.Params(res.Hellos[0].Params).Spec(s.Check.Profile)
 	if err != nil {
 		return fmt.Errorf("agent h1: %w", err)
