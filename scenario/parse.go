@@ -306,7 +306,10 @@ func yamlError(err error, root *yaml.Node) error {
 			p = pathAt(root, l, "", "")
 		}
 		if p != "" {
-			msg = fmt.Sprintf("line %d: %s: %s", l, p, strings.TrimPrefix(msg, m[0]))
+			rest := strings.TrimPrefix(msg, m[0])
+			// "line 3: rpc 0: …" names its key, which the path now says.
+			rest = strings.TrimPrefix(rest, p[strings.LastIndex(p, ".")+1:]+" ")
+			msg = fmt.Sprintf("line %d: %s: %s", l, p, rest)
 		}
 	}
 	switch len(msgs) {

@@ -108,6 +108,10 @@ func TestParseErrors(t *testing.T) {
 		{"workload: {dist: w4, concurrency: 1001, count: 3}\n", "line 1: workload.concurrency: 1001: want calls outstanding per client, 1..1000"},
 		{"workload: {dist: w4, count: 1000001}\n", "line 1: workload.count: 1000001: want a number of RPCs, 1..1000000"},
 		{"workload: {dist: w4, count: -1}\n", "line 1: workload.count: -1: want a number of RPCs, 1..1000000"},
+		// rpc and nth count from 1: 0 would drop the field silently and
+		// match every RPC or frame.
+		{"plan:\n  rules:\n    - {match: {type: DATA, rpc: 0}, action: drop}\n" + base, "line 3: plan.rules[0].match.rpc: 0: rpc and nth count from 1 (rpc 1 is the first RPC the switch sees, nth 1 the first matching frame); leave rpc out to match every one"},
+		{"plan:\n  rules:\n    - match:\n        type: GRANT\n        nth: 0\n      action: drop\n" + base, "line 5: plan.rules[0].match.nth: 0: rpc and nth count from 1"},
 		{"topology: [1, 2]\n" + base, "line 1: topology: a list: want a mapping of hosts, ipv6, mtu"},
 		{"workload:\n  dist: [w3]\n  count: 3\n", "line 2: workload.dist: a list: want a single value"},
 		{"workload:\n  dist: w3\n  count: 3\n  timeout: soon\n", `line 4: workload.timeout: "soon": want a duration such as 500us, 10ms or 2s`},
