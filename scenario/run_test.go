@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -63,6 +64,29 @@ func ourNamespaces(t *testing.T, id string) []string {
 	var out []string
 	for _, e := range ents {
 		if strings.HasPrefix(e.Name(), "ht"+id+"-") {
+			out = append(out, e.Name())
+		}
+	}
+	return out
+}
+
+// processNamespaces returns the namespaces of runs whose lock this process
+// wrote (harness.LockDir/ht<id>.lock holds its pid): those a failed run,
+// whose folder and so its topology.json are gone, would have left.
+func processNamespaces(t *testing.T) []string {
+	t.Helper()
+	ents, err := os.ReadDir("/run/netns")
+	if err != nil && !os.IsNotExist(err) {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, e := range ents {
+		id, ok := harness.RunOf(e.Name())
+		if !ok {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(harness.LockDir, id.Prefix()+".lock"))
+		if err == nil && strings.TrimSpace(string(b)) == strconv.Itoa(os.Getpid()) {
 			out = append(out, e.Name())
 		}
 	}
@@ -172,8 +196,11 @@ func TestRunErrorsLeaveNothing(t *testing.T) {
 		if err == nil || !strings.HasPrefix(err.Error(), "unsupported: implementation linux cannot run here: ") || strings.Contains(err.Error(), "\n") {
 			t.Errorf("linux on a kernel without Homa: %v", err)
 		}
-		if left := ourNamespaces(t, runID(t, dir)); len(left) != 0 {
+		if left := processNamespaces(t); len(left) != 0 {
 			t.Errorf("namespaces left behind: %v", left)
+		}
+		if _, err := os.Stat(dir); !os.IsNotExist(err) {
+			t.Errorf("run folder left behind: %v", err)
 		}
 	}
 	k, err := netem.ProbeKernel()
