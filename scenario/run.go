@@ -448,6 +448,41 @@ func describeWorkload(w Workload) string {
 	return s
 }
 
+// rpcRecord is one RPC in rpcs.json, with snake_case keys like every
+// other JSON file of the run folder. RPCs are numbered from 1 in issue
+// order, as a fault plan's rpc counts them and the summary's FAILED
+// lines name them; hosts are named h1, h2, ... as in drops.json.
+type rpcRecord struct {
+	RPC      int    `json:"rpc"`
+	Client   string `json:"client"`
+	Server   string `json:"server"`
+	Request  int    `json:"request_bytes"`
+	Response int    `json:"response_bytes"`
+	// At, Lateness, Latency and Ended are traffic.Record's, in ns.
+	At       time.Duration `json:"at_ns"`
+	Lateness time.Duration `json:"lateness_ns"`
+	Latency  time.Duration `json:"latency_ns"`
+	Ended    time.Duration `json:"ended_ns"`
+	// Error is "" for a completed RPC, else "<code>: <text>".
+	Error string `json:"error,omitempty"`
+}
+
+// rpcRecords converts the workload's records for rpcs.json.
+func rpcRecords(recs []traffic.Record) []rpcRecord {
+	out := make([]rpcRecord, len(recs))
+	for i, r := range recs {
+		out[i] = rpcRecord{RPC: rpcNumber(r), Client: hostName(r.Client), Server: hostName(r.Server), Request: r.Request, Response: r.Response,
+			At: r.At, Lateness: r.Lateness, Latency: r.Latency, Ended: r.Ended, Error: r.Err}
+	}
+	return out
+}
+
+// rpcNumber is the user-facing number of r: from 1, as a plan's rpc.
+func rpcNumber(r traffic.Record) int { return r.Seq + 1 }
+
+// hostName names host index i (0-based) as the run does: h1, h2, ...
+func hostName(i int) string { return fmt.Sprintf("h%d", i+1) }
+
 // finish checks the capture and writes the remaining artifacts.
 func (r *run) finish(hs []host, cst harness.CaptureStats) error {
 	s, res := r.s, r.res
@@ -527,7 +562,7 @@ func (r *run) finish(hs []host, cst harness.CaptureStats) error {
 		kept := hr.Violations[:0]
 		for _, v := range hr.Violations {
 			if sp := stall.Explaining(v, hr.View, res.Stalls); len(sp) > 0 {
-				res.Inconclusive = append(res.Inconclusive, Inconclusive{Host: fmt.Sprintf("h%d", i+1), Finding: v, Stall: sp[0]})
+				res.Inconclusive = append(res.Inconclusive, Inconclusive{Host: hostName(i), Finding: v, Stall: sp[0]})
 				continue
 			}
 			kept = append(kept, v)
@@ -563,7 +598,7 @@ func (r *run) finish(hs []host, cst harness.CaptureStats) error {
 		name string
 		v    any
 	}{
-		{"versions.json", vs}, {"rpcs.json", res.Traffic.Records}, {"switch.json", res.Switch},
+		{"versions.json", vs}, {"rpcs.json", rpcRecords(res.Traffic.Records)}, {"switch.json", res.Switch},
 		{"drops.json", res.Drops}, {"check.json", checkJSON{Params: p, Hosts: hostsJSON(res.Hosts), Inconclusive: res.Inconclusive}},
 		{"stalls.json", append([]stall.Span{}, res.Stalls...)}, {"summary.json", res.Summary},
 	} {
