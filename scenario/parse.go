@@ -188,6 +188,23 @@ func (s *Scenario) errf(path, format string, a ...any) error {
 	return errors.New(msg)
 }
 
+// givenZero reports whether the parsed file sets the number at the dotted
+// path (no list indexes) to 0, which decoding cannot tell from an absent
+// field (and fill may then replace).
+func (s *Scenario) givenZero(path string) bool {
+	if s.root == nil || len(s.root.Content) == 0 {
+		return false
+	}
+	n := s.root.Content[0]
+	for _, part := range strings.Split(path, ".") {
+		if _, n = child(n, part); n == nil {
+			return false
+		}
+	}
+	var f float64
+	return n.Kind == yaml.ScalarNode && n.Decode(&f) == nil && f == 0
+}
+
 var indexRE = regexp.MustCompile(`^(.*)\[(\d+)\]$`)
 
 // lineOf returns the line of the deepest key (or list item) of path that
@@ -288,7 +305,7 @@ func yamlError(err error, root *yaml.Node) error {
 		}
 		where := ""
 		if l, _ := strconv.Atoi(m[1]); root != nil {
-			if p := pathAt(root, l, m[2], ""); p != "" {
+			if p := pathAt(root, l, m[2], ""); p != "" && p != m[2] { // a top-level key is its own path
 				where = " (" + p + ")"
 			}
 		}

@@ -406,7 +406,7 @@ func (r *run) startAgents(ctx context.Context, topo *harness.Topology) ([]*agent
 // (without hosts; the timeout as the file gives it).
 func (r *run) trafficConfig() (traffic.Config, error) {
 	w := r.s.Workload
-	cfg := traffic.Config{Pattern: traffic.Pattern(w.Pattern), Port: w.Port, Load: w.Load,
+	cfg := traffic.Config{Pattern: traffic.Pattern(w.Pattern), Port: uint16(w.Port), Load: w.Load,
 		LinkBps: float64(r.s.Link.Rate), Concurrency: w.Concurrency, Duration: w.Duration, Count: w.Count,
 		Seed: r.s.Seed, Timeout: w.Timeout, Progress: r.o.Progress}
 	for _, x := range w.RPCs {

@@ -216,15 +216,20 @@ func (s *Scenario) validateWorkload() error {
 			return s.errf("workload."+f.field, "%d: want 1..%d bytes (HomaModule's HOMA_MAX_MESSAGE_LENGTH) or w1..w5", d.Max(), agent.MaxMessage)
 		}
 	}
+	// fill makes an absent load and concurrency a concurrency of 1; said
+	// as 0, either is a mistake, as a negative value is.
+	zeroLoad, zeroConc := s.givenZero("workload.load"), s.givenZero("workload.concurrency")
 	switch {
 	case w.Pattern != PatternManyToOne && w.Pattern != PatternAllToAll:
 		return s.errf("workload.pattern", "%q: want many-to-one or all-to-all", w.Pattern)
 	case w.Load != 0 && w.Concurrency != 0:
 		return s.errf("workload.load", "load (open loop) and concurrency (closed loop) exclude each other: keep one")
-	case w.Load < 0 || w.Load > 1:
+	case w.Load < 0 || w.Load > 1 || zeroLoad:
 		return s.errf("workload.load", "%g: want a fraction of the link rate in (0, 1], e.g. 0.5", w.Load)
 	case w.Load > 0 && s.Link.Rate == 0:
 		return s.errf("workload.load", "a load is a fraction of the link rate, but link.rate is unlimited: set link.rate (e.g. 1gbit) or use concurrency")
+	case zeroConc:
+		return s.errf("workload.concurrency", "0: want calls outstanding per client, 1..%d", MaxConcurrency)
 	case w.Concurrency < 0 || w.Concurrency > MaxConcurrency:
 		return s.errf("workload.concurrency", "%d: want calls outstanding per client, 1..%d", w.Concurrency, MaxConcurrency)
 	case w.Duration < 0:
