@@ -54,8 +54,8 @@ func runExample(t *testing.T, name string) (*Result, string, string) {
 	return res, dir, text.String()
 }
 
-// ourNamespaces lists the namespaces whose names carry run id.
-func ourNamespaces(t *testing.T, id string) []string {
+// namespaces lists the namespaces whose names keep accepts.
+func namespaces(t *testing.T, keep func(name string) bool) []string {
 	t.Helper()
 	ents, err := os.ReadDir("/run/netns")
 	if err != nil && !os.IsNotExist(err) {
@@ -63,34 +63,30 @@ func ourNamespaces(t *testing.T, id string) []string {
 	}
 	var out []string
 	for _, e := range ents {
-		if strings.HasPrefix(e.Name(), "ht"+id+"-") {
+		if keep(e.Name()) {
 			out = append(out, e.Name())
 		}
 	}
 	return out
 }
 
+// ourNamespaces lists the namespaces whose names carry run id.
+func ourNamespaces(t *testing.T, id string) []string {
+	return namespaces(t, func(name string) bool { return strings.HasPrefix(name, "ht"+id+"-") })
+}
+
 // processNamespaces returns the namespaces of runs whose lock this process
 // wrote (harness.LockDir/ht<id>.lock holds its pid): those a failed run,
 // whose folder and so its topology.json are gone, would have left.
 func processNamespaces(t *testing.T) []string {
-	t.Helper()
-	ents, err := os.ReadDir("/run/netns")
-	if err != nil && !os.IsNotExist(err) {
-		t.Fatal(err)
-	}
-	var out []string
-	for _, e := range ents {
-		id, ok := harness.RunOf(e.Name())
+	return namespaces(t, func(name string) bool {
+		id, ok := harness.RunOf(name)
 		if !ok {
-			continue
+			return false
 		}
 		b, err := os.ReadFile(filepath.Join(harness.LockDir, id.Prefix()+".lock"))
-		if err == nil && strings.TrimSpace(string(b)) == strconv.Itoa(os.Getpid()) {
-			out = append(out, e.Name())
-		}
-	}
-	return out
+		return err == nil && strings.TrimSpace(string(b)) == strconv.Itoa(os.Getpid())
+	})
 }
 
 // runID returns the run id in dir's topology.json.
