@@ -94,6 +94,9 @@ func RefParams(over Params) (homa.Params, error) {
 			}
 			continue
 		}
+		if v, ok := toInt(val); name == "tick_ns" && (!ok || v <= 0) {
+			return p, fmt.Errorf("params: %s", tickNsErr(val))
+		}
 		rp := findParam(name)
 		if rp == nil {
 			return p, fmt.Errorf("params: unknown parameter %q (known: %s)", name, strings.Join(paramNames(), ", "))

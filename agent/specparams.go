@@ -28,7 +28,7 @@ func (p Params) Spec(profile string) (spec.Params, error) {
 		if name == "tick_ns" {
 			ns, ok := p.Int(name)
 			if !ok || ns <= 0 {
-				return sp, fmt.Errorf("hello parameter tick_ns: %v is not a positive number of ns", p[name])
+				return sp, fmt.Errorf("hello parameter %s", tickNsErr(p[name]))
 			}
 			sp.Tick = time.Duration(ns)
 			continue
@@ -62,3 +62,7 @@ func (p Params) MTU() (int, error) {
 	}
 	return int(n), nil
 }
+
+// tickNsErr is the one message for a tick_ns that is not a positive
+// integer (negative, zero or not a number), wherever it is read.
+func tickNsErr(v any) string { return fmt.Sprintf("tick_ns %v: want a positive number of ns", v) }

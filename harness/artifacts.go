@@ -2,6 +2,7 @@ package harness
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -151,4 +152,65 @@ func (a *Artifacts) OpenLog(name string) (*os.File, error) {
 		return nil, fmt.Errorf("artifacts: %w", err)
 	}
 	return f, nil
+}
+
+// DirUndo remembers what a folder held before a command wrote into it, so
+// that a command failing before its work started can remove exactly what
+// it created (Remove): the folder and the parents it made, or, in a folder
+// that existed (a user's --artifacts DIR), only the entries added since.
+type DirUndo struct {
+	dir     string
+	created []string // dir and the parents that did not exist, deepest first
+	before  map[string]bool
+}
+
+// RecordDir records the state of dir (which may not exist yet); call it
+// before anything creates or writes dir.
+func RecordDir(dir string) *DirUndo {
+	u := &DirUndo{dir: filepath.Clean(dir)}
+	for d := u.dir; ; d = filepath.Dir(d) {
+		if _, err := os.Lstat(d); err == nil {
+			break
+		}
+		u.created = append(u.created, d)
+		if filepath.Dir(d) == d {
+			break
+		}
+	}
+	if len(u.created) == 0 {
+		u.before = map[string]bool{}
+		if ents, err := os.ReadDir(u.dir); err == nil {
+			for _, e := range ents {
+				u.before[e.Name()] = true
+			}
+		}
+	}
+	return u
+}
+
+// Remove removes what was created under the recorded folder since
+// RecordDir: the whole folder when it did not exist (and each parent it
+// needed that is now empty: another run may share homatest-runs), else
+// the entries it did not hold then.
+func (u *DirUndo) Remove() error {
+	if len(u.created) > 0 {
+		err := os.RemoveAll(u.dir)
+		for _, d := range u.created[1:] {
+			os.Remove(d) // fails, as it should, when something else is in it
+		}
+		return err
+	}
+	ents, err := os.ReadDir(u.dir)
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, e := range ents {
+		if !u.before[e.Name()] {
+			if err := os.RemoveAll(filepath.Join(u.dir, e.Name())); err != nil {
+				errs = append(errs, err)
+			}
+		}
+	}
+	return errors.Join(errs...)
 }

@@ -70,3 +70,52 @@ func TestArtifacts(t *testing.T) {
 		t.Errorf("DefaultArtifactsDir = %q", got)
 	}
 }
+
+// TestDirUndo: Remove takes away a folder RecordDir saw missing, with the
+// parents it needed (not a parent another run also uses), and in a folder
+// that existed only the entries added since.
+func TestDirUndo(t *testing.T) {
+	root := t.TempDir()
+	runs := filepath.Join(root, "runs")
+	dir := filepath.Join(runs, "a")
+	u := RecordDir(dir)
+	if err := os.MkdirAll(filepath.Join(dir, "pass-1"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := u.Remove(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(runs); !os.IsNotExist(err) {
+		t.Errorf("%s after Remove: %v; want it gone", runs, err)
+	}
+	u = RecordDir(dir)
+	other := filepath.Join(runs, "b")
+	for _, d := range []string{dir, other} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := u.Remove(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		t.Errorf("%s after Remove: %v; want it gone", dir, err)
+	}
+	if _, err := os.Stat(other); err != nil {
+		t.Errorf("another run's %s after Remove: %v; want it kept", other, err)
+	}
+	if err := os.WriteFile(filepath.Join(other, "mine"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	u = RecordDir(other)
+	if err := os.WriteFile(filepath.Join(other, "new"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := u.Remove(); err != nil {
+		t.Fatal(err)
+	}
+	ents, _ := os.ReadDir(other)
+	if len(ents) != 1 || ents[0].Name() != "mine" {
+		t.Errorf("existing folder after Remove holds %v; want only mine", ents)
+	}
+}

@@ -150,8 +150,18 @@ func (r *Rule) UnmarshalYAML(n *yaml.Node) error {
 	}
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		if n.Content[i].Value == "match" {
-			if err := strictKeys(n.Content[i+1], reflect.TypeFor[Match]()); err != nil {
+			m := n.Content[i+1]
+			if err := strictKeys(m, reflect.TypeFor[Match]()); err != nil {
 				return err
+			}
+			// Decoded, 0 is the same as no rpc or nth: a rule that
+			// matches every RPC or frame. Said as 0, it is a mistake.
+			for j := 0; j+1 < len(m.Content); j += 2 {
+				k, v := m.Content[j], m.Content[j+1]
+				var x int
+				if (k.Value == "rpc" || k.Value == "nth") && v.Kind == yaml.ScalarNode && v.Decode(&x) == nil && x == 0 {
+					return fmt.Errorf("line %d: %s 0: rpc and nth count from 1 (rpc 1 is the first RPC the switch sees, nth 1 the first matching frame); leave %s out to match every one", v.Line, k.Value, k.Value)
+				}
 			}
 		}
 	}

@@ -55,6 +55,8 @@ func TestParsePlanErrors(t *testing.T) {
 		{"rules:\n  - match: {type: DATA}\n    action: {priority: 9}\n", "action.priority 9"},
 		{"rules:\n  - match: {id: 3}\n    action: drop\n", "match.id 3"},
 		{"rules:\n  - match: {message: reply}\n    action: drop\n", `match.message "reply"`},
+		{"rules:\n  - match: {type: DATA, rpc: 0}\n    action: drop\n", "line 2: rpc 0: rpc and nth count from 1"},
+		{"rules:\n  - match:\n      nth: 0\n    action: drop\n", "line 3: nth 0: rpc and nth count from 1"},
 	} {
 		_, err := ParsePlan([]byte(tc.src))
 		if err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "\n") {

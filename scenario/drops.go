@@ -133,7 +133,7 @@ func drops(notes []note, hosts int, ords map[wire.RPCKey]int, w io.Writer) ([]Dr
 		if err := pw.WritePacket(n.Port, n.Time, n.Data, len(n.Data), n.Comment); err != nil {
 			return nil, err
 		}
-		d := Drop{Time: n.Time, Host: fmt.Sprintf("h%d", n.Port+1), Comment: n.Comment, Reason: "altered"}
+		d := Drop{Time: n.Time, Host: hostName(n.Port), Comment: n.Comment, Reason: "altered"}
 		if r, ok := strings.CutPrefix(n.Comment, "dropped: "); ok {
 			d.Dropped = true
 			d.Reason, _, _ = strings.Cut(r, " ")

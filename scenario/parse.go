@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -51,6 +52,9 @@ func parse(data []byte, dir, base string) (*Scenario, error) {
 	if root.Kind == 0 || len(root.Content) == 0 {
 		return nil, errors.New("the file is empty: give at least topology, iut and workload (see homatest scenario --help)")
 	}
+	if err := nonFinite(&root, ""); err != nil {
+		return nil, err
+	}
 	d := yaml.NewDecoder(bytes.NewReader(data))
 	d.KnownFields(true)
 	s := &Scenario{}
@@ -66,6 +70,40 @@ func parse(data []byte, dir, base string) (*Scenario, error) {
 		return nil, err
 	}
 	return s, nil
+}
+
+// nonFinite returns a one-line error for the first NaN or infinity
+// (.nan, .inf, -.inf) in the document under n, whose dotted path is
+// prefix: no field of a scenario takes one (a load, a loss probability, a
+// plan rule's probability), and the typed checks after decoding would
+// pass a NaN, which compares false with every bound.
+func nonFinite(n *yaml.Node, prefix string) error {
+	switch n.Kind {
+	case yaml.DocumentNode:
+		for _, c := range n.Content {
+			if err := nonFinite(c, prefix); err != nil {
+				return err
+			}
+		}
+	case yaml.MappingNode:
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			if err := nonFinite(n.Content[i+1], strings.TrimPrefix(prefix+"."+n.Content[i].Value, ".")); err != nil {
+				return err
+			}
+		}
+	case yaml.SequenceNode:
+		for i, c := range n.Content {
+			if err := nonFinite(c, fmt.Sprintf("%s[%d]", prefix, i)); err != nil {
+				return err
+			}
+		}
+	case yaml.ScalarNode:
+		var f float64
+		if n.ShortTag() == "!!float" && n.Decode(&f) == nil && (math.IsNaN(f) || math.IsInf(f, 0)) {
+			return fmt.Errorf("line %d: %s: %s is not a finite number: give a number such as 0.5", n.Line, prefix, n.Value)
+		}
+	}
+	return nil
 }
 
 // fill sets the defaults documented on the fields.
@@ -148,6 +186,23 @@ func (s *Scenario) errf(path, format string, a ...any) error {
 		msg = fmt.Sprintf("line %d: %s", l, msg)
 	}
 	return errors.New(msg)
+}
+
+// givenZero reports whether the parsed file sets the number at the dotted
+// path (no list indexes) to 0, which decoding cannot tell from an absent
+// field (and fill may then replace).
+func (s *Scenario) givenZero(path string) bool {
+	if s.root == nil || len(s.root.Content) == 0 {
+		return false
+	}
+	n := s.root.Content[0]
+	for _, part := range strings.Split(path, ".") {
+		if _, n = child(n, part); n == nil {
+			return false
+		}
+	}
+	var f float64
+	return n.Kind == yaml.ScalarNode && n.Decode(&f) == nil && f == 0
 }
 
 var indexRE = regexp.MustCompile(`^(.*)\[(\d+)\]$`)
@@ -250,7 +305,7 @@ func yamlError(err error, root *yaml.Node) error {
 		}
 		where := ""
 		if l, _ := strconv.Atoi(m[1]); root != nil {
-			if p := pathAt(root, l, m[2], ""); p != "" {
+			if p := pathAt(root, l, m[2], ""); p != "" && p != m[2] { // a top-level key is its own path
 				where = " (" + p + ")"
 			}
 		}
@@ -268,7 +323,10 @@ func yamlError(err error, root *yaml.Node) error {
 			p = pathAt(root, l, "", "")
 		}
 		if p != "" {
-			msg = fmt.Sprintf("line %d: %s: %s", l, p, strings.TrimPrefix(msg, m[0]))
+			rest := strings.TrimPrefix(msg, m[0])
+			// "line 3: rpc 0: …" names its key, which the path now says.
+			rest = strings.TrimPrefix(rest, p[strings.LastIndex(p, ".")+1:]+" ")
+			msg = fmt.Sprintf("line %d: %s: %s", l, p, rest)
 		}
 	}
 	switch len(msgs) {

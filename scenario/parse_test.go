@@ -94,6 +94,34 @@ func TestParseErrors(t *testing.T) {
 		// type names.
 		{"topology: {hosts: 3, ipv6: maybe}\n" + base, `line 1: topology.ipv6: "maybe": want true or false`},
 		{"link: {rate: 1gbit}\nworkload:\n  dist: w3\n  count: 3\n  load: extremelyhigh\n", `line 5: workload.load: "extremelyhigh": want a number`},
+		// NaN and infinities, in any float field, also where a mapping
+		// is wanted.
+		{"link: {rate: 1gbit}\nworkload: {dist: w4, load: .nan, duration: 1s}\n", "line 2: workload.load: .nan is not a finite number: give a number such as 0.5"},
+		{"link: {rate: 1gbit}\nworkload:\n  dist: w4\n  load: -.Inf\n  duration: 1s\n", "line 4: workload.load: -.Inf is not a finite number"},
+		{"link: {loss: .nan}\n" + base, "line 1: link.loss: .nan is not a finite number"},
+		{"link: {loss: {model: random, probability: .inf}}\n" + base, "line 1: link.loss.probability: .inf is not a finite number"},
+		{"link:\n  reorder: {probability: .nan, gap: 2}\n" + base, "line 2: link.reorder.probability: .nan is not a finite number"},
+		// Message sizes as for an rpcs list: HomaModule's limit.
+		{"workload: {dist: '2000000', count: 3}\n", "line 1: workload.dist: 2000000: want 1..1000000 bytes (HomaModule's HOMA_MAX_MESSAGE_LENGTH) or w1..w5"},
+		{"workload: {dist: 99999999999, count: 3}\n", "line 1: workload.dist: 99999999999: want 1..1000000 bytes"},
+		{"workload: {dist: w4, response: 1000001, count: 3}\n", "line 1: workload.response: 1000001: want 1..1000000 bytes"},
+		{"workload: {dist: w4, concurrency: 1001, count: 3}\n", "line 1: workload.concurrency: 1001: want calls outstanding per client, 1..1000"},
+		{"workload: {dist: w4, count: 1000001}\n", "line 1: workload.count: 1000001: want a number of RPCs, 1..1000000"},
+		{"workload: {dist: w4, count: -1}\n", "line 1: workload.count: -1: want a number of RPCs, 1..1000000"},
+		// rpc and nth count from 1: 0 would drop the field silently and
+		// match every RPC or frame.
+		{"plan:\n  rules:\n    - {match: {type: DATA, rpc: 0}, action: drop}\n" + base, "line 3: plan.rules[0].match.rpc: 0: rpc and nth count from 1 (rpc 1 is the first RPC the switch sees, nth 1 the first matching frame); leave rpc out to match every one"},
+		{"plan:\n  rules:\n    - match:\n        type: GRANT\n        nth: 0\n      action: drop\n" + base, "line 5: plan.rules[0].match.nth: 0: rpc and nth count from 1"},
+		// Small ones: load 0 as -0.5; concurrency 0; a port; tick_ns
+		// -5 as 0; an unknown top-level field named once.
+		{"link: {rate: 1gbit}\nworkload:\n  dist: w3\n  count: 3\n  load: 0\n", "line 5: workload.load: 0: want a fraction of the link rate in (0, 1], e.g. 0.5"},
+		{"link: {rate: 1gbit}\nworkload:\n  dist: w3\n  count: 3\n  load: -0.5\n", "line 5: workload.load: -0.5: want a fraction of the link rate in (0, 1], e.g. 0.5"},
+		{"workload: {dist: w3, count: 3, concurrency: 0}\n", "line 1: workload.concurrency: 0: want calls outstanding per client, 1..1000"},
+		{"workload: {dist: w3, count: 3, port: 70000}\n", `line 1: workload.port: "70000": want a port number 1..65535`},
+		{"iut:\n  params: {tick_ns: -5}\n" + base, "line 2: iut.params: tick_ns -5: want a positive number of ns"},
+		{"iut:\n  params: {tick_ns: 0}\n" + base, "line 2: iut.params: tick_ns 0: want a positive number of ns"},
+		{"iut:\n  impl: linux\n  params: {tick_ns: -5}\n" + base, "line 3: iut.params: tick_ns -5: want a positive number of ns"},
+		{"topolgy: {hosts: 3}\n" + base, `line 1: unknown field "topolgy": check its spelling and indentation; known fields: `},
 		{"topology: [1, 2]\n" + base, "line 1: topology: a list: want a mapping of hosts, ipv6, mtu"},
 		{"workload:\n  dist: [w3]\n  count: 3\n", "line 2: workload.dist: a list: want a single value"},
 		{"workload:\n  dist: w3\n  count: 3\n  timeout: soon\n", `line 4: workload.timeout: "soon": want a duration such as 500us, 10ms or 2s`},
@@ -118,9 +146,9 @@ func TestParseErrors(t *testing.T) {
 		{"iut: {impl: nowhere.yaml}\n" + base, `line 1: iut.impl: "nowhere.yaml" is not ref, linux or a readable agent manifest`},
 		{"iut: {impl: " + badManifest + "}\n" + base, "line 1: iut.impl: manifest " + badManifest + ": command: missing"},
 		{"iut:\n  faults: [no-grants, nope]\n" + base, `line 2: iut.faults[1]: "nope": no such fault knob`},
-		{"iut:\n  params: {tick_ns: fast}\n" + base, `line 2: iut.params: tick_ns fast: want a non-negative integer`},
+		{"iut:\n  params: {tick_ns: fast}\n" + base, `line 2: iut.params: tick_ns fast: want a positive number of ns`},
 		{"iut:\n  params: {resend_ticks: -3}\n" + base, `line 2: iut.params: resend_ticks -3: want a non-negative integer`},
-		{"iut:\n  impl: linux\n  params: {tick_ns: 0}\n" + base, `line 3: iut.params: tick_ns: 0 is not a positive number of ns`},
+		{"iut:\n  impl: linux\n  params: {tick_ns: 0}\n" + base, `line 3: iut.params: tick_ns 0: want a positive number of ns`},
 		{"check: {level: may}\n" + base, `line 1: check.level: "may": want must`},
 		{"check: {rules: HOMA-NOPE-*}\n" + base, "line 1: check.rules: rule pattern"},
 		{"check:\n  params: {slack: soon}\n" + base, "line 2: check.params.slack: "},

@@ -14,13 +14,17 @@ import (
 // (scenario.yaml, with the seed it ran with) and the frames its switch
 // dropped or altered (drops.json), so the run can be replayed and the
 // replay's drops compared (CompareDrops). Errors name the missing or bad
-// file; a folder without scenario.yaml is "not a scenario run folder".
+// file; a folder without scenario.yaml is "not a scenario run folder",
+// one with InterruptedFile a run that did not finish.
 func LoadRun(dir string) (*Scenario, []Drop, error) {
 	if st, err := os.Stat(dir); err == nil && !st.IsDir() {
 		return nil, nil, fmt.Errorf("%s is a file, not a scenario run folder: give a folder homatest scenario run wrote (an explore script replays with homatest explore --replay FILE)", dir)
 	}
 	if _, err := os.Stat(filepath.Join(dir, "scenario.yaml")); errors.Is(err, fs.ErrNotExist) {
 		return nil, nil, fmt.Errorf("not a scenario run folder (no scenario.yaml): %s: give a folder homatest scenario run wrote", dir)
+	}
+	if _, err := os.Stat(filepath.Join(dir, InterruptedFile)); err == nil {
+		return nil, nil, fmt.Errorf("%s holds a run that was interrupted before it finished (see its file %s), so there is nothing to compare: run it again with homatest scenario run %s", dir, InterruptedFile, filepath.Join(dir, "scenario.yaml"))
 	}
 	s, err := Load(filepath.Join(dir, "scenario.yaml"))
 	if err != nil {

@@ -2,6 +2,7 @@ package scenario
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/netip"
@@ -141,9 +142,43 @@ func Run(ctx context.Context, s *Scenario, o Options) (*Result, error) {
 	}
 	r.m = m
 	if err := r.execute(ctx); err != nil {
-		return nil, err
+		return nil, r.fail(ctx, err)
 	}
 	return r.res, nil
+}
+
+// ErrInterrupted is Run's error when its context ended (Ctrl-C, SIGINT or
+// SIGTERM) before the run finished: its namespaces (env ns) are removed,
+// and its folder, which holds what was written so far, is marked with
+// InterruptedFile (LoadRun refuses to replay it), as homatest run keeps
+// an interrupted pass's folder.
+var ErrInterrupted = errors.New("interrupted: the run stopped before it finished")
+
+// InterruptedFile marks the folder of an interrupted run; it says when
+// and why.
+const InterruptedFile = "interrupted"
+
+// fail returns the error of a run that failed with err after its folder
+// was made: ErrInterrupted (the folder marked) when ctx ended; else err,
+// the folder removed with whatever this run wrote in it unless an agent
+// wrote to its log, whose folder the error then names.
+func (r *run) fail(ctx context.Context, err error) error {
+	dir := r.arts.Dir
+	if ctx.Err() != nil {
+		note := fmt.Sprintf("this run was interrupted (%v) at %s before it finished: its files are partial and homatest replay refuses it; run the scenario again\n", context.Cause(ctx), time.Now().Format(time.RFC3339))
+		if werr := r.arts.WriteFile(InterruptedFile, []byte(note)); werr != nil {
+			return fmt.Errorf("%w (and marking %s failed: %v)", ErrInterrupted, dir, werr)
+		}
+		return fmt.Errorf("%w; its partial folder %s is marked %s", ErrInterrupted, dir, InterruptedFile)
+	}
+	logs, _ := filepath.Glob(filepath.Join(dir, "*.stderr.log"))
+	for _, l := range logs {
+		if st, serr := os.Stat(l); serr == nil && st.Size() > 0 {
+			return fmt.Errorf("%w; logs in %s", err, dir)
+		}
+	}
+	r.undo.Remove()
+	return err
 }
 
 // newRun makes the run folder (o.ArtifactsDir or a new one under
@@ -153,12 +188,14 @@ func newRun(s *Scenario, o Options) (*run, error) {
 	if dir == "" {
 		dir = filepath.Join(harness.DefaultRunsDir, fmt.Sprintf("%s-%s-%d", s.Name, time.Now().Format("20060102-150405"), os.Getpid()))
 	}
+	undo := harness.RecordDir(dir)
 	arts, err := harness.NewArtifacts(dir)
 	if err != nil {
 		return nil, err
 	}
-	r := &run{s: s, o: o, arts: arts, res: &Result{Dir: dir, Scenario: s}}
+	r := &run{s: s, o: o, arts: arts, undo: undo, res: &Result{Dir: dir, Scenario: s}}
 	if err := r.writeStart(); err != nil {
+		undo.Remove()
 		return nil, err
 	}
 	return r, nil
@@ -170,6 +207,7 @@ type run struct {
 	o      Options
 	m      *agent.Manifest
 	arts   *harness.Artifacts
+	undo   *harness.DirUndo // what the run folder held before
 	res    *Result
 	notes  noteFilter
 	fab    *netem.SwitchFabric
@@ -368,7 +406,7 @@ func (r *run) startAgents(ctx context.Context, topo *harness.Topology) ([]*agent
 // (without hosts; the timeout as the file gives it).
 func (r *run) trafficConfig() (traffic.Config, error) {
 	w := r.s.Workload
-	cfg := traffic.Config{Pattern: traffic.Pattern(w.Pattern), Port: w.Port, Load: w.Load,
+	cfg := traffic.Config{Pattern: traffic.Pattern(w.Pattern), Port: uint16(w.Port), Load: w.Load,
 		LinkBps: float64(r.s.Link.Rate), Concurrency: w.Concurrency, Duration: w.Duration, Count: w.Count,
 		Seed: r.s.Seed, Timeout: w.Timeout, Progress: r.o.Progress}
 	for _, x := range w.RPCs {
@@ -410,9 +448,48 @@ func describeWorkload(w Workload) string {
 	return s
 }
 
+// rpcRecord is one RPC in rpcs.json, with snake_case keys like every
+// other JSON file of the run folder. RPCs are numbered from 1 in issue
+// order, as a fault plan's rpc counts them and the summary's FAILED
+// lines name them; hosts are named h1, h2, ... as in drops.json.
+type rpcRecord struct {
+	RPC      int    `json:"rpc"`
+	Client   string `json:"client"`
+	Server   string `json:"server"`
+	Request  int    `json:"request_bytes"`
+	Response int    `json:"response_bytes"`
+	// At, Lateness, Latency and Ended are traffic.Record's, in ns.
+	At       time.Duration `json:"at_ns"`
+	Lateness time.Duration `json:"lateness_ns"`
+	Latency  time.Duration `json:"latency_ns"`
+	Ended    time.Duration `json:"ended_ns"`
+	// Error is "" for a completed RPC, else "<code>: <text>".
+	Error string `json:"error,omitempty"`
+}
+
+// rpcRecords converts the workload's records for rpcs.json.
+func rpcRecords(recs []traffic.Record) []rpcRecord {
+	out := make([]rpcRecord, len(recs))
+	for i, r := range recs {
+		out[i] = rpcRecord{RPC: rpcNumber(r), Client: hostName(r.Client), Server: hostName(r.Server), Request: r.Request, Response: r.Response,
+			At: r.At, Lateness: r.Lateness, Latency: r.Latency, Ended: r.Ended, Error: r.Err}
+	}
+	return out
+}
+
+// rpcNumber is the user-facing number of r: from 1, as a plan's rpc.
+func rpcNumber(r traffic.Record) int { return r.Seq + 1 }
+
+// hostName names host index i (0-based) as the run does: h1, h2, ...
+func hostName(i int) string { return fmt.Sprintf("h%d", i+1) }
+
 // finish checks the capture and writes the remaining artifacts.
 func (r *run) finish(hs []host, cst harness.CaptureStats) error {
 	s, res := r.s, r.res
+	if len(res.Traffic.Records) == 0 {
+		// Nothing to judge: a pass would say nothing about the IUT.
+		return fmt.Errorf("the workload produced no RPC (%s): give a longer workload.duration, or a workload.count", describeWorkload(s.Workload))
+	}
 	p, err := agent.Params(res.Hellos[0].Params).Spec(s.Check.Profile)
 	if err != nil {
 		return fmt.Errorf("agent h1: %w", err)
@@ -485,7 +562,7 @@ func (r *run) finish(hs []host, cst harness.CaptureStats) error {
 		kept := hr.Violations[:0]
 		for _, v := range hr.Violations {
 			if sp := stall.Explaining(v, hr.View, res.Stalls); len(sp) > 0 {
-				res.Inconclusive = append(res.Inconclusive, Inconclusive{Host: fmt.Sprintf("h%d", i+1), Finding: v, Stall: sp[0]})
+				res.Inconclusive = append(res.Inconclusive, Inconclusive{Host: hostName(i), Finding: v, Stall: sp[0]})
 				continue
 			}
 			kept = append(kept, v)
@@ -521,7 +598,7 @@ func (r *run) finish(hs []host, cst harness.CaptureStats) error {
 		name string
 		v    any
 	}{
-		{"versions.json", vs}, {"rpcs.json", res.Traffic.Records}, {"switch.json", res.Switch},
+		{"versions.json", vs}, {"rpcs.json", rpcRecords(res.Traffic.Records)}, {"switch.json", res.Switch},
 		{"drops.json", res.Drops}, {"check.json", checkJSON{Params: p, Hosts: hostsJSON(res.Hosts), Inconclusive: res.Inconclusive}},
 		{"stalls.json", append([]stall.Span{}, res.Stalls...)}, {"summary.json", res.Summary},
 	} {

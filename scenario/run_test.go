@@ -3,9 +3,11 @@ package scenario
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -52,8 +54,8 @@ func runExample(t *testing.T, name string) (*Result, string, string) {
 	return res, dir, text.String()
 }
 
-// ourNamespaces lists the namespaces whose names carry run id.
-func ourNamespaces(t *testing.T, id string) []string {
+// namespaces lists the namespaces whose names keep accepts.
+func namespaces(t *testing.T, keep func(name string) bool) []string {
 	t.Helper()
 	ents, err := os.ReadDir("/run/netns")
 	if err != nil && !os.IsNotExist(err) {
@@ -61,11 +63,30 @@ func ourNamespaces(t *testing.T, id string) []string {
 	}
 	var out []string
 	for _, e := range ents {
-		if strings.HasPrefix(e.Name(), "ht"+id+"-") {
+		if keep(e.Name()) {
 			out = append(out, e.Name())
 		}
 	}
 	return out
+}
+
+// ourNamespaces lists the namespaces whose names carry run id.
+func ourNamespaces(t *testing.T, id string) []string {
+	return namespaces(t, func(name string) bool { return strings.HasPrefix(name, "ht"+id+"-") })
+}
+
+// processNamespaces returns the namespaces of runs whose lock this process
+// wrote (harness.LockDir/ht<id>.lock holds its pid): those a failed run,
+// whose folder and so its topology.json are gone, would have left.
+func processNamespaces(t *testing.T) []string {
+	return namespaces(t, func(name string) bool {
+		id, ok := harness.RunOf(name)
+		if !ok {
+			return false
+		}
+		b, err := os.ReadFile(filepath.Join(harness.LockDir, id.Prefix()+".lock"))
+		return err == nil && strings.TrimSpace(string(b)) == strconv.Itoa(os.Getpid())
+	})
 }
 
 // runID returns the run id in dir's topology.json.
@@ -171,8 +192,11 @@ func TestRunErrorsLeaveNothing(t *testing.T) {
 		if err == nil || !strings.HasPrefix(err.Error(), "unsupported: implementation linux cannot run here: ") || strings.Contains(err.Error(), "\n") {
 			t.Errorf("linux on a kernel without Homa: %v", err)
 		}
-		if left := ourNamespaces(t, runID(t, dir)); len(left) != 0 {
+		if left := processNamespaces(t); len(left) != 0 {
 			t.Errorf("namespaces left behind: %v", left)
+		}
+		if _, err := os.Stat(dir); !os.IsNotExist(err) {
+			t.Errorf("run folder left behind: %v", err)
 		}
 	}
 	k, err := netem.ProbeKernel()
@@ -268,5 +292,47 @@ func TestRunTCPlanUnsupported(t *testing.T) {
 	}
 	if _, err := os.Stat(dir); !os.IsNotExist(err) {
 		t.Errorf("the run folder exists: a run started before the plan check (%v)", err)
+	}
+}
+
+// TestRunFailLeavesNothing: a run that fails after making its folder
+// removes what it wrote: the whole folder when it made it, only its own
+// files in a folder that existed; with an agent's log it keeps the folder
+// and names it.
+func TestRunFailLeavesNothing(t *testing.T) {
+	s, err := Parse([]byte("workload: {dist: w1, count: 1}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	boom := errors.New("boom")
+	dir := filepath.Join(t.TempDir(), "runs", "a")
+	r, err := newRun(s, Options{ArtifactsDir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.fail(context.Background(), boom); err != boom {
+		t.Errorf("fail: %v; want boom", err)
+	}
+	if _, err := os.Stat(filepath.Dir(dir)); !os.IsNotExist(err) {
+		t.Errorf("%s after a failed run: %v; want it gone", filepath.Dir(dir), err)
+	}
+	mine := t.TempDir()
+	os.WriteFile(filepath.Join(mine, "notes"), nil, 0o644)
+	if r, err = newRun(s, Options{ArtifactsDir: mine}); err != nil {
+		t.Fatal(err)
+	}
+	r.fail(context.Background(), boom)
+	if ents, _ := os.ReadDir(mine); len(ents) != 1 || ents[0].Name() != "notes" {
+		t.Errorf("the user's folder after a failed run holds %v; want only notes", ents)
+	}
+	if r, err = newRun(s, Options{ArtifactsDir: dir}); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(dir, "h1.agent.stderr.log"), []byte("panic\n"), 0o644)
+	if err := r.fail(context.Background(), boom); !errors.Is(err, boom) || !strings.Contains(err.Error(), "logs in "+dir) {
+		t.Errorf("fail with an agent log: %v; want boom naming %s", err, dir)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "h1.agent.stderr.log")); err != nil {
+		t.Errorf("agent log removed: %v", err)
 	}
 }

@@ -129,6 +129,14 @@ type IUT struct {
 	Faults []string `yaml:"faults,omitempty"`
 }
 
+// Port is a Homa port number (HomaModule's sport and dport, 16 bits);
+// 0 in a file means the default.
+type Port uint16
+
+// YAMLKind says what a port looks like in a scenario's type errors
+// (yamlerr.Kinded).
+func (Port) YAMLKind() string { return "a port number 1..65535" }
+
 // Patterns of Workload.Pattern (harness/traffic).
 const (
 	// PatternManyToOne: the last host serves, the others call it.
@@ -151,7 +159,7 @@ type Workload struct {
 	// Pattern is PatternManyToOne (default) or PatternAllToAll.
 	Pattern string `yaml:"pattern,omitempty"`
 	// Port is the servers' Homa port (default 4000).
-	Port uint16 `yaml:"port,omitempty"`
+	Port Port `yaml:"port,omitempty"`
 	// Load is the offered load as a fraction (0, 1] of each server's link
 	// rate (Link.Rate, which must then be set): open loop, Poisson
 	// arrivals. Exclusive with Concurrency.

@@ -75,11 +75,21 @@ func runSim(ctx context.Context, s *Scenario, o Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := r.executeSim(ctx, p, faults, cost); err != nil {
+		return nil, r.fail(ctx, err)
+	}
+	return r.res, nil
+}
+
+// executeSim is runSim's run once its folder is made: the simulator
+// with hosts of parameters p, faults and cost.
+func (r *run) executeSim(ctx context.Context, p homa.Params, faults []homa.Fault, cost sim.Cost) error {
+	s := r.s
 	sm, err := sim.New(sim.Config{Seed: s.Seed, Link: s.Link.LinkConfig, Plan: s.Plan, Cost: &cost})
 	if err != nil {
-		return nil, fmt.Errorf("link or plan: %w", err)
+		return fmt.Errorf("link or plan: %w", err)
 	}
-	version := o.Version
+	version := r.o.Version
 	if version == "" {
 		version = homatestVersion()
 	}
@@ -93,7 +103,7 @@ func runSim(ctx context.Context, s *Scenario, o Options) (*Result, error) {
 		}
 		h, err := sm.AddHost(sim.HostConfig{Name: fmt.Sprintf("h%d", i), Addr: a, Params: p, Faults: faults})
 		if err != nil {
-			return nil, fmt.Errorf("iut: %w", err)
+			return fmt.Errorf("iut: %w", err)
 		}
 		hosts = append(hosts, h)
 		hs = append(hs, host{name: h.Name(), addr: a})
@@ -106,7 +116,7 @@ func runSim(ctx context.Context, s *Scenario, o Options) (*Result, error) {
 		v    any
 	}{{"topology.json", topo}, {"hellos.json", r.res.Hellos}} {
 		if err := r.arts.WriteJSON(a.name, a.v); err != nil {
-			return nil, err
+			return err
 		}
 	}
 	files := map[string]*harness.AtomicFile{}
@@ -119,26 +129,26 @@ func runSim(ctx context.Context, s *Scenario, o Options) (*Result, error) {
 	for _, name := range []string{"sent.pcapng", "delivered.pcapng", "capture.pcapng"} {
 		f, err := r.arts.Create(name)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		files[name], bufs[name] = f, bufio.NewWriterSize(f, 1<<20)
 	}
 	if err := sm.Capture(sim.CaptureConfig{Sent: bufs["sent.pcapng"], Delivered: bufs["delivered.pcapng"],
 		Both: bufs["capture.pcapng"], SnapLen: SimSnapLen}); err != nil {
-		return nil, err
+		return err
 	}
 	sm.OnNote(func(n sim.Note) {
 		r.notes.add(note{Port: n.Port, Time: time.Unix(0, int64(n.Time)), Data: n.Frame, Comment: n.Comment})
 	})
 	cfg, err := r.trafficConfig()
 	if err != nil {
-		return nil, err
+		return err
 	}
 	r.logf("simulating %d hosts behind netem's switch core (%s, seed %d)", s.Topology.Hosts, s.Link.Rate, s.Seed)
 	r.logf("running the workload on ref (%s)", describeWorkload(s.Workload))
 	tr, err := sm.StartTraffic(hosts, cfg)
 	if err != nil {
-		return nil, fmt.Errorf("workload: %w", err)
+		return fmt.Errorf("workload: %w", err)
 	}
 	n := 0
 	sm.RunWhile(func() bool {
@@ -148,24 +158,24 @@ func runSim(ctx context.Context, s *Scenario, o Options) (*Result, error) {
 		return !tr.Done()
 	})
 	if err := ctx.Err(); err != nil {
-		return nil, err
+		return err
 	}
 	r.res.Traffic = tr.Result()
 	r.res.Switch = sm.Switch()
 	if err := sm.Flush(); err != nil {
-		return nil, err
+		return err
 	}
 	for name, f := range files {
 		if err := bufs[name].Flush(); err != nil {
-			return nil, fmt.Errorf("%s: %w", name, err)
+			return fmt.Errorf("%s: %w", name, err)
 		}
 		if err := f.Commit(); err != nil {
-			return nil, err
+			return err
 		}
 	}
 	r.logf("checking the capture")
 	if err := r.finish(hs, harness.CaptureStats{}); err != nil {
-		return nil, err
+		return err
 	}
-	return r.res, nil
+	return nil
 }

@@ -166,13 +166,13 @@ func summarize(res *Result, cst harness.CaptureStats) Summary {
 			if sp := stall.TimedOut(rec.Err, tr.Start.Add(rec.At), tr.Start.Add(rec.Ended), res.Stalls); !tr.Start.IsZero() && len(sp) > 0 {
 				sum.TimedOutInStall++
 				if len(sum.StallTimeouts) < 10 {
-					sum.StallTimeouts = append(sum.StallTimeouts, fmt.Sprintf("RPC %d (h%d→h%d, %d→%d bytes): %s (during: %s)", rec.Seq, rec.Client+1, rec.Server+1, rec.Request, rec.Response, rec.Err, sp[0]))
+					sum.StallTimeouts = append(sum.StallTimeouts, fmt.Sprintf("RPC %d (%s→%s, %d→%d bytes): %s (during: %s)", rpcNumber(rec), hostName(rec.Client), hostName(rec.Server), rec.Request, rec.Response, rec.Err, sp[0]))
 				}
 				continue
 			}
 			sum.Failed++
 			if len(sum.Errors) < 10 {
-				sum.Errors = append(sum.Errors, fmt.Sprintf("RPC %d (h%d→h%d, %d→%d bytes): %s", rec.Seq, rec.Client+1, rec.Server+1, rec.Request, rec.Response, rec.Err))
+				sum.Errors = append(sum.Errors, fmt.Sprintf("RPC %d (%s→%s, %d→%d bytes): %s", rpcNumber(rec), hostName(rec.Client), hostName(rec.Server), rec.Request, rec.Response, rec.Err))
 			}
 			continue
 		}
@@ -241,7 +241,7 @@ func summarize(res *Result, cst harness.CaptureStats) Summary {
 			}
 			if len(sum.Violations) < 20 {
 				src := hr.Sources[v.Frame-1]
-				sum.Violations = append(sum.Violations, Violation{Host: fmt.Sprintf("h%d", i+1), Delivered: src.Delivered, Frame: src.Frame, Finding: v})
+				sum.Violations = append(sum.Violations, Violation{Host: hostName(i), Delivered: src.Delivered, Frame: src.Frame, Finding: v})
 			}
 		}
 	}

@@ -1,6 +1,7 @@
 package scenario
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 	"time"
@@ -34,13 +35,25 @@ func TestTimeoutInStall(t *testing.T) {
 		t.Fatalf("ok %d failed %d in stall %d (%v) verdict %s, want 1, 2 (the late timeout, the payload error), 2, fail",
 			sum.OK, sum.Failed, sum.TimedOutInStall, sum.StallTimeouts, sum.Verdict)
 	}
-	if !strings.HasPrefix(sum.StallTimeouts[0], "RPC 0 ") || !strings.Contains(sum.StallTimeouts[0], "agent on h4 lost 1s") {
-		t.Errorf("first stall timeout %q, want RPC 0 with its stall", sum.StallTimeouts[0])
+	// RPCs are numbered from 1, as a plan's rpc counts them.
+	if !strings.HasPrefix(sum.StallTimeouts[0], "RPC 1 (h2→h4, 355→100 bytes)") || !strings.Contains(sum.StallTimeouts[0], "agent on h4 lost 1s") {
+		t.Errorf("first stall timeout %q, want RPC 1 with its stall", sum.StallTimeouts[0])
 	}
-	var b strings.Builder
-	sum.WriteText(&b)
-	if !strings.Contains(b.String(), "5 RPCs, 1 ok, 2 failed, 2 timed out during measured stalls (inconclusive)") {
-		t.Errorf("text does not count the inconclusive timeouts:\n%s", b.String())
+	if len(sum.Errors) == 0 || !strings.HasPrefix(sum.Errors[0], "RPC 2 (h1→h4, 100→100 bytes): timeout") {
+		t.Errorf("failed RPCs %q, want the first to be RPC 2 (Seq 1)", sum.Errors)
+	}
+	// rpcs.json: the same numbers, snake_case keys, host names.
+	b, err := json.Marshal(rpcRecords(recs[4:]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `[{"rpc":5,"client":"h3","server":"h4","request_bytes":100,"response_bytes":100,"at_ns":0,"lateness_ns":0,"latency_ns":1000000,"ended_ns":1000000}]`; string(b) != want {
+		t.Errorf("rpcs.json record:\n %s\nwant\n %s", b, want)
+	}
+	var text strings.Builder
+	sum.WriteText(&text)
+	if !strings.Contains(text.String(), "5 RPCs, 1 ok, 2 failed, 2 timed out during measured stalls (inconclusive)") {
+		t.Errorf("text does not count the inconclusive timeouts:\n%s", text.String())
 	}
 	// Only the stalled timeouts: the verdict passes.
 	if sum := run([]stall.Span{span}, []traffic.Record{recs[0], recs[3], recs[4]}); sum.Verdict != VerdictPass || sum.Failed != 0 || sum.TimedOutInStall != 2 {

@@ -36,7 +36,7 @@ func tcDrops(lost []lostFrame, hosts []netip.Addr, ports []string, plan *netem.P
 		port := ""
 		for i, a := range hosts {
 			if a == l.Dst && i < len(ports) {
-				d.Host, port = fmt.Sprintf("h%d", i+1), ports[i]
+				d.Host, port = hostName(i), ports[i]
 			}
 		}
 		if l.Err != nil {

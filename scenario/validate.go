@@ -205,32 +205,54 @@ func (s *Scenario) validateWorkload() error {
 	if w.Dist == "" {
 		return s.errf("workload", "no dist and no rpcs: give a request size distribution (dist: w1..w5 or a size in bytes) or an explicit rpcs list")
 	}
-	if _, err := workload.Parse(w.Dist); err != nil {
-		return s.errf("workload.dist", "%v", err)
+	for _, f := range []struct{ field, dist string }{{"dist", w.Dist}, {"response", w.Response}} {
+		d, err := workload.Parse(f.dist)
+		if err != nil {
+			return s.errf("workload."+f.field, "%v", err)
+		}
+		// A fixed size above the protocol's limit: as for an rpcs list
+		// (w1..w5 are cut at it already).
+		if d.Max() > agent.MaxMessage {
+			return s.errf("workload."+f.field, "%d: want 1..%d bytes (HomaModule's HOMA_MAX_MESSAGE_LENGTH) or w1..w5", d.Max(), agent.MaxMessage)
+		}
 	}
-	if _, err := workload.Parse(w.Response); err != nil {
-		return s.errf("workload.response", "%v", err)
-	}
+	// fill makes an absent load and concurrency a concurrency of 1; said
+	// as 0, either is a mistake, as a negative value is.
+	zeroLoad, zeroConc := s.givenZero("workload.load"), s.givenZero("workload.concurrency")
 	switch {
 	case w.Pattern != PatternManyToOne && w.Pattern != PatternAllToAll:
 		return s.errf("workload.pattern", "%q: want many-to-one or all-to-all", w.Pattern)
 	case w.Load != 0 && w.Concurrency != 0:
 		return s.errf("workload.load", "load (open loop) and concurrency (closed loop) exclude each other: keep one")
-	case w.Load < 0 || w.Load > 1:
+	case w.Load < 0 || w.Load > 1 || zeroLoad:
 		return s.errf("workload.load", "%g: want a fraction of the link rate in (0, 1], e.g. 0.5", w.Load)
 	case w.Load > 0 && s.Link.Rate == 0:
 		return s.errf("workload.load", "a load is a fraction of the link rate, but link.rate is unlimited: set link.rate (e.g. 1gbit) or use concurrency")
-	case w.Concurrency < 0:
-		return s.errf("workload.concurrency", "%d: want calls outstanding per client, 1 or more", w.Concurrency)
+	case zeroConc:
+		return s.errf("workload.concurrency", "0: want calls outstanding per client, 1..%d", MaxConcurrency)
+	case w.Concurrency < 0 || w.Concurrency > MaxConcurrency:
+		return s.errf("workload.concurrency", "%d: want calls outstanding per client, 1..%d", w.Concurrency, MaxConcurrency)
 	case w.Duration < 0:
 		return s.errf("workload.duration", "%v is negative: give a duration such as 5s", w.Duration)
-	case w.Count < 0:
-		return s.errf("workload.count", "%d is negative: give a number of RPCs", w.Count)
+	case w.Count < 0 || w.Count > MaxCount:
+		return s.errf("workload.count", "%d: want a number of RPCs, 1..%d", w.Count, MaxCount)
 	case w.Duration == 0 && w.Count == 0:
 		return s.errf("workload", "no duration and no count: say when to stop issuing RPCs, e.g. duration: 5s or count: 1000")
 	}
 	return s.validateTimeout()
 }
+
+// Bounds of a generated workload. Each outstanding call holds up to two
+// messages of up to agent.MaxMessage bytes (1 MB) in its client's and its
+// server's agent, so MaxConcurrency calls per client are up to 2 GB of
+// buffers per client at the largest sizes; each RPC keeps a record (about
+// 300 bytes in rpcs.json, more in memory), so MaxCount RPCs are a few
+// hundred megabytes. Beyond either a run exhausts the machine rather
+// than testing the IUT.
+const (
+	MaxConcurrency = 1000
+	MaxCount       = 1000000
+)
 
 func (s *Scenario) validateTimeout() error {
 	if s.Workload.Timeout < 0 {

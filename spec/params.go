@@ -225,8 +225,13 @@ func (p *Params) Set(name, value string) error {
 		f.Set(reflect.ValueOf(v))
 	case time.Duration:
 		d, err := time.ParseDuration(value)
-		if err != nil || d < 0 {
+		switch {
+		case err != nil:
 			return fmt.Errorf("parameter %s: %q is not a duration such as 1ms or 250us", name, value)
+		case name == "tick" && d <= 0: // Validate's rule, said here with the value
+			return fmt.Errorf("parameter tick: %q: the tick must be positive, e.g. 10ms", value)
+		case d < 0:
+			return fmt.Errorf("parameter %s: %q is negative: it must be 0 or positive, e.g. 1ms", name, value)
 		}
 		f.SetInt(int64(d))
 	case float64:

@@ -136,6 +136,11 @@ func Lookup(name string, top reflect.Type) (reflect.Type, bool) {
 	return t, t != nil
 }
 
+// Kinded is a type that says what a value of it looks like, for a type
+// error on it, when its Go kind would say less (a port: "a port number
+// 1..65535", not "a whole number from 0 to 65535").
+type Kinded interface{ YAMLKind() string }
+
 // kindOf says what a value of the Go type named goType looks like in a
 // YAML file whose document decodes into top.
 func kindOf(goType string, top reflect.Type, help string) string {
@@ -150,10 +155,15 @@ func kindOf(goType string, top reflect.Type, help string) string {
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
+	if k, ok := reflect.New(t).Elem().Interface().(Kinded); ok {
+		return k.YAMLKind()
+	}
 	switch t.Kind() {
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
 		return "a whole number"
-	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+	case reflect.Uint16:
+		return "a whole number from 0 to 65535"
+	case reflect.Uint, reflect.Uint8, reflect.Uint32, reflect.Uint64:
 		return "a whole number ≥ 0"
 	case reflect.Float32, reflect.Float64:
 		return "a number"

@@ -22,8 +22,14 @@ type doc struct {
 	Wait  time.Duration `yaml:"wait"`
 	List  []inner       `yaml:"list"`
 	Tags  map[string]int
-	Any   any `yaml:"any"`
+	Any   any  `yaml:"any"`
+	Port  port `yaml:"port"`
 }
+
+// port says its own kind (Kinded).
+type port uint16
+
+func (port) YAMLKind() string { return "a port 1..65535" }
 
 // TestKind: each type error becomes the field path, the value (whole,
 // though yaml cuts it) and the kind wanted, with no Go type name; other
@@ -38,7 +44,8 @@ func TestKind(t *testing.T) {
 		{"list: {n: 1}\n", `line 1: list: a mapping: want a list`},
 		{"list: [3]\n", `line 1: list[0]: "3": want a mapping of n, ratio`},
 		{"list:\n  - {n: 1, ratio: halfandhalf}\n", `line 2: list[0].ratio: "halfandhalf": want a number`},
-		{"list:\n  - {ratio: 0.5, n: -1}\n", `line 2: list[0].n: "-1": want a whole number ≥ 0`},
+		{"list:\n  - {ratio: 0.5, n: -1}\n", `line 2: list[0].n: "-1": want a whole number from 0 to 65535`},
+		{"port: 70000\n", `line 1: port: "70000": want a port 1..65535`},
 		{"tags: [a]\n", "line 1: tags: a list: want a mapping (name: value)"},
 	} {
 		var root yaml.Node

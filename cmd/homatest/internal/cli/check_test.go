@@ -146,6 +146,8 @@ func TestCheckBadInput(t *testing.T) {
 		{"cut", []string{"check", cut}, "capture damaged or cut short"},
 		{"bad profile", []string{"check", "--profile", "bsd", good}, "unknown profile"},
 		{"bad param", []string{"check", "--param", "nope=1", good}, "unknown parameter"},
+		{"negative tick", []string{"check", "--param", "tick=-1ms", good}, `parameter tick: "-1ms": the tick must be positive, e.g. 10ms`},
+		{"negative duration", []string{"check", "--param", "slack=-1ms", good}, `parameter slack: "-1ms" is negative: it must be 0 or positive, e.g. 1ms`},
 		{"bad param value", []string{"check", "--param", "resend_ticks=x", good}, "not a non-negative integer"},
 		{"bad rules", []string{"check", "--rules", "HOMA-NOPE-*", good}, "matches no rule"},
 		{"bad level", []string{"check", "--level", "may", good}, "want must or should"},

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/homatest/homatest/harness"
+	"github.com/spf13/cobra"
 )
 
 func TestCleanupNotRoot(t *testing.T) {
@@ -56,19 +57,52 @@ func TestCleanupDryRunCount(t *testing.T) {
 	}
 }
 
-// TestUnknownCommand: an unknown command names the fix (and a near
-// command), on one line.
+// TestUnknownCommand: an unknown command names the group, a near
+// command and the fix, on one line, with exit 2, in every command group
+// of the tree (a mistyped subcommand must not pass a CI script), also
+// when it is followed by flags only the meant subcommand knows; a group
+// alone prints its help.
 func TestUnknownCommand(t *testing.T) {
 	for args, want := range map[string]string{
-		"frob":  `unknown command "frob": homatest --help lists the commands`,
-		"decod": `unknown command "decod" (did you mean decode?): homatest --help lists the commands`,
+		"frob":                           `unknown command "frob" for "homatest": homatest --help lists the commands`,
+		"decod":                          `unknown command "decod" for "homatest" (did you mean decode?): homatest --help lists the commands`,
+		"scenario valdiate x.yaml":       `unknown command "valdiate" for "homatest scenario" (did you mean validate?): homatest scenario --help lists the commands`,
+		"scenario runn --env sim x.yaml": `unknown command "runn" for "homatest scenario" (did you mean run?): homatest scenario --help lists the commands`,
+		"netem sett eth0":                `unknown command "sett" for "homatest netem" (did you mean set?): homatest netem --help lists the commands`,
+		"spec nosuch":                    `unknown command "nosuch" for "homatest spec": homatest spec --help lists the commands`,
 	} {
-		_, err, code := run(t, args)
+		_, err, code := run(t, strings.Fields(args)...)
 		if code != ExitUsage || err == nil || err.Error() != want {
 			t.Errorf("homatest %s: exit %d, %v; want 2 and %q", args, code, err, want)
 		}
 	}
-	if out, err, code := run(t); code != ExitOK || !strings.Contains(out, "Conformance (test an implementation):") {
-		t.Errorf("homatest alone: exit %d, %v, output %q; want the help", code, err, out)
+	var groups []*cobra.Command
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		// bench has subcommands but runs a benchmark of its own.
+		if c.HasSubCommands() && c.Name() != "bench" {
+			groups = append(groups, c)
+		}
+		for _, s := range c.Commands() {
+			walk(s)
+		}
+	}
+	walk(New())
+	if len(groups) < 6 { // homatest scenario netem spec wireshark completion
+		t.Fatalf("found %d command groups, want at least 6", len(groups))
+	}
+	for _, g := range groups {
+		path := strings.Fields(g.CommandPath())[1:]
+		out, err, code := run(t, path...)
+		if code != ExitOK || !strings.Contains(out, "Available Commands:") && !strings.Contains(out, "Conformance (test an implementation):") {
+			t.Errorf("%s alone: exit %d, %v, output %q; want its help", g.CommandPath(), code, err, out)
+		}
+		for _, tail := range [][]string{{"zzqx"}, {"zzqx", "--zzflag", "v"}} {
+			_, err, code = run(t, append(append([]string{}, path...), tail...)...)
+			want := `unknown command "zzqx" for "` + g.CommandPath() + `"`
+			if code != ExitUsage || err == nil || !strings.HasPrefix(err.Error(), want) {
+				t.Errorf("%s %s: exit %d, %v; want 2 and %q", g.CommandPath(), strings.Join(tail, " "), code, err, want)
+			}
+		}
 	}
 }

@@ -47,7 +47,8 @@ or the files that differ.
 
 Exit codes: 0 same drops (and files) and a clean run; 1 the drops or files
 differ, or failed RPCs or violations; 2 a folder without a finished run, or
-an environment error.`,
+an environment error; 130 interrupted (the new folder is kept, marked by its
+file "interrupted").`,
 		Example: `  homatest scenario run scenario/testdata/two-hosts-drops.yaml --artifacts runs/a
   homatest replay runs/a                      # new folder runs/a-replay-<time>
   homatest replay runs/a --artifacts runs/b -o json | jq .same`,

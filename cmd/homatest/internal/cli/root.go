@@ -106,21 +106,14 @@ Exit codes: 0 success, 1 violations, 2 usage, input or environment error,
 			}
 			return nil
 		},
-		// Runnable, so that an unknown command reaches RunE (cobra's own
-		// error names no fix and spans lines when it has a suggestion).
-		Args: cobra.ArbitraryArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if len(args) == 0 {
-				return cmd.Help()
-			}
-			hint := ""
-			if s := cmd.SuggestionsFor(args[0]); len(s) > 0 {
-				hint = " (did you mean " + strings.Join(s, " or ") + "?)"
-			}
-			return usageErr(fmt.Errorf("unknown command %q%s: homatest --help lists the commands", args[0], hint))
-		},
 	}
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		if isGroup(c) && c.Flags().NArg() > 0 {
+			// "scenario runn --env sim x.yaml": pflag stopped at --env,
+			// which only the mistyped subcommand knows; the mistake
+			// is the subcommand.
+			return unknownSubcommand(c, c.Flags().Args())
+		}
 		var fe *formatError
 		if errors.As(err, &fe) {
 			err = fe
@@ -138,7 +131,54 @@ Exit codes: 0 success, 1 violations, 2 usage, input or environment error,
 	}
 	root.SetHelpCommandGroupID(groupMaintenance)
 	root.SetCompletionCommandGroupID(groupMaintenance)
+	// Added now rather than by Execute, so that groupCommands sees it.
+	root.InitDefaultCompletionCmd()
+	groupCommands(root)
 	return root
+}
+
+// groupAnnotation marks a command group in its Annotations.
+const groupAnnotation = "homatest-group"
+
+// groupCommands makes every command group under c (a command with
+// subcommands and no action of its own: homatest, scenario, netem, spec,
+// wireshark, completion) print its help when called alone and answer an
+// unknown subcommand with a usage error (exit 2). Cobra's default
+// prints the group's help and exits 0 for a non-root group, so that a
+// mistyped subcommand in a CI script would pass silently.
+func groupCommands(c *cobra.Command) {
+	if c.HasSubCommands() && !c.Runnable() {
+		if c.Annotations == nil {
+			c.Annotations = map[string]string{}
+		}
+		c.Annotations[groupAnnotation] = "true"
+		c.Args = cobra.ArbitraryArgs
+		if c.SuggestionsMinimumDistance <= 0 {
+			c.SuggestionsMinimumDistance = 2 // cobra's default, set by Execute on the root only
+		}
+		c.RunE = func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return cmd.Help()
+			}
+			return unknownSubcommand(cmd, args)
+		}
+	}
+	for _, s := range c.Commands() {
+		groupCommands(s)
+	}
+}
+
+// isGroup says whether groupCommands made c a command group.
+func isGroup(c *cobra.Command) bool { return c.Annotations[groupAnnotation] != "" }
+
+// unknownSubcommand is the usage error for args[0], not a subcommand of
+// the group c: cobra's wording and suggestion, on one line, and the fix.
+func unknownSubcommand(c *cobra.Command, args []string) error {
+	hint := ""
+	if s := c.SuggestionsFor(args[0]); len(s) > 0 {
+		hint = " (did you mean " + strings.Join(s, " or ") + "?)"
+	}
+	return usageErr(fmt.Errorf("unknown command %q for %q%s: %s --help lists the commands", args[0], c.CommandPath(), hint, c.CommandPath()))
 }
 
 // flagKinds says, for each pflag value type the commands use, what a

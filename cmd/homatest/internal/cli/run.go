@@ -13,6 +13,7 @@ import (
 
 	"github.com/homatest/homatest/agent"
 	"github.com/homatest/homatest/conformance"
+	"github.com/homatest/homatest/harness"
 	"github.com/homatest/homatest/report/html"
 	"github.com/homatest/homatest/spec"
 )
@@ -184,6 +185,11 @@ func (o *runOpts) run(cmd *cobra.Command) error {
 	if defaulted {
 		o.artifacts = defaultRunDir()
 	}
+	// A usage error found by the pass (no spec matched, an environment
+	// that cannot be built) removes what this run created, and only that.
+	undo := harness.RecordDir(o.artifacts)
+	_, serr := os.Stat(o.artifacts)
+	existed := serr == nil
 	if err := os.MkdirAll(o.artifacts, 0o755); err != nil {
 		return usageErr(artifactsErr(err))
 	}
@@ -199,6 +205,9 @@ func (o *runOpts) run(cmd *cobra.Command) error {
 		}
 		if len(gone) > 0 {
 			fmt.Fprintf(cmd.ErrOrStderr(), "homatest: removed %s of an earlier run from %s: %s\n", plural(len(gone), "pass folder", "pass folders"), o.artifacts, strings.Join(gone, ", "))
+		}
+		if existed {
+			undo = harness.RecordDir(o.artifacts) // what this run adds starts here
 		}
 	}
 	if o.matrix {
@@ -216,7 +225,7 @@ func (o *runOpts) run(cmd *cobra.Command) error {
 			return usageErr(err)
 		}
 		if res.SetupError != "" {
-			return o.setupFailed(res.SetupError, defaulted)
+			return o.setupFailed(res.SetupError, undo)
 		}
 		if err := sup.RerunInconclusive(name, res, o.passOptions()); err != nil {
 			if errors.Is(err, conformance.ErrInterrupted) {
@@ -237,9 +246,7 @@ func (o *runOpts) run(cmd *cobra.Command) error {
 			}
 		}
 		if ran == 0 {
-			if defaulted {
-				removeRunDir(o.artifacts) // nothing ran
-			}
+			undo.Remove() // nothing ran
 			return usageErr(errors.New("no spec matched --label-filter, --rules and --focus (homatest spec list shows the rule IDs; areas: wire, grant, resend, ack, cutoffs, robustness, workload)"))
 		}
 	}
@@ -270,17 +277,17 @@ func (o *runOpts) run(cmd *cobra.Command) error {
 
 // setupFailed is the error (exit code 2) of a run whose pass could not
 // build its environment (setupErr, conformance.Result.SetupError): one line
-// naming the problem and its fix. The run folder is removed when it was
-// defaulted and holds no agent output; otherwise the line names it.
-func (o *runOpts) setupFailed(setupErr string, defaulted bool) error {
+// naming the problem and its fix. What the run created is removed (undo)
+// unless an agent wrote to its log; then the line names the folder.
+func (o *runOpts) setupFailed(setupErr string, undo *harness.DirUndo) error {
 	msg := "the test environment could not be built: " + setupErr
 	if why, ok := strings.CutPrefix(setupErr, "unsupported: "); ok {
 		msg = why // "implementation NAME cannot run here: REASON" (agent.Start)
 	}
-	if agentOutput(o.artifacts) || !defaulted {
+	if agentOutput(o.artifacts) {
 		msg += "; logs in " + o.artifacts
 	} else {
-		removeRunDir(o.artifacts)
+		undo.Remove()
 	}
 	return usageErr(errors.New(msg))
 }

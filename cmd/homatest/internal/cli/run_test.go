@@ -117,6 +117,37 @@ func TestRunUsageErrors(t *testing.T) {
 	}
 }
 
+// TestRunUsageErrorLeavesNothing: a run whose filter matches no spec
+// (exit 2) removes what it created under --artifacts: a new folder with
+// its parents, or in a folder that existed only its own files (it used to
+// leave pass-1/{ginkgo.log,result.json,pass.json}).
+func TestRunUsageErrorLeavesNothing(t *testing.T) {
+	t.Setenv("HOMATEST_CLI_CHILD", "1") // the pass runs as a child
+	dir := t.TempDir()
+	mine := filepath.Join(dir, "mine")
+	if err := os.Mkdir(mine, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(mine, "notes.txt"), []byte("keep\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range [][]string{{"--focus", "NOSUCH"}, {"--rules", "NOPE-*"}} {
+		for _, arts := range []string{filepath.Join(dir, "new", "a"), mine} {
+			args := append([]string{"run", "--env", "sim", "--artifacts", arts}, c...)
+			_, err, code := run(t, args...)
+			if code != ExitUsage || err == nil || !strings.Contains(err.Error(), "no spec matched") {
+				t.Errorf("%v: exit %d, %v; want 2 and no spec matched", args, code, err)
+			}
+		}
+		if _, err := os.Stat(filepath.Join(dir, "new")); !os.IsNotExist(err) {
+			t.Errorf("%v: the new --artifacts folder's parent is still there: %v", c, err)
+		}
+		if ents, _ := os.ReadDir(mine); len(ents) != 1 || ents[0].Name() != "notes.txt" {
+			t.Errorf("%v: the existing --artifacts folder holds %v; want only notes.txt", c, ents)
+		}
+	}
+}
+
 // keep the import used when the JSON shape changes
 var _ = conformance.Result{}
 

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -11,7 +12,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/homatest/homatest/harness"
 	"github.com/homatest/homatest/report/html"
 	"github.com/homatest/homatest/scenario"
 )
@@ -53,8 +53,8 @@ func (o *scenarioOpts) check() error {
 
 // run runs s with the flags' options; progress goes to stderr.
 func (o *scenarioOpts) run(cmd *cobra.Command, s *scenario.Scenario) (*scenario.Result, error) {
-	stop := harness.HandleSignals()
-	defer stop()
+	// No harness.HandleSignals: Main's context ends on SIGINT and SIGTERM,
+	// and Run then removes its namespaces and marks its folder itself.
 	ctx := cmd.Context()
 	if ctx == nil {
 		ctx = context.Background()
@@ -65,6 +65,9 @@ func (o *scenarioOpts) run(cmd *cobra.Command, s *scenario.Scenario) (*scenario.
 		opts.Log = func(line string) { fmt.Fprintln(errw, "homatest:", line) }
 	}
 	res, err := scenario.Run(ctx, s, opts)
+	if errors.Is(err, scenario.ErrInterrupted) {
+		return nil, &ExitError{Code: 130, Err: err}
+	}
 	if err != nil {
 		return nil, usageErr(err)
 	}
@@ -142,12 +145,16 @@ plan hits and the rule table.
 Exit codes: 0 every RPC completed and no MUST rule was violated (SHOULD
 violations, with check.level should, are warnings unless --strict); 1 failed
 RPCs or violations; 2 a bad scenario or manifest, not root, a kernel without a
-feature the link needs, or an environment error (nothing is left behind).`,
+feature the link needs, or an environment error (nothing is left behind);
+130 interrupted (the folder is kept, marked by its file "interrupted").`,
 		Example: `  homatest scenario run scenario/testdata/w4-half-load.yaml
   homatest scenario run --env sim scenario/testdata/w4-half-load.yaml
   homatest scenario run my.yaml --seed 42 --artifacts runs/my-42 -o json | jq .latency_p99_ns`,
 		Args: oneArg("one scenario file", "scenario/testdata/w4-half-load.yaml"),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := o.check(); err != nil {
+				return err
+			}
 			s, err := scenario.Load(args[0])
 			if err != nil {
 				return usageErr(err)

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"io"
@@ -272,5 +273,91 @@ func TestScenarioSimRunAndReplay(t *testing.T) {
 	}
 	if code != ExitViolations || err == nil || rep.Same || len(rep.FileDifferences) != 1 || !strings.HasPrefix(rep.FileDifferences[0], "rpcs.json differs") {
 		t.Errorf("replay of a changed folder: exit %d, %v, %+v", code, err, rep)
+	}
+}
+
+// TestScenarioInterrupt: SIGINT during scenario run (in the simulator, no
+// root) ends it with exit 130 and one line saying it was interrupted; its
+// folder is marked interrupted and replay refuses it (exit 2, saying
+// why), as replay interrupted in turn marks its own folder.
+func TestScenarioInterrupt(t *testing.T) {
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	interrupt := func(args ...string) (string, int) {
+		t.Helper()
+		cmd := exec.Command(self, args...)
+		cmd.Env = append(os.Environ(), "HOMATEST_CLI_CHILD=1")
+		stderr, err := cmd.StderrPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { cmd.Process.Kill() }) // a no-op once it ended
+		// SIGINT once the workload runs (w4 at half of 1 Gbit/s for 5 s of
+		// virtual time: many seconds of CPU), not before.
+		var lines []string
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			lines = append(lines, sc.Text())
+			if strings.Contains(sc.Text(), "running the workload") {
+				cmd.Process.Signal(syscall.SIGINT)
+			}
+		}
+		cmd.Wait()
+		return strings.Join(lines, "\n"), cmd.ProcessState.ExitCode()
+	}
+	a := filepath.Join(dir, "a")
+	out, code := interrupt("scenario", "run", "--env", "sim", filepath.Join(exampleDir, "w4-half-load.yaml"), "--artifacts", a)
+	last := out[strings.LastIndex(out, "\n")+1:]
+	if code != 130 || !strings.HasPrefix(last, "homatest: interrupted: the run stopped before it finished; its partial folder "+a+" is marked interrupted") {
+		t.Fatalf("scenario run interrupted: exit %d, stderr:\n%s\nwant 130 and the interrupted line last", code, out)
+	}
+	if _, err := os.Stat(filepath.Join(a, "interrupted")); err != nil {
+		t.Errorf("interrupted run folder is not marked: %v", err)
+	}
+	_, err, code = run(t, "replay", a, "-q")
+	if code != ExitUsage || err == nil || !strings.Contains(err.Error(), "interrupted before it finished") {
+		t.Errorf("replay of the interrupted folder: exit %d, %v; want 2 saying it was interrupted", code, err)
+	}
+	// A finished run, replayed and interrupted.
+	b := filepath.Join(dir, "b")
+	writeFile(t, dir, "short.yaml", "env: sim\ntopology: {hosts: 4}\nlink: {rate: 1gbit}\nworkload: {dist: w4, load: 0.5, count: 5}\n")
+	if _, err, code := run(t, "scenario", "run", filepath.Join(dir, "short.yaml"), "--artifacts", b, "-q"); code != ExitOK {
+		t.Fatalf("short run: exit %d, %v", code, err)
+	}
+	// Its scenario, made long, as the original whose replay is stopped.
+	long, err := os.ReadFile(filepath.Join(exampleDir, "w4-half-load.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, b, "scenario.yaml", "env: sim\n"+string(long))
+	c := filepath.Join(dir, "c")
+	out, code = interrupt("replay", b, "--artifacts", c)
+	if code != 130 || !strings.Contains(out, "homatest: interrupted: the run stopped before it finished") {
+		t.Fatalf("replay interrupted: exit %d, stderr:\n%s", code, out)
+	}
+	if _, err := os.Stat(filepath.Join(c, "interrupted")); err != nil {
+		t.Errorf("interrupted replay folder is not marked: %v", err)
+	}
+}
+
+// TestScenarioNoRPC: a workload that issues no RPC (a duration shorter
+// than the first arrival) is an error, exit 2, naming the fix, and leaves
+// no run folder; it used to report "0 RPCs ... PASS".
+func TestScenarioNoRPC(t *testing.T) {
+	dir := t.TempDir()
+	sc := writeFile(t, dir, "none.yaml", "env: sim\nlink: {rate: 1gbit}\nworkload: {dist: w4, load: 0.5, duration: 1us}\n")
+	runs := filepath.Join(dir, "runs", "a")
+	out, err, code := run(t, "scenario", "run", sc, "--artifacts", runs, "-q")
+	if code != ExitUsage || err == nil || !strings.Contains(err.Error(), "the workload produced no RPC (w4 requests, 100 responses, many-to-one, load 0.5, for 1µs): give a longer workload.duration, or a workload.count") {
+		t.Errorf("no RPC: exit %d, %v\n%s", code, err, out)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "runs")); !os.IsNotExist(err) {
+		t.Errorf("run folder after a run with no RPC: %v; want none", err)
 	}
 }

@@ -15,8 +15,6 @@ func newSpecCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "spec",
 		Short: "List and document the spec rules and parameters",
-		Args:  noArgs,
-		RunE:  func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
 	var output string
 	list := &cobra.Command{

@@ -18,8 +18,6 @@ Homa generated from homatest's wire format tables (every packet type and
 field of the current format, IP protocol 146; the 2022-2024 format, IP
 protocol 253; the upstream subset; TCP-hijacked frames), which every
 Wireshark build runs without compiling.`,
-		Args: noArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
 	cmd.AddCommand(newDissectorCmd())
 	return cmd
