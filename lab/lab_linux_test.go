@@ -113,8 +113,22 @@ func TestLabKernel(t *testing.T) {
 	vmCtx, cancel := context.WithTimeout(ctx, 20*time.Minute)
 	defer cancel()
 	var console bytes.Buffer
-	res, err := Run(vmCtx, Config{Kernel: k, Dir: dir, Homatest: filepath.Join(dir, "homatest"), Command: []string{"sh", "./guest.sh"},
-		Env: []string{"HOMATEST_TIME_SCALE=10"}, Console: &console, Stdout: os.Stderr, Stderr: os.Stderr})
+	var res Result
+	for attempt := 1; ; attempt++ {
+		console.Reset()
+		res, err = Run(vmCtx, Config{Kernel: k, Dir: dir, Homatest: filepath.Join(dir, "homatest"), Command: []string{"sh", "./guest.sh"},
+			Env: []string{"HOMATEST_TIME_SCALE=10"}, Console: &console, Stdout: os.Stderr, Stderr: os.Stderr})
+		// The stock kernel itself panicking under software emulation (seen
+		// once at load average ~17: a fault in __kmalloc in an interrupt,
+		// multi-threaded TCG on a starved host) says nothing about netem,
+		// which runs in user space and tc: the guest runs once more, and a
+		// second panic fails the test.
+		if err != nil && attempt == 1 && !res.KVM && strings.Contains(err.Error(), "Kernel panic") {
+			t.Logf("attempt 1: the guest kernel panicked under software emulation; running it once more: %v", err)
+			continue
+		}
+		break
+	}
 	if err != nil {
 		t.Fatalf("lab: %v\nconsole:\n%s", err, console.String())
 	}

@@ -280,3 +280,20 @@ func tallyOf(b *traceBuilder, cp CapturePoint) FirstLoss {
 	c.Finish()
 	return c.net.FirstLoss(b.server, b.client)
 }
+
+// Bursty loss favours first transmissions, sent back to back, over the
+// retransmissions that follow one by one: here the first half of every
+// response is lost and every retransmission arrives, over 10 episodes.
+// The statistic alone would flag it (110 of 220 against 0 of 110); a path
+// that lost only half its first transmissions is not a device dropping
+// every GSO frame (firstLossMajority), so the rule stays quiet.
+func TestFirstLossBurstsFavourFirst(t *testing.T) {
+	half := func(_ int, off uint32) bool { return off < 15000 }
+	b, _ := br35Trace(t, 10, false, false, half)
+	wantClean(t, b.check("linux", "HOMA-SEND-003"), "HOMA-SEND-003")
+	got := tallyOf(b, Switch)
+	if got.FirstLost*2 != got.FirstSeen+got.FirstLost || got.RetxLost != 0 || got.Episodes < firstLossEpisodes ||
+		firstTxLossLLR(got.FirstLost, got.FirstSeen+got.FirstLost, got.RetxLost, got.RetxSeen+got.RetxLost) < firstLossThreshold(1) {
+		t.Errorf("tally %+v: want half the first transmissions lost, no retransmission, ≥ %d episodes and an LLR above the threshold", got, firstLossEpisodes)
+	}
+}
