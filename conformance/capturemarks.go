@@ -65,10 +65,7 @@ func markTesterPackets(path string, e *Env) error {
 	if err != nil {
 		return err
 	}
-	p := e.Params()
-	p.Slack = max(p.Slack, e.Slack)
-	p.Jitter = max(p.Jitter, e.Slack)
-	return writeCheckSidecars(path, p, e.Stalls, "The parameters homatest run judged the IUT with (its hello's, slack and jitter from the measured noise).")
+	return writeCheckSidecars(path, e.judgedParams(), e.Stalls, "The parameters homatest run judged the IUT with (its hello's, slack and jitter from the measured noise).")
 }
 
 // removeWithSidecars removes the capture at path and the sidecars

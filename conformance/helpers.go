@@ -425,10 +425,15 @@ func iutFindings(globs string, peers ...*tester.Peer) ([]spec.Finding, []*tester
 // the IUT's, with timing tolerances that follow this environment's
 // measured noise (capture timestamps here are taken at the tester, after
 // queueing and scheduling delays the IUT does not control).
-func iutParams() spec.Params {
-	p := params()
-	p.Slack = max(p.Slack, env.Slack)
-	p.Jitter = max(p.Jitter, env.Slack)
+func iutParams() spec.Params { return env.judgedParams() }
+
+// judgedParams are e's IUT parameters with slack and jitter at least the
+// noise e measured: what the suite judges the IUT's packets with, and what
+// its captures' .params sidecars say.
+func (e *Env) judgedParams() spec.Params {
+	p := e.Params()
+	p.Slack = max(p.Slack, e.Slack)
+	p.Jitter = max(p.Jitter, e.Slack)
 	return p
 }
 
