@@ -9,7 +9,6 @@
 package check
 
 import (
-	"errors"
 	"fmt"
 	"net/netip"
 	"runtime"
@@ -395,17 +394,6 @@ type ruleRun struct {
 	damaged *pcap.DamagedError
 }
 
-// readDamage sorts a read error: nil or a damaged file with Homa frames
-// before the damage (judged, the damage kept for the report) are not
-// errors; anything else is.
-func readDamage(st pcap.Stats, err error) (*pcap.DamagedError, error) {
-	var d *pcap.DamagedError
-	if err == nil || errors.As(err, &d) && st.Homa > 0 {
-		return d, nil
-	}
-	return nil, err
-}
-
 // runRules checks the capture at file with the plan's capture point and
 // returns the report, the reader's stats, the parameters the capture
 // implies and, for a multi-port capture, the per-host results.
@@ -440,7 +428,7 @@ func runRules(file string, ro pcap.ReaderOptions, plan capturePlan, judge spec.J
 			c.Feed(e)
 		})
 		out.st = st
-		if out.damaged, err = readDamage(st, err); err != nil {
+		if out.damaged, err = pcap.Damage(st, err); err != nil {
 			return out, err
 		}
 		out.rep = c.Finish()
@@ -451,7 +439,7 @@ func runRules(file string, ro pcap.ReaderOptions, plan capturePlan, judge spec.J
 	}
 	views, st, err := readPortViews(file, ro, plan)
 	out.st = st
-	if out.damaged, err = readDamage(st, err); err != nil {
+	if out.damaged, err = pcap.Damage(st, err); err != nil {
 		return out, err
 	}
 	var ifs []int

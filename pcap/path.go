@@ -98,6 +98,18 @@ func (e *DamagedError) Error() string {
 
 func (e *DamagedError) Unwrap() error { return e.Err }
 
+// Damage sorts the stats and error a read returned: nil, or a damaged file
+// with Homa frames before the damage (their report is worth giving), comes
+// back as the damage (nil when none) and no error; anything else, a file
+// damaged before any Homa frame included, as the error.
+func Damage(st Stats, err error) (*DamagedError, error) {
+	var d *DamagedError
+	if err == nil || errors.As(err, &d) && st.Homa > 0 {
+		return d, nil
+	}
+	return nil, err
+}
+
 // StreamPath reads the capture at path and calls fn for every spec event,
 // in capture order (o.IPv6PriorityShift as found by PrescanPath). It
 // returns the reader's stats and a *DamagedError for a damaged file (fn

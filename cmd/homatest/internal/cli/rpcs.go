@@ -87,8 +87,8 @@ func captureRPCs(path string, v wire.Version) ([]*spec.RPC, time.Time, pcap.Read
 		}
 		tr.Apply(e)
 	})
-	var damaged *pcap.DamagedError
-	if err != nil && (!errors.As(err, &damaged) || st.Homa == 0) {
+	damaged, err := pcap.Damage(st, err)
+	if err != nil {
 		return nil, first, o, err
 	}
 	rpcs := tr.RPCs()
