@@ -98,8 +98,8 @@ func (r *iutRPC) respond(p *tester.Peer, respLen int, cutoffVersion uint16) Call
 	full := responsePayload(r.callID, respLen)
 	for off := 0; off < respLen; off += seg {
 		n := min(seg, respLen-off)
-		Expect(p.Send(iut(), unschedLevel(params(), respLen), dataPacket(r.control(), respLen, unsched(respLen),
-			cutoffVersion, off, full[off:off+n], false))).To(Succeed())
+		Expect(p.Send(iut(), unschedLevel(params(), respLen), wire.NewData(r.control(), uint32(respLen), uint32(unsched(respLen)),
+			cutoffVersion, uint32(off), full[off:off+n], false))).To(Succeed())
 	}
 	return r.wait()
 }

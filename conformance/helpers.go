@@ -244,7 +244,7 @@ func requestPayload(id uint64, msgLen, respLen int) []byte {
 // The tester's packets are built the way HomaModule builds them, so that
 // the capture charges nothing to the tester but what a spec breaks on
 // purpose (Peer.SendDeliberate). Every DATA a tester sends is built by
-// dataPacket, at the level ctrlLevel, unschedLevel or a GRANT gives.
+// wire.NewData, at the level ctrlLevel, unschedLevel or a GRANT gives.
 
 // ctrlLevel is the IP priority of every control packet: num_priorities-1
 // (HomaModule __homa_xmit_control; HOMA-PRIO-001).
@@ -256,22 +256,6 @@ func ctrlLevel(p spec.Params) uint8 { return uint8(max(0, p.NumPriorities-1)) }
 // CUTOFFS; HomaModule homa_unsched_priority; HOMA-PRIO-002).
 func unschedLevel(p spec.Params, msgLen int) uint8 {
 	return spec.UnschedPriority(p.UnschedCutoffs, p.NumPriorities, uint32(msgLen))
-}
-
-// dataPacket returns the single-segment DATA packet carrying payload at
-// offset off of a msgLen-byte message, framed as HomaModule frames it: a
-// first transmission has retransmit 0, incoming = U (incoming as given),
-// the offset in sequence and seg.offset 0xFFFFFFFF (homa_tx_data_pkt_alloc;
-// facts WIRE-05, WIRE-06); a retransmission has retransmit 1 and the
-// offset in both (homa_resend_data).
-func dataPacket(c wire.CommonFields, msgLen, incoming int, cutoffVersion uint16, off int, payload []byte, retransmit bool) *wire.DataFields {
-	c.Sequence = uint32(off)
-	f := &wire.DataFields{Common: c, MessageLength: uint32(msgLen), Incoming: uint32(incoming),
-		CutoffVersion: cutoffVersion, SegOffset: wire.SegOffsetInSequence, Payload: payload}
-	if retransmit {
-		f.Retransmit, f.SegOffset = 1, uint32(off)
-	}
-	return f
 }
 
 // msgSpec is a request a tester sends as a client.
@@ -333,7 +317,7 @@ func (m msgSpec) send(p *tester.Peer, from, to int, prio func(off int) uint8, in
 	n := 0
 	for off := from; off < to; off += n {
 		n = min((off/seg+1)*seg, to, m.msgLen) - off
-		f := dataPacket(c, m.msgLen, incoming, m.cutoffVersion, off, m.payload[off:off+n], retransmit)
+		f := wire.NewData(c, uint32(m.msgLen), uint32(incoming), m.cutoffVersion, uint32(off), m.payload[off:off+n], retransmit)
 		ok(p.SendDeliberate(iut(), prio(off), f, m.deliberate), "sending DATA [%d, %d) of request %d", off, off+n, m.id)
 	}
 }

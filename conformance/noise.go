@@ -34,7 +34,7 @@ func measureNoise(ctx context.Context, e *Env) (worst, median time.Duration, err
 		id := e.NewRPCID()
 		sport := uint16(40000 + id%20000)
 		start := time.Now()
-		if err := p.Send(addr, unschedLevel(pr, 100), dataPacket(wire.CommonFields{Sport: sport, Dport: ServerPort, SenderID: id},
+		if err := p.Send(addr, unschedLevel(pr, 100), wire.NewData(wire.CommonFields{Sport: sport, Dport: ServerPort, SenderID: id},
 			100, 100, pr.CutoffVersion, 0, requestPayload(id, 100, 100), false)); err != nil {
 			return 0, 0, err
 		}

@@ -324,19 +324,14 @@ func (r *run) common(x *rpc) wire.CommonFields {
 func (r *run) ctrlPrio() uint8 { return uint8(max(0, r.p.NumPriorities-1)) }
 
 // unschedPrio is the level of unscheduled DATA of a message of length n
-// to the IUT: from the IUT's CUTOFFS, or a new peer's table (CUT-03).
+// to the IUT: from the IUT's CUTOFFS as the conformance tester computes it
+// (spec.UnschedPriority), or, before any, a new peer's table, which puts
+// every message at num_priorities-2 (CUT-03; homa_peer_alloc).
 func (r *run) unschedPrio(h *host, n uint32) uint8 {
-	np := r.p.NumPriorities
 	if h.st.iutVer == 0 {
-		return uint8(max(0, np-2))
+		return uint8(max(0, r.p.NumPriorities-2))
 	}
-	for i := np - 1; i >= 0; i-- {
-		c := h.st.iutCut[i]
-		if i == 0 || c >= n {
-			return uint8(i)
-		}
-	}
-	return 0
+	return spec.UnschedPriority(h.st.iutCut, r.p.NumPriorities, n)
 }
 
 // pump sends the first transmissions x's message may send now: every
@@ -374,13 +369,8 @@ func (r *run) sendData(x *rpc, off uint32, retx bool, prio uint8, incoming uint3
 		st.acks = st.acks[1:]
 		m.acks[off] = ack
 	}
-	c := r.common(x)
-	c.Sequence = off
-	f := &wire.DataFields{Common: c, MessageLength: m.length, Incoming: incoming, Ack: ack,
-		CutoffVersion: x.h.st.iutVer, SegOffset: off, Payload: m.payload[off:end]}
-	if retx {
-		f.Retransmit = 1
-	}
+	f := wire.NewData(r.common(x), m.length, incoming, x.h.st.iutVer, off, m.payload[off:end], retx)
+	f.Ack = ack
 	k := Key{Kind: KindOut, RPC: x.n, Type: uint8(wire.TypeData), A: off, B: m.tx[off]}
 	m.tx[off]++
 	r.emit(x, x.h, f, prio, k, all(KindOut))

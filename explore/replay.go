@@ -277,9 +277,12 @@ func (r *run) scriptPacket(st Step, x *rpc) (wire.Fields, error) {
 		if uint64(off)+uint64(n) > uint64(len(msg)) || n == 0 {
 			return nil, fmt.Errorf("DATA offset=%d length=%d outside rpc %d's %d-byte message", off, n, x.n, len(msg))
 		}
-		c.Sequence = off
-		d := &wire.DataFields{Common: c, MessageLength: uint32(num("message_length", uint64(len(msg)))), Incoming: uint32(num("incoming", 0)),
-			CutoffVersion: uint16(num("cutoff_version", 0)), Retransmit: uint8(num("retransmit", 0)), SegOffset: off, Payload: msg[off : off+n]}
+		// Framed as the explorer frames it (wire.NewData); the script
+		// gives the retransmit byte, which may be any value.
+		retx := uint8(num("retransmit", 0))
+		d := wire.NewData(c, uint32(num("message_length", uint64(len(msg)))), uint32(num("incoming", 0)),
+			uint16(num("cutoff_version", 0)), off, msg[off:off+n], retx != 0)
+		d.Retransmit = retx
 		if a := kv["ack"]; a != "" {
 			e, err := ackValue(a)
 			if err != nil {

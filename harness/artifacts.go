@@ -158,6 +158,9 @@ func (a *Artifacts) OpenLog(name string) (*os.File, error) {
 // that a command failing before its work started can remove exactly what
 // it created (Remove): the folder and the parents it made, or, in a folder
 // that existed (a user's --artifacts DIR), only the entries added since.
+// It is the one way every command (run, bench, explore, scenario) undoes
+// its run folder: a usage error or a failed setup leaves nothing it
+// created, and a folder the user pointed at keeps what it held.
 type DirUndo struct {
 	dir     string
 	created []string // dir and the parents that did not exist, deepest first
@@ -186,6 +189,34 @@ func RecordDir(dir string) *DirUndo {
 		}
 	}
 	return u
+}
+
+// MakeDir records dir (RecordDir) and creates it with its missing
+// parents. On error it removes what it made and returns the error of
+// os.MkdirAll.
+func MakeDir(dir string) (*DirUndo, error) {
+	u := RecordDir(dir)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		u.Remove()
+		return nil, err
+	}
+	return u, nil
+}
+
+// Changed reports whether the recorded folder holds anything it did not
+// hold at RecordDir: a command that wrote nothing (Changed false) may
+// Remove the empty folders it made and lose nothing.
+func (u *DirUndo) Changed() bool {
+	ents, err := os.ReadDir(u.dir)
+	if err != nil {
+		return false
+	}
+	for _, e := range ents {
+		if !u.before[e.Name()] {
+			return true
+		}
+	}
+	return false
 }
 
 // Remove removes what was created under the recorded folder since

@@ -119,3 +119,37 @@ func TestDirUndo(t *testing.T) {
 		t.Errorf("existing folder after Remove holds %v; want only mine", ents)
 	}
 }
+
+// TestMakeDirChanged: MakeDir creates a missing folder with its parents;
+// Changed reports only entries added since (none in a new folder until
+// one is written; a folder's earlier entries do not count).
+func TestMakeDirChanged(t *testing.T) {
+	root := t.TempDir()
+	dir := filepath.Join(root, "runs", "a")
+	u, err := MakeDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+		t.Fatalf("MakeDir(%s): %v", dir, err)
+	}
+	if u.Changed() {
+		t.Error("Changed = true for a new empty folder")
+	}
+	if err := os.WriteFile(filepath.Join(dir, "x"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if !u.Changed() {
+		t.Error("Changed = false after a file was written")
+	}
+	u, err = MakeDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if u.Changed() {
+		t.Error("Changed = true for an existing folder nothing was added to")
+	}
+	if _, err := MakeDir(filepath.Join(dir, "x", "y")); err == nil {
+		t.Error("MakeDir under a file succeeded")
+	}
+}

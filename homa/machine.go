@@ -536,6 +536,7 @@ func (h *Machine) peer(a netip.Addr) *peer {
 
 // unschedPriority returns the level for unscheduled packets of a message of
 // length bytes to peer pr (homa_unsched_priority).
+// Not spec.UnschedPriority on purpose: the checker must catch a bug here.
 func (h *Machine) unschedPriority(pr *peer, length int) uint8 {
 	for i := h.p.NumPriorities - 1; i > 0; i-- {
 		if int64(pr.cutoffs[i]) >= int64(length) {

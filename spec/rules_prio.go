@@ -8,6 +8,7 @@ import (
 // bytes given a receiver's cutoffs (entry 0 counts as infinite): the
 // largest i ≤ numPrio-1 with cutoffs[i] ≥ length (HomaModule homa_peer.c
 // homa_unsched_priority).
+// Package homa keeps its own copy on purpose: a shared one hides its bugs.
 func UnschedPriority(cutoffs [8]uint32, numPrio int, length uint32) uint8 {
 	for i := numPrio - 1; i > 0; i-- {
 		if cutoffs[i] >= length {

@@ -227,6 +227,26 @@ type DataFields struct {
 	Payload       []byte       `json:"-"`
 }
 
+// NewData returns the one-segment DATA packet carrying payload at byte
+// offset off of a msgLen-byte message, framed as HomaModule frames it
+// (facts WIRE-05): a first transmission has retransmit 0, the offset in
+// common.sequence and seg.offset SegOffsetInSequence
+// (homa_tx_data_pkt_alloc); a retransmission has retransmit 1 and the
+// offset in both (homa_resend_data). incoming (U in a first transmission,
+// WIRE-06; the retransmitted range's end in a retransmission, RTX-06) and
+// cutoffVersion are the sender's to give; the ack is left empty. Every
+// DATA a tester (conformance, explore) sends is built here, so that its
+// framing charges nothing to the tester.
+func NewData(c CommonFields, msgLen, incoming uint32, cutoffVersion uint16, off uint32, payload []byte, retransmit bool) *DataFields {
+	c.Sequence = off
+	f := &DataFields{Common: c, MessageLength: msgLen, Incoming: incoming,
+		CutoffVersion: cutoffVersion, SegOffset: SegOffsetInSequence, Payload: payload}
+	if retransmit {
+		f.Retransmit, f.SegOffset = 1, off
+	}
+	return f
+}
+
 // Fields returns all header values of d; Payload aliases the captured data.
 func (d Data) Fields() DataFields {
 	return DataFields{

@@ -352,3 +352,32 @@ func TestDataFieldsJSON(t *testing.T) {
 		t.Errorf("Marshal(&f): got %s, %v; want %s", b2, err, b)
 	}
 }
+
+// TestNewData: a first transmission has retransmit 0, the offset in
+// sequence and seg.offset 0xFFFFFFFF; a retransmission retransmit 1 and
+// the offset in both (WIRE-05); decoded, both give the offset back.
+func TestNewData(t *testing.T) {
+	c := CommonFields{Sport: 40000, Dport: 4000, SenderID: 6}
+	for _, retx := range []bool{false, true} {
+		f := NewData(c, 30000, 10000, 3, 2848, []byte("abcd"), retx)
+		wantSeg, wantRetx := uint32(SegOffsetInSequence), uint8(0)
+		if retx {
+			wantSeg, wantRetx = 2848, 1
+		}
+		if f.Common.Sequence != 2848 || f.SegOffset != wantSeg || f.Retransmit != wantRetx || f.MessageLength != 30000 ||
+			f.Incoming != 10000 || f.CutoffVersion != 3 || f.Common.SenderID != 6 || string(f.Payload) != "abcd" || f.Ack != (AckEntry{}) {
+			t.Errorf("retransmit %v: %+v", retx, *f)
+		}
+		b, err := Encode(f, EncodeOptions{Version: VersionCurrent, FixLengths: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := Decode(b, DecodeOptions{Version: VersionCurrent})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := p.Data(); d.Offset() != 2848 || d.Retransmit() != wantRetx {
+			t.Errorf("retransmit %v: decoded offset %d, retransmit %d; want 2848, %d", retx, d.Offset(), d.Retransmit(), wantRetx)
+		}
+	}
+}

@@ -147,13 +147,13 @@ first).`,
 			}
 			stop := harness.HandleSignals()
 			defer stop()
-			defaulted := o.artifacts == ""
-			if defaulted {
+			if o.artifacts == "" {
 				o.artifacts = defaultRunDir()
 			}
+			undo := harness.RecordDir(o.artifacts)
 			rep, err := o.run(cmd.Context(), newBenchProgress(cmd.ErrOrStderr(), o.output != "text"))
-			if err != nil && !o.started && defaulted {
-				removeRunDir(o.artifacts) // nothing ran
+			if err != nil && !o.started {
+				undo.Remove() // nothing ran
 			}
 			if err != nil && cmd.Context().Err() != nil {
 				return &ExitError{Code: 130, Err: errors.New("interrupted: the bench was stopped and its namespaces removed")}

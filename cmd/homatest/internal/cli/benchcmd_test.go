@@ -154,24 +154,3 @@ func TestBenchSim(t *testing.T) {
 		t.Errorf("two runs of one seed gave different records or reports (%d and %d bytes)", len(recs), len(recs2))
 	}
 }
-
-// TestBenchUnsupportedLeavesNoFolder: a bench whose homa agent cannot run
-// here (--impl linux without the kernel module) fails before any RPC and
-// removes its defaulted run folder.
-func TestBenchUnsupportedLeavesNoFolder(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("needs root: builds network namespaces")
-	}
-	if _, err := os.Stat("/proc/sys/net/homa"); err == nil {
-		t.Skip("this kernel has Homa: the linux agent is supported here")
-	}
-	t.Setenv("HOMATEST_CLI_CHILD", "1")
-	t.Chdir(t.TempDir())
-	out, err, code := run(t, "bench", "--impl", "linux", "--hosts", "2", "--duration", "1s")
-	if code != ExitUsage || err == nil || !strings.Contains(err.Error(), "unsupported: implementation linux cannot run here: Linux kernel has no Homa") {
-		t.Fatalf("bench --impl linux: exit %d, %v\n%s", code, err, out)
-	}
-	if _, err := os.Stat("homatest-runs"); !os.IsNotExist(err) {
-		t.Errorf("homatest-runs left behind (stat: %v)", err)
-	}
-}

@@ -15,6 +15,7 @@ import (
 	"github.com/homatest/homatest/agent"
 	"github.com/homatest/homatest/conformance"
 	"github.com/homatest/homatest/explore"
+	"github.com/homatest/homatest/harness"
 	"github.com/homatest/homatest/internal/atomicfile"
 	"github.com/homatest/homatest/internal/timescale"
 	"github.com/homatest/homatest/spec"
@@ -128,8 +129,7 @@ func (o *exploreOpts) run(cmd *cobra.Command) error {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	defaulted := o.artifacts == ""
-	if defaulted {
+	if o.artifacts == "" {
 		o.artifacts = defaultRunDir()
 	}
 	if o.replay != "" {
@@ -144,12 +144,17 @@ func (o *exploreOpts) run(cmd *cobra.Command) error {
 		return usageErr(err)
 	}
 	// The run folder only once nothing can stop the session: a usage
-	// error leaves nothing behind.
-	undo, err := makeRunDir(o.artifacts)
+	// error leaves nothing behind. A session that wrote nothing removes
+	// the folders it made.
+	undo, err := harness.MakeDir(o.artifacts)
 	if err != nil {
-		return usageErr(err)
+		return usageErr(artifactsErr(err))
 	}
-	defer undo()
+	defer func() {
+		if !undo.Changed() {
+			undo.Remove()
+		}
+	}()
 	cfg := explore.Config{Env: env, Budget: o.budget, MaxCases: o.maxCases, Seed: o.seed,
 		Rules: o.sel, Level: o.lvl, ShrinkRuns: shrinkRuns(o.shrinkRuns), KeepGoing: o.keepGoing, ReplayCommand: o.replayCommand}
 	prog := o.newExploreProgress(cmd.ErrOrStderr())
@@ -162,9 +167,7 @@ func (o *exploreOpts) run(cmd *cobra.Command) error {
 	}
 	interrupted := errors.Is(err, context.Canceled)
 	if err != nil && !interrupted {
-		if defaulted {
-			removeRunDir(o.artifacts)
-		}
+		undo.Remove() // a failed setup: what it wrote (topology, agents' logs) goes too
 		return usageErr(fmt.Errorf("explore: %w", err))
 	}
 	paths, werr := o.writeFailures(res)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/homatest/homatest/agent"
 	"github.com/homatest/homatest/explore"
+	"github.com/homatest/homatest/harness"
 )
 
 // replayParams sets o.par to the script's parameter overrides (its param
@@ -92,16 +93,21 @@ func (o *exploreOpts) runReplay(ctx context.Context, out io.Writer) error {
 	// The run folder once the script and flags are good (a usage error
 	// leaves nothing behind); removed again if the replay wrote nothing
 	// into it.
-	undo, err := makeRunDir(o.artifacts)
+	undo, err := harness.MakeDir(o.artifacts)
 	if err != nil {
-		return usageErr(err)
+		return usageErr(artifactsErr(err))
 	}
-	defer undo()
+	defer func() {
+		if !undo.Changed() {
+			undo.Remove()
+		}
+	}()
 	res, err := explore.Replay(ctx, env, sc, o.sel, o.lvl)
 	if errors.Is(err, context.Canceled) {
 		return &ExitError{Code: 130, Err: errors.New("interrupted")}
 	}
 	if err != nil {
+		undo.Remove() // a failed setup: what it wrote (topology, agents' logs) goes too
 		return usageErr(fmt.Errorf("replay %s: %w", o.replay, err))
 	}
 	res.Params = used

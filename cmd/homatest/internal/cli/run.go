@@ -187,10 +187,10 @@ func (o *runOpts) run(cmd *cobra.Command) error {
 	}
 	// A usage error found by the pass (no spec matched, an environment
 	// that cannot be built) removes what this run created, and only that.
-	undo := harness.RecordDir(o.artifacts)
 	_, serr := os.Stat(o.artifacts)
 	existed := serr == nil
-	if err := os.MkdirAll(o.artifacts, 0o755); err != nil {
+	undo, err := harness.MakeDir(o.artifacts)
+	if err != nil {
 		return usageErr(artifactsErr(err))
 	}
 	self, err := os.Executable()

@@ -20,13 +20,6 @@ func artifactsErr(err error) error {
 	return fmt.Errorf("--artifacts: %w (pass --artifacts DIR somewhere writable)", err)
 }
 
-// removeRunDir removes a defaulted run folder in which nothing ran, and
-// homatest-runs if that is then empty.
-func removeRunDir(dir string) {
-	os.RemoveAll(dir)
-	os.Remove(filepath.Dir(dir))
-}
-
 // agentOutput reports whether any agent wrote to its stderr log
 // (*.agent.stderr.log) under dir.
 func agentOutput(dir string) bool {
@@ -37,27 +30,4 @@ func agentOutput(dir string) bool {
 		}
 	}
 	return false
-}
-
-// makeRunDir creates run folder dir and its missing parents; undo removes
-// what it created while dir is still empty (a command that ended before
-// writing anything leaves nothing behind), and nothing that held files.
-func makeRunDir(dir string) (undo func(), err error) {
-	var made []string
-	for d := filepath.Clean(dir); ; d = filepath.Dir(d) {
-		if _, err := os.Stat(d); err == nil || d == filepath.Dir(d) {
-			break
-		}
-		made = append(made, d)
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, artifactsErr(err)
-	}
-	return func() {
-		for _, d := range made { // innermost first; os.Remove keeps non-empty folders
-			if os.Remove(d) != nil {
-				return
-			}
-		}
-	}, nil
 }

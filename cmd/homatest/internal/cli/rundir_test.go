@@ -1,0 +1,107 @@
+package cli
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// checkUndone runs homatest with args, which must fail with exit 2 and an
+// error containing want before the command's work starts, three ways: with
+// the default run folder (in an empty working folder), with --artifacts a
+// folder whose parent does not exist, and with --artifacts a folder that
+// holds a file of the user's. It fails the test if the command left
+// anything it created: homatest-runs, the new folder or its parent, or a
+// new entry in the existing folder (whose file must survive).
+func checkUndone(t *testing.T, want string, args ...string) {
+	t.Helper()
+	dir := t.TempDir()
+	t.Chdir(dir)
+	mine := filepath.Join(dir, "mine")
+	if err := os.Mkdir(mine, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, mine, "notes.txt", "keep\n")
+	for _, arts := range []string{"", filepath.Join(dir, "new", "a"), mine} {
+		a := args
+		if arts != "" {
+			a = append(append([]string(nil), args...), "--artifacts", arts)
+		}
+		out, err, code := run(t, a...)
+		if code != ExitUsage || err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%v: exit %d, %v; want exit 2 and %q\n%s", a, code, err, want, out)
+		}
+	}
+	if got := entries(t, dir); got != "mine" {
+		t.Errorf("the working folder holds %s after the failed commands; want only mine (no homatest-runs, no new/a)", got)
+	}
+	if got := entries(t, mine); got != "notes.txt" {
+		t.Errorf("the existing --artifacts folder holds %s; want only the user's notes.txt", got)
+	}
+}
+
+// entries returns the names in dir, comma-separated.
+func entries(t *testing.T, dir string) string {
+	t.Helper()
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range ents {
+		names = append(names, e.Name())
+	}
+	return strings.Join(names, ",")
+}
+
+// needLinuxUnsupported skips t unless it runs as root (namespaces) on a
+// kernel without Homa, where --impl linux fails its setup.
+func needLinuxUnsupported(t *testing.T) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("needs root: builds network namespaces")
+	}
+	if _, err := os.Stat("/proc/sys/net/homa"); err == nil {
+		t.Skip("this kernel has Homa: the linux agent is supported here")
+	}
+	t.Setenv("HOMATEST_CLI_CHILD", "1")
+}
+
+// TestBenchSetupFailureLeavesNothing: a simulated bench whose hosts cannot
+// be built (a Homa parameter the reference implementation refuses) exits 2
+// and removes what it created, whether the run folder was the default, a
+// new --artifacts folder (it used to stay) or an existing one.
+func TestBenchSetupFailureLeavesNothing(t *testing.T) {
+	checkUndone(t, "unsched_bytes -5: want a non-negative integer",
+		"bench", "--env", "sim", "--duration", "1ms", "--param", "unsched_bytes=-5")
+}
+
+// TestBenchNSSetupFailureLeavesNothing: the same in namespaces with a homa
+// agent that cannot run here (--impl linux without the kernel module),
+// whose failed setup has written topology.json and the agents' logs into
+// the run folder (they used to stay in a new or existing --artifacts
+// folder).
+func TestBenchNSSetupFailureLeavesNothing(t *testing.T) {
+	needLinuxUnsupported(t)
+	checkUndone(t, "unsupported: implementation linux cannot run here: Linux kernel has no Homa", "bench", "--impl", "linux", "--hosts", "2", "--duration", "1s")
+}
+
+// TestExploreSetupFailureLeavesNothing: a session, and a replay, whose
+// IUT cannot run here (--impl linux without the kernel module) exit 2 and
+// remove what they created, topology.json and the agents' logs with it,
+// whether the run folder was the default, a new --artifacts folder (they
+// used to stay there) or an existing one.
+func TestExploreSetupFailureLeavesNothing(t *testing.T) {
+	needLinuxUnsupported(t)
+	script, err := filepath.Abs(foundScript)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Run("session", func(t *testing.T) {
+		checkUndone(t, "implementation linux cannot run here", "explore", "--env", "ns", "--impl", "linux", "--budget", "5s", "-q")
+	})
+	t.Run("replay", func(t *testing.T) {
+		checkUndone(t, "implementation linux cannot run here", "explore", "--env", "ns", "--impl", "linux", "--replay", script, "-q")
+	})
+}
