@@ -61,9 +61,9 @@ clients used the id): its DATA, GRANTs, RESENDs, ... in both directions. The
 summary line still counts the whole file, and says how many packets matched.
 
 A capture of switch ports in both directions (homatest run's and scenario
-run's capture.pcapng, directions in epb_flags) prints every frame, but
---summary-only counts each packet once, as sent (the frames as delivered
-show as "other direction").
+run's capture.pcapng, directions in epb_flags) prints every frame, but its
+summary, with or without --summary-only, counts each packet once, as sent
+(the frames as delivered show as "other direction"; --rpc's count too).
 
 A capture cut short (e.g. tcpdump killed mid-write) is decoded up to the
 damage, its summary says where it stopped, and the exit code is 2.`,
@@ -118,10 +118,10 @@ func runDecode(cmd *cobra.Command, o *decodeOpts, files []string) error {
 		o.sel = &sel
 	}
 	// Open every file first, so a bad path fails before any output.
-	readers := make([]*pcap.Reader, 0, len(files))
+	var inputs []decodeInput
 	defer func() {
-		for _, r := range readers {
-			r.Close()
+		for _, in := range inputs {
+			in.close()
 		}
 	}()
 	for _, name := range files {
@@ -129,25 +129,25 @@ func runDecode(cmd *cobra.Command, o *decodeOpts, files []string) error {
 		if ro.IPv6PriorityShift == 0 {
 			ro.IPv6PriorityShift = pcap.DetectPathShift(name, ro)
 		}
-		if o.summaryOnly {
-			ro, _ = pcap.SentView(name, ro) // count each packet once
-		}
-		r, err := pcap.OpenPath(name, ro)
+		in, err := openDecodeInput(name, ro, !o.summaryOnly)
 		if err != nil {
 			return usageErr(pcap.OpenError(name, err))
 		}
-		readers = append(readers, r)
+		inputs = append(inputs, in)
 	}
 	ew := &errWriter{w: cmd.OutOrStdout()}
 	w := bufio.NewWriterSize(ew, 1<<16)
 	var damaged []string
 	matched := 0
-	for i, r := range readers {
-		name := files[i]
+	for _, in := range inputs {
+		name := in.name
 		if len(files) > 1 && o.output == "text" && !o.summaryOnly {
 			fmt.Fprintf(w, "== %s\n", name)
 		}
-		st, n, rerr := decodeFile(w, r, name, len(files) > 1, o)
+		if in.show != nil {
+			decodeFile(w, in.show, name, len(files) > 1, o, true)
+		}
+		st, n, rerr := decodeFile(w, in.count, name, len(files) > 1, o, in.show == nil && !o.summaryOnly)
 		matched += n
 		if o.output == "json" {
 			sum := st.JSONSummary(name, rerr)
@@ -182,10 +182,47 @@ func runDecode(cmd *cobra.Command, o *decodeOpts, files []string) error {
 	return nil
 }
 
-// decodeFile prints the packets of r (those of RPC o.sel when set) and
-// returns its counts, the number of packets of o.sel, and the error that
-// stopped it early (a damaged or cut file), if any.
-func decodeFile(w *bufio.Writer, r *pcap.Reader, name string, multi bool, o *decodeOpts) (pcap.Stats, int, error) {
+// decodeInput is one capture decode reads: count reads each packet once,
+// as sent (pcap.SentView), and its stats and --rpc matches are the file's
+// summary, with or without --summary-only; show, set only for a capture
+// of switch ports in both directions when packets are printed, reads
+// every frame for printing.
+type decodeInput struct {
+	name        string
+	show, count *pcap.Reader
+}
+
+// openDecodeInput opens the capture name with options ro; show asks for
+// the packets to be printed.
+func openDecodeInput(name string, ro pcap.ReaderOptions, show bool) (decodeInput, error) {
+	in := decodeInput{name: name}
+	cro, ports := pcap.SentView(name, ro)
+	var err error
+	if in.count, err = pcap.OpenPath(name, cro); err != nil {
+		return in, err
+	}
+	if show && ports {
+		if in.show, err = pcap.OpenPath(name, ro); err != nil {
+			in.close()
+			return in, err
+		}
+	}
+	return in, nil
+}
+
+func (in decodeInput) close() {
+	for _, r := range []*pcap.Reader{in.show, in.count} {
+		if r != nil {
+			r.Close()
+		}
+	}
+}
+
+// decodeFile reads r and, when print is set, prints its packets (those of
+// RPC o.sel when set). It returns r's counts, the number of packets of
+// o.sel, and the error that stopped it early (a damaged or cut file), if
+// any.
+func decodeFile(w *bufio.Writer, r *pcap.Reader, name string, multi bool, o *decodeOpts, print bool) (pcap.Stats, int, error) {
 	matched := 0
 	var start time.Time
 	first := true
@@ -208,7 +245,7 @@ func decodeFile(w *bufio.Writer, r *pcap.Reader, name string, multi bool, o *dec
 			}
 			matched++
 		}
-		if o.summaryOnly {
+		if !print {
 			continue
 		}
 		for i := range max(1, len(f.Segments)) {

@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"flag"
+	"net/netip"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -221,5 +223,45 @@ func TestDecodeVersionMismatchWarning(t *testing.T) {
 	}
 	if !strings.Contains(out, "WARNING: 44 packets decoded with a --wire version whose IP protocol differs") {
 		t.Errorf("no mismatch warning: %s", out)
+	}
+}
+
+// TestDecodeSummaryAgrees: decode's summary is the same with and without
+// --summary-only (text and JSON), on a capture of switch ports in both
+// directions (each packet once, as sent) and on ordinary captures.
+func TestDecodeSummaryAgrees(t *testing.T) {
+	dir := t.TempDir()
+	b := faultCaseByID(t, "BR-45").build(false)
+	ports := filepath.Join(dir, "capture.pcapng")
+	writePorts(t, b, ports, []netip.Addr{hostC, hostS})
+	single := filepath.Join(dir, "single.pcapng")
+	if _, err := b.write(single, "clean"); err != nil {
+		t.Fatal(err)
+	}
+	summary := map[string]string{}
+	for _, f := range []string{ports, single, filepath.Join(realDir, "linux-6.13-proto146/b-500k-grants.pcap")} {
+		for _, format := range []string{"text", "json"} {
+			all, err, _ := run(t, "decode", "-o", format, f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			lines := strings.Split(strings.TrimSpace(all), "\n")
+			only, err, _ := run(t, "decode", "--summary-only", "-o", format, f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(lines) < 2 || lines[len(lines)-1]+"\n" != only {
+				t.Errorf("%s -o %s: decode's summary\n%s\nwant decode --summary-only's\n%s", filepath.Base(f), format, lines[len(lines)-1], only)
+			}
+			summary[filepath.Base(f)+" "+format] = only
+		}
+	}
+	// The ports capture holds each packet twice and counts it once: as
+	// the single capture of the same packets does.
+	frames := regexp.MustCompile(`^\S+: \d+ frames, `)
+	p := frames.ReplaceAllString(summary["capture.pcapng text"], "")
+	s := frames.ReplaceAllString(summary["single.pcapng text"], "")
+	if want := strings.TrimSuffix(s, "\n"); !strings.HasPrefix(p, strings.SplitN(want, ";", 2)[0]+";") {
+		t.Errorf("ports capture counts %q, want the single capture's %q", p, want)
 	}
 }
