@@ -66,7 +66,10 @@ summary, with or without --summary-only, counts each packet once, as sent
 (the frames as delivered show as "other direction"; --rpc's count too).
 
 A capture cut short (e.g. tcpdump killed mid-write) is decoded up to the
-damage, its summary says where it stopped, and the exit code is 2.`,
+damage, its summary says where it stopped, and the exit code is 2. With
+several FILEs every one is decoded: one that cannot be read gets a line
+"FILE: ERROR: ..." in its summary's place (JSON: a summary with "error"),
+and the exit code is 2 at the end, the error line naming each bad file.`,
 		Example: `  # decode a capture
   homatest decode capture.pcap
 
@@ -117,53 +120,44 @@ func runDecode(cmd *cobra.Command, o *decodeOpts, files []string) error {
 		}
 		o.sel = &sel
 	}
-	// Open every file first, so a bad path fails before any output.
-	var inputs []decodeInput
-	defer func() {
-		for _, in := range inputs {
-			in.close()
-		}
-	}()
-	for _, name := range files {
-		ro := pcap.ReaderOptions{Version: v, IPv6PriorityShift: uint8(o.ipv6Shift)}
-		if ro.IPv6PriorityShift == 0 {
-			ro.IPv6PriorityShift = pcap.DetectPathShift(name, ro)
-		}
-		in, err := openDecodeInput(name, ro, !o.summaryOnly)
-		if err != nil {
-			return usageErr(pcap.OpenError(name, err))
-		}
-		inputs = append(inputs, in)
-	}
+	// Every file is decoded in turn: among several, one that cannot be
+	// read gets a one-line error in its summary's place (a single file
+	// has only the error line), and the exit is 2 at the end (as homatest
+	// check does).
 	ew := &errWriter{w: cmd.OutOrStdout()}
 	w := bufio.NewWriterSize(ew, 1<<16)
-	var damaged []string
+	var unreadable, damaged []string
 	matched := 0
-	for _, in := range inputs {
-		name := in.name
+	for _, name := range files {
 		if len(files) > 1 && o.output == "text" && !o.summaryOnly {
 			fmt.Fprintf(w, "== %s\n", name)
 		}
-		if in.show != nil {
-			decodeFile(w, in.show, name, len(files) > 1, o, true)
-		}
-		st, n, rerr := decodeFile(w, in.count, name, len(files) > 1, o, in.show == nil && !o.summaryOnly)
+		st, n, rerr, oerr := decodeInputFile(w, name, v, len(files) > 1, o)
 		matched += n
-		if o.output == "json" {
+		if oerr != nil {
+			unreadable = append(unreadable, oerr.Error())
+			if len(files) == 1 {
+				break
+			}
+			rerr = oerr
+		} else if rerr != nil {
+			damaged = append(damaged, fmt.Sprintf("%s: %v", name, rerr))
+		}
+		switch {
+		case o.output == "json":
 			sum := st.JSONSummary(name, rerr)
 			if o.sel != nil {
 				sum.RPCPackets = &n
 			}
 			json.NewEncoder(w).Encode(map[string]any{"summary": sum})
-		} else {
+		case oerr != nil:
+			fmt.Fprintf(w, "%s: ERROR: %v\n", name, oerr)
+		default:
 			line := st.Summary(name, rerr)
 			if o.sel != nil {
 				line += fmt.Sprintf("; %s of RPC %s", plural(n, "packet", "packets"), o.rpc)
 			}
 			fmt.Fprintln(w, line)
-		}
-		if rerr != nil {
-			damaged = append(damaged, fmt.Sprintf("%s: %v", name, rerr))
 		}
 		if ew.err != nil {
 			break
@@ -174,12 +168,36 @@ func runDecode(cmd *cobra.Command, o *decodeOpts, files []string) error {
 		return usageErr(fmt.Errorf("write output: %w", ew.err))
 	}
 	if len(damaged) > 0 {
-		return usageErr(fmt.Errorf("capture damaged or cut short: %s (the packets before the damage were decoded)", strings.Join(damaged, "; ")))
+		unreadable = append(unreadable, fmt.Sprintf("capture damaged or cut short: %s (the packets before the damage were decoded)", strings.Join(damaged, "; ")))
+	}
+	if len(unreadable) > 0 {
+		return usageErr(errors.New(strings.Join(unreadable, "; ")))
 	}
 	if o.sel != nil && matched == 0 {
 		return usageErr(fmt.Errorf("--rpc %s: no packet of that RPC in %s (homatest rpcs lists the RPCs)", o.rpc, strings.Join(files, ", ")))
 	}
 	return nil
+}
+
+// decodeInputFile decodes the capture name (wire version v) into w and
+// returns its summary's counts, the number of packets of o.sel, the error
+// that stopped the read early (a damaged or cut file), and the error that
+// kept the file from being read at all (one line naming it).
+func decodeInputFile(w *bufio.Writer, name string, v wire.Version, multi bool, o *decodeOpts) (st pcap.Stats, n int, rerr, oerr error) {
+	ro := pcap.ReaderOptions{Version: v, IPv6PriorityShift: uint8(o.ipv6Shift)}
+	if ro.IPv6PriorityShift == 0 {
+		ro.IPv6PriorityShift = pcap.DetectPathShift(name, ro)
+	}
+	in, err := openDecodeInput(name, ro, !o.summaryOnly)
+	if err != nil {
+		return st, 0, nil, pcap.OpenError(name, err)
+	}
+	defer in.close()
+	if in.show != nil {
+		decodeFile(w, in.show, name, multi, o, true)
+	}
+	st, n, rerr = decodeFile(w, in.count, name, multi, o, in.show == nil && !o.summaryOnly)
+	return st, n, rerr, nil
 }
 
 // decodeInput is one capture decode reads: count reads each packet once,

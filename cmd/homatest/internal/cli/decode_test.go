@@ -151,8 +151,69 @@ func TestDecodeErrors(t *testing.T) {
 			if strings.Contains(err.Error(), "\n") {
 				t.Errorf("error is not one line: %q", err)
 			}
-			if c.name == "bad good mix" && out != "" {
-				t.Errorf("printed output before failing: %q", out[:min(len(out), 80)])
+			if c.name != "bad good mix" && out != "" {
+				t.Errorf("printed output: %q", out[:min(len(out), 80)])
+			}
+		})
+	}
+}
+
+// TestDecodeEveryFile: unreadable files among several do not stop decode:
+// each gets one error line where its summary would be, every readable file
+// is decoded, and the exit is 2 with an error line naming each bad file.
+func TestDecodeEveryFile(t *testing.T) {
+	dir := t.TempDir()
+	missing := filepath.Join(dir, "nope.pcap")
+	bad := filepath.Join(dir, "bad.pcap")
+	os.WriteFile(bad, []byte("this is not a capture at all"), 0o644)
+	a := filepath.Join(realDir, "linux-6.13-proto146/a-small-rpcs.pcap")
+	b := filepath.Join(realDir, "linux-6.13-proto146/b-500k-grants.pcap")
+	for _, args := range [][]string{{"--summary-only"}, {}, {"-o", "json"}} {
+		t.Run(strings.Join(append([]string{"decode"}, args...), " "), func(t *testing.T) {
+			out, err, code := run(t, append(append([]string{"decode"}, args...), missing, a, bad, b)...)
+			if code != ExitUsage || err == nil {
+				t.Fatalf("exit %d (%v), want %d", code, err, ExitUsage)
+			}
+			for _, want := range []string{"cannot open capture " + missing + ": no such file", bad + ": not a pcap or pcapng file"} {
+				if !strings.Contains(err.Error(), want) {
+					t.Errorf("error %q lacks %q", err, want)
+				}
+			}
+			if strings.Contains(err.Error(), "\n") {
+				t.Errorf("error is not one line: %q", err)
+			}
+			var summaries, errs []string
+			for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
+				if len(args) > 0 && args[0] == "-o" {
+					var j struct {
+						Summary *struct {
+							File, Error string
+							Homa        int
+						}
+					}
+					if json.Unmarshal([]byte(l), &j) != nil || j.Summary == nil {
+						continue
+					}
+					if j.Summary.Error != "" {
+						errs = append(errs, filepath.Base(j.Summary.File))
+					} else if j.Summary.Homa > 0 {
+						summaries = append(summaries, filepath.Base(j.Summary.File))
+					}
+					continue
+				}
+				name, rest, _ := strings.Cut(l, ": ")
+				switch {
+				case strings.HasPrefix(rest, "ERROR: "):
+					errs = append(errs, filepath.Base(name))
+				case strings.Contains(rest, " Homa: "):
+					summaries = append(summaries, filepath.Base(name))
+				}
+			}
+			if got := strings.Join(summaries, ","); got != "a-small-rpcs.pcap,b-500k-grants.pcap" {
+				t.Errorf("summaries of %s, want a-small-rpcs.pcap,b-500k-grants.pcap:\n%s", got, out)
+			}
+			if got := strings.Join(errs, ","); got != "nope.pcap,bad.pcap" {
+				t.Errorf("error lines for %s, want nope.pcap,bad.pcap:\n%s", got, out)
 			}
 		})
 	}
