@@ -51,9 +51,43 @@ type Env struct {
 	// Close tears the environment down.
 	Close func() error
 
-	nextID atomic.Uint64
-	mu     sync.Mutex
-	peers  []*tester.Peer
+	nextID  atomic.Uint64
+	mu      sync.Mutex
+	peers   []*tester.Peer
+	cutoffs map[int]*tester.CutoffsHost // per tester host (openPeer)
+}
+
+// openPeer opens a tester peer on tester host i that answers stale DATA
+// with CUTOFFS as a HomaModule host holding the IUT's cutoffs and
+// cutoff_version would (the version a tester's DATA carries): once per
+// IUT tick per peer, the limit shared by every peer of the host. The
+// peer's packets are marked in the run's capture (addPeer).
+func (e *Env) openPeer(i int) (*tester.Peer, error) {
+	tr, err := e.Testers[i]()
+	if err != nil {
+		return nil, err
+	}
+	p := tester.New(tr, e.Clock)
+	p.AnswerCutoffs(e.cutoffsHost(i))
+	e.addPeer(p)
+	return p, nil
+}
+
+// cutoffsHost is tester host i's side of the cutoff_version exchange,
+// created with the IUT's cutoffs on first use.
+func (e *Env) cutoffsHost(i int) *tester.CutoffsHost {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.cutoffs == nil {
+		e.cutoffs = map[int]*tester.CutoffsHost{}
+	}
+	h := e.cutoffs[i]
+	if h == nil {
+		pr := e.Params()
+		h = tester.NewCutoffsHost(pr.UnschedCutoffs, pr.CutoffVersion, ctrlLevel(pr), e.tick())
+		e.cutoffs[i] = h
+	}
+	return h
 }
 
 // addPeer remembers a tester peer, so that the run's capture can mark the

@@ -167,11 +167,9 @@ func slug(s string) string {
 func peer(i int) *tester.Peer {
 	GinkgoHelper()
 	Expect(i).To(BeNumerically("<", len(env.Testers)), "the environment has %d tester hosts", len(env.Testers))
-	tr, err := env.Testers[i]()
+	p, err := env.openPeer(i)
 	ok(err, "opening tester host %d", i)
-	p := tester.New(tr, env.Clock)
 	cur.peers = append(cur.peers, p)
-	env.addPeer(p)
 	return p
 }
 

@@ -20,13 +20,11 @@ const noiseSamples = 20
 // the median. The suite's slack is sized from the slowest, so a
 // loaded machine widens every window instead of failing specs.
 func measureNoise(ctx context.Context, e *Env) (worst, median time.Duration, err error) {
-	tr, err := e.Testers[0]()
+	p, err := e.openPeer(0)
 	if err != nil {
 		return 0, 0, err
 	}
-	p := tester.New(tr, e.Clock)
 	defer p.Close()
-	e.addPeer(p)
 	addr := e.IUT.Info().Addr
 	pr := e.Params()
 	var rtts []time.Duration

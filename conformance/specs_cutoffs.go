@@ -21,6 +21,9 @@ var _ = Describe("cutoffs", func() {
 			// (≤ 8000, > 4000); the defaults put it at 5.
 			cut := [wire.NumCutoffs]uint32{0, 0, 0, 1000000, 8000, 4000, 2000, 100}
 			const version = 7
+			// The tester host now holds these cutoffs, so it does not
+			// answer the IUT's DATA carrying version 7 as stale.
+			env.cutoffsHost(1).Set(cut, version)
 			Expect(p.SendDeliberate(iut(), ctrlLevel(params()), &wire.CutoffsFields{Common: first.control(), UnschedCutoffs: cut, CutoffVersion: version},
 				"CUTOFFS no stale DATA asked for, with a table of its own")).To(Succeed())
 			barrier(p, ctrlLevel(params()))
@@ -29,7 +32,9 @@ var _ = Describe("cutoffs", func() {
 			Expect(r.first.Priority).To(Equal(uint8(4)), "IP priority of a %d-byte unscheduled message under cutoffs %v", reqLen, cut)
 			r.serveFully(p, 100)
 			checkExchange(p)
-			// Put the IUT's view of this tester host back to the defaults.
+			// Put the tester host and the IUT's view of it back to the
+			// defaults.
+			env.cutoffsHost(1).Set(params().UnschedCutoffs, params().CutoffVersion)
 			Expect(p.SendDeliberate(iut(), ctrlLevel(params()), &wire.CutoffsFields{Common: r.control(), UnschedCutoffs: params().UnschedCutoffs,
 				CutoffVersion: params().CutoffVersion}, "CUTOFFS no stale DATA asked for (back to the defaults)")).To(Succeed())
 			barrier(p, ctrlLevel(params()))

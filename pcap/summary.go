@@ -69,7 +69,8 @@ func count(n int, one, many string) string {
 type JSONSummary struct {
 	DecodeErrors int `json:"decode_errors"`
 	// Error is the error that ended the read early (a damaged or cut
-	// capture), if any.
+	// capture), or kept it from starting (a file decode could not open),
+	// if any.
 	Error            string         `json:"error,omitempty"`
 	File             string         `json:"file"`
 	Frames           int            `json:"frames"`

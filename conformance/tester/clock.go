@@ -159,6 +159,12 @@ func (t *simTransport) Send(dst netip.Addr, prio uint8, pkt []byte) error {
 	return err
 }
 
+// sendInHandler sends from the handler, which runs inside the
+// simulation's event with the clock's lock held (Send would take it).
+func (t *simTransport) sendInHandler(dst netip.Addr, prio uint8, pkt []byte) error {
+	return t.h.Send(dst, prio, pkt)
+}
+
 func (t *simTransport) SetHandler(fn func(src netip.Addr, prio uint8, pkt []byte)) {
 	t.c.Do(func() { t.h.OnPacket(fn) })
 }

@@ -3,6 +3,7 @@ package tester
 import (
 	"context"
 	"errors"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -64,14 +65,14 @@ func TestWallClock(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		c := NewWallClock()
 		ctx := context.Background()
-		flag := false
+		var flag atomic.Bool // set by another goroutine while Wait reads it
 		go func() {
 			time.Sleep(10 * time.Millisecond)
-			flag = true
+			flag.Store(true)
 			c.Notify()
 		}()
 		start := time.Now()
-		got, err := c.Wait(ctx, start.Add(time.Second), func() bool { return flag })
+		got, err := c.Wait(ctx, start.Add(time.Second), flag.Load)
 		if !got || err != nil || time.Since(start) != 10*time.Millisecond {
 			t.Errorf("Wait = %v, %v after %v; want true at the Notify 10ms in", got, err, time.Since(start))
 		}

@@ -56,6 +56,7 @@ type Peer struct {
 	log      []*Packet
 	arrivals int // packets received so far
 	closed   bool
+	cutoffs  *CutoffsHost // nil: no CUTOFFS answers (AnswerCutoffs)
 }
 
 // New returns a Peer that sends and receives through tr and keeps time
@@ -88,8 +89,37 @@ func (p *Peer) receive(src netip.Addr, prio uint8, pkt []byte) {
 	}
 	p.log = append(p.log, rec)
 	p.arrivals++
+	ch := p.cutoffs
 	p.mu.Unlock()
+	if ch != nil && rec.Err == nil {
+		if f, prio, ok := ch.answer(rec); ok {
+			// Errors are the transport's (closed, unreachable): the
+			// answer is best effort, as HomaModule's is.
+			_ = p.sendInHandler(src, prio, f)
+		}
+	}
 	p.clock.Notify()
+}
+
+// inHandlerSender is a transport whose handler runs where its Send may
+// not be called (the simulator's: Send takes the lock the handler runs
+// under); sendInHandler sends from inside the handler.
+type inHandlerSender interface {
+	sendInHandler(dst netip.Addr, prio uint8, pkt []byte) error
+}
+
+// sendInHandler sends f to dst from the transport's receive handler.
+func (p *Peer) sendInHandler(dst netip.Addr, prio uint8, f wire.Fields) error {
+	b, err := f.AppendTo(nil, wire.EncodeOptions{FixLengths: true, SetMarks: true,
+		ComputeChecksums: true, Src: p.local, Dst: dst})
+	if err != nil {
+		return fmt.Errorf("tester: encode %s: %w", f.PacketType(), err)
+	}
+	send := p.tr.Send
+	if h, ok := p.tr.(inHandlerSender); ok {
+		send = h.sendInHandler
+	}
+	return p.record(dst, prio, b, "", send)
 }
 
 // Send encodes f (lengths, marks and checksum filled in as HomaModule does)
@@ -126,12 +156,17 @@ func (p *Peer) SendRaw(dst netip.Addr, prio uint8, b []byte) error {
 }
 
 func (p *Peer) send(dst netip.Addr, prio uint8, b []byte, why string) error {
+	return p.record(dst, prio, b, why, p.tr.Send)
+}
+
+// record logs b as sent with note why, then sends it with send.
+func (p *Peer) record(dst netip.Addr, prio uint8, b []byte, why string, send func(netip.Addr, uint8, []byte) error) error {
 	rec := &Packet{At: p.clock.Now(), Sent: true, Src: p.local, Dst: dst, Priority: prio, Raw: append([]byte(nil), b...), Note: why}
 	rec.Pkt, rec.Err = wire.Decode(rec.Raw, wire.DecodeOptions{Version: wire.VersionCurrent})
 	p.mu.Lock()
 	p.log = append(p.log, rec)
 	p.mu.Unlock()
-	if err := p.tr.Send(dst, prio, b); err != nil {
+	if err := send(dst, prio, b); err != nil {
 		return fmt.Errorf("tester: send to %s: %w", dst, err)
 	}
 	return nil

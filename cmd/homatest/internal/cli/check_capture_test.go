@@ -186,16 +186,11 @@ func TestCheckSwitchNotes(t *testing.T) {
 func TestCheckPorts(t *testing.T) {
 	dir := t.TempDir()
 	hosts := []netip.Addr{hostC, hostS}
-	var clean, faulty *capb
-	single := ""
-	for _, fc := range faultCases() {
-		if fc.id == "BR-45" {
-			clean, faulty = fc.build(false), fc.build(true)
-			single = filepath.Join(dir, "single.pcapng")
-			if _, err := clean.write(single, "clean"); err != nil {
-				t.Fatal(err)
-			}
-		}
+	fc := faultCaseByID(t, "BR-45")
+	clean, faulty := fc.build(false), fc.build(true)
+	single := filepath.Join(dir, "single.pcapng")
+	if _, err := clean.write(single, "clean"); err != nil {
+		t.Fatal(err)
 	}
 	cp := filepath.Join(dir, "capture.pcapng")
 	writePorts(t, clean, cp, hosts)
@@ -418,12 +413,7 @@ func TestCheckStalls(t *testing.T) {
 // MUST, SHOULD and tester-charged counts.
 func TestCheckPortsStalls(t *testing.T) {
 	dir := t.TempDir()
-	var b *capb
-	for _, fc := range faultCases() {
-		if fc.id == "BR-18" {
-			b = fc.build(true)
-		}
-	}
+	b := faultCaseByID(t, "BR-18").build(true)
 	if b == nil {
 		t.Fatal("no BR-18")
 	}

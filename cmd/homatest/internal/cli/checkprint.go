@@ -31,6 +31,9 @@ func writeCheckText(w io.Writer, reports []check.FileReport) error {
 		}
 		rep := fr.Report
 		fmt.Fprintf(ew, "== %s (profile %s): %d Homa packets, %d RPCs\n", fr.File, rep.Profile, fr.Stats.Homa, rep.RPCs)
+		if fr.CaptureComment != "" {
+			fmt.Fprintf(ew, "capture comment: %s\n", oneLine(fr.CaptureComment))
+		}
 		fmt.Fprintf(ew, "capture point: %s (%s)\n", fr.CapturePoint, fr.CapturePointWhy)
 		if n := fr.Stats.VersionMismatch; n > 0 {
 			// A forced --profile or --wire of another format: every finding
@@ -208,3 +211,7 @@ func writeJUnit(w io.Writer, reports []check.FileReport, strict bool) error {
 	}
 	return conformance.WriteJUnit(w, js)
 }
+
+// oneLine is s on one line: its runs of white space, line breaks
+// included, become single spaces (a capture comment may span lines).
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }

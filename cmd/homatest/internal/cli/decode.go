@@ -61,12 +61,15 @@ clients used the id): its DATA, GRANTs, RESENDs, ... in both directions. The
 summary line still counts the whole file, and says how many packets matched.
 
 A capture of switch ports in both directions (homatest run's and scenario
-run's capture.pcapng, directions in epb_flags) prints every frame, but
---summary-only counts each packet once, as sent (the frames as delivered
-show as "other direction").
+run's capture.pcapng, directions in epb_flags) prints every frame, but its
+summary, with or without --summary-only, counts each packet once, as sent
+(the frames as delivered show as "other direction"; --rpc's count too).
 
 A capture cut short (e.g. tcpdump killed mid-write) is decoded up to the
-damage, its summary says where it stopped, and the exit code is 2.`,
+damage, its summary says where it stopped, and the exit code is 2. With
+several FILEs every one is decoded: one that cannot be read gets a line
+"FILE: ERROR: ..." in its summary's place (JSON: a summary with "error"),
+and the exit code is 2 at the end, the error line naming each bad file.`,
 		Example: `  # decode a capture
   homatest decode capture.pcap
 
@@ -117,53 +120,44 @@ func runDecode(cmd *cobra.Command, o *decodeOpts, files []string) error {
 		}
 		o.sel = &sel
 	}
-	// Open every file first, so a bad path fails before any output.
-	readers := make([]*pcap.Reader, 0, len(files))
-	defer func() {
-		for _, r := range readers {
-			r.Close()
-		}
-	}()
-	for _, name := range files {
-		ro := pcap.ReaderOptions{Version: v, IPv6PriorityShift: uint8(o.ipv6Shift)}
-		if ro.IPv6PriorityShift == 0 {
-			ro.IPv6PriorityShift = pcap.DetectPathShift(name, ro)
-		}
-		if o.summaryOnly {
-			ro, _ = pcap.SentView(name, ro) // count each packet once
-		}
-		r, err := pcap.OpenPath(name, ro)
-		if err != nil {
-			return usageErr(pcap.OpenError(name, err))
-		}
-		readers = append(readers, r)
-	}
+	// Every file is decoded in turn: among several, one that cannot be
+	// read gets a one-line error in its summary's place (a single file
+	// has only the error line), and the exit is 2 at the end (as homatest
+	// check does).
 	ew := &errWriter{w: cmd.OutOrStdout()}
 	w := bufio.NewWriterSize(ew, 1<<16)
-	var damaged []string
+	var unreadable, damaged []string
 	matched := 0
-	for i, r := range readers {
-		name := files[i]
+	for _, name := range files {
 		if len(files) > 1 && o.output == "text" && !o.summaryOnly {
 			fmt.Fprintf(w, "== %s\n", name)
 		}
-		st, n, rerr := decodeFile(w, r, name, len(files) > 1, o)
+		st, n, rerr, oerr := decodeInputFile(w, name, v, len(files) > 1, o)
 		matched += n
-		if o.output == "json" {
+		if oerr != nil {
+			unreadable = append(unreadable, oerr.Error())
+			if len(files) == 1 {
+				break
+			}
+			rerr = oerr
+		} else if rerr != nil {
+			damaged = append(damaged, fmt.Sprintf("%s: %v", name, rerr))
+		}
+		switch {
+		case o.output == "json":
 			sum := st.JSONSummary(name, rerr)
 			if o.sel != nil {
 				sum.RPCPackets = &n
 			}
 			json.NewEncoder(w).Encode(map[string]any{"summary": sum})
-		} else {
+		case oerr != nil:
+			fmt.Fprintf(w, "%s: ERROR: %v\n", name, oerr)
+		default:
 			line := st.Summary(name, rerr)
 			if o.sel != nil {
 				line += fmt.Sprintf("; %s of RPC %s", plural(n, "packet", "packets"), o.rpc)
 			}
 			fmt.Fprintln(w, line)
-		}
-		if rerr != nil {
-			damaged = append(damaged, fmt.Sprintf("%s: %v", name, rerr))
 		}
 		if ew.err != nil {
 			break
@@ -174,7 +168,10 @@ func runDecode(cmd *cobra.Command, o *decodeOpts, files []string) error {
 		return usageErr(fmt.Errorf("write output: %w", ew.err))
 	}
 	if len(damaged) > 0 {
-		return usageErr(fmt.Errorf("capture damaged or cut short: %s (the packets before the damage were decoded)", strings.Join(damaged, "; ")))
+		unreadable = append(unreadable, fmt.Sprintf("capture damaged or cut short: %s (the packets before the damage were decoded)", strings.Join(damaged, "; ")))
+	}
+	if len(unreadable) > 0 {
+		return usageErr(errors.New(strings.Join(unreadable, "; ")))
 	}
 	if o.sel != nil && matched == 0 {
 		return usageErr(fmt.Errorf("--rpc %s: no packet of that RPC in %s (homatest rpcs lists the RPCs)", o.rpc, strings.Join(files, ", ")))
@@ -182,10 +179,68 @@ func runDecode(cmd *cobra.Command, o *decodeOpts, files []string) error {
 	return nil
 }
 
-// decodeFile prints the packets of r (those of RPC o.sel when set) and
-// returns its counts, the number of packets of o.sel, and the error that
-// stopped it early (a damaged or cut file), if any.
-func decodeFile(w *bufio.Writer, r *pcap.Reader, name string, multi bool, o *decodeOpts) (pcap.Stats, int, error) {
+// decodeInputFile decodes the capture name (wire version v) into w and
+// returns its summary's counts, the number of packets of o.sel, the error
+// that stopped the read early (a damaged or cut file), and the error that
+// kept the file from being read at all (one line naming it).
+func decodeInputFile(w *bufio.Writer, name string, v wire.Version, multi bool, o *decodeOpts) (st pcap.Stats, n int, rerr, oerr error) {
+	ro := pcap.ReaderOptions{Version: v, IPv6PriorityShift: uint8(o.ipv6Shift)}
+	if ro.IPv6PriorityShift == 0 {
+		ro.IPv6PriorityShift = pcap.DetectPathShift(name, ro)
+	}
+	in, err := openDecodeInput(name, ro, !o.summaryOnly)
+	if err != nil {
+		return st, 0, nil, pcap.OpenError(name, err)
+	}
+	defer in.close()
+	if in.show != nil {
+		decodeFile(w, in.show, name, multi, o, true)
+	}
+	st, n, rerr = decodeFile(w, in.count, name, multi, o, in.show == nil && !o.summaryOnly)
+	return st, n, rerr, nil
+}
+
+// decodeInput is one capture decode reads: count reads each packet once,
+// as sent (pcap.SentView), and its stats and --rpc matches are the file's
+// summary, with or without --summary-only; show, set only for a capture
+// of switch ports in both directions when packets are printed, reads
+// every frame for printing.
+type decodeInput struct {
+	name        string
+	show, count *pcap.Reader
+}
+
+// openDecodeInput opens the capture name with options ro; show asks for
+// the packets to be printed.
+func openDecodeInput(name string, ro pcap.ReaderOptions, show bool) (decodeInput, error) {
+	in := decodeInput{name: name}
+	cro, ports := pcap.SentView(name, ro)
+	var err error
+	if in.count, err = pcap.OpenPath(name, cro); err != nil {
+		return in, err
+	}
+	if show && ports {
+		if in.show, err = pcap.OpenPath(name, ro); err != nil {
+			in.close()
+			return in, err
+		}
+	}
+	return in, nil
+}
+
+func (in decodeInput) close() {
+	for _, r := range []*pcap.Reader{in.show, in.count} {
+		if r != nil {
+			r.Close()
+		}
+	}
+}
+
+// decodeFile reads r and, when print is set, prints its packets (those of
+// RPC o.sel when set). It returns r's counts, the number of packets of
+// o.sel, and the error that stopped it early (a damaged or cut file), if
+// any.
+func decodeFile(w *bufio.Writer, r *pcap.Reader, name string, multi bool, o *decodeOpts, print bool) (pcap.Stats, int, error) {
 	matched := 0
 	var start time.Time
 	first := true
@@ -208,7 +263,7 @@ func decodeFile(w *bufio.Writer, r *pcap.Reader, name string, multi bool, o *dec
 			}
 			matched++
 		}
-		if o.summaryOnly {
+		if !print {
 			continue
 		}
 		for i := range max(1, len(f.Segments)) {

@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"flag"
+	"net/netip"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -149,8 +151,69 @@ func TestDecodeErrors(t *testing.T) {
 			if strings.Contains(err.Error(), "\n") {
 				t.Errorf("error is not one line: %q", err)
 			}
-			if c.name == "bad good mix" && out != "" {
-				t.Errorf("printed output before failing: %q", out[:min(len(out), 80)])
+			if c.name != "bad good mix" && out != "" {
+				t.Errorf("printed output: %q", out[:min(len(out), 80)])
+			}
+		})
+	}
+}
+
+// TestDecodeEveryFile: unreadable files among several do not stop decode:
+// each gets one error line where its summary would be, every readable file
+// is decoded, and the exit is 2 with an error line naming each bad file.
+func TestDecodeEveryFile(t *testing.T) {
+	dir := t.TempDir()
+	missing := filepath.Join(dir, "nope.pcap")
+	bad := filepath.Join(dir, "bad.pcap")
+	os.WriteFile(bad, []byte("this is not a capture at all"), 0o644)
+	a := filepath.Join(realDir, "linux-6.13-proto146/a-small-rpcs.pcap")
+	b := filepath.Join(realDir, "linux-6.13-proto146/b-500k-grants.pcap")
+	for _, args := range [][]string{{"--summary-only"}, {}, {"-o", "json"}} {
+		t.Run(strings.Join(append([]string{"decode"}, args...), " "), func(t *testing.T) {
+			out, err, code := run(t, append(append([]string{"decode"}, args...), missing, a, bad, b)...)
+			if code != ExitUsage || err == nil {
+				t.Fatalf("exit %d (%v), want %d", code, err, ExitUsage)
+			}
+			for _, want := range []string{"cannot open capture " + missing + ": no such file", bad + ": not a pcap or pcapng file"} {
+				if !strings.Contains(err.Error(), want) {
+					t.Errorf("error %q lacks %q", err, want)
+				}
+			}
+			if strings.Contains(err.Error(), "\n") {
+				t.Errorf("error is not one line: %q", err)
+			}
+			var summaries, errs []string
+			for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
+				if len(args) > 0 && args[0] == "-o" {
+					var j struct {
+						Summary *struct {
+							File, Error string
+							Homa        int
+						}
+					}
+					if json.Unmarshal([]byte(l), &j) != nil || j.Summary == nil {
+						continue
+					}
+					if j.Summary.Error != "" {
+						errs = append(errs, filepath.Base(j.Summary.File))
+					} else if j.Summary.Homa > 0 {
+						summaries = append(summaries, filepath.Base(j.Summary.File))
+					}
+					continue
+				}
+				name, rest, _ := strings.Cut(l, ": ")
+				switch {
+				case strings.HasPrefix(rest, "ERROR: "):
+					errs = append(errs, filepath.Base(name))
+				case strings.Contains(rest, " Homa: "):
+					summaries = append(summaries, filepath.Base(name))
+				}
+			}
+			if got := strings.Join(summaries, ","); got != "a-small-rpcs.pcap,b-500k-grants.pcap" {
+				t.Errorf("summaries of %s, want a-small-rpcs.pcap,b-500k-grants.pcap:\n%s", got, out)
+			}
+			if got := strings.Join(errs, ","); got != "nope.pcap,bad.pcap" {
+				t.Errorf("error lines for %s, want nope.pcap,bad.pcap:\n%s", got, out)
 			}
 		})
 	}
@@ -221,5 +284,45 @@ func TestDecodeVersionMismatchWarning(t *testing.T) {
 	}
 	if !strings.Contains(out, "WARNING: 44 packets decoded with a --wire version whose IP protocol differs") {
 		t.Errorf("no mismatch warning: %s", out)
+	}
+}
+
+// TestDecodeSummaryAgrees: decode's summary is the same with and without
+// --summary-only (text and JSON), on a capture of switch ports in both
+// directions (each packet once, as sent) and on ordinary captures.
+func TestDecodeSummaryAgrees(t *testing.T) {
+	dir := t.TempDir()
+	b := faultCaseByID(t, "BR-45").build(false)
+	ports := filepath.Join(dir, "capture.pcapng")
+	writePorts(t, b, ports, []netip.Addr{hostC, hostS})
+	single := filepath.Join(dir, "single.pcapng")
+	if _, err := b.write(single, "clean"); err != nil {
+		t.Fatal(err)
+	}
+	summary := map[string]string{}
+	for _, f := range []string{ports, single, filepath.Join(realDir, "linux-6.13-proto146/b-500k-grants.pcap")} {
+		for _, format := range []string{"text", "json"} {
+			all, err, _ := run(t, "decode", "-o", format, f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			lines := strings.Split(strings.TrimSpace(all), "\n")
+			only, err, _ := run(t, "decode", "--summary-only", "-o", format, f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(lines) < 2 || lines[len(lines)-1]+"\n" != only {
+				t.Errorf("%s -o %s: decode's summary\n%s\nwant decode --summary-only's\n%s", filepath.Base(f), format, lines[len(lines)-1], only)
+			}
+			summary[filepath.Base(f)+" "+format] = only
+		}
+	}
+	// The ports capture holds each packet twice and counts it once: as
+	// the single capture of the same packets does.
+	frames := regexp.MustCompile(`^\S+: \d+ frames, `)
+	p := frames.ReplaceAllString(summary["capture.pcapng text"], "")
+	s := frames.ReplaceAllString(summary["single.pcapng text"], "")
+	if want := strings.TrimSuffix(s, "\n"); !strings.HasPrefix(p, strings.SplitN(want, ";", 2)[0]+";") {
+		t.Errorf("ports capture counts %q, want the single capture's %q", p, want)
 	}
 }

@@ -640,6 +640,18 @@ func faultCases() []faultCase {
 	return append(brFaultCases(), ruleFaultCases()...)
 }
 
+// faultCaseByID is the fault case with id (the test fails without one).
+func faultCaseByID(t *testing.T, id string) faultCase {
+	t.Helper()
+	for _, fc := range faultCases() {
+		if fc.id == id {
+			return fc
+		}
+	}
+	t.Fatalf("no fault case %s", id)
+	return faultCase{}
+}
+
 // brFaultCases are the scenarios of docs/homa-faults.md (and two extra
 // ones from before the facts' rules).
 func brFaultCases() []faultCase {
