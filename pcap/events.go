@@ -28,13 +28,14 @@ func (f *Frame) Events(dst []spec.Event) []spec.Event {
 // bytes are valid only during the call: the reader reuses its buffers (copy
 // what you keep). It returns nil at the end of the capture, or the first
 // read error (a damaged or cut file), with fn called for every event before
-// it.
+// it. fn runs in the caller's goroutine; with more than one CPU the reader
+// runs ahead of it in a goroutine of its own, so fn must not use r.
 func (r *Reader) EachEvent(fn func(*spec.Event)) error { return r.eachEvent(nil, fn) }
 
 // eachEvent is EachEvent that first passes each frame to frame, if set.
 // With more than one CPU it reads in a goroutine of its own
-// (eachEventPiped); fn and frame are called as they are here, fn in the
-// caller's goroutine.
+// (eachEventPiped): fn is called as it is here, in the caller's
+// goroutine, and frame in the reading one.
 func (r *Reader) eachEvent(frame func(*Reader, *Frame), fn func(*spec.Event)) error {
 	if runtime.GOMAXPROCS(0) > 1 {
 		return r.eachEventPiped(frame, fn)
