@@ -3,6 +3,7 @@ package pcap
 import (
 	"errors"
 	"io"
+	"runtime"
 
 	"github.com/homatest/homatest/spec"
 )
@@ -27,11 +28,18 @@ func (f *Frame) Events(dst []spec.Event) []spec.Event {
 // bytes are valid only during the call: the reader reuses its buffers (copy
 // what you keep). It returns nil at the end of the capture, or the first
 // read error (a damaged or cut file), with fn called for every event before
-// it.
+// it. fn runs in the caller's goroutine; with more than one CPU the reader
+// runs ahead of it in a goroutine of its own, so fn must not use r.
 func (r *Reader) EachEvent(fn func(*spec.Event)) error { return r.eachEvent(nil, fn) }
 
 // eachEvent is EachEvent that first passes each frame to frame, if set.
+// With more than one CPU it reads in a goroutine of its own
+// (eachEventPiped): fn is called as it is here, in the caller's
+// goroutine, and frame in the reading one.
 func (r *Reader) eachEvent(frame func(*Reader, *Frame), fn func(*spec.Event)) error {
+	if runtime.GOMAXPROCS(0) > 1 {
+		return r.eachEventPiped(frame, fn)
+	}
 	var evs []spec.Event
 	for {
 		f, err := r.Next()
@@ -49,4 +57,99 @@ func (r *Reader) eachEvent(frame func(*Reader, *Frame), fn func(*spec.Event)) er
 			fn(&evs[i])
 		}
 	}
+}
+
+// Sizes of eachEventPiped's batches: a batch is handed over when it
+// holds batchEvents events or its frames' bytes would overflow
+// batchBytes (a frame longer than that gets a batch of its own);
+// pipedBatches of them circulate.
+const (
+	batchEvents  = 256
+	batchBytes   = 256 << 10
+	pipedBatches = 3
+)
+
+// eventBatch is a run of events and the frame bytes they view.
+type eventBatch struct {
+	evs   []spec.Event
+	bytes []byte
+}
+
+// eachEventPiped is eachEvent with reading and decoding in a goroutine
+// of its own, one batch of events ahead of fn: the reader copies each
+// frame's bytes into the batch before decoding them (Reader.hold), so
+// that an event's Packet and Payload stay valid until fn has seen the
+// whole batch. Batches are reused: no allocation per frame. frame runs
+// in the reading goroutine, before the frame's events reach fn.
+func (r *Reader) eachEventPiped(frame func(*Reader, *Frame), fn func(*spec.Event)) error {
+	free := make(chan *eventBatch, pipedBatches)
+	full := make(chan *eventBatch, pipedBatches)
+	done := make(chan struct{}) // fn returned or panicked: stop reading
+	defer close(done)
+	for range pipedBatches {
+		free <- &eventBatch{evs: make([]spec.Event, 0, batchEvents), bytes: make([]byte, 0, batchBytes)}
+	}
+	var rerr error
+	go func() {
+		defer close(full)
+		defer func() { r.hold = nil }()
+		next := func() *eventBatch {
+			select {
+			case b := <-free:
+				b.evs, b.bytes = b.evs[:0], b.bytes[:0]
+				return b
+			case <-done:
+				runtime.Goexit()
+				return nil
+			}
+		}
+		send := func(b *eventBatch) {
+			select {
+			case full <- b:
+			case <-done:
+				runtime.Goexit()
+			}
+		}
+		cur := next()
+		r.hold = func(data []byte) []byte {
+			if len(cur.bytes)+len(data) > cap(cur.bytes) {
+				if len(cur.evs) > 0 {
+					send(cur)
+					cur = next()
+				}
+				if len(data) > cap(cur.bytes) {
+					cur.bytes = make([]byte, 0, len(data))
+				}
+			}
+			n := len(cur.bytes)
+			cur.bytes = append(cur.bytes, data...)
+			return cur.bytes[n:len(cur.bytes):len(cur.bytes)]
+		}
+		for {
+			f, err := r.Next()
+			if err != nil {
+				if !errors.Is(err, io.EOF) {
+					rerr = err
+				}
+				break
+			}
+			if frame != nil {
+				frame(r, f)
+			}
+			if cur.evs = f.Events(cur.evs); len(cur.evs) >= batchEvents {
+				send(cur)
+				cur = next()
+			}
+		}
+		if len(cur.evs) > 0 {
+			send(cur)
+		}
+	}()
+	for b := range full {
+		for i := range b.evs {
+			fn(&b.evs[i])
+		}
+		free <- b
+	}
+	return rerr
 }

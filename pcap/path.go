@@ -121,7 +121,9 @@ func StreamPath(path string, o ReaderOptions, fn func(*spec.Event)) (Stats, erro
 // StreamPathFrames is StreamPath that also passes each frame, with its
 // reader (for Reader.InterfaceName), to frame (when not nil) before fn
 // sees the frame's events: what a caller learns of the frames comes from
-// the same single pass.
+// the same single pass. frame may run in another goroutine than fn (see
+// Reader.EachEvent): what it records is the caller's to read once
+// StreamPathFrames has returned.
 func StreamPathFrames(path string, o ReaderOptions, frame func(*Reader, *Frame), fn func(*spec.Event)) (Stats, error) {
 	r, err := OpenPath(path, o)
 	if err != nil {

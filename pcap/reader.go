@@ -75,6 +75,10 @@ type Reader struct {
 	n          int
 	segs       []wire.Segment
 	shift6     uint8 // latched IPv6 priority shift, 0 = not yet known
+	// hold, when set, copies each frame's bytes before they are decoded
+	// and returns the copy, so that the frame outlives the next read
+	// (eachEventPiped).
+	hold func([]byte) []byte
 }
 
 // Open opens a capture file. Errors name the file and say what is wrong:
@@ -202,6 +206,9 @@ func (r *Reader) Next() (*Frame, error) {
 					lt = l
 				}
 			}
+		}
+		if r.hold != nil && len(data) > 0 {
+			data = r.hold(data)
 		}
 		if r.decode(data, ci, lt) {
 			if opts.Flags != nil {

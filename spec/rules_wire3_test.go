@@ -215,3 +215,27 @@ func TestPrio004IPv6Shift(t *testing.T) {
 		t.Errorf("linux-2024 ipv6_prio_shift %d, want 4", p.Params.IPv6PrioShift)
 	}
 }
+
+// TestWire014EventSlotReused: a reader hands every event over at one
+// address (it reuses its slot); the first packet of an RPC, whose payload
+// only Apply logs, must be logged even when the previous event at that
+// address was compared by the rule, or a later copy goes unchecked.
+func TestWire014EventSlotReused(t *testing.T) {
+	b := newTrace(t, wire.VersionCurrent)
+	b.data(true, 2, 4000, 0, 1424, 6, withPayload(0, 1424, false))
+	b.data(true, 2, 4000, 1424, 1424, 6, withPayload(1424, 1424, false)) // compared by the rule
+	b.data(true, 4, 4000, 0, 1424, 6, withPayload(0, 1424, false))       // RPC 4's first: Apply logs it
+	bad := b.data(true, 4, 4000, 0, 1424, 7, withPayload(0, 1424, true, 5))
+	prof, _ := LookupProfile("linux")
+	rules, err := Select(Rules(), "HOMA-WIRE-014", 0, "linux")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := NewChecker("linux", prof.Params, rules)
+	var slot Event
+	for i := range b.events {
+		slot = b.events[i]
+		c.Feed(&slot)
+	}
+	wantViolations(t, c.Finish(), "HOMA-WIRE-014", bad)
+}

@@ -963,6 +963,9 @@ func (t *Trace) applyData(e *Event, r *RPC) {
 	if t.payloads && t.payDone != e && len(e.Payload) > 0 {
 		t.comparePayload(e, m)
 	}
+	// Forget e: a later event may come at the same address (readers
+	// reuse their event slices), and must not pass for logged.
+	t.payDone = nil
 	if m == &r.Response {
 		// The server responds: it had the whole request and asks for
 		// none of it again (RTX-01), so no retransmission of it is
