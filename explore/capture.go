@@ -27,7 +27,7 @@ func writeCapture(s *session, out *outcome, f *Found) []byte {
 		switch rec.kind {
 		case recSent:
 			src, dst = s.res.hostAddrs[rec.host], iut
-			dir, comment = pcap.DirOutbound, "tester sent"
+			dir, comment = pcap.DirOutbound, rec.text
 		case recRecv:
 			src, dst = iut, s.res.hostAddrs[rec.host]
 		default:

@@ -238,7 +238,7 @@ func (r *run) scriptSend(st Step) {
 		r.over = true
 		return
 	}
-	r.deliver(x, h, st.Prio, b, Key{})
+	r.deliver(x, h, st.Prio, b, Key{}, "")
 }
 
 // scriptPacket builds step st's packet of rpc x (nil: none).

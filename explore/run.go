@@ -81,7 +81,9 @@ type record struct {
 	prio  uint8
 	raw   []byte
 	frame int // the oracle's frame (recSent, recRecv)
-	text  string
+	// text is a recNote's text, a recSent's capture comment
+	// (tester.SentNote, or tester.DeliberatePrefix and why).
+	text string
 }
 
 // outcome is what running one case gave.
@@ -111,6 +113,11 @@ type outcome struct {
 	choices      []Choice
 	used         [numKinds]int
 	interrupted  error
+	// netFates are the fates other than delivery the explored network
+	// gave the IUT's packets on their way to the tester hosts, by the
+	// oracle's frame (fateNames): an answer a tester host owed to such a
+	// frame is the network's doing.
+	netFates map[int]string
 	// rpcs are the case's RPCs as the run left them (scripts).
 	rpcs []*rpc
 	// sentKeys are the decision keys of the packets tester hosts gave
@@ -170,6 +177,10 @@ type run struct {
 	// ended (drain); lastIUT is when the IUT's latest packet came.
 	draining bool
 	lastIUT  time.Duration
+	// because, while a tester host handles a copy of an IUT packet the
+	// explored network duplicated or delayed, is the deliberate-packet
+	// note of what it sends in reaction (outPkt.note).
+	because string
 }
 
 // outPkt is a packet a tester host gives the IUT.
@@ -179,6 +190,10 @@ type outPkt struct {
 	prio uint8
 	b    []byte
 	key  Key
+	// note says why the packet breaks the protocol on purpose (a
+	// deliberate packet: tester.DeliberatePrefix in its capture comment),
+	// "" for one the peer sent as the protocol says.
+	note string
 }
 
 // rkey finds a live RPC: the tester host, the client's id, and whether
