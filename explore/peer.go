@@ -129,9 +129,17 @@ type rpc struct {
 	// ackOnLink: the IUT acknowledged this tester server's RPC on its
 	// link, in a packet the explored network lost or still holds.
 	ackOnLink bool
-	// resendLost: the explored network lost a RESEND of this RPC since
-	// the last one it delivered.
-	resendLost bool
+	// forgot says why the tester server dropped the RPC's state (abort,
+	// timeout); reborn is set to it once the IUT's DATA re-created the RPC:
+	// the note of its packets from then on (run.consequence).
+	forgot, reborn string
+	// unknownWhy is the reason of a deliberate RPC_UNKNOWN this tester
+	// client sent for the RPC (run.consequence).
+	unknownWhy string
+	// netAt is when the explored network last lost, duplicated or
+	// delayed a packet of this RPC (either direction; a delayed one's
+	// delivery time), once perturb is set.
+	netAt time.Duration
 }
 
 // outMsg is a message the tester host sends.
@@ -450,22 +458,21 @@ func (r *run) emit(x *rpc, h *host, f wire.Fields, prio uint8, k Key, allowed ui
 	if f.PacketType() == wire.TypeData {
 		base = r.pace(h, len(b))
 	}
-	because := r.because
-	fate := r.fate(x, 0, k, allowed)
-	if fate == FateDrop && x != nil && f.PacketType() == wire.TypeResend {
-		x.resendLost = true
+	if note == "" {
+		note = r.consequence(x, h, f)
 	}
+	fate := r.fate(x, 0, k, allowed)
 	// at delivers the packet at t; a delivery later than base is the
 	// explored network's delay, marked as such (netDelayed).
 	at := func(t time.Duration, why string) {
 		if why == "" {
 			why = note
 		}
-		if why == "" {
-			why = because
-		}
 		if t > base && why == "" {
 			why = netDelayed(t - base)
+		}
+		if t > base && x != nil {
+			x.netAt = max(x.netAt, t)
 		}
 		note := why
 		deliver := func() { r.deliver(x, h, prio, b, k, note) }
@@ -503,6 +510,40 @@ func (r *run) emit(x *rpc, h *host, f wire.Fields, prio uint8, k Key, allowed ui
 	return base
 }
 
+// consequence returns the deliberate-packet note of packet f of x (nil:
+// none known) from host h when the packet is what an earlier network
+// effect or deliberate act makes the host send ("" for none): a reaction
+// to an IUT packet the network duplicated or delayed (run.because), any
+// packet of a server RPC the host forgot and took anew, an ack of an RPC
+// the host answered RPC_UNKNOWN for in such a reaction.
+func (r *run) consequence(x *rpc, h *host, f wire.Fields) string {
+	switch {
+	case r.because != "":
+		if x != nil && f.PacketType() == wire.TypeRPCUnknown {
+			x.unknownWhy = r.because
+		}
+		return r.because
+	case x != nil && x.reborn != "":
+		return x.reborn
+	}
+	var ids []uint64
+	switch a := f.(type) {
+	case *wire.DataFields:
+		ids = append(ids, a.Ack.ClientID)
+	case *wire.AckFields:
+		ids = append(ids, a.Common.SenderID)
+		for _, e := range a.Acks {
+			ids = append(ids, e.ClientID)
+		}
+	}
+	for _, id := range ids {
+		if y := r.live[rkey{h.i, id, true}]; id != 0 && y != nil && y.unknownWhy != "" {
+			return fmt.Sprintf("acknowledges rpc %d, which this host answered RPC_UNKNOWN for (%s)", y.n, y.unknownWhy)
+		}
+	}
+	return ""
+}
+
 // netDuplicate is the deliberate-packet note (tester.DeliberatePrefix) of
 // the second copy of a packet the explored network duplicated
 // (FateDup): on the IUT's link it looks like its sender sent the bytes
@@ -525,11 +566,12 @@ func (r *run) fate(x *rpc, dir int, k Key, allowed uint32) int {
 		return r.choose(k, allowed)
 	}
 	if r.now < x.burstEnd[dir] {
+		r.perturbed(x)
 		return FateDrop
 	}
 	fate := r.choose(k, allowed)
 	if fate != FateDeliver {
-		x.perturb = true
+		r.perturbed(x)
 	}
 	if fate == FateDrop {
 		if v := r.choose(Key{Kind: KindBurst, RPC: x.n, Type: uint8(dir)}, all(KindBurst)); v > 0 {
@@ -538,6 +580,18 @@ func (r *run) fate(x *rpc, dir int, k Key, allowed uint32) int {
 		}
 	}
 	return fate
+}
+
+// perturbed notes that the explored network lost, duplicated or delayed
+// a packet of x now (rpc.netAt, outcome.netTimes).
+func (r *run) perturbed(x *rpc) {
+	x.perturb = true
+	x.netAt = max(x.netAt, r.now)
+	if r.out.netTimes == nil {
+		r.out.netTimes = map[netip.Addr][]time.Time{}
+	}
+	a := x.h.st.addr
+	r.out.netTimes[a] = append(r.out.netTimes[a], r.t0.Add(r.now))
 }
 
 // nextIUTTick is the IUT's first timer pass after t.
@@ -630,8 +684,6 @@ func (r *run) send(o outPkt) {
 			}
 		case wire.TypeAck:
 			x.ackFed = true
-		case wire.TypeResend:
-			x.resendLost = false
 		}
 	}
 	if err := r.w.trs[h.i].Send(iut, prio, b); err != nil && !r.over {
@@ -718,12 +770,6 @@ func (r *run) arrive(a arrival) {
 	}
 	mask := uint32(1<<FateDeliver | 1<<FateDrop | 1<<FateDup | 1<<FateDelay | 1<<FateLong)
 	fate := r.fate(x, 1, k, mask)
-	if fate != FateDeliver && frame > 0 {
-		if r.out.netFates == nil {
-			r.out.netFates = map[int]string{}
-		}
-		r.out.netFates[frame] = fateNames[fate]
-	}
 	if fate != FateDeliver && fate != FateDup {
 		r.acksOnLink(h, p) // the IUT's acks the host does not have yet
 	}
@@ -746,8 +792,10 @@ func (r *run) arrive(a arrival) {
 		r.at(r.now+20*time.Microsecond, handle(fmt.Sprintf("network duplicate: sent in reaction to the second copy of the IUT's frame %d, which the explored network duplicated", frame)))
 	case FateDelay:
 		r.at(r.now+30*time.Microsecond, handle(late))
+		x.netAt = max(x.netAt, r.now+30*time.Microsecond)
 	case FateLong:
 		r.at(r.now+r.p.Ticks(r.p.ResendTicks+1), handle(late))
+		x.netAt = max(x.netAt, r.now+r.p.Ticks(r.p.ResendTicks+1))
 	default:
 		handle("")()
 	}
@@ -955,6 +1003,7 @@ func (r *run) abort(x *rpc) {
 	case !x.client && x.state >= ssReceiving && x.state <= ssAwaitAck:
 		x.state = ssForgotten
 		x.in, x.out = nil, nil
+		x.forgot = "the host forgot this RPC on purpose (the model's server crash) and took it anew from the IUT's DATA"
 		r.note(x.h.i, x.n, fmt.Sprintf("%s forgets rpc %d", x.h.st.name, x.n))
 	}
 }
@@ -979,6 +1028,9 @@ func (r *run) onData(h *host, x *rpc, d wire.Data) {
 	} else {
 		if x.state == ssForgotten || x.state == ssUnbound {
 			// DATA for an RPC the server no longer has creates it anew.
+			// On the IUT's link the new RPC's packets follow the old
+			// one's (its grants start again).
+			x.reborn = x.forgot
 			x.state = ssReceiving
 			x.in, x.out, x.silent = nil, nil, 0
 		}
@@ -1373,17 +1425,21 @@ func (r *run) timeout(x *rpc) {
 	}
 	x.state = ssForgotten
 	x.in, x.out = nil, nil
+	x.forgot = "the host timed this RPC out in a silence and took it anew from the IUT's DATA"
 }
 
 // requestRetrans sends x's RESENDs (RTX-03): {0, -1} when nothing of the
 // message arrived, else one per gap below the granted offset.
 func (r *run) requestRetrans(x *rpc) {
 	prio := r.ctrlPrio()
-	// The IUT's view of this round's timing starts at the last RESEND it
-	// got: the rounds the network lost in between are not on its link.
+	// The host times its rounds by the packets it heard and sent; the
+	// IUT's link shows them only as the explored network delivered them.
+	// Where the network lost, duplicated or delayed a packet of the RPC
+	// within the silence a round ends (resend_ticks or resend_interval
+	// and a tick), the round's timing on that link is the network's.
 	lost := ""
-	if x.resendLost {
-		lost = "network loss: the explored network lost this host's earlier RESENDs for the RPC, so its rounds look late on the IUT's link"
+	if window := r.p.Ticks(max(r.p.ResendTicks, r.p.ResendInterval)+1) + r.w.params.Slack; x.perturb && r.now-x.netAt <= window {
+		lost = "network loss or delay: the explored network lost or delayed packets of this RPC during the silence this RESEND ends, so its timing on the IUT's link is the network's"
 	}
 	m := x.in
 	if m == nil || m.received == 0 {

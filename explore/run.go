@@ -113,16 +113,29 @@ type outcome struct {
 	choices      []Choice
 	used         [numKinds]int
 	interrupted  error
-	// netFates are the fates other than delivery the explored network
-	// gave the IUT's packets on their way to the tester hosts, by the
-	// oracle's frame (fateNames): an answer a tester host owed to such a
-	// frame is the network's doing.
-	netFates map[int]string
+	// netTimes are, per tester host, the times (the checker's) at which
+	// the explored network lost, duplicated or delayed a packet between
+	// it and the IUT (either direction): netDuring.
+	netTimes map[netip.Addr][]time.Time
 	// rpcs are the case's RPCs as the run left them (scripts).
 	rpcs []*rpc
 	// sentKeys are the decision keys of the packets tester hosts gave
 	// the IUT, in order (shrinking drops them).
 	sentKeys []Key
+}
+
+// netDuring reports whether the explored network lost, duplicated or
+// delayed a packet between tester host a and the IUT within [from, to]:
+// an answer a tester host owed to an IUT packet then (a finding charged
+// to it at the IUT's frame) may be one the network lost or held, or an
+// answer to a packet the network kept from it.
+func (o *outcome) netDuring(a netip.Addr, from, to time.Time) bool {
+	for _, t := range o.netTimes[a] {
+		if !t.Before(from) && !t.After(to) {
+			return true
+		}
+	}
+	return false
 }
 
 // runConfig is what every case of a session shares.
