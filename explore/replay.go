@@ -246,7 +246,7 @@ func (r *run) scriptSend(st Step) {
 		r.over = true
 		return
 	}
-	r.deliver(x, h, st.Prio, b, Key{}, "")
+	r.deliver(x, h, st.Prio, b, Key{}, st.Deliberate)
 }
 
 // scriptPacket builds step st's packet of rpc x (nil: none).

@@ -3,12 +3,16 @@ package explore
 import (
 	"context"
 	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/homatest/homatest/conformance/tester"
+	"github.com/homatest/homatest/pcap"
 	"github.com/homatest/homatest/spec"
 )
 
@@ -85,5 +89,73 @@ func TestTesterPacketsFramed(t *testing.T) {
 	// marks went missing would see none.
 	if marked["HOMA-RESEND-010"] == 0 {
 		t.Errorf("no HOMA-RESEND-010 finding at a network duplicate: the marks are missing")
+	}
+}
+
+// TestReplayKeepsMarks: a case's deliberate tester packets keep their
+// mark through its script ("# deliberate: why") into the replay's
+// capture, so that homatest check on that capture charges what the
+// session charged to the tester to the tester as deliberate too.
+func TestReplayKeepsMarks(t *testing.T) {
+	ctx := context.Background()
+	s, release, err := newSession(ctx, Config{Env: SimEnv(nil, nil), Budget: time.Hour, Seed: 7, Level: spec.Should})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer release()
+	var c *Case
+	var out *outcome
+	want := map[string]int{}
+	for range 300 {
+		cc, prob := s.next()
+		o, err := s.play(cc, prob, s.rng.Uint64(), true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.absorb(cc, prob, o)
+		clear(want)
+		for _, rec := range o.log {
+			if rec.kind == recSent && strings.HasPrefix(rec.text, tester.DeliberatePrefix) {
+				want[rec.text]++
+			}
+		}
+		if o.fail == nil && len(want) >= 2 {
+			cc.Choices = o.choices
+			c, out = cc, o
+			break
+		}
+	}
+	if c == nil {
+		t.Fatal("no passing case with deliberate tester packets in 300 cases")
+	}
+	sc, err := ParseScript(strings.NewReader(writeScript(s, &Found{Failure: Failure{Rule: AppStuck, Level: spec.Must}, Shrunk: c, Original: c}, out)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rr, err := Replay(ctx, SimEnv(nil, nil), sc, nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "replay.pcapng")
+	if err := os.WriteFile(path, rr.Capture, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	pr, err := pcap.Open(path, pcap.ReaderOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pr.Close()
+	got := map[string]int{}
+	for {
+		f, err := pr.Next()
+		if err != nil {
+			break
+		}
+		if strings.HasPrefix(f.Comment, tester.DeliberatePrefix) {
+			got[f.Comment]++
+		}
+	}
+	if !maps.Equal(got, want) {
+		t.Errorf("the replay's capture marks %v deliberate, the case's log %v", got, want)
 	}
 }
