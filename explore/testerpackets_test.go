@@ -35,7 +35,7 @@ import (
 // 0xFFFFFFFF in a first transmission, wire.NewData: it charged 12146
 // findings to the tester hosts when the explorer wrote the offset there).
 // Before the marks and the fixes to the peer model (tx_end, see
-// run.txEnd) the session of seed 7 charged 554 unmarked findings to them
+// run.txEnd) the session of seed 7 charged 544 unmarked findings to them
 // (HOMA-RESEND-010 391, GRANT-008 30, CUTOFF-001 24, GRANT-003 22 ...).
 func TestTesterPacketsFramed(t *testing.T) {
 	ctx := context.Background()
