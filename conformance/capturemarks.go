@@ -65,23 +65,25 @@ func markTesterPackets(path string, e *Env) error {
 	if err != nil {
 		return err
 	}
-	return writeCheckSidecars(path, e.judgedParams(), e.Stalls, "The parameters homatest run judged the IUT with (its hello's, slack and jitter from the measured noise).")
+	return WriteCheckSidecars(path, e.judgedParams(), e.Stalls, "The parameters homatest run judged the IUT with (its hello's, slack and jitter from the measured noise).")
 }
 
 // removeWithSidecars removes the capture at path and the sidecars
-// writeCheckSidecars wrote beside it.
+// WriteCheckSidecars wrote beside it.
 func removeWithSidecars(path string) {
 	for _, f := range []string{path, path + ".params", path + ".stalls.json"} {
 		os.Remove(f)
 	}
 }
 
-// writeCheckSidecars writes path+".params" (p, with the comment why) and
+// WriteCheckSidecars writes path+".params" (p, with the comment why) and
 // path+".stalls.json" (the stalls m measured; [] for none or a nil m),
 // which homatest check reads next to a capture: it then judges the file
-// with the parameters the suite used, and treats a timing finding a stall
-// explains as the suite did, inconclusive.
-func writeCheckSidecars(path string, p spec.Params, m *stall.Monitor, why string) error {
+// with the parameters the writer used (homatest run's suite, homatest
+// explore's session or replay), and treats a timing finding a stall
+// explains as the writer did, inconclusive. It is the one writer of these
+// sidecars.
+func WriteCheckSidecars(path string, p spec.Params, m *stall.Monitor, why string) error {
 	if err := p.WriteFile(path+".params", why); err != nil {
 		return err
 	}

@@ -148,7 +148,7 @@ func saveCapture() {
 		return
 	}
 	// homatest check on the file then judges it with the IUT's parameters.
-	writeCheckSidecars(path, iutParams(), env.Stalls, "The parameters homatest run judged this spec's exchange with (the IUT's hello's, slack and jitter from the measured noise).")
+	WriteCheckSidecars(path, iutParams(), env.Stalls, "The parameters homatest run judged this spec's exchange with (the IUT's hello's, slack and jitter from the measured noise).")
 	AddReportEntry(entryCapture, path)
 }
 

@@ -458,8 +458,8 @@ func benchParams(b *Bench) spec.Params {
 }
 
 // writeBenchSidecars writes the sidecars of a bench capture
-// (writeCheckSidecars): homatest check on the file then judges it as the
+// (WriteCheckSidecars): homatest check on the file then judges it as the
 // spec did.
 func writeBenchSidecars(path string, p spec.Params) error {
-	return writeCheckSidecars(path, p, env.Stalls, "The parameters the workload spec judged its bench with (its hosts' hellos, with the slack and jitter of its environment).")
+	return WriteCheckSidecars(path, p, env.Stalls, "The parameters the workload spec judged its bench with (its hosts' hellos, with the slack and jitter of its environment).")
 }

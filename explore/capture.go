@@ -11,8 +11,11 @@ import (
 
 // writeCapture returns the IUT's view of a logged run as pcapng: one
 // interface (the IUT's link), the packets tester hosts gave it (outbound,
-// commented "tester sent") and the ones it sent (inbound), with the
-// failure as a comment on the frame it names.
+// commented with the tester's mark as the conformance tester's captures
+// are: tester.SentNote, or tester.DeliberatePrefix and why for a packet
+// the case plays against the protocol on purpose, see outPkt.note) and the
+// ones it sent (inbound), with the failure as a comment on the frame it
+// names. homatest check charges findings at marked packets to the tester.
 func writeCapture(s *session, out *outcome, f *Found) []byte {
 	iut := s.res.iutAddr
 	var buf bytes.Buffer
@@ -27,7 +30,7 @@ func writeCapture(s *session, out *outcome, f *Found) []byte {
 		switch rec.kind {
 		case recSent:
 			src, dst = s.res.hostAddrs[rec.host], iut
-			dir, comment = pcap.DirOutbound, "tester sent"
+			dir, comment = pcap.DirOutbound, rec.text
 		case recRecv:
 			src, dst = iut, s.res.hostAddrs[rec.host]
 		default:

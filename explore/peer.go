@@ -8,6 +8,7 @@ import (
 
 	"github.com/homatest/homatest/agent"
 	"github.com/homatest/homatest/conformance"
+	"github.com/homatest/homatest/conformance/tester"
 	"github.com/homatest/homatest/internal/byteranges"
 	"github.com/homatest/homatest/spec"
 	"github.com/homatest/homatest/spec/wire"
@@ -102,17 +103,19 @@ type rpc struct {
 	abortAfter, handled int
 	// call is the IUT call's completion (IUT-client RPCs); callNo its
 	// agent call id; result once done.
-	call     <-chan conformance.CallResult
-	callNo   uint64
-	result   *conformance.CallResult
-	callAt   time.Duration
-	lastFed  time.Duration // last DATA/GRANT/BUSY given to the IUT
-	maxGap   time.Duration // longest silence the IUT saw from the tester
-	lastIn   wire.PacketType
-	outN     [16]uint32 // packets sent per type (control-packet keys)
-	inN      [16]uint32 // packets received per type
-	perturb  bool       // a non-default network fate touched the RPC
-	fedReq   byteranges.Set
+	call    <-chan conformance.CallResult
+	callNo  uint64
+	result  *conformance.CallResult
+	callAt  time.Duration
+	lastFed time.Duration // last DATA/GRANT/BUSY given to the IUT
+	maxGap  time.Duration // longest silence the IUT saw from the tester
+	lastIn  wire.PacketType
+	outN    [16]uint32 // packets sent per type (control-packet keys)
+	inN     [16]uint32 // packets received per type
+	perturb bool       // a non-default network fate touched the RPC
+	// fedOut are the bytes of the tester's outgoing message (a client's
+	// request, a server's response) the IUT has been given.
+	fedOut   byteranges.Set
 	ackFed   bool
 	restarts int
 	// inCopies counts the IUT's DATA per offset as they arrive (keys).
@@ -123,6 +126,20 @@ type rpc struct {
 	// agentID is the IUT call's agent call id, from its request's
 	// payload header.
 	agentID uint64
+	// ackOnLink: the IUT acknowledged this tester server's RPC on its
+	// link, in a packet the explored network lost or still holds.
+	ackOnLink bool
+	// forgot says why the tester server dropped the RPC's state (abort,
+	// timeout); reborn is set to it once the IUT's DATA re-created the RPC:
+	// the note of its packets from then on (run.consequence).
+	forgot, reborn string
+	// unknownWhy is the reason of a deliberate RPC_UNKNOWN this tester
+	// client sent for the RPC (run.consequence).
+	unknownWhy string
+	// netAt is when the explored network last lost, duplicated or
+	// delayed a packet of this RPC (either direction; a delayed one's
+	// delivery time), once perturb is set.
+	netAt time.Duration
 }
 
 // outMsg is a message the tester host sends.
@@ -130,8 +147,12 @@ type outMsg struct {
 	length, unsched uint32
 	payload         []byte
 	// granted is the horizon (max of U, GRANT offsets, RESEND ends);
-	// next is tx_end, the first byte never sent.
+	// next is the first byte never queued for sending.
 	granted, next uint32
+	// left lists, in offset order, the end of each first transmission
+	// queued and when it leaves the host's link (pace): the bytes below
+	// next may still wait in the host's queue (txEnd).
+	left []txMark
 	// prio is the latest GRANT's priority (scheduled DATA).
 	prio uint8
 	// tx counts the transmissions of the segment at each offset; acks
@@ -148,7 +169,13 @@ type inMsg struct {
 	received        uint32
 	// granted is the receiver's horizon: the first DATA's incoming, then
 	// the GRANTs it sent.
-	granted  uint32
+	granted uint32
+	// incoming is the first DATA's incoming (what the IUT declared it
+	// would send unasked).
+	incoming uint32
+	// grantFed is the highest GRANT offset the IUT has been given (GRANTs
+	// the explored network lost or still holds are not in it).
+	grantFed uint32
 	grants   int
 	prio     uint8 // the latest GRANT's priority
 	complete bool
@@ -158,6 +185,27 @@ type inMsg struct {
 	// re-created from a retransmission whose incoming ends short of the
 	// length (HomaModule homa_grant_init_rpc tests incoming, not U).
 	grantable bool
+}
+
+// txMark is a first transmission of an outMsg: its end and when it
+// leaves the host's link.
+type txMark struct {
+	end uint32
+	at  time.Duration
+}
+
+// txEnd is m's tx_end at the run's now: the end of the first
+// transmissions that have left the host's link, not those still queued
+// behind its pacing (HomaModule homa_rpc_tx_end counts the pacer's
+// deferred packets as not sent: a RESEND retransmits only bytes below it,
+// and NEED_ACK waits until it reaches the length).
+func (r *run) txEnd(m *outMsg) uint32 {
+	for i := len(m.left) - 1; i >= 0; i-- {
+		if m.left[i].at <= r.now {
+			return m.left[i].end
+		}
+	}
+	return 0
 }
 
 func newOutMsg(payload []byte, unschedBytes uint32) *outMsg {
@@ -348,7 +396,8 @@ func (r *run) pump(x *rpc) {
 		if off < m.unsched {
 			prio = r.unschedPrio(x.h, m.length)
 		}
-		r.sendData(x, off, false, prio, m.unsched)
+		at := r.sendData(x, off, false, prio, m.unsched)
+		m.left = append(m.left, txMark{end: m.next, at: at})
 	}
 	if !x.client && x.state == ssSending && m.next >= m.length {
 		x.state, x.doneTicks = ssAwaitAck, 0
@@ -357,8 +406,9 @@ func (r *run) pump(x *rpc) {
 
 // sendData sends the segment of x's message at off: a first transmission
 // (carrying a pending ack, ACK-03) or a retransmission (retransmit=1, the
-// original's ack, RTX-06).
-func (r *run) sendData(x *rpc, off uint32, retx bool, prio uint8, incoming uint32) {
+// original's ack, RTX-06). It returns when the packet leaves the host's
+// link.
+func (r *run) sendData(x *rpc, off uint32, retx bool, prio uint8, incoming uint32) time.Duration {
 	m := x.out
 	end := segEnd(off, r.seg, m.unsched, m.length)
 	var ack wire.AckEntry
@@ -373,12 +423,13 @@ func (r *run) sendData(x *rpc, off uint32, retx bool, prio uint8, incoming uint3
 	f.Ack = ack
 	k := Key{Kind: KindOut, RPC: x.n, Type: uint8(wire.TypeData), A: off, B: m.tx[off]}
 	m.tx[off]++
-	r.emit(x, x.h, f, prio, k, all(KindOut))
+	return r.emit(x, x.h, f, prio, k, all(KindOut), "")
 }
 
 // sendControl sends control packet f of x (nil x: an RPC the case does
-// not know, keyed by the host).
-func (r *run) sendControl(x *rpc, h *host, f wire.Fields) {
+// not know, keyed by the host); note, when set, says why the IUT sees it
+// break the protocol (a deliberate packet, see outPkt.note).
+func (r *run) sendControl(x *rpc, h *host, f wire.Fields, note string) {
 	t := f.PacketType()
 	k := Key{Kind: KindOut, Host: h.i, Type: uint8(t)}
 	if x != nil {
@@ -388,12 +439,14 @@ func (r *run) sendControl(x *rpc, h *host, f wire.Fields) {
 	}
 	// Control packets are not worth the deadline and tick alignments.
 	mask := uint32(1<<FateDeliver | 1<<FateDrop | 1<<FateDup | 1<<FateDelay | 1<<FateLong)
-	r.emit(x, h, f, r.ctrlPrio(), k, mask)
+	r.emit(x, h, f, r.ctrlPrio(), k, mask, note)
 }
 
 // emit encodes f and hands it to the explored network: the fate decision
-// delivers it now, later, twice or never.
-func (r *run) emit(x *rpc, h *host, f wire.Fields, prio uint8, k Key, allowed uint32) {
+// delivers it now, later, twice or never. It returns when the packet
+// leaves the host's link (DATA is paced). note is the packet's
+// deliberate-packet note ("" for none; see outPkt.note).
+func (r *run) emit(x *rpc, h *host, f wire.Fields, prio uint8, k Key, allowed uint32, note string) time.Duration {
 	iut := r.w.info.Addr
 	b, err := f.AppendTo(nil, wire.EncodeOptions{FixLengths: true, SetMarks: true, ComputeChecksums: true, Src: h.st.addr, Dst: iut})
 	if err != nil {
@@ -405,9 +458,24 @@ func (r *run) emit(x *rpc, h *host, f wire.Fields, prio uint8, k Key, allowed ui
 	if f.PacketType() == wire.TypeData {
 		base = r.pace(h, len(b))
 	}
+	if note == "" {
+		note = r.consequence(x, h, f)
+	}
 	fate := r.fate(x, 0, k, allowed)
-	deliver := func() { r.deliver(x, h, prio, b, k) }
-	at := func(t time.Duration) {
+	// at delivers the packet at t; a delivery later than base is the
+	// explored network's delay, marked as such (netDelayed).
+	at := func(t time.Duration, why string) {
+		if why == "" {
+			why = note
+		}
+		if t > base && why == "" {
+			why = netDelayed(t - base)
+		}
+		if t > base && x != nil {
+			x.netAt = max(x.netAt, t)
+		}
+		note := why
+		deliver := func() { r.deliver(x, h, prio, b, k, note) }
 		if t <= r.now {
 			deliver()
 		} else {
@@ -422,23 +490,72 @@ func (r *run) emit(x *rpc, h *host, f wire.Fields, prio uint8, k Key, allowed ui
 		}
 		r.log(record{kind: recDropped, at: base, host: h.i, rpc: n, prio: prio, raw: b})
 	case FateDup:
-		at(base)
-		at(base + 20*time.Microsecond)
+		at(base, "")
+		at(base+20*time.Microsecond, netDuplicate)
 	case FateDelay:
-		at(base + 30*time.Microsecond)
+		at(base+30*time.Microsecond, "")
 	case FateTickBefore:
-		at(max(base, r.nextIUTTick(base)-time.Microsecond))
+		at(max(base, r.nextIUTTick(base)-time.Microsecond), "")
 	case FateTickAfter:
-		at(r.nextIUTTick(base) + time.Microsecond)
+		at(r.nextIUTTick(base)+time.Microsecond, "")
 	case FateDeadlineBefore:
-		at(max(base, r.resendDeadline(x)-time.Microsecond))
+		at(max(base, r.resendDeadline(x)-time.Microsecond), "")
 	case FateDeadlineAfter:
-		at(max(base, r.resendDeadline(x)+time.Microsecond))
+		at(max(base, r.resendDeadline(x)+time.Microsecond), "")
 	case FateLong:
-		at(base + r.p.Ticks(r.p.ResendTicks+1))
+		at(base+r.p.Ticks(r.p.ResendTicks+1), "")
 	default:
-		at(base)
+		at(base, "")
 	}
+	return base
+}
+
+// consequence returns the deliberate-packet note of packet f of x (nil:
+// none known) from host h when the packet is what an earlier network
+// effect or deliberate act makes the host send ("" for none): a reaction
+// to an IUT packet the network duplicated or delayed (run.because), any
+// packet of a server RPC the host forgot and took anew, an ack of an RPC
+// the host answered RPC_UNKNOWN for in such a reaction.
+func (r *run) consequence(x *rpc, h *host, f wire.Fields) string {
+	switch {
+	case r.because != "":
+		if x != nil && f.PacketType() == wire.TypeRPCUnknown {
+			x.unknownWhy = r.because
+		}
+		return r.because
+	case x != nil && x.reborn != "":
+		return x.reborn
+	}
+	var ids []uint64
+	switch a := f.(type) {
+	case *wire.DataFields:
+		ids = append(ids, a.Ack.ClientID)
+	case *wire.AckFields:
+		ids = append(ids, a.Common.SenderID)
+		for _, e := range a.Acks {
+			ids = append(ids, e.ClientID)
+		}
+	}
+	for _, id := range ids {
+		if y := r.live[rkey{h.i, id, true}]; id != 0 && y != nil && y.unknownWhy != "" {
+			return fmt.Sprintf("acknowledges rpc %d, which this host answered RPC_UNKNOWN for (%s)", y.n, y.unknownWhy)
+		}
+	}
+	return ""
+}
+
+// netDuplicate is the deliberate-packet note (tester.DeliberatePrefix) of
+// the second copy of a packet the explored network duplicated
+// (FateDup): on the IUT's link it looks like its sender sent the bytes
+// twice (HOMA-RESEND-010), which the peer did not.
+const netDuplicate = "network duplicate: the explored network delivered this packet a second time"
+
+// netDelayed is the deliberate-packet note of a packet the explored
+// network delivered d after its tester host sent it: on the IUT's link it
+// arrives after packets its host sent later (an older GRANT after a newer
+// one, DATA with the cutoff_version its host had when it sent it).
+func netDelayed(d time.Duration) string {
+	return fmt.Sprintf("network delay: the explored network delivered this packet %v after its host sent it", d)
 }
 
 // fate decides what the network does to a packet of x in direction dir
@@ -449,11 +566,12 @@ func (r *run) fate(x *rpc, dir int, k Key, allowed uint32) int {
 		return r.choose(k, allowed)
 	}
 	if r.now < x.burstEnd[dir] {
+		r.perturbed(x)
 		return FateDrop
 	}
 	fate := r.choose(k, allowed)
 	if fate != FateDeliver {
-		x.perturb = true
+		r.perturbed(x)
 	}
 	if fate == FateDrop {
 		if v := r.choose(Key{Kind: KindBurst, RPC: x.n, Type: uint8(dir)}, all(KindBurst)); v > 0 {
@@ -462,6 +580,18 @@ func (r *run) fate(x *rpc, dir int, k Key, allowed uint32) int {
 		}
 	}
 	return fate
+}
+
+// perturbed notes that the explored network lost, duplicated or delayed
+// a packet of x now (rpc.netAt, outcome.netTimes).
+func (r *run) perturbed(x *rpc) {
+	x.perturb = true
+	x.netAt = max(x.netAt, r.now)
+	if r.out.netTimes == nil {
+		r.out.netTimes = map[netip.Addr][]time.Time{}
+	}
+	a := x.h.st.addr
+	r.out.netTimes[a] = append(r.out.netTimes[a], r.t0.Add(r.now))
 }
 
 // nextIUTTick is the IUT's first timer pass after t.
@@ -493,9 +623,9 @@ func (r *run) resendDeadline(x *rpc) time.Duration {
 
 // deliver gives packet b from tester host h to the IUT at the end of this
 // instant (flush).
-func (r *run) deliver(x *rpc, h *host, prio uint8, b []byte, k Key) {
+func (r *run) deliver(x *rpc, h *host, prio uint8, b []byte, k Key, note string) {
 	if !r.over {
-		r.outbox = append(r.outbox, outPkt{x: x, h: h, prio: prio, b: b, key: k})
+		r.outbox = append(r.outbox, outPkt{x: x, h: h, prio: prio, b: b, key: k, note: note})
 	}
 }
 
@@ -510,6 +640,13 @@ func (r *run) send(o outPkt) {
 	iut := r.w.info.Addr
 	var evs [1]spec.Event
 	ev := viewEvents(evs[:0], stamp, h.st.addr, iut, prio, b, r.p.Wire)
+	note := tester.SentNote
+	if o.note != "" {
+		note = tester.DeliberatePrefix + o.note
+	}
+	for i := range ev {
+		ev[i].Note = note
+	}
 	n := 0
 	if x != nil {
 		n = x.n
@@ -530,7 +667,7 @@ func (r *run) send(o outPkt) {
 			r.out.sentKeys = append(r.out.sentKeys, o.key)
 		}
 	}
-	r.log(record{kind: recSent, at: at, stamp: stamp, host: h.i, rpc: n, prio: prio, raw: b, frame: frame})
+	r.log(record{kind: recSent, at: at, stamp: stamp, host: h.i, rpc: n, prio: prio, raw: b, frame: frame, text: note})
 	if x != nil && len(ev) == 1 && ev[0].Err == nil {
 		t := ev[0].Type()
 		r.coverState(x, t)
@@ -539,8 +676,11 @@ func (r *run) send(o outPkt) {
 		case wire.TypeData, wire.TypeGrant, wire.TypeBusy:
 			x.maxGap = max(x.maxGap, at-x.lastFed)
 			x.lastFed = at
-			if t == wire.TypeData && x.client && ev[0].Packet.Data().Common().SenderID() == x.id {
-				x.fedReq.Add(ev[0].Offset, ev[0].End())
+			switch {
+			case t == wire.TypeData:
+				x.fedOut.Add(ev[0].Offset, ev[0].End())
+			case t == wire.TypeGrant && x.in != nil:
+				x.in.grantFed = max(x.in.grantFed, ev[0].Packet.Grant().Offset())
 			}
 		case wire.TypeAck:
 			x.ackFed = true
@@ -630,19 +770,66 @@ func (r *run) arrive(a arrival) {
 	}
 	mask := uint32(1<<FateDeliver | 1<<FateDrop | 1<<FateDup | 1<<FateDelay | 1<<FateLong)
 	fate := r.fate(x, 1, k, mask)
-	handle := func() { r.handle(h, p, a.prio) }
+	if fate != FateDeliver && fate != FateDup {
+		r.acksOnLink(h, p) // the IUT's acks the host does not have yet
+	}
+	// handle gives the host's protocol code the packet; what it sends in
+	// reaction to a copy the network duplicated or delayed is marked
+	// (run.because): on the IUT's link it answers a packet the IUT sent
+	// once, or earlier.
+	handle := func(because string) func() {
+		return func() {
+			r.because = because
+			r.handle(h, p, a.prio)
+			r.because = ""
+		}
+	}
+	late := fmt.Sprintf("network delay: sent in reaction to the IUT's frame %d, which the explored network delivered to this host late", frame)
 	switch fate {
 	case FateDrop:
 	case FateDup:
-		handle()
-		r.at(r.now+20*time.Microsecond, handle)
+		handle("")()
+		r.at(r.now+20*time.Microsecond, handle(fmt.Sprintf("network duplicate: sent in reaction to the second copy of the IUT's frame %d, which the explored network duplicated", frame)))
 	case FateDelay:
-		r.at(r.now+30*time.Microsecond, handle)
+		r.at(r.now+30*time.Microsecond, handle(late))
+		x.netAt = max(x.netAt, r.now+30*time.Microsecond)
 	case FateLong:
-		r.at(r.now+r.p.Ticks(r.p.ResendTicks+1), handle)
+		r.at(r.now+r.p.Ticks(r.p.ResendTicks+1), handle(late))
+		x.netAt = max(x.netAt, r.now+r.p.Ticks(r.p.ResendTicks+1))
 	default:
-		handle()
+		handle("")()
 	}
+}
+
+// acksOnLink notes the acks the IUT's packet p to host h carries (a
+// piggy-backed ack in DATA, an ACK) on the server RPCs they name: the
+// explored network lost or holds p, so a NEED_ACK the host sends for them
+// meanwhile follows the IUT's ack on its link.
+func (r *run) acksOnLink(h *host, p wire.Packet) {
+	for _, id := range ackedIDs(p) {
+		if x := r.live[rkey{h.i, wire.ClientID(id), false}]; x != nil {
+			x.ackOnLink = true
+		}
+	}
+}
+
+// ackedIDs returns the client ids of the RPCs IUT packet p acknowledges:
+// a DATA's piggy-backed ack, an ACK's own RPC and its entries (ACK-03).
+func ackedIDs(p wire.Packet) []uint64 {
+	var ids []uint64
+	switch p.Type() {
+	case wire.TypeData:
+		if id := p.Data().AckClientID(); id != 0 {
+			ids = append(ids, id)
+		}
+	case wire.TypeAck:
+		a := p.Ack()
+		ids = append(ids, a.SenderID())
+		for i := range a.ValidAcks() {
+			ids = append(ids, a.Entry(i).ClientID)
+		}
+	}
+	return ids
 }
 
 func typeName(t wire.PacketType) string {
@@ -669,7 +856,7 @@ func (r *run) coverState(x *rpc, t wire.PacketType) {
 	var phase string
 	if x.client {
 		switch {
-		case x.out == nil || !x.fedReq.Covers(0, x.out.length):
+		case x.out == nil || !x.fedOut.Covers(0, x.out.length):
 			phase = "receiving"
 		case x.in == nil:
 			phase = "serving"
@@ -794,10 +981,8 @@ func (r *run) handle(h *host, p wire.Packet, prio uint8) {
 	case wire.TypeNeedAck:
 		r.onNeedAck(h, x, p)
 	case wire.TypeAck:
-		a := p.Ack()
-		r.acked(h, a.SenderID())
-		for i := range a.ValidAcks() {
-			r.acked(h, a.Entry(i).ClientID)
+		for _, id := range ackedIDs(p) {
+			r.acked(h, id)
 		}
 	}
 	if x != nil {
@@ -818,6 +1003,7 @@ func (r *run) abort(x *rpc) {
 	case !x.client && x.state >= ssReceiving && x.state <= ssAwaitAck:
 		x.state = ssForgotten
 		x.in, x.out = nil, nil
+		x.forgot = "the host forgot this RPC on purpose (the model's server crash) and took it anew from the IUT's DATA"
 		r.note(x.h.i, x.n, fmt.Sprintf("%s forgets rpc %d", x.h.st.name, x.n))
 	}
 }
@@ -842,6 +1028,9 @@ func (r *run) onData(h *host, x *rpc, d wire.Data) {
 	} else {
 		if x.state == ssForgotten || x.state == ssUnbound {
 			// DATA for an RPC the server no longer has creates it anew.
+			// On the IUT's link the new RPC's packets follow the old
+			// one's (its grants start again).
+			x.reborn = x.forgot
 			x.state = ssReceiving
 			x.in, x.out, x.silent = nil, nil, 0
 		}
@@ -858,7 +1047,7 @@ func (r *run) onData(h *host, x *rpc, d wire.Data) {
 		if inc == 0 {
 			inc = min(length, r.p.UnschedBytes)
 		}
-		x.in = &inMsg{length: length, unsched: min(length, r.p.UnschedBytes), buf: make([]byte, length), granted: inc, grantable: inc < length}
+		x.in = &inMsg{length: length, unsched: min(length, r.p.UnschedBytes), buf: make([]byte, length), granted: inc, incoming: inc, grantable: inc < length}
 		x.inSeq = int(r.out.events)
 	}
 	m := x.in
@@ -924,6 +1113,7 @@ func (r *run) complete(x *rpc) {
 		}
 		x.state = ssSending
 		x.out = newOutMsg(resp, r.p.UnschedBytes)
+		x.fedOut = byteranges.Set{}
 		r.pump(x)
 	}
 	if delay == 0 {
@@ -945,7 +1135,7 @@ func (r *run) queueAck(x *rpc) {
 	}
 	acks := st.acks
 	st.acks = nil
-	r.sendControl(x, x.h, &wire.AckFields{Common: r.common(x), Acks: acks})
+	r.sendControl(x, x.h, &wire.AckFields{Common: r.common(x), Acks: acks}, "")
 }
 
 // acked: the IUT acknowledged the tester server's RPC (client id).
@@ -978,25 +1168,26 @@ func (r *run) onResend(h *host, x *rpc, rs wire.Resend) {
 	c := rs.Common()
 	unknown := x == nil || x.client && x.state != csActive || !x.client && (x.state == ssForgotten || x.state == ssAcked || x.state == ssUnbound)
 	if unknown {
-		r.sendControl(x, h, &wire.RPCUnknownFields{Common: wire.CommonFields{Sport: c.Dport(), Dport: c.Sport(), SenderID: wire.LocalID(c.SenderID())}})
+		r.sendControl(x, h, &wire.RPCUnknownFields{Common: wire.CommonFields{Sport: c.Dport(), Dport: c.Sport(), SenderID: wire.LocalID(c.SenderID())}}, "")
 		return
 	}
 	if !x.client && (x.state == ssReceiving || x.state == ssService) {
-		r.sendControl(x, h, &wire.BusyFields{Common: r.common(x)})
+		r.sendControl(x, h, &wire.BusyFields{Common: r.common(x)}, "")
 		return
 	}
 	m := x.out
-	start, end := rs.Offset(), m.next
+	tx := r.txEnd(m)
+	start, end := rs.Offset(), tx
 	if !rs.IsResendAll() {
 		end = min(uint64Min(uint64(start)+uint64(rs.Length()), uint64(m.length)), m.length)
 		if end > m.granted {
 			m.granted = end // a GRANT was lost (RTX-08)
 		}
 	}
-	if start >= m.next {
-		r.sendControl(x, h, &wire.BusyFields{Common: r.common(x)})
+	if start >= tx {
+		r.sendControl(x, h, &wire.BusyFields{Common: r.common(x)}, "")
 	} else {
-		hi := min(end, m.next)
+		hi := min(end, tx)
 		for off := segStart(start, r.seg, m.unsched); off < hi; off = segEnd(off, r.seg, m.unsched, m.length) {
 			r.sendData(x, off, true, rs.Priority(), hi)
 		}
@@ -1026,8 +1217,9 @@ func (r *run) onRPCUnknown(x *rpc) {
 	x.restarts++
 	r.note(x.h.i, x.n, fmt.Sprintf("%s restarts rpc %d after RPC_UNKNOWN", x.h.st.name, x.n))
 	prio := r.unschedPrio(x.h, m.length)
-	for off := uint32(0); off < m.next; off = segEnd(off, r.seg, m.unsched, m.length) {
-		r.sendData(x, off, true, prio, m.next)
+	tx := r.txEnd(m)
+	for off := uint32(0); off < tx; off = segEnd(off, r.seg, m.unsched, m.length) {
+		r.sendData(x, off, true, prio, tx)
 	}
 }
 
@@ -1051,7 +1243,7 @@ func (r *run) onNeedAck(h *host, x *rpc, p wire.Packet) {
 		}
 	}
 	h.st.acks = nil
-	r.sendControl(x, h, &wire.AckFields{Common: wire.CommonFields{Sport: c.Dport(), Dport: c.Sport(), SenderID: id}, Acks: acks})
+	r.sendControl(x, h, &wire.AckFields{Common: wire.CommonFields{Sport: c.Dport(), Dport: c.Sport(), SenderID: id}, Acks: acks}, "")
 }
 
 // sendCutoffs answers DATA with a stale cutoff_version, at most once per
@@ -1061,7 +1253,7 @@ func (r *run) sendCutoffs(h *host, x *rpc) {
 		return
 	}
 	h.cutoffsTick = h.ticks
-	r.sendControl(x, h, &wire.CutoffsFields{Common: r.common(x), UnschedCutoffs: h.st.myCut, CutoffVersion: h.st.myVer})
+	r.sendControl(x, h, &wire.CutoffsFields{Common: r.common(x), UnschedCutoffs: h.st.myCut, CutoffVersion: h.st.myVer}, "")
 }
 
 // grantPass is the tester host's grant decision after a DATA arrived for
@@ -1150,7 +1342,7 @@ func (r *run) grantPass(h *host) {
 		outstanding += target - m.granted
 		m.granted, m.prio = target, prio
 		m.grants++
-		r.sendControl(x, h, &wire.GrantFields{Common: r.common(x), Offset: target, Priority: prio})
+		r.sendControl(x, h, &wire.GrantFields{Common: r.common(x), Offset: target, Priority: prio}, "")
 	}
 }
 
@@ -1158,10 +1350,10 @@ func (r *run) grantPass(h *host) {
 // (RTX-01, RTX-12): a receiver missing granted bytes, or a client whose
 // request is sent up to its horizon and whose response is not complete
 // (and does not wait for its own GRANT).
-func (x *rpc) waiting() bool {
+func (r *run) waiting(x *rpc) bool {
 	switch {
 	case x.client && x.state == csActive:
-		if x.out.next < min(x.out.granted, x.out.length) {
+		if r.txEnd(x.out) < min(x.out.granted, x.out.length) {
 			return false
 		}
 		return x.in == nil || !x.in.complete && x.in.received < x.in.granted
@@ -1181,7 +1373,7 @@ func (r *run) tick(h *host) {
 		if r.over {
 			return
 		}
-		if x.waiting() {
+		if r.waiting(x) {
 			x.silent++
 			switch {
 			case x.silent >= r.p.TimeoutTicks:
@@ -1195,13 +1387,22 @@ func (r *run) tick(h *host) {
 		} else {
 			x.silent = 0
 		}
-		if !x.client && x.state == ssAwaitAck {
+		if !x.client && x.state == ssAwaitAck && r.txEnd(x.out) >= x.out.length {
 			x.doneTicks++
 			if x.doneTicks == 1 {
 				x.needAckExtra = r.choose(Key{Kind: KindNeedAck, RPC: x.n}, all(KindNeedAck))
 			}
 			if x.doneTicks > r.p.RequestAckTicks+x.needAckExtra {
-				r.sendControl(x, h, &wire.NeedAckFields{Common: r.common(x)})
+				var note string
+				switch {
+				case x.ackOnLink:
+					note = "network loss: NEED_ACK for an RPC the IUT acknowledged, in a packet the explored network lost or still holds"
+				case !x.fedOut.Covers(0, x.out.length):
+					// HomaModule asks once its response has left
+					// (homa_timer_check_rpc); the IUT has not got it all.
+					note = "network loss: NEED_ACK after the whole response was sent, but the explored network lost or still holds some of its DATA"
+				}
+				r.sendControl(x, h, &wire.NeedAckFields{Common: r.common(x)}, note)
 			}
 		}
 	}
@@ -1224,18 +1425,38 @@ func (r *run) timeout(x *rpc) {
 	}
 	x.state = ssForgotten
 	x.in, x.out = nil, nil
+	x.forgot = "the host timed this RPC out in a silence and took it anew from the IUT's DATA"
 }
 
 // requestRetrans sends x's RESENDs (RTX-03): {0, -1} when nothing of the
 // message arrived, else one per gap below the granted offset.
 func (r *run) requestRetrans(x *rpc) {
 	prio := r.ctrlPrio()
+	// The host times its rounds by the packets it heard and sent; the
+	// IUT's link shows them only as the explored network delivered them.
+	// Where the network lost, duplicated or delayed a packet of the RPC
+	// within the silence a round ends (resend_ticks or resend_interval
+	// and a tick), the round's timing on that link is the network's.
+	lost := ""
+	if window := r.p.Ticks(max(r.p.ResendTicks, r.p.ResendInterval)+1) + r.w.params.Slack; x.perturb && r.now-x.netAt <= window {
+		lost = "network loss or delay: the explored network lost or delayed packets of this RPC during the silence this RESEND ends, so its timing on the IUT's link is the network's"
+	}
 	m := x.in
 	if m == nil || m.received == 0 {
-		r.sendControl(x, x.h, &wire.ResendFields{Common: r.common(x), Offset: 0, Length: wire.ResendAll, Priority: prio})
+		r.sendControl(x, x.h, &wire.ResendFields{Common: r.common(x), Offset: 0, Length: wire.ResendAll, Priority: prio}, lost)
 	} else {
+		// What the IUT knows it may send: U, the first DATA's incoming,
+		// the GRANTs it was given.
+		auth := max(m.unsched, m.grantFed, m.incoming)
 		for _, g := range m.recv.Gaps(m.granted) {
-			r.sendControl(x, x.h, &wire.ResendFields{Common: r.common(x), Offset: g.Start, Length: g.End - g.Start, Priority: prio})
+			note := lost
+			if g.End > auth {
+				// HomaModule asks for [recv_end, granted) too
+				// (homa_request_retrans); a lost GRANT makes the sender
+				// take the RESEND as one (RTX-08).
+				note = fmt.Sprintf("network loss: RESEND up to %d, which this host granted, but the explored network lost or still holds the GRANT", g.End)
+			}
+			r.sendControl(x, x.h, &wire.ResendFields{Common: r.common(x), Offset: g.Start, Length: g.End - g.Start, Priority: prio}, note)
 		}
 	}
 	r.burstAfterResend(x)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/homatest/homatest/agent"
+	"github.com/homatest/homatest/internal/stall"
 	"github.com/homatest/homatest/spec"
 	"github.com/homatest/homatest/spec/wire"
 )
@@ -37,6 +38,13 @@ type ReplayResult struct {
 	// Capture is the replay's IUT view as pcapng (the failure, if any, as
 	// a packet comment on its frame).
 	Capture []byte `json:"-"`
+	// Judged are the parameters the replay judged the IUT with (its
+	// hello's, with the environment's slack and jitter) and Stalls what
+	// the environment measured (nil in the simulator): written beside the
+	// capture (conformance.WriteCheckSidecars), homatest check judges it
+	// as the replay did.
+	Judged spec.Params    `json:"-"`
+	Stalls *stall.Monitor `json:"-"`
 }
 
 // ReplayParam is one parameter override of a replay.
@@ -127,7 +135,7 @@ func Replay(ctx context.Context, env Env, s *Script, rules []*spec.Rule, level s
 		}
 	}
 	r.finish()
-	res := &ReplayResult{Failure: r.out.fail, Sent: r.out.sent, Events: r.out.events, Divergences: sc.diverg}
+	res := &ReplayResult{Failure: r.out.fail, Sent: r.out.sent, Events: r.out.events, Divergences: sc.diverg, Judged: w.params, Stalls: w.ce.Stalls}
 	if now := paramsLine(&w.params); s.Params != "" && s.Params != now {
 		res.ParamsDiffer = "the IUT's parameters differ from the script's (a --param given here, or an IUT whose own defaults differ): now " + now + "; found with " + s.Params
 	}
@@ -238,7 +246,7 @@ func (r *run) scriptSend(st Step) {
 		r.over = true
 		return
 	}
-	r.deliver(x, h, st.Prio, b, Key{})
+	r.deliver(x, h, st.Prio, b, Key{}, st.Deliberate)
 }
 
 // scriptPacket builds step st's packet of rpc x (nil: none).

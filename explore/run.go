@@ -81,7 +81,9 @@ type record struct {
 	prio  uint8
 	raw   []byte
 	frame int // the oracle's frame (recSent, recRecv)
-	text  string
+	// text is a recNote's text, a recSent's capture comment
+	// (tester.SentNote, or tester.DeliberatePrefix and why).
+	text string
 }
 
 // outcome is what running one case gave.
@@ -111,11 +113,29 @@ type outcome struct {
 	choices      []Choice
 	used         [numKinds]int
 	interrupted  error
+	// netTimes are, per tester host, the times (the checker's) at which
+	// the explored network lost, duplicated or delayed a packet between
+	// it and the IUT (either direction): netDuring.
+	netTimes map[netip.Addr][]time.Time
 	// rpcs are the case's RPCs as the run left them (scripts).
 	rpcs []*rpc
 	// sentKeys are the decision keys of the packets tester hosts gave
 	// the IUT, in order (shrinking drops them).
 	sentKeys []Key
+}
+
+// netDuring reports whether the explored network lost, duplicated or
+// delayed a packet between tester host a and the IUT within [from, to]:
+// an answer a tester host owed to an IUT packet then (a finding charged
+// to it at the IUT's frame) may be one the network lost or held, or an
+// answer to a packet the network kept from it.
+func (o *outcome) netDuring(a netip.Addr, from, to time.Time) bool {
+	for _, t := range o.netTimes[a] {
+		if !t.Before(from) && !t.After(to) {
+			return true
+		}
+	}
+	return false
 }
 
 // runConfig is what every case of a session shares.
@@ -170,6 +190,10 @@ type run struct {
 	// ended (drain); lastIUT is when the IUT's latest packet came.
 	draining bool
 	lastIUT  time.Duration
+	// because, while a tester host handles a copy of an IUT packet the
+	// explored network duplicated or delayed, is the deliberate-packet
+	// note of what it sends in reaction (outPkt.note).
+	because string
 }
 
 // outPkt is a packet a tester host gives the IUT.
@@ -179,6 +203,10 @@ type outPkt struct {
 	prio uint8
 	b    []byte
 	key  Key
+	// note says why the packet breaks the protocol on purpose (a
+	// deliberate packet: tester.DeliberatePrefix in its capture comment),
+	// "" for one the peer sent as the protocol says.
+	note string
 }
 
 // rkey finds a live RPC: the tester host, the client's id, and whether

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/homatest/homatest/agent"
+	"github.com/homatest/homatest/conformance/tester"
 	"github.com/homatest/homatest/spec"
 	"github.com/homatest/homatest/spec/wire"
 )
@@ -116,6 +117,9 @@ func writeScript(s *session, f *Found, out *outcome) string {
 				who = "iut"
 			}
 			line := fmt.Sprintf("%s %s %s %s", t, who, verb, packetText(rec.raw, byN[rec.rpc], rec.rpc, rec.prio, rec.kind == recRecv, rec.host))
+			if why, ok := strings.CutPrefix(rec.text, tester.DeliberatePrefix); ok && rec.kind == recSent {
+				line += "   " + deliberateTag + why
+			}
 			if rec.kind == recRecv && f.Frame > 0 && rec.frame == f.Frame {
 				line += fmt.Sprintf("   # <- %s %s: %s", f.Rule, f.Level, f.Why)
 			} else if rec.kind == recSent && f.Frame > 0 && rec.frame == f.Frame {
@@ -308,7 +312,15 @@ type Step struct {
 	Prio uint8
 	// Fields are the packet's key=value fields.
 	Fields map[string]string
+	// Deliberate is why a tester's packet breaks the protocol on purpose
+	// (its "# deliberate: why" comment; "" for none): the replay's capture
+	// marks it as the session's did.
+	Deliberate string
 }
+
+// deliberateTag starts the comment of a script line whose tester packet
+// the session marked deliberate (tester.DeliberatePrefix in its capture).
+const deliberateTag = "# deliberate: "
 
 // paramArg is a param line's NAME=VALUE (VALUE: integers, commas
 // between).
@@ -355,6 +367,11 @@ func ParseScript(r io.Reader) (*Script, error) {
 		text := sc.Text()
 		if rest, ok := strings.CutPrefix(text, paramsPrefix); ok {
 			s.Params = strings.TrimSpace(rest)
+		}
+		deliberate := ""
+		if _, rest, ok := strings.Cut(text, deliberateTag); ok {
+			deliberate, _, _ = strings.Cut(rest, " #")
+			deliberate = strings.TrimSpace(deliberate)
 		}
 		if i := strings.Index(text, "#"); i >= 0 {
 			text = text[:i]
@@ -466,6 +483,7 @@ func ParseScript(r io.Reader) (*Script, error) {
 				return nil, bad("%v", err)
 			}
 			st.Line = line
+			st.Deliberate = deliberate
 			if st.RPC < 0 || st.RPC > len(s.RPCs) || (st.Verb == "calls" || st.Verb == "completes" || st.Verb == "fails") && st.RPC == 0 {
 				return nil, bad("rpc=%d: no such rpc line", st.RPC)
 			}

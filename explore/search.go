@@ -11,6 +11,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/homatest/homatest/internal/stall"
 	"github.com/homatest/homatest/spec"
 )
 
@@ -108,11 +109,18 @@ type Result struct {
 	// finding, or the IUT's packet counters show the namespace network
 	// lost packets the view took as delivered; InconclusiveFindings are
 	// the first of them (at most 20), each with its reason.
-	Inconclusive         int         `json:"inconclusive"`
-	InconclusiveFindings []string    `json:"inconclusive_findings,omitempty"`
-	Coverage             Coverage    `json:"coverage"`
-	Failures             []*Found    `json:"failures"`
-	Params               spec.Params `json:"-"`
+	Inconclusive         int      `json:"inconclusive"`
+	InconclusiveFindings []string `json:"inconclusive_findings,omitempty"`
+	Coverage             Coverage `json:"coverage"`
+	Failures             []*Found `json:"failures"`
+	// Params are the parameters the session judged the IUT with (its
+	// hello's, with the environment's slack and jitter) and Stalls what
+	// the environment measured (nil in the simulator): homatest explore
+	// writes them beside each failure's capture
+	// (conformance.WriteCheckSidecars), so that homatest check judges it
+	// as the session did.
+	Params spec.Params    `json:"-"`
+	Stalls *stall.Monitor `json:"-"`
 	// iutAddr and hostAddrs are the IUT's and the tester hosts' addresses.
 	iutAddr   netip.Addr
 	hostAddrs []netip.Addr
@@ -191,7 +199,10 @@ type session struct {
 // worldInfo is what the session knows of the environment (from the first
 // world built).
 type worldInfo struct {
+	// params are the IUT's as its hello gave them (scripts); judged the
+	// checker's (world.params).
 	params  spec.Params
+	judged  spec.Params
 	hosts   int
 	profile string
 	impl    string
@@ -226,7 +237,7 @@ func newSession(ctx context.Context, cfg Config) (*session, func(), error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	s.info = worldInfo{params: w.info.Params, hosts: len(w.hosts), profile: w.ce.Profile, impl: w.info.Impl,
+	s.info = worldInfo{params: w.info.Params, judged: w.params, hosts: len(w.hosts), profile: w.ce.Profile, impl: w.info.Impl,
 		version: w.info.Version, mtu: maxSegData(w.info)}
 	rules := cfg.Rules
 	if rules == nil {
@@ -248,7 +259,7 @@ func newSession(ctx context.Context, cfg Config) (*session, func(), error) {
 	}
 	// Failures starts empty, not nil: -o json and result.json say [] when
 	// the session found none.
-	s.res = &Result{Impl: s.info.impl, Version: s.info.version, Env: cfg.Env.Name, Seed: cfg.Seed, Budget: cfg.Budget, Params: s.info.params,
+	s.res = &Result{Impl: s.info.impl, Version: s.info.version, Env: cfg.Env.Name, Seed: cfg.Seed, Budget: cfg.Budget, Params: s.info.judged, Stalls: w.ce.Stalls,
 		Failures: []*Found{}, iutAddr: w.info.Addr}
 	for _, h := range w.hosts {
 		s.res.hostAddrs = append(s.res.hostAddrs, h.addr)

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -39,28 +40,7 @@ func TestExploreFindShrinkReplay(t *testing.T) {
 	}
 	// The capture checks as the session judged it (its .params beside
 	// it): the knob's rule and no other MUST rule.
-	capture := filepath.Join(dir, "failure-1-HOMA-GRANT-002.pcapng")
-	cout, _, ccode := run(t, "check", "--rules", "HOMA-*", "--level", "must", "-o", "json", capture)
-	var cr struct {
-		Files []struct {
-			Report struct {
-				Violations []struct {
-					Rule string `json:"rule"`
-				} `json:"violations"`
-			} `json:"report"`
-		} `json:"files"`
-	}
-	if ccode != ExitViolations || json.Unmarshal([]byte(cout), &cr) != nil || len(cr.Files) != 1 {
-		t.Fatalf("check %s: exit %d, want %d with one file report:\n%s", capture, ccode, ExitViolations, cout)
-	}
-	if len(cr.Files[0].Report.Violations) == 0 {
-		t.Errorf("check %s: no violation in the JSON report", capture)
-	}
-	for _, v := range cr.Files[0].Report.Violations {
-		if v.Rule != "HOMA-GRANT-002" {
-			t.Errorf("check %s: %s violated, want only HOMA-GRANT-002 (the session's parameters not applied?)", capture, v.Rule)
-		}
-	}
+	checkOnly(t, filepath.Join(dir, "failure-1-HOMA-GRANT-002.pcapng"), "HOMA-GRANT-002")
 	var res struct {
 		Failures []struct {
 			Rule    string `json:"rule"`
@@ -74,10 +54,25 @@ func TestExploreFindShrinkReplay(t *testing.T) {
 		t.Errorf("result.json failure %+v, want HOMA-GRANT-002 shrunk to 1..20 packets", f)
 	}
 	// Replayed as the header says (no --param): the script's parameters.
-	out, err, code = run(t, "explore", "--replay", script, "--artifacts", t.TempDir(), "-q")
+	rdir := t.TempDir()
+	out, err, code = run(t, "explore", "--replay", script, "--artifacts", rdir, "-q")
 	if code != ExitViolations || !strings.Contains(out, "reproduced: HOMA-GRANT-002") || !strings.Contains(out, "parameters: link_bps=1000000000 (script)\n") ||
 		strings.Contains(out, "warning") {
 		t.Errorf("replay: exit %d (%v), want %d, reproduced with the script's link_bps and no warning:\n%s", code, err, ExitViolations, out)
+	}
+	// The replay's capture checks as the replay judged it: its sidecars
+	// (the parameters it judged with, its stalls) beside it.
+	rcap := filepath.Join(rdir, "failure-1-HOMA-GRANT-002-replay.pcapng")
+	checkOnly(t, rcap, "HOMA-GRANT-002")
+	// Without them check judges the 1 Gbit/s exchange by its own
+	// defaults and charges the IUT with what the parameters explain.
+	for _, f := range []string{rcap + ".params", rcap + ".stalls.json"} {
+		if err := os.Remove(f); err != nil {
+			t.Fatalf("the replay wrote no %s: %v", f, err)
+		}
+	}
+	if rules := checkRules(t, rcap); len(rules) < 2 {
+		t.Errorf("check %s without its sidecars: violations of %v, want more than the knob's rule (the sidecars are what makes it judge as the replay did)", rcap, rules)
 	}
 	// A --param overrides the script's (and the replay says so).
 	out, _, _ = run(t, "explore", "--replay", script, "--param", "link_bps=10000000000", "--artifacts", t.TempDir(), "-q")
@@ -107,6 +102,47 @@ func TestExploreFindShrinkReplay(t *testing.T) {
 	out, err, code = run(t, "explore", "--param", "link_bps=1000000000", "--budget", "1h", "--max-cases", "50", "--artifacts", t.TempDir(), "-q")
 	if code != 0 || !strings.Contains(out, "PASS: no violation in 50 cases") {
 		t.Errorf("no knob: exit %d (%v), want 0 and PASS:\n%s", code, err, out)
+	}
+}
+
+// checkRules runs homatest check (MUST, every HOMA rule) on capture and
+// returns the rules of the violations it charges to the IUT (not to the
+// hosts whose frames carry a tester's mark, which do not fail a check).
+func checkRules(t *testing.T, capture string) []string {
+	t.Helper()
+	cout, _, _ := run(t, "check", "--rules", "HOMA-*", "--level", "must", "-o", "json", capture)
+	var cr struct {
+		Files []struct {
+			Testers []string `json:"testers"`
+			Report  struct {
+				Violations []struct {
+					Rule      string `json:"rule"`
+					ChargedTo string `json:"charged_to"`
+				} `json:"violations"`
+			} `json:"report"`
+		} `json:"files"`
+	}
+	if err := json.Unmarshal([]byte(cout), &cr); err != nil || len(cr.Files) != 1 {
+		t.Fatalf("check %s: %v, want one file report:\n%s", capture, err, cout)
+	}
+	var rules []string
+	for _, v := range cr.Files[0].Report.Violations {
+		if !slices.Contains(cr.Files[0].Testers, v.ChargedTo) && !slices.Contains(rules, v.Rule) {
+			rules = append(rules, v.Rule)
+		}
+	}
+	return rules
+}
+
+// checkOnly: homatest check on capture fails (exit 1) with violations of
+// rule alone charged to the IUT, as the explore run that wrote it did.
+func checkOnly(t *testing.T, capture, rule string) {
+	t.Helper()
+	if _, _, code := run(t, "check", "--rules", "HOMA-*", "--level", "must", capture); code != ExitViolations {
+		t.Errorf("check %s: exit %d, want %d", capture, code, ExitViolations)
+	}
+	if rules := checkRules(t, capture); len(rules) != 1 || rules[0] != rule {
+		t.Errorf("check %s: the IUT violates %v, want only %s (the run's parameters not applied?)", capture, rules, rule)
 	}
 }
 

@@ -108,10 +108,9 @@ func (o *exploreOpts) writeFailures(res *explore.Result) ([]failurePaths, error)
 			if err := writeBytes(p.capture, f.Capture); err != nil {
 				return nil, artifactsErr(err)
 			}
-			// The session's parameters beside the capture, so that
-			// homatest check judges it as the session did.
-			prm := res.Params
-			if err := prm.WriteFile(p.capture+".params", "The parameters homatest explore judged the IUT with (its hello's)."); err != nil {
+			// The session's parameters and stalls beside the capture, so
+			// that homatest check judges it as the session did.
+			if err := conformance.WriteCheckSidecars(p.capture, res.Params, res.Stalls, exploreSidecarWhy); err != nil {
 				return nil, artifactsErr(err)
 			}
 		} else {
@@ -121,6 +120,10 @@ func (o *exploreOpts) writeFailures(res *explore.Result) ([]failurePaths, error)
 	}
 	return out, nil
 }
+
+// exploreSidecarWhy is the comment of the .params sidecar beside an
+// explore capture.
+const exploreSidecarWhy = "The parameters homatest explore judged the IUT with (its hello's, with the environment's slack and jitter)."
 
 // writeJUnit writes one test case per rule judged: failed (with the
 // shrunk failure), passed when exercised, skipped when not.

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/homatest/homatest/agent"
+	"github.com/homatest/homatest/conformance"
 	"github.com/homatest/homatest/explore"
 	"github.com/homatest/homatest/harness"
 )
@@ -114,6 +115,11 @@ func (o *exploreOpts) runReplay(ctx context.Context, out io.Writer) error {
 	capPath := filepath.Join(o.artifacts, strings.TrimSuffix(filepath.Base(o.replay), filepath.Ext(o.replay))+"-replay.pcapng")
 	if len(res.Capture) > 0 {
 		if err := writeBytes(capPath, res.Capture); err != nil {
+			return usageErr(artifactsErr(err))
+		}
+		// The replay's parameters and stalls beside the capture, so that
+		// homatest check judges it as the replay did.
+		if err := conformance.WriteCheckSidecars(capPath, res.Judged, res.Stalls, exploreSidecarWhy); err != nil {
 			return usageErr(artifactsErr(err))
 		}
 	}
