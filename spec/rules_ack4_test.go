@@ -15,7 +15,7 @@ func TestAck010NeedAckFromServerOnly(t *testing.T) {
 	bad := b.after(2*time.Millisecond).ctl(true, 10, wire.TypeNeedAck)
 	b.after(time.Millisecond).data(false, 10, 100, 0, 100, 7, nil)
 	b.after(2500*time.Microsecond).ctl(false, 10, wire.TypeNeedAck)
-	b.after(20*time.Microsecond).ack(10)
+	b.after(20 * time.Microsecond).ack(10)
 	rep := b.check("linux", "HOMA-ACK-010")
 	wantViolations(t, rep, "HOMA-ACK-010", bad)
 	wantCounts(t, rep, "HOMA-ACK-010", 2, 1, 1, 0)
