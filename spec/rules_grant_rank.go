@@ -56,8 +56,9 @@ func grantRankRules() []*Rule {
 				// n is bounded by its grantable messages (as in
 				// HOMA-GRANT-015), so the top level n leaves unused is
 				// taken off too.
+				// With no message ahead the bound is HOMA-GRANT-015's alone.
 				top, topWhy := c.P.MaxSchedPrio, fmt.Sprintf("max_sched_prio %d", c.P.MaxSchedPrio)
-				if c.Net.cp.SeesAllOf(e.Src) {
+				if ahead > 0 && c.Net.cp.SeesAllOf(e.Src) {
 					if n := min(c.T.Grantable(e.Src, e.Time), c.P.MaxOvercommit); n-1 < top {
 						top, topWhy = max(n, 1)-1, fmt.Sprintf("n-1 = %d (at most %d messages being granted)", max(n, 1)-1, max(n, 1))
 					}

@@ -333,8 +333,8 @@ type RPC struct {
 	// AckPkts counts the ACK packets naming the RPC in their header that
 	// answer a NEED_ACK (fewer than max_acks_per_pkt acks).
 	AckPkts int
-	// HeldLast is the time of the server's latest BUSY, response DATA or
-	// NEED_ACK in the RPC's current incarnation: the server held the RPC
+	// HeldLast is the time of the server's latest BUSY, GRANT, response
+	// DATA or NEED_ACK in the RPC's current incarnation: the server held the RPC
 	// then (zero: no such packet since the RPC began, or since it was
 	// acknowledged or ended by RPC_UNKNOWN). ReqLast is the time of the
 	// client's latest request DATA, which may have created the RPC at the
@@ -825,6 +825,9 @@ func (t *Trace) Apply(e *Event) {
 		t.applyData(e, r)
 	case wire.TypeGrant:
 		r.heard(e, typ)
+		if !e.FromClient() {
+			r.held(e.Time) // only a server holding the RPC grants its request
+		}
 		t.applyGrant(e, r)
 	case wire.TypeBusy:
 		r.heard(e, typ)
@@ -890,7 +893,8 @@ func (r *RPC) heard(e *Event, typ wire.PacketType) {
 }
 
 // held notes a server packet at time at that shows the server holds r
-// (BUSY, response DATA, NEED_ACK); one after an ack says nothing new.
+// (BUSY, GRANT, response DATA, NEED_ACK); one after an ack says nothing
+// new.
 func (r *RPC) held(at time.Time) {
 	if !r.Acked {
 		r.HeldLast = at
