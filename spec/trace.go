@@ -782,7 +782,8 @@ func (t *Trace) Apply(e *Event) {
 			// as unknown, consistently).
 			a := p.Ack()
 			for i := range a.ValidAcks() {
-				t.ack(RPCKey{Client: e.Src, Server: e.Dst, ClientID: a.Entry(i).ClientID}, e)
+				en := a.Entry(i)
+				t.ack(RPCKey{Client: e.Src, Server: e.Dst, ClientID: en.ClientID}, en.ServerPort, e)
 			}
 			return // not counted towards eviction (as before the per-type split)
 		}
@@ -860,14 +861,14 @@ func (t *Trace) Apply(e *Event) {
 		r.NeedAcks++
 		r.NeedAckTime = e.Time
 	case wire.TypeAck:
-		t.ack(k, e)
+		t.ack(k, 0, e) // the header names the RPC by its ports
 		a := p.Ack()
 		if int(a.NumAcks()) < t.P.MaxAcksPerPkt {
 			r.AckPkts++ // an answer to a NEED_ACK (HOMA-ACK-007)
 		}
 		for i := range a.ValidAcks() {
 			en := a.Entry(i)
-			t.ack(RPCKey{Client: e.Src, Server: e.Dst, ClientID: en.ClientID}, e)
+			t.ack(RPCKey{Client: e.Src, Server: e.Dst, ClientID: en.ClientID}, en.ServerPort, e)
 		}
 	}
 	t.file(r)
@@ -1000,7 +1001,7 @@ func (t *Trace) applyData(e *Event, r *RPC) {
 	// pending acks for RPCs it was the client of (homa_outgoing.c
 	// homa_tx_data_pkt_alloc; homa_data_pkt processes them).
 	if id := d.AckClientID(); id != 0 {
-		t.ack(RPCKey{Client: e.Src, Server: e.Dst, ClientID: id}, e)
+		t.ack(RPCKey{Client: e.Src, Server: e.Dst, ClientID: id}, d.AckServerPort(), e)
 	}
 }
 
@@ -1077,12 +1078,18 @@ func (t *Trace) applyResend(e *Event, r *RPC) {
 	}
 }
 
-func (t *Trace) ack(k RPCKey, e *Event) {
+// ack records that e acknowledges RPC k: an ACK header (serverPort 0: the
+// packet's ports name the RPC), an ACK entry or a piggy-backed ack naming
+// serverPort.
+func (t *Trace) ack(k RPCKey, serverPort uint16, e *Event) {
 	if a := t.ackedMax[k.Client]; k.ClientID > a.id {
 		t.ackedMax[k.Client] = ackedID{k.ClientID, e.Time, e.Frame}
 	}
 	r := t.rpcs[k]
-	if r == nil || r.Acked {
+	if r == nil || r.Acked || serverPort != 0 && r.ServerPort != 0 && serverPort != r.ServerPort {
+		// An ack naming another server port reaches no socket holding
+		// the RPC (homa_rpc_acked finds the socket by server_port): the
+		// server keeps it (HOMA-ACK-004 judges the client).
 		return
 	}
 	r.Acked, r.AckTime, r.AckFrame = true, e.Time, e.Frame
