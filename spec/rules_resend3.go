@@ -32,5 +32,32 @@ func resendRules3() []*Rule {
 				return Pass()
 			}},
 		},
+		{
+			ID: "HOMA-RESEND-021", Level: Must,
+			Facts:     []string{"RTX-06", "WIRE-05"},
+			Statement: "A sender retransmits only the segments a RESEND asked for: every DATA with retransmit=1 overlaps a range the message's RESENDs asked for (length -1: what it had sent), unless RPC_UNKNOWN made a client restart its request.",
+			Source:    "HomaModule homa_outgoing.c homa_resend_data (only the segments overlapping [start, end)); homa_incoming.c homa_resend_pkt, homa_rpc_unknown_pkt (the restart resends [0, tx_end))",
+			Profiles:  []string{"linux", "upstream"},
+			Capture:   "needs the RESENDs in the capture (a retransmission with none is HOMA-RESEND-003's business); after a RESEND of length -1 only what the capture saw sent counts as asked, so bytes beyond it are not judged",
+			Property: Each{Types: []wire.PacketType{wire.TypeData}, Check: func(c *Ctx, e *Event) Result {
+				if !e.Retransmit() || e.Length == 0 {
+					return Skip
+				}
+				r := c.T.Lookup(e)
+				if r == nil || r.Unknown {
+					return Skip
+				}
+				m := r.Msg(e.Packet.Role())
+				if m.Resends == 0 || len(m.Asked) == 0 {
+					return Skip
+				}
+				end := e.End()
+				if m.Asked.Overlaps(e.Offset, end) || m.ResendAll && e.Offset >= m.LastResend.SentEnd {
+					return Pass()
+				}
+				return Violation("retransmission [%d, %d) overlaps no range the RESENDs for the message asked for (latest RESEND {%d, %d}, frame %d)",
+					e.Offset, end, m.LastResend.Offset, int32(m.LastResend.Length), m.LastResend.Frame).With(m.LastResend.Frame)
+			}},
+		},
 	}
 }

@@ -31,3 +31,25 @@ func TestResend020RetransmissionIncoming(t *testing.T) {
 		t.Fatalf("linux-2024: %v", rep.Violations)
 	}
 }
+
+// TestResend021RetransmitOnlyAsked: the server RESENDs [1424, 2848) of a
+// 5696-byte request; the client retransmits that packet (clean) or also
+// the packets at 2848 and 4272, which nobody asked for.
+func TestResend021RetransmitOnlyAsked(t *testing.T) {
+	build := func(extra bool) (*traceBuilder, []int) {
+		b := newTrace(t, wire.VersionCurrent)
+		b.message(true, 10, 5696, 0, 1424, 40000, 5)
+		b.after(time.Microsecond).message(true, 10, 5696, 2848, 5696, 40000, 5)
+		b.after(5*time.Millisecond).resend(false, 10, 1424, 1424, 7)
+		b.after(20*time.Microsecond).resent(true, 10, 5696, 1424, 1424, 7)
+		var bad []int
+		if extra {
+			bad = append(bad, b.resent(true, 10, 5696, 2848, 1424, 7), b.resent(true, 10, 5696, 4272, 1424, 7))
+		}
+		return b, bad
+	}
+	b, _ := build(false)
+	wantClean(t, b.check("linux", "HOMA-RESEND-021"), "HOMA-RESEND-021")
+	b, bad := build(true)
+	wantViolations(t, b.check("linux", "HOMA-RESEND-021"), "HOMA-RESEND-021", bad...)
+}

@@ -49,7 +49,7 @@ var fieldRules = map[string][]string{
 	"DATA.ack.client_port": {"free: linux_6.1.38 only; the server keys RPCs by client address, port and id, so a wrong port only fails to free the RPC, which its NEED_ACKs then show (HOMA-ACK-003/008)"},
 	"DATA.ack.server_port": {"HOMA-ACK-004"},
 	"DATA.cutoff_version":  {"HOMA-CUTOFF-001", "HOMA-CUTOFF-002", "HOMA-CUTOFF-003", "HOMA-PRIO-002"},
-	"DATA.retransmit":      {"HOMA-RESEND-003", "HOMA-RESEND-010", "HOMA-RESEND-011", "HOMA-WIRE-006"},
+	"DATA.retransmit":      {"HOMA-RESEND-003", "HOMA-RESEND-010", "HOMA-RESEND-011", "HOMA-RESEND-021", "HOMA-WIRE-006"},
 	"DATA.pad":             {"HOMA-WIRE-009"},
 	"DATA.seg.offset":      {"HOMA-WIRE-006", "HOMA-WIRE-010"},
 
@@ -77,7 +77,7 @@ var fieldRules = map[string][]string{
 
 // sendConditions are the packet types' send conditions.
 var sendConditions = []SendCoverage{
-	{Type: "DATA", May: []string{"HOMA-UNSCHED-001", "HOMA-UNSCHED-002", "HOMA-GRANT-005", "HOMA-RESEND-003", "HOMA-RESEND-010", "HOMA-RESEND-011", "HOMA-SEND-002", "HOMA-SEND-004"},
+	{Type: "DATA", May: []string{"HOMA-UNSCHED-001", "HOMA-UNSCHED-002", "HOMA-GRANT-005", "HOMA-RESEND-003", "HOMA-RESEND-010", "HOMA-RESEND-011", "HOMA-RESEND-021", "HOMA-SEND-002", "HOMA-SEND-004"},
 		Must: []string{"HOMA-SEND-001", "HOMA-RESEND-002", "HOMA-RESEND-016", "HOMA-RESEND-007"},
 		Note: "unscheduled bytes right after sendmsg are not judged (the application is not on the wire)"},
 	{Type: "GRANT", May: []string{"HOMA-GRANT-001", "HOMA-GRANT-004", "HOMA-GRANT-012", "HOMA-GRANT-006", "HOMA-GRANT-013", "HOMA-GRANT-014", "HOMA-GRANT-016", "HOMA-GRANT-018"},
