@@ -123,7 +123,7 @@ func (r *Rule) Validate() error {
 // ruleSets lists the functions that return each area's rules (one per
 // rules_<area>.go file).
 var ruleSets = []func() []*Rule{
-	wireRules, wireRules2, wireRules3, idRules, idRules2, unschedRules, grantRules, grantRules2, grantRankRules, prioRules, cutoffRules, cutoffRules2,
+	wireRules, wireRules2, wireRules3, idRules, idRules2, unschedRules, grantRules, grantRules2, grantRules3, grantRankRules, prioRules, cutoffRules, cutoffRules2,
 	resendRules, resendRules2, resendRules3, ackRules, ackRules2, ackRules3, ackRules4, sendRules, sendRules2,
 }
 

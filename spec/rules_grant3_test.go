@@ -1,0 +1,45 @@
+package spec
+
+import (
+	"testing"
+	"time"
+
+	"github.com/homatest/homatest/spec/wire"
+)
+
+// grantStallTrace: a 100000-byte request, its 40000 unscheduled bytes,
+// a GRANT to 60000 and the granted bytes. It returns the frame of the
+// packet that completes [0, 60000).
+func grantStallTrace(b *traceBuilder) int {
+	b.message(true, 10, 100000, 0, 40000, 40000, 4)
+	b.after(10*time.Microsecond).grant(false, 10, 60000, 0)
+	f := b.after(10*time.Microsecond).message(true, 10, 100000, 40000, 60000, 40000, 0)
+	return f[len(f)-1]
+}
+
+// TestGrant019KeepsGranting: once the bytes up to 60000 have arrived the
+// receiver, granting nothing else, grants on (clean); with no GRANT for
+// 300 ms (past timeout_ticks) the message stalls: a violation at the
+// packet that completed the granted bytes. With max_overcommit other
+// messages granted the stall is excused (inconclusive).
+func TestGrant019KeepsGranting(t *testing.T) {
+	b := newTrace(t, wire.VersionCurrent)
+	grantStallTrace(b)
+	b.after(10*time.Microsecond).grant(false, 10, 100000, 0)
+	b.after(10*time.Microsecond).message(true, 10, 100000, 60000, 100000, 40000, 0)
+	wantClean(t, b.check("linux", "HOMA-GRANT-019"), "HOMA-GRANT-019")
+
+	b = newTrace(t, wire.VersionCurrent)
+	last := grantStallTrace(b)
+	b.after(300*time.Millisecond).ctl(true, 10, wire.TypeBusy) // any later packet
+	wantViolations(t, b.check("linux", "HOMA-GRANT-019"), "HOMA-GRANT-019", last)
+
+	b = newTrace(t, wire.VersionCurrent)
+	b.message(true, 12, 500000, 0, 40000, 40000, 4)
+	b.after(10*time.Microsecond).grant(false, 12, 60000, 0)
+	last = grantStallTrace(b)
+	b.after(300*time.Millisecond).ctl(true, 10, wire.TypeBusy)
+	rep := b.check("linux", "HOMA-GRANT-019", "max_overcommit=1")
+	wantViolations(t, rep, "HOMA-GRANT-019")
+	wantInconclusive(t, rep, "HOMA-GRANT-019", last)
+}
