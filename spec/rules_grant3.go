@@ -47,7 +47,7 @@ func grantRules3() []*Rule {
 						}
 						return nil
 					}
-					return Obligation{Key: rpcMsgKey{k, sender}, Expect: fmt.Sprintf("a GRANT beyond %d for the message from its receiver", h),
+					return Obligation{Key: rpcMsgKey{k, sender}, Expect: fmt.Sprintf("GRANT beyond %d from the message's receiver", h),
 						Match: func(c *Ctx, x *Event) bool {
 							if x.Err != nil || KeyOf(x) != k {
 								return false
