@@ -88,5 +88,48 @@ func grantRules3() []*Rule {
 				Bound: func(p *Params) time.Duration { return max(p.AnswerBound(), p.LateTicks(p.TimeoutTicks)) },
 			},
 		},
+		{
+			ID: "HOMA-GRANT-020", Level: Should,
+			Facts:     []string{"GRANT-07", "GRANT-08"},
+			Statement: "A receiver grants the messages with the fewest bytes left (SRPT): it sends no SRPT GRANT for a message while another message it has known for slack, from a host none of whose messages it grants, has clearly fewer bytes left (by rank_tolerance) and has had no GRANT.",
+			Source:    "HomaModule homa_grant.c homa_grant_manage_rpc and homa_grant_find_victim (a new message takes a free slot, or the slot of the lowest-ranked active message when it outranks it, victims coming first from hosts with several active messages), homa_grant_promote_queued; linux_6.1.38 homa_grant.c homa_grant_recalc (the max_overcommit best, one per sending host)",
+			Profiles:  []string{"linux", "linux-2024"},
+			Capture:   "needs every packet the receiver gets; a message passed over may be waiting for receive buffers (GRANT-10), which the wire shows only later by the buffer-wakeup RESEND; bytes remaining are compared with the passed-over message's as the receiver had them slack before the GRANT (main ranks with a stale copy, rank_tolerance)",
+			Property: Each{Types: []wire.PacketType{wire.TypeGrant}, Check: func(c *Ctx, e *Event) Result {
+				g := e.Packet.Grant()
+				if isFIFOGrant(c.P, g.Priority()) || !c.Net.cp.SeesAllOf(e.Src) {
+					return Skip
+				}
+				mr, m := grantMsg(c, e)
+				if m == nil || m.Length == 0 {
+					return Skip
+				}
+				mLeft := int64(m.Length) - int64(m.Received())
+				// Hosts whose messages the receiver grants: a message from
+				// one of them may rightly wait (per-host balancing).
+				busy := map[netip.Addr]bool{e.Dst: true}
+				for o, r := range c.T.granting[e.Src] {
+					if o != m {
+						busy[msgSender(r, o)] = true
+					}
+				}
+				since := e.Time.Add(-c.P.Slack)
+				for o, r := range c.T.longIn[e.Src] {
+					if o == m || r == mr || !mayWait(c.P, r, o) || o.MaxIncoming >= o.Length ||
+						!o.FirstData.Before(since) || busy[msgSender(r, o)] {
+						continue
+					}
+					if e.Time.Sub(maxTime(o.LastData, r.Last)) >= c.P.Ticks(c.P.TimeoutTicks)-c.P.Slack {
+						continue // its RPC may have timed out at the receiver
+					}
+					oLeft := int64(o.Length) - int64(o.ReceivedBy(since))
+					if oLeft+int64(c.P.RankTolerance) < mLeft {
+						return Violation("SRPT GRANT for a message with %d bytes left while RPC %d from %v, %d bytes left and known for %v, has had no GRANT and %v grants nothing else from that host",
+							mLeft, r.Key.ClientID, msgSender(r, o), oLeft, e.Time.Sub(o.FirstData).Round(time.Microsecond), e.Src).WithSlack(c.P.Slack)
+					}
+				}
+				return Pass().WithSlack(c.P.Slack)
+			}},
+		},
 	}
 }

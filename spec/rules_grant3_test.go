@@ -43,3 +43,35 @@ func TestGrant019KeepsGranting(t *testing.T) {
 	wantViolations(t, rep, "HOMA-GRANT-019")
 	wantInconclusive(t, rep, "HOMA-GRANT-019", last)
 }
+
+// TestGrant020SRPT: with max_overcommit 1 the receiver has the unscheduled
+// bytes of a 500000-byte request (client 198.18.0.1) and of a 60000-byte
+// one (client 198.18.0.3). Granting the long one 3 ms later, while the
+// short one (20000 bytes left, never granted, its host granted nothing)
+// waits, violates SRPT; granting the short one first is clean, and so is
+// a GRANT to the long one within slack of the short one's arrival.
+func TestGrant020SRPT(t *testing.T) {
+	build := func(shortFirst bool) (*traceBuilder, int) {
+		b := newTrace(t, wire.VersionCurrent)
+		b.message(true, 10, 500000, 0, 40000, 40000, 4)
+		b.client = netipAddr("198.18.0.3")
+		b.message(true, 20, 60000, 0, 40000, 40000, 4)
+		if shortFirst {
+			b.after(3*time.Millisecond).grant(false, 20, 60000, 0)
+		}
+		b.client = netipAddr("198.18.0.1")
+		if !shortFirst {
+			b.after(100*time.Microsecond).grant(false, 10, 60000, 0) // within slack: not judged
+		}
+		late := b.after(3*time.Millisecond).grant(false, 10, 80000, 0)
+		return b, late
+	}
+	b, _ := build(true)
+	wantClean(t, b.check("linux", "HOMA-GRANT-020", "max_overcommit=1"), "HOMA-GRANT-020")
+	b, late := build(false)
+	rep := b.check("linux", "HOMA-GRANT-020", "max_overcommit=1")
+	wantViolations(t, rep, "HOMA-GRANT-020", late)
+	// Within rank_tolerance the two count as a near-tie (stale ranking).
+	b, _ = build(false)
+	wantViolations(t, b.check("linux", "HOMA-GRANT-020", "max_overcommit=1", "rank_tolerance=500000"), "HOMA-GRANT-020")
+}
