@@ -254,6 +254,17 @@ func (in *Inferrer) Result() []Inferred {
 			s[i] = strconv.FormatUint(uint64(c), 10)
 		}
 		out = append(out, Inferred{Name: "unsched_cutoffs", Value: strings.Join(s, ","), Evidence: fmt.Sprintf("%d CUTOFFS carry it (first frame %d)", n, in.cutAt[best])})
+		// max_sched_prio is read-only in HomaModule: homa_prios_changed
+		// sets it one below the lowest unscheduled level, the highest
+		// level below num_priorities whose cutoff holds the longest
+		// message (facts CUT-04).
+		for i := min(in.p.NumPriorities, len(best)) - 1; i >= 1; i-- {
+			if best[i] >= in.p.MaxMessageLength {
+				out = append(out, Inferred{Name: "max_sched_prio", Value: fmt.Sprint(i - 1),
+					Evidence: fmt.Sprintf("one below level %d, the lowest unscheduled level of those cutoffs", i)})
+				break
+			}
+		}
 		v, vn := mode(map[uint32]int(toU32(in.versions)))
 		out = append(out, Inferred{Name: "cutoff_version", Value: fmt.Sprint(v), Evidence: fmt.Sprintf("%d CUTOFFS carry it", vn)})
 	}

@@ -123,8 +123,8 @@ func (r *Rule) Validate() error {
 // ruleSets lists the functions that return each area's rules (one per
 // rules_<area>.go file).
 var ruleSets = []func() []*Rule{
-	wireRules, wireRules2, wireRules3, idRules, idRules2, unschedRules, grantRules, grantRules2, grantRankRules, prioRules, cutoffRules, cutoffRules2,
-	resendRules, resendRules2, ackRules, ackRules2, ackRules3, sendRules,
+	wireRules, wireRules2, wireRules3, idRules, idRules2, unschedRules, grantRules, grantRules2, grantRules3, grantRankRules, prioRules, cutoffRules, cutoffRules2,
+	resendRules, resendRules2, resendRules3, ackRules, ackRules2, ackRules3, ackRules4, sendRules, sendRules2,
 }
 
 // Rules returns every rule, sorted by ID. It panics if two rules share an

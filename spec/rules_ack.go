@@ -85,7 +85,7 @@ func ackRules() []*Rule {
 		{
 			ID: "HOMA-ACK-004", Level: Must,
 			Facts:     []string{"ACK-03"},
-			Statement: "A client acknowledges only RPCs whose response it has completely received.",
+			Statement: "A client acknowledges only RPCs whose response it has completely received, each ack naming the RPC's server port.",
 			Source:    "HomaModule homa_peer.c homa_peer_add_ack (called when the application receives the response)",
 			Capture:   "the response must be in the capture; acks for RPCs that started before it are inconclusive",
 			Property: Each{Types: []wire.PacketType{wire.TypeAck, wire.TypeData}, Check: func(c *Ctx, e *Event) Result {
@@ -95,31 +95,42 @@ func ackRules() []*Rule {
 				if e.Type() == wire.TypeAck && !e.FromClient() {
 					return Skip
 				}
-				var ids []uint64
+				// Each ack names an RPC and its server port (0: the ACK
+				// header's RPC, named by the packet's ports).
+				type named struct {
+					id   uint64
+					port uint16
+				}
+				var ids []named
 				if e.Type() == wire.TypeData {
 					if e.Segment > 0 {
 						return Skip
 					}
-					id := e.Packet.Data().AckClientID()
-					if id == 0 {
+					d := e.Packet.Data()
+					if d.AckClientID() == 0 {
 						return Skip
 					}
-					ids = append(ids, id)
+					ids = append(ids, named{d.AckClientID(), d.AckServerPort()})
 				} else {
-					ids = append(ids, wire.ClientID(e.Packet.SenderID()))
+					ids = append(ids, named{wire.ClientID(e.Packet.SenderID()), 0})
 					a := e.Packet.Ack()
 					for i := range a.ValidAcks() {
-						ids = append(ids, a.Entry(i).ClientID)
+						ids = append(ids, named{a.Entry(i).ClientID, a.Entry(i).ServerPort})
 					}
 				}
 				res := Skip
-				for _, id := range ids {
+				for _, n := range ids {
+					id := n.id
 					r := c.T.rpcs[RPCKey{Client: e.Src, Server: e.Dst, ClientID: id}]
 					switch {
 					case r == nil:
 						if res.Status == NotApplicable {
 							res = Unsure("ack for RPC %d, which is not in the capture", id)
 						}
+					case n.port != 0 && r.ServerPort != 0 && n.port != r.ServerPort:
+						// Client ids are unique per host (facts ID-02), so
+						// the client has no RPC with this id on that port.
+						return Violation("ack for RPC %d names server port %d, but RPC %d runs on port %d", id, n.port, id, r.ServerPort).With(r.FirstFrame)
 					case !r.Response.Complete:
 						return Violation("ack for RPC %d whose response has %d of %d bytes", id, r.Response.Received(), r.Response.Length).With(r.FirstFrame)
 					default:

@@ -38,6 +38,15 @@ func cutoffRules() []*Rule {
 					}
 				}
 				st = &first
+				// A DATA built before the CUTOFFS arrived carries the
+				// version the sender held then: 0 or one the receiver
+				// announced earlier, never one it has not announced yet
+				// (versions only grow, +1 per sysctl write: homa_utils.c
+				// homa_prios_changed). Slack does not excuse that.
+				if v != 0 && v != st.Version && v > maxVersion(c.T.CutoffVersions(e.Src, e.Dst)) {
+					return Violation("DATA carries cutoff_version %d, which %v never announced (its latest CUTOFFS, frame %d, carries %d)",
+						v, e.Dst, st.Frame, st.Version).With(st.Frame)
+				}
 				if v == st.Version || e.Time.Sub(st.Time) <= c.P.Slack {
 					return Pass().WithSlack(c.P.Slack)
 				}
@@ -159,4 +168,13 @@ func cutoffRules2() []*Rule {
 			}},
 		},
 	}
+}
+
+// maxVersion returns the highest cutoff_version among vs (0: none).
+func maxVersion(vs []CutoffsState) uint16 {
+	var m uint16
+	for _, x := range vs {
+		m = max(m, x.Version)
+	}
+	return m
 }

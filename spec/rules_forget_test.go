@@ -128,13 +128,12 @@ func TestResend019LegalReasons(t *testing.T) {
 }
 
 // TestResend019NeverHeld: RPC_UNKNOWN for an RPC the server never showed
-// it held (no BUSY, response DATA or NEED_ACK: HOMA-RESEND-007's restart,
-// BR-19's early RESEND) is not judged.
+// it held (no BUSY, GRANT, response DATA or NEED_ACK: HOMA-RESEND-007's
+// restart, BR-19's early RESEND) is not judged.
 func TestResend019NeverHeld(t *testing.T) {
 	b := newTrace(t, wire.VersionCurrent)
 	b.data(true, 20, 100, 0, 100, 7, nil)
 	b.after(time.Millisecond).data(true, 10, 5000, 0, 1424, 7, nil)
-	b.after(10*time.Microsecond).grant(false, 10, 5000, 0)
 	b.after(5*time.Millisecond).resend(true, 20, 0, wire.ResendAll, 7)
 	b.after(20*time.Microsecond).ctl(false, 20, wire.TypeBusy)
 	b.after(5*time.Millisecond).resend(true, 10, 0, wire.ResendAll, 7)
@@ -272,4 +271,20 @@ func TestResend019CapturePoint(t *testing.T) {
 	// At the server's own link nothing lies between: the RESEND shows
 	// the server missed nothing the capture saw reach it.
 	wantViolations(t, b.checkAt(HostPoint(b.server), "linux", forgetRule), forgetRule, u)
+}
+
+// TestResend019GrantShowsHeld: a server that GRANTed a request holds its
+// RPC (homa_grant sends only for an RPC it has): RPC_UNKNOWN for it 5 ms
+// later, with the client's DATA 5 ms before and RPC 20 still served after,
+// is a violation; without the GRANT it is not judged (TestResend019NeverHeld).
+func TestResend019GrantShowsHeld(t *testing.T) {
+	b := newTrace(t, wire.VersionCurrent)
+	b.data(true, 20, 100, 0, 100, 7, nil)
+	b.after(5*time.Millisecond).data(true, 10, 60000, 0, 40000, 7, func(f *wire.DataFields) { f.Incoming = 40000 })
+	b.after(10*time.Microsecond).grant(false, 10, 60000, 0)
+	b.after(10*time.Microsecond).data(true, 10, 60000, 40000, 20000, 0, func(f *wire.DataFields) { f.Incoming = 40000 })
+	b.after(5*time.Millisecond).resend(true, 10, 0, wire.ResendAll, 7)
+	u := b.after(20*time.Microsecond).ctl(false, 10, wire.TypeRPCUnknown)
+	witness20(b)
+	wantViolations(t, b.check("linux", forgetRule), forgetRule, u)
 }

@@ -1,6 +1,8 @@
 package spec
 
 import (
+	"fmt"
+
 	"github.com/homatest/homatest/spec/wire"
 )
 
@@ -11,7 +13,7 @@ func grantRankRules() []*Rule {
 		{
 			ID: "HOMA-GRANT-011", Level: Should,
 			Facts:     []string{"GRANT-08", "GRANT-09"},
-			Statement: "A GRANT's scheduled priority is at most max_sched_prio minus the number of other messages the receiver is granting that clearly have fewer bytes left to receive (SRPT rank, within rank_tolerance bytes).",
+			Statement: "A GRANT's scheduled priority is at most min(max_sched_prio, n-1) minus the number of other messages the receiver is granting that clearly have fewer bytes left to receive (SRPT rank, within rank_tolerance bytes), n being the messages it is granting.",
 			Source:    "HomaModule homa_grant.c homa_grant_check_rpc (rank = active RPCs with fewer bytes_remaining), homa_grant_priority (max_sched_prio - rank, less extra levels); linux_6.1.38 homa_grant.c homa_grant_recalc",
 			Profiles:  []string{"linux", "linux-2024"},
 			Capture:   "main ranks with a cached copy of bytes remaining, so near-ties can invert (rank_tolerance), and a loaded receiver processes packets late: another message counts as ahead only if it had fewer bytes left, by rank_tolerance, already slack before the GRANT; only messages with a GRANT less than slack earlier count as being granted; a message granted to its end has left the active set",
@@ -49,9 +51,21 @@ func grantRankRules() []*Rule {
 						}
 					}
 				}
-				if max := c.P.MaxSchedPrio - ahead; p > max {
-					return Violation("GRANT priority %d for a message with %d bytes left, while %d other messages it is granting had fewer left (one %d, slack earlier): rank %d allows at most %d",
-						p, left, ahead, firstLeft, ahead, max).WithSlack(c.P.Slack)
+				// homa_grant_priority gives min(max_sched_prio, n-1) - rank:
+				// where the capture holds every message the receiver gets,
+				// n is bounded by its grantable messages (as in
+				// HOMA-GRANT-015), so the top level n leaves unused is
+				// taken off too.
+				// With no message ahead the bound is HOMA-GRANT-015's alone.
+				top, topWhy := c.P.MaxSchedPrio, fmt.Sprintf("max_sched_prio %d", c.P.MaxSchedPrio)
+				if ahead > 0 && c.Net.cp.SeesAllOf(e.Src) {
+					if n := min(c.T.Grantable(e.Src, e.Time), c.P.MaxOvercommit); n-1 < top {
+						top, topWhy = max(n, 1)-1, fmt.Sprintf("n-1 = %d (at most %d messages being granted)", max(n, 1)-1, max(n, 1))
+					}
+				}
+				if max := top - ahead; p > max {
+					return Violation("GRANT priority %d for a message with %d bytes left, while %d other messages it is granting had fewer left (one %d, slack earlier): rank %d below %s allows at most %d",
+						p, left, ahead, firstLeft, ahead, topWhy, max).WithSlack(c.P.Slack)
 				}
 				return Pass().WithSlack(c.P.Slack)
 			}},

@@ -25,24 +25,34 @@ func rankTrace(t *testing.T, p1, p2 uint8) (*traceBuilder, int) {
 }
 
 // TestGrant011SRPTRanking: the message with fewer bytes left (100 KB
-// request, 60000 left) ranks first: priorities 1 and 0 pass, and so does
-// 1 for the 500 KB request (460000 left) behind it (rank 1 allows up to
-// max_sched_prio 3 - 1; HOMA-GRANT-015 bounds it by the count); giving it
-// max_sched_prio while the short one is ahead violates (BR-10-like
-// inversion).
+// request, 60000 left) ranks first. With two messages being granted
+// homa_grant_priority gives min(max_sched_prio, n-1) - rank: 1 for the
+// first and 0 for the 500 KB request (460000 left) behind it. Priorities
+// 1 and 0 pass; the inversion 0 and 1 violates (the longer message gets
+// the level its rank leaves to the shorter), and so does max_sched_prio
+// for the one behind (BR-10-like).
 func TestGrant011SRPTRanking(t *testing.T) {
 	b, _ := rankTrace(t, 1, 0)
 	wantClean(t, b.check("linux", "HOMA-GRANT-011"), "HOMA-GRANT-011")
-	b, _ = rankTrace(t, 0, 1)
-	wantViolations(t, b.check("linux", "HOMA-GRANT-011"), "HOMA-GRANT-011")
+	b, inv := rankTrace(t, 0, 1)
+	wantViolations(t, b.check("linux", "HOMA-GRANT-011"), "HOMA-GRANT-011", inv)
 
 	b, bad := rankTrace(t, 0, 3)
 	wantViolations(t, b.check("linux", "HOMA-GRANT-011"), "HOMA-GRANT-011", bad)
 
-	// Within rank_tolerance the inversion is tolerated (stale ranking).
-	b, _ = rankTrace(t, 0, 3)
+	// Within rank_tolerance the inversion is tolerated (stale ranking);
+	// with no message ahead the level n allows is HOMA-GRANT-015's bound.
+	b, _ = rankTrace(t, 0, 1)
 	rep := b.check("linux", "HOMA-GRANT-011", "rank_tolerance=500000")
 	wantViolations(t, rep, "HOMA-GRANT-011")
+	b, bad = rankTrace(t, 0, 3)
+	wantViolations(t, b.check("linux", "HOMA-GRANT-011", "rank_tolerance=500000"), "HOMA-GRANT-011")
+	wantViolations(t, b.check("linux", "HOMA-GRANT-015", "rank_tolerance=500000"), "HOMA-GRANT-015", bad)
+
+	// Where the capture may miss messages the receiver gets, n is unknown:
+	// only the rank counts (max_sched_prio - rank).
+	b, _ = rankTrace(t, 0, 1)
+	wantViolations(t, b.checkAt(HostPoint(netipAddr("198.18.0.3")), "linux", "HOMA-GRANT-011"), "HOMA-GRANT-011")
 
 	// FIFO grants (level 6 with fifo_grant_increment set) are outside SRPT.
 	b, _ = rankTrace(t, 0, 6)
@@ -50,7 +60,8 @@ func TestGrant011SRPTRanking(t *testing.T) {
 }
 
 // TestGrant011ReceiverLag: a 300 KB request gets 200000 bytes 1.1 ms
-// before the receiver grants a 250 KB request at max_sched_prio. The
+// before the receiver grants a 250 KB request at level 1, the top level
+// with two messages being granted (rank 0). The
 // capture shows the 300 KB request far ahead (60000 bytes left against
 // 210000), but a receiver that processes packets up to slack (2 ms) late
 // may not have seen them yet: no violation; with slack 500 µs it had.
@@ -61,9 +72,9 @@ func TestGrant011ReceiverLag(t *testing.T) {
 	b.message(true, 4, 250000, 0, 40000, 40000, 4)
 	b.client = netipAddr("198.18.0.1")
 	b.after(10*time.Millisecond).message(true, 2, 300000, 40000, 240000, 40000, 3)
-	b.after(time.Millisecond).grant(false, 2, 280000, 3)
+	b.after(time.Millisecond).grant(false, 2, 280000, 1)
 	b.client = netipAddr("198.18.0.3")
-	g := b.after(100*time.Microsecond).grant(false, 4, 60000, 3)
+	g := b.after(100*time.Microsecond).grant(false, 4, 60000, 1)
 	wantClean(t, b.check("linux", "HOMA-GRANT-011", "slack=2ms"), "HOMA-GRANT-011")
 	wantViolations(t, b.check("linux", "HOMA-GRANT-011", "slack=500us"), "HOMA-GRANT-011", g)
 }

@@ -1,6 +1,7 @@
 package spec
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/homatest/homatest/spec/wire"
@@ -148,11 +149,15 @@ func idRules2() []*Rule {
 		{
 			ID: "HOMA-ID-006", Level: Must,
 			Facts:     []string{"ICMP-01"},
-			Statement: "After ICMP port unreachable from a client host for a port, the server aborts its RPCs with that port: no packet of an RPC begun before goes there more than slack later.",
-			Source:    "HomaModule homa_plumbing.c homa_err_handler_v4/v6 (port unreachable: homa_abort_rpcs for the address and port), homa_rpc.c homa_rpc_abort (a server RPC ends)",
+			Statement: "After ICMP port unreachable from a host for a port, the other side aborts its RPCs with that port (a server's end, a client's fail with ENOTCONN): no packet of an RPC begun before goes there more than slack later, but for a client's ACK or RPC_UNKNOWN answering a socket that came back.",
+			Capture:   "a client is judged on its own link only (elsewhere the ICMP may have been lost after the capture point); a server wherever the ICMP is seen",
+			Source:    "HomaModule homa_plumbing.c homa_err_handler_v4/v6 (port unreachable: homa_abort_rpcs for the address and port, client and server RPCs alike), homa_rpc.c homa_rpc_abort (a server RPC ends, a client RPC fails with ENOTCONN); homa_incoming.c homa_need_ack_pkt and homa_resend_pkt answer for RPCs the client no longer has",
 			Property: Each{Check: func(c *Ctx, e *Event) Result {
-				if e.FromClient() || e.Type() == wire.TypeFreeze || e.Type() == wire.TypeCutoffs {
+				if e.Type() == wire.TypeFreeze || e.Type() == wire.TypeCutoffs {
 					return Skip
+				}
+				if e.FromClient() && (e.Type() == wire.TypeAck || e.Type() == wire.TypeRPCUnknown) {
+					return Skip // answers for an RPC the client no longer has
 				}
 				u, ok := c.T.PortUnreachable(e.Dst, e.Packet.Common().Dport())
 				if !ok || u.To != e.Src {
@@ -163,6 +168,14 @@ func idRules2() []*Rule {
 					return Skip
 				}
 				if late := e.Time.Sub(u.Time); late > c.P.Slack {
+					if e.FromClient() && !c.Net.atReceiver(e.Src) {
+						// Away from the client's link the ICMP may have
+						// been lost on its way (the catalogue's ID-005
+						// twin: a client RESENDing after it).
+						return Downgrade(CauseLossAfter, Evidence{u.Frame, fmt.Sprintf("the ICMP port unreachable (frame %d) may not have reached %v", u.Frame, e.Src)},
+							"%s of RPC %d to %v port %d %v after that port was reported unreachable (ICMP frame %d)",
+							e.Type(), r.Key.ClientID, e.Dst, e.Packet.Common().Dport(), late.Round(time.Microsecond), u.Frame)
+					}
 					return Violation("%s of RPC %d to %v port %d %v after that port was reported unreachable (ICMP frame %d)",
 						e.Type(), r.Key.ClientID, e.Dst, e.Packet.Common().Dport(), late.Round(time.Microsecond), u.Frame).With(u.Frame).WithSlack(c.P.Slack)
 				}

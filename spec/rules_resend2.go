@@ -280,9 +280,9 @@ func resendRules2() []*Rule {
 		{
 			ID: "HOMA-RESEND-019", Level: Must,
 			Facts:     []string{"AMO-01", "RTX-06", "RTX-09", "RTX-10", "ACK-01", "ACK-04", "ABT-01"},
-			Statement: "A server forgets an RPC it has shown it holds (it sent BUSY, response DATA or NEED_ACK for it) only for a reason the protocol gives: the client's ACK or piggy-backed ack, the client's RPC_UNKNOWN, a timeout after timeout_ticks ticks without DATA, GRANT or BUSY from the client, or the close of its socket (or a restart of its host), which discards every RPC the socket holds. It answers RPC_UNKNOWN for such an RPC only after one of these.",
+			Statement: "A server forgets an RPC it has shown it holds (it sent BUSY, a GRANT, response DATA or NEED_ACK for it) only for a reason the protocol gives: the client's ACK or piggy-backed ack, the client's RPC_UNKNOWN, a timeout after timeout_ticks ticks without DATA, GRANT or BUSY from the client, or the close of its socket (or a restart of its host), which discards every RPC the socket holds. It answers RPC_UNKNOWN for such an RPC only after one of these.",
 			Source:    "HomaModule homa_rpc.c homa_rpc_end (the only way a server RPC goes), called from homa_incoming.c homa_rpc_acked (ACK, piggy-backed ack) and homa_rpc_unknown_pkt (RPC_UNKNOWN from the client), homa_timer.c homa_timer_check_rpc via homa_rpc_abort (silent_ticks ≥ timeout_ticks, only that RPC, never while in service or with the response handed to the NIC) and homa_sock.c homa_sock_shutdown (every RPC of the socket); homa_resend_pkt answers RPC_UNKNOWN only when homa_rpc_find_server finds nothing; fault @35286c8 (one timeout ended every RPC of the peer)",
-			Capture:   "judged at the server's RPC_UNKNOWN; a close or restart shows no packet, so the finding is a violation only once the same server socket shows, more than slack after the RPC_UNKNOWN, that it still holds another RPC (BUSY, response DATA or NEED_ACK) whose request DATA all came more than 2·slack before the server's last packet for the forgotten one, so that none could have re-created it after a close (in a capture that sees all of that RPC's request DATA; a network duplicate counts jitter earlier); without such a witness it is inconclusive (cause: socket closed or host restarted). Silence counts from the client's last DATA, GRANT or BUSY as the capture saw it, which a capture point on the path can only lengthen; loss after the capture point toward the server makes a violation inconclusive",
+			Capture:   "judged at the server's RPC_UNKNOWN; a close or restart shows no packet, so the finding is a violation only once the same server socket shows, more than slack after the RPC_UNKNOWN, that it still holds another RPC (BUSY, GRANT, response DATA or NEED_ACK) whose request DATA all came more than 2·slack before the server's last packet for the forgotten one, so that none could have re-created it after a close (in a capture that sees all of that RPC's request DATA; a network duplicate counts jitter earlier); without such a witness it is inconclusive (cause: socket closed or host restarted). Silence counts from the client's last DATA, GRANT or BUSY as the capture saw it, which a capture point on the path can only lengthen; loss after the capture point toward the server makes a violation inconclusive",
 			Property: Within{
 				TriggerTypes: []wire.PacketType{wire.TypeRPCUnknown},
 				Witness:      true,
@@ -346,7 +346,7 @@ func forgotHeldRPC(c *Ctx, e *Event) (Obligation, bool) {
 
 // witnessHeld reports whether x shows that server socket sock still held
 // an RPC after the RPC_UNKNOWN at unknownAt, so that it was not closed in
-// between: a BUSY, response DATA or NEED_ACK sent after the RPC_UNKNOWN
+// between: a BUSY, GRANT, response DATA or NEED_ACK sent after the RPC_UNKNOWN
 // (more than slack later at the capture point; jitter more for a network
 // duplicate, whose original left up to jitter earlier) for an RPC other
 // than forgot with no request DATA since 2·slack before held, the
@@ -358,7 +358,7 @@ func forgotHeldRPC(c *Ctx, e *Event) (Obligation, bool) {
 // that RPC's request DATA.
 func witnessHeld(c *Ctx, x *Event, sock HostPort, forgot RPCKey, held, unknownAt time.Time) bool {
 	switch x.Type() {
-	case wire.TypeBusy, wire.TypeData, wire.TypeNeedAck:
+	case wire.TypeBusy, wire.TypeData, wire.TypeNeedAck, wire.TypeGrant:
 	default:
 		return false
 	}

@@ -88,7 +88,7 @@ var (
 	wireIDs = []string{"HOMA-WIRE-001", "HOMA-WIRE-002", "HOMA-WIRE-003", "HOMA-WIRE-004", "HOMA-WIRE-005", "HOMA-WIRE-006", "HOMA-WIRE-007", "HOMA-WIRE-008",
 		"HOMA-WIRE-009", "HOMA-WIRE-010", "HOMA-WIRE-011", "HOMA-WIRE-012", "HOMA-WIRE-013", "HOMA-WIRE-014"}
 	grantIDs = []string{"HOMA-GRANT-001", "HOMA-GRANT-002", "HOMA-GRANT-003", "HOMA-GRANT-004", "HOMA-GRANT-005", "HOMA-GRANT-006", "HOMA-GRANT-007", "HOMA-GRANT-008", "HOMA-GRANT-009", "HOMA-GRANT-010", "HOMA-GRANT-011",
-		"HOMA-GRANT-012", "HOMA-GRANT-013", "HOMA-GRANT-015", "HOMA-GRANT-016", "HOMA-GRANT-018"}
+		"HOMA-GRANT-012", "HOMA-GRANT-013", "HOMA-GRANT-015", "HOMA-GRANT-016", "HOMA-GRANT-018", "HOMA-GRANT-019", "HOMA-GRANT-020"}
 	idIDs      = []string{"HOMA-ID-001", "HOMA-ID-002", "HOMA-ID-003", "HOMA-ID-004", "HOMA-ID-005", "HOMA-ID-006"}
 	unschedIDs = []string{"HOMA-UNSCHED-001", "HOMA-UNSCHED-002"}
 )
@@ -161,7 +161,7 @@ func TestSelectLevel(t *testing.T) {
 	}
 	var wantMust []string
 	for _, id := range grantIDs {
-		if id != "HOMA-GRANT-006" && id != "HOMA-GRANT-011" && id != "HOMA-GRANT-013" && id != "HOMA-GRANT-018" { // the SHOULD rules
+		if id != "HOMA-GRANT-006" && id != "HOMA-GRANT-011" && id != "HOMA-GRANT-013" && id != "HOMA-GRANT-018" && id != "HOMA-GRANT-020" { // the SHOULD rules
 			wantMust = append(wantMust, id)
 		}
 	}
@@ -212,7 +212,7 @@ func TestSelectProfile(t *testing.T) {
 		"HOMA-WIRE-010", "HOMA-WIRE-011", "HOMA-WIRE-012", "HOMA-WIRE-013", "HOMA-WIRE-014"})
 	g24, _ := Select(all, "HOMA-GRANT-*", 0, "linux-2024")
 	wantIDs(t, g24, []string{"HOMA-GRANT-001", "HOMA-GRANT-002", "HOMA-GRANT-003", "HOMA-GRANT-004", "HOMA-GRANT-005", "HOMA-GRANT-006", "HOMA-GRANT-007", "HOMA-GRANT-008", "HOMA-GRANT-009", "HOMA-GRANT-010", "HOMA-GRANT-011",
-		"HOMA-GRANT-012", "HOMA-GRANT-013", "HOMA-GRANT-014", "HOMA-GRANT-015"})
+		"HOMA-GRANT-012", "HOMA-GRANT-013", "HOMA-GRANT-014", "HOMA-GRANT-015", "HOMA-GRANT-019", "HOMA-GRANT-020"})
 
 	// NewChecker drops rules of other profiles too, so the report has
 	// no entry for them.
@@ -240,7 +240,7 @@ func TestChargesReceiver(t *testing.T) {
 			got[r.ID] = true
 		}
 	}
-	want := []string{"HOMA-RESEND-002", "HOMA-RESEND-007", "HOMA-RESEND-016", "HOMA-ACK-002", "HOMA-ACK-009", "HOMA-GRANT-010", "HOMA-CUTOFF-002", "HOMA-SEND-001"}
+	want := []string{"HOMA-RESEND-002", "HOMA-RESEND-007", "HOMA-RESEND-016", "HOMA-ACK-002", "HOMA-ACK-009", "HOMA-GRANT-010", "HOMA-GRANT-019", "HOMA-CUTOFF-002", "HOMA-SEND-001"}
 	for _, id := range want {
 		if !got[id] {
 			t.Errorf("%s is an obligation on the trigger's receiver, but ChargesReceiver is false", id)

@@ -333,8 +333,8 @@ type RPC struct {
 	// AckPkts counts the ACK packets naming the RPC in their header that
 	// answer a NEED_ACK (fewer than max_acks_per_pkt acks).
 	AckPkts int
-	// HeldLast is the time of the server's latest BUSY, response DATA or
-	// NEED_ACK in the RPC's current incarnation: the server held the RPC
+	// HeldLast is the time of the server's latest BUSY, GRANT, response
+	// DATA or NEED_ACK in the RPC's current incarnation: the server held the RPC
 	// then (zero: no such packet since the RPC began, or since it was
 	// acknowledged or ended by RPC_UNKNOWN). ReqLast is the time of the
 	// client's latest request DATA, which may have created the RPC at the
@@ -782,7 +782,8 @@ func (t *Trace) Apply(e *Event) {
 			// as unknown, consistently).
 			a := p.Ack()
 			for i := range a.ValidAcks() {
-				t.ack(RPCKey{Client: e.Src, Server: e.Dst, ClientID: a.Entry(i).ClientID}, e)
+				en := a.Entry(i)
+				t.ack(RPCKey{Client: e.Src, Server: e.Dst, ClientID: en.ClientID}, en.ServerPort, e)
 			}
 			return // not counted towards eviction (as before the per-type split)
 		}
@@ -825,6 +826,9 @@ func (t *Trace) Apply(e *Event) {
 		t.applyData(e, r)
 	case wire.TypeGrant:
 		r.heard(e, typ)
+		if !e.FromClient() {
+			r.held(e.Time) // only a server holding the RPC grants its request
+		}
 		t.applyGrant(e, r)
 	case wire.TypeBusy:
 		r.heard(e, typ)
@@ -857,14 +861,14 @@ func (t *Trace) Apply(e *Event) {
 		r.NeedAcks++
 		r.NeedAckTime = e.Time
 	case wire.TypeAck:
-		t.ack(k, e)
+		t.ack(k, 0, e) // the header names the RPC by its ports
 		a := p.Ack()
 		if int(a.NumAcks()) < t.P.MaxAcksPerPkt {
 			r.AckPkts++ // an answer to a NEED_ACK (HOMA-ACK-007)
 		}
 		for i := range a.ValidAcks() {
 			en := a.Entry(i)
-			t.ack(RPCKey{Client: e.Src, Server: e.Dst, ClientID: en.ClientID}, e)
+			t.ack(RPCKey{Client: e.Src, Server: e.Dst, ClientID: en.ClientID}, en.ServerPort, e)
 		}
 	}
 	t.file(r)
@@ -890,7 +894,8 @@ func (r *RPC) heard(e *Event, typ wire.PacketType) {
 }
 
 // held notes a server packet at time at that shows the server holds r
-// (BUSY, response DATA, NEED_ACK); one after an ack says nothing new.
+// (BUSY, GRANT, response DATA, NEED_ACK); one after an ack says nothing
+// new.
 func (r *RPC) held(at time.Time) {
 	if !r.Acked {
 		r.HeldLast = at
@@ -999,7 +1004,7 @@ func (t *Trace) applyData(e *Event, r *RPC) {
 	// pending acks for RPCs it was the client of (homa_outgoing.c
 	// homa_tx_data_pkt_alloc; homa_data_pkt processes them).
 	if id := d.AckClientID(); id != 0 {
-		t.ack(RPCKey{Client: e.Src, Server: e.Dst, ClientID: id}, e)
+		t.ack(RPCKey{Client: e.Src, Server: e.Dst, ClientID: id}, d.AckServerPort(), e)
 	}
 }
 
@@ -1076,12 +1081,18 @@ func (t *Trace) applyResend(e *Event, r *RPC) {
 	}
 }
 
-func (t *Trace) ack(k RPCKey, e *Event) {
+// ack records that e acknowledges RPC k: an ACK header (serverPort 0: the
+// packet's ports name the RPC), an ACK entry or a piggy-backed ack naming
+// serverPort.
+func (t *Trace) ack(k RPCKey, serverPort uint16, e *Event) {
 	if a := t.ackedMax[k.Client]; k.ClientID > a.id {
 		t.ackedMax[k.Client] = ackedID{k.ClientID, e.Time, e.Frame}
 	}
 	r := t.rpcs[k]
-	if r == nil || r.Acked {
+	if r == nil || r.Acked || serverPort != 0 && r.ServerPort != 0 && serverPort != r.ServerPort {
+		// An ack naming another server port reaches no socket holding
+		// the RPC (homa_rpc_acked finds the socket by server_port): the
+		// server keeps it (HOMA-ACK-004 judges the client).
 		return
 	}
 	r.Acked, r.AckTime, r.AckFrame = true, e.Time, e.Frame

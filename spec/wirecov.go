@@ -41,15 +41,15 @@ var fieldRules = map[string][]string{
 	"*.window":    {"HOMA-WIRE-009"},
 	"*.checksum":  {"free: receivers do not verify it for IP protocol 146/253; main (since 19f5dec) writes a TCP pseudo-header sum, older builds 0, hijacked GSO segments a partial sum"},
 	"*.urgent":    {"HOMA-WIRE-004", "HOMA-WIRE-009"},
-	"*.sender_id": {"HOMA-ID-001", "HOMA-ID-003", "HOMA-ID-004", "HOMA-WIRE-011"},
+	"*.sender_id": {"HOMA-ID-001", "HOMA-ID-003", "HOMA-ID-004", "HOMA-WIRE-011", "HOMA-ACK-010"},
 
 	"DATA.message_length":  {"HOMA-WIRE-002", "HOMA-WIRE-003"},
-	"DATA.incoming":        {"HOMA-WIRE-007", "HOMA-RESEND-012"},
+	"DATA.incoming":        {"HOMA-WIRE-007", "HOMA-RESEND-012", "HOMA-RESEND-020"},
 	"DATA.ack.client_id":   {"HOMA-ACK-004", "HOMA-ACK-009"},
 	"DATA.ack.client_port": {"free: linux_6.1.38 only; the server keys RPCs by client address, port and id, so a wrong port only fails to free the RPC, which its NEED_ACKs then show (HOMA-ACK-003/008)"},
-	"DATA.ack.server_port": {"free: the server frees the RPC it finds by address and id; a wrong port shows only as NEED_ACKs that go on (HOMA-ACK-008)"},
+	"DATA.ack.server_port": {"HOMA-ACK-004"},
 	"DATA.cutoff_version":  {"HOMA-CUTOFF-001", "HOMA-CUTOFF-002", "HOMA-CUTOFF-003", "HOMA-PRIO-002"},
-	"DATA.retransmit":      {"HOMA-RESEND-003", "HOMA-RESEND-010", "HOMA-RESEND-011", "HOMA-WIRE-006"},
+	"DATA.retransmit":      {"HOMA-RESEND-003", "HOMA-RESEND-010", "HOMA-RESEND-011", "HOMA-RESEND-021", "HOMA-WIRE-006"},
 	"DATA.pad":             {"HOMA-WIRE-009"},
 	"DATA.seg.offset":      {"HOMA-WIRE-006", "HOMA-WIRE-010"},
 
@@ -77,11 +77,11 @@ var fieldRules = map[string][]string{
 
 // sendConditions are the packet types' send conditions.
 var sendConditions = []SendCoverage{
-	{Type: "DATA", May: []string{"HOMA-UNSCHED-001", "HOMA-UNSCHED-002", "HOMA-GRANT-005", "HOMA-RESEND-003", "HOMA-RESEND-010", "HOMA-RESEND-011", "HOMA-SEND-002"},
+	{Type: "DATA", May: []string{"HOMA-UNSCHED-001", "HOMA-UNSCHED-002", "HOMA-GRANT-005", "HOMA-RESEND-003", "HOMA-RESEND-010", "HOMA-RESEND-011", "HOMA-RESEND-021", "HOMA-SEND-002", "HOMA-SEND-004"},
 		Must: []string{"HOMA-SEND-001", "HOMA-RESEND-002", "HOMA-RESEND-016", "HOMA-RESEND-007"},
 		Note: "unscheduled bytes right after sendmsg are not judged (the application is not on the wire)"},
-	{Type: "GRANT", May: []string{"HOMA-GRANT-001", "HOMA-GRANT-004", "HOMA-GRANT-012", "HOMA-GRANT-006", "HOMA-GRANT-013", "HOMA-GRANT-014", "HOMA-GRANT-016", "HOMA-GRANT-018"},
-		Must: []string{"HOMA-GRANT-010"}},
+	{Type: "GRANT", May: []string{"HOMA-GRANT-001", "HOMA-GRANT-004", "HOMA-GRANT-012", "HOMA-GRANT-006", "HOMA-GRANT-013", "HOMA-GRANT-014", "HOMA-GRANT-016", "HOMA-GRANT-018", "HOMA-GRANT-020"},
+		Must: []string{"HOMA-GRANT-010", "HOMA-GRANT-019"}},
 	{Type: "RESEND", May: []string{"HOMA-RESEND-001", "HOMA-RESEND-008", "HOMA-RESEND-009", "HOMA-RESEND-012"},
 		Must: []string{"HOMA-RESEND-014", "HOMA-ACK-009"}},
 	{Type: "RPC_UNKNOWN", May: []string{"HOMA-RESEND-006", "HOMA-RESEND-018", "HOMA-RESEND-019", "HOMA-ID-005"},
@@ -92,7 +92,7 @@ var sendConditions = []SendCoverage{
 		Must: []string{"HOMA-CUTOFF-002"},
 		Note: "the obligation is SHOULD: DATA a receiver discards before its version check (no buffers, a dead RPC) triggers nothing"},
 	{Type: "FREEZE", Note: "debugging only (timetrace freezes), sent on request by tools; nothing in the protocol obliges or forbids it"},
-	{Type: "NEED_ACK", May: []string{"HOMA-ACK-001", "HOMA-ACK-003", "HOMA-ACK-005", "HOMA-ACK-006", "HOMA-ID-006"},
+	{Type: "NEED_ACK", May: []string{"HOMA-ACK-001", "HOMA-ACK-003", "HOMA-ACK-005", "HOMA-ACK-006", "HOMA-ACK-010", "HOMA-ID-006"},
 		Must: []string{"HOMA-ACK-008"},
 		Note: "the repeats every tick are SHOULD-level lateness bounds (an implementation may pace them)"},
 	{Type: "ACK", May: []string{"HOMA-ACK-004", "HOMA-ACK-007"},

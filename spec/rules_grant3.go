@@ -1,0 +1,167 @@
+package spec
+
+import (
+	"fmt"
+	"net/netip"
+	"time"
+
+	"github.com/homatest/homatest/spec/wire"
+)
+
+// grantRules3: a receiver keeps granting a message it grants (HomaModule
+// homa_grant.c homa_grant_check_rpc, homa_grant_try_send).
+func grantRules3() []*Rule {
+	return []*Rule{
+		{
+			ID: "HOMA-GRANT-019", Level: Must,
+			Facts:     []string{"GRANT-02", "GRANT-03", "GRANT-06"},
+			Statement: "A receiver keeps granting a message it has begun to grant: when every byte up to the message's grant horizon has arrived and the message is still incomplete, it sends the message another GRANT within timeout_ticks ticks (a stall is for good: no timer grants), unless it is granting max_overcommit other messages or has max_incoming granted and not received.",
+			Source:    "HomaModule homa_incoming.c homa_dispatch_pkts (homa_grant_check_rpc after each batch), homa_grant.c homa_grant_try_send (an active message with granted - received below its window gets a GRANT while total incoming is below max_incoming); linux_6.1.38 homa_grant.c homa_grant_recalc",
+			Profiles:  []string{"linux", "linux-2024"},
+			Capture:   "judged at the packet that completes the granted bytes as the capture sees them (an skb that overshoots the horizon to the message's end needs no GRANT); inconclusive while the receiver grants max_overcommit other messages (linux_6.1.38: or another message from the same sender) or has max_incoming granted and not received, after RPC_UNKNOWN or a buffer-wakeup RESEND for the message, and where the capture shows loss toward the receiver after the capture point",
+			Property: Within{
+				TriggerTypes: []wire.PacketType{wire.TypeData},
+				Trigger: func(c *Ctx, e *Event) (Obligation, bool) {
+					if e.Type() != wire.TypeData || e.Length == 0 {
+						return Obligation{}, false
+					}
+					r := c.T.Lookup(e)
+					if r == nil || r.Unknown {
+						return Obligation{}, false
+					}
+					m := r.Msg(e.Packet.Role())
+					if m.Grants == 0 || m.Complete || m.Length <= c.P.UnschedBytes || m.ResendAll {
+						return Obligation{}, false
+					}
+					h := m.Horizon(c.P)
+					if h >= m.Length || e.Offset >= h || m.Seen.Covers(0, h) || !m.Seen.CoversWith(0, h, e.Offset, min(e.End(), m.Length)) {
+						return Obligation{}, false
+					}
+					k, sender := KeyOf(e), e.Packet.Role()
+					receiver := oppositeRole(sender)
+					rHost, sHost := e.Dst, e.Src
+					trigFrame, trigSeg := e.Frame, e.Segment
+					self := func(c *Ctx) *Message {
+						if r := c.T.rpcs[k]; r != nil {
+							return r.Msg(sender)
+						}
+						return nil
+					}
+					return Obligation{Key: rpcMsgKey{k, sender}, Expect: fmt.Sprintf("GRANT beyond %d from the message's receiver", h),
+						Match: func(c *Ctx, x *Event) bool {
+							if x.Err != nil || KeyOf(x) != k {
+								return false
+							}
+							switch {
+							case x.Type() == wire.TypeGrant:
+								return x.Packet.Role() == receiver
+							case x.Type() == wire.TypeData && x.Packet.Role() == sender:
+								// The sender's last skb overshot the horizon
+								// and completed the message: nothing is
+								// left to grant.
+								m := self(c)
+								return m != nil && m.Length > 0 && m.Seen.CoversWith(0, m.Length, x.Offset, min(x.End(), m.Length))
+							}
+							return false
+						},
+						Excuse: func(c *Ctx, x *Event) (string, bool) {
+							switch {
+							case x.Err != nil:
+								return "", false
+							case x.Frame == trigFrame && x.Segment == trigSeg:
+								return receiverBusy(c, rHost, sHost, self(c), nil, netip.Addr{}, nil)
+							case x.Type() == wire.TypeRPCUnknown && KeyOf(x) == k:
+								return "RPC_UNKNOWN: one side no longer knows the RPC", true
+							case x.Type() == wire.TypeResend && KeyOf(x) == k && x.Packet.Role() == receiver && isBufferWakeup(c.P, x.Packet.Resend()):
+								return "the receiver's buffer-wakeup RESEND shows it lost its buffer space for the message (GRANT-10)", true
+							case x.Type() == wire.TypeGrant && x.Src == rHost:
+								_, other := grantMsg(c, x)
+								return receiverBusy(c, rHost, sHost, self(c), other, x.Dst, nil)
+							}
+							return "", false
+						}}, true
+				},
+				// A stalled message stays stalled (nothing else makes the
+				// receiver grant it), so the bound is generous: an
+				// emulated or loaded receiver grants tens of milliseconds
+				// after the data it answers (facts §4.0, GRANT-11).
+				Bound: func(p *Params) time.Duration { return max(p.AnswerBound(), p.LateTicks(p.TimeoutTicks)) },
+			},
+		},
+		{
+			ID: "HOMA-GRANT-020", Level: Should,
+			Facts:     []string{"GRANT-07", "GRANT-08"},
+			Statement: "A receiver grants the messages with the fewest bytes left (SRPT): it sends no SRPT GRANT for a message while another message it has known for slack, from a host none of whose messages it grants, has clearly fewer bytes left (by rank_tolerance) and has had no GRANT.",
+			Source:    "HomaModule homa_grant.c homa_grant_manage_rpc and homa_grant_find_victim (a new message takes a free slot, or the slot of the lowest-ranked active message when it outranks it, victims coming first from hosts with several active messages), homa_grant_promote_queued; linux_6.1.38 homa_grant.c homa_grant_recalc (the max_overcommit best, one per sending host)",
+			Profiles:  []string{"linux", "linux-2024"},
+			Capture:   "judged at a message's first GRANT and every fourth after it, at receivers with at most 256 long messages under way (the scan costs O(messages at the receiver)); needs every packet the receiver gets; a message passed over may be waiting for receive buffers (GRANT-10), which the wire shows only later by the buffer-wakeup RESEND; bytes remaining are compared with the passed-over message's as the receiver had them slack before the GRANT (main ranks with a stale copy, rank_tolerance)",
+			Property: Each{Types: []wire.PacketType{wire.TypeGrant}, Check: func(c *Ctx, e *Event) Result {
+				g := e.Packet.Grant()
+				if isFIFOGrant(c.P, g.Priority()) || !c.Net.cp.SeesAllOf(e.Src) {
+					return Skip
+				}
+				mr, m := grantMsg(c, e)
+				if m == nil || m.Length == 0 {
+					return Skip
+				}
+				// Every long message the receiver has is granted or
+				// complete: nothing waits (the common case, O(1)).
+				n := c.T.Grantable(e.Src, e.Time)
+				if n <= len(c.T.granting[e.Src]) {
+					return Pass()
+				}
+				if n > maxSRPTScan {
+					return Skip // too many messages at the receiver to scan per GRANT
+				}
+				// The scan costs O(messages at the receiver): judge a
+				// message's first GRANT and every fourth after it. A
+				// receiver that misranks keeps granting the wrong message,
+				// so a persistent inversion is still seen.
+				if m.Grants%4 != 0 {
+					return Skip
+				}
+				mLeft := int64(m.Length) - int64(m.Received())
+				since := e.Time.Add(-c.P.Slack)
+				for o, r := range c.T.longIn[e.Src] {
+					if o.Grants > 0 || o == m || r == mr || !o.FirstData.Before(since) || !mayWait(c.P, r, o) || o.MaxIncoming >= o.Length {
+						continue
+					}
+					if int64(o.Length)-int64(o.Received())+int64(c.P.RankTolerance) >= mLeft {
+						continue // not ahead even with every byte seen (cheap bound)
+					}
+					oLeft := int64(o.Length) - int64(o.ReceivedBy(since))
+					if oLeft+int64(c.P.RankTolerance) >= mLeft {
+						continue
+					}
+					if e.Time.Sub(maxTime(o.LastData, r.Last)) >= c.P.Ticks(c.P.TimeoutTicks)-c.P.Slack {
+						continue // its RPC may have timed out at the receiver
+					}
+					// A message from a host the receiver grants another
+					// message of may rightly wait (per-host balancing).
+					from := msgSender(r, o)
+					if from == e.Dst || grantsFrom(c, e.Src, from, m) {
+						continue
+					}
+					return Violation("SRPT GRANT for a message with %d bytes left while RPC %d from %v, %d bytes left and known for %v, has had no GRANT and %v grants nothing else from that host",
+						mLeft, r.Key.ClientID, from, oLeft, e.Time.Sub(o.FirstData).Round(time.Microsecond), e.Src).WithSlack(c.P.Slack)
+				}
+				return Pass().WithSlack(c.P.Slack)
+			}},
+		},
+	}
+}
+
+// maxSRPTScan bounds the messages a receiver may have for HOMA-GRANT-020
+// to scan them at its GRANTs (32 times HomaModule's max_overcommit of 8).
+const maxSRPTScan = 256
+
+// grantsFrom reports whether host recv grants a message other than skip
+// that host from sends.
+func grantsFrom(c *Ctx, recv, from netip.Addr, skip *Message) bool {
+	for o, r := range c.T.granting[recv] {
+		if o != skip && msgSender(r, o) == from {
+			return true
+		}
+	}
+	return false
+}

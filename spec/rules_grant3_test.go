@@ -1,0 +1,81 @@
+package spec
+
+import (
+	"testing"
+	"time"
+
+	"github.com/homatest/homatest/spec/wire"
+)
+
+// grantStallTrace: a 100000-byte request, its 40000 unscheduled bytes,
+// a GRANT to 60000 and the granted bytes. It returns the frame of the
+// packet that completes [0, 60000).
+func grantStallTrace(b *traceBuilder) int {
+	b.message(true, 10, 100000, 0, 40000, 40000, 4)
+	b.after(10*time.Microsecond).grant(false, 10, 60000, 0)
+	f := b.after(10*time.Microsecond).message(true, 10, 100000, 40000, 60000, 40000, 0)
+	return f[len(f)-1]
+}
+
+// TestGrant019KeepsGranting: once the bytes up to 60000 have arrived the
+// receiver, granting nothing else, grants on (clean); with no GRANT for
+// 300 ms (past timeout_ticks) the message stalls: a violation at the
+// packet that completed the granted bytes. With max_overcommit other
+// messages granted the stall is excused (inconclusive).
+func TestGrant019KeepsGranting(t *testing.T) {
+	b := newTrace(t, wire.VersionCurrent)
+	grantStallTrace(b)
+	b.after(10*time.Microsecond).grant(false, 10, 100000, 0)
+	b.after(10*time.Microsecond).message(true, 10, 100000, 60000, 100000, 40000, 0)
+	wantClean(t, b.check("linux", "HOMA-GRANT-019"), "HOMA-GRANT-019")
+
+	b = newTrace(t, wire.VersionCurrent)
+	last := grantStallTrace(b)
+	b.after(300*time.Millisecond).ctl(true, 10, wire.TypeBusy) // any later packet
+	wantViolations(t, b.check("linux", "HOMA-GRANT-019"), "HOMA-GRANT-019", last)
+
+	b = newTrace(t, wire.VersionCurrent)
+	b.message(true, 12, 500000, 0, 40000, 40000, 4)
+	b.after(10*time.Microsecond).grant(false, 12, 60000, 0)
+	last = grantStallTrace(b)
+	b.after(300*time.Millisecond).ctl(true, 10, wire.TypeBusy)
+	rep := b.check("linux", "HOMA-GRANT-019", "max_overcommit=1")
+	wantViolations(t, rep, "HOMA-GRANT-019")
+	wantInconclusive(t, rep, "HOMA-GRANT-019", last)
+}
+
+// TestGrant020SRPT: with max_overcommit 1 the receiver has the unscheduled
+// bytes of a 500000-byte request (client 198.18.0.1) and of a 60000-byte
+// one (client 198.18.0.3). Granting the long one 3 ms later, while the
+// short one (20000 bytes left, never granted, its host granted nothing)
+// waits, violates SRPT; granting the short one first is clean, and so is
+// GRANTs to the long one within slack of the short one's arrival. (The
+// rule judges a message's first GRANT and every fourth: the late GRANT is
+// the long message's fifth.)
+func TestGrant020SRPT(t *testing.T) {
+	build := func(shortFirst bool) (*traceBuilder, int) {
+		b := newTrace(t, wire.VersionCurrent)
+		b.message(true, 10, 500000, 0, 40000, 40000, 4)
+		b.client = netipAddr("198.18.0.3")
+		b.message(true, 20, 60000, 0, 40000, 40000, 4)
+		if shortFirst {
+			b.after(3*time.Millisecond).grant(false, 20, 60000, 0)
+		}
+		b.client = netipAddr("198.18.0.1")
+		if !shortFirst {
+			for k := range 4 { // within slack: not judged
+				b.after(100*time.Microsecond).grant(false, 10, 50000+uint32(k)*2000, 0)
+			}
+		}
+		late := b.after(3*time.Millisecond).grant(false, 10, 80000, 0)
+		return b, late
+	}
+	b, _ := build(true)
+	wantClean(t, b.check("linux", "HOMA-GRANT-020", "max_overcommit=1"), "HOMA-GRANT-020")
+	b, late := build(false)
+	rep := b.check("linux", "HOMA-GRANT-020", "max_overcommit=1")
+	wantViolations(t, rep, "HOMA-GRANT-020", late)
+	// Within rank_tolerance the two count as a near-tie (stale ranking).
+	b, _ = build(false)
+	wantViolations(t, b.check("linux", "HOMA-GRANT-020", "max_overcommit=1", "rank_tolerance=500000"), "HOMA-GRANT-020")
+}

@@ -1,0 +1,44 @@
+package spec
+
+import (
+	"time"
+
+	"github.com/homatest/homatest/spec/wire"
+)
+
+// sendRules2: when a server may begin its response (HomaModule homa_rpc.c
+// RPC states, homa_incoming.c homa_data_pkt, homa_plumbing.c
+// homa_sendmsg).
+func sendRules2() []*Rule {
+	return []*Rule{
+		{
+			ID: "HOMA-SEND-004", Level: Must,
+			Facts:     []string{"RTX-06", "AMO-01"},
+			Statement: "A server begins an RPC's response only once it holds the whole request: no request byte is transmitted for the first time (retransmit=0) after response DATA of the RPC appeared.",
+			Source:    "HomaModule homa_incoming.c homa_data_pkt (the request goes to the application only when its last byte arrives, homa_rpc_handoff), homa_plumbing.c homa_sendmsg (a response needs the RPC in service); homa_resend_pkt answers BUSY while the request is incomplete",
+			Capture:   "any single capture point on the path: a request byte the server used passed it before the response did; judged only on first transmissions of bytes the capture had not seen, so loss and a late capture start do not matter",
+			Property: Each{Types: []wire.PacketType{wire.TypeData}, Check: func(c *Ctx, e *Event) Result {
+				if !e.FromClient() || e.Retransmit() || e.Length == 0 {
+					return Skip
+				}
+				r := c.T.Lookup(e)
+				if r == nil || r.Unknown || r.Acked {
+					return Skip // a later request under the same id is new state (HOMA-ID-004)
+				}
+				resp := &r.Response
+				if resp.FirstData.IsZero() {
+					return Pass()
+				}
+				end := e.End()
+				if m := &r.Request; m.Length > 0 {
+					end = min(end, m.Length)
+				}
+				if r.Request.captured(e.Offset, end) {
+					return Pass() // a repeat (HOMA-RESEND-010)
+				}
+				return Violation("first transmission of request bytes [%d, %d), %v after the server began its response (response DATA at %v): the server cannot have had the whole request",
+					e.Offset, end, e.Time.Sub(resp.FirstData).Round(time.Microsecond), resp.FirstData.Sub(r.First).Round(time.Microsecond))
+			}},
+		},
+	}
+}
