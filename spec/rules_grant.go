@@ -158,7 +158,7 @@ func grantRules() []*Rule {
 			Statement: "A receiver grants at most max_overcommit messages at once: messages with granted but not yet received bytes never exceed it when a GRANT leaves.",
 			Source:    "HomaModule homa_grant.c active set (HOMA_MAX_GRANTS, max_overcommit); SIGCOMM 2018 §3.4",
 			Profiles:  []string{"linux", "linux-2024"},
-			Capture:   "a message granted to its end has left the active set and is not counted (its granted bytes may stay outstanding for a RESEND round after a loss); needs every DATA toward the receiver; loss after the capture point inflates the count",
+			Capture:   "a message granted to its end has left the active set and is not counted (its granted bytes may stay outstanding for a RESEND round after a loss), nor is one that a message with fewer bytes remaining, first granted after its latest GRANT, may have bumped from the set (one per newcomer); needs every DATA toward the receiver; loss after the capture point inflates the count",
 			Property: AtMost{Types: grant, What: func(e *Event) string { return fmt.Sprintf("the number of messages granted by %v", e.Src) }, Measure: func(c *Ctx, e *Event) (int64, int64, bool) {
 				g := e.Packet.Grant()
 				if c.P.FIFOGrantIncrement > 0 && int(g.Priority()) == c.P.NumPriorities-2 {
@@ -167,7 +167,7 @@ func grantRules() []*Rule {
 					return 0, 0, false
 				}
 				_, cur := grantMsg(c, e)
-				n := 0
+				var held []*Message
 				for _, m := range c.T.Granting(e.Src) {
 					// A message granted to its end leaves the active set
 					// (linux_6.1.38 homa_grant_check_rpc and
@@ -175,9 +175,12 @@ func grantRules() []*Rule {
 					// granted >= length): its outstanding bytes no longer
 					// hold a slot.
 					if m != cur && m.Granted > m.Received() && (m.Length == 0 || m.Granted < m.Length) {
-						n++
+						held = append(held, m)
 					}
 				}
+				// A message a shorter newcomer bumped from the active set
+				// holds no slot either.
+				n := len(held) - bumpedOut(held, cur, e.Frame)
 				// The message this GRANT is for counts when, with this
 				// GRANT, it has granted bytes not yet received (not only
 				// when it had no GRANT before).
