@@ -179,8 +179,12 @@ func grantRules() []*Rule {
 					}
 				}
 				// A message a shorter newcomer bumped from the active set
-				// holds no slot either.
-				n := len(held) - bumpedOut(held, cur, e.Frame)
+				// holds no slot either (looked for only when the count
+				// could exceed the limit).
+				n := len(held)
+				if n >= c.P.MaxOvercommit {
+					n -= bumpedOut(held, cur, e.Frame)
+				}
 				// The message this GRANT is for counts when, with this
 				// GRANT, it has granted bytes not yet received (not only
 				// when it had no GRANT before).
