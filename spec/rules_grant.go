@@ -158,7 +158,7 @@ func grantRules() []*Rule {
 			Statement: "A receiver grants at most max_overcommit messages at once: messages with granted but not yet received bytes never exceed it when a GRANT leaves.",
 			Source:    "HomaModule homa_grant.c active set (HOMA_MAX_GRANTS, max_overcommit); SIGCOMM 2018 §3.4",
 			Profiles:  []string{"linux", "linux-2024"},
-			Capture:   "a message granted to its end has left the active set and is not counted (its granted bytes may stay outstanding for a RESEND round after a loss); needs every DATA toward the receiver; loss after the capture point inflates the count",
+			Capture:   "a message granted to its end has left the active set and is not counted (its granted bytes may stay outstanding for a RESEND round after a loss), nor is one that a message with fewer bytes remaining, first granted after its latest GRANT, may have bumped from the set (one per newcomer); needs every DATA toward the receiver; loss after the capture point inflates the count",
 			Property: AtMost{Types: grant, What: func(e *Event) string { return fmt.Sprintf("the number of messages granted by %v", e.Src) }, Measure: func(c *Ctx, e *Event) (int64, int64, bool) {
 				g := e.Packet.Grant()
 				if c.P.FIFOGrantIncrement > 0 && int(g.Priority()) == c.P.NumPriorities-2 {
@@ -167,7 +167,7 @@ func grantRules() []*Rule {
 					return 0, 0, false
 				}
 				_, cur := grantMsg(c, e)
-				n := 0
+				var held []*Message
 				for _, m := range c.T.Granting(e.Src) {
 					// A message granted to its end leaves the active set
 					// (linux_6.1.38 homa_grant_check_rpc and
@@ -175,8 +175,15 @@ func grantRules() []*Rule {
 					// granted >= length): its outstanding bytes no longer
 					// hold a slot.
 					if m != cur && m.Granted > m.Received() && (m.Length == 0 || m.Granted < m.Length) {
-						n++
+						held = append(held, m)
 					}
+				}
+				// A message a shorter newcomer bumped from the active set
+				// holds no slot either (looked for only when the count
+				// could exceed the limit).
+				n := len(held)
+				if n >= c.P.MaxOvercommit {
+					n -= bumpedOut(held, cur, e.Frame)
 				}
 				// The message this GRANT is for counts when, with this
 				// GRANT, it has granted bytes not yet received (not only
@@ -259,10 +266,10 @@ func grantRules() []*Rule {
 		{
 			ID: "HOMA-GRANT-010", Level: Must,
 			Facts:     []string{"GRANT-06", "GRANT-08"},
-			Statement: "A receiver that has all unscheduled bytes of a message longer than unsched_bytes sends the message its first GRANT within response_timeout, unless it is already granting max_overcommit other messages or the DATA's incoming already covers the message (a request restarted after RPC_UNKNOWN); when one of those ends (its last byte arrives, or RPC_UNKNOWN ends its RPC) while such messages wait, it grants one of them (or a newer message) within response_timeout.",
-			Source:    "HomaModule homa_grant.c homa_grant_check_rpc, homa_grant_manage_rpc (a grantable message joins the active set while fewer than max_overcommit are active), homa_grant_unmanage_rpc and homa_grant_promote_queued (a slot freed by a message fully received or an RPC ended by homa_rpc_end goes to the best waiting message), homa_grant_check_needy; fault @2be2170 (fixed @003213d)",
+			Statement: "A receiver that has all unscheduled bytes of a message longer than unsched_bytes sends the message its first GRANT within response_timeout, unless it is already granting max_overcommit other messages (not all with clearly more bytes left to receive: SRPT takes the slot of one of those) or the DATA's incoming already covers the message (a request restarted after RPC_UNKNOWN); when one of those ends (its last byte arrives, or RPC_UNKNOWN ends its RPC) while such messages wait, it grants one of them (or a newer message) within response_timeout.",
+			Source:    "HomaModule homa_grant.c homa_grant_check_rpc, homa_grant_manage_rpc (a grantable message joins the active set while fewer than max_overcommit are active, or takes the slot of the lowest-ranked active message it outranks: homa_grant_find_victim, homa_grant_outranks; linux_6.1.38 homa_grant_recalc), homa_grant_unmanage_rpc and homa_grant_promote_queued (a slot freed by a message fully received or an RPC ended by homa_rpc_end goes to the best waiting message), homa_grant_check_needy; fault @2be2170 (fixed @003213d)",
 			Profiles:  []string{"linux", "linux-2024"},
-			Capture:   "a waiting message is judged again at every packet that frees a grant slot at its receiver (the last byte of a message it grants, RPC_UNKNOWN from the client of a request it grants); slots freed without a packet (an abort, a timeout) are not seen; inconclusive while the receiver grants max_overcommit other messages (linux_6.1.38: or another message from the same sender, max_rpcs_per_peer 1) or has max_incoming granted and not received, after its buffer-wakeup RESEND (no buffer space, GRANT-10) and after RPC_UNKNOWN, and where the capture shows loss toward the receiver after the capture point; a RESEND beyond U from the receiver counts as a GRANT lost before the capture point",
+			Capture:   "a waiting message is judged again at every packet that frees a grant slot at its receiver (the last byte of a message it grants, RPC_UNKNOWN from the client of a request it grants); slots freed without a packet (an abort, a timeout) are not seen; inconclusive while the receiver grants max_overcommit other messages of which one has no more than rank_tolerance bytes more left to receive than the waiting message (linux_6.1.38: or another message from the same sender, max_rpcs_per_peer 1) or has max_incoming granted and not received, after its buffer-wakeup RESEND (no buffer space, GRANT-10) and after RPC_UNKNOWN, and where the capture shows loss toward the receiver after the capture point; a RESEND beyond U from the receiver counts as a GRANT lost before the capture point",
 			Property: Within{
 				TriggerTypes: []wire.PacketType{wire.TypeData, wire.TypeRPCUnknown},
 				Trigger: func(c *Ctx, e *Event) (Obligation, bool) {
@@ -432,7 +439,8 @@ func grantWindowHow(p *Params) string {
 
 // receiverBusy reports why host recv may rightly not grant a new message
 // from host send yet: it grants (has granted and not fully received)
-// max_overcommit other messages, or, on linux_6.1.38 (max_rpcs_per_peer 1),
+// max_overcommit other messages, not all of which self clearly outranks
+// (see outranksAll), or, on linux_6.1.38 (max_rpcs_per_peer 1),
 // another message from send. self is the waiting message; extra, when not
 // nil, a message being granted right now (from host extraFrom); gone, when
 // not nil, a message that no longer counts (its slot is being freed).
@@ -461,7 +469,7 @@ func receiverBusy(c *Ctx, recv, send netip.Addr, self, extra *Message, extraFrom
 		}
 	}
 	switch {
-	case n >= c.P.MaxOvercommit:
+	case n >= c.P.MaxOvercommit && !outranksAll(c, self, set, extra, gone):
 		return fmt.Sprintf("%v is granting %d other messages (max_overcommit %d)", recv, n, c.P.MaxOvercommit), true
 	case out >= int64(c.P.MaxIncoming):
 		return fmt.Sprintf("%v has %d bytes granted and not received (max_incoming %d)", recv, out, c.P.MaxIncoming), true

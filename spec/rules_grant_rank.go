@@ -16,7 +16,7 @@ func grantRankRules() []*Rule {
 			Statement: "A GRANT's scheduled priority is at most min(max_sched_prio, n-1) minus the number of other messages the receiver is granting that clearly have fewer bytes left to receive (SRPT rank, within rank_tolerance bytes), n being the messages it is granting.",
 			Source:    "HomaModule homa_grant.c homa_grant_check_rpc (rank = active RPCs with fewer bytes_remaining), homa_grant_priority (max_sched_prio - rank, less extra levels); linux_6.1.38 homa_grant.c homa_grant_recalc",
 			Profiles:  []string{"linux", "linux-2024"},
-			Capture:   "main ranks with a cached copy of bytes remaining, so near-ties can invert (rank_tolerance), and a loaded receiver processes packets late: another message counts as ahead only if it had fewer bytes left, by rank_tolerance, already slack before the GRANT; only messages with a GRANT less than slack earlier count as being granted; a message granted to its end has left the active set",
+			Capture:   "main ranks the other messages by the bytes they had left when they entered the active set (a copy never refreshed), so there another message counts as ahead only by the bytes it had left slack before its first GRANT (its whole length when the capture holds no longer that GRANT); near-ties can invert (rank_tolerance), and a loaded receiver processes packets late: another message counts as ahead only if it had fewer bytes left, by rank_tolerance, already slack before the GRANT; only messages with a GRANT less than slack earlier count as being granted; a message granted to its end has left the active set",
 			Property: Each{Types: []wire.PacketType{wire.TypeGrant}, Check: func(c *Ctx, e *Event) Result {
 				g := e.Packet.Grant()
 				p := int(g.Priority())
@@ -44,6 +44,17 @@ func grantRankRules() []*Rule {
 					// The receiver had processed at least the bytes seen
 					// slack ago: the most o can have had left in its view.
 					oLeft := int64(o.Length) - int64(o.ReceivedBy(e.Time.Add(-c.P.Slack)))
+					if c.P.Wire == wire.VersionCurrent {
+						// main ranks o by the bytes it had left when it
+						// entered the active set (active_remaining is
+						// written only by homa_grant_add_active): at the
+						// latest by its first GRANT, or, with that GRANT
+						// out of sight, at any time since its first byte.
+						oLeft = int64(o.Length)
+						if o.Grants > 0 && o.Grants <= len(o.RecentGrants) {
+							oLeft -= int64(o.ReceivedBy(o.RecentGrants[0].Time.Add(-c.P.Slack)))
+						}
+					}
 					if oLeft+int64(c.P.RankTolerance) < left {
 						ahead++
 						if first == nil {

@@ -572,7 +572,9 @@ func TestGrant010Excused(t *testing.T) {
 	}
 	b := newTrace(t, wire.VersionCurrent)
 	busy(b, 4, 6)
-	full := b.message(true, 2, 100000, 0, 40000, 40000, 4)
+	// 260000 bytes left: more than the 160000 of the granted ones, so
+	// SRPT does not bump one of them for it.
+	full := b.message(true, 2, 300000, 0, 40000, 40000, 4)
 	b.after(30*time.Millisecond).data(true, 20, 100, 0, 100, 7, nil)
 	rep := b.check("linux", "HOMA-GRANT-010", "max_overcommit=2")
 	wantInconclusive(t, rep, "HOMA-GRANT-010", full[len(full)-1])
@@ -583,7 +585,7 @@ func TestGrant010Excused(t *testing.T) {
 
 	b = newTrace(t, wire.VersionCurrent)
 	busy(b, 4)
-	waits := b.message(true, 2, 100000, 0, 40000, 40000, 4)
+	waits := b.message(true, 2, 300000, 0, 40000, 40000, 4)
 	b.message(true, 6, 200000, 0, 40000, 40000, 4)
 	second := b.after(time.Millisecond).grant(false, 6, 100000, 0)
 	b.after(30*time.Millisecond).data(true, 20, 100, 0, 100, 7, nil)
