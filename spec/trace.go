@@ -307,6 +307,12 @@ type RPC struct {
 	HeardFromClient, HeardFromServer time.Time
 	// HeardTypeFromClient/Server are those packets' types.
 	HeardTypeFromClient, HeardTypeFromServer wire.PacketType
+	// QuietFromServer is the longest interval the capture shows between
+	// the RPC's first packet or a DATA, GRANT or BUSY from the server and
+	// the next such packet: a client whose silent_ticks reach
+	// timeout_ticks aborts the RPC without a packet (homa_timer.c
+	// homa_timer_check_rpc), so a silence that long may have ended it.
+	QuietFromServer time.Duration
 	// LastResendFromClient/Server are the times of each side's latest RESEND.
 	LastResendFromClient, LastResendFromServer time.Time
 	// Unknown is set when either side answered RPC_UNKNOWN, at UnknownTime;
@@ -885,6 +891,11 @@ func (r *RPC) heard(e *Event, typ wire.PacketType) {
 	if e.FromClient() {
 		r.HeardFromClient, r.HeardTypeFromClient = e.Time, typ
 	} else {
+		since := r.HeardFromServer
+		if since.IsZero() {
+			since = r.First
+		}
+		r.QuietFromServer = max(r.QuietFromServer, e.Time.Sub(since))
 		r.HeardFromServer, r.HeardTypeFromServer = e.Time, typ
 	}
 }
