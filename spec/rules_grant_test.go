@@ -626,3 +626,40 @@ func TestGrant010Excused(t *testing.T) {
 	wantInconclusive(t, rep, "HOMA-GRANT-010", end[len(end)-1])
 	wantCounts(t, rep, "HOMA-GRANT-010", 2, 0, 0, 2)
 }
+
+// TestGrantLateRequestAfterAck: under overload a scheduled request packet
+// waits in a switch's low-priority queue until after the client's ACK has
+// freed the server's RPC. It re-creates the RPC at the server
+// (homa_dispatch_pkts allocates a server RPC for any DATA; facts AMO-01),
+// which grants the new message from its own state and RESENDs the bytes it
+// lacks: neither is judged against the freed RPC's GRANTs or its complete
+// request. The same GRANT and RESEND after the ack with no such packet are
+// still violations.
+func TestGrantLateRequestAfterAck(t *testing.T) {
+	rules := []string{"HOMA-GRANT-003", "HOMA-GRANT-004", "HOMA-RESEND-012"}
+	run := func(late bool) (*Report, []int) {
+		b := newTrace(t, wire.VersionCurrent)
+		b.xferRequest(2, 100000, 40000, 200000, 4, 0)
+		b.after(time.Millisecond).data(false, 2, 100, 0, 100, 7, nil)
+		b.after(2*time.Millisecond).ctl(false, 2, wire.TypeNeedAck)
+		b.after(30 * time.Microsecond).ack(2)
+		if late {
+			b.after(50*time.Millisecond).data(true, 2, 100000, 60000, 1424, 0, func(f *wire.DataFields) { f.Incoming = 40000 })
+		}
+		g := b.after(5*time.Millisecond).grant(false, 2, 70000, 0)
+		rs := b.after(5*time.Millisecond).resend(false, 2, 0, 60000, 7)
+		return b.check("linux", "HOMA-*"), []int{g, rs}
+	}
+	rep, _ := run(true)
+	for _, id := range rules {
+		wantClean(t, rep, id)
+	}
+	wantCounts(t, rep, "HOMA-RESEND-012", 1, 1, 0, 0)
+	rep, frames := run(false)
+	wantViolations(t, rep, "HOMA-GRANT-003", frames[0])
+	wantViolations(t, rep, "HOMA-GRANT-004", frames[0])
+	// The RESEND for the complete request is never a pass (at a switch
+	// the RESEND is itself evidence of loss after the capture point, so
+	// inconclusive rather than violated).
+	wantCounts(t, rep, "HOMA-RESEND-012", 1, 0, 0, 1)
+}

@@ -764,10 +764,14 @@ func (t *Trace) Apply(e *Event) {
 		k = KeyOf(e)
 		r = t.rpcs[k]
 	}
-	if r != nil && r.Acked && typ == wire.TypeData && e.FromClient() && p.Data().Retransmit() == 0 && e.Offset == 0 &&
-		e.Time.Sub(r.AckTime) > t.P.ResponseTimeout {
-		// A new request with the id of an RPC acknowledged long ago: the
-		// client reused the id (HOMA-ID-004 judges that); track it as a
+	if r != nil && r.Acked && typ == wire.TypeData && e.FromClient() && e.Time.After(r.AckTime) {
+		// The client's ack made the server free the RPC (homa_rpc_acked,
+		// homa_rpc_end): a request packet after it, one the network held
+		// up behind the ack (a low-priority queue under overload) or a
+		// new request reusing the id (HOMA-ID-004 judges that, before
+		// this), creates the RPC anew at the server (homa_dispatch_pkts
+		// allocates a server RPC for any DATA; facts AMO-01), whose
+		// grants, RESENDs and response start from nothing. Track it as a
 		// new RPC.
 		t.retire(r)
 		r = nil
