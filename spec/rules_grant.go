@@ -167,15 +167,43 @@ func grantRules() []*Rule {
 					return 0, 0, false
 				}
 				_, cur := grantMsg(c, e)
-				n := 0
-				for _, m := range c.T.Granting(e.Src) {
+				granting := c.T.Granting(e.Src)
+				held := func(m *Message) bool {
 					// A message granted to its end leaves the active set
 					// (linux_6.1.38 homa_grant_check_rpc and
 					// homa_grant_recalc: homa_grant_remove_rpc once
 					// granted >= length): its outstanding bytes no longer
 					// hold a slot.
-					if m != cur && m.Granted > m.Received() && (m.Length == 0 || m.Granted < m.Length) {
+					return m != cur && m.Granted > m.Received() && (m.Length == 0 || m.Granted < m.Length)
+				}
+				n := 0
+				for _, m := range granting {
+					if held(m) {
 						n++
+					}
+				}
+				if n >= c.P.MaxOvercommit {
+					// Over the limit (rare): leave out each message a
+					// message granted after it outranks. A message that
+					// joins a full active set demotes the worst-ranked
+					// one it outranks, whose granted bytes stay
+					// outstanding (homa_grant_manage_rpc,
+					// homa_grant_promote_rpc: homa_grant_find_victim),
+					// as do a FIFO grant's to the oldest message
+					// (homa_grant_check_fifo): slow to drain when the
+					// receiver's downlink is overloaded.
+					n = 0
+					for _, m := range granting {
+						if !held(m) {
+							continue
+						}
+						demoted := cur != nil && outranks(cur, e.Time, m)
+						for _, x := range granting {
+							demoted = demoted || x != m && x.GrantTime.After(m.GrantTime) && outranks(x, x.GrantTime, m)
+						}
+						if !demoted {
+							n++
+						}
 					}
 				}
 				// The message this GRANT is for counts when, with this
@@ -585,6 +613,24 @@ func msgSender(r *RPC, m *Message) netip.Addr {
 		return r.Key.Client
 	}
 	return r.Key.Server
+}
+
+// outranks reports whether message x, granted at time at, may have
+// outranked m in its receiver's SRPT order when it was granted after m's
+// latest GRANT, so that m may have been demoted from the active set for
+// it: fewer bytes still to receive (main, linux_6.1.38) or fewer still to
+// grant (net-next), or as many of both and older (homa_grant_outranks).
+// m must have had a GRANT before at.
+func outranks(x *Message, at time.Time, m *Message) bool {
+	if !at.After(m.GrantTime) {
+		return false
+	}
+	xr, mr := int64(x.Length)-int64(x.Received()), int64(m.Length)-int64(m.Received())
+	xu, mu := int64(x.Length)-int64(x.Granted), int64(m.Length)-int64(m.Granted)
+	if xr < mr || xu < mu {
+		return true
+	}
+	return xr == mr && xu == mu && x.FirstData.Before(m.FirstData)
 }
 
 // slotKey keys HOMA-GRANT-010's obligation to fill a freed grant slot:

@@ -663,3 +663,28 @@ func TestGrantLateRequestAfterAck(t *testing.T) {
 	// inconclusive rather than violated).
 	wantCounts(t, rep, "HOMA-RESEND-012", 1, 0, 0, 1)
 }
+
+// TestGrant006Demoted: with max_overcommit 2 a shorter message joins a full
+// active set and demotes one of the two it outranks (homa_grant_manage_rpc,
+// homa_grant_find_victim), whose granted bytes are still on their way (an
+// overloaded downlink holds them for milliseconds): it holds no slot. A
+// third message as long as the two, granted alongside them, still counts.
+func TestGrant006Demoted(t *testing.T) {
+	b := newTrace(t, wire.VersionCurrent)
+	b.message(true, 2, 500000, 0, 40000, 40000, 4)
+	b.message(true, 4, 500000, 0, 40000, 40000, 4)
+	b.grant(false, 2, 100000, 1)
+	b.grant(false, 4, 100000, 0)
+	b.after(100*time.Microsecond).message(true, 6, 90000, 0, 40000, 40000, 4)
+	b.after(10*time.Microsecond).grant(false, 6, 50000, 1)
+	wantClean(t, b.check("linux", "HOMA-GRANT-006", "max_overcommit=2"), "HOMA-GRANT-006")
+
+	b = newTrace(t, wire.VersionCurrent)
+	b.message(true, 2, 500000, 0, 40000, 40000, 4)
+	b.message(true, 4, 500000, 0, 40000, 40000, 4)
+	b.grant(false, 2, 100000, 1)
+	b.grant(false, 4, 100000, 0)
+	b.after(100*time.Microsecond).message(true, 6, 500000, 0, 40000, 40000, 4)
+	third := b.after(10*time.Microsecond).grant(false, 6, 100000, 0)
+	wantViolations(t, b.check("linux", "HOMA-GRANT-006", "max_overcommit=2"), "HOMA-GRANT-006", third)
+}
