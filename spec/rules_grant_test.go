@@ -636,7 +636,10 @@ func TestGrant010Excused(t *testing.T) {
 // request. The same GRANT and RESEND after the ack with no such packet are
 // still violations.
 func TestGrantLateRequestAfterAck(t *testing.T) {
-	rules := []string{"HOMA-GRANT-003", "HOMA-GRANT-004", "HOMA-RESEND-012"}
+	// The client's side is unchanged: its late packets stay within the
+	// horizon it had (GRANT-005, UNSCHED-001) and its ack named a
+	// response it had received (ACK-004).
+	rules := []string{"HOMA-GRANT-003", "HOMA-GRANT-004", "HOMA-RESEND-012", "HOMA-GRANT-005", "HOMA-UNSCHED-001", "HOMA-ACK-004"}
 	run := func(late bool) (*Report, []int) {
 		b := newTrace(t, wire.VersionCurrent)
 		b.xferRequest(2, 100000, 40000, 200000, 4, 0)
@@ -645,6 +648,11 @@ func TestGrantLateRequestAfterAck(t *testing.T) {
 		b.after(30 * time.Microsecond).ack(2)
 		if late {
 			b.after(50*time.Millisecond).data(true, 2, 100000, 60000, 1424, 0, func(f *wire.DataFields) { f.Incoming = 40000 })
+			b.after(10*time.Microsecond).data(true, 2, 100000, 61424, 1424, 0, func(f *wire.DataFields) { f.Incoming = 40000 })
+			// The client, which has no RPC, acks the re-created one's
+			// NEED_ACK... not here: a later DATA of another RPC
+			// piggy-backs the ack it still had queued.
+			b.after(10*time.Microsecond).dataAcking(true, 4, 100, 0, 100, 7, 2)
 		}
 		g := b.after(5*time.Millisecond).grant(false, 2, 70000, 0)
 		rs := b.after(5*time.Millisecond).resend(false, 2, 0, 60000, 7)

@@ -323,6 +323,9 @@ type RPC struct {
 	UnknownTime       time.Time
 	UnknownFromClient bool
 	ForgotTime        time.Time
+	// RecreatedTime is when a request packet reaching the server after
+	// the client's ack re-created the RPC there (zero: never).
+	RecreatedTime time.Time
 	// Acked is set when the client acknowledged the RPC (ACK header, ACK
 	// entry or piggy-backed DATA ack), at AckTime in frame AckFrame.
 	Acked    bool
@@ -764,17 +767,23 @@ func (t *Trace) Apply(e *Event) {
 		k = KeyOf(e)
 		r = t.rpcs[k]
 	}
-	if r != nil && r.Acked && typ == wire.TypeData && e.FromClient() && e.Time.After(r.AckTime) {
-		// The client's ack made the server free the RPC (homa_rpc_acked,
-		// homa_rpc_end): a request packet after it, one the network held
-		// up behind the ack (a low-priority queue under overload) or a
-		// new request reusing the id (HOMA-ID-004 judges that, before
-		// this), creates the RPC anew at the server (homa_dispatch_pkts
-		// allocates a server RPC for any DATA; facts AMO-01), whose
-		// grants, RESENDs and response start from nothing. Track it as a
+	if r != nil && r.Acked && typ == wire.TypeData && e.FromClient() && p.Data().Retransmit() == 0 && e.Offset == 0 &&
+		e.Time.Sub(r.AckTime) > t.P.ResponseTimeout {
+		// A new request with the id of an RPC acknowledged long ago: the
+		// client reused the id (HOMA-ID-004 judges that); track it as a
 		// new RPC.
 		t.retire(r)
 		r = nil
+	}
+	if r != nil && r.Acked && typ == wire.TypeData && e.FromClient() && e.Time.After(r.AckTime) && !r.RecreatedTime.After(r.AckTime) {
+		// The client's ack made the server free the RPC (homa_rpc_acked,
+		// homa_rpc_end): a request packet the network held up behind the
+		// ack (a low-priority queue under overload) creates it anew there
+		// (homa_dispatch_pkts allocates a server RPC for any DATA; facts
+		// AMO-01), whose grants, RESENDs and response start from nothing,
+		// while the client's side is as it was.
+		r.RecreatedTime = e.Time
+		t.newIncarnation(r, true)
 	}
 	if r != nil && !r.ForgotTime.IsZero() && typ == wire.TypeData && e.FromClient() && e.Time.After(r.ForgotTime) {
 		// The client's RPC_UNKNOWN made the server discard the RPC
