@@ -68,13 +68,16 @@ func grantRules() []*Rule {
 			Statement: "GRANT offsets for one message strictly increase (on main a repeat of exactly the message length is tolerated; linux_6.1.38 never repeats one).",
 			Source:    "HomaModule homa_grant.c homa_grant_try_send (granted only grows; main may resend offset = length), linux_6.1.38 homa_grant_send (only a positive increment is sent); fault @7774497",
 			Profiles:  []string{"linux", "linux-2024"},
-			Capture:   "at a capture away from the receiver, a new offset below the latest seen less than slack after it is a GRANT reordered before the capture point (a downgrade); a repeated offset is a violation unless it is the network's duplicate",
+			Capture:   "at a capture away from the receiver, a new offset below the latest seen less than slack after it is a GRANT reordered before the capture point (a downgrade); a repeated offset is a violation unless it is the network's duplicate; after the client's ack, a capture away from the receiver cannot show a late request packet re-creating the RPC there (AMO-01): inconclusive",
 			Property: Each{Types: grant, Check: func(c *Ctx, e *Event) Result {
-				_, m := grantMsg(c, e)
+				r, m := grantMsg(c, e)
 				if m == nil || m.Grants == 0 {
 					return Pass()
 				}
 				off := e.Packet.Grant().Offset()
+				if why, ok := recreatedUnseen(c, r, e); ok && off <= m.Granted {
+					return Unsure("GRANT offset %d does not exceed the earlier GRANT offset %d: %s", off, m.Granted, why)
+				}
 				// main's homa_grant_try_send can send a zero increment to a
 				// fully granted RPC (facts §8); linux_6.1.38's
 				// homa_grant_send returns early unless the increment is
@@ -103,11 +106,14 @@ func grantRules() []*Rule {
 			Statement: "No GRANT is sent for a message whose bytes have all arrived.",
 			Source:    "HomaModule homa_grant.c homa_grant_check_rpc (complete messages leave the grantable set); fault @312e4bd",
 			Profiles:  []string{"linux", "linux-2024"},
-			Capture:   "the capture must be on the receiver's side of any loss; slack covers packets still in flight to the receiver",
+			Capture:   "the capture must be on the receiver's side of any loss; slack covers packets still in flight to the receiver; after the client's ack, a capture away from the receiver cannot show a late request packet re-creating the RPC there (AMO-01): inconclusive",
 			Property: Each{Types: grant, Check: func(c *Ctx, e *Event) Result {
-				_, m := grantMsg(c, e)
+				r, m := grantMsg(c, e)
 				if m == nil || !m.Complete {
 					return Pass()
+				}
+				if why, ok := recreatedUnseen(c, r, e); ok {
+					return Unsure("GRANT offset %d for the %d-byte message complete since frame %d: %s", e.Packet.Grant().Offset(), m.Length, m.CompleteFrame, why)
 				}
 				if late := e.Time.Sub(m.CompleteTime); late > c.P.Slack {
 					if ev, ok := c.Net.LostAfter(e.Dst, e.Src); ok {
@@ -613,6 +619,22 @@ func msgSender(r *RPC, m *Message) netip.Addr {
 		return r.Key.Client
 	}
 	return r.Key.Server
+}
+
+// recreatedUnseen reports whether e, a GRANT or RESEND from the server of
+// r after the client's ack, may belong to an RPC that a late request
+// packet re-created at the server (homa_dispatch_pkts allocates a server
+// RPC for any DATA; facts AMO-01) where the capture cannot show that
+// packet's arrival: anywhere but at the server, where the trace sees it
+// (Trace: RPC.RecreatedTime). Only a request some of whose bytes were
+// sent twice (a retransmission, RESENDs) can have a copy still on its way
+// once the server had them all.
+func recreatedUnseen(c *Ctx, r *RPC, e *Event) (string, bool) {
+	if r == nil || e.FromClient() || !r.Acked || !e.Time.After(r.AckTime) || r.RecreatedTime.After(r.AckTime) || c.Net.atSender(e.Src) ||
+		r.Request.RetxBytes == 0 && r.Request.Resends == 0 {
+		return "", false
+	}
+	return fmt.Sprintf("it follows the client's ack (frame %d), and a request packet held up past the ack may have re-created the RPC at the server, which this capture point does not show", r.AckFrame), true
 }
 
 // outranks reports whether message x, granted at time at, may have

@@ -640,9 +640,14 @@ func TestGrantLateRequestAfterAck(t *testing.T) {
 	// horizon it had (GRANT-005, UNSCHED-001) and its ack named a
 	// response it had received (ACK-004).
 	rules := []string{"HOMA-GRANT-003", "HOMA-GRANT-004", "HOMA-RESEND-012", "HOMA-GRANT-005", "HOMA-UNSCHED-001", "HOMA-ACK-004"}
-	run := func(late bool) (*Report, []int) {
+	run := func(late, retx bool, at ...func(b *traceBuilder) CapturePoint) (*Report, []int) {
 		b := newTrace(t, wire.VersionCurrent)
 		b.xferRequest(2, 100000, 40000, 200000, 4, 0)
+		if retx {
+			// A retransmission: a copy of these bytes may still be on
+			// its way (an original held up in a low-priority queue).
+			b.after(10*time.Microsecond).resent(true, 2, 100000, 60000, 1424, 7)
+		}
 		b.after(time.Millisecond).data(false, 2, 100, 0, 100, 7, nil)
 		b.after(2*time.Millisecond).ctl(false, 2, wire.TypeNeedAck)
 		b.after(30 * time.Microsecond).ack(2)
@@ -656,20 +661,40 @@ func TestGrantLateRequestAfterAck(t *testing.T) {
 		}
 		g := b.after(5*time.Millisecond).grant(false, 2, 70000, 0)
 		rs := b.after(5*time.Millisecond).resend(false, 2, 0, 60000, 7)
+		if len(at) > 0 {
+			return b.checkAt(at[0](b), "linux", "HOMA-*"), []int{g, rs}
+		}
 		return b.check("linux", "HOMA-*"), []int{g, rs}
 	}
-	rep, _ := run(true)
+	rep, _ := run(true, true)
 	for _, id := range rules {
 		wantClean(t, rep, id)
 	}
 	wantCounts(t, rep, "HOMA-RESEND-012", 1, 1, 0, 0)
-	rep, frames := run(false)
+	// Without the late packet: on the server's link the capture would
+	// show one, so the GRANT and the RESEND are violations.
+	rep, frames := run(false, true, func(b *traceBuilder) CapturePoint { return HostPoint(b.server) })
 	wantViolations(t, rep, "HOMA-GRANT-003", frames[0])
 	wantViolations(t, rep, "HOMA-GRANT-004", frames[0])
-	// The RESEND for the complete request is never a pass (at a switch
-	// the RESEND is itself evidence of loss after the capture point, so
-	// inconclusive rather than violated).
-	wantCounts(t, rep, "HOMA-RESEND-012", 1, 0, 0, 1)
+	wantViolations(t, rep, "HOMA-RESEND-012", frames[1])
+	// At a switch or on the client's link the capture cannot show the
+	// server getting a request packet after the ack (one seen earlier may
+	// have been held up past it while its retransmission completed the
+	// message): inconclusive; with no byte sent twice no copy can be on
+	// its way, and they are violations (BR-06).
+	for _, at := range []func(b *traceBuilder) CapturePoint{
+		func(b *traceBuilder) CapturePoint { return Switch },
+		func(b *traceBuilder) CapturePoint { return HostPoint(b.client) },
+	} {
+		rep, frames = run(false, true, at)
+		wantInconclusive(t, rep, "HOMA-GRANT-003", frames[0])
+		wantInconclusive(t, rep, "HOMA-GRANT-004", frames[0])
+		wantInconclusive(t, rep, "HOMA-RESEND-012", frames[1])
+		wantViolations(t, rep, "HOMA-GRANT-003")
+		rep, frames = run(false, false, at)
+		wantViolations(t, rep, "HOMA-GRANT-003", frames[0])
+		wantViolations(t, rep, "HOMA-GRANT-004", frames[0])
+	}
 }
 
 // TestGrant006Demoted: with max_overcommit 2 a shorter message joins a full
