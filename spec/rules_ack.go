@@ -84,7 +84,7 @@ func ackRules() []*Rule {
 		},
 		{
 			ID: "HOMA-ACK-004", Level: Must,
-			Facts:     []string{"ACK-03"},
+			Facts:     []string{"ACK-03", "ACK-02", "RTX-10"},
 			Statement: "A client acknowledges only RPCs whose response it has completely received, or, in an ACK's header answering NEED_ACK, an RPC it no longer has.",
 			Source:    "HomaModule homa_peer.c homa_peer_add_ack (called when the application receives the response); homa_incoming.c homa_need_ack_pkt (an RPC the client does not have is acked in the header)",
 			Capture:   "the response must be in the capture; acks for RPCs that started before it are inconclusive; an ACK header naming an RPC whose client had answered RPC_UNKNOWN for it passes, and one whose client went timeout_ticks without DATA, GRANT or BUSY from the server (its timer may have aborted and freed the RPC, which sends no packet) is inconclusive",

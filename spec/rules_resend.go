@@ -259,7 +259,7 @@ func resendRules() []*Rule {
 		},
 		{
 			ID: "HOMA-RESEND-007", Level: Must,
-			Facts:     []string{"RTX-09"},
+			Facts:     []string{"RTX-09", "RTX-10"},
 			Statement: "A client told RPC_UNKNOWN while its request is not fully acknowledged by a response retransmits the request from offset 0 with retransmit=1.",
 			Source:    "HomaModule homa_incoming.c homa_rpc_unknown_pkt (client restart; an RPC the client no longer has is discarded in homa_dispatch_pkts), homa_timer.c homa_timer_check_rpc (timeout_ticks of silence: homa_rpc_abort)",
 			Capture:   "applies while the client is still sending its request (no response DATA seen); inconclusive once the client has gone timeout_ticks without DATA, GRANT or BUSY from the server (its timer may have aborted the RPC, which sends no packet, and RPC_UNKNOWN for an RPC the client no longer has is discarded)",
