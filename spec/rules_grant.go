@@ -164,7 +164,7 @@ func grantRules() []*Rule {
 			Statement: "A receiver grants at most max_overcommit messages at once: messages with granted but not yet received bytes never exceed it when a GRANT leaves.",
 			Source:    "HomaModule homa_grant.c active set (HOMA_MAX_GRANTS, max_overcommit); SIGCOMM 2018 §3.4",
 			Profiles:  []string{"linux", "linux-2024"},
-			Capture:   "a message granted to its end has left the active set and is not counted (its granted bytes may stay outstanding for a RESEND round after a loss); needs every DATA toward the receiver; loss after the capture point inflates the count",
+			Capture:   "a message granted to its end has left the active set and is not counted (its granted bytes may stay outstanding for a RESEND round after a loss), nor is one whose sender sent no DATA or BUSY for timeout_ticks (the receiver may have aborted its RPC) or, over the limit, one that a message granted after it outranks (it may have been demoted with its granted bytes still on their way); needs every DATA toward the receiver; loss after the capture point inflates the count",
 			Property: AtMost{Types: grant, What: func(e *Event) string { return fmt.Sprintf("the number of messages granted by %v", e.Src) }, Measure: func(c *Ctx, e *Event) (int64, int64, bool) {
 				g := e.Packet.Grant()
 				if c.P.FIFOGrantIncrement > 0 && int(g.Priority()) == c.P.NumPriorities-2 {
@@ -173,18 +173,22 @@ func grantRules() []*Rule {
 					return 0, 0, false
 				}
 				_, cur := grantMsg(c, e)
-				granting := c.T.Granting(e.Src)
-				held := func(m *Message) bool {
+				granting := c.T.granting[e.Src]
+				held := func(m *Message, r *RPC) bool {
 					// A message granted to its end leaves the active set
 					// (linux_6.1.38 homa_grant_check_rpc and
 					// homa_grant_recalc: homa_grant_remove_rpc once
 					// granted >= length): its outstanding bytes no longer
-					// hold a slot.
-					return m != cur && m.Granted > m.Received() && (m.Length == 0 || m.Granted < m.Length)
+					// hold a slot. Nor does one whose RPC the receiver's
+					// timer may have aborted: no DATA or BUSY from its
+					// sender for timeout_ticks (homa_timer_check_rpc; 2
+					// ticks of tolerance, RTX-10, and slack).
+					return m != cur && m.Granted > m.Received() && (m.Length == 0 || m.Granted < m.Length) &&
+						e.Time.Sub(maxTime(r.First, r.heardFrom(m))) < c.P.Ticks(c.P.TimeoutTicks-2)-c.P.Slack
 				}
 				n := 0
-				for _, m := range granting {
-					if held(m) {
+				for m, r := range granting {
+					if held(m, r) {
 						n++
 					}
 				}
@@ -199,12 +203,12 @@ func grantRules() []*Rule {
 					// (homa_grant_check_fifo): slow to drain when the
 					// receiver's downlink is overloaded.
 					n = 0
-					for _, m := range granting {
-						if !held(m) {
+					for m, r := range granting {
+						if !held(m, r) {
 							continue
 						}
 						demoted := cur != nil && outranks(cur, e.Time, m)
-						for _, x := range granting {
+						for x := range granting {
 							demoted = demoted || x != m && x.GrantTime.After(m.GrantTime) && outranks(x, x.GrantTime, m)
 						}
 						if !demoted {
@@ -619,6 +623,15 @@ func msgSender(r *RPC, m *Message) netip.Addr {
 		return r.Key.Client
 	}
 	return r.Key.Server
+}
+
+// heardFrom returns when the receiver of m last got a DATA, GRANT or BUSY
+// from m's sender (zero: never), the packets that reset its silent_ticks.
+func (r *RPC) heardFrom(m *Message) time.Time {
+	if m == &r.Request {
+		return r.HeardFromClient
+	}
+	return r.HeardFromServer
 }
 
 // recreatedUnseen reports whether e, a GRANT or RESEND from the server of

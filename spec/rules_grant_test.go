@@ -721,3 +721,26 @@ func TestGrant006Demoted(t *testing.T) {
 	third := b.after(10*time.Microsecond).grant(false, 6, 100000, 0)
 	wantViolations(t, b.check("linux", "HOMA-GRANT-006", "max_overcommit=2"), "HOMA-GRANT-006", third)
 }
+
+// TestGrant006TimedOut: with max_overcommit 2, a granted request's client
+// goes silent (under overload: a stalled or dead client) and the
+// receiver's timer aborts its RPC after timeout_ticks, freeing the slot
+// with no packet; two other messages are then granted. The aborted
+// message's granted bytes never arrive, but it holds no slot. Short of
+// timeout_ticks it still does.
+func TestGrant006TimedOut(t *testing.T) {
+	run := func(quiet time.Duration) (*Report, int) {
+		b := newTrace(t, wire.VersionCurrent)
+		b.message(true, 2, 500000, 0, 40000, 40000, 4)
+		b.after(10*time.Microsecond).grant(false, 2, 100000, 0)
+		b.after(quiet).message(true, 4, 500000, 0, 40000, 40000, 4)
+		b.after(10*time.Microsecond).grant(false, 4, 100000, 1)
+		b.after(100*time.Microsecond).message(true, 6, 500000, 0, 40000, 40000, 4)
+		third := b.after(10*time.Microsecond).grant(false, 6, 100000, 0)
+		return b.check("linux", "HOMA-GRANT-006", "max_overcommit=2"), third
+	}
+	rep, _ := run(110 * time.Millisecond)
+	wantClean(t, rep, "HOMA-GRANT-006")
+	rep, third := run(50 * time.Millisecond)
+	wantViolations(t, rep, "HOMA-GRANT-006", third)
+}
