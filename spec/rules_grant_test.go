@@ -744,3 +744,26 @@ func TestGrant006TimedOut(t *testing.T) {
 	rep, third := run(50 * time.Millisecond)
 	wantViolations(t, rep, "HOMA-GRANT-006", third)
 }
+
+// TestGrant013TimedOut: a granted request's client goes silent; the
+// receiver RESENDs every resend_interval (its own RESENDs do not reset
+// silent_ticks) and its timer aborts the RPC after timeout_ticks, so the
+// bytes granted to it no longer count against max_incoming when another
+// message is granted. Short of timeout_ticks they still count.
+func TestGrant013TimedOut(t *testing.T) {
+	run := func(rounds int) (*Report, int) {
+		b := newTrace(t, wire.VersionCurrent)
+		b.message(true, 2, 500000, 0, 40000, 40000, 4)
+		b.after(10*time.Microsecond).grant(false, 2, 100000, 0)
+		for range rounds {
+			b.after(5*time.Millisecond).resend(false, 2, 40000, 60000, 7)
+		}
+		b.after(time.Millisecond).message(true, 4, 500000, 0, 40000, 40000, 4)
+		g := b.after(10*time.Microsecond).grant(false, 4, 100000, 0)
+		return b.check("linux", "HOMA-GRANT-013", "max_incoming=100000"), g
+	}
+	rep, _ := run(22)
+	wantClean(t, rep, "HOMA-GRANT-013")
+	rep, g := run(10)
+	wantViolations(t, rep, "HOMA-GRANT-013", g)
+}
