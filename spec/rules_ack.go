@@ -84,10 +84,10 @@ func ackRules() []*Rule {
 		},
 		{
 			ID: "HOMA-ACK-004", Level: Must,
-			Facts:     []string{"ACK-03"},
-			Statement: "A client acknowledges only RPCs whose response it has completely received, each ack naming the RPC's server port.",
-			Source:    "HomaModule homa_peer.c homa_peer_add_ack (called when the application receives the response)",
-			Capture:   "the response must be in the capture; acks for RPCs that started before it are inconclusive",
+			Facts:     []string{"ACK-03", "ACK-02", "RTX-10"},
+			Statement: "A client acknowledges only RPCs whose response it has completely received, or, in an ACK's header answering NEED_ACK, an RPC it no longer has; each ack names the RPC's server port.",
+			Source:    "HomaModule homa_peer.c homa_peer_add_ack (called when the application receives the response); homa_incoming.c homa_need_ack_pkt (an RPC the client does not have is acked in the header)",
+			Capture:   "the response must be in the capture; acks for RPCs that started before it are inconclusive; an ACK header naming an RPC whose client had answered RPC_UNKNOWN for it passes, and one whose client went timeout_ticks without DATA, GRANT or BUSY from the server (its timer may have aborted and freed the RPC, which sends no packet) is inconclusive",
 			Property: Each{Types: []wire.PacketType{wire.TypeAck, wire.TypeData}, Check: func(c *Ctx, e *Event) Result {
 				// ACK packets come from clients; a piggy-backed ack rides in
 				// any DATA, request or response, and names an RPC whose
@@ -119,7 +119,8 @@ func ackRules() []*Rule {
 					}
 				}
 				res := Skip
-				for _, n := range ids {
+				var gone Result // the header's RPC the client may have freed
+				for i, n := range ids {
 					id := n.id
 					r := c.T.rpcs[RPCKey{Client: e.Src, Server: e.Dst, ClientID: id}]
 					switch {
@@ -131,11 +132,24 @@ func ackRules() []*Rule {
 						// Client ids are unique per host (facts ID-02), so
 						// the client has no RPC with this id on that port.
 						return Violation("ack for RPC %d names server port %d, but RPC %d runs on port %d", id, n.port, id, r.ServerPort).With(r.FirstFrame)
+					case !r.Response.Complete && i == 0 && e.Type() == wire.TypeAck:
+						// An ACK's header answers NEED_ACK, also for an RPC
+						// the client no longer has (homa_need_ack_pkt).
+						if !r.ForgotTime.IsZero() {
+							res = Pass() // it answered RPC_UNKNOWN: no RPC
+						} else if why, ok := clientTimedOut(c, r, e.Time); ok {
+							gone = Unsure("ACK for RPC %d whose response has %d of %d bytes: %s", id, r.Response.Received(), r.Response.Length, why)
+						} else {
+							return Violation("ack for RPC %d whose response has %d of %d bytes", id, r.Response.Received(), r.Response.Length).With(r.FirstFrame)
+						}
 					case !r.Response.Complete:
 						return Violation("ack for RPC %d whose response has %d of %d bytes", id, r.Response.Received(), r.Response.Length).With(r.FirstFrame)
 					default:
 						res = Pass()
 					}
+				}
+				if gone.Status == Inconclusive {
+					return gone
 				}
 				return res
 			}},

@@ -359,3 +359,50 @@ func TestAck007Counted(t *testing.T) {
 	wantViolations(t, b.check("linux", "HOMA-ACK-007"), "HOMA-ACK-007", extra)
 	wantViolations(t, b.checkAt(HostPoint(b.server), "linux", "HOMA-ACK-007"), "HOMA-ACK-007", extra)
 }
+
+// TestAck004HeaderForFreedRPC: an ACK's header answers NEED_ACK, and a
+// client that no longer has the RPC acks it there whatever it received
+// (homa_need_ack_pkt). Under overload a client whose server went silent for
+// timeout_ticks aborts the RPC (no packet) and later answers the server's
+// NEED_ACK so: inconclusive. A client that answered RPC_UNKNOWN for the RPC
+// has shown it has none: a pass. The same header ack from a client that
+// may still hold the RPC, and a piggy-backed ack for a freed one, are
+// violations.
+func TestAck004HeaderForFreedRPC(t *testing.T) {
+	b := newTrace(t, wire.VersionCurrent)
+	b.data(true, 2, 100, 0, 100, 7, nil)
+	b.after(time.Millisecond).data(false, 2, 3000, 0, 1424, 5, nil)
+	for range 20 {
+		b.after(5*time.Millisecond).resend(true, 2, 1424, 1576, 7)
+	}
+	b.after(30*time.Millisecond).data(false, 2, 3000, 1424, 1424, 5, nil) // the client timed out; [2848, 3000) lost
+	b.after(2*time.Millisecond).ctl(false, 2, wire.TypeNeedAck)
+	timedOut := b.after(30 * time.Microsecond).ack(2)
+	piggy := b.after(time.Millisecond).dataAcking(true, 4, 100, 0, 100, 7, 2)
+
+	b.data(true, 6, 100, 0, 100, 7, nil)
+	b.after(time.Millisecond).data(false, 6, 3000, 0, 1424, 5, nil)
+	b.after(5*time.Millisecond).resend(false, 6, 0, 100, 7)
+	b.after(30*time.Microsecond).ctl(true, 6, wire.TypeRPCUnknown)
+	b.after(2*time.Millisecond).ctl(false, 6, wire.TypeNeedAck)
+	forgot := b.after(30 * time.Microsecond).ack(6)
+
+	b.data(true, 8, 100, 0, 100, 7, nil)
+	b.after(time.Millisecond).data(false, 8, 3000, 0, 1424, 5, nil)
+	b.after(2*time.Millisecond).ctl(false, 8, wire.TypeNeedAck)
+	holds := b.after(30 * time.Microsecond).ack(8)
+
+	rep := b.check("linux", "HOMA-ACK-004")
+	wantInconclusive(t, rep, "HOMA-ACK-004", timedOut)
+	wantViolations(t, rep, "HOMA-ACK-004", piggy, holds)
+	for _, f := range rep.Inconclusive {
+		if f.Frame == timedOut && !strings.Contains(f.Why, "may have aborted the RPC") {
+			t.Errorf("inconclusive why %q", f.Why)
+		}
+	}
+	for _, f := range rep.Violations {
+		if f.Frame == forgot {
+			t.Errorf("ACK after the client's RPC_UNKNOWN: %v", f)
+		}
+	}
+}

@@ -68,13 +68,16 @@ func grantRules() []*Rule {
 			Statement: "GRANT offsets for one message strictly increase (on main a repeat of exactly the message length is tolerated; linux_6.1.38 never repeats one).",
 			Source:    "HomaModule homa_grant.c homa_grant_try_send (granted only grows; main may resend offset = length), linux_6.1.38 homa_grant_send (only a positive increment is sent); fault @7774497",
 			Profiles:  []string{"linux", "linux-2024"},
-			Capture:   "at a capture away from the receiver, a new offset below the latest seen less than slack after it is a GRANT reordered before the capture point (a downgrade); a repeated offset is a violation unless it is the network's duplicate",
+			Capture:   "at a capture away from the receiver, a new offset below the latest seen less than slack after it is a GRANT reordered before the capture point (a downgrade); a repeated offset is a violation unless it is the network's duplicate; after the client's ack, a capture away from the receiver cannot show a late request packet re-creating the RPC there (AMO-01): inconclusive",
 			Property: Each{Types: grant, Check: func(c *Ctx, e *Event) Result {
-				_, m := grantMsg(c, e)
+				r, m := grantMsg(c, e)
 				if m == nil || m.Grants == 0 {
 					return Pass()
 				}
 				off := e.Packet.Grant().Offset()
+				if why, ok := recreatedUnseen(c, r, e); ok && off <= m.Granted {
+					return Unsure("GRANT offset %d does not exceed the earlier GRANT offset %d: %s", off, m.Granted, why)
+				}
 				// main's homa_grant_try_send can send a zero increment to a
 				// fully granted RPC (facts §8); linux_6.1.38's
 				// homa_grant_send returns early unless the increment is
@@ -103,11 +106,14 @@ func grantRules() []*Rule {
 			Statement: "No GRANT is sent for a message whose bytes have all arrived.",
 			Source:    "HomaModule homa_grant.c homa_grant_check_rpc (complete messages leave the grantable set); fault @312e4bd",
 			Profiles:  []string{"linux", "linux-2024"},
-			Capture:   "the capture must be on the receiver's side of any loss; slack covers packets still in flight to the receiver",
+			Capture:   "the capture must be on the receiver's side of any loss; slack covers packets still in flight to the receiver; after the client's ack, a capture away from the receiver cannot show a late request packet re-creating the RPC there (AMO-01): inconclusive",
 			Property: Each{Types: grant, Check: func(c *Ctx, e *Event) Result {
-				_, m := grantMsg(c, e)
+				r, m := grantMsg(c, e)
 				if m == nil || !m.Complete {
 					return Pass()
+				}
+				if why, ok := recreatedUnseen(c, r, e); ok {
+					return Unsure("GRANT offset %d for the %d-byte message complete since frame %d: %s", e.Packet.Grant().Offset(), m.Length, m.CompleteFrame, why)
 				}
 				if late := e.Time.Sub(m.CompleteTime); late > c.P.Slack {
 					if ev, ok := c.Net.LostAfter(e.Dst, e.Src); ok {
@@ -158,7 +164,7 @@ func grantRules() []*Rule {
 			Statement: "A receiver grants at most max_overcommit messages at once: messages with granted but not yet received bytes never exceed it when a GRANT leaves.",
 			Source:    "HomaModule homa_grant.c active set (HOMA_MAX_GRANTS, max_overcommit); SIGCOMM 2018 §3.4",
 			Profiles:  []string{"linux", "linux-2024"},
-			Capture:   "a message granted to its end has left the active set and is not counted (its granted bytes may stay outstanding for a RESEND round after a loss), nor is one that a message with fewer bytes remaining, first granted after its latest GRANT, may have bumped from the set (one per newcomer); needs every DATA toward the receiver; loss after the capture point inflates the count",
+			Capture:   "a message granted to its end has left the active set and is not counted (its granted bytes may stay outstanding for a RESEND round after a loss), nor is one whose sender sent no DATA or BUSY for timeout_ticks (the receiver may have aborted its RPC) or, over the limit, one that a message granted after it outranks (it may have been demoted with its granted bytes still on their way); needs every DATA toward the receiver; loss after the capture point inflates the count",
 			Property: AtMost{Types: grant, What: func(e *Event) string { return fmt.Sprintf("the number of messages granted by %v", e.Src) }, Measure: func(c *Ctx, e *Event) (int64, int64, bool) {
 				g := e.Packet.Grant()
 				if c.P.FIFOGrantIncrement > 0 && int(g.Priority()) == c.P.NumPriorities-2 {
@@ -167,23 +173,48 @@ func grantRules() []*Rule {
 					return 0, 0, false
 				}
 				_, cur := grantMsg(c, e)
-				var held []*Message
-				for _, m := range c.T.Granting(e.Src) {
+				granting := c.T.granting[e.Src]
+				held := func(m *Message, r *RPC) bool {
 					// A message granted to its end leaves the active set
 					// (linux_6.1.38 homa_grant_check_rpc and
 					// homa_grant_recalc: homa_grant_remove_rpc once
 					// granted >= length): its outstanding bytes no longer
-					// hold a slot.
-					if m != cur && m.Granted > m.Received() && (m.Length == 0 || m.Granted < m.Length) {
-						held = append(held, m)
+					// hold a slot. Nor does one whose RPC the receiver's
+					// timer may have aborted: no DATA or BUSY from its
+					// sender for timeout_ticks (homa_timer_check_rpc; 2
+					// ticks of tolerance, RTX-10, and slack).
+					return m != cur && m.Granted > m.Received() && (m.Length == 0 || m.Granted < m.Length) &&
+						e.Time.Sub(maxTime(r.First, r.heardFrom(m))) < c.P.Ticks(c.P.TimeoutTicks-2)-c.P.Slack
+				}
+				n := 0
+				for m, r := range granting {
+					if held(m, r) {
+						n++
 					}
 				}
-				// A message a shorter newcomer bumped from the active set
-				// holds no slot either (looked for only when the count
-				// could exceed the limit).
-				n := len(held)
 				if n >= c.P.MaxOvercommit {
-					n -= bumpedOut(held, cur, e.Frame)
+					// Over the limit (rare): leave out each message a
+					// message granted after it outranks. A message that
+					// joins a full active set demotes the worst-ranked
+					// one it outranks, whose granted bytes stay
+					// outstanding (homa_grant_manage_rpc,
+					// homa_grant_promote_rpc: homa_grant_find_victim),
+					// as do a FIFO grant's to the oldest message
+					// (homa_grant_check_fifo): slow to drain when the
+					// receiver's downlink is overloaded.
+					n = 0
+					for m, r := range granting {
+						if !held(m, r) {
+							continue
+						}
+						demoted := cur != nil && outranks(cur, e.Time, m)
+						for x := range granting {
+							demoted = demoted || x != m && x.GrantTime.After(m.GrantTime) && outranks(x, x.GrantTime, m)
+						}
+						if !demoted {
+							n++
+						}
+					}
 				}
 				// The message this GRANT is for counts when, with this
 				// GRANT, it has granted bytes not yet received (not only
@@ -593,6 +624,49 @@ func msgSender(r *RPC, m *Message) netip.Addr {
 		return r.Key.Client
 	}
 	return r.Key.Server
+}
+
+// heardFrom returns when the receiver of m last got a DATA, GRANT or BUSY
+// from m's sender (zero: never), the packets that reset its silent_ticks.
+func (r *RPC) heardFrom(m *Message) time.Time {
+	if m == &r.Request {
+		return r.HeardFromClient
+	}
+	return r.HeardFromServer
+}
+
+// recreatedUnseen reports whether e, a GRANT or RESEND from the server of
+// r after the client's ack, may belong to an RPC that a late request
+// packet re-created at the server (homa_dispatch_pkts allocates a server
+// RPC for any DATA; facts AMO-01) where the capture cannot show that
+// packet's arrival: anywhere but at the server, where the trace sees it
+// (Trace: RPC.RecreatedTime). Only a request some of whose bytes were
+// sent twice (a retransmission, RESENDs) can have a copy still on its way
+// once the server had them all.
+func recreatedUnseen(c *Ctx, r *RPC, e *Event) (string, bool) {
+	if r == nil || e.FromClient() || !r.Acked || !e.Time.After(r.AckTime) || r.RecreatedTime.After(r.AckTime) || c.Net.atSender(e.Src) ||
+		r.Request.RetxBytes == 0 && r.Request.Resends == 0 {
+		return "", false
+	}
+	return fmt.Sprintf("it follows the client's ack (frame %d), and a request packet held up past the ack may have re-created the RPC at the server, which this capture point does not show", r.AckFrame), true
+}
+
+// outranks reports whether message x, granted at time at, may have
+// outranked m in its receiver's SRPT order when it was granted after m's
+// latest GRANT, so that m may have been demoted from the active set for
+// it: fewer bytes still to receive (main, linux_6.1.38) or fewer still to
+// grant (net-next), or as many of both and older (homa_grant_outranks).
+// m must have had a GRANT before at.
+func outranks(x *Message, at time.Time, m *Message) bool {
+	if !at.After(m.GrantTime) {
+		return false
+	}
+	xr, mr := int64(x.Length)-int64(x.Received()), int64(m.Length)-int64(m.Received())
+	xu, mu := int64(x.Length)-int64(x.Granted), int64(m.Length)-int64(m.Granted)
+	if xr < mr || xu < mu {
+		return true
+	}
+	return xr == mr && xu == mu && x.FirstData.Before(m.FirstData)
 }
 
 // slotKey keys HOMA-GRANT-010's obligation to fill a freed grant slot:

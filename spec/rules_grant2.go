@@ -55,7 +55,7 @@ func grantRules2() []*Rule {
 			Statement: "When a non-FIFO GRANT leaves, the bytes the receiver has granted and not yet received over all the messages it is granting stay within max_incoming.",
 			Source:    "HomaModule homa_grant.c homa_grant_try_send (avl_incoming = max_incoming - total_incoming caps the increment), homa_grant_update_incoming",
 			Profiles:  []string{"linux", "linux-2024"},
-			Capture:   "bytes seen on their way count as received, so the sum errs low; messages silent for timeout_ticks (aborted at the receiver) are not counted",
+			Capture:   "bytes seen on their way count as received, so the sum errs low; messages whose sender sent no DATA or BUSY for timeout_ticks (the receiver may have aborted them; its own RESENDs do not count) are not counted",
 			Property: AtMost{Types: grant, What: func(e *Event) string { return fmt.Sprintf("bytes %v granted and not yet received", e.Src) }, Measure: func(c *Ctx, e *Event) (int64, int64, bool) {
 				g := e.Packet.Grant()
 				if isFIFOGrant(c.P, g.Priority()) {
@@ -64,7 +64,11 @@ func grantRules2() []*Rule {
 				_, cur := grantMsg(c, e)
 				var sum int64
 				for m, r := range c.T.granting[e.Src] {
-					if m == cur || e.Time.Sub(r.Last) >= c.P.Ticks(c.P.TimeoutTicks) {
+					// The receiver's timer may have aborted an RPC whose
+					// sender sent no DATA or BUSY for timeout_ticks (its
+					// own RESENDs do not reset silent_ticks:
+					// homa_timer_check_rpc; RTX-10's 2 ticks and slack).
+					if m == cur || e.Time.Sub(maxTime(r.First, r.heardFrom(m))) >= c.P.Ticks(c.P.TimeoutTicks-2)-c.P.Slack {
 						continue
 					}
 					sum += max(0, int64(m.Granted)-int64(m.Received()))

@@ -628,3 +628,144 @@ func TestGrant010Excused(t *testing.T) {
 	wantInconclusive(t, rep, "HOMA-GRANT-010", end[len(end)-1])
 	wantCounts(t, rep, "HOMA-GRANT-010", 2, 0, 0, 2)
 }
+
+// TestGrantLateRequestAfterAck: under overload a scheduled request packet
+// waits in a switch's low-priority queue until after the client's ACK has
+// freed the server's RPC. It re-creates the RPC at the server
+// (homa_dispatch_pkts allocates a server RPC for any DATA; facts AMO-01),
+// which grants the new message from its own state and RESENDs the bytes it
+// lacks: neither is judged against the freed RPC's GRANTs or its complete
+// request. The same GRANT and RESEND after the ack with no such packet are
+// still violations.
+func TestGrantLateRequestAfterAck(t *testing.T) {
+	// The client's side is unchanged: its late packets stay within the
+	// horizon it had (GRANT-005, UNSCHED-001) and its ack named a
+	// response it had received (ACK-004).
+	rules := []string{"HOMA-GRANT-003", "HOMA-GRANT-004", "HOMA-RESEND-012", "HOMA-GRANT-005", "HOMA-UNSCHED-001", "HOMA-ACK-004"}
+	run := func(late, retx bool, at ...func(b *traceBuilder) CapturePoint) (*Report, []int) {
+		b := newTrace(t, wire.VersionCurrent)
+		b.xferRequest(2, 100000, 40000, 200000, 4, 0)
+		if retx {
+			// A retransmission: a copy of these bytes may still be on
+			// its way (an original held up in a low-priority queue).
+			b.after(10*time.Microsecond).resent(true, 2, 100000, 60000, 1424, 7)
+		}
+		b.after(time.Millisecond).data(false, 2, 100, 0, 100, 7, nil)
+		b.after(2*time.Millisecond).ctl(false, 2, wire.TypeNeedAck)
+		b.after(30 * time.Microsecond).ack(2)
+		if late {
+			b.after(50*time.Millisecond).data(true, 2, 100000, 60000, 1424, 0, func(f *wire.DataFields) { f.Incoming = 40000 })
+			b.after(10*time.Microsecond).data(true, 2, 100000, 61424, 1424, 0, func(f *wire.DataFields) { f.Incoming = 40000 })
+			// The client, which has no RPC, acks the re-created one's
+			// NEED_ACK... not here: a later DATA of another RPC
+			// piggy-backs the ack it still had queued.
+			b.after(10*time.Microsecond).dataAcking(true, 4, 100, 0, 100, 7, 2)
+		}
+		g := b.after(5*time.Millisecond).grant(false, 2, 70000, 0)
+		rs := b.after(5*time.Millisecond).resend(false, 2, 0, 60000, 7)
+		if len(at) > 0 {
+			return b.checkAt(at[0](b), "linux", "HOMA-*"), []int{g, rs}
+		}
+		return b.check("linux", "HOMA-*"), []int{g, rs}
+	}
+	rep, _ := run(true, true)
+	for _, id := range rules {
+		wantClean(t, rep, id)
+	}
+	wantCounts(t, rep, "HOMA-RESEND-012", 1, 1, 0, 0)
+	// Without the late packet: on the server's link the capture would
+	// show one, so the GRANT and the RESEND are violations.
+	rep, frames := run(false, true, func(b *traceBuilder) CapturePoint { return HostPoint(b.server) })
+	wantViolations(t, rep, "HOMA-GRANT-003", frames[0])
+	wantViolations(t, rep, "HOMA-GRANT-004", frames[0])
+	wantViolations(t, rep, "HOMA-RESEND-012", frames[1])
+	// At a switch or on the client's link the capture cannot show the
+	// server getting a request packet after the ack (one seen earlier may
+	// have been held up past it while its retransmission completed the
+	// message): inconclusive; with no byte sent twice no copy can be on
+	// its way, and they are violations (BR-06).
+	for _, at := range []func(b *traceBuilder) CapturePoint{
+		func(b *traceBuilder) CapturePoint { return Switch },
+		func(b *traceBuilder) CapturePoint { return HostPoint(b.client) },
+	} {
+		rep, frames = run(false, true, at)
+		wantInconclusive(t, rep, "HOMA-GRANT-003", frames[0])
+		wantInconclusive(t, rep, "HOMA-GRANT-004", frames[0])
+		wantInconclusive(t, rep, "HOMA-RESEND-012", frames[1])
+		wantViolations(t, rep, "HOMA-GRANT-003")
+		rep, frames = run(false, false, at)
+		wantViolations(t, rep, "HOMA-GRANT-003", frames[0])
+		wantViolations(t, rep, "HOMA-GRANT-004", frames[0])
+	}
+}
+
+// TestGrant006Demoted: with max_overcommit 2 a shorter message joins a full
+// active set and demotes one of the two it outranks (homa_grant_manage_rpc,
+// homa_grant_find_victim), whose granted bytes are still on their way (an
+// overloaded downlink holds them for milliseconds): it holds no slot. A
+// third message as long as the two, granted alongside them, still counts.
+func TestGrant006Demoted(t *testing.T) {
+	b := newTrace(t, wire.VersionCurrent)
+	b.message(true, 2, 500000, 0, 40000, 40000, 4)
+	b.message(true, 4, 500000, 0, 40000, 40000, 4)
+	b.grant(false, 2, 100000, 1)
+	b.grant(false, 4, 100000, 0)
+	b.after(100*time.Microsecond).message(true, 6, 90000, 0, 40000, 40000, 4)
+	b.after(10*time.Microsecond).grant(false, 6, 50000, 1)
+	wantClean(t, b.check("linux", "HOMA-GRANT-006", "max_overcommit=2"), "HOMA-GRANT-006")
+
+	b = newTrace(t, wire.VersionCurrent)
+	b.message(true, 2, 500000, 0, 40000, 40000, 4)
+	b.message(true, 4, 500000, 0, 40000, 40000, 4)
+	b.grant(false, 2, 100000, 1)
+	b.grant(false, 4, 100000, 0)
+	b.after(100*time.Microsecond).message(true, 6, 500000, 0, 40000, 40000, 4)
+	third := b.after(10*time.Microsecond).grant(false, 6, 100000, 0)
+	wantViolations(t, b.check("linux", "HOMA-GRANT-006", "max_overcommit=2"), "HOMA-GRANT-006", third)
+}
+
+// TestGrant006TimedOut: with max_overcommit 2, a granted request's client
+// goes silent (under overload: a stalled or dead client) and the
+// receiver's timer aborts its RPC after timeout_ticks, freeing the slot
+// with no packet; two other messages are then granted. The aborted
+// message's granted bytes never arrive, but it holds no slot. Short of
+// timeout_ticks it still does.
+func TestGrant006TimedOut(t *testing.T) {
+	run := func(quiet time.Duration) (*Report, int) {
+		b := newTrace(t, wire.VersionCurrent)
+		b.message(true, 2, 500000, 0, 40000, 40000, 4)
+		b.after(10*time.Microsecond).grant(false, 2, 100000, 0)
+		b.after(quiet).message(true, 4, 500000, 0, 40000, 40000, 4)
+		b.after(10*time.Microsecond).grant(false, 4, 100000, 1)
+		b.after(100*time.Microsecond).message(true, 6, 500000, 0, 40000, 40000, 4)
+		third := b.after(10*time.Microsecond).grant(false, 6, 100000, 0)
+		return b.check("linux", "HOMA-GRANT-006", "max_overcommit=2"), third
+	}
+	rep, _ := run(110 * time.Millisecond)
+	wantClean(t, rep, "HOMA-GRANT-006")
+	rep, third := run(50 * time.Millisecond)
+	wantViolations(t, rep, "HOMA-GRANT-006", third)
+}
+
+// TestGrant013TimedOut: a granted request's client goes silent; the
+// receiver RESENDs every resend_interval (its own RESENDs do not reset
+// silent_ticks) and its timer aborts the RPC after timeout_ticks, so the
+// bytes granted to it no longer count against max_incoming when another
+// message is granted. Short of timeout_ticks they still count.
+func TestGrant013TimedOut(t *testing.T) {
+	run := func(rounds int) (*Report, int) {
+		b := newTrace(t, wire.VersionCurrent)
+		b.message(true, 2, 500000, 0, 40000, 40000, 4)
+		b.after(10*time.Microsecond).grant(false, 2, 100000, 0)
+		for range rounds {
+			b.after(5*time.Millisecond).resend(false, 2, 40000, 60000, 7)
+		}
+		b.after(time.Millisecond).message(true, 4, 500000, 0, 40000, 40000, 4)
+		g := b.after(10*time.Microsecond).grant(false, 4, 100000, 0)
+		return b.check("linux", "HOMA-GRANT-013", "max_incoming=100000"), g
+	}
+	rep, _ := run(22)
+	wantClean(t, rep, "HOMA-GRANT-013")
+	rep, g := run(10)
+	wantViolations(t, rep, "HOMA-GRANT-013", g)
+}

@@ -13,7 +13,11 @@ import (
 // bytes stay outstanding (HomaModule homa_grant_manage_rpc,
 // homa_grant_find_victim). Three messages then have outstanding grants,
 // which is legal. A newcomer with more bytes remaining than both cannot
-// take a slot, so granting it exceeds max_overcommit.
+// take a slot, so granting it exceeds max_overcommit. (The next GRANT,
+// to 2 with the same three outstanding, is not judged again: 2 outranks 4
+// and was granted after it, and the checker leaves out every message one
+// granted later outranks, lenient on purpose: under overload a receiver's
+// demoted messages keep granted bytes outstanding for long.)
 func TestGrant006NewcomerBumpsVictim(t *testing.T) {
 	play := func(newLen uint32) (*traceBuilder, int, int) {
 		b := newTrace(t, wire.VersionCurrent)
@@ -34,9 +38,8 @@ func TestGrant006NewcomerBumpsVictim(t *testing.T) {
 	}
 	b, _, _ := play(60000)
 	wantClean(t, b.check("linux", "HOMA-GRANT-006", "max_overcommit=2"), "HOMA-GRANT-006")
-	// Still three at the next GRANT: none of them was bumped.
-	b, third, last := play(900000)
-	wantViolations(t, b.check("linux", "HOMA-GRANT-006", "max_overcommit=2"), "HOMA-GRANT-006", third, last)
+	b, third, _ := play(900000)
+	wantViolations(t, b.check("linux", "HOMA-GRANT-006", "max_overcommit=2"), "HOMA-GRANT-006", third)
 }
 
 // TestGrant010ShorterMessageTakesASlot: with max_overcommit 1 the

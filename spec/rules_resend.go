@@ -259,10 +259,10 @@ func resendRules() []*Rule {
 		},
 		{
 			ID: "HOMA-RESEND-007", Level: Must,
-			Facts:     []string{"RTX-09"},
+			Facts:     []string{"RTX-09", "RTX-10"},
 			Statement: "A client told RPC_UNKNOWN while its request is not fully acknowledged by a response retransmits the request from offset 0 with retransmit=1.",
-			Source:    "HomaModule homa_incoming.c homa_rpc_unknown_pkt (client restart)",
-			Capture:   "applies while the client is still sending its request (no response DATA seen)",
+			Source:    "HomaModule homa_incoming.c homa_rpc_unknown_pkt (client restart; an RPC the client no longer has is discarded in homa_dispatch_pkts), homa_timer.c homa_timer_check_rpc (timeout_ticks of silence: homa_rpc_abort)",
+			Capture:   "applies while the client is still sending its request (no response DATA seen); inconclusive once the client has gone timeout_ticks without DATA, GRANT or BUSY from the server (its timer may have aborted the RPC, which sends no packet, and RPC_UNKNOWN for an RPC the client no longer has is discarded)",
 			Property: Within{
 				TriggerTypes: []wire.PacketType{wire.TypeRPCUnknown},
 				Trigger: func(c *Ctx, e *Event) (Obligation, bool) {
@@ -274,10 +274,17 @@ func resendRules() []*Rule {
 						return Obligation{}, false
 					}
 					k := KeyOf(e)
-					return Obligation{Key: k, Expect: "request DATA at offset 0 with retransmit=1 (client restart)",
+					o := Obligation{Key: k, Expect: "request DATA at offset 0 with retransmit=1 (client restart)",
 						Match: func(c *Ctx, x *Event) bool {
 							return x.Type() == wire.TypeData && x.FromClient() && KeyOf(x) == k && x.Offset == 0 && x.Retransmit()
-						}}, true
+						}}
+					if why, ok := clientTimedOut(c, r, e.Time); ok {
+						trig, seg := e.Frame, e.Segment
+						o.Excuse = func(c *Ctx, x *Event) (string, bool) {
+							return why, x.Frame == trig && x.Segment == seg
+						}
+					}
+					return o, true
 				},
 				Bound: func(p *Params) time.Duration { return p.AnswerBound() },
 			},
@@ -434,4 +441,25 @@ func lastResendTo(r *RPC, role wire.Role) time.Time {
 		return r.LastResendFromServer
 	}
 	return r.LastResendFromClient
+}
+
+// clientTimedOut reports whether the client of r may have aborted it by
+// timeout before now: at some point it went timeout_ticks without a DATA,
+// GRANT or BUSY from the server (homa_dispatch_pkts resets silent_ticks
+// only for those; homa_timer.c homa_timer_check_rpc then calls
+// homa_rpc_abort, which sends no packet, and the application's recvmsg
+// frees the RPC). A packet that reached the client after that silence
+// found no RPC, so it cannot show the RPC alive. As for HOMA-RESEND-019's
+// server timeouts, 2 ticks (RTX-10's tolerance) and slack are allowed.
+func clientTimedOut(c *Ctx, r *RPC, now time.Time) (string, bool) {
+	since := r.HeardFromServer
+	if since.IsZero() {
+		since = r.First
+	}
+	quiet := max(r.QuietFromServer, now.Sub(since))
+	if quiet < c.P.Ticks(c.P.TimeoutTicks-2)-c.P.Slack {
+		return "", false
+	}
+	return fmt.Sprintf("the client went %v without DATA, GRANT or BUSY from the server (timeout_ticks %d, tick %v): its timer may have aborted the RPC, which sends no packet, and then discards RPC_UNKNOWN",
+		quiet.Round(time.Microsecond), c.P.TimeoutTicks, c.P.Tick), true
 }

@@ -20,7 +20,7 @@ func resendRules2() []*Rule {
 			Facts:     []string{"RTX-03", "RTX-01", "RTX-12"},
 			Statement: "A RESEND asks only for bytes its sender authorised and lacks: its end is within max(U, its GRANT offsets, the incoming of the DATA it got) (upstream: the length), length -1 only at offset 0 and not after DATA of the message arrived (main), length 0 only on linux_6.1.38 (a liveness probe), and never for a message already complete at the receiver.",
 			Source:    "HomaModule homa_incoming.c homa_request_retrans (one RESEND per gap plus [recv_end, granted); {0, -1} only while nothing arrived), homa_timer.c homa_timer_check_rpc (no RESEND once the message is complete); homa_pool.c homa_pool_check_waiting (buffer wakeup {0, -1})",
-			Capture:   "GRANTs lost before the capture point can hide part of what the receiver granted, and bytes lost after it part of what it lacks: where the capture shows loss before it between the two hosts (a GRANT's loss leaves no trace of its own) the finding is inconclusive",
+			Capture:   "GRANTs lost before the capture point can hide part of what the receiver granted, and bytes lost after it part of what it lacks: where the capture shows loss before it between the two hosts (a GRANT's loss leaves no trace of its own) the finding is inconclusive; so is one for a complete message after the client's ack at a capture away from the receiver, which cannot show a late request packet re-creating the RPC there (AMO-01)",
 			Property: Each{Types: resend, Check: func(c *Ctx, e *Event) Result {
 				rs := e.Packet.Resend()
 				r, m := grantMsg(c, e)
@@ -80,6 +80,9 @@ func resendRules2() []*Rule {
 				}
 				if ev, ok := c.Net.LostAfter(e.Dst, e.Src); ok {
 					return Downgrade(CauseLossAfter, ev, "%s", what)
+				}
+				if why, ok := recreatedUnseen(c, r, e); ok {
+					return Unsure("%s: %s", what, why)
 				}
 				return Violation("%s", what).WithSlack(c.P.Slack)
 			}},

@@ -721,3 +721,38 @@ func TestResend011RetransmitBeforeFirst(t *testing.T) {
 		}
 	}
 }
+
+// TestResend007ClientTimedOut: under overload a client waits timeout_ticks
+// without DATA, GRANT or BUSY from the server, so its timer aborts the RPC
+// (no packet); the server's answers to its queued RESENDs (a BUSY, then
+// RPC_UNKNOWN once the server's own RPC timed out) reach a client that no
+// longer has the RPC and discards them (homa_dispatch_pkts): no restart is
+// owed, and the capture cannot tell, so it is inconclusive. A silence
+// short of timeout_ticks still owes the restart.
+func TestResend007ClientTimedOut(t *testing.T) {
+	b := newTrace(t, wire.VersionCurrent)
+	b.data(true, 2, 100, 0, 100, 7, nil)
+	for range 19 {
+		b.after(5*time.Millisecond).resend(true, 2, 0, wire.ResendAll, 7)
+	}
+	// 120 ms after the request: the client timed out at 100 ms; the BUSY
+	// comes too late to show the RPC alive.
+	b.after(25*time.Millisecond).ctl(false, 2, wire.TypeBusy)
+	late := b.after(5*time.Millisecond).ctl(false, 2, wire.TypeRPCUnknown)
+	// Short of timeout_ticks: 50 ms of silence, then RPC_UNKNOWN.
+	b.after(time.Millisecond).data(true, 4, 100, 0, 100, 7, nil)
+	for range 10 {
+		b.after(5*time.Millisecond).resend(true, 4, 0, wire.ResendAll, 7)
+	}
+	short := b.after(50*time.Microsecond).ctl(false, 4, wire.TypeRPCUnknown)
+	b.after(30 * time.Millisecond)
+	b.data(true, 6, 100, 0, 100, 7, nil) // the capture runs past short's deadline
+	rep := b.check("linux", "HOMA-RESEND-007", "slack=0s")
+	wantViolations(t, rep, "HOMA-RESEND-007", short)
+	wantInconclusive(t, rep, "HOMA-RESEND-007", late)
+	for _, f := range rep.Inconclusive {
+		if f.Frame == late && !strings.Contains(f.Why, "may have aborted the RPC") {
+			t.Errorf("inconclusive why %q", f.Why)
+		}
+	}
+}

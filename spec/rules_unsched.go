@@ -20,7 +20,9 @@ func unschedRules() []*Rule {
 				m := (*Message)(nil)
 				if r != nil {
 					m = r.Msg(e.Packet.Role())
-					if m.Grants > 0 || m.Resends > 0 {
+					// GRANTs to the receiver's earlier incarnations
+					// (KeptHorizon) authorised the sender too.
+					if m.Grants > 0 || m.Resends > 0 || m.KeptHorizon > c.P.Unsched(m.Length) {
 						return Skip
 					}
 				}

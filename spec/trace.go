@@ -307,6 +307,12 @@ type RPC struct {
 	HeardFromClient, HeardFromServer time.Time
 	// HeardTypeFromClient/Server are those packets' types.
 	HeardTypeFromClient, HeardTypeFromServer wire.PacketType
+	// QuietFromServer is the longest interval the capture shows between
+	// the RPC's first packet or a DATA, GRANT or BUSY from the server and
+	// the next such packet: a client whose silent_ticks reach
+	// timeout_ticks aborts the RPC without a packet (homa_timer.c
+	// homa_timer_check_rpc), so a silence that long may have ended it.
+	QuietFromServer time.Duration
 	// LastResendFromClient/Server are the times of each side's latest RESEND.
 	LastResendFromClient, LastResendFromServer time.Time
 	// Unknown is set when either side answered RPC_UNKNOWN, at UnknownTime;
@@ -317,6 +323,9 @@ type RPC struct {
 	UnknownTime       time.Time
 	UnknownFromClient bool
 	ForgotTime        time.Time
+	// RecreatedTime is when a request packet reaching the server after
+	// the client's ack re-created the RPC there (zero: never).
+	RecreatedTime time.Time
 	// Acked is set when the client acknowledged the RPC (ACK header, ACK
 	// entry or piggy-backed DATA ack), at AckTime in frame AckFrame.
 	Acked    bool
@@ -766,6 +775,16 @@ func (t *Trace) Apply(e *Event) {
 		t.retire(r)
 		r = nil
 	}
+	if r != nil && r.Acked && typ == wire.TypeData && e.FromClient() && e.Time.After(r.AckTime) && !r.RecreatedTime.After(r.AckTime) {
+		// The client's ack made the server free the RPC (homa_rpc_acked,
+		// homa_rpc_end): a request packet the network held up behind the
+		// ack (a low-priority queue under overload) creates it anew there
+		// (homa_dispatch_pkts allocates a server RPC for any DATA; facts
+		// AMO-01), whose grants, RESENDs and response start from nothing,
+		// while the client's side is as it was.
+		r.RecreatedTime = e.Time
+		t.newIncarnation(r, true)
+	}
 	if r != nil && !r.ForgotTime.IsZero() && typ == wire.TypeData && e.FromClient() && e.Time.After(r.ForgotTime) {
 		// The client's RPC_UNKNOWN made the server discard the RPC
 		// (homa_rpc_unknown_pkt): a request packet that reaches it
@@ -889,6 +908,11 @@ func (r *RPC) heard(e *Event, typ wire.PacketType) {
 	if e.FromClient() {
 		r.HeardFromClient, r.HeardTypeFromClient = e.Time, typ
 	} else {
+		since := r.HeardFromServer
+		if since.IsZero() {
+			since = r.First
+		}
+		r.QuietFromServer = max(r.QuietFromServer, e.Time.Sub(since))
 		r.HeardFromServer, r.HeardTypeFromServer = e.Time, typ
 	}
 }
