@@ -18,7 +18,7 @@ func grantRules3() []*Rule {
 			Statement: "A receiver keeps granting a message it has begun to grant: when every byte up to the message's grant horizon has arrived and the message is still incomplete, it sends the message another GRANT within timeout_ticks ticks (a stall is for good: no timer grants), unless it is granting max_overcommit other messages or has max_incoming granted and not received.",
 			Source:    "HomaModule homa_incoming.c homa_dispatch_pkts (homa_grant_check_rpc after each batch), homa_grant.c homa_grant_try_send (an active message with granted - received below its window gets a GRANT while total incoming is below max_incoming); linux_6.1.38 homa_grant.c homa_grant_recalc",
 			Profiles:  []string{"linux", "linux-2024"},
-			Capture:   "judged at the packet that completes the granted bytes as the capture sees them (an skb that overshoots the horizon to the message's end needs no GRANT); inconclusive while the receiver grants max_overcommit other messages (linux_6.1.38: or another message from the same sender) or has max_incoming granted and not received, after RPC_UNKNOWN or a buffer-wakeup RESEND for the message, and where the capture shows loss toward the receiver after the capture point",
+			Capture:   "judged at the packet that completes the granted bytes as the capture sees them (an skb that overshoots the horizon to the message's end needs no GRANT); inconclusive while the receiver grants max_overcommit other messages (linux_6.1.38: or another message from the same sender) or has max_incoming granted and not received, after RPC_UNKNOWN or a buffer-wakeup RESEND for the message, when the receiver sends nothing more for the RPC (a client whose application ended the RPC, a closed socket or a host gone look alike; a live server answers the client's RESENDs with BUSY), and where the capture shows loss toward the receiver after the capture point; a RESEND from the receiver beyond the horizon counts as a GRANT lost before the capture point (the sender takes it as one, homa_resend_pkt)",
 			Property: Within{
 				TriggerTypes: []wire.PacketType{wire.TypeData},
 				Trigger: func(c *Ctx, e *Event) (Obligation, bool) {
@@ -47,6 +47,10 @@ func grantRules3() []*Rule {
 						}
 						return nil
 					}
+					// alive: the receiver sent a packet of the RPC after
+					// the trigger (a BUSY answering the sender's RESEND,
+					// a RESEND for a gap), so it still holds the RPC.
+					alive := false
 					return Obligation{Key: rpcMsgKey{k, sender}, Expect: fmt.Sprintf("GRANT beyond %d from the message's receiver", h),
 						Match: func(c *Ctx, x *Event) bool {
 							if x.Err != nil || KeyOf(x) != k {
@@ -55,6 +59,14 @@ func grantRules3() []*Rule {
 							switch {
 							case x.Type() == wire.TypeGrant:
 								return x.Packet.Role() == receiver
+							case x.Type() == wire.TypeResend && x.Packet.Role() == receiver:
+								// The receiver's timer asks for
+								// [received, granted): an end beyond h
+								// shows a GRANT lost before the capture
+								// point, and the sender takes the
+								// RESEND as that grant (homa_resend_pkt).
+								rs := x.Packet.Resend()
+								return !rs.IsResendAll() && uint64(rs.Offset())+uint64(rs.Length()) > uint64(h)
 							case x.Type() == wire.TypeData && x.Packet.Role() == sender:
 								// The sender's last skb overshot the horizon
 								// and completed the message: nothing is
@@ -64,7 +76,16 @@ func grantRules3() []*Rule {
 							}
 							return false
 						},
+						Moot: func(*Ctx) (string, bool) {
+							if alive {
+								return "", false
+							}
+							return "the receiver sent nothing for the RPC after this packet: a client whose application ended the RPC, a closed socket or a host gone looks the same on the wire (a live receiver answers the client's RESENDs with BUSY)", true
+						},
 						Excuse: func(c *Ctx, x *Event) (string, bool) {
+							if x.Err == nil && x.Src == rHost && KeyOf(x) == k {
+								alive = true
+							}
 							switch {
 							case x.Err != nil:
 								return "", false
