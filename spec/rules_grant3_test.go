@@ -116,10 +116,28 @@ func TestGrant020SRPT(t *testing.T) {
 		return b, late
 	}
 	b, _ := build(true)
-	wantClean(t, b.check("linux", "HOMA-GRANT-020", "max_overcommit=1"), "HOMA-GRANT-020")
+	wantViolations(t, b.check("linux", "HOMA-GRANT-020", "max_overcommit=1"), "HOMA-GRANT-020")
+	// The short one's GRANT, when it comes, confirms the violation.
 	b, late := build(false)
+	b.client = netipAddr("198.18.0.3")
+	b.after(time.Millisecond).grant(false, 20, 60000, 0)
 	rep := b.check("linux", "HOMA-GRANT-020", "max_overcommit=1")
 	wantViolations(t, rep, "HOMA-GRANT-020", late)
+	// Until then the short one may be waiting for receive buffers.
+	b, late = build(false)
+	rep = b.check("linux", "HOMA-GRANT-020", "max_overcommit=1")
+	wantViolations(t, rep, "HOMA-GRANT-020")
+	wantInconclusive(t, rep, "HOMA-GRANT-020", late)
+	// The receiver had no buffers for it (homa_pool): its buffer-wakeup
+	// RESEND (length -1 at level num_priorities-2) comes before its GRANT.
+	// Legal, and a SHOULD violation before the rule waited for it.
+	b, late = build(false)
+	b.client = netipAddr("198.18.0.3")
+	b.after(time.Millisecond).resend(false, 20, 0, wire.ResendAll, 6)
+	b.after(time.Millisecond).grant(false, 20, 60000, 0)
+	rep = b.check("linux", "HOMA-GRANT-020", "max_overcommit=1")
+	wantViolations(t, rep, "HOMA-GRANT-020")
+	wantInconclusive(t, rep, "HOMA-GRANT-020", late)
 	// Within rank_tolerance the two count as a near-tie (stale ranking).
 	b, _ = build(false)
 	wantViolations(t, b.check("linux", "HOMA-GRANT-020", "max_overcommit=1", "rank_tolerance=500000"), "HOMA-GRANT-020")
