@@ -810,6 +810,9 @@ func (c *Checker) judgeOpen(i int, st *ruleState, p *Within, e *Event, icmp bool
 			why := Violation("no %s within %v (next packet %v later, frame %d)", o.o.Expect, bound, age.Round(time.Microsecond), e.Frame)
 			if match() {
 				why = Violation("%s came only %v later (frame %d), over the %v allowed", o.o.Expect, age.Round(time.Microsecond), e.Frame, bound).With(e.Frame)
+			} else if r, ok := mootAt(&c.ctx, o.o); ok {
+				cl = append(cl, closing{key: k, o: o, res: r, noEvent: true})
+				break
 			}
 			cl = append(cl, miss(why))
 		case match():
@@ -865,6 +868,18 @@ func (c *Checker) trigger(i int, st *ruleState, p *Within, e *Event) {
 			}
 		}
 	}
+}
+
+// mootAt asks obligation o's Moot, if any, at its missed deadline: a
+// reason makes the miss inconclusive.
+func mootAt(c *Ctx, o Obligation) (Result, bool) {
+	if o.Moot == nil {
+		return Result{}, false
+	}
+	if why, ok := o.Moot(c); ok {
+		return Unsure("%s", why), true
+	}
+	return Result{}, false
 }
 
 // excuseAt asks obligation o's Excuse, if any, about its trigger e.
@@ -931,6 +946,8 @@ func (c *Checker) Finish() *Report {
 					c.record(i, nil, o.ref, o.rpc, o.o.Unseen)
 				} else if age := c.elapsed - o.at; age > bound && o.o.OnlyLate {
 					c.record(i, nil, o.ref, o.rpc, Unsure("no %s by the end of the capture (%v later): the host that owed it may be gone", o.o.Expect, age.Round(time.Microsecond)))
+				} else if r, ok := mootAt(&c.ctx, o.o); ok && age > bound {
+					c.record(i, nil, o.ref, o.rpc, r)
 				} else if age > bound {
 					c.missed = append(c.missed, missed{rule: i, ref: o.ref, rpc: o.rpc, from: o.o.From, to: o.o.To, control: o.o.control,
 						res: Violation("no %s within %v (capture ended %v later)", o.o.Expect, bound, age.Round(time.Microsecond)).WithSlack(bound)})

@@ -162,6 +162,12 @@ type Obligation struct {
 	// capture shows a state in which the awaited packet may rightly never
 	// come, and the obligation closes as inconclusive with that reason.
 	Excuse func(c *Ctx, e *Event) (string, bool)
+	// Moot, if set, is asked when the deadline passes with no match (at
+	// the next event or at the end of the capture): a reason closes the
+	// obligation as inconclusive, for an answer whose absence the capture
+	// cannot tell from a host event it does not show (the RPC ended by
+	// its application, the socket closed, the host gone).
+	Moot func(c *Ctx) (string, bool)
 	// MatchICMP, if set, is asked at every later ICMP event (Event.ICMP):
 	// true discharges the obligation (e.g. port unreachable answering a
 	// packet to a closed socket).

@@ -2,6 +2,7 @@ package spec
 
 import (
 	"fmt"
+	"net/netip"
 	"time"
 
 	"github.com/homatest/homatest/spec/wire"
@@ -20,7 +21,7 @@ func cutoffRules() []*Rule {
 			// packets built before the CUTOFFS arrived keep the old version
 			// (seen in the e2 capture); main rewrites it at transmit time.
 			Profiles: []string{"linux"},
-			Capture:  "slack covers DATA already queued when the CUTOFFS arrived; on the receiver's side (delivered, the receiver's link) a stale DATA is inconclusive (queueing in the switch) until the sender's DATA at its level carry the new version, for up to response_timeout plus slack",
+			Capture:  "slack covers DATA already queued when the CUTOFFS arrived; on the receiver's side (delivered, the receiver's link) a stale DATA is inconclusive (queueing in the switch) until the sender's DATA at its level carry the new version, for up to response_timeout plus slack; a version no CUTOFFS in the capture announced is a violation even within slack, where the capture shows DATA of the sender before the CUTOFFS and none carried it (a restarted receiver counts from 1 again, so its earlier incarnation's higher version may still be held)",
 			Property: Each{Types: []wire.PacketType{wire.TypeData}, Check: func(c *Ctx, e *Event) Result {
 				st := c.T.CutoffsKnown(e.Src, e.Dst)
 				if st == nil {
@@ -42,8 +43,13 @@ func cutoffRules() []*Rule {
 				// version the sender held then: 0 or one the receiver
 				// announced earlier, never one it has not announced yet
 				// (versions only grow, +1 per sysctl write: homa_utils.c
-				// homa_prios_changed). Slack does not excuse that.
-				if v != 0 && v != st.Version && v > maxVersion(c.T.CutoffVersions(e.Src, e.Dst)) {
+				// homa_prios_changed). Slack does not excuse that. But a
+				// receiver that restarted counts from 1 again (and a
+				// version wraps at 2^16), so a higher one its earlier
+				// incarnation announced before the capture may still be
+				// held: judged only where the capture shows what the
+				// sender carried before these CUTOFFS.
+				if v != 0 && v != st.Version && v > maxVersion(c.T.CutoffVersions(e.Src, e.Dst)) && c.T.carriedOnlyOthers(e.Src, e.Dst, v, st.Time) {
 					return Violation("DATA carries cutoff_version %d, which %v never announced (its latest CUTOFFS, frame %d, carries %d)",
 						v, e.Dst, st.Frame, st.Version).With(st.Frame)
 				}
@@ -168,6 +174,26 @@ func cutoffRules2() []*Rule {
 			}},
 		},
 	}
+}
+
+// carriedOnlyOthers reports whether the capture shows DATA from s to r
+// before time at and none of them carried cutoff_version v: what the
+// sender held then is known, and v was not it.
+func (t *Trace) carriedOnlyOthers(s, r netip.Addr, v uint16, at time.Time) bool {
+	pd := t.pairs[hostPair{s, r}]
+	if pd == nil {
+		return false
+	}
+	known := false
+	for k, x := range pd.verPrio {
+		if x.Time.Before(at) {
+			if k[0] == v {
+				return false
+			}
+			known = true
+		}
+	}
+	return known
 }
 
 // maxVersion returns the highest cutoff_version among vs (0: none).

@@ -22,6 +22,26 @@ func TestCutoff001UnannouncedVersion(t *testing.T) {
 	wantViolations(t, rep, "HOMA-CUTOFF-001", bad)
 }
 
+// TestCutoff001RestartedReceiver: a sender carried version 5 (learned
+// before the capture); the receiver, restarted, counts from 1 again and
+// announces it: DATA queued before the CUTOFFS arrived still carry 5
+// within slack (legal), and so may DATA seen right after a CUTOFFS that
+// opens the capture (what the sender held is unknown).
+func TestCutoff001RestartedReceiver(t *testing.T) {
+	b := newTrace(t, wire.VersionCurrent)
+	b.dataVersion(true, 2, 100, 0, 100, 6, 5)
+	b.after(20*time.Microsecond).cutoffs(false, 2, 1)
+	b.after(10*time.Microsecond).dataVersion(true, 4, 100, 0, 100, 6, 5)
+	b.after(10*time.Microsecond).dataVersion(true, 8, 100, 0, 100, 7, 1)
+	wantClean(t, b.check("linux", "HOMA-CUTOFF-001"), "HOMA-CUTOFF-001")
+
+	b = newTrace(t, wire.VersionCurrent)
+	b.cutoffs(false, 2, 1)
+	b.after(10*time.Microsecond).dataVersion(true, 4, 100, 0, 100, 6, 5)
+	b.after(10*time.Microsecond).dataVersion(true, 8, 100, 0, 100, 7, 1)
+	wantClean(t, b.check("linux", "HOMA-CUTOFF-001"), "HOMA-CUTOFF-001")
+}
+
 // TestInferMaxSchedPrio: CUTOFFS whose lowest unscheduled level is 5 imply
 // max_sched_prio 4 (HomaModule derives it from the cutoffs).
 func TestInferMaxSchedPrio(t *testing.T) {

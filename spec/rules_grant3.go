@@ -18,7 +18,7 @@ func grantRules3() []*Rule {
 			Statement: "A receiver keeps granting a message it has begun to grant: when every byte up to the message's grant horizon has arrived and the message is still incomplete, it sends the message another GRANT within timeout_ticks ticks (a stall is for good: no timer grants), unless it is granting max_overcommit other messages or has max_incoming granted and not received.",
 			Source:    "HomaModule homa_incoming.c homa_dispatch_pkts (homa_grant_check_rpc after each batch), homa_grant.c homa_grant_try_send (an active message with granted - received below its window gets a GRANT while total incoming is below max_incoming); linux_6.1.38 homa_grant.c homa_grant_recalc",
 			Profiles:  []string{"linux", "linux-2024"},
-			Capture:   "judged at the packet that completes the granted bytes as the capture sees them (an skb that overshoots the horizon to the message's end needs no GRANT); inconclusive while the receiver grants max_overcommit other messages (linux_6.1.38: or another message from the same sender) or has max_incoming granted and not received, after RPC_UNKNOWN or a buffer-wakeup RESEND for the message, and where the capture shows loss toward the receiver after the capture point",
+			Capture:   "judged at the packet that completes the granted bytes as the capture sees them (an skb that overshoots the horizon to the message's end needs no GRANT); inconclusive while the receiver grants max_overcommit other messages (linux_6.1.38: or another message from the same sender) or has max_incoming granted and not received, after RPC_UNKNOWN or a buffer-wakeup RESEND for the message, when the receiver sends nothing more for the RPC (a client whose application ended the RPC, a closed socket or a host gone look alike; a live server answers the client's RESENDs with BUSY), and where the capture shows loss toward the receiver after the capture point; a RESEND from the receiver beyond the horizon counts as a GRANT lost before the capture point (the sender takes it as one, homa_resend_pkt)",
 			Property: Within{
 				TriggerTypes: []wire.PacketType{wire.TypeData},
 				Trigger: func(c *Ctx, e *Event) (Obligation, bool) {
@@ -47,6 +47,10 @@ func grantRules3() []*Rule {
 						}
 						return nil
 					}
+					// alive: the receiver sent a packet of the RPC after
+					// the trigger (a BUSY answering the sender's RESEND,
+					// a RESEND for a gap), so it still holds the RPC.
+					alive := false
 					return Obligation{Key: rpcMsgKey{k, sender}, Expect: fmt.Sprintf("GRANT beyond %d from the message's receiver", h),
 						Match: func(c *Ctx, x *Event) bool {
 							if x.Err != nil || KeyOf(x) != k {
@@ -55,6 +59,14 @@ func grantRules3() []*Rule {
 							switch {
 							case x.Type() == wire.TypeGrant:
 								return x.Packet.Role() == receiver
+							case x.Type() == wire.TypeResend && x.Packet.Role() == receiver:
+								// The receiver's timer asks for
+								// [received, granted): an end beyond h
+								// shows a GRANT lost before the capture
+								// point, and the sender takes the
+								// RESEND as that grant (homa_resend_pkt).
+								rs := x.Packet.Resend()
+								return !rs.IsResendAll() && uint64(rs.Offset())+uint64(rs.Length()) > uint64(h)
 							case x.Type() == wire.TypeData && x.Packet.Role() == sender:
 								// The sender's last skb overshot the horizon
 								// and completed the message: nothing is
@@ -64,7 +76,16 @@ func grantRules3() []*Rule {
 							}
 							return false
 						},
+						Moot: func(*Ctx) (string, bool) {
+							if alive {
+								return "", false
+							}
+							return "the receiver sent nothing for the RPC after this packet: a client whose application ended the RPC, a closed socket or a host gone looks the same on the wire (a live receiver answers the client's RESENDs with BUSY)", true
+						},
 						Excuse: func(c *Ctx, x *Event) (string, bool) {
+							if x.Err == nil && x.Src == rHost && KeyOf(x) == k {
+								alive = true
+							}
 							switch {
 							case x.Err != nil:
 								return "", false
@@ -94,61 +115,102 @@ func grantRules3() []*Rule {
 			Statement: "A receiver grants the messages with the fewest bytes left (SRPT): it sends no SRPT GRANT for a message while another message it has known for slack, from a host none of whose messages it grants, has clearly fewer bytes left (by rank_tolerance) and has had no GRANT.",
 			Source:    "HomaModule homa_grant.c homa_grant_manage_rpc and homa_grant_find_victim (a new message takes a free slot, or the slot of the lowest-ranked active message when it outranks it, victims coming first from hosts with several active messages), homa_grant_promote_queued; linux_6.1.38 homa_grant.c homa_grant_recalc (the max_overcommit best, one per sending host)",
 			Profiles:  []string{"linux", "linux-2024"},
-			Capture:   "judged at a message's first GRANT and every fourth after it, at receivers with at most 256 long messages under way (the scan costs O(messages at the receiver)); needs every packet the receiver gets; a message passed over may be waiting for receive buffers (GRANT-10), which the wire shows only later by the buffer-wakeup RESEND; bytes remaining are compared with the passed-over message's as the receiver had them slack before the GRANT (main ranks with a stale copy, rank_tolerance)",
-			Property: Each{Types: []wire.PacketType{wire.TypeGrant}, Check: func(c *Ctx, e *Event) Result {
-				g := e.Packet.Grant()
-				if isFIFOGrant(c.P, g.Priority()) || !c.Net.cp.SeesAllOf(e.Src) {
-					return Skip
-				}
-				mr, m := grantMsg(c, e)
-				if m == nil || m.Length == 0 {
-					return Skip
-				}
-				// Every long message the receiver has is granted or
-				// complete: nothing waits (the common case, O(1)).
-				n := c.T.Grantable(e.Src, e.Time)
-				if n <= len(c.T.granting[e.Src]) {
-					return Pass()
-				}
-				if n > maxSRPTScan {
-					return Skip // too many messages at the receiver to scan per GRANT
-				}
-				// The scan costs O(messages at the receiver): judge a
-				// message's first GRANT and every fourth after it. A
-				// receiver that misranks keeps granting the wrong message,
-				// so a persistent inversion is still seen.
-				if m.Grants%4 != 0 {
-					return Skip
-				}
-				mLeft := int64(m.Length) - int64(m.Received())
-				since := e.Time.Add(-c.P.Slack)
-				for o, r := range c.T.longIn[e.Src] {
-					if o.Grants > 0 || o == m || r == mr || !o.FirstData.Before(since) || !mayWait(c.P, r, o) || o.MaxIncoming >= o.Length {
-						continue
-					}
-					if int64(o.Length)-int64(o.Received())+int64(c.P.RankTolerance) >= mLeft {
-						continue // not ahead even with every byte seen (cheap bound)
-					}
-					oLeft := int64(o.Length) - int64(o.ReceivedBy(since))
-					if oLeft+int64(c.P.RankTolerance) >= mLeft {
-						continue
-					}
-					if e.Time.Sub(maxTime(o.LastData, r.Last)) >= c.P.Ticks(c.P.TimeoutTicks)-c.P.Slack {
-						continue // its RPC may have timed out at the receiver
-					}
-					// A message from a host the receiver grants another
-					// message of may rightly wait (per-host balancing).
-					from := msgSender(r, o)
-					if from == e.Dst || grantsFrom(c, e.Src, from, m) {
-						continue
-					}
-					return Violation("SRPT GRANT for a message with %d bytes left while RPC %d from %v, %d bytes left and known for %v, has had no GRANT and %v grants nothing else from that host",
-						mLeft, r.Key.ClientID, from, oLeft, e.Time.Sub(o.FirstData).Round(time.Microsecond), e.Src).WithSlack(c.P.Slack)
-				}
-				return Pass().WithSlack(c.P.Slack)
-			}},
+			Capture:   "judged at a message's first GRANT and every fourth after it, at receivers with at most 256 long messages under way (the scan costs O(messages at the receiver)); needs every packet the receiver gets; a message passed over may be waiting for receive buffers (GRANT-10), which the wire shows only later by the buffer-wakeup RESEND, so the finding waits for the passed-over message's next GRANT or wakeup RESEND from the receiver (none by the end of the capture: inconclusive); bytes remaining are compared with the passed-over message's as the receiver had them slack before the GRANT (main ranks with a stale copy, rank_tolerance)",
+			// A witness rule: the passed-over message may have been
+			// waiting for receive buffers (homa_grant_check_rpc manages
+			// an RPC only once homa_pool gave it bpages), which the wire
+			// shows only later, by the receiver's buffer-wakeup RESEND
+			// for it. The finding waits for the message's next packet
+			// from the receiver: a GRANT with no wakeup before it
+			// confirms the violation, a wakeup RESEND excuses it.
+			Property: Within{
+				TriggerTypes: []wire.PacketType{wire.TypeGrant},
+				Witness:      true,
+				Bound:        func(p *Params) time.Duration { return p.Slack },
+				Trigger:      srptPassedOver,
+			},
 		},
 	}
+}
+
+// srptPassedOver is HOMA-GRANT-020's trigger: at an SRPT GRANT from a
+// receiver, a message it has known for slack, from a host it grants
+// nothing to, with clearly fewer bytes left and no GRANT yet. The
+// obligation waits for that message's next GRANT or buffer-wakeup RESEND
+// from the receiver (see the rule).
+func srptPassedOver(c *Ctx, e *Event) (Obligation, bool) {
+	if e.Type() != wire.TypeGrant {
+		return Obligation{}, false
+	}
+	g := e.Packet.Grant()
+	if isFIFOGrant(c.P, g.Priority()) || !c.Net.cp.SeesAllOf(e.Src) {
+		return Obligation{}, false
+	}
+	mr, m := grantMsg(c, e)
+	if m == nil || m.Length == 0 {
+		return Obligation{}, false
+	}
+	// Every long message the receiver has is granted or complete: nothing
+	// waits (the common case, O(1)).
+	n := c.T.Grantable(e.Src, e.Time)
+	if n <= len(c.T.granting[e.Src]) || n > maxSRPTScan {
+		return Obligation{}, false // nothing waits, or too many messages at the receiver to scan per GRANT
+	}
+	// The scan costs O(messages at the receiver): judge a message's first
+	// GRANT and every fourth after it. A receiver that misranks keeps
+	// granting the wrong message, so a persistent inversion is still seen.
+	if m.Grants%4 != 0 {
+		return Obligation{}, false
+	}
+	mLeft := int64(m.Length) - int64(m.Received())
+	since := e.Time.Add(-c.P.Slack)
+	for o, r := range c.T.longIn[e.Src] {
+		if o.Grants > 0 || o == m || r == mr || !o.FirstData.Before(since) || !mayWait(c.P, r, o) || o.MaxIncoming >= o.Length {
+			continue
+		}
+		if int64(o.Length)-int64(o.Received())+int64(c.P.RankTolerance) >= mLeft {
+			continue // not ahead even with every byte seen (cheap bound)
+		}
+		oLeft := int64(o.Length) - int64(o.ReceivedBy(since))
+		if oLeft+int64(c.P.RankTolerance) >= mLeft {
+			continue
+		}
+		if e.Time.Sub(maxTime(o.LastData, r.Last)) >= c.P.Ticks(c.P.TimeoutTicks)-c.P.Slack {
+			continue // its RPC may have timed out at the receiver
+		}
+		// A message from a host the receiver grants another message of
+		// may rightly wait (per-host balancing).
+		from := msgSender(r, o)
+		if from == e.Dst || grantsFrom(c, e.Src, from, m) {
+			continue
+		}
+		recv, at, slack := e.Src, e.Time, c.P.Slack
+		key := rpcMsgKey{r.Key, wire.RoleServer}
+		if o == &r.Request {
+			key.Sender = wire.RoleClient
+		}
+		what := fmt.Sprintf("SRPT GRANT for a message with %d bytes left while RPC %d from %v, %d bytes left and known for %v, has had no GRANT and %v grants nothing else from that host",
+			mLeft, r.Key.ClientID, from, oLeft, e.Time.Sub(o.FirstData).Round(time.Microsecond), e.Src)
+		return Obligation{
+			Key:    key,
+			Expect: fmt.Sprintf("GRANT or buffer-wakeup RESEND from %v for RPC %d", recv, r.Key.ClientID),
+			Match: func(c *Ctx, x *Event) bool {
+				if x.Err != nil || x.Src != recv || KeyOf(x) != key.RPC || x.Packet.Role() == key.Sender {
+					return false
+				}
+				return x.Type() == wire.TypeGrant || x.Type() == wire.TypeResend && isBufferWakeup(c.P, x.Packet.Resend())
+			},
+			Confirm: func(c *Ctx, x *Event) Result {
+				if x.Type() == wire.TypeResend || o.WakeupTime.After(at) {
+					return Unsure("%s; its buffer-wakeup RESEND (frame %d) shows it waited for receive buffers (GRANT-10)", what, x.Frame).With(x.Frame)
+				}
+				return Violation("%s (its first GRANT came %v later, frame %d, with no buffer-wakeup RESEND before it)",
+					what, x.Time.Sub(at).Round(time.Microsecond), x.Frame).With(x.Frame).WithSlack(slack)
+			},
+			Unseen: Unsure("%s; it had no GRANT by the end of the capture, so it may have been waiting for receive buffers (GRANT-10)", what),
+		}, true
+	}
+	return Obligation{}, false
 }
 
 // maxSRPTScan bounds the messages a receiver may have for HOMA-GRANT-020

@@ -31,8 +31,12 @@ func TestGrant019KeepsGranting(t *testing.T) {
 	b.after(10*time.Microsecond).message(true, 10, 100000, 60000, 100000, 40000, 0)
 	wantClean(t, b.check("linux", "HOMA-GRANT-019"), "HOMA-GRANT-019")
 
+	// The stalled client RESENDs and the live server answers BUSY, but
+	// grants nothing.
 	b = newTrace(t, wire.VersionCurrent)
 	last := grantStallTrace(b)
+	b.after(15*time.Millisecond).resend(true, 10, 0, 100, 7)
+	b.after(10*time.Microsecond).ctl(false, 10, wire.TypeBusy)
 	b.after(300*time.Millisecond).ctl(true, 10, wire.TypeBusy) // any later packet
 	wantViolations(t, b.check("linux", "HOMA-GRANT-019"), "HOMA-GRANT-019", last)
 
@@ -40,10 +44,51 @@ func TestGrant019KeepsGranting(t *testing.T) {
 	b.message(true, 12, 70000, 0, 40000, 40000, 4)
 	b.after(10*time.Microsecond).grant(false, 12, 60000, 0)
 	last = grantStallTrace(b)
+	b.after(15*time.Millisecond).resend(true, 10, 0, 100, 7)
+	b.after(10*time.Microsecond).ctl(false, 10, wire.TypeBusy)
 	b.after(300*time.Millisecond).ctl(true, 10, wire.TypeBusy)
 	rep := b.check("linux", "HOMA-GRANT-019", "max_overcommit=1")
 	wantViolations(t, rep, "HOMA-GRANT-019")
 	wantInconclusive(t, rep, "HOMA-GRANT-019", last)
+}
+
+// TestGrant019SilentReceiver: a receiver that sends nothing more for the
+// RPC after the stall may be a client whose application ended the RPC
+// (HomaModule sends nothing then, and a server never RESENDs a response),
+// a closed socket or a host gone: inconclusive, not a violation. A GRANT
+// lost before a capture point at the sender shows as the receiver's
+// RESEND for [received, granted) beyond the horizon, which the sender
+// takes as the grant (homa_resend_pkt): clean.
+func TestGrant019SilentReceiver(t *testing.T) {
+	// The response of RPC 10 stalls at the client, which sends nothing
+	// more for it; the server sends a later packet of another RPC.
+	b := newTrace(t, wire.VersionCurrent)
+	b.message(false, 10, 100000, 0, 40000, 40000, 4)
+	b.after(10*time.Microsecond).grant(true, 10, 60000, 0)
+	f := b.after(10*time.Microsecond).message(false, 10, 100000, 40000, 60000, 40000, 0)
+	b.after(300*time.Millisecond).ctl(false, 12, wire.TypeBusy)
+	rep := b.check("linux", "HOMA-GRANT-019")
+	wantViolations(t, rep, "HOMA-GRANT-019")
+	wantInconclusive(t, rep, "HOMA-GRANT-019", f[len(f)-1])
+
+	// The same for a request whose server went silent (the client's
+	// RESENDs unanswered).
+	b = newTrace(t, wire.VersionCurrent)
+	last := grantStallTrace(b)
+	b.after(15*time.Millisecond).resend(true, 10, 0, 100, 7)
+	b.after(300*time.Millisecond).resend(true, 10, 0, 100, 7)
+	rep = b.check("linux", "HOMA-GRANT-019")
+	wantViolations(t, rep, "HOMA-GRANT-019")
+	wantInconclusive(t, rep, "HOMA-GRANT-019", last)
+
+	// Capture at the client: the GRANT to 100000 was lost before it; the
+	// server's timer RESENDs [60000, 100000) and the client sends it.
+	b = newTrace(t, wire.VersionCurrent)
+	grantStallTrace(b)
+	b.after(15*time.Millisecond).resend(false, 10, 60000, 40000, 7)
+	b.after(10*time.Microsecond).message(true, 10, 100000, 60000, 100000, 40000, 0)
+	b.after(300*time.Millisecond).ctl(true, 12, wire.TypeBusy)
+	wantClean(t, b.check("linux", "HOMA-GRANT-019"), "HOMA-GRANT-019")
 }
 
 // TestGrant020SRPT: with max_overcommit 1 the receiver has the unscheduled
@@ -73,10 +118,28 @@ func TestGrant020SRPT(t *testing.T) {
 		return b, late
 	}
 	b, _ := build(true)
-	wantClean(t, b.check("linux", "HOMA-GRANT-020", "max_overcommit=1"), "HOMA-GRANT-020")
+	wantViolations(t, b.check("linux", "HOMA-GRANT-020", "max_overcommit=1"), "HOMA-GRANT-020")
+	// The short one's GRANT, when it comes, confirms the violation.
 	b, late := build(false)
+	b.client = netipAddr("198.18.0.3")
+	b.after(time.Millisecond).grant(false, 20, 60000, 0)
 	rep := b.check("linux", "HOMA-GRANT-020", "max_overcommit=1")
 	wantViolations(t, rep, "HOMA-GRANT-020", late)
+	// Until then the short one may be waiting for receive buffers.
+	b, late = build(false)
+	rep = b.check("linux", "HOMA-GRANT-020", "max_overcommit=1")
+	wantViolations(t, rep, "HOMA-GRANT-020")
+	wantInconclusive(t, rep, "HOMA-GRANT-020", late)
+	// The receiver had no buffers for it (homa_pool): its buffer-wakeup
+	// RESEND (length -1 at level num_priorities-2) comes before its GRANT.
+	// Legal, and a SHOULD violation before the rule waited for it.
+	b, late = build(false)
+	b.client = netipAddr("198.18.0.3")
+	b.after(time.Millisecond).resend(false, 20, 0, wire.ResendAll, 6)
+	b.after(time.Millisecond).grant(false, 20, 60000, 0)
+	rep = b.check("linux", "HOMA-GRANT-020", "max_overcommit=1")
+	wantViolations(t, rep, "HOMA-GRANT-020")
+	wantInconclusive(t, rep, "HOMA-GRANT-020", late)
 	// Within rank_tolerance the two count as a near-tie (stale ranking).
 	b, _ = build(false)
 	wantViolations(t, b.check("linux", "HOMA-GRANT-020", "max_overcommit=1", "rank_tolerance=500000"), "HOMA-GRANT-020")

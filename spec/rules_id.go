@@ -149,9 +149,9 @@ func idRules2() []*Rule {
 		{
 			ID: "HOMA-ID-006", Level: Must,
 			Facts:     []string{"ICMP-01"},
-			Statement: "After ICMP port unreachable from a host for a port, the other side aborts its RPCs with that port (a server's end, a client's fail with ENOTCONN): no packet of an RPC begun before goes there more than slack later, but for a client's ACK or RPC_UNKNOWN answering a socket that came back.",
-			Capture:   "a client is judged on its own link only (elsewhere the ICMP may have been lost after the capture point); a server wherever the ICMP is seen",
-			Source:    "HomaModule homa_plumbing.c homa_err_handler_v4/v6 (port unreachable: homa_abort_rpcs for the address and port, client and server RPCs alike), homa_rpc.c homa_rpc_abort (a server RPC ends, a client RPC fails with ENOTCONN); homa_incoming.c homa_need_ack_pkt and homa_resend_pkt answer for RPCs the client no longer has",
+			Statement: "After ICMP port unreachable from a host for a port, the other side aborts its RPCs with that port (a server's end, a client's fail with ENOTCONN): no packet of a server RPC begun before goes there more than slack later.",
+			Capture:   "a server is judged wherever the ICMP is seen; a client's packets after it are inconclusive: its aborted RPC stays active (timer RESENDs, paced DATA) until the application reads the error, which the wire does not show (elsewhere than on the client's link the ICMP may also have been lost after the capture point); a client's ACK or RPC_UNKNOWN answering a socket that came back is not judged",
+			Source:    "HomaModule homa_plumbing.c homa_err_handler_v4/v6 (port unreachable: homa_abort_rpcs for the address and port, client and server RPCs alike), homa_rpc.c homa_rpc_abort (a server RPC ends; a client RPC gets ENOTCONN and is handed to the application, homa_rpc_handoff, and ends only when recvmsg collects it); homa_incoming.c homa_need_ack_pkt and homa_resend_pkt answer for RPCs the client no longer has",
 			Property: Each{Check: func(c *Ctx, e *Event) Result {
 				if e.Type() == wire.TypeFreeze || e.Type() == wire.TypeCutoffs {
 					return Skip
@@ -168,7 +168,17 @@ func idRules2() []*Rule {
 					return Skip
 				}
 				if late := e.Time.Sub(u.Time); late > c.P.Slack {
-					if e.FromClient() && !c.Net.atReceiver(e.Src) {
+					if e.FromClient() && c.Net.atReceiver(e.Src) {
+						// homa_rpc_abort only marks a client RPC failed
+						// and hands it to the application: it stays
+						// active, its timer (RESEND) and pacer (granted
+						// DATA) running, until the application reads the
+						// error and recvmsg ends it, which the wire does
+						// not show.
+						return Unsure("%s of RPC %d to %v port %d %v after that port was reported unreachable (ICMP frame %d): the client's aborted RPC lives on until its application collects the error",
+							e.Type(), r.Key.ClientID, e.Dst, e.Packet.Common().Dport(), late.Round(time.Microsecond), u.Frame)
+					}
+					if e.FromClient() {
 						// Away from the client's link the ICMP may have
 						// been lost on its way (the catalogue's ID-005
 						// twin: a client RESENDing after it).

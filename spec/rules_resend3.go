@@ -9,8 +9,8 @@ func resendRules3() []*Rule {
 		{
 			ID: "HOMA-RESEND-020", Level: Must,
 			Facts:     []string{"RTX-06"},
-			Statement: "Retransmitted DATA answering a RESEND carries incoming = min(RESEND end, bytes transmitted): never beyond the end of the ranges the message's RESENDs asked for (a RESEND of length -1 and a restart after RPC_UNKNOWN bound it by the bytes transmitted only, not judged).",
-			Source:    "HomaModule homa_incoming.c homa_resend_pkt (end capped at tx_end), homa_outgoing.c homa_resend_data (h->incoming = end); linux_6.1.38 wrote the granted offset instead",
+			Statement: "Retransmitted DATA answering a RESEND carries incoming = min(RESEND end, bytes transmitted), or (HomaModule before May 2025) the granted offset or the segment's end: never beyond the end of the ranges the message's RESENDs asked for, the grant horizon and the segment's end (a RESEND of length -1 and a restart after RPC_UNKNOWN bound it by the bytes transmitted only, not judged).",
+			Source:    "HomaModule homa_incoming.c homa_resend_pkt (end capped at tx_end), homa_outgoing.c homa_resend_data (h->incoming = end since commit 45a8cae, 2025-05; before it msgout.granted, or the segment's end beyond it); linux_6.1.38 wrote the granted offset too",
 			Profiles:  []string{"linux"},
 			Capture:   "needs the RESENDs in the capture; a retransmission with no RESEND seen is HOMA-RESEND-003's business",
 			Property: Each{Types: []wire.PacketType{wire.TypeData}, Check: func(c *Ctx, e *Event) Result {
@@ -25,9 +25,16 @@ func resendRules3() []*Rule {
 				if m.Resends == 0 || m.ResendAll || m.ResendEnd == 0 {
 					return Skip
 				}
-				if inc := e.Packet.Data().Incoming(); inc > m.ResendEnd {
-					return Violation("retransmission [%d, %d) carries incoming %d, beyond %d, the furthest end any RESEND for the message asked for (latest frame %d)",
-						e.Offset, e.End(), inc, m.ResendEnd, m.LastResend.Frame).With(m.LastResend.Frame)
+				// main since 2025-05 writes the RESEND's end; before
+				// (Oct 2024 - May 2025, IP protocol 146 too) the granted
+				// offset, or the segment's end past it: both are legal.
+				end := e.End()
+				if m.Length > 0 {
+					end = min(end, m.Length)
+				}
+				if inc := e.Packet.Data().Incoming(); inc > max(m.ResendEnd, m.Horizon(c.P), end) {
+					return Violation("retransmission [%d, %d) carries incoming %d, beyond both %d, the furthest end any RESEND for the message asked for (latest frame %d), and the grant horizon %d",
+						e.Offset, e.End(), inc, m.ResendEnd, m.LastResend.Frame, m.Horizon(c.P)).With(m.LastResend.Frame)
 				}
 				return Pass()
 			}},
