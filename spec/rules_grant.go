@@ -359,20 +359,7 @@ func grantRules() []*Rule {
 							return false
 						},
 						Excuse: func(c *Ctx, x *Event) (string, bool) {
-							switch {
-							case x.Err != nil:
-								return "", false
-							case x.Frame == trigFrame && x.Segment == trigSeg:
-								return receiverBusy(c, rHost, sHost, self(c), nil, netip.Addr{}, nil)
-							case x.Type() == wire.TypeRPCUnknown && KeyOf(x) == k:
-								return "RPC_UNKNOWN: one side no longer knows the RPC", true
-							case x.Type() == wire.TypeResend && KeyOf(x) == k && x.Packet.Role() == receiver && isBufferWakeup(c.P, x.Packet.Resend()):
-								return "the receiver's buffer-wakeup RESEND shows it had no buffer space for the message (GRANT-10)", true
-							case x.Type() == wire.TypeGrant && x.Src == rHost:
-								_, other := grantMsg(c, x)
-								return receiverBusy(c, rHost, sHost, self(c), other, x.Dst, nil)
-							}
-							return "", false
+							return grantWaitExcuse(c, x, trigFrame, trigSeg, k, receiver, rHost, sHost, self)
 						}}, true
 				},
 				Bound: func(p *Params) time.Duration { return p.AnswerBound() },
@@ -466,6 +453,31 @@ func grantWindowHow(p *Params) string {
 		return fmt.Sprintf("window %d", p.Window)
 	}
 	return fmt.Sprintf("dynamic window max_incoming/2 = %d/2 with one active message", p.MaxIncoming)
+}
+
+// grantWaitExcuse is the excuse of the obligations to grant a message
+// (HOMA-GRANT-002's first GRANT, HOMA-GRANT-019's next one): at the
+// trigger itself or at a GRANT the receiver gave another message, a
+// receiver busy with other messages (receiverBusy); RPC_UNKNOWN for the
+// RPC; or the receiver's buffer-wakeup RESEND, which shows it had no
+// buffer space for the message (facts GRANT-10). k is the RPC, receiver
+// the role of the message's receiver, self finds the message (looked up
+// only when needed: the excuse is asked at every packet while open).
+func grantWaitExcuse(c *Ctx, x *Event, trigFrame, trigSeg int, k RPCKey, receiver wire.Role, rHost, sHost netip.Addr, self func(*Ctx) *Message) (string, bool) {
+	switch {
+	case x.Err != nil:
+		return "", false
+	case x.Frame == trigFrame && x.Segment == trigSeg:
+		return receiverBusy(c, rHost, sHost, self(c), nil, netip.Addr{}, nil)
+	case x.Type() == wire.TypeRPCUnknown && KeyOf(x) == k:
+		return "RPC_UNKNOWN: one side no longer knows the RPC", true
+	case x.Type() == wire.TypeResend && KeyOf(x) == k && x.Packet.Role() == receiver && isBufferWakeup(c.P, x.Packet.Resend()):
+		return "the receiver's buffer-wakeup RESEND shows it had no buffer space for the message (GRANT-10)", true
+	case x.Type() == wire.TypeGrant && x.Src == rHost:
+		_, other := grantMsg(c, x)
+		return receiverBusy(c, rHost, sHost, self(c), other, x.Dst, nil)
+	}
+	return "", false
 }
 
 // receiverBusy reports why host recv may rightly not grant a new message

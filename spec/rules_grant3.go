@@ -86,20 +86,7 @@ func grantRules3() []*Rule {
 							if x.Err == nil && x.Src == rHost && KeyOf(x) == k {
 								alive = true
 							}
-							switch {
-							case x.Err != nil:
-								return "", false
-							case x.Frame == trigFrame && x.Segment == trigSeg:
-								return receiverBusy(c, rHost, sHost, self(c), nil, netip.Addr{}, nil)
-							case x.Type() == wire.TypeRPCUnknown && KeyOf(x) == k:
-								return "RPC_UNKNOWN: one side no longer knows the RPC", true
-							case x.Type() == wire.TypeResend && KeyOf(x) == k && x.Packet.Role() == receiver && isBufferWakeup(c.P, x.Packet.Resend()):
-								return "the receiver's buffer-wakeup RESEND shows it lost its buffer space for the message (GRANT-10)", true
-							case x.Type() == wire.TypeGrant && x.Src == rHost:
-								_, other := grantMsg(c, x)
-								return receiverBusy(c, rHost, sHost, self(c), other, x.Dst, nil)
-							}
-							return "", false
+							return grantWaitExcuse(c, x, trigFrame, trigSeg, k, receiver, rHost, sHost, self)
 						}}, true
 				},
 				// A stalled message stays stalled (nothing else makes the
