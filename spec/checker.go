@@ -293,6 +293,14 @@ type Checker struct {
 	// order, so findings at one frame keep the rules' order.
 	typeSet [classTypes]ruleSet
 	open    ruleSet
+	// gateMask[m] holds the Each rules that need (Each.Needs) a gate of
+	// the set m: those feedType skips on a packet that misses m. seen
+	// are the state gates the trace has reached (Trace.seen). verify
+	// makes feedType call the rules it skips and panic if one acts
+	// (verifyPrefilter).
+	gateMask [1 << numGates]ruleSet
+	seen     Gate
+	verify   bool
 	// afterOrd[i] numbers After rule i among the After rules (nAfter of
 	// them): its entries in an RPC's afterSlot cache.
 	afterOrd []int
@@ -338,7 +346,7 @@ func NewChecker(profile string, p Params, rules []*Rule) *Checker {
 // the rules whose pre-filters spare an event, so that verifyPrefilter
 // can check them.
 func newChecker(profile string, p Params, rules []*Rule, verify bool) *Checker {
-	c := &Checker{p: &p, profile: profile, downs: map[[2]string]*DowngradeCount{}}
+	c := &Checker{p: &p, profile: profile, downs: map[[2]string]*DowngradeCount{}, verify: verify}
 	c.trace = NewTrace(c.p)
 	c.net = newNetwork(Switch, p.Jitter)
 	c.ctx = Ctx{T: c.trace, P: c.p, Net: c.net}
@@ -379,6 +387,13 @@ func newChecker(profile string, p Params, rules []*Rule, verify bool) *Checker {
 		for k := range c.typeSet {
 			if cp.actsOnType(wire.MinType+wire.PacketType(k), verify) {
 				c.typeSet[k].add(i)
+			}
+		}
+		if cp.form == formEach && cp.each.Needs != 0 {
+			for m := range c.gateMask {
+				if Gate(m)&cp.each.Needs != 0 {
+					c.gateMask[m].add(i)
+				}
 			}
 		}
 	}
@@ -574,6 +589,31 @@ func (c *Checker) feed(e *Event, learn bool) {
 		}
 	}
 	c.trace.Apply(e)
+	if c.seen != stateGates {
+		c.seen = c.trace.seen()
+	}
+}
+
+// stateGates are the gates of states the trace reaches (Trace.seen).
+const stateGates = NeedsICMPSeen | NeedsRPCUnknownSeen | NeedsCutoffsSeen
+
+// missing returns the gates (Each.Needs) that e, a well-formed packet,
+// misses.
+func (c *Checker) missing(e *Event) Gate {
+	m := stateGates &^ c.seen
+	if e.Type() == wire.TypeData {
+		d := e.Packet.Data()
+		if d.Retransmit() == 0 {
+			m |= NeedsRetransmit
+		}
+		if d.AckClientID() == 0 {
+			m |= NeedsPiggyAck
+		}
+	}
+	if !e.Src.Is6() || e.Src.Is4In6() {
+		m |= NeedsIPv6
+	}
+	return m
 }
 
 // feedType runs on e, a well-formed packet of dispatch class cls, the
@@ -581,8 +621,12 @@ func (c *Checker) feed(e *Event, learn bool) {
 // order. It is evalRule without the checks typeSet has made.
 func (c *Checker) feedType(cls int, e *Event) {
 	set := c.typeSet[cls]
+	skip := &c.gateMask[c.missing(e)]
+	if c.verify {
+		c.verifyGates(&set, skip, e)
+	}
 	for w := range set {
-		set[w] |= c.open[w]
+		set[w] = set[w]&^skip[w] | c.open[w]
 	}
 	for w, bits := range set {
 		for bits != 0 {
@@ -619,7 +663,11 @@ func (c *Checker) evalRule(i int, e *Event) {
 		if icmp && !p.ICMP || e.Err != nil && !p.Malformed || e.Err == nil && !icmp && !typeIn(e.Type(), p.Types) {
 			return
 		}
-		c.recordHere(i, e, p.Check(&c.ctx, e))
+		res := p.Check(&c.ctx, e)
+		if p.Needs != 0 && e.Err == nil && !icmp && p.Needs&c.missing(e) != 0 {
+			verifyPrefilter(c.rules[i], "Needs", e, func() bool { return res.Status != NotApplicable })
+		}
+		c.recordHere(i, e, res)
 	case formAtMost:
 		if e.Err != nil || icmp || !typeIn(e.Type(), cp.atMost.Types) {
 			return
@@ -758,11 +806,24 @@ func (c *Checker) within(i int, st *ruleState, p *Within, e *Event, icmp bool) {
 	c.trigger(i, st, p, e)
 }
 
+// verifyGates calls the rules of set that skip (Each.Needs, missed by e)
+// spares, and panics if one would have acted (verifyPrefilter).
+func (c *Checker) verifyGates(set, skip *ruleSet, e *Event) {
+	for w := range set {
+		for bits := set[w] & skip[w]; bits != 0; bits &= bits - 1 {
+			i := w*64 + mbits.TrailingZeros64(bits)
+			p := &c.props[i].each
+			verifyPrefilter(c.rules[i], "Needs", e, func() bool { return p.Check(&c.ctx, e).Status != NotApplicable })
+		}
+	}
+}
+
 // verifyPrefilters makes the Checker also ask the functions a pre-filter
 // (Within.TriggerTypes, After.ATypes and BTypes) spares them, and panic if
 // one would have acted: a pre-filter must be a superset of what its
-// function accepts, or it would hide findings. The spec package's tests
-// set it (TestMain), so every rule test checks the rules' pre-filters.
+// function accepts, or it would hide findings; and likewise Each.Check for
+// the packets its Needs spares. The spec package's tests set it
+// (TestMain), so every rule test checks the rules' pre-filters.
 var verifyPrefilters bool
 
 // verifyPrefilter panics, under verifyPrefilters, if asked (the function

@@ -40,6 +40,38 @@ func TestPrefilterVerified(t *testing.T) {
 	c.Feed(&b.events[0])
 }
 
+// TestNeedsVerified shows that the verification catches an Each rule
+// whose Needs spares packets its Check acts on (a rule that needs
+// retransmitted DATA but judges a first transmission), on the dispatch
+// tables' path and on the reference path, and that a packet meeting the
+// gate is checked as usual.
+func TestNeedsVerified(t *testing.T) {
+	bad := &Rule{ID: "HOMA-TEST-011", Level: Must, Statement: "s", Source: "s", Property: Each{
+		Types: []wire.PacketType{wire.TypeData}, Needs: NeedsRetransmit,
+		Check: func(*Ctx, *Event) Result { return Violation("acts on every DATA") },
+	}}
+	p, _ := LookupProfile("linux")
+	for _, reference := range []bool{false, true} {
+		b := newTrace(t, wire.VersionCurrent)
+		b.data(true, 2, 1000, 0, 1000, 7, func(d *wire.DataFields) { d.Retransmit = 1 })
+		b.data(true, 2, 1000, 0, 1000, 7, nil)
+		c := NewChecker("linux", p.Params, []*Rule{bad})
+		c.reference = reference
+		c.Feed(&b.events[0])
+		if n := len(c.report.Violations); n != 1 {
+			t.Fatalf("reference %v: the retransmission gave %d violations, want 1", reference, n)
+		}
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("reference %v: a Needs that spares a first transmission its Check judges was not caught", reference)
+				}
+			}()
+			c.Feed(&b.events[1])
+		}()
+	}
+}
+
 // TestHotValuesFitRegisters guards the sizes the checker's speed rests
 // on: a struct of at most four fields and 32 bytes is kept in registers
 // by the Go compiler, a larger one is spilled and copied at every call.

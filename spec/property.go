@@ -140,9 +140,42 @@ type Each struct {
 	// the trace then keeps payload hashes (Message.payload), and only then.
 	Payload bool
 	// ICMP makes Check see ICMP events (Event.ICMP set) too.
-	ICMP  bool
+	ICMP bool
+	// Needs declares conditions without which Check returns NotApplicable
+	// on a well-formed packet: the Checker does not call Check on one
+	// that misses any of them (see Gate). Tests verify the declaration
+	// (verifyPrefilters).
+	Needs Gate
 	Check func(c *Ctx, e *Event) Result
 }
+
+// Gate is a set of cheap conditions an Each rule may need before it can
+// act (Each.Needs): facts of the packet itself, or states the capture has
+// reached so far, which ordinary traffic rarely shows. Rules of rare
+// states (retransmissions, ICMP, RPC_UNKNOWN) are then not called on
+// every packet.
+type Gate uint8
+
+const (
+	// NeedsRetransmit: a DATA packet acts only if retransmit is set
+	// (other types are not gated).
+	NeedsRetransmit Gate = 1 << iota
+	// NeedsPiggyAck: a DATA packet acts only if it carries a piggy-backed
+	// ack (ack client_id nonzero; other types are not gated).
+	NeedsPiggyAck
+	// NeedsIPv6: the packet's source is an IPv6 address (not v4-mapped).
+	NeedsIPv6
+	// NeedsICMPSeen: the trace holds an ICMP port unreachable
+	// (Trace.PortUnreachable finds something).
+	NeedsICMPSeen
+	// NeedsRPCUnknownSeen: some RPC of the trace received RPC_UNKNOWN
+	// (RPC.Unknown can be set).
+	NeedsRPCUnknownSeen
+	// NeedsCutoffsSeen: the trace holds a CUTOFFS (Trace.CutoffsKnown
+	// finds something).
+	NeedsCutoffsSeen
+	numGates = iota
+)
 
 func (Each) form() string { return "each" }
 

@@ -88,7 +88,7 @@ func ackRules() []*Rule {
 			Statement: "A client acknowledges only RPCs whose response it has completely received, or, in an ACK's header answering NEED_ACK, an RPC it no longer has; each ack names the RPC's server port.",
 			Source:    "HomaModule homa_peer.c homa_peer_add_ack (called when the application receives the response); homa_incoming.c homa_need_ack_pkt (an RPC the client does not have is acked in the header)",
 			Capture:   "the response must be in the capture; acks for RPCs that started before it are inconclusive; an ACK header naming an RPC whose client had answered RPC_UNKNOWN for it passes, and one whose client went timeout_ticks without DATA, GRANT or BUSY from the server (its timer may have aborted and freed the RPC, which sends no packet) is inconclusive",
-			Property: Each{Types: []wire.PacketType{wire.TypeAck, wire.TypeData}, Check: func(c *Ctx, e *Event) Result {
+			Property: Each{Types: []wire.PacketType{wire.TypeAck, wire.TypeData}, Needs: NeedsPiggyAck, Check: func(c *Ctx, e *Event) Result {
 				// ACK packets come from clients; a piggy-backed ack rides in
 				// any DATA, request or response, and names an RPC whose
 				// client is the DATA's source (homa_tx_data_pkt_alloc).

@@ -22,7 +22,7 @@ func cutoffRules() []*Rule {
 			// (seen in the e2 capture); main rewrites it at transmit time.
 			Profiles: []string{"linux"},
 			Capture:  "slack covers DATA already queued when the CUTOFFS arrived; on the receiver's side (delivered, the receiver's link) a stale DATA is inconclusive (queueing in the switch) until the sender's DATA at its level carry the new version, for up to response_timeout plus slack; a version no CUTOFFS in the capture announced is a violation even within slack, where the capture shows DATA of the sender before the CUTOFFS and none carried it (a restarted receiver counts from 1 again, so its earlier incarnation's higher version may still be held)",
-			Property: Each{Types: []wire.PacketType{wire.TypeData}, Check: func(c *Ctx, e *Event) Result {
+			Property: Each{Types: []wire.PacketType{wire.TypeData}, Needs: NeedsCutoffsSeen, Check: func(c *Ctx, e *Event) Result {
 				st := c.T.CutoffsKnown(e.Src, e.Dst)
 				if st == nil {
 					return Skip

@@ -137,7 +137,7 @@ func idRules2() []*Rule {
 			Facts:     []string{"ID-04", "ICMP-01"},
 			Statement: "A host that answered a packet with ICMP port unreachable sends no Homa reply for that RPC from that port.",
 			Source:    "HomaModule homa_incoming.c homa_dispatch_pkts (no socket, or a request to a non-server socket: icmp_send and the packets are freed)",
-			Property: Each{Check: func(c *Ctx, e *Event) Result {
+			Property: Each{Needs: NeedsICMPSeen, Check: func(c *Ctx, e *Event) Result {
 				u, ok := c.T.PortUnreachable(e.Src, e.Packet.Common().Sport())
 				if !ok || u.To != e.Dst || u.SenderID == 0 || wire.ClientID(u.SenderID) != wire.ClientID(e.Packet.SenderID()) {
 					return Skip
@@ -152,7 +152,7 @@ func idRules2() []*Rule {
 			Statement: "After ICMP port unreachable from a host for a port, the other side aborts its RPCs with that port (a server's end, a client's fail with ENOTCONN): no packet of a server RPC begun before goes there more than slack later.",
 			Capture:   "a server is judged wherever the ICMP is seen; a client's packets after it are inconclusive: its aborted RPC stays active (timer RESENDs, paced DATA) until the application reads the error, which the wire does not show (elsewhere than on the client's link the ICMP may also have been lost after the capture point); a client's ACK or RPC_UNKNOWN answering a socket that came back is not judged",
 			Source:    "HomaModule homa_plumbing.c homa_err_handler_v4/v6 (port unreachable: homa_abort_rpcs for the address and port, client and server RPCs alike), homa_rpc.c homa_rpc_abort (a server RPC ends; a client RPC gets ENOTCONN and is handed to the application, homa_rpc_handoff, and ends only when recvmsg collects it); homa_incoming.c homa_need_ack_pkt and homa_resend_pkt answer for RPCs the client no longer has",
-			Property: Each{Check: func(c *Ctx, e *Event) Result {
+			Property: Each{Needs: NeedsICMPSeen, Check: func(c *Ctx, e *Event) Result {
 				if e.Type() == wire.TypeFreeze || e.Type() == wire.TypeCutoffs {
 					return Skip
 				}

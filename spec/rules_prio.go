@@ -73,7 +73,7 @@ func prioRules() []*Rule {
 			Statement: "An IPv6 packet carries its priority in the traffic class shifted by ipv6_prio_shift: priority<<5 (bits 7-5) on HomaModule main since 548056f, priority<<4 before and on linux_6.1.38.",
 			Source:    "HomaModule homa_outgoing.c __homa_xmit_control, __homa_xmit_data (ip6_xmit with the traffic class from priority_map); fix 548056f (2025-11-18)",
 			Capture:   "judged only when ipv6_prio_shift names the build (linux-2024: 4; linux: 0, either, since main builds before and after 548056f share the wire format); a traffic class with bit 4 set was written with shift 4, one with bit 7 set with shift 5, others fit both",
-			Property: Each{Check: func(c *Ctx, e *Event) Result {
+			Property: Each{Needs: NeedsIPv6, Check: func(c *Ctx, e *Event) Result {
 				s := c.P.IPv6PrioShift
 				if s == 0 || !e.Src.Is6() || e.Src.Is4In6() {
 					return Skip
@@ -117,7 +117,7 @@ func prioRules() []*Rule {
 			Statement: "A client restarting its request after RPC_UNKNOWN retransmits it at the unscheduled priority its cutoffs give the request's length.",
 			Source:    "HomaModule homa_incoming.c homa_rpc_unknown_pkt (homa_resend_data at homa_unsched_priority)",
 			Profiles:  []string{"linux", "linux-2024"},
-			Property: Each{Types: []wire.PacketType{wire.TypeData}, Check: func(c *Ctx, e *Event) Result {
+			Property: Each{Types: []wire.PacketType{wire.TypeData}, Needs: NeedsRetransmit | NeedsRPCUnknownSeen, Check: func(c *Ctx, e *Event) Result {
 				if !e.Retransmit() || !e.FromClient() {
 					return Skip
 				}

@@ -201,7 +201,7 @@ func resendRules() []*Rule {
 			Statement: "Retransmitted DATA answering a RESEND uses the priority the RESEND asked for.",
 			Source:    "HomaModule homa_outgoing.c homa_resend_data (RESEND priority)",
 			Profiles:  []string{"linux", "linux-2024"},
-			Property: Each{Types: []wire.PacketType{wire.TypeData}, Check: func(c *Ctx, e *Event) Result {
+			Property: Each{Types: []wire.PacketType{wire.TypeData}, Needs: NeedsRetransmit, Check: func(c *Ctx, e *Event) Result {
 				if !e.Retransmit() {
 					return Skip
 				}

@@ -251,7 +251,7 @@ func resendRules2() []*Rule {
 			Statement: "RPC_UNKNOWN ends an RPC at a server and is ignored by a client already receiving its response: a server told RPC_UNKNOWN by the client sends nothing more for the RPC, and a client whose response had begun to arrive does not restart its request.",
 			Source:    "HomaModule homa_incoming.c homa_rpc_unknown_pkt (server: homa_rpc_end; client: restart only in RPC_OUTGOING, else discard)",
 			Capture:   "slack covers packets already on their way; a response seen but lost after the capture point leaves the client sending (inconclusive where the capture shows such loss)",
-			Property: Each{Types: []wire.PacketType{wire.TypeData, wire.TypeGrant, wire.TypeResend, wire.TypeBusy, wire.TypeNeedAck}, Check: func(c *Ctx, e *Event) Result {
+			Property: Each{Types: []wire.PacketType{wire.TypeData, wire.TypeGrant, wire.TypeResend, wire.TypeBusy, wire.TypeNeedAck}, Needs: NeedsRPCUnknownSeen, Check: func(c *Ctx, e *Event) Result {
 				r := c.T.Lookup(e)
 				if r == nil || !r.Unknown {
 					return Skip

@@ -13,7 +13,7 @@ func resendRules3() []*Rule {
 			Source:    "HomaModule homa_incoming.c homa_resend_pkt (end capped at tx_end), homa_outgoing.c homa_resend_data (h->incoming = end since commit 45a8cae, 2025-05; before it msgout.granted, or the segment's end beyond it); linux_6.1.38 wrote the granted offset too",
 			Profiles:  []string{"linux"},
 			Capture:   "needs the RESENDs in the capture; a retransmission with no RESEND seen is HOMA-RESEND-003's business",
-			Property: Each{Types: []wire.PacketType{wire.TypeData}, Check: func(c *Ctx, e *Event) Result {
+			Property: Each{Types: []wire.PacketType{wire.TypeData}, Needs: NeedsRetransmit, Check: func(c *Ctx, e *Event) Result {
 				if !e.Retransmit() {
 					return Skip
 				}
@@ -46,7 +46,7 @@ func resendRules3() []*Rule {
 			Source:    "HomaModule homa_outgoing.c homa_resend_data (only the segments overlapping [start, end)); homa_incoming.c homa_resend_pkt, homa_rpc_unknown_pkt (the restart resends [0, tx_end))",
 			Profiles:  []string{"linux", "upstream"},
 			Capture:   "needs the RESENDs in the capture (a retransmission with none is HOMA-RESEND-003's business); after a RESEND of length -1 only what the capture saw sent counts as asked, so bytes beyond it are not judged",
-			Property: Each{Types: []wire.PacketType{wire.TypeData}, Check: func(c *Ctx, e *Event) Result {
+			Property: Each{Types: []wire.PacketType{wire.TypeData}, Needs: NeedsRetransmit, Check: func(c *Ctx, e *Event) Result {
 				if !e.Retransmit() || e.Length == 0 {
 					return Skip
 				}

@@ -97,7 +97,7 @@ func wireRules() []*Rule {
 			Statement: "Retransmitted DATA (retransmit=1) carries its true offset in seg.offset, never the 0xFFFFFFFF sentinel.",
 			Source:    "HomaModule homa_outgoing.c homa_resend_data",
 			Profiles:  []string{"linux", "linux-2024"},
-			Property: Each{Types: []wire.PacketType{wire.TypeData}, Check: func(c *Ctx, e *Event) Result {
+			Property: Each{Types: []wire.PacketType{wire.TypeData}, Needs: NeedsRetransmit, Check: func(c *Ctx, e *Event) Result {
 				d := e.Packet.Data()
 				if d.Retransmit() == 0 {
 					return Skip

@@ -408,6 +408,8 @@ type Trace struct {
 	// unreachable[{H, P}] is the latest ICMP port unreachable host H sent
 	// about its port P.
 	unreachable map[HostPort]Unreachable
+	// sawUnknown: some RPC has received RPC_UNKNOWN (RPC.Unknown).
+	sawUnknown bool
 	// ackedMax[C] is the largest client id of host C acknowledged so far.
 	ackedMax map[netip.Addr]ackedID
 	// longIn[R] holds the messages longer than unsched_bytes sent to R
@@ -570,6 +572,22 @@ func (t *Trace) RPCs() []*RPC {
 
 // CutoffsKnown returns what sender S knows of receiver R's cutoffs, or nil.
 func (t *Trace) CutoffsKnown(s, r netip.Addr) *CutoffsState { return t.cutoffs[hostPair{s, r}] }
+
+// seen returns the state gates (Each.Needs) the trace has reached: the
+// states only ever appear, so a gate once seen stays open.
+func (t *Trace) seen() Gate {
+	var g Gate
+	if len(t.unreachable) > 0 {
+		g |= NeedsICMPSeen
+	}
+	if t.sawUnknown {
+		g |= NeedsRPCUnknownSeen
+	}
+	if len(t.cutoffs) > 0 {
+		g |= NeedsCutoffsSeen
+	}
+	return g
+}
 
 // CutoffVersions returns every CUTOFFS R sent to S so far, oldest first.
 func (t *Trace) CutoffVersions(s, r netip.Addr) []CutoffsState { return t.versions[hostPair{s, r}] }
@@ -861,6 +879,7 @@ func (t *Trace) Apply(e *Event) {
 		t.applyResend(e, r)
 	case wire.TypeRPCUnknown:
 		r.Unknown, r.UnknownTime, r.UnknownFromClient = true, e.Time, e.FromClient()
+		t.sawUnknown = true
 		t.newIncarnation(r, !e.FromClient())
 		if e.FromClient() {
 			if r.ForgotTime.IsZero() {
