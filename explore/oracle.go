@@ -54,6 +54,7 @@ func newOracle(ctx context.Context, w *world, rules []*spec.Rule, level spec.Lev
 	// The view is a tap on the IUT's own link: its packets as it sent
 	// them, the tester's as it got them (what the explored network lost
 	// never reached it).
+	o.c.SetCaptureFromStart() // a case's capture holds it from its first packet
 	o.c.SetCapturePoint(spec.HostPoint(o.iut))
 	for _, r := range rules {
 		o.charges[r.ID] = r.ChargesReceiver()

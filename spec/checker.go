@@ -277,11 +277,13 @@ func (c *compiled) mayApply(cls int, verify bool) bool {
 // Checker streams events through rules. Use NewChecker, Feed each event in
 // capture order, then Finish.
 type Checker struct {
-	p       *Params
-	profile string
-	rules   []*Rule
-	state   []*ruleState
-	props   []compiled
+	// fromStart: see SetCaptureFromStart.
+	fromStart bool
+	p         *Params
+	profile   string
+	rules     []*Rule
+	state     []*ruleState
+	props     []compiled
 	// byClass[k] lists, in rule order, the rules that may act on an event
 	// of dispatch class k (classOf).
 	byClass [numClasses][]int
@@ -500,6 +502,37 @@ func (c *Checker) recordFinding(i int, e *Event, res *Result) {
 	c.record(i, e, refOf(e), c.curRPC(), *res)
 }
 
+// SetCaptureFromStart says the capture began before any RPC in it (a
+// capture homatest makes of its own runs, the explorer's cases): the
+// capture's start then excuses no finding (CauseCaptureStart), and an RPC
+// whose first packet is not its request's start is judged as it is.
+func (c *Checker) SetCaptureFromStart() { c.fromStart = true }
+
+// startedBefore reports whether a violation of rule r at RPC rpc may
+// depend on what the RPC's hosts did before the capture began: the RPC
+// is in the trace but was not seen from its first request bytes
+// (RPC.SeenFromStart). Rules that judge each packet alone (Rule.Alone,
+// the WIRE area) are never excused.
+func (c *Checker) startedBefore(r *Rule, rpc *RPCKey, e *Event) (Evidence, bool) {
+	if rpc == nil || c.fromStart || r.Alone || r.Area() == "wire" {
+		return Evidence{}, false
+	}
+	first, fromStart := 0, false
+	if x := c.trace.rpcs[*rpc]; x != nil {
+		first, fromStart = x.FirstFrame, x.SeenFromStart
+	} else if e != nil && e.Err == nil && e.ICMP == nil && hasRPC(e) && e.Type() != wire.TypeAck && e.Type() != wire.TypeCutoffs && KeyOf(e) == *rpc {
+		// e is the RPC's first packet: the trace creates the RPC after
+		// the rules have judged e (ACK and CUTOFFS create none).
+		first, fromStart = e.Frame, c.trace.seenFromStart(e)
+	} else {
+		return Evidence{}, false
+	}
+	if fromStart {
+		return Evidence{}, false
+	}
+	return Evidence{Frame: first, Why: "the RPC's first packet in the capture is not its request's first bytes"}, true
+}
+
 func (c *Checker) record(i int, e *Event, at frameRef, rpc *RPCKey, res Result) {
 	st := c.state[i]
 	r := c.rules[i]
@@ -514,6 +547,8 @@ func (c *Checker) record(i int, e *Event, at frameRef, rpc *RPCKey, res Result) 
 	if res.Status == Violated {
 		if ev, ok := c.net.Duplicate(); ok && e != nil && e.Frame == frame {
 			res = Downgrade(CauseDuplicate, ev, "%s", res.Why())
+		} else if ev, ok := c.startedBefore(r, rpc, e); ok {
+			res = Downgrade(CauseCaptureStart, ev, "%s", res.Why()).WithSlack(res.Slack)
 		}
 	}
 	f := Finding{Rule: r.ID, Level: r.Level, Frame: frame, Frames: res.Frames(), Time: t, RPC: rpc, Why: res.Why(), Slack: res.Slack, Cause: res.Cause(),

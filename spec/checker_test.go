@@ -171,6 +171,7 @@ func TestWithinInconclusiveAtEnd(t *testing.T) {
 // violation.
 func TestWithinDeadlinePassedAtEnd(t *testing.T) {
 	b := newTrace(t, wire.VersionCurrent)
+	b.data(true, 2, 100, 0, 100, 7, nil) // the RPC starts in the capture
 	trig := b.resend(true, 2, 0, wire.ResendAll, 7)
 	b.after(30 * time.Millisecond)
 	b.frame++
@@ -274,6 +275,7 @@ func TestTimestampsStepBack(t *testing.T) {
 	})
 	t.Run("deadline across the step", func(t *testing.T) {
 		b := newTrace(t, wire.VersionCurrent)
+		b.data(true, 2, 100, 0, 100, 7, nil)
 		trig := b.resend(true, 2, 0, wire.ResendAll, 7)
 		b.after(5*time.Millisecond).data(true, 4, 100, 0, 100, 7, nil)          // elapsed 5
 		b.after(-50*time.Millisecond).data(true, 6, 100, 0, 100, 7, nil)        // step back: elapsed 5
@@ -281,12 +283,13 @@ func TestTimestampsStepBack(t *testing.T) {
 		past := b.after(6*time.Millisecond).data(true, 10, 100, 0, 100, 7, nil) // elapsed 21
 		rep := b.runRules(busyWithin())
 		wantViolations(t, rep, "HOMA-TEST-001", trig)
-		if f := onlyFinding(t, rep.Violations, "HOMA-TEST-001"); !strings.Contains(f.Why, "21ms later") || past != 5 {
+		if f := onlyFinding(t, rep.Violations, "HOMA-TEST-001"); !strings.Contains(f.Why, "21ms later") || past != 6 {
 			t.Errorf("why %q", f.Why)
 		}
 	})
 	t.Run("after bound across the step", func(t *testing.T) {
 		b := newTrace(t, wire.VersionCurrent)
+		b.data(true, 2, 100, 0, 100, 7, nil)
 		b.resend(true, 2, 0, wire.ResendAll, 7)
 		b.after(-time.Second).data(true, 4, 100, 0, 100, 7, nil) // step back
 		stale := b.after(12*time.Millisecond).ctl(false, 2, wire.TypeBusy)
@@ -412,6 +415,7 @@ func TestWithinExcuse(t *testing.T) {
 	r2 := b.resend(true, 4, 0, wire.ResendAll, 6)                      // excused at once
 	b.after(time.Millisecond).resend(true, 6, 0, wire.ResendAll, 7)
 	b.after(time.Millisecond).ctl(false, 6, wire.TypeBusy) // matches
+	b.data(true, 8, 100, 0, 100, 7, nil)                   // starts in the capture: not excused by its start
 	r4 := b.resend(true, 8, 0, wire.ResendAll, 7)
 	b.after(25*time.Millisecond).ctl(false, 8, wire.TypeRPCUnknown) // too late to excuse
 	rep := b.runRules(busyWithinExcused())

@@ -125,7 +125,9 @@ func TestJudgeHostsChargesSender(t *testing.T) {
 	b := newTrace(t, wire.VersionCurrent)
 	bad := b.retransmitAtLevel0()
 	rules, p := hostViewRules(t)
-	reps := Judge{Profile: "linux", Params: p, Rules: rules}.Hosts(b.events, deliver(b.events, 10*time.Microsecond, nil), nil)
+	// Delivered 5 µs after sending: before the server's GRANT (10 µs), so
+	// the server's view starts the RPC with its request.
+	reps := Judge{Profile: "linux", Params: p, Rules: rules}.Hosts(b.events, deliver(b.events, 5*time.Microsecond, nil), nil)
 	got := charged(reps)
 	if len(got[b.server]) != 0 || len(got[b.client]) != 1 || got[b.client][0] != "HOMA-RESEND-004" {
 		t.Fatalf("charged %v, want one HOMA-RESEND-004 for the client only", got)

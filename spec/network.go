@@ -36,6 +36,13 @@ const (
 	// host closed the socket or restarted (its Homa module reloaded),
 	// which discards every RPC the socket held.
 	CauseClose Cause = "socket closed or host restarted"
+	// CauseCaptureStart: not the network but the capture's start: the
+	// RPC's first packet in the capture is not the first bytes of its
+	// request, so what its hosts did and heard before (GRANTs, RESENDs,
+	// acks, cutoffs) is not in the capture (tcpdump started while the
+	// RPC was under way, or its first packet was lost before the capture
+	// point).
+	CauseCaptureStart Cause = "RPC started before the capture"
 )
 
 // Evidence is the observable that shows a network effect: a frame and

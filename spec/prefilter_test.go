@@ -90,7 +90,7 @@ func TestHotValuesFitRegisters(t *testing.T) {
 // the findings kept must be those of the first triggers, in every run,
 // not whichever the map of open obligations yields first.
 func TestMissedObligationsKeptInOrder(t *testing.T) {
-	never := &Rule{ID: "HOMA-TEST-010", Level: Must, Statement: "s", Source: "s", Property: Within{
+	never := &Rule{ID: "HOMA-TEST-010", Level: Must, Statement: "s", Source: "s", Alone: true, Property: Within{
 		TriggerTypes: []wire.PacketType{wire.TypeGrant},
 		Trigger: func(c *Ctx, e *Event) (Obligation, bool) {
 			return Obligation{Key: e.Frame, Match: func(*Ctx, *Event) bool { return false }, Expect: "nothing"}, true

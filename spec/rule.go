@@ -63,6 +63,12 @@ type Rule struct {
 	// switch port: host taps hide GRO-batched packets); the rule reports
 	// inconclusive rather than violated where the capture cannot tell.
 	Capture string `json:"capture,omitempty"`
+	// Alone says the rule judges each packet by itself (its fields, its
+	// TOS byte), never by what came before it, so a capture that began
+	// while an RPC was under way excuses none of its findings
+	// (CauseCaptureStart); rules of the WIRE area are alone whether or
+	// not they say so.
+	Alone bool `json:"-"`
 	// Property is the executable form.
 	Property Property `json:"-"`
 }

@@ -12,7 +12,7 @@ import (
 func idRules() []*Rule {
 	return []*Rule{
 		{
-			ID: "HOMA-ID-001", Level: Must,
+			ID: "HOMA-ID-001", Level: Must, Alone: true,
 			Facts:     []string{"ID-01"},
 			Statement: "The two directions of an RPC carry ids that differ only in bit 0: the client sends its even id, the server that id plus one.",
 			Source:    "HomaModule homa_wire.h homa_local_id; homa_rpc.c homa_rpc_alloc_client",

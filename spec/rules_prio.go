@@ -68,7 +68,7 @@ func prioRules() []*Rule {
 			}},
 		},
 		{
-			ID: "HOMA-PRIO-004", Level: Must,
+			ID: "HOMA-PRIO-004", Level: Must, Alone: true,
 			Facts:     []string{"CTRL-01", "CTRL-02", "CUT-03"},
 			Statement: "An IPv6 packet carries its priority in the traffic class shifted by ipv6_prio_shift: priority<<5 (bits 7-5) on HomaModule main since 548056f, priority<<4 before and on linux_6.1.38.",
 			Source:    "HomaModule homa_outgoing.c __homa_xmit_control, __homa_xmit_data (ip6_xmit with the traffic class from priority_map); fix 548056f (2025-11-18)",

@@ -424,7 +424,9 @@ func TestResend006UnknownAnswersResend(t *testing.T) {
 func TestResend006UnsolicitedUnknown(t *testing.T) {
 	b := newTrace(t, wire.VersionCurrent)
 	b.data(true, 2, 100, 0, 100, 7, nil)
-	stray := b.after(time.Millisecond).ctl(false, 4, wire.TypeRPCUnknown)
+	// A second later, past timeout_ticks: no RPC under way before the
+	// capture began can still be answered (CauseCaptureStart).
+	stray := b.after(time.Second).ctl(false, 4, wire.TypeRPCUnknown)
 	b.data(false, 6, 100, 0, 100, 7, nil)
 	own := b.after(time.Millisecond).ctl(false, 6, wire.TypeRPCUnknown)
 	rep := b.check("linux", "HOMA-RESEND-006")

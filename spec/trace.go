@@ -297,6 +297,10 @@ type RPC struct {
 	// the frame of the first.
 	First, Last time.Time
 	FirstFrame  int
+	// SeenFromStart: the RPC's history is in the capture (see
+	// Trace.seenFromStart); otherwise a violation that may depend on it
+	// is downgraded (CauseCaptureStart).
+	SeenFromStart bool
 	// Request is sent by the client, Response by the server.
 	Request, Response Message
 	// Packets counts packets by type (index type-0x10), both directions.
@@ -393,8 +397,11 @@ type hostPair struct{ from, to netip.Addr }
 type Trace struct {
 	P *Params
 	// Now is the time of the latest event.
-	Now  time.Time
-	rpcs map[RPCKey]*RPC
+	Now time.Time
+	// Start is the time of the capture's first packet: state older than
+	// it is not in the capture.
+	Start time.Time
+	rpcs  map[RPCKey]*RPC
 	// cutoffs[{S,R}] is what S knows of R's cutoffs (R sent them to S).
 	cutoffs map[hostPair]*CutoffsState
 	// versions[{S,R}] are all cutoff versions R has sent to S, with times.
@@ -540,6 +547,9 @@ func (t *Trace) Lookup(e *Event) *RPC {
 // and returns its key. e must belong to an RPC (not ICMP, malformed,
 // CUTOFFS or FREEZE); for other events it only clears the cache.
 func (t *Trace) begin(e *Event) RPCKey {
+	if t.Start.IsZero() {
+		t.Start = e.Time
+	}
 	if !hasRPC(e) {
 		t.cur = nil
 		return RPCKey{}
@@ -547,6 +557,17 @@ func (t *Trace) begin(e *Event) RPCKey {
 	t.cur, t.curKey = e, KeyOf(e)
 	t.curRPC = t.rpcs[t.curKey]
 	return t.curKey
+}
+
+// seenFromStart reports whether an RPC whose first packet in the capture
+// is e has its history in the capture: e is request DATA holding offset
+// 0, or e comes more than timeout_ticks (as late as the timer can run)
+// after the capture's start, since an RPC under way before it would have
+// been silent that long and its hosts would have aborted it
+// (homa_timer_check_rpc); its earlier packets were lost before the
+// capture point, which the loss downgrades judge.
+func (t *Trace) seenFromStart(e *Event) bool {
+	return e.Type() == wire.TypeData && e.FromClient() && e.Offset == 0 || e.Time.Sub(t.Start) > t.P.LateTicks(t.P.TimeoutTicks)
 }
 
 // Created returns how many RPCs the trace has seen start (an RPC whose
@@ -827,7 +848,7 @@ func (t *Trace) Apply(e *Event) {
 		if typ == wire.TypeCutoffs || typ == wire.TypeAck {
 			return
 		}
-		r = &RPC{Key: k, First: e.Time, FirstFrame: e.Frame, idleAt: -1}
+		r = &RPC{Key: k, First: e.Time, FirstFrame: e.Frame, idleAt: -1, SeenFromStart: t.seenFromStart(e)}
 		t.created++
 		t.rpcs[k] = r
 	}

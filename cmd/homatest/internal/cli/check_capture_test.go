@@ -160,8 +160,11 @@ func TestCheckCapturePoint(t *testing.T) {
 func TestCheckSwitchNotes(t *testing.T) {
 	b := newCap(wire.VersionCurrent)
 	r := rpcOf(hostC, hostS, 10)
-	// DATA past U with no GRANT in the file: a violation out of context.
-	i := b.data(0, r, true, 4, 100000, 51392, 1424, 40000, 1, false)
+	// DATA past U with no GRANT in the file: a violation out of context
+	// (the RPC's first bytes are in the capture, so its start is).
+	i := b.data(0, r, true, 4, 100000, 0, 1424, 40000, 1, false)
+	b.pkts[i].note = "dropped: plan (plan rule 0 (request DATA))"
+	i = b.data(ms(1), r, true, 4, 100000, 51392, 1424, 40000, 1, false)
 	b.pkts[i].note = "dropped: plan (plan rule 0 (request DATA))"
 	i = b.grant(ms(90), r, true, 100000, 0)
 	b.pkts[i].note = "dropped: plan (plan rule 1 (1st GRANT))"
@@ -170,7 +173,7 @@ func TestCheckSwitchNotes(t *testing.T) {
 		t.Fatal(err)
 	}
 	out, err, code := run(t, "check", f)
-	if code != 0 || !strings.Contains(out, "capture point: none (every frame carries a switch's note and 2 say the switch dropped them") ||
+	if code != 0 || !strings.Contains(out, "capture point: none (every frame carries a switch's note and 3 say the switch dropped them") ||
 		!strings.Contains(out, "0 exercised by this capture") {
 		t.Errorf("exit %d (%v), want 0 and nothing judged:\n%s", code, err, out)
 	}
