@@ -15,55 +15,82 @@ import (
 // ErrNoHoma is returned for a readable capture without a single Homa packet.
 var ErrNoHoma = errors.New("no Homa packets found (IP protocol 146 or 253, or TCP with the hijack marks)")
 
-// stdinData holds standard input once read, so that "-" can be read twice
-// (profile detection, then checking); stdinMu guards it (check reads
-// files in parallel).
+// streams holds the bytes of captures that can be read only once:
+// standard input ("-") and paths that are not regular files (a named
+// pipe, a process substitution such as /dev/fd/63, /dev/stdin on a pipe).
+// Each is read into memory on first use, so that it can be read again
+// (profile detection and the capture-point plan, then checking; opening a
+// named pipe a second time would wait for a writer forever); streamsMu
+// guards it (check reads files in parallel).
 var (
-	stdinData []byte
-	stdinMu   sync.Mutex
+	streams   = map[string][]byte{}
+	streamsMu sync.Mutex
 )
 
-// stdin returns standard input, read into memory on first use.
-func stdin() ([]byte, error) {
-	stdinMu.Lock()
-	defer stdinMu.Unlock()
-	if stdinData == nil {
-		b, err := io.ReadAll(os.Stdin)
-		if err != nil {
-			return nil, fmt.Errorf("read standard input: %w", err)
+// stream returns the bytes of the capture at path when it can be read
+// only once (see streams), reading it on first use; ok is false for a
+// regular file, or a path Stat cannot read (Open then says why).
+func stream(path string) (data []byte, ok bool, err error) {
+	if path != "-" {
+		fi, err := os.Stat(path)
+		if err != nil || fi.Mode().IsRegular() || fi.IsDir() {
+			return nil, false, nil
 		}
-		stdinData = b
 	}
-	return stdinData, nil
+	streamsMu.Lock()
+	defer streamsMu.Unlock()
+	if b, ok := streams[path]; ok {
+		return b, true, nil
+	}
+	var b []byte
+	if path == "-" {
+		b, err = io.ReadAll(os.Stdin)
+	} else {
+		b, err = os.ReadFile(path)
+	}
+	if err != nil {
+		return nil, true, fmt.Errorf("read %s: %w", streamName(path), err)
+	}
+	streams[path] = b
+	return b, true, nil
 }
 
-// OpenPath opens the capture at path for reading; "-" is standard input,
-// read into memory on first use so that it can be read again. Errors are
-// Open's (OpenError renders them for a user).
-func OpenPath(path string, o ReaderOptions) (*Reader, error) {
-	if path != "-" {
-		return Open(path, o)
+// streamName names path in errors: "standard input" for "-".
+func streamName(path string) string {
+	if path == "-" {
+		return "standard input"
 	}
-	data, err := stdin()
+	return path
+}
+
+// OpenPath opens the capture at path for reading; "-" is standard input.
+// Standard input and other paths that can be read only once (a named
+// pipe, /dev/fd/N) are read into memory on first use so that they can be
+// read again. Errors are Open's (OpenError renders them for a user).
+func OpenPath(path string, o ReaderOptions) (*Reader, error) {
+	data, ok, err := stream(path)
 	if err != nil {
 		return nil, err
 	}
+	if !ok {
+		return Open(path, o)
+	}
 	r, err := NewReader(bytes.NewReader(data), o)
 	if err != nil {
-		return nil, fmt.Errorf("standard input: %w", err)
+		return nil, fmt.Errorf("%s: %w", streamName(path), err)
 	}
 	return r, nil
 }
 
 // OpenRawPath opens the bytes of the capture at path as OpenPath reads
-// them ("-": standard input, as read so far).
+// them (standard input and other streams: as read so far).
 func OpenRawPath(path string) (io.ReadCloser, error) {
-	if path != "-" {
-		return os.Open(path)
-	}
-	data, err := stdin()
+	data, ok, err := stream(path)
 	if err != nil {
 		return nil, err
+	}
+	if !ok {
+		return os.Open(path)
 	}
 	return io.NopCloser(bytes.NewReader(data)), nil
 }

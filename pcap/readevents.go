@@ -12,7 +12,7 @@ import (
 // sorted and merged (spec.Judge.Hosts). Errors: the file cannot be
 // opened, or is damaged or cut (the error names the file).
 func ReadEvents(path string, o ReaderOptions) ([]spec.Event, error) {
-	r, err := Open(path, o)
+	r, err := OpenPath(path, o)
 	if err != nil {
 		return nil, err
 	}
