@@ -294,7 +294,7 @@ func resendRules() []*Rule {
 			Facts:     []string{"RTX-02", "RTX-07"},
 			Statement: "An endpoint's timer RESENDs for one RPC come in rounds (one RESEND per gap, in ascending order, in the same tick), and while the peer sends no DATA, GRANT or BUSY its rounds are at least resend_interval timer ticks apart.",
 			Source:    "HomaModule homa_timer.c homa_timer_check_rpc ((silent_ticks - resend_ticks) % resend_interval == 0), homa_incoming.c homa_request_retrans; fault @12a06d7, @35c09b5",
-			Capture:   "rounds may come up to one tick early (jitter covers capture noise); a round within slack after a NEED_ACK is the client's answer to it on main, not a timer round, and a round after the endpoint's own DATA may follow a reset of its count: neither is judged",
+			Capture:   "rounds may come up to one tick early (jitter covers capture noise); a round within slack after a NEED_ACK is the client's answer to it on main, not a timer round, and a round after the endpoint's own DATA may follow a reset of its count: neither is judged; away from the sender's own link a RESEND for a lower offset within jitter of the round's start may be the network's swap of two RESENDs of one round: inconclusive",
 			Property: Each{Types: []wire.PacketType{wire.TypeResend}, Check: func(c *Ctx, e *Event) Result {
 				rs := e.Packet.Resend()
 				r := c.T.Lookup(e)
@@ -331,6 +331,14 @@ func resendRules() []*Rule {
 				// Rounds are resend_interval timer passes apart; as for
 				// HOMA-RESEND-001 one whole tick less is allowed.
 				need := c.P.Ticks(c.P.ResendInterval-1) - c.P.Jitter
+				if gap < need && gap <= c.P.Jitter && !m.RoundAll && !rs.IsResendAll() && rs.Offset() < m.RoundOffset && !c.Net.atSender(e.Src) {
+					// A lower offset within jitter of the round's start:
+					// the network may have swapped two RESENDs of one
+					// round before the capture point (a repeat later in
+					// the tick stays a violation).
+					return Unsure("RESEND for offset %d %v after the round's RESEND for offset %d (frame %d): two RESENDs of one round may have been swapped before the capture point",
+						rs.Offset(), gap.Round(time.Microsecond), m.RoundOffset, m.RoundFrame)
+				}
 				if gap < need {
 					return Violation("RESEND round %v after the previous round (frame %d) with no DATA, GRANT or BUSY from the peer in between; resend_interval %d (tick %v) needs ≥ %v less jitter %v",
 						gap.Round(time.Microsecond), m.RoundFrame, c.P.ResendInterval, c.P.Tick, c.P.Ticks(c.P.ResendInterval-1), c.P.Jitter).With(m.RoundFrame).WithSlack(c.P.Jitter)

@@ -559,6 +559,22 @@ func TestResend008Storm(t *testing.T) {
 	wantViolations(t, b.check("linux", "HOMA-RESEND-008", "resend_interval=10"), "HOMA-RESEND-008", rounds[1], rounds[2])
 }
 
+// TestResend008SwappedRound: a round's two RESENDs (2848 then 60000)
+// seen in the other order 5 µs apart, as a switch that reordered them
+// would show: at a tap the second is not a new round 5 µs later but
+// possibly the network's swap (inconclusive); on the receiver's own link,
+// where the order is the sender's, it is a violation.
+func TestResend008SwappedRound(t *testing.T) {
+	b := newTrace(t, wire.VersionCurrent)
+	b.stalledRequest(2, 5*time.Millisecond)
+	b.after(5 * time.Millisecond).resend(false, 2, 60000, 40000, 7)
+	swapped := b.after(5*time.Microsecond).resend(false, 2, 2848, 1424, 7)
+	rep := b.check("linux", "HOMA-RESEND-008")
+	wantViolations(t, rep, "HOMA-RESEND-008")
+	wantInconclusive(t, rep, "HOMA-RESEND-008", swapped)
+	wantViolations(t, b.checkAt(HostPoint(b.server), "linux", "HOMA-RESEND-008"), "HOMA-RESEND-008", swapped)
+}
+
 // TestResend008StepBack: a round whose timestamp is before the previous
 // round's is inconclusive.
 func TestResend008StepBack(t *testing.T) {
