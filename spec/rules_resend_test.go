@@ -567,7 +567,7 @@ func TestResend008Storm(t *testing.T) {
 func TestResend008SwappedRound(t *testing.T) {
 	b := newTrace(t, wire.VersionCurrent)
 	b.stalledRequest(2, 5*time.Millisecond)
-	b.after(5 * time.Millisecond).resend(false, 2, 60000, 40000, 7)
+	b.after(5*time.Millisecond).resend(false, 2, 60000, 40000, 7)
 	swapped := b.after(5*time.Microsecond).resend(false, 2, 2848, 1424, 7)
 	rep := b.check("linux", "HOMA-RESEND-008")
 	wantViolations(t, rep, "HOMA-RESEND-008")
