@@ -126,14 +126,14 @@ func cutoffRules2() []*Rule {
 			Statement: "A host sends CUTOFFS to a peer only in answer to DATA from that peer whose cutoff_version differs from the version the CUTOFFS carries: each CUTOFFS is paid for by its own earlier such DATA packet.",
 			Source:    "HomaModule homa_incoming.c homa_data_pkt (the only sender of CUTOFFS: on a cutoff_version mismatch, at most once per jiffy per peer)",
 			Profiles:  []string{"linux", "linux-2024"},
-			Capture:   "counted, not timed: a loaded host processes packets tens of milliseconds after a tap saw them, so any earlier stale DATA not yet paid for a CUTOFFS explains one (they come from the CUTOFFS' receiver, so a tap on either host's link sees them all); a CUTOFFS within response_timeout of the capture's start may answer DATA before it: inconclusive",
+			Capture:   "counted, not timed: a loaded host processes packets tens of milliseconds after a tap saw them, so any earlier stale DATA not yet paid for a CUTOFFS explains one (they come from the CUTOFFS' receiver, so a tap on either host's link sees them all); a CUTOFFS within response_timeout of the capture's start, before any DATA from its receiver in the capture, may answer DATA before it: inconclusive",
 			Property: Each{Types: []wire.PacketType{wire.TypeCutoffs}, Check: func(c *Ctx, e *Event) Result {
 				v := e.Packet.Cutoffs().CutoffVersion()
 				if c.T.unpaidStale(e.Src, e.Dst, v) > 0 {
 					return Pass()
 				}
-				if d := e.Time.Sub(c.T.Start); d < c.P.AnswerBound() {
-					return Unsure("CUTOFFS %v after the capture began: the DATA it answers may precede the capture", d.Round(time.Microsecond))
+				if d := e.Time.Sub(c.T.Start); d < c.P.AnswerBound() && c.T.pairs[hostPair{e.Dst, e.Src}] == nil {
+					return Unsure("CUTOFFS %v after the capture began, before any DATA from %v in it: the DATA it answers may precede the capture", d.Round(time.Microsecond), e.Dst)
 				}
 				return Violation("CUTOFFS version %d to %v, one more than the DATA from %v carrying another cutoff_version (each earlier one paid for an earlier CUTOFFS)", v, e.Dst, e.Dst)
 			}},
