@@ -387,6 +387,7 @@ func iutFindings(globs string, peers ...*tester.Peer) ([]spec.Finding, []*tester
 	if err != nil {
 		return nil, nil, err
 	}
+	judge.FromStart = true // the tester's trace holds every RPC from its start
 	rep, pkts, err := tester.Verify(judge, peers...)
 	if err != nil {
 		return nil, nil, err

@@ -288,6 +288,7 @@ func checkBench(b *Bench, min spec.Level) {
 	p := benchParams(b)
 	judge, err := spec.NewJudge(env.Profile, p, "HOMA-*", min)
 	ok(err, "selecting rules")
+	judge.FromStart = true // the bench's captures begin before its first RPC
 	// homatest check on either file then judges it as this spec does.
 	for _, f := range []string{sentPath, deliveredPath} {
 		ok(writeBenchSidecars(f, p), "writing the bench captures' sidecars")

@@ -520,6 +520,7 @@ func (r *run) finish(hs []host, cst harness.CaptureStats) error {
 	if err != nil {
 		return fmt.Errorf("check.rules: %w", err)
 	}
+	judge.FromStart = true // the run's captures begin before its first RPC
 	sent, err := pcap.ReadEvents(r.arts.Path("sent.pcapng"), pcap.ReaderOptions{Version: p.Wire})
 	if err != nil {
 		return err

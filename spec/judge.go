@@ -19,6 +19,9 @@ type Judge struct {
 	Params Params
 	// Rules are the rules to judge (Rules, or a Select of them).
 	Rules []*Rule
+	// FromStart says the captures began before any of their RPCs (those
+	// homatest makes of its own runs): see Checker.SetCaptureFromStart.
+	FromStart bool
 }
 
 // NewJudge returns the Judge of the rules the comma-separated ID globs
@@ -36,6 +39,9 @@ func NewJudge(profile string, p Params, globs string, min Level) (Judge, error) 
 func (j Judge) Stream(cp CapturePoint) *Checker {
 	c := NewChecker(j.Profile, j.Params, j.Rules)
 	c.SetCapturePoint(cp)
+	if j.FromStart {
+		c.SetCaptureFromStart()
+	}
 	return c
 }
 
