@@ -114,8 +114,8 @@ func TestParseErrors(t *testing.T) {
 		{"plan:\n  rules:\n    - match:\n        type: GRANT\n        nth: 0\n      action: drop\n" + base, "line 5: plan.rules[0].match.nth: 0: rpc and nth count from 1"},
 		// Small ones: load 0 as -0.5; concurrency 0; a port; tick_ns
 		// -5 as 0; an unknown top-level field named once.
-		{"link: {rate: 1gbit}\nworkload:\n  dist: w3\n  count: 3\n  load: 0\n", "line 5: workload.load: 0: want a fraction of the link rate in (0, 1], e.g. 0.5"},
-		{"link: {rate: 1gbit}\nworkload:\n  dist: w3\n  count: 3\n  load: -0.5\n", "line 5: workload.load: -0.5: want a fraction of the link rate in (0, 1], e.g. 0.5"},
+		{"link: {rate: 1gbit}\nworkload:\n  dist: w3\n  count: 3\n  load: 0\n", "line 5: workload.load: 0: want a fraction of the link rate in (0, 4], e.g. 0.5 (above 1 overloads the servers' links)"},
+		{"link: {rate: 1gbit}\nworkload:\n  dist: w3\n  count: 3\n  load: -0.5\n", "line 5: workload.load: -0.5: want a fraction of the link rate in (0, 4], e.g. 0.5 (above 1 overloads the servers' links)"},
 		{"workload: {dist: w3, count: 3, concurrency: 0}\n", "line 1: workload.concurrency: 0: want calls outstanding per client, 1..1000"},
 		{"workload: {dist: w3, count: 3, port: 70000}\n", `line 1: workload.port: "70000": want a port number 1..65535`},
 		{"iut:\n  params: {tick_ns: -5}\n" + base, "line 2: iut.params: tick_ns -5: want a positive number of ns"},
@@ -138,7 +138,7 @@ func TestParseErrors(t *testing.T) {
 		{"workload:\n  dist: w3\n", "line 1: workload: no duration and no count: say when to stop issuing RPCs"},
 		{"workload:\n  count: 3\n", "line 1: workload: no dist and no rpcs"},
 		{"workload:\n  dist: w3\n  count: 3\n  load: 0.5\n", "line 4: workload.load: a load is a fraction of the link rate, but link.rate is unlimited"},
-		{"link: {rate: 1gbit}\nworkload:\n  dist: w3\n  count: 3\n  load: 1.5\n", "line 5: workload.load: 1.5: want a fraction of the link rate in (0, 1]"},
+		{"link: {rate: 1gbit}\nworkload:\n  dist: w3\n  count: 3\n  load: 4.5\n", "line 5: workload.load: 4.5: want a fraction of the link rate in (0, 4]"},
 		{"link: {rate: 1gbit}\nworkload:\n  dist: w3\n  count: 3\n  load: 0.5\n  concurrency: 2\n", "workload.load: load (open loop) and concurrency (closed loop) exclude each other"},
 		{"workload:\n  dist: w3\n  count: 3\n  pattern: ring\n", `line 4: workload.pattern: "ring": want many-to-one or all-to-all`},
 		{"workload:\n  rpcs:\n    - {client: 1, server: 1, request: 10, response: 10}\n", "line 3: workload.rpcs[0].server: 1: want a host number 1..2 other than the client"},

@@ -160,9 +160,10 @@ type Workload struct {
 	Pattern string `yaml:"pattern,omitempty"`
 	// Port is the servers' Homa port (default 4000).
 	Port Port `yaml:"port,omitempty"`
-	// Load is the offered load as a fraction (0, 1] of each server's link
-	// rate (Link.Rate, which must then be set): open loop, Poisson
-	// arrivals. Exclusive with Concurrency.
+	// Load is the offered load as a fraction (0, workload.MaxLoad] of each
+	// server's link rate (Link.Rate, which must then be set): open loop,
+	// Poisson arrivals; above 1 the servers' links are overloaded.
+	// Exclusive with Concurrency.
 	Load float64 `yaml:"load,omitempty"`
 	// Concurrency is the calls each client keeps outstanding (closed
 	// loop). Default 1 when neither Load nor Concurrency is set.

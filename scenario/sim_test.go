@@ -117,3 +117,22 @@ func TestSimW4HalfLoad100m(t *testing.T) {
 		t.Fatalf("want every RPC (about 450) ok and a clean check:\n%s", text)
 	}
 }
+
+// TestSimOverload runs testdata/w4-overload-sim.yaml (W4 at three times
+// the server's 1 Gbit/s downlink, a 100 KB switch buffer) in the
+// simulator: the switch drops for want of buffer, every RPC is accounted
+// for, and no host is charged any finding, MUST or SHOULD: under overload
+// the reference implementation's rationed grants, RESENDs and long waits
+// are the protocol's, and a checker finding there is the checker's bug.
+func TestSimOverload(t *testing.T) {
+	res, text := simRun(t, loadExample(t, "w4-overload-sim.yaml"), filepath.Join(t.TempDir(), "a"))
+	sum := res.Summary
+	if sum.Verdict != VerdictPass || sum.OfferedLoad < 2.5 || sum.Drops["buffer"] == 0 || sum.OK+sum.Failed+sum.TimedOutInStall != sum.RPCs || sum.RPCs < 1000 {
+		t.Fatalf("want a passing run at 2.5x the link or more, with buffer drops and every RPC accounted for:\n%s", text)
+	}
+	for _, h := range res.Hosts {
+		for _, f := range h.Violations {
+			t.Errorf("host %v charged: %v", h.Host, f)
+		}
+	}
+}

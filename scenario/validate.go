@@ -224,8 +224,8 @@ func (s *Scenario) validateWorkload() error {
 		return s.errf("workload.pattern", "%q: want many-to-one or all-to-all", w.Pattern)
 	case w.Load != 0 && w.Concurrency != 0:
 		return s.errf("workload.load", "load (open loop) and concurrency (closed loop) exclude each other: keep one")
-	case w.Load < 0 || w.Load > 1 || zeroLoad:
-		return s.errf("workload.load", "%g: want a fraction of the link rate in (0, 1], e.g. 0.5", w.Load)
+	case w.Load < 0 || w.Load > workload.MaxLoad || zeroLoad:
+		return s.errf("workload.load", "%g: want a fraction of the link rate in (0, %d], e.g. 0.5 (above 1 overloads the servers' links)", w.Load, workload.MaxLoad)
 	case w.Load > 0 && s.Link.Rate == 0:
 		return s.errf("workload.load", "a load is a fraction of the link rate, but link.rate is unlimited: set link.rate (e.g. 1gbit) or use concurrency")
 	case zeroConc:

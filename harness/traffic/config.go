@@ -76,9 +76,10 @@ type Config struct {
 	// agent.PayloadHeaderLen always gets a response of its own length
 	// (docs/agent-protocol.md).
 	ResponseBytes int
-	// Load is the offered load, a fraction in (0, 1] of LinkBps on each
-	// server's downlink (requests only, counted with Homa's DATA
-	// overhead: workload.HomaDataOverhead), with Poisson arrivals.
+	// Load is the offered load, a fraction in (0, workload.MaxLoad] of
+	// LinkBps on each server's downlink (requests only, counted with
+	// Homa's DATA overhead: workload.HomaDataOverhead), with Poisson
+	// arrivals; above 1 the downlinks are overloaded.
 	Load float64
 	// LinkBps is the link rate in bit/s that Load is a fraction of.
 	LinkBps float64
@@ -177,8 +178,8 @@ func (c *Config) validateWorkload(n int) error {
 		return fmt.Errorf("traffic: concurrency %d: must be positive", c.Concurrency)
 	}
 	if c.Load != 0 {
-		if !(c.Load > 0 && c.Load <= 1) {
-			return fmt.Errorf("traffic: load %v: want a fraction in (0, 1], e.g. 0.5", c.Load)
+		if !(c.Load > 0 && c.Load <= workload.MaxLoad) {
+			return fmt.Errorf("traffic: load %v: want a fraction of the link rate in (0, %d], e.g. 0.5 (above 1 overloads the link)", c.Load, workload.MaxLoad)
 		}
 		if !(c.LinkBps > 0) {
 			return fmt.Errorf("traffic: an offered load needs the link rate (LinkBps, bit/s)")

@@ -225,7 +225,7 @@ func TestConfigErrors(t *testing.T) {
 		{Config{Hosts: hosts[:1], Requests: w1, Count: 1, Concurrency: 1}, "need at least 2"},
 		{Config{Hosts: hosts, Requests: w1, Count: 1}, "exactly one of load"},
 		{Config{Hosts: hosts, Requests: w1, Count: 1, Load: 0.5, Concurrency: 1}, "exactly one of load"},
-		{Config{Hosts: hosts, Requests: w1, Count: 1, Load: 1.5, LinkBps: 1e9}, "load 1.5"},
+		{Config{Hosts: hosts, Requests: w1, Count: 1, Load: 4.5, LinkBps: 1e9}, "load 4.5"},
 		{Config{Hosts: hosts, Requests: w1, Count: 1, Load: 0.5}, "link rate"},
 		{Config{Hosts: hosts, Requests: w1, Concurrency: 1}, "duration or a count"},
 		{Config{Hosts: hosts, Count: 1, Concurrency: 1}, "no request size distribution"},

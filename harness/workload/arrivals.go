@@ -71,17 +71,24 @@ type Arrivals struct {
 	Rate float64
 }
 
+// MaxLoad is the largest offered load Poisson takes, as a fraction of the
+// link rate. Loads above 1 overload the link (many-to-one at 2 offers each
+// server's downlink twice what it carries): the regime where receivers
+// ration grants, queues overflow and RPCs time out, which a testbed must
+// be able to reproduce; 4 covers the overloads the checker was tried on.
+const MaxLoad = 4
+
 // Poisson returns the arrivals of messages with sizes from d that offer
-// loadFraction (0 < loadFraction ≤ 1, e.g. 0.8 for 80 %) of a link of
+// loadFraction (0 < loadFraction ≤ MaxLoad, e.g. 0.8 for 80 %) of a link of
 // linkBps bit/s, counting each message as o.WireBytes of its length:
 // Rate = loadFraction · linkBps / (8 · d.MeanWireBytes(o)). (It takes the
 // distribution rather than a mean size because the per-packet overhead
-// depends on every size, not on the mean.) Errors: a load outside (0, 1],
+// depends on every size, not on the mean.) Errors: a load outside (0, MaxLoad],
 // a non-positive link rate, or the zero Dist.
 func Poisson(loadFraction, linkBps float64, d Dist, o Overhead) (Arrivals, error) {
 	switch {
-	case !(loadFraction > 0 && loadFraction <= 1):
-		return Arrivals{}, fmt.Errorf("workload: load %v: want a fraction in (0, 1], e.g. 0.5 for 50 %%", loadFraction)
+	case !(loadFraction > 0 && loadFraction <= MaxLoad):
+		return Arrivals{}, fmt.Errorf("workload: load %v: want a fraction of the link rate in (0, %d], e.g. 0.5 for 50 %% (above 1 overloads the link)", loadFraction, MaxLoad)
 	case !(linkBps > 0):
 		return Arrivals{}, fmt.Errorf("workload: link rate %v bit/s: must be positive", linkBps)
 	case len(d.points) == 0:

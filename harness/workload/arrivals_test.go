@@ -43,7 +43,7 @@ func TestPoisson(t *testing.T) {
 	if wire <= d.Mean() || wire > d.Mean()+float64(d.Max()/1424+1)*114 {
 		t.Fatalf("mean wire bytes %.1f for mean payload %.1f", wire, d.Mean())
 	}
-	for _, bad := range []struct{ load, bps float64 }{{0, 1e9}, {1.5, 1e9}, {math.NaN(), 1e9}, {0.5, 0}, {0.5, -1}} {
+	for _, bad := range []struct{ load, bps float64 }{{0, 1e9}, {4.5, 1e9}, {math.NaN(), 1e9}, {0.5, 0}, {0.5, -1}} {
 		if _, err := Poisson(bad.load, bad.bps, d, o); err == nil {
 			t.Errorf("Poisson(%v, %v): no error", bad.load, bad.bps)
 		}
