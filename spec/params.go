@@ -294,8 +294,6 @@ func (p *Params) Validate() error {
 	return nil
 }
 
-// Unsched returns U = min(length, unsched_bytes) for a message of length
-// bytes.
 // WriteFile writes every parameter of p as NAME=VALUE lines after a
 // "# comment" line: the sidecar path (a capture's name plus ".params")
 // that homatest check reads before its --param flags.

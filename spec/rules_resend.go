@@ -262,7 +262,7 @@ func resendRules() []*Rule {
 			Facts:     []string{"RTX-09", "RTX-10"},
 			Statement: "A client told RPC_UNKNOWN while its request is not fully acknowledged by a response retransmits the request from offset 0 with retransmit=1.",
 			Source:    "HomaModule homa_incoming.c homa_rpc_unknown_pkt (client restart; an RPC the client no longer has is discarded in homa_dispatch_pkts), homa_timer.c homa_timer_check_rpc (timeout_ticks of silence: homa_rpc_abort)",
-			Capture:   "applies while the client is still sending its request (no response DATA seen); inconclusive once the client has gone timeout_ticks without DATA, GRANT or BUSY from the server (its timer may have aborted the RPC, which sends no packet, and RPC_UNKNOWN for an RPC the client no longer has is discarded)",
+			Capture:   "applies while the client is still sending its request (no response DATA seen); inconclusive once the client has gone timeout_ticks without DATA, GRANT or BUSY from the server (its timer may have aborted the RPC, which sends no packet, and RPC_UNKNOWN for an RPC the client no longer has is discarded), and when the client sends no packet of the RPC after the RPC_UNKNOWN (its application may have ended the RPC; a client still holding it keeps sending DATA or timer RESENDs)",
 			Property: Within{
 				TriggerTypes: []wire.PacketType{wire.TypeRPCUnknown},
 				Trigger: func(c *Ctx, e *Event) (Obligation, bool) {
@@ -278,11 +278,30 @@ func resendRules() []*Rule {
 						Match: func(c *Ctx, x *Event) bool {
 							return x.Type() == wire.TypeData && x.FromClient() && KeyOf(x) == k && x.Offset == 0 && x.Retransmit()
 						}}
-					if why, ok := clientTimedOut(c, r, e.Time); ok {
-						trig, seg := e.Frame, e.Segment
-						o.Excuse = func(c *Ctx, x *Event) (string, bool) {
-							return why, x.Frame == trig && x.Segment == seg
+					trig, seg, client := e.Frame, e.Segment, e.Dst
+					timedOut, late := clientTimedOut(c, r, e.Time)
+					// A client that still holds the RPC shows it: it keeps
+					// sending request DATA or, waiting, timer RESENDs
+					// every resend_interval ticks (homa_timer_check_rpc),
+					// well within the bound. One that sends nothing more
+					// for the RPC may have had it ended by its
+					// application (homa_rpc_abort, which sends no packet)
+					// and then discards RPC_UNKNOWN.
+					alive := false
+					o.Excuse = func(c *Ctx, x *Event) (string, bool) {
+						if x.Frame == trig && x.Segment == seg {
+							return timedOut, late
 						}
+						if x.Err == nil && x.Src == client && hasRPC(x) && KeyOf(x) == k {
+							alive = true
+						}
+						return "", false
+					}
+					o.Moot = func(*Ctx) (string, bool) {
+						if alive {
+							return "", false
+						}
+						return "the client sent nothing for the RPC after the RPC_UNKNOWN: an RPC its application ended (homa_rpc_abort sends no packet) looks the same on the wire, while a client still holding it keeps sending DATA or RESENDs", true
 					}
 					return o, true
 				},

@@ -763,11 +763,28 @@ func TestResend007ClientTimedOut(t *testing.T) {
 		b.after(5*time.Millisecond).resend(true, 4, 0, wire.ResendAll, 7)
 	}
 	short := b.after(50*time.Microsecond).ctl(false, 4, wire.TypeRPCUnknown)
+	// The client still holds the RPC: its timer keeps asking.
+	for range 6 {
+		b.after(5*time.Millisecond).resend(true, 4, 0, wire.ResendAll, 7)
+	}
+	// Short of timeout_ticks too, but the client sends nothing more for
+	// RPC 8: its application may have ended it (homa_rpc_abort).
+	b.after(time.Millisecond).data(true, 8, 100, 0, 100, 7, nil)
+	for range 10 {
+		b.after(5*time.Millisecond).resend(true, 8, 0, wire.ResendAll, 7)
+	}
+	ended := b.after(50*time.Microsecond).ctl(false, 8, wire.TypeRPCUnknown)
 	b.after(30 * time.Millisecond)
-	b.data(true, 6, 100, 0, 100, 7, nil) // the capture runs past short's deadline
+	b.data(true, 6, 100, 0, 100, 7, nil) // the capture runs past the deadlines
 	rep := b.check("linux", "HOMA-RESEND-007", "slack=0s")
 	wantViolations(t, rep, "HOMA-RESEND-007", short)
 	wantInconclusive(t, rep, "HOMA-RESEND-007", late)
+	wantInconclusive(t, rep, "HOMA-RESEND-007", ended)
+	for _, f := range rep.Inconclusive {
+		if f.Frame == ended && !strings.Contains(f.Why, "sent nothing for the RPC") {
+			t.Errorf("inconclusive why %q", f.Why)
+		}
+	}
 	for _, f := range rep.Inconclusive {
 		if f.Frame == late && !strings.Contains(f.Why, "may have aborted the RPC") {
 			t.Errorf("inconclusive why %q", f.Why)
