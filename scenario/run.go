@@ -155,8 +155,8 @@ func Run(ctx context.Context, s *Scenario, o Options) (*Result, error) {
 var ErrInterrupted = errors.New("interrupted: the run stopped before it finished")
 
 // InterruptedFile marks the folder of an interrupted run; it says when
-// and why.
-const InterruptedFile = "interrupted"
+// and why (harness.MarkInterrupted).
+const InterruptedFile = harness.InterruptedFile
 
 // fail returns the error of a run that failed with err after its folder
 // was made: ErrInterrupted (the folder marked) when ctx ended; else err,
@@ -165,8 +165,7 @@ const InterruptedFile = "interrupted"
 func (r *run) fail(ctx context.Context, err error) error {
 	dir := r.arts.Dir
 	if ctx.Err() != nil {
-		note := fmt.Sprintf("this run was interrupted (%v) at %s before it finished: its files are partial and homatest replay refuses it; run the scenario again\n", context.Cause(ctx), time.Now().Format(time.RFC3339))
-		if werr := r.arts.WriteFile(InterruptedFile, []byte(note)); werr != nil {
+		if werr := r.arts.MarkInterrupted("this run", context.Cause(ctx), "homatest replay refuses it; run the scenario again"); werr != nil {
 			return fmt.Errorf("%w (and marking %s failed: %v)", ErrInterrupted, dir, werr)
 		}
 		return fmt.Errorf("%w; its partial folder %s is marked %s", ErrInterrupted, dir, InterruptedFile)
