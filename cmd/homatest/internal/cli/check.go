@@ -110,12 +110,7 @@ damage fails it, and the exit is still 2, since what came after is unknown.`,
 
   # only grant rules, MUST level, as JUnit for CI
   homatest check --rules 'HOMA-GRANT-*' --level must -o junit run.pcapng > junit.xml`,
-		Args: func(cmd *cobra.Command, args []string) error {
-			if len(args) == 0 {
-				return errors.New("check needs at least one capture file (see homatest check --help)")
-			}
-			return nil
-		},
+		Args: captureArgs,
 		RunE: func(cmd *cobra.Command, args []string) error { return runCheck(cmd, o, args) },
 	}
 	f := cmd.Flags()
