@@ -64,7 +64,9 @@ unsupported)").
 
 Exit codes: 0 every MUST spec passed (unsupported specs do not fail a run;
 with --strict every SHOULD spec too), 1 a spec failed, 2 usage or
-environment error.`,
+environment error, 130 interrupted (Ctrl-C, SIGINT or SIGTERM: the pass
+removes its namespaces, and the run folder is kept, marked by its file
+"interrupted").`,
 		Example: `  homatest run
   homatest run --label-filter 'grant && MUST'
   homatest run --rules 'HOMA-RESEND-*' -o json
