@@ -147,6 +147,11 @@ func Run(ctx context.Context, s *Scenario, o Options) (*Result, error) {
 	return r.res, nil
 }
 
+// ErrRunFolder is Run's error when it cannot make its run folder
+// (Options.ArtifactsDir or the default under homatest-runs); the error
+// wraps the file system's.
+var ErrRunFolder = errors.New("cannot make the run folder")
+
 // ErrInterrupted is Run's error when its context ended (Ctrl-C, SIGINT or
 // SIGTERM) before the run finished: its namespaces (env ns) are removed,
 // and its folder, which holds what was written so far, is marked with
@@ -190,7 +195,8 @@ func newRun(s *Scenario, o Options) (*run, error) {
 	undo := harness.RecordDir(dir)
 	arts, err := harness.NewArtifacts(dir)
 	if err != nil {
-		return nil, err
+		undo.Remove() // the parents MkdirAll made before it failed
+		return nil, fmt.Errorf("%w: %w", ErrRunFolder, err)
 	}
 	r := &run{s: s, o: o, arts: arts, undo: undo, res: &Result{Dir: dir, Scenario: s}}
 	if err := r.writeStart(); err != nil {
