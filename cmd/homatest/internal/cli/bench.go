@@ -236,10 +236,7 @@ func (o *benchOpts) check() error {
 	case o.response < 1 || o.response > agent.MaxMessage:
 		return fmt.Errorf("--response %d: want 1..%d bytes", o.response, agent.MaxMessage)
 	}
-	if ext := strings.ToLower(filepath.Ext(o.plot)); o.plot != "" && ext != ".png" && ext != ".svg" {
-		return fmt.Errorf("--plot %q: the file name must end in .png or .svg", o.plot)
-	}
-	if err := checkOutputFile("--plot", o.plot); err != nil {
+	if err := checkPlotFile(o.plot); err != nil {
 		return err
 	}
 	par, err := parseParams(o.params)
@@ -292,4 +289,14 @@ func (o *benchOpts) interrupted(ctx context.Context) error {
 		return &ExitError{Code: 130, Err: fmt.Errorf("%s (and marking %s failed: %v)", msg, o.artifacts, err)}
 	}
 	return &ExitError{Code: 130, Err: fmt.Errorf("%s; its partial folder %s is marked %s", msg, o.artifacts, harness.InterruptedFile)}
+}
+
+// checkPlotFile checks --plot of bench and bench collective before they
+// run: a .png or .svg name ("" none) that can be written, so that a bad
+// one fails at once rather than after the whole run.
+func checkPlotFile(plot string) error {
+	if ext := strings.ToLower(filepath.Ext(plot)); plot != "" && ext != ".png" && ext != ".svg" {
+		return fmt.Errorf("--plot %q: the file name must end in .png or .svg", plot)
+	}
+	return checkOutputFile("--plot", plot)
 }

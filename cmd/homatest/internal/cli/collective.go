@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -139,8 +138,8 @@ func (o *collectiveOpts) check() error {
 	case o.unloaded < 1:
 		return fmt.Errorf("--unloaded %d: want at least 1", o.unloaded)
 	}
-	if ext := strings.ToLower(filepath.Ext(o.plot)); o.plot != "" && ext != ".png" && ext != ".svg" {
-		return fmt.Errorf("--plot %q: the file name must end in .png or .svg", o.plot)
+	if err := checkPlotFile(o.plot); err != nil {
+		return err
 	}
 	o.trans = nil
 	for _, t := range strings.Split(o.transports, ",") {
