@@ -129,10 +129,14 @@ type FileReport struct {
 	// violations): the flags, and the violations left under them.
 	WithInferred *InferredRun `json:"with_inferred,omitempty"`
 	Stats        *pcap.Stats  `json:"capture,omitempty"`
-	// CaptureComment is the capture's pcapng section-header comment
-	// (pcap.Reader.SectionComment: a failed spec's capture says why it
-	// failed, homatest's annotated captures what wrote them); "" if none.
-	CaptureComment string `json:"capture_comment,omitempty"`
+	// CaptureComment is the capture's first pcapng section-header comment
+	// (a failed spec's capture says why it failed, homatest's annotated
+	// captures what wrote them); "" if none. CaptureComments are all of
+	// them in file order (pcap.SectionComments: a file of several
+	// sections, or a section with several comments, has more than one),
+	// the first being CaptureComment.
+	CaptureComment  string   `json:"capture_comment,omitempty"`
+	CaptureComments []string `json:"capture_comments,omitempty"`
 	// Damaged is set when the file ends in a damaged or cut-off frame: the
 	// report and verdict cover the frames before it (a capture cut there,
 	// as if it had stopped), and the check still fails (exit 2), since
@@ -209,7 +213,10 @@ func File(o Options, file string) FileReport {
 		fr.Error = err.Error()
 		return fr
 	}
-	fr.CaptureComment, _ = pcap.SectionCommentPath(file) // PrescanPath opened it
+	fr.CaptureComments, _ = pcap.SectionCommentsPath(file) // PrescanPath opened it
+	if len(fr.CaptureComments) > 0 {
+		fr.CaptureComment = fr.CaptureComments[0]
+	}
 	// The plan needs the whole capture's layout, but one pass costs about
 	// as much CPU as a seventh of the check: plan from the first frames,
 	// and when that plan reads the capture as one view, let the check's

@@ -55,8 +55,10 @@ const (
 )
 
 // ErrInterrupted is the error of a pass stopped because the supervisor's
-// context ended (SIGINT or SIGTERM to homatest run).
-var ErrInterrupted = errors.New("interrupted: the pass in progress was stopped and its namespaces removed")
+// context ended (SIGINT or SIGTERM to homatest run). A pass in network
+// namespaces removes them as it stops, unless it outlived InterruptGrace
+// and was killed (the error then says so).
+var ErrInterrupted = errors.New("interrupted: the pass in progress was stopped")
 
 // InterruptGrace bounds a pass's end after its supervisor is interrupted:
 // the spec's context is cancelled at once, so a call the IUT never
@@ -149,6 +151,7 @@ func (s *Supervisor) Pass(name string, o PassOptions) (*Result, string, error) {
 			case <-time.After(InterruptGrace - time.Second):
 				c.Process.Kill()
 				<-done
+				return nil, "", fmt.Errorf("%w, killed after %v without ending: homatest cleanup removes any namespaces it left", ErrInterrupted, InterruptGrace)
 			}
 		}
 		return nil, "", ErrInterrupted

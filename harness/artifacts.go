@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 )
 
 // DefaultRunsDir is the folder under which runs keep their artifacts when
@@ -152,6 +153,22 @@ func (a *Artifacts) OpenLog(name string) (*os.File, error) {
 		return nil, fmt.Errorf("artifacts: %w", err)
 	}
 	return f, nil
+}
+
+// InterruptedFile marks the run folder of a command interrupted (Ctrl-C,
+// SIGINT or SIGTERM) after it began writing there: the folder is kept with
+// what was written so far, and this file says that it is partial, when
+// and why (MarkInterrupted). homatest replay refuses such a folder.
+const InterruptedFile = "interrupted"
+
+// MarkInterrupted writes InterruptedFile into a's folder: that the run
+// (what: "this run", "this bench") was interrupted by cause at the
+// current time, that its files are partial, and fix, what to do instead
+// (one sentence). It is the one way every command (run, scenario, replay,
+// bench) marks the folder it keeps after an interrupt.
+func (a *Artifacts) MarkInterrupted(what string, cause error, fix string) error {
+	note := fmt.Sprintf("%s was interrupted (%v) at %s before it finished: its files are partial; %s\n", what, cause, time.Now().Format(time.RFC3339), fix)
+	return a.WriteFile(InterruptedFile, []byte(note))
 }
 
 // DirUndo remembers what a folder held before a command wrote into it, so

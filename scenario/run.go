@@ -147,6 +147,11 @@ func Run(ctx context.Context, s *Scenario, o Options) (*Result, error) {
 	return r.res, nil
 }
 
+// ErrRunFolder is Run's error when it cannot make its run folder
+// (Options.ArtifactsDir or the default under homatest-runs); the error
+// wraps the file system's.
+var ErrRunFolder = errors.New("cannot make the run folder")
+
 // ErrInterrupted is Run's error when its context ended (Ctrl-C, SIGINT or
 // SIGTERM) before the run finished: its namespaces (env ns) are removed,
 // and its folder, which holds what was written so far, is marked with
@@ -155,8 +160,8 @@ func Run(ctx context.Context, s *Scenario, o Options) (*Result, error) {
 var ErrInterrupted = errors.New("interrupted: the run stopped before it finished")
 
 // InterruptedFile marks the folder of an interrupted run; it says when
-// and why.
-const InterruptedFile = "interrupted"
+// and why (harness.MarkInterrupted).
+const InterruptedFile = harness.InterruptedFile
 
 // fail returns the error of a run that failed with err after its folder
 // was made: ErrInterrupted (the folder marked) when ctx ended; else err,
@@ -165,8 +170,7 @@ const InterruptedFile = "interrupted"
 func (r *run) fail(ctx context.Context, err error) error {
 	dir := r.arts.Dir
 	if ctx.Err() != nil {
-		note := fmt.Sprintf("this run was interrupted (%v) at %s before it finished: its files are partial and homatest replay refuses it; run the scenario again\n", context.Cause(ctx), time.Now().Format(time.RFC3339))
-		if werr := r.arts.WriteFile(InterruptedFile, []byte(note)); werr != nil {
+		if werr := r.arts.MarkInterrupted("this run", context.Cause(ctx), "homatest replay refuses it; run the scenario again"); werr != nil {
 			return fmt.Errorf("%w (and marking %s failed: %v)", ErrInterrupted, dir, werr)
 		}
 		return fmt.Errorf("%w; its partial folder %s is marked %s", ErrInterrupted, dir, InterruptedFile)
@@ -191,7 +195,8 @@ func newRun(s *Scenario, o Options) (*run, error) {
 	undo := harness.RecordDir(dir)
 	arts, err := harness.NewArtifacts(dir)
 	if err != nil {
-		return nil, err
+		undo.Remove() // the parents MkdirAll made before it failed
+		return nil, fmt.Errorf("%w: %w", ErrRunFolder, err)
 	}
 	r := &run{s: s, o: o, arts: arts, undo: undo, res: &Result{Dir: dir, Scenario: s}}
 	if err := r.writeStart(); err != nil {

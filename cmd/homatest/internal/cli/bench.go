@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -119,8 +120,10 @@ as a page; -o html prints it).
 
 Exit codes: 0 done (RPC failures are counted in the report), 2 usage or
 environment error (not root for --env ns, a bad flag, an agent that cannot
-start), 130 interrupted (SIGINT or SIGTERM: the namespaces are removed
-first).`,
+start), 130 interrupted (Ctrl-C, SIGINT or SIGTERM: the namespaces are
+removed first; a bench interrupted once its RPCs began keeps its folder
+with what was written so far, marked by a file "interrupted", else leaves
+nothing).`,
 		Example: `  sudo homatest bench --workload w4 --load 0.8 --rate 100mbit --plot w4.png
   homatest bench --env sim --workload w4 --load 0.8 --rate 10gbit --hosts 16 --duration 100ms
   sudo homatest bench --workload 1000 --transport homa --duration 5s -o json`,
@@ -145,18 +148,22 @@ first).`,
 			if o.env == envNS && os.Geteuid() != 0 {
 				return usageErr(errors.New("bench builds network namespaces and needs root: run it with sudo, or simulate it with --env sim"))
 			}
-			stop := harness.HandleSignals()
-			defer stop()
+			// No harness.HandleSignals: Main's context ends on SIGINT and
+			// SIGTERM, and Run then removes its namespaces itself.
+			ctx := cmd.Context()
+			if ctx == nil {
+				ctx = context.Background()
+			}
 			if o.artifacts == "" {
 				o.artifacts = defaultRunDir()
 			}
 			undo := harness.RecordDir(o.artifacts)
-			rep, err := o.run(cmd.Context(), newBenchProgress(cmd.ErrOrStderr(), o.output != "text"))
+			rep, err := o.run(ctx, newBenchProgress(cmd.ErrOrStderr(), o.output != "text"))
 			if err != nil && !o.started {
 				undo.Remove() // nothing ran
 			}
-			if err != nil && cmd.Context().Err() != nil {
-				return &ExitError{Code: 130, Err: errors.New("interrupted: the bench was stopped and its namespaces removed")}
+			if err != nil && ctx.Err() != nil {
+				return o.interrupted(ctx)
 			}
 			if err != nil && o.started {
 				return usageErr(fmt.Errorf("%w (run folder %s)", err, o.artifacts))
@@ -229,10 +236,7 @@ func (o *benchOpts) check() error {
 	case o.response < 1 || o.response > agent.MaxMessage:
 		return fmt.Errorf("--response %d: want 1..%d bytes", o.response, agent.MaxMessage)
 	}
-	if ext := strings.ToLower(filepath.Ext(o.plot)); o.plot != "" && ext != ".png" && ext != ".svg" {
-		return fmt.Errorf("--plot %q: the file name must end in .png or .svg", o.plot)
-	}
-	if err := checkOutputFile("--plot", o.plot); err != nil {
+	if err := checkPlotFile(o.plot); err != nil {
 		return err
 	}
 	par, err := parseParams(o.params)
@@ -265,4 +269,34 @@ func (o *benchOpts) check() error {
 	}
 	o.homaImpl, err = agent.ResolveManifest(o.impl)
 	return err
+}
+
+// interrupted is the error (exit 130) of a bench whose context ended
+// (Ctrl-C, SIGINT or SIGTERM): Run has removed its namespaces (env ns);
+// a bench that had begun its RPCs keeps its folder, marked partial
+// (harness.MarkInterrupted), as homatest run and scenario keep theirs;
+// one that had not has removed it.
+func (o *benchOpts) interrupted(ctx context.Context) error {
+	msg := "interrupted: the bench stopped before it finished"
+	if o.env == envNS {
+		msg += " and its namespaces were removed"
+	}
+	if !o.started {
+		return &ExitError{Code: 130, Err: errors.New(msg + "; it had written nothing to keep")}
+	}
+	arts := &harness.Artifacts{Dir: o.artifacts}
+	if err := arts.MarkInterrupted("this bench", context.Cause(ctx), "its report is missing; run the bench again"); err != nil {
+		return &ExitError{Code: 130, Err: fmt.Errorf("%s (and marking %s failed: %v)", msg, o.artifacts, err)}
+	}
+	return &ExitError{Code: 130, Err: fmt.Errorf("%s; its partial folder %s is marked %s", msg, o.artifacts, harness.InterruptedFile)}
+}
+
+// checkPlotFile checks --plot of bench and bench collective before they
+// run: a .png or .svg name ("" none) that can be written, so that a bad
+// one fails at once rather than after the whole run.
+func checkPlotFile(plot string) error {
+	if ext := strings.ToLower(filepath.Ext(plot)); plot != "" && ext != ".png" && ext != ".svg" {
+		return fmt.Errorf("--plot %q: the file name must end in .png or .svg", plot)
+	}
+	return checkOutputFile("--plot", plot)
 }

@@ -39,9 +39,11 @@ and reports every violation with its rule ID, level, frame number, RPC, the
 host it is charged to and a one-line reason with the numbers involved, then a
 table per rule: how often it was checked, passed, violated, or could not be
 decided from the capture (inconclusive: e.g. the state it needs is not in the
-capture, or the capture ended before a deadline). A pcapng section-header
-comment (e.g. why a failed spec's capture was written) is printed as
-"capture comment: ..." (JSON capture_comment).
+capture, or the capture ended before a deadline). Each pcapng section-header
+comment (e.g. why a failed spec's capture was written; a file of several
+sections can have several) is printed as "capture comment: ...", on one
+line, characters that do not print escaped (\x1b); JSON: capture_comments,
+all in file order, and capture_comment, the first.
 
 Levels: a MUST violation fails the check (exit 1); a SHOULD violation is a
 warning (exit 0) unless --strict, which fails on warnings too (h2spec's
@@ -108,12 +110,7 @@ damage fails it, and the exit is still 2, since what came after is unknown.`,
 
   # only grant rules, MUST level, as JUnit for CI
   homatest check --rules 'HOMA-GRANT-*' --level must -o junit run.pcapng > junit.xml`,
-		Args: func(cmd *cobra.Command, args []string) error {
-			if len(args) == 0 {
-				return errors.New("check needs at least one capture file (see homatest check --help)")
-			}
-			return nil
-		},
+		Args: captureArgs,
 		RunE: func(cmd *cobra.Command, args []string) error { return runCheck(cmd, o, args) },
 	}
 	f := cmd.Flags()

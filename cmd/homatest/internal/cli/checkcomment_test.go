@@ -1,11 +1,13 @@
 package cli
 
 import (
+	"bytes"
 	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/homatest/homatest/pcap"
 )
@@ -68,5 +70,59 @@ func TestCheckCaptureComment(t *testing.T) {
 	}
 	if _, ok := jb.Files[0]["capture_comment"]; ok {
 		t.Errorf("JSON of a capture without a comment has capture_comment")
+	}
+}
+
+// TestCheckCaptureCommentsEscaped: a capture of two sections (two
+// captures joined with cat) gets one "capture comment:" line per
+// section-header comment, in file order (only one was printed), each with
+// its control characters and bidi overrides escaped (a comment's terminal
+// escape sequences went to the terminal as they were); the JSON keeps
+// capture_comment the first and lists all in capture_comments, its
+// control characters escaped by encoding/json.
+func TestCheckCaptureCommentsEscaped(t *testing.T) {
+	src, err := os.ReadFile(filepath.Join(realDir, "linux-6.13-proto146/a-small-rpcs.pcap"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	comments := []string{"first part", "second part \x1b]0;owned\x07\x1b[2J\x1b[31mred\u202eevil\xff\nend"}
+	var joined bytes.Buffer
+	for _, c := range comments {
+		if _, err := pcap.Annotate(bytes.NewReader(src), &joined, nil, c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	path := filepath.Join(t.TempDir(), "joined.pcapng")
+	if err := os.WriteFile(path, joined.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err, code := run(t, "check", path)
+	if code != 0 {
+		t.Fatalf("exit %d, %v:\n%s", code, err, out)
+	}
+	want := "capture comment: first part\ncapture comment: second part \\x1b]0;owned\\x07\\x1b[2J\\x1b[31mred\\u202eevil\\xff end\n"
+	if !strings.Contains(out, want) {
+		t.Errorf("report lacks\n%s\n%s", want, out)
+	}
+	for i, r := range out {
+		if (r < 0x20 && r != '\n') || r == 0x7f || r == 0x202e || r == utf8.RuneError {
+			t.Fatalf("report holds %q at byte %d:\n%q", r, i, out)
+		}
+	}
+	out, _, _ = run(t, "check", "-o", "json", path)
+	if strings.ContainsAny(out, "\x1b\x07") {
+		t.Errorf("JSON holds a raw control character:\n%q", out)
+	}
+	var js struct {
+		Files []struct {
+			Comment  string   `json:"capture_comment"`
+			Comments []string `json:"capture_comments"`
+		} `json:"files"`
+	}
+	if err := json.Unmarshal([]byte(out), &js); err != nil {
+		t.Fatal(err)
+	}
+	if f := js.Files[0]; f.Comment != comments[0] || len(f.Comments) != 2 || f.Comments[0] != comments[0] || f.Comments[1] != strings.ToValidUTF8(comments[1], "\ufffd") {
+		t.Errorf("JSON capture_comment %q, capture_comments %q; want %q and both", f.Comment, f.Comments, comments[0])
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"io"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/homatest/homatest/check"
 	"github.com/homatest/homatest/conformance"
@@ -31,8 +33,8 @@ func writeCheckText(w io.Writer, reports []check.FileReport) error {
 		}
 		rep := fr.Report
 		fmt.Fprintf(ew, "== %s (profile %s): %d Homa packets, %d RPCs\n", fr.File, rep.Profile, fr.Stats.Homa, rep.RPCs)
-		if fr.CaptureComment != "" {
-			fmt.Fprintf(ew, "capture comment: %s\n", oneLine(fr.CaptureComment))
+		for _, c := range fr.CaptureComments {
+			fmt.Fprintf(ew, "capture comment: %s\n", printable(c))
 		}
 		fmt.Fprintf(ew, "capture point: %s (%s)\n", fr.CapturePoint, fr.CapturePointWhy)
 		if n := fr.Stats.VersionMismatch; n > 0 {
@@ -48,7 +50,7 @@ func writeCheckText(w io.Writer, reports []check.FileReport) error {
 			fmt.Fprintf(ew, "stalls: %d timing findings fall in a stall the run measured (%s): inconclusive, as the run judged them\n", fr.StallExcused, fr.StallsFile)
 		}
 		for _, h := range fr.Hosts {
-			fmt.Fprintf(ew, "  host %s (interface %s): %d violations charged", h.Host, h.Interface, h.Violations)
+			fmt.Fprintf(ew, "  host %s (interface %s): %d violations charged", h.Host, printable(h.Interface), h.Violations)
 			if h.Excused > 0 {
 				fmt.Fprintf(ew, ", %d timing findings excused (reaction)", h.Excused)
 			}
@@ -212,6 +214,40 @@ func writeJUnit(w io.Writer, reports []check.FileReport, strict bool) error {
 	return conformance.WriteJUnit(w, js)
 }
 
-// oneLine is s on one line: its runs of white space, line breaks
-// included, become single spaces (a capture comment may span lines).
-func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+// printable is text from a capture (a section or frame comment, an
+// interface name) made safe for a terminal, on one line: runs of white
+// space, line breaks included, become single spaces (a capture comment
+// may span lines); other characters that do not print (control
+// characters such as ESC, which would start a terminal escape sequence,
+// bidi overrides) are written as escapes (\x1b, \u202e), as are bytes
+// that are not UTF-8 (\xff).
+func printable(s string) string {
+	var b strings.Builder
+	space := false
+	for i := 0; i < len(s); {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		bad := r == utf8.RuneError && n == 1
+		i += n
+		if !bad && unicode.IsSpace(r) {
+			space = true
+			continue
+		}
+		if space && b.Len() > 0 {
+			b.WriteByte(' ')
+		}
+		space = false
+		switch {
+		case bad:
+			fmt.Fprintf(&b, `\x%02x`, s[i-1])
+		case unicode.IsPrint(r):
+			b.WriteRune(r)
+		case r < 0x80:
+			fmt.Fprintf(&b, `\x%02x`, r)
+		case r <= 0xffff:
+			fmt.Fprintf(&b, `\u%04x`, r)
+		default:
+			fmt.Fprintf(&b, `\U%08x`, r)
+		}
+	}
+	return b.String()
+}

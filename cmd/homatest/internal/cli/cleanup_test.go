@@ -60,8 +60,8 @@ func TestCleanupDryRunCount(t *testing.T) {
 // TestUnknownCommand: an unknown command names the group, a near
 // command and the fix, on one line, with exit 2, in every command group
 // of the tree (a mistyped subcommand must not pass a CI script), also
-// when it is followed by flags only the meant subcommand knows; a group
-// alone prints its help.
+// when it is followed by flags only the meant subcommand knows, and as a
+// help topic; a group alone prints its help.
 func TestUnknownCommand(t *testing.T) {
 	for args, want := range map[string]string{
 		"frob":                           `unknown command "frob" for "homatest": homatest --help lists the commands`,
@@ -70,6 +70,10 @@ func TestUnknownCommand(t *testing.T) {
 		"scenario runn --env sim x.yaml": `unknown command "runn" for "homatest scenario" (did you mean run?): homatest scenario --help lists the commands`,
 		"netem sett eth0":                `unknown command "sett" for "homatest netem" (did you mean set?): homatest netem --help lists the commands`,
 		"spec nosuch":                    `unknown command "nosuch" for "homatest spec": homatest spec --help lists the commands`,
+		// help of a topic that is no command: the same error (cobra's help
+		// printed the whole usage and exited 0).
+		"help chek":        `unknown command "chek" for "homatest" (did you mean check?): homatest --help lists the commands`,
+		"help spec nosuch": `unknown command "nosuch" for "homatest spec": homatest spec --help lists the commands`,
 	} {
 		_, err, code := run(t, strings.Fields(args)...)
 		if code != ExitUsage || err == nil || err.Error() != want {
@@ -88,6 +92,11 @@ func TestUnknownCommand(t *testing.T) {
 		}
 	}
 	walk(New())
+	for _, args := range [][]string{{"help"}, {"help", "spec", "list"}} {
+		if out, err, code := run(t, args...); code != ExitOK || !strings.Contains(out, "Usage:") {
+			t.Errorf("homatest %s: exit %d, %v, output %q; want the help", strings.Join(args, " "), code, err, out)
+		}
+	}
 	if len(groups) < 6 { // homatest scenario netem spec wireshark completion
 		t.Fatalf("found %d command groups, want at least 6", len(groups))
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -14,7 +13,6 @@ import (
 
 	"github.com/homatest/homatest/bench"
 	"github.com/homatest/homatest/bench/benchrun"
-	"github.com/homatest/homatest/harness"
 	"github.com/homatest/homatest/harness/workload"
 	"github.com/homatest/homatest/netem"
 	"github.com/homatest/homatest/sim"
@@ -64,7 +62,8 @@ the same transport without background, and the background RPCs' count and
 p99 slowdown: of their smallest size bucket (short messages) and overall.
 --plot draws completion time against background load (PNG or SVG).
 
-Exit codes: 0 done, 2 usage error.`,
+Exit codes: 0 done, 2 usage error, 130 interrupted (Ctrl-C, SIGINT or
+SIGTERM; nothing is written).`,
 		Example: `  homatest bench collective --rate 100gbit --hosts 8 --size 32MB --background w4 --loads 0,0.2,0.4,0.6 --plot coll.png
   homatest bench collective --algorithm halving-doubling --hosts 16 --size 64MB --mtu 9000 -o json`,
 		Args: noArgs,
@@ -72,11 +71,10 @@ Exit codes: 0 done, 2 usage error.`,
 			if err := o.check(); err != nil {
 				return usageErr(err)
 			}
-			stop := harness.HandleSignals()
-			defer stop()
 			rep, err := o.run(cmd.Context(), newBenchProgress(cmd.ErrOrStderr(), o.output == "json"))
 			if err != nil && cmd.Context().Err() != nil {
-				return &ExitError{Code: 130, Err: errors.New("interrupted")}
+				// Main's context ended (SIGINT, SIGTERM): nothing was written.
+				return &ExitError{Code: 130, Err: errors.New("interrupted: the collective bench stopped before it finished; it wrote nothing")}
 			}
 			if err != nil {
 				return usageErr(err)
@@ -140,8 +138,8 @@ func (o *collectiveOpts) check() error {
 	case o.unloaded < 1:
 		return fmt.Errorf("--unloaded %d: want at least 1", o.unloaded)
 	}
-	if ext := strings.ToLower(filepath.Ext(o.plot)); o.plot != "" && ext != ".png" && ext != ".svg" {
-		return fmt.Errorf("--plot %q: the file name must end in .png or .svg", o.plot)
+	if err := checkPlotFile(o.plot); err != nil {
+		return err
 	}
 	o.trans = nil
 	for _, t := range strings.Split(o.transports, ",") {

@@ -28,6 +28,8 @@ func TestCollectiveFlagErrors(t *testing.T) {
 		{[]string{"--background", "w9"}, "--background"},
 		{[]string{"--transport", "udp"}, "--transport"},
 		{[]string{"--plot", "x.gif"}, ".png or .svg"},
+		// Checked before the run, not after its minutes of simulation.
+		{[]string{"--plot", "/proc/coll.png"}, "--plot /proc/coll.png: cannot write: "},
 		{[]string{"-o", "xml"}, "-o"},
 	} {
 		out, err, code := run(t, append([]string{"bench", "collective"}, c.args...)...)

@@ -88,12 +88,7 @@ and the exit code is 2 at the end, the error line naming each bad file.`,
 
   # live from tcpdump
   tcpdump -i veth0 -w - 'ip proto 146' | homatest decode -`,
-		Args: func(cmd *cobra.Command, args []string) error {
-			if len(args) == 0 {
-				return errors.New("decode needs at least one capture file (see homatest decode --help)")
-			}
-			return nil
-		},
+		Args: captureArgs,
 		RunE: func(cmd *cobra.Command, args []string) error { return runDecode(cmd, o, args) },
 	}
 	f := cmd.Flags()

@@ -66,23 +66,8 @@ func TestRunInterruptDuringHungCall(t *testing.T) {
 		"params: {tick_ns: 5000000}\ntimeouts: {reply: 10m, shutdown: 1s}\n", self))
 	arts := filepath.Join(dir, "run")
 	before := htNamespaces(t)
-	cmd := exec.Command(self, "run", "--impl", m, "--env", "ns", "--focus", "RESEND-answered", "--artifacts", arts)
-	cmd.Env = append(os.Environ(), "HOMATEST_CLI_CHILD=1")
 	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan struct{})
-	go func() { cmd.Wait(); close(done) }()
-	t.Cleanup(func() {
-		select {
-		case <-done:
-		default:
-			cmd.Process.Kill()
-			<-done
-		}
-	})
+	cmd, done := startChild(t, &out, "run", "--impl", m, "--env", "ns", "--focus", "RESEND-answered", "--artifacts", arts)
 
 	// Wait for the call to hang: the agent's log says it swallowed one.
 	agentLog := filepath.Join(arts, "pass-1", "h1.agent.stderr.log")
@@ -120,4 +105,71 @@ func TestRunInterruptDuringHungCall(t *testing.T) {
 	if left := newLeftovers(t, before); len(left) > 0 {
 		t.Errorf("namespaces left behind: %v", left)
 	}
+}
+
+// TestRunInterruptSim: SIGTERM to homatest run --env sim between passes
+// ends it with exit 130 and one line that says the pass was stopped and
+// the run folder is marked partial, without claiming namespaces were
+// removed (the simulator makes none; it used to say so), and the folder
+// holds the marker and no report page.
+func TestRunInterruptSim(t *testing.T) {
+	arts := filepath.Join(t.TempDir(), "run")
+	var out bytes.Buffer
+	cmd, done := startChild(t, &out, "run", "--env", "sim", "--focus", "GRANT-long-request", "--repeat", "1000", "--artifacts", arts)
+	// Once the second pass has begun, the first has written its files.
+	giveUp := time.After(timescale.D(2 * time.Minute))
+	for {
+		if _, err := os.Stat(filepath.Join(arts, "pass-2", "pass.json")); err == nil {
+			break
+		}
+		select {
+		case <-done:
+			t.Fatalf("homatest run ended before its second pass: exit %d\n%s", cmd.ProcessState.ExitCode(), out.String())
+		case <-giveUp:
+			t.Fatalf("no second pass within 2 minutes\n%s", out.String())
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-done:
+	case <-time.After(conformance.InterruptGrace + timescale.D(30*time.Second)):
+		t.Fatalf("homatest run still running after SIGTERM\n%s", out.String())
+	}
+	want := "homatest: interrupted: the pass in progress was stopped; its partial folder " + arts + " is marked interrupted\n"
+	if code := cmd.ProcessState.ExitCode(); code != 130 || out.String() != want {
+		t.Errorf("exit %d, output:\n%s\nwant 130 and only %q", code, out.String(), want)
+	}
+	checkInterruptedFolder(t, arts, filepath.Join("pass-1", "result.json"))
+}
+
+// startChild starts homatest with args in a child process (this test
+// binary, HOMATEST_CLI_CHILD=1), its standard output and error into out,
+// and returns it with a channel closed once it has ended. The child is
+// killed if the test ends first.
+func startChild(t *testing.T, out io.Writer, args ...string) (*exec.Cmd, <-chan struct{}) {
+	t.Helper()
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(self, args...)
+	cmd.Env = append(os.Environ(), "HOMATEST_CLI_CHILD=1")
+	cmd.Stdout, cmd.Stderr = out, out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() { cmd.Wait(); close(done) }()
+	t.Cleanup(func() {
+		select {
+		case <-done:
+		default:
+			cmd.Process.Kill()
+			<-done
+		}
+	})
+	return cmd, done
 }

@@ -113,6 +113,32 @@ func oneArg(what, example string) cobra.PositionalArgs {
 	}
 }
 
+// captureArgs is the argument check of a command that reads one or more
+// capture files (check, decode): at least one, and standard input ("-")
+// at most once, since it can be read only once (a second "-" read it
+// again as an empty capture, or waited for input that never came).
+func captureArgs(cmd *cobra.Command, args []string) error {
+	name := strings.TrimPrefix(cmd.CommandPath(), cmd.Root().Name()+" ")
+	if len(args) == 0 {
+		return fmt.Errorf("%s needs at least one capture file (see %s --help)", name, cmd.CommandPath())
+	}
+	if n := count(args, "-"); n > 1 {
+		return fmt.Errorf("%s: standard input (\"-\") can be given once, got it %d times: save it to a file to read it more than once", name, n)
+	}
+	return nil
+}
+
+// count is the number of times s occurs in ss.
+func count(ss []string, s string) int {
+	n := 0
+	for _, x := range ss {
+		if x == s {
+			n++
+		}
+	}
+	return n
+}
+
 // noArgs is cobra.NoArgs with a one-line error saying the command takes
 // no arguments (cobra's reads "unknown command", as if a subcommand were
 // meant).

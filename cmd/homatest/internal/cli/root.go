@@ -130,11 +130,38 @@ Exit codes: 0 success, 1 violations, 2 usage, input or environment error,
 		}
 	}
 	root.SetHelpCommandGroupID(groupMaintenance)
+	strictHelp(root)
 	root.SetCompletionCommandGroupID(groupMaintenance)
 	// Added now rather than by Execute, so that groupCommands sees it.
 	root.InitDefaultCompletionCmd()
 	groupCommands(root)
 	return root
+}
+
+// strictHelp makes "homatest help TOPIC" answer a TOPIC that is no
+// command with a usage error (exit 2) naming it, as "homatest TOPIC"
+// does; cobra's help command printed the whole usage and exited 0, so
+// that a typo passed in a script.
+func strictHelp(root *cobra.Command) {
+	root.InitDefaultHelpCmd()
+	for _, h := range root.Commands() {
+		if h.Name() != "help" || h.Run == nil {
+			continue
+		}
+		show := h.Run
+		h.Run = nil
+		h.RunE = func(c *cobra.Command, args []string) error {
+			cmd, rest, err := c.Root().Find(args)
+			switch {
+			case err != nil || cmd == nil:
+				return unknownSubcommand(c.Root(), args)
+			case len(rest) > 0:
+				return unknownSubcommand(cmd, rest)
+			}
+			show(c, args)
+			return nil
+		}
+	}
 }
 
 // groupAnnotation marks a command group in its Annotations.

@@ -64,7 +64,9 @@ unsupported)").
 
 Exit codes: 0 every MUST spec passed (unsupported specs do not fail a run;
 with --strict every SHOULD spec too), 1 a spec failed, 2 usage or
-environment error.`,
+environment error, 130 interrupted (Ctrl-C, SIGINT or SIGTERM: the pass
+removes its namespaces, and the run folder is kept, marked by its file
+"interrupted").`,
 		Example: `  homatest run
   homatest run --label-filter 'grant && MUST'
   homatest run --rules 'HOMA-RESEND-*' -o json
@@ -219,7 +221,7 @@ func (o *runOpts) run(cmd *cobra.Command) error {
 		name := fmt.Sprintf("pass-%d", i)
 		res, junit, err := sup.Pass(name, o.passOptions())
 		if errors.Is(err, conformance.ErrInterrupted) {
-			return &ExitError{Code: 130, Err: err}
+			return o.interrupted(err)
 		}
 		if err != nil {
 			return usageErr(err)
@@ -229,7 +231,7 @@ func (o *runOpts) run(cmd *cobra.Command) error {
 		}
 		if err := sup.RerunInconclusive(name, res, o.passOptions()); err != nil {
 			if errors.Is(err, conformance.ErrInterrupted) {
-				return &ExitError{Code: 130, Err: err}
+				return o.interrupted(err)
 			}
 			return usageErr(err)
 		}
@@ -290,4 +292,25 @@ func (o *runOpts) setupFailed(setupErr string, undo *harness.DirUndo) error {
 		undo.Remove()
 	}
 	return usageErr(errors.New(msg))
+}
+
+// interrupted is the error (exit 130) of a run whose pass was interrupted
+// (err wraps conformance.ErrInterrupted): the pass has removed its
+// namespaces (env ns; the simulator makes none), and the run folder is
+// kept with what was written so far, marked partial
+// (harness.MarkInterrupted) as scenario and bench mark theirs.
+func (o *runOpts) interrupted(err error) error {
+	msg := err.Error()
+	if o.env == "ns" && err == conformance.ErrInterrupted { // not killed after the grace period
+		msg += " and its namespaces removed"
+	}
+	arts := &harness.Artifacts{Dir: o.artifacts}
+	cause := context.Cause(o.ctx)
+	if cause == nil {
+		cause = err
+	}
+	if merr := arts.MarkInterrupted("this run", cause, "its report is missing; run it again"); merr != nil {
+		return &ExitError{Code: 130, Err: fmt.Errorf("%s (and marking %s failed: %v)", msg, o.artifacts, merr)}
+	}
+	return &ExitError{Code: 130, Err: fmt.Errorf("%s; its partial folder %s is marked %s", msg, o.artifacts, harness.InterruptedFile)}
 }

@@ -1,7 +1,9 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"time"
@@ -17,6 +19,10 @@ func defaultRunDir() string {
 
 // artifactsErr is the error of a run folder that cannot be created.
 func artifactsErr(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		err = pe // "mkdir X: not a directory", without the callers' prefixes
+	}
 	return fmt.Errorf("--artifacts: %w (pass --artifacts DIR somewhere writable)", err)
 }
 

@@ -105,3 +105,30 @@ func TestExploreSetupFailureLeavesNothing(t *testing.T) {
 		checkUndone(t, "implementation linux cannot run here", "explore", "--env", "ns", "--impl", "linux", "--replay", script, "-q")
 	})
 }
+
+// TestArtifactsUnderAFile: --artifacts under a file is the same one-line
+// usage error (exit 2) from every command that makes a run folder, naming
+// the flag, the file system's reason and the fix, and nothing is left:
+// bench said "--artifacts: artifacts: mkdir ...", scenario run
+// "artifacts: mkdir ..." without the flag or the fix.
+func TestArtifactsUnderAFile(t *testing.T) {
+	dir := t.TempDir()
+	file := writeFile(t, dir, "file", "x")
+	sc := writeFile(t, dir, "s.yaml", "env: sim\ntopology: {hosts: 2}\nlink: {rate: 1gbit}\nworkload: {dist: w4, load: 0.5, count: 5}\n")
+	want := "--artifacts: mkdir " + file + ": not a directory (pass --artifacts DIR somewhere writable)"
+	for _, args := range [][]string{
+		{"run", "--env", "sim"},
+		{"explore", "--env", "sim", "--budget", "1s"},
+		{"bench", "--env", "sim", "--duration", "10ms"},
+		{"scenario", "run", sc},
+	} {
+		args = append(args, "--artifacts", filepath.Join(file, "run"))
+		_, err, code := run(t, args...)
+		if code != ExitUsage || err == nil || err.Error() != want {
+			t.Errorf("%v: exit %d, %v; want 2 and %q", args, code, err, want)
+		}
+	}
+	if got := entries(t, dir); got != "file,s.yaml" {
+		t.Errorf("the folder holds %s after the failed commands; want only file,s.yaml", got)
+	}
+}

@@ -183,7 +183,7 @@ func writeAreaTable(w io.Writer, specs []conformance.SpecResult) {
 func (o *runOpts) mutationMatrix(cmd *cobra.Command, sup *conformance.Supervisor) error {
 	matrix, err := sup.MutationMatrix(o.passOptions())
 	if errors.Is(err, conformance.ErrInterrupted) {
-		return &ExitError{Code: 130, Err: err}
+		return o.interrupted(err)
 	}
 	if err != nil {
 		return usageErr(err)

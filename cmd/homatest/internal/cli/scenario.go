@@ -68,6 +68,9 @@ func (o *scenarioOpts) run(cmd *cobra.Command, s *scenario.Scenario) (*scenario.
 	if errors.Is(err, scenario.ErrInterrupted) {
 		return nil, &ExitError{Code: 130, Err: err}
 	}
+	if errors.Is(err, scenario.ErrRunFolder) {
+		return nil, usageErr(artifactsErr(err))
+	}
 	if err != nil {
 		return nil, usageErr(err)
 	}

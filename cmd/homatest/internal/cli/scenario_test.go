@@ -281,35 +281,11 @@ func TestScenarioSimRunAndReplay(t *testing.T) {
 // folder is marked interrupted and replay refuses it (exit 2, saying
 // why), as replay interrupted in turn marks its own folder.
 func TestScenarioInterrupt(t *testing.T) {
-	self, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
 	dir := t.TempDir()
+	// SIGINT once the workload runs (w4 at half of 1 Gbit/s for 5 s of
+	// virtual time: many seconds of CPU), not before.
 	interrupt := func(args ...string) (string, int) {
-		t.Helper()
-		cmd := exec.Command(self, args...)
-		cmd.Env = append(os.Environ(), "HOMATEST_CLI_CHILD=1")
-		stderr, err := cmd.StderrPipe()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { cmd.Process.Kill() }) // a no-op once it ended
-		// SIGINT once the workload runs (w4 at half of 1 Gbit/s for 5 s of
-		// virtual time: many seconds of CPU), not before.
-		var lines []string
-		sc := bufio.NewScanner(stderr)
-		for sc.Scan() {
-			lines = append(lines, sc.Text())
-			if strings.Contains(sc.Text(), "running the workload") {
-				cmd.Process.Signal(syscall.SIGINT)
-			}
-		}
-		cmd.Wait()
-		return strings.Join(lines, "\n"), cmd.ProcessState.ExitCode()
+		return interruptAt(t, syscall.SIGINT, "running the workload", args...)
 	}
 	a := filepath.Join(dir, "a")
 	out, code := interrupt("scenario", "run", "--env", "sim", filepath.Join(exampleDir, "w4-half-load.yaml"), "--artifacts", a)
@@ -320,7 +296,7 @@ func TestScenarioInterrupt(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(a, "interrupted")); err != nil {
 		t.Errorf("interrupted run folder is not marked: %v", err)
 	}
-	_, err, code = run(t, "replay", a, "-q")
+	_, err, code := run(t, "replay", a, "-q")
 	if code != ExitUsage || err == nil || !strings.Contains(err.Error(), "interrupted before it finished") {
 		t.Errorf("replay of the interrupted folder: exit %d, %v; want 2 saying it was interrupted", code, err)
 	}
@@ -361,4 +337,29 @@ func TestScenarioNoRPC(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, "runs")); !os.IsNotExist(err) {
 		t.Errorf("run folder after a run with no RPC: %v; want none", err)
 	}
+}
+
+// interruptAt runs homatest with args in a child process (startChild)
+// and sends it sig as soon as a line of its output (standard output and
+// error) contains trigger; it returns that output and the exit code.
+func interruptAt(t *testing.T, sig syscall.Signal, trigger string, args ...string) (string, int) {
+	t.Helper()
+	pr, pw := io.Pipe()
+	cmd, done := startChild(t, pw, args...)
+	go func() { <-done; pw.Close() }()
+	var lines []string
+	sent := false
+	sc := bufio.NewScanner(pr)
+	for sc.Scan() {
+		lines = append(lines, sc.Text())
+		if !sent && strings.Contains(sc.Text(), trigger) {
+			cmd.Process.Signal(sig)
+			sent = true
+		}
+	}
+	<-done
+	if !sent {
+		t.Fatalf("homatest %v ended (exit %d) without printing %q, so it was never interrupted:\n%s", args, cmd.ProcessState.ExitCode(), trigger, strings.Join(lines, "\n"))
+	}
+	return strings.Join(lines, "\n"), cmd.ProcessState.ExitCode()
 }

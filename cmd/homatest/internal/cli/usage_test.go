@@ -5,9 +5,9 @@ import (
 	"testing"
 )
 
-// TestUsageErrorsUpFront: a bad --capture-point, --profile or --rules is
-// one usage error (exit 2) before any file is read, naming every valid
-// form; check's --wire help lists auto.
+// TestUsageErrorsUpFront: a bad --capture-point, --profile or --rules, or
+// standard input given twice, is one usage error (exit 2) before any file
+// is read, naming every valid form; check's --wire help lists auto.
 func TestUsageErrorsUpFront(t *testing.T) {
 	t.Setenv("HOMATEST_CLI_CHILD", "1") // homatest run re-executes this binary (TestMain)
 	capture := faultsDir + "/does-not-matter.pcapng"
@@ -21,6 +21,10 @@ func TestUsageErrorsUpFront(t *testing.T) {
 			[]string{"--profile", `"bogus"`, "auto", "linux", "linux-2024", "upstream"}},
 		{[]string{"check", "--rules", "[", capture}, []string{"--rules", "syntax error in pattern"}},
 		{[]string{"run", "--env", "sim", "--rules", "["}, []string{"--rules", "syntax error in pattern"}},
+		// Standard input twice: it can be read once (the second "-" was an
+		// empty capture, or a wait for input).
+		{[]string{"check", "-", capture, "-"}, []string{"check: standard input", "can be given once, got it 2 times"}},
+		{[]string{"decode", "-", "-", "-"}, []string{"decode: standard input", "can be given once, got it 3 times"}},
 	} {
 		out, err, code := run(t, c.args...)
 		if code != ExitUsage || err == nil {

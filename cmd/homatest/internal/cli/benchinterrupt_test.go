@@ -1,0 +1,115 @@
+package cli
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+// TestBenchInterrupt: SIGINT or SIGTERM to homatest bench once its RPCs
+// began (in the simulator, no root) ends it with exit 130 and one line
+// saying so, as run and scenario end; its folder keeps what was written
+// (homa's records) marked by a file "interrupted", with no report and no
+// temporary file. SIGTERM used to end it by the signal (exit 143, nothing
+// said) and SIGINT left the folder unmarked.
+func TestBenchInterrupt(t *testing.T) {
+	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT} {
+		t.Run(sig.String(), func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "run")
+			// 120 s of virtual time: homa's loaded run takes seconds of
+			// CPU, tcp's many more; the signal comes as tcp starts.
+			out, code := interruptAt(t, sig, "tcp: unloaded latency", "bench", "--env", "sim", "--hosts", "16",
+				"--duration", "120s", "--artifacts", dir)
+			last := out[strings.LastIndex(out, "\n")+1:]
+			want := "homatest: interrupted: the bench stopped before it finished; its partial folder " + dir + " is marked interrupted"
+			if code != 130 || last != want {
+				t.Fatalf("bench interrupted by %v: exit %d, stderr:\n%s\nwant 130 and last line %q", sig, code, out, want)
+			}
+			checkInterruptedFolder(t, dir, "homa-records.json")
+		})
+	}
+}
+
+// TestBenchInterruptNS: SIGTERM to homatest bench in network namespaces
+// during the loaded run ends it with exit 130 saying the namespaces were
+// removed, and they are, with every agent process (none holds a file of
+// the run folder open); the folder is marked interrupted.
+func TestBenchInterruptNS(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root: builds network namespaces")
+	}
+	dir := filepath.Join(t.TempDir(), "run")
+	before := htNamespaces(t)
+	out, code := interruptAt(t, syscall.SIGTERM, "at load", "bench", "--env", "ns", "--hosts", "2", "--workload", "1000",
+		"--rate", "100mbit", "--transport", "homa", "--unloaded", "3", "--duration", "10m", "--artifacts", dir)
+	t.Logf("stderr:\n%s", out)
+	last := out[strings.LastIndex(out, "\n")+1:]
+	want := "homatest: interrupted: the bench stopped before it finished and its namespaces were removed; its partial folder " + dir + " is marked interrupted"
+	if code != 130 || last != want {
+		t.Fatalf("bench interrupted: exit %d, stderr:\n%s\nwant 130 and last line %q", code, out, want)
+	}
+	if left := newLeftovers(t, before); len(left) > 0 {
+		t.Errorf("namespaces left behind: %v", left)
+	}
+	if procs := holdersOf(t, dir); len(procs) > 0 {
+		t.Errorf("processes still holding files of the run folder open (agents left running): %v", procs)
+	}
+	checkInterruptedFolder(t, dir, "")
+}
+
+// checkInterruptedFolder fails t unless dir is marked interrupted, holds
+// no report (report.json, report.html) and no temporary file, and holds
+// keep when not "".
+func checkInterruptedFolder(t *testing.T, dir, keep string) {
+	t.Helper()
+	note, err := os.ReadFile(filepath.Join(dir, "interrupted"))
+	if err != nil || !strings.Contains(string(note), "files are partial") {
+		t.Errorf("interrupted folder's marker: %q, %v", note, err)
+	}
+	names := entries(t, dir)
+	for _, n := range strings.Split(names, ",") {
+		if strings.HasPrefix(n, "report.") || strings.Contains(n, ".tmp") {
+			t.Errorf("interrupted folder holds %s", n)
+		}
+	}
+	if keep != "" {
+		if _, err := os.Stat(filepath.Join(dir, keep)); err != nil {
+			t.Errorf("interrupted folder lost %s, written before the interrupt: %v (holds %s)", keep, err, names)
+		}
+	}
+}
+
+// holdersOf returns the pids of the processes with a file under dir open.
+func holdersOf(t *testing.T, dir string) []string {
+	t.Helper()
+	fds, _ := filepath.Glob("/proc/[0-9]*/fd/*")
+	var pids []string
+	seen := map[string]bool{}
+	for _, fd := range fds {
+		if target, err := os.Readlink(fd); err == nil && strings.HasPrefix(target, dir+"/") {
+			pid := strings.Split(fd, "/")[2]
+			if !seen[pid] {
+				seen[pid] = true
+				pids = append(pids, pid)
+			}
+		}
+	}
+	return pids
+}
+
+// TestBenchCollectiveInterrupt: SIGTERM to homatest bench collective
+// during its first all-reduce ends it with exit 130 and one line, not by
+// the signal (exit 143, nothing said, as before), and no --plot file.
+func TestBenchCollectiveInterrupt(t *testing.T) {
+	plot := filepath.Join(t.TempDir(), "coll.png")
+	out, code := interruptAt(t, syscall.SIGTERM, "all-reduce of", "bench", "collective", "--size", "1GB", "--loads", "0,0.5", "--plot", plot)
+	last := out[strings.LastIndex(out, "\n")+1:]
+	if want := "homatest: interrupted: the collective bench stopped before it finished; it wrote nothing"; code != 130 || last != want {
+		t.Fatalf("bench collective interrupted: exit %d, stderr:\n%s\nwant 130 and last line %q", code, out, want)
+	}
+	if _, err := os.Stat(plot); !os.IsNotExist(err) {
+		t.Errorf("plot of an interrupted collective bench: %v; want none", err)
+	}
+}
