@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/netip"
+	"sync"
 
 	"github.com/homatest/homatest/spec/wire"
 )
@@ -110,25 +111,45 @@ func (s *Socket) Call(ctx context.Context, dst netip.AddrPort, request []byte) (
 		h.mu.Unlock()
 		return nil, err
 	}
-	done := make(chan callResult, 1)
+	done := resultPool.Get().(chan callResult)
 	h.calls[id] = done
 	h.unlock()
+	if ctx.Done() == nil { // a plain receive: cheaper than a select
+		r := <-done
+		resultPool.Put(done)
+		return r.resp, r.err
+	}
 	select {
 	case r := <-done:
+		resultPool.Put(done)
 		return r.resp, r.err
 	case <-ctx.Done():
 		h.mu.Lock()
 		if h.calls[id] == done {
 			delete(h.calls, id)
 			h.m.Abort(id)
+		} else {
+			<-done // dispatch sent the result under h.mu: drop it
 		}
 		h.unlock()
+		resultPool.Put(done)
 		return nil, ctx.Err()
 	}
 }
 
+// resultPool recycles Call's result channels (one buffered slot each): a
+// channel goes back empty, once no dispatch can send on it.
+var resultPool = sync.Pool{New: func() any { return make(chan callResult, 1) }}
+
 // Receive waits for the next request. Errors: ErrClosed, ctx's error.
 func (s *Socket) Receive(ctx context.Context) (*Request, error) {
+	if ctx.Done() == nil { // a plain receive: cheaper than a select
+		q, ok := <-s.reqs
+		if !ok {
+			return nil, ErrClosed
+		}
+		return q, nil
+	}
 	select {
 	case q, ok := <-s.reqs:
 		if !ok {
