@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net/netip"
-	"sync"
 
 	"github.com/homatest/homatest/spec/wire"
 )
@@ -111,17 +110,17 @@ func (s *Socket) Call(ctx context.Context, dst netip.AddrPort, request []byte) (
 		h.mu.Unlock()
 		return nil, err
 	}
-	done := resultPool.Get().(chan callResult)
+	done := h.results.Get().(chan callResult)
 	h.calls[id] = done
 	h.unlock()
 	if ctx.Done() == nil { // a plain receive: cheaper than a select
 		r := <-done
-		resultPool.Put(done)
+		h.results.Put(done)
 		return r.resp, r.err
 	}
 	select {
 	case r := <-done:
-		resultPool.Put(done)
+		h.results.Put(done)
 		return r.resp, r.err
 	case <-ctx.Done():
 		h.mu.Lock()
@@ -132,14 +131,10 @@ func (s *Socket) Call(ctx context.Context, dst netip.AddrPort, request []byte) (
 			<-done // dispatch sent the result under h.mu: drop it
 		}
 		h.unlock()
-		resultPool.Put(done)
+		h.results.Put(done)
 		return nil, ctx.Err()
 	}
 }
-
-// resultPool recycles Call's result channels (one buffered slot each): a
-// channel goes back empty, once no dispatch can send on it.
-var resultPool = sync.Pool{New: func() any { return make(chan callResult, 1) }}
 
 // Receive waits for the next request. Errors: ErrClosed, ctx's error.
 func (s *Socket) Receive(ctx context.Context) (*Request, error) {
