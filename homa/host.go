@@ -41,6 +41,11 @@ type Host struct {
 	armedAt time.Duration // the deadline the timer is set for
 	sockets map[uint16]*Socket
 	calls   map[uint64]chan callResult
+	// results recycles Call's result channels (one buffered slot each):
+	// a channel goes back empty, once no dispatch can send on it. Per
+	// host, not global: a channel made in a testing/synctest bubble
+	// belongs to it.
+	results sync.Pool
 	dropped int // requests a full receive queue refused
 	closed  bool
 	// sent holds the buffers of the packets sent (under sendMu), given
@@ -74,6 +79,7 @@ func New(cfg Config) (*Host, error) {
 		return nil, err
 	}
 	h := &Host{m: m, tr: cfg.Transport, batch: bt, epoch: time.Now(), sockets: map[uint16]*Socket{}, calls: map[uint64]chan callResult{}}
+	h.results.New = func() any { return make(chan callResult, 1) }
 	h.mu.Lock()
 	h.armedAt = m.nextTick
 	h.timer = time.AfterFunc(m.nextTick, h.onTimer)

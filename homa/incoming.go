@@ -115,7 +115,9 @@ func (h *Machine) handleData(src netip.Addr, d wire.Data) {
 	}
 	m := r.in
 	if m == nil {
-		m = &msgIn{buf: make([]byte, length), granted: min(length, int(d.Incoming())), created: h.now}
+		r.inMsg = msgIn{buf: make([]byte, length), granted: min(length, int(d.Incoming())), created: h.now}
+		m = &r.inMsg
+		m.recv = m.recv0[:0]
 		if m.granted < 1 {
 			m.granted = min(length, h.p.UnschedBytes)
 		}

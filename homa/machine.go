@@ -460,7 +460,7 @@ func (h *Machine) Call(now time.Duration, port uint16, dst netip.AddrPort, reque
 	r := &rpc{id: h.nextID, client: true, peer: dst.Addr(), peerPort: dst.Port(), sock: s,
 		state: clientSending, seq: h.rpcSeq}
 	h.nextID += 2
-	r.out = h.newMsgOut(request)
+	h.setOut(r, request)
 	h.addClient(r)
 	h.queueSend(r)
 	h.settled()
@@ -495,7 +495,7 @@ func (h *Machine) Reply(now time.Duration, q RequestRef, response []byte) error 
 	if r == nil || h.servers[serverKey{r.peer, r.clientID()}] != r || r.state != serverInService {
 		return nil
 	}
-	r.out = h.newMsgOut(response)
+	h.setOut(r, response)
 	r.state = serverSending
 	h.queueSend(r)
 	h.settled()
@@ -610,13 +610,14 @@ func (h *Machine) control(r *rpc) wire.CommonFields {
 // topPriority is the level of control packets.
 func (h *Machine) topPriority() uint8 { return uint8(h.p.NumPriorities - 1) }
 
-// newMsgOut prepares a message for sending: U bytes are granted at once.
-func (h *Machine) newMsgOut(data []byte) *msgOut {
+// setOut makes data r's outgoing message: U bytes are granted at once.
+func (h *Machine) setOut(r *rpc, data []byte) {
 	u := min(len(data), h.p.UnschedBytes)
 	if h.faults[FaultUnschedOverflow] && len(data) > u {
 		u = min(len(data), u+h.p.maxSegData(h.v6))
 	}
-	return &msgOut{data: data, unsched: min(len(data), h.p.UnschedBytes), granted: u}
+	r.outMsg = msgOut{data: data, unsched: min(len(data), h.p.UnschedBytes), granted: u}
+	r.out = &r.outMsg
 }
 
 // finishClient completes a client RPC with err (nil: response received)

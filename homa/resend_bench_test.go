@@ -19,7 +19,7 @@ func BenchmarkResendBusySender(b *testing.B) {
 		b.Fatal(err)
 	}
 	r := &rpc{id: 1 << 40, client: true, peer: netip.AddrFrom4([4]byte{198, 18, 0, 2}), peerPort: 4000, sock: h.sockets[port], state: clientSending}
-	r.out = h.newMsgOut(make([]byte, 1000000))
+	h.setOut(r, make([]byte, 1000000))
 	r.out.next, r.out.granted = r.out.length(), r.out.length()
 	packets := h.queueRetransmit(r, 0, r.out.length(), 7)
 	b.ReportAllocs()

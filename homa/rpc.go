@@ -53,6 +53,9 @@ type msgIn struct {
 	completeTick int
 	created      time.Duration // when its first packet arrived (Machine clock)
 	g            *grantable    // its place in Machine.grants, nil when not grantable
+	// recv0 backs recv's first range: a message that arrives in order
+	// needs no other.
+	recv0 [1]byteranges.Range
 }
 
 func (m *msgIn) length() int   { return len(m.buf) }
@@ -90,6 +93,10 @@ type rpc struct {
 	// prev and next link the RPC into its machine's client or server
 	// list, in creation order.
 	prev, next *rpc
+	// inMsg and outMsg are where in and out point once set: an RPC and
+	// its two messages are one allocation.
+	inMsg  msgIn
+	outMsg msgOut
 }
 
 // rpcList is a list of RPCs in the order they were added: the machine

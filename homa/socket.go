@@ -110,25 +110,41 @@ func (s *Socket) Call(ctx context.Context, dst netip.AddrPort, request []byte) (
 		h.mu.Unlock()
 		return nil, err
 	}
-	done := make(chan callResult, 1)
+	done := h.results.Get().(chan callResult)
 	h.calls[id] = done
 	h.unlock()
+	if ctx.Done() == nil { // a plain receive: cheaper than a select
+		r := <-done
+		h.results.Put(done)
+		return r.resp, r.err
+	}
 	select {
 	case r := <-done:
+		h.results.Put(done)
 		return r.resp, r.err
 	case <-ctx.Done():
 		h.mu.Lock()
 		if h.calls[id] == done {
 			delete(h.calls, id)
 			h.m.Abort(id)
+		} else {
+			<-done // dispatch sent the result under h.mu: drop it
 		}
 		h.unlock()
+		h.results.Put(done)
 		return nil, ctx.Err()
 	}
 }
 
 // Receive waits for the next request. Errors: ErrClosed, ctx's error.
 func (s *Socket) Receive(ctx context.Context) (*Request, error) {
+	if ctx.Done() == nil { // a plain receive: cheaper than a select
+		q, ok := <-s.reqs
+		if !ok {
+			return nil, ErrClosed
+		}
+		return q, nil
+	}
 	select {
 	case q, ok := <-s.reqs:
 		if !ok {
