@@ -35,6 +35,9 @@ func writeCheckText(w io.Writer, reports []check.FileReport) error {
 			fmt.Fprintf(ew, "capture comment: %s\n", oneLine(fr.CaptureComment))
 		}
 		fmt.Fprintf(ew, "capture point: %s (%s)\n", fr.CapturePoint, fr.CapturePointWhy)
+		if fr.CaptureDropsHint != "" {
+			fmt.Fprintf(ew, "capture drops: %s (count from %s)\n", fr.CaptureDropsHint, fr.CaptureDropsFrom)
+		}
 		if n := fr.Stats.VersionMismatch; n > 0 {
 			// A forced --profile or --wire of another format: every finding
 			// may be the decoder's misreading, not the hosts' fault.
