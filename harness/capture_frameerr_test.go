@@ -2,6 +2,8 @@ package harness
 
 import (
 	"errors"
+	"fmt"
+	"maps"
 	"os"
 	"testing"
 	"time"
@@ -138,6 +140,74 @@ func TestCaptureCut(t *testing.T) {
 		f.Close()
 		if n != want {
 			t.Errorf("%s holds %d frames, want %d (those before the cut)", name, n, want)
+		}
+	}
+}
+
+// droppingLive is a stampedLive whose kernel counters report drops lost
+// frames at their first read (they reset at each read).
+type droppingLive struct {
+	stampedLive
+	drops uint64
+}
+
+func (f *droppingLive) Stats() (uint64, uint64, error) {
+	d := f.drops
+	f.drops = 0
+	return uint64(len(f.ts)) + d, d, nil
+}
+
+// TestCaptureDeclaresDrops: the frames a port's sockets lost (kernel
+// drops, frames that could not be read) are declared in each file's
+// interface statistics, per direction, so that homatest check knows what
+// the capture misses.
+func TestCaptureDeclaresDrops(t *testing.T) {
+	arts, err := NewArtifacts(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	topo := &Topology{ID: "ht000000", Hosts: []*Host{{Index: 1, Name: "h1", Port: "p1"}, {Index: 2, Name: "h2", Port: "p2"}}, Artifacts: arts}
+	c := &Capture{topo: topo}
+	for _, sc := range []struct {
+		host  int
+		dir   Direction
+		drops uint64
+	}{{0, DirIn, 3}, {0, DirOut, 2}, {1, DirIn, 0}, {1, DirOut, 5}} {
+		live := &droppingLive{stampedLive: stampedLive{ts: []time.Time{now.Add(-time.Second)}, wake: make(chan struct{})}, drops: sc.drops}
+		s := &stream{host: sc.host, port: topo.Hosts[sc.host].Port, dir: sc.dir, done: make(chan struct{}), live: live}
+		s.target.Store(-1)
+		if s.spool, err = newSpool(arts, fmt.Sprintf(".capture-test-%d-%s.spool", sc.host, sc.dir)); err != nil {
+			t.Fatal(err)
+		}
+		c.streams = append(c.streams, s)
+		go s.run()
+	}
+	defer c.discard()
+	st, err := c.Stop()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.KernelDrops != 10 {
+		t.Fatalf("kernel drops %d, want 10", st.KernelDrops)
+	}
+	if err := c.WriteFile("sent.pcapng", DirIn); err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string]map[int]uint64{"capture.pcapng": {0: 5, 1: 5}, "sent.pcapng": {0: 3, 1: 0}} {
+		r, err := pcap.Open(arts.Path(name), pcap.ReaderOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for {
+			if _, err := r.Next(); err != nil {
+				break
+			}
+		}
+		got := r.Stats()
+		r.Close()
+		if !maps.Equal(got.IfaceDrops, want) || got.CaptureDrops != want[0]+want[1] {
+			t.Errorf("%s declares drops %d by interface %v, want %v", name, got.CaptureDrops, got.IfaceDrops, want)
 		}
 	}
 }

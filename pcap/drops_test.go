@@ -152,3 +152,23 @@ func TestCaptureDropsTruncatedISB(t *testing.T) {
 		t.Errorf("short isb_ifdrop: drops %d without an error", st.CaptureDrops)
 	}
 }
+
+// TestAnnotateKeepsDrops: an annotated copy declares the drops of the
+// capture it copies, so that it is judged the same.
+func TestAnnotateKeepsDrops(t *testing.T) {
+	var out bytes.Buffer
+	if _, err := Annotate(bytes.NewReader(dropsPcapng(t, [2]int64{0, 3}, [2]int64{1, 2}, [2]int64{0, 4})), &out, map[int][]string{1: {"note"}}, ""); err != nil {
+		t.Fatal(err)
+	}
+	st, err := readAll(t, out.Bytes())
+	if err != nil || st.CaptureDrops != 6 || !maps.Equal(st.IfaceDrops, map[int]uint64{0: 4, 1: 2}) {
+		t.Errorf("annotated copy declares %d %v (err %v), want 6 map[0:4 1:2]", st.CaptureDrops, st.IfaceDrops, err)
+	}
+	out.Reset()
+	if _, err := Annotate(bytes.NewReader(dropsPcapng(t)), &out, nil, ""); err != nil {
+		t.Fatal(err)
+	}
+	if st, err := readAll(t, out.Bytes()); err != nil || st.IfaceDrops != nil {
+		t.Errorf("annotated copy of a capture without statistics declares %v (err %v)", st.IfaceDrops, err)
+	}
+}
