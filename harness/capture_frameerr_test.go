@@ -98,13 +98,7 @@ func TestCaptureCut(t *testing.T) {
 		{DirIn, []time.Time{now.Add(-2 * time.Second), now.Add(-time.Second), now.Add(time.Hour)}},
 		{DirOut, []time.Time{now.Add(-1500 * time.Millisecond), now.Add(2 * time.Hour)}},
 	} {
-		s := &stream{port: "p1", dir: sc.dir, done: make(chan struct{}), live: &stampedLive{ts: sc.ts, wake: make(chan struct{})}}
-		s.target.Store(-1)
-		if s.spool, err = newSpool(arts, ".capture-test-"+sc.dir.String()+".spool"); err != nil {
-			t.Fatal(err)
-		}
-		c.streams = append(c.streams, s)
-		go s.run()
+		startFakeStream(t, c, 0, sc.dir, &stampedLive{ts: sc.ts, wake: make(chan struct{})})
 	}
 	defer c.discard()
 	st, err := c.Stop()
@@ -174,14 +168,7 @@ func TestCaptureDeclaresDrops(t *testing.T) {
 		dir   Direction
 		drops uint64
 	}{{0, DirIn, 3}, {0, DirOut, 2}, {1, DirIn, 0}, {1, DirOut, 5}} {
-		live := &droppingLive{stampedLive: stampedLive{ts: []time.Time{now.Add(-time.Second)}, wake: make(chan struct{})}, drops: sc.drops}
-		s := &stream{host: sc.host, port: topo.Hosts[sc.host].Port, dir: sc.dir, done: make(chan struct{}), live: live}
-		s.target.Store(-1)
-		if s.spool, err = newSpool(arts, fmt.Sprintf(".capture-test-%d-%s.spool", sc.host, sc.dir)); err != nil {
-			t.Fatal(err)
-		}
-		c.streams = append(c.streams, s)
-		go s.run()
+		startFakeStream(t, c, sc.host, sc.dir, &droppingLive{stampedLive: stampedLive{ts: []time.Time{now.Add(-time.Second)}, wake: make(chan struct{})}, drops: sc.drops})
 	}
 	defer c.discard()
 	st, err := c.Stop()
@@ -210,4 +197,18 @@ func TestCaptureDeclaresDrops(t *testing.T) {
 			t.Errorf("%s declares drops %d by interface %v, want %v", name, got.CaptureDrops, got.IfaceDrops, want)
 		}
 	}
+}
+
+// startFakeStream adds to c a running stream of host index host and
+// direction dir that reads live, spooled in c's run folder.
+func startFakeStream(t *testing.T, c *Capture, host int, dir Direction, live liveCapture) {
+	t.Helper()
+	s := &stream{host: host, port: c.topo.Hosts[host].Port, dir: dir, done: make(chan struct{}), live: live}
+	s.target.Store(-1)
+	var err error
+	if s.spool, err = newSpool(c.topo.Artifacts, fmt.Sprintf(".capture-test-%d-%s.spool", host, dir)); err != nil {
+		t.Fatal(err)
+	}
+	c.streams = append(c.streams, s)
+	go s.run()
 }
