@@ -582,18 +582,25 @@ func dropsHint(rep *spec.Report, st pcap.Stats, flag uint64) (from, hint string)
 		from = "interface statistics"
 	}
 	const recapture = "re-capture with a larger buffer (tcpdump -B KIB, dumpcap -B MIB) to judge them"
+	dropped := fmt.Sprintf("the capture dropped %d packets", rep.CaptureDrops)
+	if rep.CaptureDrops == 1 {
+		dropped = "the capture dropped 1 packet"
+	}
+	excused := fmt.Sprintf("%d findings that rest on a packet not seen may be its doing and are inconclusive", rep.CaptureDropExcused)
+	if rep.CaptureDropExcused == 1 {
+		excused = "1 finding that rests on a packet not seen may be its doing and is inconclusive"
+	}
 	switch {
 	case rep.CaptureDropTooMany && rep.CaptureDropExcused > 0:
 		// A capture of switch ports judges each port's view with its
 		// own drops.
-		return from, fmt.Sprintf("the capture dropped %d packets: %d findings that rest on a packet not seen may be its doing and are inconclusive, but at some ports such findings are at more RPCs than that port's drops can touch and stay violations; %s",
-			rep.CaptureDrops, rep.CaptureDropExcused, recapture)
+		return from, fmt.Sprintf("%s: %s, but at some ports such findings are at more RPCs than that port's drops can touch and stay violations; %s",
+			dropped, excused, recapture)
 	case rep.CaptureDropTooMany:
-		return from, fmt.Sprintf("the capture dropped %d packets, which can touch at most %d RPCs, but the findings that rest on a packet not seen are at more: they cannot all be the capture's doing and stay violations; %s",
-			rep.CaptureDrops, rep.CaptureDropLimit, recapture)
+		return from, fmt.Sprintf("%s, which can touch at most %d RPCs, but the findings that rest on a packet not seen are at more: they cannot all be the capture's doing and stay violations; %s",
+			dropped, rep.CaptureDropLimit, recapture)
 	case rep.CaptureDropExcused == 0:
-		return from, fmt.Sprintf("the capture dropped %d packets; no violation rests on a packet it may have missed", rep.CaptureDrops)
+		return from, dropped + "; no violation rests on a packet it may have missed"
 	}
-	return from, fmt.Sprintf("the capture dropped %d packets: %d findings that rest on a packet not seen may be its doing and are inconclusive; %s",
-		rep.CaptureDrops, rep.CaptureDropExcused, recapture)
+	return from, fmt.Sprintf("%s: %s; %s", dropped, excused, recapture)
 }

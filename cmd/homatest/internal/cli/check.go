@@ -78,11 +78,11 @@ violation that disappears under an inferred value names the --param to pass.
 
 A capture that dropped packets itself (its buffer overflowed) misses packets
 the hosts did send and get: a GRANT it missed makes DATA look ungranted, a
-RESEND a retransmission unrequested, an ACK an RPC unacknowledged. A pcapng
+RESEND a retransmission unrequested, a NEED_ACK an ACK unprompted. A pcapng
 declares such drops in its interface statistics (isb_ifdrop, as dumpcap and
 homatest's own captures write it); for a classic pcap give the count tcpdump
 printed ("N packets dropped by kernel") with --capture-drops N (the larger of
-the two counts). With drops, every violation that rests on a packet not being
+the two counts is used; N applies to every FILE). With drops, every violation that rests on a packet not being
 seen is inconclusive (cause "capture dropped packets"), as long as the
 violations are at no more RPCs than the missing packets can touch (each
 belongs to one RPC, an ACK to up to max_acks_per_pkt+1); past that they stay
@@ -147,7 +147,7 @@ damage fails it, and the exit is still 2, since what came after is unknown.`,
 	f.StringVar(&o.capturePoint, "capture-point", "auto", "where the capture was taken: auto, switch, host:ADDR, sent, delivered or ports")
 	f.BoolVar(&o.strict, "strict", false, "fail (exit 1) on SHOULD violations too; by default they are warnings")
 	f.BoolVar(&o.inferParams, "infer-params", false, "print the parameters the capture implies next to the profile's")
-	f.Uint64Var(&o.captureDrops, "capture-drops", 0, "packets the capture dropped itself, e.g. tcpdump's \"3 packets dropped by kernel\": findings that rest on a packet not seen become inconclusive (a pcapng's interface statistics declare it; the larger count is used)")
+	f.Uint64Var(&o.captureDrops, "capture-drops", 0, "the capture dropped `N` packets itself (tcpdump's \"N packets dropped by kernel\"): findings that rest on a packet not seen become inconclusive; a pcapng's interface statistics declare it too (the larger count is used)")
 	return cmd
 }
 

@@ -243,7 +243,7 @@ func TestCheckCaptureDropsMissingPackets(t *testing.T) {
 			}
 			// The text report says it too.
 			out, _, code := run(t, append([]string{"check", declared}, realTimers...)...)
-			if code != 0 || !strings.Contains(out, fmt.Sprintf("capture drops: the capture dropped %d packets:", dropped)) || !strings.Contains(out, "capture dropped packets") {
+			if code != 0 || !strings.Contains(out, fmt.Sprintf("capture drops (interface statistics): the capture dropped %d packet", dropped)) || !strings.Contains(out, "capture dropped packets") {
 				t.Errorf("text report (exit %d) does not name the drops:\n%s", code, out)
 			}
 		})

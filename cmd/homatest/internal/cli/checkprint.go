@@ -36,7 +36,7 @@ func writeCheckText(w io.Writer, reports []check.FileReport) error {
 		}
 		fmt.Fprintf(ew, "capture point: %s (%s)\n", fr.CapturePoint, fr.CapturePointWhy)
 		if fr.CaptureDropsHint != "" {
-			fmt.Fprintf(ew, "capture drops: %s (count from %s)\n", fr.CaptureDropsHint, fr.CaptureDropsFrom)
+			fmt.Fprintf(ew, "capture drops (%s): %s\n", fr.CaptureDropsFrom, fr.CaptureDropsHint)
 		}
 		if n := fr.Stats.VersionMismatch; n > 0 {
 			// A forced --profile or --wire of another format: every finding
