@@ -320,3 +320,55 @@ func moveHost(t *testing.T, data []byte, from, to netip.Addr) []byte {
 	}
 	return append([]byte(nil), buf.Bytes()...)
 }
+
+// TestCheckCaptureDropsPorts: a capture of switch ports judges each
+// host's view with the drops of that host's port: drops declared at the
+// port of the host the findings are charged to excuse them, drops at the
+// other port do not (that view holds none of them).
+func TestCheckCaptureDropsPorts(t *testing.T) {
+	dir := t.TempDir()
+	hosts := []netip.Addr{hostC, hostS}
+	faulty := faultCaseByID(t, "BR-09").build(true)
+	plain := filepath.Join(dir, "plain.pcapng")
+	writePorts(t, faulty, plain, hosts)
+	before := checkDropsJSON(t, plain)
+	if before.code != ExitViolations || before.must == 0 {
+		t.Fatalf("no drops: exit %d, %d MUST violations; want a fail\n%s", before.code, before.must, before.json)
+	}
+	var js struct {
+		Files []struct {
+			Report struct {
+				Violations []struct {
+					ChargedTo string `json:"charged_to"`
+				} `json:"violations"`
+			} `json:"report"`
+		} `json:"files"`
+	}
+	if err := json.Unmarshal([]byte(before.json), &js); err != nil {
+		t.Fatal(err)
+	}
+	charged := map[string]bool{}
+	for _, v := range js.Files[0].Report.Violations {
+		charged[v.ChargedTo] = true
+	}
+	if len(charged) != 1 {
+		t.Fatalf("violations charged to %v, want one host", charged)
+	}
+	at := 0 // the port of the host charged
+	if charged[hostS.String()] {
+		at = 1
+	}
+	drops := make([]uint64, 2)
+	drops[1-at] = 1
+	other := filepath.Join(dir, "other.pcapng")
+	writePorts(t, faulty, other, hosts, drops...)
+	if r := checkDropsJSON(t, other); r.code != ExitViolations || r.must != before.must || r.report.CaptureDrops != 1 {
+		t.Errorf("a drop at the other port: exit %d, %d MUST (want %d), drops %d; want the same fail, 1 drop reported", r.code, r.must, before.must, r.report.CaptureDrops)
+	}
+	drops[1-at], drops[at] = 0, 1
+	own := filepath.Join(dir, "own.pcapng")
+	writePorts(t, faulty, own, hosts, drops...)
+	if r := checkDropsJSON(t, own); r.code != 0 || r.must != 0 || r.report.CaptureDrops != 1 || r.report.CaptureDropExcused == 0 {
+		t.Errorf("a drop at the charged host's port: exit %d, %d MUST, drops %d, excused %d; want a pass", r.code, r.must, r.report.CaptureDrops, r.report.CaptureDropExcused)
+	}
+}
