@@ -42,6 +42,11 @@ type Options struct {
 	// InferParams infers the parameters the capture implies even when
 	// nothing is violated.
 	InferParams bool
+	// CaptureDrops is the number of packets the capture dropped itself
+	// (--capture-drops: tcpdump's "N packets dropped by kernel", which a
+	// classic pcap cannot hold); the larger of it and what a pcapng
+	// declares (pcap.Stats.CaptureDrops) is used (spec.Judge.CaptureDrops).
+	CaptureDrops uint64
 }
 
 // Validate checks o's profile, parameters and rule selection before any
@@ -137,6 +142,12 @@ type FileReport struct {
 	// the first being CaptureComment.
 	CaptureComment  string   `json:"capture_comment,omitempty"`
 	CaptureComments []string `json:"capture_comments,omitempty"`
+	// CaptureDropsFrom says where the drops of Report.CaptureDrops come
+	// from: "interface statistics" (the pcapng declares them) or
+	// "--capture-drops"; CaptureDropsHint is what they mean for the
+	// report and what to do about them, one line ("" without drops).
+	CaptureDropsFrom string `json:"capture_drops_from,omitempty"`
+	CaptureDropsHint string `json:"capture_drops_hint,omitempty"`
 	// Damaged is set when the file ends in a damaged or cut-off frame: the
 	// report and verdict cover the frames before it (a capture cut there,
 	// as if it had stopped), and the check still fails (exit 2), since
@@ -294,7 +305,7 @@ func File(o Options, file string) FileReport {
 		v = params.Wire // decode as the profile's format: unmarked packets then break WIRE-004, not the decoder
 	}
 	ro := pcap.ReaderOptions{Version: v, IPv6PriorityShift: shift, ICMP: true}
-	judge := spec.Judge{Profile: profile, Params: params, Rules: rules}
+	judge := spec.Judge{Profile: profile, Params: params, Rules: rules, CaptureDrops: o.CaptureDrops}
 	run, err := runGuessed(file, ro, &plan, guessed, o.CapturePoint, judge)
 	if err != nil {
 		fr.Error = err.Error()
@@ -311,6 +322,7 @@ func File(o Options, file string) FileReport {
 	}
 	sort.Strings(fr.Testers)
 	fr.CapturePoint, fr.CapturePointWhy = plan.String(), plan.why
+	fr.CaptureDropsFrom, fr.CaptureDropsHint = dropsHint(rep, st, o.CaptureDrops)
 	spans, stallsName, err := readStallsFile(file)
 	if err != nil {
 		fr.Error = err.Error()
@@ -443,6 +455,8 @@ func runRules(file string, ro pcap.ReaderOptions, plan capturePlan, judge spec.J
 		if out.damaged, err = pcap.Damage(st, err); err != nil {
 			return out, err
 		}
+		// A pcapng declares its drops in statistics blocks at its end.
+		c.SetCaptureDrops(max(judge.CaptureDrops, st.CaptureDrops))
 		out.rep = c.Finish()
 		if out.rep.Violations == nil {
 			out.rep.Violations = []spec.Finding{}
@@ -463,7 +477,10 @@ func runRules(file string, ro pcap.ReaderOptions, plan capturePlan, judge spec.J
 	var sent []*spec.Event
 	for _, i := range ifs {
 		h := plan.ports[i]
-		hr := judge.Host(h, views[i])
+		// A port's view misses what its interface dropped.
+		jv := judge
+		jv.CaptureDrops = max(judge.CaptureDrops, st.IfaceDrops[i])
+		hr := jv.Host(h, views[i])
 		hrs = append(hrs, hr)
 		out.hosts = append(out.hosts, HostResult{Host: h.String(), Interface: fmt.Sprint(i), Violations: len(hr.Violations), Excused: len(hr.Excused)})
 		for j := range views[i] {
@@ -478,6 +495,7 @@ func runRules(file string, ro pcap.ReaderOptions, plan capturePlan, judge spec.J
 		feed(e)
 	}
 	out.rep = mergeHostReports(hrs)
+	out.rep.CaptureDrops = max(judge.CaptureDrops, st.CaptureDrops)
 	return out, nil
 }
 
@@ -557,4 +575,39 @@ func hintFindings(file string, ro pcap.ReaderOptions, plan capturePlan, judge sp
 		}
 	}
 	return run
+}
+
+// dropsHint returns where the capture drops of rep come from and the
+// line that says what they did to it (FileReport.CaptureDropsFrom and
+// CaptureDropsHint); "" for both without drops.
+func dropsHint(rep *spec.Report, st pcap.Stats, flag uint64) (from, hint string) {
+	if rep.CaptureDrops == 0 {
+		return "", ""
+	}
+	from = "--capture-drops"
+	if st.CaptureDrops >= flag {
+		from = "interface statistics"
+	}
+	const recapture = "re-capture with a larger buffer (tcpdump -B KIB, dumpcap -B MIB) to judge them"
+	dropped := fmt.Sprintf("the capture dropped %d packets", rep.CaptureDrops)
+	if rep.CaptureDrops == 1 {
+		dropped = "the capture dropped 1 packet"
+	}
+	excused := fmt.Sprintf("%d findings that rest on a packet not seen may be its doing and are inconclusive", rep.CaptureDropExcused)
+	if rep.CaptureDropExcused == 1 {
+		excused = "1 finding that rests on a packet not seen may be its doing and is inconclusive"
+	}
+	switch {
+	case rep.CaptureDropTooMany && rep.CaptureDropExcused > 0:
+		// A capture of switch ports judges each port's view with its
+		// own drops.
+		return from, fmt.Sprintf("%s: %s, but at some ports such findings are at more RPCs than that port's drops can touch and stay violations; %s",
+			dropped, excused, recapture)
+	case rep.CaptureDropTooMany:
+		return from, fmt.Sprintf("%s, which can touch at most %d RPCs, but the findings that rest on a packet not seen are at more: they cannot all be the capture's doing and stay violations; %s",
+			dropped, rep.CaptureDropLimit, recapture)
+	case rep.CaptureDropExcused == 0:
+		return from, dropped + "; no violation rests on a packet it may have missed"
+	}
+	return from, fmt.Sprintf("%s: %s; %s", dropped, excused, recapture)
 }

@@ -388,3 +388,34 @@ func TestTickNotInferredBelowConfigured(t *testing.T) {
 		}
 	}
 }
+
+// TestDropsHint: the line about a capture's drops says where the count
+// comes from and what it did: findings excused, too few drops for where
+// the findings are (all stay violations, or at some ports of a capture of
+// switch ports), or nothing to excuse; nothing without drops.
+func TestDropsHint(t *testing.T) {
+	for _, tc := range []struct {
+		rep      spec.Report
+		declared uint64
+		flag     uint64
+		from     string
+		want     string
+	}{
+		{spec.Report{}, 0, 0, "", ""},
+		{spec.Report{CaptureDrops: 3, CaptureDropLimit: 18, CaptureDropExcused: 7}, 3, 0, "interface statistics",
+			"the capture dropped 3 packets: 7 findings that rest on a packet not seen may be its doing and are inconclusive; re-capture"},
+		{spec.Report{CaptureDrops: 1, CaptureDropLimit: 6, CaptureDropExcused: 1}, 0, 1, "--capture-drops",
+			"the capture dropped 1 packet: 1 finding that rests on a packet not seen may be its doing and is inconclusive; re-capture"},
+		{spec.Report{CaptureDrops: 1, CaptureDropLimit: 6, CaptureDropTooMany: true}, 1, 0, "interface statistics",
+			"the capture dropped 1 packet, which can touch at most 6 RPCs, but the findings that rest on a packet not seen are at more: they cannot all be the capture's doing and stay violations; re-capture"},
+		{spec.Report{CaptureDrops: 4, CaptureDropLimit: 12, CaptureDropExcused: 2, CaptureDropTooMany: true}, 2, 4, "--capture-drops",
+			"the capture dropped 4 packets: 2 findings that rest on a packet not seen may be its doing and are inconclusive, but at some ports"},
+		{spec.Report{CaptureDrops: 2, CaptureDropLimit: 12}, 2, 0, "interface statistics",
+			"the capture dropped 2 packets; no violation rests on a packet it may have missed"},
+	} {
+		from, hint := dropsHint(&tc.rep, pcap.Stats{CaptureDrops: tc.declared}, tc.flag)
+		if from != tc.from || !strings.HasPrefix(hint, tc.want) || (tc.want == "") != (hint == "") {
+			t.Errorf("%+v: from %q hint %q; want %q and a hint starting %q", tc.rep, from, hint, tc.from, tc.want)
+		}
+	}
+}

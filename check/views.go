@@ -85,6 +85,11 @@ func mergeHostReports(hrs []spec.HostReport) *spec.Report {
 				out.Inconclusive = append(out.Inconclusive, f)
 			}
 		}
+		// Each view judges its own port's drops (CaptureDrops is the
+		// caller's: the whole capture's).
+		out.CaptureDropLimit = max(out.CaptureDropLimit, rep.CaptureDropLimit)
+		out.CaptureDropExcused += rep.CaptureDropExcused
+		out.CaptureDropTooMany = out.CaptureDropTooMany || rep.CaptureDropTooMany
 		for _, d := range rep.Downgrades {
 			k := [2]string{d.Rule, string(d.Cause)}
 			if c := downs[k]; c != nil {

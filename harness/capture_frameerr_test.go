@@ -2,6 +2,8 @@ package harness
 
 import (
 	"errors"
+	"fmt"
+	"maps"
 	"os"
 	"testing"
 	"time"
@@ -96,13 +98,7 @@ func TestCaptureCut(t *testing.T) {
 		{DirIn, []time.Time{now.Add(-2 * time.Second), now.Add(-time.Second), now.Add(time.Hour)}},
 		{DirOut, []time.Time{now.Add(-1500 * time.Millisecond), now.Add(2 * time.Hour)}},
 	} {
-		s := &stream{port: "p1", dir: sc.dir, done: make(chan struct{}), live: &stampedLive{ts: sc.ts, wake: make(chan struct{})}}
-		s.target.Store(-1)
-		if s.spool, err = newSpool(arts, ".capture-test-"+sc.dir.String()+".spool"); err != nil {
-			t.Fatal(err)
-		}
-		c.streams = append(c.streams, s)
-		go s.run()
+		startFakeStream(t, c, 0, sc.dir, &stampedLive{ts: sc.ts, wake: make(chan struct{})})
 	}
 	defer c.discard()
 	st, err := c.Stop()
@@ -140,4 +136,79 @@ func TestCaptureCut(t *testing.T) {
 			t.Errorf("%s holds %d frames, want %d (those before the cut)", name, n, want)
 		}
 	}
+}
+
+// droppingLive is a stampedLive whose kernel counters report drops lost
+// frames at their first read (they reset at each read).
+type droppingLive struct {
+	stampedLive
+	drops uint64
+}
+
+func (f *droppingLive) Stats() (uint64, uint64, error) {
+	d := f.drops
+	f.drops = 0
+	return uint64(len(f.ts)) + d, d, nil
+}
+
+// TestCaptureDeclaresDrops: the frames a port's sockets lost (kernel
+// drops, frames that could not be read) are declared in each file's
+// interface statistics, per direction, so that homatest check knows what
+// the capture misses.
+func TestCaptureDeclaresDrops(t *testing.T) {
+	arts, err := NewArtifacts(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	topo := &Topology{ID: "ht000000", Hosts: []*Host{{Index: 1, Name: "h1", Port: "p1"}, {Index: 2, Name: "h2", Port: "p2"}}, Artifacts: arts}
+	c := &Capture{topo: topo}
+	for _, sc := range []struct {
+		host  int
+		dir   Direction
+		drops uint64
+	}{{0, DirIn, 3}, {0, DirOut, 2}, {1, DirIn, 0}, {1, DirOut, 5}} {
+		startFakeStream(t, c, sc.host, sc.dir, &droppingLive{stampedLive: stampedLive{ts: []time.Time{now.Add(-time.Second)}, wake: make(chan struct{})}, drops: sc.drops})
+	}
+	defer c.discard()
+	st, err := c.Stop()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.KernelDrops != 10 {
+		t.Fatalf("kernel drops %d, want 10", st.KernelDrops)
+	}
+	if err := c.WriteFile("sent.pcapng", DirIn); err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string]map[int]uint64{"capture.pcapng": {0: 5, 1: 5}, "sent.pcapng": {0: 3, 1: 0}} {
+		r, err := pcap.Open(arts.Path(name), pcap.ReaderOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for {
+			if _, err := r.Next(); err != nil {
+				break
+			}
+		}
+		got := r.Stats()
+		r.Close()
+		if !maps.Equal(got.IfaceDrops, want) || got.CaptureDrops != want[0]+want[1] {
+			t.Errorf("%s declares drops %d by interface %v, want %v", name, got.CaptureDrops, got.IfaceDrops, want)
+		}
+	}
+}
+
+// startFakeStream adds to c a running stream of host index host and
+// direction dir that reads live, spooled in c's run folder.
+func startFakeStream(t *testing.T, c *Capture, host int, dir Direction, live liveCapture) {
+	t.Helper()
+	s := &stream{host: host, port: c.topo.Hosts[host].Port, dir: dir, done: make(chan struct{}), live: live}
+	s.target.Store(-1)
+	var err error
+	if s.spool, err = newSpool(c.topo.Artifacts, fmt.Sprintf(".capture-test-%d-%s.spool", host, dir)); err != nil {
+		t.Fatal(err)
+	}
+	c.streams = append(c.streams, s)
+	go s.run()
 }

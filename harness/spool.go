@@ -143,6 +143,9 @@ func (h *recordHeap) Pop() any {
 // DirBoth writes both directions plus the annotations (as records with an
 // opt_comment); DirIn writes each frame as its host sent it, DirOut as the
 // switch delivered it: one view of each packet, for the spec checker.
+// Each interface ends with a statistics block declaring the frames its
+// port's sockets of dir lost (isb_ifdrop: the kernel's tp_drops and the
+// frames it could not copy out), 0 for none, as dumpcap declares its own.
 func (c *Capture) WriteFile(name string, dir Direction) error {
 	c.mu.Lock()
 	stopped, discarded := c.stopped, c.discarded
@@ -176,6 +179,24 @@ func (c *Capture) WriteFile(name string, dir Direction) error {
 			return pw.WritePacketDir(s.host, time.Unix(0, rec.ts), rec.data, rec.length, s.dir.pcap(), "")
 		}); err != nil {
 			return err
+		}
+		// Each port declares the frames its sockets of dir lost (the
+		// kernel's tp_drops, frames it could not copy out), so that a
+		// check of the file knows what it misses (pcap.Stats.CaptureDrops).
+		drops := make([]uint64, len(ifaces))
+		for _, s := range c.streams {
+			if dir == DirBoth || s.dir == dir {
+				drops[s.host] += s.drops + s.readErrs.Load()
+			}
+		}
+		at := time.Now()
+		if c.cut != 0 {
+			at = time.Unix(0, c.cut)
+		}
+		for i, d := range drops {
+			if err := pw.WriteInterfaceStats(i, at, d); err != nil {
+				return err
+			}
 		}
 		return pw.Flush()
 	})

@@ -19,7 +19,10 @@ import (
 // pcapng, frame by frame — interfaces, link types, timestamps, original
 // lengths, directions and the comments a frame already has are kept — and
 // adds notes[n] as packet comments of frame n (1-based, as Reader and
-// Wireshark number frames; Wireshark shows them as frame.comment).
+// Wireshark number frames; Wireshark shows them as frame.comment). The
+// drops a pcapng's interface statistics declare (isb_ifdrop, the latest
+// per interface) are kept in a statistics block per interface at the end,
+// so that the copy is judged as the original (Stats.CaptureDrops).
 // section, if not empty, becomes the section header's comment. It returns
 // the number of frames copied. Errors: ErrFormat for input that is not a
 // capture, a read error naming the frame, a note for a frame past the end,
@@ -37,10 +40,17 @@ func Annotate(in io.Reader, out io.Writer, notes map[int][]string, section strin
 		src   source
 		ng    *pcapgo.NgReader
 		iface func(i int) (pcapgo.NgInterface, bool)
+		drops = map[int]uint64{} // isb_ifdrop by interface
+		last  gopacket.CaptureInfo
 	)
 	switch binary.BigEndian.Uint32(magic) {
 	case 0x0a0d0d0a:
-		ng, err = pcapgo.NewNgReader(br, pcapgo.NgReaderOptions{WantMixedLinkType: true, SkipUnknownVersion: true})
+		ng, err = pcapgo.NewNgReader(br, pcapgo.NgReaderOptions{WantMixedLinkType: true, SkipUnknownVersion: true,
+			StatisticsCallback: func(i int, st pcapgo.NgInterfaceStatistics) {
+				if st.PacketsDropped != pcapgo.NgNoValue64 {
+					drops[i] = st.PacketsDropped
+				}
+			}})
 		if err != nil {
 			return 0, fmt.Errorf("%w: bad pcapng header: %v", ErrFormat, err)
 		}
@@ -114,6 +124,7 @@ func Annotate(in io.Reader, out io.Writer, notes map[int][]string, section strin
 		if err := w.WritePacketWithOptions(ci, data, o); err != nil {
 			return n, err
 		}
+		last = ci
 	}
 	if w == nil {
 		ifc, ok := iface(0)
@@ -133,6 +144,19 @@ func Annotate(in io.Reader, out io.Writer, notes map[int][]string, section strin
 	if len(past) > 0 {
 		sort.Ints(past)
 		return n, fmt.Errorf("notes for frame %d, but the capture has %d frames", past[0], n)
+	}
+	ifs := make([]int, 0, len(drops))
+	for i := range drops {
+		if i < declared {
+			ifs = append(ifs, i)
+		}
+	}
+	sort.Ints(ifs)
+	for _, i := range ifs {
+		st := pcapgo.NgInterfaceStatistics{LastUpdate: last.Timestamp, PacketsReceived: pcapgo.NgNoValue64, PacketsDropped: drops[i]}
+		if err := w.WriteInterfaceStats(i, st); err != nil {
+			return n, err
+		}
 	}
 	return n, w.Flush()
 }

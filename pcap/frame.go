@@ -101,6 +101,18 @@ type Stats struct {
 	// carrying something else), "unsupported-link-<name>" (a link type the
 	// reader cannot peel).
 	Other map[string]int `json:"other"`
+	// CaptureDrops is the number of packets the capture says it dropped
+	// itself (its buffer overflowed): the isb_ifdrop of its pcapng
+	// interface statistics blocks, the latest per interface (the values
+	// are totals since the capture started), summed over interfaces and
+	// sections (dumpcap counts the kernel's and its own drops there).
+	// 0 when it declares none: classic pcap has no place for them (tcpdump
+	// prints "N packets dropped by kernel" on stderr only), and isb_osdrop
+	// is not read (pcapgo v1.7.7 does not parse it).
+	CaptureDrops uint64 `json:"capture_drops,omitempty"`
+	// IfaceDrops is CaptureDrops by pcapng interface index (sections
+	// summed by index); nil when none are declared.
+	IfaceDrops map[int]uint64 `json:"-"`
 }
 
 // Count returns the number of Homa frames of type t.

@@ -39,6 +39,7 @@ func samplePcapng(t testing.TB) []byte {
 // decoded frames must satisfy basic invariants.
 func FuzzReader(f *testing.F) {
 	f.Add(samplePcapng(f))
+	f.Add(dropsPcapng(f, [2]int64{0, 3}, [2]int64{1, 2})) // interface statistics blocks
 	if b, err := os.ReadFile(filepath.Join("testdata", "real", "linux-6.13-proto146", "a-small-rpcs.pcap")); err == nil {
 		f.Add(b[:1500]) // the pcap header and the first frames of a real capture
 	}
@@ -98,6 +99,13 @@ func FuzzReader(f *testing.F) {
 			}
 		}
 		st := r.Stats()
+		var drops uint64
+		for _, d := range st.IfaceDrops {
+			drops = addSat(drops, d)
+		}
+		if drops != st.CaptureDrops {
+			t.Fatalf("capture drops %d, by interface %v", st.CaptureDrops, st.IfaceDrops)
+		}
 		if st.Homa > st.Frames {
 			t.Fatalf("homa %d > frames %d", st.Homa, st.Frames)
 		}

@@ -79,6 +79,10 @@ type Reader struct {
 	// and returns the copy, so that the frame outlives the next read
 	// (eachEventPiped).
 	hold func([]byte) []byte
+	// drops holds the isb_ifdrop of the current section's interfaces
+	// (the latest statistics block of each), pastDrops the sums of the
+	// sections before it, by interface index (see Stats.CaptureDrops).
+	drops, pastDrops map[int]uint64
 }
 
 // Open opens a capture file. Errors name the file and say what is wrong:
@@ -119,7 +123,8 @@ func NewReader(r io.Reader, o ReaderOptions) (*Reader, error) {
 	rd := &Reader{o: o, parsers: map[layers.LinkType]*linkParser{}}
 	switch binary.BigEndian.Uint32(magic) {
 	case 0x0a0d0d0a:
-		ng, err := pcapgo.NewNgReader(br, pcapgo.NgReaderOptions{WantMixedLinkType: true, SkipUnknownVersion: true})
+		ng, err := pcapgo.NewNgReader(br, pcapgo.NgReaderOptions{WantMixedLinkType: true, SkipUnknownVersion: true,
+			StatisticsCallback: rd.interfaceStats, SectionEndCallback: rd.sectionEnd})
 		if err != nil {
 			return nil, fmt.Errorf("%w: bad pcapng header: %v", ErrFormat, err)
 		}
@@ -161,12 +166,57 @@ func (r *Reader) Close() error {
 }
 
 // Stats returns the counts so far (the Other map is shared; do not modify).
+// CaptureDrops counts the interface statistics blocks read so far: a
+// capture usually writes them at its end.
 func (r *Reader) Stats() Stats {
 	s := r.stats
 	if s.Other == nil {
 		s.Other = map[string]int{} // JSON {} rather than null
 	}
+	if len(r.drops)+len(r.pastDrops) > 0 {
+		s.IfaceDrops = map[int]uint64{}
+		for _, m := range []map[int]uint64{r.pastDrops, r.drops} {
+			for i, d := range m {
+				s.IfaceDrops[i] = addSat(s.IfaceDrops[i], d)
+				s.CaptureDrops = addSat(s.CaptureDrops, d)
+			}
+		}
+	}
 	return s
+}
+
+// interfaceStats notes the isb_ifdrop of a pcapng interface statistics
+// block for interface i (pcapgo's StatisticsCallback); a block without
+// it (pcapgo.NgNoValue64) declares nothing.
+func (r *Reader) interfaceStats(i int, st pcapgo.NgInterfaceStatistics) {
+	if st.PacketsDropped == pcapgo.NgNoValue64 {
+		return
+	}
+	if r.drops == nil {
+		r.drops = map[int]uint64{}
+	}
+	r.drops[i] = st.PacketsDropped
+}
+
+// sectionEnd moves the ended section's drops to pastDrops: the next
+// section numbers its interfaces afresh (pcapgo's SectionEndCallback).
+func (r *Reader) sectionEnd([]pcapgo.NgInterface, pcapgo.NgSectionInfo) {
+	for i, d := range r.drops {
+		if r.pastDrops == nil {
+			r.pastDrops = map[int]uint64{}
+		}
+		r.pastDrops[i] = addSat(r.pastDrops[i], d)
+	}
+	r.drops = nil
+}
+
+// addSat returns a+b, or the largest uint64 if that overflows (a
+// damaged statistics block may declare any count).
+func addSat(a, b uint64) uint64 {
+	if a+b < a {
+		return ^uint64(0)
+	}
+	return a + b
 }
 
 // Next returns the next Homa frame, io.EOF at the end of the capture, or an

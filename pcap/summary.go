@@ -10,8 +10,8 @@ import (
 
 // Summary renders s as one line about the capture name (homatest decode's
 // summary): frames, Homa packets by type, decode errors, other frames by
-// kind, GSO frames split, frames the snap length cut, IP length and wire
-// version mismatches, and where stopped (the error that ended the read
+// kind, GSO frames split, frames the snap length cut, the drops the
+// capture declares, IP length and wire version mismatches, and where stopped (the error that ended the read
 // early, if any) ended it.
 func (s *Stats) Summary(name string, stopped error) string {
 	var b strings.Builder
@@ -47,6 +47,9 @@ func (s *Stats) Summary(name string, stopped error) string {
 	if s.IPLengthMismatch > 0 {
 		fmt.Fprintf(&b, "; %s with an IP length longer than the frame", count(s.IPLengthMismatch, "Homa frame", "Homa frames"))
 	}
+	if s.CaptureDrops > 0 {
+		fmt.Fprintf(&b, "; the capture says it dropped %d packets itself (interface statistics)", s.CaptureDrops)
+	}
 	if s.VersionMismatch > 0 {
 		fmt.Fprintf(&b, "; WARNING: %s decoded with a --wire version whose IP protocol differs from the packet's", count(s.VersionMismatch, "packet", "packets"))
 	}
@@ -67,7 +70,9 @@ func count(n int, one, many string) string {
 // JSONSummary is one capture's counts as homatest decode -o json prints
 // them ({"summary": ...}). Fields are in the order of their JSON names.
 type JSONSummary struct {
-	DecodeErrors int `json:"decode_errors"`
+	// CaptureDrops is Stats.CaptureDrops (omitted when 0).
+	CaptureDrops uint64 `json:"capture_drops,omitempty"`
+	DecodeErrors int    `json:"decode_errors"`
 	// Error is the error that ended the read early (a damaged or cut
 	// capture), or kept it from starting (a file decode could not open),
 	// if any.
@@ -106,7 +111,7 @@ func (s *Stats) JSONSummary(name string, stopped error) JSONSummary {
 		Retransmits: s.Retransmits, DecodeErrors: s.DecodeErrors,
 		Truncated: s.Truncated, Segments: s.Segments, GSOFrames: s.GSOFrames,
 		IPLengthMismatch: s.IPLengthMismatch, VersionMismatch: s.VersionMismatch,
-		Other: other, OtherTotal: s.NonHoma(),
+		Other: other, OtherTotal: s.NonHoma(), CaptureDrops: s.CaptureDrops,
 	}
 	if stopped != nil {
 		j.Error = stopped.Error()

@@ -38,6 +38,13 @@ func TestSummary(t *testing.T) {
 			t.Errorf("JSON lacks %s:\n%s", w, b)
 		}
 	}
+	s.CaptureDrops = 4
+	if got := s.Summary("c.pcap", nil); !strings.Contains(got, "; the capture says it dropped 4 packets itself (interface statistics)") {
+		t.Errorf("summary without the declared drops: %s", got)
+	}
+	if b, _ := json.Marshal(s.JSONSummary("c.pcap", nil)); !strings.HasPrefix(string(b), `{"capture_drops":4,"decode_errors":1,`) {
+		t.Errorf("JSON without the declared drops: %s", b)
+	}
 	var empty Stats
 	if b, _ := json.Marshal(empty.JSONSummary("e", nil)); !strings.Contains(string(b), `"other":{}`) || strings.Contains(string(b), `"error":`) || strings.Contains(string(b), `"rpc_packets"`) {
 		t.Errorf("empty summary: %s", b)

@@ -96,6 +96,18 @@ func (w *Writer) WritePacketDir(iface int, ts time.Time, data []byte, length int
 	return w.ng.WritePacketWithOptions(ci, data, opts)
 }
 
+// WriteInterfaceStats writes a pcapng interface statistics block for
+// interface iface, stamped at ts, declaring dropped packets the capture
+// dropped itself (isb_ifdrop: its buffer overflowed, or a frame could
+// not be read), the totals since the capture started; a reader takes the
+// last block of each interface (Stats.CaptureDrops).
+func (w *Writer) WriteInterfaceStats(iface int, ts time.Time, dropped uint64) error {
+	if iface < 0 || iface >= w.n {
+		return fmt.Errorf("pcap: interface %d not declared (have %d)", iface, w.n)
+	}
+	return w.ng.WriteInterfaceStats(iface, pcapgo.NgInterfaceStatistics{LastUpdate: ts, PacketsReceived: pcapgo.NgNoValue64, PacketsDropped: dropped})
+}
+
 // Flush writes buffered data to the underlying writer.
 func (w *Writer) Flush() error { return w.ng.Flush() }
 

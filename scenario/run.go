@@ -526,6 +526,9 @@ func (r *run) finish(hs []host, cst harness.CaptureStats) error {
 		return fmt.Errorf("check.rules: %w", err)
 	}
 	judge.FromStart = true // the run's captures begin before its first RPC
+	// Frames the capture itself lost (its files declare them too) may
+	// explain findings that rest on a packet not seen.
+	judge.CaptureDrops = cst.KernelDrops + cst.ReadErrors
 	sent, err := pcap.ReadEvents(r.arts.Path("sent.pcapng"), pcap.ReaderOptions{Version: p.Wire})
 	if err != nil {
 		return err

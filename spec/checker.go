@@ -2,6 +2,8 @@ package spec
 
 import (
 	"fmt"
+	"hash/maphash"
+	"math"
 	mbits "math/bits"
 	"net/netip"
 	"sort"
@@ -91,6 +93,20 @@ type Report struct {
 	// for a network effect the capture shows between the capture point and
 	// a host, by rule and cause, with the first such finding's frame.
 	Downgrades []DowngradeCount `json:"downgrades,omitempty"`
+	// CaptureDrops is the number of packets the capture says it dropped
+	// itself (Checker.SetCaptureDrops); 0 when it says none.
+	CaptureDrops uint64 `json:"capture_drops,omitempty"`
+	// CaptureDropLimit is the most RPCs (host pairs, for findings without
+	// one) CaptureDrops missing packets can touch: CaptureDrops ×
+	// (max_acks_per_pkt + 1).
+	CaptureDropLimit int `json:"capture_drop_limit,omitempty"`
+	// CaptureDropExcused counts the findings CaptureDrops made
+	// inconclusive (CauseCaptureDrop; also in Downgrades).
+	CaptureDropExcused int `json:"capture_drop_excused,omitempty"`
+	// CaptureDropTooMany is set when the findings CaptureDrops might
+	// explain are at more than CaptureDropLimit RPCs: they cannot all be
+	// the capture's doing, so they stay violations.
+	CaptureDropTooMany bool `json:"capture_drop_too_many,omitempty"`
 }
 
 // DowngradeCount counts one rule's findings downgraded for one cause.
@@ -196,6 +212,9 @@ type ruleState struct {
 	freeA   []int32
 	kept    int
 	keptInc int
+	// firstViolation is the frame of the rule's earliest violation (0:
+	// none), the frame a CauseCaptureDrop DowngradeCount names.
+	firstViolation int
 	// aged orders seenA's keys by the elapsed time they were filed with
 	// (at most one entry per key: pruneAfter refiles a key seen again).
 	aged minHeap[agedKey]
@@ -335,6 +354,16 @@ type Checker struct {
 	net     *Network
 	missed  []missed
 	downs   map[[2]string]*DowngradeCount
+	// drops and dropLimit: see SetCaptureDrops. dropAt holds hashes of the
+	// subjects (RPCs, host pairs) of the violations a capture drop may
+	// explain (captureDropMayExplain), until there are more than
+	// maxDropSubjects of them or than dropLimit once it is known
+	// (dropOver); dropSeed seeds the hashes.
+	drops     uint64
+	dropLimit int
+	dropAt    map[uint64]struct{}
+	dropOver  bool
+	dropSeed  maphash.Seed
 }
 
 // NewChecker returns a checker of rules against parameters p (profile is
@@ -348,7 +377,7 @@ func NewChecker(profile string, p Params, rules []*Rule) *Checker {
 // the rules whose pre-filters spare an event, so that verifyPrefilter
 // can check them.
 func newChecker(profile string, p Params, rules []*Rule, verify bool) *Checker {
-	c := &Checker{p: &p, profile: profile, downs: map[[2]string]*DowngradeCount{}, verify: verify}
+	c := &Checker{p: &p, profile: profile, downs: map[[2]string]*DowngradeCount{}, verify: verify, dropSeed: maphash.MakeSeed()}
 	c.trace = NewTrace(c.p)
 	c.net = newNetwork(Switch, p.Jitter)
 	c.ctx = Ctx{T: c.trace, P: c.p, Net: c.net}
@@ -533,6 +562,144 @@ func (c *Checker) startedBefore(r *Rule, rpc *RPCKey, e *Event) (Evidence, bool)
 	return Evidence{Frame: first, Why: "the RPC's first packet in the capture is not its request's first bytes"}, true
 }
 
+// SetCaptureDrops says the capture dropped n packets itself (its buffer
+// overflowed: a pcapng's isb_ifdrop, tcpdump's "N packets dropped by
+// kernel"): packets the hosts sent and got that the capture does not
+// show. Call it before Finish; before the first Feed when n is known
+// then (it bounds the checker's bookkeeping).
+//
+// A missing packet can explain a violation that rests on a packet not
+// being seen (a GRANT the sender got makes its DATA look ungranted, a
+// RESEND its retransmission unrequested, an ACK an RPC unacknowledged),
+// never one about a packet's own fields (Rule.Alone, the WIRE area, as
+// for CauseCaptureStart). Each missing packet belongs to one RPC, except
+// that an ACK names up to max_acks_per_pkt more (HomaModule homa_wire.h
+// HOMA_MAX_ACKS_PER_PKT; a DATA header one) and a CUTOFFS packet a host
+// pair: n missing packets touch at most n × (max_acks_per_pkt + 1) RPCs
+// or host pairs (Report.CaptureDropLimit). So at Finish, if the
+// violations a drop may explain are at no more distinct RPCs (host
+// pairs, for findings without an RPC) than that, every one of them is
+// inconclusive (CauseCaptureDrop): the capture cannot tell which it
+// missed. If they are at more, they cannot all be the capture's doing,
+// and all stay violations (Report.CaptureDropTooMany): the checker cannot
+// tell which are. n = 0 changes nothing.
+func (c *Checker) SetCaptureDrops(n uint64) {
+	c.drops = n
+	c.dropLimit = 0
+	if n > 0 {
+		per := uint64(max(c.p.MaxAcksPerPkt, 0)) + 1
+		c.dropLimit = math.MaxInt
+		if n <= uint64(math.MaxInt)/per {
+			c.dropLimit = int(n * per)
+		}
+	}
+	if c.dropAt != nil && c.dropLimit > 0 && len(c.dropAt) > c.dropLimit {
+		c.dropOver, c.dropAt = true, nil
+	}
+}
+
+// maxDropSubjects bounds the subjects the checker remembers for
+// SetCaptureDrops while the drops are not known yet: violations at more
+// RPCs than this are never excused by a capture drop (a capture that
+// dropped the 43690 packets that could touch them is not worth judging).
+const maxDropSubjects = 1 << 18
+
+// captureDropMayExplain reports whether a violation of rule r may rest on
+// a packet not being seen: not for rules that judge each packet alone
+// (see startedBefore).
+func captureDropMayExplain(r *Rule) bool { return !r.Alone && r.Area() != "wire" }
+
+// noteDropSubject files the subject of a violation a capture drop may
+// explain: its RPC, or for a finding without one the unordered pair of
+// hosts of its frame.
+func (c *Checker) noteDropSubject(rpc *RPCKey, at frameRef) {
+	if c.dropOver {
+		return
+	}
+	var h maphash.Hash
+	h.SetSeed(c.dropSeed)
+	if rpc != nil {
+		h.WriteByte(1)
+		h.Write(rpc.Client.AsSlice())
+		h.Write(rpc.Server.AsSlice())
+		maphash.WriteComparable(&h, rpc.ClientID)
+	} else {
+		p := unordered(at.src, at.dst)
+		h.WriteByte(2)
+		h.Write(p.a.AsSlice())
+		h.WriteByte(0)
+		h.Write(p.b.AsSlice())
+	}
+	if c.dropAt == nil {
+		c.dropAt = map[uint64]struct{}{}
+	}
+	c.dropAt[h.Sum64()] = struct{}{}
+	limit := maxDropSubjects
+	if c.dropLimit > 0 {
+		limit = min(limit, c.dropLimit)
+	}
+	if len(c.dropAt) > limit {
+		c.dropOver, c.dropAt = true, nil
+	}
+}
+
+// excuseDrops applies SetCaptureDrops at Finish: every violation of a
+// rule a drop may explain becomes inconclusive when they are at no more
+// subjects than the drops can touch.
+func (c *Checker) excuseDrops() {
+	if c.drops == 0 {
+		return
+	}
+	c.report.CaptureDrops, c.report.CaptureDropLimit = c.drops, c.dropLimit
+	if c.dropOver || len(c.dropAt) > c.dropLimit {
+		c.report.CaptureDropTooMany = true
+		return
+	}
+	moved := map[string]bool{}
+	for i, st := range c.state {
+		r := c.rules[i]
+		n := st.res.Violated
+		if n == 0 || !captureDropMayExplain(r) {
+			continue
+		}
+		moved[r.ID] = true
+		st.res.Violated -= n
+		st.res.Inconclusive += n
+		c.report.CaptureDropExcused += n
+		k := [2]string{r.ID, string(CauseCaptureDrop)}
+		c.downs[k] = &DowngradeCount{Rule: r.ID, Cause: CauseCaptureDrop, Count: n, Frame: st.firstViolation}
+	}
+	if len(moved) == 0 {
+		return
+	}
+	kept := c.report.Violations[:0]
+	for _, f := range c.report.Violations {
+		if !moved[f.Rule] {
+			kept = append(kept, f)
+			continue
+		}
+		i := c.ruleIndex(f.Rule)
+		if st := c.state[i]; st.keptInc < MaxFindings {
+			st.keptInc++
+			f.Cause = CauseCaptureDrop
+			f.Why = fmt.Sprintf("%s (%s: the capture dropped %d, which may include one this rests on)", f.Why, CauseCaptureDrop, c.drops)
+			c.report.Inconclusive = append(c.report.Inconclusive, f)
+		}
+	}
+	clear(c.report.Violations[len(kept):])
+	c.report.Violations = kept
+}
+
+// ruleIndex returns the index of the rule with ID id (-1: none).
+func (c *Checker) ruleIndex(id string) int {
+	for i, r := range c.rules {
+		if r.ID == id {
+			return i
+		}
+	}
+	return -1
+}
+
 func (c *Checker) record(i int, e *Event, at frameRef, rpc *RPCKey, res Result) {
 	st := c.state[i]
 	r := c.rules[i]
@@ -549,6 +716,13 @@ func (c *Checker) record(i int, e *Event, at frameRef, rpc *RPCKey, res Result) 
 			res = Downgrade(CauseDuplicate, ev, "%s", res.Why())
 		} else if ev, ok := c.startedBefore(r, rpc, e); ok {
 			res = Downgrade(CauseCaptureStart, ev, "%s", res.Why()).WithSlack(res.Slack)
+		} else {
+			if st.firstViolation == 0 || frame < st.firstViolation {
+				st.firstViolation = frame
+			}
+			if captureDropMayExplain(r) {
+				c.noteDropSubject(rpc, at)
+			}
 		}
 	}
 	f := Finding{Rule: r.ID, Level: r.Level, Frame: frame, Frames: res.Frames(), Time: t, RPC: rpc, Why: res.Why(), Slack: res.Slack, Cause: res.Cause(),
@@ -1081,6 +1255,7 @@ func (c *Checker) Finish() *Report {
 		c.record(m.rule, nil, m.ref, m.rpc, res)
 	}
 	c.missed = nil
+	c.excuseDrops()
 	for _, st := range c.state {
 		c.report.Rules = append(c.report.Rules, st.res)
 	}

@@ -22,6 +22,9 @@ type Judge struct {
 	// FromStart says the captures began before any of their RPCs (those
 	// homatest makes of its own runs): see Checker.SetCaptureFromStart.
 	FromStart bool
+	// CaptureDrops is the number of packets the captures say they dropped
+	// themselves (0: none): see Checker.SetCaptureDrops.
+	CaptureDrops uint64
 }
 
 // NewJudge returns the Judge of the rules the comma-separated ID globs
@@ -42,6 +45,7 @@ func (j Judge) Stream(cp CapturePoint) *Checker {
 	if j.FromStart {
 		c.SetCaptureFromStart()
 	}
+	c.SetCaptureDrops(j.CaptureDrops)
 	return c
 }
 

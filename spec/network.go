@@ -43,6 +43,13 @@ const (
 	// RPC was under way, or its first packet was lost before the capture
 	// point).
 	CauseCaptureStart Cause = "RPC started before the capture"
+	// CauseCaptureDrop: not the network but the capture itself: it says
+	// it dropped packets (its buffer overflowed: a pcapng's interface
+	// statistics, or check --capture-drops), packets that were delivered
+	// but not recorded, so a finding that rests on a packet not being
+	// seen (a GRANT, RESEND or ACK the capture missed) may be the
+	// capture's doing (see Checker.SetCaptureDrops for the bound).
+	CauseCaptureDrop Cause = "capture dropped packets"
 )
 
 // Evidence is the observable that shows a network effect: a frame and

@@ -66,7 +66,8 @@ type Rule struct {
 	// Alone says the rule judges each packet by itself (its fields, its
 	// TOS byte), never by what came before it, so a capture that began
 	// while an RPC was under way excuses none of its findings
-	// (CauseCaptureStart); rules of the WIRE area are alone whether or
+	// (CauseCaptureStart), nor does one that dropped packets
+	// (CauseCaptureDrop); rules of the WIRE area are alone whether or
 	// not they say so.
 	Alone bool `json:"-"`
 	// Property is the executable form.

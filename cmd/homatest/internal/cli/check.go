@@ -24,6 +24,9 @@ type checkOpts struct {
 	capturePoint string
 	strict       bool
 	inferParams  bool
+	// captureDrops is --capture-drops: packets the capture dropped
+	// itself.
+	captureDrops uint64
 	// annotate is the pcapng to write the checked capture to, each
 	// violation a comment on its frame (--annotate).
 	annotate string
@@ -75,6 +78,20 @@ they used. --infer-params prints the values the capture implies next to the
 profile's; whenever a check finds violations it infers them too, and a
 violation that disappears under an inferred value names the --param to pass.
 
+A capture that dropped packets itself (its buffer overflowed) misses packets
+the hosts did send and get: a GRANT it missed makes DATA look ungranted, a
+RESEND a retransmission unrequested, a NEED_ACK an ACK unprompted. A pcapng
+declares such drops in its interface statistics (isb_ifdrop, as dumpcap and
+homatest's own captures write it); for a classic pcap give the count tcpdump
+printed ("N packets dropped by kernel") with --capture-drops N (the larger of
+the two counts is used; N applies to every FILE). With drops, every violation that rests on a packet not being
+seen is inconclusive (cause "capture dropped packets"), as long as the
+violations are at no more RPCs than the missing packets can touch (each
+belongs to one RPC, an ACK to up to max_acks_per_pkt+1); past that they stay
+violations. Findings about a packet's own fields always stand. The report
+says how many findings the drops made inconclusive (JSON capture_drops,
+capture_drop_excused, capture_drops_hint).
+
 --annotate OUT writes the capture back as pcapng with each violation as a
 packet comment on its frame ("RULE LEVEL: reason"; Wireshark shows them as
 frame.comment, and the dissector of homatest wireshark dissector as Expert
@@ -105,6 +122,9 @@ damage fails it, and the exit is still 2, since what came after is unknown.`,
   # a tcpdump on host 10.0.0.1; fail on SHOULD warnings too
   homatest check --capture-point host:10.0.0.1 --strict server.pcap
 
+  # tcpdump said "3 packets dropped by kernel" when it stopped
+  homatest check --capture-drops 3 capture.pcap
+
   # the capture with every violation as a packet comment, for Wireshark
   homatest check --annotate findings.pcapng capture.pcap
 
@@ -124,6 +144,7 @@ damage fails it, and the exit is still 2, since what came after is unknown.`,
 	f.StringVar(&o.capturePoint, "capture-point", "auto", "where the capture was taken: auto, switch, host:ADDR, sent, delivered or ports")
 	f.BoolVar(&o.strict, "strict", false, "fail (exit 1) on SHOULD violations too; by default they are warnings")
 	f.BoolVar(&o.inferParams, "infer-params", false, "print the parameters the capture implies next to the profile's")
+	f.Uint64Var(&o.captureDrops, "capture-drops", 0, "the capture dropped `N` packets itself (tcpdump's \"N packets dropped by kernel\"): findings that rest on a packet not seen become inconclusive; a pcapng's interface statistics declare it too (the larger count is used)")
 	return cmd
 }
 
@@ -141,7 +162,7 @@ func runCheck(cmd *cobra.Command, o *checkOpts, files []string) error {
 		forced = v
 	}
 	co := check.Options{Profile: o.profile, Params: o.params, Rules: o.rules, Level: lvl, Wire: forced,
-		CapturePoint: o.capturePoint, Strict: o.strict, InferParams: o.inferParams}
+		CapturePoint: o.capturePoint, Strict: o.strict, InferParams: o.inferParams, CaptureDrops: o.captureDrops}
 	if err := co.Validate(); err != nil {
 		return usageErr(err)
 	}

@@ -40,8 +40,9 @@ func writeCase(t *testing.T, dir, file string, fault bool) string {
 // writePorts writes the frames of scenario b as homatest run writes
 // capture.pcapng: one interface per host (its switch port), every packet
 // twice, inbound at its sender's port and outbound at its receiver's,
-// 3 µs later.
-func writePorts(t *testing.T, b *capb, path string, hosts []netip.Addr) {
+// 3 µs later. drops, if given, are the packets each port declares it
+// dropped (an interface statistics block per port, at the end).
+func writePorts(t *testing.T, b *capb, path string, hosts []netip.Addr, drops ...uint64) {
 	t.Helper()
 	var ifs []pcap.Interface
 	port := map[netip.Addr]int{}
@@ -79,6 +80,11 @@ func writePorts(t *testing.T, b *capb, path string, hosts []netip.Addr) {
 	t0 := time.Date(2026, 1, 5, 12, 0, 0, 0, time.UTC)
 	for _, r := range recs {
 		if err := w.WritePacketDir(r.ifc, t0.Add(r.at), r.data, len(r.data), r.dir, ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i, d := range drops {
+		if err := w.WriteInterfaceStats(i, t0.Add(recs[len(recs)-1].at), d); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -37,6 +37,9 @@ func writeCheckText(w io.Writer, reports []check.FileReport) error {
 			fmt.Fprintf(ew, "capture comment: %s\n", printable(c))
 		}
 		fmt.Fprintf(ew, "capture point: %s (%s)\n", fr.CapturePoint, fr.CapturePointWhy)
+		if fr.CaptureDropsHint != "" {
+			fmt.Fprintf(ew, "capture drops (%s): %s\n", fr.CaptureDropsFrom, fr.CaptureDropsHint)
+		}
 		if n := fr.Stats.VersionMismatch; n > 0 {
 			// A forced --profile or --wire of another format: every finding
 			// may be the decoder's misreading, not the hosts' fault.

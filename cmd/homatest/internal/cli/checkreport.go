@@ -64,6 +64,9 @@ func (o *checkOpts) rerunFor(file string) func(rule string) string {
 		if o.wire != "" {
 			c += " --wire " + o.wire
 		}
+		if o.captureDrops > 0 {
+			c += fmt.Sprintf(" --capture-drops %d", o.captureDrops)
+		}
 		return c + " --rules " + rule + " " + shellQuote(file)
 	}
 }

@@ -1,0 +1,161 @@
+package spec
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/homatest/homatest/spec/wire"
+)
+
+// ignoredGrants sends, for each of rpcs RPCs, the unscheduled 40000
+// bytes of a 500000-byte request and then new DATA up to 48544, as a
+// sender that got a GRANT to 48544 would. The GRANT is not in the trace
+// (the capture missed it, or the sender sent without one), so every
+// packet past 40000 passes the horizon the capture shows (HOMA-GRANT-005,
+// main HEAD without GSO). It returns those packets' frames.
+func ignoredGrants(b *traceBuilder, rpcs int) []int {
+	var past []int
+	for i := range rpcs {
+		cid := uint64(2 + 2*i)
+		b.message(true, cid, 500000, 0, 40000, 40000, 4)
+		frames := b.message(true, cid, 500000, 40000, 48544, 40000, 0)
+		past = append(past, frames...)
+	}
+	return past
+}
+
+// checkDrops checks b's trace for rules glob (profile linux, no GSO) with
+// the capture declaring drops packets dropped; set is when to say so:
+// before the first Feed or, as check does for a pcapng's interface
+// statistics (read at its end), just before Finish.
+func checkDrops(b *traceBuilder, glob string, drops uint64, late bool, extra ...*Rule) *Report {
+	b.t.Helper()
+	prof, err := LookupProfile("linux")
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	p := prof.Params
+	if err := p.Set("max_gso_size", "0"); err != nil {
+		b.t.Fatal(err)
+	}
+	rules, err := Select(Rules(), glob, 0, "linux")
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	c := NewChecker("linux", p, append(rules, extra...))
+	if !late {
+		c.SetCaptureDrops(drops)
+	}
+	for i := range b.events {
+		c.Feed(&b.events[i])
+	}
+	if late {
+		c.SetCaptureDrops(drops)
+	}
+	return c.Finish()
+}
+
+// TestCaptureDropExcusesMissingGrant: DATA past a GRANT the capture does
+// not show is a violation when the capture declares no drops, and
+// inconclusive (CauseCaptureDrop) when it declares one: the GRANT may be
+// the packet it dropped. The drops are judged at Finish, whether they are
+// known before the first packet or only at the capture's end.
+func TestCaptureDropExcusesMissingGrant(t *testing.T) {
+	const id = "HOMA-GRANT-005"
+	b := newTrace(t, wire.VersionCurrent)
+	past := ignoredGrants(b, 2)
+	rep := checkDrops(b, id, 0, false)
+	wantViolations(t, rep, id, past...)
+	if rep.CaptureDrops != 0 || rep.CaptureDropExcused != 0 || rep.CaptureDropLimit != 0 || rep.Downgraded() != 0 {
+		t.Fatalf("no drops declared: report says drops %d excused %d limit %d downgraded %d", rep.CaptureDrops, rep.CaptureDropExcused, rep.CaptureDropLimit, rep.Downgraded())
+	}
+	for _, late := range []bool{false, true} {
+		rep := checkDrops(b, id, 1, late)
+		wantViolations(t, rep, id)
+		wantCounts(t, rep, id, len(past)+ruleResult(t, rep, id).Passed, ruleResult(t, rep, id).Passed, 0, len(past))
+		for _, f := range past {
+			wantDowngraded(t, rep, id, f, CauseCaptureDrop)
+		}
+		if rep.CaptureDrops != 1 || rep.CaptureDropLimit != 6 || rep.CaptureDropExcused != len(past) || rep.CaptureDropTooMany {
+			t.Fatalf("late %v: drops %d limit %d excused %d too many %v, want 1, 6 (1 × (5 acks + 1)), %d, false",
+				late, rep.CaptureDrops, rep.CaptureDropLimit, rep.CaptureDropExcused, rep.CaptureDropTooMany, len(past))
+		}
+		want := DowngradeCount{Rule: id, Cause: CauseCaptureDrop, Count: len(past), Frame: past[0]}
+		if len(rep.Downgrades) != 1 || rep.Downgrades[0] != want {
+			t.Fatalf("late %v: downgrades %+v, want [%+v]", late, rep.Downgrades, want)
+		}
+		if f := rep.Inconclusive[0]; !strings.Contains(f.Why, "the capture dropped 1") {
+			t.Fatalf("late %v: why %q does not name the drops", late, f.Why)
+		}
+	}
+}
+
+// TestCaptureDropTooFew: one dropped packet touches at most 6 RPCs (an
+// ACK names its own and 5 more); findings at 7 cannot all be its doing
+// and stay violations, and the report says why.
+func TestCaptureDropTooFew(t *testing.T) {
+	const id = "HOMA-GRANT-005"
+	for _, tc := range []struct {
+		rpcs     int
+		drops    uint64
+		excused  bool
+		tooMany  bool
+		wantLim  int
+		scenario string
+	}{
+		{rpcs: 6, drops: 1, excused: true, wantLim: 6, scenario: "6 RPCs, 1 drop: at the limit"},
+		{rpcs: 7, drops: 1, tooMany: true, wantLim: 6, scenario: "7 RPCs, 1 drop: past it"},
+		{rpcs: 7, drops: 2, excused: true, wantLim: 12, scenario: "7 RPCs, 2 drops"},
+	} {
+		for _, late := range []bool{false, true} {
+			b := newTrace(t, wire.VersionCurrent)
+			past := ignoredGrants(b, tc.rpcs)
+			rep := checkDrops(b, id, tc.drops, late)
+			if tc.excused {
+				wantViolations(t, rep, id)
+			} else {
+				wantViolations(t, rep, id, past...)
+			}
+			if rep.CaptureDropTooMany != tc.tooMany || rep.CaptureDropLimit != tc.wantLim || rep.CaptureDrops != tc.drops {
+				t.Fatalf("%s (late %v): too many %v limit %d drops %d, want %v %d %d", tc.scenario, late, rep.CaptureDropTooMany, rep.CaptureDropLimit, rep.CaptureDrops, tc.tooMany, tc.wantLim, tc.drops)
+			}
+			if tc.tooMany && (rep.CaptureDropExcused != 0 || rep.Downgraded() != 0) {
+				t.Fatalf("%s: %d excused, %d downgraded, want none", tc.scenario, rep.CaptureDropExcused, rep.Downgraded())
+			}
+		}
+	}
+}
+
+// TestCaptureDropNotForAlone: a finding about a packet's own fields
+// (Rule.Alone, the WIRE area) is never a capture drop's doing, and its
+// subject does not count toward the limit.
+func TestCaptureDropNotForAlone(t *testing.T) {
+	b := newTrace(t, wire.VersionCurrent)
+	past := ignoredGrants(b, 1)
+	alone := flagFrames("HOMA-TEST-009", Violated, 1, 2)
+	alone.Alone = true
+	wire := flagFrames("HOMA-WIRE-999", Violated, 3)
+	rep := checkDrops(b, "HOMA-GRANT-005", 1, true, alone, wire)
+	wantViolations(t, rep, "HOMA-TEST-009", 1, 2)
+	wantViolations(t, rep, "HOMA-WIRE-999", 3)
+	wantViolations(t, rep, "HOMA-GRANT-005")
+	if rep.CaptureDropExcused != len(past) {
+		t.Fatalf("excused %d, want the %d GRANT-005 findings", rep.CaptureDropExcused, len(past))
+	}
+}
+
+// TestCaptureDropFindingsWithoutRPC: findings without an RPC count one
+// subject per host pair, whatever their direction.
+func TestCaptureDropFindingsWithoutRPC(t *testing.T) {
+	b := newTrace(t, wire.VersionCurrent)
+	var frames []int
+	for range 8 {
+		frames = append(frames, b.cutoffs(true, 2, 1), b.cutoffs(false, 2, 1))
+	}
+	r := flagFrames("HOMA-TEST-010", Violated, frames...)
+	rep := checkDrops(b, "HOMA-GRANT-005", 1, false, r)
+	wantViolations(t, rep, "HOMA-TEST-010")
+	if rep.CaptureDropExcused != len(frames) {
+		t.Fatalf("excused %d of %d findings at one host pair", rep.CaptureDropExcused, len(frames))
+	}
+}
