@@ -27,6 +27,13 @@ type Params struct {
 	MaxIncoming uint32 `param:"max_incoming"`
 	// MaxOvercommit is max_overcommit: messages granted at once.
 	MaxOvercommit int `param:"max_overcommit"`
+	// MaxRPCsPerPeer is max_rpcs_per_peer: messages from one sending host
+	// a receiver may be granting at once while more from that host wait
+	// (homa_grant.c homa_grant_manage_rpc; 1 on linux_6.1.38, net-next,
+	// linux_6.13.9, rhel8/rhel_9.5 and main before 3daedc3, 2026-05-21).
+	// 0 = no per-host limit (main since 3daedc3). A waiting message is
+	// excused, never required, so the profiles keep 1 to accept both.
+	MaxRPCsPerPeer int `param:"max_rpcs_per_peer"`
 	// Window is the grant window in bytes; 0 = dynamic
 	// (max_incoming/(active+1), HomaModule main since 2026-05).
 	Window uint32 `param:"window"`
@@ -113,7 +120,7 @@ type Profile struct {
 // (branch linux_6.1.38) and upstream (the stripped upstream subset).
 func Profiles() []Profile {
 	linux := Params{
-		Wire: wire.VersionCurrent, UnschedBytes: 40000, MaxIncoming: 400000, MaxOvercommit: 8,
+		Wire: wire.VersionCurrent, UnschedBytes: 40000, MaxIncoming: 400000, MaxOvercommit: 8, MaxRPCsPerPeer: 1,
 		Window: 0, NumPriorities: 8, MaxSchedPrio: 3,
 		UnschedCutoffs: [8]uint32{0, 0, 0, 0, 1000000, 15000, 2800, 200}, CutoffVersion: 1,
 		FIFOGrantIncrement: 50000, MaxGSOSize: 10000, MTU: 1500, RankTolerance: 20000, MaxMessageLength: wire.MaxMessageLength,
@@ -127,6 +134,7 @@ func Profiles() []Profile {
 	up := linux
 	up.Wire, up.NumPriorities, up.MaxSchedPrio, up.FIFOGrantIncrement = wire.VersionUpstream, 1, 0, 0
 	up.UnschedBytes = wire.MaxMessageLength // no grants: everything is unscheduled
+	up.MaxRPCsPerPeer = 0
 	up.UnschedCutoffs = [8]uint32{}
 	return []Profile{
 		{"linux", "HomaModule main (IP protocol 146): unsched_bytes 40000, dynamic window, 8 priorities", linux},
@@ -345,6 +353,7 @@ var paramDocs = map[string]string{
 	"unsched_bytes":        "bytes a sender may send before any GRANT",
 	"max_incoming":         "bound on granted but not received bytes over all messages a receiver grants",
 	"max_overcommit":       "messages a receiver grants at once",
+	"max_rpcs_per_peer":    "messages from one sending host a receiver may grant at once while more from it wait; 0 = no per-host limit (main since 2026-05-21)",
 	"window":               "grant window in bytes; 0 = dynamic, max_incoming/(active+1)",
 	"num_priorities":       "priority levels in use (1..8)",
 	"max_sched_prio":       "highest scheduled priority level",

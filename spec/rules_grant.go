@@ -3,7 +3,6 @@ package spec
 import (
 	"fmt"
 	"net/netip"
-	"slices"
 	"time"
 
 	"github.com/homatest/homatest/internal/byteranges"
@@ -300,7 +299,7 @@ func grantRules() []*Rule {
 			Statement: "A receiver that has all unscheduled bytes of a message longer than unsched_bytes sends the message its first GRANT within response_timeout, unless it is already granting max_overcommit other messages (not all with clearly more bytes left to receive: SRPT takes the slot of one of those) or the DATA's incoming already covers the message (a request restarted after RPC_UNKNOWN); when one of those ends (its last byte arrives, or RPC_UNKNOWN ends its RPC) while such messages wait, it grants one of them (or a newer message) within response_timeout.",
 			Source:    "HomaModule homa_grant.c homa_grant_check_rpc, homa_grant_manage_rpc (a grantable message joins the active set while fewer than max_overcommit are active, or takes the slot of the lowest-ranked active message it outranks: homa_grant_find_victim, homa_grant_outranks; linux_6.1.38 homa_grant_recalc), homa_grant_unmanage_rpc and homa_grant_promote_queued (a slot freed by a message fully received or an RPC ended by homa_rpc_end goes to the best waiting message), homa_grant_check_needy; fault @2be2170 (fixed @003213d)",
 			Profiles:  []string{"linux", "linux-2024"},
-			Capture:   "a waiting message is judged again at every packet that frees a grant slot at its receiver (the last byte of a message it grants, RPC_UNKNOWN from the client of a request it grants); slots freed without a packet (an abort, a timeout) are not seen; inconclusive while the receiver grants max_overcommit other messages of which one has no more than rank_tolerance bytes more left to receive than the waiting message (linux_6.1.38: or another message from the same sender, max_rpcs_per_peer 1) or has max_incoming granted and not received, after its buffer-wakeup RESEND (no buffer space, GRANT-10) and after RPC_UNKNOWN, and where the capture shows loss toward the receiver after the capture point; a RESEND beyond U from the receiver counts as a GRANT lost before the capture point",
+			Capture:   "a waiting message is judged again at every packet that frees a grant slot at its receiver (the last byte of a message it grants, RPC_UNKNOWN from the client of a request it grants); slots freed without a packet (an abort, a timeout) are not seen; inconclusive while the receiver grants max_overcommit other messages of which one has no more than rank_tolerance bytes more left to receive than the waiting message (or max_rpcs_per_peer other messages from the same sender, none of which it clearly outranks: 1 on every HomaModule before 3daedc3, 2026-05-21) or has max_incoming granted and not received, after its buffer-wakeup RESEND (no buffer space, GRANT-10) and after RPC_UNKNOWN, and where the capture shows loss toward the receiver after the capture point; a RESEND beyond U from the receiver counts as a GRANT lost before the capture point",
 			Property: Within{
 				TriggerTypes: []wire.PacketType{wire.TypeData, wire.TypeRPCUnknown},
 				Trigger: func(c *Ctx, e *Event) (Obligation, bool) {
@@ -483,27 +482,29 @@ func grantWaitExcuse(c *Ctx, x *Event, trigFrame, trigSeg int, k RPCKey, receive
 // receiverBusy reports why host recv may rightly not grant a new message
 // from host send yet: it grants (has granted and not fully received)
 // max_overcommit other messages, not all of which self clearly outranks
-// (see outranksAll), or, on linux_6.1.38 (max_rpcs_per_peer 1),
-// another message from send. self is the waiting message; extra, when not
+// (see outranksAll), or max_rpcs_per_peer other messages from send
+// (Params.MaxRPCsPerPeer: every HomaModule before 3daedc3 limits a
+// sending host to one active message). self is the waiting message; extra, when not
 // nil, a message being granted right now (from host extraFrom); gone, when
 // not nil, a message that no longer counts (its slot is being freed).
 func receiverBusy(c *Ctx, recv, send netip.Addr, self, extra *Message, extraFrom netip.Addr, gone *Message) (string, bool) {
 	set := c.T.granting[recv]
-	n, samePeer := 0, false
+	n := 0
+	var peer []*Message // the messages from send among them
 	for m, r := range set {
 		if m == self || m == gone {
 			continue
 		}
 		n++
-		from := r.Key.Server
-		if m == &r.Request {
-			from = r.Key.Client
+		if msgSender(r, m) == send {
+			peer = append(peer, m)
 		}
-		samePeer = samePeer || from == send
 	}
 	if _, in := set[extra]; extra != nil && extra != self && !in {
 		n++
-		samePeer = samePeer || extraFrom == send
+		if extraFrom == send {
+			peer = append(peer, extra)
+		}
 	}
 	var out int64
 	for m := range set {
@@ -516,8 +517,8 @@ func receiverBusy(c *Ctx, recv, send netip.Addr, self, extra *Message, extraFrom
 		return fmt.Sprintf("%v is granting %d other messages (max_overcommit %d)", recv, n, c.P.MaxOvercommit), true
 	case out >= int64(c.P.MaxIncoming):
 		return fmt.Sprintf("%v has %d bytes granted and not received (max_incoming %d)", recv, out, c.P.MaxIncoming), true
-	case samePeer && c.P.Wire == wire.Version2024:
-		return fmt.Sprintf("%v is granting another message from %v (linux_6.1.38 grants one message per sending host)", recv, send), true
+	case peerFull(c.P, peer, self):
+		return fmt.Sprintf("%v is granting %d other messages from %v (max_rpcs_per_peer %d: HomaModule before 3daedc3 grants one message per sending host)", recv, len(peer), send, c.P.MaxRPCsPerPeer), true
 	}
 	return "", false
 }
@@ -591,7 +592,7 @@ func slotFreed(c *Ctx, e *Event) (recv netip.Addr, freed *Message, ok bool) {
 // recv not busy for it (as receiverBusy judges, with freed out of the
 // count). It costs one pass over recv's granted messages and, when a slot
 // is free, a pass over its long incoming messages up to the first that
-// waits; it allocates nothing on main (linux_6.1.38: the granted senders).
+// waits; it allocates only the granted senders (max_rpcs_per_peer).
 func waiting(c *Ctx, recv netip.Addr, freed, skip *Message) *Message {
 	set := c.T.granting[recv]
 	n := len(set)
@@ -602,25 +603,63 @@ func waiting(c *Ctx, recv netip.Addr, freed, skip *Message) *Message {
 		return nil
 	}
 	var out int64
-	var peers []netip.Addr // linux_6.1.38: hosts with a message being granted
+	var granted []grantedMsg // max_rpcs_per_peer: the messages being granted, with their senders
 	for m, r := range set {
 		if m == freed {
 			continue
 		}
 		out += max(0, int64(m.Granted)-int64(m.Received()))
-		if c.P.Wire == wire.Version2024 {
-			peers = append(peers, msgSender(r, m))
+		if c.P.MaxRPCsPerPeer > 0 {
+			granted = append(granted, grantedMsg{m, msgSender(r, m)})
 		}
 	}
 	if out >= int64(c.P.MaxIncoming) {
 		return nil
 	}
+	var peer []*Message
 	for m, r := range c.T.longIn[recv] {
-		if m != freed && m != skip && mayWait(c.P, r, m) && !slices.Contains(peers, msgSender(r, m)) {
+		if m == freed || m == skip || !mayWait(c.P, r, m) {
+			continue
+		}
+		peer = peer[:0]
+		for _, g := range granted {
+			if g.from == msgSender(r, m) {
+				peer = append(peer, g.m)
+			}
+		}
+		if !peerFull(c.P, peer, m) {
 			return m
 		}
 	}
 	return nil
+}
+
+// grantedMsg is a message a receiver is granting and the host sending it.
+type grantedMsg struct {
+	m    *Message
+	from netip.Addr
+}
+
+// peerFull reports whether a receiver granting the messages peer from the
+// sending host of waiting message self may leave self waiting by
+// max_rpcs_per_peer: peer holds that many and self clearly outranks
+// (rank_tolerance, as outranksAll) none of them; a message that outranks
+// one takes its place (HomaModule homa_grant.c homa_grant_manage_rpc
+// before 3daedc3; linux_6.1.38 homa_grant_recalc keeps each host's best).
+func peerFull(p *Params, peer []*Message, self *Message) bool {
+	if p.MaxRPCsPerPeer <= 0 || len(peer) < p.MaxRPCsPerPeer {
+		return false
+	}
+	if self == nil || self.Length == 0 {
+		return true
+	}
+	left := int64(remainingBytes(self)) + int64(p.RankTolerance)
+	for _, m := range peer {
+		if m.Length > 0 && int64(remainingBytes(m)) > left {
+			return false
+		}
+	}
+	return true
 }
 
 // mayWait reports whether message m of RPC r can be waiting for a grant

@@ -1,0 +1,81 @@
+package spec
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/homatest/homatest/spec/wire"
+)
+
+// perPeerTrace: a client sends two 100000-byte requests (RPCs 2 and 4) to
+// one server. The server grants RPC 2 in steps while RPC 4's unscheduled
+// bytes sit there for 30 ms; RPC 4's first GRANT comes 10 µs after RPC
+// 2's last byte. With another client for RPC 4 (otherHost) the two
+// messages come from different hosts. RPC 4's request is len4 bytes. It
+// returns the frame of RPC 4's last unscheduled packet.
+func perPeerTrace(b *traceBuilder, otherHost bool, len4 uint32) (waits int) {
+	b.message(true, 2, 100000, 0, 40000, 40000, 4)
+	b.after(10*time.Microsecond).grant(false, 2, 50000, 0)
+	if otherHost {
+		b.client = netipAddr("198.18.0.3")
+	}
+	w := b.message(true, 4, len4, 0, 40000, 40000, 4)
+	b.client = netipAddr("198.18.0.1")
+	for off := uint32(40000); off < 100000; off += 10000 {
+		b.after(4*time.Millisecond).message(true, 2, 100000, off, off+10000, 40000, 0)
+		if off+10000 < 100000 {
+			b.after(10*time.Microsecond).grant(false, 2, off+20000, 0)
+		}
+	}
+	if otherHost {
+		b.client = netipAddr("198.18.0.3")
+	}
+	b.after(10*time.Microsecond).grant(false, 4, len4, 0)
+	b.client = netipAddr("198.18.0.1")
+	return w[len(w)-1]
+}
+
+// TestGrant010MaxRPCsPerPeer: HomaModule net-next, linux_6.13.9, rhel8,
+// rhel_9.5 and main before 3daedc3 (2026-05-21) grant at most
+// max_rpcs_per_peer (1) messages per sending host (homa_grant.c
+// homa_grant_manage_rpc keeps a message whose host already has an active
+// one it does not outrank out of the active set; homa_grant_unmanage_rpc
+// promotes it when that one leaves). All of them are IP protocol 146 with
+// the current wire format, so the linux profile spans them: a second
+// message from the same host that waits for the first is legal there, as
+// on linux_6.1.38 (before the fix, a MUST violation on the linux profile).
+// Still violations: the same wait by a message from another host, by a
+// message that clearly outranks the one being granted (it takes that one's
+// place), and, with max_rpcs_per_peer 0 (main since 3daedc3), any wait
+// while slots are free.
+func TestGrant010MaxRPCsPerPeer(t *testing.T) {
+	for _, profile := range []string{"linux", "linux-2024"} {
+		v := wire.VersionCurrent
+		if profile == "linux-2024" {
+			v = wire.Version2024
+		}
+		params := []string{"unsched_bytes=40000", "window=0"}
+		t.Run(profile, func(t *testing.T) {
+			b := newTrace(t, v)
+			waits := perPeerTrace(b, false, 100000)
+			rep := b.check(profile, "HOMA-GRANT-010", params...)
+			wantViolations(t, rep, "HOMA-GRANT-010")
+			wantInconclusive(t, rep, "HOMA-GRANT-010", waits)
+			if why := rep.Inconclusive[0].Why; !strings.Contains(why, "max_rpcs_per_peer 1") {
+				t.Errorf("why %q", why)
+			}
+			wantViolations(t, b.check(profile, "HOMA-GRANT-010", append(params, "max_rpcs_per_peer=0")...), "HOMA-GRANT-010", waits)
+
+			b = newTrace(t, v)
+			waits = perPeerTrace(b, true, 100000)
+			wantViolations(t, b.check(profile, "HOMA-GRANT-010", params...), "HOMA-GRANT-010", waits)
+
+			// 1000 bytes left, against RPC 2's 60000 down to 10000 while
+			// it waits: it outranks RPC 2 throughout.
+			b = newTrace(t, v)
+			waits = perPeerTrace(b, false, 41000)
+			wantViolations(t, b.check(profile, "HOMA-GRANT-010", append(params, "rank_tolerance=0")...), "HOMA-GRANT-010", waits)
+		})
+	}
+}
