@@ -117,7 +117,8 @@ type Profile struct {
 }
 
 // Profiles returns the built-in profiles: linux (HomaModule main), linux-2024
-// (branch linux_6.1.38) and upstream (the stripped upstream subset).
+// (branch linux_6.1.38), linux-2025 (main 2024-12..2025-07, branch
+// linux_6.10.6) and upstream (the stripped upstream subset).
 func Profiles() []Profile {
 	linux := Params{
 		Wire: wire.VersionCurrent, UnschedBytes: 40000, MaxIncoming: 400000, MaxOvercommit: 8, MaxRPCsPerPeer: 1,
@@ -131,6 +132,12 @@ func Profiles() []Profile {
 	l2024 := linux
 	l2024.Wire, l2024.UnschedBytes, l2024.Window, l2024.FIFOGrantIncrement = wire.Version2024, 10000, 10000, 0
 	l2024.IPv6PrioShift = 4 // linux_6.1.38 never had 548056f
+	// main be127d8..04df9e0 and linux_6.10.6: unsched_bytes 40000 since
+	// ef09002 (2024-12-16); window 100000 from ef09002, 10000 from
+	// 2025-04-18 (the larger bounds GRANT-009); FIFO grants disabled
+	// (homa_grant.c homa_choose_fifo_grant unused until 22f6b68).
+	l2025 := l2024
+	l2025.Wire, l2025.UnschedBytes, l2025.Window = wire.Version2025, 40000, 100000
 	up := linux
 	up.Wire, up.NumPriorities, up.MaxSchedPrio, up.FIFOGrantIncrement = wire.VersionUpstream, 1, 0, 0
 	up.UnschedBytes = wire.MaxMessageLength // no grants: everything is unscheduled
@@ -139,17 +146,20 @@ func Profiles() []Profile {
 	return []Profile{
 		{"linux", "HomaModule main (IP protocol 146): unsched_bytes 40000, dynamic window, 8 priorities", linux},
 		{"linux-2024", "HomaModule linux_6.1.38 (IP protocol 253): unsched_bytes 10000, window 10000, no FIFO grants", l2024},
+		{"linux-2025", "HomaModule main 2024-12..2025-07 and linux_6.10.6 (IP protocol 146, GRANT with resend_all): unsched_bytes 40000, window 100000, no FIFO grants", l2025},
 		{"upstream", "Linux upstream subset: no GRANT/CUTOFFS/FREEZE, no priorities, whole messages unscheduled", up},
 	}
 }
 
 // ProfileForWire returns the name of the profile of wire format v:
-// linux-2024 for the 2024 format, upstream for the upstream subset, linux
-// for the current format.
+// linux-2024 for the 2024 format, linux-2025 for the 2025 one, upstream
+// for the upstream subset, linux for the current format.
 func ProfileForWire(v wire.Version) string {
 	switch v {
 	case wire.Version2024:
 		return "linux-2024"
+	case wire.Version2025:
+		return "linux-2025"
 	case wire.VersionUpstream:
 		return "upstream"
 	}
@@ -349,7 +359,7 @@ func (p *Params) LateTicks(n int) time.Duration {
 }
 
 var paramDocs = map[string]string{
-	"wire":                 "wire format version (current, 2024, upstream)",
+	"wire":                 "wire format version (current, 2024, 2025, upstream)",
 	"unsched_bytes":        "bytes a sender may send before any GRANT",
 	"max_incoming":         "bound on granted but not received bytes over all messages a receiver grants",
 	"max_overcommit":       "messages a receiver grants at once",

@@ -15,7 +15,7 @@ func grantRankRules() []*Rule {
 			Facts:     []string{"GRANT-08", "GRANT-09"},
 			Statement: "A GRANT's scheduled priority is at most min(max_sched_prio, n-1) minus the number of other messages the receiver is granting that clearly have fewer bytes left to receive (SRPT rank, within rank_tolerance bytes), n being the messages it is granting.",
 			Source:    "HomaModule homa_grant.c homa_grant_check_rpc (rank = active RPCs with fewer bytes_remaining), homa_grant_priority (max_sched_prio - rank, less extra levels); linux_6.1.38 homa_grant.c homa_grant_recalc",
-			Profiles:  []string{"linux", "linux-2024"},
+			Profiles:  []string{"linux", "linux-2024", "linux-2025"},
 			Capture:   "main ranks the other messages by the bytes they had left when they entered the active set (a copy never refreshed), so there another message counts as ahead only by the bytes it had left slack before its first GRANT (its whole length when the capture holds no longer that GRANT); near-ties can invert (rank_tolerance), and a loaded receiver processes packets late: another message counts as ahead only if it had fewer bytes left, by rank_tolerance, already slack before the GRANT; only messages with a GRANT less than slack earlier count as being granted; a message granted to its end has left the active set",
 			Property: Each{Types: []wire.PacketType{wire.TypeGrant}, Check: func(c *Ctx, e *Event) Result {
 				g := e.Packet.Grant()

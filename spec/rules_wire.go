@@ -69,7 +69,7 @@ func wireRules() []*Rule {
 			Facts:     []string{"WIRE-04"},
 			Statement: "Every packet carries flags 0x06 and urgent 0xB97D (the TCP-imitation marks).",
 			Source:    "HomaModule homa_hijack.h homa_hijack_set_hdr (applied on every transmit path)",
-			Profiles:  []string{"linux", "linux-2024"},
+			Profiles:  []string{"linux", "linux-2024", "linux-2025"},
 			Property: Each{Check: func(c *Ctx, e *Event) Result {
 				cm := e.Packet.Common()
 				if !cm.HasMarks() {
@@ -96,7 +96,7 @@ func wireRules() []*Rule {
 			Facts:     []string{"WIRE-05"},
 			Statement: "Retransmitted DATA (retransmit=1) carries its true offset in seg.offset, never the 0xFFFFFFFF sentinel.",
 			Source:    "HomaModule homa_outgoing.c homa_resend_data",
-			Profiles:  []string{"linux", "linux-2024"},
+			Profiles:  []string{"linux", "linux-2024", "linux-2025"},
 			Property: Each{Types: []wire.PacketType{wire.TypeData}, Needs: NeedsRetransmit, Check: func(c *Ctx, e *Event) Result {
 				d := e.Packet.Data()
 				if d.Retransmit() == 0 {
@@ -113,7 +113,7 @@ func wireRules() []*Rule {
 			Facts:     []string{"WIRE-06"},
 			Statement: "In first transmissions, the DATA incoming field equals the message's unscheduled bytes U = min(message_length, unsched_bytes) in every packet.",
 			Source:    "HomaModule homa_outgoing.c homa_tx_data_pkt_alloc",
-			Profiles:  []string{"linux", "linux-2024"},
+			Profiles:  []string{"linux", "linux-2024", "linux-2025"},
 			Property: Each{Types: []wire.PacketType{wire.TypeData}, Check: func(c *Ctx, e *Event) Result {
 				d := e.Packet.Data()
 				if d.Retransmit() != 0 {
@@ -246,7 +246,7 @@ func wireRules2() []*Rule {
 			ID: "HOMA-WIRE-012", Level: Should,
 			Statement: "The IPv4 TOS byte or IPv6 traffic class carries only the priority: the bits below it (lower DSCP bits and ECN) are 0.",
 			Source:    "HomaModule homa_outgoing.c __homa_xmit_control, __homa_xmit_data (tos = priority_map[p] << 5; IPv6 <<4 before 548056f)",
-			Profiles:  []string{"linux", "linux-2024"},
+			Profiles:  []string{"linux", "linux-2024", "linux-2025"},
 			Capture:   "a router that re-marks DSCP or sets ECN between the sender and the capture point changes these bits",
 			Property: Each{Check: func(c *Ctx, e *Event) Result {
 				if e.PrioShift == 0 {
