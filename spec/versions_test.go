@@ -79,3 +79,29 @@ func TestGrant010MaxRPCsPerPeer(t *testing.T) {
 		})
 	}
 }
+
+// TestWire009DataHeaderUnset: HomaModule zeroes the DATA header only since
+// 2bb8413 (2026-06-26, homa_outgoing.c homa_tx_data_pkt_alloc); net-next,
+// linux_6.13.9, rhel8/rhel_9.5 and earlier main, all under the linux
+// profile, leave the common ack bytes, window and pad as the skb's memory
+// held them, so nonzero ones in DATA are inconclusive (before, a MUST
+// violation per packet). In a control packet they stay violations (the
+// stale-header fault the rule exists for: fault knob control-sequence).
+func TestWire009DataHeaderUnset(t *testing.T) {
+	set := func(i int, v byte) func(*Event) { return func(e *Event) { e.Packet.Bytes()[i] = v } }
+	b := newTrace(t, wire.VersionCurrent)
+	d := &wire.DataFields{Common: wire.CommonFields{SenderID: 2}, MessageLength: 300, Incoming: 300,
+		CutoffVersion: 1, SegOffset: wire.SegOffsetInSequence, Payload: make([]byte, 100)}
+	pad := b.emit(true, 7, d, set(50, 0x5a))
+	d.Common.Sequence, d.Common.Ack = 100, [3]byte{1, 2, 3}
+	ack := b.emit(true, 7, d, nil)
+	d.Common.Sequence, d.Common.Ack = 200, [3]byte{}
+	win := b.emit(true, 7, d, set(14, 0x20))
+	seq := b.emit(false, 7, &wire.BusyFields{Common: wire.CommonFields{SenderID: 3, Sequence: 111296}}, nil)
+	rep := b.check("linux", "HOMA-WIRE-009")
+	wantViolations(t, rep, "HOMA-WIRE-009", seq)
+	for _, f := range []int{pad, ack, win} {
+		wantInconclusive(t, rep, "HOMA-WIRE-009", f)
+	}
+	wantCounts(t, rep, "HOMA-WIRE-009", 4, 0, 1, 3)
+}
