@@ -1,6 +1,7 @@
 package pcap
 
 import (
+	"errors"
 	"net/netip"
 	"path/filepath"
 	"testing"
@@ -103,5 +104,47 @@ func TestDetectFormatGrant34(t *testing.T) {
 				t.Errorf("profile %q (%v), want %s", p, err, c.wantProf)
 			}
 		})
+	}
+}
+
+// TestPrescanPre2024Format: HomaModule before 263f8c2 (2024-07-15: linux_6.0,
+// linux_5.x, v2.0) put the packet type at byte 13 of its own common header
+// (byte 11 unused, 0). Judged as today's format every one of its packets
+// failed HOMA-WIRE-001 ("unknown packet type 0x00"); PrescanPath now says
+// the format is not supported. A current capture with a minority of such
+// frames (damage) is read as usual.
+func TestPrescanPre2024Format(t *testing.T) {
+	src, dst := netip.MustParseAddr("10.0.0.1"), netip.MustParseAddr("10.0.0.2")
+	write := func(old, total int) string {
+		path := filepath.Join(t.TempDir(), "c.pcap")
+		fw, err := Create(path, Interface{Name: "p0"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range total {
+			f := &wire.BusyFields{Common: wire.CommonFields{Sport: 4000, Dport: 32768, SenderID: 3}}
+			fr, err := BuildFrame(gopacket.NewSerializeBuffer(), FrameSpec{Src: src, Dst: dst, IPProto: wire.IPProtoHoma2024}, f,
+				wire.EncodeOptions{Version: wire.Version2024, FixLengths: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if i < old {
+				h := fr[14+20:]
+				h[11], h[12], h[13] = 0, 0x50, byte(wire.TypeBusy) // pre-263f8c2: doff, then type
+			}
+			if err := fw.WritePacket(0, time.Unix(1700000000, int64(i)), fr, len(fr), ""); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := fw.Close(); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	if _, _, err := PrescanPath(write(4, 4)); !errors.Is(err, ErrPre2024Format) {
+		t.Errorf("old format: %v, want ErrPre2024Format", err)
+	}
+	if p, _, err := PrescanPath(write(1, 4)); err != nil || p != "linux-2024" {
+		t.Errorf("one damaged frame of 4: %q, %v; want linux-2024", p, err)
 	}
 }

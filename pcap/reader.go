@@ -476,12 +476,31 @@ const DetectFrames = 100000
 // IPv6ShiftOf). A damaged file is not an error here: reading it for real
 // reports it. spec.ProfileForWire names the profile of the format.
 func DetectFormat(r *Reader) (v wire.Version, shift uint8) {
+	v, shift, _ = detectFormat(r)
+	return v, shift
+}
+
+// ErrPre2024Format says a capture is in HomaModule's wire format before
+// 263f8c2 (2024-07-15), which homatest does not decode.
+var ErrPre2024Format = errors.New("the capture is in HomaModule's wire format before commit 263f8c2 (2024-07-15; branches linux_6.0, linux_5.x, v2.0): its packet type is at byte 13, not 11, and its DATA header differs; homatest reads the formats since then only (decode shows these frames as errors)")
+
+// detectFormat is DetectFormat, and also reports ErrPre2024Format when
+// most Homa frames fail to decode and show the pre-263f8c2 common header
+// instead (see pre2024Header).
+func detectFormat(r *Reader) (v wire.Version, shift uint8, err error) {
 	seen := map[wire.Version]int{}
 	ack12, ack10 := 0, 0 // DATA whose bytes 49..51 do (not) show a 12-byte homa_ack
+	old, homa := 0, 0    // Homa frames with the pre-263f8c2 header; all Homa frames
 	for {
 		f, err := r.Next()
 		if err != nil || f.Number > DetectFrames {
 			break
+		}
+		if f.Raw != nil {
+			homa++
+			if f.Err != nil && pre2024Header(f.Raw) {
+				old++
+			}
 		}
 		if f.Err == nil {
 			seen[f.Packet.Version()]++
@@ -498,17 +517,29 @@ func DetectFormat(r *Reader) (v wire.Version, shift uint8) {
 			shift = IPv6ShiftOf(f.TOS)
 		}
 	}
+	if old > 0 && 2*old > homa {
+		err = ErrPre2024Format
+	}
 	switch {
 	case seen[wire.Version2024] > 0:
-		return wire.Version2024, shift
+		return wire.Version2024, shift, err
 	case seen[wire.Version2025] > 0 && ack12 > ack10:
-		return wire.Version2024, shift
+		return wire.Version2024, shift, err
 	case seen[wire.Version2025] > 0:
-		return wire.Version2025, shift
+		return wire.Version2025, shift, err
 	case seen[wire.VersionUpstream] > 0 && seen[wire.VersionCurrent] == 0:
-		return wire.VersionUpstream, shift
+		return wire.VersionUpstream, shift, err
 	}
-	return wire.VersionCurrent, shift
+	return wire.VersionCurrent, shift, err
+}
+
+// pre2024Header reports whether Homa header b has HomaModule's common
+// header before 263f8c2 (homa_impl.h struct common_header: sport, dport,
+// two unused words, doff, type at byte 13, ...) rather than the TCP-like
+// one since (type at byte 11, where the old header has an unused word's
+// last byte, 0): byte 11 is 0 and byte 13 is a packet type.
+func pre2024Header(b []byte) bool {
+	return len(b) >= wire.CommonHeaderLen && b[11] == 0 && wire.PacketType(b[13]).IsValid()
 }
 
 // dataAck12 reports whether DATA header b shows the 12-byte homa_ack
