@@ -105,3 +105,70 @@ func TestWire009DataHeaderUnset(t *testing.T) {
 	}
 	wantCounts(t, rep, "HOMA-WIRE-009", 4, 0, 1, 3)
 }
+
+// TestGrant020UngrantedRanking: net-next and linux_6.13.9 (homa_grant.c
+// homa_grant_outranks; main from 2025-04 to 3daedc3), all under the linux
+// profile, rank messages by bytes still to grant, main HEAD and
+// linux_6.1.38 by bytes still to receive. RPC 10's 300000-byte request is
+// granted to 140000 with 100000 received (200000 to receive, 160000 to
+// grant); RPC 20's 200000-byte request from another host has its 40000
+// unscheduled bytes (160000 of each). Granting RPC 10 again 3 ms later is
+// SRPT by bytes to grant: legal (before, a SHOULD violation). Granted to
+// 100000 only (200000 to grant as well), RPC 20 is clearly ahead by both
+// keys and the GRANT is still the fault.
+func TestGrant020UngrantedRanking(t *testing.T) {
+	build := func(horizon uint32) (*traceBuilder, int) {
+		b := newTrace(t, wire.VersionCurrent)
+		b.message(true, 10, 300000, 0, 40000, 40000, 4)
+		for k, off := range []uint32{60000, 80000, 100000, horizon} {
+			b.after(10*time.Microsecond).grant(false, 10, off, 0)
+			if k < 3 {
+				b.message(true, 10, 300000, 40000+uint32(k)*20000, 60000+uint32(k)*20000, 40000, 0)
+			}
+		}
+		b.client = netipAddr("198.18.0.3")
+		b.message(true, 20, 200000, 0, 40000, 40000, 4)
+		b.client = netipAddr("198.18.0.1")
+		late := b.after(3*time.Millisecond).grant(false, 10, horizon+10000, 0)
+		b.client = netipAddr("198.18.0.3")
+		b.after(time.Millisecond).grant(false, 20, 50000, 0)
+		return b, late
+	}
+	b, _ := build(140000)
+	wantViolations(t, b.check("linux", "HOMA-GRANT-020", "max_overcommit=1"), "HOMA-GRANT-020")
+	b, late := build(100000)
+	wantViolations(t, b.check("linux", "HOMA-GRANT-020", "max_overcommit=1"), "HOMA-GRANT-020", late)
+}
+
+// TestGrant010UngrantedRanking: with max_overcommit 1 the receiver keeps
+// granting RPC 10 (300000 bytes, 40000 granted ahead of the 100000..110000
+// received) while RPC 20 (200000 bytes, another host) waits with its
+// 40000 unscheduled bytes: by bytes to receive RPC 20 is clearly ahead
+// (160000 against 190000 or more), by bytes to grant it is not (160000
+// against 150000..160000), which is how net-next and linux_6.13.9 rank
+// (homa_grant_outranks): the full slot excuses the wait (inconclusive;
+// before, a MUST violation). With RPC 10 granted only what it received,
+// RPC 20 is ahead by both keys and the wait is the fault.
+func TestGrant010UngrantedRanking(t *testing.T) {
+	build := func(ahead uint32) (*traceBuilder, int) {
+		b := newTrace(t, wire.VersionCurrent)
+		b.message(true, 10, 300000, 0, 40000, 40000, 4)
+		b.after(10*time.Microsecond).grant(false, 10, 100000+ahead, 0)
+		b.message(true, 10, 300000, 40000, 100000, 40000, 0)
+		b.client = netipAddr("198.18.0.3")
+		w := b.message(true, 20, 200000, 0, 40000, 40000, 4)
+		b.client = netipAddr("198.18.0.1")
+		for off := uint32(100000); off < 110000; off += 2000 {
+			b.after(5*time.Millisecond).message(true, 10, 300000, off, off+2000, 40000, 0)
+			b.after(10*time.Microsecond).grant(false, 10, off+2000+ahead, 0)
+		}
+		b.after(10*time.Millisecond).data(true, 30, 100, 0, 100, 7, nil)
+		return b, w[len(w)-1]
+	}
+	b, waits := build(40000)
+	rep := b.check("linux", "HOMA-GRANT-010", "max_overcommit=1")
+	wantViolations(t, rep, "HOMA-GRANT-010")
+	wantInconclusive(t, rep, "HOMA-GRANT-010", waits)
+	b, waits = build(0)
+	wantViolations(t, b.check("linux", "HOMA-GRANT-010", "max_overcommit=1"), "HOMA-GRANT-010", waits)
+}
