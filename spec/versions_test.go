@@ -172,3 +172,29 @@ func TestGrant010UngrantedRanking(t *testing.T) {
 	b, waits = build(0)
 	wantViolations(t, b.check("linux", "HOMA-GRANT-010", "max_overcommit=1"), "HOMA-GRANT-010", waits)
 }
+
+// TestGrant011UngrantedRanking: the receiver grants RPC 10 (300000 bytes,
+// 100000 received) and RPC 20 (200000 bytes from another host, 40000
+// received, granted to 60000). By bytes to receive RPC 20 ranks first, so
+// main HEAD gives RPC 10 level 0; by bytes to grant, how net-next and
+// linux_6.13.9 rank (homa_grant_outranks), RPC 10 granted to 250000 ranks
+// first and gets level 1: legal under the linux profile (before, a SHOULD
+// violation). Granted to 110000 it is behind by both keys and level 1 is
+// still a violation.
+func TestGrant011UngrantedRanking(t *testing.T) {
+	build := func(offset uint32) (*traceBuilder, int) {
+		b := newTrace(t, wire.VersionCurrent)
+		b.message(true, 10, 300000, 0, 40000, 40000, 4)
+		b.after(10*time.Microsecond).grant(false, 10, 100000, 0)
+		b.message(true, 10, 300000, 40000, 100000, 40000, 0)
+		b.client = netipAddr("198.18.0.3")
+		b.message(true, 20, 200000, 0, 40000, 40000, 4)
+		b.after(3*time.Millisecond).grant(false, 20, 60000, 0) // its bytes were in slack before
+		b.client = netipAddr("198.18.0.1")
+		return b, b.after(10*time.Microsecond).grant(false, 10, offset, 1)
+	}
+	b, _ := build(250000)
+	wantViolations(t, b.check("linux", "HOMA-GRANT-011"), "HOMA-GRANT-011")
+	b, g := build(110000)
+	wantViolations(t, b.check("linux", "HOMA-GRANT-011"), "HOMA-GRANT-011", g)
+}
