@@ -30,7 +30,7 @@ type Params struct {
 	// MaxRPCsPerPeer is max_rpcs_per_peer: messages from one sending host
 	// a receiver may be granting at once while more from that host wait
 	// (homa_grant.c homa_grant_manage_rpc; 1 on linux_6.1.38, net-next,
-	// linux_6.13.9, rhel8/rhel_9.5 and main before 3daedc3, 2026-05-21).
+	// linux_6.13.9, linux_4.18.0 and main before 3daedc3, 2026-05-21).
 	// 0 = no per-host limit (main since 3daedc3). A waiting message is
 	// excused, never required, so the profiles keep 1 to accept both.
 	MaxRPCsPerPeer int `param:"max_rpcs_per_peer"`

@@ -36,8 +36,8 @@ func perPeerTrace(b *traceBuilder, otherHost bool, len4 uint32) (waits int) {
 	return w[len(w)-1]
 }
 
-// TestGrant010MaxRPCsPerPeer: HomaModule net-next, linux_6.13.9, rhel8,
-// rhel_9.5 and main before 3daedc3 (2026-05-21) grant at most
+// TestGrant010MaxRPCsPerPeer: HomaModule net-next, linux_6.13.9,
+// linux_4.18.0 and main before 3daedc3 (2026-05-21) grant at most
 // max_rpcs_per_peer (1) messages per sending host (homa_grant.c
 // homa_grant_manage_rpc keeps a message whose host already has an active
 // one it does not outrank out of the active set; homa_grant_unmanage_rpc
