@@ -21,8 +21,10 @@ import (
 // RESEND for it gets a retransmission (retransmit 1, incoming 100); then
 // RPC 4's request DATA piggy-backs the ack of RPC 2 and the server's
 // NEED_ACK for RPC 4 gets an 80-byte ACK. ackPort is the server port the
-// piggy-backed ack names (4000 is right). It returns the path.
-func writeGrant34Capture(t *testing.T, ackPort uint16) string {
+// piggy-backed ack names (4000 is right); v is the layout of every packet
+// but the GRANT (Version2024: main between f7e4717 and be127d8, 12-byte
+// homa_ack over IP protocol 146). It returns the path.
+func writeGrant34Capture(t *testing.T, ackPort uint16, v wire.Version) string {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "grant34.pcapng")
 	fw, err := pcap.Create(path, pcap.Interface{Name: "p0"})
@@ -60,10 +62,10 @@ func writeGrant34Capture(t *testing.T, ackPort uint16) string {
 		if ack != 0 {
 			f.Ack = wire.AckEntry{ClientID: ack, ServerPort: ackPort}
 		}
-		emit(fromClient, prio, f, wire.VersionCurrent, 5*time.Microsecond)
+		emit(fromClient, prio, f, v, 5*time.Microsecond)
 	}
 	emit(false, 7, &wire.CutoffsFields{Common: wire.CommonFields{SenderID: 3},
-		UnschedCutoffs: [8]uint32{0, 0, 0, 0, 1000000, 15000, 2800, 200}, CutoffVersion: 1}, wire.VersionCurrent, 0)
+		UnschedCutoffs: [8]uint32{0, 0, 0, 0, 1000000, 15000, 2800, 200}, CutoffVersion: 1}, v, 0)
 	for off := uint32(0); off < 40000; off += 1424 {
 		data(true, 2, 100000, off, min(1424, 40000-off), 40000, 4, false, 0)
 	}
@@ -74,12 +76,12 @@ func writeGrant34Capture(t *testing.T, ackPort uint16) string {
 	}
 	// The response's only packet is lost before the capture point; the
 	// client's RESEND after resend_ticks gets it again.
-	emit(true, 7, &wire.ResendFields{Common: wire.CommonFields{SenderID: 2}, Offset: 0, Length: 100, Priority: 7}, wire.VersionCurrent, 5*time.Millisecond)
+	emit(true, 7, &wire.ResendFields{Common: wire.CommonFields{SenderID: 2}, Offset: 0, Length: 100, Priority: 7}, v, 5*time.Millisecond)
 	data(false, 3, 100, 0, 100, 100, 7, true, 0)
 	data(true, 4, 100, 0, 100, 100, 7, false, 2) // piggy-backs RPC 2's ack
 	data(false, 5, 100, 0, 100, 100, 7, false, 0)
-	emit(false, 7, &wire.NeedAckFields{Common: wire.CommonFields{SenderID: 5}}, wire.VersionCurrent, 2*time.Millisecond)
-	emit(true, 7, &wire.AckFields{Common: wire.CommonFields{SenderID: 4}}, wire.VersionCurrent, 20*time.Microsecond)
+	emit(false, 7, &wire.NeedAckFields{Common: wire.CommonFields{SenderID: 5}}, v, 2*time.Millisecond)
+	emit(true, 7, &wire.AckFields{Common: wire.CommonFields{SenderID: 4}}, v, 20*time.Microsecond)
 	if err := fw.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -99,7 +101,7 @@ func writeGrant34Capture(t *testing.T, ackPort uint16) string {
 func TestFileGrant34Proto146(t *testing.T) {
 	o := opts()
 	o.Params = nil
-	fr := File(o, writeGrant34Capture(t, 4000))
+	fr := File(o, writeGrant34Capture(t, 4000, wire.VersionCurrent))
 	if fr.Error != "" {
 		t.Fatal(fr.Error)
 	}
@@ -113,7 +115,7 @@ func TestFileGrant34Proto146(t *testing.T) {
 	old := o
 	old.Profile, old.Wire = "linux-2024", wire.Version2024
 	old.Params = []string{"unsched_bytes=40000", "window=100000"}
-	fr = File(old, writeGrant34Capture(t, 4000))
+	fr = File(old, writeGrant34Capture(t, 4000, wire.VersionCurrent))
 	got := map[string]bool{}
 	for _, f := range fr.Report.Violations {
 		got[f.Rule] = true
@@ -124,8 +126,26 @@ func TestFileGrant34Proto146(t *testing.T) {
 		}
 	}
 
-	fr = File(o, writeGrant34Capture(t, 4001))
+	fr = File(o, writeGrant34Capture(t, 4001, wire.VersionCurrent))
 	if len(fr.Report.Violations) != 1 || fr.Report.Violations[0].Rule != "HOMA-ACK-004" {
 		t.Errorf("ack naming server port 4001: violations %v, want one HOMA-ACK-004", fr.Report.Violations)
+	}
+}
+
+// TestFileProto146Layout2024: HomaModule main between f7e4717 (IP protocol
+// 146) and be127d8 (10-byte homa_ack) sent the 2024 layout over 146 (ACK
+// 90 bytes): read as linux-2024 from the capture's own evidence, without
+// the warning for a format forced on the wrong capture, and it passes
+// with that era's unsched_bytes.
+func TestFileProto146Layout2024(t *testing.T) {
+	o := opts()
+	o.Params = []string{"unsched_bytes=40000", "window=100000"}
+	fr := File(o, writeGrant34Capture(t, 4000, wire.Version2024))
+	if fr.Error != "" {
+		t.Fatal(fr.Error)
+	}
+	if fr.Profile != "linux-2024" || fr.Verdict != "pass" || fr.Stats.VersionMismatch != 0 {
+		t.Errorf("profile %s verdict %s version mismatches %d, want linux-2024 pass 0; violations %v",
+			fr.Profile, fr.Verdict, fr.Stats.VersionMismatch, fr.Report.Violations)
 	}
 }
