@@ -315,6 +315,12 @@ func File(o Options, file string) FileReport {
 		fr.Damaged = run.damaged.Error() + ": the report covers the frames before it"
 	}
 	rep, st, inf := run.rep, run.st, run.inf
+	if o.Profile == "auto" && forced == wire.VersionAuto && v == wire.Version2024 {
+		// The capture's own layout chose 2024 (pcap.DetectFormat): over IP
+		// protocol 146 that is HomaModule main between f7e4717 and
+		// be127d8, not a format forced on the wrong capture.
+		st.VersionMismatch = 0
+	}
 	fr.Profile, fr.Params, fr.Report, fr.Stats, fr.Hosts = profile, paramMap(&params), rep, &st, run.hosts
 	fr.testers = run.testers
 	for a := range run.testers {

@@ -183,14 +183,18 @@ func DetectPathShift(path string, o ReaderOptions) uint8 {
 // (DetectFormat) and returns the profile of the format they suggest
 // (spec.ProfileForWire) and the IPv6 priority shift (0 if it cannot
 // tell). A damaged file is not an error here; reading it for real
-// reports it.
+// reports it. A capture in HomaModule's format before 263f8c2 is
+// (ErrPre2024Format): judging it would flag every packet.
 func PrescanPath(path string) (profile string, shift uint8, err error) {
 	r, err := OpenPath(path, ReaderOptions{})
 	if err != nil {
 		return "", 0, OpenError(path, err)
 	}
 	defer r.Close()
-	v, shift := DetectFormat(r)
+	v, shift, err := detectFormat(r)
+	if err != nil {
+		return "", 0, fmt.Errorf("%s: %w", path, err)
+	}
 	return spec.ProfileForWire(v), shift, nil
 }
 

@@ -516,33 +516,89 @@ const DetectFrames = 100000
 
 // DetectFormat reads up to DetectFrames frames of r (a fresh Reader; it is
 // consumed) and returns the wire format they suggest — Version2024 if any
-// packet is in the 2024 format (IP protocol 253), VersionCurrent if any
+// packet is in the 2024 format (IP protocol 253, a 90-byte ACK);
+// Version2025 if a GRANT has resend_all (34 bytes) over IP protocol 146,
+// unless most DATA show the 12-byte homa_ack of main between f7e4717 and
+// be127d8 (then Version2024: see dataAck12); VersionCurrent if any packet
 // has the current format's marks, VersionUpstream only if none does, and
 // VersionCurrent when no Homa packet decodes — with the IPv6 priority
 // shift of the first unambiguous IPv6 traffic class (0 if none; see
 // IPv6ShiftOf). A damaged file is not an error here: reading it for real
 // reports it. spec.ProfileForWire names the profile of the format.
 func DetectFormat(r *Reader) (v wire.Version, shift uint8) {
+	v, shift, _ = detectFormat(r)
+	return v, shift
+}
+
+// ErrPre2024Format says a capture is in HomaModule's wire format before
+// 263f8c2 (2024-07-15), which homatest does not decode.
+var ErrPre2024Format = errors.New("the capture is in HomaModule's wire format before commit 263f8c2 (2024-07-15; branches linux_6.0, linux_5.x, v2.0): its packet type is at byte 13, not 11, and its DATA header differs; homatest reads the formats since then only (decode shows these frames as errors)")
+
+// detectFormat is DetectFormat, and also reports ErrPre2024Format when
+// most Homa frames fail to decode and show the pre-263f8c2 common header
+// instead (see pre2024Header).
+func detectFormat(r *Reader) (v wire.Version, shift uint8, err error) {
 	seen := map[wire.Version]int{}
+	ack12, ack10 := 0, 0 // DATA whose bytes 49..51 do (not) show a 12-byte homa_ack
+	old, homa := 0, 0    // Homa frames with the pre-263f8c2 header; all Homa frames
 	for {
 		f, err := r.Next()
 		if err != nil || f.Number > DetectFrames {
 			break
 		}
+		if f.Raw != nil {
+			homa++
+			if f.Err != nil && pre2024Header(f.Raw) {
+				old++
+			}
+		}
 		if f.Err == nil {
 			seen[f.Packet.Version()]++
+			if f.Packet.Type() == wire.TypeData {
+				switch b := f.Packet.Bytes(); {
+				case dataAck12(b):
+					ack12++
+				case len(b) >= 52 && (b[46] != 0 || b[47] != 0 || b[48] != 0):
+					ack10++ // cutoff_version or retransmit where the 10-byte layout has them
+				}
+			}
 		}
 		if shift == 0 && f.IPVersion == 6 {
 			shift = IPv6ShiftOf(f.TOS)
 		}
 	}
+	if old > 0 && 2*old > homa {
+		err = ErrPre2024Format
+	}
 	switch {
 	case seen[wire.Version2024] > 0:
-		return wire.Version2024, shift
+		return wire.Version2024, shift, err
+	case seen[wire.Version2025] > 0 && ack12 > ack10:
+		return wire.Version2024, shift, err
+	case seen[wire.Version2025] > 0:
+		return wire.Version2025, shift, err
 	case seen[wire.VersionUpstream] > 0 && seen[wire.VersionCurrent] == 0:
-		return wire.VersionUpstream, shift
+		return wire.VersionUpstream, shift, err
 	}
-	return wire.VersionCurrent, shift
+	return wire.VersionCurrent, shift, err
+}
+
+// pre2024Header reports whether Homa header b has HomaModule's common
+// header before 263f8c2 (homa_impl.h struct common_header: sport, dport,
+// two unused words, doff, type at byte 13, ...) rather than the TCP-like
+// one since (type at byte 11, where the old header has an unused word's
+// last byte, 0): byte 11 is 0 and byte 13 is a packet type.
+func pre2024Header(b []byte) bool {
+	return len(b) >= wire.CommonHeaderLen && b[11] == 0 && wire.PacketType(b[13]).IsValid()
+}
+
+// dataAck12 reports whether DATA header b shows the 12-byte homa_ack
+// (client_port; HomaModule before be127d8): there bytes 49 and 50 are
+// cutoff_version's low byte and retransmit, which the 10-byte layout
+// leaves as pad (0; homa_outgoing.c homa_tx_data_pkt_alloc). A DATA with
+// cutoff_version 0 and retransmit 0 shows neither layout.
+func dataAck12(b []byte) bool {
+	return len(b) >= 52 && (b[49] != 0 || b[50] != 0 || b[51] != 0)
 }
 
 // MaxSegData returns max_seg_data for a frame at MTU 1500: 1424 bytes over

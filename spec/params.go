@@ -27,6 +27,13 @@ type Params struct {
 	MaxIncoming uint32 `param:"max_incoming"`
 	// MaxOvercommit is max_overcommit: messages granted at once.
 	MaxOvercommit int `param:"max_overcommit"`
+	// MaxRPCsPerPeer is max_rpcs_per_peer: messages from one sending host
+	// a receiver may be granting at once while more from that host wait
+	// (homa_grant.c homa_grant_manage_rpc; 1 on linux_6.1.38, net-next,
+	// linux_6.13.9, linux_4.18.0 and main before 3daedc3, 2026-05-21).
+	// 0 = no per-host limit (main since 3daedc3). A waiting message is
+	// excused, never required, so the profiles keep 1 to accept both.
+	MaxRPCsPerPeer int `param:"max_rpcs_per_peer"`
 	// Window is the grant window in bytes; 0 = dynamic
 	// (max_incoming/(active+1), HomaModule main since 2026-05).
 	Window uint32 `param:"window"`
@@ -110,10 +117,11 @@ type Profile struct {
 }
 
 // Profiles returns the built-in profiles: linux (HomaModule main), linux-2024
-// (branch linux_6.1.38) and upstream (the stripped upstream subset).
+// (branch linux_6.1.38), linux-2025 (main 2024-12..2025-07, branch
+// linux_6.10.6) and upstream (the stripped upstream subset).
 func Profiles() []Profile {
 	linux := Params{
-		Wire: wire.VersionCurrent, UnschedBytes: 40000, MaxIncoming: 400000, MaxOvercommit: 8,
+		Wire: wire.VersionCurrent, UnschedBytes: 40000, MaxIncoming: 400000, MaxOvercommit: 8, MaxRPCsPerPeer: 1,
 		Window: 0, NumPriorities: 8, MaxSchedPrio: 3,
 		UnschedCutoffs: [8]uint32{0, 0, 0, 0, 1000000, 15000, 2800, 200}, CutoffVersion: 1,
 		FIFOGrantIncrement: 50000, MaxGSOSize: 10000, MTU: 1500, RankTolerance: 20000, MaxMessageLength: wire.MaxMessageLength,
@@ -124,24 +132,34 @@ func Profiles() []Profile {
 	l2024 := linux
 	l2024.Wire, l2024.UnschedBytes, l2024.Window, l2024.FIFOGrantIncrement = wire.Version2024, 10000, 10000, 0
 	l2024.IPv6PrioShift = 4 // linux_6.1.38 never had 548056f
+	// main be127d8..04df9e0 and linux_6.10.6: unsched_bytes 40000 since
+	// ef09002 (2024-12-16); window 100000 from ef09002, 10000 from
+	// 2025-04-18 (the larger bounds GRANT-009); FIFO grants disabled
+	// (homa_grant.c homa_choose_fifo_grant unused until 22f6b68).
+	l2025 := l2024
+	l2025.Wire, l2025.UnschedBytes, l2025.Window = wire.Version2025, 40000, 100000
 	up := linux
 	up.Wire, up.NumPriorities, up.MaxSchedPrio, up.FIFOGrantIncrement = wire.VersionUpstream, 1, 0, 0
 	up.UnschedBytes = wire.MaxMessageLength // no grants: everything is unscheduled
+	up.MaxRPCsPerPeer = 0
 	up.UnschedCutoffs = [8]uint32{}
 	return []Profile{
 		{"linux", "HomaModule main (IP protocol 146): unsched_bytes 40000, dynamic window, 8 priorities", linux},
 		{"linux-2024", "HomaModule linux_6.1.38 (IP protocol 253): unsched_bytes 10000, window 10000, no FIFO grants", l2024},
+		{"linux-2025", "HomaModule main 2024-12..2025-07 and linux_6.10.6 (IP protocol 146, GRANT with resend_all): unsched_bytes 40000, window 100000, no FIFO grants", l2025},
 		{"upstream", "Linux upstream subset: no GRANT/CUTOFFS/FREEZE, no priorities, whole messages unscheduled", up},
 	}
 }
 
 // ProfileForWire returns the name of the profile of wire format v:
-// linux-2024 for the 2024 format, upstream for the upstream subset, linux
-// for the current format.
+// linux-2024 for the 2024 format, linux-2025 for the 2025 one, upstream
+// for the upstream subset, linux for the current format.
 func ProfileForWire(v wire.Version) string {
 	switch v {
 	case wire.Version2024:
 		return "linux-2024"
+	case wire.Version2025:
+		return "linux-2025"
 	case wire.VersionUpstream:
 		return "upstream"
 	}
@@ -339,10 +357,11 @@ func (p *Params) LateTicks(n int) time.Duration {
 }
 
 var paramDocs = map[string]string{
-	"wire":                 "wire format version (current, 2024, upstream)",
+	"wire":                 "wire format version (current, 2024, 2025, upstream)",
 	"unsched_bytes":        "bytes a sender may send before any GRANT",
 	"max_incoming":         "bound on granted but not received bytes over all messages a receiver grants",
 	"max_overcommit":       "messages a receiver grants at once",
+	"max_rpcs_per_peer":    "messages from one sending host a receiver may grant at once while more from it wait; 0 = no per-host limit (main since 2026-05-21)",
 	"window":               "grant window in bytes; 0 = dynamic, max_incoming/(active+1)",
 	"num_priorities":       "priority levels in use (1..8)",
 	"max_sched_prio":       "highest scheduled priority level",

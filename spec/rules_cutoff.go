@@ -79,7 +79,7 @@ func cutoffRules() []*Rule {
 			Facts:     []string{"CUT-01"},
 			Statement: "A receiver that gets DATA with a stale cutoff_version sends CUTOFFS to the sender.",
 			Source:    "HomaModule homa_incoming.c homa_data_pkt (rate-limited to once per jiffy per peer)",
-			Profiles:  []string{"linux", "linux-2024"},
+			Profiles:  []string{"linux", "linux-2024", "linux-2025"},
 			Capture:   "DATA discarded before the version check triggers nothing: malformed DATA (HOMA-WIRE-002) owe no answer, nor does DATA of a message its receiver already holds whole or of an RPC it no longer has (acknowledged, or ended by RPC_UNKNOWN: a late or duplicated packet); nor does stale DATA within a tick (HomaModule's jiffy) or slack of the receiver's last CUTOFFS to that peer; loss after the capture point hides the DATA from the receiver",
 			Property: Within{
 				TriggerTypes: []wire.PacketType{wire.TypeData},
@@ -125,7 +125,7 @@ func cutoffRules2() []*Rule {
 			Facts:     []string{"CUT-01"},
 			Statement: "A host sends CUTOFFS to a peer only in answer to DATA from that peer whose cutoff_version differs from the version the CUTOFFS carries: each CUTOFFS is paid for by its own earlier such DATA packet.",
 			Source:    "HomaModule homa_incoming.c homa_data_pkt (the only sender of CUTOFFS: on a cutoff_version mismatch, at most once per jiffy per peer)",
-			Profiles:  []string{"linux", "linux-2024"},
+			Profiles:  []string{"linux", "linux-2024", "linux-2025"},
 			Capture:   "counted, not timed: a loaded host processes packets tens of milliseconds after a tap saw them, so any earlier stale DATA not yet paid for a CUTOFFS explains one (they come from the CUTOFFS' receiver, so a tap on either host's link sees them all); a CUTOFFS within response_timeout of the capture's start, before any DATA from its receiver in the capture, may answer DATA before it: inconclusive",
 			Property: Each{Types: []wire.PacketType{wire.TypeCutoffs}, Check: func(c *Ctx, e *Event) Result {
 				v := e.Packet.Cutoffs().CutoffVersion()
@@ -143,7 +143,7 @@ func cutoffRules2() []*Rule {
 			Facts:     []string{"CUT-04"},
 			Statement: "A CUTOFFS packet holds a consistent table: entry 0 is 0 or 0x7FFFFFFF, the entries from the lowest unscheduled level L (the highest below num_priorities holding 1,000,000 or more) up to num_priorities-1 do not increase, L-1 is max_sched_prio, and the version is not 0.",
 			Source:    "HomaModule homa_utils.c (default unsched_cutoffs, cutoff_version 1), homa_plumbing.c homa_prios_changed (entry 0 = INT_MAX, max_sched_prio = L-1); util/homa_prio.cc",
-			Profiles:  []string{"linux", "linux-2024"},
+			Profiles:  []string{"linux", "linux-2024", "linux-2025"},
 			Capture:   "pass max_sched_prio, num_priorities and unsched_cutoffs when the hosts' sysctls differ from the defaults",
 			Property: Each{Types: []wire.PacketType{wire.TypeCutoffs}, Check: func(c *Ctx, e *Event) Result {
 				cs := e.Packet.Cutoffs()

@@ -3,7 +3,6 @@ package spec
 import (
 	"fmt"
 	"net/netip"
-	"slices"
 	"time"
 
 	"github.com/homatest/homatest/internal/byteranges"
@@ -29,7 +28,7 @@ func grantRules() []*Rule {
 			Facts:     []string{"GRANT-01"},
 			Statement: "Only messages longer than unsched_bytes receive GRANTs.",
 			Source:    "HomaModule homa_grant.c homa_grant_init_rpc",
-			Profiles:  []string{"linux", "linux-2024"},
+			Profiles:  []string{"linux", "linux-2024", "linux-2025"},
 			Property: Each{Types: grant, Check: func(c *Ctx, e *Event) Result {
 				_, m := grantMsg(c, e)
 				if m == nil || m.Length == 0 {
@@ -46,7 +45,7 @@ func grantRules() []*Rule {
 			Facts:     []string{"GRANT-01"},
 			Statement: "A GRANT offset never exceeds the message length and always exceeds the unscheduled bytes U.",
 			Source:    "HomaModule homa_grant.c homa_grant_try_send, homa_grant_check_fifo",
-			Profiles:  []string{"linux", "linux-2024"},
+			Profiles:  []string{"linux", "linux-2024", "linux-2025"},
 			Property: Each{Types: grant, Check: func(c *Ctx, e *Event) Result {
 				_, m := grantMsg(c, e)
 				if m == nil || m.Length == 0 {
@@ -67,7 +66,7 @@ func grantRules() []*Rule {
 			Facts:     []string{"GRANT-01"},
 			Statement: "GRANT offsets for one message strictly increase (on main a repeat of exactly the message length is tolerated; linux_6.1.38 never repeats one).",
 			Source:    "HomaModule homa_grant.c homa_grant_try_send (granted only grows; main may resend offset = length), linux_6.1.38 homa_grant_send (only a positive increment is sent); fault @7774497",
-			Profiles:  []string{"linux", "linux-2024"},
+			Profiles:  []string{"linux", "linux-2024", "linux-2025"},
 			Capture:   "at a capture away from the receiver, a new offset below the latest seen less than slack after it is a GRANT reordered before the capture point (a downgrade); a repeated offset is a violation unless it is the network's duplicate; after the client's ack, a capture away from the receiver cannot show a late request packet re-creating the RPC there (AMO-01): inconclusive",
 			Property: Each{Types: grant, Check: func(c *Ctx, e *Event) Result {
 				r, m := grantMsg(c, e)
@@ -105,7 +104,7 @@ func grantRules() []*Rule {
 			Facts:     []string{"GRANT-01"},
 			Statement: "No GRANT is sent for a message whose bytes have all arrived.",
 			Source:    "HomaModule homa_grant.c homa_grant_check_rpc (complete messages leave the grantable set); fault @312e4bd",
-			Profiles:  []string{"linux", "linux-2024"},
+			Profiles:  []string{"linux", "linux-2024", "linux-2025"},
 			Capture:   "the capture must be on the receiver's side of any loss; slack covers packets still in flight to the receiver; after the client's ack, a capture away from the receiver cannot show a late request packet re-creating the RPC there (AMO-01): inconclusive",
 			Property: Each{Types: grant, Check: func(c *Ctx, e *Event) Result {
 				r, m := grantMsg(c, e)
@@ -131,7 +130,7 @@ func grantRules() []*Rule {
 			Facts:     []string{"SND-01", "SND-03", "RTX-08"},
 			Statement: "A sender never transmits new bytes beyond its grant horizon, max(U, GRANT offsets, RESEND ends), by more than one skb's data (max(max_gso_size, one 1424-byte segment)).",
 			Source:    "HomaModule homa_outgoing.c homa_xmit_data; homa_incoming.c homa_resend_pkt (RESEND raises the horizon)",
-			Profiles:  []string{"linux", "linux-2024"},
+			Profiles:  []string{"linux", "linux-2024", "linux-2025"},
 			Property: Each{Types: []wire.PacketType{wire.TypeData}, Check: func(c *Ctx, e *Event) Result {
 				if e.Retransmit() {
 					return Skip
@@ -163,7 +162,7 @@ func grantRules() []*Rule {
 			Facts:     []string{"GRANT-06"},
 			Statement: "A receiver grants at most max_overcommit messages at once: messages with granted but not yet received bytes never exceed it when a GRANT leaves.",
 			Source:    "HomaModule homa_grant.c active set (HOMA_MAX_GRANTS, max_overcommit); SIGCOMM 2018 §3.4",
-			Profiles:  []string{"linux", "linux-2024"},
+			Profiles:  []string{"linux", "linux-2024", "linux-2025"},
 			Capture:   "a message granted to its end has left the active set and is not counted (its granted bytes may stay outstanding for a RESEND round after a loss), nor is one whose sender sent no DATA or BUSY for timeout_ticks (the receiver may have aborted its RPC) or, over the limit, one that a message granted after it outranks (it may have been demoted with its granted bytes still on their way); needs every DATA toward the receiver; loss after the capture point inflates the count",
 			Property: AtMost{Types: grant, What: func(e *Event) string { return fmt.Sprintf("the number of messages granted by %v", e.Src) }, Measure: func(c *Ctx, e *Event) (int64, int64, bool) {
 				g := e.Packet.Grant()
@@ -230,7 +229,7 @@ func grantRules() []*Rule {
 			Facts:     []string{"GRANT-09", "FIFO-01"},
 			Statement: "SRPT GRANTs carry a scheduled priority (at most max_sched_prio); only FIFO grants use level num_priorities-2.",
 			Source:    "HomaModule homa_grant.c homa_grant_priority, homa_grant_check_fifo",
-			Profiles:  []string{"linux", "linux-2024"},
+			Profiles:  []string{"linux", "linux-2024", "linux-2025"},
 			Property: Each{Types: grant, Check: func(c *Ctx, e *Event) Result {
 				p := int(e.Packet.Grant().Priority())
 				if p <= c.P.MaxSchedPrio {
@@ -247,7 +246,7 @@ func grantRules() []*Rule {
 			Facts:     []string{"CTRL-02"},
 			Statement: "Scheduled DATA (first transmissions at or above U) is sent at the priority of the latest GRANT for that message that its sender has processed (0 before any).",
 			Source:    "HomaModule homa_outgoing.c homa_xmit_data; homa_incoming.c homa_grant_pkt (sched_priority = the GRANT's priority, even for an older, reordered GRANT)",
-			Profiles:  []string{"linux", "linux-2024"},
+			Profiles:  []string{"linux", "linux-2024", "linux-2025"},
 			Capture:   "at a capture on the sender's side a GRANT seen more than slack earlier has been processed; elsewhere a GRANT counts as processed once the sender sent bytes only it (or a later GRANT) authorised: until then it may have been lost after the capture point, and DATA at an older priority is inconclusive (a downgrade)",
 			Property: Each{Types: []wire.PacketType{wire.TypeData}, Check: func(c *Ctx, e *Event) Result {
 				if e.Retransmit() {
@@ -269,7 +268,7 @@ func grantRules() []*Rule {
 			Facts:     []string{"GRANT-03", "GRANT-04"},
 			Statement: "A non-FIFO GRANT's offset exceeds the bytes of its message seen so far by at most the grant window: window when it is set, otherwise max_incoming/2 (the dynamic window max_incoming/(n+1) is largest with n = 1 active message).",
 			Source:    "HomaModule homa_grant.c homa_grant_try_send (granted ≤ received + window), homa_grant_update_sysctl_deps (windows[n] = max_incoming/(n+1)); linux_6.1.38 homa_grant.c homa_grant_send (increment = grant_window - incoming)",
-			Profiles:  []string{"linux", "linux-2024"},
+			Profiles:  []string{"linux", "linux-2024", "linux-2025"},
 			Capture:   "bytes seen on the path count as received even if still in flight to the receiver (lenient); a capture with no DATA at offset 0 of the message may have started mid-message and is inconclusive",
 			Property: Each{Types: grant, Check: func(c *Ctx, e *Event) Result {
 				g := e.Packet.Grant()
@@ -299,8 +298,8 @@ func grantRules() []*Rule {
 			Facts:     []string{"GRANT-06", "GRANT-08"},
 			Statement: "A receiver that has all unscheduled bytes of a message longer than unsched_bytes sends the message its first GRANT within response_timeout, unless it is already granting max_overcommit other messages (not all with clearly more bytes left to receive: SRPT takes the slot of one of those) or the DATA's incoming already covers the message (a request restarted after RPC_UNKNOWN); when one of those ends (its last byte arrives, or RPC_UNKNOWN ends its RPC) while such messages wait, it grants one of them (or a newer message) within response_timeout.",
 			Source:    "HomaModule homa_grant.c homa_grant_check_rpc, homa_grant_manage_rpc (a grantable message joins the active set while fewer than max_overcommit are active, or takes the slot of the lowest-ranked active message it outranks: homa_grant_find_victim, homa_grant_outranks; linux_6.1.38 homa_grant_recalc), homa_grant_unmanage_rpc and homa_grant_promote_queued (a slot freed by a message fully received or an RPC ended by homa_rpc_end goes to the best waiting message), homa_grant_check_needy; fault @2be2170 (fixed @003213d)",
-			Profiles:  []string{"linux", "linux-2024"},
-			Capture:   "a waiting message is judged again at every packet that frees a grant slot at its receiver (the last byte of a message it grants, RPC_UNKNOWN from the client of a request it grants); slots freed without a packet (an abort, a timeout) are not seen; inconclusive while the receiver grants max_overcommit other messages of which one has no more than rank_tolerance bytes more left to receive than the waiting message (linux_6.1.38: or another message from the same sender, max_rpcs_per_peer 1) or has max_incoming granted and not received, after its buffer-wakeup RESEND (no buffer space, GRANT-10) and after RPC_UNKNOWN, and where the capture shows loss toward the receiver after the capture point; a RESEND beyond U from the receiver counts as a GRANT lost before the capture point",
+			Profiles:  []string{"linux", "linux-2024", "linux-2025"},
+			Capture:   "a waiting message is judged again at every packet that frees a grant slot at its receiver (the last byte of a message it grants, RPC_UNKNOWN from the client of a request it grants); slots freed without a packet (an abort, a timeout) are not seen; inconclusive while the receiver grants max_overcommit other messages of which one has no more than rank_tolerance bytes more left to receive, or to grant (net-next and linux_6.13.9 rank by those), than the waiting message (or max_rpcs_per_peer other messages from the same sender, none of which it clearly outranks: 1 on every HomaModule before 3daedc3, 2026-05-21) or has max_incoming granted and not received, after its buffer-wakeup RESEND (no buffer space, GRANT-10) and after RPC_UNKNOWN, and where the capture shows loss toward the receiver after the capture point; a RESEND beyond U from the receiver counts as a GRANT lost before the capture point",
 			Property: Within{
 				TriggerTypes: []wire.PacketType{wire.TypeData, wire.TypeRPCUnknown},
 				Trigger: func(c *Ctx, e *Event) (Obligation, bool) {
@@ -483,27 +482,29 @@ func grantWaitExcuse(c *Ctx, x *Event, trigFrame, trigSeg int, k RPCKey, receive
 // receiverBusy reports why host recv may rightly not grant a new message
 // from host send yet: it grants (has granted and not fully received)
 // max_overcommit other messages, not all of which self clearly outranks
-// (see outranksAll), or, on linux_6.1.38 (max_rpcs_per_peer 1),
-// another message from send. self is the waiting message; extra, when not
+// (see outranksAll), or max_rpcs_per_peer other messages from send
+// (Params.MaxRPCsPerPeer: every HomaModule before 3daedc3 limits a
+// sending host to one active message). self is the waiting message; extra, when not
 // nil, a message being granted right now (from host extraFrom); gone, when
 // not nil, a message that no longer counts (its slot is being freed).
 func receiverBusy(c *Ctx, recv, send netip.Addr, self, extra *Message, extraFrom netip.Addr, gone *Message) (string, bool) {
 	set := c.T.granting[recv]
-	n, samePeer := 0, false
+	n := 0
+	var peer []*Message // the messages from send among them
 	for m, r := range set {
 		if m == self || m == gone {
 			continue
 		}
 		n++
-		from := r.Key.Server
-		if m == &r.Request {
-			from = r.Key.Client
+		if msgSender(r, m) == send {
+			peer = append(peer, m)
 		}
-		samePeer = samePeer || from == send
 	}
 	if _, in := set[extra]; extra != nil && extra != self && !in {
 		n++
-		samePeer = samePeer || extraFrom == send
+		if extraFrom == send {
+			peer = append(peer, extra)
+		}
 	}
 	var out int64
 	for m := range set {
@@ -516,8 +517,8 @@ func receiverBusy(c *Ctx, recv, send netip.Addr, self, extra *Message, extraFrom
 		return fmt.Sprintf("%v is granting %d other messages (max_overcommit %d)", recv, n, c.P.MaxOvercommit), true
 	case out >= int64(c.P.MaxIncoming):
 		return fmt.Sprintf("%v has %d bytes granted and not received (max_incoming %d)", recv, out, c.P.MaxIncoming), true
-	case samePeer && c.P.Wire == wire.Version2024:
-		return fmt.Sprintf("%v is granting another message from %v (linux_6.1.38 grants one message per sending host)", recv, send), true
+	case peerFull(c.P, peer, self):
+		return fmt.Sprintf("%v is granting %d other messages from %v (max_rpcs_per_peer %d: HomaModule before 3daedc3 grants one message per sending host)", recv, len(peer), send, c.P.MaxRPCsPerPeer), true
 	}
 	return "", false
 }
@@ -591,7 +592,7 @@ func slotFreed(c *Ctx, e *Event) (recv netip.Addr, freed *Message, ok bool) {
 // recv not busy for it (as receiverBusy judges, with freed out of the
 // count). It costs one pass over recv's granted messages and, when a slot
 // is free, a pass over its long incoming messages up to the first that
-// waits; it allocates nothing on main (linux_6.1.38: the granted senders).
+// waits; it allocates only the granted senders (max_rpcs_per_peer).
 func waiting(c *Ctx, recv netip.Addr, freed, skip *Message) *Message {
 	set := c.T.granting[recv]
 	n := len(set)
@@ -602,25 +603,62 @@ func waiting(c *Ctx, recv netip.Addr, freed, skip *Message) *Message {
 		return nil
 	}
 	var out int64
-	var peers []netip.Addr // linux_6.1.38: hosts with a message being granted
+	var granted []grantedMsg // max_rpcs_per_peer: the messages being granted, with their senders
 	for m, r := range set {
 		if m == freed {
 			continue
 		}
 		out += max(0, int64(m.Granted)-int64(m.Received()))
-		if c.P.Wire == wire.Version2024 {
-			peers = append(peers, msgSender(r, m))
+		if c.P.MaxRPCsPerPeer > 0 {
+			granted = append(granted, grantedMsg{m, msgSender(r, m)})
 		}
 	}
 	if out >= int64(c.P.MaxIncoming) {
 		return nil
 	}
+	var peer []*Message
 	for m, r := range c.T.longIn[recv] {
-		if m != freed && m != skip && mayWait(c.P, r, m) && !slices.Contains(peers, msgSender(r, m)) {
+		if m == freed || m == skip || !mayWait(c.P, r, m) {
+			continue
+		}
+		peer = peer[:0]
+		for _, g := range granted {
+			if g.from == msgSender(r, m) {
+				peer = append(peer, g.m)
+			}
+		}
+		if !peerFull(c.P, peer, m) {
 			return m
 		}
 	}
 	return nil
+}
+
+// grantedMsg is a message a receiver is granting and the host sending it.
+type grantedMsg struct {
+	m    *Message
+	from netip.Addr
+}
+
+// peerFull reports whether a receiver granting the messages peer from the
+// sending host of waiting message self may leave self waiting by
+// max_rpcs_per_peer: peer holds that many and self clearly outranks
+// (rank_tolerance, as outranksAll) none of them; a message that outranks
+// one takes its place (HomaModule homa_grant.c homa_grant_manage_rpc
+// before 3daedc3; linux_6.1.38 homa_grant_recalc keeps each host's best).
+func peerFull(p *Params, peer []*Message, self *Message) bool {
+	if p.MaxRPCsPerPeer <= 0 || len(peer) < p.MaxRPCsPerPeer {
+		return false
+	}
+	if self == nil || self.Length == 0 {
+		return true
+	}
+	for _, m := range peer {
+		if m.Length > 0 && clearlyAhead(self, m, p.RankTolerance) {
+			return false
+		}
+	}
+	return true
 }
 
 // mayWait reports whether message m of RPC r can be waiting for a grant

@@ -19,7 +19,7 @@ func grantRules2() []*Rule {
 			Facts:     []string{"GRANT-02"},
 			Statement: "A receiver sends GRANTs only as it processes incoming packets: each non-FIFO GRANT of a message is paid for by its own earlier packet to the receiver (later than the one that paid for the message's previous GRANT) of an RPC in which it receives a message longer than unsched_bytes that was still incomplete: a message never gets more GRANTs than such packets. No timer sends GRANTs.",
 			Source:    "HomaModule homa_incoming.c homa_dispatch_pkts (calls homa_grant_check_rpc after each batch), homa_grant.c homa_grant_check_rpc (returns at once unless the RPC is grantable; it alone calls homa_grant_try_send, homa_grant_check_fifo and homa_grant_check_needy); linux_6.1.38 homa_grant.c homa_grant_check_rpc, homa_grant_recalc",
-			Profiles:  []string{"linux", "linux-2024"},
+			Profiles:  []string{"linux", "linux-2024", "linux-2025"},
 			Capture:   "counted, not timed: a loaded or emulated receiver processes packets up to tens of milliseconds after a tap saw them (the shared linux-6.1 b capture: 36 ms), so a timer that grants while packets keep coming is not caught, only one that grants more often than packets arrive; needs every packet to the receiver (a switch, or a tap on its own link); inconclusive when one of its incoming messages has been silent for timeout_ticks (an RPC the timer aborts frees grant budget, which linux_6.1.38 hands out at once)",
 			Property: Each{Types: grant, Check: func(c *Ctx, e *Event) Result {
 				g := e.Packet.Grant()
@@ -54,7 +54,7 @@ func grantRules2() []*Rule {
 			Facts:     []string{"GRANT-05"},
 			Statement: "When a non-FIFO GRANT leaves, the bytes the receiver has granted and not yet received over all the messages it is granting stay within max_incoming.",
 			Source:    "HomaModule homa_grant.c homa_grant_try_send (avl_incoming = max_incoming - total_incoming caps the increment), homa_grant_update_incoming",
-			Profiles:  []string{"linux", "linux-2024"},
+			Profiles:  []string{"linux", "linux-2024", "linux-2025"},
 			Capture:   "bytes seen on their way count as received, so the sum errs low; messages whose sender sent no DATA or BUSY for timeout_ticks (the receiver may have aborted them; its own RESENDs do not count) are not counted",
 			Property: AtMost{Types: grant, What: func(e *Event) string { return fmt.Sprintf("bytes %v granted and not yet received", e.Src) }, Measure: func(c *Ctx, e *Event) (int64, int64, bool) {
 				g := e.Packet.Grant()
@@ -84,7 +84,7 @@ func grantRules2() []*Rule {
 			Facts:     []string{"GRANT-07"},
 			Statement: "linux_6.1.38 grants one message per sending host at a time (max_rpcs_per_peer 1): a receiver does not go back and forth between GRANTs to two incomplete messages of the same sender.",
 			Source:    "linux_6.1.38 homa_grant.c homa_grant_pick_rpcs (at most max_rpcs_per_peer active RPCs per peer)",
-			Profiles:  []string{"linux-2024"},
+			Profiles:  []string{"linux-2024", "linux-2025"},
 			Capture:   "a message demoted when a shorter one from the same sender arrives keeps its GRANTs in flight; only a return to it while the other is incomplete counts",
 			Property: Each{Types: grant, Check: func(c *Ctx, e *Event) Result {
 				_, m := grantMsg(c, e)
@@ -107,7 +107,7 @@ func grantRules2() []*Rule {
 			Facts:     []string{"GRANT-09"},
 			Statement: "A non-FIFO GRANT's priority is at most min(max_sched_prio, n-1), n being the messages the receiver is granting (at most max_overcommit): with one message all GRANTs carry 0.",
 			Source:    "HomaModule homa_grant.c homa_grant_priority (max_sched_prio - rank, less the levels num_active leaves unused); linux_6.1.38 homa_grant.c homa_grant_recalc (the same)",
-			Profiles:  []string{"linux", "linux-2024"},
+			Profiles:  []string{"linux", "linux-2024", "linux-2025"},
 			Capture:   "n is bounded by the receiver's incomplete messages longer than unsched_bytes in the capture (and those completed within slack); needs every packet to the receiver",
 			Property: Each{Types: grant, Check: func(c *Ctx, e *Event) Result {
 				g := e.Packet.Grant()

@@ -17,8 +17,8 @@ func grantRules3() []*Rule {
 			Facts:     []string{"GRANT-02", "GRANT-03", "GRANT-06"},
 			Statement: "A receiver keeps granting a message it has begun to grant: when every byte up to the message's grant horizon has arrived and the message is still incomplete, it sends the message another GRANT within timeout_ticks ticks (a stall is for good: no timer grants), unless it is granting max_overcommit other messages or has max_incoming granted and not received.",
 			Source:    "HomaModule homa_incoming.c homa_dispatch_pkts (homa_grant_check_rpc after each batch), homa_grant.c homa_grant_try_send (an active message with granted - received below its window gets a GRANT while total incoming is below max_incoming); linux_6.1.38 homa_grant.c homa_grant_recalc",
-			Profiles:  []string{"linux", "linux-2024"},
-			Capture:   "judged at the packet that completes the granted bytes as the capture sees them (an skb that overshoots the horizon to the message's end needs no GRANT); inconclusive while the receiver grants max_overcommit other messages (linux_6.1.38: or another message from the same sender) or has max_incoming granted and not received, after RPC_UNKNOWN or a buffer-wakeup RESEND for the message, when the receiver sends nothing more for the RPC (a client whose application ended the RPC, a closed socket or a host gone look alike; a live server answers the client's RESENDs with BUSY), and where the capture shows loss toward the receiver after the capture point; a RESEND from the receiver beyond the horizon counts as a GRANT lost before the capture point (the sender takes it as one, homa_resend_pkt)",
+			Profiles:  []string{"linux", "linux-2024", "linux-2025"},
+			Capture:   "judged at the packet that completes the granted bytes as the capture sees them (an skb that overshoots the horizon to the message's end needs no GRANT); inconclusive while the receiver grants max_overcommit other messages (or max_rpcs_per_peer other messages from the same sender, none of which it clearly outranks: 1 before HomaModule 3daedc3) or has max_incoming granted and not received, after RPC_UNKNOWN or a buffer-wakeup RESEND for the message, when the receiver sends nothing more for the RPC (a client whose application ended the RPC, a closed socket or a host gone look alike; a live server answers the client's RESENDs with BUSY), and where the capture shows loss toward the receiver after the capture point; a RESEND from the receiver beyond the horizon counts as a GRANT lost before the capture point (the sender takes it as one, homa_resend_pkt)",
 			Property: Within{
 				TriggerTypes: []wire.PacketType{wire.TypeData},
 				Trigger: func(c *Ctx, e *Event) (Obligation, bool) {
@@ -99,9 +99,9 @@ func grantRules3() []*Rule {
 		{
 			ID: "HOMA-GRANT-020", Level: Should,
 			Facts:     []string{"GRANT-07", "GRANT-08"},
-			Statement: "A receiver grants the messages with the fewest bytes left (SRPT): it sends no SRPT GRANT for a message while another message it has known for slack, from a host none of whose messages it grants, has clearly fewer bytes left (by rank_tolerance) and has had no GRANT.",
+			Statement: "A receiver grants the messages with the fewest bytes left (SRPT): it sends no SRPT GRANT for a message while another message it has known for slack, from a host none of whose messages it grants, has clearly fewer bytes left (by rank_tolerance, both to receive and to grant: net-next and linux_6.13.9 rank by the latter) and has had no GRANT.",
 			Source:    "HomaModule homa_grant.c homa_grant_manage_rpc and homa_grant_find_victim (a new message takes a free slot, or the slot of the lowest-ranked active message when it outranks it, victims coming first from hosts with several active messages), homa_grant_promote_queued; linux_6.1.38 homa_grant.c homa_grant_recalc (the max_overcommit best, one per sending host)",
-			Profiles:  []string{"linux", "linux-2024"},
+			Profiles:  []string{"linux", "linux-2024", "linux-2025"},
 			Capture:   "judged at a message's first GRANT and every fourth after it, at receivers with at most 256 long messages under way (the scan costs O(messages at the receiver)); needs every packet the receiver gets; a message passed over may be waiting for receive buffers (GRANT-10), which the wire shows only later by the buffer-wakeup RESEND, so the finding waits for the passed-over message's next GRANT or wakeup RESEND from the receiver (none by the end of the capture: inconclusive); bytes remaining are compared with the passed-over message's as the receiver had them slack before the GRANT (main ranks with a stale copy, rank_tolerance)",
 			// A witness rule: the passed-over message may have been
 			// waiting for receive buffers (homa_grant_check_rpc manages
@@ -161,6 +161,9 @@ func srptPassedOver(c *Ctx, e *Event) (Obligation, bool) {
 		oLeft := int64(o.Length) - int64(o.ReceivedBy(since))
 		if oLeft+int64(c.P.RankTolerance) >= mLeft {
 			continue
+		}
+		if int64(ungrantedBytes(o))+int64(c.P.RankTolerance) >= int64(ungrantedBytes(m)) {
+			continue // not ahead by bytes to grant: net-next and linux_6.13.9 rank by those (homa_grant_outranks)
 		}
 		if e.Time.Sub(maxTime(o.LastData, r.Last)) >= c.P.Ticks(c.P.TimeoutTicks)-c.P.Slack {
 			continue // its RPC may have timed out at the receiver

@@ -13,9 +13,9 @@ func grantRankRules() []*Rule {
 		{
 			ID: "HOMA-GRANT-011", Level: Should,
 			Facts:     []string{"GRANT-08", "GRANT-09"},
-			Statement: "A GRANT's scheduled priority is at most min(max_sched_prio, n-1) minus the number of other messages the receiver is granting that clearly have fewer bytes left to receive (SRPT rank, within rank_tolerance bytes), n being the messages it is granting.",
+			Statement: "A GRANT's scheduled priority is at most min(max_sched_prio, n-1) minus the number of other messages the receiver is granting that clearly have fewer bytes left to receive (SRPT rank, within rank_tolerance bytes; under the linux profile also fewer to grant, as net-next and linux_6.13.9 rank), n being the messages it is granting.",
 			Source:    "HomaModule homa_grant.c homa_grant_check_rpc (rank = active RPCs with fewer bytes_remaining), homa_grant_priority (max_sched_prio - rank, less extra levels); linux_6.1.38 homa_grant.c homa_grant_recalc",
-			Profiles:  []string{"linux", "linux-2024"},
+			Profiles:  []string{"linux", "linux-2024", "linux-2025"},
 			Capture:   "main ranks the other messages by the bytes they had left when they entered the active set (a copy never refreshed), so there another message counts as ahead only by the bytes it had left slack before its first GRANT (its whole length when the capture holds no longer that GRANT); near-ties can invert (rank_tolerance), and a loaded receiver processes packets late: another message counts as ahead only if it had fewer bytes left, by rank_tolerance, already slack before the GRANT; only messages with a GRANT less than slack earlier count as being granted; a message granted to its end has left the active set",
 			Property: Each{Types: []wire.PacketType{wire.TypeGrant}, Check: func(c *Ctx, e *Event) Result {
 				g := e.Packet.Grant()
@@ -55,7 +55,7 @@ func grantRankRules() []*Rule {
 							oLeft -= int64(o.ReceivedBy(o.RecentGrants[0].Time.Add(-c.P.Slack)))
 						}
 					}
-					if oLeft+int64(c.P.RankTolerance) < left {
+					if oLeft+int64(c.P.RankTolerance) < left && (c.P.Wire != wire.VersionCurrent || ungrantedAhead(o, m, g.Offset(), c.P.RankTolerance)) {
 						ahead++
 						if first == nil {
 							first, firstLeft = o, oLeft
@@ -82,4 +82,15 @@ func grantRankRules() []*Rule {
 			}},
 		},
 	}
+}
+
+// ungrantedAhead reports whether message o has fewer bytes still to grant
+// than m (granted now to offset) by more than tol: net-next and
+// linux_6.13.9, which the linux profile spans with main HEAD, rank the
+// active messages by those (homa_grant.c homa_grant_outranks on length -
+// granted), so o ranks ahead of m in every version only if it is ahead by
+// both keys.
+func ungrantedAhead(o, m *Message, offset, tol uint32) bool {
+	mu := int64(m.Length) - int64(max(m.Granted, m.MaxIncoming, offset))
+	return int64(ungrantedBytes(o))+int64(tol) < max(mu, 0)
 }

@@ -559,10 +559,13 @@ func TestGrant010NoGrant(t *testing.T) {
 }
 
 // TestGrant010Excused: no verdict while the receiver grants max_overcommit
-// other messages (2 here), whether they were granted before the trigger or
-// the second one is granted while the message waits; on linux_6.1.38 while
-// it grants another message from the same sender (main has no such limit);
-// after a buffer-wakeup RESEND; and when the capture ends first.
+// other messages (2 here; max_rpcs_per_peer 0, main since 3daedc3, as every
+// message comes from one client host), whether they were granted before
+// the trigger or the second one is granted while the message waits; while
+// it grants another message from the same sender (max_rpcs_per_peer 1:
+// linux_6.1.38, net-next, linux_6.13.9, main before 3daedc3; with 0 a
+// violation); after a buffer-wakeup RESEND; and when the capture ends
+// first.
 func TestGrant010Excused(t *testing.T) {
 	busy := func(b *traceBuilder, cids ...uint64) {
 		for _, cid := range cids {
@@ -576,7 +579,7 @@ func TestGrant010Excused(t *testing.T) {
 	// SRPT does not bump one of them for it.
 	full := b.message(true, 2, 300000, 0, 40000, 40000, 4)
 	b.after(30*time.Millisecond).data(true, 20, 100, 0, 100, 7, nil)
-	rep := b.check("linux", "HOMA-GRANT-010", "max_overcommit=2")
+	rep := b.check("linux", "HOMA-GRANT-010", "max_overcommit=2", "max_rpcs_per_peer=0")
 	wantInconclusive(t, rep, "HOMA-GRANT-010", full[len(full)-1])
 	wantViolations(t, rep, "HOMA-GRANT-010")
 	if f := rep.Inconclusive[0]; f.Why != "198.18.0.2 is granting 2 other messages (max_overcommit 2)" {
@@ -589,27 +592,32 @@ func TestGrant010Excused(t *testing.T) {
 	b.message(true, 6, 200000, 0, 40000, 40000, 4)
 	second := b.after(time.Millisecond).grant(false, 6, 100000, 0)
 	b.after(30*time.Millisecond).data(true, 20, 100, 0, 100, 7, nil)
-	rep = b.check("linux", "HOMA-GRANT-010", "max_overcommit=2")
+	rep = b.check("linux", "HOMA-GRANT-010", "max_overcommit=2", "max_rpcs_per_peer=0")
 	wantInconclusive(t, rep, "HOMA-GRANT-010", waits[len(waits)-1])
 	if f := rep.Inconclusive[0]; len(f.Frames) != 1 || f.Frames[0] != second {
 		t.Errorf("finding %+v: want the GRANT frame %d", f, second)
 	}
 	// With max_overcommit 8 the receiver had room: a violation.
-	wantViolations(t, b.check("linux", "HOMA-GRANT-010"), "HOMA-GRANT-010", waits[len(waits)-1])
+	wantViolations(t, b.check("linux", "HOMA-GRANT-010", "max_rpcs_per_peer=0"), "HOMA-GRANT-010", waits[len(waits)-1])
 
 	for _, c := range []struct {
 		v       wire.Version
 		profile string
 		u       uint32
 		excused bool
-	}{{wire.Version2024, "linux-2024", 10000, true}, {wire.VersionCurrent, "linux", 40000, false}} {
+		params  []string
+	}{
+		{wire.Version2024, "linux-2024", 10000, true, nil},
+		{wire.VersionCurrent, "linux", 40000, true, nil},
+		{wire.VersionCurrent, "linux", 40000, false, []string{"max_rpcs_per_peer=0"}},
+	} {
 		b = newTrace(t, c.v)
 		u := c.u
 		b.message(true, 4, 200000, 0, u, u, 4)
 		b.after(10*time.Microsecond).grant(false, 4, u+10000, 0)
-		peer := b.message(true, 2, 100000, 0, u, u, 4) // the same client host
+		peer := b.message(true, 2, 300000, 0, u, u, 4) // the same client host, more bytes left than 4
 		b.after(30*time.Millisecond).data(true, 20, 100, 0, 100, 7, nil)
-		rep = b.check(c.profile, "HOMA-GRANT-010")
+		rep = b.check(c.profile, "HOMA-GRANT-010", c.params...)
 		if c.excused {
 			wantInconclusive(t, rep, "HOMA-GRANT-010", peer[len(peer)-1])
 			wantViolations(t, rep, "HOMA-GRANT-010")

@@ -9,8 +9,30 @@ func remainingBytes(m *Message) uint32 {
 	return 0
 }
 
+// ungrantedBytes is what m's receiver has still to grant (granted starts
+// at the incoming of the message's DATA): the SRPT key of net-next and
+// linux_6.13.9 (homa_grant.c homa_grant_outranks: length - granted; main
+// from 2025-04 to 3daedc3), which the linux profile spans with main HEAD's
+// remainingBytes.
+func ungrantedBytes(m *Message) uint32 {
+	if g := max(m.Granted, m.MaxIncoming); g < m.Length {
+		return m.Length - g
+	}
+	return 0
+}
+
+// clearlyAhead reports whether message a has fewer bytes left than b by
+// more than tol (rank_tolerance) by both SRPT keys HomaModule has used,
+// remainingBytes and ungrantedBytes: only then does every version rank a
+// first. The two differ by what is granted and not yet received, up to a
+// window plus FIFO grants' increments.
+func clearlyAhead(a, b *Message, tol uint32) bool {
+	return int64(remainingBytes(a))+int64(tol) < int64(remainingBytes(b)) &&
+		int64(ungrantedBytes(a))+int64(tol) < int64(ungrantedBytes(b))
+}
+
 // outranksAll reports whether waiting message self has clearly fewer bytes
-// left to receive (by more than rank_tolerance, the capture's view of
+// left (clearlyAhead: by more than rank_tolerance, the capture's view of
 // received bytes running ahead of the receiver's) than every message of
 // set and extra but gone: then SRPT puts it in the active set even when
 // that is full (HomaModule homa_grant_find_victim: the lowest-ranked slot,
@@ -22,9 +44,8 @@ func outranksAll(c *Ctx, self *Message, set map[*Message]*RPC, extra, gone *Mess
 	if self == nil || self.Length == 0 {
 		return false
 	}
-	left := int64(remainingBytes(self)) + int64(c.P.RankTolerance)
 	clear := func(m *Message) bool {
-		return m == nil || m == self || m == gone || (m.Length > 0 && int64(remainingBytes(m)) > left)
+		return m == nil || m == self || m == gone || (m.Length > 0 && clearlyAhead(self, m, c.P.RankTolerance))
 	}
 	for m := range set {
 		if !clear(m) {

@@ -58,7 +58,7 @@ func prioRules() []*Rule {
 			Facts:     []string{"CTRL-01"},
 			Statement: "Every control packet (all types but DATA) is sent at the highest priority level, num_priorities-1.",
 			Source:    "HomaModule homa_outgoing.c __homa_xmit_control",
-			Profiles:  []string{"linux", "linux-2024"},
+			Profiles:  []string{"linux", "linux-2024", "linux-2025"},
 			Capture:   "IPv4 TOS is set through a socket-wide field; a rare wrong value can be a race in HomaModule itself",
 			Property: Each{Types: controlTypes, Check: func(c *Ctx, e *Event) Result {
 				if want := uint8(c.P.NumPriorities - 1); e.Priority != want {
@@ -94,7 +94,7 @@ func prioRules() []*Rule {
 			Facts:     []string{"CUT-03"},
 			Statement: "Unscheduled DATA is sent at the level the receiver's cutoffs give its message length, using the cutoffs whose version the packet carries (version 0: the new-peer default, level num_priorities-2).",
 			Source:    "HomaModule homa_peer.c homa_unsched_priority, homa_peer_alloc; SIGCOMM 2018 §3.4",
-			Profiles:  []string{"linux", "linux-2024"},
+			Profiles:  []string{"linux", "linux-2024", "linux-2025"},
 			Property: Each{Types: []wire.PacketType{wire.TypeData}, Check: func(c *Ctx, e *Event) Result {
 				d := e.Packet.Data()
 				if d.Retransmit() != 0 || e.Offset >= c.P.Unsched(d.MessageLength()) {
@@ -116,7 +116,7 @@ func prioRules() []*Rule {
 			Facts:     []string{"CTRL-02", "RTX-09"},
 			Statement: "A client restarting its request after RPC_UNKNOWN retransmits it at the unscheduled priority its cutoffs give the request's length.",
 			Source:    "HomaModule homa_incoming.c homa_rpc_unknown_pkt (homa_resend_data at homa_unsched_priority)",
-			Profiles:  []string{"linux", "linux-2024"},
+			Profiles:  []string{"linux", "linux-2024", "linux-2025"},
 			Property: Each{Types: []wire.PacketType{wire.TypeData}, Needs: NeedsRetransmit | NeedsRPCUnknownSeen, Check: func(c *Ctx, e *Event) Result {
 				if !e.Retransmit() || !e.FromClient() {
 					return Skip

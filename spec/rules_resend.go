@@ -200,7 +200,7 @@ func resendRules() []*Rule {
 			Facts:     []string{"RTX-06", "CTRL-02"},
 			Statement: "Retransmitted DATA answering a RESEND uses the priority the RESEND asked for.",
 			Source:    "HomaModule homa_outgoing.c homa_resend_data (RESEND priority)",
-			Profiles:  []string{"linux", "linux-2024"},
+			Profiles:  []string{"linux", "linux-2024", "linux-2025"},
 			Property: Each{Types: []wire.PacketType{wire.TypeData}, Needs: NeedsRetransmit, Check: func(c *Ctx, e *Event) Result {
 				if !e.Retransmit() {
 					return Skip

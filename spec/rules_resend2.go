@@ -37,10 +37,12 @@ func resendRules2() []*Rule {
 					return Violation("RESEND of length 0 at offset %d: main asks for gaps, the tail or {0, -1}", off)
 				case isBufferWakeup(c.P, rs):
 					return Pass()
-				case c.P.Wire == wire.Version2024 && int32(length) < 0:
+				case (c.P.Wire == wire.Version2024 || c.P.Wire == wire.Version2025) && int32(length) < 0:
 					// linux_6.1.38 asks for [recv_end, granted) even when
 					// the sender ran past granted: a negative length
-					// (shared capture linux-6.1 c, frame 603).
+					// (shared capture linux-6.1 c, frame 603); so does
+					// linux_6.10.6 (homa_timer.c homa_check_rpc) and main
+					// until be5081e.
 					return Pass()
 				}
 				if !rs.IsResendAll() {
@@ -92,7 +94,7 @@ func resendRules2() []*Rule {
 			Facts:     []string{"RTX-04"},
 			Statement: "A RESEND's priority field is num_priorities-1; only the buffer-wakeup RESEND {0, -1} (main) asks for num_priorities-2.",
 			Source:    "HomaModule homa_incoming.c homa_request_retrans (priority = num_priorities - 1), homa_pool.c homa_pool_check_waiting (homa_high_priority)",
-			Profiles:  []string{"linux", "linux-2024"},
+			Profiles:  []string{"linux", "linux-2024", "linux-2025"},
 			Property: Each{Types: resend, Check: func(c *Ctx, e *Event) Result {
 				rs := e.Packet.Resend()
 				p := int(rs.Priority())

@@ -16,7 +16,7 @@ func sendRules() []*Rule {
 			Facts:     []string{"SND-02", "RTX-08"},
 			Statement: "A GRANT that raises the horizon of a message whose sender had sent everything it was allowed is followed within response_timeout by new bytes of that message.",
 			Source:    "HomaModule homa_incoming.c homa_grant_pkt (homa_xmit_data right away), homa_outgoing.c homa_xmit_data (or the pacer when the NIC queue is long)",
-			Profiles:  []string{"linux", "linux-2024"},
+			Profiles:  []string{"linux", "linux-2024", "linux-2025"},
 			Capture:   "inconclusive while the sender transmits other messages (its SRPT and pacer may prefer them), and where the capture shows loss toward the sender after the capture point",
 			Property: Within{
 				TriggerTypes: []wire.PacketType{wire.TypeGrant},

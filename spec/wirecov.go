@@ -124,7 +124,7 @@ func WireCoverage() []FieldCoverage {
 		out = append(out, fc)
 	}
 	for _, t := range wire.AllTypes {
-		for _, v := range []wire.Version{wire.VersionCurrent, wire.Version2024, wire.VersionUpstream} {
+		for _, v := range []wire.Version{wire.VersionCurrent, wire.Version2024, wire.VersionUpstream, wire.Version2025} {
 			for _, f := range wire.Layout(t, v) {
 				if f.Off < wire.CommonHeaderLen {
 					add("*", f.Name)

@@ -28,9 +28,14 @@ func ReadCapture(path string, v wire.Version) (*Capture, error) {
 	}
 	profile := "linux"
 	for i := range evs {
-		if evs[i].Err == nil && evs[i].Packet.Version() == wire.Version2024 {
-			profile = "linux-2024"
-			break
+		if evs[i].Err != nil {
+			continue
+		}
+		if pv := evs[i].Packet.Version(); pv == wire.Version2024 || pv == wire.Version2025 {
+			profile = spec.ProfileForWire(pv) // 2024 wins, as in pcap.DetectFormat
+			if pv == wire.Version2024 {
+				break
+			}
 		}
 	}
 	prof, err := spec.LookupProfile(profile)

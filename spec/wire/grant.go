@@ -6,7 +6,7 @@ package wire
 //	off  size  field
 //	28   4     offset      the sender may now transmit all bytes < offset
 //	32   1     priority    level for all later scheduled DATA of the message
-//	33   1     resend_all  Version2024 only (removed by 04df9e0, 2025-07-07)
+//	33   1     resend_all  Version2024 and Version2025 only (removed by 04df9e0, 2025-07-07)
 type Grant struct{ Packet }
 
 // Offset returns offset: the sender may transmit all bytes below it.
@@ -16,7 +16,7 @@ func (g Grant) Offset() uint32 { return read32(g.b, &hdrsOf(g.v).grant[grantOffs
 // message's later scheduled DATA.
 func (g Grant) Priority() uint8 { return read8(g.b, &hdrsOf(g.v).grant[grantPriority]) }
 
-// ResendAll returns resend_all (Version2024 only; 0 otherwise): nonzero asks
+// ResendAll returns resend_all (Version2024 and Version2025; 0 otherwise): nonzero asks
 // the sender to retransmit everything already sent.
 func (g Grant) ResendAll() uint8 { return read8(g.b, &hdrsOf(g.v).grant[grantResendAll]) }
 
@@ -25,7 +25,7 @@ type GrantFields struct {
 	Common    CommonFields `json:"common"`
 	Offset    uint32       `json:"offset"`
 	Priority  uint8        `json:"priority"`
-	ResendAll uint8        `json:"resend_all,omitempty"` // Version2024 only
+	ResendAll uint8        `json:"resend_all,omitempty"` // Version2024 and Version2025 only
 }
 
 // Fields returns all header values of g.

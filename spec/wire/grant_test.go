@@ -58,8 +58,12 @@ func TestGrantKnownEncoding(t *testing.T) {
 		{"2024", grant2024Hex, DecodeOptions{Version: Version2024}, Version2024,
 			CommonFields{Sport: 4000, Dport: 32769, Type: TypeGrant, Doff: 0, Flags: 6, Urgent: 0xB97D, SenderID: 3},
 			20000, 2, 1},
-		// A 34-byte GRANT is recognised as 2024 even without IP protocol 253.
-		{"2024/auto-by-length", grant2024Hex, DecodeOptions{}, Version2024,
+		// A 34-byte GRANT without IP protocol 253 is main's between
+		// be127d8 and 04df9e0 (linux_6.10.6): 2025, with resend_all.
+		{"2025/auto-by-length", grant2024Hex, DecodeOptions{}, Version2025,
+			CommonFields{Sport: 4000, Dport: 32769, Type: TypeGrant, Doff: 0, Flags: 6, Urgent: 0xB97D, SenderID: 3},
+			20000, 2, 1},
+		{"2024/auto-by-protocol", grant2024Hex, DecodeOptions{IPProto: 253}, Version2024,
 			CommonFields{Sport: 4000, Dport: 32769, Type: TypeGrant, Doff: 0, Flags: 6, Urgent: 0xB97D, SenderID: 3},
 			20000, 2, 1},
 		// Read as current, byte 33 is not a field: ResendAll reads 0.

@@ -11,10 +11,11 @@ func TOSForPriority(p uint8) uint8 { return (p & 7) << 5 }
 
 // IPv6PriorityShift returns the left shift HomaModule applies to the priority
 // in the IPv6 traffic class for version v: 4 on the 2024 branch and on main
-// before 548056f (2025-11-18, also linux_6.13.9), 5 afterwards (the IP
-// precedence bits, as in IPv4). VersionAuto and VersionCurrent give 5.
+// before 548056f (2025-11-18, also linux_6.13.9 and all of Version2025), 5
+// afterwards (the IP precedence bits, as in IPv4). VersionAuto and
+// VersionCurrent give 5.
 func IPv6PriorityShift(v Version) uint8 {
-	if v == Version2024 {
+	if v == Version2024 || v == Version2025 {
 		return 4
 	}
 	return 5

@@ -191,6 +191,14 @@ func hdrs2024() hdrs {
 	return h
 }
 
+// hdrs2025 is main's homa_wire.h between be127d8 and 04df9e0 (branch
+// linux_6.10.6): the current layout with GRANT's resend_all.
+func hdrs2025() hdrs {
+	h := hdrsCurrent
+	h.grant[grantResendAll] = fl("resend_all", 33, 1)
+	return h
+}
+
 // hdrsUpstream is what HomaModule util/strip.py leaves for the upstream
 // kernel: no GRANT, CUTOFFS or FREEZE, and no RESEND priority (36 bytes).
 func hdrsUpstream() hdrs {
@@ -206,11 +214,11 @@ func hdrsUpstream() hdrs {
 // bounds check nor a branch. VersionAuto and the values no constant names
 // (an options field set by hand) have the current layout.
 var versionHdrs = func() (t [256]*hdrs) {
-	current, v2024, upstream := hdrsCurrent.build(), hdrs2024().build(), hdrsUpstream().build()
+	current, v2024, upstream, v2025 := hdrsCurrent.build(), hdrs2024().build(), hdrsUpstream().build(), hdrs2025().build()
 	for i := range t {
 		t[i] = &current
 	}
-	t[Version2024], t[VersionUpstream] = &v2024, &upstream
+	t[Version2024], t[VersionUpstream], t[Version2025] = &v2024, &upstream, &v2025
 	return t
 }()
 

@@ -10,7 +10,7 @@ import (
 )
 
 // allVersions lists every Version constant, VersionAuto first.
-var allVersions = []Version{VersionAuto, VersionCurrent, Version2024, VersionUpstream}
+var allVersions = []Version{VersionAuto, VersionCurrent, Version2024, VersionUpstream, Version2025}
 
 // TestLayoutTiles: in every type and version the fields of Layout follow
 // one another from offset 0 to HeaderLen with no gap and no overlap, array

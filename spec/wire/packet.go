@@ -69,8 +69,9 @@ func Decode(b []byte, o DecodeOptions) (Packet, error) {
 
 // DetectVersion guesses the wire version of one packet (b from the Homa
 // header, ipProto as in DecodeOptions, wireLen its untruncated length):
-// IP protocol 253 means 2024; an ACK of 90 bytes or a GRANT of 34 bytes has
-// the 2024 layout whatever the protocol; a native packet (not hijacked)
+// IP protocol 253 means 2024; an ACK of 90 bytes has the 2024 layout
+// whatever the protocol; a GRANT of 34 bytes (with resend_all) over
+// another protocol is 2025; a native packet (not hijacked)
 // whose flags and urgent fields are both 0 (upstream's reserved1/reserved2)
 // is upstream; everything else is current.
 func DetectVersion(b []byte, ipProto uint8, wireLen int) Version {
@@ -87,8 +88,13 @@ func DetectVersion(b []byte, ipProto uint8, wireLen int) Version {
 			return Version2024
 		}
 	case TypeGrant:
+		// resend_all (34 bytes) dates a GRANT before 04df9e0; over IP
+		// protocol 146 (a 253 one returned above) that is main from
+		// be127d8 on, whose homa_ack has no client_port (a capture of
+		// the weeks between f7e4717 and be127d8 shows its 90-byte ACKs:
+		// pcap.DetectFormat lets those decide).
 		if wireLen == TypeGrant.HeaderLen(Version2024) {
-			return Version2024
+			return Version2025
 		}
 	}
 	if ipProto != IPProtoTCP && len(b) >= tcpHeaderLen && c.Flags() == 0 && c.Urgent() == 0 {

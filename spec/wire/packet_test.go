@@ -33,7 +33,7 @@ func TestDecodeUnknownType(t *testing.T) {
 	for _, op := range []uint8{0x00, 0x01, 0x0f, 0x19, 0x20, 0x80, 0xff} {
 		b := append([]byte(nil), base...)
 		b[11] = op
-		for _, v := range []Version{VersionAuto, VersionCurrent, Version2024, VersionUpstream} {
+		for _, v := range []Version{VersionAuto, VersionCurrent, Version2024, VersionUpstream, Version2025} {
 			_, err := Decode(b, DecodeOptions{Version: v})
 			var de *DecodeError
 			if !errors.As(err, &de) || !errors.Is(err, ErrUnknownType) {
@@ -217,8 +217,10 @@ func TestDetectVersion(t *testing.T) {
 		{"tcp ack 90", ack90, 6, 0, Version2024},
 		{"146 ack 80 bytes wirelen 90", ack80, 146, 90, Version2024},
 		{"146 grant 33", grant33, 146, 0, VersionCurrent},
-		{"146 grant 34", grant34, 146, 0, Version2024},
-		{"146 grant captured 33 of 34", grant34[:33], 146, 34, Version2024},
+		{"146 grant 34", grant34, 146, 0, Version2025},
+		{"tcp grant 34", grant34, 6, 0, Version2025},
+		{"253 grant 34", grant34, 253, 0, Version2024},
+		{"146 grant captured 33 of 34", grant34[:33], 146, 34, Version2025},
 		{"short 19 bytes unmarked", unmarked[:19], 146, 0, VersionCurrent},
 		{"empty", nil, 146, 0, VersionCurrent},
 		{"empty 253", nil, 253, 0, Version2024},

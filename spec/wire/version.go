@@ -21,12 +21,18 @@ const (
 	// kernel: no GRANT, CUTOFFS or FREEZE, RESEND 36 bytes (no priority),
 	// flags/urgent/incoming/cutoff_version reserved (0), no priorities.
 	VersionUpstream
+	// Version2025 is HomaModule main from be127d8 (2024-12-10, homa_ack
+	// without client_port) to 04df9e0 (2025-07-07, GRANT without
+	// resend_all), and branch linux_6.10.6: IP protocol 146, ACK 80 bytes
+	// and DATA as VersionCurrent, GRANT 34 bytes with resend_all as
+	// Version2024.
+	Version2025
 )
 
-var versionNames = [...]string{"auto", "current", "2024", "upstream"}
+var versionNames = [...]string{"auto", "current", "2024", "upstream", "2025"}
 
-// String returns the name used on the command line: auto, current, 2024 or
-// upstream.
+// String returns the name used on the command line: auto, current, 2024,
+// upstream or 2025.
 func (v Version) String() string {
 	if int(v) < len(versionNames) {
 		return versionNames[v]
@@ -34,22 +40,23 @@ func (v Version) String() string {
 	return fmt.Sprintf("Version(%d)", uint8(v))
 }
 
-// ParseVersion maps a command-line name (auto, current, 2024, upstream) to a
-// Version. It returns an error naming the valid choices for anything else.
+// ParseVersion maps a command-line name (auto, current, 2024, upstream,
+// 2025) to a Version. It returns an error naming the valid choices for
+// anything else.
 func ParseVersion(s string) (Version, error) {
 	for i, n := range versionNames {
 		if s == n {
 			return Version(i), nil
 		}
 	}
-	return VersionAuto, fmt.Errorf("unknown wire version %q: want one of auto, current, 2024, upstream", s)
+	return VersionAuto, fmt.Errorf("unknown wire version %q: want one of auto, current, 2024, upstream, 2025", s)
 }
 
 // IPProtocol returns the IP protocol number that version v uses natively:
-// 146 for current and upstream, 253 for 2024, 0 for auto.
+// 146 for current, upstream and 2025, 253 for 2024, 0 for auto.
 func (v Version) IPProtocol() uint8 {
 	switch v {
-	case VersionCurrent, VersionUpstream:
+	case VersionCurrent, VersionUpstream, Version2025:
 		return IPProtoHoma
 	case Version2024:
 		return IPProtoHoma2024

@@ -134,13 +134,13 @@ damage fails it, and the exit is still 2, since what came after is unknown.`,
 		RunE: func(cmd *cobra.Command, args []string) error { return runCheck(cmd, o, args) },
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.profile, "profile", "auto", "parameter profile: auto, linux, linux-2024 or upstream")
+	f.StringVar(&o.profile, "profile", "auto", "parameter profile: auto, linux, linux-2024, linux-2025 or upstream")
 	f.StringArrayVar(&o.params, "param", nil, "override a parameter: NAME=VALUE (repeatable)")
 	f.StringVar(&o.rules, "rules", "", "rule ID glob(s), comma-separated, e.g. 'HOMA-GRANT-*,HOMA-ACK-002'")
 	f.StringVar(&o.level, "level", "should", "lowest level to check: must (MUST rules only) or should (all)")
 	outputVar(f, &o.output, "junit is JUnit XML for CI, html a report page", "text", "json", "junit", "html")
 	f.StringVar(&o.annotate, "annotate", "", "write the capture to this pcapng with each violation as a packet comment on its frame (Wireshark: frame.comment); one FILE only")
-	f.StringVar(&o.wire, "wire", "", "wire format: auto, current, 2024 or upstream (default auto: the profile's; a format given with --profile auto also picks the profile)")
+	f.StringVar(&o.wire, "wire", "", "wire format: auto, current, 2024, upstream or 2025 (default auto: the profile's; a format given with --profile auto also picks the profile)")
 	f.StringVar(&o.capturePoint, "capture-point", "auto", "where the capture was taken: auto, switch, host:ADDR, sent, delivered or ports")
 	f.BoolVar(&o.strict, "strict", false, "fail (exit 1) on SHOULD violations too; by default they are warnings")
 	f.BoolVar(&o.inferParams, "infer-params", false, "print the parameters the capture implies next to the profile's")

@@ -41,14 +41,17 @@ HomaModule's hijack marks (flags 0x06, urgent 0xB97D). Other frames are
 counted and skipped. A summary line per file gives the counts per type.
 
 Wire formats (--wire):
-  auto      pick per packet: IP protocol 253 → 2024; a 90-byte ACK or 34-byte
-            GRANT → 2024; no 0x06/0xB97D marks → upstream; else current
+  auto      pick per packet: IP protocol 253 → 2024; a 90-byte ACK → 2024;
+            a 34-byte GRANT → 2025; no 0x06/0xB97D marks → upstream; else
+            current
   current   HomaModule main / linux_6.13.9 (IP protocol 146): GRANT 33 bytes,
             ACK 80 bytes
   2024      HomaModule linux_6.1.38 (IP protocol 253): GRANT 34 bytes with
             resend_all, ACK 90 bytes, DATA acks with client_port
   upstream  the Linux-upstream subset: no GRANT/CUTOFFS/FREEZE, RESEND 36
             bytes; incoming and cutoff_version are reserved fields
+  2025      HomaModule main 2024-12..2025-07 and linux_6.10.6 (IP protocol
+            146): as current, but GRANT 34 bytes with resend_all
 
 IPv6 priority: HomaModule wrote priority<<4 into the traffic class until
 Nov 2025 (linux_6.1.38, linux_6.13.9) and priority<<5 since. By default the
@@ -92,7 +95,7 @@ and the exit code is 2 at the end, the error line naming each bad file.`,
 		RunE: func(cmd *cobra.Command, args []string) error { return runDecode(cmd, o, args) },
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.wire, "wire", "auto", "wire format: auto, current, 2024 or upstream (see above)")
+	f.StringVar(&o.wire, "wire", "auto", "wire format: auto, current, 2024, upstream or 2025 (see above)")
 	outputVar(f, &o.output, "json is one object per packet and one per file", "text", "json")
 	f.IntVar(&o.ipv6Shift, "ipv6-prio-shift", 0, "shift of the priority in the IPv6 traffic class: 4 or 5; 0 = detect")
 	f.BoolVar(&o.summaryOnly, "summary-only", false, "print only the per-file summary")

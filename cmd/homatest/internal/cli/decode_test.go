@@ -132,7 +132,7 @@ func TestDecodeErrors(t *testing.T) {
 	}{
 		{"missing file", []string{"decode", filepath.Join(dir, "nope.pcap")}, "no such file"},
 		{"not a capture", []string{"decode", bad}, "not a pcap or pcapng file"},
-		{"bad wire", []string{"decode", "--wire", "2025", good}, "want one of auto, current, 2024, upstream"},
+		{"bad wire", []string{"decode", "--wire", "2026", good}, "want one of auto, current, 2024, upstream, 2025"},
 		{"bad output", []string{"decode", "-o", "xml", good}, "want text or json"},
 		{"no args", []string{"decode"}, "needs at least one capture file"},
 		{"bad shift", []string{"decode", "--ipv6-prio-shift", "300", good}, "want 4 or 5"},

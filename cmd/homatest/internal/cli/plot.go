@@ -101,7 +101,7 @@ such RPC.`,
 	}
 	cmd.Flags().StringVarP(&output, "output", "o", "", "picture to write: .png, .svg or .pdf (default rpc-<id>.png)")
 	cmd.Flags().StringVar(&sel, "rpc", "", "the RPC: its client id, ID@CLIENT address, or slowest")
-	cmd.Flags().StringVar(&wireName, "wire", "auto", "wire format: auto, current, 2024 or upstream")
+	cmd.Flags().StringVar(&wireName, "wire", "auto", "wire format: auto, current, 2024, upstream or 2025")
 	return cmd
 }
 

@@ -229,7 +229,7 @@ counts once: the same RPCs and counts as the run's sent.pcapng.`,
 	}
 	outputVar(cmd.Flags(), &output, "json is one object per RPC", "text", "json")
 	cmd.Flags().StringVar(&order, "sort", "first", "order: first (first packet), latency (longest first), size (largest first) or id")
-	cmd.Flags().StringVar(&wireName, "wire", "auto", "wire format: auto, current, 2024 or upstream")
+	cmd.Flags().StringVar(&wireName, "wire", "auto", "wire format: auto, current, 2024, upstream or 2025")
 	return cmd
 }
 

@@ -18,7 +18,7 @@ func TestUsageErrorsUpFront(t *testing.T) {
 		{[]string{"check", "-o", "json", "--capture-point", "bogus", capture, capture},
 			[]string{"--capture-point", `"bogus"`, "auto", "switch", "host:ADDR", "sent", "delivered", "ports"}},
 		{[]string{"check", "--profile", "bogus", capture},
-			[]string{"--profile", `"bogus"`, "auto", "linux", "linux-2024", "upstream"}},
+			[]string{"--profile", `"bogus"`, "auto", "linux", "linux-2024", "linux-2025", "upstream"}},
 		{[]string{"check", "--rules", "[", capture}, []string{"--rules", "syntax error in pattern"}},
 		{[]string{"run", "--env", "sim", "--rules", "["}, []string{"--rules", "syntax error in pattern"}},
 		// Standard input twice: it can be read once (the second "-" was an
@@ -49,7 +49,7 @@ func TestUsageErrorsUpFront(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if u := check.Flags().Lookup("wire").Usage; !strings.Contains(u, "auto, current, 2024 or upstream") {
+	if u := check.Flags().Lookup("wire").Usage; !strings.Contains(u, "auto, current, 2024, upstream or 2025") {
 		t.Errorf("check --wire help %q does not list auto", u)
 	}
 }
