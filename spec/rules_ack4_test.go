@@ -47,3 +47,53 @@ func TestAck004WrongServerPort(t *testing.T) {
 	wantViolations(t, rep, "HOMA-ACK-004")
 	wantViolations(t, rep, "HOMA-ACK-003", na)
 }
+
+// TestAck004AckEntryIDs: an ack entry names an RPC the client ended, by its
+// client id, which is even and nonzero (homa_peer_add_ack, facts ID-01): an
+// odd id (the server's id of the RPC) or 0 within num_acks is a violation,
+// and so is a request whose piggy-backed ack names its own RPC, whose
+// response cannot be complete yet. The well-formed twins pass.
+func TestAck004AckEntryIDs(t *testing.T) {
+	build := func(pigID uint64, entries ...uint64) (*traceBuilder, int, int) {
+		b := newTrace(t, wire.VersionCurrent)
+		b.data(true, 10, 100, 0, 100, 7, nil)
+		b.after(50*time.Microsecond).data(false, 10, 100, 0, 100, 7, nil)
+		pig := b.after(500*time.Microsecond).data(true, 12, 100, 0, 100, 7, func(f *wire.DataFields) {
+			f.Ack = wire.AckEntry{ClientID: pigID, ServerPort: 4000}
+		})
+		b.after(50*time.Microsecond).data(false, 12, 100, 0, 100, 7, nil)
+		b.after(25*time.Millisecond).ctl(false, 12, wire.TypeNeedAck)
+		ack := b.after(20*time.Microsecond).ack(12, entries...)
+		return b, pig, ack
+	}
+	b, _, _ := build(10)
+	wantClean(t, b.check("linux", "HOMA-ACK-004"), "HOMA-ACK-004")
+	b, pig, _ := build(11)
+	wantViolations(t, b.check("linux", "HOMA-ACK-004"), "HOMA-ACK-004", pig)
+	b, pig, _ = build(12)
+	wantViolations(t, b.check("linux", "HOMA-ACK-004"), "HOMA-ACK-004", pig)
+	b, _, ack := build(10, 0)
+	wantViolations(t, b.check("linux", "HOMA-ACK-004"), "HOMA-ACK-004", ack)
+	b, _, ack = build(10, 13)
+	wantViolations(t, b.check("linux", "HOMA-ACK-004"), "HOMA-ACK-004", ack)
+}
+
+// TestAck007AckPorts: the ACK answering a server's NEED_ACK goes back
+// between the RPC's ports (homa_need_ack_pkt swaps the NEED_ACK's); one to
+// another server port is a violation, its twin on the right port passes.
+func TestAck007AckPorts(t *testing.T) {
+	build := func(port uint16) (*traceBuilder, int) {
+		b := newTrace(t, wire.VersionCurrent)
+		b.data(true, 10, 100, 0, 100, 7, nil)
+		b.after(50*time.Microsecond).data(false, 10, 100, 0, 100, 7, nil)
+		b.after(25*time.Millisecond).ctl(false, 10, wire.TypeNeedAck)
+		b.sport = port
+		ack := b.after(20 * time.Microsecond).ack(10)
+		b.sport = 4000
+		return b, ack
+	}
+	b, _ := build(4000)
+	wantClean(t, b.check("linux", "HOMA-ACK-007"), "HOMA-ACK-007")
+	b, ack := build(4001)
+	wantViolations(t, b.check("linux", "HOMA-ACK-007"), "HOMA-ACK-007", ack)
+}
