@@ -239,3 +239,33 @@ func TestWire014EventSlotReused(t *testing.T) {
 	}
 	wantViolations(t, c.Finish(), "HOMA-WIRE-014", bad)
 }
+
+// TestWire011OneIDTwoServers: a client sends request 10 to one server and,
+// while that RPC is live, a request with the same id to another server: it
+// would find either response under id 10 (homa_rpc_find_client). The
+// second request is a violation; the same request after the first RPC was
+// acknowledged, or under a new id, passes.
+func TestWire011OneIDTwoServers(t *testing.T) {
+	other := netip.MustParseAddr("198.18.0.3")
+	build := func(secondID uint64, ackFirst bool) (*traceBuilder, int) {
+		b := newTrace(t, wire.VersionCurrent)
+		b.data(true, 10, 100, 0, 100, 7, nil)
+		b.after(50*time.Microsecond).data(false, 10, 100, 0, 100, 7, nil)
+		if ackFirst {
+			b.after(25*time.Millisecond).ctl(false, 10, wire.TypeNeedAck)
+			b.after(20 * time.Microsecond).ack(10)
+		}
+		first := b.server
+		b.server = other
+		second := b.after(100*time.Microsecond).data(true, secondID, 100, 0, 100, 7, nil)
+		b.after(50*time.Microsecond).data(false, secondID, 100, 0, 100, 7, nil)
+		b.server = first
+		return b, second
+	}
+	b, second := build(10, false)
+	wantViolations(t, b.check("linux", "HOMA-WIRE-011"), "HOMA-WIRE-011", second)
+	b, _ = build(10, true)
+	wantClean(t, b.check("linux", "HOMA-WIRE-011"), "HOMA-WIRE-011")
+	b, _ = build(12, false)
+	wantClean(t, b.check("linux", "HOMA-WIRE-011"), "HOMA-WIRE-011")
+}

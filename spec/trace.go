@@ -419,6 +419,10 @@ type Trace struct {
 	sawUnknown bool
 	// ackedMax[C] is the largest client id of host C acknowledged so far.
 	ackedMax map[netip.Addr]ackedID
+	// byClientID[{C, id}] is the latest RPC to which client C sent DATA,
+	// GRANT, RESEND or BUSY under client id id (HOMA-WIRE-011: one id, one
+	// server).
+	byClientID map[clientIDKey]*RPC
 	// longIn[R] holds the messages longer than unsched_bytes sent to R
 	// that were incomplete when last seen (R's grantable messages, as far
 	// as the capture shows).
@@ -525,7 +529,7 @@ func NewTrace(p *Params) *Trace {
 	return &Trace{P: p, rpcs: map[RPCKey]*RPC{}, cutoffs: map[hostPair]*CutoffsState{}, versions: map[hostPair][]CutoffsState{},
 		granting: map[netip.Addr]map[*Message]*RPC{}, unreachable: map[HostPort]Unreachable{}, ackedMax: map[netip.Addr]ackedID{},
 		longIn: map[netip.Addr]map[*Message]*RPC{}, triggers: map[netip.Addr]*triggerLog{}, sameSender: map[hostPair][2]*Message{}, lastSRPT: map[netip.Addr]Seen{},
-		pairs: map[hostPair]*pairData{}, cutoffsPaid: map[hostPair]int{}, longDone: map[netip.Addr]*minHeap[*Message]{},
+		pairs: map[hostPair]*pairData{}, cutoffsPaid: map[hostPair]int{}, longDone: map[netip.Addr]*minHeap[*Message]{}, byClientID: map[clientIDKey]*RPC{},
 		idle: minHeap[*RPC]{less: func(a, b *RPC) bool { return a.filed.Before(b.filed) }, at: func(r *RPC, i int) { r.idleAt = i }}}
 }
 
@@ -855,6 +859,9 @@ func (t *Trace) Apply(e *Event) {
 	r.Last = e.Time
 	if e.FromClient() {
 		r.ClientPort, r.ServerPort = p.Common().Sport(), p.Common().Dport()
+		if clientRPCPacket(typ) {
+			t.byClientID[clientIDKey{k.Client, k.ClientID}] = r
+		}
 	} else {
 		r.ClientPort, r.ServerPort = p.Common().Dport(), p.Common().Sport()
 	}
@@ -1314,6 +1321,33 @@ func (t *Trace) evict() {
 	}
 }
 
+// clientIDKey names a client id of a host: HomaModule allocates ids from
+// one counter per host (homa_rpc_alloc_client) and finds a client's RPCs by
+// id alone (homa_rpc_find_client).
+type clientIDKey struct {
+	Client   netip.Addr
+	ClientID uint64
+}
+
+// clientRPCPacket reports whether a client sends packets of type typ only
+// from an RPC it holds (DATA, GRANT, RESEND, BUSY go out through the RPC,
+// to its server), unlike ACK and RPC_UNKNOWN, which answer a server's
+// packet whether or not the client still has the RPC.
+func clientRPCPacket(typ wire.PacketType) bool {
+	return typ == wire.TypeData || typ == wire.TypeGrant || typ == wire.TypeResend || typ == wire.TypeBusy
+}
+
+// SameIDElsewhere returns the RPC of another server to which e's client
+// last sent DATA, GRANT, RESEND or BUSY under e's client id, or nil. e must
+// be a packet from a client.
+func (t *Trace) SameIDElsewhere(e *Event) *RPC {
+	k := KeyOf(e)
+	if o := t.byClientID[clientIDKey{k.Client, k.ClientID}]; o != nil && o.Key != k && !o.gone {
+		return o
+	}
+	return nil
+}
+
 // retire forgets RPC r's state (evicted, or replaced under its key by a
 // new RPC): out of the grant and long-message sets and the eviction heap,
 // marked gone, kept in done when KeepFinished was called.
@@ -1325,6 +1359,9 @@ func (t *Trace) retire(r *RPC) {
 	t.dropLong(k.Client, &r.Response)
 	if r.idleAt >= 0 {
 		t.idle.Remove(r.idleAt)
+	}
+	if ck := (clientIDKey{k.Client, k.ClientID}); t.byClientID[ck] == r {
+		delete(t.byClientID, ck)
 	}
 	r.gone = true
 	if t.keepDone {
