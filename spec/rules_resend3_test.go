@@ -87,10 +87,10 @@ func TestResend006UnknownAnswersAtOnce(t *testing.T) {
 func TestResend001PeerPacketInsideRound(t *testing.T) {
 	b := newTrace(t, wire.VersionCurrent)
 	b.message(true, 10, 30000, 0, 1424, 30000, 5) // the rest is lost before the capture point
-	b.after(100 * time.Millisecond).resend(false, 10, 1424, 1424, 7)
-	b.after(5 * time.Microsecond).ctl(true, 10, wire.TypeBusy)
-	b.after(10 * time.Microsecond).resend(false, 10, 5696, 1424, 7)
-	b.after(10 * time.Microsecond).resend(false, 10, 9968, 1424, 7)
+	b.after(100*time.Millisecond).resend(false, 10, 1424, 1424, 7)
+	b.after(5*time.Microsecond).ctl(true, 10, wire.TypeBusy)
+	b.after(10*time.Microsecond).resend(false, 10, 5696, 1424, 7)
+	b.after(10*time.Microsecond).resend(false, 10, 9968, 1424, 7)
 	late := b.after(2*time.Millisecond).resend(false, 10, 14240, 1424, 7)
 	rep := b.check("linux", "HOMA-RESEND-001")
 	wantViolations(t, rep, "HOMA-RESEND-001", late)
