@@ -95,3 +95,29 @@ func TestResend001PeerPacketInsideRound(t *testing.T) {
 	rep := b.check("linux", "HOMA-RESEND-001")
 	wantViolations(t, rep, "HOMA-RESEND-001", late)
 }
+
+// TestResend022NothingAfterOwnUnknown: a client answers the server's
+// RESEND for its request with RPC_UNKNOWN, which it sends only for an RPC
+// it does not have, yet 60 ms later RESENDs for the response: a violation.
+// A BUSY within slack of the RPC_UNKNOWN (sent before it, in flight) and an
+// ACK answering a later NEED_ACK pass.
+func TestResend022NothingAfterOwnUnknown(t *testing.T) {
+	build := func(late bool) (*traceBuilder, int) {
+		b := newTrace(t, wire.VersionCurrent)
+		b.message(true, 10, 60000, 0, 40000, 40000, 4)
+		b.after(60*time.Millisecond).resend(false, 10, 40000, 20000, 7)
+		b.after(100*time.Microsecond).ctl(true, 10, wire.TypeRPCUnknown)
+		b.after(100*time.Microsecond).ctl(true, 10, wire.TypeBusy)
+		bad := 0
+		if late {
+			bad = b.after(60*time.Millisecond).resend(true, 10, 0, 0xFFFFFFFF, 7)
+		}
+		b.after(time.Millisecond).ctl(false, 10, wire.TypeNeedAck)
+		b.after(20 * time.Microsecond).ack(10)
+		return b, bad
+	}
+	b, _ := build(false)
+	wantClean(t, b.check("linux", "HOMA-RESEND-022"), "HOMA-RESEND-022")
+	b, bad := build(true)
+	wantViolations(t, b.check("linux", "HOMA-RESEND-022"), "HOMA-RESEND-022", bad)
+}

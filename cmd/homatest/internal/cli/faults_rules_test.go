@@ -35,14 +35,16 @@ func ruleFaultCases() []faultCase {
 			what:  "extra fault: a client host gives two live RPCs from two sockets the same id 10 (a per-socket id counter)",
 			build: func(fault bool) *capb { return oneIDTwoSockets(fault) },
 			// One id, so one RPC to an observer: the second request
-			// repeats bytes with another length.
-			want: []hit{{"HOMA-WIRE-011", 2}, {"HOMA-RESEND-010", 2}, {"HOMA-WIRE-003", 2}},
+			// repeats bytes with another length, and the first socket's
+			// ACK leaves on ports the RPC last used from the second.
+			want: []hit{{"HOMA-WIRE-011", 2}, {"HOMA-RESEND-010", 2}, {"HOMA-WIRE-003", 2}, {"HOMA-ACK-007", 7}},
 		},
 		{
 			id: "ID-003", slug: "client-id-zero",
 			what:  "extra fault: the client's id counter starts at 0: its first RPC has id 0",
 			build: func(fault bool) *capb { return clientIDZero(fault) },
-			want:  []hit{{"HOMA-ID-003", 1}},
+			// Its ACK then lists id 0, no client id (HOMA-ACK-004).
+			want: []hit{{"HOMA-ID-003", 1}, {"HOMA-ACK-004", 4}},
 		},
 		{
 			id: "ID-004", slug: "id-reused",
