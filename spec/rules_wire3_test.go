@@ -269,3 +269,28 @@ func TestWire011OneIDTwoServers(t *testing.T) {
 	b, _ = build(12, false)
 	wantClean(t, b.check("linux", "HOMA-WIRE-011"), "HOMA-WIRE-011")
 }
+
+// TestWire015IPHeader: the IP layer writes a nonzero TTL and a valid IPv4
+// header checksum (WIRE-07): a frame read with TTL 0, hop limit 0 or a bad
+// IPv4 header checksum is a violation, one read with TTL 64 passes, and an
+// event built without an IP header (IP.Known unset) is not judged.
+func TestWire015IPHeader(t *testing.T) {
+	b := newTrace(t, wire.VersionCurrent)
+	ip := func(ttl uint8, bad bool) func(*Event) {
+		return func(e *Event) { e.IP = IPHeader{Known: true, TTL: ttl, BadChecksum: bad} }
+	}
+	data := func(cid uint64, mod func(*Event)) int {
+		return b.emit(true, 7, &wire.DataFields{Common: wire.CommonFields{SenderID: cid, Sequence: 0}, MessageLength: 100, Incoming: 100,
+			CutoffVersion: 1, SegOffset: wire.SegOffsetInSequence, Payload: make([]byte, 100)}, mod)
+	}
+	data(10, nil)
+	data(12, ip(64, false))
+	ttl0 := data(14, ip(0, false))
+	bad := data(16, ip(64, true))
+	b.client, b.server = netip.MustParseAddr("fd00::1"), netip.MustParseAddr("fd00::2")
+	hop0 := data(18, ip(0, false))
+	data(20, ip(1, true)) // IPv6 has no header checksum
+	rep := b.check("linux", "HOMA-WIRE-015")
+	wantViolations(t, rep, "HOMA-WIRE-015", ttl0, bad, hop0)
+	wantCounts(t, rep, "HOMA-WIRE-015", 5, 2, 3, 0)
+}

@@ -71,6 +71,8 @@ var fieldRules = map[string][]string{
 	"IP.tos":           {"HOMA-PRIO-001", "HOMA-PRIO-002", "HOMA-PRIO-003", "HOMA-GRANT-008", "HOMA-RESEND-004", "HOMA-WIRE-012"},
 	"IP.traffic_class": {"HOMA-PRIO-001", "HOMA-PRIO-002", "HOMA-PRIO-003", "HOMA-PRIO-004", "HOMA-GRANT-008", "HOMA-RESEND-004", "HOMA-WIRE-012"},
 	"IP.ipv4_id":       {"free: Homa packets carry DF, so the ID identifies no fragment (RFC 6864): HomaModule leaves 0 and numbers the segments of a GSO batch 0, 1, 2 ..."},
+	"IP.ttl":           {"HOMA-WIRE-015"},
+	"IP.checksum":      {"HOMA-WIRE-015"},
 	"IP.df":            {"free: Linux sets DF on Homa packets (they are never fragmented, each fits the MTU); receivers do not look at it"},
 	"IP.flow_label":    {"free: IPv6 hosts choose it (Linux hashes the flow); Homa does not use it"},
 }
