@@ -122,7 +122,7 @@ func ackRules() []*Rule {
 				var gone Result // the header's RPC the client may have freed
 				for i, n := range ids {
 					id := n.id
-					if n.port != 0 && (id == 0 || id&1 != 0) {
+					if entry := e.Type() == wire.TypeData || i > 0; entry && (id == 0 || id&1 != 0) {
 						// homa_peer_add_ack lists ids of RPCs the client
 						// ended, and client ids are even and start at 2
 						// (facts ID-01): a zero or odd entry acks nothing

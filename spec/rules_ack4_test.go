@@ -76,6 +76,15 @@ func TestAck004AckEntryIDs(t *testing.T) {
 	wantViolations(t, b.check("linux", "HOMA-ACK-004"), "HOMA-ACK-004", ack)
 	b, _, ack = build(10, 13)
 	wantViolations(t, b.check("linux", "HOMA-ACK-004"), "HOMA-ACK-004", ack)
+	// A zero entry within num_acks, as a sender that counts slots it did
+	// not fill writes it: client id 0 and server port 0.
+	b = newTrace(t, wire.VersionCurrent)
+	b.data(true, 10, 100, 0, 100, 7, nil)
+	b.after(50*time.Microsecond).data(false, 10, 100, 0, 100, 7, nil)
+	b.after(25*time.Millisecond).ctl(false, 10, wire.TypeNeedAck)
+	zero := b.after(20*time.Microsecond).emit(true, 7, &wire.AckFields{Common: wire.CommonFields{SenderID: 10}, NumAcks: 2,
+		Acks: []wire.AckEntry{{ClientID: 10, ServerPort: 4000}, {}}}, nil)
+	wantViolations(t, b.check("linux", "HOMA-ACK-004"), "HOMA-ACK-004", zero)
 }
 
 // TestAck007AckPorts: the ACK answering a server's NEED_ACK goes back

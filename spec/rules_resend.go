@@ -48,6 +48,18 @@ func resendRules() []*Rule {
 				if !e.FromClient() {
 					heard, lastOwn, heardType = r.HeardFromClient, r.LastResendFromServer, r.HeardTypeFromClient
 				}
+				m := r.Msg(oppositeRole(e.Packet.Role()))
+				if m.inRound(c.P, e, rs) && heard.After(m.RoundStart) && !m.GrantTime.After(m.RoundStart) {
+					// One timer pass sends a round's RESENDs together
+					// (homa_request_retrans, one per gap in ascending
+					// order): a packet the capture shows among them came
+					// after the pass decided, so the silence is the one
+					// before the round began. A GRANT of the endpoint's own
+					// in between shows it processed packets since: no
+					// longer one pass.
+					heard, heardType = m.RoundHeard, m.RoundHeardType
+					since = fmt.Sprintf("the last DATA, GRANT or BUSY from the peer before its round began (frame %d)", m.RoundFrame)
+				}
 				if r.First.After(heard) {
 					heard, since, heardType = r.First, "the RPC's first packet", 0
 				}
@@ -58,22 +70,11 @@ func resendRules() []*Rule {
 				// when the first RESEND of a round asks only for bytes
 				// that GRANT authorised (RESENDs of a round list the gaps
 				// in ascending order; a lost byte below would come first).
-				m := r.Msg(oppositeRole(e.Packet.Role()))
 				grantFrame := 0
 				inRound := !lastOwn.IsZero() && e.Time.Sub(lastOwn) >= 0 && e.Time.Sub(lastOwn) < c.P.Tick
 				if !m.GrantTime.IsZero() && m.GrantTime.After(heard) && !rs.IsResendAll() && rs.Offset() >= m.GrantedBefore && !inRound {
 					heard, since, heardType = m.GrantTime, fmt.Sprintf("its own GRANT (frame %d) authorised the bytes it asks for", m.GrantFrame), 0
 					grantFrame = m.GrantFrame
-				}
-				if m.inRound(c.P, e, rs) && heard.After(m.RoundStart) && !m.GrantTime.After(m.RoundStart) {
-					// One timer pass sends a round's RESENDs together
-					// (homa_request_retrans, one per gap in ascending
-					// order): a packet the capture shows among them came
-					// after the pass decided, so the round's first RESEND
-					// was the one to judge. A GRANT of the endpoint's own
-					// in between shows it processed packets since: no
-					// longer one pass.
-					return Skip
 				}
 				quiet := e.Time.Sub(heard)
 				if e.FromClient() && !r.NeedAckTime.IsZero() && e.Time.Sub(r.NeedAckTime) >= 0 && e.Time.Sub(r.NeedAckTime) <= c.P.Slack {

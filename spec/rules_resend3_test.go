@@ -121,3 +121,17 @@ func TestResend022NothingAfterOwnUnknown(t *testing.T) {
 	b, bad := build(true)
 	wantViolations(t, b.check("linux", "HOMA-RESEND-022"), "HOMA-RESEND-022", bad)
 }
+
+// TestResend022AfterRequestDataGoesOn: the client keeps sending its request
+// after its RPC_UNKNOWN (which starts a new incarnation in the trace, as a
+// held-back request packet would); its RESEND for the response 60 ms later
+// is still a violation.
+func TestResend022AfterRequestDataGoesOn(t *testing.T) {
+	b := newTrace(t, wire.VersionCurrent)
+	b.message(true, 10, 60000, 0, 40000, 40000, 4)
+	b.after(60*time.Millisecond).resend(false, 10, 40000, 20000, 7)
+	b.after(100*time.Microsecond).ctl(true, 10, wire.TypeRPCUnknown)
+	b.after(100*time.Microsecond).message(true, 10, 60000, 40000, 60000, 40000, 0)
+	bad := b.after(60*time.Millisecond).resend(true, 10, 0, 0xFFFFFFFF, 7)
+	wantViolations(t, b.check("linux", "HOMA-RESEND-022"), "HOMA-RESEND-022", bad)
+}

@@ -124,6 +124,11 @@ type Message struct {
 	RoundFrame  int
 	RoundOffset uint32
 	RoundAll    bool
+	// RoundHeard and RoundHeardType are the time and type of the latest
+	// DATA, GRANT or BUSY the round's sender had heard from its peer when
+	// the round began (zero: none): the silence its timer pass judged.
+	RoundHeard     time.Time
+	RoundHeardType wire.PacketType
 	// WakeupTime is the time of the latest buffer-wakeup RESEND for the
 	// message (GRANT-10: the receiver held its silence count at 0 while it
 	// waited for buffer space).
@@ -423,6 +428,10 @@ type Trace struct {
 	// GRANT, RESEND or BUSY under client id id (HOMA-WIRE-011: one id, one
 	// server).
 	byClientID map[clientIDKey]*RPC
+	// clientUnknown[{C, id}] is when client C first said RPC_UNKNOWN for
+	// its id id, kept when a later packet starts a new incarnation of the
+	// RPC (HOMA-RESEND-022).
+	clientUnknown map[clientIDKey]Seen
 	// longIn[R] holds the messages longer than unsched_bytes sent to R
 	// that were incomplete when last seen (R's grantable messages, as far
 	// as the capture shows).
@@ -530,7 +539,8 @@ func NewTrace(p *Params) *Trace {
 		granting: map[netip.Addr]map[*Message]*RPC{}, unreachable: map[HostPort]Unreachable{}, ackedMax: map[netip.Addr]ackedID{},
 		longIn: map[netip.Addr]map[*Message]*RPC{}, triggers: map[netip.Addr]*triggerLog{}, sameSender: map[hostPair][2]*Message{}, lastSRPT: map[netip.Addr]Seen{},
 		pairs: map[hostPair]*pairData{}, cutoffsPaid: map[hostPair]int{}, longDone: map[netip.Addr]*minHeap[*Message]{}, byClientID: map[clientIDKey]*RPC{},
-		idle: minHeap[*RPC]{less: func(a, b *RPC) bool { return a.filed.Before(b.filed) }, at: func(r *RPC, i int) { r.idleAt = i }}}
+		clientUnknown: map[clientIDKey]Seen{},
+		idle:          minHeap[*RPC]{less: func(a, b *RPC) bool { return a.filed.Before(b.filed) }, at: func(r *RPC, i int) { r.idleAt = i }}}
 }
 
 // KeyOf returns the RPC key of e (from sender_id's role bit and addresses).
@@ -913,6 +923,9 @@ func (t *Trace) Apply(e *Event) {
 			if r.ForgotTime.IsZero() {
 				r.ForgotTime = e.Time
 			}
+			if ck := (clientIDKey{k.Client, k.ClientID}); t.clientUnknown[ck].Time.IsZero() {
+				t.clientUnknown[ck] = Seen{e.Time, e.Frame}
+			}
 			// The client does not know the RPC: the server discards it
 			// (homa_rpc_unknown_pkt), so its request no longer occupies a
 			// grant slot at the server.
@@ -1149,6 +1162,10 @@ func (t *Trace) applyResend(e *Event, r *RPC) {
 		m.RoundOffset = rs.Offset()
 	default:
 		m.RoundStart, m.RoundFrame, m.RoundOffset, m.RoundAll = e.Time, e.Frame, rs.Offset(), rs.IsResendAll()
+		m.RoundHeard, m.RoundHeardType = r.HeardFromServer, r.HeardTypeFromServer
+		if !e.FromClient() {
+			m.RoundHeard, m.RoundHeardType = r.HeardFromClient, r.HeardTypeFromClient
+		}
 	}
 }
 
@@ -1346,6 +1363,13 @@ func (t *Trace) SameIDElsewhere(e *Event) *RPC {
 		return o
 	}
 	return nil
+}
+
+// ClientUnknown returns when (and in which frame) e's client first said
+// RPC_UNKNOWN for e's client id (zero: never).
+func (t *Trace) ClientUnknown(e *Event) Seen {
+	k := KeyOf(e)
+	return t.clientUnknown[clientIDKey{k.Client, k.ClientID}]
 }
 
 // retire forgets RPC r's state (evicted, or replaced under its key by a
