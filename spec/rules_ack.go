@@ -65,19 +65,28 @@ func ackRules() []*Rule {
 		{
 			ID: "HOMA-ACK-003", Level: Must,
 			Facts:     []string{"ACK-04"},
-			Statement: "Once the client has acknowledged an RPC, the server sends no more NEED_ACK for it.",
-			Source:    "HomaModule homa_incoming.c homa_ack_pkt, homa_rpc_acked (the RPC is freed)",
-			Capture:   "slack covers a NEED_ACK crossing the ACK on the wire",
-			Property: Each{Types: []wire.PacketType{wire.TypeNeedAck}, Check: func(c *Ctx, e *Event) Result {
+			Statement: "Once the client has acknowledged an RPC, the server sends no more NEED_ACK for it, nor any response DATA, GRANT, RESEND or BUSY, unless a request packet arriving after the ack created the RPC anew.",
+			Source:    "HomaModule homa_incoming.c homa_ack_pkt, homa_rpc_acked (the RPC is freed: homa_rpc_end), homa_dispatch_pkts (only request DATA creates a server RPC)",
+			Capture:   "slack covers a packet crossing the ACK on the wire; loss toward the server after the capture point makes it inconclusive",
+			Property: Each{Types: []wire.PacketType{wire.TypeNeedAck, wire.TypeData, wire.TypeGrant, wire.TypeResend, wire.TypeBusy}, Check: func(c *Ctx, e *Event) Result {
+				if e.FromClient() || e.Segment > 0 {
+					return Skip
+				}
 				r := c.T.Lookup(e)
 				if r == nil || !r.Acked {
+					if e.Type() != wire.TypeNeedAck {
+						return Skip
+					}
 					return Pass()
+				}
+				if r.RecreatedTime.After(r.AckTime) {
+					return Pass() // a late request packet re-created it (AMO-01)
 				}
 				if late := e.Time.Sub(r.AckTime); late > c.P.Slack {
 					if ev, ok := c.Net.LostAfter(e.Dst, e.Src); ok {
-						return Downgrade(CauseLossAfter, ev, "NEED_ACK %v after the client's ack (frame %d), which may not have reached the server", late.Round(time.Microsecond), r.AckFrame)
+						return Downgrade(CauseLossAfter, ev, "%s %v after the client's ack (frame %d), which may not have reached the server", e.Type(), late.Round(time.Microsecond), r.AckFrame)
 					}
-					return Violation("NEED_ACK %v after the client acknowledged the RPC (frame %d)", late.Round(time.Microsecond), r.AckFrame).With(r.AckFrame).WithSlack(c.P.Slack)
+					return Violation("%s %v after the client acknowledged the RPC (frame %d): the server freed it", e.Type(), late.Round(time.Microsecond), r.AckFrame).With(r.AckFrame).WithSlack(c.P.Slack)
 				}
 				return Pass().WithSlack(c.P.Slack)
 			}},

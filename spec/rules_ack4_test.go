@@ -106,3 +106,34 @@ func TestAck007AckPorts(t *testing.T) {
 	b, ack := build(4001)
 	wantViolations(t, b.check("linux", "HOMA-ACK-007"), "HOMA-ACK-007", ack)
 }
+
+// TestAck003NothingAfterAck: the client's ack frees the RPC at the server
+// (homa_rpc_acked): response DATA, a BUSY or a RESEND of the server for it
+// later than slack after the ack is a violation; one within slack (crossing
+// the ack) passes, and so does a response to a request packet that arrived
+// after the ack and created the RPC anew.
+func TestAck003NothingAfterAck(t *testing.T) {
+	build := func(late time.Duration, recreate bool, send func(b *traceBuilder) int) (*traceBuilder, int) {
+		b := newTrace(t, wire.VersionCurrent)
+		b.data(true, 10, 100, 0, 100, 7, nil)
+		b.after(50*time.Microsecond).data(false, 10, 100, 0, 100, 7, nil)
+		b.after(500*time.Microsecond).data(true, 12, 100, 0, 100, 7, func(f *wire.DataFields) {
+			f.Ack = wire.AckEntry{ClientID: 10, ServerPort: 4000}
+		})
+		if recreate {
+			b.after(100*time.Microsecond).data(true, 10, 100, 0, 100, 7, nil)
+		}
+		b.after(late)
+		return b, send(b)
+	}
+	resp := func(b *traceBuilder) int { return b.data(false, 10, 100, 0, 100, 7, nil) }
+	busy := func(b *traceBuilder) int { return b.ctl(false, 10, wire.TypeBusy) }
+	b, bad := build(10*time.Millisecond, false, resp)
+	wantViolations(t, b.check("linux", "HOMA-ACK-003"), "HOMA-ACK-003", bad)
+	b, bad = build(10*time.Millisecond, false, busy)
+	wantViolations(t, b.check("linux", "HOMA-ACK-003"), "HOMA-ACK-003", bad)
+	b, _ = build(time.Millisecond, false, resp)
+	wantClean(t, b.check("linux", "HOMA-ACK-003"), "HOMA-ACK-003")
+	b, _ = build(10*time.Millisecond, true, resp)
+	wantClean(t, b.check("linux", "HOMA-ACK-003"), "HOMA-ACK-003")
+}
