@@ -64,9 +64,10 @@ type Rule struct {
 	// inconclusive rather than violated where the capture cannot tell.
 	Capture string `json:"capture,omitempty"`
 	// Alone says the rule judges each packet by itself (its fields, its
-	// TOS byte), never by what came before it, so a capture that began
-	// while an RPC was under way excuses none of its findings
-	// (CauseCaptureStart), nor does one that dropped packets
+	// TOS byte) or by earlier packets of the capture that its finding
+	// names, never by state an RPC may have had before the capture, so a
+	// capture that began while an RPC was under way excuses none of its
+	// findings (CauseCaptureStart), nor does one that dropped packets
 	// (CauseCaptureDrop); rules of the WIRE area are alone whether or
 	// not they say so.
 	Alone bool `json:"-"`
