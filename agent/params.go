@@ -30,6 +30,7 @@ var refParams = []refParam{
 	intParam("unsched_bytes", func(p *homa.Params) *int { return &p.UnschedBytes }),
 	intParam("max_incoming", func(p *homa.Params) *int { return &p.MaxIncoming }),
 	intParam("max_overcommit", func(p *homa.Params) *int { return &p.MaxOvercommit }),
+	intParam("max_rpcs_per_peer", func(p *homa.Params) *int { return &p.MaxRPCsPerPeer }),
 	intParam("window", func(p *homa.Params) *int { return &p.Window }),
 	intParam("num_priorities", func(p *homa.Params) *int { return &p.NumPriorities }),
 	intParam("max_sched_prio", func(p *homa.Params) *int { return &p.MaxSchedPrio }),

@@ -55,7 +55,8 @@ const (
 )
 
 // Params are protocol parameters by HomaModule sysctl name (net.homa.<name>:
-// unsched_bytes, max_incoming, max_overcommit, window, num_priorities,
+// unsched_bytes, max_incoming, max_overcommit, max_rpcs_per_peer, window,
+// num_priorities,
 // max_sched_prio, unsched_cutoffs, cutoff_version, fifo_grant_increment,
 // grant_fifo_fraction, link_mbps, resend_ticks, resend_interval,
 // timeout_ticks, request_ack_ticks) plus tick_ns (timer period in ns), mtu

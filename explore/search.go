@@ -59,7 +59,8 @@ type Progress struct {
 	Events       int           `json:"events"`
 	EventsPerSec float64       `json:"events_per_sec"`
 	// MustExercised of MustRules MUST rules were evaluated at packets
-	// the IUT sent.
+	// the IUT sent (MustRules leaves out those the explorer's events
+	// cannot exercise: see judgeable).
 	MustExercised int `json:"must_exercised"`
 	MustRules     int `json:"must_rules"`
 	Features      int `json:"features"`
@@ -128,7 +129,8 @@ type Result struct {
 
 // Coverage is what a session exercised.
 type Coverage struct {
-	// MustRules MUST rules applied; MustExercised of them were evaluated
+	// MustRules MUST rules applied, less those the explorer's events
+	// cannot exercise (judgeable); MustExercised of them were evaluated
 	// at packets the IUT sent.
 	MustRules     int `json:"must_rules"`
 	MustExercised int `json:"must_exercised"`
@@ -426,7 +428,7 @@ func (s *session) progress(shrinking string) Progress {
 		p.EventsPerSec = float64(s.res.Events) / el.Seconds()
 	}
 	for _, r := range s.rcfg.rules {
-		if r.Level == spec.Must {
+		if r.Level == spec.Must && judgeable(r) {
 			p.MustRules++
 			if s.rules[r.ID] {
 				p.MustExercised++
@@ -434,6 +436,15 @@ func (s *session) progress(shrinking string) Progress {
 		}
 	}
 	return p
+}
+
+// judgeable reports whether the explorer's events can exercise rule r:
+// they are built without an IP header, so a rule that needs one
+// (spec.NeedsIPHeader: it judges the header a capture reader parsed) is
+// left out of the MUST coverage counts.
+func judgeable(r *spec.Rule) bool {
+	e, ok := r.Property.(spec.Each)
+	return !ok || e.Needs&spec.NeedsIPHeader == 0
 }
 
 // finishResult fills the result's totals and coverage.
@@ -450,7 +461,7 @@ func (s *session) finishResult() {
 	for _, r := range s.rcfg.rules {
 		ex := s.rules[r.ID]
 		cov.Rules = append(cov.Rules, RuleCoverage{ID: r.ID, Level: r.Level, Exercised: ex, Violated: violated[r.ID]})
-		if r.Level == spec.Must {
+		if r.Level == spec.Must && judgeable(r) {
 			cov.MustRules++
 			if ex {
 				cov.MustExercised++

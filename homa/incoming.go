@@ -299,10 +299,15 @@ func (h *Machine) handleAck(src netip.Addr, a wire.Ack) {
 	}
 }
 
-// ackRPC frees the server RPC (src, client id) once it is acknowledged.
+// ackRPC frees the server RPC (src, client id) once it is acknowledged,
+// whatever its state: HomaModule homa_rpc_acked ends the RPC it finds
+// (homa_rpc_end). A client acks only RPCs whose response it received, so
+// a server RPC still receiving its request here is one a late request
+// packet re-created after the client forgot it (RPC_UNKNOWN, AMO-01);
+// keeping it would leave it RESENDing for a request nobody will send.
 func (h *Machine) ackRPC(src netip.Addr, clientID uint64) {
 	k := serverKey{src, wire.ClientID(clientID)}
-	if r := h.servers[k]; r != nil && r.state == serverAwaitAck {
+	if r := h.servers[k]; r != nil {
 		h.dropServer(r)
 		h.acked[k] = h.tick
 	}

@@ -15,6 +15,13 @@ type Params struct {
 	MaxIncoming int
 	// MaxOvercommit is max_overcommit: messages granted at once.
 	MaxOvercommit int
+	// MaxRPCsPerPeer is max_rpcs_per_peer: messages from one sending host
+	// granted at once. This implementation grants by SRPT alone, with no
+	// per-host limit, as HomaModule main does since 3daedc3 (2026-05): 0
+	// is the only value it takes. It is a parameter so that its hello
+	// tells the checker so (the linux profile's default, 1, is what
+	// earlier HomaModule did).
+	MaxRPCsPerPeer int
 	// Window is the grant window in bytes; 0 = dynamic,
 	// MaxIncoming/(active+1) (HomaModule homa_grant.c).
 	Window int
@@ -79,6 +86,8 @@ func (p *Params) Validate() error {
 	case p.Tick <= 0 || p.ResendTicks < 1 || p.ResendInterval < 1 || p.TimeoutTicks < p.ResendTicks || p.RequestAckTicks < 1:
 		return fmt.Errorf("homa: bad timer parameters (tick %v, resend_ticks %d, resend_interval %d, timeout_ticks %d, request_ack_ticks %d)",
 			p.Tick, p.ResendTicks, p.ResendInterval, p.TimeoutTicks, p.RequestAckTicks)
+	case p.MaxRPCsPerPeer != 0:
+		return fmt.Errorf("homa: max_rpcs_per_peer %d: only 0 (no per-host grant limit, HomaModule main since 3daedc3) is implemented", p.MaxRPCsPerPeer)
 	case p.MTU < 576 || p.MTU > 65535:
 		return fmt.Errorf("homa: MTU %d not in 576..65535", p.MTU)
 	}

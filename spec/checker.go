@@ -822,6 +822,9 @@ func (c *Checker) missing(e *Event) Gate {
 	if !e.Src.Is6() || e.Src.Is4In6() {
 		m |= NeedsIPv6
 	}
+	if !e.IP.Known {
+		m |= NeedsIPHeader
+	}
 	return m
 }
 

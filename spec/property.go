@@ -174,6 +174,10 @@ const (
 	// NeedsCutoffsSeen: the trace holds a CUTOFFS (Trace.CutoffsKnown
 	// finds something).
 	NeedsCutoffsSeen
+	// NeedsIPHeader: the event carries the IP header a capture reader
+	// parsed (Event.IP.Known); events built without one (the explorer's,
+	// the tester's own trace) cannot be judged by such a rule.
+	NeedsIPHeader
 	numGates = iota
 )
 
