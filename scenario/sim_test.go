@@ -2,6 +2,8 @@ package scenario
 
 import (
 	"context"
+	"errors"
+	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -134,5 +136,36 @@ func TestSimOverload(t *testing.T) {
 		for _, f := range h.Violations {
 			t.Errorf("host %v charged: %v", h.Host, f)
 		}
+	}
+}
+
+// TestSimInterruptedDuringCheck ends the run's context as the run starts
+// checking its capture (the step after the simulation): Run must return
+// ErrInterrupted with its folder marked, not a verdict (the check used to
+// run to its end and pass).
+func TestSimInterruptedDuringCheck(t *testing.T) {
+	s := loadExample(t, "two-hosts-drops.yaml")
+	s.Env = EnvSim
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	dir := filepath.Join(t.TempDir(), "a")
+	checking := false
+	res, err := Run(ctx, s, Options{ArtifactsDir: dir, Log: func(line string) {
+		if line == "checking the capture" {
+			checking = true
+			cancel()
+		}
+	}})
+	if !checking {
+		t.Fatal("the run never logged \"checking the capture\"")
+	}
+	if !errors.Is(err, ErrInterrupted) || res != nil {
+		t.Fatalf("Run: result %v, error %v; want ErrInterrupted and no result", res != nil, err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, InterruptedFile)); err != nil {
+		t.Errorf("the folder is not marked: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "summary.json")); err == nil {
+		t.Error("the interrupted run wrote summary.json")
 	}
 }
