@@ -375,7 +375,7 @@ func checkRules(globs string, peers ...*tester.Peer) {
 		bad = append(bad, fmt.Sprintf("%s frame %d: %s (%s)", v.Rule, v.Frame, v.Why, pkts[v.Frame-1]))
 	}
 	cur.findings = append(cur.findings, found...)
-	Expect(bad).To(BeEmpty(), "spec checker findings on packets the IUT sent")
+	none(bad, "spec checker findings on packets the IUT sent")
 }
 
 // iutFindings runs the spec checker with the rules globs names (plus the
@@ -426,6 +426,20 @@ func ok(err error, what string, args ...any) {
 	GinkgoHelper()
 	if err != nil {
 		Fail(fmt.Sprintf(what, args...) + ": " + err.Error())
+	}
+}
+
+// none fails the spec when bad holds any line: "what: line", or "what:"
+// and each line on its own, each once (Gomega's BeEmpty would print the
+// list again as a Go value, cut at its length limit).
+func none(bad []string, what string, args ...any) {
+	GinkgoHelper()
+	switch msg := fmt.Sprintf(what, args...); len(bad) {
+	case 0:
+	case 1:
+		Fail(msg + ": " + bad[0])
+	default:
+		Fail(msg + ":\n" + strings.Join(bad, "\n"))
 	}
 }
 
