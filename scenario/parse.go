@@ -205,6 +205,21 @@ func (s *Scenario) givenZero(path string) bool {
 	return n.Kind == yaml.ScalarNode && n.Decode(&f) == nil && f == 0
 }
 
+// givenEmpty reports whether the document gives path as an empty list
+// ("rpcs: []"), which decodes as no list at all.
+func (s *Scenario) givenEmpty(path string) bool {
+	if s.root == nil || len(s.root.Content) == 0 {
+		return false
+	}
+	n := s.root.Content[0]
+	for _, part := range strings.Split(path, ".") {
+		if _, n = child(n, part); n == nil {
+			return false
+		}
+	}
+	return n.Kind == yaml.SequenceNode && len(n.Content) == 0
+}
+
 var indexRE = regexp.MustCompile(`^(.*)\[(\d+)\]$`)
 
 // lineOf returns the line of the deepest key (or list item) of path that
