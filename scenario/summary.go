@@ -334,7 +334,11 @@ func (s *Summary) WriteText(w io.Writer) error {
 		if v.Finding.Level == spec.Should {
 			kind = "WARNING (SHOULD)"
 		}
-		fmt.Fprintf(&b, "  %s %s view, %s frame %d: %s %s\n", kind, v.Host, file, v.Frame, v.Finding.Rule, v.Finding.Why)
+		rpc := ""
+		if v.Finding.RPC != nil {
+			rpc = " " + v.Finding.RPC.Label()
+		}
+		fmt.Fprintf(&b, "  %s %s view, %s frame %d%s: %s %s\n", kind, v.Host, file, v.Frame, rpc, v.Finding.Rule, v.Finding.Why)
 	}
 	if s.Violated > len(s.Violations) {
 		fmt.Fprintf(&b, "  … %d more violations in check.json\n", s.Violated-len(s.Violations))
