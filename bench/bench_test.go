@@ -451,3 +451,60 @@ func TestWarn(t *testing.T) {
 		t.Errorf("text ends %q", out[max(0, len(out)-80):])
 	}
 }
+
+// TestFewForP99: a bucket of fewer than MinP99Count RPCs has its p99
+// marked (JSON few_for_p99, "*" in the table and its ratio) and Warn says
+// so per transport; a bucket of 100 does not.
+func TestFewForP99(t *testing.T) {
+	r := synthetic(t)
+	base := r.Transports[0].Baseline
+	var recs []Record
+	for i := 1; i <= 99; i++ {
+		recs = append(recs, Record{Request: 100, Latency: time.Duration(i) * 10100})
+	}
+	for i := 1; i <= 3; i++ {
+		recs = append(recs, Record{Request: 5050, Latency: 30100})
+	}
+	s, err := Analyze(Run{Transport: "homa", Records: recs, Baseline: base, Elapsed: time.Second}, r.Buckets)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Buckets[0].FewForP99 != true || s.Buckets[1].FewForP99 != true || s.FewForP99 {
+		t.Errorf("99 and 3 RPCs (102 in all): few %v %v, overall %v; want true true false", s.Buckets[0].FewForP99, s.Buckets[1].FewForP99, s.FewForP99)
+	}
+	if r.Transports[1].Buckets[0].FewForP99 || r.Transports[1].FewForP99 {
+		t.Error("100 RPCs: marked as too few")
+	}
+	r.Transports[0] = s
+	r.Warn()
+	if len(r.Warnings) != 1 || !strings.HasPrefix(r.Warnings[0], "homa: 2 of 2 buckets hold fewer than 100 RPCs (the fewest 3): their p99 (marked *)") {
+		t.Errorf("warnings %q, want one for homa's 2 small buckets", r.Warnings)
+	}
+	var buf bytes.Buffer
+	if err := r.WriteText(&buf); err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, l := range strings.Split(buf.String(), "\n") {
+		if f := strings.Fields(l); len(f) == 9 && f[0] == "1-100" {
+			found = true
+			if !strings.HasSuffix(f[4], "*") || strings.HasSuffix(f[7], "*") || !strings.HasSuffix(f[8], "x*") {
+				t.Errorf("row 1-100 = %q: want homa's p99 and the ratio marked, tcp's not", f)
+			}
+		}
+	}
+	if !found {
+		t.Errorf("no row 1-100:\n%s", buf.String())
+	}
+	buf.Reset()
+	r.WriteJSON(&buf)
+	if !strings.Contains(buf.String(), `"few_for_p99": true`) {
+		t.Error("JSON lacks few_for_p99")
+	}
+	var text bytes.Buffer
+	one := &Report{Workload: "w4", Load: 0.5, RateBps: 1e9, Hosts: 2}
+	one.WriteText(&text)
+	if !strings.Contains(text.String(), "2 hosts (1 client, 1 server)") {
+		t.Errorf("setup line %q", strings.SplitN(text.String(), "\n", 2)[0])
+	}
+}

@@ -82,8 +82,8 @@ func (r *Report) WriteText(w io.Writer) error {
 	if r.Env == "sim" {
 		impl += ", simulated"
 	}
-	fmt.Fprintf(w, "workload %s at load %.2f, %s, %d hosts (%d clients, 1 server)%s, seed %d\n",
-		r.Workload, r.Load, rate, r.Hosts, r.Hosts-1, impl, r.Seed)
+	fmt.Fprintf(w, "workload %s at load %.2f, %s, %d hosts (%s, 1 server)%s, seed %d\n",
+		r.Workload, r.Load, rate, r.Hosts, Clients(r.Hosts-1), impl, r.Seed)
 	if len(r.Params) > 0 {
 		fmt.Fprintf(w, "homa params: %s\n", joinKV(r.Params))
 	}
@@ -116,6 +116,14 @@ func (r *Report) WriteText(w io.Writer) error {
 	return nil
 }
 
+// Clients is "1 client" or "N clients": a bench's client hosts.
+func Clients(n int) string {
+	if n == 1 {
+		return "1 client"
+	}
+	return fmt.Sprintf("%d clients", n)
+}
+
 // writeRows writes a header and rows of cells to tw, tab-terminated.
 func writeRows(tw *tabwriter.Writer, head []string, rows [][]string) {
 	fmt.Fprintln(tw, strings.Join(head, "\t")+"\t")
@@ -132,7 +140,7 @@ func (r *Report) TransportTable() (head []string, rows [][]string) {
 	head = []string{"transport", "rpcs", "errors", "elapsed", "offered", "achieved", "p50", "p99"}
 	for _, s := range r.Transports {
 		rows = append(rows, []string{s.Transport, fmt.Sprint(s.Count), fmt.Sprint(s.Errors),
-			s.Elapsed.Round(time.Millisecond).String(), FormatBps(s.OfferedBps), FormatBps(s.AchievedBps), num(s.P50), num(s.P99)})
+			s.Elapsed.Round(time.Millisecond).String(), FormatBps(s.OfferedBps), FormatBps(s.AchievedBps), num(s.P50), num(s.P99) + fewMark(s.FewForP99)})
 	}
 	return head, rows
 }
@@ -140,7 +148,9 @@ func (r *Report) TransportTable() (head []string, rows [][]string) {
 // BucketTable returns the slowdown table as a header and rows of cells:
 // per bucket the size range and workload CDF, per transport the RPC
 // count and p50/p99 slowdown, and the p99 ratio of the last transport to
-// the first ("-" where a side has no RPC).
+// the first ("-" where a side has no RPC). A p99 from fewer than
+// MinP99Count RPCs, and a ratio resting on one, ends in "*" (Warn
+// explains the mark).
 func (r *Report) BucketTable() (head []string, rows [][]string) {
 	head = []string{"size (bytes)", "cdf"}
 	for _, s := range r.Transports {
@@ -153,11 +163,12 @@ func (r *Report) BucketTable() (head []string, rows [][]string) {
 		row := []string{b.String(), fmt.Sprintf("%.2f", b.CDF)}
 		for _, s := range r.Transports {
 			st := s.Buckets[i]
-			row = append(row, fmt.Sprint(st.Count), num(st.P50), num(st.P99))
+			row = append(row, fmt.Sprint(st.Count), num(st.P50), num(st.P99)+fewMark(st.FewForP99))
 		}
 		if len(r.Transports) >= 2 {
 			if ratio, ok := r.Ratio(i); ok {
-				row = append(row, fmt.Sprintf("%.1fx", ratio))
+				few := r.Transports[0].Buckets[i].FewForP99 || r.Transports[len(r.Transports)-1].Buckets[i].FewForP99
+				row = append(row, fmt.Sprintf("%.1fx", ratio)+fewMark(few))
 			} else {
 				row = append(row, "-")
 			}
@@ -165,6 +176,14 @@ func (r *Report) BucketTable() (head []string, rows [][]string) {
 		rows = append(rows, row)
 	}
 	return head, rows
+}
+
+// fewMark is the mark of a p99 from too few RPCs (BucketStats.FewForP99).
+func fewMark(few bool) string {
+	if few {
+		return "*"
+	}
+	return ""
 }
 
 // joinKV returns m as "name value" pairs sorted by name, comma-separated.

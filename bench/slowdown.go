@@ -48,7 +48,16 @@ type BucketStats struct {
 	// P50Latency and P99Latency are the latency quantiles.
 	P50Latency time.Duration `json:"p50_latency_ns"`
 	P99Latency time.Duration `json:"p99_latency_ns"`
+	// FewForP99 is set when 0 < Count < MinP99Count: P99 is then about
+	// the bucket's largest slowdown, not a 99th percentile (the report
+	// marks it and Warn says so).
+	FewForP99 bool `json:"few_for_p99,omitempty"`
 }
+
+// MinP99Count is the fewest RPCs a sample needs for its 99th percentile
+// to be one: below 100 samples the 99th percentile is their maximum, one
+// RPC's luck.
+const MinP99Count = 100
 
 // Summary is one transport's analysed run.
 type Summary struct {
@@ -63,10 +72,13 @@ type Summary struct {
 	// AchievedBps is the achieved throughput in bit/s (see Run).
 	AchievedBps float64 `json:"achieved_bps"`
 	// P50 and P99 are the slowdown quantiles over all buckets.
-	P50      float64       `json:"p50"`
-	P99      float64       `json:"p99"`
-	Buckets  []BucketStats `json:"buckets"`
-	Baseline Baseline      `json:"baseline"`
+	P50 float64 `json:"p50"`
+	P99 float64 `json:"p99"`
+	// FewForP99 is set when 0 < Count < MinP99Count (see
+	// BucketStats.FewForP99).
+	FewForP99 bool          `json:"few_for_p99,omitempty"`
+	Buckets   []BucketStats `json:"buckets"`
+	Baseline  Baseline      `json:"baseline"`
 	// Counters are Run.Counters.
 	Counters map[string]uint64 `json:"counters,omitempty"`
 }
@@ -118,10 +130,12 @@ func Analyze(run Run, buckets []Bucket) (Summary, error) {
 		b.P99 = float64(slow[i].Quantile(0.99)) / slowdownScale
 		b.P50Latency = time.Duration(lat[i].Quantile(0.5))
 		b.P99Latency = time.Duration(lat[i].Quantile(0.99))
+		b.FewForP99 = b.Count < MinP99Count
 	}
 	if s.Count > 0 {
 		s.P50 = float64(all.Quantile(0.5)) / slowdownScale
 		s.P99 = float64(all.Quantile(0.99)) / slowdownScale
+		s.FewForP99 = s.Count < MinP99Count
 	}
 	if s.AchievedBps == 0 && run.Elapsed > 0 {
 		s.AchievedBps = float64(bytes) * 8 / run.Elapsed.Seconds()

@@ -17,6 +17,9 @@ const simInterpolationFloor = 0.95
 //
 //   - a bucket whose p50 slowdown is below 1: half of its loaded RPCs were
 //     faster than the unloaded ones, so the baseline is too high there;
+//   - buckets whose p99 rests on fewer than MinP99Count RPCs
+//     (BucketStats.FewForP99, marked "*" in the table): one line per
+//     transport, with how many such buckets and their smallest count;
 //   - neighbouring measured sizes whose baseline latencies differ by more
 //     than 3x and more than twice the sizes' own ratio (a fixed cost plus a
 //     per-byte one never grows faster than the size; the margin covers
@@ -39,6 +42,21 @@ func (r *Report) Warn() {
 			case !sim && b.P50 < 1:
 				r.Warnings = append(r.Warnings, fmt.Sprintf("%s: p50 slowdown %.3g < 1 in bucket %s: its unloaded baseline is too high (a CPU stall while measuring it?); rerun with a larger --unloaded", s.Transport, b.P50, b.String()))
 			}
+		}
+		few, least := 0, 0
+		for _, b := range s.Buckets {
+			if b.FewForP99 {
+				if few == 0 || b.Count < least {
+					least = b.Count
+				}
+				few++
+			}
+		}
+		switch {
+		case few > 0:
+			r.Warnings = append(r.Warnings, fmt.Sprintf("%s: %d of %d buckets hold fewer than %d RPCs (the fewest %d): their p99 (marked *) is about their largest slowdown, not a 99th percentile; run longer (--duration) or at a higher --load", s.Transport, few, len(s.Buckets), MinP99Count, least))
+		case s.FewForP99:
+			r.Warnings = append(r.Warnings, fmt.Sprintf("%s: %d RPCs in all, fewer than %d: the overall p99 (marked *) is about their largest slowdown, not a 99th percentile; run longer (--duration) or at a higher --load", s.Transport, s.Count, MinP99Count))
 		}
 		if sim {
 			continue

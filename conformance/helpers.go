@@ -423,8 +423,8 @@ func checkRules(own string, peers ...*tester.Peer) {
 		AddReportEntry(entryOtherShould, line)
 	}
 	cur.findings = append(cur.findings, found...)
-	Expect(bad).To(BeEmpty(), "spec checker findings on packets the IUT sent")
-	Expect(otherMust).To(BeEmpty(), otherMustFailure+", on packets the IUT sent")
+	none(bad, "spec checker findings on packets the IUT sent")
+	none(otherMust, otherMustFailure+", on packets the IUT sent")
 }
 
 // iutFindings runs the spec checker with every rule at level SHOULD or
@@ -474,6 +474,20 @@ func ok(err error, what string, args ...any) {
 	GinkgoHelper()
 	if err != nil {
 		Fail(fmt.Sprintf(what, args...) + ": " + err.Error())
+	}
+}
+
+// none fails the spec when bad holds any line: "what: line", or "what:"
+// and each line on its own, each once (Gomega's BeEmpty would print the
+// list again as a Go value, cut at its length limit).
+func none(bad []string, what string, args ...any) {
+	GinkgoHelper()
+	switch msg := fmt.Sprintf(what, args...); len(bad) {
+	case 0:
+	case 1:
+		Fail(msg + ": " + bad[0])
+	default:
+		Fail(msg + ":\n" + strings.Join(bad, "\n"))
 	}
 }
 

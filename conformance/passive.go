@@ -208,7 +208,7 @@ func (w workloadSpec) run() *Bench {
 	for _, s := range stalled {
 		AddReportEntry(entryInconclusive, "timed out: "+s)
 	}
-	Expect(failures).To(BeEmpty(), "RPCs that did not complete with the right payload (%s)", b.Describe)
+	none(failures, "RPCs that did not complete with the right payload (%s)", b.Describe)
 	st, err := server.Stats(ctx())
 	ok(err, "server stats")
 	if len(stalled) == 0 {
@@ -256,7 +256,7 @@ func (w workloadSpec) simulate(b *Bench, d workload.Dist) {
 		}
 	}
 	Expect(len(res.Records)).To(Equal(w.rpcs), "RPCs issued (%s)", b.Describe)
-	Expect(failures).To(BeEmpty(), "RPCs that did not complete with the right payload (%s)", b.Describe)
+	none(failures, "RPCs that did not complete with the right payload (%s)", b.Describe)
 	st := res.Stats[len(res.Stats)-1]
 	Expect(st.Served).To(Equal(uint64(w.rpcs)), "requests executed by the server (at most once each)")
 	Expect(st.ServedDuplicates).To(BeZero(), "requests executed twice")
@@ -338,7 +338,7 @@ func checkBench(b *Bench, min spec.Level) {
 		also = append(also, fmt.Sprintf("%d raced a delivery", excused))
 	}
 	also = append(also, "as sent: "+sentPath, "as delivered: "+deliveredPath)
-	Expect(bad).To(BeEmpty(), "spec checker findings (%s):\n%s", strings.Join(also, "; "), strings.Join(bad, "\n"))
+	none(bad, "spec checker findings (%s)", strings.Join(also, "; "))
 }
 
 // annotateInPlace rewrites the capture at path with findings as packet

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"time"
 
@@ -362,14 +363,44 @@ func specResult(sr types.SpecReport) SpecResult {
 			s.Failure = sr.Failure.Message
 		}
 	case sr.State == types.SpecStateFailed:
-		s.State, s.Failure = "failed", sr.Failure.Message
+		s.State, s.Failure = "failed", PlainFailure(sr.Failure.Message)
 	default:
-		s.State, s.Failure = "error", sr.State.String()+": "+sr.Failure.Message
+		s.State, s.Failure = "error", sr.State.String()+": "+PlainFailure(sr.Failure.Message)
 	}
 	if s.State != "failed" && s.State != "error" {
 		s.Capture = "" // kept for failed specs only (passing ones delete theirs)
 	}
 	return s
+}
+
+// gomegaType is the type annotation Gomega puts before a value
+// ("<uint64>: ", "<[]string | len:3, cap:4>: ").
+var gomegaType = regexp.MustCompile(`^<[^>]*>: ?`)
+
+// PlainFailure turns a Gomega assertion message ("DESCRIPTION\nExpected\n
+// <T>: v\nto equal\n    <T>: w", with notes on truncation and a link)
+// into one line, "DESCRIPTION: expected v to equal w", without the type
+// annotations and notes: a spec's failure reads as its own reason. Other
+// messages (Fail's, the specs' own) are returned as they are.
+func PlainFailure(msg string) string {
+	desc, rest, found := strings.Cut("\n"+msg, "\nExpected\n")
+	if !found {
+		return msg
+	}
+	var parts []string
+	for _, l := range strings.Split(rest, "\n") {
+		l = strings.TrimSpace(l)
+		if l == "" || strings.Contains(l, "Gomega") || strings.HasPrefix(l, "Consider having the object") ||
+			strings.HasPrefix(l, "Learn more here:") {
+			continue
+		}
+		parts = append(parts, gomegaType.ReplaceAllString(l, ""))
+	}
+	line := "expected " + strings.Join(parts, " ")
+	if desc = strings.TrimSpace(desc); desc != "" {
+		line = desc + ": " + line
+	}
+	return line
 }
 
 func firstLine(s string) string {

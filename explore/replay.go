@@ -35,6 +35,11 @@ type ReplayResult struct {
 	// ran with, and where each came from ("script" or "--param"); set
 	// by the caller, which builds the environment.
 	Params []ReplayParam `json:"params"`
+	// Faults are the fault knobs the replay's IUT ran with (Arg the
+	// knob's name) and where each came from ("script", its iut line, or
+	// "--fault", which replaces the script's); empty: none. Set by the
+	// caller, as Params.
+	Faults []ReplayParam `json:"faults"`
 	// Capture is the replay's IUT view as pcapng (the failure, if any, as
 	// a packet comment on its frame).
 	Capture []byte `json:"-"`
@@ -47,10 +52,10 @@ type ReplayResult struct {
 	Stalls *stall.Monitor `json:"-"`
 }
 
-// ReplayParam is one parameter override of a replay.
+// ReplayParam is one parameter override or fault knob of a replay.
 type ReplayParam struct {
-	Arg  string `json:"arg"`  // NAME=VALUE
-	From string `json:"from"` // "script" (its param line) or "--param"
+	Arg  string `json:"arg"`  // NAME=VALUE, or a fault knob's name
+	From string `json:"from"` // "script" (its param or iut line), "--param" or "--fault"
 }
 
 // expectation is one "iut sends" line not yet met.

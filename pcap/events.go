@@ -1,6 +1,7 @@
 package pcap
 
 import (
+	"context"
 	"errors"
 	"io"
 	"runtime"
@@ -30,18 +31,25 @@ func (f *Frame) Events(dst []spec.Event) []spec.Event {
 // read error (a damaged or cut file), with fn called for every event before
 // it. fn runs in the caller's goroutine; with more than one CPU the reader
 // runs ahead of it in a goroutine of its own, so fn must not use r.
-func (r *Reader) EachEvent(fn func(*spec.Event)) error { return r.eachEvent(nil, fn) }
+func (r *Reader) EachEvent(fn func(*spec.Event)) error {
+	return r.eachEvent(context.Background(), nil, fn)
+}
 
-// eachEvent is EachEvent that first passes each frame to frame, if set.
-// With more than one CPU it reads in a goroutine of its own
+// eachEvent is EachEvent that first passes each frame to frame, if set,
+// and stops with ctx's error once ctx has ended (checked between batches
+// of events, so a long capture's reading stops within a batch of a
+// Ctrl-C). With more than one CPU it reads in a goroutine of its own
 // (eachEventPiped): fn is called as it is here, in the caller's
 // goroutine, and frame in the reading one.
-func (r *Reader) eachEvent(frame func(*Reader, *Frame), fn func(*spec.Event)) error {
+func (r *Reader) eachEvent(ctx context.Context, frame func(*Reader, *Frame), fn func(*spec.Event)) error {
 	if runtime.GOMAXPROCS(0) > 1 {
-		return r.eachEventPiped(frame, fn)
+		return r.eachEventPiped(ctx, frame, fn)
 	}
 	var evs []spec.Event
-	for {
+	for n := 1; ; n++ {
+		if n%batchEvents == 0 && ctx.Err() != nil {
+			return ctx.Err()
+		}
 		f, err := r.Next()
 		if errors.Is(err, io.EOF) {
 			return nil
@@ -81,11 +89,16 @@ type eventBatch struct {
 // that an event's Packet and Payload stay valid until fn has seen the
 // whole batch. Batches are reused: no allocation per frame. frame runs
 // in the reading goroutine, before the frame's events reach fn.
-func (r *Reader) eachEventPiped(frame func(*Reader, *Frame), fn func(*spec.Event)) error {
+func (r *Reader) eachEventPiped(ctx context.Context, frame func(*Reader, *Frame), fn func(*spec.Event)) error {
 	free := make(chan *eventBatch, pipedBatches)
 	full := make(chan *eventBatch, pipedBatches)
-	done := make(chan struct{}) // fn returned or panicked: stop reading
-	defer close(done)
+	done := make(chan struct{}) // fn returned or panicked, or ctx ended: stop reading
+	stopped := false
+	defer func() {
+		if !stopped {
+			close(done)
+		}
+	}()
 	for range pipedBatches {
 		free <- &eventBatch{evs: make([]spec.Event, 0, batchEvents), bytes: make([]byte, 0, batchBytes)}
 	}
@@ -146,6 +159,15 @@ func (r *Reader) eachEventPiped(frame func(*Reader, *Frame), fn func(*spec.Event
 		}
 	}()
 	for b := range full {
+		if ctx.Err() != nil {
+			// Stop the reader and wait until it has let go of r (it
+			// exits at its next batch), so that the caller may close r.
+			stopped = true
+			close(done)
+			for range full {
+			}
+			return ctx.Err()
+		}
 		for i := range b.evs {
 			fn(&b.evs[i])
 		}

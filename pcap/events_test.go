@@ -2,6 +2,7 @@ package pcap
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"io"
 	"net/netip"
@@ -91,7 +92,7 @@ func TestEachEventPiped(t *testing.T) {
 			}
 		}
 	}
-	piped := func(r *Reader, fn func(*spec.Event)) error { return r.eachEventPiped(nil, fn) }
+	piped := func(r *Reader, fn func(*spec.Event)) error { return r.eachEventPiped(context.Background(), nil, fn) }
 	for _, cut := range []int{0, 1000} {
 		if cut > 0 {
 			b, _ := os.ReadFile(path)

@@ -2,6 +2,7 @@ package pcap
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -157,7 +158,7 @@ func StreamPathFrames(path string, o ReaderOptions, frame func(*Reader, *Frame),
 		return Stats{}, OpenError(path, err)
 	}
 	defer r.Close()
-	if err := r.eachEvent(frame, fn); err != nil {
+	if err := r.eachEvent(context.Background(), frame, fn); err != nil {
 		return r.Stats(), &DamagedError{Path: path, Frames: r.Stats().Frames, Err: err}
 	}
 	st := r.Stats()

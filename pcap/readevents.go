@@ -1,6 +1,7 @@
 package pcap
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/homatest/homatest/spec"
@@ -12,13 +13,20 @@ import (
 // sorted and merged (spec.Judge.Hosts). Errors: the file cannot be
 // opened, or is damaged or cut (the error names the file).
 func ReadEvents(path string, o ReaderOptions) ([]spec.Event, error) {
+	return ReadEventsContext(context.Background(), path, o)
+}
+
+// ReadEventsContext is ReadEvents that stops with ctx's error (wrapped,
+// naming the file) once ctx has ended: a run's check of a capture of
+// millions of packets stops at a Ctrl-C instead of reading on.
+func ReadEventsContext(ctx context.Context, path string, o ReaderOptions) ([]spec.Event, error) {
 	r, err := OpenPath(path, o)
 	if err != nil {
 		return nil, err
 	}
 	defer r.Close()
 	var out []spec.Event
-	err = r.EachEvent(func(e *spec.Event) {
+	err = r.eachEvent(ctx, nil, func(e *spec.Event) {
 		c := *e
 		OwnEvent(&c)
 		out = append(out, c)

@@ -1,9 +1,12 @@
 package pcap
 
 import (
+	"context"
+	"errors"
 	"net/netip"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -142,6 +145,32 @@ func TestEventIPHeader(t *testing.T) {
 	for i, e := range evs {
 		if e.IP != want[i] {
 			t.Errorf("event %d: IP %+v, want %+v", i, e.IP, want[i])
+		}
+	}
+}
+
+// TestReadEventsContextStops: a context that has ended stops the reading
+// within a batch (both the piped reader, on more than one CPU, and the
+// plain one), with the context's error.
+func TestReadEventsContextStops(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "g.pcapng")
+	f, err := Create(path, Interface{Name: "t"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 20 * batchEvents
+	writeGrants(t, f.Writer, n)
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for _, procs := range []int{1, 2} {
+		old := runtime.GOMAXPROCS(procs)
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		evs, err := ReadEventsContext(ctx, path, ReaderOptions{})
+		runtime.GOMAXPROCS(old)
+		if !errors.Is(err, context.Canceled) || len(evs) >= n/2 {
+			t.Errorf("GOMAXPROCS %d: %d of %d events, error %v; want context.Canceled within a batch or two", procs, len(evs), n, err)
 		}
 	}
 }

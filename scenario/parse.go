@@ -192,17 +192,31 @@ func (s *Scenario) errf(path, format string, a ...any) error {
 // path (no list indexes) to 0, which decoding cannot tell from an absent
 // field (and fill may then replace).
 func (s *Scenario) givenZero(path string) bool {
+	n := s.given(path)
+	var f float64
+	return n != nil && n.Kind == yaml.ScalarNode && n.Decode(&f) == nil && f == 0
+}
+
+// givenEmpty reports whether the document gives path as an empty list
+// ("rpcs: []"), which decodes as no list at all.
+func (s *Scenario) givenEmpty(path string) bool {
+	n := s.given(path)
+	return n != nil && n.Kind == yaml.SequenceNode && len(n.Content) == 0
+}
+
+// given returns the node of the parsed file at the dotted path (no list
+// indexes), or nil when the file does not give it.
+func (s *Scenario) given(path string) *yaml.Node {
 	if s.root == nil || len(s.root.Content) == 0 {
-		return false
+		return nil
 	}
 	n := s.root.Content[0]
 	for _, part := range strings.Split(path, ".") {
 		if _, n = child(n, part); n == nil {
-			return false
+			return nil
 		}
 	}
-	var f float64
-	return n.Kind == yaml.ScalarNode && n.Decode(&f) == nil && f == 0
+	return n
 }
 
 var indexRE = regexp.MustCompile(`^(.*)\[(\d+)\]$`)

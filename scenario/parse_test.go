@@ -137,6 +137,8 @@ func TestParseErrors(t *testing.T) {
 		{"link: {rate: 1gbit}\nworkload:\n  dist: w9\n  count: 10\n", "line 3: workload.dist: "},
 		{"workload:\n  dist: w3\n", "line 1: workload: no duration and no count: say when to stop issuing RPCs"},
 		{"workload:\n  count: 3\n", "line 1: workload: no dist and no rpcs"},
+		{"workload:\n  dist: w3\n  count: 0\n", "line 3: workload.count: 0: want a number of RPCs, 1..1000000 (or leave count out and give a duration)"},
+		{"workload:\n  rpcs: []\n", "line 2: workload.rpcs: an empty list: give at least one RPC"},
 		{"workload:\n  dist: w3\n  count: 3\n  load: 0.5\n", "line 4: workload.load: a load is a fraction of the link rate, but link.rate is unlimited"},
 		{"link: {rate: 1gbit}\nworkload:\n  dist: w3\n  count: 3\n  load: 4.5\n", "line 5: workload.load: 4.5: want a fraction of the link rate in (0, 4]"},
 		{"link: {rate: 1gbit}\nworkload:\n  dist: w3\n  count: 3\n  load: 0.5\n  concurrency: 2\n", "workload.load: load (open loop) and concurrency (closed loop) exclude each other"},

@@ -144,6 +144,9 @@ func Run(ctx context.Context, s *Scenario, o Options) (*Result, error) {
 	if err := r.execute(ctx); err != nil {
 		return nil, r.fail(ctx, err)
 	}
+	if err := ctx.Err(); err != nil {
+		return nil, r.fail(ctx, err) // ended as the last step finished
+	}
 	return r.res, nil
 }
 
@@ -372,7 +375,7 @@ func (r *run) execute(ctx context.Context) error {
 	for i, e := range eps {
 		hosts = append(hosts, host{name: e.Name, addr: e.Addr, port: topo.Ports[i]})
 	}
-	return r.finish(hosts, cst)
+	return r.finish(ctx, hosts, cst)
 }
 
 // host is one host of a finished run, as the check and the artifacts name
@@ -489,7 +492,7 @@ func rpcNumber(r traffic.Record) int { return r.Seq + 1 }
 func hostName(i int) string { return fmt.Sprintf("h%d", i+1) }
 
 // finish checks the capture and writes the remaining artifacts.
-func (r *run) finish(hs []host, cst harness.CaptureStats) error {
+func (r *run) finish(ctx context.Context, hs []host, cst harness.CaptureStats) error {
 	s, res := r.s, r.res
 	if len(res.Traffic.Records) == 0 {
 		// Nothing to judge: a pass would say nothing about the IUT.
@@ -529,11 +532,11 @@ func (r *run) finish(hs []host, cst harness.CaptureStats) error {
 	// Frames the capture itself lost (its files declare them too) may
 	// explain findings that rest on a packet not seen.
 	judge.CaptureDrops = cst.KernelDrops + cst.ReadErrors
-	sent, err := pcap.ReadEvents(r.arts.Path("sent.pcapng"), pcap.ReaderOptions{Version: p.Wire})
+	sent, err := pcap.ReadEventsContext(ctx, r.arts.Path("sent.pcapng"), pcap.ReaderOptions{Version: p.Wire})
 	if err != nil {
 		return err
 	}
-	delivered, err := pcap.ReadEvents(r.arts.Path("delivered.pcapng"), pcap.ReaderOptions{Version: p.Wire})
+	delivered, err := pcap.ReadEventsContext(ctx, r.arts.Path("delivered.pcapng"), pcap.ReaderOptions{Version: p.Wire})
 	if err != nil {
 		return err
 	}
@@ -543,7 +546,9 @@ func (r *run) finish(hs []host, cst harness.CaptureStats) error {
 		hosts = append(hosts, h.addr)
 		ports = append(ports, h.port)
 	}
-	res.Hosts = judge.Hosts(sent, delivered, hosts)
+	if res.Hosts, err = judge.HostsContext(ctx, sent, delivered, hosts); err != nil {
+		return err
+	}
 	// homatest check reads NAME.params next to a capture: the run's
 	// parameters, so that it judges each file as the run did. capture.pcapng
 	// is judged as the run judged it, each host on its own link; sent and
@@ -592,9 +597,17 @@ func (r *run) finish(hs []host, cst harness.CaptureStats) error {
 			return fmt.Errorf("switch notes: %w", err)
 		}
 	}
+	// The check observes ctx at every step: an interrupted run ends
+	// interrupted (its folder marked), never with a verdict.
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	res.Summary = summarize(res, cst)
 	if err := annotateViews(r.arts, res.Hosts); err != nil {
 		return fmt.Errorf("annotating the captures: %w", err)
+	}
+	if err := ctx.Err(); err != nil {
+		return err
 	}
 	vs := versions{Homatest: r.o.Version, Go: runtime.Version(), Kernel: kernelRelease(), Agents: map[string]string{}}
 	if vs.Homatest == "" {

@@ -2,6 +2,8 @@ package scenario
 
 import (
 	"context"
+	"errors"
+	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -134,5 +136,69 @@ func TestSimOverload(t *testing.T) {
 		for _, f := range h.Violations {
 			t.Errorf("host %v charged: %v", h.Host, f)
 		}
+	}
+}
+
+// TestSimInterruptedDuringCheck ends the run's context as the run starts
+// checking its capture (the step after the simulation): Run must return
+// ErrInterrupted with its folder marked, not a verdict (the check used to
+// run to its end and pass).
+func TestSimInterruptedDuringCheck(t *testing.T) {
+	s := loadExample(t, "two-hosts-drops.yaml")
+	s.Env = EnvSim
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	dir := filepath.Join(t.TempDir(), "a")
+	checking := false
+	res, err := Run(ctx, s, Options{ArtifactsDir: dir, Log: func(line string) {
+		if line == "checking the capture" {
+			checking = true
+			cancel()
+		}
+	}})
+	if !checking {
+		t.Fatal("the run never logged \"checking the capture\"")
+	}
+	if !errors.Is(err, ErrInterrupted) || res != nil {
+		t.Fatalf("Run: result %v, error %v; want ErrInterrupted and no result", res != nil, err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, InterruptedFile)); err != nil {
+		t.Errorf("the folder is not marked: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "summary.json")); err == nil {
+		t.Error("the interrupted run wrote summary.json")
+	}
+}
+
+// TestSimPlanRuleNeverFired: a plan rule that matches no packet of the
+// workload (the GRANT of an RPC 9 that never exists) is counted with 0
+// hits and warned about, in the summary's warnings (JSON) and its text;
+// the rules that fired are not.
+func TestSimPlanRuleNeverFired(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("testdata", "two-hosts-drops.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	y := strings.Replace(string(b), "check:", "    - name: GRANT of RPC 9\n      match: {type: GRANT, rpc: 9}\n      action: drop\ncheck:", 1)
+	s, err := Parse([]byte(y))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, text := simRun(t, s, filepath.Join(t.TempDir(), "a"))
+	sum := res.Summary
+	if len(sum.PlanHits) != 3 || sum.PlanHits[2].Hits != 0 || sum.PlanHits[0].Hits != 1 {
+		t.Fatalf("plan hits %+v, want 1, 1, 0", sum.PlanHits)
+	}
+	var warned []string
+	for _, w := range sum.Warnings {
+		if strings.Contains(w, "never fired") {
+			warned = append(warned, w)
+		}
+	}
+	if len(warned) != 1 || !strings.HasPrefix(warned[0], `plan rule 2 "GRANT of RPC 9" never fired`) {
+		t.Errorf("warnings %q, want one for rule 2", sum.Warnings)
+	}
+	if !strings.Contains(text, `WARNING plan rule 2 "GRANT of RPC 9" never fired`) {
+		t.Errorf("the summary text lacks the warning:\n%s", text)
 	}
 }

@@ -78,6 +78,9 @@ func runSim(ctx context.Context, s *Scenario, o Options) (*Result, error) {
 	if err := r.executeSim(ctx, p, faults, cost); err != nil {
 		return nil, r.fail(ctx, err)
 	}
+	if err := ctx.Err(); err != nil {
+		return nil, r.fail(ctx, err) // ended as the last step finished
+	}
 	return r.res, nil
 }
 
@@ -174,7 +177,7 @@ func (r *run) executeSim(ctx context.Context, p homa.Params, faults []homa.Fault
 		}
 	}
 	r.logf("checking the capture")
-	if err := r.finish(hs, harness.CaptureStats{}); err != nil {
+	if err := r.finish(ctx, hs, harness.CaptureStats{}); err != nil {
 		return err
 	}
 	return nil

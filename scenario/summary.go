@@ -214,6 +214,13 @@ func summarize(res *Result, cst harness.CaptureStats) Summary {
 			}
 		}
 	}
+	// A rule that never fired tested nothing: its match found no packet
+	// of this workload (a type, rpc or nth it never reached).
+	for _, p := range sum.PlanHits {
+		if p.Hits == 0 {
+			sum.Warnings = append(sum.Warnings, fmt.Sprintf("plan rule %d %q never fired: no packet matched it, so the run did not test what it injects (check its match against the workload: type, rpc, nth, offsets)", p.Rule, p.Name))
+		}
+	}
 	rows := map[string]*RuleRow{}
 	var order []string
 	for i, hr := range res.Hosts {
@@ -290,7 +297,11 @@ func (s *Summary) WriteText(w io.Writer) error {
 			s.Drops["ingress"], s.Drops["ring"], s.Drops["unreadable"], s.Drops["oversize"], s.Drops["send"], s.SwitchReadLagP99)
 	}
 	for _, p := range s.PlanHits {
-		fmt.Fprintf(&b, "  plan rule %d %q: %d hits\n", p.Rule, p.Name, p.Hits)
+		hits := "hits"
+		if p.Hits == 1 {
+			hits = "hit"
+		}
+		fmt.Fprintf(&b, "  plan rule %d %q: %d %s\n", p.Rule, p.Name, p.Hits, hits)
 	}
 	for _, w := range s.Warnings {
 		fmt.Fprintf(&b, "  WARNING %s\n", w)
@@ -323,7 +334,11 @@ func (s *Summary) WriteText(w io.Writer) error {
 		if v.Finding.Level == spec.Should {
 			kind = "WARNING (SHOULD)"
 		}
-		fmt.Fprintf(&b, "  %s %s view, %s frame %d: %s %s\n", kind, v.Host, file, v.Frame, v.Finding.Rule, v.Finding.Why)
+		rpc := ""
+		if v.Finding.RPC != nil {
+			rpc = " " + v.Finding.RPC.Label()
+		}
+		fmt.Fprintf(&b, "  %s %s view, %s frame %d%s: %s %s\n", kind, v.Host, file, v.Frame, rpc, v.Finding.Rule, v.Finding.Why)
 	}
 	if s.Violated > len(s.Violations) {
 		fmt.Fprintf(&b, "  … %d more violations in check.json\n", s.Violated-len(s.Violations))

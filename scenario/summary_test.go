@@ -2,6 +2,7 @@ package scenario
 
 import (
 	"encoding/json"
+	"net/netip"
 	"strings"
 	"testing"
 	"time"
@@ -9,6 +10,7 @@ import (
 	"github.com/homatest/homatest/harness"
 	"github.com/homatest/homatest/harness/traffic"
 	"github.com/homatest/homatest/internal/stall"
+	"github.com/homatest/homatest/spec"
 )
 
 // TestTimeoutInStall: an RPC that timed out while a measured stall
@@ -62,5 +64,21 @@ func TestTimeoutInStall(t *testing.T) {
 	// Without a measured stall every failure counts.
 	if sum := run(nil, recs); sum.Failed != 4 || sum.TimedOutInStall != 0 {
 		t.Errorf("no stalls: failed %d, in stall %d; want 4, 0", sum.Failed, sum.TimedOutInStall)
+	}
+}
+
+// TestViolationLineNamesRoles: a violation line names its RPC by role
+// (client, server), never as "A > B", which reads as the direction of the
+// packet (a server's packet goes the other way).
+func TestViolationLineNamesRoles(t *testing.T) {
+	key := spec.RPCKey{Client: netip.MustParseAddr("198.18.0.1"), Server: netip.MustParseAddr("198.18.0.2"), ClientID: 2}
+	s := Summary{Verdict: VerdictFail, Violations: []Violation{{Host: "h2", Frame: 7, Finding: spec.Finding{Rule: "HOMA-RESEND-002", Level: spec.Must, RPC: &key, Why: "no BUSY"}}}}
+	var text strings.Builder
+	s.WriteText(&text)
+	if want := "VIOLATION h2 view, sent.pcapng frame 7 rpc 2 (client 198.18.0.1, server 198.18.0.2): HOMA-RESEND-002 no BUSY"; !strings.Contains(text.String(), want) {
+		t.Errorf("text lacks %q:\n%s", want, text.String())
+	}
+	if got := (spec.Finding{Rule: "R", Level: spec.Must, Frame: 3, RPC: &key, Why: "w"}).String(); got != "R MUST frame 3 rpc 2 (client 198.18.0.1, server 198.18.0.2): w" {
+		t.Errorf("Finding.String = %q", got)
 	}
 }

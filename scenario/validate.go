@@ -181,6 +181,9 @@ func (s *Scenario) validateIUT() error {
 
 func (s *Scenario) validateWorkload() error {
 	w := &s.Workload
+	if len(w.RPCs) == 0 && s.givenEmpty("workload.rpcs") {
+		return s.errf("workload.rpcs", "an empty list: give at least one RPC ({at, client, server, request, response}), or leave rpcs out for a generated workload (dist with duration or count)")
+	}
 	if len(w.RPCs) > 0 {
 		if w.Dist != "" || w.Load != 0 || w.Concurrency != 0 || w.Duration != 0 || w.Count != 0 {
 			return s.errf("workload.rpcs", "an explicit RPC list excludes dist, load, concurrency, duration and count: keep one or the other")
@@ -234,8 +237,8 @@ func (s *Scenario) validateWorkload() error {
 		return s.errf("workload.concurrency", "%d: want calls outstanding per client, 1..%d", w.Concurrency, MaxConcurrency)
 	case w.Duration < 0:
 		return s.errf("workload.duration", "%v is negative: give a duration such as 5s", w.Duration)
-	case w.Count < 0 || w.Count > MaxCount:
-		return s.errf("workload.count", "%d: want a number of RPCs, 1..%d", w.Count, MaxCount)
+	case w.Count < 0 || w.Count > MaxCount || s.givenZero("workload.count"):
+		return s.errf("workload.count", "%d: want a number of RPCs, 1..%d (or leave count out and give a duration)", w.Count, MaxCount)
 	case w.Duration == 0 && w.Count == 0:
 		return s.errf("workload", "no duration and no count: say when to stop issuing RPCs, e.g. duration: 5s or count: 1000")
 	}

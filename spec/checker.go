@@ -1288,7 +1288,7 @@ func sortFindings(f []Finding) {
 func (f Finding) String() string {
 	rpc := ""
 	if f.RPC != nil {
-		rpc = fmt.Sprintf(" rpc %d %v>%v", f.RPC.ClientID, f.RPC.Client, f.RPC.Server)
+		rpc = " " + f.RPC.Label()
 	}
 	return fmt.Sprintf("%s %s frame %d%s: %s", f.Rule, f.Level, f.Frame, rpc, f.Why)
 }

@@ -1,6 +1,7 @@
 package spec
 
 import (
+	"context"
 	"net/netip"
 	"slices"
 	"sort"
@@ -64,6 +65,15 @@ type HostReport struct {
 // HostReport per host, in hosts' order. It never fails: a host with no
 // events gets an empty report.
 func (j Judge) Hosts(sent, delivered []Event, hosts []netip.Addr) []HostReport {
+	out, _ := j.HostsContext(context.Background(), sent, delivered, hosts)
+	return out
+}
+
+// HostsContext is Hosts that stops with ctx's error once ctx has ended
+// (checked every few thousand events): a run's check of millions of
+// packets stops at a Ctrl-C instead of judging on. The reports are nil
+// then.
+func (j Judge) HostsContext(ctx context.Context, sent, delivered []Event, hosts []netip.Addr) ([]HostReport, error) {
 	if hosts == nil {
 		seen := map[netip.Addr]bool{}
 		for i := range sent {
@@ -108,11 +118,14 @@ func (j Judge) Hosts(sent, delivered []Event, hosts []netip.Addr) []HostReport {
 			sorted[i], sources[i] = view[k], src[k]
 			sorted[i].Frame = i + 1
 		}
-		hr := j.Host(h, sorted)
+		hr, err := j.host(ctx, h, sorted)
+		if err != nil {
+			return nil, err
+		}
 		hr.Sources = sources
 		out = append(out, hr)
 	}
-	return out
+	return out, nil
 }
 
 // Host judges host h on view, the packets it sent and received in the
@@ -123,9 +136,18 @@ func (j Judge) Hosts(sent, delivered []Event, hosts []netip.Addr) []HostReport {
 // file); a finding names the first event with its frame. The view is
 // kept in HostReport.View; Sources is left to the caller.
 func (j Judge) Host(h netip.Addr, view []Event) HostReport {
+	hr, _ := j.host(context.Background(), h, view)
+	return hr
+}
+
+// host is Host that stops with ctx's error once ctx has ended.
+func (j Judge) host(ctx context.Context, h netip.Addr, view []Event) (HostReport, error) {
 	c := j.Stream(HostPoint(h))
 	pos := make(map[int]int, len(view))
 	for i := range view {
+		if i%4096 == 4095 && ctx.Err() != nil {
+			return HostReport{}, ctx.Err()
+		}
 		if _, ok := pos[view[i].Frame]; !ok {
 			pos[view[i].Frame] = i
 		}
@@ -143,7 +165,7 @@ func (j Judge) Host(h netip.Addr, view []Event) HostReport {
 			hr.Violations = append(hr.Violations, v)
 		}
 	}
-	return hr
+	return hr, nil
 }
 
 // Raced reports whether timing finding f, at view[at] (0-based), a packet

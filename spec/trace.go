@@ -1,6 +1,7 @@
 package spec
 
 import (
+	"fmt"
 	"net/netip"
 	"slices"
 	"time"
@@ -17,6 +18,14 @@ type RPCKey struct {
 	Client   netip.Addr `json:"client"`
 	Server   netip.Addr `json:"server"`
 	ClientID uint64     `json:"client_id"`
+}
+
+// Label names k for a finding line: "rpc 2 (client 198.18.0.1, server
+// 198.18.0.2)". The roles are named, not an arrow, which would read as
+// the direction of the finding's packet (a server's packet goes the other
+// way).
+func (k RPCKey) Label() string {
+	return fmt.Sprintf("rpc %d (client %v, server %v)", k.ClientID, k.Client, k.Server)
 }
 
 // GrantSeen is one GRANT observed for a message.

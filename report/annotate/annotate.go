@@ -24,7 +24,7 @@ func Comment(f spec.Finding) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s %s: %s", f.Rule, f.Level, f.Why)
 	if f.RPC != nil {
-		fmt.Fprintf(&b, "; rpc %d (%v > %v)", f.RPC.ClientID, f.RPC.Client, f.RPC.Server)
+		b.WriteString("; " + f.RPC.Label())
 	}
 	if len(f.Frames) > 0 {
 		fmt.Fprintf(&b, "; see %s", f.SeeFrames())

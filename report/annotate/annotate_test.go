@@ -13,7 +13,7 @@ func TestComment(t *testing.T) {
 	k := &spec.RPCKey{Client: netip.MustParseAddr("10.0.0.11"), Server: netip.MustParseAddr("10.0.0.1"), ClientID: 6}
 	f := spec.Finding{Rule: "HOMA-RESEND-002", Level: spec.Should, Frame: 1249, Frames: []int{1200, 1210}, RPC: k,
 		Why: "no answer\nwithin 20ms", Slack: 20 * time.Millisecond}
-	want := "HOMA-RESEND-002 SHOULD: no answer within 20ms; rpc 6 (10.0.0.11 > 10.0.0.1); see frames 1200,1210; tolerance 20ms"
+	want := "HOMA-RESEND-002 SHOULD: no answer within 20ms; rpc 6 (client 10.0.0.11, server 10.0.0.1); see frames 1200,1210; tolerance 20ms"
 	if got := Comment(f); got != want {
 		t.Errorf("Comment:\n got %q\nwant %q", got, want)
 	}

@@ -199,7 +199,7 @@ func BenchPage(r *bench.Report, dir, command string, files []string) (*Page, err
 		rate = bench.FormatBps(r.RateBps) + " links"
 	}
 	p := &Page{Title: "homatest bench", Command: command, Pass: true, Notes: r.Warnings,
-		Subtitle: fmt.Sprintf("workload %s at load %.2f, %s, %d hosts (%d clients, 1 server), seed %d", r.Workload, r.Load, rate, r.Hosts, r.Hosts-1, r.Seed),
+		Subtitle: fmt.Sprintf("workload %s at load %.2f, %s, %d hosts (%s, 1 server), seed %d", r.Workload, r.Load, rate, r.Hosts, bench.Clients(r.Hosts-1), r.Seed),
 		Pictures: []Picture{{Caption: "slowdown by message size (p99 solid, p50 dashed)", PNG: plot.Bytes()}}}
 	if r.Impl != "" {
 		p.Facts = append(p.Facts, Fact{"homa implementation", r.Impl})

@@ -28,6 +28,9 @@ const (
 	envSim = benchrun.EnvSim
 )
 
+// nsBenchDuration is --duration's default with --env ns.
+const nsBenchDuration = 10 * time.Second
+
 // simBenchDuration is --duration's default with --env sim: W4 at 0.8 of
 // 10 Gbit/s issues about 7,500 RPCs in it (750 per bucket).
 const simBenchDuration = 500 * time.Millisecond
@@ -139,8 +142,11 @@ nothing).`,
 			default:
 				return usageErr(fmt.Errorf("--env %q: want auto, ns (network namespaces, root) or sim (the simulator)", o.env))
 			}
-			if o.env == envSim && !cmd.Flags().Changed("duration") {
-				o.duration = simBenchDuration
+			if !cmd.Flags().Changed("duration") {
+				o.duration = nsBenchDuration
+				if o.env == envSim {
+					o.duration = simBenchDuration
+				}
 			}
 			if err := o.check(); err != nil {
 				return usageErr(err)
@@ -165,10 +171,13 @@ nothing).`,
 			if err != nil && ctx.Err() != nil {
 				return o.interrupted(ctx)
 			}
-			if err != nil && o.started {
-				return usageErr(fmt.Errorf("%w (run folder %s)", err, o.artifacts))
+			if err != nil && o.started && agentOutput(o.artifacts) {
+				return usageErr(fmt.Errorf("%w; logs in %s", err, o.artifacts))
 			}
 			if err != nil {
+				// Nothing half-written: a bench that failed (no RPC
+				// completed, say) leaves no folder without a report.
+				undo.Remove()
 				return usageErr(err)
 			}
 			switch o.output {
@@ -194,7 +203,7 @@ nothing).`,
 	f.Float64Var(&o.load, "load", 0.5, "offered load, a fraction (0, 1] of the server's link rate")
 	f.StringVar(&o.rate, "rate", "50mbit", `link rate of every switch port ("1gbit", "100mbit", bit/s)`)
 	f.IntVar(&o.hosts, "hosts", 4, "hosts: the last one serves, the others call it (2..16; with --env sim 2..144)")
-	f.DurationVar(&o.duration, "duration", 10*time.Second, "how long the loaded run issues RPCs, per transport")
+	f.DurationVar(&o.duration, "duration", 0, "how long the loaded run issues RPCs, per transport (default 10s; with --env sim 500ms of simulated time)")
 	f.StringVar(&o.transports, "transport", "homa,tcp", "transports to run, comma-separated: homa, tcp")
 	outputVar(f, &o.output, "the slowdown table; html the report page (also written as report.html in the run folder)", "text", "json", "html")
 	f.StringVar(&o.plot, "plot", "", "write the slowdown plot to this .png or .svg file")

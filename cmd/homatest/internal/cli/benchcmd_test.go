@@ -154,3 +154,35 @@ func TestBenchSim(t *testing.T) {
 		t.Errorf("two runs of one seed gave different records or reports (%d and %d bytes)", len(recs), len(recs2))
 	}
 }
+
+// TestBenchSimNothingCompleted: a bench whose loaded run completes no RPC
+// (--duration 5ms) exits 2 with the reason and leaves nothing half-written:
+// a new run folder is removed (it used to keep homa-records.json holding
+// [] with no report and no marker), a folder that existed keeps only what
+// it held.
+func TestBenchSimNothingCompleted(t *testing.T) {
+	dir := t.TempDir()
+	fresh := filepath.Join(dir, "fresh")
+	existing := filepath.Join(dir, "existing")
+	if err := os.MkdirAll(existing, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, existing, "mine.txt", "kept")
+	for _, arts := range []string{fresh, existing} {
+		out, err, code := run(t, "bench", "--env", "sim", "--duration", "5ms", "--unloaded", "2", "--artifacts", arts)
+		if code != ExitUsage || err == nil || !strings.Contains(err.Error(), "no homa RPC completed") || strings.Contains(err.Error(), arts) {
+			t.Errorf("--artifacts %s: exit %d, %v; want 2 and the reason, naming no folder\n%s", arts, code, err, out)
+		}
+	}
+	if _, err := os.Stat(fresh); !os.IsNotExist(err) {
+		t.Errorf("the new run folder is still there (%v)", err)
+	}
+	if ents, _ := os.ReadDir(existing); len(ents) != 1 || ents[0].Name() != "mine.txt" {
+		t.Errorf("the existing folder holds %v, want only mine.txt", ents)
+	}
+	// --help tells the default that applies: 10s, 500ms in the simulator.
+	out, _, _ := run(t, "bench", "--help")
+	if !strings.Contains(out, "(default 10s; with --env sim 500ms of simulated time)") || strings.Contains(out, "time) (default") {
+		t.Errorf("--duration's help:\n%s", out)
+	}
+}

@@ -215,7 +215,7 @@ func TestCheckPorts(t *testing.T) {
 	fp := filepath.Join(dir, "faulty.pcapng")
 	writePorts(t, faulty, fp, hosts)
 	out, _, code = run(t, "check", "--rules", "HOMA-RESEND-010", fp)
-	if code != ExitViolations || !strings.Contains(out, "[10.0.0.11]: first-transmission DATA [40000, 41424) repeats") {
+	if code != ExitViolations || !strings.Contains(out, ", charged to 10.0.0.11: first-transmission DATA [40000, 41424) repeats") {
 		t.Errorf("faulty ports capture: exit %d:\n%s", code, out)
 	}
 	// On the sender's own link every repeat (7 of them) is a violation,

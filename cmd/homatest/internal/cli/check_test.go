@@ -51,7 +51,7 @@ func TestCheckDetectsViolation(t *testing.T) {
 		t.Fatalf("exit %d, want 1:\n%s", code, out)
 	}
 	// Frame 3 is the first 100-byte request: bytes [0,100) with U = 50.
-	if !strings.Contains(out, "HOMA-UNSCHED-001 MUST frame 3 rpc 2 (10.0.0.11 > 10.0.0.1) [10.0.0.11]: bytes [0, 100) sent before any GRANT, beyond U = 50") {
+	if !strings.Contains(out, "HOMA-UNSCHED-001 MUST frame 3 rpc 2 (client 10.0.0.11, server 10.0.0.1), charged to 10.0.0.11: bytes [0, 100) sent before any GRANT, beyond U = 50") {
 		t.Errorf("missing UNSCHED-001 at frame 3:\n%s", out)
 	}
 	if !strings.Contains(out, "HOMA-WIRE-007 MUST frame 3 ") {

@@ -13,12 +13,13 @@ import (
 	"github.com/homatest/homatest/spec"
 )
 
-// rpcString renders k as " rpc ID (CLIENT > SERVER)", or "" for nil.
+// rpcString renders k as " rpc ID (client CLIENT, server SERVER)"
+// (spec.RPCKey.Label), or "" for nil.
 func rpcString(k *spec.RPCKey) string {
 	if k == nil {
 		return ""
 	}
-	return fmt.Sprintf(" rpc %d (%v > %v)", k.ClientID, k.Client, k.Server)
+	return " " + k.Label()
 }
 
 // writeCheckText writes check's text report: per file its capture point,
@@ -90,7 +91,7 @@ func writeCheckText(w io.Writer, reports []check.FileReport) error {
 			}
 			who := ""
 			if v.ChargedTo.IsValid() {
-				who = " [" + v.ChargedTo.String() + "]"
+				who = ", charged to " + v.ChargedTo.String()
 			}
 			switch {
 			case fr.TesterCharged(&v) && check.Deliberate(&v):

@@ -99,7 +99,7 @@ and the exit code is 2 at the end, the error line naming each bad file.`,
 	outputVar(f, &o.output, "json is one object per packet and one per file", "text", "json")
 	f.IntVar(&o.ipv6Shift, "ipv6-prio-shift", 0, "shift of the priority in the IPv6 traffic class: 4 or 5; 0 = detect")
 	f.BoolVar(&o.summaryOnly, "summary-only", false, "print only the per-file summary")
-	f.StringVar(&o.rpc, "rpc", "", "print only the packets of this RPC: ID or ID@CLIENT (the client's id, as homatest rpcs prints it)")
+	f.StringVar(&o.rpc, "rpc", "", "print only the packets of this RPC: ID or ID@CLIENT (the client's id, as homatest rpcs prints it, or its server's sender_id, the client's id + 1)")
 	return cmd
 }
 

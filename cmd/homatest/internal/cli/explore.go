@@ -31,6 +31,9 @@ type exploreOpts struct {
 	keepGoing, quiet               bool
 	artifacts, output, junit       string
 	replay                         string
+	// faultSet is set when --fault was given, even as "": with
+	// --replay it replaces the script's knobs ("" none).
+	faultSet bool
 
 	par agent.Params
 	lvl spec.Level
@@ -65,7 +68,9 @@ run folder as a replay script (failure-N-RULE.homa: the RPCs, then one
 line per packet in time order, the tester's to send, the IUT's expected)
 and the IUT's view as pcapng with the finding on its frame; --replay
 FILE runs a script again, with the script's fault knobs and --param values
-(--fault and --param given with --replay override them).
+(--param given with --replay overrides the script's of that name; --fault
+replaces the script's knobs, --fault "" with none); it prints the
+parameters and knobs it used and where each came from.
 
 The default environment is the simulator (--env sim: the reference
 implementation, virtual time, a seed gives the same cases); --env ns runs
@@ -133,6 +138,7 @@ func (o *exploreOpts) run(cmd *cobra.Command) error {
 		o.artifacts = defaultRunDir()
 	}
 	if o.replay != "" {
+		o.faultSet = cmd.Flags().Changed("fault")
 		return o.runReplay(ctx, cmd.OutOrStdout())
 	}
 	var faults []string

@@ -74,6 +74,19 @@ func TestExploreFindShrinkReplay(t *testing.T) {
 	if rules := checkRules(t, rcap); len(rules) < 2 {
 		t.Errorf("check %s without its sidecars: violations of %v, want more than the knob's rule (the sidecars are what makes it judge as the replay did)", rcap, rules)
 	}
+	if !strings.Contains(out, "  fault knobs: grant-past-end (script)\n") {
+		t.Errorf("replay: the summary does not name the script's fault knob:\n%s", out)
+	}
+	// --fault "" replaces the script's knobs with none: the IUT is then
+	// correct, and the summary says where the (empty) set came from.
+	out, err, code = run(t, "explore", "--replay", script, "--fault", "", "--artifacts", t.TempDir(), "-q")
+	if code != ExitOK || !strings.Contains(out, "not reproduced") || !strings.Contains(out, `  fault knobs: none (--fault "" instead of the script's grant-past-end)`+"\n") {
+		t.Errorf("replay with --fault \"\": exit %d (%v), want 0, not reproduced, no knob:\n%s", code, err, out)
+	}
+	out, _, _ = run(t, "explore", "--replay", script, "--fault", "no-busy", "--artifacts", t.TempDir(), "-q", "-o", "json")
+	if !strings.Contains(out, `"arg": "no-busy"`) || !strings.Contains(out, `"from": "--fault"`) || strings.Contains(out, `"arg": "grant-past-end"`) {
+		t.Errorf("replay with --fault no-busy -o json: want faults [no-busy from --fault] only:\n%s", out)
+	}
 	// A --param overrides the script's (and the replay says so).
 	out, _, _ = run(t, "explore", "--replay", script, "--param", "link_bps=10000000000", "--artifacts", t.TempDir(), "-q")
 	if !strings.Contains(out, "parameters: link_bps=10000000000 (--param)\n") || !strings.Contains(out, "warning: the IUT's parameters differ") {

@@ -60,6 +60,27 @@ func paramsUsed(used []explore.ReplayParam) string {
 	return strings.Join(parts, ", ")
 }
 
+// faultsUsed renders a replay's fault knobs for its summary: each with
+// where it came from, or why there is none.
+func (o *exploreOpts) faultsUsed(sc *explore.Script, used []explore.ReplayParam) string {
+	if len(used) > 0 {
+		var parts []string
+		for _, k := range used {
+			parts = append(parts, fmt.Sprintf("%s (%s)", k.Arg, k.From))
+		}
+		return strings.Join(parts, ", ")
+	}
+	switch {
+	case o.impl != "ref":
+		return "none (--impl " + o.impl + " has no fault knobs)"
+	case o.faultSet && len(sc.Faults) > 0:
+		return fmt.Sprintf("none (--fault \"\" instead of the script's %s)", strings.Join(sc.Faults, ", "))
+	case o.faultSet:
+		return "none (--fault \"\")"
+	}
+	return "none (the script's iut line names none)"
+}
+
 // runReplay replays --replay's script.
 func (o *exploreOpts) runReplay(ctx context.Context, out io.Writer) error {
 	f, err := os.Open(o.replay)
@@ -75,9 +96,12 @@ func (o *exploreOpts) runReplay(ctx context.Context, out io.Writer) error {
 	if err != nil {
 		return usageErr(fmt.Errorf("--replay %s: %w", o.replay, err))
 	}
-	faults := sc.Faults
-	if o.fault != "" {
-		faults = []string{o.fault}
+	faults, from := sc.Faults, "script"
+	if o.faultSet {
+		faults, from = nil, "--fault"
+		if o.fault != "" {
+			faults = []string{o.fault}
+		}
 	}
 	if o.impl != "ref" {
 		faults = nil
@@ -112,6 +136,10 @@ func (o *exploreOpts) runReplay(ctx context.Context, out io.Writer) error {
 		return usageErr(fmt.Errorf("replay %s: %w", o.replay, err))
 	}
 	res.Params = used
+	res.Faults = []explore.ReplayParam{}
+	for _, k := range faults {
+		res.Faults = append(res.Faults, explore.ReplayParam{Arg: k, From: from})
+	}
 	capPath := filepath.Join(o.artifacts, strings.TrimSuffix(filepath.Base(o.replay), filepath.Ext(o.replay))+"-replay.pcapng")
 	if len(res.Capture) > 0 {
 		if err := writeBytes(capPath, res.Capture); err != nil {
@@ -139,6 +167,7 @@ func (o *exploreOpts) runReplay(ctx context.Context, out io.Writer) error {
 		}
 		fmt.Fprintf(w, "  %d tester packets, %d events; capture %s\n", res.Sent, res.Events, capPath)
 		fmt.Fprintf(w, "  parameters: %s\n", paramsUsed(used))
+		fmt.Fprintf(w, "  fault knobs: %s\n", o.faultsUsed(sc, res.Faults))
 		if res.ParamsDiffer != "" {
 			fmt.Fprintf(w, "  warning: %s\n", res.ParamsDiffer)
 		}

@@ -65,7 +65,8 @@ func TestRPCsSort(t *testing.T) {
 }
 
 // TestDecodeRPC: decode --rpc ID prints exactly the packets rpcs counts
-// for that RPC, in both directions; @CLIENT narrows by the client; an id
+// for that RPC, in both directions, ID its client's id or its server's
+// sender_id; @CLIENT narrows by the client; an id
 // without packets, slowest or a bad address are usage errors.
 func TestDecodeRPC(t *testing.T) {
 	for _, capture := range []string{lossy613, filepath.Join(realDir, "linux-6.1-proto253/e2-server-forgets-request.pcap")} {
@@ -83,7 +84,9 @@ func TestDecodeRPC(t *testing.T) {
 				want += n
 			}
 			client, _, _ := strings.Cut(r.Client, ":")
-			for _, sel := range []string{fmt.Sprint(r.ClientID), fmt.Sprintf("%d@%s", r.ClientID, client)} {
+			// The server's sender_id (the client's id + 1, HomaModule's
+			// id ^ 1) names the same RPC.
+			for _, sel := range []string{fmt.Sprint(r.ClientID), fmt.Sprintf("%d@%s", r.ClientID, client), fmt.Sprint(r.ClientID ^ 1)} {
 				dec, err, _ := run(t, "decode", "--rpc", sel, "-o", "json", capture)
 				if err != nil {
 					t.Fatal(err)

@@ -16,13 +16,17 @@ import (
 // optional client address.
 type rpcSelector struct {
 	slowest bool
-	id      uint64
+	id      uint64     // the RPC's client id
+	given   uint64     // the id as given (a server's sender_id is id+1)
 	client  netip.Addr // zero: any client
 }
 
 // parseRPCSelector parses "ID", "ID@CLIENT" or, when slowest is true
-// (the command can pick the slowest RPC), "slowest". Errors name only the
-// forms the command takes.
+// (the command can pick the slowest RPC), "slowest". ID is the RPC's
+// client id (even, as homatest rpcs prints it) or the sender_id its
+// server's packets carry (odd: the client's id XOR 1, HomaModule's
+// homa_local_id), which names the same RPC. Errors name only the forms
+// the command takes.
 func parseRPCSelector(s string, slowest bool) (rpcSelector, error) {
 	if s == "slowest" && slowest {
 		return rpcSelector{slowest: true}, nil
@@ -36,7 +40,8 @@ func parseRPCSelector(s string, slowest bool) (rpcSelector, error) {
 		}
 		return rpcSelector{}, fmt.Errorf("--rpc %q: want %s", s, forms)
 	}
-	sel := rpcSelector{id: id}
+	// A server's sender_id names its RPC by the client's id.
+	sel := rpcSelector{id: wire.ClientID(id), given: id}
 	if hasAddr {
 		if sel.client, err = netip.ParseAddr(addrText); err != nil {
 			return rpcSelector{}, fmt.Errorf("--rpc %q: %q is not an IP address (want ID@CLIENT, e.g. 4@10.0.0.11)", s, addrText)
@@ -73,9 +78,9 @@ func (s rpcSelector) pick(rpcs []*spec.RPC) (*spec.RPC, error) {
 		}
 		return nil, fmt.Errorf("%d RPCs have id %d (clients %s): name one with --rpc %d@CLIENT", len(found), s.id, strings.Join(cs, ", "), s.id)
 	case s.client.IsValid():
-		return nil, fmt.Errorf("no RPC with id %d from client %v (%s)", s.id, s.client, someIDs(rpcs))
+		return nil, fmt.Errorf("no RPC with id %d from client %v (%s)", s.given, s.client, someIDs(rpcs))
 	default:
-		return nil, fmt.Errorf("no RPC with id %d (%s)", s.id, someIDs(rpcs))
+		return nil, fmt.Errorf("no RPC with id %d (%s)", s.given, someIDs(rpcs))
 	}
 }
 

@@ -238,21 +238,20 @@ func (o *runOpts) run(cmd *cobra.Command) error {
 			}
 			return usageErr(err)
 		}
+		if specsRun(res) == 0 {
+			undo.Remove() // nothing ran
+			return usageErr(errors.New("no spec matched --label-filter, --rules and --focus (homatest spec list shows the rule IDs; areas: wire, grant, resend, ack, cutoffs, robustness, workload)"))
+		}
 		passes = append(passes, res)
 		if junit != "" {
 			junits = append(junits, junit)
 		}
-	}
-	for _, p := range passes {
-		ran := 0
-		for _, s := range p.Specs {
-			if s.State != "skipped" {
-				ran++
+		if o.output == "text" {
+			// Each pass as it finishes: a long --repeat shows progress,
+			// and an interrupted one keeps the passes that finished.
+			if err := o.writePass(cmd.OutOrStdout(), i, o.repeat, res); err != nil {
+				return usageErr(fmt.Errorf("write output: %w", err))
 			}
-		}
-		if ran == 0 {
-			undo.Remove() // nothing ran
-			return usageErr(errors.New("no spec matched --label-filter, --rules and --focus (homatest spec list shows the rule IDs; areas: wire, grant, resend, ack, cutoffs, robustness, workload)"))
 		}
 	}
 	if o.junit != "" {

@@ -298,3 +298,22 @@ func TestRunOtherRuleFindingsFail(t *testing.T) {
 		t.Errorf("homatest check %s: exit %d, %v; want %d citing HOMA-ACK-007\n%s", capture, code, err, ExitViolations, out)
 	}
 }
+
+// TestRunFailurePlain: a failing spec's reason is its own message, each
+// finding once, without Gomega's dump of the list (type, length, its
+// truncation notes, "to be empty").
+func TestRunFailurePlain(t *testing.T) {
+	t.Setenv("HOMATEST_CLI_CHILD", "1")
+	out, _, code := run(t, "run", "--env", "sim", "--focus", "RESEND-answered", "--fault", "id-zero", "--artifacts", filepath.Join(t.TempDir(), "r"))
+	if code != ExitViolations {
+		t.Fatalf("exit %d, want %d\n%s", code, ExitViolations, out)
+	}
+	for _, bad := range []string{"Expected", "Gomega", "to be empty", "<[]string"} {
+		if strings.Contains(out, bad) {
+			t.Errorf("output has %q:\n%s", bad, out)
+		}
+	}
+	if n := strings.Count(out, "HOMA-ID-003 frame 1: DATA with sender_id 0"); n != 1 {
+		t.Errorf("the first finding is printed %d times, want once:\n%s", n, out)
+	}
+}

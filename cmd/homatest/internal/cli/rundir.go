@@ -27,10 +27,12 @@ func artifactsErr(err error) error {
 }
 
 // agentOutput reports whether any agent wrote to its stderr log
-// (*.agent.stderr.log) under dir.
+// (HOST.NAME.stderr.log: run's in its pass folders, bench's in the run
+// folder itself) under dir.
 func agentOutput(dir string) bool {
-	logs, _ := filepath.Glob(filepath.Join(dir, "*", "*.agent.stderr.log"))
-	for _, l := range logs {
+	logs, _ := filepath.Glob(filepath.Join(dir, "*", "*.stderr.log"))
+	top, _ := filepath.Glob(filepath.Join(dir, "*.stderr.log"))
+	for _, l := range append(logs, top...) {
 		if st, err := os.Stat(l); err == nil && st.Size() > 0 {
 			return true
 		}

@@ -48,6 +48,9 @@ type runReport struct {
 }
 
 // report prints the passes as a table by area and the failures.
+//
+// In text mode the passes themselves are not repeated: writePass printed
+// each as it finished; this writes the verdict line.
 func (o *runOpts) report(out io.Writer, passes []*conformance.Result) error {
 	w := &errWriter{w: out}
 	if o.output == "json" {
@@ -59,34 +62,6 @@ func (o *runOpts) report(out io.Writer, passes []*conformance.Result) error {
 		}
 		enc.Encode(runReport{Verdict: verdict, Passes: passes, Artifacts: o.artifacts, Failed: o.failedPasses(passes)})
 		return w.err
-	}
-	for i, p := range passes {
-		fmt.Fprintf(w, "pass %d/%d: %s; %d specs in %.1fs\n", i+1, len(passes), p.Env, len(p.Specs), p.Duration.Seconds())
-		writeAreaTable(w, p.Specs)
-		for _, s := range p.Specs {
-			if !s.Fails(true) {
-				continue
-			}
-			kind := "FAIL"
-			if !o.failing(s) {
-				kind = "WARN (SHOULD)"
-			}
-			fmt.Fprintf(w, "\n%s %s\n  rules: %s (%s)\n", kind, s.Name, strings.Join(s.Rules, ", "), s.Level)
-			if s.Failure != "" {
-				for _, l := range strings.Split(strings.TrimSpace(s.Failure), "\n") {
-					fmt.Fprintf(w, "  %s\n", l)
-				}
-			}
-			for _, l := range s.OtherShould {
-				fmt.Fprintf(w, "  SHOULD finding of another rule: %s\n", l)
-			}
-			if s.Capture != "" {
-				fmt.Fprintf(w, "  packets: %s (homatest decode %s)\n", s.Capture, s.Capture)
-			}
-			fmt.Fprintf(w, "  rerun: %s\n", o.rerun(s))
-		}
-		writeUnsupported(w, p.Specs)
-		writeInconclusive(w, p.Specs)
 	}
 	warned, ran, unsupported := 0, 0, 0
 	for _, p := range passes {
@@ -108,13 +83,61 @@ func (o *runOpts) report(out io.Writer, passes []*conformance.Result) error {
 	}
 	verdict := "PASS (" + counts + ")"
 	if warned > 0 {
-		verdict = fmt.Sprintf("PASS (%s) with %d SHOULD warnings (--strict fails on them)", counts, warned)
+		verdict = fmt.Sprintf("PASS (%s) with %s (--strict fails on them)", counts, plural(warned, "SHOULD warning", "SHOULD warnings"))
 	}
 	if n := o.failedPasses(passes); n > 0 {
 		verdict = fmt.Sprintf("FAIL (%d of %d passes; %s)", n, len(passes), counts)
 	}
 	fmt.Fprintf(w, "\n%s; artifacts in %s (report: %s)\n", verdict, o.artifacts, filepath.Join(o.artifacts, reportFile))
 	return w.err
+}
+
+// writePass prints pass i of n (1-based) in text mode as it finishes: its
+// header, the specs by area, each failing spec with its reason and rerun
+// command, the unsupported and inconclusive ones. A run of several passes
+// shows each as soon as it is done, and an interrupted one keeps what
+// finished.
+func (o *runOpts) writePass(out io.Writer, i, n int, p *conformance.Result) error {
+	w := &errWriter{w: out}
+	fmt.Fprintf(w, "pass %d/%d: %s; %s in %.1fs\n", i, n, p.Env, plural(specsRun(p), "spec", "specs"), p.Duration.Seconds())
+	writeAreaTable(w, p.Specs)
+	for _, s := range p.Specs {
+		if !s.Fails(true) {
+			continue
+		}
+		kind := "FAIL"
+		if !o.failing(s) {
+			kind = "WARN (SHOULD)"
+		}
+		fmt.Fprintf(w, "\n%s %s\n  rules: %s (%s)\n", kind, s.Name, strings.Join(s.Rules, ", "), s.Level)
+		if s.Failure != "" {
+			for _, l := range strings.Split(strings.TrimSpace(s.Failure), "\n") {
+				fmt.Fprintf(w, "  %s\n", l)
+			}
+		}
+		for _, l := range s.OtherShould {
+			fmt.Fprintf(w, "  SHOULD finding of another rule: %s\n", l)
+		}
+		if s.Capture != "" {
+			fmt.Fprintf(w, "  packets: %s (homatest decode %s)\n", s.Capture, s.Capture)
+		}
+		fmt.Fprintf(w, "  rerun: %s\n", o.rerun(s))
+	}
+	writeUnsupported(w, p.Specs)
+	writeInconclusive(w, p.Specs)
+	return w.err
+}
+
+// specsRun is the number of p's specs that ran (every state but skipped:
+// those --focus, --rules or --label-filter left out).
+func specsRun(p *conformance.Result) int {
+	n := 0
+	for _, s := range p.Specs {
+		if s.State != "skipped" {
+			n++
+		}
+	}
+	return n
 }
 
 // writeUnsupported prints the unsupported specs, one line per reason

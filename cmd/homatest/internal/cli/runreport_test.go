@@ -27,11 +27,15 @@ func TestRunReportUnsupported(t *testing.T) {
 	}}
 	o := &runOpts{output: "text", artifacts: "runs/x", impl: "m.yaml", env: "sim"}
 	var b strings.Builder
+	if err := o.writePass(&b, 1, 1, p); err != nil {
+		t.Fatal(err)
+	}
 	if err := o.report(&b, []*conformance.Result{p}); err != nil {
 		t.Fatal(err)
 	}
 	out := b.String()
 	for _, want := range []string{
+		"pass 1/1: x; 6 specs in 0.0s\n", // the skipped one (left out by --focus, say) not counted
 		`3 specs unsupported by this IUT's manifest, for the capabilities it does not declare, "grants" (2), "cutoffs" (1): GRANT-long-request, GRANT-srpt, CUTOFFS-applied` + "\n",
 		"1 spec unsupported: this environment builds no bench of IUT hosts: W1-incast\n",
 		"\nPASS (2 specs run, 4 unsupported); artifacts in runs/x",
@@ -49,5 +53,12 @@ func TestRunReportUnsupported(t *testing.T) {
 	o.report(&b, []*conformance.Result{p})
 	if !strings.Contains(b.String(), "\nFAIL (1 of 1 passes; 2 specs run, 4 unsupported); artifacts in runs/x") {
 		t.Errorf("failing report:\n%s", b.String())
+	}
+	// A failing SHOULD spec is one warning, in the singular.
+	p.Specs[4].Level = "SHOULD"
+	b.Reset()
+	o.report(&b, []*conformance.Result{p})
+	if !strings.Contains(b.String(), "\nPASS (2 specs run, 4 unsupported) with 1 SHOULD warning (--strict fails on them)") {
+		t.Errorf("report with a SHOULD warning:\n%s", b.String())
 	}
 }
