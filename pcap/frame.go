@@ -84,6 +84,14 @@ type Stats struct {
 	DecodeErrors int `json:"decode_errors"`
 	// Truncated counts Homa frames cut short by the snap length.
 	Truncated int `json:"truncated"`
+	// SnapCut counts the Homa frames (part of DecodeErrors) whose Homa
+	// header, or a GSO frame's segment headers, the snap length cut
+	// (captured length below the frame's length, gopacket CaptureInfo):
+	// packets the capture holds but cannot show, as if it had dropped
+	// them. SnapLen is the most bytes the capture kept of such a frame (its
+	// snap length, or less when the link layer is shorter); 0 without any.
+	SnapCut int `json:"snap_cut,omitempty"`
+	SnapLen int `json:"snap_len,omitempty"`
 	// Segments counts DATA segments (a GSO frame counts each of its segments).
 	Segments int `json:"segments"`
 	// GSOFrames counts multi-segment GSO DATA frames.

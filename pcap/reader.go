@@ -368,8 +368,7 @@ func (r *Reader) decode(data []byte, ci gopacket.CaptureInfo, lt layers.LinkType
 		f.Priority = wire.PriorityFromTrafficClass(f.TOS, f.PrioShift)
 	}
 	if err != nil {
-		r.stats.DecodeErrors++
-		f.Err = err
+		r.decodeError(f, err, ci)
 		return true
 	}
 	f.Packet = p
@@ -384,8 +383,7 @@ func (r *Reader) decode(data []byte, ci gopacket.CaptureInfo, lt layers.LinkType
 		f.Segments, err = p.Data().Segments(r.segs[:0], maxSeg)
 		r.segs = f.Segments[:0]
 		if err != nil {
-			r.stats.DecodeErrors++
-			f.Err = err
+			r.decodeError(f, err, ci)
 			f.Segments = nil
 			return true
 		}
@@ -402,6 +400,18 @@ func (r *Reader) decode(data []byte, ci gopacket.CaptureInfo, lt layers.LinkType
 		r.stats.Truncated++
 	}
 	return true
+}
+
+// decodeError files err as f's decode error, counting the frame in
+// Stats.SnapCut when the snap length cut it (Stats.SnapCut says why
+// that is a packet unseen rather than a malformed one).
+func (r *Reader) decodeError(f *Frame, err error, ci gopacket.CaptureInfo) {
+	r.stats.DecodeErrors++
+	f.Err = err
+	if ci.CaptureLength < ci.Length {
+		r.stats.SnapCut++
+		r.stats.SnapLen = max(r.stats.SnapLen, ci.CaptureLength)
+	}
 }
 
 // icmp fills f.ICMP from an ICMP (v6: ICMPv6) message b and reports
