@@ -155,6 +155,16 @@ type FileReport struct {
 	// when no Homa header could be read at all the verdict is INCOMPLETE
 	// (exit 2), since no rule could judge anything.
 	SnapHint string `json:"snap_hint,omitempty"`
+	// TimeOrderHint, when some frames' timestamps lie before those of
+	// frames ahead of them in the file (pcap.Stats.Backwards: tcpdump on
+	// several CPUs, a mirror port, a merged file), says how many, the
+	// first and how far back, and how they were judged: Reordered in
+	// timestamp order when none lies more than pcap.MaxReorder back (a
+	// second pass with pcap.ReaderOptions.Reorder; findings keep the
+	// file's frame numbers), else in file order, where findings near them
+	// may rest on the file's order.
+	TimeOrderHint string `json:"time_order_hint,omitempty"`
+	Reordered     bool   `json:"time_reordered,omitempty"`
 	// Damaged is set when the file ends in a damaged or cut-off frame: the
 	// report and verdict cover the frames before it (a capture cut there,
 	// as if it had stopped), and the check still fails (exit 2), since
@@ -318,6 +328,18 @@ func File(o Options, file string) FileReport {
 		fr.Error = err.Error()
 		return fr
 	}
+	if st := run.st; st.Backwards > 0 && st.BackwardsMax <= pcap.MaxReorder {
+		// Frames a little out of timestamp order (tcpdump on several
+		// CPUs): judge them in the order they were captured, as the hosts
+		// sent and got them.
+		ro.Reorder = st.BackwardsMax
+		whole := plan
+		whole.count = nil
+		if run, err = runRules(file, ro, whole, judge); err != nil {
+			fr.Error = err.Error()
+			return fr
+		}
+	}
 	if run.damaged != nil {
 		fr.Damaged = run.damaged.Error() + ": the report covers the frames before it"
 	}
@@ -337,6 +359,7 @@ func File(o Options, file string) FileReport {
 	fr.CapturePoint, fr.CapturePointWhy = plan.String(), plan.why
 	fr.CaptureDropsFrom, fr.CaptureDropsHint = dropsHint(rep, st, o.CaptureDrops)
 	fr.SnapHint = snapHint(st)
+	fr.TimeOrderHint, fr.Reordered = timeOrderHint(st), ro.Reorder > 0
 	spans, stallsName, err := readStallsFile(file)
 	if err != nil {
 		fr.Error = err.Error()
@@ -386,6 +409,23 @@ func File(o Options, file string) FileReport {
 		fr.Verdict = "warn"
 	}
 	return fr
+}
+
+// timeOrderHint is FileReport.TimeOrderHint for a capture read with
+// stats st.
+func timeOrderHint(st pcap.Stats) string {
+	if st.Backwards == 0 {
+		return ""
+	}
+	what := fmt.Sprintf("%d frames have a timestamp before that of a frame ahead of them in the file (first frame %d, at most %v back)",
+		st.Backwards, st.BackwardsFrame, st.BackwardsMax)
+	if st.Backwards == 1 {
+		what = fmt.Sprintf("frame %d has a timestamp %v before that of a frame ahead of it in the file", st.BackwardsFrame, st.BackwardsMax)
+	}
+	if st.BackwardsMax <= pcap.MaxReorder {
+		return what + ": judged in timestamp order (frame numbers are the file's)"
+	}
+	return fmt.Sprintf("%s: more than %v back, so judged in file order; findings near them may rest on the file's order, not the hosts'", what, pcap.MaxReorder)
 }
 
 // snapHint is FileReport.SnapHint for a capture read with stats st.

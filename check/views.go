@@ -43,6 +43,13 @@ func readPortViews(path string, o pcap.ReaderOptions, plan capturePlan) (map[int
 			views[f.Interface] = append(views[f.Interface], e)
 		}
 	}
+	if o.Reorder > 0 {
+		// The views are in memory: timestamp order is a sort (stable:
+		// equal timestamps keep the file's order).
+		for _, v := range views {
+			sort.SliceStable(v, func(a, b int) bool { return v[a].Time.Before(v[b].Time) })
+		}
+	}
 	st := r.Stats()
 	if st.Homa == 0 {
 		return views, st, fmt.Errorf("%s: %w", path, pcap.ErrNoHoma)

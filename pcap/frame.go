@@ -118,6 +118,15 @@ type Stats struct {
 	// prints "N packets dropped by kernel" on stderr only), and isb_osdrop
 	// is not read (pcapgo v1.7.7 does not parse it).
 	CaptureDrops uint64 `json:"capture_drops,omitempty"`
+	// Backwards counts the frames Next returned (Homa, ICMP quoting Homa)
+	// whose timestamp lies before that of a frame ahead of them in the
+	// file (tcpdump on several CPUs, a mirror port, a merged file);
+	// BackwardsFrame is the first such frame's number and BackwardsMax the
+	// furthest one lies back (in JSON, nanoseconds). 0 for a file in
+	// timestamp order. See ReaderOptions.Reorder.
+	Backwards      int           `json:"time_backwards,omitempty"`
+	BackwardsFrame int           `json:"time_backwards_first_frame,omitempty"`
+	BackwardsMax   time.Duration `json:"time_backwards_max_ns,omitempty"`
 	// IfaceDrops is CaptureDrops by pcapng interface index (sections
 	// summed by index); nil when none are declared.
 	IfaceDrops map[int]uint64 `json:"-"`

@@ -35,6 +35,13 @@ type ReaderOptions struct {
 	// MaxSegData is max_seg_data in bytes, used to split GSO DATA frames
 	// into segments; 0 means 1424 for IPv4 and 1404 for IPv6 (MTU 1500).
 	MaxSegData int
+	// Reorder, when positive, makes EachEvent (and StreamPath) pass events
+	// in timestamp order, not file order, provided no frame lies more than
+	// Reorder before a frame ahead of it in the file (Stats.BackwardsMax
+	// of a first read says; at most MaxReorder is sensible): a buffer holds
+	// Reorder of capture time. Events keep their frame numbers. Frames
+	// further out of order are passed as they come. Next is unaffected.
+	Reorder time.Duration
 	// Direction, when set, keeps only the pcapng frames marked with that
 	// direction in epb_flags (frames without the flag are kept): a
 	// capture of switch ports in both directions holds every packet twice,
@@ -83,6 +90,8 @@ type Reader struct {
 	// (the latest statistics block of each), pastDrops the sums of the
 	// sections before it, by interface index (see Stats.CaptureDrops).
 	drops, pastDrops map[int]uint64
+	// latest is the latest timestamp of a Homa frame so far (noteTime).
+	latest time.Time
 }
 
 // Open opens a capture file. Errors name the file and say what is wrong:
@@ -261,6 +270,7 @@ func (r *Reader) Next() (*Frame, error) {
 			data = r.hold(data)
 		}
 		if r.decode(data, ci, lt) {
+			r.noteTime(r.n, ci.Timestamp)
 			if opts.Flags != nil {
 				r.frame.Direction = Direction(opts.Flags.Direction & pcapgo.NgEpbFlagDirectionMask)
 			}

@@ -1,6 +1,7 @@
 package spec
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/homatest/homatest/spec/wire"
@@ -138,12 +139,12 @@ func ackRules() []*Rule {
 						if !r.ForgotTime.IsZero() {
 							res = Pass() // it answered RPC_UNKNOWN: no RPC
 						} else if why, ok := clientTimedOut(c, r, e.Time); ok {
-							gone = Unsure("ACK for RPC %d whose response has %d of %d bytes: %s", id, r.Response.Received(), r.Response.Length, why)
+							gone = Unsure("ACK for RPC %d, but %s: %s", id, responseHeld(r), why)
 						} else {
-							return Violation("ack for RPC %d whose response has %d of %d bytes", id, r.Response.Received(), r.Response.Length).With(r.FirstFrame)
+							return Violation("ack for RPC %d, but %s", id, responseHeld(r)).With(r.FirstFrame)
 						}
 					case !r.Response.Complete:
-						return Violation("ack for RPC %d whose response has %d of %d bytes", id, r.Response.Received(), r.Response.Length).With(r.FirstFrame)
+						return Violation("ack for RPC %d, but %s", id, responseHeld(r)).With(r.FirstFrame)
 					default:
 						res = Pass()
 					}
@@ -326,4 +327,14 @@ func acksRPC(x *Event, k RPCKey) bool {
 		return x.Packet.Data().AckClientID() == k.ClientID
 	}
 	return false
+}
+
+// responseHeld says how much of r's response the capture holds, for an
+// ack that came before all of it: none (the response DATA has not begun,
+// so its length is not known) or received of its length bytes.
+func responseHeld(r *RPC) string {
+	if r.Response.Length == 0 {
+		return "no byte of its response is in the capture yet"
+	}
+	return fmt.Sprintf("only %d of its %d response bytes are in the capture", r.Response.Received(), r.Response.Length)
 }

@@ -37,6 +37,9 @@ func writeCheckText(w io.Writer, reports []check.FileReport) error {
 			fmt.Fprintf(ew, "capture comment: %s\n", printable(c))
 		}
 		fmt.Fprintf(ew, "capture point: %s (%s)\n", fr.CapturePoint, fr.CapturePointWhy)
+		if fr.TimeOrderHint != "" {
+			fmt.Fprintf(ew, "timestamps: %s\n", fr.TimeOrderHint)
+		}
 		if fr.SnapHint != "" {
 			fmt.Fprintf(ew, "WARNING: %s\n", fr.SnapHint)
 		}
