@@ -215,3 +215,20 @@ func TestCaptureDropOwnFields(t *testing.T) {
 		t.Fatalf("excused %d, want 0", rep.CaptureDropExcused)
 	}
 }
+
+// TestCaptureDropAckFromServer: an ACK with a server's sender_id is
+// wrong by its own field (HOMA-ACK-007's first clause): no unseen NEED_ACK
+// excuses it, while an ACK a client sends with no NEED_ACK in the capture
+// may answer one the capture dropped.
+func TestCaptureDropAckFromServer(t *testing.T) {
+	const id = "HOMA-ACK-007"
+	b := newTrace(t, wire.VersionCurrent)
+	b.data(true, 2, 100, 0, 100, 7, nil)
+	b.after(10*time.Microsecond).data(false, 2, 100, 0, 100, 7, nil)
+	unprompted := b.after(time.Millisecond).ack(2)
+	server := b.after(time.Millisecond).emit(false, 7, &wire.AckFields{Common: wire.CommonFields{SenderID: 3}}, nil)
+	wantViolations(t, checkDrops(b, id, 0, false), id, unprompted, server)
+	rep := checkDrops(b, id, 1, true)
+	wantViolations(t, rep, id, server)
+	wantDowngraded(t, rep, id, unprompted, CauseCaptureDrop)
+}

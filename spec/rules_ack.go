@@ -132,7 +132,7 @@ func ackRules() []*Rule {
 					case n.port != 0 && r.ServerPort != 0 && n.port != r.ServerPort:
 						// Client ids are unique per host (facts ID-02), so
 						// the client has no RPC with this id on that port.
-						return Violation("ack for RPC %d names server port %d, but RPC %d runs on port %d", id, n.port, id, r.ServerPort).With(r.FirstFrame)
+						return Violation("ack for RPC %d names server port %d, but RPC %d runs on port %d", id, n.port, id, r.ServerPort).With(r.FirstFrame).Alone()
 					case !r.Response.Complete && i == 0 && e.Type() == wire.TypeAck:
 						// An ACK's header answers NEED_ACK, also for an RPC
 						// the client no longer has (homa_need_ack_pkt).
@@ -227,7 +227,7 @@ func ackRules2() []*Rule {
 			Capture:   "counted, not timed: a loaded client answers a NEED_ACK up to hundreds of milliseconds after a tap saw it, so any earlier NEED_ACK not yet answered explains an ACK (only the ACK's receiver, the RPC's server, sends NEED_ACKs for it, so a tap on either host's link sees them all)",
 			Property: Each{Types: []wire.PacketType{wire.TypeAck}, Check: func(c *Ctx, e *Event) Result {
 				if !e.FromClient() {
-					return Violation("ACK with odd sender_id %d: only clients acknowledge", e.Packet.SenderID())
+					return Violation("ACK with odd sender_id %d: only clients acknowledge", e.Packet.SenderID()).Alone() // its own field
 				}
 				if int(e.Packet.Ack().NumAcks()) == c.P.MaxAcksPerPkt {
 					return Pass()
