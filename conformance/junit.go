@@ -76,13 +76,14 @@ func MergeJUnit(sources []string, dst string, strict bool) error {
 }
 
 // demoteShouldFailures turns the failures of specs labelled SHOULD into
-// warnings (see MergeJUnit).
+// warnings (see MergeJUnit), except those a MUST finding of another rule
+// failed (SpecResult.Fails).
 func demoteShouldFailures(suites *JUnitSuites) {
 	for i := range suites.TestSuites {
 		ts := &suites.TestSuites[i]
 		for j := range ts.TestCases {
 			tc := &ts.TestCases[j]
-			if tc.Failure == nil || !strings.Contains(tc.Name, "SHOULD") {
+			if tc.Failure == nil || !strings.Contains(tc.Name, "SHOULD") || strings.Contains(tc.Failure.Message, otherMustFailure) {
 				continue
 			}
 			tc.SystemErr = "WARNING (SHOULD): " + tc.Failure.Message + "\n" + tc.Failure.Description + "\n" + tc.SystemErr

@@ -72,6 +72,11 @@ type SpecResult struct {
 	// or "failed" (reproduced without a stall: the spec failed).
 	Reruns int    `json:"reruns,omitempty"`
 	Rerun  string `json:"rerun,omitempty"`
+	// OtherShould are the SHOULD findings, at packets the IUT sent, of
+	// rules outside the spec's own (see checkExchange), one line each: a
+	// warning, failing the pass under --strict. (A MUST finding of such a
+	// rule fails the spec, whatever its Level.)
+	OtherShould []string `json:"other_should,omitempty"`
 	// Duration is the spec's run time (ns).
 	Duration time.Duration `json:"duration_ns"`
 }
@@ -156,12 +161,29 @@ func (r *Result) Failed() int {
 	return n
 }
 
-// Failing counts the specs that fail the pass: failed or in error and
-// MUST, or SHOULD too when strict (a failed SHOULD spec is a warning).
+// Fails reports whether s fails the pass: failed or in error and MUST, or
+// failed by a MUST finding of a rule outside its own, or, when strict,
+// failed at any level or with a warning (OtherShould). Otherwise a failed
+// SHOULD spec is a warning.
+func (s SpecResult) Fails(strict bool) bool {
+	if s.State == "failed" || s.State == "error" {
+		return strict || s.Level != "SHOULD" || strings.Contains(s.Failure, otherMustFailure)
+	}
+	return strict && len(s.OtherShould) > 0
+}
+
+// Warns reports whether s is a warning without strict: a failed SHOULD
+// spec, or one with findings of other rules' SHOULD (OtherShould), that
+// does not fail the pass.
+func (s SpecResult) Warns() bool {
+	return !s.Fails(false) && s.Fails(true)
+}
+
+// Failing counts the specs that fail the pass (SpecResult.Fails).
 func (r *Result) Failing(strict bool) int {
 	n := 0
 	for _, s := range r.Specs {
-		if (s.State == "failed" || s.State == "error") && (strict || s.Level != "SHOULD") {
+		if s.Fails(strict) {
 			n++
 		}
 	}
@@ -325,6 +347,8 @@ func specResult(sr types.SpecReport) SpecResult {
 			}
 		case entryInconclusive:
 			s.TimingInconclusive = append(s.TimingInconclusive, e.StringRepresentation())
+		case entryOtherShould:
+			s.OtherShould = append(s.OtherShould, e.StringRepresentation())
 		}
 	}
 	switch {

@@ -46,6 +46,10 @@ type Frame struct {
 	Priority, PrioShift uint8
 	// Hijacked is true for Homa carried in TCP segments.
 	Hijacked bool
+	// TTL is the IPv4 time to live or the IPv6 hop limit; BadIPChecksum
+	// is set when the IPv4 header checksum does not verify.
+	TTL           uint8
+	BadIPChecksum bool
 	// Raw is the transport bytes as captured (Homa header onwards).
 	Raw []byte
 	// Packet is the decoded Homa packet; zero when Err is set.

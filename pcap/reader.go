@@ -320,13 +320,14 @@ func (r *Reader) decode(data []byte, ci gopacket.CaptureInfo, lt layers.LinkType
 			return false
 		}
 		f.Src, f.Dst = netip.AddrFrom4([4]byte(ip.SrcIP.To4())), netip.AddrFrom4([4]byte(ip.DstIP.To4()))
-		f.IPProto, f.TOS = uint8(ip.Protocol), ip.TOS
+		f.IPProto, f.TOS, f.TTL = uint8(ip.Protocol), ip.TOS, ip.TTL
+		f.BadIPChecksum = !ipv4HeaderChecksumOK(ip.Contents)
 		payload = ip.Payload
 		wireLen = int(ip.Length) - int(ip.IHL)*4
 	} else {
 		ip := &lp.ip6
 		f.Src, f.Dst = netip.AddrFrom16([16]byte(ip.SrcIP.To16())), netip.AddrFrom16([16]byte(ip.DstIP.To16()))
-		f.IPProto, f.TOS = uint8(ip.NextHeader), ip.TrafficClass
+		f.IPProto, f.TOS, f.TTL = uint8(ip.NextHeader), ip.TrafficClass, ip.HopLimit
 		if ip.HopByHop != nil {
 			f.IPProto = uint8(ip.HopByHop.NextHeader)
 		}
@@ -632,3 +633,17 @@ func (f *Frame) MaxSegData() int {
 
 // RelTime returns f.Time minus start, for printing.
 func (f *Frame) RelTime(start time.Time) time.Duration { return f.Time.Sub(start) }
+
+// ipv4HeaderChecksumOK reports whether the IPv4 header h (options
+// included) sums to 0xFFFF in ones' complement (RFC 791), as every header
+// the sender's IP layer wrote does (Linux ip_send_check; never offloaded).
+func ipv4HeaderChecksumOK(h []byte) bool {
+	var sum uint32
+	for i := 0; i+1 < len(h); i += 2 {
+		sum += uint32(h[i])<<8 | uint32(h[i+1])
+	}
+	for sum > 0xffff {
+		sum = sum&0xffff + sum>>16
+	}
+	return sum == 0xffff
+}

@@ -92,3 +92,56 @@ func TestOwnEvent(t *testing.T) {
 		t.Errorf("an event that did not decode changed: %v", bad.Err)
 	}
 }
+
+// TestEventIPHeader: the reader passes the IP header's TTL (IPv6 hop
+// limit) and whether the IPv4 header checksum verifies to the events
+// (HOMA-WIRE-015): BuildFrame's frames carry TTL 64 and a good checksum;
+// one with TTL 0 and one with a flipped checksum byte are read as such.
+func TestEventIPHeader(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "ip.pcapng")
+	f, err := Create(path, Interface{Name: "t"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, spec6 := range []bool{false, false, false, true} {
+		src, dst := netip.MustParseAddr("10.0.0.1"), netip.MustParseAddr("10.0.0.2")
+		if spec6 {
+			src, dst = netip.MustParseAddr("fd00::1"), netip.MustParseAddr("fd00::2")
+		}
+		frame := buildFrame(t, FrameSpec{Src: src, Dst: dst}, &wire.GrantFields{Common: wire.CommonFields{SenderID: 11}, Offset: 1000},
+			wire.EncodeOptions{FixLengths: true, SetMarks: true})
+		switch i {
+		case 1:
+			frame[14+8] = 0 // TTL, with the checksum made right again
+			frame[14+10], frame[14+11] = 0, 0
+			sum := uint32(0)
+			for j := 14; j < 34; j += 2 {
+				sum += uint32(frame[j])<<8 | uint32(frame[j+1])
+			}
+			for sum > 0xffff {
+				sum = sum&0xffff + sum>>16
+			}
+			frame[14+10], frame[14+11] = byte(^sum>>8), byte(^sum)
+		case 2:
+			frame[14+10] ^= 0x5a
+		case 3:
+			frame[14+7] = 0 // hop limit
+		}
+		if err := f.Writer.WritePacket(0, time.Unix(int64(i), 0), frame, len(frame), ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	evs, err := ReadEvents(path, ReaderOptions{})
+	if err != nil || len(evs) != 4 {
+		t.Fatalf("%d events, %v", len(evs), err)
+	}
+	want := []spec.IPHeader{{Known: true, TTL: 64}, {Known: true, TTL: 0}, {Known: true, TTL: 64, BadChecksum: true}, {Known: true, TTL: 0}}
+	for i, e := range evs {
+		if e.IP != want[i] {
+			t.Errorf("event %d: IP %+v, want %+v", i, e.IP, want[i])
+		}
+	}
+}

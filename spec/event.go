@@ -26,6 +26,9 @@ type Event struct {
 	TOS, PrioShift uint8
 	// Hijacked is set for Homa carried in TCP segments.
 	Hijacked bool
+	// IP is what the capture reader saw of the IP header beyond addresses
+	// and TOS (zero for events that did not come from one).
+	IP IPHeader
 	// Packet is the decoded packet (zero when Err is set).
 	Packet wire.Packet
 	// Offset and Length are the segment's byte range (DATA only).
@@ -47,6 +50,19 @@ type Event struct {
 	// Note is the capture's comment on the frame (pcapng opt_comment), if
 	// any: e.g. a tester's mark on a packet it broke on purpose.
 	Note string
+}
+
+// IPHeader holds the IP header fields the kernel's IP layer writes for a
+// Homa packet (HomaModule hands its packets to ip_queue_xmit or ip6_xmit),
+// as a capture reader saw them.
+type IPHeader struct {
+	// Known is set by a reader that parsed the IP header; the other fields
+	// mean nothing without it.
+	Known bool
+	// TTL is the IPv4 time to live or the IPv6 hop limit.
+	TTL uint8
+	// BadChecksum is set for an IPv4 header whose checksum does not verify.
+	BadChecksum bool
 }
 
 // ICMP is an ICMP or ICMPv6 destination-unreachable message about a Homa

@@ -27,6 +27,7 @@ var facts = []Fact{
 	{ID: "WIRE-04", Level: Must, Summary: "flags 0x06 and urgent 0xB97D on every packet (upstream 0); control doff 0x50; unused ack[3] and window 0"},
 	{ID: "WIRE-05", Level: Must, Summary: "fresh single-segment DATA: seg.offset -1, offset in sequence; retransmissions: seg.offset = sequence = offset, retransmit 1"},
 	{ID: "WIRE-06", Level: Must, Summary: "first-transmission incoming is U in every packet of the message"},
+	{ID: "WIRE-07", Level: Must, Summary: "the kernel's IP layer writes each Homa packet's IP header: a nonzero TTL or hop limit, an IPv4 header checksum that verifies, no fragmentation"},
 	{ID: "ID-01", Level: Must, Summary: "clients send even ids, servers the client's id plus one"},
 	{ID: "ID-02", Level: Must, Summary: "a host's client ids are unique and even, new RPCs get larger ids"},
 	{ID: "ID-03", Level: Must, Summary: "client sockets use ports from 32768 unless bound; servers listen below 32768"},

@@ -67,8 +67,8 @@ type Rule struct {
 	// of the rule appear while the hosts were correct: the rule judges a
 	// packet's own fields (its ids, ports, TOS byte, lengths, priority
 	// field) against the parameters or against packets the capture holds
-	// that no unseen GRANT, RESEND, ACK, NEED_ACK, CUTOFFS, BUSY,
-	// RPC_UNKNOWN or DATA could reconcile with it. Its violations are
+	// (and its finding names) that no unseen GRANT, RESEND, ACK, NEED_ACK,
+	// CUTOFFS, BUSY, RPC_UNKNOWN or DATA could reconcile with it. Its violations are
 	// then never excused by a capture that began while an RPC was under
 	// way (CauseCaptureStart) nor by one that dropped packets
 	// (CauseCaptureDrop): both ask "does the verdict rest on a packet not

@@ -66,27 +66,36 @@ func ackRules() []*Rule {
 		{
 			ID: "HOMA-ACK-003", Level: Must,
 			Facts:     []string{"ACK-04"},
-			Statement: "Once the client has acknowledged an RPC, the server sends no more NEED_ACK for it.",
-			Source:    "HomaModule homa_incoming.c homa_ack_pkt, homa_rpc_acked (the RPC is freed)",
-			Capture:   "slack covers a NEED_ACK crossing the ACK on the wire",
-			Property: Each{Types: []wire.PacketType{wire.TypeNeedAck}, Check: func(c *Ctx, e *Event) Result {
+			Statement: "Once the client has acknowledged an RPC, the server sends no more NEED_ACK for it, nor any response DATA, GRANT, RESEND or BUSY, unless a request packet arriving after the ack created the RPC anew.",
+			Source:    "HomaModule homa_incoming.c homa_ack_pkt, homa_rpc_acked (the RPC is freed: homa_rpc_end), homa_dispatch_pkts (only request DATA creates a server RPC)",
+			Capture:   "slack covers a packet crossing the ACK on the wire; loss toward the server after the capture point makes it inconclusive",
+			Property: Each{Types: []wire.PacketType{wire.TypeNeedAck, wire.TypeData, wire.TypeGrant, wire.TypeResend, wire.TypeBusy}, Check: func(c *Ctx, e *Event) Result {
+				if e.FromClient() || e.Segment > 0 {
+					return Skip
+				}
 				r := c.T.Lookup(e)
 				if r == nil || !r.Acked {
+					if e.Type() != wire.TypeNeedAck {
+						return Skip
+					}
 					return Pass()
+				}
+				if r.RecreatedTime.After(r.AckTime) {
+					return Pass() // a late request packet re-created it (AMO-01)
 				}
 				if late := e.Time.Sub(r.AckTime); late > c.P.Slack {
 					if ev, ok := c.Net.LostAfter(e.Dst, e.Src); ok {
-						return Downgrade(CauseLossAfter, ev, "NEED_ACK %v after the client's ack (frame %d), which may not have reached the server", late.Round(time.Microsecond), r.AckFrame)
+						return Downgrade(CauseLossAfter, ev, "%s %v after the client's ack (frame %d), which may not have reached the server", e.Type(), late.Round(time.Microsecond), r.AckFrame)
 					}
-					return Violation("NEED_ACK %v after the client acknowledged the RPC (frame %d)", late.Round(time.Microsecond), r.AckFrame).With(r.AckFrame).WithSlack(c.P.Slack)
+					return Violation("%s %v after the client acknowledged the RPC (frame %d): the server freed it", e.Type(), late.Round(time.Microsecond), r.AckFrame).With(r.AckFrame).WithSlack(c.P.Slack)
 				}
 				return Pass().WithSlack(c.P.Slack)
 			}},
 		},
 		{
 			ID: "HOMA-ACK-004", Level: Must,
-			Facts:     []string{"ACK-03", "ACK-02", "RTX-10"},
-			Statement: "A client acknowledges only RPCs whose response it has completely received, or, in an ACK's header answering NEED_ACK, an RPC it no longer has; each ack names the RPC's server port.",
+			Facts:     []string{"ACK-03", "ACK-02", "RTX-10", "ID-01"},
+			Statement: "A client acknowledges only RPCs whose response it has completely received, or, in an ACK's header answering NEED_ACK, an RPC it no longer has; each ack names the RPC's server port and a client id (even, nonzero), never the RPC whose request carries it.",
 			Source:    "HomaModule homa_peer.c homa_peer_add_ack (called when the application receives the response); homa_incoming.c homa_need_ack_pkt (an RPC the client does not have is acked in the header)",
 			Capture:   "the response must be in the capture; acks for RPCs that started before it are inconclusive; an ACK header naming an RPC whose client had answered RPC_UNKNOWN for it passes, and one whose client went timeout_ticks without DATA, GRANT or BUSY from the server (its timer may have aborted and freed the RPC, which sends no packet) is inconclusive",
 			Property: Each{Types: []wire.PacketType{wire.TypeAck, wire.TypeData}, Needs: NeedsPiggyAck, Check: func(c *Ctx, e *Event) Result {
@@ -123,6 +132,19 @@ func ackRules() []*Rule {
 				var gone Result // the header's RPC the client may have freed
 				for i, n := range ids {
 					id := n.id
+					if entry := e.Type() == wire.TypeData || i > 0; entry && (id == 0 || id&1 != 0) {
+						// homa_peer_add_ack lists ids of RPCs the client
+						// ended, and client ids are even and start at 2
+						// (facts ID-01): a zero or odd entry acks nothing
+						// the client had.
+						return Violation("ack entry %d names id %d, which is no client's RPC id (client ids are even and nonzero)", max(i-1, 0), id).Alone()
+					}
+					if e.Type() == wire.TypeData && e.FromClient() && id == wire.ClientID(e.Packet.SenderID()) && n.port == e.Packet.Common().Dport() {
+						// The request of an RPC is sent before its response
+						// can be complete; the client ends the RPC, and
+						// stops sending it, only after that.
+						return Violation("request DATA of RPC %d carries an ack for RPC %d itself: its response cannot be complete while its request is being sent", id, id).Alone()
+					}
 					r := c.T.rpcs[RPCKey{Client: e.Src, Server: e.Dst, ClientID: id}]
 					switch {
 					case r == nil:
@@ -222,17 +244,25 @@ func ackRules2() []*Rule {
 		{
 			ID: "HOMA-ACK-007", Level: Must,
 			Facts:     []string{"ACK-02", "ACK-03"},
-			Statement: "Only clients send ACK packets, each in answer to its own earlier NEED_ACK for the RPC its header names (ports swapped), or, carrying 5 acks, when a sixth pending ack to a server overflowed: an RPC gets no more answering ACKs than NEED_ACKs.",
+			Statement: "Only clients send ACK packets, each in answer to its own earlier NEED_ACK for the RPC its header names (ports swapped: the RPC's own ports), or, carrying 5 acks, when a sixth pending ack to a server overflowed: an RPC gets no more answering ACKs than NEED_ACKs.",
 			Source:    "HomaModule homa_incoming.c homa_need_ack_pkt, homa_peer.c homa_peer_add_ack (the only senders of ACK packets)",
 			Capture:   "counted, not timed: a loaded client answers a NEED_ACK up to hundreds of milliseconds after a tap saw it, so any earlier NEED_ACK not yet answered explains an ACK (only the ACK's receiver, the RPC's server, sends NEED_ACKs for it, so a tap on either host's link sees them all)",
 			Property: Each{Types: []wire.PacketType{wire.TypeAck}, Check: func(c *Ctx, e *Event) Result {
 				if !e.FromClient() {
 					return Violation("ACK with odd sender_id %d: only clients acknowledge", e.Packet.SenderID()).Alone() // its own field
 				}
+				r := c.T.Lookup(e)
+				if r != nil && r.ServerPort != 0 && !sameSockets(r, e) {
+					// homa_need_ack_pkt swaps the NEED_ACK's ports and an
+					// overflow ACK goes out on its RPC (homa_xmit_control):
+					// either way the header's RPC names the ports.
+					sp, dp := e.Packet.Common().Sport(), e.Packet.Common().Dport()
+					return Violation("ACK for RPC %d from port %d to port %d, but the RPC runs between client port %d and server port %d (frame %d)",
+						r.Key.ClientID, sp, dp, r.ClientPort, r.ServerPort, r.FirstFrame).With(r.FirstFrame).Alone()
+				}
 				if int(e.Packet.Ack().NumAcks()) == c.P.MaxAcksPerPkt {
 					return Pass()
 				}
-				r := c.T.Lookup(e)
 				if r != nil && r.NeedAcks > r.AckPkts {
 					return Pass() // however late: a loaded client answers late
 				}

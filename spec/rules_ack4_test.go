@@ -47,3 +47,93 @@ func TestAck004WrongServerPort(t *testing.T) {
 	wantViolations(t, rep, "HOMA-ACK-004")
 	wantViolations(t, rep, "HOMA-ACK-003", na)
 }
+
+// TestAck004AckEntryIDs: an ack entry names an RPC the client ended, by its
+// client id, which is even and nonzero (homa_peer_add_ack, facts ID-01): an
+// odd id (the server's id of the RPC) or 0 within num_acks is a violation,
+// and so is a request whose piggy-backed ack names its own RPC, whose
+// response cannot be complete yet. The well-formed twins pass.
+func TestAck004AckEntryIDs(t *testing.T) {
+	build := func(pigID uint64, entries ...uint64) (*traceBuilder, int, int) {
+		b := newTrace(t, wire.VersionCurrent)
+		b.data(true, 10, 100, 0, 100, 7, nil)
+		b.after(50*time.Microsecond).data(false, 10, 100, 0, 100, 7, nil)
+		pig := b.after(500*time.Microsecond).data(true, 12, 100, 0, 100, 7, func(f *wire.DataFields) {
+			f.Ack = wire.AckEntry{ClientID: pigID, ServerPort: 4000}
+		})
+		b.after(50*time.Microsecond).data(false, 12, 100, 0, 100, 7, nil)
+		b.after(25*time.Millisecond).ctl(false, 12, wire.TypeNeedAck)
+		ack := b.after(20*time.Microsecond).ack(12, entries...)
+		return b, pig, ack
+	}
+	b, _, _ := build(10)
+	wantClean(t, b.check("linux", "HOMA-ACK-004"), "HOMA-ACK-004")
+	b, pig, _ := build(11)
+	wantViolations(t, b.check("linux", "HOMA-ACK-004"), "HOMA-ACK-004", pig)
+	b, pig, _ = build(12)
+	wantViolations(t, b.check("linux", "HOMA-ACK-004"), "HOMA-ACK-004", pig)
+	b, _, ack := build(10, 0)
+	wantViolations(t, b.check("linux", "HOMA-ACK-004"), "HOMA-ACK-004", ack)
+	b, _, ack = build(10, 13)
+	wantViolations(t, b.check("linux", "HOMA-ACK-004"), "HOMA-ACK-004", ack)
+	// A zero entry within num_acks, as a sender that counts slots it did
+	// not fill writes it: client id 0 and server port 0.
+	b = newTrace(t, wire.VersionCurrent)
+	b.data(true, 10, 100, 0, 100, 7, nil)
+	b.after(50*time.Microsecond).data(false, 10, 100, 0, 100, 7, nil)
+	b.after(25*time.Millisecond).ctl(false, 10, wire.TypeNeedAck)
+	zero := b.after(20*time.Microsecond).emit(true, 7, &wire.AckFields{Common: wire.CommonFields{SenderID: 10}, NumAcks: 2,
+		Acks: []wire.AckEntry{{ClientID: 10, ServerPort: 4000}, {}}}, nil)
+	wantViolations(t, b.check("linux", "HOMA-ACK-004"), "HOMA-ACK-004", zero)
+}
+
+// TestAck007AckPorts: the ACK answering a server's NEED_ACK goes back
+// between the RPC's ports (homa_need_ack_pkt swaps the NEED_ACK's); one to
+// another server port is a violation, its twin on the right port passes.
+func TestAck007AckPorts(t *testing.T) {
+	build := func(port uint16) (*traceBuilder, int) {
+		b := newTrace(t, wire.VersionCurrent)
+		b.data(true, 10, 100, 0, 100, 7, nil)
+		b.after(50*time.Microsecond).data(false, 10, 100, 0, 100, 7, nil)
+		b.after(25*time.Millisecond).ctl(false, 10, wire.TypeNeedAck)
+		b.sport = port
+		ack := b.after(20 * time.Microsecond).ack(10)
+		b.sport = 4000
+		return b, ack
+	}
+	b, _ := build(4000)
+	wantClean(t, b.check("linux", "HOMA-ACK-007"), "HOMA-ACK-007")
+	b, ack := build(4001)
+	wantViolations(t, b.check("linux", "HOMA-ACK-007"), "HOMA-ACK-007", ack)
+}
+
+// TestAck003NothingAfterAck: the client's ack frees the RPC at the server
+// (homa_rpc_acked): response DATA, a BUSY or a RESEND of the server for it
+// later than slack after the ack is a violation; one within slack (crossing
+// the ack) passes, and so does a response to a request packet that arrived
+// after the ack and created the RPC anew.
+func TestAck003NothingAfterAck(t *testing.T) {
+	build := func(late time.Duration, recreate bool, send func(b *traceBuilder) int) (*traceBuilder, int) {
+		b := newTrace(t, wire.VersionCurrent)
+		b.data(true, 10, 100, 0, 100, 7, nil)
+		b.after(50*time.Microsecond).data(false, 10, 100, 0, 100, 7, nil)
+		b.after(500*time.Microsecond).data(true, 12, 100, 0, 100, 7, func(f *wire.DataFields) {
+			f.Ack = wire.AckEntry{ClientID: 10, ServerPort: 4000}
+		})
+		if recreate {
+			b.after(100*time.Microsecond).data(true, 10, 100, 0, 100, 7, nil)
+		}
+		b.after(late)
+		return b, send(b)
+	}
+	resp := func(b *traceBuilder) int { return b.data(false, 10, 100, 0, 100, 7, nil) }
+	busy := func(b *traceBuilder) int { return b.ctl(false, 10, wire.TypeBusy) }
+	b, bad := build(10*time.Millisecond, false, resp)
+	wantViolations(t, b.check("linux", "HOMA-ACK-003"), "HOMA-ACK-003", bad)
+	b, bad = build(10*time.Millisecond, false, busy)
+	wantViolations(t, b.check("linux", "HOMA-ACK-003"), "HOMA-ACK-003", bad)
+	b, _ = build(time.Millisecond, false, resp)
+	wantClean(t, b.check("linux", "HOMA-ACK-003"), "HOMA-ACK-003")
+	b, _ = build(10*time.Millisecond, true, resp)
+	wantClean(t, b.check("linux", "HOMA-ACK-003"), "HOMA-ACK-003")
+}

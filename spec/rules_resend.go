@@ -48,6 +48,18 @@ func resendRules() []*Rule {
 				if !e.FromClient() {
 					heard, lastOwn, heardType = r.HeardFromClient, r.LastResendFromServer, r.HeardTypeFromClient
 				}
+				m := r.Msg(oppositeRole(e.Packet.Role()))
+				if m.inRound(c.P, e, rs) && heard.After(m.RoundStart) && !m.GrantTime.After(m.RoundStart) {
+					// One timer pass sends a round's RESENDs together
+					// (homa_request_retrans, one per gap in ascending
+					// order): a packet the capture shows among them came
+					// after the pass decided, so the silence is the one
+					// before the round began. A GRANT of the endpoint's own
+					// in between shows it processed packets since: no
+					// longer one pass.
+					heard, heardType = m.RoundHeard, m.RoundHeardType
+					since = fmt.Sprintf("the last DATA, GRANT or BUSY from the peer before its round began (frame %d)", m.RoundFrame)
+				}
 				if r.First.After(heard) {
 					heard, since, heardType = r.First, "the RPC's first packet", 0
 				}
@@ -58,7 +70,6 @@ func resendRules() []*Rule {
 				// when the first RESEND of a round asks only for bytes
 				// that GRANT authorised (RESENDs of a round list the gaps
 				// in ascending order; a lost byte below would come first).
-				m := r.Msg(oppositeRole(e.Packet.Role()))
 				grantFrame := 0
 				inRound := !lastOwn.IsZero() && e.Time.Sub(lastOwn) >= 0 && e.Time.Sub(lastOwn) < c.P.Tick
 				if !m.GrantTime.IsZero() && m.GrantTime.After(heard) && !rs.IsResendAll() && rs.Offset() >= m.GrantedBefore && !inRound {
@@ -237,8 +248,8 @@ func resendRules() []*Rule {
 		{
 			ID: "HOMA-RESEND-006", Level: Must,
 			Facts:     []string{"RTX-06", "RTX-11", "ABT-01"},
-			Statement: "RPC_UNKNOWN is sent only in answer to a packet (a RESEND, usually) for an RPC the sender does not know.",
-			Source:    "HomaModule homa_incoming.c homa_dispatch_pkts, homa_resend_pkt",
+			Statement: "RPC_UNKNOWN is sent only in answer to a packet (a RESEND, usually) for an RPC the sender does not know, as it processes that packet: within response_timeout of it.",
+			Source:    "HomaModule homa_incoming.c homa_dispatch_pkts, homa_resend_pkt (homa_xmit_unknown while processing the packet; no timer sends RPC_UNKNOWN)",
 			Property: After{
 				BTypes: []wire.PacketType{wire.TypeRPCUnknown},
 				// Keys name the side that may answer: the packet's recipient.
@@ -254,7 +265,12 @@ func resendRules() []*Rule {
 					}
 					return fromSender(e), true
 				},
-				Missing: "RPC_UNKNOWN with no earlier packet of this RPC from the peer",
+				// HomaModule answers in the packet's own processing
+				// (homa_resend_pkt calls homa_xmit_unknown): no timer
+				// sends RPC_UNKNOWN, so the packet it answers came at most
+				// an answer's time before.
+				Bound:   func(p *Params) time.Duration { return p.AnswerBound() },
+				Missing: "RPC_UNKNOWN with no packet of this RPC from the peer within response_timeout plus slack before",
 			},
 		},
 		{

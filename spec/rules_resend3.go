@@ -1,6 +1,10 @@
 package spec
 
-import "github.com/homatest/homatest/spec/wire"
+import (
+	"time"
+
+	"github.com/homatest/homatest/spec/wire"
+)
 
 // resendRules3: the incoming field of retransmitted DATA (HomaModule
 // homa_incoming.c homa_resend_pkt, homa_outgoing.c homa_resend_data).
@@ -64,6 +68,33 @@ func resendRules3() []*Rule {
 				}
 				return Violation("retransmission [%d, %d) overlaps no range the RESENDs for the message asked for (latest RESEND {%d, %d}, frame %d)",
 					e.Offset, end, m.LastResend.Offset, int32(m.LastResend.Length), m.LastResend.Frame).With(m.LastResend.Frame)
+			}},
+		},
+		{
+			ID: "HOMA-RESEND-022", Level: Must, Alone: true, // the RPC_UNKNOWN it rests on is in the capture
+			Facts:     []string{"RTX-11", "ID-02"},
+			Statement: "A client says RPC_UNKNOWN only for an RPC it does not have: after it, it sends no GRANT, RESEND or BUSY for that RPC (its ids are never reused).",
+			Source:    "HomaModule homa_incoming.c homa_resend_pkt (homa_xmit_unknown only when homa_rpc_find_client finds no RPC), homa_rpc.c homa_rpc_alloc_client (next_outgoing_id only grows)",
+			Capture:   "judged from slack to timeout_ticks after the client's RPC_UNKNOWN (control packets share its priority queue, so one sent before cannot trail it by more; a host whose module restarted reuses ids); client DATA afterwards is not judged (a request packet the network held back in a lower priority queue may trail it), nor are ACK and RPC_UNKNOWN (answers a client gives for RPCs it no longer has)",
+			Property: Each{Types: []wire.PacketType{wire.TypeGrant, wire.TypeResend, wire.TypeBusy}, Check: func(c *Ctx, e *Event) Result {
+				if !e.FromClient() {
+					return Skip
+				}
+				said := c.T.ClientUnknown(e)
+				if said.Time.IsZero() {
+					return Skip
+				}
+				after := e.Time.Sub(said.Time)
+				if after > c.P.Ticks(c.P.TimeoutTicks) {
+					// A host whose Homa module restarted allocates ids
+					// from the start again; judge only the RPC's lifetime.
+					return Skip
+				}
+				if after > c.P.Slack {
+					return Violation("%s for RPC %d %v after the client said RPC_UNKNOWN for it (frame %d): it does not have the RPC",
+						e.Type(), KeyOf(e).ClientID, after.Round(time.Microsecond), said.Frame).With(said.Frame).WithSlack(c.P.Slack)
+				}
+				return Pass().WithSlack(c.P.Slack)
 			}},
 		},
 	}

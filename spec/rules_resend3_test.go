@@ -57,3 +57,81 @@ func TestResend021RetransmitOnlyAsked(t *testing.T) {
 	b, bad := build(true)
 	wantViolations(t, b.check("linux", "HOMA-RESEND-021"), "HOMA-RESEND-021", bad...)
 }
+
+// TestResend006UnknownAnswersAtOnce: a server answers the client's RESEND
+// with RPC_UNKNOWN as it processes the RESEND (homa_resend_pkt calls
+// homa_xmit_unknown); one that comes 80 ms after the client's last RESEND,
+// which BUSY had answered, answers nothing and is a violation. Its twin,
+// 300 µs after a RESEND, passes.
+func TestResend006UnknownAnswersAtOnce(t *testing.T) {
+	build := func(gap time.Duration) (*traceBuilder, int) {
+		b := newTrace(t, wire.VersionCurrent)
+		b.data(true, 10, 100, 0, 100, 7, nil)
+		b.after(60*time.Millisecond).resend(true, 10, 0, 100, 7)
+		b.after(200*time.Microsecond).ctl(false, 10, wire.TypeBusy)
+		unk := b.after(gap).ctl(false, 10, wire.TypeRPCUnknown)
+		return b, unk
+	}
+	b, _ := build(300 * time.Microsecond)
+	wantClean(t, b.check("linux", "HOMA-RESEND-006"), "HOMA-RESEND-006")
+	b, unk := build(80 * time.Millisecond)
+	wantViolations(t, b.check("linux", "HOMA-RESEND-006"), "HOMA-RESEND-006", unk)
+}
+
+// TestResend001PeerPacketInsideRound: a server's timer pass sends a round
+// of RESENDs for three gaps of a request; the client's BUSY (or any packet)
+// crosses them, so a switch sees it between the first and the others. The
+// round was decided before the BUSY could arrive: no violation for the
+// later RESENDs of the round. A RESEND a tick later after the BUSY is
+// still a violation.
+func TestResend001PeerPacketInsideRound(t *testing.T) {
+	b := newTrace(t, wire.VersionCurrent)
+	b.message(true, 10, 30000, 0, 1424, 30000, 5) // the rest is lost before the capture point
+	b.after(100*time.Millisecond).resend(false, 10, 1424, 1424, 7)
+	b.after(5*time.Microsecond).ctl(true, 10, wire.TypeBusy)
+	b.after(10*time.Microsecond).resend(false, 10, 5696, 1424, 7)
+	b.after(10*time.Microsecond).resend(false, 10, 9968, 1424, 7)
+	late := b.after(2*time.Millisecond).resend(false, 10, 14240, 1424, 7)
+	rep := b.check("linux", "HOMA-RESEND-001")
+	wantViolations(t, rep, "HOMA-RESEND-001", late)
+}
+
+// TestResend022NothingAfterOwnUnknown: a client answers the server's
+// RESEND for its request with RPC_UNKNOWN, which it sends only for an RPC
+// it does not have, yet 60 ms later RESENDs for the response: a violation.
+// A BUSY within slack of the RPC_UNKNOWN (sent before it, in flight) and an
+// ACK answering a later NEED_ACK pass.
+func TestResend022NothingAfterOwnUnknown(t *testing.T) {
+	build := func(late bool) (*traceBuilder, int) {
+		b := newTrace(t, wire.VersionCurrent)
+		b.message(true, 10, 60000, 0, 40000, 40000, 4)
+		b.after(60*time.Millisecond).resend(false, 10, 40000, 20000, 7)
+		b.after(100*time.Microsecond).ctl(true, 10, wire.TypeRPCUnknown)
+		b.after(100*time.Microsecond).ctl(true, 10, wire.TypeBusy)
+		bad := 0
+		if late {
+			bad = b.after(60*time.Millisecond).resend(true, 10, 0, 0xFFFFFFFF, 7)
+		}
+		b.after(time.Millisecond).ctl(false, 10, wire.TypeNeedAck)
+		b.after(20 * time.Microsecond).ack(10)
+		return b, bad
+	}
+	b, _ := build(false)
+	wantClean(t, b.check("linux", "HOMA-RESEND-022"), "HOMA-RESEND-022")
+	b, bad := build(true)
+	wantViolations(t, b.check("linux", "HOMA-RESEND-022"), "HOMA-RESEND-022", bad)
+}
+
+// TestResend022AfterRequestDataGoesOn: the client keeps sending its request
+// after its RPC_UNKNOWN (which starts a new incarnation in the trace, as a
+// held-back request packet would); its RESEND for the response 60 ms later
+// is still a violation.
+func TestResend022AfterRequestDataGoesOn(t *testing.T) {
+	b := newTrace(t, wire.VersionCurrent)
+	b.message(true, 10, 60000, 0, 40000, 40000, 4)
+	b.after(60*time.Millisecond).resend(false, 10, 40000, 20000, 7)
+	b.after(100*time.Microsecond).ctl(true, 10, wire.TypeRPCUnknown)
+	b.after(100*time.Microsecond).message(true, 10, 60000, 40000, 60000, 40000, 0)
+	bad := b.after(60*time.Millisecond).resend(true, 10, 0, 0xFFFFFFFF, 7)
+	wantViolations(t, b.check("linux", "HOMA-RESEND-022"), "HOMA-RESEND-022", bad)
+}

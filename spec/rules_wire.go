@@ -3,6 +3,7 @@ package spec
 import (
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/homatest/homatest/spec/wire"
 )
@@ -237,10 +238,16 @@ func wireRules2() []*Rule {
 		{
 			ID: "HOMA-WIRE-011", Level: Must,
 			Facts:     []string{"WIRE-02"},
-			Statement: "All packets of one RPC travel between the same two ports: a client never has two live RPCs with one id to one server (ids are host-wide).",
-			Source:    "HomaModule homa_rpc.c homa_rpc_alloc_client (next_outgoing_id, one counter per host), homa_outgoing.c homa_tx_data_pkt_alloc and homa_xmit_control (ports from the RPC)",
-			Capture:   "judged while the RPC is live (not acknowledged, no RPC_UNKNOWN); a host whose Homa module restarted reuses ids",
+			Statement: "All packets of one RPC travel between the same two ports: a client never has two live RPCs with one id, to one server or to two (ids are host-wide, and a client finds its RPCs by id alone).",
+			Source:    "HomaModule homa_rpc.c homa_rpc_alloc_client (next_outgoing_id, one counter per host) and homa_rpc_find_client (by id only), homa_outgoing.c homa_tx_data_pkt_alloc and homa_xmit_control (ports from the RPC)",
+			Capture:   "judged while the RPC is live (not acknowledged, no RPC_UNKNOWN, a packet within timeout_ticks); a second server is judged at the client's DATA, GRANT, RESEND and BUSY (ACK and RPC_UNKNOWN answer whatever server asked); a host whose Homa module restarted reuses ids",
 			Property: Each{Check: func(c *Ctx, e *Event) Result {
+				if e.FromClient() && clientRPCPacket(e.Type()) {
+					if o := c.T.SameIDElsewhere(e); o != nil && !o.Acked && !o.Unknown && e.Time.Sub(o.Last) <= c.P.Ticks(c.P.TimeoutTicks) {
+						return Violation("%s of RPC %d to server %v, while the client's RPC %d to server %v (frame %d, last packet %v earlier) is live: a client finds its RPCs by id alone",
+							e.Type(), o.Key.ClientID, e.Dst, o.Key.ClientID, o.Key.Server, o.FirstFrame, e.Time.Sub(o.Last).Round(time.Microsecond)).With(o.FirstFrame)
+					}
+				}
 				r := c.T.Lookup(e)
 				if r == nil || r.Acked || r.Unknown || e.Type() == wire.TypeFreeze {
 					return Skip

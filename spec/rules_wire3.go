@@ -11,6 +11,28 @@ func wireRules3() []*Rule {
 	data := []wire.PacketType{wire.TypeData}
 	return []*Rule{
 		{
+			ID: "HOMA-WIRE-015", Level: Must,
+			Facts:     []string{"WIRE-07"},
+			Statement: "Every Homa packet carries the IP header the kernel's IP layer writes: a nonzero TTL (IPv6: hop limit) and, over IPv4, a header checksum that verifies.",
+			Source:    "HomaModule homa_outgoing.c __homa_xmit_control, __homa_xmit_data (ip_queue_xmit and ip6_xmit write the IP header: the socket's TTL, ip_send_check)",
+			Capture:   "judged on frames a capture reader parsed (events built without an IP header are skipped), once per frame; a router decrements the TTL but never forwards 0, and no NIC offloads the IPv4 header checksum, so any capture point sees what the sender wrote",
+			Property: Each{Check: func(c *Ctx, e *Event) Result {
+				if !e.IP.Known || e.Segment > 0 {
+					return Skip
+				}
+				v6 := e.Src.Is6() && !e.Src.Is4In6()
+				switch {
+				case e.IP.TTL == 0 && v6:
+					return Violation("IPv6 hop limit 0: the packet may not be forwarded, and no IP layer sends it")
+				case e.IP.TTL == 0:
+					return Violation("IPv4 TTL 0: the packet may not be forwarded, and no IP layer sends it (RFC 1122 3.2.1.7)")
+				case e.IP.BadChecksum && !v6:
+					return Violation("IPv4 header checksum does not verify: a receiver drops the packet")
+				}
+				return Pass()
+			}},
+		},
+		{
 			ID: "HOMA-WIRE-013", Level: Must,
 			Facts:     []string{"WIRE-03"},
 			Statement: "A DATA segment carries at most max_seg_data bytes, mtu minus the IP header minus the 56-byte DATA header (1424 over IPv4, 1404 over IPv6 at MTU 1500); only a TCP-hijacked TSO batch, seen on its sending host before the NIC cuts it, is longer in one frame.",

@@ -239,3 +239,58 @@ func TestWire014EventSlotReused(t *testing.T) {
 	}
 	wantViolations(t, c.Finish(), "HOMA-WIRE-014", bad)
 }
+
+// TestWire011OneIDTwoServers: a client sends request 10 to one server and,
+// while that RPC is live, a request with the same id to another server: it
+// would find either response under id 10 (homa_rpc_find_client). The
+// second request is a violation; the same request after the first RPC was
+// acknowledged, or under a new id, passes.
+func TestWire011OneIDTwoServers(t *testing.T) {
+	other := netip.MustParseAddr("198.18.0.3")
+	build := func(secondID uint64, ackFirst bool) (*traceBuilder, int) {
+		b := newTrace(t, wire.VersionCurrent)
+		b.data(true, 10, 100, 0, 100, 7, nil)
+		b.after(50*time.Microsecond).data(false, 10, 100, 0, 100, 7, nil)
+		if ackFirst {
+			b.after(25*time.Millisecond).ctl(false, 10, wire.TypeNeedAck)
+			b.after(20 * time.Microsecond).ack(10)
+		}
+		first := b.server
+		b.server = other
+		second := b.after(100*time.Microsecond).data(true, secondID, 100, 0, 100, 7, nil)
+		b.after(50*time.Microsecond).data(false, secondID, 100, 0, 100, 7, nil)
+		b.server = first
+		return b, second
+	}
+	b, second := build(10, false)
+	wantViolations(t, b.check("linux", "HOMA-WIRE-011"), "HOMA-WIRE-011", second)
+	b, _ = build(10, true)
+	wantClean(t, b.check("linux", "HOMA-WIRE-011"), "HOMA-WIRE-011")
+	b, _ = build(12, false)
+	wantClean(t, b.check("linux", "HOMA-WIRE-011"), "HOMA-WIRE-011")
+}
+
+// TestWire015IPHeader: the IP layer writes a nonzero TTL and a valid IPv4
+// header checksum (WIRE-07): a frame read with TTL 0, hop limit 0 or a bad
+// IPv4 header checksum is a violation, one read with TTL 64 passes, and an
+// event built without an IP header (IP.Known unset) is not judged.
+func TestWire015IPHeader(t *testing.T) {
+	b := newTrace(t, wire.VersionCurrent)
+	ip := func(ttl uint8, bad bool) func(*Event) {
+		return func(e *Event) { e.IP = IPHeader{Known: true, TTL: ttl, BadChecksum: bad} }
+	}
+	data := func(cid uint64, mod func(*Event)) int {
+		return b.emit(true, 7, &wire.DataFields{Common: wire.CommonFields{SenderID: cid, Sequence: 0}, MessageLength: 100, Incoming: 100,
+			CutoffVersion: 1, SegOffset: wire.SegOffsetInSequence, Payload: make([]byte, 100)}, mod)
+	}
+	data(10, nil)
+	data(12, ip(64, false))
+	ttl0 := data(14, ip(0, false))
+	bad := data(16, ip(64, true))
+	b.client, b.server = netip.MustParseAddr("fd00::1"), netip.MustParseAddr("fd00::2")
+	hop0 := data(18, ip(0, false))
+	data(20, ip(1, true)) // IPv6 has no header checksum
+	rep := b.check("linux", "HOMA-WIRE-015")
+	wantViolations(t, rep, "HOMA-WIRE-015", ttl0, bad, hop0)
+	wantCounts(t, rep, "HOMA-WIRE-015", 5, 2, 3, 0)
+}

@@ -124,6 +124,11 @@ type Message struct {
 	RoundFrame  int
 	RoundOffset uint32
 	RoundAll    bool
+	// RoundHeard and RoundHeardType are the time and type of the latest
+	// DATA, GRANT or BUSY the round's sender had heard from its peer when
+	// the round began (zero: none): the silence its timer pass judged.
+	RoundHeard     time.Time
+	RoundHeardType wire.PacketType
 	// WakeupTime is the time of the latest buffer-wakeup RESEND for the
 	// message (GRANT-10: the receiver held its silence count at 0 while it
 	// waited for buffer space).
@@ -419,6 +424,14 @@ type Trace struct {
 	sawUnknown bool
 	// ackedMax[C] is the largest client id of host C acknowledged so far.
 	ackedMax map[netip.Addr]ackedID
+	// byClientID[{C, id}] is the latest RPC to which client C sent DATA,
+	// GRANT, RESEND or BUSY under client id id (HOMA-WIRE-011: one id, one
+	// server).
+	byClientID map[clientIDKey]*RPC
+	// clientUnknown[{C, id}] is when client C first said RPC_UNKNOWN for
+	// its id id, kept when a later packet starts a new incarnation of the
+	// RPC (HOMA-RESEND-022).
+	clientUnknown map[clientIDKey]Seen
 	// longIn[R] holds the messages longer than unsched_bytes sent to R
 	// that were incomplete when last seen (R's grantable messages, as far
 	// as the capture shows).
@@ -525,8 +538,9 @@ func NewTrace(p *Params) *Trace {
 	return &Trace{P: p, rpcs: map[RPCKey]*RPC{}, cutoffs: map[hostPair]*CutoffsState{}, versions: map[hostPair][]CutoffsState{},
 		granting: map[netip.Addr]map[*Message]*RPC{}, unreachable: map[HostPort]Unreachable{}, ackedMax: map[netip.Addr]ackedID{},
 		longIn: map[netip.Addr]map[*Message]*RPC{}, triggers: map[netip.Addr]*triggerLog{}, sameSender: map[hostPair][2]*Message{}, lastSRPT: map[netip.Addr]Seen{},
-		pairs: map[hostPair]*pairData{}, cutoffsPaid: map[hostPair]int{}, longDone: map[netip.Addr]*minHeap[*Message]{},
-		idle: minHeap[*RPC]{less: func(a, b *RPC) bool { return a.filed.Before(b.filed) }, at: func(r *RPC, i int) { r.idleAt = i }}}
+		pairs: map[hostPair]*pairData{}, cutoffsPaid: map[hostPair]int{}, longDone: map[netip.Addr]*minHeap[*Message]{}, byClientID: map[clientIDKey]*RPC{},
+		clientUnknown: map[clientIDKey]Seen{},
+		idle:          minHeap[*RPC]{less: func(a, b *RPC) bool { return a.filed.Before(b.filed) }, at: func(r *RPC, i int) { r.idleAt = i }}}
 }
 
 // KeyOf returns the RPC key of e (from sender_id's role bit and addresses).
@@ -855,6 +869,9 @@ func (t *Trace) Apply(e *Event) {
 	r.Last = e.Time
 	if e.FromClient() {
 		r.ClientPort, r.ServerPort = p.Common().Sport(), p.Common().Dport()
+		if clientRPCPacket(typ) {
+			t.byClientID[clientIDKey{k.Client, k.ClientID}] = r
+		}
 	} else {
 		r.ClientPort, r.ServerPort = p.Common().Dport(), p.Common().Sport()
 	}
@@ -905,6 +922,9 @@ func (t *Trace) Apply(e *Event) {
 		if e.FromClient() {
 			if r.ForgotTime.IsZero() {
 				r.ForgotTime = e.Time
+			}
+			if ck := (clientIDKey{k.Client, k.ClientID}); t.clientUnknown[ck].Time.IsZero() {
+				t.clientUnknown[ck] = Seen{e.Time, e.Frame}
 			}
 			// The client does not know the RPC: the server discards it
 			// (homa_rpc_unknown_pkt), so its request no longer occupies a
@@ -1142,6 +1162,10 @@ func (t *Trace) applyResend(e *Event, r *RPC) {
 		m.RoundOffset = rs.Offset()
 	default:
 		m.RoundStart, m.RoundFrame, m.RoundOffset, m.RoundAll = e.Time, e.Frame, rs.Offset(), rs.IsResendAll()
+		m.RoundHeard, m.RoundHeardType = r.HeardFromServer, r.HeardTypeFromServer
+		if !e.FromClient() {
+			m.RoundHeard, m.RoundHeardType = r.HeardFromClient, r.HeardTypeFromClient
+		}
 	}
 }
 
@@ -1314,6 +1338,40 @@ func (t *Trace) evict() {
 	}
 }
 
+// clientIDKey names a client id of a host: HomaModule allocates ids from
+// one counter per host (homa_rpc_alloc_client) and finds a client's RPCs by
+// id alone (homa_rpc_find_client).
+type clientIDKey struct {
+	Client   netip.Addr
+	ClientID uint64
+}
+
+// clientRPCPacket reports whether a client sends packets of type typ only
+// from an RPC it holds (DATA, GRANT, RESEND, BUSY go out through the RPC,
+// to its server), unlike ACK and RPC_UNKNOWN, which answer a server's
+// packet whether or not the client still has the RPC.
+func clientRPCPacket(typ wire.PacketType) bool {
+	return typ == wire.TypeData || typ == wire.TypeGrant || typ == wire.TypeResend || typ == wire.TypeBusy
+}
+
+// SameIDElsewhere returns the RPC of another server to which e's client
+// last sent DATA, GRANT, RESEND or BUSY under e's client id, or nil. e must
+// be a packet from a client.
+func (t *Trace) SameIDElsewhere(e *Event) *RPC {
+	k := KeyOf(e)
+	if o := t.byClientID[clientIDKey{k.Client, k.ClientID}]; o != nil && o.Key != k && !o.gone {
+		return o
+	}
+	return nil
+}
+
+// ClientUnknown returns when (and in which frame) e's client first said
+// RPC_UNKNOWN for e's client id (zero: never).
+func (t *Trace) ClientUnknown(e *Event) Seen {
+	k := KeyOf(e)
+	return t.clientUnknown[clientIDKey{k.Client, k.ClientID}]
+}
+
 // retire forgets RPC r's state (evicted, or replaced under its key by a
 // new RPC): out of the grant and long-message sets and the eviction heap,
 // marked gone, kept in done when KeepFinished was called.
@@ -1325,6 +1383,9 @@ func (t *Trace) retire(r *RPC) {
 	t.dropLong(k.Client, &r.Response)
 	if r.idleAt >= 0 {
 		t.idle.Remove(r.idleAt)
+	}
+	if ck := (clientIDKey{k.Client, k.ClientID}); t.byClientID[ck] == r {
+		delete(t.byClientID, ck)
 	}
 	r.gone = true
 	if t.keepDone {

@@ -19,6 +19,30 @@ import (
 func ruleFaultCases() []faultCase {
 	return []faultCase{
 		{
+			id: "ACK-004", slug: "ack-names-server-id",
+			what:  "extra fault: the client's piggy-backed ack names RPC 10 by the server's id 11 (the id of the packet it last received), not its client id",
+			build: func(fault bool) *capb { return ackNamesServerID(fault) },
+			want:  []hit{{"HOMA-ACK-004", 7}},
+		},
+		{
+			id: "WIRE-011", slug: "one-id-two-servers",
+			what:  "extra fault: the client sends a request with id 10 to a second server while its RPC 10 with the first is live (an id counter per peer)",
+			build: func(fault bool) *capb { return oneIDTwoServers(fault) },
+			want:  []hit{{"HOMA-WIRE-011", 2}},
+		},
+		{
+			id: "RESEND-022", slug: "resend-after-own-unknown",
+			what:  "extra fault: the client answers the server's RESEND for its request with RPC_UNKNOWN, yet keeps the RPC and RESENDs for the response 3 ms later",
+			build: func(fault bool) *capb { return resendAfterOwnUnknown(fault) },
+			want:  []hit{{"HOMA-RESEND-022", 8}},
+		},
+		{
+			id: "WIRE-015", slug: "ipv4-ttl-zero",
+			what:  "extra fault: the client's user-space Homa writes its own IPv4 headers with TTL 0",
+			build: func(fault bool) *capb { return ipv4TTLZero(fault) },
+			want:  []hit{{"HOMA-WIRE-015", 1}},
+		},
+		{
 			id: "WIRE-009", slug: "control-sequence-garbage",
 			what:  "extra fault: the receiver's GRANTs carry stale bytes in the common header's sequence field (a header not cleared before it is filled)",
 			build: func(fault bool) *capb { return grantSequenceGarbage(fault) },
@@ -35,14 +59,16 @@ func ruleFaultCases() []faultCase {
 			what:  "extra fault: a client host gives two live RPCs from two sockets the same id 10 (a per-socket id counter)",
 			build: func(fault bool) *capb { return oneIDTwoSockets(fault) },
 			// One id, so one RPC to an observer: the second request
-			// repeats bytes with another length.
-			want: []hit{{"HOMA-WIRE-011", 2}, {"HOMA-RESEND-010", 2}, {"HOMA-WIRE-003", 2}},
+			// repeats bytes with another length, and the first socket's
+			// ACK leaves on ports the RPC last used from the second.
+			want: []hit{{"HOMA-WIRE-011", 2}, {"HOMA-RESEND-010", 2}, {"HOMA-WIRE-003", 2}, {"HOMA-ACK-007", 7}},
 		},
 		{
 			id: "ID-003", slug: "client-id-zero",
 			what:  "extra fault: the client's id counter starts at 0: its first RPC has id 0",
 			build: func(fault bool) *capb { return clientIDZero(fault) },
-			want:  []hit{{"HOMA-ID-003", 1}},
+			// Its ACK then lists id 0, no client id (HOMA-ACK-004).
+			want: []hit{{"HOMA-ID-003", 1}, {"HOMA-ACK-004", 4}},
 		},
 		{
 			id: "ID-004", slug: "id-reused",
@@ -641,6 +667,80 @@ func ackUnprompted(fault bool) *capb {
 			b.needAck(t+ms(1.5), r)
 			b.ack(t+ms(1.52), r)
 		}
+	}
+	return b
+}
+
+// ackNamesServerID (ACK-004): RPC 10 completes; the next request carries
+// its piggy-backed ack, faulty with id 11 (odd: no client's id).
+func ackNamesServerID(fault bool) *capb {
+	b := newCap(wire.VersionCurrent)
+	t := b.warmup(hostC, hostS, 0)
+	r := rpcOf(hostC, hostS, 10)
+	b.data(t+us(40), r, true, 7, 100, 0, 100, 100, 1, false)
+	b.data(t+us(90), r, false, 7, 100, 0, 100, 100, 1, false)
+	ack := b.pigAck(r)
+	if fault {
+		ack.ClientID = 11
+	}
+	t = b.smallRPC(rpcOf(hostC, hostS, 12), t+us(300), ack)
+	if fault {
+		b.mark(6, "ACK-004: piggy-backed ack names id 11")
+	}
+	return b
+}
+
+// oneIDTwoServers (WIRE-011): RPC 10 to the server; 10 us later a request
+// to a second server (10.0.0.2): faulty with id 10, clean with id 12.
+func oneIDTwoServers(fault bool) *capb {
+	b := newCap(wire.VersionCurrent)
+	r1 := rpcOf(hostC, hostS, 10)
+	r2 := rpcOf(hostC, netip.MustParseAddr("10.0.0.2"), 12)
+	if fault {
+		r2.id = 10
+	}
+	b.data(0, r1, true, 7, 100, 0, 100, 100, 1, false)
+	i := b.data(us(10), r2, true, 7, 100, 0, 100, 100, 1, false)
+	if fault {
+		b.mark(i, "WIRE-011: RPC 10 to a second server while RPC 10 is live")
+	}
+	b.respondAndAck(r1, us(50))
+	b.respondAndAck(r2, us(60))
+	return b
+}
+
+// resendAfterOwnUnknown (RESEND-022): the client's application aborts RPC
+// 4 after its first request packet; 6 ms later the server RESENDs the rest
+// and the client answers RPC_UNKNOWN. Faulty, the client RESENDs for the
+// response 3 ms later, in its timer's time, and the server answers
+// RPC_UNKNOWN.
+func resendAfterOwnUnknown(fault bool) *capb {
+	b := newCap(wire.VersionCurrent)
+	t := b.warmup(hostC, hostS, 0)
+	r := rpcOf(hostC, hostS, 4)
+	b.data(t+us(40), r, true, 5, 3000, 0, 1424, 3000, 1, false)
+	b.resend(t+ms(6), r, false, 1424, 1576)
+	b.unknown(t+ms(6)+us(30), r, true)
+	if fault {
+		b.mark(b.resend(t+ms(9), r, true, 0, ^uint32(0)), "RESEND-022: RESEND for RPC 4 after the client said RPC_UNKNOWN for it")
+		b.unknown(t+ms(9)+us(30), r, false)
+	}
+	return b
+}
+
+// ipv4TTLZero (WIRE-015): a 100-byte RPC; faulty, every packet from the
+// client has TTL 0 (header checksum right).
+func ipv4TTLZero(fault bool) *capb {
+	b := newCap(wire.VersionCurrent)
+	t := b.warmup(hostC, hostS, 0)
+	b.smallRPC(rpcOf(hostC, hostS, 4), t+us(40), b.pigAck(rpcOf(hostC, hostS, 2)))
+	if fault {
+		b.ipv4 = func(i int, ip []byte) {
+			if b.pkts[i].src == hostC {
+				ip[8] = 0
+			}
+		}
+		b.mark(0, "WIRE-015: TTL 0")
 	}
 	return b
 }

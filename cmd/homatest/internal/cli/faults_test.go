@@ -83,6 +83,9 @@ type capb struct {
 	// v6zero writes traffic class 0 on every IPv6 packet (BR-02, 2022).
 	v6shift uint8
 	v6zero  bool
+	// ipv4, when set, rewrites the IPv4 header of frame i (its 20 bytes);
+	// the header checksum is recomputed after it (HOMA-WIRE-015).
+	ipv4 func(i int, ip []byte)
 	// extra frames that are not Homa (ICMP), already serialized.
 	extra []rawFrame
 }
@@ -467,6 +470,9 @@ func (b *capb) write(path, desc string) (map[int]string, error) {
 		if b.tos != nil && p.src.Is4() {
 			setIPv4TOS(fr, b.tos(p.prio))
 		}
+		if b.ipv4 != nil && p.src.Is4() {
+			rewriteIPv4(fr, func(ip []byte) { b.ipv4(i, ip) })
+		}
 		frames = append(frames, frame{p.t, append([]byte(nil), fr...), len(fr), p.note})
 	}
 	for _, x := range b.extra {
@@ -491,9 +497,13 @@ func (b *capb) write(path, desc string) (map[int]string, error) {
 
 // setIPv4TOS rewrites the TOS byte of an untagged Ethernet/IPv4 frame and
 // its header checksum.
-func setIPv4TOS(fr []byte, tos uint8) {
+func setIPv4TOS(fr []byte, tos uint8) { rewriteIPv4(fr, func(ip []byte) { ip[1] = tos }) }
+
+// rewriteIPv4 lets set change the IPv4 header of an untagged Ethernet/IPv4
+// frame, then recomputes the header checksum.
+func rewriteIPv4(fr []byte, set func(ip []byte)) {
 	ip := fr[14:34]
-	ip[1] = tos
+	set(ip)
 	ip[10], ip[11] = 0, 0
 	var sum uint32
 	for i := 0; i < 20; i += 2 {

@@ -57,7 +57,10 @@ reference implementation (homatest faults) and prints which specs catch
 which knob; a knob that no spec catches makes it fail.
 
 Levels: a failed MUST spec fails the run (exit 1); a failed SHOULD spec is a
-warning, listed but not failing, unless --strict. Specs the IUT cannot run
+warning, listed but not failing, unless --strict. Each active spec judges its
+exchange with every rule: a MUST violation at the IUT's packets of a rule
+outside the spec's own fails it whatever its level; a SHOULD one is a
+warning, failing under --strict. Specs the IUT cannot run
 (a capability its manifest does not declare) are unsupported: one line per
 reason names them, and the last line counts them ("PASS (12 specs run, 14
 unsupported)").

@@ -237,3 +237,64 @@ func withoutWallTimes(r conformance.Result) conformance.Result {
 	}
 	return r
 }
+
+// TestRunOtherRuleFindingsFail: an active spec judges its exchange with
+// every rule, so a MUST violation at the IUT's packets of a rule outside
+// its labels fails it. The unprompted-ack knob's unasked ACKs break
+// HOMA-ACK-007, which no active spec names; without the passive specs (a
+// manifest's IUT in namespaces runs none) the active suite alone used to
+// pass it while homatest check failed the run's own capture. A SHOULD spec
+// failed so fails the run without --strict too, and stays a failure in the
+// JUnit report.
+func TestRunOtherRuleFindingsFail(t *testing.T) {
+	t.Setenv("HOMATEST_CLI_CHILD", "1")
+	dir := t.TempDir()
+	junit := filepath.Join(dir, "junit.xml")
+	out, err, code := run(t, "run", "--env", "sim", "--label-filter", "!workload", "--fault", "unprompted-ack",
+		"--artifacts", dir, "--junit", junit, "-o", "json")
+	if code != ExitViolations {
+		t.Fatalf("run --fault unprompted-ack without the passive specs: exit %d, %v; want %d\n%s", code, err, ExitViolations, out)
+	}
+	var rep runReport
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatalf("bad JSON: %v\n%s", err, out)
+	}
+	if len(rep.Passes) != 1 || rep.Verdict != "fail" {
+		t.Fatalf("%d passes, verdict %q; want 1 and fail", len(rep.Passes), rep.Verdict)
+	}
+	failedBy := map[string]bool{} // levels of the specs ACK-007 failed
+	for _, s := range rep.Passes[0].Specs {
+		if slices.Contains(s.Rules, "HOMA-ACK-007") {
+			t.Fatalf("spec %q names HOMA-ACK-007: the test needs a rule no active spec names", s.Name)
+		}
+		if s.State != "failed" {
+			continue
+		}
+		if !strings.Contains(s.Failure, "MUST violations of rules outside this spec's own") || !strings.Contains(s.Failure, "HOMA-ACK-007 frame ") {
+			t.Errorf("spec %q failed for another reason: %s", s.Name, s.Failure)
+			continue
+		}
+		if !s.Fails(false) {
+			t.Errorf("spec %q (%s) failed by a MUST rule does not fail the run without --strict", s.Name, s.Level)
+		}
+		failedBy[s.Level] = true
+	}
+	if !failedBy["MUST"] || !failedBy["SHOULD"] {
+		t.Errorf("HOMA-ACK-007 failed specs of levels %v; want a MUST and a SHOULD one", failedBy)
+	}
+	x, err := os.ReadFile(junit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(string(x), "<failure "); n != rep.Passes[0].Failing(false) {
+		t.Errorf("JUnit report has %d failures, want %d (every failed spec: none is a SHOULD warning)\n%s", n, rep.Passes[0].Failing(false), x)
+	}
+	if strings.Contains(string(x), "WARNING (SHOULD)") {
+		t.Errorf("JUnit report demotes a spec a MUST rule failed to a warning:\n%s", x)
+	}
+	// homatest check agrees: the run's own capture fails.
+	capture := filepath.Join(dir, "pass-1", "capture.pcapng")
+	if out, err, code := run(t, "check", capture); code != ExitViolations || !strings.Contains(out, "HOMA-ACK-007") {
+		t.Errorf("homatest check %s: exit %d, %v; want %d citing HOMA-ACK-007\n%s", capture, code, err, ExitViolations, out)
+	}
+}

@@ -18,11 +18,9 @@ import (
 // reportFile is the report page every run folder gets (report/html).
 const reportFile = "report.html"
 
-// failing reports whether spec s fails the run: failed or in error, and
-// MUST (SHOULD specs are warnings unless --strict).
-func (o *runOpts) failing(s conformance.SpecResult) bool {
-	return (s.State == "failed" || s.State == "error") && (s.Level != "SHOULD" || o.strict)
-}
+// failing reports whether spec s fails the run (conformance.SpecResult.Fails:
+// SHOULD failures are warnings unless --strict).
+func (o *runOpts) failing(s conformance.SpecResult) bool { return s.Fails(o.strict) }
 
 // failedPasses counts the passes with a failing spec.
 func (o *runOpts) failedPasses(ps []*conformance.Result) int {
@@ -66,7 +64,7 @@ func (o *runOpts) report(out io.Writer, passes []*conformance.Result) error {
 		fmt.Fprintf(w, "pass %d/%d: %s; %d specs in %.1fs\n", i+1, len(passes), p.Env, len(p.Specs), p.Duration.Seconds())
 		writeAreaTable(w, p.Specs)
 		for _, s := range p.Specs {
-			if s.State != "failed" && s.State != "error" {
+			if !s.Fails(true) {
 				continue
 			}
 			kind := "FAIL"
@@ -74,8 +72,13 @@ func (o *runOpts) report(out io.Writer, passes []*conformance.Result) error {
 				kind = "WARN (SHOULD)"
 			}
 			fmt.Fprintf(w, "\n%s %s\n  rules: %s (%s)\n", kind, s.Name, strings.Join(s.Rules, ", "), s.Level)
-			for _, l := range strings.Split(strings.TrimSpace(s.Failure), "\n") {
-				fmt.Fprintf(w, "  %s\n", l)
+			if s.Failure != "" {
+				for _, l := range strings.Split(strings.TrimSpace(s.Failure), "\n") {
+					fmt.Fprintf(w, "  %s\n", l)
+				}
+			}
+			for _, l := range s.OtherShould {
+				fmt.Fprintf(w, "  SHOULD finding of another rule: %s\n", l)
 			}
 			if s.Capture != "" {
 				fmt.Fprintf(w, "  packets: %s (homatest decode %s)\n", s.Capture, s.Capture)
@@ -94,7 +97,7 @@ func (o *runOpts) report(out io.Writer, passes []*conformance.Result) error {
 			case "unsupported":
 				unsupported++
 			}
-			if (s.State == "failed" || s.State == "error") && !o.failing(s) {
+			if !o.failing(s) && s.Fails(true) {
 				warned++
 			}
 		}

@@ -1,0 +1,41 @@
+package conformance
+
+import "testing"
+
+// TestSpecResultFails: a failed MUST spec fails the pass; a failed SHOULD
+// spec is a warning unless strict, except one a MUST finding of another
+// rule failed; a passed spec with SHOULD findings of other rules
+// (OtherShould) is a warning that fails under strict.
+func TestSpecResultFails(t *testing.T) {
+	otherMust := otherMustFailure + ", on packets the IUT sent\nHOMA-ACK-007 frame 3: ..."
+	for _, c := range []struct {
+		name               string
+		s                  SpecResult
+		fails, strict, war bool
+	}{
+		{"passed", SpecResult{Level: "MUST", State: "passed"}, false, false, false},
+		{"failed MUST", SpecResult{Level: "MUST", State: "failed", Failure: "no GRANT"}, true, true, false},
+		{"error MUST", SpecResult{Level: "MUST", State: "error"}, true, true, false},
+		{"failed SHOULD", SpecResult{Level: "SHOULD", State: "failed", Failure: "late ACK"}, false, true, true},
+		{"SHOULD failed by another MUST rule", SpecResult{Level: "SHOULD", State: "failed", Failure: otherMust}, true, true, false},
+		{"passed with another rule's SHOULD", SpecResult{Level: "MUST", State: "passed", OtherShould: []string{"HOMA-GRANT-011 frame 9: ..."}}, false, true, true},
+		{"unsupported", SpecResult{Level: "MUST", State: "unsupported", OtherShould: nil}, false, false, false},
+	} {
+		if got := c.s.Fails(false); got != c.fails {
+			t.Errorf("%s: Fails(false) = %v, want %v", c.name, got, c.fails)
+		}
+		if got := c.s.Fails(true); got != c.strict {
+			t.Errorf("%s: Fails(true) = %v, want %v", c.name, got, c.strict)
+		}
+		if got := c.s.Warns(); got != c.war {
+			t.Errorf("%s: Warns() = %v, want %v", c.name, got, c.war)
+		}
+	}
+	r := Result{Specs: []SpecResult{{Level: "SHOULD", State: "failed"}, {Level: "MUST", State: "passed", OtherShould: []string{"x"}}, {Level: "MUST", State: "failed"}}}
+	if got := r.Failing(false); got != 1 {
+		t.Errorf("Failing(false) = %d, want 1", got)
+	}
+	if got := r.Failing(true); got != 3 {
+		t.Errorf("Failing(true) = %d, want 3", got)
+	}
+}
