@@ -148,6 +148,23 @@ type FileReport struct {
 	// report and what to do about them, one line ("" without drops).
 	CaptureDropsFrom string `json:"capture_drops_from,omitempty"`
 	CaptureDropsHint string `json:"capture_drops_hint,omitempty"`
+	// SnapHint, when the snap length cut the Homa header of some frames
+	// (pcap.Stats.SnapCut, SnapLen), says so in one line with how to
+	// re-capture. Their packets are unseen, judged as packets the capture
+	// dropped (Report.CaptureDrops counts them too: see CaptureDropsHint);
+	// when no Homa header could be read at all the verdict is INCOMPLETE
+	// (exit 2), since no rule could judge anything.
+	SnapHint string `json:"snap_hint,omitempty"`
+	// TimeOrderHint, when some frames' timestamps lie before those of
+	// frames ahead of them in the file (pcap.Stats.Backwards: tcpdump on
+	// several CPUs, a mirror port, a merged file), says how many, the
+	// first and how far back, and how they were judged: Reordered in
+	// timestamp order when none lies more than pcap.MaxReorder back (a
+	// second pass with pcap.ReaderOptions.Reorder; findings keep the
+	// file's frame numbers), else in file order, where findings near them
+	// may rest on the file's order.
+	TimeOrderHint string `json:"time_order_hint,omitempty"`
+	Reordered     bool   `json:"time_reordered,omitempty"`
 	// Damaged is set when the file ends in a damaged or cut-off frame: the
 	// report and verdict cover the frames before it (a capture cut there,
 	// as if it had stopped), and the check still fails (exit 2), since
@@ -311,6 +328,18 @@ func File(o Options, file string) FileReport {
 		fr.Error = err.Error()
 		return fr
 	}
+	if st := run.st; st.Backwards > 0 && st.BackwardsMax <= pcap.MaxReorder {
+		// Frames a little out of timestamp order (tcpdump on several
+		// CPUs): judge them in the order they were captured, as the hosts
+		// sent and got them.
+		ro.Reorder = st.BackwardsMax
+		whole := plan
+		whole.count = nil
+		if run, err = runRules(file, ro, whole, judge); err != nil {
+			fr.Error = err.Error()
+			return fr
+		}
+	}
 	if run.damaged != nil {
 		fr.Damaged = run.damaged.Error() + ": the report covers the frames before it"
 	}
@@ -329,6 +358,8 @@ func File(o Options, file string) FileReport {
 	sort.Strings(fr.Testers)
 	fr.CapturePoint, fr.CapturePointWhy = plan.String(), plan.why
 	fr.CaptureDropsFrom, fr.CaptureDropsHint = dropsHint(rep, st, o.CaptureDrops)
+	fr.SnapHint = snapHint(st)
+	fr.TimeOrderHint, fr.Reordered = timeOrderHint(st), ro.Reorder > 0
 	spans, stallsName, err := readStallsFile(file)
 	if err != nil {
 		fr.Error = err.Error()
@@ -371,10 +402,44 @@ func File(o Options, file string) FileReport {
 		// Nothing failed in the frames before the damage; what came after
 		// is unknown.
 		fr.Verdict = "incomplete"
+	case st.SnapCut > 0 && st.SnapCut == st.Homa:
+		// The snap length left no Homa header to judge.
+		fr.Verdict = "incomplete"
 	case fr.Should > 0:
 		fr.Verdict = "warn"
 	}
 	return fr
+}
+
+// timeOrderHint is FileReport.TimeOrderHint for a capture read with
+// stats st.
+func timeOrderHint(st pcap.Stats) string {
+	if st.Backwards == 0 {
+		return ""
+	}
+	what := fmt.Sprintf("%d frames have a timestamp before that of a frame ahead of them in the file (first frame %d, at most %v back)",
+		st.Backwards, st.BackwardsFrame, st.BackwardsMax)
+	if st.Backwards == 1 {
+		what = fmt.Sprintf("frame %d has a timestamp %v before that of a frame ahead of it in the file", st.BackwardsFrame, st.BackwardsMax)
+	}
+	if st.BackwardsMax <= pcap.MaxReorder {
+		return what + ": judged in timestamp order (frame numbers are the file's)"
+	}
+	return fmt.Sprintf("%s: more than %v back, so judged in file order; findings near them may rest on the file's order, not the hosts'", what, pcap.MaxReorder)
+}
+
+// snapHint is FileReport.SnapHint for a capture read with stats st.
+func snapHint(st pcap.Stats) string {
+	if st.SnapCut == 0 {
+		return ""
+	}
+	what := fmt.Sprintf("the snap length cut the Homa header of %d of %d Homa frames (at most %d bytes of each were captured)", st.SnapCut, st.Homa, st.SnapLen)
+	if st.SnapCut == st.Homa {
+		what += ": no Homa header could be read, so no rule could judge the capture"
+	} else {
+		what += ": their packets are unseen, and findings that may rest on one are inconclusive"
+	}
+	return what + "; re-capture whole frames (tcpdump -s 0, dumpcap -s 0) or with a snap length that keeps the Homa headers"
 }
 
 // layoutPrefix is how many frames File reads to guess the capture's plan
@@ -462,7 +527,9 @@ func runRules(file string, ro pcap.ReaderOptions, plan capturePlan, judge spec.J
 			return out, err
 		}
 		// A pcapng declares its drops in statistics blocks at its end.
-		c.SetCaptureDrops(max(judge.CaptureDrops, st.CaptureDrops))
+		// So do frames whose Homa header the snap length cut: their
+		// packets are unseen (pcap.Stats.SnapCut).
+		c.SetCaptureDrops(max(judge.CaptureDrops, st.CaptureDrops) + uint64(st.SnapCut))
 		out.rep = c.Finish()
 		if out.rep.Violations == nil {
 			out.rep.Violations = []spec.Finding{}
@@ -485,7 +552,9 @@ func runRules(file string, ro pcap.ReaderOptions, plan capturePlan, judge spec.J
 		h := plan.ports[i]
 		// A port's view misses what its interface dropped.
 		jv := judge
-		jv.CaptureDrops = max(judge.CaptureDrops, st.IfaceDrops[i])
+		// (Frames whose Homa header the snap length cut are counted for
+		// the whole capture, not per port: each port may miss them all.)
+		jv.CaptureDrops = max(judge.CaptureDrops, st.IfaceDrops[i]) + uint64(st.SnapCut)
 		hr := jv.Host(h, views[i])
 		hrs = append(hrs, hr)
 		out.hosts = append(out.hosts, HostResult{Host: h.String(), Interface: fmt.Sprint(i), Violations: len(hr.Violations), Excused: len(hr.Excused)})
@@ -501,7 +570,7 @@ func runRules(file string, ro pcap.ReaderOptions, plan capturePlan, judge spec.J
 		feed(e)
 	}
 	out.rep = mergeHostReports(hrs)
-	out.rep.CaptureDrops = max(judge.CaptureDrops, st.CaptureDrops)
+	out.rep.CaptureDrops = max(judge.CaptureDrops, st.CaptureDrops) + uint64(st.SnapCut)
 	return out, nil
 }
 
@@ -590,14 +659,29 @@ func dropsHint(rep *spec.Report, st pcap.Stats, flag uint64) (from, hint string)
 	if rep.CaptureDrops == 0 {
 		return "", ""
 	}
+	cut := uint64(st.SnapCut)
 	from = "--capture-drops"
-	if st.CaptureDrops >= flag {
+	recapture := "re-capture with a larger buffer (tcpdump -B KIB, dumpcap -B MIB) to judge them"
+	switch {
+	case rep.CaptureDrops == cut:
+		from, recapture = "snap length", "re-capture with -s 0 to judge them"
+	case st.CaptureDrops >= flag:
 		from = "interface statistics"
 	}
-	const recapture = "re-capture with a larger buffer (tcpdump -B KIB, dumpcap -B MIB) to judge them"
-	dropped := fmt.Sprintf("the capture dropped %d packets", rep.CaptureDrops)
-	if rep.CaptureDrops == 1 {
+	dropped := fmt.Sprintf("the capture dropped %d packets", rep.CaptureDrops-cut)
+	if rep.CaptureDrops-cut == 1 {
 		dropped = "the capture dropped 1 packet"
+	}
+	if cut > 0 {
+		unread := fmt.Sprintf("%d frames with their Homa header cut by the snap length are unseen packets", cut)
+		if cut == 1 {
+			unread = "1 frame with its Homa header cut by the snap length is an unseen packet"
+		}
+		if rep.CaptureDrops == cut {
+			dropped = unread
+		} else {
+			dropped += " and " + unread
+		}
 	}
 	excused := fmt.Sprintf("%d findings that rest on a packet not seen may be its doing and are inconclusive", rep.CaptureDropExcused)
 	if rep.CaptureDropExcused == 1 {

@@ -43,6 +43,13 @@ func readPortViews(path string, o pcap.ReaderOptions, plan capturePlan) (map[int
 			views[f.Interface] = append(views[f.Interface], e)
 		}
 	}
+	if o.Reorder > 0 {
+		// The views are in memory: timestamp order is a sort (stable:
+		// equal timestamps keep the file's order).
+		for _, v := range views {
+			sort.SliceStable(v, func(a, b int) bool { return v[a].Time.Before(v[b].Time) })
+		}
+	}
 	st := r.Stats()
 	if st.Homa == 0 {
 		return views, st, fmt.Errorf("%s: %w", path, pcap.ErrNoHoma)
@@ -63,7 +70,7 @@ func mergeHostReports(hrs []spec.HostReport) *spec.Report {
 		out.Profile, out.Params = rep.Profile, rep.Params
 		out.Events += rep.Events
 		out.RPCs = max(out.RPCs, rep.RPCs)
-		for _, rr := range rep.Rules {
+		for _, rr := range hr.ChargedRules() {
 			i, ok := byRule[rr.ID]
 			if !ok {
 				i = len(out.Rules)
@@ -73,13 +80,11 @@ func mergeHostReports(hrs []spec.HostReport) *spec.Report {
 			r := &out.Rules[i]
 			r.Checked += rr.Checked
 			r.Passed += rr.Passed
+			r.Violated += rr.Violated
 			r.Inconclusive += rr.Inconclusive
 			r.MaxSlack = max(r.MaxSlack, rr.MaxSlack)
 		}
 		out.Violations = append(out.Violations, hr.Violations...)
-		for _, v := range hr.Violations {
-			out.Rules[byRule[v.Rule]].Violated++
-		}
 		for _, f := range rep.Inconclusive {
 			if f.ChargedTo == hr.Host {
 				out.Inconclusive = append(out.Inconclusive, f)
@@ -103,11 +108,7 @@ func mergeHostReports(hrs []spec.HostReport) *spec.Report {
 	}
 	// Each packet is in two views (its sender's and its receiver's): the
 	// counts are the views' passes and inconclusive findings, and the
-	// violations each view charges to its own host.
-	for i := range out.Rules {
-		r := &out.Rules[i]
-		r.Checked = r.Passed + r.Inconclusive + r.Violated
-	}
+	// violations each view charges to its own host (HostReport.ChargedRules).
 	for _, d := range downs {
 		out.Downgrades = append(out.Downgrades, *d)
 	}

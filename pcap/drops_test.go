@@ -8,8 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gopacket/gopacket"
-	"github.com/gopacket/gopacket/layers"
 	"github.com/gopacket/gopacket/pcapgo"
 
 	"github.com/homatest/homatest/spec/wire"
@@ -116,16 +114,8 @@ func TestCaptureDropsDeclared(t *testing.T) {
 // classicPcap returns a classic pcap file of one Homa frame.
 func classicPcap(t testing.TB) []byte {
 	t.Helper()
-	var buf bytes.Buffer
-	w := pcapgo.NewWriterNanos(&buf)
-	if err := w.WriteFileHeader(65535, layers.LinkTypeEthernet); err != nil {
-		t.Fatal(err)
-	}
 	frame := buildFrame(t, FrameSpec{Src: addrA, Dst: addrB, Priority: 7}, sampleFields()[1], wire.EncodeOptions{FixLengths: true, SetMarks: true})
-	if err := w.WritePacket(gopacket.CaptureInfo{Timestamp: time.Unix(1, 0), CaptureLength: len(frame), Length: len(frame)}, frame); err != nil {
-		t.Fatal(err)
-	}
-	return buf.Bytes()
+	return classicPcapOf(t, 65535, rec{time.Unix(1, 0), frame, len(frame)})
 }
 
 // TestCaptureDropsTruncatedISB: a capture cut anywhere in its statistics

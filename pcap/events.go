@@ -25,7 +25,8 @@ func (f *Frame) Events(dst []spec.Event) []spec.Event {
 }
 
 // EachEvent reads the rest of the capture and calls fn for every spec event
-// in capture order (Frame.Events of each frame). The event and its packet
+// in capture order (Frame.Events of each frame; in timestamp order within
+// ReaderOptions.Reorder when that is set). The event and its packet
 // bytes are valid only during the call: the reader reuses its buffers (copy
 // what you keep). It returns nil at the end of the capture, or the first
 // read error (a damaged or cut file), with fn called for every event before
@@ -42,6 +43,17 @@ func (r *Reader) EachEvent(fn func(*spec.Event)) error {
 // (eachEventPiped): fn is called as it is here, in the caller's
 // goroutine, and frame in the reading one.
 func (r *Reader) eachEvent(ctx context.Context, frame func(*Reader, *Frame), fn func(*spec.Event)) error {
+	if r.o.Reorder > 0 {
+		b := &reorderBuf{window: r.o.Reorder, out: fn}
+		err := r.eachEventInOrder(ctx, frame, b.push)
+		b.flush()
+		return err
+	}
+	return r.eachEventInOrder(ctx, frame, fn)
+}
+
+// eachEventInOrder is eachEvent in file order.
+func (r *Reader) eachEventInOrder(ctx context.Context, frame func(*Reader, *Frame), fn func(*spec.Event)) error {
 	if runtime.GOMAXPROCS(0) > 1 {
 		return r.eachEventPiped(ctx, frame, fn)
 	}

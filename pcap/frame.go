@@ -88,6 +88,14 @@ type Stats struct {
 	DecodeErrors int `json:"decode_errors"`
 	// Truncated counts Homa frames cut short by the snap length.
 	Truncated int `json:"truncated"`
+	// SnapCut counts the Homa frames (part of DecodeErrors) whose Homa
+	// header, or a GSO frame's segment headers, the snap length cut
+	// (captured length below the frame's length, gopacket CaptureInfo):
+	// packets the capture holds but cannot show, as if it had dropped
+	// them. SnapLen is the most bytes the capture kept of such a frame (its
+	// snap length, or less when the link layer is shorter); 0 without any.
+	SnapCut int `json:"snap_cut,omitempty"`
+	SnapLen int `json:"snap_len,omitempty"`
 	// Segments counts DATA segments (a GSO frame counts each of its segments).
 	Segments int `json:"segments"`
 	// GSOFrames counts multi-segment GSO DATA frames.
@@ -114,6 +122,15 @@ type Stats struct {
 	// prints "N packets dropped by kernel" on stderr only), and isb_osdrop
 	// is not read (pcapgo v1.7.7 does not parse it).
 	CaptureDrops uint64 `json:"capture_drops,omitempty"`
+	// Backwards counts the frames Next returned (Homa, ICMP quoting Homa)
+	// whose timestamp lies before that of a frame ahead of them in the
+	// file (tcpdump on several CPUs, a mirror port, a merged file);
+	// BackwardsFrame is the first such frame's number and BackwardsMax the
+	// furthest one lies back (in JSON, nanoseconds). 0 for a file in
+	// timestamp order. See ReaderOptions.Reorder.
+	Backwards      int           `json:"time_backwards,omitempty"`
+	BackwardsFrame int           `json:"time_backwards_first_frame,omitempty"`
+	BackwardsMax   time.Duration `json:"time_backwards_max_ns,omitempty"`
 	// IfaceDrops is CaptureDrops by pcapng interface index (sections
 	// summed by index); nil when none are declared.
 	IfaceDrops map[int]uint64 `json:"-"`

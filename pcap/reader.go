@@ -35,6 +35,13 @@ type ReaderOptions struct {
 	// MaxSegData is max_seg_data in bytes, used to split GSO DATA frames
 	// into segments; 0 means 1424 for IPv4 and 1404 for IPv6 (MTU 1500).
 	MaxSegData int
+	// Reorder, when positive, makes EachEvent (and StreamPath) pass events
+	// in timestamp order, not file order, provided no frame lies more than
+	// Reorder before a frame ahead of it in the file (Stats.BackwardsMax
+	// of a first read says; at most MaxReorder is sensible): a buffer holds
+	// Reorder of capture time. Events keep their frame numbers. Frames
+	// further out of order are passed as they come. Next is unaffected.
+	Reorder time.Duration
 	// Direction, when set, keeps only the pcapng frames marked with that
 	// direction in epb_flags (frames without the flag are kept): a
 	// capture of switch ports in both directions holds every packet twice,
@@ -83,6 +90,8 @@ type Reader struct {
 	// (the latest statistics block of each), pastDrops the sums of the
 	// sections before it, by interface index (see Stats.CaptureDrops).
 	drops, pastDrops map[int]uint64
+	// latest is the latest timestamp of a Homa frame so far (noteTime).
+	latest time.Time
 }
 
 // Open opens a capture file. Errors name the file and say what is wrong:
@@ -261,6 +270,7 @@ func (r *Reader) Next() (*Frame, error) {
 			data = r.hold(data)
 		}
 		if r.decode(data, ci, lt) {
+			r.noteTime(r.n, ci.Timestamp)
 			if opts.Flags != nil {
 				r.frame.Direction = Direction(opts.Flags.Direction & pcapgo.NgEpbFlagDirectionMask)
 			}
@@ -369,8 +379,7 @@ func (r *Reader) decode(data []byte, ci gopacket.CaptureInfo, lt layers.LinkType
 		f.Priority = wire.PriorityFromTrafficClass(f.TOS, f.PrioShift)
 	}
 	if err != nil {
-		r.stats.DecodeErrors++
-		f.Err = err
+		r.decodeError(f, err, ci)
 		return true
 	}
 	f.Packet = p
@@ -385,8 +394,7 @@ func (r *Reader) decode(data []byte, ci gopacket.CaptureInfo, lt layers.LinkType
 		f.Segments, err = p.Data().Segments(r.segs[:0], maxSeg)
 		r.segs = f.Segments[:0]
 		if err != nil {
-			r.stats.DecodeErrors++
-			f.Err = err
+			r.decodeError(f, err, ci)
 			f.Segments = nil
 			return true
 		}
@@ -403,6 +411,18 @@ func (r *Reader) decode(data []byte, ci gopacket.CaptureInfo, lt layers.LinkType
 		r.stats.Truncated++
 	}
 	return true
+}
+
+// decodeError files err as f's decode error, counting the frame in
+// Stats.SnapCut when the snap length cut it (Stats.SnapCut says why
+// that is a packet unseen rather than a malformed one).
+func (r *Reader) decodeError(f *Frame, err error, ci gopacket.CaptureInfo) {
+	r.stats.DecodeErrors++
+	f.Err = err
+	if ci.CaptureLength < ci.Length {
+		r.stats.SnapCut++
+		r.stats.SnapLen = max(r.stats.SnapLen, ci.CaptureLength)
+	}
 }
 
 // icmp fills f.ICMP from an ICMP (v6: ICMPv6) message b and reports

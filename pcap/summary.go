@@ -44,6 +44,9 @@ func (s *Stats) Summary(name string, stopped error) string {
 	if s.Truncated > 0 {
 		fmt.Fprintf(&b, "; %s cut by the snap length", count(s.Truncated, "Homa frame", "Homa frames"))
 	}
+	if s.SnapCut > 0 {
+		fmt.Fprintf(&b, "; %s (of the decode errors) with the Homa header cut by the snap length (%d bytes kept): re-capture with -s 0", count(s.SnapCut, "Homa frame", "Homa frames"), s.SnapLen)
+	}
 	if s.IPLengthMismatch > 0 {
 		fmt.Fprintf(&b, "; %s with an IP length longer than the frame", count(s.IPLengthMismatch, "Homa frame", "Homa frames"))
 	}
@@ -89,7 +92,10 @@ type JSONSummary struct {
 	// --rpc); nil when none was.
 	RPCPackets *int `json:"rpc_packets,omitempty"`
 	Segments   int  `json:"segments"`
-	Truncated  int  `json:"truncated"`
+	// SnapCut and SnapLen are Stats.SnapCut and SnapLen (omitted when 0).
+	SnapCut   int `json:"snap_cut,omitempty"`
+	SnapLen   int `json:"snap_len,omitempty"`
+	Truncated int `json:"truncated"`
 	// Types counts Homa frames by packet type name, every type present.
 	Types           map[string]int `json:"types"`
 	VersionMismatch int            `json:"version_mismatch"`
@@ -109,7 +115,7 @@ func (s *Stats) JSONSummary(name string, stopped error) JSONSummary {
 	j := JSONSummary{
 		File: name, Frames: s.Frames, Homa: s.Homa, Types: types,
 		Retransmits: s.Retransmits, DecodeErrors: s.DecodeErrors,
-		Truncated: s.Truncated, Segments: s.Segments, GSOFrames: s.GSOFrames,
+		Truncated: s.Truncated, Segments: s.Segments, GSOFrames: s.GSOFrames, SnapCut: s.SnapCut, SnapLen: s.SnapLen,
 		IPLengthMismatch: s.IPLengthMismatch, VersionMismatch: s.VersionMismatch,
 		Other: other, OtherTotal: s.NonHoma(), CaptureDrops: s.CaptureDrops,
 	}

@@ -224,7 +224,10 @@ func summarize(res *Result, cst harness.CaptureStats) Summary {
 	rows := map[string]*RuleRow{}
 	var order []string
 	for i, hr := range res.Hosts {
-		for _, rr := range hr.Report.Rules {
+		// The columns add up: a violation the host's view found but
+		// charged to another host (judged in that host's view) or excused
+		// counts in none of them (HostReport.ChargedRules).
+		for _, rr := range hr.ChargedRules() {
 			row := rows[rr.ID]
 			if row == nil {
 				row = &RuleRow{ID: rr.ID, Level: rr.Level.String()}
@@ -233,13 +236,11 @@ func summarize(res *Result, cst harness.CaptureStats) Summary {
 			}
 			row.Checked += rr.Checked
 			row.Passed += rr.Passed
+			row.Violated += rr.Violated
 			row.Inconclusive += rr.Inconclusive
 		}
 		sum.Excused += len(hr.Excused)
 		for _, v := range hr.Violations {
-			if row := rows[v.Rule]; row != nil {
-				row.Violated++
-			}
 			sum.Violated++
 			if v.Level == spec.Should {
 				sum.ShouldViolated++

@@ -82,3 +82,38 @@ func TestViolationLineNamesRoles(t *testing.T) {
 		t.Errorf("Finding.String = %q", got)
 	}
 }
+
+// TestSummaryRuleColumnsAddUp: a host's view that found violations it
+// charges to the other host (judged again in that host's view) counts
+// them in no column of the summary's rule table, so checked = passed +
+// violated + inconclusive (a new-user trial saw HOMA-GRANT-018 "checked
+// 81 passed 50 violated 0 inconclusive 0").
+func TestSummaryRuleColumnsAddUp(t *testing.T) {
+	h1, h2 := netip.MustParseAddr("10.0.0.1"), netip.MustParseAddr("10.0.0.2")
+	var found, mine []spec.Finding
+	for i := range 6 {
+		f := spec.Finding{Rule: "HOMA-GRANT-002", Level: spec.Must, Frame: i + 1, ChargedTo: h2}
+		if i < 3 {
+			f.ChargedTo = h1
+			mine = append(mine, f)
+		}
+		found = append(found, f)
+	}
+	for i := range 31 {
+		found = append(found, spec.Finding{Rule: "HOMA-GRANT-018", Level: spec.Should, Frame: 10 + i, ChargedTo: h2})
+	}
+	hr := spec.HostReport{Host: h1, Violations: mine, Sources: make([]spec.ViewSource, 64), Report: &spec.Report{
+		Violations: found,
+		Rules: []spec.RuleResult{
+			{ID: "HOMA-GRANT-002", Level: spec.Must, Checked: 126, Passed: 120, Violated: 6},
+			{ID: "HOMA-GRANT-018", Level: spec.Should, Checked: 81, Passed: 50, Violated: 31},
+		}}}
+	sum := summarize(&Result{Scenario: &Scenario{Name: "t"}, Traffic: traffic.NewResult(nil, time.Second, 1), Hosts: []spec.HostReport{hr}}, harness.CaptureStats{})
+	want := []RuleRow{
+		{ID: "HOMA-GRANT-002", Level: "MUST", Checked: 123, Passed: 120, Violated: 3},
+		{ID: "HOMA-GRANT-018", Level: "SHOULD", Checked: 50, Passed: 50},
+	}
+	if len(sum.Rules) != len(want) || sum.Rules[0] != want[0] || sum.Rules[1] != want[1] || sum.MustViolated != 3 {
+		t.Fatalf("rules %+v (%d MUST), want %+v (3)", sum.Rules, sum.MustViolated, want)
+	}
+}

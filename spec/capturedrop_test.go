@@ -3,6 +3,7 @@ package spec
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/homatest/homatest/spec/wire"
 )
@@ -158,4 +159,76 @@ func TestCaptureDropFindingsWithoutRPC(t *testing.T) {
 	if rep.CaptureDropExcused != len(frames) {
 		t.Fatalf("excused %d of %d findings at one host pair", rep.CaptureDropExcused, len(frames))
 	}
+}
+
+// TestCaptureDropPrio002: an unseen CUTOFFS can explain unscheduled DATA
+// at a level other than the profile's cutoffs give only when the version
+// it carries is not one whose CUTOFFS the capture holds, and only at a
+// level some consistent cutoffs give an unscheduled message (1 and up).
+// DATA with version 0 (the new-peer default) at the wrong level, with a
+// version the capture shows, or at level 0 stays a violation whatever
+// the capture dropped.
+func TestCaptureDropPrio002(t *testing.T) {
+	const id = "HOMA-PRIO-002"
+	b := newTrace(t, wire.VersionCurrent)
+	v0 := b.dataVersion(true, 2, 100, 0, 100, 1, 0)                             // default says 6
+	unseen := b.after(time.Millisecond).dataVersion(true, 4, 100, 0, 100, 5, 1) // profile's v1 says 7: a CUTOFFS v1 may differ
+	zero := b.after(time.Millisecond).dataVersion(true, 6, 100, 0, 100, 0, 1)   // no cutoffs give level 0
+	b.after(time.Millisecond).cutoffs(false, 2, 2)
+	seen := b.after(time.Millisecond).dataVersion(true, 8, 100, 0, 100, 5, 2) // the capture's v2 says 7
+	rep := checkDrops(b, id, 0, false)
+	wantViolations(t, rep, id, v0, unseen, zero, seen)
+	for _, late := range []bool{false, true} {
+		rep := checkDrops(b, id, 1, late)
+		wantViolations(t, rep, id, v0, zero, seen)
+		wantDowngraded(t, rep, id, unseen, CauseCaptureDrop)
+		if rep.CaptureDropExcused != 1 {
+			t.Fatalf("late %v: excused %d, want 1", late, rep.CaptureDropExcused)
+		}
+	}
+}
+
+// TestCaptureDropOwnFields: rules that judge a packet's own fields
+// (control priority, ports, client id 0, a GRANT's offset and priority
+// field, a RESEND's priority field, a NEED_ACK from the client, bytes sent
+// twice as first transmissions) are Alone: a capture that dropped packets
+// excuses none of their violations; a control packet below the top level
+// stays a violation however many packets the capture dropped.
+func TestCaptureDropOwnFields(t *testing.T) {
+	alone := map[string]bool{}
+	for _, r := range Rules() {
+		alone[r.ID] = r.Alone
+	}
+	for _, id := range []string{"HOMA-PRIO-001", "HOMA-ID-002", "HOMA-ID-003", "HOMA-GRANT-001", "HOMA-GRANT-002", "HOMA-GRANT-007",
+		"HOMA-UNSCHED-002", "HOMA-RESEND-010", "HOMA-RESEND-013", "HOMA-ACK-010", "HOMA-CUTOFF-004"} {
+		if !alone[id] {
+			t.Errorf("%s is not Alone: a capture drop would excuse a violation of its packet's own fields", id)
+		}
+	}
+	b := newTrace(t, wire.VersionCurrent)
+	b.cutoffs(false, 2, 1)
+	bad := b.emit(false, 3, &wire.CutoffsFields{Common: wire.CommonFields{SenderID: sid(2, false)},
+		UnschedCutoffs: [8]uint32{0, 0, 0, 0, 1000000, 15000, 2800, 200}, CutoffVersion: 1}, nil)
+	rep := checkDrops(b, "HOMA-PRIO-001", 1, true)
+	wantViolations(t, rep, "HOMA-PRIO-001", bad)
+	if rep.CaptureDropExcused != 0 {
+		t.Fatalf("excused %d, want 0", rep.CaptureDropExcused)
+	}
+}
+
+// TestCaptureDropAckFromServer: an ACK with a server's sender_id is
+// wrong by its own field (HOMA-ACK-007's first clause): no unseen NEED_ACK
+// excuses it, while an ACK a client sends with no NEED_ACK in the capture
+// may answer one the capture dropped.
+func TestCaptureDropAckFromServer(t *testing.T) {
+	const id = "HOMA-ACK-007"
+	b := newTrace(t, wire.VersionCurrent)
+	b.data(true, 2, 100, 0, 100, 7, nil)
+	b.after(10*time.Microsecond).data(false, 2, 100, 0, 100, 7, nil)
+	unprompted := b.after(time.Millisecond).ack(2)
+	server := b.after(time.Millisecond).emit(false, 7, &wire.AckFields{Common: wire.CommonFields{SenderID: 3}}, nil)
+	wantViolations(t, checkDrops(b, id, 0, false), id, unprompted, server)
+	rep := checkDrops(b, id, 1, true)
+	wantViolations(t, rep, id, server)
+	wantDowngraded(t, rep, id, unprompted, CauseCaptureDrop)
 }

@@ -45,6 +45,9 @@ type Finding struct {
 	// Note is the capture's comment on the frame, if any (e.g. a tester's
 	// mark on a packet it broke on purpose).
 	Note string `json:"note,omitempty"`
+	// alone: no missing packet can explain the finding (Rule.Alone,
+	// Result.Alone); a capture drop excuses it not.
+	alone bool
 }
 
 // SeeFrames names the finding's other frames as reports print them:
@@ -212,9 +215,11 @@ type ruleState struct {
 	freeA   []int32
 	kept    int
 	keptInc int
-	// firstViolation is the frame of the rule's earliest violation (0:
-	// none), the frame a CauseCaptureDrop DowngradeCount names.
+	// firstViolation is the frame of the rule's earliest violation that a
+	// capture drop may explain (0: none), the frame a CauseCaptureDrop
+	// DowngradeCount names; dropViolated counts those violations.
 	firstViolation int
+	dropViolated   int
 	// aged orders seenA's keys by the elapsed time they were filed with
 	// (at most one entry per key: pruneAfter refiles a key seen again).
 	aged minHeap[agedKey]
@@ -540,10 +545,11 @@ func (c *Checker) SetCaptureFromStart() { c.fromStart = true }
 // startedBefore reports whether a violation of rule r at RPC rpc may
 // depend on what the RPC's hosts did before the capture began: the RPC
 // is in the trace but was not seen from its first request bytes
-// (RPC.SeenFromStart). Rules that judge each packet alone (Rule.Alone,
-// the WIRE area) are never excused.
-func (c *Checker) startedBefore(r *Rule, rpc *RPCKey, e *Event) (Evidence, bool) {
-	if rpc == nil || c.fromStart || r.Alone || r.Area() == "wire" {
+// (RPC.SeenFromStart). Violations no unseen packet can explain
+// (mayMiss false: Rule.Alone, the WIRE area, Result.Alone) are never
+// excused.
+func (c *Checker) startedBefore(mayMiss bool, rpc *RPCKey, e *Event) (Evidence, bool) {
+	if rpc == nil || c.fromStart || !mayMiss {
 		return Evidence{}, false
 	}
 	first, fromStart := 0, false
@@ -571,8 +577,9 @@ func (c *Checker) startedBefore(r *Rule, rpc *RPCKey, e *Event) (Evidence, bool)
 // A missing packet can explain a violation that rests on a packet not
 // being seen (a GRANT the sender got makes its DATA look ungranted, a
 // RESEND its retransmission unrequested, an ACK an RPC unacknowledged),
-// never one about a packet's own fields (Rule.Alone, the WIRE area, as
-// for CauseCaptureStart). Each missing packet belongs to one RPC, except
+// never one about a packet's own fields or that no unseen packet could
+// reconcile (Rule.Alone, the WIRE area, Result.Alone: as for
+// CauseCaptureStart). Each missing packet belongs to one RPC, except
 // that an ACK names up to max_acks_per_pkt more (HomaModule homa_wire.h
 // HOMA_MAX_ACKS_PER_PKT; a DATA header one) and a CUTOFFS packet a host
 // pair: n missing packets touch at most n × (max_acks_per_pkt + 1) RPCs
@@ -604,10 +611,12 @@ func (c *Checker) SetCaptureDrops(n uint64) {
 // dropped the 43690 packets that could touch them is not worth judging).
 const maxDropSubjects = 1 << 18
 
-// captureDropMayExplain reports whether a violation of rule r may rest on
-// a packet not being seen: not for rules that judge each packet alone
-// (see startedBefore).
-func captureDropMayExplain(r *Rule) bool { return !r.Alone && r.Area() != "wire" }
+// captureDropMayExplain reports whether a violation of rule r with result
+// res may rest on a packet not being seen: not for rules that judge each
+// packet alone nor for a result marked Alone (see Rule.Alone).
+func captureDropMayExplain(r *Rule, res Result) bool {
+	return !r.Alone && r.Area() != "wire" && !res.alone()
+}
 
 // noteDropSubject files the subject of a violation a capture drop may
 // explain: its RPC, or for a finding without one the unordered pair of
@@ -658,8 +667,8 @@ func (c *Checker) excuseDrops() {
 	moved := map[string]bool{}
 	for i, st := range c.state {
 		r := c.rules[i]
-		n := st.res.Violated
-		if n == 0 || !captureDropMayExplain(r) {
+		n := st.dropViolated
+		if n == 0 {
 			continue
 		}
 		moved[r.ID] = true
@@ -674,7 +683,7 @@ func (c *Checker) excuseDrops() {
 	}
 	kept := c.report.Violations[:0]
 	for _, f := range c.report.Violations {
-		if !moved[f.Rule] {
+		if !moved[f.Rule] || f.alone {
 			kept = append(kept, f)
 			continue
 		}
@@ -707,6 +716,7 @@ func (c *Checker) record(i int, e *Event, at frameRef, rpc *RPCKey, res Result) 
 		return
 	}
 	frame, t := at.frame, at.time
+	mayMiss := captureDropMayExplain(r, res)
 	st.res.Checked++
 	if res.Slack > st.res.MaxSlack {
 		st.res.MaxSlack = res.Slack
@@ -714,19 +724,18 @@ func (c *Checker) record(i int, e *Event, at frameRef, rpc *RPCKey, res Result) 
 	if res.Status == Violated {
 		if ev, ok := c.net.Duplicate(); ok && e != nil && e.Frame == frame {
 			res = Downgrade(CauseDuplicate, ev, "%s", res.Why())
-		} else if ev, ok := c.startedBefore(r, rpc, e); ok {
+		} else if ev, ok := c.startedBefore(mayMiss, rpc, e); ok {
 			res = Downgrade(CauseCaptureStart, ev, "%s", res.Why()).WithSlack(res.Slack)
-		} else {
+		} else if mayMiss {
 			if st.firstViolation == 0 || frame < st.firstViolation {
 				st.firstViolation = frame
 			}
-			if captureDropMayExplain(r) {
-				c.noteDropSubject(rpc, at)
-			}
+			st.dropViolated++
+			c.noteDropSubject(rpc, at)
 		}
 	}
 	f := Finding{Rule: r.ID, Level: r.Level, Frame: frame, Frames: res.Frames(), Time: t, RPC: rpc, Why: res.Why(), Slack: res.Slack, Cause: res.Cause(),
-		Src: at.src, Dst: at.dst, ChargedTo: at.src, Note: at.note}
+		Src: at.src, Dst: at.dst, ChargedTo: at.src, Note: at.note, alone: !mayMiss}
 	if r.ChargesReceiver() {
 		f.ChargedTo = at.dst
 	}

@@ -23,8 +23,17 @@ type HostReport struct {
 	Host netip.Addr `json:"host"`
 	// Report is the checker's whole report over the host's view; its
 	// frame numbers are 1-based positions in the view. Its Violations
-	// include findings charged to other hosts: use Violations.
+	// include findings charged to other hosts (Finding.ChargedTo; each is
+	// judged again in its own host's view) and those in Excused: they do
+	// not count against Host (NotCharged counts them). Use Violations,
+	// and ChargedRules for the rule table.
 	Report *Report `json:"report"`
+	// Charged is len(Violations), the violations that count against Host;
+	// NotCharged the violations of Report that do not (charged to another
+	// host, or Excused). Report.Violations lists Charged + NotCharged
+	// findings (at most MaxFindings per rule).
+	Charged    int `json:"violations_charged"`
+	NotCharged int `json:"violations_not_charged"`
 	// Violations are the findings of Report charged to Host, in view
 	// order: at frames Host sent, or for rules whose ChargesReceiver is
 	// true at frames Host received.
@@ -165,7 +174,30 @@ func (j Judge) host(ctx context.Context, h netip.Addr, view []Event) (HostReport
 			hr.Violations = append(hr.Violations, v)
 		}
 	}
+	hr.Charged, hr.NotCharged = len(hr.Violations), len(rep.Violations)-len(hr.Violations)
 	return hr, nil
+}
+
+// ChargedRules returns the rule table of hr as it counts against Host:
+// Report.Rules with Violated the violations charged to Host (Violations)
+// and Checked = Passed + Violated + Inconclusive, so that the columns add
+// up; a violation the view found but charged to another host or excused
+// counts in none of them.
+func (hr *HostReport) ChargedRules() []RuleResult {
+	if hr.Report == nil {
+		return nil
+	}
+	charged := map[string]int{}
+	for _, v := range hr.Violations {
+		charged[v.Rule]++
+	}
+	out := make([]RuleResult, len(hr.Report.Rules))
+	for i, rr := range hr.Report.Rules {
+		rr.Violated = charged[rr.ID]
+		rr.Checked = rr.Passed + rr.Violated + rr.Inconclusive
+		out[i] = rr
+	}
+	return out
 }
 
 // Raced reports whether timing finding f, at view[at] (0-based), a packet

@@ -152,3 +152,37 @@ func TestJudgeHostsEmpty(t *testing.T) {
 		t.Fatalf("got %+v, want one empty report for %v", r, h)
 	}
 }
+
+// TestHostReportCounts: the client's view of a late BUSY finds the
+// HOMA-RESEND-002 violation too, but charges it to the server: the
+// client's report lists it (Report.Violations) without counting it
+// (Charged 0, NotCharged 1), and its charged rule table adds up: checked =
+// passed + violated + inconclusive, the uncharged violation in none of
+// them. The server's counts it.
+func TestHostReportCounts(t *testing.T) {
+	b, _ := lateBusy(t)
+	rules, p := hostViewRules(t)
+	reps := Judge{Profile: "linux", Params: p, Rules: rules}.Hosts(b.events, deliver(b.events, 10*time.Microsecond, nil), nil)
+	client, server := reps[0], reps[1]
+	if len(client.Report.Violations) != 1 || client.Report.Violations[0].ChargedTo != b.server {
+		t.Fatalf("client view's report: %+v, want one finding charged to the server", client.Report.Violations)
+	}
+	if client.Charged != 0 || client.NotCharged != 1 || server.Charged != 1 || server.NotCharged != 0 {
+		t.Fatalf("client charged %d not charged %d, server %d %d, want 0 1 1 0", client.Charged, client.NotCharged, server.Charged, server.NotCharged)
+	}
+	for _, hr := range reps {
+		for _, rr := range hr.ChargedRules() {
+			if rr.Checked != rr.Passed+rr.Violated+rr.Inconclusive {
+				t.Errorf("%v %s: checked %d != passed %d + violated %d + inconclusive %d", hr.Host, rr.ID, rr.Checked, rr.Passed, rr.Violated, rr.Inconclusive)
+			}
+			if want := map[bool]int{true: 1}[hr.Host == b.server && rr.ID == "HOMA-RESEND-002"]; rr.Violated != want {
+				t.Errorf("%v %s: violated %d, want %d", hr.Host, rr.ID, rr.Violated, want)
+			}
+		}
+	}
+	for _, rr := range client.Report.Rules {
+		if rr.ID == "HOMA-RESEND-002" && rr.Violated != 1 {
+			t.Errorf("client view's own table: %s violated %d, want 1 (the view found it)", rr.ID, rr.Violated)
+		}
+	}
+}

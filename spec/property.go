@@ -50,6 +50,8 @@ type resultDetail struct {
 	why    string
 	frames []int
 	cause  Cause
+	// alone: see Result.Alone.
+	alone bool
 }
 
 // Why returns the one-line reason ("" for a plain pass).
@@ -111,6 +113,24 @@ func (r Result) With(frames ...int) Result {
 	r.detail = &d
 	return r
 }
+
+// Alone returns r marked as resting on no packet the capture lacks: the
+// violation stands whatever the capture missed (before it began, or
+// dropped), as every violation of a Rule.Alone rule does. A rule whose
+// violations can sometimes rest on an unseen packet marks the others so
+// (e.g. HOMA-PRIO-002 at a level no cutoffs could give).
+func (r Result) Alone() Result {
+	d := resultDetail{}
+	if r.detail != nil {
+		d = *r.detail
+	}
+	d.alone = true
+	r.detail = &d
+	return r
+}
+
+// alone reports whether r was marked with Alone.
+func (r Result) alone() bool { return r.detail != nil && r.detail.alone }
 
 // WithSlack returns r noting the timing slack used.
 func (r Result) WithSlack(d time.Duration) Result { r.Slack = d; return r }

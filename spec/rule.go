@@ -63,13 +63,18 @@ type Rule struct {
 	// switch port: host taps hide GRO-batched packets); the rule reports
 	// inconclusive rather than violated where the capture cannot tell.
 	Capture string `json:"capture,omitempty"`
-	// Alone says the rule judges each packet by itself (its fields, its
-	// TOS byte) or by earlier packets of the capture that its finding
-	// names, never by state an RPC may have had before the capture, so a
-	// capture that began while an RPC was under way excuses none of its
-	// findings (CauseCaptureStart), nor does one that dropped packets
-	// (CauseCaptureDrop); rules of the WIRE area are alone whether or
-	// not they say so.
+	// Alone says no packet missing from the capture can make a violation
+	// of the rule appear while the hosts were correct: the rule judges a
+	// packet's own fields (its ids, ports, TOS byte, lengths, priority
+	// field) against the parameters or against packets the capture holds
+	// (and its finding names) that no unseen GRANT, RESEND, ACK, NEED_ACK,
+	// CUTOFFS, BUSY, RPC_UNKNOWN or DATA could reconcile with it. Its violations are
+	// then never excused by a capture that began while an RPC was under
+	// way (CauseCaptureStart) nor by one that dropped packets
+	// (CauseCaptureDrop): both ask "does the verdict rest on a packet not
+	// in the capture?". Rules of the WIRE area are alone whether or not
+	// they say so; a rule whose violations are alone only sometimes marks
+	// those with Result.Alone.
 	Alone bool `json:"-"`
 	// Property is the executable form.
 	Property Property `json:"-"`

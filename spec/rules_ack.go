@@ -1,6 +1,7 @@
 package spec
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/homatest/homatest/spec/wire"
@@ -136,13 +137,13 @@ func ackRules() []*Rule {
 						// ended, and client ids are even and start at 2
 						// (facts ID-01): a zero or odd entry acks nothing
 						// the client had.
-						return Violation("ack entry %d names id %d, which is no client's RPC id (client ids are even and nonzero)", max(i-1, 0), id)
+						return Violation("ack entry %d names id %d, which is no client's RPC id (client ids are even and nonzero)", max(i-1, 0), id).Alone()
 					}
 					if e.Type() == wire.TypeData && e.FromClient() && id == wire.ClientID(e.Packet.SenderID()) && n.port == e.Packet.Common().Dport() {
 						// The request of an RPC is sent before its response
 						// can be complete; the client ends the RPC, and
 						// stops sending it, only after that.
-						return Violation("request DATA of RPC %d carries an ack for RPC %d itself: its response cannot be complete while its request is being sent", id, id)
+						return Violation("request DATA of RPC %d carries an ack for RPC %d itself: its response cannot be complete while its request is being sent", id, id).Alone()
 					}
 					r := c.T.rpcs[RPCKey{Client: e.Src, Server: e.Dst, ClientID: id}]
 					switch {
@@ -153,19 +154,19 @@ func ackRules() []*Rule {
 					case n.port != 0 && r.ServerPort != 0 && n.port != r.ServerPort:
 						// Client ids are unique per host (facts ID-02), so
 						// the client has no RPC with this id on that port.
-						return Violation("ack for RPC %d names server port %d, but RPC %d runs on port %d", id, n.port, id, r.ServerPort).With(r.FirstFrame)
+						return Violation("ack for RPC %d names server port %d, but RPC %d runs on port %d", id, n.port, id, r.ServerPort).With(r.FirstFrame).Alone()
 					case !r.Response.Complete && i == 0 && e.Type() == wire.TypeAck:
 						// An ACK's header answers NEED_ACK, also for an RPC
 						// the client no longer has (homa_need_ack_pkt).
 						if !r.ForgotTime.IsZero() {
 							res = Pass() // it answered RPC_UNKNOWN: no RPC
 						} else if why, ok := clientTimedOut(c, r, e.Time); ok {
-							gone = Unsure("ACK for RPC %d whose response has %d of %d bytes: %s", id, r.Response.Received(), r.Response.Length, why)
+							gone = Unsure("ACK for RPC %d, but %s: %s", id, responseHeld(r), why)
 						} else {
-							return Violation("ack for RPC %d whose response has %d of %d bytes", id, r.Response.Received(), r.Response.Length).With(r.FirstFrame)
+							return Violation("ack for RPC %d, but %s", id, responseHeld(r)).With(r.FirstFrame)
 						}
 					case !r.Response.Complete:
-						return Violation("ack for RPC %d whose response has %d of %d bytes", id, r.Response.Received(), r.Response.Length).With(r.FirstFrame)
+						return Violation("ack for RPC %d, but %s", id, responseHeld(r)).With(r.FirstFrame)
 					default:
 						res = Pass()
 					}
@@ -248,7 +249,7 @@ func ackRules2() []*Rule {
 			Capture:   "counted, not timed: a loaded client answers a NEED_ACK up to hundreds of milliseconds after a tap saw it, so any earlier NEED_ACK not yet answered explains an ACK (only the ACK's receiver, the RPC's server, sends NEED_ACKs for it, so a tap on either host's link sees them all)",
 			Property: Each{Types: []wire.PacketType{wire.TypeAck}, Check: func(c *Ctx, e *Event) Result {
 				if !e.FromClient() {
-					return Violation("ACK with odd sender_id %d: only clients acknowledge", e.Packet.SenderID())
+					return Violation("ACK with odd sender_id %d: only clients acknowledge", e.Packet.SenderID()).Alone() // its own field
 				}
 				r := c.T.Lookup(e)
 				if r != nil && r.ServerPort != 0 && !sameSockets(r, e) {
@@ -257,7 +258,7 @@ func ackRules2() []*Rule {
 					// either way the header's RPC names the ports.
 					sp, dp := e.Packet.Common().Sport(), e.Packet.Common().Dport()
 					return Violation("ACK for RPC %d from port %d to port %d, but the RPC runs between client port %d and server port %d (frame %d)",
-						r.Key.ClientID, sp, dp, r.ClientPort, r.ServerPort, r.FirstFrame).With(r.FirstFrame)
+						r.Key.ClientID, sp, dp, r.ClientPort, r.ServerPort, r.FirstFrame).With(r.FirstFrame).Alone()
 				}
 				if int(e.Packet.Ack().NumAcks()) == c.P.MaxAcksPerPkt {
 					return Pass()
@@ -356,4 +357,14 @@ func acksRPC(x *Event, k RPCKey) bool {
 		return x.Packet.Data().AckClientID() == k.ClientID
 	}
 	return false
+}
+
+// responseHeld says how much of r's response the capture holds, for an
+// ack that came before all of it: none (the response DATA has not begun,
+// so its length is not known) or received of its length bytes.
+func responseHeld(r *RPC) string {
+	if r.Response.Length == 0 {
+		return "no byte of its response is in the capture yet"
+	}
+	return fmt.Sprintf("only %d of its %d response bytes are in the capture", r.Response.Received(), r.Response.Length)
 }

@@ -6,7 +6,7 @@ import "github.com/homatest/homatest/spec/wire"
 func ackRules4() []*Rule {
 	return []*Rule{
 		{
-			ID: "HOMA-ACK-010", Level: Must,
+			ID: "HOMA-ACK-010", Level: Must, Alone: true,
 			Facts:     []string{"ACK-01", "ID-01"},
 			Statement: "Only servers send NEED_ACK: every NEED_ACK carries a server's sender_id (bit 0 set).",
 			Source:    "HomaModule homa_timer.c homa_timer_check_rpc (NEED_ACK only for a server RPC whose response is transmitted); homa_incoming.c homa_need_ack_pkt runs at the client",

@@ -267,7 +267,7 @@ func TestAck004AckBeforeResponseComplete(t *testing.T) {
 	rep := b.check("linux", "HOMA-ACK-004")
 	wantViolations(t, rep, "HOMA-ACK-004", bad, bad2, bad3)
 	f := rep.Violations[0]
-	if f.Why != "ack for RPC 2 whose response has 1424 of 3000 bytes" || len(f.Frames) != 1 || f.Frames[0] != first {
+	if f.Why != "ack for RPC 2, but only 1424 of its 3000 response bytes are in the capture" || len(f.Frames) != 1 || f.Frames[0] != first {
 		t.Errorf("finding %+v: want the RPC's first frame %d", f, first)
 	}
 }

@@ -139,7 +139,7 @@ func cutoffRules2() []*Rule {
 			}},
 		},
 		{
-			ID: "HOMA-CUTOFF-004", Level: Should,
+			ID: "HOMA-CUTOFF-004", Level: Should, Alone: true,
 			Facts:     []string{"CUT-04"},
 			Statement: "A CUTOFFS packet holds a consistent table: entry 0 is 0 or 0x7FFFFFFF, the entries from the lowest unscheduled level L (the highest below num_priorities holding 1,000,000 or more) up to num_priorities-1 do not increase, L-1 is max_sched_prio, and the version is not 0.",
 			Source:    "HomaModule homa_utils.c (default unsched_cutoffs, cutoff_version 1), homa_plumbing.c homa_prios_changed (entry 0 = INT_MAX, max_sched_prio = L-1); util/homa_prio.cc",

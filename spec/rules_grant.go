@@ -24,7 +24,7 @@ func grantRules() []*Rule {
 	grant := []wire.PacketType{wire.TypeGrant}
 	return []*Rule{
 		{
-			ID: "HOMA-GRANT-001", Level: Must,
+			ID: "HOMA-GRANT-001", Level: Must, Alone: true,
 			Facts:     []string{"GRANT-01"},
 			Statement: "Only messages longer than unsched_bytes receive GRANTs.",
 			Source:    "HomaModule homa_grant.c homa_grant_init_rpc",
@@ -41,7 +41,7 @@ func grantRules() []*Rule {
 			}},
 		},
 		{
-			ID: "HOMA-GRANT-002", Level: Must,
+			ID: "HOMA-GRANT-002", Level: Must, Alone: true,
 			Facts:     []string{"GRANT-01"},
 			Statement: "A GRANT offset never exceeds the message length and always exceeds the unscheduled bytes U.",
 			Source:    "HomaModule homa_grant.c homa_grant_try_send, homa_grant_check_fifo",
@@ -225,7 +225,7 @@ func grantRules() []*Rule {
 			}},
 		},
 		{
-			ID: "HOMA-GRANT-007", Level: Must,
+			ID: "HOMA-GRANT-007", Level: Must, Alone: true,
 			Facts:     []string{"GRANT-09", "FIFO-01"},
 			Statement: "SRPT GRANTs carry a scheduled priority (at most max_sched_prio); only FIFO grants use level num_priorities-2.",
 			Source:    "HomaModule homa_grant.c homa_grant_priority, homa_grant_check_fifo",

@@ -43,7 +43,7 @@ func idRules() []*Rule {
 			}},
 		},
 		{
-			ID: "HOMA-ID-002", Level: Must,
+			ID: "HOMA-ID-002", Level: Must, Alone: true,
 			Facts:     []string{"ID-03", "ID-04"},
 			Statement: "Requests go to a nonzero port; on main a destination port of 32768 or more (the automatically assigned range) is a server only if its socket set SO_HOMA_SERVER, which the wire does not show (inconclusive); linux_6.1.38 sockets all accept requests. No Homa packet has port 0 as its source, and only FREEZE as its destination.",
 			Source:    "HomaModule homa_sock.c homa_sock_bind (bind to ports ≥ 32768 fails), homa_plumbing.c SO_HOMA_SERVER; homa.h HOMA_MIN_DEFAULT_PORT",
@@ -90,7 +90,7 @@ func sameSockets(r *RPC, e *Event) bool {
 func idRules2() []*Rule {
 	return []*Rule{
 		{
-			ID: "HOMA-ID-003", Level: Must,
+			ID: "HOMA-ID-003", Level: Must, Alone: true,
 			Facts:     []string{"ID-01", "ID-02"},
 			Statement: "No RPC has id 0: client ids start at 2 (sender_id 0 or 1 appears only in FREEZE).",
 			Source:    "HomaModule homa_utils.c homa_init (next_outgoing_id = 2), homa_rpc.c homa_rpc_alloc_client",

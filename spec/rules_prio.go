@@ -50,11 +50,33 @@ func cutoffsFor(c *Ctx, e *Event, v uint16) ([8]uint32, bool) {
 	return cut, found
 }
 
+// cutoffsMayBeUnseen reports whether a CUTOFFS packet the capture lacks
+// could explain unscheduled DATA e with cutoff_version v at a level
+// other than the one cutoffsFor gives: only when the cutoffs came from
+// the profile (no CUTOFFS with version v from the receiver is in the
+// capture; version 0 is always the new-peer default) and e's level is one
+// some consistent cutoffs give an unscheduled message: 1 to
+// num_priorities-1, since the lowest unscheduled level sits above
+// max_sched_prio ≥ 0 and holds HOMA_MAX_MESSAGE_LENGTH (HOMA-CUTOFF-004;
+// HomaModule homa_incoming.c homa_cutoffs_pkt, homa_peer.c
+// homa_unsched_priority).
+func cutoffsMayBeUnseen(c *Ctx, e *Event, v uint16) bool {
+	if v == 0 || e.Priority == 0 || int(e.Priority) > c.P.NumPriorities-1 {
+		return false
+	}
+	for _, s := range c.T.CutoffVersions(e.Src, e.Dst) {
+		if s.Version == v {
+			return false
+		}
+	}
+	return true
+}
+
 // prioRules: priorities in the IP header (HomaModule homa_outgoing.c).
 func prioRules() []*Rule {
 	return []*Rule{
 		{
-			ID: "HOMA-PRIO-001", Level: Must,
+			ID: "HOMA-PRIO-001", Level: Must, Alone: true,
 			Facts:     []string{"CTRL-01"},
 			Statement: "Every control packet (all types but DATA) is sent at the highest priority level, num_priorities-1.",
 			Source:    "HomaModule homa_outgoing.c __homa_xmit_control",
@@ -106,7 +128,11 @@ func prioRules() []*Rule {
 					return Unsure("DATA carries cutoff_version %d, but no CUTOFFS with that version from %v is in the capture and the profile's is %d", v, e.Dst, c.P.CutoffVersion)
 				}
 				if want := UnschedPriority(cut, c.P.NumPriorities, d.MessageLength()); e.Priority != want {
-					return Violation("unscheduled DATA of a %d-byte message at priority %d, want %d from cutoffs version %d %v", d.MessageLength(), e.Priority, want, v, cut)
+					res := Violation("unscheduled DATA of a %d-byte message at priority %d, want %d from cutoffs version %d %v", d.MessageLength(), e.Priority, want, v, cut)
+					if !cutoffsMayBeUnseen(c, e, v) {
+						return res.Alone()
+					}
+					return res
 				}
 				return Pass()
 			}},

@@ -408,7 +408,7 @@ func resendRules() []*Rule {
 			}},
 		},
 		{
-			ID: "HOMA-RESEND-010", Level: Must,
+			ID: "HOMA-RESEND-010", Level: Must, Alone: true,
 			Facts:     []string{"WIRE-05", "AMO-01"},
 			Statement: "A sender transmits each byte of a message at most once with retransmit=0: bytes it sends again are marked retransmit=1.",
 			Source:    "HomaModule homa_outgoing.c homa_xmit_data (next_xmit_offset only grows), homa_resend_data (retransmit=1); fault PlatformLab/Homa@0b12835",

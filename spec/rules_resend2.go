@@ -30,11 +30,11 @@ func resendRules2() []*Rule {
 				off, length := rs.Offset(), rs.Length()
 				switch {
 				case rs.IsResendAll() && c.P.Wire == wire.Version2024:
-					return Violation("RESEND with length -1: linux_6.1.38 asks {0, 100} when nothing arrived")
+					return Violation("RESEND with length -1: linux_6.1.38 asks {0, 100} when nothing arrived").Alone() // its own fields
 				case rs.IsResendAll() && off != 0:
-					return Violation("RESEND length -1 at offset %d: \"nothing received\" is always offset 0", off)
+					return Violation("RESEND length -1 at offset %d: \"nothing received\" is always offset 0", off).Alone() // its own fields
 				case length == 0 && c.P.Wire != wire.Version2024:
-					return Violation("RESEND of length 0 at offset %d: main asks for gaps, the tail or {0, -1}", off)
+					return Violation("RESEND of length 0 at offset %d: main asks for gaps, the tail or {0, -1}", off).Alone() // its own fields
 				case isBufferWakeup(c.P, rs):
 					return Pass()
 				case (c.P.Wire == wire.Version2024 || c.P.Wire == wire.Version2025) && int32(length) < 0:
@@ -90,7 +90,7 @@ func resendRules2() []*Rule {
 			}},
 		},
 		{
-			ID: "HOMA-RESEND-013", Level: Must,
+			ID: "HOMA-RESEND-013", Level: Must, Alone: true,
 			Facts:     []string{"RTX-04"},
 			Statement: "A RESEND's priority field is num_priorities-1; only the buffer-wakeup RESEND {0, -1} (main) asks for num_priorities-2.",
 			Source:    "HomaModule homa_incoming.c homa_request_retrans (priority = num_priorities - 1), homa_pool.c homa_pool_check_waiting (homa_high_priority)",

@@ -34,7 +34,7 @@ func unschedRules() []*Rule {
 			}},
 		},
 		{
-			ID: "HOMA-UNSCHED-002", Level: Must,
+			ID: "HOMA-UNSCHED-002", Level: Must, Alone: true,
 			Facts:     []string{"UNS-02"},
 			Statement: "No first-transmission DATA packet straddles U: the unscheduled part ends on a packet boundary and is not rounded up to a full packet.",
 			Source:    "HomaModule homa_outgoing.c homa_message_out_fill",

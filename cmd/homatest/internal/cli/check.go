@@ -105,7 +105,10 @@ and the error line names the files that failed their check). A capture cut
 short or damaged part-way (tcpdump killed mid-write, a full disk) is judged
 up to the damage, as if it had stopped there: its report says so (DAMAGED,
 JSON "damaged"), its verdict is INCOMPLETE unless a MUST violation before the
-damage fails it, and the exit is still 2, since what came after is unknown.`,
+damage fails it, and the exit is still 2, since what came after is unknown.
+Frames whose Homa header the snap length cut are unseen packets (a
+WARNING line says how many); when no Homa header could be read at all the
+verdict is INCOMPLETE and the exit 2.`,
 		Example: `  # check a capture with HomaModule main defaults
   homatest check capture.pcap
 
@@ -178,7 +181,7 @@ func runCheck(cmd *cobra.Command, o *checkOpts, files []string) error {
 	reports := check.Files(co, files)
 	failed := 0
 	for _, fr := range reports {
-		if fr.Error != "" || fr.Damaged != "" {
+		if fr.Error != "" || incompleteWhy(fr) != "" {
 			failed++
 		}
 	}
@@ -215,8 +218,8 @@ func runCheck(cmd *cobra.Command, o *checkOpts, files []string) error {
 			if r.Error != "" {
 				msgs = append(msgs, r.Error)
 			}
-			if r.Damaged != "" {
-				msgs = append(msgs, r.Damaged)
+			if why := incompleteWhy(r); why != "" {
+				msgs = append(msgs, why)
 			}
 		}
 		// Exit 2 wins over 1; the line still says which files failed

@@ -38,6 +38,12 @@ func writeCheckText(w io.Writer, reports []check.FileReport) error {
 			fmt.Fprintf(ew, "capture comment: %s\n", printable(c))
 		}
 		fmt.Fprintf(ew, "capture point: %s (%s)\n", fr.CapturePoint, fr.CapturePointWhy)
+		if fr.TimeOrderHint != "" {
+			fmt.Fprintf(ew, "timestamps: %s\n", fr.TimeOrderHint)
+		}
+		if fr.SnapHint != "" {
+			fmt.Fprintf(ew, "WARNING: %s\n", fr.SnapHint)
+		}
 		if fr.CaptureDropsHint != "" {
 			fmt.Fprintf(ew, "capture drops (%s): %s\n", fr.CaptureDropsFrom, fr.CaptureDropsHint)
 		}
@@ -133,8 +139,12 @@ func writeCheckText(w io.Writer, reports []check.FileReport) error {
 			fmt.Fprintf(ew, "DAMAGED: %s\n", fr.Damaged)
 			upTo = fmt.Sprintf(" in the %d frames before the damage", fr.Stats.Frames)
 		}
-		fmt.Fprintf(ew, "%s: %d MUST and %d SHOULD violations%s%s, %d inconclusive (%d downgraded); %d rules, %d exercised by this capture\n\n",
-			verdict, fr.Must, fr.Should, upTo, expected, inc, rep.Downgraded(), len(rep.Rules), exercised)
+		unread := ""
+		if n := fr.Stats.SnapCut; n > 0 {
+			unread = fmt.Sprintf("; %d of %d Homa frames unreadable (snap length)", n, fr.Stats.Homa)
+		}
+		fmt.Fprintf(ew, "%s: %d MUST and %d SHOULD violations%s%s, %d inconclusive (%d downgraded); %d rules, %d exercised by this capture%s\n\n",
+			verdict, fr.Must, fr.Should, upTo, expected, inc, rep.Downgraded(), len(rep.Rules), exercised, unread)
 	}
 	return ew.err
 }
@@ -207,15 +217,28 @@ func writeJUnit(w io.Writer, reports []check.FileReport, strict bool) error {
 			s.TestCases = append(s.TestCases, c)
 			s.Tests++
 		}
-		if fr.Damaged != "" {
+		if msg := incompleteWhy(fr); msg != "" {
 			s.TestCases = append(s.TestCases, conformance.JUnitCase{Name: "capture", Classname: "homa.capture", Status: "failed",
-				Failure: &conformance.JUnitFailure{Message: fr.Damaged, Type: "error", Description: fr.Damaged}})
+				Failure: &conformance.JUnitFailure{Message: msg, Type: "error", Description: msg}})
 			s.Tests++
 			s.Failures++
 		}
 		js.TestSuites = append(js.TestSuites, s)
 	}
 	return conformance.WriteJUnit(w, js)
+}
+
+// incompleteWhy says why fr could not be judged whole ("" when it
+// could): the damage that cut the file short, or the snap length that
+// left no Homa header to read.
+func incompleteWhy(fr check.FileReport) string {
+	switch {
+	case fr.Damaged != "":
+		return fr.Damaged
+	case fr.Verdict == "incomplete":
+		return fr.SnapHint
+	}
+	return ""
 }
 
 // printable is text from a capture (a section or frame comment, an

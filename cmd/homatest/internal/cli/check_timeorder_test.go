@@ -1,0 +1,87 @@
+package cli
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+)
+
+// timeOrderReport is what check -o json says about a file's time order.
+type timeOrderReport struct {
+	Verdict   string `json:"verdict"`
+	Must      int    `json:"must_violations"`
+	Hint      string `json:"time_order_hint"`
+	Reordered bool   `json:"time_reordered"`
+	Capture   struct {
+		Backwards      int           `json:"time_backwards"`
+		BackwardsFrame int           `json:"time_backwards_first_frame"`
+		BackwardsMax   time.Duration `json:"time_backwards_max_ns"`
+	} `json:"capture"`
+	Report struct {
+		Violations []struct {
+			Rule  string `json:"rule"`
+			Frame int    `json:"frame"`
+			Why   string `json:"why"`
+		} `json:"violations"`
+	} `json:"report"`
+}
+
+// TestCheckTimestampsBackwards: a real capture with two records swapped,
+// timestamps and all, as tcpdump on two CPUs can write them: RPC 4's
+// response (frame 8) and the next request, which carries the ack of RPC 4
+// (frame 9). Within pcap.MaxReorder the check judges in timestamp order:
+// the ack follows the response and the capture passes, and the report
+// says which frame went back and by how much. Swapped with a request 18 ms
+// later, the file order is judged and reported as such: the ack of RPC 4
+// now precedes every byte of its response (HOMA-ACK-004), and the finding
+// says so.
+func TestCheckTimestampsBackwards(t *testing.T) {
+	const path = "../../../../pcap/testdata/real/linux-6.13-proto146/a-small-rpcs.pcap"
+	frames := readCapFrames(t, path)
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		name      string
+		swap      int // frame swapped with frame 8 (1-based)
+		backwards int // frames behind a timestamp before them: 9 up to swap
+		back      time.Duration
+		reordered bool
+		must      int
+	}{
+		{name: "near", swap: 9, backwards: 1, back: 6716 * time.Microsecond, reordered: true},
+		{name: "far", swap: 23, backwards: 15, back: 18373 * time.Microsecond, must: 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fs := append([]capFrame(nil), frames...)
+			fs[7], fs[tc.swap-1] = fs[tc.swap-1], fs[7]
+			p := writeCapFrames(t, dir, tc.name+".pcapng", fs, nil)
+			out, _, code := run(t, append(append([]string{"check", "-o", "json"}, realTimers...), p)...)
+			var js struct {
+				Files []timeOrderReport `json:"files"`
+			}
+			if err := json.Unmarshal([]byte(out), &js); err != nil || len(js.Files) != 1 {
+				t.Fatalf("%v:\n%s", err, out)
+			}
+			f := js.Files[0]
+			if c := f.Capture; c.Backwards != tc.backwards || c.BackwardsFrame != 9 || c.BackwardsMax != tc.back {
+				t.Errorf("time_backwards %d first frame %d max %v, want %d 9 %v", c.Backwards, c.BackwardsFrame, c.BackwardsMax, tc.backwards, tc.back)
+			}
+			if f.Reordered != tc.reordered || f.Must != tc.must {
+				t.Errorf("reordered %v, %d MUST violations (exit %d), want %v %d: %+v", f.Reordered, f.Must, code, tc.reordered, tc.must, f.Report.Violations)
+			}
+			if tc.reordered && !strings.Contains(f.Hint, "judged in timestamp order") || !tc.reordered && !strings.Contains(f.Hint, "judged in file order") {
+				t.Errorf("time_order_hint %q", f.Hint)
+			}
+			if tc.must > 0 {
+				v := f.Report.Violations[0]
+				if v.Rule != "HOMA-ACK-004" || v.Frame != 9 || v.Why != "ack for RPC 4, but no byte of its response is in the capture yet" {
+					t.Errorf("violation %+v", v)
+				}
+			}
+			text, _, _ := run(t, append(append([]string{"check"}, realTimers...), p)...)
+			if !strings.Contains(text, "timestamps: ") {
+				t.Errorf("text report does not mention the timestamps:\n%s", text)
+			}
+		})
+	}
+}

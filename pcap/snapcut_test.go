@@ -1,0 +1,62 @@
+package pcap
+
+import (
+	"bytes"
+	"testing"
+	"time"
+
+	"github.com/gopacket/gopacket"
+	"github.com/gopacket/gopacket/layers"
+	"github.com/gopacket/gopacket/pcapgo"
+
+	"github.com/homatest/homatest/spec/wire"
+)
+
+// TestSnapCutHeaders: a frame the snap length cut inside its Homa header
+// (captured length below the frame's length, as editcap -s 54 leaves one)
+// counts in Stats.SnapCut with the bytes kept (SnapLen); a frame cut only
+// in its payload is Truncated, not SnapCut; a short frame that the snap
+// length did not cut (a malformed header) is a decode error, not SnapCut.
+func TestSnapCutHeaders(t *testing.T) {
+	data := buildFrame(t, FrameSpec{Src: addrA, Dst: addrB, Priority: 6}, sampleFields()[0], wire.EncodeOptions{FixLengths: true, SetMarks: true})
+	grant := buildFrame(t, FrameSpec{Src: addrB, Dst: addrA, Priority: 7}, sampleFields()[1], wire.EncodeOptions{FixLengths: true, SetMarks: true})
+	t1 := time.Unix(1, 0)
+	capture := classicPcapOf(t, 54,
+		rec{t1, data, 54},       // 20 bytes of the DATA header
+		rec{t1, grant, 54},      // 20 bytes of the GRANT header
+		rec{t1, data, 128},      // header whole, payload cut
+		rec{t1, grant[:40], 40}) // not cut: the frame is that short
+	st, err := readAll(t, capture)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Homa != 4 || st.SnapCut != 2 || st.SnapLen != 54 || st.DecodeErrors != 3 || st.Truncated != 1 {
+		t.Fatalf("homa %d snap cut %d snap len %d decode errors %d truncated %d, want 4 2 54 3 1", st.Homa, st.SnapCut, st.SnapLen, st.DecodeErrors, st.Truncated)
+	}
+}
+
+// rec is one frame for classicPcapOf: its timestamp, its bytes and how
+// many of them the capture keeps.
+type rec struct {
+	ts    time.Time
+	frame []byte
+	keep  int
+}
+
+// classicPcapOf returns a classic pcap (Ethernet, nanosecond timestamps,
+// snap length snap) holding recs, each cut to its keep bytes with its
+// length on the wire kept.
+func classicPcapOf(t testing.TB, snap uint32, recs ...rec) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	w := pcapgo.NewWriterNanos(&buf)
+	if err := w.WriteFileHeader(snap, layers.LinkTypeEthernet); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range recs {
+		if err := w.WritePacket(gopacket.CaptureInfo{Timestamp: r.ts, CaptureLength: r.keep, Length: len(r.frame)}, r.frame[:r.keep]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return buf.Bytes()
+}
