@@ -46,10 +46,7 @@ func resendRules2() []*Rule {
 					return Pass()
 				}
 				if !rs.IsResendAll() {
-					auth := m.Length
-					if c.P.Wire != wire.VersionUpstream {
-						auth = min(m.Length, max(c.P.Unsched(m.Length), m.Granted, m.MaxIncoming))
-					}
+					auth := m.authorised(c.P)
 					if end := uint64(off) + uint64(length); end > uint64(auth) {
 						if ev, ok := c.Net.LostBetween(e.Src, e.Dst); ok {
 							return Downgrade(CauseLossBefore, ev, "RESEND [%d, %d) reaches past the %d bytes the capture shows %v authorised", off, end, auth, e.Src)
@@ -84,6 +81,9 @@ func resendRules2() []*Rule {
 					return Downgrade(CauseLossAfter, ev, "%s", what)
 				}
 				if why, ok := recreatedUnseen(c, r, e); ok {
+					return Unsure("%s: %s", what, why)
+				}
+				if why, ok := timedOutUnsure(r, e); ok {
 					return Unsure("%s: %s", what, why)
 				}
 				return Violation("%s", what).WithSlack(c.P.Slack)
@@ -380,6 +380,18 @@ func witnessHeld(c *Ctx, x *Event, sock HostPort, forgot RPCKey, held, unknownAt
 	}
 	cp := c.Net.CapturePoint()
 	return cp.SeesAllOf(sock.Addr) || cp.SeesAllOf(w.Key.Client)
+}
+
+// timedOutUnsure reports whether e, a RESEND from the server of r, may
+// come from an RPC that a request DATA re-created after the server's timer
+// may have aborted the old one (Trace: RPC.ServerTimeout), within RTX-10's
+// tolerance, where the trace kept the old incarnation's bytes.
+func timedOutUnsure(r *RPC, e *Event) (string, bool) {
+	if r == nil || e.FromClient() || r.ServerTimeout.Time.IsZero() || r.ServerTimeoutSure || e.Time.Before(r.ServerTimeout.Time) {
+		return "", false
+	}
+	return fmt.Sprintf("the request DATA of frame %d reached the server %v after it last heard from the client, about timeout_ticks: its timer may have aborted the RPC (RTX-10) and that DATA created it anew (RTX-11), lacking the earlier bytes",
+		r.ServerTimeout.Frame, r.ServerTimeoutQuiet.Round(time.Microsecond)), true
 }
 
 // silenceStart returns when the sender of RESEND e last had its silence
