@@ -506,21 +506,40 @@ func receiverBusy(c *Ctx, recv, send netip.Addr, self, extra *Message, extraFrom
 			peer = append(peer, extra)
 		}
 	}
-	var out int64
-	for m := range set {
-		if m != self && m != gone {
-			out += max(0, int64(m.Granted)-int64(m.Received()))
-		}
-	}
 	switch {
 	case n >= c.P.MaxOvercommit && !outranksAll(c, self, set, extra, gone):
 		return fmt.Sprintf("%v is granting %d other messages (max_overcommit %d)", recv, n, c.P.MaxOvercommit), true
-	case out >= int64(c.P.MaxIncoming):
-		return fmt.Sprintf("%v has %d bytes granted and not received (max_incoming %d)", recv, out, c.P.MaxIncoming), true
 	case peerFull(c.P, peer, self):
 		return fmt.Sprintf("%v is granting %d other messages from %v (max_rpcs_per_peer %d: HomaModule before 3daedc3 grants one message per sending host)", recv, len(peer), send, c.P.MaxRPCsPerPeer), true
 	}
+	if out := incomingOutstanding(c, recv, self, gone); out >= int64(c.P.MaxIncoming) {
+		return fmt.Sprintf("%v has %d bytes authorised and not received (max_incoming %d)", recv, out, c.P.MaxIncoming), true
+	}
 	return "", false
+}
+
+// incomingOutstanding returns the bytes host recv has authorised and not
+// received over the messages longer than unsched_bytes sent to it, but
+// skip1 and skip2, as far as the capture shows: HomaModule's
+// total_incoming, which counts every such message from its first packet,
+// with granted starting at U (homa_grant.c homa_grant_init_rpc,
+// homa_grant_update_incoming), so a message whose unscheduled bytes are
+// still on their way holds budget before any GRANT (GRANT-06's
+// max_incoming test, homa_grant_try_send). Messages the receiver may have
+// aborted count too: the sum errs high.
+func incomingOutstanding(c *Ctx, recv netip.Addr, skip1, skip2 *Message) int64 {
+	var out int64
+	for m := range c.T.granting[recv] {
+		if m != skip1 && m != skip2 {
+			out += max(0, int64(m.Granted)-int64(m.Received()))
+		}
+	}
+	for m := range c.T.longIn[recv] {
+		if m != skip1 && m != skip2 && !m.inGranting && !m.Complete {
+			out += max(0, int64(m.authorised(c.P))-int64(m.Received()))
+		}
+	}
+	return out
 }
 
 // skbData returns the data bytes of the largest skb HomaModule builds with
@@ -602,18 +621,13 @@ func waiting(c *Ctx, recv netip.Addr, freed, skip *Message) *Message {
 	if n >= c.P.MaxOvercommit {
 		return nil
 	}
-	var out int64
 	var granted []grantedMsg // max_rpcs_per_peer: the messages being granted, with their senders
 	for m, r := range set {
-		if m == freed {
-			continue
-		}
-		out += max(0, int64(m.Granted)-int64(m.Received()))
-		if c.P.MaxRPCsPerPeer > 0 {
+		if m != freed && c.P.MaxRPCsPerPeer > 0 {
 			granted = append(granted, grantedMsg{m, msgSender(r, m)})
 		}
 	}
-	if out >= int64(c.P.MaxIncoming) {
+	if incomingOutstanding(c, recv, freed, nil) >= int64(c.P.MaxIncoming) {
 		return nil
 	}
 	var peer []*Message
