@@ -299,7 +299,7 @@ func grantRules() []*Rule {
 			Statement: "A receiver that has all unscheduled bytes of a message longer than unsched_bytes sends the message its first GRANT within response_timeout, unless it is already granting max_overcommit other messages (not all with clearly more bytes left to receive: SRPT takes the slot of one of those) or the DATA's incoming already covers the message (a request restarted after RPC_UNKNOWN); when one of those ends (its last byte arrives, or RPC_UNKNOWN ends its RPC) while such messages wait, it grants one of them (or a newer message) within response_timeout.",
 			Source:    "HomaModule homa_grant.c homa_grant_check_rpc, homa_grant_manage_rpc (a grantable message joins the active set while fewer than max_overcommit are active, or takes the slot of the lowest-ranked active message it outranks: homa_grant_find_victim, homa_grant_outranks; linux_6.1.38 homa_grant_recalc), homa_grant_unmanage_rpc and homa_grant_promote_queued (a slot freed by a message fully received or an RPC ended by homa_rpc_end goes to the best waiting message), homa_grant_check_needy; fault @2be2170 (fixed @003213d)",
 			Profiles:  []string{"linux", "linux-2024", "linux-2025"},
-			Capture:   "a waiting message is judged again at every packet that frees a grant slot at its receiver (the last byte of a message it grants, RPC_UNKNOWN from the client of a request it grants); slots freed without a packet (an abort, a timeout) are not seen; inconclusive while the receiver grants max_overcommit other messages of which one has no more than rank_tolerance bytes more left to receive, or to grant (net-next and linux_6.13.9 rank by those), than the waiting message (or max_rpcs_per_peer other messages from the same sender, none of which it clearly outranks: 1 on every HomaModule before 3daedc3, 2026-05-21) or has max_incoming granted and not received, after its buffer-wakeup RESEND (no buffer space, GRANT-10) and after RPC_UNKNOWN, and where the capture shows loss toward the receiver after the capture point; a RESEND beyond U from the receiver counts as a GRANT lost before the capture point",
+			Capture:   "a waiting message is judged again at every packet that frees a grant slot at its receiver (the last byte of a message it grants, RPC_UNKNOWN from the client of a request it grants); slots freed without a packet (an abort, a timeout) are not seen; inconclusive while the receiver grants max_overcommit other messages of which one has no more than rank_tolerance bytes more left to receive, or to grant (net-next and linux_6.13.9 rank by those), than the waiting message (or max_rpcs_per_peer other messages from the same sender, none of which it clearly outranks: 1 on every HomaModule before 3daedc3, 2026-05-21) or has max_incoming authorised and not received (its GRANTs, and U of each message longer than unsched_bytes not granted yet: HomaModule's total_incoming), after its buffer-wakeup RESEND (no buffer space, GRANT-10) and after RPC_UNKNOWN, and where the capture shows loss toward the receiver after the capture point; a RESEND beyond U from the receiver counts as a GRANT lost before the capture point",
 			Property: Within{
 				TriggerTypes: []wire.PacketType{wire.TypeData, wire.TypeRPCUnknown},
 				Trigger: func(c *Ctx, e *Event) (Obligation, bool) {
@@ -506,21 +506,40 @@ func receiverBusy(c *Ctx, recv, send netip.Addr, self, extra *Message, extraFrom
 			peer = append(peer, extra)
 		}
 	}
-	var out int64
-	for m := range set {
-		if m != self && m != gone {
-			out += max(0, int64(m.Granted)-int64(m.Received()))
-		}
-	}
 	switch {
 	case n >= c.P.MaxOvercommit && !outranksAll(c, self, set, extra, gone):
 		return fmt.Sprintf("%v is granting %d other messages (max_overcommit %d)", recv, n, c.P.MaxOvercommit), true
-	case out >= int64(c.P.MaxIncoming):
-		return fmt.Sprintf("%v has %d bytes granted and not received (max_incoming %d)", recv, out, c.P.MaxIncoming), true
 	case peerFull(c.P, peer, self):
 		return fmt.Sprintf("%v is granting %d other messages from %v (max_rpcs_per_peer %d: HomaModule before 3daedc3 grants one message per sending host)", recv, len(peer), send, c.P.MaxRPCsPerPeer), true
 	}
+	if out := incomingOutstanding(c, recv, self, gone); out >= int64(c.P.MaxIncoming) {
+		return fmt.Sprintf("%v has %d bytes authorised and not received (max_incoming %d)", recv, out, c.P.MaxIncoming), true
+	}
 	return "", false
+}
+
+// incomingOutstanding returns the bytes host recv has authorised and not
+// received over the messages longer than unsched_bytes sent to it, but
+// skip1 and skip2, as far as the capture shows: HomaModule's
+// total_incoming, which counts every such message from its first packet,
+// with granted starting at U (homa_grant.c homa_grant_init_rpc,
+// homa_grant_update_incoming), so a message whose unscheduled bytes are
+// still on their way holds budget before any GRANT (GRANT-06's
+// max_incoming test, homa_grant_try_send). Messages the receiver may have
+// aborted count too: the sum errs high.
+func incomingOutstanding(c *Ctx, recv netip.Addr, skip1, skip2 *Message) int64 {
+	var out int64
+	for m := range c.T.granting[recv] {
+		if m != skip1 && m != skip2 {
+			out += max(0, int64(m.Granted)-int64(m.Received()))
+		}
+	}
+	for m := range c.T.longIn[recv] {
+		if m != skip1 && m != skip2 && !m.inGranting && !m.Complete {
+			out += max(0, int64(m.authorised(c.P))-int64(m.Received()))
+		}
+	}
+	return out
 }
 
 // skbData returns the data bytes of the largest skb HomaModule builds with
@@ -602,18 +621,13 @@ func waiting(c *Ctx, recv netip.Addr, freed, skip *Message) *Message {
 	if n >= c.P.MaxOvercommit {
 		return nil
 	}
-	var out int64
 	var granted []grantedMsg // max_rpcs_per_peer: the messages being granted, with their senders
 	for m, r := range set {
-		if m == freed {
-			continue
-		}
-		out += max(0, int64(m.Granted)-int64(m.Received()))
-		if c.P.MaxRPCsPerPeer > 0 {
+		if m != freed && c.P.MaxRPCsPerPeer > 0 {
 			granted = append(granted, grantedMsg{m, msgSender(r, m)})
 		}
 	}
-	if out >= int64(c.P.MaxIncoming) {
+	if incomingOutstanding(c, recv, freed, nil) >= int64(c.P.MaxIncoming) {
 		return nil
 	}
 	var peer []*Message

@@ -20,7 +20,7 @@ func resendRules2() []*Rule {
 			Facts:     []string{"RTX-03", "RTX-01", "RTX-12"},
 			Statement: "A RESEND asks only for bytes its sender authorised and lacks: its end is within max(U, its GRANT offsets, the incoming of the DATA it got) (upstream: the length), length -1 only at offset 0 and not after DATA of the message arrived (main), length 0 only on linux_6.1.38 (a liveness probe), and never for a message already complete at the receiver.",
 			Source:    "HomaModule homa_incoming.c homa_request_retrans (one RESEND per gap plus [recv_end, granted); {0, -1} only while nothing arrived), homa_timer.c homa_timer_check_rpc (no RESEND once the message is complete); homa_pool.c homa_pool_check_waiting (buffer wakeup {0, -1})",
-			Capture:   "GRANTs lost before the capture point can hide part of what the receiver granted, and bytes lost after it part of what it lacks: where the capture shows loss before it between the two hosts (a GRANT's loss leaves no trace of its own) the finding is inconclusive; so is one for a complete message after the client's ack at a capture away from the receiver, which cannot show a late request packet re-creating the RPC there (AMO-01)",
+			Capture:   "GRANTs lost before the capture point can hide part of what the receiver granted, and bytes lost after it part of what it lacks: where the capture shows loss before it between the two hosts (a GRANT's loss leaves no trace of its own) the finding is inconclusive; so is one for a complete message after the client's ack at a capture away from the receiver, which cannot show a late request packet re-creating the RPC there (AMO-01). Request DATA that reaches the server more than timeout_ticks ticks plus slack after it last heard DATA, GRANT or BUSY from the client or sent its own GRANT, its request incomplete, finds the RPC aborted (RTX-10) and creates it anew (RTX-11): the server's side is judged afresh from there; within timeout_ticks-2 ticks less slack of that, inconclusive",
 			Property: Each{Types: resend, Check: func(c *Ctx, e *Event) Result {
 				rs := e.Packet.Resend()
 				r, m := grantMsg(c, e)
@@ -46,10 +46,7 @@ func resendRules2() []*Rule {
 					return Pass()
 				}
 				if !rs.IsResendAll() {
-					auth := m.Length
-					if c.P.Wire != wire.VersionUpstream {
-						auth = min(m.Length, max(c.P.Unsched(m.Length), m.Granted, m.MaxIncoming))
-					}
+					auth := m.authorised(c.P)
 					if end := uint64(off) + uint64(length); end > uint64(auth) {
 						if ev, ok := c.Net.LostBetween(e.Src, e.Dst); ok {
 							return Downgrade(CauseLossBefore, ev, "RESEND [%d, %d) reaches past the %d bytes the capture shows %v authorised", off, end, auth, e.Src)
@@ -84,6 +81,9 @@ func resendRules2() []*Rule {
 					return Downgrade(CauseLossAfter, ev, "%s", what)
 				}
 				if why, ok := recreatedUnseen(c, r, e); ok {
+					return Unsure("%s: %s", what, why)
+				}
+				if why, ok := timedOutUnsure(r, e); ok {
 					return Unsure("%s: %s", what, why)
 				}
 				return Violation("%s", what).WithSlack(c.P.Slack)
@@ -380,6 +380,18 @@ func witnessHeld(c *Ctx, x *Event, sock HostPort, forgot RPCKey, held, unknownAt
 	}
 	cp := c.Net.CapturePoint()
 	return cp.SeesAllOf(sock.Addr) || cp.SeesAllOf(w.Key.Client)
+}
+
+// timedOutUnsure reports whether e, a RESEND from the server of r, may
+// come from an RPC that a request DATA re-created after the server's timer
+// may have aborted the old one (Trace: RPC.ServerTimeout), within RTX-10's
+// tolerance, where the trace kept the old incarnation's bytes.
+func timedOutUnsure(r *RPC, e *Event) (string, bool) {
+	if r == nil || e.FromClient() || r.ServerTimeout.Time.IsZero() || r.ServerTimeoutSure || e.Time.Before(r.ServerTimeout.Time) {
+		return "", false
+	}
+	return fmt.Sprintf("the request DATA of frame %d reached the server %v after it last heard from the client, about timeout_ticks: its timer may have aborted the RPC (RTX-10) and that DATA created it anew (RTX-11), lacking the earlier bytes",
+		r.ServerTimeout.Frame, r.ServerTimeoutQuiet.Round(time.Microsecond)), true
 }
 
 // silenceStart returns when the sender of RESEND e last had its silence

@@ -344,6 +344,17 @@ type RPC struct {
 	// RecreatedTime is when a request packet reaching the server after
 	// the client's ack re-created the RPC there (zero: never).
 	RecreatedTime time.Time
+	// ServerTimeout is the latest request DATA that reached the server
+	// after a silence in which the server's timer may have aborted the
+	// RPC, its request still incomplete (see serverTimedOut): the DATA then
+	// created it anew (zero: never). ServerTimeoutSure is set when the
+	// silence passed timeout_ticks ticks plus slack: the trace started the
+	// server's side afresh there; otherwise (within RTX-10's tolerance) it
+	// kept the old one, and what rests on it is inconclusive.
+	// ServerTimeoutQuiet is that silence.
+	ServerTimeout      Seen
+	ServerTimeoutSure  bool
+	ServerTimeoutQuiet time.Duration
 	// Acked is set when the client acknowledged the RPC (ACK header, ACK
 	// entry or piggy-backed DATA ack), at AckTime in frame AckFrame.
 	Acked    bool
@@ -847,6 +858,21 @@ func (t *Trace) Apply(e *Event) {
 		r.RecreatedTime = e.Time
 		t.newIncarnation(r, true)
 	}
+	if r != nil && typ == wire.TypeData && e.FromClient() && !r.Acked && r.ForgotTime.IsZero() {
+		if quiet, sure, ok := t.serverTimedOut(r, e.Time); ok {
+			// The server's timer may have aborted the RPC, which sends no
+			// packet (RTX-10: homa_timer_check_rpc calls homa_rpc_abort,
+			// which ends a server RPC); this DATA then created it anew
+			// (homa_dispatch_pkts allocates a server RPC for any DATA,
+			// RTX-11), holding only the bytes that arrive from now on: a
+			// request packet held up in a saturated host's queue for
+			// longer than the timeout does this.
+			r.ServerTimeout, r.ServerTimeoutSure, r.ServerTimeoutQuiet = Seen{e.Time, e.Frame}, sure, quiet
+			if sure {
+				t.newIncarnation(r, true)
+			}
+		}
+	}
 	if r != nil && !r.ForgotTime.IsZero() && typ == wire.TypeData && e.FromClient() && e.Time.After(r.ForgotTime) {
 		// The client's RPC_UNKNOWN made the server discard the RPC
 		// (homa_rpc_unknown_pkt): a request packet that reaches it
@@ -1232,6 +1258,47 @@ func (t *Trace) newIncarnation(r *RPC, serverLost bool) {
 		m.restartReceiver(t.P)
 		r.Response.SentEnd, r.Response.AllSentTime, r.Response.AllSentFrame = 0, time.Time{}, 0
 	}
+}
+
+// serverTimedOut reports whether r's server may have aborted the RPC by
+// timeout before now, its request incomplete: it held some of the request
+// but fewer bytes than it had authorised (max(U, its GRANTs, the incoming
+// of the DATA it got); with all of them its timer holds silent_ticks at
+// 0), and went quiet long enough since the client's latest DATA, GRANT or
+// BUSY (homa_dispatch_pkts resets silent_ticks only for those) and its
+// own latest GRANT or buffer wakeup (after which its timer may have held
+// the count at 0): at least timeout_ticks-2 ticks less slack (RTX-10's
+// tolerance, as HOMA-RESEND-019 allows). sure is set past timeout_ticks
+// ticks plus slack, the bound HOMA-RESEND-009 holds the timer to.
+func (t *Trace) serverTimedOut(r *RPC, now time.Time) (quiet time.Duration, sure, ok bool) {
+	m := &r.Request
+	got := m.Received()
+	if m.Complete || got == 0 {
+		return 0, false, false
+	}
+	if got >= m.authorised(t.P) {
+		return 0, false, false
+	}
+	start := maxTime(r.First, r.HeardFromClient)
+	if g, ok := m.LastGrant(); ok {
+		start = maxTime(start, g.Time)
+	}
+	start = maxTime(start, m.WakeupTime)
+	quiet = now.Sub(start)
+	if quiet < t.P.Ticks(t.P.TimeoutTicks-2)-t.P.Slack {
+		return quiet, false, false
+	}
+	return quiet, quiet > t.P.Ticks(t.P.TimeoutTicks)+t.P.Slack, true
+}
+
+// authorised returns how many bytes of m its receiver authorised as far
+// as the capture shows: max(U, its GRANT offsets, the incoming of the DATA
+// it got) within the length (upstream, without GRANTs: the length).
+func (m *Message) authorised(p *Params) uint32 {
+	if p.Wire == wire.VersionUpstream {
+		return m.Length
+	}
+	return min(m.Length, max(p.Unsched(m.Length), m.Granted, m.MaxIncoming))
 }
 
 // restartReceiver starts the receiver's view of m afresh (the receiver

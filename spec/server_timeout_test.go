@@ -1,0 +1,84 @@
+package spec
+
+import (
+	"testing"
+	"time"
+
+	"github.com/homatest/homatest/spec/wire"
+)
+
+// serverTimeoutTrace builds a 6000-byte request (unsched_bytes 3000) whose
+// server got its unscheduled bytes and granted the rest, which the client
+// sent at once, but which a saturated host held up in its queue for late
+// (from the GRANT): until then the server, hearing nothing but the
+// client's RESENDs (which do not reset silent_ticks), asks for [3000,
+// 6000) every resend_interval ticks from resend_ticks to 95 (RTX-02) and,
+// when late is past timeout_ticks, aborts the RPC (RTX-10), sending
+// nothing. The held-up DATA (sent before the client had the GRANT:
+// incoming 3000) then reaches it; past the timeout it re-creates the RPC
+// (RTX-11: homa_dispatch_pkts allocates a server RPC for any DATA). The
+// clock is left at the late DATA.
+func serverTimeoutTrace(t *testing.T, late time.Duration) *traceBuilder {
+	b := newTrace(t, wire.VersionCurrent)
+	b.message(true, 2, 6000, 0, 3000, 3000, 6)
+	b.after(10*time.Microsecond).grant(false, 2, 6000, 0)
+	at := time.Duration(0)
+	for silent := 5; silent <= 95 && time.Duration(silent)*time.Millisecond < late; silent += 5 {
+		b.after(5*time.Millisecond).resend(false, 2, 3000, 3000, 7)
+		at += 5 * time.Millisecond
+		if silent == 50 {
+			b.after(100*time.Microsecond).resend(true, 2, 0, wire.ResendAll, 7)
+			b.ctl(false, 2, wire.TypeBusy) // a server's BUSY resets the client's count, not its own
+			at += 100 * time.Microsecond
+		}
+	}
+	b.after(late - at)
+	b.message(true, 2, 6000, 3000, 6000, 3000, 6)
+	return b
+}
+
+// TestServerTimeoutLateDataRecreates: request DATA that reaches the server
+// more than timeout_ticks after it last heard from the client finds the
+// RPC aborted and creates it anew, holding only the late bytes: its RESEND
+// for the first 3000 bytes, which the old RPC had, is legal
+// (HOMA-RESEND-012), at the server's link and at a switch; the new RPC
+// asking again for bytes it got is not.
+func TestServerTimeoutLateDataRecreates(t *testing.T) {
+	b := serverTimeoutTrace(t, 124*time.Millisecond)
+	b.after(4200*time.Microsecond).resend(false, 2, 0, 3000, 7)
+	b.after(5*time.Millisecond).resend(false, 2, 0, 3000, 7)
+	for _, cp := range []CapturePoint{HostPoint(b.server), Switch} {
+		wantClean(t, b.checkAt(cp, "linux", "HOMA-RESEND-012", "unsched_bytes=3000"), "HOMA-RESEND-012")
+	}
+	asked := b.after(5*time.Millisecond).resend(false, 2, 3000, 1424, 7)
+	wantViolations(t, b.checkAt(HostPoint(b.server), "linux", "HOMA-RESEND-012", "unsched_bytes=3000"), "HOMA-RESEND-012", asked)
+}
+
+// TestServerTimeoutWithinTolerance: late DATA within RTX-10's tolerance of
+// timeout_ticks (98 ticks after the GRANT, slack 2ms) may or may not have
+// found the RPC: a RESEND only the re-created RPC would send is
+// inconclusive, not a violation.
+func TestServerTimeoutWithinTolerance(t *testing.T) {
+	b := serverTimeoutTrace(t, 98*time.Millisecond)
+	rs := b.after(4200*time.Microsecond).resend(false, 2, 0, 3000, 7)
+	rep := b.checkAt(HostPoint(b.server), "linux", "HOMA-RESEND-012", "unsched_bytes=3000")
+	wantViolations(t, rep, "HOMA-RESEND-012")
+	wantInconclusive(t, rep, "HOMA-RESEND-012", rs)
+}
+
+// TestServerNoTimeoutStillJudged: the server's RPC survives a silence
+// shorter than the timeout, and one of any length while it holds every byte
+// it authorised (its timer holds silent_ticks at 0): a RESEND for bytes it
+// had is a violation.
+func TestServerNoTimeoutStillJudged(t *testing.T) {
+	b := serverTimeoutTrace(t, 60*time.Millisecond)
+	early := b.after(4200*time.Microsecond).resend(false, 2, 0, 3000, 7)
+	wantViolations(t, b.checkAt(HostPoint(b.server), "linux", "HOMA-RESEND-012", "unsched_bytes=3000"), "HOMA-RESEND-012", early)
+
+	// No GRANT: the server holds all it authorised (U) and waits to grant.
+	b = newTrace(t, wire.VersionCurrent)
+	b.message(true, 2, 6000, 0, 3000, 3000, 6)
+	b.after(120*time.Millisecond).data(true, 2, 6000, 0, 1424, 7, func(f *wire.DataFields) { f.Retransmit, f.Incoming = 1, 3000 })
+	held := b.after(5*time.Millisecond).resend(false, 2, 0, 1424, 7)
+	wantViolations(t, b.checkAt(HostPoint(b.server), "linux", "HOMA-RESEND-012", "unsched_bytes=3000"), "HOMA-RESEND-012", held)
+}
