@@ -149,6 +149,10 @@ type RuleCoverage struct {
 	Level     spec.Level `json:"level"`
 	Exercised bool       `json:"exercised"`
 	Violated  bool       `json:"violated"`
+	// NeedsCapture: the rule judges what only a capture holds (the IP
+	// header, spec.NeedsIPHeader), so the explorer cannot exercise it
+	// and Coverage's MUST counts leave it out.
+	NeedsCapture bool `json:"needs_capture,omitempty"`
 }
 
 // Found is one failure the session found, shrunk.
@@ -460,7 +464,7 @@ func (s *session) finishResult() {
 	}
 	for _, r := range s.rcfg.rules {
 		ex := s.rules[r.ID]
-		cov.Rules = append(cov.Rules, RuleCoverage{ID: r.ID, Level: r.Level, Exercised: ex, Violated: violated[r.ID]})
+		cov.Rules = append(cov.Rules, RuleCoverage{ID: r.ID, Level: r.Level, Exercised: ex, Violated: violated[r.ID], NeedsCapture: !judgeable(r)})
 		if r.Level == spec.Must && judgeable(r) {
 			cov.MustRules++
 			if ex {

@@ -232,3 +232,21 @@ func TestCaptureDropAckFromServer(t *testing.T) {
 	wantViolations(t, rep, id, server)
 	wantDowngraded(t, rep, id, unprompted, CauseCaptureDrop)
 }
+
+// TestCaptureDropEarlyResend: a packet missing from the capture only
+// hides activity, so it can make a silence look longer, never shorter: a
+// RESEND 1 ms after the peer's last DATA (resend_ticks 5 need 4 ms) stays
+// a violation however many packets the capture dropped. A trial found
+// --capture-drops 1 turning the early-resend knob's capture into a PASS.
+func TestCaptureDropEarlyResend(t *testing.T) {
+	const id = "HOMA-RESEND-001"
+	b := newTrace(t, wire.VersionCurrent)
+	b.data(true, 2, 100000, 0, 1400, 7, nil)
+	early := b.after(time.Millisecond).resend(false, 2, 1400, 1400, 7)
+	wantViolations(t, checkDrops(b, id, 0, false), id, early)
+	rep := checkDrops(b, id, 1, true)
+	wantViolations(t, rep, id, early)
+	if rep.CaptureDropExcused != 0 {
+		t.Fatalf("excused %d, want 0", rep.CaptureDropExcused)
+	}
+}

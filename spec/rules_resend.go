@@ -124,6 +124,15 @@ func resendRules() []*Rule {
 					if grantFrame != 0 {
 						res = res.With(grantFrame)
 					}
+					if quiet > c.P.Jitter {
+						// A packet missing from the capture only hides
+						// activity, so it makes silence look longer, never
+						// shorter. The exception is a missed first RESEND
+						// of a timer pass with a peer packet right after
+						// it: the pass's later RESENDs then look early by
+						// no more than the pass took (within jitter).
+						res = res.Alone()
+					}
 					return res
 				}
 				return Pass().WithSlack(c.P.Jitter)

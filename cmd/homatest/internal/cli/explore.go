@@ -220,14 +220,21 @@ func (o *exploreOpts) text(w io.Writer, res *explore.Result, paths []failurePath
 	c := res.Coverage
 	fmt.Fprintf(w, "coverage: MUST rules exercised %d of %d (%.0f%%); %d (packet given, IUT's answer) pairs; %d IUT states\n",
 		c.MustExercised, c.MustRules, pctOf(c.MustExercised, c.MustRules), c.Pairs, c.States)
-	var missing []string
+	var missing, capture []string
 	for _, r := range c.Rules {
-		if r.Level == spec.Must && !r.Exercised {
+		switch {
+		case r.Level != spec.Must || r.Exercised:
+		case r.NeedsCapture:
+			capture = append(capture, r.ID)
+		default:
 			missing = append(missing, r.ID)
 		}
 	}
 	if len(missing) > 0 {
 		fmt.Fprintf(w, "  not exercised: %s\n", strings.Join(missing, ", "))
+	}
+	if len(capture) > 0 {
+		fmt.Fprintf(w, "  not counted (judge what only a capture holds, the IP header; homatest check judges them): %s\n", strings.Join(capture, ", "))
 	}
 	if res.Inconclusive > 0 {
 		fmt.Fprintf(w, "inconclusive: %d findings on the IUT not charged (a measured stall, a timer racing a packet, or packets the namespace network lost); e.g.\n", res.Inconclusive)

@@ -144,6 +144,10 @@ func (o *exploreOpts) writeJUnit(res *explore.Result) error {
 			c.Status = "failed"
 			c.Failure = &conformance.JUnitFailure{Message: fmt.Sprintf("%s %s: %s", f.Rule, f.Level, f.Why), Type: f.Level.String(), Description: f.Script}
 			s.Failures++
+		case !r.Exercised && r.NeedsCapture:
+			c.Status = "skipped"
+			c.Skipped = &conformance.JUnitSkipped{Message: "judges what only a capture holds (the IP header): the explorer's packets cannot exercise it"}
+			s.Skipped++
 		case !r.Exercised:
 			c.Status = "skipped"
 			c.Skipped = &conformance.JUnitSkipped{Message: "not exercised at a packet the IUT sent"}
