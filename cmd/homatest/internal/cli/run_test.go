@@ -317,3 +317,14 @@ func TestRunFailurePlain(t *testing.T) {
 		t.Errorf("the first finding is printed %d times, want once:\n%s", n, out)
 	}
 }
+
+// TestRerunKeepsFlags: a failing spec's rerun line keeps the flags that
+// decide whether it runs and fails (a new-user trial's rerun of a workload
+// spec of a manifest IUT dropped --ns-workloads and ran 0 specs).
+func TestRerunKeepsFlags(t *testing.T) {
+	o := &runOpts{impl: "m.yaml", env: "ns", fault: "partial-retransmit", nsWorkloads: true, strict: true}
+	got := o.rerun(conformance.SpecResult{Name: "workload WORKLOAD-burst-loss: bursts of loss"})
+	if want := `homatest run --focus "WORKLOAD-burst-loss" --impl m.yaml --env ns --fault partial-retransmit --ns-workloads --strict`; got != want {
+		t.Errorf("rerun %q, want %q", got, want)
+	}
+}

@@ -158,6 +158,15 @@ func (o *runOpts) rerun(s conformance.SpecResult) string {
 	if o.fault != "" {
 		c += " --fault " + o.fault
 	}
+	// The flags that decide whether and how the spec runs and fails: a
+	// workload spec of a foreign IUT is unsupported without
+	// --ns-workloads, and a SHOULD spec fails only under --strict.
+	if o.nsWorkloads {
+		c += " --ns-workloads"
+	}
+	if o.strict {
+		c += " --strict"
+	}
 	return c
 }
 
