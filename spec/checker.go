@@ -172,6 +172,12 @@ type pending struct {
 	rpc *RPCKey
 	// overdue is set for an OnlyLate obligation past its deadline.
 	overdue bool
+	// key is its key in ruleState.open; closed is set when it leaves
+	// it (the deadline queue skips it then); visited is the event count
+	// (Checker.events) at which judgeOpen last asked it.
+	key     any
+	closed  bool
+	visited int
 	// seq numbers obligations in the order they opened: obligations that
 	// close at one event are recorded in that order, not the map's
 	// (which would make the findings kept, MaxFindings, vary by run).
@@ -206,6 +212,16 @@ type missed struct {
 type ruleState struct {
 	res  RuleResult
 	open map[any]*pending // Within
+	// The open obligations of a Within rule without Witness, indexed so
+	// that judgeOpen visits only those e may act on: deadlines holds them
+	// in the order they opened, which is their deadlines' order (one
+	// bound per rule); byRPC the Scoped ones by RPC; loose the others,
+	// and late the OnlyLate ones past their deadline (both asked at every
+	// event).
+	deadlines []*pending
+	byRPC     map[RPCKey][]*pending
+	loose     map[*pending]struct{}
+	late      map[*pending]struct{}
 	// seenA maps an After rule's A keys to their slot in seenAt, which
 	// holds Checker.elapsed at the latest A: a key seen again costs one
 	// map lookup, or none when the current RPC caches its slot
@@ -1061,14 +1077,19 @@ func verifyPrefilter(r *Rule, filter string, e *Event, asked func() bool) {
 func (c *Checker) judgeOpen(i int, st *ruleState, p *Within, e *Event, icmp bool) {
 	bound := p.Bound(c.p)
 	cl := c.closing[:0]
-	for k, o := range st.open {
+	visit := func(o *pending) {
+		if o.closed || o.visited == c.events {
+			return
+		}
+		o.visited = c.events
+		k := o.key
 		if p.Witness {
 			if !icmp && o.o.Match(&c.ctx, e) {
 				// Confirm weighs the network's evidence itself: the
 				// loss that excuses a missed answer does not excuse this.
 				cl = append(cl, closing{key: k, o: o, res: o.o.Confirm(&c.ctx, e), noEvent: true})
 			}
-			continue
+			return
 		}
 		age := c.elapsed - o.at
 		match := func() bool {
@@ -1094,7 +1115,7 @@ func (c *Checker) judgeOpen(i int, st *ruleState, p *Within, e *Event, icmp bool
 				why = Violation("%s came only %v later (frame %d), over the %v allowed", o.o.Expect, age.Round(time.Microsecond), e.Frame, bound).With(e.Frame)
 			} else if r, ok := mootAt(&c.ctx, o.o); ok {
 				cl = append(cl, closing{key: k, o: o, res: r, noEvent: true})
-				break
+				return
 			}
 			cl = append(cl, miss(why))
 		case match():
@@ -1103,6 +1124,44 @@ func (c *Checker) judgeOpen(i int, st *ruleState, p *Within, e *Event, icmp bool
 			if why, ok := o.o.Excuse(&c.ctx, e); ok {
 				cl = append(cl, closing{key: k, o: o, res: Unsure("%s (frame %d)", why, e.Frame).With(e.Frame)})
 			}
+		}
+	}
+	if p.Witness || icmp {
+		// Every one: a Witness has no deadline, and an ICMP event
+		// names no RPC of its own.
+		for _, o := range st.open {
+			visit(o)
+		}
+	} else {
+		// Those past their deadline, in deadline order; the OnlyLate
+		// ones among them stay open, asked at every event.
+		for len(st.deadlines) > 0 {
+			o := st.deadlines[0]
+			if !o.closed && c.elapsed-o.at <= bound {
+				break
+			}
+			st.deadlines[0] = nil
+			st.deadlines = st.deadlines[1:]
+			if o.closed {
+				continue
+			}
+			visit(o)
+			if o.o.OnlyLate {
+				st.late[o] = struct{}{}
+			}
+		}
+		for o := range st.late {
+			visit(o)
+		}
+		for o := range st.loose {
+			visit(o)
+		}
+		if len(st.byRPC) > 0 {
+			c.touches(e, func(k RPCKey) {
+				for _, o := range st.byRPC[k] {
+					visit(o)
+				}
+			})
 		}
 	}
 	if len(cl) > 1 {
@@ -1117,10 +1176,71 @@ func (c *Checker) judgeOpen(i int, st *ruleState, p *Within, e *Event, icmp bool
 		default:
 			c.record(i, e, x.o.ref, x.o.rpc, x.res)
 		}
-		delete(st.open, x.key)
+		st.close(x.o)
 	}
 	clear(cl)
 	c.closing = cl[:0]
+}
+
+// touches calls fn with each RPC e may act on for a Scoped obligation
+// (Obligation.RPC): its own, and for an ACK the RPCs its acks name.
+func (c *Checker) touches(e *Event, fn func(RPCKey)) {
+	if e.Err != nil || !hasRPC(e) {
+		return
+	}
+	fn(KeyOf(e))
+	if e.Type() == wire.TypeAck {
+		a := e.Packet.Ack()
+		for j := range a.ValidAcks() {
+			fn(RPCKey(wire.KeyOf(e.Src, e.Dst, a.Entry(j).ClientID)))
+		}
+	}
+}
+
+// add files a new open obligation o (see ruleState.deadlines).
+func (st *ruleState) add(o *pending, witness bool) {
+	st.open[o.key] = o
+	if witness {
+		return
+	}
+	st.deadlines = append(st.deadlines, o)
+	switch {
+	case o.o.Scoped:
+		if st.byRPC == nil {
+			st.byRPC = map[RPCKey][]*pending{}
+		}
+		st.byRPC[o.o.RPC] = append(st.byRPC[o.o.RPC], o)
+	default:
+		if st.loose == nil {
+			st.loose = map[*pending]struct{}{}
+		}
+		st.loose[o] = struct{}{}
+	}
+	if st.late == nil {
+		st.late = map[*pending]struct{}{}
+	}
+}
+
+// close removes open obligation o (its queue entry goes when reached).
+func (st *ruleState) close(o *pending) {
+	o.closed = true
+	delete(st.open, o.key)
+	delete(st.loose, o)
+	delete(st.late, o)
+	if o.o.Scoped {
+		l := st.byRPC[o.o.RPC]
+		for j, x := range l {
+			if x == o {
+				l = append(l[:j], l[j+1:]...)
+				break
+			}
+		}
+		if len(l) == 0 {
+			delete(st.byRPC, o.o.RPC)
+		} else {
+			st.byRPC[o.o.RPC] = l
+		}
+	}
 }
 
 // trigger asks Within rule i's Trigger about e and opens the obligation it
@@ -1145,7 +1265,7 @@ func (c *Checker) trigger(i int, st *ruleState, p *Within, e *Event) {
 				c.recordHere(i, e, Unsure("%s", why))
 			} else {
 				c.seq++
-				st.open[o.Key] = &pending{o: o, ref: refOf(e), at: c.elapsed, rpc: c.curRPC(), seq: c.seq}
+				st.add(&pending{o: o, key: o.Key, ref: refOf(e), at: c.elapsed, rpc: c.curRPC(), seq: c.seq, visited: -1}, p.Witness)
 				c.open.add(i)
 			}
 		}
@@ -1239,6 +1359,7 @@ func (c *Checker) Finish() *Report {
 				}
 			}
 			st.open = map[any]*pending{}
+			st.deadlines, st.byRPC, st.loose, st.late = nil, nil, nil, nil
 			c.open.remove(i)
 		}
 	}

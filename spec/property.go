@@ -219,6 +219,13 @@ type Obligation struct {
 	// capture shows a state in which the awaited packet may rightly never
 	// come, and the obligation closes as inconclusive with that reason.
 	Excuse func(c *Ctx, e *Event) (string, bool)
+	// RPC, with Scoped, says Match and Excuse can hold only at events of
+	// that RPC: its own packets, or an ACK naming it among its acks (see
+	// touches). Before the deadline the Checker then asks them only at
+	// such events, so a packet costs the same however many obligations
+	// other RPCs hold open (tens of thousands at an overloaded receiver).
+	RPC    RPCKey
+	Scoped bool
 	// Moot, if set, is asked when the deadline passes with no match (at
 	// the next event or at the end of the capture): a reason closes the
 	// obligation as inconclusive, for an answer whose absence the capture

@@ -152,7 +152,7 @@ func resendRules() []*Rule {
 					}
 					k := KeyOf(e)
 					answerer := oppositeRole(e.Packet.Role())
-					return Obligation{Key: rpcMsgKey{k, answerer}, Expect: "DATA, BUSY or RPC_UNKNOWN answering the RESEND",
+					return Obligation{Key: rpcMsgKey{k, answerer}, RPC: k, Scoped: true, Expect: "DATA, BUSY or RPC_UNKNOWN answering the RESEND",
 						Match: func(c *Ctx, x *Event) bool {
 							if answerer == wire.RoleServer && clientEnded(x, k) {
 								// The client that asked then ended the RPC (a

@@ -205,7 +205,7 @@ func resendRules2() []*Rule {
 					k, answerer, asked := KeyOf(e), oppositeRole(e.Packet.Role()), e.Time
 					var got byteranges.Set
 					need := [2]uint32{start, uint32(end)}
-					return Obligation{Key: [3]any{k, answerer, start}, Expect: fmt.Sprintf("retransmissions of [%d, %d)", need[0], need[1]),
+					return Obligation{Key: [3]any{k, answerer, start}, RPC: k, Scoped: true, Expect: fmt.Sprintf("retransmissions of [%d, %d)", need[0], need[1]),
 						Match: func(c *Ctx, x *Event) bool {
 							if x.Err == nil && answerer == wire.RoleClient && x.Type() == wire.TypeData && x.Packet.Role() == wire.RoleServer && KeyOf(x) == k {
 								// The response's last bytes, of a response begun
