@@ -75,6 +75,14 @@ func (a *Artifacts) Create(name string) (*AtomicFile, error) {
 	if err != nil {
 		return nil, fmt.Errorf("artifacts: %w", err)
 	}
+	// CreateTemp makes the file 0600; a run folder is for whoever reads
+	// it after (a CI job uploading artifacts as another user), as the
+	// files written with internal/atomicfile are.
+	if err := f.Chmod(0o644); err != nil {
+		f.Close()
+		os.Remove(f.Name())
+		return nil, fmt.Errorf("artifacts: %w", err)
+	}
 	return &AtomicFile{File: f, path: path}, nil
 }
 

@@ -153,3 +153,23 @@ func TestMakeDirChanged(t *testing.T) {
 		t.Error("MakeDir under a file succeeded")
 	}
 }
+
+// TestArtifactsReadable: a run folder's files are readable by others
+// (0644), as a CI job that uploads artifacts as another user needs; a
+// new-user trial found scenario folders' files 0600.
+func TestArtifactsReadable(t *testing.T) {
+	a, err := NewArtifacts(filepath.Join(t.TempDir(), "run"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := a.WriteFile("summary.json", []byte("{}\n")); err != nil {
+		t.Fatal(err)
+	}
+	st, err := os.Stat(a.Path("summary.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := st.Mode().Perm(); m != 0o644 {
+		t.Errorf("summary.json mode %v, want 0644", m)
+	}
+}
