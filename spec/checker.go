@@ -212,15 +212,15 @@ type missed struct {
 type ruleState struct {
 	res  RuleResult
 	open map[any]*pending // Within
-	// The open obligations of a Within rule without Witness, indexed so
-	// that judgeOpen visits only those e may act on: deadlines holds them
-	// in the order they opened, which is their deadlines' order (one
-	// bound per rule); byRPC the Scoped ones by RPC; loose the others,
-	// and late the OnlyLate ones past their deadline (both asked at every
-	// event).
+	// scoped: the Within rule's obligations are Scoped (all or none are),
+	// and indexed so that judgeOpen visits only those e may act on:
+	// deadlines holds them in the order they opened, which is their
+	// deadlines' order (one bound per rule), byRPC by RPC, and late the
+	// OnlyLate ones past their deadline (asked at every event). A rule
+	// whose obligations are not Scoped asks every one at every event.
+	scoped    bool
 	deadlines []*pending
 	byRPC     map[RPCKey][]*pending
-	loose     map[*pending]struct{}
 	late      map[*pending]struct{}
 	// seenA maps an After rule's A keys to their slot in seenAt, which
 	// holds Checker.elapsed at the latest A: a key seen again costs one
@@ -1126,9 +1126,9 @@ func (c *Checker) judgeOpen(i int, st *ruleState, p *Within, e *Event, icmp bool
 			}
 		}
 	}
-	if p.Witness || icmp {
-		// Every one: a Witness has no deadline, and an ICMP event
-		// names no RPC of its own.
+	if !st.scoped || icmp {
+		// Every one: unscoped, or an ICMP event, which names no RPC of
+		// its own.
 		for _, o := range st.open {
 			visit(o)
 		}
@@ -1153,16 +1153,11 @@ func (c *Checker) judgeOpen(i int, st *ruleState, p *Within, e *Event, icmp bool
 		for o := range st.late {
 			visit(o)
 		}
-		for o := range st.loose {
-			visit(o)
-		}
-		if len(st.byRPC) > 0 {
-			c.touches(e, func(k RPCKey) {
-				for _, o := range st.byRPC[k] {
-					visit(o)
-				}
-			})
-		}
+		c.touches(e, func(k RPCKey) {
+			for _, o := range st.byRPC[k] {
+				visit(o)
+			}
+		})
 	}
 	if len(cl) > 1 {
 		sort.Slice(cl, func(a, b int) bool { return cl[a].o.seq < cl[b].o.seq })
@@ -1197,37 +1192,33 @@ func (c *Checker) touches(e *Event, fn func(RPCKey)) {
 	}
 }
 
-// add files a new open obligation o (see ruleState.deadlines).
-func (st *ruleState) add(o *pending, witness bool) {
+// add files a new open obligation o of rule r (see ruleState.scoped). A
+// rule whose obligations are Scoped only sometimes is a programming
+// error: it panics.
+func (st *ruleState) add(r *Rule, o *pending, witness bool) {
+	if len(st.open) == 0 && len(st.deadlines) == 0 {
+		st.scoped = o.o.Scoped && !witness
+	} else if st.scoped != (o.o.Scoped && !witness) {
+		panic(fmt.Sprintf("rule %s: Obligation.Scoped must be the same for all of a rule's obligations (and unset for a Witness)", r.ID))
+	}
 	st.open[o.key] = o
-	if witness {
+	if !st.scoped {
 		return
 	}
 	st.deadlines = append(st.deadlines, o)
-	switch {
-	case o.o.Scoped:
-		if st.byRPC == nil {
-			st.byRPC = map[RPCKey][]*pending{}
-		}
-		st.byRPC[o.o.RPC] = append(st.byRPC[o.o.RPC], o)
-	default:
-		if st.loose == nil {
-			st.loose = map[*pending]struct{}{}
-		}
-		st.loose[o] = struct{}{}
-	}
-	if st.late == nil {
+	if st.byRPC == nil {
+		st.byRPC = map[RPCKey][]*pending{}
 		st.late = map[*pending]struct{}{}
 	}
+	st.byRPC[o.o.RPC] = append(st.byRPC[o.o.RPC], o)
 }
 
 // close removes open obligation o (its queue entry goes when reached).
 func (st *ruleState) close(o *pending) {
 	o.closed = true
 	delete(st.open, o.key)
-	delete(st.loose, o)
-	delete(st.late, o)
-	if o.o.Scoped {
+	if st.scoped {
+		delete(st.late, o)
 		l := st.byRPC[o.o.RPC]
 		for j, x := range l {
 			if x == o {
@@ -1265,7 +1256,7 @@ func (c *Checker) trigger(i int, st *ruleState, p *Within, e *Event) {
 				c.recordHere(i, e, Unsure("%s", why))
 			} else {
 				c.seq++
-				st.add(&pending{o: o, key: o.Key, ref: refOf(e), at: c.elapsed, rpc: c.curRPC(), seq: c.seq, visited: -1}, p.Witness)
+				st.add(c.rules[i], &pending{o: o, key: o.Key, ref: refOf(e), at: c.elapsed, rpc: c.curRPC(), seq: c.seq, visited: -1}, p.Witness)
 				c.open.add(i)
 			}
 		}
@@ -1359,7 +1350,7 @@ func (c *Checker) Finish() *Report {
 				}
 			}
 			st.open = map[any]*pending{}
-			st.deadlines, st.byRPC, st.loose, st.late = nil, nil, nil, nil
+			st.deadlines, st.byRPC, st.late = nil, nil, nil
 			c.open.remove(i)
 		}
 	}
