@@ -50,6 +50,8 @@ func writeJUnit(report types.Report, path string) error {
 // a failure, as homatest run's verdict treats it (and as homatest check's
 // JUnit does): its <failure> moves to <system-err> prefixed
 // "WARNING (SHOULD): ", its status becomes "passed" and the counts drop.
+// With strict an unsupported spec, skipped in its pass's report, is a
+// failure of type "unsupported" (failUnsupported).
 // dst is written once, through atomicfile (a symlink is followed, a device
 // or FIFO written through). Errors: an unreadable source, an unwritable
 // dst ("cannot write DST: cause").
@@ -63,7 +65,9 @@ func MergeJUnit(sources []string, dst string, strict bool) error {
 		merged.Time += suites.Time
 		merged.TestSuites = append(merged.TestSuites, suites.TestSuites...)
 	}
-	if !strict {
+	if strict {
+		failUnsupported(&merged)
+	} else {
 		demoteShouldFailures(&merged)
 	}
 	if err := atomicfile.Write(dst, func(w io.Writer) error { return WriteJUnit(w, merged) }); err != nil {
@@ -73,6 +77,32 @@ func MergeJUnit(sources []string, dst string, strict bool) error {
 		os.Remove(src)
 	}
 	return nil
+}
+
+// failUnsupported turns the skipped test cases of unsupported specs into
+// failures of type "unsupported" (see MergeJUnit), as homatest run
+// --strict fails on them (Tally.Incomplete); the skipped cases --focus,
+// --rules or --label-filter left out stay skipped.
+func failUnsupported(suites *JUnitSuites) {
+	for i := range suites.TestSuites {
+		ts := &suites.TestSuites[i]
+		for j := range ts.TestCases {
+			tc := &ts.TestCases[j]
+			if tc.Skipped == nil {
+				continue
+			}
+			_, why, ok := strings.Cut(tc.Skipped.Message, "unsupported: ")
+			if !ok {
+				continue
+			}
+			msg := "not run (--strict fails on it): " + why
+			tc.Failure = &JUnitFailure{Message: msg, Type: "unsupported", Description: msg}
+			tc.Skipped = nil
+			tc.Status = "failed"
+			ts.Skipped--
+			ts.Failures++
+		}
+	}
 }
 
 // demoteShouldFailures turns the failures of specs labelled SHOULD into

@@ -78,3 +78,51 @@ func TestMergeJUnitShould(t *testing.T) {
 		}
 	}
 }
+
+// TestMergeJUnitUnsupportedStrict: with strict an unsupported spec
+// (skipped in its pass's report, with the reason Ginkgo wrote) is a
+// failure of type "unsupported" naming the reason, as homatest run
+// --strict fails on specs not run; without strict it stays skipped, and a
+// spec --focus left out stays skipped either way.
+func TestMergeJUnitUnsupportedStrict(t *testing.T) {
+	for _, strict := range []bool{false, true} {
+		dir := t.TempDir()
+		unsup := JUnitCase{Name: "[It] W1 [MUST, HOMA-WORKLOAD-001]", Status: "skipped",
+			Skipped: &JUnitSkipped{Message: "skipped - unsupported: this environment builds no bench of IUT hosts"}}
+		left := JUnitCase{Name: "[It] grants [MUST, HOMA-GRANT-001]", Status: "skipped", Skipped: &JUnitSkipped{Message: "skipped"}}
+		src := filepath.Join(dir, "p1.xml")
+		if err := writeJUnitFile(src, JUnitSuites{TestSuites: []JUnitSuite{{Name: "s", TestCases: []JUnitCase{unsup, left}, Tests: 2, Skipped: 2}}}); err != nil {
+			t.Fatal(err)
+		}
+		dst := filepath.Join(dir, "junit.xml")
+		if err := MergeJUnit([]string{src}, dst, strict); err != nil {
+			t.Fatal(err)
+		}
+		b, err := os.ReadFile(dst)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got JUnitSuites
+		if err := xml.Unmarshal(b, &got); err != nil {
+			t.Fatal(err)
+		}
+		s := got.TestSuites[0]
+		u, l := s.TestCases[0], s.TestCases[1]
+		if l.Skipped == nil || l.Failure != nil {
+			t.Errorf("strict=%v: the case --focus left out: skipped %v, failure %v; want skipped", strict, l.Skipped, l.Failure)
+		}
+		if !strict {
+			if u.Skipped == nil || u.Failure != nil || s.Failures != 0 || s.Skipped != 2 {
+				t.Errorf("unsupported case without strict: %+v (suite failures %d, skipped %d); want skipped", u, s.Failures, s.Skipped)
+			}
+			continue
+		}
+		if u.Failure == nil || u.Failure.Type != "unsupported" || u.Skipped != nil || u.Status != "failed" ||
+			u.Failure.Message != "not run (--strict fails on it): this environment builds no bench of IUT hosts" {
+			t.Errorf("unsupported case with strict: %+v, failure %+v; want a failure of type unsupported with the reason", u, u.Failure)
+		}
+		if s.Failures != 1 || s.Skipped != 1 || got.Failures != 1 {
+			t.Errorf("strict counts: suite failures %d skipped %d, total failures %d; want 1, 1, 1", s.Failures, s.Skipped, got.Failures)
+		}
+	}
+}

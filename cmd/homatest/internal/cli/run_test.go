@@ -328,3 +328,38 @@ func TestRerunKeepsFlags(t *testing.T) {
 		t.Errorf("rerun %q, want %q", got, want)
 	}
 }
+
+// TestRunManifestNothingJudged: a manifest's IUT in namespaces without
+// --ns-workloads runs no passive spec (they are unsupported). A run
+// focused on one such spec judged nothing: INCOMPLETE, exit 2, saying how
+// to run it (it used to print "PASS (0 specs run, 1 unsupported)" and exit
+// 0). With an active spec beside it the run passes, unless --strict,
+// which fails on the spec not run (exit 2, a line naming it and why).
+func TestRunManifestNothingJudged(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root: a manifest's IUT runs in network namespaces")
+	}
+	t.Setenv("HOMATEST_CLI_CHILD", "1")
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	m := writeFile(t, dir, "ref.yaml", fmt.Sprintf("name: refm\ncommand: [%s, agent, --impl, ref]\nenv: {HOMATEST_CLI_CHILD: '1'}\nparams: {tick_ns: 5000000}\n", self))
+	base := []string{"run", "--impl", m, "--env", "ns", "--focus", "WORKLOAD-burst-loss"}
+	out, err, code := run(t, append(base, "--artifacts", filepath.Join(dir, "a"))...)
+	if code != ExitUsage || !strings.Contains(out, "\nINCOMPLETE (0 specs run, 1 not run (unsupported): no spec was judged)") ||
+		!strings.Contains(out, "add --ns-workloads") || strings.Contains(out, "PASS") {
+		t.Errorf("a run that judged nothing: exit %d, %v; want %d, INCOMPLETE and the --ns-workloads hint\n%s", code, err, ExitUsage, out)
+	}
+	base = append(base, "--focus", "RESEND-answered")
+	out, err, code = run(t, append(base, "--artifacts", filepath.Join(dir, "b"))...)
+	if code != ExitOK || !strings.Contains(out, "\nPASS (1 spec run, 1 not run (unsupported))") {
+		t.Errorf("an active spec judged, a passive one unsupported: exit %d, %v; want 0 and PASS\n%s", code, err, out)
+	}
+	out, err, code = run(t, append(base, "--strict", "--artifacts", filepath.Join(dir, "c"))...)
+	if code != ExitUsage || !strings.Contains(out, "NOT RUN (--strict fails on it) WORKLOAD-burst-loss: unsupported: this environment builds no bench") ||
+		!strings.Contains(out, "\nINCOMPLETE (1 spec run, 1 not run (unsupported): --strict fails on specs not run)") {
+		t.Errorf("--strict with a spec not run: exit %d, %v; want %d, the spec's line and INCOMPLETE\n%s", code, err, ExitUsage, out)
+	}
+}
