@@ -2,6 +2,7 @@ package cli
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -318,5 +319,39 @@ func TestExploreProgressFinalLine(t *testing.T) {
 		if !strings.HasPrefix(l, "explore: ") {
 			t.Errorf("stderr line %q is not a progress line", l)
 		}
+	}
+}
+
+// TestExploreManifestFault: explore, like run, takes --fault with a
+// manifest's IUT in namespaces and asks its agent for the knob in hello
+// (it used to refuse the combination homatest run accepts): a manifest
+// running the reference agent gets the knob; an agent without fault knobs
+// refuses its hello, and the session ends with that one line, exit 2.
+func TestExploreManifestFault(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root: a manifest's IUT runs in network namespaces")
+	}
+	t.Setenv("HOMATEST_CLI_CHILD", "1")
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	manifest := func(name, impl, params string) string {
+		return writeFile(t, dir, name+".yaml", fmt.Sprintf("name: %s\ncommand: [%s, agent, --impl, %s]\nenv: {HOMATEST_CLI_CHILD: '1'}\n%s", name, self, impl, params))
+	}
+	arts := filepath.Join(dir, "ref")
+	out, err, code := run(t, "explore", "--env", "ns", "--impl", manifest("refm", "ref", "params: {tick_ns: 5000000}\n"), "--fault", "no-busy",
+		"--budget", "60s", "--max-cases", "2", "--shrink-runs", "0", "-q", "--artifacts", arts)
+	if code == ExitUsage || !strings.Contains(out, "explore: ref") {
+		t.Fatalf("explore --impl MANIFEST --fault no-busy: exit %d, %v\n%s", code, err, out)
+	}
+	if log, _ := os.ReadFile(filepath.Join(arts, "h1.agent.stderr.log")); !strings.Contains(string(log), "faults=[no-busy]") {
+		t.Errorf("the manifest's agent was not asked for the knob; its log:\n%s", log)
+	}
+	out, err, code = run(t, "explore", "--env", "ns", "--impl", manifest("tcpm", "tcp", ""), "--fault", "no-busy",
+		"--budget", "60s", "-q", "--artifacts", filepath.Join(dir, "tcp"))
+	if code != ExitUsage || err == nil || strings.Contains(err.Error(), "\n") || !strings.Contains(err.Error(), "the tcp agent has no fault knobs") {
+		t.Errorf("explore --fault with an agent without knobs: exit %d, %v; want %d and the agent's reason on one line\n%s", code, err, ExitUsage, out)
 	}
 }
