@@ -51,16 +51,21 @@ func writeJUnit(report types.Report, path string) error {
 // JUnit does): its <failure> moves to <system-err> prefixed
 // "WARNING (SHOULD): ", its status becomes "passed" and the counts drop.
 // With strict an unsupported spec, skipped in its pass's report, is a
-// failure of type "unsupported" (failUnsupported).
+// failure of type "unsupported" (failUnsupported). With several sources
+// each suite's name, and its cases' classname, end in " (pass N)"
+// (namePass), so that CI dashboards keep the passes apart.
 // dst is written once, through atomicfile (a symlink is followed, a device
 // or FIFO written through). Errors: an unreadable source, an unwritable
 // dst ("cannot write DST: cause").
 func MergeJUnit(sources []string, dst string, strict bool) error {
 	var merged JUnitSuites
-	for _, src := range sources {
+	for i, src := range sources {
 		suites, err := readJUnitFile(src)
 		if err != nil {
 			return fmt.Errorf("conformance: merging JUnit reports: %s: %w", src, err)
+		}
+		if len(sources) > 1 {
+			namePass(&suites, i+1)
 		}
 		merged.Time += suites.Time
 		merged.TestSuites = append(merged.TestSuites, suites.TestSuites...)
@@ -77,6 +82,24 @@ func MergeJUnit(sources []string, dst string, strict bool) error {
 		os.Remove(src)
 	}
 	return nil
+}
+
+// namePass suffixes " (pass n)" to the name of each suite of a pass's
+// report and to the classname of its cases that carry the suite's name
+// (Ginkgo's: the suite description), n counting from 1: every pass's
+// suite is otherwise named alike, and dashboards that key test cases by
+// suite or class merge the passes into one.
+func namePass(suites *JUnitSuites, n int) {
+	for i := range suites.TestSuites {
+		ts := &suites.TestSuites[i]
+		name := fmt.Sprintf("%s (pass %d)", ts.Name, n)
+		for j := range ts.TestCases {
+			if ts.TestCases[j].Classname == ts.Name {
+				ts.TestCases[j].Classname = name
+			}
+		}
+		ts.Name = name
+	}
 }
 
 // failUnsupported turns the skipped test cases of unsupported specs into

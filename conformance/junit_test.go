@@ -2,6 +2,7 @@ package conformance
 
 import (
 	"encoding/xml"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -124,5 +125,48 @@ func TestMergeJUnitUnsupportedStrict(t *testing.T) {
 		if s.Failures != 1 || s.Skipped != 1 || got.Failures != 1 {
 			t.Errorf("strict counts: suite failures %d skipped %d, total failures %d; want 1, 1, 1", s.Failures, s.Skipped, got.Failures)
 		}
+	}
+}
+
+// TestMergeJUnitPassNames: the suites of several passes, all named alike
+// by Ginkgo, are told apart by their pass number in the suite's name and
+// its cases' classname; a single pass keeps its name.
+func TestMergeJUnitPassNames(t *testing.T) {
+	dir := t.TempDir()
+	pass := func(name string) string {
+		c := JUnitCase{Name: "[It] grants [MUST, HOMA-GRANT-001]", Classname: "Homa conformance", Status: "passed"}
+		p := filepath.Join(dir, name+".xml")
+		if err := writeJUnitFile(p, JUnitSuites{TestSuites: []JUnitSuite{{Name: "Homa conformance", TestCases: []JUnitCase{c}, Tests: 1}}}); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	merge := func(srcs ...string) JUnitSuites {
+		dst := filepath.Join(dir, "junit.xml")
+		if err := MergeJUnit(srcs, dst, false); err != nil {
+			t.Fatal(err)
+		}
+		b, err := os.ReadFile(dst)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got JUnitSuites
+		if err := xml.Unmarshal(b, &got); err != nil {
+			t.Fatal(err)
+		}
+		return got
+	}
+	got := merge(pass("p1"), pass("p2"), pass("p3"))
+	for i, s := range got.TestSuites {
+		want := fmt.Sprintf("Homa conformance (pass %d)", i+1)
+		if s.Name != want || s.TestCases[0].Classname != want {
+			t.Errorf("suite %d: name %q, classname %q; want %q for both", i+1, s.Name, s.TestCases[0].Classname, want)
+		}
+	}
+	if len(got.TestSuites) != 3 {
+		t.Errorf("%d suites, want 3", len(got.TestSuites))
+	}
+	if got := merge(pass("one")); got.TestSuites[0].Name != "Homa conformance" || got.TestSuites[0].TestCases[0].Classname != "Homa conformance" {
+		t.Errorf("a single pass renamed: %+v", got.TestSuites[0])
 	}
 }
