@@ -165,7 +165,7 @@ func (o *exploreOpts) run(cmd *cobra.Command) error {
 		Rules: o.sel, Level: o.lvl, ShrinkRuns: shrinkRuns(o.shrinkRuns), KeepGoing: o.keepGoing, ReplayCommand: o.replayCommand}
 	prog := o.newExploreProgress(cmd.ErrOrStderr())
 	if prog != nil {
-		cfg.Progress = prog.update
+		cfg.Progress = func(pr explore.Progress) { prog.update(pr.String()) }
 	}
 	res, err := explore.Explore(ctx, cfg)
 	if prog != nil {

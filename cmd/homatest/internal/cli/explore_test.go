@@ -280,10 +280,10 @@ func TestExploreProgressNotTerminal(t *testing.T) {
 	var b strings.Builder
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	now := t0
-	p := &exploreProgress{w: &b, now: func() time.Time { return now }}
+	p := &progressLine{w: &b, name: "explore", now: func() time.Time { return now }, start: t0}
 	for s := range 26 { // the session reports once a second for 25 s
 		now = t0.Add(time.Duration(s) * time.Second)
-		p.update(explore.Progress{Elapsed: time.Duration(s) * time.Second, Cases: 100 * s})
+		p.update(explore.Progress{Elapsed: time.Duration(s) * time.Second, Cases: 100 * s}.String())
 	}
 	p.end()
 	var cases []string
