@@ -95,18 +95,7 @@ func TestMergeJUnitUnsupportedStrict(t *testing.T) {
 		if err := writeJUnitFile(src, JUnitSuites{TestSuites: []JUnitSuite{{Name: "s", TestCases: []JUnitCase{unsup, left}, Tests: 2, Skipped: 2}}}); err != nil {
 			t.Fatal(err)
 		}
-		dst := filepath.Join(dir, "junit.xml")
-		if err := MergeJUnit([]string{src}, dst, strict); err != nil {
-			t.Fatal(err)
-		}
-		b, err := os.ReadFile(dst)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var got JUnitSuites
-		if err := xml.Unmarshal(b, &got); err != nil {
-			t.Fatal(err)
-		}
+		got := mergeRead(t, []string{src}, strict)
 		s := got.TestSuites[0]
 		u, l := s.TestCases[0], s.TestCases[1]
 		if l.Skipped == nil || l.Failure != nil {
@@ -141,21 +130,7 @@ func TestMergeJUnitPassNames(t *testing.T) {
 		}
 		return p
 	}
-	merge := func(srcs ...string) JUnitSuites {
-		dst := filepath.Join(dir, "junit.xml")
-		if err := MergeJUnit(srcs, dst, false); err != nil {
-			t.Fatal(err)
-		}
-		b, err := os.ReadFile(dst)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var got JUnitSuites
-		if err := xml.Unmarshal(b, &got); err != nil {
-			t.Fatal(err)
-		}
-		return got
-	}
+	merge := func(srcs ...string) JUnitSuites { return mergeRead(t, srcs, false) }
 	got := merge(pass("p1"), pass("p2"), pass("p3"))
 	for i, s := range got.TestSuites {
 		want := fmt.Sprintf("Homa conformance (pass %d)", i+1)
@@ -169,4 +144,23 @@ func TestMergeJUnitPassNames(t *testing.T) {
 	if got := merge(pass("one")); got.TestSuites[0].Name != "Homa conformance" || got.TestSuites[0].TestCases[0].Classname != "Homa conformance" {
 		t.Errorf("a single pass renamed: %+v", got.TestSuites[0])
 	}
+}
+
+// mergeRead merges srcs (MergeJUnit) into a file beside the first and
+// returns what it wrote.
+func mergeRead(t *testing.T, srcs []string, strict bool) JUnitSuites {
+	t.Helper()
+	dst := filepath.Join(filepath.Dir(srcs[0]), "junit.xml")
+	if err := MergeJUnit(srcs, dst, strict); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(dst)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got JUnitSuites
+	if err := xml.Unmarshal(b, &got); err != nil {
+		t.Fatal(err)
+	}
+	return got
 }

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"encoding/json"
-	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -328,18 +327,8 @@ func TestExploreProgressFinalLine(t *testing.T) {
 // running the reference agent gets the knob; an agent without fault knobs
 // refuses its hello, and the session ends with that one line, exit 2.
 func TestExploreManifestFault(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("needs root: a manifest's IUT runs in network namespaces")
-	}
-	t.Setenv("HOMATEST_CLI_CHILD", "1")
-	self, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
 	dir := t.TempDir()
-	manifest := func(name, impl, params string) string {
-		return writeFile(t, dir, name+".yaml", fmt.Sprintf("name: %s\ncommand: [%s, agent, --impl, %s]\nenv: {HOMATEST_CLI_CHILD: '1'}\n%s", name, self, impl, params))
-	}
+	manifest := func(name, impl, params string) string { return agentManifest(t, dir, name, impl, params) }
 	arts := filepath.Join(dir, "ref")
 	out, err, code := run(t, "explore", "--env", "ns", "--impl", manifest("refm", "ref", "params: {tick_ns: 5000000}\n"), "--fault", "no-busy",
 		"--budget", "60s", "--max-cases", "2", "--shrink-runs", "0", "-q", "--artifacts", arts)

@@ -336,16 +336,8 @@ func TestRerunKeepsFlags(t *testing.T) {
 // 0). With an active spec beside it the run passes, unless --strict,
 // which fails on the spec not run (exit 2, a line naming it and why).
 func TestRunManifestNothingJudged(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("needs root: a manifest's IUT runs in network namespaces")
-	}
-	t.Setenv("HOMATEST_CLI_CHILD", "1")
-	self, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
 	dir := t.TempDir()
-	m := writeFile(t, dir, "ref.yaml", fmt.Sprintf("name: refm\ncommand: [%s, agent, --impl, ref]\nenv: {HOMATEST_CLI_CHILD: '1'}\nparams: {tick_ns: 5000000}\n", self))
+	m := agentManifest(t, dir, "refm", "ref", "params: {tick_ns: 5000000}\n")
 	base := []string{"run", "--impl", m, "--env", "ns", "--focus", "WORKLOAD-burst-loss"}
 	out, err, code := run(t, append(base, "--artifacts", filepath.Join(dir, "a"))...)
 	if code != ExitUsage || !strings.Contains(out, "\nINCOMPLETE (0 specs run, 1 not run (unsupported): no spec was judged)") ||
@@ -362,4 +354,21 @@ func TestRunManifestNothingJudged(t *testing.T) {
 		!strings.Contains(out, "\nINCOMPLETE (1 spec run, 1 not run (unsupported): --strict fails on specs not run)") {
 		t.Errorf("--strict with a spec not run: exit %d, %v; want %d, the spec's line and INCOMPLETE\n%s", code, err, ExitUsage, out)
 	}
+}
+
+// agentManifest writes dir/NAME.yaml, a manifest running this test binary
+// as homatest agent --impl IMPL (TestMain), with the manifest lines extra,
+// and returns its path. It needs root (a manifest's IUT runs in network
+// namespaces): it skips the test otherwise, and sets HOMATEST_CLI_CHILD.
+func agentManifest(t *testing.T, dir, name, impl, extra string) string {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("needs root: a manifest's IUT runs in network namespaces")
+	}
+	t.Setenv("HOMATEST_CLI_CHILD", "1")
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return writeFile(t, dir, name+".yaml", fmt.Sprintf("name: %s\ncommand: [%s, agent, --impl, %s]\nenv: {HOMATEST_CLI_CHILD: '1'}\n%s", name, self, impl, extra))
 }
