@@ -372,3 +372,36 @@ func agentManifest(t *testing.T, dir, name, impl, extra string) string {
 	}
 	return writeFile(t, dir, name+".yaml", fmt.Sprintf("name: %s\ncommand: [%s, agent, --impl, %s]\nenv: {HOMATEST_CLI_CHILD: '1'}\n%s", name, self, impl, extra))
 }
+
+// TestRunCheckAgreeNoAcks: the suite and homatest check give the same
+// verdict on the same behaviour. A client that never acknowledges (fault
+// no-acks) used to fail NEED_ACK-answered after 2 ms while check allowed
+// 22 ms and, its per-spec capture ending at the single NEED_ACK, found
+// nothing; now the tester asks once a tick as a server does until past
+// HOMA-ACK-002's bound (spec.Params.NeedAckAnswerBound), and under
+// --strict both fail on HOMA-ACK-002 with that bound.
+func TestRunCheckAgreeNoAcks(t *testing.T) {
+	t.Setenv("HOMATEST_CLI_CHILD", "1")
+	dir := t.TempDir()
+	out, err, code := run(t, "run", "--env", "sim", "--focus", "NEED_ACK-answered", "--fault", "no-acks", "--strict", "--artifacts", dir, "-o", "json")
+	if code != ExitViolations {
+		t.Fatalf("run --fault no-acks --strict: exit %d, %v; want %d\n%s", code, err, ExitViolations, out)
+	}
+	var rep runReport
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatalf("bad JSON: %v\n%s", err, out)
+	}
+	var failed *conformance.SpecResult
+	for i, s := range rep.Passes[0].Specs {
+		if s.State == "failed" {
+			failed = &rep.Passes[0].Specs[i]
+		}
+	}
+	if failed == nil || !strings.Contains(failed.Failure, "HOMA-ACK-002") || !strings.Contains(failed.Failure, "within 22ms") || failed.Capture == "" {
+		t.Fatalf("failed spec %+v: want NEED_ACK-answered failed by HOMA-ACK-002 within 22ms, with its capture", failed)
+	}
+	out, err, code = run(t, "check", "--strict", failed.Capture)
+	if code != ExitViolations || !strings.Contains(out, "HOMA-ACK-002 SHOULD") || !strings.Contains(out, "within 22ms") {
+		t.Errorf("check --strict of the spec's capture: exit %d, %v; want %d and the same HOMA-ACK-002 finding\n%s", code, err, ExitViolations, out)
+	}
+}
