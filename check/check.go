@@ -15,6 +15,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/homatest/homatest/pcap"
 	"github.com/homatest/homatest/spec"
@@ -47,6 +48,10 @@ type Options struct {
 	// classic pcap cannot hold); the larger of it and what a pcapng
 	// declares (pcap.Stats.CaptureDrops) is used (spec.Judge.CaptureDrops).
 	CaptureDrops uint64
+	// Progress, when set, counts the frames read, over every file and
+	// every pass over one (pcap.ReaderOptions.Progress), for a progress
+	// display; safe to read while the check runs.
+	Progress *atomic.Int64
 }
 
 // Validate checks o's profile, parameters and rule selection before any
@@ -321,7 +326,7 @@ func File(o Options, file string) FileReport {
 	if v == wire.VersionAuto {
 		v = params.Wire // decode as the profile's format: unmarked packets then break WIRE-004, not the decoder
 	}
-	ro := pcap.ReaderOptions{Version: v, IPv6PriorityShift: shift, ICMP: true}
+	ro := pcap.ReaderOptions{Version: v, IPv6PriorityShift: shift, ICMP: true, Progress: o.Progress}
 	judge := spec.Judge{Profile: profile, Params: params, Rules: rules, CaptureDrops: o.CaptureDrops}
 	run, err := runGuessed(file, ro, &plan, guessed, o.CapturePoint, judge)
 	if err != nil {

@@ -50,20 +50,29 @@ func writeJUnit(report types.Report, path string) error {
 // a failure, as homatest run's verdict treats it (and as homatest check's
 // JUnit does): its <failure> moves to <system-err> prefixed
 // "WARNING (SHOULD): ", its status becomes "passed" and the counts drop.
+// With strict an unsupported spec, skipped in its pass's report, is a
+// failure of type "unsupported" (failUnsupported). With several sources
+// each suite's name, and its cases' classname, end in " (pass N)"
+// (namePass), so that CI dashboards keep the passes apart.
 // dst is written once, through atomicfile (a symlink is followed, a device
 // or FIFO written through). Errors: an unreadable source, an unwritable
 // dst ("cannot write DST: cause").
 func MergeJUnit(sources []string, dst string, strict bool) error {
 	var merged JUnitSuites
-	for _, src := range sources {
+	for i, src := range sources {
 		suites, err := readJUnitFile(src)
 		if err != nil {
 			return fmt.Errorf("conformance: merging JUnit reports: %s: %w", src, err)
 		}
+		if len(sources) > 1 {
+			namePass(&suites, i+1)
+		}
 		merged.Time += suites.Time
 		merged.TestSuites = append(merged.TestSuites, suites.TestSuites...)
 	}
-	if !strict {
+	if strict {
+		failUnsupported(&merged)
+	} else {
 		demoteShouldFailures(&merged)
 	}
 	if err := atomicfile.Write(dst, func(w io.Writer) error { return WriteJUnit(w, merged) }); err != nil {
@@ -73,6 +82,50 @@ func MergeJUnit(sources []string, dst string, strict bool) error {
 		os.Remove(src)
 	}
 	return nil
+}
+
+// namePass suffixes " (pass n)" to the name of each suite of a pass's
+// report and to the classname of its cases that carry the suite's name
+// (Ginkgo's: the suite description), n counting from 1: every pass's
+// suite is otherwise named alike, and dashboards that key test cases by
+// suite or class merge the passes into one.
+func namePass(suites *JUnitSuites, n int) {
+	for i := range suites.TestSuites {
+		ts := &suites.TestSuites[i]
+		name := fmt.Sprintf("%s (pass %d)", ts.Name, n)
+		for j := range ts.TestCases {
+			if ts.TestCases[j].Classname == ts.Name {
+				ts.TestCases[j].Classname = name
+			}
+		}
+		ts.Name = name
+	}
+}
+
+// failUnsupported turns the skipped test cases of unsupported specs into
+// failures of type "unsupported" (see MergeJUnit), as homatest run
+// --strict fails on them (Tally.Incomplete); the skipped cases --focus,
+// --rules or --label-filter left out stay skipped.
+func failUnsupported(suites *JUnitSuites) {
+	for i := range suites.TestSuites {
+		ts := &suites.TestSuites[i]
+		for j := range ts.TestCases {
+			tc := &ts.TestCases[j]
+			if tc.Skipped == nil {
+				continue
+			}
+			_, why, ok := strings.Cut(tc.Skipped.Message, "unsupported: ")
+			if !ok {
+				continue
+			}
+			msg := "not run (--strict fails on it): " + why
+			tc.Failure = &JUnitFailure{Message: msg, Type: "unsupported", Description: msg}
+			tc.Skipped = nil
+			tc.Status = "failed"
+			ts.Skipped--
+			ts.Failures++
+		}
+	}
 }
 
 // demoteShouldFailures turns the failures of specs labelled SHOULD into

@@ -2,6 +2,7 @@ package conformance
 
 import (
 	"encoding/xml"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -77,4 +78,89 @@ func TestMergeJUnitShould(t *testing.T) {
 			t.Errorf("strict=%v: failures %d (first suite %d), want %d (%d)", strict, got.Failures, got.TestSuites[0].Failures, wantFailures, wantFailures-1)
 		}
 	}
+}
+
+// TestMergeJUnitUnsupportedStrict: with strict an unsupported spec
+// (skipped in its pass's report, with the reason Ginkgo wrote) is a
+// failure of type "unsupported" naming the reason, as homatest run
+// --strict fails on specs not run; without strict it stays skipped, and a
+// spec --focus left out stays skipped either way.
+func TestMergeJUnitUnsupportedStrict(t *testing.T) {
+	for _, strict := range []bool{false, true} {
+		dir := t.TempDir()
+		unsup := JUnitCase{Name: "[It] W1 [MUST, HOMA-WORKLOAD-001]", Status: "skipped",
+			Skipped: &JUnitSkipped{Message: "skipped - unsupported: this environment builds no bench of IUT hosts"}}
+		left := JUnitCase{Name: "[It] grants [MUST, HOMA-GRANT-001]", Status: "skipped", Skipped: &JUnitSkipped{Message: "skipped"}}
+		src := filepath.Join(dir, "p1.xml")
+		if err := writeJUnitFile(src, JUnitSuites{TestSuites: []JUnitSuite{{Name: "s", TestCases: []JUnitCase{unsup, left}, Tests: 2, Skipped: 2}}}); err != nil {
+			t.Fatal(err)
+		}
+		got := mergeRead(t, []string{src}, strict)
+		s := got.TestSuites[0]
+		u, l := s.TestCases[0], s.TestCases[1]
+		if l.Skipped == nil || l.Failure != nil {
+			t.Errorf("strict=%v: the case --focus left out: skipped %v, failure %v; want skipped", strict, l.Skipped, l.Failure)
+		}
+		if !strict {
+			if u.Skipped == nil || u.Failure != nil || s.Failures != 0 || s.Skipped != 2 {
+				t.Errorf("unsupported case without strict: %+v (suite failures %d, skipped %d); want skipped", u, s.Failures, s.Skipped)
+			}
+			continue
+		}
+		if u.Failure == nil || u.Failure.Type != "unsupported" || u.Skipped != nil || u.Status != "failed" ||
+			u.Failure.Message != "not run (--strict fails on it): this environment builds no bench of IUT hosts" {
+			t.Errorf("unsupported case with strict: %+v, failure %+v; want a failure of type unsupported with the reason", u, u.Failure)
+		}
+		if s.Failures != 1 || s.Skipped != 1 || got.Failures != 1 {
+			t.Errorf("strict counts: suite failures %d skipped %d, total failures %d; want 1, 1, 1", s.Failures, s.Skipped, got.Failures)
+		}
+	}
+}
+
+// TestMergeJUnitPassNames: the suites of several passes, all named alike
+// by Ginkgo, are told apart by their pass number in the suite's name and
+// its cases' classname; a single pass keeps its name.
+func TestMergeJUnitPassNames(t *testing.T) {
+	dir := t.TempDir()
+	pass := func(name string) string {
+		c := JUnitCase{Name: "[It] grants [MUST, HOMA-GRANT-001]", Classname: "Homa conformance", Status: "passed"}
+		p := filepath.Join(dir, name+".xml")
+		if err := writeJUnitFile(p, JUnitSuites{TestSuites: []JUnitSuite{{Name: "Homa conformance", TestCases: []JUnitCase{c}, Tests: 1}}}); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	merge := func(srcs ...string) JUnitSuites { return mergeRead(t, srcs, false) }
+	got := merge(pass("p1"), pass("p2"), pass("p3"))
+	for i, s := range got.TestSuites {
+		want := fmt.Sprintf("Homa conformance (pass %d)", i+1)
+		if s.Name != want || s.TestCases[0].Classname != want {
+			t.Errorf("suite %d: name %q, classname %q; want %q for both", i+1, s.Name, s.TestCases[0].Classname, want)
+		}
+	}
+	if len(got.TestSuites) != 3 {
+		t.Errorf("%d suites, want 3", len(got.TestSuites))
+	}
+	if got := merge(pass("one")); got.TestSuites[0].Name != "Homa conformance" || got.TestSuites[0].TestCases[0].Classname != "Homa conformance" {
+		t.Errorf("a single pass renamed: %+v", got.TestSuites[0])
+	}
+}
+
+// mergeRead merges srcs (MergeJUnit) into a file beside the first and
+// returns what it wrote.
+func mergeRead(t *testing.T, srcs []string, strict bool) JUnitSuites {
+	t.Helper()
+	dst := filepath.Join(filepath.Dir(srcs[0]), "junit.xml")
+	if err := MergeJUnit(srcs, dst, strict); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(dst)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got JUnitSuites
+	if err := xml.Unmarshal(b, &got); err != nil {
+		t.Fatal(err)
+	}
+	return got
 }

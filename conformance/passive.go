@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"net/netip"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -319,9 +320,11 @@ func checkBench(b *Bench, min spec.Level) {
 			if src.Delivered {
 				where = "as delivered"
 			}
-			bad = append(bad, fmt.Sprintf("host %s view (view frame %d = frame %d of the %s capture): %s", hr.Host, v.Frame, src.Frame, where, v))
+			f := v
+			f.Why = hr.LocateText(v.Why, filepath.Base(sentPath), filepath.Base(deliveredPath))
+			bad = append(bad, fmt.Sprintf("host %s view (view frame %d = frame %d of the %s capture): %s", hr.Host, v.Frame, src.Frame, where, f))
 		}
-		s, d := annotate.HostView(kept)
+		s, d := annotate.HostView(kept, filepath.Base(sentPath), filepath.Base(deliveredPath))
 		sentFindings, deliveredFindings = append(sentFindings, s...), append(deliveredFindings, d...)
 	}
 	if len(bad) > 0 {

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -151,6 +152,37 @@ func Unsupported(specs []SpecResult) []string {
 	return out
 }
 
+// UnsupportedHints says how to run the unsupported specs among specs, one
+// hint per kind of reason, in first-seen order: add --ns-workloads for
+// the passive specs an environment without benches left out, declare the
+// missing capabilities in the agent's hello for the others; nil when none
+// is unsupported or no hint is known.
+func UnsupportedHints(specs []SpecResult) []string {
+	var caps []string
+	bench := false
+	for _, s := range specs {
+		if s.State != "unsupported" {
+			continue
+		}
+		why := strings.TrimSpace(strings.TrimPrefix(s.Failure, "unsupported:"))
+		if c, ok := strings.CutPrefix(why, lacksCapability); ok {
+			if !slices.Contains(caps, c) {
+				caps = append(caps, c)
+			}
+		} else if why == errNoBench.Error() {
+			bench = true
+		}
+	}
+	var out []string
+	if bench {
+		out = append(out, "add --ns-workloads (the workload specs on IUT hosts in namespaces, as root)")
+	}
+	if len(caps) > 0 {
+		out = append(out, fmt.Sprintf("declare %s in the agent's hello if the IUT has them (docs/agent-protocol.md, Capabilities)", strings.Join(caps, ", ")))
+	}
+	return out
+}
+
 // Failed counts specs in state failed or error.
 func (r *Result) Failed() int {
 	n := 0
@@ -189,6 +221,72 @@ func (r *Result) Failing(strict bool) int {
 		}
 	}
 	return n
+}
+
+// Tally counts the specs of a run's passes by outcome: the one reading of
+// a run's verdict that homatest run's text, JSON and report page share.
+type Tally struct {
+	// Passes is the number of passes; FailedPasses those with a spec
+	// that fails the run.
+	Passes, FailedPasses int
+	// Run counts the specs judged (passed, failed or in error).
+	Run int
+	// Unsupported counts the specs not run because the IUT's manifest
+	// or the environment could not run them (Unsupported says why).
+	Unsupported int
+	// Failing counts the specs that fail the run (SpecResult.Fails).
+	Failing int
+	// Warned counts the SHOULD warnings (SpecResult.Warns; 0 when
+	// Strict, where they fail).
+	Warned int
+	// Strict is homatest run --strict.
+	Strict bool
+}
+
+// Count tallies passes; strict as homatest run --strict.
+func Count(passes []*Result, strict bool) Tally {
+	t := Tally{Passes: len(passes), Strict: strict}
+	for _, p := range passes {
+		failing := p.Failing(strict)
+		t.Failing += failing
+		if failing > 0 {
+			t.FailedPasses++
+		}
+		for _, s := range p.Specs {
+			switch s.State {
+			case "passed", "failed", "error":
+				t.Run++
+			case "unsupported":
+				t.Unsupported++
+			}
+			if !strict && s.Warns() {
+				t.Warned++
+			}
+		}
+	}
+	return t
+}
+
+// Incomplete reports whether the run could not be judged whole: no spec
+// ran (every one selected was unsupported: nothing judged is not a
+// pass), or a spec was unsupported under Strict (a gate that asks for
+// strictness does not skip part of the suite). homatest run exits 2 then,
+// as homatest check does on a capture it could not judge whole, even
+// when a spec failed.
+func (t Tally) Incomplete() bool {
+	return t.Unsupported > 0 && (t.Run == 0 || t.Strict)
+}
+
+// Verdict is the run's verdict: "fail" (a spec fails the run),
+// "incomplete" (none does, but Incomplete) or "pass".
+func (t Tally) Verdict() string {
+	switch {
+	case t.Failing > 0:
+		return "fail"
+	case t.Incomplete():
+		return "incomplete"
+	}
+	return "pass"
 }
 
 // The state of the pass in progress (Ginkgo runs one suite per process).

@@ -7,6 +7,7 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/homatest/homatest/conformance/tester"
+	"github.com/homatest/homatest/spec"
 	"github.com/homatest/homatest/spec/wire"
 )
 
@@ -22,13 +23,12 @@ var _ = Describe("acknowledgements", func() {
 			pr := params()
 			_, err := env.Clock.Wait(ctx(), deadline(pr.Ticks(pr.RequestAckTicks)), func() bool { return false })
 			ok(err, "waiting request_ack_ticks before NEED_ACK")
-			Expect(p.Send(iut(), ctrlLevel(pr), &wire.NeedAckFields{Common: r.control()})).To(Succeed())
-			a, err := p.Expect(ctx(), tester.Match{Type: wire.TypeAck, From: iut(), RPC: r.id, Checks: []tester.Check{
-				tester.Is("sport", uint64(r.cport)), tester.Is("dport", uint64(testerPort)),
-			}}, wait(2*pr.Tick))
-			ok(err, "an ACK for RPC %d", r.id)
-			Expect(a.Pkt.SenderID()).To(Equal(r.id), "the ACK's sender_id names the client's RPC id")
+			a := needAck(p, r, pr)
+			// The checker judges the wait with HOMA-ACK-002's bound, as
+			// homatest check does the spec's capture.
 			checkExchange(p)
+			Expect(a).NotTo(BeNil(), "no ACK for RPC %d within %v of the repeated NEED_ACK (HOMA-ACK-002)", r.id, pr.NeedAckAnswerBound())
+			Expect(a.Pkt.SenderID()).To(Equal(r.id), "the ACK's sender_id names the client's RPC id")
 		}))
 
 	It("NEED_ACK-timing: a server asks for an ACK request_ack_ticks after its response went out, and stops once acknowledged",
@@ -61,3 +61,36 @@ var _ = Describe("acknowledgements", func() {
 			checkExchange(p)
 		}))
 })
+
+// needAck asks the IUT, the client of r, for an ACK as a server does: a
+// NEED_ACK now and one a tick until the ACK comes (facts ACK-01), and
+// returns the ACK; nil when none came within pr.NeedAckAnswerBound of
+// the first repeated NEED_ACK, where HOMA-ACK-002's obligation starts (a
+// single NEED_ACK may have gone to a closed socket). It asks until a tick
+// past that bound, so that the exchange the checker judges (here,
+// and homatest check the spec's capture) holds the silence: the suite and
+// the offline check give the same verdict with the same bound.
+func needAck(p *tester.Peer, r *iutRPC, pr spec.Params) *tester.Packet {
+	GinkgoHelper()
+	m := tester.Match{Type: wire.TypeAck, From: iut(), RPC: r.id, Checks: []tester.Check{
+		tester.Is("sport", uint64(r.cport)), tester.Is("dport", uint64(testerPort)),
+	}}
+	var repeated time.Time // the first repeated NEED_ACK
+	for sent := 1; ; sent++ {
+		Expect(p.Send(iut(), ctrlLevel(pr), &wire.NeedAckFields{Common: r.control()})).To(Succeed())
+		now := p.Now()
+		switch {
+		case sent == 2:
+			repeated = now
+		case sent > 2 && now.Sub(repeated) > pr.NeedAckAnswerBound()+pr.Tick:
+			// A tick past the bound: past it in the capture too,
+			// however its timestamps differ from this clock's.
+			return nil
+		}
+		a, err := p.Expect(ctx(), m, pr.Tick)
+		if err == nil {
+			return a
+		}
+		ok(ctx().Err(), "waiting for an ACK for RPC %d", r.id)
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"net/netip"
 	"os"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/gopacket/gopacket"
@@ -52,6 +53,10 @@ type ReaderOptions struct {
 	// messages that quote a Homa packet (Frame.ICMP set, no Packet); they
 	// still count as "icmp"/"icmpv6" in Stats.Other, not as Homa.
 	ICMP bool
+	// Progress, when set, gets 1 added for every frame read (as
+	// Stats.Frames counts it): a count a progress display reads from
+	// another goroutine while the capture is read (homatest check).
+	Progress *atomic.Int64
 }
 
 // ErrFormat is wrapped by Open and NewReader for input that is not a
@@ -253,6 +258,9 @@ func (r *Reader) Next() (*Frame, error) {
 		}
 		r.n++
 		r.stats.Frames++
+		if r.o.Progress != nil {
+			r.o.Progress.Add(1)
+		}
 		if r.o.Direction != DirUnknown && opts.Flags != nil && Direction(opts.Flags.Direction&pcapgo.NgEpbFlagDirectionMask) != r.o.Direction {
 			r.other("other direction")
 			continue

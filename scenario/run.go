@@ -576,7 +576,9 @@ func (r *run) finish(ctx context.Context, hs []host, cst harness.CaptureStats) e
 		kept := hr.Violations[:0]
 		for _, v := range hr.Violations {
 			if sp := stall.Explaining(v, hr.View, res.Stalls); len(sp) > 0 {
-				res.Inconclusive = append(res.Inconclusive, Inconclusive{Host: hostName(i), Finding: v, Stall: sp[0]})
+				f := v // its reason's frames named by their capture, as summarize's
+				f.Why = hr.LocateText(v.Why, "sent.pcapng", "delivered.pcapng")
+				res.Inconclusive = append(res.Inconclusive, Inconclusive{Host: hostName(i), Finding: f, Stall: sp[0]})
 				continue
 			}
 			kept = append(kept, v)
@@ -638,7 +640,7 @@ func (r *run) finish(ctx context.Context, hs []host, cst harness.CaptureStats) e
 func annotateViews(arts *harness.Artifacts, hosts []spec.HostReport) error {
 	var sent, delivered []spec.Finding
 	for _, hr := range hosts {
-		s, d := annotate.HostView(hr)
+		s, d := annotate.HostView(hr, "sent.pcapng", "delivered.pcapng")
 		sent, delivered = append(sent, s...), append(delivered, d...)
 	}
 	for _, c := range []struct {

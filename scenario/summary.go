@@ -129,7 +129,9 @@ type RuleRow struct {
 }
 
 // Violation is a finding charged to Host; Frame is the frame in
-// sent.pcapng (Delivered false) or delivered.pcapng.
+// sent.pcapng (Delivered false) or delivered.pcapng. The frame numbers in
+// Finding.Why name their capture ("sent.pcapng frame 21"); Finding.Frame
+// and Frames are positions in the host's view.
 type Violation struct {
 	Host      string       `json:"host"`
 	Delivered bool         `json:"delivered"`
@@ -248,8 +250,12 @@ func summarize(res *Result, cst harness.CaptureStats) Summary {
 				sum.MustViolated++
 			}
 			if len(sum.Violations) < 20 {
+				// The view's frame numbers name no file: the reason's
+				// name theirs (a line may cite frames of both captures).
 				src := hr.Sources[v.Frame-1]
-				sum.Violations = append(sum.Violations, Violation{Host: hostName(i), Delivered: src.Delivered, Frame: src.Frame, Finding: v})
+				f := v
+				f.Why = hr.LocateText(v.Why, "sent.pcapng", "delivered.pcapng")
+				sum.Violations = append(sum.Violations, Violation{Host: hostName(i), Delivered: src.Delivered, Frame: src.Frame, Finding: f})
 			}
 		}
 	}

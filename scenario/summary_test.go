@@ -117,3 +117,25 @@ func TestSummaryRuleColumnsAddUp(t *testing.T) {
 		t.Fatalf("rules %+v (%d MUST), want %+v (3)", sum.Rules, sum.MustViolated, want)
 	}
 }
+
+// TestViolationLineNamesFiles: a host's view merges sent.pcapng and
+// delivered.pcapng, and its frame numbers name neither: every frame
+// number of a violation line says which capture it is in (a new-user
+// trial read "delivered.pcapng frame 30 ... (next packet 24.6ms later,
+// frame 39)", 39 being a position in the view).
+func TestViolationLineNamesFiles(t *testing.T) {
+	h2 := netip.MustParseAddr("198.18.0.2")
+	src := make([]spec.ViewSource, 40)
+	src[29] = spec.ViewSource{Delivered: true, Frame: 30}
+	src[38] = spec.ViewSource{Frame: 21}
+	f := spec.Finding{Rule: "HOMA-GRANT-010", Level: spec.Must, Frame: 30, ChargedTo: h2,
+		Why: "no first GRANT for the message from its receiver within 20.001ms (next packet 24.648ms later, frame 39)"}
+	hr := spec.HostReport{Host: h2, Violations: []spec.Finding{f}, Sources: src, Report: &spec.Report{Violations: []spec.Finding{f}}}
+	sum := summarize(&Result{Scenario: &Scenario{Name: "t"}, Traffic: traffic.NewResult(nil, time.Second, 1), Hosts: []spec.HostReport{hr}}, harness.CaptureStats{})
+	var text strings.Builder
+	sum.WriteText(&text)
+	want := "VIOLATION h1 view, delivered.pcapng frame 30: HOMA-GRANT-010 no first GRANT for the message from its receiver within 20.001ms (next packet 24.648ms later, sent.pcapng frame 21)"
+	if !strings.Contains(text.String(), want) {
+		t.Errorf("text lacks %q:\n%s", want, text.String())
+	}
+}

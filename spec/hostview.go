@@ -2,9 +2,12 @@ package spec
 
 import (
 	"context"
+	"fmt"
 	"net/netip"
+	"regexp"
 	"slices"
 	"sort"
+	"strconv"
 	"time"
 )
 
@@ -47,6 +50,42 @@ type HostReport struct {
 	Sources []ViewSource `json:"-"`
 	// View is the host's view as checked (Frame = position, 1-based).
 	View []Event `json:"-"`
+}
+
+// Locate names view frame i (1-based) by the capture its event came
+// from, the view's own numbers naming no file: "SENT frame N" or
+// "DELIVERED frame N", sent and delivered being the names of the as-sent
+// and as-delivered captures Hosts merged the view from; "view frame i"
+// when i is outside the view.
+func (hr *HostReport) Locate(i int, sent, delivered string) string {
+	if i < 1 || i > len(hr.Sources) {
+		return fmt.Sprintf("view frame %d", i)
+	}
+	s := hr.Sources[i-1]
+	if s.Delivered {
+		return fmt.Sprintf("%s frame %d", delivered, s.Frame)
+	}
+	return fmt.Sprintf("%s frame %d", sent, s.Frame)
+}
+
+// viewFrameRef is a frame number in a finding's reason ("frame 39").
+var viewFrameRef = regexp.MustCompile(`\bframe (\d+)\b`)
+
+// LocateText rewrites every frame number in text (a finding's Why, whose
+// numbers are view positions) as Locate names it, so that a line naming
+// frames of both captures says which is which. Without Sources (a view
+// judged by Host, numbered as its file) text is returned as it is.
+func (hr *HostReport) LocateText(text, sent, delivered string) string {
+	if hr.Sources == nil {
+		return text
+	}
+	return viewFrameRef.ReplaceAllStringFunc(text, func(m string) string {
+		i, err := strconv.Atoi(m[len("frame "):])
+		if err != nil {
+			return m
+		}
+		return hr.Locate(i, sent, delivered)
+	})
 }
 
 // Hosts judges every host on its own link: for each host it runs j's

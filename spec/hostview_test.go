@@ -186,3 +186,18 @@ func TestHostReportCounts(t *testing.T) {
 		}
 	}
 }
+
+// TestLocateText: every frame number of a host view's finding names the
+// capture its event came from; a number outside the view says it is a
+// view position; a view without Sources (Judge.Host, numbered as its
+// file) keeps its text.
+func TestLocateText(t *testing.T) {
+	hr := HostReport{Sources: []ViewSource{{Frame: 10}, {Delivered: true, Frame: 7}}}
+	got := hr.LocateText("frame 2 answers frame 1 (frame 9; frames seen 12)", "sent.pcapng", "delivered.pcapng")
+	if want := "delivered.pcapng frame 7 answers sent.pcapng frame 10 (view frame 9; frames seen 12)"; got != want {
+		t.Errorf("LocateText = %q, want %q", got, want)
+	}
+	if got := (&HostReport{}).LocateText("frame 2", "s", "d"); got != "frame 2" {
+		t.Errorf("without Sources: %q, want the text as it is", got)
+	}
+}

@@ -350,6 +350,17 @@ func (p *Params) Ticks(n int) time.Duration { return time.Duration(n) * p.Tick }
 // a GRANT ...) may take: ResponseTimeout plus Slack.
 func (p *Params) AnswerBound() time.Duration { return p.ResponseTimeout + p.Slack }
 
+// NeedAckAnswerBound is how long a client may take to answer a NEED_ACK
+// the server repeated (HOMA-ACK-002): an ACK at once when it has the
+// whole response, RESENDs for what it lacks at once on main, or at its
+// next timer round on linux_6.1.38, which ignores the NEED_ACK
+// (HomaModule homa_need_ack_pkt): the larger of AnswerBound and
+// resend_ticks+1 ticks plus Slack. The conformance suite's tester waits
+// as long, so that its verdict and homatest check's agree.
+func (p *Params) NeedAckAnswerBound() time.Duration {
+	return max(p.AnswerBound(), p.Ticks(p.ResendTicks+1)+p.Slack)
+}
+
 // LateTicks returns the latest n timer ticks can take: n ticks stretched
 // by TimerDrift, plus Slack.
 func (p *Params) LateTicks(n int) time.Duration {

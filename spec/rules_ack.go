@@ -58,9 +58,7 @@ func ackRules() []*Rule {
 				// A client that lacks part of the response RESENDs at
 				// once on main but ignores NEED_ACK on linux_6.1.38 and
 				// RESENDs at its next timer round (homa_need_ack_pkt).
-				Bound: func(p *Params) time.Duration {
-					return max(p.AnswerBound(), p.Ticks(p.ResendTicks+1)+p.Slack)
-				},
+				Bound: func(p *Params) time.Duration { return p.NeedAckAnswerBound() },
 			},
 		},
 		{

@@ -66,10 +66,12 @@ func Write(in io.Reader, out string, findings []spec.Finding, section string) (i
 
 // HostView splits the violations of a host-view check (spec.Judge.Hosts)
 // into findings on the as-sent and the as-delivered captures the view was
-// merged from: each finding's frames become the frames of the capture its
-// packet came from, and its reason says whose view it is. Findings whose
-// frame is outside the view are dropped.
-func HostView(hr spec.HostReport) (sent, delivered []spec.Finding) {
+// merged from, named sentName and deliveredName: each finding's frames
+// become the frames of the capture its packet came from, the frame
+// numbers in its reason name their capture (spec.HostReport.LocateText),
+// and the reason says whose view it is. Findings whose frame is outside
+// the view are dropped.
+func HostView(hr spec.HostReport, sentName, deliveredName string) (sent, delivered []spec.Finding) {
 	src := func(i int) (spec.ViewSource, bool) {
 		if i < 1 || i > len(hr.Sources) {
 			return spec.ViewSource{}, false
@@ -89,7 +91,7 @@ func HostView(hr spec.HostReport) (sent, delivered []spec.Finding) {
 				g.Frames = append(g.Frames, so.Frame)
 			}
 		}
-		g.Why = fmt.Sprintf("%s (host %v's view, frame %d)", f.Why, hr.Host, f.Frame)
+		g.Why = fmt.Sprintf("%s (host %v's view)", hr.LocateText(f.Why, sentName, deliveredName), hr.Host)
 		if s.Delivered {
 			delivered = append(delivered, g)
 		} else {

@@ -27,19 +27,20 @@ func TestComment(t *testing.T) {
 }
 
 // TestHostView maps view frames to the frames of the capture each packet
-// came from, and says whose view it was.
+// came from, in the reason too (each number naming its capture), and says
+// whose view it was.
 func TestHostView(t *testing.T) {
 	h := netip.MustParseAddr("198.18.0.2")
 	hr := spec.HostReport{Host: h,
 		Sources: []spec.ViewSource{{Delivered: false, Frame: 10}, {Delivered: true, Frame: 7}, {Delivered: false, Frame: 12}},
 		Violations: []spec.Finding{
-			{Rule: "HOMA-X-001", Frame: 3, Frames: []int{1, 2}, Why: "a"},
+			{Rule: "HOMA-X-001", Frame: 3, Frames: []int{1, 2}, Why: "a (next packet 2ms later, frame 2; first frame 1)"},
 			{Rule: "HOMA-X-002", Frame: 2, Why: "b"},
 			{Rule: "HOMA-X-003", Frame: 9, Why: "outside the view"},
 		}}
-	sent, delivered := HostView(hr)
+	sent, delivered := HostView(hr, "sent.pcapng", "delivered.pcapng")
 	if len(sent) != 1 || sent[0].Frame != 12 || len(sent[0].Frames) != 1 || sent[0].Frames[0] != 10 ||
-		sent[0].Why != "a (host 198.18.0.2's view, frame 3)" {
+		sent[0].Why != "a (next packet 2ms later, delivered.pcapng frame 7; first sent.pcapng frame 10) (host 198.18.0.2's view)" {
 		t.Errorf("sent: %+v", sent)
 	}
 	if len(delivered) != 1 || delivered[0].Frame != 7 || delivered[0].Rule != "HOMA-X-002" {

@@ -64,39 +64,34 @@ type RunInput struct {
 // the sequence graph of the worst RPC of its capture, its rerun command
 // and a link to its annotated capture.
 func RunPage(passes []*conformance.Result, in RunInput) *Page {
-	failedPasses := 0
-	for _, ps := range passes {
-		if ps.Failing(in.Strict) > 0 {
-			failedPasses++
-		}
-	}
+	tally := conformance.Count(passes, in.Strict)
 	rerun := in.Rerun
 	if rerun == nil {
 		rerun = func(conformance.SpecResult) string { return "" }
 	}
-	p := &Page{Title: "homatest run", Pass: failedPasses == 0, Command: in.Command}
+	p := &Page{Title: "homatest run", Pass: tally.Verdict() == "pass", Command: in.Command}
 	if len(passes) > 0 {
 		p.Subtitle = passes[0].Env
 	}
 	var all []conformance.SpecResult
-	failed, warned := 0, 0
 	for _, ps := range passes {
 		all = append(all, ps.Specs...)
-		failed += ps.Failing(in.Strict)
-		for _, sr := range ps.Specs {
-			if !in.Strict && sr.Warns() {
-				warned++
-			}
-		}
 	}
-	p.Verdict = "PASS"
-	if warned > 0 {
-		p.Verdict = fmt.Sprintf("PASS with %d SHOULD warnings (--strict fails on them)", warned)
-	}
-	if !p.Pass {
-		p.Verdict = fmt.Sprintf("FAIL: %d of %d specs failed", failed, len(all))
+	switch tally.Verdict() {
+	case "fail":
+		p.Verdict = fmt.Sprintf("FAIL: %d of %d specs failed", tally.Failing, len(all))
 		if len(passes) > 1 {
-			p.Verdict += fmt.Sprintf(" (%d of %d passes)", failedPasses, len(passes))
+			p.Verdict += fmt.Sprintf(" (%d of %d passes)", tally.FailedPasses, len(passes))
+		}
+	case "incomplete":
+		p.Verdict = fmt.Sprintf("INCOMPLETE: %d specs run, %d not run (unsupported)", tally.Run, tally.Unsupported)
+		if tally.Run > 0 {
+			p.Verdict += "; --strict fails on specs not run"
+		}
+	default:
+		p.Verdict = "PASS"
+		if tally.Warned > 0 {
+			p.Verdict = fmt.Sprintf("PASS with %d SHOULD warnings (--strict fails on them)", tally.Warned)
 		}
 	}
 	p.Facts = append(p.Facts, Fact{Name: "passes", Value: fmt.Sprint(len(passes))}, Fact{Name: "implementation", Value: in.Impl},

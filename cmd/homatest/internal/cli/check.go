@@ -4,8 +4,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"strings"
+	"sync/atomic"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -27,6 +30,8 @@ type checkOpts struct {
 	// captureDrops is --capture-drops: packets the capture dropped
 	// itself.
 	captureDrops uint64
+	// quiet is --quiet: no progress line.
+	quiet bool
 	// annotate is the pcapng to write the checked capture to, each
 	// violation a comment on its frame (--annotate).
 	annotate string
@@ -147,6 +152,7 @@ verdict is INCOMPLETE and the exit 2.`,
 	f.StringVar(&o.capturePoint, "capture-point", "auto", "where the capture was taken: auto, switch, host:ADDR, sent, delivered or ports")
 	f.BoolVar(&o.strict, "strict", false, "fail (exit 1) on SHOULD violations too; by default they are warnings")
 	f.BoolVar(&o.inferParams, "infer-params", false, "print the parameters the capture implies next to the profile's")
+	f.BoolVarP(&o.quiet, "quiet", "q", false, "no progress line on standard error (shown on a terminal, or in a log once a check has run "+checkQuiet.String()+")")
 	f.Uint64Var(&o.captureDrops, "capture-drops", 0, "the capture dropped `N` packets itself (tcpdump's \"N packets dropped by kernel\"): findings that rest on a packet not seen become inconclusive; a pcapng's interface statistics declare it too (the larger count is used)")
 	return cmd
 }
@@ -178,7 +184,9 @@ func runCheck(cmd *cobra.Command, o *checkOpts, files []string) error {
 	if err := checkOutputFile("--annotate", o.annotate); err != nil {
 		return usageErr(err)
 	}
+	stop := o.progress(cmd.ErrOrStderr(), &co)
 	reports := check.Files(co, files)
+	stop()
 	failed := 0
 	for _, fr := range reports {
 		if fr.Error != "" || incompleteWhy(fr) != "" {
@@ -233,6 +241,59 @@ func runCheck(cmd *cobra.Command, o *checkOpts, files []string) error {
 		return &ExitError{Code: ExitViolations, Err: errors.New("rule violations found")}
 	}
 	return nil
+}
+
+// checkQuiet is how long a check runs before its progress line shows in
+// a log (stderr not a terminal): a short check prints nothing but its
+// report.
+const checkQuiet = 5 * time.Second
+
+// progress shows the frames the check has read on w, about once a
+// second (progressLine: on a terminal in place, erased at the end; in a
+// log once the check has run checkQuiet, then every logEvery), counting
+// through co.Progress; the function it returns stops it. Nothing with
+// --quiet, nor when w is not a file (an in-process caller's buffer, such
+// as the tests', which hold stdout and stderr together).
+func (o *checkOpts) progress(w io.Writer, co *check.Options) (stop func()) {
+	if _, ok := w.(*os.File); !ok || o.quiet {
+		return func() {}
+	}
+	co.Progress = new(atomic.Int64)
+	return startProgress(newProgressLine(w, "check", checkQuiet, true), co.Progress, time.Second)
+}
+
+// startProgress updates p every `every` with the frames frames counts and
+// their rate until the function it returns is called, which ends p.
+func startProgress(p *progressLine, frames *atomic.Int64, every time.Duration) (stop func()) {
+	done, ended := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(ended)
+		t := time.NewTicker(every)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				p.update(framesRead(frames.Load(), p.now().Sub(p.start)))
+				p.end()
+				return
+			case <-t.C:
+				p.update(framesRead(frames.Load(), p.now().Sub(p.start)))
+			}
+		}
+	}()
+	return func() {
+		close(done)
+		<-ended
+	}
+}
+
+// framesRead is check's progress: n frames read in d, and their rate.
+func framesRead(n int64, d time.Duration) string {
+	rate := 0.0
+	if d > 0 {
+		rate = float64(n) / d.Seconds()
+	}
+	return fmt.Sprintf("%6.1fs  %d frames read  %.0f frames/s", d.Seconds(), n, rate)
 }
 
 // violatedFiles returns the files whose verdict is fail, in order.

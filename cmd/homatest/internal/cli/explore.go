@@ -94,7 +94,7 @@ script's exchange failed), 2 usage or environment error, 130 interrupted.`,
 	f.StringVar(&o.env, "env", "auto", "environment: sim (the simulator, virtual time, ref only), ns (network namespaces, root), auto (sim for ref, else ns)")
 	f.DurationVar(&o.budget, "budget", 60*time.Second, "how long to search (wall time; shrinking a failure comes on top)")
 	f.Uint64Var(&o.seed, "seed", 1, "seed of every random choice (in the simulator the same seed gives the same cases)")
-	f.StringVar(&o.fault, "fault", "", "enable a fault knob of the reference implementation (homatest faults)")
+	f.StringVar(&o.fault, "fault", "", "enable a fault knob of the reference implementation (homatest faults); with a manifest's IUT its agent is asked for it in hello, as homatest run does")
 	f.StringArrayVar(&o.params, "param", nil, "IUT parameter override for its hello, NAME=VALUE (repeatable; e.g. link_bps=1000000000 for the ref's 1 Gbit/s settings, unsched_bytes=12000)")
 	f.StringVar(&o.rules, "rules", "", "comma-separated rule-ID globs to judge (default: every rule)")
 	f.StringVar(&o.level, "level", "should", "strictest level that fails: must (MUST rules only) or should (MUST and SHOULD)")
@@ -165,7 +165,7 @@ func (o *exploreOpts) run(cmd *cobra.Command) error {
 		Rules: o.sel, Level: o.lvl, ShrinkRuns: shrinkRuns(o.shrinkRuns), KeepGoing: o.keepGoing, ReplayCommand: o.replayCommand}
 	prog := o.newExploreProgress(cmd.ErrOrStderr())
 	if prog != nil {
-		cfg.Progress = prog.update
+		cfg.Progress = func(pr explore.Progress) { prog.update(pr.String()) }
 	}
 	res, err := explore.Explore(ctx, cfg)
 	if prog != nil {
@@ -271,11 +271,15 @@ func (o *exploreOpts) scriptPath(n int, rule string) string {
 
 // replayCommand is the command that replays the n-th failure's script:
 // the session's --impl and --env (the script's param and iut lines give
-// its --param and --fault).
+// its --param and --fault; another IUT than ref gets the session's
+// --fault, since a replay asks it for the script's knobs only then).
 func (o *exploreOpts) replayCommand(n int, rule string) string {
 	s := "homatest explore --replay " + o.scriptPath(n, rule)
 	if o.impl != "ref" {
 		s += " --impl " + o.impl
+		if o.fault != "" {
+			s += " --fault " + o.fault
+		}
 	}
 	if o.env != "sim" {
 		s += " --env " + o.env

@@ -279,10 +279,10 @@ func TestExploreProgressNotTerminal(t *testing.T) {
 	var b strings.Builder
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	now := t0
-	p := &exploreProgress{w: &b, now: func() time.Time { return now }}
+	p := &progressLine{w: &b, name: "explore", now: func() time.Time { return now }, start: t0}
 	for s := range 26 { // the session reports once a second for 25 s
 		now = t0.Add(time.Duration(s) * time.Second)
-		p.update(explore.Progress{Elapsed: time.Duration(s) * time.Second, Cases: 100 * s})
+		p.update(explore.Progress{Elapsed: time.Duration(s) * time.Second, Cases: 100 * s}.String())
 	}
 	p.end()
 	var cases []string
@@ -318,5 +318,29 @@ func TestExploreProgressFinalLine(t *testing.T) {
 		if !strings.HasPrefix(l, "explore: ") {
 			t.Errorf("stderr line %q is not a progress line", l)
 		}
+	}
+}
+
+// TestExploreManifestFault: explore, like run, takes --fault with a
+// manifest's IUT in namespaces and asks its agent for the knob in hello
+// (it used to refuse the combination homatest run accepts): a manifest
+// running the reference agent gets the knob; an agent without fault knobs
+// refuses its hello, and the session ends with that one line, exit 2.
+func TestExploreManifestFault(t *testing.T) {
+	dir := t.TempDir()
+	manifest := func(name, impl, params string) string { return agentManifest(t, dir, name, impl, params) }
+	arts := filepath.Join(dir, "ref")
+	out, err, code := run(t, "explore", "--env", "ns", "--impl", manifest("refm", "ref", "params: {tick_ns: 5000000}\n"), "--fault", "no-busy",
+		"--budget", "60s", "--max-cases", "2", "--shrink-runs", "0", "-q", "--artifacts", arts)
+	if code == ExitUsage || !strings.Contains(out, "explore: ref") {
+		t.Fatalf("explore --impl MANIFEST --fault no-busy: exit %d, %v\n%s", code, err, out)
+	}
+	if log, _ := os.ReadFile(filepath.Join(arts, "h1.agent.stderr.log")); !strings.Contains(string(log), "faults=[no-busy]") {
+		t.Errorf("the manifest's agent was not asked for the knob; its log:\n%s", log)
+	}
+	out, err, code = run(t, "explore", "--env", "ns", "--impl", manifest("tcpm", "tcp", ""), "--fault", "no-busy",
+		"--budget", "60s", "-q", "--artifacts", filepath.Join(dir, "tcp"))
+	if code != ExitUsage || err == nil || strings.Contains(err.Error(), "\n") || !strings.Contains(err.Error(), "the tcp agent has no fault knobs") {
+		t.Errorf("explore --fault with an agent without knobs: exit %d, %v; want %d and the agent's reason on one line\n%s", code, err, ExitUsage, out)
 	}
 }

@@ -3,11 +3,7 @@ package cli
 import (
 	"fmt"
 	"io"
-	"os"
 	"strings"
-	"time"
-
-	"golang.org/x/term"
 
 	"github.com/homatest/homatest/conformance"
 	"github.com/homatest/homatest/explore"
@@ -30,60 +26,14 @@ func shrinkRuns(n int) int {
 	return n
 }
 
-// logEvery is how often explore's progress line is printed when stderr is
-// not a terminal (a CI log): often enough to show a session is alive,
-// seldom enough to keep the log short.
-const logEvery = 10 * time.Second
-
-// exploreProgress prints explore's progress line: on a terminal rewritten
-// in place at each update (the session reports about once a second);
-// otherwise one line at the start, one every logEvery, and the final state
-// at the end.
-type exploreProgress struct {
-	w       io.Writer
-	tty     bool
-	now     func() time.Time
-	printed time.Time         // when a line was last printed (non-terminal)
-	pending *explore.Progress // the last state not printed (non-terminal)
-}
-
-// newExploreProgress returns the progress line on w; nil with --quiet.
-func (o *exploreOpts) newExploreProgress(w io.Writer) *exploreProgress {
+// newExploreProgress returns explore's progress line on w (the session
+// reports about once a second; a CI log gets a line at the start); nil
+// with --quiet.
+func (o *exploreOpts) newExploreProgress(w io.Writer) *progressLine {
 	if o.quiet {
 		return nil
 	}
-	p := &exploreProgress{w: w, now: time.Now}
-	if f, ok := w.(*os.File); ok {
-		p.tty = term.IsTerminal(int(f.Fd()))
-	}
-	return p
-}
-
-// update shows session state pr (explore.Config.Progress).
-func (p *exploreProgress) update(pr explore.Progress) {
-	if p.tty {
-		fmt.Fprintf(p.w, "\r\033[Kexplore: %s", pr)
-		return
-	}
-	if now := p.now(); p.printed.IsZero() || now.Sub(p.printed) >= logEvery {
-		p.printed = now
-		p.pending = nil
-		fmt.Fprintf(p.w, "explore: %s\n", pr)
-		return
-	}
-	p.pending = &pr
-}
-
-// end finishes the line: a newline on a terminal, the final state (if not
-// printed yet) otherwise.
-func (p *exploreProgress) end() {
-	switch {
-	case p.tty:
-		fmt.Fprintln(p.w)
-	case p.pending != nil:
-		fmt.Fprintf(p.w, "explore: %s\n", *p.pending)
-		p.pending = nil
-	}
+	return newProgressLine(w, "explore", 0, false)
 }
 
 // failurePaths are the files written for one failure.

@@ -34,8 +34,6 @@ func (o *exploreOpts) validate() error {
 		return fmt.Errorf("--max-cases %d: want 0 or more", o.maxCases)
 	case o.shrinkRuns < 0:
 		return fmt.Errorf("--shrink-runs %d: want 0 or more", o.shrinkRuns)
-	case o.fault != "" && o.impl != "ref":
-		return errors.New("--fault needs --impl ref: the fault knobs belong to the reference implementation")
 	}
 	if o.fault != "" && !knownFault(o.fault) {
 		return fmt.Errorf("--fault %q: no such fault knob (homatest faults lists them)", o.fault)

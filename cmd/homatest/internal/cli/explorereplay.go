@@ -71,8 +71,8 @@ func (o *exploreOpts) faultsUsed(sc *explore.Script, used []explore.ReplayParam)
 		return strings.Join(parts, ", ")
 	}
 	switch {
-	case o.impl != "ref":
-		return "none (--impl " + o.impl + " has no fault knobs)"
+	case o.impl != "ref" && !o.faultSet:
+		return "none (the script's are not asked of --impl " + o.impl + "; --fault KNOB asks its agent for one)"
 	case o.faultSet && len(sc.Faults) > 0:
 		return fmt.Sprintf("none (--fault \"\" instead of the script's %s)", strings.Join(sc.Faults, ", "))
 	case o.faultSet:
@@ -103,7 +103,10 @@ func (o *exploreOpts) runReplay(ctx context.Context, out io.Writer) error {
 			faults = []string{o.fault}
 		}
 	}
-	if o.impl != "ref" {
+	if o.impl != "ref" && !o.faultSet {
+		// The script's knobs are asked of the reference implementation;
+		// another IUT's agent gets one only when --fault asks for it (an
+		// agent with capability faults, as homatest run --fault does).
 		faults = nil
 	}
 	for _, k := range faults {

@@ -61,13 +61,18 @@ warning, listed but not failing, unless --strict. Each active spec judges its
 exchange with every rule: a MUST violation at the IUT's packets of a rule
 outside the spec's own fails it whatever its level; a SHOULD one is a
 warning, failing under --strict. Specs the IUT cannot run
-(a capability its manifest does not declare) are unsupported: one line per
-reason names them, and the last line counts them ("PASS (12 specs run, 14
-unsupported)").
+(a capability its hello does not declare; the workload specs of a
+manifest's IUT without --ns-workloads) are unsupported, not run: one line
+per reason names them, a line says how to run them, and the last line
+counts them ("PASS (12 specs run, 14 not run (unsupported))"). Nothing
+judged is not a pass: a run in which no spec ran is INCOMPLETE (exit 2).
+Under --strict every spec not run fails the run: one line each with its
+reason, INCOMPLETE, exit 2 (a JUnit failure of type "unsupported").
 
-Exit codes: 0 every MUST spec passed (unsupported specs do not fail a run;
-with --strict every SHOULD spec too), 1 a spec failed, 2 usage or
-environment error, 130 interrupted (Ctrl-C, SIGINT or SIGTERM: the pass
+Exit codes: 0 every MUST spec passed (with --strict every SHOULD spec
+too, and none was unsupported), 1 a spec failed, 2 usage or environment
+error, or INCOMPLETE (no spec ran; with --strict, a spec not run; 2 wins
+over 1, as in homatest check), 130 interrupted (Ctrl-C, SIGINT or SIGTERM: the pass
 removes its namespaces, and the run folder is kept, marked by its file
 "interrupted").`,
 		Example: `  homatest run
@@ -91,7 +96,7 @@ removes its namespaces, and the run folder is kept, marked by its file
 	outputVar(f, &o.output, "the specs by area and every failure; html the report page (also written as report.html in the run folder)", "text", "json", "html")
 	f.StringVar(&o.artifacts, "artifacts", "", "directory for captures of failed specs and logs (default: a new directory under homatest-runs/)")
 	f.BoolVar(&o.matrix, "mutation-matrix", false, "run one pass per fault knob and print which specs catch each")
-	f.BoolVar(&o.strict, "strict", false, "fail (exit 1) on failed SHOULD specs too; by default they are warnings")
+	f.BoolVar(&o.strict, "strict", false, "fail (exit 1) on failed SHOULD specs too, and (exit 2, INCOMPLETE) on specs not run (unsupported); by default they are warnings")
 	f.BoolVarP(&o.verbose, "verbose", "v", false, "keep Ginkgo's verbose log in the artifacts")
 	f.BoolVar(&o.nsWorkloads, "ns-workloads", false, "with --env ns: run the passive workload specs on IUT hosts in namespaces behind netem's switch (heavy: one process per host plus the switch; default: reference hosts in the simulator for --impl ref, unsupported otherwise)")
 	f.StringVar(&o.passFile, "pass", "", "internal: run one pass here from this options file (conformance.RunPassFile)")
@@ -273,10 +278,7 @@ func (o *runOpts) run(cmd *cobra.Command) error {
 	if err := werr; err != nil {
 		return usageErr(fmt.Errorf("write output: %w", err))
 	}
-	if n := o.failedPasses(passes); n > 0 {
-		return &ExitError{Code: ExitViolations, Err: fmt.Errorf("%d of %d passes had failed specs", n, len(passes))}
-	}
-	return nil
+	return o.runExit(passes)
 }
 
 // setupFailed is the error (exit code 2) of a run whose pass could not

@@ -328,3 +328,80 @@ func TestRerunKeepsFlags(t *testing.T) {
 		t.Errorf("rerun %q, want %q", got, want)
 	}
 }
+
+// TestRunManifestNothingJudged: a manifest's IUT in namespaces without
+// --ns-workloads runs no passive spec (they are unsupported). A run
+// focused on one such spec judged nothing: INCOMPLETE, exit 2, saying how
+// to run it (it used to print "PASS (0 specs run, 1 unsupported)" and exit
+// 0). With an active spec beside it the run passes, unless --strict,
+// which fails on the spec not run (exit 2, a line naming it and why).
+func TestRunManifestNothingJudged(t *testing.T) {
+	dir := t.TempDir()
+	m := agentManifest(t, dir, "refm", "ref", "params: {tick_ns: 5000000}\n")
+	base := []string{"run", "--impl", m, "--env", "ns", "--focus", "WORKLOAD-burst-loss"}
+	out, err, code := run(t, append(base, "--artifacts", filepath.Join(dir, "a"))...)
+	if code != ExitUsage || !strings.Contains(out, "\nINCOMPLETE (0 specs run, 1 not run (unsupported): no spec was judged)") ||
+		!strings.Contains(out, "add --ns-workloads") || strings.Contains(out, "PASS") {
+		t.Errorf("a run that judged nothing: exit %d, %v; want %d, INCOMPLETE and the --ns-workloads hint\n%s", code, err, ExitUsage, out)
+	}
+	base = append(base, "--focus", "RESEND-answered")
+	out, err, code = run(t, append(base, "--artifacts", filepath.Join(dir, "b"))...)
+	if code != ExitOK || !strings.Contains(out, "\nPASS (1 spec run, 1 not run (unsupported))") {
+		t.Errorf("an active spec judged, a passive one unsupported: exit %d, %v; want 0 and PASS\n%s", code, err, out)
+	}
+	out, err, code = run(t, append(base, "--strict", "--artifacts", filepath.Join(dir, "c"))...)
+	if code != ExitUsage || !strings.Contains(out, "NOT RUN (--strict fails on it) WORKLOAD-burst-loss: unsupported: this environment builds no bench") ||
+		!strings.Contains(out, "\nINCOMPLETE (1 spec run, 1 not run (unsupported): --strict fails on specs not run)") {
+		t.Errorf("--strict with a spec not run: exit %d, %v; want %d, the spec's line and INCOMPLETE\n%s", code, err, ExitUsage, out)
+	}
+}
+
+// agentManifest writes dir/NAME.yaml, a manifest running this test binary
+// as homatest agent --impl IMPL (TestMain), with the manifest lines extra,
+// and returns its path. It needs root (a manifest's IUT runs in network
+// namespaces): it skips the test otherwise, and sets HOMATEST_CLI_CHILD.
+func agentManifest(t *testing.T, dir, name, impl, extra string) string {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("needs root: a manifest's IUT runs in network namespaces")
+	}
+	t.Setenv("HOMATEST_CLI_CHILD", "1")
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return writeFile(t, dir, name+".yaml", fmt.Sprintf("name: %s\ncommand: [%s, agent, --impl, %s]\nenv: {HOMATEST_CLI_CHILD: '1'}\n%s", name, self, impl, extra))
+}
+
+// TestRunCheckAgreeNoAcks: the suite and homatest check give the same
+// verdict on the same behaviour. A client that never acknowledges (fault
+// no-acks) used to fail NEED_ACK-answered after 2 ms while check allowed
+// 22 ms and, its per-spec capture ending at the single NEED_ACK, found
+// nothing; now the tester asks once a tick as a server does until past
+// HOMA-ACK-002's bound (spec.Params.NeedAckAnswerBound), and under
+// --strict both fail on HOMA-ACK-002 with that bound.
+func TestRunCheckAgreeNoAcks(t *testing.T) {
+	t.Setenv("HOMATEST_CLI_CHILD", "1")
+	dir := t.TempDir()
+	out, err, code := run(t, "run", "--env", "sim", "--focus", "NEED_ACK-answered", "--fault", "no-acks", "--strict", "--artifacts", dir, "-o", "json")
+	if code != ExitViolations {
+		t.Fatalf("run --fault no-acks --strict: exit %d, %v; want %d\n%s", code, err, ExitViolations, out)
+	}
+	var rep runReport
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatalf("bad JSON: %v\n%s", err, out)
+	}
+	var failed *conformance.SpecResult
+	for i, s := range rep.Passes[0].Specs {
+		if s.State == "failed" {
+			failed = &rep.Passes[0].Specs[i]
+		}
+	}
+	if failed == nil || !strings.Contains(failed.Failure, "HOMA-ACK-002") || !strings.Contains(failed.Failure, "within 22ms") || failed.Capture == "" {
+		t.Fatalf("failed spec %+v: want NEED_ACK-answered failed by HOMA-ACK-002 within 22ms, with its capture", failed)
+	}
+	out, err, code = run(t, "check", "--strict", failed.Capture)
+	if code != ExitViolations || !strings.Contains(out, "HOMA-ACK-002 SHOULD") || !strings.Contains(out, "within 22ms") {
+		t.Errorf("check --strict of the spec's capture: exit %d, %v; want %d and the same HOMA-ACK-002 finding\n%s", code, err, ExitViolations, out)
+	}
+}

@@ -22,74 +22,96 @@ const reportFile = "report.html"
 // SHOULD failures are warnings unless --strict).
 func (o *runOpts) failing(s conformance.SpecResult) bool { return s.Fails(o.strict) }
 
-// failedPasses counts the passes with a failing spec.
-func (o *runOpts) failedPasses(ps []*conformance.Result) int {
-	n := 0
-	for _, p := range ps {
-		for _, s := range p.Specs {
-			if o.failing(s) {
-				n++
-				break
-			}
-		}
-	}
-	return n
-}
-
 // runReport is the JSON output of homatest run.
 type runReport struct {
-	// Verdict is pass or fail (a spec failed), as the exit code 0 or 1.
-	// (A pass whose environment could not be built ends the run with exit
-	// code 2 and no report.)
+	// Verdict is pass, fail (a spec failed) or incomplete (no spec was
+	// judged, or with --strict a spec was unsupported:
+	// conformance.Tally.Incomplete), as the exit code 0, 1 or 2 (2 also
+	// when a spec failed in an incomplete run). (A pass whose environment
+	// could not be built ends the run with exit code 2 and no report.)
 	Verdict   string                `json:"verdict"`
 	Passes    []*conformance.Result `json:"passes"`
 	Artifacts string                `json:"artifacts"`
 	Failed    int                   `json:"failed_passes"`
+	// SpecsRun counts the specs judged over all passes; Unsupported those
+	// not run (each spec's failure says why).
+	SpecsRun    int `json:"specs_run"`
+	Unsupported int `json:"unsupported"`
 }
 
-// report prints the passes as a table by area and the failures.
+// report prints the verdict of the passes.
 //
 // In text mode the passes themselves are not repeated: writePass printed
-// each as it finished; this writes the verdict line.
+// each as it finished; this writes the verdict line, after a line saying
+// how to run the unsupported specs when some were not run.
 func (o *runOpts) report(out io.Writer, passes []*conformance.Result) error {
 	w := &errWriter{w: out}
+	t := conformance.Count(passes, o.strict)
 	if o.output == "json" {
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
-		verdict := "pass"
-		if o.failedPasses(passes) > 0 {
-			verdict = "fail"
-		}
-		enc.Encode(runReport{Verdict: verdict, Passes: passes, Artifacts: o.artifacts, Failed: o.failedPasses(passes)})
+		enc.Encode(runReport{Verdict: t.Verdict(), Passes: passes, Artifacts: o.artifacts, Failed: t.FailedPasses,
+			SpecsRun: t.Run, Unsupported: t.Unsupported})
 		return w.err
 	}
-	warned, ran, unsupported := 0, 0, 0
-	for _, p := range passes {
-		for _, s := range p.Specs {
-			switch s.State {
-			case "passed", "failed", "error":
-				ran++
-			case "unsupported":
-				unsupported++
-			}
-			if !o.failing(s) && s.Fails(true) {
-				warned++
-			}
-		}
-	}
-	counts := plural(ran, "spec", "specs") + " run"
-	if unsupported > 0 {
-		counts += fmt.Sprintf(", %d unsupported", unsupported)
+	counts := plural(t.Run, "spec", "specs") + " run"
+	if t.Unsupported > 0 {
+		counts += fmt.Sprintf(", %d not run (unsupported)", t.Unsupported)
+		fmt.Fprintf(w, "\n%s not run: %s\n", plural(t.Unsupported, "spec was", "specs were"), unsupportedHint(passes))
 	}
 	verdict := "PASS (" + counts + ")"
-	if warned > 0 {
-		verdict = fmt.Sprintf("PASS (%s) with %s (--strict fails on them)", counts, plural(warned, "SHOULD warning", "SHOULD warnings"))
-	}
-	if n := o.failedPasses(passes); n > 0 {
-		verdict = fmt.Sprintf("FAIL (%d of %d passes; %s)", n, len(passes), counts)
+	switch t.Verdict() {
+	case "fail":
+		verdict = fmt.Sprintf("FAIL (%d of %d passes; %s)", t.FailedPasses, t.Passes, counts)
+	case "incomplete":
+		why := "no spec was judged"
+		if t.Run > 0 {
+			why = "--strict fails on specs not run"
+		}
+		verdict = fmt.Sprintf("INCOMPLETE (%s: %s)", counts, why)
+	default:
+		if t.Warned > 0 {
+			verdict = fmt.Sprintf("PASS (%s) with %s (--strict fails on them)", counts, plural(t.Warned, "SHOULD warning", "SHOULD warnings"))
+		}
 	}
 	fmt.Fprintf(w, "\n%s; artifacts in %s (report: %s)\n", verdict, o.artifacts, filepath.Join(o.artifacts, reportFile))
 	return w.err
+}
+
+// unsupportedHint says how to run the unsupported specs of passes
+// (conformance.UnsupportedHints), or where their reasons are.
+func unsupportedHint(passes []*conformance.Result) string {
+	var specs []conformance.SpecResult
+	for _, p := range passes {
+		specs = append(specs, p.Specs...)
+	}
+	if h := conformance.UnsupportedHints(specs); len(h) > 0 {
+		return "to run them, " + strings.Join(h, "; ")
+	}
+	return "the lines above say why"
+}
+
+// runExit is the error (nil: exit 0) of a run of passes, by their
+// conformance.Tally: 2 when incomplete (wins over failed specs, as in
+// homatest check), 1 when a spec failed.
+func (o *runOpts) runExit(passes []*conformance.Result) error {
+	t := conformance.Count(passes, o.strict)
+	var msgs []string
+	if t.FailedPasses > 0 {
+		msgs = append(msgs, fmt.Sprintf("%d of %d passes had failed specs", t.FailedPasses, t.Passes))
+	}
+	if t.Incomplete() {
+		what := "no spec was judged"
+		if t.Run > 0 {
+			what = "--strict fails on specs not run"
+		}
+		msgs = append(msgs, fmt.Sprintf("%s: %s not run (%s)", what, plural(t.Unsupported, "spec", "specs"), unsupportedHint(passes)))
+		return usageErr(errors.New(strings.Join(msgs, "; ")))
+	}
+	if len(msgs) > 0 {
+		return &ExitError{Code: ExitViolations, Err: errors.New(msgs[0])}
+	}
+	return nil
 }
 
 // writePass prints pass i of n (1-based) in text mode as it finishes: its
@@ -123,7 +145,16 @@ func (o *runOpts) writePass(out io.Writer, i, n int, p *conformance.Result) erro
 		}
 		fmt.Fprintf(w, "  rerun: %s\n", o.rerun(s))
 	}
-	writeUnsupported(w, p.Specs)
+	if o.strict {
+		// Each spec not run fails the run: one line each, with its reason.
+		for _, s := range p.Specs {
+			if s.State == "unsupported" {
+				fmt.Fprintf(w, "NOT RUN (--strict fails on it) %s: %s\n", s.ShortName(), strings.TrimSpace(s.Failure))
+			}
+		}
+	} else {
+		writeUnsupported(w, p.Specs)
+	}
 	writeInconclusive(w, p.Specs)
 	return w.err
 }

@@ -1,10 +1,12 @@
 package cli
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 
 	"github.com/homatest/homatest/conformance"
+	"github.com/homatest/homatest/report/html"
 )
 
 // TestRunReportUnsupported: unsupported specs are one line per reason
@@ -20,7 +22,7 @@ func TestRunReportUnsupported(t *testing.T) {
 		spec("grants GRANT-long-request: a long request draws GRANTs", "unsupported", lacks("grants")),
 		spec("grants GRANT-srpt: SRPT order", "unsupported", lacks("grants")),
 		spec("cutoffs CUTOFFS-applied: CUTOFFS applied", "unsupported", lacks("cutoffs")),
-		spec("workload W1-incast: many clients", "unsupported", "unsupported: this environment builds no bench of IUT hosts"),
+		spec("workload W1-incast: many clients", "unsupported", "unsupported: this environment builds no bench of IUT hosts for passive specs (homatest run --ns-workloads builds them in namespaces)"),
 		spec("resend RESEND-gap: a gap draws a RESEND", "passed", ""),
 		spec("ack NEED_ACK-answered: NEED_ACK draws an ACK", "passed", ""),
 		spec("ack ACK-late: ack timing", "skipped", ""),
@@ -37,8 +39,9 @@ func TestRunReportUnsupported(t *testing.T) {
 	for _, want := range []string{
 		"pass 1/1: x; 6 specs in 0.0s\n", // the skipped one (left out by --focus, say) not counted
 		`3 specs unsupported by this IUT's manifest, for the capabilities it does not declare, "grants" (2), "cutoffs" (1): GRANT-long-request, GRANT-srpt, CUTOFFS-applied` + "\n",
-		"1 spec unsupported: this environment builds no bench of IUT hosts: W1-incast\n",
-		"\nPASS (2 specs run, 4 unsupported); artifacts in runs/x",
+		"1 spec unsupported: this environment builds no bench of IUT hosts for passive specs (homatest run --ns-workloads builds them in namespaces): W1-incast\n",
+		"\n4 specs were not run: to run them, add --ns-workloads (the workload specs on IUT hosts in namespaces, as root); declare \"grants\", \"cutoffs\" in the agent's hello if the IUT has them (docs/agent-protocol.md, Capabilities)\n",
+		"\nPASS (2 specs run, 4 not run (unsupported)); artifacts in runs/x",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("report lacks %q:\n%s", want, out)
@@ -51,14 +54,99 @@ func TestRunReportUnsupported(t *testing.T) {
 	p.Specs[4] = spec("resend RESEND-gap: a gap draws a RESEND", "failed", "no RESEND")
 	b.Reset()
 	o.report(&b, []*conformance.Result{p})
-	if !strings.Contains(b.String(), "\nFAIL (1 of 1 passes; 2 specs run, 4 unsupported); artifacts in runs/x") {
+	if !strings.Contains(b.String(), "\nFAIL (1 of 1 passes; 2 specs run, 4 not run (unsupported)); artifacts in runs/x") {
 		t.Errorf("failing report:\n%s", b.String())
 	}
 	// A failing SHOULD spec is one warning, in the singular.
 	p.Specs[4].Level = "SHOULD"
 	b.Reset()
 	o.report(&b, []*conformance.Result{p})
-	if !strings.Contains(b.String(), "\nPASS (2 specs run, 4 unsupported) with 1 SHOULD warning (--strict fails on them)") {
+	if !strings.Contains(b.String(), "\nPASS (2 specs run, 4 not run (unsupported)) with 1 SHOULD warning (--strict fails on them)") {
 		t.Errorf("report with a SHOULD warning:\n%s", b.String())
+	}
+}
+
+// TestRunVerdictNothingJudged: nothing judged is not a pass. A run whose
+// selected specs were all unsupported (a manifest's IUT without
+// --ns-workloads, focused on a workload spec) is INCOMPLETE with exit 2,
+// in text, JSON and the report page alike, and says how to run them; under
+// --strict a run with any unsupported spec is INCOMPLETE with exit 2 too,
+// each spec not run on a line of its own with its reason, while without
+// --strict the same run passes. A spec that failed still makes the
+// verdict FAIL, the exit staying 2 (as homatest check's).
+func TestRunVerdictNothingJudged(t *testing.T) {
+	noBench := "unsupported: this environment builds no bench of IUT hosts for passive specs (homatest run --ns-workloads builds them in namespaces)"
+	w1 := conformance.SpecResult{Name: "workload W1-incast: many clients", Area: "workload", Level: "MUST", State: "unsupported", Failure: noBench}
+	w2 := conformance.SpecResult{Name: "workload W2-jitter: jitter", Area: "workload", Level: "MUST", State: "unsupported", Failure: noBench}
+	ok := conformance.SpecResult{Name: "resend RESEND-gap: a gap draws a RESEND", Area: "resend", Level: "MUST", State: "passed"}
+	text := func(o *runOpts, p *conformance.Result) string {
+		var b strings.Builder
+		o.output = "text"
+		o.writePass(&b, 1, 1, p)
+		o.report(&b, []*conformance.Result{p})
+		return b.String()
+	}
+	exit := func(err error) int {
+		if err == nil {
+			return ExitOK
+		}
+		return err.(*ExitError).Code
+	}
+
+	only := &conformance.Result{Env: "x", Specs: []conformance.SpecResult{w1}}
+	o := &runOpts{artifacts: "runs/x", impl: "m.yaml", env: "ns"}
+	out := text(o, only)
+	for _, want := range []string{
+		"1 spec was not run: to run them, add --ns-workloads",
+		"\nINCOMPLETE (0 specs run, 1 not run (unsupported): no spec was judged); artifacts in runs/x",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("nothing judged: output lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "PASS") {
+		t.Errorf("nothing judged reads as a pass:\n%s", out)
+	}
+	err := o.runExit([]*conformance.Result{only})
+	if exit(err) != ExitUsage || !strings.Contains(err.Error(), "no spec was judged: 1 spec not run (to run them, add --ns-workloads") {
+		t.Errorf("nothing judged: exit %d, %v; want %d saying so", exit(err), err, ExitUsage)
+	}
+	var b strings.Builder
+	o.output = "json"
+	o.report(&b, []*conformance.Result{only})
+	var rep runReport
+	if err := json.Unmarshal([]byte(b.String()), &rep); err != nil || rep.Verdict != "incomplete" || rep.SpecsRun != 0 || rep.Unsupported != 1 {
+		t.Errorf("nothing judged, JSON: %+v (%v); want verdict incomplete, 0 run, 1 unsupported", rep, err)
+	}
+	if pg := html.RunPage([]*conformance.Result{only}, html.RunInput{}); pg.Pass || !strings.HasPrefix(pg.Verdict, "INCOMPLETE") {
+		t.Errorf("nothing judged, report page: pass %v, verdict %q", pg.Pass, pg.Verdict)
+	}
+
+	some := &conformance.Result{Env: "x", Specs: []conformance.SpecResult{ok, w1, w2}}
+	if err := (&runOpts{}).runExit([]*conformance.Result{some}); err != nil {
+		t.Errorf("without --strict, a run with a spec judged and some unsupported: %v; want exit 0", err)
+	}
+	strict := &runOpts{artifacts: "runs/x", impl: "m.yaml", env: "ns", strict: true}
+	out = text(strict, some)
+	for _, want := range []string{
+		"NOT RUN (--strict fails on it) W1-incast: " + noBench + "\n",
+		"NOT RUN (--strict fails on it) W2-jitter: " + noBench + "\n",
+		"\nINCOMPLETE (1 spec run, 2 not run (unsupported): --strict fails on specs not run)",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("--strict: output lacks %q:\n%s", want, out)
+		}
+	}
+	if err := strict.runExit([]*conformance.Result{some}); exit(err) != ExitUsage || !strings.Contains(err.Error(), "--strict fails on specs not run: 2 specs not run") {
+		t.Errorf("--strict with unsupported specs: exit %d, %v; want %d", exit(err), err, ExitUsage)
+	}
+	some.Specs[0].State, some.Specs[0].Failure = "failed", "no RESEND"
+	out = text(strict, some)
+	err = strict.runExit([]*conformance.Result{some})
+	if !strings.Contains(out, "\nFAIL (1 of 1 passes; 0 specs run") && !strings.Contains(out, "\nFAIL (1 of 1 passes; 1 spec run, 2 not run (unsupported))") {
+		t.Errorf("--strict, a failed spec and unsupported ones: verdict not FAIL:\n%s", out)
+	}
+	if exit(err) != ExitUsage || !strings.Contains(err.Error(), "1 of 1 passes had failed specs; --strict fails on specs not run") {
+		t.Errorf("--strict, a failed spec and unsupported ones: exit %d, %v; want %d naming both", exit(err), err, ExitUsage)
 	}
 }
