@@ -52,7 +52,9 @@ type Frame struct {
 	BadIPChecksum bool
 	// Raw is the transport bytes as captured (Homa header onwards).
 	Raw []byte
-	// Packet is the decoded Homa packet; zero when Err is set.
+	// Packet is the decoded Homa packet. When Err is set it is zero,
+	// except for a header the snap length cut after the common header:
+	// then it is the readable part (wire.Packet.Partial, SnapCut set).
 	Packet wire.Packet
 	// Segments are the DATA segments of the packet: one for an ordinary
 	// DATA packet, several for a GSO frame; nil for control packets. The
@@ -96,6 +98,11 @@ type Stats struct {
 	// snap length, or less when the link layer is shorter); 0 without any.
 	SnapCut int `json:"snap_cut,omitempty"`
 	SnapLen int `json:"snap_len,omitempty"`
+	// SnapPartial counts the SnapCut frames whose common header (ports,
+	// type, sender_id) was captured whole: their Frame.Packet is the
+	// readable part (wire.Packet.Partial), which rules that read only
+	// those fields judge (spec.Each.Partial).
+	SnapPartial int `json:"snap_partial,omitempty"`
 	// Segments counts DATA segments (a GSO frame counts each of its segments).
 	Segments int `json:"segments"`
 	// GSOFrames counts multi-segment GSO DATA frames.
