@@ -151,9 +151,13 @@ type FileReport struct {
 	// SnapHint, when the snap length cut the Homa header of some frames
 	// (pcap.Stats.SnapCut, SnapLen), says so in one line with how to
 	// re-capture. Their packets are unseen, judged as packets the capture
-	// dropped (Report.CaptureDrops counts them too: see CaptureDropsHint);
-	// when no Homa header could be read at all the verdict is INCOMPLETE
-	// (exit 2), since no rule could judge anything.
+	// dropped (Report.CaptureDrops counts them too: see CaptureDropsHint),
+	// except by the rules that need only the common and IP headers, which
+	// judge the frames that kept their common header (SnapPartial). When
+	// the cut frames outnumber the readable ones (snapShort) the verdict
+	// is INCOMPLETE (exit 2) unless a MUST violation makes it FAIL: the
+	// unseen packets could hide more than the seen ones show, so the
+	// capture is not evidence enough to pass.
 	SnapHint string `json:"snap_hint,omitempty"`
 	// TimeOrderHint, when some frames' timestamps lie before those of
 	// frames ahead of them in the file (pcap.Stats.Backwards: tcpdump on
@@ -402,8 +406,9 @@ func File(o Options, file string) FileReport {
 		// Nothing failed in the frames before the damage; what came after
 		// is unknown.
 		fr.Verdict = "incomplete"
-	case st.SnapCut > 0 && st.SnapCut == st.Homa:
-		// The snap length left no Homa header to judge.
+	case snapShort(st):
+		// Nothing failed in what the snap length left to judge, which
+		// is less than it hid.
 		fr.Verdict = "incomplete"
 	case fr.Should > 0:
 		fr.Verdict = "warn"
@@ -428,16 +433,35 @@ func timeOrderHint(st pcap.Stats) string {
 	return fmt.Sprintf("%s: more than %v back, so judged in file order; findings near them may rest on the file's order, not the hosts'", what, pcap.MaxReorder)
 }
 
+// snapShort reports whether the snap length cut the Homa header of more
+// Homa frames than it left whole (pcap.Stats.SnapCut against the rest of
+// Stats.Homa): the packets the capture cannot show then outnumber those
+// it can, and could explain more than these do (a GRANT of a message
+// whose DATA is cut, a RESEND of an RPC no whole packet shows), so
+// finding no violation is not evidence of conformance. A frame that kept
+// only its common header counts as cut: all but the rules of a packet's
+// own common and IP header see it as unseen.
+func snapShort(st pcap.Stats) bool {
+	return st.SnapCut > 0 && st.SnapCut > st.Homa-st.SnapCut
+}
+
 // snapHint is FileReport.SnapHint for a capture read with stats st.
 func snapHint(st pcap.Stats) string {
 	if st.SnapCut == 0 {
 		return ""
 	}
 	what := fmt.Sprintf("the snap length cut the Homa header of %d of %d Homa frames (at most %d bytes of each were captured)", st.SnapCut, st.Homa, st.SnapLen)
-	if st.SnapCut == st.Homa {
+	partial := ""
+	if st.SnapPartial > 0 {
+		partial = fmt.Sprintf(" (%d of them kept their common header, judged by the rules that read no more of a packet than that and its IP header)", st.SnapPartial)
+	}
+	switch {
+	case st.SnapCut == st.Homa && st.SnapPartial == 0:
 		what += ": no Homa header could be read, so no rule could judge the capture"
-	} else {
-		what += ": their packets are unseen, and findings that may rest on one are inconclusive"
+	case snapShort(st):
+		what += ": more frames are cut than whole, so the capture is not evidence enough to pass; their packets are unseen, and findings that may rest on one are inconclusive" + partial
+	default:
+		what += ": their packets are unseen, and findings that may rest on one are inconclusive" + partial
 	}
 	return what + "; re-capture whole frames (tcpdump -s 0, dumpcap -s 0) or with a snap length that keeps the Homa headers"
 }
