@@ -1,5 +1,7 @@
 package spec
 
+import "github.com/homatest/homatest/spec/wire"
+
 // UseReferenceDispatch makes c visit every rule with the rules' own
 // conditions (Checker.reference), for spec_test's comparison with the
 // dispatch tables.
@@ -9,4 +11,19 @@ func UseReferenceDispatch(c *Checker) { c.reference = true }
 // tests: dispatch tables without the extra visits verifyPrefilters adds.
 func NewCheckerUnverified(profile string, p Params, rules []*Rule) *Checker {
 	return newChecker(profile, p, rules, false)
+}
+
+// TakesPartial reports whether rule r judges p, the readable part of a
+// header the snap length cut (compiled.takesPartial), for spec_test.
+func TakesPartial(r *Rule, p wire.Packet) bool {
+	var cp compiled
+	switch prop := r.Property.(type) {
+	case Each:
+		cp = compiled{form: formEach, each: prop}
+	case AtMost:
+		cp = compiled{form: formAtMost, atMost: prop}
+	default:
+		return false
+	}
+	return cp.takesPartial(p)
 }
