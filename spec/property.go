@@ -177,7 +177,7 @@ type Each struct {
 	// whole packet (TestPartialRulesMatchWhole).
 	Partial      bool
 	PartialNeeds []string
-	Check func(c *Ctx, e *Event) Result
+	Check        func(c *Ctx, e *Event) Result
 }
 
 // Gate is a set of cheap conditions an Each rule may need before it can
