@@ -103,6 +103,10 @@ type Stats struct {
 	// readable part (wire.Packet.Partial), which rules that read only
 	// those fields judge (spec.Each.Partial).
 	SnapPartial int `json:"snap_partial,omitempty"`
+	// SnapComplete counts the SnapPartial frames whose cut took only bytes
+	// no receiver reads (an ACK's acks slots past num_acks:
+	// wire.Packet.Complete): the checker judges them as whole packets.
+	SnapComplete int `json:"snap_complete,omitempty"`
 	// Segments counts DATA segments (a GSO frame counts each of its segments).
 	Segments int `json:"segments"`
 	// GSOFrames counts multi-segment GSO DATA frames.
@@ -142,6 +146,11 @@ type Stats struct {
 	// summed by index); nil when none are declared.
 	IfaceDrops map[int]uint64 `json:"-"`
 }
+
+// SnapUnseen returns the frames whose Homa header the snap length cut of
+// more than it can spare (SnapCut but not SnapComplete): packets the
+// checker's trace and all but a few rules do not see.
+func (s *Stats) SnapUnseen() int { return s.SnapCut - s.SnapComplete }
 
 // Count returns the number of Homa frames of type t.
 func (s *Stats) Count(t wire.PacketType) int {

@@ -425,6 +425,9 @@ func (r *Reader) decodeError(f *Frame, err error, ci gopacket.CaptureInfo) {
 		r.stats.SnapLen = max(r.stats.SnapLen, ci.CaptureLength)
 		if f.Packet.Partial() {
 			r.stats.SnapPartial++
+			if f.Packet.Complete() {
+				r.stats.SnapComplete++
+			}
 		}
 	}
 }

@@ -412,17 +412,8 @@ func newChecker(profile string, p Params, rules []*Rule, verify bool) *Checker {
 		if !r.AppliesTo(profile) {
 			continue
 		}
-		var cp compiled
-		switch p := r.Property.(type) {
-		case Each:
-			cp = compiled{form: formEach, each: p}
-		case AtMost:
-			cp = compiled{form: formAtMost, atMost: p}
-		case Within:
-			cp = compiled{form: formWithin, within: p}
-		case After:
-			cp = compiled{form: formAfter, after: p}
-		default:
+		cp, ok := compile(r.Property)
+		if !ok {
 			continue
 		}
 		if cp.form == formEach && cp.each.Payload {
@@ -463,6 +454,22 @@ func newChecker(profile string, p Params, rules []*Rule, verify bool) *Checker {
 		c.reference = true // more rules than a ruleSet holds
 	}
 	return c
+}
+
+// compile unpacks property p for Feed; false for a property form the
+// Checker does not know.
+func compile(p Property) (compiled, bool) {
+	switch p := p.(type) {
+	case Each:
+		return compiled{form: formEach, each: p}, true
+	case AtMost:
+		return compiled{form: formAtMost, atMost: p}, true
+	case Within:
+		return compiled{form: formWithin, within: p}, true
+	case After:
+		return compiled{form: formAfter, after: p}, true
+	}
+	return compiled{}, false
 }
 
 // actsOnType reports whether rule form c acts on a well-formed packet of
@@ -862,6 +869,13 @@ func (c *Checker) record(i int, e *Event, at frameRef, rpc *RPCKey, res Result) 
 func (c *Checker) Feed(e *Event) { c.feed(e, true) }
 
 func (c *Checker) feed(e *Event, learn bool) {
+	if e.Partial() && e.Packet.Complete() {
+		// The snap length took only bytes no receiver reads (an ACK's
+		// unused acks slots): the packet is judged as the whole one.
+		pe := *e
+		pe.Err = nil
+		e = &pe
+	}
 	if c.events > 0 && e.Time.After(c.last) {
 		c.elapsed += e.Time.Sub(c.last)
 	}

@@ -16,14 +16,10 @@ func NewCheckerUnverified(profile string, p Params, rules []*Rule) *Checker {
 // TakesPartial reports whether rule r judges p, the readable part of a
 // header the snap length cut (compiled.takesPartial), for spec_test.
 func TakesPartial(r *Rule, p wire.Packet) bool {
-	var cp compiled
-	switch prop := r.Property.(type) {
-	case Each:
-		cp = compiled{form: formEach, each: prop}
-	case AtMost:
-		cp = compiled{form: formAtMost, atMost: prop}
-	default:
-		return false
-	}
-	return cp.takesPartial(p)
+	cp, ok := compile(r.Property)
+	return ok && cp.takesPartial(p)
 }
+
+// NewSwitchNetwork is a capture between the hosts' network model, for
+// spec_test's contexts.
+func NewSwitchNetwork(p *Params) *Network { return newNetwork(Switch, p.Jitter) }

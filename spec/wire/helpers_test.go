@@ -242,6 +242,26 @@ func checkPartialPrefix(t *testing.T, full []byte, n int, typ PacketType, v Vers
 	if p.Has("no_such_field") {
 		t.Errorf("prefix %d: Has of an unknown field", n)
 	}
+	// Complete: only an ACK whose num_acks entries were all captured; its
+	// Fields (num_acks and those entries) are then the whole packet's.
+	wantComplete := false
+	if typ == TypeAck && n >= 30 {
+		a := whole.Ack()
+		wantComplete = true
+		for i := range a.ValidAcks() {
+			for _, m := range Layout(TypeAck, v) {
+				if m.Name == "acks" && m.Off+(i+1)*m.Size/m.Count > n {
+					wantComplete = false
+				}
+			}
+		}
+	}
+	if p.Complete() != wantComplete {
+		t.Errorf("prefix %d of %s/%s (num_acks %d): Complete %v, want %v", n, typ, v, whole.Ack().NumAcks(), p.Complete(), wantComplete)
+	}
+	if p.Complete() && fmt.Sprint(p.Fields()) != fmt.Sprint(whole.Fields()) {
+		t.Errorf("prefix %d: a Complete cut has Fields %v, the whole packet %v", n, p.Fields(), whole.Fields())
+	}
 	// Every view reads without panicking; a DATA view has no segments.
 	_ = p.Fields()
 	if typ == TypeData {

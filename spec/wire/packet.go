@@ -135,6 +135,32 @@ func (p Packet) Truncated() bool { return len(p.b) < int(p.wireLen) }
 // fields judges a partial packet only by the fields Has confirms.
 func (p Packet) Partial() bool { return p.partial }
 
+// Complete reports whether the captured bytes hold every field of the
+// packet that a receiver reads: true for a decoded whole header; for a
+// Partial one only for an ACK cut among the acks slots past its num_acks
+// entries, which carry nothing (HomaModule homa_incoming.c homa_ack_pkt
+// reads num_acks of them, at most HOMA_MAX_ACKS_PER_PKT). Such a packet
+// can be judged as the whole packet it was. False for the zero Packet.
+func (p Packet) Complete() bool {
+	if !p.partial {
+		return p.t != 0
+	}
+	if p.t != TypeAck || !p.Has("num_acks") {
+		return false
+	}
+	n := Ack{p}.ValidAcks()
+	if n == 0 {
+		return true
+	}
+	end := 0
+	for _, m := range hdrsOf(p.v).acks[n-1] {
+		if m.Size > 0 {
+			end = max(end, m.Off+m.Size)
+		}
+	}
+	return end <= len(p.b)
+}
+
 // Has reports whether the field named name (as Field and LayoutField spell
 // it, array fields included) is in the packet's Layout and wholly
 // captured: always for a complete header, up to the cut for a Partial one.

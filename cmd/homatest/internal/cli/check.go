@@ -109,7 +109,8 @@ damage fails it, and the exit is still 2, since what came after is unknown.
 Frames whose Homa header the snap length cut are unseen packets (a
 WARNING line says how many), except to the rules of a packet's own common
 and IP header, which judge those that kept the 28-byte common header; when
-the cut frames outnumber the whole ones the verdict is INCOMPLETE (unless a
+the unseen frames outnumber the others, or a finding is inconclusive as
+perhaps resting on a packet not seen, the verdict is INCOMPLETE (unless a
 MUST violation fails it) and the exit 2: not evidence enough to pass.`,
 		Example: `  # check a capture with HomaModule main defaults
   homatest check capture.pcap

@@ -310,8 +310,9 @@ is whole, the rules marked "Snap length" below judge the packet from it
 and the IP header (and from the fields they name, when captured); to every
 other rule, and to the trace, the packet is unseen, like one the capture
 dropped: a finding that may rest on it is inconclusive. A capture in which
-the cut frames outnumber the whole ones is INCOMPLETE (exit 2), unless a
-MUST violation fails it: what it hides could outweigh what it shows.
+the unseen frames outnumber the others, or a finding is inconclusive as
+perhaps resting on a packet not seen, is INCOMPLETE (exit 2), unless a
+MUST violation fails it: it is not evidence enough to pass.
 
 `)
 	fmt.Fprint(w, "\n## Coverage of docs/homa-facts.md §4\n\nGenerated from the rules' facts (`homatest spec coverage`).\n\n| fact | rules, or why no packet trace can judge it |\n| --- | --- |\n")
