@@ -156,9 +156,14 @@ type FileReport struct {
 	// SnapHint, when the snap length cut the Homa header of some frames
 	// (pcap.Stats.SnapCut, SnapLen), says so in one line with how to
 	// re-capture. Their packets are unseen, judged as packets the capture
-	// dropped (Report.CaptureDrops counts them too: see CaptureDropsHint);
-	// when no Homa header could be read at all the verdict is INCOMPLETE
-	// (exit 2), since no rule could judge anything.
+	// dropped (Report.CaptureDrops counts them too: see CaptureDropsHint),
+	// except by the rules that need only the common and IP headers, which
+	// judge the frames that kept their common header (SnapPartial); ACKs
+	// that lost only unused acks slots are judged whole (SnapComplete).
+	// When the unseen frames outnumber the others, or a finding was
+	// excused because an unseen one may explain it (snapShort), the
+	// verdict is INCOMPLETE (exit 2) unless a MUST violation makes it
+	// FAIL: the capture is not evidence enough to pass.
 	SnapHint string `json:"snap_hint,omitempty"`
 	// TimeOrderHint, when some frames' timestamps lie before those of
 	// frames ahead of them in the file (pcap.Stats.Backwards: tcpdump on
@@ -363,7 +368,7 @@ func File(o Options, file string) FileReport {
 	sort.Strings(fr.Testers)
 	fr.CapturePoint, fr.CapturePointWhy = plan.String(), plan.why
 	fr.CaptureDropsFrom, fr.CaptureDropsHint = dropsHint(rep, st, o.CaptureDrops)
-	fr.SnapHint = snapHint(st)
+	fr.SnapHint = snapHint(st, unseenExcused(rep))
 	fr.TimeOrderHint, fr.Reordered = timeOrderHint(st), ro.Reorder > 0
 	spans, stallsName, err := readStallsFile(file)
 	if err != nil {
@@ -407,8 +412,9 @@ func File(o Options, file string) FileReport {
 		// Nothing failed in the frames before the damage; what came after
 		// is unknown.
 		fr.Verdict = "incomplete"
-	case st.SnapCut > 0 && st.SnapCut == st.Homa:
-		// The snap length left no Homa header to judge.
+	case snapShort(st, unseenExcused(rep)) != "":
+		// Nothing failed in what the snap length left to judge, but
+		// what it hid may hold more.
 		fr.Verdict = "incomplete"
 	case fr.Should > 0:
 		fr.Verdict = "warn"
@@ -433,16 +439,74 @@ func timeOrderHint(st pcap.Stats) string {
 	return fmt.Sprintf("%s: more than %v back, so judged in file order; findings near them may rest on the file's order, not the hosts'", what, pcap.MaxReorder)
 }
 
-// snapHint is FileReport.SnapHint for a capture read with stats st.
-func snapHint(st pcap.Stats) string {
+// unseenExcused counts the findings of rep downgraded to inconclusive for
+// a cause a packet the capture does not show can produce: a packet it
+// dropped (CauseCaptureDrop) or, when it was an RPC's first, an RPC that
+// seems begun before the capture (CauseCaptureStart).
+func unseenExcused(rep *spec.Report) int {
+	n := 0
+	for _, d := range rep.Downgrades {
+		if d.Cause == spec.CauseCaptureDrop || d.Cause == spec.CauseCaptureStart {
+			n += d.Count
+		}
+	}
+	return n
+}
+
+// snapShort says why a capture read with stats st, whose check excused
+// excused findings as possibly resting on a packet it did not see
+// (unseenExcused), is not evidence enough to pass
+// because of its snap length, or "" when it is. It is not when the snap
+// length cut the Homa header of more Homa frames than it left readable
+// (pcap.Stats.SnapUnseen against the rest of Stats.Homa): the packets the
+// capture cannot show could then explain more than those it can (a GRANT
+// of a message whose DATA is cut, a RESEND of an RPC no whole packet
+// shows), and finding nothing there shows nothing; a frame that kept only
+// its common header counts as cut, since all but the rules of a packet's
+// own common and IP header see it as unseen. Nor is it when the check
+// excused a finding while the snap length hid packets: what looked like a
+// violation may be one, and only a capture of whole headers can tell.
+func snapShort(st pcap.Stats, excused int) string {
+	n := st.SnapUnseen()
+	switch {
+	case n == 0:
+		return ""
+	case n > st.Homa-n:
+		return "more frames are cut than whole"
+	case excused > 0:
+		return fmt.Sprintf("%d findings are inconclusive as perhaps resting on a packet not seen (dropped, or an RPC's first)", excused)
+	}
+	return ""
+}
+
+// snapHint is FileReport.SnapHint for a capture read with stats st
+// whose check excused excused findings (see snapShort).
+func snapHint(st pcap.Stats, excused int) string {
 	if st.SnapCut == 0 {
 		return ""
 	}
 	what := fmt.Sprintf("the snap length cut the Homa header of %d of %d Homa frames (at most %d bytes of each were captured)", st.SnapCut, st.Homa, st.SnapLen)
-	if st.SnapCut == st.Homa {
+	var notes []string
+	if n := st.SnapPartial - st.SnapComplete; n > 0 {
+		notes = append(notes, fmt.Sprintf("%d of them kept their common header, judged by the rules that read no more of a packet than that and its IP header", n))
+	}
+	if n := st.SnapComplete; n > 0 {
+		notes = append(notes, fmt.Sprintf("%d of them are ACKs that lost only acks slots past num_acks, judged as whole", n))
+	}
+	note := ""
+	if len(notes) > 0 {
+		note = " (" + strings.Join(notes, "; ") + ")"
+	}
+	switch {
+	case st.SnapUnseen() == 0:
+		return what + ": none lost a field a receiver reads" + note
+	case st.SnapCut == st.Homa && st.SnapPartial == 0:
 		what += ": no Homa header could be read, so no rule could judge the capture"
-	} else {
-		what += ": their packets are unseen, and findings that may rest on one are inconclusive"
+	case snapShort(st, excused) != "":
+		what += ": their packets are unseen, and findings that may rest on one are inconclusive" + note + "; " + snapShort(st, excused) + ", so the capture is not evidence enough to pass"
+
+	default:
+		what += ": their packets are unseen, and findings that may rest on one are inconclusive" + note
 	}
 	return what + "; re-capture whole frames (tcpdump -s 0, dumpcap -s 0) or with a snap length that keeps the Homa headers"
 }
@@ -533,8 +597,8 @@ func runRules(file string, ro pcap.ReaderOptions, plan capturePlan, judge spec.J
 		}
 		// A pcapng declares its drops in statistics blocks at its end.
 		// So do frames whose Homa header the snap length cut: their
-		// packets are unseen (pcap.Stats.SnapCut).
-		c.SetCaptureDrops(max(judge.CaptureDrops, st.CaptureDrops) + uint64(st.SnapCut))
+		// packets are unseen (pcap.Stats.SnapUnseen).
+		c.SetCaptureDrops(max(judge.CaptureDrops, st.CaptureDrops) + uint64(st.SnapUnseen()))
 		out.rep = c.Finish()
 		if out.rep.Violations == nil {
 			out.rep.Violations = []spec.Finding{}
@@ -559,7 +623,7 @@ func runRules(file string, ro pcap.ReaderOptions, plan capturePlan, judge spec.J
 		jv := judge
 		// (Frames whose Homa header the snap length cut are counted for
 		// the whole capture, not per port: each port may miss them all.)
-		jv.CaptureDrops = max(judge.CaptureDrops, st.IfaceDrops[i]) + uint64(st.SnapCut)
+		jv.CaptureDrops = max(judge.CaptureDrops, st.IfaceDrops[i]) + uint64(st.SnapUnseen())
 		hr := jv.Host(h, views[i])
 		hrs = append(hrs, hr)
 		out.hosts = append(out.hosts, HostResult{Host: h.String(), Interface: fmt.Sprint(i), Violations: len(hr.Violations), Excused: len(hr.Excused)})
@@ -575,7 +639,7 @@ func runRules(file string, ro pcap.ReaderOptions, plan capturePlan, judge spec.J
 		feed(e)
 	}
 	out.rep = mergeHostReports(hrs)
-	out.rep.CaptureDrops = max(judge.CaptureDrops, st.CaptureDrops) + uint64(st.SnapCut)
+	out.rep.CaptureDrops = max(judge.CaptureDrops, st.CaptureDrops) + uint64(st.SnapUnseen())
 	return out, nil
 }
 
@@ -664,7 +728,7 @@ func dropsHint(rep *spec.Report, st pcap.Stats, flag uint64) (from, hint string)
 	if rep.CaptureDrops == 0 {
 		return "", ""
 	}
-	cut := uint64(st.SnapCut)
+	cut := uint64(st.SnapUnseen())
 	from = "--capture-drops"
 	recapture := "re-capture with a larger buffer (tcpdump -B KIB, dumpcap -B MIB) to judge them"
 	switch {

@@ -52,7 +52,9 @@ type Frame struct {
 	BadIPChecksum bool
 	// Raw is the transport bytes as captured (Homa header onwards).
 	Raw []byte
-	// Packet is the decoded Homa packet; zero when Err is set.
+	// Packet is the decoded Homa packet. When Err is set it is zero,
+	// except for a header the snap length cut after the common header:
+	// then it is the readable part (wire.Packet.Partial, SnapCut set).
 	Packet wire.Packet
 	// Segments are the DATA segments of the packet: one for an ordinary
 	// DATA packet, several for a GSO frame; nil for control packets. The
@@ -96,6 +98,15 @@ type Stats struct {
 	// snap length, or less when the link layer is shorter); 0 without any.
 	SnapCut int `json:"snap_cut,omitempty"`
 	SnapLen int `json:"snap_len,omitempty"`
+	// SnapPartial counts the SnapCut frames whose common header (ports,
+	// type, sender_id) was captured whole: their Frame.Packet is the
+	// readable part (wire.Packet.Partial), which rules that read only
+	// those fields judge (spec.Each.Partial).
+	SnapPartial int `json:"snap_partial,omitempty"`
+	// SnapComplete counts the SnapPartial frames whose cut took only bytes
+	// no receiver reads (an ACK's acks slots past num_acks:
+	// wire.Packet.Complete): the checker judges them as whole packets.
+	SnapComplete int `json:"snap_complete,omitempty"`
 	// Segments counts DATA segments (a GSO frame counts each of its segments).
 	Segments int `json:"segments"`
 	// GSOFrames counts multi-segment GSO DATA frames.
@@ -135,6 +146,11 @@ type Stats struct {
 	// summed by index); nil when none are declared.
 	IfaceDrops map[int]uint64 `json:"-"`
 }
+
+// SnapUnseen returns the frames whose Homa header the snap length cut of
+// more than it can spare (SnapCut but not SnapComplete): packets the
+// checker's trace and all but a few rules do not see.
+func (s *Stats) SnapUnseen() int { return s.SnapCut - s.SnapComplete }
 
 // Count returns the number of Homa frames of type t.
 func (s *Stats) Count(t wire.PacketType) int {

@@ -381,12 +381,13 @@ func (r *Reader) decode(data []byte, ci gopacket.CaptureInfo, lt layers.LinkType
 	if ipv == 4 {
 		f.Priority, f.PrioShift = wire.PriorityFromTOS(f.TOS), 5
 	}
-	p, err := wire.Decode(payload, wire.DecodeOptions{Version: r.o.Version, IPProto: f.IPProto, WireLen: wireLen})
+	p, err := wire.Decode(payload, wire.DecodeOptions{Version: r.o.Version, IPProto: f.IPProto, WireLen: wireLen, Partial: true})
 	if ipv == 6 {
 		f.PrioShift = r.ipv6Shift(f.TOS, p.Version())
 		f.Priority = wire.PriorityFromTrafficClass(f.TOS, f.PrioShift)
 	}
 	if err != nil {
+		f.Packet = p // the readable part of a header the snap length cut, else zero
 		r.decodeError(f, err, ci)
 		return true
 	}
@@ -430,6 +431,12 @@ func (r *Reader) decodeError(f *Frame, err error, ci gopacket.CaptureInfo) {
 	if ci.CaptureLength < ci.Length {
 		r.stats.SnapCut++
 		r.stats.SnapLen = max(r.stats.SnapLen, ci.CaptureLength)
+		if f.Packet.Partial() {
+			r.stats.SnapPartial++
+			if f.Packet.Complete() {
+				r.stats.SnapComplete++
+			}
+		}
 	}
 }
 

@@ -42,13 +42,19 @@ func ReadEventsContext(ctx context.Context, path string, o ReaderOptions) ([]spe
 // with the packet's version and wire length (so a frame the snap length
 // cut stays cut), so that e outlives the Reader's buffer: for events that
 // are kept, sorted and merged (ReadEvents, check's host views). Events
-// that did not decode, and ICMP events, are left as they are.
+// that did not decode (but for the readable part of a header the snap
+// length cut, which keeps its Err), and ICMP events, are left as they are.
 func OwnEvent(e *spec.Event) {
-	if e.Err != nil || e.ICMP != nil {
+	partial := e.Packet.Partial()
+	if e.Err != nil && !partial || e.ICMP != nil {
 		return
 	}
 	b := append([]byte(nil), e.Packet.Bytes()...)
-	e.Packet, e.Err = wire.Decode(b, wire.DecodeOptions{Version: e.Packet.Version(), WireLen: e.Packet.WireLen()})
+	p, err := wire.Decode(b, wire.DecodeOptions{Version: e.Packet.Version(), WireLen: e.Packet.WireLen(), Partial: partial})
+	e.Packet = p
+	if !partial {
+		e.Err = err
+	}
 	if e.Payload != nil {
 		e.Payload = append([]byte(nil), e.Payload...)
 	}

@@ -335,6 +335,12 @@ type Checker struct {
 	// order, so findings at one frame keep the rules' order.
 	typeSet [classTypes]ruleSet
 	open    ruleSet
+	// partialBy[k], for a packet type's class k, lists in rule order the
+	// rules a partial event of that type (Event.Partial) may reach: the
+	// Malformed ones, given the event as it is, and those that take
+	// partial packets of the type (compiled.takesPartial), given it as a
+	// packet of its type (feedPartial).
+	partialBy [classTypes][]int
 	// gateMask[m] holds the Each rules that need (Each.Needs) a gate of
 	// the set m: those feedType skips on a packet that misses m. seen
 	// are the state gates the trace has reached (Trace.seen). verify
@@ -406,17 +412,8 @@ func newChecker(profile string, p Params, rules []*Rule, verify bool) *Checker {
 		if !r.AppliesTo(profile) {
 			continue
 		}
-		var cp compiled
-		switch p := r.Property.(type) {
-		case Each:
-			cp = compiled{form: formEach, each: p}
-		case AtMost:
-			cp = compiled{form: formAtMost, atMost: p}
-		case Within:
-			cp = compiled{form: formWithin, within: p}
-		case After:
-			cp = compiled{form: formAfter, after: p}
-		default:
+		cp, ok := compile(r.Property)
+		if !ok {
 			continue
 		}
 		if cp.form == formEach && cp.each.Payload {
@@ -437,8 +434,12 @@ func newChecker(profile string, p Params, rules []*Rule, verify bool) *Checker {
 			}
 		}
 		for k := range c.typeSet {
-			if cp.actsOnType(wire.MinType+wire.PacketType(k), verify) {
+			t := wire.MinType + wire.PacketType(k)
+			if cp.actsOnType(t, verify) {
 				c.typeSet[k].add(i)
+			}
+			if cp.form == formEach && cp.each.Malformed || cp.partialTypes(t) {
+				c.partialBy[k] = append(c.partialBy[k], i)
 			}
 		}
 		if cp.form == formEach && cp.each.Needs != 0 {
@@ -453,6 +454,22 @@ func newChecker(profile string, p Params, rules []*Rule, verify bool) *Checker {
 		c.reference = true // more rules than a ruleSet holds
 	}
 	return c
+}
+
+// compile unpacks property p for Feed; false for a property form the
+// Checker does not know.
+func compile(p Property) (compiled, bool) {
+	switch p := p.(type) {
+	case Each:
+		return compiled{form: formEach, each: p}, true
+	case AtMost:
+		return compiled{form: formAtMost, atMost: p}, true
+	case Within:
+		return compiled{form: formWithin, within: p}, true
+	case After:
+		return compiled{form: formAfter, after: p}, true
+	}
+	return compiled{}, false
 }
 
 // actsOnType reports whether rule form c acts on a well-formed packet of
@@ -471,6 +488,68 @@ func (c *compiled) actsOnType(t wire.PacketType, verify bool) bool {
 	default:
 		return verify || typeIn(t, c.after.ATypes) || typeIn(t, c.after.BTypes)
 	}
+}
+
+// partialTypes reports whether rule form c takes partial packets
+// (Each.Partial, AtMost.Partial) of type t.
+func (c *compiled) partialTypes(t wire.PacketType) bool {
+	switch c.form {
+	case formEach:
+		return c.each.Partial && typeIn(t, c.each.Types)
+	case formAtMost:
+		return c.atMost.Partial && typeIn(t, c.atMost.Types)
+	}
+	return false
+}
+
+// takesPartial reports whether rule form c judges p, the readable part
+// of a header the snap length cut: c takes partial packets of p's type
+// and p captured every field c needs (PartialNeeds) that its type has.
+func (c *compiled) takesPartial(p wire.Packet) bool {
+	if !c.partialTypes(p.Type()) {
+		return false
+	}
+	needs := c.each.PartialNeeds
+	if c.form == formAtMost {
+		needs = c.atMost.PartialNeeds
+	}
+	for _, f := range needs {
+		if _, ok := wire.LayoutField(p.Type(), p.Version(), f); ok && !p.Has(f) {
+			return false
+		}
+	}
+	return true
+}
+
+// feedPartial runs the rules a partial event e (Event.Partial) reaches,
+// in rule order: the Malformed rules on e as it is, the rules that take
+// its readable part (compiled.takesPartial) on a copy that is a packet of
+// its type, named by the RPC its common header gives. The trace and the
+// network model never see it: to them it stays a packet not seen.
+func (c *Checker) feedPartial(e *Event) {
+	pe := *e
+	pe.Err = nil
+	k := int(pe.Packet.Type() - wire.MinType)
+	if k < 0 || k >= classTypes {
+		return
+	}
+	for _, i := range c.partialBy[k] {
+		cp := &c.props[i]
+		if cp.form == formEach && cp.each.Malformed {
+			c.rpcOK, c.rpcPtr = false, nil
+			c.trace.begin(e)
+			c.evalRule(i, e)
+			continue
+		}
+		if !cp.takesPartial(pe.Packet) {
+			continue
+		}
+		c.rpcOK, c.rpcPtr = hasRPC(&pe), nil
+		c.rpc = c.trace.begin(&pe)
+		c.evalRule(i, &pe)
+	}
+	c.rpcOK, c.rpcPtr = false, nil
+	c.trace.begin(e)
 }
 
 // maxRuleSet is the number of rules a ruleSet holds.
@@ -790,6 +869,13 @@ func (c *Checker) record(i int, e *Event, at frameRef, rpc *RPCKey, res Result) 
 func (c *Checker) Feed(e *Event) { c.feed(e, true) }
 
 func (c *Checker) feed(e *Event, learn bool) {
+	if e.Partial() && e.Packet.Complete() {
+		// The snap length took only bytes no receiver reads (an ACK's
+		// unused acks slots): the packet is judged as the whole one.
+		pe := *e
+		pe.Err = nil
+		e = &pe
+	}
 	if c.events > 0 && e.Time.After(c.last) {
 		c.elapsed += e.Time.Sub(c.last)
 	}
@@ -806,10 +892,30 @@ func (c *Checker) feed(e *Event, learn bool) {
 	}
 	c.net.observe(c.trace, e)
 	switch cls := classOf(e); {
+	case c.reference && e.Partial():
+		// The rules' own conditions: Malformed ones take e as it is, those
+		// that take its readable part a packet of its type.
+		pe := *e
+		pe.Err = nil
+		for i := range c.props {
+			if cp := &c.props[i]; !(cp.form == formEach && cp.each.Malformed) && cp.takesPartial(pe.Packet) {
+				c.rpcOK, c.rpcPtr = hasRPC(&pe), nil
+				c.rpc = c.trace.begin(&pe)
+				c.evalRule(i, &pe)
+			} else {
+				c.rpcOK, c.rpcPtr = false, nil
+				c.trace.begin(e)
+				c.evalRule(i, e)
+			}
+		}
+		c.rpcOK, c.rpcPtr = false, nil
+		c.trace.begin(e)
 	case c.reference:
 		for i := range c.props {
 			c.evalRule(i, e)
 		}
+	case e.Partial():
+		c.feedPartial(e)
 	case cls < classTypes:
 		c.feedType(cls, e)
 	default:

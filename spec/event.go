@@ -29,7 +29,9 @@ type Event struct {
 	// IP is what the capture reader saw of the IP header beyond addresses
 	// and TOS (zero for events that did not come from one).
 	IP IPHeader
-	// Packet is the decoded packet (zero when Err is set).
+	// Packet is the decoded packet. When Err is set it is zero, except
+	// for a header the snap length cut after the common header (SnapCut):
+	// then it is the readable part (wire.Packet.Partial; see Partial).
 	Packet wire.Packet
 	// Offset and Length are the segment's byte range (DATA only).
 	Offset uint32
@@ -92,6 +94,13 @@ func (e *Event) Type() wire.PacketType {
 	}
 	return e.Packet.Type()
 }
+
+// Partial reports whether e is a packet whose header the snap length cut
+// after the common header: Err holds the truncation and Packet the
+// readable part. Only the rules that declare they can judge such a packet
+// (Each.Partial, AtMost.Partial) see it, as a packet of its type; to all
+// others, and to the trace, it is a packet the capture did not show.
+func (e *Event) Partial() bool { return e.Err != nil && e.Packet.Partial() }
 
 // End returns Offset+Length for DATA.
 func (e *Event) End() uint32 { return e.Offset + uint32(e.Length) }

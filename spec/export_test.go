@@ -1,5 +1,7 @@
 package spec
 
+import "github.com/homatest/homatest/spec/wire"
+
 // UseReferenceDispatch makes c visit every rule with the rules' own
 // conditions (Checker.reference), for spec_test's comparison with the
 // dispatch tables.
@@ -10,3 +12,14 @@ func UseReferenceDispatch(c *Checker) { c.reference = true }
 func NewCheckerUnverified(profile string, p Params, rules []*Rule) *Checker {
 	return newChecker(profile, p, rules, false)
 }
+
+// TakesPartial reports whether rule r judges p, the readable part of a
+// header the snap length cut (compiled.takesPartial), for spec_test.
+func TakesPartial(r *Rule, p wire.Packet) bool {
+	cp, ok := compile(r.Property)
+	return ok && cp.takesPartial(p)
+}
+
+// NewSwitchNetwork is a capture between the hosts' network model, for
+// spec_test's contexts.
+func NewSwitchNetwork(p *Params) *Network { return newNetwork(Switch, p.Jitter) }

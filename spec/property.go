@@ -166,7 +166,18 @@ type Each struct {
 	// that misses any of them (see Gate). Tests verify the declaration
 	// (verifyPrefilters).
 	Needs Gate
-	Check func(c *Ctx, e *Event) Result
+	// Partial says Check judges a packet from the readable part of a
+	// header the snap length cut after the common header (Event.Partial):
+	// it reads nothing of the packet but the IP header, the common header
+	// and the fields PartialNeeds names (wire Layout names; a name the
+	// packet's type lacks needs nothing). The Checker gives it such a
+	// packet, as a packet of its type, when all of those were captured;
+	// every other rule treats the packet as unseen. Tests hold a Partial
+	// rule's result on every cut of real packets to its result on the
+	// whole packet (TestPartialRulesMatchWhole).
+	Partial      bool
+	PartialNeeds []string
+	Check        func(c *Ctx, e *Event) Result
 }
 
 // Gate is a set of cheap conditions an Each rule may need before it can
@@ -319,6 +330,17 @@ type AtMost struct {
 	Types   []wire.PacketType
 	Measure func(c *Ctx, e *Event) (value, limit int64, ok bool)
 	What    func(e *Event) string
+	// Partial says Measure judges a packet from the readable part of a
+	// header the snap length cut after the common header (Event.Partial):
+	// it reads nothing of the packet but the IP header, the common header
+	// and the fields PartialNeeds names (wire Layout names; a name the
+	// packet's type lacks needs nothing). The Checker gives it such a
+	// packet, as a packet of its type, when all of those were captured;
+	// every other rule treats the packet as unseen. Tests hold a Partial
+	// rule's result on every cut of real packets to its result on the
+	// whole packet (TestPartialRulesMatchWhole).
+	Partial      bool
+	PartialNeeds []string
 }
 
 func (AtMost) form() string { return "at-most" }

@@ -228,3 +228,17 @@ func (r *Rule) ChargesReceiver() bool {
 	w, ok := r.Property.(Within)
 	return ok && !w.Witness
 }
+
+// CutHeaders reports whether r judges the readable part of a header the
+// snap length cut after the common header (Each.Partial, AtMost.Partial),
+// and the fields past the common header such a packet must hold for it
+// (PartialNeeds, where the packet's type has them).
+func (r *Rule) CutHeaders() (bool, []string) {
+	switch p := r.Property.(type) {
+	case Each:
+		return p.Partial, p.PartialNeeds
+	case AtMost:
+		return p.Partial, p.PartialNeeds
+	}
+	return false, nil
+}

@@ -47,7 +47,7 @@ func idRules() []*Rule {
 			Facts:     []string{"ID-03", "ID-04"},
 			Statement: "Requests go to a nonzero port; on main a destination port of 32768 or more (the automatically assigned range) is a server only if its socket set SO_HOMA_SERVER, which the wire does not show (inconclusive); linux_6.1.38 sockets all accept requests. No Homa packet has port 0 as its source, and only FREEZE as its destination.",
 			Source:    "HomaModule homa_sock.c homa_sock_bind (bind to ports ≥ 32768 fails), homa_plumbing.c SO_HOMA_SERVER; homa.h HOMA_MIN_DEFAULT_PORT",
-			Property: Each{Types: []wire.PacketType{wire.TypeData, wire.TypeGrant, wire.TypeResend, wire.TypeRPCUnknown, wire.TypeBusy, wire.TypeCutoffs, wire.TypeNeedAck, wire.TypeAck}, Check: func(c *Ctx, e *Event) Result {
+			Property: Each{Types: []wire.PacketType{wire.TypeData, wire.TypeGrant, wire.TypeResend, wire.TypeRPCUnknown, wire.TypeBusy, wire.TypeCutoffs, wire.TypeNeedAck, wire.TypeAck}, Partial: true, Check: func(c *Ctx, e *Event) Result {
 				if sp, dp := e.Packet.Common().Sport(), e.Packet.Common().Dport(); sp == 0 || dp == 0 && (e.Type() != wire.TypeData || !e.FromClient()) {
 					return Violation("%s from port %d to port %d: port 0 is reserved (no socket has it)", e.Type(), sp, dp)
 				}
@@ -94,7 +94,7 @@ func idRules2() []*Rule {
 			Facts:     []string{"ID-01", "ID-02"},
 			Statement: "No RPC has id 0: client ids start at 2 (sender_id 0 or 1 appears only in FREEZE).",
 			Source:    "HomaModule homa_utils.c homa_init (next_outgoing_id = 2), homa_rpc.c homa_rpc_alloc_client",
-			Property: Each{Check: func(c *Ctx, e *Event) Result {
+			Property: Each{Partial: true, Check: func(c *Ctx, e *Event) Result {
 				if e.Type() == wire.TypeFreeze {
 					return Skip
 				}

@@ -82,7 +82,7 @@ func prioRules() []*Rule {
 			Source:    "HomaModule homa_outgoing.c __homa_xmit_control",
 			Profiles:  []string{"linux", "linux-2024", "linux-2025"},
 			Capture:   "IPv4 TOS is set through a socket-wide field; a rare wrong value can be a race in HomaModule itself",
-			Property: Each{Types: controlTypes, Check: func(c *Ctx, e *Event) Result {
+			Property: Each{Types: controlTypes, Partial: true, Check: func(c *Ctx, e *Event) Result {
 				if want := uint8(c.P.NumPriorities - 1); e.Priority != want {
 					return Violation("%s at priority %d, want %d", e.Type(), e.Priority, want)
 				}
@@ -95,7 +95,7 @@ func prioRules() []*Rule {
 			Statement: "An IPv6 packet carries its priority in the traffic class shifted by ipv6_prio_shift: priority<<5 (bits 7-5) on HomaModule main since 548056f, priority<<4 before and on linux_6.1.38.",
 			Source:    "HomaModule homa_outgoing.c __homa_xmit_control, __homa_xmit_data (ip6_xmit with the traffic class from priority_map); fix 548056f (2025-11-18)",
 			Capture:   "judged only when ipv6_prio_shift names the build (linux-2024: 4; linux: 0, either, since main builds before and after 548056f share the wire format); a traffic class with bit 4 set was written with shift 4, one with bit 7 set with shift 5, others fit both",
-			Property: Each{Needs: NeedsIPv6, Check: func(c *Ctx, e *Event) Result {
+			Property: Each{Needs: NeedsIPv6, Partial: true, Check: func(c *Ctx, e *Event) Result {
 				s := c.P.IPv6PrioShift
 				if s == 0 || !e.Src.Is6() || e.Src.Is4In6() {
 					return Skip

@@ -71,7 +71,7 @@ func wireRules() []*Rule {
 			Statement: "Every packet carries flags 0x06 and urgent 0xB97D (the TCP-imitation marks).",
 			Source:    "HomaModule homa_hijack.h homa_hijack_set_hdr (applied on every transmit path)",
 			Profiles:  []string{"linux", "linux-2024", "linux-2025"},
-			Property: Each{Check: func(c *Ctx, e *Event) Result {
+			Property: Each{Partial: true, Check: func(c *Ctx, e *Event) Result {
 				cm := e.Packet.Common()
 				if !cm.HasMarks() {
 					return Violation("flags 0x%02x urgent 0x%04x, want 0x06 and 0xb97d", cm.Flags(), cm.Urgent())
@@ -85,7 +85,7 @@ func wireRules() []*Rule {
 			Statement: "Control packets carry doff 5 (byte 0x50) so that TSO and TCP-hijacked paths see a sane TCP header.",
 			Source:    "HomaModule homa_outgoing.c __homa_xmit_control (commit 82b6b88)",
 			Profiles:  []string{"linux"},
-			Property: Each{Types: controlTypes, Check: func(c *Ctx, e *Event) Result {
+			Property: Each{Types: controlTypes, Partial: true, Check: func(c *Ctx, e *Event) Result {
 				if d := e.Packet.Common().Doff(); d != wire.DoffControl {
 					return Violation("%s doff byte 0x%02x, want 0x50", e.Type(), d)
 				}
@@ -131,7 +131,7 @@ func wireRules() []*Rule {
 			Facts:     []string{"WIRE-01", "ACK-03"},
 			Statement: "An ACK packet lists at most 5 acks (num_acks ≤ HOMA_MAX_ACKS_PER_PKT).",
 			Source:    "HomaModule homa_wire.h homa_ack_hdr; homa_incoming.c homa_ack_pkt",
-			Property: AtMost{Types: []wire.PacketType{wire.TypeAck}, What: func(*Event) string { return "num_acks" }, Measure: func(c *Ctx, e *Event) (int64, int64, bool) {
+			Property: AtMost{Types: []wire.PacketType{wire.TypeAck}, Partial: true, PartialNeeds: []string{"num_acks"}, What: func(*Event) string { return "num_acks" }, Measure: func(c *Ctx, e *Event) (int64, int64, bool) {
 				return int64(e.Packet.Ack().NumAcks()), int64(c.P.MaxAcksPerPkt), true
 			}},
 		},
@@ -172,7 +172,7 @@ func wireRules2() []*Rule {
 			Source:    "HomaModule homa_outgoing.c homa_xmit_control, homa_xmit_unknown and homa_need_ack_pkt (memset of the header, since 71e14d8), homa_tx_data_pkt_alloc (memset of the DATA header, since 2bb8413); homa_wire.h reserved1/reserved2 (upstream)",
 			Profiles:  []string{"linux", "upstream"},
 			Capture:   "nonzero DATA ack bytes, window or pad are inconclusive: HomaModule zeroes the DATA header only since 2bb8413 (2026-06-26), and net-next, linux_6.13.9, rhel8/rhel_9.5 and earlier main send those bytes as the skb memory held them (zero on kernels that zero allocations, init_on_alloc)",
-			Property: Each{Check: func(c *Ctx, e *Event) Result {
+			Property: Each{Partial: true, PartialNeeds: []string{"pad"}, Check: func(c *Ctx, e *Event) Result {
 				cm := e.Packet.Common()
 				data := e.Type() == wire.TypeData
 				if a := cm.AckBytes(); a != [3]byte{} {
@@ -269,7 +269,7 @@ func wireRules2() []*Rule {
 			Source:    "HomaModule homa_outgoing.c __homa_xmit_control, __homa_xmit_data (tos = priority_map[p] << 5; IPv6 <<4 before 548056f)",
 			Profiles:  []string{"linux", "linux-2024", "linux-2025"},
 			Capture:   "a router that re-marks DSCP or sets ECN between the sender and the capture point changes these bits",
-			Property: Each{Check: func(c *Ctx, e *Event) Result {
+			Property: Each{Partial: true, Check: func(c *Ctx, e *Event) Result {
 				if e.PrioShift == 0 {
 					return Skip
 				}

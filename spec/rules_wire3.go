@@ -16,7 +16,7 @@ func wireRules3() []*Rule {
 			Statement: "Every Homa packet carries the IP header the kernel's IP layer writes: a nonzero TTL (IPv6: hop limit) and, over IPv4, a header checksum that verifies.",
 			Source:    "HomaModule homa_outgoing.c __homa_xmit_control, __homa_xmit_data (ip_queue_xmit and ip6_xmit write the IP header: the socket's TTL, ip_send_check)",
 			Capture:   "judged on frames a capture reader parsed (events built without an IP header are skipped), once per frame; a router decrements the TTL but never forwards 0, and no NIC offloads the IPv4 header checksum, so any capture point sees what the sender wrote",
-			Property: Each{Needs: NeedsIPHeader, Check: func(c *Ctx, e *Event) Result {
+			Property: Each{Needs: NeedsIPHeader, Partial: true, Check: func(c *Ctx, e *Event) Result {
 				if !e.IP.Known || e.Segment > 0 {
 					return Skip
 				}

@@ -115,8 +115,13 @@ func (d Data) IsGSO(maxSegData int) bool {
 // captured, the segments are marked Assumed. It returns a *DecodeError
 // wrapping ErrSegments, naming the byte position and the offsets found and
 // expected, when no segment size explains the frame. Appending to a reused
-// dst does not allocate.
+// dst does not allocate. A Partial packet has no segments (its seg.offset
+// was not captured): Segments returns the ErrTruncated *DecodeError.
 func (d Data) Segments(dst []Segment, maxSegData int) ([]Segment, error) {
+	if d.partial {
+		f := truncatedAt(Layout(TypeData, d.v), len(d.b))
+		return dst, &DecodeError{Type: TypeData, Version: d.v, Field: f.Name, Want: f.Off + f.Size, Have: len(d.b), Err: ErrTruncated}
+	}
 	if !d.IsGSO(maxSegData) {
 		return d.appendSingle(dst), nil
 	}

@@ -47,6 +47,8 @@ func decodeSeeds(tb testing.TB) []struct {
 		{hexBytes(tb, ack2024Hex), 0, 253, 0},
 		{hexBytes(tb, ackOverflowHex), 0, 146, 0},
 		{hexBytes(tb, grantCurrentHex)[:30], uint8(VersionCurrent), 146, 0},
+		{hexBytes(tb, grantCurrentHex)[:30], uint8(VersionCurrent), 146, 33}, // a snap length cut it: a partial view
+		{hexBytes(tb, dataCurrentHex)[:40], 0, 146, 1000},
 		{hexBytes(tb, busyHex)[:11], 0, 0, 0},
 		{nil, 0, 0, 0},
 	}
@@ -77,6 +79,7 @@ func checkDecodeInvariants(t *testing.T, data []byte, o DecodeOptions) {
 	if o.WireLen > 0 && o.WireLen < have {
 		have = o.WireLen
 	}
+	checkPartialInvariants(t, data, o, p, err, have)
 	if err != nil {
 		var de *DecodeError
 		if !errors.As(err, &de) {
@@ -415,4 +418,47 @@ func checkViewsAndLayout(t *testing.T, p Packet) {
 			t.Fatalf("Field(%q) = %#x, bytes at %d+%d hold %#x", f.Name, got, f.Off, f.Size, want)
 		}
 	}
+}
+
+// checkPartialInvariants decodes data again with DecodeOptions.Partial:
+// where the plain Decode (p, err) succeeded it must give the same packet,
+// a partial view only for a header cut by the capture (WireLen above the
+// usable bytes) after the common header, the zero Packet otherwise, and
+// the same error.
+func checkPartialInvariants(t *testing.T, data []byte, o DecodeOptions, p Packet, err error, have int) {
+	o.Partial = true
+	pp, perr := Decode(data, o)
+	if (perr == nil) != (err == nil) || perr != nil && perr.Error() != err.Error() {
+		t.Fatalf("Partial changed the error: %v, plain %v", perr, err)
+	}
+	if err == nil {
+		if !samePacket(pp, p) {
+			t.Fatalf("Partial changed a whole packet")
+		}
+		return
+	}
+	cut := errors.Is(err, ErrTruncated) && o.WireLen > have && have >= CommonHeaderLen
+	if !cut {
+		if !samePacket(pp, Packet{}) {
+			t.Fatalf("Partial gave a view %+v for %v (usable %d, WireLen %d)", pp, err, have, o.WireLen)
+		}
+		return
+	}
+	if !pp.Partial() || len(pp.Bytes()) != have || pp.Type() != PacketType(data[11]) || pp.HeaderLen() <= have {
+		t.Fatalf("partial view: Partial %v len %d type %v header %d (usable %d)", pp.Partial(), len(pp.Bytes()), pp.Type(), pp.HeaderLen(), have)
+	}
+	for _, f := range Layout(pp.Type(), pp.Version()) {
+		if pp.Has(f.Name) != (f.Off+f.Size <= have) {
+			t.Fatalf("Has(%q) = %v with %d bytes", f.Name, pp.Has(f.Name), have)
+		}
+	}
+	_, _ = pp.Fields(), pp.Data().Payload()
+	if segs, serr := pp.Data().Segments(nil, MaxSegDataIPv4); pp.Type() == TypeData && (len(segs) != 0 || !errors.Is(serr, ErrTruncated)) {
+		t.Fatalf("Segments of a partial DATA: %v, %v", segs, serr)
+	}
+}
+
+// samePacket reports whether a and b are the same view of the same bytes.
+func samePacket(a, b Packet) bool {
+	return len(a.b) == len(b.b) && (len(a.b) == 0 || &a.b[0] == &b.b[0]) && a.wireLen == b.wireLen && a.v == b.v && a.t == b.t && a.partial == b.partial
 }

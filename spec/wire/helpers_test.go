@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -184,6 +185,91 @@ func checkPrefixes(t *testing.T, full []byte, typ PacketType, v Version) {
 		}
 		if msg := err.Error(); msg == "" || !strings.Contains(msg, want.name) {
 			t.Errorf("prefix %d: Error() = %q, want it to name field %q", n, msg, want.name)
+		}
+		checkPartialPrefix(t, full, n, typ, v)
+	}
+}
+
+// checkPartialPrefix decodes the first n bytes of full (a whole packet of
+// type typ in version v) as a capture cut there by a snap length, with
+// DecodeOptions.Partial: past the common header it must give the readable
+// view (Partial, the type and version, every captured field as in the
+// whole packet, Has exactly for those) beside the same truncation error;
+// before it, or when the packet was not cut (no WireLen), the zero Packet.
+func checkPartialPrefix(t *testing.T, full []byte, n int, typ PacketType, v Version) {
+	t.Helper()
+	whole := mustDecode(t, full, DecodeOptions{Version: v})
+	hl := wantHeaderLen(typ, v)
+	var p Packet
+	var err error
+	func() {
+		defer func() {
+			if r := recover(); r != nil {
+				t.Errorf("prefix %d: partial Decode panicked: %v", n, r)
+			}
+		}()
+		p, err = Decode(exact(full[:n]), DecodeOptions{Version: v, WireLen: len(full), Partial: true})
+	}()
+	if !errors.Is(err, ErrTruncated) {
+		t.Errorf("prefix %d: partial Decode error %v, want ErrTruncated", n, err)
+	}
+	if short, _ := Decode(exact(full[:n]), DecodeOptions{Version: v, Partial: true}); short.Bytes() != nil || short.Partial() {
+		t.Errorf("prefix %d without WireLen (sent short, not cut): got a view %+v, want the zero Packet", n, short)
+	}
+	if n < CommonHeaderLen {
+		if p.Bytes() != nil || p.Partial() {
+			t.Errorf("prefix %d: common header cut, got a view %+v, want the zero Packet", n, p)
+		}
+		return
+	}
+	if !p.Partial() || p.Type() != typ || p.Version() != v || len(p.Bytes()) != n || p.WireLen() != len(full) || !p.Truncated() || p.HeaderLen() != hl {
+		t.Fatalf("prefix %d: partial view Partial %v type %v version %v len %d wire %d, want true %v %v %d %d", n, p.Partial(), p.Type(), p.Version(), len(p.Bytes()), p.WireLen(), typ, v, n, len(full))
+	}
+	if p.Common().Fields() != whole.Common().Fields() || p.SenderID() != whole.SenderID() || p.Role() != whole.Role() {
+		t.Errorf("prefix %d: common header %+v, want %+v", n, p.Common().Fields(), whole.Common().Fields())
+	}
+	for _, f := range append(slices.Clone(CommonLayout()), Layout(typ, v)...) {
+		captured := f.Off+f.Size <= n
+		if p.Has(f.Name) != captured {
+			t.Errorf("prefix %d: Has(%q) = %v, want %v (field at [%d, %d))", n, f.Name, p.Has(f.Name), captured, f.Off, f.Off+f.Size)
+		}
+		got, ok := p.Field(f.Name)
+		want, wok := whole.Field(f.Name)
+		if ok != (captured && wok) || ok && got != want {
+			t.Errorf("prefix %d: Field(%q) = %d, %v; whole packet %d, %v", n, f.Name, got, ok, want, wok)
+		}
+	}
+	if p.Has("no_such_field") {
+		t.Errorf("prefix %d: Has of an unknown field", n)
+	}
+	// Complete: only an ACK whose num_acks entries were all captured; its
+	// Fields (num_acks and those entries) are then the whole packet's.
+	wantComplete := false
+	if typ == TypeAck && n >= 30 {
+		a := whole.Ack()
+		wantComplete = true
+		for i := range a.ValidAcks() {
+			for _, m := range Layout(TypeAck, v) {
+				if m.Name == "acks" && m.Off+(i+1)*m.Size/m.Count > n {
+					wantComplete = false
+				}
+			}
+		}
+	}
+	if p.Complete() != wantComplete {
+		t.Errorf("prefix %d of %s/%s (num_acks %d): Complete %v, want %v", n, typ, v, whole.Ack().NumAcks(), p.Complete(), wantComplete)
+	}
+	if p.Complete() && fmt.Sprint(p.Fields()) != fmt.Sprint(whole.Fields()) {
+		t.Errorf("prefix %d: a Complete cut has Fields %v, the whole packet %v", n, p.Fields(), whole.Fields())
+	}
+	// Every view reads without panicking; a DATA view has no segments.
+	_ = p.Fields()
+	if typ == TypeData {
+		if segs, err := p.Data().Segments(nil, MaxSegDataIPv4); len(segs) != 0 || !errors.Is(err, ErrTruncated) {
+			t.Errorf("prefix %d: Segments of a partial DATA = %v, %v; want none and ErrTruncated", n, segs, err)
+		}
+		if len(p.Data().Payload()) != 0 {
+			t.Errorf("prefix %d: partial DATA has a payload", n)
 		}
 	}
 }

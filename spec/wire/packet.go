@@ -12,14 +12,21 @@ type DecodeOptions struct {
 	// length), when b was cut short by a capture snap length. 0 means len(b).
 	// If WireLen < len(b), b is trimmed to WireLen (link-layer padding).
 	WireLen int
+	// Partial asks for the readable part of a packet the capture cut
+	// inside its type's header (WireLen > len(b): a snap length) after the
+	// common header: Decode then returns that view (Packet.Partial) along
+	// with the ErrTruncated error, instead of the zero Packet. A header
+	// shorter than its type's although the packet was not cut (the sender
+	// sent it short) is malformed and still gives the zero Packet.
+	Partial bool
 }
 
 // Packet is a decoded Homa packet: a view over the transport bytes (Homa
 // header and payload) with its resolved wire version and type. The zero
 // Packet is empty. Packet never copies the bytes it was decoded from.
 //
-// Packet is 32 bytes (wireLen is 32 bits): the typed views copy it by
-// value, and a 40-byte struct is copied with overlapping 16-byte moves
+// Packet is 32 bytes (wireLen is 32 bits, partial fits in the padding):
+// the typed views copy it by value, and a 40-byte struct is copied with overlapping 16-byte moves
 // whose chained copies defeat the CPU's store forwarding (measured: an
 // Event.Retransmit call cost 65-110 ns at 40 bytes).
 type Packet struct {
@@ -27,6 +34,7 @@ type Packet struct {
 	wireLen uint32
 	v       Version
 	t       PacketType
+	partial bool
 }
 
 // maxWireLen bounds the transport length a Packet records (an IP packet
@@ -38,6 +46,9 @@ const maxWireLen = 1<<32 - 1
 // view of it. It never panics and never reads past b. Errors are
 // [*DecodeError] wrapping ErrTruncated (with the first missing field),
 // ErrUnknownType or ErrUnsupported. It does not allocate unless it fails.
+// With o.Partial, a snap-length cut inside the type's header gives the
+// readable view and the ErrTruncated error together (see
+// DecodeOptions.Partial).
 func Decode(b []byte, o DecodeOptions) (Packet, error) {
 	wl := o.WireLen
 	if wl <= 0 {
@@ -62,7 +73,11 @@ func Decode(b []byte, o DecodeOptions) (Packet, error) {
 	}
 	if n := t.HeaderLen(v); len(b) < n {
 		f := truncatedAt(Layout(t, v), len(b))
-		return Packet{}, &DecodeError{Type: t, Version: v, Field: f.Name, Want: f.Off + f.Size, Have: len(b), Err: ErrTruncated}
+		err := &DecodeError{Type: t, Version: v, Field: f.Name, Want: f.Off + f.Size, Have: len(b), Err: ErrTruncated}
+		if o.Partial && wl > len(b) && len(b) >= CommonHeaderLen {
+			return Packet{b: b, wireLen: uint32(min(wl, maxWireLen)), v: v, t: t, partial: true}, err
+		}
+		return Packet{}, err
 	}
 	return Packet{b: b, wireLen: uint32(min(wl, maxWireLen)), v: v, t: t}, nil
 }
@@ -113,6 +128,47 @@ func (p Packet) WireLen() int { return int(p.wireLen) }
 // Truncated reports whether the capture holds fewer bytes than were sent.
 func (p Packet) Truncated() bool { return len(p.b) < int(p.wireLen) }
 
+// Partial reports whether the packet is the readable part of a header the
+// capture's snap length cut (DecodeOptions.Partial): its common header is
+// whole, the fields of its type's header past the cut read as zero, and
+// Has tells which are captured. Code that reads a packet's own header
+// fields judges a partial packet only by the fields Has confirms.
+func (p Packet) Partial() bool { return p.partial }
+
+// Complete reports whether the captured bytes hold every field of the
+// packet that a receiver reads: true for a decoded whole header; for a
+// Partial one only for an ACK cut among the acks slots past its num_acks
+// entries, which carry nothing (HomaModule homa_incoming.c homa_ack_pkt
+// reads num_acks of them, at most HOMA_MAX_ACKS_PER_PKT). Such a packet
+// can be judged as the whole packet it was. False for the zero Packet.
+func (p Packet) Complete() bool {
+	if !p.partial {
+		return p.t != 0
+	}
+	if p.t != TypeAck || !p.Has("num_acks") {
+		return false
+	}
+	n := Ack{p}.ValidAcks()
+	if n == 0 {
+		return true
+	}
+	end := 0
+	for _, m := range hdrsOf(p.v).acks[n-1] {
+		if m.Size > 0 {
+			end = max(end, m.Off+m.Size)
+		}
+	}
+	return end <= len(p.b)
+}
+
+// Has reports whether the field named name (as Field and LayoutField spell
+// it, array fields included) is in the packet's Layout and wholly
+// captured: always for a complete header, up to the cut for a Partial one.
+func (p Packet) Has(name string) bool {
+	f, ok := LayoutField(p.t, p.v, name)
+	return ok && f.Off+f.Size <= len(p.b)
+}
+
 // Version returns the wire version the packet was decoded with.
 func (p Packet) Version() Version { return p.v }
 
@@ -120,7 +176,7 @@ func (p Packet) Version() Version { return p.v }
 func (p Packet) Type() PacketType { return p.t }
 
 // HeaderLen returns the length in bytes of the packet type's header in its
-// version.
+// version (more than len(Bytes()) for a Partial packet).
 func (p Packet) HeaderLen() int { return p.t.HeaderLen(p.v) }
 
 // Common returns a view of the 28-byte common header.

@@ -112,8 +112,11 @@ up to the damage, as if it had stopped there: its report says so (DAMAGED,
 JSON "damaged"), its verdict is INCOMPLETE unless a MUST violation before the
 damage fails it, and the exit is still 2, since what came after is unknown.
 Frames whose Homa header the snap length cut are unseen packets (a
-WARNING line says how many); when no Homa header could be read at all the
-verdict is INCOMPLETE and the exit 2.`,
+WARNING line says how many), except to the rules of a packet's own common
+and IP header, which judge those that kept the 28-byte common header; when
+the unseen frames outnumber the others, or a finding is inconclusive as
+perhaps resting on a packet not seen, the verdict is INCOMPLETE (unless a
+MUST violation fails it) and the exit 2: not evidence enough to pass.`,
 		Example: `  # check a capture with HomaModule main defaults
   homatest check capture.pcap
 

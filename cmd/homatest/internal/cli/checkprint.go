@@ -140,7 +140,7 @@ func writeCheckText(w io.Writer, reports []check.FileReport) error {
 			upTo = fmt.Sprintf(" in the %d frames before the damage", fr.Stats.Frames)
 		}
 		unread := ""
-		if n := fr.Stats.SnapCut; n > 0 {
+		if n := fr.Stats.SnapUnseen(); n > 0 {
 			unread = fmt.Sprintf("; %d of %d Homa frames unreadable (snap length)", n, fr.Stats.Homa)
 		}
 		fmt.Fprintf(ew, "%s: %d MUST and %d SHOULD violations%s%s, %d inconclusive (%d downgraded); %d rules, %d exercised by this capture%s\n\n",

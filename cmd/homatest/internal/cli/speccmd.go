@@ -302,6 +302,18 @@ a packet (duplication). Reports count these downgrades by rule and cause.
 Checker and spec.Judge.Hosts share this model (a host view is a capture
 on that host's link).
 
+## Snap length
+
+A capture taken with a snap length (tcpdump -s N) may cut a frame inside
+its Homa header. When the 28-byte common header (ports, type, sender_id)
+is whole, the rules marked "Snap length" below judge the packet from it
+and the IP header (and from the fields they name, when captured); to every
+other rule, and to the trace, the packet is unseen, like one the capture
+dropped: a finding that may rest on it is inconclusive. A capture in which
+the unseen frames outnumber the others, or a finding is inconclusive as
+perhaps resting on a packet not seen, is INCOMPLETE (exit 2), unless a
+MUST violation fails it: it is not evidence enough to pass.
+
 `)
 	fmt.Fprint(w, "\n## Coverage of docs/homa-facts.md §4\n\nGenerated from the rules' facts (`homatest spec coverage`).\n\n| fact | rules, or why no packet trace can judge it |\n| --- | --- |\n")
 	cov := spec.Coverage(spec.Rules())
@@ -342,6 +354,13 @@ on that host's link).
 		}
 		if r.Capture != "" {
 			fmt.Fprintf(w, "- Capture: %s\n", r.Capture)
+		}
+		if ok, needs := r.CutHeaders(); ok {
+			when := ""
+			if len(needs) > 0 {
+				when = " when it holds `" + strings.Join(needs, "`, `") + "` (where the type has it)"
+			}
+			fmt.Fprintf(w, "- Snap length: judges a packet whose header the snap length cut after the common header%s\n", when)
 		}
 	}
 }
