@@ -161,6 +161,11 @@ type Message struct {
 	// Trace.granting and Trace.longIn sets; doneFiled whether it has an
 	// entry in the receiver's Trace.longDone heap.
 	inGranting, inLong, doneFiled bool
+	// grantAcc and longAcc are the outstanding sums of the receiver the
+	// message was filed under in Trace.granting and Trace.longIn; outAcc
+	// is the one it adds outVal to now (refreshOutstanding).
+	grantAcc, longAcc, outAcc *outstandingSum
+	outVal                    int64
 	// lossCounted is set once a retransmission brought bytes of the
 	// message the capture never saw (Network.observeFirstLoss counts the
 	// message's loss episode once).
@@ -456,6 +461,10 @@ type Trace struct {
 	// that were incomplete when last seen (R's grantable messages, as far
 	// as the capture shows).
 	longIn map[netip.Addr]map[*Message]*RPC
+	// outstanding[R] is what incomingOutstanding would sum over R's
+	// granting and longIn sets, kept up to date as messages change
+	// (refreshOutstanding), so that asking costs no scan.
+	outstanding map[netip.Addr]*outstandingSum
 	// triggers[R] are the recent packets to R of an RPC whose message to
 	// R was longer than unsched_bytes and incomplete before it: packets
 	// whose processing runs R's grant decision (homa_dispatch_pkts calls
@@ -559,8 +568,8 @@ func NewTrace(p *Params) *Trace {
 		granting: map[netip.Addr]map[*Message]*RPC{}, unreachable: map[HostPort]Unreachable{}, ackedMax: map[netip.Addr]ackedID{},
 		longIn: map[netip.Addr]map[*Message]*RPC{}, triggers: map[netip.Addr]*triggerLog{}, sameSender: map[hostPair][2]*Message{}, lastSRPT: map[netip.Addr]Seen{},
 		pairs: map[hostPair]*pairData{}, cutoffsPaid: map[hostPair]int{}, longDone: map[netip.Addr]*minHeap[*Message]{}, byClientID: map[clientIDKey]*RPC{},
-		clientUnknown: map[clientIDKey]Seen{},
-		idle:          minHeap[*RPC]{less: func(a, b *RPC) bool { return a.filed.Before(b.filed) }, at: func(r *RPC, i int) { r.idleAt = i }}}
+		clientUnknown: map[clientIDKey]Seen{}, outstanding: map[netip.Addr]*outstandingSum{},
+		idle: minHeap[*RPC]{less: func(a, b *RPC) bool { return a.filed.Before(b.filed) }, at: func(r *RPC, i int) { r.idleAt = i }}}
 }
 
 // KeyOf returns the RPC key of e (from sender_id's role bit and addresses).
@@ -668,7 +677,9 @@ func (t *Trace) trackLong(to netip.Addr, m *Message, r *RPC) {
 	if !m.inLong {
 		addMsg(t.longIn, to, m, r)
 		m.inLong = true
+		m.longAcc = t.outstandingOf(to)
 	}
+	t.refreshOutstanding(m)
 	if m.Complete && !m.doneFiled {
 		h := t.longDone[to]
 		if h == nil {
@@ -704,6 +715,7 @@ func (t *Trace) dropLong(h netip.Addr, m *Message) {
 	if m.inLong {
 		delete(t.longIn[h], m)
 		m.inLong = false
+		t.refreshOutstanding(m)
 	}
 }
 
@@ -712,7 +724,51 @@ func (t *Trace) dropGranting(h netip.Addr, m *Message) {
 	if m.inGranting {
 		delete(t.granting[h], m)
 		m.inGranting = false
+		t.refreshOutstanding(m)
 	}
+}
+
+// outstandingSum is the bytes a receiver has authorised and not received
+// (incomingOutstanding), kept as a sum over its messages.
+type outstandingSum struct{ n int64 }
+
+// outstandingOf returns host h's outstanding sum, made on first use.
+func (t *Trace) outstandingOf(h netip.Addr) *outstandingSum {
+	s := t.outstanding[h]
+	if s == nil {
+		s = &outstandingSum{}
+		t.outstanding[h] = s
+	}
+	return s
+}
+
+// outstandingPart returns what message m adds to its receiver's
+// outstanding bytes, and the sum it adds it to (nil: none): for a message
+// being granted, granted and not received; for another incomplete long
+// message, authorised and not received (see incomingOutstanding).
+func (t *Trace) outstandingPart(m *Message) (*outstandingSum, int64) {
+	switch {
+	case m.inGranting:
+		return m.grantAcc, max(0, int64(m.Granted)-int64(m.Received()))
+	case m.inLong && !m.Complete:
+		return m.longAcc, max(0, int64(m.authorised(t.P))-int64(m.Received()))
+	}
+	return nil, 0
+}
+
+// refreshOutstanding moves m's part of its receiver's outstanding sum to
+// what m's state says now. Every change to what outstandingPart reads
+// (the sets m is in, Granted, Seen, Complete, Length, MaxIncoming) is
+// followed by it.
+func (t *Trace) refreshOutstanding(m *Message) {
+	acc, v := t.outstandingPart(m)
+	if m.outAcc != nil {
+		m.outAcc.n -= m.outVal
+	}
+	if acc != nil {
+		acc.n += v
+	}
+	m.outAcc, m.outVal = acc, v
 }
 
 // triggerLog counts a host's grant-triggering packets; the n-th has index
@@ -798,9 +854,11 @@ func (t *Trace) trackIncoming(to netip.Addr, m *Message, r *RPC) {
 	case want && !m.inGranting:
 		addMsg(t.granting, to, m, r)
 		m.inGranting = true
+		m.grantAcc = t.outstandingOf(to)
 	case !want:
 		t.dropGranting(to, m)
 	}
+	t.refreshOutstanding(m)
 }
 
 // PortUnreachable returns the latest ICMP port unreachable host h sent
@@ -1256,6 +1314,7 @@ func (t *Trace) newIncarnation(r *RPC, serverLost bool) {
 			m.doneFiled = false
 		}
 		m.restartReceiver(t.P)
+		t.refreshOutstanding(m)
 		r.Response.SentEnd, r.Response.AllSentTime, r.Response.AllSentFrame = 0, time.Time{}, 0
 	}
 }
@@ -1318,6 +1377,7 @@ func (m *Message) restartReceiver(p *Params) {
 		Resends: m.Resends, RetxBytes: m.RetxBytes, FirstData: m.FirstData, LastData: m.LastData, Priorities: m.Priorities,
 		GrantPriorities: m.GrantPriorities,
 		inLong:          m.inLong,
+		grantAcc:        m.grantAcc, longAcc: m.longAcc, outAcc: m.outAcc, outVal: m.outVal,
 	}
 }
 
