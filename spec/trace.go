@@ -166,6 +166,9 @@ type Message struct {
 	// is the one it adds outVal to now (refreshOutstanding).
 	grantAcc, longAcc, outAcc *outstandingSum
 	outVal                    int64
+	// trig caches the receiver's Trace.triggers entry (entries are never
+	// removed), so that counting a trigger costs no map lookup.
+	trig *triggerLog
 	// lossCounted is set once a retransmission brought bytes of the
 	// message the capture never saw (Network.observeFirstLoss counts the
 	// message's loss episode once).
@@ -389,6 +392,9 @@ type RPC struct {
 	filed  time.Time
 	idleAt int
 	gone   bool
+	// idLatest is set while Trace.byClientID files the RPC under its
+	// client id, so that a packet of it costs no map access there.
+	idLatest bool
 }
 
 // evictAt returns when the trace may forget r: EvictAfter after its last
@@ -817,7 +823,10 @@ func (t *Trace) unpaidStale(h, peer netip.Addr, v uint16) int {
 }
 
 func (t *Trace) grantTrigger(r netip.Addr, m *Message) (int, bool) {
-	l := t.triggers[r]
+	l := m.trig
+	if l == nil {
+		l = t.triggers[r]
+	}
 	if l == nil || m.TriggerUsed >= l.n {
 		return 0, false
 	}
@@ -962,8 +971,13 @@ func (t *Trace) Apply(e *Event) {
 	r.Last = e.Time
 	if e.FromClient() {
 		r.ClientPort, r.ServerPort = p.Common().Sport(), p.Common().Dport()
-		if clientRPCPacket(typ) {
-			t.byClientID[clientIDKey{k.Client, k.ClientID}] = r
+		if clientRPCPacket(typ) && !r.idLatest {
+			ck := clientIDKey{k.Client, k.ClientID}
+			if o := t.byClientID[ck]; o != nil {
+				o.idLatest = false
+			}
+			t.byClientID[ck] = r
+			r.idLatest = true
 		}
 	} else {
 		r.ClientPort, r.ServerPort = p.Common().Dport(), p.Common().Sport()
@@ -975,10 +989,13 @@ func (t *Trace) Apply(e *Event) {
 	if in := r.Msg(e.Packet.Role()); in.Length > t.P.UnschedBytes && !in.Complete ||
 		in.Length == 0 && typ == wire.TypeData && e.Packet.Data().MessageLength() > t.P.UnschedBytes {
 		if segmentCounts(e) {
-			tl := t.triggers[e.Dst]
+			tl := in.trig
 			if tl == nil {
-				tl = &triggerLog{}
-				t.triggers[e.Dst] = tl
+				if tl = t.triggers[e.Dst]; tl == nil {
+					tl = &triggerLog{}
+					t.triggers[e.Dst] = tl
+				}
+				in.trig = tl
 			}
 			tl.add()
 		}
@@ -1377,7 +1394,7 @@ func (m *Message) restartReceiver(p *Params) {
 		Resends: m.Resends, RetxBytes: m.RetxBytes, FirstData: m.FirstData, LastData: m.LastData, Priorities: m.Priorities,
 		GrantPriorities: m.GrantPriorities,
 		inLong:          m.inLong,
-		grantAcc:        m.grantAcc, longAcc: m.longAcc, outAcc: m.outAcc, outVal: m.outVal,
+		grantAcc:        m.grantAcc, longAcc: m.longAcc, outAcc: m.outAcc, outVal: m.outVal, trig: m.trig,
 	}
 }
 
@@ -1494,6 +1511,9 @@ func clientRPCPacket(typ wire.PacketType) bool {
 // last sent DATA, GRANT, RESEND or BUSY under e's client id, or nil. e must
 // be a packet from a client.
 func (t *Trace) SameIDElsewhere(e *Event) *RPC {
+	if e == t.cur && t.curRPC != nil && t.curRPC.idLatest {
+		return nil // e's own RPC is the latest under its id
+	}
 	k := KeyOf(e)
 	if o := t.byClientID[clientIDKey{k.Client, k.ClientID}]; o != nil && o.Key != k && !o.gone {
 		return o
@@ -1520,8 +1540,9 @@ func (t *Trace) retire(r *RPC) {
 	if r.idleAt >= 0 {
 		t.idle.Remove(r.idleAt)
 	}
-	if ck := (clientIDKey{k.Client, k.ClientID}); t.byClientID[ck] == r {
-		delete(t.byClientID, ck)
+	if r.idLatest {
+		delete(t.byClientID, clientIDKey{k.Client, k.ClientID})
+		r.idLatest = false
 	}
 	r.gone = true
 	if t.keepDone {
