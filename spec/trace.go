@@ -245,6 +245,9 @@ type recvSample struct {
 // noteReceived records that n bytes had been seen at t, keeping the
 // samples ReceivedBy needs for times down to keep before t.
 func (m *Message) noteReceived(t time.Time, n uint32, keep time.Duration) {
+	if m.recvLog == nil {
+		m.recvLog = make([]recvSample, 0, 4)
+	}
 	m.recvLog = append(m.recvLog, recvSample{t, n})
 	cut := t.Add(-keep)
 	i := 0
@@ -395,6 +398,9 @@ type RPC struct {
 	// idLatest is set while Trace.byClientID files the RPC under its
 	// client id, so that a packet of it costs no map access there.
 	idLatest bool
+	// dupLast caches the Network's latest frame between the RPC's hosts
+	// (Network.lastOf).
+	dupLast *lastFrame
 }
 
 // evictAt returns when the trace may forget r: EvictAfter after its last
@@ -1212,6 +1218,12 @@ func (t *Trace) applyGrant(e *Event, r *RPC) {
 	if len(m.RecentGrants) == 8 {
 		copy(m.RecentGrants, m.RecentGrants[1:])
 		m.RecentGrants = m.RecentGrants[:7]
+	}
+	if m.RecentGrants == nil && m.GrantLog == nil {
+		// One array for both at the first GRANT, each part capped so
+		// that an append past it moves only that slice.
+		buf := make([]GrantSeen, 12)
+		m.RecentGrants, m.GrantLog = buf[:0:8], buf[8:8:12]
 	}
 	gs := GrantSeen{Time: e.Time, Frame: e.Frame, Priority: g.Priority(), Offset: g.Offset(), HBefore: m.Horizon(t.P)}
 	m.RecentGrants = append(m.RecentGrants, gs)
