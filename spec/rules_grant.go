@@ -532,10 +532,10 @@ func incomingOutstanding(c *Ctx, recv netip.Addr, skip1, skip2 *Message) int64 {
 	var out int64
 	if s := c.T.outstanding[recv]; s != nil {
 		out = s.n
-		if skip1 != nil && skip1.outAcc == s {
+		if skip1 != nil && skip1.acc == s {
 			out -= skip1.outVal
 		}
-		if skip2 != nil && skip2 != skip1 && skip2.outAcc == s {
+		if skip2 != nil && skip2 != skip1 && skip2.acc == s {
 			out -= skip2.outVal
 		}
 	}

@@ -161,11 +161,12 @@ type Message struct {
 	// Trace.granting and Trace.longIn sets; doneFiled whether it has an
 	// entry in the receiver's Trace.longDone heap.
 	inGranting, inLong, doneFiled bool
-	// grantAcc and longAcc are the outstanding sums of the receiver the
-	// message was filed under in Trace.granting and Trace.longIn; outAcc
-	// is the one it adds outVal to now (refreshOutstanding).
-	grantAcc, longAcc, outAcc *outstandingSum
-	outVal                    int64
+	// acc is the receiver's outstanding sum (set when the message is
+	// first filed in Trace.granting or Trace.longIn, both under its
+	// receiver), and outVal what the message adds to it now, 0 when it
+	// is in neither set (refreshOutstanding).
+	acc    *outstandingSum
+	outVal int64
 	// trig caches the receiver's Trace.triggers entry (entries are never
 	// removed), so that counting a trigger costs no map lookup.
 	trig *triggerLog
@@ -689,7 +690,9 @@ func (t *Trace) trackLong(to netip.Addr, m *Message, r *RPC) {
 	if !m.inLong {
 		addMsg(t.longIn, to, m, r)
 		m.inLong = true
-		m.longAcc = t.outstandingOf(to)
+		if m.acc == nil {
+			m.acc = t.outstandingOf(to)
+		}
 	}
 	t.refreshOutstanding(m)
 	if m.Complete && !m.doneFiled {
@@ -755,17 +758,17 @@ func (t *Trace) outstandingOf(h netip.Addr) *outstandingSum {
 }
 
 // outstandingPart returns what message m adds to its receiver's
-// outstanding bytes, and the sum it adds it to (nil: none): for a message
-// being granted, granted and not received; for another incomplete long
-// message, authorised and not received (see incomingOutstanding).
-func (t *Trace) outstandingPart(m *Message) (*outstandingSum, int64) {
+// outstanding bytes: for a message being granted, granted and not
+// received; for another incomplete long message, authorised and not
+// received; else 0 (see incomingOutstanding).
+func (t *Trace) outstandingPart(m *Message) int64 {
 	switch {
 	case m.inGranting:
-		return m.grantAcc, max(0, int64(m.Granted)-int64(m.Received()))
+		return max(0, int64(m.Granted)-int64(m.Received()))
 	case m.inLong && !m.Complete:
-		return m.longAcc, max(0, int64(m.authorised(t.P))-int64(m.Received()))
+		return max(0, int64(m.authorised(t.P))-int64(m.Received()))
 	}
-	return nil, 0
+	return 0
 }
 
 // refreshOutstanding moves m's part of its receiver's outstanding sum to
@@ -773,14 +776,12 @@ func (t *Trace) outstandingPart(m *Message) (*outstandingSum, int64) {
 // (the sets m is in, Granted, Seen, Complete, Length, MaxIncoming) is
 // followed by it.
 func (t *Trace) refreshOutstanding(m *Message) {
-	acc, v := t.outstandingPart(m)
-	if m.outAcc != nil {
-		m.outAcc.n -= m.outVal
+	if m.acc == nil {
+		return // never filed: adds nothing
 	}
-	if acc != nil {
-		acc.n += v
-	}
-	m.outAcc, m.outVal = acc, v
+	v := t.outstandingPart(m)
+	m.acc.n += v - m.outVal
+	m.outVal = v
 }
 
 // triggerLog counts a host's grant-triggering packets; the n-th has index
@@ -869,7 +870,9 @@ func (t *Trace) trackIncoming(to netip.Addr, m *Message, r *RPC) {
 	case want && !m.inGranting:
 		addMsg(t.granting, to, m, r)
 		m.inGranting = true
-		m.grantAcc = t.outstandingOf(to)
+		if m.acc == nil {
+			m.acc = t.outstandingOf(to)
+		}
 	case !want:
 		t.dropGranting(to, m)
 	}
@@ -1406,7 +1409,7 @@ func (m *Message) restartReceiver(p *Params) {
 		Resends: m.Resends, RetxBytes: m.RetxBytes, FirstData: m.FirstData, LastData: m.LastData, Priorities: m.Priorities,
 		GrantPriorities: m.GrantPriorities,
 		inLong:          m.inLong,
-		grantAcc:        m.grantAcc, longAcc: m.longAcc, outAcc: m.outAcc, outVal: m.outVal, trig: m.trig,
+		acc:             m.acc, outVal: m.outVal, trig: m.trig,
 	}
 }
 
