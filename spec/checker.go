@@ -324,9 +324,6 @@ type Checker struct {
 	rules     []*Rule
 	state     []*ruleState
 	props     []compiled
-	// hot[i] is what feedType reads of rule i at every packet, packed
-	// (props[i] is large: one cache line or more per rule visited).
-	hot []hotRule
 	// byClass[k] lists, in rule order, the rules that may act on an event
 	// of dispatch class k (classOf).
 	byClass [numClasses][]int
@@ -434,7 +431,6 @@ func newChecker(profile string, p Params, rules []*Rule, verify bool) *Checker {
 		c.props = append(c.props, cp)
 		c.state = append(c.state, &ruleState{res: RuleResult{Rule: r, ID: r.ID, Level: r.Level},
 			open: map[any]*pending{}, seenA: map[rpcMsgKey]int32{}, aged: newAgedHeap()})
-		c.hot = append(c.hot, hotRule{check: cp.each.Check, st: c.state[i], form: cp.form})
 		for k := range c.byClass {
 			if cp.mayApply(k, verify) {
 				c.byClass[k] = append(c.byClass[k], i)
@@ -457,14 +453,6 @@ func newChecker(profile string, p Params, rules []*Rule, verify bool) *Checker {
 		c.reference = true // more rules than a ruleSet holds
 	}
 	return c
-}
-
-// hotRule is the part of rule i feedType reads at every packet it
-// visits it for: its form, an Each rule's Check, and its state.
-type hotRule struct {
-	check func(c *Ctx, e *Event) Result
-	st    *ruleState
-	form  uint8
 }
 
 // actsOnType reports whether rule form c acts on a well-formed packet of
@@ -881,18 +869,15 @@ func (c *Checker) feedType(cls int, e *Event) {
 		for bits != 0 {
 			i := w*64 + mbits.TrailingZeros64(bits)
 			bits &= bits - 1
-			h := &c.hot[i]
-			st := h.st
-			if h.form == formEach {
+			st := c.state[i]
+			switch cp := &c.props[i]; cp.form {
+			case formEach:
 				// recordHere by hand: the Result stays in registers on a pass.
-				if res := h.check(&c.ctx, e); res.Status == Passed && res.Cause() == "" {
+				if res := cp.each.Check(&c.ctx, e); res.Status == Passed && res.Cause() == "" {
 					st.pass(res.Slack)
 				} else if res.Status != NotApplicable {
 					c.recordFinding(i, e, &res)
 				}
-				continue
-			}
-			switch cp := &c.props[i]; cp.form {
 			case formAtMost:
 				c.atMost(i, st, &cp.atMost, e)
 			case formWithin:
