@@ -710,7 +710,7 @@ const maxDropSubjects = 1 << 18
 // res may rest on a packet not being seen: not for rules that judge each
 // packet alone nor for a result marked Alone (see Rule.Alone).
 func captureDropMayExplain(r *Rule, res Result) bool {
-	return !r.Alone && r.Area() != "wire" && !res.alone()
+	return !r.Alone && !strings.EqualFold(r.area(), "wire") && !res.alone()
 }
 
 // noteDropSubject files the subject of a violation a capture drop may

@@ -233,12 +233,12 @@ func (n *Network) observe(t *Trace, e *Event) {
 		return
 	}
 	n.observeSettling(e)
+	r := t.Lookup(e)
 	if e.Segment == 0 {
-		n.observeDup(e)
-	} else if lf, ok := n.last[unordered(e.Src, e.Dst)]; ok && lf.frame == e.Frame {
+		n.observeDup(e, r)
+	} else if lf := n.lastOf(e, r); lf != nil && lf.frame == e.Frame {
 		n.dup = lf.dup // later segments of a duplicated GSO frame
 	}
-	r := t.Lookup(e)
 	if r == nil {
 		return
 	}
@@ -302,19 +302,38 @@ func (n *Network) observe(t *Trace, e *Event) {
 // no allocation; equal frames hash equal within one process).
 var dupSeed = maphash.MakeSeed()
 
-// observeDup updates the duplicate detector with the first event of frame e.
-func (n *Network) observeDup(e *Event) {
+// lastOf returns the latest frame between e's hosts (nil: none), from the
+// cache of e's RPC r (nil: none) when it has one (entries are never
+// removed, and an RPC's packets all travel between its two hosts).
+func (n *Network) lastOf(e *Event, r *RPC) *lastFrame {
+	if r != nil && r.dupLast != nil {
+		return r.dupLast
+	}
+	lf := n.last[unordered(e.Src, e.Dst)]
+	if r != nil {
+		r.dupLast = lf
+	}
+	return lf
+}
+
+// observeDup updates the duplicate detector with the first event of frame
+// e, of RPC r (nil: none).
+func (n *Network) observeDup(e *Event, r *RPC) {
 	// Identical frames: the same source (with the same unordered pair,
 	// so the same destination), priority, length and bytes; only the
 	// bytes are hashed, the rest compared.
 	sum := maphash.Bytes(dupSeed, e.Packet.Bytes())
 	k := unordered(e.Src, e.Dst)
 	cur := lastFrame{frame: e.Frame, src: e.Src, time: e.Time, sum: sum, prio: e.Priority, length: e.Packet.WireLen(), copies: 1, orig: e.Frame}
-	prev := n.last[k]
+	prev := n.lastOf(e, r)
 	if prev == nil {
-		// Each pair's entry is updated in place: one map lookup per frame.
+		// Each pair's entry is updated in place: at most one map lookup
+		// per frame, none when its RPC caches the entry.
 		prev = &lastFrame{}
 		n.last[k] = prev
+		if r != nil {
+			r.dupLast = prev
+		}
 	} else if prev.sum == sum && prev.src == e.Src && prev.prio == cur.prio && prev.length == cur.length {
 		if d := e.Time.Sub(prev.time); d >= 0 && d <= n.jitter {
 			cur.copies, cur.orig = prev.copies+1, prev.orig

@@ -81,12 +81,16 @@ type Rule struct {
 }
 
 // Area returns the <AREA> part of the ID, lower case.
-func (r *Rule) Area() string {
-	parts := strings.Split(r.ID, "-")
-	if len(parts) != 3 {
+func (r *Rule) Area() string { return strings.ToLower(r.area()) }
+
+// area is Area as the ID spells it (not lowercased), without allocating.
+func (r *Rule) area() string {
+	_, rest, ok := strings.Cut(r.ID, "-")
+	area, num, ok2 := strings.Cut(rest, "-")
+	if !ok || !ok2 || strings.Contains(num, "-") {
 		return ""
 	}
-	return strings.ToLower(parts[1])
+	return area
 }
 
 // AppliesTo reports whether the rule applies to the named profile.

@@ -161,6 +161,15 @@ type Message struct {
 	// Trace.granting and Trace.longIn sets; doneFiled whether it has an
 	// entry in the receiver's Trace.longDone heap.
 	inGranting, inLong, doneFiled bool
+	// acc is the receiver's outstanding sum (set when the message is
+	// first filed in Trace.granting or Trace.longIn, both under its
+	// receiver), and outVal what the message adds to it now, 0 when it
+	// is in neither set (refreshOutstanding).
+	acc    *outstandingSum
+	outVal int64
+	// trig caches the receiver's Trace.triggers entry (entries are never
+	// removed), so that counting a trigger costs no map lookup.
+	trig *triggerLog
 	// lossCounted is set once a retransmission brought bytes of the
 	// message the capture never saw (Network.observeFirstLoss counts the
 	// message's loss episode once).
@@ -237,6 +246,9 @@ type recvSample struct {
 // noteReceived records that n bytes had been seen at t, keeping the
 // samples ReceivedBy needs for times down to keep before t.
 func (m *Message) noteReceived(t time.Time, n uint32, keep time.Duration) {
+	if m.recvLog == nil {
+		m.recvLog = make([]recvSample, 0, 4)
+	}
 	m.recvLog = append(m.recvLog, recvSample{t, n})
 	cut := t.Add(-keep)
 	i := 0
@@ -384,6 +396,12 @@ type RPC struct {
 	filed  time.Time
 	idleAt int
 	gone   bool
+	// idLatest is set while Trace.byClientID files the RPC under its
+	// client id, so that a packet of it costs no map access there.
+	idLatest bool
+	// dupLast caches the Network's latest frame between the RPC's hosts
+	// (Network.lastOf).
+	dupLast *lastFrame
 }
 
 // evictAt returns when the trace may forget r: EvictAfter after its last
@@ -456,6 +474,10 @@ type Trace struct {
 	// that were incomplete when last seen (R's grantable messages, as far
 	// as the capture shows).
 	longIn map[netip.Addr]map[*Message]*RPC
+	// outstanding[R] is what incomingOutstanding would sum over R's
+	// granting and longIn sets, kept up to date as messages change
+	// (refreshOutstanding), so that asking costs no scan.
+	outstanding map[netip.Addr]*outstandingSum
 	// triggers[R] are the recent packets to R of an RPC whose message to
 	// R was longer than unsched_bytes and incomplete before it: packets
 	// whose processing runs R's grant decision (homa_dispatch_pkts calls
@@ -559,8 +581,8 @@ func NewTrace(p *Params) *Trace {
 		granting: map[netip.Addr]map[*Message]*RPC{}, unreachable: map[HostPort]Unreachable{}, ackedMax: map[netip.Addr]ackedID{},
 		longIn: map[netip.Addr]map[*Message]*RPC{}, triggers: map[netip.Addr]*triggerLog{}, sameSender: map[hostPair][2]*Message{}, lastSRPT: map[netip.Addr]Seen{},
 		pairs: map[hostPair]*pairData{}, cutoffsPaid: map[hostPair]int{}, longDone: map[netip.Addr]*minHeap[*Message]{}, byClientID: map[clientIDKey]*RPC{},
-		clientUnknown: map[clientIDKey]Seen{},
-		idle:          minHeap[*RPC]{less: func(a, b *RPC) bool { return a.filed.Before(b.filed) }, at: func(r *RPC, i int) { r.idleAt = i }}}
+		clientUnknown: map[clientIDKey]Seen{}, outstanding: map[netip.Addr]*outstandingSum{},
+		idle: minHeap[*RPC]{less: func(a, b *RPC) bool { return a.filed.Before(b.filed) }, at: func(r *RPC, i int) { r.idleAt = i }}}
 }
 
 // KeyOf returns the RPC key of e (from sender_id's role bit and addresses).
@@ -668,7 +690,11 @@ func (t *Trace) trackLong(to netip.Addr, m *Message, r *RPC) {
 	if !m.inLong {
 		addMsg(t.longIn, to, m, r)
 		m.inLong = true
+		if m.acc == nil {
+			m.acc = t.outstandingOf(to)
+		}
 	}
+	t.refreshOutstanding(m)
 	if m.Complete && !m.doneFiled {
 		h := t.longDone[to]
 		if h == nil {
@@ -704,6 +730,7 @@ func (t *Trace) dropLong(h netip.Addr, m *Message) {
 	if m.inLong {
 		delete(t.longIn[h], m)
 		m.inLong = false
+		t.refreshOutstanding(m)
 	}
 }
 
@@ -712,7 +739,49 @@ func (t *Trace) dropGranting(h netip.Addr, m *Message) {
 	if m.inGranting {
 		delete(t.granting[h], m)
 		m.inGranting = false
+		t.refreshOutstanding(m)
 	}
+}
+
+// outstandingSum is the bytes a receiver has authorised and not received
+// (incomingOutstanding), kept as a sum over its messages.
+type outstandingSum struct{ n int64 }
+
+// outstandingOf returns host h's outstanding sum, made on first use.
+func (t *Trace) outstandingOf(h netip.Addr) *outstandingSum {
+	s := t.outstanding[h]
+	if s == nil {
+		s = &outstandingSum{}
+		t.outstanding[h] = s
+	}
+	return s
+}
+
+// outstandingPart returns what message m adds to its receiver's
+// outstanding bytes: for a message being granted, granted and not
+// received; for another incomplete long message, authorised and not
+// received; else 0 (see incomingOutstanding).
+func (t *Trace) outstandingPart(m *Message) int64 {
+	switch {
+	case m.inGranting:
+		return max(0, int64(m.Granted)-int64(m.Received()))
+	case m.inLong && !m.Complete:
+		return max(0, int64(m.authorised(t.P))-int64(m.Received()))
+	}
+	return 0
+}
+
+// refreshOutstanding moves m's part of its receiver's outstanding sum to
+// what m's state says now. Every change to what outstandingPart reads
+// (the sets m is in, Granted, Seen, Complete, Length, MaxIncoming) is
+// followed by it.
+func (t *Trace) refreshOutstanding(m *Message) {
+	if m.acc == nil {
+		return // never filed: adds nothing
+	}
+	v := t.outstandingPart(m)
+	m.acc.n += v - m.outVal
+	m.outVal = v
 }
 
 // triggerLog counts a host's grant-triggering packets; the n-th has index
@@ -761,7 +830,10 @@ func (t *Trace) unpaidStale(h, peer netip.Addr, v uint16) int {
 }
 
 func (t *Trace) grantTrigger(r netip.Addr, m *Message) (int, bool) {
-	l := t.triggers[r]
+	l := m.trig
+	if l == nil {
+		l = t.triggers[r]
+	}
 	if l == nil || m.TriggerUsed >= l.n {
 		return 0, false
 	}
@@ -798,9 +870,13 @@ func (t *Trace) trackIncoming(to netip.Addr, m *Message, r *RPC) {
 	case want && !m.inGranting:
 		addMsg(t.granting, to, m, r)
 		m.inGranting = true
+		if m.acc == nil {
+			m.acc = t.outstandingOf(to)
+		}
 	case !want:
 		t.dropGranting(to, m)
 	}
+	t.refreshOutstanding(m)
 }
 
 // PortUnreachable returns the latest ICMP port unreachable host h sent
@@ -904,8 +980,13 @@ func (t *Trace) Apply(e *Event) {
 	r.Last = e.Time
 	if e.FromClient() {
 		r.ClientPort, r.ServerPort = p.Common().Sport(), p.Common().Dport()
-		if clientRPCPacket(typ) {
-			t.byClientID[clientIDKey{k.Client, k.ClientID}] = r
+		if clientRPCPacket(typ) && !r.idLatest {
+			ck := clientIDKey{k.Client, k.ClientID}
+			if o := t.byClientID[ck]; o != nil {
+				o.idLatest = false
+			}
+			t.byClientID[ck] = r
+			r.idLatest = true
 		}
 	} else {
 		r.ClientPort, r.ServerPort = p.Common().Dport(), p.Common().Sport()
@@ -917,10 +998,13 @@ func (t *Trace) Apply(e *Event) {
 	if in := r.Msg(e.Packet.Role()); in.Length > t.P.UnschedBytes && !in.Complete ||
 		in.Length == 0 && typ == wire.TypeData && e.Packet.Data().MessageLength() > t.P.UnschedBytes {
 		if segmentCounts(e) {
-			tl := t.triggers[e.Dst]
+			tl := in.trig
 			if tl == nil {
-				tl = &triggerLog{}
-				t.triggers[e.Dst] = tl
+				if tl = t.triggers[e.Dst]; tl == nil {
+					tl = &triggerLog{}
+					t.triggers[e.Dst] = tl
+				}
+				in.trig = tl
 			}
 			tl.add()
 		}
@@ -1138,6 +1222,12 @@ func (t *Trace) applyGrant(e *Event, r *RPC) {
 		copy(m.RecentGrants, m.RecentGrants[1:])
 		m.RecentGrants = m.RecentGrants[:7]
 	}
+	if m.RecentGrants == nil && m.GrantLog == nil {
+		// One array for both at the first GRANT, each part capped so
+		// that an append past it moves only that slice.
+		buf := make([]GrantSeen, 12)
+		m.RecentGrants, m.GrantLog = buf[:0:8], buf[8:8:12]
+	}
 	gs := GrantSeen{Time: e.Time, Frame: e.Frame, Priority: g.Priority(), Offset: g.Offset(), HBefore: m.Horizon(t.P)}
 	m.RecentGrants = append(m.RecentGrants, gs)
 	m.GrantLog = append(m.GrantLog, gs)
@@ -1256,6 +1346,7 @@ func (t *Trace) newIncarnation(r *RPC, serverLost bool) {
 			m.doneFiled = false
 		}
 		m.restartReceiver(t.P)
+		t.refreshOutstanding(m)
 		r.Response.SentEnd, r.Response.AllSentTime, r.Response.AllSentFrame = 0, time.Time{}, 0
 	}
 }
@@ -1318,6 +1409,7 @@ func (m *Message) restartReceiver(p *Params) {
 		Resends: m.Resends, RetxBytes: m.RetxBytes, FirstData: m.FirstData, LastData: m.LastData, Priorities: m.Priorities,
 		GrantPriorities: m.GrantPriorities,
 		inLong:          m.inLong,
+		acc:             m.acc, outVal: m.outVal, trig: m.trig,
 	}
 }
 
@@ -1434,6 +1526,9 @@ func clientRPCPacket(typ wire.PacketType) bool {
 // last sent DATA, GRANT, RESEND or BUSY under e's client id, or nil. e must
 // be a packet from a client.
 func (t *Trace) SameIDElsewhere(e *Event) *RPC {
+	if e == t.cur && t.curRPC != nil && t.curRPC.idLatest {
+		return nil // e's own RPC is the latest under its id
+	}
 	k := KeyOf(e)
 	if o := t.byClientID[clientIDKey{k.Client, k.ClientID}]; o != nil && o.Key != k && !o.gone {
 		return o
@@ -1460,8 +1555,9 @@ func (t *Trace) retire(r *RPC) {
 	if r.idleAt >= 0 {
 		t.idle.Remove(r.idleAt)
 	}
-	if ck := (clientIDKey{k.Client, k.ClientID}); t.byClientID[ck] == r {
-		delete(t.byClientID, ck)
+	if r.idLatest {
+		delete(t.byClientID, clientIDKey{k.Client, k.ClientID})
+		r.idLatest = false
 	}
 	r.gone = true
 	if t.keepDone {
