@@ -75,13 +75,19 @@ func TestNeedsVerified(t *testing.T) {
 // TestHotValuesFitRegisters guards the sizes the checker's speed rests
 // on: a struct of at most four fields and 32 bytes is kept in registers
 // by the Go compiler, a larger one is spilled and copied at every call.
-// Every rule returns a Result and reads Packet views per packet.
+// Every rule returns a Result and reads Packet views per packet; and the
+// trace allocates an RPC per RPC of the capture.
 func TestHotValuesFitRegisters(t *testing.T) {
 	if n := unsafe.Sizeof(Result{}); n > 32 {
 		t.Errorf("spec.Result is %d bytes: keep it within 32 (rare fields behind a pointer)", n)
 	}
 	if n := unsafe.Sizeof(wire.Packet{}); n > 32 {
 		t.Errorf("wire.Packet is %d bytes: keep it within 32", n)
+	}
+	// An RPC is allocated per RPC of the capture; above 2048 bytes Go's
+	// allocator rounds it up to the 2304-byte size class, 13% more state.
+	if n := unsafe.Sizeof(RPC{}); n > 2048 {
+		t.Errorf("spec.RPC is %d bytes: keep it within 2048 (Go's size class; rare fields behind a pointer)", n)
 	}
 }
 
