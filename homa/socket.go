@@ -84,6 +84,9 @@ func (s *Socket) Close() error {
 	s.closed = true
 	delete(h.sockets, s.port)
 	close(s.reqs)
+	if h.leader != nil && h.leader.sock == s {
+		h.pull.Interrupt()
+	}
 	h.m.CloseSocket(s.port)
 	h.unlock()
 	return nil
@@ -92,6 +95,7 @@ func (s *Socket) Close() error {
 // Call sends request to dst and waits for the response. Errors: ErrTimeout
 // after timeout_ticks of silence, ErrClosed, ErrTooLong/ErrEmpty, or ctx's
 // error (the RPC is then aborted locally, without telling the server).
+// request is not copied: it must not change until Call returns.
 func (s *Socket) Call(ctx context.Context, dst netip.AddrPort, request []byte) ([]byte, error) {
 	if len(request) == 0 {
 		return nil, ErrEmpty
@@ -105,39 +109,49 @@ func (s *Socket) Call(ctx context.Context, dst netip.AddrPort, request []byte) (
 		h.mu.Unlock()
 		return nil, ErrClosed
 	}
-	id, err := h.m.Call(h.now(), s.port, dst, append([]byte(nil), request...))
+	// No copy: the machine keeps request only while the RPC lives, and
+	// Call returns only once it has ended (or been aborted).
+	id, err := h.m.Call(h.now(), s.port, dst, request)
 	if err != nil {
 		h.mu.Unlock()
 		return nil, err
 	}
-	done := h.results.Get().(chan callResult)
-	h.calls[id] = done
+	w := h.newWaiter()
+	h.calls[id] = w
 	h.unlock()
+	if h.pull != nil {
+		return h.awaitCall(ctx, id, w)
+	}
 	if ctx.Done() == nil { // a plain receive: cheaper than a select
-		r := <-done
-		h.results.Put(done)
+		<-w.wake
+		r := w.res
+		h.putWaiter(w)
 		return r.resp, r.err
 	}
 	select {
-	case r := <-done:
-		h.results.Put(done)
+	case <-w.wake:
+		r := w.res
+		h.putWaiter(w)
 		return r.resp, r.err
 	case <-ctx.Done():
 		h.mu.Lock()
-		if h.calls[id] == done {
+		if h.calls[id] == w {
 			delete(h.calls, id)
 			h.m.Abort(id)
 		} else {
-			<-done // dispatch sent the result under h.mu: drop it
+			<-w.wake // dispatch set the result under h.mu: drop it
 		}
 		h.unlock()
-		h.results.Put(done)
+		h.putWaiter(w)
 		return nil, ctx.Err()
 	}
 }
 
 // Receive waits for the next request. Errors: ErrClosed, ctx's error.
 func (s *Socket) Receive(ctx context.Context) (*Request, error) {
+	if s.h.pull != nil {
+		return s.receivePull(ctx)
+	}
 	if ctx.Done() == nil { // a plain receive: cheaper than a select
 		q, ok := <-s.reqs
 		if !ok {
@@ -153,6 +167,68 @@ func (s *Socket) Receive(ctx context.Context) (*Request, error) {
 		return q, nil
 	case <-ctx.Done():
 		return nil, ctx.Err()
+	}
+}
+
+// receivePull is Receive over a PullTransport: a request already queued,
+// or else the wait reads the transport (Host.await).
+func (s *Socket) receivePull(ctx context.Context) (*Request, error) {
+	select {
+	case q, ok := <-s.reqs:
+		if !ok {
+			return nil, ErrClosed
+		}
+		return q, nil
+	default:
+	}
+	h := s.h
+	w := h.newWaiter()
+	w.sock = s
+	done := func() bool { return len(s.reqs) > 0 || s.closed }
+	h.mu.Lock()
+	for {
+		select {
+		case q, ok := <-s.reqs:
+			h.endWait(w)
+			h.mu.Unlock()
+			h.putWaiter(w)
+			if !ok {
+				return nil, ErrClosed
+			}
+			return q, nil
+		default:
+		}
+		if err := ctx.Err(); err != nil {
+			h.endWait(w)
+			h.mu.Unlock()
+			h.putWaiter(w)
+			return nil, err
+		}
+		if h.leader == nil && !h.pullDead {
+			h.leader = w
+		}
+		if h.leader == w {
+			h.lead(ctx, done)
+			continue
+		}
+		// Follow: a request may come to this goroutine directly.
+		h.follow(w)
+		h.mu.Unlock()
+		select {
+		case q, ok := <-s.reqs:
+			h.mu.Lock()
+			h.endWait(w)
+			h.mu.Unlock()
+			h.putWaiter(w)
+			if !ok {
+				return nil, ErrClosed
+			}
+			return q, nil
+		case <-w.wake:
+		case <-ctx.Done():
+		}
+		h.mu.Lock()
+		h.unfollow(w)
 	}
 }
 
