@@ -225,3 +225,82 @@ func TestConcurrentRPCs(t *testing.T) {
 		}
 	})
 }
+
+// TestPullWaits runs the waits of Host over a PullTransport, where the
+// goroutines waiting in Call and Receive read the transport themselves:
+// calls to a server that never answers end with their contexts whether
+// they lead or follow, while echo calls beside them complete (the lead
+// passes on as waits end); a Receive ends with its context, or with
+// ErrClosed when its socket closes; closing the host ends a waiting Call.
+func TestPullWaits(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		tn := newTestNet(t, 2, memnet.Config{Rate: 10e9, Delay: 2 * time.Microsecond}, homa.DefaultParams())
+		defer tn.close()
+		client, server := tn.hosts[0], tn.hosts[1] // both over the pull adapter
+		echoServer(t, server, 4000)
+		if _, err := server.Listen(5000); err != nil { // never received: never answered
+			t.Fatal(err)
+		}
+		sock, _ := client.Dial()
+		var wg sync.WaitGroup
+		errs := make(chan error, 100)
+		for i := range 20 {
+			wg.Add(2)
+			go func() {
+				defer wg.Done()
+				ctx, cancel := context.WithTimeout(context.Background(), time.Duration(1+i)*time.Millisecond)
+				defer cancel()
+				if _, err := sock.Call(ctx, netip.AddrPortFrom(server.Addr(), 5000), []byte{byte(i)}); err != context.DeadlineExceeded {
+					errs <- fmt.Errorf("call %d to the silent port: %v, want %v", i, err, context.DeadlineExceeded)
+				}
+			}()
+			go func() {
+				defer wg.Done()
+				for j := range 5 {
+					req := []byte{byte(i), byte(j), 1, 2, 3}
+					resp, err := sock.Call(context.Background(), netip.AddrPortFrom(server.Addr(), 4000), req)
+					if err != nil || !bytes.Equal(resp, reverse(req)) {
+						errs <- fmt.Errorf("echo %d/%d: %v", i, j, err)
+					}
+				}
+			}()
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			t.Error(err)
+		}
+		// Alone, the call leads: its context must interrupt its read, not
+		// the BUSY that answers its first RESEND (resend_ticks later).
+		start := time.Now()
+		ctx, cancel := context.WithTimeout(context.Background(), time.Millisecond)
+		if _, err := sock.Call(ctx, netip.AddrPortFrom(server.Addr(), 5000), []byte{1}); err != context.DeadlineExceeded || time.Since(start) != time.Millisecond {
+			t.Errorf("a lone call to the silent port: %v after %v, want %v after 1ms", err, time.Since(start), context.DeadlineExceeded)
+		}
+		cancel()
+
+		s2, _ := server.Listen(6000)
+		ctx, cancel = context.WithTimeout(context.Background(), 5*time.Millisecond)
+		if _, err := s2.Receive(ctx); err != context.DeadlineExceeded {
+			t.Errorf("Receive with nothing to receive: %v, want %v", err, context.DeadlineExceeded)
+		}
+		cancel()
+		got := make(chan error, 1)
+		go func() { _, err := s2.Receive(context.Background()); got <- err }()
+		time.Sleep(time.Millisecond)
+		s2.Close()
+		if err := <-got; err != homa.ErrClosed {
+			t.Errorf("Receive on a socket closed while it waits: %v, want %v", err, homa.ErrClosed)
+		}
+
+		go func() {
+			_, err := sock.Call(context.Background(), netip.AddrPortFrom(server.Addr(), 5000), []byte{1})
+			got <- err
+		}()
+		time.Sleep(time.Millisecond)
+		client.Close()
+		if err := <-got; err != homa.ErrClosed {
+			t.Errorf("Call waiting when its host closes: %v, want %v", err, homa.ErrClosed)
+		}
+	})
+}

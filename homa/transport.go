@@ -67,6 +67,7 @@ type PullTransport interface {
 	// transport can read no more (closed).
 	Pull(wait bool, f func(pkts []Received)) (int, error)
 	// Interrupt makes a Pull waiting for packets return soon (or the next
-	// one, if none waits now). Safe from any goroutine.
+	// one, if none waits now), so that its caller looks again at what it
+	// waits for. Safe from any goroutine.
 	Interrupt()
 }

@@ -195,8 +195,11 @@ func (t *Transport) Pull(wait bool, f func(pkts []homa.Received)) (int, error) {
 	if t.interrupted.Swap(false) {
 		// Interrupt put the deadline in the past before it set the flag:
 		// a Pull that misses the flag returns at once and sees it next
-		// time, so no interruption is lost and none repeats forever.
+		// time, so none repeats forever. This one returns without reading
+		// at all: the interruption may have come after the caller last
+		// looked at what it waits for, so it must look again.
 		_ = t.pc.SetReadDeadline(time.Time{})
+		return 0, nil
 	}
 	rx := t.prx
 	var n int
