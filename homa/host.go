@@ -351,27 +351,31 @@ func (h *Host) endWait(w *waiter) {
 }
 
 // await waits once, as leader when nobody reads (until done) or as a
-// follower until signalled or ctx ends. Called and returns with h.mu
-// held; the caller checks what happened.
-func (h *Host) await(ctx context.Context, w *waiter, done func() bool) {
+// follower until signalled, ctx ends or (reqs not nil: Receive) a request
+// comes on reqs, which it returns with got set (ok false: reqs closed).
+// Called and returns with h.mu held; the caller checks what happened.
+func (h *Host) await(ctx context.Context, w *waiter, done func() bool, reqs chan *Request) (q *Request, ok, got bool) {
 	if h.leader == nil && !h.pullDead {
 		h.leader = w
 	}
 	if h.leader == w {
 		h.lead(ctx, done)
-		return
+		return nil, false, false
 	}
 	h.follow(w)
 	h.mu.Unlock()
 	select {
 	case <-w.wake:
 	case <-ctx.Done():
+	case q, ok = <-reqs: // a nil reqs never delivers
+		got = true
 	}
 	h.mu.Lock()
 	h.unfollow(w)
-	if h.leader == w {
+	if h.leader == w && !got {
 		h.lead(ctx, done)
 	}
+	return q, ok, got
 }
 
 // awaitCall waits for the result of call id over a PullTransport.
@@ -387,7 +391,7 @@ func (h *Host) awaitCall(ctx context.Context, id uint64, w *waiter) ([]byte, err
 			h.putWaiter(w)
 			return nil, err
 		}
-		h.await(ctx, w, done)
+		h.await(ctx, w, done, nil)
 	}
 	r := w.res
 	h.endWait(w)
@@ -437,6 +441,9 @@ func (h *Host) dispatch() {
 			if w := h.calls[e.ID]; w != nil {
 				delete(h.calls, e.ID)
 				w.res, w.has = callResult{e.Payload, e.Err}, true
+				// A follower leaving is no candidate for the lead: a
+				// release now goes to one still waiting.
+				h.unfollow(w)
 				w.signal()
 				if w == h.leader && !h.inBatch {
 					h.pull.Interrupt() // it reads, waiting for what came another way

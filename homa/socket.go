@@ -187,48 +187,28 @@ func (s *Socket) receivePull(ctx context.Context) (*Request, error) {
 	done := func() bool { return len(s.reqs) > 0 || s.closed }
 	h.mu.Lock()
 	for {
+		q, ok, got := (*Request)(nil), false, false
 		select {
-		case q, ok := <-s.reqs:
-			h.endWait(w)
-			h.mu.Unlock()
-			h.putWaiter(w)
-			if !ok {
-				return nil, ErrClosed
-			}
-			return q, nil
+		case q, ok = <-s.reqs:
+			got = true
 		default:
+			if err := ctx.Err(); err != nil {
+				h.endWait(w)
+				h.mu.Unlock()
+				h.putWaiter(w)
+				return nil, err
+			}
+			q, ok, got = h.await(ctx, w, done, s.reqs)
 		}
-		if err := ctx.Err(); err != nil {
-			h.endWait(w)
-			h.mu.Unlock()
-			h.putWaiter(w)
-			return nil, err
-		}
-		if h.leader == nil && !h.pullDead {
-			h.leader = w
-		}
-		if h.leader == w {
-			h.lead(ctx, done)
-			continue
-		}
-		// Follow: a request may come to this goroutine directly.
-		h.follow(w)
-		h.mu.Unlock()
-		select {
-		case q, ok := <-s.reqs:
-			h.mu.Lock()
-			h.endWait(w)
+		if got {
+			h.endWait(w) // a lead it was given goes on
 			h.mu.Unlock()
 			h.putWaiter(w)
 			if !ok {
 				return nil, ErrClosed
 			}
 			return q, nil
-		case <-w.wake:
-		case <-ctx.Done():
 		}
-		h.mu.Lock()
-		h.unfollow(w)
 	}
 }
 
