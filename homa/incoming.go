@@ -116,7 +116,13 @@ func (h *Machine) handleData(src netip.Addr, d wire.Data) {
 	}
 	m := r.in
 	if m == nil {
-		r.inMsg = msgIn{buf: make([]byte, length), granted: min(length, int(d.Incoming())), created: h.now}
+		var buf []byte
+		if length <= len(r.small) {
+			buf = r.small[:length:length]
+		} else {
+			buf = make([]byte, length)
+		}
+		r.inMsg = msgIn{buf: buf, granted: min(length, int(d.Incoming())), created: h.now}
 		m = &r.inMsg
 		m.recv = m.recv0[:0]
 		if m.granted < 1 {

@@ -101,7 +101,14 @@ type rpc struct {
 	// its two messages are one allocation.
 	inMsg  msgIn
 	outMsg msgOut
+	// small holds an incoming message of up to smallMsg bytes, so that a
+	// small RPC is still one allocation (the application keeps the bytes,
+	// and with them this struct, as long as it keeps the payload).
+	small [smallMsg]byte
 }
+
+// smallMsg is the longest incoming message kept inside its rpc.
+const smallMsg = 128
 
 // rpcList is a list of RPCs in the order they were added: the machine
 // walks its RPCs in this order, never in a map's random order, so that the
