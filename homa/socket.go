@@ -111,14 +111,15 @@ func (s *Socket) Call(ctx context.Context, dst netip.AddrPort, request []byte) (
 	}
 	// No copy: the machine keeps request only while the RPC lives, and
 	// Call returns only once it has ended (or been aborted).
-	id, err := h.m.Call(h.now(), s.port, dst, request)
+	now := h.now()
+	id, err := h.m.Call(now, s.port, dst, request)
 	if err != nil {
 		h.mu.Unlock()
 		return nil, err
 	}
 	w := h.newWaiter()
 	h.calls[id] = w
-	h.unlock()
+	h.unlockAt(now)
 	if h.pull != nil {
 		return h.awaitCall(ctx, id, w)
 	}
@@ -184,21 +185,24 @@ func (s *Socket) receivePull(ctx context.Context) (*Request, error) {
 	h := s.h
 	w := h.newWaiter()
 	w.sock = s
-	done := func() bool { return len(s.reqs) > 0 || s.closed }
+	done := func() bool { return w.req != nil || len(s.reqs) > 0 || s.closed }
 	h.mu.Lock()
 	for {
-		q, ok, got := (*Request)(nil), false, false
-		select {
-		case q, ok = <-s.reqs:
-			got = true
-		default:
-			if err := ctx.Err(); err != nil {
-				h.endWait(w)
-				h.mu.Unlock()
-				h.putWaiter(w)
-				return nil, err
+		q, ok, got := w.req, true, w.req != nil // handed to it as leader
+		w.req = nil
+		if !got {
+			select {
+			case q, ok = <-s.reqs:
+				got = true
+			default:
+				if err := ctx.Err(); err != nil {
+					h.endWait(w)
+					h.mu.Unlock()
+					h.putWaiter(w)
+					return nil, err
+				}
+				q, ok, got = h.await(ctx, w, done, s.reqs)
 			}
-			q, ok, got = h.await(ctx, w, done, s.reqs)
 		}
 		if got {
 			h.endWait(w) // a lead it was given goes on
@@ -218,7 +222,8 @@ func (s *Socket) receivePull(ctx context.Context) (*Request, error) {
 func (q *Request) Reply(response []byte) error {
 	h := q.s.h
 	h.mu.Lock()
-	err := h.m.Reply(h.now(), q.ref, append([]byte(nil), response...))
-	h.unlock()
+	now := h.now()
+	err := h.m.Reply(now, q.ref, append([]byte(nil), response...))
+	h.unlockAt(now)
 	return err
 }

@@ -217,15 +217,21 @@ func echoOn(t testing.TB, h *homa.Host, reverse bool) {
 // leads, homa.PullTransport), so what ends its wait without a packet must
 // interrupt that read: its context, and the timeout its host's timer
 // declares. No Homa host answers at the destination (its kernel has no
-// socket for protocol 146), so no packet ever wakes the caller.
+// socket for protocol 146), so no packet ever wakes the caller. Each case
+// has its own client host, so that the other end cannot win a race on a
+// stalled machine: the context's call times out only after 1000 ticks.
 func TestRawIPWaitEnds(t *testing.T) {
 	a, _ := pair(t)
-	p := homa.DefaultParams()
-	p.Tick, p.ResendTicks, p.ResendInterval, p.TimeoutTicks = timescale.D(2*time.Millisecond), 2, 2, 10
-	client, _ := hostVia(t, a, "198.18.0.1", p, nil)
-	sock, err := client.Dial()
-	if err != nil {
-		t.Fatal(err)
+	dial := func(timeoutTicks int) *homa.Socket {
+		t.Helper()
+		p := homa.DefaultParams()
+		p.Tick, p.ResendTicks, p.ResendInterval, p.TimeoutTicks = timescale.D(2*time.Millisecond), 2, 2, timeoutTicks
+		client, _ := hostVia(t, a, "198.18.0.1", p, nil)
+		sock, err := client.Dial()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return sock
 	}
 	dst := netip.AddrPortFrom(netip.MustParseAddr("198.18.0.2"), 4000)
 	done := make(chan error, 1)
@@ -242,8 +248,10 @@ func TestRawIPWaitEnds(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Millisecond)
 	defer cancel()
+	sock := dial(1000)
 	go func() { _, err := sock.Call(ctx, dst, []byte("ctx")); done <- err }()
 	wait("a call whose context ends", context.DeadlineExceeded)
+	sock = dial(10)
 	go func() { _, err := sock.Call(context.Background(), dst, []byte("timeout")); done <- err }()
 	wait("a call that times out", homa.ErrTimeout)
 }
