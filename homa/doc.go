@@ -14,7 +14,9 @@
 // to send, application events, the next deadline). Two drivers run it:
 // Host in real time over a Transport (an in-memory network for tests
 // under testing/synctest, package homa/memnet, or raw IP sockets, package
-// homa/rawip), with a mutex, one timer and the transport's handler; and
+// homa/rawip), with a mutex, one timer and the transport's handler (over
+// raw IP no handler: the goroutines waiting in Call and Receive read the
+// socket themselves, one at a time, PullTransport); and
 // package sim, which runs many machines on one virtual clock. The wire
 // format comes from spec/wire; package homa never imports spec, so that
 // the checker and the implementation are written independently.

@@ -30,6 +30,15 @@ func mustCheckQueues(h *Machine) {
 func (h *Machine) verifyQueues() error {
 	// Grantable messages: the set, the SRPT ranking of the active ones,
 	// the oldest, and the outstanding bytes.
+	ungranted := 0
+	for _, r := range h.servers {
+		if r.out != nil && r.out.granted < r.out.length() {
+			ungranted++
+		}
+	}
+	if ungranted != h.ungranted {
+		return fmt.Errorf("%d server RPCs wait for response GRANTs, the machine counts %d", ungranted, h.ungranted)
+	}
 	var gs []*grantable
 	want := 0
 	for _, r := range h.servers {

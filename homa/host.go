@@ -1,6 +1,7 @@
 package homa
 
 import (
+	"context"
 	"errors"
 	"net/netip"
 	"sync"
@@ -25,11 +26,24 @@ type Config struct {
 // Deadline for timer ticks and the pacer, and application calls (Call,
 // Reply, ...) feed it the rest. Packets leave in the order the machine
 // built them, after the mutex is released.
+//
+// Over a PullTransport there is no handler: the goroutines waiting in
+// Call and Receive read the transport themselves, one at a time (the
+// leader; the others, followers, wait for their result or for the lead),
+// so that the packet a caller waits for wakes that caller from the
+// poller, with no handoff from a reader goroutine. A leader whose wait
+// ends hands the lead to a follower; with none, the host's standby
+// goroutine leads while the machine waits for input no call waits for
+// (Machine.WantsInput), and the timer reads what waits at every pass, so
+// nothing waits longer than a tick.
 type Host struct {
 	m     *Machine
 	tr    Transport
 	batch BatchTransport // tr, when it sends and receives in batches
+	pull  PullTransport  // tr, when the host reads it itself
 	epoch time.Time
+	// onBatch is receiveBatch as a func value made once (Pull's argument).
+	onBatch func([]Received)
 
 	mu sync.Mutex
 	// sendMu keeps packets leaving in the order they were built under mu:
@@ -40,14 +54,24 @@ type Host struct {
 	timer   *time.Timer
 	armedAt time.Duration // the deadline the timer is set for
 	sockets map[uint16]*Socket
-	calls   map[uint64]chan callResult
-	// results recycles Call's result channels (one buffered slot each):
-	// a channel goes back empty, once no dispatch can send on it. Per
-	// host, not global: a channel made in a testing/synctest bubble
-	// belongs to it.
-	results sync.Pool
-	dropped int // requests a full receive queue refused
-	closed  bool
+	calls   map[uint64]*waiter
+	// waiters recycles the waiters of Call and Receive: one goes back with
+	// its wake channel empty, once nothing can signal it. Per host, not
+	// global: a channel made in a testing/synctest bubble belongs to it.
+	waiters sync.Pool
+	// Over a PullTransport (under mu): leader is the goroutine reading the
+	// transport (nil: none), followers those waiting for it, standby the
+	// host's own reader and drainer the timer's turn as leader; inBatch is
+	// set while the leader's packets are handled, pullDead once Pull
+	// failed (the transport is closed).
+	leader    *waiter
+	followers []*waiter
+	standby   *waiter
+	drainer   *waiter
+	inBatch   bool
+	pullDead  bool
+	dropped   int // requests a full receive queue refused
+	closed    bool
 	// sent holds the buffers of the packets sent (under sendMu), given
 	// back to the machine by the next unlock, which holds both locks.
 	sent [][]byte
@@ -61,6 +85,26 @@ var outPool = sync.Pool{New: func() any { return new([]Transmit) }}
 type callResult struct {
 	resp []byte
 	err  error
+}
+
+// waiter is a goroutine waiting in Call or Receive. Its wake channel (one
+// buffered slot) is signalled, under Host.mu, when its call's result is
+// set or when it is given the lead; what happened is read under Host.mu.
+type waiter struct {
+	wake chan struct{}
+	res  callResult // the call's result, once has
+	has  bool
+	sock *Socket  // Receive's socket
+	req  *Request // a request handed to Receive's leader directly
+	idx  int      // 1 + index in Host.followers; 0 when not following
+}
+
+// signal wakes w's goroutine (a signal already pending suffices).
+func (w *waiter) signal() {
+	select {
+	case w.wake <- struct{}{}:
+	default:
+	}
 }
 
 // New starts a host on cfg.Transport. It returns an error for bad
@@ -78,18 +122,33 @@ func New(cfg Config) (*Host, error) {
 	if err != nil {
 		return nil, err
 	}
-	h := &Host{m: m, tr: cfg.Transport, batch: bt, epoch: time.Now(), sockets: map[uint16]*Socket{}, calls: map[uint64]chan callResult{}}
-	h.results.New = func() any { return make(chan callResult, 1) }
+	h := &Host{m: m, tr: cfg.Transport, batch: bt, epoch: time.Now(), sockets: map[uint16]*Socket{}, calls: map[uint64]*waiter{}}
+	h.pull, _ = cfg.Transport.(PullTransport)
+	h.waiters.New = func() any { return &waiter{wake: make(chan struct{}, 1)} }
+	h.onBatch = h.receiveBatch
 	h.mu.Lock()
 	h.armedAt = m.nextTick
 	h.timer = time.AfterFunc(m.nextTick, h.onTimer)
 	h.mu.Unlock()
-	if bt != nil {
+	switch {
+	case h.pull != nil:
+		h.standby, h.drainer = h.newWaiter(), h.newWaiter()
+		go h.standbyLoop()
+	case bt != nil:
 		bt.SetBatchHandler(h.receiveBatch)
-	} else {
+	default:
 		cfg.Transport.SetHandler(h.receive)
 	}
 	return h, nil
+}
+
+// newWaiter returns a waiter from the pool.
+func (h *Host) newWaiter() *waiter { return h.waiters.Get().(*waiter) }
+
+// putWaiter returns w to the pool; nothing may signal it any more.
+func (h *Host) putWaiter(w *waiter) {
+	w.res, w.has, w.sock, w.req = callResult{}, false, nil, nil
+	h.waiters.Put(w)
 }
 
 // Addr returns the host's address.
@@ -127,6 +186,12 @@ func (h *Host) Close() error {
 	}
 	h.sockets = nil
 	h.timer.Stop()
+	if h.pull != nil {
+		close(h.standby.wake) // ends standbyLoop; nothing signals it once closed
+		if h.leader != nil {
+			h.pull.Interrupt()
+		}
+	}
 	h.mu.Unlock()
 	// Packets built before Close may still be on their way to the
 	// transport: let them go before it closes.
@@ -142,8 +207,9 @@ func (h *Host) receive(src netip.Addr, prio uint8, pkt []byte) {
 		h.mu.Unlock()
 		return
 	}
-	h.m.HandlePacket(h.now(), src, prio, pkt)
-	h.unlock()
+	now := h.now()
+	h.m.HandlePacket(now, src, prio, pkt)
+	h.unlockAt(now)
 }
 
 // receiveBatch is a BatchTransport's handler: every packet of the batch
@@ -159,10 +225,20 @@ func (h *Host) receiveBatch(pkts []Received) {
 	for _, p := range pkts {
 		h.m.HandlePacket(now, p.Src, p.Prio, p.Packet)
 	}
-	h.unlock()
+	if h.pull != nil {
+		// Read by the leader: what it provokes needs no Interrupt.
+		h.inBatch = true
+		h.dispatch()
+		h.inBatch = false
+	}
+	h.unlockAt(now)
 }
 
-// onTimer runs when the machine's deadline has come.
+// drainBatches bounds the batches the timer reads at one pass.
+const drainBatches = 64
+
+// onTimer runs when the machine's deadline has come. Over a
+// PullTransport with nobody reading, it first reads what waits.
 func (h *Host) onTimer() {
 	h.mu.Lock()
 	if h.closed {
@@ -170,8 +246,175 @@ func (h *Host) onTimer() {
 		return
 	}
 	h.armedAt = -1
-	h.m.HandleTimeout(h.now())
-	h.unlock()
+	if h.pull != nil && h.leader == nil && !h.pullDead {
+		h.leader = h.drainer
+		h.mu.Unlock()
+		for range drainBatches {
+			n, err := h.pull.Pull(false, h.onBatch)
+			if err != nil {
+				h.mu.Lock()
+				h.pullDead = true
+				h.mu.Unlock()
+			}
+			if n == 0 {
+				break
+			}
+		}
+		h.mu.Lock()
+		h.release()
+		if h.closed {
+			h.mu.Unlock()
+			return
+		}
+	}
+	now := h.now()
+	h.m.HandleTimeout(now)
+	h.unlockAt(now)
+}
+
+// lead reads the transport in the calling goroutine, whose waiter is
+// h.leader, until done, ctx ends or the host closes, then hands the lead
+// on (release). Called and returns with h.mu held.
+func (h *Host) lead(ctx context.Context, done func() bool) {
+	var stop func() bool
+	for !done() && !h.closed && !h.pullDead && ctx.Err() == nil {
+		if stop == nil && ctx.Done() != nil {
+			stop = context.AfterFunc(ctx, h.pull.Interrupt)
+		}
+		h.mu.Unlock()
+		_, err := h.pull.Pull(true, h.onBatch)
+		h.mu.Lock()
+		if err != nil {
+			h.pullDead = true
+		}
+	}
+	if stop != nil {
+		stop()
+	}
+	h.release()
+}
+
+// release ends the current lead: a follower gets it (the latest: its
+// caches are the warmest), or else the standby reader when the machine
+// waits for input no call waits for; otherwise nobody reads until a
+// goroutine waits or the timer's next pass. Called with h.mu held.
+func (h *Host) release() {
+	h.leader = nil
+	if h.closed || h.pullDead {
+		return
+	}
+	if n := len(h.followers); n > 0 {
+		w := h.followers[n-1]
+		h.unfollow(w)
+		h.leader = w
+		w.signal()
+		return
+	}
+	if h.m.WantsInput() {
+		h.leader = h.standby
+		h.standby.signal()
+	}
+}
+
+// follow makes w a follower; a standby leader is asked to step down for
+// it. Called with h.mu held.
+func (h *Host) follow(w *waiter) {
+	h.followers = append(h.followers, w)
+	w.idx = len(h.followers)
+	if h.leader == h.standby {
+		h.pull.Interrupt()
+	}
+}
+
+// unfollow takes w out of the followers, if it is one. Called with h.mu
+// held.
+func (h *Host) unfollow(w *waiter) {
+	if w.idx == 0 {
+		return
+	}
+	i, last := w.idx-1, len(h.followers)-1
+	h.followers[i] = h.followers[last]
+	h.followers[i].idx = i + 1
+	h.followers[last] = nil
+	h.followers = h.followers[:last]
+	w.idx = 0
+}
+
+// endWait ends w's wait: it follows no more, a lead it holds goes on, and
+// a pending signal is taken. Called with h.mu held.
+func (h *Host) endWait(w *waiter) {
+	h.unfollow(w)
+	if h.leader == w {
+		h.release()
+	}
+	select {
+	case <-w.wake:
+	default:
+	}
+}
+
+// await waits once, as leader when nobody reads (until done) or as a
+// follower until signalled, ctx ends or (reqs not nil: Receive) a request
+// comes on reqs, which it returns with got set (ok false: reqs closed).
+// Called and returns with h.mu held; the caller checks what happened.
+func (h *Host) await(ctx context.Context, w *waiter, done func() bool, reqs chan *Request) (q *Request, ok, got bool) {
+	if h.leader == nil && !h.pullDead {
+		h.leader = w
+	}
+	if h.leader == w {
+		h.lead(ctx, done)
+		return nil, false, false
+	}
+	h.follow(w)
+	h.mu.Unlock()
+	select {
+	case <-w.wake:
+	case <-ctx.Done():
+	case q, ok = <-reqs: // a nil reqs never delivers
+		got = true
+	}
+	h.mu.Lock()
+	h.unfollow(w)
+	if h.leader == w && !got {
+		h.lead(ctx, done)
+	}
+	return q, ok, got
+}
+
+// awaitCall waits for the result of call id over a PullTransport.
+func (h *Host) awaitCall(ctx context.Context, id uint64, w *waiter) ([]byte, error) {
+	h.mu.Lock()
+	done := func() bool { return w.has }
+	for !w.has {
+		if err := ctx.Err(); err != nil {
+			delete(h.calls, id)
+			h.m.Abort(id)
+			h.endWait(w)
+			h.unlock()
+			h.putWaiter(w)
+			return nil, err
+		}
+		h.await(ctx, w, done, nil)
+	}
+	r := w.res
+	h.endWait(w)
+	h.mu.Unlock()
+	h.putWaiter(w)
+	return r.resp, r.err
+}
+
+// standbyLoop is the host's own reader over a PullTransport: it leads
+// while the machine waits for input that no goroutine waiting in Call or
+// Receive would read (nobody follows), until the host closes.
+func (h *Host) standbyLoop() {
+	sb := h.standby
+	for range sb.wake {
+		h.mu.Lock()
+		if h.leader == sb {
+			h.lead(context.Background(), func() bool { return len(h.followers) > 0 || !h.m.WantsInput() })
+		}
+		h.mu.Unlock()
+	}
 }
 
 // dispatch hands the machine's events to the sockets and callers. Called
@@ -189,15 +432,36 @@ func (h *Host) dispatch() {
 				continue
 			}
 			q := &Request{s: s, ref: e.Request, id: e.ID, payload: e.Payload, client: e.Peer}
+			if l := h.leader; l != nil && l.sock == s && l.req == nil && len(s.reqs) == 0 {
+				// The leader waits in Receive on s: it takes the request
+				// directly, in order (nothing is queued before it).
+				l.req = q
+				if !h.inBatch {
+					h.pull.Interrupt()
+				}
+				continue
+			}
 			select {
 			case s.reqs <- q:
+				if h.leader != nil && h.leader.sock == s && !h.inBatch {
+					h.pull.Interrupt()
+				}
 			default:
 				h.dropped++ // receive queue full
 			}
 		case EventCallDone:
-			if ch := h.calls[e.ID]; ch != nil {
+			if w := h.calls[e.ID]; w != nil {
 				delete(h.calls, e.ID)
-				ch <- callResult{e.Payload, e.Err}
+				w.res, w.has = callResult{e.Payload, e.Err}, true
+				// A follower leaving is no candidate for the lead: a
+				// release now goes to one still waiting.
+				h.unfollow(w)
+				switch {
+				case w != h.leader:
+					w.signal()
+				case !h.inBatch:
+					h.pull.Interrupt() // it reads, waiting for what came another way
+				} // else the leader itself handles this batch: it looks next
 			}
 		}
 	}
@@ -206,9 +470,13 @@ func (h *Host) dispatch() {
 // unlock hands out the machine's events, takes the packets it wants sent
 // now, sets the timer for its deadline, releases h.mu and then transmits
 // the packets, in order (in one batch when the transport can).
-func (h *Host) unlock() {
+func (h *Host) unlock() { h.unlockAt(h.now()) }
+
+// unlockAt is unlock at now, the time of the input just given (a clock
+// read costs 0.1 µs on a loaded VM, and a few µs of staleness change
+// nothing the machine decides).
+func (h *Host) unlockAt(now time.Duration) {
 	h.dispatch()
-	now := h.now()
 	list := outPool.Get().(*[]Transmit)
 	out := (*list)[:0]
 	for {

@@ -88,7 +88,8 @@ func (h *Machine) handleData(src netip.Addr, d wire.Data) {
 			}
 			return
 		}
-		if _, done := h.acked[serverKey{src, c.SenderID()}]; done {
+		pr := h.peers[src]
+		if pr != nil && pr.isAcked(c.SenderID()) {
 			h.stats.Duplicates++ // a late packet of an RPC already executed and acked
 			return
 		}
@@ -98,7 +99,7 @@ func (h *Machine) handleData(src netip.Addr, d wire.Data) {
 			return
 		}
 		h.rpcSeq++
-		r = &rpc{id: wire.LocalID(c.SenderID()), peer: src, peerPort: c.Sport(), sock: s, state: serverReceiving, seq: h.rpcSeq}
+		r = &rpc{id: wire.LocalID(c.SenderID()), peer: src, pr: pr, peerPort: c.Sport(), sock: s, state: serverReceiving, seq: h.rpcSeq}
 		h.addServer(r)
 	}
 	if h.p.CutoffVersion != d.CutoffVersion() || h.faults[FaultCutoffsUnprompted] {
@@ -115,7 +116,13 @@ func (h *Machine) handleData(src netip.Addr, d wire.Data) {
 	}
 	m := r.in
 	if m == nil {
-		r.inMsg = msgIn{buf: make([]byte, length), granted: min(length, int(d.Incoming())), created: h.now}
+		var buf []byte
+		if length <= len(r.small) {
+			buf = r.small[:length:length]
+		} else {
+			buf = make([]byte, length)
+		}
+		r.inMsg = msgIn{buf: buf, granted: min(length, int(d.Incoming())), created: h.now}
 		m = &r.inMsg
 		m.recv = m.recv0[:0]
 		if m.granted < 1 {
@@ -189,6 +196,7 @@ func (h *Machine) handleGrant(src netip.Addr, g wire.Grant) {
 		m.granted = off
 	}
 	m.prio = g.Priority()
+	h.trackUngranted(r)
 	h.queueSend(r)
 }
 
@@ -224,6 +232,7 @@ func (h *Machine) handleResend(src netip.Addr, rs wire.Resend) {
 		if end > m.granted {
 			// A RESEND past our horizon means a GRANT was lost (RTX-08).
 			m.granted = end
+			h.trackUngranted(r)
 			h.queueSend(r)
 		}
 		end = min(end, m.next)
@@ -262,7 +271,7 @@ func (h *Machine) handleRPCUnknown(src netip.Addr, p wire.Packet) {
 	// priority, incoming = tx_end.
 	h.stats.Restarts++
 	m := r.out
-	prio := h.unschedPriority(h.peer(r.peer), m.length())
+	prio := h.unschedPriority(h.peerOf(r), m.length())
 	if h.faults[FaultRestartPriority] {
 		prio = h.topPriority()
 	}
@@ -306,9 +315,9 @@ func (h *Machine) handleAck(src netip.Addr, a wire.Ack) {
 // packet re-created after the client forgot it (RPC_UNKNOWN, AMO-01);
 // keeping it would leave it RESENDing for a request nobody will send.
 func (h *Machine) ackRPC(src netip.Addr, clientID uint64) {
-	k := serverKey{src, wire.ClientID(clientID)}
-	if r := h.servers[k]; r != nil {
+	id := wire.ClientID(clientID)
+	if r := h.servers[serverKey{src, id}]; r != nil {
 		h.dropServer(r)
-		h.acked[k] = h.tick
+		h.peerOf(r).addAcked(id, h.tick)
 	}
 }

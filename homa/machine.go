@@ -1,6 +1,7 @@
 package homa
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"maps"
@@ -41,11 +42,7 @@ type Machine struct {
 	// clientList and serverList hold the same RPCs in creation order.
 	clientList, serverList rpcList
 	peers                  map[netip.Addr]*peer
-	// acked remembers server RPCs freed by an ack (the tick it came), so
-	// that request packets delayed past the ack cannot recreate and
-	// re-execute the RPC (at-most-once; a gap HomaModule documents).
-	acked map[serverKey]int
-	tick  int
+	tick                   int
 	// nextTick is when the next timer pass is due.
 	nextTick time.Duration
 	// lateGrants are GRANTs FaultRepeatGrants sends after messages completed.
@@ -79,6 +76,9 @@ type Machine struct {
 	spare   [][]byte
 	reusing bool
 	closed  bool
+	// ungranted counts the server RPCs whose response waits for GRANTs
+	// (trackUngranted), for WantsInput.
+	ungranted int
 }
 
 // MachineConfig configures a Machine.
@@ -212,6 +212,13 @@ type lateGrant struct {
 	f    wire.GrantFields
 }
 
+// ackedRPC is an entry of peer.acked: the server RPC of client id id
+// was freed by an ack at tick.
+type ackedRPC struct {
+	id   uint64
+	tick int
+}
+
 type serverKey struct {
 	client netip.Addr
 	id     uint64 // client's (even) id
@@ -223,6 +230,53 @@ type peer struct {
 	cutoffVersion uint16    // version of those cutoffs; 0 = none received
 	lastCutoffs   int       // tick at which we last sent CUTOFFS to it
 	acks          []wire.AckEntry
+	// acked remembers the server RPCs of this peer freed by an ack, in
+	// ascending client id from ackedHead on, so that request packets
+	// delayed past the ack cannot recreate and re-execute the RPC
+	// (at-most-once; a gap HomaModule documents). A client's ids grow, so
+	// an ack mostly appends and a new request is mostly above them all;
+	// entries are forgotten from the front 10 timeouts after their ack
+	// (one acked later than those behind it keeps them a little longer).
+	acked     []ackedRPC
+	ackedHead int
+}
+
+// isAcked reports whether client id was acked.
+func (p *peer) isAcked(id uint64) bool {
+	a := p.acked[p.ackedHead:]
+	if len(a) == 0 || id > a[len(a)-1].id {
+		return false
+	}
+	_, ok := slices.BinarySearchFunc(a, id, ackedCmp)
+	return ok
+}
+
+func ackedCmp(e ackedRPC, id uint64) int { return cmp.Compare(e.id, id) }
+
+// addAcked remembers that client id was acked at tick.
+func (p *peer) addAcked(id uint64, tick int) {
+	a := p.acked[p.ackedHead:]
+	if len(a) == 0 || id > a[len(a)-1].id {
+		p.acked = append(p.acked, ackedRPC{id, tick})
+		return
+	}
+	i, ok := slices.BinarySearchFunc(a, id, ackedCmp)
+	if ok {
+		a[i].tick = tick
+		return
+	}
+	p.acked = slices.Insert(p.acked, p.ackedHead+i, ackedRPC{id, tick})
+}
+
+// forgetAcked forgets the acked RPCs at the front acked before tick.
+func (p *peer) forgetAcked(before int) {
+	for p.ackedHead < len(p.acked) && p.acked[p.ackedHead].tick < before {
+		p.ackedHead++
+	}
+	if p.ackedHead > 0 && p.ackedHead >= len(p.acked)/2 {
+		n := copy(p.acked, p.acked[p.ackedHead:])
+		p.acked, p.ackedHead = p.acked[:n], 0
+	}
 }
 
 // sock is a socket of a Machine: a port, a server (below 32768) or a
@@ -252,7 +306,7 @@ func NewMachine(cfg MachineConfig, now time.Duration) (*Machine, error) {
 	h := &Machine{p: p, addr: cfg.Addr, v6: cfg.Addr.Is6() && !cfg.Addr.Is4In6(), faults: fs,
 		now: now, nextTick: now + p.Tick, lastFIFO: math.MinInt64 / 2, linkFree: now, backlog: cfg.PacerBacklog, headroom: max(0, cfg.Headroom),
 		sockets: map[uint16]*sock{}, nextPort: 32768, nextID: 2,
-		clients: map[uint64]*rpc{}, servers: map[serverKey]*rpc{}, peers: map[netip.Addr]*peer{}, acked: map[serverKey]int{}}
+		clients: map[uint64]*rpc{}, servers: map[serverKey]*rpc{}, peers: map[netip.Addr]*peer{}}
 	if h.backlog <= 0 {
 		h.backlog = DefaultPacerBacklog
 	}
@@ -497,6 +551,7 @@ func (h *Machine) Reply(now time.Duration, q RequestRef, response []byte) error 
 	}
 	h.setOut(r, response)
 	r.state = serverSending
+	h.trackUngranted(r)
 	h.queueSend(r)
 	h.settled()
 	return nil
@@ -517,6 +572,29 @@ func (h *Machine) Close() {
 	h.outbox, h.outHead = nil, 0
 }
 
+// WantsInput reports whether the machine waits for packets that no
+// application call waits for: GRANTs for a response it sends, or the rest
+// of a message it grants. A driver whose application calls read the
+// packets themselves (Host over a PullTransport) keeps reading while it
+// is true and none is waiting.
+func (h *Machine) WantsInput() bool {
+	return !h.closed && (h.ungranted > 0 || h.grants.len() > 0)
+}
+
+// trackUngranted counts server RPC r in h.ungranted while its response is
+// not granted to the end.
+func (h *Machine) trackUngranted(r *rpc) {
+	want := !r.client && r.out != nil && r.out.granted < r.out.length()
+	if want != r.ungranted {
+		r.ungranted = want
+		if want {
+			h.ungranted++
+		} else {
+			h.ungranted--
+		}
+	}
+}
+
 // Closed reports whether Close was called.
 func (h *Machine) Closed() bool { return h.closed }
 
@@ -532,6 +610,14 @@ func (h *Machine) peer(a netip.Addr) *peer {
 		h.peers[a] = p
 	}
 	return p
+}
+
+// peerOf returns r's peer, looked up once per RPC.
+func (h *Machine) peerOf(r *rpc) *peer {
+	if r.pr == nil {
+		r.pr = h.peer(r.peer)
+	}
+	return r.pr
 }
 
 // unschedPriority returns the level for unscheduled packets of a message of
@@ -633,7 +719,7 @@ func (h *Machine) finishClient(r *rpc, err error) {
 	}
 	h.event(e)
 	if err == nil && !h.faults[FaultNoAcks] {
-		pr := h.peer(r.peer)
+		pr := h.peerOf(r)
 		a := wire.AckEntry{ClientID: r.id, ServerPort: r.peerPort}
 		if len(pr.acks) >= wire.MaxAcksPerPkt {
 			// A 6th pending ack: send the five in an ACK whose header

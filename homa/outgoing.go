@@ -50,7 +50,7 @@ func (h *Machine) sendOne() int {
 		}
 		prio := rt.prio
 		if rt.restart && !h.faults[FaultRestartPriority] {
-			prio = h.unschedPriority(h.peer(best.peer), m.length())
+			prio = h.unschedPriority(h.peerOf(best), m.length())
 		}
 		return h.sendData(best, rt.start, rt.end-rt.start, prio, true, rt.incoming)
 	}
@@ -58,7 +58,7 @@ func (h *Machine) sendOne() int {
 	n := h.packetLen(m, off)
 	var prio uint8
 	if off < m.unsched {
-		prio = h.unschedPriority(h.peer(best.peer), m.length())
+		prio = h.unschedPriority(h.peerOf(best), m.length())
 	} else {
 		prio = m.prio
 	}
@@ -92,7 +92,7 @@ func (h *Machine) retxHead() *rpc {
 // sendData builds and transmits DATA [off, off+n) of r's outgoing message.
 func (h *Machine) sendData(r *rpc, off, n int, prio uint8, retransmit bool, incoming int) int {
 	m := r.out
-	pr := h.peer(r.peer)
+	pr := h.peerOf(r)
 	f := &h.dataFields // send keeps nothing of it: no allocation per packet
 	*f = wire.DataFields{
 		Common:        wire.CommonFields{Sport: r.sock.port, Dport: r.peerPort, SenderID: r.wireID(), Sequence: uint32(off)},

@@ -79,17 +79,21 @@ type rpc struct {
 	id       uint64 // local id: even at the client, odd at the server
 	client   bool
 	peer     netip.Addr
+	pr       *peer // what the host knows of peer (Machine.peerOf)
 	peerPort uint16
 	sock     *sock
 	state    rpcState
 	out      *msgOut
 	in       *msgIn
-	silent   int    // silent_ticks
-	doneTick int    // ticks since the response was fully transmitted
-	inRetxQ  bool   // queued in the host's retransmission round robin
-	busied   bool   // a server RPC that answered a RESEND with BUSY (FaultForgetHeldRPC)
-	seq      uint64 // creation order at this host: the last SRPT tie-break
-	sendIdx  int    // 1 + index in Machine.sendQ; 0 when not queued
+	silent   int  // silent_ticks
+	doneTick int  // ticks since the response was fully transmitted
+	inRetxQ  bool // queued in the host's retransmission round robin
+	busied   bool // a server RPC that answered a RESEND with BUSY (FaultForgetHeldRPC)
+	// ungranted: a server RPC counted in Machine.ungranted (its response
+	// is not granted to the end).
+	ungranted bool
+	seq       uint64 // creation order at this host: the last SRPT tie-break
+	sendIdx   int    // 1 + index in Machine.sendQ; 0 when not queued
 	// prev and next link the RPC into its machine's client or server
 	// list, in creation order.
 	prev, next *rpc
@@ -97,7 +101,14 @@ type rpc struct {
 	// its two messages are one allocation.
 	inMsg  msgIn
 	outMsg msgOut
+	// small holds an incoming message of up to smallMsg bytes, so that a
+	// small RPC is still one allocation (the application keeps the bytes,
+	// and with them this struct, as long as it keeps the payload).
+	small [smallMsg]byte
 }
+
+// smallMsg is the longest incoming message kept inside its rpc.
+const smallMsg = 128
 
 // rpcList is a list of RPCs in the order they were added: the machine
 // walks its RPCs in this order, never in a map's random order, so that the

@@ -73,6 +73,10 @@ func (h *Machine) sent(r *rpc) {
 // forget takes r out of the grant and send queues as it leaves the host's
 // tables.
 func (h *Machine) forget(r *rpc) {
+	if r.ungranted {
+		r.ungranted = false
+		h.ungranted--
+	}
 	if r.in != nil {
 		h.grants.remove(r.in)
 	}

@@ -84,6 +84,9 @@ func (s *Socket) Close() error {
 	s.closed = true
 	delete(h.sockets, s.port)
 	close(s.reqs)
+	if h.leader != nil && h.leader.sock == s {
+		h.pull.Interrupt()
+	}
 	h.m.CloseSocket(s.port)
 	h.unlock()
 	return nil
@@ -92,6 +95,7 @@ func (s *Socket) Close() error {
 // Call sends request to dst and waits for the response. Errors: ErrTimeout
 // after timeout_ticks of silence, ErrClosed, ErrTooLong/ErrEmpty, or ctx's
 // error (the RPC is then aborted locally, without telling the server).
+// request is not copied: it must not change until Call returns.
 func (s *Socket) Call(ctx context.Context, dst netip.AddrPort, request []byte) ([]byte, error) {
 	if len(request) == 0 {
 		return nil, ErrEmpty
@@ -105,39 +109,50 @@ func (s *Socket) Call(ctx context.Context, dst netip.AddrPort, request []byte) (
 		h.mu.Unlock()
 		return nil, ErrClosed
 	}
-	id, err := h.m.Call(h.now(), s.port, dst, append([]byte(nil), request...))
+	// No copy: the machine keeps request only while the RPC lives, and
+	// Call returns only once it has ended (or been aborted).
+	now := h.now()
+	id, err := h.m.Call(now, s.port, dst, request)
 	if err != nil {
 		h.mu.Unlock()
 		return nil, err
 	}
-	done := h.results.Get().(chan callResult)
-	h.calls[id] = done
-	h.unlock()
+	w := h.newWaiter()
+	h.calls[id] = w
+	h.unlockAt(now)
+	if h.pull != nil {
+		return h.awaitCall(ctx, id, w)
+	}
 	if ctx.Done() == nil { // a plain receive: cheaper than a select
-		r := <-done
-		h.results.Put(done)
+		<-w.wake
+		r := w.res
+		h.putWaiter(w)
 		return r.resp, r.err
 	}
 	select {
-	case r := <-done:
-		h.results.Put(done)
+	case <-w.wake:
+		r := w.res
+		h.putWaiter(w)
 		return r.resp, r.err
 	case <-ctx.Done():
 		h.mu.Lock()
-		if h.calls[id] == done {
+		if h.calls[id] == w {
 			delete(h.calls, id)
 			h.m.Abort(id)
 		} else {
-			<-done // dispatch sent the result under h.mu: drop it
+			<-w.wake // dispatch set the result under h.mu: drop it
 		}
 		h.unlock()
-		h.results.Put(done)
+		h.putWaiter(w)
 		return nil, ctx.Err()
 	}
 }
 
 // Receive waits for the next request. Errors: ErrClosed, ctx's error.
 func (s *Socket) Receive(ctx context.Context) (*Request, error) {
+	if s.h.pull != nil {
+		return s.receivePull(ctx)
+	}
 	if ctx.Done() == nil { // a plain receive: cheaper than a select
 		q, ok := <-s.reqs
 		if !ok {
@@ -156,13 +171,59 @@ func (s *Socket) Receive(ctx context.Context) (*Request, error) {
 	}
 }
 
+// receivePull is Receive over a PullTransport: a request already queued,
+// or else the wait reads the transport (Host.await).
+func (s *Socket) receivePull(ctx context.Context) (*Request, error) {
+	select {
+	case q, ok := <-s.reqs:
+		if !ok {
+			return nil, ErrClosed
+		}
+		return q, nil
+	default:
+	}
+	h := s.h
+	w := h.newWaiter()
+	w.sock = s
+	done := func() bool { return w.req != nil || len(s.reqs) > 0 || s.closed }
+	h.mu.Lock()
+	for {
+		q, ok, got := w.req, true, w.req != nil // handed to it as leader
+		w.req = nil
+		if !got {
+			select {
+			case q, ok = <-s.reqs:
+				got = true
+			default:
+				if err := ctx.Err(); err != nil {
+					h.endWait(w)
+					h.mu.Unlock()
+					h.putWaiter(w)
+					return nil, err
+				}
+				q, ok, got = h.await(ctx, w, done, s.reqs)
+			}
+		}
+		if got {
+			h.endWait(w) // a lead it was given goes on
+			h.mu.Unlock()
+			h.putWaiter(w)
+			if !ok {
+				return nil, ErrClosed
+			}
+			return q, nil
+		}
+	}
+}
+
 // Reply sends the response. Errors: ErrTooLong/ErrEmpty; replying twice or
 // to an RPC the host no longer has (the client gave up, or a timeout)
 // returns nil without sending, as HomaModule does.
 func (q *Request) Reply(response []byte) error {
 	h := q.s.h
 	h.mu.Lock()
-	err := h.m.Reply(h.now(), q.ref, append([]byte(nil), response...))
-	h.unlock()
+	now := h.now()
+	err := h.m.Reply(now, q.ref, append([]byte(nil), response...))
+	h.unlockAt(now)
 	return err
 }

@@ -84,12 +84,8 @@ func (h *Machine) onTick() {
 		h.lateGrants = h.lateGrants[1:]
 		h.send(g.dst, h.topPriority(), &g.f) // FaultRepeatGrants: a GRANT for a complete message
 	}
-	if h.tick%100 == 0 {
-		for k, t := range h.acked {
-			if h.tick-t > 10*h.p.TimeoutTicks {
-				delete(h.acked, k)
-			}
-		}
+	for _, pr := range h.peers {
+		pr.forgetAcked(h.tick - 10*h.p.TimeoutTicks)
 	}
 	h.grant()
 }

@@ -50,3 +50,24 @@ type BatchTransport interface {
 	// packets' bytes after it returns: the transport reuses them.
 	SetBatchHandler(func(pkts []Received))
 }
+
+// PullTransport is a BatchTransport whose packets the host reads itself,
+// in the goroutines that wait for them (homa/rawip): a goroutine blocked
+// in Call or Receive reads the socket while it waits (the leader; the
+// others wait for it), so the packet that ends its wait needs no handoff
+// from a reader goroutine. Host uses it when its transport has it, and
+// then never calls SetHandler or SetBatchHandler.
+type PullTransport interface {
+	BatchTransport
+	// Pull hands the packets waiting to f in the calling goroutine, as
+	// one batch (the transport's buffers, valid until f returns), and
+	// returns how many it handed. With wait it first waits until some
+	// arrive or Interrupt is called (then it may return 0). The host
+	// calls it from one goroutine at a time. An error means the
+	// transport can read no more (closed).
+	Pull(wait bool, f func(pkts []Received)) (int, error)
+	// Interrupt makes a Pull waiting for packets return soon (or the next
+	// one, if none waits now), so that its caller looks again at what it
+	// waits for. Safe from any goroutine.
+	Interrupt()
+}

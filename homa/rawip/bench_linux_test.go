@@ -42,15 +42,13 @@ const echoBlock = 100
 // and on the loaded 2-core VM 3 runs in 24 saw one such stall; rates
 // count the round trips that completed).
 //
-// The server is a Receive loop (a goroutine handoff per request, as a
-// thread blocked in recvmsg on HomaModule). Serving the request on the
-// goroutine that took it in instead (a handler API, tried on this
-// benchmark paired in the same run) saved no CPU: 19.5-25.8 µs against
-// 19.1-27.8 µs per round trip; with the caller also reading the socket
-// itself (no handoff at either end) 13% less CPU and the rate unchanged
-// within the noise. Nor is one Receive loop a handicap against TCP's
-// goroutine per connection: 16 loops at outstanding=16 gave the same CPU
-// and rate (10 alternated runs).
+// The server is a Receive loop, as a thread blocked in recvmsg on
+// HomaModule; like the callers, it reads the socket itself while it
+// waits (homa.PullTransport: no goroutine handoff at either end, the
+// same system calls and wake-ups per round trip as TCP). One Receive loop
+// is no handicap against TCP's goroutine per connection: 16 loops at
+// outstanding=16 gave the same CPU and rate (10 alternated runs, before
+// the leader/follower path).
 func BenchmarkEcho100B(b *testing.B) {
 	for _, outstanding := range []int{1, 16} {
 		b.Run(fmt.Sprintf("outstanding=%d", outstanding), func(b *testing.B) { echo100B(b, outstanding) })

@@ -20,11 +20,11 @@ import (
 // same namespaces as TCP's 100-byte echo (the baseline), in alternating
 // blocks of 100 round trips. The client either reads the reply in the
 // calling goroutine (direct: a plain raw socket, as Go's TCP client
-// reads) or through a reader goroutine that hands it over a channel
-// (hopped: the same sockets and system calls, plus the handoff that
-// homa.Host's callers pay, once at each end of an RPC), or is a
-// rawip.Transport itself (transport: its reader goroutine and batch
-// handler, then the handoff). Metrics per variant: X/tcp, TCP's time
+// reads, and as homa.Host's callers read through Transport.Pull) or
+// through a reader goroutine that hands it over a channel (hopped: the
+// same sockets and system calls, plus the handoff homa.Host's callers paid
+// before they read the socket themselves), or is a rawip.Transport with a
+// batch handler (transport: its reader goroutine, then the handoff). Metrics per variant: X/tcp, TCP's time
 // over X's (a rate ratio, above 1 when X is faster), and X-cpu-ns/rt,
 // the process's CPU time per round trip in X's blocks.
 func BenchmarkEchoFloor(b *testing.B) {

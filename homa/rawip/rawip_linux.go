@@ -10,7 +10,9 @@ import (
 	"net/netip"
 	"os"
 	"sync"
+	"sync/atomic"
 	"syscall"
+	"time"
 	"unsafe"
 
 	"golang.org/x/net/ipv4"
@@ -39,10 +41,12 @@ const cmsgSpace = 128
 // protocol 146, in batches: sendmmsg sends the packets a host's input
 // produced in one system call (IPv4: the header we write travels in its
 // own iovec, IP_HDRINCL, so packets are never copied; IPv6: the traffic
-// class per packet in a control message), and one reader goroutine takes
-// up to batchSize packets per recvmmsg call into buffers it reuses and
-// hands them to the host as one batch (homa.BatchTransport). It is also a
-// plain homa.Transport (Send, SetHandler) for peers that keep packets.
+// class per packet in a control message), and each recvmmsg call takes up
+// to batchSize packets into buffers that are reused. A homa.Host reads
+// them itself, in the goroutine that waits for them (Pull,
+// homa.PullTransport); a handler installed with SetBatchHandler or
+// SetHandler (a plain homa.Transport, for peers that keep packets) is
+// fed by a reader goroutine of the transport's, started then.
 type Transport struct {
 	addr   netip.Addr
 	v6     bool
@@ -57,8 +61,17 @@ type Transport struct {
 	wmu sync.Mutex // serialises sends; guards tx
 	tx  *txBatch
 
-	done chan struct{}
-	wg   sync.WaitGroup
+	// prx is Pull's receive state (one Pull at a time); pullGot its
+	// batch; interrupted is set by Interrupt once it has put the read
+	// deadline in the past, and Pull clears both.
+	prx         *rxBatch
+	pullGot     []homa.Received
+	interrupted atomic.Bool
+
+	reading bool // readLoop started (under mu)
+	closed  bool // Close called (under mu)
+	done    chan struct{}
+	wg      sync.WaitGroup
 }
 
 // Open opens a raw socket for IP protocol 146 bound to addr (an IPv4 or
@@ -87,9 +100,8 @@ func Open(addr netip.Addr) (*Transport, error) {
 		pc.Close()
 		return nil, fmt.Errorf("rawip: %w", errors.Join(err, serr))
 	}
-	t := &Transport{addr: addr, v6: v6, pc: pc, rc: rc, done: make(chan struct{}), maxSeg: maxSegDataFor(addr), tx: newTxBatch(addr)}
-	t.wg.Add(1)
-	go t.readLoop()
+	t := &Transport{addr: addr, v6: v6, pc: pc, rc: rc, done: make(chan struct{}), maxSeg: maxSegDataFor(addr), tx: newTxBatch(addr),
+		prx: newRxBatch(batchSize, v6)}
 	return t, nil
 }
 
@@ -135,20 +147,88 @@ func (t *Transport) SetMark(mark uint32) error {
 func (t *Transport) LocalAddr() netip.Addr { return t.addr }
 
 // SetHandler installs the receive function, which may keep the packets
-// it is given (each is a copy).
+// it is given (each is a copy), and starts the reader goroutine that
+// calls it. Pull must not be used then.
 func (t *Transport) SetHandler(h func(src netip.Addr, prio uint8, pkt []byte)) {
 	t.mu.Lock()
 	t.handler, t.batch = h, nil
 	t.mu.Unlock()
+	t.startReader()
 }
 
 // SetBatchHandler installs the function that receives every batch of
 // packets (homa.BatchTransport); the packets are the reader's buffers,
-// valid until it returns.
+// valid until it returns. It starts the reader goroutine that calls it;
+// Pull must not be used then.
 func (t *Transport) SetBatchHandler(h func(pkts []homa.Received)) {
 	t.mu.Lock()
 	t.handler, t.batch = nil, h
 	t.mu.Unlock()
+	t.startReader()
+}
+
+// startReader starts readLoop once, unless the transport is closed.
+func (t *Transport) startReader() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.reading || t.closed {
+		return
+	}
+	t.reading = true
+	t.wg.Add(1)
+	go t.readLoop()
+}
+
+// longAgo is a read deadline in the past: Interrupt's.
+var longAgo = time.Unix(1, 0)
+
+// Pull reads the packets waiting on the socket (up to batchSize, one
+// recvmmsg call) in the calling goroutine and hands them to f as one
+// batch, valid until f returns (homa.PullTransport). With wait it first
+// waits until packets arrive (in Go's poller, as a read of a net.Conn
+// does), or until Interrupt; without, it returns at once when none are
+// waiting. It returns how many packets it handed to f. One Pull at a
+// time, and none once a handler is set. Errors: net.ErrClosed after
+// Close (a failed recvmmsg counts as a read of nothing, as the reader
+// goroutine skips it).
+func (t *Transport) Pull(wait bool, f func(pkts []homa.Received)) (int, error) {
+	if t.interrupted.Swap(false) {
+		// Interrupt put the deadline in the past before it set the flag:
+		// a Pull that misses the flag returns at once and sees it next
+		// time, so none repeats forever. This one returns without reading
+		// at all: the interruption may have come after the caller last
+		// looked at what it waits for, so it must look again.
+		_ = t.pc.SetReadDeadline(time.Time{})
+		return 0, nil
+	}
+	rx := t.prx
+	var n int
+	var err error
+	if wait {
+		n, err = rx.recv(t.rc)
+	} else {
+		n, err = rx.recvNow(t.rc)
+	}
+	if err != nil {
+		if errors.Is(err, net.ErrClosed) || errors.Is(err, os.ErrClosed) {
+			return 0, err
+		}
+		return 0, nil // a deadline (Interrupt) or a failed read: nothing this time
+	}
+	t.pullGot = t.collect(rx, n, t.pullGot[:0])
+	got := len(t.pullGot)
+	if got > 0 {
+		f(t.pullGot)
+	}
+	clear(t.pullGot)
+	return got, nil
+}
+
+// Interrupt makes a Pull waiting for packets return soon without them
+// (or the next Pull, if none waits now); safe from any goroutine.
+func (t *Transport) Interrupt() {
+	_ = t.pc.SetReadDeadline(longAgo)
+	t.interrupted.Store(true)
 }
 
 // Headroom is 0: the IPv4 header goes in an iovec of its own.
@@ -198,25 +278,7 @@ func (t *Transport) readLoop() {
 			}
 			continue
 		}
-		got = got[:0]
-		for i := range n {
-			src, dst, prio, p, ok := rx.packet(i)
-			// Raw sockets are not demultiplexed by destination reliably:
-			// with several hosts' addresses in one namespace, each socket
-			// may see the others' packets. Keep only ours.
-			if !ok || src == t.addr || dst != t.addr {
-				continue
-			}
-			// A kernel Homa peer's multi-segment frame reaches the core
-			// as the DATA packets it holds.
-			if segs := splitGSO(p, t.maxSeg); segs != nil {
-				for _, s := range segs {
-					got = append(got, homa.Received{Src: src, Prio: prio, Packet: s})
-				}
-				continue
-			}
-			got = append(got, homa.Received{Src: src, Prio: prio, Packet: p})
-		}
+		got = t.collect(rx, n, got[:0])
 		t.mu.Lock()
 		hd, bh := t.handler, t.batch
 		t.mu.Unlock()
@@ -231,6 +293,29 @@ func (t *Transport) readLoop() {
 		}
 		clear(got)
 	}
+}
+
+// collect appends the first n packets of rx that are ours to got.
+func (t *Transport) collect(rx *rxBatch, n int, got []homa.Received) []homa.Received {
+	for i := range n {
+		src, dst, prio, p, ok := rx.packet(i)
+		// Raw sockets are not demultiplexed by destination reliably:
+		// with several hosts' addresses in one namespace, each socket
+		// may see the others' packets. Keep only ours.
+		if !ok || src == t.addr || dst != t.addr {
+			continue
+		}
+		// A kernel Homa peer's multi-segment frame reaches the core
+		// as the DATA packets it holds.
+		if segs := splitGSO(p, t.maxSeg); segs != nil {
+			for _, s := range segs {
+				got = append(got, homa.Received{Src: src, Prio: prio, Packet: s})
+			}
+			continue
+		}
+		got = append(got, homa.Received{Src: src, Prio: prio, Packet: p})
+	}
+	return got
 }
 
 // txBatch is the sendmmsg state of a transport: per message an iovec
@@ -351,15 +436,16 @@ func (b *txBatch) sendFn(fd uintptr) bool {
 // rxBatch is the recvmmsg state of the reader: batchSize buffers, source
 // addresses and (IPv6) control buffers, reused for every call.
 type rxBatch struct {
-	v6   bool
-	hdrs []unix.Mmsghdr
-	iovs []unix.Iovec
-	bufs [][]byte
-	sa6  []unix.RawSockaddrInet6
-	ctl  [][cmsgSpace]byte
-	n    int
-	err  error
-	call func(fd uintptr) bool
+	v6      bool
+	hdrs    []unix.Mmsghdr
+	iovs    []unix.Iovec
+	bufs    [][]byte
+	sa6     []unix.RawSockaddrInet6
+	ctl     [][cmsgSpace]byte
+	n       int
+	err     error
+	call    func(fd uintptr) bool
+	callNow func(fd uintptr) // recvFn for rc.Control
 }
 
 func newRxBatch(n int, v6 bool) *rxBatch {
@@ -375,11 +461,38 @@ func newRxBatch(n int, v6 bool) *rxBatch {
 		b.hdrs[i].Hdr.SetIovlen(1)
 	}
 	b.call = b.recvFn
+	b.callNow = func(fd uintptr) {
+		if !b.recvFn(fd) {
+			b.err = unix.EAGAIN
+		}
+	}
 	return b
 }
 
 // recv waits for packets and reads up to len(b.hdrs) of them.
 func (b *rxBatch) recv(rc syscall.RawConn) (int, error) {
+	b.reset()
+	if err := rc.Read(b.call); err != nil {
+		return 0, err
+	}
+	return b.n, b.err
+}
+
+// recvNow reads up to len(b.hdrs) packets if some are waiting, without
+// waiting.
+func (b *rxBatch) recvNow(rc syscall.RawConn) (int, error) {
+	b.reset()
+	if err := rc.Control(b.callNow); err != nil {
+		return 0, err
+	}
+	if b.err == unix.EAGAIN {
+		return 0, nil
+	}
+	return b.n, b.err
+}
+
+// reset prepares the headers for a recvmmsg call.
+func (b *rxBatch) reset() {
 	for i := range b.hdrs {
 		h := &b.hdrs[i].Hdr
 		h.Flags = 0
@@ -391,10 +504,6 @@ func (b *rxBatch) recv(rc syscall.RawConn) (int, error) {
 		}
 	}
 	b.n, b.err = 0, nil
-	if err := rc.Read(b.call); err != nil {
-		return 0, err
-	}
-	return b.n, b.err
 }
 
 // recvFn is one recvmmsg call (rc.Read's function: false means wait
@@ -497,6 +606,9 @@ func (t *Transport) Close() error {
 	default:
 	}
 	close(t.done)
+	t.mu.Lock()
+	t.closed = true
+	t.mu.Unlock()
 	err := t.pc.Close()
 	t.wg.Wait()
 	return err

@@ -5,6 +5,7 @@ package rawip_test
 import (
 	"bytes"
 	"context"
+	"errors"
 	"math/rand/v2"
 	"net/netip"
 	"os"
@@ -210,4 +211,47 @@ func echoOn(t testing.TB, h *homa.Host, reverse bool) {
 			q.Reply(p)
 		}
 	}()
+}
+
+// TestRawIPWaitEnds: a Call waiting alone reads the socket itself (it
+// leads, homa.PullTransport), so what ends its wait without a packet must
+// interrupt that read: its context, and the timeout its host's timer
+// declares. No Homa host answers at the destination (its kernel has no
+// socket for protocol 146), so no packet ever wakes the caller. Each case
+// has its own client host, so that the other end cannot win a race on a
+// stalled machine: the context's call times out only after 1000 ticks.
+func TestRawIPWaitEnds(t *testing.T) {
+	a, _ := pair(t)
+	dial := func(timeoutTicks int) *homa.Socket {
+		t.Helper()
+		p := homa.DefaultParams()
+		p.Tick, p.ResendTicks, p.ResendInterval, p.TimeoutTicks = timescale.D(2*time.Millisecond), 2, 2, timeoutTicks
+		client, _ := hostVia(t, a, "198.18.0.1", p, nil)
+		sock, err := client.Dial()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return sock
+	}
+	dst := netip.AddrPortFrom(netip.MustParseAddr("198.18.0.2"), 4000)
+	done := make(chan error, 1)
+	wait := func(what string, want error) {
+		t.Helper()
+		select {
+		case err := <-done:
+			if !errors.Is(err, want) {
+				t.Errorf("%s: %v, want %v", what, err, want)
+			}
+		case <-time.After(timescale.D(30 * time.Second)): // a lost interrupt waits forever
+			t.Fatalf("%s: the call still waits after 30 s", what)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Millisecond)
+	defer cancel()
+	sock := dial(1000)
+	go func() { _, err := sock.Call(ctx, dst, []byte("ctx")); done <- err }()
+	wait("a call whose context ends", context.DeadlineExceeded)
+	sock = dial(10)
+	go func() { _, err := sock.Call(context.Background(), dst, []byte("timeout")); done <- err }()
+	wait("a call that times out", homa.ErrTimeout)
 }

@@ -211,15 +211,19 @@ func thousandRPCs(t *testing.T, cases []lossCase) {
 				}
 				t.Logf("server: %+v", server.Stats())
 				for _, l := range losses {
+					l.mu.Lock()
 					if len(l.sendErrs) > 0 {
 						t.Logf("%v send errors: %d, first %s", l.LocalAddr(), len(l.sendErrs), l.sendErrs[0])
 					}
+					l.mu.Unlock()
 				}
 				t.Fatalf("%d of 1000 RPCs failed, first: %v", len(errs), errs[0])
 			}
 			dropped := 0
 			for _, l := range losses {
+				l.mu.Lock() // the hosts still run: late ACKs and NEED_ACKs
 				dropped += l.dropped
+				l.mu.Unlock()
 			}
 			st := server.Stats()
 			t.Logf("dropped %d packets; server delivered %d, duplicates %d, retransmitted %d; receive buffer drops (server, clients) %v",
