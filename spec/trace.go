@@ -108,9 +108,19 @@ type Message struct {
 	ResendEnd uint32
 	ResendAll bool
 	// Resends counts RESENDs for the message; RetxBytes the bytes of DATA
-	// with retransmit=1.
+	// with retransmit=1. Answers counts the BUSY and RPC_UNKNOWN packets
+	// the message's sender sent for its RPC (HOMA-RESEND-023: at most one
+	// per RESEND).
 	Resends   int
 	RetxBytes uint64
+	Answers   int
+	// askedLog lists the ranges the RESENDs of the current incarnation
+	// asked for, one per RESEND (length -1: up to SentEnd), and retxCopies
+	// counts the retransmissions of each offset in it (HOMA-RESEND-021:
+	// a segment is retransmitted once per RESEND overlapping it). Both
+	// stay nil for a message never asked for.
+	askedLog   []byteranges.Range
+	retxCopies map[uint32]int
 	// LastResendPriority is the priority field of the latest RESEND.
 	LastResendPriority uint8
 	// LastResend is the latest RESEND for the message, with the message's
@@ -945,12 +955,15 @@ func (t *Trace) Apply(e *Event) {
 		if !e.FromClient() {
 			r.held(e.Time)
 		}
-		if m := r.Msg(p.Role()); m.BusyAllowed > 0 {
+		m := r.Msg(p.Role())
+		if m.BusyAllowed > 0 {
 			m.BusyAllowed--
 		}
+		m.Answers++
 	case wire.TypeResend:
 		t.applyResend(e, r)
 	case wire.TypeRPCUnknown:
+		r.Msg(p.Role()).Answers++
 		r.Unknown, r.UnknownTime, r.UnknownFromClient = true, e.Time, e.FromClient()
 		t.sawUnknown = true
 		t.newIncarnation(r, !e.FromClient())
@@ -1103,6 +1116,12 @@ func (t *Trace) applyData(e *Event, r *RPC) {
 	}
 	if d.Retransmit() != 0 {
 		m.RetxBytes += uint64(e.Length)
+		if m.askedLog != nil {
+			if m.retxCopies == nil {
+				m.retxCopies = map[uint32]int{}
+			}
+			m.retxCopies[e.Offset]++
+		}
 		m.ResentAhead.Add(max(e.Offset, m.SentEnd), end)
 	} else {
 		m.noteGrantUse(t.P, e)
@@ -1172,6 +1191,7 @@ func (t *Trace) applyResend(e *Event, r *RPC) {
 		Repeat: m.Asked.Covers(rs.Offset(), rs.Offset()+1) && e.Time.Sub(m.LastResend.Time) < t.P.Tick}
 	if end := resendEnd(rs, m.SentEnd); end > rs.Offset() {
 		m.Asked.Add(rs.Offset(), end)
+		m.askedLog = append(m.askedLog, byteranges.Range{Start: rs.Offset(), End: end})
 	}
 	if m.LastResend.Repeat || rs.Offset() >= m.SentEnd {
 		m.BusyAllowed++
@@ -1243,6 +1263,7 @@ func (t *Trace) ack(k RPCKey, serverPort uint16, e *Event) {
 func (t *Trace) newIncarnation(r *RPC, serverLost bool) {
 	r.Request.FirstSent, r.Request.ResentAhead, r.Request.Asked, r.Request.payload = nil, nil, nil, nil
 	r.Response.FirstSent, r.Response.ResentAhead, r.Response.Asked, r.Response.payload = nil, nil, nil, nil
+	r.Request.askedLog, r.Request.retxCopies, r.Response.askedLog, r.Response.retxCopies = nil, nil, nil, nil
 	r.HeldLast = time.Time{}
 	if serverLost {
 		m := &r.Request
