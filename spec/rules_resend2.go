@@ -20,7 +20,7 @@ func resendRules2() []*Rule {
 			Facts:     []string{"RTX-03", "RTX-01", "RTX-12"},
 			Statement: "A RESEND asks only for bytes its sender authorised and lacks: its end is within max(U, its GRANT offsets, the incoming of the DATA it got) (upstream: the length), length -1 only at offset 0 and not after DATA of the message arrived (main), length 0 only on linux_6.1.38 (a liveness probe), and never for a message already complete at the receiver.",
 			Source:    "HomaModule homa_incoming.c homa_request_retrans (one RESEND per gap plus [recv_end, granted); {0, -1} only while nothing arrived), homa_timer.c homa_timer_check_rpc (no RESEND once the message is complete); homa_pool.c homa_pool_check_waiting (buffer wakeup {0, -1})",
-			Capture:   "GRANTs lost before the capture point can hide part of what the receiver granted, and bytes lost after it part of what it lacks: where the capture shows loss before it between the two hosts (a GRANT's loss leaves no trace of its own) the finding is inconclusive; so is one for a complete message after the client's ack at a capture away from the receiver, which cannot show a late request packet re-creating the RPC there (AMO-01). Request DATA that reaches the server more than timeout_ticks ticks plus slack after it last heard DATA, GRANT or BUSY from the client or sent its own GRANT, its request incomplete, finds the RPC aborted (RTX-10) and creates it anew (RTX-11): the server's side is judged afresh from there; within timeout_ticks-2 ticks less slack of that, inconclusive",
+			Capture:   "GRANTs lost before the capture point can hide part of what the receiver granted, and bytes lost after it part of what it lacks: where the capture shows loss before it between the two hosts (a GRANT's loss leaves no trace of its own) the finding is inconclusive, unless a client RESENDs for a response more than slack after its own ack of the RPC (it acks only a response it holds whole, or an RPC it no longer has); so is one for a complete message after the client's ack at a capture away from the receiver, which cannot show a late request packet re-creating the RPC there (AMO-01). Request DATA that reaches the server more than timeout_ticks ticks plus slack after it last heard DATA, GRANT or BUSY from the client or sent its own GRANT, its request incomplete, finds the RPC aborted (RTX-10) and creates it anew (RTX-11): the server's side is judged afresh from there; within timeout_ticks-2 ticks less slack of that, inconclusive",
 			Property: Each{Types: resend, Check: func(c *Ctx, e *Event) Result {
 				rs := e.Packet.Resend()
 				r, m := grantMsg(c, e)
@@ -76,6 +76,13 @@ func resendRules2() []*Rule {
 				what := fmt.Sprintf("RESEND {%d, %d} although the %s's bytes it asks for arrived (last DATA %v earlier)", off, int32(length), msgName(!e.FromClient()), e.Time.Sub(m.LastData).Round(time.Microsecond))
 				if m.Complete {
 					what = fmt.Sprintf("RESEND {%d, %d} for a %s that arrived complete %v earlier (frame %d)", off, int32(length), msgName(!e.FromClient()), e.Time.Sub(m.CompleteTime).Round(time.Microsecond), m.CompleteFrame)
+				}
+				if e.FromClient() && r.Acked && e.Time.Sub(r.AckTime) > c.P.Slack {
+					// The client's own ack shows it had the whole response
+					// (homa_need_ack_pkt acks only then, homa_peer_add_ack
+					// once the application has it) or no longer has the RPC:
+					// no loss after the capture point excuses a RESEND.
+					return Violation("%s, after the client's own ack of the RPC (frame %d)", what, r.AckFrame).With(r.AckFrame).WithSlack(c.P.Slack)
 				}
 				if ev, ok := c.Net.LostAfter(e.Dst, e.Src); ok {
 					return Downgrade(CauseLossAfter, ev, "%s", what)
@@ -285,9 +292,9 @@ func resendRules2() []*Rule {
 		{
 			ID: "HOMA-RESEND-019", Level: Must,
 			Facts:     []string{"AMO-01", "RTX-06", "RTX-09", "RTX-10", "ACK-01", "ACK-04", "ABT-01"},
-			Statement: "A server forgets an RPC it has shown it holds (it sent BUSY, a GRANT, response DATA or NEED_ACK for it) only for a reason the protocol gives: the client's ACK or piggy-backed ack, the client's RPC_UNKNOWN, a timeout after timeout_ticks ticks without DATA, GRANT or BUSY from the client, or the close of its socket (or a restart of its host), which discards every RPC the socket holds. It answers RPC_UNKNOWN for such an RPC only after one of these.",
+			Statement: "A server forgets an RPC it has shown it holds (it sent BUSY, a GRANT, a RESEND, response DATA or NEED_ACK for it) only for a reason the protocol gives: the client's ACK or piggy-backed ack, the client's RPC_UNKNOWN, a timeout after timeout_ticks ticks without DATA, GRANT or BUSY from the client, or the close of its socket (or a restart of its host), which discards every RPC the socket holds. It answers RPC_UNKNOWN for such an RPC only after one of these.",
 			Source:    "HomaModule homa_rpc.c homa_rpc_end (the only way a server RPC goes), called from homa_incoming.c homa_rpc_acked (ACK, piggy-backed ack) and homa_rpc_unknown_pkt (RPC_UNKNOWN from the client), homa_timer.c homa_timer_check_rpc via homa_rpc_abort (silent_ticks ≥ timeout_ticks, only that RPC, never while in service or with the response handed to the NIC) and homa_sock.c homa_sock_shutdown (every RPC of the socket); homa_resend_pkt answers RPC_UNKNOWN only when homa_rpc_find_server finds nothing; fault @35286c8 (one timeout ended every RPC of the peer)",
-			Capture:   "judged at the server's RPC_UNKNOWN; a close or restart shows no packet, so the finding is a violation only once the same server socket shows, more than slack after the RPC_UNKNOWN, that it still holds another RPC (BUSY, GRANT, response DATA or NEED_ACK) whose request DATA all came more than 2·slack before the server's last packet for the forgotten one, so that none could have re-created it after a close (in a capture that sees all of that RPC's request DATA; a network duplicate counts jitter earlier); without such a witness it is inconclusive (cause: socket closed or host restarted). Silence counts from the client's last DATA, GRANT or BUSY as the capture saw it, which a capture point on the path can only lengthen; loss after the capture point toward the server makes a violation inconclusive",
+			Capture:   "judged at the server's RPC_UNKNOWN; a close or restart shows no packet, so the finding is a violation only once the same server socket shows, more than slack after the RPC_UNKNOWN, that it still holds another RPC (BUSY, GRANT, RESEND, response DATA or NEED_ACK) whose request DATA all came more than 2·slack before the server's last packet for the forgotten one, so that none could have re-created it after a close (in a capture that sees all of that RPC's request DATA; a network duplicate counts jitter earlier); without such a witness it is inconclusive (cause: socket closed or host restarted). Silence counts from the client's last DATA, GRANT or BUSY as the capture saw it, which a capture point on the path can only lengthen; loss after the capture point toward the server makes a violation inconclusive",
 			Property: Within{
 				TriggerTypes: []wire.PacketType{wire.TypeRPCUnknown},
 				Witness:      true,
@@ -351,7 +358,7 @@ func forgotHeldRPC(c *Ctx, e *Event) (Obligation, bool) {
 
 // witnessHeld reports whether x shows that server socket sock still held
 // an RPC after the RPC_UNKNOWN at unknownAt, so that it was not closed in
-// between: a BUSY, GRANT, response DATA or NEED_ACK sent after the RPC_UNKNOWN
+// between: a BUSY, GRANT, RESEND, response DATA or NEED_ACK sent after the RPC_UNKNOWN
 // (more than slack later at the capture point; jitter more for a network
 // duplicate, whose original left up to jitter earlier) for an RPC other
 // than forgot with no request DATA since 2·slack before held, the
@@ -363,7 +370,7 @@ func forgotHeldRPC(c *Ctx, e *Event) (Obligation, bool) {
 // that RPC's request DATA.
 func witnessHeld(c *Ctx, x *Event, sock HostPort, forgot RPCKey, held, unknownAt time.Time) bool {
 	switch x.Type() {
-	case wire.TypeBusy, wire.TypeData, wire.TypeNeedAck, wire.TypeGrant:
+	case wire.TypeBusy, wire.TypeData, wire.TypeNeedAck, wire.TypeGrant, wire.TypeResend:
 	default:
 		return false
 	}

@@ -381,8 +381,8 @@ type RPC struct {
 	// AckPkts counts the ACK packets naming the RPC in their header that
 	// answer a NEED_ACK (fewer than max_acks_per_pkt acks).
 	AckPkts int
-	// HeldLast is the time of the server's latest BUSY, GRANT, response
-	// DATA or NEED_ACK in the RPC's current incarnation: the server held the RPC
+	// HeldLast is the time of the server's latest BUSY, GRANT, RESEND,
+	// response DATA or NEED_ACK in the RPC's current incarnation: the server held the RPC
 	// then (zero: no such packet since the RPC began, or since it was
 	// acknowledged or ended by RPC_UNKNOWN). ReqLast is the time of the
 	// client's latest request DATA, which may have created the RPC at the
@@ -961,6 +961,9 @@ func (t *Trace) Apply(e *Event) {
 		}
 		m.Answers++
 	case wire.TypeResend:
+		if !e.FromClient() {
+			r.held(e.Time) // homa_request_retrans, homa_pool_check_waiting: a server RPC still receiving its request
+		}
 		t.applyResend(e, r)
 	case wire.TypeRPCUnknown:
 		r.Msg(p.Role()).Answers++
@@ -1026,7 +1029,7 @@ func (r *RPC) heard(e *Event, typ wire.PacketType) {
 }
 
 // held notes a server packet at time at that shows the server holds r
-// (BUSY, GRANT, response DATA, NEED_ACK); one after an ack says nothing
+// (BUSY, GRANT, RESEND, response DATA, NEED_ACK); one after an ack says nothing
 // new.
 func (r *RPC) held(at time.Time) {
 	if !r.Acked {
