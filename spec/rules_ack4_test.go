@@ -1,6 +1,7 @@
 package spec
 
 import (
+	"net/netip"
 	"testing"
 	"time"
 
@@ -136,4 +137,27 @@ func TestAck003NothingAfterAck(t *testing.T) {
 	wantClean(t, b.check("linux", "HOMA-ACK-003"), "HOMA-ACK-003")
 	b, _ = build(10*time.Millisecond, true, resp)
 	wantClean(t, b.check("linux", "HOMA-ACK-003"), "HOMA-ACK-003")
+}
+
+// TestAck004OtherServer: the client's RPC 2 runs with server 1; 1 ms
+// later its request to server 2 piggy-backs an ack of id 2. Client ids
+// are host-wide, so no RPC 2 with server 2 can be acked: a violation (an
+// ack of an id the capture never saw stays inconclusive).
+func TestAck004OtherServer(t *testing.T) {
+	build := func(acked uint64) (*traceBuilder, int) {
+		b := newTrace(t, wire.VersionCurrent)
+		s1 := b.server
+		b.data(true, 2, 100, 0, 100, 7, nil)
+		b.after(50*time.Microsecond).data(false, 2, 100, 0, 100, 7, nil)
+		b.server = netip.MustParseAddr("198.18.0.3")
+		bad := b.after(time.Millisecond).dataAcking(true, 4, 100, 0, 100, 7, acked)
+		b.server = s1
+		b.after(1500*time.Microsecond).ctl(false, 2, wire.TypeNeedAck)
+		b.after(20 * time.Microsecond).ack(2)
+		return b, bad
+	}
+	b, bad := build(2)
+	wantViolations(t, b.check("linux", "HOMA-ACK-004"), "HOMA-ACK-004", bad)
+	b, other := build(6)
+	wantInconclusive(t, b.check("linux", "HOMA-ACK-004"), "HOMA-ACK-004", other)
 }

@@ -1264,8 +1264,15 @@ func (t *Trace) ack(k RPCKey, serverPort uint16, e *Event) {
 // so rules that need the server to lack bytes (HOMA-RESEND-012, GRANT-004)
 // judge less, never more.
 func (t *Trace) newIncarnation(r *RPC, serverLost bool) {
-	r.Request.FirstSent, r.Request.ResentAhead, r.Request.Asked, r.Request.payload = nil, nil, nil, nil
+	r.Request.FirstSent, r.Request.ResentAhead, r.Request.Asked = nil, nil, nil
 	r.Response.FirstSent, r.Response.ResentAhead, r.Response.Asked, r.Response.payload = nil, nil, nil, nil
+	if !serverLost {
+		// After the server's RPC_UNKNOWN the client restarts the same
+		// request, its skbs unchanged (homa_rpc_unknown_pkt): its bytes
+		// are still compared (HOMA-WIRE-014). Only the response may
+		// differ: the server runs the request anew.
+		r.Request.payload = nil
+	}
 	r.Request.askedLog, r.Request.retxCopies, r.Response.askedLog, r.Response.retxCopies = nil, nil, nil, nil
 	r.HeldLast = time.Time{}
 	if serverLost {
@@ -1328,7 +1335,7 @@ func (m *Message) authorised(p *Params) uint32 {
 // restartReceiver starts the receiver's view of m afresh (the receiver
 // discarded its RPC), keeping what the sender keeps: the length, what it
 // transmitted, its grant horizon (KeptHorizon), the bytes the capture saw
-// (Earlier), and the counts and times that describe the whole capture. m must be in no granting set nor
+// (Earlier), its payload log (the bytes are the same), and the counts and times that describe the whole capture. m must be in no granting set nor
 // completion heap.
 func (m *Message) restartReceiver(p *Params) {
 	earlier := m.Earlier
@@ -1339,9 +1346,10 @@ func (m *Message) restartReceiver(p *Params) {
 		Earlier: earlier,
 		Length:  m.Length, SentEnd: m.SentEnd, AllSentTime: m.AllSentTime, AllSentFrame: m.AllSentFrame,
 		KeptHorizon: m.Horizon(p), TriggerUsed: m.TriggerUsed,
-		Resends: m.Resends, RetxBytes: m.RetxBytes, FirstData: m.FirstData, LastData: m.LastData, Priorities: m.Priorities,
+		Resends: m.Resends, RetxBytes: m.RetxBytes, Answers: m.Answers, FirstData: m.FirstData, LastData: m.LastData, Priorities: m.Priorities,
 		GrantPriorities: m.GrantPriorities,
 		inLong:          m.inLong,
+		payload:         m.payload, // the sender's bytes are the same (HOMA-WIRE-014)
 	}
 }
 
