@@ -20,7 +20,7 @@ func TestResend023BusyPerResend(t *testing.T) {
 		b := newTrace(t, wire.VersionCurrent)
 		b.data(true, 2, 100, 0, 100, 7, nil)
 		b.after(5*time.Millisecond).resend(true, 2, 0, wire.ResendAll, 7)
-		b.after(20 * time.Microsecond).ctl(false, 2, wire.TypeBusy)
+		b.after(20*time.Microsecond).ctl(false, 2, wire.TypeBusy)
 		bad := 0
 		if extra {
 			bad = b.after(300*time.Microsecond).ctl(false, 2, wire.TypeBusy)
@@ -49,7 +49,7 @@ func TestResend023UnknownPerResend(t *testing.T) {
 	b := newTrace(t, wire.VersionCurrent)
 	b.data(true, 2, 100, 0, 100, 7, nil) // lost after the capture point
 	b.after(5*time.Millisecond).resend(true, 2, 0, wire.ResendAll, 7)
-	b.after(20 * time.Microsecond).ctl(false, 2, wire.TypeRPCUnknown)
+	b.after(20*time.Microsecond).ctl(false, 2, wire.TypeRPCUnknown)
 	dup := b.after(5*time.Microsecond).ctl(false, 2, wire.TypeRPCUnknown)
 	third := b.after(5*time.Microsecond).ctl(false, 2, wire.TypeRPCUnknown)
 	rep := b.check("linux", "HOMA-RESEND-023")
