@@ -149,3 +149,36 @@ func TestResend019ResendShowsHeld(t *testing.T) {
 		t.Errorf("frames %v, want the witness %d: %s", f.Frames, w, f.Why)
 	}
 }
+
+// TestResend014BusyShowsOverdue: a server granted a 60000-byte request
+// and one scheduled packet was lost before the capture. The client, which
+// sent everything granted, RESENDs for its response every 5 ms and the
+// server answers BUSY: it holds the RPC, so its own RESEND for the gap is
+// due resend_ticks+1 ticks (stretched, plus slack) after the client's last
+// DATA. Without it, a BUSY past that deadline is a violation; with a
+// RESEND in time (and the next round due later) the BUSYs pass.
+func TestResend014BusyShowsOverdue(t *testing.T) {
+	build := func(serverResends bool) (*traceBuilder, []int) {
+		b := newTrace(t, wire.VersionCurrent)
+		b.message(true, 2, 60000, 0, 40000, 40000, 4)
+		b.grant(false, 2, 60000, 0)
+		b.message(true, 2, 60000, 40000, 40000+1424, 40000, 0)
+		b.message(true, 2, 60000, 40000+2*1424, 60000, 40000, 0) // [41424, 42848) lost
+		var busy []int
+		for k := 0; k < 3; k++ {
+			b.after(5 * time.Millisecond)
+			if serverResends {
+				b.resend(false, 2, 41424, 1424, 7) // the client's answer is lost too
+			}
+			b.after(100*time.Microsecond).resend(true, 2, 0, wire.ResendAll, 7)
+			busy = append(busy, b.after(20*time.Microsecond).ctl(false, 2, wire.TypeBusy))
+		}
+		return b, busy
+	}
+	b, _ := build(true)
+	wantClean(t, b.check("linux", "HOMA-RESEND-014"), "HOMA-RESEND-014")
+	b, busy := build(false)
+	// 6 ticks stretched by half plus 2 ms of slack allow 11 ms: the BUSYs
+	// 5 and 10 ms after the last DATA pass, the one 15 ms after it fails.
+	wantViolations(t, b.check("linux", "HOMA-RESEND-014"), "HOMA-RESEND-014", busy[2])
+}
