@@ -161,3 +161,31 @@ func TestAck004OtherServer(t *testing.T) {
 	b, other := build(6)
 	wantInconclusive(t, b.check("linux", "HOMA-ACK-004"), "HOMA-ACK-004", other)
 }
+
+// TestAck004Once: the client's pending ack of RPC 2 leaves once. Every
+// packet of the next request repeats it (the segments of one skb share
+// its header, as in the shared linux-6.13 b capture): that passes; the
+// request after that piggy-backing it again is a violation (homa_peer_get_acks
+// removed it).
+func TestAck004Once(t *testing.T) {
+	build := func(again bool) (*traceBuilder, int) {
+		b := newTrace(t, wire.VersionCurrent)
+		b.data(true, 2, 100, 0, 100, 7, nil)
+		b.after(50*time.Microsecond).data(false, 2, 100, 0, 100, 7, nil)
+		b.after(time.Millisecond)
+		for off := uint32(0); off < 4000; off += 1424 {
+			b.dataAcking(true, 4, 4000, off, int(min(1424, 4000-off)), 5, 2)
+		}
+		b.after(50*time.Microsecond).data(false, 4, 100, 0, 100, 7, nil)
+		acked := uint64(4)
+		if again {
+			acked = 2
+		}
+		bad := b.after(time.Millisecond).dataAcking(true, 6, 100, 0, 100, 7, acked)
+		return b, bad
+	}
+	b, _ := build(false)
+	wantClean(t, b.check("linux", "HOMA-ACK-004"), "HOMA-ACK-004")
+	b, bad := build(true)
+	wantViolations(t, b.check("linux", "HOMA-ACK-004"), "HOMA-ACK-004", bad)
+}

@@ -370,6 +370,13 @@ type RPC struct {
 	Acked    bool
 	AckTime  time.Time
 	AckFrame int
+	// AckEntry is the first ack entry naming the RPC: piggy-backed on a
+	// first transmission or listed in an ACK packet (not an ACK's header).
+	// The client hands each pending ack out once (HOMA-ACK-004).
+	// AckCarrier is the message whose DATA carried it (the zero key for
+	// an ACK packet): every segment of one skb repeats its header.
+	AckEntry   Seen
+	AckCarrier rpcMsgKey
 	// NeedAcks counts NEED_ACK packets; NeedAckTime is the latest one's
 	// time, NeedAckFirst the first one's.
 	NeedAcks     int
@@ -900,7 +907,7 @@ func (t *Trace) Apply(e *Event) {
 			a := p.Ack()
 			for i := range a.ValidAcks() {
 				en := a.Entry(i)
-				t.ack(RPCKey{Client: e.Src, Server: e.Dst, ClientID: en.ClientID}, en.ServerPort, e)
+				t.ack(RPCKey{Client: e.Src, Server: e.Dst, ClientID: en.ClientID}, en.ServerPort, e, true)
 			}
 			return // not counted towards eviction (as before the per-type split)
 		}
@@ -991,14 +998,14 @@ func (t *Trace) Apply(e *Event) {
 		r.NeedAcks++
 		r.NeedAckTime = e.Time
 	case wire.TypeAck:
-		t.ack(k, 0, e) // the header names the RPC by its ports
+		t.ack(k, 0, e, false) // the header names the RPC by its ports
 		a := p.Ack()
 		if int(a.NumAcks()) < t.P.MaxAcksPerPkt {
 			r.AckPkts++ // an answer to a NEED_ACK (HOMA-ACK-007)
 		}
 		for i := range a.ValidAcks() {
 			en := a.Entry(i)
-			t.ack(RPCKey{Client: e.Src, Server: e.Dst, ClientID: en.ClientID}, en.ServerPort, e)
+			t.ack(RPCKey{Client: e.Src, Server: e.Dst, ClientID: en.ClientID}, en.ServerPort, e, true)
 		}
 	}
 	t.file(r)
@@ -1145,7 +1152,7 @@ func (t *Trace) applyData(e *Event, r *RPC) {
 	// pending acks for RPCs it was the client of (homa_outgoing.c
 	// homa_tx_data_pkt_alloc; homa_data_pkt processes them).
 	if id := d.AckClientID(); id != 0 {
-		t.ack(RPCKey{Client: e.Src, Server: e.Dst, ClientID: id}, d.AckServerPort(), e)
+		t.ack(RPCKey{Client: e.Src, Server: e.Dst, ClientID: id}, d.AckServerPort(), e, d.Retransmit() == 0 && e.Segment == 0)
 	}
 }
 
@@ -1229,12 +1236,20 @@ func (t *Trace) applyResend(e *Event, r *RPC) {
 
 // ack records that e acknowledges RPC k: an ACK header (serverPort 0: the
 // packet's ports name the RPC), an ACK entry or a piggy-backed ack naming
-// serverPort.
-func (t *Trace) ack(k RPCKey, serverPort uint16, e *Event) {
+// serverPort. entry marks an ack handed out of the client's pending list
+// (an ACK entry, or a piggy-backed ack on a first transmission), which
+// RPC.AckEntry records.
+func (t *Trace) ack(k RPCKey, serverPort uint16, e *Event, entry bool) {
 	if a := t.ackedMax[k.Client]; k.ClientID > a.id {
 		t.ackedMax[k.Client] = ackedID{k.ClientID, e.Time, e.Frame}
 	}
 	r := t.rpcs[k]
+	if r != nil && entry && r.AckEntry.Frame == 0 && (serverPort == 0 || r.ServerPort == 0 || serverPort == r.ServerPort) {
+		r.AckEntry = Seen{e.Time, e.Frame}
+		if e.Type() == wire.TypeData {
+			r.AckCarrier = fromSender(e)
+		}
+	}
 	if r == nil || r.Acked || serverPort != 0 && r.ServerPort != 0 && serverPort != r.ServerPort {
 		// An ack naming another server port reaches no socket holding
 		// the RPC (homa_rpc_acked finds the socket by server_port): the
