@@ -130,11 +130,10 @@ func resendRules2() []*Rule {
 				if m.inRound(c.P, e, rs) {
 					return Skip
 				}
-				start, since := silenceStart(r, e)
-				ticks, what := c.P.ResendTicks+1, "its first RESEND round"
-				if !m.RoundStart.IsZero() && m.RoundStart.After(start) {
-					start, since = m.RoundStart, fmt.Sprintf("its previous RESEND round (frame %d)", m.RoundFrame)
-					ticks, what = c.P.ResendInterval+1, "its next RESEND round"
+				start, since, ticks, next := resendCountStart(c.P, r, m, e)
+				what := "its first RESEND round"
+				if next {
+					what = "its next RESEND round"
 				}
 				gap := e.Time.Sub(start)
 				if bound := c.P.LateTicks(ticks); gap > bound {
@@ -499,11 +498,10 @@ func resendOverdue(c *Ctx, e *Event) Result {
 	if got := m.Received(); got >= auth || m.Seen.Covers(0, auth) {
 		return Skip
 	}
-	start, since := silenceStart(r, e)
-	ticks, what := c.P.ResendTicks+1, "RESEND round"
-	if !m.RoundStart.IsZero() && m.RoundStart.After(start) {
-		start, since = m.RoundStart, fmt.Sprintf("its previous RESEND round (frame %d)", m.RoundFrame)
-		ticks, what = c.P.ResendInterval+1, "next RESEND round"
+	start, since, ticks, next := resendCountStart(c.P, r, m, e)
+	what := "RESEND round"
+	if next {
+		what = "next RESEND round"
 	}
 	gap := e.Time.Sub(start)
 	bound := c.P.LateTicks(ticks)
@@ -515,4 +513,17 @@ func resendOverdue(c *Ctx, e *Event) Result {
 	}
 	return Violation("BUSY shows %v still holds RPC %d %v after %s, with %d of the %d bytes it authorised of the %s received, and no %s since; %d ticks of %v stretched by timer_drift %g plus slack allow %v",
 		e.Src, r.Key.ClientID, gap.Round(time.Microsecond), since, m.Received(), auth, msgName(!e.FromClient()), what, ticks, c.P.Tick, c.P.TimerDrift, bound).WithSlack(bound - c.P.Ticks(ticks))
+}
+
+// resendCountStart returns when the timer of e's sender began counting
+// towards its next RESEND for message m of RPC r (silenceStart, or its
+// latest RESEND round when later: next set) and the ticks it may take from
+// there: resend_ticks+1 to a first round, resend_interval+1 to the next
+// (homa_timer_check_rpc; the first pass may come a tick late).
+func resendCountStart(p *Params, r *RPC, m *Message, e *Event) (start time.Time, since string, ticks int, next bool) {
+	start, since = silenceStart(r, e)
+	if !m.RoundStart.IsZero() && m.RoundStart.After(start) {
+		return m.RoundStart, fmt.Sprintf("its previous RESEND round (frame %d)", m.RoundFrame), p.ResendInterval + 1, true
+	}
+	return start, since, p.ResendTicks + 1, false
 }
