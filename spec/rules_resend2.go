@@ -130,11 +130,8 @@ func resendRules2() []*Rule {
 				if m.inRound(c.P, e, rs) {
 					return Skip
 				}
-				start, since, ticks, next := resendCountStart(c.P, r, m, e)
-				what := "its first RESEND round"
-				if next {
-					what = "its next RESEND round"
-				}
+				start, since, ticks, round := resendCountStart(c.P, r, m, e)
+				what := "its " + round
 				gap := e.Time.Sub(start)
 				if bound := c.P.LateTicks(ticks); gap > bound {
 					if gap >= c.P.Ticks(c.P.TimeoutTicks) {
@@ -498,13 +495,8 @@ func resendOverdue(c *Ctx, e *Event) Result {
 	if got := m.Received(); got >= auth || m.Seen.Covers(0, auth) {
 		return Skip
 	}
-	start, since, ticks, next := resendCountStart(c.P, r, m, e)
-	what := "RESEND round"
-	if next {
-		what = "next RESEND round"
-	}
-	gap := e.Time.Sub(start)
-	bound := c.P.LateTicks(ticks)
+	start, since, ticks, what := resendCountStart(c.P, r, m, e)
+	gap, bound := e.Time.Sub(start), c.P.LateTicks(ticks)
 	if gap <= bound {
 		return Pass()
 	}
@@ -517,13 +509,14 @@ func resendOverdue(c *Ctx, e *Event) Result {
 
 // resendCountStart returns when the timer of e's sender began counting
 // towards its next RESEND for message m of RPC r (silenceStart, or its
-// latest RESEND round when later: next set) and the ticks it may take from
-// there: resend_ticks+1 to a first round, resend_interval+1 to the next
-// (homa_timer_check_rpc; the first pass may come a tick late).
-func resendCountStart(p *Params, r *RPC, m *Message, e *Event) (start time.Time, since string, ticks int, next bool) {
+// latest RESEND round when later), the ticks it may take from there
+// (resend_ticks+1 to a first round, resend_interval+1 to the next:
+// homa_timer_check_rpc, whose first pass may come a tick late) and which
+// round is due ("first RESEND round" or "next RESEND round").
+func resendCountStart(p *Params, r *RPC, m *Message, e *Event) (start time.Time, since string, ticks int, round string) {
 	start, since = silenceStart(r, e)
 	if !m.RoundStart.IsZero() && m.RoundStart.After(start) {
-		return m.RoundStart, fmt.Sprintf("its previous RESEND round (frame %d)", m.RoundFrame), p.ResendInterval + 1, true
+		return m.RoundStart, fmt.Sprintf("its previous RESEND round (frame %d)", m.RoundFrame), p.ResendInterval + 1, "next RESEND round"
 	}
-	return start, since, p.ResendTicks + 1, false
+	return start, since, p.ResendTicks + 1, "first RESEND round"
 }
