@@ -93,9 +93,9 @@ func ackRules() []*Rule {
 		{
 			ID: "HOMA-ACK-004", Level: Must,
 			Facts:     []string{"ACK-03", "ACK-02", "RTX-10", "ID-01"},
-			Statement: "A client acknowledges only RPCs whose response it has completely received, or, in an ACK's header answering NEED_ACK, an RPC it no longer has; each ack names the RPC's server port and a client id (even, nonzero), never the RPC whose request carries it.",
-			Source:    "HomaModule homa_peer.c homa_peer_add_ack (called when the application receives the response); homa_incoming.c homa_need_ack_pkt (an RPC the client does not have is acked in the header)",
-			Capture:   "the response must be in the capture; acks for RPCs that started before it are inconclusive; an ACK header naming an RPC whose client had answered RPC_UNKNOWN for it passes, and one whose client went timeout_ticks without DATA, GRANT or BUSY from the server (its timer may have aborted and freed the RPC, which sends no packet) is inconclusive",
+			Statement: "A client acknowledges only RPCs whose response it has completely received, or, in an ACK's header answering NEED_ACK, an RPC it no longer has; each ack goes to the RPC's own server, once (in one ACK's entries or piggy-backed on the first transmissions of one message: another entry naming it more than jitter later is a violation), and names the RPC's server port and a client id (even, nonzero), never the RPC whose request carries it.",
+			Source:    "HomaModule homa_peer.c homa_peer_add_ack (called when the application receives the response; the ack is queued once, on the RPC's own peer), homa_peer_get_acks (hands acks out and removes them); homa_outgoing.c homa_resend_data (a retransmission repeats its original's header); homa_incoming.c homa_need_ack_pkt (an RPC the client does not have is acked in the header)",
+			Capture:   "the response must be in the capture; acks for RPCs that started before it are inconclusive, unless the client's RPC with that id (ids are host-wide) runs with another server and began in the capture more than jitter before the ack (a module reload, which reuses ids, takes far longer); an ACK header naming an RPC whose client had answered RPC_UNKNOWN for it passes, and one whose client went timeout_ticks without DATA, GRANT or BUSY from the server (its timer may have aborted and freed the RPC, which sends no packet) is inconclusive",
 			Property: Each{Types: []wire.PacketType{wire.TypeAck, wire.TypeData}, Needs: NeedsPiggyAck, Check: func(c *Ctx, e *Event) Result {
 				// ACK packets come from clients; a piggy-backed ack rides in
 				// any DATA, request or response, and names an RPC whose
@@ -146,9 +146,29 @@ func ackRules() []*Rule {
 					r := c.T.rpcs[RPCKey{Client: e.Src, Server: e.Dst, ClientID: id}]
 					switch {
 					case r == nil:
+						if o := c.T.byClientID[clientIDKey{e.Src, id}]; o != nil && !o.gone && o.Key.Server != e.Dst && e.Time.Sub(o.First) > c.P.Jitter {
+							// Client ids are host-wide (facts ID-02): id is
+							// the client's RPC with another server, begun
+							// in the capture, and homa_peer_add_ack queues
+							// an RPC's ack for its own server's peer only.
+							return Violation("ack to %v for RPC %d, which is the client's RPC with %v (its first packet frame %d): an ack goes to the RPC's own server", e.Dst, id, o.Key.Server, o.FirstFrame).With(o.FirstFrame)
+						}
 						if res.Status == NotApplicable {
 							res = Unsure("ack for RPC %d, which is not in the capture", id)
 						}
+					case (e.Type() == wire.TypeAck && i > 0 || e.Type() == wire.TypeData && e.Packet.Data().Retransmit() == 0) &&
+						r.ackEntry != nil && e.Time.Sub(r.ackEntry.Time) > c.P.Jitter && (n.port == 0 || r.ServerPort == 0 || n.port == r.ServerPort) &&
+						(e.Type() == wire.TypeAck || r.ackEntry.carrier != fromSender(e)):
+						// homa_peer_add_ack queues an RPC's ack once, as the
+						// client ends it, and homa_peer_get_acks removes
+						// what it hands out (a retransmission copies its
+						// original's header, ack included, and so does
+						// every segment of one skb: DATA of the message
+						// that carried it first are not judged; nor is a
+						// copy within jitter, which a capture recording a
+						// frame twice shows).
+						return Violation("ack entry for RPC %d, which an ack entry in frame %d (%v earlier) already named: the client hands each pending ack out once",
+							id, r.ackEntry.Frame, e.Time.Sub(r.ackEntry.Time).Round(time.Microsecond)).With(r.ackEntry.Frame)
 					case n.port != 0 && r.ServerPort != 0 && n.port != r.ServerPort:
 						// Client ids are unique per host (facts ID-02), so
 						// the client has no RPC with this id on that port.

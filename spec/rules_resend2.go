@@ -20,7 +20,7 @@ func resendRules2() []*Rule {
 			Facts:     []string{"RTX-03", "RTX-01", "RTX-12"},
 			Statement: "A RESEND asks only for bytes its sender authorised and lacks: its end is within max(U, its GRANT offsets, the incoming of the DATA it got) (upstream: the length), length -1 only at offset 0 and not after DATA of the message arrived (main), length 0 only on linux_6.1.38 (a liveness probe), and never for a message already complete at the receiver.",
 			Source:    "HomaModule homa_incoming.c homa_request_retrans (one RESEND per gap plus [recv_end, granted); {0, -1} only while nothing arrived), homa_timer.c homa_timer_check_rpc (no RESEND once the message is complete); homa_pool.c homa_pool_check_waiting (buffer wakeup {0, -1})",
-			Capture:   "GRANTs lost before the capture point can hide part of what the receiver granted, and bytes lost after it part of what it lacks: where the capture shows loss before it between the two hosts (a GRANT's loss leaves no trace of its own) the finding is inconclusive; so is one for a complete message after the client's ack at a capture away from the receiver, which cannot show a late request packet re-creating the RPC there (AMO-01). Request DATA that reaches the server more than timeout_ticks ticks plus slack after it last heard DATA, GRANT or BUSY from the client or sent its own GRANT, its request incomplete, finds the RPC aborted (RTX-10) and creates it anew (RTX-11): the server's side is judged afresh from there; within timeout_ticks-2 ticks less slack of that, inconclusive",
+			Capture:   "GRANTs lost before the capture point can hide part of what the receiver granted, and bytes lost after it part of what it lacks: where the capture shows loss before it between the two hosts (a GRANT's loss leaves no trace of its own) the finding is inconclusive, unless a client RESENDs for a response more than slack after its own ack of the RPC (it acks only a response it holds whole, or an RPC it no longer has); so is one for a complete message after the client's ack at a capture away from the receiver, which cannot show a late request packet re-creating the RPC there (AMO-01). Request DATA that reaches the server more than timeout_ticks ticks plus slack after it last heard DATA, GRANT or BUSY from the client or sent its own GRANT, its request incomplete, finds the RPC aborted (RTX-10) and creates it anew (RTX-11): the server's side is judged afresh from there; within timeout_ticks-2 ticks less slack of that, inconclusive",
 			Property: Each{Types: resend, Check: func(c *Ctx, e *Event) Result {
 				rs := e.Packet.Resend()
 				r, m := grantMsg(c, e)
@@ -77,6 +77,13 @@ func resendRules2() []*Rule {
 				if m.Complete {
 					what = fmt.Sprintf("RESEND {%d, %d} for a %s that arrived complete %v earlier (frame %d)", off, int32(length), msgName(!e.FromClient()), e.Time.Sub(m.CompleteTime).Round(time.Microsecond), m.CompleteFrame)
 				}
+				if e.FromClient() && r.Acked && e.Time.Sub(r.AckTime) > c.P.Slack {
+					// The client's own ack shows it had the whole response
+					// (homa_need_ack_pkt acks only then, homa_peer_add_ack
+					// once the application has it) or no longer has the RPC:
+					// no loss after the capture point excuses a RESEND.
+					return Violation("%s, after the client's own ack of the RPC (frame %d)", what, r.AckFrame).With(r.AckFrame).WithSlack(c.P.Slack)
+				}
 				if ev, ok := c.Net.LostAfter(e.Dst, e.Src); ok {
 					return Downgrade(CauseLossAfter, ev, "%s", what)
 				}
@@ -107,10 +114,13 @@ func resendRules2() []*Rule {
 		{
 			ID: "HOMA-RESEND-014", Level: Must,
 			Facts:     []string{"RTX-02", "RTX-05"},
-			Statement: "An endpoint still waiting for an RPC's data RESENDs in time: its first round at most resend_ticks+1 ticks after it last heard DATA, GRANT or BUSY (or sent DATA, GRANT or a buffer wakeup), later rounds at most resend_interval+1 ticks apart, each stretched by timer_drift plus slack.",
-			Source:    "HomaModule homa_timer.c homa_timer_check_rpc (every RPC is checked every tick: no per-peer limit since 224ee0e), homa_incoming.c homa_request_retrans",
-			Capture:   "judged at each RESEND (an endpoint that never RESENDs again may have aborted the RPC, which the wire does not show)",
-			Property: Each{Types: resend, Check: func(c *Ctx, e *Event) Result {
+			Statement: "An endpoint still waiting for an RPC's data RESENDs in time: its first round at most resend_ticks+1 ticks after it last heard DATA, GRANT or BUSY (or sent DATA, GRANT or a buffer wakeup), later rounds at most resend_interval+1 ticks apart, each stretched by timer_drift plus slack; one that still holds the RPC after that deadline, its message lacking granted bytes, has RESENT.",
+			Source:    "HomaModule homa_timer.c homa_timer_check_rpc (every RPC is checked every tick: no per-peer limit since 224ee0e; only received ≥ granted, no receive buffers or a timeout stop the count), homa_incoming.c homa_request_retrans, homa_dispatch_pkts (only DATA, GRANT and BUSY reset silent_ticks), homa_resend_pkt (BUSY from an RPC it holds)",
+			Capture:   "judged at each RESEND (an endpoint that never RESENDs again may have aborted the RPC, which the wire does not show), and at a BUSY from the endpoint for the RPC (which shows it still holds it: homa_resend_pkt) while its incoming message lacks bytes it authorised, as the capture shows, and it has granted or RESENT for that message before (so it has receive buffers): a BUSY past the deadline with no RESEND since is late too (inconclusive where the capture shows loss from the endpoint before the capture point: its RESEND may be the lost packet); past timeout_ticks not judged",
+			Property: Each{Types: []wire.PacketType{wire.TypeResend, wire.TypeBusy}, Check: func(c *Ctx, e *Event) Result {
+				if e.Type() == wire.TypeBusy {
+					return resendOverdue(c, e)
+				}
 				rs := e.Packet.Resend()
 				r := c.T.Lookup(e)
 				if r == nil || isBufferWakeup(c.P, rs) || answersNeedAck(c.P, r, e) {
@@ -120,12 +130,8 @@ func resendRules2() []*Rule {
 				if m.inRound(c.P, e, rs) {
 					return Skip
 				}
-				start, since := silenceStart(r, e)
-				ticks, what := c.P.ResendTicks+1, "its first RESEND round"
-				if !m.RoundStart.IsZero() && m.RoundStart.After(start) {
-					start, since = m.RoundStart, fmt.Sprintf("its previous RESEND round (frame %d)", m.RoundFrame)
-					ticks, what = c.P.ResendInterval+1, "its next RESEND round"
-				}
+				start, since, ticks, round := resendCountStart(c.P, r, m, e)
+				what := "its " + round
 				gap := e.Time.Sub(start)
 				if bound := c.P.LateTicks(ticks); gap > bound {
 					if gap >= c.P.Ticks(c.P.TimeoutTicks) {
@@ -285,9 +291,9 @@ func resendRules2() []*Rule {
 		{
 			ID: "HOMA-RESEND-019", Level: Must,
 			Facts:     []string{"AMO-01", "RTX-06", "RTX-09", "RTX-10", "ACK-01", "ACK-04", "ABT-01"},
-			Statement: "A server forgets an RPC it has shown it holds (it sent BUSY, a GRANT, response DATA or NEED_ACK for it) only for a reason the protocol gives: the client's ACK or piggy-backed ack, the client's RPC_UNKNOWN, a timeout after timeout_ticks ticks without DATA, GRANT or BUSY from the client, or the close of its socket (or a restart of its host), which discards every RPC the socket holds. It answers RPC_UNKNOWN for such an RPC only after one of these.",
+			Statement: "A server forgets an RPC it has shown it holds (it sent BUSY, a GRANT, a RESEND, response DATA or NEED_ACK for it) only for a reason the protocol gives: the client's ACK or piggy-backed ack, the client's RPC_UNKNOWN, a timeout after timeout_ticks ticks without DATA, GRANT or BUSY from the client, or the close of its socket (or a restart of its host), which discards every RPC the socket holds. It answers RPC_UNKNOWN for such an RPC only after one of these.",
 			Source:    "HomaModule homa_rpc.c homa_rpc_end (the only way a server RPC goes), called from homa_incoming.c homa_rpc_acked (ACK, piggy-backed ack) and homa_rpc_unknown_pkt (RPC_UNKNOWN from the client), homa_timer.c homa_timer_check_rpc via homa_rpc_abort (silent_ticks ≥ timeout_ticks, only that RPC, never while in service or with the response handed to the NIC) and homa_sock.c homa_sock_shutdown (every RPC of the socket); homa_resend_pkt answers RPC_UNKNOWN only when homa_rpc_find_server finds nothing; fault @35286c8 (one timeout ended every RPC of the peer)",
-			Capture:   "judged at the server's RPC_UNKNOWN; a close or restart shows no packet, so the finding is a violation only once the same server socket shows, more than slack after the RPC_UNKNOWN, that it still holds another RPC (BUSY, GRANT, response DATA or NEED_ACK) whose request DATA all came more than 2·slack before the server's last packet for the forgotten one, so that none could have re-created it after a close (in a capture that sees all of that RPC's request DATA; a network duplicate counts jitter earlier); without such a witness it is inconclusive (cause: socket closed or host restarted). Silence counts from the client's last DATA, GRANT or BUSY as the capture saw it, which a capture point on the path can only lengthen; loss after the capture point toward the server makes a violation inconclusive",
+			Capture:   "judged at the server's RPC_UNKNOWN; a close or restart shows no packet, so the finding is a violation only once the same server socket shows, more than slack after the RPC_UNKNOWN, that it still holds another RPC (BUSY, GRANT, RESEND, response DATA or NEED_ACK) whose request DATA all came more than 2·slack before the server's last packet for the forgotten one, so that none could have re-created it after a close (in a capture that sees all of that RPC's request DATA; a network duplicate counts jitter earlier); without such a witness it is inconclusive (cause: socket closed or host restarted). Silence counts from the client's last DATA, GRANT or BUSY as the capture saw it, which a capture point on the path can only lengthen; loss after the capture point toward the server makes a violation inconclusive",
 			Property: Within{
 				TriggerTypes: []wire.PacketType{wire.TypeRPCUnknown},
 				Witness:      true,
@@ -351,7 +357,7 @@ func forgotHeldRPC(c *Ctx, e *Event) (Obligation, bool) {
 
 // witnessHeld reports whether x shows that server socket sock still held
 // an RPC after the RPC_UNKNOWN at unknownAt, so that it was not closed in
-// between: a BUSY, GRANT, response DATA or NEED_ACK sent after the RPC_UNKNOWN
+// between: a BUSY, GRANT, RESEND, response DATA or NEED_ACK sent after the RPC_UNKNOWN
 // (more than slack later at the capture point; jitter more for a network
 // duplicate, whose original left up to jitter earlier) for an RPC other
 // than forgot with no request DATA since 2·slack before held, the
@@ -363,7 +369,7 @@ func forgotHeldRPC(c *Ctx, e *Event) (Obligation, bool) {
 // that RPC's request DATA.
 func witnessHeld(c *Ctx, x *Event, sock HostPort, forgot RPCKey, held, unknownAt time.Time) bool {
 	switch x.Type() {
-	case wire.TypeBusy, wire.TypeData, wire.TypeNeedAck, wire.TypeGrant:
+	case wire.TypeBusy, wire.TypeData, wire.TypeNeedAck, wire.TypeGrant, wire.TypeResend:
 	default:
 		return false
 	}
@@ -466,4 +472,55 @@ func clientEnded(x *Event, k RPCKey) bool {
 		}
 	}
 	return false
+}
+
+// resendOverdue is HOMA-RESEND-014 at BUSY e: its sender still holds the
+// RPC (homa_resend_pkt found it), so a timer that had to RESEND for the
+// message it receives in that RPC has done so by now. Judged only while
+// that message lacks bytes its receiver authorised, as the capture shows
+// (bytes lost before the capture point are missing at the receiver too;
+// bytes lost after it count as received, which errs towards passing), and
+// once the receiver has granted or RESENT for it (homa_timer_check_rpc
+// skips a message without receive buffers, which gets neither).
+func resendOverdue(c *Ctx, e *Event) Result {
+	r := c.T.Lookup(e)
+	if r == nil || r.Acked || r.Unknown {
+		return Skip
+	}
+	m := r.Msg(oppositeRole(e.Packet.Role()))
+	if m.Length == 0 || m.Complete || m.Granted == 0 && m.Resends == 0 {
+		return Skip
+	}
+	auth := m.authorised(c.P)
+	if got := m.Received(); got >= auth || m.Seen.Covers(0, auth) {
+		return Skip
+	}
+	start, since, ticks, what := resendCountStart(c.P, r, m, e)
+	gap, bound := e.Time.Sub(start), c.P.LateTicks(ticks)
+	if gap <= bound {
+		return Pass()
+	}
+	if gap >= c.P.Ticks(c.P.TimeoutTicks) {
+		return Skip // past the timeout: the count must have been reset unseen
+	}
+	if ev, ok := c.Net.LostBetween(e.Src, e.Dst); ok {
+		// Its RESEND may have been lost before the capture point.
+		return Downgrade(CauseLossBefore, ev, "BUSY from %v %v after %s, with no %s seen", e.Src, gap.Round(time.Microsecond), since, what)
+	}
+	return Violation("BUSY shows %v still holds RPC %d %v after %s, with %d of the %d bytes it authorised of the %s received, and no %s since; %d ticks of %v stretched by timer_drift %g plus slack allow %v",
+		e.Src, r.Key.ClientID, gap.Round(time.Microsecond), since, m.Received(), auth, msgName(!e.FromClient()), what, ticks, c.P.Tick, c.P.TimerDrift, bound).WithSlack(bound - c.P.Ticks(ticks))
+}
+
+// resendCountStart returns when the timer of e's sender began counting
+// towards its next RESEND for message m of RPC r (silenceStart, or its
+// latest RESEND round when later), the ticks it may take from there
+// (resend_ticks+1 to a first round, resend_interval+1 to the next:
+// homa_timer_check_rpc, whose first pass may come a tick late) and which
+// round is due ("first RESEND round" or "next RESEND round").
+func resendCountStart(p *Params, r *RPC, m *Message, e *Event) (start time.Time, since string, ticks int, round string) {
+	start, since = silenceStart(r, e)
+	if !m.RoundStart.IsZero() && m.RoundStart.After(start) {
+		return m.RoundStart, fmt.Sprintf("its previous RESEND round (frame %d)", m.RoundFrame), p.ResendInterval + 1, "next RESEND round"
+	}
+	return start, since, p.ResendTicks + 1, "first RESEND round"
 }

@@ -46,10 +46,10 @@ func resendRules3() []*Rule {
 		{
 			ID: "HOMA-RESEND-021", Level: Must,
 			Facts:     []string{"RTX-06", "WIRE-05"},
-			Statement: "A sender retransmits only the segments a RESEND asked for: every DATA with retransmit=1 overlaps a range the message's RESENDs asked for (length -1: what it had sent), unless RPC_UNKNOWN made a client restart its request.",
-			Source:    "HomaModule homa_outgoing.c homa_resend_data (only the segments overlapping [start, end)); homa_incoming.c homa_resend_pkt, homa_rpc_unknown_pkt (the restart resends [0, tx_end))",
+			Statement: "A sender retransmits only the segments a RESEND asked for, once per RESEND: every DATA with retransmit=1 overlaps a range the message's RESENDs asked for (length -1: what it had sent), and a segment is retransmitted no more often than RESENDs overlapping it came, unless RPC_UNKNOWN made a client restart its request.",
+			Source:    "HomaModule homa_outgoing.c homa_resend_data (only the segments overlapping [start, end), each once per call); homa_incoming.c homa_resend_pkt (one homa_resend_data per RESEND), homa_rpc_unknown_pkt (the restart resends [0, tx_end))",
 			Profiles:  []string{"linux", "upstream"},
-			Capture:   "needs the RESENDs in the capture (a retransmission with none is HOMA-RESEND-003's business); after a RESEND of length -1 only what the capture saw sent counts as asked, so bytes beyond it are not judged",
+			Capture:   "needs the RESENDs in the capture (a retransmission with none is HOMA-RESEND-003's business); after a RESEND of length -1 only what the capture saw sent counts as asked, so bytes beyond it are not judged; copies are counted, not timed (any earlier RESEND overlapping the segment explains one), and a network duplicate of a retransmission (an identical copy within jitter) is inconclusive",
 			Property: Each{Types: []wire.PacketType{wire.TypeData}, Needs: NeedsRetransmit, Check: func(c *Ctx, e *Event) Result {
 				if !e.Retransmit() || e.Length == 0 {
 					return Skip
@@ -63,8 +63,11 @@ func resendRules3() []*Rule {
 					return Skip
 				}
 				end := e.End()
-				if m.Asked.Overlaps(e.Offset, end) || m.ResendAll && e.Offset >= m.LastResend.SentEnd {
+				if m.ResendAll && e.Offset >= m.LastResend.SentEnd {
 					return Pass()
+				}
+				if m.Asked.Overlaps(e.Offset, end) {
+					return retxCopiesAsked(m, e)
 				}
 				return Violation("retransmission [%d, %d) overlaps no range the RESENDs for the message asked for (latest RESEND {%d, %d}, frame %d)",
 					e.Offset, end, m.LastResend.Offset, int32(m.LastResend.Length), m.LastResend.Frame).With(m.LastResend.Frame)
@@ -97,5 +100,50 @@ func resendRules3() []*Rule {
 				return Pass().WithSlack(c.P.Slack)
 			}},
 		},
+		{
+			ID: "HOMA-RESEND-023", Level: Must,
+			Facts:     []string{"RTX-06", "RTX-11"},
+			Statement: "A host answers each RESEND with at most one BUSY or RPC_UNKNOWN: it sends no more BUSY and RPC_UNKNOWN packets for an RPC than RESENDs it received for the message it sends in that RPC.",
+			Source:    "HomaModule homa_incoming.c homa_resend_pkt (the only sender of BUSY and, through homa_xmit_unknown, of RPC_UNKNOWN: one of the two at most per RESEND); linux_6.1.38 homa_resend_pkt the same",
+			Capture:   "counted, not timed: any earlier RESEND not yet answered explains one (a loaded host answers late; a tap on either host's link sees all the RESENDs the host got); a network duplicate of an answer (an identical copy within jitter) is inconclusive; an answer with no RESEND at all is HOMA-RESEND-005's or HOMA-RESEND-018's business",
+			Property: Each{Types: []wire.PacketType{wire.TypeBusy, wire.TypeRPCUnknown}, Check: func(c *Ctx, e *Event) Result {
+				r := c.T.Lookup(e)
+				if r == nil {
+					return Skip
+				}
+				m := r.Msg(e.Packet.Role())
+				if m.Resends == 0 {
+					return Skip
+				}
+				if m.Answers >= m.Resends {
+					return Violation("%s for RPC %d from %v, one more than the RESENDs it received for it: each of the %d earlier answered one (latest RESEND frame %d)",
+						e.Type(), KeyOf(e).ClientID, e.Src, m.Answers, m.LastResend.Frame).With(m.LastResend.Frame)
+				}
+				return Pass()
+			}},
+		},
 	}
+}
+
+// retxCopiesAsked judges retransmission e of message m, which overlaps a
+// range its RESENDs asked for (HOMA-RESEND-021): homa_resend_data sends
+// each segment overlapping a RESEND's range once, so the copies of e's
+// offset (e included) may not outnumber the RESENDs whose ranges overlap
+// e's bytes.
+func retxCopiesAsked(m *Message, e *Event) Result {
+	if m.retx == nil {
+		return Pass()
+	}
+	end := e.End()
+	asked := 0
+	for _, a := range m.retx.asked {
+		if a.Start < end && e.Offset < a.End {
+			asked++
+		}
+	}
+	if n := m.retx.copies[e.Offset] + 1; n > asked {
+		return Violation("retransmission %d of [%d, %d), which only %d RESENDs asked for (latest RESEND {%d, %d}, frame %d): each RESEND retransmits a segment once",
+			n, e.Offset, end, asked, m.LastResend.Offset, int32(m.LastResend.Length), m.LastResend.Frame).With(m.LastResend.Frame)
+	}
+	return Pass()
 }

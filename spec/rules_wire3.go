@@ -60,7 +60,7 @@ func wireRules3() []*Rule {
 			Facts:     []string{"RTX-06", "RTX-09"},
 			Statement: "Every copy of a message's bytes carries the same data: a retransmission, a restarted request or a packet sent again holds at each offset the bytes the message's first copy held there.",
 			Source:    "HomaModule homa_outgoing.c homa_resend_data (a retransmitted segment is copied from the message's own skb by homa_skb_append_from_skb), homa_message_out_fill (the message is copied once from the sender's buffer); homa_incoming.c homa_rpc_unknown_pkt (a restart resends the same skbs)",
-			Capture:   "only captured bytes are compared: copies that start at the same offset over the prefix both hold, others over the aligned 128-byte blocks both hold (a snap length that cuts the payload leaves fewer bytes, or none, to compare); copies of different incarnations of the RPC (across an ACK or RPC_UNKNOWN) are not compared; a copy damaged on a link fails its frame check and is dropped, so nothing between the capture point and a host explains different bytes",
+			Capture:   "only captured bytes are compared: copies that start at the same offset over the prefix both hold, others over the aligned 128-byte blocks both hold (a snap length that cuts the payload leaves fewer bytes, or none, to compare); copies of different incarnations of the RPC (across an ACK or RPC_UNKNOWN) are not compared, except a request restarted after the server's RPC_UNKNOWN, the same message sent again (homa_rpc_unknown_pkt); a copy damaged on a link fails its frame check and is dropped, so nothing between the capture point and a host explains different bytes",
 			Property: Each{Types: data, Payload: true, Check: func(c *Ctx, e *Event) Result {
 				if len(e.Payload) == 0 {
 					return Skip

@@ -294,3 +294,27 @@ func TestWire015IPHeader(t *testing.T) {
 	wantViolations(t, rep, "HOMA-WIRE-015", ttl0, bad, hop0)
 	wantCounts(t, rep, "HOMA-WIRE-015", 5, 2, 3, 0)
 }
+
+// TestWire014Restart: a client told RPC_UNKNOWN by the server restarts
+// the same request (homa_rpc_unknown_pkt resends its skbs): its copies
+// are compared with the first ones across the RPC_UNKNOWN. Different
+// bytes in the restart are a violation; the same bytes pass, and so does
+// the server's response, which a new execution may change.
+func TestWire014Restart(t *testing.T) {
+	build := func(shift uint32) (*traceBuilder, int) {
+		b := newTrace(t, wire.VersionCurrent)
+		b.data(true, 2, 3000, 0, 1424, 5, withPayload(0, 1424, false))
+		b.after(5*time.Millisecond).resend(true, 2, 0, wire.ResendAll, 7)
+		b.after(20*time.Microsecond).ctl(false, 2, wire.TypeRPCUnknown)
+		restart := b.after(10*time.Microsecond).data(true, 2, 3000, 0, 1424, 5, func(f *wire.DataFields) { withPayload(0, 1424, true)(f); f.Payload = pattern(shift, 1424) })
+		b.data(true, 2, 3000, 1424, 1424, 5, withPayload(1424, 1424, true))
+		b.data(true, 2, 3000, 2848, 152, 5, withPayload(2848, 152, true))
+		return b, restart
+	}
+	b, _ := build(0)
+	rep := b.check("linux", "HOMA-WIRE-014")
+	wantClean(t, rep, "HOMA-WIRE-014")
+	wantCounts(t, rep, "HOMA-WIRE-014", 1, 1, 0, 0)
+	b, restart := build(7)
+	wantViolations(t, b.check("linux", "HOMA-WIRE-014"), "HOMA-WIRE-014", restart)
+}

@@ -81,6 +81,8 @@ type Message struct {
 	// priorities of all the message's GRANTs, earlier incarnations included.
 	Grants          int
 	GrantPriorities uint16
+	// Priorities is a bit set of the IP priorities DATA used.
+	Priorities uint16
 	// GrantTime and GrantFrame are the time and frame of the latest GRANT
 	// that raised the receiver's horizon; GrantedBefore is that horizon
 	// (max of U and earlier GRANT offsets) just before it.
@@ -107,12 +109,20 @@ type Message struct {
 	// the sender's horizon); ResendAll is set by a RESEND of length -1.
 	ResendEnd uint32
 	ResendAll bool
-	// Resends counts RESENDs for the message; RetxBytes the bytes of DATA
-	// with retransmit=1.
-	Resends   int
-	RetxBytes uint64
 	// LastResendPriority is the priority field of the latest RESEND.
 	LastResendPriority uint8
+	// Resends counts RESENDs for the message; RetxBytes the bytes of DATA
+	// with retransmit=1. Answers counts the BUSY and RPC_UNKNOWN packets
+	// the message's sender sent for its RPC (HOMA-RESEND-023: at most one
+	// per RESEND).
+	Resends   int
+	RetxBytes uint64
+	Answers   int
+	// retx logs the RESENDs of the current incarnation and the
+	// retransmissions they drew (HOMA-RESEND-021); nil for a message never
+	// asked for, which is most of them: behind a pointer to keep an RPC
+	// within Go's 2048-byte size class.
+	retx *retxLog
 	// LastResend is the latest RESEND for the message, with the message's
 	// SentEnd when it was seen. Asked holds the ranges the RESENDs of the
 	// current incarnation asked for (length -1: up to SentEnd).
@@ -149,8 +159,6 @@ type Message struct {
 	Complete      bool
 	CompleteTime  time.Time
 	CompleteFrame int
-	// Priorities is a bit set of the IP priorities DATA used.
-	Priorities uint16
 	// payload holds hashes of the payload seen (Trace.payloads only; nil
 	// until the first DATA with captured bytes), for HOMA-WIRE-014.
 	payload *payloadLog
@@ -349,10 +357,9 @@ type RPC struct {
 	// UnknownFromClient when the latest came from the client. ForgotTime
 	// is when the client first answered RPC_UNKNOWN (zero: never): it no
 	// longer has the RPC and never restarts it.
-	Unknown           bool
-	UnknownTime       time.Time
-	UnknownFromClient bool
-	ForgotTime        time.Time
+	Unknown, UnknownFromClient bool
+	UnknownTime                time.Time
+	ForgotTime                 time.Time
 	// RecreatedTime is when a request packet reaching the server after
 	// the client's ack re-created the RPC there (zero: never).
 	RecreatedTime time.Time
@@ -372,6 +379,9 @@ type RPC struct {
 	Acked    bool
 	AckTime  time.Time
 	AckFrame int
+	// ackEntry is the first ack entry naming the RPC (HOMA-ACK-004), nil
+	// before one is seen.
+	ackEntry *ackEntry
 	// NeedAcks counts NEED_ACK packets; NeedAckTime is the latest one's
 	// time, NeedAckFirst the first one's.
 	NeedAcks     int
@@ -383,8 +393,8 @@ type RPC struct {
 	// AckPkts counts the ACK packets naming the RPC in their header that
 	// answer a NEED_ACK (fewer than max_acks_per_pkt acks).
 	AckPkts int
-	// HeldLast is the time of the server's latest BUSY, GRANT, response
-	// DATA or NEED_ACK in the RPC's current incarnation: the server held the RPC
+	// HeldLast is the time of the server's latest BUSY, GRANT, RESEND,
+	// response DATA or NEED_ACK in the RPC's current incarnation: the server held the RPC
 	// then (zero: no such packet since the RPC began, or since it was
 	// acknowledged or ended by RPC_UNKNOWN). ReqLast is the time of the
 	// client's latest request DATA, which may have created the RPC at the
@@ -966,7 +976,7 @@ func (t *Trace) Apply(e *Event) {
 			a := p.Ack()
 			for i := range a.ValidAcks() {
 				en := a.Entry(i)
-				t.ack(RPCKey{Client: e.Src, Server: e.Dst, ClientID: en.ClientID}, en.ServerPort, e)
+				t.ack(RPCKey{Client: e.Src, Server: e.Dst, ClientID: en.ClientID}, en.ServerPort, e, true)
 			}
 			return // not counted towards eviction (as before the per-type split)
 		}
@@ -1029,12 +1039,18 @@ func (t *Trace) Apply(e *Event) {
 		if !e.FromClient() {
 			r.held(e.Time)
 		}
-		if m := r.Msg(p.Role()); m.BusyAllowed > 0 {
+		m := r.Msg(p.Role())
+		if m.BusyAllowed > 0 {
 			m.BusyAllowed--
 		}
+		m.Answers++
 	case wire.TypeResend:
+		if !e.FromClient() {
+			r.held(e.Time) // homa_request_retrans, homa_pool_check_waiting: a server RPC still receiving its request
+		}
 		t.applyResend(e, r)
 	case wire.TypeRPCUnknown:
+		r.Msg(p.Role()).Answers++
 		r.Unknown, r.UnknownTime, r.UnknownFromClient = true, e.Time, e.FromClient()
 		t.sawUnknown = true
 		t.newIncarnation(r, !e.FromClient())
@@ -1059,14 +1075,14 @@ func (t *Trace) Apply(e *Event) {
 		r.NeedAcks++
 		r.NeedAckTime = e.Time
 	case wire.TypeAck:
-		t.ack(k, 0, e) // the header names the RPC by its ports
+		t.ack(k, 0, e, false) // the header names the RPC by its ports
 		a := p.Ack()
 		if int(a.NumAcks()) < t.P.MaxAcksPerPkt {
 			r.AckPkts++ // an answer to a NEED_ACK (HOMA-ACK-007)
 		}
 		for i := range a.ValidAcks() {
 			en := a.Entry(i)
-			t.ack(RPCKey{Client: e.Src, Server: e.Dst, ClientID: en.ClientID}, en.ServerPort, e)
+			t.ack(RPCKey{Client: e.Src, Server: e.Dst, ClientID: en.ClientID}, en.ServerPort, e, true)
 		}
 	}
 	t.file(r)
@@ -1097,7 +1113,7 @@ func (r *RPC) heard(e *Event, typ wire.PacketType) {
 }
 
 // held notes a server packet at time at that shows the server holds r
-// (BUSY, GRANT, response DATA, NEED_ACK); one after an ack says nothing
+// (BUSY, GRANT, RESEND, response DATA, NEED_ACK); one after an ack says nothing
 // new.
 func (r *RPC) held(at time.Time) {
 	if !r.Acked {
@@ -1187,6 +1203,12 @@ func (t *Trace) applyData(e *Event, r *RPC) {
 	}
 	if d.Retransmit() != 0 {
 		m.RetxBytes += uint64(e.Length)
+		if m.retx != nil {
+			if m.retx.copies == nil {
+				m.retx.copies = map[uint32]int{}
+			}
+			m.retx.copies[e.Offset]++
+		}
 		m.ResentAhead.Add(max(e.Offset, m.SentEnd), end)
 	} else {
 		m.noteGrantUse(t.P, e)
@@ -1207,7 +1229,7 @@ func (t *Trace) applyData(e *Event, r *RPC) {
 	// pending acks for RPCs it was the client of (homa_outgoing.c
 	// homa_tx_data_pkt_alloc; homa_data_pkt processes them).
 	if id := d.AckClientID(); id != 0 {
-		t.ack(RPCKey{Client: e.Src, Server: e.Dst, ClientID: id}, d.AckServerPort(), e)
+		t.ack(RPCKey{Client: e.Src, Server: e.Dst, ClientID: id}, d.AckServerPort(), e, d.Retransmit() == 0 && e.Segment == 0)
 	}
 }
 
@@ -1262,6 +1284,10 @@ func (t *Trace) applyResend(e *Event, r *RPC) {
 		Repeat: m.Asked.Covers(rs.Offset(), rs.Offset()+1) && e.Time.Sub(m.LastResend.Time) < t.P.Tick}
 	if end := resendEnd(rs, m.SentEnd); end > rs.Offset() {
 		m.Asked.Add(rs.Offset(), end)
+		if m.retx == nil {
+			m.retx = &retxLog{}
+		}
+		m.retx.asked = append(m.retx.asked, byteranges.Range{Start: rs.Offset(), End: end})
 	}
 	if m.LastResend.Repeat || rs.Offset() >= m.SentEnd {
 		m.BusyAllowed++
@@ -1296,12 +1322,20 @@ func (t *Trace) applyResend(e *Event, r *RPC) {
 
 // ack records that e acknowledges RPC k: an ACK header (serverPort 0: the
 // packet's ports name the RPC), an ACK entry or a piggy-backed ack naming
-// serverPort.
-func (t *Trace) ack(k RPCKey, serverPort uint16, e *Event) {
+// serverPort. entry marks an ack handed out of the client's pending list
+// (an ACK entry, or a piggy-backed ack on a first transmission), which
+// RPC.ackEntry records.
+func (t *Trace) ack(k RPCKey, serverPort uint16, e *Event, entry bool) {
 	if a := t.ackedMax[k.Client]; k.ClientID > a.id {
 		t.ackedMax[k.Client] = ackedID{k.ClientID, e.Time, e.Frame}
 	}
 	r := t.rpcs[k]
+	if r != nil && entry && r.ackEntry == nil && (serverPort == 0 || r.ServerPort == 0 || serverPort == r.ServerPort) {
+		r.ackEntry = &ackEntry{Seen: Seen{e.Time, e.Frame}}
+		if e.Type() == wire.TypeData {
+			r.ackEntry.carrier = fromSender(e)
+		}
+	}
 	if r == nil || r.Acked || serverPort != 0 && r.ServerPort != 0 && serverPort != r.ServerPort {
 		// An ack naming another server port reaches no socket holding
 		// the RPC (homa_rpc_acked finds the socket by server_port): the
@@ -1331,8 +1365,16 @@ func (t *Trace) ack(k RPCKey, serverPort uint16, e *Event) {
 // so rules that need the server to lack bytes (HOMA-RESEND-012, GRANT-004)
 // judge less, never more.
 func (t *Trace) newIncarnation(r *RPC, serverLost bool) {
-	r.Request.FirstSent, r.Request.ResentAhead, r.Request.Asked, r.Request.payload = nil, nil, nil, nil
+	r.Request.FirstSent, r.Request.ResentAhead, r.Request.Asked = nil, nil, nil
 	r.Response.FirstSent, r.Response.ResentAhead, r.Response.Asked, r.Response.payload = nil, nil, nil, nil
+	if !serverLost {
+		// After the server's RPC_UNKNOWN the client restarts the same
+		// request, its skbs unchanged (homa_rpc_unknown_pkt): its bytes
+		// are still compared (HOMA-WIRE-014). Only the response may
+		// differ: the server runs the request anew.
+		r.Request.payload = nil
+	}
+	r.Request.retx, r.Response.retx = nil, nil
 	r.HeldLast = time.Time{}
 	if serverLost {
 		m := &r.Request
@@ -1395,7 +1437,8 @@ func (m *Message) authorised(p *Params) uint32 {
 // restartReceiver starts the receiver's view of m afresh (the receiver
 // discarded its RPC), keeping what the sender keeps: the length, what it
 // transmitted, its grant horizon (KeptHorizon), the bytes the capture saw
-// (Earlier), and the counts and times that describe the whole capture. m must be in no granting set nor
+// (Earlier), its payload log (the bytes are the same), and the counts and
+// times that describe the whole capture. m must be in no granting set nor
 // completion heap.
 func (m *Message) restartReceiver(p *Params) {
 	earlier := m.Earlier
@@ -1406,10 +1449,11 @@ func (m *Message) restartReceiver(p *Params) {
 		Earlier: earlier,
 		Length:  m.Length, SentEnd: m.SentEnd, AllSentTime: m.AllSentTime, AllSentFrame: m.AllSentFrame,
 		KeptHorizon: m.Horizon(p), TriggerUsed: m.TriggerUsed,
-		Resends: m.Resends, RetxBytes: m.RetxBytes, FirstData: m.FirstData, LastData: m.LastData, Priorities: m.Priorities,
+		Resends: m.Resends, RetxBytes: m.RetxBytes, Answers: m.Answers, FirstData: m.FirstData, LastData: m.LastData, Priorities: m.Priorities,
 		GrantPriorities: m.GrantPriorities,
 		inLong:          m.inLong,
 		acc:             m.acc, outVal: m.outVal, trig: m.trig,
+		payload: m.payload, // the sender's bytes are the same (HOMA-WIRE-014)
 	}
 }
 
@@ -1563,4 +1607,23 @@ func (t *Trace) retire(r *RPC) {
 	if t.keepDone {
 		t.done = append(t.done, r)
 	}
+}
+
+// retxLog is a message's record for HOMA-RESEND-021: asked lists the
+// ranges the RESENDs of the current incarnation asked for, one per RESEND
+// (length -1: up to SentEnd), and copies counts the retransmissions of
+// each offset (a segment is retransmitted once per RESEND overlapping it).
+type retxLog struct {
+	asked  []byteranges.Range
+	copies map[uint32]int
+}
+
+// ackEntry is the first ack entry naming an RPC: piggy-backed on a first
+// transmission or listed in an ACK packet (not an ACK's header). The
+// client hands each pending ack out once (HOMA-ACK-004). carrier is the
+// message whose DATA carried it (the zero key for an ACK packet): every
+// segment of one skb repeats its header.
+type ackEntry struct {
+	Seen
+	carrier rpcMsgKey
 }

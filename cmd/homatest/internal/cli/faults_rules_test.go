@@ -168,7 +168,51 @@ func ruleFaultCases() []faultCase {
 			id: "ACK-007", slug: "ack-unprompted",
 			what:  "extra fault: the client sends an ACK packet as soon as each response arrives, without a NEED_ACK (acks ride in DATA or answer NEED_ACK)",
 			build: func(fault bool) *capb { return ackUnprompted(fault) },
-			want:  []hit{{"HOMA-ACK-007", 3}},
+			// The unprompted ACK hands out the pending ack that the
+			// next request piggy-backs again.
+			want: []hit{{"HOMA-ACK-007", 3}, {"HOMA-ACK-004", 4}},
+		},
+		{
+			id: "RESEND-023", slug: "busy-storm",
+			what:  "extra fault: the server, computing its response, answers each of the client's RESENDs with four BUSY packets 10 µs apart",
+			build: func(fault bool) *capb { return busyStorm(fault) },
+			want:  []hit{{"HOMA-RESEND-023", 5}},
+		},
+		{
+			id: "RESEND-021", slug: "retransmit-twice",
+			what:  "extra fault: the client answers the server's RESEND for one lost packet with two retransmissions of it 300 µs apart",
+			build: func(fault bool) *capb { return retransmitTwice(fault) },
+			want:  []hit{{"HOMA-RESEND-021", 85}},
+		},
+		{
+			id: "RESEND-014", slug: "never-resend",
+			what:  "extra fault: a scheduled request packet is lost before the capture; the server never RESENDs it and answers the client's RESENDs for the response with BUSY for 30 ms",
+			build: func(fault bool) *capb { return neverResend(fault) },
+			want:  []hit{{"HOMA-RESEND-014", 88}},
+		},
+		{
+			id: "RESEND-012", slug: "resend-after-own-ack",
+			what:  "extra fault: 5 ms after acknowledging RPC 10 the client RESENDs for its response",
+			build: func(fault bool) *capb { return resendAfterOwnAck(fault) },
+			want:  []hit{{"HOMA-RESEND-012", 5}},
+		},
+		{
+			id: "ACK-004", slug: "ack-to-other-server",
+			what:  "extra fault: the client piggy-backs the ack of its RPC 10 with server 10.0.0.1 on its request to server 10.0.0.2",
+			build: func(fault bool) *capb { return ackToOtherServer(fault) },
+			want:  []hit{{"HOMA-ACK-004", 3}},
+		},
+		{
+			id: "ACK-004", slug: "ack-repeated",
+			what:  "extra fault: the client's pending ack of RPC 10 is never removed: the first DATA of each of its next three requests piggy-backs it",
+			build: func(fault bool) *capb { return ackRepeated(fault) },
+			want:  []hit{{"HOMA-ACK-004", 5}},
+		},
+		{
+			id: "WIRE-014", slug: "restart-other-bytes",
+			what:  "extra fault: told RPC_UNKNOWN by a restarted server, the client restarts its 3000-byte request with other bytes than it first sent",
+			build: func(fault bool) *capb { return restartOtherBytes(fault) },
+			want:  []hit{{"HOMA-WIRE-014", 4}},
 		},
 	}
 }
@@ -440,7 +484,7 @@ func cutoffsUnprompted(fault bool) *capb {
 	if fault {
 		b.mark(b.cutoffs(t+ms(25), r, false), "CUTOFF-003: CUTOFFS 25 ms after the last DATA, all of which carried cutoff_version 1")
 	}
-	b.smallRPC(rpcOf(hostC, hostS, 6), t+ms(30), b.pigAck(r))
+	b.smallRPC(rpcOf(hostC, hostS, 6), t+ms(30), wire.AckEntry{}) // RPC 4's ack went in its ACK
 	return b
 }
 
@@ -612,7 +656,7 @@ func unknownForGrant(fault bool) *capb {
 		b.resend(at, r, false, 40000, 20000)
 		b.unknown(at+us(20), r, true)
 	}
-	b.smallRPC(rpcOf(hostC, hostS, 6), ms(12), b.pigAck(rpcOf(hostC, hostS, 2)))
+	b.smallRPC(rpcOf(hostC, hostS, 6), ms(12), wire.AckEntry{}) // RPC 2's ack rode on RPC 4's first DATA
 	return b
 }
 
@@ -742,5 +786,178 @@ func ipv4TTLZero(fault bool) *capb {
 		}
 		b.mark(0, "WIRE-015: TTL 0")
 	}
+	return b
+}
+
+// busyStorm (RESEND-023): a 100-byte request the server computes for 12
+// ms; the client RESENDs every 5.2 ms and the server answers BUSY: once
+// each (clean), four times each (faulty).
+func busyStorm(fault bool) *capb {
+	b := newCap(wire.VersionCurrent)
+	r := rpcOf(hostC, hostS, 10)
+	b.data(0, r, true, 7, 100, 0, 100, 100, 1, false)
+	n := 1
+	if fault {
+		n = 4
+	}
+	for k := 1; k <= 2; k++ {
+		at := ms(5.2 * float64(k))
+		b.resend(at, r, true, 0, wire.ResendAll)
+		for j := 0; j < n; j++ {
+			i := b.busy(at+us(20+10*float64(j)), r, false)
+			if fault && k == 1 && j == 2 {
+				b.mark(i, "RESEND-023: third BUSY for one RESEND")
+			}
+		}
+	}
+	b.respondAndAck(r, ms(12))
+	return b
+}
+
+// retransmitTwice (RESEND-021): one scheduled packet of the base exchange
+// is lost; the server RESENDs it after 5 ms and the client retransmits it
+// once (clean) or twice, 300 µs apart (faulty; closer than jitter the
+// second could be the network's duplicate).
+func retransmitTwice(fault bool) *capb {
+	b := newCap(wire.VersionCurrent)
+	const lost = 40000 + 20*1424
+	r, m := rpc100k(b, msgOpts{lost: map[uint32]bool{lost: true}, capLost: true}, hostC, hostS)
+	at := m.end + ms(5.1)
+	b.resend(at, r, false, lost, 1424)
+	b.data(at+us(20), r, true, 7, 100000, lost, 1424, lost+1424, 1, true)
+	if fault {
+		b.mark(b.data(at+us(320), r, true, 7, 100000, lost, 1424, lost+1424, 1, true), "RESEND-021: second retransmission for one RESEND, 300 µs after the first")
+	}
+	b.respondAndAck(r, at+us(400))
+	return b
+}
+
+// neverResend (RESEND-014): a scheduled packet of a 100000-byte request is
+// lost before the capture. Clean: the server RESENDs it 5.1 ms after the
+// last DATA and the RPC completes. Faulty: the server never RESENDs; the
+// client, having sent all it was granted, RESENDs for its response every
+// 5.2 ms and the server answers BUSY, showing it still holds the RPC.
+func neverResend(fault bool) *capb {
+	b := newCap(wire.VersionCurrent)
+	const lost = 40000 + 20*1424
+	t := b.warmup(hostC, hostS, 0)
+	r := rpcOf(hostC, hostS, 4)
+	m := b.send(r, true, t+us(40), msgOpts{length: 100000, uprio: 4, cv: 1, ack: b.pigAck(rpcOf(hostC, hostS, 2)),
+		window: 20000, lost: map[uint32]bool{lost: true}, capLost: true})
+	last := b.pkts[m.grants[len(m.grants)-1]].t
+	if !fault {
+		at := last + ms(5.1)
+		b.resend(at, r, false, lost, 1424)
+		b.data(at+us(20), r, true, 7, 100000, lost, 1424, lost+1424, 1, true)
+		b.respondAndAck(r, at+us(60))
+		return b
+	}
+	for k := 1; k <= 6; k++ {
+		at := last + ms(5.2*float64(k))
+		b.resend(at, r, true, 0, wire.ResendAll)
+		i := b.busy(at+us(20), r, false)
+		if k == 3 {
+			b.mark(i, "RESEND-014: BUSY 15.6 ms after the client's last DATA; the server never RESENT the packet it lacks")
+		}
+	}
+	return b
+}
+
+// resendAfterOwnAck (RESEND-012): a 100-byte RPC completes and the client
+// acknowledges it; faulty, 5 ms later it RESENDs for the response (the
+// server answers RPC_UNKNOWN). A second RPC follows.
+func resendAfterOwnAck(fault bool) *capb {
+	b := newCap(wire.VersionCurrent)
+	r := rpcOf(hostC, hostS, 10)
+	t := b.smallRPC(r, 0, wire.AckEntry{})
+	if fault {
+		b.mark(b.resend(t+ms(5), r, true, 0, wire.ResendAll), "RESEND-012: RESEND for a response the client acknowledged 5 ms earlier")
+		b.unknown(t+ms(5)+us(20), r, false)
+	}
+	b.smallRPC(rpcOf(hostC, hostS, 12), t+ms(8), wire.AckEntry{})
+	return b
+}
+
+// hostS2 is a second server.
+var hostS2 = netip.MustParseAddr("10.0.0.2")
+
+// ackToOtherServer (ACK-004): the client's RPC 10 with server 1, then 1 ms
+// later its RPC 12 with server 2; faulty, RPC 12's request piggy-backs the
+// ack of RPC 10. RPC 10 is acknowledged to server 1 after its NEED_ACK.
+func ackToOtherServer(fault bool) *capb {
+	b := newCap(wire.VersionCurrent)
+	r1 := rpcOf(hostC, hostS, 10)
+	b.data(0, r1, true, 7, 100, 0, 100, 100, 1, false)
+	b.data(us(50), r1, false, 7, 100, 0, 100, 100, 1, false)
+	r2 := rpcOf(hostC, hostS2, 12)
+	i := b.data(ms(1), r2, true, 7, 100, 0, 100, 100, 1, false)
+	if fault {
+		b.pkts[i].f.(*wire.DataFields).Ack = b.pigAck(r1)
+		b.mark(i, "ACK-004: ack of RPC 10, which runs with 10.0.0.1, sent to 10.0.0.2")
+	}
+	b.needAck(us(50)+ms(2.5), r1)
+	b.ack(us(50)+ms(2.52), r1)
+	b.respondAndAck(r2, ms(1.05))
+	return b
+}
+
+// ackRepeated (ACK-004): RPC 10, then requests 12, 14 and 16 1 ms apart,
+// each piggy-backing the ack of the RPC before it (clean) or, faulty, all
+// the ack of RPC 10.
+func ackRepeated(fault bool) *capb {
+	b := newCap(wire.VersionCurrent)
+	r := rpcOf(hostC, hostS, 10)
+	b.data(0, r, true, 7, 100, 0, 100, 100, 1, false)
+	b.data(us(50), r, false, 7, 100, 0, 100, 100, 1, false)
+	t := us(200)
+	for k := 0; k < 3; k++ {
+		rr := rpcOf(hostC, hostS, uint64(12+2*k))
+		ack := b.pigAck(rpcOf(hostC, hostS, uint64(10+2*k)))
+		if fault {
+			ack = b.pigAck(r)
+		}
+		i := b.data(t, rr, true, 7, 100, 0, 100, 100, 1, false)
+		b.pkts[i].f.(*wire.DataFields).Ack = ack
+		if fault && k == 1 {
+			b.mark(i, "ACK-004: the ack of RPC 10 again")
+		}
+		b.data(t+us(50), rr, false, 7, 100, 0, 100, 100, 1, false)
+		t += ms(1)
+	}
+	return b
+}
+
+// restartOtherBytes (WIRE-014): a 3000-byte request whose last two
+// packets are lost before the capture; the server restarted, so the
+// client's RESEND gets RPC_UNKNOWN and the client restarts the request
+// from 0. Clean, with the bytes it first sent; faulty, with others.
+func restartOtherBytes(fault bool) *capb {
+	b := newCap(wire.VersionCurrent)
+	r := rpcOf(hostC, hostS, 10)
+	const L = 3000
+	bytesAt := func(seed, off uint32, n int) []byte {
+		p := make([]byte, n)
+		for i := range p {
+			p[i] = byte((seed + off + uint32(i)) % 251)
+		}
+		return p
+	}
+	i0 := b.data(0, r, true, 5, L, 0, 1424, L, 1, false)
+	b.pkts[i0].f.(*wire.DataFields).Payload = bytesAt(0, 0, 1424)
+	b.resend(ms(5.2), r, true, 0, wire.ResendAll)
+	b.unknown(ms(5.22), r, false)
+	seed := uint32(0)
+	if fault {
+		seed = 7
+	}
+	for off := uint32(0); off < L; off += 1424 {
+		n := min(1424, L-off)
+		i := b.data(ms(5.23)+us(float64(off/1424)), r, true, 5, L, off, n, L, 1, true)
+		b.pkts[i].f.(*wire.DataFields).Payload = bytesAt(seed, off, int(n))
+		if fault && off == 0 {
+			b.mark(i, "WIRE-014: the restarted request's first bytes differ from the first copy's")
+		}
+	}
+	b.respondAndAck(r, ms(5.4))
 	return b
 }

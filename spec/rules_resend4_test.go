@@ -1,0 +1,184 @@
+package spec
+
+// Rules extended in red-team round 4: answers counted per RESEND
+// (HOMA-RESEND-023, HOMA-RESEND-021), a client's RESEND after its own ack
+// (HOMA-RESEND-012), a server's RESEND as proof that it holds the RPC
+// (HOMA-RESEND-019).
+
+import (
+	"testing"
+	"time"
+
+	"github.com/homatest/homatest/spec/wire"
+)
+
+// TestResend023BusyPerResend: a server computing a response answers each
+// of the client's RESENDs with one BUSY; a second BUSY for the same RESEND
+// (later than a network duplicate could come) is a violation.
+func TestResend023BusyPerResend(t *testing.T) {
+	build := func(extra bool) (*traceBuilder, int) {
+		b := newTrace(t, wire.VersionCurrent)
+		b.data(true, 2, 100, 0, 100, 7, nil)
+		b.after(5*time.Millisecond).resend(true, 2, 0, wire.ResendAll, 7)
+		b.after(20*time.Microsecond).ctl(false, 2, wire.TypeBusy)
+		bad := 0
+		if extra {
+			bad = b.after(300*time.Microsecond).ctl(false, 2, wire.TypeBusy)
+		}
+		b.after(5*time.Millisecond).resend(true, 2, 0, wire.ResendAll, 7)
+		b.after(20*time.Microsecond).ctl(false, 2, wire.TypeBusy)
+		b.after(time.Millisecond).data(false, 2, 100, 0, 100, 7, nil)
+		return b, bad
+	}
+	b, _ := build(false)
+	rep := b.check("linux", "HOMA-RESEND-023")
+	wantClean(t, rep, "HOMA-RESEND-023")
+	wantCounts(t, rep, "HOMA-RESEND-023", 2, 2, 0, 0)
+	b, bad := build(true)
+	rep = b.check("linux", "HOMA-RESEND-023")
+	// The second RESEND's BUSY is one more than the RESENDs too: each
+	// earlier RESEND was answered.
+	wantViolations(t, rep, "HOMA-RESEND-023", bad, bad+2)
+}
+
+// TestResend023UnknownPerResend: a server that lost the request answers
+// the client's RESEND with RPC_UNKNOWN once; three RPC_UNKNOWNs for it
+// (the second an identical copy within jitter, a possible network
+// duplicate) give one violation and one inconclusive finding.
+func TestResend023UnknownPerResend(t *testing.T) {
+	b := newTrace(t, wire.VersionCurrent)
+	b.data(true, 2, 100, 0, 100, 7, nil) // lost after the capture point
+	b.after(5*time.Millisecond).resend(true, 2, 0, wire.ResendAll, 7)
+	b.after(20*time.Microsecond).ctl(false, 2, wire.TypeRPCUnknown)
+	dup := b.after(5*time.Microsecond).ctl(false, 2, wire.TypeRPCUnknown)
+	third := b.after(5*time.Microsecond).ctl(false, 2, wire.TypeRPCUnknown)
+	rep := b.check("linux", "HOMA-RESEND-023")
+	wantViolations(t, rep, "HOMA-RESEND-023", third)
+	wantDowngraded(t, rep, "HOMA-RESEND-023", dup, CauseDuplicate)
+}
+
+// TestResend021CopiesPerResend: a client answers the server's RESEND for
+// one lost segment with one retransmission; a second copy of it (later
+// than a network duplicate could come) is a violation, and a second
+// RESEND for the segment allows a second copy.
+func TestResend021CopiesPerResend(t *testing.T) {
+	build := func(second, resendAgain bool) (*traceBuilder, int) {
+		b := newTrace(t, wire.VersionCurrent)
+		b.message(true, 2, 5000, 0, 5000, 5000, 5)
+		b.after(5*time.Millisecond).resend(false, 2, 1424, 1424, 7)
+		retx := func(f *wire.DataFields) { f.Retransmit, f.SegOffset, f.Incoming = 1, 1424, 2848 }
+		b.after(20*time.Microsecond).data(true, 2, 5000, 1424, 1424, 7, retx)
+		if resendAgain {
+			b.after(5*time.Millisecond).resend(false, 2, 1424, 1424, 7)
+		}
+		bad := 0
+		if second {
+			bad = b.after(500*time.Microsecond).data(true, 2, 5000, 1424, 1424, 7, retx)
+		}
+		return b, bad
+	}
+	for _, c := range []struct {
+		name                string
+		second, again, fail bool
+	}{
+		{"one copy", false, false, false},
+		{"two copies, two RESENDs", true, true, false},
+		{"two copies, one RESEND", true, false, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			b, bad := build(c.second, c.again)
+			rep := b.check("linux", "HOMA-RESEND-021")
+			if c.fail {
+				wantViolations(t, rep, "HOMA-RESEND-021", bad)
+			} else {
+				wantClean(t, rep, "HOMA-RESEND-021")
+			}
+		})
+	}
+}
+
+// TestResend012AfterOwnAck: a client whose response was retransmitted
+// (the capture shows loss after it) RESENDs for the response: inconclusive
+// in general (the response may not have reached it), a violation once the
+// client itself acknowledged the RPC more than slack before.
+func TestResend012AfterOwnAck(t *testing.T) {
+	build := func(acked bool) (*traceBuilder, int) {
+		b := newTrace(t, wire.VersionCurrent)
+		b.data(true, 2, 100, 0, 100, 7, nil)
+		b.after(50*time.Microsecond).data(false, 2, 3000, 0, 1424, 5, nil)
+		b.data(false, 2, 3000, 1424, 1424, 5, nil)
+		b.data(false, 2, 3000, 2848, 152, 5, nil)
+		// The client asks again for bytes the capture saw: loss after
+		// the capture point, which the server answers.
+		b.after(5*time.Millisecond).resend(true, 2, 1424, 1424, 7)
+		b.after(20*time.Microsecond).data(false, 2, 3000, 1424, 1424, 7, func(f *wire.DataFields) { f.Retransmit, f.SegOffset, f.Incoming = 1, 1424, 2848 })
+		if acked {
+			b.after(2500*time.Microsecond).ctl(false, 2, wire.TypeNeedAck)
+			b.after(20 * time.Microsecond).ack(2)
+		}
+		late := b.after(5*time.Millisecond).resend(true, 2, 0, wire.ResendAll, 7)
+		return b, late
+	}
+	b, late := build(false)
+	wantInconclusive(t, b.check("linux", "HOMA-RESEND-012"), "HOMA-RESEND-012", late)
+	b, late = build(true)
+	wantViolations(t, b.check("linux", "HOMA-RESEND-012"), "HOMA-RESEND-012", late)
+}
+
+// TestResend019ResendShowsHeld: a server RESENDs a request's lost bytes
+// every 5 ms (it holds the RPC; the client's retransmissions are lost),
+// and 1 ms after the last one answers the client's RESEND with
+// RPC_UNKNOWN, while it still serves RPC 20 whose request came before the
+// RESENDs: 16 ms of silence from the client are no timeout (timeout_ticks
+// 100). Without the server's RESENDs its last packet for the RPC would be
+// the GRANT before RPC 20's request, and no witness could rule out a close.
+func TestResend019ResendShowsHeld(t *testing.T) {
+	b := newTrace(t, wire.VersionCurrent)
+	b.message(true, 10, 5000, 0, 1424, 5000, 5)
+	b.message(true, 10, 5000, 2848, 5000, 5000, 5) // [1424, 2848) lost before the capture
+	b.after(50*time.Microsecond).data(true, 20, 100, 0, 100, 7, nil)
+	for range 3 {
+		b.after(5*time.Millisecond).resend(false, 10, 1424, 1424, 7)
+	}
+	b.after(time.Millisecond).resend(true, 10, 0, wire.ResendAll, 7)
+	u := b.after(20*time.Microsecond).ctl(false, 10, wire.TypeRPCUnknown)
+	w := witness20(b)
+	rep := b.check("linux", forgetRule)
+	wantViolations(t, rep, forgetRule, u)
+	if f := rep.Violations[0]; len(f.Frames) != 1 || f.Frames[0] != w {
+		t.Errorf("frames %v, want the witness %d: %s", f.Frames, w, f.Why)
+	}
+}
+
+// TestResend014BusyShowsOverdue: a server granted a 60000-byte request
+// and one scheduled packet was lost before the capture. The client, which
+// sent everything granted, RESENDs for its response every 5 ms and the
+// server answers BUSY: it holds the RPC, so its own RESEND for the gap is
+// due resend_ticks+1 ticks (stretched, plus slack) after the client's last
+// DATA. Without it, a BUSY past that deadline is a violation; with a
+// RESEND in time (and the next round due later) the BUSYs pass.
+func TestResend014BusyShowsOverdue(t *testing.T) {
+	build := func(serverResends bool) (*traceBuilder, []int) {
+		b := newTrace(t, wire.VersionCurrent)
+		b.message(true, 2, 60000, 0, 40000, 40000, 4)
+		b.grant(false, 2, 60000, 0)
+		b.message(true, 2, 60000, 40000, 40000+1424, 40000, 0)
+		b.message(true, 2, 60000, 40000+2*1424, 60000, 40000, 0) // [41424, 42848) lost
+		var busy []int
+		for k := 0; k < 3; k++ {
+			b.after(5 * time.Millisecond)
+			if serverResends {
+				b.resend(false, 2, 41424, 1424, 7) // the client's answer is lost too
+			}
+			b.after(100*time.Microsecond).resend(true, 2, 0, wire.ResendAll, 7)
+			busy = append(busy, b.after(20*time.Microsecond).ctl(false, 2, wire.TypeBusy))
+		}
+		return b, busy
+	}
+	b, _ := build(true)
+	wantClean(t, b.check("linux", "HOMA-RESEND-014"), "HOMA-RESEND-014")
+	b, busy := build(false)
+	// 6 ticks stretched by half plus 2 ms of slack allow 11 ms: the BUSYs
+	// 5 and 10 ms after the last DATA pass, the one 15 ms after it fails.
+	wantViolations(t, b.check("linux", "HOMA-RESEND-014"), "HOMA-RESEND-014", busy[2])
+}
