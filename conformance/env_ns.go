@@ -94,6 +94,7 @@ func NewNSEnv(ctx context.Context, cfg NSEnvConfig) (*Env, error) {
 	e := &Env{IUT: t, Profile: "linux", Slack: slackFor(0), Clock: clock, Stalls: stall.Start(stall.Config{}),
 		Describe: fmt.Sprintf("namespaces %s: h1 IUT, h2-h3 testers, run folder %s", topo.ID, topo.Artifacts.Path("."))}
 	e.Stalls.Watch(a.Proc.Pid(), "IUT agent on h1")
+	e.Stalls.WatchSoftirq()
 	if missing := a.Unclaimed(); len(missing) > 0 {
 		e.Describe += fmt.Sprintf("; WARNING: the manifest claims %s, which the agent's hello does not declare (its hello is what counts)",
 			strings.Join(missing, ", "))

@@ -324,6 +324,7 @@ var _ = BeforeSuite(func(sc SpecContext) {
 		env.Stalls = stall.Start(stall.Config{})
 	}
 	env.Stalls.Watch(os.Getpid(), "harness")
+	env.Stalls.WatchSoftirq()
 	DeferCleanup(env.Stalls.Stop)
 	worst, median, err := measureNoise(sc, env)
 	ok(err, "unexpected error")

@@ -290,6 +290,7 @@ func (r *run) execute(ctx context.Context) error {
 	r.stalls = stall.Start(stall.Config{})
 	defer r.stalls.Stop()
 	r.stalls.Watch(os.Getpid(), "harness")
+	r.stalls.WatchSoftirq()
 	if s.Link.Backend == BackendTC {
 		for _, p := range topo.Ports {
 			if err := netem.ApplyTC(topo.Switch, p, s.Link.LinkConfig); err != nil {

@@ -135,6 +135,43 @@ func (m *Monitor) Watch(pid int, name string) {
 	}
 }
 
+// WatchSoftirq adds the kernel's softirq threads (ksoftirqd/N, one per
+// CPU) to the watched processes and returns how many it found (none where
+// /proc hides them). A packet crossing a veth waits in a backlog that the
+// NET_RX softirq drains; on a busy machine the kernel defers that work to
+// ksoftirqd, an ordinary thread, and the packet then waits as long as
+// ksoftirqd waits for a CPU: a delay between two endpoints that no
+// watched process shows. A ksoftirqd is runnable only with work pending,
+// so its run-queue wait is that work's delay.
+func (m *Monitor) WatchSoftirq() int {
+	threads := softirqThreads()
+	for pid, name := range threads {
+		m.Watch(pid, "kernel "+name)
+	}
+	return len(threads)
+}
+
+// softirqThreads maps the pid of each ksoftirqd kernel thread to its name,
+// found once per process: kernel threads live as long as their CPU.
+var softirqThreads = sync.OnceValue(func() map[int]string {
+	out := map[int]string{}
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		return out
+	}
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "comm"))
+		if name := strings.TrimSpace(string(b)); err == nil && strings.HasPrefix(name, "ksoftirqd/") {
+			out[pid] = name
+		}
+	}
+	return out
+})
+
 // Spans returns the stalls recorded so far, ordered by From.
 func (m *Monitor) Spans() []Span {
 	m.mu.Lock()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"runtime"
+	"strings"
 	"testing"
 	"time"
 
@@ -213,4 +214,32 @@ func TestSettle(t *testing.T) {
 	m.Settle(ctx, at(1000)) // an ended context: at once
 	close(m.stop)
 	m.Settle(context.Background(), at(1000)) // a stopped monitor: at once
+}
+
+// TestWatchSoftirq: on Linux every CPU has a ksoftirqd kernel thread; the
+// monitor watches one per CPU, named after it, and samples its run-queue
+// wait like any watched thread's.
+func TestWatchSoftirq(t *testing.T) {
+	if _, err := os.Stat("/proc/self/task"); err != nil {
+		t.Skip("no /proc:", err)
+	}
+	m := &Monitor{cfg: Config{}.withDefaults(), watched: map[int]*proc{}, waits: threadWaits}
+	n := m.WatchSoftirq()
+	if n < 1 || n > runtime.NumCPU()*2 {
+		t.Fatalf("WatchSoftirq found %d threads on %d CPUs", n, runtime.NumCPU())
+	}
+	seen := 0
+	for pid, p := range m.watched {
+		if !strings.HasPrefix(p.name, "kernel ksoftirqd/") {
+			t.Errorf("pid %d watched as %q", pid, p.name)
+		}
+		waits, err := threadWaits(pid)
+		if err != nil || len(waits) != 1 {
+			t.Errorf("%s: waits %v, %v: want its one thread's", p.name, waits, err)
+		}
+		seen++
+	}
+	if seen != n {
+		t.Errorf("watched %d, WatchSoftirq said %d", seen, n)
+	}
 }
