@@ -1049,16 +1049,18 @@ func (c *Checker) after(i int, st *ruleState, p *After, e *Event) {
 		verifyPrefilter(c.rules[i], "BTypes", e, func() bool { _, ok := p.B(&c.ctx, e); return ok })
 	} else if kb, ok := p.B(&c.ctx, e); ok {
 		_, j, seen := c.findA(i, st, kb)
-		var ta time.Duration
+		var a aSlot
 		if seen {
-			ta = st.seenAt[j].at
+			a = st.seenAt[j]
 		}
 		switch {
 		case !seen:
 			c.recordHere(i, e, Violation("%s", p.Missing))
-		case p.Bound != nil && c.elapsed-ta > p.Bound(c.p):
+		case p.Bound != nil && c.elapsed-a.at > p.Bound(c.p):
+			// A timing finding: its tolerance and the A packet's frame let
+			// a stall measured between the two explain it (stall.Explaining).
 			c.recordHere(i, e, Violation("%s: the last one was %v earlier, over %v",
-				p.Missing, (c.elapsed-ta).Round(time.Microsecond), p.Bound(c.p)))
+				p.Missing, (c.elapsed-a.at).Round(time.Microsecond), p.Bound(c.p)).WithSlack(p.Bound(c.p)).With(a.frame))
 		default:
 			st.pass(0)
 		}
@@ -1069,9 +1071,10 @@ func (c *Checker) after(i int, st *ruleState, p *After, e *Event) {
 	}
 	if ka, ok := p.A(&c.ctx, e); ok {
 		if ref, j, had := c.findA(i, st, ka); had {
-			st.seenAt[j].at = c.elapsed
+			st.seenAt[j].at, st.seenAt[j].frame = c.elapsed, e.Frame
 		} else {
 			j = st.slotA(c.elapsed)
+			st.seenAt[j].frame = e.Frame
 			st.seenA[ka] = j
 			st.aged.Push(agedKey{key: ka, at: c.elapsed})
 			if ref != nil {
@@ -1081,12 +1084,13 @@ func (c *Checker) after(i int, st *ruleState, p *After, e *Event) {
 	}
 }
 
-// aSlot is an After key's slot: Checker.elapsed at its latest A, and a
-// generation that changes when the slot is freed, so that an RPC's
-// cached afterSlot can tell it is stale.
+// aSlot is an After key's slot: Checker.elapsed and the frame of its
+// latest A, and a generation that changes when the slot is freed, so that
+// an RPC's cached afterSlot can tell it is stale.
 type aSlot struct {
-	at  time.Duration
-	gen uint32
+	at    time.Duration
+	frame int
+	gen   uint32
 }
 
 // afterSlot is an RPC's cache of the seenAt slot of one of its After

@@ -2,6 +2,7 @@ package spec
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -223,7 +224,7 @@ func TestAfterWithoutBound(t *testing.T) {
 func TestAfterWithBound(t *testing.T) {
 	b := newTrace(t, wire.VersionCurrent)
 	b.data(true, 2, 100, 0, 100, 7, nil)
-	b.resend(true, 2, 0, wire.ResendAll, 7)
+	a := b.resend(true, 2, 0, wire.ResendAll, 7)
 	b.after(5*time.Millisecond).ctl(false, 2, wire.TypeBusy)           // 5 ms after: pass
 	stale := b.after(10*time.Millisecond).ctl(false, 2, wire.TypeBusy) // 15 ms after the RESEND
 	b.after(5*time.Millisecond).resend(true, 2, 0, wire.ResendAll, 7)  // a newer A restarts the bound
@@ -231,8 +232,14 @@ func TestAfterWithBound(t *testing.T) {
 	rep := b.runRules(busyAfter(10 * time.Millisecond))
 	wantViolations(t, rep, "HOMA-TEST-002", stale)
 	wantCounts(t, rep, "HOMA-TEST-002", 3, 2, 1, 0)
-	if f := onlyFinding(t, rep.Violations, "HOMA-TEST-002"); f.Why != "BUSY without RESEND: the last one was 15ms earlier, over 10ms" {
+	f := onlyFinding(t, rep.Violations, "HOMA-TEST-002")
+	if f.Why != "BUSY without RESEND: the last one was 15ms earlier, over 10ms" {
 		t.Errorf("why %q", f.Why)
+	}
+	// A timing finding: the bound is its tolerance and the A packet one of
+	// its frames, so a stall measured between the two can explain it.
+	if f.Slack != 10*time.Millisecond || !slices.Equal(f.Frames, []int{a}) {
+		t.Errorf("tolerance %v, frames %v: want 10ms and [%d]", f.Slack, f.Frames, a)
 	}
 }
 
