@@ -151,6 +151,9 @@ type FileReport struct {
 	// from: "interface statistics" (the pcapng declares them) or
 	// "--capture-drops"; CaptureDropsHint is what they mean for the
 	// report and what to do about them, one line ("" without drops).
+	// When a finding was excused as perhaps their doing
+	// (Report.CaptureDropExcused), the verdict is INCOMPLETE (exit 2)
+	// unless a MUST violation makes it FAIL: it may be a violation.
 	CaptureDropsFrom string `json:"capture_drops_from,omitempty"`
 	CaptureDropsHint string `json:"capture_drops_hint,omitempty"`
 	// SnapHint, when the snap length cut the Homa header of some frames
@@ -415,6 +418,11 @@ func File(o Options, file string) FileReport {
 	case snapShort(st, unseenExcused(rep)) != "":
 		// Nothing failed in what the snap length left to judge, but
 		// what it hid may hold more.
+		fr.Verdict = "incomplete"
+	case rep.CaptureDropExcused > 0:
+		// A finding was excused as perhaps the doing of a packet the
+		// capture dropped: it may as well be a violation, and only a
+		// capture without drops can tell (as with the snap length).
 		fr.Verdict = "incomplete"
 	case fr.Should > 0:
 		fr.Verdict = "warn"

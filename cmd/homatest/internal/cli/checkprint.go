@@ -229,14 +229,17 @@ func writeJUnit(w io.Writer, reports []check.FileReport, strict bool) error {
 }
 
 // incompleteWhy says why fr could not be judged whole ("" when it
-// could): the damage that cut the file short, or the snap length that
-// left no Homa header to read.
+// could): the damage that cut the file short, the snap length that hid
+// Homa headers, or the packets the capture dropped.
 func incompleteWhy(fr check.FileReport) string {
 	switch {
 	case fr.Damaged != "":
 		return fr.Damaged
-	case fr.Verdict == "incomplete":
+	case fr.Verdict != "incomplete":
+	case fr.SnapHint != "":
 		return fr.SnapHint
+	default:
+		return fr.CaptureDropsHint
 	}
 	return ""
 }
