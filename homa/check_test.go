@@ -27,7 +27,11 @@ func checkedNet(t *testing.T, n int, cfg memnet.Config, params homa.Params, rule
 	chk := spec.NewChecker("linux", prof.Params, sel)
 	var mu sync.Mutex
 	frame := 0
+	also := cfg.Tap // the test's own tap, if any, sees every packet too
 	cfg.Tap = func(ts time.Time, src, dst netip.Addr, prio uint8, pkt []byte) {
+		if also != nil {
+			also(ts, src, dst, prio, pkt)
+		}
 		mu.Lock()
 		defer mu.Unlock()
 		frame++
@@ -155,6 +159,56 @@ func TestLossyTrafficPassesChecker(t *testing.T) {
 		}
 		if resends == 0 {
 			t.Error("no retransmission was checked: the loss did not exercise recovery")
+		}
+	})
+}
+
+// TestGrantLevelsFollowRank: three clients send requests of 400000,
+// 700000 and 1000000 bytes at once; the server grants all three and gives
+// each GRANT the level homa_grant_priority gives its rank,
+// min(max_sched_prio, n-1) - rank: HOMA-GRANT-011 (both its ceiling and
+// its floor) and HOMA-GRANT-015 find nothing, and the best of three
+// messages gets level 2 (not every GRANT at one level).
+func TestGrantLevelsFollowRank(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var mu sync.Mutex
+		levels := uint16(0)
+		cfg := memnet.Config{Rate: 10e9, Delay: 5 * time.Microsecond}
+		cfg.Tap = func(_ time.Time, _, _ netip.Addr, _ uint8, pkt []byte) {
+			p, err := wire.Decode(pkt, wire.DecodeOptions{Version: wire.VersionCurrent})
+			if err == nil && p.Type() == wire.TypeGrant {
+				mu.Lock()
+				levels |= 1 << (p.Grant().Priority() & 15)
+				mu.Unlock()
+			}
+		}
+		tn, finish := checkedNet(t, 4, cfg, homa.DefaultParams(), "HOMA-GRANT-011,HOMA-GRANT-015")
+		defer tn.close()
+		server := tn.hosts[3]
+		echoServer(t, server, 4000)
+		var wg sync.WaitGroup
+		for c, n := range []int{400000, 700000, 1000000} {
+			sock, _ := tn.hosts[c].Dial()
+			wg.Go(func() {
+				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+				defer cancel()
+				if _, err := sock.Call(ctx, netip.AddrPortFrom(server.Addr(), 4000), make([]byte, n)); err != nil {
+					t.Errorf("client %d: %v", c, err)
+				}
+			})
+		}
+		wg.Wait()
+		rep := finish()
+		for _, v := range rep.Violations {
+			t.Errorf("%v", v)
+		}
+		for _, rr := range rep.Rules {
+			if rr.Checked == 0 {
+				t.Errorf("%s never checked", rr.ID)
+			}
+		}
+		if levels&(1<<2) == 0 {
+			t.Errorf("GRANT levels %b: none at 2 with three messages being granted", levels)
 		}
 	})
 }

@@ -2,6 +2,8 @@ package spec
 
 import (
 	"fmt"
+	"net/netip"
+	"time"
 
 	"github.com/homatest/homatest/spec/wire"
 )
@@ -13,19 +15,24 @@ func grantRankRules() []*Rule {
 		{
 			ID: "HOMA-GRANT-011", Level: Should,
 			Facts:     []string{"GRANT-08", "GRANT-09"},
-			Statement: "A GRANT's scheduled priority is at most min(max_sched_prio, n-1) minus the number of other messages the receiver is granting that clearly have fewer bytes left to receive (SRPT rank, within rank_tolerance bytes; under the linux profile also fewer to grant, as net-next and linux_6.13.9 rank), n being the messages it is granting.",
-			Source:    "HomaModule homa_grant.c homa_grant_check_rpc (rank = active RPCs with fewer bytes_remaining), homa_grant_priority (max_sched_prio - rank, less extra levels); linux_6.1.38 homa_grant.c homa_grant_recalc",
+			Statement: "A GRANT's scheduled priority follows its message's SRPT rank: at most min(max_sched_prio, n-1) minus the number of other messages the receiver is granting that clearly have fewer bytes left to receive (SRPT rank, within rank_tolerance bytes; under the linux profile also fewer to grant, as net-next and linux_6.13.9 rank), n being the messages it is granting; and at least min(max_sched_prio, n-1) minus the number of other messages that may rank ahead of it (not clearly behind by both bytes left to receive and bytes left to grant).",
+			Source:    "HomaModule homa_grant.c homa_grant_try_send (main: rank = active RPCs with fewer bytes_remaining), homa_grant_update_granted (net-next, linux_6.13.9: rank = place in active_rpcs, ordered by ungranted bytes), homa_grant_priority (max_sched_prio - rank, less the levels num_active leaves unused, never below 0); linux_6.1.38 homa_grant.c homa_grant_recalc (the same formula)",
 			Profiles:  []string{"linux", "linux-2024", "linux-2025"},
-			Capture:   "main ranks the other messages by the bytes they had left when they entered the active set (a copy never refreshed), so there another message counts as ahead only by the bytes it had left slack before its first GRANT (its whole length when the capture holds no longer that GRANT); near-ties can invert (rank_tolerance), and a loaded receiver processes packets late: another message counts as ahead only if it had fewer bytes left, by rank_tolerance, already slack before the GRANT; only messages with a GRANT less than slack earlier count as being granted; a message granted to its end has left the active set",
+			Capture:   "main ranks the other messages by the bytes they had left when they entered the active set (a copy never refreshed), so there another message counts as ahead only by the bytes it had left slack before its first GRANT (its whole length when the capture holds no longer that GRANT); near-ties can invert (rank_tolerance), and a loaded receiver processes packets late: another message counts as ahead only if it had fewer bytes left, by rank_tolerance, already slack before the GRANT; only messages with a GRANT less than slack earlier count as being granted; a message granted to its end has left the active set. The lower bound needs every packet to the receiver: n counts only the messages surely active (the GRANTed one and those with an SRPT GRANT less than slack earlier, neither complete nor granted to their end nor ended by an ack or RPC_UNKNOWN; at most max_rpcs_per_peer from one host), and every other message longer than unsched_bytes it has counts as ahead unless it has more bytes left to receive than the GRANTed one had slack earlier and more left to grant than it had at its first DATA, each by rank_tolerance",
 			Property: Each{Types: []wire.PacketType{wire.TypeGrant}, Check: func(c *Ctx, e *Event) Result {
 				g := e.Packet.Grant()
 				p := int(g.Priority())
-				if isFIFOGrant(c.P, g.Priority()) || p == 0 {
-					return Skip // FIFO grants are outside SRPT; level 0 is always allowed
+				if isFIFOGrant(c.P, g.Priority()) {
+					return Skip // FIFO grants are outside SRPT
 				}
-				_, m := grantMsg(c, e)
+				mr, m := grantMsg(c, e)
 				if m == nil || m.Length == 0 {
 					return Skip
+				}
+				if p == 0 {
+					// Level 0 is below no upper bound; only the floor
+					// can find it too low.
+					return rankFloor(c, e, mr, m, p)
 				}
 				left := int64(m.Length) - int64(m.Received())
 				ahead := 0
@@ -78,6 +85,9 @@ func grantRankRules() []*Rule {
 					return Violation("GRANT priority %d for a message with %d bytes left, while %d other messages it is granting had fewer left (one %d, slack earlier): rank %d below %s allows at most %d",
 						p, left, ahead, firstLeft, ahead, topWhy, max).WithSlack(c.P.Slack)
 				}
+				if r := rankFloor(c, e, mr, m, p); r.Status == Violated {
+					return r
+				}
 				return Pass().WithSlack(c.P.Slack)
 			}},
 		},
@@ -93,4 +103,101 @@ func grantRankRules() []*Rule {
 func ungrantedAhead(o, m *Message, offset, tol uint32) bool {
 	mu := int64(m.Length) - int64(max(m.Granted, m.MaxIncoming, offset))
 	return int64(ungrantedBytes(o))+int64(tol) < max(mu, 0)
+}
+
+// rankFloor is HOMA-GRANT-011's lower bound on the priority p of an SRPT
+// GRANT for message m (of RPC mr): homa_grant_priority gives
+// min(max_sched_prio, n-1) - rank, which is at least min(max_sched_prio,
+// nLo-1) - aheadHi for nLo at most the messages active at the receiver
+// and aheadHi at least the active messages ranked ahead of m. nLo counts
+// the messages surely active: m, and every other message with an SRPT
+// GRANT from the receiver less than slack earlier that is neither complete
+// nor granted to its end (linux_6.1.38 and net-next drop a fully granted
+// message from the active set), at most max_rpcs_per_peer per sending host
+// (where that limit holds a newer message of the host may have taken an
+// older one's place). aheadHi counts every other message longer than
+// unsched_bytes the receiver has (which needs a capture of every packet
+// to it) unless it is clearly behind m by both SRPT keys, by more than
+// rank_tolerance, with m's bytes counted as the receiver had them slack
+// earlier. Skip when the capture cannot bound both, or the bound is not
+// above p; a Violation when p is below it.
+func rankFloor(c *Ctx, e *Event, mr *RPC, m *Message, p int) Result {
+	if p >= c.P.MaxSchedPrio || !c.Net.cp.SeesAllOf(e.Src) {
+		return Skip
+	}
+	since := e.Time.Add(-c.P.Slack)
+	// The hosts of the messages counted, with how many each: nLo stops
+	// mattering past max_sched_prio+1 (min caps it).
+	var hosts [8]netip.Addr
+	var counts [8]int
+	nh, nLo := 0, 0
+	count := func(h netip.Addr) {
+		for i := range nh {
+			if hosts[i] == h {
+				if c.P.MaxRPCsPerPeer <= 0 || counts[i] < c.P.MaxRPCsPerPeer {
+					counts[i]++
+					nLo++
+				}
+				return
+			}
+		}
+		if nh < len(hosts) {
+			hosts[nh], counts[nh] = h, 1
+			nh++
+			nLo++
+		}
+	}
+	count(msgSender(mr, m))
+	for o, r := range c.T.granting[e.Src] {
+		if nLo > c.P.MaxSchedPrio {
+			break
+		}
+		if o == m || o.Length == 0 || o.Complete || o.Granted >= o.Length || r.Unknown || r.Acked || !srptGrantSince(c.P, o, since) {
+			continue
+		}
+		count(msgSender(r, o))
+	}
+	top := min(c.P.MaxSchedPrio, nLo-1)
+	if top <= p {
+		return Skip // not enough messages surely active for a floor above p
+	}
+	if c.T.Grantable(e.Src, e.Time) > maxSRPTScan {
+		return Skip // too many messages at the receiver to rank per GRANT
+	}
+	mLeft := int64(m.Length) - int64(m.ReceivedBy(since))
+	// The receiver's granted offset starts at the incoming of the first
+	// DATA it got (homa_grant_init_rpc).
+	mUngranted := int64(m.Length) - int64(m.Incoming)
+	tol := int64(c.P.RankTolerance)
+	ahead := 0
+	for o := range c.T.longIn[e.Src] {
+		if o == m || o.Length == 0 {
+			continue
+		}
+		if int64(remainingBytes(o)) > mLeft+tol && int64(ungrantedBytes(o)) > mUngranted+tol {
+			continue // behind m in every version's ranking
+		}
+		ahead++
+		if top-ahead <= p {
+			return Skip
+		}
+	}
+	floor := top - ahead
+	return Violation("GRANT priority %d for a message with at most %d bytes left: %d messages from distinct hosts are surely being granted (SRPT GRANTs within slack) and %d others may rank ahead, so min(max_sched_prio %d, n-1) - rank is at least %d",
+		p, mLeft, nLo, ahead, c.P.MaxSchedPrio, floor).WithSlack(c.P.Slack)
+}
+
+// srptGrantSince reports whether message m had an SRPT (non-FIFO) GRANT
+// at or after since.
+func srptGrantSince(p *Params, m *Message, since time.Time) bool {
+	for i := len(m.RecentGrants) - 1; i >= 0; i-- {
+		g := m.RecentGrants[i]
+		if g.Time.Before(since) {
+			return false
+		}
+		if !isFIFOGrant(p, g.Priority) {
+			return true
+		}
+	}
+	return false
 }

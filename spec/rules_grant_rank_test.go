@@ -96,3 +96,68 @@ func TestGrant011FullyGrantedLeavesActiveSet(t *testing.T) {
 	b.after(10*time.Microsecond).grant(false, 4, 60000, 1)
 	wantClean(t, b.check("linux", "HOMA-GRANT-011"), "HOMA-GRANT-011")
 }
+
+// floorTrace: three requests to one server, each from its own client
+// (clients[i]), of 100 KB (RPC 2), 400 KB (RPC 4) and 800 KB (RPC 6),
+// their unscheduled bytes in; the server grants each once (the first at
+// level 0 with nothing else being granted, the others at 0 as the lowest
+// ranked), then, gap later, grants them again at levels prio[0..2]. It
+// returns the builder and the frames of the second round.
+func floorTrace(t *testing.T, clients [3]string, gap time.Duration, prio [3]uint8) (*traceBuilder, [3]int) {
+	b := newTrace(t, wire.VersionCurrent)
+	ids := [3]uint64{2, 4, 6}
+	lens := [3]uint32{100000, 400000, 800000}
+	for i := range ids {
+		b.client = netipAddr(clients[i])
+		b.message(true, ids[i], lens[i], 0, 40000, 40000, 4)
+	}
+	for i := range ids {
+		b.client = netipAddr(clients[i])
+		b.after(10*time.Microsecond).grant(false, ids[i], 60000, 0)
+	}
+	b.after(gap)
+	var frames [3]int
+	for i := range ids {
+		b.client = netipAddr(clients[i])
+		frames[i] = b.after(10*time.Microsecond).grant(false, ids[i], 80000, prio[i])
+	}
+	return b, frames
+}
+
+var threeClients = [3]string{"198.18.0.1", "198.18.0.3", "198.18.0.4"}
+
+// TestGrant011Floor: with three messages being granted (each had an SRPT
+// GRANT within slack, none complete or granted to its end) and clearly
+// ranked by both SRPT keys, homa_grant_priority gives 2, 1 and 0. Every
+// GRANT at level 0 (the red-team fault N3) puts the first two below
+// their floor; so does 1 for the best message.
+func TestGrant011Floor(t *testing.T) {
+	b, _ := floorTrace(t, threeClients, 0, [3]uint8{2, 1, 0})
+	wantClean(t, b.check("linux", "HOMA-GRANT-011"), "HOMA-GRANT-011")
+	b, f := floorTrace(t, threeClients, 0, [3]uint8{0, 0, 0})
+	wantViolations(t, b.check("linux", "HOMA-GRANT-011"), "HOMA-GRANT-011", f[0], f[1])
+	b, f = floorTrace(t, threeClients, 0, [3]uint8{1, 1, 0})
+	wantViolations(t, b.check("linux", "HOMA-GRANT-011"), "HOMA-GRANT-011", f[0])
+}
+
+// TestGrant011FloorInconclusive: the floor needs the capture to show
+// several messages surely active and their ranks. No finding when the
+// capture may miss messages the server gets (a tap on a client's link),
+// when the other messages' GRANTs are more than slack old (they may have
+// ended unseen), when all three come from one host (max_rpcs_per_peer 1:
+// one active message per host; without the limit the floor holds), or
+// when the others are within rank_tolerance of the best.
+func TestGrant011FloorInconclusive(t *testing.T) {
+	zero := [3]uint8{0, 0, 0}
+	b, _ := floorTrace(t, threeClients, 0, zero)
+	wantViolations(t, b.checkAt(HostPoint(netipAddr("198.18.0.1")), "linux", "HOMA-GRANT-011"), "HOMA-GRANT-011")
+	b, _ = floorTrace(t, threeClients, 3*time.Millisecond, zero)
+	wantViolations(t, b.check("linux", "HOMA-GRANT-011"), "HOMA-GRANT-011")
+	one := [3]string{"198.18.0.1", "198.18.0.1", "198.18.0.1"}
+	b, _ = floorTrace(t, one, 0, zero)
+	wantViolations(t, b.check("linux", "HOMA-GRANT-011"), "HOMA-GRANT-011")
+	b, f := floorTrace(t, one, 0, zero)
+	wantViolations(t, b.check("linux", "HOMA-GRANT-011", "max_rpcs_per_peer=0"), "HOMA-GRANT-011", f[0], f[1])
+	b, _ = floorTrace(t, threeClients, 0, zero)
+	wantViolations(t, b.check("linux", "HOMA-GRANT-011", "rank_tolerance=1000000"), "HOMA-GRANT-011")
+}

@@ -97,6 +97,13 @@ func ruleFaultCases() []faultCase {
 			want: []hit{{"HOMA-GRANT-012", 105}, {"HOMA-GRANT-003", 116}},
 		},
 		{
+			id: "GRANT-011", slug: "three-active-all-level-zero",
+			what:  "extra fault: the receiver grants three requests at once (100000, 200000 and 300000 bytes from three clients) and sends every GRANT at level 0; with three messages active the best gets 2 and the next 1",
+			args:  []string{"--strict"},
+			build: func(fault bool) *capb { return threeActiveLevels(fault) },
+			want:  []hit{{"HOMA-GRANT-011", 136}},
+		},
+		{
 			id: "GRANT-015", slug: "lone-message-high-priority",
 			what:  "extra fault: the receiver grants its only incoming message at priority 2; with one message being granted every GRANT carries 0",
 			build: func(fault bool) *capb { return loneHighPriority(fault) },
@@ -414,6 +421,83 @@ func grantsFromTimer(fault bool) *capb {
 		}
 	}
 	b.respondAndAck(r, b.lastTime()+us(30))
+	return b
+}
+
+// threeActiveLevels (GRANT-011): three clients send requests of 100000,
+// 200000 and 300000 bytes at once (unscheduled packets interleaved). The
+// receiver grants every incomplete message 20000 bytes past what it has,
+// in SRPT order, once per round; each round's scheduled DATA follow round
+// robin at the level of each message's latest GRANT. Clean: the levels
+// homa_grant_priority gives, min(max_sched_prio, n-1) - rank for n
+// incomplete messages (2, 1, 0; then 1, 0 once the first is complete).
+// Faulty (red-team fault N3): every GRANT at level 0. The first GRANT
+// below its floor is the second one for the 100000-byte request, when the
+// other two have had theirs.
+func threeActiveLevels(fault bool) *capb {
+	b := newCap(wire.VersionCurrent)
+	rs := []ends{rpcOf(hostC, hostS, 10), rpcOf(hostC2, hostS, 10), rpcOf(hostC3, hostS, 10)}
+	L := []uint32{100000, 200000, 300000}
+	const U, step = 40000, 20000
+	t := time.Duration(0)
+	for off := uint32(0); off < U; off += 1424 {
+		for i, r := range rs {
+			b.data(t, r, true, 4, L[i], off, min(1424, U-off), U, 1, false)
+			t += us(1)
+		}
+	}
+	rcv := []uint32{U, U, U}
+	granted := []uint32{U, U, U}
+	prio := []uint8{0, 0, 0}
+	grants := 0
+	for round := 0; ; round++ {
+		// Incomplete messages in SRPT order: the index order, as the
+		// shorter ones stay ahead.
+		var active []int
+		for i := range rs {
+			if rcv[i] < L[i] {
+				active = append(active, i)
+			}
+		}
+		if len(active) == 0 {
+			break
+		}
+		t += us(5)
+		for rank, i := range active {
+			g := min(L[i], rcv[i]+step)
+			if g <= granted[i] {
+				continue
+			}
+			p := uint8(max(0, min(3, len(active)-1)-rank))
+			if fault {
+				p = 0
+			}
+			f := b.grant(t, rs[i], true, g, p)
+			grants++
+			if fault && grants == 4 {
+				b.mark(f, "GRANT-011: level 0 for the best of three messages being granted; homa_grant_priority gives it 2")
+			}
+			granted[i], prio[i] = g, p
+			t += us(1)
+		}
+		t += us(5)
+		// The granted bytes, one packet per message in turn.
+		for more := true; more; {
+			more = false
+			for _, i := range active {
+				if rcv[i] < granted[i] {
+					n := min(1424, granted[i]-rcv[i])
+					b.data(t, rs[i], true, prio[i], L[i], rcv[i], n, U, 1, false)
+					rcv[i] += n
+					t += us(1)
+					more = true
+				}
+			}
+		}
+	}
+	for i, r := range rs {
+		b.respondAndAck(r, t+us(100*float64(i+1)))
+	}
 	return b
 }
 
