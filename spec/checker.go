@@ -1190,7 +1190,7 @@ func (c *Checker) judgeOpen(i int, st *ruleState, p *Within, e *Event, icmp bool
 		o.visited = c.events
 		k := o.key
 		if p.Witness {
-			if !icmp && o.o.Match(&c.ctx, e) {
+			if !icmp && o.o.match(&c.ctx, e) {
 				// Confirm weighs the network's evidence itself: the
 				// loss that excuses a missed answer does not excuse this.
 				cl = append(cl, closing{key: k, o: o, res: o.o.Confirm(&c.ctx, e), noEvent: true})
@@ -1202,7 +1202,7 @@ func (c *Checker) judgeOpen(i int, st *ruleState, p *Within, e *Event, icmp bool
 			if icmp {
 				return o.o.MatchICMP != nil && o.o.MatchICMP(&c.ctx, e)
 			}
-			return o.o.Match(&c.ctx, e)
+			return o.o.match(&c.ctx, e)
 		}
 		miss := func(why Result) closing {
 			return closing{key: k, o: o, m: &missed{rule: i, ref: o.ref, rpc: o.rpc, res: why.WithSlack(bound), from: o.o.From, to: o.o.To, control: o.o.control}}
@@ -1210,15 +1210,15 @@ func (c *Checker) judgeOpen(i int, st *ruleState, p *Within, e *Event, icmp bool
 		switch {
 		case age > bound && o.o.OnlyLate:
 			if match() {
-				cl = append(cl, miss(Violation("%s came only %v later (frame %d), over the %v allowed", o.o.Expect, age.Round(time.Microsecond), e.Frame, bound).With(e.Frame)))
+				cl = append(cl, miss(Violation("%s came only %v later (frame %d), over the %v allowed", o.o.expect(), age.Round(time.Microsecond), e.Frame, bound).With(e.Frame)))
 			} else {
 				o.overdue = true
 			}
 		case age > bound:
 			// Past the deadline: even a matching packet comes too late.
-			why := Violation("no %s within %v (next packet %v later, frame %d)", o.o.Expect, bound, age.Round(time.Microsecond), e.Frame)
+			why := Violation("no %s within %v (next packet %v later, frame %d)", o.o.expect(), bound, age.Round(time.Microsecond), e.Frame)
 			if match() {
-				why = Violation("%s came only %v later (frame %d), over the %v allowed", o.o.Expect, age.Round(time.Microsecond), e.Frame, bound).With(e.Frame)
+				why = Violation("%s came only %v later (frame %d), over the %v allowed", o.o.expect(), age.Round(time.Microsecond), e.Frame, bound).With(e.Frame)
 			} else if r, ok := mootAt(&c.ctx, o.o); ok {
 				cl = append(cl, closing{key: k, o: o, res: r, noEvent: true})
 				return
@@ -1226,8 +1226,8 @@ func (c *Checker) judgeOpen(i int, st *ruleState, p *Within, e *Event, icmp bool
 			cl = append(cl, miss(why))
 		case match():
 			cl = append(cl, closing{key: k, o: o, res: Pass().WithSlack(bound)})
-		case o.o.Excuse != nil && !icmp:
-			if why, ok := o.o.Excuse(&c.ctx, e); ok {
+		case !icmp:
+			if why, ok := o.o.excuse(&c.ctx, e); ok {
 				cl = append(cl, closing{key: k, o: o, res: Unsure("%s (frame %d)", why, e.Frame).With(e.Frame)})
 			}
 		}
@@ -1358,7 +1358,7 @@ func (c *Checker) trigger(i int, st *ruleState, p *Within, e *Event) {
 		// answers both. A trigger whose Excuse already applies
 		// is inconclusive at once.
 		if _, dup := st.open[o.Key]; !dup {
-			if why, excused := excuseAt(&c.ctx, o, e); excused {
+			if why, excused := o.excuse(&c.ctx, e); excused {
 				c.recordHere(i, e, Unsure("%s", why))
 			} else {
 				c.seq++
@@ -1379,14 +1379,6 @@ func mootAt(c *Ctx, o Obligation) (Result, bool) {
 		return Unsure("%s", why), true
 	}
 	return Result{}, false
-}
-
-// excuseAt asks obligation o's Excuse, if any, about its trigger e.
-func excuseAt(c *Ctx, o Obligation, e *Event) (string, bool) {
-	if o.Excuse == nil {
-		return "", false
-	}
-	return o.Excuse(c, e)
 }
 
 // pruneAfter forgets After triggers older than IdleEvictAfter of capture
@@ -1444,15 +1436,15 @@ func (c *Checker) Finish() *Report {
 				if p.Witness {
 					c.record(i, nil, o.ref, o.rpc, o.o.Unseen)
 				} else if age := c.elapsed - o.at; age > bound && o.o.OnlyLate {
-					c.record(i, nil, o.ref, o.rpc, Unsure("no %s by the end of the capture (%v later): the host that owed it may be gone", o.o.Expect, age.Round(time.Microsecond)))
+					c.record(i, nil, o.ref, o.rpc, Unsure("no %s by the end of the capture (%v later): the host that owed it may be gone", o.o.expect(), age.Round(time.Microsecond)))
 				} else if r, ok := mootAt(&c.ctx, o.o); ok && age > bound {
 					c.record(i, nil, o.ref, o.rpc, r)
 				} else if age > bound {
 					c.missed = append(c.missed, missed{rule: i, ref: o.ref, rpc: o.rpc, from: o.o.From, to: o.o.To, control: o.o.control,
-						res: Violation("no %s within %v (capture ended %v later)", o.o.Expect, bound, age.Round(time.Microsecond)).WithSlack(bound)})
+						res: Violation("no %s within %v (capture ended %v later)", o.o.expect(), bound, age.Round(time.Microsecond)).WithSlack(bound)})
 				} else {
 					c.record(i, nil, o.ref, o.rpc, Unsure("capture ended %v after this packet, before the %v allowed for %s",
-						age.Round(time.Microsecond), bound, o.o.Expect))
+						age.Round(time.Microsecond), bound, o.o.expect()))
 				}
 			}
 			st.open = map[any]*pending{}
