@@ -169,7 +169,10 @@ type pending struct {
 	o   Obligation
 	ref frameRef
 	at  time.Duration // Checker.elapsed at the trigger
-	rpc *RPCKey
+	// rpc is the trigger's RPC key (rpcOK: it has one), kept by value so
+	// that opening an obligation allocates no key of its own (rpcKey).
+	rpc   RPCKey
+	rpcOK bool
 	// overdue is set for an OnlyLate obligation past its deadline.
 	overdue bool
 	// key is its key in ruleState.open; closed is set when it leaves
@@ -182,6 +185,14 @@ type pending struct {
 	// close at one event are recorded in that order, not the map's
 	// (which would make the findings kept, MaxFindings, vary by run).
 	seq uint64
+}
+
+// rpcKey returns o's trigger's RPC key, nil if it had none.
+func (o *pending) rpcKey() *RPCKey {
+	if !o.rpcOK {
+		return nil
+	}
+	return &o.rpc
 }
 
 // closing is an open obligation that closes at the current event: it is
@@ -1205,7 +1216,7 @@ func (c *Checker) judgeOpen(i int, st *ruleState, p *Within, e *Event, icmp bool
 			return o.o.match(&c.ctx, e)
 		}
 		miss := func(why Result) closing {
-			return closing{key: k, o: o, m: &missed{rule: i, ref: o.ref, rpc: o.rpc, res: why.WithSlack(bound), from: o.o.From, to: o.o.To, control: o.o.control}}
+			return closing{key: k, o: o, m: &missed{rule: i, ref: o.ref, rpc: o.rpcKey(), res: why.WithSlack(bound), from: o.o.From, to: o.o.To, control: o.o.control}}
 		}
 		switch {
 		case age > bound && o.o.OnlyLate:
@@ -1273,9 +1284,9 @@ func (c *Checker) judgeOpen(i int, st *ruleState, p *Within, e *Event, icmp bool
 		case x.m != nil:
 			c.missed = append(c.missed, *x.m)
 		case x.noEvent:
-			c.record(i, nil, x.o.ref, x.o.rpc, x.res)
+			c.record(i, nil, x.o.ref, x.o.rpcKey(), x.res)
 		default:
-			c.record(i, e, x.o.ref, x.o.rpc, x.res)
+			c.record(i, e, x.o.ref, x.o.rpcKey(), x.res)
 		}
 		st.close(x.o)
 	}
@@ -1362,7 +1373,7 @@ func (c *Checker) trigger(i int, st *ruleState, p *Within, e *Event) {
 				c.recordHere(i, e, Unsure("%s", why))
 			} else {
 				c.seq++
-				st.add(c.rules[i], &pending{o: o, key: o.Key, ref: refOf(e), at: c.elapsed, rpc: c.curRPC(), seq: c.seq, visited: -1}, p.Witness)
+				st.add(c.rules[i], &pending{o: o, key: o.Key, ref: refOf(e), at: c.elapsed, rpc: c.rpc, rpcOK: c.rpcOK, seq: c.seq, visited: -1}, p.Witness)
 				c.open.add(i)
 			}
 		}
@@ -1434,16 +1445,16 @@ func (c *Checker) Finish() *Report {
 			sort.Slice(open, func(a, b int) bool { return open[a].seq < open[b].seq })
 			for _, o := range open {
 				if p.Witness {
-					c.record(i, nil, o.ref, o.rpc, o.o.Unseen)
+					c.record(i, nil, o.ref, o.rpcKey(), o.o.Unseen)
 				} else if age := c.elapsed - o.at; age > bound && o.o.OnlyLate {
-					c.record(i, nil, o.ref, o.rpc, Unsure("no %s by the end of the capture (%v later): the host that owed it may be gone", o.o.expect(), age.Round(time.Microsecond)))
+					c.record(i, nil, o.ref, o.rpcKey(), Unsure("no %s by the end of the capture (%v later): the host that owed it may be gone", o.o.expect(), age.Round(time.Microsecond)))
 				} else if r, ok := mootAt(&c.ctx, o.o); ok && age > bound {
-					c.record(i, nil, o.ref, o.rpc, r)
+					c.record(i, nil, o.ref, o.rpcKey(), r)
 				} else if age > bound {
-					c.missed = append(c.missed, missed{rule: i, ref: o.ref, rpc: o.rpc, from: o.o.From, to: o.o.To, control: o.o.control,
+					c.missed = append(c.missed, missed{rule: i, ref: o.ref, rpc: o.rpcKey(), from: o.o.From, to: o.o.To, control: o.o.control,
 						res: Violation("no %s within %v (capture ended %v later)", o.o.expect(), bound, age.Round(time.Microsecond)).WithSlack(bound)})
 				} else {
-					c.record(i, nil, o.ref, o.rpc, Unsure("capture ended %v after this packet, before the %v allowed for %s",
+					c.record(i, nil, o.ref, o.rpcKey(), Unsure("capture ended %v after this packet, before the %v allowed for %s",
 						age.Round(time.Microsecond), bound, o.o.expect()))
 				}
 			}

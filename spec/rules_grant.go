@@ -610,7 +610,7 @@ func slotFreed(c *Ctx, e *Event) (recv netip.Addr, freed *Message, ok bool) {
 // recv not busy for it (as receiverBusy judges, with freed out of the
 // count). It costs one pass over recv's granted messages and, when a slot
 // is free, a pass over its long incoming messages up to the first that
-// waits; it allocates only the granted senders (max_rpcs_per_peer).
+// waits; it reuses the trace's scratch slices (Trace.grantedBuf).
 func waiting(c *Ctx, recv netip.Addr, freed, skip *Message) *Message {
 	set := c.T.granting[recv]
 	n := len(set)
@@ -620,16 +620,22 @@ func waiting(c *Ctx, recv netip.Addr, freed, skip *Message) *Message {
 	if n >= c.P.MaxOvercommit {
 		return nil
 	}
-	var granted []grantedMsg // max_rpcs_per_peer: the messages being granted, with their senders
+	granted := c.T.grantedBuf[:0] // max_rpcs_per_peer: the messages being granted, with their senders
 	for m, r := range set {
 		if m != freed && c.P.MaxRPCsPerPeer > 0 {
 			granted = append(granted, grantedMsg{m, msgSender(r, m)})
 		}
 	}
+	peer := c.T.peerBuf[:0]
+	defer func() {
+		// Keep the arrays, not the messages.
+		clear(granted)
+		clear(peer[:cap(peer)])
+		c.T.grantedBuf, c.T.peerBuf = granted[:0], peer[:0]
+	}()
 	if incomingOutstanding(c, recv, freed, nil) >= int64(c.P.MaxIncoming) {
 		return nil
 	}
-	var peer []*Message
 	for m, r := range c.T.longIn[recv] {
 		if m == freed || m == skip || !mayWait(c.P, r, m) {
 			continue
