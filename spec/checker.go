@@ -1354,7 +1354,10 @@ func (st *ruleState) close(o *pending) {
 // trigger asks Within rule i's Trigger about e and opens the obligation it
 // gives, if any.
 func (c *Checker) trigger(i int, st *ruleState, p *Within, e *Event) {
-	if o, ok := p.Trigger(&c.ctx, e); ok {
+	c.ctx.open = st.open
+	o, ok := p.Trigger(&c.ctx, e)
+	c.ctx.open = nil
+	if ok {
 		if !o.From.IsValid() {
 			o.From = e.Src
 		}

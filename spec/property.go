@@ -144,6 +144,18 @@ type Ctx struct {
 	// Net is what the capture shows of the network between the capture
 	// point and the hosts (see Network).
 	Net *Network
+	// open is the open obligations of the Within rule whose Trigger is
+	// being asked (nil otherwise): see Open.
+	open map[any]*pending
+}
+
+// Open reports whether the Within rule whose Trigger asks has an open
+// obligation under key: a trigger with that key is folded into it and
+// changes nothing, so the rule may skip building it. It is false outside
+// a Trigger.
+func (c *Ctx) Open(key any) bool {
+	_, ok := c.open[key]
+	return ok
 }
 
 // Property is the executable form of a rule: one of Each, Within, After or

@@ -749,7 +749,9 @@ type slotKey struct{ recv netip.Addr }
 // message ends or completes first, or recv's buffer-wakeup RESEND shows it
 // lacked buffer space.
 func slotObligation(c *Ctx, recv netip.Addr, freed *Message) (Obligation, bool) {
-	if waiting(c, recv, freed, nil) == nil {
+	// One already open for recv keeps its deadline (a trigger is folded
+	// into it): most slots freed while messages wait find one.
+	if c.Open(slotKey{recv}) || waiting(c, recv, freed, nil) == nil {
 		return Obligation{}, false
 	}
 	return Obligation{Key: slotKey{recv}, To: recv, Await: &slotAwait{recv: recv, freed: freed}}, true
