@@ -169,7 +169,10 @@ type pending struct {
 	o   Obligation
 	ref frameRef
 	at  time.Duration // Checker.elapsed at the trigger
-	rpc *RPCKey
+	// rpc is the trigger's RPC key (rpcOK: it has one), kept by value so
+	// that opening an obligation allocates no key of its own (rpcKey).
+	rpc   RPCKey
+	rpcOK bool
 	// overdue is set for an OnlyLate obligation past its deadline.
 	overdue bool
 	// key is its key in ruleState.open; closed is set when it leaves
@@ -182,6 +185,14 @@ type pending struct {
 	// close at one event are recorded in that order, not the map's
 	// (which would make the findings kept, MaxFindings, vary by run).
 	seq uint64
+}
+
+// rpcKey returns o's trigger's RPC key, nil if it had none.
+func (o *pending) rpcKey() *RPCKey {
+	if !o.rpcOK {
+		return nil
+	}
+	return &o.rpc
 }
 
 // closing is an open obligation that closes at the current event: it is
@@ -1194,7 +1205,7 @@ func (c *Checker) judgeOpen(i int, st *ruleState, p *Within, e *Event, icmp bool
 		o.visited = c.events
 		k := o.key
 		if p.Witness {
-			if !icmp && o.o.Match(&c.ctx, e) {
+			if !icmp && o.o.match(&c.ctx, e) {
 				// Confirm weighs the network's evidence itself: the
 				// loss that excuses a missed answer does not excuse this.
 				cl = append(cl, closing{key: k, o: o, res: o.o.Confirm(&c.ctx, e), noEvent: true})
@@ -1206,23 +1217,23 @@ func (c *Checker) judgeOpen(i int, st *ruleState, p *Within, e *Event, icmp bool
 			if icmp {
 				return o.o.MatchICMP != nil && o.o.MatchICMP(&c.ctx, e)
 			}
-			return o.o.Match(&c.ctx, e)
+			return o.o.match(&c.ctx, e)
 		}
 		miss := func(why Result) closing {
-			return closing{key: k, o: o, m: &missed{rule: i, ref: o.ref, rpc: o.rpc, res: why.WithSlack(bound), from: o.o.From, to: o.o.To, control: o.o.control}}
+			return closing{key: k, o: o, m: &missed{rule: i, ref: o.ref, rpc: o.rpcKey(), res: why.WithSlack(bound), from: o.o.From, to: o.o.To, control: o.o.control}}
 		}
 		switch {
 		case age > bound && o.o.OnlyLate:
 			if match() {
-				cl = append(cl, miss(Violation("%s came only %v later (frame %d), over the %v allowed", o.o.Expect, age.Round(time.Microsecond), e.Frame, bound).With(e.Frame)))
+				cl = append(cl, miss(Violation("%s came only %v later (frame %d), over the %v allowed", o.o.expect(), age.Round(time.Microsecond), e.Frame, bound).With(e.Frame)))
 			} else {
 				o.overdue = true
 			}
 		case age > bound:
 			// Past the deadline: even a matching packet comes too late.
-			why := Violation("no %s within %v (next packet %v later, frame %d)", o.o.Expect, bound, age.Round(time.Microsecond), e.Frame)
+			why := Violation("no %s within %v (next packet %v later, frame %d)", o.o.expect(), bound, age.Round(time.Microsecond), e.Frame)
 			if match() {
-				why = Violation("%s came only %v later (frame %d), over the %v allowed", o.o.Expect, age.Round(time.Microsecond), e.Frame, bound).With(e.Frame)
+				why = Violation("%s came only %v later (frame %d), over the %v allowed", o.o.expect(), age.Round(time.Microsecond), e.Frame, bound).With(e.Frame)
 			} else if r, ok := mootAt(&c.ctx, o.o); ok {
 				cl = append(cl, closing{key: k, o: o, res: r, noEvent: true})
 				return
@@ -1230,8 +1241,8 @@ func (c *Checker) judgeOpen(i int, st *ruleState, p *Within, e *Event, icmp bool
 			cl = append(cl, miss(why))
 		case match():
 			cl = append(cl, closing{key: k, o: o, res: Pass().WithSlack(bound)})
-		case o.o.Excuse != nil && !icmp:
-			if why, ok := o.o.Excuse(&c.ctx, e); ok {
+		case !icmp:
+			if why, ok := o.o.excuse(&c.ctx, e); ok {
 				cl = append(cl, closing{key: k, o: o, res: Unsure("%s (frame %d)", why, e.Frame).With(e.Frame)})
 			}
 		}
@@ -1277,9 +1288,9 @@ func (c *Checker) judgeOpen(i int, st *ruleState, p *Within, e *Event, icmp bool
 		case x.m != nil:
 			c.missed = append(c.missed, *x.m)
 		case x.noEvent:
-			c.record(i, nil, x.o.ref, x.o.rpc, x.res)
+			c.record(i, nil, x.o.ref, x.o.rpcKey(), x.res)
 		default:
-			c.record(i, e, x.o.ref, x.o.rpc, x.res)
+			c.record(i, e, x.o.ref, x.o.rpcKey(), x.res)
 		}
 		st.close(x.o)
 	}
@@ -1347,7 +1358,10 @@ func (st *ruleState) close(o *pending) {
 // trigger asks Within rule i's Trigger about e and opens the obligation it
 // gives, if any.
 func (c *Checker) trigger(i int, st *ruleState, p *Within, e *Event) {
-	if o, ok := p.Trigger(&c.ctx, e); ok {
+	c.ctx.open = st.open
+	o, ok := p.Trigger(&c.ctx, e)
+	c.ctx.open = nil
+	if ok {
 		if !o.From.IsValid() {
 			o.From = e.Src
 		}
@@ -1362,11 +1376,11 @@ func (c *Checker) trigger(i int, st *ruleState, p *Within, e *Event) {
 		// answers both. A trigger whose Excuse already applies
 		// is inconclusive at once.
 		if _, dup := st.open[o.Key]; !dup {
-			if why, excused := excuseAt(&c.ctx, o, e); excused {
+			if why, excused := o.excuse(&c.ctx, e); excused {
 				c.recordHere(i, e, Unsure("%s", why))
 			} else {
 				c.seq++
-				st.add(c.rules[i], &pending{o: o, key: o.Key, ref: refOf(e), at: c.elapsed, rpc: c.curRPC(), seq: c.seq, visited: -1}, p.Witness)
+				st.add(c.rules[i], &pending{o: o, key: o.Key, ref: refOf(e), at: c.elapsed, rpc: c.rpc, rpcOK: c.rpcOK, seq: c.seq, visited: -1}, p.Witness)
 				c.open.add(i)
 			}
 		}
@@ -1383,14 +1397,6 @@ func mootAt(c *Ctx, o Obligation) (Result, bool) {
 		return Unsure("%s", why), true
 	}
 	return Result{}, false
-}
-
-// excuseAt asks obligation o's Excuse, if any, about its trigger e.
-func excuseAt(c *Ctx, o Obligation, e *Event) (string, bool) {
-	if o.Excuse == nil {
-		return "", false
-	}
-	return o.Excuse(c, e)
 }
 
 // pruneAfter forgets After triggers older than IdleEvictAfter of capture
@@ -1446,17 +1452,17 @@ func (c *Checker) Finish() *Report {
 			sort.Slice(open, func(a, b int) bool { return open[a].seq < open[b].seq })
 			for _, o := range open {
 				if p.Witness {
-					c.record(i, nil, o.ref, o.rpc, o.o.Unseen)
+					c.record(i, nil, o.ref, o.rpcKey(), o.o.Unseen)
 				} else if age := c.elapsed - o.at; age > bound && o.o.OnlyLate {
-					c.record(i, nil, o.ref, o.rpc, Unsure("no %s by the end of the capture (%v later): the host that owed it may be gone", o.o.Expect, age.Round(time.Microsecond)))
+					c.record(i, nil, o.ref, o.rpcKey(), Unsure("no %s by the end of the capture (%v later): the host that owed it may be gone", o.o.expect(), age.Round(time.Microsecond)))
 				} else if r, ok := mootAt(&c.ctx, o.o); ok && age > bound {
-					c.record(i, nil, o.ref, o.rpc, r)
+					c.record(i, nil, o.ref, o.rpcKey(), r)
 				} else if age > bound {
-					c.missed = append(c.missed, missed{rule: i, ref: o.ref, rpc: o.rpc, from: o.o.From, to: o.o.To, control: o.o.control,
-						res: Violation("no %s within %v (capture ended %v later)", o.o.Expect, bound, age.Round(time.Microsecond)).WithSlack(bound)})
+					c.missed = append(c.missed, missed{rule: i, ref: o.ref, rpc: o.rpcKey(), from: o.o.From, to: o.o.To, control: o.o.control,
+						res: Violation("no %s within %v (capture ended %v later)", o.o.expect(), bound, age.Round(time.Microsecond)).WithSlack(bound)})
 				} else {
-					c.record(i, nil, o.ref, o.rpc, Unsure("capture ended %v after this packet, before the %v allowed for %s",
-						age.Round(time.Microsecond), bound, o.o.Expect))
+					c.record(i, nil, o.ref, o.rpcKey(), Unsure("capture ended %v after this packet, before the %v allowed for %s",
+						age.Round(time.Microsecond), bound, o.o.expect()))
 				}
 			}
 			st.open = map[any]*pending{}

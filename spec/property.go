@@ -144,6 +144,18 @@ type Ctx struct {
 	// Net is what the capture shows of the network between the capture
 	// point and the hosts (see Network).
 	Net *Network
+	// open is the open obligations of the Within rule whose Trigger is
+	// being asked (nil otherwise): see Open.
+	open map[any]*pending
+}
+
+// Open reports whether the Within rule whose Trigger asks has an open
+// obligation under key: a trigger with that key is folded into it and
+// changes nothing, so the rule may skip building it. It is false outside
+// a Trigger.
+func (c *Ctx) Open(key any) bool {
+	_, ok := c.open[key]
+	return ok
 }
 
 // Property is the executable form of a rule: one of Each, Within, After or
@@ -268,6 +280,52 @@ type Obligation struct {
 	// control packet's loss leaves no trace of its own, so loss on the
 	// path between the two hosts in either direction is the evidence.
 	control bool
+	// Await, if set, takes the place of Match, Excuse and Expect (which
+	// are then left unset): see Await.
+	Await Await
+}
+
+// An Await judges and describes an obligation's awaited packet as one
+// value. A rule that opens an obligation at many packets (one per
+// message) keeps the few values it needs in one struct, a single
+// allocation, where a closure per func and an Expect formatted at the
+// trigger cost several, though Expect is read only when the obligation
+// is missed or ends inconclusive.
+type Await interface {
+	// Match is Obligation.Match.
+	Match(c *Ctx, e *Event) bool
+	// Excuse is Obligation.Excuse.
+	Excuse(c *Ctx, e *Event) (string, bool)
+	// Expect returns Obligation.Expect, formatted when asked.
+	Expect() string
+}
+
+// match reports whether e discharges o (Match or Await).
+func (o *Obligation) match(c *Ctx, e *Event) bool {
+	if o.Await != nil {
+		return o.Await.Match(c, e)
+	}
+	return o.Match(c, e)
+}
+
+// excuse asks o's Excuse or Await about e: a reason closes o as
+// inconclusive. o without either has none.
+func (o *Obligation) excuse(c *Ctx, e *Event) (string, bool) {
+	switch {
+	case o.Await != nil:
+		return o.Await.Excuse(c, e)
+	case o.Excuse != nil:
+		return o.Excuse(c, e)
+	}
+	return "", false
+}
+
+// expect describes o's awaited packet, for a result's text.
+func (o *Obligation) expect() string {
+	if o.Await != nil {
+		return o.Await.Expect()
+	}
+	return o.Expect
 }
 
 // Within is "after A, B within T": every event for which Trigger returns

@@ -333,33 +333,10 @@ func grantRules() []*Rule {
 					if seen.Covers(0, u) || !seen.CoversWith(0, u, e.Offset, min(e.End(), length)) {
 						return Obligation{}, false
 					}
-					k, sender := KeyOf(e), e.Packet.Role()
-					receiver := oppositeRole(sender)
-					rHost, sHost := e.Dst, e.Src
-					trigFrame, trigSeg := e.Frame, e.Segment
-					self := func(c *Ctx) *Message {
-						if r := c.T.rpcs[k]; r != nil {
-							return r.Msg(sender)
-						}
-						return nil
-					}
-					return Obligation{Key: rpcMsgKey{k, sender}, Expect: "first GRANT for the message from its receiver",
-						Match: func(c *Ctx, x *Event) bool {
-							if x.Err != nil || x.Packet.Role() != receiver || KeyOf(x) != k {
-								return false
-							}
-							switch x.Type() {
-							case wire.TypeGrant:
-								return true
-							case wire.TypeResend:
-								rs := x.Packet.Resend()
-								return !rs.IsResendAll() && uint64(rs.Offset())+uint64(rs.Length()) > uint64(u)
-							}
-							return false
-						},
-						Excuse: func(c *Ctx, x *Event) (string, bool) {
-							return grantWaitExcuse(c, x, trigFrame, trigSeg, k, receiver, rHost, sHost, self)
-						}}, true
+					sender := e.Packet.Role()
+					a := &firstGrantAwait{k: KeyOf(e), sender: sender, receiver: oppositeRole(sender), u: u,
+						rHost: e.Dst, sHost: e.Src, trigFrame: e.Frame, trigSeg: e.Segment}
+					return Obligation{Key: rpcMsgKey{a.k, sender}, Await: a}, true
 				},
 				Bound: func(p *Params) time.Duration { return p.AnswerBound() },
 			},
@@ -633,7 +610,7 @@ func slotFreed(c *Ctx, e *Event) (recv netip.Addr, freed *Message, ok bool) {
 // recv not busy for it (as receiverBusy judges, with freed out of the
 // count). It costs one pass over recv's granted messages and, when a slot
 // is free, a pass over its long incoming messages up to the first that
-// waits; it allocates only the granted senders (max_rpcs_per_peer).
+// waits; it reuses the trace's scratch slices (Trace.grantedBuf).
 func waiting(c *Ctx, recv netip.Addr, freed, skip *Message) *Message {
 	set := c.T.granting[recv]
 	n := len(set)
@@ -643,16 +620,22 @@ func waiting(c *Ctx, recv netip.Addr, freed, skip *Message) *Message {
 	if n >= c.P.MaxOvercommit {
 		return nil
 	}
-	var granted []grantedMsg // max_rpcs_per_peer: the messages being granted, with their senders
+	granted := c.T.grantedBuf[:0] // max_rpcs_per_peer: the messages being granted, with their senders
 	for m, r := range set {
 		if m != freed && c.P.MaxRPCsPerPeer > 0 {
 			granted = append(granted, grantedMsg{m, msgSender(r, m)})
 		}
 	}
+	peer := c.T.peerBuf[:0]
+	defer func() {
+		// Keep the arrays, not the messages.
+		clear(granted)
+		clear(peer[:cap(peer)])
+		c.T.grantedBuf, c.T.peerBuf = granted[:0], peer[:0]
+	}()
 	if incomingOutstanding(c, recv, freed, nil) >= int64(c.P.MaxIncoming) {
 		return nil
 	}
-	var peer []*Message
 	for m, r := range c.T.longIn[recv] {
 		if m == freed || m == skip || !mayWait(c.P, r, m) {
 			continue
@@ -766,57 +749,124 @@ type slotKey struct{ recv netip.Addr }
 // message ends or completes first, or recv's buffer-wakeup RESEND shows it
 // lacked buffer space.
 func slotObligation(c *Ctx, recv netip.Addr, freed *Message) (Obligation, bool) {
-	if waiting(c, recv, freed, nil) == nil {
+	// One already open for recv keeps its deadline (a trigger is folded
+	// into it): most slots freed while messages wait find one.
+	if c.Open(slotKey{recv}) || waiting(c, recv, freed, nil) == nil {
 		return Obligation{}, false
 	}
-	return Obligation{Key: slotKey{recv}, To: recv,
-		Expect: "GRANT from " + recv.String() + " for a message it had not granted (one waited for the grant slot this packet freed)",
-		Match: func(c *Ctx, x *Event) bool {
-			if x.Err != nil || x.Src != recv {
-				return false
-			}
-			switch x.Type() {
-			case wire.TypeGrant:
-				_, m := grantMsg(c, x)
-				return m == nil || m.Grants == 0
-			case wire.TypeResend:
-				// A RESEND past U for a waiting message: a GRANT lost
-				// before the capture point (RTX-08).
-				_, m := grantMsg(c, x)
-				rs := x.Packet.Resend()
-				return m != nil && m.Grants == 0 && !rs.IsResendAll() && uint64(rs.Offset())+uint64(rs.Length()) > uint64(c.P.Unsched(m.Length))
-			}
-			return false
-		},
-		Excuse: func(c *Ctx, x *Event) (string, bool) {
-			if x.Err != nil || x.Src != recv && x.Dst != recv {
-				return "", false
-			}
-			switch x.Type() {
-			case wire.TypeResend:
-				if x.Src == recv && isBufferWakeup(c.P, x.Packet.Resend()) {
-					return "the receiver's buffer-wakeup RESEND shows it lacked buffer space (GRANT-10)", true
-				}
-			case wire.TypeRPCUnknown, wire.TypeData:
-				// x may end or complete a waiting message: is another
-				// one left?
-				r := c.T.Lookup(x)
-				if r == nil {
-					return "", false
-				}
-				m := r.Msg(x.Packet.Role())
-				if x.Type() == wire.TypeRPCUnknown {
-					m = &r.Request
-					if recv == r.Key.Client {
-						m = &r.Response
-					}
-				} else if !m.inLong || !m.Seen.CoversWith(0, m.Length, x.Offset, min(x.End(), m.Length)) {
-					return "", false
-				}
-				if mayWait(c.P, r, m) && waiting(c, recv, freed, m) == nil {
-					return "every message waiting for the freed slot ended or completed", true
-				}
-			}
+	return Obligation{Key: slotKey{recv}, To: recv, Await: &slotAwait{recv: recv, freed: freed}}, true
+}
+
+// slotAwait is slotObligation's awaited GRANT: recv grants a message it
+// had not granted, after the packet that freed a slot of message freed.
+type slotAwait struct {
+	recv  netip.Addr
+	freed *Message
+}
+
+// Expect describes the awaited GRANT.
+func (a *slotAwait) Expect() string {
+	return "GRANT from " + a.recv.String() + " for a message it had not granted (one waited for the grant slot this packet freed)"
+}
+
+// Match reports whether x is a GRANT from recv to a message it had not
+// granted, or a RESEND past U for one (a GRANT lost before the capture
+// point, RTX-08).
+func (a *slotAwait) Match(c *Ctx, x *Event) bool {
+	recv := a.recv
+	if x.Err != nil || x.Src != recv {
+		return false
+	}
+	switch x.Type() {
+	case wire.TypeGrant:
+		_, m := grantMsg(c, x)
+		return m == nil || m.Grants == 0
+	case wire.TypeResend:
+		// A RESEND past U for a waiting message: a GRANT lost
+		// before the capture point (RTX-08).
+		_, m := grantMsg(c, x)
+		rs := x.Packet.Resend()
+		return m != nil && m.Grants == 0 && !rs.IsResendAll() && uint64(rs.Offset())+uint64(rs.Length()) > uint64(c.P.Unsched(m.Length))
+	}
+	return false
+}
+
+// Excuse gives the reason x shows recv may rightly not grant: its
+// buffer-wakeup RESEND, or every waiting message ended or completed.
+func (a *slotAwait) Excuse(c *Ctx, x *Event) (string, bool) {
+	recv, freed := a.recv, a.freed
+	if x.Err != nil || x.Src != recv && x.Dst != recv {
+		return "", false
+	}
+	switch x.Type() {
+	case wire.TypeResend:
+		if x.Src == recv && isBufferWakeup(c.P, x.Packet.Resend()) {
+			return "the receiver's buffer-wakeup RESEND shows it lacked buffer space (GRANT-10)", true
+		}
+	case wire.TypeRPCUnknown, wire.TypeData:
+		// x may end or complete a waiting message: is another
+		// one left?
+		r := c.T.Lookup(x)
+		if r == nil {
 			return "", false
-		}}, true
+		}
+		m := r.Msg(x.Packet.Role())
+		if x.Type() == wire.TypeRPCUnknown {
+			m = &r.Request
+			if recv == r.Key.Client {
+				m = &r.Response
+			}
+		} else if !m.inLong || !m.Seen.CoversWith(0, m.Length, x.Offset, min(x.End(), m.Length)) {
+			return "", false
+		}
+		if mayWait(c.P, r, m) && waiting(c, recv, freed, m) == nil {
+			return "every message waiting for the freed slot ended or completed", true
+		}
+	}
+	return "", false
+}
+
+// firstGrantAwait is HOMA-GRANT-010's obligation at the packet that
+// completes the unscheduled bytes [0, u) of message (k, sender): its
+// receiver sends the message's first GRANT (or a RESEND past u: a GRANT
+// lost before the capture point). The trigger was frame trigFrame,
+// segment trigSeg, from sHost to rHost.
+type firstGrantAwait struct {
+	k                  RPCKey
+	sender, receiver   wire.Role
+	u                  uint32
+	rHost, sHost       netip.Addr
+	trigFrame, trigSeg int
+}
+
+// Expect describes the awaited GRANT.
+func (a *firstGrantAwait) Expect() string { return "first GRANT for the message from its receiver" }
+
+// Match reports whether x is the receiver's GRANT for the message, or its
+// RESEND past u.
+func (a *firstGrantAwait) Match(c *Ctx, x *Event) bool {
+	if x.Err != nil || x.Packet.Role() != a.receiver || KeyOf(x) != a.k {
+		return false
+	}
+	switch x.Type() {
+	case wire.TypeGrant:
+		return true
+	case wire.TypeResend:
+		rs := x.Packet.Resend()
+		return !rs.IsResendAll() && uint64(rs.Offset())+uint64(rs.Length()) > uint64(a.u)
+	}
+	return false
+}
+
+// Excuse is grantWaitExcuse for the message.
+func (a *firstGrantAwait) Excuse(c *Ctx, x *Event) (string, bool) {
+	return grantWaitExcuse(c, x, a.trigFrame, a.trigSeg, a.k, a.receiver, a.rHost, a.sHost, a.self)
+}
+
+// self finds the waiting message in the trace (nil once its RPC is gone).
+func (a *firstGrantAwait) self(c *Ctx) *Message {
+	if r := c.T.rpcs[a.k]; r != nil {
+		return r.Msg(a.sender)
+	}
+	return nil
 }

@@ -2,6 +2,7 @@ package spec
 
 import (
 	"fmt"
+	"net/netip"
 	"time"
 
 	"github.com/homatest/homatest/spec/wire"
@@ -32,22 +33,8 @@ func sendRules() []*Rule {
 					if e.Packet.Grant().Offset() <= h || m.SentEnd < h {
 						return Obligation{}, false // not stalled at the horizon
 					}
-					k, sender, from := KeyOf(e), oppositeRole(e.Packet.Role()), m.SentEnd
-					s := e.Dst
-					return Obligation{Key: rpcMsgKey{k, sender}, Expect: fmt.Sprintf("new bytes from %d of the message", from),
-						Match: func(c *Ctx, x *Event) bool {
-							return x.Type() == wire.TypeData && !x.Retransmit() && x.Packet.Role() == sender && KeyOf(x) == k && x.End() > from
-						},
-						Excuse: func(c *Ctx, x *Event) (string, bool) {
-							switch {
-							case x.Err != nil:
-							case x.Type() == wire.TypeData && x.Src == s && KeyOf(x) != k && !x.Retransmit():
-								return fmt.Sprintf("%v is sending another message (frame %d)", s, x.Frame), true
-							case x.Type() == wire.TypeRPCUnknown && KeyOf(x) == k:
-								return "RPC_UNKNOWN: one side no longer knows the RPC", true
-							}
-							return "", false
-						}}, true
+					a := &newBytesAwait{k: KeyOf(e), sender: oppositeRole(e.Packet.Role()), from: m.SentEnd, s: e.Dst}
+					return Obligation{Key: rpcMsgKey{a.k, a.sender}, Await: a}, true
 				},
 				Bound: func(p *Params) time.Duration { return p.AnswerBound() },
 			},
@@ -104,4 +91,37 @@ func sendRules() []*Rule {
 			}},
 		},
 	}
+}
+
+// newBytesAwait is HOMA-SEND-001's obligation at a GRANT past a stalled
+// message's horizon: sender s sends new bytes of message (k, sender)
+// from offset from. It is excused while s sends another message or
+// when RPC_UNKNOWN ends the RPC.
+type newBytesAwait struct {
+	k      RPCKey
+	sender wire.Role
+	from   uint32
+	s      netip.Addr
+}
+
+// Match reports whether x is a first transmission of the message past from.
+func (a *newBytesAwait) Match(c *Ctx, x *Event) bool {
+	return x.Type() == wire.TypeData && !x.Retransmit() && x.Packet.Role() == a.sender && KeyOf(x) == a.k && x.End() > a.from
+}
+
+// Excuse gives the reason x shows the sender may rightly not send yet.
+func (a *newBytesAwait) Excuse(c *Ctx, x *Event) (string, bool) {
+	switch {
+	case x.Err != nil:
+	case x.Type() == wire.TypeData && x.Src == a.s && KeyOf(x) != a.k && !x.Retransmit():
+		return fmt.Sprintf("%v is sending another message (frame %d)", a.s, x.Frame), true
+	case x.Type() == wire.TypeRPCUnknown && KeyOf(x) == a.k:
+		return "RPC_UNKNOWN: one side no longer knows the RPC", true
+	}
+	return "", false
+}
+
+// Expect describes the awaited DATA.
+func (a *newBytesAwait) Expect() string {
+	return fmt.Sprintf("new bytes from %d of the message", a.from)
 }

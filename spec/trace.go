@@ -484,6 +484,10 @@ type Trace struct {
 	// that were incomplete when last seen (R's grantable messages, as far
 	// as the capture shows).
 	longIn map[netip.Addr]map[*Message]*RPC
+	// grantedBuf and peerBuf are waiting's scratch slices, reused so that
+	// judging a freed grant slot allocates nothing.
+	grantedBuf []grantedMsg
+	peerBuf    []*Message
 	// outstanding[R] is what incomingOutstanding would sum over R's
 	// granting and longIn sets, kept up to date as messages change
 	// (refreshOutstanding), so that asking costs no scan.
