@@ -60,8 +60,9 @@ func resendRules() []*Rule {
 					heard, heardType = m.RoundHeard, m.RoundHeardType
 					since = fmt.Sprintf("the last DATA, GRANT or BUSY from the peer before its round began (frame %d)", m.RoundFrame)
 				}
+				fromFirst := false
 				if r.First.After(heard) {
-					heard, since, heardType = r.First, "the RPC's first packet", 0
+					heard, since, heardType, fromFirst = r.First, "the RPC's first packet", 0, true
 				}
 				// A receiver that has everything it granted holds
 				// silent_ticks at 0 until it grants more, so its own GRANT
@@ -124,13 +125,17 @@ func resendRules() []*Rule {
 					if grantFrame != 0 {
 						res = res.With(grantFrame)
 					}
-					if quiet > c.P.Jitter {
+					if quiet > c.P.Jitter && (!fromFirst || r.SeenFromStart) {
 						// A packet missing from the capture only hides
 						// activity, so it makes silence look longer, never
-						// shorter. The exception is a missed first RESEND
+						// shorter. The exceptions: a missed first RESEND
 						// of a timer pass with a peer packet right after
-						// it: the pass's later RESENDs then look early by
-						// no more than the pass took (within jitter).
+						// it (the pass's later RESENDs then look early by
+						// no more than the pass took, within jitter); and
+						// silence counted from the RPC's first packet in
+						// the capture when that is not its start (an RPC
+						// begun before the capture: its endpoint may have
+						// been silent long before).
 						res = res.Alone()
 					}
 					return res

@@ -791,3 +791,25 @@ func TestResend007ClientTimedOut(t *testing.T) {
 		}
 	}
 }
+
+// TestResend001CaptureStartsMidRPC: a capture that begins inside an RPC
+// (its first packet there is request DATA past offset 0) shows the
+// client's RESEND 300 us later, nothing from the server between. The RPC
+// began before the capture, so the client may have heard nothing from the
+// server for long before: the silence counted from the RPC's first packet
+// in the capture says nothing (inconclusive, capture start), while the
+// same RESEND at an RPC the capture shows from its first byte is a
+// violation.
+func TestResend001CaptureStartsMidRPC(t *testing.T) {
+	b := newTrace(t, wire.VersionCurrent)
+	b.data(true, 2, 100000, 50000, 1424, 7, nil)
+	early := b.after(300*time.Microsecond).resend(true, 2, 0, wire.ResendAll, 7)
+	rep := b.check("linux", "HOMA-RESEND-001")
+	wantDowngraded(t, rep, "HOMA-RESEND-001", early, CauseCaptureStart)
+
+	b = newTrace(t, wire.VersionCurrent)
+	b.data(true, 2, 100000, 0, 1424, 7, nil)
+	early = b.after(300*time.Microsecond).resend(true, 2, 0, wire.ResendAll, 7)
+	rep = b.check("linux", "HOMA-RESEND-001")
+	wantViolations(t, rep, "HOMA-RESEND-001", early)
+}
