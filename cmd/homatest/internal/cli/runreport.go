@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/homatest/homatest/conformance"
+	"github.com/homatest/homatest/harness"
 	"github.com/homatest/homatest/report/html"
 )
 
@@ -246,14 +247,15 @@ func writeAreaTable(w io.Writer, specs []conformance.SpecResult) {
 // MutationMatrix) and prints the specs that fail under each; a knob no
 // spec catches, or none by a rule its catalogue entry names
 // (homa.FaultInfo.CaughtBy), fails the run.
-func (o *runOpts) mutationMatrix(cmd *cobra.Command, sup *conformance.Supervisor) error {
+func (o *runOpts) mutationMatrix(cmd *cobra.Command, sup *conformance.Supervisor, undo *harness.DirUndo) error {
 	matrix, err := sup.MutationMatrix(o.passOptions())
 	if errors.Is(err, conformance.ErrInterrupted) {
 		return o.interrupted(err)
 	}
 	if err != nil {
-		return usageErr(err)
+		return o.usageEnd(err, undo)
 	}
+	o.startedRun()
 	uncaught, elsewhere := 0, 0
 	for _, e := range matrix {
 		switch {
