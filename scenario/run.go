@@ -254,14 +254,14 @@ func newRun(s *Scenario, o Options) (*run, error) {
 
 // run is one execution of Run.
 type run struct {
-	s      *Scenario
-	o      Options
-	m      *agent.Manifest
-	arts   *harness.Artifacts
-	undo   *harness.DirUndo // what the run folder held before
+	s    *Scenario
+	o    Options
+	m    *agent.Manifest
+	arts *harness.Artifacts
+	undo *harness.DirUndo // what the run folder held before
 	// final is the existing folder a successful run's files move into
 	// (commit); "" when the run writes there directly (arts.Dir).
-	final string
+	final  string
 	res    *Result
 	notes  noteFilter
 	fab    *netem.SwitchFabric
