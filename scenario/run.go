@@ -185,6 +185,9 @@ func (r *run) fail(ctx context.Context, err error) error {
 		}
 	}
 	r.undo.Remove()
+	if msg := agent.LogRemoved(err.Error()); msg != err.Error() {
+		return errors.New(msg) // the empty logs it named are gone
+	}
 	return err
 }
 

@@ -299,7 +299,7 @@ func (o *runOpts) setupFailed(setupErr string, undo *harness.DirUndo) error {
 		msg += "; logs in " + o.artifacts
 		return usageErr(errors.New(msg))
 	}
-	return o.usageEnd(errors.New(msg), undo)
+	return o.usageEnd(errors.New(agent.LogRemoved(msg)), undo) // the empty logs go with the folder
 }
 
 // usageEnd is the error (exit code 2) of a run that ended in a usage

@@ -432,3 +432,29 @@ func TestRunCheckAgreeNoAcks(t *testing.T) {
 		t.Errorf("check --strict of the spec's capture: exit %d, %v; want %d and the same HOMA-ACK-002 finding\n%s", code, err, ExitViolations, out)
 	}
 }
+
+// TestRunSilentAgent: a manifest whose agent exits at once without a word
+// is one usage error that says its log was empty (the folder holding it
+// is removed; it used to name that log twice, gone), and a reused folder
+// keeps the earlier run's pass folders.
+func TestRunSilentAgent(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("--impl MANIFEST runs in namespaces: needs root")
+	}
+	t.Setenv("HOMATEST_CLI_CHILD", "1") // the pass runs as a child
+	dir := t.TempDir()
+	m := writeFile(t, dir, "quiet.yaml", "name: quiet\ncommand: [/bin/sh, -c, 'read hello']\n")
+	arts := filepath.Join(dir, "arts")
+	os.MkdirAll(filepath.Join(arts, "pass-1"), 0o755)
+	os.WriteFile(filepath.Join(arts, "pass-1", "pass.json"), []byte("{}"), 0o644)
+	_, err, code := run(t, "run", "--env", "ns", "--impl", m, "--focus", "BUSY", "--artifacts", arts)
+	if code != ExitUsage || err == nil || strings.Contains(err.Error(), "its log: ") || !strings.Contains(err.Error(), "(its log was empty)") || strings.Contains(err.Error(), "\n") {
+		t.Fatalf("exit %d, %v; want 2 and one line saying the log was empty", code, err)
+	}
+	if b, err := os.ReadFile(filepath.Join(arts, "pass-1", "pass.json")); string(b) != "{}" {
+		t.Errorf("the earlier run's pass-1: %q, %v", b, err)
+	}
+	if ents, _ := os.ReadDir(arts); len(ents) != 1 {
+		t.Errorf("the folder holds %v, want pass-1 alone", ents)
+	}
+}
