@@ -232,7 +232,7 @@ func (o *runOpts) run(cmd *cobra.Command) error {
 		name := fmt.Sprintf("pass-%d", i)
 		res, junit, err := sup.Pass(name, o.passOptions())
 		if errors.Is(err, conformance.ErrInterrupted) {
-			return o.interrupted(err)
+			return o.interruptedAfter(cmd.OutOrStdout(), err, passes, junits)
 		}
 		if err != nil {
 			o.startedRun() // the pass's child failed: its folder is the evidence
@@ -247,7 +247,7 @@ func (o *runOpts) run(cmd *cobra.Command) error {
 		o.startedRun()
 		if err := sup.RerunInconclusive(name, res, o.passOptions()); err != nil {
 			if errors.Is(err, conformance.ErrInterrupted) {
-				return o.interrupted(err)
+				return o.interruptedAfter(cmd.OutOrStdout(), err, passes, junits)
 			}
 			return usageErr(err)
 		}
@@ -264,7 +264,7 @@ func (o *runOpts) run(cmd *cobra.Command) error {
 		}
 	}
 	if o.junit != "" {
-		if err := conformance.MergeJUnit(junits, o.junit, o.strict); err != nil {
+		if err := conformance.MergeJUnit(junits, o.junit, o.strict, ""); err != nil {
 			return usageErr(flagWriteErr("--junit", o.junit, err))
 		}
 	}
@@ -331,6 +331,33 @@ func (o *runOpts) startedRun() {
 		return
 	}
 	fmt.Fprintf(o.stderr, "homatest: removed %s of an earlier run from %s: %s\n", plural(len(e.Names), "pass folder", "pass folders"), o.artifacts, strings.Join(e.Names, ", "))
+}
+
+// interruptedAfter is interrupted for a run whose passes (with their
+// JUnit files junits) finished before the interruption: -o json writes
+// their report and --junit their JUnit, both marked interrupted, as text
+// mode has shown each pass as it finished.
+func (o *runOpts) interruptedAfter(out io.Writer, err error, passes []*conformance.Result, junits []string) error {
+	ierr := o.interrupted(err)
+	if len(passes) == 0 {
+		return ierr
+	}
+	note := fmt.Sprintf("interrupted after %s", plural(len(passes), "finished pass", "finished passes"))
+	var werrs []string
+	if o.output == "json" {
+		if werr := o.writeJSON(out, passes, note); werr != nil {
+			werrs = append(werrs, fmt.Sprintf("writing the JSON report: %v", werr))
+		}
+	}
+	if o.junit != "" && len(junits) > 0 {
+		if jerr := conformance.MergeJUnit(junits, o.junit, o.strict, note); jerr != nil {
+			werrs = append(werrs, flagWriteErr("--junit", o.junit, jerr).Error())
+		}
+	}
+	if len(werrs) > 0 {
+		return &ExitError{Code: 130, Err: fmt.Errorf("%v (and %s)", ierr.(*ExitError).Err, strings.Join(werrs, "; "))}
+	}
+	return ierr
 }
 
 // interrupted is the error (exit 130) of a run whose pass was interrupted
