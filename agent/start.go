@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"net/netip"
 	"os/exec"
+	"regexp"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -100,6 +102,8 @@ func Start(ctx context.Context, h *harness.Host, cfg StartConfig) (*Agent, error
 	}
 	hello, err := a.Client.Hello(ctx, HelloRequest{Host: h.Name, Addrs: a.Addrs, Params: a.Params, Faults: cfg.Faults})
 	switch {
+	case err != nil && strings.Contains(err.Error(), proc.LogPath()): // ExitStatus named it
+		err = fmt.Errorf("agent %s on %s: hello: %w", m.Name, h.Name, err)
 	case err != nil:
 		err = fmt.Errorf("agent %s on %s: hello: %w (its log: %s)", m.Name, h.Name, err, proc.LogPath())
 	case hello.Unsupported != "":
@@ -142,6 +146,17 @@ func (a *Agent) ExitStatus() string {
 		return who + " closed its standard output but is still running" + log
 	}
 	return who + " " + describeExit(a.Proc.Wait()) + log
+}
+
+// logMention is how an error names an agent's standard error log:
+// " (its log: PATH)" (Start, ExitStatus).
+var logMention = regexp.MustCompile(` \(its log: [^()]*\)`)
+
+// LogRemoved rewrites the mentions of agents' logs in msg, an error's
+// text, for a command that removed its folder because every log was empty
+// (nothing there to read): " (its log was empty)".
+func LogRemoved(msg string) string {
+	return logMention.ReplaceAllString(msg, " (its log was empty)")
 }
 
 // describeExit words a process's Wait error: "exited with status N" or

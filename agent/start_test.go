@@ -97,6 +97,25 @@ func TestDescribeExit(t *testing.T) {
 	}
 }
 
+// TestAgentExitsSilently: an agent that exits before its hello, writing
+// nothing, is an error naming its exit status and its log once (the log
+// used to be named twice: by the exit status and again by Start).
+func TestAgentExitsSilently(t *testing.T) {
+	topo := testTopology(t, 1)
+	// /bin/true may be gone before the hello is written; the shell reads
+	// it first, so its exit closes standard output mid-session.
+	for _, cmd := range [][]string{{"/bin/true"}, {"/bin/sh", "-c", "read hello"}} {
+		m := &Manifest{Name: "quiet", Command: cmd}
+		_, err := Start(t.Context(), topo.Hosts[0], StartConfig{Manifest: m})
+		if err == nil || !errors.Is(err, ErrAgentExited) || strings.Count(err.Error(), "(its log: ") != 1 {
+			t.Fatalf("%v: Start: %v; want ErrAgentExited naming the log once", cmd, err)
+		}
+		if got := LogRemoved(err.Error()); strings.Contains(got, "its log: ") || !strings.Contains(got, "(its log was empty)") {
+			t.Errorf("%v: LogRemoved: %q", cmd, got)
+		}
+	}
+}
+
 // TestAgentExitReported: an agent that exits in the middle of a session
 // ends it with an error naming the agent, its host, its exit status and
 // its standard error log (which holds its last words).

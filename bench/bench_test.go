@@ -508,3 +508,50 @@ func TestFewForP99(t *testing.T) {
 		t.Errorf("setup line %q", strings.SplitN(text.String(), "\n", 2)[0])
 	}
 }
+
+// TestWritePlotAnyData draws reports of odd shapes: WritePlot answers each
+// with a picture or an error, never a panic. One bucket whose p50 and p99
+// are both 1 (a fixed size on an idle link) made gonum widen the log axis
+// to [0, 2] and panic ("Values must be greater than 0 for a log scale").
+func TestWritePlotAnyData(t *testing.T) {
+	one := func(cdf float64, vals ...float64) *Report {
+		r := &Report{Workload: "1000000", Load: 0.5, Buckets: []Bucket{{Lo: 1000000, Hi: 1000000, CDF: cdf, Share: 1}}}
+		s := Summary{Transport: "homa", Buckets: []BucketStats{{Count: 5, P50: vals[0], P99: vals[1]}}}
+		r.Transports = []Summary{s}
+		return r
+	}
+	for _, c := range []struct {
+		name  string
+		r     *Report
+		drawn bool
+	}{
+		{"single bucket, slowdown 1", one(1, 1, 1), true},
+		{"single bucket, tiny equal values", one(1, 1e-300, 1e-300), true},
+		{"single bucket, huge equal values", one(1, 1e300, 1e300), true},
+		{"zero values", one(1, 0, 0), false},
+		{"negative values", one(1, -1, -2), false},
+		{"NaN and Inf", one(1, math.NaN(), math.Inf(1)), false},
+		{"CDF 0", one(0, 2, 3), true},
+		{"CDF NaN", one(math.NaN(), 2, 3), true},
+		{"synthetic", synthetic(t), true},
+	} {
+		for _, format := range []string{"png", "svg"} {
+			var buf bytes.Buffer
+			var err error
+			func() {
+				defer func() {
+					if p := recover(); p != nil {
+						t.Errorf("%s (%s): panic %v", c.name, format, p)
+					}
+				}()
+				err = c.r.WritePlot(&buf, format)
+			}()
+			if c.drawn && (err != nil || buf.Len() == 0) {
+				t.Errorf("%s (%s): err %v, %d bytes; want a picture", c.name, format, err, buf.Len())
+			}
+			if !c.drawn && err == nil {
+				t.Errorf("%s (%s): no error for a report with nothing to draw", c.name, format)
+			}
+		}
+	}
+}

@@ -40,8 +40,17 @@ func writePlotFile(path, format string, write func(w io.Writer, format string) e
 	return atomicfile.Write(path, func(w io.Writer) error { return write(w, format) })
 }
 
-// WritePlot draws r as Plot does, in format "png" or "svg", to w.
-func (r *Report) WritePlot(w io.Writer, format string) error {
+// WritePlot draws r as Plot does, in format "png" or "svg", to w. It
+// never panics on any report: slowdowns that are not finite and above 0
+// are left out (a log axis cannot place them), and a y range of one value
+// is widened by a factor of 2 each way (gonum widens it by ±1, below 0 for
+// a slowdown of 1). A panic left in gonum becomes an error.
+func (r *Report) WritePlot(w io.Writer, format string) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("plot: the plotting library failed on this report: %v", p)
+		}
+	}()
 	if format != "png" && format != "svg" {
 		return fmt.Errorf("plot: format %q: want png or svg", format)
 	}
@@ -66,6 +75,7 @@ func (r *Report) WritePlot(w io.Writer, format string) error {
 	p.Legend.Top = true // top right: short messages, on the left, have the highest slowdowns
 	p.Add(plotter.NewGrid())
 	lines := 0
+	ymin, ymax := math.Inf(1), math.Inf(-1)
 	for ti, s := range r.Transports {
 		for _, q := range []struct {
 			name   string
@@ -74,8 +84,9 @@ func (r *Report) WritePlot(w io.Writer, format string) error {
 		}{{"p99", func(b BucketStats) float64 { return b.P99 }, false}, {"p50", func(b BucketStats) float64 { return b.P50 }, true}} {
 			var xys plotter.XYs
 			for _, b := range s.Buckets {
-				if v := q.get(b); b.Count > 0 && v > 0 {
+				if v := q.get(b); b.Count > 0 && v > 0 && !math.IsInf(v, 0) {
 					xys = append(xys, plotter.XY{X: b.CDF, Y: v})
+					ymin, ymax = min(ymin, v), max(ymax, v)
 				}
 			}
 			if len(xys) == 0 {
@@ -99,6 +110,9 @@ func (r *Report) WritePlot(w io.Writer, format string) error {
 	}
 	if lines == 0 {
 		return errors.New("plot: no bucket has a completed RPC: nothing to draw")
+	}
+	if ymin == ymax {
+		p.Y.Min, p.Y.Max = ymin/2, min(ymax*2, math.MaxFloat64)
 	}
 	return save(p, w, format)
 }

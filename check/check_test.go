@@ -200,6 +200,22 @@ func TestParamsFile(t *testing.T) {
 	if fr := File(opts(), p); !strings.Contains(fr.Error, "line 1: \"unsched_bytes\" is not NAME=VALUE") {
 		t.Errorf("error %q, want the bad line", fr.Error)
 	}
+	// A directory of that name is an error too (it used to be ignored,
+	// and the capture judged with the profile's parameters).
+	os.Remove(p + ".params")
+	if err := os.Mkdir(p+".params", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if fr := File(opts(), p); !strings.Contains(fr.Error, p+".params: cannot read it") || strings.Contains(fr.Error, "\n") {
+		t.Errorf("a directory %s.params: error %q, want one naming it", p, fr.Error)
+	}
+	os.Remove(p + ".params")
+	if err := os.Mkdir(p+".stalls.json", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if fr := File(opts(), p); !strings.Contains(fr.Error, p+".stalls.json: cannot read it") {
+		t.Errorf("a directory %s.stalls.json: error %q, want one naming it", p, fr.Error)
+	}
 }
 
 var (

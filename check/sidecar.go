@@ -2,7 +2,9 @@ package check
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,12 +16,14 @@ import (
 // readParamsFile reads the NAME=VALUE lines (# comments and blank lines
 // skipped) of the file next to a capture that says which parameters its
 // run judged it with (homatest run writes capture.pcapng.params). It
-// returns nil when there is none.
+// returns nil when there is none; one that cannot be read (a directory of
+// that name, no permission) is an error, as a garbled one is, never
+// silently the profile's defaults.
 func readParamsFile(capture string) ([]string, string, error) {
 	name := capture + ".params"
-	b, err := os.ReadFile(name)
-	if err != nil {
-		return nil, "", nil
+	b, err := readSidecar(name)
+	if b == nil || err != nil {
+		return nil, name, err
 	}
 	var kvs []string
 	for i, l := range strings.Split(string(b), "\n") {
@@ -35,13 +39,33 @@ func readParamsFile(capture string) ([]string, string, error) {
 	return kvs, name, nil
 }
 
+// readSidecar reads the file name next to a capture: nil and no error
+// when there is none, an error naming it when it cannot be read (e.g. a
+// directory).
+func readSidecar(name string) ([]byte, error) {
+	b, err := os.ReadFile(name)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s: cannot read it (%v): remove or fix it", name, errors.Unwrap(err))
+	}
+	if b == nil {
+		b = []byte{} // present but empty
+	}
+	return b, nil
+}
+
 // readStallsFile reads the stalls a run measured while the capture was
 // taken: capture+".stalls.json" (homatest run) or stalls.json in the
 // capture's folder (scenario run). It returns nil when there is none.
 func readStallsFile(capture string) ([]stall.Span, string, error) {
 	for _, name := range []string{capture + ".stalls.json", filepath.Join(filepath.Dir(capture), "stalls.json")} {
-		b, err := os.ReadFile(name)
+		b, err := readSidecar(name)
 		if err != nil {
+			return nil, name, err
+		}
+		if b == nil {
 			continue
 		}
 		var spans []stall.Span

@@ -54,10 +54,13 @@ func writeJUnit(report types.Report, path string) error {
 // failure of type "unsupported" (failUnsupported). With several sources
 // each suite's name, and its cases' classname, end in " (pass N)"
 // (namePass), so that CI dashboards keep the passes apart.
+// interrupted, when not "", marks a run that was interrupted after these
+// passes: each suite gets the property "interrupted" with it as value, so
+// CI sees the report of the passes that finished as partial.
 // dst is written once, through atomicfile (a symlink is followed, a device
 // or FIFO written through). Errors: an unreadable source, an unwritable
 // dst ("cannot write DST: cause").
-func MergeJUnit(sources []string, dst string, strict bool) error {
+func MergeJUnit(sources []string, dst string, strict bool, interrupted string) error {
 	var merged JUnitSuites
 	for i, src := range sources {
 		suites, err := readJUnitFile(src)
@@ -74,6 +77,12 @@ func MergeJUnit(sources []string, dst string, strict bool) error {
 		failUnsupported(&merged)
 	} else {
 		demoteShouldFailures(&merged)
+	}
+	if interrupted != "" {
+		for i := range merged.TestSuites {
+			ps := &merged.TestSuites[i].Properties
+			ps.Properties = append(ps.Properties, reporters.JUnitProperty{Name: "interrupted", Value: interrupted})
+		}
 	}
 	if err := atomicfile.Write(dst, func(w io.Writer) error { return WriteJUnit(w, merged) }); err != nil {
 		return err

@@ -81,26 +81,81 @@ type Supervisor struct {
 	Ctx context.Context
 }
 
-// RemoveEarlierPasses removes the pass folders (those holding a pass's
-// options file) an earlier run left in Dir, and nothing else, and returns
-// their names: a run reusing --artifacts then shows only its own passes.
-func (s *Supervisor) RemoveEarlierPasses() ([]string, error) {
+// EarlierFolder is the folder under a run folder where SetAsideEarlierPasses
+// keeps an earlier run's pass folders while a new run starts.
+const EarlierFolder = ".earlier-passes"
+
+// EarlierPasses are an earlier run's pass folders set aside
+// (SetAsideEarlierPasses): Restore puts them back (the new run ended in a
+// usage error), Discard removes them (the new run really started).
+type EarlierPasses struct {
+	dir, aside string
+	// Names are the pass folders set aside, sorted ("pass-1", "fault-KNOB").
+	Names []string
+}
+
+// SetAsideEarlierPasses moves the pass folders (those holding a pass's
+// options file) an earlier run left in Dir, and nothing else, into
+// Dir/EarlierFolder, so a run reusing --artifacts shows only its own passes
+// and a run that ends in a usage error can put them back. A leftover
+// EarlierFolder (of a killed run) is removed first. Errors are the file
+// system's; what was moved is put back.
+func (s *Supervisor) SetAsideEarlierPasses() (*EarlierPasses, error) {
+	e := &EarlierPasses{dir: s.Dir, aside: filepath.Join(s.Dir, EarlierFolder)}
+	if err := os.RemoveAll(e.aside); err != nil {
+		return nil, err
+	}
 	ents, err := os.ReadDir(s.Dir)
 	if err != nil {
 		return nil, err
 	}
-	var gone []string
-	for _, e := range ents {
-		d := filepath.Join(s.Dir, e.Name())
-		if _, err := os.Stat(filepath.Join(d, passOptionsFile)); !e.IsDir() || err != nil {
+	for _, ent := range ents {
+		d := filepath.Join(s.Dir, ent.Name())
+		if _, err := os.Stat(filepath.Join(d, passOptionsFile)); !ent.IsDir() || err != nil {
 			continue
 		}
-		if err := os.RemoveAll(d); err != nil {
-			return gone, err
+		if len(e.Names) == 0 {
+			if err := os.Mkdir(e.aside, 0o755); err != nil {
+				return nil, err
+			}
 		}
-		gone = append(gone, e.Name())
+		if err := os.Rename(d, filepath.Join(e.aside, ent.Name())); err != nil {
+			return nil, errors.Join(err, e.Restore())
+		}
+		e.Names = append(e.Names, ent.Name())
 	}
-	return gone, nil
+	return e, nil
+}
+
+// Restore moves the set-aside pass folders back, replacing a folder of
+// the same name the new run made, and removes EarlierFolder.
+func (e *EarlierPasses) Restore() error {
+	if len(e.Names) == 0 {
+		return nil
+	}
+	var errs []error
+	for _, n := range e.Names {
+		d := filepath.Join(e.dir, n)
+		if err := os.RemoveAll(d); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if err := os.Rename(filepath.Join(e.aside, n), d); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if len(errs) == 0 {
+		errs = append(errs, os.Remove(e.aside))
+	}
+	return errors.Join(errs...)
+}
+
+// Discard removes the set-aside pass folders.
+func (e *EarlierPasses) Discard() error {
+	if len(e.Names) == 0 {
+		return nil
+	}
+	return os.RemoveAll(e.aside)
 }
 
 // Pass runs pass name with o (o.Dir set to its folder) and returns its

@@ -102,10 +102,11 @@ func TestLabelsValidated(t *testing.T) {
 	}
 }
 
-// TestRemoveEarlierPasses: a run reusing a folder removes the pass folders
-// an earlier run left there (and nothing of the user's), and a pass starts
-// in an empty folder even when one of its name exists.
-func TestRemoveEarlierPasses(t *testing.T) {
+// TestSetAsideEarlierPasses: a run reusing a folder sets aside the pass
+// folders an earlier run left there (and nothing of the user's), puts them
+// back on Restore (a usage error) and removes them on Discard, and a pass
+// starts in an empty folder even when one of its name exists.
+func TestSetAsideEarlierPasses(t *testing.T) {
 	dir := t.TempDir()
 	for _, f := range []string{"pass-1/pass.json", "pass-1/capture.pcapng", "pass-3/pass.json", "fault-no-grants/pass.json", "notes/pass-2.txt", "report.html"} {
 		p := filepath.Join(dir, f)
@@ -113,15 +114,39 @@ func TestRemoveEarlierPasses(t *testing.T) {
 		os.WriteFile(p, []byte("x"), 0o644)
 	}
 	s := &Supervisor{Dir: dir, Command: []string{"/bin/true"}}
-	gone, err := s.RemoveEarlierPasses()
-	if err != nil || strings.Join(gone, " ") != "fault-no-grants pass-1 pass-3" {
-		t.Errorf("removed %v (%v), want fault-no-grants pass-1 pass-3", gone, err)
+	early, err := s.SetAsideEarlierPasses()
+	if err != nil || strings.Join(early.Names, " ") != "fault-no-grants pass-1 pass-3" {
+		t.Fatalf("set aside %v (%v), want fault-no-grants pass-1 pass-3", early, err)
 	}
-	for _, f := range []string{"notes/pass-2.txt", "report.html"} {
-		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
-			t.Errorf("%s of the user's is gone: %v", f, err)
+	kept := func(want ...string) {
+		t.Helper()
+		var got []string
+		ents, _ := os.ReadDir(dir)
+		for _, e := range ents {
+			got = append(got, e.Name())
+		}
+		if strings.Join(got, " ") != strings.Join(want, " ") {
+			t.Errorf("run folder holds %v, want %v", got, want)
 		}
 	}
+	kept(EarlierFolder, "notes", "report.html")
+	// The new run made its pass-1, then ended in a usage error.
+	os.MkdirAll(filepath.Join(dir, "pass-1"), 0o755)
+	os.WriteFile(filepath.Join(dir, "pass-1", "pass.json"), []byte("new"), 0o644)
+	if err := early.Restore(); err != nil {
+		t.Fatal(err)
+	}
+	kept("fault-no-grants", "notes", "pass-1", "pass-3", "report.html")
+	if b, _ := os.ReadFile(filepath.Join(dir, "pass-1", "capture.pcapng")); string(b) != "x" {
+		t.Errorf("the earlier pass-1 was not restored")
+	}
+	if early, err = s.SetAsideEarlierPasses(); err != nil {
+		t.Fatal(err)
+	}
+	if err := early.Discard(); err != nil {
+		t.Fatal(err)
+	}
+	kept("notes", "report.html")
 	stale := filepath.Join(dir, "pass-1", "capture.pcapng")
 	os.MkdirAll(filepath.Dir(stale), 0o755)
 	os.WriteFile(stale, []byte("x"), 0o644)

@@ -102,9 +102,9 @@ func TestParseErrors(t *testing.T) {
 		{"link: {loss: {model: random, probability: .inf}}\n" + base, "line 1: link.loss.probability: .inf is not a finite number"},
 		{"link:\n  reorder: {probability: .nan, gap: 2}\n" + base, "line 2: link.reorder.probability: .nan is not a finite number"},
 		// Message sizes as for an rpcs list: HomaModule's limit.
-		{"workload: {dist: '2000000', count: 3}\n", "line 1: workload.dist: 2000000: want 1..1000000 bytes (HomaModule's HOMA_MAX_MESSAGE_LENGTH) or w1..w5"},
-		{"workload: {dist: 99999999999, count: 3}\n", "line 1: workload.dist: 99999999999: want 1..1000000 bytes"},
-		{"workload: {dist: w4, response: 1000001, count: 3}\n", "line 1: workload.response: 1000001: want 1..1000000 bytes"},
+		{"workload: {dist: '2000000', count: 3}\n", "line 1: workload.dist: workload: fixed size 2000000: want 1..1000000 bytes (HomaModule's HOMA_MAX_MESSAGE_LENGTH) or w1..w5"},
+		{"workload: {dist: 99999999999, count: 3}\n", "line 1: workload.dist: workload: fixed size 99999999999: want 1..1000000 bytes"},
+		{"workload: {dist: w4, response: 1000001, count: 3}\n", "line 1: workload.response: workload: fixed size 1000001: want 1..1000000 bytes"},
 		{"workload: {dist: w4, concurrency: 1001, count: 3}\n", "line 1: workload.concurrency: 1001: want calls outstanding per client, 1..1000"},
 		{"workload: {dist: w4, count: 1000001}\n", "line 1: workload.count: 1000001: want a number of RPCs, 1..1000000"},
 		{"workload: {dist: w4, count: -1}\n", "line 1: workload.count: -1: want a number of RPCs, 1..1000000"},

@@ -147,7 +147,7 @@ func Run(ctx context.Context, s *Scenario, o Options) (*Result, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, r.fail(ctx, err) // ended as the last step finished
 	}
-	return r.res, nil
+	return r.commit()
 }
 
 // ErrRunFolder is Run's error when it cannot make its run folder
@@ -185,23 +185,69 @@ func (r *run) fail(ctx context.Context, err error) error {
 		}
 	}
 	r.undo.Remove()
+	if msg := agent.LogRemoved(err.Error()); msg != err.Error() {
+		return errors.New(msg) // the empty logs it named are gone
+	}
 	return err
 }
 
+// stagingName is the folder a run into the non-empty folder dir writes
+// until it succeeds: a hidden sibling (the same file system, so its files
+// move by rename), named by the process.
+func stagingName(dir string) string {
+	return filepath.Join(filepath.Dir(dir), fmt.Sprintf(".%s.homatest-%d", filepath.Base(dir), os.Getpid()))
+}
+
+// commit ends a successful run: when it wrote into a staging folder, each
+// of its files replaces the one of the same name in the existing folder
+// (other files there are kept) and the staging folder goes.
+func (r *run) commit() (*Result, error) {
+	if r.final == "" {
+		return r.res, nil
+	}
+	ents, err := os.ReadDir(r.arts.Dir)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrRunFolder, err)
+	}
+	for _, e := range ents {
+		to := filepath.Join(r.final, e.Name())
+		if err := os.RemoveAll(to); err != nil {
+			return nil, fmt.Errorf("%w: %w (the run's files are in %s)", ErrRunFolder, err, r.arts.Dir)
+		}
+		if err := os.Rename(filepath.Join(r.arts.Dir, e.Name()), to); err != nil {
+			return nil, fmt.Errorf("%w: %w (the run's files are in %s)", ErrRunFolder, err, r.arts.Dir)
+		}
+	}
+	if err := os.Remove(r.arts.Dir); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrRunFolder, err)
+	}
+	return r.res, nil
+}
+
 // newRun makes the run folder (o.ArtifactsDir or a new one under
-// homatest-runs) and writes what is known before anything runs.
+// homatest-runs) and writes what is known before anything runs. A folder
+// that exists and holds something (an earlier run, a user's files) is
+// left alone until the run succeeds: the run writes into a new hidden
+// sibling (stagingName) whose files commit moves into it.
 func newRun(s *Scenario, o Options) (*run, error) {
 	dir := o.ArtifactsDir
 	if dir == "" {
 		dir = filepath.Join(harness.DefaultRunsDir, fmt.Sprintf("%s-%s-%d", s.Name, time.Now().Format("20060102-150405"), os.Getpid()))
 	}
-	undo := harness.RecordDir(dir)
-	arts, err := harness.NewArtifacts(dir)
+	work, final := dir, ""
+	if ents, err := os.ReadDir(dir); err == nil && len(ents) > 0 {
+		work, final = stagingName(dir), dir
+		if err := os.RemoveAll(work); err != nil { // a killed run's, same pid
+			return nil, fmt.Errorf("%w: %w", ErrRunFolder, err)
+		}
+	}
+	undo := harness.RecordDir(work)
+	arts, err := harness.NewArtifacts(work)
 	if err != nil {
 		undo.Remove() // the parents MkdirAll made before it failed
 		return nil, fmt.Errorf("%w: %w", ErrRunFolder, err)
 	}
-	r := &run{s: s, o: o, arts: arts, undo: undo, res: &Result{Dir: dir, Scenario: s}}
+	r := &run{s: s, o: o, arts: arts, undo: undo, final: final, res: &Result{Dir: dir, Scenario: s}}
 	if err := r.writeStart(); err != nil {
 		undo.Remove()
 		return nil, err
@@ -211,11 +257,14 @@ func newRun(s *Scenario, o Options) (*run, error) {
 
 // run is one execution of Run.
 type run struct {
-	s      *Scenario
-	o      Options
-	m      *agent.Manifest
-	arts   *harness.Artifacts
-	undo   *harness.DirUndo // what the run folder held before
+	s    *Scenario
+	o    Options
+	m    *agent.Manifest
+	arts *harness.Artifacts
+	undo *harness.DirUndo // what the run folder held before
+	// final is the existing folder a successful run's files move into
+	// (commit); "" when the run writes there directly (arts.Dir).
+	final  string
 	res    *Result
 	notes  noteFilter
 	fab    *netem.SwitchFabric

@@ -202,3 +202,56 @@ func TestSimPlanRuleNeverFired(t *testing.T) {
 		t.Errorf("the summary text lacks the warning:\n%s", text)
 	}
 }
+
+// TestSimFailedRunLeavesFolder: a run into a folder that holds an earlier
+// run fails (a workload of 1 ns makes no RPC): the folder is as it was
+// (the run used to replace scenario.yaml, seed, hellos.json and the
+// captures first, so a replay reran the broken scenario), with no staging
+// folder beside it. A run that succeeds replaces the earlier run's files
+// and keeps the user's.
+func TestSimFailedRunLeavesFolder(t *testing.T) {
+	parent := t.TempDir()
+	dir := filepath.Join(parent, "a")
+	old := map[string]string{"scenario.yaml": "old", "seed": "1\n", "hellos.json": "[]", "capture.pcapng": "old", "summary.json": "{}", "notes.txt": "mine"}
+	os.Mkdir(dir, 0o755)
+	for f, b := range old {
+		if err := os.WriteFile(filepath.Join(dir, f), []byte(b), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s, err := Parse([]byte("env: sim\nseed: 3\ntopology: {hosts: 2}\nlink: {rate: 1gbit}\nworkload: {dist: '1000', load: 0.1, duration: 1ns}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Run(context.Background(), s, Options{ArtifactsDir: dir}); err == nil || !strings.Contains(err.Error(), "no RPC") {
+		t.Fatalf("Run: %v; want the workload produced no RPC", err)
+	}
+	ents, _ := os.ReadDir(dir)
+	if len(ents) != len(old) {
+		t.Errorf("the folder holds %d files, want the %d it held", len(ents), len(old))
+	}
+	for f, b := range old {
+		if got, _ := os.ReadFile(filepath.Join(dir, f)); string(got) != b {
+			t.Errorf("%s is %q, want %q as before", f, got, b)
+		}
+	}
+	if ents, _ := os.ReadDir(parent); len(ents) != 1 {
+		t.Errorf("beside the folder: %v; want nothing", ents)
+	}
+	res, _ := simRun(t, loadExample(t, "two-hosts-drops.yaml"), dir)
+	if res.Dir != dir {
+		t.Errorf("Result.Dir %s, want %s", res.Dir, dir)
+	}
+	for f, b := range old {
+		got, _ := os.ReadFile(filepath.Join(dir, f))
+		if (f == "notes.txt") != (string(got) == b) {
+			t.Errorf("after a good run %s is %q", f, got)
+		}
+	}
+	if ents, _ := os.ReadDir(parent); len(ents) != 1 {
+		t.Errorf("beside the folder after a good run: %v; want nothing", ents)
+	}
+	if _, _, err := LoadRun(dir); err != nil {
+		t.Errorf("LoadRun: %v", err)
+	}
+}

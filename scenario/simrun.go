@@ -81,7 +81,7 @@ func runSim(ctx context.Context, s *Scenario, o Options) (*Result, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, r.fail(ctx, err) // ended as the last step finished
 	}
-	return r.res, nil
+	return r.commit()
 }
 
 // executeSim is runSim's run once its folder is made: the simulator

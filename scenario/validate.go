@@ -209,14 +209,10 @@ func (s *Scenario) validateWorkload() error {
 		return s.errf("workload", "no dist and no rpcs: give a request size distribution (dist: w1..w5 or a size in bytes) or an explicit rpcs list")
 	}
 	for _, f := range []struct{ field, dist string }{{"dist", w.Dist}, {"response", w.Response}} {
-		d, err := workload.Parse(f.dist)
-		if err != nil {
+		// workload.Parse refuses a fixed size above the protocol's limit
+		// (w1..w5 are cut at it), as bench --workload does.
+		if _, err := workload.Parse(f.dist); err != nil {
 			return s.errf("workload."+f.field, "%v", err)
-		}
-		// A fixed size above the protocol's limit: as for an rpcs list
-		// (w1..w5 are cut at it already).
-		if d.Max() > agent.MaxMessage {
-			return s.errf("workload."+f.field, "%d: want 1..%d bytes (HomaModule's HOMA_MAX_MESSAGE_LENGTH) or w1..w5", d.Max(), agent.MaxMessage)
 		}
 	}
 	// fill makes an absent load and concurrency a concurrency of 1; said

@@ -52,8 +52,17 @@ type Dist struct {
 
 // Parse returns the workload name with DefaultOptions: "w1".."w5" (case
 // insensitive) or a fixed message length in bytes written as a decimal
-// integer ≥ 1 (e.g. "100", "1000000"). Errors name the accepted forms.
-func Parse(name string) (Dist, error) { return ParseOptions(name, DefaultOptions) }
+// integer 1..DefaultOptions.MaxLength (e.g. "100", "1000000"): the one
+// check of a message-size argument every command shares (bench
+// --workload, scenario dist and response), so a size Homa cannot send is
+// a usage error, never a silent cap. Errors name the accepted forms.
+func Parse(name string) (Dist, error) {
+	d, err := ParseOptions(name, DefaultOptions)
+	if err == nil && d.Max() > DefaultOptions.MaxLength {
+		return Dist{}, fmt.Errorf("workload: fixed size %d: want 1..%d bytes (HomaModule's HOMA_MAX_MESSAGE_LENGTH) or w1..w5", d.Max(), DefaultOptions.MaxLength)
+	}
+	return d, err
+}
 
 // ParseOptions is Parse with explicit reduction options. A fixed length is
 // used as given (dist_point_gen does not cap fixed sizes either).

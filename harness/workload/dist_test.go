@@ -128,6 +128,14 @@ func TestParse(t *testing.T) {
 			t.Errorf("Parse(%q): error %q does not list the accepted names", bad, err)
 		}
 	}
+	// A fixed size above Homa's largest message: one error for every
+	// command (bench used to cap it silently, scenario to refuse it).
+	if _, err := Parse("1000001"); err == nil || !strings.Contains(err.Error(), "want 1..1000000 bytes") {
+		t.Errorf("Parse(1000001): %v; want a 1..1000000 error", err)
+	}
+	if d, err := ParseOptions("2000000", RawOptions); err != nil || d.Max() != 2000000 {
+		t.Errorf("ParseOptions(2000000, RawOptions): %v, max %d; want it as given", err, d.Max())
+	}
 	if _, err := ParseOptions("w1", Options{MinBucketFrac: -1}); err == nil {
 		t.Error("negative MinBucketFrac accepted")
 	}

@@ -11,7 +11,7 @@ func TestFactor(t *testing.T) {
 	for _, c := range []struct {
 		env  string
 		want float64
-	}{{"", 1}, {"2.5", 2.5}, {"junk", 1}, {"-3", 1}, {"0", 1}, {"0.0001", 0.01}} {
+	}{{"", 1}, {"2.5", 2.5}, {"junk", 1}, {"-3", 1}, {"0", 1}, {"0.0001", 0.01}, {"1e9", MaxFactor}} {
 		t.Setenv(EnvVar, c.env)
 		if got := Factor(); got != c.want {
 			t.Errorf("%s=%q: Factor() = %v, want %v", EnvVar, c.env, got, c.want)
@@ -27,13 +27,13 @@ func TestFactor(t *testing.T) {
 // naming the variable, the value and the form wanted; unset, empty and
 // valid values are not.
 func TestCheck(t *testing.T) {
-	for _, v := range []string{"", "1", "2.5", "0.001", "10"} {
+	for _, v := range []string{"", "1", "2.5", "0.001", "10", "1000"} {
 		t.Setenv(EnvVar, v)
 		if err := Check(); err != nil {
 			t.Errorf("%s=%q: %v, want no error", EnvVar, v, err)
 		}
 	}
-	for _, v := range []string{"junk", "2x", "-3", "0", "NaN", "Inf", "1,5"} {
+	for _, v := range []string{"junk", "2x", "-3", "0", "NaN", "Inf", "1,5", "1e9", "1000.5"} {
 		t.Setenv(EnvVar, v)
 		err := Check()
 		if err == nil {

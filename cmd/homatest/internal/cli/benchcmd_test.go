@@ -19,6 +19,9 @@ func TestBenchFlagErrors(t *testing.T) {
 		want string
 	}{
 		{[]string{"--workload", "w9"}, "--workload"},
+		// Above Homa's largest message: workload.Parse's one check, as
+		// for a scenario's dist (it used to be capped silently).
+		{[]string{"--workload", "2000000"}, "--workload: workload: fixed size 2000000: want 1..1000000 bytes"},
 		{[]string{"--rate", "fast"}, "--rate"},
 		{[]string{"--rate", "0"}, "give a rate above 0"},
 		{[]string{"--load", "1.5"}, "--load 1.5"},
@@ -44,6 +47,14 @@ func TestBenchFlagErrors(t *testing.T) {
 		if code != ExitUsage || err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
 			t.Errorf("bench %v: exit %d, err %v (want 2 and a one-line error with %q)\n%s", c.args, code, err, c.want, out)
 		}
+	}
+	// A usage error creates nothing.
+	dir := filepath.Join(t.TempDir(), "run")
+	if _, _, code := run(t, "bench", "--env", "sim", "--hosts", "3", "--duration", "2s", "--workload", "2000000", "--transport", "homa", "--artifacts", dir); code != ExitUsage {
+		t.Errorf("bench --workload 2000000: exit %d, want 2", code)
+	}
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		t.Errorf("bench --workload 2000000 left %s (%v)", dir, err)
 	}
 }
 

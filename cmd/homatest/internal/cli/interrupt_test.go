@@ -118,28 +118,7 @@ func TestRunInterruptSim(t *testing.T) {
 	arts := filepath.Join(t.TempDir(), "run")
 	var out bytes.Buffer
 	cmd, done := startChild(t, &out, "run", "--env", "sim", "--focus", "GRANT-long-request", "--repeat", "1000", "--artifacts", arts)
-	// Once the second pass has begun, the first has written its files.
-	giveUp := time.After(timescale.D(2 * time.Minute))
-	for {
-		if _, err := os.Stat(filepath.Join(arts, "pass-2", "pass.json")); err == nil {
-			break
-		}
-		select {
-		case <-done:
-			t.Fatalf("homatest run ended before its second pass: exit %d\n%s", cmd.ProcessState.ExitCode(), out.String())
-		case <-giveUp:
-			t.Fatalf("no second pass within 2 minutes\n%s", out.String())
-		case <-time.After(20 * time.Millisecond):
-		}
-	}
-	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case <-done:
-	case <-time.After(conformance.InterruptGrace + timescale.D(30*time.Second)):
-		t.Fatalf("homatest run still running after SIGTERM\n%s", out.String())
-	}
+	interruptInPass2(t, cmd, done, arts, out.String)
 	want := "homatest: interrupted: the pass in progress was stopped; its partial folder " + arts + " is marked interrupted\n"
 	if code := cmd.ProcessState.ExitCode(); code != 130 || !strings.HasSuffix(out.String(), want) {
 		t.Errorf("exit %d, output:\n%s\nwant 130 and %q as the last line", code, out.String(), want)
@@ -150,11 +129,69 @@ func TestRunInterruptSim(t *testing.T) {
 	checkInterruptedFolder(t, arts, filepath.Join("pass-1", "result.json"))
 }
 
+// TestRunInterruptSimJSON: an interrupted run --repeat with -o json and
+// --junit writes the passes that finished, marked interrupted (it used to
+// write nothing, while text mode showed them).
+func TestRunInterruptSimJSON(t *testing.T) {
+	dir := t.TempDir()
+	arts, junit := filepath.Join(dir, "run"), filepath.Join(dir, "junit.xml")
+	var stdout, stderr bytes.Buffer
+	cmd, done := startChildSplit(t, &stdout, &stderr, "run", "--env", "sim", "--focus", "GRANT-long-request", "--repeat", "1000", "-o", "json", "--junit", junit, "--artifacts", arts)
+	interruptInPass2(t, cmd, done, arts, stderr.String)
+	if code := cmd.ProcessState.ExitCode(); code != 130 {
+		t.Errorf("exit %d, want 130\n%s", code, stderr.String())
+	}
+	var rep runReport
+	if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil || len(rep.Passes) < 1 || !strings.HasPrefix(rep.Interrupted, "interrupted after ") || rep.SpecsRun < 1 {
+		t.Errorf("JSON report %+v (%v); want the finished passes, marked interrupted:\n%s", rep, err, stdout.String())
+	}
+	b, err := os.ReadFile(junit)
+	if err != nil || !bytes.Contains(b, []byte(`name="interrupted" value="interrupted after `)) || !bytes.Contains(b, []byte("<testcase")) {
+		t.Errorf("--junit %s: %v\n%s", junit, err, b)
+	}
+}
+
+// interruptInPass2 sends SIGTERM to cmd, a homatest run --repeat into
+// arts, once its second pass has begun (the first has then written its
+// files), and waits for it to end; out is what it said so far, for
+// failures.
+func interruptInPass2(t *testing.T, cmd *exec.Cmd, done <-chan struct{}, arts string, out func() string) {
+	t.Helper()
+	giveUp := time.After(timescale.D(2 * time.Minute))
+	for {
+		if _, err := os.Stat(filepath.Join(arts, "pass-2", "pass.json")); err == nil {
+			break
+		}
+		select {
+		case <-done:
+			t.Fatalf("homatest run ended before its second pass: exit %d\n%s", cmd.ProcessState.ExitCode(), out())
+		case <-giveUp:
+			t.Fatalf("no second pass within 2 minutes\n%s", out())
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-done:
+	case <-time.After(conformance.InterruptGrace + timescale.D(30*time.Second)):
+		t.Fatalf("homatest run still running after SIGTERM\n%s", out())
+	}
+}
+
 // startChild starts homatest with args in a child process (this test
 // binary, HOMATEST_CLI_CHILD=1), its standard output and error into out,
 // and returns it with a channel closed once it has ended. The child is
 // killed if the test ends first.
 func startChild(t *testing.T, out io.Writer, args ...string) (*exec.Cmd, <-chan struct{}) {
+	t.Helper()
+	return startChildSplit(t, out, out, args...)
+}
+
+// startChildSplit is startChild with standard output into stdout and
+// standard error into stderr.
+func startChildSplit(t *testing.T, stdout, stderr io.Writer, args ...string) (*exec.Cmd, <-chan struct{}) {
 	t.Helper()
 	self, err := os.Executable()
 	if err != nil {
@@ -162,7 +199,7 @@ func startChild(t *testing.T, out io.Writer, args ...string) (*exec.Cmd, <-chan 
 	}
 	cmd := exec.Command(self, args...)
 	cmd.Env = append(os.Environ(), "HOMATEST_CLI_CHILD=1")
-	cmd.Stdout, cmd.Stderr = out, out
+	cmd.Stdout, cmd.Stderr = stdout, stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}

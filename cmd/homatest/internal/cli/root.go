@@ -90,7 +90,7 @@ checks them against the spec's rules (check; the rules: spec list) and
 summarises their RPCs (rpcs). It runs workloads and fault plans (scenario,
 bench) and speaks the agent protocol for a built-in implementation (agent).
 
-Environment: HOMATEST_TIME_SCALE=F (a positive number, default 1)
+Environment: HOMATEST_TIME_SCALE=F (a positive number up to 1000, default 1)
 multiplies every timeout and timing tolerance, for a slow or loaded
 machine; any other value is an error.
 

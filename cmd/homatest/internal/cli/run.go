@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -27,6 +28,11 @@ type runOpts struct {
 	matrix, verbose, nsWorkloads, strict bool
 	passFile                             string // hidden: run one pass in this process
 	ctx                                  context.Context
+	// earlier are the pass folders an earlier run left in --artifacts,
+	// set aside until this run really starts (startedRun) or put back
+	// when it ends in a usage error (usageEnd).
+	earlier *conformance.EarlierPasses
+	stderr  io.Writer
 }
 
 func newRunCmd() *cobra.Command {
@@ -208,20 +214,17 @@ func (o *runOpts) run(cmd *cobra.Command) error {
 		return usageErr(fmt.Errorf("cannot find this program to run a pass: %w", err))
 	}
 	sup := &conformance.Supervisor{Command: []string{self, "run", "--pass"}, Dir: o.artifacts, Ctx: o.ctx}
+	o.stderr = cmd.ErrOrStderr()
 	if !defaulted {
-		gone, err := sup.RemoveEarlierPasses()
-		if err != nil {
+		if o.earlier, err = sup.SetAsideEarlierPasses(); err != nil {
 			return usageErr(artifactsErr(err))
-		}
-		if len(gone) > 0 {
-			fmt.Fprintf(cmd.ErrOrStderr(), "homatest: removed %s of an earlier run from %s: %s\n", plural(len(gone), "pass folder", "pass folders"), o.artifacts, strings.Join(gone, ", "))
 		}
 		if existed {
 			undo = harness.RecordDir(o.artifacts) // what this run adds starts here
 		}
 	}
 	if o.matrix {
-		return o.mutationMatrix(cmd, sup)
+		return o.mutationMatrix(cmd, sup, undo)
 	}
 	var passes []*conformance.Result
 	var junits []string
@@ -229,23 +232,24 @@ func (o *runOpts) run(cmd *cobra.Command) error {
 		name := fmt.Sprintf("pass-%d", i)
 		res, junit, err := sup.Pass(name, o.passOptions())
 		if errors.Is(err, conformance.ErrInterrupted) {
-			return o.interrupted(err)
+			return o.interruptedAfter(cmd.OutOrStdout(), err, passes, junits)
 		}
 		if err != nil {
+			o.startedRun() // the pass's child failed: its folder is the evidence
 			return usageErr(err)
 		}
 		if res.SetupError != "" {
 			return o.setupFailed(res.SetupError, undo)
 		}
+		if specsRun(res) == 0 { // nothing ran
+			return o.usageEnd(errors.New("no spec matched --label-filter, --rules and --focus (homatest spec list shows the rule IDs; areas: wire, grant, resend, ack, cutoffs, robustness, workload)"), undo)
+		}
+		o.startedRun()
 		if err := sup.RerunInconclusive(name, res, o.passOptions()); err != nil {
 			if errors.Is(err, conformance.ErrInterrupted) {
-				return o.interrupted(err)
+				return o.interruptedAfter(cmd.OutOrStdout(), err, passes, junits)
 			}
 			return usageErr(err)
-		}
-		if specsRun(res) == 0 {
-			undo.Remove() // nothing ran
-			return usageErr(errors.New("no spec matched --label-filter, --rules and --focus (homatest spec list shows the rule IDs; areas: wire, grant, resend, ack, cutoffs, robustness, workload)"))
 		}
 		passes = append(passes, res)
 		if junit != "" {
@@ -260,7 +264,7 @@ func (o *runOpts) run(cmd *cobra.Command) error {
 		}
 	}
 	if o.junit != "" {
-		if err := conformance.MergeJUnit(junits, o.junit, o.strict); err != nil {
+		if err := conformance.MergeJUnit(junits, o.junit, o.strict, ""); err != nil {
 			return usageErr(flagWriteErr("--junit", o.junit, err))
 		}
 	}
@@ -291,11 +295,69 @@ func (o *runOpts) setupFailed(setupErr string, undo *harness.DirUndo) error {
 		msg = why // "implementation NAME cannot run here: REASON" (agent.Start)
 	}
 	if agentOutput(o.artifacts) {
+		o.startedRun() // its logs replace the earlier run's passes
 		msg += "; logs in " + o.artifacts
-	} else {
-		undo.Remove()
+		return usageErr(errors.New(msg))
 	}
-	return usageErr(errors.New(msg))
+	return o.usageEnd(errors.New(agent.LogRemoved(msg)), undo) // the empty logs go with the folder
+}
+
+// usageEnd is the error (exit code 2) of a run that ended in a usage
+// error before it really started (err): what it created is removed
+// (undo) and an earlier run's pass folders are put back, so the folder is
+// as it was.
+func (o *runOpts) usageEnd(err error, undo *harness.DirUndo) error {
+	undo.Remove()
+	if o.earlier != nil {
+		if rerr := o.earlier.Restore(); rerr != nil {
+			err = fmt.Errorf("%w (and restoring the earlier run's passes in %s failed: %v)", err, o.artifacts, rerr)
+		}
+		o.earlier = nil
+	}
+	return usageErr(err)
+}
+
+// startedRun removes the earlier run's pass folders set aside (said on
+// stderr) once this run really started: a pass ran specs, or an agent
+// wrote a log worth keeping, or the run was interrupted.
+func (o *runOpts) startedRun() {
+	e := o.earlier
+	if e == nil || len(e.Names) == 0 {
+		return
+	}
+	o.earlier = nil
+	if err := e.Discard(); err != nil {
+		fmt.Fprintf(o.stderr, "homatest: removing the earlier run's pass folders from %s: %v\n", o.artifacts, err)
+		return
+	}
+	fmt.Fprintf(o.stderr, "homatest: removed %s of an earlier run from %s: %s\n", plural(len(e.Names), "pass folder", "pass folders"), o.artifacts, strings.Join(e.Names, ", "))
+}
+
+// interruptedAfter is interrupted for a run whose passes (with their
+// JUnit files junits) finished before the interruption: -o json writes
+// their report and --junit their JUnit, both marked interrupted, as text
+// mode has shown each pass as it finished.
+func (o *runOpts) interruptedAfter(out io.Writer, err error, passes []*conformance.Result, junits []string) error {
+	ierr := o.interrupted(err)
+	if len(passes) == 0 {
+		return ierr
+	}
+	note := fmt.Sprintf("interrupted after %s", plural(len(passes), "finished pass", "finished passes"))
+	var werrs []string
+	if o.output == "json" {
+		if werr := o.writeJSON(out, passes, note); werr != nil {
+			werrs = append(werrs, fmt.Sprintf("writing the JSON report: %v", werr))
+		}
+	}
+	if o.junit != "" && len(junits) > 0 {
+		if jerr := conformance.MergeJUnit(junits, o.junit, o.strict, note); jerr != nil {
+			werrs = append(werrs, flagWriteErr("--junit", o.junit, jerr).Error())
+		}
+	}
+	if len(werrs) > 0 {
+		return &ExitError{Code: 130, Err: fmt.Errorf("%v (and %s)", ierr.(*ExitError).Err, strings.Join(werrs, "; "))}
+	}
+	return ierr
 }
 
 // interrupted is the error (exit 130) of a run whose pass was interrupted
@@ -304,6 +366,7 @@ func (o *runOpts) setupFailed(setupErr string, undo *harness.DirUndo) error {
 // kept with what was written so far, marked partial
 // (harness.MarkInterrupted) as scenario and bench mark theirs.
 func (o *runOpts) interrupted(err error) error {
+	o.startedRun()
 	msg := err.Error()
 	if o.env == "ns" && err == conformance.ErrInterrupted { // not killed after the grace period
 		msg += " and its namespaces removed"

@@ -128,23 +128,50 @@ func TestRunUsageErrorLeavesNothing(t *testing.T) {
 	if err := os.Mkdir(mine, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(mine, "notes.txt"), []byte("keep\n"), 0o644); err != nil {
-		t.Fatal(err)
+	// An earlier run's pass folder and report: kept as they were (they
+	// used to be removed before the filter was found to match nothing).
+	for f, body := range map[string]string{"notes.txt": "keep\n", "report.html": "old report", "pass-1/pass.json": "{}", "pass-1/capture.pcapng": "old capture"} {
+		os.MkdirAll(filepath.Dir(filepath.Join(mine, f)), 0o755)
+		if err := os.WriteFile(filepath.Join(mine, f), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
-	for _, c := range [][]string{{"--focus", "NOSUCH"}, {"--rules", "NOPE-*"}} {
+	for _, c := range [][]string{{"--focus", "NOSUCH"}, {"--rules", "NOPE-*"}, {"--label-filter", "nosuchlabel"}} {
 		for _, arts := range []string{filepath.Join(dir, "new", "a"), mine} {
 			args := append([]string{"run", "--env", "sim", "--artifacts", arts}, c...)
-			_, err, code := run(t, args...)
+			out, err, code := run(t, args...)
 			if code != ExitUsage || err == nil || !strings.Contains(err.Error(), "no spec matched") {
 				t.Errorf("%v: exit %d, %v; want 2 and no spec matched", args, code, err)
+			}
+			if strings.Contains(out, "removed") {
+				t.Errorf("%v: said %q", args, out)
 			}
 		}
 		if _, err := os.Stat(filepath.Join(dir, "new")); !os.IsNotExist(err) {
 			t.Errorf("%v: the new --artifacts folder's parent is still there: %v", c, err)
 		}
-		if ents, _ := os.ReadDir(mine); len(ents) != 1 || ents[0].Name() != "notes.txt" {
-			t.Errorf("%v: the existing --artifacts folder holds %v; want only notes.txt", c, ents)
+		var names []string
+		ents, _ := os.ReadDir(mine)
+		for _, e := range ents {
+			names = append(names, e.Name())
 		}
+		if strings.Join(names, " ") != "notes.txt pass-1 report.html" {
+			t.Errorf("%v: the existing --artifacts folder holds %v; want notes.txt pass-1 report.html", c, names)
+		}
+		if b, _ := os.ReadFile(filepath.Join(mine, "pass-1", "capture.pcapng")); string(b) != "old capture" {
+			t.Errorf("%v: the earlier run's capture is %q", c, b)
+		}
+	}
+	// A run that starts replaces them, and says so.
+	out, err, code := run(t, "run", "--env", "sim", "--focus", "RPC_UNKNOWN-reply", "--artifacts", mine)
+	if code != ExitOK || !strings.Contains(out, "removed 1 pass folder of an earlier run from "+mine+": pass-1") {
+		t.Fatalf("run reusing %s: exit %d, %v\n%s", mine, code, err, out)
+	}
+	if b, _ := os.ReadFile(filepath.Join(mine, "pass-1", "capture.pcapng")); string(b) == "old capture" {
+		t.Error("the earlier run's capture is still there")
+	}
+	if _, err := os.Stat(filepath.Join(mine, conformance.EarlierFolder)); !os.IsNotExist(err) {
+		t.Errorf("%s left: %v", conformance.EarlierFolder, err)
 	}
 }
 
@@ -403,5 +430,31 @@ func TestRunCheckAgreeNoAcks(t *testing.T) {
 	out, err, code = run(t, "check", "--strict", failed.Capture)
 	if code != ExitViolations || !strings.Contains(out, "HOMA-ACK-002 SHOULD") || !strings.Contains(out, "within 22ms") {
 		t.Errorf("check --strict of the spec's capture: exit %d, %v; want %d and the same HOMA-ACK-002 finding\n%s", code, err, ExitViolations, out)
+	}
+}
+
+// TestRunSilentAgent: a manifest whose agent exits at once without a word
+// is one usage error that says its log was empty (the folder holding it
+// is removed; it used to name that log twice, gone), and a reused folder
+// keeps the earlier run's pass folders.
+func TestRunSilentAgent(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("--impl MANIFEST runs in namespaces: needs root")
+	}
+	t.Setenv("HOMATEST_CLI_CHILD", "1") // the pass runs as a child
+	dir := t.TempDir()
+	m := writeFile(t, dir, "quiet.yaml", "name: quiet\ncommand: [/bin/sh, -c, 'read hello']\n")
+	arts := filepath.Join(dir, "arts")
+	os.MkdirAll(filepath.Join(arts, "pass-1"), 0o755)
+	os.WriteFile(filepath.Join(arts, "pass-1", "pass.json"), []byte("{}"), 0o644)
+	_, err, code := run(t, "run", "--env", "ns", "--impl", m, "--focus", "BUSY", "--artifacts", arts)
+	if code != ExitUsage || err == nil || strings.Contains(err.Error(), "its log: ") || !strings.Contains(err.Error(), "(its log was empty)") || strings.Contains(err.Error(), "\n") {
+		t.Fatalf("exit %d, %v; want 2 and one line saying the log was empty", code, err)
+	}
+	if b, err := os.ReadFile(filepath.Join(arts, "pass-1", "pass.json")); string(b) != "{}" {
+		t.Errorf("the earlier run's pass-1: %q, %v", b, err)
+	}
+	if ents, _ := os.ReadDir(arts); len(ents) != 1 {
+		t.Errorf("the folder holds %v, want pass-1 alone", ents)
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/homatest/homatest/conformance"
+	"github.com/homatest/homatest/harness"
 	"github.com/homatest/homatest/report/html"
 )
 
@@ -37,6 +38,22 @@ type runReport struct {
 	// not run (each spec's failure says why).
 	SpecsRun    int `json:"specs_run"`
 	Unsupported int `json:"unsupported"`
+	// Interrupted, when set, says the run was interrupted and these are
+	// the passes that finished before ("interrupted after 2 finished
+	// passes"); the exit code is then 130.
+	Interrupted string `json:"interrupted,omitempty"`
+}
+
+// writeJSON writes the JSON report of passes; interrupted, when not "",
+// says the run was interrupted after them (runReport.Interrupted).
+func (o *runOpts) writeJSON(out io.Writer, passes []*conformance.Result, interrupted string) error {
+	w := &errWriter{w: out}
+	t := conformance.Count(passes, o.strict)
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.Encode(runReport{Verdict: t.Verdict(), Passes: passes, Artifacts: o.artifacts, Failed: t.FailedPasses,
+		SpecsRun: t.Run, Unsupported: t.Unsupported, Interrupted: interrupted})
+	return w.err
 }
 
 // report prints the verdict of the passes.
@@ -48,11 +65,7 @@ func (o *runOpts) report(out io.Writer, passes []*conformance.Result) error {
 	w := &errWriter{w: out}
 	t := conformance.Count(passes, o.strict)
 	if o.output == "json" {
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		enc.Encode(runReport{Verdict: t.Verdict(), Passes: passes, Artifacts: o.artifacts, Failed: t.FailedPasses,
-			SpecsRun: t.Run, Unsupported: t.Unsupported})
-		return w.err
+		return o.writeJSON(out, passes, "")
 	}
 	counts := plural(t.Run, "spec", "specs") + " run"
 	if t.Unsupported > 0 {
@@ -246,14 +259,15 @@ func writeAreaTable(w io.Writer, specs []conformance.SpecResult) {
 // MutationMatrix) and prints the specs that fail under each; a knob no
 // spec catches, or none by a rule its catalogue entry names
 // (homa.FaultInfo.CaughtBy), fails the run.
-func (o *runOpts) mutationMatrix(cmd *cobra.Command, sup *conformance.Supervisor) error {
+func (o *runOpts) mutationMatrix(cmd *cobra.Command, sup *conformance.Supervisor, undo *harness.DirUndo) error {
 	matrix, err := sup.MutationMatrix(o.passOptions())
 	if errors.Is(err, conformance.ErrInterrupted) {
 		return o.interrupted(err)
 	}
 	if err != nil {
-		return usageErr(err)
+		return o.usageEnd(err, undo)
 	}
+	o.startedRun()
 	uncaught, elsewhere := 0, 0
 	for _, e := range matrix {
 		switch {
