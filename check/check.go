@@ -479,6 +479,12 @@ func snapShort(st pcap.Stats, excused int) string {
 	return ""
 }
 
+// SnapHint is the snap-length hint check gives for a capture read
+// with stats st ("" when the snap length cut no Homa header): what was
+// cut and how to re-capture. homatest rpcs gives it for a capture whose
+// Homa headers are all unreadable.
+func SnapHint(st pcap.Stats) string { return snapHint(st, 0) }
+
 // snapHint is FileReport.SnapHint for a capture read with stats st
 // whose check excused excused findings (see snapShort).
 func snapHint(st pcap.Stats, excused int) string {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/homatest/homatest/check"
 	"github.com/homatest/homatest/pcap"
 	"github.com/homatest/homatest/report/seqplot"
 	"github.com/homatest/homatest/spec"
@@ -81,7 +82,11 @@ func captureRPCs(path string, v wire.Version) ([]*spec.RPC, time.Time, pcap.Read
 	tr := spec.NewTrace(&prof.Params)
 	tr.KeepFinished()
 	var first time.Time
+	readable := 0 // events with a whole Homa header
 	st, err := pcap.StreamPath(path, o, func(e *spec.Event) {
+		if e.Err == nil {
+			readable++
+		}
 		if first.IsZero() {
 			first = e.Time
 		}
@@ -90,6 +95,14 @@ func captureRPCs(path string, v wire.Version) ([]*spec.RPC, time.Time, pcap.Read
 	damaged, err := pcap.Damage(st, err)
 	if err != nil {
 		return nil, first, o, err
+	}
+	if readable == 0 {
+		// Homa frames, none readable: as empty of Homa as one without them.
+		why := fmt.Sprintf("none of its %d Homa frames has a readable Homa header", st.Homa)
+		if h := check.SnapHint(st); h != "" {
+			why = h
+		}
+		return nil, first, o, fmt.Errorf("%s: %s", path, why)
 	}
 	rpcs := tr.RPCs()
 	sort.Slice(rpcs, func(i, j int) bool { return rpcs[i].FirstFrame < rpcs[j].FirstFrame })
