@@ -121,6 +121,9 @@ type DamagedError struct {
 }
 
 func (e *DamagedError) Error() string {
+	if errors.Is(e.Err, ErrConcatenated) {
+		return fmt.Sprintf("%s: read up to frame %d, %v", e.Path, e.Frames, ErrConcatenated)
+	}
 	return fmt.Sprintf("%s: capture damaged or cut short after frame %d: %v", e.Path, e.Frames, e.Err)
 }
 

@@ -250,6 +250,9 @@ func (r *Reader) Next() (*Frame, error) {
 		} else {
 			data, ci, err = r.src.ZeroCopyReadPacketData()
 		}
+		if r.ng == nil && fileHeaderAsRecord(ci) {
+			return nil, fmt.Errorf("after frame %d: %w", r.n, ErrConcatenated)
+		}
 		if err != nil {
 			if errors.Is(err, io.EOF) {
 				return nil, io.EOF
@@ -288,6 +291,28 @@ func (r *Reader) Next() (*Frame, error) {
 			return &r.frame, nil
 		}
 	}
+}
+
+// ErrConcatenated is the error (wrapped by Next, and by StreamPath in a
+// *DamagedError) of a classic pcap followed by a second capture's file
+// header, as `cat a.pcap b.pcap` writes: a classic pcap holds one
+// capture (pcapng holds several, as sections, and reads on).
+var ErrConcatenated = errors.New("a second capture's file header follows: the input is captures concatenated (cat a.pcap b.pcap), and a classic pcap holds one; give each file, or join them with mergecap -w out.pcapng a.pcap b.pcap")
+
+// fileHeaderAsRecord reports whether ci, read as a classic pcap record
+// header, is a file header: ts_sec a pcap magic number (in this file's
+// byte order, as cat of two captures from one machine has it) and
+// thiszone and sigfigs as incl_len and orig_len (0: libpcap writes no
+// other), or ts_sec the pcapng section header's block type and incl_len
+// its byte-order magic.
+func fileHeaderAsRecord(ci gopacket.CaptureInfo) bool {
+	switch uint32(ci.Timestamp.Unix()) {
+	case 0xa1b2c3d4, 0xd4c3b2a1, 0xa1b23c4d, 0x4d3cb2a1:
+		return ci.CaptureLength == 0 && ci.Length == 0
+	case 0x0a0d0d0a:
+		return ci.CaptureLength == 0x1a2b3c4d || ci.CaptureLength == 0x4d3c2b1a
+	}
+	return false
 }
 
 func (r *Reader) other(kind string) {
