@@ -135,24 +135,35 @@ func NewReader(r io.Reader, o ReaderOptions) (*Reader, error) {
 		return nil, err
 	}
 	rd := &Reader{o: o, parsers: map[layers.LinkType]*linkParser{}}
-	switch binary.BigEndian.Uint32(magic) {
-	case 0x0a0d0d0a:
+	switch m := binary.BigEndian.Uint32(magic); {
+	case !knownMagic([4]byte(magic)):
+		return nil, fmt.Errorf("%w: magic number 0x%08x", ErrFormat, m)
+	case m == 0x0a0d0d0a:
 		ng, err := pcapgo.NewNgReader(br, pcapgo.NgReaderOptions{WantMixedLinkType: true, SkipUnknownVersion: true,
 			StatisticsCallback: rd.interfaceStats, SectionEndCallback: rd.sectionEnd})
 		if err != nil {
 			return nil, fmt.Errorf("%w: bad pcapng header: %v", ErrFormat, err)
 		}
 		rd.src, rd.ng = ng, ng
-	case 0xa1b2c3d4, 0xd4c3b2a1, 0xa1b23c4d, 0x4d3cb2a1:
+	default:
 		pr, err := pcapgo.NewReader(br)
 		if err != nil {
 			return nil, fmt.Errorf("%w: bad pcap header: %v", ErrFormat, err)
 		}
 		rd.src, rd.linkType = pr, pr.LinkType()
-	default:
-		return nil, fmt.Errorf("%w: magic number 0x%08x", ErrFormat, binary.BigEndian.Uint32(magic))
 	}
 	return rd, nil
+}
+
+// knownMagic reports whether m, a file's first 4 bytes, is the magic
+// number of a pcapng section header block or of a classic pcap (µs or
+// ns, either byte order).
+func knownMagic(m [4]byte) bool {
+	switch binary.BigEndian.Uint32(m[:]) {
+	case 0x0a0d0d0a, 0xa1b2c3d4, 0xd4c3b2a1, 0xa1b23c4d, 0x4d3cb2a1:
+		return true
+	}
+	return false
 }
 
 // InterfaceName returns the name (pcapng if_name) of interface i of a
