@@ -1,11 +1,16 @@
 package pcap
 
 import (
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/gopacket/gopacket"
+	"github.com/gopacket/gopacket/layers"
+	"github.com/gopacket/gopacket/pcapgo"
 
 	"github.com/homatest/homatest/spec"
 )
@@ -48,5 +53,57 @@ func TestConcatenatedCaptures(t *testing.T) {
 	}
 	if _, err := StreamPath(mixed, ReaderOptions{}, func(*spec.Event) {}); !errors.Is(err, ErrConcatenated) {
 		t.Errorf("pcap then pcapng: %v, want ErrConcatenated", err)
+	}
+}
+
+// TestReaderContext: a Reader whose context has ended stops within
+// ctxFrames frames of a regular file (the read of a capture of millions
+// of frames ends at once on SIGINT), with the context's error.
+func TestReaderContext(t *testing.T) {
+	src, err := Open("testdata/real/linux-6.13-proto146/a-small-rpcs.pcap", ReaderOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var frames [][]byte
+	var cis []gopacket.CaptureInfo
+	for {
+		data, ci, err := src.src.ZeroCopyReadPacketData()
+		if err != nil {
+			break
+		}
+		frames, cis = append(frames, append([]byte(nil), data...)), append(cis, ci)
+	}
+	src.Close()
+	path := filepath.Join(t.TempDir(), "big.pcap")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := pcapgo.NewWriter(f)
+	w.WriteFileHeader(65535, layers.LinkTypeEthernet)
+	total := 0
+	for total < 4*ctxFrames {
+		for i := range frames {
+			w.WritePacket(cis[i], frames[i])
+			total++
+		}
+	}
+	f.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	r, err := Open(path, ReaderOptions{Context: ctx})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	for {
+		_, err := r.Next()
+		if err == nil {
+			continue
+		}
+		if !errors.Is(err, context.Canceled) || r.Stats().Frames >= ctxFrames {
+			t.Fatalf("after %d of %d frames: %v, want context.Canceled within %d frames", r.Stats().Frames, total, err, ctxFrames)
+		}
+		break
 	}
 }

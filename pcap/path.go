@@ -200,7 +200,8 @@ func streamName(path string) string {
 // Standard input and other paths that can be read only once (a named
 // pipe, /dev/fd/N, a device) are spooled to an unlinked temporary file
 // as they are read (see spool), so that they can be read again with
-// bounded memory. Errors are Open's (OpenError renders them for a
+// bounded memory; a read of one waiting for more returns once
+// o.Context has ended. Errors are Open's (OpenError renders them for a
 // user).
 func OpenPath(path string, o ReaderOptions) (*Reader, error) {
 	sp, ok, err := stream(path)
@@ -210,7 +211,7 @@ func OpenPath(path string, o ReaderOptions) (*Reader, error) {
 	if !ok {
 		return Open(path, o)
 	}
-	r, err := NewReader(sp.newReader(nil), o)
+	r, err := NewReader(sp.newReader(o.Context), o)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", streamName(path), err)
 	}
@@ -295,7 +296,7 @@ func StreamPathFrames(path string, o ReaderOptions, frame func(*Reader, *Frame),
 		return Stats{}, OpenError(path, err)
 	}
 	defer r.Close()
-	if err := r.eachEvent(context.Background(), frame, fn); err != nil {
+	if err := r.eachEvent(r.ctx(), frame, fn); err != nil {
 		return r.Stats(), &DamagedError{Path: path, Frames: r.Stats().Frames, Err: err}
 	}
 	st := r.Stats()
@@ -317,19 +318,23 @@ func DetectPathShift(path string, o ReaderOptions) uint8 {
 	return s
 }
 
-// PrescanPath reads the first frames of the capture at path once
+// PrescanPath reads the first frames of the capture at path once,
+// stopping with ctx's error once ctx has ended
 // (DetectFormat) and returns the profile of the format they suggest
 // (spec.ProfileForWire) and the IPv6 priority shift (0 if it cannot
 // tell). A damaged file is not an error here; reading it for real
 // reports it. A capture in HomaModule's format before 263f8c2 is
 // (ErrPre2024Format): judging it would flag every packet.
-func PrescanPath(path string) (profile string, shift uint8, err error) {
-	r, err := OpenPath(path, ReaderOptions{})
+func PrescanPath(ctx context.Context, path string) (profile string, shift uint8, err error) {
+	r, err := OpenPath(path, ReaderOptions{Context: ctx})
 	if err != nil {
 		return "", 0, OpenError(path, err)
 	}
 	defer r.Close()
 	v, shift, err := detectFormat(r)
+	if err == nil {
+		err = ctx.Err()
+	}
 	if err != nil {
 		return "", 0, fmt.Errorf("%s: %w", path, err)
 	}
@@ -343,7 +348,7 @@ func PrescanPath(path string) (profile string, shift uint8, err error) {
 // sent.pcapng holds); o unchanged otherwise. The bool reports whether it
 // filtered.
 func SentView(path string, o ReaderOptions) (ReaderOptions, bool) {
-	r, err := OpenPath(path, ReaderOptions{})
+	r, err := OpenPath(path, ReaderOptions{Context: o.Context})
 	if err != nil {
 		return o, false
 	}

@@ -2,6 +2,7 @@ package pcap
 
 import (
 	"bufio"
+	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -53,6 +54,10 @@ type ReaderOptions struct {
 	// messages that quote a Homa packet (Frame.ICMP set, no Packet); they
 	// still count as "icmp"/"icmpv6" in Stats.Other, not as Homa.
 	ICMP bool
+	// Context, when set, ends the read once it has ended: Next returns
+	// its error (wrapped) within ctxFrames frames, and a read of a
+	// stream waiting for more (OpenPath) returns at once; nil never ends.
+	Context context.Context
 	// Progress, when set, gets 1 added for every frame read (as
 	// Stats.Frames counts it): a count a progress display reads from
 	// another goroutine while the capture is read (homatest check).
@@ -271,6 +276,9 @@ func (r *Reader) Next() (*Frame, error) {
 			return nil, fmt.Errorf("read frame %d: %w", r.n+1, err)
 		}
 		r.n++
+		if r.o.Context != nil && r.n%ctxFrames == 0 && r.o.Context.Err() != nil {
+			return nil, fmt.Errorf("read frame %d: %w", r.n, context.Cause(r.o.Context))
+		}
 		r.stats.Frames++
 		if r.o.Progress != nil {
 			r.o.Progress.Add(1)
@@ -324,6 +332,17 @@ func fileHeaderAsRecord(ci gopacket.CaptureInfo) bool {
 		return ci.CaptureLength == 0x1a2b3c4d || ci.CaptureLength == 0x4d3c2b1a
 	}
 	return false
+}
+
+// ctxFrames is how often (in frames) Next looks at ReaderOptions.Context.
+const ctxFrames = 1024
+
+// ctx is r's ReaderOptions.Context, or context.Background.
+func (r *Reader) ctx() context.Context {
+	if r.o.Context != nil {
+		return r.o.Context
+	}
+	return context.Background()
 }
 
 func (r *Reader) other(kind string) {

@@ -3,6 +3,7 @@
 package pcap
 
 import (
+	"context"
 	"errors"
 	"io"
 	"os"
@@ -10,6 +11,26 @@ import (
 	"syscall"
 	"testing"
 )
+
+// namedPipe returns a new named pipe and calls write with it opened for
+// writing, in another goroutine, once a reader opens it; the pipe is
+// closed when write returns.
+func namedPipe(t *testing.T, write func(*os.File)) string {
+	t.Helper()
+	fifo := filepath.Join(t.TempDir(), "pipe")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		f, err := os.OpenFile(fifo, os.O_WRONLY, 0)
+		if err != nil {
+			return
+		}
+		defer f.Close()
+		write(f)
+	}()
+	return fifo
+}
 
 // TestOpenPathNamedPipe: a capture given as a named pipe (or /dev/fd/N,
 // a process substitution) can be read only once; OpenPath spools it on
@@ -22,18 +43,7 @@ func TestOpenPathNamedPipe(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fifo := filepath.Join(t.TempDir(), "capture")
-	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	go func() {
-		f, err := os.OpenFile(fifo, os.O_WRONLY, 0)
-		if err != nil {
-			return
-		}
-		f.Write(want)
-		f.Close()
-	}()
+	fifo := namedPipe(t, func(f *os.File) { f.Write(want) })
 	count := func() int {
 		r, err := OpenPath(fifo, ReaderOptions{})
 		if err != nil {
@@ -57,28 +67,21 @@ func TestOpenPathNamedPipe(t *testing.T) {
 
 // TestOpenPathStreams: a stream is read as it comes, not whole first:
 // the frames of a named pipe whose writer keeps it open are read before
-// its end.
+// its end, and a read waiting for more returns the error of its
+// context once that has ended (frames read so far stay read).
 func TestOpenPathStreams(t *testing.T) {
 	want, err := os.ReadFile(filepath.Join("testdata", "real", "linux-6.13-proto146", "a-small-rpcs.pcap"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	fifo := filepath.Join(t.TempDir(), "live")
-	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
-		t.Fatal(err)
-	}
 	stop := make(chan struct{})
 	defer close(stop)
-	go func() {
-		f, err := os.OpenFile(fifo, os.O_WRONLY, 0)
-		if err != nil {
-			return
-		}
-		defer f.Close()
+	fifo := namedPipe(t, func(f *os.File) {
 		f.Write(want)
-		<-stop
-	}()
-	r, err := OpenPath(fifo, ReaderOptions{})
+		<-stop // a capture still being written
+	})
+	ctx, cancel := context.WithCancel(context.Background())
+	r, err := OpenPath(fifo, ReaderOptions{Context: ctx})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,6 +91,10 @@ func TestOpenPathStreams(t *testing.T) {
 			t.Fatalf("frame %d of a pipe still open: %v", n+1, err)
 		}
 	}
+	cancel()
+	if _, err := r.Next(); !errors.Is(err, context.Canceled) {
+		t.Fatalf("read past the frames sent, context ended: %v, want context.Canceled", err)
+	}
 }
 
 // TestOpenPathGarbageStream: a stream that is no capture (/dev/zero,
@@ -95,23 +102,14 @@ func TestOpenPathStreams(t *testing.T) {
 // magic number (ErrFormat) instead of being read to an end it may not
 // have, and its spool stops copying it.
 func TestOpenPathGarbageStream(t *testing.T) {
-	fifo := filepath.Join(t.TempDir(), "zeros")
-	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	go func() {
-		f, err := os.OpenFile(fifo, os.O_WRONLY, 0)
-		if err != nil {
-			return
-		}
-		defer f.Close()
+	fifo := namedPipe(t, func(f *os.File) {
 		zeros := make([]byte, 1<<16)
 		for {
 			if _, err := f.Write(zeros); err != nil {
 				return // the reader closed the pipe
 			}
 		}
-	}()
+	})
 	for _, path := range []string{"/dev/zero", "/dev/urandom", fifo} {
 		if _, err := os.Stat(path); err != nil {
 			continue // no such device here

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -69,10 +70,14 @@ func outcome(r *spec.RPC) string {
 // captureRPCs reads the capture at path (wire format v, the profile and
 // IPv6 priority shift found by pcap.PrescanPath) through a spec.Trace and returns its
 // RPCs in order of their first frame, the time of the first Homa packet,
-// and the reader options to read it again with.
-func captureRPCs(path string, v wire.Version) ([]*spec.RPC, time.Time, pcap.ReaderOptions, error) {
-	o := pcap.ReaderOptions{Version: v}
-	profile, shift, err := pcap.PrescanPath(path)
+// and the reader options to read it again with. Once ctx has ended it
+// stops within a batch of frames with interruptedRead's error.
+func captureRPCs(ctx context.Context, path string, v wire.Version) ([]*spec.RPC, time.Time, pcap.ReaderOptions, error) {
+	o := pcap.ReaderOptions{Version: v, Context: ctx}
+	profile, shift, err := pcap.PrescanPath(ctx, path)
+	if err := interruptedRead(ctx, err); err != nil {
+		return nil, time.Time{}, o, err
+	}
 	if err != nil {
 		return nil, time.Time{}, o, err
 	}
@@ -92,6 +97,9 @@ func captureRPCs(path string, v wire.Version) ([]*spec.RPC, time.Time, pcap.Read
 		}
 		tr.Apply(e)
 	})
+	if err := interruptedRead(ctx, err); err != nil {
+		return nil, first, o, err
+	}
 	damaged, err := pcap.Damage(st, err)
 	if err != nil {
 		return nil, first, o, err
@@ -110,6 +118,18 @@ func captureRPCs(path string, v wire.Version) ([]*spec.RPC, time.Time, pcap.Read
 		return rpcs, first, o, damaged
 	}
 	return rpcs, first, o, nil
+}
+
+// interruptedRead returns, once ctx has ended, the error (exit 130) of a
+// command that reads captures (check, decode, rpcs, plot): it stops
+// within a batch of frames and writes no verdict nor output file, as
+// homatest scenario run stops its own check; err, when set, is the read's
+// error, which the interruption explains. nil while ctx has not ended.
+func interruptedRead(ctx context.Context, err error) error {
+	if ctx == nil || ctx.Err() == nil {
+		return nil
+	}
+	return &ExitError{Code: 130, Err: errors.New("interrupted: the capture was not read to its end; nothing written, no verdict")}
 }
 
 // damagedErr is the error that ends a command which printed what it read
@@ -197,8 +217,11 @@ counts once: the same RPCs and counts as the run's sent.pcapng.`,
 			if err != nil {
 				return usageErr(fmt.Errorf("--wire: %w", err))
 			}
-			rpcs, first, _, err := captureRPCs(args[0], v)
+			rpcs, first, _, err := captureRPCs(cmd.Context(), args[0], v)
 			var damaged *pcap.DamagedError
+			if ee := (*ExitError)(nil); errors.As(err, &ee) {
+				return err
+			}
 			if err != nil && !errors.As(err, &damaged) {
 				return usageErr(err)
 			}
