@@ -9,6 +9,7 @@
 package check
 
 import (
+	"context"
 	"fmt"
 	"net/netip"
 	"runtime"
@@ -48,6 +49,10 @@ type Options struct {
 	// classic pcap cannot hold); the larger of it and what a pcapng
 	// declares (pcap.Stats.CaptureDrops) is used (spec.Judge.CaptureDrops).
 	CaptureDrops uint64
+	// Context, when set, ends the check once it has ended: every read of
+	// a capture stops within a batch of frames (pcap.ReaderOptions.Context)
+	// and the report is an error; nil never ends.
+	Context context.Context
 	// Progress, when set, counts the frames read, over every file and
 	// every pass over one (pcap.ReaderOptions.Progress), for a progress
 	// display; safe to read while the check runs.
@@ -249,7 +254,11 @@ func Files(o Options, files []string) []FileReport {
 func File(o Options, file string) FileReport {
 	lvl, forced := o.Level, o.Wire
 	fr := FileReport{File: file}
-	detected, shift, err := pcap.PrescanPath(file)
+	ctx := o.Context
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	detected, shift, err := pcap.PrescanPath(ctx, file)
 	if err != nil {
 		fr.Error = err.Error()
 		return fr
@@ -263,7 +272,7 @@ func File(o Options, file string) FileReport {
 	// and when that plan reads the capture as one view, let the check's
 	// own pass count the layout and confirm the plan (re-checking in the
 	// rare case the whole capture says otherwise).
-	lay, whole, err := readLayout(file, layoutPrefix)
+	lay, whole, err := readLayout(ctx, file, layoutPrefix)
 	if err != nil {
 		fr.Error = err.Error()
 		return fr
@@ -276,7 +285,7 @@ func File(o Options, file string) FileReport {
 	settled := whole || err == nil && plan.mode == oneView && !auto
 	guessed := !settled && err == nil && plan.mode == oneView
 	if !settled && !guessed {
-		if lay, _, err = readLayout(file, -1); err != nil {
+		if lay, _, err = readLayout(ctx, file, -1); err != nil {
 			fr.Error = err.Error()
 			return fr
 		}
@@ -334,7 +343,7 @@ func File(o Options, file string) FileReport {
 	if v == wire.VersionAuto {
 		v = params.Wire // decode as the profile's format: unmarked packets then break WIRE-004, not the decoder
 	}
-	ro := pcap.ReaderOptions{Version: v, IPv6PriorityShift: shift, ICMP: true, Progress: o.Progress}
+	ro := pcap.ReaderOptions{Version: v, IPv6PriorityShift: shift, ICMP: true, Progress: o.Progress, Context: ctx}
 	judge := spec.Judge{Profile: profile, Params: params, Rules: rules, CaptureDrops: o.CaptureDrops}
 	run, err := runGuessed(file, ro, &plan, guessed, o.CapturePoint, judge)
 	if err != nil {
@@ -486,6 +495,12 @@ func snapShort(st pcap.Stats, excused int) string {
 	}
 	return ""
 }
+
+// SnapHint is the snap-length hint check gives for a capture read
+// with stats st ("" when the snap length cut no Homa header): what was
+// cut and how to re-capture. homatest rpcs gives it for a capture whose
+// Homa headers are all unreadable.
+func SnapHint(st pcap.Stats) string { return snapHint(st, 0) }
 
 // snapHint is FileReport.SnapHint for a capture read with stats st
 // whose check excused excused findings (see snapShort).

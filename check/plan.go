@@ -1,6 +1,7 @@
 package check
 
 import (
+	"context"
 	"fmt"
 	"net/netip"
 	"sort"
@@ -56,9 +57,10 @@ func commonest(m map[netip.Addr]int) (netip.Addr, int) {
 }
 
 // readLayout reads the frames of path once, at most max of them (max < 0:
-// all), and reports whether it read them all.
-func readLayout(path string, max int) (*layout, bool, error) {
-	r, err := pcap.OpenPath(path, pcap.ReaderOptions{})
+// all), and reports whether it read them all; it stops with ctx's error
+// once ctx has ended.
+func readLayout(ctx context.Context, path string, max int) (*layout, bool, error) {
+	r, err := pcap.OpenPath(path, pcap.ReaderOptions{Context: ctx})
 	if err != nil {
 		return nil, false, pcap.OpenError(path, err)
 	}
@@ -67,6 +69,9 @@ func readLayout(path string, max int) (*layout, bool, error) {
 	for n := 0; n != max; n++ {
 		f, err := r.Next()
 		if err != nil {
+			if ctx.Err() != nil {
+				return nil, false, fmt.Errorf("%s: %w", path, context.Cause(ctx))
+			}
 			return l, true, nil // a damaged file fails later with a better message
 		}
 		l.add(r, f)

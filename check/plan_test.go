@@ -1,6 +1,7 @@
 package check
 
 import (
+	"context"
 	"encoding/json"
 	"net/netip"
 	"path/filepath"
@@ -94,7 +95,7 @@ func TestGuessedPlan(t *testing.T) {
 				}
 				return fr, string(js)
 			}
-			lay, _, err := readLayout(path, 4)
+			lay, _, err := readLayout(context.Background(), path, 4)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -1,6 +1,7 @@
 package pcap
 
 import (
+	"context"
 	"errors"
 	"net/netip"
 	"path/filepath"
@@ -100,7 +101,7 @@ func TestDetectFormatGrant34(t *testing.T) {
 			if v != c.want {
 				t.Errorf("format %v, want %v", v, c.want)
 			}
-			if p, _, err := PrescanPath(path); err != nil || p != c.wantProf {
+			if p, _, err := PrescanPath(context.Background(), path); err != nil || p != c.wantProf {
 				t.Errorf("profile %q (%v), want %s", p, err, c.wantProf)
 			}
 		})
@@ -141,10 +142,10 @@ func TestPrescanPre2024Format(t *testing.T) {
 		}
 		return path
 	}
-	if _, _, err := PrescanPath(write(4, 4)); !errors.Is(err, ErrPre2024Format) {
+	if _, _, err := PrescanPath(context.Background(), write(4, 4)); !errors.Is(err, ErrPre2024Format) {
 		t.Errorf("old format: %v, want ErrPre2024Format", err)
 	}
-	if p, _, err := PrescanPath(write(1, 4)); err != nil || p != "linux-2024" {
+	if p, _, err := PrescanPath(context.Background(), write(1, 4)); err != nil || p != "linux-2024" {
 		t.Errorf("one damaged frame of 4: %q, %v; want linux-2024", p, err)
 	}
 }

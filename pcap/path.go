@@ -1,7 +1,6 @@
 package pcap
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -16,22 +15,22 @@ import (
 // ErrNoHoma is returned for a readable capture without a single Homa packet.
 var ErrNoHoma = errors.New("no Homa packets found (IP protocol 146 or 253, or TCP with the hijack marks)")
 
-// streams holds the bytes of captures that can be read only once:
-// standard input ("-") and paths that are not regular files (a named
-// pipe, a process substitution such as /dev/fd/63, /dev/stdin on a pipe).
-// Each is read into memory on first use, so that it can be read again
-// (profile detection and the capture-point plan, then checking; opening a
-// named pipe a second time would wait for a writer forever); streamsMu
-// guards it (check reads files in parallel).
+// streams holds the captures that can be read only once: standard
+// input ("-") and paths that are not regular files (a named pipe, a
+// process substitution such as /dev/fd/63, /dev/stdin on a pipe, a
+// device). Each is spooled on first use (see spool) so that it can be
+// read again (profile detection and the capture-point plan, then
+// checking; opening a named pipe a second time would wait for a writer
+// forever); streamsMu guards it (check reads files in parallel).
 var (
-	streams   = map[string][]byte{}
+	streams   = map[string]*spool{}
 	streamsMu sync.Mutex
 )
 
-// stream returns the bytes of the capture at path when it can be read
-// only once (see streams), reading it on first use; ok is false for a
+// stream returns the spool of the capture at path when it can be read
+// only once (see streams), starting it on first use; ok is false for a
 // regular file, or a path Stat cannot read (Open then says why).
-func stream(path string) (data []byte, ok bool, err error) {
+func stream(path string) (sp *spool, ok bool, err error) {
 	if path != "-" {
 		fi, err := os.Stat(path)
 		if err != nil || fi.Mode().IsRegular() || fi.IsDir() {
@@ -40,20 +39,153 @@ func stream(path string) (data []byte, ok bool, err error) {
 	}
 	streamsMu.Lock()
 	defer streamsMu.Unlock()
-	if b, ok := streams[path]; ok {
-		return b, true, nil
+	if sp, ok := streams[path]; ok {
+		return sp, true, nil
 	}
-	var b []byte
+	var src *os.File
 	if path == "-" {
-		b, err = io.ReadAll(os.Stdin)
-	} else {
-		b, err = os.ReadFile(path)
+		src = os.Stdin
+	} else if src, err = os.Open(path); err != nil {
+		return nil, true, err
 	}
+	sp, err = newSpool(src)
 	if err != nil {
 		return nil, true, fmt.Errorf("read %s: %w", streamName(path), err)
 	}
-	streams[path] = b
-	return b, true, nil
+	streams[path] = sp
+	return sp, true, nil
+}
+
+// spool keeps what has been read of a stream in an unlinked temporary
+// file, so that memory stays bounded however long the stream is (the
+// disk holds it instead) and every reader of the stream (newReader)
+// reads it from its start: a goroutine copies the stream to the file as
+// it comes, and a reader that has caught up waits for more, or for its
+// context to end. It stops at the stream's end, at a read error, or
+// after the first 4 bytes when they are no capture's magic number
+// (/dev/zero, /dev/urandom: NewReader says so at once, and nothing more
+// is read).
+type spool struct {
+	file *os.File // unlinked: removed however the process ends
+	mu   sync.Mutex
+	n    int64         // bytes in file
+	done bool          // the copy has stopped; err says why (nil: EOF)
+	err  error         // the stream's read error
+	more chan struct{} // closed, and replaced, when n or done changes
+}
+
+// newSpool starts spooling src (which it closes at the end, unless it
+// is standard input).
+func newSpool(src *os.File) (*spool, error) {
+	f, err := os.CreateTemp("", "homatest-stream-*")
+	if err != nil {
+		return nil, fmt.Errorf("spool to a temporary file: %w", err)
+	}
+	os.Remove(f.Name())
+	sp := &spool{file: f, more: make(chan struct{})}
+	go sp.copy(src)
+	return sp, nil
+}
+
+// copy appends src to the file until it ends (see spool).
+func (sp *spool) copy(src *os.File) {
+	if src != os.Stdin {
+		defer src.Close()
+	}
+	buf := make([]byte, 1<<16)
+	var err error
+	for {
+		var k int
+		k, err = src.Read(buf)
+		if k > 0 {
+			if _, werr := sp.file.WriteAt(buf[:k], sp.size()); werr != nil {
+				err = fmt.Errorf("spool to a temporary file: %w", werr)
+				break
+			}
+			sp.grow(int64(k), false, nil)
+			if sp.size() >= 4 && sp.size()-int64(k) < 4 && !sp.magicOK() {
+				err = io.EOF // NewReader rejects it on its first 4 bytes
+				break
+			}
+		}
+		if err != nil {
+			break
+		}
+	}
+	if errors.Is(err, io.EOF) {
+		err = nil
+	}
+	sp.grow(0, true, err)
+}
+
+// magicOK reports whether the file starts with a pcap or pcapng magic
+// number (as NewReader reads it).
+func (sp *spool) magicOK() bool {
+	var m [4]byte
+	if _, err := sp.file.ReadAt(m[:], 0); err != nil {
+		return false
+	}
+	return knownMagic(m)
+}
+
+func (sp *spool) size() int64 {
+	sp.mu.Lock()
+	defer sp.mu.Unlock()
+	return sp.n
+}
+
+// grow notes k more bytes in the file (and the end, with done) and wakes
+// the waiting readers.
+func (sp *spool) grow(k int64, done bool, err error) {
+	sp.mu.Lock()
+	sp.n += k
+	sp.done, sp.err = done, err
+	close(sp.more)
+	sp.more = make(chan struct{})
+	sp.mu.Unlock()
+}
+
+// newReader returns a reader of the stream from its start; a Read that
+// has caught up with the copy waits for more, or returns ctx's error
+// once ctx has ended (nil: never).
+func (sp *spool) newReader(ctx context.Context) io.Reader {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	return &spoolReader{sp: sp, ctx: ctx}
+}
+
+type spoolReader struct {
+	sp  *spool
+	ctx context.Context
+	off int64
+}
+
+func (r *spoolReader) Read(p []byte) (int, error) {
+	for {
+		r.sp.mu.Lock()
+		n, done, err, more := r.sp.n, r.sp.done, r.sp.err, r.sp.more
+		r.sp.mu.Unlock()
+		if r.off < n {
+			k, rerr := r.sp.file.ReadAt(p[:min(int64(len(p)), n-r.off)], r.off)
+			r.off += int64(k)
+			if k > 0 {
+				return k, nil
+			}
+			return 0, rerr
+		}
+		if done {
+			if err != nil {
+				return 0, err
+			}
+			return 0, io.EOF
+		}
+		select {
+		case <-more:
+		case <-r.ctx.Done():
+			return 0, context.Cause(r.ctx)
+		}
+	}
 }
 
 // streamName names path in errors: "standard input" for "-".
@@ -66,17 +198,20 @@ func streamName(path string) string {
 
 // OpenPath opens the capture at path for reading; "-" is standard input.
 // Standard input and other paths that can be read only once (a named
-// pipe, /dev/fd/N) are read into memory on first use so that they can be
-// read again. Errors are Open's (OpenError renders them for a user).
+// pipe, /dev/fd/N, a device) are spooled to an unlinked temporary file
+// as they are read (see spool), so that they can be read again with
+// bounded memory; a read of one waiting for more returns once
+// o.Context has ended. Errors are Open's (OpenError renders them for a
+// user).
 func OpenPath(path string, o ReaderOptions) (*Reader, error) {
-	data, ok, err := stream(path)
+	sp, ok, err := stream(path)
 	if err != nil {
 		return nil, err
 	}
 	if !ok {
 		return Open(path, o)
 	}
-	r, err := NewReader(bytes.NewReader(data), o)
+	r, err := NewReader(sp.newReader(o.Context), o)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", streamName(path), err)
 	}
@@ -84,16 +219,16 @@ func OpenPath(path string, o ReaderOptions) (*Reader, error) {
 }
 
 // OpenRawPath opens the bytes of the capture at path as OpenPath reads
-// them (standard input and other streams: as read so far).
+// them (standard input and other streams: from their spool).
 func OpenRawPath(path string) (io.ReadCloser, error) {
-	data, ok, err := stream(path)
+	sp, ok, err := stream(path)
 	if err != nil {
 		return nil, err
 	}
 	if !ok {
 		return os.Open(path)
 	}
-	return io.NopCloser(bytes.NewReader(data)), nil
+	return io.NopCloser(sp.newReader(nil)), nil
 }
 
 // OpenError renders an Open failure of the capture name as one line that
@@ -121,6 +256,9 @@ type DamagedError struct {
 }
 
 func (e *DamagedError) Error() string {
+	if errors.Is(e.Err, ErrConcatenated) {
+		return fmt.Sprintf("%s: read up to frame %d, %v", e.Path, e.Frames, ErrConcatenated)
+	}
 	return fmt.Sprintf("%s: capture damaged or cut short after frame %d: %v", e.Path, e.Frames, e.Err)
 }
 
@@ -158,7 +296,7 @@ func StreamPathFrames(path string, o ReaderOptions, frame func(*Reader, *Frame),
 		return Stats{}, OpenError(path, err)
 	}
 	defer r.Close()
-	if err := r.eachEvent(context.Background(), frame, fn); err != nil {
+	if err := r.eachEvent(r.ctx(), frame, fn); err != nil {
 		return r.Stats(), &DamagedError{Path: path, Frames: r.Stats().Frames, Err: err}
 	}
 	st := r.Stats()
@@ -180,19 +318,23 @@ func DetectPathShift(path string, o ReaderOptions) uint8 {
 	return s
 }
 
-// PrescanPath reads the first frames of the capture at path once
+// PrescanPath reads the first frames of the capture at path once,
+// stopping with ctx's error once ctx has ended
 // (DetectFormat) and returns the profile of the format they suggest
 // (spec.ProfileForWire) and the IPv6 priority shift (0 if it cannot
 // tell). A damaged file is not an error here; reading it for real
 // reports it. A capture in HomaModule's format before 263f8c2 is
 // (ErrPre2024Format): judging it would flag every packet.
-func PrescanPath(path string) (profile string, shift uint8, err error) {
-	r, err := OpenPath(path, ReaderOptions{})
+func PrescanPath(ctx context.Context, path string) (profile string, shift uint8, err error) {
+	r, err := OpenPath(path, ReaderOptions{Context: ctx})
 	if err != nil {
 		return "", 0, OpenError(path, err)
 	}
 	defer r.Close()
 	v, shift, err := detectFormat(r)
+	if err == nil {
+		err = ctx.Err()
+	}
 	if err != nil {
 		return "", 0, fmt.Errorf("%s: %w", path, err)
 	}
@@ -206,7 +348,7 @@ func PrescanPath(path string) (profile string, shift uint8, err error) {
 // sent.pcapng holds); o unchanged otherwise. The bool reports whether it
 // filtered.
 func SentView(path string, o ReaderOptions) (ReaderOptions, bool) {
-	r, err := OpenPath(path, ReaderOptions{})
+	r, err := OpenPath(path, ReaderOptions{Context: o.Context})
 	if err != nil {
 		return o, false
 	}

@@ -2,6 +2,7 @@ package pcap
 
 import (
 	"bufio"
+	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -53,6 +54,10 @@ type ReaderOptions struct {
 	// messages that quote a Homa packet (Frame.ICMP set, no Packet); they
 	// still count as "icmp"/"icmpv6" in Stats.Other, not as Homa.
 	ICMP bool
+	// Context, when set, ends the read once it has ended: Next returns
+	// its error (wrapped) within ctxFrames frames, and a read of a
+	// stream waiting for more (OpenPath) returns at once; nil never ends.
+	Context context.Context
 	// Progress, when set, gets 1 added for every frame read (as
 	// Stats.Frames counts it): a count a progress display reads from
 	// another goroutine while the capture is read (homatest check).
@@ -135,24 +140,35 @@ func NewReader(r io.Reader, o ReaderOptions) (*Reader, error) {
 		return nil, err
 	}
 	rd := &Reader{o: o, parsers: map[layers.LinkType]*linkParser{}}
-	switch binary.BigEndian.Uint32(magic) {
-	case 0x0a0d0d0a:
+	switch m := binary.BigEndian.Uint32(magic); {
+	case !knownMagic([4]byte(magic)):
+		return nil, fmt.Errorf("%w: magic number 0x%08x", ErrFormat, m)
+	case m == 0x0a0d0d0a:
 		ng, err := pcapgo.NewNgReader(br, pcapgo.NgReaderOptions{WantMixedLinkType: true, SkipUnknownVersion: true,
 			StatisticsCallback: rd.interfaceStats, SectionEndCallback: rd.sectionEnd})
 		if err != nil {
 			return nil, fmt.Errorf("%w: bad pcapng header: %v", ErrFormat, err)
 		}
 		rd.src, rd.ng = ng, ng
-	case 0xa1b2c3d4, 0xd4c3b2a1, 0xa1b23c4d, 0x4d3cb2a1:
+	default:
 		pr, err := pcapgo.NewReader(br)
 		if err != nil {
 			return nil, fmt.Errorf("%w: bad pcap header: %v", ErrFormat, err)
 		}
 		rd.src, rd.linkType = pr, pr.LinkType()
-	default:
-		return nil, fmt.Errorf("%w: magic number 0x%08x", ErrFormat, binary.BigEndian.Uint32(magic))
 	}
 	return rd, nil
+}
+
+// knownMagic reports whether m, a file's first 4 bytes, is the magic
+// number of a pcapng section header block or of a classic pcap (µs or
+// ns, either byte order).
+func knownMagic(m [4]byte) bool {
+	switch binary.BigEndian.Uint32(m[:]) {
+	case 0x0a0d0d0a, 0xa1b2c3d4, 0xd4c3b2a1, 0xa1b23c4d, 0x4d3cb2a1:
+		return true
+	}
+	return false
 }
 
 // InterfaceName returns the name (pcapng if_name) of interface i of a
@@ -250,6 +266,9 @@ func (r *Reader) Next() (*Frame, error) {
 		} else {
 			data, ci, err = r.src.ZeroCopyReadPacketData()
 		}
+		if r.ng == nil && fileHeaderAsRecord(ci) {
+			return nil, fmt.Errorf("after frame %d: %w", r.n, ErrConcatenated)
+		}
 		if err != nil {
 			if errors.Is(err, io.EOF) {
 				return nil, io.EOF
@@ -257,6 +276,9 @@ func (r *Reader) Next() (*Frame, error) {
 			return nil, fmt.Errorf("read frame %d: %w", r.n+1, err)
 		}
 		r.n++
+		if r.o.Context != nil && r.n%ctxFrames == 0 && r.o.Context.Err() != nil {
+			return nil, fmt.Errorf("read frame %d: %w", r.n, context.Cause(r.o.Context))
+		}
 		r.stats.Frames++
 		if r.o.Progress != nil {
 			r.o.Progress.Add(1)
@@ -288,6 +310,39 @@ func (r *Reader) Next() (*Frame, error) {
 			return &r.frame, nil
 		}
 	}
+}
+
+// ErrConcatenated is the error (wrapped by Next, and by StreamPath in a
+// *DamagedError) of a classic pcap followed by a second capture's file
+// header, as `cat a.pcap b.pcap` writes: a classic pcap holds one
+// capture (pcapng holds several, as sections, and reads on).
+var ErrConcatenated = errors.New("a second capture's file header follows: the input is captures concatenated (cat a.pcap b.pcap), and a classic pcap holds one; give each file, or join them with mergecap -w out.pcapng a.pcap b.pcap")
+
+// fileHeaderAsRecord reports whether ci, read as a classic pcap record
+// header, is a file header: ts_sec a pcap magic number (in this file's
+// byte order, as cat of two captures from one machine has it) and
+// thiszone and sigfigs as incl_len and orig_len (0: libpcap writes no
+// other), or ts_sec the pcapng section header's block type and incl_len
+// its byte-order magic.
+func fileHeaderAsRecord(ci gopacket.CaptureInfo) bool {
+	switch uint32(ci.Timestamp.Unix()) {
+	case 0xa1b2c3d4, 0xd4c3b2a1, 0xa1b23c4d, 0x4d3cb2a1:
+		return ci.CaptureLength == 0 && ci.Length == 0
+	case 0x0a0d0d0a:
+		return ci.CaptureLength == 0x1a2b3c4d || ci.CaptureLength == 0x4d3c2b1a
+	}
+	return false
+}
+
+// ctxFrames is how often (in frames) Next looks at ReaderOptions.Context.
+const ctxFrames = 1024
+
+// ctx is r's ReaderOptions.Context, or context.Background.
+func (r *Reader) ctx() context.Context {
+	if r.o.Context != nil {
+		return r.o.Context
+	}
+	return context.Background()
 }
 
 func (r *Reader) other(kind string) {

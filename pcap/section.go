@@ -113,12 +113,12 @@ func readErr(err error) error {
 // (SectionComments) of the capture at path ("-": standard input, read as
 // OpenPath reads it, so that it can be read again).
 func SectionCommentsPath(path string) ([]string, error) {
-	data, ok, err := stream(path)
+	sp, ok, err := stream(path)
 	if err != nil {
 		return nil, err
 	}
 	if ok {
-		return SectionComments(bytes.NewReader(data))
+		return SectionComments(sp.newReader(nil))
 	}
 	f, err := os.Open(path)
 	if err != nil {

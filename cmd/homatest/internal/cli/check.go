@@ -104,7 +104,8 @@ Info).
 
 Exit codes: 0 no MUST violation (and with --strict no SHOULD violation),
 1 violations, 2 bad input (unreadable or cut capture, no Homa packets, bad
-flags). 2 wins: with several FILEs, one that cannot be checked makes the
+flags), 130 interrupted (Ctrl-C, SIGINT or SIGTERM: the check stops within
+a batch of frames, prints no verdict and writes no --annotate file). 2 wins: with several FILEs, one that cannot be checked makes the
 exit 2 even when others have violations (their reports still print them,
 and the error line names the files that failed their check). A capture cut
 short or damaged part-way (tcpdump killed mid-write, a full disk) is judged
@@ -187,9 +188,13 @@ func runCheck(cmd *cobra.Command, o *checkOpts, files []string) error {
 	if err := checkOutputFile("--annotate", o.annotate); err != nil {
 		return usageErr(err)
 	}
+	co.Context = cmd.Context()
 	stop := o.progress(cmd.ErrOrStderr(), &co)
 	reports := check.Files(co, files)
 	stop()
+	if err := interruptedRead(co.Context, nil); err != nil {
+		return err
+	}
 	failed := 0
 	for _, fr := range reports {
 		if fr.Error != "" || incompleteWhy(fr) != "" {

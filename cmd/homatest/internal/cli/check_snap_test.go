@@ -109,3 +109,21 @@ func TestCheckSnapCut(t *testing.T) {
 		}
 	}
 }
+
+// TestRPCsSnapCut: rpcs on a capture whose snap length left no Homa
+// header readable (editcap -s 54) fails as on one without Homa packets
+// (exit 2), with check's snap-length hint, rather than printing an empty
+// table; at 96 bytes (only an ACK's unused acks slots cut) it lists them.
+func TestRPCsSnapCut(t *testing.T) {
+	frames := readCapFrames(t, realDir+"/linux-6.13-proto146/c-500k-loss3pct-server-side.pcap")
+	dir := t.TempDir()
+	cut := writeCapFrames(t, dir, "cut54.pcapng", snapCut(frames, 54), nil)
+	out, err, code := run(t, "rpcs", cut)
+	if code != 2 || err == nil || !strings.Contains(err.Error(), "no Homa header could be read") || !strings.Contains(err.Error(), "-s 0") || strings.Contains(err.Error(), "\n") {
+		t.Errorf("rpcs -s 54: exit %d, %v, want 2 with the snap hint on one line; output:\n%s", code, err, out)
+	}
+	ok := writeCapFrames(t, dir, "cut96.pcapng", snapCut(frames, 96), nil)
+	if out, err, code := run(t, "rpcs", ok); code != 0 || strings.Count(out, "\n") < 2 {
+		t.Errorf("rpcs -s 96: exit %d, %v:\n%s", code, err, out)
+	}
+}

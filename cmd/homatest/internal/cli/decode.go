@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -130,7 +131,11 @@ func runDecode(cmd *cobra.Command, o *decodeOpts, files []string) error {
 		if len(files) > 1 && o.output == "text" && !o.summaryOnly {
 			fmt.Fprintf(w, "== %s\n", name)
 		}
-		st, n, rerr, oerr := decodeInputFile(w, name, v, len(files) > 1, o)
+		st, n, rerr, oerr := decodeInputFile(cmd.Context(), w, name, v, len(files) > 1, o)
+		if err := interruptedRead(cmd.Context(), nil); err != nil {
+			w.Flush() // the packets printed before it: decode's output is a stream
+			return err
+		}
 		matched += n
 		if oerr != nil {
 			unreadable = append(unreadable, oerr.Error())
@@ -180,9 +185,10 @@ func runDecode(cmd *cobra.Command, o *decodeOpts, files []string) error {
 // decodeInputFile decodes the capture name (wire version v) into w and
 // returns its summary's counts, the number of packets of o.sel, the error
 // that stopped the read early (a damaged or cut file), and the error that
-// kept the file from being read at all (one line naming it).
-func decodeInputFile(w *bufio.Writer, name string, v wire.Version, multi bool, o *decodeOpts) (st pcap.Stats, n int, rerr, oerr error) {
-	ro := pcap.ReaderOptions{Version: v, IPv6PriorityShift: uint8(o.ipv6Shift)}
+// kept the file from being read at all (one line naming it). Once ctx has
+// ended it stops within a batch of frames.
+func decodeInputFile(ctx context.Context, w *bufio.Writer, name string, v wire.Version, multi bool, o *decodeOpts) (st pcap.Stats, n int, rerr, oerr error) {
+	ro := pcap.ReaderOptions{Version: v, IPv6PriorityShift: uint8(o.ipv6Shift), Context: ctx}
 	if ro.IPv6PriorityShift == 0 {
 		ro.IPv6PriorityShift = pcap.DetectPathShift(name, ro)
 	}

@@ -72,8 +72,11 @@ such RPC.`,
 				return usageErr(fmt.Errorf("--wire: %w", err))
 			}
 			path := args[0]
-			rpcs, _, opts, err := captureRPCs(path, v)
+			rpcs, _, opts, err := captureRPCs(cmd.Context(), path, v)
 			var damaged *pcap.DamagedError
+			if ee := (*ExitError)(nil); errors.As(err, &ee) {
+				return err
+			}
 			if err != nil && !errors.As(err, &damaged) {
 				return usageErr(err)
 			}
@@ -82,7 +85,11 @@ such RPC.`,
 				return usageErr(fmt.Errorf("%s: %w", path, err))
 			}
 			b := seqplot.NewBuilder(r)
-			if _, err := pcap.StreamPath(path, opts, b.Add); err != nil && damaged == nil {
+			_, err = pcap.StreamPath(path, opts, b.Add)
+			if err := interruptedRead(cmd.Context(), err); err != nil {
+				return err
+			}
+			if err != nil && damaged == nil {
 				return usageErr(err)
 			}
 			m := b.Model()

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/homatest/homatest/check"
 	"github.com/homatest/homatest/pcap"
 	"github.com/homatest/homatest/report/seqplot"
 	"github.com/homatest/homatest/spec"
@@ -68,10 +70,14 @@ func outcome(r *spec.RPC) string {
 // captureRPCs reads the capture at path (wire format v, the profile and
 // IPv6 priority shift found by pcap.PrescanPath) through a spec.Trace and returns its
 // RPCs in order of their first frame, the time of the first Homa packet,
-// and the reader options to read it again with.
-func captureRPCs(path string, v wire.Version) ([]*spec.RPC, time.Time, pcap.ReaderOptions, error) {
-	o := pcap.ReaderOptions{Version: v}
-	profile, shift, err := pcap.PrescanPath(path)
+// and the reader options to read it again with. Once ctx has ended it
+// stops within a batch of frames with interruptedRead's error.
+func captureRPCs(ctx context.Context, path string, v wire.Version) ([]*spec.RPC, time.Time, pcap.ReaderOptions, error) {
+	o := pcap.ReaderOptions{Version: v, Context: ctx}
+	profile, shift, err := pcap.PrescanPath(ctx, path)
+	if err := interruptedRead(ctx, err); err != nil {
+		return nil, time.Time{}, o, err
+	}
 	if err != nil {
 		return nil, time.Time{}, o, err
 	}
@@ -81,15 +87,30 @@ func captureRPCs(path string, v wire.Version) ([]*spec.RPC, time.Time, pcap.Read
 	tr := spec.NewTrace(&prof.Params)
 	tr.KeepFinished()
 	var first time.Time
+	readable := 0 // events with a whole Homa header
 	st, err := pcap.StreamPath(path, o, func(e *spec.Event) {
+		if e.Err == nil {
+			readable++
+		}
 		if first.IsZero() {
 			first = e.Time
 		}
 		tr.Apply(e)
 	})
+	if err := interruptedRead(ctx, err); err != nil {
+		return nil, first, o, err
+	}
 	damaged, err := pcap.Damage(st, err)
 	if err != nil {
 		return nil, first, o, err
+	}
+	if readable == 0 {
+		// Homa frames, none readable: as empty of Homa as one without them.
+		why := fmt.Sprintf("none of its %d Homa frames has a readable Homa header", st.Homa)
+		if h := check.SnapHint(st); h != "" {
+			why = h
+		}
+		return nil, first, o, fmt.Errorf("%s: %s", path, why)
 	}
 	rpcs := tr.RPCs()
 	sort.Slice(rpcs, func(i, j int) bool { return rpcs[i].FirstFrame < rpcs[j].FirstFrame })
@@ -97,6 +118,18 @@ func captureRPCs(path string, v wire.Version) ([]*spec.RPC, time.Time, pcap.Read
 		return rpcs, first, o, damaged
 	}
 	return rpcs, first, o, nil
+}
+
+// interruptedRead returns, once ctx has ended, the error (exit 130) of a
+// command that reads captures (check, decode, rpcs, plot): it stops
+// within a batch of frames and writes no verdict nor output file, as
+// homatest scenario run stops its own check; err, when set, is the read's
+// error, which the interruption explains. nil while ctx has not ended.
+func interruptedRead(ctx context.Context, err error) error {
+	if ctx == nil || ctx.Err() == nil {
+		return nil
+	}
+	return &ExitError{Code: 130, Err: errors.New("interrupted: the capture was not read to its end; nothing written, no verdict")}
 }
 
 // damagedErr is the error that ends a command which printed what it read
@@ -184,8 +217,11 @@ counts once: the same RPCs and counts as the run's sent.pcapng.`,
 			if err != nil {
 				return usageErr(fmt.Errorf("--wire: %w", err))
 			}
-			rpcs, first, _, err := captureRPCs(args[0], v)
+			rpcs, first, _, err := captureRPCs(cmd.Context(), args[0], v)
 			var damaged *pcap.DamagedError
+			if ee := (*ExitError)(nil); errors.As(err, &ee) {
+				return err
+			}
 			if err != nil && !errors.As(err, &damaged) {
 				return usageErr(err)
 			}
