@@ -122,7 +122,12 @@ func (h *Machine) handleData(src netip.Addr, d wire.Data) {
 			m.granted = min(length, h.p.UnschedBytes)
 		}
 		r.in = m
-		if length > h.p.UnschedBytes {
+		if m.grantable = m.granted < length; m.grantable {
+			// Grantable when the first DATA's incoming falls short of the
+			// length (homa_grant_init_rpc), not only past unsched_bytes:
+			// a retransmission that re-creates an aborted RPC carries
+			// incoming = the end of the RESEND's range, and a receiver
+			// that never granted the rest would wait for itself forever.
 			h.grants.add(r, m)
 		}
 	}
@@ -158,7 +163,7 @@ func (h *Machine) handleData(src netip.Addr, d wire.Data) {
 				Payload: m.buf, Request: RequestRef{r}})
 		}
 	}
-	if length > h.p.UnschedBytes {
+	if m.grantable {
 		// Only a message that needs grants changes the grant decision;
 		// the timer re-runs it every tick anyway.
 		h.grant()

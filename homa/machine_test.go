@@ -243,3 +243,37 @@ func restartedCall(t *testing.T) (m *homa.Machine, p homa.Params, common wire.Co
 	m.HandlePacket(*now, peerAddr, 7, unknown)
 	return m, p, common, drain(m, *now), step, now
 }
+
+// TestMachineGrantsMessageRecreatedShort: a request re-created at the
+// server by a retransmission (incoming = the end of the RESEND's range,
+// 1424 of 2048 bytes: the server had aborted the RPC) is grantable
+// although it is shorter than unsched_bytes (HomaModule
+// homa_grant_init_rpc: grantable when incoming < length), so the server
+// GRANTs the rest. Before, it waited for its own GRANT forever, answering
+// the client's RESENDs with BUSY (an RPC silent for 10 s in an overloaded
+// 8-host simulation).
+func TestMachineGrantsMessageRecreatedShort(t *testing.T) {
+	p := homa.DefaultParams()
+	m, err := homa.NewMachine(homa.MachineConfig{Addr: iutAddr, Params: p}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Listen(4000); err != nil {
+		t.Fatal(err)
+	}
+	common := wire.CommonFields{Sport: 33000, Dport: 4000, SenderID: 100}
+	data, _ := (&wire.DataFields{Common: common, MessageLength: 2048, Incoming: 1424, SegOffset: 0, Retransmit: 1,
+		Payload: make([]byte, 1424)}).AppendTo(nil, wire.EncodeOptions{FixLengths: true, SetMarks: true})
+	m.HandlePacket(0, peerAddr, 7, data)
+	var out []homa.Transmit
+	for now := time.Duration(0); now <= 3*p.Tick; now += p.Tick {
+		m.HandleTimeout(now)
+		out = append(out, drain(m, now)...)
+	}
+	for _, tr := range out {
+		if pk := decode(t, tr.Packet); pk.Type() == wire.TypeGrant && pk.Grant().Offset() == 2048 {
+			return
+		}
+	}
+	t.Errorf("no GRANT to offset 2048 for a 2048-byte request created with incoming 1424 (sent %d packets)", len(out))
+}
