@@ -42,12 +42,12 @@ func (h *Machine) verifyQueues() error {
 	var gs []*grantable
 	want := 0
 	for _, r := range h.servers {
-		if r.state == serverReceiving && r.in != nil && r.in.length() > h.p.UnschedBytes && !r.in.complete {
+		if r.state == serverReceiving && r.in != nil && r.in.grantable && !r.in.complete {
 			gs = append(gs, r.in.g)
 		}
 	}
 	for _, r := range h.clients {
-		if r.in != nil && r.in.length() > h.p.UnschedBytes && !r.in.complete {
+		if r.in != nil && r.in.grantable && !r.in.complete {
 			gs = append(gs, r.in.g)
 		}
 	}

@@ -50,6 +50,7 @@ type msgIn struct {
 	granted      int            // bytes the sender may send (incoming of the first DATA, then GRANTs)
 	prio         uint8
 	complete     bool
+	grantable    bool // its first DATA's incoming fell short of its length (homa_grant_init_rpc)
 	completeTick int
 	created      time.Duration // when its first packet arrived (Machine clock)
 	g            *grantable    // its place in Machine.grants, nil when not grantable
