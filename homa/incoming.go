@@ -225,31 +225,30 @@ func (h *Machine) handleResend(src netip.Addr, rs wire.Resend) {
 		}
 		return
 	}
+	// Retransmit at once what was sent of the range (homa_resend_pkt →
+	// homa_resend_data, which hands each packet to the NIC itself, past
+	// the pacer): an answer queued behind a saturated pacer could wait
+	// past response_timeout, and one the RPC's end overtook never left
+	// (HOMA-RESEND-002/-016 in an overloaded simulation).
 	m := r.out
 	start, end := int(rs.Offset()), m.next
 	if !rs.IsResendAll() {
 		end = min(start+int(rs.Length()), m.length())
-		if end > m.granted {
-			// A RESEND past our horizon means a GRANT was lost (RTX-08).
-			m.granted = end
-			h.trackUngranted(r)
-			h.queueSend(r)
-		}
-		end = min(end, m.next)
 	}
-	// BUSY when none of the requested data has been sent yet (RTX-06), and
-	// also when all of it already waits in our retransmission queue:
-	// HomaModule retransmits from the RESEND handler at once, so its
-	// RESENDs are always answered, but ours can wait behind other RPCs'
-	// retransmissions, and a peer hearing nothing would count silent ticks
-	// towards timeout_ticks while its data sits here.
+	asked := end
 	if h.faults[FaultPartialRetransmit] {
 		end = min(end, start+1) // only the packet holding start
 	}
-	if start >= m.next || h.queueRetransmit(r, start, end, rs.Priority()) == 0 {
-		if !h.faults[FaultNoBusy] {
-			h.send(src, h.topPriority(), &wire.BusyFields{Common: h.control(r)})
-		}
+	h.resendNow(r, start, end, rs.Priority())
+	if asked > m.granted {
+		// A RESEND past our horizon means a GRANT was lost (RTX-08).
+		m.granted = asked
+		h.trackUngranted(r)
+		h.queueSend(r)
+	}
+	// BUSY when none of the requested data has been sent yet (RTX-06).
+	if start >= m.next && !h.faults[FaultNoBusy] {
+		h.send(src, h.topPriority(), &wire.BusyFields{Common: h.control(r)})
 	}
 }
 

@@ -51,8 +51,8 @@ type Machine struct {
 	outHead    int
 	events     []Event // application events not yet taken by PollEvent
 	evHead     int
-	retxTurn   bool   // the sender alternates retransmissions and new data
-	retxQ      []*rpc // RPCs with retransmissions waiting, in RESEND order
+	retxTurn   bool   // the sender alternates restart packets and new data
+	retxQ      []*rpc // RPCs with restart packets waiting, in the order they were told RPC_UNKNOWN
 	grants     grantQueue
 	sendQ      sendQueue
 	rpcSeq     uint64 // RPCs created so far (rpc.seq)
@@ -396,13 +396,8 @@ func (h *Machine) PollTransmit(now time.Duration) (Transmit, bool) {
 	h.advance(now)
 	if h.outHead == len(h.outbox) && !h.closed {
 		if h.p.LinkRate <= 0 || h.linkFree-h.now <= h.backlog {
-			if n := h.sendOne(); n > 0 && h.p.LinkRate > 0 {
-				// Ethernet, IP and Homa header bytes occupy the link too.
-				wireBytes := n + 14 + 20 + wire.DataHeaderLen
-				if h.linkFree < h.now {
-					h.linkFree = h.now // the link went idle: no credit is saved up
-				}
-				h.linkFree += time.Duration(int64(wireBytes) * 8 * int64(time.Second) / h.p.LinkRate)
+			if n := h.sendOne(); n > 0 {
+				h.chargeLink(n)
 			}
 		}
 		h.settled()

@@ -2,6 +2,7 @@ package homa_test
 
 import (
 	"errors"
+	"maps"
 	"net/netip"
 	"slices"
 	"testing"
@@ -166,29 +167,36 @@ func TestMachineRestartPriorityFollowsCutoffs(t *testing.T) {
 	}
 }
 
-// TestMachineRestartPacketAnswersResend: a restart packet still queued
-// when a RESEND for its bytes arrives answers that RESEND too, so it goes
-// at the priority the RESEND asked for (facts RTX-06; found by homatest
-// explore, HOMA-RESEND-004); the restart's other packets keep the
-// unscheduled level (RTX-09).
+// TestMachineRestartPacketAnswersResend: a RESEND for the bytes of a
+// restart packet still queued behind the pacer is answered at once with
+// that packet at the priority the RESEND asked for, and the restart does
+// not send it again (facts RTX-06; HomaModule homa_resend_pkt →
+// homa_resend_data transmits from the handler; found by homatest explore,
+// HOMA-RESEND-004); the restart's other packet keeps the unscheduled
+// level (RTX-09).
 func TestMachineRestartPacketAnswersResend(t *testing.T) {
 	m, p, common, restart, step, now := restartedCall(t)
 	resend, _ := (&wire.ResendFields{Common: common, Offset: 1424, Length: 1384, Priority: 7}).AppendTo(nil, wire.EncodeOptions{FixLengths: true, SetMarks: true})
 	m.HandlePacket(*now, peerAddr, 7, resend)
+	answer := drain(m, *now)
+	if len(answer) != 1 || decode(t, answer[0].Packet).Data().Offset() != 1424 || answer[0].Prio != 7 {
+		t.Fatalf("the RESEND was answered at once with %d packets, want the one at offset 1424 at priority 7", len(answer))
+	}
+	restart = append(restart, answer...)
 	restart = append(restart, step()...)
-	var prios []uint8
+	prios := map[uint32][]uint8{}
 	for _, tr := range restart {
 		d := decode(t, tr.Packet).Data()
 		if d.Common().Type() != wire.TypeData {
 			continue
 		}
-		prios = append(prios, tr.Prio)
+		prios[d.Offset()] = append(prios[d.Offset()], tr.Prio)
 		if d.Retransmit() != 1 {
 			t.Errorf("restart packet at offset %d: retransmit %d, want 1", d.Offset(), d.Retransmit())
 		}
 	}
-	if want := []uint8{uint8(p.NumPriorities - 2), 7}; !slices.Equal(prios, want) {
-		t.Errorf("restart DATA priorities %v, want %v (the unscheduled level, then the RESEND's)", prios, want)
+	if want := map[uint32][]uint8{0: {uint8(p.NumPriorities - 2)}, 1424: {7}}; !maps.EqualFunc(prios, want, slices.Equal) {
+		t.Errorf("restart DATA priorities by offset %v, want %v (the unscheduled level; the RESEND's, once)", prios, want)
 	}
 }
 

@@ -1,6 +1,11 @@
 package homa
 
-import "github.com/homatest/homatest/spec/wire"
+import (
+	"slices"
+	"time"
+
+	"github.com/homatest/homatest/spec/wire"
+)
 
 // outbound returns the RPC's outgoing message if it has something to send.
 func outbound(r *rpc) *msgOut {
@@ -22,12 +27,12 @@ func outbound(r *rpc) *msgOut {
 // sendOne builds one DATA packet (two with FaultDuplicateData) and returns
 // its data length (0 if nothing was ready).
 func (h *Machine) sendOne() int {
-	// Retransmissions are served round-robin over the RPCs that asked,
-	// in the order they asked (h.retxQ); first transmissions go to the RPC
-	// with the fewest bytes left (SRPT). The two alternate, so a stream of
-	// RESENDs cannot starve new data, nor one RPC's RESENDs another's
-	// (HomaModule retransmits from the RESEND handler while its pacer keeps
-	// sending).
+	// Restarts after RPC_UNKNOWN are served round-robin over the RPCs
+	// that restart, in the order they were told (h.retxQ); first
+	// transmissions go to the RPC with the fewest bytes left (SRPT). The
+	// two alternate, so a burst of restarts cannot starve new data, nor
+	// one RPC's restart another's. (A RESEND is answered at once, past
+	// the pacer: resendNow.)
 	retxBest, freshBest := h.retxHead(), h.nextFresh()
 	useRetx := retxBest != nil && (freshBest == nil || h.retxTurn)
 	h.retxTurn = !h.retxTurn
@@ -184,10 +189,49 @@ func (h *Machine) packetStart(m *msgOut, x int) int {
 	}
 }
 
+// resendNow retransmits at once, at prio, the original packets of r's
+// outgoing message that overlap [start, end), up to the bytes transmitted
+// so far, with incoming set to the end of that range, and returns how many
+// it sent. As HomaModule's homa_resend_data, it hands them out past the
+// pacer but charges the pacer's link estimate with them
+// (homa_pacer_check_nic_q with force), so new DATA waits for them. A
+// packet still waiting in the restart queue is taken from it: this copy
+// answers both.
+func (h *Machine) resendNow(r *rpc, start, end int, prio uint8) int {
+	m := r.out
+	end = min(end, m.next)
+	sent := 0
+	for off := h.packetStart(m, start); off < end; {
+		n := h.packetLen(m, off)
+		if off+n > start {
+			m.dropRetx(off)
+			h.chargeLink(h.sendData(r, off, n, prio, true, end))
+			sent++
+		}
+		off += n
+	}
+	return sent
+}
+
+// chargeLink adds one DATA packet of n data bytes to the pacer's estimate
+// of when the link is next free (homa_pacer_check_nic_q).
+func (h *Machine) chargeLink(n int) {
+	if h.p.LinkRate <= 0 {
+		return
+	}
+	// Ethernet, IP and Homa header bytes occupy the link too.
+	wireBytes := n + 14 + 20 + wire.DataHeaderLen
+	if h.linkFree < h.now {
+		h.linkFree = h.now // the link went idle: no credit is saved up
+	}
+	h.linkFree += time.Duration(int64(wireBytes) * 8 * int64(time.Second) / h.p.LinkRate)
+}
+
 // queueRetransmit queues the original packets overlapping [start, end) of
 // r's outgoing message for retransmission at prio, cut on the original
-// packet boundaries (homa_resend_data). It returns the number of packets
-// queued: packets already waiting for retransmission are not queued twice.
+// packet boundaries (homa_resend_data), for a restart after RPC_UNKNOWN,
+// which the pacer sends. It returns the number of packets queued: packets
+// already waiting for retransmission are not queued twice.
 func (h *Machine) queueRetransmit(r *rpc, start, end int, prio uint8) int {
 	m := r.out
 	incoming := end
@@ -196,10 +240,8 @@ func (h *Machine) queueRetransmit(r *rpc, start, end int, prio uint8) int {
 		n := h.packetLen(m, off)
 		if off+n > start && off < end {
 			if i := m.retxQueued(off); i >= 0 {
-				// Already waiting: it answers this RESEND too, so it
-				// goes at the priority this RESEND asked for (RTX-06),
-				// also when a restart queued it (HomaModule sends the
-				// restart's copy and the RESEND's, at their priorities).
+				// Already waiting (a repeated restart): it goes at
+				// this call's priority.
 				m.retx[i].prio = prio
 				m.retx[i].restart = false
 			} else {
@@ -241,6 +283,20 @@ func (m *msgOut) pushRetx(rt retx) {
 	}
 	m.retxAt[rt.start] = m.retxPopped + len(m.retx)
 	m.retx = append(m.retx, rt)
+}
+
+// dropRetx takes the packet at off out of the retransmission queue if it
+// waits there (a RESEND's copy was sent first).
+func (m *msgOut) dropRetx(off int) {
+	i := m.retxQueued(off)
+	if i < 0 {
+		return
+	}
+	delete(m.retxAt, off)
+	m.retx = slices.Delete(m.retx, i, i+1)
+	for j := i; j < len(m.retx); j++ {
+		m.retxAt[m.retx[j].start] = m.retxPopped + j
+	}
 }
 
 // popRetx takes the first packet waiting for retransmission.

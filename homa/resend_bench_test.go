@@ -5,10 +5,12 @@ import (
 	"testing"
 )
 
-// BenchmarkResendBusySender measures the sender's work for one RESEND of
-// a whole 1,000,000-byte request (about 700 packets) while all of its
-// packets already wait for retransmission (a sender that is behind and
-// hears the same RESEND again): each packet must be found in the queue.
+// BenchmarkResendBusySender measures the sender's work for queueing a
+// whole 1,000,000-byte request (about 700 packets) for retransmission
+// while all of its packets already wait there (a client told RPC_UNKNOWN
+// again while its paced restart is still going out): each packet must be
+// found in the queue. (A RESEND's retransmissions are not queued: they
+// leave at once, resendNow.)
 func BenchmarkResendBusySender(b *testing.B) {
 	h, err := NewMachine(MachineConfig{Addr: netip.AddrFrom4([4]byte{198, 18, 0, 1})}, 0)
 	if err != nil {

@@ -8,6 +8,8 @@ import (
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/homatest/homatest/spec"
 )
 
 // simRun runs s in the simulator into dir and returns the result and its
@@ -136,6 +138,40 @@ func TestSimOverload(t *testing.T) {
 		for _, f := range h.Violations {
 			t.Errorf("host %v charged: %v", h.Host, f)
 		}
+	}
+}
+
+// TestSimOverloadAnswersResends runs testdata/w3-overload-all-to-all-sim.yaml
+// (two hosts sending each other W3 requests at 3.5 times their 100 Mbit/s
+// links, no loss): hundreds of RESENDs reach hosts whose pacers are
+// saturated, and each must be answered within response_timeout with
+// DATA, BUSY or RPC_UNKNOWN, its sent bytes retransmitted (HOMA-RESEND-002,
+// -016: HomaModule homa_resend_pkt answers from the handler). The
+// reference implementation used to queue the retransmissions behind the
+// pacer: 68 HOMA-RESEND-002 and 66 HOMA-RESEND-016 findings here, answers
+// later than 20 ms or never sent because the RPC ended first. No MUST
+// rule may be violated.
+func TestSimOverloadAnswersResends(t *testing.T) {
+	res, text := simRun(t, loadExample(t, "w3-overload-all-to-all-sim.yaml"), filepath.Join(t.TempDir(), "a"))
+	sum := res.Summary
+	if sum.OfferedLoad < 2.5 || sum.Failed != 0 || sum.RPCs < 1000 || sum.Drops["buffer"]+sum.Drops["loss"] != 0 {
+		t.Fatalf("want a loss-free run at 2.5x the links or more, every RPC ok:\n%s", text)
+	}
+	resends := 0
+	for _, h := range res.Hosts {
+		for _, rr := range h.Report.Rules {
+			if rr.ID == "HOMA-RESEND-002" {
+				resends += rr.Checked
+			}
+		}
+		for _, f := range h.Violations {
+			if f.Level == spec.Must {
+				t.Errorf("host %v charged: %v", h.Host, f)
+			}
+		}
+	}
+	if resends < 100 {
+		t.Errorf("%d RESENDs judged; the run must make hosts answer at least 100 under overload:\n%s", resends, text)
 	}
 }
 
