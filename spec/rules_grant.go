@@ -43,8 +43,8 @@ func grantRules() []*Rule {
 		{
 			ID: "HOMA-GRANT-002", Level: Must, Alone: true,
 			Facts:     []string{"GRANT-01"},
-			Statement: "A GRANT offset never exceeds the message length and always exceeds the unscheduled bytes U.",
-			Source:    "HomaModule homa_grant.c homa_grant_try_send, homa_grant_check_fifo",
+			Statement: "A GRANT offset never exceeds the message length and always exceeds the receiver's starting horizon: the unscheduled bytes U, or the smaller incoming of a DATA of the message (a restarted or retransmitted packet, which the receiver may have got first).",
+			Source:    "HomaModule homa_grant.c homa_grant_try_send, homa_grant_check_fifo, homa_grant_init_rpc (granted starts at the first packet's incoming); homa_incoming.c homa_rpc_unknown_pkt, homa_outgoing.c homa_resend_data (a restart resends with incoming = tx_end)",
 			Profiles:  []string{"linux", "linux-2024", "linux-2025"},
 			Property: Each{Types: grant, Check: func(c *Ctx, e *Event) Result {
 				_, m := grantMsg(c, e)
@@ -52,11 +52,15 @@ func grantRules() []*Rule {
 					return Unsure("GRANT for a message with no DATA in the capture")
 				}
 				off := e.Packet.Grant().Offset()
+				u := c.P.Unsched(m.Length)
 				switch {
 				case off > m.Length:
 					return Violation("GRANT offset %d beyond message_length %d", off, m.Length)
-				case off <= c.P.Unsched(m.Length):
-					return Violation("GRANT offset %d not above U = %d", off, c.P.Unsched(m.Length))
+				case off <= u && (m.MinIncoming == 0 || off <= m.MinIncoming):
+					if m.MinIncoming > 0 && m.MinIncoming < u {
+						return Violation("GRANT offset %d not above U = %d nor above the smallest incoming %d of the message's DATA", off, u, m.MinIncoming)
+					}
+					return Violation("GRANT offset %d not above U = %d", off, u)
 				}
 				return Pass()
 			}},

@@ -98,6 +98,33 @@ func TestGrant002OffsetInRange(t *testing.T) {
 		rep := b.check("linux-2024", "HOMA-GRANT-002")
 		wantViolations(t, rep, "HOMA-GRANT-002", atU, past)
 	})
+	// A client restarting its request after the server's RPC_UNKNOWN
+	// resends what it had sent with incoming = tx_end (homa_rpc_unknown_pkt,
+	// homa_resend_data), below U here; the server's new RPC starts its
+	// horizon there (homa_grant_init_rpc) and may grant below U, never at
+	// or below that incoming. A new-user trial (W4 at load 2.5 over a
+	// 1 Gbit/s switch) saw the reference's such GRANTs flagged.
+	restart := func(b *traceBuilder) {
+		b.message(true, 2, 30000, 0, 2848, 10000, 4)
+		b.ctl(false, 2, wire.TypeRPCUnknown)
+		for _, o := range []uint32{0, 1424} {
+			b.data(true, 2, 30000, o, 1424, 4, func(f *wire.DataFields) { f.Retransmit, f.SegOffset, f.Incoming = 1, o, 2848 })
+		}
+		b.message(true, 2, 30000, 2848, 10000, 10000, 4)
+	}
+	t.Run("restart clean", func(t *testing.T) {
+		b := newTrace(t, wire.Version2024)
+		restart(b)
+		b.grant(false, 2, 4272, 0) // above the restart's incoming 2848, below U
+		b.grant(false, 2, 11424, 0)
+		wantClean(t, b.check("linux-2024", "HOMA-GRANT-002"), "HOMA-GRANT-002")
+	})
+	t.Run("restart violation", func(t *testing.T) {
+		b := newTrace(t, wire.Version2024)
+		restart(b)
+		g := b.grant(false, 2, 2848, 0) // not above the restart's incoming
+		wantViolations(t, b.check("linux-2024", "HOMA-GRANT-002"), "HOMA-GRANT-002", g)
+	})
 	t.Run("inconclusive", func(t *testing.T) {
 		b := newTrace(t, wire.Version2024)
 		g := b.grant(false, 2, 20000, 0)

@@ -44,11 +44,15 @@ type GrantSeen struct {
 type Message struct {
 	// Length is message_length from the first DATA seen (0: none seen).
 	Length uint32
-	// Incoming is the incoming field of the first first-transmission DATA;
-	// MaxIncoming the largest incoming of any DATA (a receiver starts its
-	// granted offset from the first packet it gets, which may be a
-	// retransmission carrying a larger one: homa_message_in_init).
-	Incoming, MaxIncoming uint32
+	// MinIncoming and MaxIncoming are the smallest nonzero and the largest
+	// incoming of any DATA of the message (0: none seen). A receiver starts
+	// its granted offset at the incoming of the first packet it gets
+	// (homa_message_in_init, homa_grant_init_rpc), which may be a
+	// retransmission carrying another one: the end of the range
+	// homa_resend_data resends, the bytes sent so far (tx_end) when a
+	// client restarts its request after RPC_UNKNOWN (homa_rpc_unknown_pkt),
+	// which can be below U.
+	MinIncoming, MaxIncoming uint32
 	// Seen holds the distinct byte ranges observed in DATA in the
 	// receiver's current incarnation; Earlier those observed before the
 	// receiver last discarded its RPC (nil: it never did), so that the
@@ -1179,8 +1183,8 @@ func (t *Trace) applyData(e *Event, r *RPC) {
 		m.Length = d.MessageLength()
 		m.FirstData = e.Time
 	}
-	if d.Retransmit() == 0 && m.Incoming == 0 {
-		m.Incoming = d.Incoming()
+	if inc := d.Incoming(); inc > 0 && (m.MinIncoming == 0 || inc < m.MinIncoming) {
+		m.MinIncoming = inc
 	}
 	m.LastData = e.Time
 	m.Priorities |= 1 << (e.Priority & 7)
