@@ -166,8 +166,10 @@ func rankFloor(c *Ctx, e *Event, mr *RPC, m *Message, p int) Result {
 	}
 	mLeft := int64(m.Length) - int64(m.ReceivedBy(since))
 	// The receiver's granted offset starts at the incoming of the first
-	// DATA it got (homa_grant_init_rpc).
-	mUngranted := int64(m.Length) - int64(m.Incoming)
+	// DATA it got (homa_grant_init_rpc); the smallest the capture saw
+	// makes m's ungranted bytes no fewer, so no message looks behind it
+	// that was not.
+	mUngranted := int64(m.Length) - int64(m.MinIncoming)
 	tol := int64(c.P.RankTolerance)
 	ahead := 0
 	for o := range c.T.longIn[e.Src] {
