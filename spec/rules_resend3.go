@@ -1,6 +1,7 @@
 package spec
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/homatest/homatest/spec/wire"
@@ -49,7 +50,7 @@ func resendRules3() []*Rule {
 			Statement: "A sender retransmits only the segments a RESEND asked for, once per RESEND: every DATA with retransmit=1 overlaps a range the message's RESENDs asked for (length -1: what it had sent), and a segment is retransmitted no more often than RESENDs overlapping it came, unless RPC_UNKNOWN made a client restart its request.",
 			Source:    "HomaModule homa_outgoing.c homa_resend_data (only the segments overlapping [start, end), each once per call); homa_incoming.c homa_resend_pkt (one homa_resend_data per RESEND), homa_rpc_unknown_pkt (the restart resends [0, tx_end))",
 			Profiles:  []string{"linux", "upstream"},
-			Capture:   "needs the RESENDs in the capture (a retransmission with none is HOMA-RESEND-003's business); after a RESEND of length -1 only what the capture saw sent counts as asked, so bytes beyond it are not judged; copies are counted, not timed (any earlier RESEND overlapping the segment explains one), and a network duplicate of a retransmission (an identical copy within jitter) is inconclusive",
+			Capture:   "needs the RESENDs in the capture (a retransmission with none is HOMA-RESEND-003's business); after a RESEND of length -1 only what the capture saw sent counts as asked, so bytes beyond it are not judged; copies are counted, not timed (any earlier RESEND overlapping the segment explains one), and a network duplicate of a retransmission (an identical copy within jitter) is inconclusive, as are copies in excess by at most one per RESEND where the capture does not see what the sender receives (a RESEND the network duplicated after the capture point draws copies of its own)",
 			Property: Each{Types: []wire.PacketType{wire.TypeData}, Needs: NeedsRetransmit, Check: func(c *Ctx, e *Event) Result {
 				if !e.Retransmit() || e.Length == 0 {
 					return Skip
@@ -67,7 +68,7 @@ func resendRules3() []*Rule {
 					return Pass()
 				}
 				if m.Asked.Overlaps(e.Offset, end) {
-					return retxCopiesAsked(m, e)
+					return retxCopiesAsked(c, m, e)
 				}
 				return Violation("retransmission [%d, %d) overlaps no range the RESENDs for the message asked for (latest RESEND {%d, %d}, frame %d)",
 					e.Offset, end, m.LastResend.Offset, int32(m.LastResend.Length), m.LastResend.Frame).With(m.LastResend.Frame)
@@ -105,7 +106,7 @@ func resendRules3() []*Rule {
 			Facts:     []string{"RTX-06", "RTX-11"},
 			Statement: "A host answers each RESEND with at most one BUSY or RPC_UNKNOWN: it sends no more BUSY and RPC_UNKNOWN packets for an RPC than RESENDs it received for the message it sends in that RPC.",
 			Source:    "HomaModule homa_incoming.c homa_resend_pkt (the only sender of BUSY and, through homa_xmit_unknown, of RPC_UNKNOWN: one of the two at most per RESEND); linux_6.1.38 homa_resend_pkt the same",
-			Capture:   "counted, not timed: any earlier RESEND not yet answered explains one (a loaded host answers late; a tap on either host's link sees all the RESENDs the host got); a network duplicate of an answer (an identical copy within jitter) is inconclusive; an answer with no RESEND at all is HOMA-RESEND-005's or HOMA-RESEND-018's business",
+			Capture:   "counted, not timed: any earlier RESEND not yet answered explains one (a loaded host answers late; a tap on either host's link sees all the RESENDs the host got); a network duplicate of an answer (an identical copy within jitter) is inconclusive; so is an answer in excess by at most one per RESEND where the capture does not see what the answering host receives (a RESEND the network duplicated after the capture point draws an answer of its own); an answer with no RESEND at all is HOMA-RESEND-005's or HOMA-RESEND-018's business",
 			Property: Each{Types: []wire.PacketType{wire.TypeBusy, wire.TypeRPCUnknown}, Check: func(c *Ctx, e *Event) Result {
 				r := c.T.Lookup(e)
 				if r == nil {
@@ -116,8 +117,12 @@ func resendRules3() []*Rule {
 					return Skip
 				}
 				if m.Answers >= m.Resends {
-					return Violation("%s for RPC %d from %v, one more than the RESENDs it received for it: each of the %d earlier answered one (latest RESEND frame %d)",
-						e.Type(), KeyOf(e).ClientID, e.Src, m.Answers, m.LastResend.Frame).With(m.LastResend.Frame)
+					why := fmt.Sprintf("%s for RPC %d from %v, one more than the RESENDs it received for it: each of the %d earlier answered one (latest RESEND frame %d)",
+						e.Type(), KeyOf(e).ClientID, e.Src, m.Answers, m.LastResend.Frame)
+					if ev, ok := unseenResendCopies(c, e, m.Answers, m.Resends); ok {
+						return Downgrade(CauseDuplicate, ev, "%s", why)
+					}
+					return Violation("%s", why).With(m.LastResend.Frame)
 				}
 				return Pass()
 			}},
@@ -130,7 +135,7 @@ func resendRules3() []*Rule {
 // each segment overlapping a RESEND's range once, so the copies of e's
 // offset (e included) may not outnumber the RESENDs whose ranges overlap
 // e's bytes.
-func retxCopiesAsked(m *Message, e *Event) Result {
+func retxCopiesAsked(c *Ctx, m *Message, e *Event) Result {
 	if m.retx == nil {
 		return Pass()
 	}
@@ -142,8 +147,25 @@ func retxCopiesAsked(m *Message, e *Event) Result {
 		}
 	}
 	if n := m.retx.copies[e.Offset] + 1; n > asked {
+		if ev, ok := unseenResendCopies(c, e, n-1, asked); ok {
+			return Downgrade(CauseDuplicate, ev, "retransmission %d of [%d, %d), which only %d RESENDs asked for", n, e.Offset, end, asked)
+		}
 		return Violation("retransmission %d of [%d, %d), which only %d RESENDs asked for (latest RESEND {%d, %d}, frame %d): each RESEND retransmits a segment once",
 			n, e.Offset, end, asked, m.LastResend.Offset, int32(m.LastResend.Length), m.LastResend.Frame).With(m.LastResend.Frame)
 	}
 	return Pass()
+}
+
+// unseenResendCopies says whether e, one more answer from its sender
+// than the RESENDs the capture shows it got (it answered answers of
+// resends), may answer a copy of one that the network duplicated after
+// the capture point, which the capture cannot show: it does not see what
+// e's sender receives, and the excess is at most one copy per RESEND
+// shown (HOMA-RESEND-021, -023). A network that duplicates a packet
+// twice or more is not assumed.
+func unseenResendCopies(c *Ctx, e *Event, answers, resends int) (Evidence, bool) {
+	if c.Net.atReceiver(e.Src) || answers >= 2*resends {
+		return Evidence{}, false
+	}
+	return Evidence{e.Frame, fmt.Sprintf("the capture does not see what %v receives: a RESEND the network duplicated after the capture point draws an answer of its own", e.Src)}, true
 }
