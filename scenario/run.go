@@ -41,6 +41,9 @@ type Options struct {
 	Progress func(done, total int)
 	// Log, when set, gets one line per phase ("building 4 hosts", ...).
 	Log func(line string)
+	// Strict fails the run on SHOULD violations too (the CLI's
+	// --strict): its summary, summary.json and report say FAIL.
+	Strict bool
 }
 
 // Result is what a scenario run did; Summary is its short form (also
@@ -79,6 +82,9 @@ type Result struct {
 	Inconclusive []Inconclusive
 	// Summary condenses the above.
 	Summary Summary
+	// strict is Options.Strict: the summary's verdict counts SHOULD
+	// violations.
+	strict bool
 }
 
 // Run runs scenario s: it builds the topology (harness.Build, the switch
@@ -247,7 +253,7 @@ func newRun(s *Scenario, o Options) (*run, error) {
 		undo.Remove() // the parents MkdirAll made before it failed
 		return nil, fmt.Errorf("%w: %w", ErrRunFolder, err)
 	}
-	r := &run{s: s, o: o, arts: arts, undo: undo, final: final, res: &Result{Dir: dir, Scenario: s}}
+	r := &run{s: s, o: o, arts: arts, undo: undo, final: final, res: &Result{Dir: dir, Scenario: s, strict: o.Strict}}
 	if err := r.writeStart(); err != nil {
 		undo.Remove()
 		return nil, err

@@ -94,8 +94,8 @@ type Summary struct {
 	Violated   int         `json:"violated"`
 	Violations []Violation `json:"violations,omitempty"`
 	// MustViolated and ShouldViolated split Violated by level: a SHOULD
-	// violation is a warning that does not fail the run (unless the CLI's
-	// --strict).
+	// violation is a warning that does not fail the run (unless
+	// Options.Strict, the CLI's --strict).
 	MustViolated   int `json:"must_violated"`
 	ShouldViolated int `json:"should_violated"`
 	// Excused counts timing findings not charged because the host's timer
@@ -266,7 +266,7 @@ func summarize(res *Result, cst harness.CaptureStats) Summary {
 		sum.Rules = append(sum.Rules, *rows[id])
 	}
 	sum.Verdict = VerdictPass
-	if sum.Failed > 0 || sum.MustViolated > 0 || len(tr.Errors) > 0 {
+	if sum.Failed > 0 || sum.MustViolated > 0 || len(tr.Errors) > 0 || res.strict && sum.ShouldViolated > 0 {
 		sum.Verdict = VerdictFail
 	}
 	return sum

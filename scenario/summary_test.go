@@ -118,6 +118,27 @@ func TestSummaryRuleColumnsAddUp(t *testing.T) {
 	}
 }
 
+// TestSummaryStrictVerdict: SHOULD violations alone leave a run's verdict
+// pass; with Options.Strict (the CLI's --strict, which also exits 1) the
+// summary, and so summary.json and the report, say fail (a trial saw
+// "PASS" printed and written by a run that exited 1).
+func TestSummaryStrictVerdict(t *testing.T) {
+	h1 := netip.MustParseAddr("198.18.0.1")
+	f := spec.Finding{Rule: "HOMA-ACK-008", Level: spec.Should, Frame: 3, ChargedTo: h1}
+	hr := spec.HostReport{Host: h1, Violations: []spec.Finding{f}, Sources: make([]spec.ViewSource, 4), Report: &spec.Report{
+		Violations: []spec.Finding{f}, Rules: []spec.RuleResult{{ID: "HOMA-ACK-008", Level: spec.Should, Checked: 2, Passed: 1, Violated: 1}}}}
+	for _, strict := range []bool{false, true} {
+		sum := summarize(&Result{Scenario: &Scenario{Name: "t"}, Traffic: traffic.NewResult(nil, time.Second, 1), Hosts: []spec.HostReport{hr}, strict: strict}, harness.CaptureStats{})
+		want := VerdictPass
+		if strict {
+			want = VerdictFail
+		}
+		if sum.ShouldViolated != 1 || sum.Verdict != want {
+			t.Errorf("strict %v: %d SHOULD, verdict %q; want 1, %q", strict, sum.ShouldViolated, sum.Verdict, want)
+		}
+	}
+}
+
 // TestViolationLineNamesFiles: a host's view merges sent.pcapng and
 // delivered.pcapng, and its frame numbers name neither: every frame
 // number of a violation line says which capture it is in (a new-user

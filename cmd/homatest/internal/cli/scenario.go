@@ -59,7 +59,7 @@ func (o *scenarioOpts) run(cmd *cobra.Command, s *scenario.Scenario) (*scenario.
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	opts := scenario.Options{ArtifactsDir: o.artifacts}
+	opts := scenario.Options{ArtifactsDir: o.artifacts, Strict: o.strict}
 	if !o.quiet {
 		errw := cmd.ErrOrStderr()
 		opts.Log = func(line string) { fmt.Fprintln(errw, "homatest:", line) }
