@@ -460,7 +460,9 @@ func resendRules() []*Rule {
 				if n := m.ResentAhead.Overlap(e.Offset, end); n > 0 {
 					return Violation("first-transmission DATA [%d, %d) repeats %d bytes the sender retransmitted before it had sent them", e.Offset, e.End(), n)
 				}
-				if skip, ok := skippedAhead(m, e.Offset); ok {
+				if skip, ok := skippedAhead(m, e.Offset); ok && m.SentEnd <= skip.Start {
+					// Judged at the first of the first transmissions that
+					// pass the bytes (later ones add nothing).
 					// The sender's new bytes go in offset order, so bytes
 					// below e it never sent first are bytes it retransmitted
 					// without having sent them (homa_resend_pkt caps a
