@@ -93,8 +93,8 @@ func ackRules() []*Rule {
 		{
 			ID: "HOMA-ACK-004", Level: Must,
 			Facts:     []string{"ACK-03", "ACK-02", "RTX-10", "ID-01"},
-			Statement: "A client acknowledges only RPCs whose response it has completely received, or, in an ACK's header answering NEED_ACK, an RPC it no longer has; each ack goes to the RPC's own server, once (in one ACK's entries or piggy-backed on the first transmissions of one message: another entry naming it more than jitter later is a violation), and names the RPC's server port and a client id (even, nonzero), never the RPC whose request carries it.",
-			Source:    "HomaModule homa_peer.c homa_peer_add_ack (called when the application receives the response; the ack is queued once, on the RPC's own peer), homa_peer_get_acks (hands acks out and removes them); homa_outgoing.c homa_resend_data (a retransmission repeats its original's header); homa_incoming.c homa_need_ack_pkt (an RPC the client does not have is acked in the header)",
+			Statement: "A client acknowledges only RPCs whose response it has completely received, or, in an ACK's header answering NEED_ACK, an RPC it no longer has; each ack goes to the RPC's own server, once (in one ACK's entries or piggy-backed on the first transmissions of one message: another entry naming it more than jitter later is a violation), and names the RPC's server port and a client id (even, nonzero), never the RPC whose request carries it; an ACK's entries name distinct RPCs.",
+			Source:    "HomaModule homa_peer.c homa_peer_add_ack (called when the application receives the response; the ack is queued once, on the RPC's own peer), homa_peer_get_acks (hands acks out and removes them, so one ACK's entries are distinct); homa_outgoing.c homa_resend_data (a retransmission repeats its original's header); homa_incoming.c homa_need_ack_pkt (an RPC the client does not have is acked in the header)",
 			Capture:   "the response must be in the capture; acks for RPCs that started before it are inconclusive, unless the client's RPC with that id (ids are host-wide) runs with another server and began in the capture more than jitter before the ack (a module reload, which reuses ids, takes far longer); an ACK header naming an RPC whose client had answered RPC_UNKNOWN for it passes, and one whose client went timeout_ticks without DATA, GRANT or BUSY from the server (its timer may have aborted and freed the RPC, which sends no packet) is inconclusive",
 			Property: Each{Types: []wire.PacketType{wire.TypeAck, wire.TypeData}, Needs: NeedsPiggyAck, Check: func(c *Ctx, e *Event) Result {
 				// ACK packets come from clients; a piggy-backed ack rides in
@@ -123,7 +123,18 @@ func ackRules() []*Rule {
 					ids = append(ids, named{wire.ClientID(e.Packet.SenderID()), 0})
 					a := e.Packet.Ack()
 					for i := range a.ValidAcks() {
-						ids = append(ids, named{a.Entry(i).ClientID, a.Entry(i).ServerPort})
+						n := named{a.Entry(i).ClientID, a.Entry(i).ServerPort}
+						for j := 1; j < len(ids); j++ {
+							if ids[j] == n {
+								// homa_peer_get_acks copies out distinct
+								// pending acks, each queued once
+								// (homa_peer_add_ack); the header may name
+								// one of them (homa_need_ack_pkt), the
+								// entries never twice.
+								return Violation("ack entries %d and %d both name RPC %d (server port %d): the client hands each pending ack out once", j-1, i, n.id, n.port).Alone()
+							}
+						}
+						ids = append(ids, n)
 					}
 				}
 				res := Skip

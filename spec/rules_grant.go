@@ -132,13 +132,10 @@ func grantRules() []*Rule {
 		{
 			ID: "HOMA-GRANT-005", Level: Must,
 			Facts:     []string{"SND-01", "SND-03", "RTX-08"},
-			Statement: "A sender never transmits new bytes beyond its grant horizon, max(U, GRANT offsets, RESEND ends), by more than one skb's data (max(max_gso_size, one 1424-byte segment)).",
-			Source:    "HomaModule homa_outgoing.c homa_xmit_data; homa_incoming.c homa_resend_pkt (RESEND raises the horizon)",
+			Statement: "A sender never transmits bytes beyond its grant horizon, max(U, GRANT offsets, RESEND ends), by more than one skb's data (max(max_gso_size, one 1424-byte segment)): neither new bytes nor retransmissions, which resend only bytes already sent.",
+			Source:    "HomaModule homa_outgoing.c homa_xmit_data; homa_incoming.c homa_resend_pkt (RESEND raises the horizon; it retransmits [offset, min(end, tx_end))), homa_rpc_unknown_pkt (a client's restart resends [0, tx_end)), homa_outgoing.c homa_resend_data (only packets already in msgout)",
 			Profiles:  []string{"linux", "linux-2024", "linux-2025"},
 			Property: Each{Types: []wire.PacketType{wire.TypeData}, Check: func(c *Ctx, e *Event) Result {
-				if e.Retransmit() {
-					return Skip
-				}
 				r := c.T.Lookup(e)
 				if r == nil {
 					return Pass()
@@ -155,8 +152,14 @@ func grantRules() []*Rule {
 				// overshoot is less than one skb's data (SND-03).
 				allowed := skbData(c.P.MaxGSOSize, e.Src.Is6() && !e.Src.Is4In6())
 				if e.End() >= h+allowed {
-					return Violation("new DATA [%d, %d) ends %d bytes past the grant horizon %d (one skb holds %d data bytes with max_gso_size %d)",
-						e.Offset, e.End(), e.End()-h, h, allowed, c.P.MaxGSOSize)
+					what := "new DATA"
+					if e.Retransmit() {
+						// A retransmission resends bytes sent before,
+						// which lay within the horizon when they went.
+						what = "retransmitted DATA"
+					}
+					return Violation("%s [%d, %d) ends %d bytes past the grant horizon %d (one skb holds %d data bytes with max_gso_size %d)",
+						what, e.Offset, e.End(), e.End()-h, h, allowed, c.P.MaxGSOSize)
 				}
 				return Pass()
 			}},

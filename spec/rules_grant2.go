@@ -136,11 +136,17 @@ func grantRules2() []*Rule {
 		{
 			ID: "HOMA-GRANT-016", Level: Must,
 			Facts:     []string{"GRANT-10", "RTX-04"},
-			Statement: "A receiver sends its buffer-wakeup RESEND (offset 0, length -1, level num_priorities-2) only for a message it has not granted: a message without receive buffers gets no GRANT.",
-			Source:    "HomaModule homa_grant.c homa_grant_check_rpc (no homa_grant_manage_rpc while num_bpages is 0), homa_pool.c homa_pool_check_waiting (the wakeup RESEND)",
-			Profiles:  []string{"linux"},
-			Property: Each{Types: []wire.PacketType{wire.TypeResend}, Check: func(c *Ctx, e *Event) Result {
-				if !isBufferWakeup(c.P, e.Packet.Resend()) {
+			Statement: "A receiver sends its buffer wakeup only for a message it has not granted: a message without receive buffers gets no GRANT. On main the wakeup is the RESEND (offset 0, length -1, level num_priorities-2); on linux_6.1.38 and main of 2024-12..2025-07 it is a GRANT with resend_all set, which is then the message's first GRANT.",
+			Source:    "HomaModule homa_grant.c homa_grant_check_rpc (no homa_grant_manage_rpc while num_bpages is 0), homa_pool.c homa_pool_check_waiting (the wakeup RESEND); linux_6.1.38 homa_grant.c homa_grant_check_rpc (returns while num_bpages is 0; buffers are allocated once for the whole message), homa_pool.c homa_pool_check_waiting (the only setter of msgin.resend_all), homa_grant_send (copies it into the next GRANT and clears it)",
+			Profiles:  []string{"linux", "linux-2024", "linux-2025"},
+			Property: Each{Types: []wire.PacketType{wire.TypeResend, wire.TypeGrant}, Check: func(c *Ctx, e *Event) Result {
+				what := "buffer-wakeup RESEND"
+				if e.Type() == wire.TypeGrant {
+					if e.Packet.Grant().ResendAll() == 0 {
+						return Skip
+					}
+					what = "GRANT with resend_all (the buffer wakeup)"
+				} else if c.P.Wire == wire.Version2024 || c.P.Wire == wire.Version2025 || !isBufferWakeup(c.P, e.Packet.Resend()) {
 					return Skip
 				}
 				_, m := grantMsg(c, e)
@@ -149,8 +155,8 @@ func grantRules2() []*Rule {
 				}
 				if m.Grants > 0 {
 					last, _ := m.LastGrant()
-					return Violation("buffer-wakeup RESEND for a message %v had granted (GRANT offset %d, frame %d): a message waiting for buffers gets no GRANT",
-						e.Src, last.Offset, last.Frame).With(last.Frame)
+					return Violation("%s for a message %v had granted (GRANT offset %d, frame %d): a message waiting for buffers gets no GRANT",
+						what, e.Src, last.Offset, last.Frame).With(last.Frame)
 				}
 				return Pass()
 			}},

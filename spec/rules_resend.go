@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/homatest/homatest/internal/byteranges"
 	"github.com/homatest/homatest/spec/wire"
 )
 
@@ -444,10 +445,10 @@ func resendRules() []*Rule {
 		{
 			ID: "HOMA-RESEND-011", Level: Must,
 			Facts:     []string{"RTX-06", "RTX-08"},
-			Statement: "A sender retransmits only bytes it has already sent: no DATA with retransmit=0 carries bytes that went out before with retransmit=1 while they lay beyond all the message's first transmissions (a sender sends a message's new bytes in offset order).",
+			Statement: "A sender retransmits only bytes it has already sent: no DATA with retransmit=0 carries bytes that went out before with retransmit=1 while they lay beyond all the message's first transmissions, nor do its first transmissions move past such bytes without sending them (a sender sends a message's new bytes in offset order).",
 			Source:    "HomaModule homa_incoming.c homa_resend_pkt (retransmits [offset, min(end, tx_end)) since @be5081e), homa_rpc_unknown_pkt (a restart resends [0, tx_end)); fault @c67deb4. Not linux-2024: linux_6.1.38 lost @c67deb4's fix in @b5c39f0 and retransmits bytes a RESEND names before it has sent them, then sends them again (shared capture linux-6.1 c: retransmitted in frames 55-61, sent again in 63-68; also 1041-1043)",
 			Profiles:  []string{"linux", "upstream"},
-			Capture:   "a retransmission that overtakes the sender's last original on the way to the capture point (behind a priority queue) looks the same; capture on the sender's link",
+			Capture:   "a retransmission that overtakes the sender's last original on the way to the capture point (behind a priority queue) looks the same; capture on the sender's link. First transmissions that pass retransmitted bytes never sent first are judged only where the capture shows the message's first bytes sent first, and are a violation only on the sender's link (elsewhere those bytes' first transmissions may have been lost before the capture point: inconclusive)",
 			Property: Each{Types: []wire.PacketType{wire.TypeData}, Check: func(c *Ctx, e *Event) Result {
 				r, m, end, ok := firstTransmission(c, e)
 				if !ok {
@@ -458,6 +459,20 @@ func resendRules() []*Rule {
 				}
 				if n := m.ResentAhead.Overlap(e.Offset, end); n > 0 {
 					return Violation("first-transmission DATA [%d, %d) repeats %d bytes the sender retransmitted before it had sent them", e.Offset, e.End(), n)
+				}
+				if skip, ok := skippedAhead(m, e.Offset); ok && m.SentEnd <= skip.Start {
+					// Judged at the first of the first transmissions that
+					// pass the bytes (later ones add nothing).
+					// The sender's new bytes go in offset order, so bytes
+					// below e it never sent first are bytes it retransmitted
+					// without having sent them (homa_resend_pkt caps a
+					// RESEND's range at tx_end). Elsewhere than on its link
+					// their first transmissions may have been lost before
+					// the capture point.
+					if !c.Net.atSender(e.Src) {
+						return Unsure("first-transmission DATA [%d, %d) passes [%d, %d), which the sender retransmitted ahead of its first transmissions and the capture never shows sent first (lost before the capture point?)", e.Offset, e.End(), skip.Start, skip.End)
+					}
+					return Violation("first-transmission DATA [%d, %d) passes [%d, %d), which the sender retransmitted ahead of its first transmissions and never sent first: it retransmitted bytes it had not sent", e.Offset, e.End(), skip.Start, skip.End)
 				}
 				return Pass()
 			}},
@@ -473,6 +488,29 @@ func unreachableFor(e *Event) func(c *Ctx, x *Event) bool {
 	return func(c *Ctx, x *Event) bool {
 		return x.ICMP.PortUnreachable && x.Src == to && x.ICMP.QDport == port
 	}
+}
+
+// skippedAhead returns the first range of m's bytes below off that the
+// sender retransmitted while they lay beyond its first transmissions
+// (Message.ResentAhead) and never sent first (Message.FirstSent); ok is
+// false when there is none, or when the capture does not show the
+// message's first bytes sent first (its earlier first transmissions may
+// precede the capture).
+func skippedAhead(m *Message, off uint32) (byteranges.Range, bool) {
+	if len(m.ResentAhead) == 0 || !m.FirstSent.Covers(0, 1) {
+		return byteranges.Range{}, false
+	}
+	for _, x := range m.ResentAhead {
+		if x.Start >= off {
+			break
+		}
+		for _, g := range m.FirstSent.Gaps(min(x.End, off)) {
+			if g.End > x.Start {
+				return byteranges.Range{Start: max(g.Start, x.Start), End: g.End}, true
+			}
+		}
+	}
+	return byteranges.Range{}, false
 }
 
 // firstTransmission returns, for DATA e with retransmit=0 and data, its

@@ -127,6 +127,43 @@ func resendRules3() []*Rule {
 				return Pass()
 			}},
 		},
+		{
+			ID: "HOMA-RESEND-024", Level: Must,
+			Facts:     []string{"RTX-01"},
+			Statement: "A client sends no RESEND for its response while it still has request bytes it may send and has not transmitted: no request byte below max(U, the GRANT offsets it had received) is transmitted for the first time more than slack after a RESEND of the client for the RPC.",
+			Source:    "HomaModule homa_timer.c homa_timer_check_rpc (a client RPC in RPC_OUTGOING with homa_rpc_tx_end below msgout.granted resets silent_ticks and returns: the ball is in its court), homa_outgoing.c homa_rpc_tx_end (bytes deferred in homa_qdisc count as not transmitted), homa_xmit_data (a message's new bytes go in offset order, once)",
+			Capture:   "judged at the first transmission that shows the client had not transmitted those bytes when it RESENT (new bytes go in offset order, each once, so a byte first seen later was not sent before); slack covers bytes already handed to the NIC; a GRANT counts only if the sender is known to have received it (it sent bytes only that GRANT, or a later one, authorised) and it passed the capture point more than slack before the RESEND",
+			Property: Each{Types: []wire.PacketType{wire.TypeData}, Check: func(c *Ctx, e *Event) Result {
+				if !e.FromClient() || e.Retransmit() || e.Length == 0 {
+					return Skip
+				}
+				r := c.T.Lookup(e)
+				if r == nil || r.Unknown || r.Acked {
+					return Skip
+				}
+				rs := r.Response.LastResend
+				if rs.Time.IsZero() || e.Time.Sub(rs.Time) <= c.P.Slack {
+					return Skip
+				}
+				m := &r.Request
+				end := e.End()
+				if m.Length > 0 {
+					end = min(end, m.Length)
+				}
+				if m.captured(e.Offset, end) {
+					return Skip // a repeat (HOMA-RESEND-010)
+				}
+				h := c.P.Unsched(e.Packet.Data().MessageLength())
+				if m.Known && len(m.GrantLog) > 0 && m.GrantLog[0].Time.Before(rs.Time.Add(-c.P.Slack)) {
+					h = max(h, m.GrantLog[0].Offset)
+				}
+				if e.Offset >= h {
+					return Pass()
+				}
+				return Violation("first transmission of request bytes [%d, %d), %v after the client's RESEND for the response (frame %d): the client had not sent bytes below its horizon %d then, and a client with bytes left to send does not RESEND",
+					e.Offset, end, e.Time.Sub(rs.Time).Round(time.Microsecond), rs.Frame, h).With(rs.Frame).WithSlack(c.P.Slack)
+			}},
+		},
 	}
 }
 

@@ -36,8 +36,11 @@ func sendRules2() []*Rule {
 				if r.Request.captured(e.Offset, end) {
 					return Pass() // a repeat (HOMA-RESEND-010)
 				}
+				// Alone: a first transmission goes once, so these bytes left
+				// the client after the response began, whatever came
+				// before the capture or fell out of it.
 				return Violation("first transmission of request bytes [%d, %d), %v after the server began its response (response DATA at %v): the server cannot have had the whole request",
-					e.Offset, end, e.Time.Sub(resp.FirstData).Round(time.Microsecond), resp.FirstData.Sub(r.First).Round(time.Microsecond))
+					e.Offset, end, e.Time.Sub(resp.FirstData).Round(time.Microsecond), resp.FirstData.Sub(r.First).Round(time.Microsecond)).Alone()
 			}},
 		},
 	}

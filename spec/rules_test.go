@@ -212,7 +212,7 @@ func TestSelectProfile(t *testing.T) {
 		"HOMA-WIRE-010", "HOMA-WIRE-011", "HOMA-WIRE-012", "HOMA-WIRE-013", "HOMA-WIRE-014", "HOMA-WIRE-015"})
 	g24, _ := Select(all, "HOMA-GRANT-*", 0, "linux-2024")
 	wantIDs(t, g24, []string{"HOMA-GRANT-001", "HOMA-GRANT-002", "HOMA-GRANT-003", "HOMA-GRANT-004", "HOMA-GRANT-005", "HOMA-GRANT-006", "HOMA-GRANT-007", "HOMA-GRANT-008", "HOMA-GRANT-009", "HOMA-GRANT-010", "HOMA-GRANT-011",
-		"HOMA-GRANT-012", "HOMA-GRANT-013", "HOMA-GRANT-014", "HOMA-GRANT-015", "HOMA-GRANT-019", "HOMA-GRANT-020"})
+		"HOMA-GRANT-012", "HOMA-GRANT-013", "HOMA-GRANT-014", "HOMA-GRANT-015", "HOMA-GRANT-016", "HOMA-GRANT-019", "HOMA-GRANT-020"})
 
 	// NewChecker drops rules of other profiles too, so the report has
 	// no entry for them.

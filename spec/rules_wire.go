@@ -95,13 +95,18 @@ func wireRules() []*Rule {
 		{
 			ID: "HOMA-WIRE-006", Level: Must,
 			Facts:     []string{"WIRE-05"},
-			Statement: "Retransmitted DATA (retransmit=1) carries its true offset in seg.offset, never the 0xFFFFFFFF sentinel.",
-			Source:    "HomaModule homa_outgoing.c homa_resend_data",
+			Statement: "The DATA retransmit byte is 0 or 1, and retransmitted DATA (retransmit=1) carries its true offset in seg.offset, never the 0xFFFFFFFF sentinel.",
+			Source:    "HomaModule homa_outgoing.c homa_resend_data (the only writer of retransmit, with 1), homa_tx_data_pkt_alloc (0); homa_wire.h homa_data_hdr (a u8 flag)",
 			Profiles:  []string{"linux", "linux-2024", "linux-2025"},
 			Property: Each{Types: []wire.PacketType{wire.TypeData}, Needs: NeedsRetransmit, Check: func(c *Ctx, e *Event) Result {
 				d := e.Packet.Data()
 				if d.Retransmit() == 0 {
 					return Skip
+				}
+				if r := d.Retransmit(); r != 1 {
+					// Receivers read any nonzero value as a
+					// retransmission; HomaModule writes only 1.
+					return Violation("retransmit byte is %d, want 0 or 1", r)
 				}
 				if d.SegOffset() == wire.SegOffsetInSequence {
 					return Violation("retransmitted DATA has seg.offset 0xFFFFFFFF (offset only in sequence %d)", d.Common().Sequence())

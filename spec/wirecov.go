@@ -55,7 +55,7 @@ var fieldRules = map[string][]string{
 
 	"GRANT.offset":     {"HOMA-GRANT-001", "HOMA-GRANT-002", "HOMA-GRANT-003", "HOMA-GRANT-004", "HOMA-GRANT-005", "HOMA-GRANT-009", "HOMA-GRANT-018"},
 	"GRANT.priority":   {"HOMA-GRANT-007", "HOMA-GRANT-008", "HOMA-GRANT-011", "HOMA-GRANT-015"},
-	"GRANT.resend_all": {"HOMA-RESEND-003"},
+	"GRANT.resend_all": {"HOMA-RESEND-003", "HOMA-GRANT-016"},
 
 	"RESEND.offset":   {"HOMA-RESEND-012", "HOMA-RESEND-016"},
 	"RESEND.length":   {"HOMA-RESEND-012", "HOMA-RESEND-016"},
@@ -84,7 +84,7 @@ var sendConditions = []SendCoverage{
 		Note: "unscheduled bytes right after sendmsg are not judged (the application is not on the wire)"},
 	{Type: "GRANT", May: []string{"HOMA-GRANT-001", "HOMA-GRANT-004", "HOMA-GRANT-012", "HOMA-GRANT-006", "HOMA-GRANT-013", "HOMA-GRANT-014", "HOMA-GRANT-016", "HOMA-GRANT-018", "HOMA-GRANT-020", "HOMA-RESEND-022"},
 		Must: []string{"HOMA-GRANT-010", "HOMA-GRANT-019"}},
-	{Type: "RESEND", May: []string{"HOMA-RESEND-001", "HOMA-RESEND-008", "HOMA-RESEND-009", "HOMA-RESEND-012", "HOMA-RESEND-022"},
+	{Type: "RESEND", May: []string{"HOMA-RESEND-001", "HOMA-RESEND-008", "HOMA-RESEND-009", "HOMA-RESEND-012", "HOMA-RESEND-022", "HOMA-RESEND-024"},
 		Must: []string{"HOMA-RESEND-014", "HOMA-ACK-009"}},
 	{Type: "RPC_UNKNOWN", May: []string{"HOMA-RESEND-006", "HOMA-RESEND-018", "HOMA-RESEND-019", "HOMA-ID-005"},
 		Must: []string{"HOMA-RESEND-002"}},

@@ -216,6 +216,49 @@ func ruleFaultCases() []faultCase {
 			want:  []hit{{"HOMA-ACK-004", 5}},
 		},
 		{
+			id: "WIRE-006", slug: "retransmit-byte-two",
+			what:  "extra fault: the client answers the server's RESEND for a lost packet with a retransmission whose retransmit byte is 2 (HomaModule writes only 0 or 1)",
+			build: func(fault bool) *capb { return retransmitTwo(fault) },
+			want:  []hit{{"HOMA-WIRE-006", 85}},
+		},
+		{
+			id: "ACK-004", slug: "ack-entry-twice",
+			what:  "extra fault: the client's ACK answering NEED_ACK for RPC 10 lists the ack of RPC 12 twice among its entries",
+			build: func(fault bool) *capb { return ackEntryTwice(fault) },
+			want:  []hit{{"HOMA-ACK-004", 6}},
+		},
+		{
+			id: "GRANT-016", slug: "resend-all-after-grants-2024",
+			what:  "extra fault: a linux_6.1.38 receiver sets resend_all (the buffer wakeup) in its third GRANT of a message it has been granting; the sender retransmits everything it sent",
+			build: func(fault bool) *capb { return resendAllAfterGrants(fault) },
+			want:  []hit{{"HOMA-GRANT-016", 31}},
+		},
+		{
+			id: "GRANT-005", slug: "restart-beyond-sent",
+			what:  "extra fault: told RPC_UNKNOWN after sending the 40000 unscheduled bytes of a 100000-byte request, the client restarts by retransmitting all 100000 bytes, 60000 of which it had never sent",
+			build: func(fault bool) *capb { return restartBeyondSent(fault) },
+			want:  []hit{{"HOMA-GRANT-005", 70}},
+		},
+		{
+			id: "RESEND-011", slug: "retransmit-unsent-bytes",
+			what:  "extra fault: the client, granted 80000 bytes and paused at 61360, answers the server's RESEND for [61360, 80000) by retransmitting those bytes, which it never sent, and then goes on from 80000",
+			build: func(fault bool) *capb { return retransmitUnsent(fault) },
+			args:  []string{"--capture-point", "host:10.0.0.11"},
+			want:  []hit{{"HOMA-RESEND-011", 68}},
+		},
+		{
+			id: "RESEND-024", slug: "client-resend-while-sending",
+			what:  "extra fault: a client granted its whole request pauses at 60000 bytes (its pacer holds the rest) and its timer RESENDs for the response meanwhile; the server answers BUSY",
+			build: func(fault bool) *capb { return clientResendWhileSending(fault) },
+			want:  []hit{{"HOMA-RESEND-024", 55}},
+		},
+		{
+			id: "SEND-004", slug: "odd-client-id",
+			what:  "extra fault: a client's id counter is off by one: its request carries the odd id 11 and the server, equally wrong, answers with 10; seen by id, the response came before its request",
+			build: func(fault bool) *capb { return oddClientID(fault) },
+			want:  []hit{{"HOMA-SEND-004", 6}},
+		},
+		{
 			id: "WIRE-014", slug: "restart-other-bytes",
 			what:  "extra fault: told RPC_UNKNOWN by a restarted server, the client restarts its 3000-byte request with other bytes than it first sent",
 			build: func(fault bool) *capb { return restartOtherBytes(fault) },
@@ -1048,5 +1091,186 @@ func restartOtherBytes(fault bool) *capb {
 		}
 	}
 	b.respondAndAck(r, ms(5.4))
+	return b
+}
+
+// retransmitTwo (WIRE-006): one packet of the request is lost; the
+// server RESENDs it and the client retransmits it, faulty with
+// retransmit = 2.
+func retransmitTwo(fault bool) *capb {
+	b := newCap(wire.VersionCurrent)
+	const lost = 40000 + 20*1424
+	r, _ := lossy100k(b, lost)
+	at := b.lastTime() + ms(5.1)
+	b.resend(at, r, false, lost, 1424)
+	i := b.data(at+us(20), r, true, 7, 100000, lost, 1424, lost+1424, 1, true)
+	if fault {
+		b.pkts[i].f.(*wire.DataFields).Retransmit = 2
+		b.mark(i, "WIRE-006: retransmit byte 2, want 0 or 1")
+	}
+	b.respondAndAck(r, b.lastTime()+us(30))
+	return b
+}
+
+// ackEntryTwice (ACK-004): RPCs 10 and 12 complete; the ACK answering
+// NEED_ACK for RPC 10 lists the ack of RPC 12 once (clean) or twice.
+func ackEntryTwice(fault bool) *capb {
+	b := newCap(wire.VersionCurrent)
+	r := rpcOf(hostC, hostS, 10)
+	r2 := rpcOf(hostC, hostS, 12)
+	b.data(0, r, true, 7, 100, 0, 100, 100, 1, false)
+	b.data(us(10), r2, true, 7, 100, 0, 100, 100, 1, false)
+	b.data(us(50), r, false, 7, 100, 0, 100, 100, 1, false)
+	b.data(us(60), r2, false, 7, 100, 0, 100, 100, 1, false)
+	b.needAck(us(50)+ms(2.5), r)
+	i := b.ack(us(50)+ms(2.52), r)
+	a := b.pkts[i].f.(*wire.AckFields)
+	a.Acks = append(a.Acks, b.pigAck(r2))
+	if fault {
+		a.Acks = append(a.Acks, b.pigAck(r2))
+		b.mark(i, "ACK-004: the ack of RPC 12 twice in one ACK")
+	}
+	return b
+}
+
+// resendAllAfterGrants (GRANT-016): linux_6.1.38, a 60000-byte request
+// granted 10000 bytes ahead; faulty, the third GRANT carries resend_all
+// and the sender retransmits what it had sent.
+func resendAllAfterGrants(fault bool) *capb {
+	b := newCap(wire.Version2024)
+	t := b.warmup(hostC, hostS, 0)
+	r := rpcOf(hostC, hostS, 4)
+	m := b.send(r, true, t+us(40), msgOpts{length: 60000, uprio: 4, cv: 1, ack: b.pigAck(rpcOf(hostC, hostS, 2)), window: 10000})
+	if fault {
+		g := m.grants[2]
+		b.pkts[g].f.(*wire.GrantFields).ResendAll = 1
+		b.mark(g, "GRANT-016: resend_all (the buffer wakeup) in the third GRANT of a message being granted")
+		gt := b.pkts[g].t
+		for off := uint32(0); off < 20000; off += 1424 {
+			b.data(gt+us(200)+us(float64(off/1424)), r, true, 0, 60000, off, min(1424, 20000-off), 20000, 1, true)
+		}
+	}
+	b.respondAndAck(r, b.lastTime()+us(30))
+	return b
+}
+
+// restartBeyondSent (GRANT-005): the server restarted after the 40000
+// unscheduled bytes of a 100000-byte request arrived; the client RESENDs
+// for the response, is told RPC_UNKNOWN and restarts: clean, it resends
+// [0, 40000) and is granted the rest; faulty, it resends [0, 100000).
+func restartBeyondSent(fault bool) *capb {
+	b := newCap(wire.VersionCurrent)
+	t := b.warmup(hostC, hostS, 0)
+	r := rpcOf(hostC, hostS, 4)
+	b.send(r, true, t+us(40), msgOpts{length: 100000, uprio: 4, cv: 1, ack: b.pigAck(rpcOf(hostC, hostS, 2))})
+	at := b.lastTime() + ms(5.1)
+	b.resend(at, r, true, 0, wire.ResendAll)
+	b.unknown(at+us(20), r, false)
+	end := uint32(40000)
+	if fault {
+		end = 100000
+	}
+	k := 0
+	for off := uint32(0); off < end; k++ {
+		n := min(1424, end-off)
+		if off < 40000 && off+n > 40000 {
+			n = 40000 - off
+		}
+		i := b.data(at+us(30)+us(float64(k)), r, true, 4, 100000, off, n, end, 1, true)
+		if fault && off+n >= 40000+8544 && off < 40000+8544 {
+			b.mark(i, "GRANT-005: the restart retransmits bytes it never sent, more than one skb past the 40000 it had")
+		}
+		off += n
+	}
+	if !fault {
+		b.send(r, true, b.lastTime()+us(10), msgOpts{length: 100000, uprio: 4, cv: 1, from: 40000, window: 20000})
+	}
+	b.respondAndAck(r, b.lastTime()+us(30))
+	return b
+}
+
+// retransmitUnsent (RESEND-011): the server grants the 100000-byte
+// request to 80000 at once; the client sends to 61360 (one packet lost)
+// and its pacer pauses. The server RESENDs the lost packet, then
+// [61360, 80000). Clean, the client answers BUSY (nothing of it sent) and
+// goes on; faulty, it retransmits [61360, 80000) and goes on from 80000.
+// Taken on the client's link.
+func retransmitUnsent(fault bool) *capb {
+	b := newCap(wire.VersionCurrent)
+	t := b.warmup(hostC, hostS, 0)
+	r := rpcOf(hostC, hostS, 4)
+	lost := uint32(40000 + 7*1424)
+	b.send(r, true, t+us(40), msgOpts{length: 100000, uprio: 4, cv: 1, ack: b.pigAck(rpcOf(hostC, hostS, 2)), stopAt: 40000})
+	b.grant(t+us(60), r, true, 80000, 0)
+	sent := uint32(40000)
+	tt := t + us(80)
+	for sent < 60000 {
+		b.data(tt, r, true, 0, 100000, sent, 1424, 40000, 1, false)
+		sent += 1424
+		tt += us(1)
+	}
+	at := tt + ms(5.1)
+	b.resend(at, r, false, lost, 1424)
+	b.data(at+us(20), r, true, 7, 100000, lost, 1424, lost+1424, 1, true)
+	at += ms(5.1)
+	b.resend(at, r, false, sent, 80000-sent)
+	if fault {
+		k := 0
+		for off := sent; off < 80000; off += 1424 {
+			b.data(at+us(20)+us(float64(k)), r, true, 7, 100000, off, min(1424, 80000-off), 80000, 1, true)
+			k++
+		}
+		m := b.send(r, true, b.lastTime()+us(5), msgOpts{length: 100000, uprio: 4, cv: 1, from: 80000, granted: 80000, window: 20000})
+		b.mark(m.data[80000], "RESEND-011: the first transmissions go on from 80000: [61360, 80000) went out only as retransmissions, bytes the client had not sent")
+	} else {
+		b.busy(at+us(20), r, true)
+		b.send(r, true, at+us(30), msgOpts{length: 100000, uprio: 4, cv: 1, from: sent, granted: 80000, window: 20000})
+	}
+	b.respondAndAck(r, b.lastTime()+us(30))
+	return b
+}
+
+// clientResendWhileSending (RESEND-024): the server grants the whole
+// 100000-byte request early; the client's pacer stops it at 60000 until
+// 8 ms. Faulty, its timer RESENDs for the response at 5.5 ms (BUSY
+// answers).
+func clientResendWhileSending(fault bool) *capb {
+	b := newCap(wire.VersionCurrent)
+	t := b.warmup(hostC, hostS, 0)
+	r := rpcOf(hostC, hostS, 4)
+	if fault {
+		b.mark(b.resend(t+ms(5.5), r, true, 0, wire.ResendAll), "RESEND-024: the client RESENDs while granted request bytes wait in its pacer")
+		b.busy(t+ms(5.5)+us(20), r, false)
+	}
+	m := b.send(r, true, t+us(40), msgOpts{length: 100000, uprio: 4, cv: 1, ack: b.pigAck(rpcOf(hostC, hostS, 2)), window: 60000, stopAt: 60000, resumeAt: t + ms(8)})
+	if fault {
+		var first uint32 = 100000
+		for _, off := range m.offs {
+			if off >= 60000 {
+				first = min(first, off)
+			}
+		}
+		b.mark(m.data[first], "RESEND-024: request bytes first sent 2.5 ms after the client's RESEND")
+	}
+	b.respondAndAck(r, b.lastTime()+us(30))
+	return b
+}
+
+// oddClientID (SEND-004): RPC 8, then a request of the client with id 11
+// (faulty; 10 clean) which the server answers with id 10 (11 clean), then
+// RPC 12.
+func oddClientID(fault bool) *capb {
+	b := newCap(wire.VersionCurrent)
+	b.smallRPC(rpcOf(hostC, hostS, 8), 0, wire.AckEntry{})
+	r := rpcOf(hostC, hostS, 10)
+	i := b.data(ms(3), r, true, 7, 100, 0, 100, 100, 1, false)
+	j := b.data(ms(3)+us(50), r, false, 7, 100, 0, 100, 100, 1, false)
+	if fault {
+		b.pkts[i].f.(*wire.DataFields).Common.SenderID = 11
+		b.pkts[j].f.(*wire.DataFields).Common.SenderID = 10
+		b.mark(i, "SEND-004: a request with the odd id 11")
+		b.mark(j, "SEND-004: the server's answer with id 10 reads as the request of RPC 10, whose response (id 11) came first")
+	}
+	b.smallRPC(rpcOf(hostC, hostS, 12), ms(4), wire.AckEntry{})
 	return b
 }
