@@ -41,6 +41,12 @@ func writeCheckText(w io.Writer, reports []check.FileReport) error {
 		if fr.TimeOrderHint != "" {
 			fmt.Fprintf(ew, "timestamps: %s\n", fr.TimeOrderHint)
 		}
+		if n := len(rep.Sections); n > 0 {
+			fmt.Fprintf(ew, "sections: judged as %d independent sections, nothing judged across their starts (an answer not yet due when a section ends is inconclusive):\n", n+1)
+			for _, s := range rep.Sections {
+				fmt.Fprintf(ew, "  from frame %d: %s\n", s.Frame, s.Why)
+			}
+		}
 		if fr.SnapHint != "" {
 			fmt.Fprintf(ew, "WARNING: %s\n", fr.SnapHint)
 		}
