@@ -29,7 +29,12 @@ func writeCheckText(w io.Writer, reports []check.FileReport) error {
 	ew := &errWriter{w: w}
 	for _, fr := range reports {
 		if fr.Error != "" {
-			fmt.Fprintf(ew, "== %s: ERROR: %s\n\n", fr.File, fr.Error)
+			// The error goes to standard error (runCheck's exit line);
+			// among other files' reports a line keeps its place, as
+			// decode does, and a lone file has nothing else to say.
+			if len(reports) > 1 {
+				fmt.Fprintf(ew, "== %s: ERROR: %s\n\n", fr.File, fr.Error)
+			}
 			continue
 		}
 		rep := fr.Report
