@@ -18,6 +18,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/homatest/homatest/internal/plural"
 	"github.com/homatest/homatest/pcap"
 	"github.com/homatest/homatest/spec"
 	"github.com/homatest/homatest/spec/wire"
@@ -491,7 +492,11 @@ func snapShort(st pcap.Stats, excused int) string {
 	case n > st.Homa-n:
 		return "more frames are cut than whole"
 	case excused > 0:
-		return fmt.Sprintf("%d findings are inconclusive as perhaps resting on a packet not seen (dropped, or an RPC's first)", excused)
+		verb := "are"
+		if excused == 1 {
+			verb = "is"
+		}
+		return fmt.Sprintf("%s %s inconclusive as perhaps resting on a packet not seen (dropped, or an RPC's first)", plural.Of(excused, "finding", "findings"), verb)
 	}
 	return ""
 }
@@ -760,12 +765,12 @@ func dropsHint(rep *spec.Report, st pcap.Stats, flag uint64) (from, hint string)
 	case st.CaptureDrops >= flag:
 		from = "interface statistics"
 	}
-	dropped := fmt.Sprintf("the capture dropped %d packets", rep.CaptureDrops-cut)
+	dropped := "the capture dropped " + plural.Of64(rep.CaptureDrops-cut, "packet", "packets")
 	if rep.CaptureDrops-cut == 1 {
 		dropped = "the capture dropped 1 packet"
 	}
 	if cut > 0 {
-		unread := fmt.Sprintf("%d frames with their Homa header cut by the snap length are unseen packets", cut)
+		unread := plural.Of64(cut, "frame with its Homa header cut by the snap length is an unseen packet", "frames with their Homa header cut by the snap length are unseen packets")
 		if cut == 1 {
 			unread = "1 frame with its Homa header cut by the snap length is an unseen packet"
 		}
@@ -775,7 +780,7 @@ func dropsHint(rep *spec.Report, st pcap.Stats, flag uint64) (from, hint string)
 			dropped += " and " + unread
 		}
 	}
-	excused := fmt.Sprintf("%d findings that rest on a packet not seen may be its doing and are inconclusive", rep.CaptureDropExcused)
+	excused := plural.Of(rep.CaptureDropExcused, "finding that rests on a packet not seen may be its doing and is inconclusive", "findings that rest on a packet not seen may be its doing and are inconclusive")
 	if rep.CaptureDropExcused == 1 {
 		excused = "1 finding that rests on a packet not seen may be its doing and is inconclusive"
 	}

@@ -18,6 +18,7 @@ import (
 
 	"github.com/homatest/homatest/agent"
 	"github.com/homatest/homatest/homa"
+	"github.com/homatest/homatest/internal/plural"
 	"github.com/homatest/homatest/internal/timescale"
 )
 
@@ -274,7 +275,7 @@ func rerunInconclusive(name string, res *Result, run func(name string, focus []s
 			return err
 		}
 		if again.SetupError != "" {
-			return fmt.Errorf("rerun of %d specs with timing-inconclusive findings: the test environment could not be built: %s", len(focus), again.SetupError)
+			return fmt.Errorf("rerun of %s with timing-inconclusive findings: the test environment could not be built: %s", plural.Of(len(focus), "spec", "specs"), again.SetupError)
 		}
 		for _, r := range again.Specs {
 			i, ok := idx[r.Name]

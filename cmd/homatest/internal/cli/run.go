@@ -15,6 +15,7 @@ import (
 	"github.com/homatest/homatest/agent"
 	"github.com/homatest/homatest/conformance"
 	"github.com/homatest/homatest/harness"
+	"github.com/homatest/homatest/internal/plural"
 	"github.com/homatest/homatest/report/html"
 	"github.com/homatest/homatest/spec"
 )
@@ -330,7 +331,7 @@ func (o *runOpts) startedRun() {
 		fmt.Fprintf(o.stderr, "homatest: removing the earlier run's pass folders from %s: %v\n", o.artifacts, err)
 		return
 	}
-	fmt.Fprintf(o.stderr, "homatest: removed %s of an earlier run from %s: %s\n", plural(len(e.Names), "pass folder", "pass folders"), o.artifacts, strings.Join(e.Names, ", "))
+	fmt.Fprintf(o.stderr, "homatest: removed %s of an earlier run from %s: %s\n", plural.Of(len(e.Names), "pass folder", "pass folders"), o.artifacts, strings.Join(e.Names, ", "))
 }
 
 // interruptedAfter is interrupted for a run whose passes (with their
@@ -342,7 +343,7 @@ func (o *runOpts) interruptedAfter(out io.Writer, err error, passes []*conforman
 	if len(passes) == 0 {
 		return ierr
 	}
-	note := fmt.Sprintf("interrupted after %s", plural(len(passes), "finished pass", "finished passes"))
+	note := fmt.Sprintf("interrupted after %s", plural.Of(len(passes), "finished pass", "finished passes"))
 	var werrs []string
 	if o.output == "json" {
 		if werr := o.writeJSON(out, passes, note); werr != nil {
