@@ -54,8 +54,10 @@ type Options struct {
 	// a capture stops within a batch of frames (pcap.ReaderOptions.Context)
 	// and the report is an error; nil never ends.
 	Context context.Context
-	// Progress, when set, counts the frames read, over every file and
-	// every pass over one (pcap.ReaderOptions.Progress), for a progress
+	// Progress, when set, counts the frames read, over every file, each
+	// file's frames once: its first pass through the rules
+	// (pcap.ReaderOptions.Progress; a second pass, to reorder, re-plan or
+	// try inferred parameters, is not counted again), for a progress
 	// display; safe to read while the check runs.
 	Progress *atomic.Int64
 }
@@ -351,6 +353,7 @@ func File(o Options, file string) FileReport {
 		fr.Error = err.Error()
 		return fr
 	}
+	ro.Progress = nil // the file's frames are counted once (Options.Progress)
 	if st := run.st; st.Backwards > 0 && st.BackwardsMax <= pcap.MaxReorder {
 		// Frames a little out of timestamp order (tcpdump on several
 		// CPUs): judge them in the order they were captured, as the hosts
@@ -569,6 +572,7 @@ func runGuessed(file string, ro pcap.ReaderOptions, plan *capturePlan, guessed b
 	if whole.mode == guess.mode && whole.cp == guess.cp {
 		return run, nil
 	}
+	ro.Progress = nil // counted by the first pass (Options.Progress)
 	return runRules(file, ro, whole, judge)
 }
 

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -105,6 +106,23 @@ func TestFileWithInferred(t *testing.T) {
 		if again := File(o, filepath.Join(realDir, name)); again.Verdict != "pass" {
 			t.Errorf("%s: with --param %v: verdict %s, %d MUST", name, o.Params, again.Verdict, again.Must)
 		}
+	}
+}
+
+// TestFileProgressCountsOnce: Options.Progress counts a file's frames
+// once, though a check that finds violations reads it again (with the
+// inferred parameters); a trial saw the progress line count every pass.
+func TestFileProgressCountsOnce(t *testing.T) {
+	o := opts()
+	o.Params = nil
+	var n atomic.Int64
+	o.Progress = &n
+	fr := File(o, filepath.Join(realDir, "linux-6.1-proto253/e2-server-forgets-request.pcap"))
+	if fr.WithInferred == nil || fr.Stats == nil {
+		t.Fatalf("want a second pass with inferred parameters: %+v (%s)", fr.WithInferred, fr.Error)
+	}
+	if got, want := n.Load(), int64(fr.Stats.Frames); got != want {
+		t.Errorf("progress counted %d frames, want the file's %d", got, want)
 	}
 }
 
