@@ -31,6 +31,9 @@ type runReport struct {
 	// conformance.Tally.Incomplete), as the exit code 0, 1 or 2 (2 also
 	// when a spec failed in an incomplete run). (A pass whose environment
 	// could not be built ends the run with exit code 2 and no report.)
+	// An interrupted run (Interrupted, exit code 130) is never pass: it is
+	// fail when a finished pass failed, else incomplete, since the passes
+	// it did not run may have failed.
 	Verdict   string                `json:"verdict"`
 	Passes    []*conformance.Result `json:"passes"`
 	Artifacts string                `json:"artifacts"`
@@ -52,7 +55,11 @@ func (o *runOpts) writeJSON(out io.Writer, passes []*conformance.Result, interru
 	t := conformance.Count(passes, o.strict)
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
-	enc.Encode(runReport{Verdict: t.Verdict(), Passes: passes, Artifacts: o.artifacts, Failed: t.FailedPasses,
+	verdict := t.Verdict()
+	if interrupted != "" && verdict != "fail" {
+		verdict = "incomplete"
+	}
+	enc.Encode(runReport{Verdict: verdict, Passes: passes, Artifacts: o.artifacts, Failed: t.FailedPasses,
 		SpecsRun: t.Run, Unsupported: t.Unsupported, Interrupted: interrupted})
 	return w.err
 }
