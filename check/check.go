@@ -12,6 +12,7 @@ import (
 	"context"
 	"fmt"
 	"net/netip"
+	"path/filepath"
 	"runtime"
 	"sort"
 	"strings"
@@ -118,6 +119,12 @@ type FileReport struct {
 	// ParamsFile names the file next to the capture whose parameters were
 	// applied before --param (homatest run writes capture.pcapng.params).
 	ParamsFile string `json:"params_file,omitempty"`
+	// ParamsHint, when the check inferred parameters (Inferred) of a
+	// capture with no parameters file beside it, says so in one line: the
+	// capture was judged with the profile's values and --param, and a
+	// capture a homatest run wrote has lost its file (a copy cut with
+	// editcap, or renamed, does not carry it).
+	ParamsHint string `json:"params_hint,omitempty"`
 	// Must and Should count the violations that count (not charged to a
 	// tester); Expected the findings charged to a tester.
 	Must     int `json:"must_violations"`
@@ -408,6 +415,14 @@ func File(o Options, file string) FileReport {
 		fr.Inferred = compareInferred(inf, params, o.Params)
 		if rep.Violated() {
 			fr.WithInferred = hintFindings(file, ro, plan, judge, rep, fr.Inferred)
+		}
+		if fr.ParamsFile == "" && len(fr.Inferred) > 0 {
+			given := ""
+			if len(o.Params) > 0 {
+				given = " and the --param given"
+			}
+			fr.ParamsHint = fmt.Sprintf("no %s beside the capture, so it was judged with profile %s's values%s; a homatest run writes one beside each capture it judged, and a copy cut with editcap or renamed does not carry it: copy the run's .params file to this name, or pass its values with --param",
+				filepath.Base(sideName), profile, given)
 		}
 	}
 	for i := range rep.Violations {

@@ -189,6 +189,44 @@ func TestOptionsValidate(t *testing.T) {
 	}
 }
 
+// TestParamsHint: a capture whose parameters the check inferred, with no
+// .params file beside it (a run's capture cut with editcap loses it), says
+// so and what it was judged with; with the file beside it, nothing (and
+// no file is made).
+func TestParamsHint(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "cut.pcap")
+	b, err := os.ReadFile(filepath.Join(realDir, "linux-6.1-proto253/e2-server-forgets-request.pcap"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	o := opts()
+	o.Params = nil
+	fr := File(o, p)
+	if len(fr.Inferred) == 0 || !strings.HasPrefix(fr.ParamsHint, "no cut.pcap.params beside the capture, so it was judged with profile linux-2024's values;") ||
+		!strings.Contains(fr.ParamsHint, "editcap") {
+		t.Errorf("inferred %d, params hint %q", len(fr.Inferred), fr.ParamsHint)
+	}
+	if _, err := os.Stat(p + ".params"); !os.IsNotExist(err) {
+		t.Errorf("the check made %s.params: %v", p, err)
+	}
+	o = opts() // the real timers by --param: said
+	o.InferParams = true
+	if fr := File(o, p); !strings.Contains(fr.ParamsHint, "values and the --param given;") {
+		t.Errorf("with --param: params hint %q", fr.ParamsHint)
+	}
+	if err := os.WriteFile(p+".params", []byte(strings.Join(scaledTimers, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	o.Params = nil
+	if fr := File(o, p); fr.ParamsHint != "" || fr.ParamsFile != p+".params" || len(fr.Inferred) == 0 {
+		t.Errorf("with the file: params hint %q, file %q, inferred %d", fr.ParamsHint, fr.ParamsFile, len(fr.Inferred))
+	}
+}
+
 // TestParamsFile: the run's capture.pcapng.params sets parameters before
 // Options.Params, which override it; a bad line is the file's error.
 func TestParamsFile(t *testing.T) {

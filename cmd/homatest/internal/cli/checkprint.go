@@ -68,6 +68,9 @@ func writeCheckText(w io.Writer, reports []check.FileReport) error {
 		if fr.ParamsFile != "" {
 			fmt.Fprintf(ew, "parameters: the run's, from %s (--param overrides them)\n", fr.ParamsFile)
 		}
+		if fr.ParamsHint != "" {
+			fmt.Fprintf(ew, "parameters: %s\n", fr.ParamsHint)
+		}
 		if fr.StallExcused > 0 {
 			verb := "fall"
 			if fr.StallExcused == 1 {
