@@ -65,8 +65,10 @@ func (c *Checker) noteEpoch(e *Event) {
 //     from a host whose Homa module was evidently loaded afresh: the id
 //     is no larger than every id the host used before (its counter went
 //     back, which only a new module does: homa_init), the host sent
-//     nothing for more than the time an answer may take (AnswerBound: it
-//     was not active), and the packet shows a fresh module's state: the
+//     nothing for longer than the protocol's own timeout (timeout_ticks,
+//     and at least the time an answer may take: AnswerBound), after which
+//     its peers give up whatever they held with it (homa_timer), and the
+//     packet shows a fresh module's state: the
 //     id is the first a module allocates (2), or the DATA carries
 //     cutoff_version 0 to a peer whose CUTOFFS the host's earlier DATA
 //     had carried (a new module knows no peer's cutoffs). A host whose
@@ -89,7 +91,7 @@ func (c *Checker) sectionBreak(e *Event) (string, netip.Addr) {
 	}
 	h := c.epochs[e.Src]
 	id := wire.ClientID(e.Packet.SenderID())
-	if h == nil || h.minID == 0 || id > h.minID || e.Time.Sub(h.last) <= c.p.AnswerBound() {
+	if h == nil || h.minID == 0 || id > h.minID || e.Time.Sub(h.last) <= max(c.p.AnswerBound(), c.p.Ticks(c.p.TimeoutTicks)) {
 		return "", netip.Addr{}
 	}
 	var fresh string

@@ -77,6 +77,17 @@ func TestRestartStartsSection(t *testing.T) {
 		wantViolations(t, rep, "HOMA-ID-004", reuse)
 		wantSections(t, rep)
 	})
+	t.Run("silent-less-than-timeout", func(t *testing.T) {
+		// Ids back at 2 after 50 ms (timeout_ticks is 100 ms): the
+		// host's peers may still hold its RPCs, a restart is not shown.
+		b := newTrace(t, wire.VersionCurrent)
+		b.smallRPC(2, 100, 1)
+		b.smallRPC(4, 100, 1)
+		reuse := b.after(50 * time.Millisecond).smallRPC(2, 100, 1)
+		rep := b.check("linux", "HOMA-ID-004")
+		wantViolations(t, rep, "HOMA-ID-004", reuse)
+		wantSections(t, rep)
+	})
 	t.Run("active-host", func(t *testing.T) {
 		// Ids back at 2 while the host is sending RPC 6's request.
 		b := newTrace(t, wire.VersionCurrent)
