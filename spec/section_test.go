@@ -83,7 +83,7 @@ func TestRestartStartsSection(t *testing.T) {
 		b := newTrace(t, wire.VersionCurrent)
 		b.smallRPC(2, 100, 1)
 		b.smallRPC(4, 100, 1)
-		reuse := b.after(50 * time.Millisecond).smallRPC(2, 100, 1)
+		reuse := b.after(50*time.Millisecond).smallRPC(2, 100, 1)
 		rep := b.check("linux", "HOMA-ID-004")
 		wantViolations(t, rep, "HOMA-ID-004", reuse)
 		wantSections(t, rep)
