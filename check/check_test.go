@@ -189,20 +189,27 @@ func TestOptionsValidate(t *testing.T) {
 	}
 }
 
+// copyReal copies the real capture name (under realDir) to a new
+// temporary folder as base, with nothing beside it, and returns its path.
+func copyReal(t *testing.T, name, base string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(realDir, name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(t.TempDir(), base)
+	if err := os.WriteFile(p, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
 // TestParamsHint: a capture whose parameters the check inferred, with no
 // .params file beside it (a run's capture cut with editcap loses it), says
 // so and what it was judged with; with the file beside it, nothing (and
 // no file is made).
 func TestParamsHint(t *testing.T) {
-	dir := t.TempDir()
-	p := filepath.Join(dir, "cut.pcap")
-	b, err := os.ReadFile(filepath.Join(realDir, "linux-6.1-proto253/e2-server-forgets-request.pcap"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(p, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	p := copyReal(t, "linux-6.1-proto253/e2-server-forgets-request.pcap", "cut.pcap")
 	o := opts()
 	o.Params = nil
 	fr := File(o, p)
@@ -230,15 +237,7 @@ func TestParamsHint(t *testing.T) {
 // TestParamsFile: the run's capture.pcapng.params sets parameters before
 // Options.Params, which override it; a bad line is the file's error.
 func TestParamsFile(t *testing.T) {
-	dir := t.TempDir()
-	p := filepath.Join(dir, "c.pcap")
-	b, err := os.ReadFile(filepath.Join(realDir, "linux-6.13-proto146/a-small-rpcs.pcap"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(p, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	p := copyReal(t, "linux-6.13-proto146/a-small-rpcs.pcap", "c.pcap")
 	side := "# the run's parameters\n\nunsched_bytes=30000\nresend_ticks=7\n"
 	if err := os.WriteFile(p+".params", []byte(side), 0o644); err != nil {
 		t.Fatal(err)
