@@ -12,7 +12,6 @@ import (
 	"context"
 	"fmt"
 	"net/netip"
-	"path/filepath"
 	"runtime"
 	"sort"
 	"strings"
@@ -422,7 +421,7 @@ func File(o Options, file string) FileReport {
 				given = " and the --param given"
 			}
 			fr.ParamsHint = fmt.Sprintf("no %s beside the capture, so it was judged with profile %s's values%s; a homatest run writes one beside each capture it judged, and a copy cut with editcap or renamed does not carry it: copy the run's .params file to this name, or pass its values with --param",
-				filepath.Base(sideName), profile, given)
+				sideName, profile, given)
 		}
 	}
 	for i := range rep.Violations {

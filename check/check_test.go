@@ -213,7 +213,7 @@ func TestParamsHint(t *testing.T) {
 	o := opts()
 	o.Params = nil
 	fr := File(o, p)
-	if len(fr.Inferred) == 0 || !strings.HasPrefix(fr.ParamsHint, "no cut.pcap.params beside the capture, so it was judged with profile linux-2024's values;") ||
+	if len(fr.Inferred) == 0 || !strings.HasPrefix(fr.ParamsHint, "no "+p+".params beside the capture, so it was judged with profile linux-2024's values;") ||
 		!strings.Contains(fr.ParamsHint, "editcap") {
 		t.Errorf("inferred %d, params hint %q", len(fr.Inferred), fr.ParamsHint)
 	}
