@@ -9,6 +9,8 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/homatest/homatest/internal/plural"
 )
 
 // Report is a benchmark's result: the setup, the buckets and one Summary
@@ -117,12 +119,7 @@ func (r *Report) WriteText(w io.Writer) error {
 }
 
 // Clients is "1 client" or "N clients": a bench's client hosts.
-func Clients(n int) string {
-	if n == 1 {
-		return "1 client"
-	}
-	return fmt.Sprintf("%d clients", n)
-}
+func Clients(n int) string { return plural.Of(n, "client", "clients") }
 
 // writeRows writes a header and rows of cells to tw, tab-terminated.
 func writeRows(tw *tabwriter.Writer, head []string, rows [][]string) {

@@ -18,6 +18,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/homatest/homatest/internal/plural"
 	"github.com/homatest/homatest/pcap"
 	"github.com/homatest/homatest/spec"
 	"github.com/homatest/homatest/spec/wire"
@@ -53,8 +54,10 @@ type Options struct {
 	// a capture stops within a batch of frames (pcap.ReaderOptions.Context)
 	// and the report is an error; nil never ends.
 	Context context.Context
-	// Progress, when set, counts the frames read, over every file and
-	// every pass over one (pcap.ReaderOptions.Progress), for a progress
+	// Progress, when set, counts the frames read, over every file, each
+	// file's frames once: its first pass through the rules
+	// (pcap.ReaderOptions.Progress; a second pass, to reorder, re-plan or
+	// try inferred parameters, is not counted again), for a progress
 	// display; safe to read while the check runs.
 	Progress *atomic.Int64
 }
@@ -115,6 +118,12 @@ type FileReport struct {
 	// ParamsFile names the file next to the capture whose parameters were
 	// applied before --param (homatest run writes capture.pcapng.params).
 	ParamsFile string `json:"params_file,omitempty"`
+	// ParamsHint, when the check inferred parameters (Inferred) of a
+	// capture with no parameters file beside it, says so in one line: the
+	// capture was judged with the profile's values and --param, and a
+	// capture a homatest run wrote has lost its file (a copy cut with
+	// editcap, or renamed, does not carry it).
+	ParamsHint string `json:"params_hint,omitempty"`
 	// Must and Should count the violations that count (not charged to a
 	// tester); Expected the findings charged to a tester.
 	Must     int `json:"must_violations"`
@@ -350,6 +359,7 @@ func File(o Options, file string) FileReport {
 		fr.Error = err.Error()
 		return fr
 	}
+	ro.Progress = nil // the file's frames are counted once (Options.Progress)
 	if st := run.st; st.Backwards > 0 && st.BackwardsMax <= pcap.MaxReorder {
 		// Frames a little out of timestamp order (tcpdump on several
 		// CPUs): judge them in the order they were captured, as the hosts
@@ -404,6 +414,14 @@ func File(o Options, file string) FileReport {
 		fr.Inferred = compareInferred(inf, params, o.Params)
 		if rep.Violated() {
 			fr.WithInferred = hintFindings(file, ro, plan, judge, rep, fr.Inferred)
+		}
+		if fr.ParamsFile == "" && len(fr.Inferred) > 0 {
+			given := ""
+			if len(o.Params) > 0 {
+				given = " and the --param given"
+			}
+			fr.ParamsHint = fmt.Sprintf("no %s beside the capture, so it was judged with profile %s's values%s; a homatest run writes one beside each capture it judged, and a copy cut with editcap or renamed does not carry it: copy the run's .params file to this name, or pass its values with --param",
+				sideName, profile, given)
 		}
 	}
 	for i := range rep.Violations {
@@ -491,7 +509,11 @@ func snapShort(st pcap.Stats, excused int) string {
 	case n > st.Homa-n:
 		return "more frames are cut than whole"
 	case excused > 0:
-		return fmt.Sprintf("%d findings are inconclusive as perhaps resting on a packet not seen (dropped, or an RPC's first)", excused)
+		verb := "are"
+		if excused == 1 {
+			verb = "is"
+		}
+		return fmt.Sprintf("%s %s inconclusive as perhaps resting on a packet not seen (dropped, or an RPC's first)", plural.Of(excused, "finding", "findings"), verb)
 	}
 	return ""
 }
@@ -564,6 +586,7 @@ func runGuessed(file string, ro pcap.ReaderOptions, plan *capturePlan, guessed b
 	if whole.mode == guess.mode && whole.cp == guess.cp {
 		return run, nil
 	}
+	ro.Progress = nil // counted by the first pass (Options.Progress)
 	return runRules(file, ro, whole, judge)
 }
 
@@ -760,12 +783,12 @@ func dropsHint(rep *spec.Report, st pcap.Stats, flag uint64) (from, hint string)
 	case st.CaptureDrops >= flag:
 		from = "interface statistics"
 	}
-	dropped := fmt.Sprintf("the capture dropped %d packets", rep.CaptureDrops-cut)
+	dropped := "the capture dropped " + plural.Of64(rep.CaptureDrops-cut, "packet", "packets")
 	if rep.CaptureDrops-cut == 1 {
 		dropped = "the capture dropped 1 packet"
 	}
 	if cut > 0 {
-		unread := fmt.Sprintf("%d frames with their Homa header cut by the snap length are unseen packets", cut)
+		unread := plural.Of64(cut, "frame with its Homa header cut by the snap length is an unseen packet", "frames with their Homa header cut by the snap length are unseen packets")
 		if cut == 1 {
 			unread = "1 frame with its Homa header cut by the snap length is an unseen packet"
 		}
@@ -775,7 +798,7 @@ func dropsHint(rep *spec.Report, st pcap.Stats, flag uint64) (from, hint string)
 			dropped += " and " + unread
 		}
 	}
-	excused := fmt.Sprintf("%d findings that rest on a packet not seen may be its doing and are inconclusive", rep.CaptureDropExcused)
+	excused := plural.Of(rep.CaptureDropExcused, "finding that rests on a packet not seen may be its doing and is inconclusive", "findings that rest on a packet not seen may be its doing and are inconclusive")
 	if rep.CaptureDropExcused == 1 {
 		excused = "1 finding that rests on a packet not seen may be its doing and is inconclusive"
 	}

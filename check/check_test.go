@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -108,6 +109,23 @@ func TestFileWithInferred(t *testing.T) {
 	}
 }
 
+// TestFileProgressCountsOnce: Options.Progress counts a file's frames
+// once, though a check that finds violations reads it again (with the
+// inferred parameters); a trial saw the progress line count every pass.
+func TestFileProgressCountsOnce(t *testing.T) {
+	o := opts()
+	o.Params = nil
+	var n atomic.Int64
+	o.Progress = &n
+	fr := File(o, filepath.Join(realDir, "linux-6.1-proto253/e2-server-forgets-request.pcap"))
+	if fr.WithInferred == nil || fr.Stats == nil {
+		t.Fatalf("want a second pass with inferred parameters: %+v (%s)", fr.WithInferred, fr.Error)
+	}
+	if got, want := n.Load(), int64(fr.Stats.Frames); got != want {
+		t.Errorf("progress counted %d frames, want the file's %d", got, want)
+	}
+}
+
 // TestFilesInOrder: reports come back in the order of the files, bad ones
 // with their error.
 func TestFilesInOrder(t *testing.T) {
@@ -171,18 +189,55 @@ func TestOptionsValidate(t *testing.T) {
 	}
 }
 
-// TestParamsFile: the run's capture.pcapng.params sets parameters before
-// Options.Params, which override it; a bad line is the file's error.
-func TestParamsFile(t *testing.T) {
-	dir := t.TempDir()
-	p := filepath.Join(dir, "c.pcap")
-	b, err := os.ReadFile(filepath.Join(realDir, "linux-6.13-proto146/a-small-rpcs.pcap"))
+// copyReal copies the real capture name (under realDir) to a new
+// temporary folder as base, with nothing beside it, and returns its path.
+func copyReal(t *testing.T, name, base string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(realDir, name))
 	if err != nil {
 		t.Fatal(err)
 	}
+	p := filepath.Join(t.TempDir(), base)
 	if err := os.WriteFile(p, b, 0o644); err != nil {
 		t.Fatal(err)
 	}
+	return p
+}
+
+// TestParamsHint: a capture whose parameters the check inferred, with no
+// .params file beside it (a run's capture cut with editcap loses it), says
+// so and what it was judged with; with the file beside it, nothing (and
+// no file is made).
+func TestParamsHint(t *testing.T) {
+	p := copyReal(t, "linux-6.1-proto253/e2-server-forgets-request.pcap", "cut.pcap")
+	o := opts()
+	o.Params = nil
+	fr := File(o, p)
+	if len(fr.Inferred) == 0 || !strings.HasPrefix(fr.ParamsHint, "no "+p+".params beside the capture, so it was judged with profile linux-2024's values;") ||
+		!strings.Contains(fr.ParamsHint, "editcap") {
+		t.Errorf("inferred %d, params hint %q", len(fr.Inferred), fr.ParamsHint)
+	}
+	if _, err := os.Stat(p + ".params"); !os.IsNotExist(err) {
+		t.Errorf("the check made %s.params: %v", p, err)
+	}
+	o = opts() // the real timers by --param: said
+	o.InferParams = true
+	if fr := File(o, p); !strings.Contains(fr.ParamsHint, "values and the --param given;") {
+		t.Errorf("with --param: params hint %q", fr.ParamsHint)
+	}
+	if err := os.WriteFile(p+".params", []byte(strings.Join(scaledTimers, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	o.Params = nil
+	if fr := File(o, p); fr.ParamsHint != "" || fr.ParamsFile != p+".params" || len(fr.Inferred) == 0 {
+		t.Errorf("with the file: params hint %q, file %q, inferred %d", fr.ParamsHint, fr.ParamsFile, len(fr.Inferred))
+	}
+}
+
+// TestParamsFile: the run's capture.pcapng.params sets parameters before
+// Options.Params, which override it; a bad line is the file's error.
+func TestParamsFile(t *testing.T) {
+	p := copyReal(t, "linux-6.13-proto146/a-small-rpcs.pcap", "c.pcap")
 	side := "# the run's parameters\n\nunsched_bytes=30000\nresend_ticks=7\n"
 	if err := os.WriteFile(p+".params", []byte(side), 0o644); err != nil {
 		t.Fatal(err)

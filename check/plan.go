@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/homatest/homatest/internal/plural"
 	"github.com/homatest/homatest/pcap"
 	"github.com/homatest/homatest/spec"
 )
@@ -215,7 +216,7 @@ func planCapture(flag string, l *layout) (capturePlan, error) {
 		for a, n := range l.hosts {
 			if n == l.homa {
 				return capturePlan{cp: spec.HostPoint(a),
-					why: fmt.Sprintf("every Homa packet is to or from %v, which talks with %d hosts: a tap on its link (give --capture-point switch for a mirror filtered on that host)", a, len(l.hosts)-1)}, nil
+					why: fmt.Sprintf("every Homa packet is to or from %v, which talks with %s: a tap on its link (give --capture-point switch for a mirror filtered on that host)", a, plural.Of(len(l.hosts)-1, "host", "hosts"))}, nil
 			}
 		}
 	}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/homatest/homatest/harness"
+	"github.com/homatest/homatest/internal/plural"
 	"github.com/homatest/homatest/internal/stall"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -130,12 +131,7 @@ func Unsupported(specs []SpecResult) []string {
 		}
 		byReason[why] = append(byReason[why], s.ShortName())
 	}
-	specsN := func(n int) string {
-		if n == 1 {
-			return "1 spec"
-		}
-		return fmt.Sprintf("%d specs", n)
-	}
+	specsN := func(n int) string { return plural.Of(n, "spec", "specs") }
 	var out []string
 	if len(caps) > 0 {
 		var names, missing []string

@@ -18,6 +18,7 @@ import (
 
 	"github.com/homatest/homatest/agent"
 	"github.com/homatest/homatest/homa"
+	"github.com/homatest/homatest/internal/plural"
 	"github.com/homatest/homatest/internal/timescale"
 )
 
@@ -85,22 +86,28 @@ type Supervisor struct {
 // keeps an earlier run's pass folders while a new run starts.
 const EarlierFolder = ".earlier-passes"
 
-// EarlierPasses are an earlier run's pass folders set aside
+// EarlierPasses are an earlier run's pass folders and run files set aside
 // (SetAsideEarlierPasses): Restore puts them back (the new run ended in a
 // usage error), Discard removes them (the new run really started).
 type EarlierPasses struct {
 	dir, aside string
 	// Names are the pass folders set aside, sorted ("pass-1", "fault-KNOB").
 	Names []string
+	// Files are the earlier run's own files set aside ("report.html",
+	// "interrupted"), in the order asked for.
+	Files []string
 }
 
 // SetAsideEarlierPasses moves the pass folders (those holding a pass's
-// options file) an earlier run left in Dir, and nothing else, into
-// Dir/EarlierFolder, so a run reusing --artifacts shows only its own passes
-// and a run that ends in a usage error can put them back. A leftover
-// EarlierFolder (of a killed run) is removed first. Errors are the file
-// system's; what was moved is put back.
-func (s *Supervisor) SetAsideEarlierPasses() (*EarlierPasses, error) {
+// options file) an earlier run left in Dir, and the run files named
+// (those a run writes beside its passes: its report page, the marker of
+// an interrupted run), and nothing else, into Dir/EarlierFolder, so a run
+// reusing --artifacts shows only its own passes and files (an interrupted
+// one no earlier report that a reader would take for its own), and a run
+// that ends in a usage error can put them back. A leftover EarlierFolder
+// (of a killed run) is removed first. Errors are the file system's; what
+// was moved is put back.
+func (s *Supervisor) SetAsideEarlierPasses(runFiles ...string) (*EarlierPasses, error) {
 	e := &EarlierPasses{dir: s.Dir, aside: filepath.Join(s.Dir, EarlierFolder)}
 	if err := os.RemoveAll(e.aside); err != nil {
 		return nil, err
@@ -109,32 +116,47 @@ func (s *Supervisor) SetAsideEarlierPasses() (*EarlierPasses, error) {
 	if err != nil {
 		return nil, err
 	}
+	aside := func(name string) error {
+		if len(e.Names)+len(e.Files) == 0 {
+			if err := os.Mkdir(e.aside, 0o755); err != nil {
+				return err
+			}
+		}
+		if err := os.Rename(filepath.Join(s.Dir, name), filepath.Join(e.aside, name)); err != nil {
+			return errors.Join(err, e.Restore())
+		}
+		return nil
+	}
 	for _, ent := range ents {
 		d := filepath.Join(s.Dir, ent.Name())
 		if _, err := os.Stat(filepath.Join(d, passOptionsFile)); !ent.IsDir() || err != nil {
 			continue
 		}
-		if len(e.Names) == 0 {
-			if err := os.Mkdir(e.aside, 0o755); err != nil {
-				return nil, err
-			}
-		}
-		if err := os.Rename(d, filepath.Join(e.aside, ent.Name())); err != nil {
-			return nil, errors.Join(err, e.Restore())
+		if err := aside(ent.Name()); err != nil {
+			return nil, err
 		}
 		e.Names = append(e.Names, ent.Name())
+	}
+	for _, f := range runFiles {
+		if st, err := os.Lstat(filepath.Join(s.Dir, f)); err != nil || !st.Mode().IsRegular() {
+			continue
+		}
+		if err := aside(f); err != nil {
+			return nil, err
+		}
+		e.Files = append(e.Files, f)
 	}
 	return e, nil
 }
 
-// Restore moves the set-aside pass folders back, replacing a folder of
-// the same name the new run made, and removes EarlierFolder.
+// Restore moves the set-aside pass folders and files back, replacing
+// those of the same name the new run made, and removes EarlierFolder.
 func (e *EarlierPasses) Restore() error {
-	if len(e.Names) == 0 {
+	if len(e.Names)+len(e.Files) == 0 {
 		return nil
 	}
 	var errs []error
-	for _, n := range e.Names {
+	for _, n := range append(append([]string(nil), e.Names...), e.Files...) {
 		d := filepath.Join(e.dir, n)
 		if err := os.RemoveAll(d); err != nil {
 			errs = append(errs, err)
@@ -150,9 +172,9 @@ func (e *EarlierPasses) Restore() error {
 	return errors.Join(errs...)
 }
 
-// Discard removes the set-aside pass folders.
+// Discard removes the set-aside pass folders and files.
 func (e *EarlierPasses) Discard() error {
-	if len(e.Names) == 0 {
+	if len(e.Names)+len(e.Files) == 0 {
 		return nil
 	}
 	return os.RemoveAll(e.aside)
@@ -274,7 +296,7 @@ func rerunInconclusive(name string, res *Result, run func(name string, focus []s
 			return err
 		}
 		if again.SetupError != "" {
-			return fmt.Errorf("rerun of %d specs with timing-inconclusive findings: the test environment could not be built: %s", len(focus), again.SetupError)
+			return fmt.Errorf("rerun of %s with timing-inconclusive findings: the test environment could not be built: %s", plural.Of(len(focus), "spec", "specs"), again.SetupError)
 		}
 		for _, r := range again.Specs {
 			i, ok := idx[r.Name]

@@ -316,7 +316,13 @@ func (r *Reader) Next() (*Frame, error) {
 // *DamagedError) of a classic pcap followed by a second capture's file
 // header, as `cat a.pcap b.pcap` writes: a classic pcap holds one
 // capture (pcapng holds several, as sections, and reads on).
-var ErrConcatenated = errors.New("a second capture's file header follows: the input is captures concatenated (cat a.pcap b.pcap), and a classic pcap holds one; give each file, or join them with mergecap -w out.pcapng a.pcap b.pcap")
+//
+// The advice says what joining costs: mergecap orders frames by
+// timestamp, so captures of one period taken at different places
+// interleave, and captures of different periods follow one another, where
+// check starts a new section (spec.TimeJump, a host restart: nothing is
+// judged across it) rather than take a restarted module's ids for reuse.
+var ErrConcatenated = errors.New("a second capture's file header follows: the input is captures concatenated (cat a.pcap b.pcap), and a classic pcap holds one; give each file, or join them with mergecap -w out.pcapng a.pcap b.pcap (caveat: mergecap interleaves frames by timestamp, so join only captures of one clock; check judges a jump back in time, or a Homa module restarted between the captures (its RPC ids start again), as the start of an independent section, and nothing across it)")
 
 // fileHeaderAsRecord reports whether ci, read as a classic pcap record
 // header, is a file header: ts_sec a pcap magic number (in this file's

@@ -16,9 +16,12 @@ import (
 const MaxReorder = 10 * time.Millisecond
 
 // noteTime files frame n's timestamp t for Stats.Backwards: a frame
-// earlier than the latest timestamp before it.
+// earlier than the latest timestamp before it. A frame more than
+// spec.TimeJump before it starts a new stretch of time (captures joined
+// end to end: the checker judges it as a new section) and counts only
+// if a later frame lies before it.
 func (r *Reader) noteTime(n int, t time.Time) {
-	if r.latest.IsZero() || !t.Before(r.latest) {
+	if r.latest.IsZero() || !t.Before(r.latest) || r.latest.Sub(t) > spec.TimeJump {
 		r.latest = t
 		return
 	}
@@ -43,8 +46,14 @@ type reorderBuf struct {
 	seq    uint64
 }
 
-// push takes e (valid only during the call, as EachEvent's are).
+// push takes e (valid only during the call, as EachEvent's are). An
+// event more than spec.TimeJump before the newest starts a new stretch
+// of time (a new section for the checker): every event held goes first.
 func (b *reorderBuf) push(e *spec.Event) {
+	if b.newest.Sub(e.Time) > spec.TimeJump {
+		b.flush()
+		b.newest = e.Time
+	}
 	c := *e
 	OwnEvent(&c)
 	heap.Push(&b.held, heldEvent{e: c, seq: b.seq})

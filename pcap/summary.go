@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/homatest/homatest/internal/plural"
 	"github.com/homatest/homatest/spec/wire"
 )
 
@@ -15,7 +16,7 @@ import (
 // early, if any) ended it.
 func (s *Stats) Summary(name string, stopped error) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s: %s, %d Homa:", name, count(s.Frames, "frame", "frames"), s.Homa)
+	fmt.Fprintf(&b, "%s: %s, %d Homa:", name, plural.Of(s.Frames, "frame", "frames"), s.Homa)
 	for i, t := range wire.AllTypes {
 		if i > 0 {
 			b.WriteString(",")
@@ -25,7 +26,7 @@ func (s *Stats) Summary(name string, stopped error) string {
 			fmt.Fprintf(&b, " (retransmit %d)", s.Retransmits)
 		}
 	}
-	fmt.Fprintf(&b, "; %s; %d other", count(s.DecodeErrors, "decode error", "decode errors"), s.NonHoma())
+	fmt.Fprintf(&b, "; %s; %d other", plural.Of(s.DecodeErrors, "decode error", "decode errors"), s.NonHoma())
 	if len(s.Other) > 0 {
 		keys := make([]string, 0, len(s.Other))
 		for k := range s.Other {
@@ -39,35 +40,27 @@ func (s *Stats) Summary(name string, stopped error) string {
 		fmt.Fprintf(&b, " (%s)", strings.Join(parts, ", "))
 	}
 	if s.GSOFrames > 0 {
-		fmt.Fprintf(&b, "; %s split into %d segments", count(s.GSOFrames, "GSO frame", "GSO frames"), s.Segments)
+		fmt.Fprintf(&b, "; %s split into %d segments", plural.Of(s.GSOFrames, "GSO frame", "GSO frames"), s.Segments)
 	}
 	if s.Truncated > 0 {
-		fmt.Fprintf(&b, "; %s cut by the snap length", count(s.Truncated, "Homa frame", "Homa frames"))
+		fmt.Fprintf(&b, "; %s cut by the snap length", plural.Of(s.Truncated, "Homa frame", "Homa frames"))
 	}
 	if s.SnapCut > 0 {
-		fmt.Fprintf(&b, "; %s (of the decode errors) with the Homa header cut by the snap length (%d bytes kept): re-capture with -s 0", count(s.SnapCut, "Homa frame", "Homa frames"), s.SnapLen)
+		fmt.Fprintf(&b, "; %s (of the decode errors) with the Homa header cut by the snap length (%d bytes kept): re-capture with -s 0", plural.Of(s.SnapCut, "Homa frame", "Homa frames"), s.SnapLen)
 	}
 	if s.IPLengthMismatch > 0 {
-		fmt.Fprintf(&b, "; %s with an IP length longer than the frame", count(s.IPLengthMismatch, "Homa frame", "Homa frames"))
+		fmt.Fprintf(&b, "; %s with an IP length longer than the frame", plural.Of(s.IPLengthMismatch, "Homa frame", "Homa frames"))
 	}
 	if s.CaptureDrops > 0 {
-		fmt.Fprintf(&b, "; the capture says it dropped %d packets itself (interface statistics)", s.CaptureDrops)
+		fmt.Fprintf(&b, "; the capture says it dropped %s itself (interface statistics)", plural.Of64(s.CaptureDrops, "packet", "packets"))
 	}
 	if s.VersionMismatch > 0 {
-		fmt.Fprintf(&b, "; WARNING: %s decoded with a --wire version whose IP protocol differs from the packet's", count(s.VersionMismatch, "packet", "packets"))
+		fmt.Fprintf(&b, "; WARNING: %s decoded with a --wire version whose IP protocol differs from the packet's", plural.Of(s.VersionMismatch, "packet", "packets"))
 	}
 	if stopped != nil {
 		fmt.Fprintf(&b, "; STOPPED after frame %d: %v", s.Frames, stopped)
 	}
 	return b.String()
-}
-
-// count renders n with the noun's singular or plural.
-func count(n int, one, many string) string {
-	if n == 1 {
-		return fmt.Sprintf("%d %s", n, one)
-	}
-	return fmt.Sprintf("%d %s", n, many)
 }
 
 // JSONSummary is one capture's counts as homatest decode -o json prints

@@ -17,6 +17,7 @@ import (
 	"github.com/homatest/homatest/harness"
 	"github.com/homatest/homatest/harness/traffic"
 	"github.com/homatest/homatest/harness/workload"
+	"github.com/homatest/homatest/internal/plural"
 	"github.com/homatest/homatest/internal/stall"
 	"github.com/homatest/homatest/internal/timescale"
 	"github.com/homatest/homatest/netem"
@@ -507,7 +508,7 @@ func describeWorkload(w Workload) string {
 		s += fmt.Sprintf(", for %v", w.Duration)
 	}
 	if w.Count > 0 {
-		s += fmt.Sprintf(", %d RPCs", w.Count)
+		s += ", " + plural.Of(w.Count, "RPC", "RPCs")
 	}
 	return s
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/homatest/homatest/harness"
 	"github.com/homatest/homatest/internal/latency"
+	"github.com/homatest/homatest/internal/plural"
 	"github.com/homatest/homatest/internal/stall"
 	"github.com/homatest/homatest/spec"
 )
@@ -284,7 +285,7 @@ func (s *Summary) WriteText(w io.Writer) error {
 	if s.TimedOutInStall > 0 {
 		stalled = fmt.Sprintf(", %d timed out during measured stalls (inconclusive)", s.TimedOutInStall)
 	}
-	fmt.Fprintf(&b, "scenario %s (seed %d%s): %d RPCs, %d ok, %d failed%s in %.2fs\n", s.Name, s.Seed, env, s.RPCs, s.OK, s.Failed, stalled, s.Elapsed.Seconds())
+	fmt.Fprintf(&b, "scenario %s (seed %d%s): %s, %d ok, %d failed%s in %.2fs\n", s.Name, s.Seed, env, plural.Of(s.RPCs, "RPC", "RPCs"), s.OK, s.Failed, stalled, s.Elapsed.Seconds())
 	for _, e := range s.StallTimeouts {
 		fmt.Fprintf(&b, "  INCONCLUSIVE %s\n", e)
 	}
@@ -314,10 +315,10 @@ func (s *Summary) WriteText(w io.Writer) error {
 		fmt.Fprintf(&b, "  WARNING %s\n", w)
 	}
 	if s.CaptureKernelDrops > 0 {
-		fmt.Fprintf(&b, "  WARNING: the capture lost %d frames (the check saw an incomplete capture)\n", s.CaptureKernelDrops)
+		fmt.Fprintf(&b, "  WARNING: the capture lost %s (the check saw an incomplete capture)\n", plural.Of64(uint64(s.CaptureKernelDrops), "frame", "frames"))
 	}
 	if s.Excused > 0 {
-		fmt.Fprintf(&b, "  %d timing findings excused: a host's timer acted right after a packet of the same RPC was delivered to it (spec param reaction)\n", s.Excused)
+		fmt.Fprintf(&b, "  %s excused: a host's timer acted right after a packet of the same RPC was delivered to it (spec param reaction)\n", plural.Of(s.Excused, "timing finding", "timing findings"))
 	}
 	if s.TimingInconclusive > 0 {
 		fmt.Fprintf(&b, "  %d timing findings inconclusive: a measured stall of this machine explains each (%d stalls measured; not charged, rerun on a quieter machine to judge them)\n", s.TimingInconclusive, s.Stalls)
@@ -348,7 +349,7 @@ func (s *Summary) WriteText(w io.Writer) error {
 		fmt.Fprintf(&b, "  %s %s view, %s frame %d%s: %s %s\n", kind, v.Host, file, v.Frame, rpc, v.Finding.Rule, v.Finding.Why)
 	}
 	if s.Violated > len(s.Violations) {
-		fmt.Fprintf(&b, "  … %d more violations in check.json\n", s.Violated-len(s.Violations))
+		fmt.Fprintf(&b, "  … %s in check.json\n", plural.Of(s.Violated-len(s.Violations), "more violation", "more violations"))
 	}
 	for _, e := range s.Errors {
 		fmt.Fprintf(&b, "  FAILED %s\n", e)

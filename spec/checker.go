@@ -110,6 +110,21 @@ type Report struct {
 	// explain are at more than CaptureDropLimit RPCs: they cannot all be
 	// the capture's doing, so they stay violations.
 	CaptureDropTooMany bool `json:"capture_drop_too_many,omitempty"`
+	// Sections lists where the checker started judging afresh (a
+	// timestamp jump back of more than TimeJump, a host's restart): the
+	// capture is judged as independent sections, nothing across their
+	// starts (Checker.newSection). Empty for a capture judged as one.
+	Sections []SectionStart `json:"sections,omitempty"`
+}
+
+// SectionStart is the first frame of a section of a capture judged apart
+// from what came before it (Report.Sections), and why.
+type SectionStart struct {
+	Frame int    `json:"frame"`
+	Why   string `json:"why"`
+	// Restarted is the host whose restart began the section (invalid for
+	// a timestamp jump).
+	Restarted netip.Addr `json:"restarted,omitzero"`
 }
 
 // DowngradeCount counts one rule's findings downgraded for one cause.
@@ -389,6 +404,11 @@ type Checker struct {
 	elapsed time.Duration
 	events  int
 	report  Report
+	// created counts the RPCs of the sections before the current one
+	// (their traces are gone); epochs holds what newSection's restart
+	// test needs of each host in the current section.
+	created int
+	epochs  map[netip.Addr]*hostEpoch
 	net     *Network
 	missed  []missed
 	downs   map[[2]string]*DowngradeCount
@@ -415,7 +435,7 @@ func NewChecker(profile string, p Params, rules []*Rule) *Checker {
 // the rules whose pre-filters spare an event, so that verifyPrefilter
 // can check them.
 func newChecker(profile string, p Params, rules []*Rule, verify bool) *Checker {
-	c := &Checker{p: &p, profile: profile, downs: map[[2]string]*DowngradeCount{}, verify: verify, dropSeed: maphash.MakeSeed()}
+	c := &Checker{p: &p, profile: profile, downs: map[[2]string]*DowngradeCount{}, verify: verify, dropSeed: maphash.MakeSeed(), epochs: map[netip.Addr]*hostEpoch{}}
 	c.trace = NewTrace(c.p)
 	c.net = newNetwork(Switch, p.Jitter)
 	c.ctx = Ctx{T: c.trace, P: c.p, Net: c.net}
@@ -890,6 +910,9 @@ func (c *Checker) feed(e *Event, learn bool) {
 	if c.events > 0 && e.Time.After(c.last) {
 		c.elapsed += e.Time.Sub(c.last)
 	}
+	if why, host := c.sectionBreak(e); why != "" {
+		c.newSection(e, why, host)
+	}
 	c.last = e.Time
 	c.events++
 	if c.events%4096 == 0 {
@@ -940,6 +963,7 @@ func (c *Checker) feed(e *Event, learn bool) {
 		}
 	}
 	c.trace.Apply(e)
+	c.noteEpoch(e)
 	if c.seen != stateGates {
 		c.seen = c.trace.seen()
 	}
@@ -1440,7 +1464,21 @@ func newAgedHeap() minHeap[agedKey] {
 // Finish closes open obligations (inconclusive: the capture ended before
 // their deadline, or violated if the deadline had passed) and returns the
 // report.
-func (c *Checker) Finish() *Report {
+// endSection closes the open obligations as the end of the capture or
+// of a section (end names which) leaves them: inconclusive where their
+// deadline had not passed, missed where it had (judged now, with the
+// loss the section showed). An obligation restarted owed (a host whose
+// restart starts the next section at frame at) is inconclusive
+// (CauseClose): the restart ended the RPC.
+func (c *Checker) endSection(end string, restarted netip.Addr, at int) {
+	// gone excuses what restarted, the host whose restart ends the
+	// section, owed: its module's state went with the restart.
+	gone := func(to netip.Addr, what string) (Result, bool) {
+		if !restarted.IsValid() || to != restarted {
+			return Result{}, false
+		}
+		return Downgrade(CauseClose, Evidence{Frame: at, Why: fmt.Sprintf("%v restarted (its RPC ids start again at frame %d), which ends every RPC it held", restarted, at)}, "%s", what), true
+	}
 	for i, r := range c.rules {
 		st := c.state[i]
 		if p, ok := r.Property.(Within); ok {
@@ -1451,18 +1489,21 @@ func (c *Checker) Finish() *Report {
 			}
 			sort.Slice(open, func(a, b int) bool { return open[a].seq < open[b].seq })
 			for _, o := range open {
+				age := c.elapsed - o.at
 				if p.Witness {
 					c.record(i, nil, o.ref, o.rpcKey(), o.o.Unseen)
-				} else if age := c.elapsed - o.at; age > bound && o.o.OnlyLate {
-					c.record(i, nil, o.ref, o.rpcKey(), Unsure("no %s by the end of the capture (%v later): the host that owed it may be gone", o.o.expect(), age.Round(time.Microsecond)))
+				} else if g, ok := gone(o.o.To, fmt.Sprintf("no %s by the end of the section (%v later)", o.o.expect(), age.Round(time.Microsecond))); ok {
+					c.record(i, nil, o.ref, o.rpcKey(), g)
+				} else if age > bound && o.o.OnlyLate {
+					c.record(i, nil, o.ref, o.rpcKey(), Unsure("no %s by the end of the %s (%v later): the host that owed it may be gone", o.o.expect(), end, age.Round(time.Microsecond)))
 				} else if r, ok := mootAt(&c.ctx, o.o); ok && age > bound {
 					c.record(i, nil, o.ref, o.rpcKey(), r)
 				} else if age > bound {
 					c.missed = append(c.missed, missed{rule: i, ref: o.ref, rpc: o.rpcKey(), from: o.o.From, to: o.o.To, control: o.o.control,
-						res: Violation("no %s within %v (capture ended %v later)", o.o.expect(), bound, age.Round(time.Microsecond)).WithSlack(bound)})
+						res: Violation("no %s within %v (%s ended %v later)", o.o.expect(), bound, end, age.Round(time.Microsecond)).WithSlack(bound)})
 				} else {
-					c.record(i, nil, o.ref, o.rpcKey(), Unsure("capture ended %v after this packet, before the %v allowed for %s",
-						age.Round(time.Microsecond), bound, o.o.expect()))
+					c.record(i, nil, o.ref, o.rpcKey(), Unsure("%s ended %v after this packet, before the %v allowed for %s",
+						end, age.Round(time.Microsecond), bound, o.o.expect()))
 				}
 			}
 			st.open = map[any]*pending{}
@@ -1479,6 +1520,10 @@ func (c *Checker) Finish() *Report {
 	// two hosts in either direction is the evidence.
 	for _, m := range c.missed {
 		res := m.res
+		if g, ok := gone(m.to, res.Why()); ok {
+			c.record(m.rule, nil, m.ref, m.rpc, g.WithSlack(res.Slack))
+			continue
+		}
 		lostAfter := func(from, to netip.Addr) (Evidence, bool) { return Evidence{}, false }
 		if m.control {
 			lostAfter = c.net.LostAfterBetween
@@ -1495,6 +1540,10 @@ func (c *Checker) Finish() *Report {
 		c.record(m.rule, nil, m.ref, m.rpc, res)
 	}
 	c.missed = nil
+}
+
+func (c *Checker) Finish() *Report {
+	c.endSection("capture", netip.Addr{}, 0)
 	c.excuseDrops()
 	for _, st := range c.state {
 		c.report.Rules = append(c.report.Rules, st.res)
@@ -1510,7 +1559,7 @@ func (c *Checker) Finish() *Report {
 	c.report.Profile = c.profile
 	c.report.Params = *c.p
 	c.report.Events = c.events
-	c.report.RPCs = c.trace.Created()
+	c.report.RPCs = c.created + c.trace.Created()
 	sortFindings(c.report.Violations)
 	sortFindings(c.report.Inconclusive)
 	return &c.report

@@ -268,7 +268,8 @@ func TestAtMost(t *testing.T) {
 // TestTimestampsStepBack: capture clocks can step backwards (facts §8).
 // Deadlines run on the capture time elapsed, counting forward steps only:
 // a trigger after the step is not judged against the time before it, and
-// a deadline still expires after the step.
+// a deadline still expires after a step within TimeJump (a larger one
+// starts a new section: TestTimeJumpStartsSection).
 func TestTimestampsStepBack(t *testing.T) {
 	t.Run("trigger after the step", func(t *testing.T) {
 		b := newTrace(t, wire.VersionCurrent)
@@ -298,7 +299,8 @@ func TestTimestampsStepBack(t *testing.T) {
 		b := newTrace(t, wire.VersionCurrent)
 		b.data(true, 2, 100, 0, 100, 7, nil)
 		b.resend(true, 2, 0, wire.ResendAll, 7)
-		b.after(-time.Second).data(true, 4, 100, 0, 100, 7, nil) // step back
+		// A step back within TimeJump: one section, judged across.
+		b.after(-50*time.Millisecond).data(true, 4, 100, 0, 100, 7, nil)
 		stale := b.after(12*time.Millisecond).ctl(false, 2, wire.TypeBusy)
 		rep := b.runRules(busyAfter(10 * time.Millisecond))
 		wantViolations(t, rep, "HOMA-TEST-002", stale)

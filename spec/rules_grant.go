@@ -254,7 +254,7 @@ func grantRules() []*Rule {
 			Statement: "Scheduled DATA (first transmissions at or above U) is sent at the priority of the latest GRANT for that message that its sender has processed (0 before any).",
 			Source:    "HomaModule homa_outgoing.c homa_xmit_data; homa_incoming.c homa_grant_pkt (sched_priority = the GRANT's priority, even for an older, reordered GRANT)",
 			Profiles:  []string{"linux", "linux-2024", "linux-2025"},
-			Capture:   "at a capture on the sender's side a GRANT seen more than slack earlier has been processed; elsewhere a GRANT counts as processed once the sender sent bytes only it (or a later GRANT) authorised: until then it may have been lost after the capture point, and DATA at an older priority is inconclusive (a downgrade)",
+			Capture:   "at a capture on the sender's side a GRANT seen more than slack earlier has been processed; elsewhere a GRANT counts as processed once the sender sent bytes only it (or a later GRANT) authorised: until then it may still be on its way to the sender (cause queueing) or, where the capture shows loss toward the sender, lost after the capture point (cause loss after the capture point), and DATA at an older priority is inconclusive (a downgrade)",
 			Property: Each{Types: []wire.PacketType{wire.TypeData}, Check: func(c *Ctx, e *Event) Result {
 				if e.Retransmit() {
 					return Skip
@@ -416,9 +416,19 @@ func scheduledPriority(c *Ctx, e *Event, m *Message) Result {
 		strict |= 1
 	}
 	if strict&(1<<e.Priority) == 0 && timed >= 0 {
+		// The sender has not shown it processed the GRANT: the label says
+		// what the capture shows of why. Loss toward the sender where the
+		// capture shows some (it asked again for bytes seen sent to it);
+		// otherwise the GRANT may still have been on its way (in flight,
+		// queued behind the receiver's other packets), as in a loss-free
+		// run.
 		g := log[timed]
-		return Downgrade(CauseLossAfter, Evidence{g.Frame, fmt.Sprintf("%v sent no byte that only this GRANT (offset %d, priority %d) or a later one authorised", e.Src, g.Offset, g.Priority)},
-			"scheduled DATA at offset %d at priority %d, not the %d of the GRANT %v earlier", e.Offset, e.Priority, g.Priority, e.Time.Sub(g.Time).Round(time.Microsecond))
+		what := fmt.Sprintf("scheduled DATA at offset %d at priority %d, not the %d of the GRANT %v earlier", e.Offset, e.Priority, g.Priority, e.Time.Sub(g.Time).Round(time.Microsecond))
+		if ev, ok := c.Net.LostAfter(e.Dst, e.Src); ok {
+			return Downgrade(CauseLossAfter, ev, "%s (frame %d), which may not have reached %v", what, g.Frame, e.Src)
+		}
+		return Downgrade(CauseQueueing, Evidence{g.Frame, fmt.Sprintf("%v sent no byte that only this GRANT (offset %d, priority %d) or a later one authorised: it may not have got it yet", e.Src, g.Offset, g.Priority)},
+			"%s", what)
 	}
 	return Pass().WithSlack(c.P.Slack)
 }

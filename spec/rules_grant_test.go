@@ -2,6 +2,7 @@ package spec
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -452,9 +453,13 @@ func TestGrant008ScheduledDataAtGrantPriority(t *testing.T) {
 // TestGrant008LatestGrantPriority: after the receiver lowers a message's
 // priority from 2 to 0, DATA may keep level 2 only while the new GRANT can
 // still be in flight (slack); later DATA at 2 is a violation (CTRL-02) on
-// the sender's link. At a tap between the hosts the new GRANT may have been
-// lost after the capture point (a downgrade) until the sender sends bytes
-// only it authorised; after that, level 2 is a violation there too.
+// the sender's link. At a tap between the hosts the new GRANT may not
+// have reached the sender yet (a downgrade) until the sender sends bytes
+// only it authorised; after that, level 2 is a violation there too. The
+// downgrade's cause says what the capture shows: queueing (the GRANT on
+// its way) in a loss-free trace, where it used to say loss after the
+// capture point; loss after the capture point where the capture shows
+// loss toward the sender (TestGrant008LossTowardSender).
 func TestGrant008LatestGrantPriority(t *testing.T) {
 	b := newTrace(t, wire.Version2024)
 	b.message(true, 2, 100000, 0, 10000, 10000, 4)
@@ -469,7 +474,7 @@ func TestGrant008LatestGrantPriority(t *testing.T) {
 	wantViolations(t, b.checkAt(HostPoint(b.client), "linux-2024", "HOMA-GRANT-008"), "HOMA-GRANT-008", bad)
 	rep := b.check("linux-2024", "HOMA-GRANT-008")
 	wantViolations(t, rep, "HOMA-GRANT-008")
-	wantDowngraded(t, rep, "HOMA-GRANT-008", bad, CauseLossAfter)
+	wantDowngraded(t, rep, "HOMA-GRANT-008", bad, CauseQueueing)
 	if f := rep.Inconclusive[0]; !strings.Contains(f.Why, fmt.Sprintf("frame %d: 198.18.0.1 sent no byte that only this GRANT (offset 40000, priority 0)", g)) {
 		t.Errorf("reason %q", f.Why)
 	}
@@ -480,6 +485,31 @@ func TestGrant008LatestGrantPriority(t *testing.T) {
 	late := b.data(true, 2, 100000, 39904, 96, 2, nil)
 	rep = b.check("linux-2024", "HOMA-GRANT-008")
 	wantViolations(t, rep, "HOMA-GRANT-008", late)
+}
+
+// TestGrant008LossTowardSender: where the capture shows loss toward the
+// sender (it asked again for response bytes the capture saw sent to it),
+// DATA at the older priority is downgraded for loss after the capture
+// point, with that evidence.
+func TestGrant008LossTowardSender(t *testing.T) {
+	b := newTrace(t, wire.Version2024)
+	b.data(true, 4, 100, 0, 100, 7, nil)
+	b.data(false, 4, 3000, 0, 1424, 7, nil)
+	b.data(false, 4, 3000, 1424, 1424, 7, nil)
+	b.data(false, 4, 3000, 2848, 152, 7, nil)
+	lost := b.after(time.Millisecond).resend(true, 4, 0, 1424, 7) // the client lost response bytes the capture saw
+	b.message(true, 2, 100000, 0, 10000, 10000, 4)
+	b.grant(false, 2, 30000, 2)
+	b.message(true, 2, 100000, 10000, 15696, 10000, 2)
+	b.grant(false, 2, 40000, 0)
+	b.after(3500 * time.Microsecond)
+	bad := b.data(true, 2, 100000, 15696, 1424, 2, nil)
+	rep := b.check("linux-2024", "HOMA-GRANT-008")
+	wantViolations(t, rep, "HOMA-GRANT-008")
+	wantDowngraded(t, rep, "HOMA-GRANT-008", bad, CauseLossAfter)
+	if f := rep.Inconclusive[0]; !slices.Contains(f.Frames, lost) || !strings.Contains(f.Why, "198.18.0.1 asked again for bytes") {
+		t.Errorf("frames %v, why %q: want the RESEND (frame %d) as the evidence", f.Frames, f.Why, lost)
+	}
 }
 
 // TestGrant009WithinWindow: grants that keep received + window granted on

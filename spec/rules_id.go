@@ -109,7 +109,7 @@ func idRules2() []*Rule {
 			Facts:     []string{"ID-02"},
 			Statement: "A client host never reuses an id: a new RPC (its first packet in the capture) has an id larger than every RPC of that host acknowledged more than response_timeout earlier.",
 			Source:    "HomaModule homa_rpc.c homa_rpc_alloc_client (ids from one per-host counter, +2 each); homa_peer.c homa_peer_add_ack (an RPC is acked after its response arrived)",
-			Capture:   "a host whose Homa module was reloaded during the capture starts again at 2",
+			Capture:   "a host whose Homa module was reloaded during the capture starts again at 2: a new request's first DATA with an id no larger than the host's earlier ones, after the host sent nothing for timeout_ticks (its peers' own timeout; at least response_timeout plus slack), and id 2 or cutoff_version 0 to a peer whose version it carried before (a fresh module's state), starts a new section of the capture, judged afresh (the report lists the sections); ids back while the host is active, or without those signs, are judged",
 			Property: Each{Check: func(c *Ctx, e *Event) Result {
 				if !e.FromClient() || e.Type() == wire.TypeFreeze || e.Type() == wire.TypeAck {
 					return Skip

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/homatest/homatest/bench"
+	"github.com/homatest/homatest/internal/plural"
 	"github.com/homatest/homatest/report/annotate"
 	"github.com/homatest/homatest/spec"
 	"github.com/homatest/homatest/spec/wire"
@@ -166,19 +167,19 @@ func CheckPage(files []CheckFile, dir, command string) *Page {
 	case should > 0:
 		parts = append(parts, fmt.Sprintf("%d MUST and %d SHOULD violations (--strict)", must, should))
 	case must > 0:
-		parts = append(parts, Plural(must, "MUST violation", "MUST violations"))
+		parts = append(parts, plural.Of(must, "MUST violation", "MUST violations"))
 	}
 	if unchecked > 0 {
-		parts = append(parts, Plural(unchecked, "file", "files")+" not checked")
+		parts = append(parts, plural.Of(unchecked, "file", "files")+" not checked")
 	}
 	if warned > 0 {
-		parts = append(parts, Plural(warned, "SHOULD warning", "SHOULD warnings"))
+		parts = append(parts, plural.Of(warned, "SHOULD warning", "SHOULD warnings"))
 	}
 	switch {
 	case !p.Pass:
 		p.Verdict = "FAIL: " + strings.Join(parts, "; ")
 	case warned > 0:
-		p.Verdict = "PASS with warnings: " + Plural(warned, "SHOULD violation", "SHOULD violations")
+		p.Verdict = "PASS with warnings: " + plural.Of(warned, "SHOULD violation", "SHOULD violations")
 	default:
 		p.Verdict = "PASS"
 	}
@@ -230,7 +231,7 @@ func BenchPage(r *bench.Report, dir, command string, files []string) (*Page, err
 	p.Tables = append(p.Tables, table("Slowdown by message size (buckets of equal workload probability)", head, rows))
 	p.Verdict = "DONE"
 	if errs > 0 {
-		p.Pass, p.Verdict = false, "FAIL: "+Plural(errs, "RPC", "RPCs")+" failed"
+		p.Pass, p.Verdict = false, "FAIL: "+plural.Of(errs, "RPC", "RPCs")+" failed"
 	}
 	return p, nil
 }
@@ -269,14 +270,6 @@ func AreaTable(title string, rules []spec.RuleResult) Table {
 			fmt.Sprint(s.checked), fmt.Sprint(s.violated), fmt.Sprint(s.inconclusive)}})
 	}
 	return t
-}
-
-// Plural renders "1 violation", "2 violations".
-func Plural(n int, one, many string) string {
-	if n == 1 {
-		return "1 " + one
-	}
-	return fmt.Sprintf("%d %s", n, many)
 }
 
 func table(title string, head []string, rows [][]string) Table {

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/homatest/homatest/conformance"
+	"github.com/homatest/homatest/internal/plural"
 	"github.com/homatest/homatest/spec/wire"
 )
 
@@ -79,19 +80,19 @@ func RunPage(passes []*conformance.Result, in RunInput) *Page {
 	}
 	switch tally.Verdict() {
 	case "fail":
-		p.Verdict = fmt.Sprintf("FAIL: %d of %d specs failed", tally.Failing, len(all))
+		p.Verdict = fmt.Sprintf("FAIL: %d of %s failed", tally.Failing, plural.Of(len(all), "spec", "specs"))
 		if len(passes) > 1 {
 			p.Verdict += fmt.Sprintf(" (%d of %d passes)", tally.FailedPasses, len(passes))
 		}
 	case "incomplete":
-		p.Verdict = fmt.Sprintf("INCOMPLETE: %d specs run, %d not run (unsupported)", tally.Run, tally.Unsupported)
+		p.Verdict = fmt.Sprintf("INCOMPLETE: %s run, %d not run (unsupported)", plural.Of(tally.Run, "spec", "specs"), tally.Unsupported)
 		if tally.Run > 0 {
 			p.Verdict += "; --strict fails on specs not run"
 		}
 	default:
 		p.Verdict = "PASS"
 		if tally.Warned > 0 {
-			p.Verdict = fmt.Sprintf("PASS with %d SHOULD warnings (--strict fails on them)", tally.Warned)
+			p.Verdict = fmt.Sprintf("PASS with %s (--strict fails on them)", plural.Of(tally.Warned, "SHOULD warning", "SHOULD warnings"))
 		}
 	}
 	p.Facts = append(p.Facts, Fact{Name: "passes", Value: fmt.Sprint(len(passes))}, Fact{Name: "implementation", Value: in.Impl},
@@ -100,7 +101,7 @@ func RunPage(passes []*conformance.Result, in RunInput) *Page {
 		p.Facts = append(p.Facts, Fact{Name: "fault knob", Value: in.Fault})
 	}
 	for i, ps := range passes {
-		p.Facts = append(p.Facts, Fact{Name: fmt.Sprintf("pass %d", i+1), Value: fmt.Sprintf("%d specs in %.1fs", len(ps.Specs), ps.Duration.Seconds())})
+		p.Facts = append(p.Facts, Fact{Name: fmt.Sprintf("pass %d", i+1), Value: fmt.Sprintf("%s in %.1fs", plural.Of(len(ps.Specs), "spec", "specs"), ps.Duration.Seconds())})
 	}
 	t := Table{Title: "Specs by area", Head: []string{"area", "passed", "failed", "unsupported", "skipped"}}
 	for _, r := range SpecAreas(all) {

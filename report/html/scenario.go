@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/homatest/homatest/internal/plural"
 	"github.com/homatest/homatest/scenario"
 	"github.com/homatest/homatest/spec"
 	"github.com/homatest/homatest/spec/wire"
@@ -26,10 +27,10 @@ func ScenarioPage(res *scenario.Result, command string) *Page {
 	if !p.Pass {
 		var why []string
 		if s.Failed > 0 {
-			why = append(why, Plural(s.Failed, "failed RPC", "failed RPCs"))
+			why = append(why, plural.Of(s.Failed, "failed RPC", "failed RPCs"))
 		}
 		if s.Violated > 0 {
-			why = append(why, Plural(s.Violated, "violation", "violations"))
+			why = append(why, plural.Of(s.Violated, "violation", "violations"))
 		}
 		p.Verdict = "FAIL: " + strings.Join(why, ", ")
 	}
@@ -43,13 +44,13 @@ func ScenarioPage(res *scenario.Result, command string) *Page {
 		{"run folder", s.Dir},
 	}
 	for _, h := range s.PlanHits {
-		p.Facts = append(p.Facts, Fact{fmt.Sprintf("plan rule %d", h.Rule), fmt.Sprintf("%q: %d hits", h.Name, h.Hits)})
+		p.Facts = append(p.Facts, Fact{fmt.Sprintf("plan rule %d", h.Rule), fmt.Sprintf("%q: %s", h.Name, plural.Of64(uint64(h.Hits), "hit", "hits"))})
 	}
 	if s.CaptureKernelDrops > 0 {
-		p.Notes = append(p.Notes, fmt.Sprintf("the capture lost %d frames: the check saw an incomplete capture", s.CaptureKernelDrops))
+		p.Notes = append(p.Notes, fmt.Sprintf("the capture lost %s: the check saw an incomplete capture", plural.Of64(uint64(s.CaptureKernelDrops), "frame", "frames")))
 	}
 	if s.Excused > 0 {
-		p.Facts = append(p.Facts, Fact{"excused", fmt.Sprintf("%d timing findings (a host's timer acted right after a delivery for the same RPC)", s.Excused)})
+		p.Facts = append(p.Facts, Fact{"excused", plural.Of(s.Excused, "timing finding", "timing findings") + " (a host's timer acted right after a delivery for the same RPC)"})
 	}
 	for _, name := range []string{"scenario.yaml", "capture.pcapng", "sent.pcapng", "delivered.pcapng", "switch-notes.pcapng", "summary.json", "check.json", "drops.json", "rpcs.json"} {
 		if _, err := os.Stat(filepath.Join(s.Dir, name)); err == nil {
@@ -73,7 +74,7 @@ func ScenarioPage(res *scenario.Result, command string) *Page {
 	p.Tables = []Table{AreaTable("Rules by area", results), rules}
 	replay := fmt.Sprintf("homatest replay %s", s.Dir)
 	if s.Failed > 0 || len(s.Errors) > 0 {
-		p.Failures = append(p.Failures, Failure{Title: fmt.Sprintf("%s of %d", Plural(s.Failed, "RPC failed", "RPCs failed"), s.RPCs),
+		p.Failures = append(p.Failures, Failure{Title: fmt.Sprintf("%s of %d", plural.Of(s.Failed, "RPC failed", "RPCs failed"), s.RPCs),
 			Expected: "every RPC of the workload completes with the right response", Observed: strings.Join(s.Errors, "\n"), Rerun: replay})
 	}
 	captures := map[bool]*Capture{}

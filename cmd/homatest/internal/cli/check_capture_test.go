@@ -410,7 +410,7 @@ func TestCheckStalls(t *testing.T) {
 	}
 	write(v.Time.Add(-time.Second), v.Time.Add(time.Second))
 	out, _, code = run(t, "check", f)
-	if code != 0 || !strings.Contains(out, "timing findings fall in a stall the run measured") {
+	if code != 0 || !strings.Contains(out, "stalls: 1 timing finding falls in a stall the run measured") {
 		t.Errorf("stall over the finding: exit %d, want 0 and the stall named:\n%s", code, out)
 	}
 }

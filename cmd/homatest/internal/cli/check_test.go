@@ -162,6 +162,28 @@ func TestCheckBadInput(t *testing.T) {
 	}
 }
 
+// TestCheckErrorOnce: a lone FILE check cannot read (random bytes, a
+// capture without Homa) gets its error once, on standard error (the exit
+// line), and nothing on standard output, as decode does; a trial saw it
+// printed on both.
+func TestCheckErrorOnce(t *testing.T) {
+	dir := t.TempDir()
+	rnd := filepath.Join(dir, "random.bin")
+	os.WriteFile(rnd, []byte("\xea\x34\x83\xc0 random bytes, not a capture header at all"), 0o644)
+	b, _ := os.ReadFile(filepath.Join(realDir, "linux-6.13-proto146/a-small-rpcs.pcap"))
+	noHoma := filepath.Join(dir, "nohoma.pcap")
+	os.WriteFile(noHoma, b[:24+16+42], 0o644)
+	for _, c := range []struct{ file, want string }{{rnd, "not a pcap or pcapng file"}, {noHoma, "no Homa packets found"}} {
+		out, err, code := run(t, "check", c.file)
+		if code != ExitUsage || err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: exit %d err %v, want 2 and %q", c.file, code, err, c.want)
+		}
+		if out != "" {
+			t.Errorf("%s: standard output %q, want nothing (the error is on standard error)", c.file, out)
+		}
+	}
+}
+
 // TestSpecDocCurrent: docs/SPEC.md is what "homatest spec doc" prints.
 func TestSpecDocCurrent(t *testing.T) {
 	var b bytes.Buffer

@@ -85,3 +85,66 @@ func TestCheckTimestampsBackwards(t *testing.T) {
 		})
 	}
 }
+
+// TestCheckJoinedAcrossRestart: two real captures joined end to end, as
+// mergecap -a joins them, each taken after the Homa module was loaded
+// (RPC ids from 2). In time order (b after a) the client's ids start
+// again at 2 after seconds of silence: a restart, which starts a new
+// section rather than charge id reuse (HOMA-ID-004) and the old RPCs'
+// state (HOMA-WIRE-003, HOMA-CUTOFF-001 against the old incarnation's
+// CUTOFFS). Joined the other way the timestamps jump seconds back, and
+// what follows is judged as its own section. Both pass, and the text
+// report names the sections.
+func TestCheckJoinedAcrossRestart(t *testing.T) {
+	const dir = "../../../../pcap/testdata/real/linux-6.13-proto146/"
+	a, b := readCapFrames(t, dir+"a-small-rpcs.pcap"), readCapFrames(t, dir+"b-500k-grants.pcap")
+	tmp := t.TempDir()
+	for _, tc := range []struct {
+		name   string
+		frames []capFrame
+		why    string
+	}{
+		{name: "restart", frames: append(append([]capFrame(nil), a...), b...), why: "10.0.0.11 restarted its Homa module (RPC ids start again at 2"},
+		{name: "jump", frames: append(append([]capFrame(nil), b...), a...), why: "timestamps jump "},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := writeCapFrames(t, tmp, tc.name+".pcapng", tc.frames, nil)
+			args := append(append([]string{"check", "-o", "json", "--param", "window=10000"}, realTimers...), p)
+			out, _, code := run(t, args...)
+			var js struct {
+				Files []struct {
+					Must   int `json:"must_violations"`
+					Report struct {
+						Sections []struct {
+							Frame int    `json:"frame"`
+							Why   string `json:"why"`
+						} `json:"sections"`
+						Violations []struct {
+							Rule  string `json:"rule"`
+							Frame int    `json:"frame"`
+						} `json:"violations"`
+					} `json:"report"`
+				} `json:"files"`
+			}
+			if err := json.Unmarshal([]byte(out), &js); err != nil || len(js.Files) != 1 {
+				t.Fatalf("%v:\n%s", err, out)
+			}
+			f := js.Files[0]
+			if code != 0 || len(f.Report.Violations) != 0 {
+				t.Errorf("exit %d, violations %+v, want 0 and none", code, f.Report.Violations)
+			}
+			first := len(a)
+			if tc.name == "jump" {
+				first = len(b)
+			}
+			// The section starts at the second capture's first Homa frame.
+			if s := f.Report.Sections; len(s) != 1 || s[0].Frame <= first || !strings.HasPrefix(s[0].Why, tc.why) {
+				t.Errorf("sections %+v, want one after frame %d: %q...", s, first, tc.why)
+			}
+			text, _, _ := run(t, append(append([]string{"check", "--param", "window=10000"}, realTimers...), p)...)
+			if !strings.Contains(text, "sections: judged as 2 independent sections") {
+				t.Errorf("text report does not name the sections:\n%s", text)
+			}
+		})
+	}
+}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/homatest/homatest/check"
 	"github.com/homatest/homatest/conformance"
+	"github.com/homatest/homatest/internal/plural"
 	"github.com/homatest/homatest/spec"
 )
 
@@ -29,17 +30,28 @@ func writeCheckText(w io.Writer, reports []check.FileReport) error {
 	ew := &errWriter{w: w}
 	for _, fr := range reports {
 		if fr.Error != "" {
-			fmt.Fprintf(ew, "== %s: ERROR: %s\n\n", fr.File, fr.Error)
+			// The error goes to standard error (runCheck's exit line);
+			// among other files' reports a line keeps its place, as
+			// decode does, and a lone file has nothing else to say.
+			if len(reports) > 1 {
+				fmt.Fprintf(ew, "== %s: ERROR: %s\n\n", fr.File, fr.Error)
+			}
 			continue
 		}
 		rep := fr.Report
-		fmt.Fprintf(ew, "== %s (profile %s): %d Homa packets, %d RPCs\n", fr.File, rep.Profile, fr.Stats.Homa, rep.RPCs)
+		fmt.Fprintf(ew, "== %s (profile %s): %s, %s\n", fr.File, rep.Profile, plural.Of(fr.Stats.Homa, "Homa packet", "Homa packets"), plural.Of(rep.RPCs, "RPC", "RPCs"))
 		for _, c := range fr.CaptureComments {
 			fmt.Fprintf(ew, "capture comment: %s\n", printable(c))
 		}
 		fmt.Fprintf(ew, "capture point: %s (%s)\n", fr.CapturePoint, fr.CapturePointWhy)
 		if fr.TimeOrderHint != "" {
 			fmt.Fprintf(ew, "timestamps: %s\n", fr.TimeOrderHint)
+		}
+		if n := len(rep.Sections); n > 0 {
+			fmt.Fprintf(ew, "sections: judged as %d independent sections, nothing judged across their starts (an answer not yet due when a section ends is inconclusive):\n", n+1)
+			for _, s := range rep.Sections {
+				fmt.Fprintf(ew, "  from frame %d: %s\n", s.Frame, s.Why)
+			}
 		}
 		if fr.SnapHint != "" {
 			fmt.Fprintf(ew, "WARNING: %s\n", fr.SnapHint)
@@ -51,18 +63,25 @@ func writeCheckText(w io.Writer, reports []check.FileReport) error {
 			// A forced --profile or --wire of another format: every finding
 			// may be the decoder's misreading, not the hosts' fault.
 			fmt.Fprintf(ew, "WARNING: %s carry the IP protocol of another wire format than %s's, which they were decoded as: --profile auto (and no --wire) reads each capture in its own format\n",
-				plural(n, "Homa packet", "Homa packets"), rep.Profile)
+				plural.Of(n, "Homa packet", "Homa packets"), rep.Profile)
 		}
 		if fr.ParamsFile != "" {
 			fmt.Fprintf(ew, "parameters: the run's, from %s (--param overrides them)\n", fr.ParamsFile)
 		}
+		if fr.ParamsHint != "" {
+			fmt.Fprintf(ew, "parameters: %s\n", fr.ParamsHint)
+		}
 		if fr.StallExcused > 0 {
-			fmt.Fprintf(ew, "stalls: %d timing findings fall in a stall the run measured (%s): inconclusive, as the run judged them\n", fr.StallExcused, fr.StallsFile)
+			verb := "fall"
+			if fr.StallExcused == 1 {
+				verb = "falls"
+			}
+			fmt.Fprintf(ew, "stalls: %s %s in a stall the run measured (%s): inconclusive, as the run judged them\n", plural.Of(fr.StallExcused, "timing finding", "timing findings"), verb, fr.StallsFile)
 		}
 		for _, h := range fr.Hosts {
-			fmt.Fprintf(ew, "  host %s (interface %s): %d violations charged", h.Host, printable(h.Interface), h.Violations)
+			fmt.Fprintf(ew, "  host %s (interface %s): %s charged", h.Host, printable(h.Interface), plural.Of(h.Violations, "violation", "violations"))
 			if h.Excused > 0 {
-				fmt.Fprintf(ew, ", %d timing findings excused (reaction)", h.Excused)
+				fmt.Fprintf(ew, ", %s excused (reaction)", plural.Of(h.Excused, "timing finding", "timing findings"))
 			}
 			if h.StallExcused > 0 {
 				fmt.Fprintf(ew, ", %d excused by measured stalls", h.StallExcused)
@@ -74,7 +93,7 @@ func writeCheckText(w io.Writer, reports []check.FileReport) error {
 			if len(fr.NotApplicable) == 1 {
 				verb = "does not apply"
 			}
-			fmt.Fprintf(ew, "note: %s selected by --rules %s to profile %s: %s\n", plural(len(fr.NotApplicable), "rule", "rules"), verb, rep.Profile, strings.Join(fr.NotApplicable, ", "))
+			fmt.Fprintf(ew, "note: %s selected by --rules %s to profile %s: %s\n", plural.Of(len(fr.NotApplicable), "rule", "rules"), verb, rep.Profile, strings.Join(fr.NotApplicable, ", "))
 		}
 		if len(fr.Inferred) > 0 {
 			writeInferred(ew, fr.Inferred)
@@ -124,7 +143,7 @@ func writeCheckText(w io.Writer, reports []check.FileReport) error {
 			}
 		}
 		if n := rep.Downgraded(); n > 0 {
-			fmt.Fprintf(ew, "\n%d findings downgraded to inconclusive by what the capture shows between the capture point and a host:\n", n)
+			fmt.Fprintf(ew, "\n%s downgraded to inconclusive by what the capture shows between the capture point and a host:\n", plural.Of(n, "finding", "findings"))
 			for _, d := range rep.Downgrades {
 				fmt.Fprintf(ew, "  %-18s %-30s %5d (first at frame %d)\n", d.Rule, d.Cause, d.Count, d.Frame)
 			}
@@ -137,7 +156,7 @@ func writeCheckText(w io.Writer, reports []check.FileReport) error {
 		upTo := ""
 		if fr.Damaged != "" {
 			fmt.Fprintf(ew, "DAMAGED: %s\n", fr.Damaged)
-			upTo = fmt.Sprintf(" in the %d frames before the damage", fr.Stats.Frames)
+			upTo = " in the " + plural.Of(fr.Stats.Frames, "frame", "frames") + " before the damage"
 		}
 		unread := ""
 		if n := fr.Stats.SnapUnseen(); n > 0 {
@@ -201,9 +220,9 @@ func writeJUnit(w io.Writer, reports []check.FileReport, strict bool) error {
 			switch {
 			case counted[rr.ID] > 0 && warn:
 				// A SHOULD violation is a warning: reported, not failed.
-				c.SystemOut += "\nWARNING: " + fmt.Sprintf("%d violations of SHOULD rule %s", rr.Violated, rr.ID) + "\n" + strings.Join(byRule[rr.ID], "\n")
+				c.SystemOut += "\nWARNING: " + fmt.Sprintf("%s of SHOULD rule %s", plural.Of(rr.Violated, "violation", "violations"), rr.ID) + "\n" + strings.Join(byRule[rr.ID], "\n")
 			case counted[rr.ID] > 0:
-				c.Failure = &conformance.JUnitFailure{Message: fmt.Sprintf("%d violations of %s rule %s", rr.Violated, rr.Level, rr.ID),
+				c.Failure = &conformance.JUnitFailure{Message: fmt.Sprintf("%s of %s rule %s", plural.Of(rr.Violated, "violation", "violations"), rr.Level, rr.ID),
 					Type: rr.Level.String(), Description: strings.Join(byRule[rr.ID], "\n")}
 				c.Status = "failed"
 				s.Failures++

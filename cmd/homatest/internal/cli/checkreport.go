@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/homatest/homatest/check"
+	"github.com/homatest/homatest/internal/plural"
 	"github.com/homatest/homatest/pcap"
 	"github.com/homatest/homatest/report/annotate"
 	"github.com/homatest/homatest/report/html"
@@ -22,13 +23,13 @@ func writeAnnotated(w io.Writer, out, path string, rep *spec.Report) error {
 		return pcap.OpenError(path, err)
 	}
 	defer in.Close()
-	section := fmt.Sprintf("homatest check %s (profile %s): %d violations", path, rep.Profile, len(rep.Violations))
+	section := fmt.Sprintf("homatest check %s (profile %s): %s", path, rep.Profile, plural.Of(len(rep.Violations), "violation", "violations"))
 	n, err := annotate.Write(in, out, rep.Violations, section)
 	if err != nil {
 		return flagWriteErr("--annotate", out, err)
 	}
 	fmt.Fprintf(w, "annotated capture: %s (%s on %s)\n", out,
-		plural(len(rep.Violations), "violation", "violations"), plural(n, "frame", "frames"))
+		plural.Of(len(rep.Violations), "violation", "violations"), plural.Of(n, "frame", "frames"))
 	return nil
 }
 

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/homatest/homatest/harness"
+	"github.com/homatest/homatest/internal/plural"
 )
 
 // cleanupReport is the JSON form of a cleanup.
@@ -140,7 +141,7 @@ func writeCleanupText(w *errWriter, rep cleanupReport) {
 			fmt.Fprintf(w, "cannot remove %s\n", l)
 		}
 	}
-	fmt.Fprintf(w, "removed %d things\n", len(rep.Removed))
+	fmt.Fprintf(w, "removed %s\n", plural.Of(len(rep.Removed), "thing", "things"))
 }
 
 // isRoot reports whether the process runs as root; a variable so tests can

@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/homatest/homatest/internal/plural"
 	"github.com/homatest/homatest/pcap"
 	"github.com/homatest/homatest/spec/wire"
 )
@@ -158,7 +159,7 @@ func runDecode(cmd *cobra.Command, o *decodeOpts, files []string) error {
 		default:
 			line := st.Summary(name, rerr)
 			if o.sel != nil {
-				line += fmt.Sprintf("; %s of RPC %s", plural(n, "packet", "packets"), o.rpc)
+				line += fmt.Sprintf("; %s of RPC %s", plural.Of(n, "packet", "packets"), o.rpc)
 			}
 			fmt.Fprintln(w, line)
 		}

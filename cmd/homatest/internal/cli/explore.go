@@ -17,6 +17,7 @@ import (
 	"github.com/homatest/homatest/explore"
 	"github.com/homatest/homatest/harness"
 	"github.com/homatest/homatest/internal/atomicfile"
+	"github.com/homatest/homatest/internal/plural"
 	"github.com/homatest/homatest/internal/timescale"
 	"github.com/homatest/homatest/spec"
 )
@@ -207,7 +208,7 @@ func (o *exploreOpts) run(cmd *cobra.Command) error {
 		return &ExitError{Code: 130, Err: errors.New("interrupted: the session stopped; what it found is in " + o.artifacts)}
 	}
 	if len(res.Failures) > 0 {
-		return &ExitError{Code: ExitViolations, Err: fmt.Errorf("%d failures (scripts and captures in %s)", len(res.Failures), o.artifacts)}
+		return &ExitError{Code: ExitViolations, Err: fmt.Errorf("%s (scripts and captures in %s)", plural.Of(len(res.Failures), "failure", "failures"), o.artifacts)}
 	}
 	return nil
 }
@@ -237,7 +238,7 @@ func (o *exploreOpts) text(w io.Writer, res *explore.Result, paths []failurePath
 		fmt.Fprintf(w, "  not counted (judge what only a capture holds, the IP header; homatest check judges them): %s\n", strings.Join(capture, ", "))
 	}
 	if res.Inconclusive > 0 {
-		fmt.Fprintf(w, "inconclusive: %d findings on the IUT not charged (a measured stall, a timer racing a packet, or packets the namespace network lost); e.g.\n", res.Inconclusive)
+		fmt.Fprintf(w, "inconclusive: %s on the IUT not charged (a measured stall, a timer racing a packet, or packets the namespace network lost); e.g.\n", plural.Of(res.Inconclusive, "finding", "findings"))
 		for _, f := range res.InconclusiveFindings[:min(3, len(res.InconclusiveFindings))] {
 			fmt.Fprintf(w, "  %s\n", f)
 		}
@@ -259,7 +260,7 @@ func (o *exploreOpts) text(w io.Writer, res *explore.Result, paths []failurePath
 		}
 	}
 	if len(res.Failures) == 0 && !interrupted {
-		fmt.Fprintf(w, "PASS: no violation in %d cases; artifacts in %s\n", res.Cases, o.artifacts)
+		fmt.Fprintf(w, "PASS: no violation in %s; artifacts in %s\n", plural.Of(res.Cases, "case", "cases"), o.artifacts)
 	}
 }
 

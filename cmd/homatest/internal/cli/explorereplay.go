@@ -14,6 +14,7 @@ import (
 	"github.com/homatest/homatest/conformance"
 	"github.com/homatest/homatest/explore"
 	"github.com/homatest/homatest/harness"
+	"github.com/homatest/homatest/internal/plural"
 )
 
 // replayParams sets o.par to the script's parameter overrides (its param
@@ -168,7 +169,7 @@ func (o *exploreOpts) runReplay(ctx context.Context, out io.Writer) error {
 		default:
 			fmt.Fprintf(w, "not reproduced: no failure (the script shows %s)\n", sc.Rule)
 		}
-		fmt.Fprintf(w, "  %d tester packets, %d events; capture %s\n", res.Sent, res.Events, capPath)
+		fmt.Fprintf(w, "  %s, %s; capture %s\n", plural.Of(res.Sent, "tester packet", "tester packets"), plural.Of(res.Events, "event", "events"), capPath)
 		fmt.Fprintf(w, "  parameters: %s\n", paramsUsed(used))
 		fmt.Fprintf(w, "  fault knobs: %s\n", o.faultsUsed(sc, res.Faults))
 		if res.ParamsDiffer != "" {

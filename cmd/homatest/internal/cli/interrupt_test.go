@@ -111,11 +111,20 @@ func TestRunInterruptDuringHungCall(t *testing.T) {
 // ends it with exit 130 and one line that says the pass was stopped and
 // the run folder is marked partial, without claiming namespaces were
 // removed (the simulator makes none; it used to say so), and the folder
-// holds the marker and no report page. The passes that finished were
-// printed as each finished (they used to be printed only at the end, so
-// an interrupted run showed none).
+// holds the marker and no report page, not even an earlier run's: the
+// folder is reused, and the earlier run's report.html went with its
+// passes (a trial found it beside the partial pass, where a reader takes
+// it for this run's). The passes that finished were printed as each
+// finished (they used to be printed only at the end, so an interrupted
+// run showed none).
 func TestRunInterruptSim(t *testing.T) {
 	arts := filepath.Join(t.TempDir(), "run")
+	for f, body := range map[string]string{"report.html": "earlier report", "pass-1/pass.json": "{}", "pass-7/pass.json": "{}"} {
+		os.MkdirAll(filepath.Dir(filepath.Join(arts, f)), 0o755)
+		if err := os.WriteFile(filepath.Join(arts, f), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
 	var out bytes.Buffer
 	cmd, done := startChild(t, &out, "run", "--env", "sim", "--focus", "GRANT-long-request", "--repeat", "1000", "--artifacts", arts)
 	interruptInPass2(t, cmd, done, arts, out.String)
@@ -123,10 +132,17 @@ func TestRunInterruptSim(t *testing.T) {
 	if code := cmd.ProcessState.ExitCode(); code != 130 || !strings.HasSuffix(out.String(), want) {
 		t.Errorf("exit %d, output:\n%s\nwant 130 and %q as the last line", code, out.String(), want)
 	}
-	if !strings.HasPrefix(out.String(), "pass 1/1000: ") || !strings.Contains(out.String(), "; 1 spec in ") || !strings.Contains(out.String(), "\n  grant ") {
+	// Pass 1 follows the line on the earlier run's files.
+	if !strings.Contains(out.String(), "(and its report.html)\npass 1/1000: ") || !strings.Contains(out.String(), "; 1 spec in ") || !strings.Contains(out.String(), "\n  grant ") {
 		t.Errorf("output:\n%s\nwant pass 1's result (its header and area table) before the interruption", out.String())
 	}
 	checkInterruptedFolder(t, arts, filepath.Join("pass-1", "result.json"))
+	if !strings.Contains(out.String(), "removed 2 pass folders of an earlier run from "+arts+": pass-1, pass-7 (and its report.html)") {
+		t.Errorf("output:\n%s\nwant the earlier run's passes and report named as removed", out.String())
+	}
+	if _, err := os.Stat(filepath.Join(arts, "pass-7")); !os.IsNotExist(err) {
+		t.Errorf("the earlier run's pass-7 is still there: %v", err)
+	}
 }
 
 // TestRunInterruptSimJSON: an interrupted run --repeat with -o json and
@@ -144,6 +160,11 @@ func TestRunInterruptSimJSON(t *testing.T) {
 	var rep runReport
 	if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil || len(rep.Passes) < 1 || !strings.HasPrefix(rep.Interrupted, "interrupted after ") || rep.SpecsRun < 1 {
 		t.Errorf("JSON report %+v (%v); want the finished passes, marked interrupted:\n%s", rep, err, stdout.String())
+	}
+	// The passes that finished passed, but the run did not finish: its
+	// verdict is incomplete, never pass (it used to say pass).
+	if rep.Verdict != "incomplete" || rep.Failed != 0 {
+		t.Errorf("verdict %q with %d failed passes, want incomplete and 0", rep.Verdict, rep.Failed)
 	}
 	b, err := os.ReadFile(junit)
 	if err != nil || !bytes.Contains(b, []byte(`name="interrupted" value="interrupted after `)) || !bytes.Contains(b, []byte("<testcase")) {

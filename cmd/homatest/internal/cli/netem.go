@@ -11,6 +11,7 @@ import (
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"
 
+	"github.com/homatest/homatest/internal/plural"
 	"github.com/homatest/homatest/netem"
 )
 
@@ -124,10 +125,10 @@ func newNetemShowCmd() *cobra.Command {
 				fmt.Fprintln(w, l)
 			}
 			if st.NFTLossDrops > 0 {
-				fmt.Fprintf(w, "nftables loss: %d frames dropped\n", st.NFTLossDrops)
+				fmt.Fprintf(w, "nftables loss: %s dropped\n", plural.Of64(uint64(st.NFTLossDrops), "frame", "frames"))
 			}
 			for _, h := range st.PlanHits {
-				fmt.Fprintf(w, "plan %s: fired on %d frames\n", h.Rule, h.Packets)
+				fmt.Fprintf(w, "plan %s: fired on %s\n", h.Rule, plural.Of64(uint64(h.Packets), "frame", "frames"))
 			}
 			return nil
 		},

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/homatest/homatest/internal/plural"
 	"github.com/homatest/homatest/netem"
 )
 
@@ -144,7 +145,7 @@ func newNetemSetCmd() *cobra.Command {
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "%s: rate %v, %d priority queues; set: %s\n", t.dev, cfg.Rate, cfg.Queues(), strings.Join(cfg.Features(), ", "))
 			if plan != nil {
-				fmt.Fprintf(cmd.OutOrStdout(), "%s: fault plan of %d rules (nftables chain plan_%s)\n", t.dev, len(plan.Rules), t.dev)
+				fmt.Fprintf(cmd.OutOrStdout(), "%s: fault plan of %s (nftables chain plan_%s)\n", t.dev, plural.Of(len(plan.Rules), "rule", "rules"), t.dev)
 			}
 			return nil
 		},

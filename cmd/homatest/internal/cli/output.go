@@ -163,11 +163,3 @@ func (e *errWriter) Write(p []byte) (int, error) {
 	e.err = err
 	return n, err
 }
-
-// plural renders n with the noun's singular or plural.
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return fmt.Sprintf("%d %s", n, one)
-	}
-	return fmt.Sprintf("%d %s", n, many)
-}

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/homatest/homatest/harness"
+	"github.com/homatest/homatest/internal/plural"
 	"github.com/homatest/homatest/scenario"
 )
 
@@ -91,20 +92,20 @@ file "interrupted").`,
 			}
 			if o.output == "text" {
 				if len(rep.Differences) == 0 {
-					fmt.Fprintf(w, "fault-plan drops: same (%d packets acted on, as in %s)\n", rep.PlanDrops, dir)
+					fmt.Fprintf(w, "fault-plan drops: same (%s acted on, as in %s)\n", plural.Of(rep.PlanDrops, "packet", "packets"), dir)
 				} else {
-					fmt.Fprintf(w, "fault-plan drops: %d differences from %s:\n  %s\n", len(rep.Differences), dir, strings.Join(rep.Differences, "\n  "))
+					fmt.Fprintf(w, "fault-plan drops: %s from %s:\n  %s\n", plural.Of(len(rep.Differences), "difference", "differences"), dir, strings.Join(rep.Differences, "\n  "))
 				}
 				switch {
 				case rep.Files == 0:
 				case len(rep.FileDifferences) == 0:
-					fmt.Fprintf(w, "files: byte-identical (%d files, as in %s)\n", rep.Files, dir)
+					fmt.Fprintf(w, "files: byte-identical (%s, as in %s)\n", plural.Of(rep.Files, "file", "files"), dir)
 				default:
 					fmt.Fprintf(w, "files: %d of %d differ from %s:\n  %s\n", len(rep.FileDifferences), rep.Files, dir, strings.Join(rep.FileDifferences, "\n  "))
 				}
 			}
 			if !rep.Same {
-				return &ExitError{Code: ExitViolations, Err: fmt.Errorf("the replay differs from %s (%d fault-plan drops, %d files)", dir, len(rep.Differences), len(rep.FileDifferences))}
+				return &ExitError{Code: ExitViolations, Err: fmt.Errorf("the replay differs from %s (%s, %s)", dir, plural.Of(len(rep.Differences), "fault-plan drop", "fault-plan drops"), plural.Of(len(rep.FileDifferences), "file", "files"))}
 			}
 			return verdictErr(res.Summary, o.strict)
 		},

@@ -15,6 +15,7 @@ import (
 	"github.com/homatest/homatest/agent"
 	"github.com/homatest/homatest/conformance"
 	"github.com/homatest/homatest/harness"
+	"github.com/homatest/homatest/internal/plural"
 	"github.com/homatest/homatest/report/html"
 	"github.com/homatest/homatest/spec"
 )
@@ -28,7 +29,8 @@ type runOpts struct {
 	matrix, verbose, nsWorkloads, strict bool
 	passFile                             string // hidden: run one pass in this process
 	ctx                                  context.Context
-	// earlier are the pass folders an earlier run left in --artifacts,
+	// earlier are the pass folders and run files (report page,
+	// interrupted marker) an earlier run left in --artifacts,
 	// set aside until this run really starts (startedRun) or put back
 	// when it ends in a usage error (usageEnd).
 	earlier *conformance.EarlierPasses
@@ -216,7 +218,10 @@ func (o *runOpts) run(cmd *cobra.Command) error {
 	sup := &conformance.Supervisor{Command: []string{self, "run", "--pass"}, Dir: o.artifacts, Ctx: o.ctx}
 	o.stderr = cmd.ErrOrStderr()
 	if !defaulted {
-		if o.earlier, err = sup.SetAsideEarlierPasses(); err != nil {
+		// The earlier run's report page and interrupted marker go with
+		// its passes: beside this run's passes (an interrupted run writes
+		// no page) they would read as this run's.
+		if o.earlier, err = sup.SetAsideEarlierPasses(reportFile, harness.InterruptedFile); err != nil {
 			return usageErr(artifactsErr(err))
 		}
 		if existed {
@@ -322,7 +327,7 @@ func (o *runOpts) usageEnd(err error, undo *harness.DirUndo) error {
 // wrote a log worth keeping, or the run was interrupted.
 func (o *runOpts) startedRun() {
 	e := o.earlier
-	if e == nil || len(e.Names) == 0 {
+	if e == nil || len(e.Names)+len(e.Files) == 0 {
 		return
 	}
 	o.earlier = nil
@@ -330,7 +335,15 @@ func (o *runOpts) startedRun() {
 		fmt.Fprintf(o.stderr, "homatest: removing the earlier run's pass folders from %s: %v\n", o.artifacts, err)
 		return
 	}
-	fmt.Fprintf(o.stderr, "homatest: removed %s of an earlier run from %s: %s\n", plural(len(e.Names), "pass folder", "pass folders"), o.artifacts, strings.Join(e.Names, ", "))
+	files := strings.Join(e.Files, ", ")
+	switch {
+	case len(e.Names) == 0:
+		fmt.Fprintf(o.stderr, "homatest: removed an earlier run's %s from %s\n", files, o.artifacts)
+	case len(e.Files) > 0:
+		fmt.Fprintf(o.stderr, "homatest: removed %s of an earlier run from %s: %s (and its %s)\n", plural.Of(len(e.Names), "pass folder", "pass folders"), o.artifacts, strings.Join(e.Names, ", "), files)
+	default:
+		fmt.Fprintf(o.stderr, "homatest: removed %s of an earlier run from %s: %s\n", plural.Of(len(e.Names), "pass folder", "pass folders"), o.artifacts, strings.Join(e.Names, ", "))
+	}
 }
 
 // interruptedAfter is interrupted for a run whose passes (with their
@@ -342,7 +355,7 @@ func (o *runOpts) interruptedAfter(out io.Writer, err error, passes []*conforman
 	if len(passes) == 0 {
 		return ierr
 	}
-	note := fmt.Sprintf("interrupted after %s", plural(len(passes), "finished pass", "finished passes"))
+	note := fmt.Sprintf("interrupted after %s", plural.Of(len(passes), "finished pass", "finished passes"))
 	var werrs []string
 	if o.output == "json" {
 		if werr := o.writeJSON(out, passes, note); werr != nil {

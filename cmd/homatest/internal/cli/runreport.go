@@ -13,6 +13,7 @@ import (
 
 	"github.com/homatest/homatest/conformance"
 	"github.com/homatest/homatest/harness"
+	"github.com/homatest/homatest/internal/plural"
 	"github.com/homatest/homatest/report/html"
 )
 
@@ -30,6 +31,9 @@ type runReport struct {
 	// conformance.Tally.Incomplete), as the exit code 0, 1 or 2 (2 also
 	// when a spec failed in an incomplete run). (A pass whose environment
 	// could not be built ends the run with exit code 2 and no report.)
+	// An interrupted run (Interrupted, exit code 130) is never pass: it is
+	// fail when a finished pass failed, else incomplete, since the passes
+	// it did not run may have failed.
 	Verdict   string                `json:"verdict"`
 	Passes    []*conformance.Result `json:"passes"`
 	Artifacts string                `json:"artifacts"`
@@ -51,7 +55,11 @@ func (o *runOpts) writeJSON(out io.Writer, passes []*conformance.Result, interru
 	t := conformance.Count(passes, o.strict)
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
-	enc.Encode(runReport{Verdict: t.Verdict(), Passes: passes, Artifacts: o.artifacts, Failed: t.FailedPasses,
+	verdict := t.Verdict()
+	if interrupted != "" && verdict != "fail" {
+		verdict = "incomplete"
+	}
+	enc.Encode(runReport{Verdict: verdict, Passes: passes, Artifacts: o.artifacts, Failed: t.FailedPasses,
 		SpecsRun: t.Run, Unsupported: t.Unsupported, Interrupted: interrupted})
 	return w.err
 }
@@ -67,10 +75,10 @@ func (o *runOpts) report(out io.Writer, passes []*conformance.Result) error {
 	if o.output == "json" {
 		return o.writeJSON(out, passes, "")
 	}
-	counts := plural(t.Run, "spec", "specs") + " run"
+	counts := plural.Of(t.Run, "spec", "specs") + " run"
 	if t.Unsupported > 0 {
 		counts += fmt.Sprintf(", %d not run (unsupported)", t.Unsupported)
-		fmt.Fprintf(w, "\n%s not run: %s\n", plural(t.Unsupported, "spec was", "specs were"), unsupportedHint(passes))
+		fmt.Fprintf(w, "\n%s not run: %s\n", plural.Of(t.Unsupported, "spec was", "specs were"), unsupportedHint(passes))
 	}
 	verdict := "PASS (" + counts + ")"
 	switch t.Verdict() {
@@ -84,7 +92,7 @@ func (o *runOpts) report(out io.Writer, passes []*conformance.Result) error {
 		verdict = fmt.Sprintf("INCOMPLETE (%s: %s)", counts, why)
 	default:
 		if t.Warned > 0 {
-			verdict = fmt.Sprintf("PASS (%s) with %s (--strict fails on them)", counts, plural(t.Warned, "SHOULD warning", "SHOULD warnings"))
+			verdict = fmt.Sprintf("PASS (%s) with %s (--strict fails on them)", counts, plural.Of(t.Warned, "SHOULD warning", "SHOULD warnings"))
 		}
 	}
 	fmt.Fprintf(w, "\n%s; artifacts in %s (report: %s)\n", verdict, o.artifacts, filepath.Join(o.artifacts, reportFile))
@@ -118,7 +126,7 @@ func (o *runOpts) runExit(passes []*conformance.Result) error {
 		if t.Run > 0 {
 			what = "--strict fails on specs not run"
 		}
-		msgs = append(msgs, fmt.Sprintf("%s: %s not run (%s)", what, plural(t.Unsupported, "spec", "specs"), unsupportedHint(passes)))
+		msgs = append(msgs, fmt.Sprintf("%s: %s not run (%s)", what, plural.Of(t.Unsupported, "spec", "specs"), unsupportedHint(passes)))
 		return usageErr(errors.New(strings.Join(msgs, "; ")))
 	}
 	if len(msgs) > 0 {
@@ -134,7 +142,7 @@ func (o *runOpts) runExit(passes []*conformance.Result) error {
 // finished.
 func (o *runOpts) writePass(out io.Writer, i, n int, p *conformance.Result) error {
 	w := &errWriter{w: out}
-	fmt.Fprintf(w, "pass %d/%d: %s; %s in %.1fs\n", i, n, p.Env, plural(specsRun(p), "spec", "specs"), p.Duration.Seconds())
+	fmt.Fprintf(w, "pass %d/%d: %s; %s in %.1fs\n", i, n, p.Env, plural.Of(specsRun(p), "spec", "specs"), p.Duration.Seconds())
 	writeAreaTable(w, p.Specs)
 	for _, s := range p.Specs {
 		if !s.Fails(true) {
@@ -228,16 +236,20 @@ func writeInconclusive(w io.Writer, specs []conformance.SpecResult) {
 	if n == 0 {
 		return
 	}
-	fmt.Fprintf(w, "%d timing findings in %d specs were inconclusive: a measured stall of this machine explains each (not charged to the IUT)\n", n, in)
+	verb := "were"
+	if n == 1 {
+		verb = "was"
+	}
+	fmt.Fprintf(w, "%s in %s %s inconclusive: a measured stall of this machine explains each (not charged to the IUT)\n", plural.Of(n, "timing finding", "timing findings"), plural.Of(in, "spec", "specs"), verb)
 	for _, s := range specs {
 		if len(s.TimingInconclusive) == 0 {
 			continue
 		}
 		switch s.Rerun {
 		case "quiet":
-			fmt.Fprintf(w, "  %s: rerun %d times, the last without a finding\n", s.Name, s.Reruns)
+			fmt.Fprintf(w, "  %s: rerun %s, the last without a finding\n", s.Name, plural.Of(s.Reruns, "time", "times"))
 		case "inconclusive":
-			fmt.Fprintf(w, "  %s: rerun %d times, stalled every time (run it on a quieter machine to judge it)\n", s.Name, s.Reruns)
+			fmt.Fprintf(w, "  %s: rerun %s, stalled every time (run it on a quieter machine to judge it)\n", s.Name, plural.Of(s.Reruns, "time", "times"))
 		case "failed":
 			fmt.Fprintf(w, "  %s: reproduced without a stall on rerun %d (FAIL above)\n", s.Name, s.Reruns)
 		}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/homatest/homatest/internal/plural"
 	"github.com/homatest/homatest/report/html"
 	"github.com/homatest/homatest/scenario"
 )
@@ -211,7 +212,7 @@ func verdictErr(s scenario.Summary, strict bool) error {
 	if s.Verdict == scenario.VerdictPass && (!strict || s.ShouldViolated == 0) {
 		return nil
 	}
-	return &ExitError{Code: ExitViolations, Err: fmt.Errorf("scenario %s: %d failed RPCs, %d violations (see %s)", s.Name, s.Failed, s.Violated, s.Dir)}
+	return &ExitError{Code: ExitViolations, Err: fmt.Errorf("scenario %s: %s, %s (see %s)", s.Name, plural.Of(s.Failed, "failed RPC", "failed RPCs"), plural.Of(s.Violated, "violation", "violations"), s.Dir)}
 }
 
 func newScenarioValidateCmd() *cobra.Command {

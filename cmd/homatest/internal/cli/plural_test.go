@@ -1,0 +1,39 @@
+package cli
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/homatest/homatest/conformance"
+)
+
+// TestPluralCounts: a count of one reads in the singular in the CLI's
+// output (a trial saw "1 specs" and "1 findings"): the check header of a
+// one-packet capture, and the stall lines of a run.
+func TestPluralCounts(t *testing.T) {
+	frames := readCapFrames(t, realDir+"/linux-6.13-proto146/a-small-rpcs.pcap")
+	var one []capFrame
+	for _, f := range frames {
+		// The first IPv4 frame of IP protocol 146 (Homa): the first DATA.
+		if len(f.data) > 23 && f.data[12] == 0x08 && f.data[13] == 0x00 && f.data[23] == 146 {
+			one = append(one, f)
+			break
+		}
+	}
+	p := writeCapFrames(t, t.TempDir(), "one.pcapng", one, nil)
+	out, _, _ := run(t, "check", p)
+	if !strings.Contains(out, "1 Homa packet, 1 RPC\n") {
+		t.Errorf("check header of a one-packet capture:\n%s", out)
+	}
+	var b bytes.Buffer
+	writeInconclusive(&b, []conformance.SpecResult{{Name: "s", TimingInconclusive: []string{"f"}, Reruns: 1, Rerun: "quiet"}})
+	if got := b.String(); !strings.HasPrefix(got, "1 timing finding in 1 spec was inconclusive:") || !strings.Contains(got, "rerun 1 time, ") {
+		t.Errorf("stall lines:\n%s", got)
+	}
+	for _, bad := range []string{"1 specs", "1 findings", "1 times", "1 packets", "1 RPCs"} {
+		if strings.Contains(out+b.String(), bad) {
+			t.Errorf("output says %q:\n%s%s", bad, out, b.String())
+		}
+	}
+}

@@ -1,0 +1,137 @@
+package spec
+
+import (
+	"fmt"
+	"net/netip"
+	"time"
+
+	"github.com/homatest/homatest/spec/wire"
+)
+
+// TimeJump is the most a frame's timestamp may lie before the previous
+// frame's for the checker to judge the two as one stretch of time. No
+// capture tool holds a packet back that long (pcap.MaxReorder is what
+// they do); a larger step back is captures joined end to end (mergecap
+// -a, cat) or a clock stepped back, and what follows it cannot be timed
+// against what came before, so it starts a new section (Report.Sections).
+const TimeJump = 100 * time.Millisecond
+
+// firstClientID is the first id a Homa module allocates (HomaModule
+// homa_utils.c homa_init sets next_outgoing_id to 2; homa_rpc.c
+// homa_rpc_alloc_client takes ids from it, +2 each).
+const firstClientID = 2
+
+// hostEpoch is what the checker knows of one host's current incarnation
+// (its Homa module since it was last loaded), for the restart test
+// (Checker.sectionBreak): when it last sent a packet, the lowest client
+// id it used, and the highest cutoff_version its DATA carried to each
+// peer.
+type hostEpoch struct {
+	last   time.Time
+	minID  uint64
+	cutVer map[netip.Addr]uint16
+}
+
+// noteEpoch files e, once the trace has applied it, in its sender's
+// hostEpoch.
+func (c *Checker) noteEpoch(e *Event) {
+	if e.Err != nil || e.ICMP != nil || e.Type() == wire.TypeFreeze {
+		return
+	}
+	h := c.epochs[e.Src]
+	if h == nil {
+		h = &hostEpoch{cutVer: map[netip.Addr]uint16{}}
+		c.epochs[e.Src] = h
+	}
+	h.last = e.Time
+	if !e.FromClient() || e.Type() == wire.TypeCutoffs {
+		return
+	}
+	if id := wire.ClientID(e.Packet.SenderID()); id != 0 && (h.minID == 0 || id < h.minID) {
+		h.minID = id
+	}
+	if e.Type() == wire.TypeData {
+		if v := e.Packet.Data().CutoffVersion(); v > h.cutVer[e.Dst] {
+			h.cutVer[e.Dst] = v
+		}
+	}
+}
+
+// sectionBreak reports whether e starts a new section, why, and the
+// host whose restart it shows (invalid for a timestamp jump):
+//
+//   - e's timestamp lies more than TimeJump before the previous event's;
+//   - e is a new request's first DATA (offset 0, not a retransmission)
+//     from a host whose Homa module was evidently loaded afresh: the id
+//     is no larger than every id the host used before (its counter went
+//     back, which only a new module does: homa_init), the host sent
+//     nothing for longer than the protocol's own timeout (timeout_ticks,
+//     and at least the time an answer may take: AnswerBound), after which
+//     its peers give up whatever they held with it (homa_timer), and the
+//     packet shows a fresh module's state: the
+//     id is the first a module allocates (2), or the DATA carries
+//     cutoff_version 0 to a peer whose CUTOFFS the host's earlier DATA
+//     had carried (a new module knows no peer's cutoffs). A host whose
+//     ids go back while it is active, or without such evidence, is
+//     judged as one incarnation (HOMA-ID-004).
+//
+// A restarted module has no RPC, peer or cutoffs state of its old
+// incarnation, and its peers may hold theirs for a while: the checker
+// judges the rest of the capture afresh rather than track one host's
+// epochs in every rule.
+func (c *Checker) sectionBreak(e *Event) (string, netip.Addr) {
+	if c.events == 0 {
+		return "", netip.Addr{}
+	}
+	if back := c.last.Sub(e.Time); back > TimeJump {
+		return fmt.Sprintf("timestamps jump %v back (captures joined end to end, e.g. mergecap -a or cat, or a clock stepped back): what follows cannot be timed against what came before", back.Round(time.Microsecond)), netip.Addr{}
+	}
+	if e.Err != nil || e.ICMP != nil || e.Type() != wire.TypeData || !e.FromClient() || e.Retransmit() || e.Offset != 0 {
+		return "", netip.Addr{}
+	}
+	h := c.epochs[e.Src]
+	id := wire.ClientID(e.Packet.SenderID())
+	if h == nil || h.minID == 0 || id > h.minID || e.Time.Sub(h.last) <= max(c.p.AnswerBound(), c.p.Ticks(c.p.TimeoutTicks)) {
+		return "", netip.Addr{}
+	}
+	var fresh string
+	switch v := e.Packet.Data().CutoffVersion(); {
+	case id == firstClientID:
+		fresh = fmt.Sprintf("RPC ids start again at %d", id)
+	case v == 0 && h.cutVer[e.Dst] != 0:
+		fresh = fmt.Sprintf("RPC id %d (back from %d) and cutoff_version 0 to %v, whose version %d it carried before", id, h.minID, e.Dst, h.cutVer[e.Dst])
+	default:
+		return "", netip.Addr{}
+	}
+	return fmt.Sprintf("%v restarted its Homa module (%s after %v silent): its earlier RPCs, peers and cutoffs are gone", e.Src, fresh, e.Time.Sub(h.last).Round(time.Millisecond)), e.Src
+}
+
+// newSection ends the current section before e (endSection) and judges
+// the rest of the capture afresh from e: a new trace and network model,
+// no open obligation or After key, nothing of the hosts' epochs; the
+// counts and findings so far stay. The new section may begin in the
+// middle of RPCs, as a capture may, so a capture from the start
+// (SetCaptureFromStart) is one no more.
+func (c *Checker) newSection(e *Event, why string, restarted netip.Addr) {
+	c.endSection("section", restarted, e.Frame)
+	c.created += c.trace.Created()
+	payloads := c.trace.payloads
+	c.trace = NewTrace(c.p)
+	c.trace.payloads = payloads
+	c.net = newNetwork(c.net.cp, c.p.Jitter)
+	c.ctx.T, c.ctx.Net = c.trace, c.net
+	if c.inf != nil {
+		c.inf.t = c.trace
+	}
+	for _, st := range c.state {
+		st.open = map[any]*pending{}
+		st.deadlines, st.byRPC, st.late = nil, nil, nil
+		st.seenA, st.seenAt, st.freeA = map[rpcMsgKey]int32{}, nil, nil
+		st.aged = newAgedHeap()
+	}
+	c.open = ruleSet{}
+	c.seen = 0
+	c.fromStart = false
+	c.epochs = map[netip.Addr]*hostEpoch{}
+	c.report.Sections = append(c.report.Sections, SectionStart{Frame: e.Frame, Why: why, Restarted: restarted})
+}
