@@ -229,7 +229,11 @@ type ruleState struct {
 	// deadlines' order (one bound per rule), byRPC by RPC, and late the
 	// OnlyLate ones past their deadline (asked at every event). A rule
 	// whose obligations are not Scoped asks every one at every event.
-	scoped    bool
+	scoped bool
+	// unscoped lists an unscoped rule's open obligations in opening
+	// order, for judgeOpen to visit without a map iteration (a rule
+	// such as HOMA-GRANT-010 holds one or two open at most events).
+	unscoped  []*pending
 	deadlines []*pending
 	byRPC     map[RPCKey][]*pending
 	late      map[*pending]struct{}
@@ -1247,9 +1251,12 @@ func (c *Checker) judgeOpen(i int, st *ruleState, p *Within, e *Event, icmp bool
 			}
 		}
 	}
-	if !st.scoped || icmp {
-		// Every one: unscoped, or an ICMP event, which names no RPC of
-		// its own.
+	if !st.scoped {
+		for _, o := range st.unscoped {
+			visit(o)
+		}
+	} else if icmp {
+		// Every one: an ICMP event names no RPC of its own.
 		for _, o := range st.open {
 			visit(o)
 		}
@@ -1324,6 +1331,7 @@ func (st *ruleState) add(r *Rule, o *pending, witness bool) {
 	}
 	st.open[o.key] = o
 	if !st.scoped {
+		st.unscoped = append(st.unscoped, o)
 		return
 	}
 	st.deadlines = append(st.deadlines, o)
@@ -1338,7 +1346,17 @@ func (st *ruleState) add(r *Rule, o *pending, witness bool) {
 func (st *ruleState) close(o *pending) {
 	o.closed = true
 	delete(st.open, o.key)
-	if st.scoped {
+	if !st.scoped {
+		for j, x := range st.unscoped {
+			if x == o {
+				n := len(st.unscoped) - 1
+				copy(st.unscoped[j:], st.unscoped[j+1:])
+				st.unscoped[n] = nil
+				st.unscoped = st.unscoped[:n]
+				break
+			}
+		}
+	} else {
 		delete(st.late, o)
 		l := st.byRPC[o.o.RPC]
 		for j, x := range l {
@@ -1466,7 +1484,7 @@ func (c *Checker) Finish() *Report {
 				}
 			}
 			st.open = map[any]*pending{}
-			st.deadlines, st.byRPC, st.late = nil, nil, nil
+			st.deadlines, st.byRPC, st.late, st.unscoped = nil, nil, nil, nil
 			c.open.remove(i)
 		}
 	}
