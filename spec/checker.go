@@ -1063,7 +1063,7 @@ func (c *Checker) after(i int, st *ruleState, p *After, e *Event) {
 	if len(p.BTypes) > 0 && !typeIn(e.Type(), p.BTypes) {
 		verifyPrefilter(c.rules[i], "BTypes", e, func() bool { _, ok := p.B(&c.ctx, e); return ok })
 	} else if kb, ok := p.B(&c.ctx, e); ok {
-		_, j, seen := c.findA(i, st, kb)
+		_, j, seen := c.findA(i, st, &kb)
 		var a aSlot
 		if seen {
 			a = st.seenAt[j]
@@ -1085,7 +1085,7 @@ func (c *Checker) after(i int, st *ruleState, p *After, e *Event) {
 		return
 	}
 	if ka, ok := p.A(&c.ctx, e); ok {
-		if ref, j, had := c.findA(i, st, ka); had {
+		if ref, j, had := c.findA(i, st, &ka); had {
 			st.seenAt[j].at, st.seenAt[j].frame = c.elapsed, e.Frame
 		} else {
 			j = st.slotA(c.elapsed)
@@ -1118,7 +1118,7 @@ type afterSlot struct {
 // findA returns After rule i's slot for key k (ok: k was seen), and the
 // current RPC's cache entry for k (nil when k is not about the current
 // event's RPC), filled on a map hit.
-func (c *Checker) findA(i int, st *ruleState, k rpcMsgKey) (*afterSlot, int32, bool) {
+func (c *Checker) findA(i int, st *ruleState, k *rpcMsgKey) (*afterSlot, int32, bool) {
 	var ref *afterSlot
 	if r := c.trace.curRPC; r != nil && c.rpcOK && k.Sender <= 1 && k.RPC == r.Key {
 		if r.after == nil {
@@ -1129,7 +1129,7 @@ func (c *Checker) findA(i int, st *ruleState, k rpcMsgKey) (*afterSlot, int32, b
 			return ref, ref.slot, true
 		}
 	}
-	j, ok := st.seenA[k]
+	j, ok := st.seenA[*k]
 	if ok && ref != nil {
 		*ref = afterSlot{slot: j, gen: st.seenAt[j].gen}
 	}

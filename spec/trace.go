@@ -610,8 +610,22 @@ func NewTrace(p *Params) *Trace {
 }
 
 // KeyOf returns the RPC key of e (from sender_id's role bit and addresses).
-func KeyOf(e *Event) RPCKey {
-	return RPCKey(wire.KeyOf(e.Src, e.Dst, e.Packet.SenderID()))
+func KeyOf(e *Event) (k RPCKey) {
+	keyInto(&k, e)
+	return k
+}
+
+// keyInto sets *k to KeyOf(e) in place (wire.KeyOf's rule): a 56-byte
+// key is not kept in registers, and one returned by value is spilled and
+// copied through the stack.
+func keyInto(k *RPCKey, e *Event) {
+	id := e.Packet.SenderID()
+	if wire.RoleOf(id) == wire.RoleClient {
+		k.Client, k.Server = e.Src, e.Dst
+	} else {
+		k.Client, k.Server = e.Dst, e.Src
+	}
+	k.ClientID = wire.ClientID(id)
 }
 
 // Lookup returns the RPC of e, or nil if no packet of it was seen yet.
