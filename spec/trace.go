@@ -634,7 +634,8 @@ func (t *Trace) Lookup(e *Event) *RPC {
 	if e == t.cur {
 		return t.curRPC
 	}
-	return t.rpcOf(KeyOf(e))
+	k := KeyOf(e)
+	return t.rpcOf(&k)
 }
 
 // rpcCacheSize is the number of rpcCache slots: a power of two above the
@@ -646,12 +647,12 @@ const rpcCacheSize = 4096
 func rpcSlot(k *RPCKey) int { return int(k.ClientID>>1) & (rpcCacheSize - 1) }
 
 // rpcOf returns the RPC under k, or nil: rpcs[k] through rpcCache.
-func (t *Trace) rpcOf(k RPCKey) *RPC {
-	c := &t.rpcCache[rpcSlot(&k)]
-	if r := *c; r != nil && r.Key == k {
+func (t *Trace) rpcOf(k *RPCKey) *RPC {
+	c := &t.rpcCache[rpcSlot(k)]
+	if r := *c; r != nil && r.Key == *k {
 		return r
 	}
-	r := t.rpcs[k]
+	r := t.rpcs[*k]
 	if r != nil {
 		*c = r
 	}
@@ -669,8 +670,9 @@ func (t *Trace) begin(e *Event) RPCKey {
 		t.cur = nil
 		return RPCKey{}
 	}
-	t.cur, t.curKey = e, KeyOf(e)
-	t.curRPC = t.rpcOf(t.curKey)
+	t.cur = e
+	keyInto(&t.curKey, e)
+	t.curRPC = t.rpcOf(&t.curKey)
 	return t.curKey
 }
 
@@ -973,7 +975,7 @@ func (t *Trace) Apply(e *Event) {
 		k, r = t.curKey, t.curRPC
 	} else {
 		k = KeyOf(e)
-		r = t.rpcOf(k)
+		r = t.rpcOf(&k)
 	}
 	if r != nil && r.Acked && typ == wire.TypeData && e.FromClient() && p.Data().Retransmit() == 0 && e.Offset == 0 &&
 		e.Time.Sub(r.AckTime) > t.P.ResponseTimeout {
