@@ -244,7 +244,11 @@ type ruleState struct {
 	// deadlines' order (one bound per rule), byRPC by RPC, and late the
 	// OnlyLate ones past their deadline (asked at every event). A rule
 	// whose obligations are not Scoped asks every one at every event.
-	scoped    bool
+	scoped bool
+	// unscoped lists an unscoped rule's open obligations in opening
+	// order, for judgeOpen to visit without a map iteration (a rule
+	// such as HOMA-GRANT-010 holds one or two open at most events).
+	unscoped  []*pending
 	deadlines []*pending
 	byRPC     map[RPCKey][]*pending
 	late      map[*pending]struct{}
@@ -1083,7 +1087,7 @@ func (c *Checker) after(i int, st *ruleState, p *After, e *Event) {
 	if len(p.BTypes) > 0 && !typeIn(e.Type(), p.BTypes) {
 		verifyPrefilter(c.rules[i], "BTypes", e, func() bool { _, ok := p.B(&c.ctx, e); return ok })
 	} else if kb, ok := p.B(&c.ctx, e); ok {
-		_, j, seen := c.findA(i, st, kb)
+		_, j, seen := c.findA(i, st, &kb)
 		var a aSlot
 		if seen {
 			a = st.seenAt[j]
@@ -1105,7 +1109,7 @@ func (c *Checker) after(i int, st *ruleState, p *After, e *Event) {
 		return
 	}
 	if ka, ok := p.A(&c.ctx, e); ok {
-		if ref, j, had := c.findA(i, st, ka); had {
+		if ref, j, had := c.findA(i, st, &ka); had {
 			st.seenAt[j].at, st.seenAt[j].frame = c.elapsed, e.Frame
 		} else {
 			j = st.slotA(c.elapsed)
@@ -1138,7 +1142,7 @@ type afterSlot struct {
 // findA returns After rule i's slot for key k (ok: k was seen), and the
 // current RPC's cache entry for k (nil when k is not about the current
 // event's RPC), filled on a map hit.
-func (c *Checker) findA(i int, st *ruleState, k rpcMsgKey) (*afterSlot, int32, bool) {
+func (c *Checker) findA(i int, st *ruleState, k *rpcMsgKey) (*afterSlot, int32, bool) {
 	var ref *afterSlot
 	if r := c.trace.curRPC; r != nil && c.rpcOK && k.Sender <= 1 && k.RPC == r.Key {
 		if r.after == nil {
@@ -1149,7 +1153,7 @@ func (c *Checker) findA(i int, st *ruleState, k rpcMsgKey) (*afterSlot, int32, b
 			return ref, ref.slot, true
 		}
 	}
-	j, ok := st.seenA[k]
+	j, ok := st.seenA[*k]
 	if ok && ref != nil {
 		*ref = afterSlot{slot: j, gen: st.seenAt[j].gen}
 	}
@@ -1271,9 +1275,12 @@ func (c *Checker) judgeOpen(i int, st *ruleState, p *Within, e *Event, icmp bool
 			}
 		}
 	}
-	if !st.scoped || icmp {
-		// Every one: unscoped, or an ICMP event, which names no RPC of
-		// its own.
+	if !st.scoped {
+		for _, o := range st.unscoped {
+			visit(o)
+		}
+	} else if icmp {
+		// Every one: an ICMP event names no RPC of its own.
 		for _, o := range st.open {
 			visit(o)
 		}
@@ -1348,6 +1355,7 @@ func (st *ruleState) add(r *Rule, o *pending, witness bool) {
 	}
 	st.open[o.key] = o
 	if !st.scoped {
+		st.unscoped = append(st.unscoped, o)
 		return
 	}
 	st.deadlines = append(st.deadlines, o)
@@ -1362,7 +1370,17 @@ func (st *ruleState) add(r *Rule, o *pending, witness bool) {
 func (st *ruleState) close(o *pending) {
 	o.closed = true
 	delete(st.open, o.key)
-	if st.scoped {
+	if !st.scoped {
+		for j, x := range st.unscoped {
+			if x == o {
+				n := len(st.unscoped) - 1
+				copy(st.unscoped[j:], st.unscoped[j+1:])
+				st.unscoped[n] = nil
+				st.unscoped = st.unscoped[:n]
+				break
+			}
+		}
+	} else {
 		delete(st.late, o)
 		l := st.byRPC[o.o.RPC]
 		for j, x := range l {
@@ -1507,7 +1525,7 @@ func (c *Checker) endSection(end string, restarted netip.Addr, at int) {
 				}
 			}
 			st.open = map[any]*pending{}
-			st.deadlines, st.byRPC, st.late = nil, nil, nil
+			st.deadlines, st.byRPC, st.late, st.unscoped = nil, nil, nil, nil
 			c.open.remove(i)
 		}
 	}

@@ -360,17 +360,16 @@ func grantRules() []*Rule {
 // surely been processed.
 func scheduledPriority(c *Ctx, e *Event, m *Message) Result {
 	log := m.GrantLog
-	// old(t): t is more than slack before e (e.Time.Sub(t) > slack),
-	// compared without a subtraction per GRANT.
+	// A GRANT is old when its time is more than slack before e
+	// (e.Time.Sub(t) > slack), compared without a subtraction per GRANT.
 	horizon := e.Time.Add(-c.P.Slack)
-	old := func(t time.Time) bool { return t.Before(horizon) }
 	settled := -1 // index in log of a GRANT the sender has surely processed
 	if m.Known {
 		settled = 0
 	}
 	timed := -1 // the same by time alone (queueing, no loss)
 	for i := len(log) - 1; i >= 0; i-- {
-		if old(log[i].Time) {
+		if log[i].Time.Before(horizon) {
 			timed = i
 			break
 		}
@@ -378,15 +377,24 @@ func scheduledPriority(c *Ctx, e *Event, m *Message) Result {
 	if c.Net.atReceiver(e.Src) {
 		settled = max(settled, timed)
 	}
-	allowed := uint16(0)
-	for i, g := range log {
-		if i >= settled || !old(g.Time) {
-			allowed |= 1 << (g.Priority & 15)
+	// allowed: the levels the sender may use; strict: those it may use
+	// if queueing alone (every GRANT older than slack arrived) decided.
+	// One pass over each log for both (log entries are read in place).
+	allowed, strict := uint16(0), uint16(0)
+	for i := range log {
+		g := &log[i]
+		recent, bit := !g.Time.Before(horizon), uint16(1)<<(g.Priority&15)
+		if i >= settled || recent {
+			allowed |= bit
+		}
+		if i >= timed || recent {
+			strict |= bit
 		}
 	}
-	for _, g := range m.RecentGrants { // older ones reordered behind a newer
-		if !old(g.Time) {
+	for i := range m.RecentGrants { // older ones reordered behind a newer
+		if g := &m.RecentGrants[i]; !g.Time.Before(horizon) {
 			allowed |= 1 << (g.Priority & 15)
+			strict |= 1 << (g.Priority & 15)
 		}
 	}
 	if settled < 0 {
@@ -395,22 +403,10 @@ func scheduledPriority(c *Ctx, e *Event, m *Message) Result {
 		// scheduled priority 0.
 		allowed |= 1
 	}
-	last, _ := m.LastGrant()
 	if allowed&(1<<e.Priority) == 0 {
+		last, _ := m.LastGrant()
 		return Violation("scheduled DATA at offset %d sent at priority %d; the latest GRANT the sender has processed says %s (latest GRANT %v earlier, frame %d)",
 			e.Offset, e.Priority, bitsString(allowed), e.Time.Sub(last.Time).Round(time.Microsecond), last.Frame).WithSlack(c.P.Slack)
-	}
-	// Would queueing alone (every GRANT older than slack arrived) forbid it?
-	strict := uint16(0)
-	for i, g := range log {
-		if i >= timed || !old(g.Time) {
-			strict |= 1 << (g.Priority & 15)
-		}
-	}
-	for _, g := range m.RecentGrants {
-		if !old(g.Time) {
-			strict |= 1 << (g.Priority & 15)
-		}
 	}
 	if timed < 0 {
 		strict |= 1

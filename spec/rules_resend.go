@@ -10,8 +10,26 @@ import (
 
 // toPeer keys an event by its RPC and the side it was sent to (the side
 // that may answer it); fromSender keys it by its RPC and its sender.
-func toPeer(e *Event) rpcMsgKey     { return rpcMsgKey{KeyOf(e), oppositeRole(e.Packet.Role())} }
-func fromSender(e *Event) rpcMsgKey { return rpcMsgKey{KeyOf(e), e.Packet.Role()} }
+// (Both fill their result in place, keyInto: a key built from KeyOf's
+// result was copied twice through the stack with overlapping moves,
+// which stall store forwarding.)
+func toPeer(e *Event) (k rpcMsgKey) {
+	toPeerInto(&k, e)
+	return k
+}
+
+// toPeerInto sets *k to toPeer(e), for a function that returns it as its
+// own named result (HOMA-RESEND-006's A, asked at every packet).
+func toPeerInto(k *rpcMsgKey, e *Event) {
+	keyInto(&k.RPC, e)
+	k.Sender = oppositeRole(e.Packet.Role())
+}
+
+func fromSender(e *Event) (k rpcMsgKey) {
+	keyInto(&k.RPC, e)
+	k.Sender = e.Packet.Role()
+	return k
+}
 
 // rpcMsgKey identifies one side of one RPC (for obligations and After
 // keys): the message that side sends, or the side expected to answer.
@@ -268,11 +286,12 @@ func resendRules() []*Rule {
 			Property: After{
 				BTypes: []wire.PacketType{wire.TypeRPCUnknown},
 				// Keys name the side that may answer: the packet's recipient.
-				A: func(c *Ctx, e *Event) (rpcMsgKey, bool) {
+				A: func(c *Ctx, e *Event) (k rpcMsgKey, ok bool) {
 					if e.Type() == wire.TypeCutoffs || e.Type() == wire.TypeFreeze || e.Type() == wire.TypeRPCUnknown {
-						return rpcMsgKey{}, false
+						return k, false
 					}
-					return toPeer(e), true
+					toPeerInto(&k, e)
+					return k, true
 				},
 				B: func(c *Ctx, e *Event) (rpcMsgKey, bool) {
 					if e.Type() != wire.TypeRPCUnknown {

@@ -459,6 +459,12 @@ type Trace struct {
 	// it is not in the capture.
 	Start time.Time
 	rpcs  map[RPCKey]*RPC
+	// rpcCache caches rpcs by client id (rpcSlot), direct-mapped: the
+	// RPC lookup of every event (begin) mostly costs a compare of keys
+	// instead of hashing a 56-byte one. An entry is always an RPC that
+	// rpcs holds under its Key (filled on insert and lookup, cleared on
+	// delete).
+	rpcCache *[rpcCacheSize]*RPC
 	// cutoffs[{S,R}] is what S knows of R's cutoffs (R sent them to S).
 	cutoffs map[hostPair]*CutoffsState
 	// versions[{S,R}] are all cutoff versions R has sent to S, with times.
@@ -595,7 +601,7 @@ type Unreachable struct {
 
 // NewTrace returns an empty trace judged against p.
 func NewTrace(p *Params) *Trace {
-	return &Trace{P: p, rpcs: map[RPCKey]*RPC{}, cutoffs: map[hostPair]*CutoffsState{}, versions: map[hostPair][]CutoffsState{},
+	return &Trace{P: p, rpcs: map[RPCKey]*RPC{}, rpcCache: new([rpcCacheSize]*RPC), cutoffs: map[hostPair]*CutoffsState{}, versions: map[hostPair][]CutoffsState{},
 		granting: map[netip.Addr]map[*Message]*RPC{}, unreachable: map[HostPort]Unreachable{}, ackedMax: map[netip.Addr]ackedID{},
 		longIn: map[netip.Addr]map[*Message]*RPC{}, triggers: map[netip.Addr]*triggerLog{}, sameSender: map[hostPair][2]*Message{}, lastSRPT: map[netip.Addr]Seen{},
 		pairs: map[hostPair]*pairData{}, cutoffsPaid: map[hostPair]int{}, longDone: map[netip.Addr]*minHeap[*Message]{}, byClientID: map[clientIDKey]*RPC{},
@@ -604,8 +610,22 @@ func NewTrace(p *Params) *Trace {
 }
 
 // KeyOf returns the RPC key of e (from sender_id's role bit and addresses).
-func KeyOf(e *Event) RPCKey {
-	return RPCKey(wire.KeyOf(e.Src, e.Dst, e.Packet.SenderID()))
+func KeyOf(e *Event) (k RPCKey) {
+	keyInto(&k, e)
+	return k
+}
+
+// keyInto sets *k to KeyOf(e) in place (wire.KeyOf's rule): a 56-byte
+// key is not kept in registers, and one returned by value is spilled and
+// copied through the stack.
+func keyInto(k *RPCKey, e *Event) {
+	id := e.Packet.SenderID()
+	if wire.RoleOf(id) == wire.RoleClient {
+		k.Client, k.Server = e.Src, e.Dst
+	} else {
+		k.Client, k.Server = e.Dst, e.Src
+	}
+	k.ClientID = wire.ClientID(id)
 }
 
 // Lookup returns the RPC of e, or nil if no packet of it was seen yet.
@@ -614,7 +634,29 @@ func (t *Trace) Lookup(e *Event) *RPC {
 	if e == t.cur {
 		return t.curRPC
 	}
-	return t.rpcs[KeyOf(e)]
+	k := KeyOf(e)
+	return t.rpcOf(&k)
+}
+
+// rpcCacheSize is the number of rpcCache slots: a power of two above the
+// number of RPCs a busy capture has in flight at once.
+const rpcCacheSize = 4096
+
+// rpcSlot is k's rpcCache slot: consecutive client ids (a client numbers
+// its RPCs 2, 4, 6 …) take consecutive slots.
+func rpcSlot(k *RPCKey) int { return int(k.ClientID>>1) & (rpcCacheSize - 1) }
+
+// rpcOf returns the RPC under k, or nil: rpcs[k] through rpcCache.
+func (t *Trace) rpcOf(k *RPCKey) *RPC {
+	c := &t.rpcCache[rpcSlot(k)]
+	if r := *c; r != nil && r.Key == *k {
+		return r
+	}
+	r := t.rpcs[*k]
+	if r != nil {
+		*c = r
+	}
+	return r
 }
 
 // begin looks up e's RPC once for the rules that judge e before Apply(e)
@@ -628,8 +670,9 @@ func (t *Trace) begin(e *Event) RPCKey {
 		t.cur = nil
 		return RPCKey{}
 	}
-	t.cur, t.curKey = e, KeyOf(e)
-	t.curRPC = t.rpcs[t.curKey]
+	t.cur = e
+	keyInto(&t.curKey, e)
+	t.curRPC = t.rpcOf(&t.curKey)
 	return t.curKey
 }
 
@@ -932,7 +975,7 @@ func (t *Trace) Apply(e *Event) {
 		k, r = t.curKey, t.curRPC
 	} else {
 		k = KeyOf(e)
-		r = t.rpcs[k]
+		r = t.rpcOf(&k)
 	}
 	if r != nil && r.Acked && typ == wire.TypeData && e.FromClient() && p.Data().Retransmit() == 0 && e.Offset == 0 &&
 		e.Time.Sub(r.AckTime) > t.P.ResponseTimeout {
@@ -994,6 +1037,7 @@ func (t *Trace) Apply(e *Event) {
 		r = &RPC{Key: k, First: e.Time, FirstFrame: e.Frame, idleAt: -1, SeenFromStart: t.seenFromStart(e)}
 		t.created++
 		t.rpcs[k] = r
+		t.rpcCache[rpcSlot(&k)] = r
 	}
 	r.Last = e.Time
 	if e.FromClient() {
@@ -1554,6 +1598,9 @@ func (t *Trace) evict() {
 			continue
 		}
 		delete(t.rpcs, r.Key)
+		if c := &t.rpcCache[rpcSlot(&r.Key)]; *c == r {
+			*c = nil
+		}
 		t.retire(r)
 	}
 }

@@ -43,6 +43,53 @@ func get64(b []byte, off int) uint64 {
 // them as uint16 changes nothing and lets the compiler drop all but one
 // bounds check per access (off+n cannot overflow).
 
+// Readers at an offset taken from an atTable (hdrs.at, commonAt): a
+// field the version lacks, or has at another size than its getter reads,
+// has offset absent there, past any slice, so each read costs one load of
+// the offset and one bounds check where the table readers below also load
+// and compare the field's size.
+
+// absent is the offset of a field a version lacks: off+8 stays above any
+// slice length without overflowing.
+const absent = ^uint(0) >> 1
+
+func at8(b []byte, off uint) uint8 {
+	if off < uint(len(b)) {
+		return b[off]
+	}
+	return 0
+}
+
+func at16(b []byte, off uint) uint16 {
+	if off+2 <= uint(len(b)) {
+		return binary.BigEndian.Uint16(b[off : off+2])
+	}
+	return 0
+}
+
+func at32(b []byte, off uint) uint32 {
+	if off+4 <= uint(len(b)) {
+		return binary.BigEndian.Uint32(b[off : off+4])
+	}
+	return 0
+}
+
+func at64(b []byte, off uint) uint64 {
+	if off+8 <= uint(len(b)) {
+		return binary.BigEndian.Uint64(b[off : off+8])
+	}
+	return 0
+}
+
+// atOf returns f's offset for a getter that reads size bytes: absent
+// unless f exists at that size.
+func atOf(f FieldLayout, size int) uint {
+	if size == 0 || f.Size != size || f.Off < 0 {
+		return absent
+	}
+	return uint(f.Off)
+}
+
 func read8(b []byte, f *FieldLayout) uint8 {
 	if off := uint(uint16(f.Off)); f.Size == 1 && off < uint(len(b)) {
 		return b[off]

@@ -26,14 +26,14 @@ package wire
 type Common []byte
 
 // Sport returns common.sport: the sender's Homa port.
-func (c Common) Sport() uint16 { return read16(c, &commonHdr[commonSport]) }
+func (c Common) Sport() uint16 { return at16(c, commonAt[commonSport]) }
 
 // Dport returns common.dport: the destination Homa port.
-func (c Common) Dport() uint16 { return read16(c, &commonHdr[commonDport]) }
+func (c Common) Dport() uint16 { return at16(c, commonAt[commonDport]) }
 
 // Sequence returns common.sequence. In DATA it is the byte offset
 // of the first data byte when seg.offset is 0xFFFFFFFF; 0 in control packets.
-func (c Common) Sequence() uint32 { return read32(c, &commonHdr[commonSequence]) }
+func (c Common) Sequence() uint32 { return at32(c, commonAt[commonSequence]) }
 
 // AckBytes returns the unused common.ack[3] bytes: the high
 // bytes of the TCP acknowledgment number; 0 on HomaModule main.
@@ -43,30 +43,30 @@ func (c Common) AckBytes() [3]byte {
 }
 
 // Type returns common.type, the opcode.
-func (c Common) Type() PacketType { return PacketType(read8(c, &commonHdr[commonType])) }
+func (c Common) Type() PacketType { return PacketType(at8(c, commonAt[commonType])) }
 
 // Doff returns the raw common.doff byte: the TCP data offset in
 // 32-bit words in the high nibble (0xE0 DATA, 0xD0 GSO DATA, 0x50 control).
-func (c Common) Doff() uint8 { return read8(c, &commonHdr[commonDoff]) }
+func (c Common) Doff() uint8 { return at8(c, commonAt[commonDoff]) }
 
 // Flags returns common.flags: 0x06 on HomaModule main and 2024,
 // reserved1 (0) upstream.
-func (c Common) Flags() uint8 { return read8(c, &commonHdr[commonFlags]) }
+func (c Common) Flags() uint8 { return at8(c, commonAt[commonFlags]) }
 
 // Window returns common.window, unused (0).
-func (c Common) Window() uint16 { return read16(c, &commonHdr[commonWindow]) }
+func (c Common) Window() uint16 { return at16(c, commonAt[commonWindow]) }
 
 // Checksum returns common.checksum: a TCP-style checksum on main
 // since 19f5dec; 0 or garbage elsewhere. Receivers do not verify it.
-func (c Common) Checksum() uint16 { return read16(c, &commonHdr[commonChecksum]) }
+func (c Common) Checksum() uint16 { return at16(c, commonAt[commonChecksum]) }
 
 // Urgent returns common.urgent: 0xB97D on main and 2024,
 // reserved2 (0) upstream.
-func (c Common) Urgent() uint16 { return read16(c, &commonHdr[commonUrgent]) }
+func (c Common) Urgent() uint16 { return at16(c, commonAt[commonUrgent]) }
 
 // SenderID returns common.sender_id: the RPC id as known by the
 // sender of this packet (even: sent by the client, odd: by the server).
-func (c Common) SenderID() uint64 { return read64(c, &commonHdr[commonSenderID]) }
+func (c Common) SenderID() uint64 { return at64(c, commonAt[commonSenderID]) }
 
 // HasMarks reports whether flags is 0x06 and urgent 0xB97D, the TCP-imitation
 // marks that HomaModule (non-upstream) puts in every packet.

@@ -26,35 +26,35 @@ type Data struct{ Packet }
 
 // MessageLength returns message_length: total bytes in the message (1 to
 // 1,000,000), the same in every DATA packet of the message.
-func (d Data) MessageLength() uint32 { return read32(d.b, &hdrsOf(d.v).data[dataMessageLength]) }
+func (d Data) MessageLength() uint32 { return at32(d.b, hdrsOf(d.v).at.data[dataMessageLength]) }
 
 // Incoming returns incoming: in first transmissions the unscheduled byte
 // count U = min(message_length, unsched_bytes); in retransmissions the end of
 // the retransmitted range. Reserved (0) upstream.
-func (d Data) Incoming() uint32 { return read32(d.b, &hdrsOf(d.v).data[dataIncoming]) }
+func (d Data) Incoming() uint32 { return at32(d.b, hdrsOf(d.v).at.data[dataIncoming]) }
 
 // AckClientID returns ack.client_id: the client id of a completed RPC that the
 // sender acknowledges to the receiver (piggy-backed ack), or 0 for none.
-func (d Data) AckClientID() uint64 { return read64(d.b, &hdrsOf(d.v).dataAck[ackEntryClientID]) }
+func (d Data) AckClientID() uint64 { return at64(d.b, hdrsOf(d.v).at.dataAck[ackEntryClientID]) }
 
 // AckClientPort returns ack.client_port, which exists only in Version2024;
 // 0 in other versions.
-func (d Data) AckClientPort() uint16 { return read16(d.b, &hdrsOf(d.v).dataAck[ackEntryClientPort]) }
+func (d Data) AckClientPort() uint16 { return at16(d.b, hdrsOf(d.v).at.dataAck[ackEntryClientPort]) }
 
 // AckServerPort returns ack.server_port: the server port of the acked RPC.
-func (d Data) AckServerPort() uint16 { return read16(d.b, &hdrsOf(d.v).dataAck[ackEntryServerPort]) }
+func (d Data) AckServerPort() uint16 { return at16(d.b, hdrsOf(d.v).at.dataAck[ackEntryServerPort]) }
 
 // CutoffVersion returns cutoff_version: the version of the CUTOFFS the sender
 // last received from this packet's destination, 0 if none (reserved upstream).
-func (d Data) CutoffVersion() uint16 { return read16(d.b, &hdrsOf(d.v).data[dataCutoffVersion]) }
+func (d Data) CutoffVersion() uint16 { return at16(d.b, hdrsOf(d.v).at.data[dataCutoffVersion]) }
 
 // Retransmit returns retransmit: 1 iff the packet was sent because of a
 // RESEND or an RPC_UNKNOWN restart.
-func (d Data) Retransmit() uint8 { return read8(d.b, &hdrsOf(d.v).data[dataRetransmit]) }
+func (d Data) Retransmit() uint8 { return at8(d.b, hdrsOf(d.v).at.data[dataRetransmit]) }
 
 // SegOffset returns the raw seg.offset: the offset of the first data byte, or
 // 0xFFFFFFFF (SegOffsetInSequence) meaning the offset is in common.sequence.
-func (d Data) SegOffset() uint32 { return read32(d.b, &hdrsOf(d.v).data[dataSegOffset]) }
+func (d Data) SegOffset() uint32 { return at32(d.b, hdrsOf(d.v).at.data[dataSegOffset]) }
 
 // Offset returns the byte offset in the message of the packet's first data
 // byte: seg.offset, or common.sequence when seg.offset is 0xFFFFFFFF (the

@@ -137,10 +137,35 @@ type hdrs struct {
 	dataAck        [numAckEntryFields]FieldLayout                // DATA's ack
 	acks           [MaxAcksPerPkt][numAckEntryFields]FieldLayout // ACK's acks[i]
 	unschedCutoffs [NumCutoffs]FieldLayout                       // CUTOFFS' unsched_cutoffs[i]
+	at             atTable
 	has            [numTypes]bool
 	layout         [numTypes][]FieldLayout // common header then own fields, by offset
 	headerLen      [numTypes]int           // end of the last field
 }
+
+// atTable holds, for the typed views' getters read on every packet, each
+// field's offset as atOf gives it for the getter's size (derived from the
+// tables by build; commonAt for the common header).
+type atTable struct {
+	data    [numDataFields]uint
+	dataAck [numAckEntryFields]uint
+}
+
+// dataGetterSize and ackEntryGetterSize are the sizes the Data getters
+// read each field at (0: no getter of that name reads it through atTable).
+var (
+	dataGetterSize     = [numDataFields]int{dataMessageLength: 4, dataIncoming: 4, dataCutoffVersion: 2, dataRetransmit: 1, dataSegOffset: 4}
+	ackEntryGetterSize = [numAckEntryFields]int{ackEntryClientID: 8, ackEntryClientPort: 2, ackEntryServerPort: 2}
+)
+
+// commonAt is commonHdr's atTable: each field at the size its Common
+// getter reads.
+var commonAt = func() (t [numCommonFields]uint) {
+	for i, f := range commonHdr {
+		t[i] = atOf(f, f.Size)
+	}
+	return t
+}()
 
 // hdrsCurrent is HomaModule main's homa_wire.h (IP protocol 146).
 var hdrsCurrent = hdrs{
@@ -243,6 +268,13 @@ func (h hdrs) build() hdrs {
 		for i := range h.unschedCutoffs {
 			h.unschedCutoffs[i] = fl(u.Name, u.Off+i*u.Size/u.Count, u.Size/u.Count)
 		}
+	}
+	h.at = atTable{}
+	for i, size := range dataGetterSize {
+		h.at.data[i] = atOf(h.data[i], size)
+	}
+	for i, size := range ackEntryGetterSize {
+		h.at.dataAck[i] = atOf(h.dataAck[i], size)
 	}
 	for i := range h.has {
 		h.has[i] = true

@@ -361,7 +361,7 @@ func TestFieldByName(t *testing.T) {
 	}
 	// A truncated capture: the fields past the captured bytes are absent.
 	d := mustDecode(t, hexBytes(t, dataCurrentHex), DecodeOptions{Version: VersionCurrent})
-	short := Packet{b: d.Bytes()[:40], wireLen: uint32(d.WireLen()), v: d.Version(), t: d.Type()}
+	short := Packet{b: d.Bytes()[:40], wireLen: uint32(d.WireLen()), packetKind: packetKind{v: d.Version(), t: d.Type()}}
 	if _, ok := short.Field("ack.client_id"); ok {
 		t.Errorf("Field(ack.client_id) of a 40-byte capture: found, want absent")
 	}

@@ -28,10 +28,19 @@ type DecodeOptions struct {
 // Packet is 32 bytes (wireLen is 32 bits, partial fits in the padding):
 // the typed views copy it by value, and a 40-byte struct is copied with overlapping 16-byte moves
 // whose chained copies defeat the CPU's store forwarding (measured: an
-// Event.Retransmit call cost 65-110 ns at 40 bytes).
+// Event.Retransmit call cost 65-110 ns at 40 bytes). Its small fields
+// are one (packetKind) so that it has at most four: the compiler then
+// keeps a Packet and its typed views in registers (SSA) instead of
+// copying them through memory at every Data() and getter.
 type Packet struct {
 	b       []byte
 	wireLen uint32
+	packetKind
+}
+
+// packetKind is a Packet's resolved version and type, and whether it is
+// the readable part of a header the snap length cut (Partial).
+type packetKind struct {
 	v       Version
 	t       PacketType
 	partial bool
@@ -75,11 +84,11 @@ func Decode(b []byte, o DecodeOptions) (Packet, error) {
 		f := truncatedAt(Layout(t, v), len(b))
 		err := &DecodeError{Type: t, Version: v, Field: f.Name, Want: f.Off + f.Size, Have: len(b), Err: ErrTruncated}
 		if o.Partial && wl > len(b) && len(b) >= CommonHeaderLen {
-			return Packet{b: b, wireLen: uint32(min(wl, maxWireLen)), v: v, t: t, partial: true}, err
+			return Packet{b: b, wireLen: uint32(min(wl, maxWireLen)), packetKind: packetKind{v: v, t: t, partial: true}}, err
 		}
 		return Packet{}, err
 	}
-	return Packet{b: b, wireLen: uint32(min(wl, maxWireLen)), v: v, t: t}, nil
+	return Packet{b: b, wireLen: uint32(min(wl, maxWireLen)), packetKind: packetKind{v: v, t: t}}, nil
 }
 
 // DetectVersion guesses the wire version of one packet (b from the Homa
