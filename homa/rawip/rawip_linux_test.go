@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"flag"
 	"math/rand/v2"
 	"net/netip"
 	"os"
@@ -139,7 +140,20 @@ func TestRawIPRPCs(t *testing.T) {
 
 func pairB(b *testing.B) (*harness.Host, *harness.Host) { return pair(b) }
 
-func hostB(b *testing.B, on *harness.Host, addr string) *homa.Host { return host(b, on, addr) }
+// pollUsecs sets the poll_usecs of the benchmarks' homa hosts (hostB).
+var pollUsecs = flag.Int("poll-usecs", -1, "poll_usecs of BenchmarkEcho100B's homa hosts (homa.Params.PollUsecs; -1: homa.DefaultParams')")
+
+// hostB opens a benchmark's raw-IP host at addr in on, with poll_usecs
+// from -poll-usecs.
+func hostB(b *testing.B, on *harness.Host, addr string) *homa.Host {
+	b.Helper()
+	p := homa.DefaultParams()
+	if *pollUsecs >= 0 {
+		p.PollUsecs = *pollUsecs
+	}
+	h, _ := hostVia(b, on, addr, p, nil)
+	return h
+}
 
 // TestRawIPv6 runs RPCs over raw IPv6 sockets between the namespaces:
 // payloads of 1 B to 1,000,000 B and 100 concurrent RPCs; every packet on
