@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/homatest/homatest/harness"
 	"github.com/homatest/homatest/homa"
 	"github.com/homatest/homatest/homa/rawip"
@@ -268,4 +270,23 @@ func TestRawIPWaitEnds(t *testing.T) {
 	sock = dial(10)
 	go func() { _, err := sock.Call(context.Background(), dst, []byte("timeout")); done <- err }()
 	wait("a call that times out", homa.ErrTimeout)
+}
+
+// TestRawIPNoFragments: a packet above the interface's MTU is refused
+// (EMSGSIZE), never fragmented by the kernel, and one that fits is sent;
+// the socket writes DF on IPv4 (checkPriorities checks it on the wire).
+func TestRawIPNoFragments(t *testing.T) {
+	a, _ := pair(t)
+	var tr *rawip.Transport
+	if err := a.Do(func() (err error) { tr, err = rawip.Open(netip.MustParseAddr("198.18.0.1")); return err }); err != nil {
+		t.Fatal(err)
+	}
+	defer tr.Close()
+	dst := netip.MustParseAddr("198.18.0.2")
+	if err := tr.Send(dst, 3, make([]byte, 1400)); err != nil {
+		t.Errorf("1400-byte packet: %v", err)
+	}
+	if err := tr.Send(dst, 3, make([]byte, 3000)); !errors.Is(err, unix.EMSGSIZE) {
+		t.Errorf("3000-byte packet at MTU 1500: %v, want EMSGSIZE", err)
+	}
 }
