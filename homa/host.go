@@ -272,17 +272,49 @@ func (h *Host) onTimer() {
 	h.unlockAt(now)
 }
 
+// pollsPerUsec bounds the empty polls of one busy-wait to 8 per µs of
+// Params.PollUsecs: no poll (a system call) takes less than 125 ns, so
+// the bound is the time, except on a clock that does not move while
+// goroutines run (testing/synctest's), where it ends the spin.
+const pollsPerUsec = 8
+
 // lead reads the transport in the calling goroutine, whose waiter is
 // h.leader, until done, ctx ends or the host closes, then hands the lead
-// on (release). Called and returns with h.mu held.
-func (h *Host) lead(ctx context.Context, done func() bool) {
+// on (release). With poll (a goroutine waiting in Call or Receive) it
+// busy-polls for Params.PollUsecs before each sleep in the transport, as
+// HomaModule's waiting threads do (homa_interest_wait), yielding between
+// polls (yield); the budget starts again when packets arrive (in
+// HomaModule each handoff ends one wait). A packet that comes within it
+// wakes nobody: fewer sleeps and wake-ups when packets come often, more
+// latency on a loaded machine where a yield hands the core to another
+// process (README, BenchmarkEcho100B). Called and returns with h.mu held.
+func (h *Host) lead(ctx context.Context, done func() bool, poll bool) {
 	var stop func() bool
+	budget := time.Duration(h.m.p.PollUsecs) * time.Microsecond
+	if !poll {
+		budget = 0
+	}
+	maxPolls := pollsPerUsec * h.m.p.PollUsecs
+	var start time.Duration
+	polls := 0
+	if budget > 0 {
+		start = h.now()
+	}
 	for !done() && !h.closed && !h.pullDead && ctx.Err() == nil {
 		if stop == nil && ctx.Done() != nil {
 			stop = context.AfterFunc(ctx, h.pull.Interrupt)
 		}
+		wait := budget <= 0 || polls >= maxPolls || h.now()-start >= budget
 		h.mu.Unlock()
-		_, err := h.pull.Pull(true, h.onBatch)
+		n, err := h.pull.Pull(wait, h.onBatch)
+		if !wait {
+			if n > 0 {
+				start, polls = h.now(), 0
+			} else {
+				polls++
+				yield()
+			}
+		}
 		h.mu.Lock()
 		if err != nil {
 			h.pullDead = true
@@ -362,7 +394,7 @@ func (h *Host) await(ctx context.Context, w *waiter, done func() bool, reqs chan
 		h.leader = w
 	}
 	if h.leader == w {
-		h.lead(ctx, done)
+		h.lead(ctx, done, true)
 		return nil, false, false
 	}
 	h.follow(w)
@@ -376,7 +408,7 @@ func (h *Host) await(ctx context.Context, w *waiter, done func() bool, reqs chan
 	h.mu.Lock()
 	h.unfollow(w)
 	if h.leader == w && !got {
-		h.lead(ctx, done)
+		h.lead(ctx, done, true)
 	}
 	return q, ok, got
 }
@@ -411,7 +443,7 @@ func (h *Host) standbyLoop() {
 	for range sb.wake {
 		h.mu.Lock()
 		if h.leader == sb {
-			h.lead(context.Background(), func() bool { return len(h.followers) > 0 || !h.m.WantsInput() })
+			h.lead(context.Background(), func() bool { return len(h.followers) > 0 || !h.m.WantsInput() }, false)
 		}
 		h.mu.Unlock()
 	}

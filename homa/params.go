@@ -59,6 +59,12 @@ type Params struct {
 	// LinkRate is the host's uplink in bit/s for the pacer; 0 sends as fast
 	// as the transport accepts.
 	LinkRate int64
+	// PollUsecs is poll_usecs: how long in µs a goroutine waiting in
+	// Call or Receive busy-polls a PullTransport (yielding between polls)
+	// before it sleeps until packets come (HomaModule homa_interest.c
+	// homa_interest_wait; 50 µs there). 0 never polls. It changes no
+	// packet, only CPU time against wake-up latency; Machine ignores it.
+	PollUsecs int
 }
 
 // DefaultParams returns HomaModule main's defaults (homa_utils.c,
@@ -70,7 +76,7 @@ func DefaultParams() Params {
 		UnschedCutoffs: [8]uint32{0, 0, 0, 0, 1000000, 15000, 2800, 200}, CutoffVersion: 1,
 		FIFOGrantIncrement: 50000, GrantFIFOFraction: 50, LinkMbps: 25000,
 		Tick: time.Millisecond, ResendTicks: 5, ResendInterval: 5, TimeoutTicks: 100, RequestAckTicks: 2,
-		MTU: 1500,
+		MTU: 1500, PollUsecs: 50,
 	}
 }
 
@@ -90,6 +96,8 @@ func (p *Params) Validate() error {
 		return fmt.Errorf("homa: max_rpcs_per_peer %d: only 0 (no per-host grant limit, HomaModule main since 3daedc3) is implemented", p.MaxRPCsPerPeer)
 	case p.MTU < 576 || p.MTU > 65535:
 		return fmt.Errorf("homa: MTU %d not in 576..65535", p.MTU)
+	case p.PollUsecs < 0:
+		return fmt.Errorf("homa: poll_usecs %d is negative", p.PollUsecs)
 	}
 	return nil
 }

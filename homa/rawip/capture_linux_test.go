@@ -41,10 +41,13 @@ func (r *recorder) Send(dst netip.Addr, prio uint8, pkt []byte) error {
 }
 
 // wirePacket is one Homa packet seen on a veth: the IPv4 TOS or IPv6
-// traffic class byte and the Homa packet (the IP payload).
+// traffic class byte, the Homa packet (the IP payload) and whether it may
+// not be fragmented (IPv4 DF; always for IPv6, which routers never
+// fragment).
 type wirePacket struct {
 	tos  uint8
 	homa []byte
+	df   bool
 }
 
 // captured is what capture saw: the Homa packets and the number of
@@ -132,13 +135,13 @@ func parseHoma(b []byte) (wirePacket, bool) {
 		if err != nil || h.Protocol != wire.IPProtoHoma || h.TotalLen > len(b) {
 			return wirePacket{}, false
 		}
-		return wirePacket{uint8(h.TOS), append([]byte(nil), b[h.Len:h.TotalLen]...)}, true
+		return wirePacket{uint8(h.TOS), append([]byte(nil), b[h.Len:h.TotalLen]...), h.Flags&ipv4.DontFragment != 0}, true
 	case 6:
 		h, err := ipv6.ParseHeader(b)
 		if err != nil || h.NextHeader != wire.IPProtoHoma || ipv6.HeaderLen+h.PayloadLen > len(b) {
 			return wirePacket{}, false
 		}
-		return wirePacket{uint8(h.TrafficClass), append([]byte(nil), b[ipv6.HeaderLen:ipv6.HeaderLen+h.PayloadLen]...)}, true
+		return wirePacket{uint8(h.TrafficClass), append([]byte(nil), b[ipv6.HeaderLen:ipv6.HeaderLen+h.PayloadLen]...), true}, true
 	}
 	return wirePacket{}, false
 }
@@ -147,8 +150,10 @@ func htons(v uint16) uint16 { return v<<8 | v>>8 }
 
 // checkPriorities asserts that every captured Homa packet carries
 // priority<<5 in its TOS / traffic class (HomaModule main; the ECN and low
-// bits zero) for a priority its sender used for exactly those bytes, that
-// every packet the senders sent was seen, and that at least minLevels
+// bits zero) for a priority its sender used for exactly those bytes and
+// (IPv4) DF set (Transport.Send's promise; a Linux socket's default
+// pmtudisc sets it on HomaModule's packets too), that every packet the
+// senders sent was seen, and that at least minLevels
 // distinct priority levels crossed the wire.
 func checkPriorities(t *testing.T, c captured, senders ...homa.Transport) {
 	t.Helper()
@@ -180,6 +185,11 @@ func checkPriorities(t *testing.T, c captured, senders ...homa.Transport) {
 		if prio := wire.PriorityFromTOS(p.tos); !prios[prio] || p.tos != wire.TOSForPriority(prio) {
 			if bad++; bad <= 5 {
 				t.Errorf("packet type 0x%02x: TOS/traffic class 0x%02x on the wire, sender used priorities %v (want priority<<5)", p.homa[11], p.tos, prios)
+			}
+		}
+		if !p.df {
+			if bad++; bad <= 5 {
+				t.Errorf("packet type 0x%02x: IPv4 DF not set", p.homa[11])
 			}
 		}
 		levels[wire.PriorityFromTOS(p.tos)]++

@@ -34,14 +34,15 @@ const batchSize = 32
 const maxPacket = 65536 + 256
 
 // cmsgSpace is the control buffer of one message: room for an
-// IPV6_TCLASS and an IPV6_PKTINFO control message.
+// IPV6_TCLASS and an IPV6_PKTINFO control message (an IP_TOS one when
+// sending over IPv4).
 const cmsgSpace = 128
 
 // Transport sends and receives Homa packets on a raw IP socket for
 // protocol 146, in batches: sendmmsg sends the packets a host's input
-// produced in one system call (IPv4: the header we write travels in its
-// own iovec, IP_HDRINCL, so packets are never copied; IPv6: the traffic
-// class per packet in a control message), and each recvmmsg call takes up
+// produced in one system call (the IPv4 TOS or IPv6 traffic class per
+// packet in a control message; the kernel writes the IP header, so the
+// packets are never copied in user space), and each recvmmsg call takes up
 // to batchSize packets into buffers that are reused. A homa.Host reads
 // them itself, in the goroutine that waits for them (Pull,
 // homa.PullTransport); a handler installed with SetBatchHandler or
@@ -100,7 +101,7 @@ func Open(addr netip.Addr) (*Transport, error) {
 		pc.Close()
 		return nil, fmt.Errorf("rawip: %w", errors.Join(err, serr))
 	}
-	t := &Transport{addr: addr, v6: v6, pc: pc, rc: rc, done: make(chan struct{}), maxSeg: maxSegDataFor(addr), tx: newTxBatch(addr),
+	t := &Transport{addr: addr, v6: v6, pc: pc, rc: rc, done: make(chan struct{}), maxSeg: maxSegDataFor(addr), tx: newTxBatch(),
 		prx: newRxBatch(batchSize, v6)}
 	return t, nil
 }
@@ -108,16 +109,27 @@ func Open(addr netip.Addr) (*Transport, error) {
 // setup sets the socket options of a new raw socket: a large receive
 // buffer (a burst of unscheduled packets from many senders must not
 // overflow it: 5-14 % drops at 50 kpps with the default in the platform
-// notes; SO_RCVBUFFORCE lifts rmem_max for root), and IP_HDRINCL (IPv4:
-// we write the header, so each packet carries its own TOS) or the
-// traffic class and destination of received packets (IPv6).
+// notes; SO_RCVBUFFORCE lifts rmem_max for root), and for IPv4 the
+// header the kernel writes: DF set and no fragments (IP_PMTUDISC_PROBE: a
+// packet above the device's MTU fails with EMSGSIZE), TTL 64; for IPv6
+// the traffic class and destination of received packets.
+//
+// IPv4 packets do not carry a header of our own (IP_HDRINCL): with it the
+// kernel routes each packet as a known next hop (FLOWI_FLAG_KNOWN_NH in
+// net/ipv4/raw.c), and __mkroute_output in net/ipv4/route.c caches no such
+// route to a directly attached host, so every packet sent allocated a
+// route and freed it through RCU (8% of a 100-byte echo's CPU time, perf);
+// without it the route is the next hop's cached one, and the TOS travels
+// in an IP_TOS control message.
 func setup(fd int, v6 bool) error {
 	if unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_RCVBUFFORCE, RecvBuffer) != nil {
 		_ = unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_RCVBUF, RecvBuffer)
 	}
 	if !v6 {
-		if err := unix.SetsockoptInt(fd, unix.IPPROTO_IP, unix.IP_HDRINCL, 1); err != nil {
-			return fmt.Errorf("IP_HDRINCL: %w", err)
+		for _, o := range [][2]int{{unix.IP_MTU_DISCOVER, unix.IP_PMTUDISC_PROBE}, {unix.IP_TTL, 64}} {
+			if err := unix.SetsockoptInt(fd, unix.IPPROTO_IP, o[0], o[1]); err != nil {
+				return fmt.Errorf("IPv4 socket option %d: %w", o[0], err)
+			}
 		}
 		return nil
 	}
@@ -231,7 +243,7 @@ func (t *Transport) Interrupt() {
 	t.interrupted.Store(true)
 }
 
-// Headroom is 0: the IPv4 header goes in an iovec of its own.
+// Headroom is 0: the kernel writes the IP header.
 func (t *Transport) Headroom() int { return 0 }
 
 // Send transmits pkt to dst with the priority in the IP precedence bits
@@ -319,14 +331,12 @@ func (t *Transport) collect(rx *rxBatch, n int, got []homa.Received) []homa.Rece
 }
 
 // txBatch is the sendmmsg state of a transport: per message an iovec
-// pair (IPv4: the header we write, then the packet), the destination and
-// (IPv6) a traffic-class control message.
+// for the packet, the destination and a control message for its
+// priority.
 type txBatch struct {
-	src  [16]byte
 	n    int
 	hdrs [batchSize]unix.Mmsghdr
-	iovs [batchSize][2]unix.Iovec
-	ip4  [batchSize][ipv4.HeaderLen]byte
+	iovs [batchSize]unix.Iovec
 	sa4  [batchSize]unix.RawSockaddrInet4
 	sa6  [batchSize]unix.RawSockaddrInet6
 	ctl  [batchSize][cmsgSpace]byte
@@ -335,14 +345,16 @@ type txBatch struct {
 	call func(fd uintptr) bool // sendFn bound once: no allocation per send
 }
 
-func newTxBatch(src netip.Addr) *txBatch {
-	b := &txBatch{src: src.As16()}
+func newTxBatch() *txBatch {
+	b := &txBatch{}
 	b.call = b.sendFn
 	return b
 }
 
 // fill prepares pkts (at most batchSize) for one sendmmsg call; a packet
 // whose destination is of the wrong family is left out and reported.
+// The priority goes in a control message per packet: IP_TOS (IPv4) or
+// IPV6_TCLASS (IPv6), as the precedence bits.
 func (b *txBatch) fill(pkts []homa.Transmit, v6 bool) error {
 	b.n = 0
 	var bad error
@@ -353,6 +365,7 @@ func (b *txBatch) fill(pkts []homa.Transmit, v6 bool) error {
 		if len(p.Packet) == 0 {
 			continue
 		}
+		level, typ := unix.IPPROTO_IP, unix.IP_TOS
 		if v6 {
 			if !p.Dst.Is6() || p.Dst.Is4In6() {
 				bad = fmt.Errorf("rawip: %v: an IPv6 socket sends to IPv6 addresses", p.Dst)
@@ -361,42 +374,27 @@ func (b *txBatch) fill(pkts []homa.Transmit, v6 bool) error {
 			b.sa6[i] = unix.RawSockaddrInet6{Family: unix.AF_INET6, Addr: p.Dst.As16()}
 			h.Hdr.Name = (*byte)(unsafe.Pointer(&b.sa6[i]))
 			h.Hdr.Namelen = unix.SizeofSockaddrInet6
-			c := b.ctl[i][:unix.CmsgSpace(4)]
-			ch := (*unix.Cmsghdr)(unsafe.Pointer(&c[0]))
-			ch.Level, ch.Type = unix.IPPROTO_IPV6, unix.IPV6_TCLASS
-			ch.SetLen(unix.CmsgLen(4))
-			binary.NativeEndian.PutUint32(c[unix.CmsgLen(0):], uint32(wire.TOSForPriority(p.Prio)))
-			h.Hdr.Control = &c[0]
-			h.Hdr.SetControllen(len(c))
-			b.iovs[i][0].Base = &p.Packet[0]
-			b.iovs[i][0].SetLen(len(p.Packet))
-			h.Hdr.Iov = &b.iovs[i][0]
-			h.Hdr.SetIovlen(1)
+			level, typ = unix.IPPROTO_IPV6, unix.IPV6_TCLASS
 		} else {
 			if !p.Dst.Is4() {
 				bad = fmt.Errorf("rawip: %v: an IPv4 socket sends to IPv4 addresses", p.Dst)
 				continue
 			}
-			ip := &b.ip4[i]
-			*ip = [ipv4.HeaderLen]byte{}
-			ip[0] = 0x45
-			ip[1] = wire.TOSForPriority(p.Prio)
-			binary.BigEndian.PutUint16(ip[2:], uint16(ipv4.HeaderLen+len(p.Packet))) // the kernel fills it in too
-			ip[6] = 0x40                                                             // DF; id and checksum: the kernel's
-			ip[8], ip[9] = 64, wire.IPProtoHoma
-			copy(ip[12:16], b.src[12:])
-			d := p.Dst.As4()
-			copy(ip[16:20], d[:])
-			b.sa4[i] = unix.RawSockaddrInet4{Family: unix.AF_INET, Addr: d}
+			b.sa4[i] = unix.RawSockaddrInet4{Family: unix.AF_INET, Addr: p.Dst.As4()}
 			h.Hdr.Name = (*byte)(unsafe.Pointer(&b.sa4[i]))
 			h.Hdr.Namelen = unix.SizeofSockaddrInet4
-			b.iovs[i][0].Base = &ip[0]
-			b.iovs[i][0].SetLen(ipv4.HeaderLen)
-			b.iovs[i][1].Base = &p.Packet[0]
-			b.iovs[i][1].SetLen(len(p.Packet))
-			h.Hdr.Iov = &b.iovs[i][0]
-			h.Hdr.SetIovlen(2)
 		}
+		c := b.ctl[i][:unix.CmsgSpace(4)]
+		ch := (*unix.Cmsghdr)(unsafe.Pointer(&c[0]))
+		ch.Level, ch.Type = int32(level), int32(typ)
+		ch.SetLen(unix.CmsgLen(4))
+		binary.NativeEndian.PutUint32(c[unix.CmsgLen(0):], uint32(wire.TOSForPriority(p.Prio)))
+		h.Hdr.Control = &c[0]
+		h.Hdr.SetControllen(len(c))
+		b.iovs[i].Base = &p.Packet[0]
+		b.iovs[i].SetLen(len(p.Packet))
+		h.Hdr.Iov = &b.iovs[i]
+		h.Hdr.SetIovlen(1)
 		b.n++
 	}
 	return bad

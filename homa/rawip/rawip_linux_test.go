@@ -6,12 +6,15 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"flag"
 	"math/rand/v2"
 	"net/netip"
 	"os"
 	"sync"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/homatest/homatest/harness"
 	"github.com/homatest/homatest/homa"
@@ -139,7 +142,20 @@ func TestRawIPRPCs(t *testing.T) {
 
 func pairB(b *testing.B) (*harness.Host, *harness.Host) { return pair(b) }
 
-func hostB(b *testing.B, on *harness.Host, addr string) *homa.Host { return host(b, on, addr) }
+// pollUsecs sets the poll_usecs of the benchmarks' homa hosts (hostB).
+var pollUsecs = flag.Int("poll-usecs", -1, "poll_usecs of BenchmarkEcho100B's homa hosts (homa.Params.PollUsecs; -1: homa.DefaultParams')")
+
+// hostB opens a benchmark's raw-IP host at addr in on, with poll_usecs
+// from -poll-usecs.
+func hostB(b *testing.B, on *harness.Host, addr string) *homa.Host {
+	b.Helper()
+	p := homa.DefaultParams()
+	if *pollUsecs >= 0 {
+		p.PollUsecs = *pollUsecs
+	}
+	h, _ := hostVia(b, on, addr, p, nil)
+	return h
+}
 
 // TestRawIPv6 runs RPCs over raw IPv6 sockets between the namespaces:
 // payloads of 1 B to 1,000,000 B and 100 concurrent RPCs; every packet on
@@ -254,4 +270,23 @@ func TestRawIPWaitEnds(t *testing.T) {
 	sock = dial(10)
 	go func() { _, err := sock.Call(context.Background(), dst, []byte("timeout")); done <- err }()
 	wait("a call that times out", homa.ErrTimeout)
+}
+
+// TestRawIPNoFragments: a packet above the interface's MTU is refused
+// (EMSGSIZE), never fragmented by the kernel, and one that fits is sent;
+// the socket writes DF on IPv4 (checkPriorities checks it on the wire).
+func TestRawIPNoFragments(t *testing.T) {
+	a, _ := pair(t)
+	var tr *rawip.Transport
+	if err := a.Do(func() (err error) { tr, err = rawip.Open(netip.MustParseAddr("198.18.0.1")); return err }); err != nil {
+		t.Fatal(err)
+	}
+	defer tr.Close()
+	dst := netip.MustParseAddr("198.18.0.2")
+	if err := tr.Send(dst, 3, make([]byte, 1400)); err != nil {
+		t.Errorf("1400-byte packet: %v", err)
+	}
+	if err := tr.Send(dst, 3, make([]byte, 3000)); !errors.Is(err, unix.EMSGSIZE) {
+		t.Errorf("3000-byte packet at MTU 1500: %v, want EMSGSIZE", err)
+	}
 }
