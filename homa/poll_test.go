@@ -86,8 +86,8 @@ func TestPollUsecs(t *testing.T) {
 		})
 	}
 	p := homa.DefaultParams()
-	if p.PollUsecs != 50 {
-		t.Errorf("DefaultParams().PollUsecs = %d, want HomaModule's 50", p.PollUsecs)
+	if p.PollUsecs != 0 {
+		t.Errorf("DefaultParams().PollUsecs = %d, want 0 (off in the ref by default; see Params.PollUsecs)", p.PollUsecs)
 	}
 	p.PollUsecs = -1
 	n := memnet.New(memnet.Config{})
