@@ -754,6 +754,12 @@ func kernelRelease() string {
 	return strings.TrimSpace(string(b))
 }
 
+// openEventStream opens a run's capture for judgeHosts (a variable for
+// the tests that measure the check's memory as it reads).
+var openEventStream = func(path string, ro pcap.ReaderOptions) (spec.EventStream, error) {
+	return pcap.OpenEventStream(path, ro)
+}
+
 // judgeHosts judges each of hosts on its own link (spec.Judge.Hosts)
 // from the run's as-sent and as-delivered captures, streamed
 // (spec.Judge.HostsStream) so that the check's memory follows the RPCs
@@ -762,7 +768,7 @@ func kernelRelease() string {
 func judgeHosts(ctx context.Context, judge spec.Judge, sentPath, deliveredPath string, version wire.Version, hosts []netip.Addr) ([]spec.HostReport, error) {
 	ro := pcap.ReaderOptions{Version: version}
 	open := func(path string) func() (spec.EventStream, error) {
-		return func() (spec.EventStream, error) { return pcap.OpenEventStream(path, ro) }
+		return func() (spec.EventStream, error) { return openEventStream(path, ro) }
 	}
 	hrs, err := judge.HostsStream(ctx, open(sentPath), open(deliveredPath), hosts)
 	if !errors.Is(err, spec.ErrUnordered) {
