@@ -22,8 +22,9 @@ type EventStream interface {
 	Close() error
 }
 
-// ErrUnordered is HostsStream's error for a capture whose events are not
-// in time order: its views need the sort of Hosts, which holds them all.
+// ErrUnordered is HostsStream's error for a capture in which a host's
+// events are not in time order: its views need the sort of Hosts, which
+// holds them all.
 var ErrUnordered = errors.New("capture events are not in time order")
 
 // HostsStream is HostsContext over captures read as streams, in memory
@@ -31,10 +32,12 @@ var ErrUnordered = errors.New("capture events are not in time order")
 // same reports, findings and charges, but each HostReport keeps only the
 // view frames its findings name (Source and Event give them; View and
 // Sources are nil). sent and delivered open the as-sent and as-delivered
-// captures (each must be in time order, else ErrUnordered: call
-// HostsContext); they are read once, and once more when a finding names a
+// captures (each host's events in each must be in time order, as they
+// are in a capture written as the packets passed, else ErrUnordered:
+// call HostsContext); they are read once, and once more when a finding names a
 // frame (its source, its time, and Params.Reaction's look back). hosts
-// must be given (nil judges no host). Errors: the streams', or ctx's.
+// must be given, each once (nil judges no host). Errors: the streams', or
+// ctx's.
 func (j Judge) HostsStream(ctx context.Context, sent, delivered func() (EventStream, error), hosts []netip.Addr) ([]HostReport, error) {
 	idx := make(map[netip.Addr]int, len(hosts))
 	for i, h := range hosts {
