@@ -158,6 +158,9 @@ func TestSimCheckMemoryPerRPC(t *testing.T) {
 	perRPC := (float64(long) - float64(short)) / float64(n2-n1)
 	t.Logf("live heap during the check: %.1f MB at 40 ms (%d RPCs), %.1f MB at 120 ms (%d RPCs): %.1f KB per RPC",
 		float64(short)/1e6, n1, float64(long)/1e6, n2, perRPC/1e3)
+	if short == 0 || long == 0 {
+		t.Fatalf("the check read no capture as a stream (live heap %d and %d bytes): it read them whole", short, long)
+	}
 	if n2 < 2*n1 || perRPC > 20e3 {
 		t.Errorf("the check's live heap grew by %.1f KB per RPC from %d to %d RPCs; want at most 20 KB (the rules' state of an RPC, no packets)", perRPC/1e3, n1, n2)
 	}
