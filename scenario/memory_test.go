@@ -105,16 +105,18 @@ func TestJudgeHostsStreamedAsWhole(t *testing.T) {
 }
 
 // heapWatch is an EventStream that measures the live heap (after a
-// collection) every every events it reads: at the same points of the
-// check in every run, whatever the machine's load.
+// collection) each time the run's streams have read every more events
+// between them: at the same points of the check in every run, whatever
+// the machine's load.
 type heapWatch struct {
 	spec.EventStream
-	n, every int
-	peak     *uint64
+	n     *int // events read from every stream of the run
+	every int
+	peak  *uint64
 }
 
 func (h *heapWatch) Next() (*spec.Event, error) {
-	if h.n++; h.n%h.every == 0 {
+	if *h.n++; *h.n%h.every == 0 {
 		runtime.GC()
 		var ms runtime.MemStats
 		runtime.ReadMemStats(&ms)
@@ -125,7 +127,7 @@ func (h *heapWatch) Next() (*spec.Event, error) {
 
 // TestSimCheckMemoryPerRPC: a run's check holds no packet it has judged.
 // The live heap of a 4-host W3 overload in the simulator, measured after
-// a collection every 32768 events the check reads (the same points in
+// a collection every 16384 events the check reads (the same points in
 // every run, whatever the machine's load), grows from a 40 ms run to a
 // 120 ms one by at most 20 KB per additional RPC: the rules' state of
 // each RPC in both hosts' views, which the checker keeps for
@@ -141,13 +143,14 @@ func TestSimCheckMemoryPerRPC(t *testing.T) {
 	}
 	peak := func(d time.Duration) (uint64, int) {
 		var p uint64
+		n := 0
 		orig := openEventStream
 		openEventStream = func(path string, ro pcap.ReaderOptions) (spec.EventStream, error) {
 			s, err := orig(path, ro)
 			if err != nil {
 				return nil, err
 			}
-			return &heapWatch{EventStream: s, every: 32768, peak: &p}, nil
+			return &heapWatch{EventStream: s, n: &n, every: 16384, peak: &p}, nil
 		}
 		defer func() { openEventStream = orig }()
 		res := overloadRun(t, d)
