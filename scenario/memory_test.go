@@ -132,11 +132,10 @@ func (h *heapWatch) Next() (*spec.Event, error) {
 // 120 ms one by at most 20 KB per additional RPC: the rules' state of
 // each RPC in both hosts' views, which the checker keeps for
 // spec.EvictAfter (10 s of capture time) after the RPC ends, so that it
-// grows with the run until then and stays flat after (measured: 22.8 MB
-// at 40 ms, 84.6 MB at 120 ms, 12.9 KB per RPC). Reading the captures
-// whole and copying them into the views added about 1.2 KB per packet
-// on top (12 packets per RPC and capture here, far more under loss), and
-// held 1.9 GB at 275 ms.
+// grows with the run until then and stays flat after (measured: 22.0 MB
+// at 40 ms, 84.1 MB at 120 ms, 12.6 KB per RPC). Keeping an owned copy of
+// each event the views were fed measures 45.5 KB per RPC; reading the
+// captures whole and copying them into the views held 1.9 GB at 275 ms.
 func TestSimCheckMemoryPerRPC(t *testing.T) {
 	if testing.Short() {
 		t.Skip("simulates and checks 40 and 120 ms of a 4-host overload (about 30 s)")
