@@ -2,7 +2,9 @@ package pcap
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io"
 
 	"github.com/homatest/homatest/spec"
 	"github.com/homatest/homatest/spec/wire"
@@ -59,3 +61,47 @@ func OwnEvent(e *spec.Event) {
 		e.Payload = append([]byte(nil), e.Payload...)
 	}
 }
+
+// EventStream reads a capture's spec events one at a time, in file order
+// (spec.EventStream): what spec.Judge.HostsStream merges, so that a run's
+// check holds no more of its captures than the frames in hand.
+type EventStream struct {
+	r    *Reader
+	path string
+	evs  []spec.Event
+	i    int
+}
+
+// OpenEventStream opens the capture at path as an EventStream. Errors:
+// OpenPath's.
+func OpenEventStream(path string, o ReaderOptions) (*EventStream, error) {
+	r, err := OpenPath(path, o)
+	if err != nil {
+		return nil, err
+	}
+	return &EventStream{r: r, path: path}, nil
+}
+
+// Next returns the next event, valid until the following call, or io.EOF
+// at the end; a damaged or cut file's error names the file.
+func (s *EventStream) Next() (*spec.Event, error) {
+	for s.i >= len(s.evs) {
+		f, err := s.r.Next()
+		if errors.Is(err, io.EOF) {
+			return nil, io.EOF
+		}
+		if err != nil {
+			return nil, fmt.Errorf("reading %s: %w", s.path, err)
+		}
+		s.evs, s.i = f.Events(s.evs[:0]), 0
+	}
+	s.i++
+	return &s.evs[s.i-1], nil
+}
+
+// Own gives e, a copy of an event Next returned, its own packet bytes
+// (OwnEvent).
+func (s *EventStream) Own(e *spec.Event) { OwnEvent(e) }
+
+// Close closes the capture.
+func (s *EventStream) Close() error { return s.r.Close() }

@@ -3,6 +3,7 @@ package pcap
 import (
 	"context"
 	"errors"
+	"io"
 	"net/netip"
 	"os"
 	"path/filepath"
@@ -172,5 +173,66 @@ func TestReadEventsContextStops(t *testing.T) {
 		if !errors.Is(err, context.Canceled) || len(evs) >= n/2 {
 			t.Errorf("GOMAXPROCS %d: %d of %d events, error %v; want context.Canceled within a batch or two", procs, len(evs), n, err)
 		}
+	}
+}
+
+// TestEventStream: an EventStream gives ReadEvents' events in the same
+// order (frames, times, packets); an owned copy outlives the next event;
+// a file cut in a frame ends with an error naming the file, after the
+// whole frames, never a panic.
+func TestEventStream(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "g.pcapng")
+	f, err := Create(path, Interface{Name: "t"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeGrants(t, f.Writer, 100)
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	want, err := ReadEvents(path, ReaderOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	read := func(path string) ([]spec.Event, error) {
+		s, err := OpenEventStream(path, ReaderOptions{})
+		if err != nil {
+			return nil, err
+		}
+		defer s.Close()
+		var got []spec.Event
+		for {
+			e, err := s.Next()
+			if errors.Is(err, io.EOF) {
+				return got, nil
+			}
+			if err != nil {
+				return got, err
+			}
+			c := *e
+			s.Own(&c)
+			got = append(got, c)
+		}
+	}
+	got, err := read(path)
+	if err != nil || len(got) != len(want) {
+		t.Fatalf("%d events, error %v; want %d", len(got), err, len(want))
+	}
+	for i := range want {
+		if got[i].Frame != want[i].Frame || !got[i].Time.Equal(want[i].Time) || string(got[i].Packet.Bytes()) != string(want[i].Packet.Bytes()) {
+			t.Fatalf("event %d: frame %d at %v, want frame %d at %v", i, got[i].Frame, got[i].Time, want[i].Frame, want[i].Time)
+		}
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cut := filepath.Join(t.TempDir(), "cut.pcapng")
+	if err := os.WriteFile(cut, b[:len(b)-10], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got, err = read(cut)
+	if err == nil || !strings.Contains(err.Error(), cut) || len(got) == 0 || len(got) >= len(want) {
+		t.Errorf("cut file: %d of %d events, error %v; want the whole frames, then an error naming the file", len(got), len(want), err)
 	}
 }

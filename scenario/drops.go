@@ -2,6 +2,7 @@ package scenario
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -205,22 +206,42 @@ func message(request bool) string {
 	return "response"
 }
 
-// ordinals numbers the RPCs of events (the as-sent capture, in the order
-// the hosts sent them, which is the order the switch received them) from 1
-// by first appearance, as netem's plan does.
-func ordinals(events []spec.Event) map[wire.RPCKey]int {
-	m := map[wire.RPCKey]int{}
-	for i := range events {
-		e := &events[i]
-		if e.Err != nil {
-			continue
-		}
-		k := wire.KeyOf(e.Src, e.Dst, e.Packet.SenderID())
-		if m[k] == 0 {
-			m[k] = len(m) + 1
-		}
+// addOrdinal numbers e's RPC in m from 1 by first appearance (ordinalsOf)
+// if it is new there.
+func addOrdinal(m map[wire.RPCKey]int, e *spec.Event) {
+	if e.Err != nil {
+		return
 	}
-	return m
+	k := wire.KeyOf(e.Src, e.Dst, e.Packet.SenderID())
+	if m[k] == 0 {
+		m[k] = len(m) + 1
+	}
+}
+
+// ordinalsOf numbers the RPCs of the as-sent capture at path (in the
+// order the hosts sent them, which is the order the switch received them)
+// from 1 by first appearance, as netem's plan does. The capture is read
+// as a stream, its events not kept; it stops with ctx's error.
+func ordinalsOf(ctx context.Context, path string, version wire.Version) (map[wire.RPCKey]int, error) {
+	s, err := pcap.OpenEventStream(path, pcap.ReaderOptions{Version: version})
+	if err != nil {
+		return nil, err
+	}
+	defer s.Close()
+	m := map[wire.RPCKey]int{}
+	for n := 1; ; n++ {
+		if n%4096 == 0 && ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		e, err := s.Next()
+		if errors.Is(err, io.EOF) {
+			return m, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		addOrdinal(m, e)
+	}
 }
 
 // CompareDrops compares the fault-plan entries (Drops with Rules) of two

@@ -25,6 +25,7 @@ import (
 	"github.com/homatest/homatest/report/annotate"
 	"github.com/homatest/homatest/sim"
 	"github.com/homatest/homatest/spec"
+	"github.com/homatest/homatest/spec/wire"
 )
 
 // Options configure Run.
@@ -589,21 +590,13 @@ func (r *run) finish(ctx context.Context, hs []host, cst harness.CaptureStats) e
 	// Frames the capture itself lost (its files declare them too) may
 	// explain findings that rest on a packet not seen.
 	judge.CaptureDrops = cst.KernelDrops + cst.ReadErrors
-	sent, err := pcap.ReadEventsContext(ctx, r.arts.Path("sent.pcapng"), pcap.ReaderOptions{Version: p.Wire})
-	if err != nil {
-		return err
-	}
-	delivered, err := pcap.ReadEventsContext(ctx, r.arts.Path("delivered.pcapng"), pcap.ReaderOptions{Version: p.Wire})
-	if err != nil {
-		return err
-	}
 	var hosts []netip.Addr
 	var ports []string
 	for _, h := range hs {
 		hosts = append(hosts, h.addr)
 		ports = append(ports, h.port)
 	}
-	if res.Hosts, err = judge.HostsContext(ctx, sent, delivered, hosts); err != nil {
+	if res.Hosts, err = judgeHosts(ctx, judge, r.arts.Path("sent.pcapng"), r.arts.Path("delivered.pcapng"), p.Wire, hosts); err != nil {
 		return err
 	}
 	// homatest check reads NAME.params next to a capture: the run's
@@ -632,7 +625,7 @@ func (r *run) finish(ctx context.Context, hs []host, cst harness.CaptureStats) e
 		hr := &res.Hosts[i]
 		kept := hr.Violations[:0]
 		for _, v := range hr.Violations {
-			if sp := stall.Explaining(v, hr.View, res.Stalls); len(sp) > 0 {
+			if sp := stall.ExplainingAt(v, hr.Event, res.Stalls); len(sp) > 0 {
 				f := v // its reason's frames named by their capture, as summarize's
 				f.Why = hr.LocateText(v.Why, "sent.pcapng", "delivered.pcapng")
 				res.Inconclusive = append(res.Inconclusive, Inconclusive{Host: hostName(i), Finding: f, Stall: sp[0]})
@@ -643,13 +636,21 @@ func (r *run) finish(ctx context.Context, hs []host, cst harness.CaptureStats) e
 		hr.Violations = kept
 	}
 	if s.Link.Backend == BackendTC {
-		if res.Drops, err = r.lostDrops(hosts, ports, p.Wire, ordinals(sent)); err != nil {
+		ords, err := ordinalsOf(ctx, r.arts.Path("sent.pcapng"), p.Wire)
+		if err != nil {
+			return err
+		}
+		if res.Drops, err = r.lostDrops(hosts, ports, p.Wire, ords); err != nil {
 			return err
 		}
 	} else {
+		ords, err := ordinalsOf(ctx, r.arts.Path("sent.pcapng"), p.Wire)
+		if err != nil {
+			return err
+		}
 		err = r.arts.Write("switch-notes.pcapng", func(w io.Writer) error {
 			var derr error
-			res.Drops, derr = drops(r.notes.Notes(), len(hs), ordinals(sent), w)
+			res.Drops, derr = drops(r.notes.Notes(), len(hs), ords, w)
 			return derr
 		})
 		if err != nil {
@@ -752,4 +753,35 @@ func kernelRelease() string {
 		return runtime.GOOS
 	}
 	return strings.TrimSpace(string(b))
+}
+
+// openEventStream opens a run's capture for judgeHosts (a variable for
+// the tests that measure the check's memory as it reads).
+var openEventStream = func(path string, ro pcap.ReaderOptions) (spec.EventStream, error) {
+	return pcap.OpenEventStream(path, ro)
+}
+
+// judgeHosts judges each of hosts on its own link (spec.Judge.Hosts)
+// from the run's as-sent and as-delivered captures, streamed
+// (spec.Judge.HostsStream) so that the check's memory follows the RPCs
+// alive, not the run's length; captures out of time order (which the
+// views' sort must reorder) are read whole instead.
+func judgeHosts(ctx context.Context, judge spec.Judge, sentPath, deliveredPath string, version wire.Version, hosts []netip.Addr) ([]spec.HostReport, error) {
+	ro := pcap.ReaderOptions{Version: version}
+	open := func(path string) func() (spec.EventStream, error) {
+		return func() (spec.EventStream, error) { return openEventStream(path, ro) }
+	}
+	hrs, err := judge.HostsStream(ctx, open(sentPath), open(deliveredPath), hosts)
+	if !errors.Is(err, spec.ErrUnordered) {
+		return hrs, err
+	}
+	sent, err := pcap.ReadEventsContext(ctx, sentPath, ro)
+	if err != nil {
+		return nil, err
+	}
+	delivered, err := pcap.ReadEventsContext(ctx, deliveredPath, ro)
+	if err != nil {
+		return nil, err
+	}
+	return judge.HostsContext(ctx, sent, delivered, hosts)
 }

@@ -253,7 +253,7 @@ func summarize(res *Result, cst harness.CaptureStats) Summary {
 			if len(sum.Violations) < 20 {
 				// The view's frame numbers name no file: the reason's
 				// name theirs (a line may cite frames of both captures).
-				src := hr.Sources[v.Frame-1]
+				src, _ := hr.Source(v.Frame)
 				f := v
 				f.Why = hr.LocateText(v.Why, "sent.pcapng", "delivered.pcapng")
 				sum.Violations = append(sum.Violations, Violation{Host: hostName(i), Delivered: src.Delivered, Frame: src.Frame, Finding: f})

@@ -50,6 +50,9 @@ type HostReport struct {
 	Sources []ViewSource `json:"-"`
 	// View is the host's view as checked (Frame = position, 1-based).
 	View []Event `json:"-"`
+	// sparse, set by HostsStream instead of View and Sources, holds the
+	// view frames the findings name.
+	sparse *sparseView
 }
 
 // Locate names view frame i (1-based) by the capture its event came
@@ -58,10 +61,10 @@ type HostReport struct {
 // and as-delivered captures Hosts merged the view from; "view frame i"
 // when i is outside the view.
 func (hr *HostReport) Locate(i int, sent, delivered string) string {
-	if i < 1 || i > len(hr.Sources) {
+	s, ok := hr.Source(i)
+	if !ok {
 		return fmt.Sprintf("view frame %d", i)
 	}
-	s := hr.Sources[i-1]
 	if s.Delivered {
 		return fmt.Sprintf("%s frame %d", delivered, s.Frame)
 	}
@@ -76,7 +79,7 @@ var viewFrameRef = regexp.MustCompile(`\bframe (\d+)\b`)
 // frames of both captures says which is which. Without Sources (a view
 // judged by Host, numbered as its file) text is returned as it is.
 func (hr *HostReport) LocateText(text, sent, delivered string) string {
-	if hr.Sources == nil {
+	if hr.Sources == nil && hr.sparse == nil {
 		return text
 	}
 	return viewFrameRef.ReplaceAllStringFunc(text, func(m string) string {

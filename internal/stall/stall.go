@@ -402,15 +402,27 @@ func TimedOut(errText string, from, to time.Time, spans []Span) []Span {
 // field, a wrong order) is never explained by a stall, nor one whose
 // frames are outside view.
 func Explaining(f spec.Finding, view []spec.Event, spans []Span) []Span {
+	return ExplainingAt(f, func(n int) (*spec.Event, bool) {
+		if n < 1 || n > len(view) {
+			return nil, false
+		}
+		return &view[n-1], true
+	}, spans)
+}
+
+// ExplainingAt is Explaining over a view given by frame: at(n) is view
+// frame n (1-based), false outside the view (spec.HostReport.Event).
+func ExplainingAt(f spec.Finding, at func(n int) (*spec.Event, bool), spans []Span) []Span {
 	if f.Slack <= 0 || len(spans) == 0 {
 		return nil
 	}
 	var from, to time.Time
 	for _, n := range append([]int{f.Frame}, f.Frames...) {
-		if n < 1 || n > len(view) {
+		e, ok := at(n)
+		if !ok {
 			continue
 		}
-		t := view[n-1].Time
+		t := e.Time
 		if from.IsZero() || t.Before(from) {
 			from = t
 		}

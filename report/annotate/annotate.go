@@ -72,12 +72,7 @@ func Write(in io.Reader, out string, findings []spec.Finding, section string) (i
 // and the reason says whose view it is. Findings whose frame is outside
 // the view are dropped.
 func HostView(hr spec.HostReport, sentName, deliveredName string) (sent, delivered []spec.Finding) {
-	src := func(i int) (spec.ViewSource, bool) {
-		if i < 1 || i > len(hr.Sources) {
-			return spec.ViewSource{}, false
-		}
-		return hr.Sources[i-1], true
-	}
+	src := hr.Source
 	for _, f := range hr.Violations {
 		s, ok := src(f.Frame)
 		if !ok {

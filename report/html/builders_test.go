@@ -1,6 +1,7 @@
 package html
 
 import (
+	"bytes"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -156,5 +157,36 @@ func TestRunPageUnsupported(t *testing.T) {
 	want := `2 specs unsupported by this IUT's manifest, for the capabilities it does not declare, "grants" (2): GRANT-long-request, GRANT-srpt`
 	if len(p.Notes) != 1 || p.Notes[0] != want {
 		t.Errorf("notes %q, want [%q]", p.Notes, want)
+	}
+}
+
+// TestReadCaptureRPCs: reading a capture for some RPCs only keeps their
+// packets alone, and groups and draws each as reading it whole does.
+func TestReadCaptureRPCs(t *testing.T) {
+	capture := "../../pcap/testdata/real/linux-6.13-proto146/b-500k-grants.pcap"
+	whole, err := ReadCapture(capture, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(whole.RPCs()) < 2 {
+		t.Fatalf("%d RPCs in %s, want several", len(whole.RPCs()), capture)
+	}
+	for _, r := range []*spec.RPC{whole.RPCs()[0], whole.RPCs()[len(whole.RPCs())-1]} {
+		c, err := ReadCaptureRPCs(capture, 0, map[spec.RPCKey]bool{r.Key: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := c.Find(r.Key)
+		if got == nil || len(c.events) >= len(whole.events) || len(c.RPCs()) != 1 {
+			t.Fatalf("RPC %v: %d events of %d, %d RPCs; want only its own", r.Key, len(c.events), len(whole.events), len(c.RPCs()))
+		}
+		if got.FirstFrame != r.FirstFrame || !got.First.Equal(r.First) || !got.Last.Equal(r.Last) || got.Request.Length != r.Request.Length || got.Response.Length != r.Response.Length {
+			t.Errorf("RPC %v grouped as %+v, want %+v", r.Key, got, r)
+		}
+		a, errA := c.Graph(got)
+		b, errB := whole.Graph(r)
+		if errA != nil || errB != nil || a.Caption != b.Caption || !bytes.Equal(a.PNG, b.PNG) {
+			t.Errorf("RPC %v: graph %q (%v), want %q (%v)", r.Key, a.Caption, errA, b.Caption, errB)
+		}
 	}
 }

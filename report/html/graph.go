@@ -2,6 +2,7 @@ package html
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"sort"
 
@@ -38,6 +39,38 @@ func ReadCapture(path string, v wire.Version) (*Capture, error) {
 			}
 		}
 	}
+	return groupRPCs(evs, profile)
+}
+
+// ReadCaptureRPCs is ReadCapture of the RPCs under keys alone: it streams
+// the capture and keeps only their packets (each RPC is grouped from its
+// own packets), so that its memory follows those RPCs, not the capture's
+// length: what a page drawing a few RPCs of a long run reads.
+func ReadCaptureRPCs(path string, v wire.Version, keys map[spec.RPCKey]bool) (*Capture, error) {
+	var evs []spec.Event
+	profile, found2024 := "linux", false
+	_, err := pcap.StreamPath(path, pcap.ReaderOptions{Version: v}, func(e *spec.Event) {
+		if e.Err != nil {
+			return
+		}
+		if pv := e.Packet.Version(); !found2024 && (pv == wire.Version2024 || pv == wire.Version2025) {
+			profile = spec.ProfileForWire(pv) // 2024 wins, as in pcap.DetectFormat
+			found2024 = pv == wire.Version2024
+		}
+		if keys[spec.KeyOf(e)] {
+			c := *e
+			pcap.OwnEvent(&c)
+			evs = append(evs, c)
+		}
+	})
+	if err != nil && !errors.Is(err, pcap.ErrNoHoma) {
+		return nil, err
+	}
+	return groupRPCs(evs, profile)
+}
+
+// groupRPCs groups evs into RPCs under the parameters of profile.
+func groupRPCs(evs []spec.Event, profile string) (*Capture, error) {
 	prof, err := spec.LookupProfile(profile)
 	if err != nil {
 		return nil, err

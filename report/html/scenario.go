@@ -78,6 +78,17 @@ func ScenarioPage(res *scenario.Result, command string) *Page {
 			Expected: "every RPC of the workload completes with the right response", Observed: strings.Join(s.Errors, "\n"), Rerun: replay})
 	}
 	captures := map[bool]*Capture{}
+	// Only the RPCs of the violations listed are drawn: each capture is
+	// read for those alone (a run's captures may hold millions of packets).
+	keys := map[bool]map[spec.RPCKey]bool{}
+	for _, v := range s.Violations {
+		if v.Finding.RPC != nil {
+			if keys[v.Delivered] == nil {
+				keys[v.Delivered] = map[spec.RPCKey]bool{}
+			}
+			keys[v.Delivered][*v.Finding.RPC] = true
+		}
+	}
 	graphs := 0
 	drawn := map[string]*Picture{}
 	for _, v := range s.Violations {
@@ -96,7 +107,7 @@ func ScenarioPage(res *scenario.Result, command string) *Page {
 			} else if graphs < MaxGraphs {
 				c, ok := captures[v.Delivered]
 				if !ok {
-					c, _ = ReadCapture(filepath.Join(s.Dir, file), wire.VersionAuto)
+					c, _ = ReadCaptureRPCs(filepath.Join(s.Dir, file), wire.VersionAuto, keys[v.Delivered])
 					captures[v.Delivered] = c
 				}
 				if r := c.Find(*f.RPC); r != nil {
