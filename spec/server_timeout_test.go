@@ -131,3 +131,37 @@ func TestGrantShortMessageRecreated(t *testing.T) {
 	g := b.after(20*time.Microsecond).grant(false, 2, 2742, 0)
 	wantViolations(t, b.checkAt(HostPoint(b.server), "linux", "HOMA-GRANT-001"), "HOMA-GRANT-001", g)
 }
+
+// TestServerTimeoutCountsFromHeldGrant: a server holding the unscheduled
+// 3000 bytes of a 9000-byte request grants to 4500 (its timer's silence
+// count starts: bytes are due), then to 6000 10 ms later, which does not
+// restart the count (only DATA, GRANT or BUSY received do:
+// homa_dispatch_pkts, homa_timer_check_rpc). DATA reaching it 105 ms after
+// the first GRANT, only 95 ms after the second, finds the RPC aborted and
+// creates it anew, lacking the first 3000 bytes: its RESEND for them is
+// legal (HOMA-RESEND-012). Had the first GRANT come 10 ms later too, the
+// count would have run only 92 ms: the same RESEND is a violation.
+func TestServerTimeoutCountsFromHeldGrant(t *testing.T) {
+	for _, gap := range []time.Duration{10 * time.Millisecond, 0} {
+		b := newTrace(t, wire.VersionCurrent)
+		b.message(true, 2, 9000, 0, 3000, 3000, 6)
+		b.after(time.Millisecond)
+		if gap > 0 {
+			b.grant(false, 2, 4500, 0)
+			b.after(gap)
+		} else {
+			b.after(10 * time.Millisecond)
+			b.grant(false, 2, 4500, 0)
+		}
+		b.grant(false, 2, 6000, 0)
+		b.after(95 * time.Millisecond)
+		b.message(true, 2, 9000, 3000, 4500, 3000, 6)
+		rs := b.after(5*time.Millisecond).resend(false, 2, 0, 3000, 7)
+		rep := b.checkAt(HostPoint(b.server), "linux", "HOMA-RESEND-012", "unsched_bytes=3000")
+		if gap > 0 {
+			wantClean(t, rep, "HOMA-RESEND-012")
+		} else {
+			wantViolations(t, rep, "HOMA-RESEND-012", rs)
+		}
+	}
+}

@@ -156,6 +156,12 @@ type Message struct {
 	// message (GRANT-10: the receiver held its silence count at 0 while it
 	// waited for buffer space).
 	WakeupTime time.Time
+	// CountFrom is the time of the latest GRANT for the message sent while
+	// its receiver held every byte it had authorised: its timer held
+	// silent_ticks at 0 until then, and a GRANT sent while bytes were
+	// still due does not restart the count (homa_timer_check_rpc; only
+	// DATA, GRANT or BUSY received reset it, homa_dispatch_pkts).
+	CountFrom time.Time
 	// FirstData and LastData are the times of the first and latest DATA.
 	FirstData, LastData time.Time
 	// Complete is set once every byte of [0, Length) was seen, at
@@ -1261,6 +1267,9 @@ func (t *Trace) applyGrant(e *Event, r *RPC) {
 	gs := GrantSeen{Time: e.Time, Frame: e.Frame, Priority: g.Priority(), Offset: g.Offset(), HBefore: m.Horizon(t.P)}
 	m.RecentGrants = append(m.RecentGrants, gs)
 	m.GrantLog = append(m.GrantLog, gs)
+	if m.Received() >= m.authorised(t.P) {
+		m.CountFrom = e.Time
+	}
 	if before := max(t.P.Unsched(m.Length), m.Granted); g.Offset() > before {
 		m.GrantTime, m.GrantFrame, m.GrantedBefore = e.Time, e.Frame, before
 	}
@@ -1407,8 +1416,10 @@ func (t *Trace) newIncarnation(r *RPC, serverLost bool) {
 // of the DATA it got); with all of them its timer holds silent_ticks at
 // 0), and went quiet long enough since the client's latest DATA, GRANT or
 // BUSY (homa_dispatch_pkts resets silent_ticks only for those) and its
-// own latest GRANT or buffer wakeup (after which its timer may have held
-// the count at 0): at least timeout_ticks-2 ticks less slack (RTX-10's
+// latest GRANT sent while it held every byte it had authorised, or its
+// latest buffer wakeup (until which its timer may have held the count at
+// 0; a GRANT sent while bytes were still due leaves the count running,
+// so any earlier silence of timeout_ticks counts): at least timeout_ticks-2 ticks less slack (RTX-10's
 // tolerance, as HOMA-RESEND-019 allows). sure is set past timeout_ticks
 // ticks plus slack, the bound HOMA-RESEND-009 holds the timer to.
 func (t *Trace) serverTimedOut(r *RPC, now time.Time) (quiet time.Duration, sure, ok bool) {
@@ -1420,11 +1431,7 @@ func (t *Trace) serverTimedOut(r *RPC, now time.Time) (quiet time.Duration, sure
 	if got >= m.authorised(t.P) {
 		return 0, false, false
 	}
-	start := maxTime(r.First, r.HeardFromClient)
-	if g, ok := m.LastGrant(); ok {
-		start = maxTime(start, g.Time)
-	}
-	start = maxTime(start, m.WakeupTime)
+	start := maxTime(maxTime(r.First, r.HeardFromClient), maxTime(m.CountFrom, m.WakeupTime))
 	quiet = now.Sub(start)
 	if quiet < t.P.Ticks(t.P.TimeoutTicks-2)-t.P.Slack {
 		return quiet, false, false
