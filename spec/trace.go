@@ -156,12 +156,6 @@ type Message struct {
 	// message (GRANT-10: the receiver held its silence count at 0 while it
 	// waited for buffer space).
 	WakeupTime time.Time
-	// CountFrom is the time of the latest GRANT for the message sent while
-	// its receiver held every byte it had authorised: its timer held
-	// silent_ticks at 0 until then, and a GRANT sent while bytes were
-	// still due does not restart the count (homa_timer_check_rpc; only
-	// DATA, GRANT or BUSY received reset it, homa_dispatch_pkts).
-	CountFrom time.Time
 	// FirstData and LastData are the times of the first and latest DATA.
 	FirstData, LastData time.Time
 	// Complete is set once every byte of [0, Length) was seen, at
@@ -384,6 +378,14 @@ type RPC struct {
 	ServerTimeout      Seen
 	ServerTimeoutSure  bool
 	ServerTimeoutQuiet time.Duration
+	// serverCountFrom is the time (Unix ns; 0: none) of the server's
+	// latest GRANT for the request sent while it held every byte it had
+	// authorised: its timer held silent_ticks at 0 until then, and a GRANT
+	// sent while bytes were still due does not restart the count
+	// (homa_timer_check_rpc; only DATA, GRANT or BUSY received reset it,
+	// homa_dispatch_pkts). An int64, not a time.Time: RPC stays within
+	// 2048 bytes.
+	serverCountFrom int64
 	// Acked is set when the client acknowledged the RPC (ACK header, ACK
 	// entry or piggy-backed DATA ack), at AckTime in frame AckFrame.
 	Acked    bool
@@ -1267,8 +1269,8 @@ func (t *Trace) applyGrant(e *Event, r *RPC) {
 	gs := GrantSeen{Time: e.Time, Frame: e.Frame, Priority: g.Priority(), Offset: g.Offset(), HBefore: m.Horizon(t.P)}
 	m.RecentGrants = append(m.RecentGrants, gs)
 	m.GrantLog = append(m.GrantLog, gs)
-	if m.Received() >= m.authorised(t.P) {
-		m.CountFrom = e.Time
+	if m == &r.Request && m.Received() >= m.authorised(t.P) {
+		r.serverCountFrom = e.Time.UnixNano()
 	}
 	if before := max(t.P.Unsched(m.Length), m.Granted); g.Offset() > before {
 		m.GrantTime, m.GrantFrame, m.GrantedBefore = e.Time, e.Frame, before
@@ -1431,7 +1433,10 @@ func (t *Trace) serverTimedOut(r *RPC, now time.Time) (quiet time.Duration, sure
 	if got >= m.authorised(t.P) {
 		return 0, false, false
 	}
-	start := maxTime(maxTime(r.First, r.HeardFromClient), maxTime(m.CountFrom, m.WakeupTime))
+	start := maxTime(maxTime(r.First, r.HeardFromClient), m.WakeupTime)
+	if r.serverCountFrom != 0 {
+		start = maxTime(start, time.Unix(0, r.serverCountFrom))
+	}
 	quiet = now.Sub(start)
 	if quiet < t.P.Ticks(t.P.TimeoutTicks-2)-t.P.Slack {
 		return quiet, false, false
