@@ -380,7 +380,7 @@ type RPC struct {
 	ServerTimeoutQuiet time.Duration
 	// serverCountFrom is the time (Unix ns; 0: none) of the server's
 	// latest GRANT for the request sent while it held every byte it had
-	// authorised: its timer held silent_ticks at 0 until then, and a GRANT
+	// granted (Message.heldGranted): its timer held silent_ticks at 0 until then, and a GRANT
 	// sent while bytes were still due does not restart the count
 	// (homa_timer_check_rpc; only DATA, GRANT or BUSY received reset it,
 	// homa_dispatch_pkts). An int64, not a time.Time: RPC stays within
@@ -1269,7 +1269,7 @@ func (t *Trace) applyGrant(e *Event, r *RPC) {
 	gs := GrantSeen{Time: e.Time, Frame: e.Frame, Priority: g.Priority(), Offset: g.Offset(), HBefore: m.Horizon(t.P)}
 	m.RecentGrants = append(m.RecentGrants, gs)
 	m.GrantLog = append(m.GrantLog, gs)
-	if m == &r.Request && m.Received() >= m.authorised(t.P) {
+	if m == &r.Request && m.Received() >= m.heldGranted(t.P) {
 		r.serverCountFrom = e.Time.UnixNano()
 	}
 	if before := max(t.P.Unsched(m.Length), m.Granted); g.Offset() > before {
@@ -1418,10 +1418,11 @@ func (t *Trace) newIncarnation(r *RPC, serverLost bool) {
 // of the DATA it got); with all of them its timer holds silent_ticks at
 // 0), and went quiet long enough since the client's latest DATA, GRANT or
 // BUSY (homa_dispatch_pkts resets silent_ticks only for those) and its
-// latest GRANT sent while it held every byte it had authorised, or its
-// latest buffer wakeup (until which its timer may have held the count at
-// 0; a GRANT sent while bytes were still due leaves the count running,
-// so any earlier silence of timeout_ticks counts): at least timeout_ticks-2 ticks less slack (RTX-10's
+// latest GRANT sent while it held every byte it had granted (heldGranted),
+// or its latest buffer wakeup (until which its timer may have held the
+// count at 0; a GRANT sent while bytes were still due leaves the count
+// running, so any earlier silence of timeout_ticks counts): at least
+// timeout_ticks-2 ticks less slack (RTX-10's
 // tolerance, as HOMA-RESEND-019 allows). sure is set past timeout_ticks
 // ticks plus slack, the bound HOMA-RESEND-009 holds the timer to.
 func (t *Trace) serverTimedOut(r *RPC, now time.Time) (quiet time.Duration, sure, ok bool) {
@@ -1452,6 +1453,21 @@ func (m *Message) authorised(p *Params) uint32 {
 		return m.Length
 	}
 	return min(m.Length, max(p.Unsched(m.Length), m.Granted, m.MaxIncoming))
+}
+
+// heldGranted returns the least the receiver's granted offset for m may
+// be as far as the capture shows: its GRANT offsets and the incoming its
+// RPC started from (homa_grant_init_rpc; the smallest incoming of the
+// message's DATA, or U without one), within the length. A later DATA's
+// larger incoming does not raise it (homa_data_pkt leaves granted alone),
+// so its timer holds silent_ticks at 0 (homa_timer_check_rpc) once it has
+// received this many bytes.
+func (m *Message) heldGranted(p *Params) uint32 {
+	init := m.MinIncoming
+	if init == 0 {
+		init = p.Unsched(m.Length)
+	}
+	return min(m.Length, max(m.Granted, init))
 }
 
 // restartReceiver starts the receiver's view of m afresh (the receiver
