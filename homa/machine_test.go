@@ -255,13 +255,7 @@ func restartedCall(t *testing.T) (m *homa.Machine, p homa.Params, common wire.Co
 // 8-host simulation).
 func TestMachineGrantsMessageRecreatedShort(t *testing.T) {
 	p := homa.DefaultParams()
-	m, err := homa.NewMachine(homa.MachineConfig{Addr: iutAddr, Params: p}, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := m.Listen(4000); err != nil {
-		t.Fatal(err)
-	}
+	m := listeningMachine(t, p)
 	common := wire.CommonFields{Sport: 33000, Dport: 4000, SenderID: 100}
 	data, _ := (&wire.DataFields{Common: common, MessageLength: 2048, Incoming: 1424, SegOffset: 0, Retransmit: 1,
 		Payload: make([]byte, 1424)}).AppendTo(nil, wire.EncodeOptions{FixLengths: true, SetMarks: true})
@@ -285,13 +279,7 @@ func TestMachineGrantsMessageRecreatedShort(t *testing.T) {
 // NEED_ACK per RPC, with no cap per peer), until the client acks.
 func TestMachineNeedAckEveryRPCEveryTick(t *testing.T) {
 	p := homa.DefaultParams()
-	m, err := homa.NewMachine(homa.MachineConfig{Addr: iutAddr, Params: p}, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := m.Listen(4000); err != nil {
-		t.Fatal(err)
-	}
+	m := listeningMachine(t, p)
 	const n = 3*wire.MaxAcksPerPkt + 1
 	for i := range n {
 		common := wire.CommonFields{Sport: 33000, Dport: 4000, SenderID: uint64(100 + 2*i)}
@@ -367,4 +355,17 @@ func TestMachineDeferMinBytes(t *testing.T) {
 	if got := lengths(drain(m, now)); len(got) != 1 || got[0] != uint32(p.DeferMinBytes) {
 		t.Fatalf("a %d-byte request behind a backlogged link: DATA of lengths %v left at once, want its one packet", p.DeferMinBytes, got)
 	}
+}
+
+// listeningMachine returns a machine with parameters p serving port 4000.
+func listeningMachine(t *testing.T, p homa.Params) *homa.Machine {
+	t.Helper()
+	m, err := homa.NewMachine(homa.MachineConfig{Addr: iutAddr, Params: p}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Listen(4000); err != nil {
+		t.Fatal(err)
+	}
+	return m
 }
