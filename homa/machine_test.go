@@ -273,51 +273,6 @@ func TestMachineGrantsMessageRecreatedShort(t *testing.T) {
 	t.Errorf("no GRANT to offset 2048 for a 2048-byte request created with incoming 1424 (sent %d packets)", len(out))
 }
 
-// TestMachineNeedAckEveryRPCEveryTick: a server whose responses to one
-// client are all sent asks for an ack of each of them on every tick from
-// request_ack_ticks on, however many there are (homa_timer_check_rpc sends
-// NEED_ACK per RPC, with no cap per peer), until the client acks.
-func TestMachineNeedAckEveryRPCEveryTick(t *testing.T) {
-	p := homa.DefaultParams()
-	m := listeningMachine(t, p)
-	const n = 3*wire.MaxAcksPerPkt + 1
-	for i := range n {
-		common := wire.CommonFields{Sport: 33000, Dport: 4000, SenderID: uint64(100 + 2*i)}
-		data, _ := (&wire.DataFields{Common: common, MessageLength: 100, Incoming: 100, SegOffset: 0,
-			Payload: make([]byte, 100)}).AppendTo(nil, wire.EncodeOptions{FixLengths: true, SetMarks: true})
-		m.HandlePacket(0, peerAddr, 7, data)
-	}
-	for {
-		e, ok := m.PollEvent()
-		if !ok {
-			break
-		}
-		if e.Kind == homa.EventRequest {
-			if err := m.Reply(0, e.Request, make([]byte, 100)); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
-	drain(m, 0)
-	for tick := 1; tick <= p.RequestAckTicks+3; tick++ {
-		now := time.Duration(tick) * p.Tick
-		m.HandleTimeout(now)
-		ids := map[uint64]bool{}
-		for _, tr := range drain(m, now) {
-			if pk := decode(t, tr.Packet); pk.Type() == wire.TypeNeedAck {
-				ids[pk.Common().SenderID()] = true
-			}
-		}
-		want := 0
-		if tick >= p.RequestAckTicks {
-			want = n
-		}
-		if len(ids) != want {
-			t.Errorf("tick %d: NEED_ACK for %d RPCs, want %d", tick, len(ids), want)
-		}
-	}
-}
-
 // TestMachineDeferMinBytes: behind a backlogged link (a 100,000-byte
 // request paced at 100 Mbit/s), a request of at most defer_min_bytes
 // leaves at once, past the pacer (homa_xmit_data checks the NIC queue only

