@@ -42,6 +42,7 @@ var refParams = []refParam{
 	intParam("timeout_ticks", func(p *homa.Params) *int { return &p.TimeoutTicks }),
 	intParam("request_ack_ticks", func(p *homa.Params) *int { return &p.RequestAckTicks }),
 	intParam("mtu", func(p *homa.Params) *int { return &p.MTU }),
+	intParam("defer_min_bytes", func(p *homa.Params) *int { return &p.DeferMinBytes }),
 	{"cutoff_version",
 		func(p *homa.Params) int64 { return int64(p.CutoffVersion) },
 		func(p *homa.Params, v int64) { p.CutoffVersion = uint16(v) }},

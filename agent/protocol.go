@@ -59,7 +59,7 @@ const (
 // num_priorities,
 // max_sched_prio, unsched_cutoffs, cutoff_version, fifo_grant_increment,
 // grant_fifo_fraction, link_mbps, resend_ticks, resend_interval,
-// timeout_ticks, request_ack_ticks) plus tick_ns (timer period in ns), mtu
+// timeout_ticks, request_ack_ticks, defer_min_bytes) plus tick_ns (timer period in ns), mtu
 // (bytes) and link_bps (pacer rate in bit/s). Values are JSON numbers, except
 // unsched_cutoffs: a list of 8 numbers (bytes).
 type Params map[string]any

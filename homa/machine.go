@@ -377,8 +377,27 @@ func (h *Machine) Deadline() (time.Duration, bool) {
 	t := h.nextTick
 	if h.p.LinkRate > 0 && h.hasData() {
 		t = min(t, h.linkFree-h.backlog)
+		if h.deferExempt() != nil {
+			t = min(t, h.now)
+		}
 	}
 	return t, true
+}
+
+// deferExempt returns the RPC whose next first transmission may leave
+// past the pacer, or nil: the sender's SRPT head when it has at most
+// defer_min_bytes left to send (HomaModule homa_xmit_data calls
+// homa_pacer_check_nic_q only for messages with more left), so that a
+// small message is not held behind a backlogged link.
+func (h *Machine) deferExempt() *rpc {
+	if h.p.DeferMinBytes <= 0 {
+		return nil
+	}
+	r := h.nextFresh()
+	if r == nil || r.out.length()-r.out.next > h.p.DeferMinBytes {
+		return nil
+	}
+	return r
 }
 
 // hasData reports whether DATA waits to be sent.
@@ -397,6 +416,10 @@ func (h *Machine) PollTransmit(now time.Duration) (Transmit, bool) {
 	if h.outHead == len(h.outbox) && !h.closed {
 		if h.p.LinkRate <= 0 || h.linkFree-h.now <= h.backlog {
 			if n := h.sendOne(); n > 0 {
+				h.chargeLink(n)
+			}
+		} else if r := h.deferExempt(); r != nil {
+			if n := h.sendFresh(r); n > 0 {
 				h.chargeLink(n)
 			}
 		}

@@ -98,6 +98,7 @@ func TestMachineSilentServer(t *testing.T) {
 func TestMachinePacer(t *testing.T) {
 	p := homa.DefaultParams()
 	p.UnschedBytes, p.LinkRate = 1000000, 100e6
+	p.DeferMinBytes = 0 // the last 320 bytes would leave past the pacer (TestMachineDeferMinBytes)
 	backlog := 20 * time.Microsecond
 	m, _ := homa.NewMachine(homa.MachineConfig{Addr: iutAddr, Params: p, PacerBacklog: backlog}, 0)
 	port, _ := m.Dial()
@@ -254,13 +255,7 @@ func restartedCall(t *testing.T) (m *homa.Machine, p homa.Params, common wire.Co
 // 8-host simulation).
 func TestMachineGrantsMessageRecreatedShort(t *testing.T) {
 	p := homa.DefaultParams()
-	m, err := homa.NewMachine(homa.MachineConfig{Addr: iutAddr, Params: p}, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := m.Listen(4000); err != nil {
-		t.Fatal(err)
-	}
+	m := listeningMachine(t, p)
 	common := wire.CommonFields{Sport: 33000, Dport: 4000, SenderID: 100}
 	data, _ := (&wire.DataFields{Common: common, MessageLength: 2048, Incoming: 1424, SegOffset: 0, Retransmit: 1,
 		Payload: make([]byte, 1424)}).AppendTo(nil, wire.EncodeOptions{FixLengths: true, SetMarks: true})
@@ -276,4 +271,56 @@ func TestMachineGrantsMessageRecreatedShort(t *testing.T) {
 		}
 	}
 	t.Errorf("no GRANT to offset 2048 for a 2048-byte request created with incoming 1424 (sent %d packets)", len(out))
+}
+
+// TestMachineDeferMinBytes: behind a backlogged link (a 100,000-byte
+// request paced at 100 Mbit/s), a request of at most defer_min_bytes
+// leaves at once, past the pacer (homa_xmit_data checks the NIC queue only
+// for messages with more bytes left), while a longer one waits for the
+// pacer like the first.
+func TestMachineDeferMinBytes(t *testing.T) {
+	p := homa.DefaultParams()
+	p.UnschedBytes, p.LinkRate = 1000000, 100e6
+	m, _ := homa.NewMachine(homa.MachineConfig{Addr: iutAddr, Params: p, PacerBacklog: 20 * time.Microsecond}, 0)
+	port, _ := m.Dial()
+	dst := netip.AddrPortFrom(peerAddr, 4000)
+	if _, err := m.Call(0, port, dst, make([]byte, 100000)); err != nil {
+		t.Fatal(err)
+	}
+	drain(m, 0)
+	lengths := func(out []homa.Transmit) []uint32 {
+		var l []uint32
+		for _, tr := range out {
+			if pk := decode(t, tr.Packet); pk.Type() == wire.TypeData {
+				l = append(l, pk.Data().MessageLength())
+			}
+		}
+		return l
+	}
+	now := 10 * time.Microsecond
+	if _, err := m.Call(now, port, dst, make([]byte, p.DeferMinBytes+1)); err != nil {
+		t.Fatal(err)
+	}
+	if got := lengths(drain(m, now)); len(got) != 0 {
+		t.Fatalf("a %d-byte request behind a backlogged link: DATA of lengths %v left at once, want none", p.DeferMinBytes+1, got)
+	}
+	if _, err := m.Call(now, port, dst, make([]byte, p.DeferMinBytes)); err != nil {
+		t.Fatal(err)
+	}
+	if got := lengths(drain(m, now)); len(got) != 1 || got[0] != uint32(p.DeferMinBytes) {
+		t.Fatalf("a %d-byte request behind a backlogged link: DATA of lengths %v left at once, want its one packet", p.DeferMinBytes, got)
+	}
+}
+
+// listeningMachine returns a machine with parameters p serving port 4000.
+func listeningMachine(t *testing.T, p homa.Params) *homa.Machine {
+	t.Helper()
+	m, err := homa.NewMachine(homa.MachineConfig{Addr: iutAddr, Params: p}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Listen(4000); err != nil {
+		t.Fatal(err)
+	}
+	return m
 }

@@ -43,22 +43,29 @@ func (h *Machine) sendOne() int {
 	if best == nil {
 		return 0
 	}
-	m := best.out
-	if useRetx {
-		rt := m.popRetx()
-		// Round robin: this RPC goes to the back of the queue.
-		h.retxQ = h.retxQ[1:]
-		if len(m.retx) > 0 {
-			h.retxQ = append(h.retxQ, best)
-		} else {
-			best.inRetxQ = false
-		}
-		prio := rt.prio
-		if rt.restart && !h.faults[FaultRestartPriority] {
-			prio = h.unschedPriority(h.peerOf(best), m.length())
-		}
-		return h.sendData(best, rt.start, rt.end-rt.start, prio, true, rt.incoming)
+	if !useRetx {
+		return h.sendFresh(best)
 	}
+	m := best.out
+	rt := m.popRetx()
+	// Round robin: this RPC goes to the back of the queue.
+	h.retxQ = h.retxQ[1:]
+	if len(m.retx) > 0 {
+		h.retxQ = append(h.retxQ, best)
+	} else {
+		best.inRetxQ = false
+	}
+	prio := rt.prio
+	if rt.restart && !h.faults[FaultRestartPriority] {
+		prio = h.unschedPriority(h.peerOf(best), m.length())
+	}
+	return h.sendData(best, rt.start, rt.end-rt.start, prio, true, rt.incoming)
+}
+
+// sendFresh sends the next first transmission of best, the RPC at the
+// head of the send queue, and returns its data length.
+func (h *Machine) sendFresh(best *rpc) int {
+	m := best.out
 	off := m.next
 	n := h.packetLen(m, off)
 	var prio uint8

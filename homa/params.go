@@ -68,6 +68,11 @@ type Params struct {
 	// (the suite's usual home) polling cost a lone caller's median latency
 	// 0.89x and saved CPU only with many callers (README, BenchmarkEcho100B).
 	PollUsecs int
+	// DeferMinBytes is defer_min_bytes (1000): a message with at most this
+	// many bytes left to send leaves past the pacer, however backlogged
+	// the link (homa_xmit_data checks the NIC queue only for messages with
+	// more left); its packets still count toward the link's backlog.
+	DeferMinBytes int
 }
 
 // DefaultParams returns HomaModule main's defaults (homa_utils.c,
@@ -79,7 +84,7 @@ func DefaultParams() Params {
 		UnschedCutoffs: [8]uint32{0, 0, 0, 0, 1000000, 15000, 2800, 200}, CutoffVersion: 1,
 		FIFOGrantIncrement: 50000, GrantFIFOFraction: 50, LinkMbps: 25000,
 		Tick: time.Millisecond, ResendTicks: 5, ResendInterval: 5, TimeoutTicks: 100, RequestAckTicks: 2,
-		MTU: 1500,
+		MTU: 1500, DeferMinBytes: 1000,
 	}
 }
 

@@ -175,6 +175,38 @@ func TestSimOverloadAnswersResends(t *testing.T) {
 	}
 }
 
+// TestSimOverloadAllToAll runs testdata/w4-overload-all-to-all-sim.yaml
+// (four hosts sending each other W4 requests at 2.5 times their 100 Mbit/s
+// links, the switch's default buffer overflowing): servers' RPCs time out
+// while they wait for granted bytes and late request DATA re-creates them
+// (homa_timer_check_rpc, homa_rpc_alloc_server). No MUST rule may be
+// violated: the rules charged the re-created RPCs' GRANTs and RESENDs (14
+// HOMA-GRANT-003, 24 HOMA-RESEND-012). The re-creations must happen: some
+// GRANT or RESEND of a possibly re-created RPC is judged inconclusive.
+func TestSimOverloadAllToAll(t *testing.T) {
+	res, text := simRun(t, loadExample(t, "w4-overload-all-to-all-sim.yaml"), filepath.Join(t.TempDir(), "a"))
+	sum := res.Summary
+	if sum.OfferedLoad < 2 || sum.OK+sum.Failed+sum.TimedOutInStall != sum.RPCs || sum.RPCs < 500 {
+		t.Fatalf("want a run at 2x the links or more, every RPC accounted for:\n%s", text)
+	}
+	unsure := 0
+	for _, h := range res.Hosts {
+		for _, rr := range h.Report.Rules {
+			if rr.ID == "HOMA-GRANT-004" || rr.ID == "HOMA-RESEND-012" {
+				unsure += rr.Inconclusive
+			}
+		}
+		for _, f := range h.Violations {
+			if f.Level == spec.Must {
+				t.Errorf("host %v charged: %v", h.Host, f)
+			}
+		}
+	}
+	if unsure == 0 {
+		t.Errorf("no GRANT or RESEND of a possibly re-created RPC judged inconclusive: the run must re-create some\n%s", text)
+	}
+}
+
 // TestSimInterruptedDuringCheck ends the run's context as the run starts
 // checking its capture (the step after the simulation): Run must return
 // ErrInterrupted with its folder marked, not a verdict (the check used to

@@ -26,8 +26,8 @@ func grantRules() []*Rule {
 		{
 			ID: "HOMA-GRANT-001", Level: Must, Alone: true,
 			Facts:     []string{"GRANT-01"},
-			Statement: "Only messages longer than unsched_bytes receive GRANTs.",
-			Source:    "HomaModule homa_grant.c homa_grant_init_rpc",
+			Statement: "Only messages longer than unsched_bytes receive GRANTs, or one a DATA of which carried incoming short of its length (a retransmission that may have created the RPC anew).",
+			Source:    "HomaModule homa_grant.c homa_grant_init_rpc (grantable when the first packet's incoming is short of the length); homa_outgoing.c homa_resend_data (incoming = the range's end)",
 			Profiles:  []string{"linux", "linux-2024", "linux-2025"},
 			Property: Each{Types: grant, Check: func(c *Ctx, e *Event) Result {
 				_, m := grantMsg(c, e)
@@ -35,6 +35,13 @@ func grantRules() []*Rule {
 					return Unsure("GRANT for a message with no DATA in the capture: its length is unknown")
 				}
 				if m.Length <= c.P.UnschedBytes {
+					if m.MinIncoming > 0 && m.MinIncoming < m.Length {
+						// A retransmission carries incoming = the end of
+						// the range it answers (homa_resend_data); one
+						// that creates the RPC anew (after a timeout)
+						// leaves it grantable (homa_grant_init_rpc).
+						return Pass()
+					}
 					return Violation("GRANT offset %d for a %d-byte message, which fits in unsched_bytes %d", e.Packet.Grant().Offset(), m.Length, c.P.UnschedBytes)
 				}
 				return Pass()
@@ -71,7 +78,7 @@ func grantRules() []*Rule {
 			Statement: "GRANT offsets for one message strictly increase (on main a repeat of exactly the message length is tolerated; linux_6.1.38 never repeats one).",
 			Source:    "HomaModule homa_grant.c homa_grant_try_send (granted only grows; main may resend offset = length), linux_6.1.38 homa_grant_send (only a positive increment is sent); fault @7774497",
 			Profiles:  []string{"linux", "linux-2024", "linux-2025"},
-			Capture:   "at a capture away from the receiver, a new offset below the latest seen less than slack after it is a GRANT reordered before the capture point (a downgrade); a repeated offset is a violation unless it is the network's duplicate; after the client's ack, a capture away from the receiver cannot show a late request packet re-creating the RPC there (AMO-01): inconclusive",
+			Capture:   "at a capture away from the receiver, a new offset below the latest seen less than slack after it is a GRANT reordered before the capture point (a downgrade); a repeated offset is a violation unless it is the network's duplicate; after the client's ack, a capture away from the receiver cannot show a late request packet re-creating the RPC there (AMO-01): inconclusive; so is a GRANT after request DATA that reached the server about timeout_ticks after it last heard from the client (its timer may have aborted the RPC and that DATA created it anew, granted from its incoming: homa_timer_check_rpc, homa_rpc_alloc_server)",
 			Property: Each{Types: grant, Check: func(c *Ctx, e *Event) Result {
 				r, m := grantMsg(c, e)
 				if m == nil || m.Grants == 0 {
@@ -79,6 +86,9 @@ func grantRules() []*Rule {
 				}
 				off := e.Packet.Grant().Offset()
 				if why, ok := recreatedUnseen(c, r, e); ok && off <= m.Granted {
+					return Unsure("GRANT offset %d does not exceed the earlier GRANT offset %d: %s", off, m.Granted, why)
+				}
+				if why, ok := timedOutUnsure(r, e); ok && off <= m.Granted {
 					return Unsure("GRANT offset %d does not exceed the earlier GRANT offset %d: %s", off, m.Granted, why)
 				}
 				// main's homa_grant_try_send can send a zero increment to a
@@ -109,13 +119,16 @@ func grantRules() []*Rule {
 			Statement: "No GRANT is sent for a message whose bytes have all arrived.",
 			Source:    "HomaModule homa_grant.c homa_grant_check_rpc (complete messages leave the grantable set); fault @312e4bd",
 			Profiles:  []string{"linux", "linux-2024", "linux-2025"},
-			Capture:   "the capture must be on the receiver's side of any loss; slack covers packets still in flight to the receiver; after the client's ack, a capture away from the receiver cannot show a late request packet re-creating the RPC there (AMO-01): inconclusive",
+			Capture:   "the capture must be on the receiver's side of any loss; slack covers packets still in flight to the receiver; after the client's ack, a capture away from the receiver cannot show a late request packet re-creating the RPC there (AMO-01): inconclusive; so is a GRANT after request DATA that reached the server about timeout_ticks after it last heard from the client (its timer may have aborted the RPC and that DATA created it anew, lacking the earlier bytes: homa_timer_check_rpc, homa_rpc_alloc_server)",
 			Property: Each{Types: grant, Check: func(c *Ctx, e *Event) Result {
 				r, m := grantMsg(c, e)
 				if m == nil || !m.Complete {
 					return Pass()
 				}
 				if why, ok := recreatedUnseen(c, r, e); ok {
+					return Unsure("GRANT offset %d for the %d-byte message complete since frame %d: %s", e.Packet.Grant().Offset(), m.Length, m.CompleteFrame, why)
+				}
+				if why, ok := timedOutUnsure(r, e); ok {
 					return Unsure("GRANT offset %d for the %d-byte message complete since frame %d: %s", e.Packet.Grant().Offset(), m.Length, m.CompleteFrame, why)
 				}
 				if late := e.Time.Sub(m.CompleteTime); late > c.P.Slack {

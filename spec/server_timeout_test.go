@@ -82,3 +82,86 @@ func TestServerNoTimeoutStillJudged(t *testing.T) {
 	held := b.after(5*time.Millisecond).resend(false, 2, 0, 1424, 7)
 	wantViolations(t, b.checkAt(HostPoint(b.server), "linux", "HOMA-RESEND-012", "unsched_bytes=3000"), "HOMA-RESEND-012", held)
 }
+
+// TestServerTimeoutGrantsAfresh: an RPC that late request DATA re-created
+// after the server's timer aborted it is granted from that DATA's incoming
+// (homa_rpc_alloc_server → homa_grant_init_rpc), lacking the bytes the old
+// one held: its GRANT below the old RPC's, for a message the capture saw
+// complete, is legal past the timeout, inconclusive within RTX-10's
+// tolerance of it, and a violation (HOMA-GRANT-003, -004) well before it.
+func TestServerTimeoutGrantsAfresh(t *testing.T) {
+	const rules = "HOMA-GRANT-00[34]"
+	for _, tc := range []struct {
+		late time.Duration
+		want string // clean, inconclusive or violation
+	}{{124 * time.Millisecond, "clean"}, {99 * time.Millisecond, "inconclusive"}, {60 * time.Millisecond, "violation"}} {
+		b := serverTimeoutTrace(t, tc.late)
+		g := b.after(5*time.Millisecond).grant(false, 2, 4500, 0)
+		rep := b.checkAt(HostPoint(b.server), "linux", rules, "unsched_bytes=3000")
+		for _, id := range []string{"HOMA-GRANT-003", "HOMA-GRANT-004"} {
+			switch tc.want {
+			case "clean":
+				wantClean(t, rep, id)
+			case "inconclusive":
+				wantViolations(t, rep, id)
+				wantInconclusive(t, rep, id, g)
+			default:
+				wantViolations(t, rep, id, g)
+			}
+		}
+	}
+}
+
+// TestGrantShortMessageRecreated: a 2742-byte request (unsched_bytes
+// 40000) whose first packet was lost; the client answers the server's
+// RESEND with incoming 1424 (homa_resend_data), and the server, its RPC
+// created anew by that packet, grants the rest (homa_grant_init_rpc):
+// legal (HOMA-GRANT-001). Without a DATA short of the length, a GRANT for
+// a message within unsched_bytes stays a violation.
+func TestGrantShortMessageRecreated(t *testing.T) {
+	b := newTrace(t, wire.VersionCurrent)
+	b.data(true, 2, 2742, 1424, 1318, 6, nil)
+	b.after(5*time.Millisecond).resend(false, 2, 0, 1424, 7)
+	b.after(200*time.Microsecond).data(true, 2, 2742, 0, 1424, 7, func(f *wire.DataFields) { f.Retransmit, f.Incoming = 1, 1424 })
+	b.after(20*time.Microsecond).grant(false, 2, 2742, 0)
+	wantClean(t, b.checkAt(HostPoint(b.server), "linux", "HOMA-GRANT-001"), "HOMA-GRANT-001")
+
+	b = newTrace(t, wire.VersionCurrent)
+	b.data(true, 2, 2742, 0, 1424, 6, nil)
+	g := b.after(20*time.Microsecond).grant(false, 2, 2742, 0)
+	wantViolations(t, b.checkAt(HostPoint(b.server), "linux", "HOMA-GRANT-001"), "HOMA-GRANT-001", g)
+}
+
+// TestServerTimeoutCountsFromHeldGrant: a server holding the unscheduled
+// 3000 bytes of a 9000-byte request grants to 4500 (its timer's silence
+// count starts: bytes are due), then to 6000 10 ms later, which does not
+// restart the count (only DATA, GRANT or BUSY received do:
+// homa_dispatch_pkts, homa_timer_check_rpc). DATA reaching it 105 ms after
+// the first GRANT, only 95 ms after the second, finds the RPC aborted and
+// creates it anew, lacking the first 3000 bytes: its RESEND for them is
+// legal (HOMA-RESEND-012). Had the first GRANT come 10 ms later too, the
+// count would have run only 92 ms: the same RESEND is a violation.
+func TestServerTimeoutCountsFromHeldGrant(t *testing.T) {
+	for _, gap := range []time.Duration{10 * time.Millisecond, 0} {
+		b := newTrace(t, wire.VersionCurrent)
+		b.message(true, 2, 9000, 0, 3000, 3000, 6)
+		b.after(time.Millisecond)
+		if gap > 0 {
+			b.grant(false, 2, 4500, 0)
+			b.after(gap)
+		} else {
+			b.after(10 * time.Millisecond)
+			b.grant(false, 2, 4500, 0)
+		}
+		b.grant(false, 2, 6000, 0)
+		b.after(95 * time.Millisecond)
+		b.message(true, 2, 9000, 3000, 4500, 3000, 6)
+		rs := b.after(5*time.Millisecond).resend(false, 2, 0, 3000, 7)
+		rep := b.checkAt(HostPoint(b.server), "linux", "HOMA-RESEND-012", "unsched_bytes=3000")
+		if gap > 0 {
+			wantClean(t, rep, "HOMA-RESEND-012")
+		} else {
+			wantViolations(t, rep, "HOMA-RESEND-012", rs)
+		}
+	}
+}

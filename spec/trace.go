@@ -378,6 +378,14 @@ type RPC struct {
 	ServerTimeout      Seen
 	ServerTimeoutSure  bool
 	ServerTimeoutQuiet time.Duration
+	// serverCountFrom is the time (Unix ns; 0: none) of the server's
+	// latest GRANT for the request sent while it held every byte it had
+	// granted (Message.heldGranted): its timer held silent_ticks at 0 until then, and a GRANT
+	// sent while bytes were still due does not restart the count
+	// (homa_timer_check_rpc; only DATA, GRANT or BUSY received reset it,
+	// homa_dispatch_pkts). An int64, not a time.Time: RPC stays within
+	// 2048 bytes.
+	serverCountFrom int64
 	// Acked is set when the client acknowledged the RPC (ACK header, ACK
 	// entry or piggy-backed DATA ack), at AckTime in frame AckFrame.
 	Acked    bool
@@ -1305,6 +1313,9 @@ func (t *Trace) applyGrant(e *Event, r *RPC) {
 	gs := GrantSeen{Time: e.Time, Frame: e.Frame, Priority: g.Priority(), Offset: g.Offset(), HBefore: m.Horizon(t.P)}
 	m.RecentGrants = append(m.RecentGrants, gs)
 	m.GrantLog = append(m.GrantLog, gs)
+	if m == &r.Request && m.Received() >= m.heldGranted(t.P) {
+		r.serverCountFrom = e.Time.UnixNano()
+	}
 	if before := max(t.P.Unsched(m.Length), m.Granted); g.Offset() > before {
 		m.GrantTime, m.GrantFrame, m.GrantedBefore = e.Time, e.Frame, before
 	}
@@ -1451,8 +1462,11 @@ func (t *Trace) newIncarnation(r *RPC, serverLost bool) {
 // of the DATA it got); with all of them its timer holds silent_ticks at
 // 0), and went quiet long enough since the client's latest DATA, GRANT or
 // BUSY (homa_dispatch_pkts resets silent_ticks only for those) and its
-// own latest GRANT or buffer wakeup (after which its timer may have held
-// the count at 0): at least timeout_ticks-2 ticks less slack (RTX-10's
+// latest GRANT sent while it held every byte it had granted (heldGranted),
+// or its latest buffer wakeup (until which its timer may have held the
+// count at 0; a GRANT sent while bytes were still due leaves the count
+// running, so any earlier silence of timeout_ticks counts): at least
+// timeout_ticks-2 ticks less slack (RTX-10's
 // tolerance, as HOMA-RESEND-019 allows). sure is set past timeout_ticks
 // ticks plus slack, the bound HOMA-RESEND-009 holds the timer to.
 func (t *Trace) serverTimedOut(r *RPC, now time.Time) (quiet time.Duration, sure, ok bool) {
@@ -1464,11 +1478,10 @@ func (t *Trace) serverTimedOut(r *RPC, now time.Time) (quiet time.Duration, sure
 	if got >= m.authorised(t.P) {
 		return 0, false, false
 	}
-	start := maxTime(r.First, r.HeardFromClient)
-	if g, ok := m.LastGrant(); ok {
-		start = maxTime(start, g.Time)
+	start := maxTime(maxTime(r.First, r.HeardFromClient), m.WakeupTime)
+	if r.serverCountFrom != 0 {
+		start = maxTime(start, time.Unix(0, r.serverCountFrom))
 	}
-	start = maxTime(start, m.WakeupTime)
 	quiet = now.Sub(start)
 	if quiet < t.P.Ticks(t.P.TimeoutTicks-2)-t.P.Slack {
 		return quiet, false, false
@@ -1484,6 +1497,21 @@ func (m *Message) authorised(p *Params) uint32 {
 		return m.Length
 	}
 	return min(m.Length, max(p.Unsched(m.Length), m.Granted, m.MaxIncoming))
+}
+
+// heldGranted returns the least the receiver's granted offset for m may
+// be as far as the capture shows: its GRANT offsets and the incoming its
+// RPC started from (homa_grant_init_rpc; the smallest incoming of the
+// message's DATA, or U without one), within the length. A later DATA's
+// larger incoming does not raise it (homa_data_pkt leaves granted alone),
+// so its timer holds silent_ticks at 0 (homa_timer_check_rpc) once it has
+// received this many bytes.
+func (m *Message) heldGranted(p *Params) uint32 {
+	init := m.MinIncoming
+	if init == 0 {
+		init = p.Unsched(m.Length)
+	}
+	return min(m.Length, max(m.Granted, init))
 }
 
 // restartReceiver starts the receiver's view of m afresh (the receiver
