@@ -670,7 +670,7 @@ func (c *Checker) recordFinding(i int, e *Event, res *Result) {
 // capture homatest makes of its own runs, the explorer's cases): the
 // capture's start then excuses no finding (CauseCaptureStart), and an RPC
 // whose first packet is not its request's start is judged as it is.
-func (c *Checker) SetCaptureFromStart() { c.fromStart = true }
+func (c *Checker) SetCaptureFromStart() { c.fromStart, c.ctx.fromStart = true, true }
 
 // startedBefore reports whether a violation of rule r at RPC rpc may
 // depend on what the RPC's hosts did before the capture began: the RPC

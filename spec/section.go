@@ -131,7 +131,7 @@ func (c *Checker) newSection(e *Event, why string, restarted netip.Addr) {
 	}
 	c.open = ruleSet{}
 	c.seen = 0
-	c.fromStart = false
+	c.fromStart, c.ctx.fromStart = false, false
 	c.epochs = map[netip.Addr]*hostEpoch{}
 	c.report.Sections = append(c.report.Sections, SectionStart{Frame: e.Frame, Why: why, Restarted: restarted})
 }

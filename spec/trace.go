@@ -173,6 +173,15 @@ type Message struct {
 	// Trace.granting and Trace.longIn sets; doneFiled whether it has an
 	// entry in the receiver's Trace.longDone heap.
 	inGranting, inLong, doneFiled bool
+	// whole is set when the receiver shows it holds the whole message
+	// though the capture did not see every byte (Complete unset): the
+	// client acknowledged the RPC, or (the request) the server sent
+	// response DATA, which it does only once it has the whole request
+	// (homa_rpc_acked; the application replies to complete messages
+	// only). The message then neither is granted nor adds to the
+	// receiver's outstanding bytes (homa_grant_update_incoming counts a
+	// message only while bytes of it are missing).
+	whole bool
 	// acc is the receiver's outstanding sum (set when the message is
 	// first filed in Trace.granting or Trace.longIn, both under its
 	// receiver), and outVal what the message adds to it now, 0 when it
@@ -824,6 +833,8 @@ func (t *Trace) outstandingOf(h netip.Addr) *outstandingSum {
 // received; else 0 (see incomingOutstanding).
 func (t *Trace) outstandingPart(m *Message) int64 {
 	switch {
+	case m.whole:
+		return 0
 	case m.inGranting:
 		return max(0, int64(m.Granted)-int64(m.Received()))
 	case m.inLong && !m.Complete:
@@ -924,10 +935,22 @@ func (t *Trace) Grantable(h netip.Addr, now time.Time) int {
 	return len(t.longIn[h])
 }
 
+// heldWhole notes that host h, receiver of message m, shows it holds m
+// whole (see Message.whole): m leaves h's granting set and its
+// outstanding sum.
+func (t *Trace) heldWhole(h netip.Addr, m *Message) {
+	if m.Complete || m.whole {
+		return
+	}
+	m.whole = true
+	t.dropGranting(h, m)
+	t.refreshOutstanding(m)
+}
+
 // trackIncoming keeps the granting index of message m (sent
 // to host to) up to date.
 func (t *Trace) trackIncoming(to netip.Addr, m *Message, r *RPC) {
-	switch want := m.Grants > 0 && !m.Complete; {
+	switch want := m.Grants > 0 && !m.Complete && !m.whole; {
 	case want && !m.inGranting:
 		addMsg(t.granting, to, m, r)
 		m.inGranting = true
@@ -1247,6 +1270,7 @@ func (t *Trace) applyData(e *Event, r *RPC) {
 		// none of it again (RTX-01), so no retransmission of it is
 		// coming in this incarnation and its payload log can go.
 		r.Request.payload = nil
+		t.heldWhole(r.Key.Server, &r.Request)
 	}
 	before := m.Seen.Total()
 	m.Seen.Add(e.Offset, end)
@@ -1395,6 +1419,9 @@ func (t *Trace) ack(k RPCKey, serverPort uint16, e *Event, entry bool) {
 		return
 	}
 	r.Acked, r.AckTime, r.AckFrame = true, e.Time, e.Frame
+	// The client had the whole response and the server frees the RPC.
+	t.heldWhole(k.Server, &r.Request)
+	t.heldWhole(k.Client, &r.Response)
 	t.newIncarnation(r, false)
 	t.file(r) // acked: due earlier
 }

@@ -1,0 +1,94 @@
+package check
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/gopacket/gopacket/pcapgo"
+)
+
+// sliceReal writes frames [from, to) (0-based, to clipped to the capture)
+// of real capture name to a new pcap in a temporary directory, as
+// `editcap -r name out from+1-to` does.
+func sliceReal(t *testing.T, name string, from, to int) string {
+	t.Helper()
+	f, err := os.Open(filepath.Join(realDir, name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	r, err := pcapgo.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(t.TempDir(), fmt.Sprintf("slice-%d-%d.pcap", from, to))
+	out, err := os.Create(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer out.Close()
+	w := pcapgo.NewWriter(out)
+	if err := w.WriteFileHeader(r.Snaplen(), r.LinkType()); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < to; i++ {
+		data, ci, err := r.ReadPacketData()
+		if err != nil {
+			break
+		}
+		if i >= from {
+			if err := w.WritePacket(ci, data); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	return p
+}
+
+// TestFileRealSlices: a real capture cut anywhere (here where the first
+// frames are the middle of a 500 KB request whose GRANTs the receiver
+// sent before the capture, or an ack for an RPC whose response came
+// before it, or a GRANT the sender evidently never got just before the
+// capture's end) has nothing the hosts did wrong: each slice passes with
+// no MUST or SHOULD violation. Before the fix the receiver's bytes granted
+// and not received counted the unseen part of a request begun before the
+// capture, even after its RPC ended (HOMA-GRANT-013), acks of such RPCs
+// were violations (HOMA-ACK-004), and a cut ending just after a GRANT
+// the sender never received was a stalled sender (HOMA-SEND-001).
+func TestFileRealSlices(t *testing.T) {
+	o := opts()
+	for _, c := range []struct {
+		file     string
+		from, to int
+		window   bool
+	}{
+		{"linux-6.13-proto146/c-500k-loss3pct-server-side.pcap", 399, 900, false},
+		{"linux-6.1-proto253/c-500k-loss3pct-server-side.pcap", 399, 500, false},
+		{"linux-6.13-proto146/c-500k-loss3pct-server-side.pcap", 1200, 1500, false},
+		{"linux-6.13-proto146/b-500k-grants.pcap", 1500, 1800, true},
+		{"linux-6.1-proto253/b-500k-grants.pcap", 699, 800, false},
+		{"linux-6.1-proto253/c-500k-loss3pct-server-side.pcap", 0, 50, false},
+		{"linux-6.1-proto253/f1-ipv6.pcap", 14, 68, false},
+	} {
+		p := sliceReal(t, c.file, c.from, c.to)
+		oc := o
+		if c.window {
+			oc.Params = append(append([]string(nil), o.Params...), "window=10000")
+		}
+		fr := File(oc, p)
+		if fr.Error != "" {
+			t.Fatalf("%s [%d, %d): %s", c.file, c.from, c.to, fr.Error)
+		}
+		if fr.Must+fr.Should != 0 || fr.Report == nil {
+			var why []string
+			if fr.Report != nil {
+				for _, v := range fr.Report.Violations {
+					why = append(why, v.String())
+				}
+			}
+			t.Errorf("%s frames [%d, %d): %d MUST, %d SHOULD, want none: %v", c.file, c.from, c.to, fr.Must, fr.Should, why)
+		}
+	}
+}
