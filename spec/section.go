@@ -116,6 +116,8 @@ func (c *Checker) newSection(e *Event, why string, restarted netip.Addr) {
 	c.endSection("section", restarted, e.Frame)
 	c.created += c.trace.Created()
 	payloads := c.trace.payloads
+	c.noteMissed()
+	c.shown.counted = 0
 	c.trace = NewTrace(c.p)
 	c.trace.payloads = payloads
 	c.net = newNetwork(c.net.cp, c.p.Jitter)
