@@ -14,6 +14,13 @@ import (
 // `editcap -r name out from+1-to` does.
 func sliceReal(t *testing.T, name string, from, to int) string {
 	t.Helper()
+	return sliceRealSnap(t, name, from, to, 0)
+}
+
+// sliceRealSnap is sliceReal keeping at most snap bytes of each frame
+// (0: all), as `editcap -s snap` does.
+func sliceRealSnap(t *testing.T, name string, from, to, snap int) string {
+	t.Helper()
 	f, err := os.Open(filepath.Join(realDir, name))
 	if err != nil {
 		t.Fatal(err)
@@ -23,14 +30,18 @@ func sliceReal(t *testing.T, name string, from, to int) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := filepath.Join(t.TempDir(), fmt.Sprintf("slice-%d-%d.pcap", from, to))
+	p := filepath.Join(t.TempDir(), fmt.Sprintf("slice-%d-%d-%d.pcap", from, to, snap))
 	out, err := os.Create(p)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer out.Close()
 	w := pcapgo.NewWriter(out)
-	if err := w.WriteFileHeader(r.Snaplen(), r.LinkType()); err != nil {
+	snapLen := r.Snaplen()
+	if snap > 0 {
+		snapLen = uint32(snap)
+	}
+	if err := w.WriteFileHeader(snapLen, r.LinkType()); err != nil {
 		t.Fatal(err)
 	}
 	for i := 0; i < to; i++ {
@@ -39,6 +50,9 @@ func sliceReal(t *testing.T, name string, from, to int) string {
 			break
 		}
 		if i >= from {
+			if snap > 0 && len(data) > snap {
+				data, ci.CaptureLength = data[:snap], snap
+			}
 			if err := w.WritePacket(ci, data); err != nil {
 				t.Fatal(err)
 			}
@@ -90,5 +104,71 @@ func TestFileRealSlices(t *testing.T) {
 			}
 			t.Errorf("%s frames [%d, %d): %d MUST, %d SHOULD, want none: %v", c.file, c.from, c.to, fr.Must, fr.Should, why)
 		}
+	}
+}
+
+// TestFileRealSliceSweep cuts every real capture systematically, as a
+// user editing it would (windows of 50 to 1000 frames at offsets through
+// the capture, pieces cut at several snap lengths), and wants no slice to
+// fail: what a cut capture cannot show is inconclusive, never a violation.
+func TestFileRealSliceSweep(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join(realDir, "*", "*.pcap"))
+	if err != nil || len(files) < 9 {
+		t.Fatalf("real captures: %v (%d)", err, len(files))
+	}
+	checked := 0
+	for _, path := range files {
+		name, _ := filepath.Rel(realDir, path)
+		n := countFrames(t, name)
+		oc := opts()
+		if name == filepath.Join("linux-6.13-proto146", "b-500k-grants.pcap") {
+			oc.Params = append(append([]string(nil), oc.Params...), "window=10000") // its README's sysctl
+		}
+		for _, size := range []int{50, 100, 300, 1000} {
+			for from := 0; from < n; from += max(n/5, 1) + size/3 {
+				for _, snap := range []int{0, 62, 80, 128, 256} {
+					if snap != 0 && size != 300 {
+						continue
+					}
+					p := sliceRealSnap(t, name, from, from+size, snap)
+					fr := File(oc, p)
+					checked++
+					if fr.Error != "" || fr.Verdict == "fail" {
+						var why []string
+						if fr.Report != nil {
+							for _, v := range fr.Report.Violations {
+								why = append(why, v.String())
+							}
+						}
+						t.Errorf("%s frames [%d, %d) snap %d: verdict %s %s %v", name, from, from+size, snap, fr.Verdict, fr.Error, why)
+					}
+				}
+			}
+		}
+	}
+	t.Logf("%d slices checked", checked)
+	if checked < 100 {
+		t.Errorf("checked %d slices, want at least 100", checked)
+	}
+}
+
+// countFrames returns the number of frames of real capture name.
+func countFrames(t *testing.T, name string) int {
+	t.Helper()
+	f, err := os.Open(filepath.Join(realDir, name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	r, err := pcapgo.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for {
+		if _, _, err := r.ReadPacketData(); err != nil {
+			return n
+		}
+		n++
 	}
 }
