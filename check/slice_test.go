@@ -21,15 +21,7 @@ func sliceReal(t *testing.T, name string, from, to int) string {
 // (0: all), as `editcap -s snap` does.
 func sliceRealSnap(t *testing.T, name string, from, to, snap int) string {
 	t.Helper()
-	f, err := os.Open(filepath.Join(realDir, name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	r, err := pcapgo.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := openReal(t, name)
 	p := filepath.Join(t.TempDir(), fmt.Sprintf("slice-%d-%d-%d.pcap", from, to, snap))
 	out, err := os.Create(p)
 	if err != nil {
@@ -152,18 +144,26 @@ func TestFileRealSliceSweep(t *testing.T) {
 	}
 }
 
-// countFrames returns the number of frames of real capture name.
-func countFrames(t *testing.T, name string) int {
+// openReal opens real capture name for reading frame by frame (closed
+// when the test ends).
+func openReal(t *testing.T, name string) *pcapgo.Reader {
 	t.Helper()
 	f, err := os.Open(filepath.Join(realDir, name))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
+	t.Cleanup(func() { f.Close() })
 	r, err := pcapgo.NewReader(f)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return r
+}
+
+// countFrames returns the number of frames of real capture name.
+func countFrames(t *testing.T, name string) int {
+	t.Helper()
+	r := openReal(t, name)
 	n := 0
 	for {
 		if _, _, err := r.ReadPacketData(); err != nil {
