@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/gopacket/gopacket/pcapgo"
@@ -170,5 +171,68 @@ func countFrames(t *testing.T, name string) int {
 			return n
 		}
 		n++
+	}
+}
+
+// dropReal writes real capture name without the frames (1-based) that
+// drop selects, as `editcap name out N...` does: packets the capture lost.
+func dropReal(t *testing.T, name string, drop func(frame int) bool) string {
+	t.Helper()
+	r := openReal(t, name)
+	p := filepath.Join(t.TempDir(), "dropped.pcap")
+	out, err := os.Create(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer out.Close()
+	w := pcapgo.NewWriter(out)
+	if err := w.WriteFileHeader(r.Snaplen(), r.LinkType()); err != nil {
+		t.Fatal(err)
+	}
+	for i := 1; ; i++ {
+		data, ci, err := r.ReadPacketData()
+		if err != nil {
+			return p
+		}
+		if !drop(i) {
+			if err := w.WritePacket(ci, data); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+}
+
+// TestFileCaptureLoss: a capture that lost packets without saying so.
+// Every 50th frame gone, the request's stretches the capture never saw
+// below bytes it saw, in a message its receiver answered, show the loss:
+// the GRANTs it also lost make DATA look ungranted, which is then
+// inconclusive (INCOMPLETE), not 44 HOMA-GRANT-005 violations. One GRANT
+// gone (frame 68) leaves no such trace: the violations stand, and their
+// hint names capture loss besides the max_gso_size the overshoot implies.
+func TestFileCaptureLoss(t *testing.T) {
+	const name = "linux-6.13-proto146/b-500k-grants.pcap"
+	o := opts()
+	o.Params = append(append([]string(nil), o.Params...), "window=10000")
+	fr := File(o, dropReal(t, name, func(i int) bool { return i%50 == 0 }))
+	if fr.Error != "" || fr.Verdict != "incomplete" || fr.Must != 0 || fr.Report.CaptureDrops == 0 ||
+		fr.Report.CaptureDropsShown == "" || fr.CaptureDropsFrom != "the capture's own evidence" {
+		t.Errorf("every 50th frame dropped: verdict %s (%d MUST) %s, drops %d shown %q from %q, want incomplete with the capture's evidence",
+			fr.Verdict, fr.Must, fr.Error, fr.Report.CaptureDrops, fr.Report.CaptureDropsShown, fr.CaptureDropsFrom)
+	}
+	fr = File(o, dropReal(t, name, func(i int) bool { return i == 68 }))
+	if fr.Error != "" || fr.Verdict != "fail" || fr.Report.CaptureDrops != 0 {
+		t.Fatalf("GRANT of frame 68 dropped: verdict %s %s, drops %d, want fail without drops", fr.Verdict, fr.Error, fr.Report.CaptureDrops)
+	}
+	n := 0
+	for _, v := range fr.Report.Violations {
+		if v.Rule == "HOMA-GRANT-005" {
+			n++
+			if !strings.Contains(v.Hint, "--capture-drops N") {
+				t.Errorf("frame %d: hint %q does not name capture loss", v.Frame, v.Hint)
+			}
+		}
+	}
+	if n == 0 {
+		t.Errorf("GRANT of frame 68 dropped: no HOMA-GRANT-005 violation: %v", fr.Report.Violations)
 	}
 }
