@@ -162,8 +162,10 @@ type FileReport struct {
 	CaptureComment  string   `json:"capture_comment,omitempty"`
 	CaptureComments []string `json:"capture_comments,omitempty"`
 	// CaptureDropsFrom says where the drops of Report.CaptureDrops come
-	// from: "interface statistics" (the pcapng declares them) or
-	// "--capture-drops"; CaptureDropsHint is what they mean for the
+	// from: "interface statistics" (the pcapng declares them),
+	// "--capture-drops", or "the capture's own evidence" (bytes a receiver
+	// showed it held that no captured DATA carried:
+	// Report.CaptureDropsShown); CaptureDropsHint is what they mean for the
 	// report and what to do about them, one line ("" without drops).
 	// When a finding was excused as perhaps their doing
 	// (Report.CaptureDropExcused), the verdict is INCOMPLETE (exit 2)
@@ -717,7 +719,9 @@ func compareInferred(inf *spec.Inferrer, params spec.Params, given []string) []I
 // with the whole set, and the run is returned so that a user can pass
 // every flag at once instead of following the hints one at a time.
 func hintFindings(file string, ro pcap.ReaderOptions, plan capturePlan, judge spec.Judge, rep *spec.Report, inferred []InferredParam) *InferredRun {
-	hint := func(alt spec.Judge, why string) *spec.Report {
+	var hintWhere func(alt spec.Judge, why string, lossToo bool) *spec.Report
+	hint := func(alt spec.Judge, why string) *spec.Report { return hintWhere(alt, why, false) }
+	hintWhere = func(alt spec.Judge, why string, lossToo bool) *spec.Report {
 		altRun, err := runRules(file, ro, plan, alt)
 		if err != nil {
 			return nil
@@ -730,6 +734,11 @@ func hintFindings(file string, ro pcap.ReaderOptions, plan capturePlan, judge sp
 			v := &rep.Violations[i]
 			if v.Hint == "" && !still[[2]any{v.Rule, v.Frame}] {
 				v.Hint = why
+				if lossToo && !v.MayRestOnMissing() {
+					// No missing packet explains it: only the parameter.
+					v.Hint, _, _ = strings.Cut(why, ", or if the capture lost")
+					v.Hint += "; if they did not, it stands"
+				}
 			}
 		}
 		return altRun.rep
@@ -747,7 +756,11 @@ func hintFindings(file string, ro pcap.ReaderOptions, plan capturePlan, judge sp
 		x.Apply(&all.Params)
 		flags = append(flags, x.Name+"="+x.Value)
 		names = append(names, "--param "+x.Name+"="+x.Value)
-		hint(alt, fmt.Sprintf("not a violation if the hosts ran with --param %s=%s, which the capture implies (%s); if they did not, it stands", x.Name, x.Value, x.Evidence))
+		why := fmt.Sprintf("not a violation if the hosts ran with --param %s=%s, which the capture implies (%s); if they did not, it stands", x.Name, x.Value, x.Evidence)
+		if rep.CaptureDrops == 0 {
+			why = fmt.Sprintf("not a violation if the hosts ran with --param %s=%s, which the capture implies (%s), or if the capture lost a packet this rests on (pass --capture-drops N if it lost N); if neither, it stands", x.Name, x.Value, x.Evidence)
+		}
+		hintWhere(alt, why, rep.CaptureDrops == 0)
 	}
 	if len(flags) < 2 {
 		return nil
@@ -780,12 +793,17 @@ func dropsHint(rep *spec.Report, st pcap.Stats, flag uint64) (from, hint string)
 	switch {
 	case rep.CaptureDrops == cut:
 		from, recapture = "snap length", "re-capture with -s 0 to judge them"
+	case rep.CaptureDropsShown != "" && max(flag, st.CaptureDrops) < rep.CaptureDrops:
+		from = "the capture's own evidence"
 	case st.CaptureDrops >= flag:
 		from = "interface statistics"
 	}
 	dropped := "the capture dropped " + plural.Of64(rep.CaptureDrops-cut, "packet", "packets")
 	if rep.CaptureDrops-cut == 1 {
 		dropped = "the capture dropped 1 packet"
+	}
+	if from == "the capture's own evidence" {
+		dropped = fmt.Sprintf("the capture shows it missed %s (%s)", plural.Of64(rep.CaptureDrops-cut, "packet", "packets"), rep.CaptureDropsShown)
 	}
 	if cut > 0 {
 		unread := plural.Of64(cut, "frame with its Homa header cut by the snap length is an unseen packet", "frames with their Homa header cut by the snap length are unseen packets")

@@ -649,6 +649,11 @@ func detectFormat(r *Reader) (v wire.Version, shift uint8, err error) {
 				old++
 			}
 		}
+		if f.Err != nil && f.Raw != nil && f.IPProto == wire.IPProtoHoma2024 {
+			// A header the snap length cut still shows its IP
+			// protocol, which alone names the 2024 format.
+			seen[wire.Version2024]++
+		}
 		if f.Err == nil {
 			seen[f.Packet.Version()]++
 			if f.Packet.Type() == wire.TypeData {

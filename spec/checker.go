@@ -50,6 +50,11 @@ type Finding struct {
 	alone bool
 }
 
+// MayRestOnMissing reports whether a packet the capture did not see may
+// explain the finding (not Rule.Alone, the WIRE area or Result.Alone):
+// one a capture drop can excuse.
+func (f *Finding) MayRestOnMissing() bool { return !f.alone }
+
 // SeeFrames names the finding's other frames as reports print them:
 // "frame 86" for one, "frames 86,90" for several, "" for none.
 func (f *Finding) SeeFrames() string {
@@ -110,6 +115,10 @@ type Report struct {
 	// explain are at more than CaptureDropLimit RPCs: they cannot all be
 	// the capture's doing, so they stay violations.
 	CaptureDropTooMany bool `json:"capture_drop_too_many,omitempty"`
+	// CaptureDropsShown, when set, is the evidence that the capture
+	// itself missed packets the hosts got (Trace.MissedData), which set
+	// CaptureDrops when no larger count was given.
+	CaptureDropsShown string `json:"capture_drops_shown,omitempty"`
 	// Sections lists where the checker started judging afresh (a
 	// timestamp jump back of more than TimeJump, a host's restart): the
 	// capture is judged as independent sections, nothing across their
@@ -425,7 +434,14 @@ type Checker struct {
 	dropLimit int
 	dropAt    map[uint64]struct{}
 	dropOver  bool
-	dropSeed  maphash.Seed
+	// shown is what the sections' traces showed the capture missed
+	// (noteMissed): n packets, ev the first evidence, counted the
+	// current trace's part already added.
+	shown struct {
+		n, counted uint64
+		ev         Evidence
+	}
+	dropSeed maphash.Seed
 }
 
 // NewChecker returns a checker of rules against parameters p (profile is
@@ -670,7 +686,7 @@ func (c *Checker) recordFinding(i int, e *Event, res *Result) {
 // capture homatest makes of its own runs, the explorer's cases): the
 // capture's start then excuses no finding (CauseCaptureStart), and an RPC
 // whose first packet is not its request's start is judged as it is.
-func (c *Checker) SetCaptureFromStart() { c.fromStart = true }
+func (c *Checker) SetCaptureFromStart() { c.fromStart, c.ctx.fromStart = true, true }
 
 // startedBefore reports whether a violation of rule r at RPC rpc may
 // depend on what the RPC's hosts did before the capture began: the RPC
@@ -821,12 +837,29 @@ func (c *Checker) excuseDrops() {
 		if st := c.state[i]; st.keptInc < MaxFindings {
 			st.keptInc++
 			f.Cause = CauseCaptureDrop
-			f.Why = fmt.Sprintf("%s (%s: the capture dropped %d, which may include one this rests on)", f.Why, CauseCaptureDrop, c.drops)
+			if c.report.CaptureDropsShown != "" {
+				f.Why = fmt.Sprintf("%s (%s: the capture shows it missed %d packets, %s, which may include one this rests on)", f.Why, CauseCaptureDrop, c.drops, c.report.CaptureDropsShown)
+			} else {
+				f.Why = fmt.Sprintf("%s (%s: the capture dropped %d, which may include one this rests on)", f.Why, CauseCaptureDrop, c.drops)
+			}
 			c.report.Inconclusive = append(c.report.Inconclusive, f)
 		}
 	}
 	clear(c.report.Violations[len(kept):])
 	c.report.Violations = kept
+}
+
+// noteMissed adds the DATA packets the current section's trace shows
+// the capture missed (Trace.MissedData) to the capture's count, once.
+func (c *Checker) noteMissed() {
+	n, ev := c.trace.MissedData()
+	if n > c.shown.counted {
+		if c.shown.n == 0 {
+			c.shown.ev = ev
+		}
+		c.shown.n += n - c.shown.counted
+		c.shown.counted = n
+	}
 }
 
 // ruleIndex returns the index of the rule with ID id (-1: none).
@@ -1562,6 +1595,11 @@ func (c *Checker) endSection(end string, restarted netip.Addr, at int) {
 
 func (c *Checker) Finish() *Report {
 	c.endSection("capture", netip.Addr{}, 0)
+	c.noteMissed()
+	if c.shown.n > c.drops {
+		c.SetCaptureDrops(c.shown.n)
+		c.report.CaptureDropsShown = c.shown.ev.String()
+	}
 	c.excuseDrops()
 	for _, st := range c.state {
 		c.report.Rules = append(c.report.Rules, st.res)

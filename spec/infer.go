@@ -229,7 +229,7 @@ func (in *Inferrer) Result() []Inferred {
 	if in.overshoot > 0 {
 		if n := int((in.overshoot + wire.MaxSegDataIPv4 - 1) / wire.MaxSegDataIPv4); n > segs {
 			segs = n
-			why = fmt.Sprintf("a first transmission ending %d bytes past its grant horizon (frame %d)", in.overshoot, in.overAt)
+			why = fmt.Sprintf("a first transmission ending %d bytes past its grant horizon as the capture shows it (frame %d; a GRANT the capture missed would explain it too)", in.overshoot, in.overAt)
 		}
 	}
 	if segs > 1 {

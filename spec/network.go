@@ -271,6 +271,9 @@ func (n *Network) observe(t *Trace, e *Event) {
 		if isBufferWakeup(t.P, rs) {
 			return
 		}
+		if e.FromClient() {
+			n.observeGrantLoss(r, e, t.P.Slack)
+		}
 		m := r.Msg(oppositeRole(e.Packet.Role()))
 		n.observeRetxLoss(r, m, e, rs, t.P.Slack)
 		if m.Length == 0 {
@@ -294,6 +297,29 @@ func (n *Network) observe(t *Trace, e *Event) {
 			if _, ok := n.lossBefore[k]; !ok {
 				n.lossBefore[k] = Evidence{e.Frame, fmt.Sprintf("%v asked for bytes in [%d, %d) that %v had sent (it sent up to %d) and the capture never saw", e.Src, start, lim, from, m.SentEnd)}
 			}
+		}
+	}
+}
+
+// observeGrantLoss records, at a client's RESEND e for RPC r's response
+// before any response DATA, a GRANT from the server that did not reach
+// the client: a client still sending its request sends RESENDs only once
+// it has transmitted every byte it knows to be granted (HomaModule
+// homa_timer.c homa_timer_check_rpc returns while tx_end <
+// msgout.granted), so a request whose first transmissions stop short of
+// a GRANT the capture saw more than slack before e shows that GRANT lost
+// after the capture point.
+func (n *Network) observeGrantLoss(r *RPC, e *Event, slack time.Duration) {
+	req := &r.Request
+	k := hostPair{r.Key.Server, r.Key.Client}
+	if _, ok := n.lossAfter[k]; ok || r.Response.Length != 0 || req.Length == 0 || req.SentEnd >= req.Length {
+		return
+	}
+	for i := len(req.RecentGrants) - 1; i >= 0; i-- {
+		g := req.RecentGrants[i]
+		if g.Offset > req.SentEnd && e.Time.Sub(g.Time) > slack {
+			n.lossAfter[k] = Evidence{e.Frame, fmt.Sprintf("%v sent RESEND while its request's first transmissions stopped at %d, short of the GRANT to %d in frame %d: it had not received that GRANT", e.Src, req.SentEnd, g.Offset, g.Frame)}
+			return
 		}
 	}
 }

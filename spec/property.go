@@ -147,7 +147,15 @@ type Ctx struct {
 	// open is the open obligations of the Within rule whose Trigger is
 	// being asked (nil otherwise): see Open.
 	open map[any]*pending
+	// fromStart: the capture began before any RPC in it
+	// (Checker.SetCaptureFromStart).
+	fromStart bool
 }
+
+// startedBefore reports whether RPC r may have begun before the capture
+// (RPC.SeenFromStart unset, and no SetCaptureFromStart): what its
+// receivers got before the capture's start is unknown.
+func (c *Ctx) startedBefore(r *RPC) bool { return !c.fromStart && r != nil && !r.SeenFromStart }
 
 // Open reports whether the Within rule whose Trigger asks has an open
 // obligation under key: a trigger with that key is folded into it and

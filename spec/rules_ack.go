@@ -184,6 +184,13 @@ func ackRules() []*Rule {
 						// Client ids are unique per host (facts ID-02), so
 						// the client has no RPC with this id on that port.
 						return Violation("ack for RPC %d names server port %d, but RPC %d runs on port %d", id, n.port, id, r.ServerPort).With(r.FirstFrame).Alone()
+					case !r.Response.Complete && c.startedBefore(r):
+						// The response's bytes may have come before
+						// the capture's start.
+						if res.Status != Inconclusive {
+							res = Downgrade(CauseCaptureStart, Evidence{Frame: r.FirstFrame, Why: fmt.Sprintf("RPC %d's first packet in the capture is not its request's first bytes", id)},
+								"ack for RPC %d, but %s", id, responseHeld(r))
+						}
 					case !r.Response.Complete && i == 0 && e.Type() == wire.TypeAck:
 						// An ACK's header answers NEED_ACK, also for an RPC
 						// the client no longer has (homa_need_ack_pkt).

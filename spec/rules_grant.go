@@ -560,7 +560,7 @@ func scanOutstanding(c *Ctx, recv netip.Addr, skip1, skip2 *Message) int64 {
 		}
 	}
 	for m := range c.T.longIn[recv] {
-		if m != skip1 && m != skip2 && !m.inGranting && !m.Complete {
+		if m != skip1 && m != skip2 && !m.inGranting && !m.Complete && !m.whole {
 			out += max(0, int64(m.authorised(c.P))-int64(m.Received()))
 		}
 	}

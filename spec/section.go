@@ -116,6 +116,8 @@ func (c *Checker) newSection(e *Event, why string, restarted netip.Addr) {
 	c.endSection("section", restarted, e.Frame)
 	c.created += c.trace.Created()
 	payloads := c.trace.payloads
+	c.noteMissed()
+	c.shown.counted = 0
 	c.trace = NewTrace(c.p)
 	c.trace.payloads = payloads
 	c.net = newNetwork(c.net.cp, c.p.Jitter)
@@ -131,7 +133,7 @@ func (c *Checker) newSection(e *Event, why string, restarted netip.Addr) {
 	}
 	c.open = ruleSet{}
 	c.seen = 0
-	c.fromStart = false
+	c.fromStart, c.ctx.fromStart = false, false
 	c.epochs = map[netip.Addr]*hostEpoch{}
 	c.report.Sections = append(c.report.Sections, SectionStart{Frame: e.Frame, Why: why, Restarted: restarted})
 }

@@ -173,6 +173,15 @@ type Message struct {
 	// Trace.granting and Trace.longIn sets; doneFiled whether it has an
 	// entry in the receiver's Trace.longDone heap.
 	inGranting, inLong, doneFiled bool
+	// whole is set when the receiver shows it holds the whole message
+	// though the capture did not see every byte (Complete unset): the
+	// client acknowledged the RPC, or (the request) the server sent
+	// response DATA, which it does only once it has the whole request
+	// (homa_rpc_acked; the application replies to complete messages
+	// only). The message then neither is granted nor adds to the
+	// receiver's outstanding bytes (homa_grant_update_incoming counts a
+	// message only while bytes of it are missing).
+	whole bool
 	// acc is the receiver's outstanding sum (set when the message is
 	// first filed in Trace.granting or Trace.longIn, both under its
 	// receiver), and outVal what the message adds to it now, 0 when it
@@ -510,6 +519,12 @@ type Trace struct {
 	// granting and longIn sets, kept up to date as messages change
 	// (refreshOutstanding), so that asking costs no scan.
 	outstanding map[netip.Addr]*outstandingSum
+	// missed counts the DATA packets the capture shows it missed (see
+	// heldWhole), ev the first evidence.
+	missed struct {
+		n  uint64
+		ev Evidence
+	}
 	// triggers[R] are the recent packets to R of an RPC whose message to
 	// R was longer than unsched_bytes and incomplete before it: packets
 	// whose processing runs R's grant decision (homa_dispatch_pkts calls
@@ -738,6 +753,14 @@ func (t *Trace) seen() Gate {
 // CutoffVersions returns every CUTOFFS R sent to S so far, oldest first.
 func (t *Trace) CutoffVersions(s, r netip.Addr) []CutoffsState { return t.versions[hostPair{s, r}] }
 
+// MissedData returns how many DATA packets the capture shows it missed
+// itself (at least one per stretch of bytes a receiver showed it held
+// whole, in an RPC seen from its start, that no DATA in the capture
+// carried) and the first evidence: a tap drops no packet between the
+// hosts, so the capture lost them (HomaModule's receiver completes a
+// message only with every byte: homa_data_pkt, homa_rpc_acked).
+func (t *Trace) MissedData() (uint64, Evidence) { return t.missed.n, t.missed.ev }
+
 // Granting returns the messages host r has sent at least one GRANT for and
 // that are not complete. It costs O(those messages).
 func (t *Trace) Granting(r netip.Addr) []*Message {
@@ -832,6 +855,8 @@ func (t *Trace) outstandingOf(h netip.Addr) *outstandingSum {
 // received; else 0 (see incomingOutstanding).
 func (t *Trace) outstandingPart(m *Message) int64 {
 	switch {
+	case m.whole:
+		return 0
 	case m.inGranting:
 		return max(0, int64(m.Granted)-int64(m.Received()))
 	case m.inLong && !m.Complete:
@@ -932,10 +957,48 @@ func (t *Trace) Grantable(h netip.Addr, now time.Time) int {
 	return len(t.longIn[h])
 }
 
+// heldWhole notes that host h, receiver of message m of RPC r, shows at
+// event e that it holds m whole (see Message.whole): m leaves h's
+// granting set and its outstanding sum.
+//
+// When r's history is in the capture (RPC.SeenFromStart), the bytes of m
+// the capture never saw below bytes it saw reached h all the same: the
+// sender sent them (first transmissions go in offset order,
+// homa_xmit_data), and neither they nor a retransmission of them are in
+// the capture, so it missed a packet itself; each such stretch counts one
+// (Trace.MissedData). Bytes missing at the end are not counted: a sender
+// that never sent them and an early ack or response look the same.
+func (t *Trace) heldWhole(h netip.Addr, m *Message, r *RPC, e *Event) {
+	if m.Complete || m.whole {
+		return
+	}
+	if r.SeenFromStart && m.Length > 0 {
+		all := slices.Clone(m.Earlier)
+		for _, x := range m.Seen {
+			all.Add(x.Start, x.End)
+		}
+		var at uint32
+		gaps := 0
+		for _, x := range all {
+			if x.Start > at {
+				gaps++
+			}
+			at = max(at, x.End)
+		}
+		if gaps > 0 && t.missed.n == 0 {
+			t.missed.ev = Evidence{e.Frame, fmt.Sprintf("%v holds RPC %d's %d-byte %s whole, but the capture never saw %d bytes of it below bytes it saw, sent or retransmitted", h, r.Key.ClientID, m.Length, msgName(m == &r.Request), at-min(at, all.Total()))}
+		}
+		t.missed.n += uint64(gaps)
+	}
+	m.whole = true
+	t.dropGranting(h, m)
+	t.refreshOutstanding(m)
+}
+
 // trackIncoming keeps the granting index of message m (sent
 // to host to) up to date.
 func (t *Trace) trackIncoming(to netip.Addr, m *Message, r *RPC) {
-	switch want := m.Grants > 0 && !m.Complete; {
+	switch want := m.Grants > 0 && !m.Complete && !m.whole; {
 	case want && !m.inGranting:
 		addMsg(t.granting, to, m, r)
 		m.inGranting = true
@@ -1255,6 +1318,7 @@ func (t *Trace) applyData(e *Event, r *RPC) {
 		// none of it again (RTX-01), so no retransmission of it is
 		// coming in this incarnation and its payload log can go.
 		r.Request.payload = nil
+		t.heldWhole(r.Key.Server, &r.Request, r, e)
 	}
 	before := m.Seen.Total()
 	m.Seen.Add(e.Offset, end)
@@ -1406,6 +1470,9 @@ func (t *Trace) ack(k RPCKey, serverPort uint16, e *Event, entry bool) {
 		return
 	}
 	r.Acked, r.AckTime, r.AckFrame = true, e.Time, e.Frame
+	// The client had the whole response and the server frees the RPC.
+	t.heldWhole(k.Server, &r.Request, r, e)
+	t.heldWhole(k.Client, &r.Response, r, e)
 	t.newIncarnation(r, false)
 	t.file(r) // acked: due earlier
 }

@@ -61,8 +61,9 @@ func TestCheckDetectsViolation(t *testing.T) {
 
 // TestCheckJSONAndJUnit: the lossy capture passes: the one RESEND whose
 // answer the capture lacks (frame 1249) is downgraded, because the capture
-// shows loss from the client before the capture point; JSON and JUnit say
-// so.
+// shows loss toward the client after the capture point (frame 201: the
+// client RESENDs while its request stops short of the GRANT in frame 200,
+// which it therefore never got); JSON and JUnit say so.
 func TestCheckJSONAndJUnit(t *testing.T) {
 	f := filepath.Join(realDir, "linux-6.13-proto146/c-500k-loss3pct-server-side.pcap")
 	out, _, code := run(t, append([]string{"check", "-o", "json", f}, scaledTimers...)...)
@@ -104,12 +105,12 @@ func TestCheckJSONAndJUnit(t *testing.T) {
 	}
 	found := false
 	for _, f := range rep.Inconclusive {
-		if f.Rule == "HOMA-RESEND-002" && f.Frame == 1249 && f.Cause == "loss before the capture point" {
+		if f.Rule == "HOMA-RESEND-002" && f.Frame == 1249 && f.Cause == "loss after the capture point" {
 			found = true
 		}
 	}
 	if !found {
-		t.Errorf("HOMA-RESEND-002 at frame 1249 not downgraded for loss before the capture point: %+v", rep.Inconclusive)
+		t.Errorf("HOMA-RESEND-002 at frame 1249 not downgraded for loss after the capture point: %+v", rep.Inconclusive)
 	}
 	n := 0
 	for _, d := range rep.Downgrades {
