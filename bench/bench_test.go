@@ -442,6 +442,7 @@ func TestWarn(t *testing.T) {
 	// clearly below 1 is reported, without the stall advice.
 	sim := synthetic(t)
 	sim.Env = "sim"
+	sim.Transports[1].Errors, sim.Transports[1].FirstError = 0, ""
 	sim.Transports[0].Baseline.Points = []BaselinePoint{{Size: 100, Latency: 20 * time.Microsecond}, {Size: 10000, Latency: 5 * time.Millisecond}}
 	sim.Transports[0].Buckets[0].P50 = 0.997
 	if sim.Warn(); len(sim.Warnings) != 0 {

@@ -81,15 +81,20 @@ func (s *Summary) KeptUp() (ok bool, why string) {
 
 // warnSaturated marks the transports that did not keep up (Saturated,
 // r.Saturated) and returns a warning line for each: what fell short, the
-// likely cause, and that the comparison is not valid.
+// likely cause, and that the comparison is not valid; then one for each
+// transport that kept up on a saturated simulated host (HostCPU), whose
+// slowdowns include the wait for its cores.
 func (r *Report) warnSaturated() []string {
 	r.Saturated = nil
-	var lines []string
+	var lines, busy []string
 	for i := range r.Transports {
 		s := &r.Transports[i]
 		ok, why := s.KeptUp()
 		s.Saturated = !ok
 		if ok {
+			if s.HostCPU.Saturated() {
+				busy = append(busy, fmt.Sprintf("%s kept up, but %s: its slowdowns include waiting for those cores", s.Transport, s.HostCPU))
+			}
 			continue
 		}
 		r.Saturated = append(r.Saturated, s.Transport)
@@ -107,5 +112,5 @@ func (r *Report) warnSaturated() []string {
 		lines = append(lines, fmt.Sprintf("%s %s: %s; %s. Its slowdowns are of its %d completed RPCs only (the %d failed ones are in no quantile)%s: the p99 ratios (marked !) do not compare the transports",
 			s.Transport, title, why, cause, s.Count, s.Errors, backlog))
 	}
-	return lines
+	return append(lines, busy...)
 }

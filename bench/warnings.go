@@ -16,7 +16,7 @@ const simInterpolationFloor = 0.95
 // (Summary.KeptUp: failed RPCs, or well below the offered load carried),
 // what fell short and its likely cause (a saturated simulated host's
 // CPU, Summary.HostCPU), setting Summary.Saturated and r.Saturated; then
-// the signs that a transport's unloaded baseline is off (a CPU stall
+// a transport that kept up on a saturated simulated host; then the signs that a transport's unloaded baseline is off (a CPU stall
 // during its few RPCs):
 //
 //   - a bucket whose p50 slowdown is below 1: half of its loaded RPCs were

@@ -269,7 +269,7 @@ func busiestCPU(sm *sim.Sim, before []sim.CPUStats, span time.Duration, rpcs int
 			continue
 		}
 		best = &bench.HostCPU{Host: h.Name(), Server: i == len(hosts)-1, Busy: busy,
-			PacketsPerSec: float64(pkts) / span.Seconds(), CapacityPerSec: float64(c.Cores) / c.PerPacket.Seconds(),
+			PacketsPerSec: float64(pkts) / span.Seconds(), CapacityPerSec: float64(c.Cores) * float64(time.Second) / float64(c.PerPacket),
 			PerPacket: c.PerPacket, Cores: c.Cores, PacketsPerRPC: float64(pkts) / float64(max(rpcs, 1)), MaxWait: now.MaxWait}
 	}
 	return best
