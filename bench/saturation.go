@@ -22,9 +22,10 @@ type HostCPU struct {
 	// Host names the host ("h8"); Server is set when it is the server.
 	Host   string `json:"host"`
 	Server bool   `json:"server,omitempty"`
-	// Busy is the share of its cores' time the run's packets took, from
-	// the run's first RPC to its last end (above 1 when work was still
-	// queued at the end).
+	// Busy is the work the run's packets gave its cores, as a share of
+	// what they do from the run's first RPC to its last end: the share
+	// of the time they were busy, above 1 when work was still queued at
+	// the end (the cores were offered more than they carry).
 	Busy float64 `json:"busy"`
 	// PacketsPerSec is the packets it processed per second of the run;
 	// CapacityPerSec is what its cores carry (cores / per-packet time).
@@ -49,7 +50,7 @@ func (c *HostCPU) String() string {
 	if c.Server {
 		role = " (the server)"
 	}
-	return fmt.Sprintf("the modelled CPU of host %s%s was busy %.0f%% of the run: %s packets/s (%.1f per RPC) against the %s its %d cores × %v per packet carry; a packet waited up to %v for a core",
+	return fmt.Sprintf("the modelled CPU of host %s%s was given %.0f%% of what its cores do in the run: %s packets/s (%.1f per RPC) against the %s its %d cores × %v per packet carry; a packet waited up to %v for a core",
 		c.Host, role, 100*c.Busy, si(c.PacketsPerSec), c.PacketsPerRPC, si(c.CapacityPerSec), c.Cores, c.PerPacket, c.MaxWait.Round(time.Microsecond))
 }
 
@@ -101,7 +102,7 @@ func (r *Report) warnSaturated() []string {
 		cause := "the cause is not known to the bench (on emulated hosts: the CPUs of this machine, see the switch's read lag and the retransmissions)"
 		switch {
 		case s.HostCPU.Saturated():
-			cause = "likely cause: " + s.HostCPU.String() + "; it cannot carry this load at this --rate: lower --load or --rate, or add hosts only if the busy host is a client"
+			cause = "likely cause: " + s.HostCPU.String() + "; the workload needs more packets per second than the model's cores carry: lower --load, or --rate below 10gbit (hosts keep 4 cores there)"
 		case s.HostCPU != nil:
 			cause = "no simulated host's CPU was saturated (the busiest: " + s.HostCPU.String() + ")"
 		}

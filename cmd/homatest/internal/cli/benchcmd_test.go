@@ -148,7 +148,7 @@ func TestBenchSim(t *testing.T) {
 		rep.Env != "sim" || rep.Params["link_bps"] != float64(10e9) {
 		t.Fatalf("report = %+v", rep)
 	}
-	if len(rep.Saturated) != 0 || len(rep.Warnings) != 1 || !strings.HasPrefix(rep.Warnings[0], "tcp kept up, but the modelled CPU of host h4 (the server) was busy") {
+	if len(rep.Saturated) != 0 || len(rep.Warnings) != 1 || !strings.HasPrefix(rep.Warnings[0], "tcp kept up, but the modelled CPU of host h4 (the server) was given ") {
 		t.Errorf("saturated %q, warnings %q: W3 at 0.6 of 10 Gbit/s kept up, tcp on a busy server", rep.Saturated, rep.Warnings)
 	}
 	for _, s := range rep.Transports {
