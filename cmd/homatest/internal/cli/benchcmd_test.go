@@ -203,6 +203,11 @@ func TestBenchSimSaturated(t *testing.T) {
 	if !slices.Equal(rep.Saturated, []string{"homa", "tcp"}) || !rep.Transports[0].Saturated || rep.Transports[0].HostCPU.Host != "h8" {
 		t.Errorf("saturated %q, homa %+v", rep.Saturated, rep.Transports[0].HostCPU)
 	}
+	// --help no longer promises that any --rate works, and tells exit 1.
+	help, _, _ := run(t, "bench", "--help")
+	if strings.Contains(help, "any --rate works") || !strings.Contains(help, "1 done but a transport did not keep up") || !strings.Contains(help, "the modelled cores are finite") {
+		t.Errorf("--help:\n%s", help)
+	}
 }
 
 // TestBenchSimNothingCompleted: a bench whose loaded run completes no RPC
