@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -244,10 +245,12 @@ func TestReportText(t *testing.T) {
 			rows[f[0]] = f
 		}
 	}
-	if f := rows["1-100"]; len(f) != 9 || f[1] != "0.50" || f[2] != "100" || f[8] != "10.0x" {
+	// tcp had a failed RPC: a "failed" column after its n, and every
+	// ratio marked "!" once Warn names tcp.
+	if f := rows["1-100"]; len(f) != 10 || f[1] != "0.50" || f[2] != "100" || f[6] != "1" || f[9] != "10.0x" {
 		t.Errorf("row 1-100 = %q", f)
 	}
-	if f := rows["homa"]; len(f) < 5 || f[1] != "200" || f[2] != "0" || f[3] != "1s" {
+	if f := rows["homa"]; len(f) < 5 || f[1] != "200" || f[2] != "200" || f[3] != "0" || f[4] != "1s" {
 		t.Errorf("row homa = %q", f)
 	}
 	for bps, want := range map[float64]string{812e6: "812 Mbit/s", 1.5e9: "1.5 Gbit/s", 999: "999 bit/s", 25e3: "25 kbit/s"} {
@@ -399,8 +402,15 @@ func baseline(t *testing.T, recs []Record) Baseline {
 func TestWarn(t *testing.T) {
 	r := synthetic(t)
 	r.Warn()
-	if len(r.Warnings) != 0 {
-		t.Errorf("sound report: warnings %q", r.Warnings)
+	// tcp's one failed RPC makes the comparison unsound: one warning.
+	if len(r.Warnings) != 1 || !strings.HasPrefix(r.Warnings[0], "tcp HAD FAILED RPCs: 1 of 201 RPCs issued failed (first: timeout: no response); the cause is not known") ||
+		!slices.Equal(r.Saturated, []string{"tcp"}) || !r.Transports[1].Saturated || r.Transports[0].Saturated {
+		t.Errorf("warnings %q, saturated %q; want one for tcp's failed RPC", r.Warnings, r.Saturated)
+	}
+	r.Transports[1].Errors, r.Transports[1].FirstError = 0, ""
+	r.Warn()
+	if len(r.Warnings) != 0 || len(r.Saturated) != 0 {
+		t.Errorf("sound report: warnings %q, saturated %q", r.Warnings, r.Saturated)
 	}
 	// A stalled baseline: 5 ms at 100 bytes, 20 µs at 10 000 (a 250x
 	// jump over a 100x size step) and a homa bucket whose p50 is below 1.
@@ -432,6 +442,7 @@ func TestWarn(t *testing.T) {
 	// clearly below 1 is reported, without the stall advice.
 	sim := synthetic(t)
 	sim.Env = "sim"
+	sim.Transports[1].Errors, sim.Transports[1].FirstError = 0, ""
 	sim.Transports[0].Baseline.Points = []BaselinePoint{{Size: 100, Latency: 20 * time.Microsecond}, {Size: 10000, Latency: 5 * time.Millisecond}}
 	sim.Transports[0].Buckets[0].P50 = 0.997
 	if sim.Warn(); len(sim.Warnings) != 0 {
@@ -476,6 +487,7 @@ func TestFewForP99(t *testing.T) {
 		t.Error("100 RPCs: marked as too few")
 	}
 	r.Transports[0] = s
+	r.Transports[1].Errors, r.Transports[1].FirstError = 0, ""
 	r.Warn()
 	if len(r.Warnings) != 1 || !strings.HasPrefix(r.Warnings[0], "homa: 2 of 2 buckets hold fewer than 100 RPCs (the fewest 3): their p99 (marked *)") {
 		t.Errorf("warnings %q, want one for homa's 2 small buckets", r.Warnings)

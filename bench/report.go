@@ -39,6 +39,10 @@ type Report struct {
 	// Warnings are the signs of a skewed baseline Warn found, one line
 	// each (empty before Warn runs).
 	Warnings []string `json:"warnings,omitempty"`
+	// Saturated names the transports that did not keep up with the
+	// offered load (Summary.Saturated; set by Warn): while it is not
+	// empty the report's ratios do not compare the transports.
+	Saturated []string `json:"saturated,omitempty"`
 	// Artifacts is the run folder (agents' logs, topology, report.json),
 	// as the caller set it.
 	Artifacts string `json:"artifacts,omitempty"`
@@ -71,7 +75,9 @@ func (r *Report) WriteJSON(w io.Writer) error {
 // slowdowns), then the table of buckets: size range, workload CDF, and per
 // transport the RPC count and p50/p99 slowdown, and the p99 ratio of the
 // last transport to the first, then one "warning: " line per Warnings
-// entry and the run folder when Artifacts is set.
+// entry and the run folder when Artifacts is set. The warnings of
+// transports that did not keep up (the first len(Saturated) of Warnings)
+// come first as "WARNING: " lines, before the tables too.
 func (r *Report) WriteText(w io.Writer) error {
 	rate := "unlimited links"
 	if r.RateBps > 0 {
@@ -88,6 +94,10 @@ func (r *Report) WriteText(w io.Writer) error {
 		r.Workload, r.Load, rate, r.Hosts, Clients(r.Hosts-1), impl, r.Seed)
 	if len(r.Params) > 0 {
 		fmt.Fprintf(w, "homa params: %s\n", joinKV(r.Params))
+	}
+	sat := min(len(r.Saturated), len(r.Warnings))
+	for _, l := range r.Warnings[:sat] {
+		fmt.Fprintf(w, "\nWARNING: %s\n", l)
 	}
 	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
@@ -108,7 +118,10 @@ func (r *Report) WriteText(w io.Writer) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	for _, l := range r.Warnings {
+	for _, l := range r.Warnings[:sat] {
+		fmt.Fprintf(w, "WARNING: %s\n", l)
+	}
+	for _, l := range r.Warnings[sat:] {
 		fmt.Fprintf(w, "warning: %s\n", l)
 	}
 	if r.Artifacts != "" {
@@ -130,28 +143,43 @@ func writeRows(tw *tabwriter.Writer, head []string, rows [][]string) {
 }
 
 // TransportTable returns the per-transport summary as a header and rows
-// of cells: RPCs, errors, elapsed time, offered and achieved throughput,
-// p50 and p99 slowdown over all buckets (WriteText prints it; report
-// pages show it).
+// of cells: RPCs issued, done and failed, elapsed time, offered,
+// delivered and achieved throughput, p50 and p99 slowdown over all
+// buckets (WriteText prints it; report pages show it). A transport that
+// did not keep up (Summary.Saturated) has "!" after its name.
 func (r *Report) TransportTable() (head []string, rows [][]string) {
-	head = []string{"transport", "rpcs", "errors", "elapsed", "offered", "achieved", "p50", "p99"}
+	head = []string{"transport", "issued", "done", "failed", "elapsed", "offered", "delivered", "achieved", "p50", "p99"}
 	for _, s := range r.Transports {
-		rows = append(rows, []string{s.Transport, fmt.Sprint(s.Count), fmt.Sprint(s.Errors),
-			s.Elapsed.Round(time.Millisecond).String(), FormatBps(s.OfferedBps), FormatBps(s.AchievedBps), num(s.P50), num(s.P99) + fewMark(s.FewForP99)})
+		name := s.Transport
+		if s.Saturated {
+			name += "!"
+		}
+		delivered := "-"
+		if s.DeliveredBps > 0 {
+			delivered = FormatBps(s.DeliveredBps)
+		}
+		rows = append(rows, []string{name, fmt.Sprint(s.Issued), fmt.Sprint(s.Count), fmt.Sprint(s.Errors),
+			s.Elapsed.Round(time.Millisecond).String(), FormatBps(s.OfferedBps), delivered, FormatBps(s.AchievedBps), num(s.P50), num(s.P99) + fewMark(s.FewForP99)})
 	}
 	return head, rows
 }
 
 // BucketTable returns the slowdown table as a header and rows of cells:
-// per bucket the size range and workload CDF, per transport the RPC
-// count and p50/p99 slowdown, and the p99 ratio of the last transport to
-// the first ("-" where a side has no RPC). A p99 from fewer than
+// per bucket the size range and workload CDF, per transport the count of
+// successful RPCs (and of failed ones, not in the quantiles, when the
+// transport had any) and p50/p99 slowdown, and the p99 ratio of the last
+// transport to the first ("-" where a side has no RPC). A p99 from fewer than
 // MinP99Count RPCs, and a ratio resting on one, ends in "*" (Warn
-// explains the mark).
+// explains the mark); every ratio ends in "!" when a transport did not
+// keep up (Report.Saturated: the ratios then compare backlogs).
 func (r *Report) BucketTable() (head []string, rows [][]string) {
 	head = []string{"size (bytes)", "cdf"}
 	for _, s := range r.Transports {
-		head = append(head, s.Transport+" n", "p50", "p99")
+		head = append(head, s.Transport+" n")
+		if s.Errors > 0 {
+			head = append(head, "failed")
+		}
+		head = append(head, "p50", "p99")
 	}
 	if len(r.Transports) >= 2 {
 		head = append(head, fmt.Sprintf("p99 %s/%s", r.Transports[len(r.Transports)-1].Transport, r.Transports[0].Transport))
@@ -160,12 +188,20 @@ func (r *Report) BucketTable() (head []string, rows [][]string) {
 		row := []string{b.String(), fmt.Sprintf("%.2f", b.CDF)}
 		for _, s := range r.Transports {
 			st := s.Buckets[i]
-			row = append(row, fmt.Sprint(st.Count), num(st.P50), num(st.P99)+fewMark(st.FewForP99))
+			row = append(row, fmt.Sprint(st.Count))
+			if s.Errors > 0 {
+				row = append(row, fmt.Sprint(st.Errors))
+			}
+			row = append(row, num(st.P50), num(st.P99)+fewMark(st.FewForP99))
 		}
 		if len(r.Transports) >= 2 {
 			if ratio, ok := r.Ratio(i); ok {
 				few := r.Transports[0].Buckets[i].FewForP99 || r.Transports[len(r.Transports)-1].Buckets[i].FewForP99
-				row = append(row, fmt.Sprintf("%.1fx", ratio)+fewMark(few))
+				mark := fewMark(few)
+				if len(r.Saturated) > 0 {
+					mark += "!"
+				}
+				row = append(row, fmt.Sprintf("%.1fx", ratio)+mark)
 			} else {
 				row = append(row, "-")
 			}

@@ -29,6 +29,14 @@ type Run struct {
 	// measured it; 0 makes Analyze compute it as the request bytes of
 	// the successful RPCs × 8 / Elapsed.
 	AchievedBps float64
+	// DeliveredBps is the request load the transport carried: the
+	// request bytes of the successful RPCs, counted as OfferedBps counts
+	// them, per server, over Elapsed (0: not measured). Well below
+	// OfferedBps, the transport did not keep up (Warn).
+	DeliveredBps float64
+	// HostCPU is the busiest host's modelled processing (simulated hosts;
+	// nil: not known).
+	HostCPU *HostCPU
 	// Counters are whatever else the driver counted during the run, by
 	// name (retransmissions, switch drops, …), reported as given.
 	Counters map[string]uint64
@@ -62,7 +70,10 @@ const MinP99Count = 100
 // Summary is one transport's analysed run.
 type Summary struct {
 	Transport string `json:"transport"`
-	// Count and Errors are the successful and failed RPCs.
+	// Issued is the number of RPCs the loaded run issued (the same
+	// requests at the same times for every transport); Count and Errors
+	// are those that succeeded and failed (Issued = Count + Errors).
+	Issued int `json:"issued"`
 	Count  int `json:"count"`
 	Errors int `json:"errors"`
 	// FirstError quotes one failure ("" when none).
@@ -71,6 +82,14 @@ type Summary struct {
 	OfferedBps float64       `json:"offered_bps"`
 	// AchievedBps is the achieved throughput in bit/s (see Run).
 	AchievedBps float64 `json:"achieved_bps"`
+	// DeliveredBps is Run.DeliveredBps, comparable to OfferedBps.
+	DeliveredBps float64 `json:"delivered_bps,omitempty"`
+	// HostCPU is Run.HostCPU.
+	HostCPU *HostCPU `json:"host_cpu,omitempty"`
+	// Saturated is set by Report.Warn when the transport did not keep up
+	// (Summary.KeptUp): its slowdowns measure a backlog, not the
+	// transport, and a comparison with them is not valid.
+	Saturated bool `json:"saturated,omitempty"`
 	// P50 and P99 are the slowdown quantiles over all buckets.
 	P50 float64 `json:"p50"`
 	P99 float64 `json:"p99"`
@@ -92,8 +111,8 @@ func Analyze(run Run, buckets []Bucket) (Summary, error) {
 	if len(run.Baseline.Points) == 0 {
 		return Summary{}, errors.New("bench: the baseline has no points (see NewBaseline)")
 	}
-	s := Summary{Transport: run.Transport, Elapsed: run.Elapsed, OfferedBps: run.OfferedBps,
-		AchievedBps: run.AchievedBps, Baseline: run.Baseline, Counters: run.Counters, Buckets: make([]BucketStats, len(buckets))}
+	s := Summary{Transport: run.Transport, Issued: len(run.Records), Elapsed: run.Elapsed, OfferedBps: run.OfferedBps,
+		AchievedBps: run.AchievedBps, DeliveredBps: run.DeliveredBps, HostCPU: run.HostCPU, Baseline: run.Baseline, Counters: run.Counters, Buckets: make([]BucketStats, len(buckets))}
 	slow := make([]*latency.Histogram, len(buckets))
 	lat := make([]*latency.Histogram, len(buckets))
 	all := latency.New()

@@ -11,9 +11,13 @@ const baselineJump = 3
 // simulated bucket: above it, the baseline's interpolation error.
 const simInterpolationFloor = 0.95
 
-// Warn fills r.Warnings with the signs that a transport's unloaded baseline
-// is off (a CPU stall during its few RPCs), one line each naming the
-// transport:
+// Warn fills r.Warnings, one line each naming the transport: first, for
+// each transport that did not keep up with the offered load
+// (Summary.KeptUp: failed RPCs, or well below the offered load carried),
+// what fell short and its likely cause (a saturated simulated host's
+// CPU, Summary.HostCPU), setting Summary.Saturated and r.Saturated; then
+// a transport that kept up on a saturated simulated host; then the signs that a transport's unloaded baseline is off (a CPU stall
+// during its few RPCs):
 //
 //   - a bucket whose p50 slowdown is below 1: half of its loaded RPCs were
 //     faster than the unloaded ones, so the baseline is too high there;
@@ -31,7 +35,7 @@ const simInterpolationFloor = 0.95
 // (simInterpolationFloor) is reported, as interpolation error, and jumps
 // are the protocol's own (grant round trips), not reported.
 func (r *Report) Warn() {
-	r.Warnings = nil
+	r.Warnings = r.warnSaturated()
 	sim := r.Env == "sim"
 	for _, s := range r.Transports {
 		for _, b := range s.Buckets {

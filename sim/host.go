@@ -82,6 +82,7 @@ type Host struct {
 	// backwards, round robin gives each packet the first free core).
 	cores     []time.Duration
 	next      int
+	cpuStats  CPUStats
 	nicFree   time.Duration // when the uplink is next idle
 	timerAt   time.Duration // the machine's deadline event pending; -1: none
 	flushing  bool
@@ -336,6 +337,28 @@ func (h *Host) Send(dst netip.Addr, prio uint8, pkt []byte) error {
 	return nil
 }
 
+// CPUStats are a host's modelled packet processing so far (Host.CPU):
+// what says whether its cores kept up with the packets it sent and took in.
+type CPUStats struct {
+	// Packets is the number of packets the host's cores processed (sent
+	// and taken in).
+	Packets uint64 `json:"packets"`
+	// Busy is the core time they took (Packets × Cost.PerPacket, summed
+	// over the cores).
+	Busy time.Duration `json:"busy_ns"`
+	// MaxWait is the longest a packet waited for a free core: near 0
+	// while the cores keep up, growing without bound once packets arrive
+	// faster than Cores / PerPacket.
+	MaxWait time.Duration `json:"max_wait_ns"`
+}
+
+// CPU returns the host's processing counters so far (zero when its
+// processing costs nothing: a raw endpoint, or a Sim without a Cost).
+func (h *Host) CPU() CPUStats { return h.cpuStats }
+
+// Cost returns the host's processing cost (Config.Cost; zero: free).
+func (h *Host) Cost() Cost { return h.cost }
+
 // cpu returns when a packet handed to the host's cores now is processed.
 func (h *Host) cpu() time.Duration {
 	now := h.s.now
@@ -344,6 +367,9 @@ func (h *Host) cpu() time.Duration {
 	}
 	start := max(now, h.cores[h.next])
 	done := start + h.cost.PerPacket
+	h.cpuStats.Packets++
+	h.cpuStats.Busy += h.cost.PerPacket
+	h.cpuStats.MaxWait = max(h.cpuStats.MaxWait, start-now)
 	h.cores[h.next] = done
 	h.next = (h.next + 1) % len(h.cores)
 	return done

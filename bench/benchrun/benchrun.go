@@ -190,7 +190,7 @@ func (b *Bench) runTransport(ctx context.Context, topo *harness.Topology, fab *n
 			cfg.Hosts = pair
 		}
 		return traffic.Run(ctx, cfg)
-	}, func(st []agent.Stats) map[string]uint64 { return counters(st, sw0, fab.Stats()) })
+	}, func(st []agent.Stats) map[string]uint64 { return counters(st, sw0, fab.Stats()) }, nil)
 }
 
 // runSim runs transport tr on simulated hosts (package sim on virtual
@@ -211,6 +211,7 @@ func (b *Bench) runSim(ctx context.Context, tr string, arts *harness.Artifacts, 
 	}
 	defer closeHosts()
 	pair := []sim.RPCHost{hosts[0], hosts[len(hosts)-1]}
+	var cpu *bench.HostCPU
 	start := time.Now()
 	defer func() {
 		wall := time.Since(start)
@@ -222,6 +223,7 @@ func (b *Bench) runSim(ctx context.Context, tr string, arts *harness.Artifacts, 
 		if two {
 			hs = pair
 		}
+		before, t0 := cpuStats(sm), sm.Now()
 		t, err := sm.StartRPC(hs, cfg)
 		if err != nil {
 			return nil, err
@@ -233,8 +235,44 @@ func (b *Bench) runSim(ctx context.Context, tr string, arts *harness.Artifacts, 
 			}
 			return !t.Done()
 		})
-		return t.Result(), ctx.Err()
-	}, func(st []agent.Stats) map[string]uint64 { return counters(st, netem.Stats{}, sm.Switch()) })
+		res := t.Result()
+		if !two {
+			cpu = busiestCPU(sm, before, sm.Now()-t0, len(res.Records))
+		}
+		return res, ctx.Err()
+	}, func(st []agent.Stats) map[string]uint64 { return counters(st, netem.Stats{}, sm.Switch()) }, &cpu)
+}
+
+// cpuStats returns every host's processing counters (sim.Host.CPU).
+func cpuStats(sm *sim.Sim) []sim.CPUStats {
+	var st []sim.CPUStats
+	for _, h := range sm.Hosts() {
+		st = append(st, h.CPU())
+	}
+	return st
+}
+
+// busiestCPU returns the modelled processing of sm's busiest host in a
+// run of span that issued rpcs RPCs, from the counters before it (nil:
+// the hosts' processing costs nothing). The last host is the server.
+func busiestCPU(sm *sim.Sim, before []sim.CPUStats, span time.Duration, rpcs int) *bench.HostCPU {
+	var best *bench.HostCPU
+	hosts := sm.Hosts()
+	for i, h := range hosts {
+		c, now := h.Cost(), h.CPU()
+		if c.PerPacket <= 0 || c.Cores <= 0 || span <= 0 || i >= len(before) {
+			continue
+		}
+		pkts := now.Packets - before[i].Packets
+		busy := float64(now.Busy-before[i].Busy) / float64(c.Cores) / float64(span)
+		if best != nil && busy <= best.Busy {
+			continue
+		}
+		best = &bench.HostCPU{Host: h.Name(), Server: i == len(hosts)-1, Busy: busy,
+			PacketsPerSec: float64(pkts) / span.Seconds(), CapacityPerSec: float64(c.Cores) * float64(time.Second) / float64(c.PerPacket),
+			PerPacket: c.PerPacket, Cores: c.Cores, PacketsPerRPC: float64(pkts) / float64(max(rpcs, 1)), MaxWait: now.MaxWait}
+	}
+	return best
 }
 
 // simHosts adds the bench's hosts running transport tr to sm (NewSimHosts).
@@ -289,7 +327,10 @@ func NewSimHosts(sm *sim.Sim, tr string, n int, seed uint64, p homa.Params, mtu 
 // measure measures transport tr's unloaded baseline and runs the loaded
 // workload through run, writes their records into arts and analyses
 // them, with the counters counters returns for the agents' stats.
-func (b *Bench) measure(tr string, buckets []bench.Bucket, arts *harness.Artifacts, run runTraffic, counters func([]agent.Stats) map[string]uint64) (bench.Summary, error) {
+//
+// cpu, when not nil, points to what the loaded run found of the busiest
+// host's modelled processing (simulated hosts), read after it.
+func (b *Bench) measure(tr string, buckets []bench.Bucket, arts *harness.Artifacts, run runTraffic, counters func([]agent.Stats) map[string]uint64, cpu **bench.HostCPU) (bench.Summary, error) {
 	b.started = true
 	base, bl, ids, err := MeasureBaseline(tr, buckets, b.Unloaded, b.Response, b.Seed, b.Progress, run)
 	if err != nil {
@@ -309,9 +350,13 @@ func (b *Bench) measure(tr string, buckets []bench.Bucket, arts *harness.Artifac
 			return bench.Summary{}, err
 		}
 	}
-	return bench.Analyze(bench.Run{Transport: tr, Records: recs, Baseline: bl,
-		Elapsed: res.Elapsed, OfferedBps: res.OfferedBps, AchievedBps: res.AchievedBps,
-		Counters: counters(res.Stats)}, buckets)
+	run1 := bench.Run{Transport: tr, Records: recs, Baseline: bl,
+		Elapsed: res.Elapsed, OfferedBps: res.OfferedBps, AchievedBps: res.AchievedBps, DeliveredBps: res.DeliveredBps,
+		Counters: counters(res.Stats)}
+	if cpu != nil {
+		run1.HostCPU = *cpu
+	}
+	return bench.Analyze(run1, buckets)
 }
 
 // MeasureBaseline measures transport tr's unloaded latency through run:

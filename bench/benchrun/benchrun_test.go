@@ -1,10 +1,17 @@
 package benchrun
 
 import (
+	"context"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/homatest/homatest/agent"
+	"github.com/homatest/homatest/bench"
+	"github.com/homatest/homatest/harness"
+	"github.com/homatest/homatest/harness/traffic"
+	"github.com/homatest/homatest/harness/workload"
 	"github.com/homatest/homatest/netem"
 )
 
@@ -39,6 +46,68 @@ func TestBenchCounters(t *testing.T) {
 	for k, v := range want {
 		if got[k] != v {
 			t.Errorf("counters[%s] = %d, want %d (all: %v)", k, got[k], v, got)
+		}
+	}
+}
+
+// quiet is a Progress that shows nothing.
+type quiet struct{}
+
+func (quiet) Phase(string, int) {}
+func (quiet) Set(int)           {}
+func (quiet) SetMax(int, int)   {}
+func (quiet) Note(string)       {}
+
+// TestBenchSimSaturation: on the simulator's virtual clock (deterministic,
+// whatever this machine's load), W1 at half of 10 Gbit/s into one server
+// offers it about 2 M RPCs/s, at least 2 packets each, where its modelled
+// cores carry 1.6 M packets/s: the report names homa as not keeping up,
+// with the server's CPU as the cause, and marks it saturated; at a tenth
+// of the load it names nothing.
+func TestBenchSimSaturation(t *testing.T) {
+	ref, err := agent.BuiltinManifest("ref", "homatest")
+	if err != nil {
+		t.Fatal(err)
+	}
+	w1, err := workload.Parse("w1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	report := func(load float64) *bench.Report {
+		t.Helper()
+		arts, err := harness.NewArtifacts(t.TempDir())
+		if err != nil {
+			t.Fatal(err)
+		}
+		b := &Bench{Config: Config{Env: EnvSim, Hosts: 8, RateBps: 10 * netem.Gbit, Dist: w1, Load: load,
+			Duration: 2 * time.Millisecond, Buckets: 4, Unloaded: 2, Response: traffic.DefaultResponseBytes, Seed: 1,
+			Transports: []string{"homa"}, Homa: ref, Artifacts: arts, Progress: quiet{}}}
+		rep, err := b.Run(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rep
+	}
+	rep := report(0.5)
+	s := rep.Transports[0]
+	c := s.HostCPU
+	if !s.Saturated || !slices.Equal(rep.Saturated, []string{"homa"}) || c == nil || !c.Saturated() || c.Host != "h8" || !c.Server ||
+		c.CapacityPerSec != 1.6e6 || c.PacketsPerRPC < 2 || s.DeliveredBps >= bench.KeepUpFraction*s.OfferedBps || s.Issued != s.Count+s.Errors {
+		t.Fatalf("load 0.5: saturated %v %q, cpu %+v, delivered %.3g of %.3g, issued %d = %d + %d; want homa saturated at h8",
+			s.Saturated, rep.Saturated, c, s.DeliveredBps, s.OfferedBps, s.Issued, s.Count, s.Errors)
+	}
+	if len(rep.Warnings) == 0 || !strings.HasPrefix(rep.Warnings[0], "homa DID NOT KEEP UP: ") || !strings.Contains(rep.Warnings[0], "likely cause: the modelled CPU of host h8 (the server)") {
+		t.Errorf("load 0.5: warnings %q", rep.Warnings)
+	}
+	rep = report(0.05)
+	s = rep.Transports[0]
+	if s.Saturated || len(rep.Saturated) != 0 || s.Errors != 0 || s.HostCPU == nil || s.HostCPU.Saturated() || s.HostCPU.Busy > 0.5 ||
+		s.DeliveredBps < bench.KeepUpFraction*s.OfferedBps {
+		t.Errorf("load 0.05: saturated %v %q, cpu %+v, delivered %.3g of %.3g; want nothing saturated", s.Saturated, rep.Saturated, s.HostCPU, s.DeliveredBps, s.OfferedBps)
+	}
+	for _, w := range rep.Warnings {
+		if strings.Contains(w, "KEEP UP") || strings.Contains(w, "FAILED") {
+			t.Errorf("load 0.05: warning %q", w)
 		}
 	}
 }

@@ -53,6 +53,11 @@ type Result struct {
 	// overhead (workload.HomaDataOverhead), in bit/s over the issuing
 	// period, per server (comparable to Config.Load × LinkBps).
 	OfferedBps float64
+	// DeliveredBps is the request bytes of the completed RPCs, counted as
+	// OfferedBps counts them, in bit/s over Elapsed, per server: about
+	// OfferedBps when the hosts kept up, below it when RPCs ended slower
+	// than they were issued.
+	DeliveredBps float64
 	// AchievedBps is the request and response bytes of the completed RPCs
 	// in bit/s over Elapsed (payload only, all hosts together).
 	AchievedBps float64
@@ -358,16 +363,18 @@ func (r *run) result() *Result {
 }
 
 // NewResult returns the Result of records (copied, in Seq order) that
-// ran for elapsed with servers serving hosts: OfferedBps and AchievedBps
-// as Result documents them (Stats and Errors empty).
+// ran for elapsed with servers serving hosts: OfferedBps, DeliveredBps
+// and AchievedBps as Result documents them (Stats and Errors empty).
 func NewResult(recs []Record, elapsed time.Duration, servers int) *Result {
 	res := &Result{Records: append([]Record(nil), recs...), Elapsed: elapsed}
-	var offered, achieved float64
+	var offered, delivered, achieved float64
 	var last time.Duration
 	o := workload.HomaDataOverhead{}
 	for _, rec := range res.Records {
-		offered += float64(o.WireBytes(rec.Request)) * 8
+		w := float64(o.WireBytes(rec.Request)) * 8
+		offered += w
 		if rec.Err == "" {
+			delivered += w
 			achieved += float64(rec.Request+rec.Response) * 8
 		}
 		last = max(last, rec.At)
@@ -377,6 +384,7 @@ func NewResult(recs []Record, elapsed time.Duration, servers int) *Result {
 	}
 	if res.Elapsed > 0 {
 		res.AchievedBps = achieved / res.Elapsed.Seconds()
+		res.DeliveredBps = delivered / res.Elapsed.Seconds() / float64(servers)
 	}
 	return res
 }

@@ -189,7 +189,8 @@ func CheckPage(files []CheckFile, dir, command string) *Page {
 // BenchPage builds the page of a homatest bench: the setup, the slowdown
 // plot, the per-transport and per-bucket tables, the warnings, and links to
 // the run folder's files (relative to dir, the run folder). The verdict
-// fails when an RPC failed.
+// fails when an RPC failed, and says NOT COMPARABLE when a transport did not
+// keep up (bench.Report.Saturated).
 func BenchPage(r *bench.Report, dir, command string, files []string) (*Page, error) {
 	var plot bytes.Buffer
 	if err := r.WritePlot(&plot, "png"); err != nil {
@@ -230,8 +231,11 @@ func BenchPage(r *bench.Report, dir, command string, files []string) (*Page, err
 	head, rows = r.BucketTable()
 	p.Tables = append(p.Tables, table("Slowdown by message size (buckets of equal workload probability)", head, rows))
 	p.Verdict = "DONE"
-	if errs > 0 {
+	switch {
+	case errs > 0:
 		p.Pass, p.Verdict = false, "FAIL: "+plural.Of(errs, "RPC", "RPCs")+" failed"
+	case len(r.Saturated) > 0:
+		p.Pass, p.Verdict = false, "NOT COMPARABLE: "+strings.Join(r.Saturated, " and ")+" did not keep up with the offered load"
 	}
 	return p, nil
 }

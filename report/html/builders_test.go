@@ -58,6 +58,16 @@ func TestBenchPage(t *testing.T) {
 	if got := p.Tables[1].Rows[1].Cells; strings.Join(got, " ") != strings.Join(rows[1], " ") {
 		t.Errorf("bucket row: %v, want %v", got, rows[1])
 	}
+	// No failed RPC, but a transport that did not keep up: not a
+	// comparison.
+	sat := *r
+	sat.Transports = append([]bench.Summary(nil), r.Transports...)
+	sat.Transports[1].Errors, sat.Transports[1].FirstError = 0, ""
+	sat.Transports[1].DeliveredBps = sat.Transports[1].OfferedBps / 2
+	sat.Warn()
+	if sp, err := BenchPage(&sat, dir, "homatest bench", nil); err != nil || sp.Pass || sp.Verdict != "NOT COMPARABLE: tcp did not keep up with the offered load" {
+		t.Errorf("saturated tcp: pass %v verdict %q (%v)", sp.Pass, sp.Verdict, err)
+	}
 	if !htmltest.Available() {
 		return
 	}

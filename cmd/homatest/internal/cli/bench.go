@@ -112,16 +112,28 @@ HomaModule's 1 ms tick and its lab parameters for --rate
 (homa.ParamsForLink; --rtt is not used), "tcp" is gVisor's netstack TCP
 (CUBIC, SACK, RACK-TLP, 200 ms minimum RTO; package sim/simtcp says
 where it differs from Linux's) carrying RPCs as the tcp agent does. Every host pays the same modelled cost per packet it sends or takes
-in (2.5 µs on 4 cores per 10 Gbit/s of --rate, sim.CostForLink). Nothing
-competes for the CPU, so any --rate works (10gbit, 25gbit, 100gbit) and a
-seed always gives the same report, byte for byte; --duration defaults to
-500ms of simulated time. The wall time per simulated second goes to
-standard error.
+in (2.5 µs on 4 cores per 10 Gbit/s of --rate, sim.CostForLink: 1.6 M
+packets/s per host at 10gbit). No other program competes for that time,
+so a seed always gives the same report, byte for byte, at any --rate
+(10gbit, 25gbit, 100gbit); but the modelled cores are finite: workloads of
+tiny messages offer the server more packets than they carry (W1 at
+--load 0.5 of 10gbit: 2 M RPCs/s, at least 2 packets each), and the
+report then says which host saturated. --duration defaults to 500ms of
+simulated time. The wall time per simulated second goes to standard
+error.
+
+A transport that did not keep up (an RPC failed, or it carried less than
+90% of the offered load: its RPCs ended slower than they were issued) is
+named in a WARNING before and after the tables, with what fell short and
+the likely cause; its name and every p99 ratio are marked "!" (the
+slowdowns measure a backlog, not the transport), report.json lists it in
+"saturated", and the exit code is 1.
 
 The run folder gets report.json and report.html (the plot and the tables
 as a page; -o html prints it).
 
-Exit codes: 0 done (RPC failures are counted in the report), 2 usage or
+Exit codes: 0 done, 1 done but a transport did not keep up (the report
+is written; see above), 2 usage or
 environment error (not root for --env ns, a bad flag, an agent that cannot
 start), 130 interrupted (Ctrl-C, SIGINT or SIGTERM: the namespaces are
 removed first; a bench interrupted once its RPCs began keeps its folder
@@ -182,17 +194,19 @@ nothing).`,
 			}
 			switch o.output {
 			case "json":
-				return rep.WriteJSON(cmd.OutOrStdout())
+				err = rep.WriteJSON(cmd.OutOrStdout())
 			case "html":
-				return html.Write(cmd.OutOrStdout(), o.page)
+				err = html.Write(cmd.OutOrStdout(), o.page)
+			default:
+				err = rep.WriteText(cmd.OutOrStdout())
+				if err == nil && o.plot != "" {
+					fmt.Fprintf(cmd.OutOrStdout(), "\nplot: %s\n", o.plot)
+				}
 			}
-			if err := rep.WriteText(cmd.OutOrStdout()); err != nil {
+			if err != nil {
 				return err
 			}
-			if o.plot != "" {
-				fmt.Fprintf(cmd.OutOrStdout(), "\nplot: %s\n", o.plot)
-			}
-			return nil
+			return notKeptUp(rep)
 		},
 	}
 	cmd.AddCommand(newCollectiveCmd())
@@ -298,6 +312,16 @@ func (o *benchOpts) interrupted(ctx context.Context) error {
 		return &ExitError{Code: 130, Err: fmt.Errorf("%s (and marking %s failed: %v)", msg, o.artifacts, err)}
 	}
 	return &ExitError{Code: 130, Err: fmt.Errorf("%s; its partial folder %s is marked %s", msg, o.artifacts, harness.InterruptedFile)}
+}
+
+// notKeptUp is the error (exit 1) of a bench whose report says a transport
+// did not keep up with the offered load (bench.Report.Saturated), nil
+// otherwise.
+func notKeptUp(rep *bench.Report) error {
+	if len(rep.Saturated) == 0 {
+		return nil
+	}
+	return &ExitError{Code: ExitViolations, Err: fmt.Errorf("%s did not keep up with the offered load: the report's slowdowns measure a backlog and its ratios do not compare the transports (see its WARNING)", strings.Join(rep.Saturated, " and "))}
 }
 
 // checkPlotFile checks --plot of bench and bench collective before they

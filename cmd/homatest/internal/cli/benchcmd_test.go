@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -147,7 +148,16 @@ func TestBenchSim(t *testing.T) {
 		rep.Env != "sim" || rep.Params["link_bps"] != float64(10e9) {
 		t.Fatalf("report = %+v", rep)
 	}
+	if len(rep.Saturated) != 0 || len(rep.Warnings) != 1 || !strings.HasPrefix(rep.Warnings[0], "tcp kept up, but the modelled CPU of host h4 (the server) was given ") {
+		t.Errorf("saturated %q, warnings %q: W3 at 0.6 of 10 Gbit/s kept up, tcp on a busy server", rep.Saturated, rep.Warnings)
+	}
 	for _, s := range rep.Transports {
+		// TCP's server acknowledges each data packet alone (no delayed
+		// ACK in netstack): 6 packets per RPC keep its modelled cores
+		// saturated, which a warning says, but it keeps up.
+		if s.Saturated || s.Issued != s.Count || s.HostCPU == nil || s.HostCPU.Saturated() != (s.Transport == "tcp") {
+			t.Errorf("%s: saturated %v, issued %d, done %d, cpu %+v", s.Transport, s.Saturated, s.Issued, s.Count, s.HostCPU)
+		}
 		if s.Errors != 0 || s.Count < 100 || s.Count != rep.Transports[0].Count {
 			t.Errorf("%s: %d RPCs, %d errors (%s); want hundreds, as many as homa, none failed", s.Transport, s.Count, s.Errors, s.FirstError)
 		}
@@ -163,6 +173,40 @@ func TestBenchSim(t *testing.T) {
 	_, recs2 := report("b")
 	if len(recs) == 0 || !bytes.Equal(recs, recs2) {
 		t.Errorf("two runs of one seed gave different records or reports (%d and %d bytes)", len(recs), len(recs2))
+	}
+}
+
+// TestBenchSimSaturated: W1 at half of 10 Gbit/s offers the server more
+// packets than its modelled cores carry (simulated time: the same on any
+// machine): the bench prints its report with a WARNING naming the
+// transport, the server and offered against delivered, marks the ratios,
+// lists the transport under "saturated" in the JSON, and exits 1.
+func TestBenchSimSaturated(t *testing.T) {
+	dir := t.TempDir()
+	args := []string{"bench", "--env", "sim", "--workload", "w1", "--load", "0.5", "--rate", "10gbit", "--hosts", "8",
+		"--duration", "2ms", "--unloaded", "2", "--buckets", "4"}
+	out, err, code := run(t, append(args, "--artifacts", filepath.Join(dir, "text"))...)
+	if code != ExitViolations || err == nil || !strings.Contains(err.Error(), "homa and tcp did not keep up") {
+		t.Fatalf("exit %d, %v; want 1 naming both transports\n%s", code, err, out)
+	}
+	for _, want := range []string{"\nWARNING: homa DID NOT KEEP UP: it carried ", "of the 4.82 Gbit/s offered",
+		"likely cause: the modelled CPU of host h8 (the server)", "\nWARNING: tcp DID NOT KEEP UP", "      homa!  ", "x!\n"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("text lacks %q:\n%s", want, out)
+		}
+	}
+	out, _, code = run(t, append(args, "-o", "json", "--artifacts", filepath.Join(dir, "json"))...)
+	var rep bench.Report
+	if err := json.Unmarshal([]byte(out), &rep); err != nil || code != ExitViolations {
+		t.Fatalf("exit %d, JSON %v\n%s", code, err, out)
+	}
+	if !slices.Equal(rep.Saturated, []string{"homa", "tcp"}) || !rep.Transports[0].Saturated || rep.Transports[0].HostCPU.Host != "h8" {
+		t.Errorf("saturated %q, homa %+v", rep.Saturated, rep.Transports[0].HostCPU)
+	}
+	// --help no longer promises that any --rate works, and tells exit 1.
+	help, _, _ := run(t, "bench", "--help")
+	if strings.Contains(help, "any --rate works") || !strings.Contains(help, "1 done but a transport did not keep up") || !strings.Contains(help, "the modelled cores are finite") {
+		t.Errorf("--help:\n%s", help)
 	}
 }
 
