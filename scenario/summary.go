@@ -92,14 +92,14 @@ type Summary struct {
 	SwitchReadErrors  uint64 `json:"switch_read_errors,omitempty"`
 	// Rules are the check's counts per rule over every host's view;
 	// Violations the findings charged to a host (at most 20).
-	Rules []RuleRow `json:"rules"`
+	Rules      []RuleRow   `json:"rules"`
+	Violated   int         `json:"violated"`
+	Violations []Violation `json:"violations,omitempty"`
 	// InconclusiveCauses are the commonest causes of the rules that were
 	// most often inconclusive (at least a tenth of their checks; up to
 	// three rules), for the text summary: check.json has every kept
 	// finding.
 	InconclusiveCauses []InconclusiveCause `json:"inconclusive_causes,omitempty"`
-	Violated           int                 `json:"violated"`
-	Violations         []Violation         `json:"violations,omitempty"`
 	// MustViolated and ShouldViolated split Violated by level: a SHOULD
 	// violation is a warning that does not fail the run (unless
 	// Options.Strict, the CLI's --strict).
