@@ -184,6 +184,11 @@ type FileReport struct {
 	// verdict is INCOMPLETE (exit 2) unless a MUST violation makes it
 	// FAIL: the capture is not evidence enough to pass.
 	SnapHint string `json:"snap_hint,omitempty"`
+	// WireMismatch says that packets were decoded in a wire format (the
+	// profile's, or --wire's) whose IP protocol is not theirs: the
+	// findings may be the decoder's misreading, not the hosts' faults.
+	// Empty when every packet was read in its own protocol's format.
+	WireMismatch string `json:"wire_mismatch,omitempty"`
 	// TimeOrderHint, when some frames' timestamps lie before those of
 	// frames ahead of them in the file (pcap.Stats.Backwards: tcpdump on
 	// several CPUs, a mirror port, a merged file), says how many, the
@@ -378,11 +383,19 @@ func File(o Options, file string) FileReport {
 		fr.Damaged = run.damaged.Error() + ": the report covers the frames before it"
 	}
 	rep, st, inf := run.rep, run.st, run.inf
+	if err := mixedFormats(file, o, v, st); err != nil {
+		fr.Error = err.Error()
+		return fr
+	}
 	if o.Profile == "auto" && forced == wire.VersionAuto && v == wire.Version2024 {
 		// The capture's own layout chose 2024 (pcap.DetectFormat): over IP
 		// protocol 146 that is HomaModule main between f7e4717 and
 		// be127d8, not a format forced on the wrong capture.
 		st.VersionMismatch = 0
+	}
+	if n := st.VersionMismatch; n > 0 {
+		fr.WireMismatch = fmt.Sprintf("%d of %d Homa packets carry IP protocol %d, not the %s wire format's %d (profile %s), which they were decoded as: their findings may be the decoder's misreading, not faults; --profile auto (and no --wire) reads a capture in its own format",
+			n, st.Homa, otherProto(v), v, v.IPProtocol(), profile)
 	}
 	fr.Profile, fr.Params, fr.Report, fr.Stats, fr.Hosts = profile, paramMap(&params), rep, &st, run.hosts
 	fr.testers = run.testers
@@ -833,4 +846,30 @@ func dropsHint(rep *spec.Report, st pcap.Stats, flag uint64) (from, hint string)
 		return from, dropped + "; no violation rests on a packet it may have missed"
 	}
 	return from, fmt.Sprintf("%s: %s; %s", dropped, excused, recapture)
+}
+
+// otherProto is the Homa IP protocol that is not v's: 253 (HomaModule
+// linux_6.1, the 2024 format) against 146 (HomaModule main).
+func otherProto(v wire.Version) uint8 {
+	if v.IPProtocol() == wire.IPProtoHoma2024 {
+		return wire.IPProtoHoma
+	}
+	return wire.IPProtoHoma2024
+}
+
+// mixedFormats reports an error when a capture judged with profile auto
+// (no --wire) holds Homa packets over both IP protocols (146 and 253,
+// e.g. mergecap of a linux_6.1 and a main capture): one profile would
+// judge one format's packets as misread others, so the capture must be
+// split and each part checked in its own format. v is the format it was
+// read in, st.VersionMismatch the packets over the other protocol. A
+// capture all of whose packets mismatch is the 2024 format over 146
+// (HomaModule main between f7e4717 and be127d8), which File excuses.
+func mixedFormats(file string, o Options, v wire.Version, st pcap.Stats) error {
+	if o.Profile != "auto" || o.Wire != wire.VersionAuto || st.VersionMismatch == 0 || st.VersionMismatch >= st.Homa {
+		return nil
+	}
+	own, other := v.IPProtocol(), otherProto(v)
+	return fmt.Errorf("%s mixes Homa wire formats: %d packets over IP protocol %d and %d over %d (146: HomaModule main, profile linux; 253: linux_6.1, profile linux-2024); one profile cannot judge both: split it, e.g. tshark -r %s -Y 'ip.proto == %d || ipv6.nxt == %d' -w %d.pcap (and again with %d), then check each part",
+		file, st.Homa-st.VersionMismatch, own, st.VersionMismatch, other, file, own, own, own, other)
 }

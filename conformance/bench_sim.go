@@ -105,11 +105,21 @@ func simBench(n int, imp LinkImpairment, faults []string, dir string) (*Bench, e
 					finishErr = err
 				}
 			}
+			if finishErr != nil {
+				// A capture cut short (a full disk: ENOSPC) would read as
+				// the hosts' missing packets: nothing half-written stays.
+				for _, f := range files {
+					os.Remove(f.Name())
+				}
+			}
 		})
 	}
 	b.Finish = func() (string, string, error) {
 		closeFiles()
-		return files[0].Name(), files[1].Name(), finishErr
+		if finishErr != nil {
+			return "", "", finishErr
+		}
+		return files[0].Name(), files[1].Name(), nil
 	}
 	b.Close = func() error {
 		closeFiles()

@@ -15,7 +15,7 @@ func TestParseRate(t *testing.T) {
 		want BitRate
 	}{
 		{"1gbit", Gbit}, {"100mbit", 100 * Mbit}, {"10Mbit/s", 10 * Mbit}, {"64kbit", 64 * Kbit},
-		{"1e9", Gbit}, {"2.5gbit", 2500 * Mbit}, {"1mbps", 8 * Mbit}, {"1500", 1500}, {" 10 mbit ", 10 * Mbit},
+		{"1e9", Gbit}, {"2.5gbit", 2500 * Mbit}, {"1500bit", 1500}, {" 10 mbit ", 10 * Mbit}, {"10g", 10 * Gbit}, {"1000000", Mbit},
 	} {
 		got, err := ParseRate(tc.in)
 		if err != nil || got != tc.want {
@@ -26,6 +26,30 @@ func TestParseRate(t *testing.T) {
 		if _, err := ParseRate(bad); err == nil {
 			t.Errorf("ParseRate(%q): want error", bad)
 		}
+	}
+	// tc's bytes-per-second units and unit-less numbers below 1 Mbit/s
+	// ("--rate 10gbps" was 80 Gbit/s, "--rate 10" 10 bit/s) are errors
+	// with the spelling to use.
+	for _, c := range []struct{ in, hint string }{
+		{"10gbps", `ambiguous (bytes/s to tc, so 10gbps would be 80gbit; bits/s to most readers): write 10gbit for bits/s, or 80gbit for bytes/s`},
+		{"1mbps", "write 1mbit for bits/s, or 8mbit"},
+		{"10", "10 bit/s, implausibly slow for a link (a forgotten unit?): write e.g. 10gbit or 10mbit, or 10bit if"},
+		{"1500", "write e.g. 1500gbit"},
+	} {
+		_, err := ParseRate(c.in)
+		if err == nil || !strings.Contains(err.Error(), c.hint) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("ParseRate(%q): error %v, want one line with %q", c.in, err, c.hint)
+		}
+	}
+	// A scenario's rate: is parsed the same way, with its line.
+	var lc LinkConfig
+	if err := yaml.Unmarshal([]byte("rate: 10gbps\n"), &lc); err == nil || !strings.Contains(err.Error(), "line 1: netem: rate \"10gbps\"") {
+		t.Errorf("yaml rate: 10gbps: %v, want the ambiguity error with its line", err)
+	}
+	// A JSON number of bit/s is what MarshalJSON writes: any size.
+	var small BitRate
+	if err := json.Unmarshal([]byte("1500"), &small); err != nil || small != 1500 {
+		t.Errorf("JSON 1500: %v, %v; want 1500 bit/s", small, err)
 	}
 	for _, r := range []BitRate{Gbit, 100 * Mbit, 1500, 2500 * Mbit} {
 		back, err := ParseRate(r.String())

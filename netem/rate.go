@@ -32,24 +32,48 @@ var rateUnits = []struct {
 	{"t", 1e12}, {"g", 1e9}, {"m", 1e6}, {"k", 1e3},
 }
 
-// ParseRate parses a rate in the style of tc(8): a number with an optional
-// unit, case-insensitive, with an optional "/s": "1gbit", "100Mbit/s",
-// "10mbit", "64kbit", "1e9", "2.5gbit". "bit" units are bits per second;
-// "bps" units are BYTES per second, as in tc ("1mbps" = 8 Mbit/s).
-// Errors name the input and the accepted forms.
+// minBareRate is the lowest rate a number without a unit may give: below
+// it ("--rate 10") a unit was surely forgotten, and a link of a few bit/s
+// would make a run simulate hours of virtual time.
+const minBareRate = 1e6
+
+// ParseRate parses a rate in the style of tc(8): a number with a unit,
+// case-insensitive, with an optional "/s": "1gbit", "100Mbit/s",
+// "10mbit", "64kbit", "2.5gbit", "10g" (bits per second). A number
+// without a unit is bit/s and must be at least 1e6 ("1e9"); a lower one
+// ("10") is an error asking for a unit. tc's "bps" units (BYTES per
+// second: "10gbps" is 80 Gbit/s to tc, 10 Gbit/s to most readers) are
+// refused as ambiguous, with the "bit" spelling of both readings.
+// Errors name the input and the accepted forms. BitRate.UnmarshalJSON
+// takes any JSON number of bit/s (what MarshalJSON writes).
 func ParseRate(s string) (BitRate, error) {
+	return parseRate(s, true)
+}
+
+// parseRate is ParseRate; without strict, a bare number of any size is
+// bit/s.
+func parseRate(s string, strict bool) (BitRate, error) {
 	in := strings.ToLower(strings.TrimSpace(s))
 	in = strings.TrimSuffix(in, "/s")
-	mult := 1.0
+	mult, unit := 1.0, ""
 	for _, u := range rateUnits {
 		if strings.HasSuffix(in, u.suffix) {
-			in, mult = strings.TrimSuffix(in, u.suffix), u.mult
+			in, mult, unit = strings.TrimSuffix(in, u.suffix), u.mult, u.suffix
 			break
 		}
 	}
-	v, err := strconv.ParseFloat(strings.TrimSpace(in), 64)
+	num := strings.TrimSpace(in)
+	v, err := strconv.ParseFloat(num, 64)
 	if err != nil || v < 0 || math.IsInf(v, 0) || v != v || v*mult > math.MaxUint64/2 {
-		return 0, fmt.Errorf("netem: rate %q: want a number of bit/s with an optional unit, e.g. 1gbit, 100mbit, 10Mbit/s, 1e9", s)
+		return 0, fmt.Errorf("netem: rate %q: want a number of bit/s with a unit, e.g. 1gbit, 100mbit, 10Mbit/s", s)
+	}
+	if strings.HasSuffix(unit, "bps") {
+		bits := strings.TrimSuffix(unit, "ps") + "it"
+		return 0, fmt.Errorf("netem: rate %q: %q is ambiguous (bytes/s to tc, so %s would be %v; bits/s to most readers): write %s%s for bits/s, or %v for bytes/s",
+			s, unit, s, BitRate(math.Round(v*mult)), num, bits, BitRate(math.Round(v*mult)))
+	}
+	if strict && unit == "" && v > 0 && v < minBareRate {
+		return 0, fmt.Errorf("netem: rate %q is %s bit/s, implausibly slow for a link (a forgotten unit?): write e.g. %sgbit or %smbit, or %sbit if %s bit/s is meant", s, num, num, num, num, num)
 	}
 	return BitRate(math.Round(v * mult)), nil
 }
@@ -112,7 +136,13 @@ func (r *BitRate) UnmarshalJSON(b []byte) error {
 			return err
 		}
 	} else {
-		s = string(b)
+		// A JSON number is bit/s as MarshalJSON writes it, of any size.
+		v, err := parseRate(string(b), false)
+		if err != nil {
+			return err
+		}
+		*r = v
+		return nil
 	}
 	return r.UnmarshalText([]byte(s))
 }

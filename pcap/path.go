@@ -42,13 +42,14 @@ func stream(path string) (sp *spool, ok bool, err error) {
 	if sp, ok := streams[path]; ok {
 		return sp, true, nil
 	}
-	var src *os.File
+	// The open is the spool's: opening a named pipe waits for a writer,
+	// maybe forever, and a reader must be able to give up on it when its
+	// context ends (SIGINT) as on a read that waits.
+	open := func() (*os.File, error) { return os.Open(path) }
 	if path == "-" {
-		src = os.Stdin
-	} else if src, err = os.Open(path); err != nil {
-		return nil, true, err
+		open = func() (*os.File, error) { return os.Stdin, nil }
 	}
-	sp, err = newSpool(src)
+	sp, err = newSpool(open)
 	if err != nil {
 		return nil, true, fmt.Errorf("read %s: %w", streamName(path), err)
 	}
@@ -74,16 +75,24 @@ type spool struct {
 	more chan struct{} // closed, and replaced, when n or done changes
 }
 
-// newSpool starts spooling src (which it closes at the end, unless it
-// is standard input).
-func newSpool(src *os.File) (*spool, error) {
+// newSpool starts spooling the file open returns (which it closes at
+// the end, unless it is standard input); open runs in the copying
+// goroutine, and its error is the stream's.
+func newSpool(open func() (*os.File, error)) (*spool, error) {
 	f, err := os.CreateTemp("", "homatest-stream-*")
 	if err != nil {
 		return nil, fmt.Errorf("spool to a temporary file: %w", err)
 	}
 	os.Remove(f.Name())
 	sp := &spool{file: f, more: make(chan struct{})}
-	go sp.copy(src)
+	go func() {
+		src, err := open()
+		if err != nil {
+			sp.grow(0, true, err)
+			return
+		}
+		sp.copy(src)
+	}()
 	return sp, nil
 }
 

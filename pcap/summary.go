@@ -42,8 +42,13 @@ func (s *Stats) Summary(name string, stopped error) string {
 	if s.GSOFrames > 0 {
 		fmt.Fprintf(&b, "; %s split into %d segments", plural.Of(s.GSOFrames, "GSO frame", "GSO frames"), s.Segments)
 	}
-	if s.Truncated > 0 {
-		fmt.Fprintf(&b, "; %s cut by the snap length", plural.Of(s.Truncated, "Homa frame", "Homa frames"))
+	// Most cut frames lost payload only (tcpdump -s 256): every header
+	// field was read, which is not a loss worth alarming about.
+	if n := s.Truncated - s.SnapPartial; n > 0 {
+		fmt.Fprintf(&b, "; %s with only the payload cut by the snap length (headers whole)", plural.Of(n, "Homa frame", "Homa frames"))
+	}
+	if s.SnapPartial > 0 {
+		fmt.Fprintf(&b, "; %s with part of the Homa header cut by the snap length (common header whole)", plural.Of(s.SnapPartial, "Homa frame", "Homa frames"))
 	}
 	if s.SnapCut > 0 {
 		fmt.Fprintf(&b, "; %s (of the decode errors) with the Homa header cut by the snap length (%d bytes kept): re-capture with -s 0", plural.Of(s.SnapCut, "Homa frame", "Homa frames"), s.SnapLen)

@@ -16,12 +16,12 @@ func TestSummary(t *testing.T) {
 	s.Frames, s.Homa, s.Retransmits, s.DecodeErrors = 5, 4, 1, 1
 	s.ByType[wire.TypeData-wire.MinType] = 3
 	s.ByType[wire.TypeGrant-wire.MinType] = 1
-	s.GSOFrames, s.Segments, s.Truncated = 1, 6, 2
+	s.GSOFrames, s.Segments, s.Truncated, s.SnapPartial = 1, 6, 2, 1
 	s.Other = map[string]int{"udp": 1}
 	stop := errors.New("unexpected EOF")
 	got := s.Summary("c.pcap", stop)
 	want := "c.pcap: 5 frames, 4 Homa: DATA 3 (retransmit 1), GRANT 1, RESEND 0, RPC_UNKNOWN 0, BUSY 0, CUTOFFS 0, FREEZE 0, NEED_ACK 0, ACK 0; " +
-		"1 decode error; 1 other (udp 1); 1 GSO frame split into 6 segments; 2 Homa frames cut by the snap length; STOPPED after frame 5: unexpected EOF"
+		"1 decode error; 1 other (udp 1); 1 GSO frame split into 6 segments; 1 Homa frame with only the payload cut by the snap length (headers whole); 1 Homa frame with part of the Homa header cut by the snap length (common header whole); STOPPED after frame 5: unexpected EOF"
 	if got != want {
 		t.Errorf("summary\n%s\nwant\n%s", got, want)
 	}

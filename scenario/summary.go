@@ -3,6 +3,7 @@ package scenario
 import (
 	"fmt"
 	"io"
+	"net/netip"
 	"sort"
 	"strings"
 	"time"
@@ -94,6 +95,11 @@ type Summary struct {
 	Rules      []RuleRow   `json:"rules"`
 	Violated   int         `json:"violated"`
 	Violations []Violation `json:"violations,omitempty"`
+	// InconclusiveCauses are the commonest causes of the rules that were
+	// most often inconclusive (at least a tenth of their checks; up to
+	// three rules), for the text summary: check.json has every kept
+	// finding.
+	InconclusiveCauses []InconclusiveCause `json:"inconclusive_causes,omitempty"`
 	// MustViolated and ShouldViolated split Violated by level: a SHOULD
 	// violation is a warning that does not fail the run (unless
 	// Options.Strict, the CLI's --strict).
@@ -109,6 +115,71 @@ type Summary struct {
 	TimingInconclusive int            `json:"timing_inconclusive"`
 	Inconclusive       []Inconclusive `json:"inconclusive,omitempty"`
 	Stalls             int            `json:"stalls"`
+}
+
+// InconclusiveCause is a rule's commonest reason for being inconclusive:
+// Why is the reason of its kept inconclusive findings (spec.Report
+// Inconclusive, at most spec.MaxFindings per rule and view) that most
+// share it, a host's address written "<host>"; Alike counts those
+// findings, Kept all kept; Inconclusive and Checked are the rule's counts.
+type InconclusiveCause struct {
+	Rule         string `json:"rule"`
+	Inconclusive int    `json:"inconclusive"`
+	Checked      int    `json:"checked"`
+	Why          string `json:"why"`
+	Alike        int    `json:"alike"`
+	Kept         int    `json:"kept"`
+}
+
+// inconclusiveCauses picks InconclusiveCauses from the rule rows and the
+// hosts' reports.
+func inconclusiveCauses(rows []RuleRow, hosts []spec.HostReport) []InconclusiveCause {
+	var top []RuleRow
+	for _, r := range rows {
+		if r.Inconclusive > 0 && r.Inconclusive*10 >= r.Checked {
+			top = append(top, r)
+		}
+	}
+	sort.SliceStable(top, func(i, j int) bool { return top[i].Inconclusive > top[j].Inconclusive })
+	var out []InconclusiveCause
+	for _, r := range top[:min(3, len(top))] {
+		count := map[string]int{}
+		kept := 0
+		for _, hr := range hosts {
+			if hr.Report == nil {
+				continue
+			}
+			for _, f := range hr.Report.Inconclusive {
+				if f.Rule == r.ID {
+					count[hostless(f.Why)]++
+					kept++
+				}
+			}
+		}
+		c := InconclusiveCause{Rule: r.ID, Inconclusive: r.Inconclusive, Checked: r.Checked, Kept: kept}
+		for why, n := range count {
+			if n > c.Alike || n == c.Alike && why < c.Why {
+				c.Why, c.Alike = why, n
+			}
+		}
+		if c.Why != "" {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// hostless writes each IP address in why as "<host>", so that one cause
+// at several hosts counts as one.
+func hostless(why string) string {
+	words := strings.Fields(why)
+	for i, w := range words {
+		trimmed := strings.TrimRight(w, ",:;)")
+		if a, err := netip.ParseAddr(trimmed); err == nil && a.IsValid() {
+			words[i] = "<host>" + w[len(trimmed):]
+		}
+	}
+	return strings.Join(words, " ")
 }
 
 // PlanHits counts one plan rule's firings.
@@ -266,6 +337,7 @@ func summarize(res *Result, cst harness.CaptureStats) Summary {
 	for _, id := range order {
 		sum.Rules = append(sum.Rules, *rows[id])
 	}
+	sum.InconclusiveCauses = inconclusiveCauses(sum.Rules, res.Hosts)
 	sum.Verdict = VerdictPass
 	if sum.Failed > 0 || sum.MustViolated > 0 || len(tr.Errors) > 0 || res.strict && sum.ShouldViolated > 0 {
 		sum.Verdict = VerdictFail
@@ -332,6 +404,9 @@ func (s *Summary) WriteText(w io.Writer) error {
 			continue
 		}
 		fmt.Fprintf(&b, "  %-18s %-6s %9d %9d %8d %12d\n", r.ID, r.Level, r.Checked, r.Passed, r.Violated, r.Inconclusive)
+	}
+	for _, c := range s.InconclusiveCauses {
+		fmt.Fprintf(&b, "  inconclusive %s (%d of %d checked): %s (%d of %d kept in check.json)\n", c.Rule, c.Inconclusive, c.Checked, c.Why, c.Alike, c.Kept)
 	}
 	for _, v := range s.Violations {
 		file := "sent.pcapng"

@@ -160,3 +160,44 @@ func TestViolationLineNamesFiles(t *testing.T) {
 		t.Errorf("text lacks %q:\n%s", want, text.String())
 	}
 }
+
+// TestInconclusiveCauses: a rule inconclusive at half its checks shows its
+// commonest cause in the text summary, one cause however many hosts it
+// names (it was only in check.json); a rule rarely inconclusive does not.
+func TestInconclusiveCauses(t *testing.T) {
+	rows := []RuleRow{
+		{ID: "HOMA-GRANT-012", Level: "MUST", Checked: 830, Passed: 418, Inconclusive: 412},
+		{ID: "HOMA-GRANT-015", Level: "SHOULD", Checked: 100, Passed: 49, Inconclusive: 51},
+		{ID: "HOMA-ACK-001", Level: "MUST", Checked: 1000, Passed: 995, Inconclusive: 5},
+	}
+	f := func(rule, why string) spec.Finding { return spec.Finding{Rule: rule, Why: why} }
+	hosts := []spec.HostReport{
+		{Report: &spec.Report{Inconclusive: []spec.Finding{
+			f("HOMA-GRANT-012", "the capture does not hold every packet 10.0.0.3 received"),
+			f("HOMA-GRANT-012", "the capture does not hold every packet 10.0.0.4 received"),
+			f("HOMA-GRANT-012", "the capture ended before the answer was due"),
+			f("HOMA-GRANT-015", "the capture does not hold every packet fd00::5 received"),
+			f("HOMA-ACK-001", "rare"),
+		}}},
+		{Report: &spec.Report{Inconclusive: []spec.Finding{
+			f("HOMA-GRANT-012", "the capture does not hold every packet 10.0.0.7 received"),
+		}}},
+	}
+	s := Summary{Rules: rows, InconclusiveCauses: inconclusiveCauses(rows, hosts), Verdict: VerdictPass}
+	var b strings.Builder
+	if err := s.WriteText(&b); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	for _, want := range []string{
+		"  inconclusive HOMA-GRANT-012 (412 of 830 checked): the capture does not hold every packet <host> received (3 of 4 kept in check.json)\n",
+		"  inconclusive HOMA-GRANT-015 (51 of 100 checked): the capture does not hold every packet <host> received (1 of 1 kept in check.json)\n",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("summary lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "inconclusive HOMA-ACK-001") {
+		t.Errorf("a rule inconclusive at 0.5%% of its checks listed:\n%s", out)
+	}
+}

@@ -25,6 +25,10 @@ func TestBenchFlagErrors(t *testing.T) {
 		{[]string{"--workload", "2000000"}, "--workload: workload: fixed size 2000000: want 1..1000000 bytes"},
 		{[]string{"--rate", "fast"}, "--rate"},
 		{[]string{"--rate", "0"}, "give a rate above 0"},
+		// tc's bytes/s (10gbps was 80 Gbit/s) and a forgotten unit (10
+		// bit/s simulated an hour of virtual time).
+		{[]string{"--rate", "10gbps"}, "write 10gbit for bits/s, or 80gbit for bytes/s"},
+		{[]string{"--rate", "10"}, "write e.g. 10gbit or 10mbit"},
 		{[]string{"--load", "1.5"}, "--load 1.5"},
 		{[]string{"--load", "0"}, "--load 0"},
 		{[]string{"--hosts", "1"}, "--hosts 1"},

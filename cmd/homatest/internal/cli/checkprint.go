@@ -59,11 +59,10 @@ func writeCheckText(w io.Writer, reports []check.FileReport) error {
 		if fr.CaptureDropsHint != "" {
 			fmt.Fprintf(ew, "capture drops (%s): %s\n", fr.CaptureDropsFrom, fr.CaptureDropsHint)
 		}
-		if n := fr.Stats.VersionMismatch; n > 0 {
+		if fr.WireMismatch != "" {
 			// A forced --profile or --wire of another format: every finding
 			// may be the decoder's misreading, not the hosts' fault.
-			fmt.Fprintf(ew, "WARNING: %s carry the IP protocol of another wire format than %s's, which they were decoded as: --profile auto (and no --wire) reads each capture in its own format\n",
-				plural.Of(n, "Homa packet", "Homa packets"), rep.Profile)
+			fmt.Fprintf(ew, "WARNING: %s\n", fr.WireMismatch)
 		}
 		if fr.ParamsFile != "" {
 			fmt.Fprintf(ew, "parameters: the run's, from %s (--param overrides them)\n", fr.ParamsFile)
@@ -161,6 +160,9 @@ func writeCheckText(w io.Writer, reports []check.FileReport) error {
 		unread := ""
 		if n := fr.Stats.SnapUnseen(); n > 0 {
 			unread = fmt.Sprintf("; %d of %d Homa frames unreadable (snap length)", n, fr.Stats.Homa)
+		}
+		if n := fr.Stats.VersionMismatch; n > 0 && fr.WireMismatch != "" {
+			unread += fmt.Sprintf("; %d of %d Homa packets decoded in another wire format than their IP protocol's (see WARNING above)", n, fr.Stats.Homa)
 		}
 		fmt.Fprintf(ew, "%s: %d MUST and %d SHOULD violations%s%s, %d inconclusive (%d downgraded); %d rules, %d exercised by this capture%s\n\n",
 			verdict, fr.Must, fr.Should, upTo, expected, inc, rep.Downgraded(), len(rep.Rules), exercised, unread)

@@ -110,7 +110,8 @@ func TestDamagedCapture(t *testing.T) {
 func TestCheckWarnsForcedFormat(t *testing.T) {
 	f := filepath.Join(realDir, "linux-6.13-proto146/a-small-rpcs.pcap")
 	out, _, _ := run(t, "check", "--profile", "linux-2024", f)
-	if !strings.Contains(out, "WARNING: 43 Homa packets carry the IP protocol of another wire format than linux-2024's") {
+	if !strings.Contains(out, "WARNING: 43 of 44 Homa packets carry IP protocol 146, not the 2024 wire format's 253 (profile linux-2024)") ||
+		!strings.Contains(out, "43 of 44 Homa packets decoded in another wire format than their IP protocol's (see WARNING above)\n") {
 		t.Errorf("no warning for linux-2024 forced on a main capture:\n%.600s", out)
 	}
 	if out, _, _ := run(t, "check", f); strings.Contains(out, "WARNING") {

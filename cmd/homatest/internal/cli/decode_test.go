@@ -224,7 +224,7 @@ func TestDecodeSummaryOnly(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := "b-500k-grants.pcap: 1922 frames, 1919 Homa: DATA 1770 (retransmit 0), GRANT 145, RESEND 0, RPC_UNKNOWN 0, BUSY 0, CUTOFFS 2, FREEZE 0, NEED_ACK 1, ACK 1; 0 decode errors; 3 other (arp 2, icmpv6 1); 1755 Homa frames cut by the snap length\n"
+	want := "b-500k-grants.pcap: 1922 frames, 1919 Homa: DATA 1770 (retransmit 0), GRANT 145, RESEND 0, RPC_UNKNOWN 0, BUSY 0, CUTOFFS 2, FREEZE 0, NEED_ACK 1, ACK 1; 0 decode errors; 3 other (arp 2, icmpv6 1); 1755 Homa frames with only the payload cut by the snap length (headers whole)\n"
 	if !strings.HasSuffix(out, want) || strings.Count(out, "\n") != 1 {
 		t.Errorf("got %q, want suffix %q", out, want)
 	}

@@ -172,22 +172,53 @@ func TestRunInterruptSimJSON(t *testing.T) {
 	}
 }
 
-// interruptInPass2 sends SIGTERM to cmd, a homatest run --repeat into
-// arts, once its second pass has begun (the first has then written its
+// TestRunInterruptSimJSONNoPass: a run interrupted before its only pass
+// finished still writes, with -o json, a report marked interrupted
+// (verdict incomplete, no passes) and a --junit file saying so, as with
+// --repeat (it used to write nothing: a CI job parsing standard output
+// failed on empty input).
+func TestRunInterruptSimJSONNoPass(t *testing.T) {
+	dir := t.TempDir()
+	arts, junit := filepath.Join(dir, "run"), filepath.Join(dir, "junit.xml")
+	var stdout, stderr bytes.Buffer
+	// The whole suite: a pass long enough to be interrupted in.
+	cmd, done := startChildSplit(t, &stdout, &stderr, "run", "--env", "sim", "-o", "json", "--junit", junit, "--artifacts", arts)
+	interruptInPass(t, cmd, done, arts, 1, stderr.String)
+	if code := cmd.ProcessState.ExitCode(); code != 130 {
+		t.Fatalf("exit %d, want 130\n%s", code, stderr.String())
+	}
+	var rep runReport
+	if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil || rep.Interrupted != "interrupted after 0 finished passes" || rep.Verdict != "incomplete" || len(rep.Passes) != 0 {
+		t.Errorf("JSON report %+v (%v); want verdict incomplete, interrupted after 0 finished passes:\n%s", rep, err, stdout.String())
+	}
+	b, err := os.ReadFile(junit)
+	if err != nil || !bytes.Contains(b, []byte(`name="interrupted" value="interrupted after 0 finished passes"`)) || !bytes.Contains(b, []byte(`errors="1"`)) {
+		t.Errorf("--junit %s: %v\n%s", junit, err, b)
+	}
+}
+
+// interruptInPass2 is interruptInPass in pass 2.
+func interruptInPass2(t *testing.T, cmd *exec.Cmd, done <-chan struct{}, arts string, out func() string) {
+	t.Helper()
+	interruptInPass(t, cmd, done, arts, 2, out)
+}
+
+// interruptInPass sends SIGTERM to cmd, a homatest run into arts, once
+// its pass number pass has begun (the ones before have then written their
 // files), and waits for it to end; out is what it said so far, for
 // failures.
-func interruptInPass2(t *testing.T, cmd *exec.Cmd, done <-chan struct{}, arts string, out func() string) {
+func interruptInPass(t *testing.T, cmd *exec.Cmd, done <-chan struct{}, arts string, pass int, out func() string) {
 	t.Helper()
 	giveUp := time.After(timescale.D(2 * time.Minute))
 	for {
-		if _, err := os.Stat(filepath.Join(arts, "pass-2", "pass.json")); err == nil {
+		if _, err := os.Stat(filepath.Join(arts, fmt.Sprintf("pass-%d", pass), "pass.json")); err == nil {
 			break
 		}
 		select {
 		case <-done:
-			t.Fatalf("homatest run ended before its second pass: exit %d\n%s", cmd.ProcessState.ExitCode(), out())
+			t.Fatalf("homatest run ended before its pass %d: exit %d\n%s", pass, cmd.ProcessState.ExitCode(), out())
 		case <-giveUp:
-			t.Fatalf("no second pass within 2 minutes\n%s", out())
+			t.Fatalf("no pass %d within 2 minutes\n%s", pass, out())
 		case <-time.After(20 * time.Millisecond):
 		}
 	}

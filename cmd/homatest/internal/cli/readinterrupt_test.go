@@ -64,12 +64,31 @@ func openFIFO(t *testing.T, data []byte) string {
 	return fifo
 }
 
+// writerlessFIFO returns a named pipe that nothing ever opens for
+// writing (mkfifo f; homatest check f): opening it waits for a writer.
+// Cleanup opens and closes a writer's end, which lets a waiting open
+// return.
+func writerlessFIFO(t *testing.T) string {
+	t.Helper()
+	fifo := filepath.Join(t.TempDir(), "nowriter")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if f, err := os.OpenFile(fifo, os.O_WRONLY|syscall.O_NONBLOCK, 0); err == nil {
+			f.Close()
+		}
+	})
+	return fifo
+}
+
 // TestReadCommandsInterrupted: check, decode and rpcs stop once their
 // context ends (SIGINT or SIGTERM in Main) with exit 130 and one line,
 // printing no verdict and writing no --annotate file: on a regular
 // capture of 4600 frames (the check stops within a batch of frames, not
 // at the end), and on a named pipe whose writer never closes it, where
-// a read waits for frames that never come.
+// a read waits for frames that never come, and on a named pipe that no
+// writer ever opens, where opening it waits.
 func TestReadCommandsInterrupted(t *testing.T) {
 	frames := readCapFrames(t, realDir+"/linux-6.13-proto146/a-small-rpcs.pcap")
 	var many []capFrame
@@ -85,11 +104,14 @@ func TestReadCommandsInterrupted(t *testing.T) {
 	ended, cancel := context.WithCancel(context.Background())
 	cancel()
 	for _, args := range [][]string{{"check", "--annotate", "ANN"}, {"decode"}, {"rpcs"}} {
-		for _, input := range []string{"big", "fifo"} {
+		for _, input := range []string{"big", "fifo", "nowriter"} {
 			path := big
 			ctx := ended
-			if input == "fifo" {
+			if input != "big" {
 				path = openFIFO(t, live)
+				if input == "nowriter" {
+					path = writerlessFIFO(t)
+				}
 				c, cancel := context.WithCancel(context.Background())
 				time.AfterFunc(200*time.Millisecond, cancel) // any time: the pipe never ends
 				ctx = c

@@ -352,17 +352,20 @@ func (o *runOpts) startedRun() {
 // mode has shown each pass as it finished.
 func (o *runOpts) interruptedAfter(out io.Writer, err error, passes []*conformance.Result, junits []string) error {
 	ierr := o.interrupted(err)
-	if len(passes) == 0 {
-		return ierr
-	}
+	// Even before the first pass finished, -o json writes a report (verdict
+	// incomplete) and --junit a file that says so: a CI job reading
+	// either fails on an empty one.
 	note := fmt.Sprintf("interrupted after %s", plural.Of(len(passes), "finished pass", "finished passes"))
+	if passes == nil {
+		passes = []*conformance.Result{} // "passes": [], not null
+	}
 	var werrs []string
 	if o.output == "json" {
 		if werr := o.writeJSON(out, passes, note); werr != nil {
 			werrs = append(werrs, fmt.Sprintf("writing the JSON report: %v", werr))
 		}
 	}
-	if o.junit != "" && len(junits) > 0 {
+	if o.junit != "" {
 		if jerr := conformance.MergeJUnit(junits, o.junit, o.strict, note); jerr != nil {
 			werrs = append(werrs, flagWriteErr("--junit", o.junit, jerr).Error())
 		}
