@@ -140,6 +140,8 @@ type rpc struct {
 	// delayed a packet of this RPC (either direction; a delayed one's
 	// delivery time), once perturb is set.
 	netAt time.Duration
+	// needAckAt is when this tester server last sent NEED_ACK (0: never).
+	needAckAt time.Duration
 }
 
 // outMsg is a message the tester host sends.
@@ -1401,7 +1403,12 @@ func (r *run) tick(h *host) {
 					// HomaModule asks once its response has left
 					// (homa_timer_check_rpc); the IUT has not got it all.
 					note = "network loss: NEED_ACK after the whole response was sent, but the explored network lost or still holds some of its DATA"
+				case x.needAckAt > 0 && x.perturb && x.netAt >= x.needAckAt:
+					// The host asks every tick; the IUT's link shows
+					// the asks the network delivered, when it did.
+					note = "network loss or delay: the explored network lost or delayed packets of this RPC since the previous NEED_ACK, so the spacing of NEED_ACKs on the IUT's link is the network's"
 				}
+				x.needAckAt = r.now
 				r.sendControl(x, h, &wire.NeedAckFields{Common: r.common(x)}, note)
 			}
 		}
