@@ -442,7 +442,12 @@ func (r *run) sendControl(x *rpc, h *host, f wire.Fields, note string) {
 		x.outN[t&15]++
 	}
 	// Control packets are not worth the deadline and tick alignments.
-	mask := uint32(1<<FateDeliver | 1<<FateDrop | 1<<FateDup | 1<<FateDelay | 1<<FateLong | 1<<FateMidRound)
+	mask := uint32(1<<FateDeliver | 1<<FateDrop | 1<<FateDup | 1<<FateDelay | 1<<FateLong)
+	if t == wire.TypeGrant {
+		// A GRANT held past the IUT's RESEND stalls a sender that has
+		// sent all it may (HOMA-RESEND-024).
+		mask |= 1 << FateMidRound
+	}
 	r.emit(x, h, f, r.ctrlPrio(), k, mask, note)
 }
 
