@@ -100,7 +100,11 @@ const (
 	// (A > 0: the round's silent ticks) from the IUT as a tester RESEND
 	// round goes out: losses come in bursts (a congested queue, a
 	// flapping link), which make silences as long as the protocol's
-	// timers.
+	// timers. With B = 1 (to the IUT only) it is a stall instead: once
+	// the network holds one of an RPC's packets long (FateLong,
+	// FateMidRound), the RPC's packets its tester host sends for that
+	// long after wait in the same queue and arrive no earlier (FIFO), so
+	// a sender whose every GRANT is held stalls past its RESEND timer.
 	KindBurst
 	numKinds
 )
@@ -146,10 +150,11 @@ const (
 	FateDeadlineBefore        // delivered 1 µs before the IUT's RESEND deadline for the RPC
 	FateDeadlineAfter         // delivered 1 µs after it
 	FateLong                  // delivered resend_ticks+1 ticks later
+	FateMidRound              // delivered 3/4 of resend_interval after the IUT's RESEND deadline for the RPC (its RESEND is out, its next not yet); GRANTs and DATA only
 	numFates
 )
 
-var fateNames = [numFates]string{"deliver", "drop", "dup", "delay", "tick-before", "tick-after", "deadline-before", "deadline-after", "long"}
+var fateNames = [numFates]string{"deliver", "drop", "dup", "delay", "tick-before", "tick-after", "deadline-before", "deadline-after", "long", "mid-round"}
 
 // Options of KindGrant.
 const (
@@ -258,6 +263,8 @@ func (c Choice) String() string {
 		fmt.Fprintf(&b, " host %d", k.Host)
 	}
 	switch {
+	case k.Kind == KindBurst && k.Type == 0 && k.B == 1:
+		b.WriteString(" to the IUT, held")
 	case k.Kind == KindBurst && k.Type == 0:
 		b.WriteString(" to the IUT")
 	case k.Kind == KindBurst:
@@ -265,7 +272,7 @@ func (c Choice) String() string {
 	case k.Type != 0:
 		fmt.Fprintf(&b, " %s", wire.PacketType(k.Type))
 	}
-	if k.A != 0 || k.B != 0 {
+	if k.A != 0 || k.B != 0 && k.Kind != KindBurst {
 		fmt.Fprintf(&b, " %d/%d", k.A, k.B)
 	}
 	fmt.Fprintf(&b, ": %s", k.Kind.optionName(c.Value))

@@ -123,6 +123,10 @@ type rpc struct {
 	// burstEnd is, per direction (0: to the IUT, 1: from it), when the
 	// loss burst under way ends (KindBurst).
 	burstEnd [2]time.Duration
+	// holdEnd and holdAt: the RPC's packets to the IUT sent before
+	// holdEnd wait behind a packet the network holds until holdAt
+	// (KindBurst with B = 1).
+	holdEnd, holdAt time.Duration
 	// agentID is the IUT call's agent call id, from its request's
 	// payload header.
 	agentID uint64
@@ -441,6 +445,11 @@ func (r *run) sendControl(x *rpc, h *host, f wire.Fields, note string) {
 	}
 	// Control packets are not worth the deadline and tick alignments.
 	mask := uint32(1<<FateDeliver | 1<<FateDrop | 1<<FateDup | 1<<FateDelay | 1<<FateLong)
+	if t == wire.TypeGrant {
+		// A GRANT held past the IUT's RESEND stalls a sender that has
+		// sent all it may (HOMA-RESEND-024).
+		mask |= 1 << FateMidRound
+	}
 	r.emit(x, h, f, r.ctrlPrio(), k, mask, note)
 }
 
@@ -505,11 +514,35 @@ func (r *run) emit(x *rpc, h *host, f wire.Fields, prio uint8, k Key, allowed ui
 	case FateDeadlineAfter:
 		at(max(base, r.resendDeadline(x)+time.Microsecond), "")
 	case FateLong:
+		r.hold(x, base+r.p.Ticks(r.p.ResendTicks+1))
 		at(base+r.p.Ticks(r.p.ResendTicks+1), "")
+	case FateMidRound:
+		t := max(base, r.resendDeadline(x)+r.p.Ticks(r.p.ResendInterval)*3/4)
+		r.hold(x, t)
+		at(t, "")
 	default:
-		at(base, "")
+		if x != nil && base < x.holdEnd && base < x.holdAt {
+			r.perturbed(x)
+			at(x.holdAt, "")
+		} else {
+			at(base, "")
+		}
 	}
 	return base
+}
+
+// hold may stall x's packets to the IUT behind one the network holds
+// until t (KindBurst with B = 1): those x's host sends in the burst's
+// length from now arrive no earlier than t, in order, as from a queue
+// that releases them together.
+func (r *run) hold(x *rpc, t time.Duration) {
+	if x == nil || r.now < x.holdEnd {
+		return
+	}
+	if v := r.choose(Key{Kind: KindBurst, RPC: x.n, B: 1}, all(KindBurst)); v > 0 {
+		bt := burstTicks[v]
+		x.holdEnd, x.holdAt = r.now+r.p.Ticks(bt[0]*r.p.ResendTicks+bt[1]), t
+	}
 }
 
 // consequence returns the deliberate-packet note of packet f of x (nil:
