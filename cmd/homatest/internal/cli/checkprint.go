@@ -128,6 +128,9 @@ func writeCheckText(w io.Writer, reports []check.FileReport) error {
 				fmt.Fprintf(ew, "    hint: %s\n", v.Hint)
 			}
 		}
+		if n := missingMayExplain(fr); n > 0 {
+			fmt.Fprintf(ew, "note: %s could also be a packet this capture missed (a tap or tcpdump that dropped frames looks the same); if it lost packets, pass --capture-drops N and such findings become inconclusive\n", plural.Of(n, "MUST violation without a hint", "MUST violations without a hint"))
+		}
 		fmt.Fprintf(ew, "\n%-18s %-6s %8s %8s %8s %12s %10s\n", "RULE", "LEVEL", "CHECKED", "PASSED", "VIOLATED", "INCONCLUSIVE", "TOLERANCE")
 		var inc, exercised int
 		for _, rr := range rep.Rules {
@@ -171,6 +174,24 @@ func writeCheckText(w io.Writer, reports []check.FileReport) error {
 }
 
 // writeInferred prints the inferred parameters next to the profile's.
+// missingMayExplain counts fr's MUST violations charged to a host that a
+// packet missing from the capture might explain (spec.Finding
+// MayRestOnMissing) and that no hint already covers, when the capture
+// claims no drops: a silent capture loss and such a fault look alike.
+func missingMayExplain(fr check.FileReport) int {
+	if fr.Report.CaptureDrops > 0 {
+		return 0
+	}
+	n := 0
+	for i := range fr.Report.Violations {
+		v := &fr.Report.Violations[i]
+		if v.Level == spec.Must && v.Hint == "" && v.MayRestOnMissing() && !fr.TesterCharged(v) {
+			n++
+		}
+	}
+	return n
+}
+
 func writeInferred(w io.Writer, inf []check.InferredParam) {
 	fmt.Fprintf(w, "parameters the capture implies (the --param to pass where they differ):\n")
 	for _, x := range inf {
