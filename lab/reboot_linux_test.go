@@ -3,6 +3,7 @@ package lab
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"os"
 	"path/filepath"
@@ -15,7 +16,10 @@ import (
 // TestMain lets this test binary stand in for QEMU (HOMATEST_FAKE_QEMU
 // names a folder): it connects to the console socket QEMU would, and
 // either crashes before the init's start marker (the first N boots, N in
-// the folder's "crashes" file) or starts and exits 0.
+// the folder's "crashes" file) or starts and exits 0. With a "kvmabort"
+// file it aborts as QEMU 7.2 does under a nested KVM that refuses
+// MSR_IA32_ARCH_CAPABILITIES: whenever -accel kvm runs a CPU model that
+// sets it ("all" in the file: any model under KVM).
 func TestMain(m *testing.M) {
 	if dir := os.Getenv("HOMATEST_FAKE_QEMU"); dir != "" {
 		os.Exit(fakeQEMU(dir))
@@ -24,11 +28,24 @@ func TestMain(m *testing.M) {
 }
 
 func fakeQEMU(dir string) int {
-	var con string
-	for i, a := range os.Args {
-		if a == "-chardev" && i+1 < len(os.Args) && strings.HasPrefix(os.Args[i+1], "socket,id=con,path=") {
-			con = strings.TrimPrefix(os.Args[i+1], "socket,id=con,path=")
+	var con, accel, cpu string
+	for i, a := range os.Args[:len(os.Args)-1] {
+		switch next := os.Args[i+1]; {
+		case a == "-chardev" && strings.HasPrefix(next, "socket,id=con,path="):
+			con = strings.TrimPrefix(next, "socket,id=con,path=")
+		case a == "-accel":
+			accel = next
+		case a == "-cpu":
+			cpu = next
 		}
+	}
+	f, _ := os.OpenFile(filepath.Join(dir, "runs"), os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	fmt.Fprintf(f, "%s %s\n", accel, cpu)
+	f.Close()
+	if b, err := os.ReadFile(filepath.Join(dir, "kvmabort")); err == nil && accel == "kvm" &&
+		(strings.TrimSpace(string(b)) == "all" || !strings.Contains(cpu, "arch-capabilities=off")) {
+		fmt.Fprintf(os.Stderr, "qemu-system-x86_64: error: failed to set MSR 0x10a to 0x69\nqemu-system-x86_64: ../../target/i386/kvm/kvm.c:3183: kvm_buf_set_msrs: Assertion `ret == cpu->kvm_msr_buf->nmsrs' failed.\n")
+		return 134 // QEMU's abort: 128+SIGABRT from a shell's view
 	}
 	c, err := net.Dial("unix", con)
 	if err != nil {
@@ -85,6 +102,75 @@ func TestBootCrashRebootedOnce(t *testing.T) {
 			t.Errorf("%d crashes: exit %d, notes %q, %v; want exit 0, a note iff it crashed", c.crashes, res.ExitCode, res.Notes, err)
 		case !c.ok && !errors.Is(err, errBootCrashed):
 			t.Errorf("%d crashes: %v, want errBootCrashed", c.crashes, err)
+		}
+	}
+}
+
+// TestKVMAbortFallsBack: QEMU that aborts under KVM before the guest
+// boots (a nested KVM refusing an MSR of the "max" CPU model) is started
+// again under KVM without that feature, and the result notes why; when
+// every KVM attempt aborts, -accel kvm is an errKVMFailed that quotes
+// QEMU.
+func TestKVMAbortFallsBack(t *testing.T) {
+	if ok, err := IsStatic("/bin/busybox"); err != nil || !ok {
+		t.Skip("no static /bin/busybox (Debian: busybox-static)")
+	}
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		abort, runs string
+		ok          bool
+	}{
+		{"", "kvm max\n", true},
+		{"max", "kvm max\nkvm max,arch-capabilities=off\n", true},
+		{"all", "kvm max\nkvm max,arch-capabilities=off\n", false},
+	} {
+		dir := t.TempDir()
+		if c.abort != "" {
+			os.WriteFile(filepath.Join(dir, "kvmabort"), []byte(c.abort), 0o644)
+		}
+		image := filepath.Join(dir, "vmlinuz")
+		os.WriteFile(image, []byte("not a kernel"), 0o644)
+		t.Setenv("HOMATEST_FAKE_QEMU", dir)
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		res, err := Run(ctx, Config{Kernel: Kernel{Image: image}, QEMU: self, Accel: "kvm", Busybox: "/bin/busybox",
+			Homatest: "/bin/busybox", Tools: []string{}, Dir: dir, Command: []string{"true"}})
+		cancel()
+		runs, _ := os.ReadFile(filepath.Join(dir, "runs"))
+		if string(runs) != c.runs {
+			t.Errorf("abort %q: QEMU ran as %q, want %q", c.abort, runs, c.runs)
+		}
+		noted := len(res.Notes) > 0 && strings.Contains(res.Notes[0], "failed to set MSR 0x10a")
+		switch {
+		case c.ok && (err != nil || res.ExitCode != 0 || !res.KVM || noted != (c.abort != "")):
+			t.Errorf("abort %q: exit %d, KVM %v, notes %q, %v; want exit 0 under KVM, a note iff KVM aborted", c.abort, res.ExitCode, res.KVM, res.Notes, err)
+		case !c.ok && (!errors.Is(err, errKVMFailed) || !strings.Contains(err.Error(), "kvm_buf_set_msrs")):
+			t.Errorf("abort %q: %v, want errKVMFailed quoting QEMU", c.abort, err)
+		}
+	}
+}
+
+// TestVMAttempts: auto tries KVM (then KVM without the MSR QEMU's "max"
+// model sets, then software emulation) only when /dev/kvm opens.
+func TestVMAttempts(t *testing.T) {
+	for _, c := range []struct {
+		accel string
+		kvm   bool
+		want  string
+	}{
+		{"auto", true, "KVM with -cpu max, KVM with -cpu max,arch-capabilities=off, software emulation"},
+		{"auto", false, "software emulation"},
+		{"kvm", false, "KVM with -cpu max, KVM with -cpu max,arch-capabilities=off"},
+		{"tcg", true, "software emulation"},
+	} {
+		var got []string
+		for _, a := range vmAttempts(c.accel, c.kvm) {
+			got = append(got, a.String())
+		}
+		if s := strings.Join(got, ", "); s != c.want {
+			t.Errorf("vmAttempts(%q, %v) = %s, want %s", c.accel, c.kvm, s, c.want)
 		}
 	}
 }

@@ -119,20 +119,15 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 		defer l.Close()
 		lns[i] = l
 	}
-	accels := []string{cfg.Accel}
-	if cfg.Accel == "auto" {
-		accels = []string{"tcg"}
-		if kvmUsable() {
-			accels = []string{"kvm", "tcg"}
-		}
-	}
+	attempts := vmAttempts(cfg.Accel, kvmUsable())
 	var err2 error
 	rebooted := false
-	for i := 0; i < len(accels); i++ {
-		a := accels[i]
+	var kvmNotes []string
+	for i := 0; i < len(attempts); i++ {
+		a := attempts[i]
 		res, err2 = cfg.boot(ctx, a, initrd, lns)
 		switch {
-		case errors.Is(err2, errBootCrashed) && a == "tcg" && !rebooted:
+		case errors.Is(err2, errBootCrashed) && a.accel == "tcg" && !rebooted:
 			// A stock kernel that crashes before its init starts the
 			// command under software emulation (seen once in ~40 loaded
 			// runs: a jump-label text poke racing a vCPU in QEMU's
@@ -143,14 +138,18 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 			if cfg.Console != nil {
 				fmt.Fprintf(cfg.Console, "homatest-lab: the guest crashed before the command started; booting again\n")
 			}
-		case errors.Is(err2, errKVMFailed) && i < len(accels)-1:
+		case errors.Is(err2, errKVMFailed) && i < len(attempts)-1:
+			next := attempts[i+1]
+			note := fmt.Sprintf("KVM with -cpu %s failed (%s); trying %s", a.cpu, strings.TrimPrefix(firstLine(err2), errKVMFailed.Error()+": "), next)
+			kvmNotes = append(kvmNotes, note)
 			if cfg.Console != nil {
-				fmt.Fprintf(cfg.Console, "homatest-lab: KVM cannot run the guest here; software emulation\n")
+				fmt.Fprintf(cfg.Console, "homatest-lab: %s\n", note)
 			}
 		default:
 			if rebooted {
 				res.Notes = append([]string{"the guest crashed before the command started and was booted again"}, res.Notes...)
 			}
+			res.Notes = append(kvmNotes, res.Notes...)
 			return res, err2
 		}
 		// QEMU connected to the sockets once; listen anew.
@@ -165,21 +164,60 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	return res, err2
 }
 
-// errKVMFailed is returned by boot when QEMU reported a KVM internal error.
-var errKVMFailed = errors.New("lab: KVM internal error")
+// errKVMFailed is returned by boot when QEMU under KVM reported a KVM
+// internal error, or exited with an error before the guest's command
+// started: KVM opens but cannot run this CPU model here.
+var errKVMFailed = errors.New("lab: KVM cannot run the guest")
+
+// vmAttempt is one way to start QEMU: an accelerator and a CPU model.
+type vmAttempt struct {
+	accel, cpu string
+}
+
+func (a vmAttempt) String() string {
+	if a.accel == "tcg" {
+		return "software emulation"
+	}
+	return "KVM with -cpu " + a.cpu
+}
+
+// vmAttempts lists the ways Run tries to start QEMU for accel ("auto",
+// "kvm" or "tcg"), each tried when the one before failed with
+// errKVMFailed. Under nested virtualisation KVM may open yet refuse an
+// MSR that QEMU's "max" CPU model sets (seen: MSR_IA32_ARCH_CAPABILITIES,
+// 0x10a, where QEMU 7.2 aborts in kvm_buf_set_msrs), so KVM is tried
+// again without that feature before falling back to software emulation.
+func vmAttempts(accel string, kvm bool) []vmAttempt {
+	kvmTries := []vmAttempt{{"kvm", "max"}, {"kvm", "max,arch-capabilities=off"}}
+	tcg := vmAttempt{"tcg", "max"}
+	switch {
+	case accel == "tcg" || accel == "auto" && !kvm:
+		return []vmAttempt{tcg}
+	case accel == "kvm":
+		return kvmTries
+	}
+	return append(kvmTries, tcg)
+}
+
+// firstLine is err's text up to its first newline.
+func firstLine(err error) string {
+	s, _, _ := strings.Cut(err.Error(), "\n")
+	return s
+}
 
 // errBootCrashed is returned by boot when the guest stopped before its
 // init started the command (a kernel panic while booting).
 var errBootCrashed = errors.New("lab: the guest stopped before the command started (kernel panic?)")
 
-// boot runs QEMU once with accelerator accel ("kvm" or "tcg").
-func (cfg *Config) boot(ctx context.Context, accel, initrd string, lns [3]*net.UnixListener) (Result, error) {
-	res := Result{KVM: accel == "kvm"}
+// boot runs QEMU once as a says.
+func (cfg *Config) boot(ctx context.Context, a vmAttempt, initrd string, lns [3]*net.UnixListener) (Result, error) {
+	res := Result{KVM: a.accel == "kvm"}
+	accel := a.accel
 	if accel == "tcg" {
 		accel = "tcg,thread=multi"
 	}
 	args := []string{
-		"-name", "homatest-lab", "-accel", accel, "-cpu", "max", "-smp", strconv.Itoa(cfg.CPUs), "-m", strconv.Itoa(cfg.MemoryMiB),
+		"-name", "homatest-lab", "-accel", accel, "-cpu", a.cpu, "-smp", strconv.Itoa(cfg.CPUs), "-m", strconv.Itoa(cfg.MemoryMiB),
 		"-display", "none", "-monitor", "none", "-nic", "none", "-no-reboot",
 		"-chardev", "socket,id=con,path=" + lns[0].Addr().String(),
 		"-serial", "chardev:con",
@@ -247,8 +285,8 @@ func (cfg *Config) boot(ctx context.Context, accel, initrd string, lns [3]*net.U
 		return res, nil
 	}
 	switch {
-	case stderrQ.fired():
-		return res, fmt.Errorf("%w: %s", errKVMFailed, strings.TrimSpace(stderrQ.String()))
+	case stderrQ.fired(), res.KVM && werr != nil && con.boot == 0 && ctx.Err() == nil:
+		return res, fmt.Errorf("%w: %s: %v: %s", errKVMFailed, cfg.QEMU, werr, strings.TrimSpace(stderrQ.String()))
 	case ctx.Err() != nil:
 		return res, fmt.Errorf("lab: %w after %v; console ended with:\n%s", ctx.Err(), res.Total.Round(time.Second), con.last())
 	case werr != nil && stderrQ.String() != "":
