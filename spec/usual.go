@@ -97,6 +97,9 @@ const (
 	numFacts = iota
 )
 
+// DataFact holds every fact in one word: adding a 33rd fails to compile.
+var _ [32 - numFacts]struct{}
+
 // Usual declares the result an Each rule's Check gives on a DATA packet
 // when all the facts When names hold: Then is NotApplicable or Passed (a
 // plain pass, without slack or cause). The Checker then counts that result
