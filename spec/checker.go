@@ -388,6 +388,12 @@ type Checker struct {
 	gateMask [1 << numGates]ruleSet
 	seen     Gate
 	verify   bool
+	// usual holds the Each rules that declare a Usual result on DATA
+	// (hasUsual: some do).
+	usual    usualTable
+	hasUsual bool
+	// usualVerified counts the Usual results verifyUsual confirmed.
+	usualVerified int
 	// afterOrd[i] numbers After rule i among the After rules (nAfter of
 	// them): its entries in an RPC's afterSlot cache.
 	afterOrd []int
@@ -493,6 +499,13 @@ func newChecker(profile string, p Params, rules []*Rule, verify bool) *Checker {
 				c.partialBy[k] = append(c.partialBy[k], i)
 			}
 		}
+		if u := cp.usual(); u.When != 0 {
+			if u.Then != NotApplicable && (u.Then != Passed || cp.form != formEach) {
+				panic(fmt.Sprintf("rule %s: Usual.Then is %v, want n/a (or pass, for an Each rule)", r.ID, u.Then))
+			}
+			c.usual.add(i, u)
+			c.hasUsual = true
+		}
 		if cp.form == formEach && cp.each.Needs != 0 {
 			for m := range c.gateMask {
 				if Gate(m)&cp.each.Needs != 0 {
@@ -505,6 +518,18 @@ func newChecker(profile string, p Params, rules []*Rule, verify bool) *Checker {
 		c.reference = true // more rules than a ruleSet holds
 	}
 	return c
+}
+
+// usual returns the Usual declaration of an Each or Within rule (none for
+// the other forms).
+func (c *compiled) usual() Usual {
+	switch c.form {
+	case formEach:
+		return c.each.Usual
+	case formWithin:
+		return c.within.Usual
+	}
+	return Usual{}
 }
 
 // compile unpacks property p for Feed; false for a property form the
@@ -1041,7 +1066,26 @@ func (c *Checker) feedType(cls int, e *Event) {
 		c.verifyGates(&set, skip, e)
 	}
 	for w := range set {
-		set[w] = set[w]&^skip[w] | c.open[w]
+		set[w] &^= skip[w]
+	}
+	if c.hasUsual && e.Type() == wire.TypeData {
+		// The rules whose Usual result the packet's facts decide are
+		// counted here, without a call: no finding comes of them, so the
+		// order of the others' findings is unchanged.
+		d := c.usual.decided(c.dataFacts(e))
+		if c.verify {
+			c.verifyUsual(&set, &d, e)
+		}
+		for w := range set {
+			d[w] &= set[w]
+			set[w] &^= d[w]
+			for bits := d[w] & c.usual.pass[w]; bits != 0; bits &= bits - 1 {
+				c.state[w*64+mbits.TrailingZeros64(bits)].pass(0)
+			}
+		}
+	}
+	for w := range set {
+		set[w] |= c.open[w]
 	}
 	for w, bits := range set {
 		for bits != 0 {
@@ -1233,6 +1277,28 @@ func (c *Checker) verifyGates(set, skip *ruleSet, e *Event) {
 			i := w*64 + mbits.TrailingZeros64(bits)
 			p := &c.props[i].each
 			verifyPrefilter(c.rules[i], "Needs", e, func() bool { return p.Check(&c.ctx, e).Status != NotApplicable })
+		}
+	}
+}
+
+// verifyUsual calls the rules of set that decided (the Usual results the
+// facts of e, a DATA packet, decide) would spare, and panics if one gives
+// another result than its Usual declares.
+func (c *Checker) verifyUsual(set, decided *ruleSet, e *Event) {
+	for w := range set {
+		for bits := set[w] & decided[w]; bits != 0; bits &= bits - 1 {
+			i := w*64 + mbits.TrailingZeros64(bits)
+			if cp := &c.props[i]; cp.form == formWithin {
+				c.ctx.open = c.state[i].open
+				_, ok := cp.within.Trigger(&c.ctx, e)
+				c.ctx.open = nil
+				if ok {
+					panic(fmt.Sprintf("rule %s: Usual says Trigger opens nothing at facts %#x, but it does at %v frame %d", c.rules[i].ID, cp.within.Usual.When, e.Type(), e.Frame))
+				}
+			} else if res := cp.each.Check(&c.ctx, e); res.Status != cp.each.Usual.Then || res.Slack != 0 || res.detail != nil {
+				panic(fmt.Sprintf("rule %s: Usual declares %v at facts %#x, but Check gives %v (slack %v, %q) at %v frame %d", c.rules[i].ID, cp.each.Usual.Then, cp.each.Usual.When, res.Status, res.Slack, res.Why(), e.Type(), e.Frame))
+			}
+			c.usualVerified++
 		}
 	}
 }

@@ -129,3 +129,51 @@ func TestMissedObligationsKeptInOrder(t *testing.T) {
 		}
 	}
 }
+
+// TestUsualCaught shows that the verification catches an Each rule whose
+// Usual declares a result its Check does not give: a rule that declares
+// first transmissions pass but finds every DATA a violation.
+func TestUsualCaught(t *testing.T) {
+	bad := &Rule{ID: "HOMA-TEST-012", Level: Must, Statement: "s", Source: "s", Property: Each{
+		Types: []wire.PacketType{wire.TypeData}, Usual: Usual{FactFresh, Passed},
+		Check: func(*Ctx, *Event) Result { return Violation("acts on every DATA") },
+	}}
+	p, _ := LookupProfile("linux")
+	b := newTrace(t, wire.VersionCurrent)
+	b.data(true, 2, 1000, 0, 1000, 7, func(d *wire.DataFields) { d.Retransmit = 1 })
+	b.data(true, 2, 1000, 0, 1000, 7, nil)
+	c := NewChecker("linux", p.Params, []*Rule{bad})
+	c.Feed(&b.events[0])
+	if n := len(c.report.Violations); n != 1 {
+		t.Fatalf("the retransmission (not Usual) gave %d violations, want 1", n)
+	}
+	defer func() {
+		if recover() == nil {
+			t.Error("a Usual result that Check does not give was not caught")
+		}
+	}()
+	c.Feed(&b.events[1])
+}
+
+// TestUsualTriggerCaught shows that the verification catches a Within
+// rule whose Usual says its Trigger opens nothing at packets where it
+// does.
+func TestUsualTriggerCaught(t *testing.T) {
+	bad := &Rule{ID: "HOMA-TEST-013", Level: Must, Statement: "s", Source: "s", Property: Within{
+		TriggerTypes: []wire.PacketType{wire.TypeData}, Usual: Usual{When: FactFresh},
+		Trigger: func(c *Ctx, e *Event) (Obligation, bool) {
+			return Obligation{Key: 1, Match: func(*Ctx, *Event) bool { return true }, Expect: "x"}, true
+		},
+		Bound: func(*Params) time.Duration { return time.Second },
+	}}
+	p, _ := LookupProfile("linux")
+	b := newTrace(t, wire.VersionCurrent)
+	b.data(true, 2, 1000, 0, 1000, 7, nil)
+	c := NewChecker("linux", p.Params, []*Rule{bad})
+	defer func() {
+		if recover() == nil {
+			t.Error("a Usual that spares a Trigger that opens an obligation was not caught")
+		}
+	}()
+	c.Feed(&b.events[0])
+}

@@ -197,7 +197,11 @@ type Each struct {
 	// whole packet (TestPartialRulesMatchWhole).
 	Partial      bool
 	PartialNeeds []string
-	Check        func(c *Ctx, e *Event) Result
+	// Usual, if its When is set, is the result Check gives on a
+	// well-formed DATA packet that shows those facts: the Checker counts
+	// it without calling Check (see Usual; tests verify it).
+	Usual Usual
+	Check func(c *Ctx, e *Event) Result
 }
 
 // Gate is a set of cheap conditions an Each rule may need before it can
@@ -360,6 +364,9 @@ type Within struct {
 	Trigger      func(c *Ctx, e *Event) (Obligation, bool)
 	Bound        func(p *Params) time.Duration
 	Witness      bool
+	// Usual, if its When is set, names facts of a DATA packet at which
+	// Trigger opens nothing (Then NotApplicable; see Usual).
+	Usual Usual
 }
 
 func (Within) form() string { return "within" }

@@ -67,7 +67,7 @@ func ackRules() []*Rule {
 			Statement: "Once the client has acknowledged an RPC, the server sends no more NEED_ACK for it, nor any response DATA, GRANT, RESEND or BUSY, unless a request packet arriving after the ack created the RPC anew.",
 			Source:    "HomaModule homa_incoming.c homa_ack_pkt, homa_rpc_acked (the RPC is freed: homa_rpc_end), homa_dispatch_pkts (only request DATA creates a server RPC)",
 			Capture:   "slack covers a packet crossing the ACK on the wire; loss toward the server after the capture point makes it inconclusive",
-			Property: Each{Types: []wire.PacketType{wire.TypeNeedAck, wire.TypeData, wire.TypeGrant, wire.TypeResend, wire.TypeBusy}, Check: func(c *Ctx, e *Event) Result {
+			Property: Each{Types: []wire.PacketType{wire.TypeNeedAck, wire.TypeData, wire.TypeGrant, wire.TypeResend, wire.TypeBusy}, Usual: Usual{FactLive, NotApplicable}, Check: func(c *Ctx, e *Event) Result {
 				if e.FromClient() || e.Segment > 0 {
 					return Skip
 				}

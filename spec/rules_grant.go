@@ -148,7 +148,7 @@ func grantRules() []*Rule {
 			Statement: "A sender never transmits bytes beyond its grant horizon, max(U, GRANT offsets, RESEND ends), by more than one skb's data (max(max_gso_size, one 1424-byte segment)): neither new bytes nor retransmissions, which resend only bytes already sent.",
 			Source:    "HomaModule homa_outgoing.c homa_xmit_data; homa_incoming.c homa_resend_pkt (RESEND raises the horizon; it retransmits [offset, min(end, tx_end))), homa_rpc_unknown_pkt (a client's restart resends [0, tx_end)), homa_outgoing.c homa_resend_data (only packets already in msgout)",
 			Profiles:  []string{"linux", "linux-2024", "linux-2025"},
-			Property: Each{Types: []wire.PacketType{wire.TypeData}, Check: func(c *Ctx, e *Event) Result {
+			Property: Each{Types: []wire.PacketType{wire.TypeData}, Usual: Usual{FactUnderHorizon, Passed}, Check: func(c *Ctx, e *Event) Result {
 				r := c.T.Lookup(e)
 				if r == nil {
 					return Pass()
@@ -268,7 +268,7 @@ func grantRules() []*Rule {
 			Source:    "HomaModule homa_outgoing.c homa_xmit_data; homa_incoming.c homa_grant_pkt (sched_priority = the GRANT's priority, even for an older, reordered GRANT)",
 			Profiles:  []string{"linux", "linux-2024", "linux-2025"},
 			Capture:   "at a capture on the sender's side a GRANT seen more than slack earlier has been processed; elsewhere a GRANT counts as processed once the sender sent bytes only it (or a later GRANT) authorised: until then it may still be on its way to the sender (cause queueing) or, where the capture shows loss toward the sender, lost after the capture point (cause loss after the capture point), and DATA at an older priority is inconclusive (a downgrade)",
-			Property: Each{Types: []wire.PacketType{wire.TypeData}, Check: func(c *Ctx, e *Event) Result {
+			Property: Each{Types: []wire.PacketType{wire.TypeData}, Usual: Usual{FactUngrantedPart, NotApplicable}, Check: func(c *Ctx, e *Event) Result {
 				if e.Retransmit() {
 					return Skip
 				}
@@ -322,6 +322,7 @@ func grantRules() []*Rule {
 			Capture:   "a waiting message is judged again at every packet that frees a grant slot at its receiver (the last byte of a message it grants, RPC_UNKNOWN from the client of a request it grants); slots freed without a packet (an abort, a timeout) are not seen; inconclusive while the receiver grants max_overcommit other messages of which one has no more than rank_tolerance bytes more left to receive, or to grant (net-next and linux_6.13.9 rank by those), than the waiting message (or max_rpcs_per_peer other messages from the same sender, none of which it clearly outranks: 1 on every HomaModule before 3daedc3, 2026-05-21) or has max_incoming authorised and not received (its GRANTs, and U of each message longer than unsched_bytes not granted yet: HomaModule's total_incoming), after its buffer-wakeup RESEND (no buffer space, GRANT-10) and after RPC_UNKNOWN, and where the capture shows loss toward the receiver after the capture point; a RESEND beyond U from the receiver counts as a GRANT lost before the capture point",
 			Property: Within{
 				TriggerTypes: []wire.PacketType{wire.TypeData, wire.TypeRPCUnknown},
+				Usual:        Usual{When: FactNoFirstGrantDue},
 				Trigger: func(c *Ctx, e *Event) (Obligation, bool) {
 					if recv, freed, ok := slotFreed(c, e); ok {
 						return slotObligation(c, recv, freed)

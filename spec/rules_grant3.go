@@ -21,6 +21,7 @@ func grantRules3() []*Rule {
 			Capture:   "judged at the packet that completes the granted bytes as the capture sees them (an skb that overshoots the horizon to the message's end needs no GRANT); inconclusive while the receiver grants max_overcommit other messages (or max_rpcs_per_peer other messages from the same sender, none of which it clearly outranks: 1 before HomaModule 3daedc3) or has max_incoming granted and not received, after RPC_UNKNOWN or a buffer-wakeup RESEND for the message, when the receiver sends nothing more for the RPC (a client whose application ended the RPC, a closed socket or a host gone look alike; a live server answers the client's RESENDs with BUSY), and where the capture shows loss toward the receiver after the capture point; a RESEND from the receiver beyond the horizon counts as a GRANT lost before the capture point (the sender takes it as one, homa_resend_pkt)",
 			Property: Within{
 				TriggerTypes: []wire.PacketType{wire.TypeData},
+				Usual:        Usual{When: FactNoGrantStall},
 				Trigger: func(c *Ctx, e *Event) (Obligation, bool) {
 					if e.Type() != wire.TypeData || e.Length == 0 {
 						return Obligation{}, false

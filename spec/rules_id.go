@@ -16,7 +16,7 @@ func idRules() []*Rule {
 			Facts:     []string{"ID-01"},
 			Statement: "The two directions of an RPC carry ids that differ only in bit 0: the client sends its even id, the server that id plus one.",
 			Source:    "HomaModule homa_wire.h homa_local_id; homa_rpc.c homa_rpc_alloc_client",
-			Property: Each{Check: func(c *Ctx, e *Event) Result {
+			Property: Each{Usual: Usual{FactKnown, Passed}, Check: func(c *Ctx, e *Event) Result {
 				id := e.Packet.SenderID()
 				if e.Type() == wire.TypeFreeze && id == 0 {
 					return Skip
@@ -47,7 +47,7 @@ func idRules() []*Rule {
 			Facts:     []string{"ID-03", "ID-04"},
 			Statement: "Requests go to a nonzero port; on main a destination port of 32768 or more (the automatically assigned range) is a server only if its socket set SO_HOMA_SERVER, which the wire does not show (inconclusive); linux_6.1.38 sockets all accept requests. No Homa packet has port 0 as its source, and only FREEZE as its destination.",
 			Source:    "HomaModule homa_sock.c homa_sock_bind (bind to ports ≥ 32768 fails), homa_plumbing.c SO_HOMA_SERVER; homa.h HOMA_MIN_DEFAULT_PORT",
-			Property: Each{Types: []wire.PacketType{wire.TypeData, wire.TypeGrant, wire.TypeResend, wire.TypeRPCUnknown, wire.TypeBusy, wire.TypeCutoffs, wire.TypeNeedAck, wire.TypeAck}, Partial: true, Check: func(c *Ctx, e *Event) Result {
+			Property: Each{Types: []wire.PacketType{wire.TypeData, wire.TypeGrant, wire.TypeResend, wire.TypeRPCUnknown, wire.TypeBusy, wire.TypeCutoffs, wire.TypeNeedAck, wire.TypeAck}, Partial: true, Usual: Usual{FactPortsUsual, Passed}, Check: func(c *Ctx, e *Event) Result {
 				if sp, dp := e.Packet.Common().Sport(), e.Packet.Common().Dport(); sp == 0 || dp == 0 && (e.Type() != wire.TypeData || !e.FromClient()) {
 					return Violation("%s from port %d to port %d: port 0 is reserved (no socket has it)", e.Type(), sp, dp)
 				}
@@ -94,7 +94,7 @@ func idRules2() []*Rule {
 			Facts:     []string{"ID-01", "ID-02"},
 			Statement: "No RPC has id 0: client ids start at 2 (sender_id 0 or 1 appears only in FREEZE).",
 			Source:    "HomaModule homa_utils.c homa_init (next_outgoing_id = 2), homa_rpc.c homa_rpc_alloc_client",
-			Property: Each{Partial: true, Check: func(c *Ctx, e *Event) Result {
+			Property: Each{Partial: true, Usual: Usual{FactIDNonzero, Passed}, Check: func(c *Ctx, e *Event) Result {
 				if e.Type() == wire.TypeFreeze {
 					return Skip
 				}
@@ -110,7 +110,7 @@ func idRules2() []*Rule {
 			Statement: "A client host never reuses an id: a new RPC (its first packet in the capture) has an id larger than every RPC of that host acknowledged more than response_timeout earlier.",
 			Source:    "HomaModule homa_rpc.c homa_rpc_alloc_client (ids from one per-host counter, +2 each); homa_peer.c homa_peer_add_ack (an RPC is acked after its response arrived)",
 			Capture:   "a host whose Homa module was reloaded during the capture starts again at 2: a new request's first DATA with an id no larger than the host's earlier ones, after the host sent nothing for timeout_ticks (its peers' own timeout; at least response_timeout plus slack), and id 2 or cutoff_version 0 to a peer whose version it carried before (a fresh module's state), starts a new section of the capture, judged afresh (the report lists the sections); ids back while the host is active, or without those signs, are judged",
-			Property: Each{Check: func(c *Ctx, e *Event) Result {
+			Property: Each{Usual: Usual{FactLive, NotApplicable}, Check: func(c *Ctx, e *Event) Result {
 				if !e.FromClient() || e.Type() == wire.TypeFreeze || e.Type() == wire.TypeAck {
 					return Skip
 				}

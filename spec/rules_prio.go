@@ -117,7 +117,7 @@ func prioRules() []*Rule {
 			Statement: "Unscheduled DATA is sent at the level the receiver's cutoffs give its message length, using the cutoffs whose version the packet carries (version 0: the new-peer default, level num_priorities-2).",
 			Source:    "HomaModule homa_peer.c homa_unsched_priority, homa_peer_alloc; SIGCOMM 2018 §3.4",
 			Profiles:  []string{"linux", "linux-2024", "linux-2025"},
-			Property: Each{Types: []wire.PacketType{wire.TypeData}, Check: func(c *Ctx, e *Event) Result {
+			Property: Each{Types: []wire.PacketType{wire.TypeData}, Usual: Usual{FactScheduledOffset, NotApplicable}, Check: func(c *Ctx, e *Event) Result {
 				d := e.Packet.Data()
 				if d.Retransmit() != 0 || e.Offset >= c.P.Unsched(d.MessageLength()) {
 					return Skip

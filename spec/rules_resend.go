@@ -447,7 +447,7 @@ func resendRules() []*Rule {
 			Statement: "A sender transmits each byte of a message at most once with retransmit=0: bytes it sends again are marked retransmit=1.",
 			Source:    "HomaModule homa_outgoing.c homa_xmit_data (next_xmit_offset only grows), homa_resend_data (retransmit=1); fault PlatformLab/Homa@0b12835",
 			Capture:   "a capture that records a frame twice (two merged interfaces) shows false duplicates; capture each link once",
-			Property: Each{Types: []wire.PacketType{wire.TypeData}, Check: func(c *Ctx, e *Event) Result {
+			Property: Each{Types: []wire.PacketType{wire.TypeData}, Usual: Usual{FactFresh | FactWellFormed | FactInOrder, Passed}, Check: func(c *Ctx, e *Event) Result {
 				r, m, end, ok := firstTransmission(c, e)
 				if !ok {
 					return Skip
@@ -468,7 +468,7 @@ func resendRules() []*Rule {
 			Source:    "HomaModule homa_incoming.c homa_resend_pkt (retransmits [offset, min(end, tx_end)) since @be5081e), homa_rpc_unknown_pkt (a restart resends [0, tx_end)); fault @c67deb4. Not linux-2024: linux_6.1.38 lost @c67deb4's fix in @b5c39f0 and retransmits bytes a RESEND names before it has sent them, then sends them again (shared capture linux-6.1 c: retransmitted in frames 55-61, sent again in 63-68; also 1041-1043)",
 			Profiles:  []string{"linux", "upstream"},
 			Capture:   "a retransmission that overtakes the sender's last original on the way to the capture point (behind a priority queue) looks the same; capture on the sender's link. First transmissions that pass retransmitted bytes never sent first are judged only where the capture shows the message's first bytes sent first, and are a violation only on the sender's link (elsewhere those bytes' first transmissions may have been lost before the capture point: inconclusive)",
-			Property: Each{Types: []wire.PacketType{wire.TypeData}, Check: func(c *Ctx, e *Event) Result {
+			Property: Each{Types: []wire.PacketType{wire.TypeData}, Usual: Usual{FactFresh | FactWellFormed | FactNoResentAhead, Passed}, Check: func(c *Ctx, e *Event) Result {
 				r, m, end, ok := firstTransmission(c, e)
 				if !ok {
 					return Skip

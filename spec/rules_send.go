@@ -45,7 +45,7 @@ func sendRules() []*Rule {
 			Statement: "A sender transmits the new bytes of a message in offset order.",
 			Source:    "HomaModule homa_outgoing.c homa_xmit_data (walks msgout.packets from next_xmit; next_xmit_offset only grows)",
 			Capture:   "on the sender's link only a race of two cores transmitting one RPC reorders; elsewhere a gap filled later by a first transmission is the network reordering before the capture point (a downgrade)",
-			Property: Each{Types: []wire.PacketType{wire.TypeData}, Check: func(c *Ctx, e *Event) Result {
+			Property: Each{Types: []wire.PacketType{wire.TypeData}, Usual: Usual{FactFresh | FactWellFormed | FactInOrder, Passed}, Check: func(c *Ctx, e *Event) Result {
 				if e.Retransmit() || e.Length == 0 {
 					return Skip
 				}
@@ -74,7 +74,7 @@ func sendRules() []*Rule {
 			Statement: "On a path from one host to another, the first transmissions of messages longer than one segment are not lost more often than retransmissions: a capture in which they are, over several loss episodes separated by packets that arrived, shows a device that drops the frames a message is first sent in (GSO/TSO frames) and passes the single-segment retransmissions.",
 			Source:    "HomaModule homa_outgoing.c homa_tx_data_pkt_alloc (an skb of several segments gets gso_size and gso_type TCPv4/TCPv6, its data laid out by homa_fill_data_interleaved), homa_resend_data (each retransmitted segment in an skb of its own, without GSO); BR-35 (HomaModule#53, #26, a8b4026)",
 			Capture:   "at the receiver or between the hosts, a first transmission lost is one whose bytes arrive only in retransmit=1 DATA (loss before the capture point); on the sender's link (where GSO frames above the MTU leave unsegmented) one the receiver's RESEND asks for, and a retransmission arrived once the receiver shows it has the whole message (the finding is then at the sender's next packet to it). The finding names the path, not the culprit: the sender's GSO marking (BR-35) and a middlebox that drops segmented Homa frames look the same. Bursty loss (an overflowing switch buffer, a bursty link) also falls more on first transmissions, sent back to back, than on retransmissions, so the rule judges only a path that lost at least 90% of its first transmissions",
-			Property: Each{Check: func(c *Ctx, e *Event) Result {
+			Property: Each{Usual: Usual{FactFresh | FactNoLossVerdict, NotApplicable}, Check: func(c *Ctx, e *Event) Result {
 				if pl := c.Net.firedNow; pl != nil && pl.fired == e.Frame && pl.firedSeg == e.Segment {
 					var fs []int
 					for _, f := range pl.firedFrames {

@@ -12,7 +12,7 @@ func unschedRules() []*Rule {
 			Statement: "Until a GRANT or RESEND for a message has been seen, its sender transmits only bytes below U = min(message_length, unsched_bytes).",
 			Source:    "HomaModule homa_outgoing.c homa_message_out_init, homa_xmit_data; SIGCOMM 2018 §3.2",
 			Profiles:  []string{"linux", "linux-2024", "linux-2025"},
-			Property: Each{Types: []wire.PacketType{wire.TypeData}, Check: func(c *Ctx, e *Event) Result {
+			Property: Each{Types: []wire.PacketType{wire.TypeData}, Usual: Usual{FactFresh | FactGranted, NotApplicable}, Check: func(c *Ctx, e *Event) Result {
 				if e.Retransmit() {
 					return Skip
 				}
@@ -39,7 +39,7 @@ func unschedRules() []*Rule {
 			Statement: "No first-transmission DATA packet straddles U: the unscheduled part ends on a packet boundary and is not rounded up to a full packet.",
 			Source:    "HomaModule homa_outgoing.c homa_message_out_fill",
 			Profiles:  []string{"linux", "linux-2024", "linux-2025"},
-			Property: Each{Types: []wire.PacketType{wire.TypeData}, Check: func(c *Ctx, e *Event) Result {
+			Property: Each{Types: []wire.PacketType{wire.TypeData}, Usual: Usual{FactFresh | FactNoStraddle, Passed}, Check: func(c *Ctx, e *Event) Result {
 				if e.Retransmit() {
 					return Skip
 				}

@@ -17,7 +17,7 @@ func wireRules() []*Rule {
 			Facts:     []string{"WIRE-01"},
 			Statement: "Every Homa packet has a known type (0x10-0x18) and is at least as long as its type's header.",
 			Source:    "HomaModule homa_plumbing.c homa_softirq (per-type minimum lengths); homa_wire.h",
-			Property: Each{Malformed: true, Check: func(c *Ctx, e *Event) Result {
+			Property: Each{Malformed: true, Usual: Usual{FactWellFormed, Passed}, Check: func(c *Ctx, e *Event) Result {
 				if e.Err != nil {
 					if e.SnapCut && errors.Is(e.Err, wire.ErrTruncated) {
 						return Unsure("%v: the capture's snap length cut the frame (take captures with a larger snap length, e.g. tcpdump -s 256)", e.Err)
@@ -32,7 +32,7 @@ func wireRules() []*Rule {
 			Facts:     []string{"WIRE-03"},
 			Statement: "A DATA packet carries at least one byte, its bytes lie inside the message, and message_length is between 1 and 1,000,000.",
 			Source:    "HomaModule homa_outgoing.c homa_message_out_fill; homa_incoming.c homa_add_packet",
-			Property: Each{Types: []wire.PacketType{wire.TypeData}, Check: func(c *Ctx, e *Event) Result {
+			Property: Each{Types: []wire.PacketType{wire.TypeData}, Usual: Usual{FactWellFormed, Passed}, Check: func(c *Ctx, e *Event) Result {
 				if !malformedData(c.P, e) {
 					return Pass()
 				}
@@ -53,7 +53,7 @@ func wireRules() []*Rule {
 			Facts:     []string{"WIRE-02"},
 			Statement: "All DATA packets of one message carry the same message_length.",
 			Source:    "HomaModule homa_outgoing.c homa_tx_data_pkt_alloc, homa_resend_data (header copied)",
-			Property: Each{Types: []wire.PacketType{wire.TypeData}, Check: func(c *Ctx, e *Event) Result {
+			Property: Each{Types: []wire.PacketType{wire.TypeData}, Usual: Usual{FactSameLength, Passed}, Check: func(c *Ctx, e *Event) Result {
 				r := c.T.Lookup(e)
 				if r == nil {
 					return Pass()
@@ -71,7 +71,7 @@ func wireRules() []*Rule {
 			Statement: "Every packet carries flags 0x06 and urgent 0xB97D (the TCP-imitation marks).",
 			Source:    "HomaModule homa_hijack.h homa_hijack_set_hdr (applied on every transmit path)",
 			Profiles:  []string{"linux", "linux-2024", "linux-2025"},
-			Property: Each{Partial: true, Check: func(c *Ctx, e *Event) Result {
+			Property: Each{Partial: true, Usual: Usual{FactMarks, Passed}, Check: func(c *Ctx, e *Event) Result {
 				cm := e.Packet.Common()
 				if !cm.HasMarks() {
 					return Violation("flags 0x%02x urgent 0x%04x, want 0x06 and 0xb97d", cm.Flags(), cm.Urgent())
@@ -120,7 +120,7 @@ func wireRules() []*Rule {
 			Statement: "In first transmissions, the DATA incoming field equals the message's unscheduled bytes U = min(message_length, unsched_bytes) in every packet.",
 			Source:    "HomaModule homa_outgoing.c homa_tx_data_pkt_alloc",
 			Profiles:  []string{"linux", "linux-2024", "linux-2025"},
-			Property: Each{Types: []wire.PacketType{wire.TypeData}, Check: func(c *Ctx, e *Event) Result {
+			Property: Each{Types: []wire.PacketType{wire.TypeData}, Usual: Usual{FactFresh | FactIncomingU, Passed}, Check: func(c *Ctx, e *Event) Result {
 				d := e.Packet.Data()
 				if d.Retransmit() != 0 {
 					return Skip
@@ -177,7 +177,7 @@ func wireRules2() []*Rule {
 			Source:    "HomaModule homa_outgoing.c homa_xmit_control, homa_xmit_unknown and homa_need_ack_pkt (memset of the header, since 71e14d8), homa_tx_data_pkt_alloc (memset of the DATA header, since 2bb8413); homa_wire.h reserved1/reserved2 (upstream)",
 			Profiles:  []string{"linux", "upstream"},
 			Capture:   "nonzero DATA ack bytes, window or pad are inconclusive: HomaModule zeroes the DATA header only since 2bb8413 (2026-06-26), and net-next, linux_6.13.9, rhel8/rhel_9.5 and earlier main send those bytes as the skb memory held them (zero on kernels that zero allocations, init_on_alloc)",
-			Property: Each{Partial: true, PartialNeeds: []string{"pad"}, Check: func(c *Ctx, e *Event) Result {
+			Property: Each{Partial: true, PartialNeeds: []string{"pad"}, Usual: Usual{FactUnusedZero, Passed}, Check: func(c *Ctx, e *Event) Result {
 				cm := e.Packet.Common()
 				data := e.Type() == wire.TypeData
 				if a := cm.AckBytes(); a != [3]byte{} {
@@ -205,7 +205,7 @@ func wireRules2() []*Rule {
 			Facts:     []string{"WIRE-05"},
 			Statement: "DATA carries its offset where its framing says: doff 0xE0 (one segment) or 0xD0 (a GSO segment, not hijacked); a fresh one-segment packet has seg.offset 0xFFFFFFFF and the offset in sequence (hijacked: every segment), a GSO segment the true offset in seg.offset and its batch's first offset (at most its own) in sequence, a retransmission seg.offset = sequence; upstream always the true seg.offset.",
 			Source:    "HomaModule homa_outgoing.c homa_tx_data_pkt_alloc (seg.offset -1, or the offset with doff 13 when segs > 1 and not hijacked), homa_resend_data (sequence = seg.offset = offset); homa_offload.c homa_gro_receive",
-			Property: Each{Types: data, Check: func(c *Ctx, e *Event) Result {
+			Property: Each{Types: data, Usual: Usual{FactOneSegFraming, Passed}, Check: func(c *Ctx, e *Event) Result {
 				if e.Segment > 0 {
 					return Skip // one header per frame
 				}
@@ -246,7 +246,7 @@ func wireRules2() []*Rule {
 			Statement: "All packets of one RPC travel between the same two ports: a client never has two live RPCs with one id, to one server or to two (ids are host-wide, and a client finds its RPCs by id alone).",
 			Source:    "HomaModule homa_rpc.c homa_rpc_alloc_client (next_outgoing_id, one counter per host) and homa_rpc_find_client (by id only), homa_outgoing.c homa_tx_data_pkt_alloc and homa_xmit_control (ports from the RPC)",
 			Capture:   "judged while the RPC is live (not acknowledged, no RPC_UNKNOWN, a packet within timeout_ticks); a second server is judged at the client's DATA, GRANT, RESEND and BUSY (ACK and RPC_UNKNOWN answer whatever server asked); a host whose Homa module restarted reuses ids",
-			Property: Each{Check: func(c *Ctx, e *Event) Result {
+			Property: Each{Usual: Usual{FactSocketsUsual, Passed}, Check: func(c *Ctx, e *Event) Result {
 				if e.FromClient() && clientRPCPacket(e.Type()) {
 					if o := c.T.SameIDElsewhere(e); o != nil && !o.Acked && !o.Unknown && e.Time.Sub(o.Last) <= c.P.Ticks(c.P.TimeoutTicks) {
 						return Violation("%s of RPC %d to server %v, while the client's RPC %d to server %v (frame %d, last packet %v earlier) is live: a client finds its RPCs by id alone",
@@ -274,7 +274,7 @@ func wireRules2() []*Rule {
 			Source:    "HomaModule homa_outgoing.c __homa_xmit_control, __homa_xmit_data (tos = priority_map[p] << 5; IPv6 <<4 before 548056f)",
 			Profiles:  []string{"linux", "linux-2024", "linux-2025"},
 			Capture:   "a router that re-marks DSCP or sets ECN between the sender and the capture point changes these bits",
-			Property: Each{Partial: true, Check: func(c *Ctx, e *Event) Result {
+			Property: Each{Partial: true, Usual: Usual{FactTOSClean, Passed}, Check: func(c *Ctx, e *Event) Result {
 				if e.PrioShift == 0 {
 					return Skip
 				}

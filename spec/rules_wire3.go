@@ -38,7 +38,7 @@ func wireRules3() []*Rule {
 			Statement: "A DATA segment carries at most max_seg_data bytes, mtu minus the IP header minus the 56-byte DATA header (1424 over IPv4, 1404 over IPv6 at MTU 1500); only a TCP-hijacked TSO batch, seen on its sending host before the NIC cuts it, is longer in one frame.",
 			Source:    "HomaModule homa_outgoing.c homa_message_out_fill (max_seg_data from dst_mtu; segs_per_gso segments per skb), homa_tx_data_pkt_alloc (several segments only with doff 13 and interleaved seg headers, or hijacked with gso_size max_seg_data), homa_resend_data (one segment per retransmitted packet)",
 			Capture:   "a GSO frame (doff 0xD0, interleaved seg headers) is judged segment by segment, wherever it was seen (such a frame itself shows a capture on its sending host); a hijacked frame longer than one segment is legal where the capture is on its sender's host (host:ADDR, sent) and inconclusive elsewhere (a tap on the sending host can pass for one between the hosts); an MTU above 1500 needs --param mtu",
-			Property: Each{Types: data, Check: func(c *Ctx, e *Event) Result {
+			Property: Each{Types: data, Usual: Usual{FactSegFits, Passed}, Check: func(c *Ctx, e *Event) Result {
 				v6 := e.Src.Is6() && !e.Src.Is4In6()
 				seg := maxSegData(c.P.MTU, v6)
 				if e.Length <= int(seg) {
