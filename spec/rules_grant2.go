@@ -36,10 +36,17 @@ func grantRules2() []*Rule {
 				if _, ok := c.T.grantTrigger(e.Src, m); ok {
 					return Pass()
 				}
+				// The set is a map: name the silent RPC with the lowest
+				// id, so that the text does not depend on map order.
+				var silent *RPC
 				for o, r := range c.T.longIn[e.Src] {
-					if !o.Complete && e.Time.Sub(maxTime(o.LastData, r.Last)) >= c.P.Ticks(c.P.TimeoutTicks)-c.P.Slack {
-						return Unsure("%v may have just aborted RPC %d (silent for %v): its grant budget went to others", e.Src, r.Key.ClientID, e.Time.Sub(r.Last).Round(time.Millisecond))
+					if !o.Complete && e.Time.Sub(maxTime(o.LastData, r.Last)) >= c.P.Ticks(c.P.TimeoutTicks)-c.P.Slack &&
+						(silent == nil || r.Key.ClientID < silent.Key.ClientID || r.Key.ClientID == silent.Key.ClientID && r.Key.Client.Less(silent.Key.Client)) {
+						silent = r
 					}
+				}
+				if silent != nil {
+					return Unsure("%v may have just aborted RPC %d (silent for %v): its grant budget went to others", e.Src, silent.Key.ClientID, e.Time.Sub(silent.Last).Round(time.Millisecond))
 				}
 				if m.Grants == 0 {
 					return Violation("GRANT offset %d from %v, which had received no packet of a message it could grant", g.Offset(), e.Src)

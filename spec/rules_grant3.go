@@ -152,6 +152,12 @@ func srptPassedOver(c *Ctx, e *Event) (Obligation, bool) {
 	}
 	mLeft := int64(m.Length) - int64(m.Received())
 	since := e.Time.Add(-c.P.Slack)
+	// The set is a map: of the messages passed over, judge the one with
+	// the fewest bytes left (then the earliest, then the lowest id), so
+	// that the finding does not depend on map order.
+	var best *Message
+	var bestR *RPC
+	var bestLeft int64
 	for o, r := range c.T.longIn[e.Src] {
 		if o.Grants > 0 || o == m || r == mr || !o.FirstData.Before(since) || !mayWait(c.P, r, o) || o.MaxIncoming >= o.Length {
 			continue
@@ -159,8 +165,8 @@ func srptPassedOver(c *Ctx, e *Event) (Obligation, bool) {
 		if int64(o.Length)-int64(o.Received())+int64(c.P.RankTolerance) >= mLeft {
 			continue // not ahead even with every byte seen (cheap bound)
 		}
-		oLeft := int64(o.Length) - int64(o.ReceivedBy(since))
-		if oLeft+int64(c.P.RankTolerance) >= mLeft {
+		left := int64(o.Length) - int64(o.ReceivedBy(since))
+		if left+int64(c.P.RankTolerance) >= mLeft {
 			continue
 		}
 		if int64(ungrantedBytes(o))+int64(c.P.RankTolerance) >= int64(ungrantedBytes(m)) {
@@ -175,33 +181,57 @@ func srptPassedOver(c *Ctx, e *Event) (Obligation, bool) {
 		if from == e.Dst || grantsFrom(c, e.Src, from, m) {
 			continue
 		}
-		recv, at, slack := e.Src, e.Time, c.P.Slack
-		key := rpcMsgKey{r.Key, wire.RoleServer}
-		if o == &r.Request {
-			key.Sender = wire.RoleClient
+		if best == nil || passedOverBefore(left, o, r, bestLeft, best, bestR) {
+			best, bestR, bestLeft = o, r, left
 		}
-		what := fmt.Sprintf("SRPT GRANT for a message with %d bytes left while RPC %d from %v, %d bytes left and known for %v, has had no GRANT and %v grants nothing else from that host",
-			mLeft, r.Key.ClientID, from, oLeft, e.Time.Sub(o.FirstData).Round(time.Microsecond), e.Src)
-		return Obligation{
-			Key:    key,
-			Expect: fmt.Sprintf("GRANT or buffer-wakeup RESEND from %v for RPC %d", recv, r.Key.ClientID),
-			Match: func(c *Ctx, x *Event) bool {
-				if x.Err != nil || x.Src != recv || KeyOf(x) != key.RPC || x.Packet.Role() == key.Sender {
-					return false
-				}
-				return x.Type() == wire.TypeGrant || x.Type() == wire.TypeResend && isBufferWakeup(c.P, x.Packet.Resend())
-			},
-			Confirm: func(c *Ctx, x *Event) Result {
-				if x.Type() == wire.TypeResend || o.WakeupTime.After(at) {
-					return Unsure("%s; its buffer-wakeup RESEND (frame %d) shows it waited for receive buffers (GRANT-10)", what, x.Frame).With(x.Frame)
-				}
-				return Violation("%s (its first GRANT came %v later, frame %d, with no buffer-wakeup RESEND before it)",
-					what, x.Time.Sub(at).Round(time.Microsecond), x.Frame).With(x.Frame).WithSlack(slack)
-			},
-			Unseen: Unsure("%s; it had no GRANT by the end of the capture, so it may have been waiting for receive buffers (GRANT-10)", what),
-		}, true
 	}
-	return Obligation{}, false
+	if best == nil {
+		return Obligation{}, false
+	}
+	o, r, oLeft := best, bestR, bestLeft
+	from := msgSender(r, o)
+	recv, at, slack := e.Src, e.Time, c.P.Slack
+	key := rpcMsgKey{r.Key, wire.RoleServer}
+	if o == &r.Request {
+		key.Sender = wire.RoleClient
+	}
+	what := fmt.Sprintf("SRPT GRANT for a message with %d bytes left while RPC %d from %v, %d bytes left and known for %v, has had no GRANT and %v grants nothing else from that host",
+		mLeft, r.Key.ClientID, from, oLeft, e.Time.Sub(o.FirstData).Round(time.Microsecond), e.Src)
+	return Obligation{
+		Key:    key,
+		Expect: fmt.Sprintf("GRANT or buffer-wakeup RESEND from %v for RPC %d", recv, r.Key.ClientID),
+		Match: func(c *Ctx, x *Event) bool {
+			if x.Err != nil || x.Src != recv || KeyOf(x) != key.RPC || x.Packet.Role() == key.Sender {
+				return false
+			}
+			return x.Type() == wire.TypeGrant || x.Type() == wire.TypeResend && isBufferWakeup(c.P, x.Packet.Resend())
+		},
+		Confirm: func(c *Ctx, x *Event) Result {
+			if x.Type() == wire.TypeResend || o.WakeupTime.After(at) {
+				return Unsure("%s; its buffer-wakeup RESEND (frame %d) shows it waited for receive buffers (GRANT-10)", what, x.Frame).With(x.Frame)
+			}
+			return Violation("%s (its first GRANT came %v later, frame %d, with no buffer-wakeup RESEND before it)",
+				what, x.Time.Sub(at).Round(time.Microsecond), x.Frame).With(x.Frame).WithSlack(slack)
+		},
+		Unseen: Unsure("%s; it had no GRANT by the end of the capture, so it may have been waiting for receive buffers (GRANT-10)", what),
+	}, true
+}
+
+// passedOverBefore orders HOMA-GRANT-020's candidates, message o of RPC
+// r with left bytes left against the best so far: fewer bytes left,
+// then known earlier, then the lower client id and the request first.
+func passedOverBefore(left int64, o *Message, r *RPC, bestLeft int64, best *Message, bestR *RPC) bool {
+	switch {
+	case left != bestLeft:
+		return left < bestLeft
+	case !o.FirstData.Equal(best.FirstData):
+		return o.FirstData.Before(best.FirstData)
+	case r.Key.ClientID != bestR.Key.ClientID:
+		return r.Key.ClientID < bestR.Key.ClientID
+	case r.Key.Client != bestR.Key.Client:
+		return r.Key.Client.Less(bestR.Key.Client)
+	}
+	return o == &r.Request && best != &bestR.Request
 }
 
 // maxSRPTScan bounds the messages a receiver may have for HOMA-GRANT-020

@@ -1,6 +1,7 @@
 package spec
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -143,4 +144,41 @@ func TestGrant020SRPT(t *testing.T) {
 	// Within rank_tolerance the two count as a near-tie (stale ranking).
 	b, _ = build(false)
 	wantViolations(t, b.check("linux", "HOMA-GRANT-020", "max_overcommit=1", "rank_tolerance=500000"), "HOMA-GRANT-020")
+}
+
+// TestGrant020PicksShortest: two messages from distinct hosts wait,
+// never granted, while the receiver grants a long one. The finding names
+// the one with the fewest bytes left (RPC 30, 10000), whichever order the
+// receiver's message set iterates in: 30 checks give one text (the rule
+// once took the first candidate of a map, and reports varied run to run).
+func TestGrant020PicksShortest(t *testing.T) {
+	b := newTrace(t, wire.VersionCurrent)
+	b.message(true, 10, 500000, 0, 40000, 40000, 4)
+	b.client = netipAddr("198.18.0.3")
+	b.message(true, 20, 60000, 0, 40000, 40000, 4)
+	b.client = netipAddr("198.18.0.4")
+	b.message(true, 30, 50000, 0, 40000, 40000, 4)
+	b.client = netipAddr("198.18.0.1")
+	late := b.after(3*time.Millisecond).grant(false, 10, 80000, 0)
+	b.client = netipAddr("198.18.0.3")
+	b.after(time.Millisecond).grant(false, 20, 60000, 0)
+	b.client = netipAddr("198.18.0.4")
+	b.after(time.Millisecond).grant(false, 30, 50000, 0)
+	seen := map[string]int{}
+	for range 30 {
+		rep := b.check("linux", "HOMA-GRANT-020", "max_overcommit=1")
+		for _, f := range rep.Violations {
+			if f.Rule == "HOMA-GRANT-020" && f.Frame == late {
+				seen[f.Why]++
+			}
+		}
+	}
+	if len(seen) != 1 {
+		t.Fatalf("HOMA-GRANT-020 at frame %d gave %d different texts in 30 checks: %v", late, len(seen), seen)
+	}
+	for m := range seen {
+		if !strings.Contains(m, "RPC 30 from 198.18.0.4, 10000 bytes left") {
+			t.Errorf("finding names %q, want RPC 30 (10000 bytes left)", m)
+		}
+	}
 }
