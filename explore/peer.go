@@ -445,9 +445,11 @@ func (r *run) sendControl(x *rpc, h *host, f wire.Fields, note string) {
 	}
 	// Control packets are not worth the deadline and tick alignments.
 	mask := uint32(1<<FateDeliver | 1<<FateDrop | 1<<FateDup | 1<<FateDelay | 1<<FateLong)
-	if t == wire.TypeGrant {
+	if t == wire.TypeGrant || t == wire.TypeCutoffs {
 		// A GRANT held past the IUT's RESEND stalls a sender that has
-		// sent all it may (HOMA-RESEND-024).
+		// sent all it may (HOMA-RESEND-024); a CUTOFFS held as long
+		// reaches it after a newer one, which its sender then takes
+		// back (homa_cutoffs_pkt keeps the last to arrive).
 		mask |= 1 << FateMidRound
 	}
 	r.emit(x, h, f, r.ctrlPrio(), k, mask, note)
