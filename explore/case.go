@@ -150,7 +150,7 @@ const (
 	FateDeadlineBefore        // delivered 1 µs before the IUT's RESEND deadline for the RPC
 	FateDeadlineAfter         // delivered 1 µs after it
 	FateLong                  // delivered resend_ticks+1 ticks later
-	FateMidRound              // delivered 3/4 of resend_interval after the IUT's RESEND deadline for the RPC (its RESEND is out, its next not yet); GRANTs and DATA only
+	FateMidRound              // delivered 3/4 of resend_interval after the IUT's RESEND deadline for the RPC (its RESEND is out, its next not yet)
 	numFates
 )
 

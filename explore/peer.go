@@ -443,13 +443,13 @@ func (r *run) sendControl(x *rpc, h *host, f wire.Fields, note string) {
 		k.A = x.outN[t&15]
 		x.outN[t&15]++
 	}
-	// Control packets are not worth the deadline and tick alignments.
-	mask := uint32(1<<FateDeliver | 1<<FateDrop | 1<<FateDup | 1<<FateDelay | 1<<FateLong)
-	if t == wire.TypeGrant {
-		// A GRANT held past the IUT's RESEND stalls a sender that has
-		// sent all it may (HOMA-RESEND-024).
-		mask |= 1 << FateMidRound
-	}
+	// Control packets are not worth the deadline and tick alignments, but
+	// one held into the IUT's RESEND round is: a GRANT held there stalls
+	// a sender that has sent all it may (HOMA-RESEND-024), a CUTOFFS
+	// reaches it after a newer one, which it then takes back
+	// (homa_cutoffs_pkt keeps the last to arrive), an RPC_UNKNOWN or
+	// RESEND meets the RPC a round later.
+	mask := uint32(1<<FateDeliver | 1<<FateDrop | 1<<FateDup | 1<<FateDelay | 1<<FateLong | 1<<FateMidRound)
 	r.emit(x, h, f, r.ctrlPrio(), k, mask, note)
 }
 

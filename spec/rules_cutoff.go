@@ -15,29 +15,30 @@ func cutoffRules() []*Rule {
 		{
 			ID: "HOMA-CUTOFF-001", Level: Must,
 			Facts:     []string{"CUT-02", "CUT-05"},
-			Statement: "Once a sender has received CUTOFFS from a receiver, every DATA it sends there afterwards (retransmissions included) carries that cutoff_version.",
+			Statement: "Once a sender has received CUTOFFS from a receiver, every DATA it sends there afterwards (retransmissions included) carries the cutoff_version of the last CUTOFFS that reached it, an older version arriving late included.",
 			Source:    "HomaModule homa_incoming.c homa_cutoffs_pkt; homa_outgoing.c __homa_xmit_data",
 			// linux_6.1.38 writes cutoff_version when it builds a packet, so
 			// packets built before the CUTOFFS arrived keep the old version
 			// (seen in the e2 capture); main rewrites it at transmit time.
 			Profiles: []string{"linux"},
-			Capture:  "slack covers DATA already queued when the CUTOFFS arrived; on the receiver's side (delivered, the receiver's link) a stale DATA is inconclusive (queueing in the switch) until the sender's DATA at its level carry the new version, for up to response_timeout plus slack; a version no CUTOFFS in the capture announced is a violation even within slack, where the capture shows DATA of the sender before the CUTOFFS and none carried it (a restarted receiver counts from 1 again, so its earlier incarnation's higher version may still be held)",
+			Capture:  "slack covers DATA already queued when the CUTOFFS arrived; on the receiver's side (delivered, the receiver's link) a stale DATA is inconclusive (queueing in the switch) until the sender's DATA at its level carry the new version, for up to response_timeout plus slack; a version no CUTOFFS in the capture announced is a violation even within slack, where the capture shows DATA of the sender before the CUTOFFS and none carried it (a restarted receiver counts from 1 again, so its earlier incarnation's higher version may still be held); where the capture does not show the order CUTOFFS reached the sender (not delivered, not its link), a DATA carrying the version of a CUTOFFS seen less than response_timeout plus slack before the latest one is inconclusive (the two may have arrived the other way round)",
 			Property: Each{Types: []wire.PacketType{wire.TypeData}, Needs: NeedsCutoffsSeen, Check: func(c *Ctx, e *Event) Result {
 				st := c.T.CutoffsKnown(e.Src, e.Dst)
 				if st == nil {
 					return Skip
 				}
 				v := e.Packet.Data().CutoffVersion()
-				// Judge from the first CUTOFFS with the current version: a
-				// receiver repeats CUTOFFS while stale DATA keeps coming,
-				// which must not restart the allowance.
-				first := *st
-				for _, x := range c.T.CutoffVersions(e.Src, e.Dst) {
-					if x.Version == st.Version {
-						first = x
-						break
-					}
-				}
+				// Judge from the first of the latest CUTOFFS that carry the
+				// current version: a receiver repeats CUTOFFS while stale
+				// DATA keeps coming, which must not restart the allowance.
+				// A CUTOFFS of another version between them (one the
+				// network delayed past a newer one) does: the sender takes
+				// whatever CUTOFFS arrives last, older version or not
+				// (homa_cutoffs_pkt overwrites peer->cutoff_version), so
+				// it rightly went back to that version meanwhile.
+				vs := c.T.CutoffVersions(e.Src, e.Dst)
+				ordered := c.Net.atReceiver(e.Src) // the capture shows the order they reached the sender
+				first := cutoffsAllowanceStart(vs, ordered, c.P.AnswerBound())
 				st = &first
 				// A DATA built before the CUTOFFS arrived carries the
 				// version the sender held then: 0 or one the receiver
@@ -59,6 +60,19 @@ func cutoffRules() []*Rule {
 				if ev, ok := c.Net.LostAfter(e.Dst, e.Src); ok {
 					return Downgrade(CauseLossAfter, ev, "DATA carries cutoff_version %d after CUTOFFS version %d from %v (frame %d), which may not have reached %v",
 						v, st.Version, e.Dst, st.Frame, e.Src)
+				}
+				if !ordered {
+					// An earlier CUTOFFS carrying v, seen less than the
+					// bound before the latest one, may have reached the
+					// sender after it (delayed or reordered) and be the
+					// one the sender holds.
+					last := vs[len(vs)-1]
+					for i := len(vs) - 2; i >= 0 && last.Time.Sub(vs[i].Time) <= c.P.AnswerBound(); i-- {
+						if x := vs[i]; x.Version == v {
+							return Downgrade(CauseQueueing, Evidence{x.Frame, fmt.Sprintf("CUTOFFS version %d, seen %v before version %d, may have reached %v after it", v, last.Time.Sub(x.Time).Round(time.Microsecond), last.Version, e.Src)},
+								"DATA carries cutoff_version %d after CUTOFFS version %d from %v (frame %d), seen away from the sender, which may have got them in another order", v, st.Version, e.Dst, st.Frame)
+						}
+					}
 				}
 				if c.Net.atReceiver(e.Dst) && !c.Net.atSender(e.Src) && e.Time.Sub(st.Time) <= c.P.AnswerBound() {
 					// On the receiver's side, a DATA seen after the CUTOFFS
@@ -197,6 +211,29 @@ func (t *Trace) carriedOnlyOthers(s, r netip.Addr, v uint16, at time.Time) bool 
 		}
 	}
 	return known
+}
+
+// cutoffsAllowanceStart returns the CUTOFFS from which a sender must
+// carry the latest version of vs (every CUTOFFS its receiver sent it,
+// oldest first; not empty): the first of the trailing run carrying that
+// version. When the capture does not show the order they reached the
+// sender (ordered false), a run's CUTOFFS seen within bound after one of
+// another version may have arrived before that one: the allowance then
+// starts at the first of the run seen more than bound after it (or the
+// run's last).
+func cutoffsAllowanceStart(vs []CutoffsState, ordered bool, bound time.Duration) CutoffsState {
+	n := len(vs) - 1
+	i := n
+	for i > 0 && vs[i-1].Version == vs[n].Version {
+		i--
+	}
+	if !ordered && i > 0 {
+		prev := vs[i-1].Time
+		for i < n && vs[i].Time.Sub(prev) <= bound {
+			i++
+		}
+	}
+	return vs[i]
 }
 
 // maxVersion returns the highest cutoff_version among vs (0: none).

@@ -66,3 +66,63 @@ func TestInferMaxSchedPrio(t *testing.T) {
 	}
 	t.Fatalf("max_sched_prio not inferred: %+v", in.Result())
 }
+
+// TestCutoff001LateOlderCutoffs: a CUTOFFS of version 1 that the network
+// delayed reaches the client after the server's version 2: the client
+// takes the last CUTOFFS that arrives (homa_cutoffs_pkt overwrites
+// peer->cutoff_version), so its DATA carry 1 again, legally. The server's
+// next CUTOFFS (version 2 again, answering that stale DATA) starts a new
+// allowance: DATA queued before it arrived may still carry 1, and only
+// DATA well after it must carry 2, judged from it, not from the first
+// version 2 CUTOFFS.
+func TestCutoff001LateOlderCutoffs(t *testing.T) {
+	b := newTrace(t, wire.VersionCurrent)
+	b.dataVersion(true, 2, 100, 0, 100, 6, 0)
+	b.after(20*time.Microsecond).cutoffs(false, 2, 1)
+	b.after(time.Millisecond).dataVersion(true, 4, 100, 0, 100, 6, 1)
+	b.after(time.Millisecond).cutoffs(false, 4, 2)
+	b.after(10*time.Microsecond).dataVersion(true, 6, 100, 0, 100, 6, 2)
+	b.after(5*time.Millisecond).cutoffs(false, 2, 1) // the late version 1
+	b.after(time.Millisecond).dataVersion(true, 8, 100, 0, 100, 6, 1)
+	again := b.after(20*time.Microsecond).cutoffs(false, 8, 2)
+	b.after(10*time.Microsecond).dataVersion(true, 10, 100, 0, 100, 6, 1) // queued before it arrived
+	b.after(10*time.Microsecond).dataVersion(true, 12, 100, 0, 100, 6, 2)
+	stale := b.after(5*time.Millisecond).dataVersion(true, 14, 100, 0, 100, 6, 1)
+	rep := b.checkAt(HostPoint(b.client), "linux", "HOMA-CUTOFF-001")
+	wantViolations(t, rep, "HOMA-CUTOFF-001", stale)
+	if f := rep.Violations[0]; len(f.Frames) != 1 || f.Frames[0] != again {
+		t.Errorf("finding %+v: want it judged from the latest run's first CUTOFFS, frame %d", f, again)
+	}
+}
+
+// TestCutoff001CutoffsOrderUnknown: on the server's link the capture sees
+// the CUTOFFS leave, not the order they reach the client: DATA carrying
+// version 1 after a version 2 CUTOFFS seen 2 ms after a version 1 one is
+// inconclusive there (the two may have swapped on the way, and the client
+// rightly hold 1), a violation on the client's link (which shows the order
+// they arrived in). A version 2 CUTOFFS seen longer than response_timeout
+// plus slack after the version 1 one reached the client after it: DATA
+// queued before it arrived may carry 1, later ones may not (once the
+// client's DATA at that level show 2), judged from it.
+func TestCutoff001CutoffsOrderUnknown(t *testing.T) {
+	b := newTrace(t, wire.VersionCurrent)
+	b.dataVersion(true, 2, 100, 0, 100, 6, 0)
+	b.after(20*time.Microsecond).cutoffs(false, 2, 1)
+	b.after(2*time.Millisecond).dataVersion(true, 4, 100, 0, 100, 6, 1)
+	b.after(20*time.Microsecond).cutoffs(false, 4, 2)
+	stale := b.after(5*time.Millisecond).dataVersion(true, 6, 100, 0, 100, 6, 1)
+	wantInconclusive(t, b.checkAt(HostPoint(b.server), "linux", "HOMA-CUTOFF-001"), "HOMA-CUTOFF-001", stale)
+	wantViolations(t, b.checkAt(HostPoint(b.client), "linux", "HOMA-CUTOFF-001"), "HOMA-CUTOFF-001", stale)
+	late := b.after(time.Second).dataVersion(true, 8, 100, 0, 100, 6, 1)
+	again := b.after(20*time.Microsecond).cutoffs(false, 8, 2)
+	b.after(10*time.Microsecond).dataVersion(true, 10, 100, 0, 100, 6, 1) // queued before it arrived
+	b.after(10*time.Microsecond).dataVersion(true, 12, 100, 0, 100, 6, 2)
+	stale2 := b.after(5*time.Millisecond).dataVersion(true, 14, 100, 0, 100, 6, 1)
+	rep := b.checkAt(HostPoint(b.server), "linux", "HOMA-CUTOFF-001")
+	wantInconclusive(t, rep, "HOMA-CUTOFF-001", stale)
+	wantInconclusive(t, rep, "HOMA-CUTOFF-001", late)
+	wantViolations(t, rep, "HOMA-CUTOFF-001", stale2)
+	if f := rep.Violations[0]; len(f.Frames) != 1 || f.Frames[0] != again {
+		t.Errorf("finding %+v: want it judged from frame %d", f, again)
+	}
+}

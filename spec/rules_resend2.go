@@ -271,8 +271,15 @@ func resendRules2() []*Rule {
 					}
 					return Pass().WithSlack(c.P.Slack)
 				}
-				if e.FromClient() && !r.UnknownFromClient && e.Retransmit() && e.Offset == 0 && r.Response.Received() > 0 &&
+				if e.FromClient() && !r.UnknownFromClient && r.Response.Received() > 0 &&
 					r.Response.FirstData.Before(r.UnknownTime) && r.UnknownTime.After(lastResendTo(r, wire.RoleClient)) {
+					// A client receiving its response, told RPC_UNKNOWN
+					// by the server: each packet it sends for the RPC
+					// after that shows whether it ignored it (its RESENDs
+					// for the response go on) or restarted its request.
+					if !e.Retransmit() || e.Offset != 0 {
+						return Pass()
+					}
 					if ev, ok := c.Net.LostAfter(e.Dst, e.Src); ok {
 						return Downgrade(CauseLossAfter, ev, "client restarted its request after RPC_UNKNOWN though response DATA had been sent to it")
 					}

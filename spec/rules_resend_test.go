@@ -813,3 +813,25 @@ func TestResend001CaptureStartsMidRPC(t *testing.T) {
 	rep = b.check("linux", "HOMA-RESEND-001")
 	wantViolations(t, rep, "HOMA-RESEND-001", early)
 }
+
+// TestResend017ClientIgnoresUnknown: RTX-09 on the client's side. The
+// server forgot the RPC while sending its response; told RPC_UNKNOWN, the
+// client, which holds part of the response, ignores it: each of its later
+// RESENDs for the response is judged and passes. A client that restarts
+// its request instead (DATA from offset 0 again) violates the rule.
+func TestResend017ClientIgnoresUnknown(t *testing.T) {
+	b := newTrace(t, wire.VersionCurrent)
+	b.data(true, 2, 100, 0, 100, 7, nil)
+	b.after(50*time.Microsecond).message(false, 2, 30000, 0, 4272, 30000, 4)
+	b.after(5*time.Millisecond).resend(true, 2, 4272, 30000-4272, 7) // before the RPC_UNKNOWN: not judged
+	b.after(20*time.Microsecond).ctl(false, 2, wire.TypeRPCUnknown)
+	b.after(5*time.Millisecond).resend(true, 2, 4272, 30000-4272, 7)
+	b.after(5*time.Millisecond).resend(true, 2, 4272, 30000-4272, 7)
+	rep := b.check("linux", "HOMA-RESEND-017")
+	wantCounts(t, rep, "HOMA-RESEND-017", 2, 2, 0, 0)
+
+	restart := b.after(20*time.Microsecond).resent(true, 2, 100, 0, 100, 7)
+	rep = b.check("linux", "HOMA-RESEND-017")
+	wantViolations(t, rep, "HOMA-RESEND-017", restart)
+	wantCounts(t, rep, "HOMA-RESEND-017", 3, 2, 1, 0)
+}

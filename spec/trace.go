@@ -526,7 +526,7 @@ type Trace struct {
 		ev Evidence
 	}
 	// triggers[R] are the recent packets to R of an RPC whose message to
-	// R was longer than unsched_bytes and incomplete before it: packets
+	// R was grantable (Trace.grantable) and incomplete before it: packets
 	// whose processing runs R's grant decision (homa_dispatch_pkts calls
 	// homa_grant_check_rpc for a grantable RPC).
 	triggers map[netip.Addr]*triggerLog
@@ -887,6 +887,17 @@ type triggerLog struct {
 // add counts one more trigger.
 func (l *triggerLog) add() { l.n++ }
 
+// grantable reports whether a receiver may grant a message of length
+// bytes whose DATA carried incoming as low as minIncoming (0: none seen):
+// one longer than unsched_bytes, or one whose receiver may have created
+// its RPC from a retransmission carrying incoming short of the length
+// (homa_grant_init_rpc: granted starts at the first packet's incoming;
+// homa_resend_data writes the end of the range it resends there), as
+// HOMA-GRANT-001 allows.
+func (t *Trace) grantable(length, minIncoming uint32) bool {
+	return length > t.P.UnschedBytes || minIncoming > 0 && minIncoming < length
+}
+
 // grantTrigger returns the packet that can pay for a non-FIFO GRANT of
 // message m that host r sends now: the grant-triggering packet to r right
 // after the one m's previous GRANT used. A receiver processes packets in
@@ -1128,8 +1139,8 @@ func (t *Trace) Apply(e *Event) {
 		r.Packets[typ-wire.MinType]++
 	}
 	// The packet's receiver gets the message its sender's side sends.
-	if in := r.Msg(e.Packet.Role()); in.Length > t.P.UnschedBytes && !in.Complete ||
-		in.Length == 0 && typ == wire.TypeData && e.Packet.Data().MessageLength() > t.P.UnschedBytes {
+	if in := r.Msg(e.Packet.Role()); in.Length > 0 && t.grantable(in.Length, in.MinIncoming) && !in.Complete ||
+		in.Length == 0 && typ == wire.TypeData && t.grantable(e.Packet.Data().MessageLength(), e.Packet.Data().Incoming()) {
 		if segmentCounts(e) {
 			tl := in.trig
 			if tl == nil {
