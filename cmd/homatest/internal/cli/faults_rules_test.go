@@ -283,6 +283,12 @@ func ruleFaultCases() []faultCase {
 			want:  []hit{{"HOMA-ACK-004", 3}},
 		},
 		{
+			id: "RESEND-016", slug: "partial-retransmission-2024",
+			what:  "extra fault: a linux_6.1.38 client that has sent its whole 50000-byte request answers the server's RESEND for two lost packets with only the first, and the server's next four RESENDs for the second with BUSY",
+			build: func(fault bool) *capb { return partialRetransmission2024(fault) },
+			want:  []hit{{"HOMA-RESEND-016", 47}},
+		},
+		{
 			id: "WIRE-014", slug: "restart-other-bytes",
 			what:  "extra fault: told RPC_UNKNOWN by a restarted server, the client restarts its 3000-byte request with other bytes than it first sent",
 			build: func(fault bool) *capb { return restartOtherBytes(fault) },
@@ -1400,5 +1406,38 @@ func ackWrongClientPort2024(fault bool) *capb {
 		b.mark(i, "ACK-004: piggy-backed ack naming client port 32769; RPC 2 ran from 32768")
 	}
 	b.respondAndAck(r, ms(1)+us(50))
+	return b
+}
+
+// partialRetransmission2024 (RESEND-016): linux_6.1.38; a 50000-byte
+// request granted in full, two packets lost on the way (seen by the
+// capture). The server RESENDs both; clean, the client retransmits both
+// (it has sent every granted byte: homa_resend_pkt resends); faulty, only
+// the first, and it answers the next four RESENDs for the second with
+// BUSY before retransmitting it 25 ms later.
+func partialRetransmission2024(fault bool) *capb {
+	b := newCap(wire.Version2024)
+	t := b.warmup(hostC, hostS, 0)
+	r := rpcOf(hostC, hostS, 4)
+	l := uint32(10000 + 5*1424)
+	b.send(r, true, t+us(40), msgOpts{length: 50000, uprio: 4, cv: 1, ack: b.pigAck(rpcOf(hostC, hostS, 2)), window: 10000,
+		lost: map[uint32]bool{l: true, l + 1424: true}})
+	at := b.lastTime() + ms(5.1)
+	i := b.resend(at, r, false, l, 2848)
+	b.data(at+us(20), r, true, 7, 50000, l, 1424, l+2848, 1, true)
+	if !fault {
+		b.data(at+us(21), r, true, 7, 50000, l+1424, 1424, l+2848, 1, true)
+	} else {
+		b.mark(i, "RESEND-016: RESEND for two packets the client has sent; only the first is retransmitted")
+		for k := 0; k < 5; k++ {
+			at += ms(5.1)
+			b.resend(at, r, false, l+1424, 1424)
+			if k < 4 {
+				b.busy(at+us(20), r, true)
+			}
+		}
+		b.data(at+us(20), r, true, 7, 50000, l+1424, 1424, l+2848, 1, true)
+	}
+	b.respondAndAck(r, b.lastTime()+us(30))
 	return b
 }
