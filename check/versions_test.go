@@ -60,7 +60,9 @@ func writeGrant34Capture(t *testing.T, ackPort uint16, v wire.Version) string {
 			f.Retransmit, f.SegOffset = 1, off
 		}
 		if ack != 0 {
-			f.Ack = wire.AckEntry{ClientID: ack, ServerPort: ackPort}
+			// The 2024 layout's ack also names the client's port
+			// (homa_peer_add_ack); the main layout has no such field.
+			f.Ack = wire.AckEntry{ClientID: ack, ClientPort: 32768, ServerPort: ackPort}
 		}
 		emit(fromClient, prio, f, v, 5*time.Microsecond)
 	}

@@ -1019,6 +1019,9 @@ func (c *Checker) feed(e *Event, learn bool) {
 			c.evalRule(i, e)
 		}
 	}
+	if e.Partial() {
+		c.trace.notePartial(e)
+	}
 	if c.inf != nil {
 		if learn {
 			c.inf.feed(e)

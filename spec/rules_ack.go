@@ -93,8 +93,8 @@ func ackRules() []*Rule {
 		{
 			ID: "HOMA-ACK-004", Level: Must,
 			Facts:     []string{"ACK-03", "ACK-02", "RTX-10", "ID-01"},
-			Statement: "A client acknowledges only RPCs whose response it has completely received, or, in an ACK's header answering NEED_ACK, an RPC it no longer has; each ack goes to the RPC's own server, once (in one ACK's entries or piggy-backed on the first transmissions of one message: another entry naming it more than jitter later is a violation), and names the RPC's server port and a client id (even, nonzero), never the RPC whose request carries it; an ACK's entries name distinct RPCs.",
-			Source:    "HomaModule homa_peer.c homa_peer_add_ack (called when the application receives the response; the ack is queued once, on the RPC's own peer), homa_peer_get_acks (hands acks out and removes them, so one ACK's entries are distinct); homa_outgoing.c homa_resend_data (a retransmission repeats its original's header); homa_incoming.c homa_need_ack_pkt (an RPC the client does not have is acked in the header)",
+			Statement: "A client acknowledges only RPCs whose response it has completely received, or, in an ACK's header answering NEED_ACK, an RPC it no longer has; each ack goes to the RPC's own server, once (in one ACK's entries or piggy-backed on the first transmissions of one message: another entry naming it more than jitter later is a violation), and names the RPC's server port (linux_6.1.38: and its client port) and a client id (even, nonzero), never the RPC whose request carries it; an ACK's entries name distinct RPCs.",
+			Source:    "HomaModule homa_peer.c homa_peer_add_ack (called when the application receives the response; the ack is queued once, on the RPC's own peer; linux_6.1.38 also writes the RPC's client port, which homa_rpc_acked's homa_find_server_rpc matches), homa_peer_get_acks (hands acks out and removes them, so one ACK's entries are distinct); homa_outgoing.c homa_resend_data (a retransmission repeats its original's header); homa_incoming.c homa_need_ack_pkt (an RPC the client does not have is acked in the header)",
 			Capture:   "the response must be in the capture; acks for RPCs that started before it are inconclusive, unless the client's RPC with that id (ids are host-wide) runs with another server and began in the capture more than jitter before the ack (a module reload, which reuses ids, takes far longer); an ACK header naming an RPC whose client had answered RPC_UNKNOWN for it passes, and one whose client went timeout_ticks without DATA, GRANT or BUSY from the server (its timer may have aborted and freed the RPC, which sends no packet) is inconclusive",
 			Property: Each{Types: []wire.PacketType{wire.TypeAck, wire.TypeData}, Needs: NeedsPiggyAck, Check: func(c *Ctx, e *Event) Result {
 				// ACK packets come from clients; a piggy-backed ack rides in
@@ -108,6 +108,9 @@ func ackRules() []*Rule {
 				type named struct {
 					id   uint64
 					port uint16
+					// cport is the entry's client_port (linux_6.1.38's
+					// ack entries only; 0 elsewhere).
+					cport uint16
 				}
 				var ids []named
 				if e.Type() == wire.TypeData {
@@ -118,12 +121,12 @@ func ackRules() []*Rule {
 					if d.AckClientID() == 0 {
 						return Skip
 					}
-					ids = append(ids, named{d.AckClientID(), d.AckServerPort()})
+					ids = append(ids, named{d.AckClientID(), d.AckServerPort(), d.AckClientPort()})
 				} else {
-					ids = append(ids, named{wire.ClientID(e.Packet.SenderID()), 0})
+					ids = append(ids, named{wire.ClientID(e.Packet.SenderID()), 0, 0})
 					a := e.Packet.Ack()
 					for i := range a.ValidAcks() {
-						n := named{a.Entry(i).ClientID, a.Entry(i).ServerPort}
+						n := named{a.Entry(i).ClientID, a.Entry(i).ServerPort, a.Entry(i).ClientPort}
 						for j := 1; j < len(ids); j++ {
 							if ids[j] == n {
 								// homa_peer_get_acks copies out distinct
@@ -184,6 +187,13 @@ func ackRules() []*Rule {
 						// Client ids are unique per host (facts ID-02), so
 						// the client has no RPC with this id on that port.
 						return Violation("ack for RPC %d names server port %d, but RPC %d runs on port %d", id, n.port, id, r.ServerPort).With(r.FirstFrame).Alone()
+					case (e.Type() == wire.TypeData || i > 0) && e.Packet.Version() == wire.Version2024 && r.ClientPort != 0 && n.cport != r.ClientPort &&
+						(n.port == 0 || n.port == r.ServerPort):
+						// linux_6.1.38 homa_peer_add_ack writes the RPC's
+						// own socket port, and the server finds the RPC by
+						// client address, port and id (homa_rpc_acked,
+						// homa_find_server_rpc): another port frees nothing.
+						return Violation("ack for RPC %d names client port %d, but RPC %d runs from client port %d", id, n.cport, id, r.ClientPort).With(r.FirstFrame).Alone()
 					case !r.Response.Complete && c.startedBefore(r):
 						// The response's bytes may have come before
 						// the capture's start.

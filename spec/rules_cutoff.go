@@ -130,6 +130,10 @@ func cutoffRules() []*Rule {
 	}
 }
 
+// minJiffy is the shortest jiffy Linux has (HZ at most 1000): HomaModule
+// sends a peer at most one CUTOFFS per jiffy (HOMA-CUTOFF-005).
+const minJiffy = time.Millisecond
+
 // cutoffRules2: when CUTOFFS may be sent and what it holds (HomaModule
 // homa_incoming.c homa_data_pkt; homa_utils.c, util/homa_prio.cc).
 func cutoffRules2() []*Rule {
@@ -150,6 +154,30 @@ func cutoffRules2() []*Rule {
 					return Unsure("CUTOFFS %v after the capture began, before any DATA from %v in it: the DATA it answers may precede the capture", d.Round(time.Microsecond), e.Dst)
 				}
 				return Violation("CUTOFFS version %d to %v, one more than the DATA from %v carrying another cutoff_version (each earlier one paid for an earlier CUTOFFS)", v, e.Dst, e.Dst)
+			}},
+		},
+		{
+			ID: "HOMA-CUTOFF-005", Level: Must,
+			Facts:     []string{"CUT-01"},
+			Statement: "A host sends a peer at most one CUTOFFS per jiffy, however many stale DATA arrive: of the CUTOFFS to one peer, the one k later than another comes more than k-1 jiffies (1 ms at HZ 1000, the shortest) after it.",
+			Source:    "HomaModule homa_incoming.c homa_data_pkt (a CUTOFFS only when jiffies differs from peer->last_update_jiffies, which it then sets); linux_6.1.38 homa_data_pkt the same",
+			Profiles:  []string{"linux", "linux-2024", "linux-2025"},
+			Capture:   "jitter is allowed on the sender's own link and slack elsewhere (queueing between the sender and a tap can bunch packets); each CUTOFFS is compared with the 16 before it to the same peer",
+			Property: Each{Types: []wire.PacketType{wire.TypeCutoffs}, Check: func(c *Ctx, e *Event) Result {
+				prior := c.T.CutoffVersions(e.Dst, e.Src)
+				tol := c.P.Slack
+				if c.Net.atSender(e.Src) {
+					tol = c.P.Jitter
+				}
+				for j := len(prior) - 1; j >= max(0, len(prior)-16); j-- {
+					k := len(prior) - j // e is the k-th CUTOFFS after prior[j]
+					gap := e.Time.Sub(prior[j].Time)
+					if need := time.Duration(k-1)*minJiffy - tol; gap < need {
+						return Violation("CUTOFFS to %v %v after the one in frame %d, with %d more between: one per jiffy per peer needs > %v less %v",
+							e.Dst, gap.Round(time.Microsecond), prior[j].Frame, k-1, time.Duration(k-1)*minJiffy, tol).With(prior[j].Frame).WithSlack(tol)
+					}
+				}
+				return Pass().WithSlack(tol)
 			}},
 		},
 		{

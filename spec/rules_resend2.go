@@ -187,9 +187,9 @@ func resendRules2() []*Rule {
 			ID: "HOMA-RESEND-016", Level: Must,
 			Facts:     []string{"RTX-06"},
 			Statement: "The retransmissions answering a RESEND cover every byte of the requested range (length -1: from 0) that the message's sender had transmitted, within response_timeout, unless the RPC ends first at the sender: a client's when a response begun after the RESEND arrives whole, a server's when the client acknowledges it or says RPC_UNKNOWN.",
-			Source:    "HomaModule homa_incoming.c homa_resend_pkt (homa_resend_data over [offset, min(end, tx_end))), homa_outgoing.c homa_resend_data (every segment overlapping the range)",
-			Profiles:  []string{"linux"},
-			Capture:   "inconclusive where the capture shows loss toward the sender after the capture point or from it before",
+			Source:    "HomaModule homa_incoming.c homa_resend_pkt (homa_resend_data over [offset, min(end, tx_end))), homa_outgoing.c homa_resend_data (every segment overlapping the range); linux_6.1.38 homa_resend_pkt the same once next_xmit_offset reached granted (before, BUSY instead)",
+			Profiles:  []string{"linux", "linux-2024"},
+			Capture:   "inconclusive where the capture shows loss toward the sender after the capture point or from it before; under linux-2024 judged only for a RESEND that reached a sender which, as far as the capture shows, had sent every byte it was granted",
 			Property: Within{
 				TriggerTypes: []wire.PacketType{wire.TypeResend},
 				Trigger: func(c *Ctx, e *Event) (Obligation, bool) {
@@ -201,6 +201,11 @@ func resendRules2() []*Rule {
 						return Obligation{}, false
 					}
 					rs := e.Packet.Resend()
+					if c.P.Wire == wire.Version2024 && m.SentEnd < m.Horizon(c.P) {
+						// linux_6.1.38 answers BUSY while it has granted
+						// bytes not yet sent (homa_resend_pkt).
+						return Obligation{}, false
+					}
 					start, end := rs.Offset(), uint64(m.SentEnd)
 					if !rs.IsResendAll() {
 						end = min(end, uint64(rs.Offset())+uint64(rs.Length()))

@@ -2,6 +2,7 @@ package spec
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/homatest/homatest/spec/wire"
@@ -77,12 +78,15 @@ func resendRules3() []*Rule {
 		{
 			ID: "HOMA-RESEND-022", Level: Must, Alone: true, // the RPC_UNKNOWN it rests on is in the capture
 			Facts:     []string{"RTX-11", "ID-02"},
-			Statement: "A client says RPC_UNKNOWN only for an RPC it does not have: after it, it sends no GRANT, RESEND or BUSY for that RPC (its ids are never reused).",
-			Source:    "HomaModule homa_incoming.c homa_resend_pkt (homa_xmit_unknown only when homa_rpc_find_client finds no RPC), homa_rpc.c homa_rpc_alloc_client (next_outgoing_id only grows)",
-			Capture:   "judged from slack to timeout_ticks after the client's RPC_UNKNOWN (control packets share its priority queue, so one sent before cannot trail it by more; a host whose module restarted reuses ids); client DATA afterwards is not judged (a request packet the network held back in a lower priority queue may trail it), nor are ACK and RPC_UNKNOWN (answers a client gives for RPCs it no longer has)",
-			Property: Each{Types: []wire.PacketType{wire.TypeGrant, wire.TypeResend, wire.TypeBusy}, Check: func(c *Ctx, e *Event) Result {
+			Statement: "A host says RPC_UNKNOWN only for an RPC it does not have: after a client's, it sends no GRANT, RESEND or BUSY for that RPC (its ids are never reused); after a server's, it sends no GRANT, RESEND, BUSY or NEED_ACK for the RPC until request DATA arriving after it created the RPC anew.",
+			Source:    "HomaModule homa_incoming.c homa_resend_pkt (homa_xmit_unknown only when no RPC is found), homa_rpc.c homa_rpc_alloc_client (next_outgoing_id only grows), homa_dispatch_pkts (a server creates an RPC only for an incoming DATA, homa_rpc_alloc_server)",
+			Capture:   "judged from slack to timeout_ticks after the client's RPC_UNKNOWN, and from slack after the server's until the next request DATA the capture shows (control packets share its priority queue, so one sent before cannot trail it by more; a host whose module restarted reuses ids); DATA from the host afterwards is not judged (a packet the network held back in a lower priority queue may trail it), nor are a client's ACK and RPC_UNKNOWN (answers a client gives for RPCs it no longer has); the server's RPC_UNKNOWN must be the latest one of the RPC",
+			Property: Each{Types: []wire.PacketType{wire.TypeGrant, wire.TypeResend, wire.TypeBusy, wire.TypeNeedAck}, Check: func(c *Ctx, e *Event) Result {
 				if !e.FromClient() {
-					return Skip
+					return serverAfterOwnUnknown(c, e)
+				}
+				if e.Type() == wire.TypeNeedAck {
+					return Skip // HOMA-ACK-010's business
 				}
 				said := c.T.ClientUnknown(e)
 				if said.Time.IsZero() {
@@ -123,6 +127,47 @@ func resendRules3() []*Rule {
 						return Downgrade(CauseDuplicate, ev, "%s", why)
 					}
 					return Violation("%s", why).With(m.LastResend.Frame)
+				}
+				return Pass()
+			}},
+		},
+		{
+			ID: "HOMA-RESEND-025", Level: Must,
+			Facts:     []string{"RTX-02"},
+			Statement: "Each timer RESEND round asks for every byte its sender lacks below the offset it granted: one RESEND per gap, then one for the granted tail, so a later round never asks for bytes that were granted and missing, and that no RESEND had asked for, when an earlier round began.",
+			Source:    "HomaModule homa_incoming.c homa_request_retrans (main since be5081e, 2025-06: a RESEND for each gap in msgin.gaps, then [recv_end, granted)), homa_timer.c homa_timer_check_rpc",
+			Profiles:  []string{"linux"},
+			Capture:   "bytes count as missing only when the capture never saw them (upstream of the receiver a byte not seen did not arrive; on the sender's link it was not sent, and the receiver lacks it all the same); the granted offset is the least the capture shows (GRANT offsets, the first DATA's incoming or U) when the earlier round began; judged only at a round at least min(resend_ticks, resend_interval)-1 ticks after the earlier one (a timer pass never lasts that long) of an RPC seen from its start; linux_6.1.38 and main before 2025-06 ask for one range per round",
+			Property: Each{Types: []wire.PacketType{wire.TypeResend}, Check: func(c *Ctx, e *Event) Result {
+				rs := e.Packet.Resend()
+				r := c.T.Lookup(e)
+				if r == nil || rs.IsResendAll() || isBufferWakeup(c.P, rs) || c.startedBefore(r) {
+					return Skip
+				}
+				m := r.Msg(oppositeRole(e.Packet.Role()))
+				if m.RoundStart.IsZero() || m.RoundAll || m.retx == nil || m.retx.roundHeld == 0 || m.inRound(c.P, e, rs) {
+					return Skip
+				}
+				if e.Time.Sub(m.RoundStart) < c.P.Ticks(min(c.P.ResendTicks, c.P.ResendInterval)-1) {
+					return Skip
+				}
+				end := uint32(min(uint64(rs.Offset())+uint64(rs.Length()), uint64(m.retx.roundHeld)))
+				if rs.Offset() >= end {
+					return Skip
+				}
+				known := slices.Clone(m.Asked)
+				for _, x := range m.Seen {
+					known.Add(x.Start, x.End)
+				}
+				for _, x := range m.Earlier {
+					known.Add(x.Start, x.End)
+				}
+				for _, g := range known.Gaps(end) {
+					if g.End > rs.Offset() {
+						lo := max(g.Start, rs.Offset())
+						return Violation("RESEND asks for [%d, %d), which no packet in the capture carried and no RESEND had asked for when the round of frame %d began, below the %d bytes granted then: that round left out a gap",
+							lo, g.End, m.RoundFrame, m.retx.roundHeld).With(m.RoundFrame)
+					}
 				}
 				return Pass()
 			}},
@@ -205,4 +250,24 @@ func unseenResendCopies(c *Ctx, e *Event, answers, resends int) (Evidence, bool)
 		return Evidence{}, false
 	}
 	return Evidence{e.Frame, fmt.Sprintf("the capture does not see what %v receives: a RESEND the network duplicated after the capture point draws an answer of its own", e.Src)}, true
+}
+
+// serverAfterOwnUnknown judges a server's GRANT, RESEND, BUSY or NEED_ACK
+// for an RPC against the server's own latest RPC_UNKNOWN for it
+// (HOMA-RESEND-022): it had no RPC then, and only request DATA creates a
+// server RPC (homa_dispatch_pkts, homa_rpc_alloc_server).
+func serverAfterOwnUnknown(c *Ctx, e *Event) Result {
+	r := c.T.Lookup(e)
+	if r == nil || !r.Unknown || r.UnknownFromClient || r.UnknownTime.IsZero() {
+		return Skip
+	}
+	if !r.ReqLast.Before(r.UnknownTime) {
+		return Skip // request DATA since may have created it anew
+	}
+	after := e.Time.Sub(r.UnknownTime)
+	if after > c.P.Slack {
+		return Violation("%s for RPC %d %v after the server said RPC_UNKNOWN for it, with no request DATA since that could have created it anew: it had the RPC",
+			e.Type(), KeyOf(e).ClientID, after.Round(time.Microsecond)).WithSlack(c.P.Slack)
+	}
+	return Pass().WithSlack(c.P.Slack)
 }

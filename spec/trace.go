@@ -1022,6 +1022,20 @@ func (t *Trace) trackIncoming(to netip.Addr, m *Message, r *RPC) {
 	t.refreshOutstanding(m)
 }
 
+// notePartial records what a packet whose header the snap length cut
+// still shows: request DATA from the client (its common header names
+// the RPC), which may have created the RPC anew at the server
+// (RPC.ReqLast; HOMA-RESEND-019, -022 then take no absence of request
+// DATA for granted).
+func (t *Trace) notePartial(e *Event) {
+	if e.Packet.Type() != wire.TypeData || !e.FromClient() {
+		return
+	}
+	if r := t.rpcs[KeyOf(e)]; r != nil && e.Time.After(r.ReqLast) {
+		r.ReqLast = e.Time
+	}
+}
+
 // PortUnreachable returns the latest ICMP port unreachable host h sent
 // about its port, if any.
 func (t *Trace) PortUnreachable(h netip.Addr, port uint16) (Unreachable, bool) {
@@ -1451,6 +1465,9 @@ func (t *Trace) applyResend(e *Event, r *RPC) {
 		m.RoundOffset = rs.Offset()
 	default:
 		m.RoundStart, m.RoundFrame, m.RoundOffset, m.RoundAll = e.Time, e.Frame, rs.Offset(), rs.IsResendAll()
+		if m.retx != nil { // set when the RESEND asked for bytes (above)
+			m.retx.roundHeld = m.heldGranted(t.P)
+		}
 		m.RoundHeard, m.RoundHeardType = r.HeardFromServer, r.HeardTypeFromServer
 		if !e.FromClient() {
 			m.RoundHeard, m.RoundHeardType = r.HeardFromClient, r.HeardTypeFromClient
@@ -1777,6 +1794,10 @@ func (t *Trace) retire(r *RPC) {
 type retxLog struct {
 	asked  []byteranges.Range
 	copies map[uint32]int
+	// roundHeld is heldGranted when the message's latest RESEND round
+	// began: the least offset below which that round asked for every
+	// byte its sender lacked (HOMA-RESEND-025; 0: unknown).
+	roundHeld uint32
 }
 
 // ackEntry is the first ack entry naming an RPC: piggy-backed on a first

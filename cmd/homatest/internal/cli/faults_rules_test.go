@@ -244,7 +244,7 @@ func ruleFaultCases() []faultCase {
 			what:  "extra fault: the client, granted 80000 bytes and paused at 61360, answers the server's RESEND for [61360, 80000) by retransmitting those bytes, which it never sent, and then goes on from 80000",
 			build: func(fault bool) *capb { return retransmitUnsent(fault) },
 			args:  []string{"--capture-point", "host:10.0.0.11"},
-			want:  []hit{{"HOMA-RESEND-011", 68}},
+			want:  []hit{{"HOMA-RESEND-011", 70}},
 		},
 		{
 			id: "RESEND-024", slug: "client-resend-while-sending",
@@ -257,6 +257,36 @@ func ruleFaultCases() []faultCase {
 			what:  "extra fault: a client's id counter is off by one: its request carries the odd id 11 and the server, equally wrong, answers with 10; seen by id, the response came before its request",
 			build: func(fault bool) *capb { return oddClientID(fault) },
 			want:  []hit{{"HOMA-SEND-004", 6}},
+		},
+		{
+			id: "CUTOFF-005", slug: "cutoffs-every-stale-packet",
+			what:  "extra fault: a new peer's 30000-byte request carries cutoff_version 0 in all 22 packets; the server answers each of the first ten with CUTOFFS within 10 µs instead of once per jiffy",
+			build: func(fault bool) *capb { return cutoffsEveryPacket(fault) },
+			want:  []hit{{"HOMA-CUTOFF-005", 15}},
+		},
+		{
+			id: "RESEND-025", slug: "round-skips-gap",
+			what:  "extra fault: two scheduled request packets are lost before the capture; the server's RESEND round asks only for the first, and for the second only in its next round 5 ms later",
+			build: func(fault bool) *capb { return roundSkipsGap(fault) },
+			want:  []hit{{"HOMA-RESEND-025", 84}},
+		},
+		{
+			id: "RESEND-022", slug: "server-unknown-keeps-rpc",
+			what:  "extra fault: the client RESENDs a lost packet of its 30000-byte response; the server answers RPC_UNKNOWN, yet retransmits the packet and sends NEED_ACK 2.5 ms later",
+			build: func(fault bool) *capb { return serverUnknownKeepsRPC(fault) },
+			want:  []hit{{"HOMA-RESEND-022", 31}},
+		},
+		{
+			id: "ACK-004", slug: "ack-wrong-client-port-2024",
+			what:  "extra fault: a linux_6.1.38 client piggy-backs the ack of RPC 2 with client_port 32769, not the port 32768 the RPC ran from (the server finds no RPC to free)",
+			build: func(fault bool) *capb { return ackWrongClientPort2024(fault) },
+			want:  []hit{{"HOMA-ACK-004", 3}},
+		},
+		{
+			id: "RESEND-016", slug: "partial-retransmission-2024",
+			what:  "extra fault: a linux_6.1.38 client that has sent its whole 50000-byte request answers the server's RESEND for two lost packets with only the first, and the server's next four RESENDs for the second with BUSY",
+			build: func(fault bool) *capb { return partialRetransmission2024(fault) },
+			want:  []hit{{"HOMA-RESEND-016", 47}},
 		},
 		{
 			id: "WIRE-014", slug: "restart-other-bytes",
@@ -1191,7 +1221,7 @@ func restartBeyondSent(fault bool) *capb {
 
 // retransmitUnsent (RESEND-011): the server grants the 100000-byte
 // request to 80000 at once; the client sends to 61360 (one packet lost)
-// and its pacer pauses. The server RESENDs the lost packet, then
+// and its pacer pauses. The server RESENDs the lost packet and the granted tail, then
 // [61360, 80000). Clean, the client answers BUSY (nothing of it sent) and
 // goes on; faulty, it retransmits [61360, 80000) and goes on from 80000.
 // Taken on the client's link.
@@ -1209,9 +1239,14 @@ func retransmitUnsent(fault bool) *capb {
 		sent += 1424
 		tt += us(1)
 	}
+	// Each round asks for the gap and the granted tail
+	// (homa_request_retrans); the client retransmits the one and answers
+	// BUSY for the other, which it has not sent.
 	at := tt + ms(5.1)
 	b.resend(at, r, false, lost, 1424)
+	b.resend(at+us(1), r, false, sent, 80000-sent)
 	b.data(at+us(20), r, true, 7, 100000, lost, 1424, lost+1424, 1, true)
+	b.busy(at+us(21), r, true)
 	at += ms(5.1)
 	b.resend(at, r, false, sent, 80000-sent)
 	if fault {
@@ -1272,5 +1307,137 @@ func oddClientID(fault bool) *capb {
 		b.mark(j, "SEND-004: the server's answer with id 10 reads as the request of RPC 10, whose response (id 11) came first")
 	}
 	b.smallRPC(rpcOf(hostC, hostS, 12), ms(4), wire.AckEntry{})
+	return b
+}
+
+// cutoffsEveryPacket (CUTOFF-005): peers that have not met; the client's
+// 30000-byte request goes at level 6 with cutoff_version 0. The server
+// sends CUTOFFS after the first packet (clean) or after each of the first
+// ten (faulty), all within one jiffy.
+func cutoffsEveryPacket(fault bool) *capb {
+	b := newCap(wire.VersionCurrent)
+	r := rpcOf(hostC, hostS, 2)
+	m := b.send(r, true, 0, msgOpts{length: 30000, uprio: 6, cv: 0})
+	for k, off := range m.offs {
+		if k == 0 || fault && k < 10 {
+			i := b.cutoffs(b.pkts[m.data[off]].t+us(5), r, false)
+			if k > 0 {
+				b.mark(i, "CUTOFF-005: another CUTOFFS to the same peer within the jiffy of the first")
+			}
+		}
+	}
+	t := b.lastTime() + us(30)
+	b.data(t, r, false, 6, 100, 0, 100, 100, 0, false)
+	b.cutoffs(t+us(20), r, true)
+	b.needAck(t+ms(2.5), r)
+	b.ack(t+ms(2.52), r)
+	b.smallRPC(rpcOf(hostC, hostS, 4), t+ms(3), wire.AckEntry{})
+	return b
+}
+
+// roundSkipsGap (RESEND-025): the base exchange with two scheduled
+// packets lost before the capture point. 5 ms later the server RESENDs
+// both in one round (clean) or only the first, the second in its next
+// round (faulty).
+func roundSkipsGap(fault bool) *capb {
+	b := newCap(wire.VersionCurrent)
+	l1, l2 := uint32(40000+10*1424), uint32(40000+30*1424)
+	r, _ := rpc100k(b, msgOpts{lost: map[uint32]bool{l1: true, l2: true}, capLost: true}, hostC, hostS)
+	at := b.lastTime() + ms(5.1)
+	b.resend(at, r, false, l1, 1424)
+	if !fault {
+		b.resend(at, r, false, l2, 1424)
+	}
+	b.data(at+us(20), r, true, 7, 100000, l1, 1424, l1+1424, 1, true)
+	if !fault {
+		b.data(at+us(21), r, true, 7, 100000, l2, 1424, l2+1424, 1, true)
+	} else {
+		at += ms(5.1)
+		b.mark(b.resend(at, r, false, l2, 1424), "RESEND-025: a RESEND for a gap the previous round left out")
+		b.data(at+us(20), r, true, 7, 100000, l2, 1424, l2+1424, 1, true)
+	}
+	b.respondAndAck(r, b.lastTime()+us(30))
+	return b
+}
+
+// serverUnknownKeepsRPC (RESEND-022): a 100-byte request and a
+// 30000-byte response that loses a packet; the client RESENDs it 5 ms
+// later. Clean, the server retransmits it; faulty, it first says
+// RPC_UNKNOWN (the client, receiving its response, ignores that) and then
+// retransmits. NEED_ACK follows.
+func serverUnknownKeepsRPC(fault bool) *capb {
+	b := newCap(wire.VersionCurrent)
+	t := b.warmup(hostC, hostS, 0)
+	r := rpcOf(hostC, hostS, 4)
+	i := b.data(t+us(40), r, true, 7, 100, 0, 100, 100, 1, false)
+	b.pkts[i].f.(*wire.DataFields).Ack = b.pigAck(rpcOf(hostC, hostS, 2))
+	l := uint32(5 * 1424)
+	b.send(r, false, t+us(100), msgOpts{length: 30000, uprio: 4, cv: 1, lost: map[uint32]bool{l: true}})
+	at := b.lastTime() + ms(5.1)
+	b.resend(at, r, true, l, 1424)
+	if fault {
+		b.mark(b.unknown(at+us(20), r, false), "RESEND-022: RPC_UNKNOWN from a server that still has the RPC")
+	}
+	b.data(at+us(25), r, false, 7, 30000, l, 1424, l+1424, 1, true)
+	at = b.lastTime() + ms(2.5)
+	j := b.needAck(at, r)
+	if fault {
+		b.mark(j, "RESEND-022: NEED_ACK for the RPC the server said it did not know")
+	}
+	b.ack(at+us(20), r)
+	return b
+}
+
+// ackWrongClientPort2024 (ACK-004): linux_6.1.38; RPC 2 completes without
+// NEED_ACK and RPC 4's request piggy-backs its ack, naming client port
+// 32768 (clean) or 32769 (faulty).
+func ackWrongClientPort2024(fault bool) *capb {
+	b := newCap(wire.Version2024)
+	b.smallRPC(rpcOf(hostC, hostS, 2), 0, wire.AckEntry{})
+	b.pkts = b.pkts[:len(b.pkts)-2] // acked piggy-backed, not asked
+	a := b.pigAck(rpcOf(hostC, hostS, 2))
+	if fault {
+		a.ClientPort = 32769
+	}
+	r := rpcOf(hostC, hostS, 4)
+	i := b.data(ms(1), r, true, 7, 100, 0, 100, 100, 1, false)
+	b.pkts[i].f.(*wire.DataFields).Ack = a
+	if fault {
+		b.mark(i, "ACK-004: piggy-backed ack naming client port 32769; RPC 2 ran from 32768")
+	}
+	b.respondAndAck(r, ms(1)+us(50))
+	return b
+}
+
+// partialRetransmission2024 (RESEND-016): linux_6.1.38; a 50000-byte
+// request granted in full, two packets lost on the way (seen by the
+// capture). The server RESENDs both; clean, the client retransmits both
+// (it has sent every granted byte: homa_resend_pkt resends); faulty, only
+// the first, and it answers the next four RESENDs for the second with
+// BUSY before retransmitting it 25 ms later.
+func partialRetransmission2024(fault bool) *capb {
+	b := newCap(wire.Version2024)
+	t := b.warmup(hostC, hostS, 0)
+	r := rpcOf(hostC, hostS, 4)
+	l := uint32(10000 + 5*1424)
+	b.send(r, true, t+us(40), msgOpts{length: 50000, uprio: 4, cv: 1, ack: b.pigAck(rpcOf(hostC, hostS, 2)), window: 10000,
+		lost: map[uint32]bool{l: true, l + 1424: true}})
+	at := b.lastTime() + ms(5.1)
+	i := b.resend(at, r, false, l, 2848)
+	b.data(at+us(20), r, true, 7, 50000, l, 1424, l+2848, 1, true)
+	if !fault {
+		b.data(at+us(21), r, true, 7, 50000, l+1424, 1424, l+2848, 1, true)
+	} else {
+		b.mark(i, "RESEND-016: RESEND for two packets the client has sent; only the first is retransmitted")
+		for k := 0; k < 5; k++ {
+			at += ms(5.1)
+			b.resend(at, r, false, l+1424, 1424)
+			if k < 4 {
+				b.busy(at+us(20), r, true)
+			}
+		}
+		b.data(at+us(20), r, true, 7, 50000, l+1424, 1424, l+2848, 1, true)
+	}
+	b.respondAndAck(r, b.lastTime()+us(30))
 	return b
 }
