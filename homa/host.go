@@ -463,7 +463,8 @@ func (h *Host) dispatch() {
 			if s == nil {
 				continue
 			}
-			q := &Request{s: s, ref: e.Request, id: e.ID, payload: e.Payload, client: e.Peer}
+			q := &e.Request.r.srv.req // allocated with its RPC
+			*q = Request{s: s, ref: e.Request, id: e.ID, payload: e.Payload, client: e.Peer}
 			if l := h.leader; l != nil && l.sock == s && l.req == nil && len(s.reqs) == 0 {
 				// The leader waits in Receive on s: it takes the request
 				// directly, in order (nothing is queued before it).
