@@ -99,7 +99,8 @@ func (h *Machine) handleData(src netip.Addr, d wire.Data) {
 			return
 		}
 		h.rpcSeq++
-		r = &rpc{id: wire.LocalID(c.SenderID()), peer: src, pr: pr, peerPort: c.Sport(), sock: s, state: serverReceiving, seq: h.rpcSeq}
+		r = newServerRPC()
+		r.id, r.peer, r.pr, r.peerPort, r.sock, r.state, r.seq = wire.LocalID(c.SenderID()), src, pr, c.Sport(), s, serverReceiving, h.rpcSeq
 		h.addServer(r)
 	}
 	if h.p.CutoffVersion != d.CutoffVersion() || h.faults[FaultCutoffsUnprompted] {
@@ -300,9 +301,8 @@ func (h *Machine) handleNeedAck(src netip.Addr, p wire.Packet) {
 		return
 	}
 	pr := h.peer(src)
-	acks := pr.acks
-	pr.acks = nil
-	h.send(src, h.topPriority(), &wire.AckFields{Common: wire.CommonFields{Sport: c.Dport(), Dport: c.Sport(), SenderID: id}, Acks: acks})
+	h.send(src, h.topPriority(), &wire.AckFields{Common: wire.CommonFields{Sport: c.Dport(), Dport: c.Sport(), SenderID: id}, Acks: pr.acks})
+	pr.acks = pr.acks[:0] // send encoded them: the array is free again
 }
 
 func (h *Machine) handleAck(src netip.Addr, a wire.Ack) {

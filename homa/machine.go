@@ -743,7 +743,7 @@ func (h *Machine) finishClient(r *rpc, err error) {
 			// A 6th pending ack: send the five in an ACK whose header
 			// names this RPC (homa_peer_add_ack).
 			h.send(r.peer, h.topPriority(), &wire.AckFields{Common: h.control(r), Acks: pr.acks})
-			pr.acks = nil
+			pr.acks = pr.acks[:0]
 			return
 		}
 		pr.acks = append(pr.acks, a)

@@ -133,7 +133,9 @@ func (h *Machine) sendData(r *rpc, off, n int, prio uint8, retransmit bool, inco
 		f.SegOffset = wire.SegOffsetInSequence
 		if len(pr.acks) > 0 && !h.faults[FaultNoAcks] {
 			f.Ack = pr.acks[0]
-			pr.acks = pr.acks[1:]
+			// Shifted down, not resliced: the array keeps its room, so
+			// the next pending ack needs no allocation.
+			pr.acks = pr.acks[:copy(pr.acks, pr.acks[1:])]
 		}
 	}
 	h.send(r.peer, prio, f)

@@ -106,6 +106,32 @@ type rpc struct {
 	// small RPC is still one allocation (the application keeps the bytes,
 	// and with them this struct, as long as it keeps the payload).
 	small [smallMsg]byte
+	// srv is what only a server RPC has, allocated with it (newServerRPC).
+	srv *serverExtra
+}
+
+// serverExtra is the part of a server RPC a Host uses: the Request it
+// hands out, and room for a copy of a response of up to smallMsg bytes
+// (Request.Reply copies the application's bytes). Both live as long as
+// the RPC or the application's reference to either, with no allocation
+// of their own; an rpc is never reused, so neither changes under a
+// reference the application keeps.
+type serverExtra struct {
+	req      Request
+	smallOut [smallMsg]byte
+}
+
+// serverRPC is a server RPC and its serverExtra as one allocation.
+type serverRPC struct {
+	rpc
+	extra serverExtra
+}
+
+// newServerRPC returns a zero server RPC whose srv is set.
+func newServerRPC() *rpc {
+	s := &serverRPC{}
+	s.srv = &s.extra
+	return &s.rpc
 }
 
 // smallMsg is the longest incoming message kept inside its rpc.

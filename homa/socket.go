@@ -223,7 +223,16 @@ func (q *Request) Reply(response []byte) error {
 	h := q.s.h
 	h.mu.Lock()
 	now := h.now()
-	err := h.m.Reply(now, q.ref, append([]byte(nil), response...))
+	var resp []byte
+	if r := q.ref.r; len(response) <= len(r.srv.smallOut) && r.state == serverInService {
+		// Only an RPC still waiting for its response takes a copy here:
+		// a second Reply must not overwrite bytes the first one sends.
+		resp = r.srv.smallOut[:len(response):len(response)]
+		copy(resp, response)
+	} else {
+		resp = append([]byte(nil), response...)
+	}
+	err := h.m.Reply(now, q.ref, resp)
 	h.unlockAt(now)
 	return err
 }

@@ -415,7 +415,16 @@ func (b *txBatch) send(rc syscall.RawConn) error {
 // sendFn is one sendmmsg call from message b.sent on (rc.Write's
 // function: false means wait until the socket is writable).
 func (b *txBatch) sendFn(fd uintptr) bool {
-	n, _, errno := unix.Syscall6(unix.SYS_SENDMMSG, fd, uintptr(unsafe.Pointer(&b.hdrs[b.sent])), uintptr(b.n-b.sent), unix.MSG_DONTWAIT, 0, 0)
+	var n uintptr
+	var errno syscall.Errno
+	if b.n-b.sent == 1 {
+		n, _, errno = unix.Syscall(unix.SYS_SENDMSG, fd, uintptr(unsafe.Pointer(&b.hdrs[b.sent].Hdr)), unix.MSG_DONTWAIT)
+		if errno == 0 {
+			n = 1
+		}
+	} else {
+		n, _, errno = unix.Syscall6(unix.SYS_SENDMMSG, fd, uintptr(unsafe.Pointer(&b.hdrs[b.sent])), uintptr(b.n-b.sent), unix.MSG_DONTWAIT, 0, 0)
+	}
 	switch errno {
 	case 0:
 		b.sent += int(n)
