@@ -334,6 +334,15 @@ func notKeptUp(rep *bench.Report) error {
 			return nil
 		}
 	}
+	short := true
+	for _, s := range rep.Transports {
+		short = short && (!s.Saturated || s.ShortRun)
+	}
+	if short {
+		// No transport is to blame: the sizes drawn offered more than
+		// the link carries.
+		return &ExitError{Code: ExitViolations, Err: fmt.Errorf("the run was too short for workload %s: the sizes it drew offered more than the link carries, so %s could not keep up and the report compares nothing (see its WARNING); rerun with a longer --duration", rep.Workload, strings.Join(rep.Saturated, " and "))}
+	}
 	return &ExitError{Code: ExitViolations, Err: fmt.Errorf("%s did not keep up with the offered load: the report's slowdowns measure a backlog and its ratios do not compare the transports (see its WARNING)", strings.Join(rep.Saturated, " and "))}
 }
 
