@@ -95,6 +95,13 @@ type msgStreams struct {
 // (Merged) in a section of a capture.
 type mergeTracker struct {
 	cur, old map[msgKey]msgStreams
+	// last and lastK cache the latest message's streams (lastOK: set),
+	// filed in cur only when another message's packet comes: a
+	// message's packets come in runs (GSO batches, grant rounds), and a
+	// map access per DATA packet cost the check about half its time.
+	last   msgStreams
+	lastK  msgKey
+	lastOK bool
 	// newest is each client host's highest id whose request it began,
 	// again the ids whose request a host began a second time after a
 	// newer one (for the diagnosis: the first two).
@@ -108,17 +115,29 @@ type mergeTracker struct {
 // held back, several at different RPCs are ids allocated twice.
 const mergedRestarts = 2
 
-// get returns k's streams, moving them from the old generation.
-func (t *mergeTracker) get(k msgKey) (msgStreams, bool) {
-	if m, ok := t.cur[k]; ok {
-		return m, true
+// get returns k's streams (ok: known), from the cache, the current
+// generation or the old one.
+func (t *mergeTracker) get(k msgKey) (m msgStreams, ok bool) {
+	if t.lastOK && t.lastK == k {
+		return t.last, true
 	}
-	m, ok := t.old[k]
+	if m, ok = t.cur[k]; !ok {
+		m, ok = t.old[k]
+	}
 	return m, ok
 }
 
-// put files k's streams in the current generation.
+// put makes k's streams m the cached ones, filing the message cached
+// before in the current generation.
 func (t *mergeTracker) put(k msgKey, m msgStreams) {
+	if t.lastOK && t.lastK != k {
+		t.file(t.lastK, t.last)
+	}
+	t.last, t.lastK, t.lastOK = m, k, true
+}
+
+// file files k's streams in the current generation.
+func (t *mergeTracker) file(k msgKey, m msgStreams) {
 	if t.cur == nil {
 		t.cur = map[msgKey]msgStreams{}
 	}

@@ -124,8 +124,11 @@ error.
 
 A transport that did not keep up (an RPC failed, or it carried less than
 90% of the offered load: its RPCs ended slower than they were issued) is
-named in a WARNING before and after the tables, with what fell short and
-the likely cause; its name and every p99 ratio are marked "!" (the
+named in a WARNING before the tables, with what fell short and the
+likely cause (when the sizes the run drew offered more than the link
+carries, a run too short for the workload's heavy tail: RUN TOO SHORT,
+with the realised load against the nominal one; give a longer
+--duration); its name and every p99 ratio are marked "!" (the
 slowdowns measure a backlog, not the transport), report.json lists it in
 "saturated", and the exit code is 1 (with --env ns only when an RPC failed:
 there a shortfall alone may be this machine's other jobs).
