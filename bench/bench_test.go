@@ -567,3 +567,44 @@ func TestWritePlotAnyData(t *testing.T) {
 		}
 	}
 }
+
+// TestWarnShortRun: a run whose drawn sizes offered more than the link
+// carries (a 5 ms W4 run at 1 Gbit/s offered 243% of it at nominal load
+// 0.8) did not keep up through no fault of the transport: the warning
+// names the run's length and the realised load against the nominal and
+// asks for a longer --duration, and WriteText prints it once (it came
+// twice, before and after the tables). A transport that fell short of an
+// offered load below the link's is still DID NOT KEEP UP. Neither speaks
+// of "the 0 failed ones"; an empty bucket is said to be empty.
+func TestWarnShortRun(t *testing.T) {
+	r := synthetic(t)
+	h, tc := &r.Transports[0], &r.Transports[1]
+	tc.Errors, tc.FirstError = 0, ""
+	h.OfferedBps, h.DeliveredBps = 2.43e9, 0.986e9
+	tc.OfferedBps, tc.DeliveredBps = 8e8, 3e8
+	r.Warn()
+	if len(r.Warnings) != 2 || !slices.Equal(r.Saturated, []string{"homa", "tcp"}) || !h.ShortRun || tc.ShortRun {
+		t.Fatalf("warnings %q, saturated %q, short run homa %v tcp %v; want both saturated, homa's run too short", r.Warnings, r.Saturated, h.ShortRun, tc.ShortRun)
+	}
+	for _, want := range []string{"homa COULD NOT KEEP UP: RUN TOO SHORT: ", "243% of the 1 Gbit/s link, not the nominal load 0.50 (50%)", "not homa", "Rerun with a longer --duration, until the offered load is near 500 Mbit/s"} {
+		if !strings.Contains(r.Warnings[0], want) {
+			t.Errorf("homa's warning lacks %q: %s", want, r.Warnings[0])
+		}
+	}
+	if !strings.HasPrefix(r.Warnings[1], "tcp DID NOT KEEP UP: it carried 300 Mbit/s of the 800 Mbit/s offered") {
+		t.Errorf("tcp's warning: %s", r.Warnings[1])
+	}
+	var b strings.Builder
+	if err := r.WriteText(&b); err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(b.String(), "WARNING: homa"); n != 1 || strings.Contains(b.String(), "the 0 failed") {
+		t.Errorf("homa's WARNING printed %d times (want 1), or speaks of 0 failed RPCs:\n%s", n, b.String())
+	}
+	h.OfferedBps, h.DeliveredBps, tc.OfferedBps, tc.DeliveredBps = 5e8, 5e8, 5e8, 5e8
+	h.Buckets[1] = BucketStats{}
+	r.Warn()
+	if len(r.Warnings) != 1 || !strings.HasPrefix(r.Warnings[0], "homa: 1 of 2 buckets hold no RPC (the run drew no size there") {
+		t.Errorf("warnings %q; want one saying homa's bucket 2 is empty", r.Warnings)
+	}
+}

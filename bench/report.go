@@ -77,7 +77,7 @@ func (r *Report) WriteJSON(w io.Writer) error {
 // last transport to the first, then one "warning: " line per Warnings
 // entry and the run folder when Artifacts is set. The warnings of
 // transports that did not keep up (the first len(Saturated) of Warnings)
-// come first as "WARNING: " lines, before the tables too.
+// come first, once, as "WARNING: " lines before the tables.
 func (r *Report) WriteText(w io.Writer) error {
 	rate := "unlimited links"
 	if r.RateBps > 0 {
@@ -117,9 +117,6 @@ func (r *Report) WriteText(w io.Writer) error {
 	writeRows(tw, head, rows)
 	if err := tw.Flush(); err != nil {
 		return err
-	}
-	for _, l := range r.Warnings[:sat] {
-		fmt.Fprintf(w, "WARNING: %s\n", l)
 	}
 	for _, l := range r.Warnings[sat:] {
 		fmt.Fprintf(w, "warning: %s\n", l)

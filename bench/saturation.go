@@ -109,9 +109,23 @@ func (r *Report) warnSaturated() []string {
 		title, backlog := "HAD FAILED RPCs", ""
 		if s.OfferedBps > 0 && s.DeliveredBps > 0 && s.DeliveredBps < KeepUpFraction*s.OfferedBps {
 			title, backlog = "DID NOT KEEP UP", " and measure a backlog, not the transport"
+			if r.RateBps > 0 && s.OfferedBps > r.RateBps && s.Errors == 0 {
+				// The sizes drawn offered more than the link carries: with
+				// few arrivals a heavy-tailed workload's realised load
+				// strays far from the nominal one, and no transport
+				// carries more than its link.
+				s.ShortRun = true
+				title = "COULD NOT KEEP UP: RUN TOO SHORT"
+				cause = fmt.Sprintf("cause: the run was too short for workload %s: the %d RPCs it drew offered %s, %.0f%% of the %s link, not the nominal load %.2f (%.0f%%); no transport carries more than its link, so this measures the sizes drawn, not %s. Rerun with a longer --duration, until the offered load is near %s",
+					r.Workload, s.Issued, FormatBps(s.OfferedBps), 100*s.OfferedBps/r.RateBps, FormatBps(r.RateBps), r.Load, 100*r.Load, s.Transport, FormatBps(r.Load*r.RateBps))
+			}
 		}
-		lines = append(lines, fmt.Sprintf("%s %s: %s; %s. Its slowdowns are of its %d completed RPCs only (the %d failed ones are in no quantile)%s: the p99 ratios (marked !) do not compare the transports",
-			s.Transport, title, why, cause, s.Count, s.Errors, backlog))
+		failed := ""
+		if s.Errors > 0 {
+			failed = fmt.Sprintf(" (the %d failed ones are in no quantile)", s.Errors)
+		}
+		lines = append(lines, fmt.Sprintf("%s %s: %s; %s. Its slowdowns are of its %d completed RPCs only%s%s: the p99 ratios (marked !) do not compare the transports",
+			s.Transport, title, why, cause, s.Count, failed, backlog))
 	}
 	return append(lines, busy...)
 }

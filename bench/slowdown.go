@@ -90,6 +90,12 @@ type Summary struct {
 	// (Summary.KeptUp): its slowdowns measure a backlog, not the
 	// transport, and a comparison with them is not valid.
 	Saturated bool `json:"saturated,omitempty"`
+	// ShortRun is set by Report.Warn when the transport did not keep up
+	// because the sizes the run drew offered more than the link carries
+	// (OfferedBps above Report.RateBps, whatever the nominal Load): a run
+	// too short for its workload's heavy tail, which no transport could
+	// carry, not the transport's shortfall.
+	ShortRun bool `json:"short_run,omitempty"`
 	// P50 and P99 are the slowdown quantiles over all buckets.
 	P50 float64 `json:"p50"`
 	P99 float64 `json:"p99"`

@@ -47,7 +47,7 @@ func (r *Report) Warn() {
 				r.Warnings = append(r.Warnings, fmt.Sprintf("%s: p50 slowdown %.3g < 1 in bucket %s: its unloaded baseline is too high (a CPU stall while measuring it?); rerun with a larger --unloaded", s.Transport, b.P50, b.String()))
 			}
 		}
-		few, least := 0, 0
+		few, least, empty := 0, 0, 0
 		for _, b := range s.Buckets {
 			if b.FewForP99 {
 				if few == 0 || b.Count < least {
@@ -55,10 +55,21 @@ func (r *Report) Warn() {
 				}
 				few++
 			}
+			if b.Count == 0 && b.Errors == 0 {
+				empty++
+			}
+		}
+		// Every bucket keeps its row; one the run drew no size for says
+		// why it shows "-".
+		none := ""
+		if empty > 0 {
+			none = fmt.Sprintf("; %d hold none (the run drew no size there: n 0, slowdowns -)", empty)
 		}
 		switch {
 		case few > 0:
-			r.Warnings = append(r.Warnings, fmt.Sprintf("%s: %d of %d buckets hold fewer than %d RPCs (the fewest %d): their p99 (marked *) is about their largest slowdown, not a 99th percentile; run longer (--duration) or at a higher --load", s.Transport, few, len(s.Buckets), MinP99Count, least))
+			r.Warnings = append(r.Warnings, fmt.Sprintf("%s: %d of %d buckets hold fewer than %d RPCs (the fewest %d)%s: their p99 (marked *) is about their largest slowdown, not a 99th percentile; run longer (--duration) or at a higher --load", s.Transport, few, len(s.Buckets), MinP99Count, least, none))
+		case empty > 0:
+			r.Warnings = append(r.Warnings, fmt.Sprintf("%s: %d of %d buckets hold no RPC (the run drew no size there: n 0, slowdowns -); run longer (--duration) or at a higher --load", s.Transport, empty, len(s.Buckets)))
 		case s.FewForP99:
 			r.Warnings = append(r.Warnings, fmt.Sprintf("%s: %d RPCs in all, fewer than %d: the overall p99 (marked *) is about their largest slowdown, not a 99th percentile; run longer (--duration) or at a higher --load", s.Transport, s.Count, MinP99Count))
 		}

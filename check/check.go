@@ -184,6 +184,19 @@ type FileReport struct {
 	// verdict is INCOMPLETE (exit 2) unless a MUST violation makes it
 	// FAIL: the capture is not evidence enough to pass.
 	SnapHint string `json:"snap_hint,omitempty"`
+	// MergedHint, when the checker found two module instances of a host
+	// interleaved (spec.Report.Merged: two captures merged with
+	// overlapping times), says so in one line with how to split them.
+	// Every violation is then inconclusive (spec.CauseMerged), and the
+	// verdict is INCOMPLETE (exit 2): only a check of each capture alone
+	// can tell.
+	MergedHint string `json:"merged_hint,omitempty"`
+	// NothingJudged, when no RPC of the capture was heard from both sides
+	// (spec.Report.Answered is 0: a slice of a few frames, one direction
+	// of a link), says so in one line: the rules then judged single
+	// packets at most, so without a failure the verdict is INCOMPLETE
+	// (exit 2), not PASS.
+	NothingJudged string `json:"nothing_judged,omitempty"`
 	// WireMismatch says that packets were decoded in a wire format (the
 	// profile's, or --wire's) whose IP protocol is not theirs: the
 	// findings may be the decoder's misreading, not the hosts' faults.
@@ -449,6 +462,13 @@ func File(o Options, file string) FileReport {
 			fr.Should++
 		}
 	}
+	if m := rep.Merged; m != nil {
+		fr.MergedHint = fmt.Sprintf("this capture looks like two captures merged with overlapping times (mergecap without -a, or two testbeds with the same addresses): %s; what a rule relates across packets may pair the two, so every violation is inconclusive: check the original captures apart, or split this one by time (editcap -A/-B) or by host", m.Why)
+	}
+	if rep.Answered == 0 && fr.CapturePoint != "none" { // a file of switch notes is judged by no rule, by design
+		fr.NothingJudged = fmt.Sprintf("no RPC of the capture's %d (in %s) was heard from both sides (a DATA, GRANT or BUSY from its client and one from its server), so no exchange was judged: the capture is too short or shows one direction only; capture a longer stretch of both directions",
+			rep.RPCs, plural.Of(st.Homa, "Homa packet", "Homa packets"))
+	}
 	fr.Verdict = "pass"
 	switch {
 	case fr.Must > 0 || o.Strict && fr.Should > 0:
@@ -460,6 +480,12 @@ func File(o Options, file string) FileReport {
 	case snapShort(st, unseenExcused(rep)) != "":
 		// Nothing failed in what the snap length left to judge, but
 		// what it hid may hold more.
+		fr.Verdict = "incomplete"
+	case rep.Merged != nil:
+		// Two instances interleaved: nothing could be judged as one.
+		fr.Verdict = "incomplete"
+	case fr.NothingJudged != "":
+		// Single packets at most: a pass would claim what was not seen.
 		fr.Verdict = "incomplete"
 	case rep.CaptureDropExcused > 0:
 		// A finding was excused as perhaps the doing of a packet the

@@ -70,6 +70,10 @@ func mergeHostReports(hrs []spec.HostReport) *spec.Report {
 		out.Profile, out.Params = rep.Profile, rep.Params
 		out.Events += rep.Events
 		out.RPCs = max(out.RPCs, rep.RPCs)
+		out.Answered = max(out.Answered, rep.Answered)
+		if out.Merged == nil {
+			out.Merged = rep.Merged
+		}
 		for _, rr := range hr.ChargedRules() {
 			i, ok := byRule[rr.ID]
 			if !ok {

@@ -85,11 +85,15 @@ type RuleResult struct {
 
 // Report is the result of checking a trace.
 type Report struct {
-	Profile string       `json:"profile"`
-	Params  Params       `json:"-"`
-	Events  int          `json:"events"`
-	RPCs    int          `json:"rpcs"`
-	Rules   []RuleResult `json:"rules"`
+	Profile string `json:"profile"`
+	Params  Params `json:"-"`
+	Events  int    `json:"events"`
+	RPCs    int    `json:"rpcs"`
+	// Answered counts the RPCs heard from both sides: both their client
+	// and their server sent a DATA, GRANT or BUSY of them in the capture
+	// (Trace.Answered). With none, no exchange was judged.
+	Answered int          `json:"rpcs_answered"`
+	Rules    []RuleResult `json:"rules"`
 	// Violations in trace order (at most MaxFindings per rule are kept;
 	// RuleResult.Violated has the full count).
 	Violations []Finding `json:"violations"`
@@ -124,6 +128,12 @@ type Report struct {
 	// capture is judged as independent sections, nothing across their
 	// starts (Checker.newSection). Empty for a capture judged as one.
 	Sections []SectionStart `json:"sections,omitempty"`
+	// Merged, when set, is the diagnosis that the capture interleaves two
+	// module instances of a host (two captures merged with overlapping
+	// times): every violation but those of a packet judged alone is then
+	// inconclusive (CauseMerged), as a rule may pair packets of two
+	// instances.
+	Merged *Merged `json:"merged,omitempty"`
 }
 
 // SectionStart is the first frame of a section of a capture judged apart
@@ -426,11 +436,15 @@ type Checker struct {
 	// created counts the RPCs of the sections before the current one
 	// (their traces are gone); epochs holds what newSection's restart
 	// test needs of each host in the current section.
-	created int
-	epochs  map[netip.Addr]*hostEpoch
-	net     *Network
-	missed  []missed
-	downs   map[[2]string]*DowngradeCount
+	created  int
+	answered int
+	epochs   map[netip.Addr]*hostEpoch
+	// merge looks for two module instances of a host interleaved in
+	// the current section (Report.Merged).
+	merge  mergeTracker
+	net    *Network
+	missed []missed
+	downs  map[[2]string]*DowngradeCount
 	// drops and dropLimit: see SetCaptureDrops. dropAt holds hashes of the
 	// subjects (RPCs, host pairs) of the violations a capture drop may
 	// explain (captureDropMayExplain), until there are more than
@@ -835,43 +849,85 @@ func (c *Checker) excuseDrops() {
 		c.report.CaptureDropTooMany = true
 		return
 	}
+	c.report.CaptureDropExcused += c.moveViolations(CauseCaptureDrop, false, func(why string) string {
+		if c.report.CaptureDropsShown != "" {
+			return fmt.Sprintf("%s (%s: the capture shows it missed %d packets, %s, which may include one this rests on)", why, CauseCaptureDrop, c.drops, c.report.CaptureDropsShown)
+		}
+		return fmt.Sprintf("%s (%s: the capture dropped %d, which may include one this rests on)", why, CauseCaptureDrop, c.drops)
+	})
+}
+
+// excuseMerged applies Report.Merged at Finish: every violation becomes
+// inconclusive. The trace keys RPCs, messages, peers and cutoffs by
+// address and id, so the state nearly every rule consults mixes the two
+// instances (even a rule no missing packet can fool: a first
+// transmission repeating bytes, a message_length that changes); which
+// violations would stand in either capture alone only a check of each
+// can tell.
+func (c *Checker) excuseMerged() {
+	m := c.report.Merged
+	if m == nil {
+		return
+	}
+	c.moveViolations(CauseMerged, true, func(why string) string {
+		return fmt.Sprintf("%s (%s: frame %d shows two instances of %v interleaved)", why, CauseMerged, m.Frame, m.Host)
+	})
+}
+
+// moveViolations makes inconclusive, for cause, every violation (all)
+// or every violation a capture drop may explain (Checker.record counts
+// them per rule in dropViolated), rewording the kept findings with why,
+// and returns how many it moved. The counts are moved once: the next
+// call finds none.
+func (c *Checker) moveViolations(cause Cause, all bool, why func(string) string) int {
 	moved := map[string]bool{}
+	first := map[string]int{}
+	for _, f := range c.report.Violations {
+		if _, ok := first[f.Rule]; !ok || f.Frame < first[f.Rule] {
+			first[f.Rule] = f.Frame
+		}
+	}
+	total := 0
 	for i, st := range c.state {
 		r := c.rules[i]
-		n := st.dropViolated
+		n, frame := st.dropViolated, st.firstViolation
+		if all {
+			n = st.res.Violated
+			if f, ok := first[r.ID]; ok && (frame == 0 || f < frame) {
+				frame = f
+			}
+		}
 		if n == 0 {
 			continue
 		}
 		moved[r.ID] = true
 		st.res.Violated -= n
 		st.res.Inconclusive += n
-		c.report.CaptureDropExcused += n
-		k := [2]string{r.ID, string(CauseCaptureDrop)}
-		c.downs[k] = &DowngradeCount{Rule: r.ID, Cause: CauseCaptureDrop, Count: n, Frame: st.firstViolation}
+		st.dropViolated = 0
+		total += n
+		k := [2]string{r.ID, string(cause)}
+		c.downs[k] = &DowngradeCount{Rule: r.ID, Cause: cause, Count: n, Frame: frame}
 	}
 	if len(moved) == 0 {
-		return
+		return 0
 	}
 	kept := c.report.Violations[:0]
 	for _, f := range c.report.Violations {
-		if !moved[f.Rule] || f.alone {
+		if !moved[f.Rule] || f.alone && !all {
 			kept = append(kept, f)
 			continue
 		}
 		i := c.ruleIndex(f.Rule)
 		if st := c.state[i]; st.keptInc < MaxFindings {
 			st.keptInc++
-			f.Cause = CauseCaptureDrop
-			if c.report.CaptureDropsShown != "" {
-				f.Why = fmt.Sprintf("%s (%s: the capture shows it missed %d packets, %s, which may include one this rests on)", f.Why, CauseCaptureDrop, c.drops, c.report.CaptureDropsShown)
-			} else {
-				f.Why = fmt.Sprintf("%s (%s: the capture dropped %d, which may include one this rests on)", f.Why, CauseCaptureDrop, c.drops)
-			}
+			f.Cause = cause
+			f.Why = why(f.Why)
 			c.report.Inconclusive = append(c.report.Inconclusive, f)
 		}
 	}
 	clear(c.report.Violations[len(kept):])
 	c.report.Violations = kept
+	return total
 }
 
 // noteMissed adds the DATA packets the current section's trace shows
@@ -1029,6 +1085,9 @@ func (c *Checker) feed(e *Event, learn bool) {
 	}
 	c.trace.Apply(e)
 	c.noteEpoch(e)
+	if c.report.Merged == nil {
+		c.report.Merged = c.merge.feed(e)
+	}
 	if c.seen != stateGates {
 		c.seen = c.trace.seen()
 	}
@@ -1669,6 +1728,7 @@ func (c *Checker) Finish() *Report {
 		c.SetCaptureDrops(c.shown.n)
 		c.report.CaptureDropsShown = c.shown.ev.String()
 	}
+	c.excuseMerged()
 	c.excuseDrops()
 	for _, st := range c.state {
 		c.report.Rules = append(c.report.Rules, st.res)
@@ -1685,6 +1745,7 @@ func (c *Checker) Finish() *Report {
 	c.report.Params = *c.p
 	c.report.Events = c.events
 	c.report.RPCs = c.created + c.trace.Created()
+	c.report.Answered = c.answered + c.trace.Answered()
 	sortFindings(c.report.Violations)
 	sortFindings(c.report.Inconclusive)
 	return &c.report

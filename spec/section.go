@@ -115,6 +115,7 @@ func (c *Checker) sectionBreak(e *Event) (string, netip.Addr) {
 func (c *Checker) newSection(e *Event, why string, restarted netip.Addr) {
 	c.endSection("section", restarted, e.Frame)
 	c.created += c.trace.Created()
+	c.answered += c.trace.Answered()
 	payloads := c.trace.payloads
 	c.noteMissed()
 	c.shown.counted = 0
@@ -135,5 +136,6 @@ func (c *Checker) newSection(e *Event, why string, restarted netip.Addr) {
 	c.seen = 0
 	c.fromStart, c.ctx.fromStart = false, false
 	c.epochs = map[netip.Addr]*hostEpoch{}
+	c.merge = mergeTracker{}
 	c.report.Sections = append(c.report.Sections, SectionStart{Frame: e.Frame, Why: why, Restarted: restarted})
 }

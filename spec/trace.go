@@ -430,6 +430,9 @@ type RPC struct {
 	// idLatest is set while Trace.byClientID files the RPC under its
 	// client id, so that a packet of it costs no map access there.
 	idLatest bool
+	// twoSided is set once both sides sent a DATA, GRANT or BUSY of it
+	// (Trace.Answered counts such RPCs).
+	twoSided bool
 	// dupLast caches the Network's latest frame between the RPC's hosts
 	// (Network.lastOf).
 	dupLast *lastFrame
@@ -489,6 +492,8 @@ type Trace struct {
 	done     []*RPC
 	keepDone bool
 	created  int
+	// answered counts the RPCs heard from both sides (Answered).
+	answered int
 	// granting[R] holds the incomplete messages R has granted.
 	granting map[netip.Addr]map[*Message]*RPC
 	applied  int
@@ -714,6 +719,11 @@ func (t *Trace) seenFromStart(e *Event) bool {
 // state was evicted and that shows up again counts twice). Unlike a set of
 // keys it costs no memory per RPC, so checking streams.
 func (t *Trace) Created() int { return t.created }
+
+// Answered returns how many RPCs both their client and their server
+// sent a DATA, GRANT or BUSY of: those whose exchange the rules could
+// judge (an RPC seen from one side only shows no reaction).
+func (t *Trace) Answered() int { return t.answered }
 
 // KeepFinished makes the trace remember evicted RPCs, so that RPCs returns
 // every RPC of the capture (for per-RPC summaries; memory then grows with
@@ -1169,7 +1179,9 @@ func (t *Trace) Apply(e *Event) {
 	}
 	switch typ {
 	case wire.TypeData:
-		r.heard(e, typ)
+		if r.heard(e, typ) {
+			t.answered++
+		}
 		if e.FromClient() {
 			r.ReqLast = e.Time
 		} else {
@@ -1177,13 +1189,17 @@ func (t *Trace) Apply(e *Event) {
 		}
 		t.applyData(e, r)
 	case wire.TypeGrant:
-		r.heard(e, typ)
+		if r.heard(e, typ) {
+			t.answered++
+		}
 		if !e.FromClient() {
 			r.held(e.Time) // only a server holding the RPC grants its request
 		}
 		t.applyGrant(e, r)
 	case wire.TypeBusy:
-		r.heard(e, typ)
+		if r.heard(e, typ) {
+			t.answered++
+		}
 		if !e.FromClient() {
 			r.held(e.Time)
 		}
@@ -1246,8 +1262,9 @@ func (t *Trace) tick() {
 }
 
 // heard notes that e (a DATA, GRANT or BUSY) reset the other side's
-// silent_ticks.
-func (r *RPC) heard(e *Event, typ wire.PacketType) {
+// silent_ticks, and reports whether r has now, for the first time, been
+// heard from both sides.
+func (r *RPC) heard(e *Event, typ wire.PacketType) bool {
 	if e.FromClient() {
 		r.HeardFromClient, r.HeardTypeFromClient = e.Time, typ
 	} else {
@@ -1258,6 +1275,11 @@ func (r *RPC) heard(e *Event, typ wire.PacketType) {
 		r.QuietFromServer = max(r.QuietFromServer, e.Time.Sub(since))
 		r.HeardFromServer, r.HeardTypeFromServer = e.Time, typ
 	}
+	if r.twoSided || r.HeardFromClient.IsZero() || r.HeardFromServer.IsZero() {
+		return false
+	}
+	r.twoSided = true
+	return true
 }
 
 // held notes a server packet at time at that shows the server holds r

@@ -124,8 +124,11 @@ error.
 
 A transport that did not keep up (an RPC failed, or it carried less than
 90% of the offered load: its RPCs ended slower than they were issued) is
-named in a WARNING before and after the tables, with what fell short and
-the likely cause; its name and every p99 ratio are marked "!" (the
+named in a WARNING before the tables, with what fell short and the
+likely cause (when the sizes the run drew offered more than the link
+carries, a run too short for the workload's heavy tail: RUN TOO SHORT,
+with the realised load against the nominal one; give a longer
+--duration); its name and every p99 ratio are marked "!" (the
 slowdowns measure a backlog, not the transport), report.json lists it in
 "saturated", and the exit code is 1 (with --env ns only when an RPC failed:
 there a shortfall alone may be this machine's other jobs).
@@ -333,6 +336,15 @@ func notKeptUp(rep *bench.Report) error {
 		if !failed {
 			return nil
 		}
+	}
+	short := true
+	for _, s := range rep.Transports {
+		short = short && (!s.Saturated || s.ShortRun)
+	}
+	if short {
+		// No transport is to blame: the sizes drawn offered more than
+		// the link carries.
+		return &ExitError{Code: ExitViolations, Err: fmt.Errorf("the run was too short for workload %s: the sizes it drew offered more than the link carries, so %s could not keep up and the report compares nothing (see its WARNING); rerun with a longer --duration", rep.Workload, strings.Join(rep.Saturated, " and "))}
 	}
 	return &ExitError{Code: ExitViolations, Err: fmt.Errorf("%s did not keep up with the offered load: the report's slowdowns measure a backlog and its ratios do not compare the transports (see its WARNING)", strings.Join(rep.Saturated, " and "))}
 }

@@ -117,7 +117,12 @@ WARNING line says how many), except to the rules of a packet's own common
 and IP header, which judge those that kept the 28-byte common header; when
 the unseen frames outnumber the others, or a finding is inconclusive as
 perhaps resting on a packet not seen, the verdict is INCOMPLETE (unless a
-MUST violation fails it) and the exit 2: not evidence enough to pass.`,
+MUST violation fails it) and the exit 2: not evidence enough to pass. So
+it is when no RPC was heard from both sides (a slice of a few frames:
+nothing but single packets judged), and when the capture looks like two
+captures merged with overlapping times (one host's RPC ids reused by two
+module instances: a WARNING says what shows it and how to split it, and
+every violation is inconclusive).`,
 		Example: `  # check a capture with HomaModule main defaults
   homatest check capture.pcap
 

@@ -53,6 +53,12 @@ func writeCheckText(w io.Writer, reports []check.FileReport) error {
 				fmt.Fprintf(ew, "  from frame %d: %s\n", s.Frame, s.Why)
 			}
 		}
+		if fr.MergedHint != "" {
+			fmt.Fprintf(ew, "WARNING: %s\n", fr.MergedHint)
+		}
+		if fr.NothingJudged != "" {
+			fmt.Fprintf(ew, "WARNING: %s\n", fr.NothingJudged)
+		}
 		if fr.SnapHint != "" {
 			fmt.Fprintf(ew, "WARNING: %s\n", fr.SnapHint)
 		}
@@ -278,6 +284,10 @@ func incompleteWhy(fr check.FileReport) string {
 	case fr.Damaged != "":
 		return fr.Damaged
 	case fr.Verdict != "incomplete":
+	case fr.MergedHint != "":
+		return fr.MergedHint
+	case fr.NothingJudged != "":
+		return fr.NothingJudged
 	case fr.SnapHint != "":
 		return fr.SnapHint
 	default:

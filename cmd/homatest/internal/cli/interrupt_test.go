@@ -116,7 +116,7 @@ func TestRunInterruptDuringHungCall(t *testing.T) {
 // passes (a trial found it beside the partial pass, where a reader takes
 // it for this run's). The passes that finished were printed as each
 // finished (they used to be printed only at the end, so an interrupted
-// run showed none).
+// run showed none), and a last line says how many of --repeat finished.
 func TestRunInterruptSim(t *testing.T) {
 	arts := filepath.Join(t.TempDir(), "run")
 	for f, body := range map[string]string{"report.html": "earlier report", "pass-1/pass.json": "{}", "pass-7/pass.json": "{}"} {
@@ -131,6 +131,11 @@ func TestRunInterruptSim(t *testing.T) {
 	want := "homatest: interrupted: the pass in progress was stopped; its partial folder " + arts + " is marked interrupted\n"
 	if code := cmd.ProcessState.ExitCode(); code != 130 || !strings.HasSuffix(out.String(), want) {
 		t.Errorf("exit %d, output:\n%s\nwant 130 and %q as the last line", code, out.String(), want)
+	}
+	// The text says how many passes finished (it did not: only JSON's
+	// "interrupted" did).
+	if !strings.Contains(out.String(), "\nINCOMPLETE: interrupted after 1 of 1000 passes finished (each printed above); artifacts in "+arts+"\n") {
+		t.Errorf("output:\n%s\nwant the line saying 1 of 1000 passes finished", out.String())
 	}
 	// Pass 1 follows the line on the earlier run's files.
 	if !strings.Contains(out.String(), "(and its report.html)\npass 1/1000: ") || !strings.Contains(out.String(), "; 1 spec in ") || !strings.Contains(out.String(), "\n  grant ") {

@@ -360,9 +360,21 @@ func (o *runOpts) interruptedAfter(out io.Writer, err error, passes []*conforman
 		passes = []*conformance.Result{} // "passes": [], not null
 	}
 	var werrs []string
-	if o.output == "json" {
+	switch o.output {
+	case "json":
 		if werr := o.writeJSON(out, passes, note); werr != nil {
 			werrs = append(werrs, fmt.Sprintf("writing the JSON report: %v", werr))
+		}
+	case "text":
+		// The verdict line a finished run ends with, for the passes
+		// printed above: how many of --repeat finished, and that the run
+		// is no pass (JSON: "interrupted", verdict incomplete).
+		verdict := "INCOMPLETE"
+		if t := conformance.Count(passes, o.strict); t.FailedPasses > 0 {
+			verdict = fmt.Sprintf("FAIL (%d of %d finished passes)", t.FailedPasses, t.Passes)
+		}
+		if _, werr := fmt.Fprintf(out, "\n%s: interrupted after %d of %d passes finished (each printed above); artifacts in %s\n", verdict, len(passes), o.repeat, o.artifacts); werr != nil {
+			werrs = append(werrs, fmt.Sprintf("writing the report: %v", werr))
 		}
 	}
 	if o.junit != "" {

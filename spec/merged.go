@@ -1,0 +1,252 @@
+package spec
+
+import (
+	"fmt"
+	"net/netip"
+
+	"github.com/homatest/homatest/spec/wire"
+)
+
+// Merged is the checker's diagnosis that a capture interleaves the
+// traffic of two module instances of one host: two captures merged with
+// overlapping times (mergecap without -a), or one capture of two
+// testbeds that reuse addresses. One instance never does what it shows:
+// a host allocates each RPC id once (HomaModule homa_rpc_alloc_client
+// takes them from one counter) and sends each byte of a message once as
+// a first transmission, retransmit=0 (homa_xmit_data moves next_xmit
+// forward; homa_resend_data marks every later copy retransmit=1), so a
+// message that starts twice is two messages under one id; and it is
+// two instances' doing, not one faulty sender's, when the two starts
+// carry different message lengths or both streams go on interleaved.
+type Merged struct {
+	// Frame is the frame that showed it; Host the host that sent it.
+	Frame int    `json:"frame"`
+	Host  string `json:"host"`
+	// Why says what the frames show, one line.
+	Why string `json:"why"`
+}
+
+// CauseMerged: not the network but the capture: it interleaves two
+// module instances of a host (Report.Merged), so what a rule relates
+// across packets may pair packets of different instances.
+const CauseMerged Cause = "capture merges two captures"
+
+// mergedSwitches is how many times the two streams of one message must
+// take turns before the checker calls them two instances' (unless the
+// first resumes below the second's end): a faulty sender that repeats a
+// message from offset 0 without retransmit=1 and then goes on switches
+// twice; two interleaved captures switch on and on.
+const mergedSwitches = 3
+
+// mergedGeneration bounds mergeTracker's memory: when the current
+// generation holds this many messages the older one is dropped.
+const mergedGeneration = 1 << 15
+
+// msgKey is one message: its RPC, the client's and server's Homa ports,
+// and whether the client sends it. The ports part one host's sockets: a
+// host that gives two of its sockets the same id is one instance's fault
+// (HOMA-WIRE-011), while two instances of a testbed reuse the ports too.
+type msgKey struct {
+	rpc          RPCKey
+	cport, sport uint16
+	fromClient   bool
+}
+
+// who names k's message, sent by e's sender, for a diagnosis.
+func (k *msgKey) who(e *Event) string {
+	msg := "response"
+	if k.fromClient {
+		msg = "request"
+	}
+	return fmt.Sprintf("%s (%v's %s)", k.rpc.Label(), e.Src, msg)
+}
+
+// keyOf fills k from e, a packet of an RPC; fromClient says which side
+// sends the message meant (not necessarily e's sender).
+func (k *msgKey) keyOf(e *Event, fromClient bool) {
+	keyInto(&k.rpc, e)
+	c := e.Packet.Common()
+	k.cport, k.sport = c.Sport(), c.Dport()
+	if !e.FromClient() {
+		k.cport, k.sport = k.sport, k.cport
+	}
+	k.fromClient = fromClient
+}
+
+// msgStreams is what mergeTracker knows of one message's first
+// transmissions (retransmit=0 DATA): the message_length and frame of its
+// start at offset 0 (from0: seen), the end of the bytes sent, and, once
+// the message started again at offset 0, the same for the second start
+// (frame2 > 0); last is the stream (1 or 2) of the latest packet and
+// switches how often that changed; asked is set once its receiver sent
+// a RESEND or RPC_UNKNOWN for the RPC, which a faulty sender may answer
+// with a first transmission, so that no restart of it is evidence.
+type msgStreams struct {
+	length, len2 uint32
+	hi, hi2      uint32
+	frame        int
+	frame2       int
+	from0, asked bool
+	last         uint8
+	switches     int
+}
+
+// mergeTracker looks for the signature of interleaved module instances
+// (Merged) in a section of a capture.
+type mergeTracker struct {
+	cur, old map[msgKey]msgStreams
+	// last and lastK cache the latest message's streams (lastOK: set),
+	// filed in cur only when another message's packet comes: a
+	// message's packets come in runs (GSO batches, grant rounds), and a
+	// map access per DATA packet cost the check about half its time.
+	last   msgStreams
+	lastK  msgKey
+	lastOK bool
+	// newest is each client host's highest id whose request it began,
+	// again the ids whose request a host began a second time after a
+	// newer one (for the diagnosis: the first two).
+	newest map[netip.Addr]uint64
+	again  map[netip.Addr][]uint64
+}
+
+// mergedRestarts is how many of a host's requests must begin a second
+// time, each after a newer request of the host began, before the checker
+// calls it two instances: one such copy may be the network's duplicate
+// held back, several at different RPCs are ids allocated twice.
+const mergedRestarts = 2
+
+// get returns k's streams (ok: known), from the cache, the current
+// generation or the old one.
+func (t *mergeTracker) get(k msgKey) (m msgStreams, ok bool) {
+	if t.lastOK && t.lastK == k {
+		return t.last, true
+	}
+	if m, ok = t.cur[k]; !ok {
+		m, ok = t.old[k]
+	}
+	return m, ok
+}
+
+// put makes k's streams m the cached ones, filing the message cached
+// before in the current generation.
+func (t *mergeTracker) put(k msgKey, m msgStreams) {
+	if t.lastOK && t.lastK != k {
+		t.file(t.lastK, t.last)
+	}
+	t.last, t.lastK, t.lastOK = m, k, true
+}
+
+// file files k's streams in the current generation.
+func (t *mergeTracker) file(k msgKey, m msgStreams) {
+	if t.cur == nil {
+		t.cur = map[msgKey]msgStreams{}
+	}
+	if _, ok := t.cur[k]; !ok && len(t.cur) >= mergedGeneration {
+		t.old, t.cur = t.cur, map[msgKey]msgStreams{}
+	}
+	t.cur[k] = m
+}
+
+// feed notes e (well-formed, applied in a section) and returns the
+// diagnosis when e completes the signature, else nil.
+func (t *mergeTracker) feed(e *Event) *Merged {
+	if e.Err != nil || e.ICMP != nil {
+		return nil
+	}
+	switch e.Type() {
+	case wire.TypeResend, wire.TypeRPCUnknown:
+		// The receiver of the message asks: the sender is the other side.
+		var k msgKey
+		k.keyOf(e, !e.FromClient())
+		m, _ := t.get(k)
+		m.asked = true
+		t.put(k, m)
+		return nil
+	case wire.TypeData:
+	default:
+		return nil
+	}
+	if e.Retransmit() {
+		return nil
+	}
+	var k msgKey
+	k.keyOf(e, e.FromClient())
+	d := e.Packet.Data()
+	n := d.MessageLength()
+	m, ok := t.get(k)
+	found := t.data(e, &k, &m, ok, n)
+	t.put(k, m)
+	return found
+}
+
+// data is feed for e, a first transmission of message k of length n
+// whose streams are m (ok: known before).
+func (t *mergeTracker) data(e *Event, k *msgKey, m *msgStreams, ok bool, n uint32) *Merged {
+	if !ok || m.hi == 0 && !m.from0 {
+		m.length, m.hi, m.frame, m.from0, m.last = n, e.End(), e.Frame, e.Offset == 0, 1
+		if k.fromClient && e.Offset == 0 {
+			if t.newest == nil {
+				t.newest = map[netip.Addr]uint64{}
+			}
+			t.newest[e.Src] = max(t.newest[e.Src], k.rpc.ClientID)
+		}
+		return nil
+	}
+	switch {
+	case m.frame2 == 0 && e.Offset == 0 && m.from0 && !m.asked:
+		// The message starts again: one instance never sends byte 0
+		// twice as a first transmission.
+		m.len2, m.hi2, m.frame2 = n, e.End(), e.Frame
+		m.switches++
+		m.last = 2
+		if n != m.length {
+			return &Merged{Frame: e.Frame, Host: e.Src.String(), Why: fmt.Sprintf("%s starts twice with different message lengths, %d at frame %d and %d at frame %d: one host allocates an RPC id once, so these are two instances of it", k.who(e), m.length, m.frame, n, e.Frame)}
+		}
+		if newest := t.newest[e.Src]; k.fromClient && newest > k.rpc.ClientID {
+			if t.again == nil {
+				t.again = map[netip.Addr][]uint64{}
+			}
+			ids := append(t.again[e.Src], k.rpc.ClientID)
+			t.again[e.Src] = ids
+			if len(ids) >= mergedRestarts {
+				return &Merged{Frame: e.Frame, Host: e.Src.String(), Why: fmt.Sprintf("%v begins the requests of RPCs %d and %d a second time as first transmissions (the latter at frame %d), each after it had begun a newer RPC (up to id %d): a module allocates ids from one counter and sends a request's first bytes once, so these are two instances of it", e.Src, ids[0], ids[1], e.Frame, newest)}
+			}
+		}
+		return nil
+	case m.frame2 == 0:
+		m.hi = max(m.hi, e.End())
+		return nil
+	}
+	// A packet continues the stream whose end it starts at; where both
+	// end there, the stream of the packet before (a batch goes on).
+	one, two := e.Offset == m.hi && n == m.length, e.Offset == m.hi2 && n == m.len2
+	s := m.last
+	switch {
+	case one && two:
+	case one:
+		s = 1
+	case two:
+		s = 2
+	default:
+		return nil
+	}
+	if s == 1 {
+		if e.Offset < m.hi2 {
+			// The first stream resumes below bytes the second sent
+			// already: each of the two sent the other's bytes, which no
+			// single sender's go-back does.
+			return &Merged{Frame: e.Frame, Host: e.Src.String(), Why: fmt.Sprintf("%s is sent twice as first transmissions: it started again from offset 0 at frame %d, and the stream begun at frame %d resumes at offset %d, which the other already sent: one instance sends each byte once, so these are two instances of the host", k.who(e), m.frame2, m.frame, e.Offset)}
+		}
+		m.hi = e.End()
+	} else {
+		m.hi2 = e.End()
+	}
+	if s != m.last {
+		m.last = s
+		m.switches++
+		if m.switches >= mergedSwitches {
+			return &Merged{Frame: e.Frame, Host: e.Src.String(), Why: fmt.Sprintf("%s is sent twice at once as first transmissions, one from offset 0 at frame %d while the other, begun at frame %d, goes on (%d switches by frame %d): one instance sends each byte once, so these are two instances of the host", k.who(e), m.frame2, m.frame, m.switches, e.Frame)}
+		}
+	}
+	return nil
+}

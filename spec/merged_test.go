@@ -1,0 +1,107 @@
+package spec
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/homatest/homatest/spec/wire"
+)
+
+// wantMerged checks that rep diagnoses two interleaved instances at
+// frame, saying why (with want in it), and that no violation is left: each
+// became inconclusive for CauseMerged.
+func wantMerged(t *testing.T, rep *Report, frame int, want string) {
+	t.Helper()
+	if rep.Merged == nil {
+		t.Fatalf("no merged-capture diagnosis; violations %v", rep.Violations)
+	}
+	if rep.Merged.Frame != frame || !strings.Contains(rep.Merged.Why, want) {
+		t.Fatalf("merged %+v, want frame %d and %q in why", rep.Merged, frame, want)
+	}
+	if len(rep.Violations) != 0 || rep.Violated() {
+		t.Fatalf("violations left in a merged capture: %v", rep.Violations)
+	}
+	n := 0
+	for _, d := range rep.Downgrades {
+		if d.Cause == CauseMerged {
+			n += d.Count
+		}
+	}
+	if n == 0 {
+		t.Fatalf("no finding made inconclusive for %q: %+v", CauseMerged, rep.Downgrades)
+	}
+}
+
+// TestMergedCaptures: two captures of one host's traffic merged with
+// overlapping times (mergecap without -a) interleave two module instances
+// under one address, which reuse RPC ids: the checker says so once and
+// makes every violation inconclusive, whichever signature shows it: the
+// same id starting with two message lengths, one message sent twice as
+// first transmissions with each stream sending the other's bytes, or
+// several requests begun again after newer ones. Before this diagnosis
+// each gave MUST violations (HOMA-WIRE-003, HOMA-RESEND-010, HOMA-ID-004)
+// and no word on the cause.
+func TestMergedCaptures(t *testing.T) {
+	t.Run("two-lengths", func(t *testing.T) {
+		b := newTrace(t, wire.VersionCurrent)
+		b.smallRPC(2, 100, 1)
+		b.after(time.Millisecond)
+		at := b.data(true, 2, 5000, 0, 1424, 7, nil)
+		b.message(true, 2, 5000, 1424, 5000, 5000, 7)
+		rep := b.check("linux", "")
+		wantMerged(t, rep, at, "starts twice with different message lengths, 100 at frame 1 and 5000")
+	})
+	t.Run("leapfrog", func(t *testing.T) {
+		// Instance A sends [0, 14240) of a 30000-byte request; instance
+		// B's copy of the same RPC sends [0, 21360); A goes on at 14240,
+		// bytes B already sent.
+		b := newTrace(t, wire.VersionCurrent)
+		b.message(true, 2, 30000, 0, 14240, 30000, 4)
+		b.after(time.Millisecond)
+		b.message(true, 2, 30000, 0, 21360, 30000, 4)
+		b.after(time.Millisecond)
+		at := b.data(true, 2, 30000, 14240, 1424, 4, nil)
+		rep := b.check("linux", "")
+		wantMerged(t, rep, at, "resumes at offset 14240, which the other already sent")
+	})
+	t.Run("ids-again", func(t *testing.T) {
+		// One-packet requests: instance B's RPCs 2 and 4 begin after
+		// instance A's 4 and 6.
+		b := newTrace(t, wire.VersionCurrent)
+		b.smallRPC(2, 100, 1)
+		b.smallRPC(4, 100, 1)
+		b.smallRPC(6, 100, 1)
+		b.smallRPC(2, 100, 1)
+		at := b.smallRPC(4, 100, 1)
+		rep := b.check("linux", "")
+		wantMerged(t, rep, at, "begins the requests of RPCs 2 and 4 a second time")
+	})
+	t.Run("one-sender-go-back", func(t *testing.T) {
+		// One faulty sender repeats [0, 2848) with retransmit=0 and goes
+		// on from where it was: a violation of its own, not two
+		// instances (no byte sent by the repeat is sent again after).
+		b := newTrace(t, wire.VersionCurrent)
+		b.message(true, 2, 30000, 0, 14240, 30000, 4)
+		b.message(true, 2, 30000, 0, 2848, 30000, 4)
+		b.message(true, 2, 30000, 14240, 30000, 30000, 4)
+		rep := b.check("linux", "")
+		if rep.Merged != nil {
+			t.Fatalf("one sender's go-back diagnosed as merged: %+v", rep.Merged)
+		}
+		wantViolations(t, rep, "HOMA-RESEND-010", 11, 12)
+	})
+	t.Run("asked-again", func(t *testing.T) {
+		// A message started again after its receiver's RESEND or
+		// RPC_UNKNOWN (a sender restarting it without retransmit=1) is no
+		// evidence of a second instance.
+		b := newTrace(t, wire.VersionCurrent)
+		b.message(true, 2, 30000, 0, 14240, 30000, 4)
+		b.after(time.Millisecond).ctl(false, 2, wire.TypeRPCUnknown)
+		b.message(true, 2, 30000, 0, 21360, 30000, 4)
+		b.data(true, 2, 30000, 14240, 1424, 4, nil)
+		if rep := b.check("linux", ""); rep.Merged != nil {
+			t.Fatalf("restart after RPC_UNKNOWN diagnosed as merged: %+v", rep.Merged)
+		}
+	})
+}
