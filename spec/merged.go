@@ -78,12 +78,15 @@ func (k *msgKey) keyOf(e *Event, fromClient bool) {
 // start at offset 0 (from0: seen), the end of the bytes sent, and, once
 // the message started again at offset 0, the same for the second start
 // (frame2 > 0); last is the stream (1 or 2) of the latest packet and
-// switches how often that changed; asked is set once its receiver sent
+// switches how often that changed (at and at2: where each stream's
+// latest packet began); asked is set once its receiver sent
 // a RESEND or RPC_UNKNOWN for the RPC, which a faulty sender may answer
 // with a first transmission, so that no restart of it is evidence.
 type msgStreams struct {
 	length, len2 uint32
 	hi, hi2      uint32
+	// at and at2 are the offsets of each stream's latest packet.
+	at, at2      uint32
 	frame        int
 	frame2       int
 	from0, asked bool
@@ -183,7 +186,7 @@ func (t *mergeTracker) feed(e *Event) *Merged {
 // whose streams are m (ok: known before).
 func (t *mergeTracker) data(e *Event, k *msgKey, m *msgStreams, ok bool, n uint32) *Merged {
 	if !ok || m.hi == 0 && !m.from0 {
-		m.length, m.hi, m.frame, m.from0, m.last = n, e.End(), e.Frame, e.Offset == 0, 1
+		m.length, m.hi, m.at, m.frame, m.from0, m.last = n, e.End(), e.Offset, e.Frame, e.Offset == 0, 1
 		if k.fromClient && e.Offset == 0 {
 			if t.newest == nil {
 				t.newest = map[netip.Addr]uint64{}
@@ -196,7 +199,7 @@ func (t *mergeTracker) data(e *Event, k *msgKey, m *msgStreams, ok bool, n uint3
 	case m.frame2 == 0 && e.Offset == 0 && m.from0 && !m.asked:
 		// The message starts again: one instance never sends byte 0
 		// twice as a first transmission.
-		m.len2, m.hi2, m.frame2 = n, e.End(), e.Frame
+		m.len2, m.hi2, m.at2, m.frame2 = n, e.End(), e.Offset, e.Frame
 		m.switches++
 		m.last = 2
 		if n != m.length {
@@ -215,6 +218,7 @@ func (t *mergeTracker) data(e *Event, k *msgKey, m *msgStreams, ok bool, n uint3
 		return nil
 	case m.frame2 == 0:
 		m.hi = max(m.hi, e.End())
+		m.at = e.Offset
 		return nil
 	}
 	// A packet continues the stream whose end it starts at; where both
@@ -228,6 +232,25 @@ func (t *mergeTracker) data(e *Event, k *msgKey, m *msgStreams, ok bool, n uint3
 	case two:
 		s = 2
 	default:
+		return nil
+	}
+	// A packet that repeats the other stream's latest packet is one
+	// sender sending each packet twice (HOMA-RESEND-010's fault, the
+	// ref's duplicate-data): the two "streams" go in lockstep, which two
+	// independent instances do not keep up. It is no evidence either way.
+	lockstep := s == 1 && e.Offset == m.at2 || s == 2 && e.Offset == m.at
+	if s == 1 {
+		m.at = e.Offset
+	} else {
+		m.at2 = e.Offset
+	}
+	if lockstep {
+		if s == 1 {
+			m.hi = e.End()
+		} else {
+			m.hi2 = e.End()
+		}
+		m.last = s
 		return nil
 	}
 	if s == 1 {

@@ -91,6 +91,24 @@ func TestMergedCaptures(t *testing.T) {
 		}
 		wantViolations(t, rep, "HOMA-RESEND-010", 11, 12)
 	})
+	t.Run("each-packet-twice", func(t *testing.T) {
+		// One faulty sender sends every first transmission twice in a
+		// row (the ref's duplicate-data knob): the copies go in lockstep,
+		// HOMA-RESEND-010's fault, not two instances (on the sender's
+		// link, where no network duplicate can excuse a copy).
+		b := newTrace(t, wire.VersionCurrent)
+		var dups []int
+		for off := uint32(0); off < 30000; off += 1424 {
+			n := int(min(1424, 30000-off))
+			b.data(true, 2, 30000, off, n, 4, nil)
+			dups = append(dups, b.data(true, 2, 30000, off, n, 4, nil))
+		}
+		rep := b.checkAt(HostPoint(b.client), "linux", "")
+		if rep.Merged != nil {
+			t.Fatalf("each packet sent twice diagnosed as merged: %+v", rep.Merged)
+		}
+		wantViolations(t, rep, "HOMA-RESEND-010", dups...)
+	})
 	t.Run("asked-again", func(t *testing.T) {
 		// A message started again after its receiver's RESEND or
 		// RPC_UNKNOWN (a sender restarting it without retransmit=1) is no
