@@ -2,6 +2,8 @@ package agent
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -24,7 +26,7 @@ func (p Params) Spec(profile string) (spec.Params, error) {
 	for _, n := range spec.ParamNames() {
 		known[n] = n != "tick" && n != "wire" // tick comes as tick_ns; wire is the profile's
 	}
-	for name := range p {
+	for _, name := range slices.Sorted(maps.Keys(p)) { // the first error named does not vary
 		if name == "tick_ns" {
 			ns, ok := p.Int(name)
 			if !ok || ns <= 0 {

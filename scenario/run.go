@@ -5,11 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/netip"
 	"os"
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"time"
 
@@ -577,8 +579,8 @@ func (r *run) finish(ctx context.Context, hs []host, cst harness.CaptureStats) e
 		p.Jitter = max(p.Jitter, 2*p.Tick)
 		p.Reaction = max(p.Reaction, p.Tick/10, time.Millisecond)
 	}
-	for name, v := range s.Check.Params {
-		if err := p.Set(name, v); err != nil {
+	for _, name := range slices.Sorted(maps.Keys(s.Check.Params)) { // the first error named does not vary
+		if err := p.Set(name, s.Check.Params[name]); err != nil {
 			return fmt.Errorf("check.params.%s: %w", name, err)
 		}
 	}

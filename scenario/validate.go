@@ -2,8 +2,10 @@ package scenario
 
 import (
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/homatest/homatest/agent"
@@ -281,8 +283,8 @@ func (s *Scenario) validateCheck() error {
 		return s.errf("check.rules", "%v", err)
 	}
 	p := prof.Params
-	for name, v := range c.Params {
-		if err := p.Set(name, v); err != nil {
+	for _, name := range slices.Sorted(maps.Keys(c.Params)) { // the first error named does not vary
+		if err := p.Set(name, c.Params[name]); err != nil {
 			return s.errf("check.params."+name, "%v (homatest spec params lists them)", err)
 		}
 	}

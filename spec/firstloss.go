@@ -1,9 +1,11 @@
 package spec
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"net/netip"
+	"slices"
 	"time"
 
 	"github.com/homatest/homatest/internal/byteranges"
@@ -450,6 +452,10 @@ func (n *Network) observeSentResend(r *RPC, m *Message, e *Event, rs wire.Resend
 // messages the receiver now shows it has whole, counts their episodes,
 // tests, and reports a crossing due at the sender's next packet.
 func (n *Network) settle(pl *pathLoss, e *Event, from, to netip.Addr) {
+	// Messages that settle at one event count their episodes in the order
+	// their losses showed (frame): pl.sent is a map, and whether a message
+	// opens an episode depends on the ones counted before it.
+	var whole []settled
 	for m, sm := range pl.sent {
 		r := sm.r
 		switch {
@@ -464,11 +470,25 @@ func (n *Network) settle(pl *pathLoss, e *Event, from, to netip.Addr) {
 				if m == &r.Request {
 					at = r.Response.FirstData
 				}
-				pl.episode(startOf(r, m), at, sm.frame)
+				whole = append(whole, settled{startOf(r, m), at, sm.frame})
 			}
 			delete(pl.sent, m)
 			pl.due = true
 		}
+	}
+	if len(whole) > 1 {
+		slices.SortFunc(whole, func(a, b settled) int {
+			if c := cmp.Compare(a.frame, b.frame); c != 0 {
+				return c
+			}
+			if c := a.start.Compare(b.start); c != 0 {
+				return c
+			}
+			return a.recovered.Compare(b.recovered)
+		})
+	}
+	for _, w := range whole {
+		pl.episode(w.start, w.recovered, w.frame)
 	}
 	if pl.due && e.Src == from && e.Dst == to {
 		pl.due = false
@@ -477,6 +497,13 @@ func (n *Network) settle(pl *pathLoss, e *Event, from, to netip.Addr) {
 	if len(pl.sent) == 0 && !pl.due {
 		delete(n.settling, hostPair{from, to})
 	}
+}
+
+// settled is a message whose lost first transmissions the receiver now
+// shows it has whole: pathLoss.episode's arguments.
+type settled struct {
+	start, recovered time.Time
+	frame            int
 }
 
 // observeSettling settles, at event e, the paths between e's hosts that

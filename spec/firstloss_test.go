@@ -2,6 +2,7 @@ package spec
 
 import (
 	"math"
+	"slices"
 	"testing"
 	"time"
 
@@ -295,5 +296,49 @@ func TestFirstLossBurstsFavourFirst(t *testing.T) {
 	if got.FirstLost*2 != got.FirstSeen+got.FirstLost || got.RetxLost != 0 || got.Episodes < firstLossEpisodes ||
 		firstTxLossLLR(got.FirstLost, got.FirstSeen+got.FirstLost, got.RetxLost, got.RetxSeen+got.RetxLost) < firstLossThreshold(1) {
 		t.Errorf("tally %+v: want half the first transmissions lost, no retransmission, ≥ %d episodes and an LLR above the threshold", got, firstLossEpisodes)
+	}
+}
+
+// TestFirstLossSettleOrder: at the server, one ACK acks five RPCs whose
+// responses lost their first transmissions: they settle at one event, as
+// one episode (each began before the ACK showed the previous recovered).
+// The episode is the one whose loss showed first, whatever the order of
+// the path's map of pending messages (it varied run to run).
+func TestFirstLossSettleOrder(t *testing.T) {
+	b, _ := br35Trace(t, 5, true, true, func(int, uint32) bool { return true })
+	b.after(20 * time.Microsecond)
+	b.ack(10, 10, 12, 14, 16, 18)
+	b.after(20 * time.Microsecond)
+	b.ctl(false, 10, wire.TypeBusy)
+	prof, _ := LookupProfile("linux")
+	var want []int
+	for i := range 20 {
+		c := NewChecker("linux", prof.Params, nil)
+		c.SetCapturePoint(HostPoint(b.server))
+		for j := range b.events {
+			c.Feed(&b.events[j])
+		}
+		pl := c.net.firstLoss[hostPair{b.server, b.client}]
+		if pl == nil || pl.episodes != 1 {
+			t.Fatalf("tally %+v, want 1 episode", pl)
+		}
+		if i == 0 {
+			want = pl.episodeFrames
+			continue
+		}
+		if !slices.Equal(pl.episodeFrames, want) {
+			t.Fatalf("check %d: episode frames %v, check 1 %v", i+1, pl.episodeFrames, want)
+		}
+	}
+	// The client's first RESEND showed the first loss.
+	first := 0
+	for _, e := range b.events {
+		if e.Src == b.client && e.Type() == wire.TypeResend {
+			first = e.Frame
+			break
+		}
+	}
+	if len(want) != 1 || want[0] != first {
+		t.Errorf("episode frames %v, want [%d] (the first RESEND)", want, first)
 	}
 }

@@ -79,7 +79,7 @@ func grantRules2() []*Rule {
 					v := max(0, int64(granted)-int64(m.Received()))
 					if c.startedBefore(r) {
 						unsure += v
-						if v > 0 && (before == nil || r.FirstFrame < before.FirstFrame) {
+						if v > 0 && (before == nil || r.FirstFrame < before.FirstFrame || r.FirstFrame == before.FirstFrame && r.Key.ClientID < before.Key.ClientID) {
 							before = r
 						}
 						return

@@ -35,10 +35,12 @@ func grantRankRules() []*Rule {
 					return rankFloor(c, e, mr, m, p)
 				}
 				left := int64(m.Length) - int64(m.Received())
+				// firstLeft: the fewest bytes left of those ahead (the
+				// clearest evidence; not the first of a map, whose order
+				// varies run to run).
 				ahead := 0
-				var first *Message
 				var firstLeft int64
-				for _, o := range c.T.Granting(e.Src) {
+				for o := range c.T.granting[e.Src] {
 					if o == m || o.Length == 0 || len(o.RecentGrants) == 0 || o.Granted >= o.Length {
 						// A fully granted message has left the active set
 						// (homa_grant_check_rpc).
@@ -63,10 +65,10 @@ func grantRankRules() []*Rule {
 						}
 					}
 					if oLeft+int64(c.P.RankTolerance) < left && (c.P.Wire != wire.VersionCurrent || ungrantedAhead(o, m, g.Offset(), c.P.RankTolerance)) {
-						ahead++
-						if first == nil {
-							first, firstLeft = o, oLeft
+						if ahead == 0 || oLeft < firstLeft {
+							firstLeft = oLeft
 						}
+						ahead++
 					}
 				}
 				// homa_grant_priority gives min(max_sched_prio, n-1) - rank:
@@ -82,7 +84,7 @@ func grantRankRules() []*Rule {
 					}
 				}
 				if max := top - ahead; p > max {
-					return Violation("GRANT priority %d for a message with %d bytes left, while %d other messages it is granting had fewer left (one %d, slack earlier): rank %d below %s allows at most %d",
+					return Violation("GRANT priority %d for a message with %d bytes left, while %d other messages it is granting had fewer left (the fewest %d, slack earlier): rank %d below %s allows at most %d",
 						p, left, ahead, firstLeft, ahead, topWhy, max).WithSlack(c.P.Slack)
 				}
 				if r := rankFloor(c, e, mr, m, p); r.Status == Violated {

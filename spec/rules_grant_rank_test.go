@@ -2,6 +2,7 @@ package spec
 
 import (
 	"net/netip"
+	"strings"
 	"testing"
 	"time"
 
@@ -160,4 +161,41 @@ func TestGrant011FloorInconclusive(t *testing.T) {
 	wantViolations(t, b.check("linux", "HOMA-GRANT-011", "max_rpcs_per_peer=0"), "HOMA-GRANT-011", f[0], f[1])
 	b, _ = floorTrace(t, threeClients, 0, zero)
 	wantViolations(t, b.check("linux", "HOMA-GRANT-011", "rank_tolerance=1000000"), "HOMA-GRANT-011")
+}
+
+// TestGrant011NamesFewestLeft: two messages with fewer bytes left (100000
+// and 200000 as main ranks them: from their first GRANT, slack earlier)
+// are granted ahead of a 500 KB request that gets level 3:
+// the finding quotes the fewest (100000), whatever the order of the
+// receiver's set of granted messages (a map: the first of it varied run
+// to run).
+func TestGrant011NamesFewestLeft(t *testing.T) {
+	b := newTrace(t, wire.VersionCurrent)
+	b.message(true, 2, 100000, 0, 40000, 40000, 4)
+	b.client = netipAddr("198.18.0.4")
+	b.message(true, 6, 200000, 0, 40000, 40000, 4)
+	b.client = netipAddr("198.18.0.3")
+	b.message(true, 4, 500000, 0, 40000, 40000, 4)
+	b.client = netipAddr("198.18.0.1")
+	b.after(10*time.Microsecond).grant(false, 2, 60000, 2)
+	b.client = netipAddr("198.18.0.4")
+	b.after(10*time.Microsecond).grant(false, 6, 60000, 1)
+	b.client = netipAddr("198.18.0.3")
+	g := b.after(10*time.Microsecond).grant(false, 4, 60000, 3)
+	seen := map[string]int{}
+	for range 30 {
+		rep := b.check("linux", "HOMA-GRANT-011")
+		wantViolations(t, rep, "HOMA-GRANT-011", g)
+		for _, f := range rep.Violations {
+			seen[f.Why]++
+		}
+	}
+	if len(seen) != 1 {
+		t.Fatalf("HOMA-GRANT-011 at frame %d gave %d different texts in 30 checks: %v", g, len(seen), seen)
+	}
+	for why := range seen {
+		if !strings.Contains(why, "2 other messages it is granting had fewer left (the fewest 100000,") {
+			t.Errorf("finding says %q, want the fewest 100000 of 2", why)
+		}
+	}
 }

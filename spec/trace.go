@@ -772,7 +772,9 @@ func (t *Trace) CutoffVersions(s, r netip.Addr) []CutoffsState { return t.versio
 func (t *Trace) MissedData() (uint64, Evidence) { return t.missed.n, t.missed.ev }
 
 // Granting returns the messages host r has sent at least one GRANT for and
-// that are not complete. It costs O(those messages).
+// that are not complete, in no particular order (it varies run to run:
+// a caller that names one must choose it by its own order). It costs
+// O(those messages).
 func (t *Trace) Granting(r netip.Addr) []*Message {
 	set := t.granting[r]
 	out := make([]*Message, 0, len(set))
