@@ -258,6 +258,9 @@ func (o *runOpts) run(cmd *cobra.Command) error {
 		}
 		passes = append(passes, res)
 		if junit != "" {
+			if err := conformance.ApplyReruns(junit, res); err != nil {
+				return usageErr(flagWriteErr("--junit", o.junit, err))
+			}
 			junits = append(junits, junit)
 		}
 		if o.output == "text" {
