@@ -372,8 +372,8 @@ func TestMergeHostReports(t *testing.T) {
 }
 
 // TestExcuseStalls: a timing violation a measured stall overlaps (within
-// its tolerance) becomes inconclusive; one elsewhere, or without a
-// tolerance, stays.
+// its tolerance) and could account for becomes inconclusive; one
+// elsewhere, without a tolerance, or later than the stall lost, stays.
 func TestExcuseStalls(t *testing.T) {
 	t0 := time.Date(2026, 1, 5, 12, 0, 0, 0, time.UTC)
 	rep := func() *spec.Report {
@@ -398,6 +398,19 @@ func TestExcuseStalls(t *testing.T) {
 	}
 	if r.Rules[0].Violated != 1 || r.Rules[0].Inconclusive != 1 || r.Rules[1].Violated != 1 {
 		t.Errorf("rules %+v", r.Rules)
+	}
+	// A violation far later than the stall lost (a GRANT a second late,
+	// a 1 ms stall in its window) stands; one the stall could account
+	// for is excused.
+	r = rep()
+	r.Violations[0].Late = time.Second
+	if n := len(excuseStalls(r, span)); n != 0 || len(r.Violations) != 3 {
+		t.Errorf("a violation 1s late, a 1ms stall: %d excused, %d violations left; want 0 and 3", n, len(r.Violations))
+	}
+	r = rep()
+	r.Violations[0].Late = time.Millisecond
+	if n := len(excuseStalls(r, span)); n != 1 {
+		t.Errorf("a violation 1ms late, a 1ms stall: %d excused, want 1", n)
 	}
 	r = rep()
 	if n := len(excuseStalls(r, nil)); n != 0 || len(r.Violations) != 3 {

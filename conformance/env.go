@@ -32,6 +32,11 @@ type Env struct {
 	// noise of this environment times HOMATEST_TIME_SCALE (see
 	// measureNoise); in virtual time, sim.ViewTolerance.
 	Slack time.Duration
+	// QuietSlack is the slack a quiet machine gives (slackFor(0); in
+	// virtual time sim.ViewTolerance): a timing check that passes only
+	// with Slack beyond it is timing-inconclusive (slackOnly), as the
+	// wider slack cannot tell the IUT's lateness from the machine's.
+	QuietSlack time.Duration
 	// Clock is the time the specs' peers keep and every wait of a spec
 	// waits on (tester.WallClock, or the simulation's tester.SimClock).
 	Clock tester.Clock

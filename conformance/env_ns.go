@@ -91,7 +91,7 @@ func NewNSEnv(ctx context.Context, cfg NSEnvConfig) (*Env, error) {
 	}
 	clock := tester.NewWallClock()
 	t.notifyTo(clock)
-	e := &Env{IUT: t, Profile: "linux", Slack: slackFor(0), Clock: clock, Stalls: stall.Start(stall.Config{}),
+	e := &Env{IUT: t, Profile: "linux", Slack: slackFor(0), QuietSlack: slackFor(0), Clock: clock, Stalls: stall.Start(stall.Config{}),
 		Describe: fmt.Sprintf("namespaces %s: h1 IUT, h2-h3 testers, run folder %s", topo.ID, topo.Artifacts.Path("."))}
 	e.Stalls.Watch(a.Proc.Pid(), "IUT agent on h1")
 	e.Stalls.WatchSoftirq()

@@ -7,6 +7,7 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/homatest/homatest/agent"
 	"github.com/homatest/homatest/conformance/tester"
@@ -29,6 +30,11 @@ type SimEnvConfig struct {
 	// active specs, as sent and as delivered, 128 bytes of each) and the
 	// passive specs' captures; "" keeps no capture of the active specs.
 	Artifacts string
+	// Slack, when above sim.ViewTolerance, is the timing slack the specs'
+	// windows and judgements get instead: a loaded machine's measured
+	// noise played in virtual time, for tests of how the suite treats
+	// a wide slack (slackOnly); 0: the simulator's exact tolerance.
+	Slack time.Duration
 }
 
 // simSeed seeds the simulation of the active specs. Their switch applies
@@ -78,7 +84,7 @@ func NewSimEnv(cfg SimEnvConfig) (*Env, error) {
 		return nil, err
 	}
 	clock := tester.NewSimClock(s)
-	e := &Env{Profile: "linux", Slack: sim.ViewTolerance, Clock: clock, Virtual: true,
+	e := &Env{Profile: "linux", Slack: max(sim.ViewTolerance, cfg.Slack), QuietSlack: sim.ViewTolerance, Clock: clock, Virtual: true,
 		Describe: "simulator: h1 IUT (virtual time, 1 ms tick), h2-h3 testers"}
 	for i := range 2 {
 		a := netip.AddrFrom4([4]byte{198, 18, 0, byte(2 + i)})

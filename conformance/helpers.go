@@ -422,6 +422,14 @@ func checkRules(own string, peers ...*tester.Peer) {
 		}
 		AddReportEntry(entryOtherShould, line)
 	}
+	// A timing check passed only by the slack this machine's noise
+	// demanded is no pass: judged with a quiet machine's slack it is a
+	// finding, and the evidence cannot tell it from a violation.
+	for _, q := range slackOnly(found, peers...) {
+		if isOwn[q.Rule] || q.Level == spec.Must {
+			slackInconclusive(q, view)
+		}
+	}
 	cur.findings = append(cur.findings, found...)
 	none(bad, "spec checker findings on packets the IUT sent")
 	none(otherMust, otherMustFailure+", on packets the IUT sent")
@@ -431,7 +439,55 @@ func checkRules(own string, peers ...*tester.Peer) {
 // above over what the peers sent and received, and returns the violations
 // charged to the IUT, with the packets in frame order.
 func iutFindings(peers ...*tester.Peer) ([]spec.Finding, []*tester.Packet, error) {
-	judge, err := spec.NewJudge(env.Profile, iutParams(), "", spec.Should)
+	return iutFindingsWith(iutParams(), peers...)
+}
+
+// quietParams are the IUT's parameters with the slack and jitter a quiet
+// machine gives (Env.QuietSlack, the floor of Env.Slack): what the
+// exchange's timing is judged against before measured noise widens it.
+func quietParams() spec.Params {
+	p := env.Params()
+	p.Slack = max(p.Slack, min(env.Slack, env.QuietSlack))
+	p.Jitter = max(p.Jitter, min(env.Slack, env.QuietSlack))
+	return p
+}
+
+// slackOnly returns the timing findings (with a tolerance) of the
+// exchange judged with quietParams that judged has no finding of (the
+// same rule at the same RPC, or at the same frame for one without an RPC):
+// those the measured noise's wider slack alone let pass. None when the
+// environment's slack is a quiet machine's.
+func slackOnly(judged []spec.Finding, peers ...*tester.Peer) []spec.Finding {
+	if env.Slack <= env.QuietSlack {
+		return nil
+	}
+	quiet, _, err := iutFindingsWith(quietParams(), peers...)
+	if err != nil {
+		return nil
+	}
+	key := func(f spec.Finding) string {
+		if f.RPC != nil {
+			return fmt.Sprintf("%s %v", f.Rule, *f.RPC)
+		}
+		return fmt.Sprintf("%s frame %d", f.Rule, f.Frame)
+	}
+	seen := map[string]bool{}
+	for _, f := range judged {
+		seen[key(f)] = true
+	}
+	var out []spec.Finding
+	for _, q := range quiet {
+		if q.Slack > 0 && !seen[key(q)] {
+			seen[key(q)] = true
+			out = append(out, q)
+		}
+	}
+	return out
+}
+
+// iutFindingsWith is iutFindings with the rules' parameters p.
+func iutFindingsWith(p spec.Params, peers ...*tester.Peer) ([]spec.Finding, []*tester.Packet, error) {
+	judge, err := spec.NewJudge(env.Profile, p, "", spec.Should)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -511,4 +567,17 @@ func inconclusive(v spec.Finding, view []spec.Event) bool {
 	}
 	AddReportEntry(entryInconclusive, fmt.Sprintf("%s: %s (during a measured stall: %s)", v.Rule, v.Why, spans[0]))
 	return true
+}
+
+// slackInconclusive records timing finding q, which only the measured
+// noise's slack (Env.Slack) let pass (slackOnly), as timing-inconclusive:
+// the evidence cannot tell it from a violation, so the spec is rerun
+// and, if every rerun is alike, not judged. The stall that accounts for
+// it is named when one does (inconclusive).
+func slackInconclusive(q spec.Finding, view []spec.Event) {
+	if inconclusive(q, view) {
+		return
+	}
+	AddReportEntry(entryInconclusive, fmt.Sprintf("%s: %s (with a quiet machine's slack %v; passed only by the slack %v this machine's measured noise gave)",
+		q.Rule, q.Why, quietParams().Slack, env.Slack))
 }

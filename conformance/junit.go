@@ -239,3 +239,49 @@ func readJUnitFile(path string) (JUnitSuites, error) {
 func writeJUnitFile(path string, suites JUnitSuites) error {
 	return atomicfile.Write(path, func(w io.Writer) error { return WriteJUnit(w, suites) })
 }
+
+// ApplyReruns brings the JUnit report of a pass (at path, as writeJUnit
+// wrote it) in line with res after its reruns (rerunInconclusive), which
+// the pass's own report predates: a spec left inconclusive becomes an
+// <error> of type "inconclusive" with its reason (never judged is not a
+// pass), and one a rerun failed a <failure> with the rerun's. Cases are
+// matched by spec name. Errors: path cannot be read or written.
+func ApplyReruns(path string, res *Result) error {
+	byName := map[string]SpecResult{}
+	for _, s := range res.Specs {
+		if s.State == "inconclusive" || s.Rerun == "failed" {
+			byName[s.Name] = s
+		}
+	}
+	if len(byName) == 0 {
+		return nil
+	}
+	suites, err := readJUnitFile(path)
+	if err != nil {
+		return err
+	}
+	for i := range suites.TestSuites {
+		ts := &suites.TestSuites[i]
+		for j := range ts.TestCases {
+			tc := &ts.TestCases[j]
+			name := strings.TrimPrefix(tc.Name, "[It] ")
+			if k := strings.LastIndex(name, " ["); k >= 0 {
+				name = name[:k]
+			}
+			s, ok := byName[name]
+			if !ok || tc.Status != "passed" {
+				continue
+			}
+			if s.State == "inconclusive" {
+				tc.Error = &reporters.JUnitError{Message: s.Failure, Type: "inconclusive", Description: strings.Join(s.TimingInconclusive, "\n")}
+				tc.Status = "inconclusive"
+				ts.Errors++
+				continue
+			}
+			tc.Failure = &JUnitFailure{Message: s.Failure, Type: "failed", Description: s.Failure}
+			tc.Status = "failed"
+			ts.Failures++
+		}
+	}
+	return writeJUnitFile(path, suites)
+}

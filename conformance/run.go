@@ -56,7 +56,10 @@ type SpecResult struct {
 	Level string `json:"level"`
 	// Rules are the rule IDs the spec checks.
 	Rules []string `json:"rules"`
-	// State is passed, failed, error, unsupported or skipped.
+	// State is passed, failed, error, unsupported, skipped or
+	// inconclusive: its timing findings were timing-inconclusive in the
+	// pass and in every rerun (rerunInconclusive), so it was never
+	// judged, and nothing judged is not a pass (Tally.Incomplete).
 	State string `json:"state"`
 	// Failure is the failure message (expected vs observed).
 	Failure string `json:"failure,omitempty"`
@@ -235,6 +238,10 @@ type Tally struct {
 	// Warned counts the SHOULD warnings (SpecResult.Warns; 0 when
 	// Strict, where they fail).
 	Warned int
+	// Inconclusive counts the specs never judged (state inconclusive);
+	// TimingInconclusive the timing-inconclusive findings of every spec
+	// (SpecResult.TimingInconclusive), reruns' included.
+	Inconclusive, TimingInconclusive int
 	// Strict is homatest run --strict.
 	Strict bool
 }
@@ -254,7 +261,10 @@ func Count(passes []*Result, strict bool) Tally {
 				t.Run++
 			case "unsupported":
 				t.Unsupported++
+			case "inconclusive":
+				t.Inconclusive++
 			}
+			t.TimingInconclusive += len(s.TimingInconclusive)
 			if !strict && s.Warns() {
 				t.Warned++
 			}
@@ -263,14 +273,15 @@ func Count(passes []*Result, strict bool) Tally {
 	return t
 }
 
-// Incomplete reports whether the run could not be judged whole: no spec
-// ran (every one selected was unsupported: nothing judged is not a
-// pass), or a spec was unsupported under Strict (a gate that asks for
-// strictness does not skip part of the suite). homatest run exits 2 then,
+// Incomplete reports whether the run could not be judged whole: a spec
+// was timing-inconclusive in every rerun (nothing judged is not a pass),
+// no spec ran (every one selected was unsupported), or a spec was
+// unsupported under Strict (a gate that asks for strictness does not
+// skip part of the suite). homatest run exits 2 then,
 // as homatest check does on a capture it could not judge whole, even
 // when a spec failed.
 func (t Tally) Incomplete() bool {
-	return t.Unsupported > 0 && (t.Run == 0 || t.Strict)
+	return t.Inconclusive > 0 || t.Unsupported > 0 && (t.Run == 0 || t.Strict)
 }
 
 // Verdict is the run's verdict: "fail" (a spec fails the run),

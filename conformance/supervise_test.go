@@ -43,13 +43,13 @@ func TestRerunInconclusive(t *testing.T) {
 	if err := rerunInconclusive("pass-1", res, run); err != nil {
 		t.Fatal(err)
 	}
-	if len(calls) != 2 || len(calls[0]) != 3 || len(calls[1]) != 1 || calls[1][0] != "C stalls again" {
-		t.Fatalf("reruns %v, want [A B C] then [C]", calls)
+	if len(calls) != maxReruns || len(calls[0]) != 3 || len(calls[1]) != 1 || calls[1][0] != "C stalls again" {
+		t.Fatalf("reruns %v, want [A B C] then [C] up to %d reruns", calls, maxReruns)
 	}
 	want := []struct {
 		state, rerun     string
 		reruns, findings int
-	}{{"passed", "quiet", 1, 1}, {"failed", "failed", 1, 1}, {"passed", "inconclusive", 2, 3}, {"passed", "", 0, 0}, {"failed", "", 0, 1}}
+	}{{"passed", "quiet", 1, 1}, {"failed", "failed", 1, 1}, {"inconclusive", "inconclusive", maxReruns, 1 + maxReruns}, {"passed", "", 0, 0}, {"failed", "", 0, 1}}
 	for i, w := range want {
 		s := res.Specs[i]
 		if s.State != w.state || s.Rerun != w.rerun || s.Reruns != w.reruns || len(s.TimingInconclusive) != w.findings {
@@ -58,6 +58,83 @@ func TestRerunInconclusive(t *testing.T) {
 	}
 	if !strings.Contains(res.Specs[1].Failure, "reproduced on rerun 1") {
 		t.Errorf("B's failure %q does not say it reproduced on a rerun", res.Specs[1].Failure)
+	}
+	if f := res.Specs[2].Failure; !strings.Contains(f, fmt.Sprintf("timing-inconclusive: not judged (in its pass and %d reruns)", maxReruns)) || !strings.Contains(f, "late again") {
+		t.Errorf("C's failure %q does not say it was never judged, with its last finding", f)
+	}
+}
+
+// TestNeverJudgedIsIncomplete: a spec timing-inconclusive in its pass and
+// every rerun is not a pass: the run is incomplete (exit 2) with or
+// without --strict, the tally counts it and every timing-inconclusive
+// finding, and its JUnit case is an error of type "inconclusive" (a spec
+// a rerun failed, a failure).
+func TestNeverJudgedIsIncomplete(t *testing.T) {
+	res := &Result{Specs: []SpecResult{
+		{Name: "A judged", State: "passed", Level: "MUST"},
+		{Name: "C stalls again", State: "passed", Level: "MUST", TimingInconclusive: []string{"HOMA-Z: late (stall)"}},
+		{Name: "B reproduces", State: "passed", Level: "MUST", TimingInconclusive: []string{"HOMA-Y: late (stall)"}},
+	}}
+	run := func(name string, focus []string) (*Result, error) {
+		var out Result
+		for _, f := range focus {
+			if f == "B reproduces" && name == "pass-1-rerun-1" {
+				out.Specs = append(out.Specs, SpecResult{Name: f, State: "failed", Failure: "HOMA-Y: late"})
+				continue
+			}
+			out.Specs = append(out.Specs, SpecResult{Name: f, State: "passed", TimingInconclusive: []string{"HOMA-Z: late again (stall)"}})
+		}
+		return &out, nil
+	}
+	if err := rerunInconclusive("pass-1", res, run); err != nil {
+		t.Fatal(err)
+	}
+	for _, strict := range []bool{false, true} {
+		tl := Count([]*Result{res}, strict)
+		if want := 2 + maxReruns; tl.Inconclusive != 1 || tl.TimingInconclusive != want || tl.Run != 2 {
+			t.Errorf("strict %v: tally inconclusive %d, timing findings %d, run %d; want 1, %d (1 of B, 1 and one a rerun of C), 2", strict, tl.Inconclusive, tl.TimingInconclusive, tl.Run, want)
+		}
+		if v := tl.Verdict(); v != "fail" {
+			t.Errorf("strict %v: verdict %s with a failed spec, want fail", strict, v)
+		}
+	}
+	// Without the failed spec, the verdict is incomplete, not pass.
+	only := &Result{Specs: res.Specs[:2]}
+	for _, strict := range []bool{false, true} {
+		if v := Count([]*Result{only}, strict).Verdict(); v != "incomplete" {
+			t.Errorf("strict %v: verdict %s with a spec never judged, want incomplete", strict, v)
+		}
+	}
+	// The pass's JUnit (written before the reruns) follows the reruns.
+	path := filepath.Join(t.TempDir(), "junit.xml")
+	var suites JUnitSuites
+	suite := JUnitSuite{Name: "Homa conformance", Tests: 3}
+	for _, s := range res.Specs {
+		suite.TestCases = append(suite.TestCases, JUnitCase{Name: "[It] " + s.Name + " [resend, MUST, HOMA-RESEND-001]", Status: "passed"})
+	}
+	suites.TestSuites = append(suites.TestSuites, suite)
+	if err := writeJUnitFile(path, suites); err != nil {
+		t.Fatal(err)
+	}
+	if err := ApplyReruns(path, res); err != nil {
+		t.Fatal(err)
+	}
+	got, err := readJUnitFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs := got.TestSuites[0].TestCases
+	if cs[0].Status != "passed" || cs[0].Error != nil || cs[0].Failure != nil {
+		t.Errorf("judged spec: status %s, error %v, failure %v; want passed", cs[0].Status, cs[0].Error, cs[0].Failure)
+	}
+	if cs[1].Status != "inconclusive" || cs[1].Error == nil || cs[1].Error.Type != "inconclusive" || !strings.Contains(cs[1].Error.Message, "not judged") {
+		t.Errorf("never judged spec: status %s, error %+v; want an error of type inconclusive saying it was not judged", cs[1].Status, cs[1].Error)
+	}
+	if cs[2].Status != "failed" || cs[2].Failure == nil || !strings.Contains(cs[2].Failure.Message, "reproduced on rerun 1") {
+		t.Errorf("spec a rerun failed: status %s, failure %+v; want failed", cs[2].Status, cs[2].Failure)
+	}
+	if e, f := got.TestSuites[0].Errors, got.TestSuites[0].Failures; e != 1 || f != 1 {
+		t.Errorf("suite errors %d failures %d, want 1 and 1", e, f)
 	}
 }
 

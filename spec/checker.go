@@ -31,6 +31,11 @@ type Finding struct {
 	// Slack is the timing tolerance the rule allowed (a deadline, jitter or
 	// in-flight allowance), if any.
 	Slack time.Duration `json:"tolerance_ns,omitempty"`
+	// Late, for a deadline finding, is how far past its bound (tolerance
+	// included) the event came, or at least came (a missed deadline): a
+	// measured stall excuses the finding only if it could account for
+	// this much (stall.ExplainingAt). 0 when the rule does not say.
+	Late time.Duration `json:"late_ns,omitempty"`
 	// Cause, for an inconclusive finding, is the network effect that
 	// downgraded it from a violation (see Network).
 	Cause Cause `json:"cause,omitempty"`
@@ -978,7 +983,7 @@ func (c *Checker) record(i int, e *Event, at frameRef, rpc *RPCKey, res Result) 
 			c.noteDropSubject(rpc, at)
 		}
 	}
-	f := Finding{Rule: r.ID, Level: r.Level, Frame: frame, Frames: res.Frames(), Time: t, RPC: rpc, Why: res.Why(), Slack: res.Slack, Cause: res.Cause(),
+	f := Finding{Rule: r.ID, Level: r.Level, Frame: frame, Frames: res.Frames(), Time: t, RPC: rpc, Why: res.Why(), Slack: res.Slack, Late: res.Late(), Cause: res.Cause(),
 		Src: at.src, Dst: at.dst, ChargedTo: at.src, Note: at.note, alone: !mayMiss}
 	if r.ChargesReceiver() {
 		f.ChargedTo = at.dst
@@ -1238,7 +1243,7 @@ func (c *Checker) after(i int, st *ruleState, p *After, e *Event) {
 			// A timing finding: its tolerance and the A packet's frame let
 			// a stall measured between the two explain it (stall.Explaining).
 			c.recordHere(i, e, Violation("%s: the last one was %v earlier, over %v",
-				p.Missing, (c.elapsed-a.at).Round(time.Microsecond), p.Bound(c.p)).WithSlack(p.Bound(c.p)).With(a.frame))
+				p.Missing, (c.elapsed-a.at).Round(time.Microsecond), p.Bound(c.p)).WithSlack(p.Bound(c.p)).WithLate(c.elapsed-a.at-p.Bound(c.p)).With(a.frame))
 		default:
 			st.pass(0)
 		}
@@ -1409,7 +1414,7 @@ func (c *Checker) judgeOpen(i int, st *ruleState, p *Within, e *Event, icmp bool
 			return o.o.match(&c.ctx, e)
 		}
 		miss := func(why Result) closing {
-			return closing{key: k, o: o, m: &missed{rule: i, ref: o.ref, rpc: o.rpcKey(), res: why.WithSlack(bound), from: o.o.From, to: o.o.To, control: o.o.control}}
+			return closing{key: k, o: o, m: &missed{rule: i, ref: o.ref, rpc: o.rpcKey(), res: why.WithSlack(bound).WithLate(age - bound), from: o.o.From, to: o.o.To, control: o.o.control}}
 		}
 		switch {
 		case age > bound && o.o.OnlyLate:
@@ -1679,7 +1684,7 @@ func (c *Checker) endSection(end string, restarted netip.Addr, at int) {
 					c.record(i, nil, o.ref, o.rpcKey(), r)
 				} else if age > bound {
 					c.missed = append(c.missed, missed{rule: i, ref: o.ref, rpc: o.rpcKey(), from: o.o.From, to: o.o.To, control: o.o.control,
-						res: Violation("no %s within %v (%s ended %v later)", o.o.expect(), bound, end, age.Round(time.Microsecond)).WithSlack(bound)})
+						res: Violation("no %s within %v (%s ended %v later)", o.o.expect(), bound, end, age.Round(time.Microsecond)).WithSlack(bound).WithLate(age - bound)})
 				} else {
 					c.record(i, nil, o.ref, o.rpcKey(), Unsure("%s ended %v after this packet, before the %v allowed for %s",
 						end, age.Round(time.Microsecond), bound, o.o.expect()))

@@ -52,6 +52,8 @@ type resultDetail struct {
 	cause  Cause
 	// alone: see Result.Alone.
 	alone bool
+	// late: see Result.WithLate.
+	late time.Duration
 }
 
 // Why returns the one-line reason ("" for a plain pass).
@@ -134,6 +136,29 @@ func (r Result) alone() bool { return r.detail != nil && r.detail.alone }
 
 // WithSlack returns r noting the timing slack used.
 func (r Result) WithSlack(d time.Duration) Result { r.Slack = d; return r }
+
+// WithLate returns r noting that its event came d past its bound (for a
+// missed deadline, at least d: the packet that showed the miss came d past
+// it). A measured stall excuses such a finding only if it could account
+// for d (stall.ExplainingAt); a plain r is unchanged.
+func (r Result) WithLate(d time.Duration) Result {
+	if r.detail == nil || d <= 0 {
+		return r
+	}
+	x := *r.detail
+	x.late = d
+	r.detail = &x
+	return r
+}
+
+// Late is how far past its bound r's event came (WithLate), 0 when the
+// rule does not say.
+func (r Result) Late() time.Duration {
+	if r.detail == nil {
+		return 0
+	}
+	return r.detail.late
+}
 
 // Ctx gives a property the trace state before the current packet.
 type Ctx struct {

@@ -138,7 +138,7 @@ func resendRules2() []*Rule {
 						return Skip // past the timeout: HOMA-RESEND-009
 					}
 					return Violation("%s came %v after %s; %d ticks of %v stretched by timer_drift %g plus slack allow %v",
-						what, gap.Round(time.Microsecond), since, ticks, c.P.Tick, c.P.TimerDrift, bound).WithSlack(bound - c.P.Ticks(ticks))
+						what, gap.Round(time.Microsecond), since, ticks, c.P.Tick, c.P.TimerDrift, bound).WithSlack(bound - c.P.Ticks(ticks)).WithLate(gap - bound)
 				}
 				return Pass()
 			}},
@@ -520,7 +520,7 @@ func resendOverdue(c *Ctx, e *Event) Result {
 		return Downgrade(CauseLossBefore, ev, "BUSY from %v %v after %s, with no %s seen", e.Src, gap.Round(time.Microsecond), since, what)
 	}
 	return Violation("BUSY shows %v still holds RPC %d %v after %s, with %d of the %d bytes it authorised of the %s received, and no %s since; %d ticks of %v stretched by timer_drift %g plus slack allow %v",
-		e.Src, r.Key.ClientID, gap.Round(time.Microsecond), since, m.Received(), auth, msgName(!e.FromClient()), what, ticks, c.P.Tick, c.P.TimerDrift, bound).WithSlack(bound - c.P.Ticks(ticks))
+		e.Src, r.Key.ClientID, gap.Round(time.Microsecond), since, m.Received(), auth, msgName(!e.FromClient()), what, ticks, c.P.Tick, c.P.TimerDrift, bound).WithSlack(bound - c.P.Ticks(ticks)).WithLate(gap - bound)
 }
 
 // resendCountStart returns when the timer of e's sender began counting

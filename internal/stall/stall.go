@@ -400,7 +400,10 @@ func TimedOut(errText string, from, to time.Time, spans []Span) []Span {
 // latest plus the tolerance (a deadline runs after its frames, a "too
 // early" silence before them). A finding without a tolerance (a wrong
 // field, a wrong order) is never explained by a stall, nor one whose
-// frames are outside view.
+// frames are outside view. A finding that says how late its event came
+// (spec.Finding.Late) is explained only if the overlapping spans' losses,
+// summed, could account for that lateness: a 63 ms stall does not excuse
+// a GRANT a second late, whereas any overlap would.
 func Explaining(f spec.Finding, view []spec.Event, spans []Span) []Span {
 	return ExplainingAt(f, func(n int) (*spec.Event, bool) {
 		if n < 1 || n > len(view) {
@@ -433,5 +436,28 @@ func ExplainingAt(f spec.Finding, at func(n int) (*spec.Event, bool), spans []Sp
 	if from.IsZero() {
 		return nil
 	}
-	return Overlaps(spans, from.Add(-f.Slack), to.Add(f.Slack))
+	return Accounting(f, Overlaps(spans, from.Add(-f.Slack), to.Add(f.Slack)))
+}
+
+// Accounting returns over, the spans overlapping timing finding f's
+// window, if they could account for it: always, unless f says how late
+// its event came (spec.Finding.Late) and their losses, summed (Lost), are
+// less than that; else nil. Every stall excuse goes through it.
+func Accounting(f spec.Finding, over []Span) []Span {
+	if len(over) == 0 || f.Late > 0 && Lost(over) < f.Late {
+		return nil
+	}
+	return over
+}
+
+// Lost is the time spans lost, summed. Spans of different processes (or
+// threads) that overlap in time both count: each may have delayed a step
+// of the exchange in turn, so the sum is what they could account for at
+// most, the lenient reading.
+func Lost(spans []Span) time.Duration {
+	var d time.Duration
+	for _, s := range spans {
+		d += s.Lost
+	}
+	return d
 }

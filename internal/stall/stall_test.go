@@ -133,6 +133,9 @@ func TestExplaining(t *testing.T) {
 		{"too early, the stall in the tolerance before it", spec.Finding{Frame: 3, Slack: 30 * time.Millisecond}, true},
 		{"timing finding after the stall", spec.Finding{Frame: 3, Slack: 10 * time.Millisecond}, false},
 		{"not a timing finding", spec.Finding{Frame: 2, Frames: []int{3}}, false},
+		{"late by no more than the stall lost", spec.Finding{Frame: 2, Frames: []int{3}, Slack: time.Millisecond, Late: 40 * time.Millisecond}, true},
+		{"late by more than the stall lost", spec.Finding{Frame: 2, Frames: []int{3}, Slack: time.Millisecond, Late: 41 * time.Millisecond}, false},
+		{"a second late, a 40 ms stall", spec.Finding{Frame: 2, Frames: []int{3}, Slack: 25 * time.Millisecond, Late: time.Second}, false},
 		{"frames outside the view", spec.Finding{Frame: 9, Slack: time.Second}, false},
 	}
 	for _, c := range cases {

@@ -170,6 +170,22 @@ func TestRunPageUnsupported(t *testing.T) {
 	}
 }
 
+// TestRunPageNotJudged: a spec timing-inconclusive in every rerun makes
+// the page INCOMPLETE, not PASS, and is named in a note with its reason.
+func TestRunPageNotJudged(t *testing.T) {
+	ps := &conformance.Result{Env: "x", Specs: []conformance.SpecResult{
+		{Name: "grants GRANT-srpt: SRPT order", Area: "grant", Level: "MUST", State: "inconclusive", Failure: "timing-inconclusive: not judged", TimingInconclusive: []string{"HOMA-ACK-008: late (stall)"}},
+		{Name: "resend RESEND-gap: a gap", Area: "resend", Level: "MUST", State: "passed"},
+	}}
+	p := RunPage([]*conformance.Result{ps}, RunInput{Impl: "ref", Env: "ns"})
+	if p.Pass || !strings.HasPrefix(p.Verdict, "INCOMPLETE") || !strings.Contains(p.Verdict, "1 not judged") {
+		t.Errorf("pass %v, verdict %q; want INCOMPLETE naming 1 spec not judged", p.Pass, p.Verdict)
+	}
+	if len(p.Notes) != 1 || p.Notes[0] != "NOT JUDGED grants GRANT-srpt: SRPT order: timing-inconclusive: not judged" {
+		t.Errorf("notes %q", p.Notes)
+	}
+}
+
 // TestReadCaptureRPCs: reading a capture for some RPCs only keeps their
 // packets alone, and groups and draws each as reading it whole does.
 func TestReadCaptureRPCs(t *testing.T) {

@@ -86,7 +86,10 @@ func RunPage(passes []*conformance.Result, in RunInput) *Page {
 		}
 	case "incomplete":
 		p.Verdict = fmt.Sprintf("INCOMPLETE: %s run, %d not run (unsupported)", plural.Of(tally.Run, "spec", "specs"), tally.Unsupported)
-		if tally.Run > 0 {
+		switch {
+		case tally.Inconclusive > 0:
+			p.Verdict += fmt.Sprintf(", %d not judged (timing-inconclusive in every rerun)", tally.Inconclusive)
+		case tally.Run > 0:
 			p.Verdict += "; --strict fails on specs not run"
 		}
 	default:
@@ -148,6 +151,13 @@ func RunPage(passes []*conformance.Result, in RunInput) *Page {
 			p.Notes = append(p.Notes, l)
 		}
 		for _, s := range ps.Specs {
+			if s.State == "inconclusive" {
+				l := "NOT JUDGED " + s.Name + ": " + s.Failure
+				if len(passes) > 1 {
+					l = fmt.Sprintf("pass %d: %s", i+1, l)
+				}
+				p.Notes = append(p.Notes, l)
+			}
 			if s.State != "failed" && s.State != "error" {
 				continue
 			}

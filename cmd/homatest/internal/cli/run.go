@@ -79,7 +79,8 @@ reason, INCOMPLETE, exit 2 (a JUnit failure of type "unsupported").
 
 Exit codes: 0 every MUST spec passed (with --strict every SHOULD spec
 too, and none was unsupported), 1 a spec failed, 2 usage or environment
-error, or INCOMPLETE (no spec ran; with --strict, a spec not run; 2 wins
+error, or INCOMPLETE (no spec ran; a spec timing-inconclusive in its pass
+and every rerun; with --strict, a spec not run; 2 wins
 over 1, as in homatest check), 130 interrupted (Ctrl-C, SIGINT or SIGTERM: the pass
 removes its namespaces, and the run folder is kept, marked by its file
 "interrupted").`,
@@ -258,6 +259,9 @@ func (o *runOpts) run(cmd *cobra.Command) error {
 		}
 		passes = append(passes, res)
 		if junit != "" {
+			if err := conformance.ApplyReruns(junit, res); err != nil {
+				return usageErr(flagWriteErr("--junit", o.junit, err))
+			}
 			junits = append(junits, junit)
 		}
 		if o.output == "text" {

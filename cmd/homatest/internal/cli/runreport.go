@@ -42,6 +42,11 @@ type runReport struct {
 	// not run (each spec's failure says why).
 	SpecsRun    int `json:"specs_run"`
 	Unsupported int `json:"unsupported"`
+	// Inconclusive counts the specs never judged (timing-inconclusive in
+	// their pass and every rerun: the run is INCOMPLETE);
+	// TimingInconclusive the timing-inconclusive findings of all specs.
+	Inconclusive       int `json:"inconclusive"`
+	TimingInconclusive int `json:"timing_inconclusive"`
 	// Interrupted, when set, says the run was interrupted and these are
 	// the passes that finished before ("interrupted after 2 finished
 	// passes"); the exit code is then 130.
@@ -60,7 +65,7 @@ func (o *runOpts) writeJSON(out io.Writer, passes []*conformance.Result, interru
 		verdict = "incomplete"
 	}
 	enc.Encode(runReport{Verdict: verdict, Passes: passes, Artifacts: o.artifacts, Failed: t.FailedPasses,
-		SpecsRun: t.Run, Unsupported: t.Unsupported, Interrupted: interrupted})
+		SpecsRun: t.Run, Unsupported: t.Unsupported, Inconclusive: t.Inconclusive, TimingInconclusive: t.TimingInconclusive, Interrupted: interrupted})
 	return w.err
 }
 
@@ -80,16 +85,18 @@ func (o *runOpts) report(out io.Writer, passes []*conformance.Result) error {
 		counts += fmt.Sprintf(", %d not run (unsupported)", t.Unsupported)
 		fmt.Fprintf(w, "\n%s not run: %s\n", plural.Of(t.Unsupported, "spec was", "specs were"), unsupportedHint(passes))
 	}
+	if t.Inconclusive > 0 {
+		counts += fmt.Sprintf(", %d not judged (timing-inconclusive every time)", t.Inconclusive)
+	}
+	if t.TimingInconclusive > 0 {
+		counts += "; " + plural.Of(t.TimingInconclusive, "timing finding", "timing findings") + " inconclusive"
+	}
 	verdict := "PASS (" + counts + ")"
 	switch t.Verdict() {
 	case "fail":
 		verdict = fmt.Sprintf("FAIL (%d of %d passes; %s)", t.FailedPasses, t.Passes, counts)
 	case "incomplete":
-		why := "no spec was judged"
-		if t.Run > 0 {
-			why = "--strict fails on specs not run"
-		}
-		verdict = fmt.Sprintf("INCOMPLETE (%s: %s)", counts, why)
+		verdict = fmt.Sprintf("INCOMPLETE (%s: %s)", counts, runIncompleteWhy(t))
 	default:
 		if t.Warned > 0 {
 			verdict = fmt.Sprintf("PASS (%s) with %s (--strict fails on them)", counts, plural.Of(t.Warned, "SHOULD warning", "SHOULD warnings"))
@@ -97,6 +104,17 @@ func (o *runOpts) report(out io.Writer, passes []*conformance.Result) error {
 	}
 	fmt.Fprintf(w, "\n%s; artifacts in %s (report: %s)\n", verdict, o.artifacts, filepath.Join(o.artifacts, reportFile))
 	return w.err
+}
+
+// runIncompleteWhy says why tally t is incomplete (Tally.Incomplete).
+func runIncompleteWhy(t conformance.Tally) string {
+	switch {
+	case t.Inconclusive > 0:
+		return plural.Of(t.Inconclusive, "spec was", "specs were") + " timing-inconclusive in every rerun: not judged is not a pass"
+	case t.Run == 0:
+		return "no spec was judged"
+	}
+	return "--strict fails on specs not run"
 }
 
 // unsupportedHint says how to run the unsupported specs of passes
@@ -122,11 +140,16 @@ func (o *runOpts) runExit(passes []*conformance.Result) error {
 		msgs = append(msgs, fmt.Sprintf("%d of %d passes had failed specs", t.FailedPasses, t.Passes))
 	}
 	if t.Incomplete() {
-		what := "no spec was judged"
-		if t.Run > 0 {
-			what = "--strict fails on specs not run"
+		if t.Inconclusive > 0 {
+			msgs = append(msgs, runIncompleteWhy(t)+" (run them on a quieter machine)")
 		}
-		msgs = append(msgs, fmt.Sprintf("%s: %s not run (%s)", what, plural.Of(t.Unsupported, "spec", "specs"), unsupportedHint(passes)))
+		if t.Unsupported > 0 && (t.Run == 0 || t.Strict) {
+			what := "no spec was judged"
+			if t.Run > 0 {
+				what = "--strict fails on specs not run"
+			}
+			msgs = append(msgs, fmt.Sprintf("%s: %s not run (%s)", what, plural.Of(t.Unsupported, "spec", "specs"), unsupportedHint(passes)))
+		}
 		return usageErr(errors.New(strings.Join(msgs, "; ")))
 	}
 	if len(msgs) > 0 {
@@ -249,7 +272,7 @@ func writeInconclusive(w io.Writer, specs []conformance.SpecResult) {
 		case "quiet":
 			fmt.Fprintf(w, "  %s: rerun %s, the last without a finding\n", s.Name, plural.Of(s.Reruns, "time", "times"))
 		case "inconclusive":
-			fmt.Fprintf(w, "  %s: rerun %s, stalled every time (run it on a quieter machine to judge it)\n", s.Name, plural.Of(s.Reruns, "time", "times"))
+			fmt.Fprintf(w, "  NOT JUDGED %s: rerun %s, inconclusive every time (run it on a quieter machine to judge it)\n", s.Name, plural.Of(s.Reruns, "time", "times"))
 		case "failed":
 			fmt.Fprintf(w, "  %s: reproduced without a stall on rerun %d (FAIL above)\n", s.Name, s.Reruns)
 		}
