@@ -51,8 +51,8 @@ func resendRules2() []*Rule {
 						if ev, ok := c.Net.LostBetween(e.Src, e.Dst); ok {
 							return Downgrade(CauseLossBefore, ev, "RESEND [%d, %d) reaches past the %d bytes the capture shows %v authorised", off, end, auth, e.Src)
 						}
-						return Violation("RESEND [%d, %d) asks for bytes %v never authorised: its grant horizon was %d (U %d, highest GRANT %d)",
-							off, end, e.Src, auth, c.P.Unsched(m.Length), m.Granted)
+						return timedOutSure(c, r, e, Violation("RESEND [%d, %d) asks for bytes %v never authorised: its grant horizon was %d (U %d, highest GRANT %d)",
+							off, end, e.Src, auth, c.P.Unsched(m.Length), m.Granted))
 					}
 				}
 				// Bytes it already has: all requested bytes seen more than
@@ -93,7 +93,7 @@ func resendRules2() []*Rule {
 				if why, ok := timedOutUnsure(r, e); ok {
 					return Unsure("%s: %s", what, why)
 				}
-				return Violation("%s", what).WithSlack(c.P.Slack)
+				return timedOutSure(c, r, e, Violation("%s", what).WithSlack(c.P.Slack))
 			}},
 		},
 		{
@@ -410,6 +410,25 @@ func timedOutUnsure(r *RPC, e *Event) (string, bool) {
 	}
 	return fmt.Sprintf("the request DATA of frame %d reached the server %v after it last heard from the client, about timeout_ticks: its timer may have aborted the RPC (RTX-10) and that DATA created it anew (RTX-11), lacking the earlier bytes",
 		r.ServerTimeout.Frame, r.ServerTimeoutQuiet.Round(time.Microsecond)), true
+}
+
+// timedOutSure returns v, a violation by RESEND e from the server of r,
+// noting when it rests on the trace's sure inference that the server's
+// timer aborted the RPC and a late request DATA created it anew
+// (RPC.ServerTimeoutSure): that inference is timing, its margin the
+// silence past timeout_ticks ticks plus slack, so the finding becomes a
+// timing one (slack, and lateness that margin, over the RPC's frames
+// from its first to that DATA): a stall the run measured there that
+// lost at least that much may have kept the server's timer from counting
+// to timeout_ticks (a loaded host's timer runs late and catches up:
+// the ref once RESENDed after a 0.5 s stall, then got the DATA 22 ms
+// later and asked for the bytes its GRANT had authorised).
+func timedOutSure(c *Ctx, r *RPC, e *Event, v Result) Result {
+	if r == nil || e.FromClient() || !r.ServerTimeoutSure || e.Time.Before(r.ServerTimeout.Time) {
+		return v
+	}
+	margin := r.ServerTimeoutQuiet - (c.P.Ticks(c.P.TimeoutTicks) + c.P.Slack)
+	return v.With(r.FirstFrame, r.ServerTimeout.Frame).WithSlack(c.P.Slack).WithLate(max(margin, time.Nanosecond))
 }
 
 // silenceStart returns when the sender of RESEND e last had its silence
