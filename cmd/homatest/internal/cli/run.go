@@ -211,12 +211,30 @@ func (o *runOpts) run(cmd *cobra.Command) error {
 	if err != nil {
 		return usageErr(artifactsErr(err))
 	}
+	// One run at a time in a folder: two would remove each other's passes
+	// and report each other's files as their own.
+	lock, stale, err := lockRunFolder(o.artifacts)
+	if err != nil {
+		if !existed {
+			undo.Remove()
+		}
+		return usageErr(err)
+	}
+	defer lock.release()
+	o.stderr = cmd.ErrOrStderr()
+	if stale > 0 && stale != os.Getpid() {
+		fmt.Fprintf(o.stderr, "homatest: %s was left by run pid %d, which ended without releasing it (killed): this run takes it over\n", o.artifacts, stale)
+	}
+	if o.env == "ns" {
+		// A killed run's namespaces would share the machine with this
+		// run's; only runs whose lock nobody holds are touched.
+		removeDeadRunsLeftovers(o.stderr)
+	}
 	self, err := os.Executable()
 	if err != nil {
 		return usageErr(fmt.Errorf("cannot find this program to run a pass: %w", err))
 	}
 	sup := &conformance.Supervisor{Command: []string{self, "run", "--pass"}, Dir: o.artifacts, Ctx: o.ctx}
-	o.stderr = cmd.ErrOrStderr()
 	if !defaulted {
 		// The earlier run's report page and interrupted marker go with
 		// its passes: beside this run's passes (an interrupted run writes
