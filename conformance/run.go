@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/homatest/homatest/agent"
 	"github.com/homatest/homatest/harness"
 	"github.com/homatest/homatest/internal/plural"
 	"github.com/homatest/homatest/internal/stall"
@@ -95,6 +96,11 @@ type Result struct {
 	// SetupError is set when the environment could not be built; then no
 	// spec ran.
 	SetupError string `json:"setup_error,omitempty"`
+	// IUTFailure is set when the IUT failed before any spec ran, outside
+	// any spec: its agent answered hello, then fell silent, exited or
+	// broke the agent protocol (iutFault). Then no spec ran, and the run
+	// fails (exit 1).
+	IUTFailure string `json:"iut_failure,omitempty"`
 }
 
 // ShortName is the spec's short name, as --focus takes it: "RESEND-gap"
@@ -290,7 +296,20 @@ var (
 	opts       Options
 	env        *Env
 	lastReport *types.Report
+	// iutFailure is the IUT's failure before any spec ran
+	// (Result.IUTFailure), "" if none.
+	iutFailure string
 )
+
+// iutFault reports whether err, from a request to an agent that answered
+// its hello, is the IUT's fault: the agent fell silent, exited or broke
+// the agent protocol. An agent that declared itself an IUT and then does
+// not answer fails the run (exit 1), as a spec it does not answer fails;
+// the environment is not to blame and a CI retry would not help.
+func iutFault(err error) bool {
+	var pe *agent.ProtocolError
+	return errors.Is(err, agent.ErrAgentSilent) || errors.Is(err, agent.ErrAgentExited) || errors.As(err, &pe)
+}
 
 var _ = BeforeSuite(func(sc SpecContext) {
 	// Registered first, so an interrupt while the environment is being
@@ -309,7 +328,16 @@ var _ = BeforeSuite(func(sc SpecContext) {
 		}
 		return nil
 	})
-	Expect(env.IUT.Listen(sc, ServerPort)).To(Succeed(), "asking the IUT to serve on port %d", ServerPort)
+	if err := env.IUT.Listen(sc, ServerPort); err != nil {
+		// One line with the cause (Gomega's message put it on a later
+		// line, which the run's error left out).
+		msg := fmt.Sprintf("asking the IUT to serve on port %d: %v", ServerPort, err)
+		if iutFault(err) {
+			iutFailure = "the IUT failed before any spec ran: " + msg
+			Fail(iutFailure)
+		}
+		Fail(msg)
+	}
 	if env.Virtual {
 		// Virtual time: nothing stalls and nothing is late; the windows
 		// keep the environment's slack (sim.ViewTolerance).
@@ -409,7 +437,11 @@ func Run(t GinkgoTestingT, o Options) (*Result, error) {
 		case types.NodeTypeIt:
 		case types.NodeTypeBeforeSuite, types.NodeTypeSynchronizedBeforeSuite:
 			if sr.State.Is(types.SpecStateFailureStates) {
-				res.SetupError = firstLine(sr.Failure.Message)
+				if iutFailure != "" {
+					res.IUTFailure = iutFailure
+				} else {
+					res.SetupError = firstLine(sr.Failure.Message)
+				}
 			}
 			continue
 		default:

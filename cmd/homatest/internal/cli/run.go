@@ -34,7 +34,13 @@ type runOpts struct {
 	// set aside until this run really starts (startedRun) or put back
 	// when it ends in a usage error (usageEnd).
 	earlier *conformance.EarlierPasses
+	stdout  io.Writer
 	stderr  io.Writer
+	// done are the passes finished so far, junits their JUnit files:
+	// a run that ends early (an error, the IUT's failure) reports them
+	// with why it ended (endReports).
+	done   []*conformance.Result
+	junits []string
 }
 
 func newRunCmd() *cobra.Command {
@@ -221,7 +227,7 @@ func (o *runOpts) run(cmd *cobra.Command) error {
 		return usageErr(err)
 	}
 	defer lock.release()
-	o.stderr = cmd.ErrOrStderr()
+	o.stdout, o.stderr = cmd.OutOrStdout(), cmd.ErrOrStderr()
 	if stale > 0 && stale != os.Getpid() {
 		fmt.Fprintf(o.stderr, "homatest: %s was left by run pid %d, which ended without releasing it (killed): this run takes it over\n", o.artifacts, stale)
 	}
@@ -249,9 +255,8 @@ func (o *runOpts) run(cmd *cobra.Command) error {
 	if o.matrix {
 		return o.mutationMatrix(cmd, sup, undo)
 	}
-	var passes []*conformance.Result
-	var junits []string
 	for i := 1; i <= o.repeat; i++ {
+		passes, junits := o.done, o.junits
 		name := fmt.Sprintf("pass-%d", i)
 		res, junit, err := sup.Pass(name, o.passOptions())
 		if errors.Is(err, conformance.ErrInterrupted) {
@@ -259,10 +264,17 @@ func (o *runOpts) run(cmd *cobra.Command) error {
 		}
 		if err != nil {
 			o.startedRun() // the pass's child failed: its folder is the evidence
-			return usageErr(err)
+			return o.endReports(usageErr(err))
 		}
 		if res.SetupError != "" {
 			return o.setupFailed(res.SetupError, undo)
+		}
+		if res.IUTFailure != "" {
+			o.startedRun() // its agent's log is the evidence
+			if junit != "" {
+				os.Remove(junit) // its specs did not run; the failure says why
+			}
+			return o.endReports(&ExitError{Code: ExitViolations, Err: fmt.Errorf("pass %d: %s; logs in %s", i, res.IUTFailure, filepath.Join(o.artifacts, name))})
 		}
 		if specsRun(res) == 0 { // nothing ran
 			return o.usageEnd(errors.New("no spec matched --label-filter, --rules and --focus (homatest spec list shows the rule IDs; areas: wire, grant, resend, ack, cutoffs, robustness, workload)"), undo)
@@ -274,9 +286,9 @@ func (o *runOpts) run(cmd *cobra.Command) error {
 			}
 			return usageErr(err)
 		}
-		passes = append(passes, res)
+		o.done = append(o.done, res)
 		if junit != "" {
-			junits = append(junits, junit)
+			o.junits = append(o.junits, junit)
 		}
 		if o.output == "text" {
 			// Each pass as it finishes: a long --repeat shows progress,
@@ -286,8 +298,9 @@ func (o *runOpts) run(cmd *cobra.Command) error {
 			}
 		}
 	}
+	passes := o.done
 	if o.junit != "" {
-		if err := conformance.MergeJUnit(junits, o.junit, o.strict, ""); err != nil {
+		if err := conformance.MergeJUnit(o.junits, o.junit, o.junitRun()); err != nil {
 			return usageErr(flagWriteErr("--junit", o.junit, err))
 		}
 	}
@@ -320,7 +333,7 @@ func (o *runOpts) setupFailed(setupErr string, undo *harness.DirUndo) error {
 	if agentOutput(o.artifacts) {
 		o.startedRun() // its logs replace the earlier run's passes
 		msg += "; logs in " + o.artifacts
-		return usageErr(errors.New(msg))
+		return o.endReports(usageErr(errors.New(msg)))
 	}
 	return o.usageEnd(errors.New(agent.LogRemoved(msg)), undo) // the empty logs go with the folder
 }
@@ -337,7 +350,54 @@ func (o *runOpts) usageEnd(err error, undo *harness.DirUndo) error {
 		}
 		o.earlier = nil
 	}
-	return usageErr(err)
+	return o.endReports(usageErr(err))
+}
+
+// junitRun describes this run to conformance.MergeJUnit.
+func (o *runOpts) junitRun() conformance.JUnitRun {
+	return conformance.JUnitRun{Strict: o.strict, Passes: o.repeat}
+}
+
+// endReports writes -o json's report and --junit's file for a run that
+// ends with err (an *ExitError) before its report: exit 2, a usage or
+// environment error found once the run started (no spec matched, an
+// environment that could not be built), reports verdict "error" and a
+// JUnit <error>; exit 1, the IUT's failure outside any spec, verdict
+// "fail" and a JUnit <failure>. The passes that finished before (o.done)
+// are in both, so a CI job reading either sees why the run ended, as
+// homatest check -o json and -o junit report a capture they cannot read.
+// It returns err, with the reports' own write errors appended.
+func (o *runOpts) endReports(err error) error {
+	var ee *ExitError
+	if !errors.As(err, &ee) || (o.output != "json" && o.junit == "") {
+		return err
+	}
+	msg := ee.Err.Error()
+	verdict, problem := "error", conformance.ErrorCase("run", "error", msg)
+	if ee.Code == ExitViolations {
+		verdict, problem = "fail", conformance.FailureCase("IUT", "iut", msg)
+	}
+	var werrs []string
+	if o.output == "json" && o.stdout != nil {
+		passes := o.done
+		if passes == nil {
+			passes = []*conformance.Result{}
+		}
+		if werr := o.writeJSONReport(o.stdout, passes, verdict, "", msg); werr != nil {
+			werrs = append(werrs, fmt.Sprintf("writing the JSON report: %v", werr))
+		}
+	}
+	if o.junit != "" {
+		r := o.junitRun()
+		r.Problem = problem
+		if jerr := conformance.MergeJUnit(o.junits, o.junit, r); jerr != nil {
+			werrs = append(werrs, flagWriteErr("--junit", o.junit, jerr).Error())
+		}
+	}
+	if len(werrs) > 0 {
+		return &ExitError{Code: ee.Code, Err: fmt.Errorf("%v (and %s)", ee.Err, strings.Join(werrs, "; "))}
+	}
+	return err
 }
 
 // startedRun removes the earlier run's pass folders set aside (said on
@@ -373,7 +433,7 @@ func (o *runOpts) interruptedAfter(out io.Writer, err error, passes []*conforman
 	// Even before the first pass finished, -o json writes a report (verdict
 	// incomplete) and --junit a file that says so: a CI job reading
 	// either fails on an empty one.
-	note := fmt.Sprintf("interrupted after %s", plural.Of(len(passes), "finished pass", "finished passes"))
+	note := fmt.Sprintf("interrupted during pass %d of %d, after %s", len(passes)+1, o.repeat, plural.Of(len(passes), "finished pass", "finished passes"))
 	if passes == nil {
 		passes = []*conformance.Result{} // "passes": [], not null
 	}
@@ -384,7 +444,9 @@ func (o *runOpts) interruptedAfter(out io.Writer, err error, passes []*conforman
 		}
 	}
 	if o.junit != "" {
-		if jerr := conformance.MergeJUnit(junits, o.junit, o.strict, note); jerr != nil {
+		r := o.junitRun()
+		r.Interrupted = note
+		if jerr := conformance.MergeJUnit(junits, o.junit, r); jerr != nil {
 			werrs = append(werrs, flagWriteErr("--junit", o.junit, jerr).Error())
 		}
 	}

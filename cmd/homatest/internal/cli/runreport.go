@@ -29,8 +29,9 @@ type runReport struct {
 	// Verdict is pass, fail (a spec failed) or incomplete (no spec was
 	// judged, or with --strict a spec was unsupported:
 	// conformance.Tally.Incomplete), as the exit code 0, 1 or 2 (2 also
-	// when a spec failed in an incomplete run). (A pass whose environment
-	// could not be built ends the run with exit code 2 and no report.)
+	// when a spec failed in an incomplete run); error when the run ended
+	// before its report in a usage or environment error (Error, exit
+	// code 2).
 	// An interrupted run (Interrupted, exit code 130) is never pass: it is
 	// fail when a finished pass failed, else incomplete, since the passes
 	// it did not run may have failed.
@@ -46,21 +47,34 @@ type runReport struct {
 	// the passes that finished before ("interrupted after 2 finished
 	// passes"); the exit code is then 130.
 	Interrupted string `json:"interrupted,omitempty"`
+	// Error, when set, is why the run ended before its report: a usage
+	// or environment error found once it started (verdict "error", exit
+	// code 2: no spec matched the filters, the environment could not be
+	// built, the IUT cannot run here) or the IUT's failure outside any
+	// spec (verdict "fail", exit code 1: its agent answered hello, then
+	// fell silent). Passes are those that finished before.
+	Error string `json:"error,omitempty"`
 }
 
 // writeJSON writes the JSON report of passes; interrupted, when not "",
 // says the run was interrupted after them (runReport.Interrupted).
 func (o *runOpts) writeJSON(out io.Writer, passes []*conformance.Result, interrupted string) error {
+	verdict := conformance.Count(passes, o.strict).Verdict()
+	if interrupted != "" && verdict != "fail" {
+		verdict = "incomplete"
+	}
+	return o.writeJSONReport(out, passes, verdict, interrupted, "")
+}
+
+// writeJSONReport writes the JSON report of passes with verdict, and
+// interrupted and errMsg (runReport.Interrupted, Error) when not "".
+func (o *runOpts) writeJSONReport(out io.Writer, passes []*conformance.Result, verdict, interrupted, errMsg string) error {
 	w := &errWriter{w: out}
 	t := conformance.Count(passes, o.strict)
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
-	verdict := t.Verdict()
-	if interrupted != "" && verdict != "fail" {
-		verdict = "incomplete"
-	}
 	enc.Encode(runReport{Verdict: verdict, Passes: passes, Artifacts: o.artifacts, Failed: t.FailedPasses,
-		SpecsRun: t.Run, Unsupported: t.Unsupported, Interrupted: interrupted})
+		SpecsRun: t.Run, Unsupported: t.Unsupported, Interrupted: interrupted, Error: errMsg})
 	return w.err
 }
 
