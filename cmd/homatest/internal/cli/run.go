@@ -84,11 +84,19 @@ Under --strict every spec not run fails the run: one line each with its
 reason, INCOMPLETE, exit 2 (a JUnit failure of type "unsupported").
 
 Exit codes: 0 every MUST spec passed (with --strict every SHOULD spec
-too, and none was unsupported), 1 a spec failed, 2 usage or environment
-error, or INCOMPLETE (no spec ran; with --strict, a spec not run; 2 wins
-over 1, as in homatest check), 130 interrupted (Ctrl-C, SIGINT or SIGTERM: the pass
-removes its namespaces, and the run folder is kept, marked by its file
-"interrupted").`,
+too, and none was unsupported), 1 a spec failed, or the IUT failed before
+any spec ran (its agent answered hello, then fell silent, exited or broke
+the agent protocol), 2 usage or environment error, or INCOMPLETE (no spec
+ran; with --strict, a spec not run; 2 wins over 1, as in homatest check),
+130 interrupted (Ctrl-C, SIGINT or SIGTERM: the pass removes its
+namespaces, and the run folder is kept, marked by its file
+"interrupted"). A run that ends early still writes -o json (verdict
+error or fail, with the error) and --junit (an <error> or <failure>
+testcase; an interrupted run's says which pass was stopped).
+
+One run at a time uses a run folder (a lock in it names the run's pid; a
+killed run's lock is taken over). In namespaces a run first removes what
+killed runs left on the machine, never a live run's (homatest cleanup).`,
 		Example: `  homatest run
   homatest run --label-filter 'grant && MUST'
   homatest run --rules 'HOMA-RESEND-*' -o json
