@@ -35,7 +35,8 @@ type Options struct {
 	// only specs labelled with a matching rule run ("" = all).
 	Rules string
 	// Focus, when set, runs only specs whose full name contains one of
-	// its strings.
+	// its strings, or named by it: a spec's short name selects that spec
+	// alone (focusRegexp).
 	Focus []string
 	// JUnit is the path of a JUnit XML report to write ("" = none).
 	JUnit string
@@ -81,6 +82,10 @@ type SpecResult struct {
 	// warning, failing the pass under --strict. (A MUST finding of such a
 	// rule fails the spec, whatever its Level.)
 	OtherShould []string `json:"other_should,omitempty"`
+	// Warning is set in homatest run's report on a spec that is only a
+	// warning (Warns, without --strict): its State may be "failed", but it
+	// does not fail the run and is counted as a warning.
+	Warning bool `json:"warning,omitempty"`
 	// Duration is the spec's run time (ns).
 	Duration time.Duration `json:"duration_ns"`
 }
@@ -398,7 +403,7 @@ func Run(t GinkgoTestingT, o Options) (*Result, error) {
 	}
 	for _, f := range o.Focus {
 		if f != "" {
-			sc.FocusStrings = append(sc.FocusStrings, regexpQuote(f))
+			sc.FocusStrings = append(sc.FocusStrings, focusRegexp(f))
 		}
 	}
 	rc.NoColor = true
@@ -554,6 +559,22 @@ func rulesFilter(globs string) (string, error) {
 		return "", errors.New("--rules: no rule-ID glob given")
 	}
 	return "(" + strings.Join(parts, " || ") + ")", nil
+}
+
+// shortNameRe matches a spec's short name (SpecResult.ShortName), e.g.
+// "WORKLOAD-incast", "RPC_UNKNOWN-reply".
+var shortNameRe = regexp.MustCompile(`^[A-Z][A-Z_]*-[A-Za-z0-9]+(-[A-Za-z0-9]+)*$`)
+
+// focusRegexp is the Ginkgo focus regexp of the --focus text f: a spec's
+// short name selects that spec alone (its full name has it as a word
+// followed by ":"), not those whose names extend it ("WORKLOAD-incast"
+// used to run WORKLOAD-incast-mixed too, rerun commands included); any
+// other text selects the specs whose full name contains it.
+func focusRegexp(f string) string {
+	if shortNameRe.MatchString(f) {
+		return `(^| )` + regexpQuote(f) + `:`
+	}
+	return regexpQuote(f)
 }
 
 func regexpQuote(s string) string {

@@ -111,7 +111,7 @@ killed runs left on the machine, never a live run's (homatest cleanup).`,
 	f.StringVar(&o.env, "env", "auto", "environment: ns (network namespaces, root), sim (the simulator, virtual time, ref only), auto (ns as root, else sim)")
 	f.StringVar(&o.labelFilter, "label-filter", "", "Ginkgo label filter over rule IDs, areas and levels, e.g. 'grant && MUST'")
 	f.StringVar(&o.rules, "rules", "", "comma-separated rule-ID globs: run only specs checking these rules, e.g. 'HOMA-GRANT-*'")
-	f.StringArrayVar(&o.focus, "focus", nil, "run only specs whose name contains this text (repeat for several)")
+	f.StringArrayVar(&o.focus, "focus", nil, "run only specs whose name contains this text, or the spec it names (a short name like WORKLOAD-incast selects that spec alone, not WORKLOAD-incast-mixed; repeat for several)")
 	f.StringVar(&o.fault, "fault", "", "enable a fault knob of the reference implementation (homatest faults)")
 	f.IntVar(&o.repeat, "repeat", 1, "run the suite N times; fails if any pass fails")
 	f.StringVar(&o.junit, "junit", "", "write a JUnit XML report to this file (one testsuite per pass)")

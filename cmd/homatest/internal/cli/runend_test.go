@@ -106,3 +106,35 @@ func TestRunAgentSilentOnListen(t *testing.T) {
 		t.Errorf("JUnit %+v; want one <failure> testcase with the cause", js)
 	}
 }
+
+// TestRunWarningCountedOnce: a failed SHOULD spec without --strict is a
+// warning everywhere: the text table's "warned" column (it was counted
+// "failed"), JSON's top-level warnings and the spec's warning flag (there
+// was no count), and a passed JUnit testcase, never a failure.
+func TestRunWarningCountedOnce(t *testing.T) {
+	t.Setenv("HOMATEST_CLI_CHILD", "1") // the pass runs as a child
+	dir := t.TempDir()
+	args := []string{"run", "--env", "sim", "--focus", "NEED_ACK-answered", "--fault", "no-acks"}
+	out, err, code := run(t, append(args, "--artifacts", filepath.Join(dir, "t"))...)
+	if code != ExitOK || !strings.Contains(out, "\n  ack               0      0      1           0       1\n") {
+		t.Fatalf("exit %d, %v; want 0 and the ack row counting 1 warned, 0 failed:\n%s", code, err, out)
+	}
+	junit := filepath.Join(dir, "w.xml")
+	out, err, code = run(t, append(args, "--artifacts", filepath.Join(dir, "j"), "-o", "json", "--junit", junit)...)
+	if code != ExitOK {
+		t.Fatalf("exit %d, %v\n%s", code, err, out)
+	}
+	rep, js := readRunEnd(t, out, junit)
+	warned := 0
+	for _, s := range rep.Passes[0].Specs {
+		if s.Warning {
+			warned++
+		}
+	}
+	if rep.Verdict != "pass" || rep.Warnings != 1 || warned != 1 {
+		t.Errorf("verdict %q, warnings %d, %d specs marked warning; want pass, 1, 1", rep.Verdict, rep.Warnings, warned)
+	}
+	if js.Failures != 0 || js.Errors != 0 {
+		t.Errorf("JUnit counts failures=%d errors=%d; want a warning to be neither", js.Failures, js.Errors)
+	}
+}

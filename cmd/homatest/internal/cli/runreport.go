@@ -43,6 +43,12 @@ type runReport struct {
 	// not run (each spec's failure says why).
 	SpecsRun    int `json:"specs_run"`
 	Unsupported int `json:"unsupported"`
+	// Warnings counts the specs that failed only as warnings (a SHOULD
+	// spec without --strict: conformance.SpecResult.Warns; each has
+	// "warning": true): counted here, in the text table's "warned" column
+	// and as passed JUnit testcases with the warning in system-err, never
+	// as failures.
+	Warnings int `json:"warnings"`
 	// Interrupted, when set, says the run was interrupted and these are
 	// the passes that finished before ("interrupted after 2 finished
 	// passes"); the exit code is then 130.
@@ -73,8 +79,9 @@ func (o *runOpts) writeJSONReport(out io.Writer, passes []*conformance.Result, v
 	t := conformance.Count(passes, o.strict)
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
+	markWarnings(passes, o.strict)
 	enc.Encode(runReport{Verdict: verdict, Passes: passes, Artifacts: o.artifacts, Failed: t.FailedPasses,
-		SpecsRun: t.Run, Unsupported: t.Unsupported, Interrupted: interrupted, Error: errMsg})
+		SpecsRun: t.Run, Unsupported: t.Unsupported, Warnings: t.Warned, Interrupted: interrupted, Error: errMsg})
 	return w.err
 }
 
@@ -157,7 +164,7 @@ func (o *runOpts) runExit(passes []*conformance.Result) error {
 func (o *runOpts) writePass(out io.Writer, i, n int, p *conformance.Result) error {
 	w := &errWriter{w: out}
 	fmt.Fprintf(w, "pass %d/%d: %s; %s in %.1fs\n", i, n, p.Env, plural.Of(specsRun(p), "spec", "specs"), p.Duration.Seconds())
-	writeAreaTable(w, p.Specs)
+	writeAreaTable(w, p.Specs, o.strict)
 	for _, s := range p.Specs {
 		if !s.Fails(true) {
 			continue
@@ -273,11 +280,33 @@ func writeInconclusive(w io.Writer, specs []conformance.SpecResult) {
 	}
 }
 
-// writeAreaTable prints specs counted by area and state.
-func writeAreaTable(w io.Writer, specs []conformance.SpecResult) {
-	fmt.Fprintf(w, "  %-12s %6s %6s %11s %7s\n", "area", "passed", "failed", "unsupported", "skipped")
+// writeAreaTable prints specs counted by area and state; a spec that
+// failed only as a warning (without strict, conformance.SpecResult.Warns)
+// is counted as warned, not failed, as the verdict and JUnit count it.
+func writeAreaTable(w io.Writer, specs []conformance.SpecResult, strict bool) {
+	warned, warnedFailed := map[string]int{}, map[string]int{}
+	for _, s := range specs {
+		if !strict && s.Warns() {
+			warned[s.Area]++
+			if s.State != "passed" { // failed, or passed with other rules' SHOULD findings
+				warnedFailed[s.Area]++
+			}
+		}
+	}
+	fmt.Fprintf(w, "  %-12s %6s %6s %6s %11s %7s\n", "area", "passed", "failed", "warned", "unsupported", "skipped")
 	for _, r := range html.SpecAreas(specs) {
-		fmt.Fprintf(w, "  %-12s %6d %6d %11d %7d\n", r.Area, r.Passed, r.Failed, r.Unsupported, r.Skipped)
+		a := r.Area
+		fmt.Fprintf(w, "  %-12s %6d %6d %6d %11d %7d\n", a, r.Passed-(warned[a]-warnedFailed[a]), r.Failed-warnedFailed[a], warned[a], r.Unsupported, r.Skipped)
+	}
+}
+
+// markWarnings sets Warning on the specs of passes that failed only as
+// warnings (without strict: conformance.SpecResult.Warns).
+func markWarnings(passes []*conformance.Result, strict bool) {
+	for _, p := range passes {
+		for i := range p.Specs {
+			p.Specs[i].Warning = !strict && p.Specs[i].Warns()
+		}
 	}
 }
 
