@@ -12,6 +12,18 @@ import (
 	"github.com/homatest/homatest/conformance"
 )
 
+// runSplit is run with standard output and standard error apart.
+func runSplit(t *testing.T, args ...string) (stdout, stderr string, err error, code int) {
+	t.Helper()
+	cmd := New()
+	var o, e strings.Builder
+	cmd.SetOut(&o)
+	cmd.SetErr(&e)
+	cmd.SetArgs(args)
+	err = cmd.Execute()
+	return o.String(), e.String(), err, ExitCode(err)
+}
+
 // readRunEnd parses a run's -o json output and --junit file.
 func readRunEnd(t *testing.T, out, junit string) (runReport, conformance.JUnitSuites) {
 	t.Helper()

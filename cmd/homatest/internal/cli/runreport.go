@@ -315,7 +315,14 @@ func markWarnings(passes []*conformance.Result, strict bool) {
 // spec catches, or none by a rule its catalogue entry names
 // (homa.FaultInfo.CaughtBy), fails the run.
 func (o *runOpts) mutationMatrix(cmd *cobra.Command, sup *conformance.Supervisor, undo *harness.DirUndo) error {
-	matrix, err := sup.MutationMatrix(o.passOptions())
+	// A pass per knob takes minutes: a progress line on stderr (on a
+	// terminal rewritten in place; in a CI log one line at the start,
+	// then one every logEvery).
+	pl := newProgressLine(cmd.ErrOrStderr(), "homatest run --mutation-matrix", 0, true)
+	matrix, err := sup.MutationMatrix(o.passOptions(), func(knob string, i, n, caught int) {
+		pl.update(fmt.Sprintf("fault knob %d of %d (%s), %d of %d caught so far", i, n, knob, caught, i-1))
+	})
+	pl.end()
 	if errors.Is(err, conformance.ErrInterrupted) {
 		return o.interrupted(err)
 	}
