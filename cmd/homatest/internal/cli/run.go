@@ -237,8 +237,12 @@ func (o *runOpts) run(cmd *cobra.Command) error {
 	defer lock.release()
 	o.stdout, o.stderr = cmd.OutOrStdout(), cmd.ErrOrStderr()
 	if stale > 0 && stale != os.Getpid() {
+		// Marked before its passes are set aside: the marker goes with
+		// them, and comes back with them if this run ends in a usage error.
+		settleKilledRun(o.artifacts, stale)
 		fmt.Fprintf(o.stderr, "homatest: %s was left by run pid %d, which ended without releasing it (killed): this run takes it over\n", o.artifacts, stale)
 	}
+	settleKilledSiblings(o.artifacts, o.stderr)
 	if o.env == "ns" {
 		// A killed run's namespaces would share the machine with this
 		// run's; only runs whose lock nobody holds are touched.

@@ -15,6 +15,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/homatest/homatest/harness"
+	"github.com/homatest/homatest/internal/plural"
 )
 
 // defaultRunDir is the run folder of a command run without --artifacts:
@@ -158,4 +159,75 @@ func removeDeadRunsLeftovers(w io.Writer) {
 		runsWord = "runs"
 	}
 	fmt.Fprintf(w, "homatest: removed what killed %s %s left: %s\n", runsWord, strings.Join(ids, ", "), strings.Join(removed, ", "))
+}
+
+// settleKilledRun makes the folder dir of a killed run (pid, 0 if
+// unknown: its run-folder lock was left unheld) read as what it is: the
+// temporary files its captures and atomic writes left in it and its pass
+// folders (".capture-*.spool", ".NAME.tmp*") are removed, and it is
+// marked interrupted (harness.Artifacts.MarkInterrupted) unless it is
+// already. Errors are the file system's.
+func settleKilledRun(dir string, pid int) error {
+	var errs []error
+	for _, pat := range []string{".capture-*.spool", ".*.tmp*"} {
+		for _, glob := range []string{filepath.Join(dir, pat), filepath.Join(dir, "*", pat)} {
+			ms, _ := filepath.Glob(glob)
+			for _, m := range ms {
+				if err := os.Remove(m); err != nil && !errors.Is(err, os.ErrNotExist) {
+					errs = append(errs, err)
+				}
+			}
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, harness.InterruptedFile)); errors.Is(err, os.ErrNotExist) {
+		who := "its process"
+		if pid > 0 {
+			who = fmt.Sprintf("its process %d", pid)
+		}
+		arts := &harness.Artifacts{Dir: dir}
+		errs = append(errs, arts.MarkInterrupted("this run", fmt.Errorf("killed: %s ended without releasing its run-folder lock", who), "run it again"))
+	}
+	return errors.Join(errs...)
+}
+
+// settleKilledSiblings settles (settleKilledRun) the run folders beside
+// self (the other folders in its parent, e.g. homatest-runs/*) whose
+// run-folder lock nobody holds, of runs killed without a word, removes
+// their locks and says so in one line on w. A lock younger than 10 s is
+// left: its run may be taking it.
+func settleKilledSiblings(self string, w io.Writer) {
+	parent := filepath.Dir(filepath.Clean(self))
+	ents, err := os.ReadDir(parent)
+	if err != nil {
+		return
+	}
+	var settled []string
+	for _, e := range ents {
+		d := filepath.Join(parent, e.Name())
+		if !e.IsDir() || d == filepath.Clean(self) {
+			continue
+		}
+		path := filepath.Join(d, runFolderLockFile)
+		st, err := os.Stat(path)
+		if err != nil || time.Since(st.ModTime()) < 10*time.Second {
+			continue
+		}
+		f, err := os.OpenFile(path, os.O_RDWR, 0)
+		if err != nil {
+			continue
+		}
+		if unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB) != nil {
+			f.Close() // a live run's
+			continue
+		}
+		if err := settleKilledRun(d, readPid(f)); err == nil {
+			os.Remove(path)
+			settled = append(settled, d)
+		}
+		f.Close()
+	}
+	if len(settled) > 0 {
+		fmt.Fprintf(w, "homatest: marked %s interrupted (killed: their runs ended without releasing their locks; partial captures' temporary files removed): %s\n",
+			plural.Of(len(settled), "run folder", "run folders"), strings.Join(settled, ", "))
+	}
 }

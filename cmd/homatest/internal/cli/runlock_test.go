@@ -26,8 +26,11 @@ func deadPid(t *testing.T) int {
 // TestRunFolderLock: a run refuses a folder a live run holds (two runs
 // with one --artifacts used to remove each other's passes and both point
 // their JSON at the same pass-1), in one line naming the holder's pid and
-// the fix; a lock left by a killed run is taken over and said so; the
-// lock goes when the run ends.
+// the fix; a lock left by a killed run is taken over and said so, and a
+// killed run's folder beside it is marked interrupted and loses the spool
+// and temporary files its captures left (a SIGKILLed run left them
+// unmarked); a live run's folder is left alone; the lock goes when the
+// run ends.
 func TestRunFolderLock(t *testing.T) {
 	t.Setenv("HOMATEST_CLI_CHILD", "1") // the pass runs as a child
 	dir := filepath.Join(t.TempDir(), "same")
@@ -53,9 +56,51 @@ func TestRunFolderLock(t *testing.T) {
 	if err := os.WriteFile(lockPath, []byte(strconv.Itoa(pid)+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	os.MkdirAll(filepath.Join(dir, "pass-1"), 0o755)
+	os.WriteFile(filepath.Join(dir, "pass-1", "pass.json"), []byte("{}"), 0o644)
+	// Beside it, the folder of another killed run, with what a SIGKILL
+	// leaves mid-capture, and one of a live run.
+	killed, live := filepath.Join(filepath.Dir(dir), "killed"), filepath.Join(filepath.Dir(dir), "live")
+	for f, body := range map[string]string{runFolderLockFile: strconv.Itoa(pid) + "\n", "pass-1/pass.json": "{}",
+		"pass-1/.capture-h1-p1-in.spool": "", "pass-1/.capture.pcapng.tmp4242": "partial", "pass-1/ginkgo.log": "log"} {
+		os.MkdirAll(filepath.Dir(filepath.Join(killed, f)), 0o755)
+		if err := os.WriteFile(filepath.Join(killed, f), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	old := time.Now().Add(-time.Minute)
+	os.Chtimes(filepath.Join(killed, runFolderLockFile), old, old)
+	os.MkdirAll(live, 0o755)
+	liveLock, _, err := lockRunFolder(live)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer liveLock.release()
+	os.Chtimes(filepath.Join(live, runFolderLockFile), old, old)
 	out, err, code = run(t, "run", "--env", "sim", "--focus", "RPC_UNKNOWN-reply", "--artifacts", dir)
-	if code != ExitOK || !strings.Contains(out, "homatest: "+dir+" was left by run pid "+strconv.Itoa(pid)+", which ended without releasing it (killed): this run takes it over") {
-		t.Fatalf("run in a killed run's folder: exit %d, %v; want 0 and the take-over line\n%s", code, err, out)
+	if code != ExitOK || !strings.Contains(out, "homatest: "+dir+" was left by run pid "+strconv.Itoa(pid)+", which ended without releasing it (killed): this run takes it over\n") ||
+		!strings.Contains(out, "homatest: marked 1 run folder interrupted (killed: their runs ended without releasing their locks; partial captures' temporary files removed): "+killed+"\n") ||
+		!strings.Contains(out, "removed 1 pass folder of an earlier run from "+dir+": pass-1 (and its interrupted)") {
+		t.Fatalf("run in a killed run's folder: exit %d, %v; want 0, the take-over line, the killed sibling marked, the earlier pass removed\n%s", code, err, out)
+	}
+	var names []string
+	filepath.WalkDir(killed, func(p string, d os.DirEntry, err error) error {
+		if !d.IsDir() {
+			names = append(names, strings.TrimPrefix(p, killed+"/"))
+		}
+		return nil
+	})
+	if strings.Join(names, " ") != "interrupted pass-1/ginkgo.log pass-1/pass.json" {
+		t.Errorf("the killed run's folder holds %v; want its marker, log and options, no lock, spool or temporary file", names)
+	}
+	if b, _ := os.ReadFile(filepath.Join(killed, "interrupted")); !strings.Contains(string(b), "killed: its process "+strconv.Itoa(pid)+" ended") {
+		t.Errorf("its marker says %q", b)
+	}
+	if _, err := os.Stat(filepath.Join(live, runFolderLockFile)); err != nil {
+		t.Errorf("the live run's lock: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(live, "interrupted")); err == nil {
+		t.Error("the live run's folder was marked interrupted")
 	}
 	if _, err := os.Stat(lockPath); !os.IsNotExist(err) {
 		t.Errorf("the run's lock is still there after it ended: %v", err)
