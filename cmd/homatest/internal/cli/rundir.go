@@ -193,8 +193,9 @@ func settleKilledRun(dir string, pid int) error {
 // settleKilledSiblings settles (settleKilledRun) the run folders beside
 // self (the other folders in its parent, e.g. homatest-runs/*) whose
 // run-folder lock nobody holds, of runs killed without a word, removes
-// their locks and says so in one line on w. A lock younger than 10 s is
-// left: its run may be taking it.
+// their locks and says so in one line on w. A lock younger than 2 s, or
+// naming no pid, is left: a run may be taking it (lockRunFolder opens,
+// then locks, then writes its pid).
 func settleKilledSiblings(self string, w io.Writer) {
 	parent := filepath.Dir(filepath.Clean(self))
 	ents, err := os.ReadDir(parent)
@@ -209,7 +210,7 @@ func settleKilledSiblings(self string, w io.Writer) {
 		}
 		path := filepath.Join(d, runFolderLockFile)
 		st, err := os.Stat(path)
-		if err != nil || time.Since(st.ModTime()) < 10*time.Second {
+		if err != nil || time.Since(st.ModTime()) < 2*time.Second {
 			continue
 		}
 		f, err := os.OpenFile(path, os.O_RDWR, 0)
@@ -220,7 +221,12 @@ func settleKilledSiblings(self string, w io.Writer) {
 			f.Close() // a live run's
 			continue
 		}
-		if err := settleKilledRun(d, readPid(f)); err == nil {
+		pid := readPid(f)
+		if pid == 0 {
+			f.Close()
+			continue
+		}
+		if err := settleKilledRun(d, pid); err == nil {
 			os.Remove(path)
 			settled = append(settled, d)
 		}
