@@ -113,7 +113,8 @@ type FileReport struct {
 	CapturePoint    string `json:"capture_point,omitempty"`
 	CapturePointWhy string `json:"capture_point_why,omitempty"`
 	// Verdict is pass, warn (SHOULD violations only, not --strict), fail,
-	// or incomplete (a damaged capture without a failure before the damage).
+	// incomplete (a damaged capture without a failure before the damage),
+	// or error (the file could not be checked: Error says why).
 	Verdict string `json:"verdict,omitempty"`
 	// ParamsFile names the file next to the capture whose parameters were
 	// applied before --param (homatest run writes capture.pcapng.params).
@@ -279,8 +280,18 @@ func Files(o Options, files []string) []FileReport {
 	return reports
 }
 
-// File checks one capture; errors are returned in the report.
+// File checks one capture; errors are returned in the report (Error,
+// with Verdict "error").
 func File(o Options, file string) FileReport {
+	fr := checkFile(o, file)
+	if fr.Error != "" {
+		fr.Verdict = "error" // every entry has a verdict
+	}
+	return fr
+}
+
+// checkFile is File without the error's verdict.
+func checkFile(o Options, file string) FileReport {
 	lvl, forced := o.Level, o.Wire
 	fr := FileReport{File: file}
 	ctx := o.Context

@@ -146,7 +146,7 @@ func TestFilesInOrder(t *testing.T) {
 	if reps[0].Profile != "linux-2024" || reps[2].Profile != "linux" {
 		t.Errorf("profiles %s, %s", reps[0].Profile, reps[2].Profile)
 	}
-	if !strings.Contains(reps[1].Error, "cannot open capture") || reps[1].Verdict != "" {
+	if !strings.Contains(reps[1].Error, "cannot open capture") || reps[1].Verdict != "error" {
 		t.Errorf("missing file: error %q verdict %q", reps[1].Error, reps[1].Verdict)
 	}
 }

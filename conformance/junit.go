@@ -70,51 +70,105 @@ func ginkgoJUnit(report types.Report, cfg reporters.JunitReportConfig) ([]byte, 
 	return b, nil
 }
 
+// JUnitRun is what MergeJUnit needs to know of the run whose passes it
+// merges.
+type JUnitRun struct {
+	// Strict is --strict: SHOULD failures stay failures and unsupported
+	// specs fail (failUnsupported).
+	Strict bool
+	// Passes is the number of passes the run was asked for (--repeat):
+	// above 1 every suite is named "... (pass N)" (namePass), even when
+	// fewer finished.
+	Passes int
+	// Interrupted, when not "", marks a run interrupted after the passes
+	// merged ("interrupted during pass 2, after 1 finished pass"): each
+	// suite gets the property "interrupted" with it as value, and an
+	// <error> testcase of type "interrupted" says it (ProblemSuite), so
+	// the report of an interrupted run never reads as green.
+	Interrupted string
+	// Problem, when set, is a testcase of the run itself, after the
+	// passes' suites in a suite of its own (ProblemSuite): an <error>
+	// (the run could not run its specs: an environment that could not be
+	// built, a filter that matches no spec) or a <failure> (the IUT failed
+	// outside any spec).
+	Problem *JUnitCase
+}
+
+// ProblemSuiteName is the name of the testsuite holding a run's own
+// testcases (JUnitRun.Problem, Interrupted).
+const ProblemSuiteName = "homatest run"
+
+// ErrorCase is a testcase that errored (an <error> of type typ with msg),
+// for JUnitRun.Problem.
+func ErrorCase(name, typ, msg string) *JUnitCase {
+	return &JUnitCase{Name: name, Classname: ProblemSuiteName, Status: "errored",
+		Error: &reporters.JUnitError{Message: msg, Type: typ, Description: msg}}
+}
+
+// FailureCase is a testcase that failed (a <failure> of type typ with
+// msg), for JUnitRun.Problem.
+func FailureCase(name, typ, msg string) *JUnitCase {
+	return &JUnitCase{Name: name, Classname: ProblemSuiteName, Status: "failed",
+		Failure: &JUnitFailure{Message: msg, Type: typ, Description: msg}}
+}
+
 // MergeJUnit merges the JUnit reports of several passes (sources, as
 // writeJUnit wrote them) into dst, one testsuite per pass, and removes the
-// sources. Without strict a failed spec labelled SHOULD is a warning, not
-// a failure, as homatest run's verdict treats it (and as homatest check's
-// JUnit does): its <failure> moves to <system-err> prefixed
+// sources. Without r.Strict a failed spec labelled SHOULD is a warning,
+// not a failure, as homatest run's verdict treats it (and as homatest
+// check's JUnit does): its <failure> moves to <system-err> prefixed
 // "WARNING (SHOULD): ", its status becomes "passed" and the counts drop.
-// With strict an unsupported spec, skipped in its pass's report, is a
-// failure of type "unsupported" (failUnsupported). With several sources
-// each suite's name, and its cases' classname, end in " (pass N)"
-// (namePass), so that CI dashboards keep the passes apart.
-// interrupted, when not "", marks a run that was interrupted after these
-// passes: each suite gets the property "interrupted" with it as value, so
-// CI sees the report of the passes that finished as partial.
-// dst is written once, through atomicfile (a symlink is followed, a device
-// or FIFO written through). Errors: an unreadable source, an unwritable
-// dst ("cannot write DST: cause").
-func MergeJUnit(sources []string, dst string, strict bool, interrupted string) error {
+// With r.Strict an unsupported spec, skipped in its pass's report, is a
+// failure of type "unsupported" (failUnsupported). With several passes
+// (r.Passes or sources above 1) each suite's name, and its cases'
+// classname, end in " (pass N)" (namePass), so that CI dashboards keep the
+// passes apart. r.Interrupted and r.Problem add the run's own testcases
+// (JUnitRun). dst is written once, through atomicfile (a symlink is
+// followed, a device or FIFO written through). Errors: an unreadable
+// source, an unwritable dst ("cannot write DST: cause").
+func MergeJUnit(sources []string, dst string, r JUnitRun) error {
 	var merged JUnitSuites
 	for i, src := range sources {
 		suites, err := readJUnitFile(src)
 		if err != nil {
 			return fmt.Errorf("conformance: merging JUnit reports: %s: %w", src, err)
 		}
-		if len(sources) > 1 {
+		if len(sources) > 1 || r.Passes > 1 {
 			namePass(&suites, i+1)
 		}
 		merged.Time += suites.Time
 		merged.TestSuites = append(merged.TestSuites, suites.TestSuites...)
 	}
-	if strict {
+	if r.Strict {
 		failUnsupported(&merged)
 	} else {
 		demoteShouldFailures(&merged)
 	}
-	if interrupted != "" && len(merged.TestSuites) == 0 {
-		// No pass finished: one errored case says so, for a CI job that
-		// reads the file (an absent or empty one reads as a broken job).
-		merged.TestSuites = append(merged.TestSuites, JUnitSuite{Name: "homatest run", Tests: 1, Errors: 1,
-			TestCases: []JUnitCase{{Name: "interrupted", Classname: "homatest run", Status: "interrupted",
-				Error: &reporters.JUnitError{Message: interrupted, Type: "interrupted", Description: interrupted}}}})
+	var own []JUnitCase
+	if r.Interrupted != "" {
+		c := ErrorCase("interrupted", "interrupted", r.Interrupted)
+		c.Status = "interrupted"
+		own = append(own, *c)
 	}
-	if interrupted != "" {
+	if r.Problem != nil {
+		own = append(own, *r.Problem)
+	}
+	if len(own) > 0 {
+		ps := JUnitSuite{Name: ProblemSuiteName, Tests: len(own), TestCases: own}
+		for _, c := range own {
+			switch {
+			case c.Error != nil:
+				ps.Errors++
+			case c.Failure != nil:
+				ps.Failures++
+			}
+		}
+		merged.TestSuites = append(merged.TestSuites, ps)
+	}
+	if r.Interrupted != "" {
 		for i := range merged.TestSuites {
 			ps := &merged.TestSuites[i].Properties
-			ps.Properties = append(ps.Properties, reporters.JUnitProperty{Name: "interrupted", Value: interrupted})
+			ps.Properties = append(ps.Properties, reporters.JUnitProperty{Name: "interrupted", Value: r.Interrupted})
 		}
 	}
 	if err := atomicfile.Write(dst, func(w io.Writer) error { return WriteJUnit(w, merged) }); err != nil {

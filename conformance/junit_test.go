@@ -39,7 +39,7 @@ func TestMergeJUnitShould(t *testing.T) {
 		if err := os.Symlink("real.xml", dst); err != nil {
 			t.Fatal(err)
 		}
-		if err := MergeJUnit(srcs, dst, strict, ""); err != nil {
+		if err := MergeJUnit(srcs, dst, JUnitRun{Strict: strict}); err != nil {
 			t.Fatal(err)
 		}
 		if st, err := os.Lstat(dst); err != nil || st.Mode()&os.ModeSymlink == 0 {
@@ -151,7 +151,7 @@ func TestMergeJUnitPassNames(t *testing.T) {
 func mergeRead(t *testing.T, srcs []string, strict bool) JUnitSuites {
 	t.Helper()
 	dst := filepath.Join(filepath.Dir(srcs[0]), "junit.xml")
-	if err := MergeJUnit(srcs, dst, strict, ""); err != nil {
+	if err := MergeJUnit(srcs, dst, JUnitRun{Strict: strict}); err != nil {
 		t.Fatal(err)
 	}
 	b, err := os.ReadFile(dst)

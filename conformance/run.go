@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/homatest/homatest/agent"
 	"github.com/homatest/homatest/harness"
 	"github.com/homatest/homatest/internal/plural"
 	"github.com/homatest/homatest/internal/stall"
@@ -34,7 +35,8 @@ type Options struct {
 	// only specs labelled with a matching rule run ("" = all).
 	Rules string
 	// Focus, when set, runs only specs whose full name contains one of
-	// its strings.
+	// its strings, or named by it: a spec's short name selects that spec
+	// alone (focusRegexp).
 	Focus []string
 	// JUnit is the path of a JUnit XML report to write ("" = none).
 	JUnit string
@@ -83,6 +85,10 @@ type SpecResult struct {
 	// warning, failing the pass under --strict. (A MUST finding of such a
 	// rule fails the spec, whatever its Level.)
 	OtherShould []string `json:"other_should,omitempty"`
+	// Warning is set in homatest run's report on a spec that is only a
+	// warning (Warns, without --strict): its State may be "failed", but it
+	// does not fail the run and is counted as a warning.
+	Warning bool `json:"warning,omitempty"`
 	// Duration is the spec's run time (ns).
 	Duration time.Duration `json:"duration_ns"`
 }
@@ -98,6 +104,11 @@ type Result struct {
 	// SetupError is set when the environment could not be built; then no
 	// spec ran.
 	SetupError string `json:"setup_error,omitempty"`
+	// IUTFailure is set when the IUT failed before any spec ran, outside
+	// any spec: its agent answered hello, then fell silent, exited or
+	// broke the agent protocol (iutFault). Then no spec ran, and the run
+	// fails (exit 1).
+	IUTFailure string `json:"iut_failure,omitempty"`
 }
 
 // ShortName is the spec's short name, as --focus takes it: "RESEND-gap"
@@ -301,7 +312,20 @@ var (
 	opts       Options
 	env        *Env
 	lastReport *types.Report
+	// iutFailure is the IUT's failure before any spec ran
+	// (Result.IUTFailure), "" if none.
+	iutFailure string
 )
+
+// iutFault reports whether err, from a request to an agent that answered
+// its hello, is the IUT's fault: the agent fell silent, exited or broke
+// the agent protocol. An agent that declared itself an IUT and then does
+// not answer fails the run (exit 1), as a spec it does not answer fails;
+// the environment is not to blame and a CI retry would not help.
+func iutFault(err error) bool {
+	var pe *agent.ProtocolError
+	return errors.Is(err, agent.ErrAgentSilent) || errors.Is(err, agent.ErrAgentExited) || errors.As(err, &pe)
+}
 
 var _ = BeforeSuite(func(sc SpecContext) {
 	// Registered first, so an interrupt while the environment is being
@@ -320,7 +344,16 @@ var _ = BeforeSuite(func(sc SpecContext) {
 		}
 		return nil
 	})
-	Expect(env.IUT.Listen(sc, ServerPort)).To(Succeed(), "asking the IUT to serve on port %d", ServerPort)
+	if err := env.IUT.Listen(sc, ServerPort); err != nil {
+		// One line with the cause (Gomega's message put it on a later
+		// line, which the run's error left out).
+		msg := fmt.Sprintf("asking the IUT to serve on port %d: %v", ServerPort, err)
+		if iutFault(err) {
+			iutFailure = "the IUT failed before any spec ran: " + msg
+			Fail(iutFailure)
+		}
+		Fail(msg)
+	}
 	if env.Virtual {
 		// Virtual time: nothing stalls and nothing is late; the windows
 		// keep the environment's slack (sim.ViewTolerance).
@@ -381,7 +414,7 @@ func Run(t GinkgoTestingT, o Options) (*Result, error) {
 	}
 	for _, f := range o.Focus {
 		if f != "" {
-			sc.FocusStrings = append(sc.FocusStrings, regexpQuote(f))
+			sc.FocusStrings = append(sc.FocusStrings, focusRegexp(f))
 		}
 	}
 	rc.NoColor = true
@@ -420,7 +453,11 @@ func Run(t GinkgoTestingT, o Options) (*Result, error) {
 		case types.NodeTypeIt:
 		case types.NodeTypeBeforeSuite, types.NodeTypeSynchronizedBeforeSuite:
 			if sr.State.Is(types.SpecStateFailureStates) {
-				res.SetupError = firstLine(sr.Failure.Message)
+				if iutFailure != "" {
+					res.IUTFailure = iutFailure
+				} else {
+					res.SetupError = firstLine(sr.Failure.Message)
+				}
 			}
 			continue
 		default:
@@ -533,6 +570,22 @@ func rulesFilter(globs string) (string, error) {
 		return "", errors.New("--rules: no rule-ID glob given")
 	}
 	return "(" + strings.Join(parts, " || ") + ")", nil
+}
+
+// shortNameRe matches a spec's short name (SpecResult.ShortName), e.g.
+// "WORKLOAD-incast", "RPC_UNKNOWN-reply".
+var shortNameRe = regexp.MustCompile(`^[A-Z][A-Z_]*-[A-Za-z0-9]+(-[A-Za-z0-9]+)*$`)
+
+// focusRegexp is the Ginkgo focus regexp of the --focus text f: a spec's
+// short name selects that spec alone (its full name has it as a word
+// followed by ":"), not those whose names extend it ("WORKLOAD-incast"
+// used to run WORKLOAD-incast-mixed too, rerun commands included); any
+// other text selects the specs whose full name contains it.
+func focusRegexp(f string) string {
+	if shortNameRe.MatchString(f) {
+		return `(^| )` + regexpQuote(f) + `:`
+	}
+	return regexpQuote(f)
 }
 
 func regexpQuote(s string) string {

@@ -1,6 +1,10 @@
 package conformance
 
-import "testing"
+import (
+	"fmt"
+	"regexp"
+	"testing"
+)
 
 // TestSpecResultFails: a failed MUST spec fails the pass; a failed SHOULD
 // spec is a warning unless strict, except one a MUST finding of another
@@ -37,5 +41,41 @@ func TestSpecResultFails(t *testing.T) {
 	}
 	if got := r.Failing(true); got != 3 {
 		t.Errorf("Failing(true) = %d, want 3", got)
+	}
+}
+
+// TestFocusRegexp: a spec's short name selects that spec alone, not the
+// specs whose names extend it (--focus WORKLOAD-incast, the rerun command
+// of a failed WORKLOAD-incast, used to run WORKLOAD-incast-mixed too);
+// other text still selects by containment.
+func TestFocusRegexp(t *testing.T) {
+	names := []string{
+		"workloads WORKLOAD-incast: 200 KB requests from three clients to one server all complete",
+		"workloads WORKLOAD-incast-mixed: W4 requests (capped at 300 KB) from four clients to one server",
+		"retransmission RESEND-busy: a RESEND to a server still receiving the request is answered with BUSY",
+		"retransmission RESEND-busy-held: a server that answered BUSY still holds the RPC",
+	}
+	for _, c := range []struct {
+		focus string
+		want  []int
+	}{
+		{"WORKLOAD-incast", []int{0}},
+		{"WORKLOAD-incast-mixed", []int{1}},
+		{"RESEND-busy", []int{2}},
+		{"incast", []int{0, 1}},
+		{"BUSY", []int{2, 3}},
+		{"a RESEND", []int{2}},
+		{"(capped", []int{1}},
+	} {
+		re := regexp.MustCompile(focusRegexp(c.focus))
+		var got []int
+		for i, n := range names {
+			if re.MatchString(n) {
+				got = append(got, i)
+			}
+		}
+		if fmt.Sprint(got) != fmt.Sprint(c.want) {
+			t.Errorf("--focus %q (%s) selects %v, want %v", c.focus, re, got, c.want)
+		}
 	}
 }

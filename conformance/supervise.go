@@ -376,10 +376,18 @@ var ruleIDs = regexp.MustCompile(`HOMA-[A-Z]+-[0-9]{3}`)
 // implementation (o with Fault set; pass folder fault-KNOB) and returns
 // which specs fail under each. Failing specs' captures are removed (under
 // a fault most specs fail, about 10 MB each; run --fault KNOB keeps one
-// knob's). Errors: a pass's, and one whose environment cannot be built.
-func (s *Supervisor) MutationMatrix(o PassOptions) ([]MatrixEntry, error) {
+// knob's). progress, when not nil, is called before each knob's pass
+// with the knob, its place (from 1) and the number of knobs, and the
+// knobs caught so far: a matrix takes minutes. Errors: a pass's, and one
+// whose environment cannot be built.
+func (s *Supervisor) MutationMatrix(o PassOptions, progress func(knob string, i, n, caught int)) ([]MatrixEntry, error) {
 	var matrix []MatrixEntry
-	for _, f := range homa.FaultNames() {
+	faults := homa.FaultNames()
+	caught := 0
+	for i, f := range faults {
+		if progress != nil {
+			progress(f.Name, i+1, len(faults), caught)
+		}
 		q := o
 		q.Fault = f.Name
 		res, _, err := s.Pass("fault-"+f.Name, q)
@@ -415,6 +423,9 @@ func (s *Supervisor) MutationMatrix(o PassOptions) ([]MatrixEntry, error) {
 			e.AsCatalogued = e.AsCatalogued || rules[r] || found[r]
 		}
 		matrix = append(matrix, e)
+		if e.Caught {
+			caught++
+		}
 	}
 	return matrix, nil
 }

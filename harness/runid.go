@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strconv"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -155,5 +156,15 @@ func runIsLive(id RunID) bool {
 		return true
 	}
 	unix.Flock(int(f.Fd()), unix.LOCK_UN)
+	// reserveRunID creates the file, then locks it and writes its pid: an
+	// empty file made a moment ago is a run being reserved, not a dead one
+	// (a cleanup at the start of another run must not take it).
+	if st, err := f.Stat(); err == nil && st.Size() == 0 && time.Since(st.ModTime()) < reserveGrace {
+		return true
+	}
 	return false
 }
+
+// reserveGrace is how long an unlocked, empty lock file counts as a run
+// being reserved (runIsLive).
+const reserveGrace = 10 * time.Second

@@ -114,9 +114,9 @@ type Stats struct {
 	// IPLengthMismatch counts Homa frames whose IP length exceeds the frame
 	// although the snap length did not cut it (the IP header is wrong).
 	IPLengthMismatch int `json:"ip_length_mismatch"`
-	// VersionMismatch counts packets decoded with a forced wire version
+	// VersionMismatch counts packets read with a forced wire version
 	// whose IP protocol belongs to another version (e.g. --wire current on
-	// IP protocol 253).
+	// IP protocol 253), whether or not they decode in it.
 	VersionMismatch int `json:"version_mismatch"`
 	// Other counts non-Homa frames by kind: "arp", "icmp", "icmpv6", "tcp",
 	// "udp", "ip" (another IP protocol), "fragment" (IPv4 fragments),

@@ -447,15 +447,19 @@ func (r *Reader) decode(data []byte, ci gopacket.CaptureInfo, lt layers.LinkType
 		f.PrioShift = r.ipv6Shift(f.TOS, p.Version())
 		f.Priority = wire.PriorityFromTrafficClass(f.TOS, f.PrioShift)
 	}
+	// Counted whether or not the packet decodes: one the forced format
+	// cannot even parse is read in the wrong format all the same (it
+	// was left out, so "42 of 44" under one profile and "44 of 44"
+	// under another described the same capture).
+	if r.o.Version != wire.VersionAuto && r.o.Version.IPProtocol() != f.IPProto && f.IPProto != wire.IPProtoTCP {
+		r.stats.VersionMismatch++
+	}
 	if err != nil {
 		f.Packet = p // the readable part of a header the snap length cut, else zero
 		r.decodeError(f, err, ci)
 		return true
 	}
 	f.Packet = p
-	if r.o.Version != wire.VersionAuto && p.Version().IPProtocol() != f.IPProto && f.IPProto != wire.IPProtoTCP {
-		r.stats.VersionMismatch++
-	}
 	if p.Type() == wire.TypeData {
 		maxSeg := r.o.MaxSegData
 		if maxSeg <= 0 {

@@ -212,7 +212,7 @@ func runCheck(cmd *cobra.Command, o *checkOpts, files []string) error {
 	case "json":
 		enc := json.NewEncoder(out)
 		enc.SetIndent("", "  ")
-		werr = enc.Encode(map[string]any{"files": reports})
+		werr = enc.Encode(map[string]any{"verdict": checkVerdict(reports), "files": reports})
 	case "junit":
 		werr = writeJUnit(out, reports, o.strict)
 	case "html":
@@ -338,4 +338,22 @@ func parseLevel(s string) (spec.Level, error) {
 		return 0, fmt.Errorf("--level %q: want must or should", s)
 	}
 	return l, nil
+}
+
+// checkVerdict is the verdict of a check of several files (their
+// check.FileReport.Verdict), as its exit code reads them: error when a
+// file could not be checked (exit 2), else fail when one failed (exit 1;
+// 2 when another is incomplete, as the exit code's "2 wins"), else
+// incomplete (exit 2), else warn or pass (exit 0).
+func checkVerdict(reports []check.FileReport) string {
+	seen := map[string]bool{}
+	for _, r := range reports {
+		seen[r.Verdict] = true
+	}
+	for _, v := range []string{"error", "fail", "incomplete", "warn"} {
+		if seen[v] {
+			return v
+		}
+	}
+	return "pass"
 }

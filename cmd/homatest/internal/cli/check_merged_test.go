@@ -34,8 +34,8 @@ func mergeOverlapping(t *testing.T, a, b []capFrame, shift time.Duration) []capF
 	return out
 }
 
-// checkVerdict is what check -o json says of one file, for these tests.
-type checkVerdict struct {
+// checkFileVerdict is what check -o json says of one file, for these tests.
+type checkFileVerdict struct {
 	Verdict       string `json:"verdict"`
 	Must          int    `json:"must_violations"`
 	MergedHint    string `json:"merged_hint"`
@@ -49,11 +49,11 @@ type checkVerdict struct {
 	} `json:"report"`
 }
 
-func checkJSON(t *testing.T, path string) (checkVerdict, int) {
+func checkJSON(t *testing.T, path string) (checkFileVerdict, int) {
 	t.Helper()
 	out, _, code := run(t, append(append([]string{"check", "--strict", "-o", "json"}, realTimers...), path)...)
 	var js struct {
-		Files []checkVerdict `json:"files"`
+		Files []checkFileVerdict `json:"files"`
 	}
 	if err := json.Unmarshal([]byte(out), &js); err != nil || len(js.Files) != 1 {
 		t.Fatalf("%s: %v:\n%s", path, err, out)

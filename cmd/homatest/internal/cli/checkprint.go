@@ -221,9 +221,11 @@ func writeJUnit(w io.Writer, reports []check.FileReport, strict bool) error {
 	for _, fr := range reports {
 		s := conformance.JUnitSuite{Name: "homatest check " + fr.File}
 		if fr.Error != "" {
-			s.Tests, s.Failures = 1, 1
-			s.TestCases = []conformance.JUnitCase{{Name: "capture", Classname: "homa.capture",
-				Failure: &conformance.JUnitFailure{Message: fr.Error, Type: "error", Description: fr.Error}}}
+			// Bad input is an error, not a failure of the capture (exit 2).
+			s.Tests, s.Errors = 1, 1
+			c := conformance.ErrorCase("capture", "error", fr.Error)
+			c.Classname = "homa.capture"
+			s.TestCases = []conformance.JUnitCase{*c}
 			js.TestSuites = append(js.TestSuites, s)
 			continue
 		}

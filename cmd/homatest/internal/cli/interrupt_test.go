@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"encoding/xml"
 	"fmt"
 	"io"
 	"log/slog"
@@ -21,19 +22,19 @@ import (
 	"github.com/homatest/homatest/internal/timescale"
 )
 
-// refSwallowingCalls is the ref agent on standard input and output, except
-// that it never sees a call: the request is dropped (and said so on
-// standard error), so the harness waits for a reply that never comes, as
-// with an implementation hung in a call.
-func refSwallowingCalls() int {
+// refSwallowing is the ref agent on standard input and output, except
+// that it never sees a request of op (agent.OpCall, OpListen): the request
+// is dropped (and said so on standard error), so the harness waits for a
+// reply that never comes, as with an implementation hung in it.
+func refSwallowing(op string) int {
 	r, w := io.Pipe()
 	go func() {
 		sc := bufio.NewScanner(os.Stdin)
 		sc.Buffer(make([]byte, 1<<20), 1<<20)
 		for sc.Scan() {
 			var req agent.Request
-			if json.Unmarshal(sc.Bytes(), &req) == nil && req.Op == agent.OpCall {
-				fmt.Fprintf(os.Stderr, "swallowed call seq %d\n", req.Seq)
+			if json.Unmarshal(sc.Bytes(), &req) == nil && req.Op == op {
+				fmt.Fprintf(os.Stderr, "swallowed %s seq %d\n", op, req.Seq)
 				continue
 			}
 			w.Write(append(sc.Bytes(), '\n'))
@@ -152,7 +153,11 @@ func TestRunInterruptSim(t *testing.T) {
 
 // TestRunInterruptSimJSON: an interrupted run --repeat with -o json and
 // --junit writes the passes that finished, marked interrupted (it used to
-// write nothing, while text mode showed them).
+// write nothing, while text mode showed them). Its JUnit file is not
+// green: an <error> testcase says which pass was interrupted (it used to
+// have only passed testcases, the interruption a property), and the
+// finished pass's suite is named "(pass 1)" as with every --repeat run
+// (it used to be named as a single pass's).
 func TestRunInterruptSimJSON(t *testing.T) {
 	dir := t.TempDir()
 	arts, junit := filepath.Join(dir, "run"), filepath.Join(dir, "junit.xml")
@@ -163,7 +168,7 @@ func TestRunInterruptSimJSON(t *testing.T) {
 		t.Errorf("exit %d, want 130\n%s", code, stderr.String())
 	}
 	var rep runReport
-	if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil || len(rep.Passes) < 1 || !strings.HasPrefix(rep.Interrupted, "interrupted after ") || rep.SpecsRun < 1 {
+	if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil || len(rep.Passes) < 1 || rep.Interrupted != "interrupted during pass 2 of 1000, after 1 finished pass" || rep.SpecsRun < 1 {
 		t.Errorf("JSON report %+v (%v); want the finished passes, marked interrupted:\n%s", rep, err, stdout.String())
 	}
 	// The passes that finished passed, but the run did not finish: its
@@ -172,8 +177,14 @@ func TestRunInterruptSimJSON(t *testing.T) {
 		t.Errorf("verdict %q with %d failed passes, want incomplete and 0", rep.Verdict, rep.Failed)
 	}
 	b, err := os.ReadFile(junit)
-	if err != nil || !bytes.Contains(b, []byte(`name="interrupted" value="interrupted after `)) || !bytes.Contains(b, []byte("<testcase")) {
-		t.Errorf("--junit %s: %v\n%s", junit, err, b)
+	var js conformance.JUnitSuites
+	if err != nil || xml.Unmarshal(b, &js) != nil {
+		t.Fatalf("--junit %s: %v\n%s", junit, err, b)
+	}
+	if js.Errors != 1 || len(js.TestSuites) != 2 || js.TestSuites[0].Name != "Homa conformance (pass 1)" || js.TestSuites[0].Tests == 0 ||
+		js.TestSuites[1].Name != "homatest run" || len(js.TestSuites[1].TestCases) != 1 || js.TestSuites[1].TestCases[0].Error == nil ||
+		js.TestSuites[1].TestCases[0].Error.Message != "interrupted during pass 2 of 1000, after 1 finished pass" {
+		t.Errorf("--junit %s: want errors=1, the suite \"Homa conformance (pass 1)\" and an <error> testcase \"interrupted during pass 2 of 1000, after 1 finished pass\":\n%s", junit, b)
 	}
 }
 
@@ -193,11 +204,11 @@ func TestRunInterruptSimJSONNoPass(t *testing.T) {
 		t.Fatalf("exit %d, want 130\n%s", code, stderr.String())
 	}
 	var rep runReport
-	if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil || rep.Interrupted != "interrupted after 0 finished passes" || rep.Verdict != "incomplete" || len(rep.Passes) != 0 {
-		t.Errorf("JSON report %+v (%v); want verdict incomplete, interrupted after 0 finished passes:\n%s", rep, err, stdout.String())
+	if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil || rep.Interrupted != "interrupted during pass 1 of 1, after 0 finished passes" || rep.Verdict != "incomplete" || len(rep.Passes) != 0 {
+		t.Errorf("JSON report %+v (%v); want verdict incomplete, interrupted during pass 1 of 1, after 0 finished passes:\n%s", rep, err, stdout.String())
 	}
 	b, err := os.ReadFile(junit)
-	if err != nil || !bytes.Contains(b, []byte(`name="interrupted" value="interrupted after 0 finished passes"`)) || !bytes.Contains(b, []byte(`errors="1"`)) {
+	if err != nil || !bytes.Contains(b, []byte(`name="interrupted" value="interrupted during pass 1 of 1, after 0 finished passes"`)) || !bytes.Contains(b, []byte(`<testsuites tests="1" disabled="0" errors="1"`)) {
 		t.Errorf("--junit %s: %v\n%s", junit, err, b)
 	}
 }

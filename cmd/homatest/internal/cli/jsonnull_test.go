@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/homatest/homatest/homa"
 )
 
 // nullPaths returns the paths of the null values in JSON document data
@@ -78,9 +80,16 @@ func TestJSONNoNullLists(t *testing.T) {
 	docs["run -o json"] = []byte(out)
 	// The mutation matrix over one spec: some knobs caught (with and
 	// without findings), most not (no failing spec, no rule).
-	out, err, code = run(t, "run", "--env", "sim", "--mutation-matrix", "--focus", "RPC_UNKNOWN-reply", "--artifacts", filepath.Join(dir, "matrix"), "-o", "json")
+	// Its progress goes to stderr: one line at the first knob, then one
+	// every 10 s, and the last state (it printed nothing for minutes).
+	out, stderr, err, code := runSplit(t, "run", "--env", "sim", "--mutation-matrix", "--focus", "RPC_UNKNOWN-reply", "--artifacts", filepath.Join(dir, "matrix"), "-o", "json")
 	if code != ExitOK && code != ExitViolations {
-		t.Fatalf("run --mutation-matrix: exit %d, %v\n%s", code, err, out)
+		t.Fatalf("run --mutation-matrix: exit %d, %v\n%s%s", code, err, out, stderr)
+	}
+	n := len(homa.FaultNames())
+	if !strings.HasPrefix(stderr, fmt.Sprintf("homatest run --mutation-matrix: fault knob 1 of %d (%s), 0 of 0 caught so far\n", n, homa.FaultNames()[0].Name)) ||
+		!strings.Contains(stderr, fmt.Sprintf("homatest run --mutation-matrix: fault knob %d of %d (", n, n)) {
+		t.Errorf("run --mutation-matrix: stderr %q; want a progress line at the first knob and the last knob's", stderr)
 	}
 	docs["run --mutation-matrix -o json"] = []byte(out)
 	var matrix []struct {

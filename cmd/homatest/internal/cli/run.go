@@ -34,7 +34,13 @@ type runOpts struct {
 	// set aside until this run really starts (startedRun) or put back
 	// when it ends in a usage error (usageEnd).
 	earlier *conformance.EarlierPasses
+	stdout  io.Writer
 	stderr  io.Writer
+	// done are the passes finished so far, junits their JUnit files:
+	// a run that ends early (an error, the IUT's failure) reports them
+	// with why it ended (endReports).
+	done   []*conformance.Result
+	junits []string
 }
 
 func newRunCmd() *cobra.Command {
@@ -78,12 +84,20 @@ Under --strict every spec not run fails the run: one line each with its
 reason, INCOMPLETE, exit 2 (a JUnit failure of type "unsupported").
 
 Exit codes: 0 every MUST spec passed (with --strict every SHOULD spec
-too, and none was unsupported), 1 a spec failed, 2 usage or environment
-error, or INCOMPLETE (no spec ran; a spec timing-inconclusive in its pass
-and every rerun; with --strict, a spec not run; 2 wins
-over 1, as in homatest check), 130 interrupted (Ctrl-C, SIGINT or SIGTERM: the pass
-removes its namespaces, and the run folder is kept, marked by its file
-"interrupted").`,
+too, and none was unsupported), 1 a spec failed, or the IUT failed before
+any spec ran (its agent answered hello, then fell silent, exited or broke
+the agent protocol), 2 usage or environment error, or INCOMPLETE (no spec
+ran; a spec timing-inconclusive in its pass and every rerun; with --strict,
+a spec not run; 2 wins over 1, as in homatest check),
+130 interrupted (Ctrl-C, SIGINT or SIGTERM: the pass removes its
+namespaces, and the run folder is kept, marked by its file
+"interrupted"). A run that ends early still writes -o json (verdict
+error or fail, with the error) and --junit (an <error> or <failure>
+testcase; an interrupted run's says which pass was stopped).
+
+One run at a time uses a run folder (a lock in it names the run's pid; a
+killed run's lock is taken over). In namespaces a run first removes what
+killed runs left on the machine, never a live run's (homatest cleanup).`,
 		Example: `  homatest run
   homatest run --label-filter 'grant && MUST'
   homatest run --rules 'HOMA-RESEND-*' -o json
@@ -98,7 +112,7 @@ removes its namespaces, and the run folder is kept, marked by its file
 	f.StringVar(&o.env, "env", "auto", "environment: ns (network namespaces, root), sim (the simulator, virtual time, ref only), auto (ns as root, else sim)")
 	f.StringVar(&o.labelFilter, "label-filter", "", "Ginkgo label filter over rule IDs, areas and levels, e.g. 'grant && MUST'")
 	f.StringVar(&o.rules, "rules", "", "comma-separated rule-ID globs: run only specs checking these rules, e.g. 'HOMA-GRANT-*'")
-	f.StringArrayVar(&o.focus, "focus", nil, "run only specs whose name contains this text (repeat for several)")
+	f.StringArrayVar(&o.focus, "focus", nil, "run only specs whose name contains this text, or the spec it names (a short name like WORKLOAD-incast selects that spec alone, not WORKLOAD-incast-mixed; repeat for several)")
 	f.StringVar(&o.fault, "fault", "", "enable a fault knob of the reference implementation (homatest faults)")
 	f.IntVar(&o.repeat, "repeat", 1, "run the suite N times; fails if any pass fails")
 	f.StringVar(&o.junit, "junit", "", "write a JUnit XML report to this file (one testsuite per pass)")
@@ -212,12 +226,34 @@ func (o *runOpts) run(cmd *cobra.Command) error {
 	if err != nil {
 		return usageErr(artifactsErr(err))
 	}
+	// One run at a time in a folder: two would remove each other's passes
+	// and report each other's files as their own.
+	lock, stale, err := lockRunFolder(o.artifacts)
+	if err != nil {
+		if !existed {
+			undo.Remove()
+		}
+		return usageErr(err)
+	}
+	defer lock.release()
+	o.stdout, o.stderr = cmd.OutOrStdout(), cmd.ErrOrStderr()
+	if stale > 0 && stale != os.Getpid() {
+		// Marked before its passes are set aside: the marker goes with
+		// them, and comes back with them if this run ends in a usage error.
+		settleKilledRun(o.artifacts, stale)
+		fmt.Fprintf(o.stderr, "homatest: %s was left by run pid %d, which ended without releasing it (killed): this run takes it over\n", o.artifacts, stale)
+	}
+	settleKilledSiblings(o.artifacts, o.stderr)
+	if o.env == "ns" {
+		// A killed run's namespaces would share the machine with this
+		// run's; only runs whose lock nobody holds are touched.
+		removeDeadRunsLeftovers(o.stderr)
+	}
 	self, err := os.Executable()
 	if err != nil {
 		return usageErr(fmt.Errorf("cannot find this program to run a pass: %w", err))
 	}
 	sup := &conformance.Supervisor{Command: []string{self, "run", "--pass"}, Dir: o.artifacts, Ctx: o.ctx}
-	o.stderr = cmd.ErrOrStderr()
 	if !defaulted {
 		// The earlier run's report page and interrupted marker go with
 		// its passes: beside this run's passes (an interrupted run writes
@@ -232,9 +268,8 @@ func (o *runOpts) run(cmd *cobra.Command) error {
 	if o.matrix {
 		return o.mutationMatrix(cmd, sup, undo)
 	}
-	var passes []*conformance.Result
-	var junits []string
 	for i := 1; i <= o.repeat; i++ {
+		passes, junits := o.done, o.junits
 		name := fmt.Sprintf("pass-%d", i)
 		res, junit, err := sup.Pass(name, o.passOptions())
 		if errors.Is(err, conformance.ErrInterrupted) {
@@ -242,10 +277,17 @@ func (o *runOpts) run(cmd *cobra.Command) error {
 		}
 		if err != nil {
 			o.startedRun() // the pass's child failed: its folder is the evidence
-			return usageErr(err)
+			return o.endReports(usageErr(err))
 		}
 		if res.SetupError != "" {
 			return o.setupFailed(res.SetupError, undo)
+		}
+		if res.IUTFailure != "" {
+			o.startedRun() // its agent's log is the evidence
+			if junit != "" {
+				os.Remove(junit) // its specs did not run; the failure says why
+			}
+			return o.endReports(&ExitError{Code: ExitViolations, Err: fmt.Errorf("pass %d: %s; logs in %s", i, res.IUTFailure, filepath.Join(o.artifacts, name))})
 		}
 		if specsRun(res) == 0 { // nothing ran
 			return o.usageEnd(errors.New("no spec matched --label-filter, --rules and --focus (homatest spec list shows the rule IDs; areas: wire, grant, resend, ack, cutoffs, robustness, workload)"), undo)
@@ -257,12 +299,12 @@ func (o *runOpts) run(cmd *cobra.Command) error {
 			}
 			return usageErr(err)
 		}
-		passes = append(passes, res)
+		o.done = append(o.done, res)
 		if junit != "" {
 			if err := conformance.ApplyReruns(junit, res); err != nil {
 				return usageErr(flagWriteErr("--junit", o.junit, err))
 			}
-			junits = append(junits, junit)
+			o.junits = append(o.junits, junit)
 		}
 		if o.output == "text" {
 			// Each pass as it finishes: a long --repeat shows progress,
@@ -272,8 +314,9 @@ func (o *runOpts) run(cmd *cobra.Command) error {
 			}
 		}
 	}
+	passes := o.done
 	if o.junit != "" {
-		if err := conformance.MergeJUnit(junits, o.junit, o.strict, ""); err != nil {
+		if err := conformance.MergeJUnit(o.junits, o.junit, o.junitRun()); err != nil {
 			return usageErr(flagWriteErr("--junit", o.junit, err))
 		}
 	}
@@ -306,7 +349,7 @@ func (o *runOpts) setupFailed(setupErr string, undo *harness.DirUndo) error {
 	if agentOutput(o.artifacts) {
 		o.startedRun() // its logs replace the earlier run's passes
 		msg += "; logs in " + o.artifacts
-		return usageErr(errors.New(msg))
+		return o.endReports(usageErr(errors.New(msg)))
 	}
 	return o.usageEnd(errors.New(agent.LogRemoved(msg)), undo) // the empty logs go with the folder
 }
@@ -323,7 +366,54 @@ func (o *runOpts) usageEnd(err error, undo *harness.DirUndo) error {
 		}
 		o.earlier = nil
 	}
-	return usageErr(err)
+	return o.endReports(usageErr(err))
+}
+
+// junitRun describes this run to conformance.MergeJUnit.
+func (o *runOpts) junitRun() conformance.JUnitRun {
+	return conformance.JUnitRun{Strict: o.strict, Passes: o.repeat}
+}
+
+// endReports writes -o json's report and --junit's file for a run that
+// ends with err (an *ExitError) before its report: exit 2, a usage or
+// environment error found once the run started (no spec matched, an
+// environment that could not be built), reports verdict "error" and a
+// JUnit <error>; exit 1, the IUT's failure outside any spec, verdict
+// "fail" and a JUnit <failure>. The passes that finished before (o.done)
+// are in both, so a CI job reading either sees why the run ended, as
+// homatest check -o json and -o junit report a capture they cannot read.
+// It returns err, with the reports' own write errors appended.
+func (o *runOpts) endReports(err error) error {
+	var ee *ExitError
+	if !errors.As(err, &ee) || (o.output != "json" && o.junit == "") {
+		return err
+	}
+	msg := ee.Err.Error()
+	verdict, problem := "error", conformance.ErrorCase("run", "error", msg)
+	if ee.Code == ExitViolations {
+		verdict, problem = "fail", conformance.FailureCase("IUT", "iut", msg)
+	}
+	var werrs []string
+	if o.output == "json" && o.stdout != nil {
+		passes := o.done
+		if passes == nil {
+			passes = []*conformance.Result{}
+		}
+		if werr := o.writeJSONReport(o.stdout, passes, verdict, "", msg); werr != nil {
+			werrs = append(werrs, fmt.Sprintf("writing the JSON report: %v", werr))
+		}
+	}
+	if o.junit != "" {
+		r := o.junitRun()
+		r.Problem = problem
+		if jerr := conformance.MergeJUnit(o.junits, o.junit, r); jerr != nil {
+			werrs = append(werrs, flagWriteErr("--junit", o.junit, jerr).Error())
+		}
+	}
+	if len(werrs) > 0 {
+		return &ExitError{Code: ee.Code, Err: fmt.Errorf("%v (and %s)", ee.Err, strings.Join(werrs, "; "))}
+	}
+	return err
 }
 
 // startedRun removes the earlier run's pass folders set aside (said on
@@ -359,7 +449,7 @@ func (o *runOpts) interruptedAfter(out io.Writer, err error, passes []*conforman
 	// Even before the first pass finished, -o json writes a report (verdict
 	// incomplete) and --junit a file that says so: a CI job reading
 	// either fails on an empty one.
-	note := fmt.Sprintf("interrupted after %s", plural.Of(len(passes), "finished pass", "finished passes"))
+	note := fmt.Sprintf("interrupted during pass %d of %d, after %s", len(passes)+1, o.repeat, plural.Of(len(passes), "finished pass", "finished passes"))
 	if passes == nil {
 		passes = []*conformance.Result{} // "passes": [], not null
 	}
@@ -382,7 +472,9 @@ func (o *runOpts) interruptedAfter(out io.Writer, err error, passes []*conforman
 		}
 	}
 	if o.junit != "" {
-		if jerr := conformance.MergeJUnit(junits, o.junit, o.strict, note); jerr != nil {
+		r := o.junitRun()
+		r.Interrupted = note
+		if jerr := conformance.MergeJUnit(junits, o.junit, r); jerr != nil {
 			werrs = append(werrs, flagWriteErr("--junit", o.junit, jerr).Error())
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/homatest/homatest/agent"
 	"github.com/homatest/homatest/conformance"
 )
 
@@ -17,7 +18,8 @@ import (
 // (HOMATEST_CLI_CHILD set by the tests below).
 //
 // HOMATEST_CLI_CHILD=ref-swallowing-calls makes it an agent whose calls
-// hang (TestRunInterruptDuringHungCall).
+// hang (TestRunInterruptDuringHungCall), ref-swallowing-listen one that
+// answers hello but never listen (TestRunAgentSilentOnListen).
 func TestMain(m *testing.M) {
 	switch os.Getenv("HOMATEST_CLI_CHILD") {
 	case "1":
@@ -25,7 +27,9 @@ func TestMain(m *testing.M) {
 			os.Exit(Main(os.Args[1:]))
 		}
 	case "ref-swallowing-calls":
-		os.Exit(refSwallowingCalls())
+		os.Exit(refSwallowing(agent.OpCall))
+	case "ref-swallowing-listen":
+		os.Exit(refSwallowing(agent.OpListen))
 	}
 	os.Exit(m.Run())
 }

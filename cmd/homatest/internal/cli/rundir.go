@@ -3,12 +3,19 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/homatest/homatest/harness"
+	"github.com/homatest/homatest/internal/plural"
 )
 
 // defaultRunDir is the run folder of a command run without --artifacts:
@@ -38,4 +45,195 @@ func agentOutput(dir string) bool {
 		}
 	}
 	return false
+}
+
+// runFolderLockFile is the lock a run holds in its run folder for its
+// lifetime: an flock on the file, which names the run's pid. The kernel
+// drops the flock when the process dies, so a lock nobody holds is a killed
+// run's and is taken over.
+const runFolderLockFile = ".homatest-run.lock"
+
+// folderLock is a held run-folder lock.
+type folderLock struct {
+	f    *os.File
+	path string
+}
+
+// lockRunFolder takes dir's run-folder lock. A folder whose lock is held
+// (a live run writes there) is an error naming that run's pid and the
+// fix. stale is the pid a dead holder left in the file (0 when there was
+// none): that run was killed and its folder is taken over.
+func lockRunFolder(dir string) (l *folderLock, stale int, err error) {
+	path := filepath.Join(dir, runFolderLockFile)
+	for try := 0; try < 10; try++ {
+		f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+		if err != nil {
+			return nil, 0, artifactsErr(err)
+		}
+		if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
+			pid := readPid(f)
+			f.Close()
+			if errors.Is(err, unix.EWOULDBLOCK) {
+				who := "another homatest run"
+				if pid > 0 {
+					who += fmt.Sprintf(" (pid %d)", pid)
+				}
+				return nil, 0, fmt.Errorf("--artifacts %s is in use by %s: pass another --artifacts folder, or wait until that run ends", dir, who)
+			}
+			return nil, 0, artifactsErr(err)
+		}
+		// The holder before us may have removed the file after we opened
+		// it (its release): our flock is then on a name nobody sees.
+		var fst, pst unix.Stat_t
+		if unix.Fstat(int(f.Fd()), &fst) != nil || unix.Stat(path, &pst) != nil || fst.Ino != pst.Ino || fst.Dev != pst.Dev {
+			f.Close()
+			continue
+		}
+		stale = readPid(f)
+		if err := f.Truncate(0); err != nil {
+			f.Close()
+			return nil, 0, artifactsErr(err)
+		}
+		if _, err := f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0); err != nil {
+			f.Close()
+			return nil, 0, artifactsErr(err)
+		}
+		return &folderLock{f: f, path: path}, stale, nil
+	}
+	return nil, 0, fmt.Errorf("--artifacts %s: its run lock %s keeps changing: pass another --artifacts folder", dir, path)
+}
+
+// readPid returns the pid written in a lock file (0 if none).
+func readPid(f *os.File) int {
+	b := make([]byte, 32)
+	n, _ := f.ReadAt(b, 0)
+	pid, _ := strconv.Atoi(strings.TrimSpace(string(b[:n])))
+	return pid
+}
+
+// release removes the lock file and drops the lock. Safe on nil and twice.
+func (l *folderLock) release() {
+	if l == nil || l.f == nil {
+		return
+	}
+	os.Remove(l.path)
+	l.f.Close()
+	l.f = nil
+}
+
+// removeDeadRunsLeftovers removes what killed runs left on this machine
+// (harness.Cleanup: namespaces, interfaces and processes of runs whose
+// lock nobody holds, and those locks; a live run's are never touched) and
+// says so in one line on w; when they cannot all be removed, the line
+// names them and the command that removes them.
+func removeDeadRunsLeftovers(w io.Writer) {
+	left, err := harness.Leftovers("")
+	if err != nil {
+		return
+	}
+	var names []string
+	runs := map[harness.RunID]bool{}
+	for _, l := range left {
+		if l.Kind == "shadowed" {
+			continue // cannot be removed; homatest cleanup says why
+		}
+		names = append(names, l.String())
+		runs[l.Run] = true
+	}
+	if len(names) == 0 {
+		return
+	}
+	ids := make([]string, 0, len(runs))
+	for id := range runs {
+		ids = append(ids, id.Prefix())
+	}
+	sort.Strings(ids)
+	removed, err := harness.Cleanup("")
+	if err != nil {
+		fmt.Fprintf(w, "homatest: killed runs %s left %s: removed %d, could not remove the others (%s): run \"sudo homatest cleanup\"\n",
+			strings.Join(ids, ", "), strings.Join(names, ", "), len(removed), strings.ReplaceAll(err.Error(), "\n", "; "))
+		return
+	}
+	runsWord := "run"
+	if len(ids) > 1 {
+		runsWord = "runs"
+	}
+	fmt.Fprintf(w, "homatest: removed what killed %s %s left: %s\n", runsWord, strings.Join(ids, ", "), strings.Join(removed, ", "))
+}
+
+// settleKilledRun makes the folder dir of a killed run (pid, 0 if
+// unknown: its run-folder lock was left unheld) read as what it is: the
+// temporary files its captures and atomic writes left in it and its pass
+// folders (".capture-*.spool", ".NAME.tmp*") are removed, and it is
+// marked interrupted (harness.Artifacts.MarkInterrupted) unless it is
+// already. Errors are the file system's.
+func settleKilledRun(dir string, pid int) error {
+	var errs []error
+	for _, pat := range []string{".capture-*.spool", ".*.tmp*"} {
+		for _, glob := range []string{filepath.Join(dir, pat), filepath.Join(dir, "*", pat)} {
+			ms, _ := filepath.Glob(glob)
+			for _, m := range ms {
+				if err := os.Remove(m); err != nil && !errors.Is(err, os.ErrNotExist) {
+					errs = append(errs, err)
+				}
+			}
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, harness.InterruptedFile)); errors.Is(err, os.ErrNotExist) {
+		who := "its process"
+		if pid > 0 {
+			who = fmt.Sprintf("its process %d", pid)
+		}
+		arts := &harness.Artifacts{Dir: dir}
+		errs = append(errs, arts.MarkInterrupted("this run", fmt.Errorf("killed: %s ended without releasing its run-folder lock", who), "run it again"))
+	}
+	return errors.Join(errs...)
+}
+
+// settleKilledSiblings settles (settleKilledRun) the run folders beside
+// self (the other folders in its parent, e.g. homatest-runs/*) whose
+// run-folder lock nobody holds, of runs killed without a word, removes
+// their locks and says so in one line on w. A lock younger than 2 s, or
+// naming no pid, is left: a run may be taking it (lockRunFolder opens,
+// then locks, then writes its pid).
+func settleKilledSiblings(self string, w io.Writer) {
+	parent := filepath.Dir(filepath.Clean(self))
+	ents, err := os.ReadDir(parent)
+	if err != nil {
+		return
+	}
+	var settled []string
+	for _, e := range ents {
+		d := filepath.Join(parent, e.Name())
+		if !e.IsDir() || d == filepath.Clean(self) {
+			continue
+		}
+		path := filepath.Join(d, runFolderLockFile)
+		st, err := os.Stat(path)
+		if err != nil || time.Since(st.ModTime()) < 2*time.Second {
+			continue
+		}
+		f, err := os.OpenFile(path, os.O_RDWR, 0)
+		if err != nil {
+			continue
+		}
+		if unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB) != nil {
+			f.Close() // a live run's
+			continue
+		}
+		pid := readPid(f)
+		if pid == 0 {
+			f.Close()
+			continue
+		}
+		if err := settleKilledRun(d, pid); err == nil {
+			os.Remove(path)
+			settled = append(settled, d)
+		}
+		f.Close()
+	}
+	if len(settled) > 0 {
+		fmt.Fprintf(w, "homatest: marked %s interrupted (killed: their runs ended without releasing their locks; partial captures' temporary files removed): %s\n",
+			plural.Of(len(settled), "run folder", "run folders"), strings.Join(settled, ", "))
+	}
 }

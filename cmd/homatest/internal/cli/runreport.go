@@ -29,8 +29,9 @@ type runReport struct {
 	// Verdict is pass, fail (a spec failed) or incomplete (no spec was
 	// judged, or with --strict a spec was unsupported:
 	// conformance.Tally.Incomplete), as the exit code 0, 1 or 2 (2 also
-	// when a spec failed in an incomplete run). (A pass whose environment
-	// could not be built ends the run with exit code 2 and no report.)
+	// when a spec failed in an incomplete run); error when the run ended
+	// before its report in a usage or environment error (Error, exit
+	// code 2).
 	// An interrupted run (Interrupted, exit code 130) is never pass: it is
 	// fail when a finished pass failed, else incomplete, since the passes
 	// it did not run may have failed.
@@ -47,25 +48,46 @@ type runReport struct {
 	// TimingInconclusive the timing-inconclusive findings of all specs.
 	Inconclusive       int `json:"inconclusive"`
 	TimingInconclusive int `json:"timing_inconclusive"`
+	// Warnings counts the specs that failed only as warnings (a SHOULD
+	// spec without --strict: conformance.SpecResult.Warns; each has
+	// "warning": true): counted here, in the text table's "warned" column
+	// and as passed JUnit testcases with the warning in system-err, never
+	// as failures.
+	Warnings int `json:"warnings"`
 	// Interrupted, when set, says the run was interrupted and these are
 	// the passes that finished before ("interrupted after 2 finished
 	// passes"); the exit code is then 130.
 	Interrupted string `json:"interrupted,omitempty"`
+	// Error, when set, is why the run ended before its report: a usage
+	// or environment error found once it started (verdict "error", exit
+	// code 2: no spec matched the filters, the environment could not be
+	// built, the IUT cannot run here) or the IUT's failure outside any
+	// spec (verdict "fail", exit code 1: its agent answered hello, then
+	// fell silent). Passes are those that finished before.
+	Error string `json:"error,omitempty"`
 }
 
 // writeJSON writes the JSON report of passes; interrupted, when not "",
 // says the run was interrupted after them (runReport.Interrupted).
 func (o *runOpts) writeJSON(out io.Writer, passes []*conformance.Result, interrupted string) error {
+	verdict := conformance.Count(passes, o.strict).Verdict()
+	if interrupted != "" && verdict != "fail" {
+		verdict = "incomplete"
+	}
+	return o.writeJSONReport(out, passes, verdict, interrupted, "")
+}
+
+// writeJSONReport writes the JSON report of passes with verdict, and
+// interrupted and errMsg (runReport.Interrupted, Error) when not "".
+func (o *runOpts) writeJSONReport(out io.Writer, passes []*conformance.Result, verdict, interrupted, errMsg string) error {
 	w := &errWriter{w: out}
 	t := conformance.Count(passes, o.strict)
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
-	verdict := t.Verdict()
-	if interrupted != "" && verdict != "fail" {
-		verdict = "incomplete"
-	}
+	markWarnings(passes, o.strict)
 	enc.Encode(runReport{Verdict: verdict, Passes: passes, Artifacts: o.artifacts, Failed: t.FailedPasses,
-		SpecsRun: t.Run, Unsupported: t.Unsupported, Inconclusive: t.Inconclusive, TimingInconclusive: t.TimingInconclusive, Interrupted: interrupted})
+		SpecsRun: t.Run, Unsupported: t.Unsupported, Inconclusive: t.Inconclusive, TimingInconclusive: t.TimingInconclusive,
+		Warnings: t.Warned, Interrupted: interrupted, Error: errMsg})
 	return w.err
 }
 
@@ -166,7 +188,7 @@ func (o *runOpts) runExit(passes []*conformance.Result) error {
 func (o *runOpts) writePass(out io.Writer, i, n int, p *conformance.Result) error {
 	w := &errWriter{w: out}
 	fmt.Fprintf(w, "pass %d/%d: %s; %s in %.1fs\n", i, n, p.Env, plural.Of(specsRun(p), "spec", "specs"), p.Duration.Seconds())
-	writeAreaTable(w, p.Specs)
+	writeAreaTable(w, p.Specs, o.strict)
 	for _, s := range p.Specs {
 		if !s.Fails(true) {
 			continue
@@ -282,11 +304,33 @@ func writeInconclusive(w io.Writer, specs []conformance.SpecResult) {
 	}
 }
 
-// writeAreaTable prints specs counted by area and state.
-func writeAreaTable(w io.Writer, specs []conformance.SpecResult) {
-	fmt.Fprintf(w, "  %-12s %6s %6s %11s %7s\n", "area", "passed", "failed", "unsupported", "skipped")
+// writeAreaTable prints specs counted by area and state; a spec that
+// failed only as a warning (without strict, conformance.SpecResult.Warns)
+// is counted as warned, not failed, as the verdict and JUnit count it.
+func writeAreaTable(w io.Writer, specs []conformance.SpecResult, strict bool) {
+	warned, warnedFailed := map[string]int{}, map[string]int{}
+	for _, s := range specs {
+		if !strict && s.Warns() {
+			warned[s.Area]++
+			if s.State != "passed" { // failed, or passed with other rules' SHOULD findings
+				warnedFailed[s.Area]++
+			}
+		}
+	}
+	fmt.Fprintf(w, "  %-12s %6s %6s %6s %11s %7s\n", "area", "passed", "failed", "warned", "unsupported", "skipped")
 	for _, r := range html.SpecAreas(specs) {
-		fmt.Fprintf(w, "  %-12s %6d %6d %11d %7d\n", r.Area, r.Passed, r.Failed, r.Unsupported, r.Skipped)
+		a := r.Area
+		fmt.Fprintf(w, "  %-12s %6d %6d %6d %11d %7d\n", a, r.Passed-(warned[a]-warnedFailed[a]), r.Failed-warnedFailed[a], warned[a], r.Unsupported, r.Skipped)
+	}
+}
+
+// markWarnings sets Warning on the specs of passes that failed only as
+// warnings (without strict: conformance.SpecResult.Warns).
+func markWarnings(passes []*conformance.Result, strict bool) {
+	for _, p := range passes {
+		for i := range p.Specs {
+			p.Specs[i].Warning = !strict && p.Specs[i].Warns()
+		}
 	}
 }
 
@@ -295,7 +339,14 @@ func writeAreaTable(w io.Writer, specs []conformance.SpecResult) {
 // spec catches, or none by a rule its catalogue entry names
 // (homa.FaultInfo.CaughtBy), fails the run.
 func (o *runOpts) mutationMatrix(cmd *cobra.Command, sup *conformance.Supervisor, undo *harness.DirUndo) error {
-	matrix, err := sup.MutationMatrix(o.passOptions())
+	// A pass per knob takes minutes: a progress line on stderr (on a
+	// terminal rewritten in place; in a CI log one line at the start,
+	// then one every logEvery).
+	pl := newProgressLine(cmd.ErrOrStderr(), "homatest run --mutation-matrix", 0, true)
+	matrix, err := sup.MutationMatrix(o.passOptions(), func(knob string, i, n, caught int) {
+		pl.update(fmt.Sprintf("fault knob %d of %d (%s), %d of %d caught so far", i, n, knob, caught, i-1))
+	})
+	pl.end()
 	if errors.Is(err, conformance.ErrInterrupted) {
 		return o.interrupted(err)
 	}
