@@ -737,7 +737,7 @@ func runRules(file string, ro pcap.ReaderOptions, plan capturePlan, judge spec.J
 		feed(e)
 	}
 	out.rep = mergeHostReports(hrs)
-	out.rep.CaptureDrops = max(judge.CaptureDrops, st.CaptureDrops) + uint64(st.SnapUnseen())
+	out.rep.CaptureDrops = max(out.rep.CaptureDrops, max(judge.CaptureDrops, st.CaptureDrops)+uint64(st.SnapUnseen()))
 	return out, nil
 }
 

@@ -94,8 +94,15 @@ func mergeHostReports(hrs []spec.HostReport) *spec.Report {
 				out.Inconclusive = append(out.Inconclusive, f)
 			}
 		}
-		// Each view judges its own port's drops (CaptureDrops is the
-		// caller's: the whole capture's).
+		// Each view judges its own port's drops; the caller raises
+		// CaptureDrops to the whole capture's. A port's view may show
+		// its own loss (CaptureDropsShown), which the whole's count
+		// lacks: without it the verdict was INCOMPLETE with no word on
+		// drops, and check exited 0.
+		out.CaptureDrops = max(out.CaptureDrops, rep.CaptureDrops)
+		if out.CaptureDropsShown == "" {
+			out.CaptureDropsShown = rep.CaptureDropsShown
+		}
 		out.CaptureDropLimit = max(out.CaptureDropLimit, rep.CaptureDropLimit)
 		out.CaptureDropExcused += rep.CaptureDropExcused
 		out.CaptureDropTooMany = out.CaptureDropTooMany || rep.CaptureDropTooMany

@@ -292,8 +292,12 @@ func incompleteWhy(fr check.FileReport) string {
 		return fr.NothingJudged
 	case fr.SnapHint != "":
 		return fr.SnapHint
-	default:
+	case fr.CaptureDropsHint != "":
 		return fr.CaptureDropsHint
+	default:
+		// Every incomplete verdict exits 2, with or without a line of
+		// its own saying why.
+		return fr.File + ": incomplete: findings are inconclusive for what the capture did not show"
 	}
 	return ""
 }
