@@ -196,7 +196,10 @@ type FileReport struct {
 	// (spec.Report.Answered is 0: a slice of a few frames, one direction
 	// of a link), says so in one line: the rules then judged single
 	// packets at most, so without a failure the verdict is INCOMPLETE
-	// (exit 2), not PASS.
+	// (exit 2), not PASS. When the capture shows one direction only
+	// (spec.Report.OneDirection) it says so and how many violations that
+	// rest on the other side's packets were made inconclusive
+	// (spec.CauseOneDirection): only a packet's own fields can fail it.
 	NothingJudged string `json:"nothing_judged,omitempty"`
 	// WireMismatch says that packets were decoded in a wire format (the
 	// profile's, or --wire's) whose IP protocol is not theirs: the
@@ -384,7 +387,7 @@ func checkFile(o Options, file string) FileReport {
 		v = params.Wire // decode as the profile's format: unmarked packets then break WIRE-004, not the decoder
 	}
 	ro := pcap.ReaderOptions{Version: v, IPv6PriorityShift: shift, ICMP: true, Progress: o.Progress, Context: ctx}
-	judge := spec.Judge{Profile: profile, Params: params, Rules: rules, CaptureDrops: o.CaptureDrops}
+	judge := spec.Judge{Profile: profile, Params: params, Rules: rules, CaptureDrops: o.CaptureDrops, OneDirection: true}
 	run, err := runGuessed(file, ro, &plan, guessed, o.CapturePoint, judge)
 	if err != nil {
 		fr.Error = err.Error()
@@ -479,6 +482,10 @@ func checkFile(o Options, file string) FileReport {
 	if rep.Answered == 0 && fr.CapturePoint != "none" { // a file of switch notes is judged by no rule, by design
 		fr.NothingJudged = fmt.Sprintf("no RPC of the capture's %d (in %s) was heard from both sides (a DATA, GRANT or BUSY from its client and one from its server), so no exchange was judged: the capture is too short or shows one direction only; capture a longer stretch of both directions",
 			rep.RPCs, plural.Of(st.Homa, "Homa packet", "Homa packets"))
+		if rep.OneDirection {
+			fr.NothingJudged = fmt.Sprintf("no RPC of the capture's %d (in %s) was heard from both sides: the capture shows one direction only (no two hosts are seen both ways: tcpdump -Q out/in, or a filter on one address), so no exchange was judged and %s that rest on the other side's packets are inconclusive (%s); only a packet's own fields were judged: capture both directions",
+				rep.RPCs, plural.Of(st.Homa, "Homa packet", "Homa packets"), plural.Of(rep.OneDirectionExcused, "violation", "violations"), spec.CauseOneDirection)
+		}
 	}
 	fr.Verdict = "pass"
 	switch {

@@ -65,7 +65,7 @@ func mergeHostReports(hrs []spec.HostReport) *spec.Report {
 	out := &spec.Report{CapturePoint: "ports", Violations: []spec.Finding{}}
 	byRule := map[string]int{}
 	downs := map[[2]string]*spec.DowngradeCount{}
-	for _, hr := range hrs {
+	for i, hr := range hrs {
 		rep := hr.Report
 		out.Profile, out.Params = rep.Profile, rep.Params
 		out.Events += rep.Events
@@ -106,6 +106,10 @@ func mergeHostReports(hrs []spec.HostReport) *spec.Report {
 		out.CaptureDropLimit = max(out.CaptureDropLimit, rep.CaptureDropLimit)
 		out.CaptureDropExcused += rep.CaptureDropExcused
 		out.CaptureDropTooMany = out.CaptureDropTooMany || rep.CaptureDropTooMany
+		// A view shows its host's port: one that saw both ways of a
+		// pair judged whole exchanges.
+		out.OneDirection = (i == 0 || out.OneDirection) && rep.OneDirection
+		out.OneDirectionExcused += rep.OneDirectionExcused
 		for _, d := range rep.Downgrades {
 			k := [2]string{d.Rule, string(d.Cause)}
 			if c := downs[k]; c != nil {

@@ -128,6 +128,14 @@ type Report struct {
 	// itself missed packets the hosts got (Trace.MissedData), which set
 	// CaptureDrops when no larger count was given.
 	CaptureDropsShown string `json:"capture_drops_shown,omitempty"`
+	// OneDirection is set when the capture holds packets in one
+	// direction only between every two hosts it shows (no host pair is
+	// seen both ways): every violation a missing packet may explain
+	// (not those of a packet's own fields, Rule.Alone and Result.Alone)
+	// is then inconclusive (CauseOneDirection), OneDirectionExcused of
+	// them (also in Downgrades).
+	OneDirection        bool `json:"one_direction,omitempty"`
+	OneDirectionExcused int  `json:"one_direction_excused,omitempty"`
 	// Sections lists where the checker started judging afresh (a
 	// timestamp jump back of more than TimeJump, a host's restart): the
 	// capture is judged as independent sections, nothing across their
@@ -467,6 +475,14 @@ type Checker struct {
 		ev         Evidence
 	}
 	dropSeed maphash.Seed
+	// dirs holds, for each pair of hosts, the directions the capture
+	// showed a packet in (bit 1: from the lower address, bit 2: from the
+	// higher), until one pair shows both (twoWay, dirs dropped): see
+	// Report.OneDirection.
+	dirs   map[pairKey]uint8
+	twoWay bool
+	// oneWay: see SetOneDirectionExcuse.
+	oneWay bool
 }
 
 // NewChecker returns a checker of rules against parameters p (profile is
@@ -879,6 +895,50 @@ func (c *Checker) excuseMerged() {
 	})
 }
 
+// noteDirection files the direction of e between its hosts (Checker.dirs).
+func (c *Checker) noteDirection(e *Event) {
+	k := unordered(e.Src, e.Dst)
+	bit := uint8(1)
+	switch {
+	case e.Src == e.Dst:
+		bit = 3 // one host's loopback: both ends are seen
+	case e.Src != k.a:
+		bit = 2
+	}
+	if c.dirs == nil {
+		c.dirs = map[pairKey]uint8{}
+	}
+	c.dirs[k] |= bit
+	if c.dirs[k] == 3 {
+		c.twoWay, c.dirs = true, nil
+	}
+}
+
+// SetOneDirectionExcuse makes Finish judge whether the capture holds
+// packets in one direction only between every two hosts (tcpdump -Q out,
+// a filter on one source address) and, if so, set Report.OneDirection
+// and make every violation a missing packet may explain inconclusive
+// (CauseOneDirection). Call it before Feed.
+func (c *Checker) SetOneDirectionExcuse() { c.oneWay = true }
+
+// excuseOneDirection applies Report.OneDirection at Finish: when no pair
+// of hosts was seen both ways, every violation a missing packet may
+// explain becomes inconclusive. Such a capture (tcpdump -Q out) records
+// none of the packets the other side sent, so a finding that rests on
+// one (a GRANT never seen, a DATA never acknowledged) says nothing of
+// the hosts; only findings about a packet's own fields stand. The
+// capture drop bound then has nothing left to excuse.
+func (c *Checker) excuseOneDirection() {
+	if !c.oneWay || c.twoWay || c.events == 0 {
+		return
+	}
+	c.report.OneDirection = true
+	c.report.OneDirectionExcused += c.moveViolations(CauseOneDirection, false, func(why string) string {
+		return fmt.Sprintf("%s (%s: the capture holds no packet in the other direction between these hosts, so the packet this rests on may be one it did not record)", why, CauseOneDirection)
+	})
+	c.dropAt, c.dropOver = nil, false
+}
+
 // moveViolations makes inconclusive, for cause, every violation (all)
 // or every violation a capture drop may explain (Checker.record counts
 // them per rule in dropViolated), rewording the kept findings with why,
@@ -1038,6 +1098,9 @@ func (c *Checker) feed(e *Event, learn bool) {
 	}
 	c.last = e.Time
 	c.events++
+	if c.oneWay && !c.twoWay {
+		c.noteDirection(e)
+	}
 	if c.events%4096 == 0 {
 		c.pruneAfter()
 	}
@@ -1734,6 +1797,7 @@ func (c *Checker) Finish() *Report {
 		c.report.CaptureDropsShown = c.shown.ev.String()
 	}
 	c.excuseMerged()
+	c.excuseOneDirection()
 	c.excuseDrops()
 	for _, st := range c.state {
 		c.report.Rules = append(c.report.Rules, st.res)

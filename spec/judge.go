@@ -25,6 +25,12 @@ type Judge struct {
 	// CaptureDrops is the number of packets the captures say they dropped
 	// themselves (0: none): see Checker.SetCaptureDrops.
 	CaptureDrops uint64
+	// OneDirection makes a capture that holds packets in one direction
+	// only between every two hosts excuse what the other side's unseen
+	// packets may explain: see Checker.SetOneDirectionExcuse. For
+	// captures of unknown making (check); a testbed's capture records
+	// both directions of the host under test, whose silence is its own.
+	OneDirection bool
 }
 
 // NewJudge returns the Judge of the rules the comma-separated ID globs
@@ -46,6 +52,9 @@ func (j Judge) Stream(cp CapturePoint) *Checker {
 		c.SetCaptureFromStart()
 	}
 	c.SetCaptureDrops(j.CaptureDrops)
+	if j.OneDirection {
+		c.SetOneDirectionExcuse()
+	}
 	return c
 }
 

@@ -50,6 +50,14 @@ const (
 	// seen (a GRANT, RESEND or ACK the capture missed) may be the
 	// capture's doing (see Checker.SetCaptureDrops for the bound).
 	CauseCaptureDrop Cause = "capture dropped packets"
+	// CauseOneDirection: not the network but the capture itself: it
+	// holds packets in one direction only between every two hosts
+	// (tcpdump -Q out or -Q in, a filter on one source address), so a
+	// finding that rests on the other side's packets, their absence or
+	// their content (a GRANT, RESEND or ACK never seen, a DATA never
+	// answered), may rest on packets sent but not recorded
+	// (Report.OneDirection).
+	CauseOneDirection Cause = "capture shows one direction only"
 )
 
 // Evidence is the observable that shows a network effect: a frame and

@@ -76,7 +76,10 @@ func resendRules3() []*Rule {
 			}},
 		},
 		{
-			ID: "HOMA-RESEND-022", Level: Must, Alone: true, // the RPC_UNKNOWN it rests on is in the capture
+			// A client's violation rests on its own RPC_UNKNOWN and GRANT,
+			// RESEND or BUSY (Alone); a server's also on no request DATA
+			// since, which a capture that missed packets may not show.
+			ID: "HOMA-RESEND-022", Level: Must,
 			Facts:     []string{"RTX-11", "ID-02"},
 			Statement: "A host says RPC_UNKNOWN only for an RPC it does not have: after a client's, it sends no GRANT, RESEND or BUSY for that RPC (its ids are never reused); after a server's, it sends no GRANT, RESEND, BUSY or NEED_ACK for the RPC until request DATA arriving after it created the RPC anew.",
 			Source:    "HomaModule homa_incoming.c homa_resend_pkt (homa_xmit_unknown only when no RPC is found), homa_rpc.c homa_rpc_alloc_client (next_outgoing_id only grows), homa_dispatch_pkts (a server creates an RPC only for an incoming DATA, homa_rpc_alloc_server)",
@@ -100,7 +103,7 @@ func resendRules3() []*Rule {
 				}
 				if after > c.P.Slack {
 					return Violation("%s for RPC %d %v after the client said RPC_UNKNOWN for it (frame %d): it does not have the RPC",
-						e.Type(), KeyOf(e).ClientID, after.Round(time.Microsecond), said.Frame).With(said.Frame).WithSlack(c.P.Slack)
+						e.Type(), KeyOf(e).ClientID, after.Round(time.Microsecond), said.Frame).With(said.Frame).WithSlack(c.P.Slack).Alone()
 				}
 				return Pass().WithSlack(c.P.Slack)
 			}},

@@ -157,6 +157,10 @@ func writeCheckText(w io.Writer, reports []check.FileReport) error {
 			}
 		}
 		verdict := map[string]string{"pass": "PASS", "warn": "PASS with warnings", "fail": "FAIL", "incomplete": "INCOMPLETE"}[fr.Verdict]
+		downgraded := fmt.Sprintf("%d downgraded", rep.Downgraded())
+		if rep.OneDirection {
+			downgraded += "; " + string(spec.CauseOneDirection)
+		}
 		expected := ""
 		if fr.Expected > 0 {
 			expected = fmt.Sprintf(", %d charged to the tester (at packets it sent)", fr.Expected)
@@ -173,8 +177,8 @@ func writeCheckText(w io.Writer, reports []check.FileReport) error {
 		if n := fr.Stats.VersionMismatch; n > 0 && fr.WireMismatch != "" {
 			unread += fmt.Sprintf("; %d of %d Homa packets decoded in another wire format than their IP protocol's (see WARNING above)", n, fr.Stats.Homa)
 		}
-		fmt.Fprintf(ew, "%s: %d MUST and %d SHOULD violations%s%s, %d inconclusive (%d downgraded); %d rules, %d exercised by this capture%s\n\n",
-			verdict, fr.Must, fr.Should, upTo, expected, inc, rep.Downgraded(), len(rep.Rules), exercised, unread)
+		fmt.Fprintf(ew, "%s: %d MUST and %d SHOULD violations%s%s, %d inconclusive (%s); %d rules, %d exercised by this capture%s\n\n",
+			verdict, fr.Must, fr.Should, upTo, expected, inc, downgraded, len(rep.Rules), exercised, unread)
 	}
 	return ew.err
 }
