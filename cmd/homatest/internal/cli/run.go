@@ -246,6 +246,9 @@ func (o *runOpts) run(cmd *cobra.Command) error {
 		if errors.As(err, &inUse) {
 			return o.endReports(usageErr(err)) // a CI job reads why in its JSON or JUnit
 		}
+		if !existed {
+			os.Remove(o.artifacts) // only if still empty: nobody else's files go
+		}
 		return usageErr(err)
 	}
 	defer lock.release()
