@@ -30,6 +30,9 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(0)
 	}
+	if dir := os.Getenv("HOMATEST_SUPERVISOR_CHILD"); dir != "" {
+		os.Exit(superviseSleeper(dir))
+	}
 	os.Exit(m.Run())
 }
 

@@ -80,7 +80,16 @@ type Supervisor struct {
 	// is forwarded after a second; the child is killed after
 	// InterruptGrace.
 	Ctx context.Context
+	// Hold, if set, is an open file each pass's child keeps open for its
+	// life (its fd 3, close-on-exec in the child so the child's own
+	// children do not keep it): the run-folder lock, whose flock then
+	// stays held while a pass runs even if the supervisor was killed.
+	Hold *os.File
 }
+
+// holdFDEnv names, in a pass child's environment, the descriptor of
+// Supervisor.Hold (RunPassFile marks it close-on-exec).
+const holdFDEnv = "HOMATEST_PASS_HOLD_FD"
 
 // EarlierFolder is the folder under a run folder where SetAsideEarlierPasses
 // keeps an earlier run's pass folders while a new run starts.
@@ -206,11 +215,14 @@ func (s *Supervisor) Pass(name string, o PassOptions) (*Result, string, error) {
 	c := exec.Command(s.Command[0], append(s.Command[1:], optsFile)...)
 	var stderr strings.Builder
 	c.Stderr = &stderr
-	if err := c.Start(); err != nil {
+	if s.Hold != nil {
+		c.ExtraFiles = []*os.File{s.Hold}
+		c.Env = append(os.Environ(), holdFDEnv+"=3")
+	}
+	done, err := startDying(c)
+	if err != nil {
 		return nil, "", fmt.Errorf("pass %s failed to start: %w", name, err)
 	}
-	done := make(chan error, 1)
-	go func() { done <- c.Wait() }()
 	ctx := s.Ctx
 	if ctx == nil {
 		ctx = context.Background()
@@ -438,6 +450,11 @@ func (s *Supervisor) MutationMatrix(o PassOptions, progress func(knob string, i,
 // result that cannot be written; a pass whose environment cannot be built
 // is a result with SetupError.
 func RunPassFile(path string) error {
+	if fd, err := strconv.Atoi(os.Getenv(holdFDEnv)); err == nil && fd > 2 {
+		// Held for this process's life; the agents and tools it starts
+		// must not keep the supervisor's lock after it ends.
+		syscall.CloseOnExec(fd)
+	}
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return err

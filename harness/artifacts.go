@@ -190,7 +190,14 @@ type DirUndo struct {
 	dir     string
 	created []string // dir and the parents that did not exist, deepest first
 	before  map[string]bool
+	last    string // removed last, alone, and never recursively (RemoveLast)
 }
+
+// RemoveLast makes Remove remove the entry name of the folder (a lock
+// file) after everything else, and the folder it created only if it is
+// then empty, instead of recursively: another command that takes the
+// lock once this one unlinked it keeps its folder and files.
+func (u *DirUndo) RemoveLast(name string) { u.last = name }
 
 // RecordDir records the state of dir (which may not exist yet); call it
 // before anything creates or writes dir.
@@ -249,6 +256,20 @@ func (u *DirUndo) Changed() bool {
 // needed that is now empty: another run may share homatest-runs), else
 // the entries it did not hold then.
 func (u *DirUndo) Remove() error {
+	if len(u.created) > 0 && u.last != "" {
+		var errs []error
+		ents, _ := os.ReadDir(u.dir)
+		for _, e := range ents {
+			if e.Name() != u.last {
+				errs = append(errs, os.RemoveAll(filepath.Join(u.dir, e.Name())))
+			}
+		}
+		os.Remove(filepath.Join(u.dir, u.last))
+		for _, d := range u.created {
+			os.Remove(d) // fails, as it should, when something else is in it
+		}
+		return errors.Join(errs...)
+	}
 	if len(u.created) > 0 {
 		err := os.RemoveAll(u.dir)
 		for _, d := range u.created[1:] {
@@ -262,7 +283,7 @@ func (u *DirUndo) Remove() error {
 	}
 	var errs []error
 	for _, e := range ents {
-		if !u.before[e.Name()] {
+		if !u.before[e.Name()] && e.Name() != u.last {
 			if err := os.RemoveAll(filepath.Join(u.dir, e.Name())); err != nil {
 				errs = append(errs, err)
 			}

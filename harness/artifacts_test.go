@@ -173,3 +173,36 @@ func TestArtifactsReadable(t *testing.T) {
 		t.Errorf("summary.json mode %v, want 0644", m)
 	}
 }
+
+// TestDirUndoRemoveLast: with RemoveLast(lock), Remove takes a folder it
+// made away entry by entry, the lock last, and the folder only if empty
+// then (a run that took the lock once it was unlinked keeps its files);
+// in a folder that existed it leaves the lock to its holder.
+func TestDirUndoRemoveLast(t *testing.T) {
+	base := t.TempDir()
+	made := filepath.Join(base, "a", "made")
+	u := RecordDir(made)
+	u.RemoveLast(".lock")
+	os.MkdirAll(filepath.Join(made, "pass-1"), 0o755)
+	for _, f := range []string{".lock", "pass-1/pass.json"} {
+		os.WriteFile(filepath.Join(made, f), []byte("x"), 0o644)
+	}
+	if err := u.Remove(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(base, "a")); !os.IsNotExist(err) {
+		t.Errorf("the folder it made and its parent: %v; want both gone", err)
+	}
+	u = RecordDir(base)
+	u.RemoveLast(".lock")
+	for _, f := range []string{".lock", "new"} {
+		os.WriteFile(filepath.Join(base, f), []byte("x"), 0o644)
+	}
+	if err := u.Remove(); err != nil {
+		t.Fatal(err)
+	}
+	ents, _ := os.ReadDir(base)
+	if len(ents) != 1 || ents[0].Name() != ".lock" {
+		t.Errorf("the existing folder holds %v; want its holder's .lock alone", ents)
+	}
+}

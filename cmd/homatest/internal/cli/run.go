@@ -43,6 +43,11 @@ type runOpts struct {
 	junits []string
 }
 
+// testHookBeforeLock, set by tests, runs between a run's look at its
+// folder and its lock: another run taking the folder there is the race
+// it must survive.
+var testHookBeforeLock func(dir string)
+
 func newRunCmd() *cobra.Command {
 	o := &runOpts{}
 	cmd := &cobra.Command{
@@ -96,7 +101,8 @@ error or fail, with the error) and --junit (an <error> or <failure>
 testcase; an interrupted run's says which pass was stopped).
 
 One run at a time uses a run folder (a lock in it names the run's pid; a
-killed run's lock is taken over). In namespaces a run first removes what
+run refused it changes nothing in it; the pass child holds the lock too
+and gets SIGTERM when its run dies; a killed run's lock is taken over). In namespaces a run first removes what
 killed runs left on the machine, never a live run's (homatest cleanup).`,
 		Example: `  homatest run
   homatest run --label-filter 'grant && MUST'
@@ -218,6 +224,7 @@ func (o *runOpts) run(cmd *cobra.Command) error {
 	if defaulted {
 		o.artifacts = defaultRunDir()
 	}
+	o.stdout, o.stderr = cmd.OutOrStdout(), cmd.ErrOrStderr()
 	// A usage error found by the pass (no spec matched, an environment
 	// that cannot be built) removes what this run created, and only that.
 	_, serr := os.Stat(o.artifacts)
@@ -227,16 +234,31 @@ func (o *runOpts) run(cmd *cobra.Command) error {
 		return usageErr(artifactsErr(err))
 	}
 	// One run at a time in a folder: two would remove each other's passes
-	// and report each other's files as their own.
+	// and report each other's files as their own. A run refused the lock
+	// removes and changes nothing in the folder, even one it saw missing:
+	// the holder may have made it since, and its passes are in it.
+	if testHookBeforeLock != nil {
+		testHookBeforeLock(o.artifacts)
+	}
 	lock, stale, err := lockRunFolder(o.artifacts)
 	if err != nil {
+		var inUse folderInUseError
+		if errors.As(err, &inUse) {
+			return o.endReports(usageErr(err)) // a CI job reads why in its JSON or JUnit
+		}
 		if !existed {
-			undo.Remove()
+			os.Remove(o.artifacts) // only if still empty: nobody else's files go
 		}
 		return usageErr(err)
 	}
 	defer lock.release()
-	o.stdout, o.stderr = cmd.OutOrStdout(), cmd.ErrOrStderr()
+	undo.RemoveLast(runFolderLockFile) // unlinked last: a run that takes it then keeps its folder
+	if !existed && folderHoldsMore(o.artifacts) {
+		// Made by a run that held the lock and ended between this run's
+		// look and its lock: what it left is not this run's to remove.
+		existed = true
+		undo = harness.RecordDir(o.artifacts)
+	}
 	if stale > 0 && stale != os.Getpid() {
 		// Marked before its passes are set aside: the marker goes with
 		// them, and comes back with them if this run ends in a usage error.
@@ -253,7 +275,10 @@ func (o *runOpts) run(cmd *cobra.Command) error {
 	if err != nil {
 		return usageErr(fmt.Errorf("cannot find this program to run a pass: %w", err))
 	}
-	sup := &conformance.Supervisor{Command: []string{self, "run", "--pass"}, Dir: o.artifacts, Ctx: o.ctx}
+	// The pass child holds the lock too (Hold): if this process is
+	// killed, the folder stays in use until the child, which gets SIGTERM
+	// then, has ended.
+	sup := &conformance.Supervisor{Command: []string{self, "run", "--pass"}, Dir: o.artifacts, Ctx: o.ctx, Hold: lock.f}
 	if !defaulted {
 		// The earlier run's report page and interrupted marker go with
 		// its passes: beside this run's passes (an interrupted run writes

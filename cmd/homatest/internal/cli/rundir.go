@@ -75,10 +75,14 @@ func lockRunFolder(dir string) (l *folderLock, stale int, err error) {
 			f.Close()
 			if errors.Is(err, unix.EWOULDBLOCK) {
 				who := "another homatest run"
-				if pid > 0 {
+				switch {
+				case pid > 0 && errors.Is(unix.Kill(pid, 0), unix.ESRCH):
+					// Its pass child holds the lock and got SIGTERM.
+					who = fmt.Sprintf("the pass of a killed homatest run (pid %d), which is ending", pid)
+				case pid > 0:
 					who += fmt.Sprintf(" (pid %d)", pid)
 				}
-				return nil, 0, fmt.Errorf("--artifacts %s is in use by %s: pass another --artifacts folder, or wait until that run ends", dir, who)
+				return nil, 0, folderInUseError(fmt.Sprintf("--artifacts %s is in use by %s: pass another --artifacts folder, or wait until that run ends", dir, who))
 			}
 			return nil, 0, artifactsErr(err)
 		}
@@ -103,6 +107,24 @@ func lockRunFolder(dir string) (l *folderLock, stale int, err error) {
 	return nil, 0, fmt.Errorf("--artifacts %s: its run lock %s keeps changing: pass another --artifacts folder", dir, path)
 }
 
+// folderInUseError is lockRunFolder's error for a folder whose lock a
+// live run holds.
+type folderInUseError string
+
+func (e folderInUseError) Error() string { return string(e) }
+
+// folderHoldsMore reports whether dir holds anything besides its
+// run-folder lock.
+func folderHoldsMore(dir string) bool {
+	ents, _ := os.ReadDir(dir)
+	for _, e := range ents {
+		if e.Name() != runFolderLockFile {
+			return true
+		}
+	}
+	return false
+}
+
 // readPid returns the pid written in a lock file (0 if none).
 func readPid(f *os.File) int {
 	b := make([]byte, 32)
@@ -111,12 +133,17 @@ func readPid(f *os.File) int {
 	return pid
 }
 
-// release removes the lock file and drops the lock. Safe on nil and twice.
+// release removes the lock file, if it is still this lock's (a usage
+// error's undo may have unlinked it, and another run made its own), and
+// drops the lock. Safe on nil and twice.
 func (l *folderLock) release() {
 	if l == nil || l.f == nil {
 		return
 	}
-	os.Remove(l.path)
+	var fst, pst unix.Stat_t
+	if unix.Fstat(int(l.f.Fd()), &fst) == nil && unix.Stat(l.path, &pst) == nil && fst.Ino == pst.Ino && fst.Dev == pst.Dev {
+		os.Remove(l.path)
+	}
 	l.f.Close()
 	l.f = nil
 }
