@@ -18,6 +18,7 @@ import (
 
 	"github.com/homatest/homatest/agent"
 	"github.com/homatest/homatest/homa"
+	"github.com/homatest/homatest/internal/childproc"
 	"github.com/homatest/homatest/internal/plural"
 	"github.com/homatest/homatest/internal/timescale"
 )
@@ -219,7 +220,11 @@ func (s *Supervisor) Pass(name string, o PassOptions) (*Result, string, error) {
 		c.ExtraFiles = []*os.File{s.Hold}
 		c.Env = append(os.Environ(), holdFDEnv+"=3")
 	}
-	done, err := startDying(c)
+	// SIGTERM when the supervisor dies, not SIGKILL: the pass's interrupt
+	// handling (Ginkgo's) removes its namespaces, and a SIGKILLed "homatest
+	// run" must not leave its pass working on a run folder the next run
+	// takes over.
+	done, err := childproc.StartDying(c, syscall.SIGTERM)
 	if err != nil {
 		return nil, "", fmt.Errorf("pass %s failed to start: %w", name, err)
 	}

@@ -10,12 +10,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/homatest/homatest/internal/childproc"
 )
 
 // Config is one lab run.
@@ -234,27 +235,15 @@ func (cfg *Config) boot(ctx context.Context, a vmAttempt, initrd string, lns [3]
 	start := time.Now()
 	vmCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	started := make(chan error, 1)
-	exited := make(chan error, 1)
 	stderrQ := tail{watch: "KVM internal error", hit: cancel}
-	// The goroutine that starts QEMU keeps its OS thread until QEMU exits:
-	// Pdeathsig fires when the forking thread ends.
-	go func() {
-		runtime.LockOSThread()
-		defer runtime.UnlockOSThread()
-		cmd := exec.CommandContext(vmCtx, cfg.QEMU, args...)
-		cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
-		cmd.Stdout = &stderrQ
-		cmd.Stderr = &stderrQ
-		cmd.WaitDelay = 5 * time.Second
-		if err := cmd.Start(); err != nil {
-			started <- err
-			return
-		}
-		started <- nil
-		exited <- cmd.Wait()
-	}()
-	if err := <-started; err != nil {
+	// QEMU dies with this process (Pdeathsig), in its own process group.
+	cmd := exec.CommandContext(vmCtx, cfg.QEMU, args...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Stdout = &stderrQ
+	cmd.Stderr = &stderrQ
+	cmd.WaitDelay = 5 * time.Second
+	exited, err := childproc.StartDying(cmd, syscall.SIGKILL)
+	if err != nil {
 		return res, fmt.Errorf("lab: start %s: %w", cfg.QEMU, err)
 	}
 	var wg sync.WaitGroup
