@@ -88,7 +88,8 @@ type Config struct {
 	Concurrency int
 	// Duration stops issuing RPCs after this time from the start.
 	Duration time.Duration
-	// Count stops after this many RPCs.
+	// Count stops after this many RPCs; a closed loop shares them evenly
+	// among its clients (Sequence.Next).
 	Count int
 	// RPCs is an explicit list (sorted by At or not), instead of the above.
 	RPCs []RPC

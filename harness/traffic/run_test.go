@@ -149,6 +149,11 @@ func TestClosedLoopAllToAll(t *testing.T) {
 		if st.Served == 0 {
 			t.Errorf("a host served nothing in all-to-all: %+v", res.Stats)
 		}
+		// Count is shared among the clients however the scheduler ran
+		// their workers (a loaded machine once let one host take 149).
+		if st.Calls != 50 {
+			t.Errorf("a host made %d calls, want its share 50 of 150: %+v", st.Calls, res.Stats)
+		}
 	}
 	if served != 150 {
 		t.Errorf("%d requests executed, want 150", served)
@@ -261,5 +266,29 @@ func BenchmarkSequence(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		s.Next(-1)
+	}
+}
+
+func TestClosedLoopCountShared(t *testing.T) {
+	// 4 hosts many-to-one: 3 clients share 10 RPCs as 4, 3, 3, whatever
+	// order their slots free in.
+	s, err := NewSequence(Config{Requests: mustDist(t, "w2"), Concurrency: 2, Count: 10, Seed: 1}, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := make([]int, 3)
+	for _, c := range []int{2, 2, 2, 2, 2, 0, 0, 0, 0, 0, 1, 1, 1, 1} {
+		if r, ok := s.Next(c); ok {
+			if r.Client != c || r.Server != 3 {
+				t.Fatalf("Next(%d) gave %+v", c, r)
+			}
+			got[c]++
+		}
+	}
+	if fmt.Sprint(got) != "[4 3 3]" {
+		t.Fatalf("clients issued %v, want [4 3 3]", got)
+	}
+	if _, ok := s.Next(-1); ok {
+		t.Fatal("Next after Count RPCs still issued one")
 	}
 }

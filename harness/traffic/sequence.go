@@ -20,6 +20,7 @@ type Sequence struct {
 	at       time.Duration
 	n        int
 	list     []RPC // explicit RPCs sorted by At
+	issued   []int // closed loop with Count: RPCs issued per client
 }
 
 // NewSequence returns the sequence of cfg's workload on n hosts (host
@@ -79,6 +80,10 @@ func (s *Sequence) Expected() int {
 // is exhausted, Count RPCs were issued, or (open loop) the next arrival is
 // past Duration. For a closed loop At is 0 and client is chosen by the
 // caller (the client whose slot freed); pass it as client (-1 otherwise).
+// A closed loop's Count is shared evenly among the clients (the first
+// Count mod clients issue one more), so how many RPCs each client issues
+// does not depend on which of them the scheduler ran first: Next(client)
+// returns false once that client's share is issued.
 func (s *Sequence) Next(client int) (RPC, bool) {
 	if s.list != nil {
 		if s.n >= len(s.list) {
@@ -89,6 +94,23 @@ func (s *Sequence) Next(client int) (RPC, bool) {
 	}
 	if s.cfg.Count > 0 && s.n >= s.cfg.Count {
 		return RPC{}, false
+	}
+	if client >= 0 && s.cfg.Count > 0 {
+		clients := s.hosts
+		if s.cfg.Pattern == ManyToOne {
+			clients--
+		}
+		if s.issued == nil {
+			s.issued = make([]int, clients)
+		}
+		share := s.cfg.Count / clients
+		if client < s.cfg.Count%clients {
+			share++
+		}
+		if client >= clients || s.issued[client] >= share {
+			return RPC{}, false
+		}
+		s.issued[client]++
 	}
 	var r RPC
 	if s.arrivals.Rate > 0 {
