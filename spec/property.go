@@ -54,6 +54,9 @@ type resultDetail struct {
 	alone bool
 	// late: see Result.WithLate.
 	late time.Duration
+	// early, heard: see Result.WithEarly.
+	early bool
+	heard time.Time
 }
 
 // Why returns the one-line reason ("" for a plain pass).
@@ -149,6 +152,34 @@ func (r Result) WithLate(d time.Duration) Result {
 	x.late = d
 	r.detail = &x
 	return r
+}
+
+// WithEarly returns r noting that its event came too soon after its
+// reference: heard is when the packet from the peer that the silence
+// counts from reached the host, zero when the reference is the host's own
+// packet or the RPC's start. A measured stall only delays a host (a timer
+// pass that runs late counts one tick, not the ticks it missed: HomaModule
+// homa_timer, the ref's Machine), so it excuses such a finding only by
+// having kept the host from processing heard's packet before it acted: a
+// stall between heard and the event (stall.Accounting); with heard zero,
+// never. A plain r is unchanged.
+func (r Result) WithEarly(heard time.Time) Result {
+	if r.detail == nil {
+		return r
+	}
+	x := *r.detail
+	x.early, x.heard = true, heard
+	r.detail = &x
+	return r
+}
+
+// Early reports whether r's event came too soon (WithEarly) and when the
+// received packet it is measured from arrived (zero: none).
+func (r Result) Early() (bool, time.Time) {
+	if r.detail == nil {
+		return false, time.Time{}
+	}
+	return r.detail.early, r.detail.heard
 }
 
 // Late is how far past its bound r's event came (WithLate), 0 when the

@@ -144,6 +144,15 @@ func resendRules() []*Rule {
 					if grantFrame != 0 {
 						res = res.With(grantFrame)
 					}
+					// Only a peer packet the endpoint may not have
+					// processed yet when its timer decided can make its
+					// RESEND look early by a stall; silence counted from
+					// its own GRANT or the RPC's start cannot.
+					var heardAt time.Time
+					if !fromFirst && grantFrame == 0 {
+						heardAt = heard
+					}
+					res = res.WithEarly(heardAt)
 					if quiet > c.P.Jitter && (!fromFirst || r.SeenFromStart) {
 						// A packet missing from the capture only hides
 						// activity, so it makes silence look longer, never
@@ -410,7 +419,7 @@ func resendRules() []*Rule {
 				}
 				if gap < need {
 					return Violation("RESEND round %v after the previous round (frame %d) with no DATA, GRANT or BUSY from the peer in between; resend_interval %d (tick %v) needs ≥ %v less jitter %v",
-						gap.Round(time.Microsecond), m.RoundFrame, c.P.ResendInterval, c.P.Tick, c.P.Ticks(c.P.ResendInterval-1), c.P.Jitter).With(m.RoundFrame).WithSlack(c.P.Jitter)
+						gap.Round(time.Microsecond), m.RoundFrame, c.P.ResendInterval, c.P.Tick, c.P.Ticks(c.P.ResendInterval-1), c.P.Jitter).With(m.RoundFrame).WithSlack(c.P.Jitter).WithEarly(time.Time{}) // from its own round: no stall makes passes come sooner
 				}
 				return Pass().WithSlack(c.P.Jitter)
 			}},

@@ -439,11 +439,31 @@ func ExplainingAt(f spec.Finding, at func(n int) (*spec.Event, bool), spans []Sp
 	return Accounting(f, Overlaps(spans, from.Add(-f.Slack), to.Add(f.Slack)))
 }
 
-// Accounting returns over, the spans overlapping timing finding f's
-// window, if they could account for it: always, unless f says how late
-// its event came (spec.Finding.Late) and their losses, summed (Lost), are
-// less than that; else nil. Every stall excuse goes through it.
+// Accounting returns the spans of over, those overlapping timing finding
+// f's window, that could account for it, else nil: all of them, unless f
+// says how late its event came (spec.Finding.Late) and their losses,
+// summed (Lost), are less than that; for a finding whose event came too
+// soon (spec.Finding.Early) only those between the peer's packet it is
+// measured from (HeardAt) and the event (f.Time), which may
+// have kept the host from processing that packet before it acted, and
+// none when it is measured from the host's own packet or the RPC's start:
+// a stall delays a host, it never makes it act sooner (a trial's run with
+// the early-resend fault knob was excused so: RESENDs 24 µs after the
+// RPC's first packet, during a 45 ms stall). Every stall excuse goes
+// through it.
 func Accounting(f spec.Finding, over []Span) []Span {
+	if f.Early {
+		if f.HeardAt.IsZero() {
+			return nil
+		}
+		var keep []Span
+		for _, s := range over {
+			if s.To.After(f.HeardAt) && s.From.Before(f.Time) {
+				keep = append(keep, s)
+			}
+		}
+		over = keep
+	}
 	if len(over) == 0 || f.Late > 0 && Lost(over) < f.Late {
 		return nil
 	}

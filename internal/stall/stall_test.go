@@ -137,6 +137,12 @@ func TestExplaining(t *testing.T) {
 		{"late by more than the stall lost", spec.Finding{Frame: 2, Frames: []int{3}, Slack: time.Millisecond, Late: 41 * time.Millisecond}, false},
 		{"a second late, a 40 ms stall", spec.Finding{Frame: 2, Frames: []int{3}, Slack: 25 * time.Millisecond, Late: time.Second}, false},
 		{"frames outside the view", spec.Finding{Frame: 9, Slack: time.Second}, false},
+		// Too soon: a stall only delays the host, so it excuses an early
+		// event only by having held back a peer packet the host's timer
+		// decided without (HeardAt inside or before the stall).
+		{"too early after its own packet or the RPC's start", spec.Finding{Frame: 3, Time: at(100), Slack: 30 * time.Millisecond, Early: true}, false},
+		{"too early after a peer packet that came during the stall", spec.Finding{Frame: 3, Time: at(100), Slack: 30 * time.Millisecond, Early: true, HeardAt: at(50)}, true},
+		{"too early after a peer packet that came after the stall", spec.Finding{Frame: 3, Time: at(100), Slack: 30 * time.Millisecond, Early: true, HeardAt: at(85)}, false},
 	}
 	for _, c := range cases {
 		if got := Explaining(c.f, view, spans); (len(got) > 0) != c.want {
