@@ -387,28 +387,31 @@ func rt8Cases() []rt8 {
 			}
 			return b
 		}},
-		{id: "N30-restart-skips-start",
-			missed: "HOMA-RESEND-007 is met by any offset-0 retransmission within response_timeout, here the one the re-created server's RESEND asks for; homa_resend_data restarts from offset 0 upward, but a RESEND in flight from before the restart may rightly draw a retransmission at a higher offset first", b: func(f bool) *capb {
-				b := newCap(wire.VersionCurrent)
-				t := b.warmup(hostC, hostS, 0)
-				r := rpcOf(hostC, hostS, 4)
-				b.send(r, true, t+us(40), msgOpts{length: 3000, uprio: 5, cv: 1})
-				at := b.lastTime() + ms(5.1)
-				b.resend(at, r, true, 0, 40000)
-				b.unknown(at+us(20), r, false)
-				if !f {
-					b.data(at+us(40), r, true, 5, 3000, 0, 1424, 3000, 1, true)
-				}
-				b.data(at+us(41), r, true, 5, 3000, 1424, 1424, 3000, 1, true)
-				i := b.data(at+us(42), r, true, 5, 3000, 2848, 152, 3000, 1, true)
-				if f {
-					b.mark(i, "restart without [0, 1424)")
-					b.resend(at+ms(5.1), r, false, 0, 1424)
-					b.data(at+ms(5.1)+us(20), r, true, 7, 3000, 0, 1424, 3000, 1, true)
-				}
-				b.respondAndAck(r, b.lastTime()+us(60))
-				return b
-			}},
+		{id: "N30-restart-skips-start", rule: "HOMA-RESEND-007", args: []string{"--capture-point", "host:10.0.0.11"}, b: func(f bool) *capb {
+			b := newCap(wire.VersionCurrent)
+			t := b.warmup(hostC, hostS, 0)
+			r := rpcOf(hostC, hostS, 4)
+			b.send(r, true, t+us(40), msgOpts{length: 3000, uprio: 5, cv: 1})
+			at := b.lastTime() + ms(5.1)
+			b.resend(at, r, true, 0, 40000)
+			u := b.unknown(at+us(20), r, false)
+			if f {
+				b.mark(u, "RESEND-007: RPC_UNKNOWN the client answers by restarting at offset 1424, sending offset 0 only when the server RESENDs it")
+			}
+			if !f {
+				b.data(at+us(40), r, true, 5, 3000, 0, 1424, 3000, 1, true)
+			}
+			b.data(at+us(41), r, true, 5, 3000, 1424, 1424, 3000, 1, true)
+			i := b.data(at+us(42), r, true, 5, 3000, 2848, 152, 3000, 1, true)
+			if f {
+				b.mark(i, "restart without [0, 1424)")
+				b.resend(at+ms(5.1), r, false, 0, 1424)
+				b.data(at+ms(5.1)+us(20), r, true, 7, 3000, 0, 1424, 3000, 1, true)
+			}
+			b.respondAndAck(r, b.lastTime()+us(60))
+			b.smallRPC(rpcOf(hostC, hostS, 6), b.lastTime()+ms(20), wire.AckEntry{})
+			return b
+		}},
 		{id: "N33-grant-above-max-sched", rule: "HOMA-GRANT-015", b: func(f bool) *capb {
 			b := newCap(wire.VersionCurrent)
 			o := msgOpts{}
@@ -572,6 +575,13 @@ func redteam8FaultCases() []faultCase {
 			what:  "extra fault: the server GRANTs a 3000-byte request that its unscheduled bytes covered whole",
 			build: b["N25-grant-unscheduled-only"],
 			want:  []hit{{"HOMA-GRANT-001", 8}, {"HOMA-GRANT-002", 8}, {"HOMA-GRANT-012", 8}},
+		},
+		{
+			id: "RESEND-007", slug: "restart-skips-start",
+			what:  "extra fault: told RPC_UNKNOWN, the client restarts its 3000-byte request from offset 1424 and sends offset 0 only when the re-created server RESENDs it 5 ms later (taken on the client's link)",
+			build: b["N30-restart-skips-start"],
+			args:  []string{"--capture-point", "host:10.0.0.11"},
+			want:  []hit{{"HOMA-RESEND-007", 9}},
 		},
 	}
 }
