@@ -16,8 +16,15 @@ func ackRules() []*Rule {
 			Facts:     []string{"ACK-01"},
 			Statement: "A server sends NEED_ACK for an RPC only after it has transmitted the whole response.",
 			Source:    "HomaModule homa_timer.c homa_timer_check_rpc",
+			Capture:   "a NEED_ACK with no response byte before it is judged where the capture point is the server's own link and the RPC began in the capture; elsewhere the response may have been lost before the capture point",
 			Property: Each{Types: []wire.PacketType{wire.TypeNeedAck}, Check: func(c *Ctx, e *Event) Result {
 				r := c.T.Lookup(e)
+				if r != nil && r.Response.Length == 0 && c.Net.CapturePoint().AtSender(e) && !c.startedBefore(r) {
+					// On the server's own link every response byte it
+					// transmitted shows before the NEED_ACK (the timer asks
+					// only once tx_end reached the length): none shows.
+					return Violation("NEED_ACK before the server transmitted any byte of the response")
+				}
 				if r == nil || r.Response.Length == 0 {
 					return Unsure("NEED_ACK for an RPC whose response is not in the capture")
 				}

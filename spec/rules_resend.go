@@ -319,9 +319,9 @@ func resendRules() []*Rule {
 		{
 			ID: "HOMA-RESEND-007", Level: Must,
 			Facts:     []string{"RTX-09", "RTX-10"},
-			Statement: "A client told RPC_UNKNOWN while its request is not fully acknowledged by a response retransmits the request from offset 0 with retransmit=1.",
+			Statement: "A client told RPC_UNKNOWN while its request is not fully acknowledged by a response retransmits the request from offset 0 with retransmit=1, of its own accord: not only when the re-created server RESENDs those bytes.",
 			Source:    "HomaModule homa_incoming.c homa_rpc_unknown_pkt (client restart; an RPC the client no longer has is discarded in homa_dispatch_pkts), homa_timer.c homa_timer_check_rpc (timeout_ticks of silence: homa_rpc_abort)",
-			Capture:   "applies while the client is still sending its request (no response DATA seen); inconclusive once the client has gone timeout_ticks without DATA, GRANT or BUSY from the server (its timer may have aborted the RPC, which sends no packet, and RPC_UNKNOWN for an RPC the client no longer has is discarded), and when the client sends no packet of the RPC after the RPC_UNKNOWN (its application may have ended the RPC; a client still holding it keeps sending DATA or timer RESENDs)",
+			Capture:   "applies while the client is still sending its request (no response DATA seen); inconclusive once the client has gone timeout_ticks without DATA, GRANT or BUSY from the server (its timer may have aborted the RPC, which sends no packet, and RPC_UNKNOWN for an RPC the client no longer has is discarded), and when the client sends no packet of the RPC after the RPC_UNKNOWN (its application may have ended the RPC; a client still holding it keeps sending DATA or timer RESENDs); an offset-0 retransmission after a server RESEND for offset 0 counts as the restart except where the capture is the client's own link (elsewhere the restart's own packet may have been lost before the capture point)",
 			Property: Within{
 				TriggerTypes: []wire.PacketType{wire.TypeRPCUnknown},
 				Trigger: func(c *Ctx, e *Event) (Obligation, bool) {
@@ -333,9 +333,15 @@ func resendRules() []*Rule {
 						return Obligation{}, false
 					}
 					k := KeyOf(e)
+					// The restart retransmits from offset 0 up in one call
+					// (homa_resend_data(rpc, 0, tx_end)): on the client's
+					// own link its offset-0 packet shows before any RESEND
+					// the re-created server sends for those bytes, so one
+					// that answers such a RESEND is no restart.
+					asked := false
 					o := Obligation{Key: k, Expect: "request DATA at offset 0 with retransmit=1 (client restart)",
 						Match: func(c *Ctx, x *Event) bool {
-							return x.Type() == wire.TypeData && x.FromClient() && KeyOf(x) == k && x.Offset == 0 && x.Retransmit()
+							return !asked && x.Type() == wire.TypeData && x.FromClient() && KeyOf(x) == k && x.Offset == 0 && x.Retransmit()
 						}}
 					trig, seg, client := e.Frame, e.Segment, e.Dst
 					timedOut, late := clientTimedOut(c, r, e.Time)
@@ -353,6 +359,10 @@ func resendRules() []*Rule {
 						}
 						if x.Err == nil && x.Src == client && hasRPC(x) && KeyOf(x) == k {
 							alive = true
+						}
+						if x.Err == nil && x.Type() == wire.TypeResend && !x.FromClient() && KeyOf(x) == k &&
+							x.Packet.Resend().Offset() == 0 && c.Net.CapturePoint().AtReceiver(x) {
+							asked = true
 						}
 						return "", false
 					}

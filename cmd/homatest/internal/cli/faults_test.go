@@ -647,7 +647,7 @@ type faultCase struct {
 func (fc faultCase) file() string { return fc.id + "-" + fc.slug + ".pcapng" }
 
 func faultCases() []faultCase {
-	return append(brFaultCases(), ruleFaultCases()...)
+	return append(append(brFaultCases(), ruleFaultCases()...), redteam8FaultCases()...)
 }
 
 // faultCaseByID is the fault case with id (the test fails without one).
