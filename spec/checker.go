@@ -36,14 +36,14 @@ type Finding struct {
 	// measured stall excuses the finding only if it could account for
 	// this much (stall.ExplainingAt). 0 when the rule does not say.
 	Late time.Duration `json:"late_ns,omitempty"`
-	// Early marks a finding whose event came too soon after its reference
-	// (a RESEND before resend_ticks of silence); HeardAt is when the
-	// packet from the peer that reference is reached the charged host,
-	// zero when it is the host's own packet or the RPC's start. A measured
-	// stall excuses an early finding only if it lies between HeardAt and
-	// the event, and one without HeardAt never (Result.WithEarly).
-	Early   bool      `json:"early,omitempty"`
-	HeardAt time.Time `json:"heard_at,omitzero"`
+	// Early, for a finding whose event came too soon after its reference
+	// (a RESEND before resend_ticks of silence), is by how much; EarlyAt
+	// is the reference packet's time and EarlyRef what it is: a measured
+	// stall excuses the finding only as stall.Accounting says for that
+	// kind (Result.WithEarly). 0 when the rule does not say.
+	Early    time.Duration `json:"early_ns,omitempty"`
+	EarlyAt  time.Time     `json:"early_from,omitzero"`
+	EarlyRef EarlyRef      `json:"early_ref,omitempty"`
 	// Cause, for an inconclusive finding, is the network effect that
 	// downgraded it from a violation (see Network).
 	Cause Cause `json:"cause,omitempty"`
@@ -1053,7 +1053,7 @@ func (c *Checker) record(i int, e *Event, at frameRef, rpc *RPCKey, res Result) 
 	}
 	f := Finding{Rule: r.ID, Level: r.Level, Frame: frame, Frames: res.Frames(), Time: t, RPC: rpc, Why: res.Why(), Slack: res.Slack, Late: res.Late(), Cause: res.Cause(),
 		Src: at.src, Dst: at.dst, ChargedTo: at.src, Note: at.note, alone: !mayMiss}
-	f.Early, f.HeardAt = res.Early()
+	f.Early, f.EarlyAt, f.EarlyRef = res.Early()
 	if r.ChargesReceiver() {
 		f.ChargedTo = at.dst
 	}

@@ -54,9 +54,10 @@ type resultDetail struct {
 	alone bool
 	// late: see Result.WithLate.
 	late time.Duration
-	// early, heard: see Result.WithEarly.
-	early bool
-	heard time.Time
+	// early, earlyAt, earlyRef: see Result.WithEarly.
+	early    time.Duration
+	earlyAt  time.Time
+	earlyRef EarlyRef
 }
 
 // Why returns the one-line reason ("" for a plain pass).
@@ -154,32 +155,48 @@ func (r Result) WithLate(d time.Duration) Result {
 	return r
 }
 
-// WithEarly returns r noting that its event came too soon after its
-// reference: heard is when the packet from the peer that the silence
-// counts from reached the host, zero when the reference is the host's own
-// packet or the RPC's start. A measured stall only delays a host (a timer
-// pass that runs late counts one tick, not the ticks it missed: HomaModule
-// homa_timer, the ref's Machine), so it excuses such a finding only by
-// having kept the host from processing heard's packet before it acted: a
-// stall between heard and the event (stall.Accounting); with heard zero,
-// never. A plain r is unchanged.
-func (r Result) WithEarly(heard time.Time) Result {
-	if r.detail == nil {
+// EarlyRef says what a too-soon event (Result.WithEarly) is measured from,
+// which decides whether a measured stall can explain it: a stall delays
+// a host or a packet, it never makes a timer pass come sooner (HomaModule
+// homa_timer and the ref's Machine run one pass for the ticks a stall
+// skipped).
+type EarlyRef string
+
+const (
+	// EarlyFromPeer: a packet the host received. A stall between its
+	// arrival and the event may have kept the host from processing it
+	// before its timer decided, so the host's silence began earlier.
+	EarlyFromPeer EarlyRef = "peer"
+	// EarlyFromOwn: a packet the host sent. A stall before it reached the
+	// capture point (the host's send path, a softirq waiting for a CPU)
+	// may have delayed it by as much as the stall lost.
+	EarlyFromOwn EarlyRef = "own"
+	// EarlyFromStart: the RPC's first packet, received: the host created
+	// the RPC only once it processed that packet, so no stall explains it.
+	EarlyFromStart EarlyRef = "start"
+)
+
+// WithEarly returns r noting that its event came short too soon after its
+// reference, the packet at ref of kind kind (EarlyRef): a measured stall
+// excuses such a finding only as stall.Accounting says for that kind. A
+// plain r is unchanged.
+func (r Result) WithEarly(short time.Duration, ref time.Time, kind EarlyRef) Result {
+	if r.detail == nil || short <= 0 {
 		return r
 	}
 	x := *r.detail
-	x.early, x.heard = true, heard
+	x.early, x.earlyAt, x.earlyRef = short, ref, kind
 	r.detail = &x
 	return r
 }
 
-// Early reports whether r's event came too soon (WithEarly) and when the
-// received packet it is measured from arrived (zero: none).
-func (r Result) Early() (bool, time.Time) {
+// Early returns how much too soon r's event came (WithEarly; 0 when the
+// rule does not say), its reference's time and kind.
+func (r Result) Early() (time.Duration, time.Time, EarlyRef) {
 	if r.detail == nil {
-		return false, time.Time{}
+		return 0, time.Time{}, ""
 	}
-	return r.detail.early, r.detail.heard
+	return r.detail.early, r.detail.earlyAt, r.detail.earlyRef
 }
 
 // Late is how far past its bound r's event came (WithLate), 0 when the

@@ -261,7 +261,7 @@ func ackRules() []*Rule {
 				need := c.P.Ticks(c.P.RequestAckTicks-1) - c.P.Jitter
 				if gap < need {
 					return Violation("first NEED_ACK %v after the response's last bytes were first sent (frame %d); request_ack_ticks %d (tick %v) need ≥ %v less jitter %v",
-						gap.Round(time.Microsecond), m.AllSentFrame, c.P.RequestAckTicks, c.P.Tick, c.P.Ticks(c.P.RequestAckTicks-1), c.P.Jitter).With(m.AllSentFrame).WithSlack(c.P.Jitter).WithEarly(time.Time{}) // from its own DATA
+						gap.Round(time.Microsecond), m.AllSentFrame, c.P.RequestAckTicks, c.P.Tick, c.P.Ticks(c.P.RequestAckTicks-1), c.P.Jitter).With(m.AllSentFrame).WithSlack(c.P.Jitter).WithEarly(need-gap, m.AllSentTime, EarlyFromOwn)
 				}
 				return Pass().WithSlack(c.P.Jitter)
 			}},

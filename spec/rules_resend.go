@@ -144,15 +144,20 @@ func resendRules() []*Rule {
 					if grantFrame != 0 {
 						res = res.With(grantFrame)
 					}
-					// Only a peer packet the endpoint may not have
-					// processed yet when its timer decided can make its
-					// RESEND look early by a stall; silence counted from
-					// its own GRANT or the RPC's start cannot.
-					var heardAt time.Time
-					if !fromFirst && grantFrame == 0 {
-						heardAt = heard
+					// What the silence counts from decides which stall
+					// can explain it (stall.Accounting): the peer's packet,
+					// its own GRANT or first packet, or a first packet it
+					// received (the RPC began when it processed it).
+					ref := EarlyFromPeer
+					switch {
+					case grantFrame != 0:
+						ref = EarlyFromOwn
+					case fromFirst && e.FromClient() == r.FirstFromClient:
+						ref = EarlyFromOwn
+					case fromFirst:
+						ref = EarlyFromStart
 					}
-					res = res.WithEarly(heardAt)
+					res = res.WithEarly(need-quiet, heard, ref)
 					if quiet > c.P.Jitter && (!fromFirst || r.SeenFromStart) {
 						// A packet missing from the capture only hides
 						// activity, so it makes silence look longer, never
@@ -429,7 +434,7 @@ func resendRules() []*Rule {
 				}
 				if gap < need {
 					return Violation("RESEND round %v after the previous round (frame %d) with no DATA, GRANT or BUSY from the peer in between; resend_interval %d (tick %v) needs ≥ %v less jitter %v",
-						gap.Round(time.Microsecond), m.RoundFrame, c.P.ResendInterval, c.P.Tick, c.P.Ticks(c.P.ResendInterval-1), c.P.Jitter).With(m.RoundFrame).WithSlack(c.P.Jitter).WithEarly(time.Time{}) // from its own round: no stall makes passes come sooner
+						gap.Round(time.Microsecond), m.RoundFrame, c.P.ResendInterval, c.P.Tick, c.P.Ticks(c.P.ResendInterval-1), c.P.Jitter).With(m.RoundFrame).WithSlack(c.P.Jitter).WithEarly(need-gap, m.RoundStart, EarlyFromOwn)
 				}
 				return Pass().WithSlack(c.P.Jitter)
 			}},

@@ -348,6 +348,8 @@ type RPC struct {
 	// Trace.seenFromStart); otherwise a violation that may depend on it
 	// is downgraded (CauseCaptureStart).
 	SeenFromStart bool
+	// FirstFromClient: the client sent the first packet (First).
+	FirstFromClient bool
 	// Request is sent by the client, Response by the server.
 	Request, Response Message
 	// Packets counts packets by type (index type-0x10), both directions.
@@ -1142,7 +1144,7 @@ func (t *Trace) Apply(e *Event) {
 		if typ == wire.TypeCutoffs || typ == wire.TypeAck {
 			return
 		}
-		r = &RPC{Key: k, First: e.Time, FirstFrame: e.Frame, idleAt: -1, SeenFromStart: t.seenFromStart(e)}
+		r = &RPC{Key: k, First: e.Time, FirstFrame: e.Frame, FirstFromClient: e.FromClient(), idleAt: -1, SeenFromStart: t.seenFromStart(e)}
 		t.created++
 		t.rpcs[k] = r
 		t.rpcCache[rpcSlot(&k)] = r

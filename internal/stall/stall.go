@@ -440,27 +440,36 @@ func ExplainingAt(f spec.Finding, at func(n int) (*spec.Event, bool), spans []Sp
 }
 
 // Accounting returns the spans of over, those overlapping timing finding
-// f's window, that could account for it, else nil: all of them, unless f
-// says how late its event came (spec.Finding.Late) and their losses,
-// summed (Lost), are less than that; for a finding whose event came too
-// soon (spec.Finding.Early) only those between the peer's packet it is
-// measured from (HeardAt) and the event (f.Time), which may
-// have kept the host from processing that packet before it acted, and
-// none when it is measured from the host's own packet or the RPC's start:
-// a stall delays a host, it never makes it act sooner (a trial's run with
-// the early-resend fault knob was excused so: RESENDs 24 µs after the
-// RPC's first packet, during a 45 ms stall). Every stall excuse goes
-// through it.
+// f's window, that could account for it, else nil. A finding that says
+// how late its event came (spec.Finding.Late) needs their losses, summed
+// (Lost), to be at least that. One whose event came too soon
+// (spec.Finding.Early) is explained only by a stall that moved its
+// reference (spec.EarlyRef): for a peer's packet, a stall between its
+// arrival and the event (the host may not have processed it before its
+// timer decided); for the host's own packet, stalls reaching its capture
+// time (less f's tolerance) that lost at least Early (they may have held
+// the packet back, never the timer); for the RPC's received first packet,
+// none (a stall delays a host, it never makes a timer pass come sooner: a
+// trial's run with the early-resend fault knob had RESENDs 24 µs after the
+// RPC's first packet excused by a 45 ms stall). Any other finding is
+// explained by any of over. Every stall excuse goes through it.
 func Accounting(f spec.Finding, over []Span) []Span {
-	if f.Early {
-		if f.HeardAt.IsZero() {
-			return nil
-		}
+	if f.Early > 0 {
 		var keep []Span
 		for _, s := range over {
-			if s.To.After(f.HeardAt) && s.From.Before(f.Time) {
-				keep = append(keep, s)
+			switch f.EarlyRef {
+			case spec.EarlyFromPeer:
+				if s.To.After(f.EarlyAt) && s.From.Before(f.Time) {
+					keep = append(keep, s)
+				}
+			case spec.EarlyFromOwn:
+				if s.To.After(f.EarlyAt.Add(-f.Slack)) && s.From.Before(f.EarlyAt) {
+					keep = append(keep, s)
+				}
 			}
+		}
+		if f.EarlyRef == spec.EarlyFromOwn && Lost(keep) < f.Early {
+			return nil
 		}
 		over = keep
 	}

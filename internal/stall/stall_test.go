@@ -137,12 +137,16 @@ func TestExplaining(t *testing.T) {
 		{"late by more than the stall lost", spec.Finding{Frame: 2, Frames: []int{3}, Slack: time.Millisecond, Late: 41 * time.Millisecond}, false},
 		{"a second late, a 40 ms stall", spec.Finding{Frame: 2, Frames: []int{3}, Slack: 25 * time.Millisecond, Late: time.Second}, false},
 		{"frames outside the view", spec.Finding{Frame: 9, Slack: time.Second}, false},
-		// Too soon: a stall only delays the host, so it excuses an early
-		// event only by having held back a peer packet the host's timer
-		// decided without (HeardAt inside or before the stall).
-		{"too early after its own packet or the RPC's start", spec.Finding{Frame: 3, Time: at(100), Slack: 30 * time.Millisecond, Early: true}, false},
-		{"too early after a peer packet that came during the stall", spec.Finding{Frame: 3, Time: at(100), Slack: 30 * time.Millisecond, Early: true, HeardAt: at(50)}, true},
-		{"too early after a peer packet that came after the stall", spec.Finding{Frame: 3, Time: at(100), Slack: 30 * time.Millisecond, Early: true, HeardAt: at(85)}, false},
+		// Too soon: a stall only delays a host or a packet, so it explains
+		// an early event only by having moved its reference: a peer packet
+		// the host had not processed (a stall between it and the event),
+		// its own packet held back (stalls up to it that lost as much).
+		{"too early after the RPC's received first packet", spec.Finding{Frame: 3, Time: at(100), Slack: 30 * time.Millisecond, Early: time.Millisecond, EarlyAt: at(95), EarlyRef: spec.EarlyFromStart}, false},
+		{"too early after a peer packet that came during the stall", spec.Finding{Frame: 3, Time: at(100), Slack: 30 * time.Millisecond, Early: 19 * time.Millisecond, EarlyAt: at(50), EarlyRef: spec.EarlyFromPeer}, true},
+		{"too early after a peer packet that came after the stall", spec.Finding{Frame: 3, Time: at(100), Slack: 30 * time.Millisecond, Early: time.Millisecond, EarlyAt: at(85), EarlyRef: spec.EarlyFromPeer}, false},
+		{"too early after its own packet the stall may have held back", spec.Finding{Frame: 3, Time: at(100), Slack: 30 * time.Millisecond, Early: 40 * time.Millisecond, EarlyAt: at(75), EarlyRef: spec.EarlyFromOwn}, true},
+		{"too early after its own packet by more than the stall lost", spec.Finding{Frame: 3, Time: at(100), Slack: 30 * time.Millisecond, Early: 41 * time.Millisecond, EarlyAt: at(75), EarlyRef: spec.EarlyFromOwn}, false},
+		{"too early after its own packet sent before the stall", spec.Finding{Frame: 3, Time: at(100), Slack: 30 * time.Millisecond, Early: time.Millisecond, EarlyAt: at(30), EarlyRef: spec.EarlyFromOwn}, false},
 	}
 	for _, c := range cases {
 		if got := Explaining(c.f, view, spans); (len(got) > 0) != c.want {

@@ -93,7 +93,7 @@ too, and none was unsupported), 1 a spec failed, or the IUT failed before
 any spec ran (its agent answered hello, then fell silent, exited or broke
 the agent protocol), 2 usage or environment error, or INCOMPLETE (no spec
 ran; a spec timing-inconclusive in its pass and every rerun; with --strict,
-a spec not run; 2 wins over 1, as in homatest check),
+a spec not run; a run that is also FAIL, a spec failed, exits 1),
 130 interrupted (Ctrl-C, SIGINT or SIGTERM: the pass removes its
 namespaces, and the run folder is kept, marked by its file
 "interrupted"). A run that ends early still writes -o json (verdict

@@ -153,8 +153,10 @@ func unsupportedHint(passes []*conformance.Result) string {
 }
 
 // runExit is the error (nil: exit 0) of a run of passes, by their
-// conformance.Tally: 2 when incomplete (wins over failed specs, as in
-// homatest check), 1 when a spec failed.
+// conformance.Tally: 1 when a spec failed, even if the run is also
+// incomplete (the verdict is FAIL: a failed spec is the IUT's, and a CI
+// job that retries exit 2 as the machine's must not retry it; a trial's
+// faulty IUT exited 2 so), else 2 when incomplete.
 func (o *runOpts) runExit(passes []*conformance.Result) error {
 	t := conformance.Count(passes, o.strict)
 	var msgs []string
@@ -171,6 +173,9 @@ func (o *runOpts) runExit(passes []*conformance.Result) error {
 				what = "--strict fails on specs not run"
 			}
 			msgs = append(msgs, fmt.Sprintf("%s: %s not run (%s)", what, plural.Of(t.Unsupported, "spec", "specs"), unsupportedHint(passes)))
+		}
+		if t.FailedPasses > 0 {
+			return &ExitError{Code: ExitViolations, Err: errors.New(strings.Join(msgs, "; "))}
 		}
 		return usageErr(errors.New(strings.Join(msgs, "; ")))
 	}

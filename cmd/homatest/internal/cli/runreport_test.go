@@ -146,7 +146,7 @@ func TestRunVerdictNothingJudged(t *testing.T) {
 	if !strings.Contains(out, "\nFAIL (1 of 1 passes; 0 specs run") && !strings.Contains(out, "\nFAIL (1 of 1 passes; 1 spec run, 2 not run (unsupported))") {
 		t.Errorf("--strict, a failed spec and unsupported ones: verdict not FAIL:\n%s", out)
 	}
-	if exit(err) != ExitUsage || !strings.Contains(err.Error(), "1 of 1 passes had failed specs; --strict fails on specs not run") {
-		t.Errorf("--strict, a failed spec and unsupported ones: exit %d, %v; want %d naming both", exit(err), err, ExitUsage)
+	if exit(err) != ExitViolations || !strings.Contains(err.Error(), "1 of 1 passes had failed specs; --strict fails on specs not run") {
+		t.Errorf("--strict, a failed spec and unsupported ones: exit %d, %v; want %d (FAIL wins) naming both", exit(err), err, ExitViolations)
 	}
 }
