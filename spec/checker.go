@@ -1796,6 +1796,9 @@ func (c *Checker) Finish() *Report {
 		c.SetCaptureDrops(c.shown.n)
 		c.report.CaptureDropsShown = c.shown.ev.String()
 	}
+	if c.report.Merged == nil {
+		c.report.Merged = c.merge.copied()
+	}
 	c.excuseMerged()
 	c.excuseOneDirection()
 	c.excuseDrops()
