@@ -99,10 +99,11 @@ type msgStreams struct {
 	from0, asked bool
 	last         uint8
 	switches     int
-	// start and sum are the time and fingerprint (maphash of the
+	// start and sum are the time (Unix ns: a time.Time is three times
+	// the size, in a map of every message) and fingerprint (maphash of the
 	// header and payload bytes) of the packet that started the message at
 	// offset 0.
-	start time.Time
+	start int64
 	sum   uint64
 	// copyAt is how long after start the message started again byte
 	// for byte (0: it did not).
@@ -175,7 +176,7 @@ type shiftCopies struct {
 // shifted notes that message k (streams m), sent by e's sender, starts
 // again at e with the same bytes as its first start m.start.
 func (t *mergeTracker) shifted(e *Event, k *msgKey, m *msgStreams) {
-	d := e.Time.Sub(m.start)
+	d := time.Duration(e.Time.UnixNano() - m.start)
 	if d <= 0 || !t.firstCopies[d] {
 		return
 	}
@@ -302,7 +303,7 @@ func (t *mergeTracker) data(e *Event, k *msgKey, m *msgStreams, ok bool, n uint3
 	if !ok || m.hi == 0 && !m.from0 {
 		m.length, m.hi, m.at, m.frame, m.from0, m.last = n, e.End(), e.Offset, e.Frame, e.Offset == 0, 1
 		if e.Offset == 0 {
-			m.start, m.sum = e.Time, maphash.Bytes(startSeed, e.Packet.Bytes())
+			m.start, m.sum = e.Time.UnixNano(), maphash.Bytes(startSeed, e.Packet.Bytes())
 		}
 		if k.fromClient && e.Offset == 0 {
 			if t.newest == nil {
