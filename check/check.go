@@ -192,6 +192,12 @@ type FileReport struct {
 	// verdict is INCOMPLETE (exit 2): only a check of each capture alone
 	// can tell.
 	MergedHint string `json:"merged_hint,omitempty"`
+	// OneEndHint, when the capture was taken for one end of every host's
+	// link by its shape (spec.Report.OneEnd) and that made violations
+	// inconclusive (spec.CauseOneEnd), says so, how many, and what to
+	// check instead, one line; the verdict is then INCOMPLETE (exit 2)
+	// unless a MUST violation fails it.
+	OneEndHint string `json:"one_end_hint,omitempty"`
 	// NothingJudged, when no RPC of the capture was heard from both sides
 	// (spec.Report.Answered is 0: a slice of a few frames, one direction
 	// of a link), says so in one line: the rules then judged single
@@ -479,6 +485,10 @@ func checkFile(o Options, file string) FileReport {
 	if m := rep.Merged; m != nil {
 		fr.MergedHint = fmt.Sprintf("this capture looks like two captures merged with overlapping times (mergecap without -a, or two testbeds with the same addresses): %s; what a rule relates across packets may pair the two, so every violation is inconclusive: check the original captures apart, or split this one by time (editcap -A/-B) or by host", m.Why)
 	}
+	if rep.OneEndExcused > 0 {
+		fr.OneEndHint = fmt.Sprintf("%s: every frame has one direction in epb_flags, so this is one end of every host's link (%s), each packet stamped at its sender's end or at its receiver's only; a run judges such a file with its other end, each host on its own link, and alone it cannot tell what a host had received when it sent: %s that rest on that are inconclusive (%s); check the run's capture.pcapng (both ends of every port), or give --capture-point %s to judge this file as it is",
+			file, fr.CapturePoint, plural.Of(rep.OneEndExcused, "violation", "violations"), spec.CauseOneEnd, fr.CapturePoint)
+	}
 	if rep.Answered == 0 && fr.CapturePoint != "none" { // a file of switch notes is judged by no rule, by design
 		fr.NothingJudged = fmt.Sprintf("no RPC of the capture's %d (in %s) was heard from both sides (a DATA, GRANT or BUSY from its client and one from its server), so no exchange was judged: the capture is too short or shows one direction only; capture a longer stretch of both directions",
 			rep.RPCs, plural.Of(st.Homa, "Homa packet", "Homa packets"))
@@ -501,6 +511,9 @@ func checkFile(o Options, file string) FileReport {
 		fr.Verdict = "incomplete"
 	case rep.Merged != nil:
 		// Two instances interleaved: nothing could be judged as one.
+		fr.Verdict = "incomplete"
+	case fr.OneEndHint != "":
+		// One end of each link: the other end may show a violation.
 		fr.Verdict = "incomplete"
 	case fr.NothingJudged != "":
 		// Single packets at most: a pass would claim what was not seen.
@@ -679,6 +692,7 @@ func runRules(file string, ro pcap.ReaderOptions, plan capturePlan, judge spec.J
 		out.inf.Feed(e)
 	}
 	if plan.mode == oneView || plan.mode == notesOnly {
+		judge.OneEnd = plan.oneEnd
 		c := judge.Stream(plan.cp)
 		c.SetInferrer(out.inf) // one trace for rules and inference
 		var frame func(*pcap.Reader, *pcap.Frame)

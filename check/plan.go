@@ -142,6 +142,10 @@ type capturePlan struct {
 	why  string
 	// ports maps each interface to its host (portViews).
 	ports map[int]netip.Addr
+	// oneEnd is set when auto took the capture for one end of every
+	// host's link (all frames inbound, or all outbound, in epb_flags):
+	// judged with spec.Judge.OneEnd.
+	oneEnd bool
 	// count, when set, is filled with the layout of the whole capture by
 	// the check's own pass (oneView), for a plan guessed from the first
 	// frames (see File): no pass of its own to confirm the guess.
@@ -206,10 +210,10 @@ func planCapture(flag string, l *layout) (capturePlan, error) {
 	case l.dirIn > 0 && l.dirOut > 0:
 		return ports(), nil
 	case l.dirIn > 0:
-		return capturePlan{cp: spec.CapturePoint{Kind: spec.CaptureSent},
+		return capturePlan{cp: spec.CapturePoint{Kind: spec.CaptureSent}, oneEnd: true,
 			why: fmt.Sprintf("every frame is inbound at its interface (epb_flags): each packet as its host sent it (as a run's sent.pcapng)")}, nil
 	case l.dirOut > 0:
-		return capturePlan{cp: spec.CapturePoint{Kind: spec.CaptureDelivered},
+		return capturePlan{cp: spec.CapturePoint{Kind: spec.CaptureDelivered}, oneEnd: true,
 			why: fmt.Sprintf("every frame is outbound at its interface (epb_flags): each packet as it was delivered (as a run's delivered.pcapng)")}, nil
 	}
 	if len(l.hosts) >= 3 {

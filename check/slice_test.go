@@ -78,6 +78,10 @@ func TestFileRealSlices(t *testing.T) {
 		{"linux-6.1-proto253/b-500k-grants.pcap", 699, 800, false},
 		{"linux-6.1-proto253/c-500k-loss3pct-server-side.pcap", 0, 50, false},
 		{"linux-6.1-proto253/f1-ipv6.pcap", 14, 68, false},
+		// From the client's restart of request 2 after the server forgot
+		// it (frame 54: DATA at offset 0 with retransmit=1): the
+		// RPC_UNKNOWN that asked for it is before the slice.
+		{"linux-6.1-proto253/e2-server-forgets-request.pcap", 53, 200, false},
 	} {
 		p := sliceReal(t, c.file, c.from, c.to)
 		oc := o

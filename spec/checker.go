@@ -144,6 +144,12 @@ type Report struct {
 	// them (also in Downgrades).
 	OneDirection        bool `json:"one_direction,omitempty"`
 	OneDirectionExcused int  `json:"one_direction_excused,omitempty"`
+	// OneEnd is set when the capture was judged as one end of every
+	// host's link, guessed from its shape (Checker.SetOneEndExcuse): every
+	// violation a packet's timing at the other end may explain is then
+	// inconclusive (CauseOneEnd), OneEndExcused of them.
+	OneEnd        bool `json:"one_end,omitempty"`
+	OneEndExcused int  `json:"one_end_excused,omitempty"`
 	// Sections lists where the checker started judging afresh (a
 	// timestamp jump back of more than TimeJump, a host's restart): the
 	// capture is judged as independent sections, nothing across their
@@ -387,6 +393,8 @@ func (c *compiled) mayApply(cls int, verify bool) bool {
 // Checker streams events through rules. Use NewChecker, Feed each event in
 // capture order, then Finish.
 type Checker struct {
+	// oneEnd: see SetOneEndExcuse.
+	oneEnd bool
 	// fromStart: see SetCaptureFromStart.
 	fromStart bool
 	p         *Params
@@ -929,6 +937,30 @@ func (c *Checker) noteDirection(e *Event) {
 // (CauseOneDirection). Call it before Feed.
 func (c *Checker) SetOneDirectionExcuse() { c.oneWay = true }
 
+// SetOneEndExcuse says the capture is one end of every host's link (all
+// as sent or all as delivered) by its shape, not by its maker's word:
+// Finish then makes every violation of a rule that relates packets
+// inconclusive (CauseOneEnd, Report.OneEnd), since a host's packets and
+// the packets to it are stamped at different ends, which a run judges
+// as a pair (Judge.Hosts) and a check of one file cannot. Findings of
+// rules about a packet's own fields (Rule.Alone, the WIRE area) stand.
+// Call it before Finish.
+func (c *Checker) SetOneEndExcuse() { c.oneEnd = true }
+
+// excuseOneEnd applies SetOneEndExcuse at Finish.
+func (c *Checker) excuseOneEnd() {
+	if !c.oneEnd || c.events == 0 {
+		return
+	}
+	c.report.OneEnd = true
+	// Every rule that relates packets (not Alone, not of the WIRE area)
+	// may pair packets stamped at different ends.
+	relates := func(r *Rule) bool { return !r.Alone && !strings.EqualFold(r.area(), "wire") }
+	c.report.OneEndExcused += c.moveViolationsOf(CauseOneEnd, true, relates, func(why string) string {
+		return fmt.Sprintf("%s (%s: each packet is stamped at one end of its path only, its sender's or its receiver's, so what the other end saw when may explain it)", why, CauseOneEnd)
+	})
+}
+
 // excuseOneDirection applies Report.OneDirection at Finish: when no pair
 // of hosts was seen both ways, every violation a missing packet may
 // explain becomes inconclusive. Such a capture (tcpdump -Q out) records
@@ -953,6 +985,12 @@ func (c *Checker) excuseOneDirection() {
 // and returns how many it moved. The counts are moved once: the next
 // call finds none.
 func (c *Checker) moveViolations(cause Cause, all bool, why func(string) string) int {
+	return c.moveViolationsOf(cause, all, nil, why)
+}
+
+// moveViolationsOf is moveViolations of the rules pick accepts (nil:
+// every rule).
+func (c *Checker) moveViolationsOf(cause Cause, all bool, pick func(*Rule) bool, why func(string) string) int {
 	moved := map[string]bool{}
 	first := map[string]int{}
 	for _, f := range c.report.Violations {
@@ -963,6 +1001,9 @@ func (c *Checker) moveViolations(cause Cause, all bool, why func(string) string)
 	total := 0
 	for i, st := range c.state {
 		r := c.rules[i]
+		if pick != nil && !pick(r) {
+			continue
+		}
 		n, frame := st.dropViolated, st.firstViolation
 		if all {
 			n = st.res.Violated
@@ -1805,8 +1846,12 @@ func (c *Checker) Finish() *Report {
 		c.SetCaptureDrops(c.shown.n)
 		c.report.CaptureDropsShown = c.shown.ev.String()
 	}
+	if c.report.Merged == nil {
+		c.report.Merged = c.merge.copied()
+	}
 	c.excuseMerged()
 	c.excuseOneDirection()
+	c.excuseOneEnd()
 	c.excuseDrops()
 	for _, st := range c.state {
 		c.report.Rules = append(c.report.Rules, st.res)

@@ -31,6 +31,9 @@ type Judge struct {
 	// captures of unknown making (check); a testbed's capture records
 	// both directions of the host under test, whose silence is its own.
 	OneDirection bool
+	// OneEnd says the capture is one end of every host's link by its
+	// shape only: see Checker.SetOneEndExcuse.
+	OneEnd bool
 }
 
 // NewJudge returns the Judge of the rules the comma-separated ID globs
@@ -54,6 +57,9 @@ func (j Judge) Stream(cp CapturePoint) *Checker {
 	c.SetCaptureDrops(j.CaptureDrops)
 	if j.OneDirection {
 		c.SetOneDirectionExcuse()
+	}
+	if j.OneEnd {
+		c.SetOneEndExcuse()
 	}
 	return c
 }

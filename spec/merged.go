@@ -1,8 +1,11 @@
 package spec
 
 import (
+	"bytes"
 	"fmt"
+	"hash/maphash"
 	"net/netip"
+	"time"
 
 	"github.com/homatest/homatest/spec/wire"
 )
@@ -17,7 +20,11 @@ import (
 // forward; homa_resend_data marks every later copy retransmit=1), so a
 // message that starts twice is two messages under one id; and it is
 // two instances' doing, not one faulty sender's, when the two starts
-// carry different message lengths or both streams go on interleaved.
+// carry different message lengths or both streams go on interleaved. A
+// capture merged with a time-shifted copy of itself (mergecap of it and
+// its editcap -t copy) shows it too: messages start again byte for byte,
+// each exactly as long after its first start as the capture's first
+// packet comes again.
 type Merged struct {
 	// Frame is the frame that showed it; Host the host that sent it.
 	Frame int    `json:"frame"`
@@ -92,6 +99,15 @@ type msgStreams struct {
 	from0, asked bool
 	last         uint8
 	switches     int
+	// start and sum are the time (Unix ns: a time.Time is three times
+	// the size, in a map of every message) and fingerprint (maphash of the
+	// header and payload bytes) of the packet that started the message at
+	// offset 0.
+	start int64
+	sum   uint64
+	// copyAt is how long after start the message started again byte
+	// for byte (0: it did not).
+	copyAt time.Duration
 }
 
 // mergeTracker looks for the signature of interleaved module instances
@@ -110,6 +126,104 @@ type mergeTracker struct {
 	// newer one (for the diagnosis: the first two).
 	newest map[netip.Addr]uint64
 	again  map[netip.Addr][]uint64
+	// copies maps a time shift to the messages that started again
+	// exactly that long after their first start with the same bytes (see
+	// shifted).
+	copies map[time.Duration]*shiftCopies
+	// first is the bytes (header and payload) of the section's first
+	// packet, firstAt its time, and firstCopies the shifts at which the
+	// same bytes came again (at most mergedCopies).
+	first       []byte
+	firstAt     time.Time
+	firstCopies map[time.Duration]bool
+}
+
+// mergedCopies bounds mergeTracker.copies: past it the shifts seen are
+// forgotten (a capture with that many different ones shows no copy).
+const mergedCopies = 1 << 10
+
+// startSeed keys the fingerprints of message starts.
+var startSeed = maphash.MakeSeed()
+
+// noteFirst keeps the section's first packet and the shifts at which its
+// bytes come again (for shifted and copied).
+func (t *mergeTracker) noteFirst(e *Event) {
+	b := e.Packet.Bytes()
+	if t.first == nil {
+		t.first, t.firstAt = bytes.Clone(b), e.Time
+		return
+	}
+	if len(b) != len(t.first) || !bytes.Equal(b, t.first) {
+		return
+	}
+	if d := e.Time.Sub(t.firstAt); d > 0 {
+		if t.firstCopies == nil || len(t.firstCopies) >= mergedCopies {
+			t.firstCopies = map[time.Duration]bool{}
+		}
+		t.firstCopies[d] = true
+	}
+}
+
+// shiftCopies is what mergeTracker knows of one time shift: how many
+// messages started again byte for byte that long after their first
+// start, the first of them, and the frame of the latest.
+type shiftCopies struct {
+	n     int
+	first string
+	frame int
+}
+
+// shifted notes that message k (streams m), sent by e's sender, starts
+// again at e with the same bytes as its first start m.start.
+func (t *mergeTracker) shifted(e *Event, k *msgKey, m *msgStreams) {
+	d := time.Duration(e.Time.UnixNano() - m.start)
+	if d <= 0 || !t.firstCopies[d] {
+		return
+	}
+	m.copyAt = d
+	c := t.copies[d]
+	if c == nil {
+		if t.copies == nil || len(t.copies) >= mergedCopies {
+			t.copies = map[time.Duration]*shiftCopies{}
+		}
+		c = &shiftCopies{first: k.who(e)}
+		t.copies[d] = c
+	}
+	c.n++
+	c.frame = e.Frame
+}
+
+// copied returns, at the end of a section, the diagnosis that it holds
+// a copy of itself shifted in time (mergecap of a capture and its
+// editcap -t copy), else nil: for one shift d, the section's first packet
+// came again byte for byte d after it, and every message the section saw
+// start at offset 0 (at least two) started again byte for byte d after
+// its first start. A sender that repeats an exchange (an id reused,
+// HOMA-ID-004; a message sent twice, HOMA-RESEND-010) repeats some
+// messages, not every one at one delay to the timestamp's last digit.
+func (t *mergeTracker) copied() *Merged {
+	if t.lastOK {
+		t.file(t.lastK, t.last)
+		t.lastOK = false
+	}
+	for d, c := range t.copies {
+		if c.n < 2 {
+			continue
+		}
+		all := true
+		for _, gen := range []map[msgKey]msgStreams{t.cur, t.old} {
+			for _, m := range gen {
+				if m.from0 && m.copyAt != d {
+					all = false
+					break
+				}
+			}
+		}
+		if all {
+			return &Merged{Frame: c.frame, Why: fmt.Sprintf("all %d messages that start in it (the first %s) start again byte for byte exactly %v after their first start, as does its first packet (the last at frame %d): the capture holds a copy of itself shifted in time (mergecap of a capture and a time-shifted copy, editcap -t)", c.n, c.first, d, c.frame)}
+		}
+	}
+	return nil
 }
 
 // mergedRestarts is how many of a host's requests must begin a second
@@ -156,6 +270,7 @@ func (t *mergeTracker) feed(e *Event) *Merged {
 	if e.Err != nil || e.ICMP != nil {
 		return nil
 	}
+	t.noteFirst(e)
 	switch e.Type() {
 	case wire.TypeResend, wire.TypeRPCUnknown:
 		// The receiver of the message asks: the sender is the other side.
@@ -187,6 +302,9 @@ func (t *mergeTracker) feed(e *Event) *Merged {
 func (t *mergeTracker) data(e *Event, k *msgKey, m *msgStreams, ok bool, n uint32) *Merged {
 	if !ok || m.hi == 0 && !m.from0 {
 		m.length, m.hi, m.at, m.frame, m.from0, m.last = n, e.End(), e.Offset, e.Frame, e.Offset == 0, 1
+		if e.Offset == 0 {
+			m.start, m.sum = e.Time.UnixNano(), maphash.Bytes(startSeed, e.Packet.Bytes())
+		}
 		if k.fromClient && e.Offset == 0 {
 			if t.newest == nil {
 				t.newest = map[netip.Addr]uint64{}
@@ -195,6 +313,10 @@ func (t *mergeTracker) data(e *Event, k *msgKey, m *msgStreams, ok bool, n uint3
 		}
 		return nil
 	}
+	// Asked for or not, a start repeated byte for byte at the same shift
+	// as another message's is the capture's doing (shifted), when no
+	// other signature says more.
+	again := m.frame2 == 0 && e.Offset == 0 && m.from0 && n == m.length && maphash.Bytes(startSeed, e.Packet.Bytes()) == m.sum
 	switch {
 	case m.frame2 == 0 && e.Offset == 0 && m.from0 && !m.asked:
 		// The message starts again: one instance never sends byte 0
@@ -215,8 +337,14 @@ func (t *mergeTracker) data(e *Event, k *msgKey, m *msgStreams, ok bool, n uint3
 				return &Merged{Frame: e.Frame, Host: e.Src.String(), Why: fmt.Sprintf("%v begins the requests of RPCs %d and %d a second time as first transmissions (the latter at frame %d), each after it had begun a newer RPC (up to id %d): a module allocates ids from one counter and sends a request's first bytes once, so these are two instances of it", e.Src, ids[0], ids[1], e.Frame, newest)}
 			}
 		}
+		if again {
+			t.shifted(e, k, m)
+		}
 		return nil
 	case m.frame2 == 0:
+		if again {
+			t.shifted(e, k, m)
+		}
 		m.hi = max(m.hi, e.End())
 		m.at = e.Offset
 		return nil

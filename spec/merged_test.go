@@ -1,6 +1,7 @@
 package spec
 
 import (
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -72,8 +73,10 @@ func TestMergedCaptures(t *testing.T) {
 		b.smallRPC(2, 100, 1)
 		b.smallRPC(4, 100, 1)
 		b.smallRPC(6, 100, 1)
-		b.smallRPC(2, 100, 1)
-		at := b.smallRPC(4, 100, 1)
+		// cutoff_version 2: not a byte-for-byte copy of A's (that is
+		// "shifted-copy").
+		b.smallRPC(2, 100, 2)
+		at := b.smallRPC(4, 100, 2)
 		rep := b.check("linux", "")
 		wantMerged(t, rep, at, "begins the requests of RPCs 2 and 4 a second time")
 	})
@@ -121,5 +124,52 @@ func TestMergedCaptures(t *testing.T) {
 		if rep := b.check("linux", ""); rep.Merged != nil {
 			t.Fatalf("restart after RPC_UNKNOWN diagnosed as merged: %+v", rep.Merged)
 		}
+	})
+	t.Run("shifted-copy", func(t *testing.T) {
+		// A capture merged with a copy of itself shifted in time
+		// (mergecap of it and its editcap -t copy), here by 1.5 ms: one
+		// RPC whose request the server asked for again (an RPC_UNKNOWN,
+		// so that the request's restart alone proves nothing), and the
+		// whole exchange again, interleaved. The request and the
+		// response each start again byte for byte exactly 1.5 ms after
+		// their first start. Before, check gave HOMA-RESEND-010 MUST
+		// violations (a linux-6.1 capture merged so with itself, shifted
+		// by 0.2 s: 16 to 31).
+		b := newTrace(t, wire.VersionCurrent)
+		b.message(true, 2, 5000, 0, 5000, 5000, 4)
+		b.after(time.Millisecond).ctl(false, 2, wire.TypeRPCUnknown)
+		b.after(50*time.Microsecond).data(false, 2, 100, 0, 100, 7, nil)
+		b.after(time.Millisecond).ack(2, 2)
+		n := len(b.events)
+		for i := range n {
+			e := b.events[i]
+			e.Time = e.Time.Add(1500 * time.Microsecond)
+			b.events = append(b.events, e)
+		}
+		sort.SliceStable(b.events, func(i, j int) bool { return b.events[i].Time.Before(b.events[j].Time) })
+		at := 0
+		for i := range b.events {
+			b.events[i].Frame = i + 1
+			if b.events[i].Type() == wire.TypeData && !b.events[i].FromClient() {
+				at = i + 1 // the second copy of the response's start
+			}
+		}
+		rep := b.check("linux", "")
+		wantMerged(t, rep, at, "exactly 1.5ms after their first start")
+	})
+	t.Run("two-repeats-two-delays", func(t *testing.T) {
+		// One faulty sender that starts two messages again, byte for
+		// byte but at different delays, is its own fault (HOMA-RESEND-010),
+		// not a copy of the capture.
+		b := newTrace(t, wire.VersionCurrent)
+		b.data(true, 2, 100, 0, 100, 7, nil)
+		b.after(time.Millisecond).data(true, 4, 100, 0, 100, 7, nil)
+		b.after(time.Millisecond).data(true, 2, 100, 0, 100, 7, nil)
+		b.after(3*time.Millisecond).data(true, 4, 100, 0, 100, 7, nil)
+		rep := b.check("linux", "")
+		if rep.Merged != nil {
+			t.Fatalf("two repeats at different delays diagnosed as merged: %+v", rep.Merged)
+		}
+		wantViolations(t, rep, "HOMA-RESEND-010", 3, 4)
 	})
 }

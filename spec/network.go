@@ -58,6 +58,14 @@ const (
 	// answered), may rest on packets sent but not recorded
 	// (Report.OneDirection).
 	CauseOneDirection Cause = "capture shows one direction only"
+	// CauseOneEnd: not the network but the capture itself: it holds one
+	// end of every host's link (every packet as its sender sent it, or as
+	// it was delivered: a run's sent.pcapng or delivered.pcapng, told by
+	// epb_flags), so it stamps a host's packets and the packets to it at
+	// different ends of the path, and a finding that relates the two
+	// (what a host had received when it sent, whether it answered) may
+	// rest on when the other end saw them (Report.OneEnd).
+	CauseOneEnd Cause = "capture is one end of every link"
 )
 
 // Evidence is the observable that shows a network effect: a frame and

@@ -56,6 +56,7 @@ func TestNeedsVerified(t *testing.T) {
 		b.data(true, 2, 1000, 0, 1000, 7, func(d *wire.DataFields) { d.Retransmit = 1 })
 		b.data(true, 2, 1000, 0, 1000, 7, nil)
 		c := NewChecker("linux", p.Params, []*Rule{bad})
+		c.SetCaptureFromStart() // the retransmission is no capture's start
 		c.reference = reference
 		c.Feed(&b.events[0])
 		if n := len(c.report.Violations); n != 1 {
@@ -143,6 +144,7 @@ func TestUsualCaught(t *testing.T) {
 	b.data(true, 2, 1000, 0, 1000, 7, func(d *wire.DataFields) { d.Retransmit = 1 })
 	b.data(true, 2, 1000, 0, 1000, 7, nil)
 	c := NewChecker("linux", p.Params, []*Rule{bad})
+	c.SetCaptureFromStart() // the retransmission is no capture's start
 	c.Feed(&b.events[0])
 	if n := len(c.report.Violations); n != 1 {
 		t.Fatalf("the retransmission (not Usual) gave %d violations, want 1", n)

@@ -111,3 +111,43 @@ func TestServerRPCUnknownInFlightRequest(t *testing.T) {
 		wantClean(t, b.checkAt(cp, "linux", "HOMA-RESEND-012", "unsched_bytes=3000"), "HOMA-RESEND-012")
 	}
 }
+
+// TestRestartSeenMidway: a capture that begins at a restarted request (its
+// first packet of the RPC is DATA at offset 0 with retransmit=1, as
+// `editcap -r` of a capture after the RPC_UNKNOWN gives) missed the first
+// transmission and whatever asked for the copy, so the RPC is judged as
+// joined mid-way: "retransmitted DATA with no earlier RESEND" is
+// inconclusive (the RESEND or RPC_UNKNOWN came before the capture), not a
+// violation. The same copy within a capture that began before the RPC
+// (SetCaptureFromStart) stays a violation.
+func TestRestartSeenMidway(t *testing.T) {
+	b := newTrace(t, wire.VersionCurrent)
+	restart := func(f *wire.DataFields) { f.Retransmit, f.Incoming = 1, 3000 }
+	first := b.data(true, 2, 6000, 0, 1424, 6, restart)
+	b.data(true, 2, 6000, 1424, 1424, 6, restart)
+	b.data(true, 2, 6000, 2848, 152, 6, restart)
+	for _, fromStart := range []bool{false, true} {
+		prof, err := LookupProfile("linux")
+		if err != nil {
+			t.Fatal(err)
+		}
+		rules, err := Select(Rules(), "HOMA-RESEND-003", 0, "linux")
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := NewChecker("linux", prof.Params, rules)
+		if fromStart {
+			c.SetCaptureFromStart()
+		}
+		for i := range b.events {
+			c.Feed(&b.events[i])
+		}
+		rep := c.Finish()
+		if fromStart {
+			wantViolations(t, rep, "HOMA-RESEND-003", first, first+1, first+2)
+			continue
+		}
+		wantViolations(t, rep, "HOMA-RESEND-003")
+		wantDowngraded(t, rep, "HOMA-RESEND-003", first, CauseCaptureStart)
+	}
+}

@@ -136,6 +136,9 @@ func (c *Checker) newSection(e *Event, why string, restarted netip.Addr) {
 	c.seen = 0
 	c.fromStart, c.ctx.fromStart = false, false
 	c.epochs = map[netip.Addr]*hostEpoch{}
+	if c.report.Merged == nil {
+		c.report.Merged = c.merge.copied()
+	}
 	c.merge = mergeTracker{}
 	c.report.Sections = append(c.report.Sections, SectionStart{Frame: e.Frame, Why: why, Restarted: restarted})
 }

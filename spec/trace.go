@@ -708,13 +708,17 @@ func (t *Trace) begin(e *Event) RPCKey {
 
 // seenFromStart reports whether an RPC whose first packet in the capture
 // is e has its history in the capture: e is request DATA holding offset
-// 0, or e comes more than timeout_ticks (as late as the timer can run)
-// after the capture's start, since an RPC under way before it would have
-// been silent that long and its hosts would have aborted it
-// (homa_timer_check_rpc); its earlier packets were lost before the
-// capture point, which the loss downgrades judge.
+// 0 sent as a first transmission (retransmit=0), or e comes more than
+// timeout_ticks (as late as the timer can run) after the capture's
+// start, since an RPC under way before it would have been silent that
+// long and its hosts would have aborted it (homa_timer_check_rpc); its
+// earlier packets were lost before the capture point, which the loss
+// downgrades judge. A retransmission of offset 0 (a RESEND answered, or
+// a request restarted after RPC_UNKNOWN: HomaModule homa_resend_data
+// marks every copy retransmit=1) is no start: the first transmission,
+// and whatever asked for the copy, came before the capture began.
 func (t *Trace) seenFromStart(e *Event) bool {
-	return e.Type() == wire.TypeData && e.FromClient() && e.Offset == 0 || e.Time.Sub(t.Start) > t.P.LateTicks(t.P.TimeoutTicks)
+	return e.Type() == wire.TypeData && e.FromClient() && e.Offset == 0 && !e.Retransmit() || e.Time.Sub(t.Start) > t.P.LateTicks(t.P.TimeoutTicks)
 }
 
 // Created returns how many RPCs the trace has seen start (an RPC whose

@@ -128,3 +128,41 @@ func TestCheckNothingJudged(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckMergedWithShiftedSelf: a capture merged with a copy of itself
+// shifted by 0.2 s (mergecap c.pcap c-shifted.pcap, the copy made with
+// editcap -t 0.2) repeats every packet byte for byte 200 ms later: the
+// check says the capture holds a copy of itself and ends INCOMPLETE
+// (exit 2) with no MUST violation. Before, the linux-6.1 loss capture so
+// merged failed with 31 MUST violations (HOMA-RESEND-010) and the
+// server-forgets-request one with 46. Two captures of the same hosts
+// taken 10 s apart and merged (mergecap of linux-6.1 b and c: their
+// times do not overlap) are judged as two sections and pass.
+func TestCheckMergedWithShiftedSelf(t *testing.T) {
+	const dir = "../../../../pcap/testdata/real/linux-6.1-proto253/"
+	tmp := t.TempDir()
+	for _, f := range []string{"c-500k-loss3pct-server-side.pcap", "e2-server-forgets-request.pcap"} {
+		a := readCapFrames(t, dir+f)
+		both := append([]capFrame(nil), a...)
+		for _, fr := range a {
+			fr.ci.Timestamp = fr.ci.Timestamp.Add(200 * time.Millisecond) // editcap -t 0.2
+			both = append(both, fr)
+		}
+		sort.SliceStable(both, func(i, j int) bool { return both[i].ci.Timestamp.Before(both[j].ci.Timestamp) })
+		path := writeCapFrames(t, tmp, "self.pcapng", both, nil)
+		v, code := checkJSON(t, path)
+		if code != 2 || v.Verdict != "incomplete" || v.Must != 0 {
+			t.Errorf("%s merged with itself 0.2 s later: exit %d verdict %q must %d, want 2 incomplete 0", f, code, v.Verdict, v.Must)
+		}
+		if v.Report.Merged == nil || !strings.Contains(v.Report.Merged.Why, "exactly 200ms after their first start") {
+			t.Errorf("%s merged with itself: merged %+v, want the 200ms copy named", f, v.Report.Merged)
+		}
+	}
+	b, c := readCapFrames(t, dir+"b-500k-grants.pcap"), readCapFrames(t, dir+"c-500k-loss3pct-server-side.pcap")
+	both := append(append([]capFrame(nil), b...), c...)
+	sort.SliceStable(both, func(i, j int) bool { return both[i].ci.Timestamp.Before(both[j].ci.Timestamp) })
+	v, code := checkJSON(t, writeCapFrames(t, tmp, "bc.pcapng", both, nil))
+	if code != 0 || v.Verdict != "pass" || v.Must != 0 || v.Report.Merged != nil {
+		t.Errorf("mergecap b c: exit %d verdict %q must %d merged %+v, want 0 pass 0 none", code, v.Verdict, v.Must, v.Report.Merged)
+	}
+}

@@ -56,6 +56,9 @@ func writeCheckText(w io.Writer, reports []check.FileReport) error {
 		if fr.MergedHint != "" {
 			fmt.Fprintf(ew, "WARNING: %s\n", fr.MergedHint)
 		}
+		if fr.OneEndHint != "" {
+			fmt.Fprintf(ew, "WARNING: %s\n", fr.OneEndHint)
+		}
 		if fr.NothingJudged != "" {
 			fmt.Fprintf(ew, "WARNING: %s\n", fr.NothingJudged)
 		}
@@ -292,6 +295,8 @@ func incompleteWhy(fr check.FileReport) string {
 	case fr.Verdict != "incomplete":
 	case fr.MergedHint != "":
 		return fr.MergedHint
+	case fr.OneEndHint != "":
+		return fr.OneEndHint
 	case fr.NothingJudged != "":
 		return fr.NothingJudged
 	case fr.SnapHint != "":
