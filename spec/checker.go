@@ -468,6 +468,10 @@ type Checker struct {
 	created  int
 	answered int
 	epochs   map[netip.Addr]*hostEpoch
+	// epochCache holds recent epochs entries, slot by the address's last
+	// byte, so that most packets find their sender's without hashing an
+	// address (epochOf).
+	epochCache [epochCacheSize]*hostEpoch
 	// merge looks for two module instances of a host interleaved in
 	// the current section (Report.Merged).
 	merge  mergeTracker

@@ -113,14 +113,21 @@ type msgStreams struct {
 // mergeTracker looks for the signature of interleaved module instances
 // (Merged) in a section of a capture.
 type mergeTracker struct {
-	cur, old map[msgKey]msgStreams
+	cur, old mergeGen
+	// gen counts the generations begun: an index into cur taken before
+	// the latest one began no longer names cur's entry.
+	gen int
 	// last and lastK cache the latest message's streams (lastOK: set),
 	// filed in cur only when another message's packet comes: a
 	// message's packets come in runs (GSO batches, grant rounds), and a
 	// map access per DATA packet cost the check about half its time.
-	last   msgStreams
-	lastK  msgKey
-	lastOK bool
+	// lastAt is where its entry in cur is, if it has one (getAt: the
+	// same for the message get returned last), so that filing it is a
+	// slice store, not two map accesses.
+	last          msgStreams
+	lastK         msgKey
+	lastOK        bool
+	lastAt, getAt genIndex
 	// newest is each client host's highest id whose request it began,
 	// again the ids whose request a host began a second time after a
 	// newer one (for the diagnosis: the first two).
@@ -203,7 +210,7 @@ func (t *mergeTracker) shifted(e *Event, k *msgKey, m *msgStreams) {
 // messages, not every one at one delay to the timestamp's last digit.
 func (t *mergeTracker) copied() *Merged {
 	if t.lastOK {
-		t.file(t.lastK, t.last)
+		t.file(t.lastK, t.last, t.lastAt)
 		t.lastOK = false
 	}
 	for d, c := range t.copies {
@@ -211,8 +218,8 @@ func (t *mergeTracker) copied() *Merged {
 			continue
 		}
 		all := true
-		for _, gen := range []map[msgKey]msgStreams{t.cur, t.old} {
-			for _, m := range gen {
+		for _, gen := range []mergeGen{t.cur, t.old} {
+			for _, m := range gen.s {
 				if m.from0 && m.copyAt != d {
 					all = false
 					break
@@ -226,6 +233,21 @@ func (t *mergeTracker) copied() *Merged {
 	return nil
 }
 
+// mergeGen is one generation of mergeTracker's messages: each message's
+// streams in s at the index idx gives.
+type mergeGen struct {
+	idx map[msgKey]int32
+	s   []msgStreams
+}
+
+// genIndex is where a message's streams are in mergeTracker.cur: index
+// i of generation gen (ok: it has an entry there).
+type genIndex struct {
+	i   int32
+	gen int
+	ok  bool
+}
+
 // mergedRestarts is how many of a host's requests must begin a second
 // time, each after a newer request of the host began, before the checker
 // calls it two instances: one such copy may be the network's duplicate
@@ -236,32 +258,49 @@ const mergedRestarts = 2
 // generation or the old one.
 func (t *mergeTracker) get(k msgKey) (m msgStreams, ok bool) {
 	if t.lastOK && t.lastK == k {
+		t.getAt = t.lastAt
 		return t.last, true
 	}
-	if m, ok = t.cur[k]; !ok {
-		m, ok = t.old[k]
+	t.getAt = genIndex{}
+	if i, in := t.cur.idx[k]; in {
+		t.getAt = genIndex{i: i, gen: t.gen, ok: true}
+		return t.cur.s[i], true
 	}
-	return m, ok
+	if i, in := t.old.idx[k]; in {
+		return t.old.s[i], true
+	}
+	return m, false
 }
 
 // put makes k's streams m the cached ones, filing the message cached
-// before in the current generation.
+// before in the current generation; k is the message get returned last.
 func (t *mergeTracker) put(k msgKey, m msgStreams) {
 	if t.lastOK && t.lastK != k {
-		t.file(t.lastK, t.last)
+		t.file(t.lastK, t.last, t.lastAt)
 	}
-	t.last, t.lastK, t.lastOK = m, k, true
+	t.last, t.lastK, t.lastOK, t.lastAt = m, k, true, t.getAt
 }
 
-// file files k's streams in the current generation.
-func (t *mergeTracker) file(k msgKey, m msgStreams) {
-	if t.cur == nil {
-		t.cur = map[msgKey]msgStreams{}
+// file files k's streams in the current generation; at is where k's
+// entry in it was found, if it had one.
+func (t *mergeTracker) file(k msgKey, m msgStreams, at genIndex) {
+	if at.ok && at.gen == t.gen {
+		t.cur.s[at.i] = m
+		return
 	}
-	if _, ok := t.cur[k]; !ok && len(t.cur) >= mergedGeneration {
-		t.old, t.cur = t.cur, map[msgKey]msgStreams{}
+	if t.cur.idx == nil {
+		t.cur.idx = map[msgKey]int32{}
 	}
-	t.cur[k] = m
+	if i, ok := t.cur.idx[k]; ok {
+		t.cur.s[i] = m
+		return
+	}
+	if len(t.cur.idx) >= mergedGeneration {
+		t.old, t.cur = t.cur, mergeGen{idx: map[msgKey]int32{}}
+		t.gen++
+	}
+	t.cur.idx[k] = int32(len(t.cur.s))
+	t.cur.s = append(t.cur.s, m)
 }
 
 // feed notes e (well-formed, applied in a section) and returns the

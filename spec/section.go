@@ -27,9 +27,35 @@ const firstClientID = 2
 // id it used, and the highest cutoff_version its DATA carried to each
 // peer.
 type hostEpoch struct {
+	addr   netip.Addr
 	last   time.Time
 	minID  uint64
 	cutVer map[netip.Addr]uint16
+	// cutDst and cutDstVer repeat cutVer's latest entry looked up
+	// (cutDstOK: set), so that a run of DATA to one peer costs no map
+	// access.
+	cutDst    netip.Addr
+	cutDstVer uint16
+	cutDstOK  bool
+}
+
+// epochCacheSize is the number of Checker.epochCache slots (a power of
+// two).
+const epochCacheSize = 64
+
+// epochOf returns a's hostEpoch (nil if none yet), through
+// Checker.epochCache.
+func (c *Checker) epochOf(a netip.Addr) *hostEpoch {
+	b := a.As16()
+	slot := &c.epochCache[b[15]&(epochCacheSize-1)]
+	if h := *slot; h != nil && h.addr == a {
+		return h
+	}
+	h := c.epochs[a]
+	if h != nil {
+		*slot = h
+	}
+	return h
 }
 
 // noteEpoch files e, once the trace has applied it, in its sender's
@@ -38,9 +64,9 @@ func (c *Checker) noteEpoch(e *Event) {
 	if e.Err != nil || e.ICMP != nil || e.Type() == wire.TypeFreeze {
 		return
 	}
-	h := c.epochs[e.Src]
+	h := c.epochOf(e.Src)
 	if h == nil {
-		h = &hostEpoch{cutVer: map[netip.Addr]uint16{}}
+		h = &hostEpoch{addr: e.Src, cutVer: map[netip.Addr]uint16{}}
 		c.epochs[e.Src] = h
 	}
 	h.last = e.Time
@@ -51,8 +77,11 @@ func (c *Checker) noteEpoch(e *Event) {
 		h.minID = id
 	}
 	if e.Type() == wire.TypeData {
-		if v := e.Packet.Data().CutoffVersion(); v > h.cutVer[e.Dst] {
-			h.cutVer[e.Dst] = v
+		if !h.cutDstOK || h.cutDst != e.Dst {
+			h.cutDst, h.cutDstVer, h.cutDstOK = e.Dst, h.cutVer[e.Dst], true
+		}
+		if v := e.Packet.Data().CutoffVersion(); v > h.cutDstVer {
+			h.cutVer[e.Dst], h.cutDstVer = v, v
 		}
 	}
 }
@@ -89,7 +118,7 @@ func (c *Checker) sectionBreak(e *Event) (string, netip.Addr) {
 	if e.Err != nil || e.ICMP != nil || e.Type() != wire.TypeData || !e.FromClient() || e.Retransmit() || e.Offset != 0 {
 		return "", netip.Addr{}
 	}
-	h := c.epochs[e.Src]
+	h := c.epochOf(e.Src)
 	id := wire.ClientID(e.Packet.SenderID())
 	if h == nil || h.minID == 0 || id > h.minID || e.Time.Sub(h.last) <= max(c.p.AnswerBound(), c.p.Ticks(c.p.TimeoutTicks)) {
 		return "", netip.Addr{}
@@ -139,6 +168,7 @@ func (c *Checker) newSection(e *Event, why string, restarted netip.Addr) {
 	if c.report.Merged == nil {
 		c.report.Merged = c.merge.copied()
 	}
+	c.epochCache = [epochCacheSize]*hostEpoch{}
 	c.merge = mergeTracker{}
 	c.report.Sections = append(c.report.Sections, SectionStart{Frame: e.Frame, Why: why, Restarted: restarted})
 }
