@@ -164,7 +164,10 @@ func yamlError(err error, root *yaml.Node) string {
 		}
 		return msg
 	}
-	return strings.ReplaceAll(strings.TrimPrefix(err.Error(), "yaml: "), "\n", " ")
+	// A syntax error: the parser's line and complaint, and what a manifest
+	// looks like, since "did not find expected node content" says no more.
+	return strings.ReplaceAll(strings.TrimPrefix(err.Error(), "yaml: "), "\n", " ") +
+		": not valid YAML; a manifest is a YAML mapping with at least name and command (a list: the agent program and its arguments), see docs/agent-protocol.md"
 }
 
 // Validate checks the manifest; the error is one line naming the field and

@@ -50,7 +50,7 @@ func TestManifestErrors(t *testing.T) {
 		{"name: x\ncommand: [a]\ncapabilities: [ipv4, grant]\n", `capabilities: unknown capability "grant": use ipv4, ipv6, grants`},
 		{"name: x\ncommand: [a]\ntimeouts: {reply: -1s}\n", "timeouts.reply: -1s is negative"},
 		{"name: x\ncommand: [a]\nenv: {'A=B': c}\n", `env: "A=B" is not a variable name`},
-		{"name: [x\n", "did not find expected"},
+		{"name: [x\n", "did not find expected ',' or ']': not valid YAML; a manifest is a YAML mapping with at least name and command"},
 	} {
 		_, err := LoadManifest(writeManifest(t, tc.yaml))
 		if err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "\n") ||
