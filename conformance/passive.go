@@ -188,7 +188,10 @@ func (w workloadSpec) run() *Bench {
 				}
 			}
 			if msg != "" {
-				line := fmt.Sprintf("RPC %d (%d→%d bytes): %s", i, sz[0], sz[1], msg)
+				// The workload's call number, not a Homa RPC id (the agent
+				// protocol does not carry it): the sizes find the RPC in
+				// the capture (homatest rpcs).
+				line := fmt.Sprintf("workload call %d (%d→%d bytes): %s", i, sz[0], sz[1], msg)
 				var sp []stall.Span
 				if env.Stalls != nil {
 					sp = stall.TimedOut(msg, began, time.Now(), env.Stalls.Spans())
@@ -253,7 +256,7 @@ func (w workloadSpec) simulate(b *Bench, d workload.Dist) {
 	var failures []string
 	for _, r := range res.Records {
 		if r.Err != "" {
-			failures = append(failures, fmt.Sprintf("RPC %d (%d→%d bytes, from h%d): %s", r.Seq, r.Request, r.Response, r.Client+1, r.Err))
+			failures = append(failures, fmt.Sprintf("workload call %d (%d→%d bytes, from h%d): %s", r.Seq, r.Request, r.Response, r.Client+1, r.Err))
 		}
 	}
 	Expect(len(res.Records)).To(Equal(w.rpcs), "RPCs issued (%s)", b.Describe)
