@@ -90,7 +90,11 @@ func excuseStalls(rep *spec.Report, spans []stall.Span) []spec.Finding {
 	kept := rep.Violations[:0]
 	for _, f := range rep.Violations {
 		if f.Slack > 0 {
-			if sp := stall.Accounting(f, stall.Overlaps(spans, f.Time.Add(-f.Slack), f.Time.Add(f.Slack))); len(sp) > 0 {
+			from := f.Time
+			if !f.Since.IsZero() && f.Since.Before(from) {
+				from = f.Since // the silence it judges began earlier
+			}
+			if sp := stall.Accounting(f, stall.Overlaps(spans, from.Add(-f.Slack), f.Time.Add(f.Slack))); len(sp) > 0 {
 				f.Why = fmt.Sprintf("%s (timing-inconclusive: %s)", f.Why, sp[0])
 				rep.Inconclusive = append(rep.Inconclusive, f)
 				for i := range rep.Rules {

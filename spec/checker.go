@@ -36,6 +36,10 @@ type Finding struct {
 	// measured stall excuses the finding only if it could account for
 	// this much (stall.ExplainingAt). 0 when the rule does not say.
 	Late time.Duration `json:"late_ns,omitempty"`
+	// Since, when set, is when the time the finding judges began, before
+	// its frames (a silence's start): a stall from then on may explain it
+	// (Result.WithSince).
+	Since time.Time `json:"window_from,omitzero"`
 	// Early, for a finding whose event came too soon after its reference
 	// (a RESEND before resend_ticks of silence), is by how much; EarlyAt
 	// is the reference packet's time and EarlyRef what it is: a measured
@@ -1099,6 +1103,7 @@ func (c *Checker) record(i int, e *Event, at frameRef, rpc *RPCKey, res Result) 
 	f := Finding{Rule: r.ID, Level: r.Level, Frame: frame, Frames: res.Frames(), Time: t, RPC: rpc, Why: res.Why(), Slack: res.Slack, Late: res.Late(), Cause: res.Cause(),
 		Src: at.src, Dst: at.dst, ChargedTo: at.src, Note: at.note, alone: !mayMiss}
 	f.Early, f.EarlyAt, f.EarlyRef = res.Early()
+	f.Since = res.Since()
 	if r.ChargesReceiver() {
 		f.ChargedTo = at.dst
 	}

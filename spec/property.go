@@ -54,6 +54,8 @@ type resultDetail struct {
 	alone bool
 	// late: see Result.WithLate.
 	late time.Duration
+	// since: see Result.WithSince.
+	since time.Time
 	// early, earlyAt, earlyRef: see Result.WithEarly.
 	early    time.Duration
 	earlyAt  time.Time
@@ -153,6 +155,29 @@ func (r Result) WithLate(d time.Duration) Result {
 	x.late = d
 	r.detail = &x
 	return r
+}
+
+// WithSince returns r noting that the time it judges began at t (a
+// silence's start) before its frames: a measured stall anywhere from t on
+// may explain it (stall.ExplainingAt), as one that stopped a host's timer
+// during a silence delays what the timer does at its end. A plain r is
+// unchanged.
+func (r Result) WithSince(t time.Time) Result {
+	if r.detail == nil {
+		return r
+	}
+	x := *r.detail
+	x.since = t
+	r.detail = &x
+	return r
+}
+
+// Since is when the time r judges began (WithSince; zero: at its frames).
+func (r Result) Since() time.Time {
+	if r.detail == nil {
+		return time.Time{}
+	}
+	return r.detail.since
 }
 
 // EarlyRef says what a too-soon event (Result.WithEarly) is measured from,

@@ -460,7 +460,11 @@ func resendRules() []*Rule {
 				}
 				if bound := c.P.Ticks(c.P.TimeoutTicks) + c.P.Slack; quiet > bound {
 					return Violation("RESEND %v after %s; timeout_ticks %d (tick %v) abort the RPC after %v, plus slack %v",
-						quiet.Round(time.Microsecond), since, c.P.TimeoutTicks, c.P.Tick, c.P.Ticks(c.P.TimeoutTicks), c.P.Slack).WithSlack(c.P.Slack)
+						quiet.Round(time.Microsecond), since, c.P.TimeoutTicks, c.P.Tick, c.P.Ticks(c.P.TimeoutTicks), c.P.Slack).WithSlack(c.P.Slack).
+						// A stall of the endpoint during the silence kept its
+						// timer from counting (one pass for the ticks it
+						// skipped): it may explain as much lateness as it lost.
+						WithSince(start).WithLate(quiet - bound)
 				}
 				return Pass().WithSlack(c.P.Slack)
 			}},

@@ -436,6 +436,9 @@ func ExplainingAt(f spec.Finding, at func(n int) (*spec.Event, bool), spans []Sp
 	if from.IsZero() {
 		return nil
 	}
+	if !f.Since.IsZero() && f.Since.Before(from) {
+		from = f.Since // a silence the finding judges began before its frames
+	}
 	return Accounting(f, Overlaps(spans, from.Add(-f.Slack), to.Add(f.Slack)))
 }
 

@@ -137,6 +137,11 @@ func TestExplaining(t *testing.T) {
 		{"late by more than the stall lost", spec.Finding{Frame: 2, Frames: []int{3}, Slack: time.Millisecond, Late: 41 * time.Millisecond}, false},
 		{"a second late, a 40 ms stall", spec.Finding{Frame: 2, Frames: []int{3}, Slack: 25 * time.Millisecond, Late: time.Second}, false},
 		{"frames outside the view", spec.Finding{Frame: 9, Slack: time.Second}, false},
+		// A silence's end judged (a RESEND past timeout_ticks): a stall
+		// during the silence kept the timer from counting.
+		{"late after a silence the stall lay in", spec.Finding{Frame: 3, Time: at(100), Slack: time.Millisecond, Late: 30 * time.Millisecond, Since: at(5)}, true},
+		{"late after a silence, more than the stall lost", spec.Finding{Frame: 3, Time: at(100), Slack: time.Millisecond, Late: 50 * time.Millisecond, Since: at(5)}, false},
+		{"late after a silence that began after the stall", spec.Finding{Frame: 3, Time: at(100), Slack: time.Millisecond, Late: 10 * time.Millisecond, Since: at(90)}, false},
 		// Too soon: a stall only delays a host or a packet, so it explains
 		// an early event only by having moved its reference: a peer packet
 		// the host had not processed (a stall between it and the event),
