@@ -489,7 +489,11 @@ func checkFile(o Options, file string) FileReport {
 		fr.OneEndHint = fmt.Sprintf("%s: every frame has one direction in epb_flags, so this is one end of every host's link (%s), each packet stamped at its sender's end or at its receiver's only; a run judges such a file with its other end, each host on its own link, and alone it cannot tell what a host had received when it sent: %s that rest on that are inconclusive (%s); check the run's capture.pcapng (both ends of every port), or give --capture-point %s to judge this file as it is",
 			file, fr.CapturePoint, plural.Of(rep.OneEndExcused, "violation", "violations"), spec.CauseOneEnd, fr.CapturePoint)
 	}
-	if rep.Answered == 0 && fr.CapturePoint != "none" { // a file of switch notes is judged by no rule, by design
+	if fr.CapturePoint == "none" {
+		// A file of switch notes is judged by no rule, by design; nothing
+		// judged is not a pass (a trial's switch-notes.pcapng said PASS).
+		fr.NothingJudged = fr.File + ": no rule was judged: " + fr.CapturePointWhy
+	} else if rep.Answered == 0 {
 		fr.NothingJudged = fmt.Sprintf("no RPC of the capture's %d (in %s) was heard from both sides (a DATA, GRANT or BUSY from its client and one from its server), so no exchange was judged: the capture is too short or shows one direction only; capture a longer stretch of both directions",
 			rep.RPCs, plural.Of(st.Homa, "Homa packet", "Homa packets"))
 		if rep.OneDirection {
