@@ -79,7 +79,7 @@ func readStallsFile(capture string) ([]stall.Span, string, error) {
 
 // excuseStalls moves to the inconclusive findings of rep every timing
 // violation (one with a tolerance) a measured stall overlaps, within its
-// tolerance of its frame's time, and could account for (stall.Accounting:
+// tolerance of its frame's time (stall.Window), and could account for (stall.Accounting:
 // a violation later than the stalls' summed loss stands), as the run's own
 // check does (stall.Explaining); it returns them.
 func excuseStalls(rep *spec.Report, spans []stall.Span) []spec.Finding {
@@ -90,11 +90,7 @@ func excuseStalls(rep *spec.Report, spans []stall.Span) []spec.Finding {
 	kept := rep.Violations[:0]
 	for _, f := range rep.Violations {
 		if f.Slack > 0 {
-			from := f.Time
-			if !f.Since.IsZero() && f.Since.Before(from) {
-				from = f.Since // the silence it judges began earlier
-			}
-			if sp := stall.Accounting(f, stall.Overlaps(spans, from.Add(-f.Slack), f.Time.Add(f.Slack))); len(sp) > 0 {
+			if sp := stall.Window(f, f.Time, f.Time, spans); len(sp) > 0 {
 				f.Why = fmt.Sprintf("%s (timing-inconclusive: %s)", f.Why, sp[0])
 				rep.Inconclusive = append(rep.Inconclusive, f)
 				for i := range rep.Rules {

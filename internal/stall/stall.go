@@ -436,6 +436,15 @@ func ExplainingAt(f spec.Finding, at func(n int) (*spec.Event, bool), spans []Sp
 	if from.IsZero() {
 		return nil
 	}
+	return Window(f, from, to, spans)
+}
+
+// Window returns the spans that explain timing finding f whose frames lie
+// from from to to: those overlapping that time, widened by f's tolerance
+// and back to the silence it judges (spec.Finding.Since), that could
+// account for it (Accounting). ExplainingAt and check's stall sidecar
+// both go through it.
+func Window(f spec.Finding, from, to time.Time, spans []Span) []Span {
 	if !f.Since.IsZero() && f.Since.Before(from) {
 		from = f.Since // a silence the finding judges began before its frames
 	}
