@@ -78,7 +78,7 @@ func grantRules() []*Rule {
 			Statement: "GRANT offsets for one message strictly increase (on main a repeat of exactly the message length is tolerated; linux_6.1.38 never repeats one).",
 			Source:    "HomaModule homa_grant.c homa_grant_try_send (granted only grows; main may resend offset = length), linux_6.1.38 homa_grant_send (only a positive increment is sent); fault @7774497",
 			Profiles:  []string{"linux", "linux-2024", "linux-2025"},
-			Capture:   "at a capture away from the receiver, a new offset below the latest seen less than slack after it is a GRANT reordered before the capture point (a downgrade); a repeated offset is a violation unless it is the network's duplicate; after the client's ack, a capture away from the receiver cannot show a late request packet re-creating the RPC there (AMO-01): inconclusive; so is a GRANT after request DATA that reached the server about timeout_ticks after it last heard from the client (its timer may have aborted the RPC and that DATA created it anew, granted from its incoming: homa_timer_check_rpc, homa_rpc_alloc_server)",
+			Capture:   "at a capture away from the receiver, a new offset below the latest seen less than slack after it is a GRANT reordered before the capture point (a downgrade); a repeated offset is a violation unless it is the network's duplicate; after the client's ack, a capture away from the receiver cannot show a late request packet re-creating the RPC there (AMO-01): inconclusive; so is a GRANT after request DATA that reached the server about timeout_ticks after it last heard from the client (its timer may have aborted the RPC and that DATA created it anew, granted from its incoming: homa_timer_check_rpc, homa_rpc_alloc_server); where only the server's own GRANT, sent while it held every byte it had granted, keeps that silence short, a server that decided the GRANT and stalled before sending it may have timed out all the same: the finding is a timing one, late by how much earlier the GRANT must have left",
 			Property: Each{Types: grant, Check: func(c *Ctx, e *Event) Result {
 				r, m := grantMsg(c, e)
 				if m == nil || m.Grants == 0 {
@@ -108,7 +108,7 @@ func grantRules() []*Rule {
 						return Downgrade(CauseReorder, Evidence{m.GrantFrame, fmt.Sprintf("GRANT offset %d, which no GRANT carried before, arrived %v after this GRANT offset %d",
 							off, e.Time.Sub(m.GrantTime).Round(time.Microsecond), m.Granted)}, "GRANT offset %d does not exceed the earlier GRANT offset %d", off, m.Granted)
 					}
-					return Violation("GRANT offset %d does not exceed the earlier GRANT offset %d", off, m.Granted)
+					return timedOut(c, r, e, Violation("GRANT offset %d does not exceed the earlier GRANT offset %d", off, m.Granted))
 				}
 				return Pass()
 			}},
@@ -119,7 +119,7 @@ func grantRules() []*Rule {
 			Statement: "No GRANT is sent for a message whose bytes have all arrived.",
 			Source:    "HomaModule homa_grant.c homa_grant_check_rpc (complete messages leave the grantable set); fault @312e4bd",
 			Profiles:  []string{"linux", "linux-2024", "linux-2025"},
-			Capture:   "the capture must be on the receiver's side of any loss; slack covers packets still in flight to the receiver; after the client's ack, a capture away from the receiver cannot show a late request packet re-creating the RPC there (AMO-01): inconclusive; so is a GRANT after request DATA that reached the server about timeout_ticks after it last heard from the client (its timer may have aborted the RPC and that DATA created it anew, lacking the earlier bytes: homa_timer_check_rpc, homa_rpc_alloc_server)",
+			Capture:   "the capture must be on the receiver's side of any loss; slack covers packets still in flight to the receiver; after the client's ack, a capture away from the receiver cannot show a late request packet re-creating the RPC there (AMO-01): inconclusive; so is a GRANT after request DATA that reached the server about timeout_ticks after it last heard from the client (its timer may have aborted the RPC and that DATA created it anew, lacking the earlier bytes: homa_timer_check_rpc, homa_rpc_alloc_server); where only the server's own GRANT, sent while it held every byte it had granted, keeps that silence short, a server that decided the GRANT and stalled before sending it may have timed out all the same: the finding is a timing one, late by how much earlier the GRANT must have left",
 			Property: Each{Types: grant, Check: func(c *Ctx, e *Event) Result {
 				r, m := grantMsg(c, e)
 				if m == nil || !m.Complete {
@@ -136,8 +136,8 @@ func grantRules() []*Rule {
 						return Downgrade(CauseLossAfter, ev, "GRANT offset %d sent %v after the last byte of the %d-byte message was seen (frame %d): the receiver may not have them all",
 							e.Packet.Grant().Offset(), late, m.Length, m.CompleteFrame)
 					}
-					return Violation("GRANT offset %d sent %v after the last byte of the %d-byte message was seen (frame %d)",
-						e.Packet.Grant().Offset(), late, m.Length, m.CompleteFrame).With(m.CompleteFrame).WithSlack(c.P.Slack)
+					return timedOut(c, r, e, Violation("GRANT offset %d sent %v after the last byte of the %d-byte message was seen (frame %d)",
+						e.Packet.Grant().Offset(), late, m.Length, m.CompleteFrame).With(m.CompleteFrame).WithSlack(c.P.Slack))
 				}
 				return Pass().WithSlack(c.P.Slack)
 			}},

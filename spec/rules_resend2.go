@@ -20,7 +20,7 @@ func resendRules2() []*Rule {
 			Facts:     []string{"RTX-03", "RTX-01", "RTX-12"},
 			Statement: "A RESEND asks only for bytes its sender authorised and lacks: its end is within max(U, its GRANT offsets, the incoming of the DATA it got) (upstream: the length), length -1 only at offset 0 and not after DATA of the message arrived (main), length 0 only on linux_6.1.38 (a liveness probe), and never for a message already complete at the receiver.",
 			Source:    "HomaModule homa_incoming.c homa_request_retrans (one RESEND per gap plus [recv_end, granted); {0, -1} only while nothing arrived), homa_timer.c homa_timer_check_rpc (no RESEND once the message is complete); homa_pool.c homa_pool_check_waiting (buffer wakeup {0, -1})",
-			Capture:   "GRANTs lost before the capture point can hide part of what the receiver granted, and bytes lost after it part of what it lacks: where the capture shows loss before it between the two hosts (a GRANT's loss leaves no trace of its own) the finding is inconclusive, unless a client RESENDs for a response more than slack after its own ack of the RPC (it acks only a response it holds whole, or an RPC it no longer has); so is one for a complete message after the client's ack at a capture away from the receiver, which cannot show a late request packet re-creating the RPC there (AMO-01). Request DATA that reaches the server more than timeout_ticks ticks plus slack after it last heard DATA, GRANT or BUSY from the client or sent a GRANT while it held every byte it had granted (its GRANTs, or the incoming its RPC started from; a GRANT sent while bytes were still due leaves its silence count running), its request incomplete, finds the RPC aborted (RTX-10) and creates it anew (RTX-11): the server's side is judged afresh from there; within timeout_ticks-2 ticks less slack of that, inconclusive",
+			Capture:   "GRANTs lost before the capture point can hide part of what the receiver granted, and bytes lost after it part of what it lacks: where the capture shows loss before it between the two hosts (a GRANT's loss leaves no trace of its own) the finding is inconclusive, unless a client RESENDs for a response more than slack after its own ack of the RPC (it acks only a response it holds whole, or an RPC it no longer has); so is one for a complete message after the client's ack at a capture away from the receiver, which cannot show a late request packet re-creating the RPC there (AMO-01). Request DATA that reaches the server more than timeout_ticks ticks plus slack after it last heard DATA, GRANT or BUSY from the client or sent a GRANT while it held every byte it had granted (its GRANTs, or the incoming its RPC started from; a GRANT sent while bytes were still due leaves its silence count running), its request incomplete, finds the RPC aborted (RTX-10) and creates it anew (RTX-11): the server's side is judged afresh from there; within timeout_ticks-2 ticks less slack of that, inconclusive; where only the server's own GRANT keeps the silence short of that, a timing finding, late by how much earlier that GRANT must have left the server (it may have stalled before sending it)",
 			Property: Each{Types: resend, Check: func(c *Ctx, e *Event) Result {
 				rs := e.Packet.Resend()
 				r, m := grantMsg(c, e)
@@ -51,7 +51,7 @@ func resendRules2() []*Rule {
 						if ev, ok := c.Net.LostBetween(e.Src, e.Dst); ok {
 							return Downgrade(CauseLossBefore, ev, "RESEND [%d, %d) reaches past the %d bytes the capture shows %v authorised", off, end, auth, e.Src)
 						}
-						return timedOutSure(c, r, e, Violation("RESEND [%d, %d) asks for bytes %v never authorised: its grant horizon was %d (U %d, highest GRANT %d)",
+						return timedOut(c, r, e, Violation("RESEND [%d, %d) asks for bytes %v never authorised: its grant horizon was %d (U %d, highest GRANT %d)",
 							off, end, e.Src, auth, c.P.Unsched(m.Length), m.Granted))
 					}
 				}
@@ -93,7 +93,7 @@ func resendRules2() []*Rule {
 				if why, ok := timedOutUnsure(r, e); ok {
 					return Unsure("%s: %s", what, why)
 				}
-				return timedOutSure(c, r, e, Violation("%s", what).WithSlack(c.P.Slack))
+				return timedOut(c, r, e, Violation("%s", what).WithSlack(c.P.Slack))
 			}},
 		},
 		{
@@ -400,35 +400,60 @@ func witnessHeld(c *Ctx, x *Event, sock HostPort, forgot RPCKey, held, unknownAt
 	return cp.SeesAllOf(sock.Addr) || cp.SeesAllOf(w.Key.Client)
 }
 
-// timedOutUnsure reports whether e, a RESEND from the server of r, may
+// timedOutUnsure reports whether e, a packet from the server of r, may
 // come from an RPC that a request DATA re-created after the server's timer
 // may have aborted the old one (Trace: RPC.ServerTimeout), within RTX-10's
 // tolerance, where the trace kept the old incarnation's bytes.
 func timedOutUnsure(r *RPC, e *Event) (string, bool) {
-	if r == nil || e.FromClient() || r.ServerTimeout.Time.IsZero() || r.ServerTimeoutSure || e.Time.Before(r.ServerTimeout.Time) {
+	st := r.serverTimeoutAt(e)
+	if st == nil || st.Sure || st.Held > 0 {
 		return "", false
 	}
 	return fmt.Sprintf("the request DATA of frame %d reached the server %v after it last heard from the client, about timeout_ticks: its timer may have aborted the RPC (RTX-10) and that DATA created it anew (RTX-11), lacking the earlier bytes",
-		r.ServerTimeout.Frame, r.ServerTimeoutQuiet.Round(time.Microsecond)), true
+		st.Frame, st.Quiet.Round(time.Microsecond)), true
 }
 
-// timedOutSure returns v, a violation by RESEND e from the server of r,
-// noting when it rests on the trace's sure inference that the server's
-// timer aborted the RPC and a late request DATA created it anew
-// (RPC.ServerTimeoutSure): that inference is timing, its margin the
-// silence past timeout_ticks ticks plus slack, so the finding becomes a
-// timing one (slack, and lateness that margin, over the RPC's frames
-// from its first to that DATA): a stall the run measured there that
-// lost at least that much may have kept the server's timer from counting
-// to timeout_ticks (a loaded host's timer runs late and catches up:
-// the ref once RESENDed after a 0.5 s stall, then got the DATA 22 ms
-// later and asked for the bytes its GRANT had authorised).
-func timedOutSure(c *Ctx, r *RPC, e *Event, v Result) Result {
-	if r == nil || e.FromClient() || !r.ServerTimeoutSure || e.Time.Before(r.ServerTimeout.Time) {
+// timedOut returns v, a violation by packet e from the server of r,
+// noting when it rests on the trace's timing inference about the
+// server's timer (RPC.ServerTimeout), so that the finding becomes a timing
+// one over the silence that inference judged:
+//   - Sure: the trace took the server's timer to have aborted the RPC and
+//     a late request DATA to have created it anew; the margin is the
+//     silence past timeout_ticks ticks plus slack, over the RPC's frames
+//     from its first to that DATA: a stall the run measured there that
+//     lost at least that much may have kept the server's timer from
+//     counting to timeout_ticks (a loaded host's timer runs late and
+//     catches up: the ref once RESENDed after a 0.5 s stall, then got the
+//     DATA 22 ms later and asked for the bytes its GRANT had authorised);
+//   - Held: the trace took the server's own GRANT as restarting its count
+//     when the capture saw it, so no abort; had the GRANT left the server
+//     Held earlier (decided, then held up by a stall before it reached
+//     the capture point) the timer would have aborted the RPC, and a
+//     server granting or asking afresh is right: late Held, over the
+//     silence from the client's last packet to that DATA.
+//
+// Without a measured stall (a capture checked alone) the violation stands.
+func timedOut(c *Ctx, r *RPC, e *Event, v Result) Result {
+	st := r.serverTimeoutAt(e)
+	switch {
+	case st == nil:
 		return v
+	case st.Sure:
+		margin := st.Quiet - (c.P.Ticks(c.P.TimeoutTicks) + c.P.Slack)
+		return v.With(r.FirstFrame, st.Frame).WithSlack(c.P.Slack).WithLate(max(margin, time.Nanosecond))
+	case st.Held > 0:
+		return v.With(st.GrantFrame, st.Frame).WithSlack(c.P.Slack).WithLate(st.Held).WithSince(st.Since)
 	}
-	margin := r.ServerTimeoutQuiet - (c.P.Ticks(c.P.TimeoutTicks) + c.P.Slack)
-	return v.With(r.FirstFrame, r.ServerTimeout.Frame).WithSlack(c.P.Slack).WithLate(max(margin, time.Nanosecond))
+	return v
+}
+
+// serverTimeoutAt returns r's ServerTimeout if e, a packet from r's
+// server, comes at or after its DATA (nil otherwise).
+func (r *RPC) serverTimeoutAt(e *Event) *ServerTimeout {
+	if r == nil || e.FromClient() || r.ServerTimeout == nil || e.Time.Before(r.ServerTimeout.Time) {
+		return nil
+	}
+	return r.ServerTimeout
 }
 
 // silenceStart returns when the sender of RESEND e last had its silence

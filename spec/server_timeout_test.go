@@ -1,6 +1,7 @@
 package spec
 
 import (
+	"slices"
 	"testing"
 	"time"
 
@@ -170,6 +171,52 @@ func TestServerTimeoutCountsFromHeldGrant(t *testing.T) {
 			wantClean(t, rep, "HOMA-RESEND-012")
 		} else {
 			wantViolations(t, rep, "HOMA-RESEND-012", rs)
+		}
+	}
+}
+
+// TestServerTimeoutHeldGrant: a server holding the unscheduled 3000 bytes
+// of a 6000-byte request grants the rest, which restarts its count, but the
+// capture sees that GRANT only 110 ms later (a host that decided it, then
+// stalled before sending it). The client's DATA 5 ms after the GRANT finds
+// the RPC, as the capture shows it; had the GRANT left the server 91 ms
+// earlier (the tolerance, 98 ticks less 2 ms of slack, less the 5 ms), the
+// timer aborted the RPC and the DATA created it anew, granted from its
+// incoming. So the GRANT below the earlier one (HOMA-GRANT-003) is a timing
+// finding, late 91 ms over the silence from the client's last DATA: a
+// measured stall that lost that much excuses it, and without one it
+// stands. When the client's silence itself is short of the tolerance, the
+// GRANT's timing changes nothing: a plain violation.
+func TestServerTimeoutHeldGrant(t *testing.T) {
+	for _, tc := range []struct {
+		grantAt   time.Duration // after the unscheduled bytes
+		wantLate  time.Duration
+		wantSince bool
+	}{{110 * time.Millisecond, 91 * time.Millisecond, true}, {40 * time.Millisecond, 0, false}} {
+		b := newTrace(t, wire.VersionCurrent)
+		sent := b.message(true, 2, 6000, 0, 3000, 3000, 6)
+		last := b.now
+		g := b.after(tc.grantAt).grant(false, 2, 6000, 0)
+		data := b.after(5*time.Millisecond).message(true, 2, 6000, 3000, 4424, 3000, 6)
+		down := b.after(100*time.Microsecond).grant(false, 2, 4500, 0)
+		rep := b.checkAt(HostPoint(b.server), "linux", "HOMA-GRANT-003", "unsched_bytes=3000")
+		wantViolations(t, rep, "HOMA-GRANT-003", down)
+		if len(rep.Violations) != 1 {
+			continue
+		}
+		f := rep.Violations[0]
+		if f.Late != tc.wantLate {
+			t.Errorf("GRANT at %v: late %v, want %v", tc.grantAt, f.Late, tc.wantLate)
+		}
+		if !tc.wantSince {
+			if f.Slack != 0 || !f.Since.IsZero() {
+				t.Errorf("GRANT at %v: slack %v since %v, want a plain violation", tc.grantAt, f.Slack, f.Since)
+			}
+			continue
+		}
+		if f.Slack == 0 || !f.Since.Equal(last) || !slices.Contains(f.Frames, g) || !slices.Contains(f.Frames, data[0]) {
+			t.Errorf("GRANT at %v: slack %v since %v (want %v, the last of frames %v) frames %v (want %d and %d)",
+				tc.grantAt, f.Slack, f.Since, last, sent, f.Frames, g, data[0])
 		}
 	}
 }

@@ -380,15 +380,8 @@ type RPC struct {
 	RecreatedTime time.Time
 	// ServerTimeout is the latest request DATA that reached the server
 	// after a silence in which the server's timer may have aborted the
-	// RPC, its request still incomplete (see serverTimedOut): the DATA then
-	// created it anew (zero: never). ServerTimeoutSure is set when the
-	// silence passed timeout_ticks ticks plus slack: the trace started the
-	// server's side afresh there; otherwise (within RTX-10's tolerance) it
-	// kept the old one, and what rests on it is inconclusive.
-	// ServerTimeoutQuiet is that silence.
-	ServerTimeout      Seen
-	ServerTimeoutSure  bool
-	ServerTimeoutQuiet time.Duration
+	// RPC (nil: none; see ServerTimeout). Rare: behind a pointer.
+	ServerTimeout *ServerTimeout
 	// serverCountFrom is the time (Unix ns; 0: none) of the server's
 	// latest GRANT for the request sent while it held every byte it had
 	// granted (Message.heldGranted): its timer held silent_ticks at 0 until then, and a GRANT
@@ -438,6 +431,39 @@ type RPC struct {
 	// dupLast caches the Network's latest frame between the RPC's hosts
 	// (Network.lastOf).
 	dupLast *lastFrame
+}
+
+// ServerTimeout is the trace's inference that request DATA reached the
+// server of an RPC after a silence in which the server's timer may have
+// aborted it, its request still incomplete (RTX-10: homa_timer_check_rpc
+// ends the RPC and sends nothing), so that this DATA created it anew
+// (RTX-11: homa_dispatch_pkts allocates a server RPC for any DATA). See
+// Trace.serverTimedOut.
+type ServerTimeout struct {
+	// Seen is the request DATA.
+	Seen
+	// Sure is set when the silence passed timeout_ticks ticks plus slack:
+	// the trace started the server's side afresh there. Otherwise it kept
+	// the old one: within RTX-10's tolerance (Held zero) what rests on it
+	// is inconclusive.
+	Sure bool
+	// Quiet is the silence as the capture shows it: from the latest
+	// packet that reset the server's count.
+	Quiet time.Duration
+	// Held, when positive, is how much earlier than the capture saw it
+	// the server's own latest GRANT (of frame GrantFrame, sent while it
+	// held every byte it had granted, which restarts its count) must have
+	// left the server for its timer to have reached RTX-10's tolerance:
+	// counted from the client's last DATA, GRANT or BUSY (Since) the
+	// silence reached it. A host that decided the GRANT, then stalled
+	// before sending it, shows exactly this (a loaded ref held a GRANT
+	// and 20 RESENDs for 0.67 s, aborted the RPC meanwhile and granted
+	// the late DATA afresh). The trace keeps the old incarnation; a
+	// finding that rests on it is a timing one, late Held, over the
+	// silence from Since.
+	Held       time.Duration
+	Since      time.Time
+	GrantFrame int
 }
 
 // evictAt returns when the trace may forget r: EvictAfter after its last
@@ -1110,7 +1136,7 @@ func (t *Trace) Apply(e *Event) {
 		t.newIncarnation(r, true)
 	}
 	if r != nil && typ == wire.TypeData && e.FromClient() && !r.Acked && r.ForgotTime.IsZero() {
-		if quiet, sure, ok := t.serverTimedOut(r, e.Time); ok {
+		if st := t.serverTimedOut(r, e); st != nil {
 			// The server's timer may have aborted the RPC, which sends no
 			// packet (RTX-10: homa_timer_check_rpc calls homa_rpc_abort,
 			// which ends a server RPC); this DATA then created it anew
@@ -1118,8 +1144,8 @@ func (t *Trace) Apply(e *Event) {
 			// RTX-11), holding only the bytes that arrive from now on: a
 			// request packet held up in a saturated host's queue for
 			// longer than the timeout does this.
-			r.ServerTimeout, r.ServerTimeoutSure, r.ServerTimeoutQuiet = Seen{e.Time, e.Frame}, sure, quiet
-			if sure {
+			r.ServerTimeout = st
+			if st.Sure {
 				t.newIncarnation(r, true)
 			}
 		}
@@ -1581,37 +1607,54 @@ func (t *Trace) newIncarnation(r *RPC, serverLost bool) {
 	}
 }
 
-// serverTimedOut reports whether r's server may have aborted the RPC by
-// timeout before now, its request incomplete: it held some of the request
-// but fewer bytes than it had authorised (max(U, its GRANTs, the incoming
-// of the DATA it got); with all of them its timer holds silent_ticks at
-// 0), and went quiet long enough since the client's latest DATA, GRANT or
-// BUSY (homa_dispatch_pkts resets silent_ticks only for those) and its
-// latest GRANT sent while it held every byte it had granted (heldGranted),
-// or its latest buffer wakeup (until which its timer may have held the
-// count at 0; a GRANT sent while bytes were still due leaves the count
-// running, so any earlier silence of timeout_ticks counts): at least
-// timeout_ticks-2 ticks less slack (RTX-10's
-// tolerance, as HOMA-RESEND-019 allows). sure is set past timeout_ticks
-// ticks plus slack, the bound HOMA-RESEND-009 holds the timer to.
-func (t *Trace) serverTimedOut(r *RPC, now time.Time) (quiet time.Duration, sure, ok bool) {
+// serverTimedOut returns what the trace infers when request DATA e of r
+// reaches its server (nil: no timeout possible). The server may have
+// aborted the RPC by timeout before e, its request incomplete, if it held
+// some of the request but fewer bytes than it had authorised (max(U, its
+// GRANTs, the incoming of the DATA it got); with all of them its timer
+// holds silent_ticks at 0), and went quiet long enough since the client's
+// latest DATA, GRANT or BUSY (homa_dispatch_pkts resets silent_ticks only
+// for those) and its latest GRANT sent while it held every byte it had
+// granted (heldGranted), or its latest buffer wakeup (until which its
+// timer may have held the count at 0; a GRANT sent while bytes were still
+// due leaves the count running, so any earlier silence of timeout_ticks
+// counts): at least timeout_ticks-2 ticks less slack (RTX-10's tolerance,
+// as HOMA-RESEND-019 allows). Sure is set past timeout_ticks ticks plus
+// slack, the bound HOMA-RESEND-009 holds the timer to. When only the
+// server's own GRANT keeps the silence short of the tolerance, the result
+// says how much earlier that GRANT must have left the server
+// (ServerTimeout.Held).
+func (t *Trace) serverTimedOut(r *RPC, e *Event) *ServerTimeout {
 	m := &r.Request
 	got := m.Received()
 	if m.Complete || got == 0 {
-		return 0, false, false
+		return nil
 	}
 	if got >= m.authorised(t.P) {
-		return 0, false, false
+		return nil
 	}
-	start := maxTime(maxTime(r.First, r.HeardFromClient), m.WakeupTime)
+	heard := maxTime(maxTime(r.First, r.HeardFromClient), m.WakeupTime)
+	start := heard
 	if r.serverCountFrom != 0 {
 		start = maxTime(start, time.Unix(0, r.serverCountFrom))
 	}
-	quiet = now.Sub(start)
-	if quiet < t.P.Ticks(t.P.TimeoutTicks-2)-t.P.Slack {
-		return quiet, false, false
+	tolerance := t.P.Ticks(t.P.TimeoutTicks-2) - t.P.Slack
+	quiet := e.Time.Sub(start)
+	if quiet >= tolerance {
+		return &ServerTimeout{Seen: Seen{e.Time, e.Frame}, Sure: quiet > t.P.Ticks(t.P.TimeoutTicks)+t.P.Slack, Quiet: quiet}
 	}
-	return quiet, quiet > t.P.Ticks(t.P.TimeoutTicks)+t.P.Slack, true
+	if start == heard || e.Time.Sub(heard) < tolerance {
+		return nil
+	}
+	st := &ServerTimeout{Seen: Seen{e.Time, e.Frame}, Quiet: quiet, Held: tolerance - quiet, Since: heard, GrantFrame: m.GrantFrame}
+	for _, log := range [][]GrantSeen{m.GrantLog, m.RecentGrants} {
+		for _, g := range log {
+			if g.Time.UnixNano() == r.serverCountFrom {
+				st.GrantFrame = g.Frame
+			}
+		}
+	}
+	return st
 }
 
 // authorised returns how many bytes of m its receiver authorised as far
