@@ -36,6 +36,12 @@ const (
 	// entryInconclusive is one timing finding on the IUT that a measured
 	// stall explains (stall.Explaining): reported, counted, not charged.
 	entryInconclusive = "timing-inconclusive"
+	// entryElsewhere is one timing finding on the IUT that a measured
+	// stall explains, of a rule that does not bear on the spec's verdict
+	// (bearsOnVerdict: the specs of its section judge it): reported,
+	// counted, not charged, and not a reason to rerun the spec or leave it
+	// unjudged.
+	entryElsewhere = "timing-judged-elsewhere"
 )
 
 // specTimeout bounds one spec's body (its It node): a spec that hangs
@@ -51,6 +57,12 @@ var knownRules = func() map[string]bool {
 	}
 	return m
 }()
+
+// labelledSections are the rule sections ("GRANT", "RESEND") some spec of
+// the suite is labelled with a rule of (filled by labels as the suite is
+// built, before any spec runs): those whose rules specs made for them
+// judge (bearsOnVerdict).
+var labelledSections = map[string]bool{}
 
 // labels builds a spec's decorations: its labels (area, level and rule
 // IDs) and its node timeout (specTimeout; the body must take the spec's
@@ -72,6 +84,7 @@ func labels(area, level string, rules ...string) []any {
 		if !knownRules[id] {
 			panic("conformance: label " + id + " names no rule of the registry (homatest spec list)")
 		}
+		labelledSections[ruleSection(id)] = true
 	}
 	return []any{append(Labels{area, level}, rules...), NodeTimeout(specTimeout)}
 }
@@ -402,7 +415,7 @@ func checkRules(own string, peers ...*tester.Peer) {
 	}
 	var bad, otherMust, otherShould []string
 	for _, v := range found {
-		if inconclusive(v, view) {
+		if inconclusiveAs(stalledEntry(v.Rule, isOwn), v, view) {
 			continue
 		}
 		line := fmt.Sprintf("%s frame %d: %s (%s)", v.Rule, v.Frame, v.Why, pkts[v.Frame-1])
@@ -427,12 +440,66 @@ func checkRules(own string, peers ...*tester.Peer) {
 	// finding, and the evidence cannot tell it from a violation.
 	for _, q := range slackOnly(found, peers...) {
 		if isOwn[q.Rule] || q.Level == spec.Must {
-			slackInconclusive(q, view)
+			slackInconclusive(stalledEntry(q.Rule, isOwn), q, view)
 		}
 	}
 	cur.findings = append(cur.findings, found...)
 	none(bad, "spec checker findings on packets the IUT sent")
 	none(otherMust, otherMustFailure+", on packets the IUT sent")
+}
+
+// stalledEntry is the report entry of a stall-explained timing finding
+// of rule in the current spec, whose own rules are isOwn: one that bears
+// on the spec's verdict (bearsOnVerdict) is timing-inconclusive (the spec
+// is rerun, and not judged if every rerun has one); any other is only
+// not judged here (entryElsewhere).
+//
+// Excusing a finding hides no other: each is of one rule, at its own
+// packets, and a finding without a tolerance (a wrong field, a GRANT out
+// of order) is never excused. What a stall-explained finding of rule R
+// leaves unknown is whether R held, so it leaves the spec unjudged only
+// if R is part of what the spec judges. A RESEND or NEED_ACK timer rule
+// in a spec about grant order is not: on a quiet machine that exchange
+// has no RESEND at all (the tester sends every granted byte at once), so
+// its RESENDs come only from the stall that then excuses their timing,
+// while the RESEND and ACK specs, made to time those timers, judge them
+// and are rerun until they are judged.
+func stalledEntry(rule string, isOwn map[string]bool) string {
+	if bearsOnVerdict(rule, isOwn, labelledSections, CurrentSpecReport().Labels()) {
+		return entryInconclusive
+	}
+	return entryElsewhere
+}
+
+// bearsOnVerdict reports whether a stall-explained finding of rule leaves
+// unjudged the verdict of a spec whose own rules are isOwn and whose
+// labels are labels, in a suite whose specs are labelled with rules of
+// the sections labelled: rule is one of its own; or of the section of
+// one of its labels (a grant spec's HOMA-GRANT-*: HOMA-GRANT-010, a first
+// GRANT within response_timeout unless max_overcommit others hold GRANTs,
+// and HOMA-GRANT-020, SRPT order, are what an SRPT spec exercises, though
+// it is not labelled with them); or of a section no spec is labelled in,
+// whose rules no exchange is made to judge, so every spec's judgement
+// must stand.
+func bearsOnVerdict(rule string, isOwn, labelled map[string]bool, labels []string) bool {
+	if isOwn[rule] || !labelled[ruleSection(rule)] {
+		return true
+	}
+	for _, l := range labels {
+		if strings.HasPrefix(l, "HOMA-") && ruleSection(l) == ruleSection(rule) {
+			return true
+		}
+	}
+	return false
+}
+
+// ruleSection is the section of rule ID id: "GRANT" of "HOMA-GRANT-010".
+func ruleSection(id string) string {
+	s := strings.TrimPrefix(id, "HOMA-")
+	if i := strings.LastIndex(s, "-"); i >= 0 {
+		return s[:i]
+	}
+	return s
 }
 
 // iutFindings runs the spec checker with every rule at level SHOULD or
@@ -557,6 +624,12 @@ func none(bad []string, what string, args ...any) {
 // spec while homatest check on the run's capture, judged after the run,
 // found the stall that explains it).
 func inconclusive(v spec.Finding, view []spec.Event) bool {
+	return inconclusiveAs(entryInconclusive, v, view)
+}
+
+// inconclusiveAs is inconclusive recording the finding as report entry
+// entry (entryInconclusive or entryElsewhere).
+func inconclusiveAs(entry string, v spec.Finding, view []spec.Event) bool {
 	if env.Stalls == nil || v.Slack <= 0 {
 		return false
 	}
@@ -565,7 +638,7 @@ func inconclusive(v spec.Finding, view []spec.Event) bool {
 	if len(spans) == 0 {
 		return false
 	}
-	AddReportEntry(entryInconclusive, fmt.Sprintf("%s: %s (during a measured stall: %s)", v.Rule, v.Why, spans[0]))
+	AddReportEntry(entry, fmt.Sprintf("%s: %s (during a measured stall: %s)", v.Rule, v.Why, spans[0]))
 	return true
 }
 
@@ -574,10 +647,10 @@ func inconclusive(v spec.Finding, view []spec.Event) bool {
 // the evidence cannot tell it from a violation, so the spec is rerun
 // and, if every rerun is alike, not judged. The stall that accounts for
 // it is named when one does (inconclusive).
-func slackInconclusive(q spec.Finding, view []spec.Event) {
-	if inconclusive(q, view) {
+func slackInconclusive(entry string, q spec.Finding, view []spec.Event) {
+	if inconclusiveAs(entry, q, view) {
 		return
 	}
-	AddReportEntry(entryInconclusive, fmt.Sprintf("%s: %s (with a quiet machine's slack %v; passed only by the slack %v this machine's measured noise gave)",
+	AddReportEntry(entry, fmt.Sprintf("%s: %s (with a quiet machine's slack %v; passed only by the slack %v this machine's measured noise gave)",
 		q.Rule, q.Why, quietParams().Slack, env.Slack))
 }

@@ -73,6 +73,13 @@ type SpecResult struct {
 	// measured stall (of this process or the IUT's) explains: neither
 	// charged nor hidden, one line each with the stall.
 	TimingInconclusive []string `json:"timing_inconclusive,omitempty"`
+	// TimingElsewhere are the timing findings on the IUT that a measured
+	// stall explains, of rules that do not bear on the spec's verdict
+	// (outside its own rules and its labels' sections, in a section other
+	// specs are labelled in and judge), one line each: not judged in this
+	// exchange, reported and counted, but no reason to rerun the spec or
+	// to leave it unjudged.
+	TimingElsewhere []string `json:"timing_judged_elsewhere,omitempty"`
 	// Reruns counts the reruns of a spec with inconclusive timing
 	// findings (homatest run reruns it, bounded, to judge them on a
 	// quieter machine); Rerun says how the last one ended: "quiet" (no
@@ -250,8 +257,9 @@ type Tally struct {
 	// Strict, where they fail).
 	Warned int
 	// Inconclusive counts the specs never judged (state inconclusive);
-	// TimingInconclusive the timing-inconclusive findings of every spec
-	// (SpecResult.TimingInconclusive), reruns' included.
+	// TimingInconclusive the stall-explained timing findings of every
+	// spec (SpecResult.TimingInconclusive and TimingElsewhere), reruns'
+	// included.
 	Inconclusive, TimingInconclusive int
 	// Strict is homatest run --strict.
 	Strict bool
@@ -275,7 +283,7 @@ func Count(passes []*Result, strict bool) Tally {
 			case "inconclusive":
 				t.Inconclusive++
 			}
-			t.TimingInconclusive += len(s.TimingInconclusive)
+			t.TimingInconclusive += len(s.TimingInconclusive) + len(s.TimingElsewhere)
 			if !strict && s.Warns() {
 				t.Warned++
 			}
@@ -491,6 +499,8 @@ func specResult(sr types.SpecReport) SpecResult {
 			}
 		case entryInconclusive:
 			s.TimingInconclusive = append(s.TimingInconclusive, e.StringRepresentation())
+		case entryElsewhere:
+			s.TimingElsewhere = append(s.TimingElsewhere, e.StringRepresentation())
 		case entryOtherShould:
 			s.OtherShould = append(s.OtherShould, e.StringRepresentation())
 		}

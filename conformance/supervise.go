@@ -334,8 +334,12 @@ func rerunInconclusive(name string, res *Result, run func(name string, focus []s
 			case len(r.TimingInconclusive) > 0:
 				s.Rerun = "inconclusive"
 				s.TimingInconclusive = append(s.TimingInconclusive, r.TimingInconclusive...)
+				s.TimingElsewhere = append(s.TimingElsewhere, r.TimingElsewhere...)
 			default:
+				// Judged: stall-explained findings of rules that do
+				// not bear on its verdict are reported, not rerun for.
 				s.Rerun = "quiet"
+				s.TimingElsewhere = append(s.TimingElsewhere, r.TimingElsewhere...)
 			}
 		}
 	}

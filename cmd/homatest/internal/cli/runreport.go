@@ -273,13 +273,14 @@ func (o *runOpts) rerun(s conformance.SpecResult) string {
 }
 
 // writeInconclusive prints the timing findings that measured stalls
-// explain (conformance.SpecResult.TimingInconclusive): counted, named,
-// not charged.
+// explain (conformance.SpecResult.TimingInconclusive, and TimingElsewhere:
+// of rules that do not bear on their spec's verdict): counted, named, not
+// charged.
 func writeInconclusive(w io.Writer, specs []conformance.SpecResult) {
 	n, in := 0, 0
 	for _, s := range specs {
-		if len(s.TimingInconclusive) > 0 {
-			n += len(s.TimingInconclusive)
+		if k := len(s.TimingInconclusive) + len(s.TimingElsewhere); k > 0 {
+			n += k
 			in++
 		}
 	}
@@ -292,7 +293,7 @@ func writeInconclusive(w io.Writer, specs []conformance.SpecResult) {
 	}
 	fmt.Fprintf(w, "%s in %s %s inconclusive: a measured stall of this machine explains each (not charged to the IUT)\n", plural.Of(n, "timing finding", "timing findings"), plural.Of(in, "spec", "specs"), verb)
 	for _, s := range specs {
-		if len(s.TimingInconclusive) == 0 {
+		if len(s.TimingInconclusive) == 0 && len(s.TimingElsewhere) == 0 {
 			continue
 		}
 		switch s.Rerun {
@@ -305,6 +306,9 @@ func writeInconclusive(w io.Writer, specs []conformance.SpecResult) {
 		}
 		for _, f := range s.TimingInconclusive {
 			fmt.Fprintf(w, "  INCONCLUSIVE %s: %s\n", s.Name, f)
+		}
+		for _, f := range s.TimingElsewhere {
+			fmt.Fprintf(w, "  NOT JUDGED HERE %s: %s (a rule outside this spec's verdict: the specs labelled with it judge it)\n", s.Name, f)
 		}
 	}
 }

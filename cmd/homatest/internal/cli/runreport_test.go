@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -148,5 +149,28 @@ func TestRunVerdictNothingJudged(t *testing.T) {
 	}
 	if exit(err) != ExitViolations || !strings.Contains(err.Error(), "1 of 1 passes had failed specs; --strict fails on specs not run") {
 		t.Errorf("--strict, a failed spec and unsupported ones: exit %d, %v; want %d (FAIL wins) naming both", exit(err), err, ExitViolations)
+	}
+}
+
+// TestStallLinesJudgedElsewhere: a spec judged with stall-explained
+// findings of rules outside its verdict (TimingElsewhere) is counted in
+// the stall lines, its findings each on a NOT JUDGED HERE line, and no
+// NOT JUDGED line for the spec.
+func TestStallLinesJudgedElsewhere(t *testing.T) {
+	var b bytes.Buffer
+	writeInconclusive(&b, []conformance.SpecResult{{Name: "grants GRANT-srpt: x", State: "passed",
+		TimingElsewhere: []string{"HOMA-ACK-008: NEED_ACK late (stall)", "HOMA-RESEND-008: round soon (stall)"}}})
+	got := b.String()
+	for _, want := range []string{
+		"2 timing findings in 1 spec were inconclusive:",
+		"  NOT JUDGED HERE grants GRANT-srpt: x: HOMA-ACK-008: NEED_ACK late (stall) (a rule outside this spec's verdict: the specs labelled with it judge it)\n",
+		"  NOT JUDGED HERE grants GRANT-srpt: x: HOMA-RESEND-008: round soon (stall)",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("stall lines lack %q:\n%s", want, got)
+		}
+	}
+	if strings.Contains(got, "  NOT JUDGED grants") || strings.Contains(got, "INCONCLUSIVE") {
+		t.Errorf("a judged spec's stall lines call it not judged:\n%s", got)
 	}
 }
