@@ -351,16 +351,9 @@ func rt8Cases() []redteamClass {
 		}},
 		{id: "N29-client-ignores-unknown", rule: "HOMA-RESEND-007", b: func(f bool) *capb {
 			b := newCap(wire.VersionCurrent)
-			t := b.warmup(hostC, hostS, 0)
-			r := rpcOf(hostC, hostS, 4)
-			b.send(r, true, t+us(40), msgOpts{length: 3000, uprio: 5, cv: 1})
-			at := b.lastTime() + ms(5.1)
-			b.resend(at, r, true, 0, 40000)
-			b.unknown(at+us(20), r, false)
+			r, at := b.toldUnknown()
 			if !f {
-				b.data(at+us(40), r, true, 5, 3000, 0, 1424, 3000, 1, true)
-				b.data(at+us(41), r, true, 5, 3000, 1424, 1424, 3000, 1, true)
-				b.data(at+us(42), r, true, 5, 3000, 2848, 152, 3000, 1, true)
+				b.restart(r, at, 3000, true)
 				b.respondAndAck(r, at+us(100))
 			} else {
 				for k := 1; k <= 5; k++ {

@@ -259,15 +259,8 @@ func rt9Cases() []redteamClass {
 		}},
 		{id: "R13-restart-without-retransmit-flag", src: "homa_incoming.c homa_rpc_unknown_pkt (restart via homa_resend_data: retransmit 1)", rule: "HOMA-RESEND-010", b: func(f bool) *capb {
 			b := newCap(wire.VersionCurrent)
-			t := b.warmup(hostC, hostS, 0)
-			r := rpcOf(hostC, hostS, 4)
-			b.send(r, true, t+us(40), msgOpts{length: 3000, uprio: 5, cv: 1})
-			at := b.lastTime() + ms(5.1)
-			b.resend(at, r, true, 0, 40000)
-			b.unknown(at+us(20), r, false)
-			i := b.data(at+us(40), r, true, 5, 3000, 0, 1424, 3000, 1, !f)
-			b.data(at+us(41), r, true, 5, 3000, 1424, 1424, 3000, 1, !f)
-			b.data(at+us(42), r, true, 5, 3000, 2848, 152, 3000, 1, !f)
+			r, at := b.toldUnknown()
+			i := b.restart(r, at, 3000, !f)
 			if f {
 				b.mark(i, "restart sent with retransmit 0")
 			}
@@ -276,19 +269,12 @@ func rt9Cases() []redteamClass {
 		}},
 		{id: "R14-restart-other-length", src: "homa_incoming.c homa_rpc_unknown_pkt (the restart resends the message's own skbs)", rule: "HOMA-WIRE-003", b: func(f bool) *capb {
 			b := newCap(wire.VersionCurrent)
-			t := b.warmup(hostC, hostS, 0)
-			r := rpcOf(hostC, hostS, 4)
-			b.send(r, true, t+us(40), msgOpts{length: 3000, uprio: 5, cv: 1})
-			at := b.lastTime() + ms(5.1)
-			b.resend(at, r, true, 0, 40000)
-			b.unknown(at+us(20), r, false)
+			r, at := b.toldUnknown()
 			L := uint32(3000)
 			if f {
 				L = 3100
 			}
-			i := b.data(at+us(40), r, true, 5, L, 0, 1424, L, 1, true)
-			b.data(at+us(41), r, true, 5, L, 1424, 1424, L, 1, true)
-			b.data(at+us(42), r, true, 5, L, 2848, L-2848, L, 1, true)
+			i := b.restart(r, at, L, true)
 			if f {
 				b.mark(i, "restarted request names message_length 3100, was 3000")
 			}
@@ -608,4 +594,29 @@ func hasRule(inc []string, rule string) bool {
 		}
 	}
 	return false
+}
+
+// toldUnknown adds warm-up RPC 2, then RPC 4's 3000-byte request (level 5),
+// the client's RESEND for the response 5.1 ms later and the server's
+// RPC_UNKNOWN 20 µs after it (the server lost the RPC). It returns RPC 4
+// and the RESEND's time.
+func (b *capb) toldUnknown() (ends, time.Duration) {
+	t := b.warmup(hostC, hostS, 0)
+	r := rpcOf(hostC, hostS, 4)
+	b.send(r, true, t+us(40), msgOpts{length: 3000, uprio: 5, cv: 1})
+	at := b.lastTime() + ms(5.1)
+	b.resend(at, r, true, 0, 40000)
+	b.unknown(at+us(20), r, false)
+	return r, at
+}
+
+// restart adds the client's restart of a length-byte request (length
+// above 2848: three segments) 40 µs after at, marked retransmit (retx) as
+// homa_rpc_unknown_pkt's homa_resend_data does; it returns the first
+// frame.
+func (b *capb) restart(r ends, at time.Duration, length uint32, retx bool) int {
+	i := b.data(at+us(40), r, true, 5, length, 0, 1424, length, 1, retx)
+	b.data(at+us(41), r, true, 5, length, 1424, 1424, length, 1, retx)
+	b.data(at+us(42), r, true, 5, length, 2848, length-2848, length, 1, retx)
+	return i
 }
