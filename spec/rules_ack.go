@@ -100,7 +100,7 @@ func ackRules() []*Rule {
 		{
 			ID: "HOMA-ACK-004", Level: Must,
 			Facts:     []string{"ACK-03", "ACK-02", "RTX-10", "ID-01"},
-			Statement: "A client acknowledges only RPCs whose response it has completely received, or, in an ACK's header answering NEED_ACK, an RPC it no longer has; each ack goes to the RPC's own server, once (in one ACK's entries or piggy-backed on the first transmissions of one message: another entry naming it more than jitter later is a violation), and names the RPC's server port (linux_6.1.38: and its client port) and a client id (even, nonzero), never the RPC whose request carries it; an ACK's entries name distinct RPCs.",
+			Statement: "A client acknowledges only RPCs whose response it has completely received, or, in an ACK's header answering NEED_ACK, an RPC it no longer has; each ack goes to the RPC's own server, once (in one ACK's entries or piggy-backed on the first transmissions of one message: another entry naming it more than jitter later, or at once in another carrier (another message's DATA, an ACK after DATA), is a violation), and names the RPC's server port (linux_6.1.38: and its client port) and a client id (even, nonzero), never the RPC whose request carries it; an ACK's entries name distinct RPCs.",
 			Source:    "HomaModule homa_peer.c homa_peer_add_ack (called when the application receives the response; the ack is queued once, on the RPC's own peer; linux_6.1.38 also writes the RPC's client port, which homa_rpc_acked's homa_find_server_rpc matches), homa_peer_get_acks (hands acks out and removes them, so one ACK's entries are distinct); homa_outgoing.c homa_resend_data (a retransmission repeats its original's header); homa_incoming.c homa_need_ack_pkt (an RPC the client does not have is acked in the header)",
 			Capture:   "the response must be in the capture; acks for RPCs that started before it are inconclusive, unless the client's RPC with that id (ids are host-wide) runs with another server and began in the capture more than jitter before the ack (a module reload, which reuses ids, takes far longer); an ACK header naming an RPC whose client had answered RPC_UNKNOWN for it passes, and one whose client went timeout_ticks without DATA, GRANT or BUSY from the server (its timer may have aborted and freed the RPC, which sends no packet) is inconclusive",
 			Property: Each{Types: []wire.PacketType{wire.TypeAck, wire.TypeData}, Needs: NeedsPiggyAck, Check: func(c *Ctx, e *Event) Result {
@@ -178,16 +178,18 @@ func ackRules() []*Rule {
 							res = Unsure("ack for RPC %d, which is not in the capture", id)
 						}
 					case (e.Type() == wire.TypeAck && i > 0 || e.Type() == wire.TypeData && e.Packet.Data().Retransmit() == 0) &&
-						r.ackEntry != nil && e.Time.Sub(r.ackEntry.Time) > c.P.Jitter && (n.port == 0 || r.ServerPort == 0 || n.port == r.ServerPort) &&
-						(e.Type() == wire.TypeAck || r.ackEntry.carrier != fromSender(e)):
+						r.ackEntry != nil && (e.Time.Sub(r.ackEntry.Time) > c.P.Jitter || r.ackEntry.carrier != ackCarrier(e)) && (n.port == 0 || r.ServerPort == 0 || n.port == r.ServerPort) &&
+						(e.Type() == wire.TypeAck || r.ackEntry.carrier != ackCarrier(e)):
 						// homa_peer_add_ack queues an RPC's ack once, as the
 						// client ends it, and homa_peer_get_acks removes
 						// what it hands out (a retransmission copies its
 						// original's header, ack included, and so does
 						// every segment of one skb: DATA of the message
 						// that carried it first are not judged; nor is a
-						// copy within jitter, which a capture recording a
-						// frame twice shows).
+						// copy within jitter in a carrier of the same kind,
+						// which a capture recording a frame twice shows:
+						// another message's DATA, or an ACK after DATA or
+						// DATA after an ACK, is never such a copy).
 						return Violation("ack entry for RPC %d, which an ack entry in frame %d (%v earlier) already named: the client hands each pending ack out once",
 							id, r.ackEntry.Frame, e.Time.Sub(r.ackEntry.Time).Round(time.Microsecond)).With(r.ackEntry.Frame)
 					case n.port != 0 && r.ServerPort != 0 && n.port != r.ServerPort:
@@ -420,4 +422,13 @@ func responseHeld(r *RPC) string {
 		return "no byte of its response is in the capture yet"
 	}
 	return fmt.Sprintf("only %d of its %d response bytes are in the capture", r.Response.Received(), r.Response.Length)
+}
+
+// ackCarrier is the carrier an ack entry in e has (ackEntry.carrier): the
+// message e belongs to for DATA, the zero key for an ACK packet.
+func ackCarrier(e *Event) rpcMsgKey {
+	if e.Type() == wire.TypeData {
+		return fromSender(e)
+	}
+	return rpcMsgKey{}
 }

@@ -473,7 +473,7 @@ func resendRules() []*Rule {
 			ID: "HOMA-RESEND-010", Level: Must, Alone: true,
 			Facts:     []string{"WIRE-05", "AMO-01"},
 			Statement: "A sender transmits each byte of a message at most once with retransmit=0: bytes it sends again are marked retransmit=1.",
-			Source:    "HomaModule homa_outgoing.c homa_xmit_data (next_xmit_offset only grows), homa_resend_data (retransmit=1); fault PlatformLab/Homa@0b12835",
+			Source:    "HomaModule homa_outgoing.c homa_xmit_data (next_xmit_offset only grows), homa_resend_data (retransmit=1, also for the restart homa_incoming.c homa_rpc_unknown_pkt sends: the client keeps its RPC and what it sent); fault PlatformLab/Homa@0b12835",
 			Capture:   "a capture that records a frame twice (two merged interfaces) shows false duplicates; capture each link once",
 			Property: Each{Types: []wire.PacketType{wire.TypeData}, Usual: Usual{FactFresh | FactWellFormed | FactInOrder, Passed}, Check: func(c *Ctx, e *Event) Result {
 				r, m, end, ok := firstTransmission(c, e)

@@ -1567,9 +1567,10 @@ func (t *Trace) ack(k RPCKey, serverPort uint16, e *Event, entry bool) {
 // late request packet, facts AMO-01; a server that restarted and serves
 // the client's restarted request, RTX-09).
 //
-// serverLost is set when the server itself showed it holds no state for r
-// (its RPC_UNKNOWN: homa_resend_pkt sends one only when it finds no RPC):
-// its side starts afresh now, not at the next request packet as after a
+// serverLost is set when the server lost its state for r (its
+// RPC_UNKNOWN: homa_resend_pkt sends one only when it finds no RPC; a
+// timeout; a late request packet re-creating it): its side starts afresh
+// now, not at the next request packet as after a
 // client's RPC_UNKNOWN (Apply replaces the whole RPC then, the client
 // having forgotten it too). The request's receive side (bytes received,
 // GRANTs, RESENDs) and the response's send side belong to the server's
@@ -1577,9 +1578,15 @@ func (t *Trace) ack(k RPCKey, serverPort uint16, e *Event, entry bool) {
 // capture away from the server a request packet seen up to slack before
 // the RPC_UNKNOWN may reach the new incarnation: it is not counted there,
 // so rules that need the server to lack bytes (HOMA-RESEND-012, GRANT-004)
-// judge less, never more.
+// judge less, never more. The client's RPC lives on then, so the request
+// bytes it sent with retransmit=0 stay sent: its restart resends them
+// with retransmit=1 (homa_rpc_unknown_pkt calls homa_resend_data), and
+// HOMA-RESEND-010 judges a restart that marks them fresh.
 func (t *Trace) newIncarnation(r *RPC, serverLost bool) {
-	r.Request.FirstSent, r.Request.ResentAhead, r.Request.Asked = nil, nil, nil
+	if !serverLost {
+		r.Request.FirstSent = nil
+	}
+	r.Request.ResentAhead, r.Request.Asked = nil, nil
 	r.Response.FirstSent, r.Response.ResentAhead, r.Response.Asked, r.Response.payload = nil, nil, nil, nil
 	if !serverLost {
 		// After the server's RPC_UNKNOWN the client restarts the same
@@ -1684,7 +1691,8 @@ func (m *Message) heldGranted(p *Params) uint32 {
 
 // restartReceiver starts the receiver's view of m afresh (the receiver
 // discarded its RPC), keeping what the sender keeps: the length, what it
-// transmitted, its grant horizon (KeptHorizon), the bytes the capture saw
+// transmitted (SentEnd, FirstSent: its restart marks those bytes
+// retransmitted), its grant horizon (KeptHorizon), the bytes the capture saw
 // (Earlier), its payload log (the bytes are the same), and the counts and
 // times that describe the whole capture. m must be in no granting set nor
 // completion heap.
@@ -1695,7 +1703,7 @@ func (m *Message) restartReceiver(p *Params) {
 	}
 	*m = Message{
 		Earlier: earlier,
-		Length:  m.Length, SentEnd: m.SentEnd, AllSentTime: m.AllSentTime, AllSentFrame: m.AllSentFrame,
+		Length:  m.Length, SentEnd: m.SentEnd, FirstSent: m.FirstSent, AllSentTime: m.AllSentTime, AllSentFrame: m.AllSentFrame,
 		KeptHorizon: m.Horizon(p), TriggerUsed: m.TriggerUsed,
 		Resends: m.Resends, RetxBytes: m.RetxBytes, Answers: m.Answers, FirstData: m.FirstData, LastData: m.LastData, Priorities: m.Priorities,
 		GrantPriorities: m.GrantPriorities,

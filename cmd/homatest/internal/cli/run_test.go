@@ -377,7 +377,9 @@ func TestRunManifestNothingJudged(t *testing.T) {
 	}
 	base = append(base, "--focus", "RESEND-answered")
 	out, err, code = run(t, append(base, "--artifacts", filepath.Join(dir, "b"))...)
-	if code != ExitOK || !strings.Contains(out, "\nPASS (1 spec run, 1 not run (unsupported))") {
+	// A measured stall of the machine may add "; N timing findings
+	// inconclusive" inside the parentheses: the verdict stays PASS.
+	if code != ExitOK || !strings.Contains(out, "\nPASS (1 spec run, 1 not run (unsupported)") {
 		t.Errorf("an active spec judged, a passive one unsupported: exit %d, %v; want 0 and PASS\n%s", code, err, out)
 	}
 	out, err, code = run(t, append(base, "--strict", "--artifacts", filepath.Join(dir, "c"))...)
