@@ -132,7 +132,7 @@ func LoadManifest(path string) (*Manifest, error) {
 	d.KnownFields(true)
 	var m Manifest
 	if err := d.Decode(&m); err != nil {
-		return nil, fmt.Errorf("manifest %s: %s", path, yamlError(err, &root))
+		return nil, fmt.Errorf("manifest %s: %s", path, yamlError(err, &root, data))
 	}
 	if err := m.Validate(); err != nil {
 		return nil, fmt.Errorf("manifest %s: %v", path, err)
@@ -146,7 +146,7 @@ var unknownFieldRE = regexp.MustCompile(`field (\S+) not found in type \S+`)
 // yamlError turns a yaml error into one line: a value of the wrong kind
 // says its field, the value and the kind wanted (yamlerr.Kind; root is
 // the document's node tree, for the field paths).
-func yamlError(err error, root *yaml.Node) string {
+func yamlError(err error, root *yaml.Node, data []byte) string {
 	if err.Error() == "EOF" {
 		return "the file is empty: give at least name and command"
 	}
@@ -166,8 +166,14 @@ func yamlError(err error, root *yaml.Node) string {
 	}
 	// A syntax error: the parser's line and complaint, and what a manifest
 	// looks like, since "did not find expected node content" says no more.
-	return strings.ReplaceAll(strings.TrimPrefix(err.Error(), "yaml: "), "\n", " ") +
-		": not valid YAML; a manifest is a YAML mapping with at least name and command (a list: the agent program and its arguments), see docs/agent-protocol.md"
+	msg := strings.ReplaceAll(strings.TrimPrefix(err.Error(), "yaml: "), "\n", " ")
+	if n := tabIndentLine(data); n > 0 {
+		if !strings.HasPrefix(msg, "line ") {
+			msg = fmt.Sprintf("line %d: %s", n, msg)
+		}
+		msg += " (YAML forbids tabs for indentation: indent with spaces)"
+	}
+	return msg + ": not valid YAML; a manifest is a YAML mapping with at least name and command (a list: the agent program and its arguments), see docs/agent-protocol.md"
 }
 
 // Validate checks the manifest; the error is one line naming the field and
@@ -251,4 +257,15 @@ func ResolveManifest(impl string) (*Manifest, error) {
 			impl, m.Command[0], errors.Unwrap(err))
 	}
 	return m, nil
+}
+
+// tabIndentLine is the 1-based line of data's first line indented with a
+// tab, or 0: yaml's scanner names no line for a tab on line 1.
+func tabIndentLine(data []byte) int {
+	for i, l := range strings.Split(string(data), "\n") {
+		if strings.HasPrefix(strings.TrimLeft(l, " "), "\t") {
+			return i + 1
+		}
+	}
+	return 0
 }

@@ -50,6 +50,9 @@ func TestManifestErrors(t *testing.T) {
 		{"name: x\ncommand: [a]\ncapabilities: [ipv4, grant]\n", `capabilities: unknown capability "grant": use ipv4, ipv6, grants`},
 		{"name: x\ncommand: [a]\ntimeouts: {reply: -1s}\n", "timeouts.reply: -1s is negative"},
 		{"name: x\ncommand: [a]\nenv: {'A=B': c}\n", `env: "A=B" is not a variable name`},
+		// Tabs: the line (yaml names none for line 1) and why.
+		{"\tname: x\ncommand: [a]\n", "line 1: found character that cannot start any token (YAML forbids tabs for indentation: indent with spaces)"},
+		{"name: x\n\tcommand: [a]\n", "line 2: found a tab character that violates indentation (YAML forbids tabs"},
 		{"name: [x\n", "did not find expected ',' or ']': not valid YAML; a manifest is a YAML mapping with at least name and command"},
 	} {
 		_, err := LoadManifest(writeManifest(t, tc.yaml))
