@@ -1150,7 +1150,7 @@ func (c *Checker) feed(e *Event, learn bool) {
 		e = &pe
 	}
 	if c.events > 0 && e.Time.After(c.last) {
-		c.elapsed += subTime(e.Time, c.last)
+		c.elapsed += e.Time.Sub(c.last)
 	}
 	if why, host := c.sectionBreak(e); why != "" {
 		c.newSection(e, why, host)

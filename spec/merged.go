@@ -128,11 +128,6 @@ type mergeTracker struct {
 	lastK         msgKey
 	lastOK        bool
 	lastAt, getAt genIndex
-	// hints remember where a message's entry was filed, by its RPC id
-	// (mergeHint): with many RPCs interleaved the cached message is
-	// rarely the packet's, and a hint checked by key equality spares the
-	// map lookups (hashing the 64-byte key) of get and file.
-	hints []mergeHint
 	// newest is each client host's highest id whose request it began,
 	// again the ids whose request a host began a second time after a
 	// newer one (for the diagnosis: the first two).
@@ -259,30 +254,6 @@ type genIndex struct {
 // held back, several at different RPCs are ids allocated twice.
 const mergedRestarts = 2
 
-// mergeHint is where message k's entry was filed: index at.i in the
-// generation at.gen (valid while that is the current or the old one).
-type mergeHint struct {
-	k  msgKey
-	at genIndex
-}
-
-// mergeHints is the size of mergeTracker.hints: a message's hint is slot
-// (client id/2, direction) modulo it, so the messages of that many RPCs
-// with consecutive ids, in flight at once, do not evict each other's.
-const mergeHints = 1 << 12
-
-// hint returns k's slot in t.hints.
-func (t *mergeTracker) hint(k *msgKey) *mergeHint {
-	if t.hints == nil {
-		t.hints = make([]mergeHint, mergeHints)
-	}
-	i := k.rpc.ClientID
-	if k.fromClient {
-		i ^= 1
-	}
-	return &t.hints[i&(mergeHints-1)]
-}
-
 // get returns k's streams (ok: known), from the cache, the current
 // generation or the old one.
 func (t *mergeTracker) get(k msgKey) (m msgStreams, ok bool) {
@@ -291,27 +262,11 @@ func (t *mergeTracker) get(k msgKey) (m msgStreams, ok bool) {
 		return t.last, true
 	}
 	t.getAt = genIndex{}
-	h := t.hint(&k)
-	if h.at.ok && h.k == k {
-		// A hint names the entry the maps would give: an entry's index
-		// in its generation never changes, and a message filed in the
-		// current generation has its hint set there (file), so a hint
-		// into the old one means the current one lacks it.
-		switch h.at.gen {
-		case t.gen:
-			t.getAt = h.at
-			return t.cur.s[h.at.i], true
-		case t.gen - 1:
-			return t.old.s[h.at.i], true
-		}
-	}
 	if i, in := t.cur.idx[k]; in {
 		t.getAt = genIndex{i: i, gen: t.gen, ok: true}
-		*h = mergeHint{k: k, at: t.getAt}
 		return t.cur.s[i], true
 	}
 	if i, in := t.old.idx[k]; in {
-		*h = mergeHint{k: k, at: genIndex{i: i, gen: t.gen - 1, ok: true}}
 		return t.old.s[i], true
 	}
 	return m, false
@@ -345,7 +300,6 @@ func (t *mergeTracker) file(k msgKey, m msgStreams, at genIndex) {
 		t.gen++
 	}
 	t.cur.idx[k] = int32(len(t.cur.s))
-	*t.hint(&k) = mergeHint{k: k, at: genIndex{i: int32(len(t.cur.s)), gen: t.gen, ok: true}}
 	t.cur.s = append(t.cur.s, m)
 }
 

@@ -112,7 +112,7 @@ func (c *Checker) sectionBreak(e *Event) (string, netip.Addr) {
 	if c.events == 0 {
 		return "", netip.Addr{}
 	}
-	if back := subTime(c.last, e.Time); back > TimeJump {
+	if back := c.last.Sub(e.Time); back > TimeJump {
 		return fmt.Sprintf("timestamps jump %v back (captures joined end to end, e.g. mergecap -a or cat, or a clock stepped back): what follows cannot be timed against what came before", back.Round(time.Microsecond)), netip.Addr{}
 	}
 	if e.Err != nil || e.ICMP != nil || e.Type() != wire.TypeData || !e.FromClient() || e.Retransmit() || e.Offset != 0 {
@@ -120,7 +120,7 @@ func (c *Checker) sectionBreak(e *Event) (string, netip.Addr) {
 	}
 	h := c.epochOf(e.Src)
 	id := wire.ClientID(e.Packet.SenderID())
-	if h == nil || h.minID == 0 || id > h.minID || subTime(e.Time, h.last) <= max(c.p.AnswerBound(), c.p.Ticks(c.p.TimeoutTicks)) {
+	if h == nil || h.minID == 0 || id > h.minID || e.Time.Sub(h.last) <= max(c.p.AnswerBound(), c.p.Ticks(c.p.TimeoutTicks)) {
 		return "", netip.Addr{}
 	}
 	var fresh string

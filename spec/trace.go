@@ -1607,7 +1607,7 @@ func (t *Trace) serverTimedOut(r *RPC, now time.Time) (quiet time.Duration, sure
 	if r.serverCountFrom != 0 {
 		start = maxTime(start, time.Unix(0, r.serverCountFrom))
 	}
-	quiet = subTime(now, start)
+	quiet = now.Sub(start)
 	if quiet < t.P.Ticks(t.P.TimeoutTicks-2)-t.P.Slack {
 		return quiet, false, false
 	}
