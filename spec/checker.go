@@ -316,8 +316,9 @@ type ruleState struct {
 	// DowngradeCount names; dropViolated counts those violations.
 	firstViolation int
 	dropViolated   int
-	// aged orders seenA's keys by the elapsed time they were filed with
-	// (at most one entry per key: pruneAfter refiles a key seen again).
+	// aged orders seenA's slots by the elapsed time they were filed with
+	// (one entry per key: pruneAfter refiles a key seen again; a key
+	// forgotten with its RPC leaves it, aSlot.heapAt).
 	aged minHeap[agedKey]
 }
 
@@ -522,6 +523,7 @@ func NewChecker(profile string, p Params, rules []*Rule) *Checker {
 func newChecker(profile string, p Params, rules []*Rule, verify bool) *Checker {
 	c := &Checker{p: &p, profile: profile, downs: map[[2]string]*DowngradeCount{}, verify: verify, dropSeed: maphash.MakeSeed(), epochs: map[netip.Addr]*hostEpoch{}}
 	c.trace = NewTrace(c.p)
+	c.trace.onEvict = c.forgetAfter
 	c.net = newNetwork(Switch, p.Jitter)
 	c.ctx = Ctx{T: c.trace, P: c.p, Net: c.net}
 	for _, r := range rules {
@@ -543,7 +545,8 @@ func newChecker(profile string, p Params, rules []*Rule, verify bool) *Checker {
 		c.rules = append(c.rules, r)
 		c.props = append(c.props, cp)
 		c.state = append(c.state, &ruleState{res: RuleResult{Rule: r, ID: r.ID, Level: r.Level},
-			open: map[any]*pending{}, seenA: map[rpcMsgKey]int32{}, aged: newAgedHeap()})
+			open: map[any]*pending{}, seenA: map[rpcMsgKey]int32{}})
+		c.state[i].aged = newAgedHeap(c.state[i])
 		for k := range c.byClass {
 			if cp.mayApply(k, verify) {
 				c.byClass[k] = append(c.byClass[k], i)
@@ -1379,9 +1382,9 @@ func (c *Checker) after(i int, st *ruleState, p *After, e *Event) {
 			st.seenAt[j].at, st.seenAt[j].frame = c.elapsed, e.Frame
 		} else {
 			j = st.slotA(c.elapsed)
-			st.seenAt[j].frame = e.Frame
+			st.seenAt[j].frame, st.seenAt[j].key = e.Frame, ka
 			st.seenA[ka] = j
-			st.aged.Push(agedKey{key: ka, at: c.elapsed})
+			st.aged.Push(agedKey{slot: j, at: c.elapsed})
 			if ref != nil {
 				*ref = afterSlot{slot: j, gen: st.seenAt[j].gen}
 			}
@@ -1389,13 +1392,16 @@ func (c *Checker) after(i int, st *ruleState, p *After, e *Event) {
 	}
 }
 
-// aSlot is an After key's slot: Checker.elapsed and the frame of its
-// latest A, and a generation that changes when the slot is freed, so that
-// an RPC's cached afterSlot can tell it is stale.
+// aSlot is an After key's slot: the key, Checker.elapsed and the frame
+// of its latest A, its position in ruleState.aged (-1: none), and a
+// generation that changes when the slot is freed, so that an RPC's cached
+// afterSlot can tell it is stale.
 type aSlot struct {
-	at    time.Duration
-	frame int
-	gen   uint32
+	key    rpcMsgKey
+	at     time.Duration
+	frame  int
+	gen    uint32
+	heapAt int32
 }
 
 // afterSlot is an RPC's cache of the seenAt slot of one of its After
@@ -1731,7 +1737,8 @@ func mootAt(c *Ctx, o Obligation) (Result, bool) {
 
 // pruneAfter forgets After triggers older than IdleEvictAfter of capture
 // time, as the trace forgets idle RPCs, so that memory follows the live
-// RPCs and not the length of the capture.
+// RPCs and not the length of the capture (forgetAfter forgets those of an
+// RPC the trace forgets sooner).
 // Each key is filed once in its rule's heap by the time it was filed
 // with; a key seen again since is refiled at its latest time when it
 // comes up, so the work is O(log keys) per key per IdleEvictAfter.
@@ -1739,32 +1746,63 @@ func (c *Checker) pruneAfter() {
 	for _, st := range c.state {
 		for st.aged.Len() > 0 && c.elapsed-st.aged.Min().at > IdleEvictAfter {
 			a := st.aged.Pop()
-			j, ok := st.seenA[a.key]
-			switch {
-			case !ok:
-			case c.elapsed-st.seenAt[j].at > IdleEvictAfter:
-				delete(st.seenA, a.key)
-				st.seenAt[j].gen++ // stales RPCs' cached afterSlots
-				if st.seenAt[j].gen == 0 {
-					st.seenAt[j].gen = 1
-				}
-				st.freeA = append(st.freeA, j)
-			default:
-				st.aged.Push(agedKey{key: a.key, at: st.seenAt[j].at})
+			if at := st.seenAt[a.slot].at; c.elapsed-at > IdleEvictAfter {
+				st.freeSlotA(a.slot)
+			} else {
+				st.aged.Push(agedKey{slot: a.slot, at: at})
 			}
 		}
 	}
 }
 
-// agedKey is an After key and the elapsed time it was filed with.
-type agedKey struct {
-	key rpcMsgKey
-	at  time.Duration
+// forgetAfter forgets the After keys of r, an RPC the trace forgot
+// (Trace.evict: finished and idle for EvictAfter, or idle for
+// IdleEvictAfter): a later packet of it is judged as one of an RPC that
+// started before the capture, and the keys would only hold memory for
+// IdleEvictAfter more (a switch mirror's minute of finished RPCs).
+func (c *Checker) forgetAfter(r *RPC) {
+	if c.nAfter == 0 {
+		return
+	}
+	for i, cp := range c.props {
+		if cp.form != formAfter {
+			continue
+		}
+		st := c.state[i]
+		for _, s := range [...]wire.Role{wire.RoleClient, wire.RoleServer} {
+			if j, ok := st.seenA[rpcMsgKey{RPC: r.Key, Sender: s}]; ok {
+				if h := st.seenAt[j].heapAt; h >= 0 {
+					st.aged.Remove(int(h))
+				}
+				st.freeSlotA(j)
+			}
+		}
+	}
 }
 
-// newAgedHeap returns an empty heap of After keys by time.
-func newAgedHeap() minHeap[agedKey] {
-	return minHeap[agedKey]{less: func(a, b agedKey) bool { return a.at < b.at }}
+// freeSlotA forgets the key in slot j (out of aged already) and frees
+// the slot.
+func (st *ruleState) freeSlotA(j int32) {
+	delete(st.seenA, st.seenAt[j].key)
+	st.seenAt[j].gen++ // stales RPCs' cached afterSlots
+	if st.seenAt[j].gen == 0 {
+		st.seenAt[j].gen = 1
+	}
+	st.freeA = append(st.freeA, j)
+}
+
+// agedKey is an After key's slot in seenAt and the elapsed time it was
+// filed with.
+type agedKey struct {
+	slot int32
+	at   time.Duration
+}
+
+// newAgedHeap returns an empty heap of st's After keys by time, which
+// keeps each key's aSlot.heapAt.
+func newAgedHeap(st *ruleState) minHeap[agedKey] {
+	return minHeap[agedKey]{less: func(a, b agedKey) bool { return a.at < b.at },
+		at: func(a agedKey, i int) { st.seenAt[a.slot].heapAt = int32(i) }}
 }
 
 // Finish closes open obligations (inconclusive: the capture ended before

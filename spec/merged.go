@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"hash/maphash"
+	"math"
 	"net/netip"
 	"time"
 
@@ -49,6 +50,22 @@ const mergedSwitches = 3
 // generation holds this many messages the older one is dropped.
 const mergedGeneration = 1 << 15
 
+// msgID is msgKey as mergeTracker files it: the client's and server's
+// addresses as numbers in mergeTracker.hosts (the top bit of the
+// client's set when the client sends the message). At 24 bytes against msgKey's 64 it
+// keeps two generations of messages about a third of the size (a
+// generation of 32,768 messages is 1.3M packets of 100 KB requests).
+// The fields are packed into three words, with no padding, so that the
+// map hashes the 24 bytes at once rather than field by field: the
+// client's id, then client<<32 | server, then cport<<16 | sport.
+type msgID struct {
+	clientID, hosts, ports uint64
+}
+
+// fromClientBit marks the client's number in msgID for a message the
+// client sends.
+const fromClientBit = 1 << 31
+
 // msgKey is one message: its RPC, the client's and server's Homa ports,
 // and whether the client sends it. The ports part one host's sockets: a
 // host that gives two of its sockets the same id is one instance's fault
@@ -93,12 +110,13 @@ type msgStreams struct {
 	length, len2 uint32
 	hi, hi2      uint32
 	// at and at2 are the offsets of each stream's latest packet.
-	at, at2      uint32
-	frame        int
-	frame2       int
-	from0, asked bool
-	last         uint8
-	switches     int
+	at, at2 uint32
+	// frame and frame2 are frame numbers (frame32: at most 2^32-1).
+	frame, frame2 uint32
+	from0, asked  bool
+	last          uint8
+	// switches saturates at 255 (mergedSwitches is far below).
+	switches uint8
 	// start and sum are the time (Unix ns: a time.Time is three times
 	// the size, in a map of every message) and fingerprint (maphash of the
 	// header and payload bytes) of the packet that started the message at
@@ -128,6 +146,15 @@ type mergeTracker struct {
 	lastK         msgKey
 	lastOK        bool
 	lastAt, getAt genIndex
+	// lastID and getID are the msgIDs of the cached message and of the
+	// one get returned last (idOK: computed).
+	lastID, getID msgID
+	lastIDOK      bool
+	getIDOK       bool
+	// hosts numbers the addresses of messages' hosts for msgID (a capture
+	// has few hosts and many messages); hostCache caches its entries.
+	hosts     map[netip.Addr]uint32
+	hostCache [64]hostIndex
 	// newest is each client host's highest id whose request it began,
 	// again the ids whose request a host began a second time after a
 	// newer one (for the diagnosis: the first two).
@@ -236,8 +263,55 @@ func (t *mergeTracker) copied() *Merged {
 // mergeGen is one generation of mergeTracker's messages: each message's
 // streams in s at the index idx gives.
 type mergeGen struct {
-	idx map[msgKey]int32
+	idx map[msgID]int32
 	s   []msgStreams
+}
+
+// frame32 returns frame f as msgStreams keeps it: a capture of more than
+// 2^32-1 frames names the later ones as its last (only diagnoses print
+// them; frame 0 never comes: frames count from 1).
+func frame32(f int) uint32 {
+	if uint64(f) > math.MaxUint32 {
+		return math.MaxUint32
+	}
+	return uint32(f)
+}
+
+// hostIndex is an address and its number in mergeTracker.hosts plus one
+// (0: an empty slot).
+type hostIndex struct {
+	addr netip.Addr
+	n    uint32
+}
+
+// host returns a's number in t.hosts, numbering it if new, through
+// t.hostCache (slot by the address's last byte, as Checker.epochOf: a
+// map lookup of an address per packet cost the detector a third more).
+func (t *mergeTracker) host(a netip.Addr) uint32 {
+	b := a.As16()
+	slot := &t.hostCache[int(b[15])&(len(t.hostCache)-1)]
+	if slot.n != 0 && slot.addr == a {
+		return slot.n - 1
+	}
+	if t.hosts == nil {
+		t.hosts = map[netip.Addr]uint32{}
+	}
+	n, ok := t.hosts[a]
+	if !ok {
+		n = uint32(len(t.hosts)) & (fromClientBit - 1)
+		t.hosts[a] = n
+	}
+	*slot = hostIndex{addr: a, n: n + 1}
+	return n
+}
+
+// idOf returns k's msgID.
+func (t *mergeTracker) idOf(k *msgKey) msgID {
+	c := t.host(k.rpc.Client)
+	if k.fromClient {
+		c |= fromClientBit
+	}
+	return msgID{clientID: k.rpc.ClientID, hosts: uint64(c)<<32 | uint64(t.host(k.rpc.Server)), ports: uint64(k.cport)<<16 | uint64(k.sport)}
 }
 
 // genIndex is where a message's streams are in mergeTracker.cur: index
@@ -258,18 +332,34 @@ const mergedRestarts = 2
 // generation or the old one.
 func (t *mergeTracker) get(k msgKey) (m msgStreams, ok bool) {
 	if t.lastOK && t.lastK == k {
-		t.getAt = t.lastAt
+		t.getAt, t.getID, t.getIDOK = t.lastAt, t.lastID, t.lastIDOK
 		return t.last, true
 	}
-	t.getAt = genIndex{}
-	if i, in := t.cur.idx[k]; in {
-		t.getAt = genIndex{i: i, gen: t.gen, ok: true}
-		return t.cur.s[i], true
-	}
-	if i, in := t.old.idx[k]; in {
-		return t.old.s[i], true
+	if p := t.filed(&k); p != nil {
+		return *p, true
 	}
 	return m, false
+}
+
+// filed returns k's streams in the current or the old generation, or
+// nil, and sets getAt, getID and getIDOK for get.
+func (t *mergeTracker) filed(k *msgKey) *msgStreams {
+	t.getAt = genIndex{}
+	if t.cur.idx == nil && t.old.idx == nil {
+		// Nothing filed: the id is computed only if the message is.
+		t.getIDOK = false
+		return nil
+	}
+	id := t.idOf(k)
+	t.getID, t.getIDOK = id, true
+	if i, in := t.cur.idx[id]; in {
+		t.getAt = genIndex{i: i, gen: t.gen, ok: true}
+		return &t.cur.s[i]
+	}
+	if i, in := t.old.idx[id]; in {
+		return &t.old.s[i]
+	}
+	return nil
 }
 
 // put makes k's streams m the cached ones, filing the message cached
@@ -279,6 +369,7 @@ func (t *mergeTracker) put(k msgKey, m msgStreams) {
 		t.file(t.lastK, t.last, t.lastAt)
 	}
 	t.last, t.lastK, t.lastOK, t.lastAt = m, k, true, t.getAt
+	t.lastID, t.lastIDOK = t.getID, t.getIDOK
 }
 
 // file files k's streams in the current generation; at is where k's
@@ -289,17 +380,21 @@ func (t *mergeTracker) file(k msgKey, m msgStreams, at genIndex) {
 		return
 	}
 	if t.cur.idx == nil {
-		t.cur.idx = map[msgKey]int32{}
+		t.cur.idx = map[msgID]int32{}
 	}
-	if i, ok := t.cur.idx[k]; ok {
+	id := t.lastID
+	if !t.lastIDOK || t.lastK != k {
+		id = t.idOf(&k)
+	}
+	if i, ok := t.cur.idx[id]; ok {
 		t.cur.s[i] = m
 		return
 	}
 	if len(t.cur.idx) >= mergedGeneration {
-		t.old, t.cur = t.cur, mergeGen{idx: map[msgKey]int32{}}
+		t.old, t.cur = t.cur, mergeGen{idx: map[msgID]int32{}}
 		t.gen++
 	}
-	t.cur.idx[k] = int32(len(t.cur.s))
+	t.cur.idx[id] = int32(len(t.cur.s))
 	t.cur.s = append(t.cur.s, m)
 }
 
@@ -340,7 +435,7 @@ func (t *mergeTracker) feed(e *Event) *Merged {
 // whose streams are m (ok: known before).
 func (t *mergeTracker) data(e *Event, k *msgKey, m *msgStreams, ok bool, n uint32) *Merged {
 	if !ok || m.hi == 0 && !m.from0 {
-		m.length, m.hi, m.at, m.frame, m.from0, m.last = n, e.End(), e.Offset, e.Frame, e.Offset == 0, 1
+		m.length, m.hi, m.at, m.frame, m.from0, m.last = n, e.End(), e.Offset, frame32(e.Frame), e.Offset == 0, 1
 		if e.Offset == 0 {
 			m.start, m.sum = e.Time.UnixNano(), maphash.Bytes(startSeed, e.Packet.Bytes())
 		}
@@ -360,8 +455,8 @@ func (t *mergeTracker) data(e *Event, k *msgKey, m *msgStreams, ok bool, n uint3
 	case m.frame2 == 0 && e.Offset == 0 && m.from0 && !m.asked:
 		// The message starts again: one instance never sends byte 0
 		// twice as a first transmission.
-		m.len2, m.hi2, m.at2, m.frame2 = n, e.End(), e.Offset, e.Frame
-		m.switches++
+		m.len2, m.hi2, m.at2, m.frame2 = n, e.End(), e.Offset, frame32(e.Frame)
+		m.switches = min(m.switches, 254) + 1
 		m.last = 2
 		if n != m.length {
 			return &Merged{Frame: e.Frame, Host: e.Src.String(), Why: fmt.Sprintf("%s starts twice with different message lengths, %d at frame %d and %d at frame %d: one host allocates an RPC id once, so these are two instances of it", k.who(e), m.length, m.frame, n, e.Frame)}
@@ -433,7 +528,7 @@ func (t *mergeTracker) data(e *Event, k *msgKey, m *msgStreams, ok bool, n uint3
 	}
 	if s != m.last {
 		m.last = s
-		m.switches++
+		m.switches = min(m.switches, 254) + 1
 		if m.switches >= mergedSwitches {
 			return &Merged{Frame: e.Frame, Host: e.Src.String(), Why: fmt.Sprintf("%s is sent twice at once as first transmissions, one from offset 0 at frame %d while the other, begun at frame %d, goes on (%d switches by frame %d): one instance sends each byte once, so these are two instances of the host", k.who(e), m.frame2, m.frame, m.switches, e.Frame)}
 		}

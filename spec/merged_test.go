@@ -1,10 +1,12 @@
 package spec
 
 import (
+	"net/netip"
 	"sort"
 	"strings"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/homatest/homatest/spec/wire"
 )
@@ -172,4 +174,50 @@ func TestMergedCaptures(t *testing.T) {
 		}
 		wantViolations(t, rep, "HOMA-RESEND-010", 3, 4)
 	})
+}
+
+// TestMergeTrackerEntry: the detector keeps up to two generations of
+// mergedGeneration messages each, so each entry's size is what the
+// checker's peak memory grows by on a long capture (BenchmarkCheckScaling):
+// a msgID key of 24 bytes (not msgKey's 64) and 64 bytes of streams. Its
+// host numbers must tell every address apart, cache slot collisions (the
+// same last byte) included, and stay the same for an address.
+func TestMergeTrackerEntry(t *testing.T) {
+	if got := unsafe.Sizeof(msgID{}); got != 24 {
+		t.Errorf("msgID is %d bytes, want 24", got)
+	}
+	if got := unsafe.Sizeof(msgStreams{}); got > 64 {
+		t.Errorf("msgStreams is %d bytes, want at most 64", got)
+	}
+	var m mergeTracker
+	seen := map[uint32]netip.Addr{}
+	var addrs []netip.Addr
+	for i := range 300 {
+		// 300 addresses, IPv4 and IPv6, many sharing a last byte.
+		a := netip.AddrFrom4([4]byte{10, 0, byte(i / 7), byte(i % 7)})
+		if i%2 == 1 {
+			a = netip.AddrFrom16([16]byte{0xfd, 15: byte(i % 5), 14: byte(i)})
+		}
+		addrs = append(addrs, a)
+	}
+	for round := range 2 {
+		for _, a := range addrs {
+			n := m.host(a)
+			if b, ok := seen[n]; ok && b != a {
+				t.Fatalf("round %d: %v and %v both numbered %d", round, a, b, n)
+			}
+			seen[n] = a
+		}
+	}
+	if len(seen) != len(addrs) {
+		t.Errorf("%d numbers for %d addresses", len(seen), len(addrs))
+	}
+	k1 := msgKey{rpc: RPCKey{Client: addrs[0], Server: addrs[1], ClientID: 4}, cport: 1, sport: 2, fromClient: true}
+	k2 := k1
+	k2.fromClient = false
+	k3 := k1
+	k3.rpc.Client, k3.rpc.Server = k1.rpc.Server, k1.rpc.Client
+	if m.idOf(&k1) == m.idOf(&k2) || m.idOf(&k1) == m.idOf(&k3) || m.idOf(&k1) != m.idOf(&k1) {
+		t.Errorf("msgIDs %v %v %v: the message's sender and the hosts' roles must tell them apart", m.idOf(&k1), m.idOf(&k2), m.idOf(&k3))
+	}
 }

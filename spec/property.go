@@ -473,9 +473,11 @@ func (Within) form() string { return "within" }
 // allowed only if an event for which A returned the same key came before
 // (and, when Bound is set, no longer than Bound(params) before, in capture
 // time elapsed as for Within). Missing gives the reason when there was no
-// such A. A triggers older than IdleEvictAfter of capture time are
-// forgotten, like idle RPCs. Keys name one side of one RPC (a value, not
-// an interface, so that a key costs no allocation per packet).
+// such A. A triggers are forgotten with their RPC when the trace forgets
+// it (Trace.evict: finished and idle for EvictAfter), and any older than
+// IdleEvictAfter of capture time, like idle RPCs. Keys name one side of
+// one RPC (a value, not an interface, so that a key costs no allocation
+// per packet).
 //
 // ATypes and BTypes, when set, list the packet types A and B can return a
 // key for: the Checker asks them only about events of those types (an

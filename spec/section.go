@@ -149,6 +149,7 @@ func (c *Checker) newSection(e *Event, why string, restarted netip.Addr) {
 	c.noteMissed()
 	c.shown.counted = 0
 	c.trace = NewTrace(c.p)
+	c.trace.onEvict = c.forgetAfter
 	c.trace.payloads = payloads
 	c.net = newNetwork(c.net.cp, c.p.Jitter)
 	c.ctx.T, c.ctx.Net = c.trace, c.net
@@ -159,7 +160,7 @@ func (c *Checker) newSection(e *Event, why string, restarted netip.Addr) {
 		st.open = map[any]*pending{}
 		st.deadlines, st.byRPC, st.late = nil, nil, nil
 		st.seenA, st.seenAt, st.freeA = map[rpcMsgKey]int32{}, nil, nil
-		st.aged = newAgedHeap()
+		st.aged = newAgedHeap(st)
 	}
 	c.open = ruleSet{}
 	c.seen = 0

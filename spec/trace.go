@@ -507,6 +507,9 @@ type Trace struct {
 	// it is not in the capture.
 	Start time.Time
 	rpcs  map[RPCKey]*RPC
+	// onEvict, if set, is told of each RPC evict forgets (the Checker
+	// forgets its After keys with it).
+	onEvict func(*RPC)
 	// rpcCache caches rpcs by client id (rpcSlot), direct-mapped: the
 	// RPC lookup of every event (begin) mostly costs a compare of keys
 	// instead of hashing a 56-byte one. An entry is always an RPC that
@@ -1806,6 +1809,9 @@ func (t *Trace) evict() {
 			*c = nil
 		}
 		t.retire(r)
+		if t.onEvict != nil {
+			t.onEvict(r)
+		}
 	}
 }
 
