@@ -413,7 +413,7 @@ func checkFile(o Options, file string) FileReport {
 		}
 	}
 	if run.damaged != nil {
-		fr.Damaged = run.damaged.Error() + ": the report covers the frames before it"
+		fr.Damaged = run.damaged.Error() // the report covers the frames before it
 	}
 	rep, st, inf := run.rep, run.st, run.inf
 	if err := mixedFormats(file, o, v, st); err != nil {

@@ -229,6 +229,83 @@ func (s SpecResult) Warns() bool {
 	return !s.Fails(false) && s.Fails(true)
 }
 
+// Outcome is how s counts in homatest run's verdict and tables, strict
+// as --strict: "failed" (Fails), "warned" (Warns: a failed SHOULD spec,
+// or one with other rules' SHOULD findings, without strict), else its
+// State: "passed", "unsupported" (not run), "inconclusive" (ran, never
+// judged: "not judged" in the text and the report page; so even with a
+// warning, since a warning is a pass and not judged is not) or
+// "skipped" (left out by --focus, --rules or --label-filter). Every
+// spec has one, so counts by Outcome sum to the number of specs.
+func (s SpecResult) Outcome(strict bool) string {
+	switch {
+	case s.Fails(strict):
+		return "failed"
+	case s.State == "inconclusive" || !s.Warns():
+		return s.State
+	}
+	return "warned"
+}
+
+// Counts counts specs by Outcome, each spec in exactly one field: the
+// one count of states homatest run's text table, JSON and report page
+// share, so that they sum to the number of specs and agree with the
+// verdict line (Tally).
+type Counts struct {
+	// One field per Outcome; Inconclusive is "not judged" in the text
+	// and the report page.
+	Passed       int `json:"passed"`
+	Failed       int `json:"failed"`
+	Warned       int `json:"warned"`
+	Unsupported  int `json:"unsupported"`
+	Inconclusive int `json:"inconclusive"`
+	Skipped      int `json:"skipped"`
+}
+
+// Add counts s (strict as --strict). A state no outcome names (none is
+// set) counts as inconclusive: it ran or may have, and was not judged,
+// which is not "skipped".
+func (c *Counts) Add(s SpecResult, strict bool) {
+	switch s.Outcome(strict) {
+	case "passed":
+		c.Passed++
+	case "failed":
+		c.Failed++
+	case "warned":
+		c.Warned++
+	case "unsupported":
+		c.Unsupported++
+	case "skipped":
+		c.Skipped++
+	default:
+		c.Inconclusive++
+	}
+}
+
+// AreaCounts are the Counts of one spec area.
+type AreaCounts struct {
+	Area string `json:"area"`
+	Counts
+}
+
+// CountAreas counts specs by area (sorted by name) and Outcome, strict
+// as --strict.
+func CountAreas(specs []SpecResult, strict bool) []AreaCounts {
+	idx := map[string]int{}
+	var out []AreaCounts
+	for _, s := range specs {
+		i, ok := idx[s.Area]
+		if !ok {
+			i = len(out)
+			idx[s.Area] = i
+			out = append(out, AreaCounts{Area: s.Area})
+		}
+		out[i].Add(s, strict)
+	}
+	slices.SortFunc(out, func(a, b AreaCounts) int { return strings.Compare(a.Area, b.Area) })
+	return out
+}
+
 // Failing counts the specs that fail the pass (SpecResult.Fails).
 func (r *Result) Failing(strict bool) int {
 	n := 0
@@ -253,10 +330,10 @@ type Tally struct {
 	Unsupported int
 	// Failing counts the specs that fail the run (SpecResult.Fails).
 	Failing int
-	// Warned counts the SHOULD warnings (SpecResult.Warns; 0 when
+	// Warned counts the SHOULD warnings (Outcome "warned"; 0 when
 	// Strict, where they fail).
 	Warned int
-	// Inconclusive counts the specs never judged (state inconclusive);
+	// Inconclusive counts the specs never judged (Outcome inconclusive);
 	// TimingInconclusive the stall-explained timing findings of every
 	// spec (SpecResult.TimingInconclusive and TimingElsewhere), reruns'
 	// included.
@@ -265,29 +342,24 @@ type Tally struct {
 	Strict bool
 }
 
-// Count tallies passes; strict as homatest run --strict.
+// Count tallies passes; strict as homatest run --strict. Its counts are
+// the specs' Counts (Outcome), as the area tables count them.
 func Count(passes []*Result, strict bool) Tally {
 	t := Tally{Passes: len(passes), Strict: strict}
 	for _, p := range passes {
-		failing := p.Failing(strict)
-		t.Failing += failing
-		if failing > 0 {
+		var c Counts
+		for _, s := range p.Specs {
+			c.Add(s, strict)
+			t.TimingInconclusive += len(s.TimingInconclusive) + len(s.TimingElsewhere)
+		}
+		if c.Failed > 0 {
 			t.FailedPasses++
 		}
-		for _, s := range p.Specs {
-			switch s.State {
-			case "passed", "failed", "error":
-				t.Run++
-			case "unsupported":
-				t.Unsupported++
-			case "inconclusive":
-				t.Inconclusive++
-			}
-			t.TimingInconclusive += len(s.TimingInconclusive) + len(s.TimingElsewhere)
-			if !strict && s.Warns() {
-				t.Warned++
-			}
-		}
+		t.Failing += c.Failed
+		t.Warned += c.Warned
+		t.Run += c.Passed + c.Failed + c.Warned
+		t.Unsupported += c.Unsupported
+		t.Inconclusive += c.Inconclusive
 	}
 	return t
 }

@@ -1,6 +1,7 @@
 package conformance
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -105,5 +106,65 @@ func TestJudgedElsewhereNotRerun(t *testing.T) {
 	tl := Count([]*Result{res}, true)
 	if tl.Inconclusive != 0 || tl.TimingInconclusive != 4 || tl.Verdict() != "pass" {
 		t.Errorf("tally: inconclusive %d, timing findings %d, verdict %s; want 0, 4, pass", tl.Inconclusive, tl.TimingInconclusive, tl.Verdict())
+	}
+}
+
+// TestCountsOutcome: each spec counts in exactly one column of the area
+// tables (Counts), as the verdict line (Tally) counts it: a failed SHOULD
+// spec, or a passed one with another rule's SHOULD finding, is warned
+// without --strict and failed with it; a spec that ran but was never
+// judged is inconclusive, even with a warning, and only a spec left out
+// is skipped. Before, the report page counted a warning as failed and an
+// inconclusive spec as skipped.
+func TestCountsOutcome(t *testing.T) {
+	specs := []SpecResult{
+		{Area: "grant", Level: "MUST", State: "passed"},
+		{Area: "grant", Level: "MUST", State: "failed"},
+		{Area: "grant", Level: "MUST", State: "error"},
+		{Area: "grant", Level: "SHOULD", State: "failed"},
+		{Area: "grant", Level: "SHOULD", State: "error"},
+		{Area: "ack", Level: "MUST", State: "passed", OtherShould: []string{"HOMA-ACK-008: late"}},
+		{Area: "ack", Level: "SHOULD", State: "failed", Failure: "x; " + otherMustFailure},
+		{Area: "ack", Level: "MUST", State: "unsupported"},
+		{Area: "resend", Level: "MUST", State: "inconclusive"},
+		{Area: "resend", Level: "MUST", State: "inconclusive", OtherShould: []string{"HOMA-RESEND-009: late"}},
+		{Area: "resend", Level: "MUST", State: "skipped"},
+	}
+	for _, c := range []struct {
+		strict bool
+		want   []AreaCounts
+	}{
+		{false, []AreaCounts{
+			{"ack", Counts{Warned: 1, Failed: 1, Unsupported: 1}},
+			{"grant", Counts{Passed: 1, Failed: 2, Warned: 2}},
+			{"resend", Counts{Inconclusive: 2, Skipped: 1}},
+		}},
+		{true, []AreaCounts{
+			{"ack", Counts{Failed: 2, Unsupported: 1}},
+			{"grant", Counts{Passed: 1, Failed: 4}},
+			{"resend", Counts{Inconclusive: 1, Failed: 1, Skipped: 1}},
+		}},
+	} {
+		got := CountAreas(specs, c.strict)
+		if fmt.Sprint(got) != fmt.Sprint(c.want) {
+			t.Errorf("strict %v: areas %+v, want %+v", c.strict, got, c.want)
+		}
+		var sum Counts
+		for _, a := range got {
+			sum.Passed += a.Passed
+			sum.Failed += a.Failed
+			sum.Warned += a.Warned
+			sum.Unsupported += a.Unsupported
+			sum.Inconclusive += a.Inconclusive
+			sum.Skipped += a.Skipped
+		}
+		if n := sum.Passed + sum.Failed + sum.Warned + sum.Unsupported + sum.Inconclusive + sum.Skipped; n != len(specs) {
+			t.Errorf("strict %v: columns sum to %d, want %d specs", c.strict, n, len(specs))
+		}
+		tl := Count([]*Result{{Specs: specs}}, c.strict)
+		if tl.Failing != sum.Failed || tl.Warned != sum.Warned || tl.Inconclusive != sum.Inconclusive || tl.Unsupported != sum.Unsupported ||
+			tl.Run != sum.Passed+sum.Failed+sum.Warned {
+			t.Errorf("strict %v: tally %+v disagrees with the columns %+v", c.strict, tl, sum)
+		}
 	}
 }

@@ -264,12 +264,23 @@ type DamagedError struct {
 	Err    error // the reader's error, naming the frame it failed on
 }
 
+// Error is the one line every command (decode, check, rpcs, plot) gives
+// for the damage: where the file stops, what was read, and how to get a
+// whole capture.
 func (e *DamagedError) Error() string {
 	if errors.Is(e.Err, ErrConcatenated) {
 		return fmt.Sprintf("%s: read up to frame %d, %v", e.Path, e.Frames, ErrConcatenated)
 	}
-	return fmt.Sprintf("%s: capture damaged or cut short after frame %d: %v", e.Path, e.Frames, e.Err)
+	where := fmt.Sprintf("after frame %d (%v): only the frames before it were read", e.Frames, e.Err)
+	if e.Frames == 0 {
+		where = fmt.Sprintf("at its first frame (%v): no frame could be read", e.Err)
+	}
+	return fmt.Sprintf("%s: capture damaged or cut short %s; %s", e.Path, where, damagedFix)
 }
+
+// damagedFix says how to get a capture whole: what cuts one short is a
+// partial copy, or tcpdump killed mid-write or out of disk.
+const damagedFix = "to read it whole, copy the file again, or capture again and stop tcpdump with Ctrl-C (not kill -9) on a disk with room"
 
 func (e *DamagedError) Unwrap() error { return e.Err }
 

@@ -11,40 +11,6 @@ import (
 	"github.com/homatest/homatest/spec/wire"
 )
 
-// AreaCount counts the specs of one area by state.
-type AreaCount struct {
-	Area                                 string
-	Passed, Failed, Unsupported, Skipped int
-}
-
-// SpecAreas counts specs by area (sorted by name) and state (failed
-// includes error; skipped is every other state).
-func SpecAreas(specs []conformance.SpecResult) []AreaCount {
-	idx := map[string]int{}
-	var out []AreaCount
-	for _, s := range specs {
-		i, ok := idx[s.Area]
-		if !ok {
-			i = len(out)
-			idx[s.Area] = i
-			out = append(out, AreaCount{Area: s.Area})
-		}
-		r := &out[i]
-		switch s.State {
-		case "passed":
-			r.Passed++
-		case "failed", "error":
-			r.Failed++
-		case "unsupported":
-			r.Unsupported++
-		default:
-			r.Skipped++
-		}
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Area < out[j].Area })
-	return out
-}
-
 // RunInput says how homatest run ran, for RunPage.
 type RunInput struct {
 	// Impl, Env and Fault are the --impl, --env and --fault values.
@@ -106,14 +72,17 @@ func RunPage(passes []*conformance.Result, in RunInput) *Page {
 	for i, ps := range passes {
 		p.Facts = append(p.Facts, Fact{Name: fmt.Sprintf("pass %d", i+1), Value: fmt.Sprintf("%s in %.1fs", plural.Of(len(ps.Specs), "spec", "specs"), ps.Duration.Seconds())})
 	}
-	t := Table{Title: "Specs by area", Head: []string{"area", "passed", "failed", "unsupported", "skipped"}}
-	for _, r := range SpecAreas(all) {
-		t.Rows = append(t.Rows, Row{Bad: r.Failed > 0, Cells: []string{r.Area, fmt.Sprint(r.Passed), fmt.Sprint(r.Failed), fmt.Sprint(r.Unsupported), fmt.Sprint(r.Skipped)}})
+	// Counted as the verdict line counts them (conformance.Counts): a
+	// warning is not a failure, nor a spec not judged a skipped one.
+	t := Table{Title: "Specs by area", Head: []string{"area", "passed", "failed", "warned", "unsupported", "not judged", "skipped"}}
+	for _, r := range conformance.CountAreas(all, in.Strict) {
+		t.Rows = append(t.Rows, Row{Bad: r.Failed > 0, Cells: []string{r.Area, fmt.Sprint(r.Passed), fmt.Sprint(r.Failed), fmt.Sprint(r.Warned),
+			fmt.Sprint(r.Unsupported), fmt.Sprint(r.Inconclusive), fmt.Sprint(r.Skipped)}})
 	}
 	p.Tables = append(p.Tables, t)
 	type ruleRow struct {
-		level          string
-		specs, ok, bad int
+		level                  string
+		specs, ok, bad, warned int
 	}
 	byRule := map[string]*ruleRow{}
 	var rules []string
@@ -126,19 +95,21 @@ func RunPage(passes []*conformance.Result, in RunInput) *Page {
 				rules = append(rules, id)
 			}
 			r.specs++
-			switch s.State {
+			switch s.Outcome(in.Strict) {
 			case "passed":
 				r.ok++
-			case "failed", "error":
+			case "failed":
 				r.bad++
+			case "warned":
+				r.warned++
 			}
 		}
 	}
 	sort.Strings(rules)
-	t = Table{Title: "Specs by rule", Head: []string{"rule", "level", "specs", "passed", "failed"}}
+	t = Table{Title: "Specs by rule", Head: []string{"rule", "level", "specs", "passed", "failed", "warned"}}
 	for _, id := range rules {
 		r := byRule[id]
-		t.Rows = append(t.Rows, Row{Bad: r.bad > 0, Cells: []string{id, r.level, fmt.Sprint(r.specs), fmt.Sprint(r.ok), fmt.Sprint(r.bad)}})
+		t.Rows = append(t.Rows, Row{Bad: r.bad > 0, Cells: []string{id, r.level, fmt.Sprint(r.specs), fmt.Sprint(r.ok), fmt.Sprint(r.bad), fmt.Sprint(r.warned)}})
 	}
 	p.Tables = append(p.Tables, t)
 	graphs := 0
@@ -151,28 +122,30 @@ func RunPage(passes []*conformance.Result, in RunInput) *Page {
 			p.Notes = append(p.Notes, l)
 		}
 		for _, s := range ps.Specs {
-			if s.State == "inconclusive" {
+			// Each spec as the tables count it (conformance.Counts).
+			outcome := s.Outcome(in.Strict)
+			if outcome == "inconclusive" {
 				l := "NOT JUDGED " + s.Name + ": " + s.Failure
 				if len(passes) > 1 {
 					l = fmt.Sprintf("pass %d: %s", i+1, l)
 				}
 				p.Notes = append(p.Notes, l)
 			}
-			if (s.State == "failed" || s.State == "error") && !s.Fails(in.Strict) {
+			if outcome == "warned" {
 				// A failed SHOULD spec is a warning without --strict, as
 				// in run's text and the verdict: a note, not a failure.
-				l := "WARN (SHOULD) " + s.Name + ": " + strings.TrimSpace(s.Failure)
+				l := "WARN (SHOULD) " + s.Name + ": " + observed(s)
 				if len(passes) > 1 {
 					l = fmt.Sprintf("pass %d: %s", i+1, l)
 				}
 				p.Notes = append(p.Notes, l)
 				continue
 			}
-			if s.State != "failed" && s.State != "error" {
+			if outcome != "failed" {
 				continue
 			}
 			f := Failure{Title: s.Name, Rules: s.Rules, Level: s.Level, Expected: Statements(s.Rules...),
-				Observed: strings.TrimSpace(s.Failure), Rerun: rerun(s)}
+				Observed: observed(s), Rerun: rerun(s)}
 			if len(passes) > 1 {
 				f.Title = fmt.Sprintf("pass %d: %s", i+1, s.Name)
 			}
@@ -194,4 +167,18 @@ func RunPage(passes []*conformance.Result, in RunInput) *Page {
 		}
 	}
 	return p
+}
+
+// observed is what spec s observed, as run's text gives it: its failure,
+// then its SHOULD findings of other rules (SpecResult.OtherShould), one
+// line each.
+func observed(s conformance.SpecResult) string {
+	lines := []string{}
+	if f := strings.TrimSpace(s.Failure); f != "" {
+		lines = append(lines, f)
+	}
+	for _, l := range s.OtherShould {
+		lines = append(lines, "SHOULD finding of another rule: "+l)
+	}
+	return strings.Join(lines, "\n")
 }

@@ -1,6 +1,7 @@
 package html
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -29,5 +30,61 @@ func TestRunPageShouldIsWarning(t *testing.T) {
 	}
 	if pg = RunPage([]*conformance.Result{pass}, RunInput{Strict: true}); len(pg.Failures) != 2 {
 		t.Errorf("--strict: %d failures, want 2 (the SHOULD spec fails too)", len(pg.Failures))
+	}
+}
+
+// TestRunPageAreaTable: the "Specs by area" table counts each spec once,
+// as the verdict line does (conformance.Counts): a failed SHOULD spec
+// without --strict is warned, not failed (the verdict said "PASS with 1
+// SHOULD warning" over a table row with 1 failed); a spec that ran but
+// was never judged is not judged, not skipped; only a spec left out is
+// skipped. The rule table counts warnings apart too, and a passed spec
+// failed under --strict by another rule's SHOULD finding is a failure
+// with that finding, as in the verdict's count.
+func TestRunPageAreaTable(t *testing.T) {
+	pass := &conformance.Result{Env: "sim", Specs: []conformance.SpecResult{
+		{Name: "GRANT-long-request", Area: "grant", Level: "MUST", State: "passed", Rules: []string{"HOMA-GRANT-001"}},
+		{Name: "GRANT-srpt", Area: "grant", Level: "SHOULD", State: "failed", Failure: "granted out of SRPT order", Rules: []string{"HOMA-GRANT-011"}},
+		{Name: "RESEND-gap", Area: "resend", Level: "MUST", State: "inconclusive", Failure: "timing-inconclusive: not judged", Rules: []string{"HOMA-RESEND-001"}},
+		{Name: "RESEND-busy", Area: "resend", Level: "MUST", State: "skipped", Rules: []string{"HOMA-RESEND-005"}},
+		{Name: "NEED_ACK-answered", Area: "ack", Level: "MUST", State: "passed", OtherShould: []string{"HOMA-ACK-008: late"}, Rules: []string{"HOMA-ACK-001"}},
+	}}
+	table := func(pg *Page, title string) [][]string {
+		for _, tb := range pg.Tables {
+			if tb.Title == title {
+				rows := [][]string{tb.Head}
+				for _, r := range tb.Rows {
+					rows = append(rows, r.Cells)
+				}
+				return rows
+			}
+		}
+		t.Fatalf("no table %q", title)
+		return nil
+	}
+	for _, c := range []struct {
+		strict        bool
+		areas, grants string
+		failures      int
+	}{
+		{false, "[[area passed failed warned unsupported not judged skipped] [ack 0 0 1 0 0 0] [grant 1 0 1 0 0 0] [resend 0 0 0 0 1 1]]",
+			"[HOMA-GRANT-011 SHOULD 1 0 0 1]", 0},
+		{true, "[[area passed failed warned unsupported not judged skipped] [ack 0 1 0 0 0 0] [grant 1 1 0 0 0 0] [resend 0 0 0 0 1 1]]",
+			"[HOMA-GRANT-011 SHOULD 1 0 1 0]", 2},
+	} {
+		pg := RunPage([]*conformance.Result{pass}, RunInput{Strict: c.strict})
+		if got := fmt.Sprint(table(pg, "Specs by area")); got != c.areas {
+			t.Errorf("strict %v: specs by area %s, want %s (verdict %q)", c.strict, got, c.areas, pg.Verdict)
+		}
+		if got := fmt.Sprint(table(pg, "Specs by rule")[3]); got != c.grants {
+			t.Errorf("strict %v: HOMA-GRANT-011's row %s, want %s", c.strict, got, c.grants)
+		}
+		if len(pg.Failures) != c.failures {
+			t.Errorf("strict %v: %d failures, want %d (verdict %q)", c.strict, len(pg.Failures), c.failures, pg.Verdict)
+		}
+	}
+	pg := RunPage([]*conformance.Result{pass}, RunInput{Strict: true})
+	if len(pg.Failures) == 2 && pg.Failures[1].Observed != "SHOULD finding of another rule: HOMA-ACK-008: late" {
+		t.Errorf("--strict: the ACK spec's failure observed %q, want its SHOULD finding", pg.Failures[1].Observed)
 	}
 }

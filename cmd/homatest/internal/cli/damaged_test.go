@@ -88,7 +88,7 @@ func TestDamagedCapture(t *testing.T) {
 
 	rc, err, code := run(t, "rpcs", "-o", "json", cut)
 	rp, _, _ := run(t, "rpcs", "-o", "json", prefix)
-	if code != ExitUsage || err == nil || !strings.Contains(err.Error(), "the output covers the frames before it") {
+	if code != ExitUsage || err == nil || !strings.Contains(err.Error(), "only the frames before it were read") {
 		t.Errorf("rpcs on the cut capture: exit %d, %v", code, err)
 	}
 	if rc == "" || rc != rp {
@@ -118,5 +118,47 @@ func TestCheckWarnsForcedFormat(t *testing.T) {
 	}
 	if out, _, _ := run(t, "check", f); strings.Contains(out, "WARNING") {
 		t.Errorf("a warning without a forced format:\n%.600s", out)
+	}
+}
+
+// TestDamagedOneLine: decode, check, rpcs and plot say the same one line
+// of a capture cut short, with no trailing space: where it stops, what
+// was read and how to get it whole; check's DAMAGED line is that line
+// too, and plot's, when the RPC is not in the frames before the damage,
+// ends with it (it said only "no RPC in the capture"). (decode said "capture damaged or cut short: FILE: read frame 5:
+// unexpected EOF (the packets before the damage were decoded)", check
+// "FILE: capture damaged or cut short after frame 4: read frame 5:
+// unexpected EOF: the report covers the frames before it", neither how
+// to fix it; and "after frame 0" of a file cut in its first frame.)
+func TestDamagedOneLine(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join(faultsDir, "BR-24-resend-storm.pcapng"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fix := "; to read it whole, copy the file again, or capture again and stop tcpdump with Ctrl-C (not kill -9) on a disk with room"
+	for _, c := range []struct {
+		size int
+		want string
+	}{
+		{1000, ": capture damaged or cut short after frame 4 (read frame 5: unexpected EOF): only the frames before it were read" + fix},
+		{100, ": capture damaged or cut short at its first frame (read frame 1: unexpected EOF): no frame could be read" + fix},
+	} {
+		cut := filepath.Join(t.TempDir(), "cut.pcapng")
+		os.WriteFile(cut, b[:c.size], 0o644)
+		for _, args := range [][]string{{"decode", cut}, {"check", cut}, {"rpcs", cut}, {"plot", "--rpc", "2", "-o", filepath.Join(t.TempDir(), "p.png"), cut}} {
+			out, err, code := run(t, args...)
+			if code != ExitUsage || err == nil || !strings.HasSuffix(err.Error(), cut+c.want) ||
+				args[0] != "plot" && err.Error() != cut+c.want {
+				t.Errorf("%s, %d bytes: exit %d, %v; want 2 and %q", args[0], c.size, code, err, cut+c.want)
+			}
+			for _, l := range strings.Split(out, "\n") {
+				if strings.HasSuffix(l, " ") {
+					t.Errorf("%s, %d bytes: line with a trailing space: %q", args[0], c.size, l)
+				}
+				if strings.HasPrefix(l, "DAMAGED: ") && l != "DAMAGED: "+cut+c.want {
+					t.Errorf("%s, %d bytes: %q, want the same line as the error", args[0], c.size, l)
+				}
+			}
+		}
 	}
 }

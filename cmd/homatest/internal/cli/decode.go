@@ -145,7 +145,12 @@ func runDecode(cmd *cobra.Command, o *decodeOpts, files []string) error {
 			}
 			rerr = oerr
 		} else if rerr != nil {
-			damaged = append(damaged, fmt.Sprintf("%s: %v", name, rerr))
+			// The one line of a damaged capture every command gives.
+			var d *pcap.DamagedError
+			if !errors.As(rerr, &d) {
+				d = &pcap.DamagedError{Path: name, Frames: st.Frames, Err: rerr}
+			}
+			damaged = append(damaged, d.Error())
 		}
 		switch {
 		case o.output == "json":
@@ -172,7 +177,7 @@ func runDecode(cmd *cobra.Command, o *decodeOpts, files []string) error {
 		return usageErr(fmt.Errorf("write output: %w", ew.err))
 	}
 	if len(damaged) > 0 {
-		unreadable = append(unreadable, fmt.Sprintf("capture damaged or cut short: %s (the packets before the damage were decoded)", strings.Join(damaged, "; ")))
+		unreadable = append(unreadable, damaged...) // the packets before the damage were decoded
 	}
 	if len(unreadable) > 0 {
 		return usageErr(errors.New(strings.Join(unreadable, "; ")))

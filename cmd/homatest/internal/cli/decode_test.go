@@ -262,7 +262,7 @@ func TestDecodeCutCapture(t *testing.T) {
 	os.WriteFile(cut, full[:100000], 0o644)
 	good := filepath.Join(realDir, "linux-6.13-proto146/a-small-rpcs.pcap")
 	out, err, code := run(t, "decode", "--summary-only", cut, good)
-	if code != ExitUsage || err == nil || !strings.Contains(err.Error(), "cut.pcap: read frame 392: unexpected EOF") {
+	if code != ExitUsage || err == nil || !strings.Contains(err.Error(), "cut.pcap: capture damaged or cut short after frame 391 (read frame 392: unexpected EOF)") {
 		t.Fatalf("exit %d err %v", code, err)
 	}
 	lines := strings.Split(strings.TrimSpace(out), "\n")

@@ -81,6 +81,10 @@ such RPC.`,
 				return usageErr(err)
 			}
 			r, err := want.pick(rpcs)
+			if err != nil && damaged != nil {
+				// The damage may be why: say both, in one line.
+				return usageErr(fmt.Errorf("%s: %w before the damage; %v", path, err, damaged))
+			}
 			if err != nil {
 				return usageErr(fmt.Errorf("%s: %w", path, err))
 			}

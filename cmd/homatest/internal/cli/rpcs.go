@@ -133,10 +133,11 @@ func interruptedRead(ctx context.Context, err error) error {
 }
 
 // damagedErr is the error that ends a command which printed what it read
-// of a capture cut short (captureRPCs' *pcap.DamagedError): exit 2, the
-// output covering the frames before the damage.
+// of a capture cut short (captureRPCs' *pcap.DamagedError): exit 2, its
+// one line (pcap.DamagedError.Error), the output covering the frames
+// before the damage.
 func damagedErr(d *pcap.DamagedError) error {
-	return usageErr(fmt.Errorf("%v: the output covers the frames before it", d))
+	return usageErr(d)
 }
 
 // rpcOrders are the --sort orders of homatest rpcs.

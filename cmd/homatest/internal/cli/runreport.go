@@ -14,7 +14,6 @@ import (
 	"github.com/homatest/homatest/conformance"
 	"github.com/homatest/homatest/harness"
 	"github.com/homatest/homatest/internal/plural"
-	"github.com/homatest/homatest/report/html"
 )
 
 // reportFile is the report page every run folder gets (report/html).
@@ -54,6 +53,12 @@ type runReport struct {
 	// and as passed JUnit testcases with the warning in system-err, never
 	// as failures.
 	Warnings int `json:"warnings"`
+	// Areas counts the specs of all passes by area and outcome
+	// (conformance.CountAreas: passed, failed, warned, unsupported,
+	// inconclusive, skipped), as the text table and the report page do:
+	// each spec in one column, the warnings and inconclusive ones as
+	// counted above.
+	Areas []conformance.AreaCounts `json:"areas"`
 	// Interrupted, when set, says the run was interrupted and these are
 	// the passes that finished before ("interrupted after 2 finished
 	// passes"); the exit code is then 130.
@@ -85,7 +90,11 @@ func (o *runOpts) writeJSONReport(out io.Writer, passes []*conformance.Result, v
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	markWarnings(passes, o.strict)
-	enc.Encode(runReport{Verdict: verdict, Passes: passes, Artifacts: o.artifacts, Failed: t.FailedPasses,
+	var all []conformance.SpecResult
+	for _, p := range passes {
+		all = append(all, p.Specs...)
+	}
+	enc.Encode(runReport{Areas: conformance.CountAreas(all, o.strict), Verdict: verdict, Passes: passes, Artifacts: o.artifacts, Failed: t.FailedPasses,
 		SpecsRun: t.Run, Unsupported: t.Unsupported, Inconclusive: t.Inconclusive, TimingInconclusive: t.TimingInconclusive,
 		Warnings: t.Warned, Interrupted: interrupted, Error: errMsg})
 	return w.err
@@ -313,32 +322,25 @@ func writeInconclusive(w io.Writer, specs []conformance.SpecResult) {
 	}
 }
 
-// writeAreaTable prints specs counted by area and state; a spec that
-// failed only as a warning (without strict, conformance.SpecResult.Warns)
-// is counted as warned, not failed, as the verdict and JUnit count it.
+// writeAreaTable prints specs counted by area and outcome
+// (conformance.CountAreas, as the report page and JSON count them): a
+// spec that failed only as a warning (without strict) is warned, not
+// failed, and one that ran but was never judged (inconclusive) is not
+// judged, not skipped; the columns sum to the specs of the pass.
 func writeAreaTable(w io.Writer, specs []conformance.SpecResult, strict bool) {
-	warned, warnedFailed := map[string]int{}, map[string]int{}
-	for _, s := range specs {
-		if !strict && s.Warns() {
-			warned[s.Area]++
-			if s.State != "passed" { // failed, or passed with other rules' SHOULD findings
-				warnedFailed[s.Area]++
-			}
-		}
-	}
-	fmt.Fprintf(w, "  %-12s %6s %6s %6s %11s %7s\n", "area", "passed", "failed", "warned", "unsupported", "skipped")
-	for _, r := range html.SpecAreas(specs) {
-		a := r.Area
-		fmt.Fprintf(w, "  %-12s %6d %6d %6d %11d %7d\n", a, r.Passed-(warned[a]-warnedFailed[a]), r.Failed-warnedFailed[a], warned[a], r.Unsupported, r.Skipped)
+	fmt.Fprintf(w, "  %-12s %6s %6s %6s %11s %10s %7s\n", "area", "passed", "failed", "warned", "unsupported", "not judged", "skipped")
+	for _, r := range conformance.CountAreas(specs, strict) {
+		fmt.Fprintf(w, "  %-12s %6d %6d %6d %11d %10d %7d\n", r.Area, r.Passed, r.Failed, r.Warned, r.Unsupported, r.Inconclusive, r.Skipped)
 	}
 }
 
 // markWarnings sets Warning on the specs of passes that failed only as
-// warnings (without strict: conformance.SpecResult.Warns).
+// warnings (without strict: conformance.SpecResult.Outcome "warned", as
+// runReport.Warnings counts them).
 func markWarnings(passes []*conformance.Result, strict bool) {
 	for _, p := range passes {
 		for i := range p.Specs {
-			p.Specs[i].Warning = !strict && p.Specs[i].Warns()
+			p.Specs[i].Warning = p.Specs[i].Outcome(strict) == "warned"
 		}
 	}
 }

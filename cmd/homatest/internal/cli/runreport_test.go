@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -172,5 +173,50 @@ func TestStallLinesJudgedElsewhere(t *testing.T) {
 	}
 	if strings.Contains(got, "  NOT JUDGED grants") || strings.Contains(got, "INCONCLUSIVE") {
 		t.Errorf("a judged spec's stall lines call it not judged:\n%s", got)
+	}
+}
+
+// TestRunAreaTable: the text table and JSON's areas count each spec in
+// one column, as the verdict line and the report page do
+// (conformance.Counts): a failed SHOULD spec without --strict is warned,
+// a spec timing-inconclusive in every rerun is not judged (JSON
+// "inconclusive", its term there), not skipped, and the columns sum to
+// the pass's specs.
+func TestRunAreaTable(t *testing.T) {
+	p := &conformance.Result{Env: "x", Specs: []conformance.SpecResult{
+		{Name: "grants GRANT-long-request: GRANTs", Area: "grant", Level: "MUST", State: "passed"},
+		{Name: "grants GRANT-srpt: SRPT order", Area: "grant", Level: "SHOULD", State: "failed", Failure: "granted out of SRPT order"},
+		{Name: "retransmission RESEND-gap: a gap", Area: "resend", Level: "MUST", State: "inconclusive", Failure: "timing-inconclusive: not judged"},
+		{Name: "retransmission RESEND-busy: BUSY", Area: "resend", Level: "MUST", State: "skipped"},
+	}}
+	o := &runOpts{output: "text", artifacts: "runs/x", env: "sim", impl: "ref"}
+	var b strings.Builder
+	o.writePass(&b, 1, 1, p)
+	out := b.String()
+	for _, want := range []string{
+		"  area         passed failed warned unsupported not judged skipped\n",
+		"  grant             1      0      1           0          0       0\n",
+		"  resend            0      0      0           0          1       1\n",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("text table lacks %q:\n%s", want, out)
+		}
+	}
+	b.Reset()
+	o.output = "json"
+	o.report(&b, []*conformance.Result{p})
+	var rep runReport
+	if err := json.Unmarshal([]byte(b.String()), &rep); err != nil {
+		t.Fatal(err)
+	}
+	want := []conformance.AreaCounts{
+		{Area: "grant", Counts: conformance.Counts{Passed: 1, Warned: 1}},
+		{Area: "resend", Counts: conformance.Counts{Inconclusive: 1, Skipped: 1}},
+	}
+	if fmt.Sprint(rep.Areas) != fmt.Sprint(want) || rep.Warnings != 1 || rep.Inconclusive != 1 {
+		t.Errorf("JSON areas %+v, warnings %d, inconclusive %d; want %+v, 1, 1", rep.Areas, rep.Warnings, rep.Inconclusive, want)
+	}
+	if !strings.Contains(b.String(), `"inconclusive": 1,`) || !strings.Contains(b.String(), `"warned": 1,`) {
+		t.Errorf("JSON areas lack their terms:\n%s", b.String())
 	}
 }
