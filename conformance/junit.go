@@ -294,16 +294,20 @@ func writeJUnitFile(path string, suites JUnitSuites) error {
 	return atomicfile.Write(path, func(w io.Writer) error { return WriteJUnit(w, suites) })
 }
 
-// ApplyReruns brings the JUnit report of a pass (at path, as writeJUnit
-// wrote it) in line with res after its reruns (rerunInconclusive), which
-// the pass's own report predates: a spec left inconclusive becomes an
-// <error> of type "inconclusive" with its reason (never judged is not a
-// pass), and one a rerun failed a <failure> with the rerun's. Cases are
+// ApplyResult brings the JUnit report of a pass (at path, as writeJUnit
+// wrote it) in line with res, strict as --strict: with its reruns
+// (rerunInconclusive), which the pass's own report predates, a spec left
+// inconclusive becomes an <error> of type "inconclusive" with its reason
+// (never judged is not a pass), and one a rerun failed a <failure> with
+// the rerun's; with strict, a spec that passed with SHOULD findings of
+// other rules (SpecResult.OtherShould), which fail a strict run
+// (SpecResult.Fails), a <failure> of type "should" listing them, so that
+// the report of a run that exits 1 never reads as green. Cases are
 // matched by spec name. Errors: path cannot be read or written.
-func ApplyReruns(path string, res *Result) error {
+func ApplyResult(path string, res *Result, strict bool) error {
 	byName := map[string]SpecResult{}
 	for _, s := range res.Specs {
-		if s.State == "inconclusive" || s.Rerun == "failed" {
+		if s.State == "inconclusive" || s.Rerun == "failed" || s.State == "passed" && s.Fails(strict) {
 			byName[s.Name] = s
 		}
 	}
@@ -330,6 +334,14 @@ func ApplyReruns(path string, res *Result) error {
 				tc.Error = &reporters.JUnitError{Message: s.Failure, Type: "inconclusive", Description: strings.Join(s.TimingInconclusive, "\n")}
 				tc.Status = "inconclusive"
 				ts.Errors++
+				continue
+			}
+			if s.Rerun != "failed" {
+				// Passed, failed by strict: other rules' SHOULD findings.
+				msg := fmt.Sprintf("%d SHOULD findings of other rules (--strict fails on them)", len(s.OtherShould))
+				tc.Failure = &JUnitFailure{Message: msg, Type: "should", Description: strings.Join(s.OtherShould, "\n")}
+				tc.Status = "failed"
+				ts.Failures++
 				continue
 			}
 			tc.Failure = &JUnitFailure{Message: s.Failure, Type: "failed", Description: s.Failure}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -163,4 +164,52 @@ func mergeRead(t *testing.T, srcs []string, strict bool) JUnitSuites {
 		t.Fatal(err)
 	}
 	return got
+}
+
+// TestApplyResultOtherShouldStrict: a spec that passed with SHOULD
+// findings of other rules fails a --strict run (SpecResult.Fails), so its
+// JUnit case must fail too (type "should", the findings listed), or a CI
+// job reading the JUnit would see green where the run exits 1; without
+// --strict it stays a pass.
+func TestApplyResultOtherShouldStrict(t *testing.T) {
+	res := &Result{Specs: []SpecResult{
+		{Name: "A passes", State: "passed", Level: "MUST"},
+		{Name: "B warns", State: "passed", Level: "MUST", OtherShould: []string{"HOMA-ACK-008 frame 12: NEED_ACK gap 31 ms", "HOMA-GRANT-011 frame 40: x"}},
+	}}
+	for _, strict := range []bool{false, true} {
+		path := filepath.Join(t.TempDir(), "junit.xml")
+		suite := JUnitSuite{Name: "Homa conformance", Tests: 2}
+		for _, s := range res.Specs {
+			suite.TestCases = append(suite.TestCases, JUnitCase{Name: "[It] " + s.Name + " [ack, MUST, HOMA-ACK-002]", Status: "passed"})
+		}
+		if err := writeJUnitFile(path, JUnitSuites{TestSuites: []JUnitSuite{suite}}); err != nil {
+			t.Fatal(err)
+		}
+		if err := ApplyResult(path, res, strict); err != nil {
+			t.Fatal(err)
+		}
+		got, err := readJUnitFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cs := got.TestSuites[0].TestCases
+		if cs[0].Status != "passed" || cs[0].Failure != nil {
+			t.Errorf("strict %v: clean spec %s, failure %+v; want passed", strict, cs[0].Status, cs[0].Failure)
+		}
+		if !strict {
+			if cs[1].Status != "passed" || cs[1].Failure != nil || got.TestSuites[0].Failures != 0 {
+				t.Errorf("without strict: warned spec %s, failure %+v, suite failures %d; want a pass", cs[1].Status, cs[1].Failure, got.TestSuites[0].Failures)
+			}
+			continue
+		}
+		if f := cs[1].Failure; cs[1].Status != "failed" || f == nil || f.Type != "should" || !strings.Contains(f.Message, "2 SHOULD findings") || !strings.Contains(f.Description, "HOMA-ACK-008 frame 12") {
+			t.Errorf("strict: warned spec %s, failure %+v; want a failure of type should listing both findings", cs[1].Status, f)
+		}
+		if n := got.TestSuites[0].Failures; n != 1 {
+			t.Errorf("strict: suite failures %d, want 1", n)
+		}
+		if tl := Count([]*Result{res}, strict); tl.Failing != 1 {
+			t.Errorf("strict: tally failing %d, want 1 (the JUnit must agree with it)", tl.Failing)
+		}
+	}
 }

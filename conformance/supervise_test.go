@@ -116,7 +116,7 @@ func TestNeverJudgedIsIncomplete(t *testing.T) {
 	if err := writeJUnitFile(path, suites); err != nil {
 		t.Fatal(err)
 	}
-	if err := ApplyReruns(path, res); err != nil {
+	if err := ApplyResult(path, res, false); err != nil {
 		t.Fatal(err)
 	}
 	got, err := readJUnitFile(path)

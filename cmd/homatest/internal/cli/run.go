@@ -326,7 +326,7 @@ func (o *runOpts) run(cmd *cobra.Command) error {
 		}
 		o.done = append(o.done, res)
 		if junit != "" {
-			if err := conformance.ApplyReruns(junit, res); err != nil {
+			if err := conformance.ApplyResult(junit, res, o.strict); err != nil {
 				return usageErr(flagWriteErr("--junit", o.junit, err))
 			}
 			o.junits = append(o.junits, junit)
