@@ -170,7 +170,7 @@ func mergeRead(t *testing.T, srcs []string, strict bool) JUnitSuites {
 // findings of other rules fails a --strict run (SpecResult.Fails), so its
 // JUnit case must fail too (type "should", the findings listed), or a CI
 // job reading the JUnit would see green where the run exits 1; without
-// --strict it stays a pass.
+// --strict it stays a pass, with the warning in its system-err.
 func TestApplyResultOtherShouldStrict(t *testing.T) {
 	res := &Result{Specs: []SpecResult{
 		{Name: "A passes", State: "passed", Level: "MUST"},
@@ -197,8 +197,11 @@ func TestApplyResultOtherShouldStrict(t *testing.T) {
 			t.Errorf("strict %v: clean spec %s, failure %+v; want passed", strict, cs[0].Status, cs[0].Failure)
 		}
 		if !strict {
-			if cs[1].Status != "passed" || cs[1].Failure != nil || got.TestSuites[0].Failures != 0 {
-				t.Errorf("without strict: warned spec %s, failure %+v, suite failures %d; want a pass", cs[1].Status, cs[1].Failure, got.TestSuites[0].Failures)
+			if cs[1].Status != "passed" || cs[1].Failure != nil || got.TestSuites[0].Failures != 0 || !strings.HasPrefix(cs[1].SystemErr, "WARNING (SHOULD): 2 SHOULD findings") || !strings.Contains(cs[1].SystemErr, "HOMA-GRANT-011 frame 40") {
+				t.Errorf("without strict: warned spec %s, failure %+v, suite failures %d, system-err %q; want a pass with the warning in system-err", cs[1].Status, cs[1].Failure, got.TestSuites[0].Failures, cs[1].SystemErr)
+			}
+			if cs[0].SystemErr != "" {
+				t.Errorf("clean spec system-err %q, want none", cs[0].SystemErr)
 			}
 			continue
 		}
