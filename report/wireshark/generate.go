@@ -203,8 +203,10 @@ type tmplHeader struct {
 }
 
 type tmplConst struct {
-	Name  string
-	Value int
+	Name string
+	// Value is int64: RESEND_ALL and SEG_OFFSET_IN_SEQUENCE overflow a
+	// 32-bit int.
+	Value int64
 }
 
 // luaLayout renders a layout of type t as a Lua list of
@@ -274,8 +276,8 @@ func Generate(w io.Writer) error {
 		{"MAX_ACKS_PER_PKT", wire.MaxAcksPerPkt}, {"HIJACK_FLAGS", wire.HijackFlags}, {"HIJACK_URGENT", wire.HijackUrgent},
 		{"SEG_OFFSET_IN_SEQUENCE", wire.SegOffsetInSequence}, {"RESEND_ALL", wire.ResendAll},
 		{"DOFF_GSO", wire.DoffGSO}, {"MAX_SEG_DATA_IPV4", wire.MaxSegDataIPv4}, {"MAX_SEG_DATA_IPV6", wire.MaxSegDataIPv6},
-		{"TYPE_DATA", int(wire.TypeData)}, {"TYPE_GRANT", int(wire.TypeGrant)}, {"TYPE_RESEND", int(wire.TypeResend)},
-		{"TYPE_CUTOFFS", int(wire.TypeCutoffs)}, {"TYPE_ACK", int(wire.TypeAck)},
+		{"TYPE_DATA", int64(wire.TypeData)}, {"TYPE_GRANT", int64(wire.TypeGrant)}, {"TYPE_RESEND", int64(wire.TypeResend)},
+		{"TYPE_CUTOFFS", int64(wire.TypeCutoffs)}, {"TYPE_ACK", int64(wire.TypeAck)},
 	}
 	t, err := template.New("homa.lua").Delims("<%", "%>").Parse(luaTemplate)
 	if err != nil {

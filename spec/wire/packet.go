@@ -84,11 +84,11 @@ func Decode(b []byte, o DecodeOptions) (Packet, error) {
 		f := truncatedAt(Layout(t, v), len(b))
 		err := &DecodeError{Type: t, Version: v, Field: f.Name, Want: f.Off + f.Size, Have: len(b), Err: ErrTruncated}
 		if o.Partial && wl > len(b) && len(b) >= CommonHeaderLen {
-			return Packet{b: b, wireLen: uint32(min(wl, maxWireLen)), packetKind: packetKind{v: v, t: t, partial: true}}, err
+			return Packet{b: b, wireLen: uint32(min(uint64(wl), maxWireLen)), packetKind: packetKind{v: v, t: t, partial: true}}, err
 		}
 		return Packet{}, err
 	}
-	return Packet{b: b, wireLen: uint32(min(wl, maxWireLen)), packetKind: packetKind{v: v, t: t}}, nil
+	return Packet{b: b, wireLen: uint32(min(uint64(wl), maxWireLen)), packetKind: packetKind{v: v, t: t}}, nil
 }
 
 // DetectVersion guesses the wire version of one packet (b from the Homa
