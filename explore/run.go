@@ -565,11 +565,5 @@ func (q *timerQueue) next() (time.Duration, bool) {
 // viewEvents decodes transport bytes pkt from src to dst at priority prio
 // into the checker's events (one per DATA segment).
 func viewEvents(dst []spec.Event, at time.Time, src, to netip.Addr, prio uint8, pkt []byte, v wire.Version) []spec.Event {
-	p, err := wire.Decode(pkt, wire.DecodeOptions{Version: v})
-	e := spec.Event{Time: at, Src: src, Dst: to, Priority: prio, Packet: p, Err: err}
-	if err == nil && p.Type() == wire.TypeData {
-		d := p.Data()
-		e.Offset, e.Length, e.Payload = d.Offset(), d.DataLen(), d.Payload()
-	}
-	return append(dst, e)
+	return append(dst, spec.DecodeEvent(at, src, to, prio, pkt, v))
 }

@@ -36,16 +36,8 @@ func checkedNet(t *testing.T, n int, cfg memnet.Config, params homa.Params, rule
 		defer mu.Unlock()
 		frame++
 		b := append([]byte(nil), pkt...)
-		e := spec.Event{Frame: frame, Time: ts, Src: src, Dst: dst, Priority: prio}
-		p, err := wire.Decode(b, wire.DecodeOptions{Version: wire.VersionCurrent})
-		if err != nil {
-			e.Err = err
-		} else {
-			e.Packet = p
-			if p.Type() == wire.TypeData {
-				e.Offset, e.Length, e.Payload = p.Data().Offset(), p.Data().DataLen(), p.Data().Payload()
-			}
-		}
+		e := spec.DecodeEvent(ts, src, dst, prio, b, wire.VersionCurrent)
+		e.Frame = frame
 		chk.Feed(&e)
 	}
 	tn := newTestNet(t, n, cfg, params, faults...)

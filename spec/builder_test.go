@@ -46,15 +46,12 @@ func (b *traceBuilder) emit(fromClient bool, prio uint8, f wire.Fields, mod func
 	if err != nil {
 		b.t.Fatal(err)
 	}
-	p, err := wire.Decode(raw, wire.DecodeOptions{Version: b.v})
-	if err != nil {
-		b.t.Fatal(err)
+	e := DecodeEvent(b.now, src, dst, prio, raw, b.v)
+	if e.Err != nil {
+		b.t.Fatal(e.Err)
 	}
 	b.frame++
-	e := Event{Frame: b.frame, Time: b.now, Src: src, Dst: dst, Priority: prio, Packet: p}
-	if p.Type() == wire.TypeData {
-		e.Offset, e.Length, e.Payload = p.Data().Offset(), p.Data().DataLen(), p.Data().Payload()
-	}
+	e.Frame = b.frame
 	if mod != nil {
 		mod(&e)
 	}

@@ -87,6 +87,30 @@ type ICMP struct {
 	HasID          bool
 }
 
+// DecodeEvent returns the event of one Homa packet, pkt (its transport
+// bytes, not a GSO frame), sent from src to dst at time at and priority
+// prio, decoded as wire format v: a DATA packet's event carries its
+// segment's Offset, Length and Payload; bytes that do not decode give an
+// event with Err set (a malformed packet, as the capture reader gives).
+// Frame is left for the caller. The event views pkt: it must outlive it.
+// For packets a program holds whole (the explorer's hosts, tests); the
+// capture reader (package pcap) builds its own, per GSO segment, with the
+// IP header's facts.
+func DecodeEvent(at time.Time, src, dst netip.Addr, prio uint8, pkt []byte, v wire.Version) Event {
+	p, err := wire.Decode(pkt, wire.DecodeOptions{Version: v})
+	e := Event{Time: at, Src: src, Dst: dst, Priority: prio}
+	if err != nil {
+		e.Err = err
+		return e
+	}
+	e.Packet = p
+	if p.Type() == wire.TypeData {
+		d := p.Data()
+		e.Offset, e.Length, e.Payload = d.Offset(), d.DataLen(), d.Payload()
+	}
+	return e
+}
+
 // Type returns the packet type (0 for a malformed packet or ICMP).
 func (e *Event) Type() wire.PacketType {
 	if e.Err != nil || e.ICMP != nil {

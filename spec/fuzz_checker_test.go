@@ -36,16 +36,8 @@ func fuzzEvents(b []byte, v wire.Version) []Event {
 		if src == dst {
 			dst = fuzzHosts[(int(flags&3)+1)%3]
 		}
-		e := Event{Frame: len(evs) + 1, Time: now, Src: src, Dst: dst, Priority: flags >> 4 & 7}
-		p, err := wire.Decode(raw, wire.DecodeOptions{Version: v})
-		if err != nil {
-			e.Err = err
-		} else {
-			e.Packet = p
-			if p.Type() == wire.TypeData {
-				e.Offset, e.Length, e.Payload = p.Data().Offset(), p.Data().DataLen(), p.Data().Payload()
-			}
-		}
+		e := DecodeEvent(now, src, dst, flags>>4&7, raw, v)
+		e.Frame = len(evs) + 1
 		evs = append(evs, e)
 	}
 	return evs
