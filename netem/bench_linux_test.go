@@ -70,6 +70,11 @@ type fwdResult struct {
 	// shares the CPUs disturbs less than the rate.
 	cpu      time.Duration
 	p50, p99 time.Duration
+	// burst is the time from the first frame received to the last;
+	// fwdCPU the CPU time the user-space switch's forwarding thread ran
+	// meanwhile (from the start of sending to the last frame received;
+	// 0 for the bridge).
+	burst, fwdCPU time.Duration
 }
 
 // processCPU returns the CPU time the process has used, user and system.
@@ -88,8 +93,9 @@ var runs uint32
 
 // measureForwarding sends n frames of size bytes from a as fast as
 // sendmmsg allows and counts them at b, then sends 200 probes 1 ms apart
-// for the one-way latency.
-func measureForwarding(tb testing.TB, tp *testTopo, a, b packetSock, n, size int) fwdResult {
+// for the one-way latency. fwdCPU (nil for the bridge) reads the
+// forwarding thread's CPU time.
+func measureForwarding(tb testing.TB, tp *testTopo, a, b packetSock, n, size int, fwdCPU func() time.Duration) fwdResult {
 	runs++
 	tag := runs << 20
 	b.kernelDrops() // reset
@@ -110,6 +116,10 @@ func measureForwarding(tb testing.TB, tp *testTopo, a, b packetSock, n, size int
 		}
 	}
 	offered := 0
+	var fwd0 time.Duration
+	if fwdCPU != nil {
+		fwd0 = fwdCPU()
+	}
 	cpu0 := processCPU(tb)
 	for offered < n {
 		k := min(64, n-offered)
@@ -127,8 +137,12 @@ func measureForwarding(tb testing.TB, tp *testTopo, a, b packetSock, n, size int
 	close(sent)
 	got := <-done
 	r := fwdResult{offered: n, received: len(got), rxDrops: b.kernelDrops(), cpu: processCPU(tb) - cpu0}
+	if fwdCPU != nil {
+		r.fwdCPU = fwdCPU() - fwd0
+	}
 	if len(got) > 1 {
-		r.fps = float64(len(got)-1) / (float64(got[len(got)-1].rx-got[0].rx) / 1e9)
+		r.burst = time.Duration(got[len(got)-1].rx - got[0].rx)
+		r.fps = float64(len(got)-1) / r.burst.Seconds()
 	}
 	const probes = 200
 	probe := tag | 1<<19
@@ -156,8 +170,11 @@ func measureForwarding(tb testing.TB, tp *testTopo, a, b packetSock, n, size int
 // of offered frames either delivered or counted as a drop with a reason
 // (by the switch, netem.Stats.Drops, or by the receiving socket, whose
 // ring drops are rx-drops): 1 when the switch loses nothing silently;
-// switch-drops, the switch's drops (their reasons are logged); and the
-// one-way latency p50/p99 in µs of 200 probes sent 1 ms apart. With
+// switch-drops, the switch's drops (their reasons are logged);
+// fwd-thread-ns/frame, the switch's forwarding thread's CPU time per
+// delivered frame, and fwd-thread-busy, that CPU time over the bursts'
+// duration (near 1: the thread was the bottleneck, on a CPU of its own;
+// well below 1 with drops: it waited for a CPU); and the one-way latency p50/p99 in µs of 200 probes sent 1 ms apart. With
 // -benchtime Nx each run makes N pairs: switch/bridge is the median of the
 // pairs' ratios (switch/bridge-min the lowest), so one pair that another
 // job on the machine interrupted does not decide the run; the rates and
@@ -177,9 +194,10 @@ func BenchmarkSwitch(b *testing.B) {
 			// fabric, and the switch's drops.
 			var swOff, swRecv, brOff, brRecv int
 			var swRx, brRx, swDrops uint64
+			var fwdCPU, swBurst time.Duration
 			bridge := func() {
 				stop := tp.bridgeFabric(b)
-				br = measureForwarding(b, tp, a, rb, n, size)
+				br = measureForwarding(b, tp, a, rb, n, size, nil)
 				stop()
 			}
 			user := func() {
@@ -187,7 +205,7 @@ func BenchmarkSwitch(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				sw = measureForwarding(b, tp, a, rb, n, size)
+				sw = measureForwarding(b, tp, a, rb, n, size, func() time.Duration { return s.Stats().ForwardingCPU })
 				s.Close()
 				drops = s.Stats().Drops
 				swDrops += drops.Total()
@@ -205,6 +223,7 @@ func BenchmarkSwitch(b *testing.B) {
 				ratios = append(ratios, sw.fps/br.fps)
 				swOff, swRecv, swRx = swOff+sw.offered, swRecv+sw.received, swRx+sw.rxDrops
 				brOff, brRecv, brRx = brOff+br.offered, brRecv+br.received, brRx+br.rxDrops
+				fwdCPU, swBurst = fwdCPU+sw.fwdCPU, swBurst+sw.burst
 			}
 			if drops.Total() > 0 {
 				b.Logf("switch drops by reason (last pair): %v", drops.ByReason())
@@ -220,6 +239,8 @@ func BenchmarkSwitch(b *testing.B) {
 			b.ReportMetric(float64(swDrops), "switch-drops")
 			b.ReportMetric(float64(sw.cpu.Nanoseconds())/float64(sw.offered), "switch-cpu-ns/frame")
 			b.ReportMetric(float64(br.cpu.Nanoseconds())/float64(br.offered), "bridge-cpu-ns/frame")
+			b.ReportMetric(float64(fwdCPU.Nanoseconds())/float64(swRecv), "fwd-thread-ns/frame")
+			b.ReportMetric(fwdCPU.Seconds()/swBurst.Seconds(), "fwd-thread-busy")
 			b.ReportMetric(float64(swRx+brRx), "rx-drops")
 			b.ReportMetric(float64(sw.p50.Nanoseconds())/1e3, "switch-p50-µs")
 			b.ReportMetric(float64(sw.p99.Nanoseconds())/1e3, "switch-p99-µs")

@@ -212,8 +212,9 @@ type Stats struct {
 	Hits []Hit `json:"hits,omitempty"`
 	// ReadLagP50 and ReadLagP99 (socket backend only) are how long frames
 	// waited in the kernel's socket buffers before the forwarding thread
-	// read them (read time - kernel receive stamp; power-of-two buckets, so
-	// up to 2x high). Delay and serialisation count from the receive stamp,
+	// read them (read time - kernel receive stamp, where the read time is
+	// the clock read once per batch of up to 256 frames of a port, or the
+	// stamp when later; power-of-two buckets, so up to 2x high). Delay and serialisation count from the receive stamp,
 	// but a frame still waiting to be read cannot be prioritised: a p50
 	// above a few hundred µs means the forwarding thread is short of CPU
 	// and the emulation is not faithful.
@@ -228,4 +229,9 @@ type Stats struct {
 	// receivers see the switch's throughput, not the configured rate.
 	SendLagP50 time.Duration `json:"send_lag_p50_ns"`
 	SendLagP99 time.Duration `json:"send_lag_p99_ns"`
+	// ForwardingCPU (socket backend only) is the CPU time the forwarding
+	// thread has run since the switch started (the kernel's per-thread
+	// schedstat): with the frames sent, the switch's cost per frame; close
+	// to the wall time since a burst began, the thread is the bottleneck.
+	ForwardingCPU time.Duration `json:"forwarding_cpu_ns"`
 }

@@ -579,3 +579,36 @@ func TestSwitchFabric(t *testing.T) {
 		t.Errorf("second Close: %v", err)
 	}
 }
+
+// TestSwitchForwardingCPU checks Stats.ForwardingCPU: it counts the
+// forwarding thread's CPU from the switch's start (not the OS thread's
+// earlier work for other goroutines), grows while the switch forwards,
+// stays bounded by the process's CPU over the same span, and keeps its
+// last value after Close.
+func TestSwitchForwardingCPU(t *testing.T) {
+	tp := newTestTopo(t)
+	a, b := hostSock(t, tp.nsA, tp.ifA), hostSock(t, tp.nsB, tp.ifB)
+	cpu0 := processCPU(t)
+	sw := tp.startSwitch(t, LinkConfig{}, 1, nil, nil)
+	const n = 3000
+	done := make(chan []rxFrame)
+	go func() { done <- receive(b, n, scaled(500*time.Millisecond), false) }()
+	blast(t, a, tp.macAHW, tp.macBHW, 0, n, 200, 0, 0)
+	got := <-done
+	running := sw.Stats().ForwardingCPU
+	cpu := processCPU(t) - cpu0
+	if err := sw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	closed := sw.Stats().ForwardingCPU
+	t.Logf("%d frames forwarded: forwarding thread %v (%v per frame), process %v; after Close %v", len(got), running, running/time.Duration(max(1, len(got))), cpu, closed)
+	if len(got) == 0 {
+		t.Fatal("no frame forwarded")
+	}
+	if running <= 0 || running > cpu {
+		t.Errorf("forwarding CPU %v while running, want in (0, %v] (the process's CPU since the switch started)", running, cpu)
+	}
+	if closed < running {
+		t.Errorf("forwarding CPU %v after Close, want at least %v", closed, running)
+	}
+}

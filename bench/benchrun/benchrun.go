@@ -400,7 +400,9 @@ func MeasureBaseline(tr string, buckets []bench.Bucket, unloaded, response int, 
 // switch's own losses no impairment asked for, "ingress", "ring",
 // "unreadable", "oversize" and "send", see netem.DropReason) and its read
 // and send lags p50 and p99 (µs) at the end: a send lag p50 above one
-// frame time means the switch did not keep the link rate. Zero counters
+// frame time means the switch did not keep the link rate; and the
+// forwarding thread's CPU between sw0 and sw1 (switch_forwarding_cpu_us:
+// near the runs' wall time, the switch was the bottleneck). Zero counters
 // are left out.
 func counters(stats []agent.Stats, sw0, sw1 netem.Stats) map[string]uint64 {
 	c := map[string]uint64{}
@@ -418,6 +420,7 @@ func counters(stats []agent.Stats, sw0, sw1 netem.Stats) map[string]uint64 {
 	c["switch_read_lag_p99_us"] = uint64(sw1.ReadLagP99.Microseconds())
 	c["switch_send_lag_p50_us"] = uint64(sw1.SendLagP50.Microseconds())
 	c["switch_send_lag_p99_us"] = uint64(sw1.SendLagP99.Microseconds())
+	c["switch_forwarding_cpu_us"] = uint64(max(0, sw1.ForwardingCPU-sw0.ForwardingCPU).Microseconds())
 	maps.DeleteFunc(c, func(_ string, v uint64) bool { return v == 0 })
 	return c
 }

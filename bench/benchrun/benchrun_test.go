@@ -34,12 +34,12 @@ func TestBenchHomaParams(t *testing.T) {
 
 func TestBenchCounters(t *testing.T) {
 	st := []agent.Stats{{Retransmitted: 4, Timeouts: 1}, {Retransmitted: 2, Extra: map[string]uint64{"connections_broken": 1}}}
-	sw0 := netem.Stats{Drops: netem.DropCounts{Buffer: 10, Ring: 1}}
+	sw0 := netem.Stats{Drops: netem.DropCounts{Buffer: 10, Ring: 1}, ForwardingCPU: 5 * time.Millisecond}
 	sw1 := netem.Stats{Drops: netem.DropCounts{Buffer: 15, Ring: 3, Send: 1, Ingress: 4},
-		ReadLagP50: time.Millisecond, ReadLagP99: 3 * time.Millisecond, SendLagP99: 2 * time.Millisecond}
+		ReadLagP50: time.Millisecond, ReadLagP99: 3 * time.Millisecond, SendLagP99: 2 * time.Millisecond, ForwardingCPU: 12 * time.Millisecond}
 	got := counters(st, sw0, sw1)
 	want := map[string]uint64{"retransmitted": 6, "timeouts": 1, "connections_broken": 1, "switch_buffer_drops": 5,
-		"switch_ring_drops": 2, "switch_send_drops": 1, "switch_ingress_drops": 4, "switch_read_lag_p50_us": 1000, "switch_read_lag_p99_us": 3000, "switch_send_lag_p99_us": 2000}
+		"switch_ring_drops": 2, "switch_send_drops": 1, "switch_ingress_drops": 4, "switch_read_lag_p50_us": 1000, "switch_read_lag_p99_us": 3000, "switch_send_lag_p99_us": 2000, "switch_forwarding_cpu_us": 7000}
 	if len(got) != len(want) {
 		t.Errorf("counters = %v, want %v", got, want)
 	}
