@@ -387,7 +387,7 @@ const (
 	entryOtherShould = "other-rule-should"
 	// otherMustFailure starts the failure of a spec failed by a MUST
 	// finding of another rule: such a spec fails the pass whatever its
-	// level (SpecResult.Fails, demoteShouldFailures).
+	// level (SpecResult.Fails, and so its JUnit case: ApplyResult).
 	otherMustFailure = "MUST violations of rules outside this spec's own"
 )
 

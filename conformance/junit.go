@@ -73,9 +73,6 @@ func ginkgoJUnit(report types.Report, cfg reporters.JunitReportConfig) ([]byte, 
 // JUnitRun is what MergeJUnit needs to know of the run whose passes it
 // merges.
 type JUnitRun struct {
-	// Strict is --strict: SHOULD failures stay failures and unsupported
-	// specs fail (failUnsupported).
-	Strict bool
 	// Passes is the number of passes the run was asked for (--repeat):
 	// above 1 every suite is named "... (pass N)" (namePass), even when
 	// fewer finished.
@@ -113,19 +110,14 @@ func FailureCase(name, typ, msg string) *JUnitCase {
 }
 
 // MergeJUnit merges the JUnit reports of several passes (sources, as
-// writeJUnit wrote them) into dst, one testsuite per pass, and removes the
-// sources. Without r.Strict a failed spec labelled SHOULD is a warning,
-// not a failure, as homatest run's verdict treats it (and as homatest
-// check's JUnit does): its <failure> moves to <system-err> prefixed
-// "WARNING (SHOULD): ", its status becomes "passed" and the counts drop.
-// With r.Strict an unsupported spec, skipped in its pass's report, is a
-// failure of type "unsupported" (failUnsupported). With several passes
-// (r.Passes or sources above 1) each suite's name, and its cases'
-// classname, end in " (pass N)" (namePass), so that CI dashboards keep the
-// passes apart. r.Interrupted and r.Problem add the run's own testcases
-// (JUnitRun). dst is written once, through atomicfile (a symlink is
-// followed, a device or FIFO written through). Errors: an unreadable
-// source, an unwritable dst ("cannot write DST: cause").
+// writeJUnit wrote them and ApplyResult brought in line with each pass's
+// Result) into dst, one testsuite per pass, and removes the sources. With
+// several passes (r.Passes or sources above 1) each suite's name, and its
+// cases' classname, end in " (pass N)" (namePass), so that CI dashboards
+// keep the passes apart. r.Interrupted and r.Problem add the run's own
+// testcases (JUnitRun). dst is written once, through atomicfile (a
+// symlink is followed, a device or FIFO written through). Errors: an
+// unreadable source, an unwritable dst ("cannot write DST: cause").
 func MergeJUnit(sources []string, dst string, r JUnitRun) error {
 	var merged JUnitSuites
 	for i, src := range sources {
@@ -138,11 +130,6 @@ func MergeJUnit(sources []string, dst string, r JUnitRun) error {
 		}
 		merged.Time += suites.Time
 		merged.TestSuites = append(merged.TestSuites, suites.TestSuites...)
-	}
-	if r.Strict {
-		failUnsupported(&merged)
-	} else {
-		demoteShouldFailures(&merged)
 	}
 	var own []JUnitCase
 	if r.Interrupted != "" {
@@ -198,51 +185,6 @@ func namePass(suites *JUnitSuites, n int) {
 	}
 }
 
-// failUnsupported turns the skipped test cases of unsupported specs into
-// failures of type "unsupported" (see MergeJUnit), as homatest run
-// --strict fails on them (Tally.Incomplete); the skipped cases --focus,
-// --rules or --label-filter left out stay skipped.
-func failUnsupported(suites *JUnitSuites) {
-	for i := range suites.TestSuites {
-		ts := &suites.TestSuites[i]
-		for j := range ts.TestCases {
-			tc := &ts.TestCases[j]
-			if tc.Skipped == nil {
-				continue
-			}
-			_, why, ok := strings.Cut(tc.Skipped.Message, "unsupported: ")
-			if !ok {
-				continue
-			}
-			msg := "not run (--strict fails on it): " + why
-			tc.Failure = &JUnitFailure{Message: msg, Type: "unsupported", Description: msg}
-			tc.Skipped = nil
-			tc.Status = "failed"
-			ts.Skipped--
-			ts.Failures++
-		}
-	}
-}
-
-// demoteShouldFailures turns the failures of specs labelled SHOULD into
-// warnings (see MergeJUnit), except those a MUST finding of another rule
-// failed (SpecResult.Fails).
-func demoteShouldFailures(suites *JUnitSuites) {
-	for i := range suites.TestSuites {
-		ts := &suites.TestSuites[i]
-		for j := range ts.TestCases {
-			tc := &ts.TestCases[j]
-			if tc.Failure == nil || !strings.Contains(tc.Name, "SHOULD") || strings.Contains(tc.Failure.Message, otherMustFailure) {
-				continue
-			}
-			tc.SystemErr = "WARNING (SHOULD): " + tc.Failure.Message + "\n" + tc.Failure.Description + "\n" + tc.SystemErr
-			tc.Failure = nil
-			tc.Status = "passed"
-			ts.Failures--
-		}
-	}
-}
-
 // The JUnit report's elements: Ginkgo's, which CI tools read. Every JUnit
 // report of homatest (the suite's passes, homatest check) is built from
 // them and written by WriteJUnit.
@@ -295,67 +237,113 @@ func writeJUnitFile(path string, suites JUnitSuites) error {
 }
 
 // ApplyResult brings the JUnit report of a pass (at path, as writeJUnit
-// wrote it) in line with res, strict as --strict: with its reruns
-// (rerunInconclusive), which the pass's own report predates, a spec left
-// inconclusive becomes an <error> of type "inconclusive" with its reason
-// (never judged is not a pass), and one a rerun failed a <failure> with
-// the rerun's; with strict, a spec that passed with SHOULD findings of
-// other rules (SpecResult.OtherShould), which fail a strict run
-// (SpecResult.Fails), a <failure> of type "should" listing them, so that
-// the report of a run that exits 1 never reads as green (without strict,
-// a warning in its system-err, as demoteShouldFailures gives a failed
-// SHOULD spec). Cases are
-// matched by spec name. Errors: path cannot be read or written.
+// wrote it) in line with res, strict as --strict, so that each case reads
+// as the spec counts in homatest run's verdict (SpecResult.Outcome), which
+// the pass's own report cannot know: it predates the reruns
+// (rerunInconclusive) and knows nothing of levels. Cases are matched by
+// spec name (junitSpecName); each spec's case becomes (applySpec):
+//   - inconclusive (never judged, which is not a pass): an <error> of
+//     type "inconclusive" with its reason;
+//   - failed by a rerun: a <failure> with the rerun's message;
+//   - a warning (SpecResult.Warns, without strict: a failed SHOULD spec, or
+//     one that passed with SHOULD findings of other rules): "passed", the
+//     failure or findings in <system-err> after "WARNING (SHOULD): ";
+//   - passed with SHOULD findings of other rules, with strict: a <failure>
+//     of type "should" listing them;
+//   - unsupported (skipped, not run), with strict: a <failure> of type
+//     "unsupported" with the reason, as --strict fails on specs not run
+//     (Tally.Incomplete); a spec --focus, --rules or --label-filter left
+//     out stays skipped.
+//
+// The suites' counts follow. Errors: path cannot be read or written.
 func ApplyResult(path string, res *Result, strict bool) error {
 	byName := map[string]SpecResult{}
 	for _, s := range res.Specs {
-		if s.State == "inconclusive" || s.Rerun == "failed" || s.State == "passed" && len(s.OtherShould) > 0 {
-			byName[s.Name] = s
-		}
-	}
-	if len(byName) == 0 {
-		return nil
+		byName[s.Name] = s
 	}
 	suites, err := readJUnitFile(path)
 	if err != nil {
 		return err
 	}
+	changed := false
 	for i := range suites.TestSuites {
 		ts := &suites.TestSuites[i]
 		for j := range ts.TestCases {
 			tc := &ts.TestCases[j]
-			name := strings.TrimPrefix(tc.Name, "[It] ")
-			if k := strings.LastIndex(name, " ["); k >= 0 {
-				name = name[:k]
+			if s, ok := byName[junitSpecName(tc.Name)]; ok && applySpec(ts, tc, s, strict) {
+				changed = true
 			}
-			s, ok := byName[name]
-			if !ok || tc.Status != "passed" {
-				continue
-			}
-			if s.State == "inconclusive" {
-				tc.Error = &reporters.JUnitError{Message: s.Failure, Type: "inconclusive", Description: strings.Join(s.TimingInconclusive, "\n")}
-				tc.Status = "inconclusive"
-				ts.Errors++
-				continue
-			}
-			if s.Rerun != "failed" {
-				// Passed with other rules' SHOULD findings: a failure with
-				// strict, else a warning in system-err (as a failed SHOULD
-				// spec's, demoteShouldFailures).
-				msg := fmt.Sprintf("%d SHOULD findings of other rules (--strict fails on them)", len(s.OtherShould))
-				if !strict {
-					tc.SystemErr = "WARNING (SHOULD): " + msg + "\n" + strings.Join(s.OtherShould, "\n") + "\n" + tc.SystemErr
-					continue
-				}
-				tc.Failure = &JUnitFailure{Message: msg, Type: "should", Description: strings.Join(s.OtherShould, "\n")}
-				tc.Status = "failed"
-				ts.Failures++
-				continue
-			}
+		}
+	}
+	if !changed {
+		return nil
+	}
+	return writeJUnitFile(path, suites)
+}
+
+// junitSpecName is the spec name of a Ginkgo JUnit case's name: without
+// the node type ("[It] ") and the labels (" [grant, MUST, HOMA-GRANT-001]").
+func junitSpecName(name string) string {
+	name = strings.TrimPrefix(name, "[It] ")
+	if k := strings.LastIndex(name, " ["); k >= 0 {
+		name = name[:k]
+	}
+	return name
+}
+
+// applySpec makes tc, spec s's case in suite ts, read as s counts (see
+// ApplyResult) and reports whether it changed tc.
+func applySpec(ts *JUnitSuite, tc *JUnitCase, s SpecResult, strict bool) bool {
+	changed := false
+	if tc.Status == "passed" {
+		switch {
+		case s.State == "inconclusive":
+			tc.Error = &reporters.JUnitError{Message: s.Failure, Type: "inconclusive", Description: strings.Join(s.TimingInconclusive, "\n")}
+			tc.Status = "inconclusive"
+			ts.Errors++
+			return true
+		case s.Rerun == "failed":
 			tc.Failure = &JUnitFailure{Message: s.Failure, Type: "failed", Description: s.Failure}
 			tc.Status = "failed"
 			ts.Failures++
+			changed = true // and a warning, below, if s is one
+		case s.State == "passed" && len(s.OtherShould) > 0:
+			msg := fmt.Sprintf("%d SHOULD findings of other rules (--strict fails on them)", len(s.OtherShould))
+			if !strict {
+				tc.SystemErr = "WARNING (SHOULD): " + msg + "\n" + strings.Join(s.OtherShould, "\n") + "\n" + tc.SystemErr
+				return true
+			}
+			tc.Failure = &JUnitFailure{Message: msg, Type: "should", Description: strings.Join(s.OtherShould, "\n")}
+			tc.Status = "failed"
+			ts.Failures++
+			return true
 		}
 	}
-	return writeJUnitFile(path, suites)
+	if strict && s.State == "unsupported" && tc.Skipped != nil {
+		msg := "not run (--strict fails on it): " + strings.TrimPrefix(s.Failure, "unsupported: ")
+		tc.Failure = &JUnitFailure{Message: msg, Type: "unsupported", Description: msg}
+		tc.Skipped = nil
+		tc.Status = "failed"
+		ts.Skipped--
+		ts.Failures++
+		return true
+	}
+	if s.Fails(strict) || !s.Fails(true) {
+		return changed // counts as it reads: a failure, or no warning
+	}
+	// A warning: its failure or error moves to system-err.
+	switch {
+	case tc.Failure != nil:
+		tc.SystemErr = "WARNING (SHOULD): " + tc.Failure.Message + "\n" + tc.Failure.Description + "\n" + tc.SystemErr
+		tc.Failure = nil
+		ts.Failures--
+	case tc.Error != nil:
+		tc.SystemErr = "WARNING (SHOULD): " + tc.Error.Message + "\n" + tc.Error.Description + "\n" + tc.SystemErr
+		tc.Error = nil
+		ts.Errors--
+	default:
+		return changed
+	}
+	tc.Status = "passed"
+	return true
 }

@@ -9,15 +9,23 @@ import (
 	"testing"
 )
 
-// TestMergeJUnitShould: merging the passes' reports keeps every suite;
+// TestJUnitShould: the passes' reports, each brought in line with its
+// Result (ApplyResult) and then merged (MergeJUnit), keep every suite;
 // without strict a failed SHOULD spec becomes a warning consistently (no
 // <failure>, status "passed", counts without it, as check's JUnit), with
 // strict it stays a failure with its <failure> element; a MUST failure is
-// a failure either way. The sources are removed and a symlinked dst keeps
-// its link.
-func TestMergeJUnitShould(t *testing.T) {
+// a failure either way, and so is a SHOULD spec failed by a MUST finding
+// of another rule, whatever its labels say: the Result decides, not the
+// case's name. The sources are removed and a symlinked dst keeps its link.
+func TestJUnitShould(t *testing.T) {
 	for _, strict := range []bool{false, true} {
 		dir := t.TempDir()
+		res := &Result{Specs: []SpecResult{
+			{Name: "acks late", Level: "SHOULD", State: "failed", Failure: "late"},
+			{Name: "resends", Level: "MUST", State: "passed"},
+			{Name: "grants", Level: "MUST", State: "failed", Failure: "no grant"},
+			{Name: "acks soon", Level: "SHOULD", State: "failed", Failure: otherMustFailure + ", on packets the IUT sent"},
+		}}
 		pass := func(name string, cases ...JUnitCase) string {
 			s := JUnitSuite{Name: name, TestCases: cases, Tests: len(cases)}
 			for _, c := range cases {
@@ -29,18 +37,24 @@ func TestMergeJUnitShould(t *testing.T) {
 			if err := writeJUnitFile(p, JUnitSuites{TestSuites: []JUnitSuite{s}}); err != nil {
 				t.Fatal(err)
 			}
+			if err := ApplyResult(p, res, strict); err != nil {
+				t.Fatal(err)
+			}
 			return p
 		}
-		should := JUnitCase{Name: "[It] acks late [SHOULD, HOMA-ACK-003]", Status: "failed", Failure: &JUnitFailure{Message: "late", Description: "frame 9"}}
-		must := JUnitCase{Name: "[It] grants [MUST, HOMA-GRANT-001]", Status: "failed", Failure: &JUnitFailure{Message: "no grant"}}
+		// The labels of "acks soon" do not say SHOULD, and those of "grants"
+		// do: the level comes from the Result.
+		should := JUnitCase{Name: "[It] acks late [ack, HOMA-ACK-003]", Status: "failed", Failure: &JUnitFailure{Message: "late", Description: "frame 9"}}
+		must := JUnitCase{Name: "[It] grants [SHOULD-looking, HOMA-GRANT-001]", Status: "failed", Failure: &JUnitFailure{Message: "no grant"}}
 		ok := JUnitCase{Name: "[It] resends [MUST, HOMA-RESEND-001]", Status: "passed"}
-		srcs := []string{pass("p1", should, ok), pass("p2", must)}
+		otherMust := JUnitCase{Name: "[It] acks soon [SHOULD, HOMA-ACK-004]", Status: "failed", Failure: &JUnitFailure{Message: otherMustFailure}}
+		srcs := []string{pass("p1", should, ok), pass("p2", must, otherMust)}
 		real := filepath.Join(dir, "real.xml")
 		dst := filepath.Join(dir, "junit.xml")
 		if err := os.Symlink("real.xml", dst); err != nil {
 			t.Fatal(err)
 		}
-		if err := MergeJUnit(srcs, dst, JUnitRun{Strict: strict}); err != nil {
+		if err := MergeJUnit(srcs, dst, JUnitRun{}); err != nil {
 			t.Fatal(err)
 		}
 		if st, err := os.Lstat(dst); err != nil || st.Mode()&os.ModeSymlink == 0 {
@@ -59,34 +73,41 @@ func TestMergeJUnitShould(t *testing.T) {
 		if err := xml.Unmarshal(b, &got); err != nil {
 			t.Fatal(err)
 		}
-		if len(got.TestSuites) != 2 || got.Tests != 3 {
-			t.Fatalf("strict=%v: %d suites, %d tests; want 2, 3", strict, len(got.TestSuites), got.Tests)
+		if len(got.TestSuites) != 2 || got.Tests != 4 {
+			t.Fatalf("strict=%v: %d suites, %d tests; want 2, 4", strict, len(got.TestSuites), got.Tests)
 		}
 		sc := got.TestSuites[0].TestCases[0]
-		wantFailures := 1
+		wantFailures := 2
 		if strict {
-			wantFailures = 2
+			wantFailures = 3
 			if sc.Failure == nil || sc.Status != "failed" {
 				t.Errorf("strict: SHOULD case status %q, failure %v; want failed with a <failure>", sc.Status, sc.Failure)
 			}
 		} else if sc.Failure != nil || sc.Status != "passed" || sc.SystemErr == "" {
 			t.Errorf("SHOULD case status %q, failure %v, system-err %q; want passed, none, the warning", sc.Status, sc.Failure, sc.SystemErr)
+		} else if !strings.HasPrefix(sc.SystemErr, "WARNING (SHOULD): late\nframe 9") {
+			t.Errorf("SHOULD case system-err %q, want the warning with the failure", sc.SystemErr)
 		}
-		if mc := got.TestSuites[1].TestCases[0]; mc.Failure == nil || mc.Status != "failed" {
-			t.Errorf("strict=%v: MUST case status %q, failure %v", strict, mc.Status, mc.Failure)
+		for i, mc := range got.TestSuites[1].TestCases {
+			if mc.Failure == nil || mc.Status != "failed" {
+				t.Errorf("strict=%v: failing case %d status %q, failure %v; want failed", strict, i, mc.Status, mc.Failure)
+			}
 		}
-		if got.Failures != wantFailures || got.TestSuites[0].Failures != wantFailures-1 {
-			t.Errorf("strict=%v: failures %d (first suite %d), want %d (%d)", strict, got.Failures, got.TestSuites[0].Failures, wantFailures, wantFailures-1)
+		if got.Failures != wantFailures || got.TestSuites[0].Failures != wantFailures-2 {
+			t.Errorf("strict=%v: failures %d (first suite %d), want %d (%d)", strict, got.Failures, got.TestSuites[0].Failures, wantFailures, wantFailures-2)
+		}
+		if tl := Count([]*Result{res}, strict); tl.Failing != wantFailures {
+			t.Errorf("strict=%v: tally failing %d, want %d (the JUnit must agree with it)", strict, tl.Failing, wantFailures)
 		}
 	}
 }
 
-// TestMergeJUnitUnsupportedStrict: with strict an unsupported spec
-// (skipped in its pass's report, with the reason Ginkgo wrote) is a
-// failure of type "unsupported" naming the reason, as homatest run
-// --strict fails on specs not run; without strict it stays skipped, and a
-// spec --focus left out stays skipped either way.
-func TestMergeJUnitUnsupportedStrict(t *testing.T) {
+// TestApplyResultUnsupportedStrict: with strict an unsupported spec
+// (skipped in its pass's report) is a failure of type "unsupported"
+// naming the reason, as homatest run --strict fails on specs not run;
+// without strict it stays skipped, and a spec --focus left out stays
+// skipped either way.
+func TestApplyResultUnsupportedStrict(t *testing.T) {
 	for _, strict := range []bool{false, true} {
 		dir := t.TempDir()
 		unsup := JUnitCase{Name: "[It] W1 [MUST, HOMA-WORKLOAD-001]", Status: "skipped",
@@ -96,7 +117,14 @@ func TestMergeJUnitUnsupportedStrict(t *testing.T) {
 		if err := writeJUnitFile(src, JUnitSuites{TestSuites: []JUnitSuite{{Name: "s", TestCases: []JUnitCase{unsup, left}, Tests: 2, Skipped: 2}}}); err != nil {
 			t.Fatal(err)
 		}
-		got := mergeRead(t, []string{src}, strict)
+		res := &Result{Specs: []SpecResult{
+			{Name: "W1", Level: "MUST", State: "unsupported", Failure: "unsupported: this environment builds no bench of IUT hosts"},
+			{Name: "grants", Level: "MUST", State: "skipped"},
+		}}
+		if err := ApplyResult(src, res, strict); err != nil {
+			t.Fatal(err)
+		}
+		got := mergeRead(t, []string{src})
 		s := got.TestSuites[0]
 		u, l := s.TestCases[0], s.TestCases[1]
 		if l.Skipped == nil || l.Failure != nil {
@@ -131,7 +159,7 @@ func TestMergeJUnitPassNames(t *testing.T) {
 		}
 		return p
 	}
-	merge := func(srcs ...string) JUnitSuites { return mergeRead(t, srcs, false) }
+	merge := func(srcs ...string) JUnitSuites { return mergeRead(t, srcs) }
 	got := merge(pass("p1"), pass("p2"), pass("p3"))
 	for i, s := range got.TestSuites {
 		want := fmt.Sprintf("Homa conformance (pass %d)", i+1)
@@ -149,10 +177,10 @@ func TestMergeJUnitPassNames(t *testing.T) {
 
 // mergeRead merges srcs (MergeJUnit) into a file beside the first and
 // returns what it wrote.
-func mergeRead(t *testing.T, srcs []string, strict bool) JUnitSuites {
+func mergeRead(t *testing.T, srcs []string) JUnitSuites {
 	t.Helper()
 	dst := filepath.Join(filepath.Dir(srcs[0]), "junit.xml")
-	if err := MergeJUnit(srcs, dst, JUnitRun{Strict: strict}); err != nil {
+	if err := MergeJUnit(srcs, dst, JUnitRun{}); err != nil {
 		t.Fatal(err)
 	}
 	b, err := os.ReadFile(dst)
