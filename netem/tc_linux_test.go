@@ -439,38 +439,69 @@ func TestApplyTCRateRoot(t *testing.T) {
 			if err := ApplyTC(tp.nsA, tp.ifA, LinkConfig{Rate: tc.rate, Priorities: 1}); err != nil {
 				t.Fatal(err)
 			}
-			// HTB's rate is kept by the kernel; only the sender can fall
-			// behind (the port runs dry): measure the longest busy stretch,
-			// and again (up to 3 times) when it holds under half the frames.
+			// HTB's rate is kept by the kernel, but the sender can fall
+			// behind (the port runs dry) and the kernel's own transmit work
+			// can be starved (a loaded machine): measure the longest busy
+			// stretch, and again (up to 3 times) when it holds under half
+			// the frames or its rate is off.
+			tol := 2 * timeScale()
+			frameTime := tc.rate.TxTime(tc.size)
 			for attempt := 1; ; attempt++ {
 				done := make(chan []rxFrame)
 				go func() { done <- receive(sw, tc.n, scaled(500*time.Millisecond), false) }()
 				blast(t, a, tp.macAHW, tp.macBHW, 0, tc.n, tc.size, 0, 0)
 				got := <-done
-				run := busyRun(got, tc.rate.TxTime(tc.size))
-				var r, errPct float64
+				run := busyRun(got, frameTime)
+				var r, errPct, stallPct float64
+				var stall time.Duration
 				if len(run) >= 10 {
 					r = measuredRate(run, tc.rate)
 					errPct = 100 * (r - float64(tc.rate)) / float64(tc.rate)
+					stall = stalledTime(run, frameTime)
+					stallPct = 100 * float64(stall) / float64(run[len(run)-1].rx-run[0].rx)
 				}
-				t.Logf("attempt %d, tc HTB %v, %d-byte frames: %d received, %d in one busy period, measured %.3f Mbit/s (error %+.2f%%)", attempt, tc.rate, tc.size, len(got), len(run), r/1e6, errPct)
-				bad := len(run) < tc.n/2 || math.Abs(errPct) > 2*timeScale()
+				t.Logf("attempt %d, tc HTB %v, %d-byte frames: %d received, %d in one busy period, measured %.3f Mbit/s (error %+.2f%%), dequeue stalls %v (%.2f%% of the period)",
+					attempt, tc.rate, tc.size, len(got), len(run), r/1e6, errPct, stall.Round(time.Microsecond), stallPct)
+				bad := len(run) < tc.n/2 || math.Abs(errPct) > tol
 				if bad && attempt < 3 {
 					continue
 				}
-				if len(run) < tc.n/2 {
+				switch {
+				case len(run) < tc.n/2:
 					// The rate is the kernel's; a sender that cannot fill
 					// the link (1 Gbit/s under software emulation) leaves
 					// nothing to measure.
 					t.Skipf("the sender never kept the port busy for %d frames at %v (longest busy run %d): this machine cannot offer that rate", tc.n/2, tc.rate, len(run))
-				}
-				if math.Abs(errPct) > 2*timeScale() {
-					t.Errorf("measured %.3f Mbit/s at %v: error %+.2f%%, want within ±%.1f%%", r/1e6, tc.rate, errPct, 2*timeScale())
+				case math.Abs(errPct) <= tol:
+				case errPct < 0 && -errPct <= tol+stallPct:
+					// Slow by no more than the measured stalls: a rate set
+					// wrong stretches every gap alike, and has none.
+					t.Logf("measured %.3f Mbit/s at %v: error %+.2f%%, within ±%.1f%% once the %.2f%% of the period the kernel stalled is excused", r/1e6, tc.rate, errPct, tol, stallPct)
+				default:
+					t.Errorf("measured %.3f Mbit/s at %v: error %+.2f%%, want within ±%.1f%% (dequeue stalls excuse %.2f%% more, of a slower rate only)", r/1e6, tc.rate, errPct, tol, stallPct)
 				}
 				return
 			}
 		})
 	}
+}
+
+// stalledTime is the time a backlogged run of frames (busyRun) spent in
+// gaps between arrivals of more than twice frameTime, a frame's
+// transmission time at the shaper's rate, beyond that frameTime: time in
+// which the shaper sent nothing although its queue held frames, because
+// the kernel's transmit work did not run (its softirq starved on a loaded
+// machine). A late receive stamp counts too, and is harmless: it delays
+// one stamp, which measuredRate's lower envelope ignores. A shaper whose
+// rate is set wrong stretches every gap alike and has no such gap.
+func stalledTime(run []rxFrame, frameTime time.Duration) time.Duration {
+	var d time.Duration
+	for i := 1; i < len(run); i++ {
+		if g := time.Duration(run[i].rx - run[i-1].rx); g > 2*frameTime {
+			d += g - frameTime
+		}
+	}
+	return d
 }
 
 // setMTU sets the MTU of both veth pairs (all four ends).
