@@ -1886,6 +1886,14 @@ func (c *Checker) endSection(end string, restarted netip.Addr, at int) {
 	c.missed = nil
 }
 
+// Finish ends the capture: it closes the last section (an obligation
+// still open is violated when its bound passed before the capture ended,
+// and inconclusive when the capture ended first),
+// applies the excuses only the whole capture can give (two instances of a
+// host merged, one direction or one end captured, packets the capture
+// dropped) and returns the report: each rule's counts, the findings in
+// frame order, the downgrades by rule and cause. Call it once, after the
+// last Feed.
 func (c *Checker) Finish() *Report {
 	c.endSection("capture", netip.Addr{}, 0)
 	c.noteMissed()
