@@ -242,14 +242,16 @@ func writeJUnitFile(path string, suites JUnitSuites) error {
 // the pass's own report cannot know: it predates the reruns
 // (rerunInconclusive) and knows nothing of levels. Cases are matched by
 // spec name (junitSpecName); each spec's case becomes (applySpec):
+//   - with SHOULD findings of other rules, with strict: a <failure> of
+//     type "should" listing them, judged or not (they fail the run:
+//     SpecResult.Fails); without strict, the findings in <system-err>
+//     after "WARNING (SHOULD): ";
 //   - inconclusive (never judged, which is not a pass): an <error> of
 //     type "inconclusive" with its reason;
 //   - failed by a rerun: a <failure> with the rerun's message;
 //   - a warning (SpecResult.Warns, without strict: a failed SHOULD spec, or
 //     one that passed with SHOULD findings of other rules): "passed", the
 //     failure or findings in <system-err> after "WARNING (SHOULD): ";
-//   - passed with SHOULD findings of other rules, with strict: a <failure>
-//     of type "should" listing them;
 //   - unsupported (skipped, not run), with strict: a <failure> of type
 //     "unsupported" with the reason, as --strict fails on specs not run
 //     (Tally.Incomplete); a spec --focus, --rules or --label-filter left
@@ -297,25 +299,36 @@ func applySpec(ts *JUnitSuite, tc *JUnitCase, s SpecResult, strict bool) bool {
 	changed := false
 	if tc.Status == "passed" {
 		switch {
-		case s.State == "inconclusive":
-			tc.Error = &reporters.JUnitError{Message: s.Failure, Type: "inconclusive", Description: strings.Join(s.TimingInconclusive, "\n")}
-			tc.Status = "inconclusive"
-			ts.Errors++
-			return true
 		case s.Rerun == "failed":
 			tc.Failure = &JUnitFailure{Message: s.Failure, Type: "failed", Description: s.Failure}
 			tc.Status = "failed"
 			ts.Failures++
 			changed = true // and a warning, below, if s is one
-		case s.State == "passed" && len(s.OtherShould) > 0:
+		case len(s.OtherShould) > 0 && (s.State == "passed" || s.State == "inconclusive"):
+			// Other rules' SHOULD findings: a failure with strict (judged or
+			// not, they fail the run: SpecResult.Fails), else a warning in
+			// system-err (as a failed SHOULD spec's, below).
 			msg := fmt.Sprintf("%d SHOULD findings of other rules (--strict fails on them)", len(s.OtherShould))
-			if !strict {
-				tc.SystemErr = "WARNING (SHOULD): " + msg + "\n" + strings.Join(s.OtherShould, "\n") + "\n" + tc.SystemErr
+			if strict {
+				desc := strings.Join(s.OtherShould, "\n")
+				if s.State == "inconclusive" {
+					desc += "\n" + s.Failure
+				}
+				tc.Failure = &JUnitFailure{Message: msg, Type: "should", Description: desc}
+				tc.Status = "failed"
+				ts.Failures++
 				return true
 			}
-			tc.Failure = &JUnitFailure{Message: msg, Type: "should", Description: strings.Join(s.OtherShould, "\n")}
-			tc.Status = "failed"
-			ts.Failures++
+			tc.SystemErr = "WARNING (SHOULD): " + msg + "\n" + strings.Join(s.OtherShould, "\n") + "\n" + tc.SystemErr
+			changed = true
+		}
+		if s.State == "inconclusive" {
+			tc.Error = &reporters.JUnitError{Message: s.Failure, Type: "inconclusive", Description: strings.Join(s.TimingInconclusive, "\n")}
+			tc.Status = "inconclusive"
+			ts.Errors++
+			return true
+		}
+		if changed && s.Rerun != "failed" {
 			return true
 		}
 	}

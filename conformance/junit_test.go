@@ -198,11 +198,15 @@ func mergeRead(t *testing.T, srcs []string) JUnitSuites {
 // findings of other rules fails a --strict run (SpecResult.Fails), so its
 // JUnit case must fail too (type "should", the findings listed), or a CI
 // job reading the JUnit would see green where the run exits 1; without
-// --strict it stays a pass, with the warning in its system-err.
+// --strict it stays a pass, with the warning in its system-err. So too a
+// spec never judged (timing-inconclusive) with such findings: with
+// --strict they fail it, as the verdict counts it; without, it is an
+// <error> of type inconclusive, the warning in its system-err.
 func TestApplyResultOtherShouldStrict(t *testing.T) {
 	res := &Result{Specs: []SpecResult{
 		{Name: "A passes", State: "passed", Level: "MUST"},
 		{Name: "B warns", State: "passed", Level: "MUST", OtherShould: []string{"HOMA-ACK-008 frame 12: NEED_ACK gap 31 ms", "HOMA-GRANT-011 frame 40: x"}},
+		{Name: "C unjudged", State: "inconclusive", Level: "MUST", Failure: "timing-inconclusive: not judged", TimingInconclusive: []string{"HOMA-ACK-001 late"}, OtherShould: []string{"HOMA-GRANT-006 frame 12: y"}},
 	}}
 	for _, strict := range []bool{false, true} {
 		path := filepath.Join(t.TempDir(), "junit.xml")
@@ -231,16 +235,25 @@ func TestApplyResultOtherShouldStrict(t *testing.T) {
 			if cs[0].SystemErr != "" {
 				t.Errorf("clean spec system-err %q, want none", cs[0].SystemErr)
 			}
+			if c := cs[2]; c.Status != "inconclusive" || c.Error == nil || c.Error.Type != "inconclusive" || c.Failure != nil || !strings.Contains(c.SystemErr, "HOMA-GRANT-006 frame 12") {
+				t.Errorf("without strict: unjudged spec with findings %s, error %+v, failure %+v, system-err %q; want an inconclusive error with the warning in system-err", c.Status, c.Error, c.Failure, c.SystemErr)
+			}
+			if n := got.TestSuites[0].Errors; n != 1 {
+				t.Errorf("without strict: suite errors %d, want 1", n)
+			}
 			continue
+		}
+		if c := cs[2]; c.Status != "failed" || c.Failure == nil || c.Failure.Type != "should" || c.Error != nil || !strings.Contains(c.Failure.Description, "HOMA-GRANT-006 frame 12") {
+			t.Errorf("strict: unjudged spec with findings %s, failure %+v, error %+v; want a failure of type should", c.Status, c.Failure, c.Error)
 		}
 		if f := cs[1].Failure; cs[1].Status != "failed" || f == nil || f.Type != "should" || !strings.Contains(f.Message, "2 SHOULD findings") || !strings.Contains(f.Description, "HOMA-ACK-008 frame 12") {
 			t.Errorf("strict: warned spec %s, failure %+v; want a failure of type should listing both findings", cs[1].Status, f)
 		}
-		if n := got.TestSuites[0].Failures; n != 1 {
-			t.Errorf("strict: suite failures %d, want 1", n)
+		if n, e := got.TestSuites[0].Failures, got.TestSuites[0].Errors; n != 2 || e != 0 {
+			t.Errorf("strict: suite failures %d, errors %d; want 2, 0", n, e)
 		}
-		if tl := Count([]*Result{res}, strict); tl.Failing != 1 {
-			t.Errorf("strict: tally failing %d, want 1 (the JUnit must agree with it)", tl.Failing)
+		if tl := Count([]*Result{res}, strict); tl.Failing != 2 {
+			t.Errorf("strict: tally failing %d, want 2 (the JUnit must agree with it)", tl.Failing)
 		}
 	}
 }
