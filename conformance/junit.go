@@ -241,7 +241,7 @@ func writeJUnitFile(path string, suites JUnitSuites) error {
 // as the spec counts in homatest run's verdict (SpecResult.Outcome), which
 // the pass's own report cannot know: it predates the reruns
 // (rerunInconclusive) and knows nothing of levels. Cases are matched by
-// spec name (junitSpecName); each spec's case becomes (applySpec):
+// spec name (junitSpec); each spec's case becomes (applySpec):
 //   - with SHOULD findings of other rules, with strict: a <failure> of
 //     type "should" listing them, judged or not (they fail the run:
 //     SpecResult.Fails); without strict, the findings in <system-err>
@@ -272,7 +272,7 @@ func ApplyResult(path string, res *Result, strict bool) error {
 		ts := &suites.TestSuites[i]
 		for j := range ts.TestCases {
 			tc := &ts.TestCases[j]
-			if s, ok := byName[junitSpecName(tc.Name)]; ok && applySpec(ts, tc, s, strict) {
+			if s, ok := junitSpec(byName, tc.Name); ok && applySpec(ts, tc, s, strict) {
 				changed = true
 			}
 		}
@@ -283,14 +283,20 @@ func ApplyResult(path string, res *Result, strict bool) error {
 	return writeJUnitFile(path, suites)
 }
 
-// junitSpecName is the spec name of a Ginkgo JUnit case's name: without
-// the node type ("[It] ") and the labels (" [grant, MUST, HOMA-GRANT-001]").
-func junitSpecName(name string) string {
+// junitSpec finds the spec of a Ginkgo JUnit case's name in byName: the
+// name without the node type ("[It] ") and, when Ginkgo appended them,
+// the labels (" [grant, MUST, HOMA-GRANT-001]"); a spec without labels
+// whose name has " [" in it is found whole.
+func junitSpec(byName map[string]SpecResult, name string) (SpecResult, bool) {
 	name = strings.TrimPrefix(name, "[It] ")
-	if k := strings.LastIndex(name, " ["); k >= 0 {
-		name = name[:k]
+	if s, ok := byName[name]; ok {
+		return s, true
 	}
-	return name
+	if k := strings.LastIndex(name, " ["); k >= 0 {
+		s, ok := byName[name[:k]]
+		return s, ok
+	}
+	return SpecResult{}, false
 }
 
 // applySpec makes tc, spec s's case in suite ts, read as s counts (see

@@ -21,7 +21,7 @@ func TestJUnitShould(t *testing.T) {
 	for _, strict := range []bool{false, true} {
 		dir := t.TempDir()
 		res := &Result{Specs: []SpecResult{
-			{Name: "acks late", Level: "SHOULD", State: "failed", Failure: "late"},
+			{Name: "acks late [x]", Level: "SHOULD", State: "failed", Failure: "late"},
 			{Name: "resends", Level: "MUST", State: "passed"},
 			{Name: "grants", Level: "MUST", State: "failed", Failure: "no grant"},
 			{Name: "acks soon", Level: "SHOULD", State: "failed", Failure: otherMustFailure + ", on packets the IUT sent"},
@@ -42,9 +42,12 @@ func TestJUnitShould(t *testing.T) {
 			}
 			return p
 		}
-		// The labels of "acks soon" do not say SHOULD, and those of "grants"
-		// do: the level comes from the Result.
-		should := JUnitCase{Name: "[It] acks late [ack, HOMA-ACK-003]", Status: "failed", Failure: &JUnitFailure{Message: "late", Description: "frame 9"}}
+		// The level comes from the Result, not the case's name: that of
+		// "acks late [x]" (no labels: Ginkgo appends none, and the bracket
+		// is part of its name) does not say SHOULD, the labels of "grants"
+		// do, and "acks soon" is SHOULD but failed by another rule's MUST
+		// finding.
+		should := JUnitCase{Name: "[It] acks late [x]", Status: "failed", Failure: &JUnitFailure{Message: "late", Description: "frame 9"}}
 		must := JUnitCase{Name: "[It] grants [SHOULD-looking, HOMA-GRANT-001]", Status: "failed", Failure: &JUnitFailure{Message: "no grant"}}
 		ok := JUnitCase{Name: "[It] resends [MUST, HOMA-RESEND-001]", Status: "passed"}
 		otherMust := JUnitCase{Name: "[It] acks soon [SHOULD, HOMA-ACK-004]", Status: "failed", Failure: &JUnitFailure{Message: otherMustFailure}}
