@@ -302,18 +302,20 @@ func junitSpec(byName map[string]SpecResult, name string) (SpecResult, bool) {
 // applySpec makes tc, spec s's case in suite ts, read as s counts (see
 // ApplyResult) and reports whether it changed tc.
 func applySpec(ts *JUnitSuite, tc *JUnitCase, s SpecResult, strict bool) bool {
-	changed := false
+	warning := !strict && s.Warns() // counts as a pass, its reason in system-err
 	if tc.Status == "passed" {
 		switch {
+		case s.Rerun == "failed" && warning:
+			warn(tc, s.Failure, "")
+			return true
 		case s.Rerun == "failed":
 			tc.Failure = &JUnitFailure{Message: s.Failure, Type: "failed", Description: s.Failure}
 			tc.Status = "failed"
 			ts.Failures++
-			changed = true // and a warning, below, if s is one
+			return true
 		case len(s.OtherShould) > 0 && (s.State == "passed" || s.State == "inconclusive"):
 			// Other rules' SHOULD findings: a failure with strict (judged or
-			// not, they fail the run: SpecResult.Fails), else a warning in
-			// system-err (as a failed SHOULD spec's, below).
+			// not, they fail the run: SpecResult.Fails), else a warning.
 			msg := fmt.Sprintf("%d SHOULD findings of other rules (--strict fails on them)", len(s.OtherShould))
 			if strict {
 				desc := strings.Join(s.OtherShould, "\n")
@@ -325,8 +327,10 @@ func applySpec(ts *JUnitSuite, tc *JUnitCase, s SpecResult, strict bool) bool {
 				ts.Failures++
 				return true
 			}
-			tc.SystemErr = "WARNING (SHOULD): " + msg + "\n" + strings.Join(s.OtherShould, "\n") + "\n" + tc.SystemErr
-			changed = true
+			warn(tc, msg, strings.Join(s.OtherShould, "\n"))
+			if s.State == "passed" {
+				return true
+			}
 		}
 		if s.State == "inconclusive" {
 			tc.Error = &reporters.JUnitError{Message: s.Failure, Type: "inconclusive", Description: strings.Join(s.TimingInconclusive, "\n")}
@@ -334,35 +338,37 @@ func applySpec(ts *JUnitSuite, tc *JUnitCase, s SpecResult, strict bool) bool {
 			ts.Errors++
 			return true
 		}
-		if changed && s.Rerun != "failed" {
-			return true
-		}
+		return false
 	}
-	if strict && s.State == "unsupported" && tc.Skipped != nil {
+	switch {
+	case strict && s.State == "unsupported" && tc.Skipped != nil:
 		msg := "not run (--strict fails on it): " + strings.TrimPrefix(s.Failure, "unsupported: ")
 		tc.Failure = &JUnitFailure{Message: msg, Type: "unsupported", Description: msg}
 		tc.Skipped = nil
 		tc.Status = "failed"
 		ts.Skipped--
 		ts.Failures++
-		return true
-	}
-	if s.Fails(strict) || !s.Fails(true) {
-		return changed // counts as it reads: a failure, or no warning
-	}
-	// A warning: its failure or error moves to system-err.
-	switch {
-	case tc.Failure != nil:
-		tc.SystemErr = "WARNING (SHOULD): " + tc.Failure.Message + "\n" + tc.Failure.Description + "\n" + tc.SystemErr
+	case warning && tc.Failure != nil:
+		warn(tc, tc.Failure.Message, tc.Failure.Description)
 		tc.Failure = nil
 		ts.Failures--
-	case tc.Error != nil:
-		tc.SystemErr = "WARNING (SHOULD): " + tc.Error.Message + "\n" + tc.Error.Description + "\n" + tc.SystemErr
+	case warning && tc.Error != nil:
+		warn(tc, tc.Error.Message, tc.Error.Description)
 		tc.Error = nil
 		ts.Errors--
 	default:
-		return changed
+		return false
 	}
-	tc.Status = "passed"
 	return true
+}
+
+// warn makes tc a passed case with a warning: msg and detail at the head
+// of its system-err after "WARNING (SHOULD): ".
+func warn(tc *JUnitCase, msg, detail string) {
+	w := "WARNING (SHOULD): " + msg + "\n"
+	if detail != "" {
+		w += detail + "\n"
+	}
+	tc.SystemErr = w + tc.SystemErr
+	tc.Status = "passed"
 }

@@ -260,3 +260,46 @@ func TestApplyResultOtherShouldStrict(t *testing.T) {
 		}
 	}
 }
+
+// TestApplyResultRerunFailedShould: a SHOULD spec that passed its pass
+// (its case "passed") but that a rerun failed counts as a warning without
+// --strict and as a failure with it (SpecResult.Outcome), and its JUnit
+// case reads the same; a MUST spec a rerun failed is a failure either way.
+func TestApplyResultRerunFailedShould(t *testing.T) {
+	const why = "reproduced on rerun 1 without a stall to explain it: late"
+	res := &Result{Specs: []SpecResult{
+		{Name: "acks late", Level: "SHOULD", State: "failed", Rerun: "failed", Failure: why},
+		{Name: "grants", Level: "MUST", State: "failed", Rerun: "failed", Failure: why},
+	}}
+	for _, strict := range []bool{false, true} {
+		path := filepath.Join(t.TempDir(), "junit.xml")
+		suite := JUnitSuite{Name: "Homa conformance", Tests: 2}
+		for _, s := range res.Specs {
+			suite.TestCases = append(suite.TestCases, JUnitCase{Name: "[It] " + s.Name + " [ack, " + s.Level + "]", Status: "passed"})
+		}
+		if err := writeJUnitFile(path, JUnitSuites{TestSuites: []JUnitSuite{suite}}); err != nil {
+			t.Fatal(err)
+		}
+		if err := ApplyResult(path, res, strict); err != nil {
+			t.Fatal(err)
+		}
+		got, err := readJUnitFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sc, mc := got.TestSuites[0].TestCases[0], got.TestSuites[0].TestCases[1]
+		if strict {
+			if sc.Status != "failed" || sc.Failure == nil || sc.Failure.Message != why {
+				t.Errorf("strict: SHOULD spec a rerun failed: %s, failure %+v; want failed with the rerun's message", sc.Status, sc.Failure)
+			}
+		} else if sc.Status != "passed" || sc.Failure != nil || sc.SystemErr != "WARNING (SHOULD): "+why+"\n" {
+			t.Errorf("SHOULD spec a rerun failed: %s, failure %+v, system-err %q; want passed with the warning", sc.Status, sc.Failure, sc.SystemErr)
+		}
+		if mc.Status != "failed" || mc.Failure == nil {
+			t.Errorf("strict=%v: MUST spec a rerun failed: %s, failure %+v; want failed", strict, mc.Status, mc.Failure)
+		}
+		if n, want := got.TestSuites[0].Failures, Count([]*Result{res}, strict).Failing; n != want {
+			t.Errorf("strict=%v: suite failures %d, tally failing %d; want them equal", strict, n, want)
+		}
+	}
+}
