@@ -212,21 +212,7 @@ func TestApplyResultOtherShouldStrict(t *testing.T) {
 		{Name: "C unjudged", State: "inconclusive", Level: "MUST", Failure: "timing-inconclusive: not judged", TimingInconclusive: []string{"HOMA-ACK-001 late"}, OtherShould: []string{"HOMA-GRANT-006 frame 12: y"}},
 	}}
 	for _, strict := range []bool{false, true} {
-		path := filepath.Join(t.TempDir(), "junit.xml")
-		suite := JUnitSuite{Name: "Homa conformance", Tests: 2}
-		for _, s := range res.Specs {
-			suite.TestCases = append(suite.TestCases, JUnitCase{Name: "[It] " + s.Name + " [ack, MUST, HOMA-ACK-002]", Status: "passed"})
-		}
-		if err := writeJUnitFile(path, JUnitSuites{TestSuites: []JUnitSuite{suite}}); err != nil {
-			t.Fatal(err)
-		}
-		if err := ApplyResult(path, res, strict); err != nil {
-			t.Fatal(err)
-		}
-		got, err := readJUnitFile(path)
-		if err != nil {
-			t.Fatal(err)
-		}
+		got := applyPassed(t, res, "ack, MUST, HOMA-ACK-002", strict)
 		cs := got.TestSuites[0].TestCases
 		if cs[0].Status != "passed" || cs[0].Failure != nil {
 			t.Errorf("strict %v: clean spec %s, failure %+v; want passed", strict, cs[0].Status, cs[0].Failure)
@@ -272,21 +258,7 @@ func TestApplyResultRerunFailedShould(t *testing.T) {
 		{Name: "grants", Level: "MUST", State: "failed", Rerun: "failed", Failure: why},
 	}}
 	for _, strict := range []bool{false, true} {
-		path := filepath.Join(t.TempDir(), "junit.xml")
-		suite := JUnitSuite{Name: "Homa conformance", Tests: 2}
-		for _, s := range res.Specs {
-			suite.TestCases = append(suite.TestCases, JUnitCase{Name: "[It] " + s.Name + " [ack, " + s.Level + "]", Status: "passed"})
-		}
-		if err := writeJUnitFile(path, JUnitSuites{TestSuites: []JUnitSuite{suite}}); err != nil {
-			t.Fatal(err)
-		}
-		if err := ApplyResult(path, res, strict); err != nil {
-			t.Fatal(err)
-		}
-		got, err := readJUnitFile(path)
-		if err != nil {
-			t.Fatal(err)
-		}
+		got := applyPassed(t, res, "ack, MUST", strict)
 		sc, mc := got.TestSuites[0].TestCases[0], got.TestSuites[0].TestCases[1]
 		if strict {
 			if sc.Status != "failed" || sc.Failure == nil || sc.Failure.Message != why {
@@ -302,4 +274,28 @@ func TestApplyResultRerunFailedShould(t *testing.T) {
 			t.Errorf("strict=%v: suite failures %d, tally failing %d; want them equal", strict, n, want)
 		}
 	}
+}
+
+// applyPassed writes the JUnit report of a pass in which every spec of
+// res passed (one case each, with labels as Ginkgo appends them), brings
+// it in line with res (ApplyResult, strict as --strict) and returns what
+// it then holds.
+func applyPassed(t *testing.T, res *Result, labels string, strict bool) JUnitSuites {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "junit.xml")
+	suite := JUnitSuite{Name: "Homa conformance", Tests: len(res.Specs)}
+	for _, s := range res.Specs {
+		suite.TestCases = append(suite.TestCases, JUnitCase{Name: "[It] " + s.Name + " [" + labels + "]", Status: "passed"})
+	}
+	if err := writeJUnitFile(path, JUnitSuites{TestSuites: []JUnitSuite{suite}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := ApplyResult(path, res, strict); err != nil {
+		t.Fatal(err)
+	}
+	got, err := readJUnitFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return got
 }
