@@ -152,9 +152,13 @@ func (d Data) Segments(dst []Segment, maxSegData int) ([]Segment, error) {
 		// assumed (e.g. IPv4 segments read with the IPv6 size).
 		return d.appendSingle(dst), nil
 	}
-	return dst, &DecodeError{Type: TypeData, Version: d.v, Field: "seg.offset", Err: ErrSegments,
-		Detail: fmt.Sprintf("seg header at byte %d holds offset %d, want %d for %d-byte segments, and no other segment size fits",
-			badPos, badHave, badWant, maxSegData)}
+	detail := fmt.Sprintf("seg header at byte %d holds offset %d, want %d for %d-byte segments, and no other segment size fits",
+		badPos, badHave, badWant, maxSegData)
+	if badHave == badWant {
+		detail = fmt.Sprintf("%d bytes after the last %d-byte segment (byte %d) are too few for a seg header and data, and no other segment size fits",
+			end-badPos, maxSegData, badPos)
+	}
+	return dst, &DecodeError{Type: TypeData, Version: d.v, Field: "seg.offset", Err: ErrSegments, Detail: detail}
 }
 
 func (d Data) appendSingle(dst []Segment) []Segment {
@@ -170,8 +174,10 @@ func clip(b []byte, n int) []byte {
 }
 
 // gsoFits reports whether every captured interleaved seg header agrees with
-// segments of s bytes, whether any header was captured to check, and the
-// first disagreement (byte position, offset found, offset expected).
+// segments of s bytes and the segments tile the frame, whether any header
+// was captured to check, and the first disagreement (byte position, offset
+// found, offset expected; a tail too short for a seg header and data: its
+// position, and 0 for both offsets).
 func (d Data) gsoFits(s int) (ok, checked bool, pos int, have, want uint32) {
 	total := d.DataLen()
 	off := d.Offset()
@@ -186,6 +192,11 @@ func (d Data) gsoFits(s int) (ok, checked bool, pos int, have, want uint32) {
 			checked = true
 		}
 		pos += SegHeaderLen + s
+	}
+	if pos < end {
+		// 1 to 4 bytes after the last segment: too few for a seg header
+		// and a byte of data, so s does not tile the frame.
+		return false, checked, pos, 0, 0
 	}
 	if !checked && len(d.b) >= DataHeaderLen+s+SegHeaderLen {
 		// The data ends before a second header fits: s is too large.

@@ -335,6 +335,32 @@ func TestSegmentsBadLayout(t *testing.T) {
 	}
 }
 
+// TestSegmentsShortTail: 1 to 4 bytes after a frame's last whole segment
+// hold neither a seg header and data nor a segment: 1425 bytes in a
+// one-segment frame are one oversize segment (HOMA-WIRE-013 judges it),
+// not a 1424-byte segment with a byte dropped, and two whole segments
+// with 2 more bytes are a bad layout.
+func TestSegmentsShortTail(t *testing.T) {
+	for _, extra := range []int{1, 4} {
+		b := gsoFrame(t, gsoPrefixHex, []uint32{40000}, []int{1424 + extra})
+		d := mustDecode(t, b, DecodeOptions{}).Data()
+		want := []Segment{{Offset: 40000, Length: 1424 + extra, Data: b[56:]}}
+		if got, err := d.Segments(nil, 1424); err != nil || !segmentsEqual(got, want) {
+			t.Errorf("one segment of %d bytes: got %s, %v; want %s", 1424+extra, showSegs(got), err, showSegs(want))
+		}
+	}
+	b := append(gsoFrame(t, gsoPrefixHex, []uint32{40000, 41424}, []int{1424, 1424}), 0xEE, 0xEE)
+	d := mustDecode(t, b, DecodeOptions{}).Data()
+	got, err := d.Segments(nil, 1424)
+	var de *DecodeError
+	if !errors.As(err, &de) || !errors.Is(err, ErrSegments) {
+		t.Fatalf("two segments and 2 bytes: got %s, %v; want ErrSegments", showSegs(got), err)
+	}
+	if want := "2 bytes after the last 1424-byte segment (byte 2908) are too few"; !strings.HasPrefix(de.Detail, want) {
+		t.Errorf("Detail %q, want prefix %q", de.Detail, want)
+	}
+}
+
 func TestSegmentsNoAlloc(t *testing.T) {
 	b := threeSegFrame(t)
 	d := mustDecode(t, b, DecodeOptions{}).Data()
