@@ -13,7 +13,7 @@ import (
 // a control packet, one carrying Err for a malformed Homa frame.
 func (f *Frame) Events(dst []spec.Event) []spec.Event {
 	e := spec.Event{Frame: f.Number, Time: f.Time, Src: f.Src, Dst: f.Dst, Priority: f.Priority, TOS: f.TOS, PrioShift: f.PrioShift,
-		Hijacked: f.Hijacked, IP: spec.IPHeader{Known: true, TTL: f.TTL, BadChecksum: f.BadIPChecksum}, Packet: f.Packet, Err: f.Err, SnapCut: f.SnapCut, ICMP: f.ICMP, Note: f.Comment}
+		Hijacked: f.Hijacked, IP: spec.IPHeader{Known: true, TTL: f.TTL, BadChecksum: f.BadIPChecksum, Fragment: f.Fragment}, Packet: f.Packet, Err: f.Err, SnapCut: f.SnapCut, ICMP: f.ICMP, Note: f.Comment}
 	if f.Err != nil || f.ICMP != nil || len(f.Segments) == 0 {
 		return append(dst, e)
 	}
@@ -141,6 +141,11 @@ func (r *Reader) eachEventPiped(ctx context.Context, frame func(*Reader, *Frame)
 				if len(cur.evs) > 0 {
 					send(cur)
 					cur = next()
+				} else {
+					// No event views the bytes held (frames without
+					// Homa): reuse them, or a long run of other
+					// traffic grows the batch without bound.
+					cur.bytes = cur.bytes[:0]
 				}
 				if len(data) > cap(cur.bytes) {
 					cur.bytes = make([]byte, 0, len(data))

@@ -47,9 +47,12 @@ type Frame struct {
 	// Hijacked is true for Homa carried in TCP segments.
 	Hijacked bool
 	// TTL is the IPv4 time to live or the IPv6 hop limit; BadIPChecksum
-	// is set when the IPv4 header checksum does not verify.
+	// is set when the IPv4 header checksum does not verify; Fragment for
+	// the first fragment of a fragmented IPv4 Homa packet (later fragments
+	// hold no Homa header: Stats.Other counts them as "fragment").
 	TTL           uint8
 	BadIPChecksum bool
+	Fragment      bool
 	// Raw is the transport bytes as captured (Homa header onwards).
 	Raw []byte
 	// Packet is the decoded Homa packet. When Err is set it is zero,

@@ -118,3 +118,26 @@ func TestReaderGSOSegments(t *testing.T) {
 		t.Errorf("gso %d segments %d data %d, want 2 6 2", st.GSOFrames, st.Segments, st.Count(wire.TypeData))
 	}
 }
+
+// TestDetectFramesCountsEveryFrame: the detection passes read a capture's
+// first DetectFrames frames of any kind, not its first DetectFrames Homa
+// frames (which in a capture of mostly other traffic is the whole file):
+// a CUTOFFS that would latch shift 4 right after them is not read, one
+// just before them is.
+func TestDetectFramesCountsEveryFrame(t *testing.T) {
+	cut := buildFrame(t, FrameSpec{Src: addr6B, Dst: addr6A, Priority: 7, IPv6Shift: 4}, sampleFields()[5], wire.EncodeOptions{SetMarks: true})
+	other := buildFrame(t, FrameSpec{Src: addrA, Dst: addrB, IPProto: 6}, &wire.BusyFields{}, wire.EncodeOptions{}) // plain TCP
+	for _, c := range []struct {
+		before int
+		want   uint8
+	}{{DetectFrames - 1, 4}, {DetectFrames, 0}} {
+		frames := make([][]byte, 0, c.before+1)
+		for range c.before {
+			frames = append(frames, other)
+		}
+		r, _ := NewReader(bytes.NewReader(writeFrames(t, append(frames, cut)...)), ReaderOptions{})
+		if s, err := DetectIPv6Shift(r); s != c.want || err != nil {
+			t.Errorf("CUTOFFS after %d other frames: DetectIPv6Shift = %d, %v; want %d", c.before, s, err, c.want)
+		}
+	}
+}

@@ -160,7 +160,10 @@ func TestNonHomaCounted(t *testing.T) {
 	w.WritePacket(0, ts, tcp, 0, "")
 	frag := buildFrame(t, FrameSpec{Src: addrA, Dst: addrB}, &wire.BusyFields{}, wire.EncodeOptions{SetMarks: true})
 	frag[14+6] |= 0x20 // more fragments
+	firstFrag := append([]byte(nil), frag...)
+	frag[14+7] = 0x10 // offset 128 bytes: a later fragment, no Homa header
 	w.WritePacket(0, ts, frag, 0, "")
+	w.WritePacket(0, ts, firstFrag, 0, "")
 	hij := buildFrame(t, FrameSpec{Src: addrA, Dst: addrB, IPProto: 6}, &wire.BusyFields{Common: wire.CommonFields{SenderID: 9}}, wire.EncodeOptions{SetMarks: true})
 	w.WritePacket(0, ts, hij, 0, "")
 	w.Flush()
@@ -168,12 +171,24 @@ func TestNonHomaCounted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// A Homa packet's first fragment is read (the checker reports the
+	// fragmentation, HOMA-WIRE-015); a later one holds no Homa header.
 	f, err := r.Next()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !f.Hijacked || f.Packet.Type() != wire.TypeBusy || f.Number != 5 || f.Packet.SenderID() != 9 {
-		t.Errorf("got frame %d hijacked %v %s id %d, want 5 true BUSY 9", f.Number, f.Hijacked, f.Packet.Type(), f.Packet.SenderID())
+	if !f.Fragment || f.Hijacked || f.Packet.Type() != wire.TypeBusy || f.Number != 5 {
+		t.Errorf("got frame %d fragment %v hijacked %v %s, want 5 true false BUSY", f.Number, f.Fragment, f.Hijacked, f.Packet.Type())
+	}
+	if ev := f.Events(nil); len(ev) != 1 || !ev[0].IP.Fragment {
+		t.Errorf("events %+v: want one with IP.Fragment", ev)
+	}
+	f, err = r.Next()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !f.Hijacked || f.Fragment || f.Packet.Type() != wire.TypeBusy || f.Number != 6 || f.Packet.SenderID() != 9 {
+		t.Errorf("got frame %d hijacked %v fragment %v %s id %d, want 6 true false BUSY 9", f.Number, f.Hijacked, f.Fragment, f.Packet.Type(), f.Packet.SenderID())
 	}
 	if _, err := r.Next(); !errors.Is(err, io.EOF) {
 		t.Fatalf("want EOF, got %v", err)
@@ -185,8 +200,8 @@ func TestNonHomaCounted(t *testing.T) {
 			t.Errorf("other[%s] = %d, want %d (all: %v)", k, st.Other[k], v, st.Other)
 		}
 	}
-	if st.Frames != 5 || st.Homa != 1 {
-		t.Errorf("frames %d homa %d, want 5 1", st.Frames, st.Homa)
+	if st.Frames != 6 || st.Homa != 2 {
+		t.Errorf("frames %d homa %d, want 6 2", st.Frames, st.Homa)
 	}
 }
 

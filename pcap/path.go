@@ -373,6 +373,7 @@ func SentView(path string, o ReaderOptions) (ReaderOptions, bool) {
 		return o, false
 	}
 	defer r.Close()
+	r.limit = DetectFrames
 	in, out := false, false
 	for !(in && out) {
 		f, err := r.Next()

@@ -90,8 +90,12 @@ type Reader struct {
 	frame      Frame
 	stats      Stats
 	n          int
-	segs       []wire.Segment
-	shift6     uint8 // latched IPv6 priority shift, 0 = not yet known
+	// limit, when positive, ends the read (io.EOF) after that many
+	// frames of any kind: the detection passes read a capture's first
+	// DetectFrames frames, Homa or not (Next skips the others itself).
+	limit  int
+	segs   []wire.Segment
+	shift6 uint8 // latched IPv6 priority shift, 0 = not yet known
 	// hold, when set, copies each frame's bytes before they are decoded
 	// and returns the copy, so that the frame outlives the next read
 	// (eachEventPiped).
@@ -275,6 +279,9 @@ func (r *Reader) Next() (*Frame, error) {
 			}
 			return nil, fmt.Errorf("read frame %d: %w", r.n+1, err)
 		}
+		if r.limit > 0 && r.n >= r.limit {
+			return nil, io.EOF
+		}
 		r.n++
 		if r.o.Context != nil && r.n%ctxFrames == 0 && r.o.Context.Err() != nil {
 			return nil, fmt.Errorf("read frame %d: %w", r.n, context.Cause(r.o.Context))
@@ -385,8 +392,13 @@ func (r *Reader) decode(data []byte, ci gopacket.CaptureInfo, lt layers.LinkType
 	if ipv == 4 {
 		ip := &lp.ip4
 		if ip.Flags&layers.IPv4MoreFragments != 0 || ip.FragOffset != 0 {
-			r.other("fragment")
-			return false
+			if p := uint8(ip.Protocol); ip.FragOffset != 0 || p != wire.IPProtoHoma && p != wire.IPProtoHoma2024 {
+				r.other("fragment")
+				return false
+			}
+			// A Homa packet's first fragment holds its header: decoded,
+			// so that the checker reports the fragmentation (WIRE-07).
+			f.Fragment = true
 		}
 		f.Src, f.Dst = netip.AddrFrom4([4]byte(ip.SrcIP.To4())), netip.AddrFrom4([4]byte(ip.DstIP.To4()))
 		f.IPProto, f.TOS, f.TTL = uint8(ip.Protocol), ip.TOS, ip.TTL
@@ -593,6 +605,7 @@ func IPv6ShiftOf(tc uint8) uint8 {
 // first DetectFrames frames (no IPv6 Homa, or only ambiguous classes). It
 // returns the error of a damaged file.
 func DetectIPv6Shift(r *Reader) (uint8, error) {
+	r.limit = DetectFrames
 	for {
 		f, err := r.Next()
 		if errors.Is(err, io.EOF) {
@@ -642,6 +655,7 @@ func detectFormat(r *Reader) (v wire.Version, shift uint8, err error) {
 	seen := map[wire.Version]int{}
 	ack12, ack10 := 0, 0 // DATA whose bytes 49..51 do (not) show a 12-byte homa_ack
 	old, homa := 0, 0    // Homa frames with the pre-263f8c2 header; all Homa frames
+	r.limit = DetectFrames
 	for {
 		f, err := r.Next()
 		if err != nil || f.Number > DetectFrames {

@@ -65,6 +65,10 @@ type IPHeader struct {
 	TTL uint8
 	// BadChecksum is set for an IPv4 header whose checksum does not verify.
 	BadChecksum bool
+	// Fragment is set for an IPv4 fragment (more fragments set or a
+	// nonzero fragment offset): a first fragment, the only one that holds
+	// the Homa header.
+	Fragment bool
 }
 
 // ICMP is an ICMP or ICMPv6 destination-unreachable message about a Homa

@@ -271,8 +271,9 @@ func TestWire011OneIDTwoServers(t *testing.T) {
 }
 
 // TestWire015IPHeader: the IP layer writes a nonzero TTL and a valid IPv4
-// header checksum (WIRE-07): a frame read with TTL 0, hop limit 0 or a bad
-// IPv4 header checksum is a violation, one read with TTL 64 passes, and an
+// header checksum and does not fragment (WIRE-07): a frame read with TTL
+// 0, hop limit 0, a bad IPv4 header checksum or as a fragment is a
+// violation, one read with TTL 64 passes, and an
 // event built without an IP header (IP.Known unset) is not judged.
 func TestWire015IPHeader(t *testing.T) {
 	b := newTrace(t, wire.VersionCurrent)
@@ -290,9 +291,11 @@ func TestWire015IPHeader(t *testing.T) {
 	b.client, b.server = netip.MustParseAddr("fd00::1"), netip.MustParseAddr("fd00::2")
 	hop0 := data(18, ip(0, false))
 	data(20, ip(1, true)) // IPv6 has no header checksum
+	b.client, b.server = netip.MustParseAddr("198.18.0.1"), netip.MustParseAddr("198.18.0.2")
+	frag := data(22, func(e *Event) { e.IP = IPHeader{Known: true, TTL: 64, Fragment: true} })
 	rep := b.check("linux", "HOMA-WIRE-015")
-	wantViolations(t, rep, "HOMA-WIRE-015", ttl0, bad, hop0)
-	wantCounts(t, rep, "HOMA-WIRE-015", 5, 2, 3, 0)
+	wantViolations(t, rep, "HOMA-WIRE-015", ttl0, bad, hop0, frag)
+	wantCounts(t, rep, "HOMA-WIRE-015", 6, 2, 4, 0)
 }
 
 // TestWire014Restart: a client told RPC_UNKNOWN by the server restarts

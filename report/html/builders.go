@@ -54,6 +54,11 @@ type CheckFile struct {
 	// Strict: SHOULD violations fail the check too (check --strict);
 	// otherwise they are warnings.
 	Strict bool
+	// Incomplete, when set, says why the check could not judge the
+	// capture whole (check's verdict INCOMPLETE, exit 2: the snap length
+	// hid headers, one direction only, nothing judged ...). Damaged
+	// without Incomplete counts as incomplete too.
+	Incomplete string
 	// Tester, when set, says whether a finding is charged to a tester
 	// (check.FileReport.TesterCharged): neither a failure nor a warning
 	// of the implementation.
@@ -66,12 +71,14 @@ type CheckFile struct {
 // the sequence graph of its RPC (at most MaxGraphs) and the command that
 // checks for that rule alone, and the SHOULD warnings and the findings
 // charged to a tester as one line each. The verdict counts what fails the
-// check, as check's text, JSON and JUnit outputs do. dir is where the page
+// check, as check's text, JSON and JUnit outputs do: FAIL for violations
+// or a file not checked, else INCOMPLETE for a file not judged whole. dir is where the page
 // goes (links are made relative to it); command the command line.
 func CheckPage(files []CheckFile, dir, command string) *Page {
 	p := &Page{Title: "homatest check", Command: command, Pass: true}
 	var names []string
 	graphs, must, should, warned, tester, unchecked := 0, 0, 0, 0, 0, 0
+	var incomplete []string
 	for _, f := range files {
 		names = append(names, f.File)
 		if f.Error != "" {
@@ -80,8 +87,14 @@ func CheckPage(files []CheckFile, dir, command string) *Page {
 			p.Failures = append(p.Failures, Failure{Title: f.File + ": not checked", Observed: f.Error})
 			continue
 		}
-		if f.Damaged != "" {
+		switch {
+		case f.Incomplete != "":
 			p.Pass = false
+			incomplete = append(incomplete, f.Incomplete)
+			p.Failures = append(p.Failures, Failure{Title: f.File + ": not judged whole", Observed: f.Incomplete})
+		case f.Damaged != "":
+			p.Pass = false
+			incomplete = append(incomplete, f.Damaged)
 			p.Failures = append(p.Failures, Failure{Title: f.File + ": checked up to the damage", Observed: f.Damaged})
 		}
 		rep := f.Report
@@ -176,6 +189,10 @@ func CheckPage(files []CheckFile, dir, command string) *Page {
 		parts = append(parts, plural.Of(warned, "SHOULD warning", "SHOULD warnings"))
 	}
 	switch {
+	case !p.Pass && len(parts) == 0 && len(incomplete) == 1:
+		p.Verdict = "INCOMPLETE: " + incomplete[0]
+	case !p.Pass && len(parts) == 0:
+		p.Verdict = "INCOMPLETE: " + plural.Of(len(incomplete), "file", "files") + " not judged whole"
 	case !p.Pass:
 		p.Verdict = "FAIL: " + strings.Join(parts, "; ")
 	case warned > 0:

@@ -151,6 +151,21 @@ func TestCheckPageVerdict(t *testing.T) {
 	if p := CheckPage([]CheckFile{{File: "x.pcap", Report: &spec.Report{Profile: "linux"}}}, "", ""); !p.Pass || p.Verdict != "PASS" {
 		t.Errorf("clean: %v %q", p.Pass, p.Verdict)
 	}
+	// Not judged whole (check's INCOMPLETE, exit 2): neither PASS nor a
+	// FAIL with nothing failed; a violation still makes it FAIL.
+	clean := &spec.Report{Profile: "linux"}
+	p = CheckPage([]CheckFile{{File: "x.pcap", Report: clean, Incomplete: "the snap length cut every Homa header"}}, "", "")
+	if p.Pass || p.Verdict != "INCOMPLETE: the snap length cut every Homa header" || len(p.Failures) != 1 {
+		t.Errorf("incomplete: pass %v, %q, failures %d", p.Pass, p.Verdict, len(p.Failures))
+	}
+	p = CheckPage([]CheckFile{{File: "x.pcap", Report: clean, Damaged: "cut at frame 9"}, {File: "y.pcap", Report: clean, Incomplete: "one direction"}}, "", "")
+	if p.Pass || p.Verdict != "INCOMPLETE: 2 files not judged whole" {
+		t.Errorf("damaged and incomplete: pass %v, %q", p.Pass, p.Verdict)
+	}
+	p = CheckPage([]CheckFile{{File: "x.pcap", Report: rep, Incomplete: "one direction"}}, "", "")
+	if p.Pass || p.Verdict != "FAIL: 1 MUST violation; 1 SHOULD warning" {
+		t.Errorf("incomplete with a MUST violation: pass %v, %q", p.Pass, p.Verdict)
+	}
 }
 
 // TestRunPageUnsupported: the run page lists unsupported specs one line

@@ -293,14 +293,16 @@ func incompleteWhy(fr check.FileReport) string {
 	case fr.Damaged != "":
 		return fr.Damaged
 	case fr.Verdict != "incomplete":
+	case fr.SnapHint != "":
+		// The snap length hid headers: the root of "one direction" or
+		// "nothing judged" in such a capture.
+		return fr.SnapHint
 	case fr.MergedHint != "":
 		return fr.MergedHint
 	case fr.OneEndHint != "":
 		return fr.OneEndHint
 	case fr.NothingJudged != "":
 		return fr.NothingJudged
-	case fr.SnapHint != "":
-		return fr.SnapHint
 	case fr.CaptureDropsHint != "":
 		return fr.CaptureDropsHint
 	default:

@@ -43,6 +43,9 @@ func writeCheckHTML(w io.Writer, o *checkOpts, reports []check.FileReport) error
 		if fr.Stats != nil {
 			cf.Packets = fr.Stats.Homa
 		}
+		if fr.Error == "" && fr.Verdict == "incomplete" {
+			cf.Incomplete = incompleteWhy(*fr)
+		}
 		if len(reports) == 1 {
 			cf.Annotated = o.annotate
 		}
