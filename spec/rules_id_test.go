@@ -99,3 +99,35 @@ func TestID002RequestPort(t *testing.T) {
 		wantViolations(t, rep, "HOMA-ID-002")
 	})
 }
+
+// TestID004PacedRequest: the first packet of a new RPC whose id is below
+// one the host had acked more than response_timeout before is a
+// violation for a short request, which leaves at once, and inconclusive
+// for one the sender paces (over defer_min_bytes): SRPT may have held it
+// behind the shorter messages (SND-04). (Reusing the acked RPC's own id
+// stays a violation: TestRestartStartsSection.)
+func TestID004PacedRequest(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		id     uint64
+		reqLen uint32
+		want   Status
+	}{
+		{"short", 8, 100, Violated},
+		{"paced", 8, 100000, Inconclusive},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			b := newTrace(t, wire.VersionCurrent)
+			b.smallRPC(10, 100, 1)
+			b.smallRPC(12, 100, 1)
+			late := b.after(30*time.Millisecond).data(true, c.id, c.reqLen, 0, int(min(c.reqLen, 1424)), 7, nil)
+			rep := b.check("linux", "HOMA-ID-004")
+			switch c.want {
+			case Violated:
+				wantViolations(t, rep, "HOMA-ID-004", late)
+			default:
+				wantInconclusive(t, rep, "HOMA-ID-004", late)
+			}
+		})
+	}
+}
