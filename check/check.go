@@ -312,7 +312,7 @@ func checkFile(o Options, file string) FileReport {
 		fr.Error = err.Error()
 		return fr
 	}
-	fr.CaptureComments, _ = pcap.SectionCommentsPath(file) // PrescanPath opened it
+	fr.CaptureComments, _ = pcap.SectionCommentsPath(ctx, file) // PrescanPath opened it
 	if len(fr.CaptureComments) > 0 {
 		fr.CaptureComment = fr.CaptureComments[0]
 	}

@@ -181,6 +181,12 @@ type Found struct {
 	// Capture is the shrunk case's IUT view as pcapng, with the finding
 	// as a packet comment on its frame.
 	Capture []byte `json:"-"`
+	// ScriptFile, ReplayCommand and CaptureFile are where a driver wrote
+	// Script and Capture and the command that replays the script ("":
+	// not written; homatest explore fills them in its run folder).
+	ScriptFile    string `json:"script,omitempty"`
+	ReplayCommand string `json:"replay,omitempty"`
+	CaptureFile   string `json:"capture,omitempty"`
 }
 
 // session is one Explore call.

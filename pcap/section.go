@@ -3,6 +3,7 @@ package pcap
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/binary"
 	"errors"
 	"io"
@@ -111,14 +112,15 @@ func readErr(err error) error {
 
 // SectionCommentsPath returns the section-header comments
 // (SectionComments) of the capture at path ("-": standard input, read as
-// OpenPath reads it, so that it can be read again).
-func SectionCommentsPath(path string) ([]string, error) {
+// OpenPath reads it, so that it can be read again). Reading a stream that
+// is still being written stops once ctx ends (nil: never), with its error.
+func SectionCommentsPath(ctx context.Context, path string) ([]string, error) {
 	sp, ok, err := stream(path)
 	if err != nil {
 		return nil, err
 	}
 	if ok {
-		return SectionComments(sp.newReader(nil))
+		return SectionComments(sp.newReader(ctx))
 	}
 	f, err := os.Open(path)
 	if err != nil {

@@ -2,6 +2,7 @@ package pcap
 
 import (
 	"bytes"
+	"context"
 	"encoding/binary"
 	"os"
 	"path/filepath"
@@ -71,10 +72,10 @@ func TestSectionComments(t *testing.T) {
 	if err := os.WriteFile(path, b, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if got, err := SectionCommentsPath(path); err != nil || !slices.Equal(got, want) {
+	if got, err := SectionCommentsPath(context.Background(), path); err != nil || !slices.Equal(got, want) {
 		t.Errorf("SectionCommentsPath = %q, %v; want %q", got, err, want)
 	}
-	if _, err := SectionCommentsPath(filepath.Join(t.TempDir(), "missing.pcapng")); err == nil {
+	if _, err := SectionCommentsPath(context.Background(), filepath.Join(t.TempDir(), "missing.pcapng")); err == nil {
 		t.Errorf("SectionCommentsPath of a missing file: no error")
 	}
 	classic, err := os.ReadFile(filepath.Join("testdata", "real", "linux-6.13-proto146", "a-small-rpcs.pcap"))

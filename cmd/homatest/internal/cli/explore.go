@@ -181,6 +181,11 @@ func (o *exploreOpts) run(cmd *cobra.Command) error {
 	if werr != nil {
 		return usageErr(werr)
 	}
+	for i := range res.Failures {
+		if f := res.Failures[i]; i < len(paths) && paths[i].script != "" {
+			f.ScriptFile, f.ReplayCommand, f.CaptureFile = paths[i].script, o.replayCommand(i+1, f.Rule), paths[i].capture
+		}
+	}
 	if err := atomicfile.Write(filepath.Join(o.artifacts, "result.json"), func(w io.Writer) error {
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")

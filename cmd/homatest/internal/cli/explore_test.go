@@ -45,6 +45,9 @@ func TestExploreFindShrinkReplay(t *testing.T) {
 		Failures []struct {
 			Rule    string `json:"rule"`
 			Packets int    `json:"packets"`
+			Script  string `json:"script"`
+			Replay  string `json:"replay"`
+			Capture string `json:"capture"`
 		} `json:"failures"`
 	}
 	if b, err := os.ReadFile(filepath.Join(dir, "result.json")); err != nil || json.Unmarshal(b, &res) != nil || len(res.Failures) != 1 {
@@ -52,6 +55,10 @@ func TestExploreFindShrinkReplay(t *testing.T) {
 	}
 	if f := res.Failures[0]; f.Rule != "HOMA-GRANT-002" || f.Packets < 1 || f.Packets > 20 {
 		t.Errorf("result.json failure %+v, want HOMA-GRANT-002 shrunk to 1..20 packets", f)
+	}
+	// The files and the replay command, as the text summary gives them.
+	if f := res.Failures[0]; f.Script != script || f.Replay != replayCmd || f.Capture != filepath.Join(dir, "failure-1-HOMA-GRANT-002.pcapng") {
+		t.Errorf("result.json failure: script %q replay %q capture %q, want %q, %q and the .pcapng beside it", f.Script, f.Replay, f.Capture, script, replayCmd)
 	}
 	// Replayed as the header says (no --param): the script's parameters.
 	rdir := t.TempDir()

@@ -230,6 +230,16 @@ func TestScenarioRunAndReplay(t *testing.T) {
 	if !rep.Same || rep.PlanDrops != 2 || rep.Summary.OK != 3 || rep.Summary.Seed != 11 || rep.Original != a {
 		t.Errorf("replay report %+v", rep)
 	}
+	// Into the folder it replays, by another name: refused, the folder
+	// untouched (it would be overwritten and compared with itself).
+	summary, _ := os.ReadFile(filepath.Join(a, "summary.json"))
+	_, err, code = run(t, "replay", a, "--artifacts", a+"/.", "-q")
+	if code != ExitUsage || err == nil || !strings.Contains(err.Error(), "is the run folder being replayed") {
+		t.Errorf("replay into its own folder: exit %d, %v; want 2 saying so", code, err)
+	}
+	if now, _ := os.ReadFile(filepath.Join(a, "summary.json")); len(summary) == 0 || !bytes.Equal(now, summary) {
+		t.Errorf("replay into its own folder changed its summary.json (%d bytes before, %d after)", len(summary), len(now))
+	}
 	if left := newLeftovers(t, before); len(left) > 0 {
 		t.Errorf("namespaces left behind: %v", left)
 	}
