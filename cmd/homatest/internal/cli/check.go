@@ -320,7 +320,8 @@ func violatedFiles(reports []check.FileReport) []string {
 	return out
 }
 
-// sameFile reports whether paths a and b name the same existing file.
+// sameFile reports whether paths a and b name the same existing file or
+// directory (through symlinks, "..", or hard-linked names alike).
 func sameFile(a, b string) bool {
 	sa, err := os.Stat(a)
 	if err != nil {

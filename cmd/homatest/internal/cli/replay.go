@@ -70,7 +70,7 @@ file "interrupted").`,
 			}
 			if o.artifacts == "" {
 				o.artifacts = dir + "-replay-" + time.Now().Format("20060102-150405")
-			} else if sameDir(o.artifacts, dir) {
+			} else if sameFile(o.artifacts, dir) {
 				return usageErr(fmt.Errorf("--artifacts %s is the run folder being replayed: the replay would overwrite it and compare it with itself; give a new folder, or leave --artifacts out (%s-replay-<time>)", o.artifacts, dir))
 			}
 			res, err := o.run(cmd, s)
@@ -116,13 +116,3 @@ file "interrupted").`,
 	return cmd
 }
 
-// sameDir reports whether paths a and b name the same existing directory
-// (through symlinks, "..", or hard-linked names alike).
-func sameDir(a, b string) bool {
-	sa, err := os.Stat(a)
-	if err != nil {
-		return false
-	}
-	sb, err := os.Stat(b)
-	return err == nil && os.SameFile(sa, sb)
-}
