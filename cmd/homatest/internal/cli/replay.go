@@ -115,4 +115,3 @@ file "interrupted").`,
 	o.flags(cmd, false, false)
 	return cmd
 }
-
