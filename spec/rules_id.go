@@ -126,9 +126,10 @@ func idRules2() []*Rule {
 				if !ok || e.Time.Sub(a.time) <= c.P.ResponseTimeout {
 					return Pass()
 				}
-				if id <= a.id && r == nil && e.Type() == wire.TypeData && e.Packet.Data().MessageLength() > deferMinBytes {
-					// Not the acked RPC's own id, and a request the sender
-					// paces: SRPT may have held its first packet behind
+				if id < a.id && r == nil && e.Type() == wire.TypeData && e.Packet.Data().MessageLength() > deferMinBytes {
+					// Below the acked id (the acked id itself, new again,
+					// is a reuse or a bogus ack either way), and a request
+					// the sender paces: SRPT may have held its first packet behind
 					// shorter messages for as long as they kept the uplink
 					// busy (SND-04), so its id may be older than theirs.
 					return Unsure("new RPC %d from %v after %v's RPC %d was acknowledged %v earlier (frame %d): its %d-byte request is paced, and the sender's SRPT may have held its first packet behind shorter messages",

@@ -115,11 +115,15 @@ func TestID004PacedRequest(t *testing.T) {
 	}{
 		{"short", 8, 100, Violated},
 		{"paced", 8, 100000, Inconclusive},
+		// The acked id itself (an ack named it before it began, as a
+		// piggy-backed ack of a future RPC would): a violation.
+		{"paced, the acked id", 14, 100000, Violated},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			b := newTrace(t, wire.VersionCurrent)
 			b.smallRPC(10, 100, 1)
 			b.smallRPC(12, 100, 1)
+			b.ack(12, 14) // names RPC 14, which has not begun
 			late := b.after(30*time.Millisecond).data(true, c.id, c.reqLen, 0, int(min(c.reqLen, 1424)), 7, nil)
 			rep := b.check("linux", "HOMA-ID-004")
 			switch c.want {
