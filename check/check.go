@@ -721,7 +721,7 @@ func runRules(file string, ro pcap.ReaderOptions, plan capturePlan, judge spec.J
 		// A pcapng declares its drops in statistics blocks at its end.
 		// So do frames whose Homa header the snap length cut: their
 		// packets are unseen (pcap.Stats.SnapUnseen).
-		c.SetCaptureDrops(max(judge.CaptureDrops, st.CaptureDrops) + uint64(st.SnapUnseen()))
+		c.SetCaptureDrops(max(judge.CaptureDrops, st.CaptureDrops) + uint64(st.Unseen()))
 		out.rep = c.Finish()
 		if out.rep.Violations == nil {
 			out.rep.Violations = []spec.Finding{}
@@ -746,7 +746,7 @@ func runRules(file string, ro pcap.ReaderOptions, plan capturePlan, judge spec.J
 		jv := judge
 		// (Frames whose Homa header the snap length cut are counted for
 		// the whole capture, not per port: each port may miss them all.)
-		jv.CaptureDrops = max(judge.CaptureDrops, st.IfaceDrops[i]) + uint64(st.SnapUnseen())
+		jv.CaptureDrops = max(judge.CaptureDrops, st.IfaceDrops[i]) + uint64(st.Unseen())
 		hr := jv.Host(h, views[i])
 		hrs = append(hrs, hr)
 		out.hosts = append(out.hosts, HostResult{Host: h.String(), Interface: fmt.Sprint(i), Violations: len(hr.Violations), Excused: len(hr.Excused)})
@@ -762,7 +762,7 @@ func runRules(file string, ro pcap.ReaderOptions, plan capturePlan, judge spec.J
 		feed(e)
 	}
 	out.rep = mergeHostReports(hrs)
-	out.rep.CaptureDrops = max(out.rep.CaptureDrops, max(judge.CaptureDrops, st.CaptureDrops)+uint64(st.SnapUnseen()))
+	out.rep.CaptureDrops = max(out.rep.CaptureDrops, max(judge.CaptureDrops, st.CaptureDrops)+uint64(st.Unseen()))
 	return out, nil
 }
 
@@ -862,17 +862,20 @@ func dropsHint(rep *spec.Report, st pcap.Stats, flag uint64) (from, hint string)
 	if rep.CaptureDrops == 0 {
 		return "", ""
 	}
-	cut := uint64(st.SnapUnseen())
+	cut, link := uint64(st.SnapUnseen()), uint64(st.UnreadLink())
 	from = "--capture-drops"
 	recapture := "re-capture with a larger buffer (tcpdump -B KIB, dumpcap -B MIB) to judge them"
 	switch {
 	case rep.CaptureDrops == cut:
 		from, recapture = "snap length", "re-capture with -s 0 to judge them"
+	case rep.CaptureDrops == cut+link:
+		from, recapture = "unreadable link types", "capture on an Ethernet, cooked (SLL, SLL2), raw IP or loopback interface to judge them"
 	case rep.CaptureDropsShown != "" && max(flag, st.CaptureDrops) < rep.CaptureDrops:
 		from = "the capture's own evidence"
 	case st.CaptureDrops >= flag:
 		from = "interface statistics"
 	}
+	cut += link // below, cut counts both kinds of unread frames
 	dropped := "the capture dropped " + plural.Of64(rep.CaptureDrops-cut, "packet", "packets")
 	if rep.CaptureDrops-cut == 1 {
 		dropped = "the capture dropped 1 packet"
@@ -881,9 +884,21 @@ func dropsHint(rep *spec.Report, st pcap.Stats, flag uint64) (from, hint string)
 		dropped = fmt.Sprintf("the capture shows it missed %s (%s)", plural.Of64(rep.CaptureDrops-cut, "packet", "packets"), rep.CaptureDropsShown)
 	}
 	if cut > 0 {
-		unread := plural.Of64(cut, "frame with its Homa header cut by the snap length is an unseen packet", "frames with their Homa header cut by the snap length are unseen packets")
-		if cut == 1 {
+		snap := cut - link
+		unread := plural.Of64(snap, "frame with its Homa header cut by the snap length is an unseen packet", "frames with their Homa header cut by the snap length are unseen packets")
+		if snap == 1 {
 			unread = "1 frame with its Homa header cut by the snap length is an unseen packet"
+		}
+		if link > 0 {
+			l := plural.Of64(link, "frame on a link type homatest cannot read is an unseen packet", "frames on a link type homatest cannot read are unseen packets")
+			if link == 1 {
+				l = "1 frame on a link type homatest cannot read is an unseen packet"
+			}
+			if snap == 0 {
+				unread = l
+			} else {
+				unread += " and " + l
+			}
 		}
 		if rep.CaptureDrops == cut {
 			dropped = unread

@@ -11,7 +11,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gopacket/gopacket/pcapgo"
 	"github.com/homatest/homatest/internal/stall"
+
 	"github.com/homatest/homatest/pcap"
 	"github.com/homatest/homatest/spec"
 	"github.com/homatest/homatest/spec/wire"
@@ -484,22 +486,65 @@ func TestDropsHint(t *testing.T) {
 		flag     uint64
 		from     string
 		want     string
+		other    map[string]int
 	}{
-		{spec.Report{}, 0, 0, "", ""},
+		{spec.Report{CaptureDrops: 5, CaptureDropLimit: 30, CaptureDropExcused: 2}, 0, 0, "unreadable link types",
+			"5 frames on a link type homatest cannot read are unseen packets: 2 findings", map[string]int{"unsupported-link-UnknownLinkType": 5, "arp": 3}},
+		{spec.Report{}, 0, 0, "", "", nil},
 		{spec.Report{CaptureDrops: 3, CaptureDropLimit: 18, CaptureDropExcused: 7}, 3, 0, "interface statistics",
-			"the capture dropped 3 packets: 7 findings that rest on a packet not seen may be its doing and are inconclusive; re-capture"},
+			"the capture dropped 3 packets: 7 findings that rest on a packet not seen may be its doing and are inconclusive; re-capture", nil},
 		{spec.Report{CaptureDrops: 1, CaptureDropLimit: 6, CaptureDropExcused: 1}, 0, 1, "--capture-drops",
-			"the capture dropped 1 packet: 1 finding that rests on a packet not seen may be its doing and is inconclusive; re-capture"},
+			"the capture dropped 1 packet: 1 finding that rests on a packet not seen may be its doing and is inconclusive; re-capture", nil},
 		{spec.Report{CaptureDrops: 1, CaptureDropLimit: 6, CaptureDropTooMany: true}, 1, 0, "interface statistics",
-			"the capture dropped 1 packet, which can touch at most 6 RPCs, but the findings that rest on a packet not seen are at more: they cannot all be the capture's doing and stay violations; re-capture"},
+			"the capture dropped 1 packet, which can touch at most 6 RPCs, but the findings that rest on a packet not seen are at more: they cannot all be the capture's doing and stay violations; re-capture", nil},
 		{spec.Report{CaptureDrops: 4, CaptureDropLimit: 12, CaptureDropExcused: 2, CaptureDropTooMany: true}, 2, 4, "--capture-drops",
-			"the capture dropped 4 packets: 2 findings that rest on a packet not seen may be its doing and are inconclusive, but at some ports"},
+			"the capture dropped 4 packets: 2 findings that rest on a packet not seen may be its doing and are inconclusive, but at some ports", nil},
 		{spec.Report{CaptureDrops: 2, CaptureDropLimit: 12}, 2, 0, "interface statistics",
-			"the capture dropped 2 packets; no violation rests on a packet it may have missed"},
+			"the capture dropped 2 packets; no violation rests on a packet it may have missed", nil},
 	} {
-		from, hint := dropsHint(&tc.rep, pcap.Stats{CaptureDrops: tc.declared}, tc.flag)
+		from, hint := dropsHint(&tc.rep, pcap.Stats{CaptureDrops: tc.declared, Other: tc.other}, tc.flag)
 		if from != tc.from || !strings.HasPrefix(hint, tc.want) || (tc.want == "") != (hint == "") {
 			t.Errorf("%+v: from %q hint %q; want %q and a hint starting %q", tc.rep, from, hint, tc.from, tc.want)
 		}
+	}
+}
+
+// TestFileUnreadLink: a capture whose every other frame is on an
+// interface of a link type homatest cannot read (147, user-defined) is
+// not judged as if those frames did not exist: they count as unseen
+// packets, the findings resting on them are inconclusive, and the verdict
+// is incomplete, not fail.
+func TestFileUnreadLink(t *testing.T) {
+	f, err := os.Open(filepath.Join(realDir, "linux-6.13-proto146/a-small-rpcs.pcap"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	in, err := pcapgo.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "mixed.pcapng")
+	w, err := pcap.Create(path, pcap.Interface{Name: "eth"}, pcap.Interface{Name: "usr", LinkType: 147})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; ; i++ {
+		data, ci, err := in.ReadPacketData()
+		if err != nil {
+			break
+		}
+		if err := w.WritePacket(i%2, ci.Timestamp, data, ci.Length, ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	fr := File(opts(), path)
+	if fr.Error != "" || fr.Verdict != "incomplete" || fr.Must != 0 || fr.CaptureDropsFrom != "unreadable link types" ||
+		!strings.HasPrefix(fr.CaptureDropsHint, "23 frames on a link type homatest cannot read are unseen packets") {
+		t.Errorf("verdict %s (%d MUST, error %q), drops from %q: %s; want incomplete, 0 MUST, 23 unread frames",
+			fr.Verdict, fr.Must, fr.Error, fr.CaptureDropsFrom, fr.CaptureDropsHint)
 	}
 }

@@ -2,6 +2,7 @@ package pcap
 
 import (
 	"net/netip"
+	"strings"
 	"time"
 
 	"github.com/gopacket/gopacket/layers"
@@ -154,6 +155,24 @@ type Stats struct {
 // more than it can spare (SnapCut but not SnapComplete): packets the
 // checker's trace and all but a few rules do not see.
 func (s *Stats) SnapUnseen() int { return s.SnapCut - s.SnapComplete }
+
+// UnreadLink returns the number of frames of link types the reader cannot
+// peel (Other's "unsupported-link-<name>" kinds): whatever packets they
+// carried are unseen, as a capture's drops are.
+func (s *Stats) UnreadLink() int {
+	n := 0
+	for k, c := range s.Other {
+		if strings.HasPrefix(k, unsupportedLink) {
+			n += c
+		}
+	}
+	return n
+}
+
+// Unseen returns the frames the capture holds whose Homa packets, if
+// any, could not be read: cut by the snap length (SnapUnseen) or on a
+// link type the reader cannot peel (UnreadLink).
+func (s *Stats) Unseen() int { return s.SnapUnseen() + s.UnreadLink() }
 
 // Count returns the number of Homa frames of type t.
 func (s *Stats) Count(t wire.PacketType) int {

@@ -5,6 +5,10 @@ import (
 	"github.com/gopacket/gopacket/layers"
 )
 
+// unsupportedLink prefixes Stats.Other's kind for frames of a link type
+// the reader cannot peel.
+const unsupportedLink = "unsupported-link-"
+
 // linkParser peels the link layer and IP header of one link type with a
 // reusable DecodingLayerParser, so that reading does not allocate.
 type linkParser struct {
@@ -23,7 +27,7 @@ type linkParser struct {
 }
 
 func newLinkParser(lt layers.LinkType) *linkParser {
-	lp := &linkParser{decoded: make([]gopacket.LayerType, 0, 8), unsup: "unsupported-link-" + lt.String()}
+	lp := &linkParser{decoded: make([]gopacket.LayerType, 0, 8), unsup: unsupportedLink + lt.String()}
 	mk := func(first gopacket.LayerType) *gopacket.DecodingLayerParser {
 		p := gopacket.NewDecodingLayerParser(first, &lp.eth, &lp.loop, &lp.dot1q, &lp.sll, &lp.sll2, &lp.ip4, &lp.ip6)
 		p.IgnoreUnsupported = true
