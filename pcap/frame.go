@@ -49,8 +49,9 @@ type Frame struct {
 	Hijacked bool
 	// TTL is the IPv4 time to live or the IPv6 hop limit; BadIPChecksum
 	// is set when the IPv4 header checksum does not verify; Fragment for
-	// the first fragment of a fragmented IPv4 Homa packet (later fragments
-	// hold no Homa header: Stats.Other counts them as "fragment").
+	// the first fragment of a fragmented IPv4 or IPv6 Homa packet (later
+	// fragments hold no Homa header: Stats.Other counts them as
+	// "fragment").
 	TTL           uint8
 	BadIPChecksum bool
 	Fragment      bool

@@ -141,3 +141,46 @@ func TestDetectFramesCountsEveryFrame(t *testing.T) {
 		}
 	}
 }
+
+// TestSkipIPv6Ext: the walk past IPv6 extension headers to Homa
+// (RFC 8200 4.1): routing and destination options by their length byte,
+// a fragment header by its 8 bytes; an atomic fragment (offset 0, no more
+// fragments) is a whole packet, a first fragment is read as one, a later
+// one holds no Homa header; a cut header stops the walk.
+func TestSkipIPv6Ext(t *testing.T) {
+	homa := []byte{0x80, 0x01, 0x0f, 0xa0}
+	ext := func(next byte, words int) []byte { // 8*(words+1) bytes
+		b := make([]byte, 8*(words+1))
+		b[0], b[1] = next, byte(words)
+		return b
+	}
+	fragHdr := func(next byte, off uint16, more bool) []byte {
+		b := []byte{next, 0, byte(off >> 5), byte(off<<3) & 0xf8, 0, 0, 0, 1}
+		if more {
+			b[3] |= 1
+		}
+		return b
+	}
+	cat := func(parts ...[]byte) []byte { return bytes.Join(parts, nil) }
+	for _, c := range []struct {
+		name        string
+		next        uint8
+		in          []byte
+		proto       uint8
+		skipped     int
+		frag, later bool
+	}{
+		{"none", 146, homa, 146, 0, false, false},
+		{"destination options", 60, cat(ext(146, 0), homa), 146, 8, false, false},
+		{"routing then destination", 43, cat(ext(60, 1), ext(146, 0), homa), 146, 24, false, false},
+		{"atomic fragment", 44, cat(fragHdr(146, 0, false), homa), 146, 8, false, false},
+		{"first fragment", 44, cat(fragHdr(146, 0, true), homa), 146, 8, true, false},
+		{"later fragment", 44, cat(fragHdr(146, 185, false), homa), 146, 8, true, true},
+		{"cut", 60, ext(146, 1)[:8], 60, 0, false, false},
+	} {
+		proto, rest, skipped, frag, later := skipIPv6Ext(c.next, c.in)
+		if proto != c.proto || skipped != c.skipped || frag != c.frag || later != c.later || len(rest) != len(c.in)-skipped {
+			t.Errorf("%s: proto %d skipped %d frag %v later %v rest %d bytes; want %d %d %v %v", c.name, proto, skipped, frag, later, len(rest), c.proto, c.skipped, c.frag, c.later)
+		}
+	}
+}

@@ -417,6 +417,15 @@ func (r *Reader) decode(data []byte, ci gopacket.CaptureInfo, lt layers.LinkType
 		if ip.HopByHop != nil {
 			wireLen -= len(ip.HopByHop.Contents)
 		}
+		var skipped int
+		var frag, later bool
+		f.IPProto, payload, skipped, frag, later = skipIPv6Ext(f.IPProto, payload)
+		wireLen -= skipped
+		if later {
+			r.other("fragment")
+			return false
+		}
+		f.Fragment = frag
 	}
 	switch f.IPProto {
 	case wire.IPProtoHoma, wire.IPProtoHoma2024:
@@ -745,4 +754,40 @@ func ipv4HeaderChecksumOK(h []byte) bool {
 		sum = sum&0xffff + sum>>16
 	}
 	return sum == 0xffff
+}
+
+// skipIPv6Ext walks the IPv6 extension headers after the hop-by-hop one
+// (routing 43, destination options 60, fragment 44; RFC 8200 4.1) that
+// start payload, next their first next-header value, and returns the
+// upper-layer protocol, its bytes, the extension bytes skipped, whether a
+// fragment header of a fragmented packet was among them, and whether that
+// fragment is a later one (nonzero offset), which holds no upper-layer
+// header. A header the
+// capture cut stops the walk where it starts.
+func skipIPv6Ext(next uint8, payload []byte) (proto uint8, rest []byte, skipped int, frag, later bool) {
+	for {
+		switch next {
+		case uint8(layers.IPProtocolIPv6Routing), uint8(layers.IPProtocolIPv6Destination):
+			if len(payload) < 2 {
+				return next, payload, skipped, frag, later
+			}
+			n := (int(payload[1]) + 1) * 8
+			if n > len(payload) {
+				return next, payload, skipped, frag, later
+			}
+			next, payload, skipped = payload[0], payload[n:], skipped+n
+		case uint8(layers.IPProtocolIPv6Fragment):
+			if len(payload) < 8 {
+				return next, payload, skipped, frag, later
+			}
+			// An atomic fragment (offset 0, no more fragments; RFC
+			// 6946) is a whole packet.
+			off := binary.BigEndian.Uint16(payload[2:4]) >> 3
+			frag = frag || off != 0 || payload[3]&1 != 0
+			later = later || off != 0
+			next, payload, skipped = payload[0], payload[8:], skipped+8
+		default:
+			return next, payload, skipped, frag, later
+		}
+	}
 }

@@ -65,9 +65,9 @@ type IPHeader struct {
 	TTL uint8
 	// BadChecksum is set for an IPv4 header whose checksum does not verify.
 	BadChecksum bool
-	// Fragment is set for an IPv4 fragment (more fragments set or a
-	// nonzero fragment offset): a first fragment, the only one that holds
-	// the Homa header.
+	// Fragment is set for an IP fragment (IPv4 more fragments or a
+	// nonzero offset; an IPv6 fragment header saying the same): a first
+	// fragment, the only one that holds the Homa header.
 	Fragment bool
 }
 

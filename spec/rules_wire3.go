@@ -13,7 +13,7 @@ func wireRules3() []*Rule {
 		{
 			ID: "HOMA-WIRE-015", Level: Must,
 			Facts:     []string{"WIRE-07"},
-			Statement: "Every Homa packet carries the IP header the kernel's IP layer writes: a nonzero TTL (IPv6: hop limit) and, over IPv4, a header checksum that verifies and no fragmentation.",
+			Statement: "Every Homa packet carries the IP header the kernel's IP layer writes: a nonzero TTL (IPv6: hop limit), over IPv4 a header checksum that verifies, and no fragmentation.",
 			Source:    "HomaModule homa_outgoing.c __homa_xmit_control, __homa_xmit_data (ip_queue_xmit and ip6_xmit write the IP header: the socket's TTL, ip_send_check)",
 			Capture:   "judged on frames a capture reader parsed (events built without an IP header are skipped), once per frame; a router decrements the TTL but never forwards 0, and no NIC offloads the IPv4 header checksum, so any capture point sees what the sender wrote",
 			Property: Each{Needs: NeedsIPHeader, Partial: true, Check: func(c *Ctx, e *Event) Result {
@@ -29,7 +29,7 @@ func wireRules3() []*Rule {
 				case e.IP.BadChecksum && !v6:
 					return Violation("IPv4 header checksum does not verify: a receiver drops the packet")
 				case e.IP.Fragment:
-					return Violation("IPv4 fragment of a Homa packet: the IP layer sends Homa packets whole, each within the MTU (HomaModule sizes segments by it), so none is fragmented")
+					return Violation("IP fragment of a Homa packet: the IP layer sends Homa packets whole, each within the MTU (HomaModule sizes segments by it), so none is fragmented")
 				}
 				return Pass()
 			}},
