@@ -2,7 +2,6 @@ package check
 
 import (
 	"errors"
-	"fmt"
 	"io"
 	"sort"
 	"strings"
@@ -52,7 +51,7 @@ func readPortViews(path string, o pcap.ReaderOptions, plan capturePlan) (map[int
 	}
 	st := r.Stats()
 	if st.Homa == 0 {
-		return views, st, fmt.Errorf("%s: %w", path, pcap.ErrNoHoma)
+		return views, st, pcap.NoHomaError(path, st)
 	}
 	return views, st, nil
 }

@@ -1,6 +1,9 @@
 package pcap
 
 import (
+	"fmt"
+	"strings"
+
 	"github.com/gopacket/gopacket"
 	"github.com/gopacket/gopacket/layers"
 )
@@ -27,7 +30,7 @@ type linkParser struct {
 }
 
 func newLinkParser(lt layers.LinkType) *linkParser {
-	lp := &linkParser{decoded: make([]gopacket.LayerType, 0, 8), unsup: unsupportedLink + lt.String()}
+	lp := &linkParser{decoded: make([]gopacket.LayerType, 0, 8), unsup: unsupportedLink + linkName(lt)}
 	mk := func(first gopacket.LayerType) *gopacket.DecodingLayerParser {
 		p := gopacket.NewDecodingLayerParser(first, &lp.eth, &lp.loop, &lp.dot1q, &lp.sll, &lp.sll2, &lp.ip4, &lp.ip6)
 		p.IgnoreUnsupported = true
@@ -111,4 +114,13 @@ func (lp *linkParser) isARP() bool {
 		}
 	}
 	return false
+}
+
+// linkName is lt's name, or its number where gopacket knows no name (its
+// String is then "UnknownLinkType", which does not say which).
+func linkName(lt layers.LinkType) string {
+	if n := lt.String(); !strings.HasPrefix(n, "Unknown") {
+		return n
+	}
+	return fmt.Sprint(int(lt))
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"io"
+	"strings"
 	"testing"
 	"time"
 
@@ -248,4 +249,19 @@ func TestBadFiles(t *testing.T) {
 			t.Fatalf("want a read error for the cut frame, got %v", err)
 		}
 	})
+}
+
+// TestNoHomaError: a capture without Homa whose frames are on a link type
+// the reader cannot peel says so, naming the type (by number where
+// gopacket has no name); one without such frames gives ErrNoHoma alone.
+func TestNoHomaError(t *testing.T) {
+	lp := newLinkParser(layers.LinkType(147))
+	st := Stats{Other: map[string]int{lp.unsup: 46, "arp": 2}}
+	err := NoHomaError("x.pcap", st)
+	if !errors.Is(err, ErrNoHoma) || !strings.HasSuffix(err.Error(), "; 46 frames are on link types homatest cannot read (147): capture on an Ethernet, cooked (SLL, SLL2), raw IP or loopback interface") {
+		t.Errorf("unsupported link: %v", err)
+	}
+	if err := NoHomaError("x.pcap", Stats{Other: map[string]int{"arp": 2}}); !errors.Is(err, ErrNoHoma) || err.Error() != "x.pcap: "+ErrNoHoma.Error() {
+		t.Errorf("other traffic only: %v", err)
+	}
 }

@@ -7,8 +7,11 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"sort"
+	"strings"
 	"sync"
 
+	"github.com/homatest/homatest/internal/plural"
 	"github.com/homatest/homatest/spec"
 )
 
@@ -321,9 +324,27 @@ func StreamPathFrames(path string, o ReaderOptions, frame func(*Reader, *Frame),
 	}
 	st := r.Stats()
 	if st.Homa == 0 {
-		return st, fmt.Errorf("%s: %w", path, ErrNoHoma)
+		return st, NoHomaError(path, st)
 	}
 	return st, nil
+}
+
+// NoHomaError is ErrNoHoma for the capture at path, read with stats st:
+// it names the link types the reader could not peel when st has frames of
+// them (the Homa packets may be there).
+func NoHomaError(path string, st Stats) error {
+	if n := st.UnreadLink(); n > 0 {
+		var kinds []string
+		for k := range st.Other {
+			if strings.HasPrefix(k, unsupportedLink) {
+				kinds = append(kinds, strings.TrimPrefix(k, unsupportedLink))
+			}
+		}
+		sort.Strings(kinds)
+		return fmt.Errorf("%s: %w; %s on link types homatest cannot read (%s): capture on an Ethernet, cooked (SLL, SLL2), raw IP or loopback interface",
+			path, ErrNoHoma, plural.Of(n, "frame is", "frames are"), strings.Join(kinds, ", "))
+	}
+	return fmt.Errorf("%s: %w", path, ErrNoHoma)
 }
 
 // DetectPathShift returns the IPv6 priority shift of the capture at path
