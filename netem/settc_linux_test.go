@@ -38,4 +38,25 @@ func TestSetTC(t *testing.T) {
 	if hasHTB() {
 		t.Error("the htb root is still there after the plan failed")
 	}
+	// A plan set, then a SetTC without one: the plan is gone, as the new
+	// call asked for nothing else.
+	drop, err := ParsePlan([]byte("rules:\n  - match: {type: GRANT, nth: 2}\n    action: {drop: true}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := SetTC(tp.nsA, tp.ifA, cfg, drop); err != nil {
+		t.Fatal(err)
+	}
+	if hits, err := TCPlanHits(tp.nsA, tp.ifA); err != nil || len(hits) != 1 {
+		t.Fatalf("plan hits %v, %v: want the plan's one rule", hits, err)
+	}
+	if err := SetTC(tp.nsA, tp.ifA, cfg, nil); err != nil {
+		t.Fatal(err)
+	}
+	if hits, err := TCPlanHits(tp.nsA, tp.ifA); err != nil || len(hits) != 0 {
+		t.Errorf("plan hits %v, %v after SetTC without a plan: want none", hits, err)
+	}
+	if !hasHTB() {
+		t.Error("no htb root after SetTC without a plan")
+	}
 }

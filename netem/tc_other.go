@@ -25,5 +25,8 @@ func ApplyTCPlan(ns netns.NsHandle, dev string, p *Plan) error { return ErrNotSu
 // DetectPlan returns ErrNotSupported: the tc backend's plans are nftables rules.
 func DetectPlan(p *Plan, dev string) ([]string, error) { return nil, ErrNotSupported }
 
+// RemoveTCPlan returns ErrNotSupported.
+func RemoveTCPlan(ns netns.NsHandle, dev string) error { return ErrNotSupported }
+
 // TCPlanHits returns ErrNotSupported.
 func TCPlanHits(ns netns.NsHandle, dev string) ([]PlanRuleHits, error) { return nil, ErrNotSupported }

@@ -389,6 +389,12 @@ func (k KernelFeatures) MissingPlan(p *Plan, dev string) ([]string, error) {
 	return missing, nil
 }
 
+// RemoveTCPlan removes the fault plan ApplyTCPlan put on dev's egress in
+// ns, if any (nothing there is not an error).
+func RemoveTCPlan(ns netns.NsHandle, dev string) error {
+	return resetNFTChain(ns, planChain(dev))
+}
+
 // TCPlanHits returns how many frames each plan rule on dev's egress has
 // fired on, by rule comment ("rule 0: name"), in rule order; nil when
 // there is no plan.
