@@ -46,8 +46,9 @@ A session (> sent to the agent, < its answers):
   > {"op":"shutdown","seq":5}
   < {"event":"bye","seq":5}
 
-Exit status: 0 after shutdown or when standard input ends; 2 for bad flags or
-when standard output cannot be written.`,
+Exit status: 0 after shutdown, when standard input ends, or on SIGINT or
+SIGTERM (an orderly stop, as a harness ends its agents; not the 130 of the
+other commands); 2 for bad flags or when standard output cannot be written.`,
 		Example: `  printf '%s\n' '{"op":"hello","seq":1,"protocol":1,"addrs":["127.0.0.1"]}' '{"op":"shutdown","seq":2}' | homatest agent --impl linux
   sudo ip netns exec h1 homatest agent --impl ref --log-level debug`,
 		Args: noArgs,

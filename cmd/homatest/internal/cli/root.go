@@ -95,7 +95,7 @@ multiplies every timeout and timing tolerance, for a slow or loaded
 machine; any other value is an error.
 
 Exit codes: 0 success, 1 violations, 2 usage, input or environment error,
-130 interrupted (Ctrl-C, SIGINT or SIGTERM).`,
+130 interrupted (Ctrl-C, SIGINT or SIGTERM; agent stops with 0, see its help).`,
 		SilenceErrors: true,
 		SilenceUsage:  true,
 		// Every command (none sets its own persistent hook) refuses a
