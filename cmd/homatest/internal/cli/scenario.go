@@ -26,11 +26,17 @@ type scenarioOpts struct {
 	page *html.Page
 }
 
-// flags defines the flags; seed adds --seed, and html -o html (the
-// report page, for scenario run).
+// flags defines the flags; seed adds --seed (scenario run; without it,
+// replay's --artifacts), and html -o html (the report page, for scenario
+// run).
 func (o *scenarioOpts) flags(cmd *cobra.Command, seed, page bool) {
 	f := cmd.Flags()
-	f.StringVar(&o.artifacts, "artifacts", "", "run folder (default: a new folder under homatest-runs/)")
+	if seed {
+		f.StringVar(&o.artifacts, "artifacts", "", "run folder (default: a new folder under homatest-runs/)")
+	} else {
+		// replay: beside the folder it replays, never that folder.
+		f.StringVar(&o.artifacts, "artifacts", "", "run folder of the replay (default: DIR-replay-<time> beside DIR; not DIR itself)")
+	}
 	if page {
 		outputVar(f, &o.output, "the summary; html the report page (also written as report.html in the run folder)", "text", "json", "html")
 	} else {
