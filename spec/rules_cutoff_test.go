@@ -1,7 +1,6 @@
 package spec
 
 import (
-	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -98,51 +97,20 @@ func TestCutoff002NoCutoffs(t *testing.T) {
 }
 
 // TestCutoff003Counted: each CUTOFFS is paid for by its own earlier DATA
-// with another cutoff_version, late within response_timeout plus slack (a
-// loaded host processes packets late); one more CUTOFFS than such DATA is
-// a violation, at a tap on either host's link too (the DATA come from the
-// CUTOFFS' receiver).
+// with another cutoff_version, however late (a loaded host processes
+// packets late); one more CUTOFFS than such DATA is a violation, at a tap
+// on either host's link too (the DATA come from the CUTOFFS' receiver).
 func TestCutoff003Counted(t *testing.T) {
 	b := newTrace(t, wire.VersionCurrent)
 	b.dataVersion(true, 2, 100, 0, 100, 6, 0)
 	b.dataVersion(true, 4, 100, 0, 100, 6, 0)
-	b.after(18*time.Millisecond).cutoffs(false, 2, 1) // 18 ms late: paid by the first
+	b.after(40*time.Millisecond).cutoffs(false, 2, 1) // 40 ms late: paid by the first
 	b.after(time.Millisecond).cutoffs(false, 4, 1)    // paid by the second
 	b.after(time.Millisecond).dataVersion(true, 6, 100, 0, 100, 6, 1)
 	extra := b.after(time.Millisecond).cutoffs(false, 6, 1) // current version: unpaid
 	wantViolations(t, b.check("linux", "HOMA-CUTOFF-003"), "HOMA-CUTOFF-003", extra)
 	wantViolations(t, b.checkAt(HostPoint(b.client), "linux", "HOMA-CUTOFF-003"), "HOMA-CUTOFF-003", extra)
 	wantViolations(t, b.checkAt(HostPoint(b.server), "linux", "HOMA-CUTOFF-003"), "HOMA-CUTOFF-003", extra)
-}
-
-// TestCutoff003Unprompted: stale DATA in one jiffy draw one CUTOFFS
-// (HOMA-CUTOFF-005) and leave the others unpaid; a CUTOFFS long after the
-// latest of them answers none (the host sends CUTOFFS while processing
-// stale DATA): a violation past response_timeout plus slack (22 ms), by
-// how much it came late.
-func TestCutoff003Unprompted(t *testing.T) {
-	for _, c := range []struct {
-		gap  time.Duration
-		fail bool
-	}{{10 * time.Millisecond, false}, {100 * time.Millisecond, true}} {
-		b := newTrace(t, wire.VersionCurrent)
-		b.dataVersion(true, 2, 100, 0, 100, 6, 0)
-		b.after(100*time.Microsecond).dataVersion(true, 4, 100, 0, 100, 6, 0)
-		last := b.after(100*time.Microsecond).dataVersion(true, 6, 100, 0, 100, 6, 0)
-		b.after(50*time.Microsecond).cutoffs(false, 2, 1)
-		b.after(time.Millisecond).dataVersion(true, 8, 100, 0, 100, 6, 1)
-		late := b.after(c.gap).cutoffs(false, 8, 1)
-		rep := b.check("linux", "HOMA-CUTOFF-003")
-		if !c.fail {
-			wantClean(t, rep, "HOMA-CUTOFF-003")
-			continue
-		}
-		wantViolations(t, rep, "HOMA-CUTOFF-003", late)
-		f := rep.Violations[0]
-		if want := fmt.Sprintf("(frame %d)", last); !strings.Contains(f.Why, want) || f.Late != c.gap+time.Millisecond+50*time.Microsecond-22*time.Millisecond {
-			t.Errorf("why %q late %v, want %s and late %v", f.Why, f.Late, want, c.gap+time.Millisecond+50*time.Microsecond-22*time.Millisecond)
-		}
-	}
 }
 
 // TestCutoff001Queueing: captured as delivered, DATA that left before the

@@ -611,40 +611,22 @@ type pairData struct {
 	hotN     int
 	// hotPrios has bit p set once verPrio holds {hotVer, p}.
 	hotPrios uint64
-	// last is the latest DATA (of version hotVer), lastOther the latest
-	// of another version: the latest that could have drawn a CUTOFFS
-	// (lastStale).
-	last, lastOther Seen
 	// verPrio[{v, p}] is the first DATA with cutoff_version v at
 	// priority p.
 	verPrio map[[2]uint16]Seen
 }
 
-// countVersion counts a DATA packet with cutoff_version v, seen at at.
-func (pd *pairData) countVersion(v uint16, at Seen) {
+// countVersion counts a DATA packet with cutoff_version v.
+func (pd *pairData) countVersion(v uint16) {
 	if pd.hot && pd.hotVer == v {
 		pd.hotN++
-		pd.last = at
 		return
 	}
 	if pd.hot {
 		pd.verCount[pd.hotVer] = pd.hotN
-		// The packet before this one is the latest of a version other
-		// than v: every older one came before it.
-		pd.lastOther = pd.last
 	}
 	pd.hot, pd.hotVer, pd.hotN, pd.hotPrios = true, v, pd.verCount[v]+1, 0
-	pd.last = at
 	delete(pd.verCount, v)
-}
-
-// lastStale returns the latest DATA whose cutoff_version is not v (zero
-// Time: none).
-func (pd *pairData) lastStale(v uint16) Seen {
-	if pd.hot && pd.hotVer != v {
-		return pd.last
-	}
-	return pd.lastOther
 }
 
 // Seen is a moment of the capture: a time and a frame.
@@ -997,15 +979,6 @@ func (t *Trace) unpaidStale(h, peer netip.Addr, v uint16) int {
 		}
 	}
 	return n - t.cutoffsPaid[hostPair{h, peer}]
-}
-
-// lastStale returns the latest DATA from peer to h whose cutoff_version
-// is not v (zero Time: none).
-func (t *Trace) lastStale(h, peer netip.Addr, v uint16) Seen {
-	if pd := t.pairs[hostPair{peer, h}]; pd != nil {
-		return pd.lastStale(v)
-	}
-	return Seen{}
 }
 
 func (t *Trace) grantTrigger(r netip.Addr, m *Message) (int, bool) {
@@ -1393,7 +1366,7 @@ func (t *Trace) applyData(e *Event, r *RPC) {
 		}
 		m.pair = pd
 	}
-	pd.countVersion(d.CutoffVersion(), Seen{e.Time, e.Frame})
+	pd.countVersion(d.CutoffVersion())
 	if e.Priority >= 64 || pd.hotPrios&(1<<e.Priority) == 0 {
 		if k := [2]uint16{d.CutoffVersion(), uint16(e.Priority)}; pd.verPrio[k].Time.IsZero() {
 			pd.verPrio[k] = Seen{e.Time, e.Frame}
