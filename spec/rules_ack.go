@@ -16,11 +16,8 @@ func ackRules() []*Rule {
 			Facts:     []string{"ACK-01"},
 			Statement: "A server sends NEED_ACK for an RPC only after it has transmitted the whole response.",
 			Source:    "HomaModule homa_timer.c homa_timer_check_rpc",
-			Capture:   "a NEED_ACK with no response byte before it is judged where the capture point is the server's own link and the RPC began in the capture; elsewhere the response may have been lost before the capture point, so it is judged at the response's first DATA instead: a first transmission (retransmit 0) more than slack after the first NEED_ACK shows the server still sending the response, unless the client's ack or the server's timeout may have freed the RPC since and a late request packet created it anew",
-			Property: Each{Types: []wire.PacketType{wire.TypeNeedAck, wire.TypeData}, Usual: Usual{FactFromClient, NotApplicable}, Check: func(c *Ctx, e *Event) Result {
-				if e.Type() == wire.TypeData {
-					return needAckBeforeResponse(c, e)
-				}
+			Capture:   "a NEED_ACK with no response byte before it is judged where the capture point is the server's own link and the RPC began in the capture; elsewhere the response may have been lost before the capture point",
+			Property: Each{Types: []wire.PacketType{wire.TypeNeedAck}, Check: func(c *Ctx, e *Event) Result {
 				r := c.T.Lookup(e)
 				if r != nil && r.Response.Length == 0 && c.Net.CapturePoint().AtSender(e) && !c.startedBefore(r) {
 					// On the server's own link every response byte it
@@ -434,32 +431,4 @@ func ackCarrier(e *Event) rpcMsgKey {
 		return fromSender(e)
 	}
 	return rpcMsgKey{}
-}
-
-// needAckBeforeResponse judges HOMA-ACK-001 at DATA e: the first response
-// DATA a capture shows, a first transmission more than slack after the
-// RPC's first NEED_ACK, shows that the server asked for an ack before it
-// had transmitted the response (homa_timer.c homa_timer_check_rpc asks
-// only once the whole response went out; a response lost before the
-// capture point would come back as retransmissions, retransmit 1). Not
-// judged: request DATA, retransmissions, later response DATA (the
-// NEED_ACK itself judged a partly sent response), and an RPC the client's
-// ack or the server's timeout may have freed after the NEED_ACK, which a
-// late request packet then created anew with a new response.
-func needAckBeforeResponse(c *Ctx, e *Event) Result {
-	if e.FromClient() || e.Retransmit() {
-		return Skip
-	}
-	r := c.T.Lookup(e)
-	if r == nil || r.NeedAcks == 0 || !r.Response.FirstData.IsZero() {
-		return Skip
-	}
-	first := r.NeedAckFirst
-	if r.Acked && r.AckTime.After(first) || r.RecreatedTime.After(first) || r.ServerTimeout != nil && r.ServerTimeout.Time.After(first) {
-		return Skip
-	}
-	if late := e.Time.Sub(first); late > c.P.Slack {
-		return Violation("first transmission of the response %v after the server's first NEED_ACK for the RPC: it asks for an ack only once the whole response went out", late.Round(time.Microsecond)).WithSlack(c.P.Slack)
-	}
-	return Pass().WithSlack(c.P.Slack)
 }
