@@ -20,7 +20,7 @@ func resendRules2() []*Rule {
 			Facts:     []string{"RTX-03", "RTX-01", "RTX-12"},
 			Statement: "A RESEND asks only for bytes its sender authorised and lacks: its end is within max(U, its GRANT offsets, the incoming of the DATA it got) (upstream: the length), length -1 only at offset 0 and not after DATA of the message arrived (main), length 0 only on linux_6.1.38 (a liveness probe), and never for a message already complete at the receiver.",
 			Source:    "HomaModule homa_incoming.c homa_request_retrans (one RESEND per gap plus [recv_end, granted); {0, -1} only while nothing arrived), homa_timer.c homa_timer_check_rpc (no RESEND once the message is complete); homa_pool.c homa_pool_check_waiting (buffer wakeup {0, -1})",
-			Capture:   "GRANTs lost before the capture point can hide part of what the receiver granted, and bytes lost after it part of what it lacks: where the capture shows loss before it between the two hosts (a GRANT's loss leaves no trace of its own) the finding is inconclusive, unless a client RESENDs for a response more than slack after its own ack of the RPC (it acks only a response it holds whole, or an RPC it no longer has), or a server for request bytes more than slack after its own first response DATA (its application got the request whole) while no ack or server timeout may have freed the RPC since; so is one for a complete message after the client's ack at a capture away from the receiver, which cannot show a late request packet re-creating the RPC there (AMO-01). Request DATA that reaches the server more than timeout_ticks ticks plus slack after it last heard DATA, GRANT or BUSY from the client or sent a GRANT while it held every byte it had granted (its GRANTs, or the incoming its RPC started from; a GRANT sent while bytes were still due leaves its silence count running), its request incomplete, finds the RPC aborted (RTX-10) and creates it anew (RTX-11): the server's side is judged afresh from there; within timeout_ticks-2 ticks less slack of that, inconclusive; where only the server's own GRANT keeps the silence short of that, a timing finding, late by how much earlier that GRANT must have left the server (it may have stalled before sending it)",
+			Capture:   "GRANTs lost before the capture point can hide part of what the receiver granted, and bytes lost after it part of what it lacks: where the capture shows loss before it between the two hosts (a GRANT's loss leaves no trace of its own) the finding is inconclusive, unless a client RESENDs for a response more than slack after its own ack of the RPC (it acks only a response it holds whole, or an RPC it no longer has); so is one for a complete message after the client's ack at a capture away from the receiver, which cannot show a late request packet re-creating the RPC there (AMO-01). Request DATA that reaches the server more than timeout_ticks ticks plus slack after it last heard DATA, GRANT or BUSY from the client or sent a GRANT while it held every byte it had granted (its GRANTs, or the incoming its RPC started from; a GRANT sent while bytes were still due leaves its silence count running), its request incomplete, finds the RPC aborted (RTX-10) and creates it anew (RTX-11): the server's side is judged afresh from there; within timeout_ticks-2 ticks less slack of that, inconclusive; where only the server's own GRANT keeps the silence short of that, a timing finding, late by how much earlier that GRANT must have left the server (it may have stalled before sending it)",
 			Property: Each{Types: resend, Check: func(c *Ctx, e *Event) Result {
 				rs := e.Packet.Resend()
 				r, m := grantMsg(c, e)
@@ -83,9 +83,6 @@ func resendRules2() []*Rule {
 					// once the application has it) or no longer has the RPC:
 					// no loss after the capture point excuses a RESEND.
 					return Violation("%s, after the client's own ack of the RPC (frame %d)", what, r.AckFrame).With(r.AckFrame).WithSlack(c.P.Slack)
-				}
-				if v, ok := resendAfterResponse(c, r, e, what); ok {
-					return v
 				}
 				if ev, ok := c.Net.LostAfter(e.Dst, e.Src); ok {
 					return Downgrade(CauseLossAfter, ev, "%s", what)
@@ -582,33 +579,4 @@ func resendCountStart(p *Params, r *RPC, m *Message, e *Event) (start time.Time,
 		return m.RoundStart, fmt.Sprintf("its previous RESEND round (frame %d)", m.RoundFrame), p.ResendInterval + 1, "next RESEND round"
 	}
 	return start, since, p.ResendTicks + 1, "first RESEND round"
-}
-
-// resendAfterResponse judges a server's RESEND for request bytes (what
-// says which) that comes more than slack after the server's own first
-// response DATA: the server's application gets a request only whole
-// (homa_rpc_handoff after the last byte, homa_incoming.c homa_data_pkt),
-// so a server sending its response held the request, and no loss after
-// the capture point excuses the RESEND (RTX-01). It does not judge (false)
-// a RESEND from the client, one before any response DATA, or one after
-// the RPC may have been freed and created anew by a late request packet:
-// after the client's ack (recreatedUnseen) or the server's timeout
-// (timedOutUnsure; timedOut makes a timing finding of one the trace
-// inferred).
-func resendAfterResponse(c *Ctx, r *RPC, e *Event, what string) (Result, bool) {
-	first := r.Response.FirstData
-	if e.FromClient() || first.IsZero() || e.Time.Sub(first) <= c.P.Slack || r.RecreatedTime.After(first) {
-		return Result{}, false
-	}
-	if st := r.serverTimeoutAt(e); st != nil && st.Time.After(first) {
-		return Result{}, false
-	}
-	if why, ok := recreatedUnseen(c, r, e); ok {
-		return Unsure("%s: %s", what, why), true
-	}
-	if why, ok := timedOutUnsure(r, e); ok {
-		return Unsure("%s: %s", what, why), true
-	}
-	return timedOut(c, r, e, Violation("%s, %v after the server began its response (a server answers only a request it holds whole)",
-		what, e.Time.Sub(first).Round(time.Microsecond)).WithSlack(c.P.Slack)), true
 }
