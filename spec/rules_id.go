@@ -109,7 +109,7 @@ func idRules2() []*Rule {
 			Facts:     []string{"ID-02"},
 			Statement: "A client host never reuses an id: a new RPC (its first packet in the capture) has an id larger than every RPC of that host acknowledged more than response_timeout earlier.",
 			Source:    "HomaModule homa_rpc.c homa_rpc_alloc_client (ids from one per-host counter, +2 each); homa_peer.c homa_peer_add_ack (an RPC is acked after its response arrived)",
-			Capture:   "a request longer than defer_min_bytes (1000 B) is paced, and the sender's SRPT may hold its first packet behind shorter messages for as long as they keep its uplink busy (SND-04): such a new RPC with a smaller id than an acked one, not the acked one's own, is inconclusive; a host whose Homa module was reloaded during the capture starts again at 2: a new request's first DATA with an id no larger than the host's earlier ones, after the host sent nothing for timeout_ticks (its peers' own timeout; at least response_timeout plus slack), and id 2 or cutoff_version 0 to a peer whose version it carried before (a fresh module's state), starts a new section of the capture, judged afresh (the report lists the sections); ids back while the host is active, or without those signs, are judged",
+			Capture:   "a request longer than defer_min_bytes (1000 B on main, 200 on linux_6.1.38) is paced, and the sender's SRPT may hold its first packet behind shorter messages for as long as they keep its uplink busy (SND-04): such a new RPC with a smaller id than an acked one, not the acked one's own, is inconclusive; a host whose Homa module was reloaded during the capture starts again at 2: a new request's first DATA with an id no larger than the host's earlier ones, after the host sent nothing for timeout_ticks (its peers' own timeout; at least response_timeout plus slack), and id 2 or cutoff_version 0 to a peer whose version it carried before (a fresh module's state), starts a new section of the capture, judged afresh (the report lists the sections); ids back while the host is active, or without those signs, are judged",
 			Property: Each{Usual: Usual{FactLive, NotApplicable}, Check: func(c *Ctx, e *Event) Result {
 				if !e.FromClient() || e.Type() == wire.TypeFreeze || e.Type() == wire.TypeAck {
 					return Skip
@@ -126,7 +126,7 @@ func idRules2() []*Rule {
 				if !ok || e.Time.Sub(a.time) <= c.P.ResponseTimeout {
 					return Pass()
 				}
-				if id < a.id && r == nil && e.Type() == wire.TypeData && e.Packet.Data().MessageLength() > deferMinBytes {
+				if id < a.id && r == nil && e.Type() == wire.TypeData && e.Packet.Data().MessageLength() > c.P.DeferMinBytes {
 					// Below the acked id (the acked id itself, new again,
 					// is a reuse or a bogus ack either way), and a request
 					// the sender paces: SRPT may have held its first packet behind
@@ -204,10 +204,3 @@ func idRules2() []*Rule {
 		},
 	}
 }
-
-// deferMinBytes is HomaModule main's defer_min_bytes (homa_qdisc.c;
-// throttle_min_bytes before it, homa_outgoing.c homa_xmit_data): a message
-// with more bytes left than this is paced, its packets queued in SRPT
-// order when the uplink is backlogged (facts SND-04); a shorter one goes
-// out at once.
-const deferMinBytes = 1000

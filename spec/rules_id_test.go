@@ -105,27 +105,37 @@ func TestID002RequestPort(t *testing.T) {
 // violation for a short request, which leaves at once, and inconclusive
 // for one the sender paces (over defer_min_bytes): SRPT may have held it
 // behind the shorter messages (SND-04). (Reusing the acked RPC's own id
-// stays a violation: TestRestartStartsSection.)
+// stays a violation: TestRestartStartsSection.) The bound is the
+// profile's: linux_6.1.38 paces from throttle_min_bytes 200, main from
+// defer_min_bytes 1000.
 func TestID004PacedRequest(t *testing.T) {
 	for _, c := range []struct {
-		name   string
-		id     uint64
-		reqLen uint32
-		want   Status
+		name    string
+		profile string
+		id      uint64
+		reqLen  uint32
+		want    Status
 	}{
-		{"short", 8, 100, Violated},
-		{"paced", 8, 100000, Inconclusive},
+		{"short", "linux", 8, 100, Violated},
+		{"paced", "linux", 8, 100000, Inconclusive},
 		// The acked id itself (an ack named it before it began, as a
 		// piggy-backed ack of a future RPC would): a violation.
-		{"paced, the acked id", 14, 100000, Violated},
+		{"paced, the acked id", "linux", 14, 100000, Violated},
+		{"500 B on main: not paced", "linux", 8, 500, Violated},
+		{"500 B on linux_6.1.38: paced", "linux-2024", 8, 500, Inconclusive},
+		{"200 B on linux_6.1.38: not paced", "linux-2024", 8, 200, Violated},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			b := newTrace(t, wire.VersionCurrent)
+			pr, err := LookupProfile(c.profile)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b := newTrace(t, pr.Params.Wire)
 			b.smallRPC(10, 100, 1)
 			b.smallRPC(12, 100, 1)
 			b.ack(12, 14) // names RPC 14, which has not begun
 			late := b.after(30*time.Millisecond).data(true, c.id, c.reqLen, 0, int(min(c.reqLen, 1424)), 7, nil)
-			rep := b.check("linux", "HOMA-ID-004")
+			rep := b.check(c.profile, "HOMA-ID-004")
 			switch c.want {
 			case Violated:
 				wantViolations(t, rep, "HOMA-ID-004", late)
