@@ -190,9 +190,9 @@ func CheckPage(files []CheckFile, dir, command string) *Page {
 	}
 	switch {
 	case !p.Pass && len(parts) == 0 && len(incomplete) == 1:
-		p.Verdict = "INCOMPLETE: " + incomplete[0]
+		p.Verdict, p.Incomplete = "INCOMPLETE: "+incomplete[0], true
 	case !p.Pass && len(parts) == 0:
-		p.Verdict = "INCOMPLETE: " + plural.Of(len(incomplete), "file", "files") + " not judged whole"
+		p.Verdict, p.Incomplete = "INCOMPLETE: "+plural.Of(len(incomplete), "file", "files")+" not judged whole", true
 	case !p.Pass:
 		p.Verdict = "FAIL: " + strings.Join(parts, "; ")
 	case warned > 0:

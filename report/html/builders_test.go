@@ -158,6 +158,7 @@ func TestCheckPageVerdict(t *testing.T) {
 	if p.Pass || p.Verdict != "INCOMPLETE: the snap length cut every Homa header" || len(p.Failures) != 1 {
 		t.Errorf("incomplete: pass %v, %q, failures %d", p.Pass, p.Verdict, len(p.Failures))
 	}
+	wantVerdictClass(t, p, "incomplete")
 	p = CheckPage([]CheckFile{{File: "x.pcap", Report: clean, Damaged: "cut at frame 9"}, {File: "y.pcap", Report: clean, Incomplete: "one direction"}}, "", "")
 	if p.Pass || p.Verdict != "INCOMPLETE: 2 files not judged whole" {
 		t.Errorf("damaged and incomplete: pass %v, %q", p.Pass, p.Verdict)
@@ -165,6 +166,20 @@ func TestCheckPageVerdict(t *testing.T) {
 	p = CheckPage([]CheckFile{{File: "x.pcap", Report: rep, Incomplete: "one direction"}}, "", "")
 	if p.Pass || p.Verdict != "FAIL: 1 MUST violation; 1 SHOULD warning" {
 		t.Errorf("incomplete with a MUST violation: pass %v, %q", p.Pass, p.Verdict)
+	}
+	wantVerdictClass(t, p, "fail")
+}
+
+// wantVerdictClass checks that p's rendered verdict box has class want
+// (pass green, fail red, incomplete amber).
+func wantVerdictClass(t *testing.T, p *Page, want string) {
+	t.Helper()
+	var b strings.Builder
+	if err := Write(&b, p); err != nil {
+		t.Fatal(err)
+	}
+	if tag := `<div id="verdict" class="` + want + `">`; !strings.Contains(b.String(), tag) {
+		t.Errorf("verdict %q: page lacks %s", p.Verdict, tag)
 	}
 }
 
@@ -196,6 +211,7 @@ func TestRunPageNotJudged(t *testing.T) {
 	if p.Pass || !strings.HasPrefix(p.Verdict, "INCOMPLETE") || !strings.Contains(p.Verdict, "1 not judged") {
 		t.Errorf("pass %v, verdict %q; want INCOMPLETE naming 1 spec not judged", p.Pass, p.Verdict)
 	}
+	wantVerdictClass(t, p, "incomplete")
 	if len(p.Notes) != 1 || p.Notes[0] != "NOT JUDGED grants GRANT-srpt: SRPT order: timing-inconclusive: not judged" {
 		t.Errorf("notes %q", p.Notes)
 	}

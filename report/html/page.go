@@ -38,6 +38,9 @@ type Page struct {
 	// specs failed").
 	Pass    bool
 	Verdict string
+	// Incomplete marks a verdict that is neither pass nor fail (INCOMPLETE:
+	// not judged whole, specs not run): shown amber, not red.
+	Incomplete bool
 	// Facts are name/value lines under the verdict.
 	Facts []Fact
 	// Notes are warnings about the run (one line each).
@@ -179,6 +182,7 @@ main { padding: 16px 32px 40px; max-width: 1200px; }
 #verdict { display: inline-block; margin-top: 12px; padding: 8px 18px; border-radius: 6px; font-size: 20px; font-weight: bold; color: #fff; }
 #verdict.pass { background: #1f8a3b; }
 #verdict.fail { background: #c62828; }
+#verdict.incomplete { background: #b26a00; }
 section { background: #fff; border: 1px solid #d8dbe2; border-radius: 6px; padding: 12px 18px; margin: 16px 0; }
 h2 { font-size: 17px; margin: 4px 0 10px; }
 h3 { font-size: 15px; margin: 0 0 8px; }
@@ -206,7 +210,7 @@ footer { color: #8a90a0; font-size: 12px; padding: 0 32px 24px; }
 <header>
 <h1>{{.Title}}</h1>
 {{if .Subtitle}}<div class="sub">{{.Subtitle}}</div>{{end}}
-<div id="verdict" class="{{if .Pass}}pass{{else}}fail{{end}}">{{.Verdict}}</div>
+<div id="verdict" class="{{if .Pass}}pass{{else if .Incomplete}}incomplete{{else}}fail{{end}}">{{.Verdict}}</div>
 </header>
 <main>
 {{if or .Facts .Links}}<section id="summary">

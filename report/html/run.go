@@ -51,6 +51,7 @@ func RunPage(passes []*conformance.Result, in RunInput) *Page {
 			p.Verdict += fmt.Sprintf(" (%d of %d passes)", tally.FailedPasses, len(passes))
 		}
 	case "incomplete":
+		p.Incomplete = true
 		p.Verdict = fmt.Sprintf("INCOMPLETE: %s run, %d not run (unsupported)", plural.Of(tally.Run, "spec", "specs"), tally.Unsupported)
 		switch {
 		case tally.Inconclusive > 0:
