@@ -69,7 +69,14 @@ file "interrupted").`,
 				return usageErr(err)
 			}
 			if o.artifacts == "" {
-				o.artifacts = dir + "-replay-" + time.Now().Format("20060102-150405")
+				beside := dir
+				if b := filepath.Base(dir); b == "." || b == ".." {
+					// "." + "-replay-…" would land inside the folder.
+					if abs, err := filepath.Abs(dir); err == nil {
+						beside = abs
+					}
+				}
+				o.artifacts = beside + "-replay-" + time.Now().Format("20060102-150405")
 			} else if sameFile(o.artifacts, dir) {
 				return usageErr(fmt.Errorf("--artifacts %s is the run folder being replayed: the replay would overwrite it and compare it with itself; give a new folder, or leave --artifacts out (%s-replay-<time>)", o.artifacts, dir))
 			}

@@ -284,6 +284,16 @@ func TestScenarioSimRunAndReplay(t *testing.T) {
 	if code != ExitViolations || err == nil || rep.Same || len(rep.FileDifferences) != 1 || !strings.HasPrefix(rep.FileDifferences[0], "rpcs.json differs") {
 		t.Errorf("replay of a changed folder: exit %d, %v, %+v", code, err, rep)
 	}
+	// "replay ." from inside the run folder: the default folder goes
+	// beside it (a-replay-<time>), not inside it (".-replay-<time>").
+	t.Chdir(a)
+	run(t, "replay", ".", "-q")
+	if inside, _ := filepath.Glob(filepath.Join(a, "*replay*")); len(inside) != 0 {
+		t.Errorf("replay . wrote %v inside the run folder", inside)
+	}
+	if beside, _ := filepath.Glob(a + "-replay-*"); len(beside) != 1 {
+		t.Errorf("replay . wrote %v beside the run folder, want one %s-replay-<time>", beside, a)
+	}
 }
 
 // TestScenarioInterrupt: SIGINT during scenario run (in the simulator, no
