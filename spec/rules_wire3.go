@@ -15,8 +15,8 @@ func wireRules3() []*Rule {
 			Facts:     []string{"WIRE-07"},
 			Statement: "Every Homa packet carries the IP header the kernel's IP layer writes: a nonzero TTL (IPv6: hop limit), over IPv4 a header checksum that verifies, and no fragmentation.",
 			Source:    "HomaModule homa_outgoing.c __homa_xmit_control, __homa_xmit_data (ip_queue_xmit and ip6_xmit write the IP header: the socket's TTL, ip_send_check)",
-			Capture:   "judged on frames a capture reader parsed (events built without an IP header are skipped), once per frame; a router decrements the TTL but never forwards 0, and no NIC offloads the IPv4 header checksum, so any capture point sees what the sender wrote",
-			Property: Each{Needs: NeedsIPHeader, Partial: true, Check: func(c *Ctx, e *Event) Result {
+			Capture:   "judged on frames a capture reader parsed (events built without an IP header are skipped), once per frame, also when the Homa header does not decode (a first fragment may end inside it); a router decrements the TTL but never forwards 0, and no NIC offloads the IPv4 header checksum, so any capture point sees what the sender wrote",
+			Property: Each{Needs: NeedsIPHeader, Partial: true, Malformed: true, Check: func(c *Ctx, e *Event) Result {
 				if !e.IP.Known || e.Segment > 0 {
 					return Skip
 				}

@@ -321,3 +321,21 @@ func TestWire014Restart(t *testing.T) {
 	b, restart := build(7)
 	wantViolations(t, b.check("linux", "HOMA-WIRE-014"), "HOMA-WIRE-014", restart)
 }
+
+// TestWire015ShortFirstFragment: a Homa packet's first IP fragment may end
+// inside its header (the header goes on in the next fragment, which the
+// reader does not join): the fragmentation is HOMA-WIRE-015's violation,
+// not a truncated header (HOMA-WIRE-001), which the same bytes unfragmented
+// still are.
+func TestWire015ShortFirstFragment(t *testing.T) {
+	b := newTrace(t, wire.VersionCurrent)
+	raw := encodeFields(t, &wire.DataFields{Common: wire.CommonFields{SenderID: 10}, MessageLength: 100, Incoming: 100,
+		CutoffVersion: 1, SegOffset: wire.SegOffsetInSequence, Payload: make([]byte, 100)}, wire.VersionCurrent)[:24]
+	frag := b.malformedFrame(true, raw, wire.VersionCurrent)
+	b.events[len(b.events)-1].IP = IPHeader{Known: true, TTL: 64, Fragment: true}
+	whole := b.malformedFrame(true, raw, wire.VersionCurrent)
+	b.events[len(b.events)-1].IP = IPHeader{Known: true, TTL: 64}
+	rep := b.check("linux", "HOMA-WIRE-0[01][15]")
+	wantViolations(t, rep, "HOMA-WIRE-015", frag)
+	wantViolations(t, rep, "HOMA-WIRE-001", whole)
+}
