@@ -121,9 +121,23 @@ func idRules2() []*Rule {
 						return Skip
 					}
 				}
-				a, ok := c.T.ackedMax[e.Src]
+				h := c.T.acked[e.Src]
+				if h == nil {
+					return Pass()
+				}
 				id := wire.ClientID(e.Packet.SenderID())
-				if !ok || e.Time.Sub(a.time) <= c.P.ResponseTimeout {
+				old, ok := h.ackOf(id)
+				if r != nil {
+					old, ok = ackedID{id, r.AckTime, r.AckFrame}, true // reuse, above
+				}
+				if ok && e.Type() == wire.TypeData && !e.Retransmit() && e.Offset == 0 && e.Time.Sub(old.time) > c.P.ResponseTimeout {
+					// The acked RPC itself (perhaps let go by the trace)
+					// begins again: pacing cannot explain that.
+					return Violation("new RPC %d from %v, but %v's RPC %d was acknowledged %v earlier (frame %d): ids are never reused",
+						id, e.Src, e.Src, id, e.Time.Sub(old.time).Round(time.Millisecond), old.frame).With(old.frame)
+				}
+				a, ok := h.before(e.Time, c.P.ResponseTimeout)
+				if !ok {
 					return Pass()
 				}
 				if id < a.id && r == nil && e.Type() == wire.TypeData && e.Packet.Data().MessageLength() > c.P.DeferMinBytes {

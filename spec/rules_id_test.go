@@ -1,6 +1,7 @@
 package spec
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -141,6 +142,46 @@ func TestID004PacedRequest(t *testing.T) {
 				wantViolations(t, rep, "HOMA-ID-004", late)
 			default:
 				wantInconclusive(t, rep, "HOMA-ID-004", late)
+			}
+		})
+	}
+}
+
+// TestID004AckHistory: a new RPC's id is judged against every ack of its
+// host older than response_timeout, not only the latest ack (a newer ack
+// of a larger id must not hide an older one), and an acked RPC that
+// begins again is a reuse also once the trace has let it go (acked RPCs
+// are forgotten EvictAfter after their last packet).
+func TestID004AckHistory(t *testing.T) {
+	t.Run("older ack under a newer one", func(t *testing.T) {
+		b := newTrace(t, wire.VersionCurrent)
+		b.smallRPC(10, 100, 1)
+		b.ack(10)
+		b.after(25 * time.Millisecond)
+		b.smallRPC(12, 100, 1)
+		b.ack(12) // 5 ms before the new RPC: too recent to judge by
+		late := b.after(5*time.Millisecond).data(true, 8, 100, 0, 100, 7, nil)
+		rep := b.check("linux", "HOMA-ID-004")
+		wantViolations(t, rep, "HOMA-ID-004", late)
+		if v := rep.Violations; len(v) != 1 || !strings.Contains(v[0].Why, "RPC 10 was acknowledged") {
+			t.Errorf("violations %v: want one naming RPC 10's ack", v)
+		}
+	})
+	for _, gap := range []time.Duration{30 * time.Millisecond, EvictAfter + time.Second} {
+		t.Run(fmt.Sprintf("acked RPC begins again %v later", gap), func(t *testing.T) {
+			b := newTrace(t, wire.VersionCurrent)
+			b.smallRPC(10, 100, 1)
+			b.ack(10)
+			b.after(gap)
+			b.smallRPC(12, 100, 1)
+			b.ack(12)
+			// The same length (different ones would be two module
+			// instances' doing, which the merge detector reports).
+			again := b.after(time.Millisecond).data(true, 10, 100, 0, 100, 7, nil)
+			rep := b.check("linux", "HOMA-ID-004")
+			wantViolations(t, rep, "HOMA-ID-004", again)
+			if v := rep.Violations; len(v) != 1 || !strings.Contains(v[0].Why, "RPC 10 was acknowledged") || !strings.Contains(v[0].Why, "ids are never reused") {
+				t.Errorf("violations %v: want one saying RPC 10 itself was acked", v)
 			}
 		})
 	}

@@ -533,8 +533,8 @@ type Trace struct {
 	unreachable map[HostPort]Unreachable
 	// sawUnknown: some RPC has received RPC_UNKNOWN (RPC.Unknown).
 	sawUnknown bool
-	// ackedMax[C] is the largest client id of host C acknowledged so far.
-	ackedMax map[netip.Addr]ackedID
+	// acked[C] is what client host C's acks showed (HOMA-ID-004).
+	acked map[netip.Addr]*ackHistory
 	// byClientID[{C, id}] is the latest RPC to which client C sent DATA,
 	// GRANT, RESEND or BUSY under client id id (HOMA-WIRE-011: one id, one
 	// server).
@@ -641,6 +641,98 @@ type ackedID struct {
 	frame int
 }
 
+// ackHistory is what one client host's acks showed, for HOMA-ID-004:
+// the largest id acked at least a given age ago, and the ids acked
+// lately (a new RPC with one of them reuses it, even once the trace has
+// let the acked RPC go).
+type ackHistory struct {
+	// settled is the largest id acked response_timeout or more before
+	// the newest entry of rising (zero id: none).
+	settled ackedID
+	// rising are the acks since, each with a larger id than all before
+	// it (an ack of a smaller id never raises the bound later), oldest
+	// first; at most maxRising.
+	rising []ackedID
+	// recent are the last maxRecentAcks distinct ids acked, a ring
+	// (next: where the next goes).
+	recent []ackedID
+	next   int
+}
+
+// maxRising bounds ackHistory.rising: past it the oldest entry is
+// dropped, which only delays when a smaller id counts as acked long
+// enough ago (never judges early).
+const maxRising = 1024
+
+// maxRecentAcks bounds ackHistory.recent: a reuse of an id acked longer
+// ago than the last this many acks of its host (and let go by the trace)
+// is judged by the settled bound alone.
+const maxRecentAcks = 256
+
+// note files an ack of id at e, whose time is t's of the previous
+// ones or later; age is response_timeout.
+func (h *ackHistory) note(id uint64, e *Event, age time.Duration) {
+	a := ackedID{id, e.Time, e.Frame}
+	n := len(h.recent)
+	dup := false
+	for i := 1; i <= min(4, n); i++ {
+		if h.recent[(h.next-i+n)%n].id == id {
+			dup = true // piggy-backed on several packets in a row
+			break
+		}
+	}
+	if !dup {
+		if n < maxRecentAcks {
+			h.recent = append(h.recent, a)
+		} else {
+			h.recent[h.next] = a
+		}
+		h.next = (h.next + 1) % maxRecentAcks
+	}
+	top := h.settled.id
+	if k := len(h.rising); k > 0 {
+		top = h.rising[k-1].id
+	}
+	if id > top {
+		if len(h.rising) == maxRising {
+			h.rising = append(h.rising[:0], h.rising[1:]...)
+		}
+		h.rising = append(h.rising, a)
+	}
+	// Entries response_timeout older than this ack are settled for
+	// every later query (the capture's times only grow).
+	i := 0
+	for i < len(h.rising) && e.Time.Sub(h.rising[i].time) > age {
+		h.settled = h.rising[i]
+		i++
+	}
+	if i > 0 {
+		h.rising = append(h.rising[:0], h.rising[i:]...)
+	}
+}
+
+// before returns the largest id acked more than age before t.
+func (h *ackHistory) before(t time.Time, age time.Duration) (ackedID, bool) {
+	best, ok := h.settled, h.settled.id != 0
+	for _, a := range h.rising {
+		if t.Sub(a.time) <= age {
+			break
+		}
+		best, ok = a, true
+	}
+	return best, ok
+}
+
+// ackOf returns the lately remembered ack of id (ok false: none).
+func (h *ackHistory) ackOf(id uint64) (ackedID, bool) {
+	for _, a := range h.recent {
+		if a.id == id {
+			return a, true
+		}
+	}
+	return ackedID{}, false
+}
+
 // HostPort is a host address and a Homa port.
 type HostPort struct {
 	Addr netip.Addr
@@ -661,7 +753,7 @@ type Unreachable struct {
 // NewTrace returns an empty trace judged against p.
 func NewTrace(p *Params) *Trace {
 	return &Trace{P: p, rpcs: map[RPCKey]*RPC{}, rpcCache: new([rpcCacheSize]*RPC), cutoffs: map[hostPair]*CutoffsState{}, versions: map[hostPair][]CutoffsState{},
-		granting: map[netip.Addr]map[*Message]*RPC{}, unreachable: map[HostPort]Unreachable{}, ackedMax: map[netip.Addr]ackedID{},
+		granting: map[netip.Addr]map[*Message]*RPC{}, unreachable: map[HostPort]Unreachable{}, acked: map[netip.Addr]*ackHistory{},
 		longIn: map[netip.Addr]map[*Message]*RPC{}, triggers: map[netip.Addr]*triggerLog{}, sameSender: map[hostPair][2]*Message{}, lastSRPT: map[netip.Addr]Seen{},
 		pairs: map[hostPair]*pairData{}, cutoffsPaid: map[hostPair]int{}, longDone: map[netip.Addr]*minHeap[*Message]{}, byClientID: map[clientIDKey]*RPC{},
 		clientUnknown: map[clientIDKey]Seen{}, outstanding: map[netip.Addr]*outstandingSum{},
@@ -1540,9 +1632,12 @@ func (t *Trace) applyResend(e *Event, r *RPC) {
 // (an ACK entry, or a piggy-backed ack on a first transmission), which
 // RPC.ackEntry records.
 func (t *Trace) ack(k RPCKey, serverPort uint16, e *Event, entry bool) {
-	if a := t.ackedMax[k.Client]; k.ClientID > a.id {
-		t.ackedMax[k.Client] = ackedID{k.ClientID, e.Time, e.Frame}
+	h := t.acked[k.Client]
+	if h == nil {
+		h = &ackHistory{}
+		t.acked[k.Client] = h
 	}
+	h.note(k.ClientID, e, t.P.ResponseTimeout)
 	r := t.rpcs[k]
 	if r != nil && entry && r.ackEntry == nil && (serverPort == 0 || r.ServerPort == 0 || serverPort == r.ServerPort) {
 		r.ackEntry = &ackEntry{Seen: Seen{e.Time, e.Frame}}
