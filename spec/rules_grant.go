@@ -267,7 +267,7 @@ func grantRules() []*Rule {
 			Statement: "Scheduled DATA (first transmissions at or above U) is sent at the priority of the latest GRANT for that message that its sender has processed (0 before any).",
 			Source:    "HomaModule homa_outgoing.c homa_xmit_data; homa_incoming.c homa_grant_pkt (sched_priority = the GRANT's priority, even for an older, reordered GRANT)",
 			Profiles:  []string{"linux", "linux-2024", "linux-2025"},
-			Capture:   "at a capture on the sender's side a GRANT seen more than slack earlier has been processed; elsewhere a GRANT counts as processed once the sender sent bytes only it (or a later GRANT) authorised: until then it may still be on its way to the sender (cause queueing) or, where the capture shows loss toward the sender, lost after the capture point (cause loss after the capture point), and DATA at an older priority is inconclusive (a downgrade)",
+			Capture:   "at a capture on the sender's side a GRANT seen more than slack earlier has been processed; elsewhere DATA below bytes of the message already seen was overtaken on its way (a priority queue holds a lower level back) and may have left before the GRANTs those bytes show processed (cause reordering); elsewhere a GRANT counts as processed once the sender sent bytes only it (or a later GRANT) authorised: until then it may still be on its way to the sender (cause queueing) or, where the capture shows loss toward the sender, lost after the capture point (cause loss after the capture point), and DATA at an older priority is inconclusive (a downgrade)",
 			Property: Each{Types: []wire.PacketType{wire.TypeData}, Usual: Usual{FactUngrantedPart, NotApplicable}, Check: func(c *Ctx, e *Event) Result {
 				if e.Retransmit() {
 					return Skip
@@ -419,6 +419,15 @@ func scheduledPriority(c *Ctx, e *Event, m *Message) Result {
 	}
 	if allowed&(1<<e.Priority) == 0 {
 		last, _ := m.LastGrant()
+		if e.Offset < m.SentEnd && !c.Net.atSender(e.Src) {
+			// Later bytes of the message passed the capture point
+			// first: this packet waited behind them (strict-priority
+			// queues hold a lower level back) and may have left its
+			// sender before the GRANTs they show processed.
+			ev := Evidence{last.Frame, fmt.Sprintf("bytes of the message up to %d passed the capture point before it, so it left %v earlier than they did, perhaps before this GRANT arrived", m.SentEnd, e.Src)}
+			return Downgrade(CauseReorder, ev, "scheduled DATA at offset %d sent at priority %d; the latest GRANT the sender has processed says %s",
+				e.Offset, e.Priority, bitsString(allowed))
+		}
 		return Violation("scheduled DATA at offset %d sent at priority %d; the latest GRANT the sender has processed says %s (latest GRANT %v earlier, frame %d)",
 			e.Offset, e.Priority, bitsString(allowed), e.Time.Sub(last.Time).Round(time.Microsecond), last.Frame).WithSlack(c.P.Slack)
 	}

@@ -834,3 +834,23 @@ func TestGrant013TimedOut(t *testing.T) {
 	rep, g := run(10)
 	wantViolations(t, rep, "HOMA-GRANT-013", g)
 }
+
+// TestGrant008Overtaken: scheduled DATA at an older GRANT's priority that
+// arrives below bytes of its message already seen was overtaken on its
+// way (a strict-priority queue holds the lower level back) and may have
+// left before the sender processed the newer GRANT: at the receiver's
+// link (a tcpdump on the server) that is inconclusive (cause reordering),
+// on the sender's link a violation.
+func TestGrant008Overtaken(t *testing.T) {
+	b := newTrace(t, wire.Version2024)
+	b.message(true, 2, 100000, 0, 10000, 10000, 4)
+	b.grant(false, 2, 20000, 2)
+	b.message(true, 2, 100000, 10000, 15696, 10000, 2)
+	b.after(100*time.Microsecond).grant(false, 2, 30000, 3)
+	b.after(100*time.Microsecond).message(true, 2, 100000, 17120, 28544, 10000, 3) // at 27120 (20000 + one skb) or beyond: the GRANT at 3 arrived
+	late := b.after(3*time.Millisecond).data(true, 2, 100000, 15696, 1424, 2, nil)
+	rep := b.checkAt(HostPoint(b.server), "linux-2024", "HOMA-GRANT-008")
+	wantViolations(t, rep, "HOMA-GRANT-008")
+	wantDowngraded(t, rep, "HOMA-GRANT-008", late, CauseReorder)
+	wantViolations(t, b.checkAt(HostPoint(b.client), "linux-2024", "HOMA-GRANT-008"), "HOMA-GRANT-008", late)
+}

@@ -495,7 +495,7 @@ func resendRules() []*Rule {
 			Statement: "A sender retransmits only bytes it has already sent: no DATA with retransmit=0 carries bytes that went out before with retransmit=1 while they lay beyond all the message's first transmissions, nor do its first transmissions move past such bytes without sending them (a sender sends a message's new bytes in offset order).",
 			Source:    "HomaModule homa_incoming.c homa_resend_pkt (retransmits [offset, min(end, tx_end)) since @be5081e), homa_rpc_unknown_pkt (a restart resends [0, tx_end)); fault @c67deb4. Not linux-2024: linux_6.1.38 lost @c67deb4's fix in @b5c39f0 and retransmits bytes a RESEND names before it has sent them, then sends them again (shared capture linux-6.1 c: retransmitted in frames 55-61, sent again in 63-68; also 1041-1043)",
 			Profiles:  []string{"linux", "upstream"},
-			Capture:   "a retransmission that overtakes the sender's last original on the way to the capture point (behind a priority queue) looks the same; capture on the sender's link. First transmissions that pass retransmitted bytes never sent first are judged only where the capture shows the message's first bytes sent first, and are a violation only on the sender's link (elsewhere those bytes' first transmissions may have been lost before the capture point: inconclusive)",
+			Capture:   "a retransmission that overtakes the sender's last original on the way to the capture point (behind a priority queue) looks the same, so repeated bytes are a violation only on the sender's link (elsewhere cause reordering). First transmissions that pass retransmitted bytes never sent first are judged only where the capture shows the message's first bytes sent first, and are a violation only on the sender's link (elsewhere those bytes' first transmissions may have been lost before the capture point: inconclusive)",
 			Property: Each{Types: []wire.PacketType{wire.TypeData}, Usual: Usual{FactFresh | FactWellFormed | FactNoResentAhead, Passed}, Check: func(c *Ctx, e *Event) Result {
 				r, m, end, ok := firstTransmission(c, e)
 				if !ok {
@@ -505,6 +505,14 @@ func resendRules() []*Rule {
 					return Pass()
 				}
 				if n := m.ResentAhead.Overlap(e.Offset, end); n > 0 {
+					if !c.Net.atSender(e.Src) {
+						// This packet may have left first and waited
+						// behind a higher priority level (a starved
+						// scheduled level under incast) while the
+						// retransmission passed it.
+						return Downgrade(CauseReorder, Evidence{m.LastResend.Frame, "a retransmission at a higher priority may overtake a first transmission queued on its way to the capture point"},
+							"first-transmission DATA [%d, %d) repeats %d bytes the sender retransmitted before it had sent them", e.Offset, e.End(), n)
+					}
 					return Violation("first-transmission DATA [%d, %d) repeats %d bytes the sender retransmitted before it had sent them", e.Offset, e.End(), n)
 				}
 				if skip, ok := skippedAhead(m, e.Offset); ok && m.SentEnd <= skip.Start {

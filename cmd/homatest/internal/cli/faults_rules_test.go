@@ -250,6 +250,7 @@ func ruleFaultCases() []faultCase {
 			id: "RESEND-024", slug: "client-resend-while-sending",
 			what:  "extra fault: a client granted its whole request pauses at 60000 bytes (its pacer holds the rest) and its timer RESENDs for the response meanwhile; the server answers BUSY",
 			build: func(fault bool) *capb { return clientResendWhileSending(fault) },
+			args:  []string{"--capture-point", "host:10.0.0.11"}, // elsewhere DATA may queue behind the RESEND
 			want:  []hit{{"HOMA-RESEND-024", 55}},
 		},
 		{
