@@ -38,6 +38,11 @@ func grantRules3() []*Rule {
 					if h >= m.Length || e.Offset >= h || m.Seen.Covers(0, h) || !m.Seen.CoversWith(0, h, e.Offset, min(e.End(), m.Length)) {
 						return Obligation{}, false
 					}
+					if m.Seen.CoversWith(0, m.Length, e.Offset, min(e.End(), m.Length)) {
+						// This packet (an skb that overshot the horizon to
+						// the end) completes the message: nothing to grant.
+						return Obligation{}, false
+					}
 					k, sender := KeyOf(e), e.Packet.Role()
 					receiver := oppositeRole(sender)
 					rHost, sHost := e.Dst, e.Src

@@ -182,3 +182,20 @@ func TestGrant020PicksShortest(t *testing.T) {
 		}
 	}
 }
+
+// TestGrant019OvershootToEnd: the packet that completes the granted bytes
+// also completes the message (its skb overshot the horizon to the end, as
+// HOMA-GRANT-005 allows): nothing is left to grant, however long the
+// receiver then sends no GRANT.
+func TestGrant019OvershootToEnd(t *testing.T) {
+	b := newTrace(t, wire.VersionCurrent)
+	b.message(true, 10, 61000, 0, 40000, 40000, 4)
+	b.after(10*time.Microsecond).grant(false, 10, 60000, 0)
+	b.after(10*time.Microsecond).message(true, 10, 61000, 40000, 61000, 40000, 0)
+	b.after(300*time.Millisecond).ctl(false, 10, wire.TypeBusy) // any later packet of the RPC
+	rep := b.check("linux", "HOMA-GRANT-019")
+	wantViolations(t, rep, "HOMA-GRANT-019")
+	if len(rep.Inconclusive) != 0 {
+		t.Errorf("inconclusive %v, want none", rep.Inconclusive)
+	}
+}
