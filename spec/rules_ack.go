@@ -102,7 +102,7 @@ func ackRules() []*Rule {
 			Facts:     []string{"ACK-03", "ACK-02", "RTX-10", "ID-01"},
 			Statement: "A client acknowledges only RPCs whose response it has completely received, or, in an ACK's header answering NEED_ACK, an RPC it no longer has; each ack goes to the RPC's own server, once (in one ACK's entries or piggy-backed on the first transmissions of one message: another entry naming it more than jitter later, or at once in another carrier (another message's DATA, an ACK after DATA), is a violation), and names the RPC's server port (linux_6.1.38: and its client port) and a client id (even, nonzero), never the RPC whose request carries it; an ACK's entries name distinct RPCs.",
 			Source:    "HomaModule homa_peer.c homa_peer_add_ack (called when the application receives the response; the ack is queued once, on the RPC's own peer; linux_6.1.38 also writes the RPC's client port, which homa_rpc_acked's homa_find_server_rpc matches), homa_peer_get_acks (hands acks out and removes them, so one ACK's entries are distinct); homa_outgoing.c homa_resend_data (a retransmission repeats its original's header); homa_incoming.c homa_need_ack_pkt (an RPC the client does not have is acked in the header)",
-			Capture:   "the response must be in the capture; acks for RPCs that started before it are inconclusive, unless the client's RPC with that id (ids are host-wide) runs with another server and began in the capture more than jitter before the ack (a module reload, which reuses ids, takes far longer); an ACK header naming an RPC whose client had answered RPC_UNKNOWN for it passes, and one whose client went timeout_ticks without DATA, GRANT or BUSY from the server (its timer may have aborted and freed the RPC, which sends no packet) is inconclusive",
+			Capture:   "the response must be in the capture; acks for RPCs that started before it are inconclusive, unless the client's RPC with that id (ids are host-wide) runs with another server and began in the capture more than jitter before the ack (a module reload, which reuses ids, takes far longer); an ACK header naming an RPC whose client had answered RPC_UNKNOWN for it passes, and one answering NEED_ACK for an RPC whose response is incomplete is inconclusive: the client's timer (after timeout_ticks without DATA, GRANT or BUSY from the server) or its application may have aborted and freed the RPC, which sends no packet",
 			Property: Each{Types: []wire.PacketType{wire.TypeAck, wire.TypeData}, Needs: NeedsPiggyAck, Check: func(c *Ctx, e *Event) Result {
 				// ACK packets come from clients; a piggy-backed ack rides in
 				// any DATA, request or response, and names an RPC whose
@@ -217,8 +217,15 @@ func ackRules() []*Rule {
 							res = Pass() // it answered RPC_UNKNOWN: no RPC
 						} else if why, ok := clientTimedOut(c, r, e.Time); ok {
 							gone = Unsure("ACK for RPC %d, but %s: %s", id, responseHeld(r), why)
-						} else {
+						} else if r.NeedAcks == 0 {
+							// Not an answer to NEED_ACK: an overflow ACK's
+							// header names the RPC just completed.
 							return Violation("ack for RPC %d, but %s", id, responseHeld(r)).With(r.FirstFrame)
+						} else {
+							// The application may have aborted the RPC
+							// (HOMAIOCABORT, a cancelled request), which
+							// frees it and puts nothing on the wire.
+							gone = Unsure("ACK for RPC %d, but %s: its application may have aborted it, which sends no packet, and the client then answers NEED_ACK for an RPC it no longer has", id, responseHeld(r))
 						}
 					case !r.Response.Complete:
 						return Violation("ack for RPC %d, but %s", id, responseHeld(r)).With(r.FirstFrame)
