@@ -273,18 +273,17 @@ func (h *Machine) handleRPCUnknown(src netip.Addr, p wire.Packet) {
 		return // the response has started: nothing to restart
 	}
 	// Restart: retransmit everything sent so far at the unscheduled
-	// priority, incoming = tx_end.
+	// priority, incoming = tx_end, at once from the handler, past the
+	// pacer (homa_rpc_unknown_pkt calls homa_resend_data): queued behind
+	// new data, the restart could come after response_timeout, or never
+	// when the response completed the RPC first.
 	h.stats.Restarts++
 	m := r.out
 	prio := h.unschedPriority(h.peerOf(r), m.length())
 	if h.faults[FaultRestartPriority] {
 		prio = h.topPriority()
 	}
-	h.queueRetransmit(r, 0, m.next, prio)
-	for i := range m.retx {
-		m.retx[i].incoming = m.next
-		m.retx[i].restart = true
-	}
+	h.resendNow(r, 0, m.next, prio)
 }
 
 func (h *Machine) handleNeedAck(src netip.Addr, p wire.Packet) {

@@ -51,8 +51,6 @@ type Machine struct {
 	outHead    int
 	events     []Event // application events not yet taken by PollEvent
 	evHead     int
-	retxTurn   bool   // the sender alternates restart packets and new data
-	retxQ      []*rpc // RPCs with restart packets waiting, in the order they were told RPC_UNKNOWN
 	grants     grantQueue
 	sendQ      sendQueue
 	rpcSeq     uint64 // RPCs created so far (rpc.seq)
@@ -402,7 +400,7 @@ func (h *Machine) deferExempt() *rpc {
 
 // hasData reports whether DATA waits to be sent.
 func (h *Machine) hasData() bool {
-	return h.retxHead() != nil || h.nextFresh() != nil
+	return h.nextFresh() != nil
 }
 
 // PollTransmit returns the next packet to send at now and true, or false

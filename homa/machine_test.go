@@ -2,9 +2,7 @@ package homa_test
 
 import (
 	"errors"
-	"maps"
 	"net/netip"
-	"slices"
 	"testing"
 	"time"
 
@@ -137,75 +135,40 @@ func TestMachinePacer(t *testing.T) {
 	}
 }
 
-// TestMachineRestartPriorityFollowsCutoffs: a client restarting its
-// request after RPC_UNKNOWN sends every restart packet at the unscheduled
-// level of the cutoffs whose version that packet carries, also when the
-// server's CUTOFFS arrive while the restart is still going out (paced):
-// before the CUTOFFS at the new peer's level with version 0, after them at
-// the level their table gives with their version (facts RTX-09, CUT-02,
-// CUT-03; found by homatest explore, HOMA-PRIO-003).
-func TestMachineRestartPriorityFollowsCutoffs(t *testing.T) {
+// TestMachineRestartAtOnce: a client told RPC_UNKNOWN restarts its request
+// at once from the handler, past the pacer (HomaModule
+// homa_rpc_unknown_pkt calls homa_resend_data): every packet sent so far
+// leaves with retransmit=1 at the unscheduled level of the cutoffs it
+// carries (a new peer's table, version 0), before the pacer sends anything
+// else (facts RTX-09, CUT-02, CUT-03). Queued behind new data, a restart
+// could come after response_timeout, or never once the response had
+// completed the RPC (HOMA-RESEND-007, found by a false-positive hunt). A
+// RESEND for restarted bytes is answered again at its own priority.
+func TestMachineRestartAtOnce(t *testing.T) {
 	m, p, common, restart, step, now := restartedCall(t)
-	cut := p.UnschedCutoffs
-	cutoffs, _ := (&wire.CutoffsFields{Common: common, UnschedCutoffs: cut, CutoffVersion: 1}).AppendTo(nil, wire.EncodeOptions{FixLengths: true, SetMarks: true})
-	m.HandlePacket(*now, peerAddr, 7, cutoffs)
-	restart = append(restart, step()...)
 	if len(restart) != 2 {
-		t.Fatalf("restart in %d packets, want 2", len(restart))
+		t.Fatalf("restart in %d packets at once, want both", len(restart))
 	}
-	want := map[uint16]uint8{0: uint8(p.NumPriorities - 2), 1: 5}
 	for i, tr := range restart {
 		d := decode(t, tr.Packet).Data()
-		if d.Retransmit() != 1 {
-			t.Errorf("restart packet %d: retransmit %d, want 1", i, d.Retransmit())
-		}
-		if w := want[d.CutoffVersion()]; tr.Prio != w {
-			t.Errorf("restart packet %d (offset %d) carries cutoff_version %d at priority %d, want %d", i, d.Offset(), d.CutoffVersion(), tr.Prio, w)
+		if d.Retransmit() != 1 || d.Offset() != uint32(i*1424) || d.CutoffVersion() != 0 || tr.Prio != uint8(p.NumPriorities-2) {
+			t.Errorf("restart packet %d: offset %d retransmit %d cutoff_version %d priority %d, want offset %d, 1, 0, %d",
+				i, d.Offset(), d.Retransmit(), d.CutoffVersion(), tr.Prio, i*1424, p.NumPriorities-2)
 		}
 	}
-	if v := decode(t, restart[1].Packet).Data().CutoffVersion(); v != 1 {
-		t.Errorf("the second restart packet left after the CUTOFFS with cutoff_version %d, want 1", v)
-	}
-}
-
-// TestMachineRestartPacketAnswersResend: a RESEND for the bytes of a
-// restart packet still queued behind the pacer is answered at once with
-// that packet at the priority the RESEND asked for, and the restart does
-// not send it again (facts RTX-06; HomaModule homa_resend_pkt →
-// homa_resend_data transmits from the handler; found by homatest explore,
-// HOMA-RESEND-004); the restart's other packet keeps the unscheduled
-// level (RTX-09).
-func TestMachineRestartPacketAnswersResend(t *testing.T) {
-	m, p, common, restart, step, now := restartedCall(t)
 	resend, _ := (&wire.ResendFields{Common: common, Offset: 1424, Length: 1384, Priority: 7}).AppendTo(nil, wire.EncodeOptions{FixLengths: true, SetMarks: true})
 	m.HandlePacket(*now, peerAddr, 7, resend)
-	answer := drain(m, *now)
+	answer := append(drain(m, *now), step()...)
 	if len(answer) != 1 || decode(t, answer[0].Packet).Data().Offset() != 1424 || answer[0].Prio != 7 {
-		t.Fatalf("the RESEND was answered at once with %d packets, want the one at offset 1424 at priority 7", len(answer))
-	}
-	restart = append(restart, answer...)
-	restart = append(restart, step()...)
-	prios := map[uint32][]uint8{}
-	for _, tr := range restart {
-		d := decode(t, tr.Packet).Data()
-		if d.Common().Type() != wire.TypeData {
-			continue
-		}
-		prios[d.Offset()] = append(prios[d.Offset()], tr.Prio)
-		if d.Retransmit() != 1 {
-			t.Errorf("restart packet at offset %d: retransmit %d, want 1", d.Offset(), d.Retransmit())
-		}
-	}
-	if want := map[uint32][]uint8{0: {uint8(p.NumPriorities - 2)}, 1424: {7}}; !maps.EqualFunc(prios, want, slices.Equal) {
-		t.Errorf("restart DATA priorities by offset %v, want %v (the unscheduled level; the RESEND's, once)", prios, want)
+		t.Fatalf("the RESEND was answered with %d packets, want the one at offset 1424 at priority 7", len(answer))
 	}
 }
 
 // restartedCall sets up a paced client (1 Gbit/s: a restart's packets
 // leave one by one) whose 2808-byte request (two packets) went out and
 // which then got RPC_UNKNOWN from the server. It returns the machine, the
-// request's common header as the server sends it, the first restart
-// packet (it leaves at once), and step, which runs the machine's timers
+// request's common header as the server sends it, what the machine sent
+// at once on RPC_UNKNOWN (the restart), and step, which runs the machine's timers
 // for as long as they come within 50 µs of each other and returns what it
 // sent, and the machine's clock.
 func restartedCall(t *testing.T) (m *homa.Machine, p homa.Params, common wire.CommonFields, first []homa.Transmit, step func() []homa.Transmit, now *time.Duration) {

@@ -1,7 +1,6 @@
 package homa
 
 import (
-	"slices"
 	"time"
 
 	"github.com/homatest/homatest/spec/wire"
@@ -9,9 +8,6 @@ import (
 
 // outbound returns the RPC's outgoing message if it has something to send.
 func outbound(r *rpc) *msgOut {
-	if r.out != nil && len(r.out.retx) > 0 {
-		return r.out // retransmissions go out in any state (e.g. a response already fully sent)
-	}
 	switch {
 	case r.client && r.state == clientSending:
 	case !r.client && r.state == serverSending:
@@ -24,42 +20,16 @@ func outbound(r *rpc) *msgOut {
 	return r.out
 }
 
-// sendOne builds one DATA packet (two with FaultDuplicateData) and returns
-// its data length (0 if nothing was ready).
+// sendOne builds one DATA packet (two with FaultDuplicateData), the next
+// first transmission of the RPC with the fewest bytes left (SRPT), and
+// returns its data length (0 if nothing was ready). Retransmissions do not
+// wait here: a RESEND's and a restart's leave at once (resendNow).
 func (h *Machine) sendOne() int {
-	// Restarts after RPC_UNKNOWN are served round-robin over the RPCs
-	// that restart, in the order they were told (h.retxQ); first
-	// transmissions go to the RPC with the fewest bytes left (SRPT). The
-	// two alternate, so a burst of restarts cannot starve new data, nor
-	// one RPC's restart another's. (A RESEND is answered at once, past
-	// the pacer: resendNow.)
-	retxBest, freshBest := h.retxHead(), h.nextFresh()
-	useRetx := retxBest != nil && (freshBest == nil || h.retxTurn)
-	h.retxTurn = !h.retxTurn
-	best := freshBest
-	if useRetx {
-		best = retxBest
-	}
+	best := h.nextFresh()
 	if best == nil {
 		return 0
 	}
-	if !useRetx {
-		return h.sendFresh(best)
-	}
-	m := best.out
-	rt := m.popRetx()
-	// Round robin: this RPC goes to the back of the queue.
-	h.retxQ = h.retxQ[1:]
-	if len(m.retx) > 0 {
-		h.retxQ = append(h.retxQ, best)
-	} else {
-		best.inRetxQ = false
-	}
-	prio := rt.prio
-	if rt.restart && !h.faults[FaultRestartPriority] {
-		prio = h.unschedPriority(h.peerOf(best), m.length())
-	}
-	return h.sendData(best, rt.start, rt.end-rt.start, prio, true, rt.incoming)
+	return h.sendFresh(best)
 }
 
 // sendFresh sends the next first transmission of best, the RPC at the
@@ -84,21 +54,6 @@ func (h *Machine) sendFresh(best *rpc) int {
 		best.state, best.doneTick = serverAwaitAck, 0
 	}
 	return sent
-}
-
-// retxHead returns the RPC whose retransmission goes next, or nil,
-// dropping RPCs with nothing left to retransmit from the front of the
-// round robin.
-func (h *Machine) retxHead() *rpc {
-	for len(h.retxQ) > 0 {
-		r := h.retxQ[0]
-		if m := outbound(r); m != nil && len(m.retx) > 0 && h.live(r) {
-			return r
-		}
-		r.inRetxQ = false
-		h.retxQ = h.retxQ[1:]
-	}
-	return nil
 }
 
 // sendData builds and transmits DATA [off, off+n) of r's outgoing message.
@@ -203,9 +158,7 @@ func (h *Machine) packetStart(m *msgOut, x int) int {
 // so far, with incoming set to the end of that range, and returns how many
 // it sent. As HomaModule's homa_resend_data, it hands them out past the
 // pacer but charges the pacer's link estimate with them
-// (homa_pacer_check_nic_q with force), so new DATA waits for them. A
-// packet still waiting in the restart queue is taken from it: this copy
-// answers both.
+// (homa_pacer_check_nic_q with force), so new DATA waits for them.
 func (h *Machine) resendNow(r *rpc, start, end int, prio uint8) int {
 	m := r.out
 	end = min(end, m.next)
@@ -213,7 +166,6 @@ func (h *Machine) resendNow(r *rpc, start, end int, prio uint8) int {
 	for off := h.packetStart(m, start); off < end; {
 		n := h.packetLen(m, off)
 		if off+n > start {
-			m.dropRetx(off)
 			h.chargeLink(h.sendData(r, off, n, prio, true, end))
 			sent++
 		}
@@ -236,83 +188,10 @@ func (h *Machine) chargeLink(n int) {
 	h.linkFree += time.Duration(int64(wireBytes) * 8 * int64(time.Second) / h.p.LinkRate)
 }
 
-// queueRetransmit queues the original packets overlapping [start, end) of
-// r's outgoing message for retransmission at prio, cut on the original
-// packet boundaries (homa_resend_data), for a restart after RPC_UNKNOWN,
-// which the pacer sends. It returns the number of packets queued: packets
-// already waiting for retransmission are not queued twice.
-func (h *Machine) queueRetransmit(r *rpc, start, end int, prio uint8) int {
-	m := r.out
-	incoming := end
-	queued := 0
-	for off := h.packetStart(m, start); off < m.next; {
-		n := h.packetLen(m, off)
-		if off+n > start && off < end {
-			if i := m.retxQueued(off); i >= 0 {
-				// Already waiting (a repeated restart): it goes at
-				// this call's priority.
-				m.retx[i].prio = prio
-				m.retx[i].restart = false
-			} else {
-				m.pushRetx(retx{start: off, end: off + n, prio: prio, incoming: incoming})
-				queued++
-			}
-		}
-		off += n
-	}
-	if len(m.retx) > 0 && !r.inRetxQ {
-		r.inRetxQ = true
-		h.retxQ = append(h.retxQ, r)
-	}
-	return queued
-}
-
 // live reports whether r is still one of the host's RPCs.
 func (h *Machine) live(r *rpc) bool {
 	if r.client {
 		return h.clients[r.id] == r
 	}
 	return h.servers[serverKey{r.peer, r.clientID()}] == r
-}
-
-// retxQueued returns the index in m.retx of the packet at off if it
-// already waits for retransmission, else -1: repeated RESENDs for a busy
-// sender must not pile up copies of the same packets.
-func (m *msgOut) retxQueued(off int) int {
-	if i, ok := m.retxAt[off]; ok {
-		return i - m.retxPopped
-	}
-	return -1
-}
-
-// pushRetx queues a packet for retransmission.
-func (m *msgOut) pushRetx(rt retx) {
-	if m.retxAt == nil {
-		m.retxAt = map[int]int{}
-	}
-	m.retxAt[rt.start] = m.retxPopped + len(m.retx)
-	m.retx = append(m.retx, rt)
-}
-
-// dropRetx takes the packet at off out of the retransmission queue if it
-// waits there (a RESEND's copy was sent first).
-func (m *msgOut) dropRetx(off int) {
-	i := m.retxQueued(off)
-	if i < 0 {
-		return
-	}
-	delete(m.retxAt, off)
-	m.retx = slices.Delete(m.retx, i, i+1)
-	for j := i; j < len(m.retx); j++ {
-		m.retxAt[m.retx[j].start] = m.retxPopped + j
-	}
-}
-
-// popRetx takes the first packet waiting for retransmission.
-func (m *msgOut) popRetx() retx {
-	rt := m.retx[0]
-	m.retx = m.retx[1:]
-	m.retxPopped++
-	delete(m.retxAt, rt.start)
-	return rt
 }

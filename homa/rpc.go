@@ -10,36 +10,17 @@ import (
 // msgOut is a message being sent.
 type msgOut struct {
 	data    []byte
-	unsched int    // U = min(length, unsched_bytes)
-	granted int    // grant horizon: bytes below it may be sent
-	next    int    // first byte not yet transmitted (tx_end)
-	prio    uint8  // scheduled priority from the latest GRANT
-	retx    []retx // packets waiting for retransmission, in order
-	// retxPopped counts the packets taken from the front of retx so far;
-	// retxAt maps the offset of each packet in retx to its position
-	// counted the same way (retxPopped + index), so that a RESEND finds
-	// the packets already queued in O(1) each.
-	retxPopped int
-	retxAt     map[int]int
-}
-
-// retx is a range to retransmit at a priority.
-type retx struct {
-	start, end int
-	prio       uint8
-	incoming   int
-	// restart: the packet restarts a request after RPC_UNKNOWN and goes at
-	// the unscheduled priority of the cutoffs it is sent with (its
-	// cutoff_version is stamped when it leaves; HomaModule sends the whole
-	// restart at once, so priority and version always match there).
-	restart bool
+	unsched int   // U = min(length, unsched_bytes)
+	granted int   // grant horizon: bytes below it may be sent
+	next    int   // first byte not yet transmitted (tx_end)
+	prio    uint8 // scheduled priority from the latest GRANT
 }
 
 func (m *msgOut) length() int { return len(m.data) }
 
 // sendable reports whether first transmissions or retransmissions wait.
 func (m *msgOut) sendable() bool {
-	return len(m.retx) > 0 || m.next < min(m.granted, m.length())
+	return m.next < min(m.granted, m.length())
 }
 
 // msgIn is a message being received.
@@ -88,7 +69,6 @@ type rpc struct {
 	in       *msgIn
 	silent   int  // silent_ticks
 	doneTick int  // ticks since the response was fully transmitted
-	inRetxQ  bool // queued in the host's retransmission round robin
 	busied   bool // a server RPC that answered a RESEND with BUSY (FaultForgetHeldRPC)
 	// ungranted: a server RPC counted in Machine.ungranted (its response
 	// is not granted to the end).

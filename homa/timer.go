@@ -23,7 +23,7 @@ func (h *Machine) onTick() {
 	h.clientList.each(func(r *rpc) {
 		// A client waits once its request is sent up to the grant
 		// horizon (or completely) and the response is not complete.
-		waiting := r.out.next >= min(r.out.granted, r.out.length()) && len(r.out.retx) == 0
+		waiting := r.out.next >= min(r.out.granted, r.out.length())
 		if r.in != nil && r.in.received() >= r.in.granted {
 			// The response is waiting for our own GRANTs (it is not in
 			// the active set): nothing is owed by the server (RTX-12).
@@ -40,8 +40,8 @@ func (h *Machine) onTick() {
 			if r.in != nil {
 				in = fmt.Sprintf("response %d of %d bytes", r.in.received(), r.in.length())
 			}
-			h.finishClient(r, fmt.Errorf("%w: RPC %d to %v: request %d of %d bytes sent (horizon %d), %s, %d retransmissions queued",
-				ErrTimeout, r.id, r.peer, r.out.next, r.out.length(), r.out.granted, in, len(r.out.retx)))
+			h.finishClient(r, fmt.Errorf("%w: RPC %d to %v: request %d of %d bytes sent (horizon %d), %s",
+				ErrTimeout, r.id, r.peer, r.out.next, r.out.length(), r.out.granted, in))
 			return
 		}
 		if r.silent >= first && (r.silent-first)%h.p.ResendInterval == 0 {
