@@ -126,7 +126,8 @@ type Stats struct {
 	// Other counts non-Homa frames by kind: "arp", "icmp", "icmpv6", "tcp",
 	// "udp", "ip" (another IP protocol), "fragment" (IPv4 fragments),
 	// "empty" (zero-length frames), "not-ip" (a supported link type
-	// carrying something else), "unsupported-link-<name>" (a link type the
+	// carrying something else, or an IP header whose version is not that of
+	// its EtherType: 5 under 0x0800), "unsupported-link-<name>" (a link type the
 	// reader cannot peel).
 	Other map[string]int `json:"other"`
 	// CaptureDrops is the number of packets the capture says it dropped

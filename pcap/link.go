@@ -57,21 +57,26 @@ func newLinkParser(lt layers.LinkType) *linkParser {
 
 // decode returns the IP version (4 or 6) of the innermost IP header decoded
 // from data, or false (with kind set) if the frame carries no IP packet.
+// An IP header whose version nibble is not that of its EtherType (or, on
+// a raw IP link, neither 4 nor 6) is no IP packet ("not-ip"): gopacket
+// decodes an IPv4 or IPv6 header without looking at its version.
 func (lp *linkParser) decode(data []byte) (uint8, bool) {
+	lp.kind = "not-ip"
 	p := lp.p
-	if lp.p4 != nil && len(data) > 0 {
-		switch data[0] >> 4 {
-		case 4:
+	if lp.p4 != nil {
+		switch {
+		case len(data) > 0 && data[0]>>4 == 4:
 			p = lp.p4
-		case 6:
+		case len(data) > 0 && data[0]>>4 == 6:
 			p = lp.p6
+		default:
+			return 0, false
 		}
 	}
 	if p == nil {
 		lp.kind = lp.unsup
 		return 0, false
 	}
-	lp.kind = "not-ip"
 	lp.decoded = lp.decoded[:0]
 	_ = p.DecodeLayers(data, &lp.decoded)
 	var ipv uint8
@@ -82,6 +87,9 @@ func (lp *linkParser) decode(data []byte) (uint8, bool) {
 		case layers.LayerTypeIPv6:
 			ipv = 6
 		}
+	}
+	if ipv == 4 && lp.ip4.Version != 4 || ipv == 6 && lp.ip6.Version != 6 {
+		return 0, false
 	}
 	if ipv == 0 {
 		if lp.isARP() {

@@ -265,3 +265,32 @@ func TestNoHomaError(t *testing.T) {
 		t.Errorf("other traffic only: %v", err)
 	}
 }
+
+// TestIPVersionChecked: an IP header whose version nibble is not that of
+// its EtherType (5 under 0x0800, 4 under 0x86DD) or, on a raw IP link,
+// neither 4 nor 6, is no IP packet: counted as "not-ip", not read as
+// Homa, and not as a link type the reader cannot peel.
+func TestIPVersionChecked(t *testing.T) {
+	busy := &wire.BusyFields{Common: wire.CommonFields{Sport: 1, Dport: 2, SenderID: 4}}
+	v4 := buildFrame(t, FrameSpec{Src: addrA, Dst: addrB}, busy, wire.EncodeOptions{FixLengths: true, SetMarks: true})
+	v6 := buildFrame(t, FrameSpec{Src: addr6A, Dst: addr6B}, busy, wire.EncodeOptions{FixLengths: true, SetMarks: true})
+	bad4, bad6 := bytes.Clone(v4), bytes.Clone(v6)
+	bad4[14] = 0x55 // version 5, IHL 5
+	bad6[14] = 0x40 // version 4 in an IPv6 header
+	st, err := readAll(t, writeFrames(t, bad4, bad6, v4))
+	if err != nil || st.Homa != 1 || st.Other["not-ip"] != 2 || st.Frames != 3 {
+		t.Errorf("ethernet: homa %d other %v frames %d (err %v), want 1 map[not-ip:2] 3", st.Homa, st.Other, st.Frames, err)
+	}
+	var buf bytes.Buffer
+	w, err := NewWriter(&buf, Interface{Name: "raw", LinkType: layers.LinkTypeRaw})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.WritePacket(0, time.Unix(1, 0), bad4[14:], 0, "")
+	w.WritePacket(0, time.Unix(2, 0), v4[14:], 0, "")
+	w.Flush()
+	st, err = readAll(t, buf.Bytes())
+	if err != nil || st.Homa != 1 || st.Other["not-ip"] != 1 || st.UnreadLink() != 0 {
+		t.Errorf("raw: homa %d other %v unread link %d (err %v), want 1 map[not-ip:1] 0", st.Homa, st.Other, st.UnreadLink(), err)
+	}
+}
