@@ -45,14 +45,15 @@ func Annotate(in io.Reader, out io.Writer, notes map[int][]string, section strin
 	)
 	switch binary.BigEndian.Uint32(magic) {
 	case 0x0a0d0d0a:
-		ng, err = pcapgo.NewNgReader(br, pcapgo.NgReaderOptions{WantMixedLinkType: true, SkipUnknownVersion: true,
+		shb, _ := br.Peek(16)
+		ng, err = pcapgo.NewNgReader(br, pcapgo.NgReaderOptions{WantMixedLinkType: true,
 			StatisticsCallback: func(i int, st pcapgo.NgInterfaceStatistics) {
 				if st.PacketsDropped != pcapgo.NgNoValue64 {
 					drops[i] = st.PacketsDropped
 				}
 			}})
 		if err != nil {
-			return 0, fmt.Errorf("%w: bad pcapng header: %v", ErrFormat, err)
+			return 0, ngHeaderError(shb, err)
 		}
 		src = ng
 		iface = func(i int) (pcapgo.NgInterface, bool) {
@@ -101,7 +102,7 @@ func Annotate(in io.Reader, out io.Writer, notes map[int][]string, section strin
 			break
 		}
 		if err != nil {
-			return n, fmt.Errorf("read frame %d: %w", n+1, err)
+			return n, fmt.Errorf("read frame %d: %w", n+1, ngVersion(err))
 		}
 		n++
 		for w == nil || declared <= ci.InterfaceIndex {

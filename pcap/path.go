@@ -252,6 +252,8 @@ func OpenError(name string, err error) error {
 		return fmt.Errorf("cannot open capture %s: %v", name, pe.Err)
 	case errors.Is(err, ErrFormat):
 		return fmt.Errorf("%v (want a pcap or pcapng capture, e.g. from tcpdump -w)", err)
+	case errors.Is(err, ErrPcapngVersion):
+		return err // it names the capture and says what is wrong
 	default:
 		return fmt.Errorf("cannot read capture %s: %v", name, err)
 	}
@@ -271,8 +273,11 @@ type DamagedError struct {
 // for the damage: where the file stops, what was read, and how to get a
 // whole capture.
 func (e *DamagedError) Error() string {
-	if errors.Is(e.Err, ErrConcatenated) {
+	switch {
+	case errors.Is(e.Err, ErrConcatenated):
 		return fmt.Sprintf("%s: read up to frame %d, %v", e.Path, e.Frames, ErrConcatenated)
+	case errors.Is(e.Err, ErrPcapngVersion):
+		return fmt.Sprintf("%s: read up to frame %d, where %v", e.Path, e.Frames, errNgVersionStarts)
 	}
 	where := fmt.Sprintf("after frame %d (%v): only the frames before it were read", e.Frames, e.Err)
 	if e.Frames == 0 {

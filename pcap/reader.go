@@ -148,10 +148,11 @@ func NewReader(r io.Reader, o ReaderOptions) (*Reader, error) {
 	case !knownMagic([4]byte(magic)):
 		return nil, fmt.Errorf("%w: magic number 0x%08x", ErrFormat, m)
 	case m == 0x0a0d0d0a:
-		ng, err := pcapgo.NewNgReader(br, pcapgo.NgReaderOptions{WantMixedLinkType: true, SkipUnknownVersion: true,
+		shb, _ := br.Peek(16)
+		ng, err := pcapgo.NewNgReader(br, pcapgo.NgReaderOptions{WantMixedLinkType: true,
 			StatisticsCallback: rd.interfaceStats, SectionEndCallback: rd.sectionEnd})
 		if err != nil {
-			return nil, fmt.Errorf("%w: bad pcapng header: %v", ErrFormat, err)
+			return nil, ngHeaderError(shb, err)
 		}
 		rd.src, rd.ng = ng, ng
 	default:
@@ -162,6 +163,44 @@ func NewReader(r io.Reader, o ReaderOptions) (*Reader, error) {
 		rd.src, rd.linkType = pr, pr.LinkType()
 	}
 	return rd, nil
+}
+
+// ErrPcapngVersion is wrapped by NewReader, Next (and so StreamPath's
+// *DamagedError) and Annotate for a pcapng section header of another
+// version than 1.0 (pcapng 2.0): such a section may lay its blocks out
+// otherwise, so homatest, like tshark, does not read it (pcapgo would skip
+// the section, and its frames, without a word).
+var ErrPcapngVersion = errors.New("homatest, like tshark, reads pcapng sections of version 1.0 only")
+
+// errNgVersionStarts is Next's error where a section of another version
+// than 1.0 starts (pcapgo does not say which version).
+var errNgVersionStarts = fmt.Errorf("a pcapng section of another version than 1.0 starts: %w", ErrPcapngVersion)
+
+// ngVersion returns errNgVersionStarts for pcapgo's error for a section
+// header of another version, else err.
+func ngVersion(err error) error {
+	if errors.Is(err, pcapgo.ErrNgVersionMismatch) {
+		return errNgVersionStarts
+	}
+	return err
+}
+
+// ngHeaderError is the error of a pcapng whose first section header
+// pcapgo refused with err; shb is the file's first 16 bytes (fewer if
+// it is shorter), which name the version of a section of another
+// version than 1.0.
+func ngHeaderError(shb []byte, err error) error {
+	if !errors.Is(err, pcapgo.ErrNgVersionMismatch) {
+		return fmt.Errorf("%w: bad pcapng header: %v", ErrFormat, err)
+	}
+	if len(shb) < 16 {
+		return errNgVersionStarts
+	}
+	var order binary.ByteOrder = binary.LittleEndian
+	if binary.BigEndian.Uint32(shb[8:12]) == ngByteOrderMagic {
+		order = binary.BigEndian
+	}
+	return fmt.Errorf("pcapng section of version %d.%d: %w", order.Uint16(shb[12:14]), order.Uint16(shb[14:16]), ErrPcapngVersion)
 }
 
 // knownMagic reports whether m, a file's first 4 bytes, is the magic
@@ -277,7 +316,7 @@ func (r *Reader) Next() (*Frame, error) {
 			if errors.Is(err, io.EOF) {
 				return nil, io.EOF
 			}
-			return nil, fmt.Errorf("read frame %d: %w", r.n+1, err)
+			return nil, fmt.Errorf("read frame %d: %w", r.n+1, ngVersion(err))
 		}
 		if r.limit > 0 && r.n >= r.limit {
 			return nil, io.EOF

@@ -4,10 +4,16 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
+	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
+
+	"github.com/homatest/homatest/spec"
+	"github.com/homatest/homatest/spec/wire"
 )
 
 // sectionHeader returns a pcapng section header block in byte order order
@@ -121,4 +127,37 @@ func FuzzSectionComments(f *testing.F) {
 			t.Fatalf("%d comments from %d bytes", len(got), len(data))
 		}
 	})
+}
+
+// TestPcapngVersion: a pcapng section of another version than 1.0 (2.0
+// here) is not skipped without a word, as pcapgo would: a capture that
+// starts with one is refused, naming the version, and one that follows
+// a readable section ends the read there with ErrPcapngVersion, after
+// the frames before it, which StreamPath reports as damage.
+func TestPcapngVersion(t *testing.T) {
+	f := buildFrame(t, FrameSpec{Src: addrA, Dst: addrB}, &wire.BusyFields{}, wire.EncodeOptions{SetMarks: true})
+	v1 := writeFrames(t, f)
+	v2 := bytes.Clone(v1)
+	v2[12] = 2 // major version (little-endian section)
+	_, err := NewReader(bytes.NewReader(v2), ReaderOptions{})
+	if !errors.Is(err, ErrPcapngVersion) || errors.Is(err, ErrFormat) || err.Error() != "pcapng section of version 2.0: homatest, like tshark, reads pcapng sections of version 1.0 only" {
+		t.Errorf("version 2.0 alone: %v, want ErrPcapngVersion naming version 2.0", err)
+	}
+	joined := append(append(bytes.Clone(v1), v2...), v1...)
+	st, err := readAll(t, joined)
+	if !errors.Is(err, ErrPcapngVersion) || st.Frames != 1 || st.Homa != 1 {
+		t.Errorf("1.0, 2.0, 1.0: frames %d homa %d err %v; want 1 1 and ErrPcapngVersion", st.Frames, st.Homa, err)
+	}
+	path := filepath.Join(t.TempDir(), "v2.pcapng")
+	if err := os.WriteFile(path, joined, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err = StreamPath(path, ReaderOptions{}, func(*spec.Event) {})
+	var d *DamagedError
+	if !errors.As(err, &d) || d.Frames != 1 || !strings.HasSuffix(err.Error(), ": read up to frame 1, where a pcapng section of another version than 1.0 starts: homatest, like tshark, reads pcapng sections of version 1.0 only") || strings.Contains(err.Error(), damagedFix) {
+		t.Errorf("StreamPath: %v", err)
+	}
+	if _, err := Annotate(bytes.NewReader(joined), io.Discard, nil, ""); !errors.Is(err, ErrPcapngVersion) {
+		t.Errorf("Annotate: %v, want ErrPcapngVersion", err)
+	}
 }
