@@ -119,6 +119,14 @@ type Stats struct {
 	// IPLengthMismatch counts Homa frames whose IP length exceeds the frame
 	// although the snap length did not cut it (the IP header is wrong).
 	IPLengthMismatch int `json:"ip_length_mismatch"`
+	// CapLenOverLen counts the frames whose captured length exceeds their
+	// original length (classic pcap incl_len > orig_len, pcapng the same),
+	// which no capture takes: a damaged record or a faulty writer. They
+	// are read as captured, their original length taken as the captured
+	// one (Frame.Length; tshark reads them so, flagging them).
+	// CapLenOverLenFrame is the first one's number.
+	CapLenOverLen      int `json:"caplen_over_len,omitempty"`
+	CapLenOverLenFrame int `json:"caplen_over_len_first_frame,omitempty"`
 	// VersionMismatch counts packets read with a forced wire version
 	// whose IP protocol belongs to another version (e.g. --wire current on
 	// IP protocol 253), whether or not they decode in it.

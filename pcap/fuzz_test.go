@@ -40,6 +40,8 @@ func samplePcapng(t testing.TB) []byte {
 func FuzzReader(f *testing.F) {
 	f.Add(samplePcapng(f))
 	f.Add(dropsPcapng(f, [2]int64{0, 3}, [2]int64{1, 2})) // interface statistics blocks
+	longRec, _ := capLenOverLenPcap(f)
+	f.Add(longRec) // a classic pcap record with incl_len > orig_len
 	if b, err := os.ReadFile(filepath.Join("testdata", "real", "linux-6.13-proto146", "a-small-rpcs.pcap")); err == nil {
 		f.Add(b[:1500]) // the pcap header and the first frames of a real capture
 	}

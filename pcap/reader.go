@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/netip"
 	"os"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -76,10 +77,15 @@ type packetSource interface {
 // one. Non-Homa frames are counted in Stats and skipped. A Reader is not safe
 // for concurrent use.
 type Reader struct {
-	o        ReaderOptions
-	closer   io.Closer
-	src      packetSource
-	ng       *pcapgo.NgReader
+	o      ReaderOptions
+	closer io.Closer
+	src    packetSource
+	ng     *pcapgo.NgReader
+	// br is the classic pcap's input, which Next reads a record from
+	// itself when pcapgo refuses it (readLongRecord); long holds its
+	// bytes.
+	br       *bufio.Reader
+	long     []byte
 	linkType layers.LinkType
 	parsers  map[layers.LinkType]*linkParser
 	// lastParser is parsers[lastLT], the link type of the previous frame
@@ -160,7 +166,7 @@ func NewReader(r io.Reader, o ReaderOptions) (*Reader, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%w: bad pcap header: %v", ErrFormat, err)
 		}
-		rd.src, rd.linkType = pr, pr.LinkType()
+		rd.src, rd.linkType, rd.br = pr, pr.LinkType(), br
 	}
 	return rd, nil
 }
@@ -312,6 +318,9 @@ func (r *Reader) Next() (*Frame, error) {
 		if r.ng == nil && fileHeaderAsRecord(ci) {
 			return nil, fmt.Errorf("after frame %d: %w", r.n, ErrConcatenated)
 		}
+		if r.ng == nil && err != nil && ci.CaptureLength > ci.Length && strings.HasPrefix(err.Error(), pcapgoLongRecord) {
+			data, err = r.readLongRecord(ci.CaptureLength)
+		}
 		if err != nil {
 			if errors.Is(err, io.EOF) {
 				return nil, io.EOF
@@ -322,6 +331,16 @@ func (r *Reader) Next() (*Frame, error) {
 			return nil, io.EOF
 		}
 		r.n++
+		if ci.CaptureLength > ci.Length {
+			// No capture takes more than the frame held: a damaged
+			// record or a faulty writer. Read as captured, as tshark
+			// does (it flags "frame length is less than captured length").
+			if r.stats.CapLenOverLen == 0 {
+				r.stats.CapLenOverLenFrame = r.n
+			}
+			r.stats.CapLenOverLen++
+			ci.Length = ci.CaptureLength
+		}
 		if r.o.Context != nil && r.n%ctxFrames == 0 && r.o.Context.Err() != nil {
 			return nil, fmt.Errorf("read frame %d: %w", r.n, context.Cause(r.o.Context))
 		}
@@ -356,6 +375,34 @@ func (r *Reader) Next() (*Frame, error) {
 			return &r.frame, nil
 		}
 	}
+}
+
+// pcapgoLongRecord starts pcapgo's error for a classic pcap record whose
+// captured length exceeds its original length (it reads no further).
+const pcapgoLongRecord = "capture length exceeds original packet length"
+
+// readLongRecord reads the n bytes of the classic pcap record whose
+// header pcapgo refused for a captured length above the original one:
+// Next reads it as captured (see Stats.CapLenOverLen). n is at most
+// pcapgo's largest record, the file's snap length, which may be 4 GB: the
+// buffer grows with the bytes read, so a damaged header in a short file
+// allocates no more than the file holds.
+func (r *Reader) readLongRecord(n int) ([]byte, error) {
+	data := r.long[:0]
+	for len(data) < n {
+		k := min(n-len(data), 1<<20)
+		data = slices.Grow(data, k)
+		m, err := io.ReadFull(r.br, data[len(data):len(data)+k])
+		data = data[:len(data)+m]
+		if errors.Is(err, io.EOF) {
+			err = io.ErrUnexpectedEOF // the record's header promised bytes: not the end of the capture
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	r.long = data
+	return data, nil
 }
 
 // ErrConcatenated is the error (wrapped by Next, and by StreamPath in a

@@ -2,6 +2,11 @@ package pcap
 
 import (
 	"bytes"
+	"encoding/binary"
+	"errors"
+	"io"
+	"runtime"
+	"strings"
 	"testing"
 	"time"
 
@@ -113,4 +118,69 @@ func TestSnapCutPartial(t *testing.T) {
 	if st.SnapCut != 3 || st.SnapPartial != 2 || st.DecodeErrors != 4 {
 		t.Errorf("snap cut %d partial %d decode errors %d, want 3 2 4", st.SnapCut, st.SnapPartial, st.DecodeErrors)
 	}
+}
+
+// TestCapLenOverLen: a classic pcap record whose captured length exceeds
+// its original length (incl_len > orig_len, which no capture can take)
+// does not end the read, as pcapgo's error did: the frame is read with
+// its captured bytes and its original length taken as the captured one
+// (as tshark reads it, flagging it), counted in Stats.CapLenOverLen with
+// the first such frame's number, and the frames after it are read.
+func TestCapLenOverLen(t *testing.T) {
+	capture, grant := capLenOverLenPcap(t)
+	rec2 := 24 + 16 + len(grant) // the second record's header
+	r, err := NewReader(bytes.NewReader(capture), ReaderOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 1; i <= 3; i++ {
+		f, err := r.Next()
+		if err != nil {
+			t.Fatalf("frame %d: %v", i, err)
+		}
+		if f.Number != i || f.Err != nil || f.Packet.Grant().Offset() != 60000 || f.CaptureLen != len(grant) || f.Length != len(grant) {
+			t.Errorf("frame %d: number %d err %v offset %d lengths %d/%d, want %d, a GRANT of offset 60000, %d/%d", i, f.Number, f.Err, f.Packet.Grant().Offset(), f.CaptureLen, f.Length, i, len(grant), len(grant))
+		}
+	}
+	if _, err := r.Next(); !errors.Is(err, io.EOF) {
+		t.Errorf("after frame 3: %v, want EOF", err)
+	}
+	st := r.Stats()
+	if st.CapLenOverLen != 1 || st.CapLenOverLenFrame != 2 || st.Homa != 3 {
+		t.Errorf("caplen over len %d (first frame %d), homa %d; want 1 (2), 3", st.CapLenOverLen, st.CapLenOverLenFrame, st.Homa)
+	}
+	if s := st.Summary("x.pcap", nil); !strings.Contains(s, "; 1 frame whose captured length exceeds its original length (first frame 2): read as captured") {
+		t.Errorf("summary %q", s)
+	}
+	// Cut in the frame's bytes, or right after its header: the read ends
+	// with an error naming it.
+	for _, cut := range []int{rec2 + 16 + 20, rec2 + 16} {
+		if _, err := readAll(t, capture[:cut]); err == nil || !strings.Contains(err.Error(), "read frame 2: ") {
+			t.Errorf("cut %d bytes into the long record: %v, want an error for frame 2", cut-rec2-16, err)
+		}
+	}
+	// A record claiming 3 GB, as a snap length of 4 GB lets it, in a
+	// short file: an error for it, without allocating what it claims.
+	huge := bytes.Clone(capture[:rec2+16+20])
+	binary.LittleEndian.PutUint32(huge[16:], 0xffffffff) // snap length
+	binary.LittleEndian.PutUint32(huge[rec2+8:], 3<<30)  // incl_len
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	_, err = readAll(t, huge)
+	runtime.ReadMemStats(&after)
+	if err == nil || !strings.Contains(err.Error(), "read frame 2: ") || after.TotalAlloc-before.TotalAlloc > 64<<20 {
+		t.Errorf("3 GB record: %v, %d MB allocated; want an error for frame 2 and little memory", err, (after.TotalAlloc-before.TotalAlloc)>>20)
+	}
+}
+
+// capLenOverLenPcap returns a classic pcap of three GRANT frames, the
+// second's record claiming an original length 10 bytes below its
+// captured length, and the frame.
+func capLenOverLenPcap(t testing.TB) ([]byte, []byte) {
+	grant := buildFrame(t, FrameSpec{Src: addrB, Dst: addrA, Priority: 7}, sampleFields()[1], wire.EncodeOptions{FixLengths: true, SetMarks: true})
+	t1 := time.Unix(1, 0)
+	capture := classicPcapOf(t, 65535, rec{t1, grant, len(grant)}, rec{t1, grant, len(grant)}, rec{t1, grant, len(grant)})
+	rec2 := 24 + 16 + len(grant) // the second record's header
+	binary.LittleEndian.PutUint32(capture[rec2+12:], uint32(len(grant)-10))
+	return capture, grant
 }

@@ -12,7 +12,8 @@ import (
 // Summary renders s as one line about the capture name (homatest decode's
 // summary): frames, Homa packets by type, decode errors, other frames by
 // kind, GSO frames split, frames the snap length cut, the drops the
-// capture declares, IP length and wire version mismatches, and where stopped (the error that ended the read
+// capture declares, frames captured longer than they were, IP length and
+// wire version mismatches, and where stopped (the error that ended the read
 // early, if any) ended it.
 func (s *Stats) Summary(name string, stopped error) string {
 	var b strings.Builder
@@ -56,6 +57,13 @@ func (s *Stats) Summary(name string, stopped error) string {
 	if s.IPLengthMismatch > 0 {
 		fmt.Fprintf(&b, "; %s with an IP length longer than the frame", plural.Of(s.IPLengthMismatch, "Homa frame", "Homa frames"))
 	}
+	if s.CapLenOverLen > 0 {
+		its := "their"
+		if s.CapLenOverLen == 1 {
+			its = "its"
+		}
+		fmt.Fprintf(&b, "; %s captured length exceeds %s original length (first frame %d): read as captured", plural.Of(s.CapLenOverLen, "frame whose", "frames whose"), its, s.CapLenOverLenFrame)
+	}
 	if s.CaptureDrops > 0 {
 		fmt.Fprintf(&b, "; the capture says it dropped %s itself (interface statistics)", plural.Of64(s.CaptureDrops, "packet", "packets"))
 	}
@@ -71,6 +79,10 @@ func (s *Stats) Summary(name string, stopped error) string {
 // JSONSummary is one capture's counts as homatest decode -o json prints
 // them ({"summary": ...}). Fields are in the order of their JSON names.
 type JSONSummary struct {
+	// CapLenOverLen and CapLenOverLenFrame are Stats.CapLenOverLen and
+	// CapLenOverLenFrame (omitted when 0).
+	CapLenOverLen      int `json:"caplen_over_len,omitempty"`
+	CapLenOverLenFrame int `json:"caplen_over_len_first_frame,omitempty"`
 	// CaptureDrops is Stats.CaptureDrops (omitted when 0).
 	CaptureDrops uint64 `json:"capture_drops,omitempty"`
 	DecodeErrors int    `json:"decode_errors"`
@@ -116,6 +128,7 @@ func (s *Stats) JSONSummary(name string, stopped error) JSONSummary {
 		Truncated: s.Truncated, Segments: s.Segments, GSOFrames: s.GSOFrames, SnapCut: s.SnapCut, SnapLen: s.SnapLen,
 		IPLengthMismatch: s.IPLengthMismatch, VersionMismatch: s.VersionMismatch,
 		Other: other, OtherTotal: s.NonHoma(), CaptureDrops: s.CaptureDrops,
+		CapLenOverLen: s.CapLenOverLen, CapLenOverLenFrame: s.CapLenOverLenFrame,
 	}
 	if stopped != nil {
 		j.Error = stopped.Error()
