@@ -54,7 +54,7 @@ func stream(path string) (sp *spool, ok bool, err error) {
 	}
 	sp, err = newSpool(open)
 	if err != nil {
-		return nil, true, fmt.Errorf("read %s: %w", streamName(path), err)
+		return nil, true, err
 	}
 	streams[path] = sp
 	return sp, true, nil
@@ -84,7 +84,7 @@ type spool struct {
 func newSpool(open func() (*os.File, error)) (*spool, error) {
 	f, err := os.CreateTemp("", "homatest-stream-*")
 	if err != nil {
-		return nil, fmt.Errorf("spool to a temporary file: %w", err)
+		return nil, tempDirError(err)
 	}
 	os.Remove(f.Name())
 	sp := &spool{file: f, more: make(chan struct{})}
@@ -97,6 +97,26 @@ func newSpool(open func() (*os.File, error)) (*spool, error) {
 		sp.copy(src)
 	}()
 	return sp, nil
+}
+
+// tempDirError renders err, os.CreateTemp's failure to create a spool
+// file, as what to fix: the directory, named as $TMPDIR, that does not
+// exist or cannot be written. It does not wrap the *fs.PathError, which
+// OpenError would take for the capture's own.
+func tempDirError(err error) error {
+	dir := "TMPDIR=" + os.TempDir()
+	if os.Getenv("TMPDIR") == "" {
+		dir = os.TempDir() + " (TMPDIR unset)"
+	}
+	why := ": " + err.Error()
+	var pe *fs.PathError
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		why = " does not exist"
+	case errors.As(err, &pe):
+		why = ": " + pe.Err.Error()
+	}
+	return fmt.Errorf("%s%s (a capture read from a pipe or device is spooled to a temporary file there): set TMPDIR to a writable directory", dir, why)
 }
 
 // copy appends src to the file until it ends (see spool).

@@ -137,3 +137,16 @@ func TestOpenPathGarbageStream(t *testing.T) {
 		t.Errorf("reading the spool of %s: %v", fifo, err)
 	}
 }
+
+// TestSpoolTMPDIR: a stream (here /dev/null, a device) spools to a file
+// in $TMPDIR; a TMPDIR that does not exist gives one line naming it, not
+// the bare "no such file or directory" of a capture that does not exist.
+func TestSpoolTMPDIR(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "gone")
+	t.Setenv("TMPDIR", dir)
+	_, err := OpenPath(os.DevNull, ReaderOptions{})
+	want := "cannot read capture " + os.DevNull + ": TMPDIR=" + dir + " does not exist (a capture read from a pipe or device is spooled to a temporary file there): set TMPDIR to a writable directory"
+	if err == nil || OpenError(os.DevNull, err).Error() != want {
+		t.Errorf("got %v, want %q", OpenError(os.DevNull, err), want)
+	}
+}
