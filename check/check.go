@@ -185,6 +185,12 @@ type FileReport struct {
 	// verdict is INCOMPLETE (exit 2) unless a MUST violation makes it
 	// FAIL: the capture is not evidence enough to pass.
 	SnapHint string `json:"snap_hint,omitempty"`
+	// FrameHint, when the reader read damaged frames all the same
+	// (pcap.Stats.FrameDamage: a Homa frame whose IP length exceeds the
+	// frame the snap length did not cut, a frame captured longer than it
+	// was), says so in one line, in decode's words; their packets are
+	// judged as the frames hold them. The counts are in Stats.
+	FrameHint string `json:"frame_hint,omitempty"`
 	// MergedHint, when the checker found two module instances of a host
 	// interleaved (spec.Report.Merged: two captures merged with
 	// overlapping times), says so in one line with how to split them.
@@ -439,6 +445,9 @@ func checkFile(o Options, file string) FileReport {
 	fr.CapturePoint, fr.CapturePointWhy = plan.String(), plan.why
 	fr.CaptureDropsFrom, fr.CaptureDropsHint = dropsHint(rep, st, o.CaptureDrops)
 	fr.SnapHint = snapHint(st, unseenExcused(rep))
+	if notes := st.FrameDamage(); len(notes) > 0 {
+		fr.FrameHint = "damaged frames, judged as they hold their packets: " + strings.Join(notes, "; ")
+	}
 	fr.TimeOrderHint, fr.Reordered = timeOrderHint(st), ro.Reorder > 0
 	spans, stallsName, err := readStallsFile(file)
 	if err != nil {

@@ -1,6 +1,7 @@
 package check
 
 import (
+	"encoding/binary"
 	"encoding/json"
 	"net/netip"
 	"os"
@@ -546,5 +547,59 @@ func TestFileUnreadLink(t *testing.T) {
 		!strings.HasPrefix(fr.CaptureDropsHint, "23 frames on a link type homatest cannot read are unseen packets") {
 		t.Errorf("verdict %s (%d MUST, error %q), drops from %q: %s; want incomplete, 0 MUST, 23 unread frames",
 			fr.Verdict, fr.Must, fr.Error, fr.CaptureDropsFrom, fr.CaptureDropsHint)
+	}
+}
+
+// TestFileFrameHint: a Homa frame whose IPv4 total length exceeds the
+// uncut frame (a damaged IP header or frame), which decode's summary
+// notes, is reported by check too (FrameHint, in decode's words) and
+// judged as the frame holds it; a capture without one has no hint.
+func TestFileFrameHint(t *testing.T) {
+	f, err := os.Open(filepath.Join(realDir, "linux-6.13-proto146/a-small-rpcs.pcap"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	in, err := pcapgo.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "iplen.pcapng")
+	w, err := pcap.Create(path, pcap.Interface{Name: "eth"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 1; ; i++ {
+		data, ci, err := in.ReadPacketData()
+		if err != nil {
+			break
+		}
+		if i == 3 { // a DATA: IPv4 total length 100 bytes more than sent, checksum fixed
+			ip := data[14:34]
+			binary.BigEndian.PutUint16(ip[2:], binary.BigEndian.Uint16(ip[2:])+100)
+			ip[10], ip[11] = 0, 0
+			var sum uint32
+			for j := 0; j < 20; j += 2 {
+				sum += uint32(binary.BigEndian.Uint16(ip[j:]))
+			}
+			for sum > 0xffff {
+				sum = sum&0xffff + sum>>16
+			}
+			binary.BigEndian.PutUint16(ip[10:], ^uint16(sum))
+		}
+		if err := w.WritePacket(0, ci.Timestamp, data, ci.Length, ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	fr := File(opts(), path)
+	want := "damaged frames, judged as they hold their packets: 1 Homa frame with an IP length longer than the frame"
+	if fr.Error != "" || fr.Verdict != "pass" || fr.Stats.IPLengthMismatch != 1 || fr.FrameHint != want {
+		t.Errorf("verdict %s (error %q), ip length mismatch %d, frame hint %q; want pass, 1, %q", fr.Verdict, fr.Error, fr.Stats.IPLengthMismatch, fr.FrameHint, want)
+	}
+	if fr := File(opts(), filepath.Join(realDir, "linux-6.13-proto146/a-small-rpcs.pcap")); fr.FrameHint != "" {
+		t.Errorf("whole capture: frame hint %q", fr.FrameHint)
 	}
 }

@@ -54,15 +54,8 @@ func (s *Stats) Summary(name string, stopped error) string {
 	if s.SnapCut > 0 {
 		fmt.Fprintf(&b, "; %s (of the decode errors) with the Homa header cut by the snap length (%d bytes kept): re-capture with -s 0", plural.Of(s.SnapCut, "Homa frame", "Homa frames"), s.SnapLen)
 	}
-	if s.IPLengthMismatch > 0 {
-		fmt.Fprintf(&b, "; %s with an IP length longer than the frame", plural.Of(s.IPLengthMismatch, "Homa frame", "Homa frames"))
-	}
-	if s.CapLenOverLen > 0 {
-		its := "their"
-		if s.CapLenOverLen == 1 {
-			its = "its"
-		}
-		fmt.Fprintf(&b, "; %s captured length exceeds %s original length (first frame %d): read as captured", plural.Of(s.CapLenOverLen, "frame whose", "frames whose"), its, s.CapLenOverLenFrame)
+	for _, n := range s.FrameDamage() {
+		b.WriteString("; " + n)
 	}
 	if s.CaptureDrops > 0 {
 		fmt.Fprintf(&b, "; the capture says it dropped %s itself (interface statistics)", plural.Of64(s.CaptureDrops, "packet", "packets"))
@@ -74,6 +67,27 @@ func (s *Stats) Summary(name string, stopped error) string {
 		fmt.Fprintf(&b, "; STOPPED after frame %d: %v", s.Frames, stopped)
 	}
 	return b.String()
+}
+
+// FrameDamage returns the notes on the damaged frames the reader read
+// all the same, in the words of decode's summary, which check's report
+// repeats (check.FileReport.FrameHint): Homa frames whose IP length
+// exceeds the frame the snap length did not cut (IPLengthMismatch: the
+// IP header or the frame is damaged; read as the frame holds them) and
+// frames captured longer than they were (CapLenOverLen); nil when none.
+func (s *Stats) FrameDamage() []string {
+	var notes []string
+	if s.IPLengthMismatch > 0 {
+		notes = append(notes, plural.Of(s.IPLengthMismatch, "Homa frame", "Homa frames")+" with an IP length longer than the frame")
+	}
+	if s.CapLenOverLen > 0 {
+		its := "their"
+		if s.CapLenOverLen == 1 {
+			its = "its"
+		}
+		notes = append(notes, fmt.Sprintf("%s captured length exceeds %s original length (first frame %d): read as captured", plural.Of(s.CapLenOverLen, "frame whose", "frames whose"), its, s.CapLenOverLenFrame))
+	}
+	return notes
 }
 
 // JSONSummary is one capture's counts as homatest decode -o json prints

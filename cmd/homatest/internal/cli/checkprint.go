@@ -65,6 +65,9 @@ func writeCheckText(w io.Writer, reports []check.FileReport) error {
 		if fr.SnapHint != "" {
 			fmt.Fprintf(ew, "WARNING: %s\n", fr.SnapHint)
 		}
+		if fr.FrameHint != "" {
+			fmt.Fprintf(ew, "WARNING: %s\n", fr.FrameHint)
+		}
 		if fr.CaptureDropsHint != "" {
 			fmt.Fprintf(ew, "capture drops (%s): %s\n", fr.CaptureDropsFrom, fr.CaptureDropsHint)
 		}
