@@ -33,7 +33,9 @@ type Frame struct {
 	CaptureLen, Length int
 	// IPVersion is 4 or 6.
 	IPVersion uint8
-	// Src and Dst are the IP addresses.
+	// Src and Dst are the IP addresses. For a frame carried inside
+	// another (VXLAN, GRE, ERSPAN), these and the other IP fields are the
+	// inner frame's, the Homa packet's own.
 	Src, Dst netip.Addr
 	// IPProto is the IP protocol or IPv6 next header: 146, 253, or 6 when
 	// Hijacked.

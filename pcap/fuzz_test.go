@@ -41,7 +41,12 @@ func FuzzReader(f *testing.F) {
 	f.Add(samplePcapng(f))
 	f.Add(dropsPcapng(f, [2]int64{0, 3}, [2]int64{1, 2})) // interface statistics blocks
 	longRec, _ := capLenOverLenPcap(f)
-	f.Add(longRec) // a classic pcap record with incl_len > orig_len
+	f.Add(longRec)        // a classic pcap record with incl_len > orig_len
+	f.Add(encapPcapng(f)) // tunnels, tags, a bad IP version
+	v1 := samplePcapng(f)
+	v2 := bytes.Clone(v1)
+	v2[12] = 2               // major version 2
+	f.Add(append(v1, v2...)) // a pcapng 2.0 section after a 1.0 one
 	if b, err := os.ReadFile(filepath.Join("testdata", "real", "linux-6.13-proto146", "a-small-rpcs.pcap")); err == nil {
 		f.Add(b[:1500]) // the pcap header and the first frames of a real capture
 	}

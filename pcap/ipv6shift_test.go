@@ -9,7 +9,7 @@ import (
 )
 
 // writeFrames returns a pcapng holding frames.
-func writeFrames(t *testing.T, frames ...[]byte) []byte {
+func writeFrames(t testing.TB, frames ...[]byte) []byte {
 	t.Helper()
 	var buf bytes.Buffer
 	w, err := NewWriter(&buf, Interface{Name: "x"})

@@ -1,6 +1,7 @@
 package pcap
 
 import (
+	"encoding/binary"
 	"fmt"
 	"strings"
 
@@ -13,7 +14,10 @@ import (
 const unsupportedLink = "unsupported-link-"
 
 // linkParser peels the link layer and IP header of one link type with a
-// reusable DecodingLayerParser, so that reading does not allocate.
+// reusable DecodingLayerParser, so that reading does not allocate. It
+// also peels what carries a frame inside another (802.1ad tags of TPID
+// 0x9100, VXLAN, GRE and ERSPAN over GRE: see encapsulated), to at most
+// maxEncap levels, each with a parser of its own (inner).
 type linkParser struct {
 	eth     layers.Ethernet
 	loop    layers.Loopback
@@ -27,32 +31,47 @@ type linkParser struct {
 	decoded []gopacket.LayerType
 	kind    string // why the last frame was not IP
 	unsup   string // "unsupported-link-<name>" for a link type we cannot peel
+	// in is the parser whose ip4 or ip6 holds the innermost IP header of
+	// the last frame: lp, or for a frame carried inside another, an inner
+	// parser's.
+	in *linkParser
+	// inner parses the frames this parser's frames carry (made on first
+	// use); pEth, pTag hold its parsers that start at an Ethernet header
+	// and at an 802.1Q tag (with p4 and p6 at an IP header).
+	inner      *linkParser
+	pEth, pTag *gopacket.DecodingLayerParser
 }
+
+// maxEncap bounds how many encapsulations (tags the parser does not peel
+// itself, tunnels) the reader peels off one frame.
+const maxEncap = 4
 
 func newLinkParser(lt layers.LinkType) *linkParser {
 	lp := &linkParser{decoded: make([]gopacket.LayerType, 0, 8), unsup: unsupportedLink + linkName(lt)}
-	mk := func(first gopacket.LayerType) *gopacket.DecodingLayerParser {
-		p := gopacket.NewDecodingLayerParser(first, &lp.eth, &lp.loop, &lp.dot1q, &lp.sll, &lp.sll2, &lp.ip4, &lp.ip6)
-		p.IgnoreUnsupported = true
-		return p
-	}
 	switch lt {
 	case layers.LinkTypeEthernet:
-		lp.p = mk(layers.LayerTypeEthernet)
+		lp.p = lp.mk(layers.LayerTypeEthernet)
 	case layers.LinkTypeLinuxSLL:
-		lp.p = mk(layers.LayerTypeLinuxSLL)
+		lp.p = lp.mk(layers.LayerTypeLinuxSLL)
 	case layers.LinkTypeLinuxSLL2:
-		lp.p = mk(layers.LayerTypeLinuxSLL2)
+		lp.p = lp.mk(layers.LayerTypeLinuxSLL2)
 	case layers.LinkTypeIPv4:
-		lp.p = mk(layers.LayerTypeIPv4)
+		lp.p = lp.mk(layers.LayerTypeIPv4)
 	case layers.LinkTypeIPv6:
-		lp.p = mk(layers.LayerTypeIPv6)
+		lp.p = lp.mk(layers.LayerTypeIPv6)
 	case layers.LinkTypeNull, layers.LinkTypeLoop: // BSD loopback: 4-byte address family
-		lp.p = mk(layers.LayerTypeLoopback)
+		lp.p = lp.mk(layers.LayerTypeLoopback)
 	case layers.LinkTypeRaw, 12, 14: // LINKTYPE_RAW, and DLT_RAW as some systems write it
-		lp.p4, lp.p6 = mk(layers.LayerTypeIPv4), mk(layers.LayerTypeIPv6)
+		lp.p4, lp.p6 = lp.mk(layers.LayerTypeIPv4), lp.mk(layers.LayerTypeIPv6)
 	}
 	return lp
+}
+
+// mk returns a parser into lp's layers that starts at layer first.
+func (lp *linkParser) mk(first gopacket.LayerType) *gopacket.DecodingLayerParser {
+	p := gopacket.NewDecodingLayerParser(first, &lp.eth, &lp.loop, &lp.dot1q, &lp.sll, &lp.sll2, &lp.ip4, &lp.ip6)
+	p.IgnoreUnsupported = true
+	return p
 }
 
 // decode returns the IP version (4 or 6) of the innermost IP header decoded
@@ -61,15 +80,10 @@ func newLinkParser(lt layers.LinkType) *linkParser {
 // a raw IP link, neither 4 nor 6) is no IP packet ("not-ip"): gopacket
 // decodes an IPv4 or IPv6 header without looking at its version.
 func (lp *linkParser) decode(data []byte) (uint8, bool) {
-	lp.kind = "not-ip"
+	lp.kind, lp.in = "not-ip", lp
 	p := lp.p
 	if lp.p4 != nil {
-		switch {
-		case len(data) > 0 && data[0]>>4 == 4:
-			p = lp.p4
-		case len(data) > 0 && data[0]>>4 == 6:
-			p = lp.p6
-		default:
+		if p = lp.byVersion(data); p == nil {
 			return 0, false
 		}
 	}
@@ -77,6 +91,28 @@ func (lp *linkParser) decode(data []byte) (uint8, bool) {
 		lp.kind = lp.unsup
 		return 0, false
 	}
+	return lp.run(p, data, 0)
+}
+
+// byVersion returns the parser of the IP version in data's first nibble
+// (p4 or p6), or nil for another version.
+func (lp *linkParser) byVersion(data []byte) *gopacket.DecodingLayerParser {
+	switch {
+	case len(data) > 0 && data[0]>>4 == 4:
+		return lp.p4
+	case len(data) > 0 && data[0]>>4 == 6:
+		return lp.p6
+	}
+	return nil
+}
+
+// run is decode with parser p, at depth encapsulations into the frame:
+// when what p decoded carries another frame (encapsulated), that frame is
+// decoded by lp.inner, and its innermost IP header is the frame's, if it
+// has one; else the frame is what p decoded (a VXLAN datagram whose inner
+// frame holds no IP packet is UDP).
+func (lp *linkParser) run(p *gopacket.DecodingLayerParser, data []byte, depth int) (uint8, bool) {
+	lp.kind, lp.in = "not-ip", lp
 	lp.decoded = lp.decoded[:0]
 	_ = p.DecodeLayers(data, &lp.decoded)
 	var ipv uint8
@@ -91,6 +127,34 @@ func (lp *linkParser) decode(data []byte) (uint8, bool) {
 	if ipv == 4 && lp.ip4.Version != 4 || ipv == 6 && lp.ip6.Version != 6 {
 		return 0, false
 	}
+	if depth < maxEncap {
+		if first, rest := lp.encapsulated(ipv); rest != nil {
+			in := lp.innerParser()
+			var ip *gopacket.DecodingLayerParser
+			switch first {
+			case layers.LayerTypeEthernet:
+				ip = in.pEth
+			case layers.LayerTypeDot1Q:
+				ip = in.pTag
+			case layers.LayerTypeIPv4:
+				ip = in.p4
+			case layers.LayerTypeIPv6:
+				ip = in.p6
+			default: // IP of either version
+				ip = in.byVersion(rest)
+			}
+			if ip != nil {
+				if v, ok := in.run(ip, rest, depth+1); ok {
+					lp.in = in.in
+					return v, true
+				}
+				if ipv == 0 {
+					lp.kind = in.kind
+					return 0, false
+				}
+			}
+		}
+	}
 	if ipv == 0 {
 		if lp.isARP() {
 			lp.kind = "arp"
@@ -98,6 +162,139 @@ func (lp *linkParser) decode(data []byte) (uint8, bool) {
 		return 0, false
 	}
 	return ipv, true
+}
+
+// innerParser returns lp.inner, made on first use.
+func (lp *linkParser) innerParser() *linkParser {
+	if lp.inner == nil {
+		in := &linkParser{decoded: make([]gopacket.LayerType, 0, 8), unsup: lp.unsup}
+		in.pEth, in.pTag = in.mk(layers.LayerTypeEthernet), in.mk(layers.LayerTypeDot1Q)
+		in.p4, in.p6 = in.mk(layers.LayerTypeIPv4), in.mk(layers.LayerTypeIPv6)
+		lp.inner = in
+	}
+	return lp.inner
+}
+
+// EtherTypes and ports of the encapsulations encapsulated peels.
+const (
+	etherTypeQinQ9100 = 0x9100 // 802.1ad outer tag as older switches write it (gopacket peels 0x88A8 and 0x8100 itself)
+	etherTypeTEB      = 0x6558 // transparent Ethernet bridging: Ethernet over GRE (gretap, NVGRE)
+	etherTypeERSPAN2  = 0x88be // ERSPAN type I (no sequence number) and II
+	etherTypeERSPAN3  = 0x22eb
+	udpPortVXLAN      = 4789
+)
+
+// encapsulated returns the frame that the layers lp last decoded carry
+// (ipv is the version of its innermost IP header, 0 for none), and the
+// layer it starts with: after an Ethernet header or 802.1Q tag of
+// EtherType 0x9100, the next tag; in a UDP datagram to port 4789 with the
+// VXLAN I flag, an Ethernet frame; in GRE (IP protocol 47), what
+// peelGRE finds. rest is nil when it carries none (a fragment included).
+func (lp *linkParser) encapsulated(ipv uint8) (first gopacket.LayerType, rest []byte) {
+	var proto uint8
+	var payload []byte
+	switch ipv {
+	case 0:
+		if len(lp.decoded) == 0 {
+			return 0, nil
+		}
+		switch lp.decoded[len(lp.decoded)-1] {
+		case layers.LayerTypeEthernet:
+			if lp.eth.EthernetType == etherTypeQinQ9100 {
+				return layers.LayerTypeDot1Q, lp.eth.Payload
+			}
+		case layers.LayerTypeDot1Q:
+			if lp.dot1q.Type == etherTypeQinQ9100 {
+				return layers.LayerTypeDot1Q, lp.dot1q.Payload
+			}
+		}
+		return 0, nil
+	case 4:
+		if lp.ip4.Flags&layers.IPv4MoreFragments != 0 || lp.ip4.FragOffset != 0 {
+			return 0, nil
+		}
+		proto, payload = uint8(lp.ip4.Protocol), lp.ip4.Payload
+	case 6:
+		proto, payload = uint8(lp.ip6.NextHeader), lp.ip6.Payload
+		if lp.ip6.HopByHop != nil {
+			proto = uint8(lp.ip6.HopByHop.NextHeader)
+		}
+		var frag bool
+		if proto, payload, _, frag, _ = skipIPv6Ext(proto, payload); frag {
+			return 0, nil
+		}
+	}
+	switch proto {
+	case uint8(layers.IPProtocolUDP):
+		if len(payload) >= 16 && binary.BigEndian.Uint16(payload[2:]) == udpPortVXLAN && payload[8]&0x08 != 0 {
+			return layers.LayerTypeEthernet, payload[16:]
+		}
+	case uint8(layers.IPProtocolGRE):
+		return peelGRE(payload)
+	}
+	return 0, nil
+}
+
+// peelGRE returns the frame a GRE packet b carries (RFC 2784, 2890) and
+// the layer it starts with: Ethernet for transparent Ethernet bridging
+// and ERSPAN (type I: no ERSPAN header, type II: 8 bytes, type III: 12,
+// or 20 with the platform-specific subheader; a type III frame of type
+// IP starts at an IP header of either version: LayerTypeZero), IPv4 or
+// IPv6 for IP over GRE. rest is nil
+// for anything else: GRE version 1 (PPTP), a routing field (RFC 1701),
+// another protocol, a header the capture cut.
+func peelGRE(b []byte) (first gopacket.LayerType, rest []byte) {
+	if len(b) < 4 {
+		return 0, nil
+	}
+	flags := binary.BigEndian.Uint16(b)
+	if flags&0x4007 != 0 { // routing present, or version not 0
+		return 0, nil
+	}
+	n := 4
+	for _, bit := range []uint16{0x8000, 0x2000, 0x1000} { // checksum, key, sequence number
+		if flags&bit != 0 {
+			n += 4
+		}
+	}
+	if len(b) < n {
+		return 0, nil
+	}
+	proto, b := binary.BigEndian.Uint16(b[2:]), b[n:]
+	switch proto {
+	case etherTypeTEB:
+		return layers.LayerTypeEthernet, b
+	case uint16(layers.EthernetTypeIPv4):
+		return layers.LayerTypeIPv4, b
+	case uint16(layers.EthernetTypeIPv6):
+		return layers.LayerTypeIPv6, b
+	case etherTypeERSPAN2:
+		if flags&0x1000 == 0 { // type I
+			return layers.LayerTypeEthernet, b
+		}
+		if len(b) < 8 || b[0]>>4 != 1 {
+			return 0, nil
+		}
+		return layers.LayerTypeEthernet, b[8:]
+	case etherTypeERSPAN3:
+		if len(b) < 12 || b[0]>>4 != 2 {
+			return 0, nil
+		}
+		h := 12
+		if b[11]&1 != 0 { // O: platform-specific subheader
+			h += 8
+		}
+		if len(b) < h {
+			return 0, nil
+		}
+		switch b[10] >> 2 & 0x1f { // frame type
+		case 0:
+			return layers.LayerTypeEthernet, b[h:]
+		case 2:
+			return gopacket.LayerTypeZero, b[h:] // IP, either version
+		}
+	}
+	return 0, nil
 }
 
 func (lp *linkParser) isARP() bool {

@@ -475,6 +475,7 @@ func (r *Reader) decode(data []byte, ci gopacket.CaptureInfo, lt layers.LinkType
 		CaptureLen: ci.CaptureLength, Length: ci.Length, IPVersion: ipv}
 	var payload []byte
 	var wireLen int
+	lp = lp.in // the innermost IP header's (a tunnel's inner frame)
 	if ipv == 4 {
 		ip := &lp.ip4
 		if ip.Flags&layers.IPv4MoreFragments != 0 || ip.FragOffset != 0 {
