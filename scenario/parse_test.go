@@ -145,6 +145,7 @@ func TestParseErrors(t *testing.T) {
 		{"workload:\n  dist: w3\n  count: 3\n  pattern: ring\n", `line 4: workload.pattern: "ring": want many-to-one or all-to-all`},
 		{"workload:\n  rpcs:\n    - {client: 1, server: 1, request: 10, response: 10}\n", "line 3: workload.rpcs[0].server: 1: want a host number 1..2 other than the client"},
 		{"workload:\n  rpcs:\n    - {client: 1, server: 2, request: 10, response: 10}\n    - {client: 1, server: 2, request: 0, response: 10}\n", "line 4: workload.rpcs[1].request: 0: want 1..1000000 bytes"},
+		{"workload:\n  rpcs:\n    - {client: 1, server: 2, request: 1, response: 1000000}\n", "line 3: workload.rpcs[0].response: 1000000: a 1-byte request (under 12 bytes) has no room for the response length, so its response echoes it: give response: 1, or a request of at least 12 bytes"},
 		{"iut: {impl: nowhere.yaml}\n" + base, `line 1: iut.impl: "nowhere.yaml" is not ref, linux or a readable agent manifest`},
 		{"iut: {impl: " + badManifest + "}\n" + base, "line 1: iut.impl: manifest " + badManifest + ": command: missing"},
 		{"iut:\n  faults: [no-grants, nope]\n" + base, `line 2: iut.faults[1]: "nope": no such fault knob`},

@@ -203,6 +203,10 @@ func (s *Scenario) validateWorkload() error {
 				return s.errf(p+".request", "%d: want 1..%d bytes", r.Request, agent.MaxMessage)
 			case r.Response < 1 || r.Response > agent.MaxMessage:
 				return s.errf(p+".response", "%d: want 1..%d bytes", r.Response, agent.MaxMessage)
+			case r.Request < agent.PayloadHeaderLen && r.Response != r.Request:
+				// The agents' payload header holds the response length.
+				return s.errf(p+".response", "%d: a %d-byte request (under %d bytes) has no room for the response length, so its response echoes it: give response: %d, or a request of at least %d bytes",
+					r.Response, r.Request, agent.PayloadHeaderLen, r.Request, agent.PayloadHeaderLen)
 			}
 		}
 		return s.validateTimeout()
