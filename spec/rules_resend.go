@@ -326,7 +326,7 @@ func resendRules() []*Rule {
 			Facts:     []string{"RTX-09", "RTX-10"},
 			Statement: "A client told RPC_UNKNOWN while its request is not fully acknowledged by a response retransmits the request from offset 0 with retransmit=1, of its own accord: not only when the re-created server RESENDs those bytes.",
 			Source:    "HomaModule homa_incoming.c homa_rpc_unknown_pkt (client restart; an RPC the client no longer has is discarded in homa_dispatch_pkts), homa_timer.c homa_timer_check_rpc (timeout_ticks of silence: homa_rpc_abort)",
-			Capture:   "applies while the client is still sending its request (no response DATA seen); inconclusive once the client has gone timeout_ticks without DATA, GRANT or BUSY from the server (its timer may have aborted the RPC, which sends no packet, and RPC_UNKNOWN for an RPC the client no longer has is discarded), and when the client sends no packet of the RPC after the RPC_UNKNOWN (its application may have ended the RPC; a client still holding it keeps sending DATA or timer RESENDs); an offset-0 retransmission after a server RESEND for offset 0 counts as the restart except where the capture is the client's own link (elsewhere the restart's own packet may have been lost before the capture point)",
+			Capture:   "applies while the client is still sending its request (no response DATA seen); inconclusive once the client has gone timeout_ticks without DATA, GRANT or BUSY from the server (its timer may have aborted the RPC, which sends no packet, and RPC_UNKNOWN for an RPC the client no longer has is discarded), and when the client sends no packet of the RPC after the RPC_UNKNOWN (its application may have ended the RPC; a client still holding it keeps sending DATA or timer RESENDs: the bound is response_timeout plus slack, or resend_interval ticks stretched by timer_drift plus slack when that is longer); an offset-0 retransmission after a server RESEND for offset 0 counts as the restart except where the capture is the client's own link (elsewhere the restart's own packet may have been lost before the capture point)",
 			Property: Within{
 				TriggerTypes: []wire.PacketType{wire.TypeRPCUnknown},
 				Trigger: func(c *Ctx, e *Event) (Obligation, bool) {
@@ -379,7 +379,10 @@ func resendRules() []*Rule {
 					}
 					return o, true
 				},
-				Bound: func(p *Params) time.Duration { return p.AnswerBound() },
+				// Long enough for a client that holds the RPC to show it
+				// by a timer RESEND (every resend_interval ticks) when
+				// timers are scaled up; an answer's time otherwise.
+				Bound: func(p *Params) time.Duration { return max(p.AnswerBound(), p.LateTicks(p.ResendInterval)) },
 			},
 		},
 		{

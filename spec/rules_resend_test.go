@@ -477,6 +477,24 @@ func TestResend007ClientIgnoresUnknown(t *testing.T) {
 	wantClean(t, rep, "HOMA-RESEND-002") // every RESEND was answered
 }
 
+// TestResend007ScaledTimers: with timers scaled up (resend_interval 50
+// ticks, as the shared real captures ran), a client that ignores
+// RPC_UNKNOWN shows it still holds the RPC only by a timer RESEND 50 ms
+// later: the obligation waits that long, so the missing restart is a
+// violation, not excused as an RPC the application ended.
+func TestResend007ScaledTimers(t *testing.T) {
+	b := newTrace(t, wire.VersionCurrent)
+	b.data(true, 2, 100, 0, 100, 7, nil)
+	var unknowns []int
+	for range 3 {
+		b.after(50*time.Millisecond).resend(true, 2, 0, wire.ResendAll, 7)
+		unknowns = append(unknowns, b.after(50*time.Microsecond).ctl(false, 2, wire.TypeRPCUnknown))
+	}
+	rep := b.check("linux", "HOMA-RESEND-007", "resend_ticks=50", "resend_interval=50", "timeout_ticks=1000")
+	wantViolations(t, rep, "HOMA-RESEND-007", unknowns[0]) // the later ones are open when the capture ends
+	wantInconclusive(t, rep, "HOMA-RESEND-007", unknowns[2])
+}
+
 // TestResend007LateRestart: the restart comes 25 ms after RPC_UNKNOWN.
 func TestResend007LateRestart(t *testing.T) {
 	b := newTrace(t, wire.VersionCurrent)
