@@ -64,6 +64,14 @@ QEMU or the kernel cannot be had.`,
 			if cmd.ArgsLenAtDash() != 0 {
 				return usageErr(errors.New("put COMMAND after --: homatest lab [flags] -- COMMAND [ARG...]"))
 			}
+			switch {
+			case cpus < 1:
+				return usageErr(fmt.Errorf("--cpus %d: want 1 or more guest CPUs (default 2)", cpus))
+			case mem < 1:
+				return usageErr(fmt.Errorf("--memory %d: want the guest's memory in MiB, 1 or more (default 2048)", mem))
+			case timeout < 0:
+				return usageErr(fmt.Errorf("--timeout %v: want a duration such as 10m, or 0 for no limit", timeout))
+			}
 			cfg := lab.Config{Command: args, Insmod: insmod, Env: env, Homatest: homatest, Accel: accel, CPUs: cpus, MemoryMiB: mem,
 				Stdout: cmd.OutOrStdout(), Stderr: cmd.ErrOrStderr()}
 			for _, s := range sysctls {

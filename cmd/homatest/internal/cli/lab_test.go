@@ -19,6 +19,12 @@ func TestLabBadUsage(t *testing.T) {
 		{[]string{"lab", "--insmod", "/no/such/homa.ko", "--", "true"}, "--insmod /no/such/homa.ko"},
 		{[]string{"lab", "--kernel", "/no/such/bzImage", "--kernel-package", "linux-image-x", "--", "true"}, "give one"},
 		{[]string{"lab", "--kernel", "/no/such/bzImage", "--", "true"}, "kernel image"},
+		// Negative or zero sizes and a negative timeout: refused before
+		// anything is fetched (they used to reach QEMU, or be ignored).
+		{[]string{"lab", "--cpus", "-1", "--", "true"}, "--cpus -1: want 1 or more guest CPUs"},
+		{[]string{"lab", "--cpus", "0", "--", "true"}, "--cpus 0: want 1 or more guest CPUs"},
+		{[]string{"lab", "--memory", "-5", "--", "true"}, "--memory -5: want the guest's memory in MiB, 1 or more"},
+		{[]string{"lab", "--timeout", "-1s", "--", "true"}, "--timeout -1s: want a duration such as 10m, or 0 for no limit"},
 	} {
 		_, err, code := run(t, tc.args...)
 		if code != ExitUsage || err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "\n") {
