@@ -31,6 +31,29 @@ func TestNetemUsageErrors(t *testing.T) {
 	}
 }
 
+// TestNetemBufferZero: --buffer's help and its error agree on what 0
+// does in the tc backend (the kernel's packet limit: no bfifo), and a
+// negative size is a usage error naming the flag (it quoted netem's
+// buffer_bytes, whose 0 means 1 MiB in the switch backend).
+func TestNetemBufferZero(t *testing.T) {
+	_, err, code := run(t, "netem", "set", "--dev", "x", "--buffer", "-1")
+	want := "--buffer -1: want BYTES above 0, or 0 = no byte limit: a pfifo of the interface's txqueuelen packets (1000 on veth), or netem's 692 packets (1 MiB) in netem leaves"
+	if code != ExitUsage || err == nil || err.Error() != want {
+		t.Errorf("--buffer -1: code %d, err %v; want 2 and %q", code, err, want)
+	}
+	set, _, ferr := New().Find([]string{"netem", "set"})
+	if ferr != nil {
+		t.Fatal(ferr)
+	}
+	if u := set.Flags().Lookup("buffer").Usage; !strings.HasSuffix(u, "; 0 = no byte limit: a pfifo of the interface's txqueuelen packets (1000 on veth), or netem's 692 packets (1 MiB) in netem leaves") {
+		t.Errorf("--buffer help %q does not say what 0 does as its error does", u)
+	}
+	// 692 packets: what the tc backend gives a netem leaf for 0.
+	if n := netem.DefaultBufferBytes / 1514; n != 692 {
+		t.Errorf("netem's default buffer is %d packets of 1514 bytes, the help says 692", n)
+	}
+}
+
 func TestNetemMissingFeature(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("needs Linux: reads the kernel config")

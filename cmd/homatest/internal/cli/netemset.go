@@ -28,7 +28,7 @@ type linkFlags struct {
 
 func (l *linkFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&l.rate, "rate", "", "link `RATE` in bit/s, e.g. 100mbit, 1gbit, 10Mbit/s (empty = unlimited)")
-	fs.IntVar(&l.cfg.BufferBytes, "buffer", 0, "egress buffer in `BYTES` of each priority queue, a bfifo (0 = the kernel's default: a pfifo of the interface's txqueuelen packets, 1000 on veth)")
+	fs.IntVar(&l.cfg.BufferBytes, "buffer", 0, "egress buffer in `BYTES` of each priority queue: a bfifo of BYTES, or BYTES/1514 packets in netem leaves (delay, jitter, loss, duplication, reordering, corruption); "+bufferZero)
 	fs.IntVar(&l.cfg.Priorities, "priorities", 0, "number of strict-priority queues 1..8 (0 = 8)")
 	fs.StringVar(&l.priorityMapping, "priority-map", "", "how 8 priorities fold into fewer queues: clamp (HomaModule num_priorities) or scale")
 	fs.DurationVar(&l.cfg.Delay, "delay", 0, "one-way delay, e.g. 1ms")
@@ -45,9 +45,18 @@ func (l *linkFlags) register(fs *pflag.FlagSet) {
 	fs.BoolVar(&l.dryRun, "check", false, "only report what this kernel cannot provide; change nothing")
 }
 
+// bufferZero says what --buffer 0 does in the tc backend (netem.TCObjects):
+// no bfifo, so each queue keeps the kernel's packet limit. The flag's
+// help and its error both quote it.
+const bufferZero = "0 = no byte limit: a pfifo of the interface's txqueuelen packets (1000 on veth), or netem's 692 packets (1 MiB) in netem leaves"
+
 // config turns the flags into a validated LinkConfig.
 func (l *linkFlags) config() (netem.LinkConfig, error) {
 	c := l.cfg
+	if c.BufferBytes < 0 {
+		// netem's own error says what 0 means in the switch backend.
+		return c, fmt.Errorf("--buffer %d: want BYTES above 0, or %s", c.BufferBytes, bufferZero)
+	}
 	c.JitterDist, c.PriorityMap = l.jitterDist, l.priorityMapping
 	c.Reorder = netem.ReorderConfig{Probability: l.reorder, Gap: l.reorderGap}
 	if l.rate != "" {
