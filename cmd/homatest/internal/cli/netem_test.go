@@ -18,6 +18,10 @@ func TestNetemUsageErrors(t *testing.T) {
 		{[]string{"netem", "set", "--dev", "x", "--loss", "0.1", "--loss-ge", "0.1,0.2"}, "pick one loss model"},
 		{[]string{"netem", "set", "--dev", "x", "--loss-ge", "0.1"}, "want P,R"},
 		{[]string{"netem", "set", "--dev", "x", "--priorities", "9"}, "priorities = 9"},
+		// A gap without reordering reorders nothing: it was accepted
+		// silently. Each of the pair names the other.
+		{[]string{"netem", "set", "--dev", "x", "--reorder-gap", "3", "--check"}, "--reorder-gap 3 without --reorder: the gap applies only to reordered frames; add --reorder PROB (e.g. --reorder 0.25 --reorder-gap 3) or leave out --reorder-gap"},
+		{[]string{"netem", "set", "--dev", "x", "--reorder", "0.1"}, "--reorder 0.1 without --reorder-gap: say how many later frames overtake a reordered one, e.g. --reorder 0.1 --reorder-gap 5"},
 		{[]string{"netem", "show", "--dev", "x", "-o", "yaml"}, "want text or json"},
 		{[]string{"netem", "reset", "--dev", "x", "--backend", "switch"}, "only tc works"},
 		{[]string{"netem", "reset"}, "--dev is required"},

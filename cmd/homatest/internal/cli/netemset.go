@@ -38,7 +38,7 @@ func (l *linkFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&l.ge, "loss-ge", "", "Gilbert-Elliott loss `P,R[,BAD[,GOOD]]`: move to bad with P, back with R, lose BAD (default 1) in bad and GOOD (default 0) in good")
 	fs.Float64Var(&l.cfg.Duplicate, "duplicate", 0, "duplication probability 0..1")
 	fs.Float64Var(&l.reorder, "reorder", 0, "reordering probability 0..1 (with --reorder-gap)")
-	fs.IntVar(&l.reorderGap, "reorder-gap", 0, "frames that overtake a reordered one")
+	fs.IntVar(&l.reorderGap, "reorder-gap", 0, "frames that overtake a reordered one (with --reorder: alone it reorders nothing)")
 	fs.Float64Var(&l.cfg.Corrupt, "corrupt", 0, "corruption probability 0..1")
 	fs.IntVar(&l.cfg.MTU, "mtu", 0, "largest IP packet in bytes (0 = no limit)")
 	fs.StringVar(&l.plan, "plan", "", "fault plan YAML `FILE` (rules: match/action, as in a scenario's plan section) applied as nftables rules on the egress")
@@ -59,6 +59,14 @@ func (l *linkFlags) config() (netem.LinkConfig, error) {
 	}
 	c.JitterDist, c.PriorityMap = l.jitterDist, l.priorityMapping
 	c.Reorder = netem.ReorderConfig{Probability: l.reorder, Gap: l.reorderGap}
+	switch {
+	case l.reorderGap != 0 && l.reorder == 0:
+		// Neither backend uses a gap without reordering (tc's own
+		// "netem ... gap N" refuses it), so it would be dropped silently.
+		return c, fmt.Errorf("--reorder-gap %d without --reorder: the gap applies only to reordered frames; add --reorder PROB (e.g. --reorder 0.25 --reorder-gap %d) or leave out --reorder-gap", l.reorderGap, l.reorderGap)
+	case l.reorder != 0 && l.reorderGap == 0:
+		return c, fmt.Errorf("--reorder %v without --reorder-gap: say how many later frames overtake a reordered one, e.g. --reorder %v --reorder-gap 5", l.reorder, l.reorder)
+	}
 	if l.rate != "" {
 		r, err := netem.ParseRate(l.rate)
 		if err != nil {
