@@ -52,9 +52,6 @@ Needs root.`,
 			prefix := ""
 			if run != "" {
 				prefix = "ht" + strings.TrimPrefix(run, "ht")
-				if !harness.RunID(strings.TrimPrefix(prefix, "ht")).Valid() {
-					return usageErr(fmt.Errorf("--run %q: want a run id of 6 lowercase hex digits, e.g. 3f9a1c", run))
-				}
 			}
 			rep := cleanupReport{DryRun: dryRun, Removed: []string{}}
 			var err error
@@ -101,9 +98,18 @@ Needs root.`,
 	}
 	f := cmd.Flags()
 	f.BoolVar(&dryRun, "dry-run", false, "list what would be removed, remove nothing")
-	f.StringVar(&run, "run", "", "only this run id (6 hex digits, e.g. 3f9a1c)")
+	f.StringVar(&run, "run", "", "only this run id (6 hex digits, e.g. 3f9a1c; without --run: every killed run)")
 	outputVar(f, &output, "what is (or would be) removed", "text", "json")
-	cmd.PreRunE = func(*cobra.Command, []string) error {
+	cmd.PreRunE = func(c *cobra.Command, _ []string) error {
+		// The run id first: a mistyped one is the mistake to fix, root or not.
+		switch {
+		case c.Flags().Changed("run") && run == "":
+			// An empty value (--run "$ID" with ID unset) must not
+			// widen the cleanup to every run: only leaving out --run does.
+			return usageErr(errors.New(`--run "": want a run id of 6 lowercase hex digits, e.g. 3f9a1c; to clean up after every killed run, leave out --run`))
+		case run != "" && !harness.RunID(strings.TrimPrefix(run, "ht")).Valid():
+			return usageErr(fmt.Errorf("--run %q: want a run id of 6 lowercase hex digits, e.g. 3f9a1c", run))
+		}
 		if !dryRun && !isRoot() {
 			return usageErr(errors.New("cleanup needs root (namespaces and interfaces): run it with sudo, or use --dry-run"))
 		}

@@ -26,6 +26,33 @@ func TestCleanupBadFlags(t *testing.T) {
 	}
 }
 
+// TestCleanupEmptyRun: an explicitly empty --run (a script's unset
+// variable) is a usage error, not every run; it used to clean up after
+// every run, as leaving out --run does. A bad run id is named before
+// root is asked for.
+func TestCleanupEmptyRun(t *testing.T) {
+	defer func(f func() bool) { isRoot = f }(isRoot)
+	for _, root := range []bool{true, false} {
+		isRoot = func() bool { return root }
+		args := [][]string{{"cleanup", "--run=", "--dry-run"}, {"cleanup", "--dry-run", "--run", ""}}
+		if !root {
+			// Not as root: without the check it would remove things.
+			args = append(args, []string{"cleanup", "--run", ""})
+		}
+		for _, args := range args {
+			out, err, code := run(t, args...)
+			want := `--run "": want a run id of 6 lowercase hex digits, e.g. 3f9a1c; to clean up after every killed run, leave out --run`
+			if code != ExitUsage || err == nil || err.Error() != want || out != "" {
+				t.Errorf("root %v, %q: exit %d, err %v, output %q; want 2 and %q", root, args, code, err, out, want)
+			}
+		}
+		isRoot = func() bool { return false }
+		if _, err, code := run(t, "cleanup", "--run", "XYZ"); code != ExitUsage || err == nil || !strings.Contains(err.Error(), `--run "XYZ": want a run id`) {
+			t.Errorf("not root, --run XYZ: exit %d, err %v; want 2 and the run id's error", code, err)
+		}
+	}
+}
+
 // TestCleanupDryRunJSON: a dry run of a run id nobody uses finds nothing
 // and prints the JSON report shape.
 func TestCleanupDryRunJSON(t *testing.T) {
