@@ -90,6 +90,12 @@ cannot provide (exit code 2).
 
 The user-space switch backend (every feature, fault plans, pcapng record)
 runs inside the harness for a whole topology; see homatest run.`,
+		Example: `  # what this kernel lacks for 1 ms delay and 1% loss on lo (changes nothing)
+  homatest netem set --dev lo --delay 1ms --loss 0.01 --check
+  # 100 Mbit/s with 8 strict-priority queues on the switch port of host h1
+  sudo homatest netem set --netns sw --dev sw-h1 --rate 100mbit --priorities 8
+  sudo homatest netem show --netns sw --dev sw-h1
+  sudo homatest netem reset --netns sw --dev sw-h1`,
 	}
 	cmd.AddCommand(newNetemShowCmd(), newNetemSetCmd(), newNetemResetCmd())
 	return cmd

@@ -96,6 +96,13 @@ machine; any other value is an error.
 
 Exit codes: 0 success, 1 violations, 2 usage, input or environment error,
 130 interrupted (Ctrl-C, SIGINT or SIGTERM; agent stops with 0, see its help).`,
+		Example: `  # the conformance suite against the reference implementation, in the simulator (no root)
+  homatest run --env sim
+  # judge a capture of Homa traffic against the spec's rules
+  homatest check capture.pcapng
+  # the rules, and each command's flags and examples
+  homatest spec list
+  homatest run --help`,
 		SilenceErrors: true,
 		SilenceUsage:  true,
 		// Every command (none sets its own persistent hook) refuses a
@@ -134,9 +141,22 @@ Exit codes: 0 success, 1 violations, 2 usage, input or environment error,
 	root.SetCompletionCommandGroupID(groupMaintenance)
 	// Added now rather than by Execute, so that groupCommands sees it.
 	root.InitDefaultCompletionCmd()
+	for _, c := range root.Commands() {
+		if c.Name() == "completion" {
+			c.Example = completionExample
+		}
+	}
 	groupCommands(root)
 	return root
 }
+
+// completionExample is the Example of cobra's completion command, which
+// has none of its own.
+const completionExample = `  # bash, this shell only; for every new one, write it to /etc/bash_completion.d/homatest
+  source <(homatest completion bash)
+  # zsh, fish
+  homatest completion zsh > "${fpath[1]}/_homatest"
+  homatest completion fish > ~/.config/fish/completions/homatest.fish`
 
 // strictHelp makes "homatest help TOPIC" answer a TOPIC that is no
 // command with a usage error (exit 2) naming it, as "homatest TOPIC"

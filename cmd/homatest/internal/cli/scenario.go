@@ -132,6 +132,11 @@ violation's rule, finding and sequence graph; -o html prints it). homatest
 replay DIR reruns it. On backend tc, drops.json lists the frames sent and
 never delivered (no switch notes), attributed to the plan's matching drop
 rules.`,
+		Example: `  # check a file and print it with its defaults filled in
+  homatest scenario validate scenario/testdata/w4-half-load.yaml
+  # run it in the simulator (no root), then in network namespaces
+  homatest scenario run --env sim scenario/testdata/w4-half-load.yaml
+  sudo homatest scenario run scenario/testdata/w4-half-load.yaml`,
 	}
 	cmd.AddCommand(newScenarioRunCmd(), newScenarioValidateCmd())
 	return cmd

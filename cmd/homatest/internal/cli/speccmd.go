@@ -15,6 +15,10 @@ func newSpecCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "spec",
 		Short: "List and document the spec rules and parameters",
+		Example: `  homatest spec list
+  homatest spec params linux-2024
+  homatest spec coverage
+  homatest spec doc > SPEC.md`,
 	}
 	var output string
 	list := &cobra.Command{

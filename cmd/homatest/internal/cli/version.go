@@ -9,9 +9,10 @@ import (
 
 func newVersionCmd() *cobra.Command {
 	return &cobra.Command{
-		Use:   "version",
-		Short: "Print the homatest version and build information",
-		Args:  noArgs,
+		Use:     "version",
+		Short:   "Print the homatest version and build information",
+		Example: `  homatest version`,
+		Args:    noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			v, rev := "(devel)", "unknown"
 			if bi, ok := debug.ReadBuildInfo(); ok {

@@ -18,6 +18,9 @@ Homa generated from homatest's wire format tables (every packet type and
 field of the current format, IP protocol 146; the 2022-2024 format, IP
 protocol 253; the upstream subset; TCP-hijacked frames), which every
 Wireshark build runs without compiling.`,
+		Example: `  homatest wireshark dissector > homa.lua
+  tshark -X lua_script:homa.lua -r capture.pcapng
+  homatest wireshark dissector --install     # then restart Wireshark`,
 	}
 	cmd.AddCommand(newDissectorCmd())
 	return cmd
