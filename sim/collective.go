@@ -105,6 +105,27 @@ func (s *Sim) StartCollective(hosts []RPCHost, cfg CollectiveConfig) (*Collectiv
 	return c, nil
 }
 
+// CollectiveStepBytes returns the most bytes one lockstep step of an
+// all-reduce of bytes over hosts hosts with algorithm (Ring if "") sends:
+// every message of a step is built when the step starts, so this is the
+// payload the collective holds in memory at once (ring: bytes, one chunk
+// per host; halving-doubling: half of bytes per host in its first step).
+// 0 for an unknown algorithm or fewer than 2 hosts.
+func CollectiveStepBytes(algorithm string, hosts int, bytes int64) int64 {
+	if hosts < 2 {
+		return 0
+	}
+	switch algorithm {
+	case "", Ring:
+		// Every step sends each of the hosts chunks once.
+		return bytes
+	case HalvingDoubling:
+		// The first (and last) step: every host sends half.
+		return int64(hosts) * max(1, (bytes+1)/2)
+	}
+	return 0
+}
+
 // ringSteps returns ring all-reduce's 2(N-1) steps: host i sends chunk
 // bytes to host i+1 (chunks as equal as bytes allow).
 func ringSteps(n int, bytes int64) []step {

@@ -38,3 +38,37 @@ func FuzzUnframe(f *testing.F) {
 		}
 	})
 }
+
+// TestCollectiveStepBytes: the bytes CollectiveStepBytes names are the
+// largest step's transfers, as ringSteps and halvingDoublingSteps build
+// them (bench collective bounds --size by them).
+func TestCollectiveStepBytes(t *testing.T) {
+	largest := func(steps []step) int64 {
+		var most int64
+		for _, st := range steps {
+			var sum int64
+			for _, tr := range st {
+				sum += tr.Bytes
+			}
+			most = max(most, sum)
+		}
+		return most
+	}
+	for _, c := range []struct {
+		hosts int
+		bytes int64
+	}{{2, 2}, {8, 32e6}, {8, 32e6 + 3}, {16, 1e9 + 1}, {144, 64 << 20}} {
+		if got, want := CollectiveStepBytes(Ring, c.hosts, c.bytes), largest(ringSteps(c.hosts, c.bytes)); got != want || got != c.bytes {
+			t.Errorf("ring, %d hosts, %d bytes: %d, its steps send at most %d", c.hosts, c.bytes, got, want)
+		}
+		if c.hosts&(c.hosts-1) != 0 {
+			continue
+		}
+		if got, want := CollectiveStepBytes(HalvingDoubling, c.hosts, c.bytes), largest(halvingDoublingSteps(c.hosts, c.bytes)); got != want {
+			t.Errorf("halving-doubling, %d hosts, %d bytes: %d, its steps send at most %d", c.hosts, c.bytes, got, want)
+		}
+	}
+	if got := CollectiveStepBytes("tree", 8, 1e6); got != 0 {
+		t.Errorf("unknown algorithm: %d, want 0", got)
+	}
+}

@@ -4,11 +4,62 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
 	"github.com/homatest/homatest/bench"
 )
+
+// TestCollectiveSizeMemory: a --size whose collective would not fit in
+// the memory available is refused before anything runs, with the size
+// that would fit; bench collective used to accept up to 1 TiB and
+// exhaust a 24 GB machine at 1000GB.
+func TestCollectiveSizeMemory(t *testing.T) {
+	if runtime.GOOS == "linux" {
+		if b, ok := availableMemory(); !ok || b <= 0 {
+			t.Errorf("available memory %d, %v: want the machine's, above 0", b, ok)
+		}
+	}
+	defer func(f func() (int64, bool)) { availableMemory = f }(availableMemory)
+	availableMemory = func() (int64, bool) { return 24e9, true }
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		// --background none with loads above 0 is refused after the
+		// size: without the size check the run never starts.
+		{[]string{"--size", "1000GB", "--background", "none", "--loads", "0.5"},
+			"--size 1000GB: this ring all-reduce over 8 hosts needs about 5.0 TB of memory (5× the 1.0 TB its largest step sends at once) and this machine has 24.0 GB available: give --size 4800MB or less"},
+		{[]string{"--size", "1GB", "--algorithm", "halving-doubling", "--hosts", "64", "--background", "none", "--loads", "0.5"},
+			"--size 1GB: this halving-doubling all-reduce over 64 hosts needs about 160.0 GB of memory (5× the 32.0 GB its largest step sends at once) and this machine has 24.0 GB available: give --size 150MB or less"},
+	} {
+		out, err, code := run(t, append([]string{"bench", "collective"}, c.args...)...)
+		if code != ExitUsage || err == nil || err.Error() != c.want {
+			t.Errorf("bench collective %v: exit %d, err %v\nwant 2 and %q\n%s", c.args, code, err, c.want, out)
+		}
+	}
+	// The size named fits; one MB more would not.
+	for _, c := range []struct {
+		o    collectiveOpts
+		fits bool
+	}{
+		{collectiveOpts{algorithm: "ring", hosts: 8, size: "4800MB", bytes: 4800e6}, true},
+		{collectiveOpts{algorithm: "ring", hosts: 8, size: "4801MB", bytes: 4801e6}, false},
+		{collectiveOpts{algorithm: "halving-doubling", hosts: 64, size: "150MB", bytes: 150e6}, true},
+		{collectiveOpts{algorithm: "halving-doubling", hosts: 64, size: "151MB", bytes: 151e6}, false},
+	} {
+		if err := c.o.checkMemory(); (err == nil) != c.fits {
+			t.Errorf("%s over %d hosts, %s: %v, want fits %v", c.o.algorithm, c.o.hosts, c.o.size, err, c.fits)
+		}
+	}
+	// Unknown memory: not checked.
+	availableMemory = func() (int64, bool) { return 0, false }
+	o := collectiveOpts{algorithm: "ring", hosts: 8, size: "1000GB", bytes: 1000e9}
+	if err := o.checkMemory(); err != nil {
+		t.Errorf("memory unknown: %v, want no check", err)
+	}
+}
 
 func TestCollectiveFlagErrors(t *testing.T) {
 	for _, c := range []struct {
