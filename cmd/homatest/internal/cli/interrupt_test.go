@@ -8,10 +8,12 @@ import (
 	"encoding/xml"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -129,9 +131,11 @@ func TestRunInterruptSim(t *testing.T) {
 	var out bytes.Buffer
 	cmd, done := startChild(t, &out, "run", "--env", "sim", "--focus", "GRANT-long-request", "--repeat", "1000", "--artifacts", arts)
 	interruptInPass2(t, cmd, done, arts, out.String)
-	want := "homatest: interrupted: the pass in progress was stopped; its partial folder " + arts + " is marked interrupted\n"
-	if code := cmd.ProcessState.ExitCode(); code != 130 || !strings.HasSuffix(out.String(), want) {
-		t.Errorf("exit %d, output:\n%s\nwant 130 and %q as the last line", code, out.String(), want)
+	// Pass 1's capture, and pass 2's if it began one: whole.
+	want := regexp.MustCompile("\nhomatest: interrupted: the pass in progress was stopped; its partial folder " + regexp.QuoteMeta(arts) +
+		" is marked interrupted; [12] complete captures? kept \\(packets up to the interruption\\)\n$")
+	if code := cmd.ProcessState.ExitCode(); code != 130 || !want.MatchString(out.String()) {
+		t.Errorf("exit %d, output:\n%s\nwant 130 and a last line matching %q", code, out.String(), want)
 	}
 	// The text says how many passes finished (it did not: only JSON's
 	// "interrupted" did).
@@ -148,6 +152,47 @@ func TestRunInterruptSim(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(arts, "pass-7")); !os.IsNotExist(err) {
 		t.Errorf("the earlier run's pass-7 is still there: %v", err)
+	}
+}
+
+// TestRunInterruptSimCaptures: an interrupted run leaves only captures
+// that read whole: one its pass could not finish (here planted, as a pass
+// killed after conformance.InterruptGrace leaves it: cut mid-block, or a
+// temporary spool) is removed, and the last line says what was kept and
+// what removed (it said nothing, and the cut file stayed).
+func TestRunInterruptSimCaptures(t *testing.T) {
+	arts := filepath.Join(t.TempDir(), "run")
+	whole, err := os.ReadFile(filepath.Join(faultsDir, "ACK-004-ack-before-response.pcapng"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	cmd, done := startChild(t, &out, "run", "--env", "sim", "--focus", "GRANT-long-request", "--repeat", "1000", "--artifacts", arts)
+	plant := func() {
+		os.WriteFile(filepath.Join(arts, "pass-2", "sent-1.pcapng"), whole[:len(whole)/2], 0o644)
+		os.WriteFile(filepath.Join(arts, "pass-2", ".capture-1.spool"), whole, 0o644)
+	}
+	interruptInPassAfter(t, cmd, done, arts, 2, plant, out.String)
+	want := regexp.MustCompile("; its partial folder " + regexp.QuoteMeta(arts) + " is marked interrupted; [12] complete captures? kept \\(packets up to the interruption\\), " +
+		"1 capture cut short removed \\(pass-2/sent-1.pcapng\\), 1 unfinished temporary file removed\n$")
+	if code := cmd.ProcessState.ExitCode(); code != 130 || !want.MatchString(out.String()) {
+		t.Errorf("exit %d, output:\n%s\nwant 130 and a last line matching %q", code, out.String(), want)
+	}
+	n := 0
+	filepath.WalkDir(arts, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && strings.HasSuffix(p, ".pcapng") {
+			n++
+			if !readsWhole(p) {
+				t.Errorf("%s is left and does not read whole", p)
+			}
+		}
+		if err == nil && strings.HasPrefix(d.Name(), ".capture-") {
+			t.Errorf("%s is left", p)
+		}
+		return nil
+	})
+	if n == 0 {
+		t.Errorf("no capture left in %s: pass 1's is whole", arts)
 	}
 }
 
@@ -225,6 +270,13 @@ func interruptInPass2(t *testing.T, cmd *exec.Cmd, done <-chan struct{}, arts st
 // failures.
 func interruptInPass(t *testing.T, cmd *exec.Cmd, done <-chan struct{}, arts string, pass int, out func() string) {
 	t.Helper()
+	interruptInPassAfter(t, cmd, done, arts, pass, func() {}, out)
+}
+
+// interruptInPassAfter is interruptInPass calling before just before it
+// sends SIGTERM.
+func interruptInPassAfter(t *testing.T, cmd *exec.Cmd, done <-chan struct{}, arts string, pass int, before func(), out func() string) {
+	t.Helper()
 	giveUp := time.After(timescale.D(2 * time.Minute))
 	for {
 		if _, err := os.Stat(filepath.Join(arts, fmt.Sprintf("pass-%d", pass), "pass.json")); err == nil {
@@ -238,6 +290,7 @@ func interruptInPass(t *testing.T, cmd *exec.Cmd, done <-chan struct{}, arts str
 		case <-time.After(20 * time.Millisecond):
 		}
 	}
+	before()
 	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}

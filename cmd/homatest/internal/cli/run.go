@@ -96,7 +96,8 @@ ran; a spec timing-inconclusive in its pass and every rerun; with --strict,
 a spec not run; a run that is also FAIL, a spec failed, exits 1),
 130 interrupted (Ctrl-C, SIGINT or SIGTERM: the pass removes its
 namespaces, and the run folder is kept, marked by its file
-"interrupted"). A run that ends early still writes -o json (verdict
+"interrupted"; its captures all read whole: one the pass could not
+finish is removed, and the last line says what was kept and removed). A run that ends early still writes -o json (verdict
 error or fail, with the error) and --junit (an <error> or <failure>
 testcase; an interrupted run's says which pass was stopped).
 
@@ -520,13 +521,23 @@ func (o *runOpts) interrupted(err error) error {
 	if o.env == "ns" && err == conformance.ErrInterrupted { // not killed after the grace period
 		msg += " and its namespaces removed"
 	}
+	// The pass has ended: a capture it could not finish (killed after
+	// the grace period) goes, so that every capture left reads whole.
+	caps, cerr := settleCaptures(o.artifacts)
+	said := ""
+	if s := caps.String(); s != "" {
+		said = "; " + s
+	}
+	if cerr != nil {
+		said += fmt.Sprintf(" (and settling its captures failed: %v)", cerr)
+	}
 	arts := &harness.Artifacts{Dir: o.artifacts}
 	cause := context.Cause(o.ctx)
 	if cause == nil {
 		cause = err
 	}
 	if merr := arts.MarkInterrupted("this run", cause, "its report is missing; run it again"); merr != nil {
-		return &ExitError{Code: 130, Err: fmt.Errorf("%s (and marking %s failed: %v)", msg, o.artifacts, merr)}
+		return &ExitError{Code: 130, Err: fmt.Errorf("%s (and marking %s failed: %v)%s", msg, o.artifacts, merr, said)}
 	}
-	return &ExitError{Code: 130, Err: fmt.Errorf("%s; its partial folder %s is marked %s", msg, o.artifacts, harness.InterruptedFile)}
+	return &ExitError{Code: 130, Err: fmt.Errorf("%s; its partial folder %s is marked %s%s", msg, o.artifacts, harness.InterruptedFile, said)}
 }

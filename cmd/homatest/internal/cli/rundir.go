@@ -14,8 +14,10 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/homatest/homatest/conformance"
 	"github.com/homatest/homatest/harness"
 	"github.com/homatest/homatest/internal/plural"
+	"github.com/homatest/homatest/pcap"
 )
 
 // defaultRunDir is the run folder of a command run without --artifacts:
@@ -186,6 +188,100 @@ func removeDeadRunsLeftovers(w io.Writer) {
 		runsWord = "runs"
 	}
 	fmt.Fprintf(w, "homatest: removed what killed %s %s left: %s\n", runsWord, strings.Join(ids, ", "), strings.Join(removed, ", "))
+}
+
+// settledCaptures is what settleCaptures found in an interrupted run's
+// folder.
+type settledCaptures struct {
+	// Kept counts the captures that read whole (flushed by the pass as it
+	// stopped): valid pcapng holding the packets up to the interruption.
+	Kept int
+	// Removed are the captures that did not read whole (cut short
+	// mid-block: a pass killed after InterruptGrace), removed with their
+	// sidecars, as paths relative to the run folder.
+	Removed []string
+	// Temporary counts the temporary files removed (".capture-*.spool",
+	// ".NAME.tmp*": captures and atomic writes never finished).
+	Temporary int
+}
+
+// String says it in one clause for the interrupted run's last line, ""
+// when the folder holds no capture.
+func (c settledCaptures) String() string {
+	var parts []string
+	if c.Kept > 0 {
+		parts = append(parts, plural.Of(c.Kept, "complete capture", "complete captures")+" kept (packets up to the interruption)")
+	}
+	if len(c.Removed) > 0 {
+		parts = append(parts, fmt.Sprintf("%s removed (%s)", plural.Of(len(c.Removed), "capture cut short", "captures cut short"), strings.Join(c.Removed, ", ")))
+	}
+	if c.Temporary > 0 {
+		parts = append(parts, plural.Of(c.Temporary, "unfinished temporary file", "unfinished temporary files")+" removed")
+	}
+	return strings.Join(parts, ", ")
+}
+
+// settleCaptures leaves in dir, the folder of a run whose pass was
+// interrupted (and has ended), only captures that read whole: each
+// *.pcapng is read to its end (pcap.Reader) and removed, with its
+// ".params" and ".stalls.json" sidecars, if it is not a whole pcap or
+// pcapng file; temporary files of captures and atomic writes are
+// removed. An earlier run's passes set aside (conformance.EarlierFolder)
+// are not touched. Errors are the file system's.
+func settleCaptures(dir string) (settledCaptures, error) {
+	var c settledCaptures
+	var errs []error
+	remove := func(p string) {
+		if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
+			errs = append(errs, err)
+		}
+	}
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		name := d.Name()
+		if d.IsDir() {
+			if name == conformance.EarlierFolder {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if temp, _ := filepath.Match(".capture-*.spool", name); temp || strings.HasPrefix(name, ".") && strings.Contains(name, ".tmp") {
+			remove(path)
+			c.Temporary++
+			return nil
+		}
+		if !strings.HasSuffix(name, ".pcapng") {
+			return nil
+		}
+		if readsWhole(path) {
+			c.Kept++
+			return nil
+		}
+		for _, p := range []string{path, path + ".params", path + ".stalls.json"} {
+			remove(p)
+		}
+		rel, _ := filepath.Rel(dir, path)
+		c.Removed = append(c.Removed, rel)
+		return nil
+	})
+	return c, errors.Join(append(errs, err)...)
+}
+
+// readsWhole reports whether the capture at path reads to its end as a
+// pcap or pcapng file.
+func readsWhole(path string) bool {
+	r, err := pcap.Open(path, pcap.ReaderOptions{})
+	if err != nil {
+		return false
+	}
+	defer r.Close()
+	for {
+		if _, err := r.Next(); err != nil {
+			return errors.Is(err, io.EOF)
+		}
+	}
 }
 
 // settleKilledRun makes the folder dir of a killed run (pid, 0 if

@@ -132,3 +132,53 @@ func TestArtifactsUnderAFile(t *testing.T) {
 		t.Errorf("the folder holds %s after the failed commands; want only file,s.yaml", got)
 	}
 }
+
+// TestSettleCaptures: in an interrupted run's folder, a capture that does
+// not read whole (cut mid-block, or empty: a pass killed before it
+// flushed) goes with its sidecars, temporary files go, and whole captures
+// and an earlier run's passes set aside stay; the line says which.
+func TestSettleCaptures(t *testing.T) {
+	dir := t.TempDir()
+	whole, err := os.ReadFile(filepath.Join(faultsDir, "ACK-004-ack-before-response.pcapng"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := map[string][]byte{
+		"pass-1/capture.pcapng":             whole,
+		"pass-2/capture.pcapng":             whole[:len(whole)-7],
+		"pass-2/capture.pcapng.params":      []byte("{}"),
+		"pass-2/capture.pcapng.stalls.json": []byte("[]"),
+		"pass-2/sent-123.pcapng":            nil,
+		"pass-2/.capture-1.spool":           whole,
+		"pass-2/.result.json.tmp42":         []byte("{"),
+		"pass-2/ginkgo.log":                 []byte("log"),
+		".earlier-passes/pass-9/x.pcapng":   whole[:10],
+	}
+	for name, b := range files {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c, err := settleCaptures(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "1 complete capture kept (packets up to the interruption), 2 captures cut short removed (pass-2/capture.pcapng, pass-2/sent-123.pcapng), 2 unfinished temporary files removed"
+	if c.String() != want {
+		t.Errorf("settled: %q, want %q", c.String(), want)
+	}
+	for name := range files {
+		_, err := os.Stat(filepath.Join(dir, name))
+		gone := strings.HasPrefix(name, "pass-2/capture.pcapng") || strings.HasPrefix(name, "pass-2/sent-") || strings.HasPrefix(name, "pass-2/.")
+		if gone != os.IsNotExist(err) {
+			t.Errorf("%s: %v, want removed %v", name, err, gone)
+		}
+	}
+	if s := (settledCaptures{}).String(); s != "" {
+		t.Errorf("no captures: %q, want nothing said", s)
+	}
+}
