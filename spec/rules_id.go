@@ -107,7 +107,7 @@ func idRules2() []*Rule {
 		{
 			ID: "HOMA-ID-004", Level: Must,
 			Facts:     []string{"ID-02"},
-			Statement: "A client host never reuses an id: a new RPC (its first packet in the capture) has an id larger than every RPC of that host acknowledged more than response_timeout earlier.",
+			Statement: "A client host never reuses an id: a new RPC (its first packet in the capture) has an id larger than every RPC of that host acknowledged more than response_timeout earlier, and no RPC's first request bytes come after an ack of it.",
 			Source:    "HomaModule homa_rpc.c homa_rpc_alloc_client (ids from one per-host counter, +2 each); homa_peer.c homa_peer_add_ack (an RPC is acked after its response arrived)",
 			Capture:   "a request longer than defer_min_bytes (1000 B on main, 200 on linux_6.1.38) is paced, and the sender's SRPT may hold its first packet behind shorter messages for as long as they keep its uplink busy (SND-04): such a new RPC with a smaller id than an acked one, not the acked one's own, is inconclusive; a host whose Homa module was reloaded during the capture starts again at 2: a new request's first DATA with an id no larger than the host's earlier ones, after the host sent nothing for timeout_ticks (its peers' own timeout; at least response_timeout plus slack), and id 2 or cutoff_version 0 to a peer whose version it carried before (a fresh module's state), starts a new section of the capture, judged afresh (the report lists the sections); ids back while the host is active, or without those signs, are judged",
 			Property: Each{Usual: Usual{FactLive, NotApplicable}, Check: func(c *Ctx, e *Event) Result {
@@ -130,11 +130,20 @@ func idRules2() []*Rule {
 				if r != nil {
 					old, ok = ackedID{id, r.AckTime, r.AckFrame}, true // reuse, above
 				}
-				if ok && e.Type() == wire.TypeData && !e.Retransmit() && e.Offset == 0 && e.Time.Sub(old.time) > c.P.ResponseTimeout {
-					// The acked RPC itself (perhaps let go by the trace)
-					// begins again: pacing cannot explain that.
-					return Violation("new RPC %d from %v, but %v's RPC %d was acknowledged %v earlier (frame %d): ids are never reused",
-						id, e.Src, e.Src, id, e.Time.Sub(old.time).Round(time.Millisecond), old.frame).With(old.frame)
+				if ok && e.Type() == wire.TypeData && !e.Retransmit() && e.Offset == 0 {
+					switch gap := e.Time.Sub(old.time); {
+					case gap > c.P.ResponseTimeout:
+						// The acked RPC itself (perhaps let go by the
+						// trace) begins again: pacing cannot explain that.
+						return Violation("new RPC %d from %v, but %v's RPC %d was acknowledged %v earlier (frame %d): ids are never reused",
+							id, e.Src, e.Src, id, gap.Round(time.Millisecond), old.frame).With(old.frame)
+					case r == nil && gap > c.P.Jitter:
+						// Acked before any packet of it: its first request
+						// bytes passed here before its server could have
+						// answered, so before any ack of it (ACK-03).
+						return Violation("first request bytes of RPC %d from %v, but an ack of RPC %d came %v earlier (frame %d): a client acks an RPC only after its whole response, which follows its request",
+							id, e.Src, id, gap.Round(time.Microsecond), old.frame).With(old.frame)
+					}
 				}
 				a, ok := h.before(e.Time, c.P.ResponseTimeout)
 				if !ok {

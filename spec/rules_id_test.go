@@ -167,6 +167,20 @@ func TestID004AckHistory(t *testing.T) {
 			t.Errorf("violations %v: want one naming RPC 10's ack", v)
 		}
 	})
+	t.Run("acked before it began", func(t *testing.T) {
+		b := newTrace(t, wire.VersionCurrent)
+		b.smallRPC(6, 100, 1)
+		b.dataAcking(true, 8, 100, 0, 100, 7, 10) // names RPC 10, not begun
+		b.after(150*time.Microsecond).data(false, 8, 100, 0, 100, 7, nil)
+		b.after(50*time.Microsecond).data(true, 10, 100, 0, 100, 7, nil) // 200 µs after its ack: within jitter
+		b.after(time.Millisecond).dataAcking(true, 12, 100, 0, 100, 7, 14)
+		late := b.after(time.Millisecond).data(true, 14, 100, 0, 100, 7, nil)
+		rep := b.check("linux", "HOMA-ID-004")
+		wantViolations(t, rep, "HOMA-ID-004", late)
+		if v := rep.Violations; len(v) != 1 || !strings.Contains(v[0].Why, "an ack of RPC 14 came 1ms earlier") {
+			t.Errorf("violations %v: want one naming the ack of RPC 14", v)
+		}
+	})
 	for _, gap := range []time.Duration{30 * time.Millisecond, EvictAfter + time.Second} {
 		t.Run(fmt.Sprintf("acked RPC begins again %v later", gap), func(t *testing.T) {
 			b := newTrace(t, wire.VersionCurrent)
