@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/homatest/homatest/homa"
+	"github.com/homatest/homatest/pcap"
 )
 
 // Cost models a simulated host's packet processing, so that a host is not
@@ -446,9 +447,14 @@ func (h *Host) deliver(f []byte) {
 		h.stack.DeliverIP(f[ethLen:])
 		return
 	}
-	src, _, prio, pkt, _ := unframe(f)
+	src, dst, prio, pkt, ok := unframe(f)
 	if s.cap != nil && !s.cap.wire {
 		s.cap.delivered(h.index, s.now, f)
+	}
+	if ok && (dst != h.addr || dst.Is4() && !pcap.IPv4HeaderChecksumOK(f[ethLen:ethLen+int(f[ethLen]&0x0f)*4])) {
+		// A capture on the host's link sees it; its IP layer drops it.
+		s.stats.IPDropped++
+		return
 	}
 	if h.m == nil {
 		if h.onPacket != nil {

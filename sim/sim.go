@@ -66,6 +66,10 @@ type Stats struct {
 	PacketEvents uint64
 	// Frames is the number of frames hosts sent.
 	Frames uint64
+	// IPDropped counts the frames a host's IP layer dropped as Linux's
+	// ip_rcv does: an IPv4 header whose checksum does not verify, or a
+	// packet for another address (a frame a corrupting link altered).
+	IPDropped uint64
 }
 
 // New returns an empty simulation at virtual time 0. Errors: a bad link

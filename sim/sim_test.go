@@ -7,10 +7,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gopacket/gopacket/pcapgo"
+
 	"github.com/homatest/homatest/harness/traffic"
 	"github.com/homatest/homatest/harness/workload"
 	"github.com/homatest/homatest/homa"
 	"github.com/homatest/homatest/netem"
+	"github.com/homatest/homatest/pcap"
 	"github.com/homatest/homatest/sim"
 	"github.com/homatest/homatest/spec/wire"
 )
@@ -254,5 +257,57 @@ func TestClock(t *testing.T) {
 	}
 	if _, err := sim.New(sim.Config{Link: netem.LinkConfig{Priorities: 9}}); err == nil {
 		t.Error("a link with 9 priority queues was accepted")
+	}
+}
+
+// TestCorruptedIPHeaderDropped: a host's IP layer drops what Linux's
+// ip_rcv drops, a frame whose IPv4 header checksum does not verify or
+// that is for another address (a link corrupting every frame flips one
+// bit of each): a capture on the host's link records it, the protocol
+// never sees it, and Stats.IPDropped counts it.
+func TestCorruptedIPHeaderDropped(t *testing.T) {
+	s, err := sim.New(sim.Config{Seed: 3, Link: netem.LinkConfig{Rate: netem.Gbit, Corrupt: 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, _ := s.AddRaw("a", addr(1))
+	b, _ := s.AddRaw("b", addr(2))
+	got := 0
+	b.OnPacket(func(netip.Addr, uint8, []byte) { got++ })
+	var db bytes.Buffer
+	if err := s.Capture(sim.CaptureConfig{Delivered: &db}); err != nil {
+		t.Fatal(err)
+	}
+	pkt, _ := wire.Encode(&wire.BusyFields{Common: wire.CommonFields{Sport: 4000, Dport: 33000, SenderID: 101}}, wire.EncodeOptions{Version: wire.VersionCurrent, FixLengths: true})
+	for i := range 400 {
+		s.At(time.Duration(i+1)*time.Microsecond, func() {
+			if err := a.Send(b.Addr(), 7, pkt); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+	s.RunUntil(10 * time.Millisecond)
+	if err := s.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	r, err := pcapgo.NewNgReader(&db, pcapgo.DefaultNgReaderOptions)
+	if err != nil {
+		t.Fatal(err)
+	}
+	delivered, bad := 0, 0
+	for {
+		f, _, err := r.ReadPacketData()
+		if err != nil {
+			break
+		}
+		delivered++
+		ip := f[14:]
+		if f[12] != 0x08 || f[13] != 0 || netip.AddrFrom4([4]byte(ip[16:20])) != b.Addr() || !pcap.IPv4HeaderChecksumOK(ip[:int(ip[0]&0x0f)*4]) {
+			bad++
+		}
+	}
+	st := s.Stats()
+	if bad == 0 || uint64(bad) != st.IPDropped || got+bad != delivered {
+		t.Errorf("delivered %d frames, %d with a bad IPv4 header or address; IP layer dropped %d, protocol got %d", delivered, bad, st.IPDropped, got)
 	}
 }
