@@ -138,10 +138,11 @@ func Profiles() []Profile {
 	l2024 := linux
 	l2024.Wire, l2024.UnschedBytes, l2024.Window, l2024.FIFOGrantIncrement = wire.Version2024, 10000, 10000, 0
 	l2024.IPv6PrioShift = 4 // linux_6.1.38 never had 548056f
-	// linux_6.1.38 paces from throttle_min_bytes 200 (homa_utils.c); the
-	// 2025 format's releases are taken to do the same, the smaller bound
-	// excusing more.
-	l2024.DeferMinBytes = 200
+	// linux_6.1.38 paces a message with throttle_min_bytes (200) or more
+	// left (homa_utils.c, homa_outgoing.c homa_xmit_data: >=), so more
+	// than 199; the 2025 format's releases are taken to do the same, the
+	// smaller bound excusing more.
+	l2024.DeferMinBytes = 199
 	// main be127d8..04df9e0 and linux_6.10.6: unsched_bytes 40000 since
 	// ef09002 (2024-12-16); window 100000 from ef09002, 10000 from
 	// 2025-04-18 (the larger bounds GRANT-009); FIFO grants disabled
@@ -394,7 +395,7 @@ var paramDocs = map[string]string{
 	"mtu":                  "link MTU in bytes; a DATA segment carries at most MTU - IP header - 56 bytes",
 	"ipv6_prio_shift":      "shift of the priority in the IPv6 traffic class: 5 (main since 2025-11-18), 4 (before; linux_6.1.38), 0 = either",
 	"rank_tolerance":       "bytes of remaining by which two messages may differ before an inverted SRPT ranking counts",
-	"defer_min_bytes":      "a message with more bytes left than this is paced (SRPT may hold it behind shorter ones); throttle_min_bytes before main",
+	"defer_min_bytes":      "a message with more bytes left than this is paced (SRPT may hold it behind shorter ones); before main, throttle_min_bytes - 1 (those pace from throttle_min_bytes)",
 	"tick":                 "timer tick",
 	"resend_ticks":         "ticks of silence before the first RESEND",
 	"resend_interval":      "ticks between RESEND rounds",

@@ -107,7 +107,7 @@ func TestID002RequestPort(t *testing.T) {
 // for one the sender paces (over defer_min_bytes): SRPT may have held it
 // behind the shorter messages (SND-04). (Reusing the acked RPC's own id
 // stays a violation: TestRestartStartsSection.) The bound is the
-// profile's: linux_6.1.38 paces from throttle_min_bytes 200, main from
+// profile's: linux_6.1.38 paces from throttle_min_bytes 200 up, main above
 // defer_min_bytes 1000.
 func TestID004PacedRequest(t *testing.T) {
 	for _, c := range []struct {
@@ -124,7 +124,8 @@ func TestID004PacedRequest(t *testing.T) {
 		{"paced, the acked id", "linux", 14, 100000, Violated},
 		{"500 B on main: not paced", "linux", 8, 500, Violated},
 		{"500 B on linux_6.1.38: paced", "linux-2024", 8, 500, Inconclusive},
-		{"200 B on linux_6.1.38: not paced", "linux-2024", 8, 200, Violated},
+		{"200 B on linux_6.1.38: paced (>= throttle_min_bytes)", "linux-2024", 8, 200, Inconclusive},
+		{"199 B on linux_6.1.38: not paced", "linux-2024", 8, 199, Violated},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			pr, err := LookupProfile(c.profile)
@@ -147,25 +148,27 @@ func TestID004PacedRequest(t *testing.T) {
 	}
 }
 
-// TestID004AckHistory: a new RPC's id is judged against every ack of its
-// host older than response_timeout, not only the latest ack (a newer ack
-// of a larger id must not hide an older one), and an acked RPC that
-// begins again is a reuse also once the trace has let it go (acked RPCs
-// are forgotten EvictAfter after their last packet).
+// TestID004AckHistory: a new RPC's id is judged against the host's
+// largest acked id only once that ack is response_timeout old (a busy
+// client's late first packet is not judged); an RPC whose first request
+// bytes come after an ack of it is a violation at once, and an acked RPC
+// that begins again is a reuse also once the trace has let it go (acked
+// RPCs are forgotten EvictAfter after their last packet).
 func TestID004AckHistory(t *testing.T) {
-	t.Run("older ack under a newer one", func(t *testing.T) {
+	t.Run("busy client, late first packet", func(t *testing.T) {
+		// RPC 8 took its id before RPCs 10 and 12 and its first packet
+		// left late (a sendmsg preempted while copying from user space):
+		// while the host's latest ack is recent, a smaller id is not
+		// judged, though RPC 10's ack is 30 ms old.
 		b := newTrace(t, wire.VersionCurrent)
 		b.smallRPC(10, 100, 1)
 		b.ack(10)
 		b.after(25 * time.Millisecond)
 		b.smallRPC(12, 100, 1)
-		b.ack(12) // 5 ms before the new RPC: too recent to judge by
-		late := b.after(5*time.Millisecond).data(true, 8, 100, 0, 100, 7, nil)
+		b.ack(12)
+		b.after(5*time.Millisecond).data(true, 8, 100, 0, 100, 7, nil)
 		rep := b.check("linux", "HOMA-ID-004")
-		wantViolations(t, rep, "HOMA-ID-004", late)
-		if v := rep.Violations; len(v) != 1 || !strings.Contains(v[0].Why, "RPC 10 was acknowledged") {
-			t.Errorf("violations %v: want one naming RPC 10's ack", v)
-		}
+		wantClean(t, rep, "HOMA-ID-004")
 	})
 	t.Run("acked before it began", func(t *testing.T) {
 		b := newTrace(t, wire.VersionCurrent)

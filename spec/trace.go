@@ -642,85 +642,40 @@ type ackedID struct {
 }
 
 // ackHistory is what one client host's acks showed, for HOMA-ID-004:
-// the largest id acked at least a given age ago, and the ids acked
-// lately (a new RPC with one of them reuses it, even once the trace has
-// let the acked RPC go).
+// its largest acked id, and the ids acked lately (a new RPC with one of
+// them reuses it, even once the trace has let the acked RPC go).
 type ackHistory struct {
-	// settled is the largest id acked response_timeout or more before
-	// the newest entry of rising (zero id: none).
-	settled ackedID
-	// rising are the acks since, each with a larger id than all before
-	// it (an ack of a smaller id never raises the bound later), oldest
-	// first; at most maxRising.
-	rising []ackedID
+	// max is the largest id acked, with its ack.
+	max ackedID
 	// recent are the last maxRecentAcks distinct ids acked, a ring
 	// (next: where the next goes).
 	recent []ackedID
 	next   int
 }
 
-// maxRising bounds ackHistory.rising: past it the oldest entry is
-// dropped, which only delays when a smaller id counts as acked long
-// enough ago (never judges early).
-const maxRising = 1024
-
 // maxRecentAcks bounds ackHistory.recent: a reuse of an id acked longer
 // ago than the last this many acks of its host (and let go by the trace)
-// is judged by the settled bound alone.
+// is judged by the largest id alone.
 const maxRecentAcks = 256
 
-// note files an ack of id at e, whose time is t's of the previous
-// ones or later; age is response_timeout.
-func (h *ackHistory) note(id uint64, e *Event, age time.Duration) {
+// note files an ack of id at e.
+func (h *ackHistory) note(id uint64, e *Event) {
 	a := ackedID{id, e.Time, e.Frame}
+	if id > h.max.id {
+		h.max = a
+	}
 	n := len(h.recent)
-	dup := false
 	for i := 1; i <= min(4, n); i++ {
 		if h.recent[(h.next-i+n)%n].id == id {
-			dup = true // piggy-backed on several packets in a row
-			break
+			return // piggy-backed on several packets in a row
 		}
 	}
-	if !dup {
-		if n < maxRecentAcks {
-			h.recent = append(h.recent, a)
-		} else {
-			h.recent[h.next] = a
-		}
-		h.next = (h.next + 1) % maxRecentAcks
+	if n < maxRecentAcks {
+		h.recent = append(h.recent, a)
+	} else {
+		h.recent[h.next] = a
 	}
-	top := h.settled.id
-	if k := len(h.rising); k > 0 {
-		top = h.rising[k-1].id
-	}
-	if id > top {
-		if len(h.rising) == maxRising {
-			h.rising = append(h.rising[:0], h.rising[1:]...)
-		}
-		h.rising = append(h.rising, a)
-	}
-	// Entries response_timeout older than this ack are settled for
-	// every later query (the capture's times only grow).
-	i := 0
-	for i < len(h.rising) && e.Time.Sub(h.rising[i].time) > age {
-		h.settled = h.rising[i]
-		i++
-	}
-	if i > 0 {
-		h.rising = append(h.rising[:0], h.rising[i:]...)
-	}
-}
-
-// before returns the largest id acked more than age before t.
-func (h *ackHistory) before(t time.Time, age time.Duration) (ackedID, bool) {
-	best, ok := h.settled, h.settled.id != 0
-	for _, a := range h.rising {
-		if t.Sub(a.time) <= age {
-			break
-		}
-		best, ok = a, true
-	}
-	return best, ok
+	h.next = (h.next + 1) % maxRecentAcks
 }
 
 // ackOf returns the lately remembered ack of id (ok false: none).
@@ -1637,7 +1592,7 @@ func (t *Trace) ack(k RPCKey, serverPort uint16, e *Event, entry bool) {
 		h = &ackHistory{}
 		t.acked[k.Client] = h
 	}
-	h.note(k.ClientID, e, t.P.ResponseTimeout)
+	h.note(k.ClientID, e)
 	r := t.rpcs[k]
 	if r != nil && entry && r.ackEntry == nil && (serverPort == 0 || r.ServerPort == 0 || serverPort == r.ServerPort) {
 		r.ackEntry = &ackEntry{Seen: Seen{e.Time, e.Frame}}
