@@ -173,10 +173,11 @@ func NewReader(r io.Reader, o ReaderOptions) (*Reader, error) {
 
 // ErrPcapngVersion is wrapped by NewReader, Next (and so StreamPath's
 // *DamagedError) and Annotate for a pcapng section header of another
-// version than 1.0 (pcapng 2.0): such a section may lay its blocks out
-// otherwise, so homatest, like tshark, does not read it (pcapgo would skip
-// the section, and its frames, without a word).
-var ErrPcapngVersion = errors.New("homatest, like tshark, reads pcapng sections of version 1.0 only")
+// version than 1.0 (pcapng 2.0, which tshark refuses too, or a 1.x that
+// tshark reads and gopacket's pcapgo does not): such a section may lay
+// its blocks out otherwise, so homatest does not read it (pcapgo would
+// skip the section, and its frames, without a word).
+var ErrPcapngVersion = errors.New("homatest reads pcapng sections of version 1.0 only (a 1.x file tshark reads can be rewritten as 1.0: editcap -F pcapng IN OUT)")
 
 // errNgVersionStarts is Next's error where a section of another version
 // than 1.0 starts (pcapgo does not say which version).

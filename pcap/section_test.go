@@ -140,7 +140,7 @@ func TestPcapngVersion(t *testing.T) {
 	v2 := bytes.Clone(v1)
 	v2[12] = 2 // major version (little-endian section)
 	_, err := NewReader(bytes.NewReader(v2), ReaderOptions{})
-	if !errors.Is(err, ErrPcapngVersion) || errors.Is(err, ErrFormat) || err.Error() != "pcapng section of version 2.0: homatest, like tshark, reads pcapng sections of version 1.0 only" {
+	if !errors.Is(err, ErrPcapngVersion) || errors.Is(err, ErrFormat) || err.Error() != "pcapng section of version 2.0: homatest reads pcapng sections of version 1.0 only (a 1.x file tshark reads can be rewritten as 1.0: editcap -F pcapng IN OUT)" {
 		t.Errorf("version 2.0 alone: %v, want ErrPcapngVersion naming version 2.0", err)
 	}
 	joined := append(append(bytes.Clone(v1), v2...), v1...)
@@ -154,7 +154,7 @@ func TestPcapngVersion(t *testing.T) {
 	}
 	_, err = StreamPath(path, ReaderOptions{}, func(*spec.Event) {})
 	var d *DamagedError
-	if !errors.As(err, &d) || d.Frames != 1 || !strings.HasSuffix(err.Error(), ": read up to frame 1, where a pcapng section of another version than 1.0 starts: homatest, like tshark, reads pcapng sections of version 1.0 only") || strings.Contains(err.Error(), damagedFix) {
+	if !errors.As(err, &d) || d.Frames != 1 || !strings.HasSuffix(err.Error(), ": read up to frame 1, where a pcapng section of another version than 1.0 starts: homatest reads pcapng sections of version 1.0 only (a 1.x file tshark reads can be rewritten as 1.0: editcap -F pcapng IN OUT)") || strings.Contains(err.Error(), damagedFix) {
 		t.Errorf("StreamPath: %v", err)
 	}
 	if _, err := Annotate(bytes.NewReader(joined), io.Discard, nil, ""); !errors.Is(err, ErrPcapngVersion) {
