@@ -158,8 +158,8 @@ func TestRunInterruptSim(t *testing.T) {
 // TestRunInterruptSimCaptures: an interrupted run leaves only captures
 // that read whole: one its pass could not finish (here planted, as a pass
 // killed after conformance.InterruptGrace leaves it: cut mid-block, or a
-// temporary spool) is removed, and the last line says what was kept and
-// what removed (it said nothing, and the cut file stayed).
+// temporary spool) is renamed NAME.partial.pcapng or removed, and the last
+// line says so (it said nothing, and the cut file passed for whole).
 func TestRunInterruptSimCaptures(t *testing.T) {
 	arts := filepath.Join(t.TempDir(), "run")
 	whole, err := os.ReadFile(filepath.Join(faultsDir, "ACK-004-ack-before-response.pcapng"))
@@ -174,13 +174,13 @@ func TestRunInterruptSimCaptures(t *testing.T) {
 	}
 	interruptInPassAfter(t, cmd, done, arts, 2, plant, out.String)
 	want := regexp.MustCompile("; its partial folder " + regexp.QuoteMeta(arts) + " is marked interrupted; [12] complete captures? kept \\(packets up to the interruption\\), " +
-		"1 capture cut short removed \\(pass-2/sent-1.pcapng\\), 1 unfinished temporary file removed\n$")
+		"1 capture cut short kept as pass-2/sent-1.partial.pcapng \\(check reads up to the cut\\), 1 unfinished temporary file removed\n$")
 	if code := cmd.ProcessState.ExitCode(); code != 130 || !want.MatchString(out.String()) {
 		t.Errorf("exit %d, output:\n%s\nwant 130 and a last line matching %q", code, out.String(), want)
 	}
 	n := 0
 	filepath.WalkDir(arts, func(p string, d fs.DirEntry, err error) error {
-		if err == nil && strings.HasSuffix(p, ".pcapng") {
+		if err == nil && strings.HasSuffix(p, ".pcapng") && !strings.HasSuffix(p, partialCapture) {
 			n++
 			if !readsWhole(p) {
 				t.Errorf("%s is left and does not read whole", p)

@@ -96,8 +96,9 @@ ran; a spec timing-inconclusive in its pass and every rerun; with --strict,
 a spec not run; a run that is also FAIL, a spec failed, exits 1),
 130 interrupted (Ctrl-C, SIGINT or SIGTERM: the pass removes its
 namespaces, and the run folder is kept, marked by its file
-"interrupted"; its captures all read whole: one the pass could not
-finish is removed, and the last line says what was kept and removed). A run that ends early still writes -o json (verdict
+"interrupted"; a capture the pass could not finish is renamed
+NAME.partial.pcapng, so every other capture reads whole, and the last line
+says which). A run that ends early still writes -o json (verdict
 error or fail, with the error) and --junit (an <error> or <failure>
 testcase; an interrupted run's says which pass was stopped).
 
@@ -522,7 +523,8 @@ func (o *runOpts) interrupted(err error) error {
 		msg += " and its namespaces removed"
 	}
 	// The pass has ended: a capture it could not finish (killed after
-	// the grace period) goes, so that every capture left reads whole.
+	// the grace period) is renamed partial, so that every capture left
+	// under its own name reads whole.
 	caps, cerr := settleCaptures(o.artifacts)
 	said := ""
 	if s := caps.String(); s != "" {

@@ -196,10 +196,12 @@ type settledCaptures struct {
 	// Kept counts the captures that read whole (flushed by the pass as it
 	// stopped): valid pcapng holding the packets up to the interruption.
 	Kept int
-	// Removed are the captures that did not read whole (cut short
-	// mid-block: a pass killed after InterruptGrace), removed with their
-	// sidecars, as paths relative to the run folder.
-	Removed []string
+	// Partial are the captures that did not read whole (cut short
+	// mid-block: a pass killed after InterruptGrace), renamed with their
+	// sidecars to NAME.partial.pcapng (check still reads them up to the
+	// cut, and nothing takes them for whole captures), as paths relative
+	// to the run folder.
+	Partial []string
 	// Temporary counts the temporary files removed (".capture-*.spool",
 	// ".NAME.tmp*": captures and atomic writes never finished).
 	Temporary int
@@ -212,8 +214,8 @@ func (c settledCaptures) String() string {
 	if c.Kept > 0 {
 		parts = append(parts, plural.Of(c.Kept, "complete capture", "complete captures")+" kept (packets up to the interruption)")
 	}
-	if len(c.Removed) > 0 {
-		parts = append(parts, fmt.Sprintf("%s removed (%s)", plural.Of(len(c.Removed), "capture cut short", "captures cut short"), strings.Join(c.Removed, ", ")))
+	if len(c.Partial) > 0 {
+		parts = append(parts, fmt.Sprintf("%s kept as %s (check reads up to the cut)", plural.Of(len(c.Partial), "capture cut short", "captures cut short"), strings.Join(c.Partial, ", ")))
 	}
 	if c.Temporary > 0 {
 		parts = append(parts, plural.Of(c.Temporary, "unfinished temporary file", "unfinished temporary files")+" removed")
@@ -221,12 +223,15 @@ func (c settledCaptures) String() string {
 	return strings.Join(parts, ", ")
 }
 
+// partialCapture ends the name settleCaptures gives a capture cut short.
+const partialCapture = ".partial.pcapng"
+
 // settleCaptures leaves in dir, the folder of a run whose pass was
-// interrupted (and has ended), only captures that read whole: each
-// *.pcapng is read to its end (pcap.Reader) and removed, with its
-// ".params" and ".stalls.json" sidecars, if it is not a whole pcap or
-// pcapng file; temporary files of captures and atomic writes are
-// removed. An earlier run's passes set aside (conformance.EarlierFolder)
+// interrupted (and has ended), no capture that passes for whole but is
+// not: each *.pcapng is read to its end (pcap.Reader) and, if it is not
+// a whole pcap or pcapng file, renamed with its ".params" and
+// ".stalls.json" sidecars to NAME.partial.pcapng; temporary files of
+// captures and atomic writes are removed. An earlier run's passes set aside (conformance.EarlierFolder)
 // are not touched. Errors are the file system's.
 func settleCaptures(dir string) (settledCaptures, error) {
 	var c settledCaptures
@@ -252,18 +257,23 @@ func settleCaptures(dir string) (settledCaptures, error) {
 			c.Temporary++
 			return nil
 		}
-		if !strings.HasSuffix(name, ".pcapng") {
+		if !strings.HasSuffix(name, ".pcapng") || strings.HasSuffix(name, partialCapture) {
 			return nil
 		}
 		if readsWhole(path) {
 			c.Kept++
 			return nil
 		}
-		for _, p := range []string{path, path + ".params", path + ".stalls.json"} {
-			remove(p)
+		// Renamed, not removed: the frames before the cut are evidence,
+		// and a writer still flushing keeps writing to the same file.
+		to := strings.TrimSuffix(path, ".pcapng") + partialCapture
+		for _, side := range []string{"", ".params", ".stalls.json"} {
+			if err := os.Rename(path+side, to+side); err != nil && !errors.Is(err, os.ErrNotExist) {
+				errs = append(errs, err)
+			}
 		}
-		rel, _ := filepath.Rel(dir, path)
-		c.Removed = append(c.Removed, rel)
+		rel, _ := filepath.Rel(dir, to)
+		c.Partial = append(c.Partial, rel)
 		return nil
 	})
 	return c, errors.Join(append(errs, err)...)

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"strings"
@@ -135,8 +136,9 @@ func TestArtifactsUnderAFile(t *testing.T) {
 
 // TestSettleCaptures: in an interrupted run's folder, a capture that does
 // not read whole (cut mid-block, or empty: a pass killed before it
-// flushed) goes with its sidecars, temporary files go, and whole captures
-// and an earlier run's passes set aside stay; the line says which.
+// flushed) is renamed NAME.partial.pcapng with its sidecars, bytes
+// unchanged, temporary files go, and whole captures and an earlier run's
+// passes set aside stay; the line says which.
 func TestSettleCaptures(t *testing.T) {
 	dir := t.TempDir()
 	whole, err := os.ReadFile(filepath.Join(faultsDir, "ACK-004-ack-before-response.pcapng"))
@@ -167,16 +169,25 @@ func TestSettleCaptures(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := "1 complete capture kept (packets up to the interruption), 2 captures cut short removed (pass-2/capture.pcapng, pass-2/sent-123.pcapng), 2 unfinished temporary files removed"
+	want := "1 complete capture kept (packets up to the interruption), 2 captures cut short kept as pass-2/capture.partial.pcapng, pass-2/sent-123.partial.pcapng (check reads up to the cut), 2 unfinished temporary files removed"
 	if c.String() != want {
 		t.Errorf("settled: %q, want %q", c.String(), want)
 	}
-	for name := range files {
+	for name, b := range files {
 		_, err := os.Stat(filepath.Join(dir, name))
 		gone := strings.HasPrefix(name, "pass-2/capture.pcapng") || strings.HasPrefix(name, "pass-2/sent-") || strings.HasPrefix(name, "pass-2/.")
 		if gone != os.IsNotExist(err) {
-			t.Errorf("%s: %v, want removed %v", name, err, gone)
+			t.Errorf("%s: %v, want gone %v", name, err, gone)
 		}
+		if moved := strings.Replace(name, ".pcapng", ".partial.pcapng", 1); gone && !strings.HasPrefix(name, "pass-2/.") {
+			if got, err := os.ReadFile(filepath.Join(dir, moved)); err != nil || !bytes.Equal(got, b) {
+				t.Errorf("%s: renamed to %s: %v, %d bytes, want its %d bytes", name, moved, err, len(got), len(b))
+			}
+		}
+	}
+	// Settled again (a later interruption): a partial capture stays as it is.
+	if c, err := settleCaptures(dir); err != nil || len(c.Partial) != 0 {
+		t.Errorf("settled again: %+v, %v; want nothing renamed", c, err)
 	}
 	if s := (settledCaptures{}).String(); s != "" {
 		t.Errorf("no captures: %q, want nothing said", s)
