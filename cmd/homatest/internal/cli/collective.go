@@ -204,10 +204,28 @@ var availableMemory = func() (int64, bool) {
 		l, e1 := strconv.ParseInt(strings.TrimSpace(string(limit)), 10, 64) // "max": no limit
 		u, e2 := strconv.ParseInt(strings.TrimSpace(string(used)), 10, 64)
 		if e1 == nil && e2 == nil {
+			// memory.current counts the page cache, which the kernel
+			// reclaims before it refuses an allocation (a CI container
+			// after a build holds much of it): not in use.
+			stat, _ := os.ReadFile("/sys/fs/cgroup/memory.stat")
+			u -= cgroupFileBytes(stat)
 			avail = min(avail, max(0, l-u))
 		}
 	}
 	return avail, true
+}
+
+// cgroupFileBytes returns the page cache a cgroup v2 memory.stat b
+// charges its cgroup (its "file" line, bytes), 0 when it has none.
+func cgroupFileBytes(b []byte) int64 {
+	for _, l := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(l); len(f) == 2 && f[0] == "file" {
+			if n, err := strconv.ParseInt(f[1], 10, 64); err == nil {
+				return n
+			}
+		}
+	}
+	return 0
 }
 
 // checkMemory refuses a --size whose collective would not fit in the

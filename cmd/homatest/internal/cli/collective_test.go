@@ -132,3 +132,16 @@ func TestCollectiveSim(t *testing.T) {
 		t.Errorf("plot: %v", err)
 	}
 }
+
+// TestCgroupFileBytes: the page cache a cgroup's memory.current includes
+// is read from memory.stat's "file" line (not "file_mapped" and the like),
+// so that a container whose cache fills its limit is not taken as full.
+func TestCgroupFileBytes(t *testing.T) {
+	stat := []byte("anon 1048576\nfile 734003200\nkernel 1000\nfile_mapped 4096\nfile_dirty 0\n")
+	if got := cgroupFileBytes(stat); got != 734003200 {
+		t.Errorf("file bytes %d, want 734003200", got)
+	}
+	if got := cgroupFileBytes(nil); got != 0 {
+		t.Errorf("no memory.stat: %d, want 0", got)
+	}
+}
