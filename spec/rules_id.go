@@ -107,9 +107,9 @@ func idRules2() []*Rule {
 		{
 			ID: "HOMA-ID-004", Level: Must,
 			Facts:     []string{"ID-02"},
-			Statement: "A client host never reuses an id: a new RPC (its first packet in the capture) has an id larger than every RPC of that host acknowledged more than response_timeout earlier, and no RPC's first request bytes come after an ack of it.",
+			Statement: "A client host never reuses an id: no RPC begins again more than response_timeout after it was acknowledged, nor with an id at or below one of that host's earlier RPCs that the capture shows acknowledged, and no RPC's first request bytes come after an ack of it.",
 			Source:    "HomaModule homa_rpc.c homa_rpc_alloc_client (ids from one per-host counter, +2 each); homa_peer.c homa_peer_add_ack (an RPC is acked after its response arrived)",
-			Capture:   "a request longer than defer_min_bytes (1000 B on main; linux_6.1.38 paces from throttle_min_bytes, 200 B: 199 in the linux-2024 profile) is paced, and the sender's SRPT may hold its first packet behind shorter messages for as long as they keep its uplink busy (SND-04): such a new RPC with a smaller id than an acked one, not the acked one's own, is inconclusive; a host whose Homa module was reloaded during the capture starts again at 2: a new request's first DATA with an id no larger than the host's earlier ones, after the host sent nothing for timeout_ticks (its peers' own timeout; at least response_timeout plus slack), and id 2 or cutoff_version 0 to a peer whose version it carried before (a fresh module's state), starts a new section of the capture, judged afresh (the report lists the sections); ids back while the host is active, or without those signs, are judged",
+			Capture:   "judged against the host's largest acked id once that ack is response_timeout old and its last 256 acked ids; a new RPC with a smaller id than an acked one, not one of those acked, is inconclusive: a request may wait between taking its id and its first packet, in a stalled sendmsg (a page fault or a preempted thread copying from user space) or, longer than defer_min_bytes (1000 B on main; linux_6.1.38 paces from throttle_min_bytes, 200 B: 199 in the linux-2024 profile), behind shorter messages in the sender's SRPT (SND-04); a host whose Homa module was reloaded during the capture starts again at 2: a new request's first DATA with an id no larger than the host's earlier ones, after the host sent nothing for timeout_ticks (its peers' own timeout; at least response_timeout plus slack), and id 2 or cutoff_version 0 to a peer whose version it carried before (a fresh module's state), starts a new section of the capture, judged afresh (the report lists the sections); ids back while the host is active, or without those signs, are judged",
 			Property: Each{Usual: Usual{FactLive, NotApplicable}, Check: func(c *Ctx, e *Event) Result {
 				if !e.FromClient() || e.Type() == wire.TypeFreeze || e.Type() == wire.TypeAck {
 					return Skip
@@ -153,14 +153,23 @@ func idRules2() []*Rule {
 				if a.id == 0 || e.Time.Sub(a.time) <= c.P.ResponseTimeout {
 					return Pass()
 				}
-				if id < a.id && r == nil && e.Type() == wire.TypeData && e.Packet.Data().MessageLength() > c.P.DeferMinBytes {
+				if id < a.id && r == nil && e.Type() == wire.TypeData {
 					// Below the acked id (the acked id itself, new again,
-					// is a reuse or a bogus ack either way), and a request
-					// the sender paces: SRPT may have held its first packet behind
-					// shorter messages for as long as they kept the uplink
-					// busy (SND-04), so its id may be older than theirs.
-					return Unsure("new RPC %d from %v after %v's RPC %d was acknowledged %v earlier (frame %d): its %d-byte request is paced, and the sender's SRPT may have held its first packet behind shorter messages",
-						id, e.Src, e.Src, a.id, e.Time.Sub(a.time).Round(time.Millisecond), a.frame, e.Packet.Data().MessageLength())
+					// is a reuse or a bogus ack either way; one of the
+					// host's recent acks too, above): an id never seen
+					// may be one a client took before the acked RPC and
+					// sent late. A request the sender paces may wait for
+					// its SRPT to pass shorter messages (SND-04); any may
+					// wait in a sendmsg stalled between taking its id and
+					// sending (homa_rpc_alloc_client, then the copy from
+					// user space: a page fault, a preempted thread), with
+					// nothing on the wire meanwhile.
+					why := "its sendmsg may have stalled between taking the id and sending (a page fault or a preempted thread while copying from user space)"
+					if n := e.Packet.Data().MessageLength(); n > c.P.DeferMinBytes {
+						why = fmt.Sprintf("its %d-byte request is paced, and the sender's SRPT may have held its first packet behind shorter messages", n)
+					}
+					return Unsure("new RPC %d from %v after %v's RPC %d was acknowledged %v earlier (frame %d): %s",
+						id, e.Src, e.Src, a.id, e.Time.Sub(a.time).Round(time.Millisecond), a.frame, why)
 				}
 				if id <= a.id {
 					return Violation("new RPC %d from %v, but %v's RPC %d was acknowledged %v earlier (frame %d): ids only grow",

@@ -102,13 +102,13 @@ func TestID002RequestPort(t *testing.T) {
 }
 
 // TestID004PacedRequest: the first packet of a new RPC whose id is below
-// one the host had acked more than response_timeout before is a
-// violation for a short request, which leaves at once, and inconclusive
-// for one the sender paces (over defer_min_bytes): SRPT may have held it
-// behind the shorter messages (SND-04). (Reusing the acked RPC's own id
-// stays a violation: TestRestartStartsSection.) The bound is the
-// profile's: linux_6.1.38 paces from throttle_min_bytes 200 up, main above
-// defer_min_bytes 1000.
+// one the host had acked more than response_timeout before, and not one
+// it acked, is inconclusive: its sendmsg may have stalled between taking
+// the id and sending (any length), or the sender's SRPT may have held a
+// paced request (over defer_min_bytes) behind shorter messages (SND-04);
+// the reason says which. The bound is the profile's: linux_6.1.38 paces
+// from throttle_min_bytes 200 up, main above defer_min_bytes 1000. An id
+// the host acked, begun again, stays a violation.
 func TestID004PacedRequest(t *testing.T) {
 	for _, c := range []struct {
 		name    string
@@ -116,16 +116,17 @@ func TestID004PacedRequest(t *testing.T) {
 		id      uint64
 		reqLen  uint32
 		want    Status
+		why     string
 	}{
-		{"short", "linux", 8, 100, Violated},
-		{"paced", "linux", 8, 100000, Inconclusive},
+		{"short", "linux", 8, 100, Inconclusive, "stalled"},
+		{"paced", "linux", 8, 100000, Inconclusive, "is paced"},
 		// The acked id itself (an ack named it before it began, as a
 		// piggy-backed ack of a future RPC would): a violation.
-		{"paced, the acked id", "linux", 14, 100000, Violated},
-		{"500 B on main: not paced", "linux", 8, 500, Violated},
-		{"500 B on linux_6.1.38: paced", "linux-2024", 8, 500, Inconclusive},
-		{"200 B on linux_6.1.38: paced (>= throttle_min_bytes)", "linux-2024", 8, 200, Inconclusive},
-		{"199 B on linux_6.1.38: not paced", "linux-2024", 8, 199, Violated},
+		{"paced, the acked id", "linux", 14, 100000, Violated, ""},
+		{"500 B on main: not paced", "linux", 8, 500, Inconclusive, "stalled"},
+		{"500 B on linux_6.1.38: paced", "linux-2024", 8, 500, Inconclusive, "is paced"},
+		{"200 B on linux_6.1.38: paced (>= throttle_min_bytes)", "linux-2024", 8, 200, Inconclusive, "is paced"},
+		{"199 B on linux_6.1.38: not paced", "linux-2024", 8, 199, Inconclusive, "stalled"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			pr, err := LookupProfile(c.profile)
@@ -143,6 +144,9 @@ func TestID004PacedRequest(t *testing.T) {
 				wantViolations(t, rep, "HOMA-ID-004", late)
 			default:
 				wantInconclusive(t, rep, "HOMA-ID-004", late)
+				if f := rep.Inconclusive; len(f) != 1 || !strings.Contains(f[0].Why, c.why) {
+					t.Errorf("inconclusive %v: want one saying %q", f, c.why)
+				}
 			}
 		})
 	}
@@ -169,6 +173,18 @@ func TestID004AckHistory(t *testing.T) {
 		b.after(5*time.Millisecond).data(true, 8, 100, 0, 100, 7, nil)
 		rep := b.check("linux", "HOMA-ID-004")
 		wantClean(t, rep, "HOMA-ID-004")
+	})
+	t.Run("stalled sendmsg, then quiet", func(t *testing.T) {
+		// RPC 8 took its id before RPCs 10 and 12 and left 25 ms after
+		// their acks, the host quiet meanwhile: inconclusive (found by a
+		// reviewer; a violation before).
+		b := newTrace(t, wire.VersionCurrent)
+		b.smallRPC(10, 100, 1)
+		b.smallRPC(12, 100, 1)
+		late := b.after(25*time.Millisecond).data(true, 8, 100, 0, 100, 7, nil)
+		rep := b.check("linux", "HOMA-ID-004")
+		wantViolations(t, rep, "HOMA-ID-004")
+		wantInconclusive(t, rep, "HOMA-ID-004", late)
 	})
 	t.Run("acked before it began", func(t *testing.T) {
 		b := newTrace(t, wire.VersionCurrent)
