@@ -516,32 +516,8 @@ func TestDropsHint(t *testing.T) {
 // packets, the findings resting on them are inconclusive, and the verdict
 // is incomplete, not fail.
 func TestFileUnreadLink(t *testing.T) {
-	f, err := os.Open(filepath.Join(realDir, "linux-6.13-proto146/a-small-rpcs.pcap"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	in, err := pcapgo.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), "mixed.pcapng")
-	w, err := pcap.Create(path, pcap.Interface{Name: "eth"}, pcap.Interface{Name: "usr", LinkType: 147})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := 0; ; i++ {
-		data, ci, err := in.ReadPacketData()
-		if err != nil {
-			break
-		}
-		if err := w.WritePacket(i%2, ci.Timestamp, data, ci.Length, ""); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
+	// Every other frame on the second interface.
+	path := rewriteReal(t, "mixed.pcapng", []pcap.Interface{{Name: "eth"}, {Name: "usr", LinkType: 147}}, func(i int, _ []byte) int { return i % 2 })
 	fr := File(opts(), path)
 	if fr.Error != "" || fr.Verdict != "incomplete" || fr.Must != 0 || fr.CaptureDropsFrom != "unreadable link types" ||
 		!strings.HasPrefix(fr.CaptureDropsHint, "23 frames on a link type homatest cannot read are unseen packets") {
@@ -550,11 +526,12 @@ func TestFileUnreadLink(t *testing.T) {
 	}
 }
 
-// TestFileFrameHint: a Homa frame whose IPv4 total length exceeds the
-// uncut frame (a damaged IP header or frame), which decode's summary
-// notes, is reported by check too (FrameHint, in decode's words) and
-// judged as the frame holds it; a capture without one has no hint.
-func TestFileFrameHint(t *testing.T) {
+// rewriteReal copies the real capture linux-6.13 a-small-rpcs.pcap into
+// a pcapng file name in a test folder with interfaces ifs, each frame
+// (counted from 0) on the interface each returns after it may change the
+// frame's bytes in place; it returns the new file's path.
+func rewriteReal(t *testing.T, name string, ifs []pcap.Interface, each func(i int, data []byte) int) string {
+	t.Helper()
 	f, err := os.Open(filepath.Join(realDir, "linux-6.13-proto146/a-small-rpcs.pcap"))
 	if err != nil {
 		t.Fatal(err)
@@ -564,36 +541,40 @@ func TestFileFrameHint(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	path := filepath.Join(t.TempDir(), "iplen.pcapng")
-	w, err := pcap.Create(path, pcap.Interface{Name: "eth"})
+	path := filepath.Join(t.TempDir(), name)
+	w, err := pcap.Create(path, ifs...)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for i := 1; ; i++ {
+	for i := 0; ; i++ {
 		data, ci, err := in.ReadPacketData()
 		if err != nil {
 			break
 		}
-		if i == 3 { // a DATA: IPv4 total length 100 bytes more than sent, checksum fixed
-			ip := data[14:34]
-			binary.BigEndian.PutUint16(ip[2:], binary.BigEndian.Uint16(ip[2:])+100)
-			ip[10], ip[11] = 0, 0
-			var sum uint32
-			for j := 0; j < 20; j += 2 {
-				sum += uint32(binary.BigEndian.Uint16(ip[j:]))
-			}
-			for sum > 0xffff {
-				sum = sum&0xffff + sum>>16
-			}
-			binary.BigEndian.PutUint16(ip[10:], ^uint16(sum))
-		}
-		if err := w.WritePacket(0, ci.Timestamp, data, ci.Length, ""); err != nil {
+		if err := w.WritePacket(each(i, data), ci.Timestamp, data, ci.Length, ""); err != nil {
 			t.Fatal(err)
 		}
 	}
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
+	return path
+}
+
+// TestFileFrameHint: a Homa frame whose IPv4 total length exceeds the
+// uncut frame (a damaged IP header or frame), which decode's summary
+// notes, is reported by check too (FrameHint, in decode's words) and
+// judged as the frame holds it; a capture without one has no hint.
+func TestFileFrameHint(t *testing.T) {
+	path := rewriteReal(t, "iplen.pcapng", []pcap.Interface{{Name: "eth"}}, func(i int, data []byte) int {
+		if i == 2 { // the third frame, a DATA: IPv4 total length 100 bytes more than sent, checksum fixed
+			ip := data[14:34]
+			binary.BigEndian.PutUint16(ip[2:], binary.BigEndian.Uint16(ip[2:])+100)
+			ip[10], ip[11] = 0, 0
+			binary.BigEndian.PutUint16(ip[10:], wire.IPv4HeaderChecksum(ip))
+		}
+		return 0
+	})
 	fr := File(opts(), path)
 	want := "damaged frames, judged as they hold their packets: 1 Homa frame with an IP length longer than the frame"
 	if fr.Error != "" || fr.Verdict != "pass" || fr.Stats.IPLengthMismatch != 1 || fr.FrameHint != want {

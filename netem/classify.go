@@ -107,17 +107,5 @@ func setPriority(b []byte, fi *frameInfo, p uint8) {
 		return // a malformed header keeps its (wrong) checksum
 	}
 	b[ip+10], b[ip+11] = 0, 0
-	binary.BigEndian.PutUint16(b[ip+10:], ipv4HeaderChecksum(b[ip:ip+ihl]))
-}
-
-// ipv4HeaderChecksum is the RFC 791 header checksum of h (checksum field zeroed).
-func ipv4HeaderChecksum(h []byte) uint16 {
-	var s uint32
-	for i := 0; i+1 < len(h); i += 2 {
-		s += uint32(binary.BigEndian.Uint16(h[i:]))
-	}
-	for s > 0xffff {
-		s = s>>16 + s&0xffff
-	}
-	return ^uint16(s)
+	binary.BigEndian.PutUint16(b[ip+10:], wire.IPv4HeaderChecksum(b[ip:ip+ihl]))
 }

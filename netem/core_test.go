@@ -305,8 +305,8 @@ func TestPlanActions(t *testing.T) {
 	c.Ingress(10*time.Millisecond, 0, g)
 	o = drain(c)
 	f := o[0].f.Data
-	if f[15]>>5 != 0 || ipv4HeaderChecksum(f[14:34]) != 0 {
-		t.Errorf("rewritten TOS %#x, header checksum residue %#x", f[15], ipv4HeaderChecksum(f[14:34]))
+	if f[15]>>5 != 0 || wire.IPv4HeaderChecksum(f[14:34]) != 0 {
+		t.Errorf("rewritten TOS %#x, header checksum residue %#x", f[15], wire.IPv4HeaderChecksum(f[14:34]))
 	}
 	fi := classify(f)
 	if !fi.homa || fi.pkt.Type() != wire.TypeGrant {

@@ -90,7 +90,7 @@ func SegmentFrame(frame []byte, mtu int) [][]byte {
 			binary.BigEndian.PutUint16(ip[2:], uint16(ipHdr+wire.DataHeaderLen+s.Length))
 			binary.BigEndian.PutUint16(ip[4:], id+uint16(i))
 			ip[10], ip[11] = 0, 0
-			binary.BigEndian.PutUint16(ip[10:], ipv4HeaderChecksum(ip[:ipHdr]))
+			binary.BigEndian.PutUint16(ip[10:], wire.IPv4HeaderChecksum(ip[:ipHdr]))
 		}
 		out = append(out, b)
 	}

@@ -36,8 +36,8 @@ func TestSegmentFrame(t *testing.T) {
 	}
 	for i, f := range segs {
 		ip := f[14:]
-		if len(f) != 1514 || int(binary.BigEndian.Uint16(ip[2:])) != 1500 || ipv4HeaderChecksum(ip[:20]) != 0 || ip[1] != 4<<5 {
-			t.Errorf("frame %d: %d bytes, IP length %d, checksum ok %v, TOS %#x", i, len(f), binary.BigEndian.Uint16(ip[2:]), ipv4HeaderChecksum(ip[:20]) == 0, ip[1])
+		if len(f) != 1514 || int(binary.BigEndian.Uint16(ip[2:])) != 1500 || wire.IPv4HeaderChecksum(ip[:20]) != 0 || ip[1] != 4<<5 {
+			t.Errorf("frame %d: %d bytes, IP length %d, checksum ok %v, TOS %#x", i, len(f), binary.BigEndian.Uint16(ip[2:]), wire.IPv4HeaderChecksum(ip[:20]) == 0, ip[1])
 		}
 		p, err := wire.Decode(ip[20:], wire.DecodeOptions{Version: wire.VersionCurrent})
 		if err != nil {

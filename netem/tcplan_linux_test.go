@@ -11,6 +11,8 @@ import (
 	"github.com/google/nftables"
 	"github.com/google/nftables/expr"
 	"golang.org/x/sys/unix"
+
+	"github.com/homatest/homatest/spec/wire"
 )
 
 func TestTCPlanUnsupported(t *testing.T) {
@@ -185,7 +187,7 @@ rules:
 		if f[15]>>5 != q.prio {
 			t.Errorf("%s arrived with priority %d, want %d", q.name, f[15]>>5, q.prio)
 		}
-		if ipv4HeaderChecksum(f[14:34]) != 0 {
+		if wire.IPv4HeaderChecksum(f[14:34]) != 0 {
 			t.Errorf("%s: bad IPv4 header checksum after the rewrite", q.name)
 		}
 	}

@@ -31,7 +31,7 @@ func ipv4Frame(srcMAC, dstMAC [6]byte, src, dst netip.Addr, prio uint8, proto ui
 	s, d := src.As4(), dst.As4()
 	copy(ip[12:16], s[:])
 	copy(ip[16:20], d[:])
-	binary.BigEndian.PutUint16(ip[10:], ipv4HeaderChecksum(ip[:20]))
+	binary.BigEndian.PutUint16(ip[10:], wire.IPv4HeaderChecksum(ip[:20]))
 	return append(b, payload...)
 }
 

@@ -490,7 +490,7 @@ func (r *Reader) decode(data []byte, ci gopacket.CaptureInfo, lt layers.LinkType
 		}
 		f.Src, f.Dst = netip.AddrFrom4([4]byte(ip.SrcIP.To4())), netip.AddrFrom4([4]byte(ip.DstIP.To4()))
 		f.IPProto, f.TOS, f.TTL = uint8(ip.Protocol), ip.TOS, ip.TTL
-		f.BadIPChecksum = !IPv4HeaderChecksumOK(ip.Contents)
+		f.BadIPChecksum = wire.IPv4HeaderChecksum(ip.Contents) != 0 // ip_send_check; never offloaded
 		payload = ip.Payload
 		wireLen = int(ip.Length) - int(ip.IHL)*4
 	} else {
@@ -829,20 +829,6 @@ func (f *Frame) MaxSegData() int {
 
 // RelTime returns f.Time minus start, for printing.
 func (f *Frame) RelTime(start time.Time) time.Duration { return f.Time.Sub(start) }
-
-// IPv4HeaderChecksumOK reports whether the IPv4 header h (options
-// included) sums to 0xFFFF in ones' complement (RFC 791), as every header
-// the sender's IP layer wrote does (Linux ip_send_check; never offloaded).
-func IPv4HeaderChecksumOK(h []byte) bool {
-	var sum uint32
-	for i := 0; i+1 < len(h); i += 2 {
-		sum += uint32(h[i])<<8 | uint32(h[i+1])
-	}
-	for sum > 0xffff {
-		sum = sum&0xffff + sum>>16
-	}
-	return sum == 0xffff
-}
 
 // skipIPv6Ext walks the IPv6 extension headers after the hop-by-hop one
 // (routing 43, destination options 60, fragment 44; RFC 8200 4.1) that

@@ -118,14 +118,8 @@ func TestEventIPHeader(t *testing.T) {
 		case 1:
 			frame[14+8] = 0 // TTL, with the checksum made right again
 			frame[14+10], frame[14+11] = 0, 0
-			sum := uint32(0)
-			for j := 14; j < 34; j += 2 {
-				sum += uint32(frame[j])<<8 | uint32(frame[j+1])
-			}
-			for sum > 0xffff {
-				sum = sum&0xffff + sum>>16
-			}
-			frame[14+10], frame[14+11] = byte(^sum>>8), byte(^sum)
+			sum := wire.IPv4HeaderChecksum(frame[14:34])
+			frame[14+10], frame[14+11] = byte(sum>>8), byte(sum)
 		case 2:
 			frame[14+10] ^= 0x5a
 		case 3:

@@ -69,14 +69,7 @@ func putHeaders(b []byte, sm, dm [6]byte, src, dst netip.Addr, prio uint8) {
 	s, d := src.Unmap().As4(), dst.Unmap().As4()
 	copy(ip[12:16], s[:])
 	copy(ip[16:20], d[:])
-	var sum uint32
-	for i := 0; i < ipv4Len; i += 2 {
-		sum += uint32(binary.BigEndian.Uint16(ip[i:]))
-	}
-	for sum > 0xffff {
-		sum = sum>>16 + sum&0xffff
-	}
-	binary.BigEndian.PutUint16(ip[10:], ^uint16(sum))
+	binary.BigEndian.PutUint16(ip[10:], wire.IPv4HeaderChecksum(ip[:ipv4Len]))
 }
 
 // unframe reads the addresses, Homa priority and transport bytes of an

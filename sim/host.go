@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/homatest/homatest/homa"
-	"github.com/homatest/homatest/pcap"
+	"github.com/homatest/homatest/spec/wire"
 )
 
 // Cost models a simulated host's packet processing, so that a host is not
@@ -451,7 +451,7 @@ func (h *Host) deliver(f []byte) {
 	if s.cap != nil && !s.cap.wire {
 		s.cap.delivered(h.index, s.now, f)
 	}
-	if ok && (dst != h.addr || dst.Is4() && !pcap.IPv4HeaderChecksumOK(f[ethLen:ethLen+int(f[ethLen]&0x0f)*4])) {
+	if ok && (dst != h.addr || dst.Is4() && wire.IPv4HeaderChecksum(f[ethLen:ethLen+int(f[ethLen]&0x0f)*4]) != 0) {
 		// A capture on the host's link sees it; its IP layer drops it.
 		s.stats.IPDropped++
 		return

@@ -13,7 +13,6 @@ import (
 	"github.com/homatest/homatest/harness/workload"
 	"github.com/homatest/homatest/homa"
 	"github.com/homatest/homatest/netem"
-	"github.com/homatest/homatest/pcap"
 	"github.com/homatest/homatest/sim"
 	"github.com/homatest/homatest/spec/wire"
 )
@@ -302,7 +301,7 @@ func TestCorruptedIPHeaderDropped(t *testing.T) {
 		}
 		delivered++
 		ip := f[14:]
-		if f[12] != 0x08 || f[13] != 0 || netip.AddrFrom4([4]byte(ip[16:20])) != b.Addr() || !pcap.IPv4HeaderChecksumOK(ip[:int(ip[0]&0x0f)*4]) {
+		if f[12] != 0x08 || f[13] != 0 || netip.AddrFrom4([4]byte(ip[16:20])) != b.Addr() || wire.IPv4HeaderChecksum(ip[:int(ip[0]&0x0f)*4]) != 0 {
 			bad++
 		}
 	}

@@ -60,3 +60,17 @@ func add16(sum uint32, b []byte) uint32 {
 func ChecksumValid(src, dst netip.Addr, pkt []byte) bool {
 	return len(pkt) >= CommonHeaderLen && Common(pkt).Checksum() == Checksum(src, dst, pkt)
 }
+
+// IPv4HeaderChecksum returns the RFC 791 checksum of IPv4 header h
+// (options included): the ones' complement of the RFC 1071 sum of its
+// 16-bit words. Over a header whose checksum field is zero it is the value
+// to store there; over a header as sent it is 0 when the stored checksum
+// verifies, as every header Linux's IP layer writes does (ip_send_check;
+// never offloaded). It never panics.
+func IPv4HeaderChecksum(h []byte) uint16 {
+	sum := add16(0, h)
+	for sum>>16 != 0 {
+		sum = (sum >> 16) + (sum & 0xffff)
+	}
+	return ^uint16(sum)
+}

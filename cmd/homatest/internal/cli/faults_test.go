@@ -505,14 +505,7 @@ func rewriteIPv4(fr []byte, set func(ip []byte)) {
 	ip := fr[14:34]
 	set(ip)
 	ip[10], ip[11] = 0, 0
-	var sum uint32
-	for i := 0; i < 20; i += 2 {
-		sum += uint32(ip[i])<<8 | uint32(ip[i+1])
-	}
-	for sum > 0xffff {
-		sum = sum&0xffff + sum>>16
-	}
-	cs := ^uint16(sum)
+	cs := wire.IPv4HeaderChecksum(ip)
 	ip[10], ip[11] = byte(cs>>8), byte(cs)
 }
 

@@ -637,14 +637,7 @@ func edgeCorpus(t *testing.T) string {
 // ipv4Checksum recomputes the header checksum of an IPv4 header.
 func ipv4Checksum(h []byte) {
 	h[10], h[11] = 0, 0
-	var sum uint32
-	for i := 0; i+1 < len(h); i += 2 {
-		sum += uint32(binary.BigEndian.Uint16(h[i:]))
-	}
-	for sum > 0xffff {
-		sum = sum&0xffff + sum>>16
-	}
-	binary.BigEndian.PutUint16(h[10:], ^uint16(sum))
+	binary.BigEndian.PutUint16(h[10:], wire.IPv4HeaderChecksum(h))
 }
 
 // TestWiresharkDissectorCmd: the command prints the checked-in dissector,
