@@ -219,3 +219,22 @@ func TestID004AckHistory(t *testing.T) {
 		})
 	}
 }
+
+// TestAckHistoryEntriesOnly: an ACK header may answer NEED_ACK for an RPC
+// the client does not have (homa_need_ack_pkt; a module loaded again
+// answers its predecessor's server), so only ack entries, RPCs the client
+// completed, are remembered as used ids; the largest id counts both.
+func TestAckHistoryEntriesOnly(t *testing.T) {
+	var h ackHistory
+	h.note(10, &Event{Frame: 1}, false)
+	h.note(8, &Event{Frame: 2}, true)
+	if _, ok := h.ackOf(10); ok {
+		t.Error("an ACK header's id is remembered as used")
+	}
+	if a, ok := h.ackOf(8); !ok || a.frame != 2 {
+		t.Errorf("ack entry 8: %+v %v, want frame 2", a, ok)
+	}
+	if h.max.id != 10 {
+		t.Errorf("largest acked id %d, want 10", h.max.id)
+	}
+}

@@ -647,8 +647,8 @@ type ackedID struct {
 type ackHistory struct {
 	// max is the largest id acked, with its ack.
 	max ackedID
-	// recent are the last maxRecentAcks distinct ids acked, a ring
-	// (next: where the next goes).
+	// recent are the last maxRecentAcks distinct ids acked in ack
+	// entries, a ring (next: where the next goes).
 	recent []ackedID
 	next   int
 }
@@ -658,11 +658,18 @@ type ackHistory struct {
 // is judged by the largest id alone.
 const maxRecentAcks = 256
 
-// note files an ack of id at e.
-func (h *ackHistory) note(id uint64, e *Event) {
+// note files an ack of id at e; entry marks one the client handed out of
+// its pending list (homa_peer_add_ack: an RPC it completed), which alone
+// goes into recent: an ACK header may answer NEED_ACK for an RPC the
+// client no longer has or never had (homa_need_ack_pkt; a module loaded
+// again answers its predecessor's server), an id it may yet use.
+func (h *ackHistory) note(id uint64, e *Event, entry bool) {
 	a := ackedID{id, e.Time, e.Frame}
 	if id > h.max.id {
 		h.max = a
+	}
+	if !entry {
+		return
 	}
 	n := len(h.recent)
 	for i := 1; i <= min(4, n); i++ {
@@ -1592,7 +1599,7 @@ func (t *Trace) ack(k RPCKey, serverPort uint16, e *Event, entry bool) {
 		h = &ackHistory{}
 		t.acked[k.Client] = h
 	}
-	h.note(k.ClientID, e)
+	h.note(k.ClientID, e, entry)
 	r := t.rpcs[k]
 	if r != nil && entry && r.ackEntry == nil && (serverPort == 0 || r.ServerPort == 0 || serverPort == r.ServerPort) {
 		r.ackEntry = &ackEntry{Seen: Seen{e.Time, e.Frame}}
