@@ -123,6 +123,36 @@ func grantRules3() []*Rule {
 				Trigger:      srptPassedOver,
 			},
 		},
+		{
+			ID: "HOMA-GRANT-021", Level: Must, Alone: true,
+			Facts:     []string{"GRANT-02", "RTX-11"},
+			Statement: "A receiver grants only a message it has begun to receive: no GRANT for a message comes before the first transmission of the message's first byte (offset 0, retransmit=0), the first DATA its sender sends.",
+			Source:    "HomaModule homa_incoming.c homa_dispatch_pkts (only request DATA creates a server RPC; a GRANT for an unknown RPC is dropped), homa_data_pkt (a client's msgin starts at the first response DATA), homa_grant.c homa_grant_manage_rpc (only an RPC with msgin is granted); homa_outgoing.c homa_xmit_data (a message's bytes go out in offset order from 0)",
+			Profiles:  []string{"linux", "linux-2024", "linux-2025"},
+			Capture:   "any single capture point on the path, less jitter: the first DATA of a message passes it before the receiver can have it, and a GRANT that leaves the receiver passes it before the sender can; judged only at a first transmission of offset 0, so loss and a late capture start do not matter",
+			Property: Each{Types: []wire.PacketType{wire.TypeData}, Usual: Usual{FactNotFirstByte, NotApplicable}, Check: func(c *Ctx, e *Event) Result {
+				if e.Offset != 0 || e.Retransmit() {
+					return Skip
+				}
+				r := c.T.Lookup(e)
+				if r == nil {
+					return Pass() // nothing of the RPC before: no GRANT either
+				}
+				m := r.Msg(e.Packet.Role())
+				if len(m.Seen) > 0 || m.Earlier != nil {
+					return Skip // not the message's first DATA in the capture (a repeat, or a reused id)
+				}
+				if m.Grants == 0 {
+					return Pass()
+				}
+				g := m.RecentGrants[0]
+				if e.Time.Sub(g.Time) <= c.P.Jitter {
+					return Pass() // capture timestamp noise (jitter)
+				}
+				return Violation("GRANT offset %d (frame %d) came %v before the message's first DATA (offset 0, retransmit=0): its receiver had none of the message to grant",
+					g.Offset, g.Frame, e.Time.Sub(g.Time).Round(time.Microsecond)).With(g.Frame)
+			}},
+		},
 	}
 }
 

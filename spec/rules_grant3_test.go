@@ -199,3 +199,44 @@ func TestGrant019OvershootToEnd(t *testing.T) {
 		t.Errorf("inconclusive %v, want none", rep.Inconclusive)
 	}
 }
+
+// TestGrant021GrantBeforeFirstData: a GRANT for a 50000-byte request
+// passes the capture point before the request's first DATA (offset 0,
+// retransmit=0): the server had nothing of the message to grant. Within
+// jitter of it, timestamp noise; after it, the ordinary order; before a
+// retransmission of offset 0 (the first transmission came before the
+// capture began), not judged.
+func TestGrant021GrantBeforeFirstData(t *testing.T) {
+	const id = "HOMA-GRANT-021"
+	build := func(gap time.Duration, retx bool) (*traceBuilder, int, int) {
+		b := newTrace(t, wire.VersionCurrent)
+		g := b.grant(false, 10, 20000, 0)
+		d := b.after(gap).data(true, 10, 50000, 0, 1424, 5, func(f *wire.DataFields) {
+			f.Incoming = 10000
+			if retx {
+				f.Retransmit = 1
+			}
+		})
+		b.after(time.Microsecond).data(true, 10, 50000, 1424, 1424, 5, func(f *wire.DataFields) { f.Incoming = 10000 })
+		return b, g, d
+	}
+	for _, prof := range []string{"linux", "linux-2024"} {
+		b, g, d := build(time.Millisecond, false)
+		rep := b.check(prof, id)
+		wantViolations(t, rep, id, d)
+		if v := rep.Violations[0]; len(v.Frames) != 1 || v.Frames[0] != g {
+			t.Errorf("%s: finding names frames %v, want the GRANT %d", prof, v.Frames, g)
+		}
+		b, _, _ = build(100*time.Microsecond, false)
+		wantClean(t, b.check(prof, id), id)
+		b, _, _ = build(time.Millisecond, true)
+		wantCounts(t, b.check(prof, id), id, 0, 0, 0, 0)
+	}
+	// The ordinary order: DATA, then the GRANT.
+	b := newTrace(t, wire.VersionCurrent)
+	b.data(true, 10, 50000, 0, 1424, 5, func(f *wire.DataFields) { f.Incoming = 10000 })
+	b.after(10*time.Microsecond).grant(false, 10, 20000, 0)
+	b.after(10*time.Microsecond).data(true, 10, 50000, 1424, 1424, 5, func(f *wire.DataFields) { f.Incoming = 10000 })
+	rep := b.check("linux", id)
+	wantCounts(t, rep, id, 1, 1, 0, 0)
+}

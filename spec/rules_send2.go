@@ -1,6 +1,7 @@
 package spec
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/homatest/homatest/spec/wire"
@@ -41,6 +42,36 @@ func sendRules2() []*Rule {
 				// before the capture or fell out of it.
 				return Violation("first transmission of request bytes [%d, %d), %v after the server began its response (response DATA at %v): the server cannot have had the whole request",
 					e.Offset, end, e.Time.Sub(resp.FirstData).Round(time.Microsecond), resp.FirstData.Sub(r.First).Round(time.Microsecond)).Alone()
+			}},
+		},
+		{
+			ID: "HOMA-SEND-005", Level: Must,
+			Facts:     []string{"RTX-06", "AMO-01"},
+			Statement: "A server begins an RPC's response only once it holds the whole request: every request byte has passed the capture point, in DATA with either retransmit value, when the RPC's first response DATA does.",
+			Source:    "HomaModule homa_incoming.c homa_data_pkt (the request goes to the application only when its last byte arrives, homa_rpc_handoff), homa_plumbing.c homa_sendmsg (a response needs the RPC in service)",
+			Capture:   "any single capture point on the path: a request byte the server used passed it before the response did; a request whose first bytes came before the capture began, or a capture that dropped packets (it says so, or shows it missed request bytes below bytes it saw: Trace.MissedData), leaves it inconclusive; bytes the capture saw in an earlier incarnation of the server's RPC count (a late request packet may have re-created it), so a server that answered a restarted request it did not hold whole after its own RPC_UNKNOWN is not caught",
+			Property: Each{Types: []wire.PacketType{wire.TypeData}, Usual: Usual{FactFromClient, NotApplicable}, Check: func(c *Ctx, e *Event) Result {
+				if e.FromClient() {
+					return Skip
+				}
+				r := c.T.Lookup(e)
+				if r == nil || r.Unknown || r.Acked || !r.Response.FirstData.IsZero() {
+					return Skip // later response DATA: the first one was judged
+				}
+				m := &r.Request
+				if m.Length == 0 {
+					return Skip // no request DATA seen: HOMA-SEND-004 and the capture's start say more
+				}
+				gaps := m.everSeen().Gaps(m.Length)
+				if len(gaps) == 0 {
+					return Pass()
+				}
+				more := ""
+				if len(gaps) > 1 {
+					more = fmt.Sprintf(" and %d more gaps", len(gaps)-1)
+				}
+				return Violation("first response DATA while request bytes [%d, %d)%s of %d never passed the capture point: the server cannot have had the whole request",
+					gaps[0].Start, gaps[0].End, more, m.Length)
 			}},
 		},
 	}

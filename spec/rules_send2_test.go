@@ -33,3 +33,39 @@ func TestSend004ResponseAfterWholeRequest(t *testing.T) {
 	b, late := build(true)
 	wantViolations(t, b.check("linux", "HOMA-SEND-004"), "HOMA-SEND-004", late, late+1)
 }
+
+// TestSend005ResponseWithoutWholeRequest: a 3000-byte request in three
+// packets and a 100-byte response. Clean: every request byte shows before
+// the response (the middle one as a retransmission: it counts). Faulty: the
+// request's last packet never shows and the server responds; the same with
+// the first packet missing (the capture began after it: inconclusive,
+// RPC started before the capture) or the middle one (the capture shows it
+// missed a packet the sender sent: inconclusive, capture dropped packets).
+func TestSend005ResponseWithoutWholeRequest(t *testing.T) {
+	const id = "HOMA-SEND-005"
+	build := func(skip int) (*traceBuilder, int) {
+		b := newTrace(t, wire.VersionCurrent)
+		for i, off := range []uint32{0, 1424, 2848} {
+			n := min(1424, 3000-int(off))
+			switch {
+			case i == skip:
+			case skip < 0 && i == 1:
+				b.after(time.Microsecond).data(true, 10, 3000, off, n, 5, func(f *wire.DataFields) { f.Retransmit = 1 })
+			default:
+				b.after(time.Microsecond).data(true, 10, 3000, off, n, 5, nil)
+			}
+		}
+		resp := b.after(20*time.Microsecond).data(false, 10, 100, 0, 100, 7, nil)
+		return b, resp
+	}
+	for _, prof := range []string{"linux", "linux-2024"} {
+		b, _ := build(-1)
+		wantClean(t, b.check(prof, id), id)
+		b, resp := build(2)
+		wantViolations(t, b.check(prof, id), id, resp)
+		b, resp = build(0)
+		wantDowngraded(t, b.check(prof, id), id, resp, CauseCaptureStart)
+		b, resp = build(1)
+		wantDowngraded(t, b.check(prof, id), id, resp, CauseCaptureDrop)
+	}
+}

@@ -247,11 +247,21 @@ func (m *Message) captured(s, e uint32) bool {
 	if m.Earlier == nil {
 		return false
 	}
+	return m.everSeen().Covers(s, e)
+}
+
+// everSeen returns the byte ranges seen in DATA of the message in any
+// incarnation of its receiver: Seen itself when there was no earlier one
+// (do not change it), otherwise a new set.
+func (m *Message) everSeen() byteranges.Set {
+	if m.Earlier == nil {
+		return m.Seen
+	}
 	all := slices.Clone(m.Earlier)
 	for _, x := range m.Seen {
 		all.Add(x.Start, x.End)
 	}
-	return all.Covers(s, e)
+	return all
 }
 
 // Received returns the number of distinct bytes seen.
@@ -1085,10 +1095,7 @@ func (t *Trace) heldWhole(h netip.Addr, m *Message, r *RPC, e *Event) {
 		return
 	}
 	if r.SeenFromStart && m.Length > 0 {
-		all := slices.Clone(m.Earlier)
-		for _, x := range m.Seen {
-			all.Add(x.Start, x.End)
-		}
+		all := m.everSeen()
 		var at uint32
 		gaps := 0
 		for _, x := range all {

@@ -94,6 +94,9 @@ const (
 	// FactTOSClean: the priority was read from the TOS byte and the bits
 	// below it are 0.
 	FactTOSClean
+	// FactNotFirstByte: the packet is a retransmission or does not start
+	// at offset 0 (HOMA-GRANT-021 judges a message at its first DATA).
+	FactNotFirstByte
 	numFacts = iota
 )
 
@@ -126,6 +129,9 @@ func (c *Checker) dataFacts(e *Event) DataFact {
 	fresh := d.Retransmit() == 0
 	if fresh {
 		f |= FactFresh
+	}
+	if !fresh || e.Offset != 0 {
+		f |= FactNotFirstByte
 	}
 	fromClient := e.FromClient()
 	if fromClient {
@@ -208,6 +214,7 @@ func (c *Checker) dataFacts(e *Event) DataFact {
 	if e.Offset >= m.SentEnd {
 		f |= FactInOrder
 	}
+
 	if len(m.ResentAhead) == 0 {
 		f |= FactNoResentAhead
 	}

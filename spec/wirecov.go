@@ -79,10 +79,10 @@ var fieldRules = map[string][]string{
 
 // sendConditions are the packet types' send conditions.
 var sendConditions = []SendCoverage{
-	{Type: "DATA", May: []string{"HOMA-UNSCHED-001", "HOMA-UNSCHED-002", "HOMA-GRANT-005", "HOMA-RESEND-003", "HOMA-RESEND-010", "HOMA-RESEND-011", "HOMA-RESEND-021", "HOMA-SEND-002", "HOMA-SEND-004"},
+	{Type: "DATA", May: []string{"HOMA-UNSCHED-001", "HOMA-UNSCHED-002", "HOMA-GRANT-005", "HOMA-RESEND-003", "HOMA-RESEND-010", "HOMA-RESEND-011", "HOMA-RESEND-021", "HOMA-SEND-002", "HOMA-SEND-004", "HOMA-SEND-005"},
 		Must: []string{"HOMA-SEND-001", "HOMA-RESEND-002", "HOMA-RESEND-016", "HOMA-RESEND-007"},
 		Note: "unscheduled bytes right after sendmsg are not judged (the application is not on the wire)"},
-	{Type: "GRANT", May: []string{"HOMA-GRANT-001", "HOMA-GRANT-004", "HOMA-GRANT-012", "HOMA-GRANT-006", "HOMA-GRANT-013", "HOMA-GRANT-014", "HOMA-GRANT-016", "HOMA-GRANT-018", "HOMA-GRANT-020", "HOMA-RESEND-022"},
+	{Type: "GRANT", May: []string{"HOMA-GRANT-001", "HOMA-GRANT-004", "HOMA-GRANT-012", "HOMA-GRANT-006", "HOMA-GRANT-013", "HOMA-GRANT-014", "HOMA-GRANT-016", "HOMA-GRANT-018", "HOMA-GRANT-020", "HOMA-GRANT-021", "HOMA-RESEND-022"},
 		Must: []string{"HOMA-GRANT-010", "HOMA-GRANT-019"}},
 	{Type: "RESEND", May: []string{"HOMA-RESEND-001", "HOMA-RESEND-008", "HOMA-RESEND-009", "HOMA-RESEND-012", "HOMA-RESEND-022", "HOMA-RESEND-024"},
 		Must: []string{"HOMA-RESEND-014", "HOMA-RESEND-025", "HOMA-ACK-009"}},

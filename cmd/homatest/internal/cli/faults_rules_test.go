@@ -295,7 +295,54 @@ func ruleFaultCases() []faultCase {
 			build: func(fault bool) *capb { return restartOtherBytes(fault) },
 			want:  []hit{{"HOMA-WIRE-014", 4}},
 		},
+		{
+			id: "GRANT-021", slug: "grant-before-data",
+			what:  "extra fault: the server's first GRANT for the 100000-byte request leaves 500 µs before the request's first DATA (a receiver that grants on a timer, or from stale state)",
+			build: func(fault bool) *capb { return grantBeforeData(fault) },
+			want:  []hit{{"HOMA-GRANT-021", 6}},
+		},
+		{
+			id: "SEND-005", slug: "response-without-request-tail",
+			what:  "extra fault: the request's last DATA never passes the capture point (lost before it, never sent again), yet the server sends its response",
+			build: func(fault bool) *capb { return responseWithoutRequestTail(fault) },
+			want:  []hit{{"HOMA-SEND-005", 83}},
+		},
 	}
+}
+
+// grantBeforeData is GRANT-021's scenario: RPC 4's exchange with the
+// server's first GRANT moved (fault) to 500 µs before the request's first
+// DATA, which is marked.
+func grantBeforeData(fault bool) *capb {
+	b := newCap(wire.VersionCurrent)
+	r, m := rpc100k(b, msgOpts{}, hostC, hostS)
+	if fault {
+		first := m.data[0]
+		g := m.grants[0]
+		b.pkts[g].t = b.pkts[first].t - us(500)
+		b.mark(g, "GRANT for a request none of which has arrived")
+		b.mark(first, "GRANT-021: the request's first DATA, after the GRANT")
+	}
+	b.respondAndAck(r, b.lastTime()+us(30))
+	return b
+}
+
+// responseWithoutRequestTail is SEND-005's scenario: RPC 4's request
+// without (fault) its last DATA, and the response, which is marked.
+func responseWithoutRequestTail(fault bool) *capb {
+	b := newCap(wire.VersionCurrent)
+	r, m := rpc100k(b, msgOpts{}, hostC, hostS)
+	at := b.lastTime() + us(30)
+	if fault {
+		last := m.data[m.offs[len(m.offs)-1]]
+		b.pkts = append(b.pkts[:last], b.pkts[last+1:]...)
+	}
+	resp := len(b.pkts)
+	b.respondAndAck(r, at)
+	if fault {
+		b.mark(resp, "SEND-005: response while the request's last bytes never came")
+	}
+	return b
 }
 
 // lossy100k is rpc100k with the first transmission of the packet at
