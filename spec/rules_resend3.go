@@ -16,8 +16,8 @@ func resendRules3() []*Rule {
 			ID: "HOMA-RESEND-020", Level: Must,
 			Facts:     []string{"RTX-06"},
 			Statement: "Retransmitted DATA answering a RESEND carries incoming = min(RESEND end, bytes transmitted), or (HomaModule before May 2025) the granted offset or the segment's end: never beyond the end of the ranges the message's RESENDs asked for, the grant horizon and the segment's end (a RESEND of length -1 and a restart after RPC_UNKNOWN bound it by the bytes transmitted only, not judged).",
-			Source:    "HomaModule homa_incoming.c homa_resend_pkt (end capped at tx_end), homa_outgoing.c homa_resend_data (h->incoming = end since commit 45a8cae, 2025-05; before it msgout.granted, or the segment's end beyond it); linux_6.1.38 wrote the granted offset too",
-			Profiles:  []string{"linux"},
+			Source:    "HomaModule homa_incoming.c homa_resend_pkt (end capped at tx_end), homa_outgoing.c homa_resend_data (h->incoming = end since commit 45a8cae, 2025-05; before it msgout.granted, or the segment's end beyond it); linux_6.1.38 homa_resend_data the same (msgout.granted, or the segment's end beyond it)",
+			Profiles:  []string{"linux", "linux-2024", "linux-2025"},
 			Capture:   "needs the RESENDs in the capture; a retransmission with no RESEND seen is HOMA-RESEND-003's business",
 			Property: Each{Types: []wire.PacketType{wire.TypeData}, Needs: NeedsRetransmit, Check: func(c *Ctx, e *Event) Result {
 				if !e.Retransmit() {
@@ -50,7 +50,7 @@ func resendRules3() []*Rule {
 			Facts:     []string{"RTX-06", "WIRE-05"},
 			Statement: "A sender retransmits only the segments a RESEND asked for, once per RESEND: every DATA with retransmit=1 overlaps a range the message's RESENDs asked for (length -1: what it had sent), and a segment is retransmitted no more often than RESENDs overlapping it came, unless RPC_UNKNOWN made a client restart its request.",
 			Source:    "HomaModule homa_outgoing.c homa_resend_data (only the segments overlapping [start, end), each once per call); homa_incoming.c homa_resend_pkt (one homa_resend_data per RESEND), homa_rpc_unknown_pkt (the restart resends [0, tx_end))",
-			Profiles:  []string{"linux", "upstream"},
+			Profiles:  []string{"linux", "linux-2024", "linux-2025", "upstream"},
 			Capture:   "needs the RESENDs in the capture (a retransmission with none is HOMA-RESEND-003's business); after a RESEND of length -1 only what the capture saw sent counts as asked, so bytes beyond it are not judged; copies are counted, not timed (any earlier RESEND overlapping the segment explains one), and a network duplicate of a retransmission (an identical copy within jitter) is inconclusive, as are copies in excess by at most one per RESEND where the capture does not see what the sender receives (a RESEND the network duplicated after the capture point draws copies of its own)",
 			Property: Each{Types: []wire.PacketType{wire.TypeData}, Needs: NeedsRetransmit, Check: func(c *Ctx, e *Event) Result {
 				if !e.Retransmit() || e.Length == 0 {
@@ -61,7 +61,7 @@ func resendRules3() []*Rule {
 					return Skip
 				}
 				m := r.Msg(e.Packet.Role())
-				if m.Resends == 0 || len(m.Asked) == 0 {
+				if len(m.Asked) == 0 {
 					return Skip
 				}
 				end := e.End()

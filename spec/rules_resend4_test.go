@@ -207,3 +207,31 @@ func TestResend023OneCopyPerResend(t *testing.T) {
 	wantDowngraded(t, rep, "HOMA-RESEND-023", second, CauseDuplicate)
 	wantViolations(t, rep, "HOMA-RESEND-023", third)
 }
+
+// TestResend021GrantResendAll2024: on linux_6.1.38's wire a GRANT with
+// resend_all makes the sender retransmit every segment it has sent, once
+// (homa_grant_pkt → homa_resend_data): a 5000-byte request of four
+// packets retransmitted once after such a GRANT passes; a segment
+// retransmitted twice for it is a violation.
+func TestResend021GrantResendAll2024(t *testing.T) {
+	const id = "HOMA-RESEND-021"
+	build := func(twice bool) (*traceBuilder, int) {
+		b := newTrace(t, wire.Version2024)
+		b.message(true, 2, 50000, 0, 5696, 10000, 5)
+		b.after(5*time.Millisecond).emit(false, 7, &wire.GrantFields{Common: wire.CommonFields{SenderID: sid(2, false)}, Offset: 20000, ResendAll: 1}, nil)
+		b.after(20 * time.Microsecond)
+		for off := uint32(0); off < 5696; off += 1424 {
+			b.resent(true, 2, 50000, off, 1424, 5)
+		}
+		bad := 0
+		if twice {
+			bad = b.after(500*time.Microsecond).resent(true, 2, 50000, 1424, 1424, 5)
+		}
+		return b, bad
+	}
+	b, _ := build(false)
+	cp := CapturePoint{Kind: CaptureDelivered}
+	wantClean(t, b.checkAt(cp, "linux-2024", id), id)
+	b, bad := build(true)
+	wantViolations(t, b.checkAt(cp, "linux-2024", id), id, bad)
+}

@@ -129,7 +129,9 @@ type Message struct {
 	retx *retxLog
 	// LastResend is the latest RESEND for the message, with the message's
 	// SentEnd when it was seen. Asked holds the ranges the RESENDs of the
-	// current incarnation asked for (length -1: up to SentEnd).
+	// current incarnation asked for (length -1: up to SentEnd), and the
+	// whole message for a GRANT with resend_all (wire formats before
+	// 2025-07: the sender retransmits all it has sent).
 	LastResend ResendSeen
 	Asked      byteranges.Set
 	// BusyAllowed counts the RESENDs for the message, of those that came
@@ -1529,6 +1531,17 @@ func (t *Trace) applyGrant(e *Event, r *RPC) {
 		m.GrantTime, m.GrantFrame, m.GrantedBefore = e.Time, e.Frame, before
 	}
 	m.Granted = max(m.Granted, g.Offset())
+	if g.ResendAll() != 0 && m.Length > 0 {
+		// homa_grant_pkt → homa_resend_data(0, next_xmit_offset): each
+		// segment sent so far once more (HOMA-RESEND-021). What the
+		// sender had sent when it got the GRANT may exceed what the
+		// capture saw, so the whole message counts as asked.
+		m.Asked.Add(0, m.Length)
+		if m.retx == nil {
+			m.retx = &retxLog{}
+		}
+		m.retx.asked = append(m.retx.asked, byteranges.Range{Start: 0, End: m.Length})
+	}
 	t.trackIncoming(e.Src, m, r)
 	if !isFIFOGrant(t.P, g.Priority()) {
 		if i, ok := t.grantTrigger(e.Src, m); ok {
