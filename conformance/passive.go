@@ -301,9 +301,10 @@ func checkBench(b *Bench, min spec.Level) {
 	delivered := readEvents(deliveredPath, p.Wire)
 	var bad []string
 	var sentFindings, deliveredFindings []spec.Finding
-	excused, stalled := 0, 0
+	excused, stalled, altered := 0, 0, 0
 	for _, hr := range judge.Hosts(sent, delivered, b.Addrs) {
 		excused += len(hr.Excused)
+		altered += len(hr.Altered)
 		kept := hr
 		kept.Violations = nil
 		for _, v := range hr.Violations {
@@ -342,6 +343,9 @@ func checkBench(b *Bench, min spec.Level) {
 	}
 	if excused > 0 {
 		also = append(also, fmt.Sprintf("%d raced a delivery", excused))
+	}
+	if altered > 0 {
+		also = append(also, fmt.Sprintf("%d concern RPCs a packet of which reached its host altered on the way", altered))
 	}
 	also = append(also, "as sent: "+sentPath, "as delivered: "+deliveredPath)
 	none(bad, "spec checker findings (%s)", strings.Join(also, "; "))

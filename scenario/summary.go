@@ -108,6 +108,11 @@ type Summary struct {
 	// Excused counts timing findings not charged because the host's timer
 	// acted within spec.Params.Reaction of a delivery for the same RPC.
 	Excused int `json:"excused"`
+	// Altered counts findings not charged because a packet of their RPC
+	// reached the host altered on the way (a corrupting link: no as-sent
+	// packet matches it), so the host reacted to what it got
+	// (spec.HostReport.Altered).
+	Altered int `json:"altered"`
 	// TimingInconclusive counts timing findings not charged because a
 	// measured stall explains them (Result.Inconclusive; the first 20 in
 	// Inconclusive, each with its stall); Stalls counts the stalls
@@ -314,6 +319,7 @@ func summarize(res *Result, cst harness.CaptureStats) Summary {
 			row.Inconclusive += rr.Inconclusive
 		}
 		sum.Excused += len(hr.Excused)
+		sum.Altered += len(hr.Altered)
 		for _, v := range hr.Violations {
 			sum.Violated++
 			if v.Level == spec.Should {
@@ -388,6 +394,9 @@ func (s *Summary) WriteText(w io.Writer) error {
 	}
 	if s.CaptureKernelDrops > 0 {
 		fmt.Fprintf(&b, "  WARNING: the capture lost %s (the check saw an incomplete capture)\n", plural.Of64(uint64(s.CaptureKernelDrops), "frame", "frames"))
+	}
+	if s.Altered > 0 {
+		fmt.Fprintf(&b, "  %s not charged: a packet of the RPC reached the host altered on the way (link corrupt), and the host reacted to what it got\n", plural.Of(s.Altered, "finding", "findings"))
 	}
 	if s.Excused > 0 {
 		fmt.Fprintf(&b, "  %s excused: a host's timer acted right after a packet of the same RPC was delivered to it (spec param reaction)\n", plural.Of(s.Excused, "timing finding", "timing findings"))

@@ -50,15 +50,27 @@ func (j Judge) HostsStream(ctx context.Context, sent, delivered func() (EventStr
 	for i, h := range hosts {
 		checkers[i] = j.Stream(HostPoint(h))
 	}
-	// Pass 1: every host's view, merged as Hosts sorts it, into its checker.
-	err := mergeViews(ctx, sent, delivered, idx, func(i int, e *Event, _ bool, _ EventStream) {
+	// Pass 1: every host's view, merged as Hosts sorts it, into its
+	// checker; delivered packets no sent one matches are suspects of
+	// alteration until one does.
+	prints := newSentPrints(true)
+	err := mergeViews(ctx, sent, delivered, idx, prints, func(i int, e *Event, fromDelivered bool, _ EventStream) {
 		counts[i]++
 		ev := *e
 		ev.Frame = counts[i]
+		if fromDelivered {
+			prints.suspect(i, ev.Frame, &ev)
+		}
 		checkers[i].Feed(&ev)
 	})
 	if err != nil {
 		return nil, err
+	}
+	alts := make([]alteredSet, len(hosts))
+	for _, ss := range prints.suspects {
+		for _, x := range ss {
+			alts[x.i].note(x.frame, x.k, x.keyed, x.t)
+		}
 	}
 	out := make([]HostReport, len(hosts))
 	wants := make([]map[int]bool, len(hosts))
@@ -98,7 +110,7 @@ func (j Judge) HostsStream(ctx context.Context, sent, delivered func() (EventStr
 		// the events within Params.Reaction before it (Raced).
 		pos := make([]int, len(hosts))
 		windows := make([][]Event, len(hosts))
-		err := mergeViews(ctx, sent, delivered, idx, func(i int, e *Event, fromDelivered bool, st EventStream) {
+		err := mergeViews(ctx, sent, delivered, idx, nil, func(i int, e *Event, fromDelivered bool, st EventStream) {
 			pos[i]++
 			n := pos[i]
 			if !wants[i][n] {
@@ -140,6 +152,8 @@ func (j Judge) HostsStream(ctx context.Context, sent, delivered func() (EventStr
 		for k, v := range rep.Violations {
 			switch {
 			case v.Frame < 1 || v.Frame > counts[i] || v.ChargedTo != h:
+			case alts[i].touches(&v):
+				hr.Altered = append(hr.Altered, v)
 			case raced[i][k]:
 				hr.Excused = append(hr.Excused, v)
 			default:
@@ -157,11 +171,12 @@ func (j Judge) HostsStream(ctx context.Context, sent, delivered func() (EventStr
 // got) merged in time order, at equal times sent first, each in its own
 // order (Hosts' stable sort); fn also gets whether the event came from
 // delivered, and its stream. Then, when given, after(host, event,
-// stream). A host's events wait in memory only until the other capture
-// shows where they go, so the files are read in step, the earlier head
-// first. It fails with ErrUnordered when a host's events in either
-// capture step back in time.
-func mergeViews(ctx context.Context, sent, delivered func() (EventStream, error), idx map[netip.Addr]int, fn func(int, *Event, bool, EventStream), after ...func(int, *Event, EventStream)) error {
+// stream). Every event of sent, of any host, goes to prints as it is
+// read (when prints is set). A host's events wait in memory only until
+// the other capture shows where they go, so the files are read in step,
+// the earlier head first. It fails with ErrUnordered when a host's
+// events in either capture step back in time.
+func mergeViews(ctx context.Context, sent, delivered func() (EventStream, error), idx map[netip.Addr]int, prints *sentPrints, fn func(int, *Event, bool, EventStream), after ...func(int, *Event, EventStream)) error {
 	s, err := sent()
 	if err != nil {
 		return err
@@ -250,6 +265,8 @@ func mergeViews(ctx context.Context, sent, delivered func() (EventStream, error)
 		addr := x.e.Src
 		if k == 1 {
 			addr = x.e.Dst
+		} else if prints != nil {
+			prints.add(x.e)
 		}
 		i, ok := idx[addr]
 		if ok {

@@ -48,7 +48,7 @@ func sameAsHosts(t *testing.T, j Judge, sent, delivered []Event, hosts []netip.A
 	}
 	for i := range want {
 		w, g := want[i], got[i]
-		if !reflect.DeepEqual(g.Report, w.Report) || !reflect.DeepEqual(g.Violations, w.Violations) || !reflect.DeepEqual(g.Excused, w.Excused) ||
+		if !reflect.DeepEqual(g.Report, w.Report) || !reflect.DeepEqual(g.Violations, w.Violations) || !reflect.DeepEqual(g.Excused, w.Excused) || !reflect.DeepEqual(g.Altered, w.Altered) ||
 			g.Charged != w.Charged || g.NotCharged != w.NotCharged || g.Host != w.Host {
 			t.Fatalf("host %v: streamed report\n%+v\nwant\n%+v", w.Host, g, w)
 		}

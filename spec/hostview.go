@@ -45,6 +45,13 @@ type HostReport struct {
 	// (timing findings at a packet Host sent right after a packet of the
 	// same RPC was delivered to it).
 	Excused []Finding `json:"excused,omitempty"`
+	// Altered are findings charged to Host that name a packet delivered
+	// to it altered on the way (no packet of the as-sent capture matches
+	// it: a corrupting link), or are about an RPC such a packet had
+	// reached Host of by then: Host reacted to what it got (altered.go).
+	// They do not count against it; ChargedRules counts them
+	// inconclusive.
+	Altered []Finding `json:"altered,omitempty"`
 	// Sources maps view frame i (1-based) to Sources[i-1], the event's
 	// list and frame number in its capture.
 	Sources []ViewSource `json:"-"`
@@ -107,7 +114,10 @@ func (hr *HostReport) LocateText(text, sent, delivered string) string {
 // A timing finding (one with a tolerance) at a packet the host sent less
 // than Params.Reaction after a packet of the same RPC was delivered to it goes
 // to HostReport.Excused instead: the host's timer may have decided before
-// the packet reached it.
+// the packet reached it. A finding that names a packet delivered to the
+// host altered on the way (no as-sent packet matches it: a corrupting
+// link), or is about an RPC such a packet had reached the host of, goes
+// to HostReport.Altered: the host reacted to what it got.
 //
 // hosts lists the hosts to judge; nil means every source address in sent
 // and destination address in delivered, in address order. The events are
@@ -140,6 +150,10 @@ func (j Judge) HostsContext(ctx context.Context, sent, delivered []Event, hosts 
 		}
 		slices.SortFunc(hosts, func(a, b netip.Addr) int { return a.Compare(b) })
 	}
+	prints := newSentPrints(false)
+	for i := range sent {
+		prints.add(&sent[i])
+	}
 	out := make([]HostReport, 0, len(hosts))
 	for _, h := range hosts {
 		var view []Event
@@ -165,11 +179,16 @@ func (j Judge) HostsContext(ctx context.Context, sent, delivered []Event, hosts 
 		sort.SliceStable(order, func(i, j int) bool { return view[order[i]].Time.Before(view[order[j]].Time) })
 		sorted := make([]Event, len(view))
 		sources := make([]ViewSource, len(view))
+		var alt alteredSet
 		for i, k := range order {
 			sorted[i], sources[i] = view[k], src[k]
 			sorted[i].Frame = i + 1
+			if src[k].Delivered && prints.altered(&view[k]) {
+				key, keyed := alteredKey(&view[k])
+				alt.note(i+1, key, keyed, view[k].Time)
+			}
 		}
-		hr, err := j.host(ctx, h, sorted)
+		hr, err := j.host(ctx, h, sorted, &alt)
 		if err != nil {
 			return nil, err
 		}
@@ -187,12 +206,13 @@ func (j Judge) HostsContext(ctx context.Context, sent, delivered []Event, hosts 
 // file); a finding names the first event with its frame. The view is
 // kept in HostReport.View; Sources is left to the caller.
 func (j Judge) Host(h netip.Addr, view []Event) HostReport {
-	hr, _ := j.host(context.Background(), h, view)
+	hr, _ := j.host(context.Background(), h, view, nil)
 	return hr
 }
 
-// host is Host that stops with ctx's error once ctx has ended.
-func (j Judge) host(ctx context.Context, h netip.Addr, view []Event) (HostReport, error) {
+// host is Host that stops with ctx's error once ctx has ended; findings
+// alt touches go to HostReport.Altered (alt may be nil).
+func (j Judge) host(ctx context.Context, h netip.Addr, view []Event, alt *alteredSet) (HostReport, error) {
 	c := j.Stream(HostPoint(h))
 	pos := make(map[int]int, len(view))
 	for i := range view {
@@ -210,6 +230,8 @@ func (j Judge) host(ctx context.Context, h netip.Addr, view []Event) (HostReport
 		i, ok := pos[v.Frame]
 		switch {
 		case !ok || v.ChargedTo != h:
+		case alt.touches(&v):
+			hr.Altered = append(hr.Altered, v)
 		case Raced(v, view, i, h, j.Params.Reaction):
 			hr.Excused = append(hr.Excused, v)
 		default:
@@ -229,13 +251,17 @@ func (hr *HostReport) ChargedRules() []RuleResult {
 	if hr.Report == nil {
 		return nil
 	}
-	charged := map[string]int{}
+	charged, altered := map[string]int{}, map[string]int{}
 	for _, v := range hr.Violations {
 		charged[v.Rule]++
+	}
+	for _, v := range hr.Altered {
+		altered[v.Rule]++
 	}
 	out := make([]RuleResult, len(hr.Report.Rules))
 	for i, rr := range hr.Report.Rules {
 		rr.Violated = charged[rr.ID]
+		rr.Inconclusive += altered[rr.ID]
 		rr.Checked = rr.Passed + rr.Violated + rr.Inconclusive
 		out[i] = rr
 	}

@@ -52,6 +52,9 @@ func ScenarioPage(res *scenario.Result, command string) *Page {
 	if s.Excused > 0 {
 		p.Facts = append(p.Facts, Fact{"excused", plural.Of(s.Excused, "timing finding", "timing findings") + " (a host's timer acted right after a delivery for the same RPC)"})
 	}
+	if s.Altered > 0 {
+		p.Facts = append(p.Facts, Fact{"not charged", plural.Of(s.Altered, "finding", "findings") + " (a packet of the RPC reached the host altered on the way: link corrupt)"})
+	}
 	for _, name := range []string{"scenario.yaml", "capture.pcapng", "sent.pcapng", "delivered.pcapng", "switch-notes.pcapng", "summary.json", "check.json", "drops.json", "rpcs.json"} {
 		if _, err := os.Stat(filepath.Join(s.Dir, name)); err == nil {
 			p.Links = append(p.Links, Link{Text: name, Href: name})
