@@ -25,18 +25,27 @@ const alterWindow = 2 * time.Second
 // printSeed keys the fingerprints of one process.
 var printSeed = maphash.MakeSeed()
 
+// printBytes is how much of a packet's Homa bytes a fingerprint takes:
+// the largest header (ACK, 80 bytes), so that two captures with other
+// snap lengths still agree (payload bytes a link flipped change no
+// protocol finding charged to the receiver).
+const printBytes = 80
+
 // fingerprint hashes what a link may not change of e: its addresses,
-// segment, header bytes and captured payload, IP flags and checksum
-// verdict, or its decode error. The TOS byte (a switch may rewrite the
-// priority) and the TTL (a router decrements it) are left out.
+// segment and byte range, the first printBytes of its Homa bytes, IP
+// flags and checksum verdict, or its decode error. The TOS byte (a
+// switch may rewrite the priority) and the TTL (a router decrements it)
+// are left out.
 func fingerprint(e *Event) uint64 {
 	var h maphash.Hash
 	h.SetSeed(printSeed)
 	a, b := e.Src.As16(), e.Dst.As16()
 	h.Write(a[:])
 	h.Write(b[:])
-	var n [8]byte
+	var n [16]byte
 	binary.LittleEndian.PutUint32(n[:4], uint32(e.Segment))
+	binary.LittleEndian.PutUint32(n[8:12], e.Offset)
+	binary.LittleEndian.PutUint32(n[12:16], uint32(e.Length))
 	var f byte
 	if e.IP.BadChecksum {
 		f |= 1
@@ -52,8 +61,8 @@ func fingerprint(e *Event) uint64 {
 	if e.Err != nil {
 		h.WriteString(e.Err.Error())
 	}
-	h.Write(e.Packet.Bytes())
-	h.Write(e.Payload)
+	pb := e.Packet.Bytes()
+	h.Write(pb[:min(len(pb), printBytes)])
 	return h.Sum64()
 }
 
