@@ -52,6 +52,12 @@ var refParams = []refParam{
 	{"link_bps",
 		func(p *homa.Params) int64 { return p.LinkRate },
 		func(p *homa.Params, v int64) { p.LinkRate = v }},
+	// The ref zeroes every header byte it leaves unused (its encoder
+	// writes whole headers): its hello says so, so that spec judges
+	// nonzero ones (spec.Params.ZeroedHeaders). Not a setting.
+	{"zeroed_headers",
+		func(*homa.Params) int64 { return 1 },
+		func(*homa.Params, int64) {}},
 }
 
 // cutoffsParam is the one list-valued parameter.

@@ -224,11 +224,11 @@ func planCapture(flag string, l *layout) (capturePlan, error) {
 			}
 		}
 	}
-	why := fmt.Sprintf("the packets of %d hosts with no direction marks: a tap between them (give --capture-point host:ADDR for a tap on one host's own link)", len(l.hosts))
+	why := fmt.Sprintf("the packets of %d hosts with no direction marks: a tap between them, which may also talk with hosts it does not show (give --capture-point switch when every packet of theirs crosses it, host:ADDR for a tap on one host's own link)", len(l.hosts))
 	if len(l.hosts) == 2 {
-		why = "two hosts and no direction marks: a tap somewhere between them (give --capture-point host:ADDR when it was on one host's own link)"
+		why = "two hosts and no direction marks: a tap somewhere between them, which may also talk with hosts it does not show (give --capture-point switch when every packet of both crosses it, host:ADDR when it was on one host's own link)"
 	}
-	return capturePlan{cp: spec.Switch, why: why}, nil
+	return capturePlan{cp: spec.CapturePoint{Kind: spec.CaptureSwitch, Open: true}, why: why}, nil
 }
 
 func ifName(i int, il *ifaceLayout) string {

@@ -38,6 +38,13 @@ type CapturePoint struct {
 	Kind CaptureKind `json:"kind"`
 	// Host is the tapped host (CaptureHost only).
 	Host netip.Addr `json:"host,omitzero"`
+	// Open marks a tap between hosts that was inferred, not declared
+	// (homatest check's auto from a capture of two or more hosts): its
+	// hosts may also exchange packets with hosts it does not show (a
+	// tcpdump on a client that talks to one server, a mirror of some
+	// ports), so it is not taken to hold every packet of any host
+	// (SeesAllOf). CaptureSwitch only.
+	Open bool `json:"open,omitempty"`
 }
 
 // Switch is the capture point between the hosts, the default.
@@ -107,12 +114,15 @@ func (cp CapturePoint) AtReceiver(e *Event) bool {
 
 // SeesAllOf reports whether the capture holds every packet host h sent and
 // received (so that "h received nothing" or "h sent nothing" can be read
-// from it): true for CaptureSwitch (a tap all traffic crosses), for the
-// tapped host of CaptureHost, and for CaptureSent (what h sent; what h
-// received up to loss) and CaptureDelivered (the reverse).
+// from it): true for CaptureSwitch (a tap all traffic crosses) unless
+// Open, for the tapped host of CaptureHost, and for CaptureSent (what h
+// sent; what h received up to loss) and CaptureDelivered (the reverse).
 func (cp CapturePoint) SeesAllOf(h netip.Addr) bool {
-	if cp.Kind == CaptureHost {
+	switch {
+	case cp.Kind == CaptureHost:
 		return h == cp.Host
+	case cp.Kind == CaptureSwitch && cp.Open:
+		return false
 	}
 	return true
 }

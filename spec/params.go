@@ -74,6 +74,13 @@ type Params struct {
 	DeferMinBytes uint32 `param:"defer_min_bytes"`
 	// MaxMessageLength is HOMA_MAX_MESSAGE_LENGTH in bytes.
 	MaxMessageLength uint32 `param:"max_message_length"`
+	// ZeroedHeaders is 1 when the implementation zeroes the header bytes
+	// it leaves unused (HomaModule main since 71e14d8 for control
+	// packets and 2bb8413 for DATA; the reference implementation, whose
+	// hello says so): nonzero ones are then HOMA-WIRE-009 violations. 0,
+	// every profile's value: inconclusive, as linux_6.13.9 and earlier
+	// builds send those bytes as the stack or skb memory held them.
+	ZeroedHeaders int `param:"zeroed_headers"`
 	// Tick is the timer tick (nominally 1 ms).
 	Tick time.Duration `param:"tick"`
 	// ResendTicks is resend_ticks: silence (ticks) before the first RESEND.
@@ -395,6 +402,7 @@ var paramDocs = map[string]string{
 	"mtu":                  "link MTU in bytes; a DATA segment carries at most MTU - IP header - 56 bytes",
 	"ipv6_prio_shift":      "shift of the priority in the IPv6 traffic class: 5 (main since 2025-11-18), 4 (before; linux_6.1.38), 0 = either",
 	"rank_tolerance":       "bytes of remaining by which two messages may differ before an inverted SRPT ranking counts",
+	"zeroed_headers":       "1: the implementation zeroes the header bytes it leaves unused (HomaModule main since 2026-06-26; the reference implementation), so nonzero ones are violations; 0: inconclusive (earlier builds send memory as it was)",
 	"defer_min_bytes":      "a message with more bytes left than this is paced (SRPT may hold it behind shorter ones); before main, throttle_min_bytes - 1 (those pace from throttle_min_bytes)",
 	"tick":                 "timer tick",
 	"resend_ticks":         "ticks of silence before the first RESEND",

@@ -139,20 +139,21 @@ func ruleSays(ctx *spec.Ctx, r *spec.Rule, e *spec.Event) string {
 func TestPartialCheck(t *testing.T) {
 	const faults = "../cmd/homatest/internal/cli/testdata/faults/"
 	for _, tc := range []struct {
-		file  string
-		cut   int
-		rules []string
+		file   string
+		cut    int
+		rules  []string
+		params []string
 	}{
-		{"WIRE-009-control-sequence-garbage.pcapng", wire.CommonHeaderLen, []string{"HOMA-WIRE-009"}},
-		{"WIRE-015-ipv4-ttl-zero.pcapng", wire.CommonHeaderLen, []string{"HOMA-WIRE-015"}},
-		{"BR-37-hijacked-ack-doff0.pcapng", wire.CommonHeaderLen, []string{"HOMA-WIRE-005"}},
-		{"ID-003-client-id-zero.pcapng", wire.CommonHeaderLen, []string{"HOMA-ID-003"}},
-		{"BR-01-ipv4-tos-shift3.pcapng", wire.CommonHeaderLen, []string{"HOMA-PRIO-001", "HOMA-WIRE-012"}},
-		{"BR-40-ack-num-acks-overflow.pcapng", wire.CommonHeaderLen, nil}, // num_acks cut
-		{"BR-40-ack-num-acks-overflow.pcapng", wire.CommonHeaderLen + 2, []string{"HOMA-WIRE-008"}},
+		{"WIRE-009-control-sequence-garbage.pcapng", wire.CommonHeaderLen, []string{"HOMA-WIRE-009"}, []string{"zeroed_headers", "1"}},
+		{"WIRE-015-ipv4-ttl-zero.pcapng", wire.CommonHeaderLen, []string{"HOMA-WIRE-015"}, nil},
+		{"BR-37-hijacked-ack-doff0.pcapng", wire.CommonHeaderLen, []string{"HOMA-WIRE-005"}, nil},
+		{"ID-003-client-id-zero.pcapng", wire.CommonHeaderLen, []string{"HOMA-ID-003"}, nil},
+		{"BR-01-ipv4-tos-shift3.pcapng", wire.CommonHeaderLen, []string{"HOMA-PRIO-001", "HOMA-WIRE-012"}, nil},
+		{"BR-40-ack-num-acks-overflow.pcapng", wire.CommonHeaderLen, nil, nil}, // num_acks cut
+		{"BR-40-ack-num-acks-overflow.pcapng", wire.CommonHeaderLen + 2, []string{"HOMA-WIRE-008"}, nil},
 	} {
-		whole := checkReport(t, faults+tc.file, "linux", false, 0)
-		rep := checkReport(t, faults+tc.file, "linux", false, tc.cut)
+		whole := checkReport(t, faults+tc.file, "linux", false, 0, tc.params...)
+		rep := checkReport(t, faults+tc.file, "linux", false, tc.cut, tc.params...)
 		got := map[string]int{}
 		for _, v := range rep.Violations {
 			got[v.Rule]++

@@ -149,16 +149,23 @@ func wireRules() []*Rule {
 	}
 }
 
-// unsetDATA is HOMA-WIRE-009's finding for a nonzero unused byte: a
-// violation in a control packet, inconclusive in DATA, whose header
-// HomaModule zeroes only since 2bb8413 (homa_outgoing.c
-// homa_tx_data_pkt_alloc): every release the linux profile spans leaves
-// those bytes as the skb's memory held them.
-func unsetDATA(data bool, format string, args ...any) Result {
-	if data {
-		return Unsure(format+" (DATA headers are zeroed only since HomaModule 2bb8413, 2026-06-26)", args...)
+// unsetHeader is HOMA-WIRE-009's finding for a nonzero unused byte of a
+// DATA (data) or control packet: a violation where the parameters say the
+// implementation zeroes its headers (zeroed_headers 1), otherwise
+// inconclusive, as the linux profile spans releases that leave those
+// bytes unset. HomaModule zeroes the DATA header only since 2bb8413
+// (homa_outgoing.c homa_tx_data_pkt_alloc; before, the skb's memory) and
+// control headers only since 71e14d8 (homa_xmit_control's callers;
+// linux_6.13.9 fills a stack struct, homa_timer.c homa_timer_check_rpc,
+// homa_incoming.c homa_resend_pkt).
+func unsetHeader(p *Params, data bool, format string, args ...any) Result {
+	switch {
+	case p.ZeroedHeaders != 0:
+		return Violation(format, args...)
+	case data:
+		return Unsure(format+" (DATA headers are zeroed only since HomaModule 2bb8413, 2026-06-26; --param zeroed_headers=1 for a build that zeroes them)", args...)
 	}
-	return Violation(format, args...)
+	return Unsure(format+" (control headers are zeroed only since HomaModule 71e14d8, 2026-03-20: linux_6.13.9 and earlier builds send them from the stack; --param zeroed_headers=1 for a build that zeroes them)", args...)
 }
 
 // msgName names the message a DATA or control packet is about.
@@ -182,22 +189,22 @@ func wireRules2() []*Rule {
 			Statement: "Header bytes HomaModule leaves unused are 0: the 3 ack bytes and window of every packet, sequence in every control packet, the DATA pad bytes; upstream also flags and urgent (reserved).",
 			Source:    "HomaModule homa_outgoing.c homa_xmit_control, homa_xmit_unknown and homa_need_ack_pkt (memset of the header, since 71e14d8), homa_tx_data_pkt_alloc (memset of the DATA header, since 2bb8413); homa_wire.h reserved1/reserved2 (upstream)",
 			Profiles:  []string{"linux", "upstream"},
-			Capture:   "nonzero DATA ack bytes, window or pad are inconclusive: HomaModule zeroes the DATA header only since 2bb8413 (2026-06-26), and net-next, linux_6.13.9, rhel8/rhel_9.5 and earlier main send those bytes as the skb memory held them (zero on kernels that zero allocations, init_on_alloc)",
+			Capture:   "nonzero DATA ack bytes, window or pad are inconclusive: HomaModule zeroes the DATA header only since 2bb8413 (2026-06-26), and net-next, linux_6.13.9, rhel8/rhel_9.5 and earlier main send those bytes as the skb memory held them (zero on kernels that zero allocations, init_on_alloc); so are a control packet's nonzero ack bytes, window or sequence: its header is zeroed only since 71e14d8 (2026-03-20), linux_6.13.9 and earlier builds fill it in a stack struct (zero on kernels built with INIT_STACK_ALL_ZERO); all are violations with zeroed_headers 1 (a build that zeroes them: HomaModule main since 2bb8413, the reference implementation, whose hello says so), and the upstream reserved fields always",
 			Property: Each{Partial: true, PartialNeeds: []string{"pad"}, Usual: Usual{FactUnusedZero, Passed}, Check: func(c *Ctx, e *Event) Result {
 				cm := e.Packet.Common()
 				data := e.Type() == wire.TypeData
 				if a := cm.AckBytes(); a != [3]byte{} {
-					return unsetDATA(data, "ack bytes %02x%02x%02x, want 0", a[0], a[1], a[2])
+					return unsetHeader(c.P, data, "ack bytes %02x%02x%02x, want 0", a[0], a[1], a[2])
 				}
 				if w := cm.Window(); w != 0 {
-					return unsetDATA(data, "window 0x%04x, want 0", w)
+					return unsetHeader(c.P, data, "window 0x%04x, want 0", w)
 				}
 				if !data && cm.Sequence() != 0 && e.Type() != wire.TypeFreeze {
-					return Violation("%s with sequence %d, want 0", e.Type(), cm.Sequence())
+					return unsetHeader(c.P, false, "%s with sequence %d, want 0", e.Type(), cm.Sequence())
 				}
 				if data && e.Segment == 0 {
 					if b := e.Packet.Bytes(); len(b) >= 52 && (b[49] != 0 || b[50] != 0 || b[51] != 0) {
-						return unsetDATA(data, "DATA pad bytes %02x%02x%02x, want 0", b[49], b[50], b[51])
+						return unsetHeader(c.P, data, "DATA pad bytes %02x%02x%02x, want 0", b[49], b[50], b[51])
 					}
 				}
 				if c.P.Wire == wire.VersionUpstream && (cm.Flags() != 0 || cm.Urgent() != 0) {

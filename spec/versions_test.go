@@ -81,12 +81,15 @@ func TestGrant010MaxRPCsPerPeer(t *testing.T) {
 }
 
 // TestWire009DataHeaderUnset: HomaModule zeroes the DATA header only since
-// 2bb8413 (2026-06-26, homa_outgoing.c homa_tx_data_pkt_alloc); net-next,
+// 2bb8413 (2026-06-26, homa_outgoing.c homa_tx_data_pkt_alloc) and
+// control headers only since 71e14d8 (2026-03-20); net-next,
 // linux_6.13.9, rhel8/rhel_9.5 and earlier main, all under the linux
-// profile, leave the common ack bytes, window and pad as the skb's memory
-// held them, so nonzero ones in DATA are inconclusive (before, a MUST
-// violation per packet). In a control packet they stay violations (the
-// stale-header fault the rule exists for: fault knob control-sequence).
+// profile, send the common ack bytes, window, pad and a control packet's
+// sequence as memory held them, so nonzero ones are inconclusive (before,
+// MUST violations). Where the parameters say the implementation zeroes
+// them (zeroed_headers 1: the reference implementation's hello, a build
+// that does), all four are violations (the stale-header fault the rule
+// exists for: fault knob control-sequence).
 func TestWire009DataHeaderUnset(t *testing.T) {
 	set := func(i int, v byte) func(*Event) { return func(e *Event) { e.Packet.Bytes()[i] = v } }
 	b := newTrace(t, wire.VersionCurrent)
@@ -99,11 +102,12 @@ func TestWire009DataHeaderUnset(t *testing.T) {
 	win := b.emit(true, 7, d, set(14, 0x20))
 	seq := b.emit(false, 7, &wire.BusyFields{Common: wire.CommonFields{SenderID: 3, Sequence: 111296}}, nil)
 	rep := b.check("linux", "HOMA-WIRE-009")
-	wantViolations(t, rep, "HOMA-WIRE-009", seq)
-	for _, f := range []int{pad, ack, win} {
+	for _, f := range []int{pad, ack, win, seq} {
 		wantInconclusive(t, rep, "HOMA-WIRE-009", f)
 	}
-	wantCounts(t, rep, "HOMA-WIRE-009", 4, 0, 1, 3)
+	wantCounts(t, rep, "HOMA-WIRE-009", 4, 0, 0, 4)
+	rep = b.check("linux", "HOMA-WIRE-009", "zeroed_headers=1")
+	wantViolations(t, rep, "HOMA-WIRE-009", pad, ack, win, seq)
 }
 
 // TestGrant020UngrantedRanking: net-next and linux_6.13.9 (homa_grant.c

@@ -158,7 +158,7 @@ every violation is inconclusive).`,
 	outputVar(f, &o.output, "junit is JUnit XML for CI, html a report page", "text", "json", "junit", "html")
 	f.StringVar(&o.annotate, "annotate", "", "write the capture to this pcapng with each violation as a packet comment on its frame (Wireshark: frame.comment); one FILE only")
 	f.StringVar(&o.wire, "wire", "", "wire format: auto, current, 2024, upstream or 2025 (default auto: the profile's; a format given with --profile auto also picks the profile)")
-	f.StringVar(&o.capturePoint, "capture-point", "auto", "where the capture was taken: auto, switch, host:ADDR, sent, delivered or ports")
+	f.StringVar(&o.capturePoint, "capture-point", "auto", "where the capture was taken: auto, switch (every packet of the hosts crosses the tap), host:ADDR, sent, delivered or ports")
 	f.BoolVar(&o.strict, "strict", false, "fail (exit 1) on SHOULD violations too; by default they are warnings")
 	f.BoolVar(&o.inferParams, "infer-params", false, "print the parameters the capture implies next to the profile's")
 	f.BoolVarP(&o.quiet, "quiet", "q", false, "no progress line on standard error (shown on a terminal, or in a log once a check has run "+checkQuiet.String()+")")

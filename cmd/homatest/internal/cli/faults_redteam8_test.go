@@ -239,7 +239,7 @@ func rt8Cases() []redteamClass {
 			b.respondAndAck(r, b.lastTime()+us(30))
 			return b
 		}},
-		{id: "N20-client-grants-unstarted-response", rule: "HOMA-GRANT-012", b: func(f bool) *capb {
+		{id: "N20-client-grants-unstarted-response", rule: "HOMA-GRANT-012", args: []string{"--capture-point", "switch"}, b: func(f bool) *capb {
 			b := newCap(wire.VersionCurrent)
 			r, m := rpc100k(b, msgOpts{}, hostC, hostS)
 			if f {
@@ -296,7 +296,7 @@ func rt8Cases() []redteamClass {
 			b.respondAndAck(r, b.lastTime()+us(30))
 			return b
 		}},
-		{id: "N25-grant-unscheduled-only", rule: "HOMA-GRANT-012", b: func(f bool) *capb {
+		{id: "N25-grant-unscheduled-only", rule: "HOMA-GRANT-012", args: []string{"--capture-point", "switch"}, b: func(f bool) *capb {
 			b := newCap(wire.VersionCurrent)
 			t := b.warmup(hostC, hostS, 0)
 			r := rpcOf(hostC, hostS, 4)
@@ -391,7 +391,7 @@ func rt8Cases() []redteamClass {
 			b.smallRPC(rpcOf(hostC, hostS, 6), b.lastTime()+ms(20), wire.AckEntry{})
 			return b
 		}},
-		{id: "N33-grant-above-max-sched", rule: "HOMA-GRANT-015", b: func(f bool) *capb {
+		{id: "N33-grant-above-max-sched", rule: "HOMA-GRANT-015", args: []string{"--capture-point", "switch"}, b: func(f bool) *capb {
 			b := newCap(wire.VersionCurrent)
 			o := msgOpts{}
 			if f {
@@ -528,6 +528,7 @@ func redteam8FaultCases() []faultCase {
 			id: "GRANT-012", slug: "grant-unscheduled-message",
 			what:  "extra fault: the server GRANTs a 3000-byte request that its unscheduled bytes covered whole",
 			build: b["N25-grant-unscheduled-only"],
+			args:  []string{"--capture-point", "switch"},
 			want:  []hit{{"HOMA-GRANT-001", 8}, {"HOMA-GRANT-002", 8}, {"HOMA-GRANT-012", 8}},
 		},
 		{
