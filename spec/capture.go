@@ -112,6 +112,16 @@ func (cp CapturePoint) AtReceiver(e *Event) bool {
 	return false
 }
 
+// TimesArrivalsAt reports whether the capture holds every packet host h
+// received, stamped no earlier than h got it less the network's jitter:
+// SeesAllOf(h), but not CaptureSent, which stamps each packet when its
+// sender sent it (queueing on the way may hold it for milliseconds), so
+// what h held at a time (its messages being granted) cannot be read from
+// it.
+func (cp CapturePoint) TimesArrivalsAt(h netip.Addr) bool {
+	return cp.Kind != CaptureSent && cp.SeesAllOf(h)
+}
+
 // SeesAllOf reports whether the capture holds every packet host h sent and
 // received (so that "h received nothing" or "h sent nothing" can be read
 // from it): true for CaptureSwitch (a tap all traffic crosses) unless

@@ -366,3 +366,26 @@ func TestGrant012RecreatedFromRetransmission(t *testing.T) {
 	extra := b.after(time.Millisecond).grant(false, 2, 22879, 0)
 	wantInconclusive(t, b.checkAt(HostPoint(server), "linux", "HOMA-GRANT-012", "unsched_bytes=30000"), "HOMA-GRANT-012", extra)
 }
+
+// TestResend014LateRoundAfterLoss: the first RESEND the capture shows
+// comes long after the response stalled. Where the capture shows the
+// client's packets lost before the capture point (delivered copies),
+// an earlier round may have been lost the same way, which leaves no trace
+// of its own: inconclusive. At the client's own link nothing it sent can
+// be missing: a violation.
+func TestResend014LateRoundAfterLoss(t *testing.T) {
+	b := newTrace(t, wire.VersionCurrent)
+	// RPC 4: the client's first request packet is lost and RESENT for.
+	b.message(true, 4, 5000, 1424, 5000, 5000, 7)
+	b.after(3*time.Millisecond).resend(false, 4, 0, 1424, 7)
+	b.after(10*time.Microsecond).data(true, 4, 5000, 0, 1424, 7, func(f *wire.DataFields) { f.Retransmit = 1; f.Incoming = 5000 })
+	// RPC 2: the response's tail [2848, 3000) never comes.
+	b.after(time.Millisecond).data(true, 2, 12, 0, 12, 6, nil)
+	b.after(time.Microsecond).data(false, 2, 3000, 0, 1424, 6, nil)
+	b.after(time.Microsecond).data(false, 2, 3000, 1424, 1424, 6, nil)
+	late := b.after(40*time.Millisecond).resend(true, 2, 2848, 152, 7)
+	rep := b.checkAt(CapturePoint{Kind: CaptureDelivered}, "linux", "HOMA-RESEND-014")
+	wantViolations(t, rep, "HOMA-RESEND-014")
+	wantDowngraded(t, rep, "HOMA-RESEND-014", late, CauseLossBefore)
+	wantViolations(t, b.checkAt(HostPoint(b.client), "linux", "HOMA-RESEND-014"), "HOMA-RESEND-014", late)
+}

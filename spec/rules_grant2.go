@@ -139,14 +139,14 @@ func grantRules2() []*Rule {
 			Statement: "A non-FIFO GRANT's priority is at most min(max_sched_prio, n-1), n being the messages the receiver is granting (at most max_overcommit): with one message all GRANTs carry 0.",
 			Source:    "HomaModule homa_grant.c homa_grant_priority (max_sched_prio - rank, less the levels num_active leaves unused); linux_6.1.38 homa_grant.c homa_grant_recalc (the same)",
 			Profiles:  []string{"linux", "linux-2024", "linux-2025"},
-			Capture:   "n is bounded by the receiver's incomplete messages longer than unsched_bytes in the capture (and those completed within slack); needs every packet to the receiver",
+			Capture:   "n is bounded by the receiver's incomplete messages longer than unsched_bytes in the capture (and those completed within slack); needs every packet to the receiver, stamped as it arrived (not a capture of packets as sent, nor a tap that may not show all the receiver's peers)",
 			Property: Each{Types: grant, Check: func(c *Ctx, e *Event) Result {
 				g := e.Packet.Grant()
 				if isFIFOGrant(c.P, g.Priority()) {
 					return Skip
 				}
-				if !c.Net.cp.SeesAllOf(e.Src) {
-					return Unsure("the capture does not hold every message %v receives", e.Src)
+				if !c.Net.cp.TimesArrivalsAt(e.Src) {
+					return Unsure("the capture does not hold every message %v receives as it arrived", e.Src)
 				}
 				n := min(c.T.Grantable(e.Src, e.Time), c.P.MaxOvercommit)
 				if _, m := grantMsg(c, e); m != nil && m.Length > c.P.UnschedBytes && m.Complete && e.Time.Sub(m.CompleteTime) > c.P.Slack {
@@ -198,7 +198,7 @@ func grantRules2() []*Rule {
 			Statement: "A FIFO GRANT (level num_priorities-2) adds at most fifo_grant_increment to what its message was granted and follows an SRPT GRANT of the same receiver by less than slack.",
 			Source:    "HomaModule homa_grant.c homa_grant_check_fifo (granted += fifo_grant_increment, capped at the length; called from homa_grant_try_send after it sent a GRANT)",
 			Profiles:  []string{"linux"},
-			Capture:   "a GRANT lost before the capture point makes the increment look larger",
+			Capture:   "a GRANT lost before the capture point makes the increment look larger; the SRPT GRANT before it may go to another host, so without every packet the receiver sends (a tap on another host's link, an inferred switch) its absence is inconclusive",
 			Property: Each{Types: grant, Check: func(c *Ctx, e *Event) Result {
 				g := e.Packet.Grant()
 				if !isFIFOGrant(c.P, g.Priority()) {
@@ -214,6 +214,9 @@ func grantRules2() []*Rule {
 				}
 				last, ok := c.T.lastSRPT[e.Src]
 				if !ok || e.Time.Sub(last.Time) > c.P.Slack || e.Time.Before(last.Time) {
+					if !c.Net.cp.SeesAllOf(e.Src) {
+						return Unsure("FIFO GRANT offset %d with no SRPT GRANT from %v in the %v before it that the capture shows: it does not hold the GRANTs %v sent to other hosts", g.Offset(), e.Src, c.P.Slack, e.Src)
+					}
 					return Violation("FIFO GRANT offset %d with no SRPT GRANT from %v in the %v before it: FIFO grants are made right after an SRPT grant",
 						g.Offset(), e.Src, c.P.Slack).WithSlack(c.P.Slack)
 				}

@@ -166,7 +166,7 @@ func srptPassedOver(c *Ctx, e *Event) (Obligation, bool) {
 		return Obligation{}, false
 	}
 	g := e.Packet.Grant()
-	if isFIFOGrant(c.P, g.Priority()) || !c.Net.cp.SeesAllOf(e.Src) {
+	if isFIFOGrant(c.P, g.Priority()) || !c.Net.cp.TimesArrivalsAt(e.Src) {
 		return Obligation{}, false
 	}
 	mr, m := grantMsg(c, e)

@@ -78,7 +78,7 @@ func grantRankRules() []*Rule {
 				// taken off too.
 				// With no message ahead the bound is HOMA-GRANT-015's alone.
 				top, topWhy := c.P.MaxSchedPrio, fmt.Sprintf("max_sched_prio %d", c.P.MaxSchedPrio)
-				if ahead > 0 && c.Net.cp.SeesAllOf(e.Src) {
+				if ahead > 0 && c.Net.cp.TimesArrivalsAt(e.Src) {
 					if n := min(c.T.Grantable(e.Src, e.Time), c.P.MaxOvercommit); n-1 < top {
 						top, topWhy = max(n, 1)-1, fmt.Sprintf("n-1 = %d (at most %d messages being granted)", max(n, 1)-1, max(n, 1))
 					}
@@ -124,7 +124,7 @@ func ungrantedAhead(o, m *Message, offset, tol uint32) bool {
 // earlier. Skip when the capture cannot bound both, or the bound is not
 // above p; a Violation when p is below it.
 func rankFloor(c *Ctx, e *Event, mr *RPC, m *Message, p int) Result {
-	if p >= c.P.MaxSchedPrio || !c.Net.cp.SeesAllOf(e.Src) {
+	if p >= c.P.MaxSchedPrio || !c.Net.cp.TimesArrivalsAt(e.Src) {
 		return Skip
 	}
 	since := e.Time.Add(-c.P.Slack)

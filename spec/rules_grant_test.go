@@ -854,3 +854,21 @@ func TestGrant008Overtaken(t *testing.T) {
 	wantDowngraded(t, rep, "HOMA-GRANT-008", late, CauseReorder)
 	wantViolations(t, b.checkAt(HostPoint(b.client), "linux-2024", "HOMA-GRANT-008"), "HOMA-GRANT-008", late)
 }
+
+// TestGrant018FIFOWithoutSRPTNeedsEveryGrant: a FIFO GRANT with no SRPT
+// GRANT from the receiver shortly before it is a violation at a tap that
+// sees all the receiver's packets; at a switch inferred from the capture
+// (Open) the SRPT GRANT may have gone to a host the tap does not show.
+func TestGrant018FIFOWithoutSRPTNeedsEveryGrant(t *testing.T) {
+	b := newTrace(t, wire.VersionCurrent)
+	b.message(true, 2, 500000, 0, 40000, 40000, 4)
+	fifo := b.after(time.Millisecond).grant(false, 2, 90000, 6)
+	wantViolations(t, b.checkAt(Switch, "linux", "HOMA-GRANT-018"), "HOMA-GRANT-018", fifo)
+	open := Switch
+	open.Open = true
+	rep := b.checkAt(open, "linux", "HOMA-GRANT-018")
+	wantViolations(t, rep, "HOMA-GRANT-018")
+	if len(rep.Inconclusive) == 0 {
+		t.Errorf("open switch: no inconclusive verdict, want the FIFO GRANT's")
+	}
+}

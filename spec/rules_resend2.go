@@ -116,7 +116,7 @@ func resendRules2() []*Rule {
 			Facts:     []string{"RTX-02", "RTX-05"},
 			Statement: "An endpoint still waiting for an RPC's data RESENDs in time: its first round at most resend_ticks+1 ticks after it last heard DATA, GRANT or BUSY (or sent DATA, GRANT or a buffer wakeup), later rounds at most resend_interval+1 ticks apart, each stretched by timer_drift plus slack; one that still holds the RPC after that deadline, its message lacking granted bytes, has RESENT.",
 			Source:    "HomaModule homa_timer.c homa_timer_check_rpc (every RPC is checked every tick: no per-peer limit since 224ee0e; only received ≥ granted, no receive buffers or a timeout stop the count), homa_incoming.c homa_request_retrans, homa_dispatch_pkts (only DATA, GRANT and BUSY reset silent_ticks), homa_resend_pkt (BUSY from an RPC it holds)",
-			Capture:   "judged at each RESEND (an endpoint that never RESENDs again may have aborted the RPC, which the wire does not show), and at a BUSY from the endpoint for the RPC (which shows it still holds it: homa_resend_pkt) while its incoming message lacks bytes it authorised, as the capture shows, and it has granted or RESENT for that message before (so it has receive buffers): a BUSY past the deadline with no RESEND since is late too (inconclusive where the capture shows loss from the endpoint before the capture point: its RESEND may be the lost packet); past timeout_ticks not judged",
+			Capture:   "judged at each RESEND (an endpoint that never RESENDs again may have aborted the RPC, which the wire does not show), and at a BUSY from the endpoint for the RPC (which shows it still holds it: homa_resend_pkt) while its incoming message lacks bytes it authorised, as the capture shows, and it has granted or RESENT for that message before (so it has receive buffers): a BUSY past the deadline with no RESEND since is late too; a late RESEND or BUSY is inconclusive where the capture shows loss from the endpoint before the capture point (an earlier RESEND may be the lost packet, which leaves no trace of its own); past timeout_ticks not judged",
 			Property: Each{Types: []wire.PacketType{wire.TypeResend, wire.TypeBusy}, Check: func(c *Ctx, e *Event) Result {
 				if e.Type() == wire.TypeBusy {
 					return resendOverdue(c, e)
@@ -136,6 +136,11 @@ func resendRules2() []*Rule {
 				if bound := c.P.LateTicks(ticks); gap > bound {
 					if gap >= c.P.Ticks(c.P.TimeoutTicks) {
 						return Skip // past the timeout: HOMA-RESEND-009
+					}
+					if ev, ok := c.Net.LostBetween(e.Src, e.Dst); ok {
+						// An earlier round may have been lost before the
+						// capture point: this one is a later round.
+						return Downgrade(CauseLossBefore, ev, "%s came %v after %s, with no earlier RESEND seen", what, gap.Round(time.Microsecond), since)
 					}
 					return Violation("%s came %v after %s; %d ticks of %v stretched by timer_drift %g plus slack allow %v",
 						what, gap.Round(time.Microsecond), since, ticks, c.P.Tick, c.P.TimerDrift, bound).WithSlack(bound - c.P.Ticks(ticks)).WithLate(gap - bound)
