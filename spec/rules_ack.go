@@ -358,6 +358,33 @@ func ackRules2() []*Rule {
 				return Pass()
 			}},
 		},
+		{
+			ID: "HOMA-ACK-011", Level: Should,
+			Facts:     []string{"ACK-01"},
+			Statement: "A server's first NEED_ACK for an RPC it has not seen acknowledged comes at most request_ack_ticks+1 timer ticks (stretched by timer_drift) plus slack after the last bytes of its response were first transmitted.",
+			Source:    "HomaModule homa_timer.c homa_timer_check_rpc (every pass looks at every RPC: the first one after the response is out sets done_timer_ticks, NEED_ACK goes request_ack_ticks passes later; nothing resets it); linux_6.1.38 homa_timer.c homa_check_rpc (the same, from next_xmit_offset)",
+			Capture:   "judged at the first NEED_ACK the capture shows (a server that never sends one may have closed its socket); inconclusive where the capture shows packets between the hosts lost before the capture point (the first NEED_ACKs may be the lost ones)",
+			Property: Each{Types: needAck, Check: func(c *Ctx, e *Event) Result {
+				r := c.T.Lookup(e)
+				if r == nil || r.NeedAcks > 0 || e.FromClient() || r.Acked || r.Unknown {
+					return Skip // repeats: HOMA-ACK-008; after an ack: HOMA-ACK-003
+				}
+				m := &r.Response
+				if m.Length == 0 || m.AllSentTime.IsZero() {
+					return Skip // HOMA-ACK-005 says why
+				}
+				gap := e.Time.Sub(m.AllSentTime)
+				bound := c.P.LateTicks(c.P.RequestAckTicks + 1)
+				if gap <= bound {
+					return Pass().WithSlack(c.P.Slack)
+				}
+				if ev, ok := c.Net.LostBetween(e.Src, e.Dst); ok {
+					return Downgrade(CauseLossBefore, ev, "first NEED_ACK seen %v after the response's last bytes were first sent", gap.Round(time.Microsecond))
+				}
+				return Violation("first NEED_ACK %v after the response's last bytes were first sent (frame %d); request_ack_ticks %d + 1 of %v stretched by timer_drift %g plus slack allow %v",
+					gap.Round(time.Microsecond), m.AllSentFrame, c.P.RequestAckTicks, c.P.Tick, c.P.TimerDrift, bound).With(m.AllSentFrame).WithSlack(bound - c.P.Ticks(c.P.RequestAckTicks+1)).WithLate(gap - bound)
+			}},
+		},
 	}
 }
 

@@ -408,3 +408,36 @@ func TestAck004HeaderForFreedRPC(t *testing.T) {
 		}
 	}
 }
+
+// TestAck011FirstNeedAckInTime: request_ack_ticks 2 of 1 ms, stretched by
+// half, plus 2 ms of slack allow the first NEED_ACK 6.5 ms after the
+// response: 6 ms passes, 9 ms is late (its repeats are HOMA-ACK-008's).
+// Where the capture shows the server's packets lost before the capture
+// point (delivered copies), earlier NEED_ACKs may be the lost ones.
+func TestAck011FirstNeedAckInTime(t *testing.T) {
+	b := newTrace(t, wire.VersionCurrent)
+	b.rpcWithResponse(2, 100)
+	b.after(6*time.Millisecond).ctl(false, 2, wire.TypeNeedAck)
+	b.after(time.Millisecond).ctl(false, 2, wire.TypeNeedAck)
+	b.rpcWithResponse(4, 100)
+	late := b.after(9*time.Millisecond).ctl(false, 4, wire.TypeNeedAck)
+	b.after(time.Millisecond).ctl(false, 4, wire.TypeNeedAck)
+	rep := b.check("linux", "HOMA-ACK-011")
+	wantViolations(t, rep, "HOMA-ACK-011", late)
+	wantCounts(t, rep, "HOMA-ACK-011", 2, 1, 1, 0)
+
+	// The server's response to RPC 6 lost a packet before the capture
+	// point (RESENT for and retransmitted).
+	b = newTrace(t, wire.VersionCurrent)
+	b.data(true, 6, 100, 0, 100, 7, nil)
+	b.after(time.Millisecond).data(false, 6, 3000, 1424, 1576, 5, nil)
+	b.after(5*time.Millisecond).resend(true, 6, 0, 1424, 7)
+	b.after(30*time.Microsecond).resent(false, 6, 3000, 0, 1424, 7)
+	b.after(time.Millisecond).ack(6)
+	b.rpcWithResponse(4, 100)
+	late = b.after(9*time.Millisecond).ctl(false, 4, wire.TypeNeedAck)
+	rep = b.checkAt(CapturePoint{Kind: CaptureDelivered}, "linux", "HOMA-ACK-011")
+	wantViolations(t, rep, "HOMA-ACK-011")
+	wantDowngraded(t, rep, "HOMA-ACK-011", late, CauseLossBefore)
+	wantViolations(t, b.checkAt(HostPoint(b.server), "linux", "HOMA-ACK-011"), "HOMA-ACK-011", late)
+}

@@ -155,10 +155,6 @@ func checkDropsJSON(t *testing.T, path string, args ...string) dropsReport {
 	return r
 }
 
-// realTimers are the --param flags of the captures in pcap/testdata/real
-// (timer sysctls scaled ×10, see their READMEs).
-var realTimers = []string{"--param", "resend_ticks=50", "--param", "resend_interval=50", "--param", "timeout_ticks=1000", "--param", "request_ack_ticks=20"}
-
 // TestCheckCaptureDropsMissingPackets: a real capture with packets of
 // one kind taken out, as a capture that dropped them would hold it. The
 // hosts did send and get them, so the MUST findings their absence causes
@@ -201,7 +197,7 @@ func TestCheckCaptureDropsMissingPackets(t *testing.T) {
 			declared := writeCapFrames(t, dir, tc.name+"-declared.pcapng", kept, &dropped)
 			declared0 := writeCapFrames(t, dir, tc.name+"-declared0.pcapng", kept, &zero)
 
-			before := checkDropsJSON(t, plain, realTimers...)
+			before := checkDropsJSON(t, plain, scaledTimers...)
 			if before.code != ExitViolations || before.must == 0 {
 				t.Fatalf("without declared drops: exit %d, %d MUST violations; want exit 1 and violations\n%s", before.code, before.must, before.json)
 			}
@@ -213,7 +209,7 @@ func TestCheckCaptureDropsMissingPackets(t *testing.T) {
 			if before.report.CaptureDrops != 0 || before.hint != "" {
 				t.Errorf("without declared drops the report names drops: %d %q", before.report.CaptureDrops, before.hint)
 			}
-			zeroRep := checkDropsJSON(t, declared0, realTimers...)
+			zeroRep := checkDropsJSON(t, declared0, scaledTimers...)
 			if strings.ReplaceAll(zeroRep.json, declared0, plain) != before.json {
 				t.Errorf("a capture declaring 0 drops is not checked as one declaring none:\n%s\nvs\n%s", zeroRep.json, before.json)
 			}
@@ -225,7 +221,7 @@ func TestCheckCaptureDropsMissingPackets(t *testing.T) {
 				{declared, "interface statistics", nil},
 				{plain, "--capture-drops", []string{"--capture-drops", fmt.Sprint(dropped)}},
 			} {
-				after := checkDropsJSON(t, c.path, append(c.args, realTimers...)...)
+				after := checkDropsJSON(t, c.path, append(c.args, scaledTimers...)...)
 				// The findings excused may be violations: not evidence
 				// enough to pass (as when the snap length hid packets).
 				if after.code != ExitUsage || after.must != 0 || after.verdict != "incomplete" {
@@ -246,7 +242,7 @@ func TestCheckCaptureDropsMissingPackets(t *testing.T) {
 				}
 			}
 			// The text report says it too.
-			out, _, code := run(t, append([]string{"check", declared}, realTimers...)...)
+			out, _, code := run(t, append([]string{"check", declared}, scaledTimers...)...)
 			if code != ExitUsage || !strings.Contains(out, fmt.Sprintf("capture drops (interface statistics): the capture dropped %d packet", dropped)) || !strings.Contains(out, "capture dropped packets") || !strings.Contains(out, "INCOMPLETE") {
 				t.Errorf("text report (exit %d) does not name the drops:\n%s", code, out)
 			}

@@ -51,7 +51,7 @@ type checkFileVerdict struct {
 
 func checkJSON(t *testing.T, path string) (checkFileVerdict, int) {
 	t.Helper()
-	out, _, code := run(t, append(append([]string{"check", "--strict", "-o", "json"}, realTimers...), path)...)
+	out, _, code := run(t, append(append([]string{"check", "--strict", "-o", "json"}, scaledTimers...), path)...)
 	var js struct {
 		Files []checkFileVerdict `json:"files"`
 	}
@@ -86,7 +86,7 @@ func TestCheckMergedCaptures(t *testing.T) {
 		if v.Report.Merged == nil || !strings.Contains(v.Report.Merged.Why, tc.why) || !strings.Contains(v.MergedHint, "editcap") {
 			t.Errorf("%s + %s: merged %+v hint %q, want %q and how to split", tc.a, tc.b, v.Report.Merged, v.MergedHint, tc.why)
 		}
-		text, _, _ := run(t, append(append([]string{"check", "--strict"}, realTimers...), path)...)
+		text, _, _ := run(t, append(append([]string{"check", "--strict"}, scaledTimers...), path)...)
 		if n := strings.Count(text, "looks like two captures merged"); n != 1 || !strings.Contains(text, "INCOMPLETE:") {
 			t.Errorf("%s + %s: text says it %d times (want once) or lacks INCOMPLETE:\n%s", tc.a, tc.b, n, text)
 		}
@@ -121,7 +121,7 @@ func TestCheckNothingJudged(t *testing.T) {
 			t.Errorf("first %d frames: exit %d verdict %q answered %d hint %q, want %d %q %d", tc.n, code, v.Verdict, v.Report.Answered, v.NothingJudged, tc.code, tc.verdict, tc.answered)
 		}
 		if tc.answered == 0 {
-			text, _, _ := run(t, append(append([]string{"check"}, realTimers...), p)...)
+			text, _, _ := run(t, append(append([]string{"check"}, scaledTimers...), p)...)
 			if !strings.Contains(text, "WARNING: no RPC of the capture's 1") || !strings.Contains(text, "INCOMPLETE:") {
 				t.Errorf("first %d frames: text lacks the warning or INCOMPLETE:\n%s", tc.n, text)
 			}

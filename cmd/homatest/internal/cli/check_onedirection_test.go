@@ -47,7 +47,7 @@ func TestCheckOneDirection(t *testing.T) {
 				t.Fatalf("%s from %v: %d of %d frames", c, src, len(kept), len(frames))
 			}
 			path := writeCapFrames(t, tmp, "one.pcapng", kept, nil)
-			out, _, code := run(t, append(append([]string{"check", "--strict", "-o", "json"}, realTimers...), path)...)
+			out, _, code := run(t, append(append([]string{"check", "--strict", "-o", "json"}, scaledTimers...), path)...)
 			var js struct {
 				Files []struct {
 					checkFileVerdict
@@ -82,7 +82,7 @@ func TestCheckOneDirection(t *testing.T) {
 			if src == client && n == 0 {
 				t.Errorf("%s from the client: nothing excused; the server's GRANTs and response are missing", c)
 			}
-			text, _, _ := run(t, append(append([]string{"check"}, realTimers...), path)...)
+			text, _, _ := run(t, append(append([]string{"check"}, scaledTimers...), path)...)
 			if !strings.Contains(text, "INCOMPLETE: 0 MUST") || !strings.Contains(text, "downgraded; capture shows one direction only)") {
 				t.Errorf("%s from %v: verdict line does not name the cause:\n%s", c, src, text)
 			}

@@ -59,7 +59,7 @@ func TestCheckSnapCut(t *testing.T) {
 	const path = "../../../../pcap/testdata/real/linux-6.13-proto146/c-500k-loss3pct-server-side.pcap"
 	frames := readCapFrames(t, path)
 	dir := t.TempDir()
-	whole := checkDropsJSON(t, writeCapFrames(t, dir, "whole.pcapng", frames, nil), realTimers...)
+	whole := checkDropsJSON(t, writeCapFrames(t, dir, "whole.pcapng", frames, nil), scaledTimers...)
 	if whole.code != 0 {
 		t.Fatalf("whole capture: exit %d, want 0", whole.code)
 	}
@@ -84,7 +84,7 @@ func TestCheckSnapCut(t *testing.T) {
 			every = 1
 		}
 		cut := writeCapFrames(t, dir, "cut.pcapng", snapCutEvery(frames, tc.keep, every), nil)
-		out, _, code := run(t, append(append([]string{"check", "-o", "json"}, realTimers...), cut)...)
+		out, _, code := run(t, append(append([]string{"check", "-o", "json"}, scaledTimers...), cut)...)
 		var js struct {
 			Files []snapReport `json:"files"`
 		}
@@ -101,7 +101,7 @@ func TestCheckSnapCut(t *testing.T) {
 		if !strings.Contains(f.SnapHint, "-s 0") && f.Capture.SnapCut > f.Capture.SnapComplete {
 			t.Errorf("-s %d: snap_hint %q does not say how to re-capture", tc.keep, f.SnapHint)
 		}
-		text, _, _ := run(t, append(append([]string{"check"}, realTimers...), cut)...)
+		text, _, _ := run(t, append(append([]string{"check"}, scaledTimers...), cut)...)
 		for _, m := range tc.textMarks {
 			if !strings.Contains(text, m) {
 				t.Errorf("-s %d: text report lacks %q:\n%s", tc.keep, m, text)

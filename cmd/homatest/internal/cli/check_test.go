@@ -13,7 +13,8 @@ import (
 	"github.com/homatest/homatest/conformance"
 )
 
-// The timer sysctls the shared captures ran with (x10 the defaults).
+// scaledTimers are the timer sysctls the shared captures and those in
+// pcap/testdata/real ran with (x10 the defaults).
 var scaledTimers = []string{"--param", "resend_ticks=50", "--param", "resend_interval=50",
 	"--param", "timeout_ticks=1000", "--param", "request_ack_ticks=20"}
 
@@ -241,7 +242,7 @@ func TestCheckGoodAndBadFiles(t *testing.T) {
 	bad := filepath.Join(t.TempDir(), "notcap.txt")
 	os.WriteFile(bad, []byte("not a capture"), 0o644)
 	good := filepath.Join(realDir, "linux-6.13-proto146/a-small-rpcs.pcap")
-	out, err, code := run(t, "check", good, bad)
+	out, err, code := run(t, append([]string{"check", good, bad}, scaledTimers...)...)
 	if code != ExitUsage || err == nil || !strings.Contains(err.Error(), "notcap.txt") {
 		t.Fatalf("exit %d err %v", code, err)
 	}

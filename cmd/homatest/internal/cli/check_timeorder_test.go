@@ -55,7 +55,7 @@ func TestCheckTimestampsBackwards(t *testing.T) {
 			fs := append([]capFrame(nil), frames...)
 			fs[7], fs[tc.swap-1] = fs[tc.swap-1], fs[7]
 			p := writeCapFrames(t, dir, tc.name+".pcapng", fs, nil)
-			out, _, code := run(t, append(append([]string{"check", "-o", "json"}, realTimers...), p)...)
+			out, _, code := run(t, append(append([]string{"check", "-o", "json"}, scaledTimers...), p)...)
 			var js struct {
 				Files []timeOrderReport `json:"files"`
 			}
@@ -78,7 +78,7 @@ func TestCheckTimestampsBackwards(t *testing.T) {
 					t.Errorf("violation %+v", v)
 				}
 			}
-			text, _, _ := run(t, append(append([]string{"check"}, realTimers...), p)...)
+			text, _, _ := run(t, append(append([]string{"check"}, scaledTimers...), p)...)
 			if !strings.Contains(text, "timestamps: ") {
 				t.Errorf("text report does not mention the timestamps:\n%s", text)
 			}
@@ -109,7 +109,7 @@ func TestCheckJoinedAcrossRestart(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p := writeCapFrames(t, tmp, tc.name+".pcapng", tc.frames, nil)
-			args := append(append([]string{"check", "-o", "json", "--param", "window=10000"}, realTimers...), p)
+			args := append(append([]string{"check", "-o", "json", "--param", "window=10000"}, scaledTimers...), p)
 			out, _, code := run(t, args...)
 			var js struct {
 				Files []struct {
@@ -141,7 +141,7 @@ func TestCheckJoinedAcrossRestart(t *testing.T) {
 			if s := f.Report.Sections; len(s) != 1 || s[0].Frame <= first || !strings.HasPrefix(s[0].Why, tc.why) {
 				t.Errorf("sections %+v, want one after frame %d: %q...", s, first, tc.why)
 			}
-			text, _, _ := run(t, append(append([]string{"check", "--param", "window=10000"}, realTimers...), p)...)
+			text, _, _ := run(t, append(append([]string{"check", "--param", "window=10000"}, scaledTimers...), p)...)
 			if !strings.Contains(text, "sections: judged as 2 independent sections") {
 				t.Errorf("text report does not name the sections:\n%s", text)
 			}

@@ -63,13 +63,12 @@ func TestCheckDeterministic(t *testing.T) {
 			}
 		}
 	}
-	real := []string{"--param", "resend_ticks=50", "--param", "resend_interval=50", "--param", "timeout_ticks=1000", "--param", "request_ack_ticks=20"}
 	kept, err := filepath.Glob("../../../../pcap/testdata/real/*/*.pcap")
 	if err != nil || len(kept) == 0 {
 		t.Fatalf("no kept real captures (%v)", err)
 	}
 	for _, f := range kept {
-		args := real
+		args := scaledTimers
 		if strings.HasSuffix(f, "linux-6.13-proto146/b-500k-grants.pcap") {
 			args = append(args[:len(args):len(args)], "--param", "window=10000")
 		}
