@@ -178,14 +178,20 @@ func (h *Machine) handleData(src netip.Addr, d wire.Data) {
 	}
 }
 
-// sendCutoffs tells src our cutoffs, at most once per tick per peer
-// (homa_data_pkt rate-limits to once per jiffy).
+// jiffy is the kernel's clock tick at HZ 1000, the shortest: HomaModule's
+// CUTOFFS limit counts jiffies, not its timer's ticks (tick_ns may be
+// shorter).
+const jiffy = time.Millisecond
+
+// sendCutoffs tells src our cutoffs, at most once per jiffy per peer
+// (homa_data_pkt: jiffies != peer->last_update_jiffies).
 func (h *Machine) sendCutoffs(src netip.Addr, r *rpc) {
 	pr := h.peer(src)
-	if pr.lastCutoffs == h.tick {
+	j := int(h.now / jiffy)
+	if pr.lastCutoffs == j {
 		return
 	}
-	pr.lastCutoffs = h.tick
+	pr.lastCutoffs = j
 	cut := h.p.UnschedCutoffs
 	h.send(src, h.topPriority(), &wire.CutoffsFields{Common: h.control(r), UnschedCutoffs: cut, CutoffVersion: h.p.CutoffVersion})
 }

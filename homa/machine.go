@@ -226,7 +226,7 @@ type serverKey struct {
 type peer struct {
 	cutoffs       [8]uint32 // the peer's unscheduled cutoffs
 	cutoffVersion uint16    // version of those cutoffs; 0 = none received
-	lastCutoffs   int       // tick at which we last sent CUTOFFS to it
+	lastCutoffs   int       // jiffy in which we last sent CUTOFFS to it
 	acks          []wire.AckEntry
 	// acked remembers the server RPCs of this peer freed by an ack, in
 	// ascending client id from ackedHead on, so that request packets
@@ -617,7 +617,7 @@ func (h *Machine) Closed() bool { return h.closed }
 func (h *Machine) peer(a netip.Addr) *peer {
 	p := h.peers[a]
 	if p == nil {
-		p = &peer{lastCutoffs: -1}
+		p = &peer{lastCutoffs: math.MinInt}
 		// A new peer's table sends every unscheduled packet at level
 		// num_priorities-2 until its CUTOFFS arrive (homa_peer_alloc).
 		if h.p.NumPriorities >= 2 {

@@ -287,3 +287,29 @@ func listeningMachine(t *testing.T, p homa.Params) *homa.Machine {
 	}
 	return m
 }
+
+// TestMachineCutoffsOncePerJiffy: DATA with a stale cutoff_version draws
+// CUTOFFS at most once per jiffy (1 ms) per peer, however short the timer's
+// tick (homa_data_pkt compares jiffies): with tick_ns 100 µs, stale DATA at
+// 0, 0.1, 0.5 and 0.99 ms draw one CUTOFFS, at 1.0 and 1.7 ms one more.
+func TestMachineCutoffsOncePerJiffy(t *testing.T) {
+	p := homa.DefaultParams()
+	p.Tick = 100 * time.Microsecond
+	m := listeningMachine(t, p)
+	var at []time.Duration
+	for i, now := range []time.Duration{0, 100 * time.Microsecond, 500 * time.Microsecond, 990 * time.Microsecond, time.Millisecond, 1700 * time.Microsecond} {
+		common := wire.CommonFields{Sport: 33000, Dport: 4000, SenderID: uint64(100 + 2*i)}
+		data, _ := (&wire.DataFields{Common: common, MessageLength: 100, Incoming: 100, CutoffVersion: p.CutoffVersion + 1,
+			Payload: make([]byte, 100)}).AppendTo(nil, wire.EncodeOptions{FixLengths: true, SetMarks: true})
+		m.HandleTimeout(now)
+		m.HandlePacket(now, peerAddr, 7, data)
+		for _, tr := range drain(m, now) {
+			if decode(t, tr.Packet).Type() == wire.TypeCutoffs {
+				at = append(at, now)
+			}
+		}
+	}
+	if len(at) != 2 || at[0] != 0 || at[1] != time.Millisecond {
+		t.Errorf("CUTOFFS at %v, want at 0 and 1ms", at)
+	}
+}

@@ -167,7 +167,8 @@ func (a *alteredSet) note(frame int, k RPCKey, keyed bool, t time.Time) {
 }
 
 // touches reports whether finding f names an altered frame, or is about
-// an RPC an altered packet had reached the host of by f's time.
+// an RPC (its own or Finding.Also) an altered packet had reached the host
+// of by f's time.
 func (a *alteredSet) touches(f *Finding) bool {
 	if a == nil || a.frames == nil {
 		return false
@@ -180,9 +181,11 @@ func (a *alteredSet) touches(f *Finding) bool {
 			return true
 		}
 	}
-	if f.RPC != nil {
-		if t, ok := a.rpcs[*f.RPC]; ok && !f.Time.Before(t) {
-			return true
+	for _, k := range [...]*RPCKey{f.RPC, f.Also} {
+		if k != nil {
+			if t, ok := a.rpcs[*k]; ok && !f.Time.Before(t) {
+				return true
+			}
 		}
 	}
 	return false

@@ -71,3 +71,41 @@ func TestJudgeHostsAltered(t *testing.T) {
 		}
 	}
 }
+
+// TestAlteredTouchesAlso: a finding judged in one RPC's packet about
+// another RPC (an ack naming it) rests on that RPC's packets too: once an
+// altered packet of RPC 4 reached the host, a finding in RPC 6's packet
+// about RPC 4 (Finding.Also) is not charged; one about RPC 8 is, and so is
+// one about RPC 4 from before the altered packet came.
+func TestAlteredTouchesAlso(t *testing.T) {
+	c, s := netip.MustParseAddr("198.18.0.1"), netip.MustParseAddr("198.18.0.2")
+	at := time.Unix(100, 0)
+	k4, k6, k8 := RPCKey{Client: c, Server: s, ClientID: 4}, RPCKey{Client: c, Server: s, ClientID: 6}, RPCKey{Client: c, Server: s, ClientID: 8}
+	var a alteredSet
+	a.note(7, k4, true, at)
+	for _, tc := range []struct {
+		also *RPCKey
+		t    time.Time
+		want bool
+	}{
+		{&k4, at.Add(time.Millisecond), true},
+		{&k8, at.Add(time.Millisecond), false},
+		{nil, at.Add(time.Millisecond), false},
+		{&k4, at.Add(-time.Millisecond), false},
+	} {
+		f := Finding{Frame: 9, RPC: &k6, Also: tc.also, Time: tc.t}
+		if got := a.touches(&f); got != tc.want {
+			t.Errorf("also %v at %v: touches %v, want %v", tc.also, tc.t.Sub(at), got, tc.want)
+		}
+	}
+	// ACK-004's finding about the acked RPC names it.
+	b := newTrace(t, wire.VersionCurrent)
+	b.data(true, 2, 100, 0, 100, 7, nil)
+	b.after(time.Millisecond).data(false, 2, 3000, 0, 1424, 6, nil)
+	i := b.after(time.Millisecond).data(true, 4, 100, 0, 100, 7, func(f *wire.DataFields) { f.Ack = wire.AckEntry{ClientID: 2, ServerPort: 4000} })
+	rep := b.check("linux", "HOMA-ACK-004")
+	wantViolations(t, rep, "HOMA-ACK-004", i)
+	if f := rep.Violations[0]; f.Also == nil || f.Also.ClientID != 2 || f.RPC.ClientID != 4 {
+		t.Errorf("finding %+v: want RPC 4, also RPC 2", f)
+	}
+}

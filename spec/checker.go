@@ -26,6 +26,9 @@ type Finding struct {
 	Time time.Time `json:"time"`
 	// RPC is the RPC involved, if any.
 	RPC *RPCKey `json:"rpc,omitempty"`
+	// Also is another RPC whose packets the finding rests on, if any (the
+	// RPC an ack names, judged in another RPC's packet).
+	Also *RPCKey `json:"also_rpc,omitempty"`
 	// Why is a one-line reason with the numbers involved.
 	Why string `json:"why"`
 	// Slack is the timing tolerance the rule allowed (a deadline, jitter or
@@ -1107,6 +1110,9 @@ func (c *Checker) record(i int, e *Event, at frameRef, rpc *RPCKey, res Result) 
 		Src: at.src, Dst: at.dst, ChargedTo: at.src, Note: at.note, alone: !mayMiss}
 	f.Early, f.EarlyAt, f.EarlyRef = res.Early()
 	f.Since = res.Since()
+	if res.detail != nil {
+		f.Also = res.detail.about
+	}
 	if r.ChargesReceiver() {
 		f.ChargedTo = at.dst
 	}

@@ -60,6 +60,8 @@ type resultDetail struct {
 	early    time.Duration
 	earlyAt  time.Time
 	earlyRef EarlyRef
+	// about: see Result.About.
+	about *RPCKey
 }
 
 // Why returns the one-line reason ("" for a plain pass).
@@ -118,6 +120,18 @@ func (r Result) With(frames ...int) Result {
 		d = *r.detail
 	}
 	d.frames = append(d.frames[:len(d.frames):len(d.frames)], frames...)
+	r.detail = &d
+	return r
+}
+
+// About returns r noting that it rests on what the capture showed of RPC
+// k besides the finding's own RPC (the RPC an ack names): Finding.Also.
+func (r Result) About(k RPCKey) Result {
+	d := resultDetail{}
+	if r.detail != nil {
+		d = *r.detail
+	}
+	d.about = &k
 	r.detail = &d
 	return r
 }

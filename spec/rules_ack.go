@@ -172,7 +172,7 @@ func ackRules() []*Rule {
 							// the client's RPC with another server, begun
 							// in the capture, and homa_peer_add_ack queues
 							// an RPC's ack for its own server's peer only.
-							return Violation("ack to %v for RPC %d, which is the client's RPC with %v (its first packet frame %d): an ack goes to the RPC's own server", e.Dst, id, o.Key.Server, o.FirstFrame).With(o.FirstFrame)
+							return Violation("ack to %v for RPC %d, which is the client's RPC with %v (its first packet frame %d): an ack goes to the RPC's own server", e.Dst, id, o.Key.Server, o.FirstFrame).With(o.FirstFrame).About(o.Key)
 						}
 						if res.Status == NotApplicable {
 							res = Unsure("ack for RPC %d, which is not in the capture", id)
@@ -191,18 +191,18 @@ func ackRules() []*Rule {
 						// another message's DATA, or an ACK after DATA or
 						// DATA after an ACK, is never such a copy).
 						return Violation("ack entry for RPC %d, which an ack entry in frame %d (%v earlier) already named: the client hands each pending ack out once",
-							id, r.ackEntry.Frame, e.Time.Sub(r.ackEntry.Time).Round(time.Microsecond)).With(r.ackEntry.Frame)
+							id, r.ackEntry.Frame, e.Time.Sub(r.ackEntry.Time).Round(time.Microsecond)).With(r.ackEntry.Frame).About(r.Key)
 					case n.port != 0 && r.ServerPort != 0 && n.port != r.ServerPort:
 						// Client ids are unique per host (facts ID-02), so
 						// the client has no RPC with this id on that port.
-						return Violation("ack for RPC %d names server port %d, but RPC %d runs on port %d", id, n.port, id, r.ServerPort).With(r.FirstFrame).Alone()
+						return Violation("ack for RPC %d names server port %d, but RPC %d runs on port %d", id, n.port, id, r.ServerPort).With(r.FirstFrame).About(r.Key).Alone()
 					case (e.Type() == wire.TypeData || i > 0) && e.Packet.Version() == wire.Version2024 && r.ClientPort != 0 && n.cport != r.ClientPort &&
 						(n.port == 0 || n.port == r.ServerPort):
 						// linux_6.1.38 homa_peer_add_ack writes the RPC's
 						// own socket port, and the server finds the RPC by
 						// client address, port and id (homa_rpc_acked,
 						// homa_find_server_rpc): another port frees nothing.
-						return Violation("ack for RPC %d names client port %d, but RPC %d runs from client port %d", id, n.cport, id, r.ClientPort).With(r.FirstFrame).Alone()
+						return Violation("ack for RPC %d names client port %d, but RPC %d runs from client port %d", id, n.cport, id, r.ClientPort).With(r.FirstFrame).About(r.Key).Alone()
 					case !r.Response.Complete && c.startedBefore(r):
 						// The response's bytes may have come before
 						// the capture's start.
@@ -220,7 +220,7 @@ func ackRules() []*Rule {
 						} else if r.NeedAcks == 0 {
 							// Not an answer to NEED_ACK: an overflow ACK's
 							// header names the RPC just completed.
-							return Violation("ack for RPC %d, but %s", id, responseHeld(r)).With(r.FirstFrame)
+							return Violation("ack for RPC %d, but %s", id, responseHeld(r)).With(r.FirstFrame).About(r.Key)
 						} else {
 							// The application may have aborted the RPC
 							// (HOMAIOCABORT, a cancelled request), which
@@ -228,7 +228,7 @@ func ackRules() []*Rule {
 							gone = Unsure("ACK for RPC %d, but %s: its application may have aborted it, which sends no packet, and the client then answers NEED_ACK for an RPC it no longer has", id, responseHeld(r))
 						}
 					case !r.Response.Complete:
-						return Violation("ack for RPC %d, but %s", id, responseHeld(r)).With(r.FirstFrame)
+						return Violation("ack for RPC %d, but %s", id, responseHeld(r)).With(r.FirstFrame).About(r.Key)
 					default:
 						res = Pass()
 					}

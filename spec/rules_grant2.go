@@ -198,7 +198,7 @@ func grantRules2() []*Rule {
 			Statement: "A FIFO GRANT (level num_priorities-2) adds at most fifo_grant_increment to what its message was granted and follows an SRPT GRANT of the same receiver by less than slack.",
 			Source:    "HomaModule homa_grant.c homa_grant_check_fifo (granted += fifo_grant_increment, capped at the length; called from homa_grant_try_send after it sent a GRANT)",
 			Profiles:  []string{"linux"},
-			Capture:   "a GRANT lost before the capture point makes the increment look larger; the SRPT GRANT before it may go to another host, so without every packet the receiver sends (a tap on another host's link, an inferred switch) its absence is inconclusive",
+			Capture:   "a GRANT lost before the capture point makes the increment look larger, and may be the SRPT GRANT before it: inconclusive where the capture shows packets between the hosts lost before the capture point; the SRPT GRANT before it may go to another host, so without every packet the receiver sends (a tap on another host's link, an inferred switch) its absence is inconclusive",
 			Property: Each{Types: grant, Check: func(c *Ctx, e *Event) Result {
 				g := e.Packet.Grant()
 				if !isFIFOGrant(c.P, g.Priority()) {
@@ -210,12 +210,21 @@ func grantRules2() []*Rule {
 				}
 				before := max(c.P.Unsched(m.Length), m.Granted)
 				if g.Offset() > before && g.Offset()-before > c.P.FIFOGrantIncrement {
-					return Violation("FIFO GRANT offset %d adds %d bytes to %d, more than fifo_grant_increment %d", g.Offset(), g.Offset()-before, before, c.P.FIFOGrantIncrement)
+					why := fmt.Sprintf("FIFO GRANT offset %d adds %d bytes to %d, more than fifo_grant_increment %d", g.Offset(), g.Offset()-before, before, c.P.FIFOGrantIncrement)
+					if ev, ok := c.Net.LostBetween(e.Src, e.Dst); ok {
+						// The GRANTs between may be lost before the
+						// capture point: a GRANT leaves no trace of its own.
+						return Downgrade(CauseLossBefore, ev, "%s", why)
+					}
+					return Violation("%s", why)
 				}
 				last, ok := c.T.lastSRPT[e.Src]
 				if !ok || e.Time.Sub(last.Time) > c.P.Slack || e.Time.Before(last.Time) {
 					if !c.Net.cp.SeesAllOf(e.Src) {
 						return Unsure("FIFO GRANT offset %d with no SRPT GRANT from %v in the %v before it that the capture shows: it does not hold the GRANTs %v sent to other hosts", g.Offset(), e.Src, c.P.Slack, e.Src)
+					}
+					if ev, ok := c.Net.LostBetween(e.Src, e.Dst); ok {
+						return Downgrade(CauseLossBefore, ev, "FIFO GRANT offset %d with no SRPT GRANT from %v in the %v before it that the capture shows", g.Offset(), e.Src, c.P.Slack)
 					}
 					return Violation("FIFO GRANT offset %d with no SRPT GRANT from %v in the %v before it: FIFO grants are made right after an SRPT grant",
 						g.Offset(), e.Src, c.P.Slack).WithSlack(c.P.Slack)

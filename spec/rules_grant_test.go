@@ -872,3 +872,22 @@ func TestGrant018FIFOWithoutSRPTNeedsEveryGrant(t *testing.T) {
 		t.Errorf("open switch: no inconclusive verdict, want the FIFO GRANT's")
 	}
 }
+
+// TestGrant018LostGrantsBefore: a FIFO GRANT that seems to add more than
+// fifo_grant_increment may follow GRANTs lost before the capture point:
+// captured as delivered, with the client's packets to the server shown
+// lost on the way, inconclusive; at a tap that saw no loss toward the
+// client, a violation.
+func TestGrant018LostGrantsBefore(t *testing.T) {
+	b := newTrace(t, wire.VersionCurrent)
+	b.message(true, 4, 5000, 1424, 5000, 5000, 7)
+	b.after(3*time.Millisecond).resend(false, 4, 0, 1424, 7)
+	b.after(10*time.Microsecond).data(true, 4, 5000, 0, 1424, 7, func(f *wire.DataFields) { f.Retransmit = 1; f.Incoming = 5000 })
+	b.after(time.Millisecond).message(true, 2, 500000, 0, 40000, 40000, 4)
+	b.after(time.Millisecond).grant(false, 2, 50000, 0)
+	fifo := b.grant(false, 2, 120000, 6) // 70000 more: fifo_grant_increment is 50000
+	wantViolations(t, b.checkAt(Switch, "linux", "HOMA-GRANT-018"), "HOMA-GRANT-018", fifo)
+	rep := b.checkAt(CapturePoint{Kind: CaptureDelivered}, "linux", "HOMA-GRANT-018")
+	wantViolations(t, rep, "HOMA-GRANT-018")
+	wantDowngraded(t, rep, "HOMA-GRANT-018", fifo, CauseLossBefore)
+}
