@@ -361,7 +361,7 @@ func ackRules2() []*Rule {
 		{
 			ID: "HOMA-ACK-011", Level: Should,
 			Facts:     []string{"ACK-01"},
-			Statement: "A server's first NEED_ACK for an RPC it has not seen acknowledged comes at most request_ack_ticks+1 timer ticks (stretched by timer_drift) plus slack after the last bytes of its response were first transmitted.",
+			Statement: "A server's first NEED_ACK for an RPC it has not seen acknowledged comes at most max(request_ack_ticks, 1)+1 timer ticks (stretched by timer_drift) plus slack after the last bytes of its response were first transmitted.",
 			Source:    "HomaModule homa_timer.c homa_timer_check_rpc (every pass looks at every RPC: the first one after the response is out sets done_timer_ticks, NEED_ACK goes request_ack_ticks passes later; nothing resets it); linux_6.1.38 homa_timer.c homa_check_rpc (the same, from next_xmit_offset)",
 			Capture:   "judged at the first NEED_ACK the capture shows (a server that never sends one may have closed its socket); inconclusive where the capture shows packets between the hosts lost before the capture point (the first NEED_ACKs may be the lost ones)",
 			Property: Each{Types: needAck, Check: func(c *Ctx, e *Event) Result {
@@ -374,15 +374,19 @@ func ackRules2() []*Rule {
 					return Skip // HOMA-ACK-005 says why
 				}
 				gap := e.Time.Sub(m.AllSentTime)
-				bound := c.P.LateTicks(c.P.RequestAckTicks + 1)
+				// The first pass after the response is out notes it; the
+				// NEED_ACK goes request_ack_ticks passes later, and never
+				// in that first pass (request_ack_ticks 0 included).
+				ticks := max(c.P.RequestAckTicks, 1) + 1
+				bound := c.P.LateTicks(ticks)
 				if gap <= bound {
 					return Pass().WithSlack(c.P.Slack)
 				}
 				if ev, ok := c.Net.LostBetween(e.Src, e.Dst); ok {
 					return Downgrade(CauseLossBefore, ev, "first NEED_ACK seen %v after the response's last bytes were first sent", gap.Round(time.Microsecond))
 				}
-				return Violation("first NEED_ACK %v after the response's last bytes were first sent (frame %d); request_ack_ticks %d + 1 of %v stretched by timer_drift %g plus slack allow %v",
-					gap.Round(time.Microsecond), m.AllSentFrame, c.P.RequestAckTicks, c.P.Tick, c.P.TimerDrift, bound).With(m.AllSentFrame).WithSlack(bound - c.P.Ticks(c.P.RequestAckTicks+1)).WithLate(gap - bound)
+				return Violation("first NEED_ACK %v after the response's last bytes were first sent (frame %d); request_ack_ticks %d: %d ticks of %v stretched by timer_drift %g plus slack allow %v",
+					gap.Round(time.Microsecond), m.AllSentFrame, c.P.RequestAckTicks, ticks, c.P.Tick, c.P.TimerDrift, bound).With(m.AllSentFrame).WithSlack(bound - c.P.Ticks(ticks)).WithLate(gap - bound)
 			}},
 		},
 	}

@@ -441,3 +441,15 @@ func TestAck011FirstNeedAckInTime(t *testing.T) {
 	wantDowngraded(t, rep, "HOMA-ACK-011", late, CauseLossBefore)
 	wantViolations(t, b.checkAt(HostPoint(b.server), "linux", "HOMA-ACK-011"), "HOMA-ACK-011", late)
 }
+
+// TestAck011RequestAckTicksZero: with request_ack_ticks 0 the first timer
+// pass after the response notes it and the next sends NEED_ACK, so up to
+// two ticks (stretched, plus slack: 5 ms) pass; 4.5 ms passes, 6 ms is late.
+func TestAck011RequestAckTicksZero(t *testing.T) {
+	b := newTrace(t, wire.VersionCurrent)
+	b.rpcWithResponse(2, 100)
+	b.after(4500*time.Microsecond).ctl(false, 2, wire.TypeNeedAck)
+	b.rpcWithResponse(4, 100)
+	late := b.after(6*time.Millisecond).ctl(false, 4, wire.TypeNeedAck)
+	wantViolations(t, b.check("linux", "HOMA-ACK-011", "request_ack_ticks=0"), "HOMA-ACK-011", late)
+}

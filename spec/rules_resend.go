@@ -68,14 +68,16 @@ func resendRules() []*Rule {
 					heard, lastOwn, heardType = r.HeardFromClient, r.LastResendFromServer, r.HeardTypeFromClient
 				}
 				m := r.Msg(oppositeRole(e.Packet.Role()))
-				if m.inRound(c.P, e, rs) && heard.After(m.RoundStart) && !m.GrantTime.After(m.RoundStart) {
+				if m.inRound(c.P, e, rs) && !heard.Before(m.RoundStart) && !m.GrantTime.After(m.RoundStart) {
 					// One timer pass sends a round's RESENDs together
 					// (homa_request_retrans, one per gap in ascending
 					// order): a packet the capture shows among them came
 					// after the pass decided, so the silence is the one
 					// before the round began. A GRANT of the endpoint's own
 					// in between shows it processed packets since: no
-					// longer one pass.
+					// longer one pass. A packet stamped the same instant
+					// as the round's start (microsecond stamps) may have
+					// come after it too.
 					heard, heardType = m.RoundHeard, m.RoundHeardType
 					since = fmt.Sprintf("the last DATA, GRANT or BUSY from the peer before its round began (frame %d)", m.RoundFrame)
 				}

@@ -102,6 +102,15 @@ func TestResend001PeerPacketInsideRound(t *testing.T) {
 	late := b.after(2*time.Millisecond).resend(false, 10, 14240, 1424, 7)
 	rep := b.check("linux", "HOMA-RESEND-001")
 	wantViolations(t, rep, "HOMA-RESEND-001", late)
+
+	// Microsecond stamps: the BUSY stamped the same instant as the round's
+	// first RESEND may have come after it too.
+	b = newTrace(t, wire.VersionCurrent)
+	b.message(true, 10, 30000, 0, 1424, 30000, 5)
+	b.after(100*time.Millisecond).resend(false, 10, 1424, 1424, 7)
+	b.ctl(true, 10, wire.TypeBusy)
+	b.after(time.Microsecond).resend(false, 10, 5696, 1424, 7)
+	wantClean(t, b.check("linux", "HOMA-RESEND-001"), "HOMA-RESEND-001")
 }
 
 // TestResend022NothingAfterOwnUnknown: a client answers the server's
