@@ -502,6 +502,11 @@ func checkFile(o Options, file string) FileReport {
 		// A file of switch notes is judged by no rule, by design; nothing
 		// judged is not a pass (a trial's switch-notes.pcapng said PASS).
 		fr.NothingJudged = fr.File + ": no rule was judged: " + fr.CapturePointWhy
+	} else if rep.Answered == 0 && fr.Damaged != "" {
+		// A file cut short may end before the other side's first packet:
+		// that says nothing of the direction it was captured in.
+		fr.NothingJudged = fmt.Sprintf("no RPC of the capture's %d (in %s before the damage) was heard from both sides, so no exchange was judged: the file ends early; check the whole capture",
+			rep.RPCs, plural.Of(st.Homa, "Homa packet", "Homa packets"))
 	} else if rep.Answered == 0 {
 		fr.NothingJudged = fmt.Sprintf("no RPC of the capture's %d (in %s) was heard from both sides (a DATA, GRANT or BUSY from its client and one from its server), so no exchange was judged: the capture is too short or shows one direction only; capture a longer stretch of both directions",
 			rep.RPCs, plural.Of(st.Homa, "Homa packet", "Homa packets"))

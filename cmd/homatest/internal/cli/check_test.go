@@ -358,7 +358,7 @@ func TestCheckSeeFrame(t *testing.T) {
 // line (exit 2), not "unknown command".
 func TestNoArgsCommand(t *testing.T) {
 	_, err, code := run(t, "faults", "extra")
-	want := `homatest faults takes no arguments, got "extra": homatest faults --help shows its flags`
+	want := `faults takes no arguments, got "extra": homatest faults --help shows its flags`
 	if code != ExitUsage || err == nil || err.Error() != want {
 		t.Errorf("faults extra: exit %d, %v; want 2 and %q", code, err, want)
 	}
@@ -378,5 +378,43 @@ func TestFaultsList(t *testing.T) {
 	}
 	if len(fs) < 12 || fs[0].Name == "" || fs[0].Doc == "" {
 		t.Errorf("got %d knobs: %+v", len(fs), fs)
+	}
+}
+
+// TestSpecNamedRules: spec list and spec doc take rule IDs (the HOMA-
+// prefix optional) and patterns; a name matching no rule is a usage error.
+func TestSpecNamedRules(t *testing.T) {
+	out, err, _ := run(t, "spec", "list", "resend-014", "HOMA-ACK-01*")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
+		ids = append(ids, strings.Fields(l)[0])
+	}
+	if got := strings.Join(ids, " "); got != "HOMA-ACK-010 HOMA-ACK-011 HOMA-RESEND-014" {
+		t.Errorf("spec list: %s", got)
+	}
+	out, err, _ = run(t, "spec", "doc", "RESEND-014")
+	if err != nil || !strings.HasPrefix(out, "### HOMA-RESEND-014 (MUST)\n") || strings.Contains(out, "HOMA-RESEND-015") || !strings.Contains(out, "- Capture: ") {
+		t.Errorf("spec doc RESEND-014: %v\n%s", err, out)
+	}
+	_, err, code := run(t, "spec", "doc", "NOPE-1")
+	if code != ExitUsage || err == nil || !strings.Contains(err.Error(), `"HOMA-NOPE-1" matches no rule`) {
+		t.Errorf("spec doc NOPE-1: exit %d, %v", code, err)
+	}
+}
+
+// TestCheckTextInconclusiveReasons: the text report says why the capture
+// could not decide, the first inconclusive finding of each rule (the
+// server's link shows not every packet the client received).
+func TestCheckTextInconclusiveReasons(t *testing.T) {
+	path := filepath.Join(realDir, "linux-6.13-proto146/f4-hijack-tcp.pcap")
+	out, err, _ := run(t, append([]string{"check", "--capture-point", "host:10.0.0.1", path}, scaledTimers...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out, "\ninconclusive, the first of each rule (-o json lists them):\n  HOMA-GRANT-012 (4) frame 247 rpc 18 (client 10.0.0.11, server 10.0.0.1): the capture does not hold every packet 10.0.0.11 received\n") {
+		t.Errorf("output:\n%s", out)
 	}
 }

@@ -162,6 +162,7 @@ func writeCheckText(w io.Writer, reports []check.FileReport) error {
 				fmt.Fprintf(ew, "  %-18s %-30s %5d (first at frame %d)\n", d.Rule, d.Cause, d.Count, d.Frame)
 			}
 		}
+		writeInconclusiveFirsts(ew, rep)
 		verdict := map[string]string{"pass": "PASS", "warn": "PASS with warnings", "fail": "FAIL", "incomplete": "INCOMPLETE"}[fr.Verdict]
 		downgraded := fmt.Sprintf("%d downgraded", rep.Downgraded())
 		if rep.OneDirection {
@@ -187,6 +188,31 @@ func writeCheckText(w io.Writer, reports []check.FileReport) error {
 			verdict, fr.Must, fr.Should, upTo, expected, inc, downgraded, len(rep.Rules), exercised, unread)
 	}
 	return ew.err
+}
+
+// writeInconclusiveFirsts prints, for each rule with inconclusive
+// findings, how many and the first one kept: why the capture could not
+// decide (-o json lists them all, up to the report's cap).
+func writeInconclusiveFirsts(w io.Writer, rep *spec.Report) {
+	first := map[string]*spec.Finding{}
+	for i := range rep.Inconclusive {
+		f := &rep.Inconclusive[i]
+		if first[f.Rule] == nil {
+			first[f.Rule] = f
+		}
+	}
+	head := false
+	for _, rr := range rep.Rules {
+		f := first[rr.ID]
+		if rr.Inconclusive == 0 || f == nil {
+			continue
+		}
+		if !head {
+			fmt.Fprintf(w, "\ninconclusive, the first of each rule (-o json lists them):\n")
+			head = true
+		}
+		fmt.Fprintf(w, "  %s (%d) frame %d%s: %s\n", rr.ID, rr.Inconclusive, f.Frame, rpcString(f.RPC), f.Why)
+	}
 }
 
 // writeInferred prints the inferred parameters next to the profile's.

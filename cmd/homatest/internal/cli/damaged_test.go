@@ -131,6 +131,18 @@ func TestCheckWarnsForcedFormat(t *testing.T) {
 // unexpected EOF: the report covers the frames before it", neither how
 // to fix it; and "after frame 0" of a file cut in its first frame.)
 func TestDamagedOneLine(t *testing.T) {
+	// A real capture cut before the server's first packet: the file ends
+	// early, which says nothing of the direction it was captured in.
+	real, err := os.ReadFile(filepath.Join(realDir, "linux-6.13-proto146/b-500k-grants.pcap"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cutReal := filepath.Join(t.TempDir(), "cut.pcap")
+	os.WriteFile(cutReal, real[:1000], 0o644)
+	if out, _, code := run(t, "check", cutReal); code != ExitUsage || strings.Contains(out, "one direction only (no two hosts") || !strings.Contains(out, "the file ends early") {
+		t.Errorf("check of a cut capture: exit %d:\n%s", code, out)
+	}
+
 	b, err := os.ReadFile(filepath.Join(faultsDir, "BR-24-resend-storm.pcapng"))
 	if err != nil {
 		t.Fatal(err)

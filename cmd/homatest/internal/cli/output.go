@@ -144,7 +144,9 @@ func count(ss []string, s string) int {
 // meant).
 func noArgs(cmd *cobra.Command, args []string) error {
 	if len(args) > 0 {
-		return fmt.Errorf("%s takes no arguments, got %q: %s --help shows its flags", cmd.CommandPath(), strings.Join(args, " "), cmd.CommandPath())
+		// The error line begins "homatest: ": name the subcommand only.
+		name := strings.TrimPrefix(cmd.CommandPath(), cmd.Root().Name()+" ")
+		return fmt.Errorf("%s takes no arguments, got %q: %s --help shows its flags", name, strings.Join(args, " "), cmd.CommandPath())
 	}
 	return nil
 }
