@@ -37,7 +37,9 @@ response completed latest after its first packet.
 here -o is a file, not the text|json choice of other commands). Default:
 rpc-<id>.png in the current folder. The file is written whole or not at
 all. Exit codes: 0 written, 2 for a bad flag, an unreadable capture, or no
-such RPC.`,
+such RPC. A capture damaged or cut short is drawn from the frames before the
+damage: the picture is written (the output line says so) and the exit code
+is 2, the error naming where the file stops.`,
 		Example: `  homatest plot capture.pcapng --rpc slowest
   homatest plot capture.pcapng --rpc 4 -o rpc4.svg
   homatest plot capture.pcapng --rpc 12@10.0.0.11 -o /tmp/rpc12.pdf
