@@ -23,10 +23,6 @@ func resendRules2() []*Rule {
 			Capture:   "GRANTs lost before the capture point can hide part of what the receiver granted, and bytes lost after it part of what it lacks: where the capture shows loss before it between the two hosts (a GRANT's loss leaves no trace of its own) the finding is inconclusive, unless a client RESENDs for a response more than slack after its own ack of the RPC (it acks only a response it holds whole, or an RPC it no longer has); so is one for a complete message after the client's ack at a capture away from the receiver, which cannot show a late request packet re-creating the RPC there (AMO-01). Request DATA that reaches the server more than timeout_ticks ticks plus slack after it last heard DATA, GRANT or BUSY from the client or sent a GRANT while it held every byte it had granted (its GRANTs, or the incoming its RPC started from; a GRANT sent while bytes were still due leaves its silence count running), its request incomplete, finds the RPC aborted (RTX-10) and creates it anew (RTX-11): the server's side is judged afresh from there; within timeout_ticks-2 ticks less slack of that, inconclusive; where only the server's own GRANT keeps the silence short of that, a timing finding, late by how much earlier that GRANT must have left the server (it may have stalled before sending it)",
 			Property: Each{Types: resend, Check: func(c *Ctx, e *Event) Result {
 				rs := e.Packet.Resend()
-				r, m := grantMsg(c, e)
-				if r == nil || m.Length == 0 {
-					return Skip
-				}
 				off, length := rs.Offset(), rs.Length()
 				switch {
 				case rs.IsResendAll() && c.P.Wire == wire.Version2024:
@@ -35,6 +31,15 @@ func resendRules2() []*Rule {
 					return Violation("RESEND length -1 at offset %d: \"nothing received\" is always offset 0", off).Alone() // its own fields
 				case length == 0 && c.P.Wire != wire.Version2024:
 					return Violation("RESEND of length 0 at offset %d: main asks for gaps, the tail or {0, -1}", off).Alone() // its own fields
+				}
+				r, m := grantMsg(c, e)
+				if r == nil {
+					return Skip
+				}
+				if m.Length == 0 {
+					return Skip
+				}
+				switch {
 				case isBufferWakeup(c.P, rs):
 					return Pass()
 				case (c.P.Wire == wire.Version2024 || c.P.Wire == wire.Version2025) && int32(length) < 0:

@@ -15,7 +15,7 @@ func resendRules3() []*Rule {
 		{
 			ID: "HOMA-RESEND-020", Level: Must,
 			Facts:     []string{"RTX-06"},
-			Statement: "Retransmitted DATA answering a RESEND carries incoming = min(RESEND end, bytes transmitted), or (HomaModule before May 2025) the granted offset or the segment's end: never beyond the end of the ranges the message's RESENDs asked for, the grant horizon and the segment's end (a RESEND of length -1 and a restart after RPC_UNKNOWN bound it by the bytes transmitted only, not judged).",
+			Statement: "Retransmitted DATA answering a RESEND carries incoming = min(RESEND end, bytes transmitted), or (HomaModule before May 2025) the granted offset or the segment's end: never beyond the end of the ranges the message's RESENDs asked for, the grant horizon and the segment's end, and always past the segment's offset (a RESEND of length -1 and a restart after RPC_UNKNOWN bound it by the bytes transmitted only, not judged).",
 			Source:    "HomaModule homa_incoming.c homa_resend_pkt (end capped at tx_end), homa_outgoing.c homa_resend_data (h->incoming = end since commit 45a8cae, 2025-05; before it msgout.granted, or the segment's end beyond it); linux_6.1.38 homa_resend_data the same (msgout.granted, or the segment's end beyond it)",
 			Profiles:  []string{"linux", "linux-2024", "linux-2025"},
 			Capture:   "needs the RESENDs in the capture; a retransmission with no RESEND seen is HOMA-RESEND-003's business",
@@ -26,6 +26,12 @@ func resendRules3() []*Rule {
 				r := c.T.Lookup(e)
 				if r == nil || r.Unknown {
 					return Skip
+				}
+				if inc := e.Packet.Data().Incoming(); inc <= e.Offset {
+					// Every form (the RESEND's end, the granted offset,
+					// the segment's end, a restart's bytes transmitted)
+					// lies past a segment the sender had sent.
+					return Violation("retransmission [%d, %d) carries incoming %d, at or below its own offset", e.Offset, e.End(), inc).Alone() // its own fields
 				}
 				m := r.Msg(e.Packet.Role())
 				if m.Resends == 0 || m.ResendAll || m.ResendEnd == 0 {

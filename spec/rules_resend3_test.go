@@ -152,3 +152,25 @@ func TestResend022AfterRequestDataGoesOn(t *testing.T) {
 	bad := b.after(60*time.Millisecond).resend(true, 10, 0, 0xFFFFFFFF, 7)
 	wantViolations(t, b.check("linux", "HOMA-RESEND-022"), "HOMA-RESEND-022", bad)
 }
+
+// TestResend020IncomingPastOffset: a retransmission's incoming lies past
+// its own offset in every form HomaModule writes; incoming 1 for the
+// segment at 1424 is a violation.
+func TestResend020IncomingPastOffset(t *testing.T) {
+	b := newTrace(t, wire.VersionCurrent)
+	b.message(true, 10, 5000, 0, 5000, 5000, 7)
+	b.after(3*time.Millisecond).resend(false, 10, 1424, 1424, 7)
+	bad := b.after(10*time.Microsecond).data(true, 10, 5000, 1424, 1424, 7, func(f *wire.DataFields) { f.Retransmit = 1; f.Incoming = 1 })
+	wantViolations(t, b.check("linux", "HOMA-RESEND-020"), "HOMA-RESEND-020", bad)
+}
+
+// TestResend012OwnFieldsWithoutResponse: a RESEND's own fields are judged
+// also where no byte of the message it asks for is in the capture: {5000,
+// -1} from a client with no response byte is a violation.
+func TestResend012OwnFieldsWithoutResponse(t *testing.T) {
+	b := newTrace(t, wire.VersionCurrent)
+	b.data(true, 2, 100, 0, 100, 7, nil)
+	bad := b.after(10*time.Millisecond).resend(true, 2, 5000, wire.ResendAll, 7)
+	b.after(10*time.Millisecond).resend(true, 2, 0, wire.ResendAll, 7)
+	wantViolations(t, b.check("linux", "HOMA-RESEND-012"), "HOMA-RESEND-012", bad)
+}

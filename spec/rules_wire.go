@@ -216,7 +216,7 @@ func wireRules2() []*Rule {
 		{
 			ID: "HOMA-WIRE-010", Level: Must,
 			Facts:     []string{"WIRE-05"},
-			Statement: "DATA carries its offset where its framing says: doff 0xE0 (one segment) or 0xD0 (a GSO segment, not hijacked); a fresh one-segment packet has seg.offset 0xFFFFFFFF and the offset in sequence (hijacked: every segment), a GSO segment the true offset in seg.offset and its batch's first offset (at most its own) in sequence, a retransmission seg.offset = sequence; upstream always the true seg.offset.",
+			Statement: "DATA carries its offset where its framing says: doff 0xE0 (one segment) or 0xD0 (a GSO segment, not hijacked); a fresh one-segment packet has seg.offset 0xFFFFFFFF and the offset in sequence (hijacked: every segment), a GSO segment the true offset in seg.offset and its batch's first offset in sequence (at most its own; a whole number of max_seg_data segments before a full one), a retransmission seg.offset = sequence; upstream always the true seg.offset.",
 			Source:    "HomaModule homa_outgoing.c homa_tx_data_pkt_alloc (seg.offset -1, or the offset with doff 13 when segs > 1 and not hijacked), homa_resend_data (sequence = seg.offset = offset); homa_offload.c homa_gro_receive",
 			Property: Each{Types: data, Usual: Usual{FactOneSegFraming, Passed}, Check: func(c *Ctx, e *Event) Result {
 				if e.Segment > 0 {
@@ -246,6 +246,12 @@ func wireRules2() []*Rule {
 						return Violation("GSO-segment DATA (doff 0xd0) with seg.offset 0xFFFFFFFF, want the true offset")
 					case seq > seg:
 						return Violation("GSO-segment DATA at offset %d whose sequence %d lies beyond it (want its batch's first offset)", seg, seq)
+					case e.Length > 0 && uint32(e.Length) == maxSegData(c.P.MTU, e.Src.Is6() && !e.Src.Is4In6()) && (seg-seq)%uint32(e.Length) != 0:
+						// A batch's segments before the last are all
+						// max_seg_data long (homa_tx_data_pkt_alloc), so a
+						// full one lies a whole number of them after its
+						// batch's first offset.
+						return Violation("GSO-segment DATA at offset %d whose sequence %d is %d bytes before it, not a whole number of %d-byte segments: not its batch's first offset", seg, seq, seg-seq, e.Length)
 					}
 				case seg != wire.SegOffsetInSequence:
 					return Violation("first-transmission DATA with doff 0xe0 and seg.offset %d: a fresh one-segment packet carries 0xFFFFFFFF (offset %d in sequence)", seg, seq)

@@ -365,3 +365,22 @@ func TestWire001SnapCut(t *testing.T) {
 	wantViolations(t, rep, "HOMA-WIRE-001")
 	wantInconclusive(t, rep, "HOMA-WIRE-001", f)
 }
+
+// TestWire010GSOSequenceOnSegmentBoundary: a GSO segment's sequence is its
+// batch's first offset, so a full (max_seg_data) segment lies a whole
+// number of segments after it: 1424 bytes passes, 1 byte (a sequence
+// that is no segment's offset) fails; a short segment (the batch's last,
+// cut at the unscheduled bytes) is not judged by it.
+func TestWire010GSOSequenceOnSegmentBoundary(t *testing.T) {
+	b := newTrace(t, wire.VersionCurrent)
+	seg := func(off uint32, n int, seq uint32) int {
+		i := b.data(true, 2, 100000, off, n, 4, func(f *wire.DataFields) { f.SegOffset, f.Common.Sequence = off, seq })
+		wire.Common(b.events[i-1].Packet.Bytes()).SetDoff(wire.DoffGSO) // the encoder writes 0xE0
+		return i
+	}
+	seg(0, 1424, 0)
+	seg(1424, 1424, 0)
+	seg(2848, 152, 1424) // short: not judged
+	bad := seg(4272, 1424, 4271)
+	wantViolations(t, b.check("linux", "HOMA-WIRE-010"), "HOMA-WIRE-010", bad)
+}
