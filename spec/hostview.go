@@ -33,7 +33,7 @@ type HostReport struct {
 	Report *Report `json:"report"`
 	// Charged is len(Violations), the violations that count against Host;
 	// NotCharged the violations of Report that do not (charged to another
-	// host, or Excused). Report.Violations lists Charged + NotCharged
+	// host, Excused, or Altered). Report.Violations lists Charged + NotCharged
 	// findings (at most MaxFindings per rule).
 	Charged    int `json:"violations_charged"`
 	NotCharged int `json:"violations_not_charged"`

@@ -192,6 +192,38 @@ func (n *Network) LostBetween(from, to netip.Addr) (Evidence, bool) {
 	return Evidence{}, false
 }
 
+// LostFromAny is LostBetween(from, to) for any host to: evidence that
+// packets from sent to some host may not all have reached the capture
+// point (where a finding rests on a packet from to any of its peers, a
+// GRANT to another host). ok is false when the capture point is on
+// from's side or the capture shows no such loss. Only on a finding's
+// path: it scans the pairs.
+func (n *Network) LostFromAny(from netip.Addr) (Evidence, bool) {
+	if n.atSender(from) {
+		return Evidence{}, false
+	}
+	var best Evidence
+	found := false
+	try := func(peer netip.Addr) {
+		// The earliest evidence, so that reports do not depend on the
+		// map's order.
+		if ev, ok := n.LostBetween(from, peer); ok && (!found || ev.Frame < best.Frame) {
+			best, found = ev, true
+		}
+	}
+	for _, m := range [...]map[hostPair]Evidence{n.lossBefore, n.lossAfter} {
+		for k := range m {
+			switch from {
+			case k.from:
+				try(k.to)
+			case k.to:
+				try(k.from)
+			}
+		}
+	}
+	return best, found
+}
+
 // LostAfterBetween is LostAfter(from, to), or else, where the capture
 // point is at the hosts, evidence of loss in the network in the other
 // direction (see LostBetween). ok is false when the capture point is on

@@ -2,6 +2,7 @@ package spec
 
 import (
 	"fmt"
+	"net/netip"
 	"slices"
 	"strings"
 	"testing"
@@ -868,9 +869,7 @@ func TestGrant018FIFOWithoutSRPTNeedsEveryGrant(t *testing.T) {
 	open.Open = true
 	rep := b.checkAt(open, "linux", "HOMA-GRANT-018")
 	wantViolations(t, rep, "HOMA-GRANT-018")
-	if len(rep.Inconclusive) == 0 {
-		t.Errorf("open switch: no inconclusive verdict, want the FIFO GRANT's")
-	}
+	wantInconclusive(t, rep, "HOMA-GRANT-018", fifo)
 }
 
 // TestGrant018LostGrantsBefore: a FIFO GRANT that seems to add more than
@@ -890,4 +889,28 @@ func TestGrant018LostGrantsBefore(t *testing.T) {
 	rep := b.checkAt(CapturePoint{Kind: CaptureDelivered}, "linux", "HOMA-GRANT-018")
 	wantViolations(t, rep, "HOMA-GRANT-018")
 	wantDowngraded(t, rep, "HOMA-GRANT-018", fifo, CauseLossBefore)
+}
+
+// TestGrant018DeliveredLossToOtherPeer: captured as delivered, loss shown
+// between the server and another client C2 may have taken the SRPT GRANT
+// (to C2) that a FIFO GRANT to C1 followed: inconclusive, as with loss
+// shown to C1 itself.
+func TestGrant018DeliveredLossToOtherPeer(t *testing.T) {
+	c2 := netip.MustParseAddr("198.18.0.3")
+	for _, peer := range []netip.Addr{{}, c2} {
+		b := newTrace(t, wire.VersionCurrent)
+		c1 := b.client
+		if peer.IsValid() {
+			b.client = peer
+		}
+		b.message(true, 4, 5000, 1424, 5000, 5000, 7)
+		b.after(3*time.Millisecond).resend(false, 4, 0, 1424, 7)
+		b.after(10*time.Microsecond).data(true, 4, 5000, 0, 1424, 7, func(f *wire.DataFields) { f.Retransmit = 1; f.Incoming = 5000 })
+		b.client = c1
+		b.after(time.Millisecond).message(true, 2, 500000, 0, 40000, 40000, 4)
+		fifo := b.after(time.Millisecond).grant(false, 2, 90000, 6)
+		rep := b.checkAt(CapturePoint{Kind: CaptureDelivered}, "linux", "HOMA-GRANT-018")
+		wantViolations(t, rep, "HOMA-GRANT-018")
+		wantDowngraded(t, rep, "HOMA-GRANT-018", fifo, CauseLossBefore)
+	}
 }
