@@ -180,7 +180,8 @@ func (h *Machine) handleData(src netip.Addr, d wire.Data) {
 
 // jiffy is the kernel's clock tick at HZ 1000, the shortest: HomaModule's
 // CUTOFFS limit counts jiffies, not its timer's ticks (tick_ns may be
-// shorter).
+// shorter). spec's minJiffy (HOMA-CUTOFF-005) is the same bound; homa,
+// the protocol core, imports no checker.
 const jiffy = time.Millisecond
 
 // sendCutoffs tells src our cutoffs, at most once per jiffy per peer

@@ -113,7 +113,8 @@ func (cp CapturePoint) AtReceiver(e *Event) bool {
 }
 
 // TimesArrivalsAt reports whether the capture holds every packet host h
-// received, stamped no earlier than h got it less the network's jitter:
+// received, stamped where the rules granting bounds use it (on h's link,
+// as delivered, or at a full tap, whose stamps the rules' slack covers):
 // SeesAllOf(h), but not CaptureSent, which stamps each packet when its
 // sender sent it (queueing on the way may hold it for milliseconds), so
 // what h held at a time (its messages being granted) cannot be read from
