@@ -1709,6 +1709,9 @@ func (c *Checker) trigger(i int, st *ruleState, p *Within, e *Event) {
 		}
 		if !o.To.IsValid() {
 			o.To = e.Dst
+			if p.SenderOwes {
+				o.To = e.Src
+			}
 		}
 		o.control = e.Type() != wire.TypeData
 		// A trigger whose key already has an open obligation is

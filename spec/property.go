@@ -479,6 +479,10 @@ type Within struct {
 	// Usual, if its When is set, names facts of a DATA packet at which
 	// Trigger opens nothing (Then NotApplicable; see Usual).
 	Usual Usual
+	// SenderOwes says the trigger's sender owes the awaited packet (the
+	// rest of what it began, a RESEND round): a miss is charged to it,
+	// and Obligation.To defaults to it.
+	SenderOwes bool
 }
 
 func (Within) form() string { return "within" }

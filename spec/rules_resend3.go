@@ -2,9 +2,11 @@ package spec
 
 import (
 	"fmt"
+	"net/netip"
 	"slices"
 	"time"
 
+	"github.com/homatest/homatest/internal/byteranges"
 	"github.com/homatest/homatest/spec/wire"
 )
 
@@ -182,6 +184,47 @@ func resendRules3() []*Rule {
 			}},
 		},
 		{
+			// RESEND-025 judges a later round by what an earlier one left
+			// out; this judges the round itself as it ends, so a round
+			// that leaves out the granted tail or a gap is caught when no
+			// later round comes (the bytes arrive, or the capture ends).
+			ID: "HOMA-RESEND-026", Level: Must,
+			Facts:     []string{"RTX-02"},
+			Statement: "A timer RESEND round is whole: within the tick it begins in, its RESENDs ask for every byte of the message below the offset its sender granted that the sender lacked when the round began (one RESEND per gap, in ascending order, then one for the granted tail).",
+			Source:    "HomaModule homa_incoming.c homa_request_retrans (main since be5081e, 2025-06: a RESEND for each gap in msgin.gaps, then [recv_end, granted) when non-empty, in one call under the RPC's lock), homa_timer.c homa_timer_check_rpc",
+			Profiles:  []string{"linux"},
+			Capture:   "bytes count as lacked only when the capture never saw them before the round began (upstream of the receiver a byte not seen did not arrive; on the sender's link it was not sent); the granted offset is the least the capture shows (GRANT offsets, the least DATA incoming or U); judged at a round's first RESEND of an RPC seen from its start, not at a RESEND {0, -1} (a receiver with no byte asks for everything), a buffer wakeup or the answer to a NEED_ACK; inconclusive where the capture shows loss from the round's sender before the capture point (a RESEND of the round lost)",
+			Property: Within{
+				TriggerTypes: []wire.PacketType{wire.TypeResend},
+				Trigger: func(c *Ctx, e *Event) (Obligation, bool) {
+					if e.Type() != wire.TypeResend {
+						return Obligation{}, false
+					}
+					rs := e.Packet.Resend()
+					r := c.T.Lookup(e)
+					if r == nil || r.Unknown || rs.IsResendAll() || isBufferWakeup(c.P, rs) || c.startedBefore(r) || answersNeedAck(c.P, r, e) {
+						return Obligation{}, false
+					}
+					m := r.Msg(oppositeRole(e.Packet.Role()))
+					if m.Length == 0 || m.inRound(c.P, e, rs) {
+						return Obligation{}, false
+					}
+					a := &roundAwait{k: KeyOf(e), role: e.Packet.Role(), s: e.Src, held: m.heldGranted(c.P), frame: e.Frame, start: e.Time, tick: c.P.Tick, last: rs.Offset()}
+					known := slices.Clone(m.Seen)
+					for _, x := range m.Earlier {
+						known.Add(x.Start, x.End)
+					}
+					a.lacked = known.Gaps(a.held)
+					if a.ask(rs) {
+						return Obligation{}, false
+					}
+					return Obligation{Key: rpcMsgKey{a.k, a.role}, RPC: a.k, Scoped: true, Await: a}, true
+				},
+				Bound:      func(p *Params) time.Duration { return p.Tick },
+				SenderOwes: true,
+			},
+		},
+		{
 			ID: "HOMA-RESEND-024", Level: Must,
 			Facts:     []string{"RTX-01"},
 			Statement: "A client sends no RESEND for its response while it still has request bytes it may send and has not transmitted: no request byte below max(U, the GRANT offsets it had received) is transmitted for the first time more than slack after a RESEND of the client for the RPC.",
@@ -287,4 +330,64 @@ func serverAfterOwnUnknown(c *Ctx, e *Event) Result {
 			e.Type(), KeyOf(e).ClientID, after.Round(time.Microsecond)).WithSlack(c.P.Slack)
 	}
 	return Pass().WithSlack(c.P.Slack)
+}
+
+// roundAwait is HOMA-RESEND-026's obligation at the first RESEND of a
+// timer round: the round's later RESENDs (same sender and RPC, ascending
+// offsets) ask for every range in lacked, the bytes the capture never saw
+// below held, the granted offset, when the round began.
+type roundAwait struct {
+	k      RPCKey
+	role   wire.Role // the RESENDs' role
+	s      netip.Addr
+	held   uint32
+	frame  int
+	start  time.Time // the round's first RESEND
+	tick   time.Duration
+	last   uint32 // the latest RESEND's offset
+	lacked []byteranges.Range
+	asked  byteranges.Set
+}
+
+// ask adds RESEND rs's range to the round's and reports whether the round
+// now asks for every lacked range.
+func (a *roundAwait) ask(rs wire.Resend) bool {
+	a.last = rs.Offset()
+	a.asked.Add(rs.Offset(), uint32(min(uint64(rs.Offset())+uint64(rs.Length()), 1<<32-1)))
+	for _, g := range a.lacked {
+		if !a.asked.Covers(g.Start, g.End) {
+			return false
+		}
+	}
+	return true
+}
+
+// Match reports whether x, a RESEND continuing the round, makes it whole.
+func (a *roundAwait) Match(c *Ctx, x *Event) bool {
+	if x.Type() != wire.TypeResend || x.Src != a.s || x.Packet.Role() != a.role || KeyOf(x) != a.k {
+		return false
+	}
+	rs := x.Packet.Resend()
+	if d := x.Time.Sub(a.start); rs.IsResendAll() || rs.Offset() <= a.last || d < 0 || d >= a.tick {
+		return false // not of this round (Message.inRound)
+	}
+	return a.ask(rs)
+}
+
+// Excuse: RPC_UNKNOWN ends the RPC.
+func (a *roundAwait) Excuse(c *Ctx, x *Event) (string, bool) {
+	if x.Err == nil && x.Type() == wire.TypeRPCUnknown && KeyOf(x) == a.k {
+		return "RPC_UNKNOWN: one side no longer knows the RPC", true
+	}
+	return "", false
+}
+
+// Expect names the first range the round has not asked for.
+func (a *roundAwait) Expect() string {
+	for _, g := range a.lacked {
+		if !a.asked.Covers(g.Start, g.End) {
+			return fmt.Sprintf("RESEND in the round of frame %d for [%d, %d), which no packet in the capture had carried, below the %d bytes granted", a.frame, g.Start, g.End, a.held)
+		}
+	}
+	return fmt.Sprintf("the rest of the round of frame %d", a.frame)
 }

@@ -400,8 +400,13 @@ func TestSpecNamedRules(t *testing.T) {
 		t.Errorf("spec doc RESEND-014: %v\n%s", err, out)
 	}
 	_, err, code := run(t, "spec", "doc", "NOPE-1")
-	if code != ExitUsage || err == nil || !strings.Contains(err.Error(), `"HOMA-NOPE-1" matches no rule`) {
+	if code != ExitUsage || err == nil || !strings.Contains(err.Error(), `"NOPE-1" matches no rule`) {
 		t.Errorf("spec doc NOPE-1: exit %d, %v", code, err)
+	}
+	// A family's name names its rules.
+	out, err, _ = run(t, "spec", "list", "cutoff")
+	if n := strings.Count(out, "\nHOMA-CUTOFF-"); err != nil || !strings.HasPrefix(out, "HOMA-CUTOFF-001 ") || n != 4 || strings.Contains(out, "HOMA-ACK") {
+		t.Errorf("spec list cutoff: %v, %d more\n%s", err, n, out)
 	}
 }
 

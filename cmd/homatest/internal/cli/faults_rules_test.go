@@ -6,7 +6,10 @@ package cli
 // faults_test.go (the same hosts, timing and helpers).
 
 import (
+	"encoding/json"
 	"net/netip"
+	"path/filepath"
+	"testing"
 	"time"
 
 	"github.com/gopacket/gopacket"
@@ -276,7 +279,13 @@ func ruleFaultCases() []faultCase {
 			id: "RESEND-025", slug: "round-skips-gap",
 			what:  "extra fault: two scheduled request packets are lost before the capture; the server's RESEND round asks only for the first, and for the second only in its next round 5 ms later",
 			build: func(fault bool) *capb { return roundSkipsGap(fault) },
-			want:  []hit{{"HOMA-RESEND-025", 84}},
+			want:  []hit{{"HOMA-RESEND-026", 82}, {"HOMA-RESEND-025", 84}},
+		},
+		{
+			id: "RESEND-026", slug: "round-omits-tail",
+			what:  "extra fault: a scheduled request packet and the request's last packet are lost before the capture; the server's RESEND round asks only for the first (not for the granted tail), and the capture ends 2 ms later",
+			build: func(fault bool) *capb { return roundOmitsTail(fault) },
+			want:  []hit{{"HOMA-RESEND-026", 82}},
 		},
 		{
 			id: "RESEND-022", slug: "server-unknown-keeps-rpc",
@@ -1402,9 +1411,11 @@ func roundSkipsGap(fault bool) *capb {
 	l1, l2 := uint32(40000+10*1424), uint32(40000+30*1424)
 	r, _ := rpc100k(b, msgOpts{lost: map[uint32]bool{l1: true, l2: true}, capLost: true}, hostC, hostS)
 	at := b.lastTime() + ms(5.1)
-	b.resend(at, r, false, l1, 1424)
+	first := b.resend(at, r, false, l1, 1424)
 	if !fault {
 		b.resend(at, r, false, l2, 1424)
+	} else {
+		b.mark(first, "RESEND-026: the round asks for the first gap only")
 	}
 	b.data(at+us(20), r, true, 7, 100000, l1, 1424, l1+1424, 1, true)
 	if !fault {
@@ -1415,6 +1426,32 @@ func roundSkipsGap(fault bool) *capb {
 		b.data(at+us(20), r, true, 7, 100000, l2, 1424, l2+1424, 1, true)
 	}
 	b.respondAndAck(r, b.lastTime()+us(30))
+	return b
+}
+
+// roundOmitsTail (RESEND-026): the base exchange with a scheduled
+// packet and the request's last one lost before the capture point. 5 ms
+// later the server RESENDs both in one round (clean) or only the first,
+// leaving out the granted tail (faulty); another RPC follows 2 ms later
+// and the capture ends before the server's next round.
+func roundOmitsTail(fault bool) *capb {
+	b := newCap(wire.VersionCurrent)
+	l1, tail := uint32(40000+10*1424), uint32(40000+42*1424) // the last segment: 99808, 192 bytes
+	r, _ := rpc100k(b, msgOpts{lost: map[uint32]bool{l1: true, tail: true}, capLost: true}, hostC, hostS)
+	at := b.lastTime() + ms(5.1)
+	first := b.resend(at, r, false, l1, 1424)
+	if !fault {
+		b.resend(at+us(1), r, false, tail, 100000-tail)
+	} else {
+		b.mark(first, "RESEND-026: the round asks for the gap but not for the granted tail")
+	}
+	b.data(at+us(20), r, true, 7, 100000, l1, 1424, l1+1424, 1, true)
+	if !fault {
+		b.data(at+us(21), r, true, 7, 100000, tail, 100000-tail, 100000, 1, true)
+		b.respondAndAck(r, b.lastTime()+us(30))
+		return b
+	}
+	b.smallRPC(rpcOf(hostC, hostS, 6), at+ms(2), wire.AckEntry{})
 	return b
 }
 
@@ -1498,4 +1535,32 @@ func partialRetransmission2024(fault bool) *capb {
 	}
 	b.respondAndAck(r, b.lastTime()+us(30))
 	return b
+}
+
+// TestRoundOmitsTailCharged: a RESEND round left incomplete is the doing
+// of the round's sender (HOMA-RESEND-026, Within.SenderOwes), not of the
+// host it asks, as other obligations are: the finding names the server.
+func TestRoundOmitsTailCharged(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "tail.pcapng")
+	if _, err := faultCaseByID(t, "RESEND-026").build(true).write(path, "RESEND-026"); err != nil {
+		t.Fatal(err)
+	}
+	r := checkDropsJSON(t, path)
+	var js struct {
+		Files []struct {
+			Report struct {
+				Violations []struct {
+					Rule      string `json:"rule"`
+					ChargedTo string `json:"charged_to"`
+				} `json:"violations"`
+			} `json:"report"`
+		} `json:"files"`
+	}
+	if err := json.Unmarshal([]byte(r.json), &js); err != nil {
+		t.Fatal(err)
+	}
+	vs := js.Files[0].Report.Violations
+	if len(vs) != 1 || vs[0].Rule != "HOMA-RESEND-026" || vs[0].ChargedTo != hostS.String() {
+		t.Errorf("violations %+v, want one HOMA-RESEND-026 charged to the server %v", vs, hostS)
+	}
 }

@@ -856,14 +856,15 @@ func brFaultCases() []faultCase {
 			id: "BR-23", slug: "empty-resend-unanswered",
 			what:  "server probes a stalled client with zero-length RESENDs, the client answers nothing, the server gives up on the RPC",
 			build: func(fault bool) *capb { return emptyProbe(fault) },
-			// Main never sends a zero-length RESEND (RESEND-012).
-			want: []hit{{"HOMA-RESEND-002", 45}, {"HOMA-RESEND-012", 45}},
+			// Main never sends a zero-length RESEND (RESEND-012); its
+			// round asks for every byte the receiver lacks (RESEND-026).
+			want: []hit{{"HOMA-RESEND-002", 45}, {"HOMA-RESEND-012", 45}, {"HOMA-RESEND-026", 45}},
 		},
 		{
 			id: "BR-24", slug: "resend-gap-after-100us",
 			what:  "receiver with a 100 µs out-of-order window RESENDs a late packet's range while DATA keeps arriving; the late original and the retransmission both arrive",
 			build: func(fault bool) *capb { return oooResend(fault) },
-			want:  []hit{{"HOMA-RESEND-001", 74}},
+			want:  []hit{{"HOMA-RESEND-001", 74}, {"HOMA-RESEND-026", 74}},
 		},
 		{
 			id: "BR-24", slug: "resend-storm",

@@ -401,6 +401,9 @@ func writeRuleDoc(w io.Writer, r *spec.Rule, lead string) {
 // prefix optional), in rule-book order; every rule when args is empty. A
 // name matching no rule is a usage error.
 func rulesNamed(args []string) ([]*spec.Rule, error) {
+	if len(args) == 0 {
+		return spec.Rules(), nil
+	}
 	pats := make([]string, len(args))
 	for i, a := range args {
 		a = strings.ToUpper(strings.TrimSpace(a))
@@ -410,11 +413,29 @@ func rulesNamed(args []string) ([]*spec.Rule, error) {
 		if !strings.HasPrefix(a, "HOMA-") && !strings.HasPrefix(a, "*") {
 			a = "HOMA-" + a
 		}
+		if !strings.ContainsAny(a[len("HOMA-"):], "-*?[") {
+			a += "-*" // a family's name (RESEND) names its rules
+		}
 		pats[i] = a
 	}
-	rules, err := spec.Select(spec.Rules(), strings.Join(pats, ","), 0, "")
-	if err != nil {
-		return nil, usageErr(err)
+	named := map[*spec.Rule]bool{}
+	for i, p := range pats {
+		if err := spec.CheckRulePatterns(p); err != nil {
+			return nil, usageErr(fmt.Errorf("rule name %q: %w", args[i], err))
+		}
+		rs, err := spec.Select(spec.Rules(), p, 0, "")
+		if err != nil {
+			return nil, usageErr(fmt.Errorf("rule name %q matches no rule (see homatest spec list)", args[i]))
+		}
+		for _, r := range rs {
+			named[r] = true
+		}
+	}
+	var rules []*spec.Rule
+	for _, r := range spec.Rules() {
+		if named[r] {
+			rules = append(rules, r)
+		}
 	}
 	return rules, nil
 }
