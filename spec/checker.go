@@ -1096,7 +1096,7 @@ func (c *Checker) record(i int, e *Event, at frameRef, rpc *RPCKey, res Result) 
 	if res.Status == Violated {
 		if ev, ok := c.net.Duplicate(); ok && e != nil && e.Frame == frame {
 			res = Downgrade(CauseDuplicate, ev, "%s", res.Why())
-		} else if ev, ok := c.startedBefore(mayMiss, rpc, e); ok {
+		} else if ev, ok := c.startedBefore(mayMiss && !res.ranBefore(), rpc, e); ok {
 			res = Downgrade(CauseCaptureStart, ev, "%s", res.Why()).WithSlack(res.Slack)
 		} else if mayMiss {
 			if st.firstViolation == 0 || frame < st.firstViolation {

@@ -62,6 +62,8 @@ type resultDetail struct {
 	earlyRef EarlyRef
 	// about: see Result.About.
 	about *RPCKey
+	// ranBefore: see Result.CaptureRanBefore.
+	ranBefore bool
 }
 
 // Why returns the one-line reason ("" for a plain pass).
@@ -153,6 +155,23 @@ func (r Result) Alone() Result {
 
 // alone reports whether r was marked with Alone.
 func (r Result) alone() bool { return r.detail != nil && r.detail.alone }
+
+// CaptureRanBefore returns r marked as resting on packets that show the
+// capture ran before the RPC's packets it judges (a GRANT seen before the
+// message's first DATA): a capture that began while the RPC was under
+// way does not excuse it, though one that dropped packets still may.
+func (r Result) CaptureRanBefore() Result {
+	d := resultDetail{}
+	if r.detail != nil {
+		d = *r.detail
+	}
+	d.ranBefore = true
+	r.detail = &d
+	return r
+}
+
+// ranBefore reports whether r was marked with CaptureRanBefore.
+func (r Result) ranBefore() bool { return r.detail != nil && r.detail.ranBefore }
 
 // WithSlack returns r noting the timing slack used.
 func (r Result) WithSlack(d time.Duration) Result { r.Slack = d; return r }

@@ -283,6 +283,25 @@ func TestAck004UnknownRPC(t *testing.T) {
 	wantCounts(t, rep, "HOMA-ACK-004", 2, 0, 0, 2)
 }
 
+// TestAck004NeverBegun: an ack for an id above the client's newest RPC,
+// which began well inside the capture, names an RPC the client never had
+// (ids only grow, so its request would be in the capture); an ack for an
+// older id not in the capture stays inconclusive.
+func TestAck004NeverBegun(t *testing.T) {
+	b := newTrace(t, wire.VersionCurrent)
+	b.rpcWithResponse(2, 100)
+	b.after(30*time.Millisecond).rpcWithResponse(20, 100)
+	older := b.after(100*time.Microsecond).dataAcking(true, 22, 100, 0, 100, 7, 18)
+	b.after(time.Millisecond).data(false, 22, 100, 0, 100, 7, nil)
+	never := b.after(100*time.Microsecond).dataAcking(true, 24, 100, 0, 100, 7, 26)
+	rep := b.check("linux", "HOMA-ACK-004")
+	wantViolations(t, rep, "HOMA-ACK-004", never)
+	wantInconclusive(t, rep, "HOMA-ACK-004", older)
+	if f := rep.Violations[0]; !strings.Contains(f.Why, "ack to ") || !strings.Contains(f.Why, "for RPC 26, which the capture never showed: the client's newest RPC, 22,") {
+		t.Errorf("finding %q", f.Why)
+	}
+}
+
 // TestAck005NeedAckTiming: the first NEED_ACK 2 ms after the response
 // (request_ack_ticks 2), one just inside the one tick early allowed (0.9 ms,
 // ≥ 1 ms less 200 µs jitter), the repeats every tick after it (not judged),

@@ -551,6 +551,11 @@ type Trace struct {
 	// GRANT, RESEND or BUSY under client id id (HOMA-WIRE-011: one id, one
 	// server).
 	byClientID map[clientIDKey]*RPC
+	// newest[C] is the RPC with the highest client id that client host C
+	// began in the capture (its request's first byte seen): ids only grow
+	// (homa_rpc_alloc_client), so an RPC with a higher id began later
+	// (HOMA-ACK-004).
+	newest map[netip.Addr]newestRPC
 	// clientUnknown[{C, id}] is when client C first said RPC_UNKNOWN for
 	// its id id, kept when a later packet starts a new incarnation of the
 	// RPC (HOMA-RESEND-022).
@@ -729,7 +734,7 @@ func NewTrace(p *Params) *Trace {
 	return &Trace{P: p, rpcs: map[RPCKey]*RPC{}, rpcCache: new([rpcCacheSize]*RPC), cutoffs: map[hostPair]*CutoffsState{}, versions: map[hostPair][]CutoffsState{},
 		granting: map[netip.Addr]map[*Message]*RPC{}, unreachable: map[HostPort]Unreachable{}, acked: map[netip.Addr]*ackHistory{},
 		longIn: map[netip.Addr]map[*Message]*RPC{}, triggers: map[netip.Addr]*triggerLog{}, sameSender: map[hostPair][2]*Message{}, lastSRPT: map[netip.Addr]Seen{},
-		pairs: map[hostPair]*pairData{}, cutoffsPaid: map[hostPair]int{}, longDone: map[netip.Addr]*minHeap[*Message]{}, byClientID: map[clientIDKey]*RPC{},
+		pairs: map[hostPair]*pairData{}, cutoffsPaid: map[hostPair]int{}, longDone: map[netip.Addr]*minHeap[*Message]{}, byClientID: map[clientIDKey]*RPC{}, newest: map[netip.Addr]newestRPC{},
 		clientUnknown: map[clientIDKey]Seen{}, outstanding: map[netip.Addr]*outstandingSum{},
 		idle: minHeap[*RPC]{less: func(a, b *RPC) bool { return a.filed.Before(b.filed) }, at: func(r *RPC, i int) { r.idleAt = i }}}
 }
@@ -1241,6 +1246,9 @@ func (t *Trace) Apply(e *Event) {
 			return
 		}
 		r = &RPC{Key: k, First: e.Time, FirstFrame: e.Frame, FirstFromClient: e.FromClient(), idleAt: -1, SeenFromStart: t.seenFromStart(e)}
+		if typ == wire.TypeData && e.FromClient() && e.Offset == 0 && !e.Retransmit() && k.ClientID > t.newest[k.Client].ID {
+			t.newest[k.Client] = newestRPC{ID: k.ClientID, Seen: Seen{e.Time, e.Frame}}
+		}
 		t.created++
 		t.rpcs[k] = r
 		t.rpcCache[rpcSlot(&k)] = r
@@ -1895,6 +1903,13 @@ func (t *Trace) evict() {
 // clientIDKey names a client id of a host: HomaModule allocates ids from
 // one counter per host (homa_rpc_alloc_client) and finds a client's RPCs by
 // id alone (homa_rpc_find_client).
+// newestRPC is a client's RPC with the highest id the capture saw it
+// begin: its id and its request's first packet (Trace.newest).
+type newestRPC struct {
+	ID uint64
+	Seen
+}
+
 type clientIDKey struct {
 	Client   netip.Addr
 	ClientID uint64
