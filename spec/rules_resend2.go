@@ -18,8 +18,8 @@ func resendRules2() []*Rule {
 		{
 			ID: "HOMA-RESEND-012", Level: Must,
 			Facts:     []string{"RTX-03", "RTX-01", "RTX-12"},
-			Statement: "A RESEND asks only for bytes its sender authorised and lacks: its end is within max(U, its GRANT offsets, the incoming of the DATA it got) (upstream: the length), length -1 only at offset 0 and not after DATA of the message arrived (main), length 0 only on linux_6.1.38 (a liveness probe), and never for a message already complete at the receiver.",
-			Source:    "HomaModule homa_incoming.c homa_request_retrans (one RESEND per gap plus [recv_end, granted); {0, -1} only while nothing arrived), homa_timer.c homa_timer_check_rpc (no RESEND once the message is complete); homa_pool.c homa_pool_check_waiting (buffer wakeup {0, -1})",
+			Statement: "A RESEND asks only for bytes its sender authorised and lacks: its end is within max(U, its GRANT offsets, the incoming of the DATA it got) (upstream: the length), length -1 only at offset 0 and not after DATA of the message arrived, and a client with no byte of the response asks {0, -1} (main), length 0 only on linux_6.1.38 (a liveness probe), and never for a message already complete at the receiver.",
+			Source:    "HomaModule homa_incoming.c homa_request_retrans (one RESEND per gap plus [recv_end, granted); {0, -1} only, and always, while nothing arrived, since be5081e, 2025-06: linux_6.1.38 and main before asked {0, 100}), homa_timer.c homa_timer_check_rpc (no RESEND once the message is complete); homa_pool.c homa_pool_check_waiting (buffer wakeup {0, -1})",
 			Capture:   "GRANTs lost before the capture point can hide part of what the receiver granted, and bytes lost after it part of what it lacks: where the capture shows loss before it between the two hosts (a GRANT's loss leaves no trace of its own) the finding is inconclusive, unless a client RESENDs for a response more than slack after its own ack of the RPC (it acks only a response it holds whole, or an RPC it no longer has); so is one for a complete message after the client's ack at a capture away from the receiver, which cannot show a late request packet re-creating the RPC there (AMO-01). Request DATA that reaches the server more than timeout_ticks ticks plus slack after it last heard DATA, GRANT or BUSY from the client or sent a GRANT while it held every byte it had granted (its GRANTs, or the incoming its RPC started from; a GRANT sent while bytes were still due leaves its silence count running), its request incomplete, finds the RPC aborted (RTX-10) and creates it anew (RTX-11): the server's side is judged afresh from there; within timeout_ticks-2 ticks less slack of that, inconclusive; where only the server's own GRANT keeps the silence short of that, a timing finding, late by how much earlier that GRANT must have left the server (it may have stalled before sending it)",
 			Property: Each{Types: resend, Check: func(c *Ctx, e *Event) Result {
 				rs := e.Packet.Resend()
@@ -37,6 +37,12 @@ func resendRules2() []*Rule {
 					return Skip
 				}
 				if m.Length == 0 {
+					if c.P.Wire == wire.VersionCurrent && e.FromClient() && !rs.IsResendAll() && len(m.Seen) == 0 && m.Earlier == nil {
+						// main asks {0, -1} while msgin.length < 0;
+						// a response byte the capture missed (before it
+						// began, or dropped) would explain another form.
+						return Violation("client RESEND {%d, %d} for a response of which the capture shows no byte: main asks {0, -1} while nothing of the response arrived", off, int32(length))
+					}
 					return Skip
 				}
 				switch {

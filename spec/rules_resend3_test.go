@@ -174,3 +174,22 @@ func TestResend012OwnFieldsWithoutResponse(t *testing.T) {
 	b.after(10*time.Millisecond).resend(true, 2, 0, wire.ResendAll, 7)
 	wantViolations(t, b.check("linux", "HOMA-RESEND-012"), "HOMA-RESEND-012", bad)
 }
+
+// TestResend012ClientNoResponseAsksAll: a client with no byte of its
+// response asks {0, -1} on main (homa_request_retrans since be5081e);
+// {0, 100} is linux_6.1.38's and main's before it, legal under those
+// profiles only.
+func TestResend012ClientNoResponseAsksAll(t *testing.T) {
+	const id = "HOMA-RESEND-012"
+	build := func(v wire.Version) (*traceBuilder, int) {
+		b := newTrace(t, v)
+		b.data(true, 2, 100, 0, 100, 7, nil)
+		old := b.after(10*time.Millisecond).resend(true, 2, 0, 100, 7)
+		b.after(10*time.Millisecond).resend(true, 2, 0, wire.ResendAll, 7)
+		return b, old
+	}
+	b, old := build(wire.VersionCurrent)
+	wantViolations(t, b.check("linux", id), id, old)
+	b, _ = build(wire.Version2025)
+	wantViolations(t, b.check("linux-2025", id), id)
+}

@@ -357,7 +357,7 @@ func rt8Cases() []redteamClass {
 				b.respondAndAck(r, at+us(100))
 			} else {
 				for k := 1; k <= 5; k++ {
-					i := b.resend(at+ms(5.1*float64(k)), r, true, 0, 40000)
+					i := b.resend(at+ms(5.1*float64(k)), r, true, 0, wire.ResendAll)
 					if k == 1 {
 						b.mark(i, "client ignored RPC_UNKNOWN: RESENDs again, no restart")
 					}
@@ -372,7 +372,7 @@ func rt8Cases() []redteamClass {
 			r := rpcOf(hostC, hostS, 4)
 			b.send(r, true, t+us(40), msgOpts{length: 3000, uprio: 5, cv: 1})
 			at := b.lastTime() + ms(5.1)
-			b.resend(at, r, true, 0, 40000)
+			b.resend(at, r, true, 0, wire.ResendAll)
 			u := b.unknown(at+us(20), r, false)
 			if f {
 				b.mark(u, "RESEND-007: RPC_UNKNOWN the client answers by restarting at offset 1424, sending offset 0 only when the server RESENDs it")

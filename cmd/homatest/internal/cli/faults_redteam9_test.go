@@ -366,13 +366,13 @@ func rt9Cases() []redteamClass {
 			b.data(t+us(40), r, true, 7, 100, 0, 100, 100, 1, false)
 			b.data(t+us(45), o, true, 7, 100, 0, 100, 100, 1, false)
 			at := t + us(40) + ms(5.1)
-			b.resend(at, r, true, 0, 40000)
+			b.resend(at, r, true, 0, wire.ResendAll)
 			b.busy(at+us(20), r, false)
-			b.resend(at+us(5), o, true, 0, 40000)
+			b.resend(at+us(5), o, true, 0, wire.ResendAll)
 			b.busy(at+us(25), o, false)
 			at += ms(5.1)
-			b.resend(at, r, true, 0, 40000)
-			b.resend(at+us(5), o, true, 0, 40000)
+			b.resend(at, r, true, 0, wire.ResendAll)
+			b.resend(at+us(5), o, true, 0, wire.ResendAll)
 			b.busy(at+us(25), o, false)
 			if f {
 				b.mark(b.unknown(at+us(20), r, false), "RPC_UNKNOWN for an RPC the server showed (BUSY) it holds, while its socket keeps another")
@@ -605,7 +605,7 @@ func (b *capb) toldUnknown() (ends, time.Duration) {
 	r := rpcOf(hostC, hostS, 4)
 	b.send(r, true, t+us(40), msgOpts{length: 3000, uprio: 5, cv: 1})
 	at := b.lastTime() + ms(5.1)
-	b.resend(at, r, true, 0, 40000)
+	b.resend(at, r, true, 0, wire.ResendAll)
 	b.unknown(at+us(20), r, false)
 	return r, at
 }
