@@ -1706,6 +1706,9 @@ func (c *Checker) trigger(i int, st *ruleState, p *Within, e *Event) {
 	if ok {
 		if !o.From.IsValid() {
 			o.From = e.Src
+			if p.SenderOwes {
+				o.From = e.Dst // the peer: loss between it and To excuses
+			}
 		}
 		if !o.To.IsValid() {
 			o.To = e.Dst

@@ -500,7 +500,7 @@ type Within struct {
 	Usual Usual
 	// SenderOwes says the trigger's sender owes the awaited packet (the
 	// rest of what it began, a RESEND round): a miss is charged to it,
-	// and Obligation.To defaults to it.
+	// Obligation.To defaults to it and From to the trigger's receiver.
 	SenderOwes bool
 }
 

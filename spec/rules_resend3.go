@@ -148,7 +148,7 @@ func resendRules3() []*Rule {
 			Statement: "Each timer RESEND round asks for every byte its sender lacks below the offset it granted: one RESEND per gap, then one for the granted tail, so a later round never asks for bytes that were granted and missing, and that no RESEND had asked for, when an earlier round began.",
 			Source:    "HomaModule homa_incoming.c homa_request_retrans (main since be5081e, 2025-06: a RESEND for each gap in msgin.gaps, then [recv_end, granted)), homa_timer.c homa_timer_check_rpc",
 			Profiles:  []string{"linux"},
-			Capture:   "bytes count as missing only when the capture never saw them (upstream of the receiver a byte not seen did not arrive; on the sender's link it was not sent, and the receiver lacks it all the same); the granted offset is the least the capture shows (GRANT offsets, the first DATA's incoming or U) when the earlier round began; judged only at a round at least min(resend_ticks, resend_interval)-1 ticks after the earlier one (a timer pass never lasts that long) of an RPC seen from its start; linux_6.1.38 and main before 2025-06 ask for one range per round",
+			Capture:   "bytes count as missing only when the capture never saw them (upstream of the receiver a byte not seen did not arrive; on the sender's link it was not sent, and the receiver lacks it all the same); the granted offset is the least the capture shows (GRANT offsets, the first DATA's incoming or U) when the earlier round began; judged only at a round at least min(resend_ticks, resend_interval)-1 ticks after the earlier one (a timer pass never lasts that long) of an RPC seen from its start; inconclusive where the capture shows loss between the two hosts before the capture point (the earlier round's RESEND may be the one lost); GRANTs seen less than jitter before the earlier round began do not count (homa_grant_send builds a GRANT outside the RPC's lock, so one decided just after the round may pass the capture point first); linux_6.1.38 and main before 2025-06 ask for one range per round",
 			Property: Each{Types: []wire.PacketType{wire.TypeResend}, Check: func(c *Ctx, e *Event) Result {
 				rs := e.Packet.Resend()
 				r := c.T.Lookup(e)
@@ -176,6 +176,11 @@ func resendRules3() []*Rule {
 				for _, g := range known.Gaps(end) {
 					if g.End > rs.Offset() {
 						lo := max(g.Start, rs.Offset())
+						if ev, ok := c.Net.LostBetween(e.Src, e.Dst); ok {
+							// The earlier round's RESEND for it may be
+							// the one lost before the capture point.
+							return Downgrade(CauseLossBefore, ev, "RESEND asks for [%d, %d), which no RESEND seen in the round of frame %d asked for", lo, g.End, m.RoundFrame)
+						}
 						return Violation("RESEND asks for [%d, %d), which no packet in the capture carried and no RESEND had asked for when the round of frame %d began, below the %d bytes granted then: that round left out a gap",
 							lo, g.End, m.RoundFrame, m.retx.roundHeld).With(m.RoundFrame)
 					}
@@ -193,7 +198,7 @@ func resendRules3() []*Rule {
 			Statement: "A timer RESEND round is whole: within the tick it begins in, its RESENDs ask for every byte of the message below the offset its sender granted that the sender lacked when the round began (one RESEND per gap, in ascending order, then one for the granted tail).",
 			Source:    "HomaModule homa_incoming.c homa_request_retrans (main since be5081e, 2025-06: a RESEND for each gap in msgin.gaps, then [recv_end, granted) when non-empty, in one call under the RPC's lock), homa_timer.c homa_timer_check_rpc",
 			Profiles:  []string{"linux"},
-			Capture:   "bytes count as lacked only when the capture never saw them before the round began (upstream of the receiver a byte not seen did not arrive; on the sender's link it was not sent); the granted offset is the least the capture shows (GRANT offsets, the least DATA incoming or U); judged at a round's first RESEND of an RPC seen from its start, not at a RESEND {0, -1} (a receiver with no byte asks for everything), a buffer wakeup or the answer to a NEED_ACK; inconclusive where the capture shows loss from the round's sender before the capture point (a RESEND of the round lost)",
+			Capture:   "bytes count as lacked only when the capture never saw them before the round began (upstream of the receiver a byte not seen did not arrive; on the sender's link it was not sent); the granted offset is the least the capture shows (GRANT offsets, the least DATA incoming or U), GRANTs seen less than jitter before the round not counted (homa_grant_send builds a GRANT outside the RPC's lock, so one decided just after the round may pass the capture point first); the round's RESENDs may come in any order within the tick (a network may reorder them); judged at a round's first RESEND of an RPC seen from its start, not at a RESEND {0, -1} (a receiver with no byte asks for everything), a buffer wakeup or the answer to a NEED_ACK; inconclusive where the capture shows loss between the two hosts (a RESEND of the round lost before the capture point)",
 			Property: Within{
 				TriggerTypes: []wire.PacketType{wire.TypeResend},
 				Trigger: func(c *Ctx, e *Event) (Obligation, bool) {
@@ -206,10 +211,12 @@ func resendRules3() []*Rule {
 						return Obligation{}, false
 					}
 					m := r.Msg(oppositeRole(e.Packet.Role()))
-					if m.Length == 0 || m.inRound(c.P, e, rs) {
+					if d := e.Time.Sub(m.RoundStart); m.Length == 0 || !m.RoundStart.IsZero() && d >= 0 && d < c.P.Tick {
+						// Part of the round that began less than a tick
+						// ago, in whatever order the network delivered it.
 						return Obligation{}, false
 					}
-					a := &roundAwait{k: KeyOf(e), role: e.Packet.Role(), s: e.Src, held: m.heldGranted(c.P), frame: e.Frame, start: e.Time, tick: c.P.Tick, last: rs.Offset()}
+					a := &roundAwait{k: KeyOf(e), role: e.Packet.Role(), s: e.Src, held: m.roundGranted(c.P, e.Time), frame: e.Frame, start: e.Time, tick: c.P.Tick}
 					known := slices.Clone(m.Seen)
 					for _, x := range m.Earlier {
 						known.Add(x.Start, x.End)
@@ -333,8 +340,8 @@ func serverAfterOwnUnknown(c *Ctx, e *Event) Result {
 }
 
 // roundAwait is HOMA-RESEND-026's obligation at the first RESEND of a
-// timer round: the round's later RESENDs (same sender and RPC, ascending
-// offsets) ask for every range in lacked, the bytes the capture never saw
+// timer round: the round's later RESENDs (same sender and RPC, within
+// the tick) ask for every range in lacked, the bytes the capture never saw
 // below held, the granted offset, when the round began.
 type roundAwait struct {
 	k      RPCKey
@@ -344,7 +351,6 @@ type roundAwait struct {
 	frame  int
 	start  time.Time // the round's first RESEND
 	tick   time.Duration
-	last   uint32 // the latest RESEND's offset
 	lacked []byteranges.Range
 	asked  byteranges.Set
 }
@@ -352,7 +358,6 @@ type roundAwait struct {
 // ask adds RESEND rs's range to the round's and reports whether the round
 // now asks for every lacked range.
 func (a *roundAwait) ask(rs wire.Resend) bool {
-	a.last = rs.Offset()
 	a.asked.Add(rs.Offset(), uint32(min(uint64(rs.Offset())+uint64(rs.Length()), 1<<32-1)))
 	for _, g := range a.lacked {
 		if !a.asked.Covers(g.Start, g.End) {
@@ -367,9 +372,11 @@ func (a *roundAwait) Match(c *Ctx, x *Event) bool {
 	if x.Type() != wire.TypeResend || x.Src != a.s || x.Packet.Role() != a.role || KeyOf(x) != a.k {
 		return false
 	}
+	// The round's RESENDs leave in ascending order, but a network that
+	// reorders may deliver them in any order within the tick.
 	rs := x.Packet.Resend()
-	if d := x.Time.Sub(a.start); rs.IsResendAll() || rs.Offset() <= a.last || d < 0 || d >= a.tick {
-		return false // not of this round (Message.inRound)
+	if d := x.Time.Sub(a.start); rs.IsResendAll() || d < 0 || d >= a.tick {
+		return false // not of this round
 	}
 	return a.ask(rs)
 }

@@ -1607,7 +1607,7 @@ func (t *Trace) applyResend(e *Event, r *RPC) {
 	default:
 		m.RoundStart, m.RoundFrame, m.RoundOffset, m.RoundAll = e.Time, e.Frame, rs.Offset(), rs.IsResendAll()
 		if m.retx != nil { // set when the RESEND asked for bytes (above)
-			m.retx.roundHeld = m.heldGranted(t.P)
+			m.retx.roundHeld = m.roundGranted(t.P, e.Time)
 		}
 		m.RoundHeard, m.RoundHeardType = r.HeardFromServer, r.HeardTypeFromServer
 		if !e.FromClient() {
@@ -1775,6 +1775,31 @@ func (m *Message) heldGranted(p *Params) uint32 {
 		init = p.Unsched(m.Length)
 	}
 	return min(m.Length, max(m.Granted, init))
+}
+
+// roundGranted is heldGranted for a RESEND round its receiver began at t,
+// without the GRANTs seen less than jitter before t: homa_grant_send
+// builds a GRANT outside the RPC's lock, from a granted offset raised just
+// before, while the timer's homa_request_retrans reads it under the lock,
+// so a GRANT decided after the round may pass the capture point first
+// (helper-131). Where all the GRANTs kept (RecentGrants) are that recent,
+// only the incoming the RPC started from counts: less, never more, than
+// the receiver held.
+func (m *Message) roundGranted(p *Params, t time.Time) uint32 {
+	n := len(m.RecentGrants)
+	if n == 0 || t.Sub(m.RecentGrants[n-1].Time) > p.Jitter {
+		return m.heldGranted(p)
+	}
+	g := m.MinIncoming
+	if g == 0 {
+		g = p.Unsched(m.Length)
+	}
+	for _, x := range m.RecentGrants {
+		if t.Sub(x.Time) > p.Jitter {
+			g = max(g, x.Offset)
+		}
+	}
+	return min(m.Length, g)
 }
 
 // restartReceiver starts the receiver's view of m afresh (the receiver

@@ -1564,3 +1564,66 @@ func TestRoundOmitsTailCharged(t *testing.T) {
 		t.Errorf("violations %+v, want one HOMA-RESEND-026 charged to the server %v", vs, hostS)
 	}
 }
+
+// roundReordered is roundOmitsTail's clean round with its two RESENDs
+// reordered by the network before the capture point (the tail first).
+func roundReordered() *capb {
+	b := newCap(wire.VersionCurrent)
+	l1, tail := uint32(40000+10*1424), uint32(40000+42*1424)
+	r, _ := rpc100k(b, msgOpts{lost: map[uint32]bool{l1: true, tail: true}, capLost: true}, hostC, hostS)
+	at := b.lastTime() + ms(5.1)
+	b.resend(at, r, false, tail, 100000-tail)
+	b.resend(at+us(1), r, false, l1, 1424)
+	b.data(at+us(20), r, true, 7, 100000, l1, 1424, l1+1424, 1, true)
+	b.data(at+us(21), r, true, 7, 100000, tail, 100000-tail, 100000, 1, true)
+	b.respondAndAck(r, b.lastTime()+us(30))
+	return b
+}
+
+// roundGrantRace: the server's round (a gap and the tail up to 70000) and
+// a GRANT to 80000 it decided just after (homa_grant_send builds it
+// outside the RPC's lock) pass the capture point in the other order,
+// 1 µs apart; the request then completes.
+func roundGrantRace() *capb {
+	b := newCap(wire.VersionCurrent)
+	l1, tail := uint32(40000+10*1424), uint32(40000+21*1424)
+	r, _ := rpc100k(b, msgOpts{lost: map[uint32]bool{l1: true, tail: true}, capLost: true, grantCap: 70000}, hostC, hostS)
+	at := b.lastTime() + ms(5.1)
+	b.grant(at, r, true, 80000, 0)
+	b.resend(at+us(1), r, false, l1, 1424)
+	b.resend(at+us(2), r, false, tail, 70000-tail)
+	b.data(at+us(20), r, true, 7, 100000, l1, 1424, l1+1424, 1, true)
+	b.data(at+us(21), r, true, 7, 100000, tail, 70000-tail, 70000, 1, true)
+	b.send(r, true, at+us(25), msgOpts{length: 100000, from: 70000, granted: 80000, window: 20000, uprio: 4, cv: 1})
+	b.respondAndAck(r, b.lastTime()+us(30))
+	return b
+}
+
+// TestRoundWholeAsSeen: a whole RESEND round passes HOMA-RESEND-026
+// however the network ordered its RESENDs, and a GRANT decided just after
+// the round but seen just before it does not make the round's tail look
+// short (helper-131's false positives).
+func TestRoundWholeAsSeen(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		b    *capb
+		cps  []string
+	}{
+		// On the round's sender's own link its RESENDs go out in order
+		// (HOMA-RESEND-008 judges that).
+		{"reordered", roundReordered(), []string{"switch", "delivered", "host:10.0.0.11"}},
+		{"grant-race", roundGrantRace(), []string{"switch", "delivered", "host:10.0.0.1"}},
+	} {
+		name := c.name
+		path := filepath.Join(t.TempDir(), name+".pcapng")
+		if _, err := c.b.write(path, name); err != nil {
+			t.Fatal(err)
+		}
+		for _, cp := range c.cps {
+			r := checkDropsJSON(t, path, "--capture-point", cp)
+			if n, ok := r.rules["HOMA-RESEND-026"]; ok || r.code != 0 {
+				t.Errorf("%s at %s: exit %d, HOMA-RESEND-026 violated %d times (rules %v)", name, cp, r.code, n, r.rules)
+			}
+		}
+	}
+}
