@@ -969,7 +969,7 @@ func (c *Checker) excuseOneEnd() {
 	c.report.OneEnd = true
 	// Every rule that relates packets (not Alone, not of the WIRE area)
 	// may pair packets stamped at different ends.
-	relates := func(r *Rule) bool { return !r.Alone && !strings.EqualFold(r.area(), "wire") }
+	relates := func(r *Rule) bool { return !r.Alone && !r.AnyEnd && !strings.EqualFold(r.area(), "wire") }
 	c.report.OneEndExcused += c.moveViolationsOf(CauseOneEnd, true, relates, func(why string) string {
 		return fmt.Sprintf("%s (%s: each packet is stamped at one end of its path only, its sender's or its receiver's, so what the other end saw when may explain it)", why, CauseOneEnd)
 	})
@@ -1884,7 +1884,18 @@ func (c *Checker) endSection(end string, restarted netip.Addr, at int) {
 		if m.control {
 			lostAfter = c.net.LostAfterBetween
 		}
-		if ev, ok := c.net.LostAfter(m.from, m.to); ok {
+		// An obligation its trigger's sender owes (the rest of its RESEND
+		// round) is excused only by loss of that sender's packets before
+		// the capture point: what its peer lost after it can only make the
+		// sender owe more (Within.SenderOwes).
+		owes := c.props[m.rule].within.SenderOwes
+		if owes {
+			if ev, ok := c.net.LostBefore(m.to, m.from); ok {
+				res = Downgrade(CauseLossBefore, ev, "%s; the answer may have been lost before the capture point", res.Why()).WithSlack(res.Slack)
+			} else if ev, ok := c.net.LostBetween(m.to, m.from); ok {
+				res = Downgrade(CauseLossBefore, ev, "%s; the answer may have been lost before the capture point", res.Why()).WithSlack(res.Slack)
+			}
+		} else if ev, ok := c.net.LostAfter(m.from, m.to); ok {
 			res = Downgrade(CauseLossAfter, ev, "%s; the packet may not have reached %v", res.Why(), m.to).WithSlack(res.Slack)
 		} else if ev, ok := c.net.LostBefore(m.to, m.from); ok {
 			res = Downgrade(CauseLossBefore, ev, "%s; the answer may have been lost before the capture point", res.Why()).WithSlack(res.Slack)

@@ -76,6 +76,12 @@ type Rule struct {
 	// they say so; a rule whose violations are alone only sometimes marks
 	// those with Result.Alone.
 	Alone bool `json:"-"`
+	// AnyEnd says the rule's violations hold whichever end of each path
+	// stamped the packets (a GRANT leaves its receiver after the DATA it
+	// answers arrived there, which is after that DATA left its sender), so
+	// a capture that is one end of every link does not excuse them
+	// (CauseOneEnd), though a capture drop still may.
+	AnyEnd bool `json:"-"`
 	// Property is the executable form.
 	Property Property `json:"-"`
 }

@@ -124,12 +124,12 @@ func grantRules3() []*Rule {
 			},
 		},
 		{
-			ID: "HOMA-GRANT-021", Level: Must,
+			ID: "HOMA-GRANT-021", Level: Must, AnyEnd: true,
 			Facts:     []string{"GRANT-02", "RTX-11"},
 			Statement: "A receiver grants only a message it has begun to receive: no GRANT for a message comes before the first transmission of the message's first byte (offset 0, retransmit=0), the first DATA its sender sends.",
 			Source:    "HomaModule homa_incoming.c homa_dispatch_pkts (only request DATA creates a server RPC; a GRANT for an unknown RPC is dropped), homa_data_pkt (a client's msgin starts at the first response DATA), homa_grant.c homa_grant_manage_rpc (only an RPC with msgin is granted); homa_outgoing.c homa_xmit_data (a message's bytes go out in offset order from 0)",
 			Profiles:  []string{"linux", "linux-2024", "linux-2025"},
-			Capture:   "any single capture point on the path, less jitter: the first DATA of a message passes it before the receiver can have it, and a GRANT that leaves the receiver passes it before the sender can; judged only at a first transmission of offset 0 with no byte of the message seen before it, so a late capture start does not matter (the GRANT shows the capture ran before that DATA); a capture that dropped packets makes it inconclusive (a later offset that overtook offset 0 on the way, and that the receiver had when it granted, may be among them)",
+			Capture:   "any single capture point on the path, less jitter: the first DATA of a message passes it before the receiver can have it, and a GRANT that leaves the receiver passes it before the sender can; judged only at a first transmission of offset 0 with no byte of the message seen before it, so a late capture start does not matter (the GRANT shows the capture ran before that DATA); a capture that dropped packets makes it inconclusive (a later offset that overtook offset 0 on the way, and that the receiver had when it granted, may be among them); one that is one end of every link does not (the order holds whichever end stamped each packet)",
 			Property: Each{Types: []wire.PacketType{wire.TypeData}, Usual: Usual{FactNotFirstByte, NotApplicable}, Check: func(c *Ctx, e *Event) Result {
 				if e.Offset != 0 || e.Retransmit() {
 					return Skip

@@ -249,3 +249,23 @@ func TestGrant021GrantBeforeFirstData(t *testing.T) {
 	rep = b.check("linux", id)
 	wantCounts(t, rep, id, 1, 1, 0, 0)
 }
+
+// GRANT-021 on a one-end capture (all as sent): the GRANT is stamped at
+// the server's send, after the DATA it answers could arrive, so a GRANT
+// stamped 1 ms before the first DATA is still a violation (Rule.AnyEnd:
+// the one-end excuse does not touch it; helper-133).
+func TestGrant021OneEnd(t *testing.T) {
+	b := newTrace(t, wire.VersionCurrent)
+	b.grant(false, 10, 20000, 0)
+	d := b.after(time.Millisecond).data(true, 10, 50000, 0, 1424, 5, func(f *wire.DataFields) { f.Incoming = 10000 })
+	b.after(time.Microsecond).data(true, 10, 50000, 1424, 1424, 5, func(f *wire.DataFields) { f.Incoming = 10000 })
+	prof, _ := LookupProfile("linux")
+	rules, _ := Select(Rules(), "HOMA-GRANT-021", 0, "linux")
+	c := NewChecker("linux", prof.Params, rules)
+	c.SetOneEndExcuse()
+	for i := range b.events {
+		c.Feed(&b.events[i])
+	}
+	rep := c.Finish()
+	wantViolations(t, rep, "HOMA-GRANT-021", d)
+}

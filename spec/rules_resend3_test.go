@@ -193,3 +193,26 @@ func TestResend012ClientNoResponseAsksAll(t *testing.T) {
 	b, _ = build(wire.Version2025)
 	wantViolations(t, b.check("linux-2025", id), id)
 }
+
+// A round that omits the granted tail [8544, 10000), which the capture
+// never saw. Variant a: the round's other RESEND asks for a gap the
+// capture never saw either; variant b: for bytes the capture saw (lost
+// after the capture point). Both rounds leave the tail out: loss after
+// the capture point can only make the receiver ask for more, so it
+// excuses neither (helper-133).
+func TestResend026LossAfterNoExcuse(t *testing.T) {
+	for _, seenGap := range []bool{false, true} {
+		b := newTrace(t, wire.VersionCurrent)
+		for o := uint32(0); o < 8544; o += 1424 {
+			if o == 1424 && !seenGap {
+				continue // lost before the capture point
+			}
+			b.after(2*time.Microsecond).data(true, 2, 10000, o, 1424, 4, func(f *wire.DataFields) { f.Incoming = 10000 })
+		}
+		first := b.after(5*time.Millisecond).resend(false, 2, 1424, 1424, 7)
+		b.after(20*time.Microsecond).data(true, 2, 10000, 1424, 1424, 4, func(f *wire.DataFields) { f.Incoming = 10000; f.Retransmit = 1 })
+		b.after(3*time.Millisecond).data(true, 4, 100, 0, 100, 4, nil)
+		rep := b.check("linux", "HOMA-RESEND-026")
+		wantViolations(t, rep, "HOMA-RESEND-026", first)
+	}
+}

@@ -552,8 +552,10 @@ type Trace struct {
 	// server).
 	byClientID map[clientIDKey]*RPC
 	// newest[C] is the RPC with the highest client id that client host C
-	// began in the capture (its request's first byte seen): ids only grow
-	// (homa_rpc_alloc_client), so an RPC with a higher id began later
+	// began in the capture with a request of at most defer_min_bytes (its
+	// first byte seen): ids only grow (homa_rpc_alloc_client), and such a
+	// request goes out as sendmsg allocates its id, never parked in the
+	// pacer (homa_xmit_data), so an RPC with a higher id began later
 	// (HOMA-ACK-004).
 	newest map[netip.Addr]newestRPC
 	// clientUnknown[{C, id}] is when client C first said RPC_UNKNOWN for
@@ -1246,7 +1248,7 @@ func (t *Trace) Apply(e *Event) {
 			return
 		}
 		r = &RPC{Key: k, First: e.Time, FirstFrame: e.Frame, FirstFromClient: e.FromClient(), idleAt: -1, SeenFromStart: t.seenFromStart(e)}
-		if typ == wire.TypeData && e.FromClient() && e.Offset == 0 && !e.Retransmit() && k.ClientID > t.newest[k.Client].ID {
+		if typ == wire.TypeData && e.FromClient() && e.Offset == 0 && !e.Retransmit() && k.ClientID > t.newest[k.Client].ID && p.Data().MessageLength() <= t.P.DeferMinBytes {
 			t.newest[k.Client] = newestRPC{ID: k.ClientID, Seen: Seen{e.Time, e.Frame}}
 		}
 		t.created++

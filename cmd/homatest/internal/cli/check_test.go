@@ -5,12 +5,14 @@ import (
 	"encoding/json"
 	"encoding/xml"
 	"os"
+	"path"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/homatest/homatest/conformance"
+	"github.com/homatest/homatest/spec"
 )
 
 // scaledTimers are the timer sysctls the shared captures and those in
@@ -402,6 +404,19 @@ func TestSpecNamedRules(t *testing.T) {
 	_, err, code := run(t, "spec", "doc", "NOPE-1")
 	if code != ExitUsage || err == nil || !strings.Contains(err.Error(), `"NOPE-1" matches no rule`) {
 		t.Errorf("spec doc NOPE-1: exit %d, %v", code, err)
+	}
+	// Patterns that start with a wildcard are taken as they are.
+	for _, pat := range []string{"*", "*-014", "*-01?"} {
+		want := 0
+		for _, r := range spec.Rules() {
+			if ok, _ := path.Match(pat, r.ID); ok {
+				want++
+			}
+		}
+		out, err, _ = run(t, "spec", "list", pat)
+		if n := strings.Count(out, "\n"); err != nil || n != want || want < 2 {
+			t.Errorf("spec list %q: %v, %d rules, want %d\n%s", pat, err, n, want, out)
+		}
 	}
 	// A family's name names its rules.
 	out, err, _ = run(t, "spec", "list", "cutoff")

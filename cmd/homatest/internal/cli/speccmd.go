@@ -413,7 +413,7 @@ func rulesNamed(args []string) ([]*spec.Rule, error) {
 		if !strings.HasPrefix(a, "HOMA-") && !strings.HasPrefix(a, "*") {
 			a = "HOMA-" + a
 		}
-		if !strings.ContainsAny(a[len("HOMA-"):], "-*?[") {
+		if rest, ok := strings.CutPrefix(a, "HOMA-"); ok && !strings.ContainsAny(rest, "-*?[") {
 			a += "-*" // a family's name (RESEND) names its rules
 		}
 		pats[i] = a
