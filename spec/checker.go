@@ -1888,11 +1888,9 @@ func (c *Checker) endSection(end string, restarted netip.Addr, at int) {
 		// round) is excused only by loss of that sender's packets before
 		// the capture point: what its peer lost after it can only make the
 		// sender owe more (Within.SenderOwes).
-		owes := c.props[m.rule].within.SenderOwes
-		if owes {
-			if ev, ok := c.net.LostBefore(m.to, m.from); ok {
-				res = Downgrade(CauseLossBefore, ev, "%s; the answer may have been lost before the capture point", res.Why()).WithSlack(res.Slack)
-			} else if ev, ok := c.net.LostBetween(m.to, m.from); ok {
+		// (LostBetween begins with LostBefore.)
+		if c.props[m.rule].within.SenderOwes {
+			if ev, ok := c.net.LostBetween(m.to, m.from); ok {
 				res = Downgrade(CauseLossBefore, ev, "%s; the answer may have been lost before the capture point", res.Why()).WithSlack(res.Slack)
 			}
 		} else if ev, ok := c.net.LostAfter(m.from, m.to); ok {

@@ -115,27 +115,31 @@ func Downgrade(cause Cause, ev Evidence, format string, a ...any) Result {
 // Skip is the NotApplicable Result.
 var Skip = Result{}
 
-// With returns r with extra frames attached (r itself is unchanged).
-func (r Result) With(frames ...int) Result {
+// edit returns r with a copy of its detail changed by f: a Result is a
+// value, and others may share the detail it points to.
+func (r Result) edit(f func(*resultDetail)) Result {
 	d := resultDetail{}
 	if r.detail != nil {
 		d = *r.detail
 	}
-	d.frames = append(d.frames[:len(d.frames):len(d.frames)], frames...)
+	f(&d)
 	r.detail = &d
 	return r
+}
+
+// With returns r with extra frames attached (r itself is unchanged).
+func (r Result) With(frames ...int) Result {
+	return r.edit(func(d *resultDetail) {
+		d.frames = append(d.frames[:len(d.frames):len(d.frames)], frames...)
+	})
 }
 
 // About returns r noting that it rests on what the capture showed of RPC
 // k besides the finding's own RPC (the RPC an ack names): Finding.Also.
 func (r Result) About(k RPCKey) Result {
-	d := resultDetail{}
-	if r.detail != nil {
-		d = *r.detail
-	}
-	d.about = &k
-	r.detail = &d
-	return r
+	return r.edit(func(d *resultDetail) {
+		d.about = &k
+	})
 }
 
 // Alone returns r marked as resting on no packet the capture lacks: the
@@ -144,13 +148,9 @@ func (r Result) About(k RPCKey) Result {
 // violations can sometimes rest on an unseen packet marks the others so
 // (e.g. HOMA-PRIO-002 at a level no cutoffs could give).
 func (r Result) Alone() Result {
-	d := resultDetail{}
-	if r.detail != nil {
-		d = *r.detail
-	}
-	d.alone = true
-	r.detail = &d
-	return r
+	return r.edit(func(d *resultDetail) {
+		d.alone = true
+	})
 }
 
 // alone reports whether r was marked with Alone.
@@ -161,13 +161,9 @@ func (r Result) alone() bool { return r.detail != nil && r.detail.alone }
 // message's first DATA): a capture that began while the RPC was under
 // way does not excuse it, though one that dropped packets still may.
 func (r Result) CaptureRanBefore() Result {
-	d := resultDetail{}
-	if r.detail != nil {
-		d = *r.detail
-	}
-	d.ranBefore = true
-	r.detail = &d
-	return r
+	return r.edit(func(d *resultDetail) {
+		d.ranBefore = true
+	})
 }
 
 // ranBefore reports whether r was marked with CaptureRanBefore.
@@ -184,10 +180,9 @@ func (r Result) WithLate(d time.Duration) Result {
 	if r.detail == nil || d <= 0 {
 		return r
 	}
-	x := *r.detail
-	x.late = d
-	r.detail = &x
-	return r
+	return r.edit(func(x *resultDetail) {
+		x.late = d
+	})
 }
 
 // WithSince returns r noting that the time it judges began at t (a
@@ -199,10 +194,9 @@ func (r Result) WithSince(t time.Time) Result {
 	if r.detail == nil {
 		return r
 	}
-	x := *r.detail
-	x.since = t
-	r.detail = &x
-	return r
+	return r.edit(func(x *resultDetail) {
+		x.since = t
+	})
 }
 
 // Since is when the time r judges began (WithSince; zero: at its frames).
@@ -242,10 +236,9 @@ func (r Result) WithEarly(short time.Duration, ref time.Time, kind EarlyRef) Res
 	if r.detail == nil || short <= 0 {
 		return r
 	}
-	x := *r.detail
-	x.early, x.earlyAt, x.earlyRef = short, ref, kind
-	r.detail = &x
-	return r
+	return r.edit(func(x *resultDetail) {
+		x.early, x.earlyAt, x.earlyRef = short, ref, kind
+	})
 }
 
 // Early returns how much too soon r's event came (WithEarly; 0 when the

@@ -217,11 +217,7 @@ func resendRules3() []*Rule {
 						return Obligation{}, false
 					}
 					a := &roundAwait{k: KeyOf(e), role: e.Packet.Role(), s: e.Src, held: m.roundGranted(c.P, e.Time), frame: e.Frame, start: e.Time, tick: c.P.Tick}
-					known := slices.Clone(m.Seen)
-					for _, x := range m.Earlier {
-						known.Add(x.Start, x.End)
-					}
-					a.lacked = known.Gaps(a.held)
+					a.lacked = m.everSeen().Gaps(a.held)
 					if a.ask(rs) {
 						return Obligation{}, false
 					}

@@ -1772,11 +1772,17 @@ func (m *Message) authorised(p *Params) uint32 {
 // so its timer holds silent_ticks at 0 (homa_timer_check_rpc) once it has
 // received this many bytes.
 func (m *Message) heldGranted(p *Params) uint32 {
-	init := m.MinIncoming
-	if init == 0 {
-		init = p.Unsched(m.Length)
+	return min(m.Length, max(m.Granted, m.startGranted(p)))
+}
+
+// startGranted is the granted offset the receiver's RPC started from
+// (homa_grant_init_rpc): the smallest incoming of the message's DATA, or
+// U without one.
+func (m *Message) startGranted(p *Params) uint32 {
+	if m.MinIncoming != 0 {
+		return m.MinIncoming
 	}
-	return min(m.Length, max(m.Granted, init))
+	return p.Unsched(m.Length)
 }
 
 // roundGranted is heldGranted for a RESEND round its receiver began at t,
@@ -1792,10 +1798,7 @@ func (m *Message) roundGranted(p *Params, t time.Time) uint32 {
 	if n == 0 || t.Sub(m.RecentGrants[n-1].Time) > p.Jitter {
 		return m.heldGranted(p)
 	}
-	g := m.MinIncoming
-	if g == 0 {
-		g = p.Unsched(m.Length)
-	}
+	g := m.startGranted(p)
 	for _, x := range m.RecentGrants {
 		if t.Sub(x.Time) > p.Jitter {
 			g = max(g, x.Offset)
@@ -1927,9 +1930,6 @@ func (t *Trace) evict() {
 	}
 }
 
-// clientIDKey names a client id of a host: HomaModule allocates ids from
-// one counter per host (homa_rpc_alloc_client) and finds a client's RPCs by
-// id alone (homa_rpc_find_client).
 // newestRPC is a client's RPC with the highest id the capture saw it
 // begin: its id and its request's first packet (Trace.newest).
 type newestRPC struct {
@@ -1937,6 +1937,9 @@ type newestRPC struct {
 	Seen
 }
 
+// clientIDKey names a client id of a host: HomaModule allocates ids from
+// one counter per host (homa_rpc_alloc_client) and finds a client's RPCs by
+// id alone (homa_rpc_find_client).
 type clientIDKey struct {
 	Client   netip.Addr
 	ClientID uint64

@@ -106,7 +106,9 @@ type dropsReport struct {
 	from    string
 	hint    string
 	rules   map[string]int // violations by rule
-	report  struct {
+	// violations are the report's violations: rule and host charged.
+	violations []chargedViolation
+	report     struct {
 		CaptureDrops       uint64 `json:"capture_drops"`
 		CaptureDropLimit   int    `json:"capture_drop_limit"`
 		CaptureDropExcused int    `json:"capture_drop_excused"`
@@ -117,6 +119,13 @@ type dropsReport struct {
 		} `json:"inconclusive"`
 	}
 	json string
+}
+
+// chargedViolation is a violation of a check -o json report: its rule
+// and the host it is charged to.
+type chargedViolation struct {
+	Rule      string `json:"rule"`
+	ChargedTo string `json:"charged_to"`
 }
 
 // checkDrops runs check -o json with args on path.
@@ -142,13 +151,12 @@ func checkDropsJSON(t *testing.T, path string, args ...string) dropsReport {
 		t.Fatal(err)
 	}
 	var v struct {
-		Violations []struct {
-			Rule string `json:"rule"`
-		} `json:"violations"`
+		Violations []chargedViolation `json:"violations"`
 	}
 	if err := json.Unmarshal(f.Report, &v); err != nil {
 		t.Fatal(err)
 	}
+	r.violations = v.Violations
 	for _, x := range v.Violations {
 		r.rules[x.Rule]++
 	}
@@ -335,20 +343,8 @@ func TestCheckCaptureDropsPorts(t *testing.T) {
 	if before.code != ExitViolations || before.must == 0 {
 		t.Fatalf("no drops: exit %d, %d MUST violations; want a fail\n%s", before.code, before.must, before.json)
 	}
-	var js struct {
-		Files []struct {
-			Report struct {
-				Violations []struct {
-					ChargedTo string `json:"charged_to"`
-				} `json:"violations"`
-			} `json:"report"`
-		} `json:"files"`
-	}
-	if err := json.Unmarshal([]byte(before.json), &js); err != nil {
-		t.Fatal(err)
-	}
 	charged := map[string]bool{}
-	for _, v := range js.Files[0].Report.Violations {
+	for _, v := range before.violations {
 		charged[v.ChargedTo] = true
 	}
 	if len(charged) != 1 {

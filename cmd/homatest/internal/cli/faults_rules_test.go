@@ -6,7 +6,6 @@ package cli
 // faults_test.go (the same hosts, timing and helpers).
 
 import (
-	"encoding/json"
 	"net/netip"
 	"path/filepath"
 	"testing"
@@ -1545,21 +1544,7 @@ func TestRoundOmitsTailCharged(t *testing.T) {
 	if _, err := faultCaseByID(t, "RESEND-026").build(true).write(path, "RESEND-026"); err != nil {
 		t.Fatal(err)
 	}
-	r := checkDropsJSON(t, path)
-	var js struct {
-		Files []struct {
-			Report struct {
-				Violations []struct {
-					Rule      string `json:"rule"`
-					ChargedTo string `json:"charged_to"`
-				} `json:"violations"`
-			} `json:"report"`
-		} `json:"files"`
-	}
-	if err := json.Unmarshal([]byte(r.json), &js); err != nil {
-		t.Fatal(err)
-	}
-	vs := js.Files[0].Report.Violations
+	vs := checkDropsJSON(t, path).violations
 	if len(vs) != 1 || vs[0].Rule != "HOMA-RESEND-026" || vs[0].ChargedTo != hostS.String() {
 		t.Errorf("violations %+v, want one HOMA-RESEND-026 charged to the server %v", vs, hostS)
 	}
