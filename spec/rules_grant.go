@@ -319,7 +319,7 @@ func grantRules() []*Rule {
 			Statement: "A receiver that has all unscheduled bytes of a message longer than unsched_bytes sends the message its first GRANT within response_timeout, unless it is already granting max_overcommit other messages (not all with clearly more bytes left to receive: SRPT takes the slot of one of those) or the DATA's incoming already covers the message (a request restarted after RPC_UNKNOWN); when one of those ends (its last byte arrives, or RPC_UNKNOWN ends its RPC) while such messages wait, it grants one of them (or a newer message) within response_timeout.",
 			Source:    "HomaModule homa_grant.c homa_grant_check_rpc, homa_grant_manage_rpc (a grantable message joins the active set while fewer than max_overcommit are active, or takes the slot of the lowest-ranked active message it outranks: homa_grant_find_victim, homa_grant_outranks; linux_6.1.38 homa_grant_recalc), homa_grant_unmanage_rpc and homa_grant_promote_queued (a slot freed by a message fully received or an RPC ended by homa_rpc_end goes to the best waiting message), homa_grant_check_needy; fault @2be2170 (fixed @003213d)",
 			Profiles:  []string{"linux", "linux-2024", "linux-2025"},
-			Capture:   "a waiting message is judged again at every packet that frees a grant slot at its receiver (the last byte of a message it grants, RPC_UNKNOWN from the client of a request it grants); slots freed without a packet (an abort, a timeout) are not seen; inconclusive while the receiver grants max_overcommit other messages of which one has no more than rank_tolerance bytes more left to receive, or to grant (net-next and linux_6.13.9 rank by those), than the waiting message (or max_rpcs_per_peer other messages from the same sender, none of which it clearly outranks: 1 on every HomaModule before 3daedc3, 2026-05-21) or has max_incoming authorised and not received (its GRANTs, and U of each message longer than unsched_bytes not granted yet: HomaModule's total_incoming), after its buffer-wakeup RESEND (no buffer space, GRANT-10) and after RPC_UNKNOWN, and where the capture shows loss toward the receiver after the capture point; a RESEND beyond U from the receiver counts as a GRANT lost before the capture point",
+			Capture:   "a waiting message is judged again at every packet that frees a grant slot at its receiver (the last byte of a message it grants, RPC_UNKNOWN from the client of a request it grants); slots freed without a packet (an abort, a timeout) are not seen; inconclusive while the receiver grants max_overcommit other messages of which one has no more than rank_tolerance bytes more left to receive, or to grant (net-next and linux_6.13.9 rank by those), than the waiting message (or max_rpcs_per_peer other messages from the same sender, none of which it clearly outranks: 1 on every HomaModule before 3daedc3, 2026-05-21) or has max_incoming authorised and not received (its GRANTs, and U of each message longer than unsched_bytes not granted yet: HomaModule's total_incoming), after its buffer-wakeup RESEND (no buffer space, GRANT-10) and after RPC_UNKNOWN, for a response that came after its client went timeout_ticks without DATA, GRANT or BUSY from the server (the client may have aborted the RPC and discards its DATA), and where the capture shows loss toward the receiver after the capture point; a RESEND beyond U from the receiver counts as a GRANT lost before the capture point",
 			Property: Within{
 				TriggerTypes: []wire.PacketType{wire.TypeData, wire.TypeRPCUnknown},
 				Usual:        Usual{When: FactNoFirstGrantDue},
@@ -480,6 +480,11 @@ func grantWaitExcuse(c *Ctx, x *Event, trigFrame, trigSeg int, k RPCKey, receive
 	case x.Err != nil:
 		return "", false
 	case x.Frame == trigFrame && x.Segment == trigSeg:
+		if r := c.T.rpcs[k]; r != nil && receiver == wire.RoleClient {
+			if why, gone := clientTimedOut(c, r, x.Time); gone {
+				return why + " before this response came", true
+			}
+		}
 		return receiverBusy(c, rHost, sHost, self(c), nil, netip.Addr{}, nil)
 	case x.Type() == wire.TypeRPCUnknown && KeyOf(x) == k:
 		return "RPC_UNKNOWN: one side no longer knows the RPC", true
@@ -673,7 +678,7 @@ func waiting(c *Ctx, recv netip.Addr, freed, skip *Message) *Message {
 		return nil
 	}
 	for m, r := range c.T.longIn[recv] {
-		if m == freed || m == skip || !mayWait(c.P, r, m) {
+		if m == freed || m == skip || !mayWait(c, r, m) {
 			continue
 		}
 		peer = peer[:0]
@@ -718,9 +723,21 @@ func peerFull(p *Params, peer []*Message, self *Message) bool {
 
 // mayWait reports whether message m of RPC r can be waiting for a grant
 // slot at its receiver: never granted, all unscheduled bytes in,
-// incomplete, its RPC not ended by RPC_UNKNOWN, not waiting for buffers.
-func mayWait(p *Params, r *RPC, m *Message) bool {
-	return m.Grants == 0 && !m.Complete && m.Length > 0 && !r.Unknown && m.WakeupTime.IsZero() && m.Seen.Covers(0, p.Unsched(m.Length))
+// incomplete, its RPC not ended by RPC_UNKNOWN, not waiting for buffers,
+// and not a response whose client may have aborted the RPC by timeout
+// before it came (clientTimedOut: the client discards DATA of an RPC it
+// no longer has, so nothing waits; homa_dispatch_pkts).
+func mayWait(c *Ctx, r *RPC, m *Message) bool {
+	p := c.P
+	if m.Grants != 0 || m.Complete || m.Length == 0 || r.Unknown || !m.WakeupTime.IsZero() || !m.Seen.Covers(0, p.Unsched(m.Length)) {
+		return false
+	}
+	if m == &r.Response {
+		if _, gone := clientTimedOut(c, r, r.HeardFromServer); gone {
+			return false
+		}
+	}
+	return true
 }
 
 // msgSender returns the host that sends message m of RPC r.
@@ -855,7 +872,7 @@ func (a *slotAwait) Excuse(c *Ctx, x *Event) (string, bool) {
 		} else if !m.inLong || !m.Seen.CoversWith(0, m.Length, x.Offset, min(x.End(), m.Length)) {
 			return "", false
 		}
-		if mayWait(c.P, r, m) && waiting(c, recv, freed, m) == nil {
+		if mayWait(c, r, m) && waiting(c, recv, freed, m) == nil {
 			return "every message waiting for the freed slot ended or completed", true
 		}
 	}

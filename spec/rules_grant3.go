@@ -194,7 +194,7 @@ func srptPassedOver(c *Ctx, e *Event) (Obligation, bool) {
 	var bestR *RPC
 	var bestLeft int64
 	for o, r := range c.T.longIn[e.Src] {
-		if o.Grants > 0 || o == m || r == mr || !o.FirstData.Before(since) || !mayWait(c.P, r, o) || o.MaxIncoming >= o.Length {
+		if o.Grants > 0 || o == m || r == mr || !o.FirstData.Before(since) || !mayWait(c, r, o) || o.MaxIncoming >= o.Length {
 			continue
 		}
 		if int64(o.Length)-int64(o.Received())+int64(c.P.RankTolerance) >= mLeft {

@@ -157,3 +157,80 @@ func wantExcusedBy(t *testing.T, rep *Report, trigger, by int, why string) {
 	}
 	t.Fatalf("HOMA-GRANT-010 not inconclusive at frame %d; inconclusive: %v", trigger, rep.Inconclusive)
 }
+
+// TestGrant010ResponseAfterClientTimeout: a client whose server was
+// silent for timeout_ticks may have aborted the RPC (homa_timer_check_rpc,
+// no packet), and then discards the response's DATA: a long response whose
+// unscheduled bytes come after 100 ms of silence is owed no GRANT, neither
+// as a message of its own nor as one waiting for a freed slot (an
+// overloaded simulation with 10 ms timeouts had 10 MUST findings so). After
+// 10 ms of silence the client still holds the RPC and must grant.
+func TestGrant010ResponseAfterClientTimeout(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		rounds int // RESEND rounds, 5 ms apart, before the response
+		gone   bool
+	}{
+		{"after timeout", 20, true},
+		{"within timeout", 2, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			b := newTrace(t, wire.VersionCurrent)
+			b.deadServer(2, c.rounds)
+			w := b.after(time.Millisecond).message(false, 2, 100000, 0, 40000, 40000, 4)
+			trig := w[len(w)-1]
+			b.after(30*time.Millisecond).data(true, 20, 100, 0, 100, 7, nil)
+			rep := b.check("linux", "HOMA-GRANT-010")
+			if !c.gone {
+				wantViolations(t, rep, "HOMA-GRANT-010", trig)
+				return
+			}
+			wantViolations(t, rep, "HOMA-GRANT-010")
+			wantInconclusive(t, rep, "HOMA-GRANT-010", trig)
+			for _, f := range rep.Inconclusive {
+				if f.Frame == trig && !strings.Contains(f.Why, "may have aborted the RPC") {
+					t.Errorf("why %q, want the client's timeout", f.Why)
+				}
+			}
+		})
+	}
+}
+
+// TestGrant010SlotWaiterTimedOut: a slot freed at the client (one response
+// complete) finds the other response waiting, but that response came
+// after 100 ms of silence from its server: the client may have aborted
+// its RPC first, so nothing waits and no GRANT is owed.
+func TestGrant010SlotWaiterTimedOut(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		rounds int
+		gone   bool
+	}{
+		{"after timeout", 20, true},
+		{"within timeout", 2, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			b := newTrace(t, wire.VersionCurrent)
+			// RPC 2's response is granted and in flight; the only slot
+			// (max_overcommit 1) is taken.
+			b.data(true, 2, 100, 0, 100, 7, nil)
+			b.after(10*time.Microsecond).message(false, 2, 100000, 0, 40000, 40000, 4)
+			b.after(10*time.Microsecond).grant(true, 2, 60000, 0)
+			// RPC 4's server is silent for the rounds, then its response's
+			// unscheduled bytes arrive while the slot is taken.
+			b.deadServer(4, c.rounds)
+			b.after(time.Millisecond).message(false, 4, 100000, 0, 40000, 40000, 4)
+			b.message(false, 2, 100000, 40000, 60000, 40000, 0)
+			b.after(10*time.Microsecond).grant(true, 2, 100000, 0)
+			last := b.message(false, 2, 100000, 60000, 100000, 40000, 0)
+			freed := last[len(last)-1]
+			b.after(30*time.Millisecond).data(true, 20, 100, 0, 100, 7, nil)
+			rep := b.check("linux", "HOMA-GRANT-010", "max_overcommit=1")
+			if c.gone {
+				wantViolations(t, rep, "HOMA-GRANT-010")
+				return
+			}
+			wantViolations(t, rep, "HOMA-GRANT-010", freed)
+		})
+	}
+}
