@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/homatest/homatest/internal/byteranges"
 	"github.com/homatest/homatest/spec/wire"
 )
 
@@ -49,20 +50,24 @@ func sendRules2() []*Rule {
 			Facts:     []string{"RTX-06", "AMO-01"},
 			Statement: "A server begins an RPC's response only once it holds the whole request: every request byte has passed the capture point, in DATA with either retransmit value, when the RPC's first response DATA does.",
 			Source:    "HomaModule homa_incoming.c homa_data_pkt (the request goes to the application only when its last byte arrives, homa_rpc_handoff), homa_plumbing.c homa_sendmsg (a response needs the RPC in service)",
-			Capture:   "any single capture point on the path: a request byte the server used passed it before the response did; a request whose first bytes came before the capture began, or a capture that dropped packets (it says so, or shows it missed request bytes below bytes it saw: Trace.MissedData), leaves it inconclusive; bytes the capture saw in an earlier incarnation of the server's RPC count (a late request packet may have re-created it), so a server that answered a restarted request it did not hold whole after its own RPC_UNKNOWN is not caught",
+			Capture:   "any single capture point on the path: a request byte the server used passed it before the response did; a request whose first bytes came before the capture began, or a capture that dropped packets (it says so, or shows it missed request bytes below bytes it saw: Trace.MissedData), leaves it inconclusive; after the server's own RPC_UNKNOWN (it had lost the RPC) only bytes seen since count, unless a request byte came less than jitter before it (less than slack where the capture is not on the server's side of the link); bytes of an earlier incarnation the trace infers otherwise (a server timeout, a late request packet after the ack) count too",
 			Property: Each{Types: []wire.PacketType{wire.TypeData}, Usual: Usual{FactFromClient, NotApplicable}, Check: func(c *Ctx, e *Event) Result {
 				if e.FromClient() {
 					return Skip
 				}
 				r := c.T.Lookup(e)
-				if r == nil || r.Unknown || r.Acked || !r.Response.FirstData.IsZero() {
+				if r == nil || r.Acked || !r.Response.FirstData.IsZero() {
 					return Skip // later response DATA: the first one was judged
+				}
+				if r.Unknown && (r.UnknownFromClient || !r.ForgotTime.IsZero()) {
+					return Skip // the client forgot the RPC: this response is for no one
 				}
 				m := &r.Request
 				if m.Length == 0 {
 					return Skip // no request DATA seen: HOMA-SEND-004 and the capture's start say more
 				}
-				gaps := m.everSeen().Gaps(m.Length)
+				held, fresh := heldRequest(c, r)
+				gaps := held.Gaps(m.Length)
 				if len(gaps) == 0 {
 					return Pass()
 				}
@@ -70,9 +75,37 @@ func sendRules2() []*Rule {
 				if len(gaps) > 1 {
 					more = fmt.Sprintf(" and %d more gaps", len(gaps)-1)
 				}
+				if fresh {
+					return Violation("first response DATA while request bytes [%d, %d)%s of %d did not pass the capture point since the server's RPC_UNKNOWN %v earlier: it had lost the RPC, and only bytes after that make its new incarnation",
+						gaps[0].Start, gaps[0].End, more, m.Length, e.Time.Sub(r.UnknownTime).Round(time.Microsecond))
+				}
 				return Violation("first response DATA while request bytes [%d, %d)%s of %d never passed the capture point: the server cannot have had the whole request",
 					gaps[0].Start, gaps[0].End, more, m.Length)
 			}},
 		},
 	}
+}
+
+// heldRequest returns the request bytes the server of r may hold as far
+// as the capture shows (HOMA-SEND-005): after its own RPC_UNKNOWN (it had
+// lost the RPC, homa_resend_pkt) only those of its new incarnation, which
+// the client's restart creates, unless a request byte seen before that
+// RPC_UNKNOWN may have reached it after (seen less than jitter before it
+// where arrivals at the server are stamped, less than slack elsewhere);
+// otherwise the bytes of every incarnation (a server timeout the trace
+// infers may be wrong, and a late request packet may have re-created the
+// RPC with them). fresh reports the first case.
+func heldRequest(c *Ctx, r *RPC) (held byteranges.Set, fresh bool) {
+	m := &r.Request
+	if !r.Unknown || r.UnknownFromClient || r.LostLastData.IsZero() {
+		return m.everSeen(), false
+	}
+	in := c.P.Slack
+	if c.Net.atReceiver(r.Key.Server) {
+		in = c.P.Jitter
+	}
+	if r.UnknownTime.Sub(r.LostLastData) <= in {
+		return m.everSeen(), false
+	}
+	return m.Seen, true
 }

@@ -1,6 +1,7 @@
 package spec
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -67,5 +68,48 @@ func TestSend005ResponseWithoutWholeRequest(t *testing.T) {
 		wantDowngraded(t, b.check(prof, id), id, resp, CauseCaptureStart)
 		b, resp = build(1)
 		wantDowngraded(t, b.check(prof, id), id, resp, CauseCaptureDrop)
+	}
+}
+
+// TestSend005AfterServerUnknown: a server that answered RPC_UNKNOWN had
+// lost the RPC (homa_resend_pkt), so the client's restart makes its next
+// incarnation, which holds only the bytes that arrive after: a response
+// after a restart of [10000, 20000) alone is a violation although the
+// capture saw [0, 10000) before; a whole restart passes; a request byte
+// seen less than slack before the RPC_UNKNOWN (at a switch) may have
+// reached the new incarnation, so the earlier bytes count again.
+func TestSend005AfterServerUnknown(t *testing.T) {
+	const id = "HOMA-SEND-005"
+	for _, c := range []struct {
+		name    string
+		from    uint32        // restart's first offset
+		lastGap time.Duration // from the last first-transmission DATA to the RPC_UNKNOWN
+		bad     bool
+	}{
+		{"partial restart", 10000, 5 * time.Millisecond, true},
+		{"whole restart", 0, 5 * time.Millisecond, false},
+		{"byte in flight", 10000, 100 * time.Microsecond, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			b := newTrace(t, wire.VersionCurrent)
+			b.message(true, 2, 20000, 0, 20000, 20000, 4)
+			b.after(c.lastGap).resend(true, 2, 0, 100, 7)
+			b.after(5*time.Microsecond).ctl(false, 2, wire.TypeRPCUnknown)
+			for off := c.from; off < 20000; off += 1424 {
+				n := min(1424, 20000-int(off))
+				b.after(time.Microsecond).data(true, 2, 20000, off, n, 4, func(f *wire.DataFields) { f.Retransmit, f.Incoming = 1, 20000 })
+			}
+			resp := b.after(50*time.Microsecond).data(false, 2, 100, 0, 100, 7, nil)
+			rep := b.check("linux", id)
+			if !c.bad {
+				wantClean(t, rep, id)
+				wantCounts(t, rep, id, 1, 1, 0, 0)
+				return
+			}
+			wantViolations(t, rep, id, resp)
+			if f := rep.Violations[0]; !strings.Contains(f.Why, "since the server's RPC_UNKNOWN") {
+				t.Errorf("why %q", f.Why)
+			}
+		})
 	}
 }

@@ -390,6 +390,12 @@ type RPC struct {
 	// RecreatedTime is when a request packet reaching the server after
 	// the client's ack re-created the RPC there (zero: never).
 	RecreatedTime time.Time
+	// LostLastData is the time of the latest request DATA the capture saw
+	// before the server's latest RPC_UNKNOWN (zero: none, or no such
+	// RPC_UNKNOWN): a byte seen well before it was in the incarnation the
+	// server had lost (homa_resend_pkt answers RPC_UNKNOWN only when it
+	// finds no RPC), so its next incarnation holds only later bytes.
+	LostLastData time.Time
 	// ServerTimeout is the latest request DATA that reached the server
 	// after a silence in which the server's timer may have aborted the
 	// RPC (nil: none; see ServerTimeout). Rare: behind a pointer.
@@ -1326,6 +1332,9 @@ func (t *Trace) Apply(e *Event) {
 	case wire.TypeRPCUnknown:
 		r.Msg(p.Role()).Answers++
 		r.Unknown, r.UnknownTime, r.UnknownFromClient = true, e.Time, e.FromClient()
+		if !e.FromClient() {
+			r.LostLastData = r.Request.LastData
+		}
 		t.sawUnknown = true
 		t.newIncarnation(r, !e.FromClient())
 		if e.FromClient() {
