@@ -527,7 +527,7 @@ func newChecker(profile string, p Params, rules []*Rule, verify bool) *Checker {
 	c := &Checker{p: &p, profile: profile, downs: map[[2]string]*DowngradeCount{}, verify: verify, dropSeed: maphash.MakeSeed(), epochs: map[netip.Addr]*hostEpoch{}}
 	c.trace = NewTrace(c.p)
 	c.trace.onEvict = c.forgetAfter
-	c.net = newNetwork(Switch, p.Jitter)
+	c.net = newNetwork(Switch, c.p)
 	c.ctx = Ctx{T: c.trace, P: c.p, Net: c.net}
 	for _, r := range rules {
 		if !r.AppliesTo(profile) {
@@ -732,7 +732,7 @@ func (c *Checker) curRPC() *RPCKey {
 // SetCapturePoint sets where the capture was taken (default Switch); call
 // it before the first Feed.
 func (c *Checker) SetCapturePoint(cp CapturePoint) {
-	c.net = newNetwork(cp, c.p.Jitter)
+	c.net = newNetwork(cp, c.p)
 	c.ctx.Net = c.net
 }
 

@@ -22,7 +22,7 @@ func TakesPartial(r *Rule, p wire.Packet) bool {
 
 // NewSwitchNetwork is a capture between the hosts' network model, for
 // spec_test's contexts.
-func NewSwitchNetwork(p *Params) *Network { return newNetwork(Switch, p.Jitter) }
+func NewSwitchNetwork(p *Params) *Network { return newNetwork(Switch, p) }
 
 // UsualVerified returns how many Usual results c's verification confirmed
 // (verifyUsual), for spec_test.

@@ -260,12 +260,12 @@ func (n *Network) pathLoss(k hostPair) *pathLoss {
 // multiSegment reports whether a message of length bytes sent by e's
 // sender takes more than one segment (the messages HOMA-SEND-003 counts:
 // only those are sent in GSO frames).
-func multiSegment(e *Event, length uint32) bool { return length > segData(e) }
+func (n *Network) multiSegment(e *Event, length uint32) bool { return length > segData(n.mtu, e) }
 
 // observeFirstLoss updates the tally of e's path with DATA e of message m
 // of RPC r (state before e).
 func (n *Network) observeFirstLoss(r *RPC, m *Message, e *Event) {
-	if e.Length == 0 || !multiSegment(e, e.Packet.Data().MessageLength()) {
+	if e.Length == 0 || !n.multiSegment(e, e.Packet.Data().MessageLength()) {
 		return
 	}
 	if n.atSender(e.Src) {
@@ -309,7 +309,7 @@ func (n *Network) observeRetxLoss(r *RPC, m *Message, e *Event, rs wire.Resend, 
 	if m.Resends == 0 {
 		return
 	}
-	if m.Length != 0 && !multiSegment(e, m.Length) {
+	if m.Length != 0 && !n.multiSegment(e, m.Length) {
 		return
 	}
 	// A BUSY from the sender since the previous RESEND answered it: no
@@ -334,7 +334,7 @@ func (n *Network) observeRetxLoss(r *RPC, m *Message, e *Event, rs wire.Resend, 
 		return
 	}
 	if missing := (end - start) - m.Seen.Overlap(start, end); missing > 0 {
-		seg := segData(e)
+		seg := segData(n.mtu, e)
 		pl.retxLost += int((missing + seg - 1) / seg)
 	}
 }
@@ -392,7 +392,7 @@ func (n *Network) observeSentResend(r *RPC, m *Message, e *Event, rs wire.Resend
 	from, to := e.Dst, e.Src
 	pl := n.pathLoss(hostPair{from, to})
 	pl.atSender = true
-	if m.Length == 0 || !multiSegment(e, m.Length) {
+	if m.Length == 0 || !n.multiSegment(e, m.Length) {
 		return
 	}
 	start, end := rs.Offset(), m.Length
@@ -402,7 +402,7 @@ func (n *Network) observeSentResend(r *RPC, m *Message, e *Event, rs wire.Resend
 	if start >= end {
 		return
 	}
-	seg := segData(e)
+	seg := segData(n.mtu, e)
 	sm := pl.sent[m]
 	if sm != nil {
 		if lostAgain := sm.pend.Overlap(start, end); lostAgain > 0 {

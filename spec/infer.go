@@ -226,16 +226,17 @@ func (in *Inferrer) Result() []Inferred {
 	if segs > 0 {
 		why = fmt.Sprintf("GSO batches of %d segments (frame %d)", segs, in.batchAt)
 	}
+	seg := maxSegData(max(in.p.MTU, in.mtu), false)
 	if in.overshoot > 0 {
-		if n := int((in.overshoot + wire.MaxSegDataIPv4 - 1) / wire.MaxSegDataIPv4); n > segs {
+		if n := int((in.overshoot + seg - 1) / seg); n > segs {
 			segs = n
 			why = fmt.Sprintf("a first transmission ending %d bytes past its grant horizon as the capture shows it (frame %d; a GRANT the capture missed would explain it too)", in.overshoot, in.overAt)
 		}
 	}
 	if segs > 1 {
-		// Smallest max_gso_size that gives segs segments of 1424 bytes over
-		// IPv4 (homa_message_out_fill).
-		v := segs*(wire.MaxSegDataIPv4+wire.SegHeaderLen) + 20 + wire.DataHeaderLen - wire.SegHeaderLen
+		// Smallest max_gso_size that gives segs segments of max_seg_data
+		// bytes over IPv4 (homa_message_out_fill).
+		v := segs*(int(seg)+wire.SegHeaderLen) + 20 + wire.DataHeaderLen - wire.SegHeaderLen
 		out = append(out, Inferred{Name: "max_gso_size", Value: fmt.Sprint(v), AtLeast: true, Evidence: why})
 	}
 	if in.mtu > in.p.MTU {
@@ -319,7 +320,7 @@ func (inf Inferred) Apply(p *Params) bool {
 		switch inf.Name {
 		case "max_gso_size":
 			n, _ := strconv.ParseUint(inf.Value, 10, 32)
-			if skbData(uint32(n), false) <= skbData(p.MaxGSOSize, false) {
+			if skbData(uint32(n), p.MTU, false) <= skbData(p.MaxGSOSize, p.MTU, false) {
 				return false
 			}
 		case "window":

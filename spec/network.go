@@ -90,8 +90,10 @@ func (ev Evidence) String() string { return fmt.Sprintf("frame %d: %s", ev.Frame
 // finding. Checker and Judge.Hosts (a host view is a capture on that
 // host's link) share it.
 type Network struct {
-	cp         CapturePoint
-	jitter     time.Duration
+	cp     CapturePoint
+	jitter time.Duration
+	// mtu is the hosts' MTU (Params.MTU): what one DATA segment holds.
+	mtu        uint32
 	lossAfter  map[hostPair]Evidence
 	lossBefore map[hostPair]Evidence
 	reorder    map[hostPair]Evidence
@@ -135,8 +137,8 @@ type lastFrame struct {
 	dup  Evidence
 }
 
-func newNetwork(cp CapturePoint, jitter time.Duration) *Network {
-	return &Network{cp: cp, jitter: jitter, lossAfter: map[hostPair]Evidence{}, lossBefore: map[hostPair]Evidence{},
+func newNetwork(cp CapturePoint, p *Params) *Network {
+	return &Network{cp: cp, jitter: p.Jitter, mtu: p.MTU, lossAfter: map[hostPair]Evidence{}, lossBefore: map[hostPair]Evidence{},
 		reorder: map[hostPair]Evidence{}, firstLoss: map[hostPair]*pathLoss{}, settling: map[hostPair]*pathLoss{}, last: map[pairKey]*lastFrame{}}
 }
 

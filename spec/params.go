@@ -364,6 +364,21 @@ func (p *Params) GrantWindow() uint32 {
 // Ticks returns n ticks as a duration.
 func (p *Params) Ticks(n int) time.Duration { return time.Duration(n) * p.Tick }
 
+// RoundWindow is how long after a timer RESEND round's first RESEND the
+// round's others may come: one tick, or half a tick when resend_ticks or
+// resend_interval is 1, since rounds may then come a tick apart
+// (homa_timer_check_rpc asks at silent_ticks resend_ticks, then every
+// resend_interval; DATA from the peer restarts the count) and an RPC's
+// place in the timer pass varies from pass to pass, so the next round may
+// begin a little less than a tick after this one. homa_request_retrans
+// sends a whole round in one call.
+func (p *Params) RoundWindow() time.Duration {
+	if min(p.ResendTicks, p.ResendInterval) <= 1 {
+		return p.Tick / 2
+	}
+	return p.Tick
+}
+
 // AnswerBound is how long an answer (to a RESEND, a stale cutoff_version,
 // a GRANT ...) may take: ResponseTimeout plus Slack.
 func (p *Params) AnswerBound() time.Duration { return p.ResponseTimeout + p.Slack }

@@ -145,7 +145,7 @@ func grantRules() []*Rule {
 		{
 			ID: "HOMA-GRANT-005", Level: Must,
 			Facts:     []string{"SND-01", "SND-03", "RTX-08"},
-			Statement: "A sender never transmits bytes beyond its grant horizon, max(U, GRANT offsets, RESEND ends), by more than one skb's data (max(max_gso_size, one 1424-byte segment)): neither new bytes nor retransmissions, which resend only bytes already sent.",
+			Statement: "A sender never transmits bytes beyond its grant horizon, max(U, GRANT offsets, RESEND ends), by more than one skb's data (max(max_gso_size, one max_seg_data segment: 1424 bytes over IPv4 at MTU 1500)): neither new bytes nor retransmissions, which resend only bytes already sent.",
 			Source:    "HomaModule homa_outgoing.c homa_xmit_data; homa_incoming.c homa_resend_pkt (RESEND raises the horizon; it retransmits [offset, min(end, tx_end))), homa_rpc_unknown_pkt (a client's restart resends [0, tx_end)), homa_outgoing.c homa_resend_data (only packets already in msgout)",
 			Profiles:  []string{"linux", "linux-2024", "linux-2025"},
 			Property: Each{Types: []wire.PacketType{wire.TypeData}, Usual: Usual{FactUnderHorizon, Passed}, Check: func(c *Ctx, e *Event) Result {
@@ -163,7 +163,7 @@ func grantRules() []*Rule {
 				}
 				// The skb that crosses the horizon starts below it, so the
 				// overshoot is less than one skb's data (SND-03).
-				allowed := skbData(c.P.MaxGSOSize, e.Src.Is6() && !e.Src.Is4In6())
+				allowed := skbData(c.P.MaxGSOSize, c.P.MTU, e.Src.Is6() && !e.Src.Is4In6())
 				if e.End() >= h+allowed {
 					what := "new DATA"
 					if e.Retransmit() {
@@ -583,15 +583,12 @@ func scanOutstanding(c *Ctx, recv netip.Addr, skip1, skip2 *Message) int64 {
 }
 
 // skbData returns the data bytes of the largest skb HomaModule builds with
-// max_gso_size maxGSO at MTU 1500 (homa_message_out_fill): segments of
-// max_seg_data (1424 IPv4, 1404 IPv6) with 4-byte interleaved seg headers,
-// at least one segment (gso_size is raised to the MTU; main's default 0
-// means one segment per skb).
-func skbData(maxGSO uint32, v6 bool) uint32 {
-	ipHdr, seg := uint32(20), uint32(wire.MaxSegDataIPv4)
-	if v6 {
-		ipHdr, seg = 40, wire.MaxSegDataIPv6
-	}
+// max_gso_size maxGSO at MTU mtu (homa_message_out_fill): segments of
+// max_seg_data (maxSegData: 1424 IPv4, 1404 IPv6 at MTU 1500) with 4-byte
+// interleaved seg headers, at least one segment (gso_size is raised to the
+// MTU; main's default 0 means one segment per skb).
+func skbData(maxGSO, mtu uint32, v6 bool) uint32 {
+	ipHdr, seg := ipHeaderLen(v6), maxSegData(mtu, v6)
 	n := uint32(1)
 	if maxGSO > ipHdr+wire.DataHeaderLen {
 		n = max(1, (maxGSO-ipHdr-wire.DataHeaderLen+4)/(seg+4))

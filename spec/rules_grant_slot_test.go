@@ -234,3 +234,30 @@ func TestGrant010SlotWaiterTimedOut(t *testing.T) {
 		})
 	}
 }
+
+// TestGrant005JumboSegment: at MTU 9000 one segment holds 8924 bytes
+// (max_seg_data, homa_message_out_fill), and homa_xmit_data sends a whole
+// skb that starts below the horizon: a segment [8924, 17848) past a 9000-
+// byte horizon is legal, one starting at the horizon is not (helper-135:
+// the checker took 1424-byte segments at any MTU, so one jumbo segment
+// overshot "one skb").
+func TestGrant005JumboSegment(t *testing.T) {
+	if got := skbData(10000, 9000, false); got != 8924 {
+		t.Fatalf("skbData(10000, 9000, IPv4) = %d, want 8924", got)
+	}
+	if got := skbData(10000, 1500, false); got != 6*1424 {
+		t.Fatalf("skbData(10000, 1500, IPv4) = %d, want %d", got, 6*1424)
+	}
+	const id = "HOMA-GRANT-005"
+	seg := func(b *traceBuilder, off uint32) int {
+		return b.after(10*time.Microsecond).data(true, 2, 40000, off, int(min(8924, 40000-off)), 4, func(f *wire.DataFields) { f.Incoming = 9000 })
+	}
+	b := newTrace(t, wire.VersionCurrent)
+	seg(b, 0)
+	seg(b, 8924)
+	rep := b.check("linux", id, "mtu=9000", "max_gso_size=10000", "unsched_bytes=9000")
+	wantClean(t, rep, id)
+	bad := seg(b, 17848)
+	rep = b.check("linux", id, "mtu=9000", "max_gso_size=10000", "unsched_bytes=9000")
+	wantViolations(t, rep, id, bad)
+}

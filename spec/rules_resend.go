@@ -93,7 +93,7 @@ func resendRules() []*Rule {
 				// that GRANT authorised (RESENDs of a round list the gaps
 				// in ascending order; a lost byte below would come first).
 				grantFrame := 0
-				inRound := !lastOwn.IsZero() && e.Time.Sub(lastOwn) >= 0 && e.Time.Sub(lastOwn) < c.P.Tick
+				inRound := !lastOwn.IsZero() && e.Time.Sub(lastOwn) >= 0 && e.Time.Sub(lastOwn) < c.P.RoundWindow()
 				if !m.GrantTime.IsZero() && m.GrantTime.After(heard) && !rs.IsResendAll() && rs.Offset() >= m.GrantedBefore && !inRound {
 					heard, since, heardType = m.GrantTime, fmt.Sprintf("its own GRANT (frame %d) authorised the bytes it asks for", m.GrantFrame), 0
 					grantFrame = m.GrantFrame

@@ -198,7 +198,7 @@ func resendRules3() []*Rule {
 			Statement: "A timer RESEND round is whole: within the tick it begins in, its RESENDs ask for every byte of the message below the offset its sender granted that the sender lacked when the round began (one RESEND per gap, in ascending order, then one for the granted tail).",
 			Source:    "HomaModule homa_incoming.c homa_request_retrans (main since be5081e, 2025-06: a RESEND for each gap in msgin.gaps, then [recv_end, granted) when non-empty, in one call under the RPC's lock), homa_timer.c homa_timer_check_rpc",
 			Profiles:  []string{"linux"},
-			Capture:   "bytes count as lacked only when the capture never saw them before the round began (upstream of the receiver a byte not seen did not arrive; on the sender's link it was not sent); the granted offset is the least the capture shows (GRANT offsets, the least DATA incoming or U), GRANTs seen less than jitter before the round not counted (homa_grant_send builds a GRANT outside the RPC's lock, so one decided just after the round may pass the capture point first); the round's RESENDs may come in any order within the tick (a network may reorder them); judged at a round's first RESEND of an RPC seen from its start, not at a RESEND {0, -1} (a receiver with no byte asks for everything), a buffer wakeup or the answer to a NEED_ACK; inconclusive where the capture shows loss between the two hosts (a RESEND of the round lost before the capture point)",
+			Capture:   "bytes count as lacked only when the capture never saw them before the round began (upstream of the receiver a byte not seen did not arrive; on the sender's link it was not sent); the granted offset is the least the capture shows (GRANT offsets, the least DATA incoming or U), GRANTs seen less than jitter before the round not counted (homa_grant_send builds a GRANT outside the RPC's lock, so one decided just after the round may pass the capture point first); the round's RESENDs may come in any order within a tick of its first (half a tick when resend_ticks or resend_interval is 1: rounds may then come a tick apart, and an RPC's place in the timer pass varies; a network may reorder them); judged at a round's first RESEND of an RPC seen from its start, not at a RESEND {0, -1} (a receiver with no byte asks for everything), a buffer wakeup or the answer to a NEED_ACK; inconclusive where the capture shows loss between the two hosts (a RESEND of the round lost before the capture point)",
 			Property: Within{
 				TriggerTypes: []wire.PacketType{wire.TypeResend},
 				Trigger: func(c *Ctx, e *Event) (Obligation, bool) {
@@ -211,19 +211,20 @@ func resendRules3() []*Rule {
 						return Obligation{}, false
 					}
 					m := r.Msg(oppositeRole(e.Packet.Role()))
-					if d := e.Time.Sub(m.RoundStart); m.Length == 0 || !m.RoundStart.IsZero() && d >= 0 && d < c.P.Tick {
-						// Part of the round that began less than a tick
-						// ago, in whatever order the network delivered it.
+					if d := e.Time.Sub(m.RoundStart); m.Length == 0 || !m.RoundStart.IsZero() && d >= 0 && d < c.P.RoundWindow() {
+						// Part of the round that began less than its
+						// window ago, in whatever order the network
+						// delivered it.
 						return Obligation{}, false
 					}
-					a := &roundAwait{k: KeyOf(e), role: e.Packet.Role(), s: e.Src, held: m.roundGranted(c.P, e.Time), frame: e.Frame, start: e.Time, tick: c.P.Tick}
+					a := &roundAwait{k: KeyOf(e), role: e.Packet.Role(), s: e.Src, held: m.roundGranted(c.P, e.Time), frame: e.Frame, start: e.Time, window: c.P.RoundWindow()}
 					a.lacked = m.everSeen().Gaps(a.held)
 					if a.ask(rs) {
 						return Obligation{}, false
 					}
 					return Obligation{Key: rpcMsgKey{a.k, a.role}, RPC: a.k, Scoped: true, Await: a}, true
 				},
-				Bound:      func(p *Params) time.Duration { return p.Tick },
+				Bound:      func(p *Params) time.Duration { return p.RoundWindow() },
 				SenderOwes: true,
 			},
 		},
@@ -345,8 +346,8 @@ type roundAwait struct {
 	s      netip.Addr
 	held   uint32
 	frame  int
-	start  time.Time // the round's first RESEND
-	tick   time.Duration
+	start  time.Time     // the round's first RESEND
+	window time.Duration // Params.RoundWindow
 	lacked []byteranges.Range
 	asked  byteranges.Set
 }
@@ -369,9 +370,9 @@ func (a *roundAwait) Match(c *Ctx, x *Event) bool {
 		return false
 	}
 	// The round's RESENDs leave in ascending order, but a network that
-	// reorders may deliver them in any order within the tick.
+	// reorders may deliver them in any order within the round's window.
 	rs := x.Packet.Resend()
-	if d := x.Time.Sub(a.start); rs.IsResendAll() || d < 0 || d >= a.tick {
+	if d := x.Time.Sub(a.start); rs.IsResendAll() || d < 0 || d >= a.window {
 		return false // not of this round
 	}
 	return a.ask(rs)

@@ -216,3 +216,39 @@ func TestResend026LossAfterNoExcuse(t *testing.T) {
 		wantViolations(t, rep, "HOMA-RESEND-026", first)
 	}
 }
+
+// TestResend026RoundsATickApart: with resend_ticks 1 timer rounds may
+// come a tick apart (DATA restarts silent_ticks, and the round comes at
+// the first tick of silence), and an RPC's place in the timer pass varies:
+// here the second round begins 1 ns less than a tick after the first, with
+// a gap above the first round's offset, then the granted tail. It is a
+// round of its own and whole (helper-135: the gap's RESEND was taken into
+// the first round, and the tail's opened a round that seemed to lack it).
+// The same second round without its gap RESEND is a violation.
+func TestResend026RoundsATickApart(t *testing.T) {
+	for _, whole := range []bool{true, false} {
+		b := newTrace(t, wire.VersionCurrent)
+		b.message(true, 2, 20000, 0, 5696, 10000, 4)
+		b.after(2*time.Millisecond).resend(false, 2, 5696, 4304, 7)
+		start := b.now
+		b.after(100*time.Microsecond).grant(false, 2, 20000, 0)
+		for o := uint32(5696); o < 10000; o += 1424 {
+			b.after(time.Microsecond).data(true, 2, 20000, o, int(min(1424, 10000-o)), 4, func(f *wire.DataFields) { f.Incoming, f.Retransmit = 10000, 1 })
+		}
+		for o := uint32(11392); o < 16000; o += 1424 {
+			b.after(time.Microsecond).data(true, 2, 20000, o, int(min(1424, 16000-o)), 0, func(f *wire.DataFields) { f.Incoming = 20000 })
+		}
+		b.now = start.Add(time.Millisecond - time.Nanosecond)
+		if whole {
+			b.resend(false, 2, 10000, 1392, 7)
+		}
+		tail := b.after(2*time.Nanosecond).resend(false, 2, 16000, 4000, 7)
+		b.after(3*time.Millisecond).data(true, 4, 100, 0, 100, 4, nil)
+		rep := b.check("linux", "HOMA-RESEND-026", "resend_ticks=1", "resend_interval=3")
+		if whole {
+			wantViolations(t, rep, "HOMA-RESEND-026")
+			continue
+		}
+		wantViolations(t, rep, "HOMA-RESEND-026", tail)
+	}
+}

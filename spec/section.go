@@ -151,7 +151,7 @@ func (c *Checker) newSection(e *Event, why string, restarted netip.Addr) {
 	c.trace = NewTrace(c.p)
 	c.trace.onEvict = c.forgetAfter
 	c.trace.payloads = payloads
-	c.net = newNetwork(c.net.cp, c.p.Jitter)
+	c.net = newNetwork(c.net.cp, c.p)
 	c.ctx.T, c.ctx.Net = c.trace, c.net
 	if c.inf != nil {
 		c.inf.t = c.trace

@@ -210,7 +210,7 @@ type Message struct {
 // skbs that start below the horizon), so the sender had received g or a
 // later GRANT.
 func (m *Message) noteGrantUse(p *Params, e *Event) {
-	reach := skbData(p.MaxGSOSize, e.Src.Is6() && !e.Src.Is4In6()) - segData(e)
+	reach := skbData(p.MaxGSOSize, p.MTU, e.Src.Is6() && !e.Src.Is4In6()) - segData(p.MTU, e)
 	for i := len(m.GrantLog) - 1; i >= 0; i-- {
 		g := m.GrantLog[i]
 		if i == 0 && m.Known {
@@ -224,12 +224,10 @@ func (m *Message) noteGrantUse(p *Params, e *Event) {
 	}
 }
 
-// segData is one full segment's data bytes for e's address family.
-func segData(e *Event) uint32 {
-	if e.Src.Is6() && !e.Src.Is4In6() {
-		return wire.MaxSegDataIPv6
-	}
-	return wire.MaxSegDataIPv4
+// segData is one full segment's data bytes (max_seg_data) at MTU mtu for
+// e's address family.
+func segData(mtu uint32, e *Event) uint32 {
+	return maxSegData(mtu, e.Src.Is6() && !e.Src.Is4In6())
 }
 
 // LastGrant returns the latest GRANT seen for the message, if any.
@@ -1867,7 +1865,7 @@ func answersNeedAck(p *Params, r *RPC, e *Event) bool {
 }
 
 // inRound reports whether RESEND e continues the message's latest timer
-// RESEND round: it comes less than one tick after the round's first
+// RESEND round: it comes within Params.RoundWindow of the round's first
 // RESEND, asks for a higher offset than the round's previous one
 // (homa_request_retrans lists the gaps in ascending order, then the tail),
 // and neither it nor the round is a RESEND {0, -1} (sent alone).
@@ -1876,7 +1874,7 @@ func (m *Message) inRound(p *Params, e *Event, rs wire.Resend) bool {
 		return false
 	}
 	d := e.Time.Sub(m.RoundStart)
-	return d >= 0 && d < p.Tick && rs.Offset() > m.RoundOffset
+	return d >= 0 && d < p.RoundWindow() && rs.Offset() > m.RoundOffset
 }
 
 // segmentCounts reports whether e is the first segment of its frame (so
