@@ -364,6 +364,16 @@ func (p *Params) GrantWindow() uint32 {
 // Ticks returns n ticks as a duration.
 func (p *Params) Ticks(n int) time.Duration { return time.Duration(n) * p.Tick }
 
+// HighPriority is the next-to-highest priority level, which FIFO GRANTs
+// and buffer-wakeup RESENDs use: num_priorities-2, or 0 with at most two
+// levels (HomaModule homa_impl.h homa_high_priority).
+func (p *Params) HighPriority() int {
+	if p.NumPriorities <= 2 {
+		return 0
+	}
+	return p.NumPriorities - 2
+}
+
 // RoundWindow is how long after a timer RESEND round's first RESEND the
 // round's others may come: one tick, or half a tick when resend_ticks or
 // resend_interval is 1, since rounds may then come a tick apart

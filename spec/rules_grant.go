@@ -186,7 +186,7 @@ func grantRules() []*Rule {
 			Capture:   "a message granted to its end has left the active set and is not counted (its granted bytes may stay outstanding for a RESEND round after a loss), nor is one whose sender sent no DATA or BUSY for timeout_ticks (the receiver may have aborted its RPC) or, over the limit, one that a message granted after it outranks (it may have been demoted with its granted bytes still on their way); needs every DATA toward the receiver; loss after the capture point inflates the count",
 			Property: AtMost{Types: grant, What: func(e *Event) string { return fmt.Sprintf("the number of messages granted by %v", e.Src) }, Measure: func(c *Ctx, e *Event) (int64, int64, bool) {
 				g := e.Packet.Grant()
-				if c.P.FIFOGrantIncrement > 0 && int(g.Priority()) == c.P.NumPriorities-2 {
+				if isFIFOGrant(c.P, g.Priority()) {
 					// FIFO grants go to the oldest message whether or not
 					// it is in the active set (facts GRANT-06, FIFO-01).
 					return 0, 0, false
@@ -255,7 +255,7 @@ func grantRules() []*Rule {
 				if p <= c.P.MaxSchedPrio {
 					return Pass()
 				}
-				if c.P.FIFOGrantIncrement > 0 && p == c.P.NumPriorities-2 {
+				if isFIFOGrant(c.P, uint8(p)) {
 					return Pass()
 				}
 				return Violation("GRANT priority %d above max_sched_prio %d", p, c.P.MaxSchedPrio)
@@ -319,7 +319,7 @@ func grantRules() []*Rule {
 			Statement: "A receiver that has all unscheduled bytes of a message longer than unsched_bytes sends the message its first GRANT within response_timeout, unless it is already granting max_overcommit other messages (not all with clearly more bytes left to receive: SRPT takes the slot of one of those) or the DATA's incoming already covers the message (a request restarted after RPC_UNKNOWN); when one of those ends (its last byte arrives, or RPC_UNKNOWN ends its RPC) while such messages wait, it grants one of them (or a newer message) within response_timeout.",
 			Source:    "HomaModule homa_grant.c homa_grant_check_rpc, homa_grant_manage_rpc (a grantable message joins the active set while fewer than max_overcommit are active, or takes the slot of the lowest-ranked active message it outranks: homa_grant_find_victim, homa_grant_outranks; linux_6.1.38 homa_grant_recalc), homa_grant_unmanage_rpc and homa_grant_promote_queued (a slot freed by a message fully received or an RPC ended by homa_rpc_end goes to the best waiting message), homa_grant_check_needy; fault @2be2170 (fixed @003213d)",
 			Profiles:  []string{"linux", "linux-2024", "linux-2025"},
-			Capture:   "a waiting message is judged again at every packet that frees a grant slot at its receiver (the last byte of a message it grants, RPC_UNKNOWN from the client of a request it grants); slots freed without a packet (an abort, a timeout) are not seen; inconclusive while the receiver grants max_overcommit other messages of which one has no more than rank_tolerance bytes more left to receive, or to grant (net-next and linux_6.13.9 rank by those), than the waiting message (or max_rpcs_per_peer other messages from the same sender, none of which it clearly outranks: 1 on every HomaModule before 3daedc3, 2026-05-21) or has max_incoming authorised and not received (its GRANTs, and U of each message longer than unsched_bytes not granted yet: HomaModule's total_incoming), after its buffer-wakeup RESEND (no buffer space, GRANT-10) and after RPC_UNKNOWN, for a response that came after its client went timeout_ticks without DATA, GRANT or BUSY from the server (the client may have aborted the RPC and discards its DATA), and where the capture shows loss toward the receiver after the capture point; a RESEND beyond U from the receiver counts as a GRANT lost before the capture point",
+			Capture:   "a waiting message is judged again at every packet that frees a grant slot at its receiver (the last byte of a message it grants, RPC_UNKNOWN from the client of a request it grants); slots freed without a packet (an abort, a timeout) are not seen; inconclusive while the receiver grants max_overcommit other messages of which one has no more than rank_tolerance bytes more left to receive, or to grant (net-next and linux_6.13.9 rank by those), than the waiting message (or max_rpcs_per_peer other messages from the same sender, none of which it clearly outranks: 1 on every HomaModule before 3daedc3, 2026-05-21) or has max_incoming authorised and not received (its GRANTs, and U of each message longer than unsched_bytes not granted yet: HomaModule's total_incoming), after its buffer-wakeup RESEND (no buffer space, GRANT-10) and after RPC_UNKNOWN, for a response that came after its client went timeout_ticks without DATA, GRANT or BUSY from the server (the client may have aborted the RPC and discards its DATA), for a request packet that came after the client's ack (the server may discard it), and where the capture shows loss toward the receiver after the capture point; a RESEND beyond U from the receiver counts as a GRANT lost before the capture point",
 			Property: Within{
 				TriggerTypes: []wire.PacketType{wire.TypeData, wire.TypeRPCUnknown},
 				Usual:        Usual{When: FactNoFirstGrantDue},
@@ -452,11 +452,19 @@ func scheduledPriority(c *Ctx, e *Event, m *Message) Result {
 	return Pass().WithSlack(c.P.Slack)
 }
 
-// isFIFOGrant reports whether a GRANT at priority prio is a FIFO grant
-// (level num_priorities-2 while fifo_grant_increment is set; facts FIFO-01).
+// isFIFOGrant reports whether a GRANT at priority prio may be a FIFO grant
+// (at Params.HighPriority while fifo_grant_increment is set; facts
+// FIFO-01). Where SRPT grants reach that level too (fifoLevelShared) it
+// may be either: rules that exclude FIFO grants exclude it.
 func isFIFOGrant(p *Params, prio uint8) bool {
-	return p.FIFOGrantIncrement > 0 && int(prio) == p.NumPriorities-2
+	return p.FIFOGrantIncrement > 0 && int(prio) == p.HighPriority()
 }
+
+// fifoLevelShared reports whether SRPT grants may use the FIFO grants'
+// level (max_sched_prio at or above it: homa_grant.c gives the
+// top-ranked message level max_sched_prio), so a GRANT's level cannot
+// tell the two apart.
+func fifoLevelShared(p *Params) bool { return p.MaxSchedPrio >= p.HighPriority() }
 
 // grantWindowHow says how Params.GrantWindow found the window, for a finding's
 // text (formatted only when there is a finding).
@@ -484,6 +492,8 @@ func grantWaitExcuse(c *Ctx, x *Event, trigFrame, trigSeg int, k RPCKey, receive
 			if why, gone := clientTimedOut(c, r, x.Time); gone {
 				return why + " before this response came", true
 			}
+		} else if why, ok := afterAck(r); ok {
+			return why, true
 		}
 		return receiverBusy(c, rHost, sHost, self(c), nil, netip.Addr{}, nil)
 	case x.Type() == wire.TypeRPCUnknown && KeyOf(x) == k:
@@ -733,8 +743,23 @@ func mayWait(c *Ctx, r *RPC, m *Message) bool {
 		if _, gone := clientTimedOut(c, r, r.HeardFromServer); gone {
 			return false
 		}
+	} else if _, ok := afterAck(r); ok {
+		return false
 	}
 	return true
+}
+
+// afterAck reports whether r's request, as its server holds it now, was
+// re-created by a request packet that came after the client's ack (Trace:
+// RPC.RecreatedTime): HomaModule re-creates the RPC then (homa_dispatch_pkts;
+// facts AMO-01), but the ack told the server the RPC is done, and a server
+// that remembers acknowledged ids may rightly discard the packet, so
+// nothing it then owes that incarnation (a GRANT) can be judged.
+func afterAck(r *RPC) (string, bool) {
+	if r == nil || !r.Acked || r.RecreatedTime.IsZero() || !r.RecreatedTime.After(r.AckTime) {
+		return "", false
+	}
+	return fmt.Sprintf("the client had acknowledged the RPC (frame %d) before this request packet came: a server may discard it (HomaModule re-creates the RPC, AMO-01)", r.AckFrame), true
 }
 
 // msgSender returns the host that sends message m of RPC r.

@@ -195,14 +195,17 @@ func grantRules2() []*Rule {
 		{
 			ID: "HOMA-GRANT-018", Level: Should,
 			Facts:     []string{"FIFO-01"},
-			Statement: "A FIFO GRANT (level num_priorities-2) adds at most fifo_grant_increment to what its message was granted and follows an SRPT GRANT of the same receiver by less than slack.",
+			Statement: "A FIFO GRANT (level num_priorities-2, 0 with at most two levels) adds at most fifo_grant_increment to what its message was granted and follows an SRPT GRANT of the same receiver by less than slack.",
 			Source:    "HomaModule homa_grant.c homa_grant_check_fifo (granted += fifo_grant_increment, capped at the length; called from homa_grant_try_send after it sent a GRANT)",
 			Profiles:  []string{"linux"},
-			Capture:   "a GRANT lost before the capture point makes the increment look larger, and may be the SRPT GRANT before it: inconclusive where the capture shows packets between the hosts lost before the capture point; the SRPT GRANT before it may go to another host, so without every packet the receiver sends (a tap on another host's link, an inferred switch) its absence is inconclusive",
+			Capture:   "a GRANT lost before the capture point makes the increment look larger, and may be the SRPT GRANT before it: inconclusive where the capture shows packets between the hosts lost before the capture point; the SRPT GRANT before it may go to another host, so without every packet the receiver sends (a tap on another host's link, an inferred switch) its absence is inconclusive; where max_sched_prio reaches the FIFO level SRPT GRANTs share it, so a GRANT there is not judged",
 			Property: Each{Types: grant, Check: func(c *Ctx, e *Event) Result {
 				g := e.Packet.Grant()
 				if !isFIFOGrant(c.P, g.Priority()) {
 					return Skip
+				}
+				if fifoLevelShared(c.P) {
+					return Unsure("GRANT at level %d, which SRPT grants use too (max_sched_prio %d): it may not be a FIFO grant", g.Priority(), c.P.MaxSchedPrio)
 				}
 				_, m := grantMsg(c, e)
 				if m == nil || m.Length == 0 {

@@ -261,3 +261,28 @@ func TestGrant005JumboSegment(t *testing.T) {
 	rep = b.check("linux", id, "mtu=9000", "max_gso_size=10000", "unsched_bytes=9000")
 	wantViolations(t, rep, id, bad)
 }
+
+// TestGrant010AfterAck: request packets held up past the client's ack
+// reach the server (here its whole unscheduled part, restarted copies
+// starved at a low priority level): HomaModule re-creates the RPC
+// (homa_dispatch_pkts) and would grant it, but the ack told the server
+// the RPC is done, and a server that remembers acknowledged ids (the ref)
+// discards them: no GRANT is owed (helper-135: 1-5 MUST a run with
+// num_priorities 2 or 4).
+func TestGrant010AfterAck(t *testing.T) {
+	const id = "HOMA-GRANT-010"
+	b := newTrace(t, wire.VersionCurrent)
+	b.message(true, 2, 100000, 0, 40000, 40000, 4)
+	b.after(10*time.Microsecond).grant(false, 2, 100000, 0)
+	b.message(true, 2, 100000, 40000, 100000, 40000, 0)
+	b.after(100*time.Microsecond).data(false, 2, 100, 0, 100, 7, nil)
+	b.after(10 * time.Microsecond).ack(2)
+	late := b.after(3*time.Millisecond).message(true, 2, 100000, 0, 40000, 40000, 0)
+	b.after(30*time.Millisecond).data(true, 20, 100, 0, 100, 7, nil)
+	rep := b.check("linux", id)
+	wantViolations(t, rep, id)
+	wantInconclusive(t, rep, id, late[len(late)-1])
+	if f := rep.Inconclusive[len(rep.Inconclusive)-1]; !strings.Contains(f.Why, "acknowledged the RPC") {
+		t.Errorf("why %q", f.Why)
+	}
+}

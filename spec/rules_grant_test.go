@@ -914,3 +914,27 @@ func TestGrant018DeliveredLossToOtherPeer(t *testing.T) {
 		wantDowngraded(t, rep, "HOMA-GRANT-018", fifo, CauseLossBefore)
 	}
 }
+
+// TestGrant018SharedLevel: with num_priorities 4 and max_sched_prio 2
+// (the table homa_prios_changed derives for cutoffs giving level 3 to
+// every unscheduled length) the FIFO level, homa_high_priority 2, is also
+// the top SRPT level: a GRANT there with no SRPT GRANT before it is
+// inconclusive, not a violation (helper-135: 100-292 warnings a run).
+// With at most two levels the FIFO level is 0 (homa_high_priority), not
+// num_priorities-2 (-1 with one level).
+func TestGrant018SharedLevel(t *testing.T) {
+	b := newTrace(t, wire.VersionCurrent)
+	b.message(true, 2, 500000, 0, 40000, 40000, 3)
+	g := b.after(time.Millisecond).grant(false, 2, 90000, 2)
+	rep := b.checkAt(Switch, "linux", "HOMA-GRANT-018", "num_priorities=4", "max_sched_prio=2")
+	wantViolations(t, rep, "HOMA-GRANT-018")
+	wantInconclusive(t, rep, "HOMA-GRANT-018", g)
+	rep = b.checkAt(Switch, "linux", "HOMA-GRANT-018", "num_priorities=4", "max_sched_prio=1")
+	wantViolations(t, rep, "HOMA-GRANT-018", g)
+	for n, want := range map[int]int{1: 0, 2: 0, 3: 1, 8: 6} {
+		p := Params{NumPriorities: n}
+		if got := p.HighPriority(); got != want {
+			t.Errorf("HighPriority with %d levels = %d, want %d", n, got, want)
+		}
+	}
+}

@@ -1840,10 +1840,11 @@ func (m *Message) restartReceiver(p *Params) {
 
 // isBufferWakeup reports whether RESEND rs is the one a receiver sends when
 // receive buffer space appears for a message it had to drop: {0, -1} at
-// level num_priorities-2 (homa_pool.c homa_pool_check_waiting; facts
-// GRANT-10, RTX-04). It does not come from the timer.
+// Params.HighPriority (homa_pool.c homa_pool_check_waiting; facts GRANT-10,
+// RTX-04). It does not come from the timer. With one priority level every
+// RESEND asks for level 0, so none is taken for a wakeup.
 func isBufferWakeup(p *Params, rs wire.Resend) bool {
-	return p.NumPriorities >= 2 && rs.IsResendAll() && rs.Offset() == 0 && int(rs.Priority()) == p.NumPriorities-2
+	return p.NumPriorities >= 2 && rs.IsResendAll() && rs.Offset() == 0 && int(rs.Priority()) == p.HighPriority()
 }
 
 // answersNeedAck reports whether RESEND e is a client's answer to a
