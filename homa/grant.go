@@ -21,9 +21,12 @@ func (h *Machine) grant() {
 	if window == 0 {
 		window = h.p.MaxIncoming / (n + 1)
 	}
-	// Within one decision, each GRANT adds its increment of the horizon
-	// to the outstanding bytes (an overestimate when a sender had run
-	// past its horizon); the next decision starts from the exact sum.
+	// Each GRANT changes the outstanding bytes by exactly what it adds
+	// past the bytes received (h.grants.update recounts them), so a
+	// sender that had run past its old horizon leaves the rest of the
+	// budget to the next messages in rank order, as HomaModule's exact
+	// total_incoming does (homa_grant_update_incoming); counting the whole
+	// increment once starved a waiting message behind one such sender.
 	outstanding := h.grants.outstanding
 	seg := h.p.maxSegData(h.v6)
 	granted := false
@@ -60,9 +63,9 @@ func (h *Machine) grant() {
 		if target-m.granted < seg && target < m.length() && m.granted > m.received() {
 			continue
 		}
-		outstanding += target - m.granted
 		m.granted, m.prio = target, prio
 		h.grants.update(g)
+		outstanding = h.grants.outstanding
 		off := target
 		if h.faults[FaultGrantPastEnd] && target == m.length() {
 			off = target + seg

@@ -286,6 +286,8 @@ type missed struct {
 	to   netip.Addr
 	// control: the trigger was a control packet (Obligation.control).
 	control bool
+	// arrived: the capture shows the trigger reached To (Arrival).
+	arrived bool
 }
 
 type ruleState struct {
@@ -1548,7 +1550,7 @@ func (c *Checker) judgeOpen(i int, st *ruleState, p *Within, e *Event, icmp bool
 			return o.o.match(&c.ctx, e)
 		}
 		miss := func(why Result) closing {
-			return closing{key: k, o: o, m: &missed{rule: i, ref: o.ref, rpc: o.rpcKey(), res: why.WithSlack(bound).WithLate(age - bound), from: o.o.From, to: o.o.To, control: o.o.control}}
+			return closing{key: k, o: o, m: &missed{rule: i, ref: o.ref, rpc: o.rpcKey(), res: why.WithSlack(bound).WithLate(age - bound), from: o.o.From, to: o.o.To, control: o.o.control, arrived: arrived(o.o)}}
 		}
 		switch {
 		case age > bound && o.o.OnlyLate:
@@ -1855,7 +1857,7 @@ func (c *Checker) endSection(end string, restarted netip.Addr, at int) {
 				} else if r, ok := mootAt(&c.ctx, o.o); ok && age > bound {
 					c.record(i, nil, o.ref, o.rpcKey(), r)
 				} else if age > bound {
-					c.missed = append(c.missed, missed{rule: i, ref: o.ref, rpc: o.rpcKey(), from: o.o.From, to: o.o.To, control: o.o.control,
+					c.missed = append(c.missed, missed{rule: i, ref: o.ref, rpc: o.rpcKey(), from: o.o.From, to: o.o.To, control: o.o.control, arrived: arrived(o.o),
 						res: Violation("no %s within %v (%s ended %v later)", o.o.expect(), bound, end, age.Round(time.Microsecond)).WithSlack(bound).WithLate(age - bound)})
 				} else {
 					c.record(i, nil, o.ref, o.rpcKey(), Unsure("%s ended %v after this packet, before the %v allowed for %s",
@@ -1881,7 +1883,7 @@ func (c *Checker) endSection(end string, restarted netip.Addr, at int) {
 			continue
 		}
 		lostAfter := func(from, to netip.Addr) (Evidence, bool) { return Evidence{}, false }
-		if m.control {
+		if m.control && !m.arrived {
 			lostAfter = c.net.LostAfterBetween
 		}
 		// An obligation its trigger's sender owes (the rest of its RESEND
@@ -1893,7 +1895,7 @@ func (c *Checker) endSection(end string, restarted netip.Addr, at int) {
 			if ev, ok := c.net.LostBetween(m.to, m.from); ok {
 				res = Downgrade(CauseLossBefore, ev, "%s; the answer may have been lost before the capture point", res.Why()).WithSlack(res.Slack)
 			}
-		} else if ev, ok := c.net.LostAfter(m.from, m.to); ok {
+		} else if ev, ok := c.net.LostAfter(m.from, m.to); ok && !m.arrived {
 			res = Downgrade(CauseLossAfter, ev, "%s; the packet may not have reached %v", res.Why(), m.to).WithSlack(res.Slack)
 		} else if ev, ok := c.net.LostBefore(m.to, m.from); ok {
 			res = Downgrade(CauseLossBefore, ev, "%s; the answer may have been lost before the capture point", res.Why()).WithSlack(res.Slack)
@@ -1905,6 +1907,13 @@ func (c *Checker) endSection(end string, restarted netip.Addr, at int) {
 		c.record(m.rule, nil, m.ref, m.rpc, res)
 	}
 	c.missed = nil
+}
+
+// arrived reports whether o's Await knows its trigger reached the host
+// that owes the answer (Arrival).
+func arrived(o Obligation) bool {
+	a, ok := o.Await.(Arrival)
+	return ok && a.Arrived()
 }
 
 // Finish ends the capture: it closes the last section (an obligation

@@ -421,6 +421,13 @@ type Obligation struct {
 	Await Await
 }
 
+// An Arrival is an Await that can tell, from packets after its trigger,
+// that the trigger reached the host that owes the answer: loss after the
+// capture point toward that host then excuses no missed answer.
+type Arrival interface {
+	Arrived() bool
+}
+
 // An Await judges and describes an obligation's awaited packet as one
 // value. A rule that opens an obligation at many packets (one per
 // message) keeps the few values it needs in one struct, a single

@@ -15,14 +15,24 @@ func sendRules() []*Rule {
 		{
 			ID: "HOMA-SEND-001", Level: Should,
 			Facts:     []string{"SND-02", "RTX-08"},
-			Statement: "A GRANT that raises the horizon of a message whose sender had sent everything it was allowed is followed within response_timeout by new bytes of that message.",
-			Source:    "HomaModule homa_incoming.c homa_grant_pkt (homa_xmit_data right away), homa_outgoing.c homa_xmit_data (or the pacer when the NIC queue is long)",
+			Statement: "A GRANT that raises the horizon of a message whose sender had sent everything it was allowed, or a RESEND from its receiver asking for bytes the sender has not sent (past the horizon it takes it for a lost GRANT), is followed within response_timeout by new bytes of that message.",
+			Source:    "HomaModule homa_incoming.c homa_grant_pkt (homa_xmit_data right away), homa_resend_pkt (a RESEND ending past msgout.granted raises it to the RESEND's end and calls homa_xmit_data: \"a grant packet was lost\"; BUSY as well when none of the range was sent), homa_outgoing.c homa_xmit_data (or the pacer when the NIC queue is long)",
 			Profiles:  []string{"linux", "linux-2024", "linux-2025"},
-			Capture:   "inconclusive while the sender transmits other messages (its SRPT and pacer may prefer them), and where the capture shows loss toward the sender after the capture point",
+			Capture:   "inconclusive while the sender transmits other messages with no more than one skb's data more left to send (its pacer sends the fewest bytes left first), where the capture may not show every packet the sender sends (a tap on another host's link, an inferred switch), and where the capture shows loss toward the sender after the capture point, unless the sender's BUSY after a RESEND shows a RESEND reached it (it answers BUSY only for one asking past what it sent)",
 			Property: Within{
-				TriggerTypes: []wire.PacketType{wire.TypeGrant},
+				TriggerTypes: []wire.PacketType{wire.TypeGrant, wire.TypeResend},
 				Trigger: func(c *Ctx, e *Event) (Obligation, bool) {
-					if e.Type() != wire.TypeGrant {
+					var to uint64
+					switch e.Type() {
+					case wire.TypeGrant:
+						to = uint64(e.Packet.Grant().Offset())
+					case wire.TypeResend:
+						rs := e.Packet.Resend()
+						if rs.IsResendAll() || isBufferWakeup(c.P, rs) {
+							return Obligation{}, false // {0, -1} asks for what was sent (homa_resend_pkt: end = tx_end)
+						}
+						to = uint64(rs.Offset()) + uint64(rs.Length())
+					default:
 						return Obligation{}, false
 					}
 					r, m := grantMsg(c, e)
@@ -30,10 +40,13 @@ func sendRules() []*Rule {
 						return Obligation{}, false
 					}
 					h := m.Horizon(c.P)
-					if e.Packet.Grant().Offset() <= h || m.SentEnd < h {
+					switch {
+					case e.Type() == wire.TypeResend && to <= uint64(m.SentEnd):
+						return Obligation{}, false // it asks only for bytes sent
+					case e.Type() == wire.TypeGrant && (to <= uint64(h) || m.SentEnd < h):
 						return Obligation{}, false // not stalled at the horizon
 					}
-					a := &newBytesAwait{k: KeyOf(e), sender: oppositeRole(e.Packet.Role()), from: m.SentEnd, s: e.Dst}
+					a := &newBytesAwait{k: KeyOf(e), sender: oppositeRole(e.Packet.Role()), from: m.SentEnd, s: e.Dst, byResend: e.Type() == wire.TypeResend, trig: e.Frame}
 					return Obligation{Key: rpcMsgKey{a.k, a.sender}, Await: a}, true
 				},
 				Bound: func(p *Params) time.Duration { return p.AnswerBound() },
@@ -102,7 +115,17 @@ type newBytesAwait struct {
 	sender wire.Role
 	from   uint32
 	s      netip.Addr
+	// byResend: a RESEND raised the horizon; arrived: the sender's BUSY
+	// since then shows such a RESEND reached it (see Arrived).
+	byResend, arrived bool
+	trig              int // the trigger's frame
 }
+
+// Arrived reports whether the capture shows the trigger reached the
+// sender: a BUSY from it after a RESEND that raised the horizon (a sender
+// stalled at its horizon answers BUSY only to a RESEND asking past what
+// it sent, homa_resend_pkt, which raises the horizon too).
+func (a *newBytesAwait) Arrived() bool { return a.arrived }
 
 // Match reports whether x is a first transmission of the message past from.
 func (a *newBytesAwait) Match(c *Ctx, x *Event) bool {
@@ -113,12 +136,41 @@ func (a *newBytesAwait) Match(c *Ctx, x *Event) bool {
 func (a *newBytesAwait) Excuse(c *Ctx, x *Event) (string, bool) {
 	switch {
 	case x.Err != nil:
-	case x.Type() == wire.TypeData && x.Src == a.s && KeyOf(x) != a.k && !x.Retransmit():
+	case x.Frame == a.trig && !c.Net.CapturePoint().SeesAllOf(a.s):
+		return fmt.Sprintf("the capture may not show every packet %v sends: it may be sending other messages its pacer prefers", a.s), true
+	case x.Type() == wire.TypeData && x.Src == a.s && KeyOf(x) != a.k && !x.Retransmit() && a.srptAhead(c, x):
 		return fmt.Sprintf("%v is sending another message (frame %d)", a.s, x.Frame), true
 	case x.Type() == wire.TypeRPCUnknown && KeyOf(x) == a.k:
 		return "RPC_UNKNOWN: one side no longer knows the RPC", true
+	case a.byResend && x.Type() == wire.TypeBusy && x.Src == a.s && KeyOf(x) == a.k:
+		a.arrived = true
 	}
 	return "", false
+}
+
+// srptAhead reports whether x, new DATA of another message from the
+// sender, may rightly go before the awaited bytes: its message has no
+// more than one skb's data more left to send than the awaited one (the
+// pacer sends the message with the fewest bytes left first,
+// homa_pacer.c homa_add_to_throttled), or either length is unknown. A
+// sender that spends the bound on messages with more left is not excused
+// by them.
+func (a *newBytesAwait) srptAhead(c *Ctx, x *Event) bool {
+	r := c.T.rpcs[a.k]
+	if r == nil {
+		return true
+	}
+	m := r.Msg(a.sender)
+	oLen, oSent := x.Packet.Data().MessageLength(), uint32(0) // a message's first packet: the trace has no RPC yet
+	if o := c.T.Lookup(x); o != nil {
+		om := o.Msg(x.Packet.Role())
+		oLen, oSent = om.Length, om.SentEnd
+	}
+	if m.Length == 0 || oLen == 0 {
+		return true
+	}
+	left, oLeft := int64(m.Length)-int64(m.SentEnd), int64(oLen)-int64(oSent)
+	return oLeft <= left+int64(skbData(c.P.MaxGSOSize, c.P.MTU, x.Src.Is6() && !x.Src.Is4In6()))
 }
 
 // Expect describes the awaited DATA.

@@ -113,3 +113,84 @@ func TestSend005AfterServerUnknown(t *testing.T) {
 		})
 	}
 }
+
+// TestSend001ResendPastSent: the GRANT to 10000 never shows (lost), the
+// server's RESEND asks for [3000, 10000), bytes the client never sent, and
+// the client answers BUSY each time without sending them: HomaModule takes
+// such a RESEND for a lost GRANT and sends (homa_resend_pkt), so no new
+// bytes within response_timeout is a warning (helper-134's
+// resend-no-grant-extend: a BUSY livelock with no finding). Another
+// message of the client with far more bytes left does not excuse it (the
+// pacer sends the fewest bytes left first); one with fewer does, until it
+// too waits for a grant (the next RESEND's wait is a warning).
+func TestSend001ResendPastSent(t *testing.T) {
+	const id = "HOMA-SEND-001"
+	for _, c := range []struct {
+		name  string
+		other uint32 // length of another request the client sends meanwhile (0: none)
+		bad   bool
+	}{
+		{"busy only", 0, true},
+		{"longer message sent", 500000, true},
+		{"shorter message sent", 4000, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			b := newTrace(t, wire.VersionCurrent)
+			b.message(true, 2, 10000, 0, 3000, 3000, 4)
+			var first, second int
+			for i := range 6 {
+				rs := b.after(5*time.Millisecond).resend(false, 2, 3000, 7000, 7)
+				if i == 1 {
+					second = rs
+				}
+				if i == 0 {
+					first = rs
+					if c.other > 0 {
+						b.after(100*time.Microsecond).message(true, 4, c.other, 0, 3000, 3000, 4)
+					}
+				}
+				b.after(10*time.Microsecond).ctl(true, 2, wire.TypeBusy)
+			}
+			b.after(5*time.Millisecond).data(true, 20, 100, 0, 100, 7, nil)
+			rep := b.check("linux", id, "unsched_bytes=3000")
+			if !c.bad {
+				wantInconclusive(t, rep, id, first)
+				if len(rep.Violations) == 0 || rep.Violations[0].Frame != second {
+					t.Fatalf("want a warning at the second RESEND (frame %d): %v", second, rep.Violations)
+				}
+				return
+			}
+			if len(rep.Violations) == 0 || rep.Violations[0].Frame != first {
+				t.Fatalf("want a warning at the first RESEND (frame %d): %v", first, rep.Violations)
+			}
+		})
+	}
+}
+
+// TestSend001ArrivedDespiteLoss: the capture shows loss toward the client
+// after the capture point (it asks again for response bytes of RPC 6 that
+// the capture saw go to it), so a RESEND to it may not have arrived: a
+// missed answer is inconclusive, unless the client's BUSY shows a RESEND
+// asking past what it sent reached it (Arrival).
+func TestSend001ArrivedDespiteLoss(t *testing.T) {
+	const id = "HOMA-SEND-001"
+	for _, busy := range []bool{true, false} {
+		b := newTrace(t, wire.VersionCurrent)
+		b.data(true, 6, 100, 0, 100, 7, nil)
+		b.after(50*time.Microsecond).data(false, 6, 1000, 0, 1000, 7, nil)
+		b.after(3*time.Millisecond).resend(true, 6, 0, 1000, 7) // the response's bytes did not reach the client
+		b.message(true, 2, 10000, 0, 3000, 3000, 4)
+		rs := b.after(5*time.Millisecond).resend(false, 2, 3000, 7000, 7)
+		if busy {
+			b.after(10*time.Microsecond).ctl(true, 2, wire.TypeBusy)
+		}
+		b.after(30*time.Millisecond).data(true, 20, 100, 0, 100, 7, nil)
+		rep := b.check("linux", id, "unsched_bytes=3000")
+		if busy {
+			wantViolations(t, rep, id, rs)
+			continue
+		}
+		wantViolations(t, rep, id)
+		wantDowngraded(t, rep, id, rs, CauseLossAfter)
+	}
+}
