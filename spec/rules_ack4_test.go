@@ -189,3 +189,28 @@ func TestAck004Once(t *testing.T) {
 	b, bad := build(true)
 	wantViolations(t, b.check("linux", "HOMA-ACK-004"), "HOMA-ACK-004", bad)
 }
+
+// TestAck012ResendAfterAck: a client ACKs the server's NEED_ACK while
+// bytes of the response are missing, then RESENDs for them (helper-134's
+// ack-incomplete-needack: HOMA-ACK-004 took it for an RPC the client no
+// longer had): a violation at the RESEND. The same RESEND 1 µs after the
+// ACK (left first on another NIC queue) passes.
+func TestAck012ResendAfterAck(t *testing.T) {
+	const id = "HOMA-ACK-012"
+	for _, gap := range []time.Duration{5 * time.Millisecond, time.Microsecond} {
+		b := newTrace(t, wire.VersionCurrent)
+		b.data(true, 4, 100, 0, 100, 7, nil)
+		b.after(50*time.Microsecond).data(false, 4, 3000, 0, 1424, 5, nil)
+		b.after(time.Microsecond).data(false, 4, 3000, 2848, 152, 5, nil)
+		b.after(3*time.Millisecond).ctl(false, 4, wire.TypeNeedAck)
+		b.after(10 * time.Microsecond).ack(4)
+		rs := b.after(gap).resend(true, 4, 1424, 1424, 7)
+		rep := b.check("linux", id, "slack=2us")
+		if gap > time.Millisecond {
+			wantViolations(t, rep, id, rs)
+			continue
+		}
+		wantClean(t, rep, id)
+		wantCounts(t, rep, id, 1, 1, 0, 0)
+	}
+}

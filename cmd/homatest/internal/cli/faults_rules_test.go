@@ -210,7 +210,7 @@ func ruleFaultCases() []faultCase {
 			id: "RESEND-012", slug: "resend-after-own-ack",
 			what:  "extra fault: 5 ms after acknowledging RPC 10 the client RESENDs for its response",
 			build: func(fault bool) *capb { return resendAfterOwnAck(fault) },
-			want:  []hit{{"HOMA-RESEND-012", 5}},
+			want:  []hit{{"HOMA-ACK-012", 5}, {"HOMA-RESEND-012", 5}},
 		},
 		{
 			id: "ACK-004", slug: "ack-to-other-server",
