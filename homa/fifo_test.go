@@ -110,3 +110,70 @@ func TestFIFOGrantOnlyAfterSRPTGrant(t *testing.T) {
 		}
 	})
 }
+
+// TestFIFOGrantsOneLevel: with a single priority level FIFO grants still
+// go, at level 0 (homa_high_priority; homa_grant_check_fifo has no
+// condition on the number of levels): four 1 MB requests, and the server's
+// GRANTs that raise a message's offset by exactly fifo_grant_increment
+// (50000) are FIFO grants; with the increment 0 there are none (before,
+// there were none below two levels either way).
+func TestFIFOGrantsOneLevel(t *testing.T) {
+	fifoGrants := func(increment int) int {
+		var n int
+		synctest.Test(t, func(t *testing.T) {
+			var mu sync.Mutex
+			server := netip.AddrFrom4([4]byte{198, 18, 0, 5})
+			last := map[netip.Addr]map[uint64]uint32{} // GRANT offset by client and RPC id
+			net := memnet.New(memnet.Config{Rate: 1e9, Tap: func(_ time.Time, src, dst netip.Addr, _ uint8, pkt []byte) {
+				p, err := wire.Decode(pkt, wire.DecodeOptions{Version: wire.VersionCurrent})
+				if err != nil || p.Type() != wire.TypeGrant || src != server {
+					return
+				}
+				g := p.Grant()
+				if g.Priority() != 0 {
+					t.Errorf("GRANT at level %d with one level", g.Priority())
+				}
+				mu.Lock()
+				defer mu.Unlock()
+				if last[dst] == nil {
+					last[dst] = map[uint64]uint32{}
+				}
+				id := g.SenderID()
+				if prev, ok := last[dst][id]; ok && g.Offset() == prev+50000 {
+					n++
+				}
+				last[dst][id] = max(last[dst][id], g.Offset())
+			}})
+			defer net.Close()
+			p := homa.DefaultParams()
+			p.NumPriorities, p.MaxSchedPrio, p.FIFOGrantIncrement = 1, 0, increment
+			p.UnschedCutoffs = [8]uint32{1000000}
+			var hosts []*homa.Host
+			for i := range 5 {
+				h, err := homa.New(homa.Config{Params: p, Transport: net.Attach(netip.AddrFrom4([4]byte{198, 18, 0, byte(i + 1)}))})
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer h.Close()
+				hosts = append(hosts, h)
+			}
+			echoServer(t, hosts[4], 4000)
+			var wg sync.WaitGroup
+			for i := range 4 {
+				c, _ := hosts[i].Dial()
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					if _, err := c.Call(context.Background(), netip.AddrPortFrom(server, 4000), make([]byte, 1000000)); err != nil {
+						t.Error(err)
+					}
+				}()
+			}
+			wg.Wait()
+		})
+		return n
+	}
+	if on, off := fifoGrants(50000), fifoGrants(0); on < 3 || off != 0 {
+		t.Fatalf("GRANTs adding exactly 50000 bytes: %d with fifo_grant_increment 50000, %d with 0; want several and none", on, off)
+	}
+}

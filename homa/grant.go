@@ -21,12 +21,9 @@ func (h *Machine) grant() {
 	if window == 0 {
 		window = h.p.MaxIncoming / (n + 1)
 	}
-	// Each GRANT changes the outstanding bytes by exactly what it adds
-	// past the bytes received (h.grants.update recounts them), so a
-	// sender that had run past its old horizon leaves the rest of the
-	// budget to the next messages in rank order, as HomaModule's exact
-	// total_incoming does (homa_grant_update_incoming); counting the whole
-	// increment once starved a waiting message behind one such sender.
+	// Within one decision, each GRANT adds its increment of the horizon
+	// to the outstanding bytes (an overestimate when a sender had run
+	// past its horizon); the next decision starts from the exact sum.
 	outstanding := h.grants.outstanding
 	seg := h.p.maxSegData(h.v6)
 	granted := false
@@ -63,9 +60,9 @@ func (h *Machine) grant() {
 		if target-m.granted < seg && target < m.length() && m.granted > m.received() {
 			continue
 		}
+		outstanding += target - m.granted
 		m.granted, m.prio = target, prio
 		h.grants.update(g)
-		outstanding = h.grants.outstanding
 		off := target
 		if h.faults[FaultGrantPastEnd] && target == m.length() {
 			off = target + seg
@@ -76,13 +73,13 @@ func (h *Machine) grant() {
 }
 
 // fifoGrant gives fifo_grant_increment more bytes to the oldest incoming
-// message at level num_priorities-2, at most once per fifoInterval
-// (HomaModule homa_grant_check_fifo), unless that message already has
-// window + 2·increment bytes outstanding.
+// message at Params.highPriority, at most once per fifoInterval
+// (HomaModule homa_grant_check_fifo, at any number of levels), unless that
+// message already has window + 2·increment bytes outstanding.
 func (h *Machine) fifoGrant(window int) {
 	iv := h.p.fifoInterval()
 	old := h.grants.oldest()
-	if iv == 0 || old == nil || h.now-h.lastFIFO < iv || h.p.NumPriorities < 2 {
+	if iv == 0 || old == nil || h.now-h.lastFIFO < iv {
 		return
 	}
 	m := old.m
@@ -92,7 +89,7 @@ func (h *Machine) fifoGrant(window int) {
 	h.lastFIFO = h.now
 	m.granted = min(m.length(), m.granted+h.p.FIFOGrantIncrement)
 	h.grants.update(old)
-	h.sendGrant(old.r, m.granted, uint8(h.p.NumPriorities-2))
+	h.sendGrant(old.r, m.granted, h.p.highPriority())
 }
 
 func (h *Machine) sendGrant(r *rpc, offset int, prio uint8) {

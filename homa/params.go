@@ -118,6 +118,16 @@ func (p *Params) maxSegData(ipv6 bool) int {
 	return p.MTU - 20 - 56
 }
 
+// highPriority returns the next-to-highest priority level, which FIFO
+// grants use: num_priorities-2, or 0 with at most two levels (HomaModule
+// homa_impl.h homa_high_priority).
+func (p *Params) highPriority() uint8 {
+	if p.NumPriorities <= 2 {
+		return 0
+	}
+	return uint8(p.NumPriorities - 2)
+}
+
 // fifoInterval returns the time between FIFO grants: increment·8 bits at
 // grant_fifo_fraction of the link (320 µs with the defaults at 25 Gbit/s;
 // homa_grant_update_sysctl_deps), or 0 when FIFO grants are off.
