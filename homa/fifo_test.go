@@ -31,25 +31,7 @@ func TestFIFOGrants(t *testing.T) {
 			}
 		}})
 		defer n.Close()
-		var hosts []*homa.Host
-		for i := range 5 {
-			h, _ := homa.New(homa.Config{Transport: n.Attach(netip.AddrFrom4([4]byte{198, 18, 0, byte(i + 1)}))})
-			defer h.Close()
-			hosts = append(hosts, h)
-		}
-		echoServer(t, hosts[4], 4000)
-		var wg sync.WaitGroup
-		for i := range 4 {
-			c, _ := hosts[i].Dial()
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				if _, err := c.Call(context.Background(), netip.AddrPortFrom(hosts[4].Addr(), 4000), make([]byte, 1000000)); err != nil {
-					t.Error(err)
-				}
-			}()
-		}
-		wg.Wait()
+		hosts := fourLongRequests(t, n, homa.Params{})
 		server := fifo[hosts[4].Addr()]
 		if len(server) < 3 {
 			t.Fatalf("the server sent %d FIFO grants, want several", len(server))
@@ -148,32 +130,43 @@ func TestFIFOGrantsOneLevel(t *testing.T) {
 			p := homa.DefaultParams()
 			p.NumPriorities, p.MaxSchedPrio, p.FIFOGrantIncrement = 1, 0, increment
 			p.UnschedCutoffs = [8]uint32{1000000}
-			var hosts []*homa.Host
-			for i := range 5 {
-				h, err := homa.New(homa.Config{Params: p, Transport: net.Attach(netip.AddrFrom4([4]byte{198, 18, 0, byte(i + 1)}))})
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer h.Close()
-				hosts = append(hosts, h)
-			}
-			echoServer(t, hosts[4], 4000)
-			var wg sync.WaitGroup
-			for i := range 4 {
-				c, _ := hosts[i].Dial()
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					if _, err := c.Call(context.Background(), netip.AddrPortFrom(server, 4000), make([]byte, 1000000)); err != nil {
-						t.Error(err)
-					}
-				}()
-			}
-			wg.Wait()
+			fourLongRequests(t, net, p)
 		})
 		return n
 	}
 	if on, off := fifoGrants(50000), fifoGrants(0); on < 3 || off != 0 {
 		t.Fatalf("GRANTs adding exactly 50000 bytes: %d with fifo_grant_increment 50000, %d with 0; want several and none", on, off)
 	}
+}
+
+// fourLongRequests starts hosts 198.18.0.1-5 on n with parameters p (the
+// defaults if zero), an echo server on the fifth, and has each of the
+// other four send it a 1 MB request; it returns once all four RPCs ended
+// (each failure is a test error) and returns the hosts, which close when
+// the test ends.
+func fourLongRequests(t *testing.T, n *memnet.Network, p homa.Params) []*homa.Host {
+	t.Helper()
+	var hosts []*homa.Host
+	for i := range 5 {
+		h, err := homa.New(homa.Config{Params: p, Transport: n.Attach(netip.AddrFrom4([4]byte{198, 18, 0, byte(i + 1)}))})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { h.Close() })
+		hosts = append(hosts, h)
+	}
+	echoServer(t, hosts[4], 4000)
+	var wg sync.WaitGroup
+	for i := range 4 {
+		c, _ := hosts[i].Dial()
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if _, err := c.Call(context.Background(), netip.AddrPortFrom(hosts[4].Addr(), 4000), make([]byte, 1000000)); err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	wg.Wait()
+	return hosts
 }
