@@ -16,9 +16,11 @@ import (
 // simulator is deterministic), so the verdict does not depend on load.
 // The search is guided by the rules a case exercises, so adding rules moves
 // it: with the 90 rules of red team round 6 seed 7 exercised 66 of 74 MUST
-// rules, seed 3 65 and seed 1 67 (none found a violation).
+// rules, seed 3 65 and seed 1 67 (none found a violation); with 95 rules
+// (HOMA-ACK-012 added) seeds 1-5 exercised 70, 71, 70, 71 and 70 of 78
+// (seed 1 70 of 2500 cases too), so the test runs seed 4.
 func TestCleanRefNoViolation(t *testing.T) {
-	res, err := Explore(context.Background(), Config{Env: SimEnv(nil, nil), Budget: time.Hour, MaxCases: 1500, Seed: 1, KeepGoing: true, ShrinkRuns: 200})
+	res, err := Explore(context.Background(), Config{Env: SimEnv(nil, nil), Budget: time.Hour, MaxCases: 1500, Seed: 4, KeepGoing: true, ShrinkRuns: 200})
 	if err != nil {
 		t.Fatal(err)
 	}
