@@ -1247,7 +1247,7 @@ func (c *Checker) missing(e *Event) Gate {
 			m |= NeedsPiggyAck
 		}
 	}
-	if !e.Src.Is6() || e.Src.Is4In6() {
+	if !e.IPv6() {
 		m |= NeedsIPv6
 	}
 	if !e.IP.Known {

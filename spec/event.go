@@ -136,6 +136,10 @@ func (e *Event) End() uint32 { return e.Offset + uint32(e.Length) }
 // FromClient reports whether the client side of the RPC sent the packet.
 func (e *Event) FromClient() bool { return e.Packet.Role() == wire.RoleClient }
 
+// IPv6 reports whether e came over IPv6 (an IPv4-mapped address counts as
+// IPv4): what sizes its headers and so max_seg_data.
+func (e *Event) IPv6() bool { return e.Src.Is6() && !e.Src.Is4In6() }
+
 // Retransmit reports whether the event is DATA with retransmit=1.
 func (e *Event) Retransmit() bool {
 	return e.Type() == wire.TypeData && e.Packet.Data().Retransmit() != 0

@@ -112,7 +112,7 @@ func (in *Inferrer) feed(e *Event) {
 	case wire.TypeData:
 		d := e.Packet.Data()
 		if !e.Hijacked {
-			v6 := e.Src.Is6() && !e.Src.Is4In6()
+			v6 := e.IPv6()
 			if m := uint32(e.Length) + ipHeaderLen(v6) + wire.DataHeaderLen; m > in.mtu {
 				in.mtu, in.mtuAt = m, e.Frame
 			}

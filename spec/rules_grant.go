@@ -163,7 +163,7 @@ func grantRules() []*Rule {
 				}
 				// The skb that crosses the horizon starts below it, so the
 				// overshoot is less than one skb's data (SND-03).
-				allowed := skbData(c.P.MaxGSOSize, c.P.MTU, e.Src.Is6() && !e.Src.Is4In6())
+				allowed := eventSkb(c.P, e)
 				if e.End() >= h+allowed {
 					what := "new DATA"
 					if e.Retransmit() {
@@ -591,6 +591,9 @@ func scanOutstanding(c *Ctx, recv netip.Addr, skip1, skip2 *Message) int64 {
 	}
 	return out
 }
+
+// eventSkb is skbData for the sender of e under p.
+func eventSkb(p *Params, e *Event) uint32 { return skbData(p.MaxGSOSize, p.MTU, e.IPv6()) }
 
 // skbData returns the data bytes of the largest skb HomaModule builds with
 // max_gso_size maxGSO at MTU mtu (homa_message_out_fill): segments of

@@ -97,7 +97,7 @@ func prioRules() []*Rule {
 			Capture:   "judged only when ipv6_prio_shift names the build (linux-2024: 4; linux: 0, either, since main builds before and after 548056f share the wire format); a traffic class with bit 4 set was written with shift 4, one with bit 7 set with shift 5, others fit both",
 			Property: Each{Needs: NeedsIPv6, Partial: true, Check: func(c *Ctx, e *Event) Result {
 				s := c.P.IPv6PrioShift
-				if s == 0 || !e.Src.Is6() || e.Src.Is4In6() {
+				if s == 0 || !e.IPv6() {
 					return Skip
 				}
 				switch {

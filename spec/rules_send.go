@@ -170,7 +170,7 @@ func (a *newBytesAwait) srptAhead(c *Ctx, x *Event) bool {
 		return true
 	}
 	left, oLeft := int64(m.Length)-int64(m.SentEnd), int64(oLen)-int64(oSent)
-	return oLeft <= left+int64(skbData(c.P.MaxGSOSize, c.P.MTU, x.Src.Is6() && !x.Src.Is4In6()))
+	return oLeft <= left+int64(eventSkb(c.P, x))
 }
 
 // Expect describes the awaited DATA.

@@ -246,7 +246,7 @@ func wireRules2() []*Rule {
 						return Violation("GSO-segment DATA (doff 0xd0) with seg.offset 0xFFFFFFFF, want the true offset")
 					case seq > seg:
 						return Violation("GSO-segment DATA at offset %d whose sequence %d lies beyond it (want its batch's first offset)", seg, seq)
-					case e.Length > 0 && uint32(e.Length) == maxSegData(c.P.MTU, e.Src.Is6() && !e.Src.Is4In6()) && (seg-seq)%uint32(e.Length) != 0:
+					case e.Length > 0 && uint32(e.Length) == maxSegData(c.P.MTU, e.IPv6()) && (seg-seq)%uint32(e.Length) != 0:
 						// A batch's segments before the last are all
 						// max_seg_data long (homa_tx_data_pkt_alloc), so a
 						// full one lies a whole number of them after its

@@ -20,7 +20,7 @@ func wireRules3() []*Rule {
 				if !e.IP.Known || e.Segment > 0 {
 					return Skip
 				}
-				v6 := e.Src.Is6() && !e.Src.Is4In6()
+				v6 := e.IPv6()
 				switch {
 				case e.IP.TTL == 0 && v6:
 					return Violation("IPv6 hop limit 0: the packet may not be forwarded, and no IP layer sends it")
@@ -41,7 +41,7 @@ func wireRules3() []*Rule {
 			Source:    "HomaModule homa_outgoing.c homa_message_out_fill (max_seg_data from dst_mtu; segs_per_gso segments per skb), homa_tx_data_pkt_alloc (several segments only with doff 13 and interleaved seg headers, or hijacked with gso_size max_seg_data), homa_resend_data (one segment per retransmitted packet)",
 			Capture:   "a GSO frame (doff 0xD0, interleaved seg headers) is judged segment by segment, wherever it was seen (such a frame itself shows a capture on its sending host); a hijacked frame longer than one segment is legal where the capture is on its sender's host (host:ADDR, sent) and inconclusive elsewhere (a tap on the sending host can pass for one between the hosts); an MTU above 1500 needs --param mtu",
 			Property: Each{Types: data, Usual: Usual{FactSegFits, Passed}, Check: func(c *Ctx, e *Event) Result {
-				v6 := e.Src.Is6() && !e.Src.Is4In6()
+				v6 := e.IPv6()
 				seg := maxSegData(c.P.MTU, v6)
 				if e.Length <= int(seg) {
 					return Pass()

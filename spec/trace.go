@@ -210,7 +210,7 @@ type Message struct {
 // skbs that start below the horizon), so the sender had received g or a
 // later GRANT.
 func (m *Message) noteGrantUse(p *Params, e *Event) {
-	reach := skbData(p.MaxGSOSize, p.MTU, e.Src.Is6() && !e.Src.Is4In6()) - segData(p.MTU, e)
+	reach := eventSkb(p, e) - segData(p.MTU, e)
 	for i := len(m.GrantLog) - 1; i >= 0; i-- {
 		g := m.GrantLog[i]
 		if i == 0 && m.Known {
@@ -227,7 +227,7 @@ func (m *Message) noteGrantUse(p *Params, e *Event) {
 // segData is one full segment's data bytes (max_seg_data) at MTU mtu for
 // e's address family.
 func segData(mtu uint32, e *Event) uint32 {
-	return maxSegData(mtu, e.Src.Is6() && !e.Src.Is4In6())
+	return maxSegData(mtu, e.IPv6())
 }
 
 // LastGrant returns the latest GRANT seen for the message, if any.

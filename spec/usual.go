@@ -146,7 +146,7 @@ func (c *Checker) dataFacts(e *Event) DataFact {
 	if d.Incoming() == u {
 		f |= FactIncomingU
 	}
-	if e.Length <= int(maxSegData(p.MTU, e.Src.Is6() && !e.Src.Is4In6())) {
+	if e.Length <= int(maxSegData(p.MTU, e.IPv6())) {
 		f |= FactSegFits
 	}
 	if wire.ClientID(e.Packet.SenderID()) != 0 {
