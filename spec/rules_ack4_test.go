@@ -214,3 +214,24 @@ func TestAck012ResendAfterAck(t *testing.T) {
 		wantCounts(t, rep, id, 1, 1, 0, 0)
 	}
 }
+
+// TestAck012AckFromOtherPort: the server's NEED_ACK for id 4 goes to
+// client port 32769, where the client has no RPC 4 (it lives on port
+// 32768): homa_need_ack_pkt, finding no RPC on the receiving socket, acks
+// from 32769, and the real RPC 4, still lacking response bytes, RESENDs
+// from 32768. The ACK header names no RPC of its own ports, so it acks
+// nothing and the RESEND breaks no promise.
+func TestAck012AckFromOtherPort(t *testing.T) {
+	const id = "HOMA-ACK-012"
+	b := newTrace(t, wire.VersionCurrent)
+	b.data(true, 4, 100, 0, 100, 7, nil)
+	b.after(50*time.Microsecond).data(false, 4, 3000, 0, 1424, 5, nil)
+	b.after(time.Microsecond).data(false, 4, 3000, 2848, 152, 5, nil)
+	b.cport = 32769
+	b.after(3*time.Millisecond).ctl(false, 4, wire.TypeNeedAck)
+	b.after(10 * time.Microsecond).ack(4)
+	b.cport = 32768
+	b.after(5*time.Millisecond).resend(true, 4, 1424, 1424, 7)
+	rep := b.check("linux", id)
+	wantCounts(t, rep, id, 1, 1, 0, 0)
+}

@@ -127,15 +127,20 @@ func resendRules2() []*Rule {
 			Facts:     []string{"RTX-02", "RTX-05"},
 			Statement: "An endpoint still waiting for an RPC's data RESENDs in time: its first round at most resend_ticks+1 ticks after it last heard DATA, GRANT or BUSY (or sent DATA, GRANT or a buffer wakeup), later rounds at most resend_interval+1 ticks apart, each stretched by timer_drift plus slack; one that still holds the RPC after that deadline, its message lacking granted bytes, has RESENT.",
 			Source:    "HomaModule homa_timer.c homa_timer_check_rpc (every RPC is checked every tick: no per-peer limit since 224ee0e; only received ≥ granted, no receive buffers or a timeout stop the count), homa_incoming.c homa_request_retrans, homa_dispatch_pkts (only DATA, GRANT and BUSY reset silent_ticks), homa_resend_pkt (BUSY from an RPC it holds)",
-			Capture:   "judged at each RESEND (an endpoint that never RESENDs again may have aborted the RPC, which the wire does not show), and at a BUSY from the endpoint for the RPC (which shows it still holds it: homa_resend_pkt) while its incoming message lacks bytes it authorised, as the capture shows, and it has granted or RESENT for that message before (so it has receive buffers): a BUSY past the deadline with no RESEND since is late too; a late RESEND or BUSY is inconclusive where the capture shows loss from the endpoint before the capture point (an earlier RESEND may be the lost packet, which leaves no trace of its own); past timeout_ticks not judged",
+			Capture:   "judged at each RESEND (an endpoint that never RESENDs again may have aborted the RPC, which the wire does not show), and at a BUSY from the endpoint for the RPC (which shows it still holds it: homa_resend_pkt) or a client's RESEND answering NEED_ACK (likewise: homa_need_ack_pkt), while its incoming message lacks bytes it authorised, as the capture shows, and it has granted or RESENT for that message before (so it has receive buffers): such a packet past the deadline with no timer RESEND since is late too; a late RESEND or BUSY is inconclusive where the capture shows loss from the endpoint before the capture point (an earlier RESEND may be the lost packet, which leaves no trace of its own); past timeout_ticks not judged",
 			Property: Each{Types: []wire.PacketType{wire.TypeResend, wire.TypeBusy}, Check: func(c *Ctx, e *Event) Result {
 				if e.Type() == wire.TypeBusy {
-					return resendOverdue(c, e)
+					return resendOverdue(c, e, "BUSY")
 				}
 				rs := e.Packet.Resend()
 				r := c.T.Lookup(e)
-				if r == nil || isBufferWakeup(c.P, rs) || answersNeedAck(c.P, r, e) {
+				if r == nil || isBufferWakeup(c.P, rs) {
 					return Skip
+				}
+				if answersNeedAck(c.P, r, e) {
+					// Not a timer round, but it shows the client still
+					// holds the RPC, lacking bytes (homa_need_ack_pkt).
+					return resendOverdue(c, e, "RESEND answering NEED_ACK")
 				}
 				m := r.Msg(oppositeRole(e.Packet.Role()))
 				if m.inRound(c.P, e, rs) {
@@ -546,15 +551,16 @@ func clientEnded(x *Event, k RPCKey) bool {
 	return false
 }
 
-// resendOverdue is HOMA-RESEND-014 at BUSY e: its sender still holds the
-// RPC (homa_resend_pkt found it), so a timer that had to RESEND for the
-// message it receives in that RPC has done so by now. Judged only while
+// resendOverdue is HOMA-RESEND-014 at e, a BUSY or a client's RESEND
+// answering NEED_ACK (witness names which): its sender still holds the
+// RPC (homa_resend_pkt, homa_need_ack_pkt found it), so a timer that had
+// to RESEND for the message it receives in that RPC has done so by now. Judged only while
 // that message lacks bytes its receiver authorised, as the capture shows
 // (bytes lost before the capture point are missing at the receiver too;
 // bytes lost after it count as received, which errs towards passing), and
 // once the receiver has granted or RESENT for it (homa_timer_check_rpc
 // skips a message without receive buffers, which gets neither).
-func resendOverdue(c *Ctx, e *Event) Result {
+func resendOverdue(c *Ctx, e *Event, witness string) Result {
 	r := c.T.Lookup(e)
 	if r == nil || r.Acked || r.Unknown {
 		return Skip
@@ -577,10 +583,10 @@ func resendOverdue(c *Ctx, e *Event) Result {
 	}
 	if ev, ok := c.Net.LostBetween(e.Src, e.Dst); ok {
 		// Its RESEND may have been lost before the capture point.
-		return Downgrade(CauseLossBefore, ev, "BUSY from %v %v after %s, with no %s seen", e.Src, gap.Round(time.Microsecond), since, what)
+		return Downgrade(CauseLossBefore, ev, "%s from %v %v after %s, with no %s seen", witness, e.Src, gap.Round(time.Microsecond), since, what)
 	}
-	return Violation("BUSY shows %v still holds RPC %d %v after %s, with %d of the %d bytes it authorised of the %s received, and no %s since; %d ticks of %v stretched by timer_drift %g plus slack allow %v",
-		e.Src, r.Key.ClientID, gap.Round(time.Microsecond), since, m.Received(), auth, msgName(!e.FromClient()), what, ticks, c.P.Tick, c.P.TimerDrift, bound).WithSlack(bound - c.P.Ticks(ticks)).WithLate(gap - bound)
+	return Violation("%s shows %v still holds RPC %d %v after %s, with %d of the %d bytes it authorised of the %s received, and no %s since; %d ticks of %v stretched by timer_drift %g plus slack allow %v",
+		witness, e.Src, r.Key.ClientID, gap.Round(time.Microsecond), since, m.Received(), auth, msgName(!e.FromClient()), what, ticks, c.P.Tick, c.P.TimerDrift, bound).WithSlack(bound - c.P.Ticks(ticks)).WithLate(gap - bound)
 }
 
 // resendCountStart returns when the timer of e's sender began counting

@@ -192,6 +192,39 @@ func TestResend014BusyShowsOverdue(t *testing.T) {
 	wantViolations(t, b.check("linux", "HOMA-RESEND-014"), "HOMA-RESEND-014", busy[2])
 }
 
+// TestResend014NeedAckAnswerShowsOverdue: a client lacks the head of a
+// 20000-byte response it granted whole; the server, done sending, asks
+// for an ack every tick from 2 ms. A client that never ran a timer round
+// (HomaModule 9f23d56^ gave only one silent RPC per peer its RESENDs)
+// answers a NEED_ACK 30 ms later with a RESEND at once
+// (homa_need_ack_pkt): that answer shows it held the RPC, lacking bytes,
+// long past its first round's deadline. With timer rounds every 5 ms the
+// same answer passes.
+func TestResend014NeedAckAnswerShowsOverdue(t *testing.T) {
+	build := func(timerRounds bool) (*traceBuilder, int) {
+		b := newTrace(t, wire.VersionCurrent)
+		b.data(true, 2, 100, 0, 100, 6, nil)
+		b.after(10*time.Microsecond).data(false, 2, 20000, 2848, 1424, 6, nil) // [0, 2848) lost
+		b.after(time.Microsecond).grant(true, 2, 20000, 0)
+		for off := uint32(4272); off < 20000; off += 1424 {
+			b.after(time.Microsecond).data(false, 2, 20000, off, int(min(1424, 20000-off)), 0, nil)
+		}
+		for range 6 {
+			b.after(5 * time.Millisecond)
+			if timerRounds {
+				b.resend(true, 2, 0, 2848, 7) // lost on its way
+			}
+		}
+		b.after(500*time.Microsecond).ctl(false, 2, wire.TypeNeedAck)
+		answer := b.after(time.Microsecond).resend(true, 2, 0, 2848, 7)
+		return b, answer
+	}
+	b, _ := build(true)
+	wantClean(t, b.check("linux", "HOMA-RESEND-014"), "HOMA-RESEND-014")
+	b, answer := build(false)
+	wantViolations(t, b.check("linux", "HOMA-RESEND-014"), "HOMA-RESEND-014", answer)
+}
+
 // TestResend023OneCopyPerResend: at a switch a second BUSY for one
 // RESEND may answer a copy of the RESEND the network made after the
 // capture point: inconclusive. A third is a violation: one copy per

@@ -47,7 +47,13 @@ func sendRules() []*Rule {
 						return Obligation{}, false // not stalled at the horizon
 					}
 					a := &newBytesAwait{k: KeyOf(e), sender: oppositeRole(e.Packet.Role()), from: m.SentEnd, s: e.Dst, byResend: e.Type() == wire.TypeResend, trig: e.Frame}
-					return Obligation{Key: rpcMsgKey{a.k, a.sender}, Await: a}, true
+					o := Obligation{Key: rpcMsgKey{a.k, a.sender}, Await: a}
+					if s := a.s; !c.Net.CapturePoint().SeesAllOf(s) {
+						o.Moot = func(*Ctx) (string, bool) {
+							return fmt.Sprintf("the capture may not show every packet %v sends: it may be sending other messages its pacer prefers", s), true
+						}
+					}
+					return o, true
 				},
 				Bound: func(p *Params) time.Duration { return p.AnswerBound() },
 			},
@@ -136,12 +142,12 @@ func (a *newBytesAwait) Match(c *Ctx, x *Event) bool {
 func (a *newBytesAwait) Excuse(c *Ctx, x *Event) (string, bool) {
 	switch {
 	case x.Err != nil:
-	case x.Frame == a.trig && !c.Net.CapturePoint().SeesAllOf(a.s):
-		return fmt.Sprintf("the capture may not show every packet %v sends: it may be sending other messages its pacer prefers", a.s), true
 	case x.Type() == wire.TypeData && x.Src == a.s && KeyOf(x) != a.k && !x.Retransmit() && a.srptAhead(c, x):
 		return fmt.Sprintf("%v is sending another message (frame %d)", a.s, x.Frame), true
 	case x.Type() == wire.TypeRPCUnknown && KeyOf(x) == a.k:
 		return "RPC_UNKNOWN: one side no longer knows the RPC", true
+	case x.Type() == wire.TypeData && x.Retransmit() && x.Packet.Role() == a.sender && KeyOf(x) == a.k && x.End() > a.from:
+		return "bytes past those the capture saw sent came retransmitted: the sender had sent them (lost before the capture point), or resends unsent bytes as retransmissions (before be5081e)", true
 	case a.byResend && x.Type() == wire.TypeBusy && x.Src == a.s && KeyOf(x) == a.k:
 		a.arrived = true
 	}
@@ -163,8 +169,9 @@ func (a *newBytesAwait) srptAhead(c *Ctx, x *Event) bool {
 	m := r.Msg(a.sender)
 	oLen, oSent := x.Packet.Data().MessageLength(), uint32(0) // a message's first packet: the trace has no RPC yet
 	if o := c.T.Lookup(x); o != nil {
-		om := o.Msg(x.Packet.Role())
-		oLen, oSent = om.Length, om.SentEnd
+		if om := o.Msg(x.Packet.Role()); om.Length != 0 {
+			oLen, oSent = om.Length, om.SentEnd
+		}
 	}
 	if m.Length == 0 || oLen == 0 {
 		return true

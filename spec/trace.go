@@ -1260,8 +1260,17 @@ func (t *Trace) Apply(e *Event) {
 		t.rpcCache[rpcSlot(&k)] = r
 	}
 	r.Last = e.Time
+	// DATA names the sockets that hold the RPC; a control packet to or
+	// from another port (a NEED_ACK to a socket without the RPC, say)
+	// does not move it there.
+	if r.ClientPort == 0 || typ == wire.TypeData {
+		if e.FromClient() {
+			r.ClientPort, r.ServerPort = p.Common().Sport(), p.Common().Dport()
+		} else {
+			r.ClientPort, r.ServerPort = p.Common().Dport(), p.Common().Sport()
+		}
+	}
 	if e.FromClient() {
-		r.ClientPort, r.ServerPort = p.Common().Sport(), p.Common().Dport()
 		if clientRPCPacket(typ) && !r.idLatest {
 			ck := clientIDKey{k.Client, k.ClientID}
 			if o := t.byClientID[ck]; o != nil {
@@ -1270,8 +1279,6 @@ func (t *Trace) Apply(e *Event) {
 			t.byClientID[ck] = r
 			r.idLatest = true
 		}
-	} else {
-		r.ClientPort, r.ServerPort = p.Common().Dport(), p.Common().Sport()
 	}
 	if segmentCounts(e) {
 		r.Packets[typ-wire.MinType]++
@@ -1356,7 +1363,13 @@ func (t *Trace) Apply(e *Event) {
 		r.NeedAcks++
 		r.NeedAckTime = e.Time
 	case wire.TypeAck:
-		t.ack(k, 0, e, false) // the header names the RPC by its ports
+		// The header names the RPC by its id on the sockets of its ports:
+		// a client answering a NEED_ACK that reached another of its
+		// sockets (no such RPC there, homa_need_ack_pkt) acks nothing of
+		// r, which lives on r.ClientPort.
+		if c := p.Common(); r.ClientPort == 0 || c.Sport() == r.ClientPort && c.Dport() == r.ServerPort {
+			t.ack(k, 0, e, false)
+		}
 		a := p.Ack()
 		if int(a.NumAcks()) < t.P.MaxAcksPerPkt {
 			r.AckPkts++ // an answer to a NEED_ACK (HOMA-ACK-007)
