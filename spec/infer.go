@@ -157,10 +157,13 @@ func (in *Inferrer) feed(e *Event) {
 		in.versions[c.CutoffVersion()]++
 	case wire.TypeGrant:
 		g := e.Packet.Grant()
-		if isFIFOGrant(&in.p, g.Priority()) || r == nil {
+		if r == nil {
 			return
 		}
 		m := r.Msg(oppositeRole(e.Packet.Role()))
+		if mayBeFIFOGrant(&in.p, g, m) {
+			return
+		}
 		if len(m.Seen) > 0 && m.Seen[0].Start == 0 && g.Offset() > m.Received() && g.Offset()-m.Received() > in.windowMax {
 			in.windowMax, in.windowAt = g.Offset()-m.Received(), e.Frame
 		}

@@ -186,7 +186,7 @@ func grantRules() []*Rule {
 			Capture:   "a message granted to its end has left the active set and is not counted (its granted bytes may stay outstanding for a RESEND round after a loss), nor is one whose sender sent no DATA or BUSY for timeout_ticks (the receiver may have aborted its RPC) or, over the limit, one that a message granted after it outranks (it may have been demoted with its granted bytes still on their way); needs every DATA toward the receiver; loss after the capture point inflates the count",
 			Property: AtMost{Types: grant, What: func(e *Event) string { return fmt.Sprintf("the number of messages granted by %v", e.Src) }, Measure: func(c *Ctx, e *Event) (int64, int64, bool) {
 				g := e.Packet.Grant()
-				if isFIFOGrant(c.P, g.Priority()) {
+				if maybeFIFO(c, e) {
 					// FIFO grants go to the oldest message whether or not
 					// it is in the active set (facts GRANT-06, FIFO-01).
 					return 0, 0, false
@@ -292,7 +292,7 @@ func grantRules() []*Rule {
 			Capture:   "bytes seen on the path count as received even if still in flight to the receiver (lenient); a capture with no DATA at offset 0 of the message may have started mid-message and is inconclusive",
 			Property: Each{Types: grant, Check: func(c *Ctx, e *Event) Result {
 				g := e.Packet.Grant()
-				if isFIFOGrant(c.P, g.Priority()) {
+				if maybeFIFO(c, e) {
 					// FIFO grants add fifo_grant_increment to the
 					// oldest message whatever its window (facts FIFO-01).
 					return Skip
@@ -458,6 +458,37 @@ func scheduledPriority(c *Ctx, e *Event, m *Message) Result {
 // may be either: rules that exclude FIFO grants exclude it.
 func isFIFOGrant(p *Params, prio uint8) bool {
 	return p.FIFOGrantIncrement > 0 && int(prio) == p.HighPriority()
+}
+
+// mayBeFIFOGrant reports whether GRANT g for message m (as the trace
+// knew m before g) may be a FIFO grant (isFIFOGrant). Where SRPT grants
+// share the FIFO level (fifoLevelShared) only one that adds at least
+// fifo_grant_increment to what the capture shows m authorised, or grants
+// it to its end, may be: homa_grant_check_fifo adds exactly that to
+// msgin.granted (capped at the length), which is never below it. m nil
+// or without DATA: as isFIFOGrant.
+func mayBeFIFOGrant(p *Params, g wire.Grant, m *Message) bool {
+	if !isFIFOGrant(p, g.Priority()) {
+		return false
+	}
+	if !fifoLevelShared(p) || m == nil || m.Length == 0 {
+		return true
+	}
+	return g.Offset() >= min(m.authorised(p)+p.FIFOGrantIncrement, m.Length)
+}
+
+// maybeFIFO is mayBeFIFOGrant for GRANT e, looked up in the trace only
+// where the level is shared.
+func maybeFIFO(c *Ctx, e *Event) bool {
+	g := e.Packet.Grant()
+	if !isFIFOGrant(c.P, g.Priority()) {
+		return false
+	}
+	if !fifoLevelShared(c.P) {
+		return true
+	}
+	_, m := grantMsg(c, e)
+	return mayBeFIFOGrant(c.P, g, m)
 }
 
 // fifoLevelShared reports whether SRPT grants may use the FIFO grants'

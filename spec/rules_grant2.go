@@ -23,7 +23,7 @@ func grantRules2() []*Rule {
 			Capture:   "counted, not timed: a loaded or emulated receiver processes packets up to tens of milliseconds after a tap saw them (the shared linux-6.1 b capture: 36 ms), so a timer that grants while packets keep coming is not caught, only one that grants more often than packets arrive; needs every packet to the receiver (a switch, or a tap on its own link); inconclusive when one of its incoming messages has been silent for timeout_ticks (an RPC the timer aborts frees grant budget, which linux_6.1.38 hands out at once)",
 			Property: Each{Types: grant, Check: func(c *Ctx, e *Event) Result {
 				g := e.Packet.Grant()
-				if isFIFOGrant(c.P, g.Priority()) {
+				if maybeFIFO(c, e) {
 					return Skip // made in the same pass as an SRPT grant (HOMA-GRANT-018)
 				}
 				_, m := grantMsg(c, e)
@@ -65,7 +65,7 @@ func grantRules2() []*Rule {
 			Capture:   "bytes seen on their way count as received, so the sum errs low; messages whose sender sent no DATA or BUSY for timeout_ticks (the receiver may have aborted them; its own RESENDs do not count), and those the receiver shows it holds whole though the capture missed bytes of them (their RPC acknowledged, or a request answered by response DATA), are not counted; inconclusive when only the messages of RPCs begun before the capture (whose bytes received before it are unknown) take the sum over the limit",
 			Property: Each{Types: grant, Check: func(c *Ctx, e *Event) Result {
 				g := e.Packet.Grant()
-				if isFIFOGrant(c.P, g.Priority()) {
+				if maybeFIFO(c, e) {
 					return Skip
 				}
 				cr, cur := grantMsg(c, e)
@@ -142,7 +142,7 @@ func grantRules2() []*Rule {
 			Capture:   "n is bounded by the receiver's incomplete messages longer than unsched_bytes in the capture (and those completed within slack); needs every packet to the receiver, stamped as it arrived (not a capture of packets as sent, nor a tap that may not show all the receiver's peers)",
 			Property: Each{Types: grant, Check: func(c *Ctx, e *Event) Result {
 				g := e.Packet.Grant()
-				if isFIFOGrant(c.P, g.Priority()) {
+				if maybeFIFO(c, e) {
 					return Skip
 				}
 				if !c.Net.cp.TimesArrivalsAt(e.Src) {

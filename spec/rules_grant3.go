@@ -165,8 +165,7 @@ func srptPassedOver(c *Ctx, e *Event) (Obligation, bool) {
 	if e.Type() != wire.TypeGrant {
 		return Obligation{}, false
 	}
-	g := e.Packet.Grant()
-	if isFIFOGrant(c.P, g.Priority()) || !c.Net.cp.TimesArrivalsAt(e.Src) {
+	if maybeFIFO(c, e) || !c.Net.cp.TimesArrivalsAt(e.Src) {
 		return Obligation{}, false
 	}
 	mr, m := grantMsg(c, e)

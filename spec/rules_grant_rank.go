@@ -22,7 +22,7 @@ func grantRankRules() []*Rule {
 			Property: Each{Types: []wire.PacketType{wire.TypeGrant}, Check: func(c *Ctx, e *Event) Result {
 				g := e.Packet.Grant()
 				p := int(g.Priority())
-				if isFIFOGrant(c.P, g.Priority()) {
+				if maybeFIFO(c, e) {
 					return Skip // FIFO grants are outside SRPT
 				}
 				mr, m := grantMsg(c, e)
@@ -199,7 +199,7 @@ func srptGrantSince(p *Params, m *Message, since time.Time) bool {
 		if g.Time.Before(since) {
 			return false
 		}
-		if !isFIFOGrant(p, g.Priority) {
+		if !g.FIFO {
 			return true
 		}
 	}

@@ -938,3 +938,36 @@ func TestGrant018SharedLevel(t *testing.T) {
 		}
 	}
 }
+
+// TestGrant009SharedFIFOLevel: with one or two priority levels (or
+// max_sched_prio reaching num_priorities-2) SRPT and FIFO GRANTs share a
+// level. homa_grant_check_fifo adds fifo_grant_increment to msgin.granted
+// (and homa_grant_send may carry more, raised meanwhile), so a GRANT
+// there that adds less than that to what its message was authorised is
+// no FIFO grant: a receiver that runs ahead 10000 bytes a GRANT with no
+// DATA arriving is caught at every number of levels once it passes
+// received + max_incoming/2. One that adds fifo_grant_increment may be a
+// FIFO grant, judged only where level 0 is not the FIFO level.
+func TestGrant009SharedFIFOLevel(t *testing.T) {
+	const id = "HOMA-GRANT-009"
+	for _, np := range []string{"8", "2", "1"} {
+		b := newTrace(t, wire.VersionCurrent)
+		b.message(true, 2, 500000, 0, 40000, 40000, 0)
+		var last int
+		for off := uint32(50000); off <= 250000; off += 10000 {
+			last = b.after(10*time.Microsecond).grant(false, 2, off, 0)
+		}
+		wantViolations(t, b.check("linux", id, "max_sched_prio=0", "num_priorities="+np), id, last)
+
+		b = newTrace(t, wire.VersionCurrent)
+		b.message(true, 2, 500000, 0, 40000, 40000, 0)
+		b.after(10*time.Microsecond).grant(false, 2, 230000, 0)         // received + max_incoming/2 - 10000
+		fifo := b.after(10*time.Microsecond).grant(false, 2, 280000, 0) // + fifo_grant_increment
+		rep := b.check("linux", id, "max_sched_prio=0", "num_priorities="+np)
+		if np == "8" {
+			wantViolations(t, rep, id, fifo) // level 0 is no FIFO level with 8
+		} else {
+			wantViolations(t, rep, id)
+		}
+	}
+}

@@ -33,7 +33,9 @@ type GrantSeen struct {
 	Time     time.Time
 	Frame    int
 	Priority uint8
-	Offset   uint32
+	// FIFO: it may be a FIFO grant (mayBeFIFOGrant).
+	FIFO   bool
+	Offset uint32
 	// HBefore is the sender's horizon as far as the capture shows just
 	// before this GRANT: max(U, earlier GRANT offsets, RESEND ends).
 	HBefore uint32
@@ -1539,6 +1541,7 @@ func (t *Trace) applyGrant(e *Event, r *RPC) {
 	p := e.Packet
 	m := r.Msg(oppositeRole(p.Role()))
 	g := p.Grant()
+	fifo := mayBeFIFOGrant(t.P, g, m) // before this GRANT raises what m was authorised
 	m.Grants++
 	m.GrantPriorities |= 1 << (g.Priority() & 15)
 	if len(m.RecentGrants) == 8 {
@@ -1551,7 +1554,7 @@ func (t *Trace) applyGrant(e *Event, r *RPC) {
 		buf := make([]GrantSeen, 12)
 		m.RecentGrants, m.GrantLog = buf[:0:8], buf[8:8:12]
 	}
-	gs := GrantSeen{Time: e.Time, Frame: e.Frame, Priority: g.Priority(), Offset: g.Offset(), HBefore: m.Horizon(t.P)}
+	gs := GrantSeen{Time: e.Time, Frame: e.Frame, Priority: g.Priority(), FIFO: fifo, Offset: g.Offset(), HBefore: m.Horizon(t.P)}
 	m.RecentGrants = append(m.RecentGrants, gs)
 	m.GrantLog = append(m.GrantLog, gs)
 	if m == &r.Request && m.Received() >= m.heldGranted(t.P) {
@@ -1573,7 +1576,7 @@ func (t *Trace) applyGrant(e *Event, r *RPC) {
 		m.retx.asked = append(m.retx.asked, byteranges.Range{Start: 0, End: m.Length})
 	}
 	t.trackIncoming(e.Src, m, r)
-	if !isFIFOGrant(t.P, g.Priority()) {
+	if !fifo {
 		if i, ok := t.grantTrigger(e.Src, m); ok {
 			m.TriggerUsed = i
 		}
