@@ -268,3 +268,24 @@ func TestResend021GrantResendAll2024(t *testing.T) {
 	b, bad := build(true)
 	wantViolations(t, b.checkAt(cp, "linux-2024", id), id, bad)
 }
+
+// TestResend012BeginsAtHeldByte: a 10000-byte request of which
+// [4424, 5848) was lost. homa_request_retrans asks for the gap from its
+// first byte; a RESEND {0, 10000} (HomaModule before d64066d: ranges from
+// 0) asks again for bytes that arrived, though it covers the gap too. On
+// the server's own link (at a switch the RESEND itself may show the
+// bytes were lost after it).
+func TestResend012BeginsAtHeldByte(t *testing.T) {
+	const id = "HOMA-RESEND-012"
+	build := func(from uint32) (*traceBuilder, int) {
+		b := newTrace(t, wire.VersionCurrent)
+		b.message(true, 2, 10000, 0, 4424, 10000, 4)
+		b.message(true, 2, 10000, 5848, 10000, 10000, 4)
+		rs := b.after(5*time.Millisecond).resend(false, 2, from, 5848-from, 7)
+		return b, rs
+	}
+	b, _ := build(4424)
+	wantCounts(t, b.checkAt(HostPoint(b.server), "linux", id), id, 1, 1, 0, 0)
+	b, rs := build(0)
+	wantViolations(t, b.checkAt(HostPoint(b.server), "linux", id), id, rs)
+}
