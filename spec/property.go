@@ -325,7 +325,12 @@ type Each struct {
 	// well-formed DATA packet that shows those facts: the Checker counts
 	// it without calling Check (see Usual; tests verify it).
 	Usual Usual
-	Check func(c *Ctx, e *Event) Result
+	// ChargeReceiver says a violation is the doing of the host that
+	// received the packet, whose arrival proves it (HOMA-SEND-004: request
+	// bytes first sent after the response began show the server answered
+	// early).
+	ChargeReceiver bool
+	Check          func(c *Ctx, e *Event) Result
 }
 
 // Gate is a set of cheap conditions an Each rule may need before it can

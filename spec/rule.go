@@ -233,10 +233,16 @@ func Select(rules []*Rule, globs string, min Level, profile string) ([]*Rule, er
 // finding names the trigger A while the host that owed B is A's receiver.
 // Tools that judge one side of an exchange (a tester playing the peer, a
 // per-host view) use it to charge each finding to the right host. A
-// Within rule with Witness or SenderOwes set judges its trigger's sender.
+// Within rule with Witness or SenderOwes set judges its trigger's sender;
+// an Each rule with ChargeReceiver set, its packet's receiver.
 func (r *Rule) ChargesReceiver() bool {
-	w, ok := r.Property.(Within)
-	return ok && !w.Witness && !w.SenderOwes
+	switch p := r.Property.(type) {
+	case Within:
+		return !p.Witness && !p.SenderOwes
+	case Each:
+		return p.ChargeReceiver
+	}
+	return false
 }
 
 // CutHeaders reports whether r judges the readable part of a header the

@@ -18,8 +18,8 @@ func sendRules2() []*Rule {
 			Facts:     []string{"RTX-06", "AMO-01"},
 			Statement: "A server begins an RPC's response only once it holds the whole request: no request byte is transmitted for the first time (retransmit=0) after response DATA of the RPC appeared.",
 			Source:    "HomaModule homa_incoming.c homa_data_pkt (the request goes to the application only when its last byte arrives, homa_rpc_handoff), homa_plumbing.c homa_sendmsg (a response needs the RPC in service); homa_resend_pkt answers BUSY while the request is incomplete",
-			Capture:   "any single capture point on the path: a request byte the server used passed it before the response did; judged only on first transmissions of bytes the capture had not seen, so loss and a late capture start do not matter",
-			Property: Each{Types: []wire.PacketType{wire.TypeData}, Usual: Usual{FactFromClient | FactFresh | FactWellFormed | FactLive | FactNoResponseData, Passed}, Check: func(c *Ctx, e *Event) Result {
+			Capture:   "any single capture point on the path: a request byte the server used passed it before the response did; judged only on first transmissions of bytes the capture had not seen, so loss and a late capture start do not matter; charged to the server, which answered early (the client's packet is the evidence)",
+			Property: Each{Types: []wire.PacketType{wire.TypeData}, Usual: Usual{FactFromClient | FactFresh | FactWellFormed | FactLive | FactNoResponseData, Passed}, ChargeReceiver: true, Check: func(c *Ctx, e *Event) Result {
 				if !e.FromClient() || e.Retransmit() || e.Length == 0 {
 					return Skip
 				}

@@ -32,7 +32,15 @@ func TestSend004ResponseAfterWholeRequest(t *testing.T) {
 	b, _ := build(false)
 	wantClean(t, b.check("linux", "HOMA-SEND-004"), "HOMA-SEND-004")
 	b, late := build(true)
-	wantViolations(t, b.check("linux", "HOMA-SEND-004"), "HOMA-SEND-004", late, late+1)
+	rep := b.check("linux", "HOMA-SEND-004")
+	wantViolations(t, rep, "HOMA-SEND-004", late, late+1)
+	// The client's packets prove the server's fault (helper-138: the
+	// finding was charged to the innocent client).
+	for _, f := range rep.Violations {
+		if f.ChargedTo != b.server {
+			t.Errorf("frame %d charged to %v, want the server %v", f.Frame, f.ChargedTo, b.server)
+		}
+	}
 }
 
 // TestSend005ResponseWithoutWholeRequest: a 3000-byte request in three

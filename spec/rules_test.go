@@ -240,14 +240,15 @@ func TestChargesReceiver(t *testing.T) {
 			got[r.ID] = true
 		}
 	}
-	want := []string{"HOMA-RESEND-002", "HOMA-RESEND-007", "HOMA-RESEND-016", "HOMA-ACK-002", "HOMA-ACK-009", "HOMA-GRANT-010", "HOMA-GRANT-019", "HOMA-CUTOFF-002", "HOMA-SEND-001"}
+	want := []string{"HOMA-RESEND-002", "HOMA-RESEND-007", "HOMA-RESEND-016", "HOMA-ACK-002", "HOMA-ACK-009", "HOMA-GRANT-010", "HOMA-GRANT-019", "HOMA-CUTOFF-002", "HOMA-SEND-001",
+		"HOMA-SEND-004"} // an Each rule whose packet proves its receiver's fault
 	for _, id := range want {
 		if !got[id] {
-			t.Errorf("%s is an obligation on the trigger's receiver, but ChargesReceiver is false", id)
+			t.Errorf("%s charges the receiver of its frame, but ChargesReceiver is false", id)
 		}
 	}
 	if len(got) != len(want) {
-		t.Errorf("%d rules charge the receiver (%v), want the %d obligations", len(got), got, len(want))
+		t.Errorf("%d rules charge the receiver (%v), want the %d", len(got), got, len(want))
 	}
 	for _, id := range []string{"HOMA-RESEND-001", "HOMA-GRANT-002", "HOMA-ACK-001"} {
 		if got[id] {
