@@ -235,3 +235,41 @@ func TestAck012AckFromOtherPort(t *testing.T) {
 	rep := b.check("linux", id)
 	wantCounts(t, rep, id, 1, 1, 0, 0)
 }
+
+// TestAck009UnansweredWhileSocketOpen: a client lacking the tail of a
+// 3000-byte response gets the server's NEED_ACK every tick and answers
+// none (HomaModule before e9fb874 took NEED_ACK for traffic and never
+// asked for the rest: the RPC hung). 30 ms later it sends a new request
+// from the same socket, which is open, so the answer is overdue. On main
+// a RESEND at once answers; a request from another socket shows nothing;
+// linux_6.1.38 ignores a NEED_ACK for an incomplete response.
+func TestAck009UnansweredWhileSocketOpen(t *testing.T) {
+	const id = "HOMA-ACK-009"
+	build := func(v wire.Version, answer bool, port uint16) (*traceBuilder, int) {
+		b := newTrace(t, v)
+		b.data(true, 2, 100, 0, 100, 7, nil)
+		b.after(50*time.Microsecond).data(false, 2, 3000, 0, 1424, 5, nil)
+		b.after(time.Microsecond).data(false, 2, 3000, 1424, 1424, 5, nil) // [2848, 3000) lost
+		first := b.after(2*time.Millisecond).ctl(false, 2, wire.TypeNeedAck)
+		if answer {
+			b.after(10*time.Microsecond).resend(true, 2, 2848, 152, 7)
+			b.after(10*time.Microsecond).data(false, 2, 3000, 2848, 152, 5, func(f *wire.DataFields) { f.Retransmit = 1 })
+			b.after(time.Millisecond).ack(2)
+		} else {
+			for range 4 {
+				b.after(time.Millisecond).ctl(false, 2, wire.TypeNeedAck)
+			}
+		}
+		b.cport = port
+		b.after(30*time.Millisecond).data(true, 4, 100, 0, 100, 7, nil)
+		return b, first
+	}
+	b, first := build(wire.VersionCurrent, false, 32768)
+	wantViolations(t, b.check("linux", id), id, first)
+	b, _ = build(wire.VersionCurrent, true, 32768)
+	wantCounts(t, b.check("linux", id), id, 1, 1, 0, 0)
+	b, _ = build(wire.VersionCurrent, false, 32769)
+	wantCounts(t, b.check("linux", id), id, 1, 0, 0, 1)
+	b, _ = build(wire.Version2024, false, 32768)
+	wantCounts(t, b.check("linux-2024", id), id, 0, 0, 0, 0)
+}
