@@ -273,3 +273,39 @@ func TestAck009UnansweredWhileSocketOpen(t *testing.T) {
 	b, _ = build(wire.Version2024, false, 32768)
 	wantCounts(t, b.check("linux-2024", id), id, 0, 0, 0, 0)
 }
+
+// TestAck009TailLostAfterCapture2025: linux_6.10.6 / main before
+// e9fb874 (linux-2025 profile). The capture (at the
+// switch, or on the server's link) sees the whole 3000-byte response, but
+// its last packet is lost after the capture point. The client, lacking
+// bytes, ignores every NEED_ACK (homa_need_ack_pkt: RPC_INCOMING with
+// bytes_remaining -> goto done, no homa_request_retrans before be5081e)
+// and, since each NEED_ACK resets its silent_ticks (before e9fb874), never
+// RESENDs (homa_dispatch_pkts resets silent_ticks on NEED_ACK in
+// linux_6.10.6): nothing on the wire shows the loss. 30 ms later the
+// application issues another request from the same socket. Legal for
+// those versions: the socket-open witness is for main only (helper-141).
+func TestAck009TailLostAfterCapture2025(t *testing.T) {
+	const id = "HOMA-ACK-009"
+	for _, tc := range []struct {
+		prof string
+		v    wire.Version
+	}{{"linux-2025", wire.Version2025}} {
+		for _, cp := range []CapturePoint{Switch, HostPoint(newTrace(t, tc.v).server)} {
+			b := newTrace(t, tc.v)
+			b.data(true, 2, 100, 0, 100, 7, nil)
+			b.after(50*time.Microsecond).data(false, 2, 3000, 0, 1424, 5, nil)
+			b.after(time.Microsecond).data(false, 2, 3000, 1424, 1424, 5, nil)
+			b.after(time.Microsecond).data(false, 2, 3000, 2848, 152, 5, nil) // lost after the capture point
+			b.after(2*time.Millisecond).ctl(false, 2, wire.TypeNeedAck)
+			for range 4 {
+				b.after(time.Millisecond).ctl(false, 2, wire.TypeNeedAck)
+			}
+			b.after(30*time.Millisecond).data(true, 4, 100, 0, 100, 7, nil)
+			rep := b.checkAt(cp, tc.prof, id)
+			if len(rep.Violations) > 0 {
+				t.Errorf("%s at %v: %v", tc.prof, cp, rep.Violations)
+			}
+		}
+	}
+}

@@ -2,6 +2,7 @@ package spec
 
 import (
 	"net/netip"
+	"strings"
 	"testing"
 	"time"
 
@@ -287,4 +288,39 @@ func TestResend019GrantShowsHeld(t *testing.T) {
 	u := b.after(20*time.Microsecond).ctl(false, 10, wire.TypeRPCUnknown)
 	witness20(b)
 	wantViolations(t, b.check("linux", forgetRule), forgetRule, u)
+}
+
+// TestResend019PacketsAfterTimeout: the server's timer may abort the RPC
+// at any time after its last packet for it, and a client packet that
+// arrives after the abort resets nothing (a ref server aborted an RPC 9.5
+// ms after its GRANT, then got the client's BUSYs for 6 ms and answered
+// its RESEND with RPC_UNKNOWN: a collapse at tick 100 µs). Silent 96 ms
+// after its last DATA, then a BUSY and the RPC_UNKNOWN 100 µs later:
+// legal. BUSYs 50 ms apart: no timeout fits, a violation.
+func TestResend019PacketsAfterTimeout(t *testing.T) {
+	for _, legal := range []bool{false, true} {
+		b := newTrace(t, wire.VersionCurrent)
+		heldPair(b)
+		// The client's last DATA was at 0.
+		if legal {
+			b.now = t0.Add(96 * time.Millisecond)
+			b.ctl(true, 10, wire.TypeBusy)
+		} else {
+			b.now = t0.Add(50 * time.Millisecond)
+			b.ctl(true, 10, wire.TypeBusy)
+			b.after(46*time.Millisecond).ctl(true, 10, wire.TypeBusy)
+		}
+		b.after(80*time.Microsecond).resend(true, 10, 0, wire.ResendAll, 7)
+		u := b.after(20*time.Microsecond).ctl(false, 10, wire.TypeRPCUnknown)
+		witness20(b)
+		rep := b.check("linux", forgetRule)
+		if legal {
+			noFinding(t, rep, forgetRule)
+			continue
+		}
+		wantViolations(t, rep, forgetRule, u)
+		if f := rep.Violations[0]; !strings.Contains(f.Why, "at most 50ms without DATA, GRANT or BUSY from the client since") {
+			t.Errorf("why: %s", f.Why)
+		}
+	}
 }

@@ -971,3 +971,32 @@ func TestGrant009SharedFIFOLevel(t *testing.T) {
 		}
 	}
 }
+
+// TestResend012LateRecreatedAgain: after the client's ack, request DATA
+// held up in an overloaded switch's low-priority queue reaches the server
+// in bursts tens of ms apart. The first burst re-creates the RPC (AMO-01);
+// the server shows nothing of that incarnation (a server that remembers
+// acknowledged ids drops the packets; the timer aborts an incomplete one),
+// so a burst a timeout later may create it anew, and its RESEND from the
+// first burst's bytes asks for bytes it lacks (a reference server did so
+// in a collapse at tick 100 µs: 82 MUST findings). 20 ms apart, with no
+// timeout between, the same RESEND begins at a byte the server holds.
+func TestResend012LateRecreatedAgain(t *testing.T) {
+	for _, gap := range []time.Duration{20 * time.Millisecond, 100 * time.Millisecond} {
+		b := newTrace(t, wire.VersionCurrent)
+		b.xferRequest(2, 100000, 40000, 200000, 4, 0)
+		b.after(time.Millisecond).data(false, 2, 100, 0, 100, 7, nil)
+		b.after(2*time.Millisecond).ctl(false, 2, wire.TypeNeedAck)
+		b.after(30 * time.Microsecond).ack(2)
+		b.after(50*time.Millisecond).data(true, 2, 100000, 60000, 1424, 0, func(f *wire.DataFields) { f.Incoming = 40000 })
+		b.after(gap).data(true, 2, 100000, 62848, 1424, 0, func(f *wire.DataFields) { f.Incoming = 40000 })
+		b.after(10*time.Microsecond).grant(false, 2, 70000, 0)
+		rs := b.after(2*time.Millisecond).resend(false, 2, 60000, 2848, 7)
+		rep := b.checkAt(HostPoint(b.server), "linux", "HOMA-RESEND-012")
+		if gap < 90*time.Millisecond {
+			wantViolations(t, rep, "HOMA-RESEND-012", rs)
+			continue
+		}
+		wantCounts(t, rep, "HOMA-RESEND-012", 1, 1, 0, 0)
+	}
+}

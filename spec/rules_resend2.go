@@ -20,7 +20,7 @@ func resendRules2() []*Rule {
 			Facts:     []string{"RTX-03", "RTX-01", "RTX-12"},
 			Statement: "A RESEND asks only for bytes its sender authorised and lacks: it begins at a byte it lacks, its end is within max(U, its GRANT offsets, the incoming of the DATA it got) (upstream: the length), length -1 only at offset 0 and not after DATA of the message arrived, and a client with no byte of the response asks {0, -1} (main), length 0 only on linux_6.1.38 (a liveness probe), and never for a message already complete at the receiver.",
 			Source:    "HomaModule homa_incoming.c homa_request_retrans (one RESEND per gap plus [recv_end, granted); {0, -1} only, and always, while nothing arrived, since be5081e, 2025-06: linux_6.1.38 and main before asked {0, 100}), homa_timer.c homa_timer_check_rpc (no RESEND once the message is complete); homa_pool.c homa_pool_check_waiting (buffer wakeup {0, -1})",
-			Capture:   "GRANTs lost before the capture point can hide part of what the receiver granted, and bytes lost after it part of what it lacks: where the capture shows loss before it between the two hosts (a GRANT's loss leaves no trace of its own) the finding is inconclusive, unless a client RESENDs for a response more than slack after its own ack of the RPC (it acks only a response it holds whole, or an RPC it no longer has); so is one for a complete message after the client's ack at a capture away from the receiver, which cannot show a late request packet re-creating the RPC there (AMO-01). Request DATA that reaches the server more than timeout_ticks ticks plus slack after it last heard DATA, GRANT or BUSY from the client or sent a GRANT while it held every byte it had granted (its GRANTs, or the incoming its RPC started from; a GRANT sent while bytes were still due leaves its silence count running), its request incomplete, finds the RPC aborted (RTX-10) and creates it anew (RTX-11): the server's side is judged afresh from there; within timeout_ticks-2 ticks less slack of that, inconclusive; where only the server's own GRANT keeps the silence short of that, a timing finding, late by how much earlier that GRANT must have left the server (it may have stalled before sending it)",
+			Capture:   "GRANTs lost before the capture point can hide part of what the receiver granted, and bytes lost after it part of what it lacks: where the capture shows loss before it between the two hosts (a GRANT's loss leaves no trace of its own) the finding is inconclusive, unless a client RESENDs for a response more than slack after its own ack of the RPC (it acks only a response it holds whole, or an RPC it no longer has); so is one for a complete message after the client's ack at a capture away from the receiver, which cannot show a late request packet re-creating the RPC there (AMO-01); after the ack, late request DATA that comes timeout_ticks-2 ticks less slack after the last, the server having shown nothing of the incarnation the earlier ones re-created, may create it anew again. Request DATA that reaches the server more than timeout_ticks ticks plus slack after it last heard DATA, GRANT or BUSY from the client or sent a GRANT while it held every byte it had granted (its GRANTs, or the incoming its RPC started from; a GRANT sent while bytes were still due leaves its silence count running), its request incomplete, finds the RPC aborted (RTX-10) and creates it anew (RTX-11): the server's side is judged afresh from there; within timeout_ticks-2 ticks less slack of that, inconclusive; where only the server's own GRANT keeps the silence short of that, a timing finding, late by how much earlier that GRANT must have left the server (it may have stalled before sending it)",
 			Property: Each{Types: resend, Check: func(c *Ctx, e *Event) Result {
 				rs := e.Packet.Resend()
 				off, length := rs.Offset(), rs.Length()
@@ -83,7 +83,11 @@ func resendRules2() []*Rule {
 					// homa_request_retrans begins each RESEND at a byte
 					// it lacks: a gap's first, or the first past what
 					// arrived (linux_6.1.38's one range: the first gap's).
-					startHeld = uint64(off) < end && m.Seen.Covers(off, off+1)
+					// A receiver that had no buffers dropped what the
+					// capture saw before its wakeup (homa_data_pkt with
+					// num_bpages 0): that byte may be one it lacks
+					// (helper-141).
+					startHeld = uint64(off) < end && m.Seen.Covers(off, off+1) && m.WakeupTime.IsZero()
 				}
 				if lacking && !startHeld && !m.Complete {
 					return Pass()
@@ -333,7 +337,7 @@ func resendRules2() []*Rule {
 			Facts:     []string{"AMO-01", "RTX-06", "RTX-09", "RTX-10", "ACK-01", "ACK-04", "ABT-01"},
 			Statement: "A server forgets an RPC it has shown it holds (it sent BUSY, a GRANT, a RESEND, response DATA or NEED_ACK for it) only for a reason the protocol gives: the client's ACK or piggy-backed ack, the client's RPC_UNKNOWN, a timeout after timeout_ticks ticks without DATA, GRANT or BUSY from the client, or the close of its socket (or a restart of its host), which discards every RPC the socket holds. It answers RPC_UNKNOWN for such an RPC only after one of these.",
 			Source:    "HomaModule homa_rpc.c homa_rpc_end (the only way a server RPC goes), called from homa_incoming.c homa_rpc_acked (ACK, piggy-backed ack) and homa_rpc_unknown_pkt (RPC_UNKNOWN from the client), homa_timer.c homa_timer_check_rpc via homa_rpc_abort (silent_ticks ≥ timeout_ticks, only that RPC, never while in service or with the response handed to the NIC) and homa_sock.c homa_sock_shutdown (every RPC of the socket); homa_resend_pkt answers RPC_UNKNOWN only when homa_rpc_find_server finds nothing; fault @35286c8 (one timeout ended every RPC of the peer)",
-			Capture:   "judged at the server's RPC_UNKNOWN; a close or restart shows no packet, so the finding is a violation only once the same server socket shows, more than slack after the RPC_UNKNOWN, that it still holds another RPC (BUSY, GRANT, RESEND, response DATA or NEED_ACK) whose request DATA all came more than 2·slack before the server's last packet for the forgotten one, so that none could have re-created it after a close (in a capture that sees all of that RPC's request DATA; a network duplicate counts jitter earlier); without such a witness it is inconclusive (cause: socket closed or host restarted). Silence counts from the client's last DATA, GRANT or BUSY as the capture saw it, which a capture point on the path can only lengthen; loss after the capture point toward the server makes a violation inconclusive",
+			Capture:   "judged at the server's RPC_UNKNOWN; a close or restart shows no packet, so the finding is a violation only once the same server socket shows, more than slack after the RPC_UNKNOWN, that it still holds another RPC (BUSY, GRANT, RESEND, response DATA or NEED_ACK) whose request DATA all came more than 2·slack before the server's last packet for the forgotten one, so that none could have re-created it after a close (in a capture that sees all of that RPC's request DATA; a network duplicate counts jitter earlier); without such a witness it is inconclusive (cause: socket closed or host restarted). Silence counts from the client's last DATA, GRANT or BUSY as the capture saw it, which a capture point on the path can only lengthen, and the longest silence after the server's last packet for the RPC counts (its timer may have aborted the RPC at any time after it, and a packet from the client that arrived later reset nothing); loss after the capture point toward the server makes a violation inconclusive",
 			Property: Within{
 				TriggerTypes: []wire.PacketType{wire.TypeRPCUnknown},
 				Witness:      true,
@@ -366,13 +370,24 @@ func forgotHeldRPC(c *Ctx, e *Event) (Obligation, bool) {
 	if !r.HeardFromClient.IsZero() {
 		quiet, since = e.Time.Sub(r.HeardFromClient), fmt.Sprintf("the client's last %v", r.HeardTypeFromClient)
 	}
+	// The timer may have aborted the RPC at any time after the server's
+	// last packet for it: a packet from the client that arrived after the
+	// abort reset nothing, so the longest silence since counts.
+	longest := r.quietAfterHeld > quiet
+	if longest {
+		quiet = r.quietAfterHeld
+	}
 	if quiet >= c.P.Ticks(c.P.TimeoutTicks-2)-c.P.Slack {
 		return Obligation{}, false
 	}
 	sock := HostPort{Addr: e.Src, Port: r.ServerPort}
 	held, unknownAt, forgot := r.HeldLast, e.Time, r.Key
-	what := fmt.Sprintf("RPC_UNKNOWN for RPC %d, which the server showed it held %v earlier; %v after %s, short of a timeout (timeout_ticks %d, tick %v), with no ack or RPC_UNKNOWN from the client",
-		r.Key.ClientID, e.Time.Sub(held).Round(time.Microsecond), quiet.Round(time.Microsecond), since, c.P.TimeoutTicks, c.P.Tick)
+	silence := fmt.Sprintf("%v after %s", quiet.Round(time.Microsecond), since)
+	if longest {
+		silence = fmt.Sprintf("at most %v without DATA, GRANT or BUSY from the client since", quiet.Round(time.Microsecond))
+	}
+	what := fmt.Sprintf("RPC_UNKNOWN for RPC %d, which the server showed it held %v earlier; %s, short of a timeout (timeout_ticks %d, tick %v), with no ack or RPC_UNKNOWN from the client",
+		r.Key.ClientID, e.Time.Sub(held).Round(time.Microsecond), silence, c.P.TimeoutTicks, c.P.Tick)
 	frame := e.Frame
 	return Obligation{
 		Key:    sock,

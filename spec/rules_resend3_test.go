@@ -252,3 +252,31 @@ func TestResend026RoundsATickApart(t *testing.T) {
 		wantViolations(t, rep, "HOMA-RESEND-026", tail)
 	}
 }
+
+// TestResend012StartDroppedForBuffers: HomaModule main, capture on
+// the client's own link. The client has no receive buffers when the
+// 40000-byte response (all unscheduled) starts: homa_data_pkt drops every
+// packet (num_bpages == 0) though the capture saw [0, 20000) of them
+// ([20000, 40000) was lost before the client's link). Buffers free up:
+// homa_pool_check_waiting sends the wakeup RESEND {0, -1}; the server
+// retransmits [0, 40000), of which only [0, 9968) arrives. The client's
+// timer then asks [recv_end, granted) = [9968, 40000): byte 9968 is one
+// the client lacks (it dropped it), but the capture saw it,: a RESEND
+// that begins there begins at a byte the client lacks (helper-141).
+func TestResend012StartDroppedForBuffers(t *testing.T) {
+	const id = "HOMA-RESEND-012"
+	b := newTrace(t, wire.VersionCurrent)
+	b.data(true, 2, 100, 0, 100, 7, nil)
+	b.after(50 * time.Microsecond)
+	b.message(false, 2, 40000, 0, 20000, 40000, 4)                    // dropped: no buffers
+	b.after(3*time.Millisecond).resend(true, 2, 0, wire.ResendAll, 6) // buffer wakeup (homa_high_priority)
+	b.after(20 * time.Microsecond)
+	for off := uint32(0); off < 9968; off += 1424 {
+		b.after(time.Microsecond).data(false, 2, 40000, off, 1424, 7, func(f *wire.DataFields) { f.Retransmit = 1 })
+	}
+	rs := b.after(6*time.Millisecond).resend(true, 2, 9968, 30032, 7)
+	rep := b.checkAt(HostPoint(b.client), "linux", id)
+	if len(rep.Violations) > 0 {
+		t.Errorf("RESEND frame %d: %v", rs, rep.Violations)
+	}
+}

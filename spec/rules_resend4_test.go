@@ -289,3 +289,70 @@ func TestResend012BeginsAtHeldByte(t *testing.T) {
 	b, rs := build(0)
 	wantViolations(t, b.checkAt(HostPoint(b.server), "linux", id), id, rs)
 }
+
+// TestResend014TimerRoundRightAfterNeedAckAnswer: HomaModule main, a
+// client lacking the tail of a 3000-byte response (its retransmissions
+// keep being dropped before the client's own link). The server sends
+// NEED_ACK every tick; the client answers each at once (homa_need_ack_pkt
+// -> homa_request_retrans) and its timer also RESENDs on schedule, at
+// silent_ticks 5 and 10 (here 0.3 ms after a NEED_ACK answer: the two
+// timers' phases are unrelated). A timer RESEND within Tick/2 of an answer
+// was taken for part of it, so no round was recorded and the answer 11.01
+// ms after the last DATA was judged as having no RESEND round since
+// (helper-141): one call asks in ascending order, so a RESEND at or below
+// the answer's offset is another call.
+func TestResend014TimerRoundRightAfterNeedAckAnswer(t *testing.T) {
+	build := func(phase time.Duration) *traceBuilder {
+		b := newTrace(t, wire.VersionCurrent)
+		b.data(true, 2, 100, 0, 100, 7, nil)
+		b.after(20*time.Microsecond).data(false, 2, 3000, 0, 1424, 5, nil)
+		b.after(time.Microsecond).data(false, 2, 3000, 1424, 1424, 5, nil) // [2848, 3000) lost
+		last := b.now
+		for k := 2; k <= 11; k++ {
+			b.now = last.Add(time.Duration(k) * time.Millisecond)
+			b.ctl(false, 2, wire.TypeNeedAck)
+			b.after(10*time.Microsecond).resend(true, 2, 2848, 152, 7) // the answer
+			if k == 5 || k == 10 {
+				b.now = last.Add(time.Duration(k)*time.Millisecond + phase)
+				b.resend(true, 2, 2848, 152, 7) // timer round
+			}
+		}
+		return b
+	}
+	cp := HostPoint(newTrace(t, wire.VersionCurrent).client)
+	for _, phase := range []time.Duration{700 * time.Microsecond, 300 * time.Microsecond} {
+		rep := build(phase).checkAt(cp, "linux", "HOMA-RESEND-014")
+		if len(rep.Violations) > 0 {
+			t.Errorf("timer %v after the answers: %v", phase, rep.Violations)
+		}
+	}
+}
+
+// TestResend008DuplicatedNeedAckAnsweredTwice: a NEED_ACK the network
+// duplicated reaches the client three times and gets three answers, each
+// one call of homa_request_retrans asking the same range: not rounds (the
+// explorer's seed 4). Three such RESENDs for one NEED_ACK are two timer
+// rounds in the same instant.
+func TestResend008DuplicatedNeedAckAnsweredTwice(t *testing.T) {
+	const id = "HOMA-RESEND-008"
+	for _, needAcks := range []int{3, 1} {
+		b := newTrace(t, wire.VersionCurrent)
+		b.data(true, 2, 100, 0, 100, 7, nil)
+		b.after(20*time.Microsecond).data(false, 2, 3000, 0, 1424, 5, nil)
+		b.after(time.Microsecond).data(false, 2, 3000, 1424, 1424, 5, nil) // [2848, 3000) lost
+		b.after(4 * time.Millisecond)
+		for range needAcks {
+			b.after(time.Microsecond).ctl(false, 2, wire.TypeNeedAck)
+		}
+		var last int
+		for range 3 {
+			last = b.after(time.Microsecond).resend(true, 2, 2848, 152, 7)
+		}
+		rep := b.checkAt(HostPoint(b.client), "linux", id)
+		if needAcks == 3 {
+			wantCounts(t, rep, id, 0, 0, 0, 0) // no round at all
+			continue
+		}
+		wantViolations(t, rep, id, last) // the second round, 1 µs after the first
+	}
+}

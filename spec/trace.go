@@ -424,6 +424,13 @@ type RPC struct {
 	// NeedAckAnswer is the time of the client's first RESEND answering
 	// a NEED_ACK (see answersNeedAck).
 	NeedAckAnswer time.Time
+	// needAckAnswerOff is the offset of the latest RESEND of that answer:
+	// one homa_request_retrans call asks in ascending order, so a RESEND
+	// at or below it is another call. needAckPending counts the NEED_ACKs
+	// not yet answered by such a call (capped at 255): another call is an
+	// answer only while one is pending, else the timer's round.
+	needAckAnswerOff uint32
+	needAckPending   uint8
 	// AckPkts counts the ACK packets naming the RPC in their header that
 	// answer a NEED_ACK (fewer than max_acks_per_pkt acks).
 	AckPkts int
@@ -434,6 +441,12 @@ type RPC struct {
 	// client's latest request DATA, which may have created the RPC at the
 	// server (HOMA-RESEND-019).
 	HeldLast, ReqLast time.Time
+	// quietAfterHeld is the longest silence from the client (from its
+	// latest DATA, GRANT or BUSY, or the RPC's first packet) that ended
+	// with such a packet after HeldLast: the server's timer may have
+	// aborted the RPC in it, and a packet arriving after that resets
+	// nothing (HOMA-RESEND-019).
+	quietAfterHeld time.Duration
 	// filed is the deadline the RPC is filed under in Trace.idle, at
 	// position idleAt (-1: not filed); gone is set once the trace forgot
 	// it.
@@ -1213,6 +1226,18 @@ func (t *Trace) Apply(e *Event) {
 		// while the client's side is as it was.
 		r.RecreatedTime = e.Time
 		t.newIncarnation(r, true)
+	} else if r != nil && r.Acked && typ == wire.TypeData && e.FromClient() && r.RecreatedTime.After(r.AckTime) && r.HeldLast.IsZero() &&
+		e.Time.Sub(r.HeardFromClient) >= t.P.Ticks(t.P.TimeoutTicks-2)-t.P.Slack {
+		// The server never showed the incarnation those late packets
+		// re-created (no packet of it since), for as long as its timer
+		// takes to abort an RPC: it may hold none (a server that
+		// remembers acknowledged ids discards them, as if lost; the
+		// timer aborts an incomplete one, RTX-10), so this packet may
+		// create it anew, holding only what arrives from now on (an
+		// overloaded switch's low-priority queue releases one packet
+		// tens of ms after the last).
+		r.RecreatedTime = e.Time
+		t.newIncarnation(r, true)
 	}
 	if r != nil && typ == wire.TypeData && e.FromClient() && !r.Acked && r.ForgotTime.IsZero() {
 		if st := t.serverTimedOut(r, e); st != nil {
@@ -1364,6 +1389,7 @@ func (t *Trace) Apply(e *Event) {
 		}
 		r.NeedAcks++
 		r.NeedAckTime = e.Time
+		r.needAckPending = min(r.needAckPending+1, 255)
 	case wire.TypeAck:
 		// The header names the RPC by its id on the sockets of its ports:
 		// a client answering a NEED_ACK that reached another of its
@@ -1398,6 +1424,9 @@ func (t *Trace) tick() {
 // heard from both sides.
 func (r *RPC) heard(e *Event, typ wire.PacketType) bool {
 	if e.FromClient() {
+		if !r.HeldLast.IsZero() && e.Time.After(r.HeldLast) {
+			r.quietAfterHeld = max(r.quietAfterHeld, e.Time.Sub(maxTime(r.First, r.HeardFromClient)))
+		}
 		r.HeardFromClient, r.HeardTypeFromClient = e.Time, typ
 	} else {
 		since := r.HeardFromServer
@@ -1419,7 +1448,7 @@ func (r *RPC) heard(e *Event, typ wire.PacketType) bool {
 // new.
 func (r *RPC) held(at time.Time) {
 	if !r.Acked {
-		r.HeldLast = at
+		r.HeldLast, r.quietAfterHeld = at, 0
 	}
 }
 
@@ -1624,9 +1653,11 @@ func (t *Trace) applyResend(e *Event, r *RPC) {
 	case isBufferWakeup(t.P, rs):
 		m.WakeupTime = e.Time
 	case answersNeedAck(t.P, r, e):
-		if r.NeedAckAnswer.Before(r.NeedAckTime) {
+		if !continuesAnswer(t.P, r, e) {
+			r.needAckPending--
 			r.NeedAckAnswer = e.Time
 		}
+		r.needAckAnswerOff = rs.Offset()
 	case m.inRound(t.P, e, rs):
 		m.RoundOffset = rs.Offset()
 	default:
@@ -1709,7 +1740,7 @@ func (t *Trace) newIncarnation(r *RPC, serverLost bool) {
 		r.Request.payload = nil
 	}
 	r.Request.retx, r.Response.retx = nil, nil
-	r.HeldLast = time.Time{}
+	r.HeldLast, r.quietAfterHeld = time.Time{}, 0
 	if serverLost {
 		m := &r.Request
 		t.dropGranting(r.Key.Server, m)
@@ -1867,18 +1898,29 @@ func isBufferWakeup(p *Params, rs wire.Resend) bool {
 // NEED_ACK that came at most slack earlier: on main (and upstream) a client
 // that lacks part of the response calls homa_request_retrans at once
 // (homa_incoming.c homa_need_ack_pkt), outside the timer's rounds;
-// linux_6.1.38 ignores such a NEED_ACK. The answer is one call's RESENDs
-// (one per gap, back to back): a RESEND half a tick or more after the
-// first answer to the same NEED_ACK is the timer's.
+// linux_6.1.38 ignores such a NEED_ACK. An answer is one call's RESENDs
+// (one per gap, back to back, in ascending order: continuesAnswer), one
+// call per NEED_ACK (a duplicated NEED_ACK gets two); a RESEND that starts
+// another call while no NEED_ACK is pending is the timer's, whose phase is
+// unrelated to the server's, so a round may come right after an answer
+// (helper-141).
 func answersNeedAck(p *Params, r *RPC, e *Event) bool {
 	if r == nil || !e.FromClient() || p.Wire == wire.Version2024 || r.NeedAckTime.IsZero() {
 		return false
 	}
-	if !r.NeedAckAnswer.Before(r.NeedAckTime) && e.Time.Sub(r.NeedAckAnswer) >= p.Tick/2 {
-		return false
+	if continuesAnswer(p, r, e) {
+		return true
 	}
 	d := e.Time.Sub(r.NeedAckTime)
-	return d >= 0 && d <= p.Slack
+	return r.needAckPending > 0 && d >= 0 && d <= p.Slack
+}
+
+// continuesAnswer reports whether RESEND e continues the client's latest
+// answer to a NEED_ACK: it comes less than half a tick after the answer's
+// first RESEND and asks for a higher offset than its previous one.
+func continuesAnswer(p *Params, r *RPC, e *Event) bool {
+	return !r.NeedAckAnswer.IsZero() && !r.NeedAckAnswer.Before(r.NeedAckTime) && e.Time.Sub(r.NeedAckAnswer) < p.Tick/2 &&
+		e.Packet.Resend().Offset() > r.needAckAnswerOff
 }
 
 // inRound reports whether RESEND e continues the message's latest timer
