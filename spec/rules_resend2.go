@@ -216,6 +216,35 @@ func resendRules2() []*Rule {
 			}},
 		},
 		{
+			ID: "HOMA-RESEND-027", Level: Must,
+			Facts:     []string{"RTX-06"},
+			Statement: "A sender answers a RESEND with retransmissions or with BUSY, never both: once it has retransmitted bytes a RESEND asked for (its offset below what it had transmitted), it sends no BUSY for that RESEND.",
+			Source:    "HomaModule homa_incoming.c homa_resend_pkt (homa_resend_data over [offset, min(end, tx_end)), then BUSY only if offset >= tx_end; a server not yet sending its response BUSYs and retransmits nothing)",
+			Profiles:  []string{"linux"},
+			Capture:   "judged at a BUSY that follows retransmitted DATA of the message overlapping the latest RESEND's range, that RESEND being the first of the message's current incarnation to ask for its offset (a later one may be a copy the sender answers while an earlier one's retransmission is still queued, as HOMA-RESEND-015 allows), with no other RESEND of the same round that may still wait for its BUSY, and no restart after RPC_UNKNOWN",
+			Property: Each{Types: []wire.PacketType{wire.TypeBusy}, Check: func(c *Ctx, e *Event) Result {
+				r := c.T.Lookup(e)
+				if r == nil {
+					return Skip
+				}
+				m := r.Msg(e.Packet.Role())
+				rs := m.LastResend
+				if rs.Time.IsZero() || e.Time.Sub(rs.Time) > c.P.ResponseTimeout || e.Time.Before(rs.Time) {
+					return Skip
+				}
+				if e.FromClient() && r.Unknown && !r.UnknownFromClient && e.Time.Sub(r.UnknownTime) <= c.P.ResponseTimeout {
+					return Pass() // a restart: every byte sent waits for retransmission (RTX-09)
+				}
+				x := m.retx
+				if !rs.First || rs.Offset >= rs.SentEnd || m.BusyAllowed > 0 || x == nil || x.last.Time.Before(rs.Time) ||
+					x.lastEnd <= rs.Offset || x.lastStart >= rs.End() {
+					return Pass()
+				}
+				return Violation("BUSY for the RESEND at offset %d (frame %d), which %v had already answered with retransmitted DATA [%d, %d) (frame %d): homa_resend_pkt BUSYs only when it retransmits nothing",
+					rs.Offset, rs.Frame, e.Src, x.lastStart, x.lastEnd, x.last.Frame).With(rs.Frame, x.last.Frame)
+			}},
+		},
+		{
 			ID: "HOMA-RESEND-016", Level: Must,
 			Facts:     []string{"RTX-06"},
 			Statement: "The retransmissions answering a RESEND cover every byte of the requested range (length -1: from 0) that the message's sender had transmitted, within response_timeout, unless the RPC ends first at the sender: a client's when a response begun after the RESEND arrives whole, a server's when the client acknowledges it or says RPC_UNKNOWN.",

@@ -280,3 +280,44 @@ func TestResend012StartDroppedForBuffers(t *testing.T) {
 		t.Errorf("RESEND frame %d: %v", rs, rep.Violations)
 	}
 }
+
+// TestResend027BusyAfterRetransmission: homa_resend_pkt retransmits what a
+// RESEND asks for that it had sent, then BUSYs only if it retransmitted
+// nothing: a sender that BUSYs after its retransmission breaks RTX-06
+// (helper-142's mutant answered every RESEND with both). A BUSY before
+// the retransmission may answer while it waits in the sender's queue
+// (HOMA-RESEND-015's allowance), and one for a repeat of an earlier
+// RESEND may answer the copy.
+func TestResend027BusyAfterRetransmission(t *testing.T) {
+	const id = "HOMA-RESEND-027"
+	build := func(busyFirst, repeat bool) (*traceBuilder, int) {
+		b := newTrace(t, wire.VersionCurrent)
+		b.data(true, 2, 100, 0, 100, 6, nil)
+		b.message(false, 2, 5000, 0, 5000, 5000, 6)
+		if repeat {
+			b.after(5*time.Millisecond).resend(true, 2, 2848, 1424, 7)
+			b.after(time.Microsecond).data(false, 2, 5000, 2848, 1424, 7, func(f *wire.DataFields) { f.Retransmit = 1 })
+		}
+		b.after(5*time.Millisecond).resend(true, 2, 2848, 1424, 7)
+		var busy int
+		if busyFirst {
+			busy = b.after(time.Microsecond).ctl(false, 2, wire.TypeBusy)
+		}
+		b.after(time.Microsecond).data(false, 2, 5000, 2848, 1424, 7, func(f *wire.DataFields) { f.Retransmit = 1 })
+		if !busyFirst {
+			busy = b.after(time.Microsecond).ctl(false, 2, wire.TypeBusy)
+		}
+		return b, busy
+	}
+	b, busy := build(false, false)
+	wantViolations(t, b.check("linux", id), id, busy)
+	b, _ = build(true, false)
+	wantCounts(t, b.check("linux", id), id, 1, 1, 0, 0)
+	b, _ = build(false, true)
+	wantCounts(t, b.check("linux", id), id, 1, 1, 0, 0)
+	// Not judged under linux_6.1.38, which BUSYs while granted bytes wait.
+	b, _ = build(false, false)
+	if rep := b.check("linux-2024", id); len(rep.Violations) != 0 {
+		t.Errorf("linux-2024: %v", rep.Violations)
+	}
+}

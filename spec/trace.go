@@ -333,6 +333,19 @@ type ResendSeen struct {
 	// duplicated): what the earlier one asked for may still wait in the
 	// sender's queue.
 	Repeat bool
+	// First: no earlier RESEND of the message's current incarnation had
+	// asked for the byte at Offset, so retransmissions of it that follow
+	// answer this RESEND.
+	First bool
+}
+
+// End is the end of the range the RESEND asked for (length -1: up to
+// the SentEnd it was seen with), saturated at 2^32-1.
+func (rs ResendSeen) End() uint32 {
+	if rs.Length == wire.ResendAll {
+		return rs.SentEnd
+	}
+	return uint32(min(uint64(rs.Offset)+uint64(rs.Length), 1<<32-1))
 }
 
 // resendEnd is the end of the range RESEND rs asks for (length -1: up to
@@ -1540,6 +1553,7 @@ func (t *Trace) applyData(e *Event, r *RPC) {
 				m.retx.copies = map[uint32]int{}
 			}
 			m.retx.copies[e.Offset]++
+			m.retx.last, m.retx.lastStart, m.retx.lastEnd = Seen{e.Time, e.Frame}, e.Offset, end
 		}
 		m.ResentAhead.Add(max(e.Offset, m.SentEnd), end)
 	} else {
@@ -1627,8 +1641,9 @@ func (t *Trace) applyResend(e *Event, r *RPC) {
 	if e.Time.Sub(m.LastResend.Time) >= t.P.Tick {
 		m.BusyAllowed = 0 // a new round: the earlier ones were answered or lost
 	}
+	asked := m.Asked.Covers(rs.Offset(), rs.Offset()+1)
 	m.LastResend = ResendSeen{Seen: Seen{e.Time, e.Frame}, Offset: rs.Offset(), Length: rs.Length(), SentEnd: m.SentEnd,
-		Repeat: m.Asked.Covers(rs.Offset(), rs.Offset()+1) && e.Time.Sub(m.LastResend.Time) < t.P.Tick}
+		Repeat: asked && e.Time.Sub(m.LastResend.Time) < t.P.Tick, First: !asked}
 	if end := resendEnd(rs, m.SentEnd); end > rs.Offset() {
 		m.Asked.Add(rs.Offset(), end)
 		if m.retx == nil {
@@ -2073,6 +2088,11 @@ type retxLog struct {
 	// began: the least offset below which that round asked for every
 	// byte its sender lacked (HOMA-RESEND-025; 0: unknown).
 	roundHeld uint32
+	// last is the message's latest retransmitted DATA since the first
+	// RESEND asked for bytes, covering [lastStart, lastEnd)
+	// (HOMA-RESEND-027).
+	last               Seen
+	lastStart, lastEnd uint32
 }
 
 // ackEntry is the first ack entry naming an RPC: piggy-backed on a first
