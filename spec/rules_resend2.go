@@ -182,22 +182,12 @@ func resendRules2() []*Rule {
 			Source:    "HomaModule homa_incoming.c homa_resend_pkt (BUSY if the server's RPC is not RPC_OUTGOING, or if offset >= tx_end after homa_resend_data)",
 			Profiles:  []string{"linux"},
 			Property: Each{Types: []wire.PacketType{wire.TypeBusy}, Check: func(c *Ctx, e *Event) Result {
-				r := c.T.Lookup(e)
-				if r == nil {
-					return Skip
-				}
-				m := r.Msg(e.Packet.Role())
-				rs := m.LastResend
-				if rs.Time.IsZero() || e.Time.Sub(rs.Time) > c.P.ResponseTimeout || e.Time.Before(rs.Time) {
-					return Skip
+				m, rs, v, ok := busyAnswers(c, e)
+				if !ok {
+					return v
 				}
 				if !e.FromClient() && rs.SentEnd == 0 {
 					return Pass() // a server not yet sending its response
-				}
-				if e.FromClient() && r.Unknown && !r.UnknownFromClient && e.Time.Sub(r.UnknownTime) <= c.P.ResponseTimeout {
-					// The server's RPC_UNKNOWN restarted the request: every
-					// byte sent waits for retransmission (RTX-09).
-					return Pass()
 				}
 				if m.BusyAllowed > 0 {
 					// It may answer an earlier RESEND of those that came
@@ -223,17 +213,9 @@ func resendRules2() []*Rule {
 			Profiles:  []string{"linux"},
 			Capture:   "judged at a BUSY that follows retransmitted DATA of the message overlapping the latest RESEND's range, that RESEND being the first of the message's current incarnation to ask for its offset (a later one may be a copy the sender answers while an earlier one's retransmission is still queued, as HOMA-RESEND-015 allows), with no other RESEND of the same round that may still wait for its BUSY, and no restart after RPC_UNKNOWN",
 			Property: Each{Types: []wire.PacketType{wire.TypeBusy}, Check: func(c *Ctx, e *Event) Result {
-				r := c.T.Lookup(e)
-				if r == nil {
-					return Skip
-				}
-				m := r.Msg(e.Packet.Role())
-				rs := m.LastResend
-				if rs.Time.IsZero() || e.Time.Sub(rs.Time) > c.P.ResponseTimeout || e.Time.Before(rs.Time) {
-					return Skip
-				}
-				if e.FromClient() && r.Unknown && !r.UnknownFromClient && e.Time.Sub(r.UnknownTime) <= c.P.ResponseTimeout {
-					return Pass() // a restart: every byte sent waits for retransmission (RTX-09)
+				m, rs, v, ok := busyAnswers(c, e)
+				if !ok {
+					return v
 				}
 				x := m.retx
 				if !rs.First || rs.Offset >= rs.SentEnd || m.BusyAllowed > 0 || x == nil || x.last.Time.Before(rs.Time) ||
@@ -652,4 +634,25 @@ func resendCountStart(p *Params, r *RPC, m *Message, e *Event) (start time.Time,
 		return m.RoundStart, fmt.Sprintf("its previous RESEND round (frame %d)", m.RoundFrame), p.ResendInterval + 1, "next RESEND round"
 	}
 	return start, since, p.ResendTicks + 1, "first RESEND round"
+}
+
+// busyAnswers returns the message whose sender sent BUSY e and the latest
+// RESEND for it, which the BUSY may answer (HOMA-RESEND-015, -027). ok is
+// false, with the result to give, when there is none within
+// response_timeout (Skip), or when the server's RPC_UNKNOWN restarted the
+// client's request (Pass: every byte sent waits for retransmission, RTX-09).
+func busyAnswers(c *Ctx, e *Event) (m *Message, rs ResendSeen, v Result, ok bool) {
+	r := c.T.Lookup(e)
+	if r == nil {
+		return nil, rs, Skip, false
+	}
+	m = r.Msg(e.Packet.Role())
+	rs = m.LastResend
+	if rs.Time.IsZero() || e.Time.Sub(rs.Time) > c.P.ResponseTimeout || e.Time.Before(rs.Time) {
+		return nil, rs, Skip, false
+	}
+	if e.FromClient() && r.Unknown && !r.UnknownFromClient && e.Time.Sub(r.UnknownTime) <= c.P.ResponseTimeout {
+		return nil, rs, Pass(), false
+	}
+	return m, rs, Result{}, true
 }
