@@ -85,9 +85,16 @@ func resendRules2() []*Rule {
 					// arrived (linux_6.1.38's one range: the first gap's).
 					// A receiver that had no buffers dropped what the
 					// capture saw before its wakeup (homa_data_pkt with
-					// num_bpages 0): that byte may be one it lacks
-					// (helper-141).
-					startHeld = uint64(off) < end && m.Seen.Covers(off, off+1) && m.WakeupTime.IsZero()
+					// num_bpages 0): only bytes seen since show what it
+					// holds (helper-141).
+					held := m.Seen
+					if !m.WakeupTime.IsZero() {
+						held = byteranges.Set{}
+						if m.retx != nil {
+							held = m.retx.sinceWakeup
+						}
+					}
+					startHeld = uint64(off) < end && held.Covers(off, off+1)
 				}
 				if lacking && !startHeld && !m.Complete {
 					return Pass()
@@ -630,6 +637,11 @@ func resendOverdue(c *Ctx, e *Event, witness string) Result {
 // round is due ("first RESEND round" or "next RESEND round").
 func resendCountStart(p *Params, r *RPC, m *Message, e *Event) (start time.Time, since string, ticks int, round string) {
 	start, since = silenceStart(r, e)
+	if maybe := time.Unix(0, r.maybeRound); e.FromClient() && r.maybeRound != 0 && maybe.After(start) && maybe.After(m.RoundStart) {
+		// A RESEND taken for part of a NEED_ACK answer that may have
+		// been the timer's round.
+		return maybe, "its RESEND that may have been a round", p.ResendInterval + 1, "next RESEND round"
+	}
 	if !m.RoundStart.IsZero() && m.RoundStart.After(start) {
 		return m.RoundStart, fmt.Sprintf("its previous RESEND round (frame %d)", m.RoundFrame), p.ResendInterval + 1, "next RESEND round"
 	}

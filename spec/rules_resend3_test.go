@@ -321,3 +321,56 @@ func TestResend027BusyAfterRetransmission(t *testing.T) {
 		t.Errorf("linux-2024: %v", rep.Violations)
 	}
 }
+
+// TestResend012RecreatedIncarnationShown: after the ack, a late burst
+// re-creates the server's RPC with the whole unscheduled prefix [0, 40000)
+// (it then holds every byte it granted: homa_timer_check_rpc keeps
+// silent_ticks at 0, so no timeout). 120 ms later the server GRANTs
+// (it shows it holds the incarnation), and a late packet arrives 1 ms
+// after that, which joins that incarnation: the server's RESEND asking
+// for byte 1424, which it holds, is a violation whether the GRANT came
+// 20 or 120 ms after the burst (helper-143: the server's packets after
+// the ack were not counted as showing the re-created incarnation).
+func TestResend012RecreatedIncarnationShown(t *testing.T) {
+	for _, grantGap := range []time.Duration{20 * time.Millisecond, 120 * time.Millisecond} {
+		b := newTrace(t, wire.VersionCurrent)
+		b.xferRequest(2, 100000, 40000, 200000, 4, 0)
+		b.after(time.Millisecond).data(false, 2, 100, 0, 100, 7, nil)
+		b.after(2*time.Millisecond).ctl(false, 2, wire.TypeNeedAck)
+		b.after(30 * time.Microsecond).ack(2)
+		// late burst re-creates: a retransmission of [0, 1424) (incoming
+		// 1424: the server's granted) and [1424, 2848): it holds all it granted
+		b.after(50*time.Millisecond).data(true, 2, 100000, 0, 1424, 7, func(f *wire.DataFields) { f.Retransmit, f.Incoming = 1, 1424 })
+		b.after(time.Microsecond).data(true, 2, 100000, 1424, 1424, 4, nil)
+		b.after(grantGap).grant(false, 2, 50000, 0) // the incarnation holds
+		b.after(time.Millisecond).data(true, 2, 100000, 2848, 1424, 0, nil)
+		rs := b.after(5*time.Millisecond).resend(false, 2, 1424, 1424, 7) // asks a byte it holds
+		rep := b.checkAt(HostPoint(b.server), "linux", "HOMA-RESEND-012")
+		if len(rep.Violations) != 1 || rep.Violations[0].Frame != rs {
+			t.Errorf("GRANT %v after the burst: want a violation at frame %d, got %v", grantGap, rs, rep.Violations)
+		}
+	}
+}
+
+// TestResend012StartHeldAfterWakeup: after its buffer wakeup the client got
+// [0, 9968) again (retransmitted, into buffers it now has); 6 ms later it
+// RESENDs {0, 30000}, starting at a byte it holds since the wakeup:
+// homa_request_retrans never begins a RESEND there. The wakeup excuses only
+// bytes the capture saw before it (helper-143).
+func TestResend012StartHeldAfterWakeup(t *testing.T) {
+	const id = "HOMA-RESEND-012"
+	b := newTrace(t, wire.VersionCurrent)
+	b.data(true, 2, 100, 0, 100, 7, nil)
+	b.after(50 * time.Microsecond)
+	b.message(false, 2, 40000, 0, 20000, 40000, 4)                    // dropped: no buffers
+	b.after(3*time.Millisecond).resend(true, 2, 0, wire.ResendAll, 6) // buffer wakeup
+	b.after(20 * time.Microsecond)
+	for off := uint32(0); off < 9968; off += 1424 {
+		b.after(time.Microsecond).data(false, 2, 40000, off, 1424, 7, func(f *wire.DataFields) { f.Retransmit = 1 })
+	}
+	rs := b.after(6*time.Millisecond).resend(true, 2, 0, 30000, 7)
+	rep := b.checkAt(HostPoint(b.client), "linux", id)
+	if len(rep.Violations) != 1 || rep.Violations[0].Frame != rs {
+		t.Errorf("want a violation at RESEND frame %d, got %v", rs, rep.Violations)
+	}
+}

@@ -329,30 +329,81 @@ func TestResend014TimerRoundRightAfterNeedAckAnswer(t *testing.T) {
 }
 
 // TestResend008DuplicatedNeedAckAnsweredTwice: a NEED_ACK the network
-// duplicated reaches the client three times and gets three answers, each
-// one call of homa_request_retrans asking the same range: not rounds (the
-// explorer's seed 4). Three such RESENDs for one NEED_ACK are two timer
-// rounds in the same instant.
+// duplicated (before the capture point or after it, where the capture
+// shows one) gets one homa_request_retrans call per copy, each asking the
+// same range: not timer rounds (the explorer's seed 4; helper-143). Two
+// RESENDs for it more than half a tick after the answer are the timer's,
+// and two rounds 1 µs apart are a violation.
 func TestResend008DuplicatedNeedAckAnsweredTwice(t *testing.T) {
 	const id = "HOMA-RESEND-008"
-	for _, needAcks := range []int{3, 1} {
+	for _, tc := range []struct {
+		needAcks int
+		after    time.Duration
+	}{{3, time.Microsecond}, {1, time.Microsecond}, {1, 600 * time.Microsecond}} {
 		b := newTrace(t, wire.VersionCurrent)
 		b.data(true, 2, 100, 0, 100, 7, nil)
 		b.after(20*time.Microsecond).data(false, 2, 3000, 0, 1424, 5, nil)
 		b.after(time.Microsecond).data(false, 2, 3000, 1424, 1424, 5, nil) // [2848, 3000) lost
 		b.after(4 * time.Millisecond)
-		for range needAcks {
+		for range tc.needAcks {
 			b.after(time.Microsecond).ctl(false, 2, wire.TypeNeedAck)
 		}
-		var last int
-		for range 3 {
-			last = b.after(time.Microsecond).resend(true, 2, 2848, 152, 7)
-		}
+		b.after(time.Microsecond).resend(true, 2, 2848, 152, 7)
+		b.after(tc.after).resend(true, 2, 2848, 152, 7)
+		last := b.after(time.Microsecond).resend(true, 2, 2848, 152, 7)
 		rep := b.checkAt(HostPoint(b.client), "linux", id)
-		if needAcks == 3 {
+		if tc.after < 500*time.Microsecond {
 			wantCounts(t, rep, id, 0, 0, 0, 0) // no round at all
 			continue
 		}
 		wantViolations(t, rep, id, last) // the second round, 1 µs after the first
+	}
+}
+
+// TestResend008NeedAckCopiedAfterCapture: the server's NEED_ACK is duplicated by
+// the network after the capture point (capture at the server's host): the
+// client gets two and answers each with one homa_request_retrans call. The
+// trace shows one NEED_ACK and two identical answers 1 µs apart. The
+// second is no timer round (helper-143).
+func TestResend008NeedAckCopiedAfterCapture(t *testing.T) {
+	const id = "HOMA-RESEND-008"
+	b := newTrace(t, wire.VersionCurrent)
+	b.data(true, 2, 100, 0, 100, 7, nil)
+	b.after(20*time.Microsecond).data(false, 2, 3000, 0, 1424, 5, nil)
+	b.after(time.Microsecond).data(false, 2, 3000, 1424, 1424, 5, nil) // [2848, 3000) lost
+	b.after(5*time.Millisecond).resend(true, 2, 2848, 152, 7)          // the client's first timer round
+	b.after(1500*time.Microsecond).ctl(false, 2, wire.TypeNeedAck)
+	b.after(30*time.Microsecond).resend(true, 2, 2848, 152, 7)
+	b.after(time.Microsecond).resend(true, 2, 2848, 152, 7)                         // answer to the network's copy
+	b.after(5*time.Millisecond-1531*time.Microsecond).resend(true, 2, 2848, 152, 7) // the next timer round, resend_interval after the first
+	for _, cp := range []CapturePoint{HostPoint(b.server), Switch} {
+		rep := b.checkAt(cp, "linux", id)
+		if len(rep.Violations) > 0 {
+			t.Errorf("capture %v: %v", cp, rep.Violations)
+		}
+	}
+}
+
+// TestResend008NeedAckAnswerSwapped: one homa_request_retrans call answering a
+// NEED_ACK sends RESENDs for gap [1424, 2848) then the tail [4272, 5000);
+// the network swaps them before the switch capture. The lower one is still
+// the answer, not a timer round, and the client's real timer round 300 µs
+// later is no early round (helper-143).
+func TestResend008NeedAckAnswerSwapped(t *testing.T) {
+	const id = "HOMA-RESEND-008"
+	b := newTrace(t, wire.VersionCurrent)
+	b.data(true, 2, 100, 0, 100, 7, nil)
+	b.after(20*time.Microsecond).data(false, 2, 5000, 0, 1424, 5, nil)
+	b.after(time.Microsecond).data(false, 2, 5000, 2848, 1424, 5, nil) // [1424,2848) and [4272,5000) lost
+	b.after(4 * time.Millisecond)
+	b.after(time.Microsecond).ctl(false, 2, wire.TypeNeedAck)
+	b.after(30*time.Microsecond).resend(true, 2, 4272, 728, 7)
+	b.after(2*time.Microsecond).resend(true, 2, 1424, 1424, 7)
+	// the client's timer round, whose phase is unrelated
+	b.after(300*time.Microsecond).resend(true, 2, 1424, 1424, 7)
+	b.after(time.Microsecond).resend(true, 2, 4272, 728, 7)
+	rep := b.check("linux", id)
+	if len(rep.Violations) > 0 {
+		t.Errorf("%v", rep.Violations)
 	}
 }

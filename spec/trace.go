@@ -434,23 +434,30 @@ type RPC struct {
 	NeedAcks     int
 	NeedAckTime  time.Time
 	NeedAckFirst time.Time
-	// NeedAckAnswer is the time of the client's first RESEND answering
-	// a NEED_ACK (see answersNeedAck).
-	NeedAckAnswer time.Time
-	// needAckAnswerOff is the offset of the latest RESEND of that answer:
-	// one homa_request_retrans call asks in ascending order, so a RESEND
-	// at or below it is another call. needAckPending counts the NEED_ACKs
-	// not yet answered by such a call (capped at 255): another call is an
-	// answer only while one is pending, else the timer's round.
+	// needAckAnswer is the time (Unix ns; 0: none) of the client's first
+	// RESEND answering the latest NEED_ACK (see answersNeedAck).
+	// needAckAnswerOff is the offset of the latest RESEND taken for an
+	// answer: one homa_request_retrans call asks in ascending order, so
+	// one at or below it is another call. needAckPending counts the
+	// NEED_ACKs not yet answered by such a call (capped at 255).
+	needAckAnswer    int64
 	needAckAnswerOff uint32
 	needAckPending   uint8
+	// maybeRound is the time (Unix ns; 0: none) of the client's latest
+	// RESEND that answersNeedAck took for an answer, though it began
+	// another call with no NEED_ACK pending: the answer to a copy of a
+	// NEED_ACK, or one reordered, or the timer's round, whose phase is
+	// unrelated to the server's (helper-141). HOMA-RESEND-014 counts it as
+	// a round; rules that need a round to be sure (HOMA-RESEND-008) do not.
+	maybeRound int64
 	// AckPkts counts the ACK packets naming the RPC in their header that
 	// answer a NEED_ACK (fewer than max_acks_per_pkt acks).
 	AckPkts int
 	// HeldLast is the time of the server's latest BUSY, GRANT, RESEND,
 	// response DATA or NEED_ACK in the RPC's current incarnation: the server held the RPC
 	// then (zero: no such packet since the RPC began, or since it was
-	// acknowledged or ended by RPC_UNKNOWN). ReqLast is the time of the
+	// acknowledged, until late request DATA re-created it, or ended by
+	// RPC_UNKNOWN). ReqLast is the time of the
 	// client's latest request DATA, which may have created the RPC at the
 	// server (HOMA-RESEND-019).
 	HeldLast, ReqLast time.Time
@@ -1458,9 +1465,10 @@ func (r *RPC) heard(e *Event, typ wire.PacketType) bool {
 
 // held notes a server packet at time at that shows the server holds r
 // (BUSY, GRANT, RESEND, response DATA, NEED_ACK); one after an ack says nothing
-// new.
+// new, unless late request DATA re-created the RPC since (that
+// incarnation's own).
 func (r *RPC) held(at time.Time) {
-	if !r.Acked {
+	if !r.Acked || r.RecreatedTime.After(r.AckTime) {
 		r.HeldLast, r.quietAfterHeld = at, 0
 	}
 }
@@ -1543,6 +1551,9 @@ func (t *Trace) applyData(e *Event, r *RPC) {
 	}
 	before := m.Seen.Total()
 	m.Seen.Add(e.Offset, end)
+	if !m.WakeupTime.IsZero() && m.retx != nil {
+		m.retx.sinceWakeup.Add(e.Offset, end)
+	}
 	if n := m.Seen.Total(); n != before {
 		m.noteReceived(e.Time, n, t.P.Slack)
 	}
@@ -1667,10 +1678,20 @@ func (t *Trace) applyResend(e *Event, r *RPC) {
 	switch {
 	case isBufferWakeup(t.P, rs):
 		m.WakeupTime = e.Time
+		if m.retx == nil {
+			m.retx = &retxLog{}
+		}
+		m.retx.sinceWakeup = byteranges.Set{}
 	case answersNeedAck(t.P, r, e):
-		if !continuesAnswer(t.P, r, e) {
+		switch {
+		case continuesAnswer(t.P, r, e):
+		case r.needAckPending > 0:
 			r.needAckPending--
-			r.NeedAckAnswer = e.Time
+		default:
+			r.maybeRound = e.Time.UnixNano()
+		}
+		if r.needAckAnswer < r.NeedAckTime.UnixNano() {
+			r.needAckAnswer = e.Time.UnixNano()
 		}
 		r.needAckAnswerOff = rs.Offset()
 	case m.inRound(t.P, e, rs):
@@ -1913,28 +1934,28 @@ func isBufferWakeup(p *Params, rs wire.Resend) bool {
 // NEED_ACK that came at most slack earlier: on main (and upstream) a client
 // that lacks part of the response calls homa_request_retrans at once
 // (homa_incoming.c homa_need_ack_pkt), outside the timer's rounds;
-// linux_6.1.38 ignores such a NEED_ACK. An answer is one call's RESENDs
-// (one per gap, back to back, in ascending order: continuesAnswer), one
-// call per NEED_ACK (a duplicated NEED_ACK gets two); a RESEND that starts
-// another call while no NEED_ACK is pending is the timer's, whose phase is
-// unrelated to the server's, so a round may come right after an answer
-// (helper-141).
+// linux_6.1.38 ignores such a NEED_ACK. The answer is one call's RESENDs
+// (one per gap, back to back), and a copy of the NEED_ACK the network made
+// after the capture point gets another: a RESEND half a tick or more after
+// the first answer to the same NEED_ACK is the timer's. One sooner that
+// starts another call with no NEED_ACK pending may be either
+// (RPC.maybeRound).
 func answersNeedAck(p *Params, r *RPC, e *Event) bool {
 	if r == nil || !e.FromClient() || p.Wire == wire.Version2024 || r.NeedAckTime.IsZero() {
 		return false
 	}
-	if continuesAnswer(p, r, e) {
-		return true
+	if r.needAckAnswer >= r.NeedAckTime.UnixNano() && e.Time.UnixNano()-r.needAckAnswer >= int64(p.Tick/2) {
+		return false
 	}
 	d := e.Time.Sub(r.NeedAckTime)
-	return r.needAckPending > 0 && d >= 0 && d <= p.Slack
+	return d >= 0 && d <= p.Slack
 }
 
 // continuesAnswer reports whether RESEND e continues the client's latest
-// answer to a NEED_ACK: it comes less than half a tick after the answer's
-// first RESEND and asks for a higher offset than its previous one.
+// answer to a NEED_ACK: it asks for a higher offset than the answer's
+// previous RESEND, within half a tick of its first.
 func continuesAnswer(p *Params, r *RPC, e *Event) bool {
-	return !r.NeedAckAnswer.IsZero() && !r.NeedAckAnswer.Before(r.NeedAckTime) && e.Time.Sub(r.NeedAckAnswer) < p.Tick/2 &&
+	return r.needAckAnswer != 0 && r.needAckAnswer >= r.NeedAckTime.UnixNano() && e.Time.UnixNano()-r.needAckAnswer < int64(p.Tick/2) &&
 		e.Packet.Resend().Offset() > r.needAckAnswerOff
 }
 
@@ -2093,6 +2114,11 @@ type retxLog struct {
 	// (HOMA-RESEND-027).
 	last               Seen
 	lastStart, lastEnd uint32
+	// sinceWakeup holds the bytes of the message seen since its
+	// receiver's latest buffer wakeup: before it the receiver had no
+	// buffers and dropped what arrived (homa_data_pkt), so only these
+	// show what it holds (HOMA-RESEND-012).
+	sinceWakeup byteranges.Set
 }
 
 // ackEntry is the first ack entry naming an RPC: piggy-backed on a first
