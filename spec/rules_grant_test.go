@@ -984,10 +984,7 @@ func TestGrant009SharedFIFOLevel(t *testing.T) {
 func TestResend012LateRecreatedAgain(t *testing.T) {
 	for _, gap := range []time.Duration{20 * time.Millisecond, 100 * time.Millisecond} {
 		b := newTrace(t, wire.VersionCurrent)
-		b.xferRequest(2, 100000, 40000, 200000, 4, 0)
-		b.after(time.Millisecond).data(false, 2, 100, 0, 100, 7, nil)
-		b.after(2*time.Millisecond).ctl(false, 2, wire.TypeNeedAck)
-		b.after(30 * time.Microsecond).ack(2)
+		ackedLongRequest(b)
 		b.after(50*time.Millisecond).data(true, 2, 100000, 60000, 1424, 0, func(f *wire.DataFields) { f.Incoming = 40000 })
 		b.after(gap).data(true, 2, 100000, 62848, 1424, 0, func(f *wire.DataFields) { f.Incoming = 40000 })
 		b.after(10*time.Microsecond).grant(false, 2, 70000, 0)
@@ -999,4 +996,14 @@ func TestResend012LateRecreatedAgain(t *testing.T) {
 		}
 		wantCounts(t, rep, "HOMA-RESEND-012", 1, 1, 0, 0)
 	}
+}
+
+// ackedLongRequest has the builder's client send RPC 2's 100000-byte
+// request (40000 unscheduled, the rest granted at once), get a 100-byte
+// response and ack the RPC at the server's NEED_ACK.
+func ackedLongRequest(b *traceBuilder) {
+	b.xferRequest(2, 100000, 40000, 200000, 4, 0)
+	b.after(time.Millisecond).data(false, 2, 100, 0, 100, 7, nil)
+	b.after(2*time.Millisecond).ctl(false, 2, wire.TypeNeedAck)
+	b.after(30 * time.Microsecond).ack(2)
 }
