@@ -48,7 +48,7 @@ func resendRules() []*Rule {
 			Facts:     []string{"RTX-01", "RTX-02", "RTX-07", "RTX-12"},
 			Statement: "An endpoint sends RESEND for an RPC only after it has heard no DATA, GRANT or BUSY for it for resend_ticks timer ticks.",
 			Source:    "HomaModule homa_timer.c homa_timer_check_rpc (silent_ticks ≥ resend_ticks); fault @bf69583",
-			Capture:   "the first tick may come up to one tick early; slack covers timer-thread delay",
+			Capture:   "the first tick may come up to one tick early; slack covers timer-thread delay; a RESEND for bytes the capture saw sent (they may have been lost after the capture point) is inconclusive, unless the capture holds the RPC's start (the request's first transmission of offset 0) too recent for any silence of resend_ticks: a server's RPC is no older than the first request packet any capture point saw, a client's no older than the first DATA its own link shows (not after a NEED_ACK, which it may answer)",
 			Property: Each{Types: []wire.PacketType{wire.TypeResend}, Check: func(c *Ctx, e *Event) Result {
 				rs := e.Packet.Resend()
 				if isBufferWakeup(c.P, rs) {
@@ -108,7 +108,20 @@ func resendRules() []*Rule {
 				// packets were lost after the capture point: the receiver
 				// heard less than the capture did, so its silence cannot be
 				// judged from the capture.
-				if need := c.P.Ticks(c.P.ResendTicks-1) - c.P.Jitter; quiet < need && m.Length > 0 {
+				if need := c.P.Ticks(c.P.ResendTicks-1) - c.P.Jitter; quiet < need && m.Length > 0 && r.FirstIsStart && e.Time.Sub(r.First) < need &&
+					(!e.FromClient() || c.Net.atSender(e.Src) && r.NeedAckTime.IsZero()) {
+					// No loss makes the silence longer than the RPC's
+					// life (helper-144): a server's begins when a request
+					// packet arrives, no earlier than any capture point on
+					// the way saw it; a client's when it sent one, which
+					// only its own link shows (elsewhere its first DATA
+					// may have queued longer than its RESEND: 282 µs
+					// against 182 in a simulated collapse). A client
+					// RESEND after a NEED_ACK may answer it
+					// (homa_need_ack_pkt).
+					heard, since, heardType, fromFirst = r.First, "the RPC's first packet (its start; whatever was lost since)", 0, true
+					quiet = e.Time.Sub(heard)
+				} else if quiet < need && m.Length > 0 {
 					lost := false
 					if rs.IsResendAll() {
 						lost = m.Received() > 0

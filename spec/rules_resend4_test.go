@@ -407,3 +407,40 @@ func TestResend008NeedAckAnswerSwapped(t *testing.T) {
 		t.Errorf("%v", rep.Violations)
 	}
 }
+
+// TestResend001EarlyFromTheRPCsStart: at the client's link the capture
+// shows a server's RESEND for request bytes it saw sent, 240 µs after the
+// RPC's first request packet: they may have been lost after the capture
+// point, but the server's RPC began when a request packet arrived, so no
+// loss makes it silent for resend_ticks: early (helper-144's m06b,
+// inconclusive before). Where the first packet seen is a retransmission
+// the RPC may be older; and a client's RESEND seen at the server's link
+// may have left long after its first DATA, which may have queued longer.
+func TestResend001EarlyFromTheRPCsStart(t *testing.T) {
+	const id = "HOMA-RESEND-001"
+	for _, tc := range []struct {
+		retx       uint8
+		fromClient bool
+		early      bool
+	}{{0, false, true}, {1, false, false}, {0, true, false}} {
+		b := newTrace(t, wire.VersionCurrent)
+		b.data(true, 2, 3000, 0, 1424, 7, func(f *wire.DataFields) { f.Retransmit = tc.retx })
+		b.after(time.Microsecond).data(true, 2, 3000, 1424, 1424, 7, nil)
+		b.after(time.Microsecond).data(true, 2, 3000, 2848, 152, 7, nil)
+		cp := HostPoint(b.client)
+		var rs int
+		if tc.fromClient {
+			b.after(50*time.Microsecond).data(false, 2, 100, 0, 100, 7, nil)
+			rs = b.after(190*time.Microsecond).resend(true, 2, 0, 100, 7)
+			cp = HostPoint(b.server)
+		} else {
+			rs = b.after(240*time.Microsecond).resend(false, 2, 1424, 1576, 7)
+		}
+		rep := b.checkAt(cp, "linux", id)
+		if tc.early {
+			wantViolations(t, rep, id, rs)
+			continue
+		}
+		wantInconclusive(t, rep, id, rs)
+	}
+}

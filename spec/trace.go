@@ -374,7 +374,11 @@ type RPC struct {
 	// is downgraded (CauseCaptureStart).
 	SeenFromStart bool
 	// FirstFromClient: the client sent the first packet (First).
-	FirstFromClient bool
+	// FirstIsStart: that packet is the request's first transmission of
+	// offset 0, so the RPC is no older at either end: its server creates
+	// it when a request packet arrives, and its client's timer counts
+	// only once its granted request bytes have left (homa_timer_check_rpc).
+	FirstFromClient, FirstIsStart bool
 	// Request is sent by the client, Response by the server.
 	Request, Response Message
 	// Packets counts packets by type (index type-0x10), both directions.
@@ -1298,7 +1302,8 @@ func (t *Trace) Apply(e *Event) {
 		if typ == wire.TypeCutoffs || typ == wire.TypeAck {
 			return
 		}
-		r = &RPC{Key: k, First: e.Time, FirstFrame: e.Frame, FirstFromClient: e.FromClient(), idleAt: -1, SeenFromStart: t.seenFromStart(e)}
+		r = &RPC{Key: k, First: e.Time, FirstFrame: e.Frame, FirstFromClient: e.FromClient(), idleAt: -1, SeenFromStart: t.seenFromStart(e),
+			FirstIsStart: typ == wire.TypeData && e.FromClient() && e.Offset == 0 && !e.Retransmit()}
 		if typ == wire.TypeData && e.FromClient() && e.Offset == 0 && !e.Retransmit() && k.ClientID > t.newest[k.Client].ID && p.Data().MessageLength() <= t.P.DeferMinBytes {
 			t.newest[k.Client] = newestRPC{ID: k.ClientID, Seen: Seen{e.Time, e.Frame}}
 		}
