@@ -128,6 +128,7 @@ func TestRunInterruptSim(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	holdPass2(t)
 	var out bytes.Buffer
 	cmd, done := startChild(t, &out, "run", "--env", "sim", "--focus", "GRANT-long-request", "--repeat", "1000", "--artifacts", arts)
 	interruptInPass2(t, cmd, done, arts, out.String)
@@ -166,6 +167,7 @@ func TestRunInterruptSimCaptures(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	holdPass2(t)
 	var out bytes.Buffer
 	cmd, done := startChild(t, &out, "run", "--env", "sim", "--focus", "GRANT-long-request", "--repeat", "1000", "--artifacts", arts)
 	plant := func() {
@@ -206,6 +208,7 @@ func TestRunInterruptSimCaptures(t *testing.T) {
 func TestRunInterruptSimJSON(t *testing.T) {
 	dir := t.TempDir()
 	arts, junit := filepath.Join(dir, "run"), filepath.Join(dir, "junit.xml")
+	holdPass2(t)
 	var stdout, stderr bytes.Buffer
 	cmd, done := startChildSplit(t, &stdout, &stderr, "run", "--env", "sim", "--focus", "GRANT-long-request", "--repeat", "1000", "-o", "json", "--junit", junit, "--artifacts", arts)
 	interruptInPass2(t, cmd, done, arts, stderr.String)
@@ -258,7 +261,8 @@ func TestRunInterruptSimJSONNoPass(t *testing.T) {
 	}
 }
 
-// interruptInPass2 is interruptInPass in pass 2.
+// interruptInPass2 is interruptInPass in pass 2. The child running pass 2
+// holds until interrupted (HOMATEST_TEST_HOLD_PASS, set by holdPass2).
 func interruptInPass2(t *testing.T, cmd *exec.Cmd, done <-chan struct{}, arts string, out func() string) {
 	t.Helper()
 	interruptInPass(t, cmd, done, arts, 2, out)
@@ -336,3 +340,8 @@ func startChildSplit(t *testing.T, stdout, stderr io.Writer, args ...string) (*e
 	})
 	return cmd, done
 }
+
+// holdPass2 makes the children of the homatest runs a test starts hold
+// their pass 2 until interrupted (see TestMain), so that the interrupt
+// lands in pass 2 however fast pass 2 would run.
+func holdPass2(t *testing.T) { t.Setenv("HOMATEST_TEST_HOLD_PASS", "pass-2") }

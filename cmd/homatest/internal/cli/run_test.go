@@ -4,9 +4,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/homatest/homatest/agent"
@@ -20,10 +22,16 @@ import (
 // HOMATEST_CLI_CHILD=ref-swallowing-calls makes it an agent whose calls
 // hang (TestRunInterruptDuringHungCall), ref-swallowing-listen one that
 // answers hello but never listen (TestRunAgentSilentOnListen).
+//
+// HOMATEST_TEST_HOLD_PASS=pass-N makes the child running that pass of a
+// homatest run wait for SIGINT or SIGTERM before it runs any spec, so a
+// test interrupts the run in that pass whatever the machine's load (a
+// simulated pass takes milliseconds: the interrupt often came after it).
 func TestMain(m *testing.M) {
 	switch os.Getenv("HOMATEST_CLI_CHILD") {
 	case "1":
 		if len(os.Args) > 1 && !strings.HasPrefix(os.Args[1], "-test.") {
+			holdPass(os.Args[1:])
 			os.Exit(Main(os.Args[1:]))
 		}
 	case "ref-swallowing-calls":
@@ -32,6 +40,20 @@ func TestMain(m *testing.M) {
 		os.Exit(refSwallowing(agent.OpListen))
 	}
 	os.Exit(m.Run())
+}
+
+// holdPass, in a child running "run --pass FILE" for the pass named by
+// HOMATEST_TEST_HOLD_PASS, waits for SIGINT or SIGTERM and exits as an
+// interrupted pass (130) without running it.
+func holdPass(args []string) {
+	pass := os.Getenv("HOMATEST_TEST_HOLD_PASS")
+	if pass == "" || len(args) != 3 || args[0] != "run" || args[1] != "--pass" || filepath.Base(filepath.Dir(args[2])) != pass {
+		return
+	}
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)
+	<-sig
+	os.Exit(130)
 }
 
 func TestRunFocusedPassAndFault(t *testing.T) {
