@@ -130,3 +130,20 @@ func TestCutoff001Queueing(t *testing.T) {
 	wantDowngraded(t, rep, "HOMA-CUTOFF-001", queued, CauseQueueing)
 	wantViolations(t, b.checkAt(HostPoint(b.client), "linux", "HOMA-CUTOFF-001"), "HOMA-CUTOFF-001", queued, stale)
 }
+
+// TestCutoff001BeforeMain: linux_6.1.38 writes cutoff_version when it
+// builds a packet, so a long message built before the CUTOFFS arrived
+// keeps the old version; a 100-byte request sent 5 ms after the CUTOFFS
+// left as sendmsg built it (the pacer never holds one of at most
+// defer_min_bytes) and must carry the new one (helper-144's m45: no rule
+// judged it under linux-2024).
+func TestCutoff001BeforeMain(t *testing.T) {
+	const id = "HOMA-CUTOFF-001"
+	b := newTrace(t, wire.Version2024)
+	b.data(true, 2, 100, 0, 100, 7, nil)
+	b.after(20*time.Microsecond).cutoffs(false, 2, 2)
+	b.after(5*time.Millisecond).data(true, 4, 20000, 1424, 1424, 5, nil) // built before: version 1
+	small := b.after(time.Millisecond).data(true, 6, 100, 0, 100, 7, nil)
+	b.after(time.Millisecond).dataVersion(true, 8, 100, 0, 100, 7, 2)
+	wantViolations(t, b.checkAt(HostPoint(b.client), "linux-2024", id), id, small)
+}

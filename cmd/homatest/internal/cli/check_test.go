@@ -327,8 +327,8 @@ func TestCheckWirePicksProfile(t *testing.T) {
 // rules) there is no note, in the text or the JSON.
 func TestCheckNotApplicableNote(t *testing.T) {
 	f := filepath.Join(realDir, "linux-6.1-proto253/a-small-rpcs.pcap")
-	out, _, _ := run(t, "check", "--rules", "HOMA-CUTOFF-001,HOMA-WIRE-001", f)
-	if !strings.Contains(out, "note: 1 rule selected by --rules does not apply to profile linux-2024: HOMA-CUTOFF-001") {
+	out, _, _ := run(t, "check", "--rules", "HOMA-RESEND-015,HOMA-WIRE-001", f)
+	if !strings.Contains(out, "note: 1 rule selected by --rules does not apply to profile linux-2024: HOMA-RESEND-015") {
 		t.Errorf("no note:\n%s", out)
 	}
 	out, _, _ = run(t, "check", "--profile", "upstream", "--rules", "HOMA-GRANT-00*", filepath.Join(realDir, "linux-6.13-proto146/a-small-rpcs.pcap"))
