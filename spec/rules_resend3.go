@@ -198,7 +198,7 @@ func resendRules3() []*Rule {
 			Statement: "A timer RESEND round is whole: within the tick it begins in, its RESENDs ask for every byte of the message below the offset its sender granted that the sender lacked when the round began (one RESEND per gap, in ascending order, then one for the granted tail).",
 			Source:    "HomaModule homa_incoming.c homa_request_retrans (main since be5081e, 2025-06: a RESEND for each gap in msgin.gaps, then [recv_end, granted) when non-empty, in one call under the RPC's lock), homa_timer.c homa_timer_check_rpc",
 			Profiles:  []string{"linux"},
-			Capture:   "bytes count as lacked only when the capture never saw them before the round began (upstream of the receiver a byte not seen did not arrive; on the sender's link it was not sent); the granted offset is the least the capture shows (GRANT offsets, the least DATA incoming or U), GRANTs seen less than jitter before the round not counted (homa_grant_send builds a GRANT outside the RPC's lock, so one decided just after the round may pass the capture point first); the round's RESENDs may come in any order within a tick of its first (half a tick when resend_ticks or resend_interval is 1: rounds may then come a tick apart, and an RPC's place in the timer pass varies; a network may reorder them); judged at a round's first RESEND of an RPC seen from its start, not at a RESEND {0, -1} (a receiver with no byte asks for everything), a buffer wakeup or the answer to a NEED_ACK; inconclusive where the capture shows loss between the two hosts (a RESEND of the round lost before the capture point)",
+			Capture:   "bytes count as lacked only when the capture never saw them before the round began (upstream of the receiver a byte not seen did not arrive; on the sender's link it was not sent); the granted offset is the least the capture shows (GRANT offsets, the least DATA incoming or U), GRANTs seen less than jitter before the round not counted (homa_grant_send builds a GRANT outside the RPC's lock, so one decided just after the round may pass the capture point first); the round's RESENDs may come in any order within a tick of its first (half a tick when resend_ticks or resend_interval is 1: rounds may then come a tick apart, and an RPC's place in the timer pass varies; a network may reorder them); judged at a round's first RESEND of an RPC seen from its start, not at a RESEND {0, -1} (a receiver with no byte asks for everything), a buffer wakeup or the answer to a NEED_ACK; inconclusive where the capture shows loss between the two hosts (a RESEND of the round lost before the capture point), and where request DATA reached the server about timeout_ticks after it last heard from the client (its timer may have aborted the RPC and that DATA created it anew, with less granted)",
 			Property: Within{
 				TriggerTypes: []wire.PacketType{wire.TypeResend},
 				Trigger: func(c *Ctx, e *Event) (Obligation, bool) {
@@ -221,6 +221,13 @@ func resendRules3() []*Rule {
 					a.lacked = m.everSeen().Gaps(a.held)
 					if a.ask(rs) {
 						return Obligation{}, false
+					}
+					if st := r.serverTimeoutAt(e); st != nil && !st.Sure {
+						// The server's timer may have aborted the RPC and
+						// late DATA created it anew, granting nothing yet;
+						// the trace kept the old incarnation's GRANTs
+						// (helper-145).
+						a.unsure = fmt.Sprintf("the request DATA of frame %d reached the server %v after it last heard from the client, about timeout_ticks: its timer may have aborted the RPC (RTX-10) and that DATA created it anew (RTX-11), with less granted", st.Frame, st.Quiet.Round(time.Microsecond))
 					}
 					return Obligation{Key: rpcMsgKey{a.k, a.role}, RPC: a.k, Scoped: true, Await: a}, true
 				},
@@ -350,6 +357,10 @@ type roundAwait struct {
 	window time.Duration // Params.RoundWindow
 	lacked []byteranges.Range
 	asked  byteranges.Set
+	// unsure, when set, is why the round may belong to an incarnation
+	// the trace did not start afresh (a server timeout within RTX-10's
+	// tolerance): the finding is inconclusive.
+	unsure string
 }
 
 // ask adds RESEND rs's range to the round's and reports whether the round
@@ -378,8 +389,12 @@ func (a *roundAwait) Match(c *Ctx, x *Event) bool {
 	return a.ask(rs)
 }
 
-// Excuse: RPC_UNKNOWN ends the RPC.
+// Excuse: RPC_UNKNOWN ends the RPC; a round the trace may have judged
+// against the wrong incarnation (unsure) is excused at once.
 func (a *roundAwait) Excuse(c *Ctx, x *Event) (string, bool) {
+	if a.unsure != "" {
+		return a.unsure, true
+	}
 	if x.Err == nil && x.Type() == wire.TypeRPCUnknown && KeyOf(x) == a.k {
 		return "RPC_UNKNOWN: one side no longer knows the RPC", true
 	}

@@ -444,3 +444,70 @@ func TestResend001EarlyFromTheRPCsStart(t *testing.T) {
 		wantInconclusive(t, rep, id, rs)
 	}
 }
+
+// TestServerTimeoutBeforeLateBusy: the server holds [0, 40000) of a
+// 100000-byte request and has granted to 50000; the client goes silent
+// for 110 ms (past timeout_ticks 100 at tick 1 ms: the server's timer
+// aborts the RPC), then BUSYs held up in the network arrive, then request
+// DATA, which creates the RPC anew: the new incarnation's RESEND for
+// [0, 40000) asks for bytes it lacks. A BUSY that arrives after the abort
+// resets nothing (helper-145: 217 MUST findings of HOMA-RESEND-012 in one
+// simulated run). With BUSYs at most 40 ms apart no timeout fits, and the
+// same RESEND asks for bytes the server holds.
+func TestServerTimeoutBeforeLateBusy(t *testing.T) {
+	const id = "HOMA-RESEND-012"
+	for _, busies := range [][]time.Duration{{40, 80, 110}, {110, 111}} {
+		b := newTrace(t, wire.VersionCurrent)
+		b.message(true, 2, 100000, 0, 40000, 40000, 4)
+		g := b.now
+		b.after(10*time.Microsecond).grant(false, 2, 50000, 0)
+		for _, at := range busies {
+			b.now = g.Add(at * time.Millisecond)
+			b.ctl(true, 2, wire.TypeBusy)
+		}
+		b.after(time.Millisecond).data(true, 2, 100000, 40000, 1424, 0, func(f *wire.DataFields) { f.Incoming = 50000 })
+		rs := b.after(6*time.Millisecond).resend(false, 2, 0, 40000, 7)
+		rep := b.checkAt(HostPoint(b.server), "linux", id)
+		if len(busies) == 3 {
+			wantViolations(t, rep, id, rs)
+			continue
+		}
+		wantCounts(t, rep, id, 1, 1, 0, 0)
+	}
+}
+
+// TestResend004PriorityAcrossServerTimeout: the server RESENDs at level 7,
+// goes on waiting past timeout_ticks, and the client's retransmissions
+// answering that RESEND, at level 7, arrive after the server's timer may
+// have aborted the RPC: the trace starts the server's side afresh at the
+// first,
+// but the sender answered the old incarnation's RESEND (helper-145: the
+// priority asked was forgotten, and HOMA-RESEND-004 wanted level 0).
+func TestResend004PriorityAcrossServerTimeout(t *testing.T) {
+	const id = "HOMA-RESEND-004"
+	b := newTrace(t, wire.VersionCurrent)
+	b.message(true, 2, 100000, 0, 40000, 40000, 4)
+	b.after(10*time.Microsecond).grant(false, 2, 50000, 0)
+	b.after(6*time.Millisecond).resend(false, 2, 40000, 10000, 7)
+	b.after(110*time.Millisecond).resent(true, 2, 100000, 40000, 1424, 7)
+	b.after(time.Microsecond).resent(true, 2, 100000, 41424, 1424, 7)
+	wantCounts(t, b.checkAt(HostPoint(b.server), "linux", id), id, 2, 2, 0, 0)
+}
+
+// TestResend026RoundAfterUncertainTimeout: request DATA reaches the server
+// 99 ms after it last heard from the client, within RTX-10's tolerance of
+// timeout_ticks: its timer may have aborted the RPC and that DATA created
+// it anew, granting only the DATA's incoming, so its round asks for
+// [0, 40000) and nothing up to the old incarnation's 50000. The trace
+// keeps the old incarnation there, so the round's completeness is
+// inconclusive (helper-145: 94 MUST findings in one simulated run).
+func TestResend026RoundAfterUncertainTimeout(t *testing.T) {
+	const id = "HOMA-RESEND-026"
+	b := newTrace(t, wire.VersionCurrent)
+	b.message(true, 2, 100000, 0, 40000, 40000, 4)
+	b.after(10*time.Microsecond).grant(false, 2, 50000, 0)
+	b.after(99*time.Millisecond).data(true, 2, 100000, 41424, 1424, 0, func(f *wire.DataFields) { f.Incoming = 42848 })
+	rs := b.after(5*time.Millisecond).resend(false, 2, 0, 40000, 7)
+	b.after(3*time.Millisecond).ctl(true, 2, wire.TypeBusy) // past the round's deadline
+	wantInconclusive(t, b.checkAt(HostPoint(b.server), "linux", id), id, rs)
+}

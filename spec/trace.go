@@ -471,6 +471,12 @@ type RPC struct {
 	// aborted the RPC in it, and a packet arriving after that resets
 	// nothing (HOMA-RESEND-019).
 	quietAfterHeld time.Duration
+	// serverQuietMax is the longest silence the server's timer may have
+	// counted (serverSilence) that ended with the client's GRANT or BUSY
+	// since its latest request DATA: the timer may have aborted the RPC
+	// then, and a BUSY arriving after the abort resets nothing, so the
+	// next request DATA may find no RPC (helper-145).
+	serverQuietMax time.Duration
 	// filed is the deadline the RPC is filed under in Trace.idle, at
 	// position idleAt (-1: not filed); gone is set once the trace forgot
 	// it.
@@ -1350,6 +1356,11 @@ func (t *Trace) Apply(e *Event) {
 			tl.add()
 		}
 	}
+	if e.FromClient() && (typ == wire.TypeGrant || typ == wire.TypeBusy) && !r.Acked && r.ForgotTime.IsZero() {
+		if q, ok := t.serverSilence(r, e.Time); ok && q > r.serverQuietMax {
+			r.serverQuietMax = q
+		}
+	}
 	switch typ {
 	case wire.TypeData:
 		if r.heard(e, typ) {
@@ -1357,6 +1368,7 @@ func (t *Trace) Apply(e *Event) {
 		}
 		if e.FromClient() {
 			r.ReqLast = e.Time
+			r.serverQuietMax = 0
 		} else {
 			r.held(e.Time)
 		}
@@ -1781,7 +1793,7 @@ func (t *Trace) newIncarnation(r *RPC, serverLost bool) {
 		r.Request.payload = nil
 	}
 	r.Request.retx, r.Response.retx = nil, nil
-	r.HeldLast, r.quietAfterHeld = time.Time{}, 0
+	r.HeldLast, r.quietAfterHeld, r.serverQuietMax = time.Time{}, 0, 0
 	if serverLost {
 		m := &r.Request
 		t.dropGranting(r.Key.Server, m)
@@ -1817,21 +1829,20 @@ func (t *Trace) newIncarnation(r *RPC, serverLost bool) {
 // says how much earlier that GRANT must have left the server
 // (ServerTimeout.Held).
 func (t *Trace) serverTimedOut(r *RPC, e *Event) *ServerTimeout {
+	quiet, ok := t.serverSilence(r, e.Time)
+	if !ok {
+		return nil
+	}
+	// A longer silence ended by the client's GRANT or BUSY since its last
+	// request DATA counts too: the abort may have come then.
+	quiet = max(quiet, r.serverQuietMax)
 	m := &r.Request
-	got := m.Received()
-	if m.Complete || got == 0 {
-		return nil
-	}
-	if got >= m.authorised(t.P) {
-		return nil
-	}
 	heard := maxTime(maxTime(r.First, r.HeardFromClient), m.WakeupTime)
 	start := heard
 	if r.serverCountFrom != 0 {
 		start = maxTime(start, time.Unix(0, r.serverCountFrom))
 	}
 	tolerance := t.P.Ticks(t.P.TimeoutTicks-2) - t.P.Slack
-	quiet := e.Time.Sub(start)
 	if quiet >= tolerance {
 		return &ServerTimeout{Seen: Seen{e.Time, e.Frame}, Sure: quiet > t.P.Ticks(t.P.TimeoutTicks)+t.P.Slack, Quiet: quiet}
 	}
@@ -1847,6 +1858,23 @@ func (t *Trace) serverTimedOut(r *RPC, e *Event) *ServerTimeout {
 		}
 	}
 	return st
+}
+
+// serverSilence returns how long, at now, the server's timer may have
+// counted silence for r's request, as serverTimedOut reckons it (ok false
+// when it counts none: the request complete, or not begun, or every byte
+// authorised held).
+func (t *Trace) serverSilence(r *RPC, now time.Time) (time.Duration, bool) {
+	m := &r.Request
+	got := m.Received()
+	if m.Complete || got == 0 || got >= m.authorised(t.P) {
+		return 0, false
+	}
+	start := maxTime(maxTime(r.First, r.HeardFromClient), m.WakeupTime)
+	if r.serverCountFrom != 0 {
+		start = maxTime(start, time.Unix(0, r.serverCountFrom))
+	}
+	return now.Sub(start), true
 }
 
 // authorised returns how many bytes of m its receiver authorised as far
@@ -1919,9 +1947,10 @@ func (m *Message) restartReceiver(p *Params) {
 		Length:  m.Length, SentEnd: m.SentEnd, FirstSent: m.FirstSent, AllSentTime: m.AllSentTime, AllSentFrame: m.AllSentFrame,
 		KeptHorizon: m.Horizon(p), TriggerUsed: m.TriggerUsed,
 		Resends: m.Resends, RetxBytes: m.RetxBytes, Answers: m.Answers, FirstData: m.FirstData, LastData: m.LastData, Priorities: m.Priorities,
-		GrantPriorities: m.GrantPriorities,
-		inLong:          m.inLong,
-		acc:             m.acc, outVal: m.outVal, trig: m.trig,
+		LastResendPriority: m.LastResendPriority, // the sender answers RESENDs of the old incarnation (helper-145)
+		GrantPriorities:    m.GrantPriorities,
+		inLong:             m.inLong,
+		acc:                m.acc, outVal: m.outVal, trig: m.trig,
 		payload: m.payload, // the sender's bytes are the same (HOMA-WIRE-014)
 	}
 }
