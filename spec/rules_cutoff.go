@@ -17,20 +17,21 @@ func cutoffRules() []*Rule {
 			Facts:     []string{"CUT-02", "CUT-05"},
 			Statement: "Once a sender has received CUTOFFS from a receiver, every DATA it sends there afterwards (retransmissions included) carries the cutoff_version of the last CUTOFFS that reached it, an older version arriving late included.",
 			Source:    "HomaModule homa_incoming.c homa_cutoffs_pkt; homa_outgoing.c __homa_xmit_data",
-			// linux_6.1.38 writes cutoff_version when it builds a packet, so
-			// packets built before the CUTOFFS arrived keep the old version
-			// (seen in the e2 capture); main rewrites it at transmit time.
-			// Before main, only a message built after the CUTOFFS arrived
-			// is judged.
+			// The shared linux-6.1 e2 capture shows DATA of messages begun
+			// before the CUTOFFS carrying the old version well after it,
+			// though linux_6.1.38's __homa_xmit_data rewrites the version
+			// at transmit as main does (helper-146; the cause, a queue
+			// below Homa or another, is not known). Before main, only a
+			// message begun after the CUTOFFS arrived is judged.
 			Profiles: []string{"linux", "linux-2024", "linux-2025"},
-			Capture:  "before main (linux-2024, linux-2025) only the first transmission of offset 0 of a message of at most defer_min_bytes is judged: the pacer never holds such a message, so it was built as it left, and linux_6.1.38 writes the version then (packets built earlier keep the old one); slack covers DATA already queued when the CUTOFFS arrived; on the receiver's side (delivered, the receiver's link) a stale DATA is inconclusive (queueing in the switch) until the sender's DATA at its level carry the new version, for up to response_timeout plus slack; a version no CUTOFFS in the capture announced is a violation even within slack, where the capture shows DATA of the sender before the CUTOFFS and none carried it (a restarted receiver counts from 1 again, so its earlier incarnation's higher version may still be held); where the capture does not show the order CUTOFFS reached the sender (not delivered, not its link), a DATA carrying the version of a CUTOFFS seen less than response_timeout plus slack before the latest one is inconclusive (the two may have arrived the other way round)",
+			Capture:  "before main (linux-2024, linux-2025) only the first transmission of offset 0 of a message of at most defer_min_bytes is judged: the pacer never holds such a message, so it began as it left (a linux_6.1.38 capture shows DATA of messages begun before the CUTOFFS with the old version long after it); slack covers DATA already queued when the CUTOFFS arrived; on the receiver's side (delivered, the receiver's link) a stale DATA is inconclusive (queueing in the switch) until the sender's DATA at its level carry the new version, for up to response_timeout plus slack; a version no CUTOFFS in the capture announced is a violation even within slack, where the capture shows DATA of the sender before the CUTOFFS and none carried it (a restarted receiver counts from 1 again, so its earlier incarnation's higher version may still be held); where the capture does not show the order CUTOFFS reached the sender (not delivered, not its link), a DATA carrying the version of a CUTOFFS seen less than response_timeout plus slack before the latest one is inconclusive (the two may have arrived the other way round)",
 			Property: Each{Types: []wire.PacketType{wire.TypeData}, Needs: NeedsCutoffsSeen, Check: func(c *Ctx, e *Event) Result {
 				st := c.T.CutoffsKnown(e.Src, e.Dst)
 				if st == nil {
 					return Skip
 				}
 				if c.P.Wire != wire.VersionCurrent && (e.Offset != 0 || e.Retransmit() || e.Packet.Data().MessageLength() > uint32(max(c.P.DeferMinBytes, 0))) {
-					return Skip // perhaps built before the CUTOFFS arrived
+					return Skip // perhaps begun before the CUTOFFS arrived
 				}
 				v := e.Packet.Data().CutoffVersion()
 				// Judge from the first of the latest CUTOFFS that carry the

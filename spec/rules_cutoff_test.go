@@ -131,12 +131,12 @@ func TestCutoff001Queueing(t *testing.T) {
 	wantViolations(t, b.checkAt(HostPoint(b.client), "linux", "HOMA-CUTOFF-001"), "HOMA-CUTOFF-001", queued, stale)
 }
 
-// TestCutoff001BeforeMain: linux_6.1.38 writes cutoff_version when it
-// builds a packet, so a long message built before the CUTOFFS arrived
-// keeps the old version; a 100-byte request sent 5 ms after the CUTOFFS
-// left as sendmsg built it (the pacer never holds one of at most
-// defer_min_bytes) and must carry the new one (helper-144's m45: no rule
-// judged it under linux-2024).
+// TestCutoff001BeforeMain: a linux_6.1.38 capture shows DATA of messages
+// begun before the CUTOFFS carrying the old version long after it, so
+// before main a long message's packet is not judged; a 100-byte request
+// sent 5 ms after the CUTOFFS began as it left (the pacer never holds one
+// of at most defer_min_bytes) and must carry the new version (helper-144:
+// no rule judged cutoff_version under linux-2024).
 func TestCutoff001BeforeMain(t *testing.T) {
 	const id = "HOMA-CUTOFF-001"
 	b := newTrace(t, wire.Version2024)

@@ -511,3 +511,29 @@ func TestResend026RoundAfterUncertainTimeout(t *testing.T) {
 	b.after(3*time.Millisecond).ctl(true, 2, wire.TypeBusy) // past the round's deadline
 	wantInconclusive(t, b.checkAt(HostPoint(b.server), "linux", id), id, rs)
 }
+
+// TestServerTimeoutNotAfterServerShowsIt: the client is silent 110 ms
+// (BUSY at 110 ms), but the server then shows it still holds the RPC (a
+// timer RESEND for [40000, 50000) 6 ms after the BUSY, with no request
+// DATA in between: no abort happened, a new incarnation needs DATA). Its
+// RESEND for [0, 40000) after the next request DATA asks for bytes it
+// holds: a violation (helper-146: the 110 ms silence was still taken for
+// a timeout at that DATA, which hid it).
+func TestServerTimeoutNotAfterServerShowsIt(t *testing.T) {
+	const id = "HOMA-RESEND-012"
+	b := newTrace(t, wire.VersionCurrent)
+	b.message(true, 2, 100000, 0, 40000, 40000, 4)
+	g := b.now
+	b.after(10*time.Microsecond).grant(false, 2, 50000, 0)
+	for ms := 5; ms <= 95; ms += 5 { // the server's timer rounds, unanswered
+		b.now = g.Add(time.Duration(ms) * time.Millisecond)
+		b.resend(false, 2, 40000, 10000, 7)
+	}
+	b.now = g.Add(110 * time.Millisecond)
+	b.ctl(true, 2, wire.TypeBusy)
+	b.after(6*time.Millisecond).resend(false, 2, 40000, 10000, 7) // server alive
+	b.after(time.Millisecond).data(true, 2, 100000, 40000, 1424, 0, func(f *wire.DataFields) { f.Incoming = 50000 })
+	rs := b.after(6*time.Millisecond).resend(false, 2, 0, 40000, 7)
+	rep := b.checkAt(HostPoint(b.server), "linux", "HOMA-RESEND-*")
+	wantViolations(t, rep, id, rs)
+}

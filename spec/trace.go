@@ -1370,7 +1370,7 @@ func (t *Trace) Apply(e *Event) {
 			r.ReqLast = e.Time
 			r.serverQuietMax = 0
 		} else {
-			r.held(e.Time)
+			r.held(e.Time, t.P.Slack)
 		}
 		t.applyData(e, r)
 	case wire.TypeGrant:
@@ -1378,7 +1378,7 @@ func (t *Trace) Apply(e *Event) {
 			t.answered++
 		}
 		if !e.FromClient() {
-			r.held(e.Time) // only a server holding the RPC grants its request
+			r.held(e.Time, t.P.Slack) // only a server holding the RPC grants its request
 		}
 		t.applyGrant(e, r)
 	case wire.TypeBusy:
@@ -1386,7 +1386,7 @@ func (t *Trace) Apply(e *Event) {
 			t.answered++
 		}
 		if !e.FromClient() {
-			r.held(e.Time)
+			r.held(e.Time, t.P.Slack)
 		}
 		m := r.Msg(p.Role())
 		if m.BusyAllowed > 0 {
@@ -1395,7 +1395,7 @@ func (t *Trace) Apply(e *Event) {
 		m.Answers++
 	case wire.TypeResend:
 		if !e.FromClient() {
-			r.held(e.Time) // homa_request_retrans, homa_pool_check_waiting: a server RPC still receiving its request
+			r.held(e.Time, t.P.Slack) // homa_request_retrans, homa_pool_check_waiting: a server RPC still receiving its request
 		}
 		t.applyResend(e, r)
 	case wire.TypeRPCUnknown:
@@ -1420,7 +1420,7 @@ func (t *Trace) Apply(e *Event) {
 			t.dropLong(k.Server, &r.Request)
 		}
 	case wire.TypeNeedAck:
-		r.held(e.Time)
+		r.held(e.Time, t.P.Slack)
 		if r.NeedAcks == 0 {
 			r.NeedAckFirst = e.Time
 		}
@@ -1484,9 +1484,16 @@ func (r *RPC) heard(e *Event, typ wire.PacketType) bool {
 // (BUSY, GRANT, RESEND, response DATA, NEED_ACK); one after an ack says nothing
 // new, unless late request DATA re-created the RPC since (that
 // incarnation's own).
-func (r *RPC) held(at time.Time) {
+func (r *RPC) held(at time.Time, slack time.Duration) {
 	if !r.Acked || r.RecreatedTime.After(r.AckTime) {
 		r.HeldLast, r.quietAfterHeld = at, 0
+	}
+	if at.Sub(r.HeardFromClient) > slack {
+		// Sent after the client's latest packet reached the server
+		// (slack covers a tap away from it): the server held the RPC
+		// after any silence that packet ended, so its timer had not
+		// aborted it then (helper-146).
+		r.serverQuietMax = 0
 	}
 }
 
