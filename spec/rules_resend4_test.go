@@ -300,7 +300,8 @@ func TestResend012BeginsAtHeldByte(t *testing.T) {
 // was taken for part of it, so no round was recorded and the answer 11.01
 // ms after the last DATA was judged as having no RESEND round since
 // (helper-141): one call asks in ascending order, so a RESEND at or below
-// the answer's offset is another call.
+// the answer's offset with no NEED_ACK pending may be the timer's round
+// (RPC.maybeRound), which HOMA-RESEND-014 counts.
 func TestResend014TimerRoundRightAfterNeedAckAnswer(t *testing.T) {
 	build := func(phase time.Duration) *traceBuilder {
 		b := newTrace(t, wire.VersionCurrent)
