@@ -341,20 +341,21 @@ type ResendSeen struct {
 
 // End is the end of the range the RESEND asked for (length -1: up to
 // the SentEnd it was seen with), saturated at 2^32-1.
-func (rs ResendSeen) End() uint32 {
-	if rs.Length == wire.ResendAll {
-		return rs.SentEnd
-	}
-	return uint32(min(uint64(rs.Offset)+uint64(rs.Length), 1<<32-1))
-}
+func (rs ResendSeen) End() uint32 { return rangeEnd(rs.Offset, rs.Length, rs.SentEnd) }
 
 // resendEnd is the end of the range RESEND rs asks for (length -1: up to
 // sentEnd), saturated at 2^32-1.
 func resendEnd(rs wire.Resend, sentEnd uint32) uint32 {
-	if rs.IsResendAll() {
+	return rangeEnd(rs.Offset(), rs.Length(), sentEnd)
+}
+
+// rangeEnd is the end of a RESEND's range from offset and length (length
+// -1: up to sentEnd), saturated at 2^32-1.
+func rangeEnd(offset, length, sentEnd uint32) uint32 {
+	if length == wire.ResendAll {
 		return sentEnd
 	}
-	return uint32(min(uint64(rs.Offset())+uint64(rs.Length()), 1<<32-1))
+	return uint32(min(uint64(offset)+uint64(length), 1<<32-1))
 }
 
 // RPC is what an observer knows about one RPC.
@@ -869,7 +870,13 @@ func (t *Trace) begin(e *Event) RPCKey {
 // marks every copy retransmit=1) is no start: the first transmission,
 // and whatever asked for the copy, came before the capture began.
 func (t *Trace) seenFromStart(e *Event) bool {
-	return e.Type() == wire.TypeData && e.FromClient() && e.Offset == 0 && !e.Retransmit() || e.Time.Sub(t.Start) > t.P.LateTicks(t.P.TimeoutTicks)
+	return startsRequest(e) || e.Time.Sub(t.Start) > t.P.LateTicks(t.P.TimeoutTicks)
+}
+
+// startsRequest reports whether e is the first transmission of a request's
+// offset 0: the first packet its client sends of an RPC.
+func startsRequest(e *Event) bool {
+	return e.Type() == wire.TypeData && e.FromClient() && e.Offset == 0 && !e.Retransmit()
 }
 
 // Created returns how many RPCs the trace has seen start (an RPC whose
@@ -1308,9 +1315,9 @@ func (t *Trace) Apply(e *Event) {
 		if typ == wire.TypeCutoffs || typ == wire.TypeAck {
 			return
 		}
-		r = &RPC{Key: k, First: e.Time, FirstFrame: e.Frame, FirstFromClient: e.FromClient(), idleAt: -1, SeenFromStart: t.seenFromStart(e),
-			FirstIsStart: typ == wire.TypeData && e.FromClient() && e.Offset == 0 && !e.Retransmit()}
-		if typ == wire.TypeData && e.FromClient() && e.Offset == 0 && !e.Retransmit() && k.ClientID > t.newest[k.Client].ID && p.Data().MessageLength() <= t.P.DeferMinBytes {
+		start := startsRequest(e)
+		r = &RPC{Key: k, First: e.Time, FirstFrame: e.Frame, FirstFromClient: e.FromClient(), idleAt: -1, SeenFromStart: t.seenFromStart(e), FirstIsStart: start}
+		if start && k.ClientID > t.newest[k.Client].ID && p.Data().MessageLength() <= t.P.DeferMinBytes {
 			t.newest[k.Client] = newestRPC{ID: k.ClientID, Seen: Seen{e.Time, e.Frame}}
 		}
 		t.created++
@@ -1357,8 +1364,8 @@ func (t *Trace) Apply(e *Event) {
 		}
 	}
 	if e.FromClient() && (typ == wire.TypeGrant || typ == wire.TypeBusy) && !r.Acked && r.ForgotTime.IsZero() {
-		if q, ok := t.serverSilence(r, e.Time); ok && q > r.serverQuietMax {
-			r.serverQuietMax = q
+		if _, start, ok := t.serverSilence(r); ok {
+			r.serverQuietMax = max(r.serverQuietMax, e.Time.Sub(start))
 		}
 	}
 	switch typ {
@@ -1836,19 +1843,14 @@ func (t *Trace) newIncarnation(r *RPC, serverLost bool) {
 // says how much earlier that GRANT must have left the server
 // (ServerTimeout.Held).
 func (t *Trace) serverTimedOut(r *RPC, e *Event) *ServerTimeout {
-	quiet, ok := t.serverSilence(r, e.Time)
+	heard, start, ok := t.serverSilence(r)
 	if !ok {
 		return nil
 	}
 	// A longer silence ended by the client's GRANT or BUSY since its last
 	// request DATA counts too: the abort may have come then.
-	quiet = max(quiet, r.serverQuietMax)
+	quiet := max(e.Time.Sub(start), r.serverQuietMax)
 	m := &r.Request
-	heard := maxTime(maxTime(r.First, r.HeardFromClient), m.WakeupTime)
-	start := heard
-	if r.serverCountFrom != 0 {
-		start = maxTime(start, time.Unix(0, r.serverCountFrom))
-	}
 	tolerance := t.P.Ticks(t.P.TimeoutTicks-2) - t.P.Slack
 	if quiet >= tolerance {
 		return &ServerTimeout{Seen: Seen{e.Time, e.Frame}, Sure: quiet > t.P.Ticks(t.P.TimeoutTicks)+t.P.Slack, Quiet: quiet}
@@ -1867,21 +1869,25 @@ func (t *Trace) serverTimedOut(r *RPC, e *Event) *ServerTimeout {
 	return st
 }
 
-// serverSilence returns how long, at now, the server's timer may have
-// counted silence for r's request, as serverTimedOut reckons it (ok false
-// when it counts none: the request complete, or not begun, or every byte
-// authorised held).
-func (t *Trace) serverSilence(r *RPC, now time.Time) (time.Duration, bool) {
+// serverSilence returns when the server's timer last had its silence
+// count for r's request reset, as far as the capture shows: heard, the
+// client's latest DATA, GRANT or BUSY (or the RPC's first packet, or the
+// server's buffer wakeup), and start, that or the server's latest GRANT
+// sent while it held every byte it had granted (serverCountFrom), if
+// later. ok is false when the timer counts no silence: the request
+// complete, or not begun, or every byte authorised held.
+func (t *Trace) serverSilence(r *RPC) (heard, start time.Time, ok bool) {
 	m := &r.Request
 	got := m.Received()
 	if m.Complete || got == 0 || got >= m.authorised(t.P) {
-		return 0, false
+		return heard, start, false
 	}
-	start := maxTime(maxTime(r.First, r.HeardFromClient), m.WakeupTime)
+	heard = maxTime(maxTime(r.First, r.HeardFromClient), m.WakeupTime)
+	start = heard
 	if r.serverCountFrom != 0 {
 		start = maxTime(start, time.Unix(0, r.serverCountFrom))
 	}
-	return now.Sub(start), true
+	return heard, start, true
 }
 
 // authorised returns how many bytes of m its receiver authorised as far
