@@ -110,8 +110,9 @@ type Network struct {
 	// for duplicate detection.
 	last map[pairKey]*lastFrame
 	// dup is set while the event being fed is the second identical copy
-	// of its pair's previous frame.
-	dup Evidence
+	// of its pair's previous frame; copy while it is any later copy too.
+	dup  Evidence
+	copy bool
 }
 
 // pairKey is an unordered host pair.
@@ -260,6 +261,14 @@ func (n *Network) Reordered(from, to netip.Addr) (Evidence, bool) {
 	return ev, ok
 }
 
+// Copy reports whether the event being checked is an identical copy of
+// its pair's previous frame (the second or a later one, each less than
+// jitter after the one before, with no other frame between the two hosts
+// in between) and the capture point is not on its sender's side: the
+// network may have copied one of several identical packets the sender
+// sent back to back, which Duplicate does not excuse.
+func (n *Network) Copy() bool { return n.copy }
+
 // Duplicate returns, while the event being checked is an identical copy
 // of the previous frame between its two hosts (the second, less than
 // jitter later, with no other frame between the two hosts in between)
@@ -278,7 +287,7 @@ func (n *Network) atReceiver(h netip.Addr) bool {
 // observe records what e shows about the network, from the trace state
 // before e (called by the Checker before the rules see e).
 func (n *Network) observe(t *Trace, e *Event) {
-	n.dup, n.firedNow = Evidence{}, nil
+	n.dup, n.copy, n.firedNow = Evidence{}, false, nil
 	if e.Err != nil || e.ICMP != nil {
 		return
 	}
@@ -420,5 +429,5 @@ func (n *Network) observeDup(e *Event, r *RPC) {
 		}
 	}
 	*prev = cur
-	n.dup = cur.dup
+	n.dup, n.copy = cur.dup, cur.copies >= 2 && !n.atSender(e.Src)
 }

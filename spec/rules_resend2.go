@@ -234,6 +234,39 @@ func resendRules2() []*Rule {
 			}},
 		},
 		{
+			ID: "HOMA-RESEND-028", Level: Must,
+			Facts:     []string{"RTX-06"},
+			Statement: "A sender answers BUSY only to a RESEND that lets it: it sends no more BUSYs for its message than RESENDs for it reached it while it (a server) had not begun its response, or that asked for bytes at or beyond what it had transmitted (main since be5081e), or, before that (linux_6.1.38, linux_6.10.6), while it had granted bytes not yet transmitted or that asked for no bytes. A sender that has transmitted what a RESEND asks for retransmits it; BUSY alone is not an answer.",
+			Source:    "HomaModule homa_incoming.c homa_resend_pkt, the only sender of BUSY (main: BUSY when the server's RPC is not RPC_OUTGOING, or when offset >= tx_end after homa_resend_data, be5081e and 93661cc; linux_6.1.38 and linux_6.10.6: BUSY when not RPC_OUTGOING, when next_xmit_offset < granted, or with the retransmission for a RESEND of length 0)",
+			Profiles:  []string{"linux", "linux-2024", "linux-2025"},
+			Capture:   "counted, not timed: any earlier RESEND that let the sender BUSY when the capture saw it explains one BUSY (a loaded host answers late; what the sender had transmitted then is at least what the capture had seen of it, and before main a message not yet seen whole may have granted bytes waiting), and so does one repeated within a tick for bytes an earlier one asked for (its retransmission may still wait in the sender's queue, as HOMA-RESEND-015 allows); a copy the network made after the capture point of a RESEND that let the sender BUSY draws a BUSY of its own where the capture does not see what the sender receives, and there the network may copy those BUSYs too (inconclusive, as in HOMA-RESEND-023); not judged for a client after the server's RPC_UNKNOWN (it restarts its request), nor within response_timeout plus slack of the capture's start for an RPC begun before it (the RESEND may precede the capture); a BUSY with no RESEND at all is HOMA-RESEND-005's",
+			Property: Each{Types: []wire.PacketType{wire.TypeBusy}, Check: func(c *Ctx, e *Event) Result {
+				r := c.T.Lookup(e)
+				if r == nil {
+					return Skip
+				}
+				m := r.Msg(e.Packet.Role())
+				if m.Resends == 0 || e.FromClient() && r.Unknown && !r.UnknownFromClient {
+					return Skip
+				}
+				if c.startedBefore(r) && e.Time.Sub(c.T.Start) <= c.P.AnswerBound() {
+					return Skip
+				}
+				if m.busyCredit > 0 {
+					return Pass()
+				}
+				why := fmt.Sprintf("BUSY for RPC %d from %v, though none of the RESENDs it received for the %s and had not yet answered with BUSY let it (latest: offset %d, frame %d, when it had sent the %s up to %d): it must retransmit what it sent",
+					KeyOf(e).ClientID, e.Src, msgName(e.FromClient()), m.LastResend.Offset, m.LastResend.Frame, msgName(e.FromClient()), m.LastResend.SentEnd)
+				if ev, ok := unseenResendCopies(c, e, m.Answers, m.Resends); ok && m.busyLet {
+					// A copy of a RESEND that let it BUSY draws a BUSY of
+					// its own (a copy of one that did not is answered as
+					// it was, or later still).
+					return Downgrade(CauseDuplicate, ev, "%s", why)
+				}
+				return Violation("%s", why).With(m.LastResend.Frame)
+			}},
+		},
+		{
 			ID: "HOMA-RESEND-016", Level: Must,
 			Facts:     []string{"RTX-06"},
 			Statement: "The retransmissions answering a RESEND cover every byte of the requested range (length -1: from 0) that the message's sender had transmitted, within response_timeout, unless the RPC ends first at the sender: a client's when a response begun after the RESEND arrives whole, a server's when the client acknowledges it or says RPC_UNKNOWN.",

@@ -59,7 +59,7 @@ func resendRules3() []*Rule {
 			Statement: "A sender retransmits only the segments a RESEND asked for, once per RESEND: every DATA with retransmit=1 overlaps a range the message's RESENDs asked for (length -1: what it had sent), and a segment is retransmitted no more often than RESENDs overlapping it came, unless RPC_UNKNOWN made a client restart its request.",
 			Source:    "HomaModule homa_outgoing.c homa_resend_data (only the segments overlapping [start, end), each once per call); homa_incoming.c homa_resend_pkt (one homa_resend_data per RESEND), homa_rpc_unknown_pkt (the restart resends [0, tx_end))",
 			Profiles:  []string{"linux", "linux-2024", "linux-2025", "upstream"},
-			Capture:   "needs the RESENDs in the capture (a retransmission with none is HOMA-RESEND-003's business); after a RESEND of length -1 only what the capture saw sent counts as asked, so bytes beyond it are not judged; copies are counted, not timed (any earlier RESEND overlapping the segment explains one), and a network duplicate of a retransmission (an identical copy within jitter) is inconclusive, as are copies in excess by at most one per RESEND where the capture does not see what the sender receives (a RESEND the network duplicated after the capture point draws copies of its own)",
+			Capture:   "needs the RESENDs in the capture (a retransmission with none is HOMA-RESEND-003's business); after a RESEND of length -1 only what the capture saw sent counts as asked, so bytes beyond it are not judged; copies are counted, not timed (any earlier RESEND overlapping the segment explains one), and a network duplicate of a retransmission (an identical copy within jitter) is inconclusive, as are copies in excess by at most one per RESEND where the capture does not see what the sender receives (a RESEND the network duplicated after the capture point draws copies of its own), and there an identical copy of the one just before it, up to four per RESEND",
 			Property: Each{Types: []wire.PacketType{wire.TypeData}, Needs: NeedsRetransmit, Check: func(c *Ctx, e *Event) Result {
 				if !e.Retransmit() || e.Length == 0 {
 					return Skip
@@ -121,7 +121,7 @@ func resendRules3() []*Rule {
 			Facts:     []string{"RTX-06", "RTX-11"},
 			Statement: "A host answers each RESEND with at most one BUSY or RPC_UNKNOWN: it sends no more BUSY and RPC_UNKNOWN packets for an RPC than RESENDs it received for the message it sends in that RPC.",
 			Source:    "HomaModule homa_incoming.c homa_resend_pkt (the only sender of BUSY and, through homa_xmit_unknown, of RPC_UNKNOWN: one of the two at most per RESEND); linux_6.1.38 homa_resend_pkt the same",
-			Capture:   "counted, not timed: any earlier RESEND not yet answered explains one (a loaded host answers late; a tap on either host's link sees all the RESENDs the host got); a network duplicate of an answer (an identical copy within jitter) is inconclusive; so is an answer in excess by at most one per RESEND where the capture does not see what the answering host receives (a RESEND the network duplicated after the capture point draws an answer of its own); an answer with no RESEND at all is HOMA-RESEND-005's or HOMA-RESEND-018's business",
+			Capture:   "counted, not timed: any earlier RESEND not yet answered explains one (a loaded host answers late; a tap on either host's link sees all the RESENDs the host got); a network duplicate of an answer (an identical copy within jitter) is inconclusive; so is an answer in excess by at most one per RESEND where the capture does not see what the answering host receives (a RESEND the network duplicated after the capture point draws an answer of its own), and there an identical copy of the answer just before it, up to four answers per RESEND (the network copies those answers too); an answer with no RESEND at all is HOMA-RESEND-005's or HOMA-RESEND-018's business",
 			Property: Each{Types: []wire.PacketType{wire.TypeBusy, wire.TypeRPCUnknown}, Check: func(c *Ctx, e *Event) Result {
 				r := c.T.Lookup(e)
 				if r == nil {
@@ -314,11 +314,22 @@ func retxCopiesAsked(c *Ctx, m *Message, e *Event) Result {
 // resends), may answer a copy of one that the network duplicated after
 // the capture point, which the capture cannot show: it does not see what
 // e's sender receives, and the excess is at most one copy per RESEND
-// shown (HOMA-RESEND-021, -023). A network that duplicates a packet
-// twice or more is not assumed.
+// shown (HOMA-RESEND-021, -023, -028), or, past that, where e is an
+// identical copy of the answer just before it, up to two per RESEND (the
+// network may have copied the answers too: Network.Copy). A network that
+// duplicates a packet twice or more is not assumed.
 func unseenResendCopies(c *Ctx, e *Event, answers, resends int) (Evidence, bool) {
-	if c.Net.atReceiver(e.Src) || answers >= 2*resends {
+	if c.Net.atReceiver(e.Src) {
 		return Evidence{}, false
+	}
+	if answers >= 2*resends {
+		if !c.Net.Copy() || answers >= 4*resends {
+			return Evidence{}, false
+		}
+		// Two RESEND copies drew two identical answers back to back, and
+		// the network copied those too (Duplicate excuses only the second
+		// of a run).
+		return Evidence{e.Frame, fmt.Sprintf("the capture does not see what %v receives: a RESEND the network duplicated after the capture point draws an answer of its own, and an identical copy of an answer less than jitter earlier may be the network's", e.Src)}, true
 	}
 	return Evidence{e.Frame, fmt.Sprintf("the capture does not see what %v receives: a RESEND the network duplicated after the capture point draws an answer of its own", e.Src)}, true
 }

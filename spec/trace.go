@@ -89,6 +89,10 @@ type Message struct {
 	GrantPriorities uint16
 	// Priorities is a bit set of the IP priorities DATA used.
 	Priorities uint16
+	// busyCredit counts the RESENDs for the message that let its sender
+	// answer BUSY (busyLetting), less the BUSYs it sent (HOMA-RESEND-028);
+	// an int32 in a padding hole: RPC stays within 2048 bytes.
+	busyCredit int32
 	// GrantTime and GrantFrame are the time and frame of the latest GRANT
 	// that raised the receiver's horizon; GrantedBefore is that horizon
 	// (max of U and earlier GRANT offsets) just before it.
@@ -117,6 +121,9 @@ type Message struct {
 	ResendAll bool
 	// LastResendPriority is the priority field of the latest RESEND.
 	LastResendPriority uint8
+	// busyLet is set once a RESEND for the message let its sender BUSY
+	// (a copy of it the network made may draw another: HOMA-RESEND-028).
+	busyLet bool
 	// Resends counts RESENDs for the message; RetxBytes the bytes of DATA
 	// with retransmit=1. Answers counts the BUSY and RPC_UNKNOWN packets
 	// the message's sender sent for its RPC (HOMA-RESEND-023: at most one
@@ -1399,6 +1406,7 @@ func (t *Trace) Apply(e *Event) {
 		if m.BusyAllowed > 0 {
 			m.BusyAllowed--
 		}
+		m.busyCredit = max(0, m.busyCredit-1) // one without credit is reported once (HOMA-RESEND-028)
 		m.Answers++
 	case wire.TypeResend:
 		if !e.FromClient() {
@@ -1673,6 +1681,26 @@ func (t *Trace) applyGrant(e *Event, r *RPC) {
 	}
 }
 
+// busyLetting reports whether RESEND rs, seen when message m's sender had
+// transmitted m.SentEnd bytes of it for the first time, may be answered
+// with BUSY under wire format v (HOMA-RESEND-028). homa_resend_pkt BUSYs
+// for a server whose RPC is not yet RPC_OUTGOING (no response DATA seen:
+// SentEnd 0 lets every RESEND below); since HomaModule be5081e (2025-06)
+// when the offset is at or beyond tx_end, the bytes the sender had handed
+// on (at least SentEnd); linux_6.1.38, linux_6.10.6 and main before
+// be5081e when next_xmit_offset is below granted (taken as possible while
+// the capture shows the message not sent whole) or the RESEND asks for no
+// bytes. The 2025 format spans both.
+func busyLetting(v wire.Version, m *Message, rs wire.Resend) bool {
+	if v != wire.Version2024 && rs.Offset() >= m.SentEnd {
+		return true
+	}
+	if v == wire.Version2024 || v == wire.Version2025 {
+		return rs.Length() == 0 || m.Length == 0 || m.SentEnd < m.Length
+	}
+	return false
+}
+
 // applyResend records a RESEND for the message r's other side sends.
 func (t *Trace) applyResend(e *Event, r *RPC) {
 	p := e.Packet
@@ -1695,6 +1723,10 @@ func (t *Trace) applyResend(e *Event, r *RPC) {
 	}
 	if m.LastResend.Repeat || rs.Offset() >= m.SentEnd {
 		m.BusyAllowed++
+	}
+	if m.LastResend.Repeat || busyLetting(t.P.Wire, m, rs) {
+		m.busyCredit++
+		m.busyLet = true
 	}
 	if rs.IsResendAll() {
 		m.ResendAll = true

@@ -88,7 +88,7 @@ var sendConditions = []SendCoverage{
 		Must: []string{"HOMA-RESEND-014", "HOMA-RESEND-025", "HOMA-RESEND-026", "HOMA-ACK-009"}},
 	{Type: "RPC_UNKNOWN", May: []string{"HOMA-RESEND-006", "HOMA-RESEND-018", "HOMA-RESEND-019", "HOMA-ID-005"},
 		Must: []string{"HOMA-RESEND-002"}},
-	{Type: "BUSY", May: []string{"HOMA-RESEND-005", "HOMA-RESEND-015", "HOMA-RESEND-022", "HOMA-RESEND-027"},
+	{Type: "BUSY", May: []string{"HOMA-RESEND-005", "HOMA-RESEND-015", "HOMA-RESEND-022", "HOMA-RESEND-027", "HOMA-RESEND-028"},
 		Must: []string{"HOMA-RESEND-002"}},
 	{Type: "CUTOFFS", May: []string{"HOMA-CUTOFF-003", "HOMA-CUTOFF-005"},
 		Must: []string{"HOMA-CUTOFF-002"},

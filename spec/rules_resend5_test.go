@@ -1,0 +1,158 @@
+package spec
+
+// HOMA-RESEND-028: a BUSY answers a RESEND that let its sender BUSY
+// (homa_resend_pkt, the only sender of BUSY), counted per message.
+
+import (
+	"testing"
+	"time"
+
+	"github.com/homatest/homatest/spec/wire"
+)
+
+// resend028Profiles pairs each profile judging HOMA-RESEND-028 with its
+// wire format.
+var resend028Profiles = []struct {
+	name string
+	v    wire.Version
+}{{"linux", wire.VersionCurrent}, {"linux-2024", wire.Version2024}, {"linux-2025", wire.Version2025}}
+
+// resend028Response starts RPC 2 with a 100-byte request and sends the
+// first sent bytes of a 5000-byte, wholly unscheduled response.
+func resend028Response(t *testing.T, v wire.Version, sent uint32) *traceBuilder {
+	b := newTrace(t, v)
+	b.data(true, 2, 100, 0, 100, 6, nil)
+	b.after(100*time.Microsecond).message(false, 2, 5000, 0, sent, 5000, 6)
+	return b
+}
+
+// TestResend028BusyForSentBytes: a server that has sent its whole response
+// answers a RESEND for bytes of it with BUSY and nothing else (helper-144's
+// m11 edit of a linux-6.1 capture, which no MUST rule caught under
+// linux-2024): every HomaModule version retransmits there.
+func TestResend028BusyForSentBytes(t *testing.T) {
+	const id = "HOMA-RESEND-028"
+	for _, p := range resend028Profiles {
+		b := resend028Response(t, p.v, 5000)
+		b.after(5*time.Millisecond).resend(true, 2, 2848, 1424, 7)
+		busy := b.after(10*time.Microsecond).ctl(false, 2, wire.TypeBusy)
+		wantViolations(t, b.check(p.name, id), id, busy)
+	}
+}
+
+// TestResend028BusyBeforeResponse: a server not yet sending its response
+// BUSYs for every RESEND (not RPC_OUTGOING), one BUSY each; a third BUSY
+// for two RESENDs is one too many where the capture sees what the server
+// receives.
+func TestResend028BusyBeforeResponse(t *testing.T) {
+	const id = "HOMA-RESEND-028"
+	for _, p := range resend028Profiles {
+		b := newTrace(t, p.v)
+		b.data(true, 2, 100, 0, 100, 6, nil)
+		for i := 0; i < 2; i++ {
+			b.after(5*time.Millisecond).resend(true, 2, 0, 1424, 7)
+			b.after(10*time.Microsecond).ctl(false, 2, wire.TypeBusy)
+		}
+		wantCounts(t, b.check(p.name, id), id, 2, 2, 0, 0)
+		extra := b.after(10*time.Microsecond).ctl(false, 2, wire.TypeBusy)
+		wantViolations(t, b.checkAt(HostPoint(b.server), p.name, id), id, extra)
+		// At a switch, a copy the network made of one of the RESENDs
+		// after the capture point may have drawn it.
+		wantCounts(t, b.check(p.name, id), id, 3, 2, 0, 1)
+	}
+}
+
+// TestResend028LateBusyForEarlierResend: a RESEND for bytes not yet sent
+// lets the sender BUSY; a loaded sender answers it only after it has sent
+// the rest and a second RESEND (for bytes sent) has come, which it answers
+// by retransmitting: the BUSY is the first one's, in every version. A
+// second BUSY, seen on the server's link, has no RESEND left to answer.
+func TestResend028LateBusyForEarlierResend(t *testing.T) {
+	const id = "HOMA-RESEND-028"
+	for _, p := range resend028Profiles {
+		b := resend028Response(t, p.v, 2848)
+		b.after(3*time.Millisecond).resend(true, 2, 2848, 2152, 7) // beyond what it sent
+		b.after(10*time.Microsecond).message(false, 2, 5000, 2848, 5000, 5000, 6)
+		b.after(3*time.Millisecond).resend(true, 2, 1424, 1424, 7)
+		b.after(10*time.Microsecond).ctl(false, 2, wire.TypeBusy)
+		b.after(10*time.Microsecond).data(false, 2, 5000, 1424, 1424, 7, func(f *wire.DataFields) { f.Retransmit = 1 })
+		wantCounts(t, b.check(p.name, id), id, 1, 1, 0, 0)
+		extra := b.after(3*time.Millisecond).ctl(false, 2, wire.TypeBusy)
+		wantViolations(t, b.checkAt(HostPoint(b.server), p.name, id), id, extra)
+	}
+}
+
+// TestResend028BeforeMain: two BUSYs only HomaModule before be5081e
+// sends, judged a pass under linux-2024 and linux-2025 (which spans both)
+// and a violation under linux (main). waiting: a message not yet sent
+// whole (as the capture shows it) may have granted bytes waiting, and
+// linux_6.1.38 BUSYs while next_xmit_offset is below granted, even for a
+// RESEND of sent bytes. empty: linux_6.1.38 answers a RESEND of length 0
+// (a server asking whether the client still cares) with BUSY. Main BUSYs
+// only for an offset at or beyond tx_end, whatever the length.
+func TestResend028BeforeMain(t *testing.T) {
+	const id = "HOMA-RESEND-028"
+	for _, empty := range []bool{false, true} {
+		for _, p := range resend028Profiles {
+			var b *traceBuilder
+			var busy int
+			if empty {
+				b = newTrace(t, p.v)
+				b.message(true, 2, 5000, 0, 5000, 5000, 6)
+				b.after(5*time.Millisecond).resend(false, 2, 1424, 0, 7)
+				busy = b.after(10*time.Microsecond).ctl(true, 2, wire.TypeBusy)
+			} else {
+				b = resend028Response(t, p.v, 2848)
+				b.after(5*time.Millisecond).resend(true, 2, 0, 1424, 7)
+				busy = b.after(10*time.Microsecond).ctl(false, 2, wire.TypeBusy)
+			}
+			rep := b.check(p.name, id)
+			if p.v == wire.VersionCurrent {
+				wantViolations(t, rep, id, busy)
+			} else {
+				wantCounts(t, rep, id, 1, 1, 0, 0)
+			}
+		}
+	}
+}
+
+// TestResend028ClientAfterUnknown: a client told RPC_UNKNOWN restarts its
+// request (linux_6.1.38 from offset 0), so what it had sent before says
+// nothing about what it has sent since: its BUSY is not judged.
+func TestResend028ClientAfterUnknown(t *testing.T) {
+	const id = "HOMA-RESEND-028"
+	for _, unknown := range []bool{false, true} {
+		b := newTrace(t, wire.VersionCurrent)
+		b.message(true, 2, 5000, 0, 5000, 5000, 6)
+		if unknown {
+			b.after(time.Millisecond).ctl(false, 2, wire.TypeRPCUnknown)
+		}
+		b.after(5*time.Millisecond).resend(false, 2, 1424, 1424, 7)
+		busy := b.after(10*time.Microsecond).ctl(true, 2, wire.TypeBusy)
+		rep := b.check("linux", id)
+		if unknown {
+			wantCounts(t, rep, id, 0, 0, 0, 0)
+		} else {
+			wantViolations(t, rep, id, busy)
+		}
+	}
+}
+
+// TestResend028CopiedResendAndBusy: the simulator's lossy run with
+// duplication, at the client's link: the network copied the client's one
+// RESEND after the capture point, the server (computing its response)
+// answered both copies with BUSY, and the network copied one of those
+// BUSYs: three identical BUSYs within jitter for one RESEND. Only the
+// first is judged a pass; the others are inconclusive, not violations.
+// On the server's link the capture sees both RESEND copies.
+func TestResend028CopiedResendAndBusy(t *testing.T) {
+	const id = "HOMA-RESEND-028"
+	b := newTrace(t, wire.VersionCurrent)
+	b.data(true, 2, 100, 0, 100, 6, nil)
+	b.after(5*time.Millisecond).resend(true, 2, 0, wire.ResendAll, 7)
+	b.after(200*time.Microsecond).ctl(false, 2, wire.TypeBusy)
+	b.after(500*time.Nanosecond).ctl(false, 2, wire.TypeBusy)
+	b.after(500*time.Nanosecond).ctl(false, 2, wire.TypeBusy)
+	wantCounts(t, b.checkAt(HostPoint(b.client), "linux", id), id, 3, 1, 0, 2)
+	wantCounts(t, b.checkAt(HostPoint(b.client), "linux", "HOMA-RESEND-023"), "HOMA-RESEND-023", 3, 1, 0, 2)
+}
