@@ -549,3 +549,29 @@ func TestServerTimeoutNotAfterServerShowsIt(t *testing.T) {
 	rep := b.checkAt(HostPoint(b.server), "linux", "HOMA-RESEND-*")
 	wantViolations(t, rep, id, rs)
 }
+
+// TestResend023AnswersOwedAcrossRecreation: a client that forgot its RPC
+// answers the server's RESENDs with RPC_UNKNOWN, the first at once and
+// the second late; a request packet the network held up reaches the
+// server between the two and re-creates the RPC there (a new RPC for the
+// trace; the late packet is a copy of its first bytes), whose own RESEND
+// the client answers too. The late answer
+// belongs to the old RPC's RESEND: two answers for the new RPC's one
+// RESEND are no violation (the simulator's lossy all-to-all at full load
+// showed this at a host's link).
+func TestResend023AnswersOwedAcrossRecreation(t *testing.T) {
+	b := newTrace(t, wire.VersionCurrent)
+	b.message(true, 2, 100000, 0, 5696, 40000, 4)
+	b.after(5*time.Millisecond).resend(false, 2, 5696, 1424, 7)
+	b.after(time.Millisecond).resend(false, 2, 5696, 1424, 7)
+	b.after(10*time.Microsecond).ctl(true, 2, wire.TypeRPCUnknown)
+	b.after(10*time.Microsecond).data(true, 2, 100000, 0, 1424, 4, func(f *wire.DataFields) { f.Incoming = 40000 })
+	b.after(5*time.Millisecond).resend(false, 2, 1424, 1424, 7)
+	b.after(10*time.Microsecond).ctl(true, 2, wire.TypeRPCUnknown)
+	b.after(10*time.Microsecond).ctl(true, 2, wire.TypeRPCUnknown)
+	const id = "HOMA-RESEND-023"
+	wantCounts(t, b.checkAt(HostPoint(b.client), "linux", id), id, 3, 3, 0, 0)
+	// One more has no RESEND left to answer.
+	extra := b.after(10*time.Microsecond).ctl(true, 2, wire.TypeRPCUnknown)
+	wantViolations(t, b.checkAt(HostPoint(b.client), "linux", id), id, extra)
+}

@@ -127,7 +127,8 @@ type Message struct {
 	// Resends counts RESENDs for the message; RetxBytes the bytes of DATA
 	// with retransmit=1. Answers counts the BUSY and RPC_UNKNOWN packets
 	// the message's sender sent for its RPC (HOMA-RESEND-023: at most one
-	// per RESEND).
+	// per RESEND); it starts negative in an RPC that replaced one whose
+	// RESENDs were not all answered (the answers still owed).
 	Resends   int
 	RetxBytes uint64
 	Answers   int
@@ -1247,6 +1248,7 @@ func (t *Trace) Apply(e *Event) {
 	}
 	var k RPCKey
 	var r *RPC
+	var owed [2]int // answers the RESENDs of a retired RPC still owe (≤ 0)
 	if cached {
 		k, r = t.curKey, t.curRPC
 	} else {
@@ -1304,7 +1306,11 @@ func (t *Trace) Apply(e *Event) {
 		// afterwards (one the network delayed or duplicated) creates the
 		// RPC anew there (homa_dispatch_pkts; facts AMO-01), whose grants,
 		// RESENDs and response start from nothing. Track it as a new RPC.
+		// RESENDs of the old one not yet answered may be answered after
+		// this packet (a loaded host answers late): the new RPC owes them
+		// (HOMA-RESEND-023).
 		t.retire(r)
+		owed = [2]int{min(0, r.Request.Answers-r.Request.Resends), min(0, r.Response.Answers-r.Response.Resends)}
 		r = nil
 	}
 	if r == nil {
@@ -1327,6 +1333,7 @@ func (t *Trace) Apply(e *Event) {
 		if start && k.ClientID > t.newest[k.Client].ID && p.Data().MessageLength() <= t.P.DeferMinBytes {
 			t.newest[k.Client] = newestRPC{ID: k.ClientID, Seen: Seen{e.Time, e.Frame}}
 		}
+		r.Request.Answers, r.Response.Answers = owed[0], owed[1]
 		t.created++
 		t.rpcs[k] = r
 		t.rpcCache[rpcSlot(&k)] = r
@@ -1992,6 +1999,7 @@ func (m *Message) restartReceiver(p *Params) {
 		Length:  m.Length, SentEnd: m.SentEnd, FirstSent: m.FirstSent, AllSentTime: m.AllSentTime, AllSentFrame: m.AllSentFrame,
 		KeptHorizon: m.Horizon(p), TriggerUsed: m.TriggerUsed,
 		Resends: m.Resends, RetxBytes: m.RetxBytes, Answers: m.Answers, FirstData: m.FirstData, LastData: m.LastData, Priorities: m.Priorities,
+		busyCredit: m.busyCredit, busyLet: m.busyLet, // BUSYs may answer the old incarnation's RESENDs (HOMA-RESEND-028)
 		LastResendPriority: m.LastResendPriority, // the sender answers RESENDs of the old incarnation (helper-145)
 		GrantPriorities:    m.GrantPriorities,
 		inLong:             m.inLong,
