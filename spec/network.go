@@ -106,9 +106,9 @@ type Network struct {
 	// none).
 	settling map[hostPair]*pathLoss
 	firedNow *pathLoss
-	// last is the latest frame seen between two hosts (either direction),
-	// for duplicate detection.
-	last map[pairKey]*lastFrame
+	// last holds the latest frames seen between two hosts (either
+	// direction), for duplicate detection.
+	last map[pairKey]*pairFrames
 	// dup is set while the event being fed is the second identical copy
 	// of its pair's previous frame; copy while it is any later copy too.
 	dup  Evidence
@@ -125,6 +125,22 @@ func unordered(x, y netip.Addr) pairKey {
 	return pairKey{x, y}
 }
 
+// dupDepth is how many of a host pair's latest frames the duplicate
+// detector compares a frame with: a network copy may trail its original
+// behind a few others the network reordered (the simulator's lossy runs
+// put a reordered GRANT between a GRANT and its copy 0.5 µs later).
+const dupDepth = 4
+
+// pairFrames is a ring of a host pair's latest frames; head indexes the
+// latest.
+type pairFrames struct {
+	f    [dupDepth]lastFrame
+	head int
+}
+
+// latest returns the pair's latest frame.
+func (pf *pairFrames) latest() *lastFrame { return &pf.f[pf.head] }
+
 type lastFrame struct {
 	frame  int
 	src    netip.Addr
@@ -140,7 +156,7 @@ type lastFrame struct {
 
 func newNetwork(cp CapturePoint, p *Params) *Network {
 	return &Network{cp: cp, jitter: p.Jitter, mtu: p.MTU, lossAfter: map[hostPair]Evidence{}, lossBefore: map[hostPair]Evidence{},
-		reorder: map[hostPair]Evidence{}, firstLoss: map[hostPair]*pathLoss{}, settling: map[hostPair]*pathLoss{}, last: map[pairKey]*lastFrame{}}
+		reorder: map[hostPair]Evidence{}, firstLoss: map[hostPair]*pathLoss{}, settling: map[hostPair]*pathLoss{}, last: map[pairKey]*pairFrames{}}
 }
 
 // CapturePoint returns the capture point the network model assumes.
@@ -295,8 +311,8 @@ func (n *Network) observe(t *Trace, e *Event) {
 	r := t.Lookup(e)
 	if e.Segment == 0 {
 		n.observeDup(e, r)
-	} else if lf := n.lastOf(e, r); lf != nil && lf.frame == e.Frame {
-		n.dup = lf.dup // later segments of a duplicated GSO frame
+	} else if pf := n.lastOf(e, r); pf != nil && pf.latest().frame == e.Frame {
+		n.dup = pf.latest().dup // later segments of a duplicated GSO frame
 	}
 	if r == nil {
 		return
@@ -387,18 +403,18 @@ func (n *Network) observeGrantLoss(r *RPC, e *Event, slack time.Duration) {
 // no allocation; equal frames hash equal within one process).
 var dupSeed = maphash.MakeSeed()
 
-// lastOf returns the latest frame between e's hosts (nil: none), from the
-// cache of e's RPC r (nil: none) when it has one (entries are never
+// lastOf returns the latest frames between e's hosts (nil: none), from
+// the cache of e's RPC r (nil: none) when it has one (entries are never
 // removed, and an RPC's packets all travel between its two hosts).
-func (n *Network) lastOf(e *Event, r *RPC) *lastFrame {
+func (n *Network) lastOf(e *Event, r *RPC) *pairFrames {
 	if r != nil && r.dupLast != nil {
 		return r.dupLast
 	}
-	lf := n.last[unordered(e.Src, e.Dst)]
+	pf := n.last[unordered(e.Src, e.Dst)]
 	if r != nil {
-		r.dupLast = lf
+		r.dupLast = pf
 	}
-	return lf
+	return pf
 }
 
 // observeDup updates the duplicate detector with the first event of frame
@@ -408,26 +424,41 @@ func (n *Network) observeDup(e *Event, r *RPC) {
 	// so the same destination), priority, length and bytes; only the
 	// bytes are hashed, the rest compared.
 	sum := maphash.Bytes(dupSeed, e.Packet.Bytes())
-	k := unordered(e.Src, e.Dst)
 	cur := lastFrame{frame: e.Frame, src: e.Src, time: e.Time, sum: sum, prio: e.Priority, length: e.Packet.WireLen(), copies: 1, orig: e.Frame}
-	prev := n.lastOf(e, r)
-	if prev == nil {
-		// Each pair's entry is updated in place: at most one map lookup
-		// per frame, none when its RPC caches the entry.
-		prev = &lastFrame{}
-		n.last[k] = prev
+	pf := n.lastOf(e, r)
+	if pf == nil {
+		// Each pair's ring is updated in place: at most one map lookup
+		// per frame, none when its RPC caches it.
+		pf = &pairFrames{}
+		n.last[unordered(e.Src, e.Dst)] = pf
 		if r != nil {
-			r.dupLast = prev
+			r.dupLast = pf
 		}
-	} else if prev.sum == sum && prev.src == e.Src && prev.prio == cur.prio && prev.length == cur.length {
-		if d := e.Time.Sub(prev.time); d >= 0 && d <= n.jitter {
+	} else {
+		// The latest identical frame less than jitter earlier, among the
+		// pair's last dupDepth.
+		for j := 0; j < dupDepth; j++ {
+			prev := &pf.f[(pf.head-j+dupDepth)%dupDepth]
+			if prev.frame == 0 || prev.sum != sum || prev.src != e.Src || prev.prio != cur.prio || prev.length != cur.length {
+				continue
+			}
+			d := e.Time.Sub(prev.time)
+			if d < 0 || d > n.jitter {
+				continue
+			}
 			cur.copies, cur.orig = prev.copies+1, prev.orig
 			if cur.copies == 2 && !n.atSender(e.Src) {
-				cur.dup = Evidence{prev.orig, fmt.Sprintf("an identical copy of frame %d came %v later with no other packet between %v and %v in between",
-					prev.orig, d.Round(time.Microsecond), e.Src, e.Dst)}
+				between := "with no other packet between"
+				if j > 0 {
+					between = fmt.Sprintf("with %d other packets between", j)
+				}
+				cur.dup = Evidence{prev.orig, fmt.Sprintf("an identical copy of frame %d came %v later %s %v and %v in between",
+					prev.orig, d.Round(time.Microsecond), between, e.Src, e.Dst)}
 			}
+			break
 		}
+		pf.head = (pf.head + 1) % dupDepth
 	}
-	*prev = cur
+	pf.f[pf.head] = cur
 	n.dup, n.copy = cur.dup, cur.copies >= 2 && !n.atSender(e.Src)
 }

@@ -26,6 +26,15 @@ func resend028Response(t *testing.T, v wire.Version, sent uint32) *traceBuilder 
 	return b
 }
 
+// resend028Computing starts RPC 2 with a 100-byte request the server is
+// still computing when the client sends RESEND {0, -1} 5 ms later.
+func resend028Computing(t *testing.T) *traceBuilder {
+	b := newTrace(t, wire.VersionCurrent)
+	b.data(true, 2, 100, 0, 100, 6, nil)
+	b.after(5*time.Millisecond).resend(true, 2, 0, wire.ResendAll, 7)
+	return b
+}
+
 // TestResend028BusyForSentBytes: a server that has sent its whole response
 // answers a RESEND for bytes of it with BUSY and nothing else (helper-144's
 // m11 edit of a linux-6.1 capture, which no MUST rule caught under
@@ -147,12 +156,50 @@ func TestResend028ClientAfterUnknown(t *testing.T) {
 // On the server's link the capture sees both RESEND copies.
 func TestResend028CopiedResendAndBusy(t *testing.T) {
 	const id = "HOMA-RESEND-028"
-	b := newTrace(t, wire.VersionCurrent)
-	b.data(true, 2, 100, 0, 100, 6, nil)
-	b.after(5*time.Millisecond).resend(true, 2, 0, wire.ResendAll, 7)
+	b := resend028Computing(t)
 	b.after(200*time.Microsecond).ctl(false, 2, wire.TypeBusy)
 	b.after(500*time.Nanosecond).ctl(false, 2, wire.TypeBusy)
 	b.after(500*time.Nanosecond).ctl(false, 2, wire.TypeBusy)
 	wantCounts(t, b.checkAt(HostPoint(b.client), "linux", id), id, 3, 1, 0, 2)
 	wantCounts(t, b.checkAt(HostPoint(b.client), "linux", "HOMA-RESEND-023"), "HOMA-RESEND-023", 3, 1, 0, 2)
+}
+
+// TestResend028DeferredRetransmission: on main since 2490a1a, a
+// retransmission homa_qdisc defers sets the RPC's tx_left to the length
+// less its offset, and homa_rpc_tx_end returns that offset while it
+// waits: the second RESEND of a round (one per gap, back to back), at or
+// beyond the first one's offset, draws BUSY though the whole response was
+// sent (helper-147). The next round retransmits the second gap.
+func TestResend028DeferredRetransmission(t *testing.T) {
+	const id = "HOMA-RESEND-028"
+	b := resend028Response(t, wire.VersionCurrent, 5000)
+	b.after(5*time.Millisecond).resend(true, 2, 0, 1424, 7)
+	b.after(time.Microsecond).resend(true, 2, 2848, 1424, 7)
+	b.after(10*time.Microsecond).ctl(false, 2, wire.TypeBusy)
+	b.after(50*time.Microsecond).data(false, 2, 5000, 0, 1424, 7, func(f *wire.DataFields) { f.Retransmit = 1 })
+	b.after(5*time.Millisecond).resend(true, 2, 2848, 1424, 7)
+	b.after(10*time.Microsecond).data(false, 2, 5000, 2848, 1424, 7, func(f *wire.DataFields) { f.Retransmit = 1 })
+	wantCounts(t, b.checkAt(HostPoint(b.server), "linux", id), id, 1, 1, 0, 0)
+}
+
+// TestResend028CopyExcuseOnlyForLettingResends: one RESEND let the server
+// BUSY while it computed the response; then three RESENDs for bytes it
+// had sent, each below every earlier one (so no deferred retransmission
+// lowers tx_end), each answered with BUSY alone. A copy the network made
+// of the one letting RESEND may explain one of those BUSYs where the
+// capture does not see what the server receives, not three (helper-147:
+// the excuse counted every RESEND).
+func TestResend028CopyExcuseOnlyForLettingResends(t *testing.T) {
+	const id = "HOMA-RESEND-028"
+	b := resend028Computing(t)
+	b.after(10*time.Microsecond).ctl(false, 2, wire.TypeBusy)
+	b.after(time.Millisecond).message(false, 2, 5000, 0, 5000, 5000, 6)
+	var bad []int
+	for i := 2; i >= 0; i-- {
+		b.after(5*time.Millisecond).resend(true, 2, uint32(i)*1424, 1424, 7)
+		bad = append(bad, b.after(10*time.Microsecond).ctl(false, 2, wire.TypeBusy))
+	}
+	wantViolations(t, b.checkAt(HostPoint(b.server), "linux", id), id, bad...)
+	wantViolations(t, b.check("linux", id), id, bad[1:]...)
+	wantViolations(t, b.checkAt(HostPoint(b.client), "linux", id), id, bad[1:]...)
 }

@@ -2,6 +2,7 @@ package spec
 
 import (
 	"fmt"
+	"math"
 	"net/netip"
 	"slices"
 	"time"
@@ -121,9 +122,10 @@ type Message struct {
 	ResendAll bool
 	// LastResendPriority is the priority field of the latest RESEND.
 	LastResendPriority uint8
-	// busyLet is set once a RESEND for the message let its sender BUSY
-	// (a copy of it the network made may draw another: HOMA-RESEND-028).
-	busyLet bool
+	// busyLets counts the RESENDs for the message that let its sender
+	// BUSY and busies the BUSYs it sent (HOMA-RESEND-028: only a copy the
+	// network made of a letting RESEND draws another BUSY); both saturate.
+	busyLets, busies uint16
 	// Resends counts RESENDs for the message; RetxBytes the bytes of DATA
 	// with retransmit=1. Answers counts the BUSY and RPC_UNKNOWN packets
 	// the message's sender sent for its RPC (HOMA-RESEND-023: at most one
@@ -498,9 +500,9 @@ type RPC struct {
 	// twoSided is set once both sides sent a DATA, GRANT or BUSY of it
 	// (Trace.Answered counts such RPCs).
 	twoSided bool
-	// dupLast caches the Network's latest frame between the RPC's hosts
+	// dupLast caches the Network's latest frames between the RPC's hosts
 	// (Network.lastOf).
-	dupLast *lastFrame
+	dupLast *pairFrames
 }
 
 // ServerTimeout is the trace's inference that request DATA reached the
@@ -1414,6 +1416,7 @@ func (t *Trace) Apply(e *Event) {
 			m.BusyAllowed--
 		}
 		m.busyCredit = max(0, m.busyCredit-1) // one without credit is reported once (HOMA-RESEND-028)
+		m.busies = min(m.busies+1, math.MaxUint16)
 		m.Answers++
 	case wire.TypeResend:
 		if !e.FromClient() {
@@ -1719,6 +1722,12 @@ func (t *Trace) applyResend(e *Event, r *RPC) {
 		m.BusyAllowed = 0 // a new round: the earlier ones were answered or lost
 	}
 	asked := m.Asked.Covers(rs.Offset(), rs.Offset()+1)
+	// main since 2490a1a (2026-06): a retransmission homa_qdisc deferred
+	// while the RPC had no other deferred packet sets qrpc.tx_left to the
+	// length less its offset (homa_qdisc_defer_homa), and homa_rpc_tx_end
+	// returns that offset while it waits, so a later RESEND at or beyond
+	// an offset an earlier one asked for may draw BUSY (helper-147).
+	deferredRetx := t.P.Wire == wire.VersionCurrent && m.Length >= t.P.DeferMinBytes && m.Asked.Overlaps(0, rs.Offset()+1)
 	m.LastResend = ResendSeen{Seen: Seen{e.Time, e.Frame}, Offset: rs.Offset(), Length: rs.Length(), SentEnd: m.SentEnd,
 		Repeat: asked && e.Time.Sub(m.LastResend.Time) < t.P.Tick, First: !asked}
 	if end := resendEnd(rs, m.SentEnd); end > rs.Offset() {
@@ -1731,9 +1740,9 @@ func (t *Trace) applyResend(e *Event, r *RPC) {
 	if m.LastResend.Repeat || rs.Offset() >= m.SentEnd {
 		m.BusyAllowed++
 	}
-	if m.LastResend.Repeat || busyLetting(t.P.Wire, m, rs) {
+	if m.LastResend.Repeat || deferredRetx || busyLetting(t.P.Wire, m, rs) {
 		m.busyCredit++
-		m.busyLet = true
+		m.busyLets = min(m.busyLets+1, math.MaxUint16)
 	}
 	if rs.IsResendAll() {
 		m.ResendAll = true
@@ -1999,7 +2008,7 @@ func (m *Message) restartReceiver(p *Params) {
 		Length:  m.Length, SentEnd: m.SentEnd, FirstSent: m.FirstSent, AllSentTime: m.AllSentTime, AllSentFrame: m.AllSentFrame,
 		KeptHorizon: m.Horizon(p), TriggerUsed: m.TriggerUsed,
 		Resends: m.Resends, RetxBytes: m.RetxBytes, Answers: m.Answers, FirstData: m.FirstData, LastData: m.LastData, Priorities: m.Priorities,
-		busyCredit: m.busyCredit, busyLet: m.busyLet, // BUSYs may answer the old incarnation's RESENDs (HOMA-RESEND-028)
+		busyCredit: m.busyCredit, busyLets: m.busyLets, busies: m.busies, // BUSYs may answer the old incarnation's RESENDs (HOMA-RESEND-028)
 		LastResendPriority: m.LastResendPriority, // the sender answers RESENDs of the old incarnation (helper-145)
 		GrantPriorities:    m.GrantPriorities,
 		inLong:             m.inLong,

@@ -158,9 +158,11 @@ func ruleFaultCases() []faultCase {
 			id: "RESEND-016", slug: "retransmission-partial",
 			what:  "extra fault: a RESEND asks for two lost packets; the sender retransmits only the first, and the receiver must ask again",
 			build: func(fault bool) *capb { return retransmitPartial(fault) },
-			// Its BUSY for bytes it has sent is HOMA-RESEND-028's violation
-			// and HOMA-RESEND-015's warning.
-			want: []hit{{"HOMA-RESEND-016", 84}, {"HOMA-RESEND-015", 87}, {"HOMA-RESEND-028", 87}},
+			// Its BUSY for bytes it has sent is HOMA-RESEND-015's warning
+			// (main's homa_qdisc may still hold the first RESEND's
+			// retransmission, whose offset homa_rpc_tx_end then gives:
+			// not a HOMA-RESEND-028 violation).
+			want: []hit{{"HOMA-RESEND-016", 84}, {"HOMA-RESEND-015", 87}},
 		},
 		{
 			id: "RESEND-017", slug: "restart-while-receiving",
