@@ -53,10 +53,11 @@ type Frame struct {
 	// is set when the IPv4 header checksum does not verify; Fragment for
 	// the first fragment of a fragmented IPv4 or IPv6 Homa packet (later
 	// fragments hold no Homa header: Stats.Other counts them as
-	// "fragment").
+	// "fragment"); IPOptions for an IPv4 header with options (IHL above 5).
 	TTL           uint8
 	BadIPChecksum bool
 	Fragment      bool
+	IPOptions     bool
 	// Raw is the transport bytes as captured (Homa header onwards).
 	Raw []byte
 	// Packet is the decoded Homa packet. When Err is set it is zero,

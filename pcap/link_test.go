@@ -294,3 +294,36 @@ func TestIPVersionChecked(t *testing.T) {
 		t.Errorf("raw: homa %d other %v unread link %d (err %v), want 1 map[not-ip:1] 0", st.Homa, st.Other, st.UnreadLink(), err)
 	}
 }
+
+// TestIPv4OptionsRead: a Homa packet whose IPv4 header carries options
+// (IHL 6, four NOP bytes, checksum fixed) is read whole, with IPOptions
+// set on the frame and Options on its event (HOMA-WIRE-015 judges it);
+// one with the plain 20-byte header has neither.
+func TestIPv4OptionsRead(t *testing.T) {
+	plain := buildFrame(t, FrameSpec{Src: addrA, Dst: addrB}, &wire.BusyFields{Common: wire.CommonFields{SenderID: 4}}, wire.EncodeOptions{SetMarks: true})
+	const ipAt = 14
+	opt := append(append(append([]byte(nil), plain[:ipAt+20]...), 1, 1, 1, 1), plain[ipAt+20:]...)
+	opt[ipAt] = 0x46 // version 4, IHL 6
+	binary.BigEndian.PutUint16(opt[ipAt+2:], binary.BigEndian.Uint16(opt[ipAt+2:])+4)
+	opt[ipAt+10], opt[ipAt+11] = 0, 0
+	binary.BigEndian.PutUint16(opt[ipAt+10:], wire.IPv4HeaderChecksum(opt[ipAt:ipAt+24]))
+	var buf bytes.Buffer
+	w, _ := NewWriter(&buf, Interface{Name: "x"})
+	w.WritePacket(0, time.Unix(1, 0), plain, 0, "")
+	w.WritePacket(0, time.Unix(1, 0), opt, 0, "")
+	w.Flush()
+	r, err := NewReader(&buf, ReaderOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range []bool{false, true} {
+		f, err := r.Next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		ev := f.Events(nil)
+		if f.IPOptions != want || f.BadIPChecksum || f.Packet.Type() != wire.TypeBusy || f.Packet.SenderID() != 4 || len(ev) != 1 || ev[0].IP.Options != want {
+			t.Errorf("frame %d: options %v, bad checksum %v, %s id %d, events %d: want options %v, a valid BUSY id 4", i+1, f.IPOptions, f.BadIPChecksum, f.Packet.Type(), f.Packet.SenderID(), len(ev), want)
+		}
+	}
+}

@@ -491,6 +491,7 @@ func (r *Reader) decode(data []byte, ci gopacket.CaptureInfo, lt layers.LinkType
 		f.Src, f.Dst = netip.AddrFrom4([4]byte(ip.SrcIP.To4())), netip.AddrFrom4([4]byte(ip.DstIP.To4()))
 		f.IPProto, f.TOS, f.TTL = uint8(ip.Protocol), ip.TOS, ip.TTL
 		f.BadIPChecksum = wire.IPv4HeaderChecksum(ip.Contents) != 0 // ip_send_check; never offloaded
+		f.IPOptions = ip.IHL > 5
 		payload = ip.Payload
 		wireLen = int(ip.Length) - int(ip.IHL)*4
 	} else {

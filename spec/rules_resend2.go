@@ -18,7 +18,7 @@ func resendRules2() []*Rule {
 		{
 			ID: "HOMA-RESEND-012", Level: Must,
 			Facts:     []string{"RTX-03", "RTX-01", "RTX-12"},
-			Statement: "A RESEND asks only for bytes its sender authorised and lacks: it begins at a byte it lacks, its end is within max(U, its GRANT offsets, the incoming of the DATA it got) (upstream: the length), length -1 only at offset 0 and not after DATA of the message arrived, and a client with no byte of the response asks {0, -1} (main), length 0 only on linux_6.1.38 (a liveness probe), and never for a message already complete at the receiver.",
+			Statement: "A RESEND asks only for bytes its sender authorised and lacks: it begins at a byte it lacks (main: every byte of its range is one it lacks), its end is within max(U, its GRANT offsets, the incoming of the DATA it got) (upstream: the length), length -1 only at offset 0 and not after DATA of the message arrived, and a client with no byte of the response asks {0, -1} (main), length 0 only on linux_6.1.38 (a liveness probe), and never for a message already complete at the receiver.",
 			Source:    "HomaModule homa_incoming.c homa_request_retrans (one RESEND per gap plus [recv_end, granted); {0, -1} only, and always, while nothing arrived, since be5081e, 2025-06: linux_6.1.38 and main before asked {0, 100}), homa_timer.c homa_timer_check_rpc (no RESEND once the message is complete); homa_pool.c homa_pool_check_waiting (buffer wakeup {0, -1})",
 			Capture:   "GRANTs lost before the capture point can hide part of what the receiver granted, and bytes lost after it part of what it lacks: where the capture shows loss before it between the two hosts (a GRANT's loss leaves no trace of its own) the finding is inconclusive, unless a client RESENDs for a response more than slack after its own ack of the RPC (it acks only a response it holds whole, or an RPC it no longer has); so is one for a complete message after the client's ack at a capture away from the receiver, which cannot show a late request packet re-creating the RPC there (AMO-01); after the ack, late request DATA that comes timeout_ticks-2 ticks less slack after the last, the server having shown nothing of the incarnation the earlier ones re-created, may create it anew again. Request DATA that reaches the server more than timeout_ticks ticks plus slack after it last heard DATA, GRANT or BUSY from the client (or after such a silence that a GRANT or BUSY of the client ended since its previous request DATA: one arriving after the abort resets nothing) or sent a GRANT while it held every byte it had granted (its GRANTs, or the incoming its RPC started from; a GRANT sent while bytes were still due leaves its silence count running), its request incomplete, finds the RPC aborted (RTX-10) and creates it anew (RTX-11): the server's side is judged afresh from there; within timeout_ticks-2 ticks less slack of that, inconclusive; where only the server's own GRANT keeps the silence short of that, a timing finding, late by how much earlier that GRANT must have left the server (it may have stalled before sending it)",
 			Property: Each{Types: resend, Check: func(c *Ctx, e *Event) Result {
@@ -72,6 +72,7 @@ func resendRules2() []*Rule {
 					return Pass()
 				}
 				lacking, startHeld := false, false
+				var heldIn uint32 // bytes of the range it holds (main's whole-gap check)
 				switch {
 				case rs.IsResendAll():
 					lacking = m.Received() == 0
@@ -95,13 +96,23 @@ func resendRules2() []*Rule {
 						}
 					}
 					startHeld = uint64(off) < end && held.Covers(off, off+1)
+					if c.P.Wire == wire.VersionCurrent && uint64(off) < end {
+						// main, net-next and linux_6.13.9 ask for one gap
+						// (msgin.gaps) or the tail past recv_end per
+						// RESEND: every byte of the range is one the
+						// receiver lacks (helper-148's RESEND running past
+						// its gap).
+						heldIn = held.Overlap(off, uint32(end))
+					}
 				}
-				if lacking && !startHeld && !m.Complete {
+				if lacking && !startHeld && heldIn == 0 && !m.Complete {
 					return Pass()
 				}
 				what := fmt.Sprintf("RESEND {%d, %d} although the %s's bytes it asks for arrived (last DATA %v earlier)", off, int32(length), msgName(!e.FromClient()), e.Time.Sub(m.LastData).Round(time.Microsecond))
-				if lacking {
+				if lacking && startHeld {
 					what = fmt.Sprintf("RESEND {%d, %d} begins at byte %d of the %s, which arrived (last DATA %v earlier): a RESEND begins at a byte its sender lacks", off, int32(length), off, msgName(!e.FromClient()), e.Time.Sub(m.LastData).Round(time.Microsecond))
+				} else if lacking {
+					what = fmt.Sprintf("RESEND {%d, %d} asks for %d bytes of the %s that arrived (last DATA %v earlier): each RESEND asks for one gap, or the granted tail, all of it lacking", off, int32(length), heldIn, msgName(!e.FromClient()), e.Time.Sub(m.LastData).Round(time.Microsecond))
 				}
 				if m.Complete {
 					what = fmt.Sprintf("RESEND {%d, %d} for a %s that arrived complete %v earlier (frame %d)", off, int32(length), msgName(!e.FromClient()), e.Time.Sub(m.CompleteTime).Round(time.Microsecond), m.CompleteFrame)

@@ -203,3 +203,31 @@ func TestResend028CopyExcuseOnlyForLettingResends(t *testing.T) {
 	wantViolations(t, b.check("linux", id), id, bad[1:]...)
 	wantViolations(t, b.checkAt(HostPoint(b.client), "linux", id), id, bad[1:]...)
 }
+
+// TestResend012WholeGap: main asks for one gap per RESEND (msgin.gaps),
+// or the granted tail past recv_end, so every byte of a RESEND's range is
+// one its sender lacks: a client that lacks [1424, 2848) of the response
+// and asks {1424, 2848}, over bytes that arrived, breaks it (helper-148's
+// edit of a linux-6.13 capture); {1424, 1424} does not. linux_6.1.38's
+// one range per round is not judged so.
+func TestResend012WholeGap(t *testing.T) {
+	const id = "HOMA-RESEND-012"
+	for _, length := range []uint32{1424, 2848} {
+		for _, p := range []struct {
+			name string
+			v    wire.Version
+		}{{"linux", wire.VersionCurrent}, {"linux-2024", wire.Version2024}} {
+			b := newTrace(t, p.v)
+			b.data(true, 2, 100, 0, 100, 6, nil)
+			b.after(100*time.Microsecond).data(false, 2, 5000, 0, 1424, 6, func(f *wire.DataFields) { f.Incoming = 5000 })
+			b.after(time.Microsecond).message(false, 2, 5000, 2848, 5000, 5000, 6)
+			rs := b.after(5*time.Millisecond).resend(true, 2, 1424, length, 7)
+			rep := b.checkAt(HostPoint(b.client), p.name, id)
+			if length == 2848 && p.v == wire.VersionCurrent {
+				wantViolations(t, rep, id, rs)
+			} else {
+				wantCounts(t, rep, id, 1, 1, 0, 0)
+			}
+		}
+	}
+}

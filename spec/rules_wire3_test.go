@@ -271,9 +271,10 @@ func TestWire011OneIDTwoServers(t *testing.T) {
 }
 
 // TestWire015IPHeader: the IP layer writes a nonzero TTL and a valid IPv4
-// header checksum and does not fragment (WIRE-07): a frame read with TTL
-// 0, hop limit 0, a bad IPv4 header checksum or as a fragment is a
-// violation, one read with TTL 64 passes, and an
+// header checksum, no IPv4 options, and does not fragment (WIRE-07): a
+// frame read with TTL 0, hop limit 0, a bad IPv4 header checksum, IPv4
+// options or as a fragment is a violation, one read with TTL 64 passes,
+// and an
 // event built without an IP header (IP.Known unset) is not judged.
 func TestWire015IPHeader(t *testing.T) {
 	b := newTrace(t, wire.VersionCurrent)
@@ -293,9 +294,10 @@ func TestWire015IPHeader(t *testing.T) {
 	data(20, ip(1, true)) // IPv6 has no header checksum
 	b.client, b.server = netip.MustParseAddr("198.18.0.1"), netip.MustParseAddr("198.18.0.2")
 	frag := data(22, func(e *Event) { e.IP = IPHeader{Known: true, TTL: 64, Fragment: true} })
+	opts := data(24, func(e *Event) { e.IP = IPHeader{Known: true, TTL: 64, Options: true} }) // helper-148's m26
 	rep := b.check("linux", "HOMA-WIRE-015")
-	wantViolations(t, rep, "HOMA-WIRE-015", ttl0, bad, hop0, frag)
-	wantCounts(t, rep, "HOMA-WIRE-015", 6, 2, 4, 0)
+	wantViolations(t, rep, "HOMA-WIRE-015", ttl0, bad, hop0, frag, opts)
+	wantCounts(t, rep, "HOMA-WIRE-015", 7, 2, 5, 0)
 }
 
 // TestWire014Restart: a client told RPC_UNKNOWN by the server restarts
