@@ -53,7 +53,8 @@ type Frame struct {
 	// is set when the IPv4 header checksum does not verify; Fragment for
 	// the first fragment of a fragmented IPv4 or IPv6 Homa packet (later
 	// fragments hold no Homa header: Stats.Other counts them as
-	// "fragment"); IPOptions for an IPv4 header with options (IHL above 5).
+	// "fragment"); IPOptions for an IPv4 header with options (IHL above 5)
+	// other than security labels (onlyLabels).
 	TTL           uint8
 	BadIPChecksum bool
 	Fragment      bool

@@ -296,27 +296,34 @@ func TestIPVersionChecked(t *testing.T) {
 }
 
 // TestIPv4OptionsRead: a Homa packet whose IPv4 header carries options
-// (IHL 6, four NOP bytes, checksum fixed) is read whole, with IPOptions
-// set on the frame and Options on its event (HOMA-WIRE-015 judges it);
-// one with the plain 20-byte header has neither.
+// is read whole (checksum fixed), with IPOptions set on the frame and
+// Options on its event (HOMA-WIRE-015 judges it) for four NOP bytes, and
+// not for a CIPSO label padded with NOPs, which a Linux security module
+// puts on every AF_INET socket (helper-149), nor for the plain 20-byte
+// header.
 func TestIPv4OptionsRead(t *testing.T) {
 	plain := buildFrame(t, FrameSpec{Src: addrA, Dst: addrB}, &wire.BusyFields{Common: wire.CommonFields{SenderID: 4}}, wire.EncodeOptions{SetMarks: true})
 	const ipAt = 14
-	opt := append(append(append([]byte(nil), plain[:ipAt+20]...), 1, 1, 1, 1), plain[ipAt+20:]...)
-	opt[ipAt] = 0x46 // version 4, IHL 6
-	binary.BigEndian.PutUint16(opt[ipAt+2:], binary.BigEndian.Uint16(opt[ipAt+2:])+4)
-	opt[ipAt+10], opt[ipAt+11] = 0, 0
-	binary.BigEndian.PutUint16(opt[ipAt+10:], wire.IPv4HeaderChecksum(opt[ipAt:ipAt+24]))
+	withOpts := func(opts ...byte) []byte {
+		f := append(append(append([]byte(nil), plain[:ipAt+20]...), opts...), plain[ipAt+20:]...)
+		f[ipAt] = 0x40 | byte(5+len(opts)/4)
+		binary.BigEndian.PutUint16(f[ipAt+2:], binary.BigEndian.Uint16(f[ipAt+2:])+uint16(len(opts)))
+		f[ipAt+10], f[ipAt+11] = 0, 0
+		binary.BigEndian.PutUint16(f[ipAt+10:], wire.IPv4HeaderChecksum(f[ipAt:ipAt+20+len(opts)]))
+		return f
+	}
+	frames := [][]byte{plain, withOpts(1, 1, 1, 1), withOpts(134, 10, 0, 0, 0, 3, 1, 4, 0, 5, 1, 1)}
 	var buf bytes.Buffer
 	w, _ := NewWriter(&buf, Interface{Name: "x"})
-	w.WritePacket(0, time.Unix(1, 0), plain, 0, "")
-	w.WritePacket(0, time.Unix(1, 0), opt, 0, "")
+	for _, f := range frames {
+		w.WritePacket(0, time.Unix(1, 0), f, 0, "")
+	}
 	w.Flush()
 	r, err := NewReader(&buf, ReaderOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	for i, want := range []bool{false, true} {
+	for i, want := range []bool{false, true, false} {
 		f, err := r.Next()
 		if err != nil {
 			t.Fatal(err)

@@ -491,7 +491,7 @@ func (r *Reader) decode(data []byte, ci gopacket.CaptureInfo, lt layers.LinkType
 		f.Src, f.Dst = netip.AddrFrom4([4]byte(ip.SrcIP.To4())), netip.AddrFrom4([4]byte(ip.DstIP.To4()))
 		f.IPProto, f.TOS, f.TTL = uint8(ip.Protocol), ip.TOS, ip.TTL
 		f.BadIPChecksum = wire.IPv4HeaderChecksum(ip.Contents) != 0 // ip_send_check; never offloaded
-		f.IPOptions = ip.IHL > 5
+		f.IPOptions = ip.IHL > 5 && !onlyLabels(ip.Contents[20:min(len(ip.Contents), int(ip.IHL)*4)])
 		payload = ip.Payload
 		wireLen = int(ip.Length) - int(ip.IHL)*4
 	} else {
@@ -865,4 +865,31 @@ func skipIPv6Ext(next uint8, payload []byte) (proto uint8, rest []byte, skipped 
 			return next, payload, skipped, frag, later
 		}
 	}
+}
+
+// onlyLabels reports whether IPv4 options opts hold a security label
+// (CIPSO, type 134; RFC 1108 basic or extended security, 130 and 133) and
+// nothing else but padding (NOP, end of list): a Linux security module
+// (Smack, SELinux with NetLabel) labels every AF_INET socket, Homa's
+// included, and ip_queue_xmit writes the label (helper-149); Homa itself
+// sets no IP options. Padding alone, or a malformed list, is no label.
+func onlyLabels(opts []byte) bool {
+	label := false
+	for i := 0; i < len(opts); {
+		switch t := opts[i]; t {
+		case 0: // end of list
+			return label
+		case 1: // NOP
+			i++
+		case 130, 133, 134:
+			if i+1 >= len(opts) || opts[i+1] < 2 || i+int(opts[i+1]) > len(opts) {
+				return false
+			}
+			label = true
+			i += int(opts[i+1])
+		default:
+			return false
+		}
+	}
+	return label
 }

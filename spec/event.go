@@ -69,7 +69,8 @@ type IPHeader struct {
 	// nonzero offset; an IPv6 fragment header saying the same): a first
 	// fragment, the only one that holds the Homa header.
 	Fragment bool
-	// Options is set for an IPv4 header with options (IHL above 5).
+	// Options is set for an IPv4 header with options (IHL above 5) other
+	// than a security module's label.
 	Options bool
 }
 

@@ -318,6 +318,16 @@ func (n *Network) observe(t *Trace, e *Event) {
 		return
 	}
 	switch e.Type() {
+	case wire.TypeGrant:
+		// A GRANT offset below the message's highest is an older GRANT
+		// the network reordered (or the receiver's fault, which
+		// HOMA-GRANT-003 judges).
+		k := hostPair{e.Src, e.Dst}
+		if _, ok := n.reorder[k]; !ok && !n.atSender(e.Src) {
+			if m := r.Msg(oppositeRole(e.Packet.Role())); e.Packet.Grant().Offset() < m.Granted {
+				n.reorder[k] = Evidence{e.Frame, fmt.Sprintf("%v's GRANT offset %d came after one of %d", e.Src, e.Packet.Grant().Offset(), m.Granted)}
+			}
+		}
 	case wire.TypeData:
 		m := r.Msg(e.Packet.Role())
 		n.observeFirstLoss(r, m, e)
@@ -436,15 +446,27 @@ func (n *Network) observeDup(e *Event, r *RPC) {
 		}
 	} else {
 		// The latest identical frame less than jitter earlier, among the
-		// pair's last dupDepth.
+		// pair's last dupDepth. Frames the other host sent may come
+		// between a packet and its copy; one its sender sent later can
+		// come before the copy only if the network reorders that path,
+		// which the capture must show (helper-149: else a sender repeating
+		// a packet between others would pass for the network).
+		sameDir := 0
 		for j := 0; j < dupDepth; j++ {
 			prev := &pf.f[(pf.head-j+dupDepth)%dupDepth]
 			if prev.frame == 0 || prev.sum != sum || prev.src != e.Src || prev.prio != cur.prio || prev.length != cur.length {
+				if prev.frame != 0 && prev.src == e.Src {
+					sameDir++
+				}
 				continue
 			}
 			d := e.Time.Sub(prev.time)
 			if d < 0 || d > n.jitter {
+				sameDir++
 				continue
+			}
+			if _, reordered := n.reorder[hostPair{e.Src, e.Dst}]; sameDir > 0 && !reordered {
+				break
 			}
 			cur.copies, cur.orig = prev.copies+1, prev.orig
 			if cur.copies == 2 && !n.atSender(e.Src) {

@@ -1023,3 +1023,20 @@ func ackedLongRequest(b *traceBuilder) {
 	b.after(2*time.Millisecond).ctl(false, 2, wire.TypeNeedAck)
 	b.after(30 * time.Microsecond).ack(2)
 }
+
+// TestGrant003RepeatBetweenOwnPackets: on the client's link, a server
+// that repeats a GRANT 10 µs later with its own GRANT for another RPC in
+// between is not excused as the network's copy: the copy would have had
+// to overtake nothing but trail the sender's later packet, which needs a
+// reordering the capture does not show (helper-149). Packets of the
+// other direction in between need none (TestGrant003NoRepeatedOffsets).
+func TestGrant003RepeatBetweenOwnPackets(t *testing.T) {
+	const id = "HOMA-GRANT-003"
+	b := newTrace(t, wire.VersionCurrent)
+	b.message(true, 2, 500000, 0, 40000, 40000, 4)
+	b.message(true, 4, 500000, 0, 40000, 40000, 4)
+	b.grant(false, 2, 240000, 0)
+	b.after(5*time.Microsecond).grant(false, 4, 240000, 0)
+	same := b.after(5*time.Microsecond).grant(false, 2, 240000, 0)
+	wantViolations(t, b.checkAt(HostPoint(b.client), "linux", id), id, same)
+}

@@ -96,7 +96,11 @@ func resendRules2() []*Rule {
 						}
 					}
 					startHeld = uint64(off) < end && held.Covers(off, off+1)
-					if c.P.Wire == wire.VersionCurrent && uint64(off) < end {
+					if c.P.Wire == wire.VersionCurrent && uint64(off) < end && (c.P.NumPriorities >= 2 || !m.ResendAll) {
+						// (With one priority level a buffer wakeup's
+						// {0, -1} looks like any other, so after one the
+						// receiver may have dropped bytes the capture saw:
+						// helper-149.)
 						// main, net-next and linux_6.13.9 ask for one gap
 						// (msgin.gaps) or the tail past recv_end per
 						// RESEND: every byte of the range is one the

@@ -575,3 +575,27 @@ func TestResend023AnswersOwedAcrossRecreation(t *testing.T) {
 	extra := b.after(10*time.Microsecond).ctl(true, 2, wire.TypeRPCUnknown)
 	wantViolations(t, b.checkAt(HostPoint(b.client), "linux", id), id, extra)
 }
+
+// TestResend023OwedOnlyUnanswered: the RESENDs the client answered by
+// retransmitting owe no answer after the server's RPC is re-created: only
+// the last one, which the client answered with RPC_UNKNOWN late, is
+// carried over, so four more RPC_UNKNOWNs are violations (helper-149).
+func TestResend023OwedOnlyUnanswered(t *testing.T) {
+	const id = "HOMA-RESEND-023"
+	b := newTrace(t, wire.VersionCurrent)
+	b.message(true, 2, 100000, 0, 5696, 40000, 4)
+	for i := uint32(0); i < 4; i++ {
+		b.after(5*time.Millisecond).resend(false, 2, 5696+i*1424, 1424, 7)
+		b.after(20*time.Microsecond).data(true, 2, 100000, 5696+i*1424, 1424, 4, func(f *wire.DataFields) { f.Incoming = 40000; f.Retransmit = 1 })
+	}
+	b.after(5*time.Millisecond).resend(false, 2, 11392, 1424, 7)
+	b.after(10*time.Microsecond).ctl(true, 2, wire.TypeRPCUnknown)
+	b.after(10*time.Microsecond).data(true, 2, 100000, 0, 1424, 4, func(f *wire.DataFields) { f.Incoming = 40000 })
+	b.after(5*time.Millisecond).resend(false, 2, 1424, 1424, 7)
+	b.after(10*time.Microsecond).ctl(true, 2, wire.TypeRPCUnknown)
+	var extra []int
+	for range 4 {
+		extra = append(extra, b.after(10*time.Microsecond).ctl(true, 2, wire.TypeRPCUnknown))
+	}
+	wantViolations(t, b.checkAt(HostPoint(b.client), "linux", id), id, extra...)
+}

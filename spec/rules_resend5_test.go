@@ -231,3 +231,19 @@ func TestResend012WholeGap(t *testing.T) {
 		}
 	}
 }
+
+// TestResend012WholeGapOneLevelWakeup: with one priority level the buffer
+// wakeup RESEND {0, -1} carries level 0 like any RESEND, so the checker
+// cannot tell it; the client dropped the response's packets while it had
+// no buffers (the capture saw them), and after the wakeup, whose
+// retransmissions were lost, its timer asks for [recv_end = 0, granted),
+// bytes the capture saw. Not a violation (helper-149).
+func TestResend012WholeGapOneLevelWakeup(t *testing.T) {
+	const id = "HOMA-RESEND-012"
+	b := newTrace(t, wire.VersionCurrent)
+	b.data(true, 2, 100, 0, 100, 0, nil)
+	b.after(100*time.Microsecond).message(false, 2, 10000, 1424, 10000, 10000, 0)
+	b.after(time.Millisecond).resend(true, 2, 0, wire.ResendAll, 0)
+	b.after(10*time.Millisecond).resend(true, 2, 0, 10000, 0)
+	wantClean(t, b.checkAt(HostPoint(b.client), "linux", id, "max_sched_prio=0", "num_priorities=1"), id)
+}

@@ -13,8 +13,8 @@ func wireRules3() []*Rule {
 		{
 			ID: "HOMA-WIRE-015", Level: Must,
 			Facts:     []string{"WIRE-07"},
-			Statement: "Every Homa packet carries the IP header the kernel's IP layer writes: a nonzero TTL (IPv6: hop limit), over IPv4 a header checksum that verifies and no options, and no fragmentation.",
-			Source:    "HomaModule homa_outgoing.c __homa_xmit_control, __homa_xmit_data (ip_queue_xmit and ip6_xmit write the IP header: the socket's TTL, ip_send_check; no IP options: homa_setsockopt accepts only IPPROTO_HOMA options, so the socket has none for ip_queue_xmit to write)",
+			Statement: "Every Homa packet carries the IP header the kernel's IP layer writes: a nonzero TTL (IPv6: hop limit), over IPv4 a header checksum that verifies and no options but a security module's label, and no fragmentation.",
+			Source:    "HomaModule homa_outgoing.c __homa_xmit_control, __homa_xmit_data (ip_queue_xmit and ip6_xmit write the IP header: the socket's TTL, ip_send_check; no IP options: homa_setsockopt accepts only IPPROTO_HOMA options, so the socket has none for ip_queue_xmit to write but the CIPSO or RFC 1108 label a Linux security module puts on every AF_INET socket: Smack, SELinux with NetLabel, netlbl_sock_setattr)",
 			Capture:   "judged on frames a capture reader parsed (events built without an IP header are skipped), once per frame, also when the Homa header does not decode (a first fragment may end inside it); a router decrements the TTL but never forwards 0, and no NIC offloads the IPv4 header checksum, so any capture point sees what the sender wrote",
 			Property: Each{Needs: NeedsIPHeader, Partial: true, Malformed: true, Check: func(c *Ctx, e *Event) Result {
 				if !e.IP.Known || e.Segment > 0 {
@@ -29,7 +29,7 @@ func wireRules3() []*Rule {
 				case e.IP.BadChecksum && !v6:
 					return Violation("IPv4 header checksum does not verify: a receiver drops the packet")
 				case e.IP.Options && !v6:
-					return Violation("IPv4 header with options (IHL above 5): Homa sockets set no IP options, so the IP layer writes a 20-byte header")
+					return Violation("IPv4 header with options other than a security label (IHL above 5): Homa sockets set no IP options, so the IP layer writes a 20-byte header or one with its security module's label")
 				case e.IP.Fragment:
 					return Violation("IP fragment of a Homa packet: the IP layer sends Homa packets whole, each within the MTU (HomaModule sizes segments by it), so none is fragmented")
 				}

@@ -126,6 +126,10 @@ type Message struct {
 	// BUSY and busies the BUSYs it sent (HOMA-RESEND-028: only a copy the
 	// network made of a letting RESEND draws another BUSY); both saturate.
 	busyLets, busies uint16
+	// resendsOpen counts the RESENDs for the message its sender has not
+	// answered as far as the capture shows: less one per BUSY or
+	// RPC_UNKNOWN, none after a retransmission (saturates).
+	resendsOpen uint16
 	// Resends counts RESENDs for the message; RetxBytes the bytes of DATA
 	// with retransmit=1. Answers counts the BUSY and RPC_UNKNOWN packets
 	// the message's sender sent for its RPC (HOMA-RESEND-023: at most one
@@ -1312,7 +1316,7 @@ func (t *Trace) Apply(e *Event) {
 		// this packet (a loaded host answers late): the new RPC owes them
 		// (HOMA-RESEND-023).
 		t.retire(r)
-		owed = [2]int{min(0, r.Request.Answers-r.Request.Resends), min(0, r.Response.Answers-r.Response.Resends)}
+		owed = [2]int{r.Request.owed(), r.Response.owed()}
 		r = nil
 	}
 	if r == nil {
@@ -1417,6 +1421,7 @@ func (t *Trace) Apply(e *Event) {
 		}
 		m.busyCredit = max(0, m.busyCredit-1) // one without credit is reported once (HOMA-RESEND-028)
 		m.busies = min(m.busies+1, math.MaxUint16)
+		m.resendsOpen = max(m.resendsOpen, 1) - 1
 		m.Answers++
 	case wire.TypeResend:
 		if !e.FromClient() {
@@ -1424,7 +1429,9 @@ func (t *Trace) Apply(e *Event) {
 		}
 		t.applyResend(e, r)
 	case wire.TypeRPCUnknown:
-		r.Msg(p.Role()).Answers++
+		um := r.Msg(p.Role())
+		um.Answers++
+		um.resendsOpen = max(um.resendsOpen, 1) - 1
 		r.Unknown, r.UnknownTime, r.UnknownFromClient = true, e.Time, e.FromClient()
 		if !e.FromClient() {
 			r.LostLastData = r.Request.LastData
@@ -1608,6 +1615,7 @@ func (t *Trace) applyData(e *Event, r *RPC) {
 	}
 	if d.Retransmit() != 0 {
 		m.RetxBytes += uint64(e.Length)
+		m.resendsOpen = 0
 		if m.retx != nil {
 			if m.retx.copies == nil {
 				m.retx.copies = map[uint32]int{}
@@ -1691,6 +1699,10 @@ func (t *Trace) applyGrant(e *Event, r *RPC) {
 	}
 }
 
+// owed returns minus the RESENDs for m its sender has not answered (with
+// BUSY, RPC_UNKNOWN or a retransmission) as far as the capture shows.
+func (m *Message) owed() int { return -min(max(0, m.Resends-m.Answers), int(m.resendsOpen)) }
+
 // busyLetting reports whether RESEND rs, seen when message m's sender had
 // transmitted m.SentEnd bytes of it for the first time, may be answered
 // with BUSY under wire format v (HOMA-RESEND-028). homa_resend_pkt BUSYs
@@ -1717,6 +1729,7 @@ func (t *Trace) applyResend(e *Event, r *RPC) {
 	m := r.Msg(oppositeRole(p.Role()))
 	rs := p.Resend()
 	m.Resends++
+	m.resendsOpen = min(m.resendsOpen+1, math.MaxUint16)
 	m.LastResendPriority = rs.Priority()
 	if e.Time.Sub(m.LastResend.Time) >= t.P.Tick {
 		m.BusyAllowed = 0 // a new round: the earlier ones were answered or lost
@@ -2008,7 +2021,7 @@ func (m *Message) restartReceiver(p *Params) {
 		Length:  m.Length, SentEnd: m.SentEnd, FirstSent: m.FirstSent, AllSentTime: m.AllSentTime, AllSentFrame: m.AllSentFrame,
 		KeptHorizon: m.Horizon(p), TriggerUsed: m.TriggerUsed,
 		Resends: m.Resends, RetxBytes: m.RetxBytes, Answers: m.Answers, FirstData: m.FirstData, LastData: m.LastData, Priorities: m.Priorities,
-		busyCredit: m.busyCredit, busyLets: m.busyLets, busies: m.busies, // BUSYs may answer the old incarnation's RESENDs (HOMA-RESEND-028)
+		busyCredit: m.busyCredit, busyLets: m.busyLets, busies: m.busies, resendsOpen: m.resendsOpen, // BUSYs may answer the old incarnation's RESENDs (HOMA-RESEND-028)
 		LastResendPriority: m.LastResendPriority, // the sender answers RESENDs of the old incarnation (helper-145)
 		GrantPriorities:    m.GrantPriorities,
 		inLong:             m.inLong,
