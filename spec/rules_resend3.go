@@ -59,13 +59,22 @@ func resendRules3() []*Rule {
 			Statement: "A sender retransmits only the segments a RESEND asked for, once per RESEND: every DATA with retransmit=1 overlaps a range the message's RESENDs asked for (length -1: what it had sent), and a segment is retransmitted no more often than RESENDs overlapping it came, unless RPC_UNKNOWN made a client restart its request.",
 			Source:    "HomaModule homa_outgoing.c homa_resend_data (only the segments overlapping [start, end), each once per call); homa_incoming.c homa_resend_pkt (one homa_resend_data per RESEND), homa_rpc_unknown_pkt (the restart resends [0, tx_end))",
 			Profiles:  []string{"linux", "linux-2024", "linux-2025", "upstream"},
-			Capture:   "needs the RESENDs in the capture (a retransmission with none is HOMA-RESEND-003's business); after a RESEND of length -1 only what the capture saw sent counts as asked, so bytes beyond it are not judged; copies are counted, not timed (any earlier RESEND overlapping the segment explains one), and a network duplicate of a retransmission (an identical copy within jitter) is inconclusive, as are copies in excess by at most one per RESEND where the capture does not see what the sender receives (a RESEND the network duplicated after the capture point draws copies of its own), and there an identical copy of the one just before it, up to four per RESEND",
+			Capture:   "needs the RESENDs in the capture (a retransmission with none is HOMA-RESEND-003's business); a client's retransmission seen after it said RPC_UNKNOWN for the RPC, away from its own link, was sent before and delivered late, and is not judged; after a RESEND of length -1 only what the capture saw sent counts as asked, so bytes beyond it are not judged; copies are counted, not timed (any earlier RESEND overlapping the segment explains one), and a network duplicate of a retransmission (an identical copy within jitter) is inconclusive, as are copies in excess by at most one per RESEND where the capture does not see what the sender receives (a RESEND the network duplicated after the capture point draws copies of its own), and there an identical copy of the one just before it, up to four per RESEND",
 			Property: Each{Types: []wire.PacketType{wire.TypeData}, Needs: NeedsRetransmit, Check: func(c *Ctx, e *Event) Result {
 				if !e.Retransmit() || e.Length == 0 {
 					return Skip
 				}
 				r := c.T.Lookup(e)
 				if r == nil || r.Unknown {
+					return Skip
+				}
+				if cu := c.T.ClientUnknown(e); e.FromClient() && !cu.Time.IsZero() && e.Time.After(cu.Time) && !c.Net.atSender(e.Src) {
+					// The client had said RPC_UNKNOWN for the RPC: it no
+					// longer has it and sends nothing of it, so this is a
+					// packet sent before that the network delivered late
+					// (a restart after the server's RPC_UNKNOWN), which
+					// the RPC's new incarnation at the server never asked
+					// for.
 					return Skip
 				}
 				m := r.Msg(e.Packet.Role())

@@ -599,3 +599,24 @@ func TestResend023OwedOnlyUnanswered(t *testing.T) {
 	}
 	wantViolations(t, b.checkAt(HostPoint(b.client), "linux", id), id, extra...)
 }
+
+// TestResend021LateAfterClientForgot: the client said RPC_UNKNOWN for the
+// RPC (it no longer has it), a request packet the network held up then
+// re-created the RPC at the server, which asks for [2848, 4272); a client
+// retransmission of [0, 1424) seen after that was sent before the client
+// forgot the RPC (a restart) and delivered late: not judged at the
+// server's link (the simulator's lossy all-to-all at full load showed 391
+// such findings in host views), a violation on the client's own link,
+// where nothing is late.
+func TestResend021LateAfterClientForgot(t *testing.T) {
+	const id = "HOMA-RESEND-021"
+	b := newTrace(t, wire.VersionCurrent)
+	b.message(true, 2, 100000, 0, 5696, 40000, 4)
+	b.after(5*time.Millisecond).resend(false, 2, 5696, 1424, 7)
+	b.after(10*time.Microsecond).ctl(true, 2, wire.TypeRPCUnknown)
+	b.after(10*time.Microsecond).data(true, 2, 100000, 0, 1424, 4, func(f *wire.DataFields) { f.Incoming = 40000 })
+	b.after(5*time.Millisecond).resend(false, 2, 2848, 1424, 7)
+	late := b.after(10*time.Microsecond).data(true, 2, 100000, 0, 1424, 4, func(f *wire.DataFields) { f.Incoming = 40000; f.Retransmit = 1 })
+	wantCounts(t, b.checkAt(HostPoint(b.server), "linux", id), id, 0, 0, 0, 0)
+	wantViolations(t, b.checkAt(HostPoint(b.client), "linux", id), id, late)
+}
