@@ -277,19 +277,18 @@ func (n *Network) Reordered(from, to netip.Addr) (Evidence, bool) {
 	return ev, ok
 }
 
-// Copy reports whether the event being checked is an identical copy of
-// its pair's previous frame (the second or a later one, each less than
-// jitter after the one before, with no other frame between the two hosts
-// in between) and the capture point is not on its sender's side: the
-// network may have copied one of several identical packets the sender
-// sent back to back, which Duplicate does not excuse.
+// Copy reports whether the event being checked is an identical copy of an
+// earlier frame between its two hosts (the second or a later one; see
+// observeDup for which count) and the capture point is not on its
+// sender's side: the network may have copied one of several identical
+// packets the sender sent back to back, which Duplicate does not excuse.
 func (n *Network) Copy() bool { return n.copy }
 
-// Duplicate returns, while the event being checked is an identical copy
-// of the previous frame between its two hosts (the second, less than
-// jitter later, with no other frame between the two hosts in between)
-// and the capture point is not on its sender's side, the original's
-// evidence.
+// Duplicate returns, while the event being checked is the second
+// identical copy of a frame between its two hosts (less than jitter
+// later, with at most dupDepth-1 frames between them, none its sender
+// sent unless the capture shows that path reordering: observeDup) and the
+// capture point is not on its sender's side, the original's evidence.
 func (n *Network) Duplicate() (Evidence, bool) { return n.dup, n.dup.Frame != 0 }
 
 func (n *Network) atSender(h netip.Addr) bool {

@@ -1704,17 +1704,25 @@ func (t *Trace) applyGrant(e *Event, r *RPC) {
 func (m *Message) owed() int { return -min(max(0, m.Resends-m.Answers), int(m.resendsOpen)) }
 
 // busyLetting reports whether RESEND rs, seen when message m's sender had
-// transmitted m.SentEnd bytes of it for the first time, may be answered
-// with BUSY under wire format v (HOMA-RESEND-028). homa_resend_pkt BUSYs
-// for a server whose RPC is not yet RPC_OUTGOING (no response DATA seen:
-// SentEnd 0 lets every RESEND below); since HomaModule be5081e (2025-06)
-// when the offset is at or beyond tx_end, the bytes the sender had handed
-// on (at least SentEnd); linux_6.1.38, linux_6.10.6 and main before
-// be5081e when next_xmit_offset is below granted (taken as possible while
-// the capture shows the message not sent whole) or the RESEND asks for no
-// bytes. The 2025 format spans both.
-func busyLetting(v wire.Version, m *Message, rs wire.Resend) bool {
+// transmitted m.SentEnd bytes of it for the first time and before rs's
+// range joined m.Asked, may be answered with BUSY under p
+// (HOMA-RESEND-028). homa_resend_pkt BUSYs for a server whose RPC is not
+// yet RPC_OUTGOING (no response DATA seen: SentEnd 0 lets every RESEND
+// below); since HomaModule be5081e (2025-06) when the offset is at or
+// beyond tx_end, the bytes the sender had handed on (at least SentEnd),
+// and since 2490a1a (2026-06) tx_end is the offset of a retransmission
+// homa_qdisc holds (homa_qdisc_defer_homa sets qrpc.tx_left from it), so
+// at or beyond any offset an earlier RESEND asked for (helper-147);
+// linux_6.1.38, linux_6.10.6 and main before be5081e when next_xmit_offset
+// is below granted (taken as possible while the capture shows the message
+// not sent whole) or the RESEND asks for no bytes. The 2025 format spans
+// both.
+func busyLetting(p *Params, m *Message, rs wire.Resend) bool {
+	v := p.Wire
 	if v != wire.Version2024 && rs.Offset() >= m.SentEnd {
+		return true
+	}
+	if v == wire.VersionCurrent && m.Length >= p.DeferMinBytes && m.Asked.Overlaps(0, rs.Offset()+1) {
 		return true
 	}
 	if v == wire.Version2024 || v == wire.Version2025 {
@@ -1735,12 +1743,7 @@ func (t *Trace) applyResend(e *Event, r *RPC) {
 		m.BusyAllowed = 0 // a new round: the earlier ones were answered or lost
 	}
 	asked := m.Asked.Covers(rs.Offset(), rs.Offset()+1)
-	// main since 2490a1a (2026-06): a retransmission homa_qdisc deferred
-	// while the RPC had no other deferred packet sets qrpc.tx_left to the
-	// length less its offset (homa_qdisc_defer_homa), and homa_rpc_tx_end
-	// returns that offset while it waits, so a later RESEND at or beyond
-	// an offset an earlier one asked for may draw BUSY (helper-147).
-	deferredRetx := t.P.Wire == wire.VersionCurrent && m.Length >= t.P.DeferMinBytes && m.Asked.Overlaps(0, rs.Offset()+1)
+	lets := busyLetting(t.P, m, rs) // before rs's range joins m.Asked
 	m.LastResend = ResendSeen{Seen: Seen{e.Time, e.Frame}, Offset: rs.Offset(), Length: rs.Length(), SentEnd: m.SentEnd,
 		Repeat: asked && e.Time.Sub(m.LastResend.Time) < t.P.Tick, First: !asked}
 	if end := resendEnd(rs, m.SentEnd); end > rs.Offset() {
@@ -1753,7 +1756,7 @@ func (t *Trace) applyResend(e *Event, r *RPC) {
 	if m.LastResend.Repeat || rs.Offset() >= m.SentEnd {
 		m.BusyAllowed++
 	}
-	if m.LastResend.Repeat || deferredRetx || busyLetting(t.P.Wire, m, rs) {
+	if m.LastResend.Repeat || lets {
 		m.busyCredit++
 		m.busyLets = min(m.busyLets+1, math.MaxUint16)
 	}
