@@ -360,6 +360,29 @@ func lastSent(p *tester.Peer, id uint64, before time.Time) time.Time {
 	return t
 }
 
+// silentRounds expects from the IUT the RESEND rounds for RPC id (each a
+// RESEND passing checks) that a silent peer draws before the RPC times
+// out: one when silent_ticks reaches resend_ticks and one every
+// resend_interval ticks after it, up to timeout_ticks, when the timer
+// aborts the RPC (homa_timer_check_rpc; facts RTX-02, RTX-10). Rounds are
+// counted, not timed: a late timer delays them all and drops none, and
+// each gets wait's generous bound. Two ticks of tolerance on the timeout
+// (RTX-10's ±2): the rounds due before timeout_ticks-2. The peer's
+// silence began at t0 (for the failure message).
+func silentRounds(p *tester.Peer, id uint64, t0 time.Time, checks ...tester.Check) {
+	GinkgoHelper()
+	pr := params()
+	rounds := (pr.TimeoutTicks-2-pr.ResendTicks)/pr.ResendInterval + 1
+	last := "none yet"
+	for i := 1; i <= rounds; i++ {
+		r, err := p.Expect(ctx(), tester.Match{Type: wire.TypeResend, From: iut(), RPC: id, Checks: checks},
+			wait(time.Duration(pr.ResendInterval+2)*pr.Tick))
+		ok(err, "RESEND round %d of the %d due before timeout_ticks %d (resend_ticks %d, resend_interval %d) while the peer is silent; the last came %s after its silence began",
+			i, rounds, pr.TimeoutTicks, pr.ResendTicks, pr.ResendInterval, last)
+		last = r.At.Sub(t0).Round(time.Microsecond).String()
+	}
+}
+
 // errEarly marks a packet a Check excludes because it came too early.
 var errEarly = errors.New("too early")
 

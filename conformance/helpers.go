@@ -344,6 +344,18 @@ func (m msgSpec) sendSegments(p *tester.Peer, segs ...int) {
 	}
 }
 
+// segmentsBut returns the segment indexes of the request but skip (for
+// sendSegments: a request with one segment lost).
+func (m msgSpec) segmentsBut(skip int) []int {
+	var segs []int
+	for s := 0; s < (m.msgLen+maxSegData()-1)/maxSegData(); s++ {
+		if s != skip {
+			segs = append(segs, s)
+		}
+	}
+	return segs
+}
+
 // newRequest returns a request spec with a fresh RPC id and client port.
 func newRequest(msgLen, respLen int) msgSpec {
 	id := env.NewRPCID()

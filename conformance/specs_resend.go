@@ -6,6 +6,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
+	"github.com/homatest/homatest/agent"
 	"github.com/homatest/homatest/conformance/tester"
 	"github.com/homatest/homatest/spec/wire"
 )
@@ -17,14 +18,7 @@ var _ = Describe("retransmission", func() {
 			pr := params()
 			m := newRequest(unsched(1<<30)/2, 100)
 			seg := maxSegData()
-			nseg := (m.msgLen + seg - 1) / seg
-			var segs []int
-			for s := 0; s < nseg; s++ {
-				if s != 3 {
-					segs = append(segs, s)
-				}
-			}
-			m.sendSegments(p, segs...)
+			m.sendSegments(p, m.segmentsBut(3)...)
 			silence := time.Duration(pr.ResendTicks) * pr.Tick
 			r, err := p.Expect(ctx(), tester.Match{Type: wire.TypeResend, From: iut(), RPC: m.id, Checks: []tester.Check{
 				tester.Is("offset", uint64(3*seg)), tester.Is("length", uint64(seg)),
@@ -137,6 +131,57 @@ var _ = Describe("retransmission", func() {
 			// timeout_ticks of the client's silence on a machine whose
 			// measured slack stretches the waits above.
 			forget(p, wire.CommonFields{Sport: m.sport, Dport: ServerPort, SenderID: m.id})
+		}))
+
+	It("RESEND-timeout: a client whose server stays silent after the request asks with RESENDs and fails the call with a timeout, not before timeout_ticks ticks of silence",
+		labels("resend", "MUST", "HOMA-RESEND-014", "HOMA-RESEND-009"), body(func() {
+			p := peer(0)
+			pr := params()
+			r := iutCall(p, 100, 100)
+			// The tester sends nothing for the RPC: no DATA, GRANT or BUSY
+			// resets the client's silent_ticks (homa_dispatch_pkts), and its
+			// request went out whole, so every timer pass counts one: its
+			// RESEND rounds, then the pass that reaches timeout_ticks
+			// aborts the RPC with ETIMEDOUT (homa_timer_check_rpc; facts
+			// RTX-10). The first pass comes up to a tick after the RPC
+			// began and passes do not come faster than a tick, so the
+			// abort is at least timeout_ticks-1 ticks after the call; one
+			// tick more of tolerance (RTX-10's ±2) for the IUT's tick
+			// boundary.
+			silentRounds(p, r.id, r.first.At)
+			res := r.wait()
+			Expect(agent.Completion{Error: res.Err}.Code()).To(Equal(agent.CodeTimeout),
+				"the call ends in a timeout (ETIMEDOUT) when the server says nothing for timeout_ticks; got %q", res.Err)
+			early := time.Duration(pr.TimeoutTicks-2) * pr.Tick
+			Expect(res.Latency).To(BeNumerically(">=", early),
+				"the IUT gave the call up %v after it began; timeout_ticks %d of %v: not before %v", res.Latency, pr.TimeoutTicks, pr.Tick, early)
+			// The RPC is gone: the exchange holds two more rounds' time, in
+			// which the checker fails a RESEND after timeout_ticks of
+			// silence (HOMA-RESEND-009; with its stall excuses, which a
+			// window here would lack).
+			_, err := env.Clock.Wait(ctx(), deadline(window(pr.Ticks(2*pr.ResendInterval))), func() bool { return false })
+			ok(err, "waiting two resend_interval after the timeout")
+			checkExchange(p)
+		}))
+
+	It("RESEND-server-timeout: a server missing part of a request asks for it every resend_interval ticks while the client stays silent, until timeout_ticks ticks of silence, then forgets the RPC",
+		labels("resend", "MUST", "HOMA-RESEND-014", "HOMA-RESEND-009", "HOMA-RESEND-008"), body(func() {
+			p := peer(0)
+			pr := params()
+			m := newRequest(unsched(1<<30)/2, 100)
+			seg := maxSegData()
+			m.sendSegments(p, m.segmentsBut(3)...)
+			sent := p.Now()
+			// The request is incomplete, so its application cannot have it
+			// and nothing but the timer ends the RPC.
+			silentRounds(p, m.id, sent, tester.Is("offset", uint64(3*seg)), tester.Is("length", uint64(seg)))
+			// Then the RPC is gone: the exchange runs a round past the
+			// timeout, in which the checker fails a RESEND after
+			// timeout_ticks of silence (HOMA-RESEND-009; with its stall
+			// excuses, which a window here would lack).
+			_, err := env.Clock.Wait(ctx(), sent.Add(window(pr.Ticks(pr.TimeoutTicks+pr.ResendInterval+1))), func() bool { return false })
+			ok(err, "waiting a round past timeout_ticks")
+			checkExchange(p)
 		}))
 
 	It("RPC_UNKNOWN-reply: a RESEND for an RPC the IUT never saw is answered with RPC_UNKNOWN and nothing else",
