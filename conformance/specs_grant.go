@@ -1,6 +1,7 @@
 package conformance
 
 import (
+	"fmt"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -122,5 +123,58 @@ var _ = Describe("grants", func() {
 			// specs; here, as every rule outside the spec's own, their
 			// (SHOULD) findings are warnings.
 			checkRules("HOMA-GRANT-007", peers...)
+		}))
+
+	It("GRANT-srpt-priority: a receiver granting two messages gives the one with clearly fewer bytes left a higher scheduled priority in its SRPT GRANTs",
+		labels("grant", "MUST", "HOMA-GRANT-011", "HOMA-GRANT-007"), body(func() {
+			need("grants")
+			pr := params()
+			if pr.MaxSchedPrio < 1 || pr.MaxOvercommit < 2 {
+				Skip(fmt.Sprintf("unsupported: max_sched_prio %d and max_overcommit %d leave one scheduled level or one granted message", pr.MaxSchedPrio, pr.MaxOvercommit))
+			}
+			if pr.FIFOGrantIncrement > 0 && pr.HighPriority() <= pr.MaxSchedPrio {
+				Skip(fmt.Sprintf("unsupported: FIFO GRANTs (level %d) cannot be told from SRPT GRANTs (levels 0-%d) with num_priorities %d", pr.HighPriority(), pr.MaxSchedPrio, pr.NumPriorities))
+			}
+			// Two senders: linux_6.13.9 grants one message per peer at a
+			// time (max_rpcs_per_peer 1).
+			pl, ps := peer(0), peer(1)
+			u, w := unsched(1<<30), int(pr.GrantWindow())
+			long := newRequest(u+3*w, 100)
+			short := newRequest(u+10000, 100)
+			srpt := tester.In("priority", 0, uint64(pr.MaxSchedPrio)) // not a FIFO GRANT (num_priorities-2)
+			long.sendUnsched(pl, 0, u)
+			g1, err := pl.Expect(ctx(), tester.Match{Type: wire.TypeGrant, From: iut(), RPC: long.id, Checks: []tester.Check{srpt}}, wait(pr.ResponseTimeout+pr.Tick))
+			ok(err, "the long message's first GRANT")
+			barrier(pl, long.unschedPrio())
+			// The short message joins: of n = 2 messages being granted, the
+			// one with fewer bytes left to receive and to grant ranks first
+			// and gets level min(max_sched_prio, n-1) = 1, the other 0
+			// (HomaModule homa_grant: the lowest levels while fewer
+			// messages than levels; facts GRANT-09). Neither message's
+			// rank can change before the GRANTs below: the short one is
+			// 10000 bytes past U, the long one 3 windows.
+			short.sendUnsched(ps, 0, u)
+			gs, err := ps.Expect(ctx(), tester.Match{Type: wire.TypeGrant, From: iut(), RPC: short.id, Checks: []tester.Check{srpt}}, wait(pr.ResponseTimeout+pr.Tick))
+			ok(err, "the short message's first GRANT")
+			// The long message's granted bytes draw its next SRPT GRANT,
+			// sent while the short message is still incomplete.
+			to1 := int(g1.Pkt.Grant().Offset())
+			long.sendData(pl, u, to1, g1.Pkt.Grant().Priority())
+			g2, err := pl.Expect(ctx(), tester.Match{Type: wire.TypeGrant, From: iut(), RPC: long.id, Checks: []tester.Check{srpt,
+				func(x *tester.Packet) error {
+					if int(x.Pkt.Grant().Offset()) <= to1 {
+						return errEarly
+					}
+					return nil
+				}}}, wait(pr.ResponseTimeout+pr.Tick))
+			ok(err, "the long message's GRANT past %d once those bytes arrived", to1)
+			Expect(gs.Pkt.Grant().Priority()).To(BeNumerically(">", g2.Pkt.Grant().Priority()),
+				"SRPT: want the %d-byte message's GRANT (%s) at a higher priority than the %d-byte message's GRANT sent after it (%s), while both were incomplete",
+				short.msgLen, gs, long.msgLen, g2)
+			// Finish both as a sender would.
+			short.sendData(ps, u, int(gs.Pkt.Grant().Offset()), gs.Pkt.Grant().Priority())
+			long.sendData(pl, to1, int(g2.Pkt.Grant().Offset()), g2.Pkt.Grant().Priority())
+			driveRequests([]*tester.Peer{pl, ps}, []msgSpec{long, short}, []int{int(g2.Pkt.Grant().Offset()), int(gs.Pkt.Grant().Offset())})
+			checkExchange(pl, ps)
 		}))
 })
