@@ -94,14 +94,26 @@ func (r *iutRPC) receiveRequest(p *tester.Peer) time.Time {
 func (r *iutRPC) respond(p *tester.Peer, respLen int, cutoffVersion uint16) CallResult {
 	GinkgoHelper()
 	Expect(respLen).To(BeNumerically("<=", params().UnschedBytes), "a tester responds with unscheduled bytes only")
-	seg := maxSegData()
-	full := responsePayload(r.callID, respLen)
-	for off := 0; off < respLen; off += seg {
-		n := min(seg, respLen-off)
-		Expect(p.Send(iut(), unschedLevel(params(), respLen), wire.NewData(r.control(), uint32(respLen), uint32(unsched(respLen)),
-			cutoffVersion, uint32(off), full[off:off+n], false))).To(Succeed())
-	}
+	r.sendResponse(p, respLen, 0, respLen, respLen, unschedLevel(params(), respLen), cutoffVersion, false)
 	return r.wait()
+}
+
+// sendResponse sends bytes [from, to) of r's response (respLen bytes,
+// payload header with the call id) from the tester to the IUT client, in
+// segments of maxSegData aligned to the message's (as a sender splits a
+// message, and retransmits whole segments: homa_resend_data), each with
+// the given incoming, priority, cutoff_version and retransmit flag.
+func (r *iutRPC) sendResponse(p *tester.Peer, respLen, from, to, incoming int, prio uint8, cutoffVersion uint16, retransmit bool) {
+	GinkgoHelper()
+	full := responsePayload(r.callID, respLen)
+	seg := maxSegData()
+	to = min(to, respLen)
+	for off := from; off < to; {
+		n := min((off/seg+1)*seg, to) - off
+		Expect(p.Send(iut(), prio, wire.NewData(r.control(), uint32(respLen), uint32(incoming),
+			cutoffVersion, uint32(off), full[off:off+n], retransmit))).To(Succeed())
+		off += n
+	}
 }
 
 // wait waits for the IUT's call to complete (on the environment's clock:
@@ -123,6 +135,53 @@ func (r *iutRPC) wait() CallResult {
 		Fail("the IUT's call did not complete")
 	}
 	return res
+}
+
+// respondGranted sends the response (respLen bytes, payload header with
+// the call id) from the tester to the IUT client as a HomaModule server
+// sends a message longer than unsched_bytes: the unscheduled bytes, then
+// what the client's GRANTs allow at the latest GRANT's priority
+// (homa_grant_pkt), all with incoming U (HOMA-WIRE-007), retransmitting
+// (retransmit=1, at the asked priority, incoming the asked range's end
+// within the bytes sent: HOMA-RESEND-020) what its RESENDs ask for
+// (homa_resend_pkt), until the whole response is out. It returns the
+// GRANTs in arrival order and the call's result.
+func (r *iutRPC) respondGranted(p *tester.Peer, respLen int) ([]*tester.Packet, CallResult) {
+	GinkgoHelper()
+	pr := params()
+	u := unsched(respLen)
+	seg := maxSegData()
+	send := func(from, to, incoming int, prio uint8, retransmit bool) {
+		r.sendResponse(p, respLen, from, to, incoming, prio, pr.CutoffVersion, retransmit)
+	}
+	send(0, u, u, unschedLevel(pr, respLen), false)
+	sent := u
+	var grants []*tester.Packet
+	for sent < respLen {
+		g, err := p.Expect(ctx(), tester.Match{Type: wire.TypeGrant, From: iut(), RPC: r.id}, wait(pr.ResponseTimeout+pr.Tick))
+		ok(err, "a GRANT for response bytes beyond %d of %d", sent, respLen)
+		grants = append(grants, g)
+		if to := min(int(g.Pkt.Grant().Offset()), respLen); to > sent {
+			send(sent, to, u, g.Pkt.Grant().Priority(), false)
+			sent = to
+		}
+		for {
+			rs, _ := p.Expect(ctx(), tester.Match{Type: wire.TypeResend, From: iut(), RPC: r.id}, 0)
+			if rs == nil {
+				break
+			}
+			off, end := int(rs.Pkt.Resend().Offset()), sent
+			if n := int(rs.Pkt.Resend().Length()); n >= 0 && !rs.Pkt.Resend().IsResendAll() {
+				end = min(off+n, sent)
+			}
+			if off < end {
+				// Whole segments, as homa_resend_data resends the packets
+				// the range overlaps.
+				send(off-off%seg, min(((end-1)/seg+1)*seg, sent), end, rs.Pkt.Resend().Priority(), true)
+			}
+		}
+	}
+	return grants, r.wait()
 }
 
 // responsePayload is a response body of n bytes for call id (payload

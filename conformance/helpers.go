@@ -325,6 +325,7 @@ func (m msgSpec) send(p *tester.Peer, from, to int, prio func(off int) uint8, in
 	GinkgoHelper()
 	seg := maxSegData()
 	c := wire.CommonFields{Sport: m.sport, Dport: ServerPort, SenderID: m.id}
+	to = min(to, m.msgLen) // a GRANT past the message's end (HOMA-GRANT-002) grants no more
 	n := 0
 	for off := from; off < to; off += n {
 		n = min((off/seg+1)*seg, to, m.msgLen) - off

@@ -28,29 +28,38 @@ var _ = Describe("grants", func() {
 			}}, wait(pr.ResponseTimeout+pr.Tick))
 			ok(err, "the first GRANT")
 			Expect(g.Pkt.SenderID()).To(Equal(m.id+1), "GRANT sender_id: the server's id is the client's plus one")
-			w := int(pr.Window)
-			if w == 0 {
-				w = int(pr.MaxIncoming) / 2
-			}
-			Expect(int(g.Pkt.Grant().Offset())).To(SatisfyAll(BeNumerically(">", u), BeNumerically("<=", min(m.msgLen, u+w))),
-				"first GRANT offset: above U=%d, at most message length %d and U + window %d", u, m.msgLen, w)
+			grantsRise([]*tester.Packet{g}, m.msgLen, false) // before sending by it
 			m.sendData(p, u, int(g.Pkt.Grant().Offset()), g.Pkt.Grant().Priority())
 			grants, resp := m.completeRequest(p, int(g.Pkt.Grant().Offset()))
-			prev := g.Pkt.Grant().Offset()
-			for _, x := range grants {
-				// Offsets strictly increase, except that HomaModule main may
-				// grant a fully granted message its length again on a later
-				// batch of DATA (docs/homa-facts.md §8).
-				if int(x.Pkt.Grant().Offset()) != m.msgLen || int(prev) != m.msgLen {
-					Expect(x.Pkt.Grant().Offset()).To(BeNumerically(">", prev), "GRANT offsets strictly increase")
-				}
-				Expect(int(x.Pkt.Grant().Offset())).To(BeNumerically("<=", m.msgLen))
-				prev = x.Pkt.Grant().Offset()
-			}
-			Expect(int(prev)).To(Equal(m.msgLen), "the last GRANT covers the whole message")
+			grantsRise(append([]*tester.Packet{g}, grants...), m.msgLen, true)
 			Expect(resp.Pkt.SenderID()).To(Equal(m.id + 1))
 			Expect(p.ExpectNone(ctx(), tester.Match{Type: wire.TypeGrant, RPC: m.id},
 				window(time.Duration(pr.ResendTicks+2)*pr.Tick))).To(Succeed(), "no GRANT once the message is complete")
+			checkExchange(p)
+		}))
+
+	It("GRANT-long-response: a client receiving a response longer than unsched_bytes grants it: GRANTs above U at a scheduled priority, rising to the response's length, and the call completes",
+		labels("grant", "MUST", "HOMA-GRANT-001", "HOMA-GRANT-002", "HOMA-GRANT-003", "HOMA-GRANT-004",
+			"HOMA-GRANT-007", "HOMA-GRANT-009", "HOMA-GRANT-010", "HOMA-PRIO-001"), body(func() {
+			need("grants")
+			p := peer(0)
+			pr := params()
+			const respLen = 200000
+			r := iutCall(p, 100, respLen)
+			r.receiveRequest(p)
+			grants, res := r.respondGranted(p, respLen)
+			Expect(res.Err).To(BeEmpty(), "the IUT's call failed")
+			Expect(res.Response).To(Equal(respLen))
+			g := grants[0]
+			for _, c := range []tester.Check{
+				tester.Is("sport", uint64(r.cport)), tester.Is("dport", testerPort),
+				tester.In("priority", 0, uint64(pr.MaxSchedPrio)),
+				tester.IPPriority(uint8(pr.NumPriorities-1), uint8(pr.NumPriorities-1)),
+			} {
+				Expect(c(g)).To(Succeed(), "the client's first GRANT %s", g)
+			}
+			Expect(g.Pkt.SenderID()).To(Equal(r.id), "GRANT sender_id: the client's own id")
+			grantsRise(grants, respLen, true)
 			checkExchange(p)
 		}))
 
@@ -158,7 +167,7 @@ var _ = Describe("grants", func() {
 			ok(err, "the short message's first GRANT")
 			// The long message's granted bytes draw its next SRPT GRANT,
 			// sent while the short message is still incomplete.
-			to1 := int(g1.Pkt.Grant().Offset())
+			to1 := min(int(g1.Pkt.Grant().Offset()), long.msgLen)
 			long.sendData(pl, u, to1, g1.Pkt.Grant().Priority())
 			g2, err := pl.Expect(ctx(), tester.Match{Type: wire.TypeGrant, From: iut(), RPC: long.id, Checks: []tester.Check{srpt,
 				func(x *tester.Packet) error {
@@ -178,3 +187,30 @@ var _ = Describe("grants", func() {
 			checkExchange(pl, ps)
 		}))
 })
+
+// grantsRise checks the GRANTs a receiver sent for one message of msgLen
+// bytes, in arrival order: the first above U and at most U plus the grant
+// window (and the length), offsets strictly increasing up to the length
+// (except that HomaModule main may grant a fully granted message its
+// length again on a later batch of DATA, docs/homa-facts.md §8), and, when
+// all is set, the last the whole message.
+func grantsRise(grants []*tester.Packet, msgLen int, all bool) {
+	GinkgoHelper()
+	pr := params()
+	u, w := unsched(msgLen), int(pr.GrantWindow())
+	Expect(grants).NotTo(BeEmpty(), "GRANTs for a %d-byte message", msgLen)
+	prev := int(grants[0].Pkt.Grant().Offset())
+	Expect(prev).To(SatisfyAll(BeNumerically(">", u), BeNumerically("<=", min(msgLen, u+w))),
+		"first GRANT offset: above U=%d, at most the message length %d and U + window %d", u, msgLen, w)
+	for _, x := range grants[1:] {
+		off := int(x.Pkt.Grant().Offset())
+		if off != msgLen || prev != msgLen {
+			Expect(off).To(BeNumerically(">", prev), "GRANT offsets strictly increase")
+		}
+		Expect(off).To(BeNumerically("<=", msgLen))
+		prev = off
+	}
+	if all {
+		Expect(prev).To(Equal(msgLen), "the last GRANT covers the whole message")
+	}
+}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/homatest/homatest/agent"
 	"github.com/homatest/homatest/conformance/tester"
+	"github.com/homatest/homatest/internal/byteranges"
 	"github.com/homatest/homatest/spec/wire"
 )
 
@@ -46,6 +47,40 @@ var _ = Describe("retransmission", func() {
 			checkExchange(p)
 		}))
 
+	It("RESEND-response-gap: a client missing a segment of its response RESENDs for exactly that range after resend_ticks of silence and completes the call once it is retransmitted",
+		labels("resend", "MUST", "HOMA-RESEND-001", "HOMA-RESEND-008", "HOMA-PRIO-001"), body(func() {
+			p := peer(0)
+			pr := params()
+			respLen := unsched(1<<30) / 2
+			seg := maxSegData()
+			r := iutCall(p, 100, respLen)
+			r.receiveRequest(p)
+			lvl := unschedLevel(pr, respLen)
+			r.sendResponse(p, respLen, 0, 3*seg, respLen, lvl, pr.CutoffVersion, false)
+			r.sendResponse(p, respLen, 4*seg, respLen, respLen, lvl, pr.CutoffVersion, false)
+			gap := min(seg, respLen-3*seg)
+			silence := time.Duration(pr.ResendTicks) * pr.Tick
+			rs, err := p.Expect(ctx(), tester.Match{Type: wire.TypeResend, From: iut(), RPC: r.id, Checks: []tester.Check{
+				tester.Is("offset", uint64(3*seg)), tester.Is("length", uint64(gap)),
+				tester.Is("sport", uint64(r.cport)), tester.Is("dport", testerPort),
+			}}, wait(silence+2*pr.Tick))
+			ok(err, "a RESEND for the missing segment [%d, %d) of the response", 3*seg, 3*seg+gap)
+			// As in RESEND-gap: the gap from the last response DATA the
+			// tester sent bounds the client's silence from above.
+			last := lastSent(p, r.id+1, rs.At)
+			earliest := silence - pr.Tick - min(env.Slack, pr.Tick)
+			Expect(rs.At.Sub(last)).To(BeNumerically(">=", earliest),
+				"the RESEND came %v after the last response DATA; resend_ticks %d allow it no earlier than %v",
+				rs.At.Sub(last), pr.ResendTicks, earliest)
+			// Retransmitted as a sender answers a RESEND: retransmit=1 at
+			// the asked priority, incoming the range's end (HOMA-RESEND-020).
+			r.sendResponse(p, respLen, 3*seg, 3*seg+gap, 3*seg+gap, rs.Pkt.Resend().Priority(), pr.CutoffVersion, true)
+			res := r.wait()
+			Expect(res.Err).To(BeEmpty(), "the IUT's call failed")
+			Expect(res.Response).To(Equal(respLen))
+			checkExchange(p)
+		}))
+
 	It("RESEND-answered: a RESEND for request bytes the IUT sent is answered with retransmit=1 DATA at the asked priority",
 		labels("resend", "MUST", "HOMA-RESEND-002", "HOMA-RESEND-003", "HOMA-RESEND-004", "HOMA-RESEND-010", "HOMA-WIRE-006"), body(func() {
 			p := peer(0)
@@ -63,6 +98,30 @@ var _ = Describe("retransmission", func() {
 			if res.Err != "" {
 				Fail("the IUT's call failed: " + res.Err)
 			}
+			checkExchange(p)
+		}))
+
+	It("RESEND-response-answered: a RESEND for response bytes the IUT sent as a server is answered with retransmit=1 DATA at the asked priority",
+		labels("resend", "MUST", "HOMA-RESEND-002", "HOMA-RESEND-003", "HOMA-RESEND-004", "HOMA-RESEND-010", "HOMA-WIRE-006"), body(func() {
+			p := peer(0)
+			const respLen = 5000
+			m := newRequest(100, respLen)
+			m.sendUnsched(p, 0, m.msgLen)
+			var got byteranges.Set
+			for !got.Covers(0, respLen) {
+				d, err := p.Expect(ctx(), tester.Match{Type: wire.TypeData, From: iut(), RPC: m.id}, wait(20*time.Millisecond))
+				ok(err, "the response: have %d of %d bytes", got.Total(), respLen)
+				got.Add(d.Pkt.Data().Offset(), d.Pkt.Data().Offset()+uint32(d.Pkt.Data().DataLen()))
+			}
+			seg := maxSegData()
+			Expect(p.SendDeliberate(iut(), ctrlLevel(params()), &wire.ResendFields{Common: wire.CommonFields{Sport: m.sport, Dport: ServerPort, SenderID: m.id},
+				Offset: 0, Length: uint32(seg), Priority: 3}, "RESEND at once (no silence) for response bytes, asking for priority 3")).To(Succeed())
+			d, err := p.Expect(ctx(), tester.Match{Type: wire.TypeData, From: iut(), RPC: m.id, Checks: []tester.Check{
+				tester.DataOffset(0), tester.Is("retransmit", 1), tester.IPPriority(3, 3),
+			}}, wait(2*params().Tick))
+			ok(err, "retransmitted response DATA for [0, %d)", seg)
+			Expect(d.Pkt.Data().DataLen()).To(BeNumerically(">=", seg), "the retransmission covers the asked range")
+			m.ack(p)
 			checkExchange(p)
 		}))
 
