@@ -345,6 +345,22 @@ func (m msgSpec) sendSegments(p *tester.Peer, segs ...int) {
 	}
 }
 
+// lostSegment picks the segment of a msgLen-byte message that a spec
+// loses: the fourth, or the last when the message has fewer (an IUT with
+// a small unsched_bytes or a jumbo MTU), never the first (a receiver that
+// got nothing asks with a RESEND of another shape, facts RTX-03). It
+// returns the segment's index and byte range; the receiver's RESEND asks
+// for exactly [from, to) (one RESEND per gap, or for the tail up to the
+// message's end: homa_request_retrans).
+func lostSegment(msgLen int) (k, from, to int) {
+	GinkgoHelper()
+	seg := maxSegData()
+	nseg := (msgLen + seg - 1) / seg
+	Expect(nseg).To(BeNumerically(">=", 2), "a %d-byte message of %d-byte segments has no segment after the first to lose", msgLen, seg)
+	k = min(3, nseg-1)
+	return k, k * seg, min(msgLen, (k+1)*seg)
+}
+
 // segmentsBut returns the segment indexes of the request but skip (for
 // sendSegments: a request with one segment lost).
 func (m msgSpec) segmentsBut(skip int) []int {
@@ -652,6 +668,23 @@ func inconclusiveAs(entry string, v spec.Finding, view []spec.Event) bool {
 		return false
 	}
 	AddReportEntry(entry, fmt.Sprintf("%s: %s (during a measured stall: %s)", v.Rule, v.Why, spans[0]))
+	return true
+}
+
+// stalledDuring reports whether a stall the environment measured overlaps
+// [from, to]; if so it records timing finding msg (a spec's own timing
+// expectation) as timing-inconclusive, naming the stall, as inconclusive
+// does for the checker's findings.
+func stalledDuring(msg string, from, to time.Time) bool {
+	if env.Stalls == nil {
+		return false
+	}
+	env.Stalls.Settle(ctx(), time.Now())
+	spans := stall.Overlaps(env.Stalls.Spans(), from, to)
+	if len(spans) == 0 {
+		return false
+	}
+	AddReportEntry(entryInconclusive, fmt.Sprintf("%s (during a measured stall: %s)", msg, spans[0]))
 	return true
 }
 

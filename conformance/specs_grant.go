@@ -148,13 +148,28 @@ var _ = Describe("grants", func() {
 			// time (max_rpcs_per_peer 1).
 			pl, ps := peer(0), peer(1)
 			u, w := unsched(1<<30), int(pr.GrantWindow())
-			long := newRequest(u+3*w, 100)
+			if w >= int(pr.MaxIncoming) {
+				// HomaModule main grants a second message only once the
+				// first one's granted bytes arrive (homa_grant_try_send: no
+				// room under max_incoming), which this spec does after it.
+				Skip(fmt.Sprintf("unsupported: window %d leaves no room under max_incoming %d for a second message", w, pr.MaxIncoming))
+			}
+			long := newRequest(min(u+3*w, int(pr.MaxMessageLength)), 100)
 			short := newRequest(u+10000, 100)
 			srpt := tester.In("priority", 0, uint64(pr.MaxSchedPrio)) // not a FIFO GRANT (num_priorities-2)
 			long.sendUnsched(pl, 0, u)
 			g1, err := pl.Expect(ctx(), tester.Match{Type: wire.TypeGrant, From: iut(), RPC: long.id, Checks: []tester.Check{srpt}}, wait(pr.ResponseTimeout+pr.Tick))
 			ok(err, "the long message's first GRANT")
 			barrier(pl, long.unschedPrio())
+			// Every GRANT the long message drew while alone (an IUT may
+			// grant per packet, all at level 0) came before the barrier's
+			// answer: taken now, so that the GRANT compared below is one
+			// its DATA drew after the short one joined.
+			to1 := int(g1.Pkt.Grant().Offset())
+			for _, g := range long.takeGrants(pl) {
+				to1 = max(to1, int(g.Pkt.Grant().Offset()))
+			}
+			to1 = min(to1, long.msgLen)
 			// The short message joins: of n = 2 messages being granted, the
 			// one with fewer bytes left to receive and to grant ranks first
 			// and gets level min(max_sched_prio, n-1) = 1, the other 0
@@ -167,7 +182,6 @@ var _ = Describe("grants", func() {
 			ok(err, "the short message's first GRANT")
 			// The long message's granted bytes draw its next SRPT GRANT,
 			// sent while the short message is still incomplete.
-			to1 := min(int(g1.Pkt.Grant().Offset()), long.msgLen)
 			long.sendData(pl, u, to1, g1.Pkt.Grant().Priority())
 			g2, err := pl.Expect(ctx(), tester.Match{Type: wire.TypeGrant, From: iut(), RPC: long.id, Checks: []tester.Check{srpt,
 				func(x *tester.Packet) error {
@@ -178,7 +192,7 @@ var _ = Describe("grants", func() {
 				}}}, wait(pr.ResponseTimeout+pr.Tick))
 			ok(err, "the long message's GRANT past %d once those bytes arrived", to1)
 			Expect(gs.Pkt.Grant().Priority()).To(BeNumerically(">", g2.Pkt.Grant().Priority()),
-				"SRPT: want the %d-byte message's GRANT (%s) at a higher priority than the %d-byte message's GRANT sent after it (%s), while both were incomplete",
+				"SRPT: want the %d-byte message's GRANT (%s) at a higher priority than the %d-byte message's GRANT its DATA drew after that (%s), while both were incomplete",
 				short.msgLen, gs, long.msgLen, g2)
 			// Finish both as a sender would.
 			short.sendData(ps, u, int(gs.Pkt.Grant().Offset()), gs.Pkt.Grant().Priority())

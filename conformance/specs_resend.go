@@ -1,6 +1,7 @@
 package conformance
 
 import (
+	"fmt"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -18,14 +19,14 @@ var _ = Describe("retransmission", func() {
 			p := peer(0)
 			pr := params()
 			m := newRequest(unsched(1<<30)/2, 100)
-			seg := maxSegData()
-			m.sendSegments(p, m.segmentsBut(3)...)
+			k, from, to := lostSegment(m.msgLen)
+			m.sendSegments(p, m.segmentsBut(k)...)
 			silence := time.Duration(pr.ResendTicks) * pr.Tick
 			r, err := p.Expect(ctx(), tester.Match{Type: wire.TypeResend, From: iut(), RPC: m.id, Checks: []tester.Check{
-				tester.Is("offset", uint64(3*seg)), tester.Is("length", uint64(seg)),
+				tester.Is("offset", uint64(from)), tester.Is("length", uint64(to-from)),
 				tester.Is("sport", uint64(ServerPort)), tester.Is("dport", uint64(m.sport)),
 			}}, wait(silence+2*pr.Tick))
-			ok(err, "a RESEND for the missing segment [%d, %d)", 3*seg, 4*seg)
+			ok(err, "a RESEND for the missing segment [%d, %d)", from, to)
 			// The IUT got the last DATA no earlier than the tester sent it
 			// and sent the RESEND no later than it arrived, so this gap
 			// bounds the IUT's silence from above: a shorter gap is a
@@ -40,7 +41,7 @@ var _ = Describe("retransmission", func() {
 				r.At.Sub(last), pr.ResendTicks, earliest)
 			// The missing segment, retransmitted as a sender answers a
 			// RESEND: retransmit=1 at the priority it asks for.
-			m.resendData(p, 3*seg, 4*seg, r.Pkt.Resend().Priority())
+			m.resendData(p, from, to, r.Pkt.Resend().Priority())
 			_, err = p.Expect(ctx(), tester.Match{Type: wire.TypeData, From: iut(), RPC: m.id}, wait(20*time.Millisecond))
 			ok(err, "the response once the gap is filled")
 			m.ack(p)
@@ -52,19 +53,18 @@ var _ = Describe("retransmission", func() {
 			p := peer(0)
 			pr := params()
 			respLen := unsched(1<<30) / 2
-			seg := maxSegData()
 			r := iutCall(p, 100, respLen)
 			r.receiveRequest(p)
 			lvl := unschedLevel(pr, respLen)
-			r.sendResponse(p, respLen, 0, 3*seg, respLen, lvl, pr.CutoffVersion, false)
-			r.sendResponse(p, respLen, 4*seg, respLen, respLen, lvl, pr.CutoffVersion, false)
-			gap := min(seg, respLen-3*seg)
+			_, from, to := lostSegment(respLen)
+			r.sendResponse(p, respLen, 0, from, respLen, lvl, pr.CutoffVersion, false)
+			r.sendResponse(p, respLen, to, respLen, respLen, lvl, pr.CutoffVersion, false)
 			silence := time.Duration(pr.ResendTicks) * pr.Tick
 			rs, err := p.Expect(ctx(), tester.Match{Type: wire.TypeResend, From: iut(), RPC: r.id, Checks: []tester.Check{
-				tester.Is("offset", uint64(3*seg)), tester.Is("length", uint64(gap)),
+				tester.Is("offset", uint64(from)), tester.Is("length", uint64(to-from)),
 				tester.Is("sport", uint64(r.cport)), tester.Is("dport", testerPort),
 			}}, wait(silence+2*pr.Tick))
-			ok(err, "a RESEND for the missing segment [%d, %d) of the response", 3*seg, 3*seg+gap)
+			ok(err, "a RESEND for the missing segment [%d, %d) of the response", from, to)
 			// As in RESEND-gap: the gap from the last response DATA the
 			// tester sent bounds the client's silence from above.
 			last := lastSent(p, r.id+1, rs.At)
@@ -74,7 +74,7 @@ var _ = Describe("retransmission", func() {
 				rs.At.Sub(last), pr.ResendTicks, earliest)
 			// Retransmitted as a sender answers a RESEND: retransmit=1 at
 			// the asked priority, incoming the range's end (HOMA-RESEND-020).
-			r.sendResponse(p, respLen, 3*seg, 3*seg+gap, 3*seg+gap, rs.Pkt.Resend().Priority(), pr.CutoffVersion, true)
+			r.sendResponse(p, respLen, from, to, to, rs.Pkt.Resend().Priority(), pr.CutoffVersion, true)
 			res := r.wait()
 			Expect(res.Err).To(BeEmpty(), "the IUT's call failed")
 			Expect(res.Response).To(Equal(respLen))
@@ -214,6 +214,17 @@ var _ = Describe("retransmission", func() {
 			early := time.Duration(pr.TimeoutTicks-2) * pr.Tick
 			Expect(res.Latency).To(BeNumerically(">=", early),
 				"the IUT gave the call up %v after it began; timeout_ticks %d of %v: not before %v", res.Latency, pr.TimeoutTicks, pr.Tick, early)
+			// Nor much after: ticks stretched by timer_drift (HomaModule
+			// re-arms its hrtimer after each pass), two ticks of
+			// tolerance, and the environment's slack; later only during a
+			// stall the environment measured (then timing-inconclusive).
+			late := time.Duration(float64(pr.Ticks(pr.TimeoutTicks))*(1+pr.TimerDrift)) + pr.Ticks(2) + env.Slack
+			if res.Latency > late {
+				msg := fmt.Sprintf("the IUT gave the call up %v after it began; timeout_ticks %d of %v, stretched by timer_drift %g, allow %v", res.Latency, pr.TimeoutTicks, pr.Tick, pr.TimerDrift, late)
+				if !stalledDuring(msg, p.Now().Add(-res.Latency-env.Slack), p.Now()) {
+					Fail(msg)
+				}
+			}
 			// The RPC is gone: the exchange holds two more rounds' time, in
 			// which the checker fails a RESEND after timeout_ticks of
 			// silence (HOMA-RESEND-009; with its stall excuses, which a
@@ -228,18 +239,39 @@ var _ = Describe("retransmission", func() {
 			p := peer(0)
 			pr := params()
 			m := newRequest(unsched(1<<30)/2, 100)
-			seg := maxSegData()
-			m.sendSegments(p, m.segmentsBut(3)...)
+			k, from, to := lostSegment(m.msgLen)
+			m.sendSegments(p, m.segmentsBut(k)...)
 			sent := p.Now()
 			// The request is incomplete, so its application cannot have it
 			// and nothing but the timer ends the RPC.
-			silentRounds(p, m.id, sent, tester.Is("offset", uint64(3*seg)), tester.Is("length", uint64(seg)))
+			silentRounds(p, m.id, sent, tester.Is("offset", uint64(from)), tester.Is("length", uint64(to-from)))
 			// Then the RPC is gone: the exchange runs a round past the
-			// timeout, in which the checker fails a RESEND after
-			// timeout_ticks of silence (HOMA-RESEND-009; with its stall
-			// excuses, which a window here would lack).
-			_, err := env.Clock.Wait(ctx(), sent.Add(window(pr.Ticks(pr.TimeoutTicks+pr.ResendInterval+1))), func() bool { return false })
+			// timeout (stretched by timer_drift), in which the checker
+			// fails a RESEND after timeout_ticks of silence
+			// (HOMA-RESEND-009; with its stall excuses, which a window
+			// here would lack).
+			past := time.Duration(float64(pr.Ticks(pr.TimeoutTicks))*(1+pr.TimerDrift)) + pr.Ticks(pr.ResendInterval+1)
+			_, err := env.Clock.Wait(ctx(), sent.Add(window(past)), func() bool { return false })
 			ok(err, "waiting a round past timeout_ticks")
+			// And the server has forgotten it: a RESEND for it (asking for
+			// response bytes, as its client may) draws RPC_UNKNOWN, where
+			// a server still holding it answers BUSY (homa_resend_pkt). A
+			// RESEND resets no silent_ticks, so a late timer still ends
+			// the RPC: asked again each resend_interval, within wait's
+			// generous bound.
+			give := deadline(wait(pr.Ticks(pr.TimeoutTicks)))
+			for {
+				Expect(p.SendDeliberate(iut(), ctrlLevel(pr), &wire.ResendFields{Common: wire.CommonFields{Sport: m.sport, Dport: ServerPort, SenderID: m.id},
+					Offset: 0, Length: 100, Priority: ctrlLevel(pr)}, "RESEND to a server that timed the RPC out")).To(Succeed())
+				u, _ := p.Expect(ctx(), tester.Match{Type: wire.TypeRPCUnknown, From: iut(), RPC: m.id}, pr.Ticks(pr.ResendInterval))
+				if u != nil {
+					break
+				}
+				ok(ctx().Err(), "asking for RPC_UNKNOWN")
+				if !env.Clock.Now().Before(give) {
+					Fail(fmt.Sprintf("the server still holds the RPC %v after the request's DATA (no RPC_UNKNOWN for a RESEND; timeout_ticks %d of %v)", env.Clock.Now().Sub(sent), pr.TimeoutTicks, pr.Tick))
+				}
+			}
 			checkExchange(p)
 		}))
 

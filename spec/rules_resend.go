@@ -462,7 +462,7 @@ func resendRules() []*Rule {
 			Facts:     []string{"RTX-10"},
 			Statement: "An endpoint sends no RESEND for an RPC after timeout_ticks timer ticks of silence from the peer: the RPC has been aborted.",
 			Source:    "HomaModule homa_timer.c homa_timer_check_rpc (silent_ticks ≥ timeout_ticks: homa_rpc_abort, no packet sent)",
-			Capture:   "silence counts from the peer's latest DATA, GRANT or BUSY, or from the endpoint's own latest DATA, GRANT or buffer-wakeup RESEND (after which the timer may have held its count at 0); slack covers timer-thread delay, but a host whose timer passes take longer than tick (the shared emulated captures: about 1.2 ms) needs tick set to match",
+			Capture:   "silence counts from the peer's latest DATA, GRANT or BUSY, or from the endpoint's own latest DATA, GRANT or buffer-wakeup RESEND (after which the timer may have held its count at 0); timer passes may take up to timer_drift longer than tick (HomaModule re-arms its hrtimer after each pass), and slack covers timer-thread delay on top",
 			Property: Each{Types: []wire.PacketType{wire.TypeResend}, Check: func(c *Ctx, e *Event) Result {
 				if isBufferWakeup(c.P, e.Packet.Resend()) {
 					return Skip
@@ -476,9 +476,11 @@ func resendRules() []*Rule {
 				if quiet < 0 {
 					return Unsure("capture timestamps step backwards (RESEND %v before %s)", (-quiet).Round(time.Microsecond), since)
 				}
-				if bound := c.P.Ticks(c.P.TimeoutTicks) + c.P.Slack; quiet > bound {
-					return Violation("RESEND %v after %s; timeout_ticks %d (tick %v) abort the RPC after %v, plus slack %v",
-						quiet.Round(time.Microsecond), since, c.P.TimeoutTicks, c.P.Tick, c.P.Ticks(c.P.TimeoutTicks), c.P.Slack).WithSlack(c.P.Slack).
+				// Ticks stretch (HomaModule re-arms its hrtimer after each
+				// pass): the abort may come timer_drift later.
+				if bound := c.P.LateTicks(c.P.TimeoutTicks); quiet > bound {
+					return Violation("RESEND %v after %s; timeout_ticks %d (tick %v) abort the RPC after %v, stretched by timer_drift %g to %v, plus slack %v",
+						quiet.Round(time.Microsecond), since, c.P.TimeoutTicks, c.P.Tick, c.P.Ticks(c.P.TimeoutTicks), c.P.TimerDrift, bound-c.P.Slack, c.P.Slack).WithSlack(c.P.Slack).
 						// A stall of the endpoint during the silence kept its
 						// timer from counting (one pass for the ticks it
 						// skipped): it may explain as much lateness as it lost.

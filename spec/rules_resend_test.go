@@ -640,16 +640,19 @@ func TestResend009Timeout(t *testing.T) {
 // caught too. With the captures' timeout_ticks 1000 the same trace passes.
 func TestResend009NoAbort(t *testing.T) {
 	b := newTrace(t, wire.VersionCurrent)
-	rs := b.deadServer(2, 24) // the 20th comes 100 ms after the request
+	// The 30th comes 150 ms after the request: timeout_ticks stretched by
+	// timer_drift 0.5 (HomaModule's ticks run long under load); the
+	// 31st, at 155 ms, is past that and the slack (2 ms).
+	rs := b.deadServer(2, 34)
 	b.data(true, 4, 100, 0, 100, 7, nil)
 	var unknowns []int
-	for range 21 {
+	for range 31 {
 		unknowns = append(unknowns, b.after(5*time.Millisecond).resend(true, 4, 0, wire.ResendAll, 7))
 		b.after(50*time.Microsecond).ctl(false, 4, wire.TypeRPCUnknown)
 	}
 	rep := b.check("linux", "HOMA-RESEND-009")
-	wantViolations(t, rep, "HOMA-RESEND-009", rs[20], rs[21], rs[22], rs[23], unknowns[20])
-	if f := rep.Violations[0]; f.Why != "RESEND 105ms after the RPC's first packet; timeout_ticks 100 (tick 1ms) abort the RPC after 100ms, plus slack 2ms" {
+	wantViolations(t, rep, "HOMA-RESEND-009", rs[30], rs[31], rs[32], rs[33], unknowns[30])
+	if f := rep.Violations[0]; f.Why != "RESEND 155ms after the RPC's first packet; timeout_ticks 100 (tick 1ms) abort the RPC after 100ms, stretched by timer_drift 0.5 to 150ms, plus slack 2ms" {
 		t.Errorf("why %q", f.Why)
 	}
 	wantClean(t, b.check("linux", "HOMA-RESEND-009", "timeout_ticks=1000"), "HOMA-RESEND-009")
