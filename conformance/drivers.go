@@ -432,13 +432,13 @@ func silentRounds(p *tester.Peer, id uint64, t0 time.Time, checks ...tester.Chec
 	GinkgoHelper()
 	pr := params()
 	rounds := (pr.TimeoutTicks-2-pr.ResendTicks)/pr.ResendInterval + 1
-	last := "none yet"
+	last := "none had come"
 	for i := 1; i <= rounds; i++ {
 		r, err := p.Expect(ctx(), tester.Match{Type: wire.TypeResend, From: iut(), RPC: id, Checks: checks},
 			wait(time.Duration(pr.ResendInterval+2)*pr.Tick))
-		ok(err, "RESEND round %d of the %d due before timeout_ticks %d (resend_ticks %d, resend_interval %d) while the peer is silent; the last came %s after its silence began",
+		ok(err, "RESEND round %d of the %d due before timeout_ticks %d (resend_ticks %d, resend_interval %d) while the peer is silent; %s",
 			i, rounds, pr.TimeoutTicks, pr.ResendTicks, pr.ResendInterval, last)
-		last = r.At.Sub(t0).Round(time.Microsecond).String()
+		last = fmt.Sprintf("the last came %v after the peer's silence began", r.At.Sub(t0).Round(time.Microsecond))
 	}
 }
 
