@@ -157,13 +157,20 @@ func (r *iutRPC) respondGranted(p *tester.Peer, respLen int) ([]*tester.Packet, 
 	send(0, u, u, unschedLevel(pr, respLen), false)
 	sent := u
 	var grants []*tester.Packet
+	// Only a GRANT that lets the response on renews the bound: an IUT
+	// repeating a stuck GRANT (or RESENDing what it was just sent) fails
+	// here, not at the spec's node timeout.
+	bound := wait(pr.ResponseTimeout + pr.Tick)
+	end, stuck := deadline(bound), 0
 	for sent < respLen {
-		g, err := p.Expect(ctx(), tester.Match{Type: wire.TypeGrant, From: iut(), RPC: r.id}, wait(pr.ResponseTimeout+pr.Tick))
-		ok(err, "a GRANT for response bytes beyond %d of %d", sent, respLen)
+		g, err := p.Expect(ctx(), tester.Match{Type: wire.TypeGrant, From: iut(), RPC: r.id}, end.Sub(env.Clock.Now()))
+		ok(err, "a GRANT for response bytes beyond %d of %d (%d GRANTs in %v, none past it)", sent, respLen, stuck, bound)
 		grants = append(grants, g)
+		stuck++
 		if to := min(int(g.Pkt.Grant().Offset()), respLen); to > sent {
 			send(sent, to, u, g.Pkt.Grant().Priority(), false)
 			sent = to
+			end, stuck = deadline(bound), 0
 		}
 		for {
 			rs, _ := p.Expect(ctx(), tester.Match{Type: wire.TypeResend, From: iut(), RPC: r.id}, 0)
@@ -211,13 +218,21 @@ func (r *iutRPC) serveFully(p *tester.Peer, respLen int) {
 func (m msgSpec) completeRequest(p *tester.Peer, sentTo int) ([]*tester.Packet, *tester.Packet) {
 	GinkgoHelper()
 	var grants []*tester.Packet
+	// Only a GRANT that lets the message on renews the bound, so an IUT
+	// repeating a stuck GRANT fails here, not at the spec's node timeout.
+	bound := wait(2 * params().Tick)
+	end, stuck := deadline(bound), 0
 	for sentTo < m.msgLen {
 		g, err := p.Expect(ctx(), tester.Match{Type: wire.TypeGrant, From: iut(), RPC: m.id},
-			wait(2*params().Tick))
-		ok(err, "a GRANT for bytes beyond %d of %d", sentTo, m.msgLen)
+			end.Sub(env.Clock.Now()))
+		ok(err, "a GRANT for bytes beyond %d of %d (%d GRANTs in %v, none past it)", sentTo, m.msgLen, stuck, bound)
 		gs := append([]*tester.Packet{g}, m.takeGrants(p)...)
 		grants = append(grants, gs...)
-		sentTo = m.applyGrants(p, sentTo, gs)
+		stuck += len(gs)
+		if to := m.applyGrants(p, sentTo, gs); to > sentTo {
+			sentTo = to
+			end, stuck = deadline(bound), 0
+		}
 	}
 	resp, err := p.Expect(ctx(), tester.Match{Type: wire.TypeData, From: iut(), RPC: m.id},
 		wait(20*time.Millisecond))

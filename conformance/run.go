@@ -645,7 +645,7 @@ func rulesFilter(globs string) (string, error) {
 		if strings.ContainsAny(g, "/()&|!") {
 			return "", fmt.Errorf("--rules: %q is not a rule-ID glob (e.g. HOMA-GRANT-* or HOMA-ACK-001)", g)
 		}
-		re := "^" + strings.ReplaceAll(regexpQuote(g), `\*`, ".*") + "$"
+		re := "^" + strings.ReplaceAll(regexp.QuoteMeta(g), `\*`, ".*") + "$"
 		parts = append(parts, "/"+re+"/")
 	}
 	if len(parts) == 0 {
@@ -665,18 +665,21 @@ var shortNameRe = regexp.MustCompile(`^[A-Z][A-Z_]*-[A-Za-z0-9]+(-[A-Za-z0-9]+)*
 // other text selects the specs whose full name contains it.
 func focusRegexp(f string) string {
 	if shortNameRe.MatchString(f) {
-		return `(^| )` + regexpQuote(f) + `:`
+		return `(^| )` + regexp.QuoteMeta(f) + `:`
 	}
-	return regexpQuote(f)
+	return regexp.QuoteMeta(f)
 }
 
-func regexpQuote(s string) string {
-	var b strings.Builder
-	for _, r := range s {
-		if strings.ContainsRune(`\.+*?()|[]{}^$`, r) {
-			b.WriteByte('\\')
+// FocusHint says, for --focus texts that selected no spec, how to select
+// by containment those shaped like a short name ("GRANT-long" names no
+// spec; "GRANT-long-" selects GRANT-long-request and -response), or ""
+// when none is so shaped.
+func FocusHint(focus []string) string {
+	var hints []string
+	for _, f := range focus {
+		if shortNameRe.MatchString(f) {
+			hints = append(hints, fmt.Sprintf("--focus %s names no spec; --focus %s- selects the specs whose names begin with it", f, f))
 		}
-		b.WriteRune(r)
 	}
-	return b.String()
+	return strings.Join(hints, "; ")
 }

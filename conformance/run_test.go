@@ -79,3 +79,29 @@ func TestFocusRegexp(t *testing.T) {
 		}
 	}
 }
+
+func TestFocusHint(t *testing.T) {
+	for _, c := range []struct {
+		focus []string
+		want  string
+	}{
+		{[]string{"GRANT-long"}, "--focus GRANT-long names no spec; --focus GRANT-long- selects the specs whose names begin with it"},
+		{[]string{"incast", "a RESEND"}, ""},
+		{[]string{"GRANT-long-"}, ""},
+	} {
+		if got := FocusHint(c.focus); got != c.want {
+			t.Errorf("FocusHint(%q) = %q, want %q", c.focus, got, c.want)
+		}
+	}
+	// The containment the hint proposes selects what it says.
+	re := regexp.MustCompile(focusRegexp("GRANT-long-"))
+	for n, want := range map[string]bool{
+		"grants GRANT-long-request: x":  true,
+		"grants GRANT-long-response: x": true,
+		"grants GRANT-srpt-priority: x": false,
+	} {
+		if re.MatchString(n) != want {
+			t.Errorf("--focus GRANT-long- on %q: %v, want %v", n, !want, want)
+		}
+	}
+}

@@ -317,7 +317,11 @@ func (o *runOpts) run(cmd *cobra.Command) error {
 			return o.endReports(&ExitError{Code: ExitViolations, Err: fmt.Errorf("pass %d: %s; logs in %s", i, res.IUTFailure, filepath.Join(o.artifacts, name))})
 		}
 		if specsRun(res) == 0 { // nothing ran
-			return o.usageEnd(errors.New("no spec matched --label-filter, --rules and --focus (homatest spec list shows the rule IDs; areas: wire, grant, resend, ack, cutoffs, robustness, workload)"), undo)
+			msg := "no spec matched --label-filter, --rules and --focus (homatest spec list shows the rule IDs; areas: wire, grant, resend, ack, cutoffs, robustness, workload)"
+			if h := conformance.FocusHint(o.focus); h != "" {
+				msg += "; " + h
+			}
+			return o.usageEnd(errors.New(msg), undo)
 		}
 		o.startedRun()
 		if err := sup.RerunInconclusive(name, res, o.passOptions()); err != nil {
