@@ -161,16 +161,15 @@ func (r *iutRPC) respondGranted(p *tester.Peer, respLen int) ([]*tester.Packet, 
 	// repeating a stuck GRANT (or RESENDing what it was just sent) fails
 	// here, not at the spec's node timeout.
 	bound := wait(pr.ResponseTimeout + pr.Tick)
-	end, stuck := deadline(bound), 0
+	end, moved := deadline(bound), 0 // moved: len(grants) at the last progress
 	for sent < respLen {
 		g, err := p.Expect(ctx(), tester.Match{Type: wire.TypeGrant, From: iut(), RPC: r.id}, end.Sub(env.Clock.Now()))
-		ok(err, "a GRANT for response bytes beyond %d of %d (%d GRANTs in %v, none past it)", sent, respLen, stuck, bound)
+		ok(err, "a GRANT for response bytes beyond %d of %d (%d GRANTs in %v, none past it)", sent, respLen, len(grants)-moved, bound)
 		grants = append(grants, g)
-		stuck++
 		if to := min(int(g.Pkt.Grant().Offset()), respLen); to > sent {
 			send(sent, to, u, g.Pkt.Grant().Priority(), false)
 			sent = to
-			end, stuck = deadline(bound), 0
+			end, moved = deadline(bound), len(grants)
 		}
 		for {
 			rs, _ := p.Expect(ctx(), tester.Match{Type: wire.TypeResend, From: iut(), RPC: r.id}, 0)
@@ -221,17 +220,16 @@ func (m msgSpec) completeRequest(p *tester.Peer, sentTo int) ([]*tester.Packet, 
 	// Only a GRANT that lets the message on renews the bound, so an IUT
 	// repeating a stuck GRANT fails here, not at the spec's node timeout.
 	bound := wait(2 * params().Tick)
-	end, stuck := deadline(bound), 0
+	end, moved := deadline(bound), 0 // moved: len(grants) at the last progress
 	for sentTo < m.msgLen {
 		g, err := p.Expect(ctx(), tester.Match{Type: wire.TypeGrant, From: iut(), RPC: m.id},
 			end.Sub(env.Clock.Now()))
-		ok(err, "a GRANT for bytes beyond %d of %d (%d GRANTs in %v, none past it)", sentTo, m.msgLen, stuck, bound)
+		ok(err, "a GRANT for bytes beyond %d of %d (%d GRANTs in %v, none past it)", sentTo, m.msgLen, len(grants)-moved, bound)
 		gs := append([]*tester.Packet{g}, m.takeGrants(p)...)
 		grants = append(grants, gs...)
-		stuck += len(gs)
 		if to := m.applyGrants(p, sentTo, gs); to > sentTo {
 			sentTo = to
-			end, stuck = deadline(bound), 0
+			end, moved = deadline(bound), len(grants)
 		}
 	}
 	resp, err := p.Expect(ctx(), tester.Match{Type: wire.TypeData, From: iut(), RPC: m.id},
