@@ -31,6 +31,27 @@ var _ = Describe("acknowledgements", func() {
 			Expect(a.Pkt.SenderID()).To(Equal(r.id), "the ACK's sender_id names the client's RPC id")
 		}))
 
+	It("NEED_ACK-answered-again: a client answers a NEED_ACK that its server repeats after the client's ACK (as when the ACK was lost) with another ACK, though it no longer has the RPC",
+		labels("ack", "MUST", "HOMA-ACK-004", "HOMA-ACK-009"), body(func() {
+			need("need-ack")
+			p := peer(0)
+			pr := params()
+			r := iutCall(p, 1000, 100)
+			r.serveFully(p, 100)
+			_, err := env.Clock.Wait(ctx(), deadline(pr.Ticks(pr.RequestAckTicks)), func() bool { return false })
+			ok(err, "waiting request_ack_ticks before NEED_ACK")
+			a := needAck(p, r, pr)
+			Expect(a).NotTo(BeNil(), "no ACK for RPC %d within %v of the repeated NEED_ACK (HOMA-ACK-002)", r.id, pr.NeedAckAnswerBound())
+			// The server did not get that ACK and asks again. The client
+			// answers every NEED_ACK for an RPC it does not hold unfinished
+			// with an ACK (homa_need_ack_pkt), whether or not it has other
+			// acks pending: its ACK is the only thing that frees the
+			// server's RPC, which never times out.
+			again := needAck(p, r, pr)
+			checkExchange(p)
+			Expect(again).NotTo(BeNil(), "no ACK for RPC %d, already acknowledged once, within %v of a NEED_ACK repeated after it: its server would hold the RPC for good", r.id, pr.NeedAckAnswerBound())
+		}))
+
 	It("NEED_ACK-timing: a server asks for an ACK request_ack_ticks after its response went out, and stops once acknowledged",
 		labels("ack", "MUST", "HOMA-ACK-001", "HOMA-ACK-003", "HOMA-ACK-005", "HOMA-PRIO-001"), body(func() {
 			need("need-ack")
@@ -58,6 +79,58 @@ var _ = Describe("acknowledgements", func() {
 					}
 					return nil
 				}}}, window(time.Duration(pr.RequestAckTicks+3)*pr.Tick))).To(Succeed(), "NEED_ACK after the ACK")
+			checkExchange(p)
+		}))
+	It("NEED_ACK-repeat: a server whose response stays unacknowledged keeps asking with NEED_ACK, at most once a tick, past timeout_ticks, and still holds the RPC: a RESEND for the response is answered with its bytes",
+		labels("ack", "MUST", "HOMA-ACK-006", "HOMA-ACK-003", "HOMA-RESEND-019"), body(func() {
+			need("need-ack")
+			p := peer(0)
+			pr := params()
+			m := newRequest(2000, 500)
+			sent := p.Now()
+			m.sendUnsched(p, 0, m.msgLen)
+			_, err := p.Expect(ctx(), tester.Match{Type: wire.TypeData, From: iut(), RPC: m.id}, wait(20*time.Millisecond))
+			ok(err, "the response")
+			needAck := tester.Match{Type: wire.TypeNeedAck, From: iut(), RPC: m.id}
+			first, err := p.Expect(ctx(), needAck, wait(pr.Ticks(pr.RequestAckTicks+2)))
+			ok(err, "NEED_ACK from the server that sent its whole response")
+			// The ACK may be lost, so the server asks again every tick
+			// until one comes, and never times the RPC out: it holds the
+			// response for a client that may still RESEND for it
+			// (homa_timer_check_rpc zeroes a server's silent_ticks once
+			// it has the request). Unanswered for half as long again as
+			// timeout_ticks.
+			hold := pr.Ticks(pr.TimeoutTicks + pr.TimeoutTicks/2)
+			n, last := 1, first
+			for p.Now().Before(first.At.Add(hold)) {
+				last, err = p.Expect(ctx(), needAck, wait(pr.Ticks(2)))
+				ok(err, "NEED_ACK %d: the server stopped asking %v after its first NEED_ACK with the RPC unacknowledged (request_ack_ticks %d, timeout_ticks %d)",
+					n+1, p.Now().Sub(first.At), pr.RequestAckTicks, pr.TimeoutTicks)
+				n++
+			}
+			// And at most one a tick (HOMA-ACK-006), counted rather than
+			// timed: the timer passes that sent them all lie between the
+			// request's sending and the last one's arrival, whatever held
+			// either host up, and no network in this spec duplicates.
+			// Two more for the partial ticks at both ends.
+			span := last.At.Sub(sent)
+			Expect(n).To(BeNumerically("<=", int(span/pr.Tick)+2),
+				"%d NEED_ACKs for one RPC within %v of the request (tick %v): more than one a tick", n, span, pr.Tick)
+			Expect(p.Send(iut(), ctrlLevel(pr), &wire.ResendFields{Common: wire.CommonFields{Sport: m.sport, Dport: ServerPort, SenderID: m.id},
+				Offset: 0, Length: 500, Priority: ctrlLevel(pr)})).To(Succeed())
+			_, err = p.Expect(ctx(), tester.Match{Type: wire.TypeData, From: iut(), RPC: m.id, Checks: []tester.Check{
+				tester.DataOffset(0), tester.Is("retransmit", 1),
+			}}, wait(2*pr.Tick))
+			ok(err, "the response retransmitted for a RESEND after %d NEED_ACKs in %v (the server must still hold the unacknowledged RPC)", n, p.Now().Sub(first.At))
+			m.ack(p)
+			acked := p.Now()
+			Expect(p.ExpectNone(ctx(), tester.Match{Type: wire.TypeNeedAck, From: iut(), RPC: m.id,
+				Checks: []tester.Check{func(x *tester.Packet) error {
+					if x.At.Sub(acked) < env.Slack {
+						return errEarly
+					}
+					return nil
+				}}}, window(pr.Ticks(pr.RequestAckTicks+3)))).To(Succeed(), "NEED_ACK after the ACK")
 			checkExchange(p)
 		}))
 })

@@ -31,6 +31,17 @@ var _ = Describe("cutoffs", func() {
 			Expect(r.first.Pkt.Data().CutoffVersion()).To(Equal(uint16(version)), "cutoff_version of the next request")
 			Expect(r.first.Priority).To(Equal(uint8(4)), "IP priority of a %d-byte unscheduled message under cutoffs %v", reqLen, cut)
 			r.serveFully(p, 100)
+			// A cutoff is the largest length of its level: a message of
+			// exactly 4000 bytes belongs to level 5 (homa_unsched_priority
+			// compares cutoff >= length), one byte more to level 4.
+			for _, c := range []struct {
+				n    int
+				prio uint8
+			}{{4000, 5}, {4001, 4}} {
+				r = iutCall(p, c.n, 100)
+				Expect(r.first.Priority).To(Equal(c.prio), "IP priority of a %d-byte unscheduled message under cutoffs %v (a cutoff is the largest length of its level)", c.n, cut)
+				r.serveFully(p, 100)
+			}
 			checkExchange(p)
 			// Put the tester host and the IUT's view of it back to the
 			// defaults.
@@ -54,6 +65,29 @@ var _ = Describe("cutoffs", func() {
 			_, err = p.Expect(ctx(), tester.Match{Type: wire.TypeData, From: iut(), RPC: m.id}, wait(2*params().Tick))
 			ok(err, "the response")
 			m.ack(p)
+			checkExchange(p)
+		}))
+
+	It("CUTOFFS-stale-response: response DATA with a stale cutoff_version draws CUTOFFS from the client",
+		labels("cutoffs", "SHOULD", "HOMA-CUTOFF-002"), body(func() {
+			need("cutoffs")
+			p := peer(0)
+			pr := params()
+			r := iutCall(p, 100, 100)
+			r.receiveRequest(p)
+			// The version check runs on every DATA a host receives,
+			// requests and responses alike (homa_data_pkt): a server's
+			// stale view of the client's cutoffs is corrected too.
+			full := responsePayload(r.callID, 100)
+			Expect(p.SendDeliberate(iut(), unschedLevel(pr, 100), wire.NewData(r.control(), 100, 100, pr.CutoffVersion+1, 0, full, false),
+				"response DATA with a cutoff_version the IUT never sent (a stale one)")).To(Succeed())
+			c, err := p.Expect(ctx(), tester.Match{Type: wire.TypeCutoffs, From: iut(), Checks: []tester.Check{
+				tester.Is("sport", uint64(r.cport)), tester.Is("dport", testerPort),
+			}}, wait(2*pr.Tick))
+			ok(err, "CUTOFFS from the client after response DATA with cutoff_version %d", pr.CutoffVersion+1)
+			Expect(c.Pkt.Cutoffs().CutoffVersion()).To(Equal(pr.CutoffVersion))
+			res := r.wait()
+			Expect(res.Err).To(BeEmpty(), "the call completes")
 			checkExchange(p)
 		}))
 })

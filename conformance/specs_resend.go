@@ -192,6 +192,44 @@ var _ = Describe("retransmission", func() {
 			forget(p, wire.CommonFields{Sport: m.sport, Dport: ServerPort, SenderID: m.id})
 		}))
 
+	It("RESEND-busy-alive: a client whose server answers each of its RESENDs with BUSY for longer than timeout_ticks keeps the RPC and completes the call when the response comes",
+		labels("resend", "MUST", "HOMA-RESEND-001", "HOMA-RESEND-009"), body(func() {
+			p := peer(0)
+			pr := params()
+			r := iutCall(p, 100, 100)
+			r.receiveRequest(p)
+			// A server whose application takes long to reply answers the
+			// client's RESENDs with BUSY (homa_resend_pkt), and a BUSY
+			// resets the client's silent_ticks as DATA and GRANT do
+			// (homa_dispatch_pkts): the client never reaches timeout_ticks
+			// however long the reply takes. Held for half as long again as
+			// timeout_ticks, so that a client counting only its silence
+			// since the request times out well inside it.
+			hold := pr.Ticks(pr.TimeoutTicks + pr.TimeoutTicks/2)
+			start := p.Now()
+			busy := 0
+			for left := hold; left > 0; left = start.Add(hold).Sub(env.Clock.Now()) {
+				rs, _ := p.Expect(ctx(), tester.Match{Type: wire.TypeResend, From: iut(), RPC: r.id}, left)
+				ok(ctx().Err(), "holding the response back")
+				if rs != nil {
+					Expect(p.Send(iut(), ctrlLevel(pr), &wire.BusyFields{Common: r.control()})).To(Succeed())
+					busy++
+				}
+			}
+			res := r.respond(p, 100, pr.CutoffVersion)
+			if res.Err != "" {
+				msg := fmt.Sprintf("the IUT's call failed after its server answered %d RESENDs with BUSY for %v (timeout_ticks %d of %v): %s", busy, hold, pr.TimeoutTicks, pr.Tick, res.Err)
+				// A tester held up for timeout_ticks leaves the client
+				// silent that long: then the timeout is the protocol's.
+				if !stalledDuring(msg, start, p.Now()) {
+					Fail(msg)
+				}
+				return
+			}
+			Expect(res.Response).To(Equal(100))
+			checkExchange(p)
+		}))
+
 	It("RESEND-timeout: a client whose server stays silent after the request asks with RESENDs and fails the call with a timeout, not before timeout_ticks ticks of silence",
 		labels("resend", "MUST", "HOMA-RESEND-014", "HOMA-RESEND-009"), body(func() {
 			p := peer(0)
@@ -275,6 +313,44 @@ var _ = Describe("retransmission", func() {
 			checkExchange(p)
 		}))
 
+	It("RPC_UNKNOWN-server-end: a server missing part of a request that its client answers with RPC_UNKNOWN ends the RPC: a RESEND for it then draws RPC_UNKNOWN, not BUSY",
+		labels("resend", "MUST", "HOMA-RESEND-017", "HOMA-RESEND-022"), body(func() {
+			p := peer(0)
+			pr := params()
+			m := newRequest(unsched(1<<30)/2, 100)
+			k, _, _ := lostSegment(m.msgLen)
+			m.sendSegments(p, m.segmentsBut(k)...)
+			// The client has forgotten the RPC (it timed out, or its host
+			// restarted): it answers the server's RESEND with RPC_UNKNOWN,
+			// and the server ends the RPC (homa_rpc_unknown_pkt), which
+			// would otherwise RESEND to a client that will never send the
+			// bytes, until timeout_ticks.
+			forget(p, wire.CommonFields{Sport: m.sport, Dport: ServerPort, SenderID: m.id})
+			told := p.Now()
+			// A round of the server's timer later, ask: a server still
+			// holding the RPC answers BUSY (it has not got the request),
+			// one that ended it RPC_UNKNOWN (homa_resend_pkt). Behind the
+			// RPC_UNKNOWN at the same level, so the server has processed it.
+			_, err := env.Clock.Wait(ctx(), deadline(pr.Ticks(pr.ResendInterval+1)), func() bool { return false })
+			ok(err, "waiting a resend_interval after the RPC_UNKNOWN")
+			Expect(p.SendDeliberate(iut(), ctrlLevel(pr), &wire.ResendFields{Common: wire.CommonFields{Sport: m.sport, Dport: ServerPort, SenderID: m.id},
+				Offset: 0, Length: 100, Priority: ctrlLevel(pr)}, "RESEND for an RPC the client said it does not know")).To(Succeed())
+			a, err := p.Expect(ctx(), tester.Match{From: iut(), RPC: m.id, Checks: []tester.Check{func(x *tester.Packet) error {
+				if t := x.Pkt.Type(); t != wire.TypeRPCUnknown && t != wire.TypeBusy {
+					return fmt.Errorf("a %v, not BUSY or RPC_UNKNOWN", t)
+				}
+				if !x.At.After(told) {
+					return errEarly
+				}
+				return nil
+			}}}, wait(2*pr.Tick))
+			ok(err, "the server's answer to a RESEND for the RPC its client said it does not know")
+			if a.Pkt.Type() != wire.TypeRPCUnknown {
+				Fail(fmt.Sprintf("the server answered a RESEND with %v %v after its client said RPC_UNKNOWN: it still holds the RPC", a.Pkt.Type(), a.At.Sub(told)))
+			}
+			checkExchange(p)
+		}))
+
 	It("RPC_UNKNOWN-reply: a RESEND for an RPC the IUT never saw is answered with RPC_UNKNOWN and nothing else",
 		labels("resend", "MUST", "HOMA-RESEND-006", "HOMA-PRIO-001"), body(func() {
 			p := peer(0)
@@ -289,6 +365,30 @@ var _ = Describe("retransmission", func() {
 			ok(err, "RPC_UNKNOWN")
 			Expect(u.Pkt.SenderID()).To(Equal(id+1), "RPC_UNKNOWN carries the server's id (the RESEND's sender_id xor 1)")
 			Expect(p.ExpectNone(ctx(), tester.Match{From: iut(), RPC: id}, window(2*pr.Tick))).To(Succeed())
+			checkExchange(p)
+		}))
+
+	It("RPC_UNKNOWN-client-reply: a RESEND for a client RPC the IUT has finished is answered with RPC_UNKNOWN from its client port",
+		labels("resend", "MUST", "HOMA-RESEND-006", "HOMA-PRIO-001"), body(func() {
+			p := peer(0)
+			pr := params()
+			r := iutCall(p, 100, 100)
+			r.serveFully(p, 100)
+			// The call returned its response, so the client has ended the
+			// RPC (homa_rpc_end when the application receives it) and a
+			// late RESEND from the server finds nothing: a host answers a
+			// RESEND for an RPC it does not have with RPC_UNKNOWN whichever
+			// role the RPC had (homa_resend_pkt), so that the server can
+			// end it in turn.
+			Expect(p.SendDeliberate(iut(), ctrlLevel(pr), &wire.ResendFields{Common: r.control(),
+				Offset: 0, Length: 100, Priority: ctrlLevel(pr)}, "RESEND for request bytes of an RPC whose call completed")).To(Succeed())
+			u, err := p.Expect(ctx(), tester.Match{Type: wire.TypeRPCUnknown, From: iut(), RPC: r.id, Checks: []tester.Check{
+				tester.Is("sport", uint64(r.cport)), tester.Is("dport", testerPort),
+				tester.IPPriority(ctrlLevel(pr), ctrlLevel(pr)),
+			}}, wait(2*pr.Tick))
+			ok(err, "RPC_UNKNOWN from the client for RPC %d, which it finished", r.id)
+			Expect(u.Pkt.SenderID()).To(Equal(r.id), "RPC_UNKNOWN carries the client's id (the RESEND's sender_id xor 1)")
+			Expect(p.ExpectNone(ctx(), tester.Match{Type: wire.TypeData, From: iut(), RPC: r.id}, window(2*pr.Tick))).To(Succeed(), "request DATA after the RESEND")
 			checkExchange(p)
 		}))
 
