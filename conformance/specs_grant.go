@@ -8,6 +8,7 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/homatest/homatest/conformance/tester"
+	"github.com/homatest/homatest/internal/byteranges"
 	"github.com/homatest/homatest/spec/wire"
 )
 
@@ -60,6 +61,72 @@ var _ = Describe("grants", func() {
 			}
 			Expect(g.Pkt.SenderID()).To(Equal(r.id), "GRANT sender_id: the client's own id")
 			grantsRise(grants, respLen, true)
+			checkExchange(p)
+		}))
+
+	It("GRANT-trickle: a client whose request is granted one segment a tick, for longer than timeout_ticks, sends each granted segment, sends no RESEND while the GRANTs come, and completes the call",
+		labels("grant", "MUST", "HOMA-RESEND-001", "HOMA-RESEND-009"), body(func() {
+			need("grants")
+			p := peer(0)
+			pr := params()
+			seg := maxSegData()
+			// A receiver granting many messages may let this one on a
+			// segment at a time. Each GRANT resets the sender's
+			// silent_ticks as DATA and BUSY do (homa_dispatch_pkts), so a
+			// GRANT every tick keeps it from RESENDing (resend_ticks) and
+			// from timing out (timeout_ticks) however long the message
+			// takes: here half as long again as timeout_ticks.
+			n := pr.TimeoutTicks + pr.TimeoutTicks/2
+			reqLen := min(unsched(1<<30)+n*seg, wire.MaxMessageLength)
+			r := iutCall(p, reqLen, 100)
+			var got byteranges.Set
+			d := r.first.Pkt.Data()
+			got.Add(d.Offset(), d.Offset()+uint32(d.DataLen()))
+			resends := 0
+			// receive takes the IUT's packets for the RPC until it has
+			// sent [0, to), answering its RESENDs with BUSY as a server
+			// still receiving the request does (homa_resend_pkt).
+			receive := func(to int) {
+				for !got.Covers(0, uint32(to)) {
+					x, err := p.Expect(ctx(), tester.Match{From: iut(), RPC: r.id, Checks: []tester.Check{func(x *tester.Packet) error {
+						if t := x.Pkt.Type(); t != wire.TypeData && t != wire.TypeResend {
+							return fmt.Errorf("a %v", t)
+						}
+						return nil
+					}}}, wait(2*pr.Tick))
+					ok(err, "request bytes up to %d of %d (have %d; %d RESENDs)", to, reqLen, got.Total(), resends)
+					if x.Pkt.Type() == wire.TypeResend {
+						resends++
+						Expect(p.Send(iut(), ctrlLevel(pr), &wire.BusyFields{Common: r.control()})).To(Succeed())
+						continue
+					}
+					d := x.Pkt.Data()
+					got.Add(d.Offset(), d.Offset()+uint32(d.DataLen()))
+				}
+			}
+			granted := unsched(reqLen)
+			receive(granted)
+			start := p.Now()
+			for granted < reqLen {
+				_, err := env.Clock.Wait(ctx(), deadline(pr.Tick), func() bool { return false })
+				ok(err, "waiting a tick between GRANTs")
+				// Whole segments, so that a sender holding a packet back
+				// until it is granted whole is not stalled.
+				granted = min((granted/seg+1)*seg, reqLen)
+				Expect(p.Send(iut(), ctrlLevel(pr), &wire.GrantFields{Common: r.control(), Offset: uint32(granted), Priority: 0})).To(Succeed())
+				receive(granted)
+			}
+			res := r.respond(p, 100, pr.CutoffVersion)
+			if res.Err != "" {
+				msg := fmt.Sprintf("the IUT's call failed after its request was granted a segment a tick for %v (timeout_ticks %d of %v): %s", p.Now().Sub(start), pr.TimeoutTicks, pr.Tick, res.Err)
+				if !stalledDuring(msg, start, p.Now()) {
+					Fail(msg)
+				}
+				return
+			}
+			Expect(res.Response).To(Equal(100))
+			// The checker fails a RESEND that followed a GRANT within
+			// resend_ticks (HOMA-RESEND-001), with its stall excuses.
 			checkExchange(p)
 		}))
 
