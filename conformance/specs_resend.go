@@ -313,6 +313,48 @@ var _ = Describe("retransmission", func() {
 			checkExchange(p)
 		}))
 
+	It("RPC_UNKNOWN-response-begun: a client whose response has begun to arrive ignores RPC_UNKNOWN: it does not restart its request, asks again for what it lacks and completes the call once that comes",
+		labels("resend", "MUST", "HOMA-RESEND-017", "HOMA-RESEND-003"), body(func() {
+			p := peer(0)
+			pr := params()
+			seg := maxSegData()
+			respLen := unsched(4 * seg)
+			r := iutCall(p, 100, respLen)
+			r.receiveRequest(p)
+			k, from, to := lostSegment(respLen)
+			for i := 0; i*seg < respLen; i++ {
+				if i != k {
+					r.sendResponse(p, respLen, i*seg, (i+1)*seg, respLen, unschedLevel(pr, respLen), pr.CutoffVersion, false)
+				}
+			}
+			// Told RPC_UNKNOWN after response bytes came, a client has
+			// nothing to restart: the server got the request and began
+			// answering. HomaModule restarts only an RPC still in
+			// RPC_OUTGOING and discards RPC_UNKNOWN otherwise
+			// (homa_rpc_unknown_pkt), so the client goes on asking for
+			// the segment it lacks.
+			forget(p, r.control())
+			told := p.Now()
+			after := func(x *tester.Packet) error {
+				if !x.At.After(told) {
+					return errEarly
+				}
+				return nil
+			}
+			rs, err := p.Expect(ctx(), tester.Match{Type: wire.TypeResend, From: iut(), RPC: r.id, Checks: []tester.Check{after}},
+				wait(pr.Ticks(pr.ResendInterval+2)))
+			ok(err, "the client's next RESEND for response bytes [%d, %d) after RPC_UNKNOWN", from, to)
+			r.sendResponse(p, respLen, from, to, to, rs.Pkt.Resend().Priority(), pr.CutoffVersion, true)
+			res := r.wait()
+			restarted := p.Received(tester.Match{Type: wire.TypeData, From: iut(), RPC: r.id, Checks: []tester.Check{after}})
+			if len(restarted) > 0 {
+				Fail(fmt.Sprintf("%d request DATA after RPC_UNKNOWN told a client whose response had begun to arrive (a restart), the first: %v", len(restarted), restarted[0]))
+			}
+			Expect(res.Err).To(BeEmpty(), "the call completes once the missing response bytes come")
+			Expect(res.Response).To(Equal(respLen))
+			checkExchange(p)
+		}))
+
 	It("RPC_UNKNOWN-server-end: a server missing part of a request that its client answers with RPC_UNKNOWN ends the RPC: a RESEND for it then draws RPC_UNKNOWN, not BUSY",
 		labels("resend", "MUST", "HOMA-RESEND-017", "HOMA-RESEND-022"), body(func() {
 			p := peer(0)
