@@ -116,8 +116,8 @@ var _ = Describe("acknowledgements", func() {
 			span := last.At.Sub(sent)
 			Expect(n).To(BeNumerically("<=", int(span/pr.Tick)+2),
 				"%d NEED_ACKs for one RPC within %v of the request (tick %v): more than one a tick", n, span, pr.Tick)
-			Expect(p.Send(iut(), ctrlLevel(pr), &wire.ResendFields{Common: wire.CommonFields{Sport: m.sport, Dport: ServerPort, SenderID: m.id},
-				Offset: 0, Length: 500, Priority: ctrlLevel(pr)})).To(Succeed())
+			Expect(p.SendDeliberate(iut(), ctrlLevel(pr), &wire.ResendFields{Common: wire.CommonFields{Sport: m.sport, Dport: ServerPort, SenderID: m.id},
+				Offset: 0, Length: 500, Priority: ctrlLevel(pr)}, "RESEND for a response the tester holds whole (does the server still hold the RPC?)")).To(Succeed())
 			_, err = p.Expect(ctx(), tester.Match{Type: wire.TypeData, From: iut(), RPC: m.id, Checks: []tester.Check{
 				tester.DataOffset(0), tester.Is("retransmit", 1),
 			}}, wait(2*pr.Tick))
