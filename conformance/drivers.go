@@ -376,21 +376,8 @@ func driveRequests(peers []*tester.Peer, msgs []msgSpec, sent []int) []int {
 				}
 			}
 			// Answer RESENDs (the IUT lost patience while this driver was
-			// descheduled): retransmit what it asks for, as a sender must.
-			for {
-				r, _ := p.Expect(ctx(), tester.Match{Type: wire.TypeResend, From: iut(), RPC: m.id}, 0)
-				if r == nil {
-					break
-				}
-				off, n := int(r.Pkt.Resend().Offset()), int(r.Pkt.Resend().Length())
-				end := min(off+n, sent[i])
-				if n < 0 || r.Pkt.Resend().IsResendAll() {
-					end = sent[i]
-				}
-				if off < end {
-					m.resendData(p, off, end, r.Pkt.Resend().Priority())
-				}
-			}
+			// descheduled).
+			m.answerResends(p, sent[i])
 			if len(p.Received(tester.Match{Type: wire.TypeData, From: iut(), RPC: m.id})) > 0 {
 				done[i] = true
 				left--
@@ -418,6 +405,27 @@ func driveRequests(peers []*tester.Peer, msgs []msgSpec, sent []int) []int {
 		}
 	}
 	return order
+}
+
+// answerResends retransmits what the IUT's RESENDs for m that have
+// arrived ask for, of the first sent bytes, at the asked priority, as a
+// sender must (homa_resend_pkt).
+func (m msgSpec) answerResends(p *tester.Peer, sent int) {
+	GinkgoHelper()
+	for {
+		r, _ := p.Expect(ctx(), tester.Match{Type: wire.TypeResend, From: iut(), RPC: m.id}, 0)
+		if r == nil {
+			return
+		}
+		off, n := int(r.Pkt.Resend().Offset()), int(r.Pkt.Resend().Length())
+		end := min(off+n, sent)
+		if n < 0 || r.Pkt.Resend().IsResendAll() {
+			end = sent
+		}
+		if off < end {
+			m.resendData(p, off, end, r.Pkt.Resend().Priority())
+		}
+	}
 }
 
 // lastSent returns when the tester last sent DATA of client RPC id before
