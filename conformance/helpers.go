@@ -676,15 +676,27 @@ func inconclusiveAs(entry string, v spec.Finding, view []spec.Event) bool {
 // expectation) as timing-inconclusive, naming the stall, as inconclusive
 // does for the checker's findings.
 func stalledDuring(msg string, from, to time.Time) bool {
+	return stalledAtLeast(msg, from, to, 0)
+}
+
+// stalledAtLeast is stalledDuring for an expectation only a long stall
+// can break: the stalls overlapping [from, to] must have lost at least
+// lost between them (a client timing out while its peer kept answering
+// needs the answers held up for most of timeout_ticks, not any stall).
+func stalledAtLeast(msg string, from, to time.Time, lost time.Duration) bool {
 	if env.Stalls == nil {
 		return false
 	}
 	env.Stalls.Settle(ctx(), time.Now())
 	spans := stall.Overlaps(env.Stalls.Spans(), from, to)
-	if len(spans) == 0 {
+	var sum time.Duration
+	for _, s := range spans {
+		sum += s.Lost
+	}
+	if len(spans) == 0 || sum < lost {
 		return false
 	}
-	AddReportEntry(entryInconclusive, fmt.Sprintf("%s (during a measured stall: %s)", msg, spans[0]))
+	AddReportEntry(entryInconclusive, fmt.Sprintf("%s (during a measured stall: %s; %v lost in all)", msg, spans[0], sum))
 	return true
 }
 

@@ -1,6 +1,7 @@
 package conformance
 
 import (
+	"fmt"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -40,8 +41,9 @@ var _ = Describe("acknowledgements", func() {
 			r.serveFully(p, 100)
 			_, err := env.Clock.Wait(ctx(), deadline(pr.Ticks(pr.RequestAckTicks)), func() bool { return false })
 			ok(err, "waiting request_ack_ticks before NEED_ACK")
-			a := needAck(p, r, pr)
-			Expect(a).NotTo(BeNil(), "no ACK for RPC %d within %v of the repeated NEED_ACK (HOMA-ACK-002)", r.id, pr.NeedAckAnswerBound())
+			if needAck(p, r, pr) == nil {
+				Fail(fmt.Sprintf("no ACK for RPC %d within %v of the first NEED_ACK's repeat", r.id, pr.NeedAckAnswerBound()))
+			}
 			// The server did not get that ACK and asks again. The client
 			// answers every NEED_ACK for an RPC it does not hold unfinished
 			// with an ACK (homa_need_ack_pkt), whether or not it has other
@@ -49,7 +51,9 @@ var _ = Describe("acknowledgements", func() {
 			// server's RPC, which never times out.
 			again := needAck(p, r, pr)
 			checkExchange(p)
-			Expect(again).NotTo(BeNil(), "no ACK for RPC %d, already acknowledged once, within %v of a NEED_ACK repeated after it: its server would hold the RPC for good", r.id, pr.NeedAckAnswerBound())
+			if again == nil {
+				Fail(fmt.Sprintf("no ACK for RPC %d, already acknowledged once, within %v of a NEED_ACK repeated after it: its server would hold the RPC for good", r.id, pr.NeedAckAnswerBound()))
+			}
 		}))
 
 	It("NEED_ACK-timing: a server asks for an ACK request_ack_ticks after its response went out, and stops once acknowledged",
@@ -123,14 +127,11 @@ var _ = Describe("acknowledgements", func() {
 			}}, wait(2*pr.Tick))
 			ok(err, "the response retransmitted for a RESEND after %d NEED_ACKs in %v (the server must still hold the unacknowledged RPC)", n, p.Now().Sub(first.At))
 			m.ack(p)
-			acked := p.Now()
-			Expect(p.ExpectNone(ctx(), tester.Match{Type: wire.TypeNeedAck, From: iut(), RPC: m.id,
-				Checks: []tester.Check{func(x *tester.Packet) error {
-					if x.At.Sub(acked) < env.Slack {
-						return errEarly
-					}
-					return nil
-				}}}, window(pr.Ticks(pr.RequestAckTicks+3)))).To(Succeed(), "NEED_ACK after the ACK")
+			// The checker fails a NEED_ACK after the ACK (HOMA-ACK-003,
+			// with its stall excuses: a stalled IUT may not have read the
+			// ACK yet) in the exchange, which runs a few ticks on.
+			_, err = env.Clock.Wait(ctx(), deadline(window(pr.Ticks(pr.RequestAckTicks+3))), func() bool { return false })
+			ok(err, "waiting a few ticks after the ACK")
 			checkExchange(p)
 		}))
 })

@@ -5,6 +5,7 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/homatest/homatest/conformance/tester"
+	"github.com/homatest/homatest/spec"
 	"github.com/homatest/homatest/spec/wire"
 )
 
@@ -17,8 +18,8 @@ var _ = Describe("cutoffs", func() {
 			// A first RPC makes the peers known to each other.
 			first := iutCall(p, reqLen, 100)
 			first.serveFully(p, 100)
-			// New cutoffs: a 5000-byte message now belongs to level 4
-			// (≤ 8000, > 4000); the defaults put it at 5.
+			// New cutoffs: with 8 priorities a 5000-byte message now
+			// belongs to level 4 (≤ 8000, > 4000); the defaults put it at 5.
 			cut := [wire.NumCutoffs]uint32{0, 0, 0, 1000000, 8000, 4000, 2000, 100}
 			const version = 7
 			// The tester host now holds these cutoffs, so it does not
@@ -29,17 +30,18 @@ var _ = Describe("cutoffs", func() {
 			barrier(p, ctrlLevel(params()))
 			r := iutCall(p, reqLen, 100)
 			Expect(r.first.Pkt.Data().CutoffVersion()).To(Equal(uint16(version)), "cutoff_version of the next request")
-			Expect(r.first.Priority).To(Equal(uint8(4)), "IP priority of a %d-byte unscheduled message under cutoffs %v", reqLen, cut)
+			// The levels below num_priorities count (homa_unsched_priority
+			// starts at num_priorities-1).
+			level := func(n int) uint8 { return spec.UnschedPriority(cut, params().NumPriorities, uint32(n)) }
+			Expect(r.first.Priority).To(Equal(level(reqLen)), "IP priority of a %d-byte unscheduled message under cutoffs %v", reqLen, cut)
 			r.serveFully(p, 100)
-			// A cutoff is the largest length of its level: a message of
-			// exactly 4000 bytes belongs to level 5 (homa_unsched_priority
-			// compares cutoff >= length), one byte more to level 4.
-			for _, c := range []struct {
-				n    int
-				prio uint8
-			}{{4000, 5}, {4001, 4}} {
-				r = iutCall(p, c.n, 100)
-				Expect(r.first.Priority).To(Equal(c.prio), "IP priority of a %d-byte unscheduled message under cutoffs %v (a cutoff is the largest length of its level)", c.n, cut)
+			// A cutoff is the largest length of its level: with 6 levels
+			// or more, a message of exactly 4000 bytes belongs to level 5
+			// (homa_unsched_priority compares cutoff >= length), one byte
+			// more to level 4.
+			for _, n := range []int{4000, 4001} {
+				r = iutCall(p, n, 100)
+				Expect(r.first.Priority).To(Equal(level(n)), "IP priority of a %d-byte unscheduled message under cutoffs %v with %d priorities (a cutoff is the largest length of its level)", n, cut, params().NumPriorities)
 				r.serveFully(p, 100)
 			}
 			checkExchange(p)
