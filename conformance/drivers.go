@@ -309,7 +309,7 @@ func (m msgSpec) answerNeedAck(p *tester.Peer) bool {
 
 // ackFields is the ACK of m's RPC, from its client.
 func (m msgSpec) ackFields() *wire.AckFields {
-	return &wire.AckFields{Common: wire.CommonFields{Sport: m.sport, Dport: ServerPort, SenderID: m.id}}
+	return &wire.AckFields{Common: m.control()}
 }
 
 // needAcks counts the NEED_ACKs peer p got from the IUT for client RPC id

@@ -228,6 +228,14 @@ func ctx() context.Context {
 	return context.Background()
 }
 
+// pause waits on the environment's clock until t (in the simulator the
+// wait steps it), failing with what if the spec is interrupted.
+func pause(t time.Time, what string, args ...any) {
+	GinkgoHelper()
+	_, err := env.Clock.Wait(ctx(), t, func() bool { return false })
+	ok(err, what, args...)
+}
+
 // deadline is the time d from now on the environment's clock.
 func deadline(d time.Duration) time.Time { return env.Clock.Now().Add(d) }
 
@@ -283,6 +291,12 @@ type msgSpec struct {
 	deliberate string
 }
 
+// control returns the common header of a packet the tester (as m's
+// client) sends to the IUT's server.
+func (m msgSpec) control() wire.CommonFields {
+	return wire.CommonFields{Sport: m.sport, Dport: ServerPort, SenderID: m.id}
+}
+
 // unschedPrio is the level of the request's unscheduled DATA.
 func (m msgSpec) unschedPrio() uint8 { return unschedLevel(params(), m.msgLen) }
 
@@ -324,7 +338,7 @@ func (m msgSpec) resendData(p *tester.Peer, from, to int, prio uint8) {
 func (m msgSpec) send(p *tester.Peer, from, to int, prio func(off int) uint8, incoming int, retransmit bool) {
 	GinkgoHelper()
 	seg := maxSegData()
-	c := wire.CommonFields{Sport: m.sport, Dport: ServerPort, SenderID: m.id}
+	c := m.control()
 	to = min(to, m.msgLen) // a GRANT past the message's end (HOMA-GRANT-002) grants no more
 	n := 0
 	for off := from; off < to; off += n {

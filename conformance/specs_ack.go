@@ -22,8 +22,7 @@ var _ = Describe("acknowledgements", func() {
 			// A server asks request_ack_ticks after its response went out
 			// (HOMA-ACK-005).
 			pr := params()
-			_, err := env.Clock.Wait(ctx(), deadline(pr.Ticks(pr.RequestAckTicks)), func() bool { return false })
-			ok(err, "waiting request_ack_ticks before NEED_ACK")
+			pause(deadline(pr.Ticks(pr.RequestAckTicks)), "waiting request_ack_ticks before NEED_ACK")
 			a := needAck(p, r, pr)
 			// The checker judges the wait with HOMA-ACK-002's bound, as
 			// homatest check does the spec's capture.
@@ -39,8 +38,7 @@ var _ = Describe("acknowledgements", func() {
 			pr := params()
 			r := iutCall(p, 1000, 100)
 			r.serveFully(p, 100)
-			_, err := env.Clock.Wait(ctx(), deadline(pr.Ticks(pr.RequestAckTicks)), func() bool { return false })
-			ok(err, "waiting request_ack_ticks before NEED_ACK")
+			pause(deadline(pr.Ticks(pr.RequestAckTicks)), "waiting request_ack_ticks before NEED_ACK")
 			if needAck(p, r, pr) == nil {
 				Fail(fmt.Sprintf("no ACK for RPC %d within %v of the first NEED_ACK's repeat", r.id, pr.NeedAckAnswerBound()))
 			}
@@ -120,7 +118,7 @@ var _ = Describe("acknowledgements", func() {
 			span := last.At.Sub(sent)
 			Expect(n).To(BeNumerically("<=", int(span/pr.Tick)+2),
 				"%d NEED_ACKs for one RPC within %v of the request (tick %v): more than one a tick", n, span, pr.Tick)
-			Expect(p.SendDeliberate(iut(), ctrlLevel(pr), &wire.ResendFields{Common: wire.CommonFields{Sport: m.sport, Dport: ServerPort, SenderID: m.id},
+			Expect(p.SendDeliberate(iut(), ctrlLevel(pr), &wire.ResendFields{Common: m.control(),
 				Offset: 0, Length: 500, Priority: ctrlLevel(pr)}, "RESEND for a response the tester holds whole (does the server still hold the RPC?)")).To(Succeed())
 			_, err = p.Expect(ctx(), tester.Match{Type: wire.TypeData, From: iut(), RPC: m.id, Checks: []tester.Check{
 				tester.DataOffset(0), tester.Is("retransmit", 1),
@@ -130,8 +128,7 @@ var _ = Describe("acknowledgements", func() {
 			// The checker fails a NEED_ACK after the ACK (HOMA-ACK-003,
 			// with its stall excuses: a stalled IUT may not have read the
 			// ACK yet) in the exchange, which runs a few ticks on.
-			_, err = env.Clock.Wait(ctx(), deadline(window(pr.Ticks(pr.RequestAckTicks+3))), func() bool { return false })
-			ok(err, "waiting a few ticks after the ACK")
+			pause(deadline(window(pr.Ticks(pr.RequestAckTicks+3))), "waiting a few ticks after the ACK")
 			checkExchange(p)
 		}))
 })

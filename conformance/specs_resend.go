@@ -114,7 +114,7 @@ var _ = Describe("retransmission", func() {
 				got.Add(d.Pkt.Data().Offset(), d.Pkt.Data().Offset()+uint32(d.Pkt.Data().DataLen()))
 			}
 			seg := maxSegData()
-			Expect(p.SendDeliberate(iut(), ctrlLevel(params()), &wire.ResendFields{Common: wire.CommonFields{Sport: m.sport, Dport: ServerPort, SenderID: m.id},
+			Expect(p.SendDeliberate(iut(), ctrlLevel(params()), &wire.ResendFields{Common: m.control(),
 				Offset: 0, Length: uint32(seg), Priority: 3}, "RESEND at once (no silence) for response bytes, asking for priority 3")).To(Succeed())
 			d, err := p.Expect(ctx(), tester.Match{Type: wire.TypeData, From: iut(), RPC: m.id, Checks: []tester.Check{
 				tester.DataOffset(0), tester.Is("retransmit", 1), tester.IPPriority(3, 3),
@@ -132,7 +132,7 @@ var _ = Describe("retransmission", func() {
 			m.sendSegments(p, 0, 1)
 			// Same IP priority as the DATA: a strict-priority switch would
 			// let a level-7 RESEND overtake the DATA still queued.
-			Expect(p.SendDeliberate(iut(), m.unschedPrio(), &wire.ResendFields{Common: wire.CommonFields{Sport: m.sport, Dport: ServerPort, SenderID: m.id},
+			Expect(p.SendDeliberate(iut(), m.unschedPrio(), &wire.ResendFields{Common: m.control(),
 				Offset: 0, Length: 1000, Priority: ctrlLevel(params())}, "RESEND from a client still sending its request, at its DATA's level")).To(Succeed())
 			_, err := p.Expect(ctx(), tester.Match{Type: wire.TypeBusy, From: iut(), RPC: m.id,
 				Checks: []tester.Check{tester.Is("sport", uint64(ServerPort)), tester.Is("dport", uint64(m.sport))}}, wait(2*params().Tick))
@@ -161,7 +161,7 @@ var _ = Describe("retransmission", func() {
 			m := newRequest(unsched(1<<30)/2, 100)
 			m.sendSegments(p, 0, 1)
 			resend := func(what string) error {
-				Expect(p.SendDeliberate(iut(), m.unschedPrio(), &wire.ResendFields{Common: wire.CommonFields{Sport: m.sport, Dport: ServerPort, SenderID: m.id},
+				Expect(p.SendDeliberate(iut(), m.unschedPrio(), &wire.ResendFields{Common: m.control(),
 					Offset: 0, Length: 1000, Priority: ctrlLevel(params())}, what)).To(Succeed())
 				_, err := p.Expect(ctx(), tester.Match{Type: wire.TypeBusy, From: iut(), RPC: m.id}, wait(2*params().Tick))
 				return err
@@ -189,7 +189,7 @@ var _ = Describe("retransmission", func() {
 			// (homa_rpc_unknown_pkt). Completing it instead could outlast
 			// timeout_ticks of the client's silence on a machine whose
 			// measured slack stretches the waits above.
-			forget(p, wire.CommonFields{Sport: m.sport, Dport: ServerPort, SenderID: m.id})
+			forget(p, m.control())
 		}))
 
 	It("RESEND-busy-alive: a client whose server answers each of its RESENDs with BUSY for longer than timeout_ticks keeps the RPC and completes the call when the response comes",
@@ -268,8 +268,7 @@ var _ = Describe("retransmission", func() {
 			// which the checker fails a RESEND after timeout_ticks of
 			// silence (HOMA-RESEND-009; with its stall excuses, which a
 			// window here would lack).
-			_, err := env.Clock.Wait(ctx(), deadline(window(pr.Ticks(2*pr.ResendInterval))), func() bool { return false })
-			ok(err, "waiting two resend_interval after the timeout")
+			pause(deadline(window(pr.Ticks(2*pr.ResendInterval))), "waiting two resend_interval after the timeout")
 			checkExchange(p)
 		}))
 
@@ -290,8 +289,7 @@ var _ = Describe("retransmission", func() {
 			// (HOMA-RESEND-009; with its stall excuses, which a window
 			// here would lack).
 			past := time.Duration(float64(pr.Ticks(pr.TimeoutTicks))*(1+pr.TimerDrift)) + pr.Ticks(pr.ResendInterval+1)
-			_, err := env.Clock.Wait(ctx(), sent.Add(window(past)), func() bool { return false })
-			ok(err, "waiting a round past timeout_ticks")
+			pause(sent.Add(window(past)), "waiting a round past timeout_ticks")
 			// And the server has forgotten it: a RESEND for it (asking for
 			// response bytes, as its client may) draws RPC_UNKNOWN, where
 			// a server still holding it answers BUSY (homa_resend_pkt). A
@@ -300,7 +298,7 @@ var _ = Describe("retransmission", func() {
 			// generous bound.
 			give := deadline(wait(pr.Ticks(pr.TimeoutTicks)))
 			for {
-				Expect(p.SendDeliberate(iut(), ctrlLevel(pr), &wire.ResendFields{Common: wire.CommonFields{Sport: m.sport, Dport: ServerPort, SenderID: m.id},
+				Expect(p.SendDeliberate(iut(), ctrlLevel(pr), &wire.ResendFields{Common: m.control(),
 					Offset: 0, Length: 100, Priority: ctrlLevel(pr)}, "RESEND to a server that timed the RPC out")).To(Succeed())
 				u, _ := p.Expect(ctx(), tester.Match{Type: wire.TypeRPCUnknown, From: iut(), RPC: m.id}, pr.Ticks(pr.ResendInterval))
 				if u != nil {
@@ -383,15 +381,14 @@ var _ = Describe("retransmission", func() {
 			// and the server ends the RPC (homa_rpc_unknown_pkt), which
 			// would otherwise RESEND to a client that will never send the
 			// bytes, until timeout_ticks.
-			forget(p, wire.CommonFields{Sport: m.sport, Dport: ServerPort, SenderID: m.id})
+			forget(p, m.control())
 			told := p.Now()
 			// A round of the server's timer later, ask: a server still
 			// holding the RPC answers BUSY (it has not got the request),
 			// one that ended it RPC_UNKNOWN (homa_resend_pkt). Behind the
 			// RPC_UNKNOWN at the same level, so the server has processed it.
-			_, err := env.Clock.Wait(ctx(), deadline(pr.Ticks(pr.ResendInterval+1)), func() bool { return false })
-			ok(err, "waiting a resend_interval after the RPC_UNKNOWN")
-			Expect(p.SendDeliberate(iut(), ctrlLevel(pr), &wire.ResendFields{Common: wire.CommonFields{Sport: m.sport, Dport: ServerPort, SenderID: m.id},
+			pause(deadline(pr.Ticks(pr.ResendInterval+1)), "waiting a resend_interval after the RPC_UNKNOWN")
+			Expect(p.SendDeliberate(iut(), ctrlLevel(pr), &wire.ResendFields{Common: m.control(),
 				Offset: 0, Length: 100, Priority: ctrlLevel(pr)}, "RESEND for an RPC the client said it does not know")).To(Succeed())
 			a, err := p.Expect(ctx(), tester.Match{From: iut(), RPC: m.id, Checks: []tester.Check{func(x *tester.Packet) error {
 				if t := x.Pkt.Type(); t != wire.TypeRPCUnknown && t != wire.TypeBusy {
