@@ -70,6 +70,18 @@ func (m *Manifest) HelloParams(defaults, over Params) Params {
 	return p
 }
 
+// WithParams returns a copy of m whose params are its own with extra (a
+// command's --param) over them; m is unchanged.
+func (m *Manifest) WithParams(extra Params) *Manifest {
+	mm := *m
+	mm.Params = maps.Clone(m.Params)
+	if mm.Params == nil {
+		mm.Params = map[string]any{}
+	}
+	maps.Copy(mm.Params, extra)
+	return &mm
+}
+
 // environ returns the manifest's env as KEY=value strings, sorted.
 func (m *Manifest) environ() []string {
 	var env []string

@@ -85,3 +85,19 @@ func TestManifestTimeoutsEffective(t *testing.T) {
 		t.Errorf("effective timeouts at scale 2 = %+v", got)
 	}
 }
+
+// TestManifestWithParams: --param overrides go over a manifest's own
+// params in a copy; the manifest itself is unchanged.
+func TestManifestWithParams(t *testing.T) {
+	m := &Manifest{Name: "x", Params: map[string]any{"tick_ns": 5000000, "timeout_ticks": 100}}
+	got := m.WithParams(Params{"timeout_ticks": int64(30), "resend_ticks": int64(2)})
+	if got.Params["tick_ns"] != 5000000 || got.Params["timeout_ticks"] != int64(30) || got.Params["resend_ticks"] != int64(2) || got.Name != "x" {
+		t.Errorf("WithParams: %+v; want tick_ns kept, timeout_ticks 30 and resend_ticks 2 over it", got.Params)
+	}
+	if m.Params["timeout_ticks"] != 100 || len(m.Params) != 2 {
+		t.Errorf("the manifest changed: %+v", m.Params)
+	}
+	if p := (&Manifest{}).WithParams(nil).Params; p == nil || len(p) != 0 {
+		t.Errorf("WithParams(nil) of a manifest without params: %v; want an empty map", p)
+	}
+}

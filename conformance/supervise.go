@@ -45,6 +45,9 @@ type PassOptions struct {
 	// NSWorkloads runs the passive specs' benches on IUT hosts in
 	// namespaces (NSEnvConfig.Workloads).
 	NSWorkloads bool `json:"ns_workloads,omitempty"`
+	// Params are parameter overrides for the IUT's hello (--param), over
+	// a manifest's own params; in the simulator, SimEnvConfig.Params.
+	Params agent.Params `json:"params,omitempty"`
 	// Dir is the pass's folder (set by Supervisor.Pass).
 	Dir string `json:"dir"`
 }
@@ -482,13 +485,14 @@ func RunPassFile(path string) error {
 	}
 	defer logf.Close()
 	newEnv := func(context.Context) (*Env, error) {
-		return NewSimEnv(SimEnvConfig{Faults: faults, Artifacts: o.Dir})
+		return NewSimEnv(SimEnvConfig{Params: o.Params, Faults: faults, Artifacts: o.Dir})
 	}
 	if o.Env == "ns" {
 		m, err := agent.ResolveManifest(o.Impl)
 		if err != nil {
 			return err
 		}
+		m = m.WithParams(o.Params)
 		newEnv = func(ctx context.Context) (*Env, error) {
 			ctx, cancel := context.WithTimeout(ctx, envTimeout)
 			defer cancel()

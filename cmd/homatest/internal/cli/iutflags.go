@@ -2,7 +2,6 @@ package cli
 
 import (
 	"fmt"
-	"maps"
 	"strconv"
 	"strings"
 
@@ -22,15 +21,7 @@ func knownFault(name string) bool {
 // and extra parameter overrides (--param) over the manifest's own
 // (agent.Manifest.HelloParams applies them in hello).
 func nsEnvConfig(m *agent.Manifest, faults []string, extra agent.Params, artifacts string) conformance.NSEnvConfig {
-	mm := *m
-	mm.Params = maps.Clone(m.Params)
-	if mm.Params == nil {
-		mm.Params = map[string]any{}
-	}
-	for k, v := range extra {
-		mm.Params[k] = v
-	}
-	return conformance.NSEnvConfig{Manifest: &mm, Faults: faults, Artifacts: artifacts}
+	return conformance.NSEnvConfig{Manifest: m.WithParams(extra), Faults: faults, Artifacts: artifacts}
 }
 
 // parseParams parses --param NAME=VALUE overrides for an agent's hello:

@@ -24,6 +24,8 @@ import (
 type runOpts struct {
 	impl, env, labelFilter, rules, fault string
 	focus                                []string
+	params                               []string     // --param NAME=VALUE
+	hello                                agent.Params // params parsed (validate)
 	junit, output, artifacts             string
 	repeat                               int
 	matrix, verbose, nsWorkloads, strict bool
@@ -110,6 +112,7 @@ killed runs left on the machine, never a live run's (homatest cleanup).`,
   homatest run --label-filter 'grant && MUST'
   homatest run --rules 'HOMA-RESEND-*' -o json
   homatest run --fault no-grants            # expect failures citing HOMA-GRANT rules
+  homatest run --env sim --param timeout_ticks=30 --param resend_ticks=2
   homatest run --repeat 10 --junit report.xml
   homatest run --mutation-matrix`,
 		Args: noArgs,
@@ -122,6 +125,7 @@ killed runs left on the machine, never a live run's (homatest cleanup).`,
 	f.StringVar(&o.rules, "rules", "", "comma-separated rule-ID globs: run only specs checking these rules, e.g. 'HOMA-GRANT-*'")
 	f.StringArrayVar(&o.focus, "focus", nil, "run only specs whose name contains this text, or the spec it names (a short name like WORKLOAD-incast selects that spec alone, not WORKLOAD-incast-mixed; repeat for several)")
 	f.StringVar(&o.fault, "fault", "", "enable a fault knob of the reference implementation (homatest faults)")
+	f.StringArrayVar(&o.params, "param", nil, "IUT parameter override for its hello, NAME=VALUE, over a manifest's own params (repeatable; e.g. timeout_ticks=30, unsched_bytes=12000; with --env sim, the simulated reference implementation's)")
 	f.IntVar(&o.repeat, "repeat", 1, "run the suite N times; fails if any pass fails")
 	f.StringVar(&o.junit, "junit", "", "write a JUnit XML report to this file (one testsuite per pass)")
 	outputVar(f, &o.output, "the specs by area and every failure; html the report page (also written as report.html in the run folder)", "text", "json", "html")
@@ -169,6 +173,11 @@ func (o *runOpts) validate() error {
 	if o.fault != "" && !knownFault(o.fault) {
 		return fmt.Errorf("--fault %q: no such fault knob (homatest faults lists them)", o.fault)
 	}
+	hello, err := parseParams(o.params)
+	if err != nil {
+		return err
+	}
+	o.hello = hello
 	if err := spec.CheckRulePatterns(o.rules); err != nil {
 		return fmt.Errorf("--rules: %w", err)
 	}
@@ -203,7 +212,7 @@ func stripANSI(s string) string {
 // passOptions are the options of each pass (conformance.Supervisor.Pass).
 func (o *runOpts) passOptions() conformance.PassOptions {
 	return conformance.PassOptions{Impl: o.impl, Env: o.env, LabelFilter: o.labelFilter, Rules: o.rules, Focus: o.focus,
-		Fault: o.fault, JUnit: o.junit != "", Verbose: o.verbose, NSWorkloads: o.nsWorkloads}
+		Fault: o.fault, Params: o.hello, JUnit: o.junit != "", Verbose: o.verbose, NSWorkloads: o.nsWorkloads}
 }
 
 // manifest returns the IUT's agent manifest: a built-in one for ref and

@@ -97,12 +97,12 @@ func TestRunFocusedPassAndFault(t *testing.T) {
 
 	// With the no-grants fault the same spec fails, citing its rules,
 	// with a capture and a rerun command.
-	out, _, code = run(t, "run", "--focus", "GRANT-long-request", "--fault", "no-grants", "--artifacts", filepath.Join(dir, "bad"))
+	out, _, code = run(t, "run", "--focus", "GRANT-long-request", "--fault", "no-grants", "--param", "timeout_ticks=50", "--artifacts", filepath.Join(dir, "bad"))
 	if code != ExitViolations {
 		t.Fatalf("with --fault no-grants: exit %d, want %d\n%s", code, ExitViolations, out)
 	}
 	for _, want := range []string{"FAIL grants GRANT-long-request", "HOMA-GRANT-002", "no GRANT from 198.18.0.1",
-		"packets: " + filepath.Join(dir, "bad", "pass-1"), `rerun: homatest run --focus "GRANT-long-request" --env `, ` --fault no-grants`,
+		"packets: " + filepath.Join(dir, "bad", "pass-1"), `rerun: homatest run --focus "GRANT-long-request" --env `, ` --fault no-grants --param timeout_ticks=50`,
 		"(report: " + filepath.Join(dir, "bad", "report.html") + ")"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
@@ -135,6 +135,11 @@ func TestRunUsageErrors(t *testing.T) {
 		{[]string{"run", "--env", "qemu"}, `--env "qemu": want ns, sim or auto`},
 		{[]string{"run", "--env", "sim", "--impl", "linux"}, "--impl linux needs --env ns (the simulator runs only the built-in reference implementation)"},
 		{[]string{"run", "--env", "sim", "--ns-workloads"}, "--ns-workloads runs the workload specs in namespaces: it needs --env ns"},
+		{[]string{"run", "--env", "sim", "--param", "timeout_ticks"}, `--param "timeout_ticks": want NAME=VALUE`},
+		{[]string{"run", "--env", "sim", "--param", "timeout_ticks=soon"}, `--param "timeout_ticks=soon": "soon" is not an integer`},
+		// The IUT's hello refuses it: the parameter reached the pass.
+		{[]string{"run", "--env", "sim", "--param", "unsched_bytes=0"}, "unsched_bytes, max_incoming and max_overcommit must be positive"},
+		{[]string{"run", "--env", "sim", "--param", "bogus=3"}, `unknown parameter "bogus"`},
 	} {
 		_, err, code := run(t, c.args...)
 		if code != ExitUsage || err == nil || !strings.Contains(err.Error(), c.want) {

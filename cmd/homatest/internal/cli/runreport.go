@@ -269,6 +269,9 @@ func (o *runOpts) rerun(s conformance.SpecResult) string {
 	if o.fault != "" {
 		c += " --fault " + o.fault
 	}
+	for _, kv := range o.params {
+		c += " --param " + kv
+	}
 	// The flags that decide whether and how the spec runs and fails: a
 	// workload spec of a foreign IUT is unsupported without
 	// --ns-workloads, and a SHOULD spec fails only under --strict.
