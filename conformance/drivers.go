@@ -335,8 +335,21 @@ func needAcks(p *tester.Peer, id uint64) (asked, answered int) {
 // comes, as a HomaModule client does (homa_need_ack_pkt); one still
 // unasked when the last response arrived is awaited then (msgSpec.ack).
 // It returns the message indexes in the order their last GRANT (offset
-// = message length) arrived.
+// = message length) arrived, and fails the spec when the exchange stops
+// moving (driveRequestsOr).
 func driveRequests(peers []*tester.Peer, msgs []msgSpec, sent []int) []int {
+	GinkgoHelper()
+	order, stuck := driveRequestsOr(peers, msgs, sent)
+	if stuck != "" {
+		Fail(stuck)
+	}
+	return order
+}
+
+// driveRequestsOr is driveRequests returning, instead of failing, why the
+// exchange stopped moving ("" when every response came), for a spec that
+// may excuse it (a tester stalled for timeout_ticks).
+func driveRequestsOr(peers []*tester.Peer, msgs []msgSpec, sent []int) ([]int, string) {
 	GinkgoHelper()
 	done := make([]bool, len(msgs))
 	// acked: the RPC's NEED_ACK was answered in the loop. Answering at
@@ -357,7 +370,7 @@ func driveRequests(peers []*tester.Peer, msgs []msgSpec, sent []int) []int {
 	for left := len(msgs); left > 0; {
 		seen := tester.Arrivals(peers...) // before looking: a packet arriving meanwhile ends the wait below
 		if !env.Clock.Now().Before(end) {
-			Fail(fmt.Sprintf("%d of %d messages still without a response, none moved on for %v: bytes sent %v, responded %v", left, len(msgs), bound, sent, done))
+			return order, fmt.Sprintf("%d of %d messages still without a response, none moved on for %v: bytes sent %v, responded %v", left, len(msgs), bound, sent, done)
 		}
 		before := left
 		for i, m := range msgs {
@@ -404,7 +417,7 @@ func driveRequests(peers []*tester.Peer, msgs []msgSpec, sent []int) []int {
 			m.ack(peers[i%len(peers)])
 		}
 	}
-	return order
+	return order, ""
 }
 
 // answerResends retransmits what the IUT's RESENDs for m that have

@@ -2,6 +2,7 @@ package conformance
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -207,6 +208,81 @@ var _ = Describe("grants", func() {
 			// specs; here, as every rule outside the spec's own, their
 			// (SHOULD) findings are warnings.
 			checkRules("HOMA-GRANT-007", peers...)
+		}))
+
+	It("GRANT-waiting-alive: messages a receiver does not grant yet (past max_overcommit) stay alive while it grants the others a segment a tick for longer than timeout_ticks, then are granted and complete",
+		labels("grant", "MUST", "HOMA-RESEND-009", "HOMA-RESEND-019"), body(func() {
+			// Not labelled HOMA-GRANT-010 (which messages get the slots
+			// when): a measured stall excusing a grant-timing finding
+			// would leave this spec unjudged, and its subject is only
+			// that the waiting messages live. A MUST finding of any rule
+			// still fails it.
+			need("grants")
+			pr := params()
+			peers := []*tester.Peer{peer(0), peer(1)}
+			n := pr.MaxOvercommit + 2
+			start := env.Clock.Now()
+			seg := maxSegData()
+			// A message waiting for its receiver's own GRANTs owes the
+			// receiver nothing: HomaModule zeroes its silent_ticks while
+			// every granted byte has arrived (homa_timer_check_rpc), so it
+			// neither RESENDs nor times out however long SRPT keeps it
+			// waiting. The senders hold the active messages to a segment a
+			// tick for half as long again as timeout_ticks; each is long
+			// enough to last that.
+			hold := pr.TimeoutTicks + pr.TimeoutTicks/2
+			var msgs []msgSpec
+			for i := 0; i < n; i++ {
+				msgs = append(msgs, newRequest(min(unsched(1<<30)+(hold+10)*seg+20000*(i+1), int(pr.MaxMessageLength)), 100))
+			}
+			// Shortest first, alternating senders, as in GRANT-srpt: the
+			// longest two are the ones an SRPT receiver keeps waiting.
+			sent := make([]int, n)
+			for i, m := range msgs {
+				sent[i] = unsched(m.msgLen)
+				m.sendUnsched(peers[i%2], 0, sent[i])
+			}
+			horizon := slices.Clone(sent)
+			prio := make([]uint8, n)
+			granted := make([]bool, n)
+			for t := 0; t < hold; t++ {
+				pause(deadline(pr.Tick), "waiting a tick between segments")
+				for i, m := range msgs {
+					p := peers[i%2]
+					for _, g := range m.takeGrants(p) {
+						horizon[i] = max(horizon[i], min(int(g.Pkt.Grant().Offset()), m.msgLen))
+						prio[i], granted[i] = g.Pkt.Grant().Priority(), true
+					}
+					if horizon[i] > sent[i] {
+						to := min((sent[i]/seg+1)*seg, horizon[i])
+						m.sendData(p, sent[i], to, prio[i])
+						sent[i] = to
+					}
+					m.answerResends(p, sent[i])
+				}
+			}
+			waited := slices.Index(granted, false) >= 0
+			// The hold is over: send what is granted, and let
+			// driveRequests send the rest as the GRANTs come.
+			for i, m := range msgs {
+				if horizon[i] > sent[i] {
+					m.sendData(peers[i%2], sent[i], horizon[i], prio[i])
+					sent[i] = horizon[i]
+				}
+			}
+			// It fails unless every message is answered, or a tester
+			// was held up for most of timeout_ticks (its senders then
+			// went silent that long: a timeout is the protocol's).
+			if _, stuck := driveRequestsOr(peers, msgs, sent); stuck != "" {
+				if !stalledAtLeast(stuck, start, env.Clock.Now(), pr.Ticks(max(0, pr.TimeoutTicks-2))) {
+					Fail(stuck)
+				}
+				return
+			}
+			if !waited {
+				AddReportEntry("note", fmt.Sprintf("the IUT granted all %d messages within the first %d ticks: none waited for its GRANTs", n, hold))
+			}
+			checkExchange(peers...)
 		}))
 
 	It("GRANT-srpt-priority: a receiver granting two messages gives the one with clearly fewer bytes left a higher scheduled priority in its SRPT GRANTs",

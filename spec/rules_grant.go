@@ -526,14 +526,22 @@ func grantWaitExcuse(c *Ctx, x *Event, trigFrame, trigSeg int, k RPCKey, receive
 		} else if why, ok := afterAck(r); ok {
 			return why, true
 		}
-		return receiverBusy(c, rHost, sHost, self(c), nil, netip.Addr{}, nil)
+		return receiverBusy(c, rHost, sHost, self(c), nil, netip.Addr{}, nil, 0)
 	case x.Type() == wire.TypeRPCUnknown && KeyOf(x) == k:
 		return "RPC_UNKNOWN: one side no longer knows the RPC", true
 	case x.Type() == wire.TypeResend && KeyOf(x) == k && x.Packet.Role() == receiver && isBufferWakeup(c.P, x.Packet.Resend()):
 		return "the receiver's buffer-wakeup RESEND shows it had no buffer space for the message (GRANT-10)", true
 	case x.Type() == wire.TypeGrant && x.Src == rHost:
+		// The rules see x before the trace applies it: the bytes it
+		// authorises count toward max_incoming here (a FIFO grant of
+		// fifo_grant_increment can use the whole budget at once:
+		// homa_grant_check_fifo does not test max_incoming).
 		_, other := grantMsg(c, x)
-		return receiverBusy(c, rHost, sHost, self(c), other, x.Dst, nil)
+		var added int64
+		if other != nil {
+			added = max(0, int64(min(x.Packet.Grant().Offset(), other.Length))-int64(max(other.authorised(c.P), other.Granted)))
+		}
+		return receiverBusy(c, rHost, sHost, self(c), other, x.Dst, nil, added)
 	}
 	return "", false
 }
@@ -545,8 +553,10 @@ func grantWaitExcuse(c *Ctx, x *Event, trigFrame, trigSeg int, k RPCKey, receive
 // (Params.MaxRPCsPerPeer: every HomaModule before 3daedc3 limits a
 // sending host to one active message). self is the waiting message; extra, when not
 // nil, a message being granted right now (from host extraFrom); gone, when
-// not nil, a message that no longer counts (its slot is being freed).
-func receiverBusy(c *Ctx, recv, send netip.Addr, self, extra *Message, extraFrom netip.Addr, gone *Message) (string, bool) {
+// not nil, a message that no longer counts (its slot is being freed);
+// added, the bytes extra's GRANT being judged authorises beyond what the
+// trace holds.
+func receiverBusy(c *Ctx, recv, send netip.Addr, self, extra *Message, extraFrom netip.Addr, gone *Message, added int64) (string, bool) {
 	set := c.T.granting[recv]
 	n := 0
 	var peer []*Message // the messages from send among them
@@ -571,7 +581,7 @@ func receiverBusy(c *Ctx, recv, send netip.Addr, self, extra *Message, extraFrom
 	case peerFull(c.P, peer, self):
 		return fmt.Sprintf("%v is granting %d other messages from %v (max_rpcs_per_peer %d: HomaModule before 3daedc3 grants one message per sending host)", recv, len(peer), send, c.P.MaxRPCsPerPeer), true
 	}
-	if out := incomingOutstanding(c, recv, self, gone); out >= int64(c.P.MaxIncoming) {
+	if out := incomingOutstanding(c, recv, self, gone) + added; out >= int64(c.P.MaxIncoming) {
 		return fmt.Sprintf("%v has %d bytes authorised and not received (max_incoming %d)", recv, out, c.P.MaxIncoming), true
 	}
 	return "", false

@@ -62,7 +62,7 @@ func grantRules2() []*Rule {
 			Statement: "When a non-FIFO GRANT leaves, the bytes the receiver has granted and not yet received over all the messages it is granting stay within max_incoming.",
 			Source:    "HomaModule homa_grant.c homa_grant_try_send (avl_incoming = max_incoming - total_incoming caps the increment), homa_grant_update_incoming",
 			Profiles:  []string{"linux", "linux-2024", "linux-2025"},
-			Capture:   "bytes seen on their way count as received, so the sum errs low; messages whose sender sent no DATA or BUSY for timeout_ticks (the receiver may have aborted them; its own RESENDs do not count), and those the receiver shows it holds whole though the capture missed bytes of them (their RPC acknowledged, or a request answered by response DATA), are not counted; inconclusive when only the messages of RPCs begun before the capture (whose bytes received before it are unknown) take the sum over the limit",
+			Capture:   "bytes seen on their way count as received, so the sum errs low; inconclusive when the latest GRANTs to other hosts, seen less than slack before this one, take the sum over the limit (captured anywhere but the receiver's own link, they may have left after it: cause reordering); messages whose sender sent no DATA or BUSY for timeout_ticks (the receiver may have aborted them; its own RESENDs do not count), and those the receiver shows it holds whole though the capture missed bytes of them (their RPC acknowledged, or a request answered by response DATA), are not counted; inconclusive when only the messages of RPCs begun before the capture (whose bytes received before it are unknown) take the sum over the limit",
 			Property: Each{Types: grant, Check: func(c *Ctx, e *Event) Result {
 				g := e.Packet.Grant()
 				if maybeFIFO(c, e) {
@@ -86,6 +86,12 @@ func grantRules2() []*Rule {
 					}
 					sum += v
 				}
+				// reord is what the latest GRANTs to other hosts, seen
+				// less than slack before e, add: captured away from the
+				// receiver (at their destinations, or merged) they may
+				// have left after e. late is the latest of them.
+				var reord int64
+				late := 0
 				for m, r := range c.T.granting[e.Src] {
 					// The receiver's timer may have aborted an RPC whose
 					// sender sent no DATA or BUSY for timeout_ticks (its
@@ -95,12 +101,20 @@ func grantRules2() []*Rule {
 						continue
 					}
 					add(r, m, m.Granted)
+					if m.GrantFrame > 0 && e.Time.Sub(m.GrantTime) < c.P.Slack && msgSender(r, m) != e.Dst && !c.Net.atSender(e.Src) {
+						rec := int64(m.Received())
+						reord += max(0, int64(m.Granted)-rec) - max(0, int64(m.GrantedBefore)-rec)
+						late = max(late, m.GrantFrame)
+					}
 				}
 				if cur != nil {
 					add(cr, cur, max(cur.Granted, g.Offset()))
 				}
 				lim := int64(c.P.MaxIncoming)
 				switch {
+				case sum > lim && sum+unsure-reord <= lim:
+					return Downgrade(CauseReorder, Evidence{Frame: late, Why: "a GRANT to another host seen less than slack earlier, which may have left after this one"},
+						"bytes %v granted and not yet received is %d as far as the capture shows, above the limit %d, %d of them granted by GRANTs to other hosts seen less than slack before this one", e.Src, sum, lim, reord)
 				case sum > lim:
 					return Violation("bytes %v granted and not yet received is %d, above the limit %d", e.Src, sum, lim)
 				case sum+unsure > lim:

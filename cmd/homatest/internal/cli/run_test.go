@@ -254,8 +254,8 @@ func TestRunSimRepeatIdentical(t *testing.T) {
 	var first []byte
 	var firstCap []byte
 	for i, p := range rep.Passes {
-		if n := len(p.Specs); n != 43 {
-			t.Errorf("pass %d ran %d specs, want all 43", i+1, n)
+		if n := len(p.Specs); n != 44 {
+			t.Errorf("pass %d ran %d specs, want all 44", i+1, n)
 		}
 		for _, s := range p.Specs {
 			if s.State != "passed" {
