@@ -460,16 +460,26 @@ func lastSent(p *tester.Peer, id uint64, before time.Time) time.Time {
 // aborts the RPC (homa_timer_check_rpc; facts RTX-02, RTX-10). Rounds are
 // counted, not timed: a late timer delays them all and drops none, and
 // each gets wait's generous bound. Two ticks of tolerance on the timeout
-// (RTX-10's ±2): the rounds due before timeout_ticks-2. The peer's
+// (RTX-10's ±2): the rounds due before timeout_ticks-2, none when
+// resend_ticks is above that. The peer's
 // silence began at t0 (for the failure message).
 func silentRounds(p *tester.Peer, id uint64, t0 time.Time, checks ...tester.Check) {
 	GinkgoHelper()
 	pr := params()
-	rounds := (pr.TimeoutTicks-2-pr.ResendTicks)/pr.ResendInterval + 1
+	rounds := 0
+	if pr.TimeoutTicks-2 >= pr.ResendTicks {
+		rounds = (pr.TimeoutTicks-2-pr.ResendTicks)/max(1, pr.ResendInterval) + 1
+	}
 	last := "none had come"
 	for i := 1; i <= rounds; i++ {
+		// The first round comes resend_ticks after the silence began,
+		// the others resend_interval apart; two ticks more each.
+		gap := pr.ResendInterval
+		if i == 1 {
+			gap = pr.ResendTicks
+		}
 		r, err := p.Expect(ctx(), tester.Match{Type: wire.TypeResend, From: iut(), RPC: id, Checks: checks},
-			wait(time.Duration(pr.ResendInterval+2)*pr.Tick))
+			wait(pr.Ticks(gap+2)))
 		ok(err, "RESEND round %d of the %d due before timeout_ticks %d (resend_ticks %d, resend_interval %d) while the peer is silent; %s",
 			i, rounds, pr.TimeoutTicks, pr.ResendTicks, pr.ResendInterval, last)
 		last = fmt.Sprintf("the last came %v after the peer's silence began", r.At.Sub(t0).Round(time.Microsecond))

@@ -202,6 +202,16 @@ func need(caps ...string) {
 	}
 }
 
+// needResends skips the spec as unsupported when the IUT's timer never
+// sends a RESEND: with resend_ticks at or above timeout_ticks the pass
+// that would send the first one aborts the RPC instead (the timeout is
+// tested first: homa_timer_check_rpc).
+func needResends() {
+	if pr := params(); pr.ResendTicks >= pr.TimeoutTicks {
+		Skip(fmt.Sprintf("unsupported: resend_ticks %d is not below timeout_ticks %d, so the IUT times an RPC out before it would RESEND", pr.ResendTicks, pr.TimeoutTicks))
+	}
+}
+
 // window is a timing window: d plus the environment's slack. It bounds
 // ExpectNone (how long nothing may happen), so it stays tight.
 func window(d time.Duration) time.Duration { return d + env.Slack }

@@ -16,6 +16,7 @@ import (
 var _ = Describe("retransmission", func() {
 	It("RESEND-gap: a request with a missing segment draws a RESEND for exactly that range after resend_ticks of silence",
 		labels("resend", "MUST", "HOMA-RESEND-001", "HOMA-RESEND-008", "HOMA-PRIO-001"), body(func() {
+			needResends()
 			p := peer(0)
 			pr := params()
 			m := newRequest(unsched(1<<30)/2, 100)
@@ -50,6 +51,7 @@ var _ = Describe("retransmission", func() {
 
 	It("RESEND-response-gap: a client missing a segment of its response RESENDs for exactly that range after resend_ticks of silence and completes the call once it is retransmitted",
 		labels("resend", "MUST", "HOMA-RESEND-001", "HOMA-RESEND-008", "HOMA-PRIO-001"), body(func() {
+			needResends()
 			p := peer(0)
 			pr := params()
 			respLen := unsched(1<<30) / 2
@@ -152,6 +154,7 @@ var _ = Describe("retransmission", func() {
 
 	It("RESEND-busy-held: a server that answered BUSY still holds the RPC: a RESEND a few ticks later gets BUSY again, not RPC_UNKNOWN, while it goes on serving another client's RPC",
 		labels("resend", "MUST", "HOMA-RESEND-019", "HOMA-RESEND-002"), body(func() {
+			needResends()
 			p, q := peer(0), peer(1)
 			// Past twice the checker's slack (from the capture point to
 			// the server and back), so that the capture can tell the order
@@ -200,6 +203,7 @@ var _ = Describe("retransmission", func() {
 
 	It("RESEND-busy-alive: a client whose server answers each of its RESENDs with BUSY for longer than timeout_ticks keeps the RPC and completes the call when the response comes",
 		labels("resend", "MUST", "HOMA-RESEND-001", "HOMA-RESEND-009"), body(func() {
+			needResends()
 			p := peer(0)
 			pr := params()
 			r := iutCall(p, 100, 100)
@@ -320,6 +324,7 @@ var _ = Describe("retransmission", func() {
 
 	It("RPC_UNKNOWN-response-begun: a client whose response has begun to arrive ignores RPC_UNKNOWN: it does not restart its request, asks again for what it lacks and completes the call once that comes",
 		labels("resend", "MUST", "HOMA-RESEND-017", "HOMA-RESEND-003"), body(func() {
+			needResends()
 			p := peer(0)
 			pr := params()
 			seg := maxSegData()
@@ -377,6 +382,7 @@ var _ = Describe("retransmission", func() {
 
 	It("RPC_UNKNOWN-server-end: a server missing part of a request that its client answers with RPC_UNKNOWN ends the RPC: a RESEND for it then draws RPC_UNKNOWN, not BUSY",
 		labels("resend", "MUST", "HOMA-RESEND-017", "HOMA-RESEND-022"), body(func() {
+			needResends()
 			p := peer(0)
 			pr := params()
 			m := newRequest(unsched(1<<30)/2, 100)
@@ -455,6 +461,7 @@ var _ = Describe("retransmission", func() {
 
 	It("RPC_UNKNOWN-restart: a client told RPC_UNKNOWN mid-request retransmits the request from offset 0 with retransmit=1",
 		labels("resend", "MUST", "HOMA-RESEND-007", "HOMA-RESEND-003"), body(func() {
+			needResends()
 			need("grants")
 			p := peer(0)
 			r := iutCall(p, unsched(1<<30)+50000, 100)
