@@ -118,6 +118,15 @@ func RefParams(over Params) (homa.Params, error) {
 		}
 		rp.set(&p, v)
 	}
+	// As HomaModule's sysctl handler does after a write of either
+	// (homa_prios_changed; max_sched_prio is read-only there): the
+	// cutoffs and max_sched_prio follow num_priorities, unless
+	// max_sched_prio itself is given.
+	_, prios := over["num_priorities"]
+	_, cuts := over[cutoffsParam]
+	if _, sched := over["max_sched_prio"]; (prios || cuts) && !sched && p.NumPriorities >= 1 && p.NumPriorities <= 8 {
+		p.PriosChanged()
+	}
 	if err := p.Validate(); err != nil {
 		return p, fmt.Errorf("params: %v", err)
 	}

@@ -1,6 +1,8 @@
 package conformance
 
 import (
+	"time"
+
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
@@ -60,6 +62,7 @@ var _ = Describe("cutoffs", func() {
 			m := newRequest(1000, 100)
 			m.cutoffVersion = params().CutoffVersion + 1
 			m.deliberate = "DATA with a cutoff_version the IUT never sent (a stale one)"
+			newJiffy()
 			m.sendUnsched(p, 0, m.msgLen)
 			c, err := p.Expect(ctx(), tester.Match{Type: wire.TypeCutoffs, From: iut()}, wait(2*params().Tick))
 			ok(err, "CUTOFFS after DATA with cutoff_version %d", m.cutoffVersion)
@@ -75,6 +78,9 @@ var _ = Describe("cutoffs", func() {
 			need("cutoffs")
 			p := peer(0)
 			pr := params()
+			// Before the call: a client waiting that long for its
+			// response would RESEND, and with a short tick time out.
+			newJiffy()
 			r := iutCall(p, 100, 100)
 			r.receiveRequest(p)
 			// The version check runs on every DATA a host receives,
@@ -93,3 +99,15 @@ var _ = Describe("cutoffs", func() {
 			checkExchange(p)
 		}))
 })
+
+// maxJiffy is the longest jiffy Linux has (HZ 100).
+const maxJiffy = 10 * time.Millisecond
+
+// newJiffy waits until the IUT's jiffy counter has surely moved on: a
+// HomaModule host sends CUTOFFS to a peer at most once a jiffy
+// (homa_data_pkt: jiffies != peer->last_update_jiffies), and an earlier
+// spec may just have drawn one to this tester host.
+func newJiffy() {
+	GinkgoHelper()
+	pause(deadline(maxJiffy), "waiting a jiffy so that the IUT may send CUTOFFS again")
+}

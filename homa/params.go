@@ -110,6 +110,36 @@ func (p *Params) Validate() error {
 	return nil
 }
 
+// maxMessageLength is HOMA_MAX_MESSAGE_LENGTH: a level whose cutoff is
+// at least this holds every message, so the levels above it are the
+// unscheduled ones (PriosChanged).
+const maxMessageLength = 1000000
+
+// PriosChanged makes UnschedCutoffs and MaxSchedPrio consistent with
+// NumPriorities as HomaModule does whenever num_priorities or
+// unsched_cutoffs is written (homa_utils.c homa_prios_changed): entries
+// at or above num_priorities become 0, entry 0 INT_MAX (level 0 takes
+// what no other level does), and max_sched_prio is one below the highest
+// level whose cutoff holds a message of HOMA_MAX_MESSAGE_LENGTH (0 if
+// none does).
+func (p *Params) PriosChanged() {
+	p.UnschedCutoffs[0] = 1<<31 - 1
+	for i := len(p.UnschedCutoffs) - 1; ; i-- {
+		if i >= p.NumPriorities {
+			p.UnschedCutoffs[i] = 0
+			continue
+		}
+		if i == 0 {
+			p.MaxSchedPrio = 0
+			return
+		}
+		if p.UnschedCutoffs[i] >= maxMessageLength {
+			p.MaxSchedPrio = i - 1
+			return
+		}
+	}
+}
+
 // maxSegData returns the data bytes per DATA packet (max_seg_data).
 func (p *Params) maxSegData(ipv6 bool) int {
 	if ipv6 {

@@ -189,8 +189,8 @@ func cutoffRules2() []*Rule {
 		{
 			ID: "HOMA-CUTOFF-004", Level: Should, Alone: true,
 			Facts:     []string{"CUT-04"},
-			Statement: "A CUTOFFS packet holds a consistent table: entry 0 is 0 or 0x7FFFFFFF, the entries from the lowest unscheduled level L (the highest below num_priorities holding 1,000,000 or more) up to num_priorities-1 do not increase, L-1 is max_sched_prio, and the version is not 0.",
-			Source:    "HomaModule homa_utils.c (default unsched_cutoffs, cutoff_version 1), homa_plumbing.c homa_prios_changed (entry 0 = INT_MAX, max_sched_prio = L-1); util/homa_prio.cc",
+			Statement: "A CUTOFFS packet holds a consistent table: entry 0 is 0 or 0x7FFFFFFF, the entries from the lowest unscheduled level L (the highest below num_priorities holding 1,000,000 or more) up to num_priorities-1 do not increase, max(0, L-1) is max_sched_prio (L is 0 when only entry 0, 0x7FFFFFFF, holds them), and the version is not 0.",
+			Source:    "HomaModule homa_utils.c (default unsched_cutoffs, cutoff_version 1), homa_utils.c homa_prios_changed (entry 0 = INT_MAX, entries at or above num_priorities 0, max_sched_prio = L-1, or 0 when no level above 0 holds HOMA_MAX_MESSAGE_LENGTH); util/homa_prio.cc",
 			Profiles:  []string{"linux", "linux-2024", "linux-2025"},
 			Capture:   "pass max_sched_prio, num_priorities and unsched_cutoffs when the hosts' sysctls differ from the defaults",
 			Property: Each{Types: []wire.PacketType{wire.TypeCutoffs}, Check: func(c *Ctx, e *Event) Result {
@@ -210,16 +210,22 @@ func cutoffRules2() []*Rule {
 						break
 					}
 				}
-				if low < 1 {
+				// Only entry 0 (INT_MAX) holding them is homa_prios_changed's
+				// table when no level above 0 does (num_priorities lowered
+				// below the default cutoffs' lowest unscheduled level):
+				// max_sched_prio is then 0 and level 0 takes every long
+				// message, scheduled or not.
+				if low < 0 {
 					return Violation("CUTOFFS %v: no unscheduled level holds messages of max_message_length %d", cut, c.P.MaxMessageLength)
 				}
+				want := max(0, low-1)
 				for i := low + 1; i < np; i++ {
 					if cut[i] > cut[i-1] {
 						return Violation("CUTOFFS %v: entry %d (%d) above entry %d (%d): higher levels must take shorter messages", cut, i, cut[i], i-1, cut[i-1])
 					}
 				}
-				if low-1 != c.P.MaxSchedPrio {
-					return Violation("CUTOFFS %v make level %d the lowest unscheduled one, so max_sched_prio would be %d, not %d", cut, low, low-1, c.P.MaxSchedPrio)
+				if want != c.P.MaxSchedPrio {
+					return Violation("CUTOFFS %v make level %d the lowest unscheduled one, so max_sched_prio would be %d, not %d", cut, low, want, c.P.MaxSchedPrio)
 				}
 				return Pass()
 			}},

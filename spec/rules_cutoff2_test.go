@@ -126,3 +126,39 @@ func TestCutoff001CutoffsOrderUnknown(t *testing.T) {
 		t.Errorf("finding %+v: want it judged from frame %d", f, again)
 	}
 }
+
+// TestCutoff004Tables: HomaModule's homa_prios_changed keeps the
+// CUTOFFS table consistent with num_priorities: entry 0 INT_MAX, entries
+// at or above num_priorities 0, max_sched_prio one below the lowest
+// unscheduled level, or 0 when only entry 0 holds a message of
+// HOMA_MAX_MESSAGE_LENGTH (num_priorities 4 with the default cutoffs).
+// Tables it cannot produce are violations.
+func TestCutoff004Tables(t *testing.T) {
+	const intMax = 0x7fffffff
+	for _, c := range []struct {
+		name   string
+		cut    [8]uint32
+		params []string
+		ok     bool
+	}{
+		{"defaults", [8]uint32{0, 0, 0, 0, 1000000, 15000, 2800, 200}, nil, true},
+		{"prios-changed-8", [8]uint32{intMax, 0, 0, 0, 1000000, 15000, 2800, 200}, nil, true},
+		{"prios-changed-4", [8]uint32{intMax, 0, 0, 0, 0, 0, 0, 0}, []string{"num_priorities=4", "max_sched_prio=0"}, true},
+		{"prios-changed-1", [8]uint32{intMax, 0, 0, 0, 0, 0, 0, 0}, []string{"max_sched_prio=0", "num_priorities=1"}, true},
+		{"only-entry-0-but-sched-3", [8]uint32{intMax, 0, 0, 0, 0, 0, 0, 0}, []string{"num_priorities=4"}, false},
+		{"none-holds-long", [8]uint32{0, 0, 0, 0, 0, 0, 0, 0}, []string{"num_priorities=4", "max_sched_prio=0"}, false},
+		{"increasing", [8]uint32{0, 0, 0, 0, 1000000, 2800, 15000, 200}, nil, false},
+		{"entry-0", [8]uint32{5, 0, 0, 0, 1000000, 15000, 2800, 200}, nil, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			b := newTrace(t, wire.VersionCurrent)
+			f := b.emit(false, 7, &wire.CutoffsFields{Common: wire.CommonFields{SenderID: sid(2, false)}, UnschedCutoffs: c.cut, CutoffVersion: 2}, nil)
+			rep := b.check("linux", "HOMA-CUTOFF-004", c.params...)
+			if c.ok {
+				wantViolations(t, rep, "HOMA-CUTOFF-004")
+			} else {
+				wantViolations(t, rep, "HOMA-CUTOFF-004", f)
+			}
+		})
+	}
+}
