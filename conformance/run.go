@@ -108,6 +108,10 @@ type Result struct {
 	Specs []SpecResult `json:"specs"`
 	// Duration of the pass (ns).
 	Duration time.Duration `json:"duration_ns"`
+	// IUTParams are the parameters the pass judged the IUT with, by
+	// spec parameter name (spec.ParamNames): its hello's, with any
+	// --param override, and slack and jitter from the measured noise.
+	IUTParams map[string]string `json:"iut_params,omitempty"`
 	// SetupError is set when the environment could not be built; then no
 	// spec ran.
 	SetupError string `json:"setup_error,omitempty"`
@@ -519,6 +523,10 @@ func Run(t GinkgoTestingT, o Options) (*Result, error) {
 	res := &Result{Duration: time.Since(start)}
 	if env != nil {
 		res.Env = env.String()
+		if env.IUT != nil {
+			jp := env.judgedParams()
+			res.IUTParams = jp.Values()
+		}
 	}
 	if lastReport == nil {
 		return res, errors.New("conformance: Ginkgo produced no report")

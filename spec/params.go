@@ -336,14 +336,23 @@ func (p *Params) Validate() error {
 func (p *Params) WriteFile(path, comment string) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# %s\n", comment)
+	vals := p.Values()
 	for _, n := range ParamNames() {
-		v, err := p.Get(n)
-		if err != nil {
-			return err
-		}
-		fmt.Fprintf(&b, "%s=%s\n", n, v)
+		fmt.Fprintf(&b, "%s=%s\n", n, vals[n])
 	}
 	return os.WriteFile(path, []byte(b.String()), 0o644)
+}
+
+// Values returns every parameter of p by name (ParamNames), each in the
+// form Set takes.
+func (p *Params) Values() map[string]string {
+	out := make(map[string]string, len(ParamNames()))
+	for _, n := range ParamNames() {
+		if v, err := p.Get(n); err == nil {
+			out[n] = v
+		}
+	}
+	return out
 }
 
 // Unsched returns a message's unscheduled bytes U = min(length,

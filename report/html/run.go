@@ -19,6 +19,8 @@ type RunInput struct {
 	Dir string
 	// Command is the command line.
 	Command string
+	// Params are the --param overrides, NAME=VALUE, as given.
+	Params []string
 	// Rerun returns the command that reruns one spec.
 	Rerun func(conformance.SpecResult) string
 	// Strict: failed SHOULD specs fail the run (homatest run --strict);
@@ -69,6 +71,9 @@ func RunPage(passes []*conformance.Result, in RunInput) *Page {
 		Fact{Name: "environment", Value: in.Env}, Fact{Name: "run folder", Value: in.Dir})
 	if in.Fault != "" {
 		p.Facts = append(p.Facts, Fact{Name: "fault knob", Value: in.Fault})
+	}
+	if len(in.Params) > 0 {
+		p.Facts = append(p.Facts, Fact{Name: "parameters overridden (--param)", Value: strings.Join(in.Params, " ")})
 	}
 	for i, ps := range passes {
 		p.Facts = append(p.Facts, Fact{Name: fmt.Sprintf("pass %d", i+1), Value: fmt.Sprintf("%s in %.1fs", plural.Of(len(ps.Specs), "spec", "specs"), ps.Duration.Seconds())})

@@ -360,7 +360,7 @@ func (o *runOpts) run(cmd *cobra.Command) error {
 			return usageErr(flagWriteErr("--junit", o.junit, err))
 		}
 	}
-	page := html.RunPage(passes, html.RunInput{Impl: o.impl, Env: o.env, Fault: o.fault, Dir: o.artifacts,
+	page := html.RunPage(passes, html.RunInput{Impl: o.impl, Env: o.env, Fault: o.fault, Dir: o.artifacts, Params: o.params,
 		Command: "homatest " + strings.Join(os.Args[1:], " "), Rerun: o.rerun, Strict: o.strict})
 	if err := html.WriteFile(filepath.Join(o.artifacts, reportFile), page); err != nil {
 		return usageErr(err)

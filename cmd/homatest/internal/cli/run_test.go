@@ -60,7 +60,7 @@ func TestRunFocusedPassAndFault(t *testing.T) {
 	t.Setenv("HOMATEST_CLI_CHILD", "1")
 	dir := t.TempDir()
 	out, err, code := run(t, "run", "--focus", "GRANT-long-request", "--artifacts", filepath.Join(dir, "ok"),
-		"--junit", filepath.Join(dir, "ok.xml"), "-o", "json")
+		"--junit", filepath.Join(dir, "ok.xml"), "-o", "json", "--param", "timeout_ticks=50")
 	if code != ExitOK {
 		t.Fatalf("homatest run --focus GRANT-long-request: exit %d, %v\n%s", code, err, out)
 	}
@@ -70,6 +70,14 @@ func TestRunFocusedPassAndFault(t *testing.T) {
 	}
 	if len(rep.Passes) != 1 || rep.Verdict != "pass" {
 		t.Fatalf("%d passes, verdict %q; want 1 and pass", len(rep.Passes), rep.Verdict)
+	}
+	// The report says which parameters the IUT was judged with: the
+	// override as given, and every parameter of the pass.
+	if v, _ := rep.Params.Int("timeout_ticks"); v != 50 || len(rep.Params) != 1 {
+		t.Errorf("params %v, want only timeout_ticks 50", rep.Params)
+	}
+	if ip := rep.Passes[0].IUTParams; ip["timeout_ticks"] != "50" || ip["resend_ticks"] != "5" {
+		t.Errorf("iut_params timeout_ticks %q resend_ticks %q, want 50 and 5", ip["timeout_ticks"], ip["resend_ticks"])
 	}
 	ran := 0
 	for _, s := range rep.Passes[0].Specs {

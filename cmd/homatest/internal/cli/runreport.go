@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/homatest/homatest/agent"
 	"github.com/homatest/homatest/conformance"
 	"github.com/homatest/homatest/harness"
 	"github.com/homatest/homatest/internal/plural"
@@ -34,7 +35,10 @@ type runReport struct {
 	// An interrupted run (Interrupted, exit code 130) is never pass: it is
 	// fail when a finished pass failed, else incomplete, since the passes
 	// it did not run may have failed.
-	Verdict   string                `json:"verdict"`
+	Verdict string `json:"verdict"`
+	// Params are the --param overrides of the IUT's hello (each pass's
+	// iut_params has every parameter it was judged with).
+	Params    agent.Params          `json:"params,omitempty"`
 	Passes    []*conformance.Result `json:"passes"`
 	Artifacts string                `json:"artifacts"`
 	Failed    int                   `json:"failed_passes"`
@@ -94,7 +98,7 @@ func (o *runOpts) writeJSONReport(out io.Writer, passes []*conformance.Result, v
 	for _, p := range passes {
 		all = append(all, p.Specs...)
 	}
-	enc.Encode(runReport{Areas: conformance.CountAreas(all, o.strict), Verdict: verdict, Passes: passes, Artifacts: o.artifacts, Failed: t.FailedPasses,
+	enc.Encode(runReport{Areas: conformance.CountAreas(all, o.strict), Verdict: verdict, Params: o.hello, Passes: passes, Artifacts: o.artifacts, Failed: t.FailedPasses,
 		SpecsRun: t.Run, Unsupported: t.Unsupported, Inconclusive: t.Inconclusive, TimingInconclusive: t.TimingInconclusive,
 		Warnings: t.Warned, Interrupted: interrupted, Error: errMsg})
 	return w.err
