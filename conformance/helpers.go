@@ -373,6 +373,17 @@ func (m msgSpec) sendSegments(p *tester.Peer, segs ...int) {
 	}
 }
 
+// partLen is the length of an unscheduled request that sendPart can send
+// n segments of and hold the rest back: half of unsched_bytes, or all of
+// it when half is n segments or fewer (large segments at a jumbo MTU, or
+// a small unsched_bytes).
+func partLen(n int) int {
+	if u := unsched(1 << 30); u/2 <= n*maxSegData() {
+		return u
+	}
+	return unsched(1<<30) / 2
+}
+
 // sendPart sends the first n segments of the request and leaves the rest
 // unsent: a client still sending it. An IUT whose unsched_bytes makes the
 // request n segments or fewer cannot be driven this way (unsupported).

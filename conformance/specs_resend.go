@@ -136,7 +136,7 @@ var _ = Describe("retransmission", func() {
 	It("RESEND-busy: a RESEND to a server still receiving the request is answered with BUSY",
 		labels("resend", "SHOULD", "HOMA-RESEND-002", "HOMA-RESEND-005"), body(func() {
 			p := peer(0)
-			m := newRequest(unsched(1<<30)/2, 100)
+			m := newRequest(partLen(2), 100)
 			m.sendPart(p, 2)
 			// Same IP priority as the DATA: a strict-priority switch would
 			// let a level-7 RESEND overtake the DATA still queued.
@@ -167,7 +167,7 @@ var _ = Describe("retransmission", func() {
 			_, err := q.Expect(ctx(), tester.Match{Type: wire.TypeData, From: iut(), RPC: y.id}, wait(20*time.Millisecond))
 			ok(err, "the response to the other client's RPC")
 			Expect(q.ExpectNone(ctx(), tester.Match{Type: wire.TypeRPCUnknown, From: iut(), RPC: y.id}, window(gap))).To(Succeed())
-			m := newRequest(unsched(1<<30)/2, 100)
+			m := newRequest(partLen(2), 100)
 			m.sendPart(p, 2)
 			resend := func(what string) error {
 				Expect(p.SendDeliberate(iut(), m.unschedPrio(), &wire.ResendFields{Common: m.control(),
