@@ -261,6 +261,52 @@ func maxSegData() int {
 // unsched is U = min(msgLen, unsched_bytes).
 func unsched(msgLen int) int { return min(msgLen, int(params().UnschedBytes)) }
 
+// maxHoldTicks bounds how many of the IUT's ticks a spec holds an
+// exchange for (1.5x timeout_ticks 1000): a spec drives its exchange
+// tick by tick, and a larger timeout_ticks only makes it longer.
+const maxHoldTicks = 1500
+
+// holdTicks is how long, in the IUT's ticks, a spec holds an RPC alive
+// to show the IUT does not time it out: half as long again as
+// timeout_ticks. An IUT whose timeout_ticks makes that more than
+// maxHoldTicks is unsupported.
+func holdTicks() int {
+	GinkgoHelper()
+	pr := params()
+	hold := pr.TimeoutTicks + pr.TimeoutTicks/2
+	if hold > maxHoldTicks {
+		Skip(fmt.Sprintf("unsupported: timeout_ticks %d: holding the exchange for 1.5x timeout_ticks (%d ticks) is beyond the suite's bound of %d", pr.TimeoutTicks, hold, maxHoldTicks))
+	}
+	return hold
+}
+
+// pastU is the length of a message extra bytes longer than
+// unsched_bytes. An IUT whose max_message_length cannot hold it is
+// unsupported.
+func pastU(extra int) int {
+	GinkgoHelper()
+	pr := params()
+	n := int(pr.UnschedBytes) + extra
+	if n > int(pr.MaxMessageLength) {
+		Skip(fmt.Sprintf("unsupported: a message %d bytes past unsched_bytes %d is longer than max_message_length %d", extra, pr.UnschedBytes, pr.MaxMessageLength))
+	}
+	return n
+}
+
+// longLen is the length of a message that needs GRANTs: 200000 bytes, or
+// 160000 past unsched_bytes when that is larger, within
+// max_message_length. An IUT whose unsched_bytes leaves no such message
+// is unsupported.
+func longLen() int {
+	GinkgoHelper()
+	pr := params()
+	n := min(max(200000, int(pr.UnschedBytes)+160000), int(pr.MaxMessageLength))
+	if n <= int(pr.UnschedBytes) {
+		Skip(fmt.Sprintf("unsupported: unsched_bytes %d leaves no message within max_message_length %d that needs a GRANT", pr.UnschedBytes, pr.MaxMessageLength))
+	}
+	return n
+}
+
 // requestPayload returns a request body of msgLen bytes for id that asks
 // for respLen bytes back, in the agent protocol's payload format
 // (agent.FillPayload: response length, id, then a pattern the server checks).

@@ -102,7 +102,7 @@ var _ = Describe("acknowledgements", func() {
 			// (homa_timer_check_rpc zeroes a server's silent_ticks once
 			// it has the request). Unanswered for half as long again as
 			// timeout_ticks.
-			hold := pr.Ticks(pr.TimeoutTicks + pr.TimeoutTicks/2)
+			hold := pr.Ticks(holdTicks())
 			n, last := 1, first
 			for p.Now().Before(first.At.Add(hold)) {
 				last, err = p.Expect(ctx(), needAck, wait(pr.Ticks(2)))

@@ -17,7 +17,7 @@ var _ = Describe("client requests", func() {
 			need("grants")
 			p := peer(1)
 			pr := params()
-			reqLen := unsched(1<<30) + 30000
+			reqLen := pastU(30000)
 			r := iutCall(p, reqLen, 100)
 			u := unsched(reqLen)
 			// Only the unscheduled bytes come before a GRANT.

@@ -215,7 +215,7 @@ var _ = Describe("retransmission", func() {
 			// however long the reply takes. Held for half as long again as
 			// timeout_ticks, so that a client counting only its silence
 			// since the request times out well inside it.
-			hold := pr.Ticks(pr.TimeoutTicks + pr.TimeoutTicks/2)
+			hold := pr.Ticks(holdTicks())
 			start := p.Now()
 			busy := 0
 			for left := hold; left > 0; left = start.Add(hold).Sub(env.Clock.Now()) {
@@ -464,7 +464,7 @@ var _ = Describe("retransmission", func() {
 			needResends()
 			need("grants")
 			p := peer(0)
-			r := iutCall(p, unsched(1<<30)+50000, 100)
+			r := iutCall(p, pastU(50000), 100)
 			// Let the unscheduled bytes arrive (the last packet's offset:
 			// below U, on a segment boundary; 0 is the first DATA, come
 			// already), then forget the RPC.

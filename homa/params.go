@@ -97,9 +97,14 @@ func (p *Params) Validate() error {
 		return fmt.Errorf("homa: max_sched_prio %d must be below num_priorities %d", p.MaxSchedPrio, p.NumPriorities)
 	case p.UnschedBytes < 1 || p.MaxIncoming < 1 || p.MaxOvercommit < 1:
 		return fmt.Errorf("homa: unsched_bytes, max_incoming and max_overcommit must be positive")
-	case p.Tick <= 0 || p.ResendTicks < 1 || p.ResendInterval < 1 || p.TimeoutTicks < p.ResendTicks || p.RequestAckTicks < 1:
-		return fmt.Errorf("homa: bad timer parameters (tick %v, resend_ticks %d, resend_interval %d, timeout_ticks %d, request_ack_ticks %d)",
-			p.Tick, p.ResendTicks, p.ResendInterval, p.TimeoutTicks, p.RequestAckTicks)
+	case p.Tick < time.Microsecond:
+		// A tick shorter than a full packet takes on a 10 Gbit/s link
+		// only spins the timer (HomaModule ticks every 1 ms).
+		return fmt.Errorf("homa: tick %v is below 1µs (tick_ns %d; HomaModule's timer ticks every 1ms)", p.Tick, p.Tick.Nanoseconds())
+	case p.ResendTicks < 1 || p.ResendInterval < 1 || p.RequestAckTicks < 1:
+		return fmt.Errorf("homa: resend_ticks %d, resend_interval %d and request_ack_ticks %d must each be at least 1", p.ResendTicks, p.ResendInterval, p.RequestAckTicks)
+	case p.TimeoutTicks < p.ResendTicks:
+		return fmt.Errorf("homa: timeout_ticks %d is below resend_ticks %d (an RPC would time out before its first RESEND)", p.TimeoutTicks, p.ResendTicks)
 	case p.MaxRPCsPerPeer != 0:
 		return fmt.Errorf("homa: max_rpcs_per_peer %d: only 0 (no per-host grant limit, HomaModule main since 3daedc3) is implemented", p.MaxRPCsPerPeer)
 	case p.MTU < 576 || p.MTU > 65535:
