@@ -424,10 +424,11 @@ func (m msgSpec) sendSegments(p *tester.Peer, segs ...int) {
 // it when half is n segments or fewer (large segments at a jumbo MTU, or
 // a small unsched_bytes).
 func partLen(n int) int {
-	if u := unsched(1 << 30); u/2 <= n*maxSegData() {
+	u := unsched(1 << 30)
+	if u/2 <= n*maxSegData() {
 		return u
 	}
-	return unsched(1<<30) / 2
+	return u / 2
 }
 
 // sendPart sends the first n segments of the request and leaves the rest

@@ -3,6 +3,8 @@ package homa
 import (
 	"fmt"
 	"time"
+
+	"github.com/homatest/homatest/spec/wire"
 )
 
 // Params are a host's protocol parameters, named after HomaModule's
@@ -115,11 +117,6 @@ func (p *Params) Validate() error {
 	return nil
 }
 
-// maxMessageLength is HOMA_MAX_MESSAGE_LENGTH: a level whose cutoff is
-// at least this holds every message, so the levels above it are the
-// unscheduled ones (PriosChanged).
-const maxMessageLength = 1000000
-
 // PriosChanged makes UnschedCutoffs and MaxSchedPrio consistent with
 // NumPriorities as HomaModule does whenever num_priorities or
 // unsched_cutoffs is written (homa_utils.c homa_prios_changed): entries
@@ -138,7 +135,7 @@ func (p *Params) PriosChanged() {
 			p.MaxSchedPrio = 0
 			return
 		}
-		if p.UnschedCutoffs[i] >= maxMessageLength {
+		if p.UnschedCutoffs[i] >= wire.MaxMessageLength {
 			p.MaxSchedPrio = i - 1
 			return
 		}
