@@ -68,12 +68,18 @@ func (r *iutRPC) control() wire.CommonFields {
 // request has arrived and returns the arrival of the last.
 func (r *iutRPC) receiveRequest(p *tester.Peer) time.Time {
 	GinkgoHelper()
-	pr := params()
 	var got byteranges.Set
-	last := r.first.At
-	granted := unsched(r.msgLen)
 	d := r.first.Pkt.Data()
 	got.Add(d.Offset(), d.Offset()+uint32(d.DataLen()))
+	return r.receiveRest(p, &got, unsched(r.msgLen), r.first.At)
+}
+
+// receiveRest is receiveRequest after the tester got the request bytes
+// in got and granted up to granted: it grants and receives the rest and
+// returns the arrival of the last DATA (last when none was missing).
+func (r *iutRPC) receiveRest(p *tester.Peer, got *byteranges.Set, granted int, last time.Time) time.Time {
+	GinkgoHelper()
+	pr := params()
 	for !got.Covers(0, uint32(r.msgLen)) {
 		if off := min(r.msgLen, int(got.Total()+pr.GrantWindow())); off > granted {
 			granted = off
@@ -86,6 +92,26 @@ func (r *iutRPC) receiveRequest(p *tester.Peer) time.Time {
 		last = pk.At
 	}
 	return last
+}
+
+// receiveUnsched waits until the request's unscheduled bytes [0, U) have
+// arrived and returns the bytes got, r.first's among them, and the end of
+// the highest (what the IUT had transmitted: U, or up to one packet more).
+func (r *iutRPC) receiveUnsched(p *tester.Peer) (*byteranges.Set, int) {
+	GinkgoHelper()
+	got := &byteranges.Set{}
+	d := r.first.Pkt.Data()
+	got.Add(d.Offset(), d.Offset()+uint32(d.DataLen()))
+	end := int(d.Offset()) + d.DataLen()
+	u := uint32(unsched(r.msgLen))
+	for !got.Covers(0, u) {
+		pk, err := p.Expect(ctx(), tester.Match{Type: wire.TypeData, From: iut(), RPC: r.id}, wait(10*time.Millisecond))
+		ok(err, "the request's unscheduled bytes: have %d of %d", got.Total(), u)
+		d := pk.Pkt.Data()
+		got.Add(d.Offset(), d.Offset()+uint32(d.DataLen()))
+		end = max(end, int(d.Offset())+d.DataLen())
+	}
+	return got, end
 }
 
 // respond sends the response (respLen bytes, at most unsched_bytes,

@@ -464,6 +464,28 @@ func lostSegment(msgLen int) (k, from, to int) {
 	return k, k * seg, min(msgLen, (k+1)*seg)
 }
 
+// gapRequest sends a request of half the unscheduled bytes (the
+// response 100 bytes) with one segment lost (lostSegment) and returns it
+// and the lost range [from, to), which the IUT's RESEND asks for.
+func gapRequest(p *tester.Peer) (m msgSpec, from, to int) {
+	GinkgoHelper()
+	m = newRequest(unsched(1<<30)/2, 100)
+	k, from, to := lostSegment(m.msgLen)
+	m.sendSegments(p, m.segmentsBut(k)...)
+	return m, from, to
+}
+
+// fillGap answers the IUT's RESEND r for the lost range [from, to) of a
+// gapRequest as a sender does (retransmit=1 at the priority it asks for),
+// waits for the response and acknowledges it.
+func (m msgSpec) fillGap(p *tester.Peer, r *tester.Packet, from, to int) {
+	GinkgoHelper()
+	m.resendData(p, from, to, r.Pkt.Resend().Priority())
+	_, err := p.Expect(ctx(), tester.Match{Type: wire.TypeData, From: iut(), RPC: m.id}, wait(20*time.Millisecond))
+	ok(err, "the response once the gap is filled")
+	m.ack(p)
+}
+
 // segmentsBut returns the segment indexes of the request but skip (for
 // sendSegments: a request with one segment lost).
 func (m msgSpec) segmentsBut(skip int) []int {
@@ -815,3 +837,10 @@ func slackInconclusive(entry string, q spec.Finding, view []spec.Event) {
 	AddReportEntry(entry, fmt.Sprintf("%s: %s (with a quiet machine's slack %v; passed only by the slack %v this machine's measured noise gave)",
 		q.Rule, q.Why, quietParams().Slack, env.Slack))
 }
+
+// onMain reports whether the IUT speaks HomaModule main's protocol (the
+// linux profile), whose RESEND handling the other profiles lack: since
+// be5081e homa_resend_pkt raises granted to a RESEND's end and answers
+// BUSY exactly when the RESEND's offset is at or past what the sender
+// transmitted (linux_6.1.38 and linux_6.10.6 do neither).
+func onMain() bool { return env.Profile == "linux" }

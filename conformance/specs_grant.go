@@ -384,6 +384,58 @@ var _ = Describe("grants", func() {
 			driveRequests([]*tester.Peer{pl, ps}, []msgSpec{long, short}, []int{to2, int(gs.Pkt.Grant().Offset())})
 			checkExchange(pl, ps)
 		}))
+
+	It("GRANT-stale: a GRANT below what the sender was already granted takes no bytes back (every granted byte is sent), and its priority is used for the scheduled DATA sent after it",
+		labels("grant", "MUST", "HOMA-GRANT-008", "HOMA-GRANT-005"), body(func() {
+			need("grants")
+			p := peer(0)
+			pr := params()
+			seg := maxSegData()
+			r := iutCall(p, pastU(8*seg), 100)
+			got, sent := r.receiveUnsched(p)
+			// Two levels the IUT must tell apart (with one level both are
+			// 0 and only the bytes are judged).
+			hi, lo := min(1, ctrlLevel(pr)), uint8(0)
+			// Part of the message, then (as a GRANT the network delayed
+			// would come) a lower offset at another priority, back to
+			// back. homa_grant_pkt raises granted only when the offset is
+			// higher, and always takes the priority.
+			to, stale := min(sent+4*seg, r.msgLen-seg), sent+seg
+			Expect(p.Send(iut(), ctrlLevel(pr), &wire.GrantFields{Common: r.control(), Offset: uint32(to), Priority: lo})).To(Succeed())
+			Expect(p.SendDeliberate(iut(), ctrlLevel(pr), &wire.GrantFields{Common: r.control(), Offset: uint32(stale), Priority: hi},
+				"a stale GRANT below the one just sent, at another priority")).To(Succeed())
+			// Every byte the first GRANT authorised comes without another
+			// GRANT or RESEND.
+			bound := deadline(wait(pr.ResponseTimeout + pr.Tick))
+			for !got.Covers(0, uint32(to)) {
+				d, err := p.Expect(ctx(), tester.Match{Type: wire.TypeData, From: iut(), RPC: r.id}, bound.Sub(env.Clock.Now()))
+				ok(err, "the bytes up to %d granted before the stale GRANT (offset %d; did it lower the horizon?): have %d",
+					to, stale, got.Total())
+				got.Add(d.Pkt.Data().Offset(), d.Pkt.Data().Offset()+uint32(d.Pkt.Data().DataLen()))
+				sent = max(sent, int(d.Pkt.Data().Offset())+d.Pkt.Data().DataLen())
+			}
+			if onMain() {
+				// The stale GRANT's priority holds for what is sent next
+				// without a GRANT: the bytes a RESEND past the transmitted
+				// end lets out (homa_resend_pkt raises granted and calls
+				// homa_xmit_data, which sends at sched_priority). The
+				// RESEND follows the GRANTs at the same level, so the IUT
+				// has processed them.
+				end := sent
+				Expect(p.SendDeliberate(iut(), ctrlLevel(pr), &wire.ResendFields{Common: r.control(), Offset: uint32(end), Length: uint32(seg), Priority: ctrlLevel(pr)},
+					"RESEND for bytes past what the IUT transmitted, to let them out")).To(Succeed())
+				d, err := p.Expect(ctx(), tester.Match{Type: wire.TypeData, From: iut(), RPC: r.id, Checks: []tester.Check{
+					tester.DataOffset(uint32(end)), tester.Is("retransmit", 0),
+				}}, wait(pr.ResponseTimeout+pr.Tick))
+				ok(err, "the new DATA at offset %d the RESEND let out", end)
+				Expect(d.Priority).To(Equal(hi), "new scheduled DATA after the stale GRANT (priority %d) and the GRANT before it (priority %d) goes at the latest GRANT's priority", hi, lo)
+				got.Add(d.Pkt.Data().Offset(), d.Pkt.Data().Offset()+uint32(d.Pkt.Data().DataLen()))
+			}
+			r.receiveRest(p, got, to, env.Clock.Now())
+			res := r.respond(p, 100, pr.CutoffVersion)
+			Expect(res.Err).To(BeEmpty(), "the IUT's call failed")
+			checkExchange(p)
+		}))
 })
 
 // grantsRise checks the GRANTs a receiver sent for one message of msgLen

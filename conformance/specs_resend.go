@@ -19,9 +19,7 @@ var _ = Describe("retransmission", func() {
 			needResends()
 			p := peer(0)
 			pr := params()
-			m := newRequest(unsched(1<<30)/2, 100)
-			k, from, to := lostSegment(m.msgLen)
-			m.sendSegments(p, m.segmentsBut(k)...)
+			m, from, to := gapRequest(p)
 			silence := time.Duration(pr.ResendTicks) * pr.Tick
 			r, err := p.Expect(ctx(), tester.Match{Type: wire.TypeResend, From: iut(), RPC: m.id, Checks: []tester.Check{
 				tester.Is("offset", uint64(from)), tester.Is("length", uint64(to-from)),
@@ -40,12 +38,7 @@ var _ = Describe("retransmission", func() {
 			Expect(r.At.Sub(last)).To(BeNumerically(">=", earliest),
 				"the RESEND came %v after the last DATA; resend_ticks %d allow it no earlier than %v",
 				r.At.Sub(last), pr.ResendTicks, earliest)
-			// The missing segment, retransmitted as a sender answers a
-			// RESEND: retransmit=1 at the priority it asks for.
-			m.resendData(p, from, to, r.Pkt.Resend().Priority())
-			_, err = p.Expect(ctx(), tester.Match{Type: wire.TypeData, From: iut(), RPC: m.id}, wait(20*time.Millisecond))
-			ok(err, "the response once the gap is filled")
-			m.ack(p)
+			m.fillGap(p, r, from, to)
 			checkExchange(p)
 		}))
 
@@ -98,10 +91,125 @@ var _ = Describe("retransmission", func() {
 			}}, wait(2*params().Tick))
 			ok(err, "retransmitted DATA for [0, %d)", seg)
 			Expect(d.Pkt.Data().DataLen()).To(BeNumerically(">=", seg), "the retransmission covers the asked range")
+			if r.msgLen > seg {
+				// One byte, the first of the next packet: the range's end
+				// is offset+length, so that packet is retransmitted
+				// (homa_resend_data resends each packet the range overlaps).
+				Expect(p.SendDeliberate(iut(), ctrlLevel(params()), &wire.ResendFields{Common: r.control(), Offset: uint32(seg), Length: 1, Priority: 2},
+					"RESEND for one byte, the first of the second packet, asking for priority 2")).To(Succeed())
+				_, err := p.Expect(ctx(), tester.Match{Type: wire.TypeData, From: iut(), RPC: r.id, Checks: []tester.Check{
+					tester.DataOffset(uint32(seg)), tester.Is("retransmit", 1), tester.IPPriority(2, 2),
+				}}, wait(2*params().Tick))
+				ok(err, "retransmitted DATA for the byte at %d", seg)
+			}
 			res := r.respond(p, 100, params().CutoffVersion)
 			if res.Err != "" {
 				Fail("the IUT's call failed: " + res.Err)
 			}
+			checkExchange(p)
+		}))
+
+	It("RESEND-past-sent: a RESEND at the end of what the IUT transmitted draws BUSY and lets the asked bytes out as new DATA; one straddling that end draws the sent part retransmitted and the rest as new DATA, without BUSY",
+		labels("resend", "MUST", "HOMA-RESEND-002", "HOMA-RESEND-027", "HOMA-RESEND-028"), body(func() {
+			need("grants")
+			if !onMain() {
+				Skip("unsupported: before HomaModule main's be5081e (profile " + env.Profile + ") a RESEND does not raise granted and BUSY does not depend on what was transmitted")
+			}
+			p := peer(0)
+			pr := params()
+			seg := maxSegData()
+			r := iutCall(p, pastU(6*seg), 100)
+			got, sent := r.receiveUnsched(p)
+			newData := func(from int, what string) {
+				GinkgoHelper()
+				d, err := p.Expect(ctx(), tester.Match{Type: wire.TypeData, From: iut(), RPC: r.id, Checks: []tester.Check{
+					tester.DataOffset(uint32(from)), tester.Is("retransmit", 0),
+				}}, wait(pr.ResponseTimeout+pr.Tick))
+				ok(err, "new DATA at offset %d, %s", from, what)
+				got.Add(d.Pkt.Data().Offset(), d.Pkt.Data().Offset()+uint32(d.Pkt.Data().DataLen()))
+				sent = max(sent, int(d.Pkt.Data().Offset())+d.Pkt.Data().DataLen())
+			}
+			// Straddling the end: the last transmitted byte is
+			// retransmitted, the next goes out new (homa_resend_pkt raises
+			// granted to the RESEND's end), and there is no BUSY (the
+			// checker judges that: HOMA-RESEND-027). Its bytes are ones no
+			// RESEND asked for before.
+			end := sent
+			Expect(p.SendDeliberate(iut(), ctrlLevel(pr), &wire.ResendFields{Common: r.control(), Offset: uint32(end - 1), Length: 2, Priority: ctrlLevel(pr)},
+				"RESEND for the last transmitted byte and the first not transmitted")).To(Succeed())
+			_, err := p.Expect(ctx(), tester.Match{Type: wire.TypeData, From: iut(), RPC: r.id, Checks: []tester.Check{
+				tester.DataOffsetIn(0, uint32(end-1)), tester.Is("retransmit", 1),
+			}}, wait(pr.ResponseTimeout+pr.Tick))
+			ok(err, "retransmitted DATA holding byte %d", end-1)
+			newData(end, "the second byte the straddling RESEND asked for")
+			// At the end: nothing to retransmit, so BUSY (offset >= tx_end
+			// in homa_resend_pkt), and the bytes asked for count as
+			// granted. A tick later, so that the RESENDs are not one round.
+			pause(deadline(pr.Tick), "waiting a tick between the RESENDs")
+			end = sent
+			Expect(p.SendDeliberate(iut(), ctrlLevel(pr), &wire.ResendFields{Common: r.control(), Offset: uint32(end), Length: uint32(seg), Priority: ctrlLevel(pr)},
+				"RESEND starting exactly where the IUT's transmission stopped")).To(Succeed())
+			_, err = p.Expect(ctx(), tester.Match{Type: wire.TypeBusy, From: iut(), RPC: r.id}, wait(pr.ResponseTimeout+pr.Tick))
+			ok(err, "BUSY for a RESEND at offset %d, the end of what the IUT had transmitted", end)
+			newData(end, "which the RESEND at the transmitted end asked for")
+			r.receiveRest(p, got, sent, env.Clock.Now())
+			res := r.respond(p, 100, pr.CutoffVersion)
+			Expect(res.Err).To(BeEmpty(), "the IUT's call failed")
+			checkExchange(p)
+		}))
+
+	It("RESEND-wakeup: a buffer-wakeup RESEND {0, -1} draws what the IUT transmitted again (retransmit=1) and no byte past it: asking for everything grants nothing",
+		labels("resend", "MUST", "HOMA-GRANT-005", "HOMA-RESEND-016"), body(func() {
+			need("grants")
+			if !onMain() {
+				Skip("unsupported: the buffer-wakeup RESEND {0, -1} is HomaModule main's (profile " + env.Profile + " wakes a sender with a GRANT)")
+			}
+			p := peer(0)
+			pr := params()
+			if pr.NumPriorities < 2 {
+				Skip("unsupported: num_priorities 1 has no buffer-wakeup level (num_priorities-2)")
+			}
+			r := iutCall(p, pastU(6*maxSegData()), 100)
+			got, sent := r.receiveUnsched(p)
+			// The wakeup a server sends when receive buffers free up
+			// (homa_pool_check_waiting): homa_resend_pkt takes length -1
+			// as "up to tx_end", so it neither raises granted nor asks
+			// for bytes not yet sent.
+			Expect(p.Send(iut(), ctrlLevel(pr), &wire.ResendFields{Common: r.control(), Offset: 0, Length: ^uint32(0), Priority: uint8(pr.HighPriority())})).To(Succeed())
+			_, err := p.Expect(ctx(), tester.Match{Type: wire.TypeData, From: iut(), RPC: r.id, Checks: []tester.Check{
+				tester.DataOffset(0), tester.Is("retransmit", 1),
+			}}, wait(pr.ResponseTimeout+pr.Tick))
+			ok(err, "the request's first packet retransmitted for the RESEND {0, -1}")
+			ok(p.ExpectNone(ctx(), tester.Match{Type: wire.TypeData, From: iut(), RPC: r.id, Checks: []tester.Check{
+				tester.DataOffsetIn(uint32(sent), ^uint32(0)),
+			}}, window(2*pr.Tick)), "no DATA past the %d bytes transmitted and granted (a RESEND {0, -1} asks only for what was sent)", sent)
+			r.receiveRest(p, got, sent, env.Clock.Now())
+			res := r.respond(p, 100, pr.CutoffVersion)
+			Expect(res.Err).To(BeEmpty(), "the IUT's call failed")
+			checkExchange(p)
+		}))
+
+	It("RESEND-gap-duplicates: duplicate DATA keeps a receiver missing a segment from RESENDing (any DATA resets its silence), and it asks resend_ticks after the duplicates stop",
+		labels("resend", "MUST", "HOMA-RESEND-001"), body(func() {
+			needResends()
+			p := peer(0)
+			pr := params()
+			m, from, to := gapRequest(p)
+			// The first segment again every tick, past resend_ticks and a
+			// round more: homa_dispatch_pkts zeroes silent_ticks for every
+			// DATA, new bytes or not. The checker judges any RESEND against
+			// the latest duplicate (HOMA-RESEND-001).
+			dup := m
+			dup.deliberate = "a copy of the first segment, as a network that duplicates packets delivers"
+			for i := 0; i < pr.ResendTicks+pr.ResendInterval+2; i++ {
+				pause(deadline(pr.Tick), "waiting a tick between duplicates")
+				dup.sendSegments(p, 0)
+			}
+			r, err := p.Expect(ctx(), tester.Match{Type: wire.TypeResend, From: iut(), RPC: m.id, Checks: []tester.Check{
+				tester.Is("offset", uint64(from)), tester.Is("length", uint64(to-from)),
+			}}, wait(pr.Ticks(pr.ResendTicks+2)))
+			ok(err, "a RESEND for the missing segment [%d, %d) once the duplicates stopped", from, to)
+			m.fillGap(p, r, from, to)
 			checkExchange(p)
 		}))
 

@@ -127,6 +127,12 @@ func DataOffset(want uint32) Check {
 	return Field("offset", uint64(want), func(p *Packet) uint64 { return uint64(p.Pkt.Data().Offset()) })
 }
 
+// DataOffsetIn checks a DATA packet's offset in its message (as
+// DataOffset) is within lo..hi.
+func DataOffsetIn(lo, hi uint32) Check {
+	return FieldIn("offset", uint64(lo), uint64(hi), func(p *Packet) uint64 { return uint64(p.Pkt.Data().Offset()) })
+}
+
 // describe renders the type-specific fields of p.
 func describe(p wire.Packet) string {
 	c := p.Common()

@@ -262,8 +262,8 @@ func TestRunSimRepeatIdentical(t *testing.T) {
 	var first []byte
 	var firstCap []byte
 	for i, p := range rep.Passes {
-		if n := len(p.Specs); n != 44 {
-			t.Errorf("pass %d ran %d specs, want all 44", i+1, n)
+		if n := len(p.Specs); n != 48 {
+			t.Errorf("pass %d ran %d specs, want all 48", i+1, n)
 		}
 		for _, s := range p.Specs {
 			if s.State != "passed" {
