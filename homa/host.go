@@ -236,7 +236,7 @@ func (h *Host) receiveBatch(pkts []Received) {
 			// The timer pass is due: it runs here, in the goroutine
 			// that reads anyway, and the timer (armed tickGrace later)
 			// wakes nobody while packets keep coming.
-			h.m.HandleTimeout(now)
+			now = h.timeoutAt(now)
 		}
 	}
 	h.unlockAt(now)
@@ -285,9 +285,28 @@ func (h *Host) onTimer() {
 			return
 		}
 	}
-	now := h.now()
+	h.unlockAt(h.timeoutAt(h.now()))
+}
+
+// timeoutAt runs the machine's timer work due at now (HandleTimeout) and
+// returns the time it ran it at. Before a timer pass it waits until the
+// packets other goroutines took from the machine have reached the
+// transport: HomaModule's timer counts an RPC silent only once its
+// granted bytes have left (homa_timer_check_rpc against homa_rpc_tx_end,
+// which gives the offset homa_qdisc still holds), and a sender preempted
+// between taking its packets (unlockAt) and writing them would let the
+// pass count from bytes still unsent: on a loaded machine a client sent
+// its first RESEND 14 ms after the first request packet left, at
+// resend_ticks 5 of 5 ms. Called with h.mu held; it takes sendMu under
+// it, the order unlockAt takes them in.
+func (h *Host) timeoutAt(now time.Duration) time.Duration {
+	if now >= h.m.nextTick {
+		h.sendMu.Lock() // held by writers until their packets are out
+		h.sendMu.Unlock()
+		now = max(now, h.now())
+	}
 	h.m.HandleTimeout(now)
-	h.unlockAt(now)
+	return now
 }
 
 // pollsPerUsec bounds the empty polls of one busy-wait to 8 per µs of
