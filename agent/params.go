@@ -107,11 +107,14 @@ func RefParams(over Params) (homa.Params, error) {
 		}
 		rp := findParam(name)
 		if rp == nil {
-			return p, fmt.Errorf("params: unknown parameter %q (known: %s)", name, strings.Join(paramNames(), ", "))
+			return p, fmt.Errorf("params: unknown parameter %q%s (known: %s)", name, paramHint(name), strings.Join(paramNames(), ", "))
 		}
 		v, ok := toInt(val)
-		if !ok || v < 0 || v > 1<<40 {
+		if !ok {
 			return p, fmt.Errorf("params: %s %v: want a non-negative integer", name, val)
+		}
+		if v < 0 || v > 1<<40 {
+			return p, fmt.Errorf("params: %s %d out of 0..2^40", name, v)
 		}
 		if name == "cutoff_version" && v > 0xffff {
 			return p, fmt.Errorf("params: cutoff_version %d out of 0..65535", v)
@@ -131,6 +134,20 @@ func RefParams(over Params) (homa.Params, error) {
 		return p, fmt.Errorf("params: %v", err)
 	}
 	return p, nil
+}
+
+// paramHint is a hint for an unknown parameter name: the parameter it
+// likely meant (the checker's names for the timer, such as tick, lack
+// the unit suffix the agent's carry), or why the checker's measured ones
+// cannot be set. Empty when there is none.
+func paramHint(name string) string {
+	switch {
+	case name == "slack" || name == "jitter":
+		return " (the checker measures slack and jitter from the machine's noise: they are not the IUT's to set)"
+	case findParam(name+"_ns") != nil:
+		return fmt.Sprintf(" (did you mean %s_ns?)", name)
+	}
+	return ""
 }
 
 func findParam(name string) *refParam {

@@ -85,7 +85,7 @@ func NewSimEnv(cfg SimEnvConfig) (*Env, error) {
 	}
 	clock := tester.NewSimClock(s)
 	e := &Env{Profile: "linux", Slack: max(sim.ViewTolerance, cfg.Slack), QuietSlack: sim.ViewTolerance, Clock: clock, Virtual: true,
-		Describe: "simulator: h1 IUT (virtual time, 1 ms tick), h2-h3 testers"}
+		Describe: fmt.Sprintf("simulator: h1 IUT (virtual time, %s tick), h2-h3 testers", tickText(p.Tick))}
 	for i := range 2 {
 		a := netip.AddrFrom4([4]byte{198, 18, 0, byte(2 + i)})
 		r, err := s.AddRaw(fmt.Sprintf("h%d", 2+i), a)
@@ -143,4 +143,13 @@ func NewSimEnv(cfg SimEnvConfig) (*Env, error) {
 		return markTesterPackets(capFile.Name(), e)
 	}
 	return e, nil
+}
+
+// tickText renders a timer tick for the pass header: whole milliseconds
+// as "1 ms", anything else as Go prints a duration ("200µs").
+func tickText(d time.Duration) string {
+	if d > 0 && d%time.Millisecond == 0 {
+		return fmt.Sprintf("%d ms", d/time.Millisecond)
+	}
+	return d.String()
 }

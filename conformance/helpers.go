@@ -280,6 +280,16 @@ func holdTicks() int {
 	return hold
 }
 
+// waitsTimeout skips a spec that waits out the IUT's timeout_ticks (its
+// RESEND rounds up to the abort, or its NEED_ACKs past it) as unsupported
+// when that is beyond maxHoldTicks, the suite's bound on how many ticks a
+// spec holds an exchange for.
+func waitsTimeout() {
+	if pr := params(); pr.TimeoutTicks > maxHoldTicks {
+		Skip(fmt.Sprintf("unsupported: timeout_ticks %d: waiting out the timeout is beyond the suite's bound of %d ticks", pr.TimeoutTicks, maxHoldTicks))
+	}
+}
+
 // pastU is the length of a message extra bytes longer than
 // unsched_bytes. An IUT whose max_message_length cannot hold it is
 // unsupported.

@@ -85,6 +85,7 @@ var _ = Describe("acknowledgements", func() {
 		}))
 	It("NEED_ACK-repeat: a server whose response stays unacknowledged keeps asking with NEED_ACK, at most once a tick, past timeout_ticks, and still holds the RPC: a RESEND for the response is answered with its bytes",
 		labels("ack", "MUST", "HOMA-ACK-006", "HOMA-ACK-003", "HOMA-RESEND-019"), body(func() {
+			waitsTimeout()
 			need("need-ack")
 			p := peer(0)
 			pr := params()

@@ -351,6 +351,7 @@ var _ = Describe("retransmission", func() {
 
 	It("RESEND-timeout: a client whose server stays silent after the request asks with RESENDs and fails the call with a timeout, not before timeout_ticks ticks of silence",
 		labels("resend", "MUST", "HOMA-RESEND-014", "HOMA-RESEND-009"), body(func() {
+			waitsTimeout()
 			p := peer(0)
 			pr := params()
 			r := iutCall(p, 100, 100)
@@ -392,6 +393,7 @@ var _ = Describe("retransmission", func() {
 
 	It("RESEND-server-timeout: a server missing part of a request asks for it every resend_interval ticks while the client stays silent, until timeout_ticks ticks of silence, then forgets the RPC",
 		labels("resend", "MUST", "HOMA-RESEND-014", "HOMA-RESEND-009", "HOMA-RESEND-008"), body(func() {
+			waitsTimeout()
 			p := peer(0)
 			pr := params()
 			m := newRequest(unsched(1<<30)/2, 100)

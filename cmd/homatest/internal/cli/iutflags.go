@@ -31,8 +31,12 @@ func parseParams(list []string) (agent.Params, error) {
 	p := agent.Params{}
 	for _, kv := range list {
 		name, val, ok := strings.Cut(kv, "=")
+		name = strings.TrimSpace(name)
 		if !ok || name == "" {
 			return nil, fmt.Errorf("--param %q: want NAME=VALUE, e.g. unsched_bytes=12000", kv)
+		}
+		if _, dup := p[name]; dup {
+			return nil, fmt.Errorf("--param %q: %s is given twice; give each parameter once", kv, name)
 		}
 		var ints []int64
 		for _, f := range strings.Split(val, ",") {

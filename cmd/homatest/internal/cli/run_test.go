@@ -148,6 +148,10 @@ func TestRunUsageErrors(t *testing.T) {
 		// The IUT's hello refuses it: the parameter reached the pass.
 		{[]string{"run", "--env", "sim", "--param", "unsched_bytes=0"}, "unsched_bytes, max_incoming and max_overcommit must be positive"},
 		{[]string{"run", "--env", "sim", "--param", "bogus=3"}, `unknown parameter "bogus"`},
+		{[]string{"run", "--env", "sim", "--param", "tick=1000000"}, `unknown parameter "tick" (did you mean tick_ns?)`},
+		{[]string{"run", "--env", "sim", "--param", "slack=1"}, "the checker measures slack and jitter"},
+		{[]string{"run", "--env", "sim", "--param", "unsched_bytes=99999999999999"}, "unsched_bytes 99999999999999 out of 0..2^40"},
+		{[]string{"run", "--env", "sim", "--param", " timeout_ticks=30", "--param", "timeout_ticks=40"}, "timeout_ticks is given twice"},
 	} {
 		_, err, code := run(t, c.args...)
 		if code != ExitUsage || err == nil || !strings.Contains(err.Error(), c.want) {
