@@ -118,6 +118,13 @@ func NewNSEnv(ctx context.Context, cfg NSEnvConfig) (*Env, error) {
 					r.Close()
 					return err
 				}
+				// The IUT's packets are judged at the time they reached
+				// the tester host, not when the tester's goroutine got
+				// them: on a busy machine that can be ms later.
+				if err := r.RecvTimestamps(); err != nil {
+					r.Close()
+					return err
+				}
 				tr = r
 				return nil
 			})

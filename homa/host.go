@@ -295,10 +295,8 @@ func (h *Host) onTimer() {
 // granted bytes have left (homa_timer_check_rpc against homa_rpc_tx_end,
 // which gives the offset homa_qdisc still holds), and a sender preempted
 // between taking its packets (unlockAt) and writing them would let the
-// pass count from bytes still unsent: on a loaded machine a client sent
-// its first RESEND 14 ms after the first request packet left, at
-// resend_ticks 5 of 5 ms. Called with h.mu held; it takes sendMu under
-// it, the order unlockAt takes them in.
+// pass count from bytes still unsent. Called with h.mu held; it takes
+// sendMu under it, the order unlockAt takes them in.
 func (h *Host) timeoutAt(now time.Duration) time.Duration {
 	if now >= h.m.nextTick {
 		h.sendMu.Lock() // held by writers until their packets are out

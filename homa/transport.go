@@ -1,6 +1,9 @@
 package homa
 
-import "net/netip"
+import (
+	"net/netip"
+	"time"
+)
 
 // Transport moves Homa packets (the transport bytes: Homa header and
 // payload) between hosts. Implementations: homa/memnet (in memory) and raw
@@ -21,12 +24,15 @@ type Transport interface {
 }
 
 // Received is one packet a BatchTransport received: its source host, the
-// IP priority level it arrived with and the transport bytes (Homa header
-// and payload).
+// IP priority level it arrived with, the transport bytes (Homa header
+// and payload) and, from a transport that reports it (rawip's
+// RecvTimestamps), the kernel's receive time (zero otherwise; a Host
+// keeps its own clock and ignores it).
 type Received struct {
 	Src    netip.Addr
 	Prio   uint8
 	Packet []byte
+	At     time.Time
 }
 
 // BatchTransport is a Transport that moves packets in batches, so that a

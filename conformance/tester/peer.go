@@ -12,7 +12,9 @@ import (
 
 // Packet is one packet the Peer sent or received.
 type Packet struct {
-	// At is the time the Peer sent or received it (its Clock's time).
+	// At is the time the Peer sent it or received it (its Clock's time;
+	// for a received packet the kernel's receive time when the transport
+	// reports it: homa.Received.At).
 	At time.Time
 	// Sent is true for packets the Peer sent.
 	Sent bool
@@ -66,8 +68,24 @@ type Peer struct {
 // Peer (not tr) when done.
 func New(tr homa.Transport, clock Clock) *Peer {
 	p := &Peer{tr: tr, clock: clock, local: tr.LocalAddr()}
-	tr.SetHandler(p.receive)
+	if bt, ok := tr.(homa.BatchTransport); ok {
+		// Batches carry the kernel's receive time where the transport
+		// reports it (rawip.Transport.RecvTimestamps).
+		bt.SetBatchHandler(p.receiveBatch)
+	} else {
+		tr.SetHandler(p.receive)
+	}
 	return p
+}
+
+// receiveBatch records a batch of received packets, each at the kernel's
+// receive time when the transport gives one (homa.Received.At; the
+// packets are the transport's buffers, copied here), else at the clock's
+// time now.
+func (p *Peer) receiveBatch(pkts []homa.Received) {
+	for _, r := range pkts {
+		p.logReceived(r.Src, r.Prio, r.Packet, r.At)
+	}
 }
 
 // Addr is the Peer's IP address.
@@ -80,7 +98,17 @@ func (p *Peer) Clock() Clock { return p.clock }
 func (p *Peer) Now() time.Time { return p.clock.Now() }
 
 func (p *Peer) receive(src netip.Addr, prio uint8, pkt []byte) {
-	rec := &Packet{At: p.clock.Now(), Src: src, Dst: p.local, Priority: prio, Raw: append([]byte(nil), pkt...)}
+	p.logReceived(src, prio, pkt, time.Time{})
+}
+
+// logReceived logs one received packet (a copy of pkt) at time at (zero: the
+// clock's time now), answers it with CUTOFFS when asked to
+// (AnswerCutoffs) and wakes the waits.
+func (p *Peer) logReceived(src netip.Addr, prio uint8, pkt []byte, at time.Time) {
+	if at.IsZero() {
+		at = p.clock.Now()
+	}
+	rec := &Packet{At: at, Src: src, Dst: p.local, Priority: prio, Raw: append([]byte(nil), pkt...)}
 	rec.Pkt, rec.Err = wire.Decode(rec.Raw, wire.DecodeOptions{Version: wire.VersionCurrent})
 	p.mu.Lock()
 	if p.closed {

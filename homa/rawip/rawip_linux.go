@@ -69,6 +69,10 @@ type Transport struct {
 	pullGot     []homa.Received
 	interrupted atomic.Bool
 
+	// stamps is set by RecvTimestamps: received packets carry the
+	// kernel's receive time (homa.Received.At).
+	stamps atomic.Bool
+
 	reading bool // readLoop started (under mu)
 	closed  bool // Close called (under mu)
 	done    chan struct{}
@@ -155,6 +159,27 @@ func (t *Transport) SetMark(mark uint32) error {
 	return nil
 }
 
+// RecvTimestamps makes the kernel stamp each received packet
+// (SO_TIMESTAMPNS) and the transport hand the stamp on
+// (homa.Received.At): the time the packet entered this host's network
+// namespace (netif_rx, with net.core.netdev_tstamp_prequeue at its
+// default 1), before the softirq backlog, the socket queue and this
+// process's scheduling delayed it. A tester judging the IUT's timing from
+// its own log needs it: on a machine whose CPUs are busy, a packet that
+// crossed the switch in 25 µs reached the tester's handler 9 ms later.
+// Call it before SetHandler, SetBatchHandler or Pull.
+func (t *Transport) RecvTimestamps() error {
+	var serr error
+	if err := t.rc.Control(func(fd uintptr) { serr = unix.SetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_TIMESTAMPNS, 1) }); err != nil {
+		return fmt.Errorf("rawip: %w", err)
+	}
+	if serr != nil {
+		return fmt.Errorf("rawip: SO_TIMESTAMPNS: %w", serr)
+	}
+	t.stamps.Store(true)
+	return nil
+}
+
 // LocalAddr returns the bound address.
 func (t *Transport) LocalAddr() netip.Addr { return t.addr }
 
@@ -217,9 +242,9 @@ func (t *Transport) Pull(wait bool, f func(pkts []homa.Received)) (int, error) {
 	var n int
 	var err error
 	if wait {
-		n, err = rx.recv(t.rc)
+		n, err = rx.recv(t.rc, t.stamps.Load())
 	} else {
-		n, err = rx.recvNow(t.rc)
+		n, err = rx.recvNow(t.rc, t.stamps.Load())
 	}
 	if err != nil {
 		if errors.Is(err, net.ErrClosed) || errors.Is(err, os.ErrClosed) {
@@ -278,7 +303,7 @@ func (t *Transport) readLoop() {
 	rx := newRxBatch(batchSize, t.v6)
 	var got []homa.Received
 	for {
-		n, err := rx.recv(t.rc)
+		n, err := rx.recv(t.rc, t.stamps.Load())
 		if err != nil {
 			select {
 			case <-t.done:
@@ -310,7 +335,7 @@ func (t *Transport) readLoop() {
 // collect appends the first n packets of rx that are ours to got.
 func (t *Transport) collect(rx *rxBatch, n int, got []homa.Received) []homa.Received {
 	for i := range n {
-		src, dst, prio, p, ok := rx.packet(i)
+		src, dst, prio, p, at, ok := rx.packet(i)
 		// Raw sockets are not demultiplexed by destination reliably:
 		// with several hosts' addresses in one namespace, each socket
 		// may see the others' packets. Keep only ours.
@@ -321,11 +346,11 @@ func (t *Transport) collect(rx *rxBatch, n int, got []homa.Received) []homa.Rece
 		// as the DATA packets it holds.
 		if segs := splitGSO(p, t.maxSeg); segs != nil {
 			for _, s := range segs {
-				got = append(got, homa.Received{Src: src, Prio: prio, Packet: s})
+				got = append(got, homa.Received{Src: src, Prio: prio, Packet: s, At: at})
 			}
 			continue
 		}
-		got = append(got, homa.Received{Src: src, Prio: prio, Packet: p})
+		got = append(got, homa.Received{Src: src, Prio: prio, Packet: p, At: at})
 	}
 	return got
 }
@@ -456,9 +481,10 @@ type rxBatch struct {
 }
 
 func newRxBatch(n int, v6 bool) *rxBatch {
-	b := &rxBatch{v6: v6, hdrs: make([]unix.Mmsghdr, n), iovs: make([]unix.Iovec, n), bufs: make([][]byte, n)}
+	b := &rxBatch{v6: v6, hdrs: make([]unix.Mmsghdr, n), iovs: make([]unix.Iovec, n), bufs: make([][]byte, n),
+		ctl: make([][cmsgSpace]byte, n)}
 	if v6 {
-		b.sa6, b.ctl = make([]unix.RawSockaddrInet6, n), make([][cmsgSpace]byte, n)
+		b.sa6 = make([]unix.RawSockaddrInet6, n)
 	}
 	for i := range n {
 		b.bufs[i] = make([]byte, maxPacket)
@@ -476,9 +502,10 @@ func newRxBatch(n int, v6 bool) *rxBatch {
 	return b
 }
 
-// recv waits for packets and reads up to len(b.hdrs) of them.
-func (b *rxBatch) recv(rc syscall.RawConn) (int, error) {
-	b.reset()
+// recv waits for packets and reads up to len(b.hdrs) of them (with their
+// control messages when stamps: RecvTimestamps).
+func (b *rxBatch) recv(rc syscall.RawConn, stamps bool) (int, error) {
+	b.reset(stamps)
 	if err := rc.Read(b.call); err != nil {
 		return 0, err
 	}
@@ -487,8 +514,8 @@ func (b *rxBatch) recv(rc syscall.RawConn) (int, error) {
 
 // recvNow reads up to len(b.hdrs) packets if some are waiting, without
 // waiting.
-func (b *rxBatch) recvNow(rc syscall.RawConn) (int, error) {
-	b.reset()
+func (b *rxBatch) recvNow(rc syscall.RawConn, stamps bool) (int, error) {
+	b.reset(stamps)
 	if err := rc.Control(b.callNow); err != nil {
 		return 0, err
 	}
@@ -498,16 +525,23 @@ func (b *rxBatch) recvNow(rc syscall.RawConn) (int, error) {
 	return b.n, b.err
 }
 
-// reset prepares the headers for a recvmmsg call.
-func (b *rxBatch) reset() {
+// reset prepares the headers for a recvmmsg call, with room for control
+// messages over IPv6 (traffic class, destination) and when stamps (the
+// receive timestamp).
+func (b *rxBatch) reset(stamps bool) {
 	for i := range b.hdrs {
 		h := &b.hdrs[i].Hdr
 		h.Flags = 0
 		if b.v6 {
 			h.Name = (*byte)(unsafe.Pointer(&b.sa6[i]))
 			h.Namelen = unix.SizeofSockaddrInet6
+		}
+		if b.v6 || stamps {
 			h.Control = &b.ctl[i][0]
 			h.SetControllen(cmsgSpace)
+		} else {
+			h.Control = nil
+			h.SetControllen(0)
 		}
 	}
 	b.n, b.err = 0, nil
@@ -528,35 +562,38 @@ func (b *rxBatch) recvFn(fd uintptr) bool {
 	return true
 }
 
-// packet returns message i's source, destination, priority and Homa
-// bytes; ok is false for a packet that is not a whole IP packet for
-// protocol 146.
-func (b *rxBatch) packet(i int) (src, dst netip.Addr, prio uint8, pkt []byte, ok bool) {
+// packet returns message i's source, destination, priority, Homa bytes
+// and kernel receive time (zero unless RecvTimestamps); ok is false for a
+// packet that is not a whole IP packet for protocol 146.
+func (b *rxBatch) packet(i int) (src, dst netip.Addr, prio uint8, pkt []byte, at time.Time, ok bool) {
 	buf := b.bufs[i][:min(int(b.hdrs[i].Len), maxPacket)]
+	var tc uint8
+	var okDst bool
+	c := b.ctl[i][:b.hdrs[i].Hdr.Controllen]
+	for len(c) >= unix.SizeofCmsghdr {
+		h := (*unix.Cmsghdr)(unsafe.Pointer(&c[0]))
+		l := int(h.Len)
+		if l < unix.SizeofCmsghdr || l > len(c) {
+			break
+		}
+		data := c[unix.CmsgLen(0):l]
+		switch {
+		case h.Level == unix.SOL_SOCKET && h.Type == unix.SCM_TIMESTAMPNS && len(data) >= int(unsafe.Sizeof(unix.Timespec{})):
+			ts := (*unix.Timespec)(unsafe.Pointer(&data[0]))
+			at = time.Unix(ts.Unix())
+		case h.Level == unix.IPPROTO_IPV6 && h.Type == unix.IPV6_TCLASS && len(data) >= 4:
+			tc = uint8(binary.NativeEndian.Uint32(data))
+		case h.Level == unix.IPPROTO_IPV6 && h.Type == unix.IPV6_PKTINFO && len(data) >= 16:
+			dst, okDst = netip.AddrFrom16([16]byte(data[:16])), true
+		}
+		c = c[min(len(c), unix.CmsgSpace(l-unix.SizeofCmsghdr)):]
+	}
 	if b.v6 {
 		// The kernel strips the IPv6 header: the source is the message's
 		// address, the destination and traffic class come in control
 		// messages.
 		src = netip.AddrFrom16(b.sa6[i].Addr)
-		var tc uint8
-		var okDst bool
-		c := b.ctl[i][:b.hdrs[i].Hdr.Controllen]
-		for len(c) >= unix.SizeofCmsghdr {
-			h := (*unix.Cmsghdr)(unsafe.Pointer(&c[0]))
-			l := int(h.Len)
-			if l < unix.SizeofCmsghdr || l > len(c) {
-				break
-			}
-			data := c[unix.CmsgLen(0):l]
-			switch {
-			case h.Level == unix.IPPROTO_IPV6 && h.Type == unix.IPV6_TCLASS && len(data) >= 4:
-				tc = uint8(binary.NativeEndian.Uint32(data))
-			case h.Level == unix.IPPROTO_IPV6 && h.Type == unix.IPV6_PKTINFO && len(data) >= 16:
-				dst, okDst = netip.AddrFrom16([16]byte(data[:16])), true
-			}
-			c = c[min(len(c), unix.CmsgSpace(l-unix.SizeofCmsghdr)):]
-		}
-		return src, dst, wire.PriorityFromTrafficClass(tc, 5), buf, okDst
+		return src, dst, wire.PriorityFromTrafficClass(tc, 5), buf, at, okDst
 	}
 	if len(buf) < ipv4.HeaderLen || buf[0]>>4 != 4 {
 		return
@@ -567,7 +604,7 @@ func (b *rxBatch) packet(i int) (src, dst netip.Addr, prio uint8, pkt []byte, ok
 	}
 	src = netip.AddrFrom4([4]byte(buf[12:16]))
 	dst = netip.AddrFrom4([4]byte(buf[16:20]))
-	return src, dst, wire.PriorityFromTOS(buf[1]), buf[ihl:], true
+	return src, dst, wire.PriorityFromTOS(buf[1]), buf[ihl:], at, true
 }
 
 // RecvDrops returns the number of packets the kernel dropped for this

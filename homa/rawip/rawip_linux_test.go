@@ -290,3 +290,57 @@ func TestRawIPNoFragments(t *testing.T) {
 		t.Errorf("3000-byte packet at MTU 1500: %v, want EMSGSIZE", err)
 	}
 }
+
+// TestRawIPRecvTimestamps: with RecvTimestamps every received packet
+// carries the kernel's receive time, which lies between its sender's
+// send call and the handler's call (over IPv4 and IPv6); without it the
+// time is zero.
+func TestRawIPRecvTimestamps(t *testing.T) {
+	a, b := pair(t)
+	for _, c := range []struct {
+		src, dst string
+		stamps   bool
+	}{{"198.18.0.1", "198.18.0.2", true}, {"fd00::1", "fd00::2", true}, {"198.18.0.1", "198.18.0.2", false}} {
+		var tx, rx *rawip.Transport
+		if err := a.Do(func() (err error) { tx, err = rawip.Open(netip.MustParseAddr(c.src)); return err }); err != nil {
+			t.Fatal(err)
+		}
+		if err := b.Do(func() (err error) { rx, err = rawip.Open(netip.MustParseAddr(c.dst)); return err }); err != nil {
+			t.Fatal(err)
+		}
+		if c.stamps {
+			if err := rx.RecvTimestamps(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		type got struct{ at, handled time.Time }
+		ch := make(chan got, 100)
+		rx.SetBatchHandler(func(pkts []homa.Received) {
+			now := time.Now()
+			for _, r := range pkts {
+				ch <- got{r.At, now}
+			}
+		})
+		const n = 20
+		pkt := make([]byte, 100) // a well-formed header is not needed
+		for i := range n {
+			before := time.Now()
+			if err := tx.Send(rx.LocalAddr(), uint8(i%8), pkt); err != nil {
+				t.Fatal(err)
+			}
+			select {
+			case g := <-ch:
+				switch {
+				case !c.stamps && !g.at.IsZero():
+					t.Errorf("%s: packet %d stamped %v without RecvTimestamps", c.dst, i, g.at)
+				case c.stamps && (g.at.Before(before) || g.at.After(g.handled)):
+					t.Errorf("%s: packet %d stamped %v, want between its send (%v) and its handling (%v)", c.dst, i, g.at, before, g.handled)
+				}
+			case <-time.After(timescale.D(5 * time.Second)):
+				t.Fatalf("%s: packet %d not received", c.dst, i)
+			}
+		}
+		tx.Close()
+		rx.Close()
+	}
+}

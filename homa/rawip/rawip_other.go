@@ -33,3 +33,6 @@ func (*Transport) RecvDrops() (uint64, error) { return 0, ErrNotSupported }
 
 // SetMark returns ErrNotSupported.
 func (*Transport) SetMark(uint32) error { return ErrNotSupported }
+
+// RecvTimestamps is not supported off Linux.
+func (*Transport) RecvTimestamps() error { return ErrNotSupported }
