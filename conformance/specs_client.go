@@ -48,4 +48,16 @@ var _ = Describe("client requests", func() {
 			}
 			checkExchange(p)
 		}))
+
+	It("REQUEST-max-length: a request of exactly max_message_length bytes is sent whole and answered (the limit is inclusive)",
+		labels("wire", "MUST", "HOMA-UNSCHED-001", "HOMA-GRANT-005"), body(func() {
+			p := peer(1)
+			pr := params()
+			// homa_sendmsg refuses only a message longer than
+			// HOMA_MAX_MESSAGE_LENGTH (homa_message_out_fill), and a
+			// receiver only one longer than that (homa_message_in_init).
+			r := iutCall(p, int(pr.MaxMessageLength), 100)
+			r.serveFully(p, 100)
+			checkExchange(p)
+		}))
 })

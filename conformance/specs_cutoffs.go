@@ -55,22 +55,35 @@ var _ = Describe("cutoffs", func() {
 			barrier(p, ctrlLevel(params()))
 		}))
 
-	It("CUTOFFS-stale: DATA with a stale cutoff_version draws CUTOFFS from the receiver",
+	It("CUTOFFS-stale: DATA with a stale cutoff_version draws CUTOFFS from the receiver, for each peer (the once-a-jiffy limit is per peer)",
 		labels("cutoffs", "SHOULD", "HOMA-CUTOFF-002"), body(func() {
 			need("cutoffs")
-			p := peer(0)
-			m := newRequest(1000, 100)
-			m.cutoffVersion = params().CutoffVersion + 1
-			m.deliberate = "DATA with a cutoff_version the IUT never sent (a stale one)"
+			// Two tester hosts back to back, in the same jiffy:
+			// homa_data_pkt limits CUTOFFS to one a jiffy per peer
+			// (peer->last_update_jiffies), so each gets its own.
+			peers := []*tester.Peer{peer(0), peer(1)}
+			var msgs []msgSpec
+			for range peers {
+				m := newRequest(1000, 100)
+				m.cutoffVersion = params().CutoffVersion + 1
+				m.deliberate = "DATA with a cutoff_version the IUT never sent (a stale one)"
+				msgs = append(msgs, m)
+			}
 			newJiffy()
-			m.sendUnsched(p, 0, m.msgLen)
-			c, err := p.Expect(ctx(), tester.Match{Type: wire.TypeCutoffs, From: iut()}, wait(2*params().Tick))
-			ok(err, "CUTOFFS after DATA with cutoff_version %d", m.cutoffVersion)
-			Expect(c.Pkt.Cutoffs().CutoffVersion()).To(Equal(params().CutoffVersion))
-			_, err = p.Expect(ctx(), tester.Match{Type: wire.TypeData, From: iut(), RPC: m.id}, wait(2*params().Tick))
-			ok(err, "the response")
-			m.ack(p)
-			checkExchange(p)
+			for i, p := range peers {
+				msgs[i].sendUnsched(p, 0, msgs[i].msgLen)
+			}
+			for i, p := range peers {
+				c, err := p.Expect(ctx(), tester.Match{Type: wire.TypeCutoffs, From: iut()}, wait(2*params().Tick))
+				ok(err, "CUTOFFS to %v after its DATA with cutoff_version %d", p.Addr(), msgs[i].cutoffVersion)
+				Expect(c.Pkt.Cutoffs().CutoffVersion()).To(Equal(params().CutoffVersion))
+			}
+			for i, p := range peers {
+				_, err := p.Expect(ctx(), tester.Match{Type: wire.TypeData, From: iut(), RPC: msgs[i].id}, wait(2*params().Tick))
+				ok(err, "the response to %v", p.Addr())
+				msgs[i].ack(p)
+			}
+			checkExchange(peers...)
 		}))
 
 	It("CUTOFFS-stale-response: response DATA with a stale cutoff_version draws CUTOFFS from the client",
