@@ -110,11 +110,11 @@ func RefParams(over Params) (homa.Params, error) {
 			return p, fmt.Errorf("params: unknown parameter %q%s (known: %s)", name, paramHint(name), strings.Join(paramNames(), ", "))
 		}
 		v, ok := toInt(val)
-		if !ok {
+		if !ok || v < 0 {
 			return p, fmt.Errorf("params: %s %v: want a non-negative integer", name, val)
 		}
-		if v < 0 || v > 1<<40 {
-			return p, fmt.Errorf("params: %s %d out of 0..2^40", name, v)
+		if v > 1<<40 {
+			return p, fmt.Errorf("params: %s %d is above 2^40", name, v)
 		}
 		if name == "cutoff_version" && v > 0xffff {
 			return p, fmt.Errorf("params: cutoff_version %d out of 0..65535", v)

@@ -150,7 +150,7 @@ func TestRunUsageErrors(t *testing.T) {
 		{[]string{"run", "--env", "sim", "--param", "bogus=3"}, `unknown parameter "bogus"`},
 		{[]string{"run", "--env", "sim", "--param", "tick=1000000"}, `unknown parameter "tick" (did you mean tick_ns?)`},
 		{[]string{"run", "--env", "sim", "--param", "slack=1"}, "the checker measures slack and jitter"},
-		{[]string{"run", "--env", "sim", "--param", "unsched_bytes=99999999999999"}, "unsched_bytes 99999999999999 out of 0..2^40"},
+		{[]string{"run", "--env", "sim", "--param", "unsched_bytes=99999999999999"}, "unsched_bytes 99999999999999 is above 2^40"},
 		{[]string{"run", "--env", "sim", "--param", " timeout_ticks=30", "--param", "timeout_ticks=40"}, "timeout_ticks is given twice"},
 	} {
 		_, err, code := run(t, c.args...)
