@@ -114,12 +114,16 @@ func (r *iutRPC) receiveUnsched(p *tester.Peer) (*byteranges.Set, int) {
 	return got, end
 }
 
-// respond sends the response (respLen bytes, at most unsched_bytes,
-// payload header with the call id) from the tester to the IUT client as
-// unscheduled DATA and waits for the call to finish.
+// respond sends the response (respLen bytes, payload header with the call
+// id) from the tester to the IUT client as unscheduled DATA and waits for
+// the call to finish. A response longer than the IUT's unsched_bytes
+// goes as respondGranted sends it (the IUT's GRANTs let the rest out).
 func (r *iutRPC) respond(p *tester.Peer, respLen int, cutoffVersion uint16) CallResult {
 	GinkgoHelper()
-	Expect(respLen).To(BeNumerically("<=", params().UnschedBytes), "a tester responds with unscheduled bytes only")
+	if respLen > int(params().UnschedBytes) {
+		_, res := r.respondGranted(p, respLen)
+		return res
+	}
 	r.sendResponse(p, respLen, 0, respLen, respLen, unschedLevel(params(), respLen), cutoffVersion, false)
 	return r.wait()
 }

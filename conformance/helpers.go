@@ -290,6 +290,17 @@ func waitsTimeout() {
 	}
 }
 
+// quietFits skips a spec as unsupported when it keeps the IUT's RPC
+// without DATA, GRANT or BUSY from the tester for up to d, which the IUT's
+// timer would end: an RPC may time out after timeout_ticks-2 ticks of such
+// silence (RTX-10's tolerance; a RESEND resets no silent_ticks,
+// homa_dispatch_pkts).
+func quietFits(d time.Duration) {
+	if pr := params(); d >= pr.Ticks(pr.TimeoutTicks-2) {
+		Skip(fmt.Sprintf("unsupported: timeout_ticks %d (tick %v): the spec leaves the IUT's RPC up to %v without DATA, GRANT or BUSY, which may time it out", pr.TimeoutTicks, pr.Tick, d))
+	}
+}
+
 // pastU is the length of a message extra bytes longer than
 // unsched_bytes. An IUT whose max_message_length cannot hold it is
 // unsupported.

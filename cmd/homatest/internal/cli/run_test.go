@@ -152,11 +152,25 @@ func TestRunUsageErrors(t *testing.T) {
 		{[]string{"run", "--env", "sim", "--param", "slack=1"}, "the checker measures slack and jitter"},
 		{[]string{"run", "--env", "sim", "--param", "unsched_bytes=99999999999999"}, "unsched_bytes 99999999999999 is above 2^40"},
 		{[]string{"run", "--env", "sim", "--param", " timeout_ticks=30", "--param", "timeout_ticks=40"}, "timeout_ticks is given twice"},
+		{[]string{"run", "--env", "sim", "--param", "tick_ns=1099511627776"}, "tick_ns 1099511627776 is above 1 s"},
 	} {
 		_, err, code := run(t, c.args...)
 		if code != ExitUsage || err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%v: exit %d, error %v; want exit 2 and %q", c.args, code, err, c.want)
 		}
+	}
+}
+
+// TestRunNSRefusesMTU: in namespaces --param mtu is refused before
+// anything is built (the harness's links are 1500 bytes; helper-159 saw
+// an IUT told 9000 fail five specs with "message too long").
+func TestRunNSRefusesMTU(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("--env ns needs root")
+	}
+	_, err, code := run(t, "run", "--env", "ns", "--param", "mtu=9000", "--artifacts", filepath.Join(t.TempDir(), "a"))
+	if code != ExitUsage || err == nil || !strings.Contains(err.Error(), "--param mtu: in namespaces the links' MTU is the harness's 1500 bytes") {
+		t.Errorf("exit %d, %v; want 2 and the MTU reason", code, err)
 	}
 }
 
