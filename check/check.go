@@ -85,11 +85,16 @@ func (o Options) Validate() error {
 		}
 	}
 	probe := spec.Profiles()[0].Params
+	seen := map[string]bool{}
 	for _, kv := range o.Params {
 		name, val, ok := strings.Cut(kv, "=")
 		if !ok {
 			return fmt.Errorf("--param %q: want NAME=VALUE", kv)
 		}
+		if seen[name] {
+			return fmt.Errorf("--param %q: %s is given twice; give each parameter once", kv, name)
+		}
+		seen[name] = true
 		if err := probe.Set(name, val); err != nil {
 			return fmt.Errorf("--param: %w", err)
 		}

@@ -240,7 +240,15 @@ func (p *Params) field(name string) (reflect.Value, error) {
 			return v.Field(i), nil
 		}
 	}
-	return reflect.Value{}, fmt.Errorf("unknown parameter %q (known: %s)", name, strings.Join(ParamNames(), ", "))
+	hint := ""
+	if base, ok := strings.CutSuffix(name, "_ns"); ok {
+		// The agents' hello names the tick tick_ns; the checker's is a
+		// duration.
+		if _, err := p.field(base); err == nil {
+			hint = fmt.Sprintf(" (did you mean %s, a duration such as 5ms?)", base)
+		}
+	}
+	return reflect.Value{}, fmt.Errorf("unknown parameter %q%s (known: %s)", name, hint, strings.Join(ParamNames(), ", "))
 }
 
 // Set sets parameter name from text: integers in decimal, durations as Go

@@ -160,6 +160,8 @@ func TestCheckBadInput(t *testing.T) {
 		{"negative tick", []string{"check", "--param", "tick=-1ms", good}, `parameter tick: "-1ms": the tick must be positive, e.g. 10ms`},
 		{"negative duration", []string{"check", "--param", "slack=-1ms", good}, `parameter slack: "-1ms" is negative: it must be 0 or positive, e.g. 1ms`},
 		{"bad param value", []string{"check", "--param", "resend_ticks=x", good}, "not a non-negative integer"},
+		{"param twice", []string{"check", "--param", "resend_ticks=1", "--param", "resend_ticks=2", good}, "resend_ticks is given twice"},
+		{"agent's tick name", []string{"check", "--param", "tick_ns=5000000", good}, `unknown parameter "tick_ns" (did you mean tick, a duration such as 5ms?)`},
 		{"bad rules", []string{"check", "--rules", "HOMA-NOPE-*", good}, "matches no rule"},
 		{"bad level", []string{"check", "--level", "may", good}, "want must or should"},
 		{"no args", []string{"check"}, "needs at least one capture"},
