@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -41,6 +42,9 @@ func parseParams(list []string) (agent.Params, error) {
 		var ints []int64
 		for _, f := range strings.Split(val, ",") {
 			v, err := strconv.ParseInt(strings.TrimSpace(f), 10, 64)
+			if errors.Is(err, strconv.ErrRange) {
+				return nil, fmt.Errorf("--param %q: %q is out of range (parameters are at most 2^40)", kv, f)
+			}
 			if err != nil {
 				return nil, fmt.Errorf("--param %q: %q is not an integer", kv, f)
 			}

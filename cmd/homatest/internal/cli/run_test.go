@@ -153,6 +153,7 @@ func TestRunUsageErrors(t *testing.T) {
 		{[]string{"run", "--env", "sim", "--param", "unsched_bytes=99999999999999"}, "unsched_bytes 99999999999999 is above 2^40"},
 		{[]string{"run", "--env", "sim", "--param", " timeout_ticks=30", "--param", "timeout_ticks=40"}, "timeout_ticks is given twice"},
 		{[]string{"run", "--env", "sim", "--param", "tick_ns=1099511627776"}, "tick_ns 1099511627776 is above 1 s"},
+		{[]string{"run", "--env", "sim", "--param", "resend_ticks=99999999999999999999"}, `"99999999999999999999" is out of range`},
 	} {
 		_, err, code := run(t, c.args...)
 		if code != ExitUsage || err == nil || !strings.Contains(err.Error(), c.want) {
