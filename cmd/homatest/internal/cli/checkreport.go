@@ -63,7 +63,7 @@ func (o *checkOpts) rerunFor(file string) func(rule string) string {
 			c += " --profile " + o.profile
 		}
 		for _, p := range o.params {
-			c += " --param " + p
+			c += " --param " + shellQuote(p)
 		}
 		if o.wire != "" {
 			c += " --wire " + o.wire

@@ -234,6 +234,11 @@ func (o *runOpts) run(cmd *cobra.Command) error {
 		return conformance.RunPassFile(o.passFile)
 	}
 	if err := o.validate(); err != nil {
+		if o.output == "json" {
+			// A CI job reading the JSON sees why nothing ran.
+			o.stdout, o.stderr = cmd.OutOrStdout(), cmd.ErrOrStderr()
+			return o.endReports(usageErr(err))
+		}
 		return usageErr(err)
 	}
 	defaulted := o.artifacts == ""

@@ -454,6 +454,12 @@ func TestRerunKeepsFlags(t *testing.T) {
 	if want := `homatest run --focus "WORKLOAD-burst-loss" --impl m.yaml --env ns --fault partial-retransmit --ns-workloads --strict`; got != want {
 		t.Errorf("rerun %q, want %q", got, want)
 	}
+	// Values a shell would split are quoted (helper-157).
+	o = &runOpts{impl: "my agent.yaml", env: "sim", params: []string{"unsched_cutoffs=0, 0,0,0,1000000,15000,2800,200", "timeout_ticks=30"}}
+	got = o.rerun(conformance.SpecResult{Name: "grants GRANT-stale: x"})
+	if want := `homatest run --focus "GRANT-stale" --impl 'my agent.yaml' --env sim --param 'unsched_cutoffs=0, 0,0,0,1000000,15000,2800,200' --param timeout_ticks=30`; got != want {
+		t.Errorf("rerun %q, want %q", got, want)
+	}
 }
 
 // TestRunManifestNothingJudged: a manifest's IUT in namespaces without

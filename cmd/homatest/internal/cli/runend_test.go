@@ -152,3 +152,30 @@ func TestRunWarningCountedOnce(t *testing.T) {
 		t.Errorf("JUnit counts failures=%d errors=%d; want a warning to be neither", js.Failures, js.Errors)
 	}
 }
+
+// TestRunFlagErrorJSON: a flag the run refuses before it starts (here
+// --repeat 0) still gives -o json's report, verdict error and the error,
+// and the one-line error with exit 2 (it used to print no JSON).
+func TestRunFlagErrorJSON(t *testing.T) {
+	dir := t.TempDir()
+	junit := filepath.Join(dir, "u.xml")
+	cmd := New()
+	var stdout, stderr strings.Builder
+	cmd.SetOut(&stdout)
+	cmd.SetErr(&stderr)
+	cmd.SetArgs([]string{"run", "--env", "sim", "-o", "json", "--junit", junit, "--repeat", "0", "--artifacts", filepath.Join(dir, "a")})
+	err := cmd.Execute()
+	if code := ExitCode(err); code != ExitUsage || err == nil || !strings.Contains(err.Error(), "--repeat 0: want 1 or more") {
+		t.Fatalf("exit %d, %v; want 2 and the --repeat error", code, err)
+	}
+	rep, js := readRunEnd(t, stdout.String(), junit)
+	if rep.Verdict != "error" || rep.Error != "--repeat 0: want 1 or more" || len(rep.Passes) != 0 {
+		t.Errorf("JSON report %+v; want verdict error and the --repeat error", rep)
+	}
+	if js.Errors != 1 {
+		t.Errorf("JUnit %+v; want one <error> testcase", js)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "a")); !os.IsNotExist(err) {
+		t.Errorf("a run folder was made for a refused flag: %v", err)
+	}
+}

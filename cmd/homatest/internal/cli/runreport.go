@@ -267,14 +267,14 @@ func writeUnsupported(w io.Writer, specs []conformance.SpecResult) {
 func (o *runOpts) rerun(s conformance.SpecResult) string {
 	c := "homatest run --focus " + strconv.Quote(s.ShortName())
 	if o.impl != "ref" {
-		c += " --impl " + o.impl
+		c += " --impl " + shellQuote(o.impl)
 	}
 	c += " --env " + o.env
 	if o.fault != "" {
-		c += " --fault " + o.fault
+		c += " --fault " + shellQuote(o.fault)
 	}
 	for _, kv := range o.params {
-		c += " --param " + kv
+		c += " --param " + shellQuote(kv)
 	}
 	// The flags that decide whether and how the spec runs and fails: a
 	// workload spec of a foreign IUT is unsupported without
