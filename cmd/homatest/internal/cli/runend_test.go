@@ -159,16 +159,11 @@ func TestRunWarningCountedOnce(t *testing.T) {
 func TestRunFlagErrorJSON(t *testing.T) {
 	dir := t.TempDir()
 	junit := filepath.Join(dir, "u.xml")
-	cmd := New()
-	var stdout, stderr strings.Builder
-	cmd.SetOut(&stdout)
-	cmd.SetErr(&stderr)
-	cmd.SetArgs([]string{"run", "--env", "sim", "-o", "json", "--junit", junit, "--repeat", "0", "--artifacts", filepath.Join(dir, "a")})
-	err := cmd.Execute()
-	if code := ExitCode(err); code != ExitUsage || err == nil || !strings.Contains(err.Error(), "--repeat 0: want 1 or more") {
+	out, err, code := run(t, "run", "--env", "sim", "-o", "json", "--junit", junit, "--repeat", "0", "--artifacts", filepath.Join(dir, "a"))
+	if code != ExitUsage || err == nil || !strings.Contains(err.Error(), "--repeat 0: want 1 or more") {
 		t.Fatalf("exit %d, %v; want 2 and the --repeat error", code, err)
 	}
-	rep, js := readRunEnd(t, stdout.String(), junit)
+	rep, js := readRunEnd(t, out, junit)
 	if rep.Verdict != "error" || rep.Error != "--repeat 0: want 1 or more" || len(rep.Passes) != 0 {
 		t.Errorf("JSON report %+v; want verdict error and the --repeat error", rep)
 	}
