@@ -410,6 +410,9 @@ func (o *runOpts) setupFailed(setupErr string, undo *harness.DirUndo) error {
 // as it was.
 func (o *runOpts) usageEnd(err error, undo *harness.DirUndo) error {
 	undo.Remove()
+	if _, serr := os.Stat(o.artifacts); os.IsNotExist(serr) {
+		o.artifacts = "" // the reports name no folder that is gone
+	}
 	if o.earlier != nil {
 		if rerr := o.earlier.Restore(); rerr != nil {
 			err = fmt.Errorf("%w (and restoring the earlier run's passes in %s failed: %v)", err, o.artifacts, rerr)

@@ -65,6 +65,9 @@ func TestRunErrorReports(t *testing.T) {
 	if rep.Verdict != "error" || rep.Error != err.(*ExitError).Err.Error() || rep.Passes == nil || len(rep.Passes) != 0 {
 		t.Errorf("JSON report %+v; want verdict error, the error, no passes", rep)
 	}
+	if rep.Artifacts != "" {
+		t.Errorf("JSON report names run folder %q, which the run removed", rep.Artifacts)
+	}
 	if js.Errors != 1 || js.Failures != 0 || len(js.TestSuites) != 1 || js.TestSuites[0].TestCases[0].Error == nil ||
 		!strings.Contains(js.TestSuites[0].TestCases[0].Error.Message, "no spec matched") {
 		t.Errorf("JUnit %+v; want one <error> testcase saying no spec matched", js)
