@@ -89,6 +89,12 @@ func NewNSEnv(ctx context.Context, cfg NSEnvConfig) (*Env, error) {
 		a.Close()
 		return fail(err)
 	}
+	if m := t.info.MTU; m > topo.MTU {
+		// Frames that large do not fit the veths: every full DATA
+		// packet would fail (sendmmsg: message too long).
+		a.Close()
+		return fail(fmt.Errorf("the IUT's hello says mtu %d, but the namespaces' links carry %d bytes: drop the mtu setting (--param or the manifest's params); the simulator (--env sim) models other MTUs", m, topo.MTU))
+	}
 	clock := tester.NewWallClock()
 	t.notifyTo(clock)
 	e := &Env{IUT: t, Profile: "linux", Slack: slackFor(0), QuietSlack: slackFor(0), Clock: clock, Stalls: stall.Start(stall.Config{}),

@@ -99,10 +99,12 @@ func (p *Params) Validate() error {
 		return fmt.Errorf("homa: max_sched_prio %d must be below num_priorities %d", p.MaxSchedPrio, p.NumPriorities)
 	case p.UnschedBytes < 1 || p.MaxIncoming < 1 || p.MaxOvercommit < 1:
 		return fmt.Errorf("homa: unsched_bytes, max_incoming and max_overcommit must be positive")
-	case p.Tick < time.Microsecond:
+	case p.Tick < time.Microsecond || p.Tick > time.Second:
 		// A tick shorter than a full packet takes on a 10 Gbit/s link
-		// only spins the timer (HomaModule ticks every 1 ms).
-		return fmt.Errorf("homa: tick %v is below 1µs (tick_ns %d; HomaModule's timer ticks every 1ms)", p.Tick, p.Tick.Nanoseconds())
+		// only spins the timer; one longer than a second holds a
+		// conformance spec (up to 1500 ticks) for hours. HomaModule
+		// ticks every 1 ms.
+		return fmt.Errorf("homa: tick %v is outside 1µs..1s (tick_ns %d; HomaModule's timer ticks every 1ms)", p.Tick, p.Tick.Nanoseconds())
 	case p.ResendTicks < 1 || p.ResendInterval < 1 || p.RequestAckTicks < 1:
 		return fmt.Errorf("homa: resend_ticks %d, resend_interval %d and request_ack_ticks %d must each be at least 1", p.ResendTicks, p.ResendInterval, p.RequestAckTicks)
 	case p.TimeoutTicks < p.ResendTicks:

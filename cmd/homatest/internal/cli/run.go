@@ -177,11 +177,6 @@ func (o *runOpts) validate() error {
 	if err != nil {
 		return err
 	}
-	if _, ok := hello["mtu"]; ok && o.env == "ns" {
-		// The harness builds the namespaces' links at 1500 bytes: an IUT
-		// told otherwise sends frames the links refuse.
-		return errors.New("--param mtu: in namespaces the links' MTU is the harness's 1500 bytes; mtu sets the simulator's links (--env sim)")
-	}
 	o.hello = hello
 	if err := spec.CheckRulePatterns(o.rules); err != nil {
 		return fmt.Errorf("--rules: %w", err)

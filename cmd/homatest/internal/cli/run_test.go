@@ -152,7 +152,7 @@ func TestRunUsageErrors(t *testing.T) {
 		{[]string{"run", "--env", "sim", "--param", "slack=1"}, "the checker measures slack and jitter"},
 		{[]string{"run", "--env", "sim", "--param", "unsched_bytes=99999999999999"}, "unsched_bytes 99999999999999 is above 2^40"},
 		{[]string{"run", "--env", "sim", "--param", " timeout_ticks=30", "--param", "timeout_ticks=40"}, "timeout_ticks is given twice"},
-		{[]string{"run", "--env", "sim", "--param", "tick_ns=1099511627776"}, "tick_ns 1099511627776 is above 1 s"},
+		{[]string{"run", "--env", "sim", "--param", "tick_ns=1099511627776"}, "tick 18m19.511627776s is outside 1µs..1s"},
 		{[]string{"run", "--env", "sim", "--param", "resend_ticks=99999999999999999999"}, `"99999999999999999999" is out of range`},
 	} {
 		_, err, code := run(t, c.args...)
@@ -162,15 +162,16 @@ func TestRunUsageErrors(t *testing.T) {
 	}
 }
 
-// TestRunNSRefusesMTU: in namespaces --param mtu is refused before
-// anything is built (the harness's links are 1500 bytes; helper-159 saw
-// an IUT told 9000 fail five specs with "message too long").
+// TestRunNSRefusesMTU: in namespaces an IUT whose hello says an MTU
+// above the links' 1500 bytes is refused before any spec runs (helper-159
+// saw an IUT told 9000 fail five specs with "message too long").
 func TestRunNSRefusesMTU(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("--env ns needs root")
 	}
+	t.Setenv("HOMATEST_CLI_CHILD", "1") // the pass runs as a child
 	_, err, code := run(t, "run", "--env", "ns", "--param", "mtu=9000", "--artifacts", filepath.Join(t.TempDir(), "a"))
-	if code != ExitUsage || err == nil || !strings.Contains(err.Error(), "--param mtu: in namespaces the links' MTU is the harness's 1500 bytes") {
+	if code != ExitUsage || err == nil || !strings.Contains(err.Error(), "the IUT's hello says mtu 9000, but the namespaces' links carry 1500 bytes") {
 		t.Errorf("exit %d, %v; want 2 and the MTU reason", code, err)
 	}
 }
