@@ -27,7 +27,6 @@ type iutRPC struct {
 	id     uint64         // the IUT's client RPC id
 	cport  uint16         // the IUT's client port
 	msgLen int
-	callID uint64 // the agent's call id (request payload bytes 4-11)
 }
 
 // iutCall makes the IUT call peer p at testerPort with a request of reqLen
@@ -39,11 +38,31 @@ func iutCall(p *tester.Peer, reqLen, respLen int) *iutRPC {
 	d, err := p.Expect(ctx(), tester.Match{Type: wire.TypeData, From: iut(),
 		Checks: []tester.Check{msgLenIs(reqLen), toPort(testerPort)}}, wait(10*time.Millisecond))
 	ok(err, "the IUT's request DATA")
-	r := &iutRPC{done: done, first: d, id: d.Pkt.SenderID(), cport: d.Pkt.Common().Sport(), msgLen: reqLen}
-	if pl := d.Pkt.Data().Payload(); d.Pkt.Data().Offset() == 0 && len(pl) >= 12 {
-		r.callID = binary.LittleEndian.Uint64(pl[4:])
+	return &iutRPC{done: done, first: d, id: d.Pkt.SenderID(), cport: d.Pkt.Common().Sport(), msgLen: reqLen}
+}
+
+// callIDOf returns the agent's call id, request payload bytes 4-11, from
+// the request DATA tester p has got (a request's first packet may carry
+// fewer bytes: unsched_bytes below 12), or 0 when they have not all come.
+func (r *iutRPC) callIDOf(p *tester.Peer) uint64 {
+	var b [8]byte
+	have := 0
+	for _, x := range p.Log() {
+		if x.Sent || x.Err != nil || x.Src != iut() || x.Pkt.Type() != wire.TypeData || x.Pkt.SenderID() != r.id {
+			continue
+		}
+		d := x.Pkt.Data()
+		pl, off := d.Payload(), int(d.Offset())
+		for i := max(4, off); i < min(12, off+len(pl)); i++ {
+			if have&(1<<(i-4)) == 0 {
+				b[i-4], have = pl[i-off], have|1<<(i-4)
+			}
+		}
 	}
-	return r
+	if have != 0xff {
+		return 0
+	}
+	return binary.LittleEndian.Uint64(b[:])
 }
 
 func msgLenIs(n int) tester.Check {
@@ -61,10 +80,7 @@ func (r *iutRPC) control() wire.CommonFields {
 }
 
 // receiveRequest receives the request as a HomaModule receiver granting
-// one message would: each DATA that lets it grant more draws a GRANT
-// up to the grant window beyond the bytes received (Params.GrantWindow),
-// at priority 0, the level of the only message being granted (facts
-// GRANT-09; homa_grant_priority). It waits until every byte of the
+// one message would (receiveGranted). It waits until every byte of the
 // request has arrived and returns the arrival of the last.
 func (r *iutRPC) receiveRequest(p *tester.Peer) time.Time {
 	GinkgoHelper()
@@ -79,14 +95,27 @@ func (r *iutRPC) receiveRequest(p *tester.Peer) time.Time {
 // returns the arrival of the last DATA (last when none was missing).
 func (r *iutRPC) receiveRest(p *tester.Peer, got *byteranges.Set, granted int, last time.Time) time.Time {
 	GinkgoHelper()
+	return receiveGranted(p, r.control(), r.id, r.msgLen, got, granted, last, "request")
+}
+
+// receiveGranted receives the rest of a message of msgLen bytes the IUT
+// sends to tester p in RPC id (what: "request" or "response"), of which
+// p got the bytes in got and granted up to granted, as a HomaModule
+// receiver granting one message would: each DATA that lets it grant more
+// draws a GRANT (common header ctl) up to the grant window beyond the
+// bytes received (Params.GrantWindow), at priority 0, the level of the
+// only message being granted (facts GRANT-09; homa_grant_priority). It
+// returns the arrival of the last DATA (last when none was missing).
+func receiveGranted(p *tester.Peer, ctl wire.CommonFields, id uint64, msgLen int, got *byteranges.Set, granted int, last time.Time, what string) time.Time {
+	GinkgoHelper()
 	pr := params()
-	for !got.Covers(0, uint32(r.msgLen)) {
-		if off := min(r.msgLen, int(got.Total()+pr.GrantWindow())); off > granted {
+	for !got.Covers(0, uint32(msgLen)) {
+		if off := min(msgLen, int(got.Total()+pr.GrantWindow())); off > granted {
 			granted = off
-			Expect(p.Send(iut(), ctrlLevel(pr), &wire.GrantFields{Common: r.control(), Offset: uint32(off)})).To(Succeed())
+			Expect(p.Send(iut(), ctrlLevel(pr), &wire.GrantFields{Common: ctl, Offset: uint32(off)})).To(Succeed())
 		}
-		pk, err := p.Expect(ctx(), tester.Match{Type: wire.TypeData, From: iut(), RPC: r.id}, wait(20*time.Millisecond))
-		ok(err, "request bytes: have %d of %d", got.Total(), r.msgLen)
+		pk, err := p.Expect(ctx(), tester.Match{Type: wire.TypeData, From: iut(), RPC: id}, wait(20*time.Millisecond))
+		ok(err, "%s bytes: have %d of %d", what, got.Total(), msgLen)
 		d := pk.Pkt.Data()
 		got.Add(d.Offset(), d.Offset()+uint32(d.DataLen()))
 		last = pk.At
@@ -135,7 +164,7 @@ func (r *iutRPC) respond(p *tester.Peer, respLen int, cutoffVersion uint16) Call
 // the given incoming, priority, cutoff_version and retransmit flag.
 func (r *iutRPC) sendResponse(p *tester.Peer, respLen, from, to, incoming int, prio uint8, cutoffVersion uint16, retransmit bool) {
 	GinkgoHelper()
-	full := responsePayload(r.callID, respLen)
+	full := responsePayload(r.callIDOf(p), respLen)
 	seg := maxSegData()
 	to = min(to, respLen)
 	for off := from; off < to; {
@@ -313,6 +342,7 @@ func (m msgSpec) ack(p *tester.Peer) {
 	GinkgoHelper()
 	pr := params()
 	a := m.ackFields()
+	m.receiveResponse(p)
 	if !env.IUT.Info().Has("need-ack") {
 		Expect(p.SendDeliberate(iut(), ctrlLevel(pr), a, "ACK with no NEED_ACK (the IUT does not send NEED_ACK)")).To(Succeed())
 		return
@@ -323,6 +353,34 @@ func (m msgSpec) ack(p *tester.Peer) {
 		ok(err, "the IUT's NEED_ACK for RPC %d, which the tester answers with the ACK that frees it", m.id)
 	}
 	Expect(p.Send(iut(), ctrlLevel(pr), a)).To(Succeed())
+}
+
+// receiveResponse has the tester, as m's client, receive the rest of
+// the IUT's response once its first DATA has come: a response longer
+// than the IUT's unsched_bytes sends its scheduled bytes only when
+// granted, and the server sends NEED_ACK only after its last byte
+// (homa_timer_check_rpc: a server RPC waits for the ACK once its
+// response is transmitted). So the tester grants it as a HomaModule
+// receiver of one message does (receiveGranted). The response's bytes
+// are taken from the tester's log (a spec may already have taken some of
+// its DATA with Expect); a whole response draws no GRANT.
+func (m msgSpec) receiveResponse(p *tester.Peer) {
+	GinkgoHelper()
+	var got byteranges.Set
+	length, granted := -1, 0
+	var last time.Time
+	for _, x := range p.Log() {
+		if x.Sent || x.Err != nil || x.Src != iut() || x.Pkt.Type() != wire.TypeData || x.Pkt.SenderID() != m.id^1 {
+			continue
+		}
+		d := x.Pkt.Data()
+		got.Add(d.Offset(), d.Offset()+uint32(d.DataLen()))
+		length, granted, last = int(d.MessageLength()), max(granted, int(d.Incoming())), x.At
+	}
+	if length < 0 || got.Covers(0, uint32(length)) {
+		return
+	}
+	receiveGranted(p, m.control(), m.id, length, &got, granted, last, "response")
 }
 
 // answerNeedAck answers a NEED_ACK from the IUT for m's RPC that p

@@ -99,7 +99,7 @@ var _ = Describe("cutoffs", func() {
 			// The version check runs on every DATA a host receives,
 			// requests and responses alike (homa_data_pkt): a server's
 			// stale view of the client's cutoffs is corrected too.
-			full := responsePayload(r.callID, 100)
+			full := responsePayload(r.callIDOf(p), 100)
 			Expect(p.SendDeliberate(iut(), unschedLevel(pr, 100), wire.NewData(r.control(), 100, 100, pr.CutoffVersion+1, 0, full, false),
 				"response DATA with a cutoff_version the IUT never sent (a stale one)")).To(Succeed())
 			c, err := p.Expect(ctx(), tester.Match{Type: wire.TypeCutoffs, From: iut(), Checks: []tester.Check{
