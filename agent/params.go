@@ -102,12 +102,17 @@ func RefParams(over Params) (homa.Params, error) {
 			}
 			continue
 		}
-		if v, ok := toInt(val); name == "tick_ns" && (!ok || v <= 0) {
-			return p, fmt.Errorf("params: %s", tickNsErr(val))
-		}
 		rp := findParam(name)
 		if rp == nil {
 			return p, fmt.Errorf("params: unknown parameter %q%s (known: %s)", name, paramHint(name), strings.Join(paramNames(), ", "))
+		}
+		if f, big := val.(float64); big && f >= 1<<63 {
+			// Past int64 (a JSON number is a float64 here): too large,
+			// not "not an integer".
+			return p, fmt.Errorf("params: %s is above 2^40", name)
+		}
+		if v, ok := toInt(val); name == "tick_ns" && (!ok || v <= 0) {
+			return p, fmt.Errorf("params: %s", tickNsErr(val))
 		}
 		v, ok := toInt(val)
 		if !ok || v < 0 {
@@ -115,6 +120,9 @@ func RefParams(over Params) (homa.Params, error) {
 		}
 		if v > 1<<40 {
 			return p, fmt.Errorf("params: %s %d is above 2^40", name, v)
+		}
+		if name == "zeroed_headers" && v != 1 {
+			return p, fmt.Errorf("params: zeroed_headers %d: the ref always zeroes the header bytes it leaves unused (its hello says 1); it is not a setting", v)
 		}
 		if name == "cutoff_version" && v > 0xffff {
 			return p, fmt.Errorf("params: cutoff_version %d out of 0..65535", v)
