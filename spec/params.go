@@ -115,7 +115,10 @@ type Params struct {
 	// reach the host's protocol code: a timer pass running meanwhile
 	// decides without it. Judge.Hosts excuses a timing finding at a
 	// packet a host sent less than Reaction after a packet of the same RPC
-	// was delivered to it (the view cannot order the two). 0: none.
+	// was delivered to it (the view cannot order the two), and
+	// HOMA-RESEND-001 judges a RESEND less than Reaction after the peer's
+	// packet by the silence before that packet. 0: none (the capture's
+	// order is the hosts' own).
 	Reaction time.Duration `param:"reaction"`
 }
 

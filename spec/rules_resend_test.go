@@ -861,3 +861,36 @@ func TestResend017ClientIgnoresUnknown(t *testing.T) {
 	wantViolations(t, rep, "HOMA-RESEND-017", restart)
 	wantCounts(t, rep, "HOMA-RESEND-017", 3, 2, 1, 0)
 }
+
+// TestResend001CrossedPeerPacket: a client waiting for GRANTs 20 ms
+// sends RESEND {0, -1} 300 µs after the server's GRANT. With a reaction
+// time of 1 ms (a real-time testbed's: the tester stamps its GRANT as it
+// sends it) the two may have crossed, the GRANT not yet processed when
+// the client's timer decided, so the finding is inconclusive (the silence
+// before the GRANT was long enough); without one (a capture's order is
+// the hosts' own) it is a violation. A RESEND 300 µs after a GRANT that
+// came 1 ms after the one before it is early whichever it counts from.
+func TestResend001CrossedPeerPacket(t *testing.T) {
+	crossed := func() *traceBuilder {
+		b := newTrace(t, wire.VersionCurrent)
+		b.message(true, 2, 30000, 0, 10000, 10000, 4)
+		b.after(20*time.Millisecond).grant(false, 2, 20000, 0)
+		b.after(300*time.Microsecond).resend(true, 2, 0, wire.ResendAll, 7)
+		b.after(10*time.Microsecond).message(true, 2, 30000, 10000, 20000, 10000, 0)
+		return b
+	}
+	rep := crossed().check("linux", "HOMA-RESEND-001", "reaction=1ms")
+	wantCounts(t, rep, "HOMA-RESEND-001", 1, 0, 0, 1)
+	if why := rep.Inconclusive[0].Why; !strings.Contains(why, "may not have reached") || !strings.Contains(why, "20.3ms after the packet before it") {
+		t.Errorf("inconclusive: %q", why)
+	}
+	wantCounts(t, crossed().check("linux", "HOMA-RESEND-001"), "HOMA-RESEND-001", 1, 0, 1, 0)
+
+	b := newTrace(t, wire.VersionCurrent)
+	b.message(true, 2, 30000, 0, 10000, 10000, 4)
+	b.after(time.Millisecond).grant(false, 2, 12000, 0)
+	b.after(10*time.Microsecond).message(true, 2, 30000, 10000, 12000, 10000, 0)
+	b.after(time.Millisecond).grant(false, 2, 14000, 0)
+	early := b.after(300*time.Microsecond).resend(true, 2, 0, wire.ResendAll, 7)
+	wantViolations(t, b.check("linux", "HOMA-RESEND-001", "reaction=1ms"), "HOMA-RESEND-001", early)
+}

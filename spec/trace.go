@@ -380,6 +380,11 @@ type RPC struct {
 	after []afterSlot
 	// ClientPort and ServerPort are the Homa ports.
 	ClientPort, ServerPort uint16
+	// Unknown is set when either side answered RPC_UNKNOWN, at UnknownTime;
+	// UnknownFromClient when the latest came from the client. (Beside the
+	// ports, and Acked beside FirstIsStart, where they cost no padding:
+	// RPC stays within 2048 bytes.)
+	Unknown, UnknownFromClient bool
 	// First and Last are the times of the first and latest packet; FirstFrame
 	// the frame of the first.
 	First, Last time.Time
@@ -394,6 +399,9 @@ type RPC struct {
 	// it when a request packet arrives, and its client's timer counts
 	// only once its granted request bytes have left (homa_timer_check_rpc).
 	FirstFromClient, FirstIsStart bool
+	// Acked is set when the client acknowledged the RPC (ACK header, ACK
+	// entry or piggy-backed DATA ack), at AckTime in frame AckFrame.
+	Acked bool
 	// Request is sent by the client, Response by the server.
 	Request, Response Message
 	// Packets counts packets by type (index type-0x10), both directions.
@@ -404,6 +412,11 @@ type RPC struct {
 	HeardFromClient, HeardFromServer time.Time
 	// HeardTypeFromClient/Server are those packets' types.
 	HeardTypeFromClient, HeardTypeFromServer wire.PacketType
+	// heardBeforeFromClient and heardBeforeFromServer are the times (Unix
+	// ns; 0: none) of the such packet before the latest: the latest may
+	// not have reached the other side yet when its timer decided
+	// (heardBefore).
+	heardBeforeFromClient, heardBeforeFromServer int64
 	// QuietFromServer is the longest interval the capture shows between
 	// the RPC's first packet or a DATA, GRANT or BUSY from the server and
 	// the next such packet: a client whose silent_ticks reach
@@ -412,13 +425,11 @@ type RPC struct {
 	QuietFromServer time.Duration
 	// LastResendFromClient/Server are the times of each side's latest RESEND.
 	LastResendFromClient, LastResendFromServer time.Time
-	// Unknown is set when either side answered RPC_UNKNOWN, at UnknownTime;
-	// UnknownFromClient when the latest came from the client. ForgotTime
-	// is when the client first answered RPC_UNKNOWN (zero: never): it no
-	// longer has the RPC and never restarts it.
-	Unknown, UnknownFromClient bool
-	UnknownTime                time.Time
-	ForgotTime                 time.Time
+	// UnknownTime is when the latest RPC_UNKNOWN came (RPC.Unknown).
+	// ForgotTime is when the client first answered RPC_UNKNOWN (zero:
+	// never): it no longer has the RPC and never restarts it.
+	UnknownTime time.Time
+	ForgotTime  time.Time
 	// RecreatedTime is when a request packet reaching the server after
 	// the client's ack re-created the RPC there (zero: never).
 	RecreatedTime time.Time
@@ -440,9 +451,8 @@ type RPC struct {
 	// homa_dispatch_pkts). An int64, not a time.Time: RPC stays within
 	// 2048 bytes.
 	serverCountFrom int64
-	// Acked is set when the client acknowledged the RPC (ACK header, ACK
-	// entry or piggy-backed DATA ack), at AckTime in frame AckFrame.
-	Acked    bool
+	// AckTime and AckFrame are when the client acknowledged the RPC
+	// (RPC.Acked).
 	AckTime  time.Time
 	AckFrame int
 	// ackEntry is the first ack entry naming the RPC (HOMA-ACK-004), nil
@@ -1496,6 +1506,9 @@ func (r *RPC) heard(e *Event, typ wire.PacketType) bool {
 		if !r.HeldLast.IsZero() && e.Time.After(r.HeldLast) {
 			r.quietAfterHeld = max(r.quietAfterHeld, e.Time.Sub(maxTime(r.First, r.HeardFromClient)))
 		}
+		if !r.HeardFromClient.IsZero() {
+			r.heardBeforeFromClient = r.HeardFromClient.UnixNano()
+		}
 		r.HeardFromClient, r.HeardTypeFromClient = e.Time, typ
 	} else {
 		since := r.HeardFromServer
@@ -1503,6 +1516,9 @@ func (r *RPC) heard(e *Event, typ wire.PacketType) bool {
 			since = r.First
 		}
 		r.QuietFromServer = max(r.QuietFromServer, e.Time.Sub(since))
+		if !r.HeardFromServer.IsZero() {
+			r.heardBeforeFromServer = r.HeardFromServer.UnixNano()
+		}
 		r.HeardFromServer, r.HeardTypeFromServer = e.Time, typ
 	}
 	if r.twoSided || r.HeardFromClient.IsZero() || r.HeardFromServer.IsZero() {
@@ -1510,6 +1526,19 @@ func (r *RPC) heard(e *Event, typ wire.PacketType) bool {
 	}
 	r.twoSided = true
 	return true
+}
+
+// heardBefore returns the time of the DATA, GRANT or BUSY the client
+// (fromClient) or the server sent before its latest (zero: none).
+func (r *RPC) heardBefore(fromClient bool) time.Time {
+	n := r.heardBeforeFromServer
+	if fromClient {
+		n = r.heardBeforeFromClient
+	}
+	if n == 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, n)
 }
 
 // held notes a server packet at time at that shows the server holds r
