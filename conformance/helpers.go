@@ -106,6 +106,7 @@ func body(f func()) func(SpecContext) {
 // keeps) and the spec's context.
 type specState struct {
 	peers    []*tester.Peer
+	calls    []*iutRPC // the IUT calls the spec began (iutCall)
 	findings []spec.Finding
 	ctx      context.Context
 }
@@ -128,6 +129,9 @@ var _ = AfterEach(func() {
 	}
 	if CurrentSpecReport().Failed() {
 		saveCapture()
+	}
+	for _, r := range cur.calls {
+		r.finish()
 	}
 	for _, p := range cur.peers {
 		p.Close()
