@@ -283,21 +283,27 @@ func paramMap(p *spec.Params) map[string]string {
 // order of files.
 func Files(o Options, files []string) []FileReport {
 	reports := make([]FileReport, len(files))
+	parallel(len(files), func(i int) { reports[i] = File(o, files[i]) })
+	return reports
+}
+
+// parallel calls fn(0) .. fn(n-1) on up to GOMAXPROCS goroutines at once
+// and returns when every call has.
+func parallel(n int, fn func(int)) {
 	next := make(chan int)
 	var wg sync.WaitGroup
-	for range min(len(files), runtime.GOMAXPROCS(0)) {
+	for range min(n, runtime.GOMAXPROCS(0)) {
 		wg.Go(func() {
 			for i := range next {
-				reports[i] = File(o, files[i])
+				fn(i)
 			}
 		})
 	}
-	for i := range files {
+	for i := range n {
 		next <- i
 	}
 	close(next)
 	wg.Wait()
-	return reports
 }
 
 // File checks one capture; errors are returned in the report (Error,
@@ -757,17 +763,22 @@ func runRules(file string, ro pcap.ReaderOptions, plan capturePlan, judge spec.J
 		ifs = append(ifs, i)
 	}
 	sort.Ints(ifs)
-	var hrs []spec.HostReport
-	var sent []*spec.Event
-	for _, i := range ifs {
-		h := plan.ports[i]
+	// The ports' views are independent checks (each its own Checker;
+	// the rules are shared and never modified): they run on up to
+	// GOMAXPROCS cores at once, their reports kept in interface order.
+	hrs := make([]spec.HostReport, len(ifs))
+	parallel(len(ifs), func(k int) {
+		i := ifs[k]
 		// A port's view misses what its interface dropped.
 		jv := judge
 		// (Frames whose Homa header the snap length cut are counted for
 		// the whole capture, not per port: each port may miss them all.)
 		jv.CaptureDrops = max(judge.CaptureDrops, st.IfaceDrops[i]) + uint64(st.Unseen())
-		hr := jv.Host(h, views[i])
-		hrs = append(hrs, hr)
+		hrs[k] = jv.Host(plan.ports[i], views[i])
+	})
+	var sent []*spec.Event
+	for k, i := range ifs {
+		h, hr := plan.ports[i], hrs[k]
 		out.hosts = append(out.hosts, HostResult{Host: h.String(), Interface: fmt.Sprint(i), Violations: len(hr.Violations), Excused: len(hr.Excused)})
 		for j := range views[i] {
 			if e := &views[i][j]; e.Src == h {

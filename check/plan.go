@@ -140,8 +140,11 @@ type capturePlan struct {
 	mode viewMode
 	cp   spec.CapturePoint
 	why  string
-	// ports maps each interface to its host (portViews).
-	ports map[int]netip.Addr
+	// ports maps each interface to its host (portViews); frames to the
+	// number of Homa frames the layout counted on it (a capacity hint
+	// for its view).
+	ports  map[int]netip.Addr
+	frames map[int]int
 	// oneEnd is set when auto took the capture for one end of every
 	// host's link (all frames inbound, or all outbound, in epb_flags):
 	// judged with spec.Judge.OneEnd.
@@ -167,13 +170,13 @@ func (p capturePlan) String() string {
 // --capture-point (auto, switch, host:ADDR, sent, delivered or ports).
 func planCapture(flag string, l *layout) (capturePlan, error) {
 	ports := func() capturePlan {
-		p := capturePlan{mode: portViews, ports: map[int]netip.Addr{}}
+		p := capturePlan{mode: portViews, ports: map[int]netip.Addr{}, frames: map[int]int{}}
 		var hs []string
 		for i, il := range l.ifaces {
 			if il.in+il.out == 0 {
 				continue
 			}
-			p.ports[i] = il.host()
+			p.ports[i], p.frames[i] = il.host(), il.in+il.out
 			hs = append(hs, fmt.Sprintf("%s %v", ifName(i, il), p.ports[i]))
 		}
 		sort.Strings(hs)

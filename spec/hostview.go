@@ -214,17 +214,30 @@ func (j Judge) Host(h netip.Addr, view []Event) HostReport {
 // alt touches go to HostReport.Altered (alt may be nil).
 func (j Judge) host(ctx context.Context, h netip.Addr, view []Event, alt *alteredSet) (HostReport, error) {
 	c := j.Stream(HostPoint(h))
-	pos := make(map[int]int, len(view))
 	for i := range view {
 		if i%4096 == 4095 && ctx.Err() != nil {
 			return HostReport{}, ctx.Err()
 		}
-		if _, ok := pos[view[i].Frame]; !ok {
-			pos[view[i].Frame] = i
-		}
 		c.Feed(&view[i])
 	}
 	rep := c.Finish()
+	// pos: the first event of each frame a violation names, found in
+	// one scan after the check (a map of every event's frame cost a
+	// map insert per event).
+	pos := make(map[int]int, len(rep.Violations))
+	for _, v := range rep.Violations {
+		pos[v.Frame] = -1
+	}
+	for i := 0; i < len(view) && len(pos) > 0; i++ {
+		if k, ok := pos[view[i].Frame]; ok && k < 0 {
+			pos[view[i].Frame] = i
+		}
+	}
+	for f, k := range pos {
+		if k < 0 {
+			delete(pos, f)
+		}
+	}
 	hr := HostReport{Host: h, Report: rep, View: view}
 	for _, v := range rep.Violations {
 		i, ok := pos[v.Frame]
