@@ -3,6 +3,7 @@ package check
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"fmt"
 	"net/netip"
 	"os"
@@ -176,18 +177,25 @@ func timed(fn func() int) pass {
 	return pass{n: n, wall: time.Since(w), cpu: cpuTime() - c}
 }
 
-// rawRead reads every frame of path with pcapgo and nothing else: the
-// floor a checker's throughput is measured against.
-func rawRead(b *testing.B, path string) int {
+// openNg opens the pcapng at path with pcapgo; done closes it.
+func openNg(b *testing.B, path string) (ng *pcapgo.NgReader, done func()) {
 	f, err := os.Open(path)
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer f.Close()
-	ng, err := pcapgo.NewNgReader(bufio.NewReaderSize(f, 1<<16), pcapgo.NgReaderOptions{})
+	ng, err = pcapgo.NewNgReader(bufio.NewReaderSize(f, 1<<16), pcapgo.NgReaderOptions{})
 	if err != nil {
+		f.Close()
 		b.Fatal(err)
 	}
+	return ng, func() { f.Close() }
+}
+
+// rawRead reads every frame of path with pcapgo and nothing else: the
+// floor a checker's throughput is measured against.
+func rawRead(b *testing.B, path string) int {
+	ng, done := openNg(b, path)
+	defer done()
 	n := 0
 	for {
 		if _, _, err := ng.ZeroCopyReadPacketData(); err != nil {
@@ -334,4 +342,102 @@ func BenchmarkCheckScaling(b *testing.B) {
 	b.ReportMetric(float64(s4)/float64(s1), "state-4M/1M")
 	b.ReportMetric(float64(s1)/(1<<20), "peak-state-1M-MB")
 	b.ReportMetric(float64(s4)/(1<<20), "peak-state-4M-MB")
+}
+
+// writePortsCapture rewrites the one-view capture at src as homatest run
+// writes a switch's ports (capture.pcapng): one interface per host, each
+// frame twice, inbound on its sender's port (as the switch got it) and
+// outbound on its receiver's (as the switch delivered it).
+func writePortsCapture(b *testing.B, src, path string) {
+	ng, done := openNg(b, src)
+	defer done()
+	r, err := pcap.OpenPath(src, pcap.ReaderOptions{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer r.Close()
+	idx := map[netip.Addr]int{}
+	var ifs []pcap.Interface
+	port := func(a netip.Addr) int {
+		if i, ok := idx[a]; ok {
+			return i
+		}
+		idx[a] = len(ifs)
+		ifs = append(ifs, pcap.Interface{Name: a.String(), SnapLen: 128})
+		return idx[a]
+	}
+	type frame struct {
+		data     []byte
+		ts       time.Time
+		n        int
+		src, dst int
+	}
+	var frames []frame
+	for {
+		data, ci, err := ng.ReadPacketData()
+		if err != nil {
+			break
+		}
+		f, err := r.Next()
+		if err != nil {
+			b.Fatal(err)
+		}
+		frames = append(frames, frame{data, ci.Timestamp, ci.Length, port(f.Src), port(f.Dst)})
+	}
+	fw, err := pcap.Create(path, ifs...)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, f := range frames {
+		if err := fw.WritePacketDir(f.src, f.ts, f.data, f.n, pcap.DirInbound, ""); err != nil {
+			b.Fatal(err)
+		}
+		if err := fw.WritePacketDir(f.dst, f.ts, f.data, f.n, pcap.DirOutbound, ""); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if err := fw.Close(); err != nil {
+		b.Fatal(err)
+	}
+}
+
+// BenchmarkCheckPorts checks a capture as homatest run writes a switch's
+// ports (writePortsCapture of 300,000 generated packets: 9 hosts, 600,000
+// frames) the way homatest check does (the layout pass, the plan, every
+// host's view), and reports frames per wall and per CPU second and the
+// ratio of its CPU to pcapgo's raw read of the same file in the same
+// iteration.
+func BenchmarkCheckPorts(b *testing.B) {
+	dir := b.TempDir()
+	src, path := filepath.Join(dir, "one.pcapng"), filepath.Join(dir, "ports.pcapng")
+	writeBenchCapture(b, src, 300_000, 300, checkGap)
+	writePortsCapture(b, src, path)
+	prof, _ := spec.LookupProfile("linux")
+	rules, _ := spec.Select(spec.Rules(), "", spec.Should, "linux")
+	var check, raw pass
+	for b.Loop() {
+		raw.add(timed(func() int { return rawRead(b, path) }))
+		check.add(timed(func() int {
+			lay, _, err := readLayout(context.Background(), path, -1)
+			if err != nil {
+				b.Fatal(err)
+			}
+			plan, err := planCapture("ports", lay)
+			if err != nil {
+				b.Fatal(err)
+			}
+			run, err := runRules(path, pcap.ReaderOptions{ICMP: true}, plan, spec.Judge{Profile: "linux", Params: prof.Params, Rules: rules})
+			if err != nil {
+				b.Fatal(err)
+			}
+			if len(run.hosts) != 9 || run.rep.Violated() {
+				b.Fatalf("%d hosts, violated %v: want 9 clean host views", len(run.hosts), run.rep.Violated())
+			}
+			return lay.homa
+		}))
+	}
+	cw, cc := check.rate()
+	b.ReportMetric(cw, "check-frames/s")
+	b.ReportMetric(cc, "check-frames/cpu-s")
+	b.ReportMetric(check.cpu.Seconds()/raw.cpu.Seconds(), "check/raw-cpu")
 }
