@@ -441,3 +441,45 @@ func BenchmarkCheckPorts(b *testing.B) {
 	b.ReportMetric(cc, "check-frames/cpu-s")
 	b.ReportMetric(check.cpu.Seconds()/raw.cpu.Seconds(), "check/raw-cpu")
 }
+
+// BenchmarkHostsStream judges every host of a generated capture (300,000
+// packets, 9 hosts) on its own link the way a scenario run judges its
+// sent and delivered captures (spec.Judge.HostsStream, the one-view
+// capture standing for both), and reports host-view events per wall
+// second and the ratio of its CPU to pcapgo's raw read of both files in
+// the same iteration.
+func BenchmarkHostsStream(b *testing.B) {
+	path := filepath.Join(b.TempDir(), "one.pcapng")
+	writeBenchCapture(b, path, 300_000, 300, checkGap)
+	prof, _ := spec.LookupProfile("linux")
+	rules, _ := spec.Select(spec.Rules(), "", spec.Should, "linux")
+	var hosts []netip.Addr
+	for i := 1; i <= 8; i++ {
+		hosts = append(hosts, netip.AddrFrom4([4]byte{198, 18, 0, byte(i)}))
+	}
+	hosts = append(hosts, netip.MustParseAddr("198.18.0.100"))
+	open := func() (spec.EventStream, error) { return pcap.OpenEventStream(path, pcap.ReaderOptions{}) }
+	var check, raw pass
+	for b.Loop() {
+		raw.add(timed(func() int { return rawRead(b, path) + rawRead(b, path) }))
+		check.add(timed(func() int {
+			j := spec.Judge{Profile: "linux", Params: prof.Params, Rules: rules}
+			hrs, err := j.HostsStream(context.Background(), open, open, hosts)
+			if err != nil {
+				b.Fatal(err)
+			}
+			n := 0
+			for _, hr := range hrs {
+				if len(hr.Violations) > 0 {
+					b.Fatalf("%v: %v", hr.Host, hr.Violations[0])
+				}
+				n += hr.Report.Events
+			}
+			return n
+		}))
+	}
+	cw, cc := check.rate()
+	b.ReportMetric(cw, "view-events/s")
+	b.ReportMetric(cc, "view-events/cpu-s")
+	b.ReportMetric(check.cpu.Seconds()/raw.cpu.Seconds(), "check/raw-cpu")
+}

@@ -5,7 +5,9 @@ import (
 	"errors"
 	"io"
 	"net/netip"
+	"runtime"
 	"strconv"
+	"sync"
 	"time"
 )
 
@@ -54,15 +56,17 @@ func (j Judge) HostsStream(ctx context.Context, sent, delivered func() (EventStr
 	// checker; delivered packets no sent one matches are suspects of
 	// alteration until one does.
 	prints := newSentPrints(true)
-	err := mergeViews(ctx, sent, delivered, idx, prints, func(i int, e *Event, fromDelivered bool, _ EventStream) {
+	pf := newParallelFeed(checkers)
+	err := mergeViews(ctx, sent, delivered, idx, prints, func(i int, e *Event, fromDelivered bool, st EventStream) {
 		counts[i]++
 		ev := *e
 		ev.Frame = counts[i]
 		if fromDelivered {
 			prints.suspect(i, ev.Frame, &ev)
 		}
-		checkers[i].Feed(&ev)
+		pf.feed(i, &ev, st)
 	})
+	pf.wait()
 	if err != nil {
 		return nil, err
 	}
@@ -326,4 +330,69 @@ func (hr *HostReport) Event(i int) (*Event, bool) {
 		return nil, false
 	}
 	return &hr.View[i-1], true
+}
+
+// parallelFeed feeds each host view's checker in a goroutine of its own
+// when more than one CPU may run them (the views are independent checks;
+// the rules are shared and never modified), in batches of owned events,
+// and in the caller's goroutine otherwise: a streamed check of a run's
+// captures takes the time of its busiest host view, not of all of them.
+type parallelFeed struct {
+	checkers []*Checker
+	batches  [][]Event
+	chans    []chan []Event
+	wg       sync.WaitGroup
+}
+
+// feedBatch is how many events a host's goroutine gets at a time.
+const feedBatch = 256
+
+func newParallelFeed(checkers []*Checker) *parallelFeed {
+	pf := &parallelFeed{checkers: checkers}
+	if runtime.GOMAXPROCS(0) < 2 || len(checkers) < 2 {
+		return pf
+	}
+	pf.batches, pf.chans = make([][]Event, len(checkers)), make([]chan []Event, len(checkers))
+	for i, c := range checkers {
+		ch := make(chan []Event, 4)
+		pf.chans[i] = ch
+		pf.wg.Go(func() {
+			for b := range ch {
+				for k := range b {
+					c.Feed(&b[k])
+				}
+			}
+		})
+	}
+	return pf
+}
+
+// feed gives e (valid until st's next event) to checker i.
+func (pf *parallelFeed) feed(i int, e *Event, st EventStream) {
+	if pf.chans == nil {
+		pf.checkers[i].Feed(e)
+		return
+	}
+	if pf.batches[i] == nil {
+		pf.batches[i] = make([]Event, 0, feedBatch)
+	}
+	st.Own(e)
+	pf.batches[i] = append(pf.batches[i], *e)
+	if len(pf.batches[i]) == feedBatch {
+		pf.chans[i] <- pf.batches[i]
+		pf.batches[i] = nil
+	}
+}
+
+// wait hands over what is left and returns once every checker has had
+// all its events.
+func (pf *parallelFeed) wait() {
+	for i, ch := range pf.chans {
+		if len(pf.batches[i]) > 0 {
+			ch <- pf.batches[i]
+		}
+		close(ch)
+	}
+	pf.wg.Wait()
+	pf.chans = nil
 }
