@@ -15,8 +15,9 @@ import (
 	"runtime"
 	"sort"
 	"strings"
-	"sync"
 	"sync/atomic"
+
+	"golang.org/x/sync/errgroup"
 
 	"github.com/homatest/homatest/internal/plural"
 	"github.com/homatest/homatest/pcap"
@@ -290,20 +291,12 @@ func Files(o Options, files []string) []FileReport {
 // parallel calls fn(0) .. fn(n-1) on up to GOMAXPROCS goroutines at once
 // and returns when every call has.
 func parallel(n int, fn func(int)) {
-	next := make(chan int)
-	var wg sync.WaitGroup
-	for range min(n, runtime.GOMAXPROCS(0)) {
-		wg.Go(func() {
-			for i := range next {
-				fn(i)
-			}
-		})
-	}
+	var g errgroup.Group
+	g.SetLimit(runtime.GOMAXPROCS(0))
 	for i := range n {
-		next <- i
+		g.Go(func() error { fn(i); return nil })
 	}
-	close(next)
-	wg.Wait()
+	g.Wait()
 }
 
 // File checks one capture; errors are returned in the report (Error,

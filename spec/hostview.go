@@ -5,10 +5,13 @@ import (
 	"fmt"
 	"net/netip"
 	"regexp"
+	"runtime"
 	"slices"
 	"sort"
 	"strconv"
 	"time"
+
+	"golang.org/x/sync/errgroup"
 )
 
 // ViewSource says where an event of a host view came from: Delivered is
@@ -154,48 +157,65 @@ func (j Judge) HostsContext(ctx context.Context, sent, delivered []Event, hosts 
 	for i := range sent {
 		prints.add(&sent[i])
 	}
-	out := make([]HostReport, 0, len(hosts))
-	for _, h := range hosts {
-		var view []Event
-		var src []ViewSource
-		for i := range sent {
-			if sent[i].Src == h {
-				view = append(view, sent[i])
-				src = append(src, ViewSource{Frame: sent[i].Frame})
-			}
-		}
-		for i := range delivered {
-			if delivered[i].Dst == h {
-				view = append(view, delivered[i])
-				src = append(src, ViewSource{Delivered: true, Frame: delivered[i].Frame})
-			}
-		}
-		order := make([]int, len(view))
-		for i := range order {
-			order[i] = i
-		}
-		// Stable: at equal times what the host sent comes before what it
-		// got, and each list keeps its own order.
-		sort.SliceStable(order, func(i, j int) bool { return view[order[i]].Time.Before(view[order[j]].Time) })
-		sorted := make([]Event, len(view))
-		sources := make([]ViewSource, len(view))
-		var alt alteredSet
-		for i, k := range order {
-			sorted[i], sources[i] = view[k], src[k]
-			sorted[i].Frame = i + 1
-			if src[k].Delivered && prints.altered(&view[k]) {
-				key, keyed := alteredKey(&view[k])
-				alt.note(i+1, key, keyed, view[k].Time)
-			}
-		}
-		hr, err := j.host(ctx, h, sorted, &alt)
-		if err != nil {
-			return nil, err
-		}
-		hr.Sources = sources
-		out = append(out, hr)
+	// The hosts' views are independent checks (each its own Checker; the
+	// rules are shared and never modified): up to GOMAXPROCS at once.
+	out := make([]HostReport, len(hosts))
+	var g errgroup.Group
+	g.SetLimit(runtime.GOMAXPROCS(0))
+	for k, h := range hosts {
+		g.Go(func() error {
+			hr, err := j.hostOf(ctx, h, sent, delivered, prints)
+			out[k] = hr
+			return err
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
 	}
 	return out, nil
+}
+
+// hostOf is Hosts for host h: its view built from sent and delivered
+// (prints: every packet of sent), sorted and checked.
+func (j Judge) hostOf(ctx context.Context, h netip.Addr, sent, delivered []Event, prints *sentPrints) (HostReport, error) {
+	var view []Event
+	var src []ViewSource
+	for i := range sent {
+		if sent[i].Src == h {
+			view = append(view, sent[i])
+			src = append(src, ViewSource{Frame: sent[i].Frame})
+		}
+	}
+	for i := range delivered {
+		if delivered[i].Dst == h {
+			view = append(view, delivered[i])
+			src = append(src, ViewSource{Delivered: true, Frame: delivered[i].Frame})
+		}
+	}
+	order := make([]int, len(view))
+	for i := range order {
+		order[i] = i
+	}
+	// Stable: at equal times what the host sent comes before what it
+	// got, and each list keeps its own order.
+	sort.SliceStable(order, func(i, j int) bool { return view[order[i]].Time.Before(view[order[j]].Time) })
+	sorted := make([]Event, len(view))
+	sources := make([]ViewSource, len(view))
+	var alt alteredSet
+	for i, k := range order {
+		sorted[i], sources[i] = view[k], src[k]
+		sorted[i].Frame = i + 1
+		if src[k].Delivered && prints.altered(&view[k]) {
+			key, keyed := alteredKey(&view[k])
+			alt.note(i+1, key, keyed, view[k].Time)
+		}
+	}
+	hr, err := j.host(ctx, h, sorted, &alt)
+	if err != nil {
+		return HostReport{}, err
+	}
+	hr.Sources = sources
+	return hr, nil
 }
 
 // Host judges host h on view, the packets it sent and received in the
