@@ -777,11 +777,13 @@ func (e *Env) judgedParams() spec.Params {
 // cannot order the IUT's timer pass and a tester packet still on its way
 // to the IUT's protocol code (a RESEND that crossed a GRANT: 315 µs apart
 // in namespaces beside a compile). On virtual time the capture's order is
-// the IUT's own: none.
+// the IUT's own: 0, whatever the profile says.
 func (e *Env) setReaction(p *spec.Params) {
-	if !e.Virtual {
-		p.Reaction = max(p.Reaction, p.Slack)
+	if e.Virtual {
+		p.Reaction = 0
+		return
 	}
+	p.Reaction = max(p.Reaction, p.Slack)
 }
 
 // ok fails the spec with "what: err" when err is set (a one-line failure

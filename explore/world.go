@@ -117,7 +117,9 @@ func newWorld(ctx context.Context, env Env) (*world, error) {
 	// sending and lead its receiving by the environment's noise.
 	p.Slack = max(p.Slack, ce.Slack)
 	p.Jitter = max(p.Jitter, ce.Slack)
-	if !ce.Virtual {
+	if ce.Virtual {
+		p.Reaction = 0 // the view is the IUT's own order
+	} else {
 		// Within slack the view cannot order the IUT's timer pass and a
 		// packet on its way to its protocol code (oracle.reaction).
 		p.Reaction = max(p.Reaction, p.Slack)

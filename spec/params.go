@@ -118,7 +118,10 @@ type Params struct {
 	// was delivered to it (the view cannot order the two), and
 	// HOMA-RESEND-001 judges a RESEND less than Reaction after the peer's
 	// packet by the silence before that packet. 0: none (the capture's
-	// order is the hosts' own).
+	// order is the hosts' own, as in the simulator). The profiles' 200 µs
+	// is HomaModule's own race: its timer holds the RPC's lock while it
+	// decides, and a packet that arrived meanwhile waits for it
+	// (homa_timer_check_rpc, homa_dispatch_pkts).
 	Reaction time.Duration `param:"reaction"`
 }
 
@@ -143,7 +146,7 @@ func Profiles() []Profile {
 		FIFOGrantIncrement: 50000, MaxGSOSize: 10000, MTU: 1500, RankTolerance: 20000, DeferMinBytes: 1000, MaxMessageLength: wire.MaxMessageLength,
 		Tick: time.Millisecond, ResendTicks: 5, ResendInterval: 5, TimeoutTicks: 100, RequestAckTicks: 2,
 		MaxAcksPerPkt: wire.MaxAcksPerPkt, Slack: 2 * time.Millisecond, Jitter: 200 * time.Microsecond, ResponseTimeout: 20 * time.Millisecond,
-		TimerDrift: 0.5,
+		TimerDrift: 0.5, Reaction: 200 * time.Microsecond,
 	}
 	l2024 := linux
 	l2024.Wire, l2024.UnschedBytes, l2024.Window, l2024.FIFOGrantIncrement = wire.Version2024, 10000, 10000, 0
@@ -459,7 +462,7 @@ var paramDocs = map[string]string{
 	"jitter":               "tolerance for early events (capture timestamp noise, capture-to-host latency)",
 	"response_timeout":     "how long an answer (to RESEND, NEED_ACK, stale cutoff_version ...) may take",
 	"timer_drift":          "how much later than its ticks a timer action may come, as a fraction of the ticks (timer passes stretch under load)",
-	"reaction":             "how long a packet delivered to a host may take to reach its protocol code (host views excuse timer actions racing it)",
+	"reaction":             "how long a packet delivered to a host may take to reach its protocol code (host views excuse timer actions racing it; HOMA-RESEND-001 judges a RESEND that close after the peer's packet by the silence before it)",
 }
 
 // ParamDoc returns a one-line description of parameter name ("" if unknown).
