@@ -87,6 +87,10 @@ type SpecResult struct {
 	// or "failed" (reproduced without a stall: the spec failed).
 	Reruns int    `json:"reruns,omitempty"`
 	Rerun  string `json:"rerun,omitempty"`
+	// RerunCommand is set in homatest run's JSON report on a spec that
+	// failed or warned: the command line that runs it alone again, as
+	// the text report's "rerun:" line gives it.
+	RerunCommand string `json:"rerun_command,omitempty"`
 	// OtherShould are the SHOULD findings, at packets the IUT sent, of
 	// rules outside the spec's own (see checkExchange), one line each: a
 	// warning, failing the pass under --strict. (A MUST finding of such a

@@ -480,6 +480,49 @@ func TestRerunKeepsFlags(t *testing.T) {
 	}
 }
 
+// TestRunJSONNamesFaultAndRerun: -o json says which IUT ran and with
+// which fault knob, and gives each failed spec the command that reruns
+// it (the text report's "rerun:" line); a passing spec has none.
+func TestRunJSONNamesFaultAndRerun(t *testing.T) {
+	t.Setenv("HOMATEST_CLI_CHILD", "1")
+	out, err, code := run(t, "run", "--env", "sim", "--fault", "duplicate-data", "--focus", "RESEND-answered", "--focus", "RESEND-timeout", "-o", "json",
+		"--artifacts", filepath.Join(t.TempDir(), "a"))
+	if code != ExitViolations {
+		t.Fatalf("exit %d, %v; want %d\n%s", code, err, ExitViolations, out)
+	}
+	var rep struct {
+		Impl   string `json:"impl"`
+		Fault  string `json:"fault"`
+		Passes []struct {
+			Specs []struct {
+				Name         string `json:"name"`
+				State        string `json:"state"`
+				RerunCommand string `json:"rerun_command"`
+			} `json:"specs"`
+		} `json:"passes"`
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatalf("-o json: %v\n%s", err, out)
+	}
+	if rep.Impl != "ref" || rep.Fault != "duplicate-data" || len(rep.Passes) != 1 {
+		t.Fatalf("impl %q fault %q, %d passes; want ref, duplicate-data, 1", rep.Impl, rep.Fault, len(rep.Passes))
+	}
+	failed := 0
+	for _, s := range rep.Passes[0].Specs {
+		want := ""
+		if s.State == "failed" {
+			failed++
+			want = `homatest run --focus "` + (conformance.SpecResult{Name: s.Name}).ShortName() + `" --env sim --fault duplicate-data`
+		}
+		if s.RerunCommand != want {
+			t.Errorf("%s (%s): rerun_command %q, want %q", s.Name, s.State, s.RerunCommand, want)
+		}
+	}
+	if failed == 0 {
+		t.Errorf("no spec failed under duplicate-data: %s", out)
+	}
+}
+
 // TestRunManifestNothingJudged: a manifest's IUT in namespaces without
 // --ns-workloads runs no passive spec (they are unsupported). A run
 // focused on one such spec judged nothing: INCOMPLETE, exit 2, saying how

@@ -38,7 +38,12 @@ type runReport struct {
 	Verdict string `json:"verdict"`
 	// Params are the --param overrides of the IUT's hello (each pass's
 	// iut_params has every parameter it was judged with).
-	Params    agent.Params          `json:"params,omitempty"`
+	Params agent.Params `json:"params,omitempty"`
+	// Impl is the IUT (--impl: ref, linux, tcp or a manifest's path);
+	// Fault the reference implementation's fault knob (--fault), when
+	// set: a run against a deliberately broken IUT.
+	Impl      string                `json:"impl"`
+	Fault     string                `json:"fault,omitempty"`
 	Passes    []*conformance.Result `json:"passes"`
 	Artifacts string                `json:"artifacts"`
 	Failed    int                   `json:"failed_passes"`
@@ -96,9 +101,14 @@ func (o *runOpts) writeJSONReport(out io.Writer, passes []*conformance.Result, v
 	markWarnings(passes, o.strict)
 	var all []conformance.SpecResult
 	for _, p := range passes {
+		for i := range p.Specs {
+			if s := &p.Specs[i]; s.Fails(true) {
+				s.RerunCommand = o.rerun(*s)
+			}
+		}
 		all = append(all, p.Specs...)
 	}
-	enc.Encode(runReport{Areas: conformance.CountAreas(all, o.strict), Verdict: verdict, Params: o.hello, Passes: passes, Artifacts: o.artifacts, Failed: t.FailedPasses,
+	enc.Encode(runReport{Areas: conformance.CountAreas(all, o.strict), Verdict: verdict, Params: o.hello, Impl: o.impl, Fault: o.fault, Passes: passes, Artifacts: o.artifacts, Failed: t.FailedPasses,
 		SpecsRun: t.Run, Unsupported: t.Unsupported, Inconclusive: t.Inconclusive, TimingInconclusive: t.TimingInconclusive,
 		Warnings: t.Warned, Interrupted: interrupted, Error: errMsg})
 	return w.err
