@@ -29,6 +29,7 @@ func readPortViews(path string, o pcap.ReaderOptions, plan capturePlan) (map[int
 		views[i] = make([]spec.Event, 0, n)
 	}
 	var evs []spec.Event
+	var own pcap.EventOwner
 	for {
 		f, err := r.Next()
 		if err != nil {
@@ -45,7 +46,7 @@ func readPortViews(path string, o pcap.ReaderOptions, plan capturePlan) (map[int
 		}
 		evs = f.Events(evs[:0])
 		for _, e := range evs {
-			pcap.OwnEvent(&e)
+			own.Own(&e)
 			views[f.Interface] = append(views[f.Interface], e)
 		}
 	}

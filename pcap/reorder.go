@@ -44,6 +44,7 @@ type reorderBuf struct {
 	held   reorderHeap
 	newest time.Time
 	seq    uint64
+	own    EventOwner
 }
 
 // push takes e (valid only during the call, as EachEvent's are). An
@@ -55,7 +56,7 @@ func (b *reorderBuf) push(e *spec.Event) {
 		b.newest = e.Time
 	}
 	c := *e
-	OwnEvent(&c)
+	b.own.Own(&c)
 	heap.Push(&b.held, heldEvent{e: c, seq: b.seq})
 	b.seq++
 	if e.Time.After(b.newest) {

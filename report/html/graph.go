@@ -48,6 +48,7 @@ func ReadCapture(path string, v wire.Version) (*Capture, error) {
 // length: what a page drawing a few RPCs of a long run reads.
 func ReadCaptureRPCs(path string, v wire.Version, keys map[spec.RPCKey]bool) (*Capture, error) {
 	var evs []spec.Event
+	var own pcap.EventOwner
 	profile, found2024 := "linux", false
 	_, err := pcap.StreamPath(path, pcap.ReaderOptions{Version: v}, func(e *spec.Event) {
 		if e.Err != nil {
@@ -59,7 +60,7 @@ func ReadCaptureRPCs(path string, v wire.Version, keys map[spec.RPCKey]bool) (*C
 		}
 		if keys[spec.KeyOf(e)] {
 			c := *e
-			pcap.OwnEvent(&c)
+			own.Own(&c)
 			evs = append(evs, c)
 		}
 	})
