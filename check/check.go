@@ -746,7 +746,7 @@ func runRules(file string, ro pcap.ReaderOptions, plan capturePlan, judge spec.J
 		}
 		return out, nil
 	}
-	views, st, err := readPortViews(file, ro, plan)
+	views, st, err := plan.readViews(file, ro)
 	out.st = st
 	if out.damaged, err = pcap.Damage(st, err); err != nil {
 		return out, err

@@ -145,6 +145,11 @@ type capturePlan struct {
 	// for its view).
 	ports  map[int]netip.Addr
 	frames map[int]int
+	// views holds the ports' views once read (portViews): a check runs
+	// the rules more than once over them (hintFindings tries the
+	// parameters the capture implies), and reading and owning every
+	// event again cost as much as judging them.
+	views *viewsRead
 	// oneEnd is set when auto took the capture for one end of every
 	// host's link (all frames inbound, or all outbound, in epb_flags):
 	// judged with spec.Judge.OneEnd.
@@ -170,7 +175,7 @@ func (p capturePlan) String() string {
 // --capture-point (auto, switch, host:ADDR, sent, delivered or ports).
 func planCapture(flag string, l *layout) (capturePlan, error) {
 	ports := func() capturePlan {
-		p := capturePlan{mode: portViews, ports: map[int]netip.Addr{}, frames: map[int]int{}}
+		p := capturePlan{mode: portViews, ports: map[int]netip.Addr{}, frames: map[int]int{}, views: &viewsRead{}}
 		var hs []string
 		for i, il := range l.ifaces {
 			if il.in+il.out == 0 {

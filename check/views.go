@@ -10,6 +10,30 @@ import (
 	"github.com/homatest/homatest/spec"
 )
 
+// viewsRead is readPortViews' result for a plan, kept for the plan's
+// later checks of the same capture with the same reader options.
+type viewsRead struct {
+	done  bool
+	ro    pcap.ReaderOptions
+	views map[int][]spec.Event
+	st    pcap.Stats
+	err   error
+}
+
+// readViews returns readPortViews(path, ro, p), read once per plan (the
+// rules take the views as they are: the checkers copy what they keep).
+func (p capturePlan) readViews(path string, ro pcap.ReaderOptions) (map[int][]spec.Event, pcap.Stats, error) {
+	c := p.views
+	if c == nil {
+		return readPortViews(path, ro, p)
+	}
+	if !c.done || c.ro != ro {
+		c.views, c.st, c.err = readPortViews(path, ro, p)
+		c.done, c.ro = true, ro
+	}
+	return c.views, c.st, c.err
+}
+
 // readPortViews reads the capture at path into one view per interface of
 // plan.ports (events in file order, frame numbers as in the file, packet
 // bytes copied); switch annotations are skipped. A damaged file returns
