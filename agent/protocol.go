@@ -2,6 +2,8 @@ package agent
 
 import (
 	"encoding/json"
+	"errors"
+	"fmt"
 	"net/netip"
 	"strings"
 	"time"
@@ -173,6 +175,24 @@ type Call struct {
 	// TimeoutMs bounds the call in milliseconds (0: the implementation's
 	// own timeout only; capability "timeouts").
 	TimeoutMs int64 `json:"timeout_ms,omitempty"`
+}
+
+// Check reports what is wrong with c's fields, as every agent refuses
+// the call op (nil: nothing): message lengths outside 1..MaxMessage, a
+// request too short for the payload header with another response
+// length, no server address or port, a negative timeout.
+func (c Call) Check() error {
+	switch {
+	case c.Request < 1 || c.Request > MaxMessage || c.Response < 1 || c.Response > MaxMessage:
+		return fmt.Errorf(`"request" (%d) and "response" (%d) must be 1..%d bytes`, c.Request, c.Response, MaxMessage)
+	case c.Request < PayloadHeaderLen && c.Response != c.Request:
+		return fmt.Errorf(`a request shorter than %d bytes carries no response length: "response" must equal "request" (%d)`, PayloadHeaderLen, c.Request)
+	case !c.Dst.IsValid() || c.Port == 0:
+		return errors.New(`"dst" (an IP address) and "port" (1..65535) are required`)
+	case c.TimeoutMs < 0:
+		return errors.New(`"timeout_ms" must be >= 0`)
+	}
+	return nil
 }
 
 // Completion is the done event of a call.

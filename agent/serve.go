@@ -230,18 +230,8 @@ func (s *session) hello(req Request) {
 
 func (s *session) call(ctx context.Context, req Request) {
 	c := req.Call
-	switch {
-	case c.Request < 1 || c.Request > MaxMessage || c.Response < 1 || c.Response > MaxMessage:
-		s.fail(req.Seq, req.Op, fmt.Sprintf(`"request" (%d) and "response" (%d) must be 1..%d bytes`, c.Request, c.Response, MaxMessage))
-		return
-	case c.Request < PayloadHeaderLen && c.Response != c.Request:
-		s.fail(req.Seq, req.Op, fmt.Sprintf(`a request shorter than %d bytes carries no response length: "response" must equal "request" (%d)`, PayloadHeaderLen, c.Request))
-		return
-	case !c.Dst.IsValid() || c.Port == 0:
-		s.fail(req.Seq, req.Op, `"dst" (an IP address) and "port" (1..65535) are required`)
-		return
-	case c.TimeoutMs < 0:
-		s.fail(req.Seq, req.Op, `"timeout_ms" must be >= 0`)
+	if err := c.Check(); err != nil {
+		s.fail(req.Seq, req.Op, err.Error())
 		return
 	}
 	s.idsMu.Lock()

@@ -37,6 +37,11 @@ type Env struct {
 	// with Slack beyond it is timing-inconclusive (slackOnly), as the
 	// wider slack cannot tell the IUT's lateness from the machine's.
 	QuietSlack time.Duration
+	// Delivery is the worst round trip between a tester and the IUT the
+	// noise measurement saw (measureNoise; 0 before it, and in virtual
+	// time): how long a tester's packet may take to reach the IUT's
+	// protocol code (Env.setReaction).
+	Delivery time.Duration
 	// Clock is the time the specs' peers keep and every wait of a spec
 	// waits on (tester.WallClock, or the simulation's tester.SimClock).
 	Clock tester.Clock

@@ -107,6 +107,7 @@ func body(f func()) func(SpecContext) {
 type specState struct {
 	peers    []*tester.Peer
 	calls    []*iutRPC // the IUT calls the spec began (iutCall)
+	msgs     []msgSpec // the tester clients' RPCs (newRequest)
 	findings []spec.Finding
 	ctx      context.Context
 }
@@ -132,6 +133,9 @@ var _ = AfterEach(func() {
 	}
 	for _, r := range cur.calls {
 		r.finish()
+	}
+	for _, m := range cur.msgs {
+		m.finish()
 	}
 	for _, p := range cur.peers {
 		p.Close()
@@ -262,8 +266,11 @@ func maxSegData() int {
 	return mtu - 20 - 56
 }
 
-// unsched is U = min(msgLen, unsched_bytes).
-func unsched(msgLen int) int { return min(msgLen, int(params().UnschedBytes)) }
+// unsched is U = min(msgLen, unsched_bytes), within max_message_length
+// (an unsched_bytes above it makes every message unscheduled).
+func unsched(msgLen int) int {
+	return min(msgLen, int(params().UnschedBytes), int(params().MaxMessageLength))
+}
 
 // maxHoldTicks bounds how many of the IUT's ticks a spec holds an
 // exchange for (1.5x timeout_ticks 1000): a spec drives its exchange
@@ -526,8 +533,10 @@ func (m msgSpec) segmentsBut(skip int) []int {
 // newRequest returns a request spec with a fresh RPC id and client port.
 func newRequest(msgLen, respLen int) msgSpec {
 	id := env.NewRPCID()
-	return msgSpec{id: id, sport: uint16(40000 + id%20000), msgLen: msgLen, respLen: respLen,
+	m := msgSpec{id: id, sport: uint16(40000 + id%20000), msgLen: msgLen, respLen: respLen,
 		cutoffVersion: params().CutoffVersion, payload: requestPayload(id, msgLen, respLen)}
+	cur.msgs = append(cur.msgs, m)
+	return m
 }
 
 // checkExchange judges the exchange the peers sent and received with every
@@ -772,18 +781,22 @@ func (e *Env) judgedParams() spec.Params {
 	return p
 }
 
-// setReaction sets p's Reaction to its slack in real time: the tester
-// stamps its own packets as it sends them, so within slack the capture
-// cannot order the IUT's timer pass and a tester packet still on its way
-// to the IUT's protocol code (a RESEND that crossed a GRANT: 315 µs apart
-// in namespaces beside a compile). On virtual time the capture's order is
-// the IUT's own: 0, whatever the profile says.
+// setReaction sets p's Reaction to the worst round trip measured in real
+// time (Env.Delivery; the profile's 200 µs at least): the tester stamps
+// its own packets as it sends them, so within that the capture cannot
+// order the IUT's timer pass and a tester packet still on its way to the
+// IUT's protocol code (a RESEND that crossed a GRANT: 315 µs apart in
+// namespaces beside a compile, the worst round trip then 3.3 ms). Not the
+// slack (5 ms at least): an IUT whose timer ignored the peer's packets
+// would pass a spec whose packets came a tick apart (helper-160). On
+// virtual time the capture's order is the IUT's own: 0, whatever the
+// profile says.
 func (e *Env) setReaction(p *spec.Params) {
 	if e.Virtual {
 		p.Reaction = 0
 		return
 	}
-	p.Reaction = max(p.Reaction, p.Slack)
+	p.Reaction = max(p.Reaction, e.Delivery)
 }
 
 // ok fails the spec with "what: err" when err is set (a one-line failure

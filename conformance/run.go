@@ -16,6 +16,7 @@ import (
 	"github.com/homatest/homatest/harness"
 	"github.com/homatest/homatest/internal/plural"
 	"github.com/homatest/homatest/internal/stall"
+	"github.com/homatest/homatest/internal/timescale"
 
 	. "github.com/onsi/ginkgo/v2"
 	"github.com/onsi/ginkgo/v2/formatter"
@@ -457,6 +458,7 @@ var _ = BeforeSuite(func(sc SpecContext) {
 	worst, median, err := measureNoise(sc, env)
 	ok(err, "unexpected error")
 	env.Slack = max(env.Slack, slackFor(worst))
+	env.Delivery = max(env.Delivery, timescale.D(worst))
 	AddReportEntry("noise", fmt.Sprintf("round trip median %v, worst %v of %d; slack %v", median, worst, noiseSamples, env.Slack))
 })
 

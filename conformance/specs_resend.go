@@ -49,10 +49,10 @@ var _ = Describe("retransmission", func() {
 			p := peer(0)
 			pr := params()
 			respLen := unsched(1<<30) / 2
+			_, from, to := lostSegment(respLen) // before the call: unsupported leaves no RPC
 			r := iutCall(p, 100, respLen)
 			r.receiveRequest(p)
 			lvl := unschedLevel(pr, respLen)
-			_, from, to := lostSegment(respLen)
 			r.sendResponse(p, respLen, 0, from, respLen, lvl, pr.CutoffVersion, false)
 			r.sendResponse(p, respLen, to, respLen, respLen, lvl, pr.CutoffVersion, false)
 			silence := time.Duration(pr.ResendTicks) * pr.Tick
@@ -287,6 +287,7 @@ var _ = Describe("retransmission", func() {
 			// the server and back), so that the capture can tell the order
 			// of the two RPCs' packets at the server.
 			gap := 2*max(params().Slack, env.Slack) + params().Tick
+			m := newRequest(partLen(2), 100) // first: unsupported starts no witness
 			// The witness: q's short RPC, answered and left unacknowledged,
 			// so that the server keeps sending NEED_ACK for it.
 			y := newRequest(100, 100)
@@ -294,7 +295,6 @@ var _ = Describe("retransmission", func() {
 			_, err := q.Expect(ctx(), tester.Match{Type: wire.TypeData, From: iut(), RPC: y.id}, wait(20*time.Millisecond))
 			ok(err, "the response to the other client's RPC")
 			Expect(q.ExpectNone(ctx(), tester.Match{Type: wire.TypeRPCUnknown, From: iut(), RPC: y.id}, window(gap))).To(Succeed())
-			m := newRequest(partLen(2), 100)
 			m.sendPart(p, 2)
 			resend := func(what string) error {
 				Expect(p.SendDeliberate(iut(), m.unschedPrio(), &wire.ResendFields{Common: m.control(),

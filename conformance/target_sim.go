@@ -2,6 +2,7 @@ package conformance
 
 import (
 	"context"
+	"fmt"
 	"net/netip"
 
 	"github.com/homatest/homatest/agent"
@@ -35,10 +36,16 @@ func (t *simTarget) Listen(_ context.Context, port uint16) error {
 // simulation has run far enough (a wait on the clock).
 func (t *simTarget) Call(_ context.Context, dst netip.AddrPort, reqLen, respLen int) (<-chan CallResult, error) {
 	ch := make(chan CallResult, 1)
+	c := agent.Call{ID: t.nextID + 1, Dst: dst.Addr(), Port: dst.Port(), Request: reqLen, Response: respLen}
+	if err := c.Check(); err != nil {
+		// As an agent over its protocol refuses it (agent.Call.Check):
+		// a call the simulator took would pass here and fail in
+		// namespaces.
+		return nil, fmt.Errorf("agent refused call: %w", err)
+	}
 	var err error
 	t.clock.Do(func() {
 		t.nextID++
-		c := agent.Call{ID: t.nextID, Dst: dst.Addr(), Port: dst.Port(), Request: reqLen, Response: respLen}
 		_, err = t.a.Call(c, func(comp agent.Completion) {
 			ch <- CallResult{Latency: comp.Latency(), Response: comp.Response, Err: comp.Error}
 		})

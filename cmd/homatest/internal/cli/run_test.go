@@ -269,7 +269,10 @@ func TestRunSimEnvAndUnsupported(t *testing.T) {
 // unsched-loop-hi and rs-mod-silent) passes at the defaults and fails
 // here; every spec is run or unsupported with its reason. unsched_bytes
 // 1 makes every message past one byte scheduled: the testers must grant
-// the IUT's responses and take its call id from its scheduled bytes.
+// the IUT's responses and take its call id from its scheduled bytes (and
+// the simulator refuses a call an agent would: a spec once asked for a
+// 0-byte response there and failed only in namespaces). unsched_bytes
+// 2000000 exceeds max_message_length: no tester message may.
 func TestRunSimNonDefaultParams(t *testing.T) {
 	t.Setenv("HOMATEST_CLI_CHILD", "1")
 	dir := t.TempDir()
@@ -279,6 +282,7 @@ func TestRunSimNonDefaultParams(t *testing.T) {
 	}{
 		{[]string{"num_priorities=4", "resend_ticks=3"}, 40},
 		{[]string{"unsched_bytes=1"}, 30},
+		{[]string{"unsched_bytes=2000000"}, 30}, // past max_message_length: every message unscheduled
 	} {
 		args := []string{"run", "--env", "sim", "-o", "json", "--artifacts", filepath.Join(dir, fmt.Sprint("sim", i))}
 		for _, p := range c.params {
