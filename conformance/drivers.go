@@ -428,28 +428,34 @@ func (m msgSpec) receiveResponse(p *tester.Peer) {
 	receiveGranted(p, m.control(), m.id, length, &got, granted, last, "response")
 }
 
-// finish ends m at the IUT's server if the spec left it there (it got
-// request bytes from a tester and no ACK): the tester that sent them
-// sends the ACK, which frees the RPC whatever its state. Otherwise the
-// server keeps sending NEED_ACK for it, once a tick, into the specs
-// after (RESEND-busy-held's witness did, 1000-1460 times, when the spec
-// went unsupported after starting it). Best effort, after the spec's
-// verdict: it asserts nothing.
+// finish ends m at the IUT's server if the spec left it there answered
+// but unacknowledged (the tester that sent the request got response
+// DATA and sent no ACK): that tester sends the ACK, which frees the RPC.
+// Otherwise the server keeps sending NEED_ACK for it, once a tick, into
+// the specs after (RESEND-busy-held's witness did, 1000-1460 times, when
+// the spec went unsupported after starting it). An RPC without a
+// response is left to the server's own timeout: an ACK would say the
+// client had its response, so the server its whole request (the check
+// of the run's capture then took the request's lost segment for the
+// capture's drop). Best effort, after the spec's verdict: it asserts
+// nothing.
 func (m msgSpec) finish() {
 	for _, p := range cur.peers {
-		sent, acked := false, false
+		sent, answered, acked := false, false, false
 		for _, x := range p.Log() {
-			if !x.Sent || x.Err != nil || x.Pkt.SenderID() != m.id {
+			if x.Err != nil {
 				continue
 			}
-			switch x.Pkt.Type() {
-			case wire.TypeData:
+			switch id := x.Pkt.SenderID(); {
+			case x.Sent && id == m.id && x.Pkt.Type() == wire.TypeData:
 				sent = true
-			case wire.TypeAck:
+			case x.Sent && id == m.id && x.Pkt.Type() == wire.TypeAck:
 				acked = true
+			case !x.Sent && id == m.id^1 && x.Src == iut() && x.Pkt.Type() == wire.TypeData:
+				answered = true
 			}
 		}
-		if sent && !acked {
+		if sent && answered && !acked {
 			p.SendDeliberate(iut(), ctrlLevel(params()), m.ackFields(), "ACK that ends an RPC the spec left at the IUT's server (cleanup after the spec)")
 		}
 	}

@@ -327,7 +327,9 @@ func grantRules() []*Rule {
 					if recv, freed, ok := slotFreed(c, e); ok {
 						return slotObligation(c, recv, freed)
 					}
-					if e.Type() != wire.TypeData {
+					if e.Type() != wire.TypeData || malformedData(c.P, e) {
+						// A message past max_message_length is refused
+						// (homa_message_in_init): nothing to grant.
 						return Obligation{}, false
 					}
 					length, incoming := e.Packet.Data().MessageLength(), e.Packet.Data().Incoming()

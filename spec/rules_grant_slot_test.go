@@ -286,3 +286,19 @@ func TestGrant010AfterAck(t *testing.T) {
 		t.Errorf("why %q", f.Why)
 	}
 }
+
+// TestGrant010OversizedMessageWaitsForNothing: a request one byte past
+// max_message_length is refused by its receiver (homa_message_in_init),
+// so its unscheduled bytes owe no first GRANT, and it does not wait for
+// the grant slot a finished message frees (a run's capture charged the
+// IUT both, after MALFORMED-ignored sent such a message).
+func TestGrant010OversizedMessageWaitsForNothing(t *testing.T) {
+	b := newTrace(t, wire.VersionCurrent)
+	b.message(true, 2, 1000001, 0, 40000, 40000, 4) // refused
+	b.after(time.Millisecond).message(true, 4, 60000, 0, 40000, 40000, 4)
+	b.after(10*time.Microsecond).grant(false, 4, 60000, 0)
+	b.after(10*time.Microsecond).message(true, 4, 60000, 40000, 60000, 40000, 0) // frees the slot
+	b.after(30*time.Millisecond).data(false, 4, 100, 0, 100, 7, nil)
+	rep := b.check("linux", "HOMA-GRANT-010")
+	wantViolations(t, rep, "HOMA-GRANT-010")
+}

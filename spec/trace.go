@@ -974,9 +974,11 @@ func (t *Trace) Granting(r netip.Addr) []*Message {
 
 // trackLong keeps the longIn index of message m (sent to host to): a
 // message longer than unsched_bytes stays in it until it is complete for
-// longer than slack (see Grantable).
+// longer than slack (see Grantable). One longer than max_message_length
+// never enters it: its receiver refuses it (homa_message_in_init), so it
+// waits for no grant.
 func (t *Trace) trackLong(to netip.Addr, m *Message, r *RPC) {
-	if m.Length <= t.P.UnschedBytes {
+	if m.Length <= t.P.UnschedBytes || m.Length > t.P.MaxMessageLength {
 		return
 	}
 	if !m.inLong {
