@@ -290,8 +290,10 @@ func TestGrant010AfterAck(t *testing.T) {
 // TestGrant010OversizedMessageWaitsForNothing: a request one byte past
 // max_message_length is refused by its receiver (homa_message_in_init),
 // so its unscheduled bytes owe no first GRANT, and it does not wait for
-// the grant slot a finished message frees (a run's capture charged the
-// IUT both, after MALFORMED-ignored sent such a message).
+// the grant slot a finished message frees; nor does a message known only
+// by malformed DATA (bytes past its length), which its receiver drops (a
+// run's capture charged the IUT these, after MALFORMED-ignored sent
+// such packets).
 func TestGrant010OversizedMessageWaitsForNothing(t *testing.T) {
 	b := newTrace(t, wire.VersionCurrent)
 	b.message(true, 2, 1000001, 0, 40000, 40000, 4) // refused
@@ -301,4 +303,15 @@ func TestGrant010OversizedMessageWaitsForNothing(t *testing.T) {
 	b.after(30*time.Millisecond).data(false, 4, 100, 0, 100, 7, nil)
 	rep := b.check("linux", "HOMA-GRANT-010")
 	wantViolations(t, rep, "HOMA-GRANT-010")
+
+	// At unsched_bytes 1, MALFORMED-ignored's packets: bytes past the
+	// length, then a length of 0 over the first bytes.
+	b = newTrace(t, wire.VersionCurrent)
+	b.data(true, 6, 1000, 900, 500, 4, func(f *wire.DataFields) { f.Incoming = 1000 })
+	b.data(true, 6, 0, 0, 10, 4, func(f *wire.DataFields) { f.Incoming = 0 })
+	b.after(time.Millisecond).message(true, 4, 3000, 0, 1, 1, 4)
+	b.after(10*time.Microsecond).grant(false, 4, 3000, 0)
+	b.after(10*time.Microsecond).message(true, 4, 3000, 1, 3000, 1, 0) // frees the slot
+	b.after(30*time.Millisecond).data(false, 4, 100, 0, 100, 7, nil)
+	wantViolations(t, b.check("linux", "HOMA-GRANT-010", "unsched_bytes=1"), "HOMA-GRANT-010")
 }

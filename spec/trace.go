@@ -1669,7 +1669,13 @@ func (t *Trace) applyData(e *Event, r *RPC) {
 		m.Complete, m.CompleteTime, m.CompleteFrame = true, e.Time, e.Frame
 	}
 	t.trackIncoming(e.Dst, m, r)
-	t.trackLong(e.Dst, m, r)
+	if m.inLong || !malformedData(t.P, e) {
+		// A message known only by malformed DATA (bytes past its
+		// length, a length of 0) may not exist at its receiver, which
+		// drops such packets (HOMA-WIRE-002): it waits for no grant
+		// until a well-formed packet of it comes.
+		t.trackLong(e.Dst, m, r)
+	}
 	// Any DATA, request or response, carries the sender host's
 	// pending acks for RPCs it was the client of (homa_outgoing.c
 	// homa_tx_data_pkt_alloc; homa_data_pkt processes them).
