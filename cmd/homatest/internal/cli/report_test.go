@@ -165,4 +165,15 @@ func TestSimRunCaptureChecksClean(t *testing.T) {
 	if !strings.Contains(out, "parameters: the run's, from ") {
 		t.Errorf("the run's parameters file was not read:\n%s", out)
 	}
+	// At unsched_bytes 1 every message past a byte is scheduled, and
+	// MALFORMED-ignored's packets must leave no message waiting for a
+	// grant (HOMA-GRANT-010 charged the IUT for one).
+	dir = filepath.Join(t.TempDir(), "run1")
+	if out, err, code := run(t, "run", "--env", "sim", "--param", "unsched_bytes=1", "--artifacts", dir); code != ExitOK {
+		t.Fatalf("run --env sim --param unsched_bytes=1: exit %d, %v\n%s", code, err, out)
+	}
+	capture = filepath.Join(dir, "pass-1", "capture.pcapng")
+	if out, err, code := run(t, "check", capture); code != ExitOK || !strings.Contains(out, "host 198.18.0.1 (interface 0): 0 violations charged") {
+		t.Errorf("check %s (unsched_bytes 1): exit %d, %v; want 0 and nothing charged to the IUT\n%s", capture, code, err, out)
+	}
 }
