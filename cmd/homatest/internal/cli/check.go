@@ -283,14 +283,22 @@ func startProgress(p *progressLine, frames *atomic.Int64, every time.Duration) (
 		defer close(ended)
 		t := time.NewTicker(every)
 		defer t.Stop()
+		last, readFor := int64(-1), time.Duration(0) // the count, and when it last grew
+		show := func() {
+			n, el := frames.Load(), p.now().Sub(p.start)
+			if n != last {
+				last, readFor = n, el
+			}
+			p.update(framesRead(n, el, readFor))
+		}
 		for {
 			select {
 			case <-done:
-				p.update(framesRead(frames.Load(), p.now().Sub(p.start)))
+				show()
 				p.end()
 				return
 			case <-t.C:
-				p.update(framesRead(frames.Load(), p.now().Sub(p.start)))
+				show()
 			}
 		}
 	}()
@@ -300,13 +308,21 @@ func startProgress(p *progressLine, frames *atomic.Int64, every time.Duration) (
 	}
 }
 
-// framesRead is check's progress: n frames read in d, and their rate.
-func framesRead(n int64, d time.Duration) string {
+// framesRead is check's progress at elapsed: n frames read, the last of
+// them by readFor, and their rate over readFor. Once the count has stood
+// still a second (the frames are read; the views are being judged, or
+// the parameters the capture implies tried) it says so, instead of a
+// rate that falls while nothing is read.
+func framesRead(n int64, elapsed, readFor time.Duration) string {
 	rate := 0.0
-	if d > 0 {
-		rate = float64(n) / d.Seconds()
+	if readFor > 0 {
+		rate = float64(n) / readFor.Seconds()
 	}
-	return fmt.Sprintf("%6.1fs  %d frames read  %.0f frames/s", d.Seconds(), n, rate)
+	s := fmt.Sprintf("%6.1fs  %d frames read  %.0f frames/s", elapsed.Seconds(), n, rate)
+	if n > 0 && elapsed-readFor >= time.Second {
+		s += fmt.Sprintf("; judging for %.0fs", (elapsed - readFor).Seconds())
+	}
+	return s
 }
 
 // violatedFiles returns the files whose verdict is fail, in order.

@@ -24,7 +24,7 @@ func TestProgressLineQuiet(t *testing.T) {
 		p := &progressLine{w: &b, name: "check", quiet: checkQuiet, transient: true, now: func() time.Time { return now }, start: t0}
 		for s := 1; s <= seconds; s++ { // an update a second
 			now = t0.Add(time.Duration(s) * time.Second)
-			p.update(framesRead(int64(1000*s), now.Sub(t0)))
+			p.update(framesRead(int64(1000*s), now.Sub(t0), now.Sub(t0)))
 		}
 		p.end()
 		if b.Len() == 0 {
@@ -49,6 +49,19 @@ func TestProgressLineQuiet(t *testing.T) {
 	}
 	if !strings.Contains(got[0], " 5000 frames read  1000 frames/s") {
 		t.Errorf("first line %q: want 5000 frames at 1000 frames/s", got[0])
+	}
+}
+
+// TestFramesReadJudging: once the count stands still (every frame read,
+// the check judging), the rate stays the reading's and the line says how
+// long it has judged, instead of a rate falling toward 0.
+func TestFramesReadJudging(t *testing.T) {
+	got := framesRead(236066, 12*time.Second, 5*time.Second)
+	if want := "  12.0s  236066 frames read  47213 frames/s; judging for 7s"; got != want {
+		t.Errorf("framesRead: %q, want %q", got, want)
+	}
+	if got := framesRead(5000, 5*time.Second+500*time.Millisecond, 5*time.Second); strings.Contains(got, "judging") {
+		t.Errorf("framesRead half a second after the last frame: %q, want no judging yet", got)
 	}
 }
 
