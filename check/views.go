@@ -22,14 +22,19 @@ type viewsRead struct {
 
 // readViews returns readPortViews(path, ro, p), read once per plan (the
 // rules take the views as they are: the checkers copy what they keep).
+// Options that change what is read (a reorder window, say) read again;
+// Progress, which only counts the frames and which checkFile clears
+// after the first pass, does not.
 func (p capturePlan) readViews(path string, ro pcap.ReaderOptions) (map[int][]spec.Event, pcap.Stats, error) {
 	c := p.views
 	if c == nil {
 		return readPortViews(path, ro, p)
 	}
-	if !c.done || c.ro != ro {
+	key := ro
+	key.Progress = nil
+	if !c.done || c.ro != key {
 		c.views, c.st, c.err = readPortViews(path, ro, p)
-		c.done, c.ro = true, ro
+		c.done, c.ro = true, key
 	}
 	return c.views, c.st, c.err
 }
