@@ -974,11 +974,9 @@ func (t *Trace) Granting(r netip.Addr) []*Message {
 
 // trackLong keeps the longIn index of message m (sent to host to): a
 // message longer than unsched_bytes stays in it until it is complete for
-// longer than slack (see Grantable). One longer than max_message_length
-// never enters it: its receiver refuses it (homa_message_in_init), so it
-// waits for no grant.
+// longer than slack (see Grantable).
 func (t *Trace) trackLong(to netip.Addr, m *Message, r *RPC) {
-	if m.Length <= t.P.UnschedBytes || m.Length > t.P.MaxMessageLength {
+	if m.Length <= t.P.UnschedBytes {
 		return
 	}
 	if !m.inLong {
@@ -1671,9 +1669,10 @@ func (t *Trace) applyData(e *Event, r *RPC) {
 	t.trackIncoming(e.Dst, m, r)
 	if m.inLong || !malformedData(t.P, e) {
 		// A message known only by malformed DATA (bytes past its
-		// length, a length of 0) may not exist at its receiver, which
-		// drops such packets (HOMA-WIRE-002): it waits for no grant
-		// until a well-formed packet of it comes.
+		// length, a length of 0 or past max_message_length, which
+		// homa_message_in_init refuses) may not exist at its receiver,
+		// which drops such packets (HOMA-WIRE-002): it waits for no
+		// grant until a well-formed packet of it comes.
 		t.trackLong(e.Dst, m, r)
 	}
 	// Any DATA, request or response, carries the sender host's
