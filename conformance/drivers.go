@@ -58,29 +58,17 @@ func iutCall(p *tester.Peer, reqLen, respLen int) *iutRPC {
 // (HOMA-ID-004 judged one such RESEND a reused id). Best effort, after
 // the spec's verdict: it asserts nothing.
 func (r *iutRPC) finish() {
-	if r.ended {
-		return
-	}
-	done := func() bool {
-		select {
-		case <-r.done:
-			return true
-		default:
-			return false
-		}
-	}
-	if done() {
+	var res CallResult
+	done := func() bool { return r.poll(&res) }
+	if r.ended || done() {
 		return
 	}
 	pr := params()
-	full := responsePayload(r.callIDOf(r.p), r.respLen)
-	seg := maxSegData()
-	for off := 0; off < r.respLen; off += seg {
-		n := min(seg, r.respLen-off)
-		if err := r.p.SendDeliberate(iut(), unschedLevel(pr, r.respLen), wire.NewData(r.control(), uint32(r.respLen), uint32(r.respLen),
-			pr.CutoffVersion, uint32(off), full[off:off+n], false), "the whole response unscheduled, ending a call the spec left running (cleanup after the spec)"); err != nil {
-			return
-		}
+	lvl := unschedLevel(pr, r.respLen)
+	if r.responseData(r.p, r.respLen, 0, r.respLen, r.respLen, pr.CutoffVersion, false, func(f wire.Fields) error {
+		return r.p.SendDeliberate(iut(), lvl, f, "the whole response unscheduled, ending a call the spec left running (cleanup after the spec)")
+	}) != nil {
+		return
 	}
 	env.Clock.Wait(context.Background(), env.Clock.Now().Add(pr.Ticks(pr.TimeoutTicks+2)), done)
 }
@@ -208,15 +196,27 @@ func (r *iutRPC) respond(p *tester.Peer, respLen int, cutoffVersion uint16) Call
 // the given incoming, priority, cutoff_version and retransmit flag.
 func (r *iutRPC) sendResponse(p *tester.Peer, respLen, from, to, incoming int, prio uint8, cutoffVersion uint16, retransmit bool) {
 	GinkgoHelper()
+	Expect(r.responseData(p, respLen, from, to, incoming, cutoffVersion, retransmit, func(f wire.Fields) error {
+		return p.Send(iut(), prio, f)
+	})).To(Succeed())
+}
+
+// responseData builds the DATA of bytes [from, to) of r's response as
+// sendResponse describes and hands each to send, stopping at its first
+// error.
+func (r *iutRPC) responseData(p *tester.Peer, respLen, from, to, incoming int, cutoffVersion uint16, retransmit bool, send func(wire.Fields) error) error {
 	full := responsePayload(r.callIDOf(p), respLen)
 	seg := maxSegData()
 	to = min(to, respLen)
 	for off := from; off < to; {
 		n := min((off/seg+1)*seg, to) - off
-		Expect(p.Send(iut(), prio, wire.NewData(r.control(), uint32(respLen), uint32(incoming),
-			cutoffVersion, uint32(off), full[off:off+n], retransmit))).To(Succeed())
+		if err := send(wire.NewData(r.control(), uint32(respLen), uint32(incoming),
+			cutoffVersion, uint32(off), full[off:off+n], retransmit)); err != nil {
+			return err
+		}
 		off += n
 	}
+	return nil
 }
 
 // wait waits for the IUT's call to complete (on the environment's clock:
@@ -224,21 +224,23 @@ func (r *iutRPC) sendResponse(p *tester.Peer, respLen, from, to, incoming int, p
 func (r *iutRPC) wait() CallResult {
 	GinkgoHelper()
 	var res CallResult
-	done := func() bool {
-		select {
-		case res = <-r.done:
-			return true
-		default:
-			return false
-		}
-	}
-	got, err := env.Clock.Wait(ctx(), deadline(window(time.Duration(params().TimeoutTicks+10)*params().Tick)), done)
+	got, err := env.Clock.Wait(ctx(), deadline(window(time.Duration(params().TimeoutTicks+10)*params().Tick)), func() bool { return r.poll(&res) })
 	ok(err, "waiting for the IUT's call")
 	if !got {
 		Fail("the IUT's call did not complete")
 	}
 	r.ended = true
 	return res
+}
+
+// poll takes the call's result into res if it has come.
+func (r *iutRPC) poll(res *CallResult) bool {
+	select {
+	case *res = <-r.done:
+		return true
+	default:
+		return false
+	}
 }
 
 // respondGranted sends the response (respLen bytes, payload header with
