@@ -292,15 +292,7 @@ func TestRunSimNonDefaultParams(t *testing.T) {
 		if code != ExitOK {
 			t.Fatalf("%v: exit %d, %v\n%s", c.params, code, err, out)
 		}
-		var rep struct {
-			Verdict string `json:"verdict"`
-			Passes  []struct {
-				Specs []struct {
-					Name  string `json:"name"`
-					State string `json:"state"`
-				} `json:"specs"`
-			} `json:"passes"`
-		}
+		var rep runReport
 		if err := json.Unmarshal([]byte(out), &rep); err != nil {
 			t.Fatalf("-o json: %v\n%s", err, out)
 		}
@@ -494,17 +486,7 @@ func TestRunJSONNamesFaultAndRerun(t *testing.T) {
 	if code != ExitViolations {
 		t.Fatalf("exit %d, %v; want %d\n%s", code, err, ExitViolations, out)
 	}
-	var rep struct {
-		Impl   string `json:"impl"`
-		Fault  string `json:"fault"`
-		Passes []struct {
-			Specs []struct {
-				Name         string `json:"name"`
-				State        string `json:"state"`
-				RerunCommand string `json:"rerun_command"`
-			} `json:"specs"`
-		} `json:"passes"`
-	}
+	var rep runReport
 	if err := json.Unmarshal([]byte(out), &rep); err != nil {
 		t.Fatalf("-o json: %v\n%s", err, out)
 	}
