@@ -42,17 +42,21 @@ type RefOptions struct {
 // memnet Transport and drive it with NewClient.
 func ServeRef(ctx context.Context, r io.Reader, w io.Writer, opts RefOptions) error {
 	log := agentDefaults(opts.Logger, &opts.Version)
-	if opts.Transport == nil {
+	// Raw IP runs on the wall clock, where the hosts' timers must keep
+	// ticks shorter than Go's timers can (homa.Config.PreciseTimer).
+	precise := opts.Transport == nil
+	if precise {
 		opts.Transport = openRawIP
 	}
 	cnt := &counters{}
-	return serve(ctx, r, w, &refBackend{opts: opts, cnt: cnt, log: log}, cnt, log)
+	return serve(ctx, r, w, &refBackend{opts: opts, precise: precise, cnt: cnt, log: log}, cnt, log)
 }
 
 // refBackend runs package homa: one Host and one client socket per
 // address family.
 type refBackend struct {
 	opts    RefOptions
+	precise bool // the hosts' timers are timerfds (raw IP)
 	cnt     *counters
 	log     *slog.Logger
 	hosts   []*homa.Host
@@ -97,7 +101,7 @@ func (b *refBackend) hello(req HelloRequest) (Hello, error) {
 			b.close()
 			return Hello{}, fmt.Errorf("open %v: %v", a, err)
 		}
-		host, err := homa.New(homa.Config{Transport: t, Params: p, Faults: faults})
+		host, err := homa.New(homa.Config{Transport: t, Params: p, Faults: faults, PreciseTimer: b.precise})
 		if err != nil {
 			t.Close()
 			b.close()

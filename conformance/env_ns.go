@@ -95,7 +95,7 @@ func NewNSEnv(ctx context.Context, cfg NSEnvConfig) (*Env, error) {
 		a.Close()
 		return fail(fmt.Errorf("the IUT's hello says mtu %d, but the namespaces' links carry %d bytes: drop the mtu setting (--param or the manifest's params); the simulator (--env sim) models other MTUs", m, topo.MTU))
 	}
-	clock := tester.NewWallClock()
+	clock := tester.NewPreciseWallClock() // a tick under 1 ms is kept
 	t.notifyTo(clock)
 	e := &Env{IUT: t, Profile: "linux", Slack: slackFor(0), QuietSlack: slackFor(0), Clock: clock, Stalls: stall.Start(stall.Config{}),
 		Describe: fmt.Sprintf("namespaces %s: h1 IUT, h2-h3 testers, run folder %s", topo.ID, topo.Artifacts.Path("."))}

@@ -6,6 +6,8 @@ import (
 	"net/netip"
 	"sync"
 	"time"
+
+	"github.com/homatest/homatest/internal/hrtimer"
 )
 
 // Config configures a Host.
@@ -16,13 +18,20 @@ type Config struct {
 	Params Params
 	// Faults are deliberate misbehaviours (see FaultNames).
 	Faults []Fault
+	// PreciseTimer arms the host's timer with package hrtimer instead of
+	// time.AfterFunc, so that a Tick under a few milliseconds is kept:
+	// with a time.Timer a 200 µs Tick ran about every 1.1 ms, and the
+	// ticks of timeout_ticks with it. For hosts on the wall clock (raw IP)
+	// only: testing/synctest's clock cannot drive it.
+	PreciseTimer bool
 }
 
 // Host is one Homa endpoint in real time, like one Linux host with the
 // Homa module loaded: a Machine driven by the wall clock (time.Since the
 // host was created, so testing/synctest's virtual time drives it too)
 // over a Transport. One mutex serialises the machine; the transport's
-// handler feeds it packets, one timer (time.AfterFunc) wakes it at its
+// handler feeds it packets, one timer (time.AfterFunc, or package
+// hrtimer's with Config.PreciseTimer) wakes it at its
 // Deadline for timer ticks and the pacer, and application calls (Call,
 // Reply, ...) feed it the rest. Packets leave in the order the machine
 // built them, after the mutex is released.
@@ -53,7 +62,7 @@ type Host struct {
 	// packets to the transport, so a timer pass cannot send (say) a
 	// NEED_ACK ahead of the response DATA an earlier input built.
 	sendMu  sync.Mutex
-	timer   *time.Timer
+	timer   hrtimer.Timer
 	armedAt time.Duration // the deadline the timer is set for
 	sockets map[uint16]*Socket
 	calls   map[uint64]*waiter
@@ -130,7 +139,11 @@ func New(cfg Config) (*Host, error) {
 	h.onBatch = h.receiveBatch
 	h.mu.Lock()
 	h.armedAt = m.nextTick
-	h.timer = time.AfterFunc(m.nextTick, h.onTimer)
+	if cfg.PreciseTimer {
+		h.timer = hrtimer.AfterFunc(m.nextTick, h.onTimer)
+	} else {
+		h.timer = time.AfterFunc(m.nextTick, h.onTimer)
+	}
 	h.mu.Unlock()
 	switch {
 	case h.pull != nil:

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/homatest/homatest/homa"
+	"github.com/homatest/homatest/internal/hrtimer"
 	"github.com/homatest/homatest/sim"
 )
 
@@ -36,9 +37,19 @@ type Clock interface {
 // the IUT's calls a test waits on.
 func NewWallClock() Clock { return &wallClock{changed: make(chan struct{})} }
 
+// NewPreciseWallClock is NewWallClock whose waits end at package
+// hrtimer's precision: a wait of a tick of 200 µs ends about 200 µs
+// later, where a time.Timer's ends about 1.1 ms later (the runtime's
+// whole-millisecond poller sleep). Not in a testing/synctest bubble,
+// whose clock cannot drive it.
+func NewPreciseWallClock() Clock {
+	return &wallClock{changed: make(chan struct{}), precise: true}
+}
+
 type wallClock struct {
 	mu      sync.Mutex
 	changed chan struct{} // closed and replaced by Notify
+	precise bool          // waits on hrtimer, not time.Timer
 }
 
 func (c *wallClock) Now() time.Time { return time.Now() }
@@ -51,7 +62,25 @@ func (c *wallClock) Notify() {
 }
 
 func (c *wallClock) Wait(ctx context.Context, deadline time.Time, ready func() bool) (bool, error) {
-	t := time.NewTimer(time.Until(deadline))
+	if ready() {
+		return true, nil
+	}
+	if !time.Now().Before(deadline) {
+		return false, nil // a look without a wait needs no timer
+	}
+	expired := make(chan struct{}, 1)
+	fire := func() {
+		select {
+		case expired <- struct{}{}:
+		default:
+		}
+	}
+	var t hrtimer.Timer
+	if c.precise {
+		t = hrtimer.AfterFunc(time.Until(deadline), fire)
+	} else {
+		t = time.AfterFunc(time.Until(deadline), fire)
+	}
 	defer t.Stop()
 	for {
 		c.mu.Lock()
@@ -62,7 +91,7 @@ func (c *wallClock) Wait(ctx context.Context, deadline time.Time, ready func() b
 		}
 		select {
 		case <-changed:
-		case <-t.C:
+		case <-expired:
 			return ready(), nil
 		case <-ctx.Done():
 			return ready(), ctx.Err()
