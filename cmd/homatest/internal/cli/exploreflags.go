@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"strings"
 
 	"github.com/homatest/homatest/agent"
 	"github.com/homatest/homatest/spec"
@@ -50,8 +49,8 @@ func (o *exploreOpts) validate() error {
 	if err != nil {
 		return err
 	}
-	if _, err := agent.RefParams(par); err != nil && o.impl == "ref" {
-		return fmt.Errorf("--param: %s", strings.TrimPrefix(err.Error(), "params: "))
+	if err := checkRefParams(o.impl, par, "--param"); err != nil {
+		return err
 	}
 	o.par = par
 	if o.rules != "" {

@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/homatest/homatest/agent"
 	"github.com/homatest/homatest/conformance"
 	"github.com/homatest/homatest/explore"
 	"github.com/homatest/homatest/harness"
@@ -42,8 +41,8 @@ func (o *exploreOpts) replayParams(sc *explore.Script) ([]explore.ReplayParam, e
 	if err != nil {
 		return nil, err
 	}
-	if _, err := agent.RefParams(par); err != nil && o.impl == "ref" {
-		return nil, fmt.Errorf("param: %s", strings.TrimPrefix(err.Error(), "params: "))
+	if err := checkRefParams(o.impl, par, "param"); err != nil {
+		return nil, err
 	}
 	o.par = par
 	return used, nil

@@ -58,3 +58,17 @@ func parseParams(list []string) (agent.Params, error) {
 	}
 	return p, nil
 }
+
+// checkRefParams refuses, before any environment is built, parameter
+// overrides the built-in ref would refuse in its hello (agent.RefParams):
+// what names them (--param, or a replay's param lines) prefixes the
+// reason. Any other IUT judges its own parameters in hello.
+func checkRefParams(impl string, par agent.Params, what string) error {
+	if impl != "ref" {
+		return nil
+	}
+	if _, err := agent.RefParams(par); err != nil {
+		return fmt.Errorf("%s: %s", what, strings.TrimPrefix(err.Error(), "params: "))
+	}
+	return nil
+}

@@ -177,6 +177,9 @@ func (o *runOpts) validate() error {
 	if err != nil {
 		return err
 	}
+	if err := checkRefParams(o.impl, hello, "--param"); err != nil {
+		return err
+	}
 	o.hello = hello
 	if err := spec.CheckRulePatterns(o.rules); err != nil {
 		return fmt.Errorf("--rules: %w", err)

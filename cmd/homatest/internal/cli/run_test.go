@@ -145,7 +145,7 @@ func TestRunUsageErrors(t *testing.T) {
 		{[]string{"run", "--env", "sim", "--ns-workloads"}, "--ns-workloads runs the workload specs in namespaces: it needs --env ns"},
 		{[]string{"run", "--env", "sim", "--param", "timeout_ticks"}, `--param "timeout_ticks": want NAME=VALUE`},
 		{[]string{"run", "--env", "sim", "--param", "timeout_ticks=soon"}, `--param "timeout_ticks=soon": "soon" is not an integer`},
-		// The IUT's hello refuses it: the parameter reached the pass.
+		// The ref would refuse it in its hello: refused before any pass.
 		{[]string{"run", "--env", "sim", "--param", "unsched_bytes=0"}, "unsched_bytes, max_incoming and max_overcommit must be positive"},
 		{[]string{"run", "--env", "sim", "--param", "bogus=3"}, `unknown parameter "bogus"`},
 		{[]string{"run", "--env", "sim", "--param", "tick=1000000"}, `unknown parameter "tick" (did you mean tick_ns?)`},
@@ -159,6 +159,21 @@ func TestRunUsageErrors(t *testing.T) {
 		if code != ExitUsage || err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%v: exit %d, error %v; want exit 2 and %q", c.args, code, err, c.want)
 		}
+	}
+}
+
+// TestRunRefParamsBeforeEnv: with the built-in ref, a parameter its
+// hello would refuse stops the run before the namespaces are built (exit
+// 2, nothing under --artifacts); it used to build them, start the agent
+// and leave a pass-1 folder with the agent's refusal in its log.
+func TestRunRefParamsBeforeEnv(t *testing.T) {
+	arts := filepath.Join(t.TempDir(), "a")
+	_, err, code := run(t, "run", "--env", "ns", "--param", "tick_ns=5", "--artifacts", arts)
+	if code != ExitUsage || err == nil || !strings.Contains(err.Error(), "--param: homa: tick 5ns is outside 1µs..1s") {
+		t.Errorf("exit %d, %v; want 2 and the tick's range", code, err)
+	}
+	if _, serr := os.Stat(arts); !os.IsNotExist(serr) {
+		t.Errorf("--artifacts %s exists after a refused parameter (%v)", arts, serr)
 	}
 }
 
