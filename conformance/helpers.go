@@ -490,7 +490,7 @@ func lostSegment(msgLen int) (k, from, to int) {
 	seg := maxSegData()
 	nseg := (msgLen + seg - 1) / seg
 	if nseg < 2 {
-		Skip(fmt.Sprintf("unsupported: a %d-byte message of %d-byte segments (unsched_bytes %d) has no segment after the first to lose", msgLen, seg, params().UnschedBytes))
+		Skip(fmt.Sprintf("unsupported: unsched_bytes %d leaves the spec an unscheduled message of %d bytes, less than two %d-byte segments: no segment after the first to lose", params().UnschedBytes, msgLen, seg))
 	}
 	k = min(3, nseg-1)
 	return k, k * seg, min(msgLen, (k+1)*seg)

@@ -97,8 +97,12 @@ func (p *Params) Validate() error {
 		return fmt.Errorf("homa: num_priorities %d not in 1..8", p.NumPriorities)
 	case p.MaxSchedPrio < 0 || p.MaxSchedPrio >= p.NumPriorities:
 		return fmt.Errorf("homa: max_sched_prio %d must be below num_priorities %d", p.MaxSchedPrio, p.NumPriorities)
-	case p.UnschedBytes < 1 || p.MaxIncoming < 1 || p.MaxOvercommit < 1:
-		return fmt.Errorf("homa: unsched_bytes, max_incoming and max_overcommit must be positive")
+	case p.UnschedBytes < 1:
+		return fmt.Errorf("homa: unsched_bytes %d: want 1 or more", p.UnschedBytes)
+	case p.MaxIncoming < 1:
+		return fmt.Errorf("homa: max_incoming %d: want 1 or more", p.MaxIncoming)
+	case p.MaxOvercommit < 1:
+		return fmt.Errorf("homa: max_overcommit %d: want 1 or more", p.MaxOvercommit)
 	case p.Tick < time.Microsecond || p.Tick > time.Second:
 		// A tick shorter than a full packet takes on a 10 Gbit/s link
 		// only spins the timer; one longer than a second holds a

@@ -146,7 +146,7 @@ func TestRunUsageErrors(t *testing.T) {
 		{[]string{"run", "--env", "sim", "--param", "timeout_ticks"}, `--param "timeout_ticks": want NAME=VALUE`},
 		{[]string{"run", "--env", "sim", "--param", "timeout_ticks=soon"}, `--param "timeout_ticks=soon": "soon" is not an integer`},
 		// The ref would refuse it in its hello: refused before any pass.
-		{[]string{"run", "--env", "sim", "--param", "unsched_bytes=0"}, "unsched_bytes, max_incoming and max_overcommit must be positive"},
+		{[]string{"run", "--env", "sim", "--param", "unsched_bytes=0"}, "--param: homa: unsched_bytes 0: want 1 or more"},
 		{[]string{"run", "--env", "sim", "--param", "bogus=3"}, `unknown parameter "bogus"`},
 		{[]string{"run", "--env", "sim", "--param", "tick=1000000"}, `unknown parameter "tick" (did you mean tick_ns?)`},
 		{[]string{"run", "--env", "sim", "--param", "slack=1"}, "the checker measures slack and jitter"},
