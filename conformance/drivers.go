@@ -296,6 +296,42 @@ func (r *iutRPC) respondGranted(p *tester.Peer, respLen int) ([]*tester.Packet, 
 	return grants, r.wait()
 }
 
+// gapResponse picks the response of a spec whose IUT client loses one
+// segment of it, before the call (an unsupported spec then leaves no
+// RPC): want bytes, all unscheduled, without one of their segments
+// (lostSegment), or, where want holds no segment after the first, three
+// segments past unsched_bytes without the first whole scheduled segment
+// (lostScheduled). It returns the response's length and the lost range.
+func gapResponse(want int) (respLen, from, to int) {
+	GinkgoHelper()
+	if seg := maxSegData(); want <= seg {
+		from, to = lostScheduled()
+		return pastU(3 * seg), from, to
+	}
+	_, from, to = lostSegment(want)
+	return want, from, to
+}
+
+// sendResponseBut sends r's response of respLen bytes (gapResponse) but
+// the lost range [from, to): the unscheduled bytes at once, the rest as
+// the client's GRANTs allow, as respondGranted sends them (incoming U
+// past unsched_bytes).
+func (r *iutRPC) sendResponseBut(p *tester.Peer, respLen, from, to int) {
+	GinkgoHelper()
+	pr := params()
+	u := unsched(respLen)
+	incoming := respLen
+	if u < respLen {
+		incoming = u
+	}
+	sendBut(0, u, from, to, func(a, b int) {
+		r.sendResponse(p, respLen, a, b, incoming, unschedLevel(pr, respLen), pr.CutoffVersion, false)
+	})
+	sendGrantedBut(p, r.id, u, respLen, from, to, func(a, b int, prio uint8) {
+		r.sendResponse(p, respLen, a, b, incoming, prio, pr.CutoffVersion, false)
+	})
+}
+
 // responsePayload is a response body of n bytes for call id (payload
 // header: own length uint32 LE, call id uint64 LE, then the pattern).
 func responsePayload(id uint64, n int) []byte {

@@ -496,15 +496,78 @@ func lostSegment(msgLen int) (k, from, to int) {
 	return k, k * seg, min(msgLen, (k+1)*seg)
 }
 
-// gapRequest sends a request of half the unscheduled bytes (the
-// response 100 bytes) with one segment lost (lostSegment) and returns it
-// and the lost range [from, to), which the IUT's RESEND asks for.
+// gapRequest sends a request (the response 100 bytes) with one segment
+// lost and returns it and the lost range [from, to), which the IUT's
+// RESEND asks for: a request of half the unscheduled bytes without one of
+// its segments (lostSegment), or, where those hold no segment after the
+// first, a request three segments past unsched_bytes whose first whole
+// scheduled segment is lost (lostScheduled): the tester sends every other
+// byte as the IUT's GRANTs allow, as a HomaModule sender whose packet was
+// dropped does.
 func gapRequest(p *tester.Peer) (m msgSpec, from, to int) {
 	GinkgoHelper()
-	m = newRequest(unsched(1<<30)/2, 100)
-	k, from, to := lostSegment(m.msgLen)
-	m.sendSegments(p, m.segmentsBut(k)...)
+	seg := maxSegData()
+	if half := unsched(1<<30) / 2; half > seg {
+		m = newRequest(half, 100)
+		k, from, to := lostSegment(m.msgLen)
+		m.sendSegments(p, m.segmentsBut(k)...)
+		return m, from, to
+	}
+	from, to = lostScheduled()
+	m = newRequest(pastU(3*seg), 100)
+	u := unsched(m.msgLen)
+	m.sendUnsched(p, 0, u)
+	sendGrantedBut(p, m.id, u, m.msgLen, from, to, func(a, b int, prio uint8) { m.sendData(p, a, b, prio) })
 	return m, from, to
+}
+
+// lostScheduled is the segment a spec loses of a message three segments
+// past unsched_bytes, for an IUT whose unsched_bytes leave no segment to
+// lose before the GRANTs: the first whole segment past U, which the IUT
+// grants (a receiver's grant horizon counts the bytes it got, so it
+// grants past the gap to the end). An IUT without GRANTs, or whose grant
+// window cannot reach past a missing segment, is unsupported.
+func lostScheduled() (from, to int) {
+	GinkgoHelper()
+	need("grants")
+	pr := params()
+	seg := maxSegData()
+	if w := int(pr.GrantWindow()); w <= seg {
+		Skip(fmt.Sprintf("unsupported: unsched_bytes %d leaves no segment to lose before the GRANTs, and a grant window of %d bytes cannot reach past a missing %d-byte segment", pr.UnschedBytes, w, seg))
+	}
+	from = (unsched(pastU(3*seg))/seg + 1) * seg
+	return from, from + seg
+}
+
+// sendGrantedBut sends bytes [u, msgLen) of a message the IUT receives in
+// RPC id as its GRANTs allow, but the lost range [from, to): each GRANT's
+// new bytes at its priority (send(a, b, prio) sends [a, b)). It fails
+// when no GRANT lets the message on within response_timeout.
+func sendGrantedBut(p *tester.Peer, id uint64, u, msgLen, from, to int, send func(a, b int, prio uint8)) {
+	GinkgoHelper()
+	pr := params()
+	grant := tester.Match{Type: wire.TypeGrant, From: iut(), RPC: id}
+	for sent := u; sent < msgLen; {
+		g, err := p.Expect(ctx(), grant, wait(pr.ResponseTimeout+pr.Tick))
+		ok(err, "a GRANT past byte %d of a %d-byte message (whose bytes [%d, %d) the tester loses)", sent, msgLen, from, to)
+		horizon := sent
+		for ; g != nil; g, _ = p.Expect(ctx(), grant, 0) {
+			horizon = max(horizon, min(int(g.Pkt.Grant().Offset()), msgLen))
+			sendBut(sent, horizon, from, to, func(a, b int) { send(a, b, g.Pkt.Grant().Priority()) })
+			sent = horizon
+		}
+	}
+}
+
+// sendBut calls send for the parts of [a, b) outside the lost range
+// [from, to).
+func sendBut(a, b, from, to int, send func(a, b int)) {
+	if a < min(b, from) {
+		send(a, min(b, from))
+	}
+	if max(a, to) < b {
+		send(max(a, to), b)
+	}
 }
 
 // fillGap answers the IUT's RESEND r for the lost range [from, to) of a

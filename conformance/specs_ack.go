@@ -59,7 +59,10 @@ var _ = Describe("acknowledgements", func() {
 			need("need-ack")
 			p := peer(0)
 			pr := params()
-			m := newRequest(2000, 500)
+			// Both within unsched_bytes (up to 2000 and 500 bytes): the
+			// server sends its whole response unasked, and request_ack_ticks
+			// count from it.
+			m := newRequest(unsched(2000), unsched(500))
 			m.sendUnsched(p, 0, m.msgLen)
 			resp, err := p.Expect(ctx(), tester.Match{Type: wire.TypeData, From: iut(), RPC: m.id}, wait(20*time.Millisecond))
 			ok(err, "the response")
@@ -89,7 +92,7 @@ var _ = Describe("acknowledgements", func() {
 			need("need-ack")
 			p := peer(0)
 			pr := params()
-			m := newRequest(2000, 500)
+			m := newRequest(unsched(2000), unsched(500)) // both unscheduled, as in NEED_ACK-timing
 			sent := p.Now()
 			m.sendUnsched(p, 0, m.msgLen)
 			_, err := p.Expect(ctx(), tester.Match{Type: wire.TypeData, From: iut(), RPC: m.id}, wait(20*time.Millisecond))
@@ -120,7 +123,7 @@ var _ = Describe("acknowledgements", func() {
 			Expect(n).To(BeNumerically("<=", int(span/pr.Tick)+2),
 				"%d NEED_ACKs for one RPC within %v of the request (tick %v): more than one a tick", n, span, pr.Tick)
 			Expect(p.SendDeliberate(iut(), ctrlLevel(pr), &wire.ResendFields{Common: m.control(),
-				Offset: 0, Length: 500, Priority: ctrlLevel(pr)}, "RESEND for a response the tester holds whole (does the server still hold the RPC?)")).To(Succeed())
+				Offset: 0, Length: uint32(m.respLen), Priority: ctrlLevel(pr)}, "RESEND for a response the tester holds whole (does the server still hold the RPC?)")).To(Succeed())
 			_, err = p.Expect(ctx(), tester.Match{Type: wire.TypeData, From: iut(), RPC: m.id, Checks: []tester.Check{
 				tester.DataOffset(0), tester.Is("retransmit", 1),
 			}}, wait(2*pr.Tick))

@@ -48,13 +48,10 @@ var _ = Describe("retransmission", func() {
 			needResends()
 			p := peer(0)
 			pr := params()
-			respLen := unsched(1<<30) / 2
-			_, from, to := lostSegment(respLen) // before the call: unsupported leaves no RPC
+			respLen, from, to := gapResponse(unsched(1<<30) / 2)
 			r := iutCall(p, 100, respLen)
 			r.receiveRequest(p)
-			lvl := unschedLevel(pr, respLen)
-			r.sendResponse(p, respLen, 0, from, respLen, lvl, pr.CutoffVersion, false)
-			r.sendResponse(p, respLen, to, respLen, respLen, lvl, pr.CutoffVersion, false)
+			r.sendResponseBut(p, respLen, from, to)
 			silence := time.Duration(pr.ResendTicks) * pr.Tick
 			rs, err := p.Expect(ctx(), tester.Match{Type: wire.TypeResend, From: iut(), RPC: r.id, Checks: []tester.Check{
 				tester.Is("offset", uint64(from)), tester.Is("length", uint64(to-from)),
@@ -211,15 +208,15 @@ var _ = Describe("retransmission", func() {
 			p := peer(0)
 			pr := params()
 			m, from, to := gapRequest(p)
-			// The first segment again every tick, past resend_ticks and a
+			// The first packet again every tick, past resend_ticks and a
 			// round more: homa_dispatch_pkts zeroes silent_ticks for every
 			// DATA, new bytes or not. The checker judges any RESEND against
 			// the latest duplicate (HOMA-RESEND-001).
 			dup := m
-			dup.deliberate = "a copy of the first segment, as a network that duplicates packets delivers"
+			dup.deliberate = "a copy of the first packet, as a network that duplicates packets delivers"
 			for i := 0; i < pr.ResendTicks+pr.ResendInterval+2; i++ {
 				pause(deadline(pr.Tick), "waiting a tick between duplicates")
-				dup.sendSegments(p, 0)
+				dup.sendUnsched(p, 0, min(maxSegData(), unsched(m.msgLen)))
 			}
 			r, err := p.Expect(ctx(), tester.Match{Type: wire.TypeResend, From: iut(), RPC: m.id, Checks: []tester.Check{
 				tester.Is("offset", uint64(from)), tester.Is("length", uint64(to-from)),
@@ -415,9 +412,7 @@ var _ = Describe("retransmission", func() {
 			waitsTimeout()
 			p := peer(0)
 			pr := params()
-			m := newRequest(unsched(1<<30)/2, 100)
-			k, from, to := lostSegment(m.msgLen)
-			m.sendSegments(p, m.segmentsBut(k)...)
+			m, from, to := gapRequest(p)
 			sent := p.Now()
 			// The request is incomplete, so its application cannot have it
 			// and nothing but the timer ends the RPC.
@@ -456,16 +451,10 @@ var _ = Describe("retransmission", func() {
 			needResends()
 			p := peer(0)
 			pr := params()
-			seg := maxSegData()
-			respLen := unsched(4 * seg)
+			respLen, from, to := gapResponse(unsched(4 * maxSegData()))
 			r := iutCall(p, 100, respLen)
 			r.receiveRequest(p)
-			k, from, to := lostSegment(respLen)
-			for i := 0; i*seg < respLen; i++ {
-				if i != k {
-					r.sendResponse(p, respLen, i*seg, (i+1)*seg, respLen, unschedLevel(pr, respLen), pr.CutoffVersion, false)
-				}
-			}
+			r.sendResponseBut(p, respLen, from, to)
 			// Told RPC_UNKNOWN after response bytes came, a client has
 			// nothing to restart: the server got the request and began
 			// answering. HomaModule restarts only an RPC still in
@@ -514,9 +503,7 @@ var _ = Describe("retransmission", func() {
 			needResends()
 			p := peer(0)
 			pr := params()
-			m := newRequest(unsched(1<<30)/2, 100)
-			k, _, _ := lostSegment(m.msgLen)
-			m.sendSegments(p, m.segmentsBut(k)...)
+			m, _, _ := gapRequest(p)
 			// The client has forgotten the RPC (it timed out, or its host
 			// restarted): it answers the server's RESEND with RPC_UNKNOWN,
 			// and the server ends the RPC (homa_rpc_unknown_pkt), which

@@ -296,7 +296,10 @@ func TestRunSimNonDefaultParams(t *testing.T) {
 		pass   int // at least this many specs pass, the rest unsupported
 	}{
 		{[]string{"num_priorities=4", "resend_ticks=3"}, 40},
-		{[]string{"unsched_bytes=1"}, 30},
+		// 44 since the gap specs lose a granted segment where the
+		// unscheduled bytes hold none (38 before; the simulator is
+		// deterministic).
+		{[]string{"unsched_bytes=1"}, 44},
 		{[]string{"unsched_bytes=2000000"}, 30}, // past max_message_length: every message unscheduled
 	} {
 		args := []string{"run", "--env", "sim", "-o", "json", "--artifacts", filepath.Join(dir, fmt.Sprint("sim", i))}
