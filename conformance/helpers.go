@@ -451,31 +451,57 @@ func (m msgSpec) sendSegments(p *tester.Peer, segs ...int) {
 	}
 }
 
-// partLen is the length of an unscheduled request that sendPart can send
-// n segments of and hold the rest back: half of unsched_bytes, or all of
-// it when half is n segments or fewer (large segments at a jumbo MTU, or
-// a small unsched_bytes).
+// partLen is the length of a request that sendPart can send n segments
+// of and hold the rest back: half of unsched_bytes, or all of it when half
+// is n segments or fewer (large segments at a jumbo MTU, or a small
+// unsched_bytes); where even all of it is n segments or fewer, three
+// segments past it, of which sendPart sends the unscheduled bytes and
+// holds back what the IUT grants (an IUT without GRANTs is unsupported
+// then: it could not complete the request).
 func partLen(n int) int {
+	GinkgoHelper()
 	u := unsched(1 << 30)
-	if u/2 <= n*maxSegData() {
+	switch seg := maxSegData(); {
+	case u <= n*seg:
+		need("grants")
+		return pastU(3 * seg)
+	case u/2 <= n*seg:
 		return u
 	}
 	return u / 2
 }
 
-// sendPart sends the first n segments of the request and leaves the rest
-// unsent: a client still sending it. An IUT whose unsched_bytes makes the
-// request n segments or fewer cannot be driven this way (unsupported).
-func (m msgSpec) sendPart(p *tester.Peer, n int) {
+// sendPart sends the first n segments of a partLen(n) request, or its
+// unscheduled bytes when it is longer than unsched_bytes, and leaves the
+// rest unsent: a client still sending it. It returns how many bytes it
+// sent (finishPart sends the rest).
+func (m msgSpec) sendPart(p *tester.Peer, n int) int {
 	GinkgoHelper()
-	if m.msgLen <= n*maxSegData() {
-		Skip(fmt.Sprintf("unsupported: a %d-byte request (unsched_bytes %d) has no bytes after its first %d segments to hold back", m.msgLen, params().UnschedBytes, n))
+	if u := unsched(m.msgLen); u < m.msgLen {
+		m.sendUnsched(p, 0, u)
+		return u
 	}
 	segs := make([]int, n)
 	for i := range segs {
 		segs[i] = i
 	}
 	m.sendSegments(p, segs...)
+	return min(n*maxSegData(), m.msgLen)
+}
+
+// finishPart sends the rest of a request sendPart sent sent bytes of (as
+// the IUT's GRANTs allow, past unsched_bytes), waits for the response
+// and acknowledges it.
+func (m msgSpec) finishPart(p *tester.Peer, sent int) {
+	GinkgoHelper()
+	if u := unsched(m.msgLen); u < m.msgLen {
+		driveRequests([]*tester.Peer{p}, []msgSpec{m}, []int{sent})
+		return
+	}
+	m.sendUnsched(p, sent, m.msgLen)
+	_, err := p.Expect(ctx(), tester.Match{Type: wire.TypeData, From: iut(), RPC: m.id}, wait(20*time.Millisecond))
+	ok(err, "the response")
+	m.ack(p)
 }
 
 // lostSegment picks the segment of a msgLen-byte message that a spec
