@@ -4,6 +4,7 @@ package hrtimer
 
 import (
 	"os"
+	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -12,7 +13,8 @@ import (
 // fdTimer is a Timer on a Linux timerfd (CLOCK_MONOTONIC) read in Go's
 // network poller, which wakes when the timerfd fires.
 type fdTimer struct {
-	f *os.File // non-blocking, so its reads wait in the poller
+	f  *os.File        // non-blocking, so its reads wait in the poller
+	rc syscall.RawConn // f's descriptor for Reset, made once
 }
 
 // AfterFunc returns a Timer armed to expire d from now, which runs fire
@@ -24,7 +26,13 @@ func AfterFunc(d time.Duration, fire func()) Timer {
 	if err != nil {
 		return time.AfterFunc(d, fire)
 	}
-	t := &fdTimer{f: os.NewFile(uintptr(fd), "homa-timer")}
+	f := os.NewFile(uintptr(fd), "hrtimer")
+	rc, err := f.SyscallConn()
+	if err != nil {
+		f.Close()
+		return time.AfterFunc(d, fire)
+	}
+	t := &fdTimer{f: f, rc: rc}
 	t.Reset(d)
 	go func() {
 		var n [8]byte // the count of expirations since the last read
@@ -43,15 +51,11 @@ func AfterFunc(d time.Duration, fire func()) Timer {
 func (t *fdTimer) Reset(d time.Duration) bool {
 	// An it_value of 0 would disarm the timer: 1 ns is "now".
 	spec := unix.ItimerSpec{Value: unix.NsecToTimespec(max(int64(d), 1))}
-	rc, err := t.f.SyscallConn()
-	if err != nil {
-		return false
-	}
 	// Control keeps the descriptor open while it is used (a Stop racing
 	// this Reset cannot hand its number to another file) and fails once
 	// Stop closed it.
 	var serr error
-	if err := rc.Control(func(fd uintptr) {
+	if err := t.rc.Control(func(fd uintptr) {
 		serr = unix.TimerfdSettime(int(fd), 0, &spec, nil)
 	}); err != nil {
 		return false
