@@ -76,14 +76,23 @@ var _ = Describe("acknowledgements", func() {
 			Expect(n.At.Sub(resp.At)).To(BeNumerically(">=", time.Duration(pr.RequestAckTicks-1)*pr.Tick-env.Slack),
 				"NEED_ACK came %v after the response arrived; request_ack_ticks %d, slack %v", n.At.Sub(resp.At), pr.RequestAckTicks, env.Slack)
 			m.ack(p)
-			// Give an ACK in flight time to land, then no more NEED_ACK.
-			Expect(p.ExpectNone(ctx(), tester.Match{Type: wire.TypeNeedAck, From: iut(), RPC: m.id,
+			// Give the ACK time to land (the slack, from when it was out:
+			// a timer pass may send a NEED_ACK that crosses it, and the
+			// tester may answer well after the first NEED_ACK), then no
+			// more NEED_ACK; unless a measured stall of a tick or more
+			// kept the IUT from reading the ACK (the checker judges the
+			// NEED_ACK then, HOMA-ACK-003 with its stall excuses).
+			acked := p.Now()
+			err = p.ExpectNone(ctx(), tester.Match{Type: wire.TypeNeedAck, From: iut(), RPC: m.id,
 				Checks: []tester.Check{func(x *tester.Packet) error {
-					if x.At.Sub(n.At) < env.Slack {
+					if x.At.Sub(acked) < env.Slack {
 						return errEarly
 					}
 					return nil
-				}}}, window(time.Duration(pr.RequestAckTicks+3)*pr.Tick))).To(Succeed(), "NEED_ACK after the ACK")
+				}}}, window(time.Duration(pr.RequestAckTicks+3)*pr.Tick))
+			if err != nil && !stalledAtLeast("a NEED_ACK after the ACK", acked, env.Clock.Now(), pr.Tick) {
+				ok(err, "NEED_ACK after the ACK")
+			}
 			checkExchange(p)
 		}))
 	It("NEED_ACK-repeat: a server whose response stays unacknowledged keeps asking with NEED_ACK, at most once a tick, past timeout_ticks, and still holds the RPC: a RESEND for the response is answered with its bytes",
