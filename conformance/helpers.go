@@ -879,10 +879,12 @@ func (e *Env) judgedParams() spec.Params {
 // slack (5 ms at least): an IUT whose timer ignored the peer's packets
 // would pass a spec whose packets came a tick apart (helper-160). On
 // virtual time the capture's order is the IUT's own: 0, whatever the
-// profile says.
+// profile says; and there the simulated IUT's timer passes come exactly on
+// its ticks, so no timer_drift stretches them either (it let an abort
+// after 130 of 100 timeout_ticks pass: helper-162).
 func (e *Env) setReaction(p *spec.Params) {
 	if e.Virtual {
-		p.Reaction = 0
+		p.Reaction, p.TimerDrift = 0, 0
 		return
 	}
 	p.Reaction = max(p.Reaction, e.Delivery)
