@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/onsi/ginkgo/v2/types"
 	"github.com/spf13/cobra"
@@ -179,6 +180,12 @@ func (o *runOpts) validate() error {
 	}
 	if err := checkRefParams(o.impl, hello, "--param"); err != nil {
 		return err
+	}
+	if t, ok := hello["tick_ns"].(int64); ok && o.env == "ns" {
+		// The environment refuses it too, once built: said before.
+		if err := conformance.CheckNSTick(time.Duration(t)); err != nil {
+			return fmt.Errorf("--param %w", err)
+		}
 	}
 	o.hello = hello
 	if err := spec.CheckRulePatterns(o.rules); err != nil {
