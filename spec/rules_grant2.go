@@ -153,7 +153,7 @@ func grantRules2() []*Rule {
 			Statement: "A non-FIFO GRANT's priority is at most min(max_sched_prio, n-1), n being the messages the receiver is granting (at most max_overcommit): with one message all GRANTs carry 0.",
 			Source:    "HomaModule homa_grant.c homa_grant_priority (max_sched_prio - rank, less the levels num_active leaves unused); linux_6.1.38 homa_grant.c homa_grant_recalc (the same)",
 			Profiles:  []string{"linux", "linux-2024", "linux-2025"},
-			Capture:   "n is bounded by the receiver's incomplete messages longer than unsched_bytes in the capture (and those completed within slack); needs every packet to the receiver, stamped as it arrived (not a capture of packets as sent, nor a tap that may not show all the receiver's peers)",
+			Capture:   "n is bounded by the receiver's incomplete messages longer than unsched_bytes in the capture (and those completed, or ended by RPC_UNKNOWN, within slack); needs every packet to the receiver, stamped as it arrived (not a capture of packets as sent, nor a tap that may not show all the receiver's peers)",
 			Property: Each{Types: grant, Check: func(c *Ctx, e *Event) Result {
 				g := e.Packet.Grant()
 				if maybeFIFO(c, e) {
@@ -162,7 +162,7 @@ func grantRules2() []*Rule {
 				if !c.Net.cp.TimesArrivalsAt(e.Src) {
 					return Unsure("the capture does not hold every message %v receives as it arrived", e.Src)
 				}
-				n := min(c.T.Grantable(e.Src, e.Time), c.P.MaxOvercommit)
+				n := min(c.T.Grantable(e.Src, e.Time)+c.T.RecentlyEnded(e.Src, e.Time), c.P.MaxOvercommit)
 				if _, m := grantMsg(c, e); m != nil && m.Length > c.P.UnschedBytes && m.Complete && e.Time.Sub(m.CompleteTime) > c.P.Slack {
 					n++ // granted although complete: GRANT-004's business
 				}

@@ -79,7 +79,7 @@ func grantRankRules() []*Rule {
 				// With no message ahead the bound is HOMA-GRANT-015's alone.
 				top, topWhy := c.P.MaxSchedPrio, fmt.Sprintf("max_sched_prio %d", c.P.MaxSchedPrio)
 				if ahead > 0 && c.Net.cp.TimesArrivalsAt(e.Src) {
-					if n := min(c.T.Grantable(e.Src, e.Time), c.P.MaxOvercommit); n-1 < top {
+					if n := min(c.T.Grantable(e.Src, e.Time)+c.T.RecentlyEnded(e.Src, e.Time), c.P.MaxOvercommit); n-1 < top {
 						top, topWhy = max(n, 1)-1, fmt.Sprintf("n-1 = %d (at most %d messages being granted)", max(n, 1)-1, max(n, 1))
 					}
 				}

@@ -203,3 +203,24 @@ func TestGrant011NamesFewestLeft(t *testing.T) {
 		}
 	}
 }
+
+// TestGrant015EndedBySlack: after rankTrace's two GRANTs (n = 2), the
+// client of the 500 KB request says RPC_UNKNOWN, which ends it at the
+// server; a GRANT at level 1 for the other message right after (1 ns: the
+// simulator stamps a host's output after the inputs of that instant, and
+// explore charged the ref so, helper-161) may have been decided with both
+// messages granted: clean. Slack later the ended message no longer
+// counts: n = 1 allows only level 0.
+func TestGrant015EndedBySlack(t *testing.T) {
+	build := func(gap time.Duration) (*traceBuilder, int) {
+		b, _ := rankTrace(t, 1, 0)
+		b.client = netipAddr("198.18.0.3")
+		b.after(10*time.Microsecond).ctl(true, 4, wire.TypeRPCUnknown)
+		b.client = netipAddr("198.18.0.1")
+		return b, b.after(gap).grant(false, 2, 61424, 1)
+	}
+	b, _ := build(time.Nanosecond)
+	wantClean(t, b.check("linux", "HOMA-GRANT-015"), "HOMA-GRANT-015")
+	b, late := build(3 * time.Millisecond) // the linux profile's slack is 2 ms
+	wantViolations(t, b.check("linux", "HOMA-GRANT-015"), "HOMA-GRANT-015", late)
+}
