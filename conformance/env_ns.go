@@ -61,7 +61,7 @@ func CheckNSTick(tick time.Duration) error {
 	if tick <= 0 || tick >= MinNSTick {
 		return nil
 	}
-	return fmt.Errorf("tick_ns %d: in namespaces (real time) timer passes come ~70 µs late, past timer_drift for a tick below %v: give %d or more, or use the simulator (--env sim) for shorter ticks", tick.Nanoseconds(), MinNSTick, MinNSTick.Nanoseconds())
+	return fmt.Errorf("tick_ns %d: in namespaces (real time) timer passes come 60-110 µs late, past timer_drift for a tick below %v: give %d or more, or use the simulator (--env sim) for shorter ticks", tick.Nanoseconds(), MinNSTick, MinNSTick.Nanoseconds())
 }
 
 // NewNSEnv builds the suite's environment in network namespaces (root
