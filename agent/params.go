@@ -58,6 +58,15 @@ var refParams = []refParam{
 	{"zeroed_headers",
 		func(*homa.Params) int64 { return 1 },
 		func(*homa.Params, int64) {}},
+	// The ref sends one segment per packet, never a GSO batch: its hello
+	// says max_gso_size 0 (one MTU, HomaModule main's default), so that
+	// spec bounds its overshoot past a grant by one segment (HOMA-GRANT-005,
+	// facts SND-01/SND-03), not the profile's 10000 (six segments: a ref
+	// sending a packet at its horizon or two segments past it passed,
+	// helper-162). Not a setting.
+	{"max_gso_size",
+		func(*homa.Params) int64 { return 0 },
+		func(*homa.Params, int64) {}},
 }
 
 // cutoffsParam is the one list-valued parameter.
@@ -123,6 +132,9 @@ func RefParams(over Params) (homa.Params, error) {
 		}
 		if name == "zeroed_headers" && v != 1 {
 			return p, fmt.Errorf("params: zeroed_headers %d: the ref always zeroes the header bytes it leaves unused (its hello says 1); it is not a setting", v)
+		}
+		if name == "max_gso_size" && v != 0 {
+			return p, fmt.Errorf("params: max_gso_size %d: the ref sends one segment per packet (its hello says 0, one MTU); it is not a setting", v)
 		}
 		if name == "cutoff_version" && v > 0xffff {
 			return p, fmt.Errorf("params: cutoff_version %d out of 0..65535", v)

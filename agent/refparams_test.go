@@ -31,6 +31,9 @@ func TestRefParamsPriosChanged(t *testing.T) {
 		{"ticks-huge", Params{"resend_ticks": 1e19}, [8]uint32{}, 0, "resend_ticks is above 2^40"},
 		{"zeroed-headers-0", Params{"zeroed_headers": 0}, [8]uint32{}, 0, "zeroed_headers 0: the ref always zeroes"},
 		{"zeroed-headers-1", Params{"zeroed_headers": 1, "unsched_bytes": 10000}, [8]uint32{0, 0, 0, 0, 1000000, 15000, 2800, 200}, 3, ""},
+		// One segment per packet: max_gso_size is 0 (one MTU), not a setting.
+		{"max-gso-10000", Params{"max_gso_size": 10000}, [8]uint32{}, 0, "max_gso_size 10000: the ref sends one segment per packet"},
+		{"max-gso-0", Params{"max_gso_size": 0, "unsched_bytes": 10000}, [8]uint32{0, 0, 0, 0, 1000000, 15000, 2800, 200}, 3, ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			p, err := RefParams(c.over)
@@ -47,5 +50,19 @@ func TestRefParamsPriosChanged(t *testing.T) {
 				t.Errorf("cutoffs %v max_sched_prio %d, want %v %d", p.UnschedCutoffs, p.MaxSchedPrio, c.cut, c.sched)
 			}
 		})
+	}
+}
+
+// TestRefHelloMaxGSO: the ref's hello says max_gso_size 0 (it never sends
+// a GSO batch), so that spec bounds its overshoot past a grant by one
+// segment rather than the linux profile's 10000 bytes (helper-162: a ref
+// sending a packet at its grant horizon passed).
+func TestRefHelloMaxGSO(t *testing.T) {
+	p, err := RefParams(Params{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, ok := ParamsOf(p)["max_gso_size"]; !ok || v != int64(0) {
+		t.Errorf("ParamsOf: max_gso_size %v (present %v), want 0", v, ok)
 	}
 }
