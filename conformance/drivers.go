@@ -319,16 +319,12 @@ func gapResponse(want int) (respLen, from, to int) {
 func (r *iutRPC) sendResponseBut(p *tester.Peer, respLen, from, to int) {
 	GinkgoHelper()
 	pr := params()
-	u := unsched(respLen)
-	incoming := respLen
-	if u < respLen {
-		incoming = u
-	}
+	u := unsched(respLen) // also every packet's incoming (HOMA-WIRE-007)
 	sendBut(0, u, from, to, func(a, b int) {
-		r.sendResponse(p, respLen, a, b, incoming, unschedLevel(pr, respLen), pr.CutoffVersion, false)
+		r.sendResponse(p, respLen, a, b, u, unschedLevel(pr, respLen), pr.CutoffVersion, false)
 	})
 	sendGrantedBut(p, r.id, u, respLen, from, to, func(a, b int, prio uint8) {
-		r.sendResponse(p, respLen, a, b, incoming, prio, pr.CutoffVersion, false)
+		r.sendResponse(p, respLen, a, b, u, prio, pr.CutoffVersion, false)
 	})
 }
 

@@ -139,11 +139,7 @@ func New(cfg Config) (*Host, error) {
 	h.onBatch = h.receiveBatch
 	h.mu.Lock()
 	h.armedAt = m.nextTick
-	if cfg.PreciseTimer {
-		h.timer = hrtimer.AfterFunc(m.nextTick, h.onTimer)
-	} else {
-		h.timer = time.AfterFunc(m.nextTick, h.onTimer)
-	}
+	h.timer = hrtimer.AfterFuncIf(cfg.PreciseTimer, m.nextTick, h.onTimer)
 	h.mu.Unlock()
 	switch {
 	case h.pull != nil:

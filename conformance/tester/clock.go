@@ -75,12 +75,7 @@ func (c *wallClock) Wait(ctx context.Context, deadline time.Time, ready func() b
 		default:
 		}
 	}
-	var t hrtimer.Timer
-	if c.precise {
-		t = hrtimer.AfterFunc(time.Until(deadline), fire)
-	} else {
-		t = time.AfterFunc(time.Until(deadline), fire)
-	}
+	t := hrtimer.AfterFuncIf(c.precise, time.Until(deadline), fire)
 	defer t.Stop()
 	for {
 		c.mu.Lock()

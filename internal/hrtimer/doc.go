@@ -21,3 +21,13 @@ type Timer interface {
 	// Stop disarms the timer for good.
 	Stop() bool
 }
+
+// AfterFuncIf is AfterFunc when precise, else time.AfterFunc: code that
+// runs on the wall clock in production and in a testing/synctest bubble
+// in tests chooses with one flag.
+func AfterFuncIf(precise bool, d time.Duration, fire func()) Timer {
+	if precise {
+		return AfterFunc(d, fire)
+	}
+	return time.AfterFunc(d, fire)
+}
