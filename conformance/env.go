@@ -60,6 +60,11 @@ type Env struct {
 	Stalls *stall.Monitor
 	// Close tears the environment down.
 	Close func() error
+	// RunCapture is the capture of every packet the active specs' hosts
+	// sent and received, complete and marked once Close has returned
+	// (markTesterPackets), which the pass judges whole after its specs
+	// (judgeRunCapture); "" when the environment keeps none.
+	RunCapture string
 
 	nextID  atomic.Uint64
 	mu      sync.Mutex

@@ -182,11 +182,15 @@ func NewNSEnv(ctx context.Context, cfg NSEnvConfig) (*Env, error) {
 				err = markTesterPackets(topo.Artifacts.Path("capture.pcapng"), e)
 			}
 		}
+		if err != nil {
+			e.RunCapture = "" // not whole, or unmarked: not judged
+		}
 		if terr := topo.Close(); err == nil {
 			err = terr
 		}
 		return err
 	}
+	e.RunCapture = topo.Artifacts.Path("capture.pcapng")
 	return e, nil
 }
 

@@ -26,7 +26,8 @@ import (
 
 // Areas of the suite (one label per spec).
 var areas = map[string]bool{"wire": true, "grant": true, "priority": true, "resend": true,
-	"ack": true, "cutoffs": true, "robustness": true, "workload": true}
+	"ack": true, "cutoffs": true, "robustness": true, "workload": true,
+	"run": true} // run: the pass's whole capture (judgeRunCapture), no Ginkgo spec
 
 // Report entry names.
 const (
@@ -163,6 +164,7 @@ func saveCapture() {
 		// The spec failed before its own check of the exchange: check it
 		// now, so the capture shows what the rules say about it.
 		cur.findings, _, _ = iutFindings(cur.peers...)
+		notePassFindings(cur.findings)
 	}
 	why, _, _ := strings.Cut(strings.TrimSpace(rep.FailureMessage()), "\n")
 	if _, err := annotate.Write(&buf, path, cur.findings, fmt.Sprintf("homatest run: %s failed: %s", rep.FullText(), why)); err != nil {
@@ -721,6 +723,7 @@ func checkRules(own string, peers ...*tester.Peer) {
 		}
 	}
 	cur.findings = append(cur.findings, found...)
+	notePassFindings(found)
 	none(bad, "spec checker findings on packets the IUT sent")
 	none(otherMust, otherMustFailure+", on packets the IUT sent")
 }

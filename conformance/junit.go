@@ -257,7 +257,9 @@ func writeJUnitFile(path string, suites JUnitSuites) error {
 //     (Tally.Incomplete); a spec --focus, --rules or --label-filter left
 //     out stays skipped.
 //
-// The suites' counts follow. Errors: path cannot be read or written.
+// The pass's whole capture (judgeRunCapture), which has no Ginkgo case,
+// gets one at the end of the first suite. The suites' counts follow.
+// Errors: path cannot be read or written.
 func ApplyResult(path string, res *Result, strict bool) error {
 	byName := map[string]SpecResult{}
 	for _, s := range res.Specs {
@@ -276,6 +278,24 @@ func ApplyResult(path string, res *Result, strict bool) error {
 				changed = true
 			}
 		}
+	}
+	if s, ok := byName[runCaptureName]; ok && len(suites.TestSuites) > 0 {
+		// The pass's whole capture has no Ginkgo case: it is judged
+		// after the suite (judgeRunCapture).
+		ts := &suites.TestSuites[0]
+		tc := JUnitCase{Name: s.Name, Classname: ts.Name, Status: "passed", Time: s.Duration.Seconds()}
+		switch s.State {
+		case "failed":
+			tc.Status, tc.Failure = "failed", &JUnitFailure{Message: s.Failure, Type: "failed", Description: s.Failure}
+			ts.Failures++
+		case "error":
+			tc.Status, tc.Error = "errored", &reporters.JUnitError{Message: s.Failure, Type: "error", Description: s.Failure}
+			ts.Errors++
+		}
+		ts.Tests++
+		applySpec(ts, &tc, s, strict)
+		ts.TestCases = append(ts.TestCases, tc)
+		changed = true
 	}
 	if !changed {
 		return nil

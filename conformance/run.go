@@ -559,7 +559,24 @@ func Run(t GinkgoTestingT, o Options) (*Result, error) {
 		}
 		res.Specs = append(res.Specs, specResult(sr))
 	}
+	// The whole capture is judged after a whole suite only: --focus,
+	// --rules and --label-filter ask for the verdicts of some specs.
+	whole := o.LabelFilter == "" && o.Rules == "" && len(o.Focus) == 0
+	if whole && env != nil && env.RunCapture != "" && env.IUT != nil && judgedAny(res.Specs) && len(lastReport.SpecialSuiteFailureReasons) == 0 {
+		res.Specs = append(res.Specs, judgeRunCapture(env.RunCapture, env.IUT.Info(), env.Profile, env.Virtual))
+	}
 	return res, nil
+}
+
+// judgedAny reports whether a spec among specs ran to a verdict (passed
+// or failed): the pass's capture then holds an exchange to judge.
+func judgedAny(specs []SpecResult) bool {
+	for _, s := range specs {
+		if s.State == "passed" || s.State == "failed" {
+			return true
+		}
+	}
+	return false
 }
 
 // specResult converts a Ginkgo spec report.

@@ -409,6 +409,83 @@ var _ = Describe("grants", func() {
 			checkExchange(pl, ps)
 		}))
 
+	It("GRANT-srpt-priority-top: a receiver granting max_sched_prio+1 messages or more gives the one with clearly fewest bytes left level max_sched_prio in its SRPT GRANTs",
+		labels("grant", "MUST", "HOMA-GRANT-011", "HOMA-GRANT-007"), body(func() {
+			need("grants")
+			pr := params()
+			// With n messages being granted, the top one's level is
+			// min(max_sched_prio, n-1) (HomaModule homa_grant_priority:
+			// max_sched_prio - rank, lowered only while fewer than
+			// max_sched_prio+1 are active; facts GRANT-09): k messages
+			// reach max_sched_prio. GRANT-srpt-priority, with two, never
+			// shows a receiver that stops a level short of it.
+			k := pr.MaxSchedPrio + 1
+			switch {
+			case pr.MaxSchedPrio < 1:
+				Skip("unsupported: max_sched_prio 0 leaves one scheduled level")
+			case k > pr.MaxOvercommit:
+				Skip(fmt.Sprintf("unsupported: max_overcommit %d grants fewer than the %d messages that level max_sched_prio %d needs", pr.MaxOvercommit, k, pr.MaxSchedPrio))
+			case pr.MaxRPCsPerPeer > 0 && 2*pr.MaxRPCsPerPeer < k:
+				Skip(fmt.Sprintf("unsupported: max_rpcs_per_peer %d grants the two tester hosts fewer than the %d messages that level max_sched_prio %d needs", pr.MaxRPCsPerPeer, k, pr.MaxSchedPrio))
+			case pr.FIFOGrantIncrement > 0 && pr.HighPriority() <= pr.MaxSchedPrio:
+				Skip(fmt.Sprintf("unsupported: FIFO GRANTs (level %d) cannot be told from SRPT GRANTs (levels 0-%d) with num_priorities %d", pr.HighPriority(), pr.MaxSchedPrio, pr.NumPriorities))
+			}
+			peers := []*tester.Peer{peer(0), peer(1)}
+			u, w := unsched(1<<30), int(pr.GrantWindow())
+			// The long messages stay clearly behind the short one, and
+			// none is granted to its end (leaving the active set), until
+			// the GRANT judged below: each is sent no further than its
+			// first GRANTs took it, at most one window past U.
+			short := newRequest(pastU(10000), 100)
+			longLen := min(u+3*w+2*int(pr.FIFOGrantIncrement)+short.msgLen, int(pr.MaxMessageLength))
+			if longLen-short.msgLen <= int(pr.RankTolerance) {
+				Skip(fmt.Sprintf("unsupported: max_message_length %d leaves no message clearly longer (rank_tolerance %d) than a %d-byte one past unsched_bytes %d", pr.MaxMessageLength, pr.RankTolerance, short.msgLen, pr.UnschedBytes))
+			}
+			var msgs []msgSpec
+			var from []*tester.Peer
+			for i := range k - 1 {
+				m := newRequest(longLen, 100)
+				m.sendUnsched(peers[i%2], 0, u)
+				msgs, from = append(msgs, m), append(from, peers[i%2])
+			}
+			// The IUT has every long message's unscheduled bytes (each
+			// peer's barrier answered after them): all are being granted.
+			for _, p := range peers {
+				barrier(p, msgs[0].unschedPrio())
+			}
+			sent := make([]int, len(msgs))
+			granted := make([]int, len(msgs))
+			prio := make([]uint8, len(msgs))
+			for i, m := range msgs {
+				sent[i] = u
+				for _, g := range m.takeGrants(from[i]) {
+					if off := min(int(g.Pkt.Grant().Offset()), m.msgLen); off > granted[i] {
+						granted[i], prio[i] = off, g.Pkt.Grant().Priority()
+					}
+				}
+			}
+			// The short message joins; the long ones' granted bytes then
+			// make room under max_incoming for its first GRANT.
+			short.sendUnsched(peers[(k-1)%2], 0, u)
+			for i, m := range msgs {
+				if granted[i] > sent[i] {
+					m.sendData(from[i], sent[i], granted[i], prio[i])
+					sent[i] = granted[i]
+				}
+			}
+			srpt := tester.In("priority", 0, uint64(pr.MaxSchedPrio)) // not a FIFO GRANT (num_priorities-2)
+			gs, err := peers[(k-1)%2].Expect(ctx(), tester.Match{Type: wire.TypeGrant, From: iut(), RPC: short.id, Checks: []tester.Check{srpt}}, wait(pr.ResponseTimeout+pr.Tick))
+			ok(err, "the short message's first SRPT GRANT, with %d longer messages being granted", k-1)
+			Expect(int(gs.Pkt.Grant().Priority())).To(Equal(pr.MaxSchedPrio),
+				"SRPT: with %d messages being granted (max_overcommit %d), want the %d-byte message's GRANT, the one with clearly fewest bytes left, at level max_sched_prio %d (%s)",
+				k, pr.MaxOvercommit, short.msgLen, pr.MaxSchedPrio, gs)
+			// Finish every message as a sender would.
+			goff := min(int(gs.Pkt.Grant().Offset()), short.msgLen)
+			short.sendData(peers[(k-1)%2], u, goff, gs.Pkt.Grant().Priority())
+			driveRequests(append(from, peers[(k-1)%2]), append(msgs, short), append(sent, goff))
+			checkExchange(peers...)
+		}))
+
 	It("GRANT-stale: a GRANT below what the sender was already granted takes no bytes back (every granted byte is sent), and its priority is used for the scheduled DATA sent after it",
 		labels("grant", "MUST", "HOMA-GRANT-008", "HOMA-GRANT-005"), body(func() {
 			need("grants")

@@ -39,11 +39,23 @@ const (
 	knobSession = 2300
 )
 
+// beyondExplorer are the knobs the explorer cannot provoke, with why: a
+// fault that shows only after the IUT timed a call out needs its server
+// silent for timeout_ticks, and the explorer's tester hosts are legal
+// peers, which answer every RESEND, while its network perturbs only the
+// first DefaultWindow ticks. The conformance suite catches them
+// (RESEND-timeout times a call out; RUN-capture judges what follows) and
+// TestFaultKnobsCaught (package homa) provokes them.
+var beyondExplorer = map[string]string{
+	string(homa.FaultAckTimedOut):     "shows only after a call timed out",
+	string(homa.FaultReuseTimedOutID): "shows only after a call timed out",
+}
+
 // maxShrunkPackets is issue 20's bound on the tester packets of a shrunk
 // failure.
 const maxShrunkPackets = 20
 
-// TestKnobsFoundAndShrunk: with each fault knob on, a session finds a
+// TestKnobsFoundAndShrunk: with each fault knob on (but beyondExplorer's), a session finds a
 // violation of one of the rules the fault catalogue says catch the knob
 // (homa.FaultInfo.CaughtBy), shrinks it to at most 20 tester packets,
 // and the shrunk failure's script replays to the same failure.
@@ -51,6 +63,10 @@ const maxShrunkPackets = 20
 func TestKnobsFoundAndShrunk(t *testing.T) {
 	for _, f := range homa.FaultNames() {
 		if k := os.Getenv("KNOB"); k != "" && k != f.Name {
+			continue
+		}
+		if why := beyondExplorer[f.Name]; why != "" {
+			t.Logf("%s: not explored: %s", f.Name, why)
 			continue
 		}
 		t.Run(f.Name, func(t *testing.T) {

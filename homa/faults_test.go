@@ -2,6 +2,7 @@ package homa_test
 
 import (
 	"context"
+	"errors"
 	"net/netip"
 	"testing"
 	"testing/synctest"
@@ -48,6 +49,8 @@ func TestFaultKnobsCaught(t *testing.T) {
 		{homa.FaultRetransmitWrongBytes, 0.05, false},
 		{homa.FaultOversizeSegment, 0, false},
 		{homa.FaultForgetHeldRPC, 0, false},
+		{homa.FaultAckTimedOut, 0, false},
+		{homa.FaultReuseTimedOutID, 0, false},
 	}
 	for _, c := range cases {
 		info, ok := homa.LookupFault(string(c.fault))
@@ -121,6 +124,28 @@ func TestFaultKnobsCaught(t *testing.T) {
 					defer cancel()
 					sock, _ := tn.hosts[0].Dial()
 					sock.Call(ctx, to, make([]byte, 500))
+				case c.fault == homa.FaultAckTimedOut || c.fault == homa.FaultReuseTimedOutID:
+					// The server host is gone (its endpoint closed): the
+					// client's RPC times out. A new host at that address
+					// then serves the client's next RPC, whose DATA
+					// carries the fault (an ack of the timed-out RPC, or
+					// its id again).
+					addr := tn.hosts[4].Addr()
+					tn.hosts[4].Close()
+					to := netip.AddrPortFrom(addr, 4000)
+					sock, _ := tn.hosts[0].Dial()
+					if _, err := sock.Call(context.Background(), to, make([]byte, 500)); !errors.Is(err, homa.ErrTimeout) {
+						t.Fatalf("RPC to a closed host: %v, want ErrTimeout", err)
+					}
+					nh, err := homa.New(homa.Config{Transport: tn.net.Attach(addr), Faults: []homa.Fault{c.fault}})
+					if err != nil {
+						t.Fatal(err)
+					}
+					tn.hosts[4] = nh
+					slowServer(t, nh, 4000, 0)
+					if _, err := sock.Call(context.Background(), to, make([]byte, 500)); err != nil {
+						t.Fatalf("RPC to the new host: %v", err)
+					}
 				case c.fault == homa.FaultOvercommit:
 					// Enough long requests at once that more than
 					// max_overcommit (8) are incoming at the server.

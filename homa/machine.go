@@ -37,6 +37,7 @@ type Machine struct {
 	sockets  map[uint16]*sock
 	nextPort uint16
 	nextID   uint64
+	reuseID  uint64 // a timed-out RPC's id the next RPC takes (FaultReuseTimedOutID); 0: none
 	clients  map[uint64]*rpc
 	servers  map[serverKey]*rpc
 	// clientList and serverList hold the same RPCs in creation order.
@@ -529,7 +530,11 @@ func (h *Machine) Call(now time.Duration, port uint16, dst netip.AddrPort, reque
 	h.rpcSeq++
 	r := &rpc{id: h.nextID, client: true, peer: dst.Addr(), peerPort: dst.Port(), sock: s,
 		state: clientSending, seq: h.rpcSeq}
-	h.nextID += 2
+	if h.reuseID != 0 {
+		r.id, h.reuseID = h.reuseID, 0
+	} else {
+		h.nextID += 2
+	}
 	h.setOut(r, request)
 	h.addClient(r)
 	h.queueSend(r)
@@ -734,7 +739,11 @@ func (h *Machine) finishClient(r *rpc, err error) {
 		e.Payload = r.in.buf
 	}
 	h.event(e)
-	if err == nil && !h.faults[FaultNoAcks] {
+	timedOut := errors.Is(err, ErrTimeout)
+	if timedOut && h.faults[FaultReuseTimedOutID] {
+		h.reuseID = r.id
+	}
+	if (err == nil || timedOut && h.faults[FaultAckTimedOut]) && !h.faults[FaultNoAcks] {
 		pr := h.peerOf(r)
 		a := wire.AckEntry{ClientID: r.id, ServerPort: r.peerPort}
 		if len(pr.acks) >= wire.MaxAcksPerPkt {

@@ -178,6 +178,7 @@ func (o *runOpts) validate() error {
 	if err != nil {
 		return err
 	}
+	o.hello = hello // in -o json's report of a refusal below too
 	if err := checkRefParams(o.impl, hello, "--param"); err != nil {
 		return err
 	}
@@ -187,7 +188,6 @@ func (o *runOpts) validate() error {
 			return fmt.Errorf("--param %w", err)
 		}
 	}
-	o.hello = hello
 	if err := spec.CheckRulePatterns(o.rules); err != nil {
 		return fmt.Errorf("--rules: %w", err)
 	}

@@ -179,12 +179,22 @@ func TestRunRefParamsBeforeEnv(t *testing.T) {
 		{"tick_ns=100000", "--param tick_ns 100000: in namespaces (real time) timer passes come 60-110 µs late"},
 	} {
 		arts := filepath.Join(t.TempDir(), "a")
-		_, err, code := run(t, "run", "--env", "ns", "--param", c.param, "--artifacts", arts)
+		out, err, code := run(t, "run", "--env", "ns", "--param", c.param, "--artifacts", arts, "-o", "json")
 		if code != ExitUsage || err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: exit %d, %v; want 2 and %q", c.param, code, err, c.want)
 		}
 		if _, serr := os.Stat(arts); !os.IsNotExist(serr) {
 			t.Errorf("%s: --artifacts %s exists after a refused parameter (%v)", c.param, arts, serr)
+		}
+		// The JSON report names the refused parameter and no folder
+		// (helper-163: it named one never made, and no parameter).
+		var rep runReport
+		if jerr := json.Unmarshal([]byte(out), &rep); jerr != nil {
+			t.Fatalf("%s: -o json: %v\n%s", c.param, jerr, out)
+		}
+		name, _, _ := strings.Cut(c.param, "=")
+		if rep.Verdict != "error" || rep.Params[name] == nil || rep.Artifacts != "" || rep.Areas == nil {
+			t.Errorf("%s: JSON verdict %q params %v artifacts %q areas %v; want error, the parameter, no folder, []", c.param, rep.Verdict, rep.Params, rep.Artifacts, rep.Areas)
 		}
 	}
 }
@@ -309,10 +319,11 @@ func TestRunSimNonDefaultParams(t *testing.T) {
 	}{
 		{[]string{"num_priorities=4", "resend_ticks=3"}, 40},
 		// Where the unscheduled bytes hold no segment to lose or hold
-		// back, specs lose or hold back bytes the IUT grants: 46 and 49
-		// pass (38 each before; the simulator is deterministic).
-		{[]string{"unsched_bytes=1"}, 46},
-		{[]string{"unsched_bytes=1000"}, 49},
+		// back, specs lose or hold back bytes the IUT grants: 47 and 50
+		// pass (38 each before; the simulator is deterministic), and the
+		// pass's whole capture (RUN-capture).
+		{[]string{"unsched_bytes=1"}, 48},
+		{[]string{"unsched_bytes=1000"}, 51},
 		{[]string{"unsched_bytes=2000000"}, 30}, // past max_message_length: every message unscheduled
 	} {
 		args := []string{"run", "--env", "sim", "-o", "json", "--artifacts", filepath.Join(dir, fmt.Sprint("sim", i))}
@@ -327,8 +338,8 @@ func TestRunSimNonDefaultParams(t *testing.T) {
 		if err := json.Unmarshal([]byte(out), &rep); err != nil {
 			t.Fatalf("-o json: %v\n%s", err, out)
 		}
-		if len(rep.Passes) != 1 || len(rep.Passes[0].Specs) != 49 {
-			t.Fatalf("%v: want one pass of all 49 specs; got %+v", c.params, rep)
+		if len(rep.Passes) != 1 || len(rep.Passes[0].Specs) != 51 {
+			t.Fatalf("%v: want one pass of all 50 specs and RUN-capture; got %+v", c.params, rep)
 		}
 		passed := 0
 		for _, sp := range rep.Passes[0].Specs {
@@ -341,7 +352,7 @@ func TestRunSimNonDefaultParams(t *testing.T) {
 			}
 		}
 		if rep.Verdict != "pass" || passed < c.pass {
-			t.Errorf("%v: verdict %q, %d of 49 specs passed; want pass with at least %d (the rest unsupported)", c.params, rep.Verdict, passed, c.pass)
+			t.Errorf("%v: verdict %q, %d of 51 specs passed; want pass with at least %d (the rest unsupported)", c.params, rep.Verdict, passed, c.pass)
 		}
 	}
 }
@@ -368,8 +379,8 @@ func TestRunSimRepeatIdentical(t *testing.T) {
 	var first []byte
 	var firstCap []byte
 	for i, p := range rep.Passes {
-		if n := len(p.Specs); n != 49 {
-			t.Errorf("pass %d ran %d specs, want all 49", i+1, n)
+		if n := len(p.Specs); n != 51 {
+			t.Errorf("pass %d ran %d specs, want all 50 and RUN-capture", i+1, n)
 		}
 		for _, s := range p.Specs {
 			if s.State != "passed" {
@@ -642,5 +653,41 @@ func TestRunSilentAgent(t *testing.T) {
 	}
 	if ents, _ := os.ReadDir(arts); len(ents) != 1 {
 		t.Errorf("the folder holds %v, want pass-1 alone", ents)
+	}
+}
+
+// TestRunCaptureCrossSpecFaults: a fault the IUT shows only after a spec
+// ended (it acks, or reuses the id of, an RPC that RESEND-timeout made it
+// give up) passes every spec, each of which judges its own exchange, and
+// fails the pass's whole capture (RUN-capture) with the rule it breaks;
+// the clean ref passes it (TestRunSimRepeatIdentical).
+func TestRunCaptureCrossSpecFaults(t *testing.T) {
+	t.Setenv("HOMATEST_CLI_CHILD", "1")
+	for _, c := range []struct{ fault, rule string }{
+		{"ack-timed-out", "HOMA-ACK-004"},
+		{"reuse-timed-out-id", "HOMA-RESEND-010"},
+	} {
+		out, err, code := run(t, "run", "--env", "sim", "--fault", c.fault, "-o", "json", "--artifacts", filepath.Join(t.TempDir(), c.fault))
+		if code != ExitViolations {
+			t.Fatalf("--fault %s: exit %d, %v; want %d\n%s", c.fault, code, err, ExitViolations, out)
+		}
+		var rep runReport
+		if err := json.Unmarshal([]byte(out), &rep); err != nil {
+			t.Fatalf("-o json: %v\n%s", err, out)
+		}
+		var failed []string
+		for _, s := range rep.Passes[0].Specs {
+			if s.State != "passed" && s.State != "unsupported" {
+				failed = append(failed, s.ShortName())
+			}
+			if s.ShortName() == conformance.RunCaptureShort {
+				if !slices.Contains(s.Rules, c.rule) || !strings.Contains(s.Failure, c.rule+" frame ") || s.RerunCommand != "homatest run --env sim --fault "+c.fault {
+					t.Errorf("--fault %s: RUN-capture rules %v, rerun %q, failure %q; want %s and the whole pass's rerun", c.fault, s.Rules, s.RerunCommand, s.Failure, c.rule)
+				}
+			}
+		}
+		if !slices.Equal(failed, []string{conformance.RunCaptureShort}) {
+			t.Errorf("--fault %s: not passed: %v; want RUN-capture alone", c.fault, failed)
+		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -42,11 +43,13 @@ type runReport struct {
 	// Impl is the IUT (--impl: ref, linux, tcp or a manifest's path);
 	// Fault the reference implementation's fault knob (--fault), when
 	// set: a run against a deliberately broken IUT.
-	Impl      string                `json:"impl"`
-	Fault     string                `json:"fault,omitempty"`
-	Passes    []*conformance.Result `json:"passes"`
-	Artifacts string                `json:"artifacts"`
-	Failed    int                   `json:"failed_passes"`
+	Impl   string                `json:"impl"`
+	Fault  string                `json:"fault,omitempty"`
+	Passes []*conformance.Result `json:"passes"`
+	// Artifacts is the run folder; "" when the run ended before it made
+	// one (a refused --param, say).
+	Artifacts string `json:"artifacts"`
+	Failed    int    `json:"failed_passes"`
 	// SpecsRun counts the specs judged over all passes; Unsupported those
 	// not run (each spec's failure says why).
 	SpecsRun    int `json:"specs_run"`
@@ -108,7 +111,15 @@ func (o *runOpts) writeJSONReport(out io.Writer, passes []*conformance.Result, v
 		}
 		all = append(all, p.Specs...)
 	}
-	enc.Encode(runReport{Areas: conformance.CountAreas(all, o.strict), Verdict: verdict, Params: o.hello, Impl: o.impl, Fault: o.fault, Passes: passes, Artifacts: o.artifacts, Failed: t.FailedPasses,
+	areas := conformance.CountAreas(all, o.strict)
+	if areas == nil {
+		areas = []conformance.AreaCounts{} // [] in the JSON, never null
+	}
+	arts := o.artifacts
+	if _, err := os.Stat(arts); err != nil {
+		arts = "" // a run refused before it made its folder names none
+	}
+	enc.Encode(runReport{Areas: areas, Verdict: verdict, Params: o.hello, Impl: o.impl, Fault: o.fault, Passes: passes, Artifacts: arts, Failed: t.FailedPasses,
 		SpecsRun: t.Run, Unsupported: t.Unsupported, Inconclusive: t.Inconclusive, TimingInconclusive: t.TimingInconclusive,
 		Warnings: t.Warned, Interrupted: interrupted, Error: errMsg})
 	return w.err
@@ -273,9 +284,13 @@ func writeUnsupported(w io.Writer, specs []conformance.SpecResult) {
 	}
 }
 
-// rerun is the command that reruns one spec.
+// rerun is the command that reruns one spec (for the pass's whole
+// capture, conformance.RunCaptureShort, the whole suite).
 func (o *runOpts) rerun(s conformance.SpecResult) string {
-	c := "homatest run --focus " + strconv.Quote(s.ShortName())
+	c := "homatest run"
+	if s.ShortName() != conformance.RunCaptureShort { // judged after a whole pass: no --focus
+		c += " --focus " + strconv.Quote(s.ShortName())
+	}
 	if o.impl != "ref" {
 		c += " --impl " + shellQuote(o.impl)
 	}
