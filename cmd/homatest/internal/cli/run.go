@@ -82,7 +82,13 @@ Levels: a failed MUST spec fails the run (exit 1); a failed SHOULD spec is a
 warning, listed but not failing, unless --strict. Each active spec judges its
 exchange with every rule: a MUST violation at the IUT's packets of a rule
 outside the spec's own fails it whatever its level; a SHOULD one is a
-warning, failing under --strict. Specs the IUT cannot run
+warning, failing under --strict. After a pass of the whole suite (no
+--focus, --rules or --label-filter) its capture.pcapng is judged as
+homatest check judges it, as one more result, RUN-capture (area run): what
+the IUT sent after a spec ended (an ack of an RPC it gave up, a reused id)
+is in no spec's exchange; a MUST finding charged to the IUT that no spec
+reported fails it (in namespaces only findings that judge no time).
+Specs the IUT cannot run
 (a capability its hello does not declare; the workload specs of a
 manifest's IUT without --ns-workloads) are unsupported, not run: one line
 per reason names them, a line says how to run them, and the last line
@@ -113,6 +119,7 @@ killed runs left on the machine, never a live run's (homatest cleanup).`,
   homatest run --label-filter 'grant && MUST'
   homatest run --rules 'HOMA-RESEND-*' -o json
   homatest run --fault no-grants            # expect failures citing HOMA-GRANT rules
+  homatest run --env sim --fault ack-timed-out   # every spec passes; RUN-capture fails (HOMA-ACK-004)
   homatest run --env sim --param timeout_ticks=30 --param resend_ticks=2
   homatest run --repeat 10 --junit report.xml
   homatest run --mutation-matrix`,
