@@ -221,7 +221,7 @@ func grantRules2() []*Rule {
 				if fifoLevelShared(c.P) {
 					return Unsure("GRANT at level %d, which SRPT grants use too (max_sched_prio %d): it may not be a FIFO grant", g.Priority(), c.P.MaxSchedPrio)
 				}
-				_, m := grantMsg(c, e)
+				r, m := grantMsg(c, e)
 				if m == nil || m.Length == 0 {
 					return Unsure("FIFO GRANT for a message with no DATA in the capture")
 				}
@@ -233,7 +233,12 @@ func grantRules2() []*Rule {
 						// capture point: a GRANT leaves no trace of its own.
 						return Downgrade(CauseLossBefore, ev, "%s", why)
 					}
-					return Violation("%s", why)
+					// Where the trace took a late request DATA to have
+					// re-created the RPC, what it was granted is the new
+					// incarnation's: a timing inference, since a loaded
+					// server's timer counts late. (An old incarnation kept
+					// had granted at least as much: no less a violation.)
+					return timedOut(c, r, e, Violation("%s", why))
 				}
 				last, ok := c.T.lastSRPT[e.Src]
 				if !ok || e.Time.Sub(last.Time) > c.P.Slack || e.Time.Before(last.Time) {

@@ -220,3 +220,31 @@ func TestServerTimeoutHeldGrant(t *testing.T) {
 		}
 	}
 }
+
+// TestFIFOGrantAfterServerTimeout: a FIFO GRANT judged against the
+// incarnation that late request DATA re-created (the trace took the
+// server's timer to have aborted the old one, which had granted more)
+// rests on that timing inference: a timing finding over the silence, so
+// that a measured stall of the server, whose timer then counts late,
+// excuses it (a loaded ref in namespaces kept its RPC through such a
+// silence, and its FIFO GRANT was charged as adding too much). Within
+// RTX-10's tolerance the trace keeps the old incarnation, which had
+// granted the whole message: the GRANT adds nothing.
+func TestFIFOGrantAfterServerTimeout(t *testing.T) {
+	b := serverTimeoutTrace(t, 124*time.Millisecond)
+	b.after(10*time.Microsecond).grant(false, 2, 4424, 0)
+	fifo := b.after(time.Microsecond).grant(false, 2, 6000, 6)
+	rep := b.checkAt(HostPoint(b.server), "linux", "HOMA-GRANT-018", "unsched_bytes=3000", "fifo_grant_increment=1000")
+	wantViolations(t, rep, "HOMA-GRANT-018", fifo)
+	if f := rep.Violations[0]; f.Late != 22*time.Millisecond || f.Slack == 0 {
+		t.Errorf("violation late %v slack %v, want a timing finding 22ms past RTX-10's bound", f.Late, f.Slack)
+	}
+	b = serverTimeoutTrace(t, 98*time.Millisecond)
+	b.after(10*time.Microsecond).grant(false, 2, 4424, 0)
+	b.after(time.Microsecond).grant(false, 2, 6000, 6)
+	rep = b.checkAt(HostPoint(b.server), "linux", "HOMA-GRANT-018", "unsched_bytes=3000", "fifo_grant_increment=1000")
+	wantViolations(t, rep, "HOMA-GRANT-018")
+	if len(rep.Inconclusive) > 0 {
+		t.Errorf("inconclusive %v, want none", rep.Inconclusive)
+	}
+}
