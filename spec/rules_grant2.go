@@ -75,8 +75,21 @@ func grantRules2() []*Rule {
 				// as the capture shows, and before the first of them.
 				var sum, unsure int64
 				var before *RPC
+				// renewed is what the messages whose RPC the trace took a
+				// late request DATA to have re-created at the receiver
+				// (RPC.ServerTimeout) add, counting only the bytes since:
+				// a timing inference (see timedOut); first is the one of
+				// them with the lowest id, for a stable report.
+				var renewed int64
+				var first *RPC
 				add := func(r *RPC, m *Message, granted uint32) {
 					v := max(0, int64(granted)-int64(m.Received()))
+					if st := r.serverTimeoutAt(e); st != nil && st.Sure && m == &r.Request && v > 0 {
+						renewed += v
+						if first == nil || r.Key.ClientID < first.Key.ClientID {
+							first = r
+						}
+					}
 					if c.startedBefore(r) {
 						unsure += v
 						if v > 0 && (before == nil || r.FirstFrame < before.FirstFrame || r.FirstFrame == before.FirstFrame && r.Key.ClientID < before.Key.ClientID) {
@@ -115,6 +128,9 @@ func grantRules2() []*Rule {
 				case sum > lim && sum+unsure-reord <= lim:
 					return Downgrade(CauseReorder, Evidence{Frame: late, Why: "a GRANT to another host seen less than slack earlier, which may have left after this one"},
 						"bytes %v granted and not yet received is %d as far as the capture shows, above the limit %d, %d of them granted by GRANTs to other hosts seen less than slack before this one", e.Src, sum, lim, reord)
+				case sum > lim && sum-renewed <= lim:
+					return timedOut(c, first, e, Violation("bytes %v granted and not yet received is %d, above the limit %d, %d of them of RPC %d as a late request DATA re-created it, after a silence in which the receiver's timer may have aborted it",
+						e.Src, sum, lim, renewed, first.Key.ClientID))
 				case sum > lim:
 					return Violation("bytes %v granted and not yet received is %d, above the limit %d", e.Src, sum, lim)
 				case sum+unsure > lim:

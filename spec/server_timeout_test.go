@@ -248,3 +248,34 @@ func TestFIFOGrantAfterServerTimeout(t *testing.T) {
 		t.Errorf("inconclusive %v, want none", rep.Inconclusive)
 	}
 }
+
+// TestGrantIncomingAfterServerTimeout: HOMA-GRANT-013's max_incoming,
+// judged on the bytes of the incarnation a late request DATA re-created
+// (the trace took the server's timer to have aborted the old one, which
+// held 9424 of the 11000 bytes granted), rests on that timing inference: a
+// timing finding 22 ms past RTX-10's bound, which a measured stall of the
+// server excuses (at tick_ns 200000 beside two CPU hogs a loaded ref that
+// had kept its RPC was charged with it). The same GRANT without the
+// silence passes.
+func TestGrantIncomingAfterServerTimeout(t *testing.T) {
+	for _, late := range []time.Duration{124 * time.Millisecond, 0} {
+		b := newTrace(t, wire.VersionCurrent)
+		b.message(true, 2, 20000, 0, 3000, 3000, 6)
+		b.after(10*time.Microsecond).grant(false, 2, 10000, 0)
+		b.after(10*time.Microsecond).message(true, 2, 20000, 3000, 8000, 10000, 0)
+		if late > 0 {
+			b.after(late)
+		}
+		b.after(10*time.Microsecond).message(true, 2, 20000, 8000, 9424, 10000, 0)
+		g := b.after(10*time.Microsecond).grant(false, 2, 11000, 0)
+		rep := b.checkAt(HostPoint(b.server), "linux", "HOMA-GRANT-013", "unsched_bytes=3000", "max_incoming=7000")
+		if late == 0 {
+			wantViolations(t, rep, "HOMA-GRANT-013")
+			continue
+		}
+		wantViolations(t, rep, "HOMA-GRANT-013", g)
+		if f := rep.Violations[0]; f.Late < 22*time.Millisecond || f.Late > 23*time.Millisecond || f.Slack == 0 {
+			t.Errorf("violation late %v slack %v, want a timing finding 22ms past RTX-10's bound", f.Late, f.Slack)
+		}
+	}
+}
