@@ -694,6 +694,34 @@ func silentRounds(p *tester.Peer, id uint64, t0 time.Time, checks ...tester.Chec
 	}
 }
 
+// roundsAtMost fails the spec if the IUT sent RPC id more RESENDs (those
+// checks select: one a round) than its timer makes in one silence: the
+// pass whose count reaches timeout_ticks aborts the RPC and sends
+// nothing (homa_timer_check_rpc tests the timeout before the resend;
+// facts RTX-10), so rounds come at silent ticks resend_ticks,
+// resend_ticks+resend_interval, ... below timeout_ticks. Counted, not
+// timed: a starved timer makes fewer passes, never more.
+func roundsAtMost(p *tester.Peer, id uint64, checks ...tester.Check) {
+	GinkgoHelper()
+	pr := params()
+	most := 0
+	if pr.TimeoutTicks-1 >= pr.ResendTicks {
+		most = (pr.TimeoutTicks-1-pr.ResendTicks)/max(1, pr.ResendInterval) + 1
+	}
+	got := p.ReceivedAll(tester.Match{Type: wire.TypeResend, From: iut(), RPC: id, Checks: checks})
+	Expect(len(got)).To(BeNumerically("<=", most),
+		"RESEND rounds in one silence: at most %d (at silent ticks %d, %d, ... below timeout_ticks %d; the pass that reaches timeout_ticks aborts and sends nothing); the last %s",
+		most, pr.ResendTicks, pr.ResendTicks+pr.ResendInterval, pr.TimeoutTicks, lastOf(got))
+}
+
+// lastOf names the last of packets, or says there were none.
+func lastOf(packets []*tester.Packet) string {
+	if len(packets) == 0 {
+		return "(none)"
+	}
+	return packets[len(packets)-1].String()
+}
+
 // errEarly marks a packet a Check excludes because it came too early.
 var errEarly = errors.New("too early")
 

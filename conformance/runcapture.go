@@ -83,10 +83,12 @@ func judgeRunCapture(path string, iut TargetInfo, profile string, virtual bool) 
 			continue
 		}
 		line := fmt.Sprintf("%s frame %d: %s", f.Rule, f.Frame, f.Why)
-		if !slices.Contains(res.Rules, f.Rule) {
-			res.Rules = append(res.Rules, f.Rule)
-		}
 		if f.Level == spec.Must {
+			// Rules names the rules that fail it (its level is MUST);
+			// a SHOULD finding's line names its rule (OtherShould).
+			if !slices.Contains(res.Rules, f.Rule) {
+				res.Rules = append(res.Rules, f.Rule)
+			}
 			must = append(must, line)
 		} else {
 			should = append(should, line)

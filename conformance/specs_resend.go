@@ -401,6 +401,7 @@ var _ = Describe("retransmission", func() {
 			// silence (HOMA-RESEND-009; with its stall excuses, which a
 			// window here would lack).
 			pause(deadline(window(pr.Ticks(2*pr.ResendInterval))), "waiting two resend_interval after the timeout")
+			roundsAtMost(p, r.id)
 			checkExchange(p)
 		}))
 
@@ -421,6 +422,7 @@ var _ = Describe("retransmission", func() {
 			// here would lack).
 			past := time.Duration(float64(pr.Ticks(pr.TimeoutTicks))*(1+pr.TimerDrift)) + pr.Ticks(pr.ResendInterval+1)
 			pause(sent.Add(window(past)), "waiting a round past timeout_ticks")
+			roundsAtMost(p, m.id, tester.Is("offset", uint64(from)), tester.Is("length", uint64(to-from)))
 			// And the server has forgotten it: a RESEND for it (asking for
 			// response bytes, as its client may) draws RPC_UNKNOWN, where
 			// a server still holding it answers BUSY (homa_resend_pkt). A

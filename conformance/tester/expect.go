@@ -95,12 +95,18 @@ func (p *Peer) ExpectNone(ctx context.Context, m Match, d time.Duration) error {
 
 // Received returns the unconsumed received packets matching m without
 // consuming them.
-func (p *Peer) Received(m Match) []*Packet {
+func (p *Peer) Received(m Match) []*Packet { return p.received(m, false) }
+
+// ReceivedAll returns every received packet matching m, those an Expect
+// consumed included, without consuming any: what the peer got in all.
+func (p *Peer) ReceivedAll(m Match) []*Packet { return p.received(m, true) }
+
+func (p *Peer) received(m Match, all bool) []*Packet {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	var out []*Packet
 	for _, r := range p.log {
-		if !r.consumed && m.selects(r) && m.check(r) == nil {
+		if (all || !r.consumed) && m.selects(r) && m.check(r) == nil {
 			out = append(out, r)
 		}
 	}
