@@ -709,7 +709,7 @@ func checkRules(own string, peers ...*tester.Peer) {
 	}
 	for i, line := range otherShould {
 		if i == maxOtherShould {
-			AddReportEntry(entryOtherShould, fmt.Sprintf("… and %d more", len(otherShould)-i))
+			AddReportEntry(entryOtherShould, fmt.Sprintf(moreShould+"%d more", len(otherShould)-i))
 			break
 		}
 		AddReportEntry(entryOtherShould, line)

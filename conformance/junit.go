@@ -282,8 +282,17 @@ func ApplyResult(path string, res *Result, strict bool) error {
 	if s, ok := byName[runCaptureName]; ok && len(suites.TestSuites) > 0 {
 		// The pass's whole capture has no Ginkgo case: it is judged
 		// after the suite (judgeRunCapture).
+		// Named and labelled as Ginkgo names a spec's case, its rules
+		// as "rule" properties.
 		ts := &suites.TestSuites[0]
-		tc := JUnitCase{Name: s.Name, Classname: ts.Name, Status: "passed", Time: s.Duration.Seconds()}
+		labels := append([]string{s.Area, s.Level}, s.Rules...)
+		tc := JUnitCase{Name: "[It] " + s.Name + " [" + strings.Join(labels, ", ") + "]", Classname: ts.Name, Status: "passed", Time: s.Duration.Seconds()}
+		if len(s.Rules) > 0 {
+			tc.Properties = &reporters.JUnitProperties{}
+			for _, r := range s.Rules {
+				tc.Properties.Properties = append(tc.Properties.Properties, reporters.JUnitProperty{Name: entryRule, Value: r})
+			}
+		}
 		switch s.State {
 		case "failed":
 			tc.Status, tc.Failure = "failed", &JUnitFailure{Message: s.Failure, Type: "failed", Description: s.Failure}
@@ -291,6 +300,13 @@ func ApplyResult(path string, res *Result, strict bool) error {
 		case "error":
 			tc.Status, tc.Error = "errored", &reporters.JUnitError{Message: s.Failure, Type: "error", Description: s.Failure}
 			ts.Errors++
+		}
+		if s.State == "failed" || s.State == "error" {
+			for i := range ts.Properties.Properties {
+				if ts.Properties.Properties[i].Name == "SuiteSucceeded" {
+					ts.Properties.Properties[i].Value = "false"
+				}
+			}
 		}
 		ts.Tests++
 		applySpec(ts, &tc, s, strict)
@@ -336,7 +352,7 @@ func applySpec(ts *JUnitSuite, tc *JUnitCase, s SpecResult, strict bool) bool {
 		case len(s.OtherShould) > 0 && (s.State == "passed" || s.State == "inconclusive"):
 			// Other rules' SHOULD findings: a failure with strict (judged or
 			// not, they fail the run: SpecResult.Fails), else a warning.
-			msg := fmt.Sprintf("%d SHOULD findings of other rules (--strict fails on them)", len(s.OtherShould))
+			msg := fmt.Sprintf("%d SHOULD findings of other rules (--strict fails on them)", s.ShouldCount())
 			if strict {
 				desc := strings.Join(s.OtherShould, "\n")
 				if s.State == "inconclusive" {

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/onsi/ginkgo/v2/reporters"
 )
 
 // TestJUnitShould: the passes' reports, each brought in line with its
@@ -298,4 +300,43 @@ func applyPassed(t *testing.T, res *Result, labels string, strict bool) JUnitSui
 		t.Fatal(err)
 	}
 	return got
+}
+
+// TestApplyResultRunCapture: the pass's whole capture (RUN-capture), which
+// has no Ginkgo case, gets one as Ginkgo shapes a spec's ("[It] NAME
+// [area, level, rules]", each rule a "rule" property); a failed one is a
+// <failure> counted in the suite, whose SuiteSucceeded goes false, and its
+// SHOULD findings are counted whole ("… and N more" stands for N).
+func TestApplyResultRunCapture(t *testing.T) {
+	dir := t.TempDir()
+	src := filepath.Join(dir, "p1.xml")
+	ok := JUnitCase{Name: "[It] A [ack, MUST, HOMA-ACK-002]", Status: "passed"}
+	suite := JUnitSuite{Name: "s", TestCases: []JUnitCase{ok}, Tests: 1,
+		Properties: reporters.JUnitProperties{Properties: []reporters.JUnitProperty{{Name: "SuiteSucceeded", Value: "true"}}}}
+	if err := writeJUnitFile(src, JUnitSuites{TestSuites: []JUnitSuite{suite}}); err != nil {
+		t.Fatal(err)
+	}
+	rc := SpecResult{Name: runCaptureName, Area: "run", Level: "MUST", State: "failed", Rules: []string{"HOMA-ACK-004"},
+		Failure: "MUST violations charged to the IUT that no spec's exchange held: HOMA-ACK-004 frame 635: x",
+		OtherShould: []string{"HOMA-GRANT-013 frame 9: y", moreShould + "41 more"}}
+	if n := rc.ShouldCount(); n != 42 {
+		t.Errorf("ShouldCount %d, want 42 (one line and 41 more)", n)
+	}
+	res := &Result{Specs: []SpecResult{{Name: "A", Level: "MUST", State: "passed"}, rc}}
+	if err := ApplyResult(src, res, false); err != nil {
+		t.Fatal(err)
+	}
+	got := mergeRead(t, []string{src})
+	s := got.TestSuites[0]
+	if len(s.TestCases) != 2 || s.Tests != 2 || s.Failures != 1 {
+		t.Fatalf("suite: %d cases, tests %d, failures %d; want 2, 2, 1", len(s.TestCases), s.Tests, s.Failures)
+	}
+	c := s.TestCases[1]
+	if c.Name != "[It] "+runCaptureName+" [run, MUST, HOMA-ACK-004]" || c.Failure == nil || c.Status != "failed" ||
+		c.Properties == nil || len(c.Properties.Properties) != 1 || c.Properties.Properties[0] != (reporters.JUnitProperty{Name: entryRule, Value: "HOMA-ACK-004"}) {
+		t.Errorf("RUN-capture case %+v; want a failed case named and labelled as a spec's, its rule a property", c)
+	}
+	if v := s.Properties.WithName("SuiteSucceeded"); v != "false" {
+		t.Errorf("SuiteSucceeded %q, want false", v)
+	}
 }

@@ -220,6 +220,26 @@ func (r *Result) Failed() int {
 	return n
 }
 
+// moreShould starts the line that ends an OtherShould list capped at
+// maxOtherShould: "… and N more" stands for N findings.
+const moreShould = "… and "
+
+// ShouldCount returns how many SHOULD findings of other rules s's
+// OtherShould lines stand for: one a line, and N for the "… and N more"
+// line that ends a capped list.
+func (s SpecResult) ShouldCount() int {
+	n := 0
+	for _, l := range s.OtherShould {
+		var more int
+		if _, err := fmt.Sscanf(l, moreShould+"%d more", &more); err == nil && strings.HasPrefix(l, moreShould) {
+			n += more
+			continue
+		}
+		n++
+	}
+	return n
+}
+
 // Fails reports whether s fails the pass: failed or in error and MUST, or
 // failed by a MUST finding of a rule outside its own, or, when strict,
 // failed at any level or with a warning (OtherShould). Otherwise a failed
@@ -708,6 +728,10 @@ func focusRegexp(f string) string {
 func FocusHint(focus []string) string {
 	var hints []string
 	for _, f := range focus {
+		if f == RunCaptureShort {
+			hints = append(hints, "--focus "+RunCaptureShort+" names no spec: the pass's whole capture is judged after a pass of the whole suite (no --focus, --rules or --label-filter)")
+			continue
+		}
 		if shortNameRe.MatchString(f) {
 			hints = append(hints, fmt.Sprintf("--focus %s names no spec; --focus %s- selects the specs whose names begin with it", f, f))
 		}

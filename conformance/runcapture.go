@@ -83,12 +83,10 @@ func judgeRunCapture(path string, iut TargetInfo, profile string, virtual bool) 
 			continue
 		}
 		line := fmt.Sprintf("%s frame %d: %s", f.Rule, f.Frame, f.Why)
+		if !slices.Contains(res.Rules, f.Rule) {
+			res.Rules = append(res.Rules, f.Rule)
+		}
 		if f.Level == spec.Must {
-			// Rules names the rules that fail it (its level is MUST);
-			// a SHOULD finding's line names its rule (OtherShould).
-			if !slices.Contains(res.Rules, f.Rule) {
-				res.Rules = append(res.Rules, f.Rule)
-			}
 			must = append(must, line)
 		} else {
 			should = append(should, line)
@@ -96,10 +94,15 @@ func judgeRunCapture(path string, iut TargetInfo, profile string, virtual bool) 
 	}
 	for i, line := range should {
 		if i == maxOtherShould {
-			res.OtherShould = append(res.OtherShould, fmt.Sprintf("… and %d more", len(should)-i))
+			res.OtherShould = append(res.OtherShould, fmt.Sprintf(moreShould+"%d more", len(should)-i))
 			break
 		}
 		res.OtherShould = append(res.OtherShould, line)
+	}
+	if len(must) == 0 && len(should) > 0 {
+		// Its findings are SHOULD ones: a warning, whose rules line
+		// reads "(SHOULD)".
+		res.Level = "SHOULD"
 	}
 	if len(must) > 0 {
 		res.State, res.Capture = "failed", path

@@ -82,7 +82,7 @@ var faultCatalogue = []FaultInfo{
 	{string(FaultForgetHeldRPC), "a server that answered BUSY for an RPC (still receiving the request, or computing the response) discards it at the client's next RESEND and answers RPC_UNKNOWN, as a timeout of another RPC of that client did: the client restarts and the request may run twice (HOMA-RESEND-019 needs another RPC the server still serves as its witness)", "BR-30", []string{"HOMA-RESEND-019"}},
 	{string(FaultOversizeSegment), "DATA segments of mtu-56 bytes: max_seg_data computed without the IP header (1444 bytes over IPv4 at MTU 1500)", "BR-34", []string{"HOMA-WIRE-013"}},
 	{string(FaultAckTimedOut), "a client RPC that timed out is queued as a pending ack, as one whose response arrived: the server is told to free an RPC whose response the client never had (seen after the spec that timed it out: the run's whole capture, RUN-capture)", "ACK-03", []string{"HOMA-ACK-004"}},
-	{string(FaultReuseTimedOutID), "the client's next RPC after a timeout takes the timed-out RPC's id instead of a new one (seen after the spec that timed it out: the run's whole capture, RUN-capture)", "ID-02", []string{"HOMA-RESEND-010", "HOMA-ID-004"}},
+	{string(FaultReuseTimedOutID), "the client's next RPC after a timeout takes the timed-out RPC's id instead of a new one (seen after the spec that timed it out: the run's whole capture, RUN-capture)", "ID-02", []string{"HOMA-RESEND-010", "HOMA-WIRE-014"}},
 }
 
 // FaultNames returns the fault catalogue: every fault knob with what it

@@ -242,7 +242,11 @@ func (o *runOpts) writePass(out io.Writer, i, n int, p *conformance.Result) erro
 				fmt.Fprintf(w, "  %s\n", l)
 			}
 		}
-		for _, l := range s.OtherShould {
+		for i, l := range s.OtherShould {
+			if i == len(s.OtherShould)-1 && len(s.OtherShould) < s.ShouldCount() {
+				fmt.Fprintf(w, "  %s SHOULD findings of other rules\n", l) // "… and N more"
+				continue
+			}
 			fmt.Fprintf(w, "  SHOULD finding of another rule: %s\n", l)
 		}
 		if s.Capture != "" {
