@@ -317,7 +317,7 @@ func TestApplyResultRunCapture(t *testing.T) {
 		t.Fatal(err)
 	}
 	rc := SpecResult{Name: runCaptureName, Area: "run", Level: "MUST", State: "failed", Rules: []string{"HOMA-ACK-004"},
-		Failure: "MUST violations charged to the IUT that no spec's exchange held: HOMA-ACK-004 frame 635: x",
+		Failure:     "MUST violations charged to the IUT that no spec's exchange held: HOMA-ACK-004 frame 635: x",
 		OtherShould: []string{"HOMA-GRANT-013 frame 9: y", moreShould + "41 more"}}
 	if n := rc.ShouldCount(); n != 42 {
 		t.Errorf("ShouldCount %d, want 42 (one line and 41 more)", n)

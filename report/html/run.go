@@ -155,7 +155,13 @@ func RunPage(passes []*conformance.Result, in RunInput) *Page {
 			if len(passes) > 1 {
 				f.Title = fmt.Sprintf("pass %d: %s", i+1, s.Name)
 			}
-			if s.Capture != "" {
+			if s.Capture != "" && s.ShortName() == conformance.RunCaptureShort {
+				// The pass's whole capture: its findings are homatest
+				// check's, at the frames the failure names; no one RPC
+				// to draw.
+				f.Links = append(f.Links, Link{Text: filepath.Base(s.Capture) + " (the pass's whole capture; homatest check on it shows the findings)",
+					Href: Rel(in.Dir, s.Capture)})
+			} else if s.Capture != "" {
 				f.Links = append(f.Links, Link{Text: filepath.Base(s.Capture) + " (the spec's packets; findings as packet comments)",
 					Href: Rel(in.Dir, s.Capture)})
 				if graphs < MaxGraphs {
