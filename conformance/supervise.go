@@ -423,7 +423,7 @@ func (s *Supervisor) MutationMatrix(o PassOptions, progress func(knob string, i,
 		}
 		if pcaps, err := filepath.Glob(filepath.Join(s.Dir, "fault-"+f.Name, "*.pcapng")); err == nil {
 			for _, p := range pcaps {
-				os.Remove(p)
+				removeWithSidecars(p) // no .params or .stalls.json left for a removed capture
 			}
 		}
 		// Empty lists are [] in the JSON, never null.

@@ -92,6 +92,13 @@ func TestJSONNoNullLists(t *testing.T) {
 		t.Errorf("run --mutation-matrix: stderr %q; want a progress line at the first knob and the last knob's", stderr)
 	}
 	docs["run --mutation-matrix -o json"] = []byte(out)
+	// The matrix removes its passes' captures, and their sidecars with
+	// them (helper-165 found .params and .stalls.json of removed ones).
+	for _, pat := range []string{"*.pcapng", "*.pcapng.params", "*.pcapng.stalls.json"} {
+		if left, _ := filepath.Glob(filepath.Join(dir, "matrix", "fault-*", pat)); len(left) > 0 {
+			t.Errorf("run --mutation-matrix left %v", left)
+		}
+	}
 	var matrix []struct {
 		Fault  string
 		Caught bool
