@@ -89,7 +89,7 @@ func excuseStalls(rep *spec.Report, spans []stall.Span) []spec.Finding {
 	var excused []spec.Finding
 	kept := rep.Violations[:0]
 	for _, f := range rep.Violations {
-		if f.Slack > 0 {
+		if f.Timing() {
 			if sp := stall.Window(f, f.Time, f.Time, spans); len(sp) > 0 {
 				f.Why = fmt.Sprintf("%s (timing-inconclusive: %s)", f.Why, sp[0])
 				rep.Inconclusive = append(rep.Inconclusive, f)

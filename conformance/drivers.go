@@ -722,6 +722,16 @@ func lastOf(packets []*tester.Packet) string {
 	return packets[len(packets)-1].String()
 }
 
+// giveUp has p drop request m as a client that forgot it answers (an
+// RPC_UNKNOWN, deliberate: unprompted), so that the IUT's server ends the
+// RPC (homa_rpc_unknown_pkt) and the spec's exchange ends there; why says
+// why, in the capture's mark.
+func (m msgSpec) giveUp(p *tester.Peer, why string) {
+	GinkgoHelper()
+	Expect(p.SendDeliberate(iut(), ctrlLevel(params()), &wire.RPCUnknownFields{Common: m.control()},
+		"RPC_UNKNOWN for a request the tester gives up ("+why+")")).To(Succeed())
+}
+
 // errEarly marks a packet a Check excludes because it came too early.
 var errEarly = errors.New("too early")
 

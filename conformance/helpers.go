@@ -707,11 +707,7 @@ func checkRules(own string, peers ...*tester.Peer) {
 			otherShould = append(otherShould, line)
 		}
 	}
-	for i, line := range otherShould {
-		if i == maxOtherShould {
-			AddReportEntry(entryOtherShould, fmt.Sprintf(moreShould+"%d more", len(otherShould)-i))
-			break
-		}
+	for _, line := range capShould(otherShould) {
 		AddReportEntry(entryOtherShould, line)
 	}
 	// A timing check passed only by the slack this machine's noise
@@ -825,7 +821,7 @@ func slackOnly(judged []spec.Finding, peers ...*tester.Peer) []spec.Finding {
 	}
 	var out []spec.Finding
 	for _, q := range quiet {
-		if q.Slack > 0 && !seen[key(q)] {
+		if q.Timing() && !seen[key(q)] {
 			seen[key(q)] = true
 			out = append(out, q)
 		}
@@ -932,7 +928,7 @@ func inconclusive(v spec.Finding, view []spec.Event) bool {
 // inconclusiveAs is inconclusive recording the finding as report entry
 // entry (entryInconclusive or entryElsewhere).
 func inconclusiveAs(entry string, v spec.Finding, view []spec.Event) bool {
-	if env.Stalls == nil || v.Slack <= 0 {
+	if env.Stalls == nil || !v.Timing() {
 		return false
 	}
 	env.Stalls.Settle(ctx(), time.Now())

@@ -224,6 +224,15 @@ func (r *Result) Failed() int {
 // maxOtherShould: "… and N more" stands for N findings.
 const moreShould = "… and "
 
+// capShould returns lines, SHOULD findings one a line, capped at
+// maxOtherShould: the rest are one last line, "… and N more".
+func capShould(lines []string) []string {
+	if len(lines) <= maxOtherShould {
+		return lines
+	}
+	return append(lines[:maxOtherShould:maxOtherShould], fmt.Sprintf(moreShould+"%d more", len(lines)-maxOtherShould))
+}
+
 // ShouldCount returns how many SHOULD findings of other rules s's
 // OtherShould lines stand for: one a line, and N for the "… and N more"
 // line that ends a capped list.

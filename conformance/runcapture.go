@@ -45,12 +45,6 @@ func findingKey(f spec.Finding) string {
 	return k
 }
 
-// timed reports whether f judges time: a deadline, an interval or a
-// silence, whose tolerance a loaded machine's noise may not cover.
-func timed(f spec.Finding) bool {
-	return f.Slack > 0 || f.Late > 0 || f.Early > 0 || !f.Since.IsZero()
-}
-
 // judgeRunCapture judges the pass's capture at path, every packet of its
 // active specs' hosts (Env.RunCapture), as homatest check does (the
 // testers' frames marked, the run's parameters and measured stalls beside
@@ -79,7 +73,7 @@ func judgeRunCapture(path string, iut TargetInfo, profile string, virtual bool) 
 	}
 	var must, should []string
 	for _, f := range spec.Charged(fr.Report.Violations, iut.Addr, iut.Addr6) {
-		if fr.TesterCharged(&f) || passFindings[findingKey(f)] || !virtual && timed(f) {
+		if fr.TesterCharged(&f) || passFindings[findingKey(f)] || !virtual && f.Timing() {
 			continue
 		}
 		line := fmt.Sprintf("%s frame %d: %s", f.Rule, f.Frame, f.Why)
@@ -92,13 +86,7 @@ func judgeRunCapture(path string, iut TargetInfo, profile string, virtual bool) 
 			should = append(should, line)
 		}
 	}
-	for i, line := range should {
-		if i == maxOtherShould {
-			res.OtherShould = append(res.OtherShould, fmt.Sprintf(moreShould+"%d more", len(should)-i))
-			break
-		}
-		res.OtherShould = append(res.OtherShould, line)
-	}
+	res.OtherShould = capShould(should)
 	if len(must) == 0 && len(should) > 0 {
 		// Its findings are SHOULD ones: a warning, whose rules line
 		// reads "(SHOULD)".

@@ -266,8 +266,7 @@ var _ = Describe("grants", func() {
 					AddReportEntry(entryInconclusive, fmt.Sprintf("the tester kept a segment a tick for only %d of %d ticks (of %v) in %v: too busy a machine for this tick", t, hold, pr.Tick, env.Clock.Now().Sub(start)))
 					for i, m := range msgs {
 						if len(peers[i%2].Received(tester.Match{Type: wire.TypeData, From: iut(), RPC: m.id})) == 0 {
-							Expect(peers[i%2].SendDeliberate(iut(), ctrlLevel(pr), &wire.RPCUnknownFields{Common: m.control()},
-								"RPC_UNKNOWN for a request the tester gives up (it could not keep a segment a tick)")).To(Succeed())
+							m.giveUp(peers[i%2], "it could not keep a segment a tick")
 						}
 					}
 					return
@@ -511,8 +510,7 @@ var _ = Describe("grants", func() {
 			// (sent whole, 2.4 MB at a 200 µs tick on a loaded machine
 			// outlasted the IUT's timeouts), and finishes the short one.
 			for i, m := range msgs {
-				Expect(from[i].SendDeliberate(iut(), ctrlLevel(pr), &wire.RPCUnknownFields{Common: m.control()},
-					"RPC_UNKNOWN for a long request the spec is done with (the server ends it)")).To(Succeed())
+				m.giveUp(from[i], "the spec is done with it")
 			}
 			goff := min(int(gs.Pkt.Grant().Offset()), short.msgLen)
 			short.sendData(peers[(k-1)%2], u, goff, gs.Pkt.Grant().Priority())

@@ -110,11 +110,11 @@ func (o *oracle) charged(f spec.Finding) bool {
 	if owner != o.iut {
 		return false
 	}
-	if f.Slack > 0 && spec.Raced(f, o.view, f.Frame-1, o.iut, o.reaction) {
+	if spec.Raced(f, o.view, f.Frame-1, o.iut, o.reaction) {
 		o.excused = append(o.excused, excusedFinding{f, fmt.Sprintf("sent less than %v after a packet of the RPC was given to the IUT: its timer may have decided before that packet reached it", o.reaction)})
 		return false
 	}
-	if o.stalls != nil && f.Slack > 0 {
+	if o.stalls != nil && f.Timing() {
 		if sp := o.stalled(f); len(sp) > 0 {
 			o.excused = append(o.excused, excusedFinding{f, "during a measured stall: " + sp[0].String()})
 			return false

@@ -75,6 +75,11 @@ type Finding struct {
 // one a capture drop can excuse.
 func (f *Finding) MayRestOnMissing() bool { return !f.alone }
 
+// Timing reports whether f judges time (a deadline, an interval, a
+// silence): it carries the tolerance it allowed (Slack), which a measured
+// stall, or a loaded machine's noise, may not have covered.
+func (f *Finding) Timing() bool { return f.Slack > 0 }
+
 // SeeFrames names the finding's other frames as reports print them:
 // "frame 86" for one, "frames 86,90" for several, "" for none.
 func (f *Finding) SeeFrames() string {

@@ -94,7 +94,7 @@ func (j Judge) HostsStream(ctx context.Context, sent, delivered func() (EventStr
 					w[n] = true
 				}
 			}
-			if v.Frame >= 1 && v.Frame <= counts[i] && v.ChargedTo == h && j.Params.Reaction > 0 && v.Slack > 0 && v.RPC != nil {
+			if v.Frame >= 1 && v.Frame <= counts[i] && v.ChargedTo == h && j.Params.Reaction > 0 && v.Timing() && v.RPC != nil {
 				if queries[i] == nil {
 					queries[i], raced[i] = map[int][]int{}, map[int]bool{}
 				}

@@ -306,7 +306,7 @@ func (hr *HostReport) ChargedRules() []RuleResult {
 // delivered to h (see Params.Reaction): h's timer may have decided before
 // that packet reached it.
 func Raced(f Finding, view []Event, at int, h netip.Addr, reaction time.Duration) bool {
-	if reaction <= 0 || f.Slack <= 0 || f.RPC == nil || at < 0 || at >= len(view) {
+	if reaction <= 0 || !f.Timing() || f.RPC == nil || at < 0 || at >= len(view) {
 		return false
 	}
 	act := &view[at]

@@ -416,7 +416,7 @@ func Explaining(f spec.Finding, view []spec.Event, spans []Span) []Span {
 // ExplainingAt is Explaining over a view given by frame: at(n) is view
 // frame n (1-based), false outside the view (spec.HostReport.Event).
 func ExplainingAt(f spec.Finding, at func(n int) (*spec.Event, bool), spans []Span) []Span {
-	if f.Slack <= 0 || len(spans) == 0 {
+	if !f.Timing() || len(spans) == 0 {
 		return nil
 	}
 	var from, to time.Time
