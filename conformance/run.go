@@ -101,6 +101,11 @@ type SpecResult struct {
 	// warning (Warns, without --strict): its State may be "failed", but it
 	// does not fail the run and is counted as a warning.
 	Warning bool `json:"warning,omitempty"`
+	// Counted is set in homatest run's report to how the spec counts in
+	// the verdict and tables (Outcome, strict as --strict): its State is
+	// Ginkgo's, so under --strict a spec with other rules' SHOULD
+	// findings has State "passed" and Counted "failed".
+	Counted string `json:"outcome,omitempty"`
 	// Duration is the spec's run time (ns).
 	Duration time.Duration `json:"duration_ns"`
 }

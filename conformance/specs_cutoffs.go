@@ -24,12 +24,7 @@ var _ = Describe("cutoffs", func() {
 			// belongs to level 4 (≤ 8000, > 4000); the defaults put it at 5.
 			cut := [wire.NumCutoffs]uint32{0, 0, 0, 1000000, 8000, 4000, 2000, 100}
 			const version = 7
-			// The tester host now holds these cutoffs, so it does not
-			// answer the IUT's DATA carrying version 7 as stale.
-			env.cutoffsHost(1).Set(cut, version)
-			Expect(p.SendDeliberate(iut(), ctrlLevel(params()), &wire.CutoffsFields{Common: first.control(), UnschedCutoffs: cut, CutoffVersion: version},
-				"CUTOFFS no stale DATA asked for, with a table of its own")).To(Succeed())
-			barrier(p, ctrlLevel(params()))
+			sendCutoffs(p, 1, first.control(), cut, version)
 			r := iutCall(p, reqLen, 100)
 			Expect(r.first.Pkt.Data().CutoffVersion()).To(Equal(uint16(version)), "cutoff_version of the next request")
 			// The levels below num_priorities count (homa_unsched_priority
@@ -49,10 +44,46 @@ var _ = Describe("cutoffs", func() {
 			checkExchange(p)
 			// Put the tester host and the IUT's view of it back to the
 			// defaults.
-			env.cutoffsHost(1).Set(params().UnschedCutoffs, params().CutoffVersion)
-			Expect(p.SendDeliberate(iut(), ctrlLevel(params()), &wire.CutoffsFields{Common: r.control(), UnschedCutoffs: params().UnschedCutoffs,
-				CutoffVersion: params().CutoffVersion}, "CUTOFFS no stale DATA asked for (back to the defaults)")).To(Succeed())
-			barrier(p, ctrlLevel(params()))
+			sendCutoffs(p, 1, r.control(), params().UnschedCutoffs, params().CutoffVersion)
+		}))
+
+	It("CUTOFFS-mid-message: after CUTOFFS, every DATA of a message begun before them (its scheduled bytes and its retransmissions) carries the new cutoff_version",
+		labels("cutoffs", "MUST", "HOMA-CUTOFF-001"), body(func() {
+			need("cutoffs", "grants")
+			if !onMain() {
+				Skip("unsupported: before HomaModule main (profile " + env.Profile + ") a message begun before CUTOFFS may keep the old cutoff_version (HOMA-CUTOFF-001 judges only first packets there)")
+			}
+			p := peer(1)
+			pr := params()
+			seg := maxSegData()
+			r := iutCall(p, pastU(4*seg), 100)
+			got, _ := r.receiveUnsched(p)
+			// The message's first packets went out with the version the
+			// IUT held; new cutoffs arrive while it waits for GRANTs.
+			const version = 9
+			sendCutoffs(p, 1, r.control(), [wire.NumCutoffs]uint32{0, 0, 0, 1000000, 8000, 4000, 2000, 100}, version)
+			// HomaModule writes the peer's cutoff_version into each packet
+			// as it transmits it (__homa_xmit_data), retransmissions
+			// included (homa_resend_data calls it too), not once per
+			// message.
+			Expect(p.Send(iut(), ctrlLevel(pr), &wire.ResendFields{Common: r.control(), Offset: 0, Length: uint32(min(seg, r.msgLen)), Priority: ctrlLevel(pr)})).To(Succeed())
+			_, err := p.Expect(ctx(), tester.Match{Type: wire.TypeData, From: iut(), RPC: r.id, Checks: []tester.Check{
+				tester.DataOffset(0), tester.Is("retransmit", 1), tester.Is("cutoff_version", version),
+			}}, wait(2*pr.Tick))
+			ok(err, "the first packet retransmitted after CUTOFFS version %d, carrying that version", version)
+			// The scheduled bytes, first transmitted after the CUTOFFS.
+			first := len(p.Log())
+			r.receiveRest(p, got, unsched(r.msgLen), env.Clock.Now())
+			for _, x := range p.Log()[first:] {
+				if x.Sent || x.Err != nil || x.Src != iut() || x.Pkt.Type() != wire.TypeData || x.Pkt.SenderID() != r.id {
+					continue
+				}
+				Expect(x.Pkt.Data().CutoffVersion()).To(Equal(uint16(version)), "cutoff_version of DATA at offset %d, sent after CUTOFFS version %d", x.Pkt.Data().Offset(), version)
+			}
+			res := r.respond(p, 100, pr.CutoffVersion)
+			Expect(res.Err).To(BeEmpty(), "the IUT's call failed")
+			checkExchange(p)
+			sendCutoffs(p, 1, r.control(), pr.UnschedCutoffs, pr.CutoffVersion)
 		}))
 
 	It("CUTOFFS-stale: DATA with a stale cutoff_version draws CUTOFFS from the receiver, for each peer (the once-a-jiffy limit is per peer)",
@@ -123,4 +154,17 @@ const maxJiffy = 10 * time.Millisecond
 func newJiffy() {
 	GinkgoHelper()
 	pause(deadline(maxJiffy), "waiting a jiffy so that the IUT may send CUTOFFS again")
+}
+
+// sendCutoffs has tester host i (p's) adopt cutoffs cut at version and tells
+// the IUT with a CUTOFFS packet in the header ctl of an RPC they share, as
+// a receiver whose cutoffs changed does (homa_cutoffs_pkt takes any
+// version), then waits until the IUT has processed it (barrier). The
+// tester host then takes DATA carrying version as current, not stale.
+func sendCutoffs(p *tester.Peer, i int, ctl wire.CommonFields, cut [wire.NumCutoffs]uint32, version uint16) {
+	GinkgoHelper()
+	env.cutoffsHost(i).Set(cut, version)
+	Expect(p.SendDeliberate(iut(), ctrlLevel(params()), &wire.CutoffsFields{Common: ctl, UnschedCutoffs: cut, CutoffVersion: version},
+		"CUTOFFS no stale DATA asked for, with a table of its own")).To(Succeed())
+	barrier(p, ctrlLevel(params()))
 }

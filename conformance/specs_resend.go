@@ -591,6 +591,42 @@ var _ = Describe("retransmission", func() {
 			r.serveFully(p, 100)
 			checkExchange(p)
 		}))
+
+	It("RPC_UNKNOWN-restart-served: a server creates an RPC from a restarted request's retransmitted DATA (retransmit=1 from offset 0, sent after its RPC_UNKNOWN), grants the rest of a long one and answers it",
+		labels("resend", "MUST", "HOMA-RESEND-006", "HOMA-GRANT-010", "HOMA-PRIO-003"), body(func() {
+			p := peer(0)
+			pr := params()
+			// A short request, and one past unsched_bytes the server must
+			// grant (facts RTX-11's restart seen from the server's side).
+			lens := []int{unsched(1000)}
+			if env.IUT.Info().Has(agent.CapGrants) {
+				lens = append(lens, pastU(3*maxSegData()))
+			}
+			for _, n := range lens {
+				m := newRequest(n, 100)
+				// The request's first transmission never reached the
+				// server, so the client's timer asks for the response
+				// (RESEND {0, -1}: nothing of it received, homa_request_retrans)
+				// and the server, which has no such RPC, answers
+				// RPC_UNKNOWN (homa_resend_pkt).
+				Expect(p.SendDeliberate(iut(), ctrlLevel(pr), &wire.ResendFields{Common: m.control(), Offset: 0, Length: wire.ResendAll, Priority: ctrlLevel(pr)},
+					"RESEND {0, -1} for a request whose DATA were all lost on the way")).To(Succeed())
+				_, err := p.Expect(ctx(), tester.Match{Type: wire.TypeRPCUnknown, From: iut(), RPC: m.id}, wait(2*pr.Tick))
+				ok(err, "RPC_UNKNOWN for RPC %d, whose request the server never got", m.id)
+				// The client restarts: what it had transmitted (the
+				// unscheduled bytes) again from offset 0, retransmit=1, at
+				// the level its cutoffs give the message, incoming the
+				// bytes transmitted (homa_rpc_unknown_pkt → homa_resend_data).
+				// Any DATA creates a server RPC the host does not have
+				// (homa_dispatch_pkts → homa_rpc_alloc_server), whatever its
+				// retransmit flag.
+				u := unsched(n)
+				m.send(p, 0, u, func(int) uint8 { return m.unschedPrio() }, u, true)
+				// The rest as the server's GRANTs allow, then the response.
+				m.finishPart(p, u)
+			}
+			checkExchange(p)
+		}))
 })
 
 // busyOrResent accepts the answers a sender may give a RESEND starting at

@@ -101,7 +101,7 @@ func (o *runOpts) writeJSONReport(out io.Writer, passes []*conformance.Result, v
 	t := conformance.Count(passes, o.strict)
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
-	markWarnings(passes, o.strict)
+	markOutcomes(passes, o.strict)
 	var all []conformance.SpecResult
 	for _, p := range passes {
 		for i := range p.Specs {
@@ -370,13 +370,15 @@ func writeAreaTable(w io.Writer, specs []conformance.SpecResult, strict bool) {
 	}
 }
 
-// markWarnings sets Warning on the specs of passes that failed only as
-// warnings (without strict: conformance.SpecResult.Outcome "warned", as
+// markOutcomes sets Counted on the specs of passes to how each counts
+// (conformance.SpecResult.Outcome), and Warning on those that failed
+// only as warnings (without strict: Outcome "warned", as
 // runReport.Warnings counts them).
-func markWarnings(passes []*conformance.Result, strict bool) {
+func markOutcomes(passes []*conformance.Result, strict bool) {
 	for _, p := range passes {
 		for i := range p.Specs {
-			p.Specs[i].Warning = p.Specs[i].Outcome(strict) == "warned"
+			p.Specs[i].Counted = p.Specs[i].Outcome(strict)
+			p.Specs[i].Warning = p.Specs[i].Counted == "warned"
 		}
 	}
 }

@@ -220,3 +220,45 @@ func TestRunAreaTable(t *testing.T) {
 		t.Errorf("JSON areas lack their terms:\n%s", b.String())
 	}
 }
+
+// TestRunJSONOutcome: each spec in -o json carries how it counted
+// ("outcome"): a spec whose State is Ginkgo's "passed" but that has other
+// rules' SHOULD findings counts "warned" without --strict and "failed"
+// with it (helper-165: its JSON said passed while the verdict counted it
+// failed); a failed SHOULD spec likewise; a clean one "passed".
+func TestRunJSONOutcome(t *testing.T) {
+	for _, strict := range []bool{false, true} {
+		p := &conformance.Result{Env: "x", Specs: []conformance.SpecResult{
+			{Name: "grant GRANT-a: other SHOULD", Area: "grant", Level: "MUST", State: "passed", OtherShould: []string{"HOMA-GRANT-006 SHOULD frame 9: late"}},
+			{Name: "ack NEED_ACK-b: a SHOULD spec", Area: "ack", Level: "SHOULD", State: "failed", Failure: "no ACK"},
+			{Name: "resend RESEND-c: clean", Area: "resend", Level: "MUST", State: "passed"},
+		}}
+		o := &runOpts{output: "json", artifacts: "runs/x", impl: "ref", env: "sim", strict: strict}
+		var b bytes.Buffer
+		if err := o.writeJSONReport(&b, []*conformance.Result{p}, "pass", "", ""); err != nil {
+			t.Fatal(err)
+		}
+		var rep struct {
+			Passes []struct {
+				Specs []struct {
+					Name    string `json:"name"`
+					State   string `json:"state"`
+					Outcome string `json:"outcome"`
+					Warning bool   `json:"warning"`
+				} `json:"specs"`
+			} `json:"passes"`
+		}
+		if err := json.Unmarshal(b.Bytes(), &rep); err != nil {
+			t.Fatalf("%v\n%s", err, b.String())
+		}
+		want := []string{"warned", "warned", "passed"}
+		if strict {
+			want = []string{"failed", "failed", "passed"}
+		}
+		for i, s := range rep.Passes[0].Specs {
+			if s.Outcome != want[i] || s.Warning != (want[i] == "warned") {
+				t.Errorf("strict %v: %s: state %q outcome %q warning %v; want outcome %q", strict, s.Name, s.State, s.Outcome, s.Warning, want[i])
+			}
+		}
+	}
+}
