@@ -315,7 +315,7 @@ var _ = Describe("grants", func() {
 			need("grants")
 			pr := params()
 			if pr.MaxSchedPrio < 1 || pr.MaxOvercommit < 2 {
-				Skip(fmt.Sprintf("unsupported: max_sched_prio %d and max_overcommit %d leave one scheduled level or one granted message", pr.MaxSchedPrio, pr.MaxOvercommit))
+				Skip(fmt.Sprintf("unsupported: max_sched_prio %d and max_overcommit %d leave one scheduled level or one granted message (%s)", pr.MaxSchedPrio, pr.MaxOvercommit, moreSchedLevels))
 			}
 			if pr.FIFOGrantIncrement > 0 && pr.HighPriority() <= pr.MaxSchedPrio {
 				Skip(fmt.Sprintf("unsupported: FIFO GRANTs (level %d) cannot be told from SRPT GRANTs (levels 0-%d) with num_priorities %d", pr.HighPriority(), pr.MaxSchedPrio, pr.NumPriorities))
@@ -424,7 +424,7 @@ var _ = Describe("grants", func() {
 			k := min(pr.MaxSchedPrio+2, pr.MaxOvercommit)
 			switch {
 			case pr.MaxSchedPrio < 1:
-				Skip("unsupported: max_sched_prio 0 leaves one scheduled level")
+				Skip("unsupported: max_sched_prio 0 leaves one scheduled level (" + moreSchedLevels + ")")
 			case k < pr.MaxSchedPrio+1:
 				Skip(fmt.Sprintf("unsupported: max_overcommit %d grants fewer than the %d messages that level max_sched_prio %d needs", pr.MaxOvercommit, pr.MaxSchedPrio+1, pr.MaxSchedPrio))
 			case pr.MaxRPCsPerPeer > 0 && 2*pr.MaxRPCsPerPeer < k:
@@ -574,6 +574,13 @@ var _ = Describe("grants", func() {
 			checkExchange(p)
 		}))
 })
+
+// moreSchedLevels says how an IUT gets the scheduled levels and granted
+// messages the SRPT priority specs need: max_sched_prio is the level below
+// the lowest one its unsched_cutoffs give unscheduled DATA (HomaModule
+// homa_prios_changed), so fewer unscheduled levels or more levels in all
+// raise it.
+const moreSchedLevels = "to run it, give the IUT unsched_cutoffs that leave two levels or more below the unscheduled ones, or more num_priorities, and max_overcommit 2 or more"
 
 // grantsRise checks the GRANTs a receiver sent for one message of msgLen
 // bytes, in arrival order: the first above U and at most U plus the grant

@@ -136,6 +136,12 @@ func TestRunWarningCountedOnce(t *testing.T) {
 	if code != ExitOK || !regexp.MustCompile(`\n  ack +0 +0 +1 +0 +0 +\d+\n`).MatchString(out) {
 		t.Fatalf("exit %d, %v; want 0 and the ack row counting 1 warned, 0 failed:\n%s", code, err, out)
 	}
+	// A focused run says RUN-capture did not run and how to judge its
+	// capture (helper-165: it said nothing).
+	if want := "RUN-capture not run: the pass's whole capture is judged after a whole-suite pass only (no --focus, --rules or --label-filter); judge this one with homatest check " +
+		filepath.Join(dir, "t", "pass-1", "capture.pcapng") + "\n"; !strings.Contains(out, want) {
+		t.Errorf("output lacks %q:\n%s", want, out)
+	}
 	junit := filepath.Join(dir, "w.xml")
 	out, err, code = run(t, append(args, "--artifacts", filepath.Join(dir, "j"), "-o", "json", "--junit", junit)...)
 	if code != ExitOK {

@@ -147,6 +147,9 @@ func (o *runOpts) report(out io.Writer, passes []*conformance.Result) error {
 	if t.TimingInconclusive > 0 {
 		counts += "; " + plural.Of(t.TimingInconclusive, "timing finding", "timing findings") + " inconclusive"
 	}
+	if note := o.runCaptureNote(passes); note != "" {
+		fmt.Fprintf(w, "\n%s\n", note)
+	}
 	verdict := "PASS (" + counts + ")"
 	switch t.Verdict() {
 	case "fail":
@@ -160,6 +163,22 @@ func (o *runOpts) report(out io.Writer, passes []*conformance.Result) error {
 	}
 	fmt.Fprintf(w, "\n%s; artifacts in %s (report: %s)\n", verdict, o.artifacts, filepath.Join(o.artifacts, reportFile))
 	return w.err
+}
+
+// runCaptureNote says, for a run whose --focus, --rules or --label-filter
+// selected specs, that RUN-capture (the pass's whole capture judged, which
+// follows only a whole-suite pass) did not run and how to judge the
+// capture anyway; "" for a whole-suite run, or one whose passes kept no
+// capture.
+func (o *runOpts) runCaptureNote(passes []*conformance.Result) string {
+	if o.labelFilter == "" && o.rules == "" && len(o.focus) == 0 || len(passes) == 0 {
+		return ""
+	}
+	capture := filepath.Join(o.artifacts, "pass-1", "capture.pcapng")
+	if _, err := os.Stat(capture); err != nil {
+		return ""
+	}
+	return fmt.Sprintf("RUN-capture not run: the pass's whole capture is judged after a whole-suite pass only (no --focus, --rules or --label-filter); judge this one with homatest check %s", capture)
 }
 
 // runIncompleteWhy says why tally t is incomplete (Tally.Incomplete).
