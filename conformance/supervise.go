@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"os"
 	"os/exec"
@@ -18,6 +19,7 @@ import (
 
 	"github.com/homatest/homatest/agent"
 	"github.com/homatest/homatest/homa"
+	"github.com/homatest/homatest/internal/atomicfile"
 	"github.com/homatest/homatest/internal/childproc"
 	"github.com/homatest/homatest/internal/plural"
 	"github.com/homatest/homatest/internal/timescale"
@@ -393,6 +395,31 @@ type MatrixEntry struct {
 	AsCatalogued bool `json:"as_catalogued"`
 }
 
+// forgetCaptures rewrites res, a mutation-matrix pass's result, and its
+// file resFile after the matrix removed the captures pcaps: no spec names
+// a removed capture as its own, and a failure text that names one (as
+// RUN-capture's gives the homatest check command) says it was removed and
+// how to keep it (run --fault knob).
+func forgetCaptures(resFile string, res *Result, pcaps []string, knob string) error {
+	for i := range res.Specs {
+		sp := &res.Specs[i]
+		for _, p := range pcaps {
+			if sp.Capture == p {
+				sp.Capture = ""
+			}
+			sp.Failure = strings.ReplaceAll(sp.Failure, p, p+" (removed by --mutation-matrix; homatest run --fault "+knob+" keeps it)")
+		}
+	}
+	return atomicfile.Write(resFile, func(w io.Writer) error {
+		b, err := json.MarshalIndent(res, "", "  ")
+		if err != nil {
+			return err
+		}
+		_, err = w.Write(b)
+		return err
+	})
+}
+
 // ruleIDs matches the rule IDs a failure names.
 var ruleIDs = regexp.MustCompile(`HOMA-[A-Z]+-[0-9]{3}`)
 
@@ -421,9 +448,12 @@ func (s *Supervisor) MutationMatrix(o PassOptions, progress func(knob string, i,
 		if res.SetupError != "" {
 			return nil, fmt.Errorf("fault %s: the test environment could not be built: %s", f.Name, res.SetupError)
 		}
-		if pcaps, err := filepath.Glob(filepath.Join(s.Dir, "fault-"+f.Name, "*.pcapng")); err == nil {
+		if pcaps, err := filepath.Glob(filepath.Join(s.Dir, "fault-"+f.Name, "*.pcapng")); err == nil && len(pcaps) > 0 {
 			for _, p := range pcaps {
 				removeWithSidecars(p) // no .params or .stalls.json left for a removed capture
+			}
+			if err := forgetCaptures(filepath.Join(s.Dir, "fault-"+f.Name, passResultFile), res, pcaps, f.Name); err != nil {
+				return nil, err
 			}
 		}
 		// Empty lists are [] in the JSON, never null.

@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
+	"github.com/homatest/homatest/conformance"
 	"github.com/homatest/homatest/homa"
 )
 
@@ -98,6 +100,31 @@ func TestJSONNoNullLists(t *testing.T) {
 		if left, _ := filepath.Glob(filepath.Join(dir, "matrix", "fault-*", pat)); len(left) > 0 {
 			t.Errorf("run --mutation-matrix left %v", left)
 		}
+	}
+	// Nor do the passes' result.json name a removed capture as a spec's
+	// own (helper-165: RUN-capture's failure text named one); a failure
+	// text naming one says it was removed.
+	results, _ := filepath.Glob(filepath.Join(dir, "matrix", "fault-*", "result.json"))
+	for _, f := range results {
+		var res conformance.Result
+		if b, err := os.ReadFile(f); err != nil || json.Unmarshal(b, &res) != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		for _, sp := range res.Specs {
+			if sp.Capture != "" {
+				if _, err := os.Stat(sp.Capture); err != nil {
+					t.Errorf("%s: %s names capture %s: %v", f, sp.ShortName(), sp.Capture, err)
+				}
+			}
+			for _, m := range regexp.MustCompile(`\S+\.pcapng( \(removed)?`).FindAllStringSubmatch(sp.Failure, -1) {
+				if m[1] == "" {
+					t.Errorf("%s: %s's failure names %s without saying it was removed", f, sp.ShortName(), m[0])
+				}
+			}
+		}
+	}
+	if len(results) == 0 {
+		t.Errorf("run --mutation-matrix wrote no fault-*/result.json")
 	}
 	var matrix []struct {
 		Fault  string
