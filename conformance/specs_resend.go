@@ -574,21 +574,48 @@ var _ = Describe("retransmission", func() {
 			checkExchange(p)
 		}))
 
-	It("RPC_UNKNOWN-restart: a client told RPC_UNKNOWN mid-request retransmits the request from offset 0 with retransmit=1",
+	It("RPC_UNKNOWN-restart: a client told RPC_UNKNOWN mid-request retransmits the request from offset 0 with retransmit=1, every byte it had transmitted (scheduled ones too), and completes it",
 		labels("resend", "MUST", "HOMA-RESEND-007", "HOMA-RESEND-003"), body(func() {
 			needResends()
 			need("grants")
 			p := peer(0)
+			pr := params()
+			seg := maxSegData()
 			r := iutCall(p, pastU(50000), 100)
-			// Let the unscheduled bytes arrive, then forget the RPC.
-			r.receiveUnsched(p)
+			// Let the unscheduled bytes and two granted segments arrive,
+			// then forget the RPC.
+			got, sent := r.receiveUnsched(p)
+			granted := min(r.msgLen, unsched(r.msgLen)+2*seg)
+			Expect(p.Send(iut(), ctrlLevel(pr), &wire.GrantFields{Common: r.control(), Offset: uint32(granted)})).To(Succeed())
+			for !got.Covers(0, uint32(granted)) {
+				d, err := p.Expect(ctx(), tester.Match{Type: wire.TypeData, From: iut(), RPC: r.id}, wait(20*time.Millisecond))
+				ok(err, "the request's bytes up to the GRANT's %d: have %d", granted, got.Total())
+				got.Add(d.Pkt.Data().Offset(), d.Pkt.Data().Offset()+uint32(d.Pkt.Data().DataLen()))
+				sent = max(sent, int(d.Pkt.Data().Offset())+d.Pkt.Data().DataLen())
+			}
 			forget(p, r.control())
-			d, err := p.Expect(ctx(), tester.Match{Type: wire.TypeData, From: iut(), RPC: r.id, Checks: []tester.Check{
-				tester.DataOffset(0), tester.Is("retransmit", 1),
-			}}, wait(2*params().Tick))
-			ok(err, "the request restarted from offset 0")
-			r.first = d
-			r.serveFully(p, 100)
+			// The restart retransmits everything transmitted, [0, tx_end),
+			// with retransmit=1 (homa_rpc_unknown_pkt → homa_resend_data):
+			// the bytes past U the GRANT let out are not sent again as
+			// first transmissions.
+			var again byteranges.Set
+			var last time.Time
+			for !again.Covers(0, uint32(sent)) {
+				d, err := p.Expect(ctx(), tester.Match{Type: wire.TypeData, From: iut(), RPC: r.id}, wait(2*pr.Tick))
+				ok(err, "the request restarted: the %d bytes transmitted before RPC_UNKNOWN again, have %d", sent, again.Total())
+				dd := d.Pkt.Data()
+				if again.Total() == 0 {
+					Expect(dd.Offset()).To(BeZero(), "the restart's first DATA starts at offset 0")
+				}
+				if int(dd.Offset()) < sent {
+					Expect(dd.Retransmit()).To(Equal(uint8(1)), "restarted DATA at offset %d, below the %d bytes transmitted before RPC_UNKNOWN, with retransmit=0: a restart retransmits [0, tx_end)", dd.Offset(), sent)
+				}
+				again.Add(dd.Offset(), dd.Offset()+uint32(dd.DataLen()))
+				last = d.At
+			}
+			r.receiveRest(p, &again, granted, last)
+			res := r.respond(p, 100, pr.CutoffVersion)
+			Expect(res.Err).To(BeEmpty(), "the IUT's call failed")
 			checkExchange(p)
 		}))
 

@@ -178,7 +178,14 @@ func (o *runOpts) runCaptureNote(passes []*conformance.Result) string {
 	if _, err := os.Stat(capture); err != nil {
 		return ""
 	}
-	return fmt.Sprintf("RUN-capture not run: the pass's whole capture is judged after a whole-suite pass only (no --focus, --rules or --label-filter); judge this one with homatest check %s", capture)
+	note := fmt.Sprintf("RUN-capture not run: the pass's whole capture is judged after a whole-suite pass only (no --focus, --rules or --label-filter); judge this one with homatest check %s", capture)
+	switch n := len(passes); {
+	case n == 2:
+		note += " (and likewise pass-2)"
+	case n > 2:
+		note += fmt.Sprintf(" (and likewise pass-2 to pass-%d)", n)
+	}
+	return note
 }
 
 // runIncompleteWhy says why tally t is incomplete (Tally.Incomplete).
