@@ -354,6 +354,19 @@ func (r *iutRPC) serveFully(p *tester.Peer, respLen int) {
 // returns the GRANTs it got and the response's first DATA.
 func (m msgSpec) completeRequest(p *tester.Peer, sentTo int) ([]*tester.Packet, *tester.Packet) {
 	GinkgoHelper()
+	grants := m.sendGranted(p, sentTo)
+	resp, err := p.Expect(ctx(), tester.Match{Type: wire.TypeData, From: iut(), RPC: m.id},
+		wait(20*time.Millisecond))
+	ok(err, "the response to request %d", m.id)
+	m.ack(p)
+	return grants, resp
+}
+
+// sendGranted sends the rest of request m, of which the tester sent the
+// first sentTo bytes, as the IUT's GRANTs allow, until the whole message
+// is sent, and returns the GRANTs in arrival order.
+func (m msgSpec) sendGranted(p *tester.Peer, sentTo int) []*tester.Packet {
+	GinkgoHelper()
 	var grants []*tester.Packet
 	// Only a GRANT that lets the message on renews the bound, so an IUT
 	// repeating a stuck GRANT fails here, not at the spec's node timeout.
@@ -370,11 +383,7 @@ func (m msgSpec) completeRequest(p *tester.Peer, sentTo int) ([]*tester.Packet, 
 			end, moved = deadline(bound), len(grants)
 		}
 	}
-	resp, err := p.Expect(ctx(), tester.Match{Type: wire.TypeData, From: iut(), RPC: m.id},
-		wait(20*time.Millisecond))
-	ok(err, "the response to request %d", m.id)
-	m.ack(p)
-	return grants, resp
+	return grants
 }
 
 // takeGrants consumes the GRANTs for m that have arrived and returns them

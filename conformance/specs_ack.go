@@ -7,7 +7,9 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
+	"github.com/homatest/homatest/agent"
 	"github.com/homatest/homatest/conformance/tester"
+	"github.com/homatest/homatest/internal/byteranges"
 	"github.com/homatest/homatest/spec"
 	"github.com/homatest/homatest/spec/wire"
 )
@@ -95,6 +97,39 @@ var _ = Describe("acknowledgements", func() {
 			}
 			checkExchange(p)
 		}))
+	It("NEED_ACK-held-response: a server whose long response waits for GRANTs sends no NEED_ACK while bytes of it are untransmitted, and asks once the rest is granted and sent",
+		labels("ack", "MUST", "HOMA-ACK-001", "HOMA-ACK-005"), body(func() {
+			need("need-ack", "grants")
+			p := peer(0)
+			pr := params()
+			// A response past unsched_bytes: the server sends its
+			// unscheduled bytes, then waits for the client's GRANTs. A
+			// server asks for the ACK only once tx_end reaches the
+			// response's length (homa_timer_check_rpc), and a server RPC
+			// past its request never times out, so holding the GRANTs
+			// costs nothing.
+			// The request carries the response's length in its first
+			// bytes (agent.PayloadHeaderLen): past a smaller
+			// unsched_bytes it needs GRANTs.
+			m := newRequest(max(unsched(2000), agent.PayloadHeaderLen), pastU(3*maxSegData()))
+			m.sendUnsched(p, 0, unsched(m.msgLen))
+			m.sendGranted(p, unsched(m.msgLen))
+			u := unsched(m.respLen)
+			var got byteranges.Set
+			for !got.Covers(0, uint32(u)) {
+				d, err := p.Expect(ctx(), tester.Match{Type: wire.TypeData, From: iut(), RPC: m.id}, wait(20*time.Millisecond))
+				ok(err, "the response's unscheduled bytes: have %d of %d", got.Total(), u)
+				got.Add(d.Pkt.Data().Offset(), d.Pkt.Data().Offset()+uint32(d.Pkt.Data().DataLen()))
+			}
+			hold := pr.Ticks(pr.RequestAckTicks + 3)
+			ok(p.ExpectNone(ctx(), tester.Match{Type: wire.TypeNeedAck, From: iut(), RPC: m.id}, hold),
+				"NEED_ACK while the response was held at its grant horizon (%d of %d bytes transmitted): a server asks only once the whole response is", u, m.respLen)
+			// Granted now: the rest comes, then the NEED_ACK the tester
+			// answers (msgSpec.ack).
+			m.ack(p)
+			checkExchange(p)
+		}))
+
 	It("NEED_ACK-repeat: a server whose response stays unacknowledged keeps asking with NEED_ACK, at most once a tick, past timeout_ticks, and still holds the RPC: a RESEND for the response is answered with its bytes",
 		labels("ack", "MUST", "HOMA-ACK-006", "HOMA-ACK-003", "HOMA-RESEND-019"), body(func() {
 			waitsTimeout()
