@@ -7,6 +7,7 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/homatest/homatest/conformance/tester"
+	"github.com/homatest/homatest/spec"
 	"github.com/homatest/homatest/spec/wire"
 )
 
@@ -17,34 +18,11 @@ var _ = Describe("client requests", func() {
 			need("grants")
 			p := peer(1)
 			pr := params()
-			reqLen := pastU(30000)
-			r := iutCall(p, reqLen, 100)
-			u := unsched(reqLen)
-			// Only the unscheduled bytes come before a GRANT.
-			Expect(p.ExpectNone(ctx(), tester.Match{Type: wire.TypeData, From: iut(), RPC: r.id,
-				Checks: []tester.Check{func(x *tester.Packet) error {
-					if d := x.Pkt.Data(); int(d.Offset())+d.DataLen() > u {
-						return nil
-					}
-					return errEarly
-				}}}, min(window(2*pr.Tick), time.Duration(pr.TimeoutTicks)*pr.Tick/3))).To(Succeed(), "DATA beyond U=%d before any GRANT", u)
-			// Grant the rest at scheduled level 2 and take the whole request.
-			Expect(p.SendDeliberate(iut(), ctrlLevel(params()), &wire.GrantFields{Common: r.control(), Offset: uint32(reqLen), Priority: 2},
-				"GRANT of the whole request at priority 2 with one message")).To(Succeed())
-			r.msgLen = reqLen
-			var last *tester.Packet
-			for {
-				d, err := p.Expect(ctx(), tester.Match{Type: wire.TypeData, From: iut(), RPC: r.id}, wait(10*params().Tick))
-				ok(err, "request DATA after the GRANT")
-				if int(d.Pkt.Data().Offset())+d.Pkt.Data().DataLen() >= reqLen {
-					last = d
-					break
-				}
-			}
-			Expect(last.Priority).To(Equal(uint8(2)), "scheduled DATA uses the GRANT's priority")
-			res := r.respond(p, 100, pr.CutoffVersion)
-			if res.Err != "" {
-				Fail("the IUT's call failed: " + res.Err)
+			// Well past U, and an eighth of a segment past it: the first
+			// transmission stops at U however little follows it
+			// (homa_message_out_fill puts a packet boundary at U).
+			for _, reqLen := range []int{pastU(30000), pastU(max(1, maxSegData()/8))} {
+				unschedThenGranted(p, pr, reqLen)
 			}
 			checkExchange(p)
 		}))
@@ -61,3 +39,39 @@ var _ = Describe("client requests", func() {
 			checkExchange(p)
 		}))
 })
+
+// unschedThenGranted has the IUT call tester p with a reqLen-byte request
+// past unsched_bytes and checks its first transmission: only the
+// unscheduled bytes [0, U) before a GRANT; then it grants the rest at
+// scheduled level 2 and checks that level on the last DATA, and responds.
+func unschedThenGranted(p *tester.Peer, pr spec.Params, reqLen int) {
+	GinkgoHelper()
+	r := iutCall(p, reqLen, 100)
+	u := unsched(reqLen)
+	// Only the unscheduled bytes come before a GRANT.
+	Expect(p.ExpectNone(ctx(), tester.Match{Type: wire.TypeData, From: iut(), RPC: r.id,
+		Checks: []tester.Check{func(x *tester.Packet) error {
+			if d := x.Pkt.Data(); int(d.Offset())+d.DataLen() > u {
+				return nil
+			}
+			return errEarly
+		}}}, min(window(2*pr.Tick), time.Duration(pr.TimeoutTicks)*pr.Tick/3))).To(Succeed(), "DATA beyond U=%d of a %d-byte request before any GRANT", u, reqLen)
+	// Grant the rest at scheduled level 2 and take the whole request.
+	Expect(p.SendDeliberate(iut(), ctrlLevel(params()), &wire.GrantFields{Common: r.control(), Offset: uint32(reqLen), Priority: 2},
+		"GRANT of the whole request at priority 2 with one message")).To(Succeed())
+	r.msgLen = reqLen
+	var last *tester.Packet
+	for {
+		d, err := p.Expect(ctx(), tester.Match{Type: wire.TypeData, From: iut(), RPC: r.id}, wait(10*params().Tick))
+		ok(err, "request DATA after the GRANT")
+		if int(d.Pkt.Data().Offset())+d.Pkt.Data().DataLen() >= reqLen {
+			last = d
+			break
+		}
+	}
+	Expect(last.Priority).To(Equal(uint8(2)), "scheduled DATA uses the GRANT's priority")
+	res := r.respond(p, 100, pr.CutoffVersion)
+	if res.Err != "" {
+		Fail("the IUT's call failed: " + res.Err)
+	}
+}
