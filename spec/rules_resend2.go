@@ -533,7 +533,8 @@ func timedOutUnsure(r *RPC, e *Event) (string, bool) {
 //     lost at least that much may have kept the server's timer from
 //     counting to timeout_ticks (a loaded host's timer runs late and
 //     catches up: the ref once RESENDed after a 0.5 s stall, then got the
-//     DATA 22 ms later and asked for the bytes its GRANT had authorised);
+//     DATA 22 ms later and asked for the bytes its GRANT had authorised),
+//     also when a later silence fell short of Sure (ServerTimeout.Recreated);
 //   - Held: the trace took the server's own GRANT as restarting its count
 //     when the capture saw it, so no abort; had the GRANT left the server
 //     Held earlier (decided, then held up by a stall before it reached
@@ -544,6 +545,13 @@ func timedOutUnsure(r *RPC, e *Event) (string, bool) {
 // Without a measured stall (a capture checked alone) the violation stands.
 func timedOut(c *Ctx, r *RPC, e *Event, v Result) Result {
 	st := r.serverTimeoutAt(e)
+	if st != nil && !st.Sure && st.Held == 0 && st.Recreated != nil && st.Recreated.Time.After(r.RecreatedTime) {
+		// A later silence fell short of Sure, but the server's state
+		// (and so the violation) still rests on the earlier inference
+		// that a late DATA re-created the RPC (unless a re-creation after an
+		// ack came since: RPC.RecreatedTime).
+		st = st.Recreated
+	}
 	switch {
 	case st == nil:
 		return v

@@ -63,6 +63,32 @@ func TestServerTimeoutLateDataRecreates(t *testing.T) {
 	}
 }
 
+// TestServerTimeoutRecreatedThenUnsure: after a late DATA re-created the
+// RPC (a Sure server timeout), a second silence within RTX-10's tolerance
+// (an unsure one) does not make the re-created state a certainty: a
+// violation that rests on it (a RESEND past the re-created RPC's horizon)
+// stays a timing finding over the first silence, 22 ms past its bound.
+// It was a plain MUST violation: at tick_ns 200000 beside two CPU hogs the
+// ref, whose starved timer had kept its RPC, failed GRANT-srpt so.
+func TestServerTimeoutRecreatedThenUnsure(t *testing.T) {
+	b := newTrace(t, wire.VersionCurrent)
+	b.message(true, 2, 6000, 0, 3000, 3000, 6)
+	b.after(10*time.Microsecond).grant(false, 2, 6000, 0)
+	// 124 ms on, DATA re-creates the RPC with the horizon its incoming
+	// gives (4424), then, 99 ms on (past timeout_ticks-2 less slack, short
+	// of timeout_ticks plus slack), more DATA.
+	b.after(124*time.Millisecond).message(true, 2, 6000, 3000, 4424, 4424, 6)
+	b.after(99*time.Millisecond).message(true, 2, 6000, 4424, 4500, 4424, 6)
+	// The server asks for [4424, 6000): its old RPC's GRANT authorised
+	// them, the re-created one's horizon did not.
+	asked := b.after(5*time.Millisecond).resend(false, 2, 4424, 1576, 7)
+	rep := b.checkAt(HostPoint(b.server), "linux", "HOMA-RESEND-012", "unsched_bytes=3000")
+	wantViolations(t, rep, "HOMA-RESEND-012", asked)
+	if f := rep.Violations[0]; f.Late != 22*time.Millisecond || !f.Timing() {
+		t.Errorf("violation late %v slack %v, want a timing finding 22ms past the first silence's bound", f.Late, f.Slack)
+	}
+}
+
 // TestServerTimeoutWithinTolerance: late DATA within RTX-10's tolerance of
 // timeout_ticks (98 ticks after the GRANT, slack 2ms) may or may not have
 // found the RPC: a RESEND only the re-created RPC would send is

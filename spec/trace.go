@@ -550,6 +550,10 @@ type ServerTimeout struct {
 	Held       time.Duration
 	Since      time.Time
 	GrantFrame int
+	// Recreated, on one that is not Sure, is the latest Sure one before
+	// it (nil: none): the trace's state of the server, and so what a
+	// finding rests on, may still come from that re-creation.
+	Recreated *ServerTimeout
 }
 
 // evictAt returns when the trace may forget r: EvictAfter after its last
@@ -1342,6 +1346,12 @@ func (t *Trace) Apply(e *Event) {
 			// RTX-11), holding only the bytes that arrive from now on: a
 			// request packet held up in a saturated host's queue for
 			// longer than the timeout does this.
+			if prev := r.ServerTimeout; !st.Sure && prev != nil {
+				st.Recreated = prev
+				if !prev.Sure {
+					st.Recreated = prev.Recreated
+				}
+			}
 			r.ServerTimeout = st
 			if st.Sure {
 				t.newIncarnation(r, true)
