@@ -1,9 +1,12 @@
 package conformance
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
+	"strings"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -105,6 +108,91 @@ var _ = Describe("retransmission", func() {
 			if res.Err != "" {
 				Fail("the IUT's call failed: " + res.Err)
 			}
+			checkExchange(p)
+		}))
+
+	It("RESEND-range: a RESEND for a range of scheduled request packets the IUT sent draws exactly the packets it overlaps, each retransmit=1 with its true offset in seg.offset and at the asked priority, the top level or a lower one",
+		labels("resend", "MUST", "HOMA-RESEND-002", "HOMA-RESEND-003", "HOMA-RESEND-004", "HOMA-RESEND-016", "HOMA-RESEND-021", "HOMA-WIRE-006"), body(func() {
+			need("grants")
+			p := peer(0)
+			pr := params()
+			// The client hears only retransmissions from the last GRANT to
+			// the response: two RESENDs, each answered at once and followed
+			// by a tick's window.
+			quietFits(3 * window(pr.Tick))
+			r := iutCall(p, pastU(8*maxSegData()), 100)
+			r.receiveRequest(p)
+			// The request's scheduled packets, all transmitted (the tester
+			// granted the whole request): homa_resend_data retransmits each
+			// one a range overlaps, and only those, every one at the
+			// RESEND's priority, retransmit=1 and its offset in seg.offset.
+			// Scheduled ones, since a sender that builds them with the
+			// in-sequence sentinel must still write the true offset there.
+			u := uint32(unsched(r.msgLen))
+			sched := p.ReceivedAll(tester.Match{Type: wire.TypeData, From: iut(), RPC: r.id, Checks: []tester.Check{
+				tester.Is("retransmit", 0), tester.DataOffsetIn(u, ^uint32(0)),
+			}})
+			slices.SortFunc(sched, func(a, b *tester.Packet) int { return cmp.Compare(a.Pkt.Data().Offset(), b.Pkt.Data().Offset()) })
+			if len(sched) < 8 {
+				Skip(fmt.Sprintf("unsupported: the IUT sent its request's %d scheduled bytes in %d packets, where the spec asks for ranges of eight (of at most %d bytes each, the link's max_seg_data)", r.msgLen-int(u), len(sched), maxSegData()))
+			}
+			at := func(i int) int { return int(sched[i].Pkt.Data().Offset()) }
+			// At the top level, a range from inside one packet to the first
+			// byte of the third after it, well before the transmitted end:
+			// the three packets it touches, not the one after.
+			top := ctrlLevel(pr)
+			r.resendRange(p, sched, at(1)+1, at(3)+1, top)
+			// At a lower level, a range of three whole packets ending where
+			// the next begins.
+			r.resendRange(p, sched, at(4), at(7), uint8(max(0, int(top)-2)))
+			res := r.respond(p, 100, pr.CutoffVersion)
+			Expect(res.Err).To(BeEmpty(), "the IUT's call failed")
+			checkExchange(p)
+		}))
+
+	It("RESEND-gaps: a server missing two segments of a request and its granted tail asks, after resend_ticks of silence, for each gap and for the tail in a RESEND of its own, and for no byte it received",
+		labels("resend", "MUST", "HOMA-RESEND-001", "HOMA-RESEND-008", "HOMA-RESEND-012", "HOMA-RESEND-025", "HOMA-RESEND-026"), body(func() {
+			needResends()
+			if !onMain() {
+				Skip("unsupported: before HomaModule main's be5081e (profile " + env.Profile + ") a receiver asks for one range per RESEND round")
+			}
+			p := peer(0)
+			pr := params()
+			m, sent, granted, rs := gapsRequest(p)
+			// homa_request_retrans: one RESEND for each gap below recv_end,
+			// then one for [recv_end, granted); none may ask for a byte
+			// that arrived. In any order, and a round may repeat every
+			// resend_interval; the checker judges the round's timing and
+			// wholeness within a tick (HOMA-RESEND-001, -008, -026).
+			want := sent.Gaps(uint32(granted))
+			asked := map[byteranges.Range]uint8{} // each range's asked priority
+			end := deadline(wait(2 * pr.Tick))
+			for {
+				x := rs.Pkt.Resend()
+				got := byteranges.Range{Start: x.Offset(), End: uint32(min(uint64(x.Offset())+uint64(x.Length()), 1<<32-1))}
+				if !slices.Contains(want, got) {
+					why := "not one of them"
+					if n := sent.Overlap(got.Start, got.End); n > 0 {
+						why = fmt.Sprintf("one that asks for %d bytes the IUT received", n)
+					}
+					Fail(fmt.Sprintf("RESEND for %s: the request lacks %s below the granted offset %d, each asked for in a RESEND of its own (homa_request_retrans); this is %s",
+						rangeText(got), rangesText(want), granted, why))
+				}
+				asked[got] = x.Priority()
+				if len(asked) == len(want) {
+					break
+				}
+				var err error
+				rs, err = p.Expect(ctx(), tester.Match{Type: wire.TypeResend, From: iut(), RPC: m.id}, end.Sub(env.Clock.Now()))
+				ok(err, "a RESEND for each range the request lacks, %s (asked for %d of them)", rangesText(want), len(asked))
+			}
+			// Filled as a sender answers each RESEND (retransmit=1 at the
+			// asked priority), then the rest of the request as the GRANTs
+			// allow, the response and its ACK.
+			for _, g := range want {
+				m.resendData(p, int(g.Start), int(g.End), asked[g])
+			}
+			driveRequests([]*tester.Peer{p}, []msgSpec{m}, []int{granted})
 			checkExchange(p)
 		}))
 
@@ -699,4 +787,107 @@ func oneOfTypes(types ...wire.PacketType) tester.Check {
 		}
 		return fmt.Errorf("type: want one of %v, got %v", types, x.Pkt.Type())
 	}
+}
+
+// resendRange sends the IUT a RESEND for bytes [from, to) of r's request
+// at priority prio and expects the retransmission of exactly those of its
+// first transmissions pkts the range overlaps, each retransmit=1 at prio
+// with its offset in seg.offset, and no other retransmitted DATA within a
+// tick after them (HomaModule homa_resend_data).
+func (r *iutRPC) resendRange(p *tester.Peer, pkts []*tester.Packet, from, to int, prio uint8) {
+	GinkgoHelper()
+	pr := params()
+	want := map[uint32]int{} // offset: length
+	for _, x := range pkts {
+		if d := x.Pkt.Data(); int(d.Offset()) < to && int(d.Offset())+d.DataLen() > from {
+			want[d.Offset()] = d.DataLen()
+		}
+	}
+	Expect(p.SendDeliberate(iut(), ctrlLevel(pr), &wire.ResendFields{Common: r.control(), Offset: uint32(from), Length: uint32(to - from), Priority: prio},
+		fmt.Sprintf("RESEND at once (no silence) for [%d, %d), asking for priority %d", from, to, prio))).To(Succeed())
+	resent := tester.Match{Type: wire.TypeData, From: iut(), RPC: r.id, Checks: []tester.Check{tester.Is("retransmit", 1)}}
+	for len(want) > 0 {
+		x, err := p.Expect(ctx(), resent, wait(2*pr.Tick))
+		ok(err, "retransmitted DATA at offsets %v, the packets the RESEND for [%d, %d) overlaps", slices.Sorted(maps.Keys(want)), from, to)
+		d := x.Pkt.Data()
+		n, asked := want[d.Offset()]
+		if !asked {
+			Fail(fmt.Sprintf("retransmitted DATA at offset %d for a RESEND asking for [%d, %d): a sender retransmits the packets the range overlaps, those at %v, and no other (homa_resend_data)",
+				d.Offset(), from, to, slices.Sorted(maps.Keys(want))))
+		}
+		Expect(d.DataLen()).To(Equal(n), "retransmitted DATA at offset %d: the packet sent first with %d bytes", d.Offset(), n)
+		Expect(x.Priority).To(Equal(prio), "retransmitted DATA at offset %d for a RESEND asking for [%d, %d) at priority %d: every packet goes at the asked priority (homa_resend_data)", d.Offset(), from, to, prio)
+		so, _ := x.Pkt.Field("seg.offset")
+		Expect(so).To(Equal(uint64(d.Offset())), "seg.offset of retransmitted DATA at offset %d: the true offset (homa_resend_data)", d.Offset())
+		delete(want, d.Offset())
+	}
+	ok(p.ExpectNone(ctx(), resent, window(pr.Tick)), "no retransmitted DATA past the packets the RESEND for [%d, %d) overlaps", from, to)
+}
+
+// gapsRequest sends a request of seven segments (the response 100 bytes)
+// without its segments 1 and 3 nor any byte from segment 5 on: its
+// unscheduled bytes, and where those are fewer than the request's, what
+// the IUT's GRANTs allow at the latest GRANT's priority (as
+// sendGrantedBut), until the IUT's first RESEND for it. It returns the
+// request, the bytes sent, the offset the IUT granted (the unscheduled
+// bytes or its highest GRANT's offset) and that RESEND. An IUT whose
+// grant window cannot reach past the two missing segments is unsupported.
+func gapsRequest(p *tester.Peer) (m msgSpec, sent *byteranges.Set, granted int, first *tester.Packet) {
+	GinkgoHelper()
+	pr := params()
+	seg := maxSegData()
+	msgLen := 7 * seg
+	if unsched(msgLen) < msgLen {
+		need("grants")
+		if w := int(pr.GrantWindow()); w <= 2*seg {
+			Skip(fmt.Sprintf("unsupported: unsched_bytes %d leaves the request's gaps to its GRANTs, and a grant window of %d bytes cannot reach past two missing %d-byte segments", pr.UnschedBytes, w, seg))
+		}
+	}
+	m = newRequest(msgLen, 100)
+	sent = &byteranges.Set{}
+	keep := func(a, b int, prio uint8) {
+		sendBut(a, min(b, 5*seg), seg, 2*seg, func(a, b int) {
+			sendBut(a, b, 3*seg, 4*seg, func(a, b int) {
+				m.sendData(p, a, b, prio)
+				sent.Add(uint32(a), uint32(b))
+			})
+		})
+	}
+	granted = unsched(msgLen)
+	keep(0, granted, 0)
+	for {
+		x, err := p.Expect(ctx(), tester.Match{From: iut(), RPC: m.id, Checks: []tester.Check{grantOrResend}},
+			wait(pr.ResponseTimeout+pr.Ticks(pr.ResendTicks+2)))
+		ok(err, "a GRANT, or after resend_ticks of silence a RESEND, for a request the tester sent %s of", rangesText(*sent))
+		if x.Pkt.Type() == wire.TypeResend {
+			return m, sent, granted, x
+		}
+		if off := min(int(x.Pkt.Grant().Offset()), msgLen); off > granted {
+			keep(granted, off, x.Pkt.Grant().Priority())
+			granted = off
+		}
+	}
+}
+
+// grantOrResend accepts a GRANT or a RESEND.
+func grantOrResend(x *tester.Packet) error {
+	if t := x.Pkt.Type(); t != wire.TypeGrant && t != wire.TypeResend {
+		return fmt.Errorf("a %v, not GRANT or RESEND", t)
+	}
+	return nil
+}
+
+// rangeText renders byte range g as [start, end).
+func rangeText(g byteranges.Range) string { return fmt.Sprintf("[%d, %d)", g.Start, g.End) }
+
+// rangesText renders byte ranges as a list of [start, end).
+func rangesText(gs []byteranges.Range) string {
+	var b strings.Builder
+	for i, g := range gs {
+		if i > 0 {
+			b.WriteString(" ")
+		}
+		b.WriteString(rangeText(g))
+	}
+	return b.String()
 }
