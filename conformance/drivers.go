@@ -677,15 +677,18 @@ func lastSent(p *tester.Peer, id uint64, before time.Time) time.Time {
 // aborts the RPC (homa_timer_check_rpc; facts RTX-02, RTX-10). Rounds are
 // counted, not timed: a late timer delays them all and drops none, and
 // each gets wait's generous bound. Two ticks of tolerance on the timeout
-// (RTX-10's ±2): the rounds due before timeout_ticks-2, none when
-// resend_ticks is above that. The peer's
-// silence began at t0 (for the failure message).
+// (RTX-10's ±2): an RPC may end at silent tick timeout_ticks-2, and the
+// pass that ends it sends nothing, so the rounds due at silent ticks up to
+// timeout_ticks-3, none when resend_ticks is above that (helper-168: a
+// server aborting two ticks early failed for its round at
+// timeout_ticks-2). The peer's silence began at t0 (for the failure
+// message).
 func silentRounds(p *tester.Peer, id uint64, t0 time.Time, checks ...tester.Check) {
 	GinkgoHelper()
 	pr := params()
 	rounds := 0
-	if pr.TimeoutTicks-2 >= pr.ResendTicks {
-		rounds = (pr.TimeoutTicks-2-pr.ResendTicks)/max(1, pr.ResendInterval) + 1
+	if pr.TimeoutTicks-3 >= pr.ResendTicks {
+		rounds = (pr.TimeoutTicks-3-pr.ResendTicks)/max(1, pr.ResendInterval) + 1
 	}
 	last := "none had come"
 	for i := 1; i <= rounds; i++ {
@@ -697,7 +700,7 @@ func silentRounds(p *tester.Peer, id uint64, t0 time.Time, checks ...tester.Chec
 		}
 		r, err := p.Expect(ctx(), tester.Match{Type: wire.TypeResend, From: iut(), RPC: id, Checks: checks},
 			wait(pr.Ticks(gap+2)))
-		ok(err, "RESEND round %d of the %d due before timeout_ticks %d (resend_ticks %d, resend_interval %d) while the peer is silent; %s",
+		ok(err, "RESEND round %d of the %d due by silent tick timeout_ticks-3 (timeout_ticks %d less RTX-10's two ticks and the aborting pass; resend_ticks %d, resend_interval %d) while the peer is silent; %s",
 			i, rounds, pr.TimeoutTicks, pr.ResendTicks, pr.ResendInterval, last)
 		last = fmt.Sprintf("the last came %v after the peer's silence began", r.At.Sub(t0).Round(time.Microsecond))
 	}

@@ -66,7 +66,8 @@ var _ = Describe("cutoffs", func() {
 			// as it transmits it (__homa_xmit_data), retransmissions
 			// included (homa_resend_data calls it too), not once per
 			// message.
-			Expect(p.Send(iut(), ctrlLevel(pr), &wire.ResendFields{Common: r.control(), Offset: 0, Length: uint32(min(seg, r.msgLen)), Priority: ctrlLevel(pr)})).To(Succeed())
+			Expect(p.SendDeliberate(iut(), ctrlLevel(pr), &wire.ResendFields{Common: r.control(), Offset: 0, Length: uint32(min(seg, r.msgLen)), Priority: ctrlLevel(pr)},
+				"RESEND at once (no silence) for the first packet, to see its retransmission's cutoff_version")).To(Succeed())
 			_, err := p.Expect(ctx(), tester.Match{Type: wire.TypeData, From: iut(), RPC: r.id, Checks: []tester.Check{
 				tester.DataOffset(0), tester.Is("retransmit", 1), tester.Is("cutoff_version", version),
 			}}, wait(2*pr.Tick))

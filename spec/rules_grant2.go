@@ -62,7 +62,7 @@ func grantRules2() []*Rule {
 			Statement: "When a non-FIFO GRANT leaves, the bytes the receiver has granted and not yet received over all the messages it is granting stay within max_incoming.",
 			Source:    "HomaModule homa_grant.c homa_grant_try_send (avl_incoming = max_incoming - total_incoming caps the increment), homa_grant_update_incoming",
 			Profiles:  []string{"linux", "linux-2024", "linux-2025"},
-			Capture:   "bytes seen on their way count as received, so the sum errs low; inconclusive when the latest GRANTs to other hosts, seen less than slack before this one, take the sum over the limit (captured anywhere but the receiver's own link, they may have left after it: cause reordering); messages whose sender sent no DATA or BUSY for timeout_ticks (the receiver may have aborted them; its own RESENDs do not count), and those the receiver shows it holds whole though the capture missed bytes of them (their RPC acknowledged, or a request answered by response DATA), are not counted; inconclusive when only the messages of RPCs begun before the capture (whose bytes received before it are unknown) take the sum over the limit",
+			Capture:   "bytes seen on their way count as received, so the sum errs low; inconclusive when the latest GRANTs to other hosts, seen less than slack before this one, take the sum over the limit (captured anywhere but the receiver's own link, they may have left after it: cause reordering); messages whose sender sent no DATA or BUSY for timeout_ticks (the receiver may have aborted them; its own RESENDs do not count), and those the receiver shows it holds whole though the capture missed bytes of them (their RPC acknowledged, or a request answered by response DATA), are not counted; inconclusive when only the messages of RPCs begun before the capture (whose bytes received before it are unknown) take the sum over the limit, or only those whose late request DATA came after a silence within RTX-10's tolerance of timeout_ticks (the receiver may have aborted them, and counts nothing of what it granted them)",
 			Property: Each{Types: grant, Check: func(c *Ctx, e *Event) Result {
 				g := e.Packet.Grant()
 				if maybeFIFO(c, e) {
@@ -82,12 +82,25 @@ func grantRules2() []*Rule {
 				// them with the lowest id, for a stable report.
 				var renewed int64
 				var first *RPC
+				// aborted is what the messages whose receiver's timer may
+				// or may not have aborted them add (a silence within
+				// RTX-10's tolerance of timeout_ticks: timedOutUnsure, the
+				// trace keeping their grants); maybe the one of them with
+				// the lowest id.
+				var aborted int64
+				var maybe *RPC
 				add := func(r *RPC, m *Message, granted uint32) {
 					v := max(0, int64(granted)-int64(m.Received()))
 					if st := r.serverTimeoutAt(e); st != nil && st.Sure && m == &r.Request && v > 0 {
 						renewed += v
 						if first == nil || r.Key.ClientID < first.Key.ClientID {
 							first = r
+						}
+					}
+					if _, ok := timedOutUnsure(r, e); ok && m == &r.Request && v > 0 {
+						aborted += v
+						if maybe == nil || r.Key.ClientID < maybe.Key.ClientID {
+							maybe = r
 						}
 					}
 					if c.startedBefore(r) {
@@ -131,6 +144,10 @@ func grantRules2() []*Rule {
 				case sum > lim && sum-renewed <= lim:
 					return timedOut(c, first, e, Violation("bytes %v granted and not yet received is %d, above the limit %d, %d of them of RPC %d as a late request DATA re-created it, after a silence in which the receiver's timer may have aborted it",
 						e.Src, sum, lim, renewed, first.Key.ClientID))
+				case sum > lim && sum-aborted <= lim:
+					why, _ := timedOutUnsure(maybe, e)
+					return Unsure("bytes %v granted and not yet received is %d, above the limit %d, %d of them of RPC %d and others the receiver may have aborted: %s",
+						e.Src, sum, lim, aborted, maybe.Key.ClientID, why)
 				case sum > lim:
 					return Violation("bytes %v granted and not yet received is %d, above the limit %d", e.Src, sum, lim)
 				case sum+unsure > lim:

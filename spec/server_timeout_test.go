@@ -305,3 +305,30 @@ func TestGrantIncomingAfterServerTimeout(t *testing.T) {
 		}
 	}
 }
+
+// TestGrantIncomingMaybeAborted: HOMA-GRANT-013's sum counts what the
+// receiver granted a message whose RPC its timer may or may not have
+// aborted (a late request DATA after a silence within RTX-10's tolerance
+// of timeout_ticks: the trace keeps the RPC); when only those bytes take
+// the sum over max_incoming the finding is inconclusive, not a violation.
+// It was a SHOULD warning by the dozen at tick_ns 200000 beside two CPU
+// hogs: the ref had aborted such RPCs and no longer counted their grants.
+func TestGrantIncomingMaybeAborted(t *testing.T) {
+	for _, late := range []time.Duration{98 * time.Millisecond, 50 * time.Millisecond} {
+		b := newTrace(t, wire.VersionCurrent)
+		b.message(true, 2, 20000, 0, 3000, 3000, 6)
+		b.after(10*time.Microsecond).grant(false, 2, 10000, 0)
+		b.after(late).message(true, 2, 20000, 3000, 4424, 3000, 0)
+		b.after(10*time.Microsecond).message(true, 4, 20000, 0, 3000, 3000, 6)
+		g := b.after(10*time.Microsecond).grant(false, 4, 6000, 0)
+		rep := b.checkAt(HostPoint(b.server), "linux", "HOMA-GRANT-013", "unsched_bytes=3000", "max_incoming=7000")
+		if late == 50*time.Millisecond {
+			// Well short of the timeout: the RPC surely lives, and 5576 +
+			// 3000 bytes outstanding break the limit.
+			wantViolations(t, rep, "HOMA-GRANT-013", g)
+			continue
+		}
+		wantViolations(t, rep, "HOMA-GRANT-013")
+		wantInconclusive(t, rep, "HOMA-GRANT-013", g)
+	}
+}
