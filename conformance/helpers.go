@@ -310,8 +310,15 @@ func waitsTimeout() {
 // homa_dispatch_pkts).
 func quietFits(d time.Duration) {
 	if pr := params(); d >= pr.Ticks(pr.TimeoutTicks-2) {
-		Skip(fmt.Sprintf("unsupported: timeout_ticks %d (tick %v): the spec leaves the IUT's RPC up to %v without DATA, GRANT or BUSY, which may time it out", pr.TimeoutTicks, pr.Tick, d))
+		Skip(fmt.Sprintf("unsupported: timeout_ticks %d (tick %v): the spec leaves the IUT's RPC up to %v without DATA, GRANT or BUSY, which may time it out (timeout_ticks %d or more runs it)", pr.TimeoutTicks, pr.Tick, d, int(d/pr.Tick)+3))
 	}
+}
+
+// widerWindow says how to give the IUT a grant window of at least n bytes
+// (Params.GrantWindow: window, or half of max_incoming when window is 0),
+// for an unsupported reason.
+func widerWindow(n int) string {
+	return fmt.Sprintf("a window of %d bytes or more runs it, or max_incoming %d or more with window 0", n, 2*n)
 }
 
 // pastU is the length of a message extra bytes longer than
@@ -561,7 +568,7 @@ func lostScheduled() (from, to int) {
 	pr := params()
 	seg := maxSegData()
 	if w := int(pr.GrantWindow()); w <= seg {
-		Skip(fmt.Sprintf("unsupported: unsched_bytes %d leaves no segment to lose before the GRANTs, and a grant window of %d bytes cannot reach past a missing %d-byte segment", pr.UnschedBytes, w, seg))
+		Skip(fmt.Sprintf("unsupported: unsched_bytes %d leaves no segment to lose before the GRANTs, and a grant window of %d bytes cannot reach past a missing %d-byte segment (%s)", pr.UnschedBytes, w, seg, widerWindow(seg+1)))
 	}
 	from = (unsched(pastU(3*seg))/seg + 1) * seg
 	return from, from + seg

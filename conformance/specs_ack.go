@@ -524,7 +524,7 @@ func lastSegmentResponse() (respLen, from, to int) {
 	pr := params()
 	if w := int(pr.GrantWindow()); respLen > unsched(respLen) && w < to-from {
 		// The client grants up to the window past the bytes it has.
-		Skip(fmt.Sprintf("unsupported: a grant window of %d bytes does not reach the end of a %d-byte response past its missing last segment [%d, %d)", w, respLen, from, to))
+		Skip(fmt.Sprintf("unsupported: a grant window of %d bytes does not reach the end of a %d-byte response past its missing last segment [%d, %d) (%s)", w, respLen, from, to, widerWindow(to-from)))
 	}
 	return respLen, from, to
 }

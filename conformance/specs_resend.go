@@ -840,7 +840,7 @@ func gapsRequest(p *tester.Peer) (m msgSpec, sent *byteranges.Set, granted int, 
 	if unsched(msgLen) < msgLen {
 		need("grants")
 		if w := int(pr.GrantWindow()); w <= 2*seg {
-			Skip(fmt.Sprintf("unsupported: unsched_bytes %d leaves the request's gaps to its GRANTs, and a grant window of %d bytes cannot reach past two missing %d-byte segments", pr.UnschedBytes, w, seg))
+			Skip(fmt.Sprintf("unsupported: unsched_bytes %d leaves the request's gaps to its GRANTs, and a grant window of %d bytes cannot reach past two missing %d-byte segments (%s)", pr.UnschedBytes, w, seg, widerWindow(2*seg+1)))
 		}
 	}
 	m = newRequest(msgLen, 100)
