@@ -221,37 +221,38 @@ var _ = Describe("acknowledgements", func() {
 				entries = append(entries, wire.AckEntry{ClientID: m.id, ClientPort: m.sport, ServerPort: ServerPort})
 			}
 			Expect(p.Send(iut(), ctrlLevel(pr), &wire.AckFields{Common: head.control(), Acks: entries})).To(Succeed())
-			acked := p.Now()
 			// The server ends the RPC the header names and each entry's
 			// (homa_ack_pkt: homa_rpc_end, then homa_rpc_ack for every
-			// entry), so it asks for none of them again. NEED_ACKs sent
-			// before the ACK landed (within the slack of it) cross it; a
-			// measured stall of a tick or more between the ACK and the
-			// NEED_ACK may have kept the server from reading it (the
-			// checker judges that, HOMA-ACK-003).
-			late := tester.Match{Type: wire.TypeNeedAck, From: iut(), Checks: []tester.Check{rpcIn(ids), after(acked, env.Slack)}}
-			if err := p.ExpectNone(ctx(), late, window(pr.Ticks(pr.RequestAckTicks+3))); err != nil {
-				if got := p.Received(late); len(got) == 0 || !stalledAtLeast("a NEED_ACK after the ACK", acked, got[0].At, pr.Tick) {
-					ok(err, "NEED_ACK after the ACK that acknowledged RPCs %v (header %d, entries %v)", ids, head.id, entries)
-				}
-			}
-			// And it holds none of them: a RESEND for a response draws
-			// RPC_UNKNOWN, as for an RPC it never had (homa_resend_pkt),
-			// not the response's bytes again.
-			for _, m := range ms {
-				Expect(p.SendDeliberate(iut(), ctrlLevel(pr), &wire.ResendFields{Common: m.control(), Offset: 0, Length: uint32(m.respLen), Priority: ctrlLevel(pr)},
-					"RESEND for a response the tester holds whole and acknowledged (has the server ended the RPC?)")).To(Succeed())
-				_, err := p.Expect(ctx(), tester.Match{Type: wire.TypeRPCUnknown, From: iut(), RPC: m.id, Checks: []tester.Check{
-					tester.Is("sport", uint64(ServerPort)), tester.Is("dport", uint64(m.sport)),
-				}}, wait(2*pr.Tick))
-				ok(err, "RPC_UNKNOWN for a RESEND of RPC %d, which the ACK acknowledged (header %d, entries %v)", m.id, head.id, entries)
-			}
-			ok(p.ExpectNone(ctx(), tester.Match{Type: wire.TypeData, From: iut(), Checks: []tester.Check{rpcIn(ids)}}, window(2*pr.Tick)),
-				"response DATA after the ACK and the RESENDs")
+			// entry).
+			wantEnded(p, ms, p.Now(), fmt.Sprintf("the ACK that acknowledged them (header %d, entries %v)", head.id, entries))
 			checkExchange(p)
 		}))
 
-	It("NEED_ACK-incomplete: a client that lacks the last segment of its response does not answer NEED_ACK with an ACK (on main it RESENDs the missing bytes); once its call has the whole response, it does",
+	It("ACK-piggybacked-ends: a server ends an RPC whose ack rides on a later request's DATA: no NEED_ACK for it once that DATA has landed, and a RESEND for it draws RPC_UNKNOWN",
+		labels("ack", "MUST", "HOMA-ACK-003", "HOMA-RESEND-006"), body(func() {
+			need("need-ack")
+			p := peer(0)
+			done := newRequest(unsched(500), unsched(100))
+			done.sendUnsched(p, 0, done.msgLen)
+			_, err := p.Expect(ctx(), tester.Match{Type: wire.TypeData, From: iut(), RPC: done.id}, wait(20*time.Millisecond))
+			ok(err, "the response to request %d", done.id)
+			// The client's next request carries that RPC's ack in its
+			// first DATA, as a HomaModule client's new packets take one
+			// pending ack each (homa_tx_data_pkt_alloc), instead of an
+			// ACK: the server handles it as an ACK entry (homa_data_pkt →
+			// homa_rpc_ack).
+			next := newRequest(unsched(500), unsched(100))
+			f := wire.NewData(next.control(), uint32(next.msgLen), uint32(next.msgLen), next.cutoffVersion, 0, next.payload, false)
+			f.Ack = wire.AckEntry{ClientID: done.id, ClientPort: done.sport, ServerPort: ServerPort}
+			Expect(p.Send(iut(), next.unschedPrio(), f)).To(Succeed())
+			wantEnded(p, []msgSpec{done}, p.Now(), fmt.Sprintf("request %d's DATA that carried its ack", next.id))
+			_, err = p.Expect(ctx(), tester.Match{Type: wire.TypeData, From: iut(), RPC: next.id}, wait(20*time.Millisecond))
+			ok(err, "the response to request %d", next.id)
+			next.ack(p)
+			checkExchange(p)
+		}))
+
+	It("NEED_ACK-incomplete: a client that has no byte of its response, or lacks its last segment, does not answer NEED_ACK with an ACK (on main it RESENDs what it lacks); once its call has the whole response, it does",
 		labels("ack", "MUST", "HOMA-ACK-004", "HOMA-ACK-009", "HOMA-ACK-012"), body(func() {
 			need("need-ack")
 			if !onMain() {
@@ -264,6 +265,27 @@ var _ = Describe("acknowledgements", func() {
 			respLen, from, to := lastSegmentResponse()
 			r := iutCall(p, 100, respLen)
 			r.receiveRequest(p)
+			// Before any response byte, too (as after a server restart
+			// that lost the RPC and asks anew): the client's RPC is not
+			// RPC_INCOMING, so no ACK (homa_need_ack_pkt); on main it
+			// asks for the whole response, RESEND {0, -1}
+			// (homa_request_retrans with msgin.length < 0), which the
+			// tester, its application still serving, answers with BUSY.
+			Expect(p.SendDeliberate(iut(), ctrlLevel(pr), &wire.NeedAckFields{Common: r.control()},
+				"NEED_ACK before any response byte went out")).To(Succeed())
+			if onMain() {
+				_, err := p.Expect(ctx(), tester.Match{Type: wire.TypeResend, From: iut(), RPC: r.id, Checks: []tester.Check{
+					tester.Is("offset", 0), func(x *tester.Packet) error {
+						if !x.Pkt.Resend().IsResendAll() {
+							return fmt.Errorf("length: want -1 (nothing of the response received), got %d", int32(x.Pkt.Resend().Length()))
+						}
+						return nil
+					}}}, wait(pr.NeedAckAnswerBound()))
+				ok(err, "a RESEND {0, -1} answering NEED_ACK for RPC %d, of whose response nothing came", r.id)
+				Expect(p.Send(iut(), ctrlLevel(pr), &wire.BusyFields{Common: r.control()})).To(Succeed())
+			}
+			ok(p.ExpectNone(ctx(), tester.Match{Type: wire.TypeAck, From: iut(), RPC: r.id}, window(pr.Tick)),
+				"an ACK for RPC %d, of whose response nothing came", r.id)
 			r.sendResponseBut(p, respLen, from, to)
 			Expect(p.SendDeliberate(iut(), ctrlLevel(pr), &wire.NeedAckFields{Common: r.control()},
 				"NEED_ACK before the response's last segment went out (as a server whose last packet was lost on the way)")).To(Succeed())
@@ -364,6 +386,39 @@ var _ = Describe("acknowledgements", func() {
 			checkExchange(p)
 		}))
 })
+
+// wantEnded checks that the IUT's server ended the RPCs of ms, whose
+// responses the tester holds whole, when an ack of them reached it at
+// acked (how names the packet): no NEED_ACK for any once it has landed
+// (NEED_ACKs sent before it, within the slack, cross it; a measured stall
+// of a tick or more between it and a NEED_ACK may have kept the server
+// from reading it: the checker judges that, HOMA-ACK-003), and a RESEND
+// for a response draws RPC_UNKNOWN, as for an RPC it never had
+// (homa_resend_pkt), not the response's bytes again.
+func wantEnded(p *tester.Peer, ms []msgSpec, acked time.Time, how string) {
+	GinkgoHelper()
+	pr := params()
+	ids := make([]uint64, len(ms))
+	for i, m := range ms {
+		ids[i] = m.id
+	}
+	late := tester.Match{Type: wire.TypeNeedAck, From: iut(), Checks: []tester.Check{rpcIn(ids), after(acked, env.Slack)}}
+	if err := p.ExpectNone(ctx(), late, window(pr.Ticks(pr.RequestAckTicks+3))); err != nil {
+		if got := p.Received(late); len(got) == 0 || !stalledAtLeast("a NEED_ACK after the ack", acked, got[0].At, pr.Tick) {
+			ok(err, "NEED_ACK for RPCs %v after %s", ids, how)
+		}
+	}
+	for _, m := range ms {
+		Expect(p.SendDeliberate(iut(), ctrlLevel(pr), &wire.ResendFields{Common: m.control(), Offset: 0, Length: uint32(m.respLen), Priority: ctrlLevel(pr)},
+			"RESEND for a response the tester holds whole and acknowledged (has the server ended the RPC?)")).To(Succeed())
+		_, err := p.Expect(ctx(), tester.Match{Type: wire.TypeRPCUnknown, From: iut(), RPC: m.id, Checks: []tester.Check{
+			tester.Is("sport", uint64(ServerPort)), tester.Is("dport", uint64(m.sport)),
+		}}, wait(2*pr.Tick))
+		ok(err, "RPC_UNKNOWN for a RESEND of RPC %d after %s", m.id, how)
+	}
+	ok(p.ExpectNone(ctx(), tester.Match{Type: wire.TypeData, From: iut(), Checks: []tester.Check{rpcIn(ids)}}, window(2*pr.Tick)),
+		"response DATA of RPCs %v after %s and the RESENDs", ids, how)
+}
 
 // needAck asks the IUT, the client of r, for an ACK as a server does: a
 // NEED_ACK now and one a tick until the ACK comes (facts ACK-01), and

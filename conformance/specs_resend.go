@@ -494,6 +494,46 @@ var _ = Describe("retransmission", func() {
 			checkExchange(p)
 		}))
 
+	It("RESEND-timeout-response-begun: a client whose server goes silent after the first packet of its response asks for the rest with RESENDs and fails the call with a timeout, within timeout_ticks ticks of silence",
+		labels("resend", "MUST", "HOMA-RESEND-014", "HOMA-RESEND-009"), body(func() {
+			waitsTimeout()
+			p := peer(0)
+			pr := params()
+			seg := maxSegData()
+			respLen := unsched(3 * seg)
+			if respLen <= seg {
+				need("grants")
+				respLen = pastU(2 * seg)
+			}
+			r := iutCall(p, 100, respLen)
+			r.receiveRequest(p)
+			// One packet of the response, then nothing: the client's RPC
+			// is RPC_INCOMING with granted bytes missing, so its timer
+			// counts silent ticks as for a request (homa_timer_check_rpc:
+			// only a receiver holding every byte it granted waits
+			// forever), RESENDs for them, and aborts the RPC at
+			// timeout_ticks: a response that has begun does not keep a
+			// call alive.
+			sent := p.Now()
+			r.sendResponse(p, respLen, 0, min(seg, respLen), unsched(respLen), unschedLevel(pr, respLen), pr.CutoffVersion, false)
+			silentRounds(p, r.id, sent)
+			res := r.wait()
+			Expect(agent.Completion{Error: res.Err}.Code()).To(Equal(agent.CodeTimeout),
+				"the call ends in a timeout (ETIMEDOUT) when the server says nothing for timeout_ticks after the response began; got %q", res.Err)
+			// Not much after timeout_ticks of silence (as in
+			// RESEND-timeout), unless a measured stall explains it.
+			late := time.Duration(float64(pr.Ticks(pr.TimeoutTicks))*(1+pr.TimerDrift)) + pr.Ticks(2) + env.Slack
+			if gone := p.Now().Sub(sent); gone > wait(late) {
+				msg := fmt.Sprintf("the IUT gave the call up %v after the response's first packet; timeout_ticks %d of %v, stretched by timer_drift %g, allow %v", gone, pr.TimeoutTicks, pr.Tick, pr.TimerDrift, late)
+				if !stalledDuring(msg, sent, p.Now()) {
+					Fail(msg)
+				}
+			}
+			pause(deadline(window(pr.Ticks(2*pr.ResendInterval))), "waiting two resend_interval after the timeout")
+			roundsAtMost(p, r.id)
+			checkExchange(p)
+		}))
+
 	It("RESEND-server-timeout: a server missing part of a request asks for it every resend_interval ticks while the client stays silent, until timeout_ticks ticks of silence, then forgets the RPC",
 		labels("resend", "MUST", "HOMA-RESEND-014", "HOMA-RESEND-009", "HOMA-RESEND-008"), body(func() {
 			waitsTimeout()
