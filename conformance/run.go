@@ -184,13 +184,13 @@ func Unsupported(specs []SpecResult) []string {
 }
 
 // UnsupportedHints says how to run the unsupported specs among specs, one
-// hint per kind of reason, in first-seen order: add --ns-workloads for
-// the passive specs an environment without benches left out, declare the
-// missing capabilities in the agent's hello for the others; nil when none
-// is unsupported or no hint is known.
+// hint per kind of reason: add --ns-workloads for the passive specs an
+// environment without benches left out, declare the missing capabilities
+// in the agent's hello, and change the parameters (or the IUT) the other
+// reasons name; nil when none is unsupported.
 func UnsupportedHints(specs []SpecResult) []string {
 	var caps []string
-	bench := false
+	bench, other := false, false
 	for _, s := range specs {
 		if s.State != "unsupported" {
 			continue
@@ -202,6 +202,8 @@ func UnsupportedHints(specs []SpecResult) []string {
 			}
 		} else if why == errNoBench.Error() {
 			bench = true
+		} else {
+			other = true
 		}
 	}
 	var out []string
@@ -210,6 +212,11 @@ func UnsupportedHints(specs []SpecResult) []string {
 	}
 	if len(caps) > 0 {
 		out = append(out, fmt.Sprintf("declare %s in the agent's hello if the IUT has them (docs/agent-protocol.md, Capabilities)", strings.Join(caps, ", ")))
+	}
+	if other {
+		// Parameters (a timeout, unsched_bytes, a grant window) or the
+		// profile's HomaModule version: each reason names its own.
+		out = append(out, "change the IUT's parameters as each reason above says (--param NAME=VALUE for the ref, params in a manifest); a reason naming a profile needs an IUT of that HomaModule version")
 	}
 	return out
 }
@@ -735,20 +742,32 @@ func focusRegexp(f string) string {
 	return regexp.QuoteMeta(f)
 }
 
-// FocusHint says, for --focus texts that selected no spec, how to select
-// by containment those shaped like a short name ("GRANT-long" names no
-// spec; "GRANT-long-" selects GRANT-long-request and -response), or ""
-// when none is so shaped.
-func FocusHint(focus []string) string {
+// FocusHint says, for --focus texts that selected no spec, what to give
+// instead: for one shaped like a short name (which selects that spec
+// alone), the short names among specs (the pass's results, skipped ones
+// included) that begin with it, each to be given with a --focus of its
+// own, or "" when none is so shaped.
+func FocusHint(focus []string, specs []SpecResult) string {
 	var hints []string
 	for _, f := range focus {
 		if f == RunCaptureShort {
 			hints = append(hints, "--focus "+RunCaptureShort+" names no spec: the pass's whole capture is judged after a pass of the whole suite (no --focus, --rules or --label-filter)")
 			continue
 		}
-		if shortNameRe.MatchString(f) {
-			hints = append(hints, fmt.Sprintf("--focus %s names no spec; --focus %s- selects the specs whose names begin with it", f, f))
+		if !shortNameRe.MatchString(f) {
+			continue
 		}
+		var like []string
+		for _, s := range specs {
+			if n := s.ShortName(); strings.HasPrefix(n, f) && n != RunCaptureShort {
+				like = append(like, n)
+			}
+		}
+		if len(like) == 0 {
+			hints = append(hints, fmt.Sprintf("--focus %s names no spec (a text shaped like a spec's short name selects that spec alone; any other text, such as a word of its name, selects the specs whose names contain it)", f))
+			continue
+		}
+		hints = append(hints, fmt.Sprintf("--focus %s names no spec; the specs whose short names begin with it: %s (give each with a --focus of its own)", f, strings.Join(like, ", ")))
 	}
 	return strings.Join(hints, "; ")
 }

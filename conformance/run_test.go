@@ -85,11 +85,15 @@ func TestFocusHint(t *testing.T) {
 		focus []string
 		want  string
 	}{
-		{[]string{"GRANT-long"}, "--focus GRANT-long names no spec; --focus GRANT-long- selects the specs whose names begin with it"},
+		{[]string{"GRANT-long"}, "--focus GRANT-long names no spec; the specs whose short names begin with it: GRANT-long-request, GRANT-long-response (give each with a --focus of its own)"},
+		{[]string{"RESEND-ga"}, "--focus RESEND-ga names no spec; the specs whose short names begin with it: RESEND-gap, RESEND-gap-duplicates (give each with a --focus of its own)"},
+		{[]string{"RESEND-gapz"}, "--focus RESEND-gapz names no spec (a text shaped like a spec's short name selects that spec alone; any other text, such as a word of its name, selects the specs whose names contain it)"},
 		{[]string{"incast", "a RESEND"}, ""},
 		{[]string{"GRANT-long-"}, ""},
 	} {
-		if got := FocusHint(c.focus); got != c.want {
+		specs := []SpecResult{{Name: "grants GRANT-long-request: x"}, {Name: "grants GRANT-long-response: x"}, {Name: "retransmission RESEND-gap: x"},
+			{Name: "retransmission RESEND-gap-duplicates: x"}, {Name: "grants GRANT-srpt: x"}}
+		if got := FocusHint(c.focus, specs); got != c.want {
 			t.Errorf("FocusHint(%q) = %q, want %q", c.focus, got, c.want)
 		}
 	}

@@ -357,6 +357,41 @@ var _ = Describe("acknowledgements", func() {
 			Expect(ackedIDs(a)).To(ConsistOf(ids), "RPCs the overflow ACK acknowledges (header and entries: %s)", a)
 		}))
 
+	It("ACK-retransmission-copied: a client's retransmitted request DATA carries the ack its first transmission carried, not another pending one",
+		labels("ack", "MUST", "HOMA-ACK-004"), body(func() {
+			need("need-ack")
+			p := peer(0)
+			pr := params()
+			// Four RPCs finished at once leave four acks pending to the
+			// tester (fewer than the overflow's six, and no NEED_ACK).
+			rs := iutCalls(p, 4)
+			respondAll(p, rs)
+			// A one-packet request takes one of them along
+			// (homa_tx_data_pkt_alloc); three stay pending.
+			r := iutCall(p, 100, 100)
+			r.receiveRequest(p)
+			acked := map[uint64]bool{}
+			if id := r.first.Pkt.Data().AckClientID(); id != 0 {
+				handedOut(acked, id, fmt.Sprintf("request DATA %s", r.first))
+			}
+			// Its retransmission copies the packet's header, ack
+			// included (homa_resend_data): the same ack (or none, if the
+			// first copy had none), never one of those still pending
+			// (the checker judges that: HOMA-ACK-004).
+			Expect(p.SendDeliberate(iut(), ctrlLevel(pr), &wire.ResendFields{Common: r.control(), Offset: 0, Length: uint32(r.msgLen), Priority: ctrlLevel(pr)},
+				"RESEND at once (no silence) for the whole request, to see its retransmission's ack")).To(Succeed())
+			_, err := p.Expect(ctx(), tester.Match{Type: wire.TypeData, From: iut(), RPC: r.id, Checks: []tester.Check{
+				tester.DataOffset(0), tester.Is("retransmit", 1),
+			}}, wait(2*pr.Tick))
+			ok(err, "the request retransmitted for a RESEND")
+			res := r.respond(p, 100, pr.CutoffVersion)
+			Expect(res.Err).To(BeEmpty(), "the IUT's call failed")
+			// The acks still pending, handed out on the tester's NEED_ACKs.
+			pause(deadline(pr.Ticks(pr.RequestAckTicks)), "waiting request_ack_ticks before NEED_ACK")
+			askUnacked(p, append(rs, r), acked)
+			checkExchange(p)
+		}))
+
 	It("NEED_ACK-acks-once: a client answering NEED_ACK hands out each pending ack once: an ack its ACK carried rides on no later ACK or request DATA",
 		labels("ack", "MUST", "HOMA-ACK-004", "HOMA-ACK-009"), body(func() {
 			need("need-ack")

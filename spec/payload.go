@@ -22,6 +22,32 @@ type paySpan struct {
 	off, n uint32
 	frame  int32
 	sum    uint32
+	// ack is ackHash of the first copy's piggy-backed ack (a copy of the
+	// segment repeats it: HOMA-ACK-004).
+	ack uint32
+}
+
+// ackHash is a 32-bit digest of the piggy-backed ack DATA d carries (0
+// for none): a retransmission or restart copies its segment's header,
+// ack included (homa_resend_data), so two copies of one segment compare
+// by it. A collision can only hide a difference.
+func ackHash(d wire.Data) uint32 {
+	id := d.AckClientID()
+	if id == 0 {
+		return 0
+	}
+	x := id*0x9E3779B97F4A7C15 ^ uint64(d.AckServerPort())<<16 ^ uint64(d.AckClientPort())
+	return uint32(x>>32) ^ uint32(x) | 1
+}
+
+// firstAck returns the ackHash of the copy of the segment at message
+// offset off seen first and that copy's frame (ok false: none logged).
+func (l *payloadLog) firstAck(off uint32) (ack uint32, frame int, ok bool) {
+	i := sort.Search(len(l.spans), func(i int) bool { return l.spans[i].off >= off })
+	if i == len(l.spans) || l.spans[i].off != off {
+		return 0, 0, false
+	}
+	return l.spans[i].ack, int(l.spans[i].frame), true
 }
 
 // payloadLog is what a trace keeps of one message's payload, so that a
@@ -56,7 +82,7 @@ type payDiff struct {
 // bytes the log holds, then records it. compared is the number of bytes
 // it could compare (the earlier copy's captured bytes that data also
 // has); ok is false with the first difference found.
-func (l *payloadLog) check(off uint32, data []byte, frame int, length uint32) (compared uint32, d payDiff, ok bool) {
+func (l *payloadLog) check(off uint32, data []byte, frame int, length, ack uint32) (compared uint32, d payDiff, ok bool) {
 	ok = true
 	n := uint32(len(data))
 	if uint64(off)+uint64(n) > uint64(length) {
@@ -93,7 +119,7 @@ func (l *payloadLog) check(off uint32, data []byte, frame int, length uint32) (c
 		}
 		l.spans = append(l.spans, paySpan{})
 		copy(l.spans[i+1:], l.spans[i:])
-		l.spans[i] = paySpan{off: off, n: n, frame: int32(frame), sum: hash32(data)}
+		l.spans[i] = paySpan{off: off, n: n, frame: int32(frame), sum: hash32(data), ack: ack}
 	}
 	// Aligned blocks wholly inside the captured bytes.
 	if l.blocks == nil && (off+payloadBlock-1)/payloadBlock+1 <= (off+n)/payloadBlock {
@@ -147,5 +173,5 @@ func (t *Trace) comparePayload(e *Event, m *Message) (compared uint32, d payDiff
 	if m.payload == nil {
 		m.payload = &payloadLog{}
 	}
-	return m.payload.check(e.Offset, e.Payload, e.Frame, length)
+	return m.payload.check(e.Offset, e.Payload, e.Frame, length, ackHash(e.Packet.Data()))
 }

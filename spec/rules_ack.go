@@ -100,10 +100,10 @@ func ackRules() []*Rule {
 		{
 			ID: "HOMA-ACK-004", Level: Must,
 			Facts:     []string{"ACK-03", "ACK-02", "RTX-10", "ID-01"},
-			Statement: "A client acknowledges only RPCs whose response it has completely received, or, in an ACK's header answering NEED_ACK, an RPC it no longer has; each ack goes to the RPC's own server, once (in one ACK's entries or piggy-backed on the first transmissions of one message: another entry naming it more than jitter later, or at once in another carrier (another message's DATA, an ACK after DATA), is a violation), and names the RPC's server port (linux_6.1.38: and its client port) and a client id (even, nonzero), never the RPC whose request carries it; an ACK's entries name distinct RPCs.",
+			Statement: "A client acknowledges only RPCs whose response it has completely received, or, in an ACK's header answering NEED_ACK, an RPC it no longer has; each ack goes to the RPC's own server, once (in one ACK's entries or piggy-backed on the first transmissions of one message: another entry naming it more than jitter later, or at once in another carrier (another message's DATA, an ACK after DATA), is a violation; a retransmission repeats the ack its segment first carried, never a new one), and names the RPC's server port (linux_6.1.38: and its client port) and a client id (even, nonzero), never the RPC whose request carries it; an ACK's entries name distinct RPCs.",
 			Source:    "HomaModule homa_peer.c homa_peer_add_ack (called when the application receives the response; the ack is queued once, on the RPC's own peer; linux_6.1.38 also writes the RPC's client port, which homa_rpc_acked's homa_find_server_rpc matches), homa_peer_get_acks (hands acks out and removes them, so one ACK's entries are distinct); homa_outgoing.c homa_resend_data (a retransmission repeats its original's header); homa_incoming.c homa_need_ack_pkt (an RPC the client does not have is acked in the header); homa_rpc.c homa_rpc_alloc_client (ids from next_outgoing_id, which only grows)",
 			Capture:   "the response must be in the capture; acks for RPCs that started before it are inconclusive, unless the client's RPC with that id (ids are host-wide) runs with another server and began in the capture more than jitter before the ack (a module reload, which reuses ids, takes far longer), or an entry's id is above that of the newest RPC with a request of at most defer_min_bytes the capture saw the client begin, more than response_timeout after the capture's start (ids only grow, and such a request leaves as its id is allocated, never held by the pacer, so that RPC began later and its request would be in the capture); an ACK header naming an RPC whose client had answered RPC_UNKNOWN for it passes, and one answering NEED_ACK for an RPC whose response is incomplete is inconclusive: the client's timer (after timeout_ticks without DATA, GRANT or BUSY from the server) or its application may have aborted and freed the RPC, which sends no packet",
-			Property: Each{Types: []wire.PacketType{wire.TypeAck, wire.TypeData}, Needs: NeedsPiggyAck, Check: func(c *Ctx, e *Event) Result {
+			Property: Each{Types: []wire.PacketType{wire.TypeAck, wire.TypeData}, Needs: NeedsPiggyAck, Payload: true, Check: func(c *Ctx, e *Event) Result {
 				// ACK packets come from clients; a piggy-backed ack rides in
 				// any DATA, request or response, and names an RPC whose
 				// client is the DATA's source (homa_tx_data_pkt_alloc).
@@ -127,6 +127,19 @@ func ackRules() []*Rule {
 					d := e.Packet.Data()
 					if d.AckClientID() == 0 {
 						return Skip
+					}
+					if d.Retransmit() != 0 {
+						// A retransmission (or restart) copies its segment's
+						// header, ack included (homa_resend_data): it hands
+						// out no pending ack of its own.
+						if r := c.T.Lookup(e); r != nil {
+							if l := r.Msg(e.Packet.Role()).payload; l != nil {
+								if first, frame, ok := l.firstAck(e.Offset); ok && frame != e.Frame && first != ackHash(d) {
+									return Violation("retransmitted DATA at offset %d carries an ack for RPC %d that the copy of the segment in frame %d did not: a retransmission copies its segment's header (homa_resend_data) and hands out no pending ack",
+										e.Offset, d.AckClientID(), frame).With(frame)
+								}
+							}
+						}
 					}
 					ids = append(ids, named{d.AckClientID(), d.AckServerPort(), d.AckClientPort()})
 				} else {

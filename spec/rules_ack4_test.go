@@ -309,3 +309,34 @@ func TestAck009TailLostAfterCapture2025(t *testing.T) {
 		}
 	}
 }
+
+// TestAck004RetransmissionCopiesAck: RPC 10 completes; request 12's first
+// transmission goes without a piggy-backed ack, and its retransmission
+// (for a RESEND) carries one for RPC 10: a retransmission copies its
+// segment's header (homa_resend_data), so it hands out no pending ack of
+// its own (helper-169's r06 passed every rule). A retransmission carrying
+// the ack its first copy carried, the HomaModule way, passes.
+func TestAck004RetransmissionCopiesAck(t *testing.T) {
+	build := func(firstAck bool) (*traceBuilder, int) {
+		b := newTrace(t, wire.VersionCurrent)
+		b.data(true, 10, 100, 0, 100, 7, nil)
+		b.after(50*time.Microsecond).data(false, 10, 100, 0, 100, 7, nil)
+		ack := func(f *wire.DataFields) { f.Ack = wire.AckEntry{ClientID: 10, ServerPort: 4000} }
+		var first func(*wire.DataFields)
+		if firstAck {
+			first = ack
+		}
+		b.after(500*time.Microsecond).data(true, 12, 100, 0, 100, 7, first)
+		b.after(50*time.Microsecond).resend(false, 12, 0, 100, 7)
+		re := b.after(20*time.Microsecond).data(true, 12, 100, 0, 100, 7, func(f *wire.DataFields) {
+			ack(f)
+			f.Retransmit, f.SegOffset = 1, 0
+		})
+		b.after(50*time.Microsecond).data(false, 12, 100, 0, 100, 7, nil)
+		return b, re
+	}
+	b, re := build(false)
+	wantViolations(t, b.check("linux", "HOMA-ACK-004"), "HOMA-ACK-004", re)
+	b, _ = build(true)
+	wantViolations(t, b.check("linux", "HOMA-ACK-004"), "HOMA-ACK-004")
+}

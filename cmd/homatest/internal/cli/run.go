@@ -46,6 +46,25 @@ type runOpts struct {
 	junits []string
 }
 
+// selection names the spec filters the run was given, for a message
+// saying they matched nothing: "--focus" or "--rules and --focus".
+func (o *runOpts) selection() string {
+	var given []string
+	if o.labelFilter != "" {
+		given = append(given, "--label-filter")
+	}
+	if o.rules != "" {
+		given = append(given, "--rules")
+	}
+	if len(o.focus) > 0 {
+		given = append(given, "--focus")
+	}
+	if len(given) == 0 {
+		return "the run's selection"
+	}
+	return strings.Join(given, " and ")
+}
+
 // testHookBeforeLock, set by tests, runs between a run's look at its
 // folder and its lock: another run taking the folder there is the race
 // it must survive.
@@ -348,8 +367,8 @@ func (o *runOpts) run(cmd *cobra.Command) error {
 			return o.endReports(&ExitError{Code: ExitViolations, Err: fmt.Errorf("pass %d: %s; logs in %s", i, res.IUTFailure, filepath.Join(o.artifacts, name))})
 		}
 		if specsRun(res) == 0 { // nothing ran
-			msg := "no spec matched --label-filter, --rules and --focus (homatest spec list shows the rule IDs; areas: wire, grant, resend, ack, cutoffs, robustness, workload)"
-			if h := conformance.FocusHint(o.focus); h != "" {
+			msg := "no spec matched " + o.selection() + " (homatest spec list shows the rule IDs; areas: wire, grant, resend, ack, cutoffs, robustness, workload)"
+			if h := conformance.FocusHint(o.focus, res.Specs); h != "" {
 				msg += "; " + h
 			}
 			return o.usageEnd(errors.New(msg), undo)
