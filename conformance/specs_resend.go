@@ -15,6 +15,7 @@ import (
 	"github.com/homatest/homatest/agent"
 	"github.com/homatest/homatest/conformance/tester"
 	"github.com/homatest/homatest/internal/byteranges"
+	"github.com/homatest/homatest/spec"
 	"github.com/homatest/homatest/spec/wire"
 )
 
@@ -469,28 +470,17 @@ var _ = Describe("retransmission", func() {
 			// boundary.
 			silentRounds(p, r.id, r.first.At)
 			res := r.wait()
-			Expect(agent.Completion{Error: res.Err}.Code()).To(Equal(agent.CodeTimeout),
-				"the call ends in a timeout (ETIMEDOUT) when the server says nothing for timeout_ticks; got %q", res.Err)
+			wantTimedOut(res, "the server says nothing for timeout_ticks")
 			early := time.Duration(pr.TimeoutTicks-2) * pr.Tick
 			Expect(res.Latency).To(BeNumerically(">=", early),
 				"the IUT gave the call up %v after it began; timeout_ticks %d of %v: not before %v", res.Latency, pr.TimeoutTicks, pr.Tick, early)
-			// Nor much after: ticks stretched by timer_drift (HomaModule
-			// re-arms its hrtimer after each pass), two ticks of
-			// tolerance, and the environment's slack; later only during a
-			// stall the environment measured (then timing-inconclusive).
-			late := time.Duration(float64(pr.Ticks(pr.TimeoutTicks))*(1+pr.TimerDrift)) + pr.Ticks(2) + env.Slack
-			if res.Latency > late {
+			if late := timeoutLate(pr); res.Latency > late {
 				msg := fmt.Sprintf("the IUT gave the call up %v after it began; timeout_ticks %d of %v, stretched by timer_drift %g, allow %v", res.Latency, pr.TimeoutTicks, pr.Tick, pr.TimerDrift, late)
 				if !stalledDuring(msg, p.Now().Add(-res.Latency-env.Slack), p.Now()) {
 					Fail(msg)
 				}
 			}
-			// The RPC is gone: the exchange holds two more rounds' time, in
-			// which the checker fails a RESEND after timeout_ticks of
-			// silence (HOMA-RESEND-009; with its stall excuses, which a
-			// window here would lack).
-			pause(deadline(window(pr.Ticks(2*pr.ResendInterval))), "waiting two resend_interval after the timeout")
-			roundsAtMost(p, r.id)
+			afterTimeout(p, r.id)
 			checkExchange(p)
 		}))
 
@@ -518,19 +508,17 @@ var _ = Describe("retransmission", func() {
 			r.sendResponse(p, respLen, 0, min(seg, respLen), unsched(respLen), unschedLevel(pr, respLen), pr.CutoffVersion, false)
 			silentRounds(p, r.id, sent)
 			res := r.wait()
-			Expect(agent.Completion{Error: res.Err}.Code()).To(Equal(agent.CodeTimeout),
-				"the call ends in a timeout (ETIMEDOUT) when the server says nothing for timeout_ticks after the response began; got %q", res.Err)
-			// Not much after timeout_ticks of silence (as in
-			// RESEND-timeout), unless a measured stall explains it.
-			late := time.Duration(float64(pr.Ticks(pr.TimeoutTicks))*(1+pr.TimerDrift)) + pr.Ticks(2) + env.Slack
-			if gone := p.Now().Sub(sent); gone > wait(late) {
+			wantTimedOut(res, "the server says nothing for timeout_ticks after the response began")
+			// Not much after timeout_ticks of silence, unless a measured
+			// stall explains it (measured here from the response's first
+			// packet, on the tester's clock: wait's bound).
+			if late, gone := timeoutLate(pr), p.Now().Sub(sent); gone > wait(late) {
 				msg := fmt.Sprintf("the IUT gave the call up %v after the response's first packet; timeout_ticks %d of %v, stretched by timer_drift %g, allow %v", gone, pr.TimeoutTicks, pr.Tick, pr.TimerDrift, late)
 				if !stalledDuring(msg, sent, p.Now()) {
 					Fail(msg)
 				}
 			}
-			pause(deadline(window(pr.Ticks(2*pr.ResendInterval))), "waiting two resend_interval after the timeout")
-			roundsAtMost(p, r.id)
+			afterTimeout(p, r.id)
 			checkExchange(p)
 		}))
 
@@ -930,4 +918,33 @@ func rangesText(gs []byteranges.Range) string {
 		b.WriteString(rangeText(g))
 	}
 	return b.String()
+}
+
+// wantTimedOut fails the spec unless the IUT's call ended in a timeout
+// (ETIMEDOUT; when says what the server did to cause it).
+func wantTimedOut(res CallResult, when string) {
+	GinkgoHelper()
+	Expect(agent.Completion{Error: res.Err}.Code()).To(Equal(agent.CodeTimeout),
+		"the call ends in a timeout (ETIMEDOUT) when %s; got %q", when, res.Err)
+}
+
+// timeoutLate bounds how long after its silence began a client gives a
+// call up: timeout_ticks stretched by timer_drift (HomaModule re-arms its
+// hrtimer after each pass), two ticks of tolerance (RTX-10), and the
+// environment's slack; later only during a stall the environment
+// measured (then timing-inconclusive).
+func timeoutLate(pr spec.Params) time.Duration {
+	return time.Duration(float64(pr.Ticks(pr.TimeoutTicks))*(1+pr.TimerDrift)) + pr.Ticks(2) + env.Slack
+}
+
+// afterTimeout holds the exchange two resend_interval past an RPC's
+// timeout, in which the checker fails a RESEND after timeout_ticks of
+// silence (HOMA-RESEND-009, with its stall excuses, which a window here
+// would lack), and fails the spec on more RESEND rounds for RPC id than
+// one silence allows (roundsAtMost).
+func afterTimeout(p *tester.Peer, id uint64) {
+	GinkgoHelper()
+	pr := params()
+	pause(deadline(window(pr.Ticks(2*pr.ResendInterval))), "waiting two resend_interval after the timeout")
+	roundsAtMost(p, id)
 }

@@ -410,6 +410,13 @@ func forgetCaptures(resFile string, res *Result, pcaps []string, knob string) er
 			sp.Failure = strings.ReplaceAll(sp.Failure, p, p+" (removed by --mutation-matrix; homatest run --fault "+knob+" keeps it)")
 		}
 	}
+	return writeResult(resFile, res)
+}
+
+// writeResult writes res, a pass's result, to resFile (JSON, indented),
+// whole or not at all (atomicfile): a supervisor reading it never sees
+// half a file.
+func writeResult(resFile string, res *Result) error {
 	return atomicfile.Write(resFile, func(w io.Writer) error {
 		b, err := json.MarshalIndent(res, "", "  ")
 		if err != nil {
@@ -541,13 +548,5 @@ func RunPassFile(path string) error {
 	if err != nil {
 		return err
 	}
-	out, err := json.MarshalIndent(res, "", "  ")
-	if err != nil {
-		return err
-	}
-	resFile := filepath.Join(o.Dir, passResultFile)
-	if err := os.WriteFile(resFile+".tmp", out, 0o644); err != nil {
-		return err
-	}
-	return os.Rename(resFile+".tmp", resFile)
+	return writeResult(filepath.Join(o.Dir, passResultFile), res)
 }

@@ -91,16 +91,18 @@ func grantRules2() []*Rule {
 				var maybe *RPC
 				add := func(r *RPC, m *Message, granted uint32) {
 					v := max(0, int64(granted)-int64(m.Received()))
-					if st := r.serverTimeoutAt(e); st != nil && st.Sure && m == &r.Request && v > 0 {
-						renewed += v
-						if first == nil || r.Key.ClientID < first.Key.ClientID {
-							first = r
-						}
-					}
-					if _, ok := timedOutUnsure(r, e); ok && m == &r.Request && v > 0 {
-						aborted += v
-						if maybe == nil || r.Key.ClientID < maybe.Key.ClientID {
-							maybe = r
+					if st := r.serverTimeoutAt(e); st != nil && m == &r.Request && v > 0 {
+						switch {
+						case st.Sure:
+							renewed += v
+							if first == nil || r.Key.ClientID < first.Key.ClientID {
+								first = r
+							}
+						case st.unsure():
+							aborted += v
+							if maybe == nil || r.Key.ClientID < maybe.Key.ClientID {
+								maybe = r
+							}
 						}
 					}
 					if c.startedBefore(r) {

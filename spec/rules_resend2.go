@@ -515,7 +515,7 @@ func witnessHeld(c *Ctx, x *Event, sock HostPort, forgot RPCKey, held, unknownAt
 // tolerance, where the trace kept the old incarnation's bytes.
 func timedOutUnsure(r *RPC, e *Event) (string, bool) {
 	st := r.serverTimeoutAt(e)
-	if st == nil || st.Sure || st.Held > 0 {
+	if !st.unsure() {
 		return "", false
 	}
 	return fmt.Sprintf("the request DATA of frame %d reached the server %v after it last heard from the client, about timeout_ticks: its timer may have aborted the RPC (RTX-10) and that DATA created it anew (RTX-11), lacking the earlier bytes",
@@ -545,7 +545,7 @@ func timedOutUnsure(r *RPC, e *Event) (string, bool) {
 // Without a measured stall (a capture checked alone) the violation stands.
 func timedOut(c *Ctx, r *RPC, e *Event, v Result) Result {
 	st := r.serverTimeoutAt(e)
-	if st != nil && !st.Sure && st.Held == 0 && st.Recreated != nil && st.Recreated.Time.After(r.RecreatedTime) {
+	if st.unsure() && st.Recreated != nil && st.Recreated.Time.After(r.RecreatedTime) {
 		// A later silence fell short of Sure, but the server's state
 		// (and so the violation) still rests on the earlier inference
 		// that a late DATA re-created the RPC (unless a re-creation after an

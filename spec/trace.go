@@ -556,6 +556,12 @@ type ServerTimeout struct {
 	Recreated *ServerTimeout
 }
 
+// unsure reports whether st (nil: none) leaves the abort open: a silence
+// within RTX-10's tolerance of timeout_ticks, neither Sure nor resting on
+// the server's own GRANT (Held), so the trace kept the old incarnation
+// and what rests on it is inconclusive.
+func (st *ServerTimeout) unsure() bool { return st != nil && !st.Sure && st.Held == 0 }
+
 // evictAt returns when the trace may forget r: EvictAfter after its last
 // packet once it is finished (acked, answered RPC_UNKNOWN, or with its
 // response complete), IdleEvictAfter after it otherwise.
