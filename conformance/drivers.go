@@ -367,12 +367,22 @@ func (m msgSpec) completeRequest(p *tester.Peer, sentTo int) ([]*tester.Packet, 
 // is sent, and returns the GRANTs in arrival order.
 func (m msgSpec) sendGranted(p *tester.Peer, sentTo int) []*tester.Packet {
 	GinkgoHelper()
+	grants, _ := m.sendGrantedTo(p, sentTo, m.msgLen)
+	return grants
+}
+
+// sendGrantedTo is sendGranted stopping once at least the first limit
+// bytes are sent (more when a GRANT's horizon passes limit: a sender
+// sends all it is granted). It returns the GRANTs in arrival order and
+// the bytes sent.
+func (m msgSpec) sendGrantedTo(p *tester.Peer, sentTo, limit int) ([]*tester.Packet, int) {
+	GinkgoHelper()
 	var grants []*tester.Packet
 	// Only a GRANT that lets the message on renews the bound, so an IUT
 	// repeating a stuck GRANT fails here, not at the spec's node timeout.
 	bound := wait(2 * params().Tick)
 	end, moved := deadline(bound), 0 // moved: len(grants) at the last progress
-	for sentTo < m.msgLen {
+	for sentTo < min(limit, m.msgLen) {
 		g, err := p.Expect(ctx(), tester.Match{Type: wire.TypeGrant, From: iut(), RPC: m.id},
 			end.Sub(env.Clock.Now()))
 		ok(err, "a GRANT for bytes beyond %d of %d (%d GRANTs in %v, none past it)", sentTo, m.msgLen, len(grants)-moved, bound)
@@ -383,7 +393,7 @@ func (m msgSpec) sendGranted(p *tester.Peer, sentTo int) []*tester.Packet {
 			end, moved = deadline(bound), len(grants)
 		}
 	}
-	return grants
+	return grants, sentTo
 }
 
 // takeGrants consumes the GRANTs for m that have arrived and returns them

@@ -312,24 +312,9 @@ var _ = Describe("grants", func() {
 
 	It("GRANT-srpt-priority: a receiver granting two messages gives the one with clearly fewer bytes left a higher scheduled priority in its SRPT GRANTs",
 		labels("grant", "MUST", "HOMA-GRANT-011", "HOMA-GRANT-007"), body(func() {
-			need("grants")
 			pr := params()
-			if pr.MaxSchedPrio < 1 || pr.MaxOvercommit < 2 {
-				Skip(fmt.Sprintf("unsupported: max_sched_prio %d and max_overcommit %d leave one scheduled level or one granted message (%s)", pr.MaxSchedPrio, pr.MaxOvercommit, moreSchedLevels))
-			}
-			if pr.FIFOGrantIncrement > 0 && pr.HighPriority() <= pr.MaxSchedPrio {
-				Skip(fmt.Sprintf("unsupported: FIFO GRANTs (level %d) cannot be told from SRPT GRANTs (levels 0-%d) with num_priorities %d", pr.HighPriority(), pr.MaxSchedPrio, pr.NumPriorities))
-			}
-			// Two senders: linux_6.13.9 grants one message per peer at a
-			// time (max_rpcs_per_peer 1).
+			u, w, srpt := srptPairNeeds()
 			pl, ps := peer(0), peer(1)
-			u, w := unsched(1<<30), int(pr.GrantWindow())
-			if w >= int(pr.MaxIncoming) {
-				// HomaModule main grants a second message only once the
-				// first one's granted bytes arrive (homa_grant_try_send: no
-				// room under max_incoming), which this spec does after it.
-				Skip(fmt.Sprintf("unsupported: window %d leaves no room under max_incoming %d for a second message", w, pr.MaxIncoming))
-			}
 			// The long message stays clearly behind the short one even
 			// after its FIFO GRANTs (net-next and linux_6.13.9 grant
 			// fifo_grant_increment right after the first SRPT GRANT) and
@@ -340,7 +325,6 @@ var _ = Describe("grants", func() {
 			if long.msgLen-short.msgLen <= int(pr.RankTolerance) {
 				Skip(fmt.Sprintf("unsupported: max_message_length %d leaves no message clearly longer (rank_tolerance %d) than a %d-byte one past unsched_bytes %d", pr.MaxMessageLength, pr.RankTolerance, short.msgLen, pr.UnschedBytes))
 			}
-			srpt := tester.In("priority", 0, uint64(pr.MaxSchedPrio)) // not a FIFO GRANT (num_priorities-2)
 			long.sendUnsched(pl, 0, u)
 			g1, err := pl.Expect(ctx(), tester.Match{Type: wire.TypeGrant, From: iut(), RPC: long.id, Checks: []tester.Check{srpt}}, wait(pr.ResponseTimeout+pr.Tick))
 			ok(err, "the long message's first GRANT")
@@ -375,37 +359,64 @@ var _ = Describe("grants", func() {
 			ok(err, "the short message's first GRANT")
 			// The long message's granted bytes draw its next SRPT GRANT,
 			// sent while the short message is still incomplete.
-			long.sendData(pl, u, to1, g1.Pkt.Grant().Priority())
-			// Sent by every GRANT that comes (a FIFO GRANT may take the
-			// message past received + window, so that SRPT GRANTs wait for
-			// its bytes) until an SRPT GRANT past to1 does.
-			sentL := to1
-			var g2 *tester.Packet
-			for g2 == nil {
-				x, err := pl.Expect(ctx(), tester.Match{Type: wire.TypeGrant, From: iut(), RPC: long.id}, wait(pr.ResponseTimeout+pr.Tick))
-				ok(err, "the long message's SRPT GRANT past %d once those bytes arrived (sent up to %d)", to1, sentL)
-				off := min(int(x.Pkt.Grant().Offset()), long.msgLen)
-				if srpt(x) == nil && off > to1 {
-					g2 = x
-					break
-				}
-				if off > sentL {
-					long.sendData(pl, sentL, off, x.Pkt.Grant().Priority())
-					sentL = off
-				}
-				if sentL >= long.msgLen {
-					Skip(fmt.Sprintf("unsupported: the %d-byte message was granted whole by FIFO GRANTs before another SRPT GRANT (fifo_grant_increment %d, window %d)", long.msgLen, pr.FIFOGrantIncrement, w))
-				}
-			}
+			g2, sentL := long.nextSRPTGrant(pl, u, to1, g1.Pkt.Grant().Priority(), srpt)
 			Expect(gs.Pkt.Grant().Priority()).To(BeNumerically(">", g2.Pkt.Grant().Priority()),
 				"SRPT: want the %d-byte message's GRANT (%s) at a higher priority than the %d-byte message's GRANT its DATA drew after that (%s), while both were incomplete",
 				short.msgLen, gs, long.msgLen, g2)
-			// Finish both as a sender would.
-			short.sendData(ps, u, int(gs.Pkt.Grant().Offset()), gs.Pkt.Grant().Priority())
-			to2 := max(sentL, min(int(g2.Pkt.Grant().Offset()), long.msgLen))
-			long.sendData(pl, sentL, to2, g2.Pkt.Grant().Priority())
-			driveRequests([]*tester.Peer{pl, ps}, []msgSpec{long, short}, []int{to2, int(gs.Pkt.Grant().Offset())})
-			checkExchange(pl, ps)
+			finishPair(pl, ps, long, short, sentL, u, g2, gs)
+		}))
+
+	It("GRANT-srpt-remaining: a receiver ranks the messages it grants by bytes left to receive, not by length: a long message mostly received gets a scheduled priority at least as high as a shorter one with clearly more bytes left",
+		labels("grant", "MUST", "HOMA-GRANT-011", "HOMA-GRANT-007"), body(func() {
+			// homa_grant_outranks ranks by msgin.bytes_remaining (an earlier
+			// Homa ranked by ungranted bytes, which orders these two the
+			// same way); a receiver ranking by length grants the shorter
+			// message above the one nearly done, the priority inversion
+			// SRPT exists to avoid.
+			pr := params()
+			u, w, srpt := srptPairNeeds()
+			pl, ps := peer(0), peer(1)
+			tol, inc := int(pr.RankTolerance), int(pr.FIFOGrantIncrement)
+			// The long message is sent past target first. After that it
+			// keeps more than two windows and two FIFO increments to
+			// grant (its next SRPT GRANT below cannot grant it whole,
+			// which would take it out of the active set), and the short
+			// message, joining then, has clearly more bytes left
+			// (2*rank_tolerance) yet is clearly shorter (the target is
+			// 3*rank_tolerance past U and more).
+			target := u + max(w, 4*tol)
+			n := target + 2*w + 4*inc + 3*tol
+			if n > int(pr.MaxMessageLength) {
+				Skip(fmt.Sprintf("unsupported: the spec needs a %d-byte message (unsched_bytes %d, window %d, fifo_grant_increment %d, rank_tolerance %d), longer than max_message_length %d", n, pr.UnschedBytes, w, inc, tol, pr.MaxMessageLength))
+			}
+			long := newRequest(n, 100)
+			long.sendUnsched(pl, 0, u)
+			_, sentL := long.sendGrantedTo(pl, u, target)
+			// Every GRANT those bytes drew came before the barrier's
+			// answer (level 0: behind every DATA sent): the horizon the
+			// long message holds before the short one joins.
+			barrier(pl, 0)
+			gL := sentL
+			var prioL uint8
+			for _, g := range long.takeGrants(pl) {
+				gL, prioL = max(gL, min(int(g.Pkt.Grant().Offset()), long.msgLen)), g.Pkt.Grant().Priority()
+			}
+			if gL >= long.msgLen {
+				Skip(fmt.Sprintf("unsupported: the %d-byte message was granted whole (%d) before a second one could join (window %d, fifo_grant_increment %d)", long.msgLen, gL, w, inc))
+			}
+			short := newRequest(u+(long.msgLen-sentL)+2*tol, 100)
+			short.sendUnsched(ps, 0, u)
+			gs, err := ps.Expect(ctx(), tester.Match{Type: wire.TypeGrant, From: iut(), RPC: short.id, Checks: []tester.Check{srpt}}, wait(pr.ResponseTimeout+pr.Tick))
+			ok(err, "the %d-byte message's first GRANT (the %d-byte one has %d bytes left)", short.msgLen, long.msgLen, long.msgLen-sentL)
+			g2, sentL := long.nextSRPTGrant(pl, sentL, gL, prioL, srpt)
+			// HomaModule main ranks against the bytes the other message
+			// had left when it entered the active set (active_remaining,
+			// homa_grant_try_send): both messages may get the top level
+			// there, so only a lower level for the long one is wrong.
+			Expect(g2.Pkt.Grant().Priority()).To(BeNumerically(">=", gs.Pkt.Grant().Priority()),
+				"SRPT by bytes left: want the %d-byte message with %d bytes left (%s) at a priority no lower than the %d-byte message with %d left (%s, before)",
+				long.msgLen, long.msgLen-sentL, g2, short.msgLen, short.msgLen-u, gs)
+			finishPair(pl, ps, long, short, sentL, u, g2, gs)
 		}))
 
 	It("GRANT-srpt-priority-top: a receiver granting max_sched_prio+1 messages or more gives the one with clearly fewest bytes left level max_sched_prio in its SRPT GRANTs, and one with max_sched_prio+1 clearly ahead level 0",
@@ -574,6 +585,72 @@ var _ = Describe("grants", func() {
 			checkExchange(p)
 		}))
 })
+
+// srptPairNeeds skips an IUT on which two messages granted at once
+// cannot show their SRPT levels apart, and returns unsched_bytes, the
+// grant window and a Check passing only SRPT GRANTs (a FIFO GRANT has
+// level num_priorities-2).
+func srptPairNeeds() (u, w int, srpt tester.Check) {
+	GinkgoHelper()
+	need("grants")
+	pr := params()
+	if pr.MaxSchedPrio < 1 || pr.MaxOvercommit < 2 {
+		Skip(fmt.Sprintf("unsupported: max_sched_prio %d and max_overcommit %d leave one scheduled level or one granted message (%s)", pr.MaxSchedPrio, pr.MaxOvercommit, moreSchedLevels))
+	}
+	if pr.FIFOGrantIncrement > 0 && pr.HighPriority() <= pr.MaxSchedPrio {
+		Skip(fmt.Sprintf("unsupported: FIFO GRANTs (level %d) cannot be told from SRPT GRANTs (levels 0-%d) with num_priorities %d", pr.HighPriority(), pr.MaxSchedPrio, pr.NumPriorities))
+	}
+	// Two senders: linux_6.13.9 grants one message per peer at a time
+	// (max_rpcs_per_peer 1).
+	u, w = unsched(1<<30), int(pr.GrantWindow())
+	if w >= int(pr.MaxIncoming) {
+		// HomaModule main grants a second message only once the first
+		// one's granted bytes arrive (homa_grant_try_send: no room under
+		// max_incoming), which these specs do after it.
+		Skip(fmt.Sprintf("unsupported: window %d leaves no room under max_incoming %d for a second message", w, pr.MaxIncoming))
+	}
+	return u, w, tester.In("priority", 0, uint64(pr.MaxSchedPrio))
+}
+
+// nextSRPTGrant sends request m's bytes [sent, to) at level prio, then
+// those of every GRANT that comes (a FIFO GRANT may take the message past
+// received + window, so that SRPT GRANTs wait for its bytes), until an
+// SRPT GRANT past to, which it returns with the bytes sent.
+func (m msgSpec) nextSRPTGrant(p *tester.Peer, sent, to int, prio uint8, srpt tester.Check) (*tester.Packet, int) {
+	GinkgoHelper()
+	pr := params()
+	if to > sent {
+		m.sendData(p, sent, to, prio)
+		sent = to
+	}
+	for {
+		x, err := p.Expect(ctx(), tester.Match{Type: wire.TypeGrant, From: iut(), RPC: m.id}, wait(pr.ResponseTimeout+pr.Tick))
+		ok(err, "the %d-byte message's SRPT GRANT past %d once those bytes arrived (sent up to %d)", m.msgLen, to, sent)
+		off := min(int(x.Pkt.Grant().Offset()), m.msgLen)
+		if srpt(x) == nil && off > to {
+			return x, sent
+		}
+		if off > sent {
+			m.sendData(p, sent, off, x.Pkt.Grant().Priority())
+			sent = off
+		}
+		if sent >= m.msgLen {
+			Skip(fmt.Sprintf("unsupported: the %d-byte message was granted whole by FIFO GRANTs before another SRPT GRANT (fifo_grant_increment %d, window %d)", m.msgLen, pr.FIFOGrantIncrement, pr.GrantWindow()))
+		}
+	}
+}
+
+// finishPair has the tester finish requests long (sent up to sentL, last
+// SRPT GRANT gl) and short (sent up to u, first GRANT gs) as senders
+// would, and checks the exchange.
+func finishPair(pl, ps *tester.Peer, long, short msgSpec, sentL, u int, gl, gs *tester.Packet) {
+	GinkgoHelper()
+	short.sendData(ps, u, int(gs.Pkt.Grant().Offset()), gs.Pkt.Grant().Priority())
+	to := max(sentL, min(int(gl.Pkt.Grant().Offset()), long.msgLen))
+	long.sendData(pl, sentL, to, gl.Pkt.Grant().Priority())
+	driveRequests([]*tester.Peer{pl, ps}, []msgSpec{long, short}, []int{to, int(gs.Pkt.Grant().Offset())})
+	checkExchange(pl, ps)
+}
 
 // moreSchedLevels says how an IUT gets the scheduled levels and granted
 // messages the SRPT priority specs need: max_sched_prio is the level below
