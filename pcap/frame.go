@@ -54,11 +54,14 @@ type Frame struct {
 	// the first fragment of a fragmented IPv4 or IPv6 Homa packet (later
 	// fragments hold no Homa header: Stats.Other counts them as
 	// "fragment"); IPOptions for an IPv4 header with options (IHL above 5)
-	// other than security labels (onlyLabels).
-	TTL           uint8
-	BadIPChecksum bool
-	Fragment      bool
-	IPOptions     bool
+	// other than security labels (onlyLabels); IPLengthPastFrame when the
+	// IP header claims more bytes than the frame holds although the snap
+	// length did not cut it (a receiver's IP layer drops such a packet).
+	TTL               uint8
+	BadIPChecksum     bool
+	Fragment          bool
+	IPOptions         bool
+	IPLengthPastFrame bool
 	// Raw is the transport bytes as captured (Homa header onwards).
 	Raw []byte
 	// Packet is the decoded Homa packet. When Err is set it is zero,

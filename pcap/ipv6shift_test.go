@@ -60,8 +60,9 @@ func TestIPv6ShiftLatch(t *testing.T) {
 }
 
 // TestIPLengthMismatch: an IPv4 total length larger than an uncut frame is
-// counted as a mismatch, not as a snap-length cut, and the packet decodes
-// with its real length.
+// counted as a mismatch, not as a snap-length cut, the frame and its
+// events say so (HOMA-WIRE-015 judges it), and the packet decodes with its
+// real length.
 func TestIPLengthMismatch(t *testing.T) {
 	fr := buildFrame(t, FrameSpec{Src: addrA, Dst: addrB}, sampleFields()[0], wire.EncodeOptions{})
 	fr[14+2], fr[14+3] = 0x05, 0xdc // total length 1500
@@ -74,6 +75,9 @@ func TestIPLengthMismatch(t *testing.T) {
 	st := r.Stats()
 	if st.IPLengthMismatch != 1 || st.Truncated != 0 || f.Packet.Data().DataLen() != 100 {
 		t.Errorf("mismatch %d truncated %d len %d, want 1 0 100", st.IPLengthMismatch, st.Truncated, f.Packet.Data().DataLen())
+	}
+	if ev := f.Events(nil); !f.IPLengthPastFrame || len(ev) != 1 || !ev[0].IP.LengthPastFrame || f.SnapCut {
+		t.Errorf("frame IPLengthPastFrame %v, snap cut %v, events %d (first's LengthPastFrame %v): want true, false, 1, true", f.IPLengthPastFrame, f.SnapCut, len(ev), len(ev) > 0 && ev[0].IP.LengthPastFrame)
 	}
 }
 

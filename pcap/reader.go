@@ -544,6 +544,7 @@ func (r *Reader) decode(data []byte, ci gopacket.CaptureInfo, lt layers.LinkType
 		// Not cut by the snap length: the IP header claims more bytes than
 		// the frame holds. Trust the frame.
 		r.stats.IPLengthMismatch++
+		f.IPLengthPastFrame = true
 		wireLen = len(payload)
 	}
 	r.stats.Homa++

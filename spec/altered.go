@@ -33,7 +33,7 @@ const printBytes = 80
 
 // fingerprint hashes what a link may not change of e: its addresses,
 // segment and byte range, the first printBytes of its Homa bytes, IP
-// flags and checksum verdict, or its decode error. The TOS byte (a
+// flags, checksum and length verdicts, or its decode error. The TOS byte (a
 // switch may rewrite the priority) and the TTL (a router decrements it)
 // are left out.
 func fingerprint(e *Event) uint64 {
@@ -55,6 +55,9 @@ func fingerprint(e *Event) uint64 {
 	}
 	if e.ICMP != nil {
 		f |= 4
+	}
+	if e.IP.LengthPastFrame {
+		f |= 8
 	}
 	n[4] = f
 	h.Write(n[:])

@@ -72,6 +72,10 @@ type IPHeader struct {
 	// Options is set for an IPv4 header with options (IHL above 5) other
 	// than a security module's label.
 	Options bool
+	// LengthPastFrame is set when the IP length (IPv4 total length, IPv6
+	// payload length) claims more bytes than the frame's original length
+	// (not a snap length's cut): a receiver's IP layer drops the packet.
+	LengthPastFrame bool
 }
 
 // ICMP is an ICMP or ICMPv6 destination-unreachable message about a Homa

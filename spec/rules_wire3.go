@@ -13,9 +13,9 @@ func wireRules3() []*Rule {
 		{
 			ID: "HOMA-WIRE-015", Level: Must,
 			Facts:     []string{"WIRE-07"},
-			Statement: "Every Homa packet carries the IP header the kernel's IP layer writes: a nonzero TTL (IPv6: hop limit), over IPv4 a header checksum that verifies and no options but a security module's label, and no fragmentation.",
-			Source:    "HomaModule homa_outgoing.c __homa_xmit_control, __homa_xmit_data (ip_queue_xmit and ip6_xmit write the IP header: the socket's TTL, ip_send_check; no IP options: homa_setsockopt accepts only IPPROTO_HOMA options, so the socket has none for ip_queue_xmit to write but the CIPSO or RFC 1108 label a Linux security module puts on every AF_INET socket: Smack, SELinux with NetLabel, netlbl_sock_setattr)",
-			Capture:   "judged on frames a capture reader parsed (events built without an IP header are skipped), once per frame, also when the Homa header does not decode (a first fragment may end inside it); a router decrements the TTL but never forwards 0, and no NIC offloads the IPv4 header checksum, so any capture point sees what the sender wrote",
+			Statement: "Every Homa packet carries the IP header the kernel's IP layer writes: a nonzero TTL (IPv6: hop limit), over IPv4 a header checksum that verifies and no options but a security module's label, no fragmentation, and an IP length (IPv4 total length, IPv6 payload length) no longer than the packet.",
+			Source:    "HomaModule homa_outgoing.c __homa_xmit_control, __homa_xmit_data (ip_queue_xmit and ip6_xmit write the IP header: the socket's TTL, the length of the skb, ip_send_check; no IP options: homa_setsockopt accepts only IPPROTO_HOMA options, so the socket has none for ip_queue_xmit to write but the CIPSO or RFC 1108 label a Linux security module puts on every AF_INET socket: Smack, SELinux with NetLabel, netlbl_sock_setattr)",
+			Capture:   "judged on frames a capture reader parsed (events built without an IP header are skipped), once per frame, also when the Homa header does not decode (a first fragment may end inside it); the IP length is held against the frame's original length, so a snap length's cut is no evidence, and a frame longer than its IP length (Ethernet padding) is legal; a router decrements the TTL but never forwards 0, and no NIC offloads the IPv4 header checksum, so any capture point sees what the sender wrote",
 			Property: Each{Needs: NeedsIPHeader, Partial: true, Malformed: true, Check: func(c *Ctx, e *Event) Result {
 				if !e.IP.Known || e.Segment > 0 {
 					return Skip
@@ -32,6 +32,8 @@ func wireRules3() []*Rule {
 					return Violation("IPv4 header with options other than a security label (IHL above 5): Homa sockets set no IP options, so the IP layer writes a 20-byte header or one with its security module's label")
 				case e.IP.Fragment:
 					return Violation("IP fragment of a Homa packet: the IP layer sends Homa packets whole, each within the MTU (HomaModule sizes segments by it), so none is fragmented")
+				case e.IP.LengthPastFrame:
+					return Violation("the IP header claims more bytes than the frame holds (not cut by the snap length): the IP layer writes the packet's own length, and a receiver's drops a packet shorter than its header says")
 				}
 				return Pass()
 			}},

@@ -273,7 +273,8 @@ func TestWire011OneIDTwoServers(t *testing.T) {
 // TestWire015IPHeader: the IP layer writes a nonzero TTL and a valid IPv4
 // header checksum, no IPv4 options, and does not fragment (WIRE-07): a
 // frame read with TTL 0, hop limit 0, a bad IPv4 header checksum, IPv4
-// options or as a fragment is a violation, one read with TTL 64 passes,
+// options, as a fragment or with an IP length past the frame (IPv4 or
+// IPv6) is a violation, one read with TTL 64 passes,
 // and an
 // event built without an IP header (IP.Known unset) is not judged.
 func TestWire015IPHeader(t *testing.T) {
@@ -294,10 +295,13 @@ func TestWire015IPHeader(t *testing.T) {
 	data(20, ip(1, true)) // IPv6 has no header checksum
 	b.client, b.server = netip.MustParseAddr("198.18.0.1"), netip.MustParseAddr("198.18.0.2")
 	frag := data(22, func(e *Event) { e.IP = IPHeader{Known: true, TTL: 64, Fragment: true} })
-	opts := data(24, func(e *Event) { e.IP = IPHeader{Known: true, TTL: 64, Options: true} }) // helper-148's m26
+	opts := data(24, func(e *Event) { e.IP = IPHeader{Known: true, TTL: 64, Options: true} })         // helper-148's m26
+	long := data(26, func(e *Event) { e.IP = IPHeader{Known: true, TTL: 64, LengthPastFrame: true} }) // helper-174's ip-len
+	b.client, b.server = netip.MustParseAddr("fd00::1"), netip.MustParseAddr("fd00::2")
+	long6 := data(28, func(e *Event) { e.IP = IPHeader{Known: true, TTL: 64, LengthPastFrame: true} })
 	rep := b.check("linux", "HOMA-WIRE-015")
-	wantViolations(t, rep, "HOMA-WIRE-015", ttl0, bad, hop0, frag, opts)
-	wantCounts(t, rep, "HOMA-WIRE-015", 7, 2, 5, 0)
+	wantViolations(t, rep, "HOMA-WIRE-015", ttl0, bad, hop0, frag, opts, long, long6)
+	wantCounts(t, rep, "HOMA-WIRE-015", 9, 2, 7, 0)
 }
 
 // TestWire014Restart: a client told RPC_UNKNOWN by the server restarts
