@@ -76,7 +76,7 @@ func TestGrant022CachedChoice(t *testing.T) {
 			b.after(400*time.Microsecond).grant(false, 2, 311424, 0)
 		}
 		b.client = c2
-		next := b.after(400 * time.Microsecond).grant(false, 4, 140000, 6)
+		next := b.after(400*time.Microsecond).grant(false, 4, 140000, 6)
 		rep := b.check("linux", id)
 		if !between {
 			wantClean(t, rep, id)
