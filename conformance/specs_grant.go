@@ -419,6 +419,144 @@ var _ = Describe("grants", func() {
 			finishPair(pl, ps, long, short, sentL, u, g2, gs)
 		}))
 
+	It("GRANT-fifo-oldest: a receiver's FIFO GRANTs (level num_priorities-2) go to the oldest message it is granting while that one is eligible: a younger message gets one only as the receiver's kept choice or while the oldest may hold window + 2·fifo_grant_increment granted bytes not received",
+		labels("grant", "SHOULD", "HOMA-GRANT-022", "HOMA-GRANT-018", "HOMA-GRANT-007"), body(func() {
+			need("grants")
+			pr := params()
+			switch {
+			case pr.FIFOGrantIncrement == 0:
+				Skip("unsupported: fifo_grant_increment 0 makes no FIFO GRANTs (fifo_grant_increment=50000 runs it)")
+			case pr.HighPriority() <= pr.MaxSchedPrio:
+				Skip(fmt.Sprintf("unsupported: FIFO GRANTs (level %d) cannot be told from SRPT GRANTs (levels 0-%d) with num_priorities %d (num_priorities=8 runs it)", pr.HighPriority(), pr.MaxSchedPrio, pr.NumPriorities))
+			}
+			// HomaModule homa_grant_check_fifo grants fifo_grant_increment
+			// to grant->oldest_rpc, the message with the earliest birth
+			// (first DATA) that homa_grant_find_oldest found among those
+			// being granted and not fully granted, with fewer than window +
+			// 2·fifo_grant_increment granted bytes not received; it keeps
+			// that choice while it stays eligible. FIFO grants come at most
+			// every fifo_grant_interval (320 µs at 25 Gbit/s), right after
+			// an SRPT GRANT: the messages are long, so that the exchange
+			// lasts several intervals. The old message comes first, from
+			// one peer; two younger ones join once it is being granted, one
+			// from each peer (the newest from the old one's peer).
+			peers := []*tester.Peer{peer(0), peer(1)}
+			old := newRequest(min(int(pr.MaxMessageLength), 1000000), 100)
+			msgs := []msgSpec{old, newRequest(min(int(pr.MaxMessageLength), pastU(400000)), 100), newRequest(min(int(pr.MaxMessageLength), pastU(400000)), 100)}
+			for _, m := range msgs {
+				if unsched(m.msgLen) >= m.msgLen {
+					Skip(fmt.Sprintf("unsupported: unsched_bytes %d leaves nothing to grant in a %d-byte message (unsched_bytes=40000 runs it)", pr.UnschedBytes, m.msgLen))
+				}
+			}
+			old.sendUnsched(peers[0], 0, unsched(old.msgLen))
+			g1, err := peers[0].Expect(ctx(), tester.Match{Type: wire.TypeGrant, From: iut(), RPC: old.id}, wait(pr.ResponseTimeout+pr.Tick))
+			ok(err, "the old message's first GRANT")
+			sent := []int{old.applyGrants(peers[0], unsched(old.msgLen), append([]*tester.Packet{g1}, old.takeGrants(peers[0])...)), 0, 0}
+			joined := env.Clock.Now()
+			for i, m := range msgs[1:] {
+				m.sendUnsched(peers[(i+1)%2], 0, unsched(m.msgLen))
+				sent[i+1] = unsched(m.msgLen)
+			}
+			// FIFO grants come at most every fifo_grant_interval, right
+			// after an SRPT GRANT, which DATA draws: the tester sends what
+			// the GRANTs allow in rounds a step apart (in the simulator the
+			// IUT answers in no time), so that the exchange lasts several
+			// intervals, then finishes it as a sender would.
+			const step = 400 * time.Microsecond
+			for round := 0; round < 16; round++ {
+				pause(deadline(step), "the pause between rounds of DATA")
+				moved := false
+				for i, m := range msgs {
+					if to := m.applyGrants(peers[i%2], sent[i], m.takeGrants(peers[i%2])); to > sent[i] {
+						sent[i], moved = to, true
+					}
+				}
+				if !moved {
+					break
+				}
+			}
+			driveRequests(peers, msgs, sent)
+			// The receiver granted at most these messages, so its window
+			// was at least max_incoming/(n+1) (homa_grant_update_sysctl_deps)
+			// while they were being granted.
+			w := int(pr.Window)
+			if w == 0 {
+				w = int(pr.MaxIncoming) / (min(len(msgs), pr.MaxOvercommit) + 1)
+			}
+			limit := w + 2*int(pr.FIFOGrantIncrement)
+			type fifoGrant struct {
+				p   *tester.Packet
+				msg int
+			}
+			var fifo []fifoGrant
+			for i, m := range msgs {
+				for _, g := range peers[i%2].ReceivedAll(tester.Match{Type: wire.TypeGrant, From: iut(), RPC: m.id}) {
+					if int(g.Pkt.Grant().Priority()) == pr.HighPriority() && g.At.After(joined) {
+						fifo = append(fifo, fifoGrant{g, i})
+					}
+				}
+			}
+			slices.SortStableFunc(fifo, func(a, b fifoGrant) int { return a.p.At.Compare(b.p.At) })
+			if len(fifo) == 0 {
+				AddReportEntry("note", fmt.Sprintf("no FIFO GRANT came while the %d-byte message and two younger ones were being granted: nothing judged", old.msgLen))
+			}
+			// The old message's bytes the tester had sent by a time, and
+			// the largest GRANT offset it had got for it.
+			sentBy := func(t time.Time) int {
+				end := 0
+				for _, x := range peers[0].Log() {
+					if x.Sent && x.Err == nil && !x.At.After(t) && x.Pkt.Type() == wire.TypeData && x.Pkt.SenderID() == old.id {
+						end = max(end, int(x.Pkt.Data().Offset())+x.Pkt.Data().DataLen())
+					}
+				}
+				return end
+			}
+			grantedBy := func(t time.Time) int {
+				g := unsched(old.msgLen)
+				for _, x := range peers[0].ReceivedAll(tester.Match{Type: wire.TypeGrant, From: iut(), RPC: old.id}) {
+					if !x.At.After(t) {
+						g = max(g, min(int(x.Pkt.Grant().Offset()), old.msgLen))
+					}
+				}
+				return g
+			}
+			toOld := 0
+			for k, f := range fifo {
+				if f.msg == 0 {
+					toOld++
+					continue
+				}
+				if k > 0 && fifo[k-1].msg == f.msg {
+					continue // the receiver's kept choice (grant->oldest_rpc)
+				}
+				// A new choice: the old message must have been ineligible,
+				// fully granted or with window + 2·fifo_grant_increment
+				// granted bytes not received. Its bytes sent half a step
+				// before (the previous round), and the measured noise's
+				// slack before, have arrived; an SRPT GRANT since leaves
+				// it a window outstanding (homa_grant_try_send), and each
+				// FIFO GRANT adds fifo_grant_increment.
+				pre := f.p.At.Add(-max(step/2, env.Slack))
+				g, s := grantedBy(pre), sentBy(pre)
+				out := max(g-s, w)
+				for _, x := range fifo[:k] {
+					if x.msg == 0 && x.p.At.After(pre) {
+						out += int(pr.FIFOGrantIncrement)
+					}
+				}
+				if grantedBy(f.p.At) < old.msgLen && out < limit {
+					msg := fmt.Sprintf("FIFO: the receiver chose the younger %d-byte message for a FIFO GRANT (%s) while the older %d-byte message was eligible: granted %d, at most %d of that not received (window %d + 2·fifo_grant_increment %d = %d); %d FIFO GRANTs went to the old message",
+						msgs[f.msg].msgLen, f.p, old.msgLen, grantedBy(f.p.At), out, w, pr.FIFOGrantIncrement, limit, toOld)
+					// A receiver held up since pre had not processed those
+					// bytes: its rec_incoming may have reached the bound.
+					if !stalledDuring(msg, pre, f.p.At) {
+						Fail(msg)
+					}
+				}
+			}
+			checkExchange(peers...)
+		}))
+
 	It("GRANT-srpt-priority-top: a receiver granting max_sched_prio+1 messages or more gives the one with clearly fewest bytes left level max_sched_prio in its SRPT GRANTs, and one with max_sched_prio+1 clearly ahead level 0",
 		labels("grant", "MUST", "HOMA-GRANT-011", "HOMA-GRANT-007"), body(func() {
 			need("grants")

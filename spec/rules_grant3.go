@@ -124,6 +124,15 @@ func grantRules3() []*Rule {
 			},
 		},
 		{
+			ID: "HOMA-GRANT-022", Level: Should,
+			Facts:     []string{"FIFO-01"},
+			Statement: "A FIFO GRANT (level num_priorities-2) goes to the oldest message its receiver may FIFO-grant: when the receiver chooses anew (its previous FIFO GRANT went to another message), no other message to it is clearly older (first DATA earlier by more than slack) and surely eligible: being granted, incomplete, not granted to its end, and with fewer granted bytes not received than window + 2·fifo_grant_increment. A receiver may keep granting the message its previous FIFO GRANT went to while that one stays eligible, though an older one has become eligible since.",
+			Source:    "HomaModule homa_grant.c homa_grant_check_fifo (grant->oldest_rpc is kept while it is not fully granted and its rec_incoming stays below window + 2·fifo_grant_increment), homa_grant_find_oldest (the earliest msgin.birth among grantable and active RPCs, skipping those fully granted or with rec_incoming at or above that bound), homa_grant_unmanage_rpc (a message that completes or ends leaves the choice); homa_incoming.c homa_message_in_init (birth: the first DATA processed)",
+			Profiles:  []string{"linux"},
+			Capture:   "judged only where FIFO GRANTs have a level of their own (max_sched_prio below num_priorities-2), at a FIFO GRANT after which the receiver's cached choice cannot hold the message: its previous FIFO GRANT (and any other less than slack before that one: two cores may send them out of order) went to another message, or it sent none since the message's first DATA; needs every packet the receiver sends (a FIFO GRANT lost before the capture point may have set the choice: inconclusive where the capture shows such loss) and the message's first DATA (an RPC begun before the capture: inconclusive); the older message counts as eligible only where the capture makes it sure: it had a GRANT less than slack before, more than one window and one skb of it lie beyond what it was authorised (a GRANT still on its way cannot complete it), its granted bytes not seen slack before stay below window + 2·fifo_grant_increment at the smallest dynamic window (max_incoming/(max_overcommit+1)), no loss toward the receiver after the capture point, its sender not silent for timeout_ticks and its RPC neither ended (RPC_UNKNOWN, ack) nor re-created at the receiver; an RPC its application aborted leaves no packet and is not seen",
+			Property:  Each{Types: []wire.PacketType{wire.TypeGrant}, Check: fifoOldest},
+		},
+		{
 			ID: "HOMA-GRANT-021", Level: Must, AnyEnd: true,
 			Facts:     []string{"GRANT-02", "RTX-11"},
 			Statement: "A receiver grants only a message it has begun to receive: no GRANT for a message comes before the first transmission of the message's first byte (offset 0, retransmit=0), the first DATA its sender sends.",
@@ -281,4 +290,119 @@ func grantsFrom(c *Ctx, recv, from netip.Addr, skip *Message) bool {
 		}
 	}
 	return false
+}
+
+// fifoOldest judges FIFO GRANT e (HOMA-GRANT-022): where the receiver
+// chose its message anew (homa_grant_find_oldest: its cached
+// grant->oldest_rpc cannot be that message), no other message to it may
+// be clearly older and surely eligible (fifoEligible).
+func fifoOldest(c *Ctx, e *Event) Result {
+	g := e.Packet.Grant()
+	if !isFIFOGrant(c.P, g.Priority()) {
+		return Skip
+	}
+	if fifoLevelShared(c.P) {
+		return Skip // SRPT GRANTs share the level (HOMA-GRANT-018 says so)
+	}
+	rg, m := grantMsg(c, e)
+	if m == nil || m.Length == 0 || m.FirstData.IsZero() {
+		return Unsure("FIFO GRANT for a message with no DATA in the capture")
+	}
+	if c.startedBefore(rg) {
+		return Unsure("FIFO GRANT for a message whose RPC may have begun before the capture: an earlier FIFO GRANT may have made it the receiver's choice")
+	}
+	// The receiver keeps its choice (grant->oldest_rpc) from one FIFO
+	// grant to the next while it stays eligible: a FIFO GRANT to the
+	// message its previous one went to may be that choice. Two cores may
+	// make FIFO grants at once (the time check is racy) and send them in
+	// either order: so may one to the message of the FIFO GRANT before,
+	// sent less than slack earlier.
+	role := e.Packet.Role()
+	lf := c.T.lastFIFO[e.Src]
+	for i, f := range lf {
+		if f.key == rg.Key && f.role == role && f.at.After(m.FirstData.Add(-c.P.Slack)) &&
+			(i == 0 || lf[0].at.Sub(f.at) < c.P.Slack) {
+			return Pass()
+		}
+	}
+	if !c.Net.cp.SeesAllOf(e.Src) {
+		return Unsure("the capture does not hold every GRANT %v sent: an earlier FIFO GRANT may have made this message its choice", e.Src)
+	}
+	var older *Message
+	var olderRPC *RPC
+	var why string
+	for o, ro := range c.T.longIn[e.Src] {
+		if o == m || o.FirstData.IsZero() || m.FirstData.Sub(o.FirstData) <= c.P.Slack {
+			continue
+		}
+		// The oldest of them is named; among equals the lowest id, so
+		// that the text does not depend on map order.
+		if older != nil && !o.FirstData.Before(older.FirstData) &&
+			(!o.FirstData.Equal(older.FirstData) || ro.Key.ClientID > olderRPC.Key.ClientID ||
+				ro.Key.ClientID == olderRPC.Key.ClientID && !ro.Key.Client.Less(olderRPC.Key.Client)) {
+			continue
+		}
+		if w, ok := fifoEligible(c, e, o, ro); ok {
+			older, olderRPC, why = o, ro, w
+		}
+	}
+	if older == nil {
+		return Pass().WithSlack(c.P.Slack)
+	}
+	if ev, ok := c.Net.LostFromAny(e.Src); ok {
+		// A FIFO GRANT to this message lost before the capture point
+		// may have set the receiver's choice.
+		return Downgrade(CauseLossBefore, ev, "FIFO GRANT offset %d for a message whose first DATA came %v after that of RPC %d's %d-byte message, which %s",
+			g.Offset(), m.FirstData.Sub(older.FirstData).Round(time.Microsecond), olderRPC.Key.ClientID, older.Length, why)
+	}
+	return Violation("FIFO GRANT offset %d for a message whose first DATA came %v after that of RPC %d's %d-byte message from %v, which %s: the receiver chose anew (its previous FIFO GRANT went to another message) and passed over an older eligible one",
+		g.Offset(), m.FirstData.Sub(older.FirstData).Round(time.Microsecond), olderRPC.Key.ClientID, older.Length, msgSender(olderRPC, older), why).WithSlack(c.P.Slack)
+}
+
+// fifoEligible reports whether message o (of RPC ro), sent to the
+// receiver of FIFO GRANT e, was surely one homa_grant_find_oldest could
+// choose when the receiver decided e, and if so says why: managed and not
+// ended (a GRANT from the receiver less than slack before e; no
+// RPC_UNKNOWN, ack, re-creation or timeout_ticks of silence from its
+// sender), not fully granted and incomplete even if a GRANT still on its
+// way raised its offset by a window (max(window, max_incoming/2) past the
+// bytes it could have sent), and rec_incoming below window +
+// 2·fifo_grant_increment at the smallest window, counting as received
+// only the bytes seen slack before e and with no loss toward the receiver
+// after the capture point.
+func fifoEligible(c *Ctx, e *Event, o *Message, ro *RPC) (string, bool) {
+	last, ok := o.LastGrant()
+	if !ok || e.Time.Sub(last.Time) >= c.P.Slack || o.Complete || o.whole || o.Earlier != nil ||
+		ro.Unknown || ro.Acked || !ro.RecreatedTime.IsZero() || ro.ServerTimeout != nil {
+		return "", false
+	}
+	if e.Time.Sub(maxTime(ro.First, ro.heardFrom(o))) >= c.P.Ticks(c.P.TimeoutTicks-2)-c.P.Slack {
+		return "", false
+	}
+	from := msgSender(ro, o)
+	if _, lost := c.Net.LostAfter(from, e.Src); lost {
+		return "", false
+	}
+	// The most the receiver may have granted: its GRANTs, RESENDs and the
+	// incoming its RPC started from.
+	auth := uint64(max(o.Horizon(c.P), o.MaxIncoming))
+	skb := uint64(max(skbData(c.P.MaxGSOSize, c.P.MTU, false), skbData(c.P.MaxGSOSize, c.P.MTU, true)))
+	if auth+skb+uint64(c.P.GrantWindow()) >= uint64(o.Length) {
+		return "", false
+	}
+	w := c.P.Window
+	if w == 0 {
+		w = c.P.MaxIncoming / uint32(max(1, c.P.MaxOvercommit)+1)
+	}
+	limit := uint64(w) + 2*uint64(c.P.FIFOGrantIncrement)
+	recv := uint64(o.ReceivedBy(e.Time.Add(-c.P.Slack)))
+	out := uint64(0)
+	if auth > recv {
+		out = auth - recv
+	}
+	if out >= limit {
+		return "", false
+	}
+	return fmt.Sprintf("%v was granting (GRANT offset %d %v before) with at most %d of %d bytes granted and at most %d of them not received, below window + 2·fifo_grant_increment = %d",
+		e.Src, last.Offset, e.Time.Sub(last.Time).Round(time.Microsecond), auth, o.Length, out, limit), true
 }

@@ -674,6 +674,10 @@ type Trace struct {
 	sameSender map[hostPair][2]*Message
 	// lastSRPT[R] is R's latest non-FIFO GRANT.
 	lastSRPT map[netip.Addr]Seen
+	// lastFIFO[R] are R's latest two GRANTs that may be FIFO grants
+	// (mayBeFIFOGrant), latest first: the messages its cached FIFO choice
+	// may hold (HOMA-GRANT-022; homa_grant_check_fifo keeps oldest_rpc).
+	lastFIFO map[netip.Addr][2]fifoSeen
 	// pairs[{S, R}] is what the DATA from S to R showed of the cutoff
 	// versions S used; cutoffsPaid[{R, S}] counts the CUTOFFS from R to S
 	// each of which one stale DATA paid for (HOMA-CUTOFF-003).
@@ -822,7 +826,7 @@ type Unreachable struct {
 func NewTrace(p *Params) *Trace {
 	return &Trace{P: p, rpcs: map[RPCKey]*RPC{}, rpcCache: new([rpcCacheSize]*RPC), cutoffs: map[hostPair]*CutoffsState{}, versions: map[hostPair][]CutoffsState{},
 		granting: map[netip.Addr]map[*Message]*RPC{}, unreachable: map[HostPort]Unreachable{}, acked: map[netip.Addr]*ackHistory{},
-		longIn: map[netip.Addr]map[*Message]*RPC{}, triggers: map[netip.Addr]*triggerLog{}, sameSender: map[hostPair][2]*Message{}, lastSRPT: map[netip.Addr]Seen{},
+		longIn: map[netip.Addr]map[*Message]*RPC{}, triggers: map[netip.Addr]*triggerLog{}, sameSender: map[hostPair][2]*Message{}, lastSRPT: map[netip.Addr]Seen{}, lastFIFO: map[netip.Addr][2]fifoSeen{},
 		pairs: map[hostPair]*pairData{}, cutoffsPaid: map[hostPair]int{}, longDone: map[netip.Addr]*minHeap[*Message]{}, longEnded: map[netip.Addr][]time.Time{}, byClientID: map[clientIDKey]*RPC{}, newest: map[netip.Addr]newestRPC{},
 		clientUnknown: map[clientIDKey]Seen{}, outstanding: map[netip.Addr]*outstandingSum{},
 		idle: minHeap[*RPC]{less: func(a, b *RPC) bool { return a.filed.Before(b.filed) }, at: func(r *RPC, i int) { r.idleAt = i }}}
@@ -1783,7 +1787,19 @@ func (t *Trace) applyGrant(e *Event, r *RPC) {
 		if ss := t.sameSender[k]; ss[0] != m {
 			t.sameSender[k] = [2]*Message{m, ss[0]}
 		}
+	} else {
+		lf := t.lastFIFO[e.Src]
+		t.lastFIFO[e.Src] = [2]fifoSeen{{r.Key, p.Role(), e.Time}, lf[0]}
 	}
+}
+
+// fifoSeen is a GRANT that may be a FIFO grant: its RPC, the role of the
+// GRANT's sender (the receiver of the message granted) and its time. The
+// key and role name the message across the trace's incarnations of the RPC.
+type fifoSeen struct {
+	key  RPCKey
+	role wire.Role
+	at   time.Time
 }
 
 // owed returns minus the RESENDs for m its sender has not answered (with

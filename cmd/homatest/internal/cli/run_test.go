@@ -319,11 +319,11 @@ func TestRunSimNonDefaultParams(t *testing.T) {
 	}{
 		{[]string{"num_priorities=4", "resend_ticks=3"}, 61},
 		// Where the unscheduled bytes hold no segment to lose or hold
-		// back, specs lose or hold back bytes the IUT grants: 61 and 64
+		// back, specs lose or hold back bytes the IUT grants: 62 and 65
 		// pass (38 each before; the simulator is deterministic), and the
 		// pass's whole capture (RUN-capture).
-		{[]string{"unsched_bytes=1"}, 61},
-		{[]string{"unsched_bytes=1000"}, 64},
+		{[]string{"unsched_bytes=1"}, 62},
+		{[]string{"unsched_bytes=1000"}, 65},
 		{[]string{"unsched_bytes=2000000"}, 47}, // past max_message_length: every message unscheduled
 	} {
 		args := []string{"run", "--env", "sim", "-o", "json", "--artifacts", filepath.Join(dir, fmt.Sprint("sim", i))}
@@ -338,8 +338,8 @@ func TestRunSimNonDefaultParams(t *testing.T) {
 		if err := json.Unmarshal([]byte(out), &rep); err != nil {
 			t.Fatalf("-o json: %v\n%s", err, out)
 		}
-		if len(rep.Passes) != 1 || len(rep.Passes[0].Specs) != 64 {
-			t.Fatalf("%v: want one pass of all 63 specs and RUN-capture; got %+v", c.params, rep)
+		if len(rep.Passes) != 1 || len(rep.Passes[0].Specs) != 65 {
+			t.Fatalf("%v: want one pass of all 64 specs and RUN-capture; got %+v", c.params, rep)
 		}
 		passed := 0
 		for _, sp := range rep.Passes[0].Specs {
@@ -352,7 +352,7 @@ func TestRunSimNonDefaultParams(t *testing.T) {
 			}
 		}
 		if rep.Verdict != "pass" || passed < c.pass {
-			t.Errorf("%v: verdict %q, %d of 64 specs passed; want pass with at least %d (the rest unsupported)", c.params, rep.Verdict, passed, c.pass)
+			t.Errorf("%v: verdict %q, %d of 65 specs passed; want pass with at least %d (the rest unsupported)", c.params, rep.Verdict, passed, c.pass)
 		}
 	}
 }
@@ -379,8 +379,8 @@ func TestRunSimRepeatIdentical(t *testing.T) {
 	var first []byte
 	var firstCap []byte
 	for i, p := range rep.Passes {
-		if n := len(p.Specs); n != 64 {
-			t.Errorf("pass %d ran %d specs, want all 63 and RUN-capture", i+1, n)
+		if n := len(p.Specs); n != 65 {
+			t.Errorf("pass %d ran %d specs, want all 64 and RUN-capture", i+1, n)
 		}
 		for _, s := range p.Specs {
 			if s.State != "passed" {
