@@ -115,11 +115,8 @@ func idRules2() []*Rule {
 					return Skip
 				}
 				r := c.T.Lookup(e)
-				if r != nil {
-					reuse := r.Acked && e.Type() == wire.TypeData && !e.Retransmit() && e.Offset == 0 && e.Time.Sub(r.AckTime) > c.P.ResponseTimeout
-					if !reuse {
-						return Skip
-					}
+				if r != nil && !r.reusedBy(e, c.P) {
+					return Skip
 				}
 				h := c.T.acked[e.Src]
 				if h == nil {

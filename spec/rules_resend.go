@@ -513,8 +513,8 @@ func resendRules() []*Rule {
 				if !ok {
 					return Skip
 				}
-				if r == nil {
-					return Pass()
+				if r == nil || r.reusedBy(e, c.P) {
+					return Pass() // a new RPC (a reused id: HOMA-ID-004)
 				}
 				if n := m.FirstSent.Overlap(e.Offset, end); n > 0 {
 					return Violation("first-transmission DATA [%d, %d) repeats %d bytes already sent with retransmit=0", e.Offset, e.End(), n)

@@ -896,3 +896,24 @@ func TestResend001CrossedPeerPacket(t *testing.T) {
 	early := b.after(300*time.Microsecond).resend(true, 2, 0, wire.ResendAll, 7)
 	wantViolations(t, b.check("linux", "HOMA-RESEND-001", "reaction=1ms"), "HOMA-RESEND-001", early)
 }
+
+// TestResend010RepeatAfterAck: a client whose RPC ended (acknowledged) and
+// that sends its request's bytes again with retransmit=0 repeats them: a
+// copy 5 ms after the ack (offset 0) and one of a later segment 30 ms
+// after are violations (the trace had forgotten what the client sent at
+// the ack, so both passed; helper-174's dup-late-current). An offset-0
+// DATA more than response_timeout after the ack begins a new RPC with the
+// id, which HOMA-ID-004 judges, not this rule.
+func TestResend010RepeatAfterAck(t *testing.T) {
+	b := newTrace(t, wire.VersionCurrent)
+	b.data(true, 10, 3000, 0, 1424, 7, nil)
+	b.data(true, 10, 3000, 1424, 1576, 7, nil)
+	b.after(time.Millisecond).data(false, 10, 100, 0, 100, 7, nil)
+	b.after(2*time.Millisecond).ctl(false, 10, wire.TypeNeedAck)
+	b.after(30 * time.Microsecond).ack(10)
+	early := b.after(5*time.Millisecond).data(true, 10, 3000, 0, 1424, 7, nil)
+	late := b.after(25*time.Millisecond).data(true, 10, 3000, 1424, 1576, 7, nil)
+	b.after(10*time.Millisecond).data(true, 10, 3000, 0, 1424, 7, nil) // the id reused (HOMA-ID-004)
+	rep := b.checkAt(HostPoint(b.client), "linux", "HOMA-RESEND-010")
+	wantViolations(t, rep, "HOMA-RESEND-010", early, late)
+}

@@ -1317,8 +1317,7 @@ func (t *Trace) Apply(e *Event) {
 		k = KeyOf(e)
 		r = t.rpcOf(&k)
 	}
-	if r != nil && r.Acked && typ == wire.TypeData && e.FromClient() && p.Data().Retransmit() == 0 && e.Offset == 0 &&
-		e.Time.Sub(r.AckTime) > t.P.ResponseTimeout {
+	if r.reusedBy(e, t.P) {
 		// A new request with the id of an RPC acknowledged long ago: the
 		// client reused the id (HOMA-ID-004 judges that); track it as a
 		// new RPC.
@@ -1935,8 +1934,24 @@ func (t *Trace) ack(k RPCKey, serverPort uint16, e *Event, entry bool) {
 	// The client had the whole response and the server frees the RPC.
 	t.heldWhole(k.Server, &r.Request, r, e)
 	t.heldWhole(k.Client, &r.Response, r, e)
+	// The client's RPC ended, but its sending did not begin again: request
+	// bytes it sends again with retransmit=0 repeat the first ones
+	// (HOMA-RESEND-010), unless an offset-0 DATA response_timeout later
+	// begins a new RPC with the id (Apply retires this one; HOMA-ID-004).
+	sent := r.Request.FirstSent
 	t.newIncarnation(r, false)
+	r.Request.FirstSent = sent
 	t.file(r) // acked: due earlier
+}
+
+// reusedBy reports whether client DATA e begins a new RPC with r's id: a
+// first transmission at offset 0 more than response_timeout after r was
+// acknowledged (a late packet of r itself would not start at its first
+// byte that long after; HOMA-ID-004 judges the reuse). Apply then tracks
+// e's RPC afresh. A nil r is reused by nothing.
+func (r *RPC) reusedBy(e *Event, p *Params) bool {
+	return r != nil && r.Acked && e.Type() == wire.TypeData && e.FromClient() && !e.Retransmit() && e.Offset == 0 &&
+		e.Time.Sub(r.AckTime) > p.ResponseTimeout
 }
 
 // newIncarnation forgets which bytes were sent: the server's RPC is gone
