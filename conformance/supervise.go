@@ -435,16 +435,17 @@ var ruleIDs = regexp.MustCompile(`HOMA-[A-Z]+-[0-9]{3}`)
 // which specs fail under each. Failing specs' captures are removed (under
 // a fault most specs fail, about 10 MB each; run --fault KNOB keeps one
 // knob's). progress, when not nil, is called before each knob's pass
-// with the knob, its place (from 1) and the number of knobs, and the
-// knobs caught so far: a matrix takes minutes. Errors: a pass's, and one
-// whose environment cannot be built.
-func (s *Supervisor) MutationMatrix(o PassOptions, progress func(knob string, i, n, caught int)) ([]MatrixEntry, error) {
+// with the knob, the number of knobs done and of those caught, and the
+// number of knobs, and once after the last with knob "" (done = n): a
+// matrix takes minutes, and its last state is the whole count. Errors: a
+// pass's, and one whose environment cannot be built.
+func (s *Supervisor) MutationMatrix(o PassOptions, progress func(knob string, done, caught, n int)) ([]MatrixEntry, error) {
 	var matrix []MatrixEntry
 	faults := homa.FaultNames()
 	caught := 0
 	for i, f := range faults {
 		if progress != nil {
-			progress(f.Name, i+1, len(faults), caught)
+			progress(f.Name, i, caught, len(faults))
 		}
 		q := o
 		q.Fault = f.Name
@@ -487,6 +488,9 @@ func (s *Supervisor) MutationMatrix(o PassOptions, progress func(knob string, i,
 		if e.Caught {
 			caught++
 		}
+	}
+	if progress != nil {
+		progress("", len(faults), caught, len(faults))
 	}
 	return matrix, nil
 }

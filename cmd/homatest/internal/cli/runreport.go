@@ -409,6 +409,19 @@ func markOutcomes(passes []*conformance.Result, strict bool) {
 	}
 }
 
+// matrixProgress is the mutation matrix's progress line: the knob about
+// to run with the knobs done and caught so far, or (knob "") the count
+// once every knob has run.
+func matrixProgress(knob string, done, caught, n int) string {
+	switch {
+	case knob == "":
+		return fmt.Sprintf("all %d fault knobs done, %d caught", n, caught)
+	case done == 0:
+		return fmt.Sprintf("fault knob 1 of %d (%s)", n, knob)
+	}
+	return fmt.Sprintf("fault knob %d of %d (%s); %d of the %d done caught", done+1, n, knob, caught, done)
+}
+
 // mutationMatrix runs one pass per fault knob (conformance.Supervisor.
 // MutationMatrix) and prints the specs that fail under each; a knob no
 // spec catches, or none by a rule its catalogue entry names
@@ -418,8 +431,8 @@ func (o *runOpts) mutationMatrix(cmd *cobra.Command, sup *conformance.Supervisor
 	// terminal rewritten in place; in a CI log one line at the start,
 	// then one every logEvery).
 	pl := newProgressLine(cmd.ErrOrStderr(), "homatest run --mutation-matrix", 0, true)
-	matrix, err := sup.MutationMatrix(o.passOptions(), func(knob string, i, n, caught int) {
-		pl.update(fmt.Sprintf("fault knob %d of %d (%s), %d of %d caught so far", i, n, knob, caught, i-1))
+	matrix, err := sup.MutationMatrix(o.passOptions(), func(knob string, done, caught, n int) {
+		pl.update(matrixProgress(knob, done, caught, n))
 	})
 	pl.end()
 	if errors.Is(err, conformance.ErrInterrupted) {
