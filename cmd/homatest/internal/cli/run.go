@@ -156,7 +156,7 @@ killed runs left on the machine, never a live run's (homatest cleanup).`,
 	f.IntVar(&o.repeat, "repeat", 1, "run the suite N times; fails if any pass fails")
 	f.StringVar(&o.junit, "junit", "", "write a JUnit XML report to this file (one testsuite per pass)")
 	outputVar(f, &o.output, "the specs by area and every failure; html the report page (also written as report.html in the run folder)", "text", "json", "html")
-	f.StringVar(&o.artifacts, "artifacts", "", "directory for captures of failed specs and logs (default: a new directory under homatest-runs/)")
+	f.StringVar(&o.artifacts, "artifacts", "", "run folder: per pass its whole capture (capture.pcapng; --mutation-matrix keeps none), failed specs' own captures, result.json and logs, and report.html (default: a new directory under homatest-runs/)")
 	f.BoolVar(&o.matrix, "mutation-matrix", false, "run one pass per fault knob and print which specs catch each")
 	f.BoolVar(&o.strict, "strict", false, "fail (exit 1) on failed SHOULD specs too, and (exit 2, INCOMPLETE) on specs not run (unsupported); by default they are warnings")
 	f.BoolVarP(&o.verbose, "verbose", "v", false, "keep Ginkgo's verbose log in the artifacts")
