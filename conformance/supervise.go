@@ -113,6 +113,13 @@ type EarlierPasses struct {
 	Files []string
 }
 
+// IsPassFolder reports whether dir is a pass's folder: one holding the
+// pass's options file, which Supervisor.Pass writes first.
+func IsPassFolder(dir string) bool {
+	_, err := os.Stat(filepath.Join(dir, passOptionsFile))
+	return err == nil
+}
+
 // SetAsideEarlierPasses moves the pass folders (those holding a pass's
 // options file) an earlier run left in Dir, and the run files named
 // (those a run writes beside its passes: its report page, the marker of
@@ -143,8 +150,7 @@ func (s *Supervisor) SetAsideEarlierPasses(runFiles ...string) (*EarlierPasses, 
 		return nil
 	}
 	for _, ent := range ents {
-		d := filepath.Join(s.Dir, ent.Name())
-		if _, err := os.Stat(filepath.Join(d, passOptionsFile)); !ent.IsDir() || err != nil {
+		if !ent.IsDir() || !IsPassFolder(filepath.Join(s.Dir, ent.Name())) {
 			continue
 		}
 		if err := aside(ent.Name()); err != nil {

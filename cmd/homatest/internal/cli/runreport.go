@@ -477,6 +477,7 @@ func (o *runOpts) mutationMatrix(cmd *cobra.Command, sup *conformance.Supervisor
 		fmt.Fprintf(w, "\n%d of %d knobs caught, %d by the rules the fault catalogue names; artifacts in %s\n",
 			len(matrix)-uncaught, len(matrix), len(matrix)-uncaught-elsewhere, o.artifacts)
 	}
+	o.pruneRuns()
 	if w.err != nil {
 		return usageErr(fmt.Errorf("write output: %w", w.err))
 	}
