@@ -24,7 +24,7 @@ func TestRefParamsPriosChanged(t *testing.T) {
 		{"prios-4", Params{"num_priorities": 4}, [8]uint32{intMax, 0, 0, 0, 0, 0, 0, 0}, 0, ""},
 		{"cutoffs", Params{"unsched_cutoffs": []any{0, 0, 1000000, 5000, 1000, 500, 200, 100}}, [8]uint32{intMax, 0, 1000000, 5000, 1000, 500, 200, 100}, 1, ""},
 		{"explicit-sched", Params{"num_priorities": 4, "max_sched_prio": 2}, [8]uint32{0, 0, 0, 0, 1000000, 15000, 2800, 200}, 2, ""},
-		{"explicit-sched-bad", Params{"num_priorities": 2, "max_sched_prio": 3}, [8]uint32{}, 0, "max_sched_prio 3 must be below num_priorities 2"},
+		{"explicit-sched-bad", Params{"num_priorities": 2, "max_sched_prio": 3}, [8]uint32{}, 0, "max_sched_prio 3 must be below num_priorities 2: set max_sched_prio to 1 or less, or num_priorities to 4 or more"},
 		// A JSON number past int64 is too large, not "not an integer"
 		// nor "not positive".
 		{"tick-huge", Params{"tick_ns": float64(1 << 63)}, [8]uint32{}, 0, "tick_ns is above 2^40"},

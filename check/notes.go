@@ -21,8 +21,12 @@ const (
 )
 
 // Deliberate reports whether finding f is at a packet a tester broke on
-// purpose (its frame's comment says so): an expected finding.
-func Deliberate(f *spec.Finding) bool { return strings.HasPrefix(f.Note, testerDeliberatePrefix) }
+// purpose (its frame's comment says so): an expected finding; why is the
+// tester's reason as the comment gives it (the noise measurement's ACKs
+// say they are its own, not a spec's).
+func Deliberate(f *spec.Finding) (why string, ok bool) {
+	return strings.CutPrefix(f.Note, testerDeliberatePrefix)
+}
 
 // TesterCharged reports whether finding f is charged to a tester: its
 // frame is a tester's packet and the finding is its sender's doing, or

@@ -95,8 +95,8 @@ func readPortViews(path string, o pcap.ReaderOptions, plan capturePlan) (map[int
 
 // mergeHostReports folds the host views of a multi-port capture into one
 // report: rule counts summed over the views, the violations and downgrades
-// each view charges to its own host, the inconclusive findings at frames
-// its host sent.
+// each view charges to its own host, and the views' inconclusive findings
+// (at most spec.MaxFindings per rule).
 func mergeHostReports(hrs []spec.HostReport) *spec.Report {
 	out := &spec.Report{CapturePoint: "ports", Violations: []spec.Finding{}}
 	byRule := map[string]int{}
@@ -125,11 +125,8 @@ func mergeHostReports(hrs []spec.HostReport) *spec.Report {
 			r.MaxSlack = max(r.MaxSlack, rr.MaxSlack)
 		}
 		out.Violations = append(out.Violations, hr.Violations...)
-		for _, f := range rep.Inconclusive {
-			if f.ChargedTo == hr.Host {
-				out.Inconclusive = append(out.Inconclusive, f)
-			}
-		}
+		// (ChargedRules counts a view's Altered findings inconclusive.)
+		out.Inconclusive = append(append(out.Inconclusive, rep.Inconclusive...), hr.Altered...)
 		// Each view judges its own port's drops; the caller raises
 		// CaptureDrops to the whole capture's. A port's view may show
 		// its own loss (CaptureDropsShown), which the whole's count
@@ -169,5 +166,22 @@ func mergeHostReports(hrs []spec.HostReport) *spec.Report {
 	})
 	sort.SliceStable(out.Violations, func(i, j int) bool { return out.Violations[i].Frame < out.Violations[j].Frame })
 	sort.SliceStable(out.Inconclusive, func(i, j int) bool { return out.Inconclusive[i].Frame < out.Inconclusive[j].Frame })
+	// The inconclusive findings are listed as they are counted: every
+	// view's, whichever host they concern (a tester's view cannot decide
+	// on an IUT's GRANT paid for by a packet it does not show; the IUT's
+	// own view judges it again). Keeping only those charged to the view's
+	// host listed none of a rule counted thousands of times. At most
+	// spec.MaxFindings per rule, the first in frame order (a port's view
+	// keeps its first ones).
+	kept := map[string]int{}
+	inc := out.Inconclusive[:0]
+	for _, f := range out.Inconclusive {
+		if kept[f.Rule] < spec.MaxFindings {
+			kept[f.Rule]++
+			inc = append(inc, f)
+		}
+	}
+	clear(out.Inconclusive[len(inc):])
+	out.Inconclusive = inc
 	return out
 }

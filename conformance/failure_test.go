@@ -1,6 +1,10 @@
 package conformance
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/onsi/ginkgo/v2/types"
+)
 
 // TestPlainFailure: Gomega's assertion messages become one line with the
 // spec's description and the values, without Gomega's type annotations,
@@ -20,6 +24,25 @@ func TestPlainFailure(t *testing.T) {
 	} {
 		if got := PlainFailure(c.in); got != c.want {
 			t.Errorf("PlainFailure(%q)\n = %q\nwant %q", c.in, got, c.want)
+		}
+	}
+}
+
+// TestCaptureComment: a failed spec's capture says it failed and why; an
+// interrupted one's that it was interrupted (it said "failed: Interrupted
+// by User").
+func TestCaptureComment(t *testing.T) {
+	for _, c := range []struct {
+		state types.SpecState
+		msg   string
+		want  string
+	}{
+		{types.SpecStateFailed, "no GRANT from 198.18.0.1 within 30ms\nmore", "homatest run: GRANT-x failed: no GRANT from 198.18.0.1 within 30ms"},
+		{types.SpecStateInterrupted, "Interrupted by User", "homatest run: GRANT-x interrupted before it finished (Interrupted by User)"},
+	} {
+		rep := types.SpecReport{LeafNodeText: "GRANT-x", State: c.state, Failure: types.Failure{Message: c.msg}}
+		if got := captureComment(rep); got != c.want {
+			t.Errorf("%v: %q, want %q", c.state, got, c.want)
 		}
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/homatest/homatest/internal/timescale"
 
 	. "github.com/onsi/ginkgo/v2"
+	"github.com/onsi/ginkgo/v2/types"
 	. "github.com/onsi/gomega"
 
 	"github.com/homatest/homatest/conformance/tester"
@@ -166,13 +167,24 @@ func saveCapture() {
 		cur.findings, _, _ = iutFindings(cur.peers...)
 		notePassFindings(cur.findings)
 	}
-	why, _, _ := strings.Cut(strings.TrimSpace(rep.FailureMessage()), "\n")
-	if _, err := annotate.Write(&buf, path, cur.findings, fmt.Sprintf("homatest run: %s failed: %s", rep.FullText(), why)); err != nil {
+	if _, err := annotate.Write(&buf, path, cur.findings, captureComment(rep)); err != nil {
 		return
 	}
 	// homatest check on the file then judges it with the IUT's parameters.
 	WriteCheckSidecars(path, iutParams(), env.Stalls, "The parameters homatest run judged this spec's exchange with (the IUT's hello's, slack and jitter from the measured noise).")
 	AddReportEntry(entryCapture, path)
+}
+
+// captureComment is the file comment of the capture saveCapture writes
+// for spec rep: why it failed, or that it was interrupted (a Ctrl-C stops
+// a spec, which Ginkgo then counts among its failure states: its capture
+// said "failed: Interrupted by User").
+func captureComment(rep types.SpecReport) string {
+	why, _, _ := strings.Cut(strings.TrimSpace(rep.FailureMessage()), "\n")
+	if rep.State == types.SpecStateInterrupted {
+		return fmt.Sprintf("homatest run: %s interrupted before it finished (%s)", rep.FullText(), why)
+	}
+	return fmt.Sprintf("homatest run: %s failed: %s", rep.FullText(), why)
 }
 
 var slugRE = regexp.MustCompile(`[^A-Za-z0-9]+`)

@@ -41,7 +41,8 @@ type Options struct {
 	Focus []string
 	// JUnit is the path of a JUnit XML report to write ("" = none).
 	JUnit string
-	// Artifacts is the directory for per-spec captures of failed specs.
+	// Artifacts is the pass's directory: its whole capture (capture.pcapng)
+	// and the per-spec captures of failed specs.
 	Artifacts string
 	// Log receives Ginkgo's own progress output (nil = discarded).
 	Log io.Writer

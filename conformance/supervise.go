@@ -113,6 +113,13 @@ type EarlierPasses struct {
 	Files []string
 }
 
+// IsPassFolder reports whether dir is a pass's folder: one holding the
+// pass's options file, which Supervisor.Pass writes first.
+func IsPassFolder(dir string) bool {
+	_, err := os.Stat(filepath.Join(dir, passOptionsFile))
+	return err == nil
+}
+
 // SetAsideEarlierPasses moves the pass folders (those holding a pass's
 // options file) an earlier run left in Dir, and the run files named
 // (those a run writes beside its passes: its report page, the marker of
@@ -143,8 +150,7 @@ func (s *Supervisor) SetAsideEarlierPasses(runFiles ...string) (*EarlierPasses, 
 		return nil
 	}
 	for _, ent := range ents {
-		d := filepath.Join(s.Dir, ent.Name())
-		if _, err := os.Stat(filepath.Join(d, passOptionsFile)); !ent.IsDir() || err != nil {
+		if !ent.IsDir() || !IsPassFolder(filepath.Join(s.Dir, ent.Name())) {
 			continue
 		}
 		if err := aside(ent.Name()); err != nil {
@@ -435,16 +441,17 @@ var ruleIDs = regexp.MustCompile(`HOMA-[A-Z]+-[0-9]{3}`)
 // which specs fail under each. Failing specs' captures are removed (under
 // a fault most specs fail, about 10 MB each; run --fault KNOB keeps one
 // knob's). progress, when not nil, is called before each knob's pass
-// with the knob, its place (from 1) and the number of knobs, and the
-// knobs caught so far: a matrix takes minutes. Errors: a pass's, and one
-// whose environment cannot be built.
-func (s *Supervisor) MutationMatrix(o PassOptions, progress func(knob string, i, n, caught int)) ([]MatrixEntry, error) {
+// with the knob, the number of knobs done and of those caught, and the
+// number of knobs, and once after the last with knob "" (done = n): a
+// matrix takes minutes, and its last state is the whole count. Errors: a
+// pass's, and one whose environment cannot be built.
+func (s *Supervisor) MutationMatrix(o PassOptions, progress func(knob string, done, caught, n int)) ([]MatrixEntry, error) {
 	var matrix []MatrixEntry
 	faults := homa.FaultNames()
 	caught := 0
 	for i, f := range faults {
 		if progress != nil {
-			progress(f.Name, i+1, len(faults), caught)
+			progress(f.Name, i, caught, len(faults))
 		}
 		q := o
 		q.Fault = f.Name
@@ -487,6 +494,9 @@ func (s *Supervisor) MutationMatrix(o PassOptions, progress func(knob string, i,
 		if e.Caught {
 			caught++
 		}
+	}
+	if progress != nil {
+		progress("", len(faults), caught, len(faults))
 	}
 	return matrix, nil
 }

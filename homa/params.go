@@ -95,8 +95,10 @@ func (p *Params) Validate() error {
 	switch {
 	case p.NumPriorities < 1 || p.NumPriorities > 8:
 		return fmt.Errorf("homa: num_priorities %d not in 1..8", p.NumPriorities)
-	case p.MaxSchedPrio < 0 || p.MaxSchedPrio >= p.NumPriorities:
-		return fmt.Errorf("homa: max_sched_prio %d must be below num_priorities %d", p.MaxSchedPrio, p.NumPriorities)
+	case p.MaxSchedPrio < 0:
+		return fmt.Errorf("homa: max_sched_prio %d: want 0 or more", p.MaxSchedPrio)
+	case p.MaxSchedPrio >= p.NumPriorities:
+		return fmt.Errorf("homa: max_sched_prio %d must be below num_priorities %d: %s", p.MaxSchedPrio, p.NumPriorities, wire.MaxSchedPrioFix(p.MaxSchedPrio, p.NumPriorities))
 	case p.UnschedBytes < 1:
 		return fmt.Errorf("homa: unsched_bytes %d: want 1 or more", p.UnschedBytes)
 	case p.MaxIncoming < 1:
@@ -112,7 +114,8 @@ func (p *Params) Validate() error {
 	case p.ResendTicks < 1 || p.ResendInterval < 1 || p.RequestAckTicks < 1:
 		return fmt.Errorf("homa: resend_ticks %d, resend_interval %d and request_ack_ticks %d must each be at least 1", p.ResendTicks, p.ResendInterval, p.RequestAckTicks)
 	case p.TimeoutTicks < p.ResendTicks:
-		return fmt.Errorf("homa: timeout_ticks %d is below resend_ticks %d (an RPC would time out before its first RESEND)", p.TimeoutTicks, p.ResendTicks)
+		return fmt.Errorf("homa: timeout_ticks %d is below resend_ticks %d (an RPC would time out before its first RESEND): set timeout_ticks to %d or more, or resend_ticks to %d or less",
+			p.TimeoutTicks, p.ResendTicks, p.ResendTicks, p.TimeoutTicks)
 	case p.MaxRPCsPerPeer != 0:
 		return fmt.Errorf("homa: max_rpcs_per_peer %d: only 0 (no per-host grant limit, HomaModule main since 3daedc3) is implemented", p.MaxRPCsPerPeer)
 	case p.MTU < 576 || p.MTU > 65535:

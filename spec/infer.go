@@ -313,11 +313,18 @@ func (in *Inferrer) Result() []Inferred {
 // Apply sets the inferred value in p and reports whether p changed: a lower
 // bound replaces p's value only where p's is below it (for max_gso_size:
 // gives fewer segments per skb; for window: a smaller largest window), and
-// a value Set rejects leaves p alone.
+// a value Set rejects leaves p alone, and so does a measured tick within
+// p's Jitter of p's own: the capture's timestamp noise, not another
+// setting (4.995ms measured of a 5ms tick).
 func (inf Inferred) Apply(p *Params) bool {
 	cur, err := p.Get(inf.Name)
 	if err != nil || cur == inf.Value {
 		return false
+	}
+	if inf.Name == "tick" {
+		if d, err := time.ParseDuration(inf.Value); err == nil && (d-p.Tick).Abs() <= p.Jitter {
+			return false
+		}
 	}
 	if inf.AtLeast {
 		switch inf.Name {

@@ -333,7 +333,9 @@ func (p *Params) Validate() error {
 	case p.NumPriorities < 1 || p.NumPriorities > wire.MaxPriorities:
 		return fmt.Errorf("parameter num_priorities: %d is not in 1..8", p.NumPriorities)
 	case p.MaxSchedPrio >= p.NumPriorities:
-		return fmt.Errorf("parameter max_sched_prio: %d must be below num_priorities %d", p.MaxSchedPrio, p.NumPriorities)
+		// Both may come from different places (the profile's
+		// max_sched_prio, a --param num_priorities): name the fix.
+		return fmt.Errorf("parameter max_sched_prio: %d must be below num_priorities %d: %s", p.MaxSchedPrio, p.NumPriorities, wire.MaxSchedPrioFix(p.MaxSchedPrio, p.NumPriorities))
 	case p.Tick <= 0:
 		return fmt.Errorf("parameter tick: must be positive")
 	case p.MTU < 576:

@@ -162,3 +162,25 @@ func TestCutoff004Tables(t *testing.T) {
 		})
 	}
 }
+
+// TestInferredTickWithinJitter: a tick measured within the timestamp
+// noise (Params.Jitter) of the configured one is that tick, not another
+// setting: Apply leaves the parameters alone (check starred 4.995ms of a
+// 5ms tick as differing); one further off is applied.
+func TestInferredTickWithinJitter(t *testing.T) {
+	prof, err := LookupProfile("linux")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := prof.Params
+	p.Tick, p.Jitter = 5*time.Millisecond, 200*time.Microsecond
+	for _, c := range []struct {
+		value string
+		want  bool
+	}{{"4.995ms", false}, {"5.2ms", false}, {"4.7ms", true}, {"1ms", true}} {
+		q := p
+		if got := (Inferred{Name: "tick", Value: c.value}).Apply(&q); got != c.want {
+			t.Errorf("tick %s inferred of 5ms (jitter 200µs): Apply %v, want %v", c.value, got, c.want)
+		}
+	}
+}

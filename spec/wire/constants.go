@@ -1,5 +1,7 @@
 package wire
 
+import "fmt"
+
 // Protocol constants, from HomaModule homa.h and homa_wire.h.
 const (
 	// IPProtoHoma is IPPROTO_HOMA, the IANA-assigned IP protocol 146 used by
@@ -64,3 +66,15 @@ const (
 	// MaxSegDataIPv6 is max_seg_data at MTU 1500 over IPv6: 1500-40-56 bytes.
 	MaxSegDataIPv6 = 1404
 )
+
+// MaxSchedPrioFix says how to make max_sched_prio m, which is not below
+// num_priorities n, valid ("set max_sched_prio to 1 or less, or
+// num_priorities to 4 or more"; the second only while n can rise to it,
+// at most MaxPriorities): both parameters' checks name the fix.
+func MaxSchedPrioFix(m, n int) string {
+	fix := fmt.Sprintf("set max_sched_prio to %d or less", n-1)
+	if m < MaxPriorities {
+		fix += fmt.Sprintf(", or num_priorities to %d or more", m+1)
+	}
+	return fix
+}

@@ -303,6 +303,11 @@ func TestCheckTesterMarks(t *testing.T) {
 	i := b.data(0, r, true, 7, 100, 0, 100, 100, 1, false)
 	b.pkts[i].f.(*wire.DataFields).MessageLength = 0
 	b.pkts[i].note = "homatest tester: deliberate DATA with message_length 0 (spec ROBUST-malformed)"
+	// A second of the same kind shares its line (the noise measurement's
+	// twenty ACKs were twenty lines).
+	i = b.data(ms(0.5), rpcOf(hostC2, hostS, 14), true, 7, 100, 0, 100, 100, 1, false)
+	b.pkts[i].f.(*wire.DataFields).MessageLength = 0
+	b.pkts[i].note = "homatest tester: deliberate DATA with message_length 0 (spec ROBUST-malformed)"
 	b.smallRPC(rpcOf(hostC, hostS, 10), ms(1), wire.AckEntry{})
 	// A tester client (its packets marked as sent by a tester) never
 	// answers the server's stale cutoff_version with CUTOFFS: the
@@ -320,10 +325,13 @@ func TestCheckTesterMarks(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d (%v):\n%s", code, err, out)
 	}
-	for _, want := range []string{"HOMA-WIRE-002 MUST (expected: the tester broke it on purpose) frame 1", "HOMA-CUTOFF-002 SHOULD (warning) (charged to the tester) frame 5", "charged to the tester (at packets it sent)"} {
+	for _, want := range []string{"HOMA-WIRE-002 MUST (expected: the tester broke it on purpose: DATA with message_length 0 (spec ROBUST-malformed)), 2 such packets, the first at frame 1 ", "HOMA-CUTOFF-002 SHOULD (warning) (charged to the tester) frame 6", "charged to the tester (at packets it sent)"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
+	}
+	if n := strings.Count(out, "HOMA-WIRE-002 MUST"); n != 1 {
+		t.Errorf("%d lines of HOMA-WIRE-002, want one for both deliberate packets:\n%s", n, out)
 	}
 }
 

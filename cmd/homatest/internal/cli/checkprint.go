@@ -112,6 +112,16 @@ func writeCheckText(w io.Writer, reports []check.FileReport) error {
 		if x := fr.WithInferred; x != nil {
 			fmt.Fprintf(ew, "if the hosts ran with all of them (--param %s): %d MUST and %d SHOULD violations; pass them only if that is how the hosts were set up: a value they were not set to is the implementation's fault\n", strings.Join(x.Params, " --param "), x.Must, x.Should)
 		}
+		// A tester's deliberate packets of one kind (the noise
+		// measurement's twenty ACKs, say) are one line: the first, with
+		// how many there are.
+		type deliberateKind struct{ rule, why string }
+		deliberates := map[deliberateKind]int{}
+		for i := range rep.Violations {
+			if why, ok := check.Deliberate(&rep.Violations[i]); ok && fr.TesterCharged(&rep.Violations[i]) {
+				deliberates[deliberateKind{rep.Violations[i].Rule, why}]++
+			}
+		}
 		for _, v := range rep.Violations {
 			tol := ""
 			if v.Slack > 0 {
@@ -129,9 +139,19 @@ func writeCheckText(w io.Writer, reports []check.FileReport) error {
 			if v.ChargedTo.IsValid() {
 				who = ", charged to " + v.ChargedTo.String()
 			}
+			why, deliberate := check.Deliberate(&v)
 			switch {
-			case fr.TesterCharged(&v) && check.Deliberate(&v):
-				kind += " (expected: the tester broke it on purpose)"
+			case fr.TesterCharged(&v) && deliberate:
+				k := deliberateKind{v.Rule, why}
+				n := deliberates[k]
+				if n == 0 {
+					continue // its kind's line is printed
+				}
+				delete(deliberates, k)
+				kind += " (expected: the tester broke it on purpose: " + why + ")"
+				if n > 1 {
+					kind += fmt.Sprintf(", %d such packets, the first at", n)
+				}
 			case fr.TesterCharged(&v):
 				kind += " (charged to the tester)"
 			}

@@ -156,7 +156,7 @@ func TestSimRunCaptureChecksClean(t *testing.T) {
 	if !strings.Contains(out, "host 198.18.0.1 (interface 0): 0 violations charged") {
 		t.Errorf("the IUT (198.18.0.1) is charged, or the report changed:\n%s", out)
 	}
-	if !strings.Contains(out, "(expected: the tester broke it on purpose)") || !strings.Contains(out, "charged to the tester (at packets it sent)") {
+	if !strings.Contains(out, "(expected: the tester broke it on purpose: ") || !strings.Contains(out, "charged to the tester (at packets it sent)") {
 		t.Errorf("no finding charged to the tester (its frames are not marked?):\n%s", out)
 	}
 	if strings.Contains(out, "HOMA-CUTOFF-002 SHOULD (warning) (charged to the tester)") {

@@ -29,6 +29,10 @@ type runOpts struct {
 	hello                                agent.Params // params parsed (validate)
 	junit, output, artifacts             string
 	repeat                               int
+	// keepRuns is --keep-runs; defaulted that the run folder is
+	// defaultRunDir's (no --artifacts): only then are old ones pruned.
+	keepRuns                             int
+	defaulted                            bool
 	matrix, verbose, nsWorkloads, strict bool
 	passFile                             string // hidden: run one pass in this process
 	ctx                                  context.Context
@@ -156,7 +160,8 @@ killed runs left on the machine, never a live run's (homatest cleanup).`,
 	f.IntVar(&o.repeat, "repeat", 1, "run the suite N times; fails if any pass fails")
 	f.StringVar(&o.junit, "junit", "", "write a JUnit XML report to this file (one testsuite per pass)")
 	outputVar(f, &o.output, "the specs by area and every failure; html the report page (also written as report.html in the run folder)", "text", "json", "html")
-	f.StringVar(&o.artifacts, "artifacts", "", "directory for captures of failed specs and logs (default: a new directory under homatest-runs/)")
+	f.StringVar(&o.artifacts, "artifacts", "", "run folder: per pass its whole capture (capture.pcapng; --mutation-matrix keeps none), failed specs' own captures, result.json and logs, and report.html (default: a new directory under homatest-runs/)")
+	f.IntVar(&o.keepRuns, "keep-runs", 20, "without --artifacts: once the run is done, remove the oldest of homatest run's folders under homatest-runs/ so that the newest N remain, this one included (only folders it made: named by time, holding passes, not in use; said on stderr); 0 keeps all")
 	f.BoolVar(&o.matrix, "mutation-matrix", false, "run one pass per fault knob and print which specs catch each")
 	f.BoolVar(&o.strict, "strict", false, "fail (exit 1) on failed SHOULD specs too, and (exit 2, INCOMPLETE) on specs not run (unsupported); by default they are warnings")
 	f.BoolVarP(&o.verbose, "verbose", "v", false, "keep Ginkgo's verbose log in the artifacts")
@@ -190,6 +195,8 @@ func (o *runOpts) validate() error {
 		return errors.New("--env ns builds network namespaces and needs root: run with sudo, or use --env sim")
 	case o.repeat < 1:
 		return fmt.Errorf("--repeat %d: want 1 or more", o.repeat)
+	case o.keepRuns < 0:
+		return fmt.Errorf("--keep-runs %d: want 0 (keep every run folder) or more", o.keepRuns)
 	case o.matrix && o.output == "html":
 		return errors.New("--mutation-matrix has no report page: use -o text or json")
 	case o.matrix && o.fault != "":
@@ -276,6 +283,7 @@ func (o *runOpts) run(cmd *cobra.Command) error {
 	if defaulted {
 		o.artifacts = defaultRunDir()
 	}
+	o.defaulted = defaulted
 	o.stdout, o.stderr = cmd.OutOrStdout(), cmd.ErrOrStderr()
 	// A usage error found by the pass (no spec matched, an environment
 	// that cannot be built) removes what this run created, and only that.
@@ -406,6 +414,7 @@ func (o *runOpts) run(cmd *cobra.Command) error {
 	if err := html.WriteFile(filepath.Join(o.artifacts, reportFile), page); err != nil {
 		return usageErr(err)
 	}
+	o.pruneRuns()
 	var werr error
 	if o.output == "html" {
 		werr = html.Write(cmd.OutOrStdout(), page)

@@ -154,6 +154,10 @@ func TestRunUsageErrors(t *testing.T) {
 		{[]string{"run", "--env", "sim", "--param", " timeout_ticks=30", "--param", "timeout_ticks=40"}, "timeout_ticks is given twice"},
 		{[]string{"run", "--env", "sim", "--param", "tick_ns=1099511627776"}, "tick 18m19.511627776s is outside 1µs..1s"},
 		{[]string{"run", "--env", "sim", "--param", "resend_ticks=99999999999999999999"}, `"99999999999999999999" is out of range`},
+		// A cross-parameter error names the fix (it said only what clashed).
+		{[]string{"run", "--env", "sim", "--param", "resend_ticks=200"}, "timeout_ticks 100 is below resend_ticks 200 (an RPC would time out before its first RESEND): set timeout_ticks to 200 or more, or resend_ticks to 100 or less"},
+		{[]string{"run", "--env", "sim", "--param", "max_sched_prio=9"}, "max_sched_prio 9 must be below num_priorities 8: set max_sched_prio to 7 or less"},
+		{[]string{"check", "--param", "num_priorities=2", "x.pcapng"}, "max_sched_prio: 3 must be below num_priorities 2: set max_sched_prio to 1 or less, or num_priorities to 4 or more"},
 	} {
 		_, err, code := run(t, c.args...)
 		if code != ExitUsage || err == nil || !strings.Contains(err.Error(), c.want) {

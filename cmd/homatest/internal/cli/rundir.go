@@ -7,6 +7,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -24,6 +26,74 @@ import (
 // homatest-runs/<time>-<pid>, e.g. homatest-runs/20260101-120000-4242.
 func defaultRunDir() string {
 	return filepath.Join(harness.DefaultRunsDir, fmt.Sprintf("%s-%d", time.Now().Format("20060102-150405"), os.Getpid()))
+}
+
+// defaultRunName matches the name defaultRunDir gives a run folder.
+var defaultRunName = regexp.MustCompile(`^[0-9]{8}-[0-9]{6}-[0-9]+$`)
+
+// pruneRunFolders removes the oldest run folders of homatest run beside
+// self (a run folder defaultRunDir made, in homatest-runs/) so that at
+// most keep remain, self included, and returns the paths removed; keep 0
+// removes none. Only folders homatest run made and has finished with are
+// candidates: named as defaultRunDir names them, holding a pass folder
+// (conformance.IsPassFolder), without a run-folder lock (a live run's, or
+// a killed one's not yet settled); the user's own folders, a bench's, an
+// explore's or a scenario's are never touched. Oldest is by name (the
+// time the run started). Errors are the file system's; what could be
+// removed is.
+func pruneRunFolders(self string, keep int) ([]string, error) {
+	if keep <= 0 {
+		return nil, nil
+	}
+	self = filepath.Clean(self)
+	parent := filepath.Dir(self)
+	ents, err := os.ReadDir(parent)
+	if err != nil {
+		return nil, err
+	}
+	var runs []string
+	for _, e := range ents {
+		d := filepath.Join(parent, e.Name())
+		if !e.IsDir() || d == self || !defaultRunName.MatchString(e.Name()) {
+			continue
+		}
+		if _, err := os.Lstat(filepath.Join(d, runFolderLockFile)); err == nil {
+			continue
+		}
+		passes, _ := os.ReadDir(d)
+		if !slices.ContainsFunc(passes, func(p fs.DirEntry) bool { return p.IsDir() && conformance.IsPassFolder(filepath.Join(d, p.Name())) }) {
+			continue
+		}
+		runs = append(runs, d)
+	}
+	sort.Sort(sort.Reverse(sort.StringSlice(runs))) // newest first
+	var removed []string
+	var errs []error
+	for _, d := range runs[min(len(runs), keep-1):] {
+		if err := os.RemoveAll(d); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		removed = append(removed, d)
+	}
+	return removed, errors.Join(errs...)
+}
+
+// pruneRuns prunes the old run folders beside a finished run's default
+// folder (--keep-runs, pruneRunFolders) and says so in one line on
+// stderr; a run given --artifacts prunes nothing.
+func (o *runOpts) pruneRuns() {
+	if !o.defaulted {
+		return
+	}
+	removed, err := pruneRunFolders(o.artifacts, o.keepRuns)
+	if len(removed) > 0 {
+		fmt.Fprintf(o.stderr, "homatest: removed %s (--keep-runs %d keeps the newest %d under %s; 0 keeps all): %s\n",
+			plural.Of(len(removed), "old run folder", "old run folders"), o.keepRuns, o.keepRuns, filepath.Dir(o.artifacts), strings.Join(removed, ", "))
+	}
+	if err != nil {
+		fmt.Fprintf(o.stderr, "homatest: could not remove every old run folder (--keep-runs %d): %s\n", o.keepRuns, strings.ReplaceAll(err.Error(), "\n", "; "))
+	}
 }
 
 // artifactsErr is the error of a run folder that cannot be created.

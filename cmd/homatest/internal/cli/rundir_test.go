@@ -193,3 +193,73 @@ func TestSettleCaptures(t *testing.T) {
 		t.Errorf("no captures: %q, want nothing said", s)
 	}
 }
+
+// TestRunKeepRuns: a run without --artifacts removes the oldest of
+// homatest run's folders under homatest-runs/ so that --keep-runs remain,
+// itself included, and says so on stderr; a folder it did not make (the
+// user's, named otherwise), another command's (no pass folder), one in
+// use (its lock) are kept, and --keep-runs 0 removes none (homatest-runs/
+// was never pruned).
+func TestRunKeepRuns(t *testing.T) {
+	t.Setenv("HOMATEST_CLI_CHILD", "1") // the pass runs as a child
+	dir := t.TempDir()
+	t.Chdir(dir)
+	runs := filepath.Join(dir, "homatest-runs")
+	mkRun := func(name string, pass bool, extra ...string) {
+		d := filepath.Join(runs, name)
+		if err := os.MkdirAll(filepath.Join(d, "pass-1"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if pass {
+			writeFile(t, filepath.Join(d, "pass-1"), "pass.json", "{}\n")
+		}
+		for _, f := range extra {
+			writeFile(t, d, f, "1\n")
+		}
+	}
+	mkRun("20200101-000000-1", true)
+	mkRun("20200102-000000-2", true, "report.html")
+	mkRun("20200103-000000-3", true, "interrupted")
+	mkRun("20200101-000000-4", false)                   // an explore's or a bench's
+	mkRun("20200101-000000-5", true, runFolderLockFile) // in use
+	mkRun("mine", true)                                 // the user's
+	args := []string{"run", "--env", "sim", "--focus", "RPC_UNKNOWN-reply"}
+	_, stderr, err, code := runSplit(t, append(args, "--keep-runs", "0")...)
+	if code != ExitOK || strings.Contains(stderr, "removed") {
+		t.Fatalf("--keep-runs 0: exit %d, %v; want 0 and nothing removed:\n%s", code, err, stderr)
+	}
+	fixtures := "20200101-000000-1,20200101-000000-4,20200101-000000-5,20200102-000000-2,20200103-000000-3,mine"
+	ents, _ := os.ReadDir(runs)
+	var names []string
+	for _, e := range ents {
+		if strings.HasPrefix(e.Name(), "2020") || e.Name() == "mine" {
+			names = append(names, e.Name())
+		} else {
+			os.RemoveAll(filepath.Join(runs, e.Name())) // the run's own: not a candidate below
+		}
+	}
+	if got := strings.Join(names, ","); got != fixtures {
+		t.Fatalf("--keep-runs 0 left %s; want every folder: %s", got, fixtures)
+	}
+	_, stderr, err, code = runSplit(t, append(args, "--keep-runs", "2")...)
+	if code != ExitOK {
+		t.Fatalf("exit %d, %v\n%s", code, err, stderr)
+	}
+	// Left: the run just made and 20200103's (the newest two), and the
+	// three that are not candidates.
+	want := "homatest: removed 2 old run folders (--keep-runs 2 keeps the newest 2 under homatest-runs; 0 keeps all): " +
+		filepath.Join("homatest-runs", "20200102-000000-2") + ", " + filepath.Join("homatest-runs", "20200101-000000-1") + "\n"
+	if !strings.Contains(stderr, want) {
+		t.Errorf("stderr lacks %q:\n%s", want, stderr)
+	}
+	ents, _ = os.ReadDir(runs)
+	names = nil
+	for _, e := range ents {
+		if strings.HasPrefix(e.Name(), "2020") || e.Name() == "mine" {
+			names = append(names, e.Name())
+		}
+	}
+	if got := strings.Join(names, ","); got != "20200101-000000-4,20200101-000000-5,20200103-000000-3,mine" || len(ents) != 5 {
+		t.Errorf("homatest-runs holds %d entries, the older %s; want the run just made and 20200101-000000-4,20200101-000000-5,20200103-000000-3,mine", len(ents), got)
+	}
+}

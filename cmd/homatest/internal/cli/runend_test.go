@@ -148,6 +148,11 @@ func TestRunWarningCountedOnce(t *testing.T) {
 		t.Fatalf("exit %d, %v\n%s", code, err, out)
 	}
 	rep, js := readRunEnd(t, out, junit)
+	// So does its JSON (it said nothing of it).
+	if want := "not run: the pass's whole capture is judged after a whole-suite pass only (no --focus, --rules or --label-filter); judge this one with homatest check " +
+		filepath.Join(dir, "j", "pass-1", "capture.pcapng"); rep.RunCapture != want {
+		t.Errorf("run_capture %q, want %q", rep.RunCapture, want)
+	}
 	warned := 0
 	for _, s := range rep.Passes[0].Specs {
 		if s.Warning {

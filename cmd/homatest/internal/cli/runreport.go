@@ -82,6 +82,12 @@ type runReport struct {
 	// spec (verdict "fail", exit code 1: its agent answered hello, then
 	// fell silent). Passes are those that finished before.
 	Error string `json:"error,omitempty"`
+	// RunCapture, when set, says RUN-capture (the pass's whole capture
+	// judged) did not run and how to judge the capture anyway ("not run:
+	// ..."; a run whose --focus, --rules or --label-filter selected
+	// specs: runCaptureNote); a whole-suite pass lists RUN-capture among
+	// its specs instead.
+	RunCapture string `json:"run_capture,omitempty"`
 }
 
 // writeJSON writes the JSON report of passes; interrupted, when not "",
@@ -121,7 +127,7 @@ func (o *runOpts) writeJSONReport(out io.Writer, passes []*conformance.Result, v
 	}
 	enc.Encode(runReport{Areas: areas, Verdict: verdict, Params: o.hello, Impl: o.impl, Fault: o.fault, Passes: passes, Artifacts: arts, Failed: t.FailedPasses,
 		SpecsRun: t.Run, Unsupported: t.Unsupported, Inconclusive: t.Inconclusive, TimingInconclusive: t.TimingInconclusive,
-		Warnings: t.Warned, Interrupted: interrupted, Error: errMsg})
+		Warnings: t.Warned, Interrupted: interrupted, Error: errMsg, RunCapture: o.runCaptureNote(passes)})
 	return w.err
 }
 
@@ -148,7 +154,7 @@ func (o *runOpts) report(out io.Writer, passes []*conformance.Result) error {
 		counts += "; " + plural.Of(t.TimingInconclusive, "timing finding", "timing findings") + " inconclusive"
 	}
 	if note := o.runCaptureNote(passes); note != "" {
-		fmt.Fprintf(w, "\n%s\n", note)
+		fmt.Fprintf(w, "\nRUN-capture %s\n", note)
 	}
 	verdict := "PASS (" + counts + ")"
 	switch t.Verdict() {
@@ -168,8 +174,8 @@ func (o *runOpts) report(out io.Writer, passes []*conformance.Result) error {
 // runCaptureNote says, for a run whose --focus, --rules or --label-filter
 // selected specs, that RUN-capture (the pass's whole capture judged, which
 // follows only a whole-suite pass) did not run and how to judge the
-// capture anyway; "" for a whole-suite run, or one whose passes kept no
-// capture.
+// capture anyway ("not run: ..."); "" for a whole-suite run, or one whose
+// passes kept no capture.
 func (o *runOpts) runCaptureNote(passes []*conformance.Result) string {
 	if o.labelFilter == "" && o.rules == "" && len(o.focus) == 0 || len(passes) == 0 {
 		return ""
@@ -178,7 +184,7 @@ func (o *runOpts) runCaptureNote(passes []*conformance.Result) string {
 	if _, err := os.Stat(capture); err != nil {
 		return ""
 	}
-	note := fmt.Sprintf("RUN-capture not run: the pass's whole capture is judged after a whole-suite pass only (no --focus, --rules or --label-filter); judge this one with homatest check %s", capture)
+	note := fmt.Sprintf("not run: the pass's whole capture is judged after a whole-suite pass only (no --focus, --rules or --label-filter); judge this one with homatest check %s", capture)
 	switch n := len(passes); {
 	case n == 2:
 		note += " (and likewise pass-2)"
@@ -409,6 +415,19 @@ func markOutcomes(passes []*conformance.Result, strict bool) {
 	}
 }
 
+// matrixProgress is the mutation matrix's progress line: the knob about
+// to run with the knobs done and caught so far, or (knob "") the count
+// once every knob has run.
+func matrixProgress(knob string, done, caught, n int) string {
+	switch {
+	case knob == "":
+		return fmt.Sprintf("all %d fault knobs done, %d caught", n, caught)
+	case done == 0:
+		return fmt.Sprintf("fault knob 1 of %d (%s)", n, knob)
+	}
+	return fmt.Sprintf("fault knob %d of %d (%s); %d of the %d done caught", done+1, n, knob, caught, done)
+}
+
 // mutationMatrix runs one pass per fault knob (conformance.Supervisor.
 // MutationMatrix) and prints the specs that fail under each; a knob no
 // spec catches, or none by a rule its catalogue entry names
@@ -418,8 +437,8 @@ func (o *runOpts) mutationMatrix(cmd *cobra.Command, sup *conformance.Supervisor
 	// terminal rewritten in place; in a CI log one line at the start,
 	// then one every logEvery).
 	pl := newProgressLine(cmd.ErrOrStderr(), "homatest run --mutation-matrix", 0, true)
-	matrix, err := sup.MutationMatrix(o.passOptions(), func(knob string, i, n, caught int) {
-		pl.update(fmt.Sprintf("fault knob %d of %d (%s), %d of %d caught so far", i, n, knob, caught, i-1))
+	matrix, err := sup.MutationMatrix(o.passOptions(), func(knob string, done, caught, n int) {
+		pl.update(matrixProgress(knob, done, caught, n))
 	})
 	pl.end()
 	if errors.Is(err, conformance.ErrInterrupted) {
@@ -458,6 +477,7 @@ func (o *runOpts) mutationMatrix(cmd *cobra.Command, sup *conformance.Supervisor
 		fmt.Fprintf(w, "\n%d of %d knobs caught, %d by the rules the fault catalogue names; artifacts in %s\n",
 			len(matrix)-uncaught, len(matrix), len(matrix)-uncaught-elsewhere, o.artifacts)
 	}
+	o.pruneRuns()
 	if w.err != nil {
 		return usageErr(fmt.Errorf("write output: %w", w.err))
 	}

@@ -52,4 +52,13 @@ func TestUsageErrorsUpFront(t *testing.T) {
 	if u := check.Flags().Lookup("wire").Usage; !strings.Contains(u, "auto, current, 2024, upstream or 2025") {
 		t.Errorf("check --wire help %q does not list auto", u)
 	}
+	// Every pass writes its whole capture, not only failed specs' (the
+	// help said "directory for captures of failed specs and logs").
+	runCmd, _, err := cmd.Find([]string{"run"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if u := runCmd.Flags().Lookup("artifacts").Usage; !strings.Contains(u, "per pass its whole capture (capture.pcapng") {
+		t.Errorf("run --artifacts help %q does not name the pass's whole capture", u)
+	}
 }
