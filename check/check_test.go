@@ -565,8 +565,9 @@ func rewriteReal(t *testing.T, name string, ifs []pcap.Interface, each func(i in
 
 // TestFileFrameHint: a Homa frame whose IPv4 total length exceeds the
 // uncut frame (a damaged IP header or frame), which decode's summary
-// notes, is reported by check too (FrameHint, in decode's words) and
-// judged as the frame holds it; a capture without one has no hint.
+// notes, is reported by check too (FrameHint, in decode's words), judged
+// as the frame holds it, and fails HOMA-WIRE-015 (a receiver's IP layer
+// drops it) and nothing else; a capture without one has no hint.
 func TestFileFrameHint(t *testing.T) {
 	path := rewriteReal(t, "iplen.pcapng", []pcap.Interface{{Name: "eth"}}, func(i int, data []byte) int {
 		if i == 2 { // the third frame, a DATA: IPv4 total length 100 bytes more than sent, checksum fixed
@@ -579,8 +580,11 @@ func TestFileFrameHint(t *testing.T) {
 	})
 	fr := File(opts(), path)
 	want := "damaged frames, judged as they hold their packets: 1 Homa frame with an IP length longer than the frame"
-	if fr.Error != "" || fr.Verdict != "pass" || fr.Stats.IPLengthMismatch != 1 || fr.FrameHint != want {
-		t.Errorf("verdict %s (error %q), ip length mismatch %d, frame hint %q; want pass, 1, %q", fr.Verdict, fr.Error, fr.Stats.IPLengthMismatch, fr.FrameHint, want)
+	if fr.Error != "" || fr.Verdict != "fail" || fr.Stats.IPLengthMismatch != 1 || fr.FrameHint != want {
+		t.Errorf("verdict %s (error %q), ip length mismatch %d, frame hint %q; want fail, 1, %q", fr.Verdict, fr.Error, fr.Stats.IPLengthMismatch, fr.FrameHint, want)
+	}
+	if v := fr.Report.Violations; len(v) != 1 || v[0].Rule != "HOMA-WIRE-015" || v[0].Frame != 3 {
+		t.Errorf("violations %+v, want one of HOMA-WIRE-015 at frame 3", v)
 	}
 	if fr := File(opts(), filepath.Join(realDir, "linux-6.13-proto146/a-small-rpcs.pcap")); fr.FrameHint != "" {
 		t.Errorf("whole capture: frame hint %q", fr.FrameHint)

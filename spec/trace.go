@@ -74,8 +74,10 @@ type Message struct {
 	// bytes retransmitted before the sender (which sends a message's new
 	// bytes in offset order) had sent them once, as far as the capture
 	// shows. Both belong to the current incarnation of the sender's RPC and
-	// are cleared when the RPC is acknowledged or RPC_UNKNOWN shows that a
-	// side lost it (a later packet with the same id belongs to new state).
+	// are cleared when RPC_UNKNOWN shows that a side lost it (a later
+	// packet with the same id belongs to new state), the response's and
+	// the request's ResentAhead also when the RPC is acknowledged (the
+	// client's FirstSent stays: it does not send its request anew).
 	FirstSent, ResentAhead byteranges.Set
 	// Granted is the highest GRANT offset seen (0: no GRANT) in the
 	// receiver's current incarnation; KeptHorizon is the sender's horizon
