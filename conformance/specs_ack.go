@@ -228,14 +228,53 @@ var _ = Describe("acknowledgements", func() {
 			checkExchange(p)
 		}))
 
+	It("ACK-entries-header-ended: a server ends the RPCs an ACK's acks[] entries name even when the RPC its header names has already ended: no NEED_ACK for them once the ACK has landed, and a RESEND for any draws RPC_UNKNOWN",
+		labels("ack", "MUST", "HOMA-ACK-003", "HOMA-RESEND-006"), body(func() {
+			need("need-ack")
+			p := peer(0)
+			pr := params()
+			// One RPC whose response the server sends unasked, within
+			// unsched_bytes (as in ACK-entries-end).
+			head := answered(p)
+			// The server asks for its ACK a tick apart; the tester lets
+			// two NEED_ACKs come before it answers the first, so the
+			// second is one the server sent before the ACK reached it.
+			needAck := tester.Match{Type: wire.TypeNeedAck, From: iut(), RPC: head.id}
+			_, err := p.Expect(ctx(), needAck, wait(pr.Ticks(pr.RequestAckTicks+2)))
+			ok(err, "NEED_ACK from the server for RPC %d, whose response it sent whole", head.id)
+			_, err = p.Expect(ctx(), needAck, wait(2*pr.Tick))
+			ok(err, "a second NEED_ACK for RPC %d", head.id)
+			head.ack(p)
+			barrier(p, ctrlLevel(pr)) // the server has ended RPC head
+			// Two more RPCs complete meanwhile: their acks are pending at
+			// the client.
+			ms := make([]msgSpec, 2)
+			entries := make([]wire.AckEntry, len(ms))
+			for i := range ms {
+				ms[i] = newRequest(unsched(500), unsched(100))
+				ms[i].sendUnsched(p, 0, ms[i].msgLen)
+				entries[i] = wire.AckEntry{ClientID: ms[i].id, ClientPort: ms[i].sport, ServerPort: ServerPort}
+			}
+			for _, m := range ms {
+				_, err := p.Expect(ctx(), tester.Match{Type: wire.TypeData, From: iut(), RPC: m.id}, wait(20*time.Millisecond))
+				ok(err, "the response to request %d", m.id)
+			}
+			// The client answers the second NEED_ACK as a HomaModule
+			// client no longer holding the RPC does (homa_need_ack_pkt):
+			// an ACK whose header names RPC head, carrying the acks
+			// pending. The server processes the entries whether or not
+			// it still holds the header's RPC (homa_ack_pkt calls
+			// homa_rpc_ack with rpc NULL too).
+			Expect(p.Send(iut(), ctrlLevel(pr), &wire.AckFields{Common: head.control(), Acks: entries})).To(Succeed())
+			wantEnded(p, ms, p.Now(), fmt.Sprintf("the ACK whose entries acknowledged them (header %d, an RPC the server had ended)", head.id))
+			checkExchange(p)
+		}))
+
 	It("ACK-piggybacked-ends: a server ends an RPC whose ack rides on a later request's DATA: no NEED_ACK for it once that DATA has landed, and a RESEND for it draws RPC_UNKNOWN",
 		labels("ack", "MUST", "HOMA-ACK-003", "HOMA-RESEND-006"), body(func() {
 			need("need-ack")
 			p := peer(0)
-			done := newRequest(unsched(500), unsched(100))
-			done.sendUnsched(p, 0, done.msgLen)
-			_, err := p.Expect(ctx(), tester.Match{Type: wire.TypeData, From: iut(), RPC: done.id}, wait(20*time.Millisecond))
-			ok(err, "the response to request %d", done.id)
+			done := answered(p)
 			// The client's next request carries that RPC's ack in its
 			// first DATA, as a HomaModule client's new packets take one
 			// pending ack each (homa_tx_data_pkt_alloc), instead of an
@@ -246,7 +285,7 @@ var _ = Describe("acknowledgements", func() {
 			f.Ack = wire.AckEntry{ClientID: done.id, ClientPort: done.sport, ServerPort: ServerPort}
 			Expect(p.Send(iut(), next.unschedPrio(), f)).To(Succeed())
 			wantEnded(p, []msgSpec{done}, p.Now(), fmt.Sprintf("request %d's DATA that carried its ack", next.id))
-			_, err = p.Expect(ctx(), tester.Match{Type: wire.TypeData, From: iut(), RPC: next.id}, wait(20*time.Millisecond))
+			_, err := p.Expect(ctx(), tester.Match{Type: wire.TypeData, From: iut(), RPC: next.id}, wait(20*time.Millisecond))
 			ok(err, "the response to request %d", next.id)
 			next.ack(p)
 			checkExchange(p)
@@ -421,6 +460,19 @@ var _ = Describe("acknowledgements", func() {
 			checkExchange(p)
 		}))
 })
+
+// answered has tester p send the IUT a request of up to 500 bytes asking
+// for up to 100, both within unsched_bytes, and waits for the response's
+// DATA: the server sends its whole response unasked and then waits for
+// the ACK. It returns the request.
+func answered(p *tester.Peer) msgSpec {
+	GinkgoHelper()
+	m := newRequest(unsched(500), unsched(100))
+	m.sendUnsched(p, 0, m.msgLen)
+	_, err := p.Expect(ctx(), tester.Match{Type: wire.TypeData, From: iut(), RPC: m.id}, wait(20*time.Millisecond))
+	ok(err, "the response to request %d", m.id)
+	return m
+}
 
 // wantEnded checks that the IUT's server ended the RPCs of ms, whose
 // responses the tester holds whole, when an ack of them reached it at
