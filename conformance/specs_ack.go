@@ -108,19 +108,8 @@ var _ = Describe("acknowledgements", func() {
 			// response's length (homa_timer_check_rpc), and a server RPC
 			// past its request never times out, so holding the GRANTs
 			// costs nothing.
-			// The request carries the response's length in its first
-			// bytes (agent.PayloadHeaderLen): past a smaller
-			// unsched_bytes it needs GRANTs.
-			m := newRequest(max(unsched(2000), agent.PayloadHeaderLen), pastU(3*maxSegData()))
-			m.sendUnsched(p, 0, unsched(m.msgLen))
-			m.sendGranted(p, unsched(m.msgLen))
+			m := heldResponse(p)
 			u := unsched(m.respLen)
-			var got byteranges.Set
-			for !got.Covers(0, uint32(u)) {
-				d, err := p.Expect(ctx(), tester.Match{Type: wire.TypeData, From: iut(), RPC: m.id}, wait(20*time.Millisecond))
-				ok(err, "the response's unscheduled bytes: have %d of %d", got.Total(), u)
-				got.Add(d.Pkt.Data().Offset(), d.Pkt.Data().Offset()+uint32(d.Pkt.Data().DataLen()))
-			}
 			hold := pr.Ticks(pr.RequestAckTicks + 3)
 			ok(p.ExpectNone(ctx(), tester.Match{Type: wire.TypeNeedAck, From: iut(), RPC: m.id}, hold),
 				"NEED_ACK while the response was held at its grant horizon (%d of %d bytes transmitted): a server asks only once the whole response is", u, m.respLen)
@@ -474,14 +463,37 @@ func answered(p *tester.Peer) msgSpec {
 	return m
 }
 
-// wantEnded checks that the IUT's server ended the RPCs of ms, whose
-// responses the tester holds whole, when an ack of them reached it at
-// acked (how names the packet): no NEED_ACK for any once it has landed
-// (NEED_ACKs sent before it, within the slack, cross it; a measured stall
-// of a tick or more between it and a NEED_ACK may have kept the server
-// from reading it: the checker judges that, HOMA-ACK-003), and a RESEND
-// for a response draws RPC_UNKNOWN, as for an RPC it never had
-// (homa_resend_pkt), not the response's bytes again.
+// heldResponse has tester p send the IUT a request (up to 2000 bytes, as
+// its GRANTs allow) asking for a response three segments past
+// unsched_bytes, and receive the response's unscheduled bytes: the
+// server then holds the rest at its grant horizon, waiting for the
+// client's GRANTs. It returns the request.
+func heldResponse(p *tester.Peer) msgSpec {
+	GinkgoHelper()
+	// The request carries the response's length in its first bytes
+	// (agent.PayloadHeaderLen): past a smaller unsched_bytes it needs
+	// GRANTs.
+	m := newRequest(max(unsched(2000), agent.PayloadHeaderLen), pastU(3*maxSegData()))
+	m.sendUnsched(p, 0, unsched(m.msgLen))
+	m.sendGranted(p, unsched(m.msgLen))
+	u := unsched(m.respLen)
+	var got byteranges.Set
+	for !got.Covers(0, uint32(u)) {
+		d, err := p.Expect(ctx(), tester.Match{Type: wire.TypeData, From: iut(), RPC: m.id}, wait(20*time.Millisecond))
+		ok(err, "the response's unscheduled bytes: have %d of %d", got.Total(), u)
+		got.Add(d.Pkt.Data().Offset(), d.Pkt.Data().Offset()+uint32(d.Pkt.Data().DataLen()))
+	}
+	return m
+}
+
+// wantEnded checks that the IUT's server ended the RPCs of ms when a
+// packet ending them (an ack of them, or their client's RPC_UNKNOWN)
+// reached it at acked (how names the packet): no NEED_ACK for any once it
+// has landed (NEED_ACKs sent before it, within the slack, cross it; a
+// measured stall of a tick or more between it and a NEED_ACK may have
+// kept the server from reading it: the checker judges that,
+// HOMA-ACK-003), and a RESEND for a response draws RPC_UNKNOWN, as for an
+// RPC it never had (homa_resend_pkt), not the response's bytes again.
 func wantEnded(p *tester.Peer, ms []msgSpec, acked time.Time, how string) {
 	GinkgoHelper()
 	pr := params()
@@ -497,7 +509,7 @@ func wantEnded(p *tester.Peer, ms []msgSpec, acked time.Time, how string) {
 	}
 	for _, m := range ms {
 		Expect(p.SendDeliberate(iut(), ctrlLevel(pr), &wire.ResendFields{Common: m.control(), Offset: 0, Length: uint32(m.respLen), Priority: ctrlLevel(pr)},
-			"RESEND for a response the tester holds whole and acknowledged (has the server ended the RPC?)")).To(Succeed())
+			fmt.Sprintf("RESEND for RPC %d's response after %s (has the server ended the RPC?)", m.id, how))).To(Succeed())
 		_, err := p.Expect(ctx(), tester.Match{Type: wire.TypeRPCUnknown, From: iut(), RPC: m.id, Checks: []tester.Check{
 			tester.Is("sport", uint64(ServerPort)), tester.Is("dport", uint64(m.sport)),
 		}}, wait(2*pr.Tick))
