@@ -108,19 +108,8 @@ var _ = Describe("acknowledgements", func() {
 			// response's length (homa_timer_check_rpc), and a server RPC
 			// past its request never times out, so holding the GRANTs
 			// costs nothing.
-			// The request carries the response's length in its first
-			// bytes (agent.PayloadHeaderLen): past a smaller
-			// unsched_bytes it needs GRANTs.
-			m := newRequest(max(unsched(2000), agent.PayloadHeaderLen), pastU(3*maxSegData()))
-			m.sendUnsched(p, 0, unsched(m.msgLen))
-			m.sendGranted(p, unsched(m.msgLen))
+			m := heldResponse(p)
 			u := unsched(m.respLen)
-			var got byteranges.Set
-			for !got.Covers(0, uint32(u)) {
-				d, err := p.Expect(ctx(), tester.Match{Type: wire.TypeData, From: iut(), RPC: m.id}, wait(20*time.Millisecond))
-				ok(err, "the response's unscheduled bytes: have %d of %d", got.Total(), u)
-				got.Add(d.Pkt.Data().Offset(), d.Pkt.Data().Offset()+uint32(d.Pkt.Data().DataLen()))
-			}
 			hold := pr.Ticks(pr.RequestAckTicks + 3)
 			ok(p.ExpectNone(ctx(), tester.Match{Type: wire.TypeNeedAck, From: iut(), RPC: m.id}, hold),
 				"NEED_ACK while the response was held at its grant horizon (%d of %d bytes transmitted): a server asks only once the whole response is", u, m.respLen)
@@ -228,14 +217,53 @@ var _ = Describe("acknowledgements", func() {
 			checkExchange(p)
 		}))
 
+	It("ACK-entries-header-ended: a server ends the RPCs an ACK's acks[] entries name even when the RPC its header names has already ended: no NEED_ACK for them once the ACK has landed, and a RESEND for any draws RPC_UNKNOWN",
+		labels("ack", "MUST", "HOMA-ACK-003", "HOMA-RESEND-006"), body(func() {
+			need("need-ack")
+			p := peer(0)
+			pr := params()
+			// One RPC whose response the server sends unasked, within
+			// unsched_bytes (as in ACK-entries-end).
+			head := answered(p)
+			// The server asks for its ACK a tick apart; the tester lets
+			// two NEED_ACKs come before it answers the first, so the
+			// second is one the server sent before the ACK reached it.
+			needAck := tester.Match{Type: wire.TypeNeedAck, From: iut(), RPC: head.id}
+			_, err := p.Expect(ctx(), needAck, wait(pr.Ticks(pr.RequestAckTicks+2)))
+			ok(err, "NEED_ACK from the server for RPC %d, whose response it sent whole", head.id)
+			_, err = p.Expect(ctx(), needAck, wait(2*pr.Tick))
+			ok(err, "a second NEED_ACK for RPC %d", head.id)
+			head.ack(p)
+			barrier(p, ctrlLevel(pr)) // the server has ended RPC head
+			// Two more RPCs complete meanwhile: their acks are pending at
+			// the client.
+			ms := make([]msgSpec, 2)
+			entries := make([]wire.AckEntry, len(ms))
+			for i := range ms {
+				ms[i] = newRequest(unsched(500), unsched(100))
+				ms[i].sendUnsched(p, 0, ms[i].msgLen)
+				entries[i] = wire.AckEntry{ClientID: ms[i].id, ClientPort: ms[i].sport, ServerPort: ServerPort}
+			}
+			for _, m := range ms {
+				_, err := p.Expect(ctx(), tester.Match{Type: wire.TypeData, From: iut(), RPC: m.id}, wait(20*time.Millisecond))
+				ok(err, "the response to request %d", m.id)
+			}
+			// The client answers the second NEED_ACK as a HomaModule
+			// client no longer holding the RPC does (homa_need_ack_pkt):
+			// an ACK whose header names RPC head, carrying the acks
+			// pending. The server processes the entries whether or not
+			// it still holds the header's RPC (homa_ack_pkt calls
+			// homa_rpc_ack with rpc NULL too).
+			Expect(p.Send(iut(), ctrlLevel(pr), &wire.AckFields{Common: head.control(), Acks: entries})).To(Succeed())
+			wantEnded(p, ms, p.Now(), fmt.Sprintf("the ACK whose entries acknowledged them (header %d, an RPC the server had ended)", head.id))
+			checkExchange(p)
+		}))
+
 	It("ACK-piggybacked-ends: a server ends an RPC whose ack rides on a later request's DATA: no NEED_ACK for it once that DATA has landed, and a RESEND for it draws RPC_UNKNOWN",
 		labels("ack", "MUST", "HOMA-ACK-003", "HOMA-RESEND-006"), body(func() {
 			need("need-ack")
 			p := peer(0)
-			done := newRequest(unsched(500), unsched(100))
-			done.sendUnsched(p, 0, done.msgLen)
-			_, err := p.Expect(ctx(), tester.Match{Type: wire.TypeData, From: iut(), RPC: done.id}, wait(20*time.Millisecond))
-			ok(err, "the response to request %d", done.id)
+			done := answered(p)
 			// The client's next request carries that RPC's ack in its
 			// first DATA, as a HomaModule client's new packets take one
 			// pending ack each (homa_tx_data_pkt_alloc), instead of an
@@ -246,7 +274,7 @@ var _ = Describe("acknowledgements", func() {
 			f.Ack = wire.AckEntry{ClientID: done.id, ClientPort: done.sport, ServerPort: ServerPort}
 			Expect(p.Send(iut(), next.unschedPrio(), f)).To(Succeed())
 			wantEnded(p, []msgSpec{done}, p.Now(), fmt.Sprintf("request %d's DATA that carried its ack", next.id))
-			_, err = p.Expect(ctx(), tester.Match{Type: wire.TypeData, From: iut(), RPC: next.id}, wait(20*time.Millisecond))
+			_, err := p.Expect(ctx(), tester.Match{Type: wire.TypeData, From: iut(), RPC: next.id}, wait(20*time.Millisecond))
 			ok(err, "the response to request %d", next.id)
 			next.ack(p)
 			checkExchange(p)
@@ -422,14 +450,50 @@ var _ = Describe("acknowledgements", func() {
 		}))
 })
 
-// wantEnded checks that the IUT's server ended the RPCs of ms, whose
-// responses the tester holds whole, when an ack of them reached it at
-// acked (how names the packet): no NEED_ACK for any once it has landed
-// (NEED_ACKs sent before it, within the slack, cross it; a measured stall
-// of a tick or more between it and a NEED_ACK may have kept the server
-// from reading it: the checker judges that, HOMA-ACK-003), and a RESEND
-// for a response draws RPC_UNKNOWN, as for an RPC it never had
-// (homa_resend_pkt), not the response's bytes again.
+// answered has tester p send the IUT a request of up to 500 bytes asking
+// for up to 100, both within unsched_bytes, and waits for the response's
+// DATA: the server sends its whole response unasked and then waits for
+// the ACK. It returns the request.
+func answered(p *tester.Peer) msgSpec {
+	GinkgoHelper()
+	m := newRequest(unsched(500), unsched(100))
+	m.sendUnsched(p, 0, m.msgLen)
+	_, err := p.Expect(ctx(), tester.Match{Type: wire.TypeData, From: iut(), RPC: m.id}, wait(20*time.Millisecond))
+	ok(err, "the response to request %d", m.id)
+	return m
+}
+
+// heldResponse has tester p send the IUT a request (up to 2000 bytes, as
+// its GRANTs allow) asking for a response three segments past
+// unsched_bytes, and receive the response's unscheduled bytes: the
+// server then holds the rest at its grant horizon, waiting for the
+// client's GRANTs. It returns the request.
+func heldResponse(p *tester.Peer) msgSpec {
+	GinkgoHelper()
+	// The request carries the response's length in its first bytes
+	// (agent.PayloadHeaderLen): past a smaller unsched_bytes it needs
+	// GRANTs.
+	m := newRequest(max(unsched(2000), agent.PayloadHeaderLen), pastU(3*maxSegData()))
+	m.sendUnsched(p, 0, unsched(m.msgLen))
+	m.sendGranted(p, unsched(m.msgLen))
+	u := unsched(m.respLen)
+	var got byteranges.Set
+	for !got.Covers(0, uint32(u)) {
+		d, err := p.Expect(ctx(), tester.Match{Type: wire.TypeData, From: iut(), RPC: m.id}, wait(20*time.Millisecond))
+		ok(err, "the response's unscheduled bytes: have %d of %d", got.Total(), u)
+		got.Add(d.Pkt.Data().Offset(), d.Pkt.Data().Offset()+uint32(d.Pkt.Data().DataLen()))
+	}
+	return m
+}
+
+// wantEnded checks that the IUT's server ended the RPCs of ms when a
+// packet ending them (an ack of them, or their client's RPC_UNKNOWN)
+// reached it at acked (how names the packet): no NEED_ACK for any once it
+// has landed (NEED_ACKs sent before it, within the slack, cross it; a
+// measured stall of a tick or more between it and a NEED_ACK may have
+// kept the server from reading it: the checker judges that,
+// HOMA-ACK-003), and a RESEND for a response draws RPC_UNKNOWN, as for an
+// RPC it never had (homa_resend_pkt), not the response's bytes again.
 func wantEnded(p *tester.Peer, ms []msgSpec, acked time.Time, how string) {
 	GinkgoHelper()
 	pr := params()
@@ -445,7 +509,7 @@ func wantEnded(p *tester.Peer, ms []msgSpec, acked time.Time, how string) {
 	}
 	for _, m := range ms {
 		Expect(p.SendDeliberate(iut(), ctrlLevel(pr), &wire.ResendFields{Common: m.control(), Offset: 0, Length: uint32(m.respLen), Priority: ctrlLevel(pr)},
-			"RESEND for a response the tester holds whole and acknowledged (has the server ended the RPC?)")).To(Succeed())
+			fmt.Sprintf("RESEND for RPC %d's response after %s (has the server ended the RPC?)", m.id, how))).To(Succeed())
 		_, err := p.Expect(ctx(), tester.Match{Type: wire.TypeRPCUnknown, From: iut(), RPC: m.id, Checks: []tester.Check{
 			tester.Is("sport", uint64(ServerPort)), tester.Is("dport", uint64(m.sport)),
 		}}, wait(2*pr.Tick))

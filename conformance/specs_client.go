@@ -38,6 +38,25 @@ var _ = Describe("client requests", func() {
 			r.serveFully(p, 100)
 			checkExchange(p)
 		}))
+
+	It("RESPONSE-max-length: a client receiving a response of exactly max_message_length bytes grants it to its end and the call returns it whole (the limit is inclusive)",
+		labels("wire", "MUST", "HOMA-GRANT-010", "HOMA-GRANT-002"), body(func() {
+			pr := params()
+			n := int(pr.MaxMessageLength)
+			if n > int(pr.UnschedBytes) {
+				need("grants")
+			}
+			p := peer(1)
+			// A client takes a response as a server takes a request:
+			// homa_data_pkt creates the message (homa_message_in_init),
+			// which refuses only a length above HOMA_MAX_MESSAGE_LENGTH.
+			// The tester sends it as a HomaModule server does, its
+			// scheduled bytes as the client's GRANTs let them out
+			// (respondGranted).
+			r := iutCall(p, 100, n)
+			r.serveFully(p, n)
+			checkExchange(p)
+		}))
 })
 
 // unschedThenGranted has the IUT call tester p with a reqLen-byte request

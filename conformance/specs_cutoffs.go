@@ -17,14 +17,11 @@ var _ = Describe("cutoffs", func() {
 			need("cutoffs", "priorities")
 			p := peer(1)
 			const reqLen = 5000
-			// A first RPC makes the peers known to each other.
-			first := iutCall(p, reqLen, 100)
-			first.serveFully(p, 100)
-			// New cutoffs: with 8 priorities a 5000-byte message now
-			// belongs to level 4 (≤ 8000, > 4000); the defaults put it at 5.
-			cut := [wire.NumCutoffs]uint32{0, 0, 0, 1000000, 8000, 4000, 2000, 100}
+			// A first RPC makes the peers known to each other; then new
+			// cutoffs, under which a 5000-byte message changes level.
+			cut := testCutoffs
 			const version = 7
-			sendCutoffs(p, 1, first.control(), cut, version)
+			adoptCutoffs(p, 1, reqLen, version)
 			r := iutCall(p, reqLen, 100)
 			Expect(r.first.Pkt.Data().CutoffVersion()).To(Equal(uint16(version)), "cutoff_version of the next request")
 			// The levels below num_priorities count (homa_unsched_priority
@@ -45,6 +42,37 @@ var _ = Describe("cutoffs", func() {
 			// Put the tester host and the IUT's view of it back to the
 			// defaults.
 			sendCutoffs(p, 1, r.control(), params().UnschedCutoffs, params().CutoffVersion)
+		}))
+
+	It("CUTOFFS-per-peer: CUTOFFS from one peer change only what the IUT sends to that peer: its DATA to another peer keeps carrying that peer's cutoff_version at that peer's levels",
+		labels("cutoffs", "MUST", "HOMA-CUTOFF-001", "HOMA-PRIO-002"), body(func() {
+			need("cutoffs", "priorities")
+			pr := params()
+			p0, p1 := peer(0), peer(1)
+			const reqLen = 5000
+			// A first RPC with each tester host: the IUT knows both, and
+			// each one's cutoffs (a stale version draws its CUTOFFS).
+			// Tester host 1 alone then adopts new cutoffs; host 0 keeps
+			// its own.
+			other := iutCall(p0, reqLen, 100)
+			other.serveFully(p0, 100)
+			const version = 11
+			first := adoptCutoffs(p1, 1, reqLen, version)
+			// HomaModule keeps cutoffs per peer (homa_cutoffs_pkt stores
+			// them in the homa_peer of the packet's source), and each
+			// DATA carries its destination peer's version
+			// (__homa_xmit_data) at the level that peer's cutoffs give
+			// (homa_unsched_priority).
+			r := iutCall(p0, reqLen, 100)
+			Expect(r.first.Pkt.Data().CutoffVersion()).To(Equal(pr.CutoffVersion),
+				"cutoff_version of a request to %v, whose cutoffs are version %d, after CUTOFFS version %d from %v", p0.Addr(), pr.CutoffVersion, version, p1.Addr())
+			Expect(r.first.Priority).To(Equal(spec.UnschedPriority(pr.UnschedCutoffs, pr.NumPriorities, reqLen)),
+				"IP priority of a %d-byte unscheduled request to %v under its own cutoffs %v (CUTOFFS %v came from %v)", reqLen, p0.Addr(), pr.UnschedCutoffs, testCutoffs, p1.Addr())
+			r.serveFully(p0, 100)
+			checkExchange(p0, p1)
+			// Put tester host 1 and the IUT's view of it back to the
+			// defaults.
+			sendCutoffs(p1, 1, first.control(), pr.UnschedCutoffs, pr.CutoffVersion)
 		}))
 
 	It("CUTOFFS-mid-message: after CUTOFFS, every DATA of a message begun before them (its scheduled bytes and its retransmissions) carries the new cutoff_version",
@@ -162,6 +190,23 @@ const maxJiffy = 10 * time.Millisecond
 func newJiffy() {
 	GinkgoHelper()
 	pause(deadline(maxJiffy), "waiting a jiffy so that the IUT may send CUTOFFS again")
+}
+
+// testCutoffs are the cutoffs a spec has a tester host adopt: with 8
+// priorities a 5000-byte message belongs to level 4 under them (≤ 8000,
+// > 4000), to level 5 under the defaults.
+var testCutoffs = [wire.NumCutoffs]uint32{0, 0, 0, 1000000, 8000, 4000, 2000, 100}
+
+// adoptCutoffs makes tester host i (p's) known to the IUT with a first
+// RPC (a reqLen-byte request the tester serves), then has it adopt
+// testCutoffs at version (sendCutoffs). It returns that RPC, in whose
+// header a spec's last CUTOFFS puts the defaults back.
+func adoptCutoffs(p *tester.Peer, i, reqLen int, version uint16) *iutRPC {
+	GinkgoHelper()
+	first := iutCall(p, reqLen, 100)
+	first.serveFully(p, 100)
+	sendCutoffs(p, i, first.control(), testCutoffs, version)
+	return first
 }
 
 // sendCutoffs has tester host i (p's) adopt cutoffs cut at version and tells

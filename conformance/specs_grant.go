@@ -14,29 +14,36 @@ import (
 )
 
 var _ = Describe("grants", func() {
-	It("GRANT-long-request: the unscheduled DATA of a long request draws GRANTs above U, rising to the message length, at a scheduled priority",
+	It("GRANT-long-request: the unscheduled DATA of a request longer than U, by 160 KB or by only a few bytes, draws GRANTs above U, rising to the message length, at a scheduled priority",
 		labels("grant", "MUST", "HOMA-GRANT-001", "HOMA-GRANT-002", "HOMA-GRANT-003", "HOMA-GRANT-004",
 			"HOMA-GRANT-007", "HOMA-GRANT-009", "HOMA-GRANT-010", "HOMA-PRIO-001"), body(func() {
 			need("grants")
 			p := peer(0)
 			pr := params()
-			m := newRequest(longLen(), 100)
-			u := unsched(m.msgLen)
-			m.sendUnsched(p, 0, u)
-			g, err := p.Expect(ctx(), tester.Match{Type: wire.TypeGrant, From: iut(), RPC: m.id, Checks: []tester.Check{
-				tester.Is("sport", uint64(ServerPort)), tester.Is("dport", uint64(m.sport)),
-				tester.In("priority", 0, uint64(pr.MaxSchedPrio)),
-				tester.IPPriority(uint8(pr.NumPriorities-1), uint8(pr.NumPriorities-1)),
-			}}, wait(pr.ResponseTimeout+pr.Tick))
-			ok(err, "the first GRANT")
-			Expect(g.Pkt.SenderID()).To(Equal(m.id+1), "GRANT sender_id: the server's id is the client's plus one")
-			grantsRise([]*tester.Packet{g}, m.msgLen, false) // before sending by it
-			m.sendData(p, u, int(g.Pkt.Grant().Offset()), g.Pkt.Grant().Priority())
-			grants, resp := m.completeRequest(p, int(g.Pkt.Grant().Offset()))
-			grantsRise(append([]*tester.Packet{g}, grants...), m.msgLen, true)
-			Expect(resp.Pkt.SenderID()).To(Equal(m.id + 1))
-			Expect(p.ExpectNone(ctx(), tester.Match{Type: wire.TypeGrant, RPC: m.id},
-				window(time.Duration(pr.ResendTicks+2)*pr.Tick))).To(Succeed(), "no GRANT once the message is complete")
+			// A long request, and two that end within a segment past U
+			// (a few bytes, half a segment): a receiver grants every
+			// message longer than its unscheduled bytes
+			// (homa_grant_init_rpc marks it grantable when unsched falls
+			// short of the length), however little is left.
+			for _, n := range []int{longLen(), pastU(3), pastU(maxSegData() / 2)} {
+				m := newRequest(n, 100)
+				u := unsched(m.msgLen)
+				m.sendUnsched(p, 0, u)
+				g, err := p.Expect(ctx(), tester.Match{Type: wire.TypeGrant, From: iut(), RPC: m.id, Checks: []tester.Check{
+					tester.Is("sport", uint64(ServerPort)), tester.Is("dport", uint64(m.sport)),
+					tester.In("priority", 0, uint64(pr.MaxSchedPrio)),
+					tester.IPPriority(uint8(pr.NumPriorities-1), uint8(pr.NumPriorities-1)),
+				}}, wait(pr.ResponseTimeout+pr.Tick))
+				ok(err, "the first GRANT of a %d-byte request (U %d)", m.msgLen, u)
+				Expect(g.Pkt.SenderID()).To(Equal(m.id+1), "GRANT sender_id: the server's id is the client's plus one")
+				grantsRise([]*tester.Packet{g}, m.msgLen, false) // before sending by it
+				m.sendData(p, u, int(g.Pkt.Grant().Offset()), g.Pkt.Grant().Priority())
+				grants, resp := m.completeRequest(p, int(g.Pkt.Grant().Offset()))
+				grantsRise(append([]*tester.Packet{g}, grants...), m.msgLen, true)
+				Expect(resp.Pkt.SenderID()).To(Equal(m.id + 1))
+				Expect(p.ExpectNone(ctx(), tester.Match{Type: wire.TypeGrant, RPC: m.id},
+					window(time.Duration(pr.ResendTicks+2)*pr.Tick))).To(Succeed(), "no GRANT once the %d-byte message is complete", m.msgLen)
+			}
 			checkExchange(p)
 		}))
 

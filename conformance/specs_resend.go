@@ -667,6 +667,33 @@ var _ = Describe("retransmission", func() {
 			checkExchange(p)
 		}))
 
+	It("RPC_UNKNOWN-server-complete: a server holding the whole request ends the RPC when its client says RPC_UNKNOWN, whether its response waits for GRANTs or for the ACK: no NEED_ACK or DATA for it after, and a RESEND for it draws RPC_UNKNOWN",
+		labels("resend", "MUST", "HOMA-RESEND-017", "HOMA-RESEND-006"), body(func() {
+			need("need-ack", "grants")
+			p := peer(0)
+			pr := params()
+			// One response held at the server's grant horizon, its
+			// unscheduled bytes out (as in NEED_ACK-held-response) ...
+			held := heldResponse(p)
+			// ... and one sent whole, the server asking for its ACK.
+			asked := answered(p)
+			_, err := p.Expect(ctx(), tester.Match{Type: wire.TypeNeedAck, From: iut(), RPC: asked.id}, wait(pr.Ticks(pr.RequestAckTicks+2)))
+			ok(err, "NEED_ACK from the server for RPC %d, whose response it sent whole", asked.id)
+			// The client has forgotten both RPCs (it gave up on them while
+			// the server still lacked request bytes, and a late RESEND of
+			// the server's drew its RPC_UNKNOWN). A server RPC ends on
+			// RPC_UNKNOWN whatever its state (homa_rpc_unknown_pkt calls
+			// homa_rpc_end for every server RPC): the held response is
+			// never sent, and nobody is left to ACK the other.
+			ms := []msgSpec{held, asked}
+			for _, m := range ms {
+				Expect(p.SendDeliberate(iut(), ctrlLevel(pr), &wire.RPCUnknownFields{Common: m.control()},
+					"RPC_UNKNOWN no RESEND asked for, from a client that forgot an RPC whose request the server holds whole")).To(Succeed())
+			}
+			wantEnded(p, ms, p.Now(), "the client's RPC_UNKNOWN")
+			checkExchange(p)
+		}))
+
 	It("RPC_UNKNOWN-reply: a RESEND for an RPC the IUT never saw is answered with RPC_UNKNOWN and nothing else",
 		labels("resend", "MUST", "HOMA-RESEND-006", "HOMA-PRIO-001"), body(func() {
 			p := peer(0)

@@ -34,7 +34,7 @@ func TestRunReportPage(t *testing.T) {
 		t.Errorf("-o html printed no report page:\n%.300s", out)
 	}
 	dom := htmltest.DOM(t, page)
-	for _, want := range []string{`class="fail">FAIL: 1 of `, "GRANT-long-request: the unscheduled DATA of a long request draws GRANTs",
+	for _, want := range []string{`class="fail">FAIL: 1 of `, "GRANT-long-request: the unscheduled DATA of a request longer than U, by 160 KB or by only a few bytes, draws GRANTs",
 		"HOMA-GRANT-002 (MUST): ", "no GRANT from 198.18.0.1", `homatest run --focus "GRANT-long-request" --env sim --fault no-grants`} {
 		if !strings.Contains(dom, want) {
 			t.Errorf("the page lacks %q", want)
