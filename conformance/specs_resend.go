@@ -112,8 +112,8 @@ var _ = Describe("retransmission", func() {
 			checkExchange(p)
 		}))
 
-	It("RESEND-range: a RESEND for a range of scheduled request packets the IUT sent draws exactly the packets it overlaps, each retransmit=1 with its true offset in seg.offset and at the asked priority, the top level or a lower one",
-		labels("resend", "MUST", "HOMA-RESEND-002", "HOMA-RESEND-003", "HOMA-RESEND-004", "HOMA-RESEND-016", "HOMA-RESEND-021", "HOMA-WIRE-006"), body(func() {
+	It("RESEND-range: a RESEND for a range of scheduled request packets the IUT sent draws exactly the packets it overlaps, each retransmit=1 with its true offset in seg.offset, at the asked priority, the top level or a lower one, and (main) incoming the range's end",
+		labels("resend", "MUST", "HOMA-RESEND-002", "HOMA-RESEND-003", "HOMA-RESEND-004", "HOMA-RESEND-016", "HOMA-RESEND-020", "HOMA-RESEND-021", "HOMA-WIRE-006"), body(func() {
 			need("grants")
 			p := peer(0)
 			pr := params()
@@ -820,8 +820,11 @@ func oneOfTypes(types ...wire.PacketType) tester.Check {
 // resendRange sends the IUT a RESEND for bytes [from, to) of r's request
 // at priority prio and expects the retransmission of exactly those of its
 // first transmissions pkts the range overlaps, each retransmit=1 at prio
-// with its offset in seg.offset, and no other retransmitted DATA within a
-// tick after them (HomaModule homa_resend_data).
+// with its offset in seg.offset and, under HomaModule main's protocol,
+// incoming to (the range lies within what the IUT transmitted), and no
+// other retransmitted DATA within a tick after them (HomaModule
+// homa_resend_data; older profiles write the granted offset, which the
+// checker's HOMA-RESEND-020 allows them).
 func (r *iutRPC) resendRange(p *tester.Peer, pkts []*tester.Packet, from, to int, prio uint8) {
 	GinkgoHelper()
 	pr := params()
@@ -847,6 +850,12 @@ func (r *iutRPC) resendRange(p *tester.Peer, pkts []*tester.Packet, from, to int
 		Expect(x.Priority).To(Equal(prio), "retransmitted DATA at offset %d for a RESEND asking for [%d, %d) at priority %d: every packet goes at the asked priority (homa_resend_data)", d.Offset(), from, to, prio)
 		so, _ := x.Pkt.Field("seg.offset")
 		Expect(so).To(Equal(uint64(d.Offset())), "seg.offset of retransmitted DATA at offset %d: the true offset (homa_resend_data)", d.Offset())
+		if onMain() {
+			// homa_resend_pkt caps the range's end at what was
+			// transmitted, and homa_resend_data writes that end in every
+			// packet it retransmits (since 45a8cae, May 2025).
+			Expect(d.Incoming()).To(Equal(uint32(to)), "incoming of retransmitted DATA at offset %d for a RESEND asking for [%d, %d), all transmitted: the range's end (homa_resend_data)", d.Offset(), from, to)
+		}
 		delete(want, d.Offset())
 	}
 	ok(p.ExpectNone(ctx(), resent, window(pr.Tick)), "no retransmitted DATA past the packets the RESEND for [%d, %d) overlaps", from, to)
