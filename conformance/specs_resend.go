@@ -708,8 +708,8 @@ var _ = Describe("retransmission", func() {
 			checkExchange(p)
 		}))
 
-	It("RPC_UNKNOWN-restart: a client told RPC_UNKNOWN mid-request retransmits the request from offset 0 with retransmit=1, every byte it had transmitted (scheduled ones too), and completes it",
-		labels("resend", "MUST", "HOMA-RESEND-007", "HOMA-RESEND-003"), body(func() {
+	It("RPC_UNKNOWN-restart: a client told RPC_UNKNOWN mid-request retransmits the request from offset 0 with retransmit=1, every byte it had transmitted (scheduled ones too), (main) each with incoming those bytes' end, and completes it",
+		labels("resend", "MUST", "HOMA-RESEND-007", "HOMA-RESEND-003", "HOMA-RESEND-020"), body(func() {
 			needResends()
 			need("grants")
 			p := peer(0)
@@ -743,6 +743,13 @@ var _ = Describe("retransmission", func() {
 				}
 				if int(dd.Offset()) < sent {
 					Expect(dd.Retransmit()).To(Equal(uint8(1)), "restarted DATA at offset %d, below the %d bytes transmitted before RPC_UNKNOWN, with retransmit=0: a restart retransmits [0, tx_end)", dd.Offset(), sent)
+					// homa_resend_data writes the end of the range it
+					// resends, here tx_end, in every packet (main since
+					// May 2025; before, the granted offset, which
+					// HOMA-RESEND-020 leaves a restart to).
+					if onMain() {
+						Expect(dd.Incoming()).To(Equal(uint32(sent)), "incoming of restarted DATA at offset %d: the %d bytes transmitted before RPC_UNKNOWN, the end of the range a restart resends (homa_rpc_unknown_pkt → homa_resend_data)", dd.Offset(), sent)
+					}
 				}
 				again.Add(dd.Offset(), dd.Offset()+uint32(dd.DataLen()))
 				last = d.At
