@@ -427,28 +427,56 @@ var _ = Describe("retransmission", func() {
 			// however long the reply takes. Held for half as long again as
 			// timeout_ticks, so that a client counting only its silence
 			// since the request times out well inside it.
-			start := p.Now()
-			busy := 0
-			for left := hold; left > 0; left = start.Add(hold).Sub(env.Clock.Now()) {
-				rs, _ := p.Expect(ctx(), tester.Match{Type: wire.TypeResend, From: iut(), RPC: r.id}, left)
-				ok(ctx().Err(), "holding the response back")
-				if rs != nil {
-					Expect(p.Send(iut(), ctrlLevel(pr), &wire.BusyFields{Common: r.control()})).To(Succeed())
-					busy++
-				}
-			}
+			start, busy := r.busyFor(p, hold)
 			res := r.respond(p, 100, pr.CutoffVersion)
-			if res.Err != "" {
-				msg := fmt.Sprintf("the IUT's call failed after its server answered %d RESENDs with BUSY for %v (timeout_ticks %d of %v): %s", busy, hold, pr.TimeoutTicks, pr.Tick, res.Err)
-				// Only a tester held up for most of timeout_ticks leaves
-				// the client silent that long (its BUSYs came every
-				// resend_ticks): then the timeout is the protocol's.
-				if !stalledAtLeast(msg, start, p.Now(), pr.Ticks(max(0, pr.TimeoutTicks-pr.ResendTicks-2))) {
-					Fail(msg)
-				}
+			if r.failedDespiteBusy(res, start, busy, hold) {
 				return
 			}
 			Expect(res.Response).To(Equal(100))
+			checkExchange(p)
+		}))
+
+	It("RESEND-busy-alive-response-begun: a client whose server, after the first packet of its response, answers each of its RESENDs with BUSY for longer than timeout_ticks keeps the RPC and completes the call when the rest comes",
+		labels("resend", "MUST", "HOMA-RESEND-001", "HOMA-RESEND-009"), body(func() {
+			needResends()
+			p := peer(0)
+			pr := params()
+			hold := pr.Ticks(holdTicks())
+			// The response of RESEND-timeout-response-begun: several
+			// packets, unscheduled where unsched_bytes allows.
+			seg := maxSegData()
+			respLen := unsched(3 * seg)
+			if respLen <= seg {
+				need("grants")
+				respLen = pastU(2 * seg)
+			}
+			u := unsched(respLen)
+			first := min(seg, u)
+			r := iutCall(p, 100, respLen)
+			r.receiveRequest(p)
+			// One packet of the response, then BUSY for every RESEND: a
+			// server whose response is held up (its pacer, or a NIC
+			// queue) answers a RESEND for bytes it has not transmitted
+			// with BUSY (homa_resend_pkt: offset at or past tx_end). The
+			// client's RPC is now RPC_INCOMING, missing bytes it
+			// granted, so its timer counts silent ticks and RESENDs
+			// (homa_timer_check_rpc), and each BUSY zeroes them again as
+			// in every other state (homa_dispatch_pkts): the call lives
+			// however long the rest takes.
+			r.sendResponse(p, respLen, 0, first, u, unschedLevel(pr, respLen), pr.CutoffVersion, false)
+			start, busy := r.busyFor(p, hold)
+			// The rest: the unscheduled bytes, then what the client's
+			// GRANTs (those that came during the hold first) allow.
+			send := func(a, b int, prio uint8) {
+				r.sendResponse(p, respLen, a, b, u, prio, pr.CutoffVersion, false)
+			}
+			send(first, u, unschedLevel(pr, respLen))
+			sendGrantedBut(p, r.id, u, respLen, 0, 0, send)
+			res := r.wait()
+			if r.failedDespiteBusy(res, start, busy, hold) {
+				return
+			}
+			Expect(res.Response).To(Equal(respLen))
 			checkExchange(p)
 		}))
 
@@ -796,6 +824,43 @@ var _ = Describe("retransmission", func() {
 			checkExchange(p)
 		}))
 })
+
+// busyFor answers each RESEND the IUT's client sends for r during hold
+// with BUSY, as a server that has not transmitted what is asked for does
+// (homa_resend_pkt), and returns when the hold began and how many BUSYs
+// it sent.
+func (r *iutRPC) busyFor(p *tester.Peer, hold time.Duration) (start time.Time, busy int) {
+	GinkgoHelper()
+	start = p.Now()
+	for left := hold; left > 0; left = start.Add(hold).Sub(env.Clock.Now()) {
+		rs, _ := p.Expect(ctx(), tester.Match{Type: wire.TypeResend, From: iut(), RPC: r.id}, left)
+		ok(ctx().Err(), "holding the response back")
+		if rs != nil {
+			Expect(p.Send(iut(), ctrlLevel(params()), &wire.BusyFields{Common: r.control()})).To(Succeed())
+			busy++
+		}
+	}
+	return start, busy
+}
+
+// failedDespiteBusy reports whether r's call, whose server answered its
+// RESENDs with BUSY (busy of them, busyFor) for hold from start, ended
+// with an error (res), and fails the spec for it unless the tester was
+// held up for most of timeout_ticks: its BUSYs came every resend_ticks,
+// so only then was the client silent that long (a timeout is then the
+// protocol's, timing-inconclusive).
+func (r *iutRPC) failedDespiteBusy(res CallResult, start time.Time, busy int, hold time.Duration) bool {
+	GinkgoHelper()
+	if res.Err == "" {
+		return false
+	}
+	pr := params()
+	msg := fmt.Sprintf("the IUT's call failed after its server answered %d RESENDs with BUSY for %v (timeout_ticks %d of %v): %s", busy, hold, pr.TimeoutTicks, pr.Tick, res.Err)
+	if !stalledAtLeast(msg, start, env.Clock.Now(), pr.Ticks(max(0, pr.TimeoutTicks-pr.ResendTicks-2))) {
+		Fail(msg)
+	}
+	return true
+}
 
 // busyOrResent accepts the answers a sender may give a RESEND starting at
 // offset end, the end of what the tester has seen of its message: BUSY
