@@ -57,19 +57,7 @@ var _ = Describe("retransmission", func() {
 			r := iutCall(p, 100, respLen)
 			r.receiveRequest(p)
 			r.sendResponseBut(p, respLen, from, to)
-			silence := time.Duration(pr.ResendTicks) * pr.Tick
-			rs, err := p.Expect(ctx(), tester.Match{Type: wire.TypeResend, From: iut(), RPC: r.id, Checks: []tester.Check{
-				tester.Is("offset", uint64(from)), tester.Is("length", uint64(to-from)),
-				tester.Is("sport", uint64(r.cport)), tester.Is("dport", testerPort),
-			}}, wait(silence+2*pr.Tick))
-			ok(err, "a RESEND for the missing segment [%d, %d) of the response", from, to)
-			// As in RESEND-gap: the gap from the last response DATA the
-			// tester sent bounds the client's silence from above.
-			last := lastSent(p, r.id+1, rs.At)
-			earliest := silence - pr.Tick - min(env.Slack, pr.Tick)
-			Expect(rs.At.Sub(last)).To(BeNumerically(">=", earliest),
-				"the RESEND came %v after the last response DATA; resend_ticks %d allow it no earlier than %v",
-				rs.At.Sub(last), pr.ResendTicks, earliest)
+			rs := r.gapResend(p, from, to, "", tester.Is("sport", uint64(r.cport)), tester.Is("dport", testerPort))
 			// Retransmitted as a sender answers a RESEND: retransmit=1 at
 			// the asked priority, incoming the range's end (HOMA-RESEND-020).
 			r.sendResponse(p, respLen, from, to, to, rs.Pkt.Resend().Priority(), pr.CutoffVersion, true)
@@ -313,6 +301,60 @@ var _ = Describe("retransmission", func() {
 			}}, wait(pr.Ticks(pr.ResendTicks+2)))
 			ok(err, "a RESEND for the missing segment [%d, %d) once the duplicates stopped", from, to)
 			m.fillGap(p, r, from, to)
+			checkExchange(p)
+		}))
+
+	It("RESEND-response-gap-duplicates: duplicate response DATA keeps a client missing a segment from timing out (any DATA resets its silence) for longer than timeout_ticks; it asks for the segment resend_ticks after the duplicates stop and completes the call once it is retransmitted",
+		labels("resend", "MUST", "HOMA-RESEND-001", "HOMA-RESEND-009"), body(func() {
+			needResends()
+			p := peer(0)
+			pr := params()
+			hold := holdTicks()
+			respLen, from, to := gapResponse(unsched(1<<30) / 2)
+			r := iutCall(p, 100, respLen)
+			r.receiveRequest(p)
+			r.sendResponseBut(p, respLen, from, to)
+			// The response's first packet again every tick, for half as
+			// long again as timeout_ticks: homa_dispatch_pkts zeroes the
+			// client's silent_ticks for every DATA, new bytes or not, so
+			// its timer, which counts them while granted bytes are
+			// missing (homa_timer_check_rpc), reaches neither
+			// resend_ticks nor timeout_ticks while they come. The checker
+			// judges any RESEND against the latest duplicate
+			// (HOMA-RESEND-001); the tester does not answer one.
+			u := unsched(respLen)
+			lvl := unschedLevel(pr, respLen)
+			start := p.Now()
+			for i := 0; i < hold; i++ {
+				pause(deadline(pr.Tick), "waiting a tick between duplicates")
+				Expect(r.responseData(p, respLen, 0, min(maxSegData(), u), u, pr.CutoffVersion, false, func(f wire.Fields) error {
+					return p.SendDeliberate(iut(), lvl, f, "a copy of the response's first packet, as a network that duplicates packets delivers")
+				})).To(Succeed())
+			}
+			stop := p.Now()
+			// Only a tester held up for most of timeout_ticks (less
+			// RTX-10's two ticks and the tick between duplicates) leaves
+			// the client silent that long.
+			lost := pr.Ticks(max(0, pr.TimeoutTicks-3))
+			var res CallResult
+			if r.poll(&res) {
+				r.ended = true
+				r.failedAfter(res, start, lost, fmt.Sprintf("%d duplicates of its response's first packet came a tick apart", hold))
+				return
+			}
+			// A RESEND during the duplicates is the checker's business.
+			rs := r.gapResend(p, from, to, " once the duplicates stopped", func(x *tester.Packet) error {
+				if x.At.Before(stop) {
+					return errEarly
+				}
+				return nil
+			})
+			r.sendResponse(p, respLen, from, to, to, rs.Pkt.Resend().Priority(), pr.CutoffVersion, true)
+			res = r.wait()
+			if r.failedAfter(res, start, lost, "duplicates of its response's first packet, then the missing segment") {
+				return
+			}
+			Expect(res.Response).To(Equal(respLen))
 			checkExchange(p)
 		}))
 
@@ -825,6 +867,29 @@ var _ = Describe("retransmission", func() {
 		}))
 })
 
+// gapResend expects the IUT client's RESEND for the missing range [from,
+// to) of r's response (passing checks too; when says when, for the
+// message) within resend_ticks and two ticks, and fails the spec if it
+// came before resend_ticks of silence: the gap from the last response
+// DATA the tester sent bounds the client's silence from above, and ticks
+// are discrete and the timer may run late, so up to a tick early, less
+// timer lateness, is allowed (as RESEND-gap).
+func (r *iutRPC) gapResend(p *tester.Peer, from, to int, when string, checks ...tester.Check) *tester.Packet {
+	GinkgoHelper()
+	pr := params()
+	silence := pr.Ticks(pr.ResendTicks)
+	rs, err := p.Expect(ctx(), tester.Match{Type: wire.TypeResend, From: iut(), RPC: r.id, Checks: append([]tester.Check{
+		tester.Is("offset", uint64(from)), tester.Is("length", uint64(to-from)),
+	}, checks...)}, wait(silence+2*pr.Tick))
+	ok(err, "a RESEND for the missing segment [%d, %d) of the response%s", from, to, when)
+	last := lastSent(p, r.id+1, rs.At)
+	earliest := silence - pr.Tick - min(env.Slack, pr.Tick)
+	Expect(rs.At.Sub(last)).To(BeNumerically(">=", earliest),
+		"the RESEND came %v after the last response DATA; resend_ticks %d allow it no earlier than %v",
+		rs.At.Sub(last), pr.ResendTicks, earliest)
+	return rs
+}
+
 // busyFor answers each RESEND the IUT's client sends for r during hold
 // with BUSY, as a server that has not transmitted what is asked for does
 // (homa_resend_pkt), and returns when the hold began and how many BUSYs
@@ -843,23 +908,33 @@ func (r *iutRPC) busyFor(p *tester.Peer, hold time.Duration) (start time.Time, b
 	return start, busy
 }
 
-// failedDespiteBusy reports whether r's call, whose server answered its
-// RESENDs with BUSY (busy of them, busyFor) for hold from start, ended
-// with an error (res), and fails the spec for it unless the tester was
-// held up for most of timeout_ticks: its BUSYs came every resend_ticks,
-// so only then was the client silent that long (a timeout is then the
-// protocol's, timing-inconclusive).
-func (r *iutRPC) failedDespiteBusy(res CallResult, start time.Time, busy int, hold time.Duration) bool {
+// failedAfter reports whether r's call ended with an error (res) after
+// the tester kept it alive from start (what it did, for the message),
+// and fails the spec for it unless the tester was held up for at least
+// lost in between: only then was the client silent for timeout_ticks (a
+// timeout is then the protocol's, timing-inconclusive).
+func (r *iutRPC) failedAfter(res CallResult, start time.Time, lost time.Duration, what string) bool {
 	GinkgoHelper()
 	if res.Err == "" {
 		return false
 	}
 	pr := params()
-	msg := fmt.Sprintf("the IUT's call failed after its server answered %d RESENDs with BUSY for %v (timeout_ticks %d of %v): %s", busy, hold, pr.TimeoutTicks, pr.Tick, res.Err)
-	if !stalledAtLeast(msg, start, env.Clock.Now(), pr.Ticks(max(0, pr.TimeoutTicks-pr.ResendTicks-2))) {
+	msg := fmt.Sprintf("the IUT's call failed after %s (timeout_ticks %d of %v): %s", what, pr.TimeoutTicks, pr.Tick, res.Err)
+	if !stalledAtLeast(msg, start, env.Clock.Now(), lost) {
 		Fail(msg)
 	}
 	return true
+}
+
+// failedDespiteBusy is failedAfter for a call whose server answered its
+// RESENDs with BUSY (busy of them, busyFor) for hold from start: its
+// BUSYs came every resend_ticks, so a stall must have lost most of
+// timeout_ticks.
+func (r *iutRPC) failedDespiteBusy(res CallResult, start time.Time, busy int, hold time.Duration) bool {
+	GinkgoHelper()
+	pr := params()
+	return r.failedAfter(res, start, pr.Ticks(max(0, pr.TimeoutTicks-pr.ResendTicks-2)),
+		fmt.Sprintf("its server answered %d RESENDs with BUSY for %v", busy, hold))
 }
 
 // busyOrResent accepts the answers a sender may give a RESEND starting at
