@@ -141,6 +141,66 @@ var _ = Describe("grants", func() {
 			checkExchange(p)
 		}))
 
+	It("GRANT-repeated-alive: a client whose request waits at its grant horizon while the same GRANT comes again well within resend_ticks, for longer than timeout_ticks, keeps the RPC (every GRANT resets its silence, raising the horizon or not) and completes the call once granted the rest",
+		labels("grant", "MUST", "HOMA-RESEND-001", "HOMA-RESEND-009"), body(func() {
+			need("grants")
+			p := peer(0)
+			pr := params()
+			hold := holdTicks()
+			// Ticks between GRANTs: half of resend_ticks, so that a
+			// tester late by a tick or two does not let the client reach
+			// resend_ticks (a RESEND crossing a late GRANT, which the
+			// checker can excuse only during a measured stall).
+			gap := max(1, pr.ResendTicks/2)
+			seg := maxSegData()
+			reqLen := pastU(4 * seg)
+			r := iutCall(p, reqLen, 100)
+			got, _ := r.receiveUnsched(p)
+			// One GRANT a whole segment past U, then the request waits
+			// there: an RPC_OUTGOING client that has transmitted every
+			// granted byte counts silent ticks (homa_timer_check_rpc).
+			horizon := min(reqLen, (unsched(reqLen)/seg+1)*seg)
+			grant := &wire.GrantFields{Common: r.control(), Offset: uint32(horizon)}
+			Expect(p.Send(iut(), ctrlLevel(pr), grant)).To(Succeed())
+			var last time.Time
+			for !got.Covers(0, uint32(horizon)) {
+				d, err := p.Expect(ctx(), tester.Match{Type: wire.TypeData, From: iut(), RPC: r.id}, wait(2*pr.Tick))
+				ok(err, "the request's bytes up to the GRANT's %d: have %d", horizon, got.Total())
+				got.Add(d.Pkt.Data().Offset(), d.Pkt.Data().Offset()+uint32(d.Pkt.Data().DataLen()))
+				last = d.At
+			}
+			// The same GRANT again every gap ticks for half as
+			// long again as timeout_ticks: homa_dispatch_pkts zeroes
+			// silent_ticks for every GRANT, whether or not it raises the
+			// horizon (homa_grant_pkt), so the client neither times out
+			// nor reaches resend_ticks of silence between them. The
+			// tester answers no RESEND (a BUSY would reset the silence
+			// too); the checker judges any RESEND against the latest
+			// GRANT (HOMA-RESEND-001).
+			start := p.Now()
+			for t := 0; t < hold; t += gap {
+				pause(deadline(pr.Ticks(gap)), "waiting %d ticks between GRANTs", gap)
+				Expect(p.SendDeliberate(iut(), ctrlLevel(pr), grant, "the same GRANT again (the horizon not raised), as a receiver repeating its GRANT sends it")).To(Succeed())
+			}
+			// Only a tester held up for most of timeout_ticks (its GRANTs
+			// came every gap ticks) leaves the client silent that long.
+			lost := pr.Ticks(max(0, pr.TimeoutTicks-gap-2))
+			what := fmt.Sprintf("the same GRANT came every %d ticks for %d ticks", gap, hold)
+			var res CallResult
+			if r.poll(&res) {
+				r.ended = true
+				r.failedAfter(res, start, lost, what)
+				return
+			}
+			r.receiveRest(p, got, horizon, last)
+			res = r.respond(p, 100, pr.CutoffVersion)
+			if r.failedAfter(res, start, lost, what+", then the rest") {
+				return
+			}
+			Expect(res.Response).To(Equal(100))
+			checkExchange(p)
+		}))
+
 	It("GRANT-short-request: a request that fits in the unscheduled bytes draws no GRANT and is answered",
 		labels("grant", "MUST", "HOMA-GRANT-001", "HOMA-PRIO-001"), body(func() {
 			p := peer(0)
