@@ -668,6 +668,20 @@ func (m msgSpec) answerResends(p *tester.Peer, sent int) {
 	}
 }
 
+// answerBusy answers each RESEND for m that has arrived with BUSY, as a
+// client that has not transmitted the bytes asked for does
+// (homa_resend_pkt: the offset at or past tx_end).
+func (m msgSpec) answerBusy(p *tester.Peer) {
+	GinkgoHelper()
+	for {
+		r, _ := p.Expect(ctx(), tester.Match{Type: wire.TypeResend, From: iut(), RPC: m.id}, 0)
+		if r == nil {
+			return
+		}
+		Expect(p.Send(iut(), ctrlLevel(params()), &wire.BusyFields{Common: m.control()})).To(Succeed())
+	}
+}
+
 // lastSent returns when the tester last sent DATA of client RPC id before
 // time before.
 func lastSent(p *tester.Peer, id uint64, before time.Time) time.Time {

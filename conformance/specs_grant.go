@@ -3,6 +3,7 @@ package conformance
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -148,6 +149,66 @@ var _ = Describe("grants", func() {
 			checkExchange(p)
 		}))
 
+	It("GRANT-repeated-alive: a client whose request waits at its grant horizon while the same GRANT comes again well within resend_ticks, for longer than timeout_ticks, keeps the RPC (every GRANT resets its silence, raising the horizon or not) and completes the call once granted the rest",
+		labels("grant", "MUST", "HOMA-RESEND-001", "HOMA-RESEND-009"), body(func() {
+			need("grants")
+			p := peer(0)
+			pr := params()
+			hold := holdTicks()
+			// Ticks between GRANTs: half of resend_ticks, so that a
+			// tester late by a tick or two does not let the client reach
+			// resend_ticks (a RESEND crossing a late GRANT, which the
+			// checker can excuse only during a measured stall).
+			gap := max(1, pr.ResendTicks/2)
+			seg := maxSegData()
+			reqLen := pastU(4 * seg)
+			r := iutCall(p, reqLen, 100)
+			got, _ := r.receiveUnsched(p)
+			// One GRANT a whole segment past U, then the request waits
+			// there: an RPC_OUTGOING client that has transmitted every
+			// granted byte counts silent ticks (homa_timer_check_rpc).
+			horizon := min(reqLen, (unsched(reqLen)/seg+1)*seg)
+			grant := &wire.GrantFields{Common: r.control(), Offset: uint32(horizon)}
+			Expect(p.Send(iut(), ctrlLevel(pr), grant)).To(Succeed())
+			var last time.Time
+			for !got.Covers(0, uint32(horizon)) {
+				d, err := p.Expect(ctx(), tester.Match{Type: wire.TypeData, From: iut(), RPC: r.id}, wait(2*pr.Tick))
+				ok(err, "the request's bytes up to the GRANT's %d: have %d", horizon, got.Total())
+				got.Add(d.Pkt.Data().Offset(), d.Pkt.Data().Offset()+uint32(d.Pkt.Data().DataLen()))
+				last = d.At
+			}
+			// The same GRANT again every gap ticks for half as
+			// long again as timeout_ticks: homa_dispatch_pkts zeroes
+			// silent_ticks for every GRANT, whether or not it raises the
+			// horizon (homa_grant_pkt), so the client neither times out
+			// nor reaches resend_ticks of silence between them. The
+			// tester answers no RESEND (a BUSY would reset the silence
+			// too); the checker judges any RESEND against the latest
+			// GRANT (HOMA-RESEND-001).
+			start := p.Now()
+			for t := 0; t < hold; t += gap {
+				pause(deadline(pr.Ticks(gap)), "waiting %d ticks between GRANTs", gap)
+				Expect(p.SendDeliberate(iut(), ctrlLevel(pr), grant, "the same GRANT again (the horizon not raised), as a receiver repeating its GRANT sends it")).To(Succeed())
+			}
+			// Only a tester held up for most of timeout_ticks (its GRANTs
+			// came every gap ticks) leaves the client silent that long.
+			lost := pr.Ticks(max(0, pr.TimeoutTicks-gap-2))
+			what := fmt.Sprintf("the same GRANT came every %d ticks for %d ticks", gap, hold)
+			var res CallResult
+			if r.poll(&res) {
+				r.ended = true
+				r.failedAfter(res, start, lost, what)
+				return
+			}
+			r.receiveRest(p, got, horizon, last)
+			res = r.respond(p, 100, pr.CutoffVersion)
+			if r.failedAfter(res, start, lost, what+", then the rest") {
+				return
+			}
+			Expect(res.Response).To(Equal(100))
+			checkExchange(p)
+		}))
+
 	It("GRANT-short-request: a request that fits in the unscheduled bytes draws no GRANT and is answered",
 		labels("grant", "MUST", "HOMA-GRANT-001", "HOMA-PRIO-001"), body(func() {
 			p := peer(0)
@@ -219,6 +280,87 @@ var _ = Describe("grants", func() {
 			// specs; here, as every rule outside the spec's own, their
 			// (SHOULD) findings are warnings.
 			checkRules("HOMA-GRANT-007", peers...)
+		}))
+
+	It("GRANT-overcommit-all: a receiver given exactly max_overcommit messages longer than unsched_bytes grants every one of them, each a GRANT within response_timeout of its unscheduled bytes, before any is complete",
+		labels("grant", "MUST", "HOMA-GRANT-010"), body(func() {
+			need("grants")
+			pr := params()
+			k := pr.MaxOvercommit
+			if pr.MaxRPCsPerPeer > 0 && 2*pr.MaxRPCsPerPeer < k {
+				Skip(fmt.Sprintf("unsupported: max_rpcs_per_peer %d lets the receiver grant at most %d messages from the two tester hosts at once, fewer than max_overcommit %d (max_rpcs_per_peer 0, HomaModule main since 3daedc3, runs it)", pr.MaxRPCsPerPeer, 2*pr.MaxRPCsPerPeer, k))
+			}
+			seg := maxSegData()
+			// Each a few segments past U, longer in the order they are
+			// sent: a receiver with one active slot too few leaves the
+			// last, which outranks none of the others (SRPT), without a
+			// GRANT.
+			var msgs []msgSpec
+			total := 0
+			for i := 0; i < k; i++ {
+				m := newRequest(pastU((3+i)*seg), 100)
+				msgs = append(msgs, m)
+				total += m.msgLen
+			}
+			// Every GRANT is at most a message's scheduled bytes, and
+			// its unscheduled bytes count as incoming until they arrive
+			// (homa_grant_update_incoming): within max_incoming, no GRANT
+			// waits for incoming to drain (homa_grant_try_send).
+			if total > int(pr.MaxIncoming) {
+				Skip(fmt.Sprintf("unsupported: max_overcommit %d messages of %d bytes in all exceed max_incoming %d, which may hold a GRANT back until bytes arrive (max_incoming %d or more, or a smaller unsched_bytes or max_overcommit, runs it)", k, total, pr.MaxIncoming, total))
+			}
+			peers := []*tester.Peer{peer(0), peer(1)}
+			// Alternating senders. A message becomes grantable at its
+			// first DATA; HomaModule keeps max_overcommit of them active
+			// (homa_grant_manage_rpc: homa_grant_find_victim gives each
+			// of these an empty slot) until its last byte arrives
+			// (homa_grant_check_rpc → homa_grant_unmanage_rpc), and grants
+			// each active message up to its window (homa_grant_try_send).
+			// The tester sends no scheduled byte until every message has
+			// a GRANT, so none completes and frees a slot meanwhile.
+			sent := make([]int, k)
+			for i, m := range msgs {
+				sent[i] = unsched(m.msgLen)
+				m.sendUnsched(peers[i%2], 0, sent[i])
+			}
+			bound := wait(pr.ResponseTimeout + pr.Tick)
+			start := env.Clock.Now()
+			end := start.Add(bound)
+			for {
+				seen := tester.Arrivals(peers...)
+				var without []string
+				for i, m := range msgs {
+					// A message granted and not sent on RESENDs after
+					// resend_ticks: its sender, which has not transmitted
+					// what is asked for, answers BUSY (homa_resend_pkt),
+					// so that no RPC times out and frees a slot (at a
+					// short tick the wait's bound outlasts timeout_ticks).
+					m.answerBusy(peers[i%2])
+					if len(peers[i%2].Received(tester.Match{Type: wire.TypeGrant, From: iut(), RPC: m.id})) == 0 {
+						without = append(without, fmt.Sprintf("message %d of %d (%d bytes, from %v)", i+1, k, m.msgLen, peers[i%2].Addr()))
+					}
+				}
+				if len(without) == 0 {
+					break
+				}
+				if !env.Clock.Now().Before(end) {
+					// Past wait's generous bound only a measured stall
+					// excuses it (timing-inconclusive).
+					msg := fmt.Sprintf("no GRANT within %v of its unscheduled bytes, with the %d messages the IUT had all incomplete; max_overcommit %d lets it grant every one", bound, k, k)
+					if !stalledDuring(msg+": "+strings.Join(without, "; "), start, env.Clock.Now()) {
+						// Ended at the IUT first, so that the specs after
+						// do not find its grant slots taken.
+						for i, m := range msgs {
+							m.giveUp(peers[i%2], "the spec failed")
+						}
+						none(without, "%s", msg)
+					}
+					break
+				}
+				ok(tester.WaitArrival(ctx(), end.Sub(env.Clock.Now()), seen, peers...), "waiting for the GRANTs")
+			}
+			driveRequests(peers, msgs, sent)
+			checkExchange(peers...)
 		}))
 
 	It("GRANT-waiting-alive: messages a receiver does not grant yet (past max_overcommit) stay alive while it grants the others a segment a tick for longer than timeout_ticks, then are granted and complete",

@@ -57,19 +57,7 @@ var _ = Describe("retransmission", func() {
 			r := iutCall(p, 100, respLen)
 			r.receiveRequest(p)
 			r.sendResponseBut(p, respLen, from, to)
-			silence := time.Duration(pr.ResendTicks) * pr.Tick
-			rs, err := p.Expect(ctx(), tester.Match{Type: wire.TypeResend, From: iut(), RPC: r.id, Checks: []tester.Check{
-				tester.Is("offset", uint64(from)), tester.Is("length", uint64(to-from)),
-				tester.Is("sport", uint64(r.cport)), tester.Is("dport", testerPort),
-			}}, wait(silence+2*pr.Tick))
-			ok(err, "a RESEND for the missing segment [%d, %d) of the response", from, to)
-			// As in RESEND-gap: the gap from the last response DATA the
-			// tester sent bounds the client's silence from above.
-			last := lastSent(p, r.id+1, rs.At)
-			earliest := silence - pr.Tick - min(env.Slack, pr.Tick)
-			Expect(rs.At.Sub(last)).To(BeNumerically(">=", earliest),
-				"the RESEND came %v after the last response DATA; resend_ticks %d allow it no earlier than %v",
-				rs.At.Sub(last), pr.ResendTicks, earliest)
+			rs := r.gapResend(p, from, to, "", tester.Is("sport", uint64(r.cport)), tester.Is("dport", testerPort))
 			// Retransmitted as a sender answers a RESEND: retransmit=1 at
 			// the asked priority, incoming the range's end (HOMA-RESEND-020).
 			r.sendResponse(p, respLen, from, to, to, rs.Pkt.Resend().Priority(), pr.CutoffVersion, true)
@@ -112,8 +100,8 @@ var _ = Describe("retransmission", func() {
 			checkExchange(p)
 		}))
 
-	It("RESEND-range: a RESEND for a range of scheduled request packets the IUT sent draws exactly the packets it overlaps, each retransmit=1 with its true offset in seg.offset and at the asked priority, the top level or a lower one",
-		labels("resend", "MUST", "HOMA-RESEND-002", "HOMA-RESEND-003", "HOMA-RESEND-004", "HOMA-RESEND-016", "HOMA-RESEND-021", "HOMA-WIRE-006"), body(func() {
+	It("RESEND-range: a RESEND for a range of scheduled request packets the IUT sent draws exactly the packets it overlaps, each retransmit=1 with its true offset in seg.offset, at the asked priority, the top level or a lower one, and (main) incoming the range's end",
+		labels("resend", "MUST", "HOMA-RESEND-002", "HOMA-RESEND-003", "HOMA-RESEND-004", "HOMA-RESEND-016", "HOMA-RESEND-020", "HOMA-RESEND-021", "HOMA-WIRE-006"), body(func() {
 			need("grants")
 			p := peer(0)
 			pr := params()
@@ -316,6 +304,60 @@ var _ = Describe("retransmission", func() {
 			checkExchange(p)
 		}))
 
+	It("RESEND-response-gap-duplicates: duplicate response DATA keeps a client missing a segment from timing out (any DATA resets its silence) for longer than timeout_ticks; it asks for the segment resend_ticks after the duplicates stop and completes the call once it is retransmitted",
+		labels("resend", "MUST", "HOMA-RESEND-001", "HOMA-RESEND-009"), body(func() {
+			needResends()
+			p := peer(0)
+			pr := params()
+			hold := holdTicks()
+			respLen, from, to := gapResponse(unsched(1<<30) / 2)
+			r := iutCall(p, 100, respLen)
+			r.receiveRequest(p)
+			r.sendResponseBut(p, respLen, from, to)
+			// The response's first packet again every tick, for half as
+			// long again as timeout_ticks: homa_dispatch_pkts zeroes the
+			// client's silent_ticks for every DATA, new bytes or not, so
+			// its timer, which counts them while granted bytes are
+			// missing (homa_timer_check_rpc), reaches neither
+			// resend_ticks nor timeout_ticks while they come. The checker
+			// judges any RESEND against the latest duplicate
+			// (HOMA-RESEND-001); the tester does not answer one.
+			u := unsched(respLen)
+			lvl := unschedLevel(pr, respLen)
+			start := p.Now()
+			for i := 0; i < hold; i++ {
+				pause(deadline(pr.Tick), "waiting a tick between duplicates")
+				Expect(r.responseData(p, respLen, 0, min(maxSegData(), u), u, pr.CutoffVersion, false, func(f wire.Fields) error {
+					return p.SendDeliberate(iut(), lvl, f, "a copy of the response's first packet, as a network that duplicates packets delivers")
+				})).To(Succeed())
+			}
+			stop := p.Now()
+			// Only a tester held up for most of timeout_ticks (less
+			// RTX-10's two ticks and the tick between duplicates) leaves
+			// the client silent that long.
+			lost := pr.Ticks(max(0, pr.TimeoutTicks-3))
+			var res CallResult
+			if r.poll(&res) {
+				r.ended = true
+				r.failedAfter(res, start, lost, fmt.Sprintf("%d duplicates of its response's first packet came a tick apart", hold))
+				return
+			}
+			// A RESEND during the duplicates is the checker's business.
+			rs := r.gapResend(p, from, to, " once the duplicates stopped", func(x *tester.Packet) error {
+				if x.At.Before(stop) {
+					return errEarly
+				}
+				return nil
+			})
+			r.sendResponse(p, respLen, from, to, to, rs.Pkt.Resend().Priority(), pr.CutoffVersion, true)
+			res = r.wait()
+			if r.failedAfter(res, start, lost, "duplicates of its response's first packet, then the missing segment") {
+				return
+			}
+			Expect(res.Response).To(Equal(respLen))
+			checkExchange(p)
+		}))
+
 	It("RESEND-response-answered: a RESEND for response bytes the IUT sent as a server is answered with retransmit=1 DATA at the asked priority",
 		labels("resend", "MUST", "HOMA-RESEND-002", "HOMA-RESEND-003", "HOMA-RESEND-004", "HOMA-RESEND-010", "HOMA-WIRE-006"), body(func() {
 			p := peer(0)
@@ -427,28 +469,56 @@ var _ = Describe("retransmission", func() {
 			// however long the reply takes. Held for half as long again as
 			// timeout_ticks, so that a client counting only its silence
 			// since the request times out well inside it.
-			start := p.Now()
-			busy := 0
-			for left := hold; left > 0; left = start.Add(hold).Sub(env.Clock.Now()) {
-				rs, _ := p.Expect(ctx(), tester.Match{Type: wire.TypeResend, From: iut(), RPC: r.id}, left)
-				ok(ctx().Err(), "holding the response back")
-				if rs != nil {
-					Expect(p.Send(iut(), ctrlLevel(pr), &wire.BusyFields{Common: r.control()})).To(Succeed())
-					busy++
-				}
-			}
+			start, busy := r.busyFor(p, hold)
 			res := r.respond(p, 100, pr.CutoffVersion)
-			if res.Err != "" {
-				msg := fmt.Sprintf("the IUT's call failed after its server answered %d RESENDs with BUSY for %v (timeout_ticks %d of %v): %s", busy, hold, pr.TimeoutTicks, pr.Tick, res.Err)
-				// Only a tester held up for most of timeout_ticks leaves
-				// the client silent that long (its BUSYs came every
-				// resend_ticks): then the timeout is the protocol's.
-				if !stalledAtLeast(msg, start, p.Now(), pr.Ticks(max(0, pr.TimeoutTicks-pr.ResendTicks-2))) {
-					Fail(msg)
-				}
+			if r.failedDespiteBusy(res, start, busy, hold) {
 				return
 			}
 			Expect(res.Response).To(Equal(100))
+			checkExchange(p)
+		}))
+
+	It("RESEND-busy-alive-response-begun: a client whose server, after the first packet of its response, answers each of its RESENDs with BUSY for longer than timeout_ticks keeps the RPC and completes the call when the rest comes",
+		labels("resend", "MUST", "HOMA-RESEND-001", "HOMA-RESEND-009"), body(func() {
+			needResends()
+			p := peer(0)
+			pr := params()
+			hold := pr.Ticks(holdTicks())
+			// The response of RESEND-timeout-response-begun: several
+			// packets, unscheduled where unsched_bytes allows.
+			seg := maxSegData()
+			respLen := unsched(3 * seg)
+			if respLen <= seg {
+				need("grants")
+				respLen = pastU(2 * seg)
+			}
+			u := unsched(respLen)
+			first := min(seg, u)
+			r := iutCall(p, 100, respLen)
+			r.receiveRequest(p)
+			// One packet of the response, then BUSY for every RESEND: a
+			// server whose response is held up (its pacer, or a NIC
+			// queue) answers a RESEND for bytes it has not transmitted
+			// with BUSY (homa_resend_pkt: offset at or past tx_end). The
+			// client's RPC is now RPC_INCOMING, missing bytes it
+			// granted, so its timer counts silent ticks and RESENDs
+			// (homa_timer_check_rpc), and each BUSY zeroes them again as
+			// in every other state (homa_dispatch_pkts): the call lives
+			// however long the rest takes.
+			r.sendResponse(p, respLen, 0, first, u, unschedLevel(pr, respLen), pr.CutoffVersion, false)
+			start, busy := r.busyFor(p, hold)
+			// The rest: the unscheduled bytes, then what the client's
+			// GRANTs (those that came during the hold first) allow.
+			send := func(a, b int, prio uint8) {
+				r.sendResponse(p, respLen, a, b, u, prio, pr.CutoffVersion, false)
+			}
+			send(first, u, unschedLevel(pr, respLen))
+			sendGrantedBut(p, r.id, u, respLen, 0, 0, send)
+			res := r.wait()
+			if r.failedDespiteBusy(res, start, busy, hold) {
+				return
+			}
+			Expect(res.Response).To(Equal(respLen))
 			checkExchange(p)
 		}))
 
@@ -735,8 +805,8 @@ var _ = Describe("retransmission", func() {
 			checkExchange(p)
 		}))
 
-	It("RPC_UNKNOWN-restart: a client told RPC_UNKNOWN mid-request retransmits the request from offset 0 with retransmit=1, every byte it had transmitted (scheduled ones too), and completes it",
-		labels("resend", "MUST", "HOMA-RESEND-007", "HOMA-RESEND-003"), body(func() {
+	It("RPC_UNKNOWN-restart: a client told RPC_UNKNOWN mid-request retransmits the request from offset 0 with retransmit=1, every byte it had transmitted (scheduled ones too), (main) each with incoming those bytes' end, and completes it",
+		labels("resend", "MUST", "HOMA-RESEND-007", "HOMA-RESEND-003", "HOMA-RESEND-020"), body(func() {
 			needResends()
 			need("grants")
 			p := peer(0)
@@ -770,6 +840,13 @@ var _ = Describe("retransmission", func() {
 				}
 				if int(dd.Offset()) < sent {
 					Expect(dd.Retransmit()).To(Equal(uint8(1)), "restarted DATA at offset %d, below the %d bytes transmitted before RPC_UNKNOWN, with retransmit=0: a restart retransmits [0, tx_end)", dd.Offset(), sent)
+					// homa_resend_data writes the end of the range it
+					// resends, here tx_end, in every packet (main since
+					// May 2025; before, the granted offset, which
+					// HOMA-RESEND-020 leaves a restart to).
+					if onMain() {
+						Expect(dd.Incoming()).To(Equal(uint32(sent)), "incoming of restarted DATA at offset %d: the %d bytes transmitted before RPC_UNKNOWN, the end of the range a restart resends (homa_rpc_unknown_pkt → homa_resend_data)", dd.Offset(), sent)
+					}
 				}
 				again.Add(dd.Offset(), dd.Offset()+uint32(dd.DataLen()))
 				last = d.At
@@ -817,6 +894,76 @@ var _ = Describe("retransmission", func() {
 		}))
 })
 
+// gapResend expects the IUT client's RESEND for the missing range [from,
+// to) of r's response (passing checks too; when says when, for the
+// message) within resend_ticks and two ticks, and fails the spec if it
+// came before resend_ticks of silence: the gap from the last response
+// DATA the tester sent bounds the client's silence from above, and ticks
+// are discrete and the timer may run late, so up to a tick early, less
+// timer lateness, is allowed (as RESEND-gap).
+func (r *iutRPC) gapResend(p *tester.Peer, from, to int, when string, checks ...tester.Check) *tester.Packet {
+	GinkgoHelper()
+	pr := params()
+	silence := pr.Ticks(pr.ResendTicks)
+	rs, err := p.Expect(ctx(), tester.Match{Type: wire.TypeResend, From: iut(), RPC: r.id, Checks: append([]tester.Check{
+		tester.Is("offset", uint64(from)), tester.Is("length", uint64(to-from)),
+	}, checks...)}, wait(silence+2*pr.Tick))
+	ok(err, "a RESEND for the missing segment [%d, %d) of the response%s", from, to, when)
+	last := lastSent(p, r.id+1, rs.At)
+	earliest := silence - pr.Tick - min(env.Slack, pr.Tick)
+	Expect(rs.At.Sub(last)).To(BeNumerically(">=", earliest),
+		"the RESEND came %v after the last response DATA; resend_ticks %d allow it no earlier than %v",
+		rs.At.Sub(last), pr.ResendTicks, earliest)
+	return rs
+}
+
+// busyFor answers each RESEND the IUT's client sends for r during hold
+// with BUSY, as a server that has not transmitted what is asked for does
+// (homa_resend_pkt), and returns when the hold began and how many BUSYs
+// it sent.
+func (r *iutRPC) busyFor(p *tester.Peer, hold time.Duration) (start time.Time, busy int) {
+	GinkgoHelper()
+	start = p.Now()
+	for left := hold; left > 0; left = start.Add(hold).Sub(env.Clock.Now()) {
+		rs, _ := p.Expect(ctx(), tester.Match{Type: wire.TypeResend, From: iut(), RPC: r.id}, left)
+		ok(ctx().Err(), "holding the response back")
+		if rs != nil {
+			Expect(p.Send(iut(), ctrlLevel(params()), &wire.BusyFields{Common: r.control()})).To(Succeed())
+			busy++
+		}
+	}
+	return start, busy
+}
+
+// failedAfter reports whether r's call ended with an error (res) after
+// the tester kept it alive from start (what it did, for the message),
+// and fails the spec for it unless the tester was held up for at least
+// lost in between: only then was the client silent for timeout_ticks (a
+// timeout is then the protocol's, timing-inconclusive).
+func (r *iutRPC) failedAfter(res CallResult, start time.Time, lost time.Duration, what string) bool {
+	GinkgoHelper()
+	if res.Err == "" {
+		return false
+	}
+	pr := params()
+	msg := fmt.Sprintf("the IUT's call failed after %s (timeout_ticks %d of %v): %s", what, pr.TimeoutTicks, pr.Tick, res.Err)
+	if !stalledAtLeast(msg, start, env.Clock.Now(), lost) {
+		Fail(msg)
+	}
+	return true
+}
+
+// failedDespiteBusy is failedAfter for a call whose server answered its
+// RESENDs with BUSY (busy of them, busyFor) for hold from start: its
+// BUSYs came every resend_ticks, so a stall must have lost most of
+// timeout_ticks.
+func (r *iutRPC) failedDespiteBusy(res CallResult, start time.Time, busy int, hold time.Duration) bool {
+	GinkgoHelper()
+	pr := params()
+	return r.failedAfter(res, start, pr.Ticks(max(0, pr.TimeoutTicks-pr.ResendTicks-2)),
+		fmt.Sprintf("its server answered %d RESENDs with BUSY for %v", busy, hold))
+}
+
 // busyOrResent accepts the answers a sender may give a RESEND starting at
 // offset end, the end of what the tester has seen of its message: BUSY
 // (end is where its transmission stopped), or the retransmission of the
@@ -847,8 +994,11 @@ func oneOfTypes(types ...wire.PacketType) tester.Check {
 // resendRange sends the IUT a RESEND for bytes [from, to) of r's request
 // at priority prio and expects the retransmission of exactly those of its
 // first transmissions pkts the range overlaps, each retransmit=1 at prio
-// with its offset in seg.offset, and no other retransmitted DATA within a
-// tick after them (HomaModule homa_resend_data).
+// with its offset in seg.offset and, under HomaModule main's protocol,
+// incoming to (the range lies within what the IUT transmitted), and no
+// other retransmitted DATA within a tick after them (HomaModule
+// homa_resend_data; older profiles write the granted offset, which the
+// checker's HOMA-RESEND-020 allows them).
 func (r *iutRPC) resendRange(p *tester.Peer, pkts []*tester.Packet, from, to int, prio uint8) {
 	GinkgoHelper()
 	pr := params()
@@ -874,6 +1024,12 @@ func (r *iutRPC) resendRange(p *tester.Peer, pkts []*tester.Packet, from, to int
 		Expect(x.Priority).To(Equal(prio), "retransmitted DATA at offset %d for a RESEND asking for [%d, %d) at priority %d: every packet goes at the asked priority (homa_resend_data)", d.Offset(), from, to, prio)
 		so, _ := x.Pkt.Field("seg.offset")
 		Expect(so).To(Equal(uint64(d.Offset())), "seg.offset of retransmitted DATA at offset %d: the true offset (homa_resend_data)", d.Offset())
+		if onMain() {
+			// homa_resend_pkt caps the range's end at what was
+			// transmitted, and homa_resend_data writes that end in every
+			// packet it retransmits (since 45a8cae, May 2025).
+			Expect(d.Incoming()).To(Equal(uint32(to)), "incoming of retransmitted DATA at offset %d for a RESEND asking for [%d, %d), all transmitted: the range's end (homa_resend_data)", d.Offset(), from, to)
+		}
 		delete(want, d.Offset())
 	}
 	ok(p.ExpectNone(ctx(), resent, window(pr.Tick)), "no retransmitted DATA past the packets the RESEND for [%d, %d) overlaps", from, to)
