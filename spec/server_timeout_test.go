@@ -332,3 +332,30 @@ func TestGrantIncomingMaybeAborted(t *testing.T) {
 		wantInconclusive(t, rep, "HOMA-GRANT-013", g)
 	}
 }
+
+// TestGrantIncomingEndedByClientUnknown: a server GRANT that leaves just
+// after the client's RPC_UNKNOWN (decided before the server processed it)
+// does not put the ended request back among the messages it grants: the
+// server ended the RPC (homa_rpc_unknown_pkt → homa_rpc_end), so its bytes
+// are not outstanding at the next message's GRANT. Before, the late GRANT
+// filed them for good and HOMA-GRANT-013 warned on every later GRANT (a
+// namespaces run's RUN-capture, 71 warnings).
+func TestGrantIncomingEndedByClientUnknown(t *testing.T) {
+	for _, unknown := range []bool{true, false} {
+		b := newTrace(t, wire.VersionCurrent)
+		b.message(true, 2, 20000, 0, 3000, 3000, 6)
+		b.after(10*time.Microsecond).grant(false, 2, 8000, 0)
+		if unknown {
+			b.after(time.Millisecond).ctl(true, 2, wire.TypeRPCUnknown)
+		}
+		b.after(20*time.Microsecond).grant(false, 2, 8000, 0) // decided before the RPC_UNKNOWN
+		b.after(10*time.Microsecond).message(true, 4, 20000, 0, 3000, 3000, 6)
+		g := b.after(10*time.Microsecond).grant(false, 4, 6000, 0)
+		rep := b.checkAt(HostPoint(b.server), "linux", "HOMA-GRANT-013", "unsched_bytes=3000", "max_incoming=7000")
+		if unknown {
+			wantViolations(t, rep, "HOMA-GRANT-013")
+			continue
+		}
+		wantViolations(t, rep, "HOMA-GRANT-013", g) // 5000 + 3000 outstanding
+	}
+}

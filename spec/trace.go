@@ -1252,9 +1252,14 @@ func (t *Trace) heldWhole(h netip.Addr, m *Message, r *RPC, e *Event) {
 }
 
 // trackIncoming keeps the granting index of message m (sent
-// to host to) up to date.
+// to host to) up to date. A request whose client said RPC_UNKNOWN is
+// granted no more: the server ended the RPC on it (homa_rpc_unknown_pkt
+// calls homa_rpc_end), so a GRANT it had decided before and sent after
+// files nothing (it had filed the message in the outstanding sum for
+// good, HOMA-GRANT-013 counting an ended RPC's grants).
 func (t *Trace) trackIncoming(to netip.Addr, m *Message, r *RPC) {
-	switch want := m.Grants > 0 && !m.Complete && !m.whole; {
+	ended := m == &r.Request && r.Unknown && r.UnknownFromClient
+	switch want := m.Grants > 0 && !m.Complete && !m.whole && !ended; {
 	case want && !m.inGranting:
 		addMsg(t.granting, to, m, r)
 		m.inGranting = true
