@@ -103,6 +103,14 @@ func (p *Params) Validate() error {
 		return fmt.Errorf("homa: unsched_bytes %d: want 1 or more", p.UnschedBytes)
 	case p.MaxIncoming < 1:
 		return fmt.Errorf("homa: max_incoming %d: want 1 or more", p.MaxIncoming)
+	case p.Window == 0 && p.MaxIncoming < 2:
+		// homa_grant_update_sysctl_deps: windows[n] = max_incoming/(n+1).
+		return fmt.Errorf("homa: max_incoming %d with window 0 (dynamic: max_incoming/(messages+1)) grants no byte past unsched_bytes, so no longer message could complete: set max_incoming to 2 or more, or window to 1 or more", p.MaxIncoming)
+	case p.CutoffVersion == 0:
+		// homa_peer_alloc gives a peer version 0 until its CUTOFFS come; a
+		// host's own version starts at 1 (homa_init) and DATA carrying 0
+		// draws CUTOFFS from every receiver.
+		return fmt.Errorf("homa: cutoff_version 0 is what a host holds for a peer whose cutoffs it never got (its own starts at 1): set cutoff_version to 1..65535")
 	case p.MaxOvercommit < 1:
 		return fmt.Errorf("homa: max_overcommit %d: want 1 or more", p.MaxOvercommit)
 	case p.Tick < time.Microsecond || p.Tick > time.Second:

@@ -157,6 +157,10 @@ func TestRunUsageErrors(t *testing.T) {
 		// A cross-parameter error names the fix (it said only what clashed).
 		{[]string{"run", "--env", "sim", "--param", "resend_ticks=200"}, "timeout_ticks 100 is below resend_ticks 200 (an RPC would time out before its first RESEND): set timeout_ticks to 200 or more, or resend_ticks to 100 or less"},
 		{[]string{"run", "--env", "sim", "--param", "max_sched_prio=9"}, "max_sched_prio 9 must be below num_priorities 8: set max_sched_prio to 7 or less"},
+		// Settings under which the clean ref failed specs (HomaModule too
+		// would never grant, or take its own cutoffs for unknown ones).
+		{[]string{"run", "--env", "sim", "--param", "max_incoming=1"}, "max_incoming 1 with window 0 (dynamic: max_incoming/(messages+1)) grants no byte past unsched_bytes, so no longer message could complete: set max_incoming to 2 or more, or window to 1 or more"},
+		{[]string{"run", "--env", "sim", "--param", "cutoff_version=0"}, "cutoff_version 0 is what a host holds for a peer whose cutoffs it never got (its own starts at 1): set cutoff_version to 1..65535"},
 		{[]string{"check", "--param", "num_priorities=2", "x.pcapng"}, "max_sched_prio: 3 must be below num_priorities 2: set max_sched_prio to 1 or less, or num_priorities to 4 or more"},
 	} {
 		_, err, code := run(t, c.args...)
