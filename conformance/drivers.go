@@ -201,6 +201,15 @@ func (r *iutRPC) sendResponse(p *tester.Peer, respLen, from, to, incoming int, p
 	})).To(Succeed())
 }
 
+// resendResponse retransmits bytes [from, to) of r's response (respLen
+// bytes) as a server answers a RESEND for them: retransmit=1 at the asked
+// priority prio, incoming the range's end (homa_resend_data;
+// HOMA-RESEND-020).
+func (r *iutRPC) resendResponse(p *tester.Peer, respLen, from, to int, prio uint8) {
+	GinkgoHelper()
+	r.sendResponse(p, respLen, from, to, to, prio, params().CutoffVersion, true)
+}
+
 // responseData builds the DATA of bytes [from, to) of r's response as
 // sendResponse describes and hands each to send, stopping at its first
 // error.

@@ -327,7 +327,7 @@ var _ = Describe("acknowledgements", func() {
 			ok(err, "a RESEND for response bytes [%d, %d), which the client lacks", from, to)
 			ok(p.ExpectNone(ctx(), tester.Match{Type: wire.TypeAck, From: iut(), RPC: r.id}, window(pr.Tick)),
 				"an ACK for RPC %d, whose response lacks bytes [%d, %d)", r.id, from, to)
-			r.sendResponse(p, respLen, from, to, to, rs.Pkt.Resend().Priority(), pr.CutoffVersion, true)
+			r.resendResponse(p, respLen, from, to, rs.Pkt.Resend().Priority())
 			res := r.wait()
 			if res.Err != "" {
 				Fail("the IUT's call failed once the missing bytes came: " + res.Err)

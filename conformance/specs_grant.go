@@ -628,10 +628,7 @@ var _ = Describe("grants", func() {
 			// The receiver granted at most these messages, so its window
 			// was at least max_incoming/(n+1) (homa_grant_update_sysctl_deps)
 			// while they were being granted.
-			w := int(pr.Window)
-			if w == 0 {
-				w = int(pr.MaxIncoming) / (min(len(msgs), pr.MaxOvercommit) + 1)
-			}
+			w := int(pr.WindowFor(min(len(msgs), pr.MaxOvercommit)))
 			limit := w + 2*int(pr.FIFOGrantIncrement)
 			type fifoGrant struct {
 				p   *tester.Packet

@@ -52,7 +52,6 @@ var _ = Describe("retransmission", func() {
 		labels("resend", "MUST", "HOMA-RESEND-001", "HOMA-RESEND-008", "HOMA-PRIO-001"), body(func() {
 			needResends()
 			p := peer(0)
-			pr := params()
 			respLen, from, to := gapResponse(unsched(1<<30) / 2)
 			r := iutCall(p, 100, respLen)
 			r.receiveRequest(p)
@@ -60,7 +59,7 @@ var _ = Describe("retransmission", func() {
 			rs := r.gapResend(p, from, to, "", tester.Is("sport", uint64(r.cport)), tester.Is("dport", testerPort))
 			// Retransmitted as a sender answers a RESEND: retransmit=1 at
 			// the asked priority, incoming the range's end (HOMA-RESEND-020).
-			r.sendResponse(p, respLen, from, to, to, rs.Pkt.Resend().Priority(), pr.CutoffVersion, true)
+			r.resendResponse(p, respLen, from, to, rs.Pkt.Resend().Priority())
 			res := r.wait()
 			Expect(res.Err).To(BeEmpty(), "the IUT's call failed")
 			Expect(res.Response).To(Equal(respLen))
@@ -349,7 +348,7 @@ var _ = Describe("retransmission", func() {
 				}
 				return nil
 			})
-			r.sendResponse(p, respLen, from, to, to, rs.Pkt.Resend().Priority(), pr.CutoffVersion, true)
+			r.resendResponse(p, respLen, from, to, rs.Pkt.Resend().Priority())
 			res = r.wait()
 			if r.failedAfter(res, start, lost, "duplicates of its response's first packet, then the missing segment") {
 				return
@@ -683,7 +682,7 @@ var _ = Describe("retransmission", func() {
 					}
 				}
 				ok(err, "the client's next RESEND for response bytes [%d, %d) after RPC_UNKNOWN", from, to)
-				r.sendResponse(p, respLen, from, to, to, rs.Pkt.Resend().Priority(), pr.CutoffVersion, true)
+				r.resendResponse(p, respLen, from, to, rs.Pkt.Resend().Priority())
 			} else {
 				// RPC_UNKNOWN resets no silent_ticks (homa_dispatch_pkts),
 				// and timeout_ticks leaves no room for a second RESEND

@@ -376,14 +376,19 @@ func (p *Params) Values() map[string]string {
 func (p *Params) Unsched(length uint32) uint32 { return min(length, p.UnschedBytes) }
 
 // GrantWindow returns the largest window, in bytes, a receiver may grant
-// one message beyond what it received: window if set, else the dynamic
-// window with one active message, max_incoming/2 (HomaModule homa_grant.c
+// one message beyond what it received: WindowFor(1), max_incoming/2 when
+// window is dynamic.
+func (p *Params) GrantWindow() uint32 { return p.WindowFor(1) }
+
+// WindowFor returns the grant window, in bytes, of a receiver granting n
+// messages (n below 1 counts as 1): window if set, else the dynamic
+// window max_incoming/(n+1) (HomaModule homa_grant.c
 // homa_grant_update_sysctl_deps: windows[n] = max_incoming/(n+1)).
-func (p *Params) GrantWindow() uint32 {
+func (p *Params) WindowFor(n int) uint32 {
 	if p.Window > 0 {
 		return p.Window
 	}
-	return p.MaxIncoming / 2
+	return p.MaxIncoming / uint32(max(1, n)+1)
 }
 
 // Ticks returns n ticks as a duration.

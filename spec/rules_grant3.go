@@ -390,11 +390,7 @@ func fifoEligible(c *Ctx, e *Event, o *Message, ro *RPC) (string, bool) {
 	if auth+skb+uint64(c.P.GrantWindow()) >= uint64(o.Length) {
 		return "", false
 	}
-	w := c.P.Window
-	if w == 0 {
-		w = c.P.MaxIncoming / uint32(max(1, c.P.MaxOvercommit)+1)
-	}
-	limit := uint64(w) + 2*uint64(c.P.FIFOGrantIncrement)
+	limit := uint64(c.P.WindowFor(c.P.MaxOvercommit)) + 2*uint64(c.P.FIFOGrantIncrement)
 	recv := uint64(o.ReceivedBy(e.Time.Add(-c.P.Slack)))
 	out := uint64(0)
 	if auth > recv {
