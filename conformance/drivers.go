@@ -490,35 +490,49 @@ func (m msgSpec) receiveResponse(p *tester.Peer) {
 	receiveGranted(p, m.control(), m.id, length, &got, granted, last, "response")
 }
 
-// finish ends m at the IUT's server if the spec left it there answered
-// but unacknowledged (the tester that sent the request got response
-// DATA and sent no ACK): that tester sends the ACK, which frees the RPC.
-// Otherwise the server keeps sending NEED_ACK for it, once a tick, into
+// finish ends m at the IUT's server if the spec left it there. Answered
+// but unacknowledged (the tester that sent the request got response DATA
+// and sent no ACK): that tester sends the ACK, which frees the RPC;
+// otherwise the server keeps sending NEED_ACK for it, once a tick, into
 // the specs after (RESEND-busy-held's witness did, 1000-1460 times, when
-// the spec went unsupported after starting it). An RPC without a
-// response is left to the server's own timeout: an ACK would say the
-// client had its response, so the server its whole request (the check
-// of the run's capture then took the request's lost segment for the
-// capture's drop). Best effort, after the spec's verdict: it asserts
-// nothing.
+// the spec went unsupported after starting it). Sent but not answered (a
+// request still being granted, or held by the server): the tester sends
+// RPC_UNKNOWN, as a client that forgot the RPC answers, and the server
+// ends it in any state (HomaModule homa_rpc_unknown_pkt). Before, such a
+// request stayed among the messages the IUT granted until its own
+// timeout, so the next spec's exchange showed GRANTs ranked among more
+// messages than it sent (GRANT-fifo-oldest failed on HOMA-GRANT-015 after
+// GRANT-srpt-remaining had failed under a fault). An ACK would say the
+// client had its response, so the server its whole request (the check of
+// the run's capture then took the request's lost segment for the
+// capture's drop). Nothing is sent for an RPC the tester already gave up
+// or the IUT answered with RPC_UNKNOWN. Best effort, after the spec's
+// verdict: it asserts nothing.
 func (m msgSpec) finish() {
 	for _, p := range cur.peers {
-		sent, answered, acked := false, false, false
+		sent, answered, acked, unknown := false, false, false, false
 		for _, x := range p.Log() {
 			if x.Err != nil {
 				continue
 			}
-			switch id := x.Pkt.SenderID(); {
-			case x.Sent && id == m.id && x.Pkt.Type() == wire.TypeData:
+			switch id, t := x.Pkt.SenderID(), x.Pkt.Type(); {
+			case x.Sent && id == m.id && t == wire.TypeData:
 				sent = true
-			case x.Sent && id == m.id && x.Pkt.Type() == wire.TypeAck:
+			case x.Sent && id == m.id && t == wire.TypeAck:
 				acked = true
-			case !x.Sent && id == m.id^1 && x.Src == iut() && x.Pkt.Type() == wire.TypeData:
+			case x.Sent && id == m.id && t == wire.TypeRPCUnknown,
+				!x.Sent && id == m.id^1 && x.Src == iut() && t == wire.TypeRPCUnknown:
+				unknown = true
+			case !x.Sent && id == m.id^1 && x.Src == iut() && t == wire.TypeData:
 				answered = true
 			}
 		}
-		if sent && answered && !acked {
+		switch {
+		case !sent || acked || unknown:
+		case answered:
 			p.SendDeliberate(iut(), ctrlLevel(params()), m.ackFields(), "ACK that ends an RPC the spec left at the IUT's server (cleanup after the spec)")
+		default:
+			p.SendDeliberate(iut(), ctrlLevel(params()), &wire.RPCUnknownFields{Common: m.control()}, "RPC_UNKNOWN that ends a request the spec left at the IUT's server unanswered (cleanup after the spec)")
 		}
 	}
 }
