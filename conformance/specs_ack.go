@@ -48,7 +48,9 @@ var _ = Describe("acknowledgements", func() {
 			// answers every NEED_ACK for an RPC it does not hold unfinished
 			// with an ACK (homa_need_ack_pkt), whether or not it has other
 			// acks pending: its ACK is the only thing that frees the
-			// server's RPC, which never times out.
+			// server's RPC, which never times out. The server's timer
+			// asks at most once a tick (HOMA-ACK-006).
+			pause(deadline(pr.Tick), "waiting a tick before the server's next NEED_ACK")
 			again := needAck(p, r, pr)
 			checkExchange(p)
 			if again == nil {

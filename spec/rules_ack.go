@@ -309,9 +309,9 @@ func ackRules2() []*Rule {
 		{
 			ID: "HOMA-ACK-006", Level: Must,
 			Facts:     []string{"ACK-01"},
-			Statement: "A server sends at most one NEED_ACK per timer tick for an RPC: on its own link, the k-th repeat comes at least k-1 ticks less jitter after the first NEED_ACK.",
-			Source:    "HomaModule homa_timer.c homa_timer_check_rpc (one NEED_ACK per RPC per timer pass), homa_timer_main (the next pass starts a tick after the last one ended)",
-			Capture:   "judged only where the capture point is on the server's side: queueing between the server and a tap can bunch NEED_ACKs. Counted from the first NEED_ACK, not between neighbours: a timer pass that ran late may be followed by one on time (a periodic ticker), but passes never come more often than ticks",
+			Statement: "A server sends at most one NEED_ACK per timer tick for an RPC: on its own link, the k-th repeat comes at least k ticks, less timer_drift of a tick and jitter, after the first NEED_ACK.",
+			Source:    "HomaModule homa_timer.c homa_timer_check_rpc (one NEED_ACK per RPC per timer pass), homa_plumbing.c homa_timer_main (the hrtimer is re-armed a tick after each pass ends, so passes are at least a tick apart)",
+			Capture:   "judged only where the capture point is on the server's side: queueing between the server and a tap can bunch NEED_ACKs. Counted from the first NEED_ACK, not between neighbours, and the first may have come from a pass up to timer_drift of a tick late: a timer that keeps a periodic schedule runs its next pass on time (HomaModule's passes are a tick or more apart)",
 			Property: Each{Types: needAck, Check: func(c *Ctx, e *Event) Result {
 				r := c.T.Lookup(e)
 				if r == nil || r.NeedAcks == 0 || e.FromClient() || !c.Net.atSender(e.Src) {
@@ -319,10 +319,11 @@ func ackRules2() []*Rule {
 				}
 				k := r.NeedAcks // this is the k-th repeat
 				gap := e.Time.Sub(r.NeedAckFirst)
-				if need := c.P.Ticks(k-1) - c.P.Jitter; gap < need {
-					return Violation("NEED_ACK repeat %d for this RPC only %v after the first: at most one per tick (%v), so ≥ %v less jitter %v", k, gap.Round(time.Microsecond), c.P.Tick, c.P.Ticks(k-1), c.P.Jitter).WithSlack(c.P.Jitter)
+				late := time.Duration(c.P.TimerDrift * float64(c.P.Tick))
+				if need := c.P.Ticks(k) - late - c.P.Jitter; gap < need {
+					return Violation("NEED_ACK repeat %d for this RPC only %v after the first: at most one per tick (%v), so ≥ %v less timer_drift %g of a tick and jitter %v", k, gap.Round(time.Microsecond), c.P.Tick, c.P.Ticks(k), c.P.TimerDrift, c.P.Jitter).WithSlack(late + c.P.Jitter)
 				}
-				return Pass().WithSlack(c.P.Jitter)
+				return Pass().WithSlack(late + c.P.Jitter)
 			}},
 		},
 		{

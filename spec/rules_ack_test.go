@@ -472,3 +472,38 @@ func TestAck011RequestAckTicksZero(t *testing.T) {
 	late := b.after(6*time.Millisecond).ctl(false, 4, wire.TypeNeedAck)
 	wantViolations(t, b.check("linux", "HOMA-ACK-011", "request_ack_ticks=0"), "HOMA-ACK-011", late)
 }
+
+// TestAck006NeedAckSpacing: a server's NEED_ACK repeats for one RPC,
+// counted from the first (tick 1 ms, timer_drift 0.5, jitter 200 µs): a
+// tick apart, or after a first pass 0.7 ms late a repeat on the periodic
+// schedule 0.3 ms later, pass; a second NEED_ACK 10 µs after the first (a
+// server that sends it twice in one pass) and a third 1.2 ms after the
+// first (two repeats need ≥ 2 ms less 0.5 ms and 200 µs) do not. Judged
+// on the server's link; a switch's queue could bunch them.
+func TestAck006NeedAckSpacing(t *testing.T) {
+	b := newTrace(t, wire.VersionCurrent)
+	b.rpcWithResponse(2, 100)
+	b.after(2*time.Millisecond).ctl(false, 2, wire.TypeNeedAck)
+	b.after(time.Millisecond).ctl(false, 2, wire.TypeNeedAck)
+	b.after(time.Millisecond).ctl(false, 2, wire.TypeNeedAck)
+	b.after(30 * time.Microsecond).ack(2)
+	b.rpcWithResponse(4, 100)
+	b.after(2700*time.Microsecond).ctl(false, 4, wire.TypeNeedAck)
+	b.after(300*time.Microsecond).ctl(false, 4, wire.TypeNeedAck)
+	b.after(time.Millisecond).ctl(false, 4, wire.TypeNeedAck)
+	b.after(30 * time.Microsecond).ack(4)
+	rep := b.checkAt(HostPoint(b.server), "linux", "HOMA-ACK-006")
+	wantClean(t, rep, "HOMA-ACK-006")
+	wantCounts(t, rep, "HOMA-ACK-006", 4, 4, 0, 0)
+
+	b = newTrace(t, wire.VersionCurrent)
+	b.rpcWithResponse(2, 100)
+	b.after(2*time.Millisecond).ctl(false, 2, wire.TypeNeedAck)
+	twice := b.after(10*time.Microsecond).ctl(false, 2, wire.TypeNeedAck)
+	third := b.after(1190*time.Microsecond).ctl(false, 2, wire.TypeNeedAck)
+	rep = b.checkAt(HostPoint(b.server), "linux", "HOMA-ACK-006")
+	wantViolations(t, rep, "HOMA-ACK-006", twice, third)
+	if f := rep.Violations[0]; f.Why != "NEED_ACK repeat 1 for this RPC only 10µs after the first: at most one per tick (1ms), so ≥ 1ms less timer_drift 0.5 of a tick and jitter 200µs" {
+		t.Errorf("why %q", f.Why)
+	}
+}
