@@ -729,15 +729,21 @@ const DetectFrames = 100000
 
 // DetectFormat reads up to DetectFrames frames of r (a fresh Reader; it is
 // consumed) and returns the wire format they suggest — Version2024 if any
-// packet is in the 2024 format (IP protocol 253, a 90-byte ACK);
-// Version2025 if a GRANT has resend_all (34 bytes) over IP protocol 146,
-// unless most DATA show the 12-byte homa_ack of main between f7e4717 and
-// be127d8 (then Version2024: see dataAck12); VersionCurrent if any packet
-// has the current format's marks, VersionUpstream only if none does, and
+// packet came over IP protocol 253, or most ACKs have the 2024 layout's 90
+// bytes and either the DATA do not mostly show the 10-byte homa_ack or most
+// GRANTs have resend_all; Version2025 if most GRANTs have
+// resend_all (34 bytes) over IP protocol 146, unless most DATA show the
+// 12-byte homa_ack of main between f7e4717 and be127d8 or most ACKs have 90
+// bytes (then Version2024: see dataAck12); VersionCurrent if any packet has
+// the current format's marks, VersionUpstream only if none does, and
 // VersionCurrent when no Homa packet decodes — with the IPv6 priority
 // shift of the first unambiguous IPv6 traffic class (0 if none; see
-// IPv6ShiftOf). A damaged file is not an error here: reading it for real
-// reports it. spec.ProfileForWire names the profile of the format.
+// IPv6ShiftOf). Majorities, not a single packet, decide between layouts
+// that share IP protocol 146: one malformed ACK or GRANT of the other
+// layout's length (an ACK with num_acks 6) is that packet's fault, for
+// HOMA-WIRE-008 to judge, not the capture's format. A damaged file is not
+// an error here: reading it for real reports it. spec.ProfileForWire
+// names the profile of the format.
 func DetectFormat(r *Reader) (v wire.Version, shift uint8) {
 	v, shift, _ = detectFormat(r)
 	return v, shift
@@ -752,8 +758,11 @@ var ErrPre2024Format = errors.New("the capture is in HomaModule's wire format be
 // instead (see pre2024Header).
 func detectFormat(r *Reader) (v wire.Version, shift uint8, err error) {
 	seen := map[wire.Version]int{}
-	ack12, ack10 := 0, 0 // DATA whose bytes 49..51 do (not) show a 12-byte homa_ack
-	old, homa := 0, 0    // Homa frames with the pre-263f8c2 header; all Homa frames
+	ack12, ack10 := 0, 0     // DATA whose bytes 49..51 do (not) show a 12-byte homa_ack
+	old, homa := 0, 0        // Homa frames with the pre-263f8c2 header; all Homa frames
+	proto2024 := 0           // Homa frames over IP protocol 253
+	acks, acks90 := 0, 0     // ACKs over 146; of them, those of 2024's 90 bytes
+	grants, grants34 := 0, 0 // GRANTs over 146; of them, those with resend_all (34 bytes)
 	r.limit = DetectFrames
 	for {
 		f, err := r.Next()
@@ -765,21 +774,31 @@ func detectFormat(r *Reader) (v wire.Version, shift uint8, err error) {
 			if f.Err != nil && pre2024Header(f.Raw) {
 				old++
 			}
-		}
-		if f.Err != nil && f.Raw != nil && f.IPProto == wire.IPProtoHoma2024 {
-			// A header the snap length cut still shows its IP
-			// protocol, which alone names the 2024 format.
-			seen[wire.Version2024]++
+			if f.IPProto == wire.IPProtoHoma2024 {
+				// A header the snap length cut still shows its IP
+				// protocol, which alone names the 2024 format.
+				proto2024++
+			}
 		}
 		if f.Err == nil {
 			seen[f.Packet.Version()]++
-			if f.Packet.Type() == wire.TypeData {
-				switch b := f.Packet.Bytes(); {
-				case dataAck12(b):
-					ack12++
-				case len(b) >= 52 && (b[46] != 0 || b[47] != 0 || b[48] != 0):
-					ack10++ // cutoff_version or retransmit where the 10-byte layout has them
+			switch b, wl := f.Packet.Bytes(), f.Packet.WireLen(); {
+			case f.IPProto == wire.IPProtoHoma2024:
+			case f.Packet.Type() == wire.TypeAck:
+				acks++
+				if wl == wire.TypeAck.HeaderLen(wire.Version2024) {
+					acks90++
 				}
+			case f.Packet.Type() == wire.TypeGrant:
+				grants++
+				if wl == wire.TypeGrant.HeaderLen(wire.Version2024) {
+					grants34++
+				}
+			case f.Packet.Type() != wire.TypeData:
+			case dataAck12(b):
+				ack12++
+			case len(b) >= 52 && (b[46] != 0 || b[47] != 0 || b[48] != 0):
+				ack10++ // cutoff_version or retransmit where the 10-byte layout has them
 			}
 		}
 		if shift == 0 && f.IPVersion == 6 {
@@ -789,12 +808,16 @@ func detectFormat(r *Reader) (v wire.Version, shift uint8, err error) {
 	if old > 0 && 2*old > homa {
 		err = ErrPre2024Format
 	}
+	most := func(n, of int) bool { return 2*n > of }
+	resendAll := most(grants34, grants)
 	switch {
-	case seen[wire.Version2024] > 0:
+	case proto2024 > 0:
 		return wire.Version2024, shift, err
-	case seen[wire.Version2025] > 0 && ack12 > ack10:
+	case most(acks90, acks) && (resendAll || ack12 >= ack10):
 		return wire.Version2024, shift, err
-	case seen[wire.Version2025] > 0:
+	case resendAll && ack12 > ack10:
+		return wire.Version2024, shift, err
+	case resendAll:
 		return wire.Version2025, shift, err
 	case seen[wire.VersionUpstream] > 0 && seen[wire.VersionCurrent] == 0:
 		return wire.VersionUpstream, shift, err
