@@ -73,7 +73,7 @@ func ackRules() []*Rule {
 			Facts:     []string{"ACK-04"},
 			Statement: "Once the client has acknowledged an RPC, the server sends no more NEED_ACK for it, nor any response DATA, GRANT, RESEND or BUSY, unless a request packet arriving after the ack created the RPC anew.",
 			Source:    "HomaModule homa_incoming.c homa_ack_pkt, homa_rpc_acked (the RPC is freed: homa_rpc_end), homa_dispatch_pkts (only request DATA creates a server RPC)",
-			Capture:   "slack covers a packet crossing the ACK on the wire; loss toward the server after the capture point makes it inconclusive",
+			Capture:   "slack covers a packet crossing the ACK on the wire; loss toward the server after the capture point makes it inconclusive; so does queueing where the capture stamps the ack as its client sent it with the whole path to the server still ahead (a capture of packets as sent, a tap on the client's link): there a packet up to response_timeout plus slack after the ack is inconclusive (a congested switch held an ack 2 ms)",
 			Property: Each{Types: []wire.PacketType{wire.TypeNeedAck, wire.TypeData, wire.TypeGrant, wire.TypeResend, wire.TypeBusy}, Usual: Usual{FactLive, NotApplicable}, Check: func(c *Ctx, e *Event) Result {
 				if e.FromClient() || e.Segment > 0 {
 					return Skip
@@ -91,6 +91,10 @@ func ackRules() []*Rule {
 				if late := e.Time.Sub(r.AckTime); late > c.P.Slack {
 					if ev, ok := c.Net.LostAfter(e.Dst, e.Src); ok {
 						return Downgrade(CauseLossAfter, ev, "%s %v after the client's ack (frame %d), which may not have reached the server", e.Type(), late.Round(time.Microsecond), r.AckFrame)
+					}
+					if cp := c.Net.cp; (cp.Kind == CaptureSent || cp.Kind == CaptureHost && cp.Host == e.Dst) && late <= c.P.AnswerBound() {
+						return Downgrade(CauseQueueing, Evidence{r.AckFrame, fmt.Sprintf("the ack, stamped as %v sent it, had the whole path to %v ahead of it", e.Dst, e.Src)},
+							"%s %v after the client's ack (frame %d), which may still have been on its way to the server (response_timeout %v plus slack)", e.Type(), late.Round(time.Microsecond), r.AckFrame, c.P.ResponseTimeout)
 					}
 					return Violation("%s %v after the client acknowledged the RPC (frame %d): the server freed it", e.Type(), late.Round(time.Microsecond), r.AckFrame).With(r.AckFrame).WithSlack(c.P.Slack)
 				}

@@ -222,6 +222,28 @@ func TestAck003NeedAckAfterAck(t *testing.T) {
 	}
 }
 
+// TestAck003CaptureOfSent: in a capture of packets as sent (and at a tap
+// on the client's link) the ack's whole path to the server lies after its
+// stamp, and queueing may hold it for milliseconds (a congested switch held
+// one 2 ms: the server's NEED_ACKs before it arrived are legal): a NEED_ACK
+// 5 ms after the ack is inconclusive there, one 30 ms after it, past
+// response_timeout (20 ms) plus slack (2 ms), a violation. Between the hosts
+// slack covers the crossing and 5 ms is a violation.
+func TestAck003CaptureOfSent(t *testing.T) {
+	b := newTrace(t, wire.VersionCurrent)
+	b.rpcWithResponse(2, 100)
+	b.after(2*time.Millisecond).ctl(false, 2, wire.TypeNeedAck)
+	b.after(30 * time.Microsecond).ack(2)
+	queued := b.after(5*time.Millisecond).ctl(false, 2, wire.TypeNeedAck)
+	late := b.after(25*time.Millisecond).ctl(false, 2, wire.TypeNeedAck)
+	for _, cp := range []CapturePoint{{Kind: CaptureSent}, HostPoint(b.client)} {
+		rep := b.checkAt(cp, "linux", "HOMA-ACK-003")
+		wantViolations(t, rep, "HOMA-ACK-003", late)
+		wantDowngraded(t, rep, "HOMA-ACK-003", queued, CauseQueueing)
+	}
+	wantViolations(t, b.check("linux", "HOMA-ACK-003"), "HOMA-ACK-003", queued, late)
+}
+
 // TestAck004AckCompleteResponse: acks by ACK (answering NEED_ACK), in the
 // next request's DATA, in response DATA the client host sends as a server,
 // and in an overflow ACK (a 6th completed RPC: num_acks 5 plus the header).
