@@ -138,7 +138,7 @@ func grantRules3() []*Rule {
 			Statement: "A receiver grants only a message it has begun to receive: no GRANT for a message comes before the first transmission of the message's first byte (offset 0, retransmit=0), the first DATA its sender sends.",
 			Source:    "HomaModule homa_incoming.c homa_dispatch_pkts (only request DATA creates a server RPC; a GRANT for an unknown RPC is dropped), homa_data_pkt (a client's msgin starts at the first response DATA), homa_grant.c homa_grant_manage_rpc (only an RPC with msgin is granted); homa_outgoing.c homa_xmit_data (a message's bytes go out in offset order from 0)",
 			Profiles:  []string{"linux", "linux-2024", "linux-2025"},
-			Capture:   "any single capture point on the path, less jitter: the first DATA of a message passes it before the receiver can have it, and a GRANT that leaves the receiver passes it before the sender can; judged only at a first transmission of offset 0 with no byte of the message seen before it, so a late capture start does not matter (the GRANT shows the capture ran before that DATA); a capture that dropped packets makes it inconclusive (a later offset that overtook offset 0 on the way, and that the receiver had when it granted, may be among them); one that is one end of every link does not (the order holds whichever end stamped each packet)",
+			Capture:   "any single capture point on the path, less jitter (none on either end's own link, which stamps both with one clock in the order they passed): the first DATA of a message passes it before the receiver can have it, and a GRANT that leaves the receiver passes it before the sender can; judged only at a first transmission of offset 0 with no byte of the message seen before it, so a late capture start does not matter (the GRANT shows the capture ran before that DATA); a capture that dropped packets makes it inconclusive (a later offset that overtook offset 0 on the way, and that the receiver had when it granted, may be among them); one that is one end of every link does not (the order holds whichever end stamped each packet)",
 			Property: Each{Types: []wire.PacketType{wire.TypeData}, Usual: Usual{FactNotFirstByte, NotApplicable}, Check: func(c *Ctx, e *Event) Result {
 				if e.Offset != 0 || e.Retransmit() {
 					return Skip
@@ -155,8 +155,17 @@ func grantRules3() []*Rule {
 					return Pass()
 				}
 				g := m.RecentGrants[0]
-				if e.Time.Sub(g.Time) <= c.P.Jitter {
-					return Pass() // capture timestamp noise (jitter)
+				noise := c.P.Jitter // capture timestamp noise
+				if c.Net.cp.Kind == CaptureHost {
+					// A tap on one end's link stamps both packets with
+					// one clock in the order they passed it: on the
+					// receiver's the GRANT as it left and the DATA as it
+					// arrived, on the sender's the GRANT as it arrived
+					// and the DATA as it left.
+					noise = 0
+				}
+				if e.Time.Sub(g.Time) <= noise {
+					return Pass()
 				}
 				return Violation("GRANT offset %d (frame %d) came %v before the message's first DATA (offset 0, retransmit=0): its receiver had none of the message to grant",
 					g.Offset, g.Frame, e.Time.Sub(g.Time).Round(time.Microsecond)).With(g.Frame).CaptureRanBefore()

@@ -227,8 +227,13 @@ func TestGrant021GrantBeforeFirstData(t *testing.T) {
 		if v := rep.Violations[0]; len(v.Frames) != 1 || v.Frames[0] != g {
 			t.Errorf("%s: finding names frames %v, want the GRANT %d", prof, v.Frames, g)
 		}
-		b, _, _ = build(100*time.Microsecond, false)
+		b, _, d = build(100*time.Microsecond, false)
 		wantClean(t, b.check(prof, id), id)
+		// On either end's own link the stamps keep the order the
+		// packets passed: 100 µs is not timestamp noise there
+		// (helper-178's grant-before-data mutation, 30 µs, passed).
+		wantViolations(t, b.checkAt(HostPoint(b.server), prof, id), id, d)
+		wantViolations(t, b.checkAt(HostPoint(b.client), prof, id), id, d)
 		b, _, _ = build(time.Millisecond, true)
 		wantCounts(t, b.check(prof, id), id, 0, 0, 0, 0)
 	}
