@@ -71,16 +71,67 @@ func TestResend019ForgetsHeldRPC(t *testing.T) {
 	}
 }
 
+// TestResend019TimeoutOnlyWhileRequestComes: a server's timer counts
+// silence only while the request is still coming (homa_timer_check_rpc
+// returns at once for a server RPC past RPC_INCOMING, in every HomaModule
+// branch). 96 ms without DATA, GRANT or BUSY from the client (98 ticks
+// less slack: RTX-10 allows 2 ticks) excuse an RPC_UNKNOWN for a request
+// the server was still receiving (it RESENT for its missing bytes), not
+// one for a request in service (its 100 bytes all came, the server answered
+// the client's RESENDs with BUSY: rt4's u19, a server that timed out while
+// its application computed) nor one whose response had begun (u20, a
+// response waiting for GRANTs). The server still serves RPC 20 after each.
+func TestResend019TimeoutOnlyWhileRequestComes(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		legal bool
+	}{{"request coming", true}, {"in service", false}, {"response begun", false}} {
+		t.Run(tc.name, func(t *testing.T) {
+			b := newTrace(t, wire.VersionCurrent)
+			switch tc.name {
+			case "request coming":
+				b.data(true, 10, 3000, 0, 1424, 7, nil)
+				b.after(300*time.Microsecond).data(true, 20, 100, 0, 100, 7, nil)
+				for range 2 {
+					b.after(5*time.Millisecond).resend(false, 10, 1424, 1576, 7)
+					b.after(300*time.Microsecond).resend(true, 20, 0, wire.ResendAll, 7)
+					b.after(20*time.Microsecond).ctl(false, 20, wire.TypeBusy)
+				}
+			case "in service":
+				heldPair(b)
+			case "response begun":
+				b.data(true, 10, 100, 0, 100, 7, nil)
+				b.after(300*time.Microsecond).data(true, 20, 100, 0, 100, 7, nil)
+				b.after(5*time.Millisecond).message(false, 10, 100000, 0, 40000, 40000, 4)
+				b.after(4*time.Millisecond).resend(true, 20, 0, wire.ResendAll, 7)
+				b.after(20*time.Microsecond).ctl(false, 20, wire.TypeBusy)
+			}
+			b.now = t0.Add(96 * time.Millisecond) // the client's last DATA was at 0
+			b.resend(true, 10, 0, wire.ResendAll, 7)
+			u := b.after(20*time.Microsecond).ctl(false, 10, wire.TypeRPCUnknown)
+			witness20(b)
+			rep := b.check("linux", forgetRule)
+			if tc.legal {
+				noFinding(t, rep, forgetRule)
+				return
+			}
+			wantViolations(t, rep, forgetRule, u)
+			if f := rep.Violations[0]; !strings.Contains(f.Why, "so its timer no longer counted silence") {
+				t.Errorf("why %q", f.Why)
+			}
+		})
+	}
+}
+
 // TestResend019LegalReasons: each reason the protocol gives for the server
 // to forget the RPC makes the same exchange legal; without it the
 // RPC_UNKNOWN is a violation.
 func TestResend019LegalReasons(t *testing.T) {
 	cases := []struct {
 		name string
-		// reason adds the legal reason after heldPair (nil: none).
+		// reason adds the legal reason after heldPair.
 		reason func(b *traceBuilder)
-		// quiet is the silence before the RPC_UNKNOWN.
-		quiet time.Duration
+		_      time.Duration
 	}{
 		{"ack", func(b *traceBuilder) { b.after(10 * time.Microsecond).ack(10) }, 0},
 		{"ack entry", func(b *traceBuilder) { b.after(10*time.Microsecond).ack(30, 10) }, 0},
@@ -90,9 +141,6 @@ func TestResend019LegalReasons(t *testing.T) {
 			})
 		}, 0},
 		{"client RPC_UNKNOWN", func(b *traceBuilder) { b.after(10*time.Microsecond).ctl(true, 10, wire.TypeRPCUnknown) }, 0},
-		// 98 ticks minus slack: a timeout may have come (RTX-10: 100
-		// ticks, 2 of tolerance); the client's RESENDs do not count.
-		{"timeout", nil, 96 * time.Millisecond},
 	}
 	for _, tc := range cases {
 		for _, legal := range []bool{false, true} {
@@ -103,14 +151,9 @@ func TestResend019LegalReasons(t *testing.T) {
 			t.Run(name, func(t *testing.T) {
 				b := newTrace(t, wire.VersionCurrent)
 				heldPair(b)
-				quiet := 90 * time.Millisecond // short of a timeout
-				if tc.reason != nil {
-					quiet = 17 * time.Millisecond
-					if legal {
-						tc.reason(b)
-					}
-				} else if legal {
-					quiet = tc.quiet
+				quiet := 17 * time.Millisecond // short of a timeout
+				if legal {
+					tc.reason(b)
 				}
 				// The client's last DATA was at 0.
 				b.now = t0.Add(quiet)

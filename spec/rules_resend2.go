@@ -401,9 +401,9 @@ func resendRules2() []*Rule {
 		{
 			ID: "HOMA-RESEND-019", Level: Must,
 			Facts:     []string{"AMO-01", "RTX-06", "RTX-09", "RTX-10", "ACK-01", "ACK-04", "ABT-01"},
-			Statement: "A server forgets an RPC it has shown it holds (it sent BUSY, a GRANT, a RESEND, response DATA or NEED_ACK for it) only for a reason the protocol gives: the client's ACK or piggy-backed ack, the client's RPC_UNKNOWN, a timeout after timeout_ticks ticks without DATA, GRANT or BUSY from the client, or the close of its socket (or a restart of its host), which discards every RPC the socket holds. It answers RPC_UNKNOWN for such an RPC only after one of these.",
+			Statement: "A server forgets an RPC it has shown it holds (it sent BUSY, a GRANT, a RESEND, response DATA or NEED_ACK for it) only for a reason the protocol gives: the client's ACK or piggy-backed ack, the client's RPC_UNKNOWN, a timeout after timeout_ticks ticks without DATA, GRANT or BUSY from the client while the request was still coming (never once the whole request is in: in service, or sending or holding its response), or the close of its socket (or a restart of its host), which discards every RPC the socket holds. It answers RPC_UNKNOWN for such an RPC only after one of these.",
 			Source:    "HomaModule homa_rpc.c homa_rpc_end (the only way a server RPC goes), called from homa_incoming.c homa_rpc_acked (ACK, piggy-backed ack) and homa_rpc_unknown_pkt (RPC_UNKNOWN from the client), homa_timer.c homa_timer_check_rpc via homa_rpc_abort (silent_ticks ≥ timeout_ticks, only that RPC, never while in service or with the response handed to the NIC) and homa_sock.c homa_sock_shutdown (every RPC of the socket); homa_resend_pkt answers RPC_UNKNOWN only when homa_rpc_find_server finds nothing; fault @35286c8 (one timeout ended every RPC of the peer)",
-			Capture:   "judged at the server's RPC_UNKNOWN; a close or restart shows no packet, so the finding is a violation only once the same server socket shows, more than slack after the RPC_UNKNOWN, that it still holds another RPC (BUSY, GRANT, RESEND, response DATA or NEED_ACK) whose request DATA all came more than 2·slack before the server's last packet for the forgotten one, so that none could have re-created it after a close (in a capture that sees all of that RPC's request DATA; a network duplicate counts jitter earlier); without such a witness it is inconclusive (cause: socket closed or host restarted). Silence counts from the client's last DATA, GRANT or BUSY as the capture saw it, which a capture point on the path can only lengthen, and the longest silence after the server's last packet for the RPC counts (its timer may have aborted the RPC at any time after it, and a packet from the client that arrived later reset nothing); loss after the capture point toward the server makes a violation inconclusive",
+			Capture:   "judged at the server's RPC_UNKNOWN; a close or restart shows no packet, so the finding is a violation only once the same server socket shows, more than slack after the RPC_UNKNOWN, that it still holds another RPC (BUSY, GRANT, RESEND, response DATA or NEED_ACK) whose request DATA all came more than 2·slack before the server's last packet for the forgotten one, so that none could have re-created it after a close (in a capture that sees all of that RPC's request DATA; a network duplicate counts jitter earlier); without such a witness it is inconclusive (cause: socket closed or host restarted). A timeout is allowed only before the server began its response and, for the silence from the client's last DATA, GRANT or BUSY, only where the capture had not seen the whole request by that packet. Silence counts from the client's last DATA, GRANT or BUSY as the capture saw it, which a capture point on the path can only lengthen, and the longest silence after the server's last packet for the RPC counts (its timer may have aborted the RPC at any time after it, and a packet from the client that arrived later reset nothing); loss after the capture point toward the server makes a violation inconclusive",
 			Property: Within{
 				TriggerTypes: []wire.PacketType{wire.TypeRPCUnknown},
 				Witness:      true,
@@ -443,7 +443,19 @@ func forgotHeldRPC(c *Ctx, e *Event) (Obligation, bool) {
 	if longest {
 		quiet = r.quietAfterHeld
 	}
-	if quiet >= c.P.Ticks(c.P.TimeoutTicks-2)-c.P.Slack {
+	// The timer counts a server's silence only while the request is still
+	// coming (homa_timer_check_rpc returns at once for a server RPC past
+	// RPC_INCOMING: in service, or sending its response): once the
+	// server sent response DATA, or the whole request had passed the
+	// capture point when the silence began, no timeout ends the RPC.
+	whole := ""
+	if f := r.Response.FirstData; !f.IsZero() && !f.Before(r.RecreatedTime) {
+		whole = fmt.Sprintf("the server had begun its response %v before", e.Time.Sub(f).Round(time.Microsecond))
+	} else if q := &r.Request; !longest && q.Complete && !q.CompleteTime.After(r.HeardFromClient) && !q.CompleteTime.Before(r.RecreatedTime) {
+		whole = fmt.Sprintf("the whole request had come (frame %d) when that silence began", q.CompleteFrame)
+	}
+	long := quiet >= c.P.Ticks(c.P.TimeoutTicks-2)-c.P.Slack
+	if long && whole == "" {
 		return Obligation{}, false
 	}
 	sock := HostPort{Addr: e.Src, Port: r.ServerPort}
@@ -452,8 +464,12 @@ func forgotHeldRPC(c *Ctx, e *Event) (Obligation, bool) {
 	if longest {
 		silence = fmt.Sprintf("at most %v without DATA, GRANT or BUSY from the client since", quiet.Round(time.Microsecond))
 	}
-	what := fmt.Sprintf("RPC_UNKNOWN for RPC %d, which the server showed it held %v earlier; %s, short of a timeout (timeout_ticks %d, tick %v), with no ack or RPC_UNKNOWN from the client",
-		r.Key.ClientID, e.Time.Sub(held).Round(time.Microsecond), silence, c.P.TimeoutTicks, c.P.Tick)
+	timeout := fmt.Sprintf("short of a timeout (timeout_ticks %d, tick %v)", c.P.TimeoutTicks, c.P.Tick)
+	if long {
+		timeout = whole + ", so its timer no longer counted silence"
+	}
+	what := fmt.Sprintf("RPC_UNKNOWN for RPC %d, which the server showed it held %v earlier; %s, %s, with no ack or RPC_UNKNOWN from the client",
+		r.Key.ClientID, e.Time.Sub(held).Round(time.Microsecond), silence, timeout)
 	frame := e.Frame
 	return Obligation{
 		Key:    sock,
