@@ -117,7 +117,7 @@ func ungrantedAhead(o, m *Message, offset, tol uint32) bool {
 // nor granted to its end (linux_6.1.38 and net-next drop a fully granted
 // message from the active set), at most max_rpcs_per_peer per sending host
 // (where that limit holds a newer message of the host may have taken an
-// older one's place). aheadHi counts every other message longer than
+// older one's place), and at most max_overcommit in all. aheadHi counts every other message longer than
 // unsched_bytes the receiver has (which needs a capture of every packet
 // to it) unless it is clearly behind m by both SRPT keys, by more than
 // rank_tolerance, with m's bytes counted as the receiver had them slack
@@ -158,6 +158,12 @@ func rankFloor(c *Ctx, e *Event, mr *RPC, m *Message, p int) Result {
 			continue
 		}
 		count(msgSender(r, o))
+	}
+	if c.P.MaxOvercommit > 0 {
+		// A receiver grants at most max_overcommit messages at once: more
+		// with GRANTs within slack means one was demoted meanwhile, its
+		// slot taken, not emptied (homa_grant_manage_rpc).
+		nLo = min(nLo, c.P.MaxOvercommit)
 	}
 	top := min(c.P.MaxSchedPrio, nLo-1)
 	if top <= p {

@@ -151,7 +151,8 @@ func TestGrant011Floor(t *testing.T) {
 // when the other messages' GRANTs are more than slack old (they may have
 // ended unseen), when all three come from one host (max_rpcs_per_peer 1:
 // one active message per host; without the limit the floor holds), or
-// when the others are within rank_tolerance of the best.
+// when the others are within rank_tolerance of the best; and no more
+// messages count as being granted than max_overcommit.
 func TestGrant011FloorInconclusive(t *testing.T) {
 	zero := [3]uint8{0, 0, 0}
 	b, _ := floorTrace(t, threeClients, 0, zero)
@@ -165,6 +166,12 @@ func TestGrant011FloorInconclusive(t *testing.T) {
 	wantViolations(t, b.check("linux", "HOMA-GRANT-011", "max_rpcs_per_peer=0"), "HOMA-GRANT-011", f[0], f[1])
 	b, _ = floorTrace(t, threeClients, 0, zero)
 	wantViolations(t, b.check("linux", "HOMA-GRANT-011", "rank_tolerance=1000000"), "HOMA-GRANT-011")
+	// max_overcommit 2: at most two of the three are being granted (one
+	// was demoted within slack), so n-1 is 1: only the best message's
+	// level 0 is below its floor (GRANT-fifo-oldest at max_overcommit=2
+	// warned on the second too).
+	b, f = floorTrace(t, threeClients, 0, zero)
+	wantViolations(t, b.check("linux", "HOMA-GRANT-011", "max_overcommit=2"), "HOMA-GRANT-011", f[0])
 }
 
 // TestGrant011NamesFewestLeft: two messages with fewer bytes left (100000
