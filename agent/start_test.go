@@ -142,3 +142,32 @@ func TestAgentExitReported(t *testing.T) {
 		a.Close()
 	}
 }
+
+// TestStartTurnsGROOnForKernelStacks: an agent whose hello names another
+// implementation than the built-in ref (a kernel Homa stack) gets GRO on
+// its host's link, which veth leaves off and HomaModule needs to read its
+// own first transmissions (harness.Host.SetGRO); the ref's host keeps it
+// off.
+func TestStartTurnsGROOnForKernelStacks(t *testing.T) {
+	topo := testTopology(t, 2)
+	hello := func(impl string) *Manifest {
+		return &Manifest{Name: impl, Command: []string{"/bin/sh", "-c",
+			`read hello; echo '{"event":"hello","seq":1,"protocol":1,"impl":"` + impl + `"}'; exec sleep 600`}}
+	}
+	for i, c := range []struct {
+		impl string
+		gro  bool
+	}{{"myhoma", true}, {"ref", false}} {
+		h := topo.Hosts[i]
+		a, err := Start(t.Context(), h, StartConfig{Manifest: hello(c.impl)})
+		if err != nil {
+			t.Fatalf("%s: %v", c.impl, err)
+		}
+		on, err := h.GRO()
+		if err != nil || on != c.gro {
+			t.Errorf("%s: GRO on %s is %v (%v), want %v", c.impl, h.Name, on, err, c.gro)
+		}
+		a.Client.Close()
+		a.Proc.Kill() // it answers no shutdown; the topology reaps it
+	}
+}

@@ -10,11 +10,14 @@ import (
 )
 
 // Legacy ethtool commands (linux/ethtool.h): get and set the tx checksum
-// offload feature (NETIF_F_CSUM_MASK). Turning it off also turns off TSO
-// and GSO on the device, since they depend on it.
+// offload feature (NETIF_F_CSUM_MASK; turning it off also turns off TSO
+// and GSO on the device, since they depend on it) and generic receive
+// offload (NETIF_F_GRO).
 const (
 	ethtoolGTXCSUM = 0x16
 	ethtoolSTXCSUM = 0x17
+	ethtoolGGRO    = 0x2b
+	ethtoolSGRO    = 0x2c
 )
 
 // ethtoolValue is struct ethtool_value (linux/ethtool.h).
@@ -30,10 +33,11 @@ type ifreqData struct {
 	_    [24 - unsafe.Sizeof(uintptr(0))]byte
 }
 
-// ethtoolTxCsum reads (set == nil) or sets the tx checksum offload of
+// ethtoolFeature reads (set == nil) or sets one on/off feature of
 // interface ifname in the calling thread's network namespace, through the
-// SIOCETHTOOL ioctl, and returns the state after the call.
-func ethtoolTxCsum(ifname string, set *bool) (bool, error) {
+// SIOCETHTOOL ioctl with the feature's legacy get and set commands (what
+// names it in errors: "tx", "gro"), and returns the state after the call.
+func ethtoolFeature(ifname, what string, get, setCmd uint32, set *bool) (bool, error) {
 	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
 		return false, err
@@ -50,19 +54,61 @@ func ethtoolTxCsum(ifname string, set *bool) (bool, error) {
 		return nil
 	}
 	if set != nil {
-		v := ethtoolValue{cmd: ethtoolSTXCSUM}
+		v := ethtoolValue{cmd: setCmd}
 		if *set {
 			v.data = 1
 		}
 		if err := call(&v); err != nil {
-			return false, fmt.Errorf("ethtool -K %s tx: %w", ifname, err)
+			return false, fmt.Errorf("ethtool -K %s %s: %w", ifname, what, err)
 		}
 	}
-	v := ethtoolValue{cmd: ethtoolGTXCSUM}
+	v := ethtoolValue{cmd: get}
 	if err := call(&v); err != nil {
 		return false, fmt.Errorf("ethtool -k %s: %w", ifname, err)
 	}
 	return v.data != 0, nil
+}
+
+// ethtoolTxCsum reads (set == nil) or sets the tx checksum offload of
+// interface ifname in the calling thread's network namespace and returns
+// the state after the call.
+func ethtoolTxCsum(ifname string, set *bool) (bool, error) {
+	return ethtoolFeature(ifname, "tx", ethtoolGTXCSUM, ethtoolSTXCSUM, set)
+}
+
+// ethtoolGRO reads (set == nil) or sets generic receive offload on
+// interface ifname in the calling thread's network namespace and returns
+// the state after the call.
+func ethtoolGRO(ifname string, set *bool) (bool, error) {
+	return ethtoolFeature(ifname, "gro", ethtoolGGRO, ethtoolSGRO, set)
+}
+
+// SetGRO turns generic receive offload on or off on the host's veth and
+// checks that it took. A kernel Homa stack needs it on: HomaModule's
+// receive path takes a DATA packet's offset from its segment header, where
+// every first transmission on the wire carries the sentinel -1 with the
+// offset in common.sequence, and only its GRO handler (homa_offload.c
+// homa_gro_receive) puts the offset there; veth leaves GRO off, so without
+// it the module discards every such packet (homa_add_packet: offset -1)
+// and a lab run of the suite against it did not get past its first RPC.
+// A real NIC has GRO on by default.
+func (h *Host) SetGRO(on bool) error {
+	return h.Do(func() error {
+		got, err := ethtoolGRO(h.Ifname, &on)
+		if err == nil && got != on {
+			err = fmt.Errorf("ethtool -K %s gro %v: gro is still %v", h.Ifname, on, got)
+		}
+		return err
+	})
+}
+
+// GRO reports whether generic receive offload is on on the host's veth.
+func (h *Host) GRO() (on bool, err error) {
+	err = h.Do(func() error {
+		on, err = ethtoolGRO(h.Ifname, nil)
+		return err
+	})
+	return on, err
 }
 
 // txCsumOff turns tx checksum offload off on each interface (in the

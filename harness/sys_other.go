@@ -23,6 +23,12 @@ func bridgeNoSTP(netns.NsHandle, int) error { return ErrNotSupported }
 
 func ethtoolTxCsum(string, *bool) (bool, error) { return false, ErrNotSupported }
 
+// SetGRO needs Linux's ethtool ioctl.
+func (h *Host) SetGRO(bool) error { return ErrNotSupported }
+
+// GRO needs Linux's ethtool ioctl.
+func (h *Host) GRO() (bool, error) { return false, ErrNotSupported }
+
 func txCsumOff(...string) error { return ErrNotSupported }
 
 func announce(string, net.HardwareAddr, netip.Addr) error { return ErrNotSupported }
