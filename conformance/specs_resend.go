@@ -483,16 +483,9 @@ var _ = Describe("retransmission", func() {
 			p := peer(0)
 			pr := params()
 			hold := pr.Ticks(holdTicks())
-			// The response of RESEND-timeout-response-begun: several
-			// packets, unscheduled where unsched_bytes allows.
-			seg := maxSegData()
-			respLen := unsched(3 * seg)
-			if respLen <= seg {
-				need("grants")
-				respLen = pastU(2 * seg)
-			}
+			respLen := multiPacketResponse()
 			u := unsched(respLen)
-			first := min(seg, u)
+			first := min(maxSegData(), u)
 			r := iutCall(p, 100, respLen)
 			r.receiveRequest(p)
 			// One packet of the response, then BUSY for every RESEND: a
@@ -559,11 +552,7 @@ var _ = Describe("retransmission", func() {
 			p := peer(0)
 			pr := params()
 			seg := maxSegData()
-			respLen := unsched(3 * seg)
-			if respLen <= seg {
-				need("grants")
-				respLen = pastU(2 * seg)
-			}
+			respLen := multiPacketResponse()
 			r := iutCall(p, 100, respLen)
 			r.receiveRequest(p)
 			// One packet of the response, then nothing: the client's RPC
@@ -588,6 +577,63 @@ var _ = Describe("retransmission", func() {
 				}
 			}
 			afterTimeout(p, r.id)
+			checkExchange(p)
+		}))
+
+	It("RESEND-timeout-need-ack: a client whose server, after the first packet of its response, sends only NEED_ACKs (a tick apart) fails the call with a timeout within timeout_ticks ticks of silence: a NEED_ACK is no sign of life",
+		labels("resend", "MUST", "HOMA-RESEND-014", "HOMA-RESEND-009", "HOMA-ACK-009", "HOMA-ACK-012"), body(func() {
+			waitsTimeout()
+			need("need-ack")
+			pr := params()
+			if pr.RequestAckTicks >= pr.TimeoutTicks-2 {
+				Skip(fmt.Sprintf("unsupported: request_ack_ticks %d: a server's NEED_ACKs would begin only after the client's timeout_ticks %d (less RTX-10's two ticks)", pr.RequestAckTicks, pr.TimeoutTicks))
+			}
+			p := peer(0)
+			respLen := multiPacketResponse()
+			r := iutCall(p, 100, respLen)
+			r.receiveRequest(p)
+			// One packet of the response, and the rest lost on the way:
+			// the server believes it sent the whole response, so its timer
+			// asks for the ACK request_ack_ticks later and on every pass
+			// after (homa_timer_check_rpc), a tick or more apart
+			// (HOMA-ACK-006). The client, missing granted bytes, answers
+			// each NEED_ACK with RESENDs, not an ACK (homa_need_ack_pkt;
+			// the checker judges that), which the tester leaves
+			// unanswered. Only DATA, GRANT and BUSY zero silent_ticks
+			// (homa_dispatch_pkts), so the client's timer counts on
+			// through the NEED_ACKs and aborts the RPC at timeout_ticks
+			// (homa_timer_check_rpc), as in RESEND-timeout-response-begun.
+			sent := p.Now()
+			r.sendResponse(p, respLen, 0, min(maxSegData(), respLen), unsched(respLen), unschedLevel(pr, respLen), pr.CutoffVersion, false)
+			pause(sent.Add(pr.Ticks(pr.RequestAckTicks)), "waiting request_ack_ticks before NEED_ACK")
+			late := timeoutLate(pr)
+			end := sent.Add(wait(late))
+			var res CallResult
+			asked := 0
+			for {
+				Expect(p.SendDeliberate(iut(), ctrlLevel(pr), &wire.NeedAckFields{Common: r.control()},
+					"NEED_ACK for a response whose packets after the first were lost on the way (the server believes it sent it whole)")).To(Succeed())
+				asked++
+				done, err := env.Clock.Wait(ctx(), deadline(pr.Tick), func() bool { return r.poll(&res) })
+				ok(err, "sending NEED_ACK every tick")
+				if done {
+					break
+				}
+				if !env.Clock.Now().Before(end) {
+					msg := fmt.Sprintf("the IUT still holds the call %v after the response's first packet, its server having sent nothing for it since but %d NEED_ACKs: timeout_ticks %d of %v, stretched by timer_drift %g, allow %v (a NEED_ACK does not reset silent_ticks: homa_dispatch_pkts)",
+						p.Now().Sub(sent), asked, pr.TimeoutTicks, pr.Tick, pr.TimerDrift, late)
+					// Excused only by stalls that lost the overshoot.
+					if !stalledAtLeast(msg, sent, p.Now(), p.Now().Sub(sent)-late) {
+						Fail(msg)
+					}
+					return
+				}
+			}
+			r.ended = true
+			wantTimedOut(res, "the server sends only NEED_ACKs for timeout_ticks after the response began")
+			// Two resend_interval more, in which the checker fails a timer
+			// RESEND after timeout_ticks of silence (HOMA-RESEND-009).
+			pause(deadline(window(pr.Ticks(2*pr.ResendInterval))), "waiting two resend_interval after the timeout")
 			checkExchange(p)
 		}))
 
@@ -1100,6 +1146,20 @@ func rangesText(gs []byteranges.Range) string {
 		b.WriteString(rangeText(g))
 	}
 	return b.String()
+}
+
+// multiPacketResponse is the length of a response of several packets
+// that a spec sends the first of: three segments, unscheduled where
+// unsched_bytes allows; where that is one segment or less, two segments
+// past unsched_bytes (an IUT without GRANTs is unsupported then).
+func multiPacketResponse() int {
+	GinkgoHelper()
+	seg := maxSegData()
+	if n := unsched(3 * seg); n > seg {
+		return n
+	}
+	need("grants")
+	return pastU(2 * seg)
 }
 
 // wantTimedOut fails the spec unless the IUT's call ended in a timeout
