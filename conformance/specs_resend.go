@@ -514,6 +514,48 @@ var _ = Describe("retransmission", func() {
 			checkExchange(p)
 		}))
 
+	It("RESEND-busy-alive-server: a server missing part of a request whose client answers each of its RESENDs with BUSY for longer than timeout_ticks keeps the RPC: it goes on asking, and serves the request once the rest comes",
+		labels("resend", "MUST", "HOMA-RESEND-001", "HOMA-RESEND-014", "HOMA-RESEND-019"), body(func() {
+			needResends()
+			p := peer(0)
+			pr := params()
+			hold := pr.Ticks(holdTicks()) // before the request: an unsupported spec leaves no RPC behind
+			m := newRequest(partLen(1), 100)
+			sent := m.sendPart(p, 1)
+			// The server lacks bytes the request's incoming (or its own
+			// GRANTs, past unsched_bytes) covers, so its timer counts
+			// silent ticks and RESENDs for them
+			// (homa_timer_check_rpc). A client that has not transmitted
+			// those bytes yet (its NIC queue or pacer holds them) answers
+			// with BUSY (homa_resend_pkt: the offset at or past tx_end),
+			// and a BUSY zeroes the server RPC's silent_ticks as DATA does
+			// (homa_dispatch_pkts, for either role): the server never
+			// reaches timeout_ticks while the BUSYs come. Held for half as
+			// long again as timeout_ticks, so that a server counting only
+			// its silence since the last DATA times out well inside it.
+			start, busy := busyWhile(p, m.id, m.control(), hold)
+			// A server that still holds the RPC asks again resend_ticks
+			// after the last BUSY; one that forgot it is silent.
+			_, err := p.Expect(ctx(), tester.Match{Type: wire.TypeResend, From: iut(), RPC: m.id}, wait(pr.Ticks(pr.ResendTicks+2)))
+			if err != nil {
+				ok(ctx().Err(), "waiting for the server's RESEND")
+				msg := fmt.Sprintf("no RESEND from the server %v after the request's last DATA, though the client answered its %d RESENDs with BUSY for %v (timeout_ticks %d of %v): it forgot the RPC, or stopped asking for the request bytes it lacks (a BUSY resets silent_ticks: homa_dispatch_pkts)",
+					p.Now().Sub(lastSent(p, m.id, p.Now())), busy, hold, pr.TimeoutTicks, pr.Tick)
+				// Only a tester held up for most of timeout_ticks (its
+				// BUSYs came every resend_ticks) left the server silent
+				// that long.
+				if !stalledAtLeast(msg, start, p.Now(), pr.Ticks(max(0, pr.TimeoutTicks-pr.ResendTicks-2))) {
+					Fail(msg)
+				}
+				m.giveUp(p, "the server went silent after a measured stall")
+				return
+			}
+			// The rest of the request, answering that RESEND, then the
+			// response and its ACK.
+			m.finishPart(p, sent)
+			checkExchange(p)
+		}))
+
 	It("RESEND-timeout: a client whose server stays silent after the request asks with RESENDs and fails the call with a timeout, not before timeout_ticks ticks of silence",
 		labels("resend", "MUST", "HOMA-RESEND-014", "HOMA-RESEND-009"), body(func() {
 			waitsTimeout()
@@ -968,12 +1010,21 @@ func (r *iutRPC) gapResend(p *tester.Peer, from, to int, when string, checks ...
 // it sent.
 func (r *iutRPC) busyFor(p *tester.Peer, hold time.Duration) (start time.Time, busy int) {
 	GinkgoHelper()
+	return busyWhile(p, r.id, r.control(), hold)
+}
+
+// busyWhile answers each RESEND the IUT sends for RPC id during hold with
+// BUSY (c: the header of the tester's packets for the RPC), as a peer
+// that has not transmitted the bytes asked for does (homa_resend_pkt),
+// and returns when the hold began and how many BUSYs it sent.
+func busyWhile(p *tester.Peer, id uint64, c wire.CommonFields, hold time.Duration) (start time.Time, busy int) {
+	GinkgoHelper()
 	start = p.Now()
 	for left := hold; left > 0; left = start.Add(hold).Sub(env.Clock.Now()) {
-		rs, _ := p.Expect(ctx(), tester.Match{Type: wire.TypeResend, From: iut(), RPC: r.id}, left)
-		ok(ctx().Err(), "holding the response back")
+		rs, _ := p.Expect(ctx(), tester.Match{Type: wire.TypeResend, From: iut(), RPC: id}, left)
+		ok(ctx().Err(), "answering RPC %d's RESENDs with BUSY", id&^1)
 		if rs != nil {
-			Expect(p.Send(iut(), ctrlLevel(params()), &wire.BusyFields{Common: r.control()})).To(Succeed())
+			Expect(p.Send(iut(), ctrlLevel(params()), &wire.BusyFields{Common: c})).To(Succeed())
 			busy++
 		}
 	}
