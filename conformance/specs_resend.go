@@ -483,16 +483,9 @@ var _ = Describe("retransmission", func() {
 			p := peer(0)
 			pr := params()
 			hold := pr.Ticks(holdTicks())
-			// The response of RESEND-timeout-response-begun: several
-			// packets, unscheduled where unsched_bytes allows.
-			seg := maxSegData()
-			respLen := unsched(3 * seg)
-			if respLen <= seg {
-				need("grants")
-				respLen = pastU(2 * seg)
-			}
+			respLen := multiPacketResponse()
 			u := unsched(respLen)
-			first := min(seg, u)
+			first := min(maxSegData(), u)
 			r := iutCall(p, 100, respLen)
 			r.receiveRequest(p)
 			// One packet of the response, then BUSY for every RESEND: a
@@ -518,6 +511,48 @@ var _ = Describe("retransmission", func() {
 				return
 			}
 			Expect(res.Response).To(Equal(respLen))
+			checkExchange(p)
+		}))
+
+	It("RESEND-busy-alive-server: a server missing part of a request whose client answers each of its RESENDs with BUSY for longer than timeout_ticks keeps the RPC: it goes on asking, and serves the request once the rest comes",
+		labels("resend", "MUST", "HOMA-RESEND-001", "HOMA-RESEND-014", "HOMA-RESEND-019"), body(func() {
+			needResends()
+			p := peer(0)
+			pr := params()
+			hold := pr.Ticks(holdTicks()) // before the request: an unsupported spec leaves no RPC behind
+			m := newRequest(partLen(1), 100)
+			sent := m.sendPart(p, 1)
+			// The server lacks bytes the request's incoming (or its own
+			// GRANTs, past unsched_bytes) covers, so its timer counts
+			// silent ticks and RESENDs for them
+			// (homa_timer_check_rpc). A client that has not transmitted
+			// those bytes yet (its NIC queue or pacer holds them) answers
+			// with BUSY (homa_resend_pkt: the offset at or past tx_end),
+			// and a BUSY zeroes the server RPC's silent_ticks as DATA does
+			// (homa_dispatch_pkts, for either role): the server never
+			// reaches timeout_ticks while the BUSYs come. Held for half as
+			// long again as timeout_ticks, so that a server counting only
+			// its silence since the last DATA times out well inside it.
+			start, busy := busyWhile(p, m.id, m.control(), hold)
+			// A server that still holds the RPC asks again resend_ticks
+			// after the last BUSY; one that forgot it is silent.
+			_, err := p.Expect(ctx(), tester.Match{Type: wire.TypeResend, From: iut(), RPC: m.id}, wait(pr.Ticks(pr.ResendTicks+2)))
+			if err != nil {
+				ok(ctx().Err(), "waiting for the server's RESEND")
+				msg := fmt.Sprintf("no RESEND from the server %v after the request's last DATA, though the client answered its %d RESENDs with BUSY for %v (timeout_ticks %d of %v): it forgot the RPC, or stopped asking for the request bytes it lacks (a BUSY resets silent_ticks: homa_dispatch_pkts)",
+					p.Now().Sub(lastSent(p, m.id, p.Now())), busy, hold, pr.TimeoutTicks, pr.Tick)
+				// Only a tester held up for most of timeout_ticks (its
+				// BUSYs came every resend_ticks) left the server silent
+				// that long.
+				if !stalledAtLeast(msg, start, p.Now(), pr.Ticks(max(0, pr.TimeoutTicks-pr.ResendTicks-2))) {
+					Fail(msg)
+				}
+				m.giveUp(p, "the server went silent after a measured stall")
+				return
+			}
+			// The rest of the request, answering that RESEND, then the
+			// response and its ACK.
+			m.finishPart(p, sent)
 			checkExchange(p)
 		}))
 
@@ -559,11 +594,7 @@ var _ = Describe("retransmission", func() {
 			p := peer(0)
 			pr := params()
 			seg := maxSegData()
-			respLen := unsched(3 * seg)
-			if respLen <= seg {
-				need("grants")
-				respLen = pastU(2 * seg)
-			}
+			respLen := multiPacketResponse()
 			r := iutCall(p, 100, respLen)
 			r.receiveRequest(p)
 			// One packet of the response, then nothing: the client's RPC
@@ -588,6 +619,63 @@ var _ = Describe("retransmission", func() {
 				}
 			}
 			afterTimeout(p, r.id)
+			checkExchange(p)
+		}))
+
+	It("RESEND-timeout-need-ack: a client whose server, after the first packet of its response, sends only NEED_ACKs (a tick apart) fails the call with a timeout within timeout_ticks ticks of silence: a NEED_ACK is no sign of life",
+		labels("resend", "MUST", "HOMA-RESEND-014", "HOMA-RESEND-009", "HOMA-ACK-009", "HOMA-ACK-012"), body(func() {
+			waitsTimeout()
+			need("need-ack")
+			pr := params()
+			if pr.RequestAckTicks >= pr.TimeoutTicks-2 {
+				Skip(fmt.Sprintf("unsupported: request_ack_ticks %d: a server's NEED_ACKs would begin only after the client's timeout_ticks %d (less RTX-10's two ticks)", pr.RequestAckTicks, pr.TimeoutTicks))
+			}
+			p := peer(0)
+			respLen := multiPacketResponse()
+			r := iutCall(p, 100, respLen)
+			r.receiveRequest(p)
+			// One packet of the response, and the rest lost on the way:
+			// the server believes it sent the whole response, so its timer
+			// asks for the ACK request_ack_ticks later and on every pass
+			// after (homa_timer_check_rpc), a tick or more apart
+			// (HOMA-ACK-006). The client, missing granted bytes, answers
+			// each NEED_ACK with RESENDs, not an ACK (homa_need_ack_pkt;
+			// the checker judges that), which the tester leaves
+			// unanswered. Only DATA, GRANT and BUSY zero silent_ticks
+			// (homa_dispatch_pkts), so the client's timer counts on
+			// through the NEED_ACKs and aborts the RPC at timeout_ticks
+			// (homa_timer_check_rpc), as in RESEND-timeout-response-begun.
+			sent := p.Now()
+			r.sendResponse(p, respLen, 0, min(maxSegData(), respLen), unsched(respLen), unschedLevel(pr, respLen), pr.CutoffVersion, false)
+			pause(sent.Add(pr.Ticks(pr.RequestAckTicks)), "waiting request_ack_ticks before NEED_ACK")
+			late := timeoutLate(pr)
+			end := sent.Add(wait(late))
+			var res CallResult
+			asked := 0
+			for {
+				Expect(p.SendDeliberate(iut(), ctrlLevel(pr), &wire.NeedAckFields{Common: r.control()},
+					"NEED_ACK for a response whose packets after the first were lost on the way (the server believes it sent it whole)")).To(Succeed())
+				asked++
+				done, err := env.Clock.Wait(ctx(), deadline(pr.Tick), func() bool { return r.poll(&res) })
+				ok(err, "sending NEED_ACK every tick")
+				if done {
+					break
+				}
+				if !env.Clock.Now().Before(end) {
+					msg := fmt.Sprintf("the IUT still holds the call %v after the response's first packet, its server having sent nothing for it since but %d NEED_ACKs: timeout_ticks %d of %v, stretched by timer_drift %g, allow %v (a NEED_ACK does not reset silent_ticks: homa_dispatch_pkts)",
+						p.Now().Sub(sent), asked, pr.TimeoutTicks, pr.Tick, pr.TimerDrift, late)
+					// Excused only by stalls that lost the overshoot.
+					if !stalledAtLeast(msg, sent, p.Now(), p.Now().Sub(sent)-late) {
+						Fail(msg)
+					}
+					return
+				}
+			}
+			r.ended = true
+			wantTimedOut(res, "the server sends only NEED_ACKs for timeout_ticks after the response began")
+			// Two resend_interval more, in which the checker fails a timer
+			// RESEND after timeout_ticks of silence (HOMA-RESEND-009).
+			pause(deadline(window(pr.Ticks(2*pr.ResendInterval))), "waiting two resend_interval after the timeout")
 			checkExchange(p)
 		}))
 
@@ -922,12 +1010,21 @@ func (r *iutRPC) gapResend(p *tester.Peer, from, to int, when string, checks ...
 // it sent.
 func (r *iutRPC) busyFor(p *tester.Peer, hold time.Duration) (start time.Time, busy int) {
 	GinkgoHelper()
+	return busyWhile(p, r.id, r.control(), hold)
+}
+
+// busyWhile answers each RESEND the IUT sends for RPC id during hold with
+// BUSY (c: the header of the tester's packets for the RPC), as a peer
+// that has not transmitted the bytes asked for does (homa_resend_pkt),
+// and returns when the hold began and how many BUSYs it sent.
+func busyWhile(p *tester.Peer, id uint64, c wire.CommonFields, hold time.Duration) (start time.Time, busy int) {
+	GinkgoHelper()
 	start = p.Now()
 	for left := hold; left > 0; left = start.Add(hold).Sub(env.Clock.Now()) {
-		rs, _ := p.Expect(ctx(), tester.Match{Type: wire.TypeResend, From: iut(), RPC: r.id}, left)
-		ok(ctx().Err(), "holding the response back")
+		rs, _ := p.Expect(ctx(), tester.Match{Type: wire.TypeResend, From: iut(), RPC: id}, left)
+		ok(ctx().Err(), "answering RPC %d's RESENDs with BUSY", id&^1)
 		if rs != nil {
-			Expect(p.Send(iut(), ctrlLevel(params()), &wire.BusyFields{Common: r.control()})).To(Succeed())
+			Expect(p.Send(iut(), ctrlLevel(params()), &wire.BusyFields{Common: c})).To(Succeed())
 			busy++
 		}
 	}
@@ -1100,6 +1197,20 @@ func rangesText(gs []byteranges.Range) string {
 		b.WriteString(rangeText(g))
 	}
 	return b.String()
+}
+
+// multiPacketResponse is the length of a response of several packets
+// that a spec sends the first of: three segments, unscheduled where
+// unsched_bytes allows; where that is one segment or less, two segments
+// past unsched_bytes (an IUT without GRANTs is unsupported then).
+func multiPacketResponse() int {
+	GinkgoHelper()
+	seg := maxSegData()
+	if n := unsched(3 * seg); n > seg {
+		return n
+	}
+	need("grants")
+	return pastU(2 * seg)
 }
 
 // wantTimedOut fails the spec unless the IUT's call ended in a timeout
