@@ -459,6 +459,52 @@ var _ = Describe("grants", func() {
 			checkExchange(peers...)
 		}))
 
+	It("GRANT-held-response-alive: a server whose response waits for its client's GRANTs for longer than timeout_ticks keeps the RPC (it has the whole request, so it counts no silence) and sends the rest of the response once granted",
+		labels("grant", "MUST", "HOMA-RESEND-019", "HOMA-SEND-001"), body(func() {
+			need("grants")
+			hold := holdTicks()
+			p := peer(0)
+			pr := params()
+			// The server sends the response's unscheduled bytes and waits
+			// at its grant horizon. A client that has every byte it granted
+			// counts no silence (homa_timer_check_rpc, RPC_INCOMING), so it
+			// may withhold GRANTs as long as it likes (granting other
+			// messages, say): it neither RESENDs nor times out, and here it
+			// sends nothing for half as long again as timeout_ticks. A
+			// server RPC past RPC_INCOMING has its silent_ticks zeroed on
+			// every pass (homa_timer_check_rpc): it never times out while
+			// its response waits, so the GRANT after the hold must let the
+			// rest out (homa_grant_pkt).
+			m := heldResponse(p)
+			u := unsched(m.respLen)
+			pause(deadline(pr.Ticks(hold)), "holding the response's GRANTs for %d ticks", hold)
+			// The GRANT receiveGranted would send, which the rest of the
+			// exchange (msgSpec.ack) goes on from.
+			off := min(m.respLen, u+int(pr.GrantWindow()))
+			granted := p.Now()
+			Expect(p.Send(iut(), ctrlLevel(pr), &wire.GrantFields{Common: m.control(), Offset: uint32(off)})).To(Succeed())
+			x, err := p.Expect(ctx(), tester.Match{From: iut(), RPC: m.id, Checks: []tester.Check{func(x *tester.Packet) error {
+				switch t := x.Pkt.Type(); {
+				case t == wire.TypeRPCUnknown:
+					return nil
+				case t != wire.TypeData:
+					return fmt.Errorf("a %v", t)
+				case int(x.Pkt.Data().Offset()) < u:
+					return fmt.Errorf("offset %d: not past the %d unscheduled bytes", x.Pkt.Data().Offset(), u)
+				}
+				return nil
+			}}}, wait(pr.ResponseTimeout+pr.Tick))
+			ended := fmt.Sprintf("the IUT's server ended an RPC whose response waited for GRANTs (%d of %d bytes sent, the request whole; no GRANT for %d ticks, timeout_ticks %d)", u, m.respLen, hold, pr.TimeoutTicks)
+			ok(err, "%s: no response bytes past %d within %v of a GRANT to %d", ended, u, wait(pr.ResponseTimeout+pr.Tick), off)
+			if x.Pkt.Type() == wire.TypeRPCUnknown {
+				Fail(fmt.Sprintf("%s: RPC_UNKNOWN %v after a GRANT to %d", ended, x.At.Sub(granted), off))
+			}
+			// The rest as it is granted, then the NEED_ACK the tester
+			// answers.
+			m.ack(p)
+			checkExchange(p)
+		}))
+
 	It("GRANT-srpt-priority: a receiver granting two messages gives the one with clearly fewer bytes left a higher scheduled priority in its SRPT GRANTs",
 		labels("grant", "MUST", "HOMA-GRANT-011", "HOMA-GRANT-007"), body(func() {
 			pr := params()
