@@ -470,13 +470,17 @@ func (m msgSpec) ack(p *tester.Peer) {
 // response is transmitted). So the tester grants it as a HomaModule
 // receiver of one message does (receiveGranted). The response's bytes
 // are taken from the tester's log (a spec may already have taken some of
-// its DATA with Expect); a whole response draws no GRANT.
+// its DATA with Expect), and the horizon from them and the GRANTs the
+// spec sent; a whole response draws no GRANT.
 func (m msgSpec) receiveResponse(p *tester.Peer) {
 	GinkgoHelper()
 	var got byteranges.Set
 	length, granted := -1, 0
 	var last time.Time
 	for _, x := range p.Log() {
+		if x.Sent && x.Err == nil && x.Pkt.Type() == wire.TypeGrant && x.Pkt.SenderID() == m.id {
+			granted = max(granted, int(x.Pkt.Grant().Offset()))
+		}
 		if x.Sent || x.Err != nil || x.Src != iut() || x.Pkt.Type() != wire.TypeData || x.Pkt.SenderID() != m.id^1 {
 			continue
 		}

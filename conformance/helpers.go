@@ -398,6 +398,19 @@ type msgSpec struct {
 	// protocol (a cutoff_version the IUT never sent, say): they go out
 	// through Peer.SendDeliberate.
 	deliberate string
+	// incoming, when set, is the sender's own unscheduled bytes, fewer
+	// than the IUT's U: the incoming of every first transmission, and
+	// where its scheduled bytes begin (0: U, unsched).
+	incoming int
+}
+
+// unschedEnd is where the request's unscheduled bytes end: its
+// incoming, or U.
+func (m msgSpec) unschedEnd() int {
+	if m.incoming > 0 {
+		return m.incoming
+	}
+	return unsched(m.msgLen)
 }
 
 // control returns the common header of a packet the tester (as m's
@@ -410,14 +423,15 @@ func (m msgSpec) control() wire.CommonFields {
 func (m msgSpec) unschedPrio() uint8 { return unschedLevel(params(), m.msgLen) }
 
 // sendData sends the first transmission of the request's bytes [from,
-// to): DATA below U at the level the IUT's cutoffs give the message,
-// scheduled DATA at schedPrio, the priority of the latest GRANT the
-// tester got for it (HomaModule homa_xmit_data; HOMA-GRANT-008). Packets
-// are cut at max_seg_data boundaries counted from offset 0 and at to (so
-// the unscheduled part ends exactly at U, as HomaModule does).
+// to), each with incoming U (m.unschedEnd): DATA below U at the level
+// the IUT's cutoffs give the message, scheduled DATA at schedPrio, the
+// priority of the latest GRANT the tester got for it (HomaModule
+// homa_xmit_data; HOMA-GRANT-008). Packets are cut at max_seg_data
+// boundaries counted from offset 0 and at to (so the unscheduled part
+// ends exactly at U, as HomaModule does).
 func (m msgSpec) sendData(p *tester.Peer, from, to int, schedPrio uint8) {
 	GinkgoHelper()
-	u := unsched(m.msgLen)
+	u := m.unschedEnd()
 	m.send(p, from, to, func(off int) uint8 {
 		if off < u {
 			return m.unschedPrio()
@@ -430,7 +444,7 @@ func (m msgSpec) sendData(p *tester.Peer, from, to int, schedPrio uint8) {
 // bytes [from, to), to ≤ U: what a sender may send before any GRANT.
 func (m msgSpec) sendUnsched(p *tester.Peer, from, to int) {
 	GinkgoHelper()
-	if to > unsched(m.msgLen) {
+	if to > m.unschedEnd() {
 		// A spec sizes its messages for a usual unsched_bytes; an IUT
 		// with a smaller one cannot be driven this way (not a fault).
 		Skip(fmt.Sprintf("unsupported: unsched_bytes %d is below the %d unscheduled bytes this spec sends", params().UnschedBytes, to))

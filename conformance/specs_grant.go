@@ -9,6 +9,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
+	"github.com/homatest/homatest/agent"
 	"github.com/homatest/homatest/conformance/tester"
 	"github.com/homatest/homatest/internal/byteranges"
 	"github.com/homatest/homatest/spec/wire"
@@ -45,6 +46,38 @@ var _ = Describe("grants", func() {
 				Expect(p.ExpectNone(ctx(), tester.Match{Type: wire.TypeGrant, RPC: m.id},
 					window(time.Duration(pr.ResendTicks+2)*pr.Tick))).To(Succeed(), "no GRANT once the %d-byte message is complete", m.msgLen)
 			}
+			checkExchange(p)
+		}))
+
+	It("GRANT-incoming-short: a receiver takes a message's unscheduled bytes from its DATA's incoming, not from its own unsched_bytes: a request within the receiver's unsched_bytes whose sender sent only a smaller incoming unscheduled draws GRANTs for the rest and is answered once they are sent",
+		labels("grant", "MUST", "HOMA-GRANT-001", "HOMA-GRANT-010"), body(func() {
+			need("grants")
+			p := peer(0)
+			pr := params()
+			// Hosts may run with different unsched_bytes: a sender sends
+			// its own unscheduled bytes and says how many in every DATA's
+			// incoming. The receiver's horizon starts there
+			// (homa_message_in_init, homa_grant_init_rpc), and a message
+			// whose incoming is short of its length is grantable, whatever
+			// the receiver's own unsched_bytes. Here the tester plays a
+			// sender with a quarter of the IUT's U (a few segments at
+			// least, half of U at most), and a request of three times
+			// that, within U: a receiver that assumed its own U had been
+			// sent would wait for bytes never sent, and never grant.
+			big, seg := unsched(1<<30), maxSegData()
+			in := max(big/4, min(3*seg, big/2))
+			m := newRequest(min(3*in, big), 100)
+			if in < 1 || m.msgLen <= in || m.msgLen < agent.PayloadHeaderLen {
+				Skip(fmt.Sprintf("unsupported: unsched_bytes %d leaves no request within it of %d bytes or more that a sender with fewer unscheduled bytes would need GRANTs for", pr.UnschedBytes, agent.PayloadHeaderLen))
+			}
+			m.incoming = in
+			m.deliberate = fmt.Sprintf("incoming %d, short of the IUT's unsched_bytes %d: a sender whose own unsched_bytes is %d", in, pr.UnschedBytes, in)
+			m.sendUnsched(p, 0, in)
+			g, err := p.Expect(ctx(), tester.Match{Type: wire.TypeGrant, From: iut(), RPC: m.id}, wait(pr.ResponseTimeout+pr.Tick))
+			ok(err, "the first GRANT of a %d-byte request whose DATA carried incoming %d (bytes [0, %d) sent; the IUT's unsched_bytes %d): a receiver grants from the incoming its sender gave", m.msgLen, in, in, pr.UnschedBytes)
+			to := min(int(g.Pkt.Grant().Offset()), m.msgLen)
+			m.sendData(p, in, to, g.Pkt.Grant().Priority())
+			m.completeRequest(p, to)
 			checkExchange(p)
 		}))
 
@@ -457,6 +490,52 @@ var _ = Describe("grants", func() {
 				AddReportEntry("note", fmt.Sprintf("the IUT granted all %d messages within the first %d ticks: none waited for its GRANTs", n, hold))
 			}
 			checkExchange(peers...)
+		}))
+
+	It("GRANT-held-response-alive: a server whose response waits for its client's GRANTs for longer than timeout_ticks keeps the RPC (it has the whole request, so it counts no silence) and sends the rest of the response once granted",
+		labels("grant", "MUST", "HOMA-RESEND-019", "HOMA-SEND-001"), body(func() {
+			need("grants")
+			hold := holdTicks()
+			p := peer(0)
+			pr := params()
+			// The server sends the response's unscheduled bytes and waits
+			// at its grant horizon. A client that has every byte it granted
+			// counts no silence (homa_timer_check_rpc, RPC_INCOMING), so it
+			// may withhold GRANTs as long as it likes (granting other
+			// messages, say): it neither RESENDs nor times out, and here it
+			// sends nothing for half as long again as timeout_ticks. A
+			// server RPC past RPC_INCOMING has its silent_ticks zeroed on
+			// every pass (homa_timer_check_rpc): it never times out while
+			// its response waits, so the GRANT after the hold must let the
+			// rest out (homa_grant_pkt).
+			m := heldResponse(p)
+			u := unsched(m.respLen)
+			pause(deadline(pr.Ticks(hold)), "holding the response's GRANTs for %d ticks", hold)
+			// The GRANT receiveGranted would send, which the rest of the
+			// exchange (msgSpec.ack) goes on from.
+			off := min(m.respLen, u+int(pr.GrantWindow()))
+			granted := p.Now()
+			Expect(p.Send(iut(), ctrlLevel(pr), &wire.GrantFields{Common: m.control(), Offset: uint32(off)})).To(Succeed())
+			x, err := p.Expect(ctx(), tester.Match{From: iut(), RPC: m.id, Checks: []tester.Check{func(x *tester.Packet) error {
+				switch t := x.Pkt.Type(); {
+				case t == wire.TypeRPCUnknown:
+					return nil
+				case t != wire.TypeData:
+					return fmt.Errorf("a %v", t)
+				case int(x.Pkt.Data().Offset()) < u:
+					return fmt.Errorf("offset %d: not past the %d unscheduled bytes", x.Pkt.Data().Offset(), u)
+				}
+				return nil
+			}}}, wait(pr.ResponseTimeout+pr.Tick))
+			ended := fmt.Sprintf("the IUT's server ended an RPC whose response waited for GRANTs (%d of %d bytes sent, the request whole; no GRANT for %d ticks, timeout_ticks %d)", u, m.respLen, hold, pr.TimeoutTicks)
+			ok(err, "%s: no response bytes past %d within %v of a GRANT to %d", ended, u, wait(pr.ResponseTimeout+pr.Tick), off)
+			if x.Pkt.Type() == wire.TypeRPCUnknown {
+				Fail(fmt.Sprintf("%s: RPC_UNKNOWN %v after a GRANT to %d", ended, x.At.Sub(granted), off))
+			}
+			// The rest as it is granted, then the NEED_ACK the tester
+			// answers.
+			m.ack(p)
+			checkExchange(p)
 		}))
 
 	It("GRANT-srpt-priority: a receiver granting two messages gives the one with clearly fewer bytes left a higher scheduled priority in its SRPT GRANTs",
