@@ -912,7 +912,12 @@ var _ = Describe("retransmission", func() {
 				sent = max(sent, int(d.Pkt.Data().Offset())+d.Pkt.Data().DataLen())
 			}
 			forget(p, r.control())
-			unknownAt := p.Now() // just after the RPC_UNKNOWN left
+			var unknownAt time.Time // when the tester sent RPC_UNKNOWN (its log)
+			for _, x := range p.Log() {
+				if x.Sent && x.Err == nil && x.Pkt.Type() == wire.TypeRPCUnknown && x.Pkt.SenderID() == r.control().SenderID {
+					unknownAt = x.At
+				}
+			}
 			// The restart retransmits everything transmitted, [0, tx_end),
 			// with retransmit=1 (homa_rpc_unknown_pkt → homa_resend_data):
 			// the bytes past U the GRANT let out are not sent again as
