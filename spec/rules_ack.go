@@ -254,6 +254,12 @@ func ackRules() []*Rule {
 							gone = Unsure("ACK for RPC %d, but %s: its application may have aborted it, which sends no packet, and the client then answers NEED_ACK for an RPC it no longer has", id, responseHeld(r))
 						}
 					case !r.Response.Complete:
+						if _, ok := clientTimedOut(c, r, e.Time); ok {
+							// HomaModule queued the ack of every client RPC
+							// homa_recvmsg returned, failed ones too, until
+							// 8400d1f (2026-04-14).
+							return Violation("ack for RPC %d, but %s: its client may have timed it out, and a failed RPC is not acknowledged (HomaModule homa_recvmsg since 8400d1f, 2026-04-14; linux_6.13.9 and main before it queued its ack too)", id, responseHeld(r)).With(r.FirstFrame).About(r.Key)
+						}
 						return Violation("ack for RPC %d, but %s", id, responseHeld(r)).With(r.FirstFrame).About(r.Key)
 					default:
 						res = Pass()

@@ -2,6 +2,7 @@ package spec
 
 import (
 	"net/netip"
+	"strings"
 	"testing"
 	"time"
 
@@ -339,4 +340,23 @@ func TestAck004RetransmissionCopiesAck(t *testing.T) {
 	wantViolations(t, b.check("linux", "HOMA-ACK-004"), "HOMA-ACK-004", re)
 	b, _ = build(true)
 	wantViolations(t, b.check("linux", "HOMA-ACK-004"), "HOMA-ACK-004")
+}
+
+// TestAck004TimedOutRPCAcked: an ack entry for an RPC whose response
+// stopped at 1424 of 4272 bytes 120 ms (past timeout_ticks) before: the
+// client timed it out, and a failed RPC is not acknowledged on main
+// (homa_recvmsg since 8400d1f); linux_6.13.9 queued its ack, which the
+// finding names (helper-179 saw it in the lab, RESEND-timeout-need-ack).
+func TestAck004TimedOutRPCAcked(t *testing.T) {
+	b := newTrace(t, wire.VersionCurrent)
+	b.data(true, 2, 100, 0, 100, 7, nil)
+	b.after(50*time.Microsecond).data(false, 2, 4272, 0, 1424, 7, nil)
+	b.rpcWithResponse(4, 100)
+	b.after(120*time.Millisecond).ctl(false, 4, wire.TypeNeedAck)
+	ack := b.after(20*time.Microsecond).ack(4, 2)
+	rep := b.check("linux", "HOMA-ACK-004")
+	wantViolations(t, rep, "HOMA-ACK-004", ack)
+	if f := rep.Violations[0]; !strings.Contains(f.Why, "a failed RPC is not acknowledged (HomaModule homa_recvmsg since 8400d1f") {
+		t.Errorf("why %q", f.Why)
+	}
 }
