@@ -51,7 +51,7 @@ func TestDetectFormatGrant34(t *testing.T) {
 	src, dst := netip.MustParseAddr("10.0.0.1"), netip.MustParseAddr("10.0.0.2")
 	for _, c := range []struct {
 		name               string
-		dataV              wire.Version // layout of the DATA (cutoff_version 1)
+		dataV              wire.Version // layout of the DATA (cutoff_version 1; VersionUpstream: current, cutoff_version 0)
 		acks90, acks       int          // ACKs of 90 bytes (2024), of the current layout
 		grants34, grants33 int
 		want               wire.Version
@@ -65,6 +65,11 @@ func TestDetectFormatGrant34(t *testing.T) {
 		{"10-byte ack, one ACK of 90 bytes", wire.VersionCurrent, 1, 0, 0, 1, wire.VersionCurrent, "linux"},
 		{"10-byte ack, one ACK of 90 among 2", wire.VersionCurrent, 1, 2, 0, 0, wire.VersionCurrent, "linux"},
 		{"10-byte ack, one GRANT 34 among 3", wire.VersionCurrent, 0, 0, 1, 2, wire.VersionCurrent, "linux"},
+		// No DATA shows a layout (cutoff_version and retransmit 0, as
+		// before any CUTOFFS: helper-182): one ACK of 90 bytes is not
+		// enough, two are.
+		{"no DATA layout, one ACK of 90", wire.VersionUpstream, 1, 0, 0, 0, wire.VersionCurrent, "linux"},
+		{"no DATA layout, two ACKs of 90", wire.VersionUpstream, 2, 0, 0, 0, wire.Version2024, "linux-2024"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "c.pcapng")
@@ -86,8 +91,12 @@ func TestDetectFormatGrant34(t *testing.T) {
 				}
 			}
 			for off := uint32(0); off < 3*1424; off += 1424 {
+				dv, cv := c.dataV, uint16(1)
+				if dv == wire.VersionUpstream { // stands for "no layout shown"
+					dv, cv = wire.VersionCurrent, 0
+				}
 				put(&wire.DataFields{Common: wire.CommonFields{Sport: 32768, Dport: 4000, SenderID: 2, Sequence: off}, MessageLength: 50000,
-					Incoming: 40000, CutoffVersion: 1, SegOffset: wire.SegOffsetInSequence, Payload: make([]byte, 1424)}, c.dataV)
+					Incoming: 40000, CutoffVersion: cv, SegOffset: wire.SegOffsetInSequence, Payload: make([]byte, 1424)}, dv)
 			}
 			for i := range c.grants34 + c.grants33 {
 				gv := wire.VersionCurrent

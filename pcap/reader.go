@@ -730,7 +730,8 @@ const DetectFrames = 100000
 // DetectFormat reads up to DetectFrames frames of r (a fresh Reader; it is
 // consumed) and returns the wire format they suggest — Version2024 if any
 // packet came over IP protocol 253, or most ACKs have the 2024 layout's 90
-// bytes and either the DATA do not mostly show the 10-byte homa_ack or most
+// bytes and either most DATA show the 12-byte homa_ack, or none tells
+// (cutoff_version and retransmit all 0) and more than one ACK does, or most
 // GRANTs have resend_all; Version2025 if most GRANTs have
 // resend_all (34 bytes) over IP protocol 146, unless most DATA show the
 // 12-byte homa_ack of main between f7e4717 and be127d8 or most ACKs have 90
@@ -813,7 +814,7 @@ func detectFormat(r *Reader) (v wire.Version, shift uint8, err error) {
 	switch {
 	case proto2024 > 0:
 		return wire.Version2024, shift, err
-	case most(acks90, acks) && (resendAll || ack12 >= ack10):
+	case most(acks90, acks) && (resendAll || ack12 > ack10 || ack12 == ack10 && acks90 > 1):
 		return wire.Version2024, shift, err
 	case resendAll && ack12 > ack10:
 		return wire.Version2024, shift, err
