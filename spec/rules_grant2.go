@@ -247,7 +247,7 @@ func grantRules2() []*Rule {
 			Statement: "A FIFO GRANT (level num_priorities-2, 0 with at most two levels) adds exactly fifo_grant_increment to what its message was granted (less only where that reaches the message's end) and follows an SRPT GRANT of the same receiver by less than slack.",
 			Source:    "HomaModule homa_grant.c homa_grant_check_fifo (granted += fifo_grant_increment, capped at the length; called from homa_grant_try_send after it sent a GRANT)",
 			Profiles:  []string{"linux"},
-			Capture:   "what the message was granted is at least its highest GRANT offset the capture shows and the incoming its RPC started from (a GRANT seen less than jitter before it is not counted: it may have been built after this one); a GRANT lost before the capture point makes the increment look larger, and may be the SRPT GRANT before it: inconclusive where the capture shows packets between the hosts lost before the capture point; the SRPT GRANT before it may go to another host, so without every packet the receiver sends (a tap on another host's link, an inferred switch) its absence is inconclusive; where max_sched_prio reaches the FIFO level SRPT GRANTs share it, so a GRANT there is not judged",
+			Capture:   "what the message was granted is at least its highest GRANT offset the capture shows and the incoming its RPC started from (a GRANT seen less than slack before it is not counted: another core may have built it after this one's decision, which a stalled CPU then held back); a GRANT lost before the capture point makes the increment look larger, and may be the SRPT GRANT before it: inconclusive where the capture shows packets between the hosts lost before the capture point; the SRPT GRANT before it may go to another host, so without every packet the receiver sends (a tap on another host's link, an inferred switch) its absence is inconclusive; where max_sched_prio reaches the FIFO level SRPT GRANTs share it, so a GRANT there is not judged",
 			Property: Each{Types: grant, Check: func(c *Ctx, e *Event) Result {
 				g := e.Packet.Grant()
 				if !isFIFOGrant(c.P, g.Priority()) {
@@ -275,11 +275,13 @@ func grantRules2() []*Rule {
 					// had granted at least as much: no less a violation.)
 					return timedOut(c, r, e, Violation("%s", why))
 				}
-				// It adds no less either: the receiver had granted at
-				// least roundGranted (a GRANT seen less than jitter before
-				// may have been built after this one: homa_grant_send
-				// reads the granted offset outside the RPC's lock).
-				if held := m.roundGranted(c.P, e.Time); g.Offset() < min(m.Length, held+c.P.FIFOGrantIncrement) {
+				// It adds no less either, over what the receiver had
+				// granted when it decided: a GRANT seen less than slack
+				// before may have been built after that on another core
+				// (homa_grant_send reads the granted offset outside the
+				// RPC's lock, and a stalled CPU may hold this one between
+				// the two).
+				if held := m.grantedBefore(c.P, e.Time, c.P.Slack); g.Offset() < min(m.Length, held+c.P.FIFOGrantIncrement) {
 					return timedOut(c, r, e, Violation("GRANT at the FIFO level %d, offset %d, adds %d bytes to the %d its receiver had granted at least: a FIFO GRANT adds fifo_grant_increment %d (up to the length %d), and an SRPT GRANT carries a scheduled level",
 						g.Priority(), g.Offset(), int64(g.Offset())-int64(held), held, c.P.FIFOGrantIncrement, m.Length))
 				}

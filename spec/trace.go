@@ -629,6 +629,11 @@ type Trace struct {
 	// unreachable[{H, P}] is the latest ICMP port unreachable host H sent
 	// about its port P.
 	unreachable map[HostPort]Unreachable
+	// hostUnreachable[{H, A}] is when host H last got an ICMP unreachable
+	// other than port unreachable about a packet it sent to address A:
+	// HomaModule then aborts every RPC H has with A (homa_err_handler_v4,
+	// homa_err_handler_v6 → homa_abort_rpcs), sending nothing.
+	hostUnreachable map[hostPair]time.Time
 	// sawUnknown: some RPC has received RPC_UNKNOWN (RPC.Unknown).
 	sawUnknown bool
 	// acked[C] is what client host C's acks showed (HOMA-ID-004).
@@ -827,7 +832,7 @@ type Unreachable struct {
 // NewTrace returns an empty trace judged against p.
 func NewTrace(p *Params) *Trace {
 	return &Trace{P: p, rpcs: map[RPCKey]*RPC{}, rpcCache: new([rpcCacheSize]*RPC), cutoffs: map[hostPair]*CutoffsState{}, versions: map[hostPair][]CutoffsState{},
-		granting: map[netip.Addr]map[*Message]*RPC{}, unreachable: map[HostPort]Unreachable{}, acked: map[netip.Addr]*ackHistory{},
+		granting: map[netip.Addr]map[*Message]*RPC{}, unreachable: map[HostPort]Unreachable{}, hostUnreachable: map[hostPair]time.Time{}, acked: map[netip.Addr]*ackHistory{},
 		longIn: map[netip.Addr]map[*Message]*RPC{}, triggers: map[netip.Addr]*triggerLog{}, sameSender: map[hostPair][2]*Message{}, lastSRPT: map[netip.Addr]Seen{}, lastFIFO: map[netip.Addr][2]fifoSeen{},
 		pairs: map[hostPair]*pairData{}, cutoffsPaid: map[hostPair]int{}, longDone: map[netip.Addr]*minHeap[*Message]{}, longEnded: map[netip.Addr][]time.Time{}, byClientID: map[clientIDKey]*RPC{}, newest: map[netip.Addr]newestRPC{},
 		clientUnknown: map[clientIDKey]Seen{}, outstanding: map[netip.Addr]*outstandingSum{},
@@ -1619,8 +1624,12 @@ func (r *RPC) held(at time.Time, slack time.Duration) {
 	}
 }
 
-// applyICMP records an ICMP port unreachable.
+// applyICMP records an ICMP port unreachable, and when the other
+// unreachables came (hostUnreachable).
 func (t *Trace) applyICMP(e *Event) {
+	if !e.ICMP.PortUnreachable {
+		t.hostUnreachable[hostPair{e.Dst, e.ICMP.QDst}] = e.Time
+	}
 	if e.ICMP.PortUnreachable {
 		u := Unreachable{Time: e.Time, Frame: e.Frame, To: e.Dst}
 		if e.ICMP.HasID {
@@ -2119,13 +2128,21 @@ func (m *Message) startGranted(p *Params) uint32 {
 // only the incoming the RPC started from counts: less, never more, than
 // the receiver held.
 func (m *Message) roundGranted(p *Params, t time.Time) uint32 {
+	return m.grantedBefore(p, t, p.Jitter)
+}
+
+// grantedBefore is heldGranted without the GRANTs seen less than within
+// before t (they may have been built after a decision the receiver made
+// before t); where all the GRANTs kept (RecentGrants) are that recent,
+// only the incoming the RPC started from counts.
+func (m *Message) grantedBefore(p *Params, t time.Time, within time.Duration) uint32 {
 	n := len(m.RecentGrants)
-	if n == 0 || t.Sub(m.RecentGrants[n-1].Time) > p.Jitter {
+	if n == 0 || t.Sub(m.RecentGrants[n-1].Time) > within {
 		return m.heldGranted(p)
 	}
 	g := m.startGranted(p)
 	for _, x := range m.RecentGrants {
-		if t.Sub(x.Time) > p.Jitter {
+		if t.Sub(x.Time) > within {
 			g = max(g, x.Offset)
 		}
 	}
