@@ -367,3 +367,44 @@ func TestResend019PacketsAfterTimeout(t *testing.T) {
 		}
 	}
 }
+
+// TestResend019ICMPUnreachable: an ICMP host unreachable (type 3 code 1,
+// from a router) about the server's packet to the client aborts every RPC
+// the server has with the client (homa_err_handler_v4 → homa_abort_rpcs):
+// the RPC_UNKNOWN after it is legal (helper-182's server-icmp-abort). A
+// port unreachable aborts nothing there; nor does one older than the
+// server's last packet for the RPC.
+func TestResend019ICMPUnreachable(t *testing.T) {
+	router := netip.MustParseAddr("198.18.0.254")
+	for _, tc := range []struct {
+		name  string
+		code  uint8
+		early bool
+		legal bool
+	}{{"host unreachable", 1, false, true}, {"port unreachable", 3, false, false}, {"before the server held it", 1, true, false}} {
+		t.Run(tc.name, func(t *testing.T) {
+			b := newTrace(t, wire.VersionCurrent)
+			icmp := func() {
+				b.frame++
+				b.events = append(b.events, Event{Frame: b.frame, Time: b.now, Src: router, Dst: b.server,
+					ICMP: &ICMP{PortUnreachable: tc.code == 3, Type: 3, Code: tc.code, QSrc: b.server, QDst: b.client, QSport: b.sport, QDport: b.cport}})
+			}
+			if tc.early {
+				icmp()
+			}
+			heldPair(b)
+			if !tc.early {
+				b.after(20 * time.Microsecond)
+				icmp()
+			}
+			u := b.after(20*time.Microsecond).ctl(false, 10, wire.TypeRPCUnknown)
+			witness20(b)
+			rep := b.check("linux", forgetRule)
+			if tc.legal {
+				noFinding(t, rep, forgetRule)
+				return
+			}
+			wantViolations(t, rep, forgetRule, u)
+		})
+	}
+}
