@@ -317,6 +317,8 @@ func (n *Network) observe(t *Trace, e *Event) {
 		return
 	}
 	switch e.Type() {
+	case wire.TypeRPCUnknown:
+		n.observeRequestLoss(r, e, t.P.Slack)
 	case wire.TypeGrant:
 		// A GRANT offset below the message's highest is an older GRANT
 		// the network reordered (or the receiver's fault, which
@@ -406,6 +408,27 @@ func (n *Network) observeGrantLoss(r *RPC, e *Event, slack time.Duration) {
 			n.lossAfter[k] = Evidence{e.Frame, fmt.Sprintf("%v sent RESEND while its request's first transmissions stopped at %d, short of the GRANT to %d in frame %d: it had not received that GRANT", e.Src, req.SentEnd, g.Offset, g.Frame)}
 			return
 		}
+	}
+}
+
+// observeRequestLoss records, at a server's RPC_UNKNOWN e for RPC r, the
+// loss after the capture point of r's request DATA: the capture saw them
+// sent to the server more than slack before e, and the server never
+// showed it held r (no BUSY, GRANT, RESEND, response DATA or NEED_ACK) nor
+// was r acknowledged. Any request DATA creates a server RPC
+// (homa_dispatch_pkts → homa_rpc_alloc_server), so a server that answers
+// RPC_UNKNOWN for it never got them (or its socket closed first). Their
+// acks were lost with them: a NEED_ACK after such an ack is no fault
+// (helper-182: a client's piggy-backed ack lost on the way, at a capture
+// of packets as sent).
+func (n *Network) observeRequestLoss(r *RPC, e *Event, slack time.Duration) {
+	req := &r.Request
+	if e.FromClient() || !r.HeldLast.IsZero() || r.Acked || req.FirstData.IsZero() || e.Time.Sub(req.FirstData) <= slack {
+		return
+	}
+	k := hostPair{r.Key.Client, r.Key.Server}
+	if _, ok := n.lossAfter[k]; !ok {
+		n.lossAfter[k] = Evidence{e.Frame, fmt.Sprintf("%v answered RPC_UNKNOWN for RPC %d, whose request DATA the capture saw sent to it %v earlier: it never got them", e.Src, r.Key.ClientID, e.Time.Sub(req.FirstData).Round(time.Microsecond))}
 	}
 }
 

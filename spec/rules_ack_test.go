@@ -244,6 +244,32 @@ func TestAck003CaptureOfSent(t *testing.T) {
 	wantViolations(t, b.check("linux", "HOMA-ACK-003"), "HOMA-ACK-003", queued, late)
 }
 
+// TestAck003AckLostWithItsRequest: at a capture of packets as sent, the
+// ack of RPC 2 rides on RPC 4's request DATA; the client's RESEND for RPC
+// 4 draws RPC_UNKNOWN, so the server never got that DATA, nor the ack
+// (helper-182's ack3b): its NEED_ACK for RPC 2 30 ms later (past
+// response_timeout plus slack) is inconclusive, loss after the capture
+// point. Without the RPC_UNKNOWN it is a violation.
+func TestAck003AckLostWithItsRequest(t *testing.T) {
+	for _, lost := range []bool{true, false} {
+		b := newTrace(t, wire.VersionCurrent)
+		b.rpcWithResponse(2, 100)
+		b.after(time.Millisecond).dataAcking(true, 4, 100, 0, 100, 7, 2)
+		if lost {
+			b.after(5*time.Millisecond).resend(true, 4, 0, wire.ResendAll, 7)
+			b.after(10*time.Microsecond).ctl(false, 4, wire.TypeRPCUnknown)
+		}
+		na := b.after(25*time.Millisecond).ctl(false, 2, wire.TypeNeedAck)
+		rep := b.checkAt(CapturePoint{Kind: CaptureSent}, "linux", "HOMA-ACK-003")
+		if lost {
+			wantViolations(t, rep, "HOMA-ACK-003")
+			wantDowngraded(t, rep, "HOMA-ACK-003", na, CauseLossAfter)
+			continue
+		}
+		wantViolations(t, rep, "HOMA-ACK-003", na)
+	}
+}
+
 // TestAck004AckCompleteResponse: acks by ACK (answering NEED_ACK), in the
 // next request's DATA, in response DATA the client host sends as a server,
 // and in an overflow ACK (a 6th completed RPC: num_acks 5 plus the header).
