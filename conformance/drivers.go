@@ -142,7 +142,7 @@ func receiveGranted(p *tester.Peer, ctl wire.CommonFields, id uint64, msgLen int
 	GinkgoHelper()
 	pr := params()
 	for !got.Covers(0, uint32(msgLen)) {
-		if off := min(msgLen, int(got.Total()+pr.GrantWindow())); off > granted {
+		if off := testerGrant(msgLen, int(got.Total())); off > granted {
 			granted = off
 			Expect(p.Send(iut(), ctrlLevel(pr), &wire.GrantFields{Common: ctl, Offset: uint32(off)})).To(Succeed())
 		}
@@ -153,6 +153,15 @@ func receiveGranted(p *tester.Peer, ctl wire.CommonFields, id uint64, msgLen int
 		last = pk.At
 	}
 	return last
+}
+
+// testerGrant is the offset of the GRANT a tester receiver sends for a
+// msgLen-byte message of which it has received bytes: one grant window
+// past them (Params.GrantWindow), as a HomaModule receiver of one message
+// grants (homa_grant_try_send), up to the length.
+func testerGrant(msgLen, received int) int {
+	pr := params()
+	return min(msgLen, received+int(pr.GrantWindow()))
 }
 
 // receiveUnsched waits until the request's unscheduled bytes [0, U) have
@@ -709,12 +718,13 @@ func (m msgSpec) answerBusy(p *tester.Peer) {
 	}
 }
 
-// lastSent returns when the tester last sent DATA of client RPC id before
-// time before.
-func lastSent(p *tester.Peer, id uint64, before time.Time) time.Time {
+// lastSent returns when the tester last sent a packet of type typ with
+// sender_id id before time before, as its log stamped it (before the
+// send); zero when it sent none.
+func lastSent(p *tester.Peer, typ wire.PacketType, id uint64, before time.Time) time.Time {
 	var t time.Time
 	for _, x := range p.Log() {
-		if x.Sent && x.Err == nil && x.Pkt.Type() == wire.TypeData && x.Pkt.SenderID() == id && x.At.Before(before) {
+		if x.Sent && x.Err == nil && x.Pkt.Type() == typ && x.Pkt.SenderID() == id && x.At.Before(before) {
 			t = x.At
 		}
 	}

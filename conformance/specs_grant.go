@@ -513,7 +513,7 @@ var _ = Describe("grants", func() {
 			pause(deadline(pr.Ticks(hold)), "holding the response's GRANTs for %d ticks", hold)
 			// The GRANT receiveGranted would send, which the rest of the
 			// exchange (msgSpec.ack) goes on from.
-			off := min(m.respLen, u+int(pr.GrantWindow()))
+			off := testerGrant(m.respLen, u)
 			granted := p.Now()
 			Expect(p.Send(iut(), ctrlLevel(pr), &wire.GrantFields{Common: m.control(), Offset: uint32(off)})).To(Succeed())
 			x, err := p.Expect(ctx(), tester.Match{From: iut(), RPC: m.id, Checks: []tester.Check{func(x *tester.Packet) error {

@@ -39,7 +39,7 @@ var _ = Describe("retransmission", func() {
 			// Ticks are discrete and the timer may run late, so the first
 			// RESEND may come up to one tick early, less timer lateness
 			// (at most another tick).
-			last := lastSent(p, m.id, r.At)
+			last := lastSent(p, wire.TypeData, m.id, r.At)
 			earliest := silence - pr.Tick - min(env.Slack, pr.Tick)
 			Expect(r.At.Sub(last)).To(BeNumerically(">=", earliest),
 				"the RESEND came %v after the last DATA; resend_ticks %d allow it no earlier than %v",
@@ -540,7 +540,7 @@ var _ = Describe("retransmission", func() {
 			if err != nil {
 				ok(ctx().Err(), "waiting for the server's RESEND")
 				msg := fmt.Sprintf("no RESEND from the server %v after the request's last DATA, though the client answered its %d RESENDs with BUSY for %v (timeout_ticks %d of %v): it forgot the RPC, or stopped asking for the request bytes it lacks (a BUSY resets silent_ticks: homa_dispatch_pkts)",
-					p.Now().Sub(lastSent(p, m.id, p.Now())), busy, hold, pr.TimeoutTicks, pr.Tick)
+					p.Now().Sub(lastSent(p, wire.TypeData, m.id, p.Now())), busy, hold, pr.TimeoutTicks, pr.Tick)
 				// Only a tester held up for most of timeout_ticks (its
 				// BUSYs came every resend_ticks) left the server silent
 				// that long.
@@ -912,12 +912,7 @@ var _ = Describe("retransmission", func() {
 				sent = max(sent, int(d.Pkt.Data().Offset())+d.Pkt.Data().DataLen())
 			}
 			forget(p, r.control())
-			var unknownAt time.Time // when the tester sent RPC_UNKNOWN (its log)
-			for _, x := range p.Log() {
-				if x.Sent && x.Err == nil && x.Pkt.Type() == wire.TypeRPCUnknown && x.Pkt.SenderID() == r.control().SenderID {
-					unknownAt = x.At
-				}
-			}
+			unknownAt := lastSent(p, wire.TypeRPCUnknown, r.control().SenderID, p.Now())
 			// The restart retransmits everything transmitted, [0, tx_end),
 			// with retransmit=1 (homa_rpc_unknown_pkt → homa_resend_data):
 			// the bytes past U the GRANT let out are not sent again as
@@ -1010,7 +1005,7 @@ func (r *iutRPC) gapResend(p *tester.Peer, from, to int, when string, checks ...
 		tester.Is("offset", uint64(from)), tester.Is("length", uint64(to-from)),
 	}, checks...)}, wait(silence+2*pr.Tick))
 	ok(err, "a RESEND for the missing segment [%d, %d) of the response%s", from, to, when)
-	last := lastSent(p, r.id+1, rs.At)
+	last := lastSent(p, wire.TypeData, r.id+1, rs.At)
 	earliest := silence - pr.Tick - min(env.Slack, pr.Tick)
 	Expect(rs.At.Sub(last)).To(BeNumerically(">=", earliest),
 		"the RESEND came %v after the last response DATA; resend_ticks %d allow it no earlier than %v",
