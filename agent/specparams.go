@@ -13,7 +13,11 @@ import (
 // Spec returns the spec parameters (package spec) an IUT runs with, from
 // the parameters its hello reports: profile's defaults, overridden by every
 // name the spec knows (spec.ParamNames) and by tick_ns as spec.Params.Tick.
-// Names the spec does not use (mtu, link_bps, link_mbps, ...) are ignored.
+// Names the spec does not use (mtu, ...) are ignored. A link_bps above
+// link_mbps raises spec.Params.LinkMbps to it: the reference
+// implementation spaces FIFO grants by its pacer's link_bps when set
+// (homa.Params.LinkRate), and the faster link gives the shorter interval,
+// which HOMA-GRANT-023 must allow.
 // Errors: an unknown profile, or a value of the wrong shape, naming the
 // parameter.
 func (p Params) Spec(profile string) (spec.Params, error) {
@@ -47,6 +51,9 @@ func (p Params) Spec(profile string) (spec.Params, error) {
 		if err := sp.Set(name, text); err != nil {
 			return sp, fmt.Errorf("hello parameter: %w", err)
 		}
+	}
+	if bps, ok := p.Int("link_bps"); ok && bps > int64(sp.LinkMbps)*1e6 {
+		sp.LinkMbps = int((bps + 999_999) / 1e6)
 	}
 	return sp, nil
 }

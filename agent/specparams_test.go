@@ -45,6 +45,20 @@ func TestParamsSpec(t *testing.T) {
 			t.Errorf("%v: %v", c.params, err)
 		}
 	}
+	// link_bps counts for FIFO grant spacing where it is the faster link.
+	for _, c := range []struct {
+		params Params
+		want   int
+	}{
+		{Params{"link_mbps": 25000, "link_bps": 1e9}, 25000},
+		{Params{"link_mbps": 25000, "link_bps": 100e9}, 100000},
+		{Params{"link_bps": 40e9}, 40000},
+		{Params{"link_mbps": 10000}, 10000},
+	} {
+		if p, err := c.params.Spec("linux"); err != nil || p.LinkMbps != c.want {
+			t.Errorf("%v: link_mbps %d, %v; want %d", c.params, p.LinkMbps, err, c.want)
+		}
+	}
 	if _, err := (Params{}).Spec("nope"); err == nil {
 		t.Error("unknown profile accepted")
 	}

@@ -280,6 +280,22 @@ func maxSegData() int {
 	return mtu - 20 - 56
 }
 
+// needFIFOGrants marks the spec unsupported where the IUT makes no FIFO
+// GRANTs (fifo_grant_increment, grant_fifo_fraction or link_mbps 0:
+// HomaModule homa_grant_update_sysctl_deps, homa_grant_check_fifo) or
+// where they share a level with SRPT GRANTs, which cannot then be told
+// apart.
+func needFIFOGrants() {
+	GinkgoHelper()
+	pr := params()
+	switch {
+	case pr.FIFOGrantInterval() == 0:
+		Skip(fmt.Sprintf("unsupported: fifo_grant_increment %d, grant_fifo_fraction %d and link_mbps %d make no FIFO GRANTs (the defaults, 50000, 50 and 25000, run it)", pr.FIFOGrantIncrement, pr.GrantFIFOFraction, pr.LinkMbps))
+	case pr.HighPriority() <= pr.MaxSchedPrio:
+		Skip(fmt.Sprintf("unsupported: FIFO GRANTs (level %d) cannot be told from SRPT GRANTs (levels 0-%d) with num_priorities %d (num_priorities=8 runs it)", pr.HighPriority(), pr.MaxSchedPrio, pr.NumPriorities))
+	}
+}
+
 // unsched is U = min(msgLen, unsched_bytes), within max_message_length
 // (an unsched_bytes above it makes every message unscheduled).
 func unsched(msgLen int) int {

@@ -48,6 +48,15 @@ type Params struct {
 	CutoffVersion uint16 `param:"cutoff_version"`
 	// FIFOGrantIncrement is fifo_grant_increment in bytes (0: no FIFO grants).
 	FIFOGrantIncrement uint32 `param:"fifo_grant_increment"`
+	// GrantFIFOFraction is grant_fifo_fraction in thousandths: the share
+	// of link_mbps FIFO grants may take (0: no FIFO grants; HomaModule
+	// caps it at 500). With FIFOGrantIncrement and LinkMbps it spaces a
+	// receiver's FIFO grants (FIFOGrantInterval).
+	GrantFIFOFraction int `param:"grant_fifo_fraction"`
+	// LinkMbps is link_mbps, the link rate in Mbit/s a HomaModule host is
+	// configured with (homa_grant_update_sysctl_deps derives the FIFO
+	// grant interval from it; not the wire's rate).
+	LinkMbps int `param:"link_mbps"`
 	// MaxGSOSize is max_gso_size in bytes: no skb (GSO batch) a sender
 	// transmits carries more data, so a sender may overshoot a grant by
 	// less than this (HomaModule main defaults to 0, i.e. one MTU; 10000 is
@@ -143,7 +152,7 @@ func Profiles() []Profile {
 		Wire: wire.VersionCurrent, UnschedBytes: 40000, MaxIncoming: 400000, MaxOvercommit: 8, MaxRPCsPerPeer: 1,
 		Window: 0, NumPriorities: 8, MaxSchedPrio: 3,
 		UnschedCutoffs: [8]uint32{0, 0, 0, 0, 1000000, 15000, 2800, 200}, CutoffVersion: 1,
-		FIFOGrantIncrement: 50000, MaxGSOSize: 10000, MTU: 1500, RankTolerance: 20000, DeferMinBytes: 1000, MaxMessageLength: wire.MaxMessageLength,
+		FIFOGrantIncrement: 50000, GrantFIFOFraction: 50, LinkMbps: 25000, MaxGSOSize: 10000, MTU: 1500, RankTolerance: 20000, DeferMinBytes: 1000, MaxMessageLength: wire.MaxMessageLength,
 		Tick: time.Millisecond, ResendTicks: 5, ResendInterval: 5, TimeoutTicks: 100, RequestAckTicks: 2,
 		MaxAcksPerPkt: wire.MaxAcksPerPkt, Slack: 2 * time.Millisecond, Jitter: 200 * time.Microsecond, ResponseTimeout: 20 * time.Millisecond,
 		TimerDrift: 0.5, Reaction: 200 * time.Microsecond,
@@ -404,6 +413,21 @@ func (p *Params) HighPriority() int {
 	return p.NumPriorities - 2
 }
 
+// FIFOGrantInterval is the least time between two FIFO grant decisions of
+// a receiver: fifo_grant_increment·8 bits at grant_fifo_fraction/1000
+// (capped at 500) of link_mbps, 320 µs at the defaults (HomaModule
+// homa_grant.c homa_grant_update_sysctl_deps; homa_grant_check_fifo sets
+// fifo_grant_time = now + that interval). 0 when the parameters give no
+// FIFO grants or no link rate.
+func (p *Params) FIFOGrantInterval() time.Duration {
+	frac := min(p.GrantFIFOFraction, 500)
+	if p.FIFOGrantIncrement == 0 || frac <= 0 || p.LinkMbps <= 0 {
+		return 0
+	}
+	// Mbit/s · thousandths = bits per µs · 1e-3: ns = bits·1e6/(mbps·frac).
+	return time.Duration(int64(p.FIFOGrantIncrement) * 8 * 1_000_000 / (int64(p.LinkMbps) * int64(frac)))
+}
+
 // RoundWindow is how long after a timer RESEND round's first RESEND the
 // round's others may come: one tick, or half a tick when resend_ticks or
 // resend_interval is 1, since rounds may then come a tick apart
@@ -452,6 +476,8 @@ var paramDocs = map[string]string{
 	"unsched_cutoffs":      "8 cutoffs: entry i is the largest message length using unscheduled level i",
 	"cutoff_version":       "version of the hosts' cutoffs",
 	"fifo_grant_increment": "bytes per FIFO grant; 0 = no FIFO grants",
+	"grant_fifo_fraction":  "thousandths of link_mbps FIFO grants may take (they come once per fifo_grant_increment·8 bits at that rate); 0 = no FIFO grants",
+	"link_mbps":            "link rate in Mbit/s the hosts are configured with (spaces FIFO grants)",
 	"max_gso_size":         "largest skb (GSO batch) a sender builds; bounds overshoot past a grant",
 	"max_message_length":   "largest message in bytes",
 	"mtu":                  "link MTU in bytes; a DATA segment carries at most MTU - IP header - 56 bytes",

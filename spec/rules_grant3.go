@@ -133,6 +133,15 @@ func grantRules3() []*Rule {
 			Property:  Each{Types: []wire.PacketType{wire.TypeGrant}, Check: fifoOldest},
 		},
 		{
+			ID: "HOMA-GRANT-023", Level: Must,
+			Facts:     []string{"FIFO-01"},
+			Statement: "A receiver makes FIFO grants at the pace grant_fifo_fraction sets: its FIFO grant decisions come at least fifo_grant_interval apart (fifo_grant_increment·8 bits at grant_fifo_fraction/1000 of link_mbps: 320 µs at the defaults), each giving at most fifoRacers (4) FIFO GRANTs, so any n of its FIFO GRANTs that raise their messages' offsets span at least (ceil(n/4)-1) intervals, less slack and jitter.",
+			Source:    "HomaModule homa_grant.c homa_grant_check_fifo (returns while now < fifo_grant_time, then sets fifo_grant_time = now + fifo_grant_interval; the test before the grant lock lets cores that make it at once each grant: \"an occasional extra FIFO grant\"), homa_grant_update_sysctl_deps (fifo_grant_interval from link_mbps, grant_fifo_fraction capped at 500, fifo_grant_increment)",
+			Profiles:  []string{"linux"},
+			Capture:   "judged only where FIFO GRANTs have a level of their own (max_sched_prio below num_priorities-2) and counted only where they raise what the capture shows their message granted (a duplicated GRANT does not); the interval is the parameters' (link_mbps and grant_fifo_fraction as the hosts are configured: a host given a faster link or a larger fraction than the parameters say makes FIFO grants faster, and --param link_mbps=... must say so); a GRANT may leave up to slack after its decision (the grant lock is released before homa_grant_send) and pass the capture point jitter early, so spans shrink by both; GRANTs the capture missed only lengthen the spans it sees",
+			Property:  Each{Types: []wire.PacketType{wire.TypeGrant}, Check: fifoPaced},
+		},
+		{
 			ID: "HOMA-GRANT-021", Level: Must, AnyEnd: true,
 			Facts:     []string{"GRANT-02", "RTX-11"},
 			Statement: "A receiver grants only a message it has begun to receive: no GRANT for a message comes before the first transmission of the message's first byte (offset 0, retransmit=0), the first DATA its sender sends.",
@@ -410,4 +419,39 @@ func fifoEligible(c *Ctx, e *Event, o *Message, ro *RPC) (string, bool) {
 	}
 	return fmt.Sprintf("%v was granting (GRANT offset %d %v before) with at most %d of %d bytes granted and at most %d of them not received, below window + 2·fifo_grant_increment = %d",
 		e.Src, last.Offset, e.Time.Sub(last.Time).Round(time.Microsecond), auth, o.Length, out, limit), true
+}
+
+// fifoRacers is how many FIFO GRANTs one FIFO grant decision of a
+// receiver may give: homa_grant_check_fifo tests fifo_grant_time before it
+// takes the grant lock, so cores that test it at once each make a grant
+// (its comment says two, "relatively harmless"); twice that is allowed.
+const fifoRacers = 4
+
+// fifoPaced judges FIFO GRANT e (HOMA-GRANT-023): with the receiver's
+// earlier FIFO GRANTs (Trace.fifoPace), each 2·fifoRacers, 4·fifoRacers,
+// ... latest of them must span the intervals that many decisions take.
+func fifoPaced(c *Ctx, e *Event) Result {
+	g := e.Packet.Grant()
+	if !isFIFOGrant(c.P, g.Priority()) || fifoLevelShared(c.P) {
+		return Skip
+	}
+	iv := c.P.FIFOGrantInterval()
+	_, m := grantMsg(c, e)
+	if iv == 0 || m == nil || g.Offset() <= max(c.P.Unsched(m.Length), m.Granted) {
+		return Skip // no pace to judge, or no new FIFO grant (a copy)
+	}
+	ft := c.T.fifoPace[e.Src]
+	if ft == nil {
+		return Pass()
+	}
+	tol := c.P.Slack + c.P.Jitter
+	for n := 2 * fifoRacers; n <= ft.n+1; n *= 2 {
+		first, frame := ft.back(n - 1)
+		decisions := (n + fifoRacers - 1) / fifoRacers
+		if need := time.Duration(decisions-1) * iv; e.Time.Sub(first) < need-tol {
+			return Violation("%d FIFO GRANTs from %v in %v, the first at frame %d: FIFO grant decisions come at least fifo_grant_interval %v apart (fifo_grant_increment %d bytes at %d/1000 of link_mbps %d), at most %d GRANTs each, so %d take at least %v; slack %v and jitter %v allow %v",
+				n, e.Src, e.Time.Sub(first).Round(time.Microsecond), frame, iv, c.P.FIFOGrantIncrement, min(c.P.GrantFIFOFraction, 500), c.P.LinkMbps, fifoRacers, n, need, c.P.Slack, c.P.Jitter, need-tol).With(frame).WithSlack(tol)
+		}
+	}
+	return Pass().WithSlack(tol)
 }

@@ -2,6 +2,7 @@ package spec
 
 import (
 	"net/netip"
+	"strings"
 	"testing"
 	"time"
 
@@ -84,4 +85,78 @@ func TestGrant022CachedChoice(t *testing.T) {
 		}
 		wantViolations(t, rep, id, next)
 	}
+}
+
+// fifoPaceTrace builds four 1 MB requests to one server and then 64 FIFO
+// GRANTs (level 6) from it, fifo_grant_increment apart in offset, turn by
+// turn across the messages; gap(i) is the time before the i-th. It
+// returns the frames of the FIFO GRANTs.
+func fifoPaceTrace(t *testing.T, gap func(i int) time.Duration) (*traceBuilder, []int) {
+	b := newTrace(t, wire.VersionCurrent)
+	for id := uint64(2); id <= 8; id += 2 {
+		b.message(true, id, 1000000, 0, 40000, 40000, 4)
+		b.after(10 * time.Microsecond)
+	}
+	granted := map[uint64]uint32{2: 40000, 4: 40000, 6: 40000, 8: 40000}
+	var fifo []int
+	for i := range 64 {
+		id := uint64(2 + 2*(i%4))
+		granted[id] += 50000
+		fifo = append(fifo, b.after(gap(i)).grant(false, id, granted[id], 6))
+	}
+	return b, fifo
+}
+
+// TestGrant023FIFOPace: a receiver's FIFO GRANTs come at most
+// fifoRacers per fifo_grant_interval (320 µs at the defaults). One every
+// 320 µs passes, as do pairs that two cores raced into, 320 µs apart;
+// one every 16 µs (a FIFO grant at every SRPT grant decision, rt4's u23)
+// is flagged once 64 of them span less than 15 intervals less slack and
+// jitter (2.6 ms at the profile's 2 ms slack; 32 need only 40 µs), and
+// with a quiet machine's slack of 100 µs already at 16 (660 µs); so is one every 40 µs at
+// the default link_mbps, which --param link_mbps=200000 (a faster link:
+// a 40 µs interval) allows.
+func TestGrant023FIFOPace(t *testing.T) {
+	const id = "HOMA-GRANT-023"
+	b, _ := fifoPaceTrace(t, func(int) time.Duration { return 320 * time.Microsecond })
+	wantClean(t, b.check("linux", id), id)
+	b, _ = fifoPaceTrace(t, func(i int) time.Duration {
+		if i%2 == 1 {
+			return 0
+		}
+		return 320 * time.Microsecond
+	})
+	wantClean(t, b.check("linux", id), id)
+	b, fifo := fifoPaceTrace(t, func(int) time.Duration { return 16 * time.Microsecond })
+	rep := b.check("linux", id)
+	wantViolations(t, rep, id, fifo[63])
+	if f := rep.Violations[0]; !strings.HasPrefix(f.Why, "64 FIFO GRANTs from 198.18.0.2 in 1.008ms, the first at frame") {
+		t.Errorf("why %q", f.Why)
+	}
+	rep = b.check("linux", id, "slack=100us")
+	wantViolations(t, rep, id, fifo[15:]...)
+	if f := rep.Violations[0]; !strings.HasPrefix(f.Why, "16 FIFO GRANTs from 198.18.0.2 in 240µs") {
+		t.Errorf("why %q", f.Why)
+	}
+	b, fifo = fifoPaceTrace(t, func(int) time.Duration { return 40 * time.Microsecond })
+	wantViolations(t, b.check("linux", id), id, fifo[63])
+	wantClean(t, b.check("linux", id, "link_mbps=200000"), id)
+}
+
+// TestGrant023CopiesNotCounted: a GRANT the network duplicated (the same
+// offset again) is no new FIFO grant, and FIFO GRANTs are not judged
+// where SRPT GRANTs share their level.
+func TestGrant023CopiesNotCounted(t *testing.T) {
+	const id = "HOMA-GRANT-023"
+	b := newTrace(t, wire.VersionCurrent)
+	b.message(true, 2, 1000000, 0, 40000, 40000, 4)
+	for g := uint32(90000); g <= 1000000; g += 50000 {
+		b.after(320*time.Microsecond).grant(false, 2, g, 6)
+		for range 8 {
+			b.after(time.Microsecond).grant(false, 2, g, 6)
+		}
+	}
+	wantClean(t, b.check("linux", id), id)
+	b, _ = fifoPaceTrace(t, func(int) time.Duration { return 16 * time.Microsecond })
+	wantViolations(t, b.check("linux", id, "max_sched_prio=6"), id)
 }

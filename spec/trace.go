@@ -685,6 +685,10 @@ type Trace struct {
 	// (mayBeFIFOGrant), latest first: the messages its cached FIFO choice
 	// may hold (HOMA-GRANT-022; homa_grant_check_fifo keeps oldest_rpc).
 	lastFIFO map[netip.Addr][2]fifoSeen
+	// fifoPace[R] holds the times of R's latest FIFO GRANTs that raised
+	// their message's GRANT offset, where FIFO GRANTs have a level of
+	// their own (HOMA-GRANT-023).
+	fifoPace map[netip.Addr]*fifoTimes
 	// pairs[{S, R}] is what the DATA from S to R showed of the cutoff
 	// versions S used; cutoffsPaid[{R, S}] counts the CUTOFFS from R to S
 	// each of which one stale DATA paid for (HOMA-CUTOFF-003).
@@ -833,7 +837,7 @@ type Unreachable struct {
 func NewTrace(p *Params) *Trace {
 	return &Trace{P: p, rpcs: map[RPCKey]*RPC{}, rpcCache: new([rpcCacheSize]*RPC), cutoffs: map[hostPair]*CutoffsState{}, versions: map[hostPair][]CutoffsState{},
 		granting: map[netip.Addr]map[*Message]*RPC{}, unreachable: map[HostPort]Unreachable{}, hostUnreachable: map[hostPair]time.Time{}, acked: map[netip.Addr]*ackHistory{},
-		longIn: map[netip.Addr]map[*Message]*RPC{}, triggers: map[netip.Addr]*triggerLog{}, sameSender: map[hostPair][2]*Message{}, lastSRPT: map[netip.Addr]Seen{}, lastFIFO: map[netip.Addr][2]fifoSeen{},
+		longIn: map[netip.Addr]map[*Message]*RPC{}, triggers: map[netip.Addr]*triggerLog{}, sameSender: map[hostPair][2]*Message{}, lastSRPT: map[netip.Addr]Seen{}, lastFIFO: map[netip.Addr][2]fifoSeen{}, fifoPace: map[netip.Addr]*fifoTimes{},
 		pairs: map[hostPair]*pairData{}, cutoffsPaid: map[hostPair]int{}, longDone: map[netip.Addr]*minHeap[*Message]{}, longEnded: map[netip.Addr][]time.Time{}, byClientID: map[clientIDKey]*RPC{}, newest: map[netip.Addr]newestRPC{},
 		clientUnknown: map[clientIDKey]Seen{}, outstanding: map[netip.Addr]*outstandingSum{},
 		idle: minHeap[*RPC]{less: func(a, b *RPC) bool { return a.filed.Before(b.filed) }, at: func(r *RPC, i int) { r.idleAt = i }}}
@@ -1777,7 +1781,9 @@ func (t *Trace) applyGrant(e *Event, r *RPC) {
 	if m == &r.Request && m.Received() >= m.heldGranted(t.P) {
 		r.serverCountFrom = e.Time.UnixNano()
 	}
-	if before := max(t.P.Unsched(m.Length), m.Granted); g.Offset() > before {
+	before := max(t.P.Unsched(m.Length), m.Granted)
+	raises := g.Offset() > before
+	if raises {
 		m.GrantTime, m.GrantFrame, m.GrantedBefore = e.Time, e.Frame, before
 	}
 	m.Granted = max(m.Granted, g.Offset())
@@ -1805,7 +1811,38 @@ func (t *Trace) applyGrant(e *Event, r *RPC) {
 	} else {
 		lf := t.lastFIFO[e.Src]
 		t.lastFIFO[e.Src] = [2]fifoSeen{{r.Key, p.Role(), e.Time}, lf[0]}
+		if raises && !fifoLevelShared(t.P) {
+			ft := t.fifoPace[e.Src]
+			if ft == nil {
+				ft = &fifoTimes{}
+				t.fifoPace[e.Src] = ft
+			}
+			ft.add(e.Time, e.Frame)
+		}
 	}
+}
+
+// fifoTimes is a ring of the times (Unix ns) of a receiver's latest
+// FIFO GRANTs, up to len(at).
+type fifoTimes struct {
+	at    [64]int64
+	frame [64]int
+	n     int // how many are held (at most len(at))
+	next  int // where the next goes
+}
+
+// add notes a FIFO GRANT at t, frame fr.
+func (f *fifoTimes) add(t time.Time, fr int) {
+	f.at[f.next], f.frame[f.next] = t.UnixNano(), fr
+	f.next = (f.next + 1) % len(f.at)
+	f.n = min(f.n+1, len(f.at))
+}
+
+// back returns the time and frame of the k-th latest FIFO GRANT held (k
+// from 1 to n).
+func (f *fifoTimes) back(k int) (time.Time, int) {
+	i := (f.next - k + 2*len(f.at)) % len(f.at)
+	return time.Unix(0, f.at[i]), f.frame[i]
 }
 
 // fifoSeen is a GRANT that may be a FIFO grant: its RPC, the role of the
