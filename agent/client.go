@@ -131,7 +131,15 @@ func (c *Client) Hello(ctx context.Context, req HelloRequest) (Hello, error) {
 // Listen makes the agent a server on port: it answers every request with a
 // response of the length in the request's payload header. Errors as Hello.
 func (c *Client) Listen(ctx context.Context, port uint16) error {
-	_, err := c.request(ctx, Request{Op: OpListen, Call: Call{Port: port}})
+	return c.ListenWith(ctx, port, ListenOptions{})
+}
+
+// ListenWith is Listen with options (the agent must list their
+// capabilities: reply-delay for ReplyDelay, sent in whole milliseconds,
+// rounded up). Errors as Listen.
+func (c *Client) ListenWith(ctx context.Context, port uint16, o ListenOptions) error {
+	ms := (o.ReplyDelay + time.Millisecond - 1) / time.Millisecond
+	_, err := c.request(ctx, Request{Op: OpListen, Call: Call{Port: port}, ReplyDelayMs: int64(ms)})
 	return err
 }
 

@@ -10,6 +10,7 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
+	"time"
 	"unsafe"
 
 	"github.com/vishvananda/netns"
@@ -154,21 +155,30 @@ func (b *linuxBackend) hello(req HelloRequest) (Hello, error) {
 		b.clients[a.Is6()] = s
 		h.Capabilities = append(h.Capabilities, map[bool]string{false: CapIPv4, true: CapIPv6}[a.Is6()])
 	}
-	h.Capabilities = append(h.Capabilities, CapGrants, CapPriorities, CapCutoffs, CapNeedAck, CapTimeouts)
+	h.Capabilities = append(h.Capabilities, CapGrants, CapPriorities, CapCutoffs, CapNeedAck, CapTimeouts, CapReplyDelay)
 	if writable {
 		h.Capabilities = append(h.Capabilities, CapParams)
 	}
 	return h, nil
 }
 
-func (b *linuxBackend) listen(port uint16) error {
+func (b *linuxBackend) listen(port uint16, delay time.Duration) error {
 	if b.unsupported != "" {
 		return errUnsupported(b.unsupported)
 	}
 	if port >= 32768 {
 		return fmt.Errorf(`"port" %d: server ports are 1..32767 (HomaModule: ports from 32768 are client ports)`, port)
 	}
-	s, err := openHomaSock(b.opts.Socket, b.calls, b.clients[false] == nil, port, b.serveOne, b.log)
+	serve := b.serveOne
+	if delay > 0 {
+		// Each request is served in a goroutine of its own: it waits
+		// there, as an application computing its response would.
+		serve = func(s *homaSock, id uint64, peer, req []byte) {
+			time.Sleep(delay)
+			b.serveOne(s, id, peer, req)
+		}
+	}
+	s, err := openHomaSock(b.opts.Socket, b.calls, b.clients[false] == nil, port, serve, b.log)
 	if err != nil {
 		return err
 	}

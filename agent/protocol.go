@@ -54,7 +54,23 @@ const (
 	CapParams     = "params"     // applies parameter overrides from hello
 	CapTimeouts   = "timeouts"   // per-call timeout_ms
 	CapFaults     = "faults"     // fault knobs from hello (reference implementation)
+	// CapReplyDelay: listen's reply_delay_ms holds each response back as
+	// an application that takes time to compute it would.
+	CapReplyDelay = "reply-delay"
 )
+
+// MaxReplyDelayMs bounds listen's reply_delay_ms (a minute).
+const MaxReplyDelayMs = 60_000
+
+// ListenOptions are listen's options beyond the port.
+type ListenOptions struct {
+	// ReplyDelay holds each response back that long after its request
+	// arrived, as an application that takes time to compute it would
+	// (capability "reply-delay"; the request's RPC stays with the
+	// server meanwhile: HomaModule answers the client's RESENDs with
+	// BUSY). 0: at once. Sent in whole milliseconds.
+	ReplyDelay time.Duration
+}
 
 // Params are protocol parameters by HomaModule sysctl name (net.homa.<name>:
 // unsched_bytes, max_incoming, max_overcommit, max_rpcs_per_peer, window,
@@ -270,6 +286,9 @@ type Request struct {
 	HelloRequest
 	// Call holds the call fields; its Port is also listen's port.
 	Call
+	// ReplyDelayMs is listen's ListenOptions.ReplyDelay in ms
+	// (0..MaxReplyDelayMs; capability "reply-delay").
+	ReplyDelayMs int64 `json:"reply_delay_ms,omitempty"`
 }
 
 // Event is one line from the agent to the harness: an event with the seq of

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/homatest/homatest/homa"
 	"github.com/homatest/homatest/spec/wire"
@@ -68,7 +69,7 @@ type refBackend struct {
 
 // refCapabilities are the ref agent's capabilities beyond the address
 // families.
-var refCapabilities = []string{CapGrants, CapPriorities, CapCutoffs, CapNeedAck, CapParams, CapTimeouts, CapFaults}
+var refCapabilities = []string{CapGrants, CapPriorities, CapCutoffs, CapNeedAck, CapParams, CapTimeouts, CapFaults, CapReplyDelay}
 
 // RefCapabilities returns the capabilities the ref agent declares in its
 // hello after the address families (ipv4, ipv6): for an environment that
@@ -140,7 +141,7 @@ func refFaults(names []string) ([]homa.Fault, error) {
 	return out, nil
 }
 
-func (b *refBackend) listen(port uint16) error {
+func (b *refBackend) listen(port uint16, delay time.Duration) error {
 	if port >= 32768 {
 		return fmt.Errorf(`"port" %d: server ports are 1..32767 (HomaModule: ports from 32768 are client ports)`, port)
 	}
@@ -160,13 +161,14 @@ func (b *refBackend) listen(port uint16) error {
 	b.mu.Unlock()
 	for _, s := range socks {
 		b.wg.Add(1)
-		go b.serveSocket(s)
+		go b.serveSocket(s, delay)
 	}
 	return nil
 }
 
-// serveSocket answers every request on s until it closes.
-func (b *refBackend) serveSocket(s *homa.Socket) {
+// serveSocket answers every request on s, delay after it arrived, until
+// s closes.
+func (b *refBackend) serveSocket(s *homa.Socket, delay time.Duration) {
 	defer b.wg.Done()
 	for {
 		q, err := s.Receive(context.Background())
@@ -174,7 +176,13 @@ func (b *refBackend) serveSocket(s *homa.Socket) {
 			return
 		}
 		resp, ok := serveRequest(q.Payload(), q.Client().String(), b.cnt, b.log)
-		if ok {
+		switch {
+		case !ok:
+		case delay > 0:
+			// The RPC waits at the server meanwhile (its RESENDs get
+			// BUSY); a reply after the socket closed does nothing.
+			time.AfterFunc(delay, func() { q.Reply(resp) })
+		default:
 			q.Reply(resp)
 		}
 	}

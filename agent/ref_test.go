@@ -275,3 +275,53 @@ func TestRefContextEnd(t *testing.T) {
 		}
 	})
 }
+
+// TestRefReplyDelay: a server listening with ReplyDelay answers each
+// request that long after it came, and the RPC survives the wait though
+// it is three times the client's timeout_ticks (100 ms): the client's
+// RESENDs get BUSY (homa_resend_pkt), which keeps its RPC alive. A port
+// without the option answers at once; the agent refuses a delay out of
+// 0..MaxReplyDelayMs, and the tcp agent any delay.
+func TestRefReplyDelay(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		nw := memnet.New(memnet.Config{Rate: 10e9, Delay: 2 * time.Microsecond})
+		defer nw.Close()
+		ctx := t.Context()
+		srv, hs, _ := memRef(t, nw, HelloRequest{Host: "h2", Addrs: []netip.Addr{addrB}})
+		cli, _, _ := memRef(t, nw, HelloRequest{Host: "h1", Addrs: []netip.Addr{addrA}})
+		if !hs.Has(CapReplyDelay) {
+			t.Fatalf("hello lacks %s: %v", CapReplyDelay, hs.Capabilities)
+		}
+		if err := srv.Listen(ctx, 4000); err != nil {
+			t.Fatal(err)
+		}
+		const delay = 300 * time.Millisecond
+		if err := srv.ListenWith(ctx, 4001, ListenOptions{ReplyDelay: delay}); err != nil {
+			t.Fatal(err)
+		}
+		want := map[uint64]Call{}
+		startCall(t, cli, want, Call{ID: 1, Dst: addrB, Port: 4001, Request: 100, Response: 5000})
+		startCall(t, cli, want, Call{ID: 2, Dst: addrB, Port: 4000, Request: 100, Response: 5000})
+		got := collect(t, cli, 2)
+		if c := got[1]; c.Error != "" || c.Response != 5000 || c.Latency() < delay || c.Latency() > delay+10*time.Millisecond {
+			t.Errorf("delayed call: %+v (latency %v), want 5000 bytes after %v", c, c.Latency(), delay)
+		}
+		if c := got[2]; c.Error != "" || c.Latency() >= time.Millisecond {
+			t.Errorf("call to the undelayed port: %+v (latency %v)", c, c.Latency())
+		}
+		st, err := srv.Stats(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.Extra["sent_busy"] == 0 {
+			t.Errorf("server sent no BUSY while the application worked: %v", st.Extra)
+		}
+		for _, d := range []int64{-1, MaxReplyDelayMs + 1} {
+			_, err := srv.request(ctx, Request{Op: OpListen, Call: Call{Port: 4002}, ReplyDelayMs: d})
+			var aerr *AgentError
+			if !errors.As(err, &aerr) || !strings.Contains(aerr.Message, "reply_delay_ms") {
+				t.Errorf("reply_delay_ms %d: %v, want an agent error naming it", d, err)
+			}
+		}
+	})
+}

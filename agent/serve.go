@@ -20,9 +20,10 @@ type backend interface {
 	// hello opens the endpoint and returns the answer (Protocol is set by
 	// serve).
 	hello(req HelloRequest) (Hello, error)
-	// listen becomes a server on port; served requests are counted in the
+	// listen becomes a server on port that answers each request delay
+	// after it arrived (0: at once); served requests are counted in the
 	// counters given to the backend.
-	listen(port uint16) error
+	listen(port uint16, delay time.Duration) error
 	// call validates c and returns the function that runs the RPC and
 	// reports its outcome; serve writes accepted before starting it.
 	call(ctx context.Context, c Call) (func() Completion, error)
@@ -188,7 +189,9 @@ func (s *session) handle(ctx context.Context, line []byte, finish func() error) 
 	case OpListen:
 		if req.Port == 0 {
 			s.fail(req.Seq, req.Op, `"port" must be 1..65535`)
-		} else if err := s.be.listen(req.Port); err != nil {
+		} else if req.ReplyDelayMs < 0 || req.ReplyDelayMs > MaxReplyDelayMs {
+			s.fail(req.Seq, req.Op, fmt.Sprintf(`"reply_delay_ms" %d must be 0..%d`, req.ReplyDelayMs, MaxReplyDelayMs))
+		} else if err := s.be.listen(req.Port, time.Duration(req.ReplyDelayMs)*time.Millisecond); err != nil {
 			s.fail(req.Seq, req.Op, err.Error())
 		} else {
 			s.send(Event{Event: EventListening, Seq: req.Seq, Port: req.Port})

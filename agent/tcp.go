@@ -12,6 +12,7 @@ import (
 	"net/netip"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // TCPOptions configure ServeTCP.
@@ -120,7 +121,10 @@ func (b *tcpBackend) hello(req HelloRequest) (Hello, error) {
 	return h, nil
 }
 
-func (b *tcpBackend) listen(port uint16) error {
+func (b *tcpBackend) listen(port uint16, delay time.Duration) error {
+	if delay > 0 {
+		return fmt.Errorf(`"reply_delay_ms": the tcp agent answers at once (it lacks capability %q)`, CapReplyDelay)
+	}
 	var lns []net.Listener
 	for _, a := range b.addrs {
 		ln, err := net.Listen("tcp", netip.AddrPortFrom(a, port).String())

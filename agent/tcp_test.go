@@ -48,6 +48,9 @@ func TestTCPAgentCalls(t *testing.T) {
 		t.Errorf("hello = %+v, want impl tcp with ipv4 and timeouts only", hs)
 	}
 	port := freeTCPPort(t)
+	if err := srv.ListenWith(ctx, port, ListenOptions{ReplyDelay: time.Second}); err == nil || !strings.Contains(err.Error(), CapReplyDelay) || hs.Has(CapReplyDelay) {
+		t.Errorf("listen with a reply delay: %v (capabilities %v), want refused: the tcp agent answers at once", err, hs.Capabilities)
+	}
 	if err := srv.Listen(ctx, port); err != nil {
 		t.Fatal(err)
 	}

@@ -1,12 +1,14 @@
 package conformance
 
 import (
+	"context"
 	"fmt"
 	"net/netip"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/homatest/homatest/agent"
 	"github.com/homatest/homatest/conformance/tester"
 	"github.com/homatest/homatest/homa"
 	"github.com/homatest/homatest/internal/stall"
@@ -70,6 +72,31 @@ type Env struct {
 	mu      sync.Mutex
 	peers   []*tester.Peer
 	cutoffs map[int]*tester.CutoffsHost // per tester host (openPeer)
+	// delayed are the IUT's server ports that answer after a delay
+	// (replyDelayPort), by delay.
+	delayed map[time.Duration]uint16
+}
+
+// replyDelayPort returns a port of the IUT's on which its server answers
+// each request d after it came, as an application computing its
+// response would (agent.ListenOptions.ReplyDelay): the first call for a
+// d makes the IUT listen on a new port after ServerPort, the next return
+// it (a rerun spec listens once). Errors: the IUT's to listen.
+func (e *Env) replyDelayPort(ctx context.Context, d time.Duration) (uint16, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if p, ok := e.delayed[d]; ok {
+		return p, nil
+	}
+	p := ServerPort + 1 + uint16(len(e.delayed))
+	if err := e.IUT.Listen(ctx, p, agent.ListenOptions{ReplyDelay: d}); err != nil {
+		return 0, err
+	}
+	if e.delayed == nil {
+		e.delayed = map[time.Duration]uint16{}
+	}
+	e.delayed[d] = p
+	return p, nil
 }
 
 // openPeer opens a tester peer on tester host i that answers stale DATA

@@ -418,6 +418,8 @@ type msgSpec struct {
 	// than the IUT's U: the incoming of every first transmission, and
 	// where its scheduled bytes begin (0: U, unsched).
 	incoming int
+	// port is the IUT's server port the request goes to (0: ServerPort).
+	port uint16
 }
 
 // unschedEnd is where the request's unscheduled bytes end: its
@@ -432,7 +434,11 @@ func (m msgSpec) unschedEnd() int {
 // control returns the common header of a packet the tester (as m's
 // client) sends to the IUT's server.
 func (m msgSpec) control() wire.CommonFields {
-	return wire.CommonFields{Sport: m.sport, Dport: ServerPort, SenderID: m.id}
+	port := m.port
+	if port == 0 {
+		port = ServerPort
+	}
+	return wire.CommonFields{Sport: m.sport, Dport: port, SenderID: m.id}
 }
 
 // unschedPrio is the level of the request's unscheduled DATA.

@@ -99,7 +99,7 @@ func (w workloadSpec) run() *Bench {
 	}
 	server := b.IUTs[len(b.IUTs)-1]
 	dst := netip.AddrPortFrom(b.Addrs[len(b.Addrs)-1], ServerPort)
-	ok(server.Listen(ctx(), ServerPort), "server listen")
+	ok(server.Listen(ctx(), ServerPort, agent.ListenOptions{}), "server listen")
 	rng := rand.New(rand.NewPCG(w.seed, 1))
 	sizes := make([][2]int, w.rpcs)
 	for i := range sizes {

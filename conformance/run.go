@@ -475,7 +475,7 @@ var _ = BeforeSuite(func(sc SpecContext) {
 		}
 		return nil
 	})
-	if err := env.IUT.Listen(sc, ServerPort); err != nil {
+	if err := env.IUT.Listen(sc, ServerPort, agent.ListenOptions{}); err != nil {
 		// One line with the cause (Gomega's message put it on a later
 		// line, which the run's error left out).
 		msg := fmt.Sprintf("asking the IUT to serve on port %d: %v", ServerPort, err)

@@ -556,6 +556,62 @@ var _ = Describe("retransmission", func() {
 			checkExchange(p)
 		}))
 
+	It("RESEND-busy-alive-app: a server whose application takes half as long again as timeout_ticks to reply keeps the RPC: it answers the client's RESENDs with BUSY meanwhile and sends the response once the application replies",
+		labels("resend", "MUST", "HOMA-RESEND-015", "HOMA-RESEND-019"), body(func() {
+			need(agent.CapReplyDelay)
+			needResends()
+			p := peer(0)
+			pr := params()
+			hold := pr.Ticks(holdTicks()) // before the request: an unsupported spec leaves no RPC behind
+			port, err := env.replyDelayPort(ctx(), hold)
+			ok(err, "a server port whose application replies after %v", hold)
+			// A request the client sends whole unscheduled: at unsched_bytes
+			// below 12 one too short for the payload header, answered with
+			// as many bytes.
+			n := unsched(100)
+			m := newRequest(n, map[bool]int{true: 100, false: n}[n >= agent.PayloadHeaderLen])
+			m.port = port
+			m.sendUnsched(p, 0, m.msgLen)
+			sentAt := p.Now()
+			// The whole request came, so the server's timer counts no
+			// silence for the RPC while its application works
+			// (homa_timer_check_rpc returns for a server RPC past
+			// RPC_INCOMING), however long that takes; a client that hears
+			// nothing RESENDs {0, -1} every resend_ticks, and the server,
+			// holding the RPC without a response, answers BUSY
+			// (homa_resend_pkt), which keeps the client's RPC alive
+			// (homa_dispatch_pkts). A server that forgot the RPC answers
+			// RPC_UNKNOWN (HOMA-RESEND-019 judges that from the capture).
+			busy := 0
+			var answer *tester.Packet
+			for answer == nil && p.Now().Before(sentAt.Add(hold-pr.Ticks(pr.ResendTicks))) {
+				pause(deadline(pr.Ticks(pr.ResendTicks)), "the client's silence before its RESEND")
+				Expect(p.Send(iut(), ctrlLevel(pr), &wire.ResendFields{Common: m.control(), Offset: 0, Length: wire.ResendAll, Priority: ctrlLevel(pr)})).To(Succeed())
+				// Any packet of the RPC: BUSY, or RPC_UNKNOWN, or the
+				// response come early (the checker judges which is legal).
+				x, err := p.Expect(ctx(), tester.Match{From: iut(), RPC: m.id}, wait(pr.ResponseTimeout))
+				ok(err, "the server's answer to RESEND %d {0, -1}, %v after the request, while its application works", busy+1, p.Now().Sub(sentAt))
+				if x.Pkt.Type() != wire.TypeBusy {
+					answer = x
+					break
+				}
+				busy++
+			}
+			for answer == nil || answer.Pkt.Type() == wire.TypeBusy {
+				answer, err = p.Expect(ctx(), tester.Match{From: iut(), RPC: m.id}, wait(hold))
+				ok(err, "the response, from a server whose application replies %v after the request (%v ago)", hold, p.Now().Sub(sentAt))
+			}
+			AddReportEntry("note", fmt.Sprintf("%d BUSYs answered the client's RESENDs while the application held the reply for %v; then %s", busy, hold, answer))
+			if answer.Pkt.Type() == wire.TypeData {
+				m.receiveResponse(p)
+				m.ack(p)
+			}
+			checkExchange(p)
+			if answer.Pkt.Type() != wire.TypeData {
+				Fail(fmt.Sprintf("the server answered %s %v after the request, not the response: it forgot an RPC whose application was still working on it (homa_timer_check_rpc counts no silence for a server RPC whose request came whole)", answer, answer.At.Sub(sentAt)))
+			}
+		}))
+
 	It("RESEND-timeout: a client whose server stays silent after the request asks with RESENDs and fails the call with a timeout, not before timeout_ticks ticks of silence",
 		labels("resend", "MUST", "HOMA-RESEND-014", "HOMA-RESEND-009"), body(func() {
 			waitsTimeout()

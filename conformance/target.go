@@ -2,6 +2,7 @@ package conformance
 
 import (
 	"context"
+	"github.com/homatest/homatest/agent"
 	"net/netip"
 	"time"
 
@@ -16,8 +17,9 @@ type Target interface {
 	Info() TargetInfo
 	// Listen makes the IUT serve requests on port (a server socket): every
 	// request is answered with a response whose length the request's
-	// payload header gives (see PayloadHeader).
-	Listen(ctx context.Context, port uint16) error
+	// payload header gives (see PayloadHeader), o.ReplyDelay after it
+	// came (capability reply-delay).
+	Listen(ctx context.Context, port uint16, o agent.ListenOptions) error
 	// Call starts an RPC from the IUT to dst with a request of reqLen bytes
 	// asking for respLen bytes back; the result arrives on the channel.
 	Call(ctx context.Context, dst netip.AddrPort, reqLen, respLen int) (<-chan CallResult, error)

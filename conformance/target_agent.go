@@ -100,7 +100,9 @@ func (t *AgentTarget) dispatch() {
 func (t *AgentTarget) Info() TargetInfo { return t.info }
 
 // Listen asks the agent to serve on port.
-func (t *AgentTarget) Listen(ctx context.Context, port uint16) error { return t.c.Listen(ctx, port) }
+func (t *AgentTarget) Listen(ctx context.Context, port uint16, o agent.ListenOptions) error {
+	return t.c.ListenWith(ctx, port, o)
+}
 
 // Call starts an RPC through the agent; the call ids are unique for the
 // session (the agent counts a reused id as a duplicate execution).

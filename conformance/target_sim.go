@@ -26,9 +26,9 @@ type simTarget struct {
 func (t *simTarget) Info() TargetInfo { return t.info }
 
 // Listen serves requests on port as the ref agent does.
-func (t *simTarget) Listen(_ context.Context, port uint16) error {
+func (t *simTarget) Listen(_ context.Context, port uint16, o agent.ListenOptions) error {
 	var err error
-	t.clock.Do(func() { err = t.a.Listen(port) })
+	t.clock.Do(func() { err = t.a.Listen(port, o.ReplyDelay) })
 	return err
 }
 

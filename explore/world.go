@@ -140,7 +140,7 @@ func newWorld(ctx context.Context, env Env) (*world, error) {
 		host := i
 		tr.SetHandler(func(src netip.Addr, prio uint8, pkt []byte) { w.in.put(w.clock, host, src, prio, pkt) })
 	}
-	if err := ce.IUT.Listen(ctx, conformance.ServerPort); err != nil {
+	if err := ce.IUT.Listen(ctx, conformance.ServerPort, agent.ListenOptions{}); err != nil {
 		return fail(fmt.Errorf("explore: the IUT cannot listen on port %d: %w", conformance.ServerPort, err))
 	}
 	return w, nil

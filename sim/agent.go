@@ -49,9 +49,17 @@ func (h *Host) Agent() (*Agent, error) {
 // Addr is the address of the agent's host.
 func (a *Agent) Addr() netip.Addr { return a.rpc.Addr() }
 
-// Listen makes the host serve requests on port as the ref agent does.
-// Errors: the transport's (a port in use).
-func (a *Agent) Listen(port uint16) error { return a.rpc.Listen(port, a.serve) }
+// Listen makes the host serve requests on port as the ref agent does,
+// each reply delay after its request came (agent.ListenOptions.ReplyDelay,
+// on virtual time). Errors: the transport's (a port in use).
+func (a *Agent) Listen(port uint16, delay time.Duration) error {
+	if delay <= 0 {
+		return a.rpc.Listen(port, a.serve)
+	}
+	return a.rpc.Listen(port, func(req []byte, peer netip.AddrPort, reply func([]byte)) {
+		a.serve(req, peer, func(resp []byte) { a.s.After(delay, func() { reply(resp) }) })
+	})
+}
 
 // Call starts call c now (c.Dst and c.Port the server; c.TimeoutMs is not
 // used: the RPC ends when the protocol ends it, or at Abort). done gets

@@ -143,7 +143,7 @@ func (s *Sim) StartRPC(hosts []RPCHost, cfg traffic.Config) (*Traffic, error) {
 		t.agents = append(t.agents, s.NewAgent(h))
 	}
 	for _, i := range t.servers {
-		if err := t.agents[i].Listen(t.cfg.Port); err != nil {
+		if err := t.agents[i].Listen(t.cfg.Port, 0); err != nil {
 			return nil, fmt.Errorf("sim: listen on %v port %d: %w", hosts[i].Addr(), t.cfg.Port, err)
 		}
 	}
