@@ -39,7 +39,14 @@ type iutRPC struct {
 // bytes asking for respLen, and waits for the request's first DATA.
 func iutCall(p *tester.Peer, reqLen, respLen int) *iutRPC {
 	GinkgoHelper()
-	done, err := env.IUT.Call(ctx(), netip.AddrPortFrom(p.Addr(), testerPort), reqLen, respLen)
+	return iutCallTimeout(p, reqLen, respLen, 0)
+}
+
+// iutCallTimeout is iutCall for a call the IUT's application gives up
+// after timeout (0: never; Target.Call).
+func iutCallTimeout(p *tester.Peer, reqLen, respLen int, timeout time.Duration) *iutRPC {
+	GinkgoHelper()
+	done, err := env.IUT.Call(ctx(), netip.AddrPortFrom(p.Addr(), testerPort), reqLen, respLen, timeout)
 	ok(err, "asking the IUT to call %s:%d", p.Addr(), testerPort)
 	d, err := p.Expect(ctx(), tester.Match{Type: wire.TypeData, From: iut(),
 		Checks: []tester.Check{msgLenIs(reqLen), toPort(testerPort)}}, wait(10*time.Millisecond))

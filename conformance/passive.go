@@ -167,7 +167,7 @@ func (w workloadSpec) run() *Bench {
 			defer wg.Done()
 			defer func() { <-sem }()
 			began := time.Now()
-			done, err := client.Call(ctx(), dst, sz[0], sz[1])
+			done, err := client.Call(ctx(), dst, sz[0], sz[1], 0)
 			var msg string
 			if err != nil {
 				msg = err.Error()

@@ -1,11 +1,13 @@
 package conformance
 
 import (
+	"fmt"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
+	"github.com/homatest/homatest/agent"
 	"github.com/homatest/homatest/conformance/tester"
 	"github.com/homatest/homatest/spec"
 	"github.com/homatest/homatest/spec/wire"
@@ -25,6 +27,35 @@ var _ = Describe("client requests", func() {
 				unschedThenGranted(p, pr, reqLen)
 			}
 			checkExchange(p)
+		}))
+
+	It("REQUEST-id-after-abort: a client whose application gave a call up takes new ids for its next RPCs, to another server and to the same one, never the given-up RPC's (ids come from one per-host counter)",
+		labels("wire", "MUST", "HOMA-ID-004", "HOMA-WIRE-011"), body(func() {
+			need(agent.CapTimeouts)
+			p0, p1 := peer(0), peer(1)
+			pr := params()
+			// The tester never answers; the application gives the call up
+			// well before timeout_ticks (the agent's timeout_ms, whole
+			// ms), as a Homa application aborts an RPC (HomaModule
+			// homa_rpc_end from the socket's abort or close). Its id is
+			// spent: homa_rpc_alloc_client takes every id from
+			// next_outgoing_id, which only grows.
+			limit := max(pr.Ticks(2), 2*time.Millisecond)
+			if limit >= pr.Ticks(pr.TimeoutTicks) {
+				Skip(fmt.Sprintf("unsupported: timeout_ticks %d of %v leaves no time for the application to give a call up first", pr.TimeoutTicks, pr.Tick))
+			}
+			gone := iutCallTimeout(p0, 100, 100, limit)
+			wantTimedOut(gone.wait(), "its application gives the call up (timeout_ms)")
+			last := wire.ClientID(gone.id)
+			for _, p := range []*tester.Peer{p1, p0} {
+				r := iutCall(p, 100, 100)
+				r.receiveRequest(p)
+				id := wire.ClientID(r.id)
+				Expect(id).To(BeNumerically(">", last), "the IUT's next RPC to %v has id %d, after RPC %d (given up by its application): ids only grow", p.Addr(), id, last)
+				Expect(r.respond(p, 100, pr.CutoffVersion).Response).To(Equal(100))
+				last = id
+			}
+			checkExchange(p0, p1)
 		}))
 
 	It("REQUEST-max-length: a request of exactly max_message_length bytes is sent whole and answered (the limit is inclusive)",

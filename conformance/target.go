@@ -9,6 +9,10 @@ import (
 	"github.com/homatest/homatest/spec"
 )
 
+// timeoutMs is a call's timeout as the agent protocol's timeout_ms: whole
+// milliseconds, rounded up (0: none).
+func timeoutMs(d time.Duration) int64 { return int64((d + time.Millisecond - 1) / time.Millisecond) }
+
 // Target is the implementation under test as the specs drive it: the
 // operations of the agent protocol (docs/agent-protocol.md). Methods are
 // safe for concurrent use.
@@ -22,7 +26,10 @@ type Target interface {
 	Listen(ctx context.Context, port uint16, o agent.ListenOptions) error
 	// Call starts an RPC from the IUT to dst with a request of reqLen bytes
 	// asking for respLen bytes back; the result arrives on the channel.
-	Call(ctx context.Context, dst netip.AddrPort, reqLen, respLen int) (<-chan CallResult, error)
+	// A timeout > 0 has the IUT's application give the call up after it
+	// (the agent's timeout_ms, capability timeouts; whole ms): the RPC
+	// ends with a timeout error, as an application's abort ends it.
+	Call(ctx context.Context, dst netip.AddrPort, reqLen, respLen int, timeout time.Duration) (<-chan CallResult, error)
 	// Stats returns the IUT's counters (served: requests executed, …).
 	Stats(ctx context.Context) (map[string]uint64, error)
 	// Close shuts the IUT down.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/netip"
 	"sync"
+	"time"
 
 	"github.com/homatest/homatest/agent"
 	"github.com/homatest/homatest/conformance/tester"
@@ -106,14 +107,14 @@ func (t *AgentTarget) Listen(ctx context.Context, port uint16, o agent.ListenOpt
 
 // Call starts an RPC through the agent; the call ids are unique for the
 // session (the agent counts a reused id as a duplicate execution).
-func (t *AgentTarget) Call(ctx context.Context, dst netip.AddrPort, reqLen, respLen int) (<-chan CallResult, error) {
+func (t *AgentTarget) Call(ctx context.Context, dst netip.AddrPort, reqLen, respLen int, timeout time.Duration) (<-chan CallResult, error) {
 	ch := make(chan CallResult, 1)
 	t.mu.Lock()
 	t.nextID++
 	id := t.nextID
 	t.waiting[id] = ch
 	t.mu.Unlock()
-	err := t.c.Call(ctx, agent.Call{ID: id, Dst: dst.Addr(), Port: dst.Port(), Request: reqLen, Response: respLen})
+	err := t.c.Call(ctx, agent.Call{ID: id, Dst: dst.Addr(), Port: dst.Port(), Request: reqLen, Response: respLen, TimeoutMs: timeoutMs(timeout)})
 	if err != nil {
 		t.mu.Lock()
 		delete(t.waiting, id)

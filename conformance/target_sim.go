@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/netip"
+	"time"
 
 	"github.com/homatest/homatest/agent"
 	"github.com/homatest/homatest/conformance/tester"
@@ -34,9 +35,9 @@ func (t *simTarget) Listen(_ context.Context, port uint16, o agent.ListenOptions
 
 // Call starts an RPC now; the result is on the channel once the
 // simulation has run far enough (a wait on the clock).
-func (t *simTarget) Call(_ context.Context, dst netip.AddrPort, reqLen, respLen int) (<-chan CallResult, error) {
+func (t *simTarget) Call(_ context.Context, dst netip.AddrPort, reqLen, respLen int, timeout time.Duration) (<-chan CallResult, error) {
 	ch := make(chan CallResult, 1)
-	c := agent.Call{ID: t.nextID + 1, Dst: dst.Addr(), Port: dst.Port(), Request: reqLen, Response: respLen}
+	c := agent.Call{ID: t.nextID + 1, Dst: dst.Addr(), Port: dst.Port(), Request: reqLen, Response: respLen, TimeoutMs: timeoutMs(timeout)}
 	if err := c.Check(); err != nil {
 		// As an agent over its protocol refuses it (agent.Call.Check):
 		// a call the simulator took would pass here and fail in

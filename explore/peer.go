@@ -332,7 +332,7 @@ func (r *run) begin(x *rpc) {
 	x.callAt = r.now
 	r.w.calls++
 	x.callNo = r.w.calls
-	ch, err := r.w.ce.IUT.Call(r.ctx, netip.AddrPortFrom(h.st.addr, serverPort), x.spec.Request, x.spec.Response)
+	ch, err := r.w.ce.IUT.Call(r.ctx, netip.AddrPortFrom(h.st.addr, serverPort), x.spec.Request, x.spec.Response, 0)
 	if err != nil {
 		r.fail(&Failure{Rule: AppError, Level: spec.Must, RPC: x.n, Why: fmt.Sprintf("the IUT refused call %d (%d bytes to %s, response %d): %v", x.n, x.spec.Request, h.st.name, x.spec.Response, err)})
 		return

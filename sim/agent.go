@@ -61,8 +61,10 @@ func (a *Agent) Listen(port uint16, delay time.Duration) error {
 	})
 }
 
-// Call starts call c now (c.Dst and c.Port the server; c.TimeoutMs is not
-// used: the RPC ends when the protocol ends it, or at Abort). done gets
+// Call starts call c now (c.Dst and c.Port the server). The RPC ends when
+// the protocol ends it, at Abort, or, with c.TimeoutMs > 0, when the
+// application gives it up that long after it began (aborted as Abort
+// does, with the agents' timeout error: agent.runCall). done gets
 // its completion once, as the agents report it: the response length and
 // the latency on virtual time, or an error starting with an agent error
 // code. It returns the function Abort needs. Errors: the transport's (the
@@ -72,6 +74,25 @@ func (a *Agent) Call(c agent.Call, done func(agent.Completion)) (abort func(), e
 	agent.FillPayload(req, c.ID, uint32(c.Response))
 	a.stats.Calls++
 	start := a.s.now
+	ended := false
+	defer func() {
+		if err != nil || c.TimeoutMs <= 0 {
+			return
+		}
+		limit := time.Duration(c.TimeoutMs) * time.Millisecond
+		a.s.After(limit, func() {
+			if !ended {
+				a.Abort(abort, c, limit, fmt.Sprintf("%s: no response within timeout_ms %d", agent.CodeTimeout, c.TimeoutMs), done)
+			}
+		})
+	}()
+	done0 := done
+	done = func(comp agent.Completion) {
+		ended = true
+		if done0 != nil {
+			done0(comp)
+		}
+	}
 	abort, err = a.rpc.Call(netip.AddrPortFrom(c.Dst, c.Port), req, func(resp []byte, err error) {
 		comp := agent.Completion{ID: c.ID, Request: c.Request, LatencyNs: int64(a.s.now - start)}
 		switch {

@@ -107,7 +107,7 @@ func idRules2() []*Rule {
 		{
 			ID: "HOMA-ID-004", Level: Must,
 			Facts:     []string{"ID-02"},
-			Statement: "A client host never reuses an id: no RPC begins again more than response_timeout after it was acknowledged, nor with an id at or below one of that host's earlier RPCs that the capture shows acknowledged, and no RPC's first request bytes come after an ack of it.",
+			Statement: "A client host never reuses an id: no RPC begins again more than response_timeout after it was acknowledged, nor with an id at or below one of that host's earlier RPCs that the capture shows acknowledged, nor with the id of its RPC with another server however that RPC ended (acknowledged, timed out, aborted by the application, ended by RPC_UNKNOWN: HOMA-WIRE-011 judges one still live), and no RPC's first request bytes come after an ack of it.",
 			Source:    "HomaModule homa_rpc.c homa_rpc_alloc_client (ids from one per-host counter, +2 each); homa_peer.c homa_peer_add_ack (an RPC is acked after its response arrived)",
 			Capture:   "judged against the host's largest acked id once that ack is response_timeout old and its last 256 acked ids; a new RPC with a smaller id than an acked one, not one of those acked, is inconclusive: a request may wait between taking its id and its first packet, in a stalled sendmsg (a page fault or a preempted thread copying from user space) or, longer than defer_min_bytes (1000 B on main; linux_6.1.38 paces from throttle_min_bytes, 200 B: 199 in the linux-2024 profile), behind shorter messages in the sender's SRPT (SND-04); a host whose Homa module was reloaded during the capture starts again at 2: a new request's first DATA with an id no larger than the host's earlier ones, after the host sent nothing for timeout_ticks (its peers' own timeout; at least response_timeout plus slack), and id 2 or cutoff_version 0 to a peer whose version it carried before (a fresh module's state), starts a new section of the capture, judged afresh (the report lists the sections); ids back while the host is active, or without those signs, are judged",
 			Property: Each{Usual: Usual{FactLive, NotApplicable}, Check: func(c *Ctx, e *Event) Result {
@@ -117,6 +117,17 @@ func idRules2() []*Rule {
 				r := c.T.Lookup(e)
 				if r != nil && !r.reusedBy(e, c.P) {
 					return Skip
+				}
+				if r == nil && e.Type() == wire.TypeData && !e.Retransmit() && e.Offset == 0 {
+					// A new request under an id the client used with another
+					// server, whose RPC has ended (HOMA-WIRE-011 judges
+					// one still live): whatever ended it (an ack, a
+					// timeout, an abort by the application, RPC_UNKNOWN),
+					// the id is not taken again.
+					if o := c.T.SameIDElsewhere(e); o != nil && o.Key.Server != e.Dst && (o.Acked || o.Unknown || e.Time.Sub(o.Last) > c.P.Ticks(c.P.TimeoutTicks)) {
+						return Violation("new RPC %d from %v to %v, but %v used id %d for its RPC with %v (first packet frame %d, last %v earlier): ids are never reused, whatever ended that RPC",
+							o.Key.ClientID, e.Src, e.Dst, e.Src, o.Key.ClientID, o.Key.Server, o.FirstFrame, e.Time.Sub(o.Last).Round(time.Microsecond)).With(o.FirstFrame).About(o.Key)
+					}
 				}
 				h := c.T.acked[e.Src]
 				if h == nil {

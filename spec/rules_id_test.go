@@ -2,6 +2,7 @@ package spec
 
 import (
 	"fmt"
+	"net/netip"
 	"strings"
 	"testing"
 	"time"
@@ -236,5 +237,44 @@ func TestAckHistoryEntriesOnly(t *testing.T) {
 	}
 	if h.max.id != 10 {
 		t.Errorf("largest acked id %d, want 10", h.max.id)
+	}
+}
+
+// TestID004IDOfAnEndedRPC: a client that takes the id of its RPC with
+// another server again, after that RPC ended without an ack (it timed
+// out, or its application aborted it: nothing on the wire says which),
+// reuses it (rt3's t28: an aborted RPC's id given to the next RPC). Within
+// timeout_ticks of the first RPC's last packet it is still live there,
+// which HOMA-WIRE-011 judges; a new id is no reuse. (Id 2 again after
+// timeout_ticks of silence would be a module restarted: a new section.)
+func TestID004IDOfAnEndedRPC(t *testing.T) {
+	other := netip.MustParseAddr("198.18.0.3")
+	for _, c := range []struct {
+		name  string
+		gap   time.Duration
+		id    uint64
+		id004 bool
+		w011  bool
+	}{
+		{"after timeout_ticks", 150 * time.Millisecond, 10, true, false},
+		{"while live", 20 * time.Millisecond, 10, false, true},
+		{"a new id", 150 * time.Millisecond, 12, false, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			b := newTrace(t, wire.VersionCurrent)
+			b.data(true, 10, 100, 0, 100, 7, nil)
+			b.server = other
+			again := b.after(c.gap).data(true, c.id, 200, 0, 200, 7, nil)
+			rep := b.check("linux", "HOMA-ID-004,HOMA-WIRE-011")
+			var want004, want011 []int
+			if c.id004 {
+				want004 = []int{again}
+			}
+			if c.w011 {
+				want011 = []int{again}
+			}
+			wantViolations(t, rep, "HOMA-ID-004", want004...)
+			wantViolations(t, rep, "HOMA-WIRE-011", want011...)
+		})
 	}
 }
