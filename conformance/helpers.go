@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"maps"
 	"net/netip"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -99,9 +101,22 @@ func labels(area, level string, rules ...string) []any {
 func body(f func()) func(SpecContext) {
 	return func(sc SpecContext) {
 		cur.ctx = sc
+		defer func() {
+			if r := recover(); r != nil {
+				if _, ok := r.(stalledOut); !ok {
+					panic(r) // Ginkgo's own (Fail, Skip) and real panics
+				}
+			}
+		}()
 		f()
 	}
 }
+
+// stalledOut, panicked by ok and recovered by body, ends a spec early
+// without a verdict: its exchange broke because this machine held the
+// tester up, which a timing-inconclusive entry records (the spec is
+// rerun, and not judged if every rerun is alike).
+type stalledOut struct{}
 
 // specState is the per-spec state: the peers it opened, the spec checker's
 // findings charged to the IUT (comments of the capture a failed spec
@@ -949,8 +964,97 @@ func (e *Env) setReaction(p *spec.Params) {
 func ok(err error, what string, args ...any) {
 	GinkgoHelper()
 	if err != nil {
-		Fail(fmt.Sprintf(what, args...) + ": " + err.Error())
+		msg := fmt.Sprintf(what, args...) + ": " + err.Error()
+		if gaveUpDuringStall(msg) {
+			panic(stalledOut{})
+		}
+		Fail(msg)
 	}
+}
+
+// gaveUpDuringStall reports whether the IUT ended one of the spec's RPCs
+// by its timer after the tester had left it silent (timerEnded), while
+// stalls this machine measured held things up for at least half that
+// silence: the tester was kept from acting in time, so what the spec then
+// waited for in vain (msg) says nothing of the IUT. If so it records msg
+// as timing-inconclusive. Only without a verdict yet: it reads the
+// results of the spec's IUT calls.
+func gaveUpDuringStall(msg string) bool {
+	if env.Stalls == nil {
+		return false
+	}
+	pr := params()
+	timedOut := map[uint64]time.Time{}
+	for _, r := range cur.calls {
+		var res CallResult
+		if !r.ended && r.poll(&res) {
+			r.ended = true
+			if (agent.Completion{Error: res.Err}).Code() == agent.CodeTimeout {
+				timedOut[r.id&^1] = r.first.At.Add(res.Latency)
+			}
+		}
+	}
+	var logs [][]*tester.Packet
+	for _, p := range cur.peers {
+		logs = append(logs, p.Log())
+	}
+	for _, g := range timerEnded(logs, timedOut, pr.Ticks(max(1, pr.TimeoutTicks-2))) {
+		if stalledAtLeast(fmt.Sprintf("%s; the IUT had ended RPC %d after %v in which the tester sent it no DATA, GRANT or BUSY (timeout_ticks %d of %v)", msg, g.id, g.at.Sub(g.from).Round(time.Millisecond), pr.TimeoutTicks, pr.Tick), g.from, g.at, g.at.Sub(g.from)/2) {
+			return true
+		}
+	}
+	return false
+}
+
+// silentEnd is an RPC (client id) the IUT ended at, after a silence of
+// the tester's from from.
+type silentEnd struct {
+	id       uint64
+	from, at time.Time
+}
+
+// timerEnded returns the RPCs the IUT ended (its RPC_UNKNOWN for one in
+// the tester peers' logs, or an IUT call that failed with a timeout:
+// timedOut, client id → when) after at least quiet in which the tester
+// sent the RPC no DATA, GRANT or BUSY, which the protocol allows
+// (homa_timer_check_rpc counts the silent ticks those reset). The
+// silence runs from the latest such packet of the tester's, or DATA of
+// the IUT's (a client counts once its request is out), before the end;
+// in order of client id.
+func timerEnded(logs [][]*tester.Packet, timedOut map[uint64]time.Time, quiet time.Duration) []silentEnd {
+	ended := maps.Clone(timedOut)
+	if ended == nil {
+		ended = map[uint64]time.Time{}
+	}
+	for _, log := range logs {
+		for _, x := range log {
+			if !x.Sent && x.Err == nil && x.Pkt.Type() == wire.TypeRPCUnknown {
+				if at, seen := ended[x.Pkt.SenderID()&^1]; !seen || x.At.Before(at) {
+					ended[x.Pkt.SenderID()&^1] = x.At
+				}
+			}
+		}
+	}
+	var out []silentEnd
+	for _, id := range slices.Sorted(maps.Keys(ended)) {
+		at := ended[id]
+		var from time.Time
+		for _, log := range logs {
+			for _, x := range log {
+				t := x.Pkt.Type()
+				if x.Err != nil || x.Pkt.SenderID()&^1 != id || !x.At.Before(at) || x.At.Before(from) {
+					continue
+				}
+				if x.Sent && (t == wire.TypeData || t == wire.TypeGrant || t == wire.TypeBusy) || !x.Sent && t == wire.TypeData {
+					from = x.At
+				}
+			}
+		}
+		if !from.IsZero() && at.Sub(from) >= quiet {
+			out = append(out, silentEnd{id, from, at})
+		}
+	}
+	return out
 }
 
 // none fails the spec when bad holds any line: "what: line", or "what:"

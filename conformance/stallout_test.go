@@ -1,0 +1,57 @@
+package conformance
+
+import (
+	"testing"
+	"time"
+
+	"github.com/homatest/homatest/conformance/tester"
+	"github.com/homatest/homatest/spec/wire"
+)
+
+// TestTimerEnded: the RPCs the IUT ended after the tester left them
+// silent for quiet are found, with the silence measured from the last
+// DATA, GRANT or BUSY the tester sent or DATA the IUT sent (not RESENDs,
+// which reset no silent ticks), as in a run of RESEND-past-sent beside
+// builds and a QEMU guest, where
+// the tester was held up 505 ms after the IUT's unscheduled bytes and its
+// RESEND drew RPC_UNKNOWN (timeout_ticks 100 of 5 ms). An RPC whose
+// silence was shorter, or one ended by a call that timed out after the
+// tester's BUSY a tick before, is not; a timed-out call counts too.
+func TestTimerEnded(t *testing.T) {
+	t0 := time.Unix(1700000000, 0)
+	pkt := func(ms float64, sent bool, f wire.Fields) *tester.Packet {
+		b, err := wire.Encode(f, wire.EncodeOptions{FixLengths: true, SetMarks: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := wire.Decode(b, wire.DecodeOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return &tester.Packet{At: t0.Add(time.Duration(ms * float64(time.Millisecond))), Sent: sent, Pkt: p}
+	}
+	data := func(id uint64) wire.Fields {
+		return &wire.DataFields{Common: wire.CommonFields{SenderID: id}, MessageLength: 100, Incoming: 100, SegOffset: wire.SegOffsetInSequence, Payload: make([]byte, 100)}
+	}
+	resend := &wire.ResendFields{Common: wire.CommonFields{SenderID: 9}, Offset: 39999, Length: 2, Priority: 7}
+	log := []*tester.Packet{
+		pkt(0.1, false, data(8)), // the IUT client's request (RPC 8)
+		pkt(505.9, true, resend), // the tester's RESEND, late
+		pkt(506.1, false, &wire.RPCUnknownFields{Common: wire.CommonFields{SenderID: 8}}),
+		pkt(600, false, data(10)), // RPC 10: DATA, then RPC_UNKNOWN 100 ms on
+		pkt(700, false, &wire.RPCUnknownFields{Common: wire.CommonFields{SenderID: 10}}),
+		pkt(800, false, data(12)), // RPC 12: the tester's BUSY, then a timed-out call
+		pkt(1300, true, &wire.BusyFields{Common: wire.CommonFields{SenderID: 13}}),
+		pkt(1400, false, data(14)), // RPC 14: a call that timed out 495 ms later
+	}
+	got := timerEnded([][]*tester.Packet{log}, map[uint64]time.Time{12: t0.Add(1305 * time.Millisecond), 14: t0.Add(1895 * time.Millisecond)}, 490*time.Millisecond)
+	want := []silentEnd{{8, t0.Add(100 * time.Microsecond), t0.Add(506100 * time.Microsecond)}, {14, t0.Add(1400 * time.Millisecond), t0.Add(1895 * time.Millisecond)}}
+	if len(got) != len(want) {
+		t.Fatalf("timerEnded = %+v, want %+v", got, want)
+	}
+	for i := range want {
+		if got[i].id != want[i].id || !got[i].from.Equal(want[i].from) || !got[i].at.Equal(want[i].at) {
+			t.Errorf("timerEnded[%d] = %+v, want %+v", i, got[i], want[i])
+		}
+	}
+}
