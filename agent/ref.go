@@ -231,6 +231,7 @@ func AddRefStats(s *Stats, st homa.Stats) {
 	s.Extra["restarts"] += uint64(st.Restarts)
 	s.Extra["delivered"] += uint64(st.Delivered)
 	s.Extra["duplicates"] += uint64(st.Duplicates)
+	s.Extra["tx_refused"] += uint64(st.TxRefused)
 }
 
 // packetTypeName names Homa packet type 0x10+i in lower case ("data",

@@ -46,6 +46,9 @@ const (
 	// counted, not charged, and not a reason to rerun the spec or leave it
 	// unjudged.
 	entryElsewhere = "timing-judged-elsewhere"
+	// entryCounters is a failed spec's note of the IUT's counters that
+	// rose during it (iutCountersSince): what the IUT says it did.
+	entryCounters = "iut-counters"
 )
 
 // specTimeout bounds one spec's body (its It node): a spec that hangs
@@ -127,12 +130,41 @@ type specState struct {
 	msgs     []msgSpec // the tester clients' RPCs (newRequest)
 	findings []spec.Finding
 	ctx      context.Context
+	// counters are the IUT's counters when the spec began (Target.Stats;
+	// nil if it could not say).
+	counters map[string]uint64
 }
 
 var cur *specState
 
+// iutCountersSince returns how much each of the IUT's counters rose since
+// the spec began (the nonzero ones; nil if the IUT cannot say).
+func iutCountersSince() map[string]uint64 {
+	if cur.counters == nil || env.IUT == nil {
+		return nil
+	}
+	c, cancel := context.WithTimeout(context.Background(), timescale.D(10*time.Second))
+	defer cancel()
+	now, err := env.IUT.Stats(c)
+	if err != nil {
+		return nil
+	}
+	d := map[string]uint64{}
+	for k, v := range now {
+		if v > cur.counters[k] {
+			d[k] = v - cur.counters[k]
+		}
+	}
+	return d
+}
+
 var _ = BeforeEach(func() {
 	cur = &specState{}
+	if env.IUT != nil {
+		c, cancel := context.WithTimeout(context.Background(), timescale.D(10*time.Second))
+		cur.counters, _ = env.IUT.Stats(c)
+		cancel()
+	}
 	for _, l := range CurrentSpecReport().Labels() {
 		if strings.HasPrefix(l, "HOMA-") {
 			AddReportEntry(entryRule, l)
@@ -147,6 +179,13 @@ var _ = AfterEach(func() {
 	}
 	if CurrentSpecReport().Failed() {
 		saveCapture()
+		if d := iutCountersSince(); len(d) > 0 {
+			var parts []string
+			for _, k := range slices.Sorted(maps.Keys(d)) {
+				parts = append(parts, fmt.Sprintf("%s +%d", k, d[k]))
+			}
+			AddReportEntry(entryCounters, "the IUT's counters during the spec: "+strings.Join(parts, ", "))
+		}
 	}
 	for _, r := range cur.calls {
 		r.finish()
@@ -763,8 +802,23 @@ func checkRules(own string, peers ...*tester.Peer) {
 		view[i].Time = pk.At
 	}
 	var bad, otherMust, otherShould []string
+	refused := uint64(0)
+	for _, v := range found {
+		if v.Timing() {
+			// The IUT's own count of packets its transport refused (the
+			// reference implementation's tx_refused): a RESEND or NEED_ACK
+			// the kernel dropped on its way out leaves its timer's next
+			// one late, and no capture shows the loss.
+			refused = iutCountersSince()["tx_refused"]
+			break
+		}
+	}
 	for _, v := range found {
 		if inconclusiveAs(stalledEntry(v.Rule, isOwn), v, view) {
+			continue
+		}
+		if refused > 0 && v.Timing() {
+			AddReportEntry(stalledEntry(v.Rule, isOwn), fmt.Sprintf("%s: %s (the IUT's transport refused %d packets during the exchange: lost before the wire, where no capture shows them)", v.Rule, v.Why, refused))
 			continue
 		}
 		line := fmt.Sprintf("%s frame %d: %s (%s)", v.Rule, v.Frame, v.Why, pkts[v.Frame-1])

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/netip"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/homatest/homatest/internal/hrtimer"
@@ -82,6 +83,9 @@ type Host struct {
 	inBatch   bool
 	pullDead  bool
 	dropped   int // requests a full receive queue refused
+	// txRefused counts the packets the transport refused (Stats.TxRefused;
+	// written after h.mu is released, under sendMu).
+	txRefused atomic.Int64
 	closed    bool
 	// sent holds the buffers of the packets sent (under sendMu), given
 	// back to the machine by the next unlock, which holds both locks.
@@ -174,6 +178,7 @@ func (h *Host) Stats() Stats {
 	defer h.mu.Unlock()
 	st := h.m.Stats()
 	st.Dropped += h.dropped
+	st.TxRefused = int(h.txRefused.Load())
 	return st
 }
 
@@ -580,11 +585,15 @@ func (h *Host) unlockAt(now time.Duration) {
 	h.mu.Unlock()
 	if h.batch != nil {
 		if len(out) > 0 {
-			_ = h.batch.SendBatch(out)
+			if err := h.batch.SendBatch(out); err != nil {
+				h.txRefused.Add(int64(refusedCount(err)))
+			}
 		}
 	} else {
 		for _, t := range out {
-			_ = h.tr.Send(t.Dst, t.Prio, t.Packet)
+			if err := h.tr.Send(t.Dst, t.Prio, t.Packet); err != nil {
+				h.txRefused.Add(int64(refusedCount(err)))
+			}
 		}
 	}
 	for i, t := range out {

@@ -203,6 +203,10 @@ type Stats struct {
 	// Delivered counts requests handed to server sockets; Duplicates
 	// request packets for RPCs already delivered (at-most-once holds).
 	Delivered, Duplicates int
+	// TxRefused counts packets the transport refused to send (Host: a
+	// homa.RefusedError's count, one for another send error): counted in
+	// Sent, yet lost before the wire, where no capture shows them.
+	TxRefused int
 }
 
 type lateGrant struct {

@@ -1,6 +1,8 @@
 package homa
 
 import (
+	"errors"
+	"fmt"
 	"net/netip"
 	"time"
 )
@@ -33,6 +35,33 @@ type Received struct {
 	Prio   uint8
 	Packet []byte
 	At     time.Time
+}
+
+// RefusedError is a send's error when the kernel refused N of its
+// packets (no route, a full qdisc or buffer, a firewall): they are lost
+// before the wire, with nothing in a capture to show it. Err is the
+// first refusal. Host counts N in Stats.TxRefused.
+type RefusedError struct {
+	N   int
+	Err error
+}
+
+// Error says how many packets were refused and why the first was.
+func (e *RefusedError) Error() string {
+	return fmt.Sprintf("%d packet(s) refused: %v", e.N, e.Err)
+}
+
+// Unwrap returns the first refusal's error.
+func (e *RefusedError) Unwrap() error { return e.Err }
+
+// refusedCount is how many packets a failed send lost: a RefusedError's
+// N, or the one packet of a plain error.
+func refusedCount(err error) int {
+	var re *RefusedError
+	if errors.As(err, &re) {
+		return re.N
+	}
+	return 1
 }
 
 // BatchTransport is a Transport that moves packets in batches, so that a

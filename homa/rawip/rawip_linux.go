@@ -279,11 +279,14 @@ func (t *Transport) Send(dst netip.Addr, prio uint8, pkt []byte) error {
 
 // SendBatch transmits pkts in order with as few sendmmsg calls as it can;
 // a packet the kernel refuses (no route, a full buffer, a firewall) is
-// skipped, and the first such error is returned once the rest are sent.
+// skipped, and once the rest are sent a *homa.RefusedError says how many
+// were and why the first was (an error of the socket itself is returned
+// as it is).
 func (t *Transport) SendBatch(pkts []homa.Transmit) error {
 	t.wmu.Lock()
 	defer t.wmu.Unlock()
 	var first error
+	refused := 0
 	for len(pkts) > 0 {
 		n := min(len(pkts), batchSize)
 		if err := t.tx.fill(pkts[:n], t.v6); err != nil && first == nil {
@@ -292,7 +295,11 @@ func (t *Transport) SendBatch(pkts []homa.Transmit) error {
 		if err := t.tx.send(t.rc); err != nil && first == nil {
 			first = err
 		}
+		refused += t.tx.refused
 		pkts = pkts[n:]
+	}
+	if refused > 0 {
+		return &homa.RefusedError{N: refused, Err: first}
 	}
 	return first
 }
@@ -367,7 +374,10 @@ type txBatch struct {
 	ctl  [batchSize][cmsgSpace]byte
 	sent int
 	err  error
-	call func(fd uintptr) bool // sendFn bound once: no allocation per send
+	// refused counts the packets of the last fill and send the kernel
+	// refused (fill: a wrong address family).
+	refused int
+	call    func(fd uintptr) bool // sendFn bound once: no allocation per send
 }
 
 func newTxBatch() *txBatch {
@@ -381,7 +391,7 @@ func newTxBatch() *txBatch {
 // The priority goes in a control message per packet: IP_TOS (IPv4) or
 // IPV6_TCLASS (IPv6), as the precedence bits.
 func (b *txBatch) fill(pkts []homa.Transmit, v6 bool) error {
-	b.n = 0
+	b.n, b.refused = 0, 0
 	var bad error
 	for _, p := range pkts {
 		i := b.n
@@ -394,6 +404,7 @@ func (b *txBatch) fill(pkts []homa.Transmit, v6 bool) error {
 		if v6 {
 			if !p.Dst.Is6() || p.Dst.Is4In6() {
 				bad = fmt.Errorf("rawip: %v: an IPv6 socket sends to IPv6 addresses", p.Dst)
+				b.refused++
 				continue
 			}
 			b.sa6[i] = unix.RawSockaddrInet6{Family: unix.AF_INET6, Addr: p.Dst.As16()}
@@ -403,6 +414,7 @@ func (b *txBatch) fill(pkts []homa.Transmit, v6 bool) error {
 		} else {
 			if !p.Dst.Is4() {
 				bad = fmt.Errorf("rawip: %v: an IPv4 socket sends to IPv4 addresses", p.Dst)
+				b.refused++
 				continue
 			}
 			b.sa4[i] = unix.RawSockaddrInet4{Family: unix.AF_INET, Addr: p.Dst.As4()}
@@ -461,6 +473,7 @@ func (b *txBatch) sendFn(fd uintptr) bool {
 			b.err = fmt.Errorf("rawip: sendmmsg: %w", errno)
 		}
 		b.sent++ // the kernel refused this one: skip it
+		b.refused++
 	}
 	return true
 }
