@@ -177,6 +177,34 @@ var _ = Describe("acknowledgements", func() {
 			checkExchange(p)
 		}))
 
+	It("ACK-held-response-ends: a server whose response waits for GRANTs ends the RPC when its client acks it early, in an ACK's header or in one of its entries: no more response DATA though GRANTs follow, and a RESEND for it draws RPC_UNKNOWN",
+		labels("ack", "MUST", "HOMA-ACK-003"), body(func() {
+			need("need-ack", "grants")
+			p := peer(0)
+			pr := params()
+			// Two responses held at the server's grant horizon, their
+			// unscheduled bytes out. A server frees an RPC on its ack
+			// whatever the RPC's state (homa_ack_pkt and homa_rpc_acked
+			// call homa_rpc_end), so an ack that comes early (a client
+			// that gave the RPC up, or acked a timed-out one as
+			// linux_6.13.9 did) ends it there too, its response cut off.
+			ms := []msgSpec{heldResponse(p), heldResponse(p)}
+			Expect(p.SendDeliberate(iut(), ctrlLevel(pr), &wire.AckFields{Common: ms[0].control(),
+				Acks: []wire.AckEntry{{ClientID: ms[1].id, ClientPort: ms[1].sport, ServerPort: ServerPort}}},
+				"ACK of two RPCs whose responses have not all arrived")).To(Succeed())
+			acked := p.Now()
+			// GRANTs for the rest, as a client that did not mean it would
+			// send: the server no longer has the RPCs, so they move no
+			// byte (homa_grant_pkt finds no RPC).
+			pause(deadline(window(pr.Tick)), "the ACK's way to the server")
+			for _, m := range ms {
+				Expect(p.SendDeliberate(iut(), ctrlLevel(pr), &wire.GrantFields{Common: m.control(), Offset: uint32(m.respLen), Priority: 0},
+					"GRANT for the rest of a response its client acked")).To(Succeed())
+			}
+			wantEnded(p, ms, acked, "the client's early ack")
+			checkExchange(p)
+		}))
+
 	It("ACK-entries-end: a server ends every RPC an ACK acknowledges, the one its header names and each one of its acks[] entries: no NEED_ACK for any once the ACK has landed, and a RESEND for any draws RPC_UNKNOWN",
 		labels("ack", "MUST", "HOMA-ACK-003", "HOMA-RESEND-006"), body(func() {
 			need("need-ack")
