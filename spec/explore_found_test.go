@@ -187,6 +187,29 @@ func TestResend014TimerRoundsBesideNeedAckAnswers(t *testing.T) {
 	wantClean(t, b.check("linux", "HOMA-RESEND-014"), "HOMA-RESEND-014")
 }
 
+// TestResend014RoundAmongLateAnswers: a loaded client answers NEED_ACKs
+// late, two at once, and its timer's round comes within half a tick of
+// the answer to the latest: that RESEND may be the round (as it was, in
+// go test ./conformance beside a QEMU guest: RESEND-timeout-need-ack
+// failed on HOMA-RESEND-014 at "63.9ms after its previous round"), so
+// the next answer is not judged late from the round before it.
+func TestResend014RoundAmongLateAnswers(t *testing.T) {
+	b := newTrace(t, wire.VersionCurrent)
+	b.data(true, 2, 12, 0, 12, 6, nil)
+	b.after(time.Microsecond).data(false, 2, 3000, 0, 1424, 6, nil)
+	b.after(4*time.Millisecond).data(false, 2, 3000, 1424, 1424, 6, nil) // [2848, 3000) is lost
+	b.after(5*time.Millisecond).resend(true, 2, 2848, 152, 7)            // 9 ms: a timer round
+	b.after(4*time.Millisecond).ctl(false, 2, wire.TypeNeedAck)
+	b.after(time.Microsecond).resend(true, 2, 2848, 152, 7) // its answer
+	b.after(time.Millisecond).ctl(false, 2, wire.TypeNeedAck)
+	b.after(time.Millisecond).ctl(false, 2, wire.TypeNeedAck)
+	b.after(200*time.Microsecond).resend(true, 2, 2848, 152, 7) // 15.2 ms: an answer, late
+	b.after(100*time.Microsecond).resend(true, 2, 2848, 152, 7) // the other answer, or the round
+	b.after(5200 * time.Microsecond).ctl(false, 2, wire.TypeNeedAck)
+	b.after(time.Microsecond).resend(true, 2, 2848, 152, 7) // 20.5 ms: 11.5 ms after the 9 ms round
+	wantClean(t, b.check("linux", "HOMA-RESEND-014"), "HOMA-RESEND-014")
+}
+
 // TestResend015BusyDuringRestart: the server's RPC_UNKNOWN made the client
 // restart its request (every byte sent is queued for retransmission); a
 // RESEND the network delayed arrives next and the client answers BUSY:

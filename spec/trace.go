@@ -1937,6 +1937,13 @@ func (t *Trace) applyResend(e *Event, r *RPC) {
 		case continuesAnswer(t.P, r, e):
 		case r.needAckPending > 0:
 			r.needAckPending--
+			if r.needAckAnswer >= r.NeedAckTime.UnixNano() {
+				// The latest NEED_ACK has its answer: this call answers an
+				// older one, or is the timer's round come within half a
+				// tick of that answer (a loaded client's NEED_ACK answers
+				// lag, and the timer's phase is its own).
+				r.maybeRound = e.Time.UnixNano()
+			}
 		default:
 			r.maybeRound = e.Time.UnixNano()
 		}
