@@ -205,7 +205,7 @@ func TestResend014RoundAmongLateAnswers(t *testing.T) {
 	b.after(time.Millisecond).ctl(false, 2, wire.TypeNeedAck)
 	b.after(200*time.Microsecond).resend(true, 2, 2848, 152, 7) // 15.2 ms: an answer, late
 	b.after(100*time.Microsecond).resend(true, 2, 2848, 152, 7) // the other answer, or the round
-	b.after(5200 * time.Microsecond).ctl(false, 2, wire.TypeNeedAck)
+	b.after(5200*time.Microsecond).ctl(false, 2, wire.TypeNeedAck)
 	b.after(time.Microsecond).resend(true, 2, 2848, 152, 7) // 20.5 ms: 11.5 ms after the 9 ms round
 	wantClean(t, b.check("linux", "HOMA-RESEND-014"), "HOMA-RESEND-014")
 }

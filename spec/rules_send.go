@@ -18,7 +18,7 @@ func sendRules() []*Rule {
 			Statement: "A GRANT that raises the horizon of a message whose sender had sent everything it was allowed, or a RESEND from its receiver asking for bytes the sender has not sent (past the horizon it takes it for a lost GRANT), is followed within response_timeout by new bytes of that message.",
 			Source:    "HomaModule homa_incoming.c homa_grant_pkt (homa_xmit_data right away), homa_resend_pkt (a RESEND ending past msgout.granted raises it to the RESEND's end and calls homa_xmit_data: \"a grant packet was lost\"; BUSY as well when none of the range was sent), homa_outgoing.c homa_xmit_data (or the pacer when the NIC queue is long)",
 			Profiles:  []string{"linux", "linux-2024", "linux-2025"},
-			Capture:   "inconclusive while the sender transmits other messages with no more than one skb's data more left to send (its pacer sends the fewest bytes left first), where the capture may not show every packet the sender sends (a tap on another host's link, an inferred switch), and where the capture shows loss toward the sender after the capture point, unless the sender's BUSY after a RESEND shows a RESEND reached it (it answers BUSY only for one asking past what it sent)",
+			Capture:   "not owed once the capture shows the RPC acknowledged; inconclusive while the sender transmits other messages with no more than one skb's data more left to send (its pacer sends the fewest bytes left first), where the capture may not show every packet the sender sends (a tap on another host's link, an inferred switch), and where the capture shows loss toward the sender after the capture point, unless the sender's BUSY after a RESEND shows a RESEND reached it (it answers BUSY only for one asking past what it sent)",
 			Property: Within{
 				TriggerTypes: []wire.PacketType{wire.TypeGrant, wire.TypeResend},
 				Trigger: func(c *Ctx, e *Event) (Obligation, bool) {
@@ -37,6 +37,12 @@ func sendRules() []*Rule {
 					}
 					r, m := grantMsg(c, e)
 					if r == nil || m.Length == 0 || m.SentEnd >= m.Length {
+						return Obligation{}, false
+					}
+					if r.Acked {
+						// Acknowledged: the RPC is gone at the server
+						// (homa_rpc_acked ends it in any state), so no more
+						// of its response is sent.
 						return Obligation{}, false
 					}
 					h := m.Horizon(c.P)

@@ -202,3 +202,27 @@ func TestSend001ArrivedDespiteLoss(t *testing.T) {
 		wantDowngraded(t, rep, id, rs, CauseLossAfter)
 	}
 }
+
+// TestSend001NotAfterAck: a GRANT that raises the horizon of a response
+// its client has already acknowledged draws no obligation: the server
+// ended the RPC on the ack (homa_rpc_acked), so nothing more is sent
+// (ACK-held-response-ends). Without the ack, the missing bytes are a
+// finding.
+func TestSend001NotAfterAck(t *testing.T) {
+	build := func(ack bool) *traceBuilder {
+		b := newTrace(t, wire.VersionCurrent)
+		b.data(true, 2, 100, 0, 100, 6, nil)
+		b.after(time.Microsecond).message(false, 2, 50000, 0, 40000, 40000, 6)
+		if ack {
+			b.after(time.Millisecond).ack(2)
+		}
+		b.after(time.Millisecond).grant(true, 2, 50000, 0)
+		b.after(100*time.Millisecond).data(true, 4, 100, 0, 100, 6, nil) // time passes
+		return b
+	}
+	wantViolations(t, build(true).check("linux", "HOMA-SEND-001"), "HOMA-SEND-001")
+	rep := build(false).check("linux", "HOMA-SEND-001")
+	if len(rep.Violations) == 0 {
+		t.Errorf("no HOMA-SEND-001 finding for a GRANT the server left unanswered: %+v", rep)
+	}
+}
