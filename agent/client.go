@@ -138,8 +138,7 @@ func (c *Client) Listen(ctx context.Context, port uint16) error {
 // capabilities: reply-delay for ReplyDelay, sent in whole milliseconds,
 // rounded up). Errors as Listen.
 func (c *Client) ListenWith(ctx context.Context, port uint16, o ListenOptions) error {
-	ms := (o.ReplyDelay + time.Millisecond - 1) / time.Millisecond
-	_, err := c.request(ctx, Request{Op: OpListen, Call: Call{Port: port}, ReplyDelayMs: int64(ms)})
+	_, err := c.request(ctx, Request{Op: OpListen, Call: Call{Port: port}, ReplyDelayMs: Ms(o.ReplyDelay)})
 	return err
 }
 

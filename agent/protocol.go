@@ -59,6 +59,10 @@ const (
 	CapReplyDelay = "reply-delay"
 )
 
+// Ms returns d as the protocol's whole milliseconds (timeout_ms,
+// reply_delay_ms), rounded up so that a nonzero d stays nonzero.
+func Ms(d time.Duration) int64 { return int64((d + time.Millisecond - 1) / time.Millisecond) }
+
 // MaxReplyDelayMs bounds listen's reply_delay_ms (a minute).
 const MaxReplyDelayMs = 60_000
 

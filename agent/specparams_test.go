@@ -63,3 +63,13 @@ func TestParamsSpec(t *testing.T) {
 		t.Error("unknown profile accepted")
 	}
 }
+
+// TestMs: durations go out in whole milliseconds, rounded up, so that a
+// sub-millisecond timeout or delay is not sent as 0 (none).
+func TestMs(t *testing.T) {
+	for d, want := range map[time.Duration]int64{0: 0, time.Nanosecond: 1, time.Millisecond: 1, 1500 * time.Microsecond: 2, time.Second: 1000} {
+		if got := Ms(d); got != want {
+			t.Errorf("Ms(%v) = %d, want %d", d, got, want)
+		}
+	}
+}

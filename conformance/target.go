@@ -9,10 +9,6 @@ import (
 	"github.com/homatest/homatest/spec"
 )
 
-// timeoutMs is a call's timeout as the agent protocol's timeout_ms: whole
-// milliseconds, rounded up (0: none).
-func timeoutMs(d time.Duration) int64 { return int64((d + time.Millisecond - 1) / time.Millisecond) }
-
 // Target is the implementation under test as the specs drive it: the
 // operations of the agent protocol (docs/agent-protocol.md). Methods are
 // safe for concurrent use.

@@ -114,7 +114,7 @@ func (t *AgentTarget) Call(ctx context.Context, dst netip.AddrPort, reqLen, resp
 	id := t.nextID
 	t.waiting[id] = ch
 	t.mu.Unlock()
-	err := t.c.Call(ctx, agent.Call{ID: id, Dst: dst.Addr(), Port: dst.Port(), Request: reqLen, Response: respLen, TimeoutMs: timeoutMs(timeout)})
+	err := t.c.Call(ctx, agent.Call{ID: id, Dst: dst.Addr(), Port: dst.Port(), Request: reqLen, Response: respLen, TimeoutMs: agent.Ms(timeout)})
 	if err != nil {
 		t.mu.Lock()
 		delete(t.waiting, id)

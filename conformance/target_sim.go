@@ -37,7 +37,7 @@ func (t *simTarget) Listen(_ context.Context, port uint16, o agent.ListenOptions
 // simulation has run far enough (a wait on the clock).
 func (t *simTarget) Call(_ context.Context, dst netip.AddrPort, reqLen, respLen int, timeout time.Duration) (<-chan CallResult, error) {
 	ch := make(chan CallResult, 1)
-	c := agent.Call{ID: t.nextID + 1, Dst: dst.Addr(), Port: dst.Port(), Request: reqLen, Response: respLen, TimeoutMs: timeoutMs(timeout)}
+	c := agent.Call{ID: t.nextID + 1, Dst: dst.Addr(), Port: dst.Port(), Request: reqLen, Response: respLen, TimeoutMs: agent.Ms(timeout)}
 	if err := c.Check(); err != nil {
 		// As an agent over its protocol refuses it (agent.Call.Check):
 		// a call the simulator took would pass here and fail in

@@ -167,17 +167,25 @@ func TestResend004RestartBesideLateResend(t *testing.T) {
 	wantViolations(t, b.check("linux", "HOMA-RESEND-004"), "HOMA-RESEND-004", d)
 }
 
+// tailLostAfterRound builds client RPC 2 whose 3000-byte response lost
+// its tail [2848, 3000), and the client's first timer RESEND round for
+// it at 9 ms.
+func tailLostAfterRound(t *testing.T) *traceBuilder {
+	b := newTrace(t, wire.VersionCurrent)
+	b.data(true, 2, 12, 0, 12, 6, nil)
+	b.after(time.Microsecond).data(false, 2, 3000, 0, 1424, 6, nil)
+	b.after(4*time.Millisecond).data(false, 2, 3000, 1424, 1424, 6, nil)
+	b.after(5*time.Millisecond).resend(true, 2, 2848, 152, 7)
+	return b
+}
+
 // TestResend014TimerRoundsBesideNeedAckAnswers: a client lacking the
 // response's tail answers each NEED_ACK with a RESEND at once
 // (homa_need_ack_pkt) and keeps its timer's RESEND rounds every
 // resend_ticks; a timer round that falls within slack of a NEED_ACK is
 // still a round, so the rounds are 5 ticks apart, not 15.
 func TestResend014TimerRoundsBesideNeedAckAnswers(t *testing.T) {
-	b := newTrace(t, wire.VersionCurrent)
-	b.data(true, 2, 12, 0, 12, 6, nil)
-	b.after(time.Microsecond).data(false, 2, 3000, 0, 1424, 6, nil)
-	b.after(4*time.Millisecond).data(false, 2, 3000, 1424, 1424, 6, nil) // [2848, 3000) is lost
-	b.after(5*time.Millisecond).resend(true, 2, 2848, 152, 7)            // 9 ms: a timer round
+	b := tailLostAfterRound(t)
 	for range 2 {
 		b.after(4*time.Millisecond).ctl(false, 2, wire.TypeNeedAck)
 		b.after(time.Microsecond).resend(true, 2, 2848, 152, 7)                  // its answer
@@ -194,11 +202,7 @@ func TestResend014TimerRoundsBesideNeedAckAnswers(t *testing.T) {
 // failed on HOMA-RESEND-014 at "63.9ms after its previous round"), so
 // the next answer is not judged late from the round before it.
 func TestResend014RoundAmongLateAnswers(t *testing.T) {
-	b := newTrace(t, wire.VersionCurrent)
-	b.data(true, 2, 12, 0, 12, 6, nil)
-	b.after(time.Microsecond).data(false, 2, 3000, 0, 1424, 6, nil)
-	b.after(4*time.Millisecond).data(false, 2, 3000, 1424, 1424, 6, nil) // [2848, 3000) is lost
-	b.after(5*time.Millisecond).resend(true, 2, 2848, 152, 7)            // 9 ms: a timer round
+	b := tailLostAfterRound(t)
 	b.after(4*time.Millisecond).ctl(false, 2, wire.TypeNeedAck)
 	b.after(time.Microsecond).resend(true, 2, 2848, 152, 7) // its answer
 	b.after(time.Millisecond).ctl(false, 2, wire.TypeNeedAck)
