@@ -1145,12 +1145,28 @@ func inconclusiveAs(entry string, v spec.Finding, view []spec.Event) bool {
 		return false
 	}
 	env.Stalls.Settle(ctx(), time.Now())
-	spans := stall.Explaining(v, view, env.Stalls.Spans())
+	spans := stall.Explaining(suiteLate(v), view, env.Stalls.Spans())
 	if len(spans) == 0 {
 		return false
 	}
-	AddReportEntry(entry, fmt.Sprintf("%s: %s (during a measured stall: %s)", v.Rule, v.Why, spans[0]))
+	AddReportEntry(entry, fmt.Sprintf("%s: %s (during a measured stall: %s; %v lost in all)", v.Rule, v.Why, spans[0], stall.Lost(spans).Round(time.Microsecond)))
 	return true
+}
+
+// suiteLate is timing finding v as the suite weighs it against measured
+// stalls: a stall that lost at least half of how late v's event came
+// (spec.Finding.Late) may explain it, where homatest check asks for all
+// of it. The measured loss understates the delay it caused: it is one
+// thread's run-queue wait, while the IUT's timer and receive work hop
+// between threads, and waits below the monitor's Min are not recorded
+// (in namespaces beside three other suites, a first RESEND round 170 ms
+// late came during a measured IUT stall of 145 ms). Leniency here costs
+// no verdict: an inconclusive spec is rerun, and one that stays
+// inconclusive is not judged, never passed; a faulty IUT fails the rerun
+// that no stall explains. check has no rerun, so it stays strict.
+func suiteLate(v spec.Finding) spec.Finding {
+	v.Late /= 2
+	return v
 }
 
 // stalledDuring reports whether a stall the environment measured overlaps

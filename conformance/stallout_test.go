@@ -1,10 +1,13 @@
 package conformance
 
 import (
+	"reflect"
 	"testing"
 	"time"
 
 	"github.com/homatest/homatest/conformance/tester"
+	"github.com/homatest/homatest/internal/stall"
+	"github.com/homatest/homatest/spec"
 	"github.com/homatest/homatest/spec/wire"
 )
 
@@ -53,5 +56,37 @@ func TestTimerEnded(t *testing.T) {
 		if got[i].id != want[i].id || !got[i].from.Equal(want[i].from) || !got[i].at.Equal(want[i].at) {
 			t.Errorf("timerEnded[%d] = %+v, want %+v", i, got[i], want[i])
 		}
+	}
+}
+
+// TestSuiteLate: the suite takes a measured stall that lost at least half
+// of how late a finding's event came as explaining it, as in a run beside
+// three other suites where the IUT's first RESEND round came 170 ms past
+// its bound during a measured 145 ms stall of the IUT (homatest check's
+// strict reading leaves that charged); a stall that lost less than half is
+// no excuse in either, and a finding that says nothing of lateness is
+// unchanged.
+func TestSuiteLate(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+	view := []spec.Event{{Time: at(0)}, {Time: at(220)}}
+	spans := []stall.Span{{From: at(10), To: at(200), Who: "IUT agent on h1", Lost: 145 * time.Millisecond}}
+	for _, c := range []struct {
+		late        time.Duration
+		check, suit bool
+	}{{145 * time.Millisecond, true, true}, {170 * time.Millisecond, false, true}, {290 * time.Millisecond, false, true}, {291 * time.Millisecond, false, false}} {
+		f := spec.Finding{Frame: 2, Time: at(220), Since: at(0), Slack: time.Millisecond, Late: c.late}
+		if got := len(stall.Explaining(f, view, spans)) > 0; got != c.check {
+			t.Errorf("late %v: check's reading explained: %v, want %v", c.late, got, c.check)
+		}
+		if got := len(stall.Explaining(suiteLate(f), view, spans)) > 0; got != c.suit {
+			t.Errorf("late %v: the suite's reading explained: %v, want %v", c.late, got, c.suit)
+		}
+		if suiteLate(f).Frame != f.Frame || suiteLate(f).Since != f.Since {
+			t.Errorf("suiteLate changed more than Late: %+v", suiteLate(f))
+		}
+	}
+	if f := (spec.Finding{Frame: 2, Slack: time.Millisecond}); !reflect.DeepEqual(suiteLate(f), f) {
+		t.Errorf("suiteLate changed a finding without Late: %+v", suiteLate(f))
 	}
 }
