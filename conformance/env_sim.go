@@ -12,6 +12,7 @@ import (
 	"github.com/homatest/homatest/agent"
 	"github.com/homatest/homatest/conformance/tester"
 	"github.com/homatest/homatest/homa"
+	"github.com/homatest/homatest/internal/stall"
 	"github.com/homatest/homatest/netem"
 	"github.com/homatest/homatest/sim"
 )
@@ -35,7 +36,24 @@ type SimEnvConfig struct {
 	// noise played in virtual time, for tests of how the suite treats
 	// a wide slack (slackOnly); 0: the simulator's exact tolerance.
 	Slack time.Duration
+	// HoldUps, when its Every is above 0, holds the testers up as a loaded
+	// machine would (tester.SimClock.HoldUps), each hold-up recorded as
+	// a measured stall of the harness (Env.Stalls): for tests that the
+	// suite's verdicts on a correct IUT survive a held-up tester.
+	HoldUps HoldUps
 }
+
+// HoldUps configures the simulator's held-up testers
+// (tester.SimClock.HoldUps): hold-ups on average Every apart, each up to
+// Most long, drawn from a source seeded with Seed.
+type HoldUps struct {
+	Seed  uint64
+	Every time.Duration
+	Most  time.Duration
+}
+
+// holdUpWho names the simulator's held-up testers in stall spans.
+const holdUpWho = "harness (held up by the simulator)"
 
 // simSeed seeds the simulation of the active specs. Their switch applies
 // no impairment, so nothing draws from it; it is fixed so that a run is
@@ -86,6 +104,14 @@ func NewSimEnv(cfg SimEnvConfig) (*Env, error) {
 	clock := tester.NewSimClock(s)
 	e := &Env{Profile: "linux", Slack: max(sim.ViewTolerance, cfg.Slack), QuietSlack: sim.ViewTolerance, Clock: clock, Virtual: true,
 		Describe: fmt.Sprintf("simulator: h1 IUT (virtual time, %s tick), h2-h3 testers", tickText(p.Tick))}
+	if h := cfg.HoldUps; h.Every > 0 {
+		rec := stall.NewRecorder()
+		e.Stalls = rec
+		clock.HoldUps(h.Seed, h.Every, h.Most, func(from, to time.Time) {
+			rec.Record(stall.Span{From: from, To: to, Who: holdUpWho, Lost: to.Sub(from)})
+		})
+		e.Describe += fmt.Sprintf(", testers held up (every %v on average, up to %v, seed %d)", h.Every, h.Most, h.Seed)
+	}
 	for i := range 2 {
 		a := netip.AddrFrom4([4]byte{198, 18, 0, byte(2 + i)})
 		r, err := s.AddRaw(fmt.Sprintf("h%d", 2+i), a)

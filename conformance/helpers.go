@@ -2,6 +2,7 @@ package conformance
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"fmt"
 	"maps"
@@ -193,6 +194,7 @@ var _ = AfterEach(func() {
 	for _, m := range cur.msgs {
 		m.finish()
 	}
+	noteRPCs()
 	for _, p := range cur.peers {
 		p.Close()
 	}
@@ -967,13 +969,77 @@ func iutFindingsWith(p spec.Params, peers ...*tester.Peer) ([]spec.Finding, []*t
 	// The IUT's findings only (spec.Judge charges each to the host that
 	// owed the behaviour); the tester's side is not judged.
 	info := env.IUT.Info()
+	late := stragglers(pkts)
 	var found []spec.Finding
 	for _, v := range spec.Charged(rep.Violations, info.Addr, info.Addr6) {
-		if v.Frame >= 1 && v.Frame <= len(pkts) {
+		if v.Frame >= 1 && v.Frame <= len(pkts) && !late[v.Frame-1] {
 			found = append(found, v)
 		}
 	}
 	return found, pkts, nil
+}
+
+// rpcKey names an RPC between a tester and the IUT across specs: the
+// tester's address and port, the IUT's port, and the client's id.
+type rpcKey struct {
+	tester     netip.Addr
+	tport, iut uint16
+	id         uint64
+}
+
+// keyOf returns the RPC key of packet x, false for one that did not
+// decode.
+func keyOf(x *tester.Packet) (rpcKey, bool) {
+	if x.Err != nil {
+		return rpcKey{}, false
+	}
+	c := x.Pkt.Common()
+	if x.Sent {
+		return rpcKey{x.Src, c.Sport(), c.Dport(), x.Pkt.SenderID() &^ 1}, true
+	}
+	return rpcKey{x.Dst, c.Dport(), c.Sport(), x.Pkt.SenderID() &^ 1}, true
+}
+
+// earlierRPCs are the RPCs the specs before the current one exchanged
+// packets of (noteRPCs).
+var earlierRPCs = map[rpcKey]bool{}
+
+// noteRPCs adds the RPCs of the current spec's packets to earlierRPCs.
+func noteRPCs() {
+	for _, p := range cur.peers {
+		for _, x := range p.Log() {
+			if k, ok := keyOf(x); ok {
+				earlierRPCs[k] = true
+			}
+		}
+	}
+}
+
+// stragglers marks the packets of pkts (an exchange in frame order) that
+// belong to an RPC an earlier spec began and that reached this exchange
+// from the IUT first: its answer to that spec's last packets (a RESEND a
+// held-up tester sent just before the spec ended), which this exchange's
+// checker, holding its RPCs from their start (Judge.FromStart), would take
+// for packets nothing asked for. Their findings are not this spec's (the
+// pass's whole capture judges them, with what prompted them). Only RPCs
+// that earlier specs' own logs hold: a packet for an RPC nobody began (a
+// wrong port or id) is judged here.
+func stragglers(pkts []*tester.Packet) []bool {
+	late := make([]bool, len(pkts))
+	first := map[rpcKey]bool{}
+	for i, x := range pkts {
+		k, ok := keyOf(x)
+		if !ok {
+			continue
+		}
+		if s, seen := first[k]; seen {
+			late[i] = s
+			continue
+		}
+		first[k] = !x.Sent && earlierRPCs[k]
+		late[i] = first[k]
+	}
+	return late
 }
 
 // iutParams are the parameters an active spec's exchange is judged with:
@@ -1052,12 +1118,51 @@ func gaveUpDuringStall(msg string) bool {
 	for _, p := range cur.peers {
 		logs = append(logs, p.Log())
 	}
-	for _, g := range timerEnded(logs, timedOut, pr.Ticks(max(1, pr.TimeoutTicks-2))) {
+	quiet := pr.Ticks(max(1, pr.TimeoutTicks-2))
+	for _, g := range timerEnded(logs, timedOut, quiet) {
 		if stalledAtLeast(fmt.Sprintf("%s; the IUT had ended RPC %d after %v in which the tester sent it no DATA, GRANT or BUSY (timeout_ticks %d of %v)", msg, g.id, g.at.Sub(g.from).Round(time.Millisecond), pr.TimeoutTicks, pr.Tick), g.from, g.at, g.at.Sub(g.from)/2) {
 			return true
 		}
 	}
+	for _, g := range testerSilences(logs, quiet) {
+		if stalledAtLeast(fmt.Sprintf("%s; the tester had sent RPC %d no DATA, GRANT or BUSY for %v (timeout_ticks %d of %v), after which the IUT may have ended it without a word (a server drops an RPC whose client went silent: homa_timer_check_rpc)", msg, g.id, g.at.Sub(g.from).Round(time.Millisecond), pr.TimeoutTicks, pr.Tick), g.from, g.at, g.at.Sub(g.from)/2) {
+			return true
+		}
+	}
 	return false
+}
+
+// testerSilences returns the silences of at least quiet in which the
+// tester sent an RPC it is the client of no DATA, GRANT or BUSY (the
+// packets that reset a server's silent_ticks), ended by the tester's
+// next such packet: an IUT server may have ended the RPC meanwhile
+// without a word, and what the spec awaited after it never comes. In
+// order of client id, then time.
+func testerSilences(logs [][]*tester.Packet, quiet time.Duration) []silentEnd {
+	last := map[uint64]time.Time{}
+	var out []silentEnd
+	for _, log := range logs {
+		for _, x := range log {
+			if !x.Sent || x.Err != nil || x.Pkt.SenderID()&1 != 0 {
+				continue // the tester's packets as client only
+			}
+			if t := x.Pkt.Type(); t != wire.TypeData && t != wire.TypeGrant && t != wire.TypeBusy {
+				continue
+			}
+			id := x.Pkt.SenderID()
+			if from, seen := last[id]; seen && x.At.Sub(from) >= quiet {
+				out = append(out, silentEnd{id, from, x.At})
+			}
+			last[id] = x.At
+		}
+	}
+	slices.SortStableFunc(out, func(a, b silentEnd) int {
+		if a.id != b.id {
+			return cmp.Compare(a.id, b.id)
+		}
+		return a.from.Compare(b.from)
+	})
+	return out
 }
 
 // silentEnd is an RPC (client id) the IUT ended at, after a silence of

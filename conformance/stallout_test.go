@@ -47,6 +47,18 @@ func TestTimerEnded(t *testing.T) {
 		pkt(1300, true, &wire.BusyFields{Common: wire.CommonFields{SenderID: 13}}),
 		pkt(1400, false, data(14)), // RPC 14: a call that timed out 495 ms later
 	}
+	silences := testerSilences([][]*tester.Packet{log, {
+		// RPC 20, the tester's request: DATA, a RESEND answered (no
+		// reset), GRANT 150 ms on, then DATA again 95 ms after.
+		pkt(2000, true, data(20)),
+		pkt(2100, true, &wire.ResendFields{Common: wire.CommonFields{SenderID: 20}, Offset: 0, Length: 100, Priority: 7}),
+		pkt(2150, true, &wire.GrantFields{Common: wire.CommonFields{SenderID: 20}, Offset: 100, Priority: 0}),
+		pkt(2245, true, data(20)),
+		pkt(2250, false, data(21)), // the IUT's response: not the tester's silence
+	}}, 100*time.Millisecond)
+	if len(silences) != 1 || silences[0].id != 20 || !silences[0].from.Equal(t0.Add(2000*time.Millisecond)) || !silences[0].at.Equal(t0.Add(2150*time.Millisecond)) {
+		t.Errorf("testerSilences = %+v, want RPC 20's 150 ms from its DATA to its GRANT only", silences)
+	}
 	got := timerEnded([][]*tester.Packet{log}, map[uint64]time.Time{12: t0.Add(1305 * time.Millisecond), 14: t0.Add(1895 * time.Millisecond)}, 490*time.Millisecond)
 	want := []silentEnd{{8, t0.Add(100 * time.Microsecond), t0.Add(506100 * time.Microsecond)}, {14, t0.Add(1400 * time.Millisecond), t0.Add(1895 * time.Millisecond)}}
 	if len(got) != len(want) {

@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -15,6 +16,7 @@ import (
 	"github.com/homatest/homatest/agent"
 	"github.com/homatest/homatest/check"
 	"github.com/homatest/homatest/conformance/tester"
+	"github.com/homatest/homatest/internal/stall"
 	"github.com/homatest/homatest/internal/timescale"
 	"github.com/homatest/homatest/spec"
 )
@@ -55,8 +57,16 @@ func TestConformance(t *testing.T) {
 		}
 		slack = d
 	}
+	var holdUps HoldUps
+	if v := os.Getenv("HOMATEST_SIM_HOLDUPS"); v != "" {
+		h, err := parseHoldUps(v)
+		if err != nil {
+			t.Fatalf("HOMATEST_SIM_HOLDUPS: %v", err)
+		}
+		holdUps = h
+	}
 	newEnv := func(context.Context) (*Env, error) {
-		return NewSimEnv(SimEnvConfig{Faults: names, Artifacts: dir, Slack: slack})
+		return NewSimEnv(SimEnvConfig{Faults: names, Artifacts: dir, Slack: slack, HoldUps: holdUps})
 	}
 	if os.Getenv("HOMATEST_ENV") == "ns" {
 		// The ref agent as this test binary (TestMain), declaring the
@@ -217,4 +227,83 @@ func artifactsDir(t *testing.T) string {
 		return d
 	}
 	return t.TempDir()
+}
+
+// parseHoldUps reads HOMATEST_SIM_HOLDUPS: "SEED,EVERY,MOST", e.g.
+// "1,100ms,40ms" (SimEnvConfig.HoldUps).
+func parseHoldUps(v string) (HoldUps, error) {
+	f := strings.Split(v, ",")
+	if len(f) != 3 {
+		return HoldUps{}, fmt.Errorf("%q: want SEED,EVERY,MOST, e.g. 1,100ms,40ms", v)
+	}
+	seed, err := strconv.ParseUint(f[0], 10, 64)
+	if err != nil {
+		return HoldUps{}, fmt.Errorf("seed %q: %w", f[0], err)
+	}
+	var d [2]time.Duration
+	for i, x := range f[1:] {
+		if d[i], err = time.ParseDuration(x); err != nil || d[i] <= 0 {
+			return HoldUps{}, fmt.Errorf("%q: want a positive duration such as 40ms", x)
+		}
+	}
+	return HoldUps{Seed: seed, Every: d[0], Most: d[1]}, nil
+}
+
+// TestHeldUpTesters runs the suite in the simulator with its testers held
+// up as a loaded machine holds them (SimEnvConfig.HoldUps: on average
+// every 20 ms of virtual time, up to 40 ms each, recorded as measured
+// stalls): the clean reference implementation must fail no spec, and a
+// faulty one (early-resend) must still fail. Load flakes of the suite's
+// own logic then show here, the same on every machine and every run: a
+// spec that counted a held-up tester's earlier RESEND rounds as the
+// IUT's, a driver that judged the exchange stuck before taking the GRANTs
+// that had come, an IUT answer to the previous spec's last RESEND judged
+// in the next spec, a probe sent late judged as if on time (each failed
+// here before its fix).
+func TestHeldUpTesters(t *testing.T) {
+	if os.Getenv("HOMATEST_ENV") != "" || os.Getenv("HOMATEST_RESULT") != "" {
+		t.Skip("a child run")
+	}
+	for _, c := range []struct {
+		fault, focus string
+		fail         bool
+	}{{"", "", false}, {"early-resend", "RESEND-gap", true}} {
+		dir := t.TempDir()
+		out := filepath.Join(dir, "result.json")
+		ctx, cancel := context.WithTimeout(context.Background(), timescale.D(10*time.Minute))
+		cmd := exec.CommandContext(ctx, os.Args[0], "-test.run", "^TestConformance$", "-test.count", "1")
+		cmd.Env = append(os.Environ(), "HOMATEST_FAULT="+c.fault, "HOMATEST_FOCUS="+c.focus, "HOMATEST_SIM_HOLDUPS=7,20ms,40ms",
+			"HOMATEST_ARTIFACTS="+dir, "HOMATEST_RESULT="+out)
+		b, err := cmd.CombinedOutput()
+		cancel()
+		var res Result
+		raw, rerr := os.ReadFile(out)
+		if rerr != nil {
+			t.Fatalf("fault %q: no result (%v): %v\n%s", c.fault, rerr, err, b)
+		}
+		if err := json.Unmarshal(raw, &res); err != nil {
+			t.Fatal(err)
+		}
+		var failed []string
+		for _, s := range res.Specs {
+			if s.State == "failed" || s.State == "error" {
+				failed = append(failed, s.ShortName()+": "+s.Failure)
+			}
+		}
+		if got := len(failed) > 0; got != c.fail || (err != nil) != c.fail {
+			t.Errorf("fault %q under held-up testers: failed specs %q (exit: %v); want failures: %v", c.fault, failed, err, c.fail)
+		}
+		var held []stall.Span
+		if raw, err := os.ReadFile(filepath.Join(dir, "capture.pcapng.stalls.json")); err != nil || json.Unmarshal(raw, &held) != nil {
+			t.Fatalf("fault %q: the run's stalls: %v", c.fault, err)
+		}
+		if c.focus == "" && len(held) < 50 {
+			t.Errorf("only %d hold-ups in the whole suite: the testers were hardly held up", len(held))
+		}
+		for _, s := range held {
+			if s.Who != holdUpWho || s.Lost <= 0 || s.Lost > 40*time.Millisecond {
+				t.Errorf("hold-up %v: want one of %q up to 40ms", s, holdUpWho)
+			}
+		}
+	}
 }

@@ -2,6 +2,7 @@ package tester
 
 import (
 	"context"
+	"math/rand/v2"
 	"net/netip"
 	"sync"
 	"time"
@@ -111,6 +112,53 @@ type SimClock struct {
 	// (a raw endpoint's handler) while mu is held.
 	stampMu sync.Mutex
 	last    time.Duration
+	// hold, when set, holds the waiting goroutine up after a Wait (HoldUps).
+	hold *holdUps
+}
+
+// holdUps is SimClock.HoldUps' configuration, random source and the
+// virtual time of the next hold-up.
+type holdUps struct {
+	rng    *rand.Rand
+	every  time.Duration
+	most   time.Duration
+	next   time.Duration
+	record func(from, to time.Time)
+}
+
+// HoldUps makes the clock play a loaded machine's harness: hold-ups come
+// at random, on average every of virtual time apart (exponentially
+// distributed, as independent preemptions are), each lasting a time drawn
+// uniformly from (0, most]. The first Wait to return once one is due
+// (its condition met or its deadline come) keeps its goroutine held up
+// that long before it returns, while the simulation runs on: the IUT's
+// timers fire, and its packets arrive and are recorded, as when the
+// kernel keeps a tester from running. Each hold-up is passed to record
+// (from, to), for the suite to weigh as a measured stall. The same seed
+// gives the same hold-ups. Call before the clock is used.
+func (c *SimClock) HoldUps(seed uint64, every, most time.Duration, record func(from, to time.Time)) {
+	h := &holdUps{rng: rand.New(rand.NewPCG(seed, 0)), every: every, most: most, record: record}
+	h.next = c.s.Now() + h.gap()
+	c.hold = h
+}
+
+// gap draws the time to the next hold-up.
+func (h *holdUps) gap() time.Duration {
+	return time.Duration(h.rng.ExpFloat64() * float64(h.every))
+}
+
+// holdUp runs the simulation on for a hold-up, if one is due (HoldUps).
+// Called with mu held.
+func (c *SimClock) holdUp() {
+	h := c.hold
+	if h == nil || h.every <= 0 || h.most <= 0 || c.s.Now() < h.next {
+		return
+	}
+	from := c.s.Now()
+	to := from + 1 + time.Duration(h.rng.Int64N(int64(h.most)))
+	c.s.RunUntil(to)
+	h.record(time.Unix(0, int64(from)), time.Unix(0, int64(to)))
+	h.next = to + h.gap()
 }
 
 // NewSimClock returns the virtual clock of s.
@@ -141,6 +189,7 @@ func (c *SimClock) Wait(ctx context.Context, deadline time.Time, ready func() bo
 	end := time.Duration(deadline.UnixNano())
 	for n := 0; ; n++ {
 		if ready() {
+			c.holdUp()
 			return true, nil
 		}
 		if n%ctxEvery == 0 && ctx.Err() != nil {
@@ -149,7 +198,9 @@ func (c *SimClock) Wait(ctx context.Context, deadline time.Time, ready func() bo
 		at, ok := c.s.Next()
 		if !ok || at > end {
 			c.s.RunUntil(max(end, c.s.Now()))
-			return ready(), nil
+			r := ready()
+			c.holdUp()
+			return r, nil
 		}
 		c.s.Step()
 	}

@@ -96,6 +96,10 @@ type Monitor struct {
 	done sync.WaitGroup
 
 	waits func(pid int) (map[int]uint64, error) // threadWaits; tests fake it
+	// recorder is set on a monitor that measures nothing (NewRecorder):
+	// its spans are those given to Record, and Settle has nothing to
+	// wait for.
+	recorder bool
 }
 
 // proc is a watched process: its name and each of its threads' recent
@@ -122,6 +126,18 @@ func Start(cfg Config) *Monitor {
 	go m.sampler()
 	return m
 }
+
+// NewRecorder returns a monitor that measures nothing and holds the
+// stalls given to Record: where the stalls are made rather than suffered,
+// as the simulator's held-up testers are (tester.SimClock.HoldUps), so
+// that the suite weighs them as it weighs measured ones. Stop is a no-op.
+func NewRecorder() *Monitor {
+	m := &Monitor{watched: map[int]*proc{}, stop: make(chan struct{}), recorder: true}
+	return m
+}
+
+// Record adds stall s to the spans, as if measured.
+func (m *Monitor) Record(s Span) { m.add(s) }
 
 // Watch adds process pid, named name in spans ("agent h1"), to the
 // processes whose threads are sampled. Watching this process itself
@@ -190,6 +206,9 @@ func (m *Monitor) Spans() []Span {
 // stall that explains it is not recorded yet. The probe's own stalls
 // need no wait: the caller, in the probe's process, ran only after them.
 func (m *Monitor) Settle(ctx context.Context, t time.Time) {
+	if m.recorder {
+		return // every stall is recorded when it happens
+	}
 	due := t.Add(m.cfg.Window)
 	for {
 		m.mu.Lock()
