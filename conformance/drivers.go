@@ -254,8 +254,36 @@ func (r *iutRPC) wait() CallResult {
 	if !got {
 		Fail("the IUT's call did not complete")
 	}
-	r.ended = true
+	r.took(res)
 	return res
+}
+
+// took records that the spec has the call's result res: the call ended,
+// and when it ended by a timeout (for gaveUpDuringStall).
+func (r *iutRPC) took(res CallResult) {
+	r.ended = true
+	if (agent.Completion{Error: res.Err}).Code() == agent.CodeTimeout {
+		if cur.timedOut == nil {
+			cur.timedOut = map[uint64]time.Time{}
+		}
+		cur.timedOut[r.id&^1] = r.first.At.Add(res.Latency)
+	}
+}
+
+// callOK fails the spec with "what: error" when the IUT's call (its
+// result res) failed, unless it timed out after the tester, held up by
+// this machine, had left it silent for timeout_ticks (gaveUpDuringStall:
+// the IUT may end such an RPC): then the spec is timing-inconclusive.
+func callOK(res CallResult, what string) {
+	GinkgoHelper()
+	if res.Err == "" {
+		return
+	}
+	msg := what + ": " + res.Err
+	if gaveUpDuringStall(msg) {
+		panic(stalledOut{})
+	}
+	Fail(msg)
 }
 
 // poll takes the call's result into res if it has come.
@@ -367,9 +395,7 @@ func (r *iutRPC) serveFully(p *tester.Peer, respLen int) {
 	GinkgoHelper()
 	r.receiveRequest(p)
 	res := r.respond(p, respLen, params().CutoffVersion)
-	if res.Err != "" {
-		Fail("the IUT's call failed: " + res.Err)
-	}
+	callOK(res, "the IUT's call failed")
 	Expect(res.Response).To(Equal(respLen))
 }
 

@@ -368,9 +368,7 @@ var _ = Describe("acknowledgements", func() {
 				"an ACK for RPC %d, whose response lacks bytes [%d, %d)", r.id, from, to)
 			r.resendResponse(p, respLen, from, to, rs.Pkt.Resend().Priority())
 			res := r.wait()
-			if res.Err != "" {
-				Fail("the IUT's call failed once the missing bytes came: " + res.Err)
-			}
+			callOK(res, "the IUT's call failed once the missing bytes came")
 			Expect(res.Response).To(Equal(respLen))
 			// The whole response is out now: a server asks request_ack_ticks
 			// later, and gets its ACK.
@@ -452,7 +450,7 @@ var _ = Describe("acknowledgements", func() {
 			}}, wait(2*pr.Tick))
 			ok(err, "the request retransmitted for a RESEND")
 			res := r.respond(p, 100, pr.CutoffVersion)
-			Expect(res.Err).To(BeEmpty(), "the IUT's call failed")
+			callOK(res, "the IUT's call failed")
 			// The acks still pending, handed out on the tester's NEED_ACKs.
 			pause(deadline(pr.Ticks(pr.RequestAckTicks)), "waiting request_ack_ticks before NEED_ACK")
 			askUnacked(p, append(rs, r), acked)

@@ -91,7 +91,7 @@ var _ = Describe("grants", func() {
 			r := iutCall(p, 100, respLen)
 			r.receiveRequest(p)
 			grants, res := r.respondGranted(p, respLen)
-			Expect(res.Err).To(BeEmpty(), "the IUT's call failed")
+			callOK(res, "the IUT's call failed")
 			Expect(res.Response).To(Equal(respLen))
 			g := grants[0]
 			for _, c := range []tester.Check{
@@ -986,7 +986,7 @@ var _ = Describe("grants", func() {
 			}
 			r.receiveRest(p, got, to, env.Clock.Now())
 			res := r.respond(p, 100, pr.CutoffVersion)
-			Expect(res.Err).To(BeEmpty(), "the IUT's call failed")
+			callOK(res, "the IUT's call failed")
 			checkExchange(p)
 		}))
 })

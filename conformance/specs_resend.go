@@ -61,7 +61,7 @@ var _ = Describe("retransmission", func() {
 			// the asked priority, incoming the range's end (HOMA-RESEND-020).
 			r.resendResponse(p, respLen, from, to, rs.Pkt.Resend().Priority())
 			res := r.wait()
-			Expect(res.Err).To(BeEmpty(), "the IUT's call failed")
+			callOK(res, "the IUT's call failed")
 			Expect(res.Response).To(Equal(respLen))
 			checkExchange(p)
 		}))
@@ -93,9 +93,7 @@ var _ = Describe("retransmission", func() {
 				ok(err, "retransmitted DATA for the byte at %d", seg)
 			}
 			res := r.respond(p, 100, params().CutoffVersion)
-			if res.Err != "" {
-				Fail("the IUT's call failed: " + res.Err)
-			}
+			callOK(res, "the IUT's call failed")
 			checkExchange(p)
 		}))
 
@@ -134,7 +132,7 @@ var _ = Describe("retransmission", func() {
 			// the next begins.
 			r.resendRange(p, sched, at(4), at(7), uint8(max(0, int(top)-2)))
 			res := r.respond(p, 100, pr.CutoffVersion)
-			Expect(res.Err).To(BeEmpty(), "the IUT's call failed")
+			callOK(res, "the IUT's call failed")
 			checkExchange(p)
 		}))
 
@@ -241,7 +239,7 @@ var _ = Describe("retransmission", func() {
 			}
 			r.receiveRest(p, got, sent, env.Clock.Now())
 			res := r.respond(p, 100, pr.CutoffVersion)
-			Expect(res.Err).To(BeEmpty(), "the IUT's call failed")
+			callOK(res, "the IUT's call failed")
 			checkExchange(p)
 		}))
 
@@ -275,7 +273,7 @@ var _ = Describe("retransmission", func() {
 			}}, window(pr.Tick)), "no DATA past the %d bytes transmitted and granted (a RESEND {0, -1} asks only for what was sent)", sent)
 			r.receiveRest(p, got, sent, env.Clock.Now())
 			res := r.respond(p, 100, pr.CutoffVersion)
-			Expect(res.Err).To(BeEmpty(), "the IUT's call failed")
+			callOK(res, "the IUT's call failed")
 			checkExchange(p)
 		}))
 
@@ -830,10 +828,9 @@ var _ = Describe("retransmission", func() {
 				rs, err := p.Expect(ctx(), tester.Match{Type: wire.TypeResend, From: iut(), RPC: r.id, Checks: []tester.Check{after}},
 					wait(pr.Ticks(pr.ResendInterval+2)))
 				if err != nil {
-					select {
-					case res := <-r.done:
-						Fail(fmt.Sprintf("the call ended after RPC_UNKNOWN (error %q) instead of asking again for response bytes [%d, %d)", res.Err, from, to))
-					default:
+					if res := (CallResult{}); r.poll(&res) {
+						r.took(res)
+						callOK(res, fmt.Sprintf("the call ended after RPC_UNKNOWN instead of asking again for response bytes [%d, %d)", from, to))
 					}
 				}
 				ok(err, "the client's next RESEND for response bytes [%d, %d) after RPC_UNKNOWN", from, to)
@@ -850,7 +847,7 @@ var _ = Describe("retransmission", func() {
 			if len(restarted) > 0 {
 				Fail(fmt.Sprintf("%d request DATA after RPC_UNKNOWN told a client whose response had begun to arrive (a restart), the first: %v", len(restarted), restarted[0]))
 			}
-			Expect(res.Err).To(BeEmpty(), "the call completes once the missing response bytes come")
+			callOK(res, "the call completes once the missing response bytes come")
 			Expect(res.Response).To(Equal(respLen))
 			checkExchange(p)
 		}))
@@ -1016,7 +1013,7 @@ var _ = Describe("retransmission", func() {
 			}
 			r.receiveRest(p, &again, granted, last)
 			res := r.respond(p, 100, pr.CutoffVersion)
-			Expect(res.Err).To(BeEmpty(), "the IUT's call failed")
+			callOK(res, "the IUT's call failed")
 			checkExchange(p)
 		}))
 

@@ -97,6 +97,20 @@ func (p *Peer) ExpectNone(ctx context.Context, m Match, d time.Duration) error {
 // consuming them.
 func (p *Peer) Received(m Match) []*Packet { return p.received(m, false) }
 
+// Latest returns the packet matching m the peer received last, consumed
+// or not (nil if none): the GRANT a sender has processed last, whose
+// priority its next scheduled DATA takes.
+func (p *Peer) Latest(m Match) *Packet {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for i := len(p.log) - 1; i >= 0; i-- {
+		if r := p.log[i]; m.selects(r) && m.check(r) == nil {
+			return r
+		}
+	}
+	return nil
+}
+
 // ReceivedAll returns every received packet matching m, those an Expect
 // consumed included, without consuming any: what the peer got in all.
 func (p *Peer) ReceivedAll(m Match) []*Packet { return p.received(m, true) }
