@@ -249,10 +249,17 @@ func (r *iutRPC) responseData(p *tester.Peer, respLen, from, to, incoming int, c
 func (r *iutRPC) wait() CallResult {
 	GinkgoHelper()
 	var res CallResult
+	from := env.Clock.Now()
 	got, err := env.Clock.Wait(ctx(), deadline(window(time.Duration(params().TimeoutTicks+10)*params().Tick)), func() bool { return r.poll(&res) })
 	ok(err, "waiting for the IUT's call")
 	if !got {
-		Fail("the IUT's call did not complete")
+		// Unless this machine kept the IUT from running for a quarter
+		// of the wait: then the spec is timing-inconclusive.
+		msg := "the IUT's call did not complete"
+		if now := env.Clock.Now(); stalledLongest(msg, from, now, now.Sub(from)/4) {
+			panic(stalledOut{})
+		}
+		Fail(msg)
 	}
 	r.took(res)
 	return res
@@ -629,10 +636,20 @@ func driveRequests(peers []*tester.Peer, msgs []msgSpec, sent []int) []int {
 	GinkgoHelper()
 	order, stuck := driveRequestsOr(peers, msgs, sent)
 	if stuck != "" {
+		// Unless this machine kept the IUT (or the tester) from running
+		// for a quarter of the bound in which nothing moved.
+		now, bound := env.Clock.Now(), wait(stuckBound)
+		if stalledLongest(stuck, now.Add(-bound), now, bound/4) {
+			panic(stalledOut{})
+		}
 		Fail(stuck)
 	}
 	return order
 }
+
+// stuckBound is how long driveRequestsOr waits for the exchange to move
+// on (before wait's allowance) before it calls it stuck.
+const stuckBound = 200 * time.Millisecond
 
 // driveRequestsOr is driveRequests returning, instead of failing, why the
 // exchange stopped moving ("" when every response came), for a spec that
@@ -653,7 +670,7 @@ func driveRequestsOr(peers []*tester.Peer, msgs []msgSpec, sent []int) ([]int, s
 	// RESEND rounds. Each GRANT that lets a message on, or a response,
 	// renews the bound; none within it (no GRANT, no RESEND answered
 	// into progress) fails.
-	bound := wait(200 * time.Millisecond)
+	bound := wait(stuckBound)
 	end := deadline(bound)
 	for left := len(msgs); left > 0; {
 		seen := tester.Arrivals(peers...) // before looking: a packet arriving meanwhile ends the wait below

@@ -41,6 +41,11 @@ type SimEnvConfig struct {
 	// a measured stall of the harness (Env.Stalls): for tests that the
 	// suite's verdicts on a correct IUT survive a held-up tester.
 	HoldUps HoldUps
+	// Freezes, when its Every is above 0, freezes the IUT's host as a
+	// loaded machine keeps an implementation from running
+	// (tester.SimClock.Freezes, sim.Host.Freeze), each freeze recorded as
+	// a measured stall of the IUT's agent (Env.Stalls).
+	Freezes HoldUps
 }
 
 // HoldUps configures the simulator's held-up testers
@@ -52,8 +57,12 @@ type HoldUps struct {
 	Most  time.Duration
 }
 
-// holdUpWho names the simulator's held-up testers in stall spans.
-const holdUpWho = "harness (held up by the simulator)"
+// holdUpWho and freezeWho name the simulator's held-up testers and its
+// frozen IUT in stall spans.
+const (
+	holdUpWho = "harness (held up by the simulator)"
+	freezeWho = "IUT agent on h1 (frozen by the simulator)"
+)
 
 // simSeed seeds the simulation of the active specs. Their switch applies
 // no impairment, so nothing draws from it; it is fixed so that a run is
@@ -104,13 +113,21 @@ func NewSimEnv(cfg SimEnvConfig) (*Env, error) {
 	clock := tester.NewSimClock(s)
 	e := &Env{Profile: "linux", Slack: max(sim.ViewTolerance, cfg.Slack), QuietSlack: sim.ViewTolerance, Clock: clock, Virtual: true,
 		Describe: fmt.Sprintf("simulator: h1 IUT (virtual time, %s tick), h2-h3 testers", tickText(p.Tick))}
+	if cfg.HoldUps.Every > 0 || cfg.Freezes.Every > 0 {
+		e.Stalls = stall.NewRecorder()
+	}
+	record := func(who string) func(from, to time.Time) {
+		return func(from, to time.Time) {
+			e.Stalls.Record(stall.Span{From: from, To: to, Who: who, Lost: to.Sub(from)})
+		}
+	}
 	if h := cfg.HoldUps; h.Every > 0 {
-		rec := stall.NewRecorder()
-		e.Stalls = rec
-		clock.HoldUps(h.Seed, h.Every, h.Most, func(from, to time.Time) {
-			rec.Record(stall.Span{From: from, To: to, Who: holdUpWho, Lost: to.Sub(from)})
-		})
+		clock.HoldUps(h.Seed, h.Every, h.Most, record(holdUpWho))
 		e.Describe += fmt.Sprintf(", testers held up (every %v on average, up to %v, seed %d)", h.Every, h.Most, h.Seed)
+	}
+	if f := cfg.Freezes; f.Every > 0 {
+		clock.Freezes(f.Seed, f.Every, f.Most, func(until time.Duration) { h.Freeze(until) }, record(freezeWho))
+		e.Describe += fmt.Sprintf(", IUT frozen (every %v on average, up to %v, seed %d)", f.Every, f.Most, f.Seed)
 	}
 	for i := range 2 {
 		a := netip.AddrFrom4([4]byte{198, 18, 0, byte(2 + i)})

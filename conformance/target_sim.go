@@ -29,7 +29,7 @@ func (t *simTarget) Info() TargetInfo { return t.info }
 // Listen serves requests on port as the ref agent does.
 func (t *simTarget) Listen(_ context.Context, port uint16, o agent.ListenOptions) error {
 	var err error
-	t.clock.Do(func() { err = t.a.Listen(port, o.ReplyDelay) })
+	t.clock.DoFrozen(func() { err = t.a.Listen(port, o.ReplyDelay) })
 	return err
 }
 
@@ -45,7 +45,7 @@ func (t *simTarget) Call(_ context.Context, dst netip.AddrPort, reqLen, respLen 
 		return nil, fmt.Errorf("agent refused call: %w", err)
 	}
 	var err error
-	t.clock.Do(func() {
+	t.clock.DoFrozen(func() {
 		t.nextID++
 		_, err = t.a.Call(c, func(comp agent.Completion) {
 			ch <- CallResult{Latency: comp.Latency(), Response: comp.Response, Err: comp.Error}

@@ -91,7 +91,24 @@ type Host struct {
 	stack     Stack // a stack host's protocol stack (AddStackHost); nil otherwise
 	onRequest func(homa.Event)
 	calls     map[uint64]func(homa.Event)
+	// frozen is when a freeze of the host ends (Freeze); packets and
+	// timers due before then wait for it.
+	frozen time.Duration
 }
+
+// Freeze stops the host's protocol code until until, as an operating
+// system that does not run the process stops it: packets that arrive
+// and timers that come due meanwhile are taken at until, in the order
+// they came, and so are its application's replies and aborts (a caller
+// starting RPCs waits for Frozen); its uplink still sends what it had
+// queued. For tests of
+// how a verdict weighs a stalled implementation (a stall monitor would
+// measure this one). A raw endpoint's handler is frozen too.
+func (h *Host) Freeze(until time.Duration) { h.frozen = max(h.frozen, until) }
+
+// Frozen returns when the host's latest freeze ends (Freeze; zero if it
+// never froze).
+func (h *Host) Frozen() time.Duration { return h.frozen }
 
 // AddHost adds a host running the reference implementation (a
 // homa.Machine created at the current time) on the next switch port.
@@ -302,6 +319,10 @@ func (h *Host) Call(port uint16, dst netip.AddrPort, request []byte, done func(h
 // Abort gives up on client RPC id without telling the server (its done
 // function is not called).
 func (h *Host) Abort(id uint64) {
+	if h.s.now < h.frozen {
+		h.s.At(h.frozen, func() { h.Abort(id) }) // the application runs once the freeze ends
+		return
+	}
 	if h.m != nil {
 		delete(h.calls, id)
 		h.m.Abort(id)
@@ -313,6 +334,12 @@ func (h *Host) Abort(id uint64) {
 func (h *Host) Reply(q homa.RequestRef, response []byte) error {
 	if h.m == nil {
 		return errRaw
+	}
+	if h.s.now < h.frozen {
+		// The application runs once the freeze ends; an error then is
+		// the protocol's to count (a reply to a forgotten RPC).
+		h.s.At(h.frozen, func() { _ = h.Reply(q, response) })
+		return nil
 	}
 	err := h.m.Reply(h.s.now, q, response)
 	h.flush()
@@ -439,6 +466,10 @@ func (h *Host) arrive(f []byte) {
 // recording it as delivered.
 func (h *Host) deliver(f []byte) {
 	s := h.s
+	if s.now < h.frozen {
+		s.push(event{at: h.frozen, kind: evDeliver, host: int32(h.index), data: f})
+		return
+	}
 	s.stats.PacketEvents++
 	if h.stack != nil {
 		if s.cap != nil {
@@ -470,6 +501,11 @@ func (h *Host) deliver(f []byte) {
 // deadline moved since).
 func (h *Host) timer(at time.Duration) {
 	if at != h.timerAt || h.m == nil {
+		return
+	}
+	if h.s.now < h.frozen {
+		h.timerAt = h.frozen
+		h.s.push(event{at: h.frozen, kind: evTimer, host: int32(h.index)})
 		return
 	}
 	h.timerAt = -1

@@ -310,3 +310,60 @@ func TestCorruptedIPHeaderDropped(t *testing.T) {
 		t.Errorf("delivered %d frames, %d with a bad IPv4 header or address; IP layer dropped %d, protocol got %d", delivered, bad, st.IPDropped, got)
 	}
 }
+
+// TestFreeze: a frozen host answers a RESEND that came during the freeze
+// only when it ends, and a timer due meanwhile (a client's RESEND to a
+// silent server, resend_ticks after its request) fires then too; the
+// same exchange unfrozen answers at once.
+func TestFreeze(t *testing.T) {
+	for _, freeze := range []time.Duration{0, 20 * time.Millisecond} {
+		s, _ := sim.New(sim.Config{Link: netem.LinkConfig{Rate: netem.Gbit}, Cost: &sim.Cost{}})
+		h, _ := s.AddHost(sim.HostConfig{Addr: addr(1)})
+		if err := h.Listen(4000); err != nil {
+			t.Fatal(err)
+		}
+		r, _ := s.AddRaw("tester", addr(2))
+		var unknownAt, resendAt time.Duration = -1, -1
+		r.OnPacket(func(src netip.Addr, prio uint8, pkt []byte) {
+			p, err := wire.Decode(pkt, wire.DecodeOptions{Version: wire.VersionCurrent})
+			if err != nil {
+				t.Fatal(err)
+			}
+			switch {
+			case p.Type() == wire.TypeRPCUnknown && unknownAt < 0:
+				unknownAt = s.Now()
+			case p.Type() == wire.TypeResend && resendAt < 0:
+				resendAt = s.Now()
+			}
+		})
+		port, _ := h.Dial()
+		if _, err := h.Call(port, netip.AddrPortFrom(addr(2), 5000), make([]byte, 100), func(homa.Event) {}); err != nil {
+			t.Fatal(err)
+		}
+		pkt, _ := wire.Encode(&wire.ResendFields{Common: wire.CommonFields{Sport: 33000, Dport: 4000, SenderID: 100}, Length: 1, Priority: 7},
+			wire.EncodeOptions{Version: wire.VersionCurrent, FixLengths: true})
+		s.At(time.Millisecond, func() {
+			h.Freeze(time.Millisecond + freeze)
+			if err := r.Send(h.Addr(), 7, pkt); err != nil {
+				t.Fatal(err)
+			}
+		})
+		s.RunUntil(100 * time.Millisecond)
+		tick := h.Machine().Params().Tick * time.Duration(h.Machine().Params().ResendTicks)
+		if freeze == 0 && (unknownAt < time.Millisecond || unknownAt > 2*time.Millisecond) {
+			t.Errorf("unfrozen: RPC_UNKNOWN at %v, want within a ms of the RESEND at 1ms", unknownAt)
+		}
+		if freeze > 0 && (unknownAt < time.Millisecond+freeze || unknownAt > time.Millisecond+freeze+time.Millisecond) {
+			t.Errorf("frozen %v: RPC_UNKNOWN at %v, want just after the freeze ends at %v", freeze, unknownAt, time.Millisecond+freeze)
+		}
+		if freeze == 0 && (resendAt < tick || resendAt > tick+2*time.Millisecond) {
+			t.Errorf("unfrozen: the client's first RESEND at %v, want about resend_ticks (%v) after the call", resendAt, tick)
+		}
+		// Timer passes missed during the freeze are not made up (as
+		// HomaModule's homa_timer counts passes): the RESEND due at
+		// resend_ticks comes after the freeze, later by about the freeze.
+		if freeze > 0 && (resendAt < time.Millisecond+freeze || resendAt > tick+freeze+time.Millisecond) {
+			t.Errorf("frozen until %v: the client's first RESEND at %v, want after the freeze and by %v (its timer was due at %v)", time.Millisecond+freeze, resendAt, tick+freeze+time.Millisecond, tick)
+		}
+	}
+}

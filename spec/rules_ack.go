@@ -386,7 +386,7 @@ func ackRules2() []*Rule {
 				gap := e.Time.Sub(r.NeedAckTime)
 				if bound := c.P.LateTicks(1); gap > bound {
 					return Violation("NEED_ACK %v after the previous one for this unacknowledged RPC: one every tick (%v, drift %g, slack %v) allows %v",
-						gap.Round(time.Microsecond), c.P.Tick, c.P.TimerDrift, c.P.Slack, bound).WithSlack(bound - c.P.Tick).WithLate(gap - bound)
+						gap.Round(time.Microsecond), c.P.Tick, c.P.TimerDrift, c.P.Slack, bound).WithSlack(bound - c.P.Tick).WithLate(gap - bound).WithSince(r.NeedAckTime)
 				}
 				return Pass()
 			}},

@@ -191,8 +191,11 @@ func resendRules2() []*Rule {
 						// capture point: this one is a later round.
 						return Downgrade(CauseLossBefore, ev, "%s came %v after %s, with no earlier RESEND seen", what, gap.Round(time.Microsecond), since)
 					}
+					// A stall of the endpoint during the silence kept its
+					// timer from counting (one pass for the ticks it
+					// skipped): it may explain as much lateness as it lost.
 					return Violation("%s came %v after %s; %d ticks of %v stretched by timer_drift %g plus slack allow %v",
-						what, gap.Round(time.Microsecond), since, ticks, c.P.Tick, c.P.TimerDrift, bound).WithSlack(bound - c.P.Ticks(ticks)).WithLate(gap - bound)
+						what, gap.Round(time.Microsecond), since, ticks, c.P.Tick, c.P.TimerDrift, bound).WithSlack(bound - c.P.Ticks(ticks)).WithLate(gap - bound).WithSince(start)
 				}
 				return Pass()
 			}},
@@ -701,7 +704,7 @@ func resendOverdue(c *Ctx, e *Event, witness string) Result {
 		return Downgrade(CauseLossBefore, ev, "%s from %v %v after %s, with no %s seen", witness, e.Src, gap.Round(time.Microsecond), since, what)
 	}
 	return Violation("%s shows %v still holds RPC %d %v after %s, with %d of the %d bytes it authorised of the %s received, and no %s since; %d ticks of %v stretched by timer_drift %g plus slack allow %v",
-		witness, e.Src, r.Key.ClientID, gap.Round(time.Microsecond), since, m.Received(), auth, msgName(!e.FromClient()), what, ticks, c.P.Tick, c.P.TimerDrift, bound).WithSlack(bound - c.P.Ticks(ticks)).WithLate(gap - bound)
+		witness, e.Src, r.Key.ClientID, gap.Round(time.Microsecond), since, m.Received(), auth, msgName(!e.FromClient()), what, ticks, c.P.Tick, c.P.TimerDrift, bound).WithSlack(bound - c.P.Ticks(ticks)).WithLate(gap - bound).WithSince(start)
 }
 
 // resendCountStart returns when the timer of e's sender began counting

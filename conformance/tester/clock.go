@@ -114,6 +114,11 @@ type SimClock struct {
 	last    time.Duration
 	// hold, when set, holds the waiting goroutine up after a Wait (HoldUps).
 	hold *holdUps
+	// freeze, when set, freezes a simulated host at random (Freezes).
+	freeze *holdUps
+	frozen func(until time.Duration)
+	// thawed is when the latest freeze ends (DoFrozen waits for it).
+	thawed time.Duration
 }
 
 // holdUps is SimClock.HoldUps' configuration, random source and the
@@ -140,6 +145,34 @@ func (c *SimClock) HoldUps(seed uint64, every, most time.Duration, record func(f
 	h := &holdUps{rng: rand.New(rand.NewPCG(seed, 0)), every: every, most: most, record: record}
 	h.next = c.s.Now() + h.gap()
 	c.hold = h
+}
+
+// Freezes freezes a host of the simulation at random as HoldUps holds the
+// testers up (on average every apart, up to most long, seeded with
+// seed), by calling freeze with when the freeze ends (sim.Host.Freeze),
+// as an operating system keeps the implementation under test from
+// running; each freeze is passed to record (from, to). A freeze begins at
+// the first event of the simulation a Wait steps once one is due. Call
+// before the clock is used.
+func (c *SimClock) Freezes(seed uint64, every, most time.Duration, freeze func(until time.Duration), record func(from, to time.Time)) {
+	h := &holdUps{rng: rand.New(rand.NewPCG(seed, 1)), every: every, most: most, record: record}
+	h.next = c.s.Now() + h.gap()
+	c.freeze, c.frozen = h, freeze
+}
+
+// freezeDue freezes the host if a freeze is due (Freezes). Called with mu
+// held.
+func (c *SimClock) freezeDue() {
+	h := c.freeze
+	if h == nil || h.every <= 0 || h.most <= 0 || c.s.Now() < h.next {
+		return
+	}
+	from := c.s.Now()
+	to := from + 1 + time.Duration(h.rng.Int64N(int64(h.most)))
+	c.frozen(to)
+	c.thawed = max(c.thawed, to)
+	h.record(time.Unix(0, int64(from)), time.Unix(0, int64(to)))
+	h.next = to + h.gap()
 }
 
 // gap draws the time to the next hold-up.
@@ -195,6 +228,7 @@ func (c *SimClock) Wait(ctx context.Context, deadline time.Time, ready func() bo
 		if n%ctxEvery == 0 && ctx.Err() != nil {
 			return false, ctx.Err()
 		}
+		c.freezeDue()
 		at, ok := c.s.Next()
 		if !ok || at > end {
 			c.s.RunUntil(max(end, c.s.Now()))
@@ -204,6 +238,18 @@ func (c *SimClock) Wait(ctx context.Context, deadline time.Time, ready func() bo
 		}
 		c.s.Step()
 	}
+}
+
+// DoFrozen is Do for the frozen host's application (Freezes): a process
+// kept from running acts only when it runs again, so fn waits, the
+// simulation running on, until the host's freeze ends.
+func (c *SimClock) DoFrozen(fn func()) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.s.Now() < c.thawed {
+		c.s.RunUntil(c.thawed)
+	}
+	fn()
 }
 
 // Do runs fn with the simulation held (no Wait runs meanwhile): for

@@ -34,17 +34,28 @@ func (p *Peer) Expect(ctx context.Context, m Match, within time.Duration) (*Pack
 		}
 		return false
 	}
-	ok, err := p.clock.Wait(ctx, p.clock.Now().Add(within), ready)
+	from := p.clock.Now()
+	ok, err := p.clock.Wait(ctx, from.Add(within), ready)
 	switch {
 	case ok:
 		return found, nil
 	case err != nil:
 		return nil, fmt.Errorf("%v: %w", p.missing(m, within), err)
 	}
-	return nil, p.missing(m, within)
+	return nil, &MissingError{From: from, To: p.clock.Now(), msg: p.missing(m, within).Error()}
 }
 
-// missing builds Expect's timeout error.
+// MissingError is Expect's error when no packet matched within its
+// window, which ran from From to To on the Peer's clock: a caller may ask
+// whether a stall of the machine then explains it.
+type MissingError struct {
+	From, To time.Time
+	msg      string
+}
+
+func (e *MissingError) Error() string { return e.msg }
+
+// missing builds Expect's timeout error text.
 func (p *Peer) missing(m Match, within time.Duration) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
