@@ -57,22 +57,7 @@ func TestConformance(t *testing.T) {
 		}
 		slack = d
 	}
-	var holdUps HoldUps
-	if v := os.Getenv("HOMATEST_SIM_HOLDUPS"); v != "" {
-		h, err := parseHoldUps(v)
-		if err != nil {
-			t.Fatalf("HOMATEST_SIM_HOLDUPS: %v", err)
-		}
-		holdUps = h
-	}
-	var freezes HoldUps
-	if v := os.Getenv("HOMATEST_SIM_FREEZES"); v != "" {
-		f, err := parseHoldUps(v)
-		if err != nil {
-			t.Fatalf("HOMATEST_SIM_FREEZES: %v", err)
-		}
-		freezes = f
-	}
+	holdUps, freezes := envHoldUps(t, "HOMATEST_SIM_HOLDUPS"), envHoldUps(t, "HOMATEST_SIM_FREEZES")
 	newEnv := func(context.Context) (*Env, error) {
 		return NewSimEnv(SimEnvConfig{Faults: names, Artifacts: dir, Slack: slack, HoldUps: holdUps, Freezes: freezes})
 	}
@@ -235,6 +220,21 @@ func artifactsDir(t *testing.T) string {
 		return d
 	}
 	return t.TempDir()
+}
+
+// envHoldUps reads environment variable name with parseHoldUps (zero
+// when unset), failing the test on a bad value.
+func envHoldUps(t *testing.T, name string) HoldUps {
+	t.Helper()
+	v := os.Getenv(name)
+	if v == "" {
+		return HoldUps{}
+	}
+	h, err := parseHoldUps(v)
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	return h
 }
 
 // parseHoldUps reads HOMATEST_SIM_HOLDUPS or HOMATEST_SIM_FREEZES:

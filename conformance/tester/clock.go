@@ -163,35 +163,35 @@ func (c *SimClock) Freezes(seed uint64, every, most time.Duration, freeze func(u
 // freezeDue freezes the host if a freeze is due (Freezes). Called with mu
 // held.
 func (c *SimClock) freezeDue() {
-	h := c.freeze
-	if h == nil || h.every <= 0 || h.most <= 0 || c.s.Now() < h.next {
-		return
+	if to, ok := c.freeze.due(c.s.Now()); ok {
+		c.frozen(to)
+		c.thawed = max(c.thawed, to)
 	}
-	from := c.s.Now()
-	to := from + 1 + time.Duration(h.rng.Int64N(int64(h.most)))
-	c.frozen(to)
-	c.thawed = max(c.thawed, to)
-	h.record(time.Unix(0, int64(from)), time.Unix(0, int64(to)))
-	h.next = to + h.gap()
-}
-
-// gap draws the time to the next hold-up.
-func (h *holdUps) gap() time.Duration {
-	return time.Duration(h.rng.ExpFloat64() * float64(h.every))
 }
 
 // holdUp runs the simulation on for a hold-up, if one is due (HoldUps).
 // Called with mu held.
 func (c *SimClock) holdUp() {
-	h := c.hold
-	if h == nil || h.every <= 0 || h.most <= 0 || c.s.Now() < h.next {
-		return
+	if to, ok := c.hold.due(c.s.Now()); ok {
+		c.s.RunUntil(to)
 	}
-	from := c.s.Now()
-	to := from + 1 + time.Duration(h.rng.Int64N(int64(h.most)))
-	c.s.RunUntil(to)
-	h.record(time.Unix(0, int64(from)), time.Unix(0, int64(to)))
+}
+
+// due draws the stall that is due at now, if one is (h may be nil):
+// when it ends; it records the stall and draws the next one's time.
+func (h *holdUps) due(now time.Duration) (time.Duration, bool) {
+	if h == nil || h.every <= 0 || h.most <= 0 || now < h.next {
+		return 0, false
+	}
+	to := now + 1 + time.Duration(h.rng.Int64N(int64(h.most)))
+	h.record(time.Unix(0, int64(now)), time.Unix(0, int64(to)))
 	h.next = to + h.gap()
+	return to, true
+}
+
+// gap draws the time to the next hold-up.
+func (h *holdUps) gap() time.Duration {
+	return time.Duration(h.rng.ExpFloat64() * float64(h.every))
 }
 
 // NewSimClock returns the virtual clock of s.
