@@ -191,6 +191,55 @@ func (r *iutRPC) receiveUnsched(p *tester.Peer) (*byteranges.Set, int) {
 	return got, end
 }
 
+// receiveTo grants r's request up to granted (one GRANT, at priority 0)
+// and waits until its bytes up to there have arrived, adding them to got.
+// It returns the end of the highest byte the IUT transmitted, as far as
+// has arrived: sent, or more (a GSO batch may run past a GRANT).
+func (r *iutRPC) receiveTo(p *tester.Peer, got *byteranges.Set, sent, granted int) int {
+	GinkgoHelper()
+	Expect(p.Send(iut(), ctrlLevel(params()), &wire.GrantFields{Common: r.control(), Offset: uint32(granted)})).To(Succeed())
+	for !got.Covers(0, uint32(granted)) {
+		d, err := p.Expect(ctx(), tester.Match{Type: wire.TypeData, From: iut(), RPC: r.id}, wait(20*time.Millisecond))
+		ok(err, "the request's bytes up to the GRANT's %d: have %d", granted, got.Total())
+		got.Add(d.Pkt.Data().Offset(), d.Pkt.Data().Offset()+uint32(d.Pkt.Data().DataLen()))
+		sent = max(sent, int(d.Pkt.Data().Offset())+d.Pkt.Data().DataLen())
+	}
+	return sent
+}
+
+// resentFromZero waits until every byte of r's request the IUT had
+// transmitted before at, [0, sent), has come again after at, each DATA
+// within bound of the one before (what says why they come, for the
+// message), and returns the bytes that came after at, sent and the
+// arrival of the last. DATA sent before at and read only now (a GSO batch
+// may run an skb past a GRANT) raises sent; each later DATA below sent
+// must be retransmit=1 (homa_resend_data: bytes a sender sends again are
+// retransmissions) and is passed to each with the sent of then (nil:
+// none), as is any later DATA past it.
+func (r *iutRPC) resentFromZero(p *tester.Peer, at time.Time, sent int, what string, bound time.Duration, each func(d wire.Data, sent int)) (*byteranges.Set, int, time.Time) {
+	GinkgoHelper()
+	again := &byteranges.Set{}
+	var last time.Time
+	for !again.Covers(0, uint32(sent)) {
+		d, err := p.Expect(ctx(), tester.Match{Type: wire.TypeData, From: iut(), RPC: r.id}, bound)
+		ok(err, "%s: the %d bytes transmitted before again, have %d", what, sent, again.Total())
+		dd := d.Pkt.Data()
+		if d.At.Before(at) {
+			sent = max(sent, int(dd.Offset())+dd.DataLen())
+			continue
+		}
+		if int(dd.Offset()) < sent {
+			Expect(dd.Retransmit()).To(Equal(uint8(1)), "%s: DATA at offset %d, below the %d bytes transmitted before, with retransmit=0: bytes sent again are retransmissions", what, dd.Offset(), sent)
+		}
+		if each != nil {
+			each(dd, sent)
+		}
+		again.Add(dd.Offset(), dd.Offset()+uint32(dd.DataLen()))
+		last = d.At
+	}
+	return again, sent, last
+}
+
 // respond sends the response (respLen bytes, payload header with the call
 // id) from the tester to the IUT client as unscheduled DATA and waits for
 // the call to finish. A response longer than the IUT's unsched_bytes
@@ -357,18 +406,24 @@ func (r *iutRPC) respondGranted(p *tester.Peer, respLen int) ([]*tester.Packet, 
 }
 
 // gapResponse picks the response of a spec whose IUT client loses one
-// segment of it, before the call (an unsupported spec then leaves no
-// RPC): want bytes, all unscheduled, without one of their segments
-// (lostSegment), or, where want holds no segment after the first, three
-// segments past unsched_bytes without the first whole scheduled segment
-// (lostScheduled). It returns the response's length and the lost range.
-func gapResponse(want int) (respLen, from, to int) {
+// segment of it, segment lose of lostSegment, before the call (an
+// unsupported spec then leaves no RPC): want bytes, all unscheduled,
+// without that segment, or, where want holds no segment after the first,
+// three segments past unsched_bytes without the first whole scheduled
+// segment (lostScheduled), but for a lost first segment, which needs a
+// later unscheduled one: then all of U. It returns the response's length
+// and the lost range.
+func gapResponse(want, lose int) (respLen, from, to int) {
 	GinkgoHelper()
-	if seg := maxSegData(); want <= seg {
+	seg := maxSegData()
+	switch {
+	case want <= seg && lose == 0:
+		want = unsched(1 << 30)
+	case want <= seg:
 		from, to = lostScheduled()
 		return pastU(3 * seg), from, to
 	}
-	_, from, to = lostSegment(want)
+	_, from, to = lostSegment(want, lose)
 	return want, from, to
 }
 

@@ -628,38 +628,48 @@ func (m msgSpec) finishPart(p *tester.Peer, sent int) {
 	m.ack(p)
 }
 
+// laterSegment is the segment a spec loses by default (lostSegment): the
+// fourth, so that segments before and after it arrive.
+const laterSegment = 3
+
 // lostSegment picks the segment of a msgLen-byte message that a spec
-// loses: the fourth, or the last when the message has fewer (an IUT with
-// a small unsched_bytes or a jumbo MTU), never the first (a receiver that
-// got nothing asks with a RESEND of another shape, facts RTX-03). It
-// returns the segment's index and byte range; the receiver's RESEND asks
-// for exactly [from, to) (one RESEND per gap, or for the tail up to the
-// message's end: homa_request_retrans).
-func lostSegment(msgLen int) (k, from, to int) {
+// loses: segment want (laterSegment, or 0 for the first), or the last
+// when the message has fewer. It returns the segment's index and byte
+// range; the receiver's RESEND asks for exactly [from, to) (one RESEND
+// per gap, or for the tail up to the message's end: homa_request_retrans;
+// a lost first segment too, once a later one arrived: only a receiver
+// that got nothing asks {0, -1}, facts RTX-03).
+func lostSegment(msgLen, want int) (k, from, to int) {
 	GinkgoHelper()
 	seg := maxSegData()
 	nseg := (msgLen + seg - 1) / seg
 	if nseg < 2 {
-		Skip(fmt.Sprintf("unsupported: unsched_bytes %d leaves the spec an unscheduled message of %d bytes, less than two %d-byte segments: no segment after the first to lose", params().UnschedBytes, msgLen, seg))
+		Skip(fmt.Sprintf("unsupported: unsched_bytes %d leaves the spec an unscheduled message of %d bytes, less than two %d-byte segments: no segment to lose with another arriving", params().UnschedBytes, msgLen, seg))
 	}
-	k = min(3, nseg-1)
+	k = min(want, nseg-1)
 	return k, k * seg, min(msgLen, (k+1)*seg)
 }
 
 // gapRequest sends a request (the response 100 bytes) with one segment
-// lost and returns it and the lost range [from, to), which the IUT's
-// RESEND asks for: a request of half the unscheduled bytes without one of
-// its segments (lostSegment), or, where those hold no segment after the
-// first, a request three segments past unsched_bytes whose first whole
-// scheduled segment is lost (lostScheduled): the tester sends every other
-// byte as the IUT's GRANTs allow, as a HomaModule sender whose packet was
-// dropped does.
-func gapRequest(p *tester.Peer) (m msgSpec, from, to int) {
+// lost, segment want of lostSegment, and returns it and the lost range
+// [from, to), which the IUT's RESEND asks for: a request of half the
+// unscheduled bytes without that segment (all of them when the first is
+// lost and half holds only one), or, where those hold no segment after
+// the first, a request three segments past unsched_bytes whose first
+// whole scheduled segment is lost (lostScheduled): the tester sends every
+// other byte as the IUT's GRANTs allow, as a HomaModule sender whose
+// packet was dropped does. A first segment cannot be lost that way (no
+// other byte may go before it): unsupported then.
+func gapRequest(p *tester.Peer, want int) (m msgSpec, from, to int) {
 	GinkgoHelper()
 	seg := maxSegData()
-	if half := unsched(1<<30) / 2; half > seg {
-		m = newRequest(half, 100)
-		k, from, to := lostSegment(m.msgLen)
+	n := unsched(1<<30) / 2
+	if want == 0 && n <= seg {
+		n = unsched(1 << 30)
+	}
+	if n > seg || want == 0 {
+		m = newRequest(n, 100)
+		k, from, to := lostSegment(m.msgLen, want)
 		m.sendSegments(p, m.segmentsBut(k)...)
 		return m, from, to
 	}

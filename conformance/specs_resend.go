@@ -22,48 +22,22 @@ import (
 var _ = Describe("retransmission", func() {
 	It("RESEND-gap: a request with a missing segment draws a RESEND for exactly that range after resend_ticks of silence",
 		labels("resend", "MUST", "HOMA-RESEND-001", "HOMA-RESEND-008", "HOMA-PRIO-001"), body(func() {
-			needResends()
-			p := peer(0)
-			pr := params()
-			m, from, to := gapRequest(p)
-			silence := time.Duration(pr.ResendTicks) * pr.Tick
-			r, err := p.Expect(ctx(), tester.Match{Type: wire.TypeResend, From: iut(), RPC: m.id, Checks: []tester.Check{
-				tester.Is("offset", uint64(from)), tester.Is("length", uint64(to-from)),
-				tester.Is("sport", uint64(ServerPort)), tester.Is("dport", uint64(m.sport)),
-			}}, wait(silence+2*pr.Tick))
-			ok(err, "a RESEND for the missing segment [%d, %d)", from, to)
-			// The IUT got the last DATA no earlier than the tester sent it
-			// and sent the RESEND no later than it arrived, so this gap
-			// bounds the IUT's silence from above: a shorter gap is a
-			// RESEND before resend_ticks, whatever the machine's noise.
-			// Ticks are discrete and the timer may run late, so the first
-			// RESEND may come up to one tick early, less timer lateness
-			// (at most another tick).
-			last := lastSent(p, wire.TypeData, m.id, r.At)
-			earliest := silence - pr.Tick - min(env.Slack, pr.Tick)
-			Expect(r.At.Sub(last)).To(BeNumerically(">=", earliest),
-				"the RESEND came %v after the last DATA; resend_ticks %d allow it no earlier than %v",
-				r.At.Sub(last), pr.ResendTicks, earliest)
-			m.fillGap(p, r, from, to)
-			checkExchange(p)
+			requestGap(laterSegment)
+		}))
+
+	It("RESEND-gap-first: a request whose first segment is missing while later ones arrived draws a RESEND for exactly that range from offset 0 after resend_ticks of silence, not {0, -1}",
+		labels("resend", "MUST", "HOMA-RESEND-001", "HOMA-RESEND-012", "HOMA-PRIO-001"), body(func() {
+			requestGap(0)
 		}))
 
 	It("RESEND-response-gap: a client missing a segment of its response RESENDs for exactly that range after resend_ticks of silence and completes the call once it is retransmitted",
 		labels("resend", "MUST", "HOMA-RESEND-001", "HOMA-RESEND-008", "HOMA-PRIO-001"), body(func() {
-			needResends()
-			p := peer(0)
-			respLen, from, to := gapResponse(unsched(1<<30) / 2)
-			r := iutCall(p, 100, respLen)
-			r.receiveRequest(p)
-			r.sendResponseBut(p, respLen, from, to)
-			rs := r.gapResend(p, from, to, "", tester.Is("sport", uint64(r.cport)), tester.Is("dport", testerPort))
-			// Retransmitted as a sender answers a RESEND: retransmit=1 at
-			// the asked priority, incoming the range's end (HOMA-RESEND-020).
-			r.resendResponse(p, respLen, from, to, rs.Pkt.Resend().Priority())
-			res := r.wait()
-			callOK(res, "the IUT's call failed")
-			Expect(res.Response).To(Equal(respLen))
-			checkExchange(p)
+			responseGap(laterSegment)
+		}))
+
+	It("RESEND-response-gap-first: a client missing the first segment of its response while later ones arrived RESENDs for exactly that range from offset 0 after resend_ticks of silence, not {0, -1}, and completes the call once it is retransmitted",
+		labels("resend", "MUST", "HOMA-RESEND-001", "HOMA-RESEND-012", "HOMA-PRIO-001"), body(func() {
+			responseGap(0)
 		}))
 
 	It("RESEND-answered: a RESEND for request bytes the IUT sent is answered with retransmit=1 DATA at the asked priority",
@@ -243,38 +217,66 @@ var _ = Describe("retransmission", func() {
 			checkExchange(p)
 		}))
 
-	It("RESEND-wakeup: a buffer-wakeup RESEND {0, -1} draws what the IUT transmitted again (retransmit=1) and no byte past it: asking for everything grants nothing",
-		labels("resend", "MUST", "HOMA-GRANT-005", "HOMA-RESEND-016"), body(func() {
+	It("RESEND-unsent: a RESEND for granted request bytes the IUT has not yet transmitted draws BUSY, not a retransmission of bytes never sent, and those bytes then go out once, as first transmissions (retransmit=0)",
+		labels("resend", "MUST", "HOMA-RESEND-011", "HOMA-RESEND-010", "HOMA-RESEND-015"), body(func() {
 			need("grants")
 			if !onMain() {
-				Skip("unsupported: the buffer-wakeup RESEND {0, -1} is HomaModule main's (profile " + env.Profile + " wakes a sender with a GRANT)")
+				Skip("unsupported: before HomaModule main's be5081e (profile " + env.Profile + ") a RESEND may retransmit granted bytes not yet sent (b5c39f0)")
 			}
 			p := peer(0)
 			pr := params()
-			if pr.NumPriorities < 2 {
-				Skip("unsupported: num_priorities 1 has no buffer-wakeup level (num_priorities-2)")
-			}
-			// A RESEND resets no silent_ticks: the client hears nothing
-			// from its request's last DATA until the GRANT at the end.
-			quietFits(2 * window(pr.Tick))
-			r := iutCall(p, pastU(6*maxSegData()), 100)
+			seg := maxSegData()
+			r := iutCall(p, pastU(40*seg), 100)
 			got, sent := r.receiveUnsched(p)
-			// The wakeup a server sends when receive buffers free up
-			// (homa_pool_check_waiting): homa_resend_pkt takes length -1
-			// as "up to tx_end", so it neither raises granted nor asks
-			// for bytes not yet sent.
-			Expect(p.Send(iut(), ctrlLevel(pr), &wire.ResendFields{Common: r.control(), Offset: 0, Length: ^uint32(0), Priority: uint8(pr.HighPriority())})).To(Succeed())
-			_, err := p.Expect(ctx(), tester.Match{Type: wire.TypeData, From: iut(), RPC: r.id, Checks: []tester.Check{
-				tester.DataOffset(0), tester.Is("retransmit", 1),
-			}}, wait(pr.ResponseTimeout+pr.Tick))
-			ok(err, "the request's first packet retransmitted for the RESEND {0, -1}")
-			ok(p.ExpectNone(ctx(), tester.Match{Type: wire.TypeData, From: iut(), RPC: r.id, Checks: []tester.Check{
-				tester.DataOffsetIn(uint32(sent), ^uint32(0)),
-			}}, window(pr.Tick)), "no DATA past the %d bytes transmitted and granted (a RESEND {0, -1} asks only for what was sent)", sent)
-			r.receiveRest(p, got, sent, env.Clock.Now())
+			// A grant window's worth at once, and in the same instant a
+			// RESEND for its last segment: the IUT's pacer lets only a
+			// few packets of a GRANT go at once (HomaModule
+			// max_nic_est_backlog_usecs; the simulator's 10 Gbit/s link
+			// takes about 1.2 µs a packet), so the asked bytes lie past
+			// tx_end and homa_resend_pkt answers BUSY (offset >= tx_end)
+			// and retransmits nothing: a retransmission may carry only
+			// bytes sent before. An IUT that had sent them by then (a
+			// faster link, or a tester held up between the two) answers
+			// with their retransmission instead, which is as right.
+			granted := testerGrant(r.msgLen, int(got.Total()))
+			if granted-sent < 8*seg {
+				Skip(fmt.Sprintf("unsupported: a grant window of %d bytes lets too little out at once for a RESEND past what the pacer sends (%s)", pr.GrantWindow(), widerWindow(8*seg+1)))
+			}
+			from := granted - seg
+			Expect(p.Send(iut(), ctrlLevel(pr), &wire.GrantFields{Common: r.control(), Offset: uint32(granted)})).To(Succeed())
+			Expect(p.SendDeliberate(iut(), ctrlLevel(pr), &wire.ResendFields{Common: r.control(), Offset: uint32(from), Length: uint32(granted - from), Priority: ctrlLevel(pr)},
+				"RESEND at once (no silence) for the last segment just granted, not yet arrived")).To(Succeed())
+			_, err := p.Expect(ctx(), tester.Match{From: iut(), RPC: r.id, Checks: []tester.Check{busyOrResentIn(uint32(from), uint32(granted))}}, wait(pr.ResponseTimeout+pr.Tick))
+			ok(err, "BUSY (or a retransmission, once sent) for a RESEND for bytes [%d, %d) just granted", from, granted)
+			r.receiveRest(p, got, granted, env.Clock.Now())
+			// As the IUT sent them: each byte once with retransmit=0
+			// (homa_xmit_data moves next_xmit_offset forward only), and
+			// retransmit=1 only for bytes sent before (homa_resend_data
+			// walks only the packets already transmitted).
+			var first byteranges.Set
+			for _, d := range p.ReceivedAll(tester.Match{Type: wire.TypeData, From: iut(), RPC: r.id}) {
+				dd := d.Pkt.Data()
+				a, b := dd.Offset(), dd.Offset()+uint32(dd.DataLen())
+				if dd.Retransmit() != 0 {
+					Expect(first.Covers(a, b)).To(BeTrue(), "DATA [%d, %d) retransmitted (retransmit=1) before those bytes were first sent: a RESEND draws only bytes already transmitted (homa_resend_pkt; BUSY for the rest)", a, b)
+					continue
+				}
+				Expect(first.Overlap(a, b)).To(BeZero(), "DATA [%d, %d) sent twice with retransmit=0", a, b)
+				first.Add(a, b)
+			}
 			res := r.respond(p, 100, pr.CutoffVersion)
 			callOK(res, "the IUT's call failed")
 			checkExchange(p)
+		}))
+
+	It("RESEND-wakeup: a buffer-wakeup RESEND {0, -1} draws what the IUT transmitted again (retransmit=1) and no byte past it: asking for everything grants nothing",
+		labels("resend", "MUST", "HOMA-GRANT-005", "HOMA-RESEND-016"), body(func() {
+			resendAll(0)
+		}))
+
+	It("RESEND-all-sent: a RESEND {0, -1} after the IUT transmitted granted bytes past unsched_bytes draws every byte it transmitted again (retransmit=1), the scheduled ones too, and no byte past them",
+		labels("resend", "MUST", "HOMA-GRANT-005", "HOMA-RESEND-016", "HOMA-RESEND-021"), body(func() {
+			resendAll(3 * maxSegData())
 		}))
 
 	It("RESEND-gap-duplicates: duplicate DATA keeps a receiver missing a segment from RESENDing (any DATA resets its silence), and it asks resend_ticks after the duplicates stop",
@@ -282,7 +284,7 @@ var _ = Describe("retransmission", func() {
 			needResends()
 			p := peer(0)
 			pr := params()
-			m, from, to := gapRequest(p)
+			m, from, to := gapRequest(p, laterSegment)
 			// The first packet again every tick, past resend_ticks and a
 			// round more: homa_dispatch_pkts zeroes silent_ticks for every
 			// DATA, new bytes or not. The checker judges any RESEND against
@@ -307,7 +309,7 @@ var _ = Describe("retransmission", func() {
 			p := peer(0)
 			pr := params()
 			hold := holdTicks()
-			respLen, from, to := gapResponse(unsched(1<<30) / 2)
+			respLen, from, to := gapResponse(unsched(1<<30)/2, laterSegment)
 			r := iutCall(p, 100, respLen)
 			r.receiveRequest(p)
 			r.sendResponseBut(p, respLen, from, to)
@@ -743,7 +745,7 @@ var _ = Describe("retransmission", func() {
 			waitsTimeout()
 			p := peer(0)
 			pr := params()
-			m, from, to := gapRequest(p)
+			m, from, to := gapRequest(p, laterSegment)
 			sent := p.Now()
 			// The request is incomplete, so its application cannot have it
 			// and nothing but the timer ends the RPC.
@@ -806,7 +808,7 @@ var _ = Describe("retransmission", func() {
 			needResends()
 			p := peer(0)
 			pr := params()
-			respLen, from, to := gapResponse(unsched(4 * maxSegData()))
+			respLen, from, to := gapResponse(unsched(4*maxSegData()), laterSegment)
 			r := iutCall(p, 100, respLen)
 			r.receiveRequest(p)
 			r.sendResponseBut(p, respLen, from, to)
@@ -857,7 +859,7 @@ var _ = Describe("retransmission", func() {
 			needResends()
 			p := peer(0)
 			pr := params()
-			m, _, _ := gapRequest(p)
+			m, _, _ := gapRequest(p, laterSegment)
 			// The client has forgotten the RPC (it timed out, or its host
 			// restarted): it answers the server's RESEND with RPC_UNKNOWN,
 			// and the server ends the RPC (homa_rpc_unknown_pkt), which
@@ -968,50 +970,29 @@ var _ = Describe("retransmission", func() {
 			// then forget the RPC.
 			got, sent := r.receiveUnsched(p)
 			granted := min(r.msgLen, unsched(r.msgLen)+2*seg)
-			Expect(p.Send(iut(), ctrlLevel(pr), &wire.GrantFields{Common: r.control(), Offset: uint32(granted)})).To(Succeed())
-			for !got.Covers(0, uint32(granted)) {
-				d, err := p.Expect(ctx(), tester.Match{Type: wire.TypeData, From: iut(), RPC: r.id}, wait(20*time.Millisecond))
-				ok(err, "the request's bytes up to the GRANT's %d: have %d", granted, got.Total())
-				got.Add(d.Pkt.Data().Offset(), d.Pkt.Data().Offset()+uint32(d.Pkt.Data().DataLen()))
-				sent = max(sent, int(d.Pkt.Data().Offset())+d.Pkt.Data().DataLen())
-			}
+			sent = r.receiveTo(p, got, sent, granted)
 			forget(p, r.control())
 			unknownAt := lastSent(p, wire.TypeRPCUnknown, r.control().SenderID, p.Now())
 			// The restart retransmits everything transmitted, [0, tx_end),
 			// with retransmit=1 (homa_rpc_unknown_pkt → homa_resend_data):
 			// the bytes past U the GRANT let out are not sent again as
 			// first transmissions.
-			var again byteranges.Set
-			var last time.Time
-			for !again.Covers(0, uint32(sent)) {
-				d, err := p.Expect(ctx(), tester.Match{Type: wire.TypeData, From: iut(), RPC: r.id}, wait(2*pr.Tick))
-				ok(err, "the request restarted: the %d bytes transmitted before RPC_UNKNOWN again, have %d", sent, again.Total())
-				dd := d.Pkt.Data()
-				if d.At.Before(unknownAt) {
-					// Transmitted before the RPC_UNKNOWN, read only now:
-					// a GSO batch may run up to an skb past the GRANT
-					// (HomaModule sent [40000, 48544) for a GRANT to
-					// 42848). Its bytes are part of tx_end.
-					sent = max(sent, int(dd.Offset())+dd.DataLen())
-					continue
-				}
-				if again.Total() == 0 {
+			first := true
+			again, _, last := r.resentFromZero(p, unknownAt, sent, "the request restarted", wait(2*pr.Tick), func(dd wire.Data, sent int) {
+				GinkgoHelper()
+				if first {
 					Expect(dd.Offset()).To(BeZero(), "the restart's first DATA starts at offset 0")
+					first = false
 				}
-				if int(dd.Offset()) < sent {
-					Expect(dd.Retransmit()).To(Equal(uint8(1)), "restarted DATA at offset %d, below the %d bytes transmitted before RPC_UNKNOWN, with retransmit=0: a restart retransmits [0, tx_end)", dd.Offset(), sent)
-					// homa_resend_data writes the end of the range it
-					// resends, here tx_end, in every packet (main since
-					// May 2025; before, the granted offset, which
-					// HOMA-RESEND-020 leaves a restart to).
-					if onMain() {
-						Expect(dd.Incoming()).To(Equal(uint32(sent)), "incoming of restarted DATA at offset %d: the %d bytes transmitted before RPC_UNKNOWN, the end of the range a restart resends (homa_rpc_unknown_pkt → homa_resend_data)", dd.Offset(), sent)
-					}
+				// homa_resend_data writes the end of the range it
+				// resends, here tx_end, in every packet (main since May
+				// 2025; before, the granted offset, which
+				// HOMA-RESEND-020 leaves a restart to).
+				if int(dd.Offset()) < sent && onMain() {
+					Expect(dd.Incoming()).To(Equal(uint32(sent)), "incoming of restarted DATA at offset %d: the %d bytes transmitted before RPC_UNKNOWN, the end of the range a restart resends (homa_rpc_unknown_pkt → homa_resend_data)", dd.Offset(), sent)
 				}
-				again.Add(dd.Offset(), dd.Offset()+uint32(dd.DataLen()))
-				last = d.At
-			}
-			r.receiveRest(p, &again, granted, last)
+			})
+			r.receiveRest(p, again, granted, last)
 			res := r.respond(p, 100, pr.CutoffVersion)
 			callOK(res, "the IUT's call failed")
 			checkExchange(p)
@@ -1147,6 +1128,22 @@ func busyOrResent(end uint32) tester.Check {
 			return nil
 		}
 		return errors.New("want BUSY, or DATA retransmitted at the RESEND's offset")
+	}
+}
+
+// busyOrResentIn accepts the answer to a RESEND for bytes [from, to) of
+// a message its sender may not have transmitted yet: BUSY, or a
+// retransmission (retransmit=1) of a packet overlapping the range.
+func busyOrResentIn(from, to uint32) tester.Check {
+	return func(x *tester.Packet) error {
+		switch {
+		case x.Pkt.Type() == wire.TypeBusy:
+			return nil
+		case x.Pkt.Type() == wire.TypeData && x.Pkt.Data().Retransmit() != 0 &&
+			x.Pkt.Data().Offset() < to && x.Pkt.Data().Offset()+uint32(x.Pkt.Data().DataLen()) > from:
+			return nil
+		}
+		return fmt.Errorf("want BUSY, or DATA retransmitted within [%d, %d)", from, to)
 	}
 }
 
@@ -1313,4 +1310,113 @@ func afterTimeout(p *tester.Peer, id uint64, checks ...tester.Check) {
 	pr := params()
 	pause(deadline(window(pr.Ticks(2*pr.ResendInterval))), "waiting two resend_interval after the timeout")
 	roundsAtMost(p, id, checks...)
+}
+
+// requestGap is RESEND-gap losing segment lose of the request
+// (gapRequest): the IUT server's RESEND asks for exactly that segment
+// after resend_ticks of silence, no earlier, and the call completes once
+// it is retransmitted. A receiver that has any DATA of the message asks
+// for its gaps, a lost first segment among them, from its offset
+// (homa_request_retrans; {0, -1} only while nothing arrived).
+func requestGap(lose int) {
+	GinkgoHelper()
+	needResends()
+	p := peer(0)
+	pr := params()
+	m, from, to := gapRequest(p, lose)
+	silence := time.Duration(pr.ResendTicks) * pr.Tick
+	r, err := p.Expect(ctx(), tester.Match{Type: wire.TypeResend, From: iut(), RPC: m.id, Checks: []tester.Check{
+		tester.Is("offset", uint64(from)), tester.Is("length", uint64(to-from)),
+		tester.Is("sport", uint64(ServerPort)), tester.Is("dport", uint64(m.sport)),
+	}}, wait(silence+2*pr.Tick))
+	ok(err, "a RESEND for the missing segment [%d, %d)", from, to)
+	// The IUT got the last DATA no earlier than the tester sent it
+	// and sent the RESEND no later than it arrived, so this gap
+	// bounds the IUT's silence from above: a shorter gap is a
+	// RESEND before resend_ticks, whatever the machine's noise.
+	// Ticks are discrete and the timer may run late, so the first
+	// RESEND may come up to one tick early, less timer lateness
+	// (at most another tick).
+	last := lastSent(p, wire.TypeData, m.id, r.At)
+	earliest := silence - pr.Tick - min(env.Slack, pr.Tick)
+	Expect(r.At.Sub(last)).To(BeNumerically(">=", earliest),
+		"the RESEND came %v after the last DATA; resend_ticks %d allow it no earlier than %v",
+		r.At.Sub(last), pr.ResendTicks, earliest)
+	m.fillGap(p, r, from, to)
+	checkExchange(p)
+}
+
+// responseGap is RESEND-response-gap losing segment lose of the response
+// (gapResponse): the IUT client's RESEND asks for exactly that segment
+// after resend_ticks of silence (homa_request_retrans, as requestGap),
+// and the call completes once it is retransmitted.
+func responseGap(lose int) {
+	GinkgoHelper()
+	needResends()
+	p := peer(0)
+	respLen, from, to := gapResponse(unsched(1<<30)/2, lose)
+	r := iutCall(p, 100, respLen)
+	r.receiveRequest(p)
+	r.sendResponseBut(p, respLen, from, to)
+	rs := r.gapResend(p, from, to, "", tester.Is("sport", uint64(r.cport)), tester.Is("dport", testerPort))
+	// Retransmitted as a sender answers a RESEND: retransmit=1 at
+	// the asked priority, incoming the range's end (HOMA-RESEND-020).
+	r.resendResponse(p, respLen, from, to, rs.Pkt.Resend().Priority())
+	res := r.wait()
+	callOK(res, "the IUT's call failed")
+	Expect(res.Response).To(Equal(respLen))
+	checkExchange(p)
+}
+
+// resendAll is RESEND-wakeup after the tester granted sched bytes past
+// the unscheduled ones of the IUT's request and received them (0: none,
+// RESEND-wakeup itself): the buffer wakeup a server sends when receive
+// buffers free up (homa_pool_check_waiting), RESEND {0, -1}, which
+// homa_resend_pkt takes as "everything up to tx_end": every byte the IUT
+// transmitted comes again with retransmit=1, scheduled ones too, within
+// response_timeout; it neither raises granted nor asks for bytes not yet
+// sent.
+func resendAll(sched int) {
+	GinkgoHelper()
+	need("grants")
+	if !onMain() {
+		Skip("unsupported: the buffer-wakeup RESEND {0, -1} is HomaModule main's (profile " + env.Profile + " wakes a sender with a GRANT)")
+	}
+	p := peer(0)
+	pr := params()
+	if pr.NumPriorities < 2 {
+		Skip("unsupported: num_priorities 1 has no buffer-wakeup level (num_priorities-2)")
+	}
+	// A RESEND resets no silent_ticks: the client hears nothing from its
+	// request's last DATA until the GRANT at the end.
+	quietFits(2 * window(pr.Tick))
+	r := iutCall(p, pastU(6*maxSegData()), 100)
+	got, sent := r.receiveUnsched(p)
+	granted := unsched(r.msgLen)
+	if sched > 0 {
+		granted = min(r.msgLen, granted+sched)
+		sent = r.receiveTo(p, got, sent, granted)
+	}
+	wake := &wire.ResendFields{Common: r.control(), Offset: 0, Length: ^uint32(0), Priority: uint8(pr.HighPriority())}
+	if sched == 0 {
+		Expect(p.Send(iut(), ctrlLevel(pr), wake)).To(Succeed())
+	} else {
+		// HomaModule grants no message waiting for buffers, so its
+		// receivers send no wakeup once they granted: deliberate, to
+		// show that homa_resend_pkt answers length -1 with all it
+		// transmitted, not only what needed no GRANT.
+		Expect(p.SendDeliberate(iut(), ctrlLevel(pr), wake, "RESEND {0, -1} for a message the tester granted")).To(Succeed())
+	}
+	at := lastSent(p, wire.TypeResend, r.control().SenderID, p.Now())
+	_, sent, _ = r.resentFromZero(p, at, sent, "the request retransmitted for the RESEND {0, -1}", wait(pr.ResponseTimeout+pr.Tick), func(d wire.Data, sent int) {
+		GinkgoHelper()
+		Expect(int(d.Offset())).To(BeNumerically("<", sent), "DATA at offset %d after the RESEND {0, -1}, past the %d bytes transmitted and granted (a RESEND {0, -1} asks only for what was sent)", d.Offset(), sent)
+	})
+	ok(p.ExpectNone(ctx(), tester.Match{Type: wire.TypeData, From: iut(), RPC: r.id, Checks: []tester.Check{
+		tester.DataOffsetIn(uint32(sent), ^uint32(0)),
+	}}, window(pr.Tick)), "no DATA past the %d bytes transmitted and granted (a RESEND {0, -1} asks only for what was sent)", sent)
+	r.receiveRest(p, got, granted, env.Clock.Now())
+	res := r.respond(p, 100, pr.CutoffVersion)
+	callOK(res, "the IUT's call failed")
+	checkExchange(p)
 }
