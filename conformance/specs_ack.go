@@ -260,10 +260,8 @@ var _ = Describe("acknowledgements", func() {
 			// The server asks for its ACK a tick apart; the tester lets
 			// two NEED_ACKs come before it answers the first, so the
 			// second is one the server sent before the ACK reached it.
-			needAck := tester.Match{Type: wire.TypeNeedAck, From: iut(), RPC: head.id}
-			_, err := p.Expect(ctx(), needAck, wait(pr.Ticks(pr.RequestAckTicks+2)))
-			ok(err, "NEED_ACK from the server for RPC %d, whose response it sent whole", head.id)
-			_, err = p.Expect(ctx(), needAck, wait(2*pr.Tick))
+			needAck, _ := head.firstNeedAck(p)
+			_, err := p.Expect(ctx(), needAck, wait(2*pr.Tick))
 			ok(err, "a second NEED_ACK for RPC %d", head.id)
 			head.ack(p)
 			barrier(p, ctrlLevel(pr)) // the server has ended RPC head
@@ -500,6 +498,67 @@ var _ = Describe("acknowledgements", func() {
 			askUnacked(p, []*iutRPC{r}, acked)
 			checkExchange(p)
 		}))
+
+	It("NEED_ACK-after-resend: a server whose client asks again for its fully sent response retransmits it and keeps asking with NEED_ACK every tick: a retransmission does not restart its request_ack_ticks count",
+		labels("ack", "MUST", "HOMA-ACK-008", "HOMA-ACK-006", "HOMA-RESEND-016"), body(func() {
+			need("need-ack")
+			p := peer(0)
+			pr := params()
+			m := answered(p)
+			needAck, first := m.firstNeedAck(p)
+			// The client asks for the response again, twice a tick, for
+			// 2·request_ack_ticks+4 ticks (as a client whose copies keep
+			// getting lost asks on each NEED_ACK and at its timer rounds),
+			// and does not ack. The server retransmits each time
+			// (homa_resend_pkt), and its timer goes on asking for the ACK
+			// on every pass: homa_timer_check_rpc sets done_timer_ticks
+			// once, when it first sees the response transmitted, and
+			// nothing resets it (facts ACK-01: NEED_ACK every tick until
+			// the RPC is freed). A server that restarted its count at each
+			// retransmission would ask no more while the RESENDs come
+			// faster than request_ack_ticks. Every tick: exact in virtual
+			// time; in real time the spec allows request_ack_ticks+2 ticks,
+			// stretched by timer_drift, plus slack (a gap that only a
+			// restarted count explains, unless a measured stall does), and
+			// leaves the rate to the checker (HOMA-ACK-008, with its stall
+			// excuses).
+			every := pr.Tick
+			if !env.Virtual {
+				every = pr.Ticks(pr.RequestAckTicks + 2)
+			}
+			bound := window(time.Duration(float64(every) * (1 + iutParams().TimerDrift)))
+			hold := max(pr.Ticks(2*pr.RequestAckTicks+4), bound+pr.Ticks(2))
+			start, last, n := p.Now(), first.At, 1
+			for k := 1; p.Now().Before(start.Add(hold)); k++ {
+				Expect(p.SendDeliberate(iut(), ctrlLevel(pr), &wire.ResendFields{Common: m.control(), Offset: 0, Length: uint32(m.respLen), Priority: ctrlLevel(pr)},
+					"RESEND for a response the server sent whole, half a tick after the last (the client lost every copy)")).To(Succeed())
+				for x := (*tester.Packet)(nil); ; n++ {
+					if x, _ = p.Expect(ctx(), needAck, start.Add(time.Duration(k)*pr.Tick/2).Sub(p.Now())); x == nil {
+						break
+					}
+					last = x.At
+				}
+				ok(ctx().Err(), "taking the server's NEED_ACKs while RESENDing")
+				if gap := p.Now().Sub(last); gap > bound {
+					msg := fmt.Sprintf("no NEED_ACK for %v after the server's last (NEED_ACK %d, %v after its first), while it retransmitted its response for a RESEND every half tick: it asks every tick until acknowledged, retransmitting or not (homa_timer_check_rpc sets done_timer_ticks once; request_ack_ticks %d)",
+						gap, n, last.Sub(first.At), pr.RequestAckTicks)
+					// Excused only by stalls that lost all of it but a
+					// tick (a server's timer held up that long).
+					if !stalledAtLeast(msg, last, p.Now(), gap-time.Duration(float64(pr.Tick)*(1+iutParams().TimerDrift))) {
+						Fail(msg)
+					}
+					panic(stalledOut{})
+				}
+			}
+			_, err := p.Expect(ctx(), tester.Match{Type: wire.TypeData, From: iut(), RPC: m.id, Checks: []tester.Check{tester.Is("retransmit", 1)}}, wait(2*pr.Tick))
+			ok(err, "the response retransmitted for the RESENDs")
+			AddReportEntry("note", fmt.Sprintf("%d NEED_ACKs in %v, while the tester RESENT the response every half tick", n, p.Now().Sub(first.At)))
+			m.ack(p)
+			// The checker fails a NEED_ACK after the ACK (HOMA-ACK-003)
+			// and judges the retransmissions (HOMA-RESEND-016).
+			pause(deadline(window(pr.Ticks(pr.RequestAckTicks+3))), "waiting a few ticks after the ACK")
+			checkExchange(p)
+		}))
 })
 
 // answered has tester p send the IUT a request of up to 500 bytes asking
@@ -513,6 +572,18 @@ func answered(p *tester.Peer) msgSpec {
 	_, err := p.Expect(ctx(), tester.Match{Type: wire.TypeData, From: iut(), RPC: m.id}, wait(20*time.Millisecond))
 	ok(err, "the response to request %d", m.id)
 	return m
+}
+
+// firstNeedAck returns the match for the IUT's NEED_ACKs for m's RPC,
+// whose server sent its whole response, and the first of them (it comes
+// request_ack_ticks after the response: HOMA-ACK-005).
+func (m msgSpec) firstNeedAck(p *tester.Peer) (tester.Match, *tester.Packet) {
+	GinkgoHelper()
+	pr := params()
+	needAck := tester.Match{Type: wire.TypeNeedAck, From: iut(), RPC: m.id}
+	first, err := p.Expect(ctx(), needAck, wait(pr.Ticks(pr.RequestAckTicks+2)))
+	ok(err, "NEED_ACK from the server for RPC %d, whose response it sent whole", m.id)
+	return needAck, first
 }
 
 // heldResponse has tester p send the IUT a request (up to 2000 bytes, as

@@ -740,6 +740,39 @@ var _ = Describe("retransmission", func() {
 			checkExchange(p)
 		}))
 
+	It("RESEND-timeout-one: a client whose RPC times out keeps its other RPCs with the same server: one the server keeps alive with BUSY outlives the other's timeout and completes when its response comes",
+		labels("resend", "MUST", "HOMA-RESEND-009", "HOMA-RESEND-014", "HOMA-RESEND-001"), body(func() {
+			waitsTimeout()
+			needResends()
+			p := peer(0)
+			pr := params()
+			// Two calls to one server: A, which the tester leaves silent
+			// once it has the request, and B, whose RESENDs it answers
+			// with BUSY (a server whose application is slow). Each RPC
+			// counts its own silent_ticks (homa_dispatch_pkts zeroes the
+			// count of the packet's RPC only) and homa_timer_check_rpc
+			// aborts the RPC whose count reaches timeout_ticks, that one
+			// alone (homa_rpc_abort; facts RTX-10): a timeout is no
+			// verdict on the peer, whose other RPCs live on.
+			a := iutCall(p, 100, 100)
+			b := iutCall(p, 200, 100)
+			a.receiveRequest(p)
+			b.receiveRequest(p)
+			start := p.Now()
+			resA, busy := b.busyUntilEnded(p, a, wait(timeoutLate(pr)))
+			wantTimedOut(resA, "the server says nothing for the call for timeout_ticks")
+			// B's BUSYs came every resend_ticks, so it is alive: the rest
+			// of the response completes it. A client that gave B up with A
+			// (its peer declared dead) has failed the call.
+			res := b.respond(p, 100, pr.CutoffVersion)
+			if b.failedAfter(res, start, pr.Ticks(max(0, pr.TimeoutTicks-pr.ResendTicks-2)),
+				fmt.Sprintf("its server answered %d RESENDs for it with BUSY over %v, leaving only RPC %d silent, which timed out (%s): a timeout ends the silent RPC alone (homa_timer_check_rpc)", busy, p.Now().Sub(start), a.id, resA.Err)) {
+				return
+			}
+			Expect(res.Response).To(Equal(100))
+			checkExchange(p)
+		}))
+
 	It("RESEND-server-timeout: a server missing part of a request asks for it every resend_interval ticks while the client stays silent, until timeout_ticks ticks of silence, then forgets the RPC",
 		labels("resend", "MUST", "HOMA-RESEND-014", "HOMA-RESEND-009", "HOMA-RESEND-008"), body(func() {
 			waitsTimeout()
@@ -1083,6 +1116,35 @@ func busyWhile(p *tester.Peer, id uint64, c wire.CommonFields, hold time.Duratio
 		}
 	}
 	return start, busy
+}
+
+// busyUntilEnded answers each RESEND the IUT's client sends for r with
+// BUSY (as busyFor) until other's call ends, and returns other's result
+// and how many BUSYs it sent; other's call not ending within limit fails
+// the spec, unless a measured stall explains it.
+func (r *iutRPC) busyUntilEnded(p *tester.Peer, other *iutRPC, limit time.Duration) (res CallResult, busy int) {
+	GinkgoHelper()
+	start := p.Now()
+	resends := tester.Match{Type: wire.TypeResend, From: iut(), RPC: r.id}
+	for !other.ended {
+		_, err := env.Clock.Wait(ctx(), start.Add(limit), func() bool {
+			other.ended = other.ended || other.poll(&res)
+			return other.ended || len(p.Received(resends)) > 0
+		})
+		ok(err, "answering RPC %d's RESENDs with BUSY until RPC %d's call ends", r.id, other.id)
+		for rs, _ := p.Expect(ctx(), resends, 0); rs != nil; rs, _ = p.Expect(ctx(), resends, 0) {
+			Expect(p.Send(iut(), ctrlLevel(params()), &wire.BusyFields{Common: r.control()})).To(Succeed())
+			busy++
+		}
+		if !other.ended && !env.Clock.Now().Before(start.Add(limit)) {
+			msg := fmt.Sprintf("the IUT's call of RPC %d had not ended %v after its server went silent (timeout_ticks %d of %v)", other.id, limit, params().TimeoutTicks, params().Tick)
+			if !stalledDuring(msg, start, env.Clock.Now()) {
+				Fail(msg)
+			}
+			panic(stalledOut{})
+		}
+	}
+	return res, busy
 }
 
 // failedAfter reports whether r's call ended with an error (res) after
