@@ -820,7 +820,7 @@ var _ = Describe("retransmission", func() {
 			// RESEND resets no silent_ticks, so a late timer still ends
 			// the RPC: asked again each resend_interval, within wait's
 			// generous bound.
-			give := deadline(wait(pr.Ticks(pr.TimeoutTicks)))
+			give, asked := deadline(wait(pr.Ticks(pr.TimeoutTicks))), env.Clock.Now()
 			for {
 				Expect(p.SendDeliberate(iut(), ctrlLevel(pr), &wire.ResendFields{Common: m.control(),
 					Offset: 0, Length: 100, Priority: ctrlLevel(pr)}, "RESEND to a server that timed the RPC out")).To(Succeed())
@@ -829,8 +829,16 @@ var _ = Describe("retransmission", func() {
 					break
 				}
 				ok(ctx().Err(), "asking for RPC_UNKNOWN")
-				if !env.Clock.Now().Before(give) {
-					Fail(fmt.Sprintf("the server still holds the RPC %v after the request's DATA (no RPC_UNKNOWN for a RESEND; timeout_ticks %d of %v)", env.Clock.Now().Sub(sent), pr.TimeoutTicks, pr.Tick))
+				if now := env.Clock.Now(); !now.Before(give) {
+					msg := fmt.Sprintf("the server still holds the RPC %v after the request's DATA (no RPC_UNKNOWN for a RESEND; timeout_ticks %d of %v)", now.Sub(sent), pr.TimeoutTicks, pr.Tick)
+					// Unless the IUT was kept from running for the time
+					// past timeout_ticks (its timer counts passes, and a
+					// stall makes one pass of the ticks it spans), or for a
+					// quarter of the time it was asked (it could not answer).
+					if stalledAtLeast(msg, sent, now, now.Sub(sent)-pr.Ticks(pr.TimeoutTicks)) || stalledLongest(msg, asked, now, now.Sub(asked)/4) {
+						panic(stalledOut{})
+					}
+					Fail(msg)
 				}
 			}
 			checkExchange(p)
