@@ -873,7 +873,34 @@ func silentRounds(p *tester.Peer, id uint64, t0 time.Time, checks ...tester.Chec
 		ok(err, "RESEND round %d of the %d due by silent tick timeout_ticks-3 (timeout_ticks %d less RTX-10's two ticks and the aborting pass; resend_ticks %d, resend_interval %d) while the peer is silent; %s",
 			i, rounds, pr.TimeoutTicks, pr.ResendTicks, pr.ResendInterval, last)
 		last = fmt.Sprintf("the last came %v after the peer's silence began", r.At.Sub(t0).Round(time.Microsecond))
+		if env.Virtual {
+			onSchedule(i, r.At.Sub(t0), t0, r.At)
+		}
 	}
+}
+
+// onSchedule fails the spec when RESEND round i of a silence came at
+// other than its silent tick: resend_ticks, then resend_interval more for
+// each round (homa_timer_check_rpc; facts RTX-02), the first pass of the
+// IUT's timer within a tick of the silence's start, so round i within
+// (due-1, due] ticks of it; a tick more for the pass that lands on the
+// boundary. Judged in virtual time only, where ticks are exact (in real
+// time the checker's HOMA-RESEND-014 judges lateness with its tolerances,
+// which hide a schedule shifted by a tick or two once resend_ticks is
+// above 2); a recorded stall of the IUT in between excuses it.
+func onSchedule(i int, after time.Duration, from, to time.Time) {
+	GinkgoHelper()
+	pr := params()
+	due := pr.ResendTicks + (i-1)*max(1, pr.ResendInterval)
+	if after >= pr.Ticks(due-1) && after <= pr.Ticks(due+1) {
+		return
+	}
+	msg := fmt.Sprintf("RESEND round %d came %v after the peer's silence began; resend_ticks %d and resend_interval %d put it at silent tick %d (tick %v)",
+		i, after, pr.ResendTicks, pr.ResendInterval, due, pr.Tick)
+	if stalledDuring(msg, from, to) {
+		panic(stalledOut{})
+	}
+	Fail(msg)
 }
 
 // roundsAtMost fails the spec if the IUT sent RPC id more RESENDs (those
