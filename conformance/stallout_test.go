@@ -1,7 +1,9 @@
 package conformance
 
 import (
+	"net/netip"
 	"reflect"
+	"slices"
 	"testing"
 	"time"
 
@@ -100,5 +102,45 @@ func TestSuiteLate(t *testing.T) {
 	}
 	if f := (spec.Finding{Frame: 2, Slack: time.Millisecond}); !reflect.DeepEqual(suiteLate(f), f) {
 		t.Errorf("suiteLate changed a finding without Late: %+v", suiteLate(f))
+	}
+}
+
+// TestStragglers: the IUT's packets of an RPC an earlier spec's logs hold
+// that reach this exchange first are left to the pass's capture (an
+// answer to that spec's last RESEND, as in a run with held-up testers),
+// all of that RPC's packets after them too; an RPC this exchange's tester
+// begins, or one nobody began before (a wrong port or id), is judged.
+func TestStragglers(t *testing.T) {
+	iutA, tA := netip.MustParseAddr("198.18.0.1"), netip.MustParseAddr("198.18.0.2")
+	pkt := func(sent bool, sport, dport uint16, id uint64) *tester.Packet {
+		b, err := wire.Encode(&wire.BusyFields{Common: wire.CommonFields{Sport: sport, Dport: dport, SenderID: id}}, wire.EncodeOptions{FixLengths: true, SetMarks: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := wire.Decode(b, wire.DecodeOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		src, dst := iutA, tA
+		if sent {
+			src, dst = tA, iutA
+		}
+		return &tester.Packet{Sent: sent, Src: src, Dst: dst, Pkt: p}
+	}
+	saved := earlierRPCs
+	defer func() { earlierRPCs = saved }()
+	earlierRPCs = map[rpcKey]bool{{tA, 41018, 4001, 1018}: true, {tA, 41020, 4001, 1020}: true}
+	pkts := []*tester.Packet{
+		pkt(false, 4001, 41018, 1019), // the earlier spec's RPC 1018, answered late
+		pkt(true, 41022, 4001, 1022),  // this spec's RPC
+		pkt(false, 4001, 41022, 1023),
+		pkt(true, 41018, 4001, 1018), // more of 1018: still the earlier spec's
+		pkt(true, 41020, 4001, 1020), // 1020 again, from the tester first: judged
+		pkt(false, 4001, 41020, 1021),
+		pkt(false, 4001, 41099, 1099), // an RPC nobody began: judged
+	}
+	want := []bool{true, false, false, true, false, false, false}
+	if got := stragglers(pkts); !slices.Equal(got, want) {
+		t.Errorf("stragglers = %v, want %v", got, want)
 	}
 }
