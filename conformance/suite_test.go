@@ -263,9 +263,9 @@ func parseHoldUps(v string) (HoldUps, error) {
 // 400 ms) and with the IUT frozen (SimEnvConfig.Freezes: every 40 ms up
 // to 30 ms, and every 100 ms up to 250 ms beside held-up testers), each
 // recorded as a measured stall: the clean reference implementation must
-// fail no spec, and a faulty one (early-resend) must still fail. 60 more
-// seeds of hold-ups and 40 of freezes at four profiles each passed when
-// it was written. Load flakes of the suite's
+// fail no spec, and a faulty one (early-resend) must still fail. 48 more
+// seeds of hold-ups and 48 of freezes, four profiles each, passed when it
+// was written. Load flakes of the suite's
 // own logic then show here, the same on every machine and every run: a
 // spec that counted a held-up tester's earlier RESEND rounds as the
 // IUT's, a driver that judged the exchange stuck before taking the GRANTs
