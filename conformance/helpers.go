@@ -1388,10 +1388,7 @@ func stalledAtLeast(msg string, from, to time.Time, lost time.Duration) bool {
 	}
 	env.Stalls.Settle(ctx(), time.Now())
 	spans := stall.Overlaps(env.Stalls.Spans(), from, to)
-	var sum time.Duration
-	for _, s := range spans {
-		sum += s.Lost
-	}
+	sum := stall.Lost(spans)
 	if len(spans) == 0 || sum < lost {
 		return false
 	}
