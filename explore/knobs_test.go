@@ -47,7 +47,6 @@ const (
 // (RESEND-timeout times a call out; RUN-capture judges what follows) and
 // TestFaultKnobsCaught (package homa) provokes them.
 var beyondExplorer = map[string]string{
-	string(homa.FaultAckTimedOut):     "shows only after a call timed out",
 	string(homa.FaultReuseTimedOutID): "shows only after a call timed out",
 }
 

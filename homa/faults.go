@@ -42,7 +42,6 @@ const (
 	FaultRetransmitWrongBytes Fault = "retransmit-wrong-bytes"
 	FaultOversizeSegment      Fault = "oversize-segment"
 	FaultForgetHeldRPC        Fault = "forget-held-rpc"
-	FaultAckTimedOut          Fault = "ack-timed-out"
 	FaultReuseTimedOutID      Fault = "reuse-timed-out-id"
 )
 
@@ -81,7 +80,6 @@ var faultCatalogue = []FaultInfo{
 	{string(FaultRetransmitWrongBytes), "a retransmission carries the message's bytes from 20 bytes (an IPv4 header) past its offset, wrapping at the message end", "BR-28", []string{"HOMA-WIRE-014"}},
 	{string(FaultForgetHeldRPC), "a server that answered BUSY for an RPC (still receiving the request, or computing the response) discards it at the client's next RESEND and answers RPC_UNKNOWN, as a timeout of another RPC of that client did: the client restarts and the request may run twice (HOMA-RESEND-019 needs another RPC the server still serves as its witness)", "BR-30", []string{"HOMA-RESEND-019"}},
 	{string(FaultOversizeSegment), "DATA segments of mtu-56 bytes: max_seg_data computed without the IP header (1444 bytes over IPv4 at MTU 1500)", "BR-34", []string{"HOMA-WIRE-013"}},
-	{string(FaultAckTimedOut), "a client RPC that timed out is queued as a pending ack, as one whose response arrived: the server is told to free an RPC whose response the client never had (seen after the spec that timed it out: the run's whole capture, RUN-capture)", "ACK-03", []string{"HOMA-ACK-004"}},
 	{string(FaultReuseTimedOutID), "the client's next RPC after a timeout takes the timed-out RPC's id instead of a new one (seen after the spec that timed it out: the run's whole capture, RUN-capture)", "ID-02", []string{"HOMA-RESEND-010", "HOMA-WIRE-014"}},
 }
 

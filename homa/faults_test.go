@@ -49,7 +49,6 @@ func TestFaultKnobsCaught(t *testing.T) {
 		{homa.FaultRetransmitWrongBytes, 0.05, false},
 		{homa.FaultOversizeSegment, 0, false},
 		{homa.FaultForgetHeldRPC, 0, false},
-		{homa.FaultAckTimedOut, 0, false},
 		{homa.FaultReuseTimedOutID, 0, false},
 	}
 	for _, c := range cases {
@@ -124,12 +123,11 @@ func TestFaultKnobsCaught(t *testing.T) {
 					defer cancel()
 					sock, _ := tn.hosts[0].Dial()
 					sock.Call(ctx, to, make([]byte, 500))
-				case c.fault == homa.FaultAckTimedOut || c.fault == homa.FaultReuseTimedOutID:
+				case c.fault == homa.FaultReuseTimedOutID:
 					// The server host is gone (its endpoint closed): the
 					// client's RPC times out. A new host at that address
 					// then serves the client's next RPC, whose DATA
-					// carries the fault (an ack of the timed-out RPC, or
-					// its id again).
+					// carries the fault (the timed-out RPC's id again).
 					addr := tn.hosts[4].Addr()
 					tn.hosts[4].Close()
 					to := netip.AddrPortFrom(addr, 4000)

@@ -747,7 +747,7 @@ func (h *Machine) finishClient(r *rpc, err error) {
 	if timedOut && h.faults[FaultReuseTimedOutID] {
 		h.reuseID = r.id
 	}
-	if (err == nil || timedOut && h.faults[FaultAckTimedOut]) && !h.faults[FaultNoAcks] {
+	if err == nil && !h.faults[FaultNoAcks] {
 		pr := h.peerOf(r)
 		a := wire.AckEntry{ClientID: r.id, ServerPort: r.peerPort}
 		if len(pr.acks) >= wire.MaxAcksPerPkt {

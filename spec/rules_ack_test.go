@@ -434,8 +434,9 @@ func TestAck007Counted(t *testing.T) {
 // NEED_ACK so: inconclusive; so is the same header ack from a client whose
 // server did not go silent (its application may have aborted the RPC,
 // which sends no packet either). A client that answered RPC_UNKNOWN for
-// the RPC has shown it has none: a pass. A piggy-backed ack for a freed
-// RPC is a violation.
+// the RPC has shown it has none: a pass. So is a piggy-backed ack for the
+// RPC the client may have given up at timeout: HomaModule before main's
+// 8400d1f acks a failed call (TestAck004TimedOutRPCAcked).
 func TestAck004HeaderForFreedRPC(t *testing.T) {
 	b := newTrace(t, wire.VersionCurrent)
 	b.data(true, 2, 100, 0, 100, 7, nil)
@@ -463,8 +464,11 @@ func TestAck004HeaderForFreedRPC(t *testing.T) {
 	rep := b.check("linux", "HOMA-ACK-004")
 	wantInconclusive(t, rep, "HOMA-ACK-004", timedOut)
 	wantInconclusive(t, rep, "HOMA-ACK-004", holds)
-	wantViolations(t, rep, "HOMA-ACK-004", piggy)
+	wantViolations(t, rep, "HOMA-ACK-004")
 	for _, f := range rep.Inconclusive {
+		if f.Frame == piggy {
+			t.Errorf("piggy-backed ack of the given-up RPC inconclusive: %q", f.Why)
+		}
 		if f.Frame == timedOut && !strings.Contains(f.Why, "may have aborted the RPC") {
 			t.Errorf("inconclusive why %q", f.Why)
 		}

@@ -522,7 +522,7 @@ func grantWaitExcuse(c *Ctx, x *Event, trigFrame, trigSeg int, k RPCKey, receive
 		return "", false
 	case x.Frame == trigFrame && x.Segment == trigSeg:
 		if r := c.T.rpcs[k]; r != nil && receiver == wire.RoleClient {
-			if why, gone := clientTimedOut(c, r, x.Time); gone {
+			if why, gone := clientTimedOut(c.P, r, x.Time); gone {
 				return why + " before this response came", true
 			}
 		} else if why, ok := afterAck(r); ok {
@@ -786,7 +786,7 @@ func mayWait(c *Ctx, r *RPC, m *Message) bool {
 		return false
 	}
 	if m == &r.Response {
-		if _, gone := clientTimedOut(c, r, r.HeardFromServer); gone {
+		if _, gone := clientTimedOut(c.P, r, r.HeardFromServer); gone {
 			return false
 		}
 	} else if _, ok := afterAck(r); ok {

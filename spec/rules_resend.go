@@ -385,7 +385,7 @@ func resendRules() []*Rule {
 							return !asked && x.Type() == wire.TypeData && x.FromClient() && KeyOf(x) == k && x.Offset == 0 && x.Retransmit()
 						}}
 					trig, seg, client := e.Frame, e.Segment, e.Dst
-					timedOut, late := clientTimedOut(c, r, e.Time)
+					timedOut, late := clientTimedOut(c.P, r, e.Time)
 					// A client that still holds the RPC shows it: it keeps
 					// sending request DATA or, waiting, timer RESENDs
 					// every resend_interval ticks (homa_timer_check_rpc),
@@ -642,15 +642,15 @@ func lastResendTo(r *RPC, role wire.Role) time.Time {
 // frees the RPC). A packet that reached the client after that silence
 // found no RPC, so it cannot show the RPC alive. As for HOMA-RESEND-019's
 // server timeouts, 2 ticks (RTX-10's tolerance) and slack are allowed.
-func clientTimedOut(c *Ctx, r *RPC, now time.Time) (string, bool) {
+func clientTimedOut(p *Params, r *RPC, now time.Time) (string, bool) {
 	since := r.HeardFromServer
 	if since.IsZero() {
 		since = r.First
 	}
 	quiet := max(r.QuietFromServer, now.Sub(since))
-	if quiet < c.P.Ticks(c.P.TimeoutTicks-2)-c.P.Slack {
+	if quiet < p.Ticks(p.TimeoutTicks-2)-p.Slack {
 		return "", false
 	}
 	return fmt.Sprintf("the client went %v without DATA, GRANT or BUSY from the server (timeout_ticks %d, tick %v): its timer may have aborted the RPC, which sends no packet, and then discards RPC_UNKNOWN",
-		quiet.Round(time.Microsecond), c.P.TimeoutTicks, c.P.Tick), true
+		quiet.Round(time.Microsecond), p.TimeoutTicks, p.Tick), true
 }

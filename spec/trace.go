@@ -1991,9 +1991,13 @@ func (t *Trace) ack(k RPCKey, serverPort uint16, e *Event, entry bool) {
 		return
 	}
 	r.Acked, r.AckTime, r.AckFrame = true, e.Time, e.Frame
-	// The client had the whole response and the server frees the RPC.
+	// The client had the whole response and the server frees the RPC;
+	// unless the client may have given the RPC up at timeout, whose ack
+	// (HomaModule before main's 8400d1f) says nothing of its response.
 	t.heldWhole(k.Server, &r.Request, r, e)
-	t.heldWhole(k.Client, &r.Response, r, e)
+	if _, gaveUp := clientTimedOut(t.P, r, e.Time); r.Response.Complete || !gaveUp {
+		t.heldWhole(k.Client, &r.Response, r, e)
+	}
 	// The client's RPC ended, but its sending did not begin again: request
 	// bytes it sends again with retransmit=0 repeat the first ones
 	// (HOMA-RESEND-010), unless an offset-0 DATA response_timeout later

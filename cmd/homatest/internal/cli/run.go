@@ -142,7 +142,7 @@ killed runs left on the machine, never a live run's (homatest cleanup).`,
   homatest run --label-filter 'grant && MUST'
   homatest run --rules 'HOMA-RESEND-*' -o json
   homatest run --fault no-grants            # expect failures citing HOMA-GRANT rules
-  homatest run --env sim --fault ack-timed-out   # every spec passes; RUN-capture fails (HOMA-ACK-004)
+  homatest run --env sim --fault reuse-timed-out-id   # every spec passes; RUN-capture fails (HOMA-WIRE-014)
   homatest run --env sim --param timeout_ticks=30 --param resend_ticks=2
   homatest run --repeat 10 --junit report.xml
   homatest run --mutation-matrix`,
