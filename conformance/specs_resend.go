@@ -1044,6 +1044,38 @@ var _ = Describe("retransmission", func() {
 			checkExchange(p)
 		}))
 
+	It("RPC_UNKNOWN-restart-sent: a client told RPC_UNKNOWN after it transmitted its whole request, before any response byte, restarts it: the whole request again from offset 0 with retransmit=1, and the call completes",
+		labels("resend", "MUST", "HOMA-RESEND-007", "HOMA-RESEND-003"), body(func() {
+			needResends()
+			p := peer(0)
+			pr := params()
+			// A multi-packet request, received whole; the tester then
+			// holds the response back, as a server whose application is
+			// slow, and answers the client's RESEND for the response with
+			// RPC_UNKNOWN, as a server that crashed and restarted would.
+			// The client is still RPC_OUTGOING (a client RPC moves to
+			// RPC_INCOMING only with its first response byte), and
+			// homa_rpc_unknown_pkt restarts such an RPC whether or not
+			// its request was all sent: homa_resend_data over
+			// [0, tx_end), here the whole request.
+			r := iutCall(p, multiPacketResponse(), 100)
+			r.receiveRequest(p)
+			forget(p, r.control())
+			unknownAt := lastSent(p, wire.TypeRPCUnknown, r.control().SenderID, p.Now())
+			first := true
+			again, _, last := r.resentFromZero(p, unknownAt, r.msgLen, "the whole request restarted", wait(2*pr.Tick), func(dd wire.Data, sent int) {
+				GinkgoHelper()
+				if first {
+					Expect(dd.Offset()).To(BeZero(), "the restart's first DATA starts at offset 0")
+					first = false
+				}
+			})
+			r.receiveRest(p, again, r.msgLen, last)
+			res := r.respond(p, 100, pr.CutoffVersion)
+			callOK(res, "the IUT's call failed")
+			checkExchange(p)
+		}))
+
 	It("RPC_UNKNOWN-restart-served: a server creates an RPC from a restarted request's retransmitted DATA (retransmit=1 from offset 0, sent after its RPC_UNKNOWN), grants the rest of a long one and answers it",
 		labels("resend", "MUST", "HOMA-RESEND-006", "HOMA-GRANT-010", "HOMA-PRIO-003"), body(func() {
 			p := peer(0)
