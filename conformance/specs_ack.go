@@ -516,7 +516,11 @@ var _ = Describe("acknowledgements", func() {
 			// nothing resets it (facts ACK-01: NEED_ACK every tick until
 			// the RPC is freed). A server that restarted its count at each
 			// retransmission would ask no more while the RESENDs come
-			// faster than request_ack_ticks. Every tick: exact in virtual
+			// faster than request_ack_ticks. (At request_ack_ticks 1 a
+			// count restarted at 0 by a retransmission and raised by the
+			// next pass, as the ref counts, reaches 1 on that pass and
+			// asks all the same: no exchange shows that restart, rt5 v08,
+			// there.) Every tick: exact in virtual
 			// time; in real time the spec allows request_ack_ticks+2 ticks,
 			// stretched by timer_drift, plus slack (a gap that only a
 			// restarted count explains, unless a measured stall does), and

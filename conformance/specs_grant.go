@@ -668,15 +668,16 @@ var _ = Describe("grants", func() {
 			// one peer; two younger ones join once it is being granted, one
 			// from each peer (the newest from the old one's peer).
 			// RPC ids come from each client host's own counter
-			// (homa_rpc_alloc_client), so ids from different hosts say
-			// nothing of age: the younger message from the other peer has
-			// a lower id than the old one, which a receiver that took the
-			// lowest id for the oldest message would FIFO-grant instead
-			// (the age is the first DATA's: msgin.birth).
+			// (homa_rpc_alloc_client), and a host need not start its
+			// messages in the order it made them, so ids say nothing of
+			// age: the newest message has the lowest id, which a receiver
+			// that took the lowest id for the oldest message would
+			// FIFO-grant instead (the age is the first DATA's:
+			// msgin.birth); the other younger message has the highest.
 			peers := []*tester.Peer{peer(0), peer(1)}
-			other := newRequest(min(int(pr.MaxMessageLength), pastU(400000)), 100)
+			newest := newRequest(min(int(pr.MaxMessageLength), pastU(400000)), 100)
 			old := newRequest(min(int(pr.MaxMessageLength), 1000000), 100)
-			msgs := []msgSpec{old, other, newRequest(min(int(pr.MaxMessageLength), pastU(400000)), 100)}
+			msgs := []msgSpec{old, newRequest(min(int(pr.MaxMessageLength), pastU(400000)), 100), newest}
 			for _, m := range msgs {
 				if unsched(m.msgLen) >= m.msgLen {
 					Skip(fmt.Sprintf("unsupported: unsched_bytes %d leaves nothing to grant in a %d-byte message (unsched_bytes=40000 runs it)", pr.UnschedBytes, m.msgLen))
@@ -685,12 +686,41 @@ var _ = Describe("grants", func() {
 			old.sendUnsched(peers[0], 0, unsched(old.msgLen))
 			g1, err := peers[0].Expect(ctx(), tester.Match{Type: wire.TypeGrant, From: iut(), RPC: old.id}, wait(pr.ResponseTimeout+pr.Tick))
 			ok(err, "the old message's first GRANT")
-			sent := []int{old.applyGrants(peers[0], unsched(old.msgLen), append([]*tester.Packet{g1}, old.takeGrants(peers[0])...)), 0, 0}
+			sent := []int{unsched(old.msgLen), 0, 0}
+			// The younger messages' first DATA come clearly later (in the
+			// simulator no time passes otherwise, and messages born at
+			// one instant have no oldest).
+			pause(deadline(10*time.Microsecond), "the pause before the younger messages")
 			joined := env.Clock.Now()
-			for i, m := range msgs[1:] {
-				m.sendUnsched(peers[(i+1)%2], 0, unsched(m.msgLen))
-				sent[i+1] = unsched(m.msgLen)
-			}
+			// The old message is kept eligible from here on: it holds
+			// few granted bytes the receiver has not got. Granted alone,
+			// it holds a window of max_incoming/2 (and maybe a FIFO
+			// increment), which, once younger messages have shrunk the
+			// receiver's window (windows[num_active]), can reach window +
+			// 2·fifo_grant_increment; a receiver that then chose a
+			// younger message for a FIFO GRANT would keep that choice
+			// while it stays eligible (homa_grant_check_fifo keeps
+			// grant->oldest_rpc). So each time a younger message has
+			// joined (a barrier answered after its DATA), the tester sends
+			// every byte the old message was granted, then a barrier on
+			// the old message's peer: when it is answered the receiver
+			// has those bytes (held: the barrier's answer, and the old
+			// message's bytes sent before it). An SRPT GRANT then leaves
+			// the old message at most the receiver's window of the
+			// moment outstanding, which no later arrival shrinks once the
+			// newest message has joined, and each round below sends what
+			// FIFO GRANTs added.
+			held := map[*tester.Packet]int{}
+			msgs[1].sendUnsched(peers[1], 0, unsched(msgs[1].msgLen))
+			sent[1] = unsched(msgs[1].msgLen)
+			barrier(peers[1], 0)
+			sent[0] = old.applyGrants(peers[0], sent[0], append([]*tester.Packet{g1}, old.takeGrants(peers[0])...))
+			held[barrier(peers[0], 0)] = sent[0]
+			newest.sendUnsched(peers[0], 0, unsched(newest.msgLen))
+			sent[2] = unsched(newest.msgLen)
+			sent[0] = old.applyGrants(peers[0], sent[0], old.takeGrants(peers[0]))
+			settled := barrier(peers[0], 0)
+			held[settled] = sent[0]
 			// FIFO grants come at most every fifo_grant_interval, right
 			// after an SRPT GRANT, which DATA draws: the tester sends what
 			// the GRANTs allow in rounds a step apart (in the simulator the
@@ -751,6 +781,43 @@ var _ = Describe("grants", func() {
 				}
 				return g
 			}
+			// surely bounds, from the old message's peer's log up to f, a
+			// FIFO GRANT the IUT sent on the same link (every packet logged
+			// before f left or arrived before the IUT made it), the old
+			// message's granted bytes the receiver had not received when
+			// it made f: at most the largest GRANT offset less the bytes
+			// held at the last barrier answered. An SRPT GRANT once the
+			// newest message had joined left it at most a window of the
+			// moment, which no later arrival shrank, outstanding, and each
+			// FIFO GRANT since adds fifo_grant_increment. It returns the
+			// largest offset, that bound, and, when such an SRPT GRANT
+			// came, the FIFO GRANTs for the old message since the last.
+			oldGrants := map[*tester.Packet]bool{}
+			for _, g := range peers[0].ReceivedAll(tester.Match{Type: wire.TypeGrant, From: iut(), RPC: old.id}) {
+				oldGrants[g] = true
+			}
+			surely := func(f *tester.Packet) (granted, out, fifoSince int, srpt bool) {
+				granted, h, settledBy := unsched(old.msgLen), 0, false
+				for _, x := range peers[0].Log() {
+					if x == f {
+						break
+					}
+					if n, ok := held[x]; ok {
+						h, settledBy = max(h, n), settledBy || x == settled
+					}
+					if !oldGrants[x] {
+						continue
+					}
+					granted = max(granted, min(int(x.Pkt.Grant().Offset()), old.msgLen))
+					switch {
+					case int(x.Pkt.Grant().Priority()) == pr.HighPriority():
+						fifoSince++
+					case settledBy:
+						srpt, fifoSince = true, 0
+					}
+				}
+				return granted, granted - h, fifoSince, srpt
+			}
 			toOld := 0
 			for k, f := range fifo {
 				if f.msg == 0 {
@@ -759,6 +826,20 @@ var _ = Describe("grants", func() {
 				}
 				if k > 0 && fifo[k-1].msg == f.msg {
 					continue // the receiver's kept choice (grant->oldest_rpc)
+				}
+				// The newest message's GRANTs share the old one's link: the
+				// order of the log shows the old message eligible, whatever
+				// the timing.
+				if f.msg == 2 {
+					g, out, n, srpt := surely(f.p)
+					why := fmt.Sprintf("at most %d of that not received by the last barrier answered before (window %d + 2·fifo_grant_increment %d = %d)", out, w, pr.FIFOGrantIncrement, limit)
+					if out >= limit {
+						why = fmt.Sprintf("an SRPT GRANT once the newest message had joined left it at most a window outstanding, and %d FIFO GRANT came since", n)
+					}
+					if g < old.msgLen && (out < limit || srpt && n <= 1) {
+						Fail(fmt.Sprintf("FIFO: the receiver chose the newest %d-byte message for a FIFO GRANT (%s) while the older %d-byte message was eligible: granted %d, %s; %d FIFO GRANTs went to the old message",
+							newest.msgLen, f.p, old.msgLen, g, why, toOld))
+					}
 				}
 				// A new choice: the old message must have been ineligible,
 				// fully granted or with window + 2·fifo_grant_increment
