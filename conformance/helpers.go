@@ -712,7 +712,7 @@ func sendGrantedBut(p *tester.Peer, id uint64, u, msgLen, from, to int, send fun
 		ok(err, "a GRANT past byte %d of a %d-byte message (whose bytes [%d, %d) the tester loses)", sent, msgLen, from, to)
 		horizon := sent
 		for ; g != nil; g, _ = p.Expect(ctx(), grant, 0) {
-			horizon = max(horizon, min(int(g.Pkt.Grant().Offset()), msgLen))
+			horizon = max(horizon, grantedEnd(int(g.Pkt.Grant().Offset()), msgLen))
 			sendBut(sent, horizon, from, to, func(a, b int) { send(a, b, g.Pkt.Grant().Priority()) })
 			sent = horizon
 		}
