@@ -29,8 +29,10 @@ func markTesterPackets(path string, e *Env) error {
 		notes[k] = append(notes[k], r)
 	}
 	testers := map[netip.Addr]bool{}
-	for _, a := range e.TesterAddrs {
-		testers[a] = true
+	for _, as := range [][]netip.Addr{e.TesterAddrs, e.TesterAddrs6} {
+		for _, a := range as {
+			testers[a] = true
+		}
 	}
 	marks := map[int][]string{}
 	r, err := pcap.Open(path, pcap.ReaderOptions{})

@@ -28,6 +28,11 @@ type Env struct {
 	Testers []func() (homa.Transport, error)
 	// TesterAddrs are the tester hosts' IPv4 addresses.
 	TesterAddrs []netip.Addr
+	// Testers6 and TesterAddrs6 are the same tester hosts' IPv6 side, for
+	// the specs that run over IPv6 (overIPv6); none: the environment
+	// carries no IPv6, and those specs are unsupported.
+	Testers6     []func() (homa.Transport, error)
+	TesterAddrs6 []netip.Addr
 	// Profile is the spec profile the checks use ("linux").
 	Profile string
 	// Slack is the timing tolerance added to every timing window: measured
@@ -71,7 +76,7 @@ type Env struct {
 	nextID  atomic.Uint64
 	mu      sync.Mutex
 	peers   []*tester.Peer
-	cutoffs map[int]*tester.CutoffsHost // per tester host (openPeer)
+	cutoffs map[netip.Addr]*tester.CutoffsHost // per tester address (openPeer)
 	// delayed are the IUT's server ports that answer after a delay
 	// (replyDelayPort), by delay.
 	delayed map[time.Duration]uint16
@@ -99,35 +104,41 @@ func (e *Env) replyDelayPort(ctx context.Context, d time.Duration) (uint16, erro
 	return p, nil
 }
 
-// openPeer opens a tester peer on tester host i that answers stale DATA
-// with CUTOFFS as a HomaModule host holding the IUT's cutoffs and
-// cutoff_version would (the version a tester's DATA carries): once per
-// IUT tick per peer, the limit shared by every peer of the host. The
-// peer's packets are marked in the run's capture (addPeer).
-func (e *Env) openPeer(i int) (*tester.Peer, error) {
-	tr, err := e.Testers[i]()
+// openPeer opens a tester peer on tester host i, at its IPv6 address when
+// v6 (Testers6), that answers stale DATA with CUTOFFS as a HomaModule
+// host holding the IUT's cutoffs and cutoff_version would (the version a
+// tester's DATA carries): once per IUT tick per peer, the limit shared by
+// every peer of the host's address. The peer's packets are marked in the
+// run's capture (addPeer).
+func (e *Env) openPeer(i int, v6 bool) (*tester.Peer, error) {
+	open := e.Testers
+	if v6 {
+		open = e.Testers6
+	}
+	tr, err := open[i]()
 	if err != nil {
 		return nil, err
 	}
 	p := tester.New(tr, e.Clock)
-	p.AnswerCutoffs(e.cutoffsHost(i))
+	p.AnswerCutoffs(e.cutoffsHost(p.Addr()))
 	e.addPeer(p)
 	return p, nil
 }
 
-// cutoffsHost is tester host i's side of the cutoff_version exchange,
-// created with the IUT's cutoffs on first use.
-func (e *Env) cutoffsHost(i int) *tester.CutoffsHost {
+// cutoffsHost is tester address a's side of the cutoff_version exchange
+// (the IUT keeps a peer per address: homa_peer_get), created with the
+// IUT's cutoffs on first use.
+func (e *Env) cutoffsHost(a netip.Addr) *tester.CutoffsHost {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.cutoffs == nil {
-		e.cutoffs = map[int]*tester.CutoffsHost{}
+		e.cutoffs = map[netip.Addr]*tester.CutoffsHost{}
 	}
-	h := e.cutoffs[i]
+	h := e.cutoffs[a]
 	if h == nil {
 		pr := e.Params()
 		h = tester.NewCutoffsHost(pr.UnschedCutoffs, pr.CutoffVersion, ctrlLevel(pr), e.tick())
-		e.cutoffs[i] = h
+		e.cutoffs[a] = h
 	}
 	return h
 }

@@ -134,29 +134,9 @@ func NewNSEnv(ctx context.Context, cfg NSEnvConfig) (*Env, error) {
 			return fail(err)
 		}
 		e.TesterAddrs = append(e.TesterAddrs, h.Addr4)
-		e.Testers = append(e.Testers, func() (homa.Transport, error) {
-			var tr homa.Transport
-			err := h.Do(func() error {
-				r, err := rawip.Open(h.Addr4)
-				if err != nil {
-					return err
-				}
-				if err := r.SetMark(harness.TesterMark); err != nil {
-					r.Close()
-					return err
-				}
-				// The IUT's packets are judged at the time they reached
-				// the tester host, not when the tester's goroutine got
-				// them: on a busy machine that can be ms later.
-				if err := r.RecvTimestamps(); err != nil {
-					r.Close()
-					return err
-				}
-				tr = r
-				return nil
-			})
-			return tr, err
-		})
+		e.Testers = append(e.Testers, nsTester(h, h.Addr4))
+		e.TesterAddrs6 = append(e.TesterAddrs6, h.Addr6)
+		e.Testers6 = append(e.Testers6, nsTester(h, h.Addr6))
 	}
 	artsDir := topo.Artifacts.Path(".")
 	switch {
@@ -192,6 +172,35 @@ func NewNSEnv(ctx context.Context, cfg NSEnvConfig) (*Env, error) {
 	}
 	e.RunCapture = topo.Artifacts.Path("capture.pcapng")
 	return e, nil
+}
+
+// nsTester opens tester transports on host h at its address addr (IPv4
+// or IPv6): raw IP sockets of protocol 146 in h's namespace, sending with
+// the tester's mark (Host.Silence lets only those out).
+func nsTester(h *harness.Host, addr netip.Addr) func() (homa.Transport, error) {
+	return func() (homa.Transport, error) {
+		var tr homa.Transport
+		err := h.Do(func() error {
+			r, err := rawip.Open(addr)
+			if err != nil {
+				return err
+			}
+			if err := r.SetMark(harness.TesterMark); err != nil {
+				r.Close()
+				return err
+			}
+			// The IUT's packets are judged at the time they reached
+			// the tester host, not when the tester's goroutine got
+			// them: on a busy machine that can be ms later.
+			if err := r.RecvTimestamps(); err != nil {
+				r.Close()
+				return err
+			}
+			tr = r
+			return nil
+		})
+		return tr, err
+	}
 }
 
 // envTimeout bounds building an environment.

@@ -71,8 +71,10 @@ const simSeed = 1
 
 // NewSimEnv builds the suite's environment in the simulator (package sim,
 // virtual time): the reference implementation's protocol state machine
-// as the IUT on host h1 (198.18.0.1, driven as the ref agent would drive
-// it: sim.Agent), and tester hosts h2 and h3 as raw endpoints whose Peers
+// as the IUT on host h1 (198.18.0.1, and 2001:2::1 on a switch port of
+// its own, h1-v6: sim.DualStack; driven as the ref agent would drive it:
+// sim.Agent), and tester hosts h2 and h3 (each with an IPv6 side too,
+// h2-v6 and h3-v6, for the specs over IPv6) as raw endpoints whose Peers
 // wait on the simulation's clock (tester.SimClock): a spec's expectation
 // steps virtual time until its packet arrives or its window ends. The
 // switch is netem's core with 8 strict-priority queues and no rate,
@@ -105,8 +107,14 @@ func NewSimEnv(cfg SimEnvConfig) (*Env, error) {
 	if err != nil {
 		return nil, err
 	}
-	iutAddr := netip.AddrFrom4([4]byte{198, 18, 0, 1})
+	iutAddr, iutAddr6 := simAddr(1, false), simAddr(1, true)
 	h, err := s.AddHost(sim.HostConfig{Name: "h1", Addr: iutAddr, Params: p, Faults: faults})
+	if err != nil {
+		return nil, err
+	}
+	// The IUT's IPv6 side: a host of its own, as the ref agent runs a
+	// homa.Host per address family (sim.DualStack).
+	h6, err := s.AddHost(sim.HostConfig{Name: "h1-v6", Addr: iutAddr6, Params: p, Faults: faults})
 	if err != nil {
 		return nil, err
 	}
@@ -126,17 +134,23 @@ func NewSimEnv(cfg SimEnvConfig) (*Env, error) {
 		e.Describe += fmt.Sprintf(", testers held up (every %v on average, up to %v, seed %d)", h.Every, h.Most, h.Seed)
 	}
 	if f := cfg.Freezes; f.Every > 0 {
-		clock.Freezes(f.Seed, f.Every, f.Most, func(until time.Duration) { h.Freeze(until) }, record(freezeWho))
+		clock.Freezes(f.Seed, f.Every, f.Most, func(until time.Duration) { h.Freeze(until); h6.Freeze(until) }, record(freezeWho))
 		e.Describe += fmt.Sprintf(", IUT frozen (every %v on average, up to %v, seed %d)", f.Every, f.Most, f.Seed)
 	}
 	for i := range 2 {
-		a := netip.AddrFrom4([4]byte{198, 18, 0, byte(2 + i)})
+		a, a6 := simAddr(2+i, false), simAddr(2+i, true)
 		r, err := s.AddRaw(fmt.Sprintf("h%d", 2+i), a)
+		if err != nil {
+			return nil, err
+		}
+		r6, err := s.AddRaw(fmt.Sprintf("h%d-v6", 2+i), a6)
 		if err != nil {
 			return nil, err
 		}
 		e.TesterAddrs = append(e.TesterAddrs, a)
 		e.Testers = append(e.Testers, func() (homa.Transport, error) { return tester.SimTransport(clock, r), nil })
+		e.TesterAddrs6 = append(e.TesterAddrs6, a6)
+		e.Testers6 = append(e.Testers6, func() (homa.Transport, error) { return tester.SimTransport(clock, r6), nil })
 	}
 	var capFile *os.File
 	var capBuf *bufio.Writer
@@ -157,13 +171,9 @@ func NewSimEnv(cfg SimEnvConfig) (*Env, error) {
 			return nil, err
 		}
 	}
-	a, err := h.Agent()
-	if err != nil {
-		return nil, err
-	}
-	caps := append([]string{agent.CapIPv4}, agent.RefCapabilities()...)
-	e.IUT = &simTarget{a: a, clock: clock, info: TargetInfo{Impl: "ref", Version: "simulated", Addr: iutAddr,
-		Capabilities: caps, Params: sp, MTU: p.MTU}}
+	caps := append([]string{agent.CapIPv4, agent.CapIPv6}, agent.RefCapabilities()...)
+	e.IUT = &simTarget{a: s.NewAgent(sim.DualStack(h, h6)), clock: clock, info: TargetInfo{Impl: "ref", Version: "simulated",
+		Addr: iutAddr, Addr6: iutAddr6, Capabilities: caps, Params: sp, MTU: p.MTU}}
 	dir := cfg.Artifacts
 	if dir == "" {
 		dir = os.TempDir()
@@ -194,6 +204,15 @@ func NewSimEnv(cfg SimEnvConfig) (*Env, error) {
 		e.RunCapture = capFile.Name()
 	}
 	return e, nil
+}
+
+// simAddr is simulated host i's address: 198.18.0.i, or 2001:2::i for
+// its IPv6 side (the benchmarking ranges, RFC 2544 and RFC 5180).
+func simAddr(i int, v6 bool) netip.Addr {
+	if v6 {
+		return netip.AddrFrom16([16]byte{0x20, 0x01, 0x00, 0x02, 15: byte(i)})
+	}
+	return netip.AddrFrom4([4]byte{198, 18, 0, byte(i)})
 }
 
 // tickText renders a timer tick for the pass header: whole milliseconds

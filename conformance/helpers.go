@@ -31,7 +31,7 @@ import (
 
 // Areas of the suite (one label per spec).
 var areas = map[string]bool{"wire": true, "grant": true, "priority": true, "resend": true,
-	"ack": true, "cutoffs": true, "robustness": true, "workload": true,
+	"ack": true, "cutoffs": true, "robustness": true, "workload": true, "ipv6": true,
 	"run": true} // run: the pass's whole capture (judgeRunCapture), no Ginkgo spec
 
 // Report entry names.
@@ -138,6 +138,8 @@ type specState struct {
 	// counters are the IUT's counters when the spec began (Target.Stats;
 	// nil if it could not say).
 	counters map[string]uint64
+	// v6 is set when the spec runs over IPv6 (overIPv6).
+	v6 bool
 }
 
 var cur *specState
@@ -262,14 +264,37 @@ func slug(s string) string {
 func peer(i int) *tester.Peer {
 	GinkgoHelper()
 	Expect(i).To(BeNumerically("<", len(env.Testers)), "the environment has %d tester hosts", len(env.Testers))
-	p, err := env.openPeer(i)
+	p, err := env.openPeer(i, cur.v6)
 	ok(err, "opening tester host %d", i)
 	cur.peers = append(cur.peers, p)
 	return p
 }
 
-// iut is the IUT's IPv4 address.
-func iut() netip.Addr { return env.IUT.Info().Addr }
+// overIPv6 makes the current spec run over IPv6, before it opens a peer:
+// its peers are the tester hosts' IPv6 side, iut() is the IUT's IPv6
+// address and maxSegData() leaves room for the 40-byte IPv6 header. It
+// skips the spec as unsupported when the IUT declares no ipv6 or has no
+// IPv6 address, or the environment gives its testers none.
+func overIPv6() {
+	GinkgoHelper()
+	need(agent.CapIPv6)
+	switch {
+	case !env.IUT.Info().Addr6.IsValid():
+		Skip("unsupported: the IUT declares ipv6 but its hello gave no IPv6 address")
+	case len(env.Testers6) == 0:
+		Skip(fmt.Sprintf("unsupported: this environment (%s) gives its testers no IPv6 address", env.Describe))
+	}
+	cur.v6 = true
+}
+
+// iut is the IUT's address the spec talks to: IPv4, or IPv6 for a spec
+// over IPv6 (overIPv6).
+func iut() netip.Addr {
+	if cur != nil && cur.v6 {
+		return env.IUT.Info().Addr6
+	}
+	return env.IUT.Info().Addr
+}
 
 // params are the IUT's parameters.
 func params() spec.Params { return env.Params() }
@@ -331,13 +356,19 @@ func pause(t time.Time, what string, args ...any) {
 // deadline is the time d from now on the environment's clock.
 func deadline(d time.Duration) time.Time { return env.Clock.Now().Add(d) }
 
-// maxSegData is the data bytes per full DATA packet on the IUT's link (IPv4).
+// maxSegData is the data bytes per full DATA packet on the IUT's link:
+// the MTU less the IP header (20 bytes, 40 for a spec over IPv6) and the
+// DATA header (HomaModule homa_message_out_fill, from ip_header_length).
 func maxSegData() int {
 	mtu := env.IUT.Info().MTU
 	if mtu == 0 {
 		mtu = 1500
 	}
-	return mtu - 20 - 56
+	ip := 20
+	if cur != nil && cur.v6 {
+		ip = 40
+	}
+	return mtu - ip - wire.DataHeaderLen
 }
 
 // needFIFOGrants marks the spec unsupported where the IUT makes no FIFO

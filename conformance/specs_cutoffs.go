@@ -21,7 +21,7 @@ var _ = Describe("cutoffs", func() {
 			// cutoffs, under which a 5000-byte message changes level.
 			cut := testCutoffs
 			const version = 7
-			adoptCutoffs(p, 1, reqLen, version)
+			adoptCutoffs(p, reqLen, version)
 			r := iutCall(p, reqLen, 100)
 			Expect(r.first.Pkt.Data().CutoffVersion()).To(Equal(uint16(version)), "cutoff_version of the next request")
 			// The levels below num_priorities count (homa_unsched_priority
@@ -41,7 +41,7 @@ var _ = Describe("cutoffs", func() {
 			checkExchange(p)
 			// Put the tester host and the IUT's view of it back to the
 			// defaults.
-			sendCutoffs(p, 1, r.control(), params().UnschedCutoffs, params().CutoffVersion)
+			sendCutoffs(p, r.control(), params().UnschedCutoffs, params().CutoffVersion)
 		}))
 
 	It("CUTOFFS-per-peer: CUTOFFS from one peer change only what the IUT sends to that peer: its DATA to another peer keeps carrying that peer's cutoff_version at that peer's levels",
@@ -57,7 +57,7 @@ var _ = Describe("cutoffs", func() {
 			other := iutCall(p0, reqLen, 100)
 			other.serveFully(p0, 100)
 			const version = 11
-			first := adoptCutoffs(p1, 1, reqLen, version)
+			first := adoptCutoffs(p1, reqLen, version)
 			// HomaModule keeps cutoffs per peer (homa_cutoffs_pkt stores
 			// them in the homa_peer of the packet's source), and each
 			// DATA carries its destination peer's version
@@ -72,7 +72,7 @@ var _ = Describe("cutoffs", func() {
 			checkExchange(p0, p1)
 			// Put tester host 1 and the IUT's view of it back to the
 			// defaults.
-			sendCutoffs(p1, 1, first.control(), pr.UnschedCutoffs, pr.CutoffVersion)
+			sendCutoffs(p1, first.control(), pr.UnschedCutoffs, pr.CutoffVersion)
 		}))
 
 	It("CUTOFFS-mid-message: after CUTOFFS, every DATA of a message begun before them (its scheduled bytes and its retransmissions) carries the new cutoff_version",
@@ -89,7 +89,7 @@ var _ = Describe("cutoffs", func() {
 			// The message's first packets went out with the version the
 			// IUT held; new cutoffs arrive while it waits for GRANTs.
 			const version = 9
-			sendCutoffs(p, 1, r.control(), [wire.NumCutoffs]uint32{0, 0, 0, 1000000, 8000, 4000, 2000, 100}, version)
+			sendCutoffs(p, r.control(), [wire.NumCutoffs]uint32{0, 0, 0, 1000000, 8000, 4000, 2000, 100}, version)
 			// HomaModule writes the peer's cutoff_version into each packet
 			// as it transmits it (__homa_xmit_data), retransmissions
 			// included (homa_resend_data calls it too), not once per
@@ -112,7 +112,7 @@ var _ = Describe("cutoffs", func() {
 			res := r.respond(p, 100, pr.CutoffVersion)
 			callOK(res, "the IUT's call failed")
 			checkExchange(p)
-			sendCutoffs(p, 1, r.control(), pr.UnschedCutoffs, pr.CutoffVersion)
+			sendCutoffs(p, r.control(), pr.UnschedCutoffs, pr.CutoffVersion)
 		}))
 
 	It("CUTOFFS-stale: DATA with a stale cutoff_version draws CUTOFFS from the receiver, for each peer, once for DATA in one jiffy (the once-a-jiffy limit is per peer)",
@@ -197,26 +197,26 @@ func newJiffy() {
 // > 4000), to level 5 under the defaults.
 var testCutoffs = [wire.NumCutoffs]uint32{0, 0, 0, 1000000, 8000, 4000, 2000, 100}
 
-// adoptCutoffs makes tester host i (p's) known to the IUT with a first
+// adoptCutoffs makes p's tester host known to the IUT with a first
 // RPC (a reqLen-byte request the tester serves), then has it adopt
 // testCutoffs at version (sendCutoffs). It returns that RPC, in whose
 // header a spec's last CUTOFFS puts the defaults back.
-func adoptCutoffs(p *tester.Peer, i, reqLen int, version uint16) *iutRPC {
+func adoptCutoffs(p *tester.Peer, reqLen int, version uint16) *iutRPC {
 	GinkgoHelper()
 	first := iutCall(p, reqLen, 100)
 	first.serveFully(p, 100)
-	sendCutoffs(p, i, first.control(), testCutoffs, version)
+	sendCutoffs(p, first.control(), testCutoffs, version)
 	return first
 }
 
-// sendCutoffs has tester host i (p's) adopt cutoffs cut at version and tells
+// sendCutoffs has p's tester host adopt cutoffs cut at version and tells
 // the IUT with a CUTOFFS packet in the header ctl of an RPC they share, as
 // a receiver whose cutoffs changed does (homa_cutoffs_pkt takes any
 // version), then waits until the IUT has processed it (barrier). The
 // tester host then takes DATA carrying version as current, not stale.
-func sendCutoffs(p *tester.Peer, i int, ctl wire.CommonFields, cut [wire.NumCutoffs]uint32, version uint16) {
+func sendCutoffs(p *tester.Peer, ctl wire.CommonFields, cut [wire.NumCutoffs]uint32, version uint16) {
 	GinkgoHelper()
-	env.cutoffsHost(i).Set(cut, version)
+	env.cutoffsHost(p.Addr()).Set(cut, version)
 	Expect(p.SendDeliberate(iut(), ctrlLevel(params()), &wire.CutoffsFields{Common: ctl, UnschedCutoffs: cut, CutoffVersion: version},
 		"CUTOFFS no stale DATA asked for, with a table of its own")).To(Succeed())
 	barrier(p, ctrlLevel(params()))

@@ -106,6 +106,42 @@ func (r *homaRPC) Call(dst netip.AddrPort, request []byte, done func(resp []byte
 
 func (r *homaRPC) AddStats(st *agent.Stats) { agent.AddRefStats(st, r.h.Stats()) }
 
+// DualStack returns the reference implementation on v4 and v6, a host's
+// IPv4 and IPv6 addresses, as one RPCHost, as the ref agent runs one
+// homa.Host per address family (agent/ref.go): it serves on both, calls
+// from the one of the callee's family, and adds both hosts' counters. Its
+// Addr is v4's.
+func DualStack(v4, v6 *Host) RPCHost { return dualStack{HomaRPC(v4), HomaRPC(v6)} }
+
+// dualStack is an IPv4 and an IPv6 RPCHost of one machine (DualStack).
+type dualStack [2]RPCHost
+
+func (d dualStack) Addr() netip.Addr { return d[0].Addr() }
+
+func (d dualStack) Listen(port uint16, serve func(req []byte, peer netip.AddrPort, reply func(resp []byte))) error {
+	for _, r := range d {
+		if err := r.Listen(port, serve); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (d dualStack) Call(dst netip.AddrPort, request []byte, done func(resp []byte, err error)) (func(), error) {
+	a := dst.Addr().Unmap()
+	r := d[0]
+	if a.Is6() {
+		r = d[1]
+	}
+	return r.Call(netip.AddrPortFrom(a, dst.Port()), request, done)
+}
+
+func (d dualStack) AddStats(st *agent.Stats) {
+	for _, r := range d {
+		r.AddStats(st)
+	}
+}
+
 // pending is an RPC waiting for its timeout.
 type pending struct {
 	rec      int
