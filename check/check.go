@@ -703,6 +703,10 @@ type ruleRun struct {
 // implies and, for a multi-port capture, the per-host results.
 func runRules(file string, ro pcap.ReaderOptions, plan capturePlan, judge spec.Judge) (ruleRun, error) {
 	out := ruleRun{inf: spec.NewInferrer(judge.Params), testers: map[netip.Addr]bool{}}
+	// A tester's findings do not use up the capture drops' budget: it is
+	// the implementations' (out.testers grows as the frames are read, a
+	// tester's before the rules judge its frame).
+	judge.NotUnderTest = func(f *spec.Finding) bool { return testerCharged(f, out.testers) }
 	// feed infers from what the hosts sent: a tester's packets say
 	// nothing about an implementation's parameters.
 	feed := func(e *spec.Event) {
@@ -756,6 +760,14 @@ func runRules(file string, ro pcap.ReaderOptions, plan capturePlan, judge spec.J
 		ifs = append(ifs, i)
 	}
 	sort.Ints(ifs)
+	// The views run at once below: every tester is known before.
+	for _, v := range views {
+		for j := range v {
+			if strings.HasPrefix(v[j].Note, testerNotePrefix) {
+				out.testers[v[j].Src] = true
+			}
+		}
+	}
 	// The ports' views are independent checks (each its own Checker;
 	// the rules are shared and never modified): they run on up to
 	// GOMAXPROCS cores at once, their reports kept in interface order.

@@ -1,6 +1,7 @@
 package check
 
 import (
+	"net/netip"
 	"strings"
 
 	"github.com/homatest/homatest/spec"
@@ -32,8 +33,12 @@ func Deliberate(f *spec.Finding) (why string, ok bool) {
 // frame is a tester's packet and the finding is its sender's doing, or
 // the host it is charged to is one whose frames a tester marked (an
 // answer a tester never gave).
-func (fr *FileReport) TesterCharged(f *spec.Finding) bool {
-	return strings.HasPrefix(f.Note, testerNotePrefix) && f.ChargedTo == f.Src || fr.testers[f.ChargedTo]
+func (fr *FileReport) TesterCharged(f *spec.Finding) bool { return testerCharged(f, fr.testers) }
+
+// testerCharged is FileReport.TesterCharged with testers the hosts whose
+// frames a tester marked.
+func testerCharged(f *spec.Finding, testers map[netip.Addr]bool) bool {
+	return strings.HasPrefix(f.Note, testerNotePrefix) && f.ChargedTo == f.Src || testers[f.ChargedTo]
 }
 
 // droppedNotePrefix starts the comment a switch (netem, scenario's tc

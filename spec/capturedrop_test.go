@@ -252,3 +252,74 @@ func TestCaptureDropEarlyResend(t *testing.T) {
 		t.Fatalf("excused %d, want 0", rep.CaptureDropExcused)
 	}
 }
+
+// TestCaptureDropNotUnderTest: a tester (the server here) breaks seven
+// responses on purpose, each sent past a grant horizon the capture shows;
+// the implementation (the client) sends one request past a GRANT the
+// capture missed, and the capture declares one drop (6 RPCs at most).
+// Without SetNotUnderTest the findings are at 8 RPCs and all stay
+// violations; with it the tester's do not use up the budget: the
+// client's finding is inconclusive (the drop may be its GRANT), the
+// tester's stay as they were.
+func TestCaptureDropNotUnderTest(t *testing.T) {
+	const id = "HOMA-GRANT-005"
+	const note = "homatest tester: deliberate response past its grant"
+	b := newTrace(t, wire.VersionCurrent)
+	past := ignoredGrants(b, 1)
+	var tester []int
+	for i := range uint64(7) {
+		cid := 100 + 2*i
+		b.after(time.Millisecond).data(true, cid, 100, 0, 100, 7, nil)
+		b.after(50 * time.Microsecond)
+		b.message(false, cid, 500000, 0, 40000, 40000, 4)
+		tester = append(tester, b.message(false, cid, 500000, 40000, 48544, 40000, 0)...)
+	}
+	for i := range b.events {
+		if b.events[i].Src == b.server {
+			b.events[i].Note = note
+		}
+	}
+	rep := checkDrops(b, id, 1, false)
+	wantViolations(t, rep, id, append(append([]int{}, past...), tester...)...)
+	if !rep.CaptureDropTooMany {
+		t.Fatal("findings at 8 RPCs, 1 drop: want CaptureDropTooMany")
+	}
+	notUnder := func(f *Finding) bool { return f.Note == note && f.ChargedTo == f.Src }
+	for _, late := range []bool{false, true} {
+		prof, _ := LookupProfile("linux")
+		p := prof.Params
+		if err := p.Set("max_gso_size", "0"); err != nil {
+			t.Fatal(err)
+		}
+		j := Judge{Profile: "linux", Params: p, Rules: selectLinux(t, id), NotUnderTest: notUnder}
+		if !late {
+			j.CaptureDrops = 1
+		}
+		c := j.Stream(Switch)
+		for i := range b.events {
+			c.Feed(&b.events[i])
+		}
+		if late {
+			c.SetCaptureDrops(1)
+		}
+		rep := c.Finish()
+		wantViolations(t, rep, id, tester...)
+		for _, f := range past {
+			wantDowngraded(t, rep, id, f, CauseCaptureDrop)
+		}
+		if rep.CaptureDropTooMany || rep.CaptureDropExcused != len(past) {
+			t.Fatalf("late %v: too many %v, excused %d, want false, %d", late, rep.CaptureDropTooMany, rep.CaptureDropExcused, len(past))
+		}
+		wantCounts(t, rep, id, ruleResult(t, rep, id).Checked, ruleResult(t, rep, id).Passed, len(tester), len(past))
+	}
+}
+
+// selectLinux returns the rules glob selects for profile linux.
+func selectLinux(t *testing.T, glob string) []*Rule {
+	t.Helper()
+	rules, err := Select(Rules(), glob, 0, "linux")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rules
+}

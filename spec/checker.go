@@ -68,6 +68,10 @@ type Finding struct {
 	// alone: no missing packet can explain the finding (Rule.Alone,
 	// Result.Alone); a capture drop excuses it not.
 	alone bool
+	// notUnderTest: the caller charges the finding to no implementation
+	// under test (Checker.SetNotUnderTest); a capture drop neither counts
+	// it nor excuses it.
+	notUnderTest bool
 }
 
 // MayRestOnMissing reports whether a packet the capture did not see may
@@ -502,6 +506,8 @@ type Checker struct {
 	dropLimit int
 	dropAt    map[uint64]struct{}
 	dropOver  bool
+	// notUnderTest: see SetNotUnderTest.
+	notUnderTest func(*Finding) bool
 	// shown is what the sections' traces showed the capture missed
 	// (noteMissed): n packets, ev the first evidence, counted the
 	// current trace's part already added.
@@ -848,6 +854,17 @@ func (c *Checker) SetCaptureDrops(n uint64) {
 	}
 }
 
+// SetNotUnderTest says which violations are charged to no
+// implementation under test (a tester's packets, and what a tester broke
+// on purpose): notUnder reports it of a finding as it is recorded. Such
+// violations neither count toward the RPCs SetCaptureDrops's drops must
+// explain nor are excused by them: the drop budget is the
+// implementations', and a tester's own findings (twenty deliberate ACKs
+// with no NEED_ACK, say) would otherwise keep every finding of the
+// implementation that rests on a packet the capture lost a violation.
+// Call it before the first Feed; nil: every violation counts.
+func (c *Checker) SetNotUnderTest(notUnder func(*Finding) bool) { c.notUnderTest = notUnder }
+
 // maxDropSubjects bounds the subjects the checker remembers for
 // SetCaptureDrops while the drops are not known yet: violations at more
 // RPCs than this are never excused by a capture drop (a capture that
@@ -1048,7 +1065,7 @@ func (c *Checker) moveViolationsOf(cause Cause, all bool, pick func(*Rule) bool,
 	}
 	kept := c.report.Violations[:0]
 	for _, f := range c.report.Violations {
-		if !moved[f.Rule] || f.alone && !all {
+		if !moved[f.Rule] || (f.alone || f.notUnderTest) && !all {
 			kept = append(kept, f)
 			continue
 		}
@@ -1105,12 +1122,6 @@ func (c *Checker) record(i int, e *Event, at frameRef, rpc *RPCKey, res Result) 
 			res = Downgrade(CauseDuplicate, ev, "%s", res.Why())
 		} else if ev, ok := c.startedBefore(mayMiss && !res.ranBefore(), rpc, e); ok {
 			res = Downgrade(CauseCaptureStart, ev, "%s", res.Why()).WithSlack(res.Slack)
-		} else if mayMiss {
-			if st.firstViolation == 0 || frame < st.firstViolation {
-				st.firstViolation = frame
-			}
-			st.dropViolated++
-			c.noteDropSubject(rpc, at)
 		}
 	}
 	f := Finding{Rule: r.ID, Level: r.Level, Frame: frame, Frames: res.Frames(), Time: t, RPC: rpc, Why: res.Why(), Slack: res.Slack, Late: res.Late(), Cause: res.Cause(),
@@ -1122,6 +1133,17 @@ func (c *Checker) record(i int, e *Event, at frameRef, rpc *RPCKey, res Result) 
 	}
 	if r.ChargesReceiver() {
 		f.ChargedTo = at.dst
+	}
+	if res.Status == Violated && mayMiss { // (not downgraded above)
+		if c.notUnderTest != nil && c.notUnderTest(&f) {
+			f.notUnderTest = true
+		} else {
+			if st.firstViolation == 0 || frame < st.firstViolation {
+				st.firstViolation = frame
+			}
+			st.dropViolated++
+			c.noteDropSubject(rpc, at)
+		}
 	}
 	if res.Cause() != "" {
 		k := [2]string{r.ID, string(res.Cause())}

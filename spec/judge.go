@@ -34,6 +34,10 @@ type Judge struct {
 	// OneEnd says the capture is one end of every host's link by its
 	// shape only: see Checker.SetOneEndExcuse.
 	OneEnd bool
+	// NotUnderTest, when set, reports a violation charged to no
+	// implementation under test (a tester's): it does not use up the
+	// capture drops' budget (see Checker.SetNotUnderTest).
+	NotUnderTest func(*Finding) bool
 }
 
 // NewJudge returns the Judge of the rules the comma-separated ID globs
@@ -55,6 +59,7 @@ func (j Judge) Stream(cp CapturePoint) *Checker {
 		c.SetCaptureFromStart()
 	}
 	c.SetCaptureDrops(j.CaptureDrops)
+	c.SetNotUnderTest(j.NotUnderTest)
 	if j.OneDirection {
 		c.SetOneDirectionExcuse()
 	}

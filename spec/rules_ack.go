@@ -15,8 +15,8 @@ func ackRules() []*Rule {
 			ID: "HOMA-ACK-001", Level: Must,
 			Facts:     []string{"ACK-01"},
 			Statement: "A server sends NEED_ACK for an RPC only after it has transmitted the whole response.",
-			Source:    "HomaModule homa_timer.c homa_timer_check_rpc",
-			Capture:   "a NEED_ACK with no response byte before it is judged where the capture point is the server's own link and the RPC began in the capture; elsewhere the response may have been lost before the capture point",
+			Source:    "HomaModule homa_timer.c homa_timer_check_rpc (for the server's own RPCs, which homa_dispatch_pkts creates, homa_rpc_alloc_server, only from request DATA)",
+			Capture:   "a NEED_ACK with no response byte before it is judged where the capture point is the server's own link and the RPC began in the capture; elsewhere the response may have been lost before the capture point, unless the capture holds no request DATA of the RPC either and its client id is above that of the newest RPC with a request of at most defer_min_bytes the capture saw the client begin, more than response_timeout plus slack after the capture's start (ids only grow, so its request would have passed the capture point: the server never had the RPC)",
 			Property: Each{Types: []wire.PacketType{wire.TypeNeedAck}, Check: func(c *Ctx, e *Event) Result {
 				r := c.T.Lookup(e)
 				if r != nil && r.Response.Length == 0 && c.Net.CapturePoint().AtSender(e) && !c.startedBefore(r) {
@@ -24,6 +24,11 @@ func ackRules() []*Rule {
 					// transmitted shows before the NEED_ACK (the timer asks
 					// only once tx_end reached the length): none shows.
 					return Violation("NEED_ACK before the server transmitted any byte of the response")
+				}
+				if r == nil || r.Response.Length == 0 && r.Request.Length == 0 {
+					if res := noRequestSeen(c, e, "NEED_ACK"); res.Status == Violated {
+						return res
+					}
 				}
 				if r == nil || r.Response.Length == 0 {
 					return Unsure("NEED_ACK for an RPC whose response is not in the capture")
@@ -106,7 +111,7 @@ func ackRules() []*Rule {
 			Facts:     []string{"ACK-03", "ACK-02", "RTX-10", "ID-01"},
 			Statement: "A client acknowledges only RPCs whose response it has completely received, or that it may have given up (its server silent for timeout_ticks: HomaModule before main's 8400d1f, linux_6.13.9 among them, acks a failed call), or, in an ACK's header answering NEED_ACK, an RPC it no longer has; each ack goes to the RPC's own server, once (in one ACK's entries or piggy-backed on the first transmissions of one message: another entry naming it more than jitter later, or at once in another carrier (another message's DATA, an ACK after DATA), is a violation; a retransmission repeats the ack its segment first carried, never a new one), and names the RPC's server port (linux_6.1.38: and its client port) and a client id (even, nonzero), never the RPC whose request carries it; an ACK's entries name distinct RPCs.",
 			Source:    "HomaModule homa_peer.c homa_peer_add_ack (called when the application receives the response; the ack is queued once, on the RPC's own peer; linux_6.1.38 also writes the RPC's client port, which homa_rpc_acked's homa_find_server_rpc matches), homa_peer_get_acks (hands acks out and removes them, so one ACK's entries are distinct); homa_outgoing.c homa_resend_data (a retransmission repeats its original's header); homa_incoming.c homa_need_ack_pkt (an RPC the client does not have is acked in the header); homa_rpc.c homa_rpc_alloc_client (ids from next_outgoing_id, which only grows)",
-			Capture:   "the response must be in the capture; acks for RPCs that started before it are inconclusive, unless the client's RPC with that id (ids are host-wide) runs with another server and began in the capture more than jitter before the ack (a module reload, which reuses ids, takes far longer), or an entry's id is above that of the newest RPC with a request of at most defer_min_bytes the capture saw the client begin, more than response_timeout after the capture's start (ids only grow, and such a request leaves as its id is allocated, never held by the pacer, so that RPC began later and its request would be in the capture); an ACK header naming an RPC whose client had answered RPC_UNKNOWN for it passes, and one answering NEED_ACK for an RPC whose response is incomplete is inconclusive: the client's timer (after timeout_ticks without DATA, GRANT or BUSY from the server) or its application may have aborted and freed the RPC, which sends no packet",
+			Capture:   "the response must be in the capture; acks for RPCs that started before it are inconclusive, unless the client's RPC with that id (ids are host-wide) runs with another server and began in the capture more than jitter before the ack (a module reload, which reuses ids, takes far longer), or an entry's id is above that of the newest RPC with a request of at most defer_min_bytes the capture saw the client begin, more than response_timeout plus slack after the capture's start (ids only grow, and such a request leaves as its id is allocated, never held by the pacer, so that RPC began later and its request would be in the capture); an ACK header naming an RPC whose client had answered RPC_UNKNOWN for it passes, and one answering NEED_ACK for an RPC whose response is incomplete is inconclusive: the client's timer (after timeout_ticks without DATA, GRANT or BUSY from the server) or its application may have aborted and freed the RPC, which sends no packet",
 			Property: Each{Types: []wire.PacketType{wire.TypeAck, wire.TypeData}, Needs: NeedsPiggyAck, Payload: true, Check: func(c *Ctx, e *Event) Result {
 				// ACK packets come from clients; a piggy-backed ack rides in
 				// any DATA, request or response, and names an RPC whose
@@ -191,7 +196,7 @@ func ackRules() []*Rule {
 							// an RPC's ack for its own server's peer only.
 							return Violation("ack to %v for RPC %d, which is the client's RPC with %v (its first packet frame %d): an ack goes to the RPC's own server", e.Dst, id, o.Key.Server, o.FirstFrame).With(o.FirstFrame).About(o.Key)
 						}
-						if nw := c.T.newest[e.Src]; (e.Type() == wire.TypeData || i > 0) && id > nw.ID && nw.ID != 0 && nw.Time.Sub(c.T.Start) > c.P.AnswerBound() {
+						if nw, after := c.T.beganAfterNewest(e.Src, id); (e.Type() == wire.TypeData || i > 0) && after {
 							// Client ids only grow (homa_rpc_alloc_client):
 							// id began after the newest short RPC the
 							// capture saw the client begin, well inside the

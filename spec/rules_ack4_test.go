@@ -2,6 +2,7 @@ package spec
 
 import (
 	"net/netip"
+	"strings"
 	"testing"
 	"time"
 
@@ -366,4 +367,29 @@ func TestAck004TimedOutRPCAcked(t *testing.T) {
 	wantViolations(t, b.check("linux", "HOMA-ACK-012"), "HOMA-ACK-012", resend)
 	b, ack := build(50 * time.Millisecond)
 	wantViolations(t, b.check("linux", "HOMA-ACK-004"), "HOMA-ACK-004", ack)
+}
+
+// TestAck001NeedAckNeverRequested: a NEED_ACK for RPC 40, an id above the
+// client's newest RPC (20, begun well inside the capture) whose request
+// never shows, is for an RPC the server cannot have: it creates one only
+// from request DATA (homa_rpc_alloc_server), and id 40's request would
+// have passed the capture point. A violation wherever the capture was
+// taken, which the capture's start does not excuse; a NEED_ACK for RPC
+// 18, below the newest, stays inconclusive (its RPC may predate the
+// capture).
+func TestAck001NeedAckNeverRequested(t *testing.T) {
+	const id = "HOMA-ACK-001"
+	b := newTrace(t, wire.VersionCurrent)
+	b.rpcWithResponse(2, 100)
+	b.after(30*time.Millisecond).rpcWithResponse(20, 100)
+	older := b.after(2*time.Millisecond).ctl(false, 18, wire.TypeNeedAck)
+	never := b.after(time.Millisecond).ctl(false, 40, wire.TypeNeedAck)
+	for _, cp := range []CapturePoint{Switch, HostPoint(b.client), HostPoint(b.server)} {
+		rep := b.checkAt(cp, "linux", id)
+		wantViolations(t, rep, id, never)
+		wantInconclusive(t, rep, id, older)
+		if f := rep.Violations[0]; !strings.Contains(f.Why, "NEED_ACK for RPC 40, whose request never passed the capture point: the client's newest RPC, 20,") {
+			t.Errorf("%v: finding %q", cp, f.Why)
+		}
+	}
 }

@@ -6,6 +6,7 @@ package spec
 // (HOMA-RESEND-019).
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -619,4 +620,28 @@ func TestResend021LateAfterClientForgot(t *testing.T) {
 	late := b.after(10*time.Microsecond).data(true, 2, 100000, 0, 1424, 4, func(f *wire.DataFields) { f.Incoming = 40000; f.Retransmit = 1 })
 	wantCounts(t, b.checkAt(HostPoint(b.server), "linux", id), id, 0, 0, 0, 0)
 	wantViolations(t, b.checkAt(HostPoint(b.client), "linux", id), id, late)
+}
+
+// TestResend012PastLength: the capture begins mid-RPC (its first DATA is
+// at offset 10000 of a 20000-byte request), so what the server granted
+// before it is unknown; a RESEND for [25000, 26424) still asks for bytes
+// past the message_length every DATA carries, which no grant reaches
+// (homa_request_retrans asks below msgin.granted, never past the length):
+// a violation the capture's start does not excuse, nor a capture drop. A
+// RESEND for [0, 10000), bytes the capture began after, is no violation.
+func TestResend012PastLength(t *testing.T) {
+	const id = "HOMA-RESEND-012"
+	b := newTrace(t, wire.VersionCurrent)
+	for off := uint32(10000); off < 18576; off += 1424 {
+		b.after(time.Microsecond).data(true, 2, 20000, off, 1424, 4, func(f *wire.DataFields) { f.Incoming = 20000 })
+	}
+	b.after(10*time.Millisecond).resend(false, 2, 0, 10000, 7)
+	past := b.after(10*time.Millisecond).resend(false, 2, 25000, 1424, 7)
+	rep := b.check("linux", id)
+	wantViolations(t, rep, id, past)
+	if f := rep.Violations[0]; !strings.Contains(f.Why, "reaches past the message's end: its DATA give message_length 20000") {
+		t.Errorf("finding %q", f.Why)
+	}
+	rep = checkDrops(b, id, 1, false)
+	wantViolations(t, rep, id, past)
 }

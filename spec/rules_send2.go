@@ -49,14 +49,17 @@ func sendRules2() []*Rule {
 			ID: "HOMA-SEND-005", Level: Must,
 			Facts:     []string{"RTX-06", "AMO-01"},
 			Statement: "A server begins an RPC's response only once it holds the whole request: every request byte has passed the capture point, in DATA with either retransmit value, when the RPC's first response DATA does.",
-			Source:    "HomaModule homa_incoming.c homa_data_pkt (the request goes to the application only when its last byte arrives, homa_rpc_handoff), homa_plumbing.c homa_sendmsg (a response needs the RPC in service)",
-			Capture:   "any single capture point on the path: a request byte the server used passed it before the response did; a request whose first bytes came before the capture began, or a capture that dropped packets (it says so, or shows it missed request bytes below bytes it saw: Trace.MissedData), leaves it inconclusive; after the server's own RPC_UNKNOWN (it had lost the RPC) only bytes seen since count, unless a request byte came less than jitter before it (less than slack where the capture is not on the server's side of the link); bytes of an earlier incarnation the trace infers otherwise (a server timeout, a late request packet after the ack) count too",
+			Source:    "HomaModule homa_incoming.c homa_data_pkt (the request goes to the application only when its last byte arrives, homa_rpc_handoff), homa_plumbing.c homa_sendmsg (a response needs the RPC in service), homa_dispatch_pkts (a server RPC is created, homa_rpc_alloc_server, only by request DATA)",
+			Capture:   "any single capture point on the path: a request byte the server used passed it before the response did; a response for an RPC with no request DATA in the capture is judged only when its client id is above that of the newest RPC with a request of at most defer_min_bytes the capture saw the client begin, more than response_timeout plus slack after the capture's start (ids only grow, homa_rpc_alloc_client, so the RPC began later and its whole request would have passed the capture point), and is not judged otherwise; a request whose first bytes came before the capture began, or a capture that dropped packets (it says so, or shows it missed request bytes below bytes it saw: Trace.MissedData), leaves it inconclusive; after the server's own RPC_UNKNOWN (it had lost the RPC) only bytes seen since count, unless a request byte came less than jitter before it (less than slack where the capture is not on the server's side of the link); bytes of an earlier incarnation the trace infers otherwise (a server timeout, a late request packet after the ack) count too",
 			Property: Each{Types: []wire.PacketType{wire.TypeData}, Usual: Usual{FactFromClient, NotApplicable}, Check: func(c *Ctx, e *Event) Result {
 				if e.FromClient() {
 					return Skip
 				}
 				r := c.T.Lookup(e)
-				if r == nil || r.Acked || !r.Response.FirstData.IsZero() {
+				if r == nil {
+					return noRequestSeen(c, e, "first response DATA") // the RPC's first packet
+				}
+				if r.Acked || !r.Response.FirstData.IsZero() {
 					return Skip // later response DATA: the first one was judged
 				}
 				if r.Unknown && (r.UnknownFromClient || !r.ForgotTime.IsZero()) {
@@ -64,7 +67,7 @@ func sendRules2() []*Rule {
 				}
 				m := &r.Request
 				if m.Length == 0 {
-					return Skip // no request DATA seen: HOMA-SEND-004 and the capture's start say more
+					return noRequestSeen(c, e, "first response DATA")
 				}
 				held, fresh := heldRequest(c, r)
 				gaps := held.Gaps(m.Length)
@@ -84,6 +87,25 @@ func sendRules2() []*Rule {
 			}},
 		},
 	}
+}
+
+// noRequestSeen judges what, a packet e of a server for an RPC of which
+// the capture holds no request DATA (HOMA-SEND-005, HOMA-ACK-001): a
+// server has an RPC only once request DATA reached it (homa_dispatch_pkts
+// creates it, homa_rpc_alloc_server, from DATA alone), so if the RPC's
+// client id began while the capture ran (Trace.beganAfterNewest) its
+// request would have passed the capture point on its way to the server,
+// and e is for an RPC the server cannot have: a violation, which the
+// capture's start does not excuse (a capture drop still may). Otherwise
+// the request may have come before the capture: Skip.
+func noRequestSeen(c *Ctx, e *Event, what string) Result {
+	k := KeyOf(e)
+	nw, after := c.T.beganAfterNewest(k.Client, k.ClientID)
+	if !after {
+		return Skip
+	}
+	return Violation("%s for RPC %d, whose request never passed the capture point: the client's newest RPC, %d, began at frame %d, and a higher id began later, so its request would have passed the capture point on its way to the server, which creates an RPC only from request DATA",
+		what, k.ClientID, nw.ID, nw.Frame).With(nw.Frame).CaptureRanBefore()
 }
 
 // heldRequest returns the request bytes the server of r may hold as far

@@ -1,6 +1,7 @@
 package spec
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -225,4 +226,36 @@ func TestSend001NotAfterAck(t *testing.T) {
 	if len(rep.Violations) == 0 {
 		t.Errorf("no HOMA-SEND-001 finding for a GRANT the server left unanswered: %+v", rep)
 	}
+}
+
+// TestSend005ResponseNeverRequested: the client's RPCs 2 and 20 (short
+// requests, 20 well inside the capture) complete. A response for RPC 40,
+// an id above 20 whose request never shows, is for an RPC the server
+// cannot have (homa_rpc_alloc_server creates one only from request DATA,
+// and id 40 began after 20, so its request would have passed the capture
+// point): a violation the capture's start does not excuse, naming RPC 20's
+// first packet. A response for RPC 18, below the newest, whose request may
+// have come before the capture, is not judged; nor is one for 40 when the
+// client's newest RPC began right at the capture's start.
+func TestSend005ResponseNeverRequested(t *testing.T) {
+	const id = "HOMA-SEND-005"
+	b := newTrace(t, wire.VersionCurrent)
+	b.rpcWithResponse(2, 100)
+	first := b.after(30*time.Millisecond).data(true, 20, 100, 0, 100, 7, nil)
+	b.after(50*time.Microsecond).data(false, 20, 100, 0, 100, 7, nil)
+	b.after(time.Millisecond).data(false, 18, 100, 0, 100, 7, nil) // below the newest: not judged
+	never := b.after(time.Millisecond).data(false, 40, 100, 0, 100, 7, nil)
+	rep := b.check("linux", id)
+	wantViolations(t, rep, id, never)
+	wantCounts(t, rep, id, 3, 2, 1, 0)
+	f := rep.Violations[0]
+	if !strings.Contains(f.Why, "first response DATA for RPC 40, whose request never passed the capture point: the client's newest RPC, 20,") || !slices.Contains(f.Frames, first) || f.ChargedTo != b.server {
+		t.Errorf("finding %q frames %v charged to %v", f.Why, f.Frames, f.ChargedTo)
+	}
+	b = newTrace(t, wire.VersionCurrent)
+	b.rpcWithResponse(2, 100)
+	b.after(time.Millisecond).data(false, 40, 100, 0, 100, 7, nil)
+	rep = b.check("linux", id)
+	wantClean(t, rep, id)
+	wantCounts(t, rep, id, 1, 1, 0, 0)
 }

@@ -263,17 +263,17 @@ func wireRules2() []*Rule {
 			ID: "HOMA-WIRE-011", Level: Must,
 			Facts:     []string{"WIRE-02"},
 			Statement: "All packets of one RPC travel between the same two ports: a client never has two live RPCs with one id, to one server or to two (ids are host-wide, and a client finds its RPCs by id alone).",
-			Source:    "HomaModule homa_rpc.c homa_rpc_alloc_client (next_outgoing_id, one counter per host) and homa_rpc_find_client (by id only), homa_outgoing.c homa_tx_data_pkt_alloc and homa_xmit_control (ports from the RPC)",
-			Capture:   "judged while the RPC is live (not acknowledged, no RPC_UNKNOWN, a packet within timeout_ticks); a second server is judged at the client's DATA, GRANT, RESEND and BUSY (ACK and RPC_UNKNOWN answer whatever server asked); a host whose Homa module restarted reuses ids",
+			Source:    "HomaModule homa_rpc.c homa_rpc_alloc_client (next_outgoing_id, one counter per host) and homa_rpc_find_client (by id only), homa_outgoing.c homa_tx_data_pkt_alloc and homa_xmit_control (ports from the RPC), homa_incoming.c homa_rpc_unknown_pkt (a client keeps its RPC, and so its ports, after the server's RPC_UNKNOWN: it restarts the request)",
+			Capture:   "judged while the RPC is live (not acknowledged, no RPC_UNKNOWN from its client, a packet within timeout_ticks; the server's RPC_UNKNOWN leaves it live: the client restarts it with the same ports); a second server is judged at the client's DATA, GRANT, RESEND and BUSY (ACK and RPC_UNKNOWN answer whatever server asked); a host whose Homa module restarted reuses ids",
 			Property: Each{Usual: Usual{FactSocketsUsual, Passed}, Check: func(c *Ctx, e *Event) Result {
 				if e.FromClient() && clientRPCPacket(e.Type()) {
-					if o := c.T.SameIDElsewhere(e); o != nil && !o.Acked && !o.Unknown && e.Time.Sub(o.Last) <= c.P.Ticks(c.P.TimeoutTicks) {
+					if o := c.T.SameIDElsewhere(e); o != nil && !o.Acked && !clientForgot(o) && e.Time.Sub(o.Last) <= c.P.Ticks(c.P.TimeoutTicks) {
 						return Violation("%s of RPC %d to server %v, while the client's RPC %d to server %v (frame %d, last packet %v earlier) is live: a client finds its RPCs by id alone",
 							e.Type(), o.Key.ClientID, e.Dst, o.Key.ClientID, o.Key.Server, o.FirstFrame, e.Time.Sub(o.Last).Round(time.Microsecond)).With(o.FirstFrame)
 					}
 				}
 				r := c.T.Lookup(e)
-				if r == nil || r.Acked || r.Unknown || e.Type() == wire.TypeFreeze {
+				if r == nil || r.Acked || clientForgot(r) || e.Type() == wire.TypeFreeze {
 					return Skip
 				}
 				if e.Type() == wire.TypeAck {
@@ -305,6 +305,14 @@ func wireRules2() []*Rule {
 		},
 	}
 }
+
+// clientForgot reports whether the client of r said RPC_UNKNOWN for it
+// last (HOMA-WIRE-011): it no longer has the RPC. After the server's
+// RPC_UNKNOWN the client keeps it, with its ports: homa_rpc_unknown_pkt
+// restarts an outgoing request from offset 0 (homa_resend_data) or
+// ignores the packet, and the server's next incarnation takes its ports
+// from the restart's DATA.
+func clientForgot(r *RPC) bool { return r.Unknown && r.UnknownFromClient }
 
 // malformedData reports whether DATA event e breaks HOMA-WIRE-002: no
 // bytes, bytes past message_length, or a message_length outside

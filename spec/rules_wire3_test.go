@@ -345,3 +345,36 @@ func TestWire015ShortFirstFragment(t *testing.T) {
 	wantViolations(t, rep, "HOMA-WIRE-015", frag)
 	wantViolations(t, rep, "HOMA-WIRE-001", whole)
 }
+
+// TestWire011AfterServerUnknown: a 60000-byte request; the server loses
+// the RPC and answers the client's RESEND with RPC_UNKNOWN; the client
+// restarts the request from offset 0 (homa_rpc_unknown_pkt keeps the RPC
+// and its ports) and the server's new incarnation GRANTs it. A GRANT to
+// another client port is a violation, as before the RPC_UNKNOWN; after
+// the client's own RPC_UNKNOWN (it no longer has the RPC) the ports are
+// not judged.
+func TestWire011AfterServerUnknown(t *testing.T) {
+	const id = "HOMA-WIRE-011"
+	build := func(unknownFromClient bool) (*traceBuilder, int) {
+		b := newTrace(t, wire.VersionCurrent)
+		b.message(true, 2, 60000, 0, 40000, 40000, 4)
+		b.after(5*time.Millisecond).resend(false, 2, 40000, 10000, 7)
+		if unknownFromClient {
+			b.after(10*time.Microsecond).ctl(true, 2, wire.TypeRPCUnknown)
+		} else {
+			b.after(10*time.Millisecond).resend(true, 2, 0, wire.ResendAll, 7)
+			b.after(10*time.Microsecond).ctl(false, 2, wire.TypeRPCUnknown)
+			b.after(10 * time.Microsecond)
+			b.message(true, 2, 60000, 0, 40000, 40000, 4)
+		}
+		b.cport++
+		bad := b.after(20*time.Microsecond).grant(false, 2, 50000, 0)
+		b.cport--
+		return b, bad
+	}
+	b, bad := build(false)
+	rep := b.check("linux", id)
+	wantViolations(t, rep, id, bad)
+	b, _ = build(true)
+	wantClean(t, b.check("linux", id), id)
+}

@@ -2341,6 +2341,19 @@ type newestRPC struct {
 	Seen
 }
 
+// beganAfterNewest reports whether client host client's id id began in
+// the capture by its value alone: it is above the newest RPC the capture
+// saw the client begin (Trace.newest), which began more than AnswerBound
+// after the capture's start. Client ids only grow (homa_rpc_alloc_client)
+// and that RPC's short request left as its id was allocated, so id was
+// allocated later, while the capture ran, and every byte of its request
+// would pass the capture point on its way to the server. nw is that
+// newest RPC (the evidence).
+func (t *Trace) beganAfterNewest(client netip.Addr, id uint64) (nw newestRPC, ok bool) {
+	nw = t.newest[client]
+	return nw, id > nw.ID && nw.ID != 0 && nw.Time.Sub(t.Start) > t.P.AnswerBound()
+}
+
 // clientIDKey names a client id of a host: HomaModule allocates ids from
 // one counter per host (homa_rpc_alloc_client) and finds a client's RPCs by
 // id alone (homa_rpc_find_client).
