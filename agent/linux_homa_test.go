@@ -178,6 +178,32 @@ func TestLinuxAgentParamsAndHello(t *testing.T) {
 	if strings.Contains(caps, CapIPv6) {
 		t.Errorf("capabilities %q: ipv6 without an IPv6 address", caps)
 	}
+	// With both families its servers are AF_INET, which serve no IPv6
+	// client: ipv4 alone; with IPv6 alone, ipv6.
+	for _, c := range []struct {
+		addrs []string
+		want  string
+	}{{[]string{"198.18.0.1", "fd00::1"}, CapIPv4}, {[]string{"fd00::1"}, CapIPv6}} {
+		cx, _ := PipeLinux(ctx, newHomaModel().options(dir), ClientOptions{}) // its own model: fds are reused
+		var addrs []netip.Addr
+		for _, a := range c.addrs {
+			addrs = append(addrs, netip.MustParseAddr(a))
+		}
+		hx, err := cx.Hello(ctx, HelloRequest{Addrs: addrs})
+		cx.Close()
+		if err != nil {
+			t.Fatalf("hello %v: %v", c.addrs, err)
+		}
+		var fams []string
+		for _, cp := range hx.Capabilities {
+			if cp == CapIPv4 || cp == CapIPv6 {
+				fams = append(fams, cp)
+			}
+		}
+		if len(fams) != 1 || fams[0] != c.want {
+			t.Errorf("hello %v: address families %v, want %s alone", c.addrs, fams, c.want)
+		}
+	}
 	// A parameter HomaModule has no sysctl for (the ref's tick_ns) is
 	// refused, naming it.
 	c2, _ := PipeLinux(ctx, m.options(dir), ClientOptions{})

@@ -153,7 +153,16 @@ func (b *linuxBackend) hello(req HelloRequest) (Hello, error) {
 			return h, err
 		}
 		b.clients[a.Is6()] = s
-		h.Capabilities = append(h.Capabilities, map[bool]string{false: CapIPv4, true: CapIPv6}[a.Is6()])
+	}
+	// The servers are AF_INET6 only on a host without an IPv4 address
+	// (listen). An AF_INET server socket cannot answer an IPv6 client:
+	// HomaModule linux_6.13.9 counted peer_route_errors and
+	// server_cant_create_rpcs for every IPv6 request in the lab, so with
+	// an IPv4 address the agent declares IPv4 alone.
+	if b.clients[false] != nil {
+		h.Capabilities = append(h.Capabilities, CapIPv4)
+	} else if b.clients[true] != nil {
+		h.Capabilities = append(h.Capabilities, CapIPv6)
 	}
 	h.Capabilities = append(h.Capabilities, CapGrants, CapPriorities, CapCutoffs, CapNeedAck, CapTimeouts, CapReplyDelay)
 	if writable {

@@ -322,7 +322,7 @@ var _ = Describe("grants", func() {
 			pr := params()
 			k := pr.MaxOvercommit
 			if pr.MaxRPCsPerPeer > 0 && 2*pr.MaxRPCsPerPeer < k {
-				Skip(fmt.Sprintf("unsupported: max_rpcs_per_peer %d lets the receiver grant at most %d messages from the two tester hosts at once, fewer than max_overcommit %d (max_rpcs_per_peer 0, HomaModule main since 3daedc3, runs it)", pr.MaxRPCsPerPeer, 2*pr.MaxRPCsPerPeer, k))
+				Skip(fmt.Sprintf("unsupported: max_rpcs_per_peer %d lets the receiver grant at most %d messages from the two tester hosts at once, fewer than max_overcommit %d (a max_rpcs_per_peer of %d or more runs it; HomaModule main has had no such limit since 3daedc3, and linux_6.13.9 takes 0 as no GRANTs at all)", pr.MaxRPCsPerPeer, 2*pr.MaxRPCsPerPeer, k, (k+1)/2))
 			}
 			seg := maxSegData()
 			// Each a few segments past U, longer in the order they are
@@ -937,7 +937,7 @@ var _ = Describe("grants", func() {
 			case k < pr.MaxSchedPrio+1:
 				Skip(fmt.Sprintf("unsupported: max_overcommit %d grants fewer than the %d messages that level max_sched_prio %d needs", pr.MaxOvercommit, pr.MaxSchedPrio+1, pr.MaxSchedPrio))
 			case pr.MaxRPCsPerPeer > 0 && 2*pr.MaxRPCsPerPeer < k:
-				Skip(fmt.Sprintf("unsupported: max_rpcs_per_peer %d grants the two tester hosts fewer than the %d messages that level max_sched_prio %d needs", pr.MaxRPCsPerPeer, k, pr.MaxSchedPrio))
+				Skip(fmt.Sprintf("unsupported: max_rpcs_per_peer %d grants the two tester hosts fewer than the %d messages that level max_sched_prio %d needs (a max_rpcs_per_peer of %d or more runs it; HomaModule main has had no such limit since 3daedc3, and linux_6.13.9 takes 0 as no GRANTs at all)", pr.MaxRPCsPerPeer, k, pr.MaxSchedPrio, (k+1)/2))
 			case pr.FIFOGrantIncrement > 0 && pr.HighPriority() <= pr.MaxSchedPrio:
 				Skip(fmt.Sprintf("unsupported: FIFO GRANTs (level %d) cannot be told from SRPT GRANTs (levels 0-%d) with num_priorities %d", pr.HighPriority(), pr.MaxSchedPrio, pr.NumPriorities))
 			}
