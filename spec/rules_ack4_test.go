@@ -393,3 +393,39 @@ func TestAck001NeedAckNeverRequested(t *testing.T) {
 		}
 	}
 }
+
+// TestAck004LiveRPCNotGivenUp: the allowance for an ack of a client RPC
+// that may have timed out (TestAck004TimedOutRPCAcked) needs a silence
+// the client may have timed out in and nothing from the client after it
+// that says it still holds the RPC (a RESEND after the server spoke
+// again), nor a silence that was the client's own sending: its request
+// going out keeps its silent_ticks at 0 (homa_timer_check_rpc). An
+// early ack of such a live RPC stays a violation (helper-194's review).
+func TestAck004LiveRPCNotGivenUp(t *testing.T) {
+	for _, silence := range []time.Duration{50 * time.Millisecond, 97 * time.Millisecond, 120 * time.Millisecond} {
+		b := newTrace(t, wire.VersionCurrent)
+		b.data(true, 2, 100, 0, 100, 7, nil)
+		first := b.after(50*time.Microsecond).data(false, 2, 5696, 0, 1424, 7, nil)
+		for d := 10 * time.Millisecond; d < silence; d += 10 * time.Millisecond {
+			b.after(10*time.Millisecond).resend(true, 2, 1424, 4272, 7)
+		}
+		b.now = b.events[first].Time.Add(silence)
+		b.data(false, 2, 5696, 1424, 1424, 7, nil)
+		b.after(3*time.Millisecond).resend(true, 2, 2848, 2848, 7) // it holds the RPC
+		ack := b.after(100*time.Microsecond).dataAcking(true, 4, 100, 0, 100, 7, 2)
+		b.after(10*time.Microsecond).data(false, 2, 5696, 2848, 1424, 7, nil)
+		b.after(10*time.Microsecond).data(false, 2, 5696, 4272, 1424, 7, nil)
+		b.after(50*time.Microsecond).data(false, 4, 100, 0, 100, 7, nil)
+		wantViolations(t, b.check("linux", "HOMA-ACK-004"), "HOMA-ACK-004", ack)
+	}
+	// The request's own 100 ms of sending, the server silent meanwhile.
+	b := newTrace(t, wire.VersionCurrent)
+	const n = 100
+	for i := uint32(0); i < n; i++ {
+		b.after(time.Millisecond).data(true, 2, 1424*n, i*1424, 1424, 7, nil)
+	}
+	b.after(50*time.Microsecond).data(false, 2, 5696, 0, 1424, 7, nil)
+	ack := b.after(100*time.Microsecond).dataAcking(true, 4, 100, 0, 100, 7, 2)
+	b.after(10*time.Microsecond).data(false, 2, 5696, 1424, 1424, 7, nil)
+	wantViolations(t, b.check("linux", "HOMA-ACK-004", "unsched_bytes=2000000"), "HOMA-ACK-004", ack)
+}

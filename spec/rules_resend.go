@@ -640,7 +640,8 @@ func lastResendTo(r *RPC, role wire.Role) time.Time {
 // only for those; homa_timer.c homa_timer_check_rpc then calls
 // homa_rpc_abort, which sends no packet, and the application's recvmsg
 // frees the RPC). A packet that reached the client after that silence
-// found no RPC, so it cannot show the RPC alive. As for HOMA-RESEND-019's
+// found no RPC, so it cannot show the RPC alive (one from the client
+// can: clientGaveUp). As for HOMA-RESEND-019's
 // server timeouts, 2 ticks (RTX-10's tolerance) and slack are allowed.
 func clientTimedOut(p *Params, r *RPC, now time.Time) (string, bool) {
 	since := r.HeardFromServer
@@ -653,4 +654,34 @@ func clientTimedOut(p *Params, r *RPC, now time.Time) (string, bool) {
 	}
 	return fmt.Sprintf("the client went %v without DATA, GRANT or BUSY from the server (timeout_ticks %d, tick %v): its timer may have aborted the RPC, which sends no packet, and then discards RPC_UNKNOWN",
 		quiet.Round(time.Microsecond), p.TimeoutTicks, p.Tick), true
+}
+
+// clientGaveUp reports whether the client of r may have timed r out
+// before now, as clientTimedOut, and shown nothing since that says it
+// did not: a client that aborted an RPC sends no packet for it again
+// (homa_rpc_abort), and its silent_ticks count only while it has no
+// granted request bytes left to send (homa_timer_check_rpc). So the
+// silence is counted from the server's last DATA, GRANT or BUSY or the
+// client's own last DATA or GRANT, whichever is later; in the silence
+// going on at now a RESEND from the client later than the timeout could
+// have come (timeout_ticks, stretched by timer_drift, plus slack) says
+// it holds the RPC, and after the longest earlier silence any RESEND,
+// DATA or GRANT from the client after it ended does.
+func clientGaveUp(p *Params, r *RPC, now time.Time) bool {
+	thr := p.Ticks(p.TimeoutTicks-2) - p.Slack
+	since := r.HeardFromServer
+	if since.IsZero() {
+		since = r.First
+	}
+	start := maxTime(since, r.HeardFromClient)
+	if now.Sub(start) >= thr && !r.LastResendFromClient.After(start.Add(p.LateTicks(p.TimeoutTicks)+p.Slack)) {
+		return true
+	}
+	if r.QuietFromServer < thr {
+		return false
+	}
+	to := r.First.Add(time.Duration(r.quietEnd) * time.Microsecond)
+	from := to.Add(-r.QuietFromServer)
+	end := to.Add(p.Slack)
+	return !r.HeardFromClient.After(end) && !r.LastResendFromClient.After(end) && to.Sub(maxTime(from, r.HeardFromClient)) >= thr
 }

@@ -404,6 +404,10 @@ type RPC struct {
 	// Acked is set when the client acknowledged the RPC (ACK header, ACK
 	// entry or piggy-backed DATA ack), at AckTime in frame AckFrame.
 	Acked bool
+	// quietEnd is when QuietFromServer's silence ended, in µs after First
+	// (clientGaveUp; 32 bits in padding keep RPC within Go's 2 KiB size
+	// class).
+	quietEnd int32
 	// Request is sent by the client, Response by the server.
 	Request, Response Message
 	// Packets counts packets by type (index type-0x10), both directions.
@@ -1585,7 +1589,9 @@ func (r *RPC) heard(e *Event, typ wire.PacketType) bool {
 		if since.IsZero() {
 			since = r.First
 		}
-		r.QuietFromServer = max(r.QuietFromServer, e.Time.Sub(since))
+		if d := e.Time.Sub(since); d > r.QuietFromServer {
+			r.QuietFromServer, r.quietEnd = d, int32(min(e.Time.Sub(r.First)/time.Microsecond, math.MaxInt32))
+		}
 		if !r.HeardFromServer.IsZero() {
 			r.heardBeforeFromServer = r.HeardFromServer.UnixNano()
 		}
@@ -1995,7 +2001,7 @@ func (t *Trace) ack(k RPCKey, serverPort uint16, e *Event, entry bool) {
 	// unless the client may have given the RPC up at timeout, whose ack
 	// (HomaModule before main's 8400d1f) says nothing of its response.
 	t.heldWhole(k.Server, &r.Request, r, e)
-	if _, gaveUp := clientTimedOut(t.P, r, e.Time); r.Response.Complete || !gaveUp {
+	if r.Response.Complete || !clientGaveUp(t.P, r, e.Time) {
 		t.heldWhole(k.Client, &r.Response, r, e)
 	}
 	// The client's RPC ended, but its sending did not begin again: request
