@@ -207,6 +207,31 @@ func (r *iutRPC) receiveTo(p *tester.Peer, got *byteranges.Set, sent, granted in
 	return sent
 }
 
+// restarted has the tester answer the IUT client's next RESEND for r
+// with RPC_UNKNOWN (forget) and waits for the restart: every byte of the
+// request it had transmitted, [0, sent), again (resentFromZero, each DATA
+// within two ticks of the one before), the first DATA at offset 0
+// (homa_rpc_unknown_pkt → homa_resend_data from 0), each also passed to
+// each (nil: none). It returns the bytes that came again and the arrival
+// of the last.
+func (r *iutRPC) restarted(p *tester.Peer, sent int, what string, each func(d wire.Data, sent int)) (*byteranges.Set, time.Time) {
+	GinkgoHelper()
+	forget(p, r.control())
+	unknownAt := lastSent(p, wire.TypeRPCUnknown, r.control().SenderID, p.Now())
+	first := true
+	again, _, last := r.resentFromZero(p, unknownAt, sent, what, wait(2*params().Tick), func(d wire.Data, sent int) {
+		GinkgoHelper()
+		if first {
+			Expect(d.Offset()).To(BeZero(), "the restart's first DATA starts at offset 0")
+			first = false
+		}
+		if each != nil {
+			each(d, sent)
+		}
+	})
+	return again, last
+}
+
 // resentFromZero waits until every byte of r's request the IUT had
 // transmitted before at, [0, sent), has come again after at, each DATA
 // within bound of the one before (what says why they come, for the

@@ -1017,19 +1017,12 @@ var _ = Describe("retransmission", func() {
 			got, sent := r.receiveUnsched(p)
 			granted := min(r.msgLen, unsched(r.msgLen)+2*seg)
 			sent = r.receiveTo(p, got, sent, granted)
-			forget(p, r.control())
-			unknownAt := lastSent(p, wire.TypeRPCUnknown, r.control().SenderID, p.Now())
 			// The restart retransmits everything transmitted, [0, tx_end),
 			// with retransmit=1 (homa_rpc_unknown_pkt → homa_resend_data):
 			// the bytes past U the GRANT let out are not sent again as
 			// first transmissions.
-			first := true
-			again, _, last := r.resentFromZero(p, unknownAt, sent, "the request restarted", wait(2*pr.Tick), func(dd wire.Data, sent int) {
+			again, last := r.restarted(p, sent, "the request restarted", func(dd wire.Data, sent int) {
 				GinkgoHelper()
-				if first {
-					Expect(dd.Offset()).To(BeZero(), "the restart's first DATA starts at offset 0")
-					first = false
-				}
 				// homa_resend_data writes the end of the range it
 				// resends, here tx_end, in every packet (main since May
 				// 2025; before, the granted offset, which
@@ -1060,16 +1053,7 @@ var _ = Describe("retransmission", func() {
 			// [0, tx_end), here the whole request.
 			r := iutCall(p, multiPacketResponse(), 100)
 			r.receiveRequest(p)
-			forget(p, r.control())
-			unknownAt := lastSent(p, wire.TypeRPCUnknown, r.control().SenderID, p.Now())
-			first := true
-			again, _, last := r.resentFromZero(p, unknownAt, r.msgLen, "the whole request restarted", wait(2*pr.Tick), func(dd wire.Data, sent int) {
-				GinkgoHelper()
-				if first {
-					Expect(dd.Offset()).To(BeZero(), "the restart's first DATA starts at offset 0")
-					first = false
-				}
-			})
+			again, last := r.restarted(p, r.msgLen, "the whole request restarted", nil)
 			r.receiveRest(p, again, r.msgLen, last)
 			res := r.respond(p, 100, pr.CutoffVersion)
 			callOK(res, "the IUT's call failed")
