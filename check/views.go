@@ -3,6 +3,7 @@ package check
 import (
 	"errors"
 	"io"
+	"reflect"
 	"sort"
 	"strings"
 
@@ -32,7 +33,7 @@ func (p capturePlan) readViews(path string, ro pcap.ReaderOptions) (map[int][]sp
 	}
 	key := ro
 	key.Progress = nil
-	if !c.done || c.ro != key {
+	if !c.done || !reflect.DeepEqual(c.ro, key) {
 		c.views, c.st, c.err = readPortViews(path, ro, p)
 		c.done, c.ro = true, key
 	}

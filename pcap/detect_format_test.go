@@ -32,8 +32,8 @@ func TestDetectFormat(t *testing.T) {
 		}
 		v, shift := DetectFormat(r)
 		r.Close()
-		if v != c.v || (shift != 0) != c.ipv6 {
-			t.Errorf("%s: %v, shift %d; want %v, a shift %v", c.file, v, shift, c.v, c.ipv6)
+		if v != c.v || (len(shift) != 0) != c.ipv6 {
+			t.Errorf("%s: %v, shifts %v; want %v, a shift %v", c.file, v, shift, c.v, c.ipv6)
 		}
 	}
 }

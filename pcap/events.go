@@ -12,7 +12,7 @@ import (
 // Events appends the spec events of f to dst: one per DATA segment, one for
 // a control packet, one carrying Err for a malformed Homa frame.
 func (f *Frame) Events(dst []spec.Event) []spec.Event {
-	e := spec.Event{Frame: f.Number, Time: f.Time, Src: f.Src, Dst: f.Dst, Priority: f.Priority, TOS: f.TOS, PrioShift: f.PrioShift,
+	e := spec.Event{Frame: f.Number, Time: f.Time, Src: f.Src, Dst: f.Dst, Priority: f.Priority, TOS: f.TOS, PrioShift: f.PrioShift, PrioEither: f.PrioEither,
 		Hijacked: f.Hijacked, IP: spec.IPHeader{Known: true, TTL: f.TTL, BadChecksum: f.BadIPChecksum, Fragment: f.Fragment, Options: f.IPOptions, LengthPastFrame: f.IPLengthPastFrame}, Packet: f.Packet, Err: f.Err, SnapCut: f.SnapCut, ICMP: f.ICMP, Note: f.Comment}
 	if f.Err != nil || f.ICMP != nil || len(f.Segments) == 0 {
 		return append(dst, e)

@@ -47,6 +47,11 @@ type Frame struct {
 	// shift PrioShift (5, or 4 for IPv6 written before HomaModule
 	// 548056f).
 	Priority, PrioShift uint8
+	// PrioEither is set on an IPv6 frame whose sender's shift is not
+	// known yet and whose traffic class fits both shifts
+	// (ReaderOptions.IPv6PriorityShift); Priority and PrioShift are then
+	// read with the version's usual shift.
+	PrioEither bool
 	// Hijacked is true for Homa carried in TCP segments.
 	Hijacked bool
 	// TTL is the IPv4 time to live or the IPv6 hop limit; BadIPChecksum

@@ -2,6 +2,8 @@ package pcap
 
 import (
 	"bytes"
+	"maps"
+	"slices"
 	"testing"
 	"time"
 
@@ -25,34 +27,51 @@ func writeFrames(t testing.TB, frames ...[]byte) []byte {
 	return buf.Bytes()
 }
 
-// TestIPv6ShiftLatch: with shift 4 (linux_6.13.9 style) a DATA at priority 6
-// (traffic class 0x60, ambiguous) comes first; the CUTOFFS at level 7 (0x70,
-// only shift 4 can write it) latches the shift. Frames before the latch use
-// the version's default; DetectIPv6Shift finds 4 up front.
-func TestIPv6ShiftLatch(t *testing.T) {
-	data := buildFrame(t, FrameSpec{Src: addr6A, Dst: addr6B, Priority: 6, IPv6Shift: 4}, sampleFields()[0], wire.EncodeOptions{SetMarks: true})
-	cut := buildFrame(t, FrameSpec{Src: addr6B, Dst: addr6A, Priority: 7, IPv6Shift: 4}, sampleFields()[5], wire.EncodeOptions{SetMarks: true})
-	capture := writeFrames(t, data, cut, data)
-	r, _ := NewReader(bytes.NewReader(capture), ReaderOptions{})
-	var got []uint8
-	for range 3 {
-		f, err := r.Next()
-		if err != nil {
-			t.Fatal(err)
+// TestIPv6ShiftPerHost: each IPv6 host's shift is latched from its own
+// first unambiguous traffic class, as one capture may hold HomaModule
+// builds before and after 548056f (the lab's tester, shift 5, against
+// linux_6.13.9, shift 4). Host A (shift 4) sends a DATA at priority 6
+// (0x60, which shift 5 writes for priority 3); host B's CUTOFFS (0xE0)
+// fixes B at 5 and leaves A's next DATA either (PrioEither, read with
+// shift 5); A's own CUTOFFS (0x70) fixes A at 4. DetectIPv6Shifts finds both up front, and
+// a forced shift applies to every host.
+func TestIPv6ShiftPerHost(t *testing.T) {
+	dataA := buildFrame(t, FrameSpec{Src: addr6A, Dst: addr6B, Priority: 6, IPv6Shift: 4}, sampleFields()[0], wire.EncodeOptions{SetMarks: true})
+	cutA := buildFrame(t, FrameSpec{Src: addr6A, Dst: addr6B, Priority: 7, IPv6Shift: 4}, sampleFields()[5], wire.EncodeOptions{SetMarks: true})
+	cutB := buildFrame(t, FrameSpec{Src: addr6B, Dst: addr6A, Priority: 7, IPv6Shift: 5}, sampleFields()[5], wire.EncodeOptions{SetMarks: true})
+	dataB := buildFrame(t, FrameSpec{Src: addr6B, Dst: addr6A, Priority: 3, IPv6Shift: 5}, sampleFields()[0], wire.EncodeOptions{SetMarks: true})
+	capture := writeFrames(t, dataA, cutB, dataA, cutA, dataA, dataB)
+	type read struct {
+		prio, shift uint8
+		either      bool
+	}
+	readAll := func(o ReaderOptions) []read {
+		r, _ := NewReader(bytes.NewReader(capture), o)
+		var got []read
+		for {
+			f, err := r.Next()
+			if err != nil {
+				return got
+			}
+			got = append(got, read{f.Priority, f.PrioShift, f.PrioEither})
 		}
-		got = append(got, f.Priority)
 	}
-	if want := []uint8{3, 7, 6}; !bytes.Equal(got, want) {
-		t.Errorf("priorities %v, want %v (first frame read with shift 5 before the latch)", got, want)
+	want := []read{{3, 5, true}, {7, 5, false}, {3, 5, true}, {7, 4, false}, {6, 4, false}, {3, 5, false}}
+	if got := readAll(ReaderOptions{}); !slices.Equal(got, want) {
+		t.Errorf("latched host by host: {priority, shift} %v, want %v", got, want)
 	}
-	r, _ = NewReader(bytes.NewReader(capture), ReaderOptions{})
-	if s, err := DetectIPv6Shift(r); s != 4 || err != nil {
-		t.Errorf("DetectIPv6Shift = %d, %v; want 4", s, err)
+	r, _ := NewReader(bytes.NewReader(capture), ReaderOptions{})
+	shifts, err := DetectIPv6Shifts(r)
+	if wantShifts := (IPv6Shifts{addr6A: 4, addr6B: 5}); err != nil || !maps.Equal(shifts, wantShifts) {
+		t.Errorf("DetectIPv6Shifts = %v, %v; want %v", shifts, err, wantShifts)
 	}
-	r, _ = NewReader(bytes.NewReader(capture), ReaderOptions{IPv6PriorityShift: 4})
-	f, _ := r.Next()
-	if f.Priority != 6 {
-		t.Errorf("forced shift 4: priority %d, want 6", f.Priority)
+	want = []read{{6, 4, false}, {7, 5, false}, {6, 4, false}, {7, 4, false}, {6, 4, false}, {3, 5, false}}
+	if got := readAll(ReaderOptions{IPv6HostShifts: shifts}); !slices.Equal(got, want) {
+		t.Errorf("detected in advance: %v, want %v", got, want)
+	}
+	want = []read{{6, 4, false}, {14 & 7, 4, false}, {6, 4, false}, {7, 4, false}, {6, 4, false}, {6, 4, false}}
+	if got := readAll(ReaderOptions{IPv6PriorityShift: 4}); !slices.Equal(got, want) {
+		t.Errorf("forced shift 4: %v, want %v", got, want)
 	}
 	if IPv6ShiftOf(0xE0) != 5 || IPv6ShiftOf(0x70) != 4 || IPv6ShiftOf(0x40) != 0 {
 		t.Errorf("ipv6ShiftOf wrong: %d %d %d", IPv6ShiftOf(0xE0), IPv6ShiftOf(0x70), IPv6ShiftOf(0x40))
@@ -133,15 +152,15 @@ func TestDetectFramesCountsEveryFrame(t *testing.T) {
 	other := buildFrame(t, FrameSpec{Src: addrA, Dst: addrB, IPProto: 6}, &wire.BusyFields{}, wire.EncodeOptions{}) // plain TCP
 	for _, c := range []struct {
 		before int
-		want   uint8
-	}{{DetectFrames - 1, 4}, {DetectFrames, 0}} {
+		want   IPv6Shifts
+	}{{DetectFrames - 1, IPv6Shifts{addr6B: 4}}, {DetectFrames, IPv6Shifts{}}} {
 		frames := make([][]byte, 0, c.before+1)
 		for range c.before {
 			frames = append(frames, other)
 		}
 		r, _ := NewReader(bytes.NewReader(writeFrames(t, append(frames, cut)...)), ReaderOptions{})
-		if s, err := DetectIPv6Shift(r); s != c.want || err != nil {
-			t.Errorf("CUTOFFS after %d other frames: DetectIPv6Shift = %d, %v; want %d", c.before, s, err, c.want)
+		if s, err := DetectIPv6Shifts(r); !maps.Equal(s, c.want) || err != nil {
+			t.Errorf("CUTOFFS after %d other frames: DetectIPv6Shifts = %v, %v; want %v", c.before, s, err, c.want)
 		}
 	}
 }

@@ -372,39 +372,39 @@ func NoHomaError(path string, st Stats) error {
 	return fmt.Errorf("%s: %w", path, ErrNoHoma)
 }
 
-// DetectPathShift returns the IPv6 priority shift of the capture at path
-// (0 if it cannot tell).
-func DetectPathShift(path string, o ReaderOptions) uint8 {
+// DetectPathShifts returns the IPv6 priority shifts of the hosts of the
+// capture at path (DetectIPv6Shifts; nil if it cannot be read).
+func DetectPathShifts(path string, o ReaderOptions) IPv6Shifts {
 	r, err := OpenPath(path, o)
 	if err != nil {
-		return 0
+		return nil
 	}
 	defer r.Close()
-	s, _ := DetectIPv6Shift(r) // a damaged file fails later with a better message
+	s, _ := DetectIPv6Shifts(r) // a damaged file fails later with a better message
 	return s
 }
 
 // PrescanPath reads the first frames of the capture at path once,
 // stopping with ctx's error once ctx has ended
 // (DetectFormat) and returns the profile of the format they suggest
-// (spec.ProfileForWire) and the IPv6 priority shift (0 if it cannot
-// tell). A damaged file is not an error here; reading it for real
+// (spec.ProfileForWire) and the IPv6 priority shifts of the hosts that
+// show theirs (for ReaderOptions.IPv6HostShifts). A damaged file is not an error here; reading it for real
 // reports it. A capture in HomaModule's format before 263f8c2 is
 // (ErrPre2024Format): judging it would flag every packet.
-func PrescanPath(ctx context.Context, path string) (profile string, shift uint8, err error) {
+func PrescanPath(ctx context.Context, path string) (profile string, shifts IPv6Shifts, err error) {
 	r, err := OpenPath(path, ReaderOptions{Context: ctx})
 	if err != nil {
-		return "", 0, OpenError(path, err)
+		return "", nil, OpenError(path, err)
 	}
 	defer r.Close()
-	v, shift, err := detectFormat(r)
+	v, shifts, err := detectFormat(r)
 	if err == nil {
 		err = ctx.Err()
 	}
 	if err != nil {
-		return "", 0, fmt.Errorf("%s: %w", path, err)
+		return "", nil, fmt.Errorf("%s: %w", path, err)
 	}
-	return spec.ProfileForWire(v), shift, nil
+	return spec.ProfileForWire(v), shifts, nil
 }
 
 // SentView returns the reader options that read each packet of the

@@ -27,14 +27,22 @@ type ReaderOptions struct {
 	// Version of the Homa wire format; VersionAuto picks per packet (IP
 	// protocol 253 is 2024, see wire.DetectVersion).
 	Version wire.Version
-	// IPv6PriorityShift is the shift used to read the priority from the IPv6
-	// traffic class (4 or 5). 0 means auto: the first IPv6 Homa packet whose
-	// traffic class can only have been written with one shift (bit 4 set:
-	// shift 4; any of bits 7-5 ≥ 0x80: shift 5; control packets, always at
-	// level 7, are 0x70 or 0xE0) fixes the shift for the rest of the capture;
-	// before that, wire.IPv6PriorityShift of the packet's version is used.
-	// DetectIPv6Shift finds the shift of a capture in advance.
+	// IPv6PriorityShift is the shift used to read the priority from the
+	// IPv6 traffic class (4 or 5) of every host. 0 means auto, host by
+	// host: HomaModule main writes priority<<5 since 548056f and
+	// priority<<4 before (linux_6.13.9 among them), and one capture may
+	// hold both builds (a rolling upgrade; homatest's tester against an
+	// older module). A host's shift is IPv6HostShifts' entry, else fixed by
+	// its first IPv6 Homa packet whose traffic class can only have been
+	// written with one shift (IPv6ShiftOf: bit 4 set is 4, bit 7 set is 5;
+	// control packets, always at level 7, are 0x70 or 0xE0). A packet of a
+	// host whose shift is not known yet and whose class fits both has
+	// Frame.PrioEither set (priority p under shift 5 is 2p under shift 4)
+	// and Priority read with wire.IPv6PriorityShift of its version. DetectIPv6Shifts finds the hosts' shifts in advance.
 	IPv6PriorityShift uint8
+	// IPv6HostShifts gives the shift (4 or 5) of IPv6 source hosts known
+	// in advance (DetectIPv6Shifts); others are found as they come.
+	IPv6HostShifts IPv6Shifts
 	// MaxSegData is max_seg_data in bytes, used to split GSO DATA frames
 	// into segments; 0 means 1424 for IPv4 and 1404 for IPv6 (MTU 1500).
 	MaxSegData int
@@ -99,9 +107,14 @@ type Reader struct {
 	// limit, when positive, ends the read (io.EOF) after that many
 	// frames of any kind: the detection passes read a capture's first
 	// DetectFrames frames, Homa or not (Next skips the others itself).
-	limit  int
-	segs   []wire.Segment
-	shift6 uint8 // latched IPv6 priority shift, 0 = not yet known
+	limit int
+	segs  []wire.Segment
+	// shift6 holds each IPv6 source host's priority shift once known
+	// (IPv6HostShifts, then the first unambiguous traffic class); last6
+	// and lastShift6 cache the latest host's entry.
+	shift6     IPv6Shifts
+	last6      netip.Addr
+	lastShift6 uint8
 	// hold, when set, copies each frame's bytes before they are decoded
 	// and returns the copy, so that the frame outlives the next read
 	// (eachEventPiped).
@@ -555,7 +568,10 @@ func (r *Reader) decode(data []byte, ci gopacket.CaptureInfo, lt layers.LinkType
 	}
 	p, err := wire.Decode(payload, wire.DecodeOptions{Version: r.o.Version, IPProto: f.IPProto, WireLen: wireLen, Partial: true})
 	if ipv == 6 {
-		f.PrioShift = r.ipv6Shift(f.TOS, p.Version())
+		f.PrioShift = r.ipv6Shift(f.Src, f.TOS)
+		if f.PrioEither = f.PrioShift == 0; f.PrioEither {
+			f.PrioShift = wire.IPv6PriorityShift(p.Version())
+		}
 		f.Priority = wire.PriorityFromTrafficClass(f.TOS, f.PrioShift)
 	}
 	// Counted whether or not the packet decodes: one the forced format
@@ -671,17 +687,41 @@ func (r *Reader) icmp(f *Frame, b []byte, v6 bool) bool {
 
 // ipv6Shift returns the traffic-class shift for an IPv6 packet with traffic
 // class tc decoded as version v, latching it when tc is unambiguous.
-func (r *Reader) ipv6Shift(tc uint8, v wire.Version) uint8 {
+func (r *Reader) ipv6Shift(src netip.Addr, tc uint8) uint8 {
 	if r.o.IPv6PriorityShift != 0 {
 		return r.o.IPv6PriorityShift
 	}
-	if r.shift6 == 0 {
-		r.shift6 = IPv6ShiftOf(tc)
+	if src == r.last6 && r.lastShift6 != 0 {
+		return r.lastShift6
 	}
-	if r.shift6 != 0 {
-		return r.shift6
+	s := r.shift6[src]
+	if s == 0 {
+		s = r.o.IPv6HostShifts[src]
 	}
-	return wire.IPv6PriorityShift(v)
+	if s == 0 {
+		if s = IPv6ShiftOf(tc); s != 0 {
+			if r.shift6 == nil {
+				r.shift6 = IPv6Shifts{}
+			}
+			r.shift6[src] = s
+		}
+	}
+	r.last6, r.lastShift6 = src, s
+	return s
+}
+
+// IPv6Shifts maps an IPv6 host's address to the shift (4 or 5) its Homa
+// packets write the priority into the traffic class with.
+type IPv6Shifts map[netip.Addr]uint8
+
+// note records host src's shift if traffic class tc names one and none is
+// known yet.
+func (m IPv6Shifts) note(src netip.Addr, tc uint8) {
+	if _, ok := m[src]; !ok {
+		if s := IPv6ShiftOf(tc); s != 0 {
+			m[src] = s
+		}
+	}
 }
 
 // IPv6ShiftOf returns the shift (4 or 5) that must have written IPv6
@@ -698,28 +738,27 @@ func IPv6ShiftOf(tc uint8) uint8 {
 	return 0
 }
 
-// DetectIPv6Shift reads frames from r (a fresh Reader; it is consumed) and
-// returns the IPv6 priority shift (4 or 5) implied by the first IPv6 Homa
-// packet with an unambiguous traffic class, or 0 if there is none among the
-// first DetectFrames frames (no IPv6 Homa, or only ambiguous classes). It
+// DetectIPv6Shifts reads up to DetectFrames frames from r (a fresh
+// Reader; it is consumed) and returns the IPv6 priority shift of each
+// source host that sent an IPv6 Homa packet with an unambiguous traffic
+// class among them (IPv6ShiftOf); hosts without one are absent. It
 // returns the error of a damaged file.
-func DetectIPv6Shift(r *Reader) (uint8, error) {
+func DetectIPv6Shifts(r *Reader) (IPv6Shifts, error) {
 	r.limit = DetectFrames
+	m := IPv6Shifts{}
 	for {
 		f, err := r.Next()
 		if errors.Is(err, io.EOF) {
-			return 0, nil
+			return m, nil
 		}
 		if err != nil {
-			return 0, err
+			return m, err
 		}
 		if f.IPVersion == 6 {
-			if s := IPv6ShiftOf(f.TOS); s != 0 {
-				return s, nil
-			}
+			m.note(f.Src, f.TOS)
 		}
 		if f.Number >= DetectFrames {
-			return 0, nil
+			return m, nil
 		}
 	}
 }
@@ -738,16 +777,16 @@ const DetectFrames = 100000
 // bytes (then Version2024: see dataAck12); VersionCurrent if any packet has
 // the current format's marks, VersionUpstream only if none does, and
 // VersionCurrent when no Homa packet decodes — with the IPv6 priority
-// shift of the first unambiguous IPv6 traffic class (0 if none; see
-// IPv6ShiftOf). Majorities, not a single packet, decide between layouts
+// shift of each host that sent an unambiguous IPv6 traffic class
+// (DetectIPv6Shifts). Majorities, not a single packet, decide between layouts
 // that share IP protocol 146: one malformed ACK or GRANT of the other
 // layout's length (an ACK with num_acks 6) is that packet's fault, for
 // HOMA-WIRE-008 to judge, not the capture's format. A damaged file is not
 // an error here: reading it for real reports it. spec.ProfileForWire
 // names the profile of the format.
-func DetectFormat(r *Reader) (v wire.Version, shift uint8) {
-	v, shift, _ = detectFormat(r)
-	return v, shift
+func DetectFormat(r *Reader) (v wire.Version, shifts IPv6Shifts) {
+	v, shifts, _ = detectFormat(r)
+	return v, shifts
 }
 
 // ErrPre2024Format says a capture is in HomaModule's wire format before
@@ -757,7 +796,8 @@ var ErrPre2024Format = errors.New("the capture is in HomaModule's wire format be
 // detectFormat is DetectFormat, and also reports ErrPre2024Format when
 // most Homa frames fail to decode and show the pre-263f8c2 common header
 // instead (see pre2024Header).
-func detectFormat(r *Reader) (v wire.Version, shift uint8, err error) {
+func detectFormat(r *Reader) (v wire.Version, shift IPv6Shifts, err error) {
+	shift = IPv6Shifts{}
 	seen := map[wire.Version]int{}
 	ack12, ack10 := 0, 0     // DATA whose bytes 49..51 do (not) show a 12-byte homa_ack
 	old, homa := 0, 0        // Homa frames with the pre-263f8c2 header; all Homa frames
@@ -802,8 +842,8 @@ func detectFormat(r *Reader) (v wire.Version, shift uint8, err error) {
 				ack10++ // cutoff_version or retransmit where the 10-byte layout has them
 			}
 		}
-		if shift == 0 && f.IPVersion == 6 {
-			shift = IPv6ShiftOf(f.TOS)
+		if f.IPVersion == 6 {
+			shift.note(f.Src, f.TOS)
 		}
 	}
 	if old > 0 && 2*old > homa {

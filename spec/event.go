@@ -24,6 +24,9 @@ type Event struct {
 	// PrioShift the shift the priority was read with (5: IP precedence;
 	// 4: IPv6 as linux_6.1.38 and linux_6.13.9 wrote it); 0 when unknown.
 	TOS, PrioShift uint8
+	// PrioEither is set on an IPv6 event whose sender's shift is not
+	// known and whose traffic class fits both (PriorityBits).
+	PrioEither bool
 	// Hijacked is set for Homa carried in TCP segments.
 	Hijacked bool
 	// IP is what the capture reader saw of the IP header beyond addresses
@@ -146,6 +149,25 @@ func (e *Event) FromClient() bool { return e.Packet.Role() == wire.RoleClient }
 // IPv6 reports whether e came over IPv6 (an IPv4-mapped address counts as
 // IPv4): what sizes its headers and so max_seg_data.
 func (e *Event) IPv6() bool { return e.Src.Is6() && !e.Src.Is4In6() }
+
+// PriorityBits returns the levels e may have been sent at, bit p for
+// level p: Priority alone, or for an event with PrioEither (no packet of
+// its IPv6 sender so far had a class only one shift writes,
+// pcap.ReaderOptions.IPv6PriorityShift) both readings of its traffic
+// class: HomaModule main writes level p as p<<5 since 548056f, and p<<4
+// before (linux_6.13.9), so such a class is level p or 2p. The priority
+// rules accept either.
+func (e *Event) PriorityBits() uint16 {
+	b := uint16(1) << (e.Priority & 15)
+	if e.PrioEither {
+		b |= 1<<(e.TOS>>5&7) | 1<<(e.TOS>>4&15)
+	}
+	return b
+}
+
+// AtPriority reports whether e may have been sent at level p
+// (PriorityBits).
+func (e *Event) AtPriority(p uint8) bool { return p < 16 && e.PriorityBits()&(1<<p) != 0 }
 
 // Retransmit reports whether the event is DATA with retransmit=1.
 func (e *Event) Retransmit() bool {

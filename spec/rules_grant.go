@@ -419,7 +419,7 @@ func scheduledPriority(c *Ctx, e *Event, m *Message) Result {
 		// scheduled priority 0.
 		allowed |= 1
 	}
-	if allowed&(1<<e.Priority) == 0 {
+	if allowed&e.PriorityBits() == 0 {
 		last, _ := m.LastGrant()
 		if e.Offset < m.SentEnd && !c.Net.atSender(e.Src) {
 			// Later bytes of the message passed the capture point
@@ -436,7 +436,7 @@ func scheduledPriority(c *Ctx, e *Event, m *Message) Result {
 	if timed < 0 {
 		strict |= 1
 	}
-	if strict&(1<<e.Priority) == 0 && timed >= 0 {
+	if strict&e.PriorityBits() == 0 && timed >= 0 {
 		// The sender has not shown it processed the GRANT: the label says
 		// what the capture shows of why. Loss toward the sender where the
 		// capture shows some (it asked again for bytes seen sent to it);

@@ -83,7 +83,7 @@ func prioRules() []*Rule {
 			Profiles:  []string{"linux", "linux-2024", "linux-2025"},
 			Capture:   "IPv4 TOS is set through a socket-wide field; a rare wrong value can be a race in HomaModule itself",
 			Property: Each{Types: controlTypes, Partial: true, Check: func(c *Ctx, e *Event) Result {
-				if want := uint8(c.P.NumPriorities - 1); e.Priority != want {
+				if want := uint8(c.P.NumPriorities - 1); !e.AtPriority(want) {
 					return Violation("%s at priority %d, want %d", e.Type(), e.Priority, want)
 				}
 				return Pass()
@@ -127,7 +127,7 @@ func prioRules() []*Rule {
 				if !found {
 					return Unsure("DATA carries cutoff_version %d, but no CUTOFFS with that version from %v is in the capture and the profile's is %d", v, e.Dst, c.P.CutoffVersion)
 				}
-				if want := UnschedPriority(cut, c.P.NumPriorities, d.MessageLength()); e.Priority != want {
+				if want := UnschedPriority(cut, c.P.NumPriorities, d.MessageLength()); !e.AtPriority(want) {
 					res := Violation("unscheduled DATA of a %d-byte message at priority %d, want %d from cutoffs version %d %v", d.MessageLength(), e.Priority, want, v, cut)
 					if !cutoffsMayBeUnseen(c, e, v) {
 						return res.Alone()
@@ -156,7 +156,7 @@ func prioRules() []*Rule {
 				if !found {
 					return Unsure("restart DATA carries cutoff_version %d, but no CUTOFFS with that version from %v is in the capture", d.CutoffVersion(), e.Dst)
 				}
-				if want := UnschedPriority(cut, c.P.NumPriorities, d.MessageLength()); e.Priority != want {
+				if want := UnschedPriority(cut, c.P.NumPriorities, d.MessageLength()); !e.AtPriority(want) {
 					return Violation("request restarted after RPC_UNKNOWN at priority %d, want the unscheduled level %d for %d bytes", e.Priority, want, d.MessageLength())
 				}
 				return Pass()

@@ -149,3 +149,31 @@ func TestPrio002UnknownVersion(t *testing.T) {
 	// With the hosts' version given as a parameter it is decided.
 	wantClean(t, b.check("linux", "HOMA-PRIO-002", "cutoff_version=3"), "HOMA-PRIO-002")
 }
+
+// TestPrio002IPv6EitherShift: an IPv6 sender whose shift the capture has
+// not shown (no class only one shift writes: PrioEither) may have written
+// level 6 as 0x60 with shift 4 (HomaModule before 548056f, linux_6.13.9),
+// which shift 5 reads as level 3: the lab's IPV6-response capture, where
+// the tester's CUTOFFS fixed shift 5 for the whole capture and each of the
+// module's 29 unscheduled DATA failed. Class 0x60 of such a sender passes
+// at the new-peer level 6; 0x40 (level 2 or 4) fails; 0x60 from a sender
+// known to use shift 5 fails.
+func TestPrio002IPv6EitherShift(t *testing.T) {
+	b := newTrace(t, wire.VersionCurrent)
+	b.client, b.server = netip.MustParseAddr("fd00::11"), netip.MustParseAddr("fd00::1")
+	tc := func(f int, class uint8, either bool) int {
+		e := &b.events[f-1]
+		e.TOS, e.PrioShift, e.PrioEither = class, 5, either
+		e.Priority = wire.PriorityFromTrafficClass(class, 5)
+		return f
+	}
+	tc(b.dataVersion(true, 2, 100, 0, 100, 6, 0), 0x60, true)
+	low := tc(b.after(time.Millisecond).dataVersion(true, 4, 100, 0, 100, 6, 0), 0x40, true)
+	known := tc(b.after(time.Millisecond).dataVersion(true, 6, 100, 0, 100, 6, 0), 0x60, false)
+	rep := b.check("linux", "HOMA-PRIO-002")
+	wantViolations(t, rep, "HOMA-PRIO-002", low, known)
+	wantCounts(t, rep, "HOMA-PRIO-002", 3, 1, 2, 0)
+	if e := b.events[0]; e.PriorityBits() != 1<<3|1<<6 || !e.AtPriority(6) || e.AtPriority(4) {
+		t.Errorf("0x60 either: bits %b, want levels 3 and 6", e.PriorityBits())
+	}
+}

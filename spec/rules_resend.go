@@ -315,7 +315,7 @@ func resendRules() []*Rule {
 					// restarts at the unscheduled priority).
 					return Skip
 				}
-				if e.Priority != m.LastResendPriority {
+				if !e.AtPriority(m.LastResendPriority) {
 					return Violation("retransmitted DATA at priority %d; the RESEND asked for %d", e.Priority, m.LastResendPriority)
 				}
 				return Pass()

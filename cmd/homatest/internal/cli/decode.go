@@ -196,7 +196,7 @@ func runDecode(cmd *cobra.Command, o *decodeOpts, files []string) error {
 func decodeInputFile(ctx context.Context, w *bufio.Writer, name string, v wire.Version, multi bool, o *decodeOpts) (st pcap.Stats, n int, rerr, oerr error) {
 	ro := pcap.ReaderOptions{Version: v, IPv6PriorityShift: uint8(o.ipv6Shift), Context: ctx}
 	if ro.IPv6PriorityShift == 0 {
-		ro.IPv6PriorityShift = pcap.DetectPathShift(name, ro)
+		ro.IPv6HostShifts = pcap.DetectPathShifts(name, ro)
 	}
 	in, err := openDecodeInput(name, ro, !o.summaryOnly)
 	if err != nil {

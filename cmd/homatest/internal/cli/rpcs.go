@@ -68,7 +68,7 @@ func outcome(r *spec.RPC) string {
 }
 
 // captureRPCs reads the capture at path (wire format v, the profile and
-// IPv6 priority shift found by pcap.PrescanPath) through a spec.Trace and returns its
+// IPv6 priority shifts found by pcap.PrescanPath) through a spec.Trace and returns its
 // RPCs in order of their first frame, the time of the first Homa packet,
 // and the reader options to read it again with. Once ctx has ended it
 // stops within a batch of frames with interruptedRead's error.
@@ -81,7 +81,7 @@ func captureRPCs(ctx context.Context, path string, v wire.Version) ([]*spec.RPC,
 	if err != nil {
 		return nil, time.Time{}, o, err
 	}
-	o.IPv6PriorityShift = shift
+	o.IPv6HostShifts = shift
 	o, _ = pcap.SentView(path, o) // every packet once, as sent
 	prof, _ := spec.LookupProfile(profile)
 	tr := spec.NewTrace(&prof.Params)
