@@ -12,7 +12,7 @@
 // decode errors worded as wire.DecodeError words them, GSO multi-segment
 // DATA frames split as wire.Data.Segments splits them, the priority read
 // from the IP header with the IPv6 traffic-class shift detected per
-// capture, TCP-hijacked frames recognised by their marks. A test in
+// sending host, TCP-hijacked frames recognised by their marks. A test in
 // cmd/homatest/internal/cli runs tshark with the generated file over every
 // capture in the repository and compares each field with homatest decode
 // -o json.

@@ -237,7 +237,7 @@ homa.prefs.wire = Pref.enum("Wire format", 0,
 	"auto picks per packet as homatest decode --wire auto does: IP protocol 253 is 2024, a 90-byte ACK or 34-byte GRANT is 2024, no 0x06/0xB97D marks is upstream, else current",
 	WIRE_CHOICES, false)
 homa.prefs.ipv6_shift = Pref.enum("IPv6 priority shift", 0,
-	"HomaModule wrote priority<<4 into the IPv6 traffic class until Nov 2025 and priority<<5 since; auto takes it from the capture's first traffic class only one shift can produce",
+	"HomaModule wrote priority<<4 into the IPv6 traffic class until Nov 2025 and priority<<5 since; auto takes each host's from its first traffic class only one shift can produce",
 	{{1, "auto", 0}, {2, "4", 4}, {3, "5", 5}}, false)
 
 -- Reading -----------------------------------------------------------------
@@ -383,13 +383,14 @@ local function segments(tvb, p, wirelen, maxseg)
 		badpos, badhave, badwant, maxseg)
 end
 
--- The IPv6 priority shift latched from the capture's first IPv6 Homa
--- packet whose traffic class only one shift can produce (bit 4 set: 4; bit
--- 7 set: 5), as homatest decode detects it. On a two-pass read (tshark
--- -2, or Wireshark's display after loading) every frame uses the shift of
--- the whole capture.
-local shift6 = 0
-function homa.init() shift6 = 0 end
+-- The IPv6 priority shift of each source host, latched from its first
+-- IPv6 Homa packet whose traffic class only one shift can produce (bit 4
+-- set: 4; bit 7 set: 5), as homatest decode detects it: one capture may
+-- hold HomaModule builds before and after 548056f. On a two-pass read
+-- (tshark -2, or Wireshark's display after loading) every frame uses its
+-- host's shift from the whole capture.
+local shift6 = {}
+function homa.init() shift6 = {} end
 
 local function shift_of(tc)
 	if tc % 32 >= 16 then return 4 end
@@ -411,10 +412,10 @@ local function ip_header()
 	return ver, best.value
 end
 
-local function priority(ver, tos, v)
+local function priority(ver, tos, v, src)
 	if ver == 4 then return math.floor(tos / 32) end
 	local shift = homa.prefs.ipv6_shift
-	if shift == 0 then shift = shift6 end
+	if shift == 0 then shift = shift6[src] or 0 end
 	if shift == 0 then
 		if v == "2024" then shift = 4 else shift = 5 end
 	end
@@ -529,7 +530,8 @@ local function dissect(tvb, pinfo, tree, proto, hijacked)
 	end
 	pinfo.cols.protocol = "Homa"
 	local ver, tos = ip_header()
-	if ver == 6 and shift6 == 0 then shift6 = shift_of(tos) end
+	local src = tostring(pinfo.src)
+	if ver == 6 and (shift6[src] or 0) == 0 then shift6[src] = shift_of(tos) end
 	local p, err = decode(tvb, proto, wirelen)
 	local segs, nseg = nil, 1
 	if p ~= nil and p.t == C.TYPE_DATA then
@@ -538,7 +540,7 @@ local function dissect(tvb, pinfo, tree, proto, hijacked)
 		segs, err = segments(tvb, p, wirelen, maxseg)
 		if segs == nil then p = nil else nseg = #segs end
 	end
-	local prio = priority(ver, tos, p and p.v)
+	local prio = priority(ver, tos, p and p.v, src)
 	if p == nil then
 		local t = tree:add(homa, tvb(), "Homa, decode error")
 		if caplen >= 2 then t:add(F["homa.sport"], tvb(0, 2)) end

@@ -526,12 +526,23 @@ func edgeCorpus(t *testing.T) string {
 	// IPv6 first, at a level both shifts could have written (level 2 << 4
 	// = 0x20 = level 1 << 5), then one only shift 4 writes: decode detects
 	// the shift from the capture before printing, the dissector on its
-	// second pass.
+	// second pass. The other host writes with shift 5 (a capture of builds
+	// before and after HomaModule 548056f): each host's shift is its own,
+	// so its 0x40 is level 2, not 4.
 	for _, tc := range []struct {
+		src         netip.Addr
 		prio, shift uint8
-	}{{2, 4}, {3, 4}} {
-		write(build(pcap.FrameSpec{Src: c6, Dst: s6, Priority: tc.prio, IPv6Shift: tc.shift},
-			&wire.DataFields{Common: cl(40), MessageLength: 500, Incoming: 500, SegOffset: wire.SegOffsetInSequence, Payload: payload(500)},
+	}{{c6, 2, 4}, {c6, 3, 4}, {s6, 2, 5}, {s6, 7, 5}} {
+		common := cl(40)
+		if tc.src == s6 {
+			common = sv(40)
+		}
+		dst := s6
+		if tc.src == s6 {
+			dst = c6
+		}
+		write(build(pcap.FrameSpec{Src: tc.src, Dst: dst, Priority: tc.prio, IPv6Shift: tc.shift},
+			&wire.DataFields{Common: common, MessageLength: 500, Incoming: 500, SegOffset: wire.SegOffsetInSequence, Payload: payload(500)},
 			wire.EncodeOptions{FixLengths: true, SetMarks: true}), 0)
 	}
 	// Every type of the current format.
