@@ -320,9 +320,7 @@ var _ = Describe("acknowledgements", func() {
 			}
 			p := peer(0)
 			pr := params()
-			respLen, from, to := lastSegmentResponse()
-			r := iutCall(p, 100, respLen)
-			r.receiveRequest(p)
+			r, respLen, from, to := lastSegmentCall(p)
 			// Before any response byte, too (as after a server restart
 			// that lost the RPC and asks anew): the client's RPC is not
 			// RPC_INCOMING, so no ACK (homa_need_ack_pkt); on main it
@@ -497,6 +495,45 @@ var _ = Describe("acknowledgements", func() {
 			pause(deadline(pr.Ticks(pr.RequestAckTicks)), "waiting request_ack_ticks before NEED_ACK")
 			askUnacked(p, []*iutRPC{r}, acked)
 			checkExchange(p)
+		}))
+
+	It("ACK-response-incomplete: a client acknowledges an RPC only once it has the whole response: the request of its next call to the same server, sent while that response lacks its last segment, carries no ack for it",
+		labels("ack", "MUST", "HOMA-ACK-004"), body(func() {
+			need("need-ack")
+			needResends()
+			p := peer(0)
+			pr := params()
+			r, respLen, from, to := lastSegmentCall(p)
+			r.sendResponseBut(p, respLen, from, to)
+			// The client's RESEND for the last segment shows that the rest
+			// of the response has arrived: the RPC is incomplete, and its
+			// ack is not pending, since a client queues it as the
+			// application receives the whole response (homa_recvmsg calls
+			// homa_peer_add_ack).
+			rs, err := p.Expect(ctx(), tester.Match{Type: wire.TypeResend, From: iut(), RPC: r.id, Checks: []tester.Check{asksFor(from)}},
+				wait(pr.Ticks(pr.ResendTicks+2)))
+			ok(err, "a RESEND for response bytes [%d, %d), which the client lacks", from, to)
+			// A second call to the same server meanwhile: its request DATA
+			// takes one pending ack (homa_tx_data_pkt_alloc), an earlier
+			// RPC's or none, never this one's, which would let the server
+			// free the response the client still lacks (the checker judges
+			// that: HOMA-ACK-004).
+			next := iutCall(p, 100, 100)
+			acked := map[uint64]bool{}
+			carried := next.first.Pkt.Data().AckClientID()
+			if carried != 0 {
+				handedOut(acked, carried, fmt.Sprintf("request DATA %s", next.first))
+			}
+			r.resendResponse(p, respLen, from, to, rs.Pkt.Resend().Priority())
+			res := r.wait()
+			callOK(res, "the IUT's call failed once the missing bytes came")
+			Expect(res.Response).To(Equal(respLen))
+			next.serveFully(p, 100)
+			// The acks still pending, handed out on the tester's NEED_ACKs.
+			pause(deadline(pr.Ticks(pr.RequestAckTicks)), "waiting request_ack_ticks before NEED_ACK")
+			askUnacked(p, []*iutRPC{r, next}, acked)
+			checkExchange(p)
+			Expect(carried).NotTo(Equal(r.id), "request DATA %s of RPC %d acknowledges RPC %d, whose response lacked bytes [%d, %d)", next.first, next.id, r.id, from, to)
 		}))
 
 	It("NEED_ACK-after-resend: a server whose client asks again for its fully sent response retransmits it and keeps asking with NEED_ACK every tick: a retransmission does not restart its request_ack_ticks count",
@@ -791,6 +828,18 @@ func askUnacked(p *tester.Peer, rs []*iutRPC, acked map[uint64]bool) {
 		}
 		ackOnce(a, acked)
 	}
+}
+
+// lastSegmentCall starts a call of the IUT to tester p with a 100-byte
+// request asking for lastSegmentResponse's response, receives the
+// request, and returns the call, the response's length and the range of
+// its last segment.
+func lastSegmentCall(p *tester.Peer) (r *iutRPC, respLen, from, to int) {
+	GinkgoHelper()
+	respLen, from, to = lastSegmentResponse()
+	r = iutCall(p, 100, respLen)
+	r.receiveRequest(p)
+	return r, respLen, from, to
 }
 
 // lastSegmentResponse picks the response of a spec whose IUT client

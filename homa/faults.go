@@ -43,6 +43,7 @@ const (
 	FaultOversizeSegment      Fault = "oversize-segment"
 	FaultForgetHeldRPC        Fault = "forget-held-rpc"
 	FaultReuseTimedOutID      Fault = "reuse-timed-out-id"
+	FaultAckPartialResponse   Fault = "ack-partial-response"
 )
 
 // faultCatalogue is every fault knob as data: what it does, the real
@@ -81,6 +82,7 @@ var faultCatalogue = []FaultInfo{
 	{string(FaultForgetHeldRPC), "a server that answered BUSY for an RPC (still receiving the request, or computing the response) discards it at the client's next RESEND and answers RPC_UNKNOWN, as a timeout of another RPC of that client did: the client restarts and the request may run twice (HOMA-RESEND-019 needs another RPC the server still serves as its witness)", "BR-30", []string{"HOMA-RESEND-019"}},
 	{string(FaultOversizeSegment), "DATA segments of mtu-56 bytes: max_seg_data computed without the IP header (1444 bytes over IPv4 at MTU 1500)", "BR-34", []string{"HOMA-WIRE-013"}},
 	{string(FaultReuseTimedOutID), "the client's next RPC after a timeout takes the timed-out RPC's id instead of a new one (seen after the spec that timed it out: the run's whole capture, RUN-capture)", "ID-02", []string{"HOMA-RESEND-010", "HOMA-WIRE-014"}},
+	{string(FaultAckPartialResponse), "a client RPC is queued as a pending ack when the first packet of its response arrives, not once the application receives the whole response: the client's next DATA to that server (or an ACK) tells it to free an RPC whose response is still incomplete, and the rest of the response never comes", "ACK-03", []string{"HOMA-ACK-004"}},
 }
 
 // FaultNames returns the fault catalogue: every fault knob with what it

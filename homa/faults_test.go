@@ -50,6 +50,7 @@ func TestFaultKnobsCaught(t *testing.T) {
 		{homa.FaultOversizeSegment, 0, false},
 		{homa.FaultForgetHeldRPC, 0, false},
 		{homa.FaultReuseTimedOutID, 0, false},
+		{homa.FaultAckPartialResponse, 0, false},
 	}
 	for _, c := range cases {
 		info, ok := homa.LookupFault(string(c.fault))

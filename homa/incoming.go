@@ -130,6 +130,12 @@ func (h *Machine) handleData(src netip.Addr, d wire.Data) {
 			m.granted = min(length, h.p.UnschedBytes)
 		}
 		r.in = m
+		if r.client && h.faults[FaultAckPartialResponse] {
+			// The ack queued as the response begins, not as it
+			// completes: the next DATA to the server may tell it to
+			// free an RPC whose response is still on its way.
+			h.queueAck(r)
+		}
 		if m.grantable = m.granted < length; m.grantable {
 			// Grantable when the first DATA's incoming falls short of the
 			// length (homa_grant_init_rpc), not only past unsched_bytes:

@@ -747,20 +747,32 @@ func (h *Machine) finishClient(r *rpc, err error) {
 	if timedOut && h.faults[FaultReuseTimedOutID] {
 		h.reuseID = r.id
 	}
-	if err == nil && !h.faults[FaultNoAcks] {
-		pr := h.peerOf(r)
-		a := wire.AckEntry{ClientID: r.id, ServerPort: r.peerPort}
-		if len(pr.acks) >= wire.MaxAcksPerPkt {
-			// A 6th pending ack: send the five in an ACK whose header
-			// names this RPC (homa_peer_add_ack).
-			h.send(r.peer, h.topPriority(), &wire.AckFields{Common: h.control(r), Acks: pr.acks})
-			pr.acks = pr.acks[:0]
-			return
-		}
-		pr.acks = append(pr.acks, a)
-		if h.faults[FaultUnpromptedAck] {
-			h.send(r.peer, h.topPriority(), &wire.AckFields{Common: h.control(r)})
-		}
+	if err == nil && !h.faults[FaultAckPartialResponse] {
+		// (FaultAckPartialResponse queued it at the response's first
+		// packet, in handleData.)
+		h.queueAck(r)
+	}
+}
+
+// queueAck queues client RPC r's ack as a pending ack for its server's
+// host (HomaModule homa_peer_add_ack, called as the application receives
+// the whole response).
+func (h *Machine) queueAck(r *rpc) {
+	if h.faults[FaultNoAcks] {
+		return
+	}
+	pr := h.peerOf(r)
+	a := wire.AckEntry{ClientID: r.id, ServerPort: r.peerPort}
+	if len(pr.acks) >= wire.MaxAcksPerPkt {
+		// A 6th pending ack: send the five in an ACK whose header
+		// names this RPC (homa_peer_add_ack).
+		h.send(r.peer, h.topPriority(), &wire.AckFields{Common: h.control(r), Acks: pr.acks})
+		pr.acks = pr.acks[:0]
+		return
+	}
+	pr.acks = append(pr.acks, a)
+	if h.faults[FaultUnpromptedAck] {
+		h.send(r.peer, h.topPriority(), &wire.AckFields{Common: h.control(r)})
 	}
 }
 
