@@ -450,6 +450,13 @@ type Checker struct {
 	// (hasUsual: some do).
 	usual    usualTable
 	hasUsual bool
+	// passRuns counts the DATA packets by the set of rules their facts
+	// passed (Usual results Passed), passLast being the run the latest
+	// such packet counted in: foldPasses adds them to the rules' counts
+	// before anything reads those, so that a packet counts its passes
+	// once, not in each rule's state.
+	passRuns []passRun
+	passLast int
 	// usualVerified counts the Usual results verifyUsual confirmed.
 	usualVerified int
 	// afterOrd[i] numbers After rule i among the After rules (nAfter of
@@ -751,6 +758,52 @@ func (c *Checker) SetCapturePoint(cp CapturePoint) {
 
 // Trace returns the checker's trace (for per-RPC summaries).
 func (c *Checker) Trace() *Trace { return c.trace }
+
+// passRun is a set of rules that DATA packets' facts passed, and how
+// many packets passed them (Checker.passRuns).
+type passRun struct {
+	set ruleSet
+	n   int
+}
+
+// maxPassRuns bounds Checker.passRuns: past it the runs are folded.
+const maxPassRuns = 64
+
+// countPasses counts a pass (with no slack) of each rule in set, as
+// ruleState.pass(0) would, in passRuns.
+func (c *Checker) countPasses(set *ruleSet) {
+	if c.passLast < len(c.passRuns) && c.passRuns[c.passLast].set == *set {
+		c.passRuns[c.passLast].n++
+		return
+	}
+	for i := range c.passRuns {
+		if c.passRuns[i].set == *set {
+			c.passRuns[i].n++
+			c.passLast = i
+			return
+		}
+	}
+	if len(c.passRuns) >= maxPassRuns {
+		c.foldPasses()
+	}
+	c.passLast = len(c.passRuns)
+	c.passRuns = append(c.passRuns, passRun{set: *set, n: 1})
+}
+
+// foldPasses adds the passes counted in passRuns to the rules' results.
+// A pass with no slack leaves MaxSlack as it is (never below 0).
+func (c *Checker) foldPasses() {
+	for _, r := range c.passRuns {
+		for w, bits := range r.set {
+			for ; bits != 0; bits &= bits - 1 {
+				st := c.state[w*64+mbits.TrailingZeros64(bits)]
+				st.res.Checked += r.n
+				st.res.Passed += r.n
+			}
+		}
+	}
+	c.passRuns, c.passLast = c.passRuns[:0], 0
+}
 
 // hasRPC reports whether e belongs to an RPC (findings about it name one).
 func hasRPC(e *Event) bool {
@@ -1303,13 +1356,13 @@ func (c *Checker) feedType(cls int, e *Event) {
 		if c.verify {
 			c.verifyUsual(&set, &d, e)
 		}
+		var pass ruleSet
 		for w := range set {
 			d[w] &= set[w]
 			set[w] &^= d[w]
-			for bits := d[w] & c.usual.pass[w]; bits != 0; bits &= bits - 1 {
-				c.state[w*64+mbits.TrailingZeros64(bits)].pass(0)
-			}
+			pass[w] = d[w] & c.usual.pass[w]
 		}
+		c.countPasses(&pass)
 	}
 	for w := range set {
 		set[w] |= c.open[w]
@@ -1965,6 +2018,7 @@ func (c *Checker) Finish() *Report {
 	c.excuseOneDirection()
 	c.excuseOneEnd()
 	c.excuseDrops()
+	c.foldPasses()
 	for _, st := range c.state {
 		c.report.Rules = append(c.report.Rules, st.res)
 	}

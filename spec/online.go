@@ -12,6 +12,7 @@ func (c *Checker) Violations() []Finding { return c.report.Violations }
 // which rules a run exercises compares them before and after each Feed.
 func (c *Checker) Results(dst []RuleResult) []RuleResult {
 	dst = dst[:0]
+	c.foldPasses()
 	for _, st := range c.state {
 		dst = append(dst, st.res)
 	}

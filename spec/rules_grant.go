@@ -376,6 +376,12 @@ func grantRules() []*Rule {
 // surely been processed.
 func scheduledPriority(c *Ctx, e *Event, m *Message) Result {
 	log := m.GrantLog
+	if len(log) > 0 && e.Priority < 16 && m.GrantPriorities == 1<<e.Priority {
+		// Every GRANT of the message (GrantPriorities: all it ever had)
+		// carried e's priority: the latest one in log, which both sets
+		// below hold whatever the sender processed, says e's level.
+		return Pass().WithSlack(c.P.Slack)
+	}
 	// A GRANT is old when its time is more than slack before e
 	// (e.Time.Sub(t) > slack), compared without a subtraction per GRANT.
 	horizon := e.Time.Add(-c.P.Slack)

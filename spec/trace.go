@@ -2095,6 +2095,14 @@ func (t *Trace) newIncarnation(r *RPC, serverLost bool) {
 // says how much earlier that GRANT must have left the server
 // (ServerTimeout.Held).
 func (t *Trace) serverTimedOut(r *RPC, e *Event) *ServerTimeout {
+	tolerance := t.P.Ticks(t.P.TimeoutTicks-2) - t.P.Slack
+	if r.serverQuietMax < tolerance && e.Time.Sub(r.HeardFromClient) < tolerance {
+		// No silence reaches the tolerance: the silence counts from
+		// serverSilence's heard (at or after HeardFromClient) or later.
+		// Decided before the request's bytes are counted (most request
+		// DATA comes here).
+		return nil
+	}
 	heard, start, ok := t.serverSilence(r)
 	if !ok {
 		return nil
@@ -2103,7 +2111,6 @@ func (t *Trace) serverTimedOut(r *RPC, e *Event) *ServerTimeout {
 	// request DATA counts too: the abort may have come then.
 	quiet := max(e.Time.Sub(start), r.serverQuietMax)
 	m := &r.Request
-	tolerance := t.P.Ticks(t.P.TimeoutTicks-2) - t.P.Slack
 	if quiet >= tolerance {
 		return &ServerTimeout{Seen: Seen{e.Time, e.Frame}, Sure: quiet > t.P.Ticks(t.P.TimeoutTicks)+t.P.Slack, Quiet: quiet}
 	}

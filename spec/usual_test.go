@@ -52,3 +52,67 @@ func TestUsualVerified(t *testing.T) {
 	}
 	t.Logf("%d Usual results verified", total)
 }
+
+// TestUsualPassesCounted: the passes the facts decide are counted per
+// set of rules and folded into the rules' counts (Checker.foldPasses)
+// whenever those are read: a checker whose counts are read after every
+// event (Results, as homatest explore does) and one read only at the end
+// report the same counts; the counts read as the capture goes never
+// fall, and those read after the last event hold every pass of the Each
+// rules (Finish adds none), the decided ones included.
+func TestUsualPassesCounted(t *testing.T) {
+	path := filepath.Join("..", "pcap", "testdata", "real", "linux-6.13-proto146", "a-small-rpcs.pcap")
+	prof, err := spec.LookupProfile("linux")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rules, err := spec.Select(spec.Rules(), "", spec.Should, "linux")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var reps [2]*spec.Report
+	for k := range reps {
+		c := spec.NewChecker("linux", prof.Params, rules)
+		var res []spec.RuleResult
+		prev, grew := 0, 0
+		feed := func(e *spec.Event) {
+			c.Feed(e)
+			if k == 0 {
+				return
+			}
+			res = c.Results(res)
+			n := 0
+			for _, r := range res {
+				n += r.Passed
+			}
+			if n < prev {
+				t.Fatalf("frame %d: %d passes counted, %d before", e.Frame, n, prev)
+			}
+			if n > prev {
+				grew++
+			}
+			prev = n
+		}
+		if _, err := pcap.StreamPath(path, pcap.ReaderOptions{ICMP: true}, feed); err != nil {
+			t.Fatal(err)
+		}
+		if k == 1 && grew < 10 {
+			t.Errorf("the passes counted grew at %d events", grew)
+		}
+		res = c.Results(res)
+		reps[k] = c.Finish()
+		// Finish adds no pass of an Each rule: the counts read before
+		// it hold them all.
+		for i, r := range reps[k].Rules {
+			if _, each := r.Rule.Property.(spec.Each); each && res[i].Passed != r.Passed {
+				t.Errorf("rule %s: %d passes read after the last event, %d in the report", r.ID, res[i].Passed, r.Passed)
+			}
+		}
+	}
+	for i := range reps[0].Rules {
+		a, b := reps[0].Rules[i], reps[1].Rules[i]
+		if a.ID != b.ID || a.Checked != b.Checked || a.Passed != b.Passed || a.Violated != b.Violated || a.Inconclusive != b.Inconclusive || a.MaxSlack != b.MaxSlack {
+			t.Errorf("rule %s: counted at the end %+v, read after every event %+v", a.ID, a, b)
+		}
+	}
+}
