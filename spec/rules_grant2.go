@@ -165,10 +165,12 @@ func grantRules2() []*Rule {
 			Statement: "linux_6.1.38 grants one message per sending host at a time (max_rpcs_per_peer 1): a receiver does not go back and forth between GRANTs to two incomplete messages of the same sender.",
 			Source:    "linux_6.1.38 homa_grant.c homa_grant_pick_rpcs (at most max_rpcs_per_peer active RPCs per peer)",
 			Profiles:  []string{"linux-2024", "linux-2025"},
-			Capture:   "a message demoted when a shorter one from the same sender arrives keeps its GRANTs in flight; only a return to it while the other is incomplete and not yet granted to its length counts (a fully granted message has left the grantable set)",
+			Capture:   "a message demoted when a shorter one from the same sender arrives keeps its GRANTs in flight; only a return to it while the other is incomplete and not yet granted to its length counts (a fully granted message has left the grantable set); judged only with max_rpcs_per_peer 1",
 			Property: Each{Types: grant, Check: func(c *Ctx, e *Event) Result {
 				_, m := grantMsg(c, e)
-				if m == nil {
+				if m == nil || c.P.MaxRPCsPerPeer != 1 {
+					// A larger max_rpcs_per_peer lets homa_grant_pick_rpcs
+					// keep that many of a sender's messages active.
 					return Skip
 				}
 				last := c.T.sameSender[hostPair{e.Src, e.Dst}]
