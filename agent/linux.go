@@ -56,7 +56,9 @@ func (o LinuxOptions) inSysctlNS(f func() error) error {
 // API: socket(AF_INET or AF_INET6, SOCK_DGRAM, IPPROTO_HOMA=146), a receive
 // buffer region installed with SO_HOMA_RCVBUF, sendmsg with struct
 // homa_sendmsg_args, recvmsg with struct homa_recvmsg_args and buffer-page
-// offsets). On a kernel without Homa its hello carries "unsupported" with
+// offsets), or, when the kernel's Homa is IPPROTO_HOMA 253, the API of
+// HomaModule's linux_6.1.38 branch (abi2024; hello says wire "2024"). On
+// a kernel without Homa its hello carries "unsupported" with
 // the reason and every later op except stats and shutdown gets an error.
 // Parameters are HomaModule's sysctls (capability "params" when the
 // sysctl directory is writable); it has no fault knobs. Returns as

@@ -7,6 +7,7 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -22,6 +23,10 @@ import (
 // sockets are real UDP sockets, so the agent's receive loop blocks on them
 // and shutdown wakes it.
 type homaModel struct {
+	// proto is the module's IPPROTO_HOMA: 146 (main) or 253
+	// (linux_6.1.38, which has no SO_HOMA_SERVER: newHomaModel2024).
+	proto  int
+	opts   []int // the setsockopt options given, in order
 	mu     sync.Mutex
 	ports  map[uint16]int // port -> fd
 	binds  []string       // "AF_INET 4000"
@@ -29,14 +34,22 @@ type homaModel struct {
 }
 
 func newHomaModel() *homaModel {
-	return &homaModel{ports: map[uint16]int{}, rcvbuf: map[int]bool{}}
+	return &homaModel{proto: ipprotoHoma, ports: map[uint16]int{}, rcvbuf: map[int]bool{}}
+}
+
+// newHomaModel2024 plays linux_6.1.38's socket layer: IPPROTO_HOMA 253,
+// SO_HOMA_SET_BUF (10) and no other option.
+func newHomaModel2024() *homaModel {
+	m := newHomaModel()
+	m.proto = ipprotoHoma2024
+	return m
 }
 
 func (m *homaModel) options(dir string) LinuxOptions {
 	return LinuxOptions{
 		SysctlDir: dir, SysctlNS: "-",
 		Socket: func(domain, typ, proto int) (int, error) {
-			if proto != ipprotoHoma || typ != unix.SOCK_DGRAM {
+			if proto != m.proto || typ != unix.SOCK_DGRAM {
 				return -1, unix.EPROTONOSUPPORT
 			}
 			return unix.Socket(domain, typ, 0)
@@ -45,16 +58,17 @@ func (m *homaModel) options(dir string) LinuxOptions {
 			setsockopt: func(fd, level, opt int, val []byte) error {
 				m.mu.Lock()
 				defer m.mu.Unlock()
-				if level != ipprotoHoma {
+				m.opts = append(m.opts, opt)
+				if level != m.proto {
 					return unix.ENOPROTOOPT
 				}
-				switch opt {
-				case soHomaRcvbuf:
+				switch {
+				case opt == soHomaRcvbuf:
 					if len(val) != rcvbufArgsLen || m.rcvbuf[fd] {
 						return unix.EINVAL
 					}
 					m.rcvbuf[fd] = true
-				case soHomaServer:
+				case opt == soHomaServer && m.proto == ipprotoHoma:
 					if len(val) != 4 {
 						return unix.EINVAL
 					}
@@ -222,5 +236,47 @@ func TestLinuxAgentParamsAndHello(t *testing.T) {
 	}
 	if strings.Contains(strings.Join(h3.Capabilities, " "), CapParams) {
 		t.Errorf("params capability without sysctls: %q", h3.Capabilities)
+	}
+}
+
+// TestLinuxAgentAPI2024 gives the linux agent a module with linux_6.1.38's
+// API (IPPROTO_HOMA 253): hello must find it without being told, say
+// wire "2024", and open, bind and install buffers with protocol 253 and
+// without SO_HOMA_SERVER; against main's API hello says no wire and a
+// server gets SO_HOMA_SERVER. Without the fallback hello said
+// "unsupported: Linux kernel has no Homa".
+func TestLinuxAgentAPI2024(t *testing.T) {
+	ctx := t.Context()
+	for _, tc := range []struct {
+		m        *homaModel
+		wire     string
+		wantOpts []int
+	}{
+		{newHomaModel(), "", []int{soHomaRcvbuf, soHomaRcvbuf, soHomaServer}},
+		{newHomaModel2024(), "2024", []int{soHomaRcvbuf, soHomaRcvbuf}},
+	} {
+		c, done := PipeLinux(ctx, tc.m.options(sysctlDir(t)), ClientOptions{})
+		h, err := c.Hello(ctx, HelloRequest{Addrs: []netip.Addr{netip.MustParseAddr("198.18.0.1")}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if h.Unsupported != "" || h.Wire != tc.wire {
+			t.Errorf("proto %d: hello wire %q, unsupported %q; want wire %q", tc.m.proto, h.Wire, h.Unsupported, tc.wire)
+		}
+		if err := c.Listen(ctx, 4000); err != nil {
+			t.Errorf("proto %d: listen: %v", tc.m.proto, err)
+		}
+		if err := c.Shutdown(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if err := <-done; err != nil {
+			t.Errorf("ServeLinux: %v", err)
+		}
+		c.Close()
+		tc.m.mu.Lock()
+		if !slices.Equal(tc.m.opts, tc.wantOpts) || len(tc.m.binds) != 1 {
+			t.Errorf("proto %d: setsockopt options %v, binds %q; want %v and one bind", tc.m.proto, tc.m.opts, tc.m.binds, tc.wantOpts)
+		}
+		tc.m.mu.Unlock()
 	}
 }

@@ -74,6 +74,7 @@ type linuxBackend struct {
 	cnt         *counters
 	log         *slog.Logger
 	unsupported string
+	abi         *homaABI           // the kernel's user API (hello finds it)
 	clients     map[bool]*homaSock // by "is IPv6"
 	mu          sync.Mutex
 	servers     []*homaSock
@@ -85,7 +86,13 @@ func newLinuxBackend(opts LinuxOptions, cnt *counters, log *slog.Logger) backend
 	if opts.calls != nil {
 		calls = *opts.calls
 	}
-	return &linuxBackend{opts: opts, calls: calls, cnt: cnt, log: log, clients: map[bool]*homaSock{}}
+	return &linuxBackend{opts: opts, calls: calls, cnt: cnt, log: log, abi: abiMain, clients: map[bool]*homaSock{}}
+}
+
+// noProtocol reports whether a socket error says the kernel has no such
+// protocol (no Homa module, or one with another IPPROTO_HOMA).
+func noProtocol(err error) bool {
+	return errors.Is(err, unix.EPROTONOSUPPORT) || errors.Is(err, unix.EAFNOSUPPORT) || errors.Is(err, unix.ESOCKTNOSUPPORT) || errors.Is(err, unix.EPROTOTYPE)
 }
 
 // familyOf returns the address family and its name for a.
@@ -104,12 +111,19 @@ func (b *linuxBackend) hello(req HelloRequest) (Hello, error) {
 	if len(req.Faults) > 0 {
 		return h, errors.New("faults: the linux agent has no fault knobs (no capability \"faults\"); use --impl ref")
 	}
-	// Probe: a kernel without Homa refuses the socket.
+	// Probe: a kernel without Homa refuses the socket. One that refuses
+	// IPPROTO_HOMA 146 but takes 253 has linux_6.1.38's API and wire
+	// format (abi2024).
 	fam, famName := familyOf(req.Addrs[0])
 	fd, err := b.opts.Socket(fam, unix.SOCK_DGRAM, ipprotoHoma)
+	if err != nil && noProtocol(err) {
+		if fd2, err2 := b.opts.Socket(fam, unix.SOCK_DGRAM, ipprotoHoma2024); err2 == nil {
+			b.abi, fd, err = abi2024, fd2, nil
+			b.log.Info("HomaModule with IPPROTO_HOMA 253: linux_6.1.38's socket API and the 2024 wire format")
+		}
+	}
 	if err != nil {
-		switch {
-		case errors.Is(err, unix.EPROTONOSUPPORT), errors.Is(err, unix.EAFNOSUPPORT), errors.Is(err, unix.ESOCKTNOSUPPORT), errors.Is(err, unix.EPROTOTYPE):
+		if noProtocol(err) {
 			b.unsupported = fmt.Sprintf("Linux kernel has no Homa (socket(%s, SOCK_DGRAM, %d): %v); load homa.ko", famName, ipprotoHoma, err)
 			h.Unsupported = b.unsupported
 			return h, nil
@@ -117,6 +131,7 @@ func (b *linuxBackend) hello(req HelloRequest) (Hello, error) {
 		return h, fmt.Errorf("socket(%s, SOCK_DGRAM, %d): %v", famName, ipprotoHoma, err)
 	}
 	unix.Close(fd)
+	h.Wire = b.abi.wire
 	// HomaModule registers its sysctls in the initial network namespace
 	// only (homa_plumbing.c); the agent runs in a host namespace, so it
 	// reads and writes them from a thread in the initial one.
@@ -147,7 +162,7 @@ func (b *linuxBackend) hello(req HelloRequest) (Hello, error) {
 			b.close()
 			return h, fmt.Errorf("addrs: two addresses of the same family (%v): give one IPv4 and one IPv6 at most", a)
 		}
-		s, err := openHomaSock(b.opts.Socket, b.calls, a.Is6(), 0, nil, b.log)
+		s, err := openHomaSock(b.opts.Socket, b.calls, b.abi, a.Is6(), 0, nil, b.log)
 		if err != nil {
 			b.close()
 			return h, err
@@ -187,7 +202,7 @@ func (b *linuxBackend) listen(port uint16, delay time.Duration) error {
 			b.serveOne(s, id, peer, req)
 		}
 	}
-	s, err := openHomaSock(b.opts.Socket, b.calls, b.clients[false] == nil, port, serve, b.log)
+	s, err := openHomaSock(b.opts.Socket, b.calls, b.abi, b.clients[false] == nil, port, serve, b.log)
 	if err != nil {
 		return err
 	}
@@ -258,6 +273,7 @@ func (b *linuxBackend) close() error {
 // receive loop.
 type homaSock struct {
 	fd      int
+	abi     *homaABI
 	region  []byte
 	log     *slog.Logger
 	serve   func(s *homaSock, id uint64, peer, req []byte) // nil: client socket
@@ -275,26 +291,29 @@ type rpcResult struct {
 	err  error
 }
 
-// openHomaSock opens a Homa socket of the family (IPv6 when v6), installs
-// its receive buffer region, binds it to port when port > 0 (a server:
-// serve is called for each request) and starts its receive loop.
-func openHomaSock(socket func(int, int, int) (int, error), calls homaCalls, v6 bool, port uint16, serve func(*homaSock, uint64, []byte, []byte), log *slog.Logger) (*homaSock, error) {
+// openHomaSock opens a Homa socket of API abi and the family (IPv6 when
+// v6), installs its receive buffer region, binds it to port when port > 0
+// (a server: serve is called for each request) and starts its receive
+// loop.
+func openHomaSock(socket func(int, int, int) (int, error), calls homaCalls, abi *homaABI, v6 bool, port uint16, serve func(*homaSock, uint64, []byte, []byte), log *slog.Logger) (*homaSock, error) {
 	fam := unix.AF_INET
 	if v6 {
 		fam = unix.AF_INET6
 	}
-	fd, err := socket(fam, unix.SOCK_DGRAM, ipprotoHoma)
+	fd, err := socket(fam, unix.SOCK_DGRAM, abi.proto)
 	if err != nil {
-		return nil, fmt.Errorf("socket(family %d, SOCK_DGRAM, %d): %v", fam, ipprotoHoma, err)
+		return nil, fmt.Errorf("socket(family %d, SOCK_DGRAM, %d): %v", fam, abi.proto, err)
 	}
 	region, err := unix.Mmap(-1, 0, regionBytes, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS)
 	if err != nil {
 		unix.Close(fd)
 		return nil, fmt.Errorf("mmap %d bytes for the Homa receive buffer: %v", regionBytes, err)
 	}
-	s := &homaSock{fd: fd, region: region, log: log, serve: serve, waiters: map[uint64]chan rpcResult{}, done: make(chan struct{})}
+	s := &homaSock{fd: fd, abi: abi, region: region, log: log, serve: serve, waiters: map[uint64]chan rpcResult{}, done: make(chan struct{})}
 	args := rcvbufArgs{Start: uint64(uintptr(unsafe.Pointer(&region[0]))), Length: regionBytes}.encode()
-	if e := calls.setsockopt(fd, ipprotoHoma, soHomaRcvbuf, args[:]); e != nil {
+	// SO_HOMA_RCVBUF; linux_6.1.38's SO_HOMA_SET_BUF has its number and
+	// layout.
+	if e := calls.setsockopt(fd, abi.proto, soHomaRcvbuf, args[:]); e != nil {
 		s.release()
 		return nil, fmt.Errorf("setsockopt(SO_HOMA_RCVBUF, %d bytes): %v", regionBytes, e)
 	}
@@ -303,9 +322,11 @@ func openHomaSock(socket func(int, int, int) (int, error), calls homaCalls, v6 b
 			s.release()
 			return nil, fmt.Errorf("bind Homa port %d: %v", port, err)
 		}
-		var one [4]byte
-		binary.NativeEndian.PutUint32(one[:], 1)
-		calls.setsockopt(fd, ipprotoHoma, soHomaServer, one[:])
+		if abi.serverOpt {
+			var one [4]byte
+			binary.NativeEndian.PutUint32(one[:], 1)
+			calls.setsockopt(fd, abi.proto, soHomaServer, one[:])
+		}
 	}
 	go s.recvLoop()
 	return s, nil
@@ -366,14 +387,14 @@ func (s *homaSock) recvLoop() {
 		s.back = s.back[n:]
 		s.mu.Unlock()
 		a.NumBpages = uint32(n)
-		ctrl := a.encode()
+		ctrl := s.abi.encodeRecv(&a)
 		msg := unix.Msghdr{Name: &name[0], Namelen: uint32(len(name)), Control: &ctrl[0]}
-		msg.SetControllen(recvmsgArgsLen)
+		msg.SetControllen(len(ctrl))
 		r, _, e := unix.Syscall(unix.SYS_RECVMSG, uintptr(s.fd), uintptr(unsafe.Pointer(&msg)), 0)
 		if s.closed.Load() {
 			return
 		}
-		out := decodeRecvmsgArgs(&ctrl)
+		out := s.abi.decodeRecv(ctrl)
 		if e != 0 {
 			if s.closed.Load() || e == unix.ESHUTDOWN || e == unix.EBADF {
 				return

@@ -32,6 +32,53 @@ const (
 	sockaddrIn6Len = 28
 )
 
+// The user API of HomaModule's linux_6.1.38 branch (homa.h there, last
+// changed 2024): IPPROTO_HOMA was 253 (0xFD), SO_HOMA_SET_BUF (10) took a
+// struct homa_set_buf_args of the same 16-byte layout as
+// homa_rcvbuf_args, there was no SO_HOMA_SERVER (every bound socket gets
+// requests), struct homa_sendmsg_args was id and completion_cookie alone
+// (16 bytes; homa_sendmsg copies only those, the first 16 bytes of
+// sendmsgArgs), and struct homa_recvmsg_args was 120 bytes with flags
+// that must ask for requests and/or responses (recvmsgArgs2024).
+const (
+	ipprotoHoma2024 = 253
+	// recvmsgArgs2024Len is sizeof(struct homa_recvmsg_args) there;
+	// homa_recvmsg refuses any other msg_controllen.
+	recvmsgArgs2024Len = 120
+	// homaRecvmsgRequest and homaRecvmsgResponse are its
+	// HOMA_RECVMSG_REQUEST and HOMA_RECVMSG_RESPONSE flags: without one,
+	// homa_wait_for_message returns no message of that kind.
+	homaRecvmsgRequest  = 0x01
+	homaRecvmsgResponse = 0x02
+)
+
+// homaABI is one HomaModule user API the linux agent can drive.
+type homaABI struct {
+	// proto is IPPROTO_HOMA: the socket protocol and option level.
+	proto int
+	// serverOpt tells whether server sockets need SO_HOMA_SERVER.
+	serverOpt bool
+	// wire is the hello's wire field: the wire format of that version
+	// ("" for the current one).
+	wire string
+	// recvLen is sizeof(struct homa_recvmsg_args); encodeRecv and
+	// decodeRecv write and read it.
+	recvLen    int
+	encodeRecv func(a *recvmsgArgs) []byte
+	decodeRecv func(b []byte) recvmsgArgs
+}
+
+// abiMain is HomaModule main's API (and linux_6.13.9's); abi2024 is
+// linux_6.1.38's.
+var (
+	abiMain = &homaABI{proto: ipprotoHoma, serverOpt: true, recvLen: recvmsgArgsLen,
+		encodeRecv: func(a *recvmsgArgs) []byte { b := a.encode(); return b[:] },
+		decodeRecv: func(b []byte) recvmsgArgs { return decodeRecvmsgArgs((*[recvmsgArgsLen]byte)(b)) }}
+	abi2024 = &homaABI{proto: ipprotoHoma2024, wire: "2024", recvLen: recvmsgArgs2024Len,
+		encodeRecv: func(a *recvmsgArgs) []byte { b := a.encode2024(); return b[:] },
+		decodeRecv: func(b []byte) recvmsgArgs { return decodeRecvmsgArgs2024((*[recvmsgArgs2024Len]byte)(b)) }}
+)
+
 // rcvbufArgs is struct homa_rcvbuf_args (16 bytes): start u64 @0 (address
 // of a page-aligned region), length u64 @8 (bytes).
 type rcvbufArgs struct {
@@ -99,6 +146,34 @@ func decodeRecvmsgArgs(b *[recvmsgArgsLen]byte) recvmsgArgs {
 	}
 	for i := range a.BpageOffsets {
 		a.BpageOffsets[i] = binary.NativeEndian.Uint32(b[24+4*i:])
+	}
+	return a
+}
+
+// encode2024 writes a as linux_6.1.38's struct homa_recvmsg_args (120
+// bytes): id u64 @0, completion_cookie u64 @8, flags u32 @16 (here always
+// HOMA_RECVMSG_REQUEST|HOMA_RECVMSG_RESPONSE: the agent takes whatever
+// comes), peer_addr @20 (a 28-byte sockaddr_in_union the kernel fills),
+// num_bpages u32 @48, _pad u32 @52 (must be 0), bpage_offsets[16] u32
+// @56. Reserved is not in that layout.
+func (a *recvmsgArgs) encode2024() (b [recvmsgArgs2024Len]byte) {
+	binary.NativeEndian.PutUint64(b[0:], a.ID)
+	binary.NativeEndian.PutUint64(b[8:], a.Cookie)
+	binary.NativeEndian.PutUint32(b[16:], homaRecvmsgRequest|homaRecvmsgResponse)
+	binary.NativeEndian.PutUint32(b[48:], a.NumBpages)
+	for i, off := range a.BpageOffsets {
+		binary.NativeEndian.PutUint32(b[56+4*i:], off)
+	}
+	return b
+}
+
+// decodeRecvmsgArgs2024 reads what encode2024 writes (flags and
+// peer_addr are left out: the agent reads the peer from msg_name).
+func decodeRecvmsgArgs2024(b *[recvmsgArgs2024Len]byte) recvmsgArgs {
+	a := recvmsgArgs{ID: binary.NativeEndian.Uint64(b[0:]), Cookie: binary.NativeEndian.Uint64(b[8:]),
+		NumBpages: binary.NativeEndian.Uint32(b[48:])}
+	for i := range a.BpageOffsets {
+		a.BpageOffsets[i] = binary.NativeEndian.Uint32(b[56+4*i:])
 	}
 	return a
 }

@@ -52,6 +52,32 @@ func TestRecvmsgArgsLayout(t *testing.T) {
 	}
 }
 
+// TestRecvmsgArgs2024Layout follows linux_6.1.38's homa.h: struct
+// homa_recvmsg_args is 120 bytes, flags @16 (the agent asks for requests
+// and responses), num_bpages @48, _pad @52, bpage_offsets @56.
+func TestRecvmsgArgs2024Layout(t *testing.T) {
+	a := recvmsgArgs{ID: 7, Cookie: 0xAABBCCDD00112233, NumBpages: 3}
+	for i := range a.BpageOffsets {
+		a.BpageOffsets[i] = uint32(i+1) * homaBpageSize
+	}
+	b := a.encode2024()
+	if len(b) != 120 {
+		t.Fatalf("homa_recvmsg_args is %d bytes, want 120", len(b))
+	}
+	if binary.NativeEndian.Uint64(b[0:]) != 7 || binary.NativeEndian.Uint64(b[8:]) != a.Cookie ||
+		binary.NativeEndian.Uint32(b[16:]) != homaRecvmsgRequest|homaRecvmsgResponse ||
+		binary.NativeEndian.Uint32(b[48:]) != 3 || binary.NativeEndian.Uint32(b[52:]) != 0 ||
+		binary.NativeEndian.Uint32(b[56:]) != homaBpageSize || binary.NativeEndian.Uint32(b[116:]) != 16*homaBpageSize {
+		t.Errorf("homa_recvmsg_args = % x", b)
+	}
+	if got := decodeRecvmsgArgs2024(&b); got != a {
+		t.Errorf("decode = %+v, want %+v", got, a)
+	}
+	if got := abi2024.decodeRecv(abi2024.encodeRecv(&a)); got != a || abi2024.recvLen != 120 {
+		t.Errorf("abi2024 round trip = %+v", got)
+	}
+}
+
 func TestSockaddrLayout(t *testing.T) {
 	const afInet, afInet6 = 2, 10 // Linux AF_INET, AF_INET6
 	for _, tc := range []struct {

@@ -161,6 +161,12 @@ type Hello struct {
 	Capabilities []string `json:"capabilities,omitempty"`
 	// Params are every parameter in effect (see Params).
 	Params Params `json:"params,omitempty"`
+	// Wire names the Homa wire format the implementation speaks when it
+	// is not the current one (IP protocol 146): a wire.Version name, e.g.
+	// "2024" for HomaModule linux_6.1.38 (IP protocol 253). The harness
+	// then tests it with that format and judges it under that format's
+	// profile.
+	Wire string `json:"wire,omitempty"`
 	// Unsupported, when not empty, says in one line why the implementation
 	// cannot run on this machine (e.g. a kernel without Homa); the harness
 	// then reports its tests "unsupported", not failed, and sends only

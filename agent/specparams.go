@@ -12,7 +12,9 @@ import (
 
 // Spec returns the spec parameters (package spec) an IUT runs with, from
 // the parameters its hello reports: profile's defaults, overridden by every
-// name the spec knows (spec.ParamNames) and by tick_ns as spec.Params.Tick.
+// name the spec knows (spec.ParamNames) but the profile's inert ones
+// (spec.Profile.Inert: a sysctl that version never acts on), and by
+// tick_ns as spec.Params.Tick.
 // Names the spec does not use (mtu, ...) are ignored. A link_bps above
 // link_mbps raises spec.Params.LinkMbps to it: the reference
 // implementation spaces FIFO grants by its pacer's link_bps when set
@@ -28,7 +30,8 @@ func (p Params) Spec(profile string) (spec.Params, error) {
 	sp := prof.Params
 	known := map[string]bool{}
 	for _, n := range spec.ParamNames() {
-		known[n] = n != "tick" && n != "wire" // tick comes as tick_ns; wire is the profile's
+		_, inert := prof.Inert[n]
+		known[n] = n != "tick" && n != "wire" && !inert // tick comes as tick_ns; wire is the profile's
 	}
 	for _, name := range slices.Sorted(maps.Keys(p)) { // the first error named does not vary
 		if name == "tick_ns" {

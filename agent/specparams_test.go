@@ -66,6 +66,19 @@ func TestParamsSpec(t *testing.T) {
 
 // TestMs: durations go out in whole milliseconds, rounded up, so that a
 // sub-millisecond timeout or delay is not sent as 0 (none).
+// TestParamsSpecInert: linux_6.1.38 has a fifo_grant_increment sysctl
+// (10000) but never sends a FIFO GRANT; under its profile the hello's
+// value does not override the profile's 0, while main's profile takes it.
+func TestParamsSpecInert(t *testing.T) {
+	hello := Params{"fifo_grant_increment": 10000, "window": 12000}
+	for profile, want := range map[string]uint32{"linux-2024": 0, "linux-2025": 0, "linux": 10000} {
+		p, err := hello.Spec(profile)
+		if err != nil || p.FIFOGrantIncrement != want || p.Window != 12000 {
+			t.Errorf("%s: fifo_grant_increment %d, window %d, %v; want %d and 12000", profile, p.FIFOGrantIncrement, p.Window, err, want)
+		}
+	}
+}
+
 func TestMs(t *testing.T) {
 	for d, want := range map[time.Duration]int64{0: 0, time.Nanosecond: 1, time.Millisecond: 1, 1500 * time.Microsecond: 2, time.Second: 1000} {
 		if got := Ms(d); got != want {

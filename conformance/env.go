@@ -33,7 +33,8 @@ type Env struct {
 	// carries no IPv6, and those specs are unsupported.
 	Testers6     []func() (homa.Transport, error)
 	TesterAddrs6 []netip.Addr
-	// Profile is the spec profile the checks use ("linux").
+	// Profile is the spec profile the checks use ("linux"; in namespaces
+	// the one of the wire format the IUT's hello names, e.g. "linux-2024").
 	Profile string
 	// Slack is the timing tolerance added to every timing window: measured
 	// noise of this environment times HOMATEST_TIME_SCALE (see
@@ -120,6 +121,7 @@ func (e *Env) openPeer(i int, v6 bool) (*tester.Peer, error) {
 		return nil, err
 	}
 	p := tester.New(tr, e.Clock)
+	p.SetWire(e.Params().Wire)
 	p.AnswerCutoffs(e.cutoffsHost(p.Addr()))
 	e.addPeer(p)
 	return p, nil

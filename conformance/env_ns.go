@@ -15,6 +15,8 @@ import (
 	"github.com/homatest/homatest/homa/rawip"
 	"github.com/homatest/homatest/internal/stall"
 	"github.com/homatest/homatest/internal/timescale"
+	"github.com/homatest/homatest/spec"
+	"github.com/homatest/homatest/spec/wire"
 )
 
 // NSEnvConfig configures NewNSEnv.
@@ -67,7 +69,8 @@ func CheckNSTick(tick time.Duration) error {
 // NewNSEnv builds the suite's environment in network namespaces (root
 // needed): three hosts behind a switch (harness.Build), the IUT's agent on
 // h1 as a child process speaking the agent protocol, tester peers on raw IP
-// sockets (protocol 146) in h2 and h3, and a capture of every switch port
+// sockets (protocol 146, or the one of the wire format the agent's hello
+// names) in h2 and h3, and a capture of every switch port
 // written to the run folder when the environment closes. Errors: not root
 // (harness.ErrNotRoot), topology or agent failures, and "unsupported: …"
 // when the agent says the implementation cannot run here.
@@ -101,7 +104,12 @@ func NewNSEnv(ctx context.Context, cfg NSEnvConfig) (*Env, error) {
 	if err != nil {
 		return fail(err)
 	}
-	t, err := newAgentTarget(a, "linux")
+	profile, err := helloProfile(a.Hello)
+	if err != nil {
+		a.Close()
+		return fail(err)
+	}
+	t, err := newAgentTarget(a, profile)
 	if err != nil {
 		a.Close()
 		return fail(err)
@@ -118,7 +126,7 @@ func NewNSEnv(ctx context.Context, cfg NSEnvConfig) (*Env, error) {
 	}
 	clock := tester.NewPreciseWallClock() // a tick under 1 ms is kept
 	t.notifyTo(clock)
-	e := &Env{IUT: t, Profile: "linux", Slack: slackFor(0), QuietSlack: slackFor(0), Clock: clock, Stalls: stall.Start(stall.Config{}),
+	e := &Env{IUT: t, Profile: profile, Slack: slackFor(0), QuietSlack: slackFor(0), Clock: clock, Stalls: stall.Start(stall.Config{}),
 		Describe: fmt.Sprintf("namespaces %s: h1 IUT, h2-h3 testers, run folder %s", topo.ID, topo.Artifacts.Path("."))}
 	e.Stalls.Watch(a.Proc.Pid(), "IUT agent on h1")
 	e.Stalls.WatchSoftirq()
@@ -134,9 +142,9 @@ func NewNSEnv(ctx context.Context, cfg NSEnvConfig) (*Env, error) {
 			return fail(err)
 		}
 		e.TesterAddrs = append(e.TesterAddrs, h.Addr4)
-		e.Testers = append(e.Testers, nsTester(h, h.Addr4))
+		e.Testers = append(e.Testers, nsTester(h, h.Addr4, t.info.Params.Wire))
 		e.TesterAddrs6 = append(e.TesterAddrs6, h.Addr6)
-		e.Testers6 = append(e.Testers6, nsTester(h, h.Addr6))
+		e.Testers6 = append(e.Testers6, nsTester(h, h.Addr6, t.info.Params.Wire))
 	}
 	artsDir := topo.Artifacts.Path(".")
 	switch {
@@ -174,14 +182,30 @@ func NewNSEnv(ctx context.Context, cfg NSEnvConfig) (*Env, error) {
 	return e, nil
 }
 
+// helloProfile returns the spec profile of the IUT's hello: the one of
+// the wire format it names (agent.Hello.Wire: "2024" for HomaModule
+// linux_6.1.38), else "linux". Errors: a wire name the suite does not
+// know.
+func helloProfile(h agent.Hello) (string, error) {
+	if h.Wire == "" {
+		return "linux", nil
+	}
+	v, err := wire.ParseVersion(h.Wire)
+	if err != nil || v == wire.VersionAuto {
+		return "", fmt.Errorf("the IUT's hello says wire %q: want one of current, 2024, 2025, upstream", h.Wire)
+	}
+	return spec.ProfileForWire(v), nil
+}
+
 // nsTester opens tester transports on host h at its address addr (IPv4
-// or IPv6): raw IP sockets of protocol 146 in h's namespace, sending with
-// the tester's mark (Host.Silence lets only those out).
-func nsTester(h *harness.Host, addr netip.Addr) func() (homa.Transport, error) {
+// or IPv6): raw IP sockets of wire format v's IP protocol (146, or 253
+// for linux_6.1.38's) in h's namespace, sending with the tester's mark
+// (Host.Silence lets only those out).
+func nsTester(h *harness.Host, addr netip.Addr, v wire.Version) func() (homa.Transport, error) {
 	return func() (homa.Transport, error) {
 		var tr homa.Transport
 		err := h.Do(func() error {
-			r, err := rawip.Open(addr)
+			r, err := rawip.OpenProto(addr, max(v.IPProtocol(), wire.IPProtoHoma))
 			if err != nil {
 				return err
 			}

@@ -379,7 +379,10 @@ func maxSegData() int {
 func needFIFOGrants() {
 	GinkgoHelper()
 	pr := params()
-	switch {
+	prof, _ := spec.LookupProfile(env.Profile)
+	switch why, inert := prof.Inert["fifo_grant_increment"]; {
+	case inert:
+		Skip(fmt.Sprintf("unsupported: HomaModule of profile %s %s", env.Profile, why))
 	case pr.FIFOGrantInterval() == 0:
 		Skip(fmt.Sprintf("unsupported: fifo_grant_increment %d, grant_fifo_fraction %d and link_mbps %d make no FIFO GRANTs (the defaults, 50000, 50 and 25000, run it)", pr.FIFOGrantIncrement, pr.GrantFIFOFraction, pr.LinkMbps))
 	case pr.HighPriority() <= pr.MaxSchedPrio:

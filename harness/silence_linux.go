@@ -7,6 +7,8 @@ import (
 	"github.com/google/nftables"
 	"github.com/google/nftables/expr"
 	"golang.org/x/sys/unix"
+
+	"github.com/homatest/homatest/spec/wire"
 )
 
 // TesterMark is the socket mark (SO_MARK) of a tester's packets: on a
@@ -19,7 +21,8 @@ const silenceTable = "homatest_silence"
 // Silence makes host h answer nothing by itself, whatever Homa stack lives
 // in its namespace (HomaModule is loaded for every namespace once it is
 // loaded at all; a stray agent may listen): an inet-family output chain
-// drops every IP protocol 146 packet whose socket mark is not mark, and
+// drops every IP protocol 146 packet (and 253, HomaModule linux_6.1.38's
+// Homa) whose socket mark is not mark, and
 // every ICMP or ICMPv6 destination-unreachable (HomaModule answers Homa
 // packets for a port with no socket with ICMP port unreachable, and the
 // IUT's kernel then aborts its RPCs with ENOTCONN). The tester sends with
@@ -44,10 +47,13 @@ func (h *Host) Silence(mark uint32) error {
 		}
 	}
 	drop := []expr.Any{&expr.Counter{}, &expr.Verdict{Kind: expr.VerdictDrop}}
-	// Homa (IP protocol 146) not from the tester.
-	homa := append(l4(146),
-		&expr.Meta{Key: expr.MetaKeyMARK, Register: 1},
-		&expr.Cmp{Op: expr.CmpOpNeq, Register: 1, Data: m})
+	// Homa (IP protocol 146, or 253 for linux_6.1.38) not from the
+	// tester.
+	homa := func(proto byte) []expr.Any {
+		return append(l4(proto),
+			&expr.Meta{Key: expr.MetaKeyMARK, Register: 1},
+			&expr.Cmp{Op: expr.CmpOpNeq, Register: 1, Data: m})
+	}
 	// ICMP type 3 / ICMPv6 type 1: destination unreachable.
 	icmpType := func(typ byte) []expr.Any {
 		return []expr.Any{
@@ -56,7 +62,8 @@ func (h *Host) Silence(mark uint32) error {
 		}
 	}
 	for _, r := range [][]expr.Any{
-		append(homa, drop...),
+		append(homa(wire.IPProtoHoma), drop...),
+		append(homa(wire.IPProtoHoma2024), drop...),
 		append(append(l4(unix.IPPROTO_ICMP), icmpType(3)...), drop...),
 		append(append(l4(unix.IPPROTO_ICMPV6), icmpType(1)...), drop...),
 	} {

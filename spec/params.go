@@ -142,6 +142,11 @@ type Profile struct {
 	Description string
 	// Params are the defaults of the profile.
 	Params Params
+	// Inert names the parameters whose sysctl that HomaModule version has
+	// but never acts on, each with why: an IUT's hello reporting one does
+	// not override the profile's value (its FIFO GRANT specs are then
+	// unsupported for that reason, not run on a value the module ignores).
+	Inert map[string]string
 }
 
 // Profiles returns the built-in profiles: linux (HomaModule main), linux-2024
@@ -176,11 +181,15 @@ func Profiles() []Profile {
 	up.UnschedBytes = wire.MaxMessageLength // no grants: everything is unscheduled
 	up.MaxRPCsPerPeer = 0
 	up.UnschedCutoffs = [8]uint32{}
+	// linux_6.1.38 and main before 22f6b68 keep the fifo_grant_increment
+	// sysctl (and homa_choose_fifo_grant, its reader), but nothing calls
+	// homa_choose_fifo_grant: no FIFO GRANT is ever sent.
+	noFIFO := map[string]string{"fifo_grant_increment": "makes no FIFO GRANTs whatever its fifo_grant_increment sysctl says (homa_choose_fifo_grant, its only reader, is never called)"}
 	return []Profile{
-		{"linux", "HomaModule main (IP protocol 146): unsched_bytes 40000, dynamic window, 8 priorities", linux},
-		{"linux-2024", "HomaModule linux_6.1.38 (IP protocol 253): unsched_bytes 10000, window 10000, no FIFO grants", l2024},
-		{"linux-2025", "HomaModule main 2024-12..2025-07 and linux_6.10.6 (IP protocol 146, GRANT with resend_all): unsched_bytes 40000, window 100000, no FIFO grants", l2025},
-		{"upstream", "Linux upstream subset: no GRANT/CUTOFFS/FREEZE, no priorities, whole messages unscheduled", up},
+		{"linux", "HomaModule main (IP protocol 146): unsched_bytes 40000, dynamic window, 8 priorities", linux, nil},
+		{"linux-2024", "HomaModule linux_6.1.38 (IP protocol 253): unsched_bytes 10000, window 10000, no FIFO grants", l2024, noFIFO},
+		{"linux-2025", "HomaModule main 2024-12..2025-07 and linux_6.10.6 (IP protocol 146, GRANT with resend_all): unsched_bytes 40000, window 100000, no FIFO grants", l2025, noFIFO},
+		{"upstream", "Linux upstream subset: no GRANT/CUTOFFS/FREEZE, no priorities, whole messages unscheduled", up, nil},
 	}
 }
 

@@ -369,6 +369,37 @@ func TestAck004TimedOutRPCAcked(t *testing.T) {
 	wantViolations(t, b.check("linux", "HOMA-ACK-004"), "HOMA-ACK-004", ack)
 }
 
+// TestAck004TimedOutSlowTicks: a client whose timer ticks come 4 ms apart
+// (HomaModule linux_6.1.38 under software emulation: its 1 ms hrtimer
+// ticks took 4-5 ms in the lab) sends its RESEND rounds every 20 ms
+// (resend_interval 5) and times the RPC out after 100 of its ticks, 400
+// ms into the silence, then acks it (RESEND-timeout-need-ack in the lab:
+// 19 rounds over 4.3 s, then the ack). Its RESENDs come long after the
+// 150 ms a 1 ms tick stretched by timer_drift allows, yet it sent every
+// round it sends before a timeout (19 with resend_ticks 5): the ack is
+// allowed. Before clientRoundsDone it was a violation. With a round
+// fewer, its own ticks have not reached timeout_ticks: still one.
+func TestAck004TimedOutSlowTicks(t *testing.T) {
+	build := func(rounds int) (*traceBuilder, int) {
+		b := newTrace(t, wire.VersionCurrent)
+		b.data(true, 2, 100, 0, 100, 7, nil)
+		b.after(50*time.Microsecond).data(false, 2, 4272, 0, 1424, 7, nil)
+		first := b.now
+		for i := 0; i < rounds; i++ {
+			b.now = first.Add(time.Duration(20*(i+1)) * time.Millisecond)
+			b.resend(true, 2, 1424, 2848, 7)
+		}
+		b.now = first.Add(395 * time.Millisecond)
+		b.rpcWithResponse(4, 100)
+		b.after(time.Millisecond).ctl(false, 4, wire.TypeNeedAck)
+		return b, b.after(20*time.Microsecond).ack(4, 2)
+	}
+	b, _ := build(19)
+	wantCounts(t, b.check("linux", "HOMA-ACK-004"), "HOMA-ACK-004", 1, 1, 0, 0)
+	b, ack := build(18)
+	wantViolations(t, b.check("linux", "HOMA-ACK-004"), "HOMA-ACK-004", ack)
+}
+
 // TestAck001NeedAckNeverRequested: a NEED_ACK for RPC 40, an id above the
 // client's newest RPC (20, begun well inside the capture) whose request
 // never shows, is for an RPC the server cannot have: it creates one only

@@ -165,17 +165,23 @@ func grantRules2() []*Rule {
 			Statement: "linux_6.1.38 grants one message per sending host at a time (max_rpcs_per_peer 1): a receiver does not go back and forth between GRANTs to two incomplete messages of the same sender.",
 			Source:    "linux_6.1.38 homa_grant.c homa_grant_pick_rpcs (at most max_rpcs_per_peer active RPCs per peer)",
 			Profiles:  []string{"linux-2024", "linux-2025"},
-			Capture:   "a message demoted when a shorter one from the same sender arrives keeps its GRANTs in flight; only a return to it while the other is incomplete counts",
+			Capture:   "a message demoted when a shorter one from the same sender arrives keeps its GRANTs in flight; only a return to it while the other is incomplete and not yet granted to its length counts (a fully granted message has left the grantable set); judged only with max_rpcs_per_peer 1",
 			Property: Each{Types: grant, Check: func(c *Ctx, e *Event) Result {
 				_, m := grantMsg(c, e)
-				if m == nil {
+				if m == nil || c.P.MaxRPCsPerPeer != 1 {
+					// A larger max_rpcs_per_peer lets homa_grant_pick_rpcs
+					// keep that many of a sender's messages active.
 					return Skip
 				}
 				last := c.T.sameSender[hostPair{e.Src, e.Dst}]
 				if last[0] == nil || last[0] == m {
 					return Skip
 				}
-				if last[1] == m && !last[0].Complete && !m.Complete {
+				// A message granted to its length leaves the grantable
+				// set (linux_6.1.38 homa_grant_check_rpc and
+				// homa_grant_recalc: homa_grant_remove_rpc, then a
+				// recalc that may pick the sender's next message).
+				if last[1] == m && !last[0].Complete && !m.Complete && last[0].Granted < last[0].Length {
 					return Violation("GRANT back to a message of %v while %v's other message (%d of %d bytes) is also being granted: two active messages for one sender",
 						e.Dst, e.Dst, last[0].Received(), last[0].Length)
 				}

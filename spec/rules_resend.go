@@ -656,25 +656,51 @@ func clientTimedOut(p *Params, r *RPC, now time.Time) (string, bool) {
 		quiet.Round(time.Microsecond), p.TimeoutTicks, p.Tick), true
 }
 
+// clientSilenceStart is when the client of r last heard a DATA, GRANT or
+// BUSY from the server (its first packet if none) or sent DATA or GRANT
+// itself, whichever is later: where its silent_ticks last started.
+func clientSilenceStart(r *RPC) time.Time {
+	since := r.HeardFromServer
+	if since.IsZero() {
+		since = r.First
+	}
+	return maxTime(since, r.HeardFromClient)
+}
+
+// clientRoundsDone reports whether the client of r sent, in the silence
+// going on (clientSilenceStart), every RESEND round homa_timer_check_rpc sends
+// before it times the RPC out: one at silent_ticks resend_ticks and every
+// resend_interval after, while silent_ticks is below timeout_ticks
+// (linux_6.1.38 homa_check_rpc the same). Its timer has then counted
+// timeout_ticks however long its ticks took: under software emulation
+// HomaModule linux_6.1.38's 1 ms hrtimer ticks took 4-5 ms, and the client
+// sent its 19 rounds (resend 50, interval 50, timeout 1000) over 4.3 s
+// before it timed out and acked the RPC.
+func clientRoundsDone(p *Params, r *RPC) bool {
+	if p.ResendInterval <= 0 || p.TimeoutTicks <= p.ResendTicks {
+		return false
+	}
+	return int(r.clientRounds) >= (p.TimeoutTicks-p.ResendTicks-1)/p.ResendInterval+1
+}
+
 // clientGaveUp reports whether the client of r may have timed r out
 // before now, as clientTimedOut, and shown nothing since that says it
 // did not: a client that aborted an RPC sends no packet for it again
 // (homa_rpc_abort), and its silent_ticks count only while it has no
 // granted request bytes left to send (homa_timer_check_rpc). So the
 // silence is counted from the server's last DATA, GRANT or BUSY or the
-// client's own last DATA or GRANT, whichever is later; in the silence
-// going on at now a RESEND from the client later than the timeout could
-// have come (timeout_ticks, stretched by timer_drift, plus slack) says
-// it holds the RPC, and after the longest earlier silence any RESEND,
-// DATA or GRANT from the client after it ended does.
+// client's own last DATA or GRANT, whichever is later (clientSilenceStart);
+// in the silence going on at now a RESEND from the client later than the
+// timeout could have come (timeout_ticks, stretched by timer_drift, plus
+// slack) says it holds the RPC, unless the client had sent in that
+// silence every RESEND round it sends before it times out
+// (clientRoundsDone: its own ticks, however slow, counted
+// timeout_ticks); and after the longest earlier silence any RESEND, DATA
+// or GRANT from the client after it ended does.
 func clientGaveUp(p *Params, r *RPC, now time.Time) bool {
 	thr := p.Ticks(p.TimeoutTicks-2) - p.Slack
-	since := r.HeardFromServer
-	if since.IsZero() {
-		since = r.First
-	}
-	start := maxTime(since, r.HeardFromClient)
-	if now.Sub(start) >= thr && !r.LastResendFromClient.After(start.Add(p.LateTicks(p.TimeoutTicks)+p.Slack)) {
+	start := clientSilenceStart(r)
+	if now.Sub(start) >= thr && (!r.LastResendFromClient.After(start.Add(p.LateTicks(p.TimeoutTicks)+p.Slack)) || clientRoundsDone(p, r)) {
 		return true
 	}
 	if r.QuietFromServer < thr {

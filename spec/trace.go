@@ -418,6 +418,10 @@ type RPC struct {
 	HeardFromClient, HeardFromServer time.Time
 	// HeardTypeFromClient/Server are those packets' types.
 	HeardTypeFromClient, HeardTypeFromServer wire.PacketType
+	// clientRounds counts the client's RESEND rounds (RESENDs a tick or
+	// more apart) since the silence began (clientSilenceStart: heard
+	// resets it): clientRoundsDone. 16 bits in padding.
+	clientRounds uint16
 	// heardBeforeFromClient and heardBeforeFromServer are the times (Unix
 	// ns; 0: none) of the such packet before the latest: the latest may
 	// not have reached the other side yet when its timer decided
@@ -1576,6 +1580,7 @@ func (t *Trace) tick() {
 // silent_ticks, and reports whether r has now, for the first time, been
 // heard from both sides.
 func (r *RPC) heard(e *Event, typ wire.PacketType) bool {
+	r.clientRounds = 0 // a new silence (clientSilenceStart)
 	if e.FromClient() {
 		if !r.HeldLast.IsZero() && e.Time.After(r.HeldLast) {
 			r.quietAfterHeld = max(r.quietAfterHeld, e.Time.Sub(maxTime(r.First, r.HeardFromClient)))
@@ -1927,6 +1932,9 @@ func (t *Trace) applyResend(e *Event, r *RPC) {
 		m.ResendEnd = uint32(min(end, 1<<32-1))
 	}
 	if e.FromClient() {
+		if r.clientRounds == 0 || e.Time.Sub(r.LastResendFromClient) >= t.P.Tick {
+			r.clientRounds = min(r.clientRounds+1, math.MaxUint16)
+		}
 		r.LastResendFromClient = e.Time
 	} else {
 		r.LastResendFromServer = e.Time

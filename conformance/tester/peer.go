@@ -25,7 +25,8 @@ type Packet struct {
 	// Raw is the transport bytes (Homa header and payload); the Peer owns a
 	// private copy.
 	Raw []byte
-	// Pkt is Raw decoded in the current wire format; zero if Err is set.
+	// Pkt is Raw decoded in the Peer's wire format (SetWire); zero if Err
+	// is set.
 	Pkt wire.Packet
 	// Err is the decode error for a malformed packet.
 	Err error
@@ -53,6 +54,7 @@ type Peer struct {
 	tr    homa.Transport
 	clock Clock
 	local netip.Addr
+	wire  wire.Version // the format it sends and reads (SetWire)
 
 	mu       sync.Mutex
 	log      []*Packet
@@ -67,7 +69,7 @@ type Peer struct {
 // endpoint (SimTransport). The Peer installs its handler on tr; close the
 // Peer (not tr) when done.
 func New(tr homa.Transport, clock Clock) *Peer {
-	p := &Peer{tr: tr, clock: clock, local: tr.LocalAddr()}
+	p := &Peer{tr: tr, clock: clock, local: tr.LocalAddr(), wire: wire.VersionCurrent}
 	if bt, ok := tr.(homa.BatchTransport); ok {
 		// Batches carry the kernel's receive time where the transport
 		// reports it (rawip.Transport.RecvTimestamps).
@@ -86,6 +88,38 @@ func (p *Peer) receiveBatch(pkts []homa.Received) {
 	for _, r := range pkts {
 		p.logReceived(r.Src, r.Prio, r.Packet, r.At)
 	}
+}
+
+// SetWire makes the Peer send and read wire format v (New: the current
+// one; VersionAuto is the current one): an IUT of an older HomaModule
+// (e.g. linux_6.1.38, wire.Version2024) speaks only its own. Call it
+// before the Peer sends or receives; the transport must carry v's IP
+// protocol (v.IPProtocol()).
+func (p *Peer) SetWire(v wire.Version) {
+	if v == wire.VersionAuto {
+		v = wire.VersionCurrent
+	}
+	p.mu.Lock()
+	p.wire = v
+	p.mu.Unlock()
+}
+
+// Wire is the wire format the Peer sends and reads.
+func (p *Peer) Wire() wire.Version {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.wire
+}
+
+// encode encodes f in the Peer's wire format, as HomaModule does (lengths,
+// marks and checksum filled in), for dst.
+func (p *Peer) encode(dst netip.Addr, f wire.Fields) ([]byte, error) {
+	b, err := f.AppendTo(nil, wire.EncodeOptions{Version: p.Wire(), FixLengths: true, SetMarks: true,
+		ComputeChecksums: true, Src: p.local, Dst: dst})
+	if err != nil {
+		return nil, fmt.Errorf("tester: encode %s: %w", f.PacketType(), err)
+	}
+	return b, nil
 }
 
 // Addr is the Peer's IP address.
@@ -109,7 +143,7 @@ func (p *Peer) logReceived(src netip.Addr, prio uint8, pkt []byte, at time.Time)
 		at = p.clock.Now()
 	}
 	rec := &Packet{At: at, Src: src, Dst: p.local, Priority: prio, Raw: append([]byte(nil), pkt...)}
-	rec.Pkt, rec.Err = wire.Decode(rec.Raw, wire.DecodeOptions{Version: wire.VersionCurrent})
+	rec.Pkt, rec.Err = wire.Decode(rec.Raw, wire.DecodeOptions{Version: p.Wire()})
 	p.mu.Lock()
 	if p.closed {
 		p.mu.Unlock()
@@ -138,10 +172,9 @@ type inHandlerSender interface {
 
 // sendInHandler sends f to dst from the transport's receive handler.
 func (p *Peer) sendInHandler(dst netip.Addr, prio uint8, f wire.Fields) error {
-	b, err := f.AppendTo(nil, wire.EncodeOptions{FixLengths: true, SetMarks: true,
-		ComputeChecksums: true, Src: p.local, Dst: dst})
+	b, err := p.encode(dst, f)
 	if err != nil {
-		return fmt.Errorf("tester: encode %s: %w", f.PacketType(), err)
+		return err
 	}
 	send := p.tr.Send
 	if h, ok := p.tr.(inHandlerSender); ok {
@@ -150,8 +183,8 @@ func (p *Peer) sendInHandler(dst netip.Addr, prio uint8, f wire.Fields) error {
 	return p.record(dst, prio, b, "", send)
 }
 
-// Send encodes f (lengths, marks and checksum filled in as HomaModule does)
-// and sends it to dst at priority prio. Errors: encoding errors from
+// Send encodes f in the Peer's wire format (lengths, marks and checksum
+// filled in as HomaModule does) and sends it to dst at priority prio. Errors: encoding errors from
 // spec/wire and the transport's send error.
 func (p *Peer) Send(dst netip.Addr, prio uint8, f wire.Fields) error {
 	return p.SendDeliberate(dst, prio, f, "")
@@ -162,10 +195,9 @@ func (p *Peer) Send(dst netip.Addr, prio uint8, f wire.Fields) error {
 // what it breaks, and the capture marks the packet with it, so that
 // homatest check charges its findings to the tester. why "" is Send.
 func (p *Peer) SendDeliberate(dst netip.Addr, prio uint8, f wire.Fields, why string) error {
-	b, err := f.AppendTo(nil, wire.EncodeOptions{FixLengths: true, SetMarks: true,
-		ComputeChecksums: true, Src: p.local, Dst: dst})
+	b, err := p.encode(dst, f)
 	if err != nil {
-		return fmt.Errorf("tester: encode %s: %w", f.PacketType(), err)
+		return err
 	}
 	return p.send(dst, prio, b, why)
 }
@@ -190,7 +222,7 @@ func (p *Peer) send(dst netip.Addr, prio uint8, b []byte, why string) error {
 // record logs b as sent with note why, then sends it with send.
 func (p *Peer) record(dst netip.Addr, prio uint8, b []byte, why string, send func(netip.Addr, uint8, []byte) error) error {
 	rec := &Packet{At: p.clock.Now(), Sent: true, Src: p.local, Dst: dst, Priority: prio, Raw: append([]byte(nil), b...), Note: why}
-	rec.Pkt, rec.Err = wire.Decode(rec.Raw, wire.DecodeOptions{Version: wire.VersionCurrent})
+	rec.Pkt, rec.Err = wire.Decode(rec.Raw, wire.DecodeOptions{Version: p.Wire()})
 	p.mu.Lock()
 	p.log = append(p.log, rec)
 	p.mu.Unlock()

@@ -126,26 +126,14 @@ func TestPcapngAndCheck(t *testing.T) {
 		t.Fatal(err)
 	}
 	p.SendRaw(iutAddr, 7, []byte{1, 2, 3}) // malformed on purpose
-	var buf bytes.Buffer
-	if err := WritePcapng(&buf, p); err != nil {
-		t.Fatal(err)
-	}
-	r, err := pcap.NewReader(&buf, pcap.ReaderOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
 	var types []string
-	for {
-		f, err := r.Next()
-		if err != nil {
-			break
-		}
+	eachCaptureFrame(t, func(f *pcap.Frame) {
 		if f.Err != nil {
 			types = append(types, "bad")
 		} else {
 			types = append(types, f.Packet.Type().String())
 		}
-	}
+	}, p)
 	// Three request segments, the server's CUTOFFS (the tester sent
 	// cutoff_version 0), the response, the malformed packet.
 	if got := strings.Join(types, ","); got != "DATA,DATA,DATA,CUTOFFS,DATA,bad" {
@@ -171,5 +159,27 @@ func TestPcapngAndCheck(t *testing.T) {
 	}
 	if bad == 0 {
 		t.Errorf("checker found no HOMA-WIRE-001 violation at the malformed last frame: %v", rep.Violations)
+	}
+}
+
+// eachCaptureFrame writes the peers' per-test capture (WritePcapng) and
+// calls fn with each of its frames, read back (the frame is valid during
+// the call).
+func eachCaptureFrame(t *testing.T, fn func(*pcap.Frame), peers ...*Peer) {
+	t.Helper()
+	var buf bytes.Buffer
+	if err := WritePcapng(&buf, peers...); err != nil {
+		t.Fatal(err)
+	}
+	r, err := pcap.NewReader(&buf, pcap.ReaderOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		f, err := r.Next()
+		if err != nil {
+			return
+		}
+		fn(f)
 	}
 }

@@ -84,7 +84,7 @@ func WritePcapng(w io.Writer, peers ...*Peer) error {
 	buf := gopacket.NewSerializeBuffer()
 	for _, r := range Merged(peers...) {
 		frame, err := pcap.BuildFrame(buf, pcap.FrameSpec{Src: r.Src, Dst: r.Dst, Priority: r.Priority},
-			rawFields(r.Raw), wire.EncodeOptions{})
+			rawFields(r.Raw), wire.EncodeOptions{Version: peers[owner[r]].Wire()})
 		if err != nil {
 			return fmt.Errorf("tester: frame %s: %w", r, err)
 		}

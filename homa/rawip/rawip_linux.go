@@ -83,17 +83,21 @@ type Transport struct {
 // IPv6 address of this network namespace) and starts receiving. Errors:
 // missing privileges (EPERM: run as root or with CAP_NET_RAW), or an
 // address that is not local.
-func Open(addr netip.Addr) (*Transport, error) {
-	network := fmt.Sprintf("ip4:%d", wire.IPProtoHoma)
+func Open(addr netip.Addr) (*Transport, error) { return OpenProto(addr, wire.IPProtoHoma) }
+
+// OpenProto is Open for IP protocol proto: 253 (wire.IPProtoHoma2024)
+// talks to HomaModule linux_6.1.38, whose Homa had that number.
+func OpenProto(addr netip.Addr, proto uint8) (*Transport, error) {
+	network := fmt.Sprintf("ip4:%d", proto)
 	v6 := addr.Is6() && !addr.Is4In6()
 	if v6 {
-		network = fmt.Sprintf("ip6:%d", wire.IPProtoHoma)
+		network = fmt.Sprintf("ip6:%d", proto)
 	} else if !addr.Is4() {
 		return nil, fmt.Errorf("rawip: %v: not an IP address", addr)
 	}
 	pc, err := net.ListenPacket(network, addr.String())
 	if err != nil {
-		return nil, fmt.Errorf("rawip: open raw socket for IP protocol %d on %v (needs root or CAP_NET_RAW): %w", wire.IPProtoHoma, addr, err)
+		return nil, fmt.Errorf("rawip: open raw socket for IP protocol %d on %v (needs root or CAP_NET_RAW): %w", proto, addr, err)
 	}
 	rc, err := pc.(syscall.Conn).SyscallConn()
 	if err != nil {
@@ -577,7 +581,7 @@ func (b *rxBatch) recvFn(fd uintptr) bool {
 
 // packet returns message i's source, destination, priority, Homa bytes
 // and kernel receive time (zero unless RecvTimestamps); ok is false for a
-// packet that is not a whole IP packet for protocol 146.
+// packet that is not a whole IP packet of the socket's protocol.
 func (b *rxBatch) packet(i int) (src, dst netip.Addr, prio uint8, pkt []byte, at time.Time, ok bool) {
 	buf := b.bufs[i][:min(int(b.hdrs[i].Len), maxPacket)]
 	var tc uint8

@@ -16,6 +16,9 @@ type Transport struct{}
 // Open returns ErrNotSupported.
 func Open(netip.Addr) (*Transport, error) { return nil, ErrNotSupported }
 
+// OpenProto returns ErrNotSupported.
+func OpenProto(netip.Addr, uint8) (*Transport, error) { return nil, ErrNotSupported }
+
 // LocalAddr is unused.
 func (*Transport) LocalAddr() netip.Addr { return netip.Addr{} }
 

@@ -1,0 +1,38 @@
+package spec
+
+import (
+	"testing"
+	"time"
+
+	"github.com/homatest/homatest/spec/wire"
+)
+
+// TestGrant014FullyGrantedLeaves: linux_6.1.38 grants one message per
+// sender at a time, but a message granted to its length leaves the
+// grantable set (homa_grant_check_rpc: homa_grant_remove_rpc, then
+// homa_grant_recalc), so the receiver may go back to the sender's other
+// message while the first one's last bytes are still on their way. Seen
+// in the lab (GRANT-fifo-oldest against linux_6.1.38: GRANT to 410000 of
+// a 410000-byte message, then at once a GRANT to the other message) and
+// warned before the Granted test. A return while the first message is
+// granted short of its length stays a finding.
+func TestGrant014FullyGrantedLeaves(t *testing.T) {
+	build := func(lastGrant uint32) (*traceBuilder, int) {
+		b := newTrace(t, wire.Version2024)
+		b.message(true, 2, 30000, 0, 10000, 10000, 6)
+		b.after(time.Millisecond).grant(false, 2, 12000, 0)
+		b.message(true, 4, 20000, 0, 10000, 10000, 6)
+		b.after(time.Millisecond).grant(false, 4, 12000, 0)
+		b.after(time.Millisecond).message(true, 4, 20000, 10000, 12000, 10000, 6)
+		b.after(time.Millisecond).grant(false, 4, lastGrant, 0)
+		return b, b.after(time.Millisecond).grant(false, 2, 14000, 0)
+	}
+	b, _ := build(20000)
+	wantViolations(t, b.check("linux-2024", "HOMA-GRANT-014"), "HOMA-GRANT-014")
+	b, back := build(16000)
+	wantViolations(t, b.check("linux-2024", "HOMA-GRANT-014"), "HOMA-GRANT-014", back)
+	// With max_rpcs_per_peer 4 (lab: GRANT-srpt, GRANT-overcommit-all,
+	// GRANT-srpt-priority-top were warned) a sender's messages may all
+	// be active: no finding.
+	wantViolations(t, b.check("linux-2024", "HOMA-GRANT-014", "max_rpcs_per_peer=4"), "HOMA-GRANT-014")
+}
