@@ -143,7 +143,7 @@ func lockRunFolder(dir string) (l *folderLock, stale int, err error) {
 			return nil, 0, artifactsErr(err)
 		}
 		if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
-			pid := readPid(f)
+			pid, _ := readLockOwner(f)
 			f.Close()
 			if errors.Is(err, unix.EWOULDBLOCK) {
 				who := "another homatest run"
@@ -165,12 +165,17 @@ func lockRunFolder(dir string) (l *folderLock, stale int, err error) {
 			f.Close()
 			continue
 		}
-		stale = readPid(f)
+		pid, boot := readLockOwner(f)
+		if st, err := f.Stat(); err == nil && foreignLock(boot, st.ModTime()) {
+			f.Close()
+			return nil, 0, folderInUseError(fmt.Sprintf("--artifacts %s may be in use by a run on another machine that shares the folder (its lock %s names pid %d of kernel boot %s, not this one's; a lab guest?): pass another --artifacts folder, or remove %s if no run uses it", dir, path, pid, boot, path))
+		}
+		stale = pid
 		if err := f.Truncate(0); err != nil {
 			f.Close()
 			return nil, 0, artifactsErr(err)
 		}
-		if _, err := f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0); err != nil {
+		if _, err := f.WriteAt([]byte(fmt.Sprintf("%d %s\n", os.Getpid(), bootID())), 0); err != nil {
 			f.Close()
 			return nil, 0, artifactsErr(err)
 		}
@@ -197,12 +202,45 @@ func folderHoldsMore(dir string) bool {
 	return false
 }
 
-// readPid returns the pid written in a lock file (0 if none).
-func readPid(f *os.File) int {
-	b := make([]byte, 32)
+// readLockOwner returns the pid (0 if none) and the kernel boot id (""
+// in a lock written without one) that a lock file names.
+func readLockOwner(f *os.File) (pid int, boot string) {
+	b := make([]byte, 80)
 	n, _ := f.ReadAt(b, 0)
-	pid, _ := strconv.Atoi(strings.TrimSpace(string(b[:n])))
-	return pid
+	fs := strings.Fields(string(b[:n]))
+	if len(fs) > 0 {
+		pid, _ = strconv.Atoi(fs[0])
+	}
+	if len(fs) > 1 {
+		boot = fs[1]
+	}
+	return pid, boot
+}
+
+// bootID returns this kernel's boot id ("" if unknown). A run-folder
+// lock records it beside the pid: flock does not cross a 9p share, so a
+// folder that a homatest lab guest writes is unlocked as seen from the
+// host (helper-195 lost a live guest run's capture that way).
+func bootID() string {
+	b, _ := os.ReadFile("/proc/sys/kernel/random/boot_id")
+	return strings.TrimSpace(string(b))
+}
+
+// foreignLock reports whether a lock naming kernel boot id boot, last
+// written at mtime, may be a live run's on another machine sharing the
+// folder, whose flock this kernel cannot see: written by another kernel
+// while this one was up. One written before this kernel booted was left
+// by an earlier boot, whose runs are gone.
+func foreignLock(boot string, mtime time.Time) bool {
+	self := bootID()
+	if boot == "" || self == "" || boot == self {
+		return false
+	}
+	var si unix.Sysinfo_t
+	if unix.Sysinfo(&si) != nil {
+		return true
+	}
+	return mtime.After(time.Now().Add(-time.Duration(si.Uptime) * time.Second))
 }
 
 // release removes the lock file, if it is still this lock's (a usage
@@ -398,7 +436,8 @@ func settleKilledRun(dir string, pid int) error {
 // run-folder lock nobody holds, of runs killed without a word, removes
 // their locks and says so in one line on w. A lock younger than 2 s, or
 // naming no pid, is left: a run may be taking it (lockRunFolder opens,
-// then locks, then writes its pid).
+// then locks, then writes its pid); so is one another kernel wrote
+// while this one was up (foreignLock: a lab guest's, over 9p).
 func settleKilledSiblings(self string, w io.Writer) {
 	parent := filepath.Dir(filepath.Clean(self))
 	ents, err := os.ReadDir(parent)
@@ -424,8 +463,8 @@ func settleKilledSiblings(self string, w io.Writer) {
 			f.Close() // a live run's
 			continue
 		}
-		pid := readPid(f)
-		if pid == 0 {
+		pid, boot := readLockOwner(f)
+		if pid == 0 || foreignLock(boot, st.ModTime()) {
 			f.Close()
 			continue
 		}

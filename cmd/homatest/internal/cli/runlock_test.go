@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/homatest/homatest/harness"
 )
 
@@ -175,5 +177,57 @@ func TestRemoveDeadRunsLeftovers(t *testing.T) {
 	}
 	if _, err := os.Stat(freshLock); err != nil {
 		t.Errorf("the lock being reserved is gone: %v", err)
+	}
+}
+
+// TestForeignLockLeftAlone: flock does not cross a 9p share, so a run
+// folder a homatest lab guest writes looks unlocked from the host
+// (helper-195: a host run beside a live guest run marked it killed and
+// deleted its capture spools). A lock names its kernel's boot id: one
+// another kernel wrote while this one was up is left alone, and a run
+// refuses to take its folder over; one from before this boot is a dead
+// run's and is settled as before. This run's own lock names its boot id.
+func TestForeignLockLeftAlone(t *testing.T) {
+	parent := t.TempDir()
+	self := filepath.Join(parent, "self")
+	pid := deadPid(t)
+	const otherBoot = "00000000-1111-2222-3333-444444444444"
+	mk := func(name string, mtime time.Time) string {
+		d := filepath.Join(parent, name)
+		os.MkdirAll(filepath.Join(d, "pass-1"), 0o755)
+		os.WriteFile(filepath.Join(d, runFolderLockFile), []byte(strconv.Itoa(pid)+" "+otherBoot+"\n"), 0o644)
+		os.WriteFile(filepath.Join(d, "pass-1", ".capture-h1-p1-in.spool"), []byte("x"), 0o644)
+		os.Chtimes(filepath.Join(d, runFolderLockFile), mtime, mtime)
+		return d
+	}
+	guest := mk("guest", time.Now().Add(-time.Minute))
+	var si unix.Sysinfo_t
+	if err := unix.Sysinfo(&si); err != nil {
+		t.Fatal(err)
+	}
+	earlier := mk("earlier-boot", time.Now().Add(-time.Duration(si.Uptime)*time.Second-time.Hour))
+	var w bytes.Buffer
+	settleKilledSiblings(self, &w)
+	if _, err := os.Stat(filepath.Join(guest, "pass-1", ".capture-h1-p1-in.spool")); err != nil {
+		t.Errorf("the guest run's spool was removed: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(guest, harness.InterruptedFile)); err == nil {
+		t.Error("the guest run was marked interrupted")
+	}
+	if want := "homatest: marked 1 run folder interrupted (killed: their runs ended without releasing their locks; partial captures' temporary files removed): " + earlier + "\n"; w.String() != want {
+		t.Errorf("settled: %q, want %q", w.String(), want)
+	}
+	if _, _, err := lockRunFolder(guest); err == nil || !strings.Contains(err.Error(), "may be in use by a run on another machine that shares the folder") {
+		t.Errorf("taking the guest run's folder: %v", err)
+	}
+	os.MkdirAll(self, 0o755)
+	l, _, err := lockRunFolder(self)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.release()
+	b, _ := os.ReadFile(filepath.Join(self, runFolderLockFile))
+	if want := strconv.Itoa(os.Getpid()) + " " + bootID() + "\n"; string(b) != want || bootID() == "" {
+		t.Errorf("this run's lock holds %q, want %q", b, want)
 	}
 }
