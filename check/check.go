@@ -402,7 +402,7 @@ func checkFile(o Options, file string) FileReport {
 	if v == wire.VersionAuto {
 		v = params.Wire // decode as the profile's format: unmarked packets then break WIRE-004, not the decoder
 	}
-	ro := pcap.ReaderOptions{Version: v, IPv6HostShifts: shift, ICMP: true, Progress: o.Progress, Context: ctx}
+	ro := pcap.ReaderOptions{Version: v, IPv6HostShifts: shift, IPv6UnknownShift: params.IPv6PrioShift, ICMP: true, Progress: o.Progress, Context: ctx}
 	judge := spec.Judge{Profile: profile, Params: params, Rules: rules, CaptureDrops: o.CaptureDrops, OneDirection: true}
 	run, err := runGuessed(file, ro, &plan, guessed, o.CapturePoint, judge)
 	if err != nil {

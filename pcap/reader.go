@@ -43,6 +43,10 @@ type ReaderOptions struct {
 	// IPv6HostShifts gives the shift (4 or 5) of IPv6 source hosts known
 	// in advance (DetectIPv6Shifts); others are found as they come.
 	IPv6HostShifts IPv6Shifts
+	// IPv6UnknownShift, when not 0, is the shift (4 or 5) of a host whose
+	// own is not known yet (the profile's ipv6_prio_shift, which names the
+	// hosts' build): its packets then have no Frame.PrioEither.
+	IPv6UnknownShift uint8
 	// MaxSegData is max_seg_data in bytes, used to split GSO DATA frames
 	// into segments; 0 means 1424 for IPv4 and 1404 for IPv6 (MTU 1500).
 	MaxSegData int
@@ -569,6 +573,9 @@ func (r *Reader) decode(data []byte, ci gopacket.CaptureInfo, lt layers.LinkType
 	p, err := wire.Decode(payload, wire.DecodeOptions{Version: r.o.Version, IPProto: f.IPProto, WireLen: wireLen, Partial: true})
 	if ipv == 6 {
 		f.PrioShift = r.ipv6Shift(f.Src, f.TOS)
+		if f.PrioShift == 0 {
+			f.PrioShift = r.o.IPv6UnknownShift
+		}
 		if f.PrioEither = f.PrioShift == 0; f.PrioEither {
 			f.PrioShift = wire.IPv6PriorityShift(p.Version())
 		}

@@ -769,7 +769,7 @@ var openEventStream = func(path string, ro pcap.ReaderOptions) (spec.EventStream
 // alive, not the run's length; captures out of time order (which the
 // views' sort must reorder) are read whole instead.
 func judgeHosts(ctx context.Context, judge spec.Judge, sentPath, deliveredPath string, version wire.Version, hosts []netip.Addr) ([]spec.HostReport, error) {
-	ro := pcap.ReaderOptions{Version: version}
+	ro := pcap.ReaderOptions{Version: version, IPv6UnknownShift: judge.Params.IPv6PrioShift}
 	open := func(path string) func() (spec.EventStream, error) {
 		return func() (spec.EventStream, error) { return openEventStream(path, ro) }
 	}

@@ -111,7 +111,7 @@ func Verify(judge spec.Judge, peers ...*Peer) (*spec.Report, []*Packet, error) {
 	if err := WritePcapng(&buf, peers...); err != nil {
 		return nil, nil, err
 	}
-	r, err := pcap.NewReader(&buf, pcap.ReaderOptions{Version: judge.Params.Wire})
+	r, err := pcap.NewReader(&buf, pcap.ReaderOptions{Version: judge.Params.Wire, IPv6UnknownShift: judge.Params.IPv6PrioShift})
 	if err != nil {
 		return nil, nil, err
 	}
