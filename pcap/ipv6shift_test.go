@@ -33,14 +33,16 @@ func writeFrames(t testing.TB, frames ...[]byte) []byte {
 // linux_6.13.9, shift 4). Host A (shift 4) sends a DATA at priority 6
 // (0x60, which shift 5 writes for priority 3); host B's CUTOFFS (0xE0)
 // fixes B at 5 and leaves A's next DATA either (PrioEither, read with
-// shift 5); A's own CUTOFFS (0x70) fixes A at 4. DetectIPv6Shifts finds both up front, and
-// a forced shift applies to every host.
+// shift 5); A's own CUTOFFS (0x70) fixes A at 4. DetectIPv6Shifts finds
+// both up front, and a forced shift applies to every host. Then B changes
+// builds: its 0x70 switches it to shift 4, and its next 0x60 is level 6.
 func TestIPv6ShiftPerHost(t *testing.T) {
 	dataA := buildFrame(t, FrameSpec{Src: addr6A, Dst: addr6B, Priority: 6, IPv6Shift: 4}, sampleFields()[0], wire.EncodeOptions{SetMarks: true})
 	cutA := buildFrame(t, FrameSpec{Src: addr6A, Dst: addr6B, Priority: 7, IPv6Shift: 4}, sampleFields()[5], wire.EncodeOptions{SetMarks: true})
 	cutB := buildFrame(t, FrameSpec{Src: addr6B, Dst: addr6A, Priority: 7, IPv6Shift: 5}, sampleFields()[5], wire.EncodeOptions{SetMarks: true})
 	dataB := buildFrame(t, FrameSpec{Src: addr6B, Dst: addr6A, Priority: 3, IPv6Shift: 5}, sampleFields()[0], wire.EncodeOptions{SetMarks: true})
-	capture := writeFrames(t, dataA, cutB, dataA, cutA, dataA, dataB)
+	cutB4 := buildFrame(t, FrameSpec{Src: addr6B, Dst: addr6A, Priority: 7, IPv6Shift: 4}, sampleFields()[5], wire.EncodeOptions{SetMarks: true})
+	capture := writeFrames(t, dataA, cutB, dataA, cutA, dataA, dataB, cutB4, dataB)
 	type read struct {
 		prio, shift uint8
 		either      bool
@@ -56,7 +58,7 @@ func TestIPv6ShiftPerHost(t *testing.T) {
 			got = append(got, read{f.Priority, f.PrioShift, f.PrioEither})
 		}
 	}
-	want := []read{{3, 5, true}, {7, 5, false}, {3, 5, true}, {7, 4, false}, {6, 4, false}, {3, 5, false}}
+	want := []read{{3, 5, true}, {7, 5, false}, {3, 5, true}, {7, 4, false}, {6, 4, false}, {3, 5, false}, {7, 4, false}, {6, 4, false}}
 	if got := readAll(ReaderOptions{}); !slices.Equal(got, want) {
 		t.Errorf("latched host by host: {priority, shift} %v, want %v", got, want)
 	}
@@ -65,11 +67,11 @@ func TestIPv6ShiftPerHost(t *testing.T) {
 	if wantShifts := (IPv6Shifts{addr6A: 4, addr6B: 5}); err != nil || !maps.Equal(shifts, wantShifts) {
 		t.Errorf("DetectIPv6Shifts = %v, %v; want %v", shifts, err, wantShifts)
 	}
-	want = []read{{6, 4, false}, {7, 5, false}, {6, 4, false}, {7, 4, false}, {6, 4, false}, {3, 5, false}}
+	want = []read{{6, 4, false}, {7, 5, false}, {6, 4, false}, {7, 4, false}, {6, 4, false}, {3, 5, false}, {7, 4, false}, {6, 4, false}}
 	if got := readAll(ReaderOptions{IPv6HostShifts: shifts}); !slices.Equal(got, want) {
 		t.Errorf("detected in advance: %v, want %v", got, want)
 	}
-	want = []read{{6, 4, false}, {14 & 7, 4, false}, {6, 4, false}, {7, 4, false}, {6, 4, false}, {6, 4, false}}
+	want = []read{{6, 4, false}, {14 & 7, 4, false}, {6, 4, false}, {7, 4, false}, {6, 4, false}, {6, 4, false}, {7, 4, false}, {6, 4, false}}
 	if got := readAll(ReaderOptions{IPv6PriorityShift: 4}); !slices.Equal(got, want) {
 		t.Errorf("forced shift 4: %v, want %v", got, want)
 	}

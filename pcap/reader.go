@@ -31,14 +31,17 @@ type ReaderOptions struct {
 	// IPv6 traffic class (4 or 5) of every host. 0 means auto, host by
 	// host: HomaModule main writes priority<<5 since 548056f and
 	// priority<<4 before (linux_6.13.9 among them), and one capture may
-	// hold both builds (a rolling upgrade; homatest's tester against an
-	// older module). A host's shift is IPv6HostShifts' entry, else fixed by
-	// its first IPv6 Homa packet whose traffic class can only have been
-	// written with one shift (IPv6ShiftOf: bit 4 set is 4, bit 7 set is 5;
-	// control packets, always at level 7, are 0x70 or 0xE0). A packet of a
-	// host whose shift is not known yet and whose class fits both has
-	// Frame.PrioEither set (priority p under shift 5 is 2p under shift 4)
-	// and Priority read with wire.IPv6PriorityShift of its version. DetectIPv6Shifts finds the hosts' shifts in advance.
+	// hold both builds (homatest's tester against an older module, a
+	// rolling upgrade). A host's shift is that of its latest IPv6 Homa
+	// packet whose traffic class only one shift writes (IPv6ShiftOf: bit 4
+	// set is 4, bit 7 set is 5; control packets, always at level 7, are
+	// 0x70 or 0xE0), so a host that changes builds mid-capture is
+	// followed; before its first such packet, IPv6HostShifts' entry, else
+	// IPv6UnknownShift. A packet of a host whose shift is still unknown and
+	// whose class fits both has Frame.PrioEither set (priority p under
+	// shift 5 is 2p under shift 4) and Priority read with
+	// wire.IPv6PriorityShift of its version. DetectIPv6Shifts finds the
+	// hosts' first shifts in advance.
 	IPv6PriorityShift uint8
 	// IPv6HostShifts gives the shift (4 or 5) of IPv6 source hosts known
 	// in advance (DetectIPv6Shifts); others are found as they come.
@@ -698,20 +701,25 @@ func (r *Reader) ipv6Shift(src netip.Addr, tc uint8) uint8 {
 	if r.o.IPv6PriorityShift != 0 {
 		return r.o.IPv6PriorityShift
 	}
+	if u := IPv6ShiftOf(tc); u != 0 {
+		// A class only one shift writes names the host's shift from here
+		// on, even against an earlier one: a host may change builds
+		// mid-capture (a rolling upgrade, a module reloaded).
+		if r.shift6[src] != u {
+			if r.shift6 == nil {
+				r.shift6 = IPv6Shifts{}
+			}
+			r.shift6[src] = u
+		}
+		r.last6, r.lastShift6 = src, u
+		return u
+	}
 	if src == r.last6 && r.lastShift6 != 0 {
 		return r.lastShift6
 	}
 	s := r.shift6[src]
 	if s == 0 {
 		s = r.o.IPv6HostShifts[src]
-	}
-	if s == 0 {
-		if s = IPv6ShiftOf(tc); s != 0 {
-			if r.shift6 == nil {
-				r.shift6 = IPv6Shifts{}
-			}
-			r.shift6[src] = s
-		}
 	}
 	r.last6, r.lastShift6 = src, s
 	return s

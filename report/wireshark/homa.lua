@@ -383,14 +383,16 @@ local function segments(tvb, p, wirelen, maxseg)
 		badpos, badhave, badwant, maxseg)
 end
 
--- The IPv6 priority shift of each source host, latched from its first
--- IPv6 Homa packet whose traffic class only one shift can produce (bit 4
--- set: 4; bit 7 set: 5), as homatest decode detects it: one capture may
--- hold HomaModule builds before and after 548056f. On a two-pass read
--- (tshark -2, or Wireshark's display after loading) every frame uses its
--- host's shift from the whole capture.
-local shift6 = {}
-function homa.init() shift6 = {} end
+-- The IPv6 priority shift of each source host, as homatest decode reads
+-- it (one capture may hold HomaModule builds before and after 548056f):
+-- that of the host's latest IPv6 Homa packet whose traffic class only one
+-- shift can produce (bit 4 set: 4; bit 7 set: 5), so a host that changes
+-- builds is followed; before its first such packet, the shift of that
+-- first one. The first pass records each frame's (at6) and each host's
+-- first (first6); a later dissection of a frame (tshark -2, Wireshark's
+-- display after loading) reads them.
+local cur6, first6, at6 = {}, {}, {}
+function homa.init() cur6, first6, at6 = {}, {}, {} end
 
 local function shift_of(tc)
 	if tc % 32 >= 16 then return 4 end
@@ -412,12 +414,12 @@ local function ip_header()
 	return ver, best.value
 end
 
-local function priority(ver, tos, v, src)
+local function priority(ver, tos, v, known)
 	if ver == 4 then return math.floor(tos / 32) end
 	local shift = homa.prefs.ipv6_shift
-	if shift == 0 then shift = shift6[src] or 0 end
+	if shift == 0 then shift = known end
 	if shift == 0 then
-		if v == "2024" then shift = 4 else shift = 5 end
+		if v == "2024" or v == "2025" then shift = 4 else shift = 5 end
 	end
 	return math.floor(tos / 2 ^ shift) % 8
 end
@@ -530,8 +532,19 @@ local function dissect(tvb, pinfo, tree, proto, hijacked)
 	end
 	pinfo.cols.protocol = "Homa"
 	local ver, tos = ip_header()
-	local src = tostring(pinfo.src)
-	if ver == 6 and (shift6[src] or 0) == 0 then shift6[src] = shift_of(tos) end
+	local known = 0
+	if ver == 6 then
+		local src = tostring(pinfo.src)
+		if not pinfo.visited then
+			local u = shift_of(tos)
+			if u ~= 0 then
+				cur6[src] = u
+				if first6[src] == nil then first6[src] = u end
+			end
+			at6[pinfo.number] = cur6[src]
+		end
+		known = at6[pinfo.number] or first6[src] or 0
+	end
 	local p, err = decode(tvb, proto, wirelen)
 	local segs, nseg = nil, 1
 	if p ~= nil and p.t == C.TYPE_DATA then
@@ -540,7 +553,7 @@ local function dissect(tvb, pinfo, tree, proto, hijacked)
 		segs, err = segments(tvb, p, wirelen, maxseg)
 		if segs == nil then p = nil else nseg = #segs end
 	end
-	local prio = priority(ver, tos, p and p.v, src)
+	local prio = priority(ver, tos, p and p.v, known)
 	if p == nil then
 		local t = tree:add(homa, tvb(), "Homa, decode error")
 		if caplen >= 2 then t:add(F["homa.sport"], tvb(0, 2)) end

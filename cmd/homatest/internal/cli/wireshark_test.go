@@ -528,11 +528,12 @@ func edgeCorpus(t *testing.T) string {
 	// the shift from the capture before printing, the dissector on its
 	// second pass. The other host writes with shift 5 (a capture of builds
 	// before and after HomaModule 548056f): each host's shift is its own,
-	// so its 0x40 is level 2, not 4.
+	// so its 0x40 is level 2, not 4; then it changes builds (0x70: shift 4
+	// from there on), and its 0x20 is level 2 again.
 	for _, tc := range []struct {
 		src         netip.Addr
 		prio, shift uint8
-	}{{c6, 2, 4}, {c6, 3, 4}, {s6, 2, 5}, {s6, 7, 5}} {
+	}{{c6, 2, 4}, {c6, 3, 4}, {s6, 2, 5}, {s6, 7, 5}, {s6, 7, 4}, {s6, 2, 4}} {
 		common := cl(40)
 		if tc.src == s6 {
 			common = sv(40)
