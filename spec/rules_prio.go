@@ -61,8 +61,8 @@ func cutoffsFor(c *Ctx, e *Event, v uint16) ([8]uint32, bool) {
 // HomaModule homa_incoming.c homa_cutoffs_pkt, homa_peer.c
 // homa_unsched_priority).
 func cutoffsMayBeUnseen(c *Ctx, e *Event, v uint16) bool {
-	if v == 0 || e.Priority == 0 || int(e.Priority) > c.P.NumPriorities-1 {
-		return false
+	if levels := uint16(1)<<max(0, c.P.NumPriorities) - 2; v == 0 || e.PriorityBits()&levels == 0 {
+		return false // no reading of e's level is 1 to num_priorities-1
 	}
 	for _, s := range c.T.CutoffVersions(e.Src, e.Dst) {
 		if s.Version == v {
