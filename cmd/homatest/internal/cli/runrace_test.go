@@ -48,8 +48,8 @@ func TestRunRefusedChangesNothing(t *testing.T) {
 		t.Errorf("the live run's pass-1/pass.json: %q, %v; want it untouched", b, err)
 	}
 	lockPath := filepath.Join(dir, runFolderLockFile)
-	if b, err := os.ReadFile(lockPath); strings.TrimSpace(string(b)) != strconv.Itoa(os.Getpid()) {
-		t.Errorf("the live run's lock holds %q (%v); want its pid", b, err)
+	if b, err := os.ReadFile(lockPath); string(b) != strconv.Itoa(os.Getpid())+" "+bootID()+"\n" {
+		t.Errorf("the live run's lock holds %q (%v); want its pid and boot id", b, err)
 	}
 	if f, err := os.Open(lockPath); err != nil {
 		t.Errorf("the live run's lock: %v", err)
