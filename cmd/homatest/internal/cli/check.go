@@ -75,9 +75,13 @@ Findings at frames a tester marked as broken on purpose (pcapng comment
 "homatest tester: deliberate ...") are charged to the tester and do not fail.
 
 Parameters come from a profile (--profile: linux = HomaModule main,
-linux-2024 = linux_6.1.38, upstream; auto picks by wire format) and can be
-overridden one by one with --param NAME=VALUE (names are HomaModule's sysctl
-names: unsched_bytes, resend_ticks, ...; see "homatest spec params"). Timing
+linux-2024 = linux_6.1.38, linux-2025 = main 2024-12..2025-07 and
+linux_6.10.6, upstream; auto picks by wire format) and can be overridden
+one by one with --param NAME=VALUE (names are HomaModule's sysctl names:
+unsched_bytes, resend_ticks, ...; see "homatest spec params"). IPv6
+priorities: each host's shift is detected from its traffic classes; a host
+that never sent a class only one shift writes is judged "level p or 2p"
+unless --param ipv6_prio_shift=4 or 5 names its build. Timing
 rules allow the slack parameter on top of their bounds and report the slack
 they used. --infer-params prints the values the capture implies next to the
 profile's; whenever a check finds violations it infers them too, and a

@@ -40,7 +40,7 @@ fetched with apt-get download and unpacked into the cache folder
 boots another bzImage; --modules gives its lib/modules/VERSION folder.
 
 QEMU (Debian: qemu-system-x86) uses KVM when /dev/kvm works, software
-emulation (TCG) otherwise: then a boot takes 30-60 s and everything runs 10-50x
+emulation (TCG) otherwise: then a boot takes 12-60 s and everything runs 10-50x
 slower. The guest is a child of this process and dies with it.
 
 The homatest binary must be linked statically (CGO_ENABLED=0 go build);
