@@ -38,10 +38,14 @@ func (f *Frame) AppendText(b []byte, start time.Time, i int) []byte {
 	b = appendEndpoint(b, f.Src, c.Sport(), len(f.Raw) >= 2)
 	b = append(b, " > "...)
 	b = appendEndpoint(b, f.Dst, c.Dport(), len(f.Raw) >= 4)
-	if f.Err != nil {
-		return fmt.Appendf(b, " p%d decode error: %v", f.Priority, f.Err)
+	b = fmt.Appendf(b, " p%d", f.Priority)
+	if alt, ok := f.PriorityOr(); ok {
+		b = fmt.Appendf(b, "/%d", alt)
 	}
-	b = fmt.Appendf(b, " p%d %s id %d", f.Priority, f.Packet.Type(), c.SenderID())
+	if f.Err != nil {
+		return fmt.Appendf(b, " decode error: %v", f.Err)
+	}
+	b = fmt.Appendf(b, " %s id %d", f.Packet.Type(), c.SenderID())
 	if f.Hijacked {
 		b = append(b, " hijacked"...)
 	}
@@ -134,29 +138,32 @@ func appendEndpoint(b []byte, a netip.Addr, port uint16, havePort bool) []byte {
 // ack, cutoff_version, retransmit, seg, offset, priority, length,
 // unsched_cutoffs, num_acks, acks ...).
 type JSONPacket struct {
-	File     string      `json:"file,omitempty"`
-	Frame    int         `json:"frame"`
-	Segment  int         `json:"segment,omitempty"`  // 1-based, GSO frames only
-	Segments int         `json:"segments,omitempty"` // GSO frames only
-	Time     time.Time   `json:"time"`
-	RelTime  float64     `json:"rel_time"` // seconds since the first Homa packet of the file
-	Src      netip.Addr  `json:"src"`
-	Dst      netip.Addr  `json:"dst"`
-	Sport    *uint16     `json:"sport,omitempty"` // absent if not captured
-	Dport    *uint16     `json:"dport,omitempty"`
-	IPProto  uint8       `json:"ip_proto"`
-	TOS      uint8       `json:"tos"`
-	Priority uint8       `json:"priority"`
-	Hijacked bool        `json:"hijacked,omitempty"`
-	Wire     string      `json:"wire,omitempty"`
-	Type     string      `json:"type,omitempty"`
-	SenderID uint64      `json:"sender_id"`
-	Role     string      `json:"role,omitempty"`
-	Offset   *uint32     `json:"offset,omitempty"`   // DATA: effective offset of the segment
-	DataLen  *int        `json:"data_len,omitempty"` // DATA: bytes in the segment
-	Assumed  bool        `json:"segment_size_assumed,omitempty"`
-	Header   wire.Fields `json:"header,omitempty"`
-	Error    string      `json:"error,omitempty"`
+	File     string     `json:"file,omitempty"`
+	Frame    int        `json:"frame"`
+	Segment  int        `json:"segment,omitempty"`  // 1-based, GSO frames only
+	Segments int        `json:"segments,omitempty"` // GSO frames only
+	Time     time.Time  `json:"time"`
+	RelTime  float64    `json:"rel_time"` // seconds since the first Homa packet of the file
+	Src      netip.Addr `json:"src"`
+	Dst      netip.Addr `json:"dst"`
+	Sport    *uint16    `json:"sport,omitempty"` // absent if not captured
+	Dport    *uint16    `json:"dport,omitempty"`
+	IPProto  uint8      `json:"ip_proto"`
+	TOS      uint8      `json:"tos"`
+	Priority uint8      `json:"priority"`
+	// PriorityOr is the other reading of an IPv6 class whose sender's
+	// shift is not known (Frame.PriorityOr; 0: none).
+	PriorityOr uint8       `json:"priority_or,omitempty"`
+	Hijacked   bool        `json:"hijacked,omitempty"`
+	Wire       string      `json:"wire,omitempty"`
+	Type       string      `json:"type,omitempty"`
+	SenderID   uint64      `json:"sender_id"`
+	Role       string      `json:"role,omitempty"`
+	Offset     *uint32     `json:"offset,omitempty"`   // DATA: effective offset of the segment
+	DataLen    *int        `json:"data_len,omitempty"` // DATA: bytes in the segment
+	Assumed    bool        `json:"segment_size_assumed,omitempty"`
+	Header     wire.Fields `json:"header,omitempty"`
+	Error      string      `json:"error,omitempty"`
 }
 
 // JSON returns the JSON form of segment i (see AppendText) of f. In a GSO
@@ -168,6 +175,7 @@ func (f *Frame) JSON(start time.Time, i int) JSONPacket {
 		Src: f.Src, Dst: f.Dst, IPProto: f.IPProto,
 		TOS: f.TOS, Priority: f.Priority, Hijacked: f.Hijacked,
 	}
+	j.PriorityOr, _ = f.PriorityOr()
 	if len(f.Raw) >= 4 {
 		sp, dp := c.Sport(), c.Dport()
 		j.Sport, j.Dport = &sp, &dp

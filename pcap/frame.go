@@ -212,3 +212,15 @@ func (s *Stats) NonHoma() int {
 	}
 	return n
 }
+
+// PriorityOr returns the other reading of the level of a frame with
+// PrioEither (its IPv6 sender's shift not known: the class read with
+// shift 4 instead of 5, or 5 instead of 4) and whether there is one that
+// differs from Priority. decode prints it after Priority ("p3/6").
+func (f *Frame) PriorityOr() (uint8, bool) {
+	if !f.PrioEither {
+		return 0, false
+	}
+	other := f.TOS >> (9 - f.PrioShift) & 7
+	return other, other != f.Priority
+}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"maps"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -206,6 +207,31 @@ func TestSkipIPv6Ext(t *testing.T) {
 		proto, rest, skipped, frag, later := skipIPv6Ext(c.next, c.in)
 		if proto != c.proto || skipped != c.skipped || frag != c.frag || later != c.later || len(rest) != len(c.in)-skipped {
 			t.Errorf("%s: proto %d skipped %d frag %v later %v rest %d bytes; want %d %d %v %v", c.name, proto, skipped, frag, later, len(rest), c.proto, c.skipped, c.frag, c.later)
+		}
+	}
+}
+
+// TestPriorityOrPrinted: decode shows both readings of a level whose
+// sender's shift is unknown ("p3/6": 0x60 is level 3 with shift 5, 6
+// with shift 4), in JSON as priority_or; a forced shift prints one.
+func TestPriorityOrPrinted(t *testing.T) {
+	data := buildFrame(t, FrameSpec{Src: addr6A, Dst: addr6B, Priority: 6, IPv6Shift: 4}, sampleFields()[0], wire.EncodeOptions{SetMarks: true})
+	capture := writeFrames(t, data)
+	for _, c := range []struct {
+		o    ReaderOptions
+		text string
+		or   uint8
+	}{{ReaderOptions{}, " p3/6 DATA ", 6}, {ReaderOptions{IPv6PriorityShift: 4}, " p6 DATA ", 0}} {
+		r, _ := NewReader(bytes.NewReader(capture), c.o)
+		f, err := r.Next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s := string(f.AppendText(nil, f.Time, 0)); !strings.Contains(s, c.text) {
+			t.Errorf("shift %d: %q, want %q in it", c.o.IPv6PriorityShift, s, c.text)
+		}
+		if j := f.JSON(f.Time, 0); j.PriorityOr != c.or {
+			t.Errorf("shift %d: priority_or %d, want %d", c.o.IPv6PriorityShift, j.PriorityOr, c.or)
 		}
 	}
 }

@@ -1,7 +1,9 @@
 package spec
 
 import (
+	"fmt"
 	"net/netip"
+	"strconv"
 	"time"
 
 	"github.com/homatest/homatest/spec/wire"
@@ -163,6 +165,20 @@ func (e *Event) PriorityBits() uint16 {
 		b |= 1<<(e.TOS>>5&7) | 1<<(e.TOS>>4&15)
 	}
 	return b
+}
+
+// levelText is e's level for a finding: the number, and on IPv6 the
+// traffic class and the shift it was read with (or both readings when
+// the sender's shift is not known), since a level read with the wrong
+// shift looks like a wrong level (0x60 is 3 with shift 5, 6 with 4).
+func (e *Event) levelText() string {
+	if !e.IPv6() || e.PrioShift == 0 {
+		return strconv.Itoa(int(e.Priority))
+	}
+	if e.PrioEither {
+		return fmt.Sprintf("%d or %d (traffic class 0x%02x; the sender's shift is not known: --param ipv6_prio_shift names it)", e.TOS>>5&7, e.TOS>>4&15, e.TOS)
+	}
+	return fmt.Sprintf("%d (traffic class 0x%02x read with shift %d)", e.Priority, e.TOS, e.PrioShift)
 }
 
 // AtPriority reports whether e may have been sent at level p

@@ -84,7 +84,7 @@ func prioRules() []*Rule {
 			Capture:   "IPv4 TOS is set through a socket-wide field; a rare wrong value can be a race in HomaModule itself",
 			Property: Each{Types: controlTypes, Partial: true, Check: func(c *Ctx, e *Event) Result {
 				if want := uint8(c.P.NumPriorities - 1); !e.AtPriority(want) {
-					return Violation("%s at priority %d, want %d", e.Type(), e.Priority, want)
+					return Violation("%s at priority %s, want %d", e.Type(), e.levelText(), want)
 				}
 				return Pass()
 			}},
@@ -128,7 +128,7 @@ func prioRules() []*Rule {
 					return Unsure("DATA carries cutoff_version %d, but no CUTOFFS with that version from %v is in the capture and the profile's is %d", v, e.Dst, c.P.CutoffVersion)
 				}
 				if want := UnschedPriority(cut, c.P.NumPriorities, d.MessageLength()); !e.AtPriority(want) {
-					res := Violation("unscheduled DATA of a %d-byte message at priority %d, want %d from cutoffs version %d %v", d.MessageLength(), e.Priority, want, v, cut)
+					res := Violation("unscheduled DATA of a %d-byte message at priority %s, want %d from cutoffs version %d %v", d.MessageLength(), e.levelText(), want, v, cut)
 					if !cutoffsMayBeUnseen(c, e, v) {
 						return res.Alone()
 					}
@@ -157,7 +157,7 @@ func prioRules() []*Rule {
 					return Unsure("restart DATA carries cutoff_version %d, but no CUTOFFS with that version from %v is in the capture", d.CutoffVersion(), e.Dst)
 				}
 				if want := UnschedPriority(cut, c.P.NumPriorities, d.MessageLength()); !e.AtPriority(want) {
-					return Violation("request restarted after RPC_UNKNOWN at priority %d, want the unscheduled level %d for %d bytes", e.Priority, want, d.MessageLength())
+					return Violation("request restarted after RPC_UNKNOWN at priority %s, want the unscheduled level %d for %d bytes", e.levelText(), want, d.MessageLength())
 				}
 				return Pass()
 			}},

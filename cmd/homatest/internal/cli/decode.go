@@ -60,7 +60,8 @@ Nov 2025 (linux_6.1.38, linux_6.13.9) and priority<<5 since, and a capture
 may hold both. By default each host's shift is taken from its IPv6 Homa
 packets whose traffic class only one shift can produce (e.g. control
 packets, always at level 7: 0x70 or 0xE0); a host that sent none is printed
-with its format's usual shift (4 for the 2024 and 2025 formats, else 5).
+with its format's usual shift (4 for the 2024 and 2025 formats, else 5),
+then the other reading: p3/6 (JSON priority_or).
 --ipv6-prio-shift forces one shift for every host.
 
 --rpc ID or ID@CLIENT prints only the packets of that RPC (the client's id
