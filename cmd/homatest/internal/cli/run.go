@@ -375,7 +375,7 @@ func (o *runOpts) run(cmd *cobra.Command) error {
 			return o.endReports(&ExitError{Code: ExitViolations, Err: fmt.Errorf("pass %d: %s; logs in %s", i, res.IUTFailure, filepath.Join(o.artifacts, name))})
 		}
 		if specsRun(res) == 0 { // nothing ran
-			msg := "no spec matched " + o.selection() + " (homatest spec list shows the rule IDs; areas: wire, grant, resend, ack, cutoffs, robustness, workload)"
+			msg := "no spec matched " + o.selection() + " (--focus takes text of a spec's name, case and all, e.g. GRANT-long-request; --label-filter an area (wire, grant, resend, ack, cutoffs, robustness, workload, ipv6), a level or a rule ID; a run's report lists the names, homatest spec list the rule IDs)"
 			if h := conformance.FocusHint(o.focus, res.Specs); h != "" {
 				msg += "; " + h
 			}
