@@ -33,48 +33,38 @@ func TestSendmsgArgsLayout(t *testing.T) {
 	}
 }
 
+// TestRecvmsgArgsLayout checks struct homa_recvmsg_args of both user
+// APIs, each through its ABI's encode and decode: main's is 88 bytes,
+// num_bpages @16, reserved @20, bpage_offsets @24; linux_6.1.38's is 120
+// bytes, flags @16 (the agent asks for requests and responses),
+// num_bpages @48, _pad @52, bpage_offsets @56.
 func TestRecvmsgArgsLayout(t *testing.T) {
 	a := recvmsgArgs{ID: 7, Cookie: 0xAABBCCDD00112233, NumBpages: 3}
 	for i := range a.BpageOffsets {
 		a.BpageOffsets[i] = uint32(i+1) * homaBpageSize
 	}
-	b := a.encode()
-	if len(b) != 88 {
-		t.Fatalf("homa_recvmsg_args is %d bytes, want 88", len(b))
-	}
-	if binary.NativeEndian.Uint64(b[0:]) != 7 || binary.NativeEndian.Uint64(b[8:]) != a.Cookie ||
-		binary.NativeEndian.Uint32(b[16:]) != 3 || binary.NativeEndian.Uint32(b[20:]) != 0 ||
-		binary.NativeEndian.Uint32(b[24:]) != homaBpageSize || binary.NativeEndian.Uint32(b[84:]) != 16*homaBpageSize {
-		t.Errorf("homa_recvmsg_args = % x", b)
-	}
-	if got := decodeRecvmsgArgs(&b); got != a {
-		t.Errorf("decode = %+v, want %+v", got, a)
-	}
-}
-
-// TestRecvmsgArgs2024Layout follows linux_6.1.38's homa.h: struct
-// homa_recvmsg_args is 120 bytes, flags @16 (the agent asks for requests
-// and responses), num_bpages @48, _pad @52, bpage_offsets @56.
-func TestRecvmsgArgs2024Layout(t *testing.T) {
-	a := recvmsgArgs{ID: 7, Cookie: 0xAABBCCDD00112233, NumBpages: 3}
-	for i := range a.BpageOffsets {
-		a.BpageOffsets[i] = uint32(i+1) * homaBpageSize
-	}
-	b := a.encode2024()
-	if len(b) != 120 {
-		t.Fatalf("homa_recvmsg_args is %d bytes, want 120", len(b))
-	}
-	if binary.NativeEndian.Uint64(b[0:]) != 7 || binary.NativeEndian.Uint64(b[8:]) != a.Cookie ||
-		binary.NativeEndian.Uint32(b[16:]) != homaRecvmsgRequest|homaRecvmsgResponse ||
-		binary.NativeEndian.Uint32(b[48:]) != 3 || binary.NativeEndian.Uint32(b[52:]) != 0 ||
-		binary.NativeEndian.Uint32(b[56:]) != homaBpageSize || binary.NativeEndian.Uint32(b[116:]) != 16*homaBpageSize {
-		t.Errorf("homa_recvmsg_args = % x", b)
-	}
-	if got := decodeRecvmsgArgs2024(&b); got != a {
-		t.Errorf("decode = %+v, want %+v", got, a)
-	}
-	if got := abi2024.decodeRecv(abi2024.encodeRecv(&a)); got != a || abi2024.recvLen != 120 {
-		t.Errorf("abi2024 round trip = %+v", got)
+	for _, c := range []struct {
+		name                  string
+		abi                   *homaABI
+		n, num, zero, offsets int
+		flags                 int // offset of flags, -1: none
+	}{
+		{"main", abiMain, 88, 16, 20, 24, -1},
+		{"linux_6.1.38", abi2024, 120, 48, 52, 56, 16},
+	} {
+		b := c.abi.encodeRecv(&a)
+		if len(b) != c.n || c.abi.recvLen != c.n {
+			t.Fatalf("%s: homa_recvmsg_args is %d bytes (recvLen %d), want %d", c.name, len(b), c.abi.recvLen, c.n)
+		}
+		if binary.NativeEndian.Uint64(b[0:]) != 7 || binary.NativeEndian.Uint64(b[8:]) != a.Cookie ||
+			binary.NativeEndian.Uint32(b[c.num:]) != 3 || binary.NativeEndian.Uint32(b[c.zero:]) != 0 ||
+			binary.NativeEndian.Uint32(b[c.offsets:]) != homaBpageSize || binary.NativeEndian.Uint32(b[c.offsets+60:]) != 16*homaBpageSize ||
+			c.flags >= 0 && binary.NativeEndian.Uint32(b[c.flags:]) != homaRecvmsgRequest|homaRecvmsgResponse {
+			t.Errorf("%s: homa_recvmsg_args = % x", c.name, b)
+		}
+		if got := c.abi.decodeRecv(b); got != a {
+			t.Errorf("%s: decode = %+v, want %+v", c.name, got, a)
+		}
 	}
 }
 

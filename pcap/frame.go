@@ -221,6 +221,6 @@ func (f *Frame) PriorityOr() (uint8, bool) {
 	if !f.PrioEither {
 		return 0, false
 	}
-	other := f.TOS >> (9 - f.PrioShift) & 7
+	other := wire.PriorityFromTrafficClass(f.TOS, 9-f.PrioShift) // 4 ↔ 5
 	return other, other != f.Priority
 }

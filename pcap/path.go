@@ -325,7 +325,7 @@ func Damage(st Stats, err error) (*DamagedError, error) {
 }
 
 // StreamPath reads the capture at path and calls fn for every spec event,
-// in capture order (o.IPv6PriorityShift as found by PrescanPath). It
+// in capture order (o.IPv6HostShifts as found by PrescanPath). It
 // returns the reader's stats and a *DamagedError for a damaged file (fn
 // has seen every event before the damage), or ErrNoHoma.
 func StreamPath(path string, o ReaderOptions, fn func(*spec.Event)) (Stats, error) {

@@ -705,6 +705,9 @@ func (r *Reader) ipv6Shift(src netip.Addr, tc uint8) uint8 {
 		// A class only one shift writes names the host's shift from here
 		// on, even against an earlier one: a host may change builds
 		// mid-capture (a rolling upgrade, a module reloaded).
+		if src == r.last6 && r.lastShift6 == u {
+			return u
+		}
 		if r.shift6[src] != u {
 			if r.shift6 == nil {
 				r.shift6 = IPv6Shifts{}
@@ -778,7 +781,7 @@ func DetectIPv6Shifts(r *Reader) (IPv6Shifts, error) {
 	}
 }
 
-// DetectFrames bounds the frames DetectIPv6Shift and DetectFormat read.
+// DetectFrames bounds the frames DetectIPv6Shifts and DetectFormat read.
 const DetectFrames = 100000
 
 // DetectFormat reads up to DetectFrames frames of r (a fresh Reader; it is

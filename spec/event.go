@@ -162,7 +162,7 @@ func (e *Event) IPv6() bool { return e.Src.Is6() && !e.Src.Is4In6() }
 func (e *Event) PriorityBits() uint16 {
 	b := uint16(1) << (e.Priority & 15)
 	if e.PrioEither {
-		b |= 1<<(e.TOS>>5&7) | 1<<(e.TOS>>4&15)
+		b |= 1<<wire.PriorityFromTrafficClass(e.TOS, 5) | 1<<wire.PriorityFromTrafficClass(e.TOS, 4)
 	}
 	return b
 }
@@ -176,7 +176,7 @@ func (e *Event) levelText() string {
 		return strconv.Itoa(int(e.Priority))
 	}
 	if e.PrioEither {
-		return fmt.Sprintf("%d or %d (traffic class 0x%02x; the sender's shift is not known: --param ipv6_prio_shift names it)", e.TOS>>5&7, e.TOS>>4&15, e.TOS)
+		return fmt.Sprintf("%d or %d (traffic class 0x%02x; the sender's shift is not known: --param ipv6_prio_shift names it)", wire.PriorityFromTrafficClass(e.TOS, 5), wire.PriorityFromTrafficClass(e.TOS, 4), e.TOS)
 	}
 	return fmt.Sprintf("%d (traffic class 0x%02x read with shift %d)", e.Priority, e.TOS, e.PrioShift)
 }
