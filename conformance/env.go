@@ -106,7 +106,8 @@ func (e *Env) replyDelayPort(ctx context.Context, d time.Duration) (uint16, erro
 }
 
 // openPeer opens a tester peer on tester host i, at its IPv6 address when
-// v6 (Testers6), that answers stale DATA with CUTOFFS as a HomaModule
+// v6 (Testers6), reading the IUT's IPv6 priority levels with its
+// profile's shift (tester.Peer.SetIPv6Shift), that answers stale DATA with CUTOFFS as a HomaModule
 // host holding the IUT's cutoffs and cutoff_version would (the version a
 // tester's DATA carries): once per IUT tick per peer, the limit shared by
 // every peer of the host's address. The peer's packets are marked in the
@@ -122,6 +123,9 @@ func (e *Env) openPeer(i int, v6 bool) (*tester.Peer, error) {
 	}
 	p := tester.New(tr, e.Clock)
 	p.SetWire(e.Params().Wire)
+	// The IUT's IPv6 levels as it writes them: priority<<4 before
+	// HomaModule 548056f (its profile says), <<5 since.
+	p.SetIPv6Shift(e.Params().IPv6PrioShift)
 	p.AnswerCutoffs(e.cutoffsHost(p.Addr()))
 	e.addPeer(p)
 	return p, nil

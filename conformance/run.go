@@ -526,32 +526,10 @@ func Run(t GinkgoTestingT, o Options) (*Result, error) {
 		t = &failer{}
 	}
 	RegisterFailHandler(Fail)
-	sc, rc := GinkgoConfiguration()
-	// One order for every pass: Ginkgo shuffles top-level containers by
-	// its seed, and in the simulator the order decides the IUT's state
-	// (RPC ids, peers known) each spec starts from, so a fixed seed makes
-	// passes repeat exactly (and a rerun command runs what failed).
-	sc.RandomizeAllSpecs = false
-	sc.RandomSeed = 1
-	sc.LabelFilter = o.LabelFilter
-	if o.Rules != "" {
-		f, err := rulesFilter(o.Rules)
-		if err != nil {
-			return nil, err
-		}
-		if sc.LabelFilter != "" {
-			f = "(" + sc.LabelFilter + ") && " + f
-		}
-		sc.LabelFilter = f
+	sc, rc, err := suiteConfig(o)
+	if err != nil {
+		return nil, err
 	}
-	for _, f := range o.Focus {
-		if f != "" {
-			sc.FocusStrings = append(sc.FocusStrings, focusRegexp(f))
-		}
-	}
-	rc.NoColor = true
-	rc.Succinct = !o.Verbose
-	rc.Verbose = o.Verbose
 	if o.JUnit != "" {
 		abs, err := filepath.Abs(o.JUnit)
 		if err != nil {
@@ -608,6 +586,42 @@ func Run(t GinkgoTestingT, o Options) (*Result, error) {
 		res.Specs = append(res.Specs, judgeRunCapture(env.RunCapture, env.IUT.Info(), env.Profile, env.Virtual))
 	}
 	return res, nil
+}
+
+// suiteConfig is Ginkgo's configuration of a pass with o: its order,
+// and the specs o's LabelFilter, Rules and Focus select (Run and List
+// select alike). Every field it uses is set, not added to, so a
+// configuration left by an earlier List does not leak into it. Errors: a
+// bad Rules pattern.
+func suiteConfig(o Options) (types.SuiteConfig, types.ReporterConfig, error) {
+	sc, rc := GinkgoConfiguration()
+	// One order for every pass: Ginkgo shuffles top-level containers by
+	// its seed, and in the simulator the order decides the IUT's state
+	// (RPC ids, peers known) each spec starts from, so a fixed seed makes
+	// passes repeat exactly (and a rerun command runs what failed).
+	sc.RandomizeAllSpecs = false
+	sc.RandomSeed = 1
+	sc.LabelFilter = o.LabelFilter
+	if o.Rules != "" {
+		f, err := rulesFilter(o.Rules)
+		if err != nil {
+			return sc, rc, err
+		}
+		if sc.LabelFilter != "" {
+			f = "(" + sc.LabelFilter + ") && " + f
+		}
+		sc.LabelFilter = f
+	}
+	sc.FocusStrings = nil
+	for _, f := range o.Focus {
+		if f != "" {
+			sc.FocusStrings = append(sc.FocusStrings, focusRegexp(f))
+		}
+	}
+	rc.NoColor = true
+	rc.Succinct = !o.Verbose
+	rc.Verbose = o.Verbose
+	return sc, rc, nil
 }
 
 // judgedAny reports whether a spec among specs ran to a verdict (passed

@@ -31,8 +31,16 @@ type Transport interface {
 // RecvTimestamps), the kernel's receive time (zero otherwise; a Host
 // keeps its own clock and ignores it).
 type Received struct {
-	Src    netip.Addr
-	Prio   uint8
+	Src  netip.Addr
+	Prio uint8
+	// TOS is the IPv4 TOS byte or the IPv6 traffic class the packet
+	// arrived with, when HasTOS (rawip reports it). Prio is the
+	// transport's reading of it: the precedence bits, for IPv6 with
+	// HomaModule's current shift (priority<<5); a reader that knows the
+	// sender wrote priority<<4 (HomaModule before 548056f) reads TOS
+	// again (the conformance tester, by the IUT's profile).
+	TOS    uint8
+	HasTOS bool
 	Packet []byte
 	At     time.Time
 }

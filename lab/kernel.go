@@ -81,7 +81,7 @@ func Fetch(ctx context.Context, pkg, cache string) (Kernel, error) {
 	dl := exec.CommandContext(ctx, "apt-get", "download", pkg)
 	dl.Dir = tmp
 	if out, err := dl.CombinedOutput(); err != nil {
-		return Kernel{}, fmt.Errorf("lab: apt-get download %s: %v: %s (run apt-get update, or pass --kernel IMAGE --modules DIR)", pkg, err, lastLine(out))
+		return Kernel{}, fmt.Errorf("lab: apt-get download %s: %v: %s (run apt-get update; apt-cache search linux-image lists the kernel packages; or pass --kernel IMAGE --modules DIR)", pkg, err, lastLine(out))
 	}
 	debs, _ := filepath.Glob(filepath.Join(tmp, "*.deb"))
 	if len(debs) != 1 {

@@ -312,6 +312,8 @@ func kvmUsable() bool {
 	return true
 }
 
+// defaults checks cfg's kernel image and the rest (Check), filling in the
+// defaults.
 func (cfg *Config) defaults() error {
 	if cfg.Kernel.Image == "" {
 		return errors.New("lab: no kernel image")
@@ -319,6 +321,15 @@ func (cfg *Config) defaults() error {
 	if _, err := os.Stat(cfg.Kernel.Image); err != nil {
 		return fmt.Errorf("lab: kernel image: %w", err)
 	}
+	return cfg.Check()
+}
+
+// Check checks everything of cfg but its kernel, filling in the defaults:
+// QEMU on the PATH, a static busybox and homatest, the working folder and
+// the accelerator. Run calls it; a caller about to fetch a kernel (Fetch
+// downloads about 100 MB on first use) calls it first, so that a setup
+// that cannot boot is refused before. Errors say what to install or pass.
+func (cfg *Config) Check() error {
 	if cfg.QEMU == "" {
 		cfg.QEMU = "qemu-system-x86_64"
 	}
@@ -376,7 +387,7 @@ func (cfg *Config) defaults() error {
 		cfg.Accel = "auto"
 	case "auto", "kvm", "tcg":
 	default:
-		return fmt.Errorf("lab: accelerator %q: want auto, kvm or tcg", cfg.Accel)
+		return fmt.Errorf("lab: accelerator (--accel) %q: want auto, kvm or tcg", cfg.Accel)
 	}
 	if cfg.CPUs == 0 {
 		cfg.CPUs = 2

@@ -22,6 +22,11 @@ type FrameSpec struct {
 	Priority uint8
 	// IPv6Shift is the traffic-class shift (0 means by wire version).
 	IPv6Shift uint8
+	// TOS, when KeepTOS, is written as it is as the IPv4 TOS byte or the
+	// IPv6 traffic class (a received packet's own, whatever shift its
+	// sender used); Priority and IPv6Shift are then unused.
+	TOS     uint8
+	KeepTOS bool
 	// IPProto overrides the IP protocol (0 means the version's native one;
 	// set 6 for a TCP-hijacked frame).
 	IPProto uint8
@@ -72,7 +77,11 @@ func BuildFrame(buf gopacket.SerializeBuffer, s FrameSpec, f wire.Fields, o wire
 		ls = append(ls, eth)
 	}
 	if s.Src.Is4() {
-		ls = append(ls, &layers.IPv4{Version: 4, IHL: 5, TOS: wire.TOSForPriority(s.Priority), TTL: 64,
+		tos := wire.TOSForPriority(s.Priority)
+		if s.KeepTOS {
+			tos = s.TOS
+		}
+		ls = append(ls, &layers.IPv4{Version: 4, IHL: 5, TOS: tos, TTL: 64,
 			Flags: layers.IPv4DontFragment, Protocol: layers.IPProtocol(proto),
 			SrcIP: s.Src.AsSlice(), DstIP: s.Dst.AsSlice()})
 	} else {
@@ -80,7 +89,11 @@ func BuildFrame(buf gopacket.SerializeBuffer, s FrameSpec, f wire.Fields, o wire
 		if shift == 0 {
 			shift = wire.IPv6PriorityShift(v)
 		}
-		ls = append(ls, &layers.IPv6{Version: 6, TrafficClass: (s.Priority & 7) << shift, HopLimit: 64,
+		tc := (s.Priority & 7) << shift
+		if s.KeepTOS {
+			tc = s.TOS
+		}
+		ls = append(ls, &layers.IPv6{Version: 6, TrafficClass: tc, HopLimit: 64,
 			NextHeader: layers.IPProtocol(proto), SrcIP: s.Src.AsSlice(), DstIP: s.Dst.AsSlice()})
 	}
 	ls = append(ls, gopacket.Payload(enc))

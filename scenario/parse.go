@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
@@ -24,7 +25,11 @@ import (
 func Load(path string) (*Scenario, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("scenario: %v", err)
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err // "open FILE: " would say the file twice
+		}
+		return nil, fmt.Errorf("scenario %s: %v (give a scenario YAML file, e.g. scenario/testdata/w4-half-load.yaml)", path, err)
 	}
 	abs, err := filepath.Abs(path)
 	if err != nil {

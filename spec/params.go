@@ -326,7 +326,9 @@ func (p *Params) Set(name, value string) error {
 	default:
 		n, err := strconv.ParseUint(value, 10, 64)
 		if err != nil {
-			return fmt.Errorf("parameter %s: %q is not a non-negative integer", name, value)
+			// The field still holds the profile's value: an example.
+			cur := fmt.Sprint(f.Interface())
+			return fmt.Errorf("parameter %s: %q is not a whole number ≥ 0: give one such as %s=%s (the profile's; homatest spec params lists them)", name, value, name, cur)
 		}
 		if f.Kind() == reflect.Int {
 			if n > 1<<31 {
@@ -359,7 +361,7 @@ func (p *Params) Validate() error {
 	case p.MTU < 576:
 		return fmt.Errorf("parameter mtu: %d is below 576, the smallest MTU an IP host must accept", p.MTU)
 	case p.IPv6PrioShift != 0 && p.IPv6PrioShift != 4 && p.IPv6PrioShift != 5:
-		return fmt.Errorf("parameter ipv6_prio_shift: %d is not 4, 5 or 0 (either)", p.IPv6PrioShift)
+		return fmt.Errorf("parameter ipv6_prio_shift: %d: want 4 (HomaModule before 548056f), 5 (since) or 0 (either, told per host)", p.IPv6PrioShift)
 	}
 	return nil
 }

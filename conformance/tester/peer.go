@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/homatest/homatest/homa"
+	"github.com/homatest/homatest/pcap"
 	"github.com/homatest/homatest/spec/wire"
 )
 
@@ -20,8 +21,15 @@ type Packet struct {
 	Sent bool
 	// Src and Dst are the IP addresses.
 	Src, Dst netip.Addr
-	// Priority is the level from the IP precedence bits (0..7).
+	// Priority is the level (0..7): for a received IPv6 packet whose
+	// traffic class the transport reported (HasTOS), read with the IUT's
+	// shift (SetIPv6Shift), else the IP precedence bits.
 	Priority uint8
+	// TOS is the IPv4 TOS byte or IPv6 traffic class a received packet
+	// arrived with, when HasTOS (the transport reported it:
+	// homa.Received.HasTOS); captures write it as it was.
+	TOS    uint8
+	HasTOS bool
 	// Raw is the transport bytes (Homa header and payload); the Peer owns a
 	// private copy.
 	Raw []byte
@@ -55,6 +63,11 @@ type Peer struct {
 	clock Clock
 	local netip.Addr
 	wire  wire.Version // the format it sends and reads (SetWire)
+	// shift6 is the shift the IUT writes its IPv6 priority with
+	// (SetIPv6Shift; 0: either); learned6 the shift each IPv6 source's
+	// latest traffic class only one shift writes showed (ipv6Level).
+	shift6   uint8
+	learned6 map[netip.Addr]uint8
 
 	mu       sync.Mutex
 	log      []*Packet
@@ -86,8 +99,42 @@ func New(tr homa.Transport, clock Clock) *Peer {
 // time now.
 func (p *Peer) receiveBatch(pkts []homa.Received) {
 	for _, r := range pkts {
-		p.logReceived(r.Src, r.Prio, r.Packet, r.At)
+		p.logReceived(r, r.At)
 	}
+}
+
+// SetIPv6Shift makes the Peer read the priority level of a received IPv6
+// packet from its traffic class with shift s, the IUT's (its profile's
+// ipv6_prio_shift): 4 for HomaModule before 548056f (linux_6.13.9,
+// linux_6.1.38), 5 since. 0 (New's) means either: a source's shift is
+// that of its latest traffic class only one shift writes
+// (pcap.IPv6ShiftOf), else the Peer's wire format's
+// (wire.IPv6PriorityShift), as pcap's Reader reads a capture. Transports
+// that report no traffic class (homa.Received.HasTOS) give the level
+// their own way.
+func (p *Peer) SetIPv6Shift(s uint8) {
+	p.mu.Lock()
+	p.shift6 = s
+	p.mu.Unlock()
+}
+
+// ipv6Level is the level of an IPv6 packet from src with traffic class
+// tc, read as SetIPv6Shift says. Called with p.mu held.
+func (p *Peer) ipv6Level(src netip.Addr, tc uint8) uint8 {
+	s := p.shift6
+	if s == 0 {
+		if u := pcap.IPv6ShiftOf(tc); u != 0 {
+			if p.learned6 == nil {
+				p.learned6 = map[netip.Addr]uint8{}
+			}
+			p.learned6[src] = u
+		}
+		s = p.learned6[src]
+	}
+	if s == 0 {
+		s = wire.IPv6PriorityShift(p.wire)
+	}
+	return wire.PriorityFromTrafficClass(tc, s)
 }
 
 // SetWire makes the Peer send and read wire format v (New: the current
@@ -132,22 +179,27 @@ func (p *Peer) Clock() Clock { return p.clock }
 func (p *Peer) Now() time.Time { return p.clock.Now() }
 
 func (p *Peer) receive(src netip.Addr, prio uint8, pkt []byte) {
-	p.logReceived(src, prio, pkt, time.Time{})
+	p.logReceived(homa.Received{Src: src, Prio: prio, Packet: pkt}, time.Time{})
 }
 
-// logReceived logs one received packet (a copy of pkt) at time at (zero: the
-// clock's time now), answers it with CUTOFFS when asked to
-// (AnswerCutoffs) and wakes the waits.
-func (p *Peer) logReceived(src netip.Addr, prio uint8, pkt []byte, at time.Time) {
+// logReceived logs one received packet r (a copy of its bytes) at time at
+// (zero: the clock's time now), its IPv6 level read with the IUT's shift
+// (ipv6Level), answers it with CUTOFFS when asked to (AnswerCutoffs) and
+// wakes the waits.
+func (p *Peer) logReceived(r homa.Received, at time.Time) {
 	if at.IsZero() {
 		at = p.clock.Now()
 	}
-	rec := &Packet{At: at, Src: src, Dst: p.local, Priority: prio, Raw: append([]byte(nil), pkt...)}
+	src := r.Src
+	rec := &Packet{At: at, Src: src, Dst: p.local, Priority: r.Prio, TOS: r.TOS, HasTOS: r.HasTOS, Raw: append([]byte(nil), r.Packet...)}
 	rec.Pkt, rec.Err = wire.Decode(rec.Raw, wire.DecodeOptions{Version: p.Wire()})
 	p.mu.Lock()
 	if p.closed {
 		p.mu.Unlock()
 		return
+	}
+	if r.HasTOS && src.Is6() && !src.Is4In6() {
+		rec.Priority = p.ipv6Level(src, r.TOS)
 	}
 	p.log = append(p.log, rec)
 	p.arrivals++

@@ -83,7 +83,9 @@ func WritePcapng(w io.Writer, peers ...*Peer) error {
 	}
 	buf := gopacket.NewSerializeBuffer()
 	for _, r := range Merged(peers...) {
-		frame, err := pcap.BuildFrame(buf, pcap.FrameSpec{Src: r.Src, Dst: r.Dst, Priority: r.Priority},
+		// A received packet keeps the class its sender wrote (the IUT's
+		// shift); the Peer's own are written with its wire's.
+		frame, err := pcap.BuildFrame(buf, pcap.FrameSpec{Src: r.Src, Dst: r.Dst, Priority: r.Priority, TOS: r.TOS, KeepTOS: r.HasTOS},
 			rawFields(r.Raw), wire.EncodeOptions{Version: peers[owner[r]].Wire()})
 		if err != nil {
 			return fmt.Errorf("tester: frame %s: %w", r, err)

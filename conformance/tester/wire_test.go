@@ -2,10 +2,13 @@ package tester
 
 import (
 	"net/netip"
+	"slices"
 	"sync"
 	"testing"
 
+	"github.com/homatest/homatest/homa"
 	"github.com/homatest/homatest/pcap"
+	"github.com/homatest/homatest/spec"
 	"github.com/homatest/homatest/spec/wire"
 )
 
@@ -65,6 +68,70 @@ func TestPeerWire2024(t *testing.T) {
 		eachCaptureFrame(t, func(f *pcap.Frame) { protos = append(protos, f.IPProto) }, p)
 		if len(protos) != 2 || protos[0] != tc.ipProto || protos[1] != tc.ipProto {
 			t.Errorf("%s: capture IP protocols %v, want %d", tc.v, protos, tc.ipProto)
+		}
+	}
+}
+
+// batchTransport is a homa.BatchTransport at address local whose test
+// delivers batches (homa.Received, traffic class and all) to the Peer.
+type batchTransport struct {
+	loopTransport
+	local netip.Addr
+	batch func([]homa.Received)
+}
+
+func (b *batchTransport) LocalAddr() netip.Addr                   { return b.local }
+func (b *batchTransport) Headroom() int                           { return 0 }
+func (b *batchTransport) SendBatch([]homa.Transmit) error         { return nil }
+func (b *batchTransport) SetBatchHandler(h func([]homa.Received)) { b.batch = h }
+
+// TestPeerIPv6Shift: the Peer reads a received IPv6 packet's level with
+// the IUT profile's shift, and its capture keeps the traffic class the
+// IUT sent. HomaModule before 548056f (linux_6.13.9, the linux-2025
+// profile) writes level 6 as 0x60 (6<<4), which the transport's own
+// reading (shift 5) takes for level 3: the tester read 3 and wrote 3<<4,
+// 0x30, into its capture. Under main's profile (shift 5, or either) 0x60
+// is level 3, until the source's class showed shift 4 (0x70: bit 4 set).
+func TestPeerIPv6Shift(t *testing.T) {
+	iut6, local6 := netip.MustParseAddr("fd00::1"), netip.MustParseAddr("fd00::2")
+	for _, tc := range []struct {
+		profile string
+		classes []uint8 // traffic classes the IUT sends, in order
+		want    []uint8 // the levels read
+	}{
+		{"linux-2025", []uint8{0x60}, []uint8{6}},
+		{"linux-2024", []uint8{0x60, 0x70}, []uint8{6, 7}},
+		{"linux", []uint8{0x60}, []uint8{3}},
+		{"linux", []uint8{0xe0, 0x60}, []uint8{7, 3}},
+		// main's profile names no shift (either): a class only shift 4
+		// writes makes the source's later classes read with 4.
+		{"linux", []uint8{0x70, 0x60}, []uint8{7, 6}},
+	} {
+		prof, err := spec.LookupProfile(tc.profile)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tr := &batchTransport{local: local6}
+		p := New(tr, NewWallClock())
+		p.SetWire(prof.Params.Wire)
+		p.SetIPv6Shift(prof.Params.IPv6PrioShift)
+		for i, class := range tc.classes {
+			d, err := (&wire.DataFields{Common: wire.CommonFields{Sport: 4000, Dport: 33000, SenderID: 101},
+				MessageLength: 100, Incoming: 100, SegOffset: 0, Payload: make([]byte, 100)}).
+				AppendTo(nil, wire.EncodeOptions{Version: prof.Params.Wire, FixLengths: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			// Prio is the transport's own reading (shift 5), as rawip's.
+			tr.batch([]homa.Received{{Src: iut6, Prio: wire.PriorityFromTrafficClass(class, 5), TOS: class, HasTOS: true, Packet: d}})
+			if got := p.Log()[i]; got.Priority != tc.want[i] || got.Err != nil {
+				t.Errorf("%s: class 0x%02x read as level %d (%v), want %d", tc.profile, class, got.Priority, got.Err, tc.want[i])
+			}
+		}
+		var classes []uint8
+		eachCaptureFrame(t, func(f *pcap.Frame) { classes = append(classes, f.TOS) }, p)
+		if !slices.Equal(classes, tc.classes) {
+			t.Errorf("%s: the capture's traffic classes are %x, want the IUT's %x", tc.profile, classes, tc.classes)
 		}
 	}
 }

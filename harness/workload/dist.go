@@ -70,7 +70,7 @@ func ParseOptions(name string, o Options) (Dist, error) {
 	n := strings.ToLower(strings.TrimSpace(name))
 	if l, err := strconv.Atoi(n); err == nil {
 		if l < 1 {
-			return Dist{}, fmt.Errorf("workload: fixed size %d: must be at least 1 byte", l)
+			return Dist{}, fmt.Errorf("workload: fixed size %d: a message has at least 1 byte: give 1 or more, or w1..w5", l)
 		}
 		return Dist{name: n, points: []Point{{l, 1}}, mean: float64(l)}, nil
 	}

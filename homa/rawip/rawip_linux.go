@@ -346,22 +346,26 @@ func (t *Transport) readLoop() {
 // collect appends the first n packets of rx that are ours to got.
 func (t *Transport) collect(rx *rxBatch, n int, got []homa.Received) []homa.Received {
 	for i := range n {
-		src, dst, prio, p, at, ok := rx.packet(i)
+		src, dst, tos, p, at, ok := rx.packet(i)
 		// Raw sockets are not demultiplexed by destination reliably:
 		// with several hosts' addresses in one namespace, each socket
 		// may see the others' packets. Keep only ours.
 		if !ok || src == t.addr || dst != t.addr {
 			continue
 		}
+		prio := wire.PriorityFromTOS(tos)
+		if t.v6 {
+			prio = wire.PriorityFromTrafficClass(tos, wire.IPv6PriorityShift(wire.VersionCurrent))
+		}
 		// A kernel Homa peer's multi-segment frame reaches the core
 		// as the DATA packets it holds.
 		if segs := splitGSO(p, t.maxSeg); segs != nil {
 			for _, s := range segs {
-				got = append(got, homa.Received{Src: src, Prio: prio, Packet: s, At: at})
+				got = append(got, homa.Received{Src: src, Prio: prio, TOS: tos, HasTOS: true, Packet: s, At: at})
 			}
 			continue
 		}
-		got = append(got, homa.Received{Src: src, Prio: prio, Packet: p, At: at})
+		got = append(got, homa.Received{Src: src, Prio: prio, TOS: tos, HasTOS: true, Packet: p, At: at})
 	}
 	return got
 }
@@ -579,10 +583,11 @@ func (b *rxBatch) recvFn(fd uintptr) bool {
 	return true
 }
 
-// packet returns message i's source, destination, priority, Homa bytes
-// and kernel receive time (zero unless RecvTimestamps); ok is false for a
-// packet that is not a whole IP packet of the socket's protocol.
-func (b *rxBatch) packet(i int) (src, dst netip.Addr, prio uint8, pkt []byte, at time.Time, ok bool) {
+// packet returns message i's source, destination, IPv4 TOS byte or IPv6
+// traffic class, Homa bytes and kernel receive time (zero unless
+// RecvTimestamps); ok is false for a packet that is not a whole IP packet
+// of the socket's protocol.
+func (b *rxBatch) packet(i int) (src, dst netip.Addr, tos uint8, pkt []byte, at time.Time, ok bool) {
 	buf := b.bufs[i][:min(int(b.hdrs[i].Len), maxPacket)]
 	var tc uint8
 	var okDst bool
@@ -610,7 +615,7 @@ func (b *rxBatch) packet(i int) (src, dst netip.Addr, prio uint8, pkt []byte, at
 		// address, the destination and traffic class come in control
 		// messages.
 		src = netip.AddrFrom16(b.sa6[i].Addr)
-		return src, dst, wire.PriorityFromTrafficClass(tc, 5), buf, at, okDst
+		return src, dst, tc, buf, at, okDst
 	}
 	if len(buf) < ipv4.HeaderLen || buf[0]>>4 != 4 {
 		return
@@ -621,7 +626,7 @@ func (b *rxBatch) packet(i int) (src, dst netip.Addr, prio uint8, pkt []byte, at
 	}
 	src = netip.AddrFrom4([4]byte(buf[12:16]))
 	dst = netip.AddrFrom4([4]byte(buf[16:20]))
-	return src, dst, wire.PriorityFromTOS(buf[1]), buf[ihl:], at, true
+	return src, dst, buf[1], buf[ihl:], at, true
 }
 
 // RecvDrops returns the number of packets the kernel dropped for this

@@ -239,10 +239,10 @@ nothing).`,
 func (o *benchOpts) check() error {
 	var err error
 	if o.dist, err = workload.Parse(o.workload); err != nil {
-		return fmt.Errorf("--workload: %v", err)
+		return fmt.Errorf("--workload %q: %s", o.workload, strings.TrimPrefix(err.Error(), "workload: "))
 	}
 	if o.rateBps, err = netem.ParseRate(o.rate); err != nil {
-		return fmt.Errorf("--rate: %v", err)
+		return fmt.Errorf("--rate: %s", strings.TrimPrefix(err.Error(), "netem: "))
 	}
 	if o.rateBps == 0 {
 		return fmt.Errorf("--rate %q: the load is a fraction of the link rate: give a rate above 0 (e.g. 100mbit)", o.rate)
@@ -268,6 +268,10 @@ func (o *benchOpts) check() error {
 	}
 	par, err := parseParams(o.params)
 	if err != nil {
+		return err
+	}
+	// Refused before the hosts are built, as homatest run refuses them.
+	if err := checkRefParams(o.impl, par, "--param"); err != nil {
 		return err
 	}
 	o.homaPar = par

@@ -22,8 +22,13 @@ func TestBenchFlagErrors(t *testing.T) {
 		{[]string{"--workload", "w9"}, "--workload"},
 		// Above Homa's largest message: workload.Parse's one check, as
 		// for a scenario's dist (it used to be capped silently).
-		{[]string{"--workload", "2000000"}, "--workload: workload: fixed size 2000000: want 1..1000000 bytes"},
-		{[]string{"--rate", "fast"}, "--rate"},
+		{[]string{"--workload", "2000000"}, `--workload "2000000": fixed size 2000000: want 1..1000000 bytes`},
+		{[]string{"--workload", "0"}, `--workload "0": fixed size 0: a message has at least 1 byte: give 1 or more, or w1..w5`},
+		// The ref's refusal, before any host is built, named as run names it.
+		{[]string{"--env", "sim", "--param", "foo=1"}, `--param: unknown parameter "foo" (known: `},
+		{[]string{"--env", "sim", "--param", "unsched_bytes=0"}, "--param: homa: unsched_bytes 0: want 1 or more"},
+		{[]string{"collective", "--background", "w9"}, `--background "w9": unknown workload "w9": use w1, w2, w3, w4, w5`},
+		{[]string{"--rate", "fast"}, `--rate: rate "fast": want a number of bit/s with a unit`},
 		{[]string{"--rate", "0"}, "give a rate above 0"},
 		// tc's bytes/s (10gbps was 80 Gbit/s) and a forgotten unit (10
 		// bit/s simulated an hour of virtual time).

@@ -159,7 +159,10 @@ func TestCheckBadInput(t *testing.T) {
 		{"bad param", []string{"check", "--param", "nope=1", good}, "unknown parameter"},
 		{"negative tick", []string{"check", "--param", "tick=-1ms", good}, `parameter tick: "-1ms": the tick must be positive, e.g. 10ms`},
 		{"negative duration", []string{"check", "--param", "slack=-1ms", good}, `parameter slack: "-1ms" is negative: it must be 0 or positive, e.g. 1ms`},
-		{"bad param value", []string{"check", "--param", "resend_ticks=x", good}, "not a non-negative integer"},
+		// What to give instead, with the profile's value as an example.
+		{"bad param value", []string{"check", "--param", "resend_ticks=x", good}, `parameter resend_ticks: "x" is not a whole number ≥ 0: give one such as resend_ticks=`},
+		{"negative param", []string{"check", "--param", "resend_ticks=-1", good}, `parameter resend_ticks: "-1" is not a whole number ≥ 0: give one such as resend_ticks=`},
+		{"bad ipv6 shift", []string{"check", "--param", "ipv6_prio_shift=3", good}, "parameter ipv6_prio_shift: 3: want 4 (HomaModule before 548056f), 5 (since) or 0"},
 		{"param twice", []string{"check", "--param", "resend_ticks=1", "--param", "resend_ticks=2", good}, "resend_ticks is given twice"},
 		{"agent's tick name", []string{"check", "--param", "tick_ns=5000000", good}, `unknown parameter "tick_ns" (did you mean tick, a duration such as 5ms?)`},
 		{"bad rules", []string{"check", "--rules", "HOMA-NOPE-*", good}, "matches no rule"},

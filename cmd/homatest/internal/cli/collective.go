@@ -117,7 +117,7 @@ func (o *collectiveOpts) check() error {
 		return fmt.Errorf("--size: %v", err)
 	}
 	if o.rateBps, err = netem.ParseRate(o.rate); err != nil {
-		return fmt.Errorf("--rate: %v", err)
+		return fmt.Errorf("--rate: %s", strings.TrimPrefix(err.Error(), "netem: "))
 	}
 	switch {
 	case o.rateBps == 0:
@@ -164,7 +164,7 @@ func (o *collectiveOpts) check() error {
 	o.bg = workload.Dist{}
 	if o.background != "none" {
 		if o.bg, err = workload.Parse(o.background); err != nil {
-			return fmt.Errorf("--background: %v (or none)", err)
+			return fmt.Errorf("--background %q: %s (or none)", o.background, strings.TrimPrefix(err.Error(), "workload: "))
 		}
 	} else if slices.ContainsFunc(o.loadsF, func(v float64) bool { return v > 0 }) {
 		return fmt.Errorf("--loads %q with --background none: give only 0, or a background workload", o.loads)

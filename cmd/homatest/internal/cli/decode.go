@@ -104,10 +104,14 @@ and the exit code is 2 at the end, the error line naming each bad file.`,
 	f.StringVar(&o.wire, "wire", "auto", "wire format: auto, current, 2024, upstream or 2025 (see above)")
 	outputVar(f, &o.output, "json is one object per packet and one per file", "text", "json")
 	f.IntVar(&o.ipv6Shift, "ipv6-prio-shift", 0, "shift of the priority in the IPv6 traffic class: 4 or 5; 0 = detect")
+	wantValue(f, "ipv6-prio-shift", ipv6ShiftWant)
 	f.BoolVar(&o.summaryOnly, "summary-only", false, "print only the per-file summary")
 	f.StringVar(&o.rpc, "rpc", "", "print only the packets of this RPC: ID or ID@CLIENT (the client's id, as homatest rpcs prints it, or its server's sender_id, the client's id + 1)")
 	return cmd
 }
+
+// ipv6ShiftWant says what --ipv6-prio-shift takes.
+const ipv6ShiftWant = "4 (HomaModule before 548056f) or 5 (since), or 0 to detect"
 
 func runDecode(cmd *cobra.Command, o *decodeOpts, files []string) error {
 	v, err := wire.ParseVersion(o.wire)
@@ -115,7 +119,7 @@ func runDecode(cmd *cobra.Command, o *decodeOpts, files []string) error {
 		return usageErr(fmt.Errorf("--wire: %w", err))
 	}
 	if o.ipv6Shift != 0 && o.ipv6Shift != 4 && o.ipv6Shift != 5 {
-		return usageErr(fmt.Errorf("--ipv6-prio-shift %d: want 4 or 5 (or 0 to detect)", o.ipv6Shift))
+		return usageErr(fmt.Errorf("--ipv6-prio-shift %d: want %s", o.ipv6Shift, ipv6ShiftWant))
 	}
 	if o.rpc != "" {
 		sel, err := parseRPCSelector(o.rpc, false)

@@ -135,7 +135,7 @@ func TestDecodeErrors(t *testing.T) {
 		{"bad wire", []string{"decode", "--wire", "2026", good}, "want one of auto, current, 2024, upstream, 2025"},
 		{"bad output", []string{"decode", "-o", "xml", good}, "want text or json"},
 		{"no args", []string{"decode"}, "needs at least one capture file"},
-		{"bad shift", []string{"decode", "--ipv6-prio-shift", "300", good}, "want 4 or 5"},
+		{"bad shift", []string{"decode", "--ipv6-prio-shift", "300", good}, "--ipv6-prio-shift 300: want 4 (HomaModule before 548056f) or 5 (since), or 0 to detect"},
 		{"bad flag", []string{"decode", "--bogus", good}, "see homatest decode --help"},
 		{"bad good mix", []string{"decode", good, bad}, "not a pcap or pcapng file"},
 	}

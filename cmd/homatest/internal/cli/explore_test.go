@@ -189,7 +189,7 @@ func TestExploreUsageErrors(t *testing.T) {
 		{[]string{"explore", "--fault", "nope"}, `--fault "nope": no such fault knob`},
 		{[]string{"explore", "--level", "may"}, `--level "may": want must or should`},
 		{[]string{"explore", "--max-cases", "-1"}, "--max-cases -1"},
-		{[]string{"explore", "--replay", "nosuch.homa"}, "--replay: open nosuch.homa: no such file"},
+		{[]string{"explore", "--replay", "nosuch.homa"}, "--replay nosuch.homa: no such file or directory (give a failure-N-RULE.homa script of an explore run folder)"},
 		{[]string{"explore", "--env", "sim", "--replay", bad}, "script line 3: host h9 has no host line"},
 		{[]string{"explore", "--env", "sim", "--replay", bad, "--fault", "nope"}, `--fault "nope": no such fault knob`},
 	} {

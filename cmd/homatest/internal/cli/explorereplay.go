@@ -83,6 +83,9 @@ func (o *exploreOpts) faultsUsed(sc *explore.Script, used []explore.ReplayParam)
 
 // runReplay replays --replay's script.
 func (o *exploreOpts) runReplay(ctx context.Context, out io.Writer) error {
+	if err := checkInputFile("--replay", o.replay, "give a failure-N-RULE.homa script of an explore run folder"); err != nil {
+		return usageErr(err)
+	}
 	f, err := os.Open(o.replay)
 	if err != nil {
 		return usageErr(fmt.Errorf("--replay: %w", err))

@@ -82,18 +82,35 @@ QEMU or the kernel cannot be had.`,
 				cfg.Sysctls = append(cfg.Sysctls, sc)
 			}
 			for _, p := range insmod {
-				if _, err := os.Stat(p); err != nil {
-					return usageErr(fmt.Errorf("--insmod %s: %v", p, err))
+				if err := checkInputFile("--insmod", p, "give a module file built for the guest's kernel, e.g. HomaModule's homa.ko"); err != nil {
+					return usageErr(err)
 				}
 			}
-			ctx := cmd.Context()
-			switch {
-			case kernel != "":
+			if err := checkOutputFile("--console", console); err != nil {
+				return usageErr(err)
+			}
+			if kernel != "" {
 				if pkg != "" {
 					return usageErr(errors.New("--kernel and --kernel-package: give one"))
 				}
+				if err := checkInputFile("--kernel", kernel, "give a bzImage file, or drop --kernel to boot Debian's "+lab.DefaultPackage); err != nil {
+					return usageErr(err)
+				}
+			}
+			if modules != "" {
+				if st, err := os.Stat(modules); err != nil || !st.IsDir() {
+					return usageErr(fmt.Errorf("--modules %s: not a folder (give the kernel's lib/modules/VERSION folder)", modules))
+				}
+			}
+			// QEMU, busybox, a static homatest and --accel are checked
+			// before a kernel is fetched (about 100 MB on first use).
+			if err := cfg.Check(); err != nil {
+				return usageErr(err)
+			}
+			ctx := cmd.Context()
+			if kernel != "" {
 				cfg.Kernel = lab.Kernel{Image: kernel, Modules: modules}
-			default:
+			} else {
 				k, err := lab.Fetch(ctx, pkg, "")
 				if err != nil {
 					return usageErr(err)
@@ -111,6 +128,13 @@ QEMU or the kernel cannot be had.`,
 				}
 				defer f.Close()
 				consoleW = f
+				defer func() {
+					// A guest that never started wrote nothing: no
+					// empty log is left behind.
+					if st, err := f.Stat(); err == nil && st.Size() == 0 {
+						os.Remove(console)
+					}
+				}()
 			}
 			if verbose {
 				if consoleW != nil {

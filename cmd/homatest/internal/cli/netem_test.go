@@ -14,7 +14,8 @@ func TestNetemUsageErrors(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"netem", "set", "--dev", "x", "--rate", "fast"}, `rate "fast"`},
+		{[]string{"netem", "set", "--dev", "x", "--rate", "fast"}, `--rate: rate "fast": want a number of bit/s`},
+		{[]string{"netem", "set", "--dev", "lo", "--check", "--plan", "/no/such/plan.yaml"}, "--plan /no/such/plan.yaml: no such file or directory (give a fault plan YAML file"},
 		{[]string{"netem", "set", "--dev", "x", "--loss", "0.1", "--loss-ge", "0.1,0.2"}, "pick one loss model"},
 		{[]string{"netem", "set", "--dev", "x", "--loss-ge", "0.1"}, "want P,R"},
 		{[]string{"netem", "set", "--dev", "x", "--priorities", "9"}, "priorities = 9"},

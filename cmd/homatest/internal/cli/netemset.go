@@ -70,7 +70,7 @@ func (l *linkFlags) config() (netem.LinkConfig, error) {
 	if l.rate != "" {
 		r, err := netem.ParseRate(l.rate)
 		if err != nil {
-			return c, err
+			return c, fmt.Errorf("--rate: %s", strings.TrimPrefix(err.Error(), "netem: "))
 		}
 		c.Rate = r
 	}
@@ -137,6 +137,9 @@ func newNetemSetCmd() *cobra.Command {
 			}
 			var plan *netem.Plan
 			if l.plan != "" {
+				if err := checkInputFile("--plan", l.plan, "give a fault plan YAML file, as homatest netem set --help describes"); err != nil {
+					return usageErr(err)
+				}
 				data, err := os.ReadFile(l.plan)
 				if err != nil {
 					return usageErr(fmt.Errorf("--plan: %v", err))

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -85,6 +86,22 @@ func checkOutputFile(flag, path string) error {
 		return fmt.Errorf("%s %s: folder %s: %v (create it first, or write the file elsewhere)", flag, path, dir, errors.Unwrap(err))
 	}
 	return flagWriteErr(flag, path, atomicfile.Check(path))
+}
+
+// checkInputFile reports, before any work starts, an input file (flag
+// name, e.g. "--kernel") that cannot be read: "--kernel X: no such file
+// or directory (fix)", fix saying what to give instead.
+func checkInputFile(flag, path, fix string) error {
+	f, err := os.Open(path)
+	if err == nil {
+		f.Close()
+		return nil
+	}
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		err = pe.Err // "open X: " would say the path twice
+	}
+	return fmt.Errorf("%s %s: %v (%s)", flag, path, err, fix)
 }
 
 // flagWriteErr names the flag in an error writing its output file path:

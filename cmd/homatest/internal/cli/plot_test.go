@@ -79,6 +79,7 @@ func TestPlotErrors(t *testing.T) {
 		{[]string{"plot", real, "--rpc", "fast"}, `--rpc "fast": want an RPC id`},
 		{[]string{"plot", real, "--rpc", "4", "--wire", "v9"}, "--wire"},
 		{[]string{"plot", "--rpc", "4"}, "plot needs exactly one capture file"},
+		{[]string{"plot", filepath.Join(faultsDir, "WIRE-011-one-id-two-sockets.pcapng"), "--rpc", "99", "-o", filepath.Join(dir, "b.png")}, "no RPC with id 99 (1 RPC, id 10; see homatest rpcs)"},
 	} {
 		out, err, code := run(t, c.args...)
 		if code != 2 || err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {

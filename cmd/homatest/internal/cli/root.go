@@ -241,6 +241,17 @@ var flagKinds = map[string]string{
 	"bool":     "true or false",
 }
 
+// wantAnnotation, set on a flag (wantValue), says what its values look
+// like where its type's flagKinds entry would mislead (an int flag that
+// takes 4 or 5).
+const wantAnnotation = "homatest-want"
+
+// wantValue sets what a value of fs's flag name looks like, for the
+// error of a value its type cannot parse (flagValueError).
+func wantValue(fs *pflag.FlagSet, name, want string) {
+	fs.SetAnnotation(name, wantAnnotation, []string{want})
+}
+
 // flagValueError turns pflag's error for a value a flag's type cannot
 // parse (`invalid argument "abc" for "--seed" flag: strconv.ParseUint:
 // parsing "abc": invalid syntax`) into the flag, the value and what the
@@ -251,6 +262,9 @@ func flagValueError(err error) error {
 		return err
 	}
 	f := ive.GetFlag()
+	if want := f.Annotations[wantAnnotation]; len(want) == 1 {
+		return fmt.Errorf("--%s %q: want %s", f.Name, ive.GetValue(), want[0])
+	}
 	if want, ok := flagKinds[f.Value.Type()]; ok {
 		return fmt.Errorf("--%s %q: want %s", f.Name, ive.GetValue(), want)
 	}

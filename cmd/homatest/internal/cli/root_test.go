@@ -101,6 +101,8 @@ func TestFlagValueErrors(t *testing.T) {
 		{[]string{"bench", "--seed=-1"}, `--seed "-1": want a whole number ≥ 0 such as 7`},
 		{[]string{"explore", "--budget", "xyz"}, `--budget "xyz": want a duration such as 500ms, 90s or 5m`},
 		{[]string{"bench", "--load", "half"}, `--load "half": want a number such as 0.5`},
+		// An int flag whose values are few says them (it said "such as 8").
+		{[]string{"decode", "--ipv6-prio-shift", "abc", "x.pcap"}, `--ipv6-prio-shift "abc": want 4 (HomaModule before 548056f) or 5 (since), or 0 to detect`},
 	} {
 		_, err, code := run(t, c.args...)
 		if code != ExitUsage || err == nil || !strings.Contains(err.Error(), c.want) ||

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/homatest/homatest/internal/plural"
 	"github.com/homatest/homatest/pcap"
 	"github.com/homatest/homatest/report/seqplot"
 	"github.com/homatest/homatest/spec"
@@ -95,7 +96,11 @@ func someIDs(rpcs []*spec.RPC) string {
 		}
 		ids = append(ids, strconv.FormatUint(r.Key.ClientID, 10))
 	}
-	return fmt.Sprintf("%d RPCs, ids %s; see homatest rpcs", len(rpcs), strings.Join(ids, " "))
+	noun := "ids"
+	if len(rpcs) == 1 {
+		noun = "id"
+	}
+	return fmt.Sprintf("%s, %s %s; see homatest rpcs", plural.Of(len(rpcs), "RPC", "RPCs"), noun, strings.Join(ids, " "))
 }
 
 // matchesFrame reports whether frame f belongs to the RPC s names: the

@@ -2,12 +2,15 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"text/tabwriter"
 	"time"
 
 	"github.com/onsi/ginkgo/v2/types"
@@ -34,6 +37,7 @@ type runOpts struct {
 	keepRuns                             int
 	defaulted                            bool
 	matrix, verbose, nsWorkloads, strict bool
+	list                                 bool   // --list: print the specs, run none
 	passFile                             string // hidden: run one pass in this process
 	ctx                                  context.Context
 	// earlier are the pass folders and run files (report page,
@@ -68,6 +72,10 @@ func (o *runOpts) selection() string {
 	}
 	return strings.Join(given, " and ")
 }
+
+// selectionHelp says what --focus and --label-filter take, for a
+// selection that matched no spec.
+const selectionHelp = "--focus takes text of a spec's name, case and all, e.g. GRANT-long-request; --label-filter an area (wire, grant, resend, ack, cutoffs, robustness, workload, ipv6), a level or a rule ID; homatest run --list lists the specs, homatest spec list the rule IDs"
 
 // testHookBeforeLock, set by tests, runs between a run's look at its
 // folder and its lock: another run taking the folder there is the race
@@ -138,7 +146,9 @@ One run at a time uses a run folder (a lock in it names the run's pid; a
 run refused it changes nothing in it; the pass child holds the lock too
 and gets SIGTERM when its run dies; a killed run's lock is taken over). In namespaces a run first removes what
 killed runs left on the machine, never a live run's (homatest cleanup).`,
-		Example: `  homatest run
+		Example: `  homatest run --list                      # every spec's name for --focus, its area, level and rules
+  homatest run --list --label-filter ipv6 -o json
+  homatest run
   homatest run --label-filter 'grant && MUST'
   homatest run --rules 'HOMA-RESEND-*' -o json
   homatest run --fault no-grants            # expect failures citing HOMA-GRANT rules
@@ -162,6 +172,7 @@ killed runs left on the machine, never a live run's (homatest cleanup).`,
 	outputVar(f, &o.output, "the specs by area and every failure; html the report page (also written as report.html in the run folder)", "text", "json", "html")
 	f.StringVar(&o.artifacts, "artifacts", "", "run folder: per pass its whole capture (capture.pcapng; --mutation-matrix keeps none), failed specs' own captures, result.json and logs, and report.html (default: a new directory under homatest-runs/)")
 	f.IntVar(&o.keepRuns, "keep-runs", 20, "without --artifacts: once the run is done, remove the oldest of homatest run's folders under homatest-runs/ so that the newest N remain, this one included (only folders it made: named by time, holding passes, not in use; said on stderr); 0 keeps all")
+	f.BoolVar(&o.list, "list", false, "print the specs the run would select (one a line: short name for --focus, area, level, active or passive, whether this IUT and environment run it, rule IDs; -o json for machines) and run none")
 	f.BoolVar(&o.matrix, "mutation-matrix", false, "run one pass per fault knob and print which specs catch each")
 	f.BoolVar(&o.strict, "strict", false, "fail (exit 1) on failed SHOULD specs too, and (exit 2, INCOMPLETE) on specs not run (unsupported); by default they are warnings")
 	f.BoolVarP(&o.verbose, "verbose", "v", false, "keep Ginkgo's verbose log in the artifacts")
@@ -191,7 +202,10 @@ func (o *runOpts) validate() error {
 		return fmt.Errorf("--impl %s needs --env ns (the simulator runs only the built-in reference implementation)", o.impl)
 	case o.env == "sim" && o.nsWorkloads:
 		return errors.New("--ns-workloads runs the workload specs in namespaces: it needs --env ns (and root)")
-	case o.env == "ns" && os.Geteuid() != 0:
+	case o.list && (o.matrix || o.repeat != 1 || o.junit != "" || o.artifacts != "" || o.output == "html"):
+		return errors.New("--list prints the specs and runs none: drop --mutation-matrix, --repeat, --junit, --artifacts and -o html")
+	case o.env == "ns" && os.Geteuid() != 0 && !o.list: // listing builds nothing
+
 		return errors.New("--env ns builds network namespaces and needs root: run with sudo, or use --env sim")
 	case o.repeat < 1:
 		return fmt.Errorf("--repeat %d: want 1 or more", o.repeat)
@@ -272,12 +286,15 @@ func (o *runOpts) run(cmd *cobra.Command) error {
 		return conformance.RunPassFile(o.passFile)
 	}
 	if err := o.validate(); err != nil {
-		if o.output == "json" {
+		if o.output == "json" && !o.list {
 			// A CI job reading the JSON sees why nothing ran.
 			o.stdout, o.stderr = cmd.OutOrStdout(), cmd.ErrOrStderr()
 			return o.endReports(usageErr(err))
 		}
 		return usageErr(err)
+	}
+	if o.list {
+		return o.listSpecs(cmd.OutOrStdout())
 	}
 	defaulted := o.artifacts == ""
 	if defaulted {
@@ -375,7 +392,7 @@ func (o *runOpts) run(cmd *cobra.Command) error {
 			return o.endReports(&ExitError{Code: ExitViolations, Err: fmt.Errorf("pass %d: %s; logs in %s", i, res.IUTFailure, filepath.Join(o.artifacts, name))})
 		}
 		if specsRun(res) == 0 { // nothing ran
-			msg := "no spec matched " + o.selection() + " (--focus takes text of a spec's name, case and all, e.g. GRANT-long-request; --label-filter an area (wire, grant, resend, ack, cutoffs, robustness, workload, ipv6), a level or a rule ID; a run's report lists the names, homatest spec list the rule IDs)"
+			msg := "no spec matched " + o.selection() + " (" + selectionHelp + ")"
 			if h := conformance.FocusHint(o.focus, res.Specs); h != "" {
 				msg += "; " + h
 			}
@@ -608,4 +625,64 @@ func (o *runOpts) interrupted(err error) error {
 		return &ExitError{Code: 130, Err: fmt.Errorf("%s (and marking %s failed: %v)%s", msg, o.artifacts, merr, said)}
 	}
 	return &ExitError{Code: 130, Err: fmt.Errorf("%s; its partial folder %s is marked %s%s", msg, o.artifacts, harness.InterruptedFile, said)}
+}
+
+// listSpecs prints the specs the run's selection names, without running
+// any (conformance.List): text, one a line, or -o json. No spec selected
+// is the usage error a run gives.
+func (o *runOpts) listSpecs(out io.Writer) error {
+	specs, err := conformance.List(o.passOptions())
+	if err != nil {
+		return usageErr(err)
+	}
+	if len(specs) == 0 {
+		msg := "no spec matched " + o.selection() + " (" + selectionHelp + ")"
+		whole := o.passOptions()
+		whole.LabelFilter, whole.Rules, whole.Focus = "", "", nil
+		all, _ := conformance.List(whole) // as a pass's results, skipped ones included
+		var names []conformance.SpecResult
+		for _, s := range all {
+			names = append(names, conformance.SpecResult{Name: s.Name})
+		}
+		if h := conformance.FocusHint(o.focus, names); h != "" {
+			msg += "; " + h
+		}
+		return usageErr(errors.New(msg))
+	}
+	w := &errWriter{w: out}
+	if o.output == "json" {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		enc.Encode(specs)
+	} else {
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "NAME\tAREA\tLEVEL\tKIND\tRUNS\tRULES")
+		var whys []string // the reasons of RUNS "no", once each
+		n := 0
+		for _, s := range specs {
+			rules := strings.Join(s.Rules, ",")
+			if s.Kind == conformance.KindCapture {
+				rules = "(every rule, over the pass's whole capture)"
+			} else {
+				n++
+			}
+			if s.Why != "" && !slices.Contains(whys, s.Why) {
+				whys = append(whys, s.Why)
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", s.Short, s.Area, s.Level, s.Kind, s.Support, rules)
+		}
+		tw.Flush()
+		count := plural.Of(n, "spec", "specs")
+		if n < len(specs) {
+			count += " and " + conformance.RunCaptureShort
+		}
+		fmt.Fprintf(w, "%s; RUNS: yes, no or hello (the IUT's hello decides, by its capabilities and parameters); run one: homatest run --focus NAME\n", count)
+		for _, why := range whys {
+			fmt.Fprintf(w, "RUNS no: %s\n", why)
+		}
+	}
+	if w.err != nil {
+		return usageErr(fmt.Errorf("write output: %w", w.err))
+	}
+	return nil
 }

@@ -138,6 +138,9 @@ func TestRunUsageErrors(t *testing.T) {
 		{[]string{"run", "-o", "xml"}, `-o "xml"`},
 		{[]string{"run", "--mutation-matrix", "--fault", "no-grants"}, "drop --fault"},
 		{[]string{"run", "--env", "sim", "--focus", "no-such-spec-xyz"}, "no spec matched"},
+		{[]string{"run", "--list", "--focus", "GRANT-long"}, "--focus GRANT-long names no spec; the specs whose short names begin with it: GRANT-long-request, GRANT-long-response"},
+		{[]string{"run", "--list", "--repeat", "2"}, "--list prints the specs and runs none: drop --mutation-matrix, --repeat, --junit, --artifacts and -o html"},
+		{[]string{"run", "--list", "--artifacts", "x"}, "--list prints the specs and runs none"},
 		{[]string{"run", "--env", "sim", "--rules", "HOMA-NOPE-*"}, "no spec matched"},
 		{[]string{"run", "--env", "mem"}, "--env mem is gone: the simulator replaced the in-memory network; use --env sim"},
 		{[]string{"run", "--env", "qemu"}, `--env "qemu": want ns, sim or auto`},
@@ -279,6 +282,56 @@ func TestRunUsageErrorLeavesNothing(t *testing.T) {
 	}
 }
 
+// TestRunList: run --list prints every spec, one a line, with its area,
+// level, kind, whether the chosen IUT and environment run it, and its
+// rules, and runs none (no run folder); --focus and --label-filter
+// select as a run does.
+func TestRunList(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	out, err, code := run(t, "run", "--list", "--env", "sim")
+	if code != ExitOK {
+		t.Fatalf("run --list: exit %d, %v\n%s", code, err, out)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) != 1+92+1 || !strings.HasPrefix(lines[0], "NAME ") || !strings.HasPrefix(lines[len(lines)-1], "91 specs and RUN-capture; RUNS: yes, no or hello") {
+		t.Fatalf("want a header, 92 lines (91 specs and RUN-capture) and the count; got %d lines:\n%s", len(lines), out)
+	}
+	for _, want := range []string{
+		"GRANT-long-request  grant  MUST  active  hello  HOMA-GRANT-001,HOMA-GRANT-002,",
+		"CUTOFFS-stale  cutoffs  SHOULD  active  hello  HOMA-CUTOFF-002,HOMA-CUTOFF-005",
+		"WORKLOAD-incast  workload  MUST  passive  yes  HOMA-GRANT-002,HOMA-GRANT-003,HOMA-GRANT-005,HOMA-GRANT-009",
+		"RUN-capture  run  MUST  capture  yes  (every rule, over the pass's whole capture)",
+	} {
+		// Columns compared as words: their widths are the table's.
+		words := func(l string) string { return strings.Join(strings.Fields(l), " ") }
+		if !slices.ContainsFunc(lines, func(l string) bool { return strings.HasPrefix(words(l), words(want)) }) {
+			t.Errorf("run --list lacks a line %q", want)
+		}
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 0 {
+		t.Errorf("run --list left %v in its folder", ents)
+	}
+	// An IUT with an agent in namespaces without --ns-workloads has no
+	// bench for the passive specs: listed as not run, and why.
+	out, err, code = run(t, "run", "--list", "--env", "ns", "--impl", "linux", "--focus", "WORKLOAD-incast", "-o", "json")
+	if code != ExitOK {
+		t.Fatalf("run --list --impl linux: exit %d, %v\n%s", code, err, out)
+	}
+	var specs []conformance.SpecInfo
+	if err := json.Unmarshal([]byte(out), &specs); err != nil {
+		t.Fatalf("-o json: %v\n%s", err, out)
+	}
+	if len(specs) != 1 || specs[0].Short != "WORKLOAD-incast" || specs[0].Kind != "passive" || specs[0].Support != "no" || !strings.Contains(specs[0].Why, "--ns-workloads") {
+		t.Errorf("--impl linux --env ns --focus WORKLOAD-incast: %+v; want WORKLOAD-incast alone, passive, not run for want of --ns-workloads", specs)
+	}
+	// A selection lists what it selects, and no RUN-capture.
+	out, _, code = run(t, "run", "--list", "--env", "sim", "--label-filter", "ipv6")
+	if code != ExitOK || !strings.HasPrefix(strings.Split(strings.TrimSpace(out), "\n")[3], "IPV6-") || !strings.Contains(out, "\n3 specs; ") {
+		t.Errorf("run --list --label-filter ipv6: exit %d; want the 3 IPV6 specs:\n%s", code, out)
+	}
+}
+
 // keep the import used when the JSON shape changes
 var _ = conformance.Result{}
 
@@ -368,7 +421,8 @@ func TestRunSimNonDefaultParams(t *testing.T) {
 // TestRunSimRepeatIdentical: in the simulator, passes of the whole suite
 // (active and passive specs) give the same report, wall times aside, and
 // the same capture of the active specs, byte for byte: virtual time makes
-// the verdicts independent of the machine's load.
+// the verdicts independent of the machine's load. run --list names the
+// specs of a pass, in its order.
 func TestRunSimRepeatIdentical(t *testing.T) {
 	t.Setenv("HOMATEST_CLI_CHILD", "1")
 	dir := t.TempDir()
@@ -383,6 +437,24 @@ func TestRunSimRepeatIdentical(t *testing.T) {
 	}
 	if len(rep.Passes) != passes {
 		t.Fatalf("%d passes, want %d", len(rep.Passes), passes)
+	}
+	// run --list names the specs a pass runs, in its order, without
+	// running them.
+	lout, err, code := run(t, "run", "--list", "--env", "sim", "-o", "json")
+	if code != ExitOK {
+		t.Fatalf("run --list -o json: exit %d, %v\n%s", code, err, lout)
+	}
+	var listed []conformance.SpecInfo
+	if err := json.Unmarshal([]byte(lout), &listed); err != nil {
+		t.Fatalf("run --list -o json: %v\n%s", err, lout)
+	}
+	if len(listed) != len(rep.Passes[0].Specs) {
+		t.Errorf("run --list lists %d specs, the pass ran %d", len(listed), len(rep.Passes[0].Specs))
+	}
+	for i := range min(len(listed), len(rep.Passes[0].Specs)) {
+		if got, ran := listed[i], rep.Passes[0].Specs[i]; got.Name != ran.Name || got.Area != ran.Area || got.Level != ran.Level || !slices.Equal(got.Rules, ran.Rules) && got.Kind != conformance.KindCapture {
+			t.Errorf("run --list's spec %d is %+v; the pass ran %s (%s %s %v)", i, got, ran.Name, ran.Area, ran.Level, ran.Rules)
+		}
 	}
 	var first []byte
 	var firstCap []byte

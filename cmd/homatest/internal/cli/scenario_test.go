@@ -99,7 +99,7 @@ func TestScenarioUsageErrors(t *testing.T) {
 	}{
 		{[]string{"scenario", "run", withManifest}, "line 1: iut.impl: manifest " + badManifest + `: name: "My Homa": use 1-40 lower-case letters`},
 		{[]string{"scenario", "run", badField}, `line 1: unknown field "speed" (workload.speed): check its spelling and indentation; known fields: dist, response, pattern`},
-		{[]string{"scenario", "run", filepath.Join(dir, "none.yaml")}, "no such file or directory"},
+		{[]string{"scenario", "run", filepath.Join(dir, "none.yaml")}, "scenario " + filepath.Join(dir, "none.yaml") + ": no such file or directory (give a scenario YAML file, e.g. scenario/testdata/w4-half-load.yaml)"},
 		{[]string{"scenario", "run", tcRPC}, "line 3: plan: link.backend tc cannot run this plan: plan rule 0: match.rpc: nftables cannot number RPCs"},
 		{[]string{"scenario", "run", withManifest, "-o", "xml"}, `-o "xml": want text, json or html`},
 		{[]string{"scenario", "run"}, "scenario run wants one scenario file, got 0 arguments"},

@@ -3,6 +3,8 @@ package cli
 import (
 	"bufio"
 	"fmt"
+	"os"
+	"path/filepath"
 
 	"github.com/spf13/cobra"
 
@@ -69,7 +71,13 @@ homatest check --annotate wrote as packet comments show as Expert Info.
 				}
 				return nil
 			}
-			if dir == "" {
+			if dir != "" {
+				// The folder given may be made, not its parents: a
+				// mistyped path would be made whole.
+				if st, err := os.Stat(filepath.Dir(dir)); err != nil || !st.IsDir() {
+					return usageErr(fmt.Errorf("--dir %s: no folder %s to make it in (create it first, or drop --dir for Wireshark's personal plugins folder)", dir, filepath.Dir(dir)))
+				}
+			} else {
 				d, err := wireshark.PluginDir()
 				if err != nil {
 					return usageErr(err)

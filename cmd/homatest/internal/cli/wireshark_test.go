@@ -680,4 +680,13 @@ func TestWiresharkDissectorCmd(t *testing.T) {
 	if _, err, code := run(t, "wireshark", "dissector", "--install", "--dir", "/proc/nope"); code != ExitUsage || !strings.Contains(err.Error(), "--dir") {
 		t.Errorf("--install into /proc: exit %d, %v", code, err)
 	}
+	// A --dir that does not exist is not created (a mistyped one was,
+	// parents and all).
+	missing := filepath.Join(t.TempDir(), "no", "plugins")
+	if _, err, code := run(t, "wireshark", "dissector", "--install", "--dir", missing); code != ExitUsage || err == nil || !strings.Contains(err.Error(), "--dir "+missing+": no folder "+filepath.Dir(missing)+" to make it in (create it first") {
+		t.Errorf("--install --dir %s: exit %d, %v; want 2 and no folder to make it in", missing, code, err)
+	}
+	if _, err := os.Stat(filepath.Dir(missing)); !os.IsNotExist(err) {
+		t.Errorf("--install --dir %s created %s (%v)", missing, filepath.Dir(missing), err)
+	}
 }

@@ -1,0 +1,78 @@
+package conformance
+
+import (
+	. "github.com/onsi/ginkgo/v2"
+	"github.com/onsi/ginkgo/v2/types"
+)
+
+// SpecInfo describes one spec of the suite without running it (List).
+type SpecInfo struct {
+	// Name is the spec's full, stable name; Short its short name, as
+	// --focus takes it (SpecResult.ShortName).
+	Name  string `json:"name"`
+	Short string `json:"short_name"`
+	// Area, Level and Rules are its labels (SpecResult's).
+	Area  string   `json:"area"`
+	Level string   `json:"level"`
+	Rules []string `json:"rules"`
+	// Kind is "active" (a tester peer plays the IUT's peer), "passive"
+	// (a workload between IUT hosts on a bench: area workload) or
+	// "capture" (RunCaptureShort: the pass's whole capture).
+	Kind string `json:"kind"`
+	// Support says whether a pass with the listing's options runs it:
+	// "yes"; "no", Why saying why (known without starting the IUT: a
+	// passive spec where the environment builds no bench); or "hello" (an
+	// active spec: the IUT's hello decides, by its capabilities and
+	// parameters).
+	Support string `json:"support"`
+	Why     string `json:"why,omitempty"`
+}
+
+// Spec kinds (SpecInfo.Kind).
+const (
+	KindActive  = "active"
+	KindPassive = "passive"
+	KindCapture = "capture"
+)
+
+// List returns the specs a pass with o would run, in run order, without
+// running any (Ginkgo's dry run, PreviewSpecs: no environment is built
+// and no IUT started): those o's LabelFilter, Rules and Focus select,
+// then RunCaptureShort when they select the whole suite, as Run reports
+// them. Support is judged from o's Impl, Env and NSWorkloads. Errors: a
+// bad Rules pattern.
+func List(o PassOptions) ([]SpecInfo, error) {
+	sc, rc, err := suiteConfig(Options{LabelFilter: o.LabelFilter, Rules: o.Rules, Focus: o.Focus})
+	if err != nil {
+		return nil, err
+	}
+	rep := PreviewSpecs("Homa conformance", sc, rc)
+	// A bench for the passive specs: the simulator always builds one;
+	// namespaces with --ns-workloads, or simulated reference hosts for
+	// the ref (RunPassFile's Workloads and RefBench).
+	bench := o.Env == "sim" || o.NSWorkloads || o.Impl == "ref"
+	var out []SpecInfo
+	for _, sr := range rep.SpecReports {
+		// Dry run: a selected spec "passes", one left out is skipped.
+		if sr.LeafNodeType != types.NodeTypeIt || sr.State != types.SpecStatePassed {
+			continue
+		}
+		s := specResult(sr)
+		info := SpecInfo{Name: s.Name, Short: s.ShortName(), Area: s.Area, Level: s.Level, Rules: s.Rules, Kind: KindActive, Support: "hello"}
+		if info.Rules == nil {
+			info.Rules = []string{}
+		}
+		if s.Area == "workload" {
+			info.Kind, info.Support = KindPassive, "yes"
+			if !bench {
+				info.Support, info.Why = "no", errNoBench.Error()
+			}
+		}
+		out = append(out, info)
+	}
+	if o.LabelFilter == "" && o.Rules == "" && len(o.Focus) == 0 && len(out) > 0 {
+		out = append(out, SpecInfo{Name: runCaptureName, Short: RunCaptureShort, Area: "run", Level: "MUST",
+			Rules: []string{}, Kind: KindCapture, Support: "yes"})
+	}
+	return out, nil
+}
