@@ -76,9 +76,9 @@ func grantRules() []*Rule {
 			ID: "HOMA-GRANT-003", Level: Must,
 			Facts:     []string{"GRANT-01"},
 			Statement: "GRANT offsets for one message strictly increase (on main a repeat of exactly the message length is tolerated; linux_6.1.38 never repeats one).",
-			Source:    "HomaModule homa_grant.c homa_grant_try_send (granted only grows; main may resend offset = length), linux_6.1.38 homa_grant_send (only a positive increment is sent); fault @7774497",
+			Source:    "HomaModule homa_grant.c homa_grant_try_send (granted only grows; main may resend offset = length; the RPC's lock is released before homa_grant_send reads msgin.granted, as in linux_6.13.9 homa_grant_check_rpc and linux_6.10.6 homa_grant_try_send), linux_6.1.38 homa_grant_send (only a positive increment is sent, under the RPC's lock); fault @7774497",
 			Profiles:  []string{"linux", "linux-2024", "linux-2025"},
-			Capture:   "at a capture away from the receiver, a new offset below the latest seen less than slack after it is a GRANT reordered before the capture point (a downgrade); a repeated offset is a violation unless it is the network's duplicate; after the client's ack, a capture away from the receiver cannot show a late request packet re-creating the RPC there (AMO-01): inconclusive; so is a GRANT after request DATA that reached the server about timeout_ticks after it last heard from the client (its timer may have aborted the RPC and that DATA created it anew, granted from its incoming: homa_timer_check_rpc, homa_rpc_alloc_server); where only the server's own GRANT, sent while it held every byte it had granted, keeps that silence short, a server that decided the GRANT and stalled before sending it may have timed out all the same: the finding is a timing one, late by how much earlier the GRANT must have left",
+			Capture:   "at a capture away from the receiver, a new offset below the latest seen less than slack after it is a GRANT reordered before the capture point (a downgrade); a repeated offset is a violation unless it is the network's duplicate or, after linux_6.1.38, the latest offset repeated less than slack after the GRANT that first carried it (two cores that each raised the offset may both send the value they read after releasing the RPC's lock); after the client's ack, a capture away from the receiver cannot show a late request packet re-creating the RPC there (AMO-01): inconclusive; so is a GRANT after request DATA that reached the server about timeout_ticks after it last heard from the client (its timer may have aborted the RPC and that DATA created it anew, granted from its incoming: homa_timer_check_rpc, homa_rpc_alloc_server); where only the server's own GRANT, sent while it held every byte it had granted, keeps that silence short, a server that decided the GRANT and stalled before sending it may have timed out all the same: the finding is a timing one, late by how much earlier the GRANT must have left",
 			Property: Each{Types: grant, Check: func(c *Ctx, e *Event) Result {
 				r, m := grantMsg(c, e)
 				if m == nil || m.Grants == 0 {
@@ -96,6 +96,16 @@ func grantRules() []*Rule {
 				// homa_grant_send returns early unless the increment is
 				// positive, so there a repeat is the BR-07 fault.
 				repeatOK := off == m.Granted && off == m.Length && c.P.Wire != wire.Version2024
+				if _, dup := c.Net.Duplicate(); !dup && off == m.Granted && !repeatOK && c.P.Wire != wire.Version2024 && m.GrantFrame > 0 && e.Time.Sub(m.GrantTime) <= c.P.Slack && e.Time.Sub(m.GrantTime) >= 0 {
+					// Since linux_6.10.6 a GRANT carries msgin.granted as
+					// homa_grant_send reads it after the RPC's lock is
+					// released: two cores that each raised the offset may
+					// both send the later value, the second up to a stalled
+					// CPU's delay after the first. (An identical copy the
+					// network made is reported as that.)
+					return Unsure("GRANT offset %d repeats the offset of the GRANT in frame %d, %v earlier: two cores that each raised it may both send the latest value (homa_grant_send reads msgin.granted without the RPC's lock)",
+						off, m.GrantFrame, e.Time.Sub(m.GrantTime).Round(time.Microsecond))
+				}
 				if off <= m.Granted && !repeatOK {
 					// A fresh offset (no GRANT carried it before) below the
 					// latest, seen less than slack after it, is an older
