@@ -1779,6 +1779,9 @@ func (t *Trace) applyData(e *Event, r *RPC) {
 			}
 			m.retx.copies[e.Offset]++
 			m.retx.last, m.retx.lastStart, m.retx.lastEnd = Seen{e.Time, e.Frame}, e.Offset, end
+			if end > m.SentEnd && (m.retx.ahead.Frame == 0 || m.retx.aheadFrom != m.SentEnd) {
+				m.retx.ahead, m.retx.aheadFrom = Seen{e.Time, e.Frame}, m.SentEnd
+			}
 		}
 		m.ResentAhead.Add(max(e.Offset, m.SentEnd), end)
 	} else {
@@ -2498,6 +2501,11 @@ type retxLog struct {
 	// buffers and dropped what arrived (homa_data_pkt), so only these
 	// show what it holds (HOMA-RESEND-012).
 	sinceWakeup byteranges.Set
+	// ahead is the first retransmission of bytes at or beyond SentEnd
+	// since SentEnd was aheadFrom (HOMA-RESEND-011: the skb another core
+	// was handing to the NIC when the RESEND came).
+	ahead     Seen
+	aheadFrom uint32
 }
 
 // ackEntry is the first ack entry naming an RPC: piggy-backed on a first
