@@ -627,9 +627,16 @@ func (h *Machine) peer(a netip.Addr) *peer {
 	p := h.peers[a]
 	if p == nil {
 		p = &peer{lastCutoffs: math.MinInt}
-		// A new peer's table sends every unscheduled packet at level
-		// num_priorities-2 until its CUTOFFS arrive (homa_peer_alloc).
-		if h.p.NumPriorities >= 2 {
+		// A new peer's table is {[7]=0, [6]=INT_MAX} until its CUTOFFS
+		// arrive (homa_peer_alloc), whatever num_priorities is: with 7 or
+		// 8 levels every unscheduled packet goes at level 6. With fewer,
+		// homa_unsched_priority finds no entry holding the message and
+		// reads past the table (its level is undefined); the ref uses
+		// level num_priorities-2 there.
+		switch {
+		case h.p.NumPriorities >= 7:
+			p.cutoffs[6] = 0x7fffffff
+		case h.p.NumPriorities >= 2:
 			p.cutoffs[h.p.NumPriorities-2] = 0x7fffffff
 		}
 		h.peers[a] = p

@@ -313,3 +313,33 @@ func TestMachineCutoffsOncePerJiffy(t *testing.T) {
 		t.Errorf("CUTOFFS at %v, want at 0 and 1ms", at)
 	}
 }
+
+// TestMachineNewPeerLevel: before a peer's CUTOFFS arrive its table is
+// HomaModule's new-peer table {[7]=0, [6]=INT_MAX} (homa_peer_alloc), so
+// with 7 or 8 priority levels a request's unscheduled DATA goes at level 6
+// (homa_unsched_priority scans from num_priorities-1 down); with fewer,
+// where HomaModule reads past the table, the ref uses num_priorities-2.
+func TestMachineNewPeerLevel(t *testing.T) {
+	for _, tc := range []struct {
+		numPrio, sched int
+		want           uint8
+	}{{8, 3, 6}, {7, 3, 6}, {6, 3, 4}, {4, 0, 2}} {
+		p := homa.DefaultParams()
+		p.NumPriorities, p.MaxSchedPrio = tc.numPrio, tc.sched
+		m, err := homa.NewMachine(homa.MachineConfig{Addr: iutAddr, Params: p}, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		port, _ := m.Dial()
+		if _, err := m.Call(0, port, netip.AddrPortFrom(peerAddr, 4000), make([]byte, 100)); err != nil {
+			t.Fatal(err)
+		}
+		out := drain(m, 0)
+		if len(out) != 1 {
+			t.Fatalf("num_priorities %d: the request left in %d packets, want 1", tc.numPrio, len(out))
+		}
+		if out[0].Prio != tc.want {
+			t.Errorf("num_priorities %d: request DATA at level %d, want %d", tc.numPrio, out[0].Prio, tc.want)
+		}
+	}
+}

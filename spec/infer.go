@@ -46,7 +46,7 @@ type Inferrer struct {
 	unschHot  uint32
 	unschHotN int
 	maxLen    uint32 // longest message whose incoming was its length
-	// batches: (sender, rpc, sequence) → segments of one GSO batch.
+	// batches: (sender, rpc, batch's first offset) → segments of one GSO batch.
 	batches   map[batchKey]int
 	batchMax  int
 	batchAt   int
@@ -133,6 +133,9 @@ func (in *Inferrer) feed(e *Event) {
 		}
 		if d.Common().Doff() == wire.DoffGSO && e.Segment == 0 || e.Segment > 0 {
 			k := batchKey{e.Src, e.Packet.SenderID(), d.Common().Sequence()}
+			if start, ok := gsoBatchStart(d.SegOffset(), k.seq, maxSegData(in.p.MTU, e.IPv6())); ok && e.Segment == 0 {
+				k.seq = start // a TSO NIC advanced the sequence per segment
+			}
 			if e.Segment > 0 {
 				k.seq = uint32(e.Frame) // a GSO frame captured on the sender: one frame, one batch
 			}

@@ -58,7 +58,9 @@ func TestServerRPCUnknownStartsNewIncarnation(t *testing.T) {
 func TestServerRPCUnknownNewIncarnationStillJudged(t *testing.T) {
 	b, _ := restartTrace(t)
 	b.after(20*time.Microsecond).grant(false, 2, 5848, 0)
-	again := b.after(10*time.Microsecond).grant(false, 2, 5848, 0)
+	// More than slack later: not a second core sending the same offset
+	// (TestGrant003RepeatFromTwoCores).
+	again := b.after(3*time.Millisecond).grant(false, 2, 5848, 0)
 	b.after(10*time.Microsecond).data(true, 2, 6000, 4424, 1424, 6, func(f *wire.DataFields) { f.Incoming = 4424 })
 	b.after(10*time.Microsecond).grant(false, 2, 6000, 0)
 	b.data(true, 2, 6000, 5848, 152, 6, func(f *wire.DataFields) { f.Incoming = 6000 })

@@ -165,25 +165,41 @@ func cutoffRules2() []*Rule {
 		{
 			ID: "HOMA-CUTOFF-005", Level: Must,
 			Facts:     []string{"CUT-01"},
-			Statement: "A host sends a peer at most one CUTOFFS per jiffy, however many stale DATA arrive: of the CUTOFFS to one peer, the one k later than another comes more than k-1 jiffies (1 ms at HZ 1000, the shortest) after it.",
-			Source:    "HomaModule homa_incoming.c homa_data_pkt (a CUTOFFS only when jiffies differs from peer->last_update_jiffies, which it then sets); linux_6.1.38 homa_data_pkt the same",
+			Statement: "A host sends a peer at most one CUTOFFS per jiffy for each RPC whose stale DATA it is handling at once, however many stale DATA arrive: of the CUTOFFS to one peer, the one k later than another comes more than k-1 jiffies (1 ms at HZ 1000, the shortest) after it, or, while stale DATA of n RPCs from the peer arrive, at least ceil((k+1)/n)-2 jiffies after it.",
+			Source:    "HomaModule homa_incoming.c homa_data_pkt (a CUTOFFS only when jiffies differs from peer->last_update_jiffies, which it sets after sending, under the lock of the RPC whose DATA it handles, not the peer's); linux_6.1.38 homa_data_pkt the same",
 			Profiles:  []string{"linux", "linux-2024", "linux-2025"},
-			Capture:   "jitter is allowed on the sender's own link and slack elsewhere (queueing between the sender and a tap can bunch packets); each CUTOFFS is compared with the 16 before it to the same peer",
+			Capture:   "jitter is allowed on the sender's own link and slack elsewhere (queueing between the sender and a tap can bunch packets); each CUTOFFS is compared with the 16 before it to the same peer; n counts the RPCs (at most 4, the latest) whose latest DATA from the peer, seen from response_timeout plus slack before the earlier CUTOFFS on, carried a cutoff_version other than the CUTOFFS' (a loaded host handles DATA late), and a burst that n of them explain is inconclusive",
 			Property: Each{Types: []wire.PacketType{wire.TypeCutoffs}, Check: func(c *Ctx, e *Event) Result {
 				prior := c.T.CutoffVersions(e.Dst, e.Src)
 				tol := c.P.Slack
 				if c.Net.atSender(e.Src) {
 					tol = c.P.Jitter
 				}
+				v := e.Packet.Cutoffs().CutoffVersion()
+				res := Pass().WithSlack(tol)
 				for j := len(prior) - 1; j >= max(0, len(prior)-16); j-- {
 					k := len(prior) - j // e is the k-th CUTOFFS after prior[j]
 					gap := e.Time.Sub(prior[j].Time)
 					if need := time.Duration(k-1)*minJiffy - tol; gap < need {
-						return Violation("CUTOFFS to %v %v after the one in frame %d, with %d more between: one per jiffy per peer needs > %v less %v",
-							e.Dst, gap.Round(time.Microsecond), prior[j].Frame, k-1, time.Duration(k-1)*minJiffy, tol).With(prior[j].Frame).WithSlack(tol)
+						// Each core checks and sets the peer's jiffy under
+						// the lock of the RPC whose stale DATA it handles,
+						// and sets it only after sending: with stale DATA of
+						// n RPCs, each of the jiffies the k+1 CUTOFFS span
+						// may hold n of them.
+						n, frames := c.T.staleRPCs(e.Src, e.Dst, v, prior[j].Time.Add(-c.P.AnswerBound()))
+						if n <= 1 {
+							return Violation("CUTOFFS to %v %v after the one in frame %d, with %d more between: one per jiffy per peer needs > %v less %v",
+								e.Dst, gap.Round(time.Microsecond), prior[j].Frame, k-1, time.Duration(k-1)*minJiffy, tol).With(prior[j].Frame).WithSlack(tol)
+						}
+						if need := time.Duration((k+n)/n-2)*minJiffy - tol; gap < need {
+							return Violation("CUTOFFS to %v %v after the one in frame %d, with %d more between: even one per jiffy for each of the %d RPCs whose stale DATA came (frames %d and %d) needs ≥ %v less %v",
+								e.Dst, gap.Round(time.Microsecond), prior[j].Frame, k-1, n, frames[1], frames[0], need+tol, tol).With(prior[j].Frame).WithSlack(tol)
+						}
+						res = Unsure("CUTOFFS to %v %v after the one in frame %d, with %d more between, while stale DATA of %d RPCs from %v came (frames %d and %d): cores handling them may each pass the per-peer jiffy check (homa_data_pkt, under each RPC's own lock) before any records the jiffy",
+							e.Dst, gap.Round(time.Microsecond), prior[j].Frame, k-1, n, e.Dst, frames[1], frames[0])
 					}
 				}
-				return Pass().WithSlack(tol)
+				return res
 			}},
 		},
 		{

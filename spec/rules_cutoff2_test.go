@@ -184,3 +184,37 @@ func TestInferredTickWithinJitter(t *testing.T) {
 		}
 	}
 }
+
+// TestCutoff005StaleDataOfSeveralRPCs: HomaModule checks and sets a
+// peer's last_update_jiffies under the lock of the RPC whose stale DATA it
+// is handling (homa_data_pkt), not the peer's, and records the jiffy only
+// after the CUTOFFS is sent: cores handling stale DATA of two RPCs from
+// one peer may each send a CUTOFFS in the same jiffy. With stale DATA of
+// two RPCs arriving, four CUTOFFS within a few microseconds (two jiffies'
+// worth, a jiffy boundary between) are inconclusive; a fifth, or the same
+// burst answering one RPC's DATA (whose packets one lock serialises),
+// stays a violation.
+func TestCutoff005StaleDataOfSeveralRPCs(t *testing.T) {
+	burst := func(rpcs []uint64, n int) (*traceBuilder, []int) {
+		b := newTrace(t, wire.VersionCurrent)
+		var cut []int
+		for i := range n {
+			cid := rpcs[i%len(rpcs)]
+			b.after(time.Microsecond).data(true, cid, 30000, uint32(i)*1424, 1424, 6, func(f *wire.DataFields) { f.CutoffVersion = 0 })
+			cut = append(cut, b.after(time.Microsecond).cutoffs(false, cid, 1))
+		}
+		return b, cut
+	}
+	const id = "HOMA-CUTOFF-005"
+	b, cut := burst([]uint64{2, 4}, 4)
+	rep := b.checkAt(HostPoint(b.server), "linux", id)
+	wantViolations(t, rep, id)
+	wantInconclusive(t, rep, id, cut[2])
+	wantInconclusive(t, rep, id, cut[3])
+
+	b, cut = burst([]uint64{2, 4}, 5)
+	wantViolations(t, b.checkAt(HostPoint(b.server), "linux", id), id, cut[4])
+
+	b, cut = burst([]uint64{2}, 4)
+	wantViolations(t, b.checkAt(HostPoint(b.server), "linux", id), id, cut[2], cut[3])
+}

@@ -76,9 +76,9 @@ func grantRules() []*Rule {
 			ID: "HOMA-GRANT-003", Level: Must,
 			Facts:     []string{"GRANT-01"},
 			Statement: "GRANT offsets for one message strictly increase (on main a repeat of exactly the message length is tolerated; linux_6.1.38 never repeats one).",
-			Source:    "HomaModule homa_grant.c homa_grant_try_send (granted only grows; main may resend offset = length), linux_6.1.38 homa_grant_send (only a positive increment is sent); fault @7774497",
+			Source:    "HomaModule homa_grant.c homa_grant_try_send (granted only grows; main may resend offset = length; the RPC's lock is released before homa_grant_send reads msgin.granted, as in linux_6.13.9 homa_grant_check_rpc and linux_6.10.6 homa_grant_try_send), linux_6.1.38 homa_grant_send (only a positive increment is sent, under the RPC's lock); fault @7774497",
 			Profiles:  []string{"linux", "linux-2024", "linux-2025"},
-			Capture:   "at a capture away from the receiver, a new offset below the latest seen less than slack after it is a GRANT reordered before the capture point (a downgrade); a repeated offset is a violation unless it is the network's duplicate; after the client's ack, a capture away from the receiver cannot show a late request packet re-creating the RPC there (AMO-01): inconclusive; so is a GRANT after request DATA that reached the server about timeout_ticks after it last heard from the client (its timer may have aborted the RPC and that DATA created it anew, granted from its incoming: homa_timer_check_rpc, homa_rpc_alloc_server); where only the server's own GRANT, sent while it held every byte it had granted, keeps that silence short, a server that decided the GRANT and stalled before sending it may have timed out all the same: the finding is a timing one, late by how much earlier the GRANT must have left",
+			Capture:   "at a capture away from the receiver, a new offset below the latest seen less than slack after it is a GRANT reordered before the capture point (a downgrade); a new offset below the latest, less than slack after the first GRANT seen above it, may have left the receiver last through another core's NIC queue (on its own link too: inconclusive); a repeated offset is a violation unless it is the network's duplicate or, after linux_6.1.38, the latest offset repeated less than slack after the GRANT that first carried it (two cores that each raised the offset may both send the value they read after releasing the RPC's lock); after the client's ack, a capture away from the receiver cannot show a late request packet re-creating the RPC there (AMO-01): inconclusive; so is a GRANT after request DATA that reached the server about timeout_ticks after it last heard from the client (its timer may have aborted the RPC and that DATA created it anew, granted from its incoming: homa_timer_check_rpc, homa_rpc_alloc_server); where only the server's own GRANT, sent while it held every byte it had granted, keeps that silence short, a server that decided the GRANT and stalled before sending it may have timed out all the same: the finding is a timing one, late by how much earlier the GRANT must have left",
 			Property: Each{Types: grant, Check: func(c *Ctx, e *Event) Result {
 				r, m := grantMsg(c, e)
 				if m == nil || m.Grants == 0 {
@@ -96,6 +96,16 @@ func grantRules() []*Rule {
 				// homa_grant_send returns early unless the increment is
 				// positive, so there a repeat is the BR-07 fault.
 				repeatOK := off == m.Granted && off == m.Length && c.P.Wire != wire.Version2024
+				if _, dup := c.Net.Duplicate(); !dup && off == m.Granted && !repeatOK && c.P.Wire != wire.Version2024 && m.GrantFrame > 0 && e.Time.Sub(m.GrantTime) <= c.P.Slack && e.Time.Sub(m.GrantTime) >= 0 {
+					// Since linux_6.10.6 a GRANT carries msgin.granted as
+					// homa_grant_send reads it after the RPC's lock is
+					// released: two cores that each raised the offset may
+					// both send the later value, the second up to a stalled
+					// CPU's delay after the first. (An identical copy the
+					// network made is reported as that.)
+					return Unsure("GRANT offset %d repeats the offset of the GRANT in frame %d, %v earlier: two cores that each raised it may both send the latest value (homa_grant_send reads msgin.granted without the RPC's lock)",
+						off, m.GrantFrame, e.Time.Sub(m.GrantTime).Round(time.Microsecond))
+				}
 				if off <= m.Granted && !repeatOK {
 					// A fresh offset (no GRANT carried it before) below the
 					// latest, seen less than slack after it, is an older
@@ -107,6 +117,14 @@ func grantRules() []*Rule {
 					if fresh && !c.Net.atSender(e.Src) && e.Time.Sub(m.GrantTime) <= c.P.Slack && e.Time.Sub(m.GrantTime) >= 0 {
 						return Downgrade(CauseReorder, Evidence{m.GrantFrame, fmt.Sprintf("GRANT offset %d, which no GRANT carried before, arrived %v after this GRANT offset %d",
 							off, e.Time.Sub(m.GrantTime).Round(time.Microsecond), m.Granted)}, "GRANT offset %d does not exceed the earlier GRANT offset %d", off, m.Granted)
+					}
+					if g, ok := firstGrantAbove(m, off); fresh && ok && e.Time.Sub(g.Time) <= c.P.Slack && e.Time.Sub(g.Time) >= 0 {
+						// Two cores each send a GRANT for the message (the
+						// offset read when sending, on main): each leaves
+						// through its own core's NIC queue, so one decided
+						// first may leave last, even on the receiver's link.
+						return Unsure("GRANT offset %d does not exceed the earlier GRANT offset %d, but the receiver may have set it before the first GRANT above it (frame %d, %v earlier): GRANTs sent from two cores leave through their own NIC queues, in either order",
+							off, m.Granted, g.Frame, e.Time.Sub(g.Time).Round(time.Microsecond))
 					}
 					return timedOut(c, r, e, Violation("GRANT offset %d does not exceed the earlier GRANT offset %d", off, m.Granted))
 				}
@@ -639,6 +657,18 @@ func scanOutstanding(c *Ctx, recv netip.Addr, skip1, skip2 *Message) int64 {
 		}
 	}
 	return out
+}
+
+// firstGrantAbove returns the earliest of m's recent GRANTs (the latest 8)
+// whose offset exceeds off (HOMA-GRANT-003): a GRANT carrying off was
+// decided no later than it.
+func firstGrantAbove(m *Message, off uint32) (GrantSeen, bool) {
+	for _, g := range m.RecentGrants {
+		if g.Offset > off {
+			return g, true
+		}
+	}
+	return GrantSeen{}, false
 }
 
 // eventSkb is skbData for the sender of e under p.

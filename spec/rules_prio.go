@@ -1,6 +1,8 @@
 package spec
 
 import (
+	"fmt"
+
 	"github.com/homatest/homatest/spec/wire"
 )
 
@@ -18,15 +20,22 @@ func UnschedPriority(cutoffs [8]uint32, numPrio int, length uint32) uint8 {
 	return 0
 }
 
-// defaultPeerCutoffs is what a sender assumes before it has any CUTOFFS
-// from a peer: {[numPrio-1] = 0, [numPrio-2] = INT_MAX}, so every
-// unscheduled packet goes at level numPrio-2 (homa_peer.c homa_peer_alloc).
-func defaultPeerCutoffs(numPrio int) [8]uint32 {
-	var c [8]uint32
-	if numPrio >= 2 {
-		c[numPrio-2] = 0x7fffffff
+// newPeerCutoffs is what a sender assumes before it has any CUTOFFS from a
+// peer: {[7] = 0, [6] = INT_MAX}, the rest 0, whatever num_priorities is
+// (homa_peer.c homa_peer_alloc, a kzalloc'd peer), so with 7 or 8 levels
+// every unscheduled packet goes at level 6.
+var newPeerCutoffs = [8]uint32{6: 0x7fffffff}
+
+// newPeerLevelUnknown reports why the level of unscheduled DATA with
+// cutoff_version 0 is undefined under p: with fewer than 7 levels
+// homa_unsched_priority scans the new-peer table from num_priorities-1 down
+// and finds no entry holding the message (entry 0 is 0 there), so it reads
+// on past the table's start (main, linux_6.13.9, linux_6.1.38).
+func newPeerLevelUnknown(p *Params, v uint16) (string, bool) {
+	if v != 0 || p.NumPriorities >= 7 {
+		return "", false
 	}
-	return c
+	return fmt.Sprintf("DATA with cutoff_version 0 (no CUTOFFS yet) under num_priorities %d: homa_unsched_priority scans the new peer's table {[7]=0, [6]=INT_MAX} from level %d down, finds no entry holding the message and reads past the table's start, so its level is undefined", p.NumPriorities, p.NumPriorities-1), true
 }
 
 // cutoffsFor returns the cutoffs a sender used with cutoff_version v in
@@ -35,7 +44,7 @@ func defaultPeerCutoffs(numPrio int) [8]uint32 {
 // version is the profile's.
 func cutoffsFor(c *Ctx, e *Event, v uint16) ([8]uint32, bool) {
 	if v == 0 {
-		return defaultPeerCutoffs(c.P.NumPriorities), true
+		return newPeerCutoffs, true
 	}
 	var cut [8]uint32
 	found := false
@@ -114,15 +123,19 @@ func prioRules() []*Rule {
 		{
 			ID: "HOMA-PRIO-002", Level: Must,
 			Facts:     []string{"CUT-03"},
-			Statement: "Unscheduled DATA is sent at the level the receiver's cutoffs give its message length, using the cutoffs whose version the packet carries (version 0: the new-peer default, level num_priorities-2).",
+			Statement: "Unscheduled DATA is sent at the level the receiver's cutoffs give its message length, using the cutoffs whose version the packet carries (version 0: the new-peer default {[7]=0, [6]=INT_MAX}, level 6 with 7 or 8 levels).",
 			Source:    "HomaModule homa_peer.c homa_unsched_priority, homa_peer_alloc; SIGCOMM 2018 §3.4",
 			Profiles:  []string{"linux", "linux-2024", "linux-2025"},
+			Capture:   "version 0 under num_priorities below 7 is inconclusive: homa_unsched_priority scans the new-peer table from num_priorities-1 down, finds no entry holding the message and reads past the table's start",
 			Property: Each{Types: []wire.PacketType{wire.TypeData}, Usual: Usual{FactScheduledOffset, NotApplicable}, Check: func(c *Ctx, e *Event) Result {
 				d := e.Packet.Data()
 				if d.Retransmit() != 0 || e.Offset >= c.P.Unsched(d.MessageLength()) {
 					return Skip
 				}
 				v := d.CutoffVersion()
+				if why, ok := newPeerLevelUnknown(c.P, v); ok {
+					return Unsure("%s", why)
+				}
 				cut, found := cutoffsFor(c, e, v)
 				if !found {
 					return Unsure("DATA carries cutoff_version %d, but no CUTOFFS with that version from %v is in the capture and the profile's is %d", v, e.Dst, c.P.CutoffVersion)
@@ -152,6 +165,9 @@ func prioRules() []*Rule {
 					return Skip // a retransmission for a RESEND: HOMA-RESEND-004
 				}
 				d := e.Packet.Data()
+				if why, ok := newPeerLevelUnknown(c.P, d.CutoffVersion()); ok {
+					return Unsure("%s", why)
+				}
 				cut, found := cutoffsFor(c, e, d.CutoffVersion())
 				if !found {
 					return Unsure("restart DATA carries cutoff_version %d, but no CUTOFFS with that version from %v is in the capture", d.CutoffVersion(), e.Dst)

@@ -1,6 +1,7 @@
 package spec
 
 import (
+	"fmt"
 	"net/netip"
 	"testing"
 	"time"
@@ -175,5 +176,43 @@ func TestPrio002IPv6EitherShift(t *testing.T) {
 	wantCounts(t, rep, "HOMA-PRIO-002", 3, 1, 2, 0)
 	if e := b.events[0]; e.PriorityBits() != 1<<3|1<<6 || !e.AtPriority(6) || e.AtPriority(4) {
 		t.Errorf("0x60 either: bits %b, want levels 3 and 6", e.PriorityBits())
+	}
+}
+
+// TestPrio002NewPeerLevelFewerPriorities: a new peer's cutoffs are
+// {[7]=0, [6]=INT_MAX} whatever num_priorities is (homa_peer_alloc), and
+// homa_unsched_priority scans them from num_priorities-1 down: with 8 or 7
+// levels unscheduled DATA before any CUTOFFS go at level 6 (not
+// num_priorities-2 with 7); with fewer the scan finds no entry holding the
+// message and reads past the table, so the level is undefined
+// (inconclusive).
+func TestPrio002NewPeerLevelFewerPriorities(t *testing.T) {
+	const id = "HOMA-PRIO-002"
+	play := func(prio uint8) (*traceBuilder, int) {
+		b := newTrace(t, wire.VersionCurrent)
+		f := b.data(true, 2, 1000, 0, 1000, prio, func(d *wire.DataFields) { d.CutoffVersion = 0 })
+		return b, f
+	}
+	for _, tc := range []struct {
+		numPrio  int
+		prio     uint8
+		violated bool
+	}{
+		{8, 6, false}, {8, 5, true},
+		{7, 6, false}, {7, 5, true},
+	} {
+		b, f := play(tc.prio)
+		rep := b.check("linux", id, fmt.Sprintf("num_priorities=%d", tc.numPrio), "max_sched_prio=3")
+		if tc.violated {
+			wantViolations(t, rep, id, f)
+		} else {
+			wantViolations(t, rep, id)
+		}
+	}
+	for _, numPrio := range []int{6, 4, 2} {
+		b, f := play(0)
+		rep := b.check("linux", id, "max_sched_prio=0", fmt.Sprintf("num_priorities=%d", numPrio))
+		wantViolations(t, rep, id)
+		wantInconclusive(t, rep, id, f)
 	}
 }

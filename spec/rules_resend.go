@@ -536,7 +536,7 @@ func resendRules() []*Rule {
 			Statement: "A sender retransmits only bytes it has already sent: no DATA with retransmit=0 carries bytes that went out before with retransmit=1 while they lay beyond all the message's first transmissions, nor do its first transmissions move past such bytes without sending them (a sender sends a message's new bytes in offset order).",
 			Source:    "HomaModule homa_incoming.c homa_resend_pkt (retransmits [offset, min(end, tx_end)) since @be5081e), homa_rpc_unknown_pkt (a restart resends [0, tx_end)); fault @c67deb4. Not linux-2024: linux_6.1.38 lost @c67deb4's fix in @b5c39f0 and retransmits bytes a RESEND names before it has sent them, then sends them again (shared capture linux-6.1 c: retransmitted in frames 55-61, sent again in 63-68; also 1041-1043)",
 			Profiles:  []string{"linux", "upstream"},
-			Capture:   "a retransmission that overtakes the sender's last original on the way to the capture point (behind a priority queue) looks the same, so repeated bytes are a violation only on the sender's link (elsewhere cause reordering). First transmissions that pass retransmitted bytes never sent first are judged only where the capture shows the message's first bytes sent first, and are a violation only on the sender's link (elsewhere those bytes' first transmissions may have been lost before the capture point: inconclusive)",
+			Capture:   "a retransmission that overtakes the sender's last original on the way to the capture point (behind a priority queue) looks the same, so repeated bytes are a violation only on the sender's link (elsewhere cause reordering); so does, on any link, the skb another core was handing to the NIC when the RESEND came (homa_xmit_data advances next_xmit_offset and releases the RPC's lock before transmitting): a first transmission within one skb past what the capture had seen sent when the first such retransmission went out, less than slack after it, is inconclusive. First transmissions that pass retransmitted bytes never sent first are judged only where the capture shows the message's first bytes sent first, and are a violation only on the sender's link (elsewhere those bytes' first transmissions may have been lost before the capture point: inconclusive)",
 			Property: Each{Types: []wire.PacketType{wire.TypeData}, Usual: Usual{FactFresh | FactWellFormed | FactNoResentAhead, Passed}, Check: func(c *Ctx, e *Event) Result {
 				r, m, end, ok := firstTransmission(c, e)
 				if !ok {
@@ -546,6 +546,15 @@ func resendRules() []*Rule {
 					return Pass()
 				}
 				if n := m.ResentAhead.Overlap(e.Offset, end); n > 0 {
+					if x := m.retx; x != nil && x.ahead.Frame != 0 && e.Offset >= x.aheadFrom && end <= x.aheadFrom+eventSkb(c.P, e) && e.Time.Sub(x.ahead.Time) <= c.P.Slack {
+						// homa_xmit_data advances next_xmit_offset past an
+						// skb and releases the RPC's lock before handing it
+						// to the NIC: a RESEND handled meanwhile on another
+						// core retransmits that skb (tx_end includes it), and
+						// its copy may leave first.
+						return Unsure("first-transmission DATA [%d, %d) repeats %d bytes the sender retransmitted %v earlier (frame %d), within the one skb past what it had sent then: another core may have been handing this skb to the NIC when the RESEND came (homa_xmit_data releases the RPC's lock first)",
+							e.Offset, e.End(), n, e.Time.Sub(x.ahead.Time).Round(time.Microsecond), x.ahead.Frame)
+					}
 					if !c.Net.atSender(e.Src) {
 						// This packet may have left first and waited
 						// behind a higher priority level (a starved

@@ -738,7 +738,9 @@ func TestResend011RetransmitBeforeFirst(t *testing.T) {
 	b.message(true, 2, 100000, 40000, 42848, 40000, 0) // the pacer holds the rest
 	b.after(5*time.Millisecond).resend(false, 2, 42848, 37152, 7)
 	b.after(30*time.Microsecond).resent(true, 2, 100000, 42848, 1424, 7) // never sent before
-	again := b.after(100*time.Microsecond).message(true, 2, 100000, 42848, 45696, 40000, 0)
+	// More than slack later: not a first transmission another core had
+	// begun when the RESEND came (TestResend011RetransmitRacesOriginal).
+	again := b.after(3*time.Millisecond).message(true, 2, 100000, 42848, 45696, 40000, 0)
 	rep := b.checkAt(HostPoint(b.client), "linux", "HOMA-RESEND-01*")
 	wantViolations(t, rep, "HOMA-RESEND-011", again[0])
 	wantViolations(t, rep, "HOMA-RESEND-010")
@@ -922,4 +924,36 @@ func TestResend010RepeatAfterAck(t *testing.T) {
 	b.after(10*time.Millisecond).data(true, 10, 3000, 0, 1424, 7, nil) // the id reused (HOMA-ID-004)
 	rep := b.checkAt(HostPoint(b.client), "linux", "HOMA-RESEND-010")
 	wantViolations(t, rep, "HOMA-RESEND-010", early, late)
+}
+
+// TestResend011RetransmitRacesOriginal: homa_xmit_data advances
+// next_xmit_offset past an skb under the RPC's lock and releases the lock
+// before handing the skb to the NIC; a RESEND handled meanwhile on another
+// core (homa_resend_pkt: [offset, min(end, tx_end))) retransmits that skb's
+// bytes, and its copy may reach the wire first, even on the sender's own
+// link. A first transmission within one skb past what the sender had sent
+// when the retransmission went out, less than slack after it, is then
+// inconclusive; one further on, or later, is a violation.
+func TestResend011RetransmitRacesOriginal(t *testing.T) {
+	const id = "HOMA-RESEND-011"
+	play := func(resent uint32, delay time.Duration) (*Report, []int) {
+		b := newTrace(t, wire.VersionCurrent)
+		b.message(true, 2, 100000, 0, 40000, 40000, 4)
+		b.after(10*time.Microsecond).grant(false, 2, 80000, 0)
+		b.message(true, 2, 100000, 40000, 42848, 40000, 0)
+		b.after(5*time.Millisecond).resend(false, 2, 42848, 37152, 7)
+		for off := uint32(42848); off < 42848+resent; off += 1424 {
+			b.after(time.Microsecond).resent(true, 2, 100000, off, 1424, 7)
+		}
+		orig := b.after(delay).message(true, 2, 100000, 42848, 45696, 40000, 0)
+		return b.checkAt(HostPoint(b.client), "linux", id, "max_gso_size=0"), orig
+	}
+	rep, orig := play(1424, 3*time.Microsecond) // one skb, 3 µs later
+	wantViolations(t, rep, id)
+	wantInconclusive(t, rep, id, orig[0])
+	rep, orig = play(2848, 3*time.Microsecond) // two skbs ahead
+	wantViolations(t, rep, id, orig[1])
+	wantInconclusive(t, rep, id, orig[0])
+	rep, orig = play(1424, 3*time.Millisecond) // past slack
+	wantViolations(t, rep, id, orig[0])
 }

@@ -216,8 +216,8 @@ func wireRules2() []*Rule {
 		{
 			ID: "HOMA-WIRE-010", Level: Must,
 			Facts:     []string{"WIRE-05"},
-			Statement: "DATA carries its offset where its framing says: doff 0xE0 (one segment) or 0xD0 (a GSO segment, not hijacked); a fresh one-segment packet has seg.offset 0xFFFFFFFF and the offset in sequence (hijacked: every segment), a GSO segment the true offset in seg.offset and its batch's first offset in sequence (at most its own; a whole number of max_seg_data segments before a full one), a retransmission seg.offset = sequence; upstream always the true seg.offset.",
-			Source:    "HomaModule homa_outgoing.c homa_tx_data_pkt_alloc (seg.offset -1, or the offset with doff 13 when segs > 1 and not hijacked), homa_resend_data (sequence = seg.offset = offset); homa_offload.c homa_gro_receive",
+			Statement: "DATA carries its offset where its framing says: doff 0xE0 (one segment) or 0xD0 (a GSO segment, not hijacked); a fresh one-segment packet has seg.offset 0xFFFFFFFF and the offset in sequence (hijacked: every segment), a GSO segment the true offset in seg.offset and in sequence its batch's first offset (software GSO, homa_gso_segment: a whole number of max_seg_data segments before a full one) or that advanced by gso_size, max_seg_data plus the 4-byte seg header, per segment (a NIC doing TSO treats the header as TCP's: 4 bytes past its own offset per segment before it), a retransmission seg.offset = sequence; upstream always the true seg.offset.",
+			Source:    "HomaModule homa_outgoing.c homa_tx_data_pkt_alloc (seg.offset -1, or the offset with doff 13 when segs > 1 and not hijacked; gso_size max_seg_data + sizeof(homa_seg_hdr)), homa_resend_data (sequence = seg.offset = offset); homa_offload.c homa_gso_segment (skb_segment copies the header), homa_gro_receive; homa_wire.h (sequence is right only in a TSO batch's first segment)",
 			Property: Each{Types: data, Usual: Usual{FactOneSegFraming, Passed}, Check: func(c *Ctx, e *Event) Result {
 				if e.Segment > 0 {
 					return Skip // one header per frame
@@ -244,9 +244,11 @@ func wireRules2() []*Rule {
 						return Violation("hijacked DATA with doff 0xd0 (hijacked segments repeat the whole 56-byte header)")
 					case seg == wire.SegOffsetInSequence:
 						return Violation("GSO-segment DATA (doff 0xd0) with seg.offset 0xFFFFFFFF, want the true offset")
-					case seq > seg:
-						return Violation("GSO-segment DATA at offset %d whose sequence %d lies beyond it (want its batch's first offset)", seg, seq)
-					case e.Length > 0 && uint32(e.Length) == maxSegData(c.P.MTU, e.IPv6()) && (seg-seq)%uint32(e.Length) != 0:
+					case seq > seg && (seq-seg)%wire.SegHeaderLen != 0:
+						return Violation("GSO-segment DATA at offset %d whose sequence %d lies %d bytes beyond it: neither its batch's first offset nor a TSO advance from it (%d bytes per segment)", seg, seq, seq-seg, wire.SegHeaderLen)
+					case seq > seg && e.Length > 0 && uint32(e.Length) == maxSegData(c.P.MTU, e.IPv6()) && !tsoBatch(seg, seq, uint32(e.Length)):
+						return Violation("GSO-segment DATA at offset %d whose sequence %d would be segment %d of a TSO batch, which would start before offset 0", seg, seq, (seq-seg)/wire.SegHeaderLen)
+					case seq <= seg && e.Length > 0 && uint32(e.Length) == maxSegData(c.P.MTU, e.IPv6()) && (seg-seq)%uint32(e.Length) != 0:
 						// A batch's segments before the last are all
 						// max_seg_data long (homa_tx_data_pkt_alloc), so a
 						// full one lies a whole number of them after its
@@ -304,6 +306,30 @@ func wireRules2() []*Rule {
 			}},
 		},
 	}
+}
+
+// gsoBatchStart returns the first offset of the GSO batch whose segment at
+// offset seg carries sequence seq, segments before it holding maxSeg bytes
+// each (HOMA-WIRE-010): seq itself after software GSO (homa_gso_segment
+// copies the header), seg less maxSeg per seg header the sequence runs
+// ahead after a NIC's TSO (it advances the sequence by gso_size, maxSeg
+// plus the 4-byte seg header, per segment). ok is false when seq runs
+// ahead of seg by what no TSO batch from offset 0 on gives.
+func gsoBatchStart(seg, seq, maxSeg uint32) (start uint32, ok bool) {
+	if seq <= seg {
+		return seq, true
+	}
+	if (seq-seg)%wire.SegHeaderLen != 0 || !tsoBatch(seg, seq, maxSeg) {
+		return 0, false
+	}
+	return seg - (seq-seg)/wire.SegHeaderLen*maxSeg, true
+}
+
+// tsoBatch reports whether a segment at offset seg whose sequence seq runs
+// ahead of it can be segment k = (seq-seg)/4 of a TSO batch of maxSeg-byte
+// segments: one that starts at or after offset 0.
+func tsoBatch(seg, seq, maxSeg uint32) bool {
+	return uint64(seq-seg)/wire.SegHeaderLen*uint64(maxSeg) <= uint64(seg)
 }
 
 // clientForgot reports whether the client of r said RPC_UNKNOWN for it

@@ -373,14 +373,43 @@ func TestWire001SnapCut(t *testing.T) {
 // cut at the unscheduled bytes) is not judged by it.
 func TestWire010GSOSequenceOnSegmentBoundary(t *testing.T) {
 	b := newTrace(t, wire.VersionCurrent)
-	seg := func(off uint32, n int, seq uint32) int {
-		i := b.data(true, 2, 100000, off, n, 4, func(f *wire.DataFields) { f.SegOffset, f.Common.Sequence = off, seq })
-		wire.Common(b.events[i-1].Packet.Bytes()).SetDoff(wire.DoffGSO) // the encoder writes 0xE0
-		return i
-	}
+	seg := func(off uint32, n int, seq uint32) int { return b.gsoSegment(off, n, seq) }
 	seg(0, 1424, 0)
 	seg(1424, 1424, 0)
 	seg(2848, 152, 1424) // short: not judged
 	bad := seg(4272, 1424, 4271)
 	wantViolations(t, b.check("linux", "HOMA-WIRE-010"), "HOMA-WIRE-010", bad)
+}
+
+// TestWire010TSOSequence: a NIC doing TSO on a GSO batch (HomaModule
+// without TCP hijacking on a Mellanox NIC) treats the Homa header as TCP's
+// and advances the sequence by gso_size, max_seg_data plus the 4-byte seg
+// header, per segment: segment k of a batch starting at B carries sequence
+// B + k·1428 over IPv4 at MTU 1500 (homa_wire.h: sequence is right only
+// in the first segment). The receiver reads seg.offset alone, so those
+// pass; a sequence that is neither the batch's first offset nor a TSO
+// advance from it (not 4 bytes per segment, or, for a full segment, a
+// batch that would start before offset 0) still fails.
+func TestWire010TSOSequence(t *testing.T) {
+	b := newTrace(t, wire.VersionCurrent)
+	seg := func(off uint32, n int, seq uint32) int { return b.gsoSegment(off, n, seq) }
+	for k := range uint32(6) {
+		seg(8544+k*1424, 1424, 8544+k*1428) // TSO: sequence advanced by gso_size
+	}
+	seg(17088, 1424, 17088)
+	seg(18512, 152, 18516) // short (the batch's last): one TSO advance
+	bad := []int{
+		seg(25632, 1424, 25634),   // 2 bytes past: no TSO advance
+		seg(1424, 1424, 1424+4*2), // two advances: the batch would start at -1424
+		seg(40000, 100, 40006),    // a short segment 6 bytes past: no TSO advance
+	}
+	wantViolations(t, b.check("linux", "HOMA-WIRE-010"), "HOMA-WIRE-010", bad...)
+}
+
+// gsoSegment sends the client's GSO segment (doff 0xD0) [off, off+n) of a
+// 100000-byte request of RPC 2 with sequence seq, and returns its frame.
+func (b *traceBuilder) gsoSegment(off uint32, n int, seq uint32) int {
+	i := b.data(true, 2, 100000, off, n, 4, func(f *wire.DataFields) { f.SegOffset, f.Common.Sequence = off, seq })
+	wire.Common(b.events[i-1].Packet.Bytes()).SetDoff(wire.DoffGSO) // the encoder writes 0xE0
+	return i
 }

@@ -743,6 +743,48 @@ type pairData struct {
 	// verPrio[{v, p}] is the first DATA with cutoff_version v at
 	// priority p.
 	verPrio map[[2]uint16]Seen
+	// recent holds the latest DATA of each of the last few distinct RPCs
+	// of the pair, latest first (HOMA-CUTOFF-005: stale DATA of several
+	// RPCs may be handled on several cores at once).
+	recent [4]rpcData
+}
+
+// rpcData is the latest DATA of one RPC (by sender_id) of a host pair.
+type rpcData struct {
+	id  uint64
+	ver uint16
+	Seen
+}
+
+// noteRPC records DATA of the RPC with sender_id id carrying
+// cutoff_version ver, seen at s.
+func (pd *pairData) noteRPC(id uint64, ver uint16, s Seen) {
+	i := 0
+	for i < len(pd.recent)-1 && pd.recent[i].id != id && pd.recent[i].id != 0 {
+		i++
+	}
+	// i holds id, is free, or is the oldest entry, which goes.
+	copy(pd.recent[1:i+1], pd.recent[:i])
+	pd.recent[0] = rpcData{id, ver, s}
+}
+
+// staleRPCs returns how many distinct RPCs (at most 4) of peer's DATA to h
+// that the capture saw since from carried a cutoff_version other than v,
+// and the frames of the latest two.
+func (t *Trace) staleRPCs(h, peer netip.Addr, v uint16, from time.Time) (n int, frames [2]int) {
+	pd := t.pairs[hostPair{peer, h}]
+	if pd == nil {
+		return 0, frames
+	}
+	for _, x := range pd.recent {
+		if x.id != 0 && x.ver != v && !x.Time.Before(from) {
+			if n < 2 {
+				frames[n] = x.Frame
+			}
+			n++
+		}
+	}
+	return n, frames
 }
 
 // countVersion counts a DATA packet with cutoff_version v.
@@ -1682,6 +1724,7 @@ func (t *Trace) applyData(e *Event, r *RPC) {
 		m.pair = pd
 	}
 	pd.countVersion(d.CutoffVersion())
+	pd.noteRPC(p.SenderID(), d.CutoffVersion(), Seen{e.Time, e.Frame})
 	if e.Priority >= 64 || pd.hotPrios&(1<<e.Priority) == 0 {
 		if k := [2]uint16{d.CutoffVersion(), uint16(e.Priority)}; pd.verPrio[k].Time.IsZero() {
 			pd.verPrio[k] = Seen{e.Time, e.Frame}
@@ -1736,6 +1779,9 @@ func (t *Trace) applyData(e *Event, r *RPC) {
 			}
 			m.retx.copies[e.Offset]++
 			m.retx.last, m.retx.lastStart, m.retx.lastEnd = Seen{e.Time, e.Frame}, e.Offset, end
+			if end > m.SentEnd && (m.retx.ahead.Frame == 0 || m.retx.aheadFrom != m.SentEnd) {
+				m.retx.ahead, m.retx.aheadFrom = Seen{e.Time, e.Frame}, m.SentEnd
+			}
 		}
 		m.ResentAhead.Add(max(e.Offset, m.SentEnd), end)
 	} else {
@@ -2455,6 +2501,11 @@ type retxLog struct {
 	// buffers and dropped what arrived (homa_data_pkt), so only these
 	// show what it holds (HOMA-RESEND-012).
 	sinceWakeup byteranges.Set
+	// ahead is the first retransmission of bytes at or beyond SentEnd
+	// since SentEnd was aheadFrom (HOMA-RESEND-011: the skb another core
+	// was handing to the NIC when the RESEND came).
+	ahead     Seen
+	aheadFrom uint32
 }
 
 // ackEntry is the first ack entry naming an RPC: piggy-backed on a first

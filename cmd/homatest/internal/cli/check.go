@@ -71,6 +71,10 @@ an identical copy); the report counts these downgrades by rule and cause.
   ports       one pcapng interface per switch port with both directions in
               epb_flags (a run's capture.pcapng): each host judged on its own
               link, so no packet counts twice
+tcpdump on a HomaModule host is none of these: under its default gro_policy
+the module's GRO handler passes GRANTs and single-packet messages straight to
+its SoftIRQ handler, so such a capture lacks them (its DATA then look sent
+past their grants); capture on a mirror port or a tap on the link instead.
 Findings at frames a tester marked as broken on purpose (pcapng comment
 "homatest tester: deliberate ...") are charged to the tester and do not fail.
 

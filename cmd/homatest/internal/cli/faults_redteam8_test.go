@@ -203,11 +203,15 @@ func rt8Cases() []redteamClass {
 			return b
 		}},
 		{id: "N17-grant-backwards", rule: "HOMA-GRANT-003", args: []string{"--capture-point", "host:10.0.0.1"}, b: func(f bool) *capb {
+			// A paced sender (DATA 150 µs apart): the backwards offset,
+			// below the first GRANT's, comes more than slack after that
+			// GRANT, too late for a GRANT another core decided before it
+			// and its NIC queue held back.
 			b := newCap(wire.VersionCurrent)
-			r, m := rpc100k(b, msgOpts{}, hostC, hostS)
+			r, m := rpc100k(b, msgOpts{gap: us(150)}, hostC, hostS)
 			if f {
 				g := m.grants[2]
-				b.mark(b.grant(b.pkts[g].t+us(1)/2, r, true, 45000, 0), "grant backwards")
+				b.mark(b.grant(b.pkts[g].t+us(1)/2, r, true, 41000, 0), "grant backwards")
 			}
 			b.respondAndAck(r, b.lastTime()+us(30))
 			return b
@@ -498,10 +502,10 @@ func redteam8FaultCases() []faultCase {
 		},
 		{
 			id: "GRANT-003", slug: "grant-backwards",
-			what:  "extra fault: the server sends GRANT(45000) right after a higher GRANT of the same request (taken on the server's link)",
+			what:  "extra fault: the server sends GRANT(41000) right after a higher GRANT of the same request, more than slack after its first GRANT (42784) (taken on the server's link)",
 			build: b["N17-grant-backwards"],
 			args:  []string{"--capture-point", "host:10.0.0.1"},
-			want:  []hit{{"HOMA-GRANT-003", 42}},
+			want:  []hit{{"HOMA-GRANT-003", 40}},
 		},
 		{
 			id: "SEND-004", slug: "response-before-request-complete",

@@ -307,12 +307,15 @@ func rt9Cases() []redteamClass {
 			b.needAckThenAck(r, at+us(20)+ms(2.5))
 			return b
 		}},
-		{id: "R17-grant-repeat-other-prio", src: "homa_grant.c homa_grant_try_send (a GRANT only when granted grows)", rule: "HOMA-GRANT-003", args: []string{"--capture-point", "host:10.0.0.1"}, b: func(f bool) *capb {
+		{id: "R17-grant-repeat-other-prio", src: "homa_grant.c homa_grant_try_send (a GRANT only when granted grows; another core may send the offset it raised again, read after the RPC's lock is released, but not more than slack later)", rule: "HOMA-GRANT-003", args: []string{"--capture-point", "host:10.0.0.1"}, b: func(f bool) *capb {
+			// A paced sender (DATA 150 µs apart) keeps the message
+			// incomplete past the repeat, 2.5 ms after the GRANT it
+			// repeats.
 			b := newCap(wire.VersionCurrent)
-			r, m := rpc100k(b, msgOpts{}, hostC, hostS)
+			r, m := rpc100k(b, msgOpts{gap: us(150)}, hostC, hostS)
 			if f {
 				g := m.grants[1]
-				i := b.grant(b.pkts[g].t+us(1)/2, r, true, b.pkts[g].f.(*wire.GrantFields).Offset, 1)
+				i := b.grant(b.pkts[g].t+ms(2.5), r, true, b.pkts[g].f.(*wire.GrantFields).Offset, 1)
 				b.mark(i, "GRANT repeats the offset at another priority")
 			}
 			b.respondAndAck(r, b.lastTime()+us(30))

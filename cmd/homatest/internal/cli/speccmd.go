@@ -321,6 +321,13 @@ What a finding means depends on where the capture was taken (check
   capture.pcapng): each host is judged on its own link (host:ADDR per
   interface), so no packet counts twice.
 
+A capture taken on a HomaModule host itself (tcpdump there) is none of
+these: under the default gro_policy (HOMA_GRO_FAST_GRANTS,
+HOMA_GRO_SHORT_BYPASS) homa_gro_receive hands GRANTs and single-packet
+messages straight to homa_softirq, so the capture lacks the ones the host
+received, and rules read the gaps as its doing (DATA sent past grants never
+seen); take it on a mirror port or a tap on the link.
+
 A rule that judges what a host received or sent is inconclusive, not
 violated, where loss, reordering or duplication between the capture point
 and that host explains the trace, and only where the capture shows that
