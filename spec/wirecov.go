@@ -61,8 +61,8 @@ var fieldRules = map[string][]string{
 	"RESEND.length":   {"HOMA-RESEND-012", "HOMA-RESEND-016", "HOMA-RESEND-025", "HOMA-RESEND-026"},
 	"RESEND.priority": {"HOMA-RESEND-013", "HOMA-RESEND-004"},
 
-	"CUTOFFS.unsched_cutoffs": {"HOMA-CUTOFF-004", "HOMA-PRIO-002"},
-	"CUTOFFS.cutoff_version":  {"HOMA-CUTOFF-001", "HOMA-CUTOFF-003", "HOMA-CUTOFF-004"},
+	"CUTOFFS.unsched_cutoffs": {"HOMA-CUTOFF-004", "HOMA-CUTOFF-006", "HOMA-PRIO-002"},
+	"CUTOFFS.cutoff_version":  {"HOMA-CUTOFF-001", "HOMA-CUTOFF-003", "HOMA-CUTOFF-004", "HOMA-CUTOFF-006"},
 
 	"ACK.num_acks": {"HOMA-WIRE-008", "HOMA-ACK-007"},
 	"ACK.acks":     {"HOMA-ACK-004", "HOMA-ACK-003"},

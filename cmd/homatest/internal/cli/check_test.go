@@ -422,7 +422,7 @@ func TestSpecNamedRules(t *testing.T) {
 	}
 	// A family's name names its rules.
 	out, err, _ = run(t, "spec", "list", "cutoff")
-	if n := strings.Count(out, "\nHOMA-CUTOFF-"); err != nil || !strings.HasPrefix(out, "HOMA-CUTOFF-001 ") || n != 4 || strings.Contains(out, "HOMA-ACK") {
+	if n := strings.Count(out, "\nHOMA-CUTOFF-"); err != nil || !strings.HasPrefix(out, "HOMA-CUTOFF-001 ") || n != 5 || strings.Contains(out, "HOMA-ACK") {
 		t.Errorf("spec list cutoff: %v, %d more\n%s", err, n, out)
 	}
 }
