@@ -95,8 +95,8 @@ var sendConditions = []SendCoverage{
 		Note: "the obligation is SHOULD: DATA a receiver discards before its version check (no buffers, a dead RPC) triggers nothing"},
 	{Type: "FREEZE", Note: "debugging only (timetrace freezes), sent on request by tools; nothing in the protocol obliges or forbids it"},
 	{Type: "NEED_ACK", May: []string{"HOMA-ACK-001", "HOMA-ACK-003", "HOMA-ACK-005", "HOMA-ACK-006", "HOMA-ACK-010", "HOMA-ID-006", "HOMA-RESEND-022"},
-		Must: []string{"HOMA-ACK-011", "HOMA-ACK-008"},
-		Note: "the first one after request_ack_ticks and the repeats every tick are SHOULD-level lateness bounds (an implementation may pace them)"},
+		Must: []string{"HOMA-ACK-011", "HOMA-ACK-008", "HOMA-ACK-013"},
+		Note: "the first one after request_ack_ticks and the repeats every tick are SHOULD-level lateness bounds (an implementation may pace them); that the first comes at all, while the server socket shows it is open, is MUST (HOMA-ACK-013)"},
 	{Type: "ACK", May: []string{"HOMA-ACK-004", "HOMA-ACK-007"},
 		Must: []string{"HOMA-ACK-009", "HOMA-ACK-002"}},
 }

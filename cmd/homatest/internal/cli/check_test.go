@@ -396,7 +396,7 @@ func TestSpecNamedRules(t *testing.T) {
 	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
 		ids = append(ids, strings.Fields(l)[0])
 	}
-	if got := strings.Join(ids, " "); got != "HOMA-ACK-010 HOMA-ACK-011 HOMA-ACK-012 HOMA-RESEND-014" {
+	if got := strings.Join(ids, " "); got != "HOMA-ACK-010 HOMA-ACK-011 HOMA-ACK-012 HOMA-ACK-013 HOMA-RESEND-014" {
 		t.Errorf("spec list: %s", got)
 	}
 	out, err, _ = run(t, "spec", "doc", "RESEND-014")
