@@ -343,3 +343,61 @@ func TestMachineNewPeerLevel(t *testing.T) {
 		}
 	}
 }
+
+// TestMachineFirstNeedAck: a server whose five responses to one client
+// stay unacknowledged repeats their NEED_ACKs every tick, up to
+// MaxAcksPerPkt per client per tick; a sixth response to that client
+// still gets its first NEED_ACK request_ack_ticks ticks after it is sent
+// (homa_timer_check_rpc asks for every RPC on every pass): the cap did
+// not hold it back for good.
+func TestMachineFirstNeedAck(t *testing.T) {
+	p := homa.DefaultParams()
+	m := listeningMachine(t, p)
+	now := time.Duration(0)
+	serve := func(id uint64) {
+		common := wire.CommonFields{Sport: 33000, Dport: 4000, SenderID: id}
+		data, _ := (&wire.DataFields{Common: common, MessageLength: 100, Incoming: 100, CutoffVersion: p.CutoffVersion,
+			Payload: make([]byte, 100)}).AppendTo(nil, wire.EncodeOptions{FixLengths: true, SetMarks: true})
+		m.HandlePacket(now, peerAddr, 7, data)
+		e, ok := m.PollEvent()
+		if !ok || e.Kind != homa.EventRequest {
+			t.Fatalf("request %d: event %+v, want the request", id, e)
+		}
+		if err := m.Reply(now, e.Request, make([]byte, 100)); err != nil {
+			t.Fatal(err)
+		}
+		drain(m, now)
+	}
+	// tick runs the timer passes up to n ticks on and returns the RPC
+	// ids the NEED_ACKs named, pass by pass.
+	tick := func(n int) [][]uint64 {
+		var passes [][]uint64
+		for range n {
+			now += p.Tick
+			m.HandleTimeout(now)
+			var ids []uint64
+			for _, tr := range drain(m, now) {
+				if pk := decode(t, tr.Packet); pk.Type() == wire.TypeNeedAck {
+					ids = append(ids, wire.ClientID(pk.SenderID()))
+				}
+			}
+			passes = append(passes, ids)
+		}
+		return passes
+	}
+	for id := uint64(100); id < 110; id += 2 {
+		serve(id)
+	}
+	if passes := tick(p.RequestAckTicks + 2); len(passes[len(passes)-1]) != wire.MaxAcksPerPkt {
+		t.Fatalf("NEED_ACKs by pass %v, want %d in the last", passes, wire.MaxAcksPerPkt)
+	}
+	serve(110)
+	for _, ids := range tick(p.RequestAckTicks + 1) {
+		for _, id := range ids {
+			if id == 110 {
+				return
+			}
+		}
+	}
+	t.Errorf("no NEED_ACK for RPC 110 within %d ticks of its response", p.RequestAckTicks+1)
+}

@@ -48,7 +48,7 @@ func (h *Machine) onTick() {
 			h.requestRetransmit(r)
 		}
 	})
-	needAcks := map[netip.Addr]int{}
+	needAcks := map[needAckSlot]int{}
 	h.serverList.each(func(r *rpc) {
 		switch r.state {
 		case serverReceiving:
@@ -71,8 +71,14 @@ func (h *Machine) onTick() {
 			// most MaxAcksPerPkt RPCs of one client host per tick: its ACK
 			// carries that many acks, and thousands of NEED_ACKs per tick
 			// would swamp a user-space host (HomaModule sends one per RPC).
-			if r.doneTick >= h.p.RequestAckTicks && needAcks[r.peer] < wire.MaxAcksPerPkt {
-				needAcks[r.peer]++
+			// First NEED_ACKs have a cap of their own, so that RPCs long
+			// unacknowledged, which come first in the list, cannot take
+			// every slot each tick and keep a newer one from ever asking
+			// (HOMA-ACK-013).
+			k := needAckSlot{r.peer, r.needAcked}
+			if r.doneTick >= h.p.RequestAckTicks && needAcks[k] < wire.MaxAcksPerPkt {
+				needAcks[k]++
+				r.needAcked = true
 				h.send(r.peer, h.topPriority(), &wire.NeedAckFields{Common: h.control(r)})
 			}
 		default:
@@ -88,6 +94,13 @@ func (h *Machine) onTick() {
 		pr.forgetAcked(h.tick - 10*h.p.TimeoutTicks)
 	}
 	h.grant()
+}
+
+// needAckSlot counts the NEED_ACKs of one timer pass to one client host,
+// repeats and first ones apart (onTick).
+type needAckSlot struct {
+	peer   netip.Addr
+	repeat bool
 }
 
 // requestRetransmit sends RESENDs for r's incoming message: {0, -1} when

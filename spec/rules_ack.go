@@ -410,7 +410,7 @@ func ackRules2() []*Rule {
 			Facts:     []string{"ACK-01"},
 			Statement: "A server's first NEED_ACK for an RPC it has not seen acknowledged comes at most max(request_ack_ticks, 1)+1 timer ticks (stretched by timer_drift) plus slack after the last bytes of its response were first transmitted.",
 			Source:    "HomaModule homa_timer.c homa_timer_check_rpc (every pass looks at every RPC: the first one after the response is out sets done_timer_ticks, NEED_ACK goes request_ack_ticks passes later; nothing resets it); linux_6.1.38 homa_timer.c homa_check_rpc (the same, from next_xmit_offset)",
-			Capture:   "judged at the first NEED_ACK the capture shows (a server that never sends one may have closed its socket); inconclusive where the capture shows packets between the hosts lost before the capture point (the first NEED_ACKs may be the lost ones)",
+			Capture:   "judged at the first NEED_ACK the capture shows (a server that never sends one may have closed its socket: HOMA-ACK-013 judges that where the socket shows it is still open); inconclusive where the capture shows packets between the hosts lost before the capture point (the first NEED_ACKs may be the lost ones)",
 			Property: Each{Types: needAck, Check: func(c *Ctx, e *Event) Result {
 				r := c.T.Lookup(e)
 				if r == nil || r.NeedAcks > 0 || e.FromClient() || r.Acked || r.Unknown {

@@ -1,6 +1,7 @@
 package spec
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/homatest/homatest/spec/wire"
@@ -50,5 +51,85 @@ func ackRules4() []*Rule {
 				return Pass().WithSlack(tol)
 			}},
 		},
+		{
+			ID: "HOMA-ACK-013", Level: Must,
+			Facts:     []string{"ACK-01"},
+			Statement: "A server asks for the ack of every RPC whose response it has transmitted and that it still holds: unless the client acknowledges it, says RPC_UNKNOWN for it or the client is reported unreachable, a NEED_ACK for it comes within max(max(request_ack_ticks, 1)+1 timer ticks stretched by timer_drift, response_timeout) plus slack of the first transmission of the response's last bytes.",
+			Source:    "HomaModule homa_timer.c homa_timer_check_rpc (NEED_ACK on every pass once request_ack_ticks passed since the response was transmitted; server RPCs in that state never time out), homa_rpc.c homa_rpc_end (the RPC ends only by the client's ack or RPC_UNKNOWN, an ICMP abort or the socket's shutdown)",
+			Capture:   "a close of the socket or a restart of the host ends the RPC without a packet, so a missing NEED_ACK is judged only when the same server socket shows, more than slack after the deadline, that it still holds another RPC (BUSY, GRANT, RESEND, response DATA or NEED_ACK) whose request DATA all came more than 2·slack before the response's last bytes (none could have re-created it after a close; a capture that sees all of that RPC's request DATA); without such a witness it is inconclusive (cause: socket closed or host restarted); inconclusive where the capture shows packets from the server to the client lost before the capture point (the NEED_ACKs may be the lost ones) or an ICMP unreachable about the client; how late a NEED_ACK that does come may be is HOMA-ACK-011",
+			Property: Within{
+				TriggerTypes: []wire.PacketType{wire.TypeData},
+				Witness:      true,
+				Bound:        func(p *Params) time.Duration { return needAckDeadline(p) },
+				Trigger:      needAckOwed,
+			},
+		},
 	}
+}
+
+// needAckDeadline is how long after the first transmission of its
+// response's last bytes a server that still holds the RPC has sent its
+// first NEED_ACK (HOMA-ACK-013): HOMA-ACK-011's bound, and at least the
+// time any answer may take.
+func needAckDeadline(p *Params) time.Duration {
+	return max(p.LateTicks(max(p.RequestAckTicks, 1)+1), p.AnswerBound())
+}
+
+// needAckOwed is HOMA-ACK-013's trigger: the first transmission of the
+// last bytes of a server's response e, of an RPC not acknowledged. The
+// obligation it opens waits for what ends the server's duty (its NEED_ACK,
+// the client's ack or RPC_UNKNOWN) or, past the deadline, for a witness
+// that the server socket was not closed (witnessHeld): the RPC was still
+// held, and a NEED_ACK was owed.
+func needAckOwed(c *Ctx, e *Event) (Obligation, bool) {
+	if e.Type() != wire.TypeData || e.FromClient() || e.Retransmit() {
+		return Obligation{}, false
+	}
+	d := e.Packet.Data()
+	if e.Offset+uint32(d.DataLen()) != d.MessageLength() {
+		return Obligation{}, false
+	}
+	r := c.T.Lookup(e)
+	if r == nil || r.Acked || r.Unknown || r.NeedAcks > 0 {
+		return Obligation{}, false
+	}
+	k, sock, held := r.Key, HostPort{Addr: e.Src, Port: e.Packet.Common().Sport()}, e.Time
+	deadline := held.Add(needAckDeadline(c.P))
+	ended := func(x *Event) bool {
+		switch {
+		case r.Acked || r.Unknown || r.NeedAcks > 0:
+			return true // the trace applied it at an earlier event
+		case x.Src == k.Client:
+			return acksRPC(x, k) || x.Err == nil && x.Type() == wire.TypeRPCUnknown && x.FromClient() && KeyOf(x) == k
+		case x.Src == k.Server:
+			return x.Err == nil && x.Type() == wire.TypeNeedAck && !x.FromClient() && KeyOf(x) == k
+		}
+		return false
+	}
+	what := fmt.Sprintf("no NEED_ACK for RPC %d within %v of its response's last bytes (frame %d), and no ack or RPC_UNKNOWN from the client", k.ClientID, needAckDeadline(c.P), e.Frame)
+	return Obligation{
+		Key:    k,
+		Expect: "the server's NEED_ACK for the RPC, or a packet showing that its socket still holds an RPC it held before",
+		Match: func(c *Ctx, x *Event) bool {
+			return ended(x) || witnessHeld(c, x, sock, k, held, deadline)
+		},
+		Confirm: func(c *Ctx, x *Event) Result {
+			if ended(x) {
+				return Pass()
+			}
+			if u, ok := c.T.unreachable[HostPort{k.Client, r.ClientPort}]; ok && u.Time.After(held.Add(-c.P.Slack)) {
+				return Unsure("%s; the client's port was reported unreachable (frame %d), which aborts the RPC", what, u.Frame).With(u.Frame)
+			}
+			if at, ok := c.T.hostUnreachable[hostPair{k.Server, k.Client}]; ok && at.After(held.Add(-c.P.Slack)) {
+				return Unsure("%s; the client was reported unreachable, which aborts the RPC", what)
+			}
+			if ev, ok := c.Net.LostBetween(k.Server, k.Client); ok {
+				return Downgrade(CauseLossBefore, ev, "%s; the NEED_ACKs may be packets lost before the capture point", what).With(x.Frame)
+			}
+			w := c.T.Lookup(x)
+			return Violation("%s; the socket was not closed: it still holds RPC %d of %v (%s %v after the deadline, frame %d), whose last request DATA came %v before",
+				what, w.Key.ClientID, w.Key.Client, x.Type(), x.Time.Sub(deadline).Round(time.Microsecond), x.Frame, held.Sub(w.ReqLast).Round(time.Microsecond)).With(x.Frame).WithSlack(c.P.Slack)
+		},
+		Unseen: Downgrade(CauseClose, Evidence{Frame: e.Frame, Why: fmt.Sprintf("no later packet of %v:%d shows it still holds an RPC it held before, so a close of the socket or a restart of the host, which end every RPC it holds, may explain it", sock.Addr, sock.Port)}, "%s", what),
+	}, true
 }

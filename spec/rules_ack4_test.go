@@ -460,3 +460,48 @@ func TestAck004LiveRPCNotGivenUp(t *testing.T) {
 	b.after(10*time.Microsecond).data(false, 2, 5696, 1424, 1424, 7, nil)
 	wantViolations(t, b.check("linux", "HOMA-ACK-004", "unsched_bytes=2000000"), "HOMA-ACK-004", ack)
 }
+
+// TestAck013NeedAckOwed: a server that transmitted a response and still
+// holds the RPC asks for its ack. With no NEED_ACK, ack or RPC_UNKNOWN by
+// the deadline, the finding waits for a witness that the socket was not
+// closed: a later packet of the same socket for an RPC whose request came
+// more than 2·slack before the response (violation, at the response's
+// last DATA). Without a witness (the other RPC began after the response,
+// so a reopened socket may hold it) it is inconclusive; a NEED_ACK in
+// time, or the client's piggy-backed ack, ends the duty.
+func TestAck013NeedAckOwed(t *testing.T) {
+	other := netip.MustParseAddr("198.18.0.3")
+	run := func(earlyWitness bool, end func(b *traceBuilder)) (*Report, int) {
+		b := newTrace(t, wire.VersionCurrent)
+		a := b.client
+		b.data(true, 2, 100, 0, 100, 7, nil)
+		if earlyWitness {
+			b.client = other
+			b.after(time.Millisecond).data(true, 4, 100, 0, 100, 7, nil)
+			b.client = a
+		}
+		resp := b.after(10*time.Millisecond).data(false, 2, 200, 0, 200, 7, nil)
+		end(b)
+		if !earlyWitness {
+			b.client = other
+			b.after(time.Millisecond).data(true, 4, 100, 0, 100, 7, nil)
+		}
+		b.client = other
+		b.after(30*time.Millisecond).ctl(false, 4, wire.TypeBusy) // the server still holds RPC 4
+		return b.check("linux", "HOMA-ACK-013"), resp
+	}
+	rep, resp := run(true, func(*traceBuilder) {})
+	wantViolations(t, rep, "HOMA-ACK-013", resp)
+	if f := rep.Violations[0]; !strings.Contains(f.Why, "still holds RPC 4") {
+		t.Errorf("why %q", f.Why)
+	}
+	rep, resp = run(false, func(*traceBuilder) {})
+	wantViolations(t, rep, "HOMA-ACK-013")
+	wantInconclusive(t, rep, "HOMA-ACK-013", resp)
+	rep, _ = run(true, func(b *traceBuilder) { b.after(5*time.Millisecond).ctl(false, 2, wire.TypeNeedAck) })
+	wantClean(t, rep, "HOMA-ACK-013")
+	rep, _ = run(true, func(b *traceBuilder) {
+		b.after(time.Millisecond).data(true, 6, 100, 0, 100, 7, func(f *wire.DataFields) { f.Ack = wire.AckEntry{ClientID: 2, ServerPort: b.sport} })
+	})
+	wantClean(t, rep, "HOMA-ACK-013")
+}

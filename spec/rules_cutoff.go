@@ -171,10 +171,7 @@ func cutoffRules2() []*Rule {
 			Capture:   "jitter is allowed on the sender's own link and slack elsewhere (queueing between the sender and a tap can bunch packets); each CUTOFFS is compared with the 16 before it to the same peer; n counts the RPCs (at most 4, the latest) whose latest DATA from the peer, seen from response_timeout plus slack before the earlier CUTOFFS on, carried a cutoff_version other than the CUTOFFS' (a loaded host handles DATA late), and a burst that n of them explain is inconclusive",
 			Property: Each{Types: []wire.PacketType{wire.TypeCutoffs}, Check: func(c *Ctx, e *Event) Result {
 				prior := c.T.CutoffVersions(e.Dst, e.Src)
-				tol := c.P.Slack
-				if c.Net.atSender(e.Src) {
-					tol = c.P.Jitter
-				}
+				tol := bunchTol(c, e.Src)
 				v := e.Packet.Cutoffs().CutoffVersion()
 				res := Pass().WithSlack(tol)
 				for j := len(prior) - 1; j >= max(0, len(prior)-16); j-- {
@@ -200,6 +197,30 @@ func cutoffRules2() []*Rule {
 					}
 				}
 				return res
+			}},
+		},
+		{
+			ID: "HOMA-CUTOFF-006", Level: Must,
+			Facts:     []string{"CUT-01", "CUT-02"},
+			Statement: "A cutoff_version names one table: every CUTOFFS a host sends carrying a version holds the cutoffs its first CUTOFFS with that version held, to whichever peer (a change of the cutoffs or of num_priorities raises the version, which nothing else writes).",
+			Source:    "HomaModule homa_utils.c homa_prios_changed (cutoff_version++ on every write of unsched_cutoffs or num_priorities, homa_plumbing.c homa_dointvec; the cutoff_version sysctl is read-only), homa_incoming.c homa_data_pkt (the table and version of one struct homa, whatever the peer); linux_6.1.38 the same",
+			Profiles:  []string{"linux", "linux-2024", "linux-2025"},
+			Capture:   "a CUTOFFS built while a sysctl write changes the table may carry the new (or a half-written) table under the old version, so the first CUTOFFS with another table is inconclusive and only a CUTOFFS with that version more than jitter (on the sender's own link; slack elsewhere) after it is a violation; a module reloaded in between counts from 1 again: CUTOFFS more than max(response_timeout plus slack, timeout_ticks) apart are not compared",
+			Property: Each{Types: []wire.PacketType{wire.TypeCutoffs}, Check: func(c *Ctx, e *Event) Result {
+				cs := e.Packet.Cutoffs()
+				tol := bunchTol(c, e.Src)
+				first, off, hasOff, ok := c.T.versionTables(e.Src, cs.CutoffVersion(), e.Time.Add(-max(c.P.AnswerBound(), c.P.Ticks(c.P.TimeoutTicks))))
+				switch {
+				case !ok:
+					return Pass()
+				case hasOff && e.Time.Sub(off.Time) > tol:
+					return Violation("CUTOFFS version %d holds %v, but %v sent version %d with %v (frame %d) and then with %v (frame %d, %v earlier): the version names one table",
+						cs.CutoffVersion(), cs.UnschedCutoffs(), e.Src, first.Version, first.Cutoffs, first.Frame, off.Cutoffs, off.Frame, e.Time.Sub(off.Time).Round(time.Microsecond)).With(first.Frame, off.Frame).WithSlack(tol)
+				case cs.UnschedCutoffs() != first.Cutoffs:
+					return Unsure("CUTOFFS version %d holds %v, but %v sent version %d with %v (frame %d): a CUTOFFS built while a sysctl write changed the table may carry the new table under the old version",
+						cs.CutoffVersion(), cs.UnschedCutoffs(), e.Src, first.Version, first.Cutoffs, first.Frame).With(first.Frame)
+				}
+				return Pass().WithSlack(tol)
 			}},
 		},
 		{
@@ -290,6 +311,40 @@ func cutoffsAllowanceStart(vs []CutoffsState, ordered bool, bound time.Duration)
 		}
 	}
 	return vs[i]
+}
+
+// bunchTol is how much closer together than they left two packets of
+// host src may pass the capture point: jitter on src's own link, slack
+// elsewhere (queueing between src and a tap bunches them).
+func bunchTol(c *Ctx, src netip.Addr) time.Duration {
+	if c.Net.atSender(src) {
+		return c.P.Jitter
+	}
+	return c.P.Slack
+}
+
+// versionTables returns, of the CUTOFFS host h sent any peer after since
+// carrying version v, the first (ok: there was one) and the first whose
+// table differs from that one's (hasOff: there was one).
+func (t *Trace) versionTables(h netip.Addr, v uint16, since time.Time) (first, off CutoffsState, hasOff, ok bool) {
+	earlier := func(a, b CutoffsState) bool {
+		return a.Time.Before(b.Time) || a.Time.Equal(b.Time) && a.Frame < b.Frame
+	}
+	for k, vs := range t.versions {
+		for _, x := range vs {
+			if k.to == h && x.Version == v && x.Time.After(since) && (!ok || earlier(x, first)) {
+				first, ok = x, true
+			}
+		}
+	}
+	for k, vs := range t.versions {
+		for _, x := range vs {
+			if ok && k.to == h && x.Version == v && x.Time.After(since) && x.Cutoffs != first.Cutoffs && (!hasOff || earlier(x, off)) {
+				off, hasOff = x, true
+			}
+		}
+	}
+	return first, off, hasOff, ok
 }
 
 // maxVersion returns the highest cutoff_version among vs (0: none).

@@ -1,6 +1,7 @@
 package spec
 
 import (
+	"net/netip"
 	"strings"
 	"testing"
 	"time"
@@ -146,4 +147,45 @@ func TestCutoff001BeforeMain(t *testing.T) {
 	small := b.after(time.Millisecond).data(true, 6, 100, 0, 100, 7, nil)
 	b.after(time.Millisecond).dataVersion(true, 8, 100, 0, 100, 7, 2)
 	wantViolations(t, b.checkAt(HostPoint(b.client), "linux-2024", id), id, small)
+}
+
+// TestCutoff006OneTable: a host's cutoff_version names one table, to
+// every peer. A CUTOFFS with the version of an earlier one and another
+// table is inconclusive the first time (a sysctl write racing the CUTOFFS
+// writes the table before raising the version); one more CUTOFFS with
+// that version, to any peer, more than slack later is a violation, with
+// the new table or the old one. A new version with the new table passes,
+// and CUTOFFS more than timeout_ticks apart (a module reload counts from
+// 1 again) are not compared.
+func TestCutoff006OneTable(t *testing.T) {
+	other := [8]uint32{0, 0, 0, 0, 1000000, 15000, 2800, 300}
+	cut := func(b *traceBuilder, v uint16, table [8]uint32) int {
+		return b.emit(false, 7, &wire.CutoffsFields{Common: wire.CommonFields{SenderID: 3}, UnschedCutoffs: table, CutoffVersion: v}, nil)
+	}
+	b := newTrace(t, wire.VersionCurrent)
+	b.cutoffs(false, 2, 1)
+	b.client = netip.MustParseAddr("198.18.0.3")
+	b.after(time.Millisecond).cutoffs(false, 2, 1) // same table to another peer
+	raced := cut(b.after(time.Millisecond), 1, other)
+	again := cut(b.after(5*time.Millisecond), 1, other) // to a third peer
+	b.client = netip.MustParseAddr("198.18.0.4")
+	old := b.after(time.Millisecond).cutoffs(false, 2, 1)
+	cut(b.after(time.Millisecond), 2, other) // the version raised: fine
+	rep := b.check("linux", "HOMA-CUTOFF-006")
+	wantViolations(t, rep, "HOMA-CUTOFF-006", again, old)
+	wantInconclusive(t, rep, "HOMA-CUTOFF-006", raced)
+	wantCounts(t, rep, "HOMA-CUTOFF-006", 6, 3, 2, 1)
+
+	// A copy within slack of the raced one is the same race; a reload
+	// (timeout_ticks later) starts the count afresh.
+	b = newTrace(t, wire.VersionCurrent)
+	b.cutoffs(false, 2, 1)
+	raced = cut(b.after(time.Millisecond), 1, other)
+	cut(b.after(time.Millisecond), 1, other)
+	cut(b.after(time.Second), 1, [8]uint32{0, 0, 0, 0, 1000000, 9000, 2000, 100}) // after a reload
+	b.after(time.Millisecond).cutoffs(false, 2, 1)
+	rep = b.check("linux", "HOMA-CUTOFF-006")
+	wantViolations(t, rep, "HOMA-CUTOFF-006")
+	wantInconclusive(t, rep, "HOMA-CUTOFF-006", raced)
+	wantCounts(t, rep, "HOMA-CUTOFF-006", 5, 2, 0, 3)
 }

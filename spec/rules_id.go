@@ -32,9 +32,13 @@ func idRules() []*Rule {
 				// and server use the same ids in both directions: that
 				// is legal and shows on the wire as a different pair of
 				// ports. Only a packet between the known RPC's own two
-				// sockets with the role bit flipped is a violation.
+				// sockets with the role bit flipped is a violation. The
+				// RPC is known from its DATA, GRANTs or RESENDs: a
+				// capture that lost the request may show only the
+				// client's RESEND {0, -1}, and the answer to it is what
+				// a server gets wrong by echoing the id.
 				if c.T.Lookup(e) == nil {
-					if r := c.T.rpcs[mirror]; r != nil && r.Packets[0]+r.Packets[1] > 0 && sameSockets(r, e) {
+					if r := c.T.rpcs[mirror]; r != nil && r.Packets[0]+r.Packets[1]+r.Packets[2] > 0 && sameSockets(r, e) {
 						return Violation("sender_id %d has the role bit of the %s, but RPC %d between these ports (client %v:%d, server %v:%d) is known with the other roles",
 							id, e.Packet.Role(), mirror.ClientID, mirror.Client, r.ClientPort, mirror.Server, r.ServerPort).With(r.FirstFrame)
 					}

@@ -63,6 +63,19 @@ func TestID001RoleBit(t *testing.T) {
 			t.Errorf("reason %q", why)
 		}
 	})
+	t.Run("known from a RESEND", func(t *testing.T) {
+		// The request's DATA never passed the capture point: the client's
+		// RESEND {0, -1} is all the capture shows of the RPC, and the
+		// server's RPC_UNKNOWN echoes its even id.
+		b := newTrace(t, wire.VersionCurrent)
+		rs := b.resend(true, 20, 0, wire.ResendAll, 7)
+		echo := b.after(time.Microsecond).emit(false, 7, &wire.RPCUnknownFields{Common: wire.CommonFields{SenderID: 20}}, nil)
+		rep := b.check("linux", "HOMA-ID-001")
+		wantViolations(t, rep, "HOMA-ID-001", echo)
+		if f := rep.Violations[0].Frames; len(f) != 1 || f[0] != rs {
+			t.Errorf("violation names frames %v, want the RESEND %d", f, rs)
+		}
+	})
 }
 
 // TestID002RequestPort: requests never go to port 0; a request to a port

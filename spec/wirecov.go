@@ -61,8 +61,8 @@ var fieldRules = map[string][]string{
 	"RESEND.length":   {"HOMA-RESEND-012", "HOMA-RESEND-016", "HOMA-RESEND-025", "HOMA-RESEND-026"},
 	"RESEND.priority": {"HOMA-RESEND-013", "HOMA-RESEND-004"},
 
-	"CUTOFFS.unsched_cutoffs": {"HOMA-CUTOFF-004", "HOMA-PRIO-002"},
-	"CUTOFFS.cutoff_version":  {"HOMA-CUTOFF-001", "HOMA-CUTOFF-003", "HOMA-CUTOFF-004"},
+	"CUTOFFS.unsched_cutoffs": {"HOMA-CUTOFF-004", "HOMA-CUTOFF-006", "HOMA-PRIO-002"},
+	"CUTOFFS.cutoff_version":  {"HOMA-CUTOFF-001", "HOMA-CUTOFF-003", "HOMA-CUTOFF-004", "HOMA-CUTOFF-006"},
 
 	"ACK.num_acks": {"HOMA-WIRE-008", "HOMA-ACK-007"},
 	"ACK.acks":     {"HOMA-ACK-004", "HOMA-ACK-003"},
@@ -95,8 +95,8 @@ var sendConditions = []SendCoverage{
 		Note: "the obligation is SHOULD: DATA a receiver discards before its version check (no buffers, a dead RPC) triggers nothing"},
 	{Type: "FREEZE", Note: "debugging only (timetrace freezes), sent on request by tools; nothing in the protocol obliges or forbids it"},
 	{Type: "NEED_ACK", May: []string{"HOMA-ACK-001", "HOMA-ACK-003", "HOMA-ACK-005", "HOMA-ACK-006", "HOMA-ACK-010", "HOMA-ID-006", "HOMA-RESEND-022"},
-		Must: []string{"HOMA-ACK-011", "HOMA-ACK-008"},
-		Note: "the first one after request_ack_ticks and the repeats every tick are SHOULD-level lateness bounds (an implementation may pace them)"},
+		Must: []string{"HOMA-ACK-011", "HOMA-ACK-008", "HOMA-ACK-013"},
+		Note: "the first one after request_ack_ticks and the repeats every tick are SHOULD-level lateness bounds (an implementation may pace them); that the first comes at all, while the server socket shows it is open, is MUST (HOMA-ACK-013)"},
 	{Type: "ACK", May: []string{"HOMA-ACK-004", "HOMA-ACK-007"},
 		Must: []string{"HOMA-ACK-009", "HOMA-ACK-002"}},
 }
