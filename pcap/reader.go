@@ -96,6 +96,11 @@ type Reader struct {
 	closer io.Closer
 	src    packetSource
 	ng     *pcapgo.NgReader
+	// fast reads a pcapng's plain packet blocks before pcapgo does
+	// (ngFast); nil for classic pcap. opts holds the options of the
+	// block pcapgo read last (read).
+	fast *ngFast
+	opts pcapgo.NgPacketOptions
 	// br is the classic pcap's input, which Next reads a record from
 	// itself when pcapgo refuses it (readLongRecord); long holds its
 	// bytes.
@@ -175,12 +180,15 @@ func NewReader(r io.Reader, o ReaderOptions) (*Reader, error) {
 		return nil, fmt.Errorf("%w: magic number 0x%08x", ErrFormat, m)
 	case m == 0x0a0d0d0a:
 		shb, _ := br.Peek(16)
+		big := len(shb) >= 12 && binary.BigEndian.Uint32(shb[8:12]) == ngByteOrderMagic // before pcapgo reads on
 		ng, err := pcapgo.NewNgReader(br, pcapgo.NgReaderOptions{WantMixedLinkType: true,
 			StatisticsCallback: rd.interfaceStats, SectionEndCallback: rd.sectionEnd})
 		if err != nil {
 			return nil, ngHeaderError(shb, err)
 		}
 		rd.src, rd.ng = ng, ng
+		rd.fast = &ngFast{br: br, bigEndian: big}
+		rd.fast.sync(ng, nil)
 	default:
 		pr, err := pcapgo.NewReader(br)
 		if err != nil {
@@ -301,6 +309,9 @@ func (r *Reader) interfaceStats(i int, st pcapgo.NgInterfaceStatistics) {
 // sectionEnd moves the ended section's drops to pastDrops: the next
 // section numbers its interfaces afresh (pcapgo's SectionEndCallback).
 func (r *Reader) sectionEnd([]pcapgo.NgInterface, pcapgo.NgSectionInfo) {
+	if r.fast != nil {
+		r.fast.off = true // the new section's byte order is pcapgo's to know
+	}
 	for i, d := range r.drops {
 		if r.pastDrops == nil {
 			r.pastDrops = map[int]uint64{}
@@ -325,17 +336,8 @@ func addSat(a, b uint64) uint64 {
 // Frame is reused by the next call. Next does not allocate per frame.
 func (r *Reader) Next() (*Frame, error) {
 	for {
-		var (
-			data []byte
-			ci   gopacket.CaptureInfo
-			opts pcapgo.NgPacketOptions
-			err  error
-		)
-		if r.ng != nil {
-			data, ci, opts, err = r.ng.ZeroCopyReadPacketDataWithOptions()
-		} else {
-			data, ci, err = r.src.ZeroCopyReadPacketData()
-		}
+		var ci gopacket.CaptureInfo
+		data, opts, err := r.read(&ci)
 		if r.ng == nil && fileHeaderAsRecord(ci) {
 			return nil, fmt.Errorf("after frame %d: %w", r.n, ErrConcatenated)
 		}
@@ -369,7 +371,7 @@ func (r *Reader) Next() (*Frame, error) {
 		if r.o.Progress != nil {
 			r.o.Progress.Add(1)
 		}
-		if r.o.Direction != DirUnknown && opts.Flags != nil && Direction(opts.Flags.Direction&pcapgo.NgEpbFlagDirectionMask) != r.o.Direction {
+		if r.o.Direction != DirUnknown && opts != nil && opts.Flags != nil && Direction(opts.Flags.Direction&pcapgo.NgEpbFlagDirectionMask) != r.o.Direction {
 			r.other("other direction")
 			continue
 		}
@@ -387,15 +389,32 @@ func (r *Reader) Next() (*Frame, error) {
 		}
 		if r.decode(data, ci, lt) {
 			r.noteTime(r.n, ci.Timestamp)
-			if opts.Flags != nil {
+			if opts != nil && opts.Flags != nil {
 				r.frame.Direction = Direction(opts.Flags.Direction & pcapgo.NgEpbFlagDirectionMask)
 			}
-			if len(opts.Comments) > 0 {
+			if opts != nil && len(opts.Comments) > 0 {
 				r.frame.Comment = strings.Join(opts.Comments, "; ")
 			}
 			return &r.frame, nil
 		}
 	}
+}
+
+// read returns the next packet block's frame as pcapgo reads it, its
+// CaptureInfo in ci and its options (nil: none): a pcapng's plain ones
+// through the fast path (ngFast). (Pointers, not values: copying the
+// CaptureInfo and the options out cost 20 of the 175 ns a frame.)
+func (r *Reader) read(ci *gopacket.CaptureInfo) (data []byte, opts *pcapgo.NgPacketOptions, err error) {
+	if r.ng == nil {
+		data, *ci, err = r.src.ZeroCopyReadPacketData()
+		return data, nil, err
+	}
+	if data, ok := r.fast.next(ci); ok {
+		return data, nil, nil
+	}
+	data, *ci, r.opts, err = r.ng.ZeroCopyReadPacketDataWithOptions()
+	r.fast.sync(r.ng, err)
+	return data, &r.opts, err
 }
 
 // pcapgoLongRecord starts pcapgo's error for a classic pcap record whose

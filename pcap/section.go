@@ -10,13 +10,15 @@ import (
 	"os"
 )
 
-// pcapng block and option codes SectionComments reads (pcapng spec,
+// pcapng block and option codes SectionComments and ngFast read (pcapng spec,
 // draft-ietf-opsawg-pcapng: section header block, opt_comment).
 const (
 	ngSectionHeader  = 0x0a0d0d0a // the same bytes in either byte order
 	ngByteOrderMagic = 0x1a2b3c4d
-	ngOptEnd         = 0
-	ngOptComment     = 1
+	// ngBlockEnhancedPacket is the enhanced packet block's type (ngFast).
+	ngBlockEnhancedPacket = 6
+	ngOptEnd              = 0
+	ngOptComment          = 1
 	// ngMaxSectionHeader bounds the section header SectionComments reads
 	// into memory; a longer one (no capture tool writes one) ends the walk.
 	ngMaxSectionHeader = 16 << 20

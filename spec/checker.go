@@ -584,16 +584,17 @@ func newChecker(profile string, p Params, rules []*Rule, verify bool) *Checker {
 				c.partialBy[k] = append(c.partialBy[k], i)
 			}
 		}
-		if u := cp.usual(); u.When != 0 {
+		needs, u := cp.shortcuts()
+		if u.When != 0 {
 			if u.Then != NotApplicable && (u.Then != Passed || cp.form != formEach) {
 				panic(fmt.Sprintf("rule %s: Usual.Then is %v, want n/a (or pass, for an Each rule)", r.ID, u.Then))
 			}
 			c.usual.add(i, u)
 			c.hasUsual = true
 		}
-		if cp.form == formEach && cp.each.Needs != 0 {
+		if needs != 0 {
 			for m := range c.gateMask {
-				if Gate(m)&cp.each.Needs != 0 {
+				if Gate(m)&needs != 0 {
 					c.gateMask[m].add(i)
 				}
 			}
@@ -605,16 +606,19 @@ func newChecker(profile string, p Params, rules []*Rule, verify bool) *Checker {
 	return c
 }
 
-// usual returns the Usual declaration of an Each or Within rule (none for
-// the other forms).
-func (c *compiled) usual() Usual {
+// shortcuts returns what a rule declares to be spared calls: the gates
+// of an Each or After rule (Each.Needs, After.Needs) and the Usual
+// declaration of an Each or Within rule (none for the other forms).
+func (c *compiled) shortcuts() (Gate, Usual) {
 	switch c.form {
 	case formEach:
-		return c.each.Usual
+		return c.each.Needs, c.each.Usual
 	case formWithin:
-		return c.within.Usual
+		return 0, c.within.Usual
+	case formAfter:
+		return c.after.Needs, Usual{}
 	}
-	return Usual{}
+	return 0, Usual{}
 }
 
 // compile unpacks property p for Feed; false for a property form the
@@ -1552,12 +1556,22 @@ func (c *Checker) within(i int, st *ruleState, p *Within, e *Event, icmp bool) {
 	c.trigger(i, st, p, e)
 }
 
-// verifyGates calls the rules of set that skip (Each.Needs, missed by e)
-// spares, and panics if one would have acted (verifyPrefilter).
+// verifyGates calls the rules of set that skip (Each.Needs, After.Needs,
+// missed by e) spares, and panics if one would have acted
+// (verifyPrefilter).
 func (c *Checker) verifyGates(set, skip *ruleSet, e *Event) {
 	for w := range set {
 		for bits := set[w] & skip[w]; bits != 0; bits &= bits - 1 {
 			i := w*64 + mbits.TrailingZeros64(bits)
+			if cp := &c.props[i]; cp.form == formAfter {
+				p := &cp.after
+				verifyPrefilter(c.rules[i], "Needs", e, func() bool {
+					_, b := p.B(&c.ctx, e)
+					_, a := p.A(&c.ctx, e)
+					return (len(p.BTypes) == 0 || typeIn(e.Type(), p.BTypes)) && b || (len(p.ATypes) == 0 || typeIn(e.Type(), p.ATypes)) && a
+				})
+				continue
+			}
 			p := &c.props[i].each
 			verifyPrefilter(c.rules[i], "Needs", e, func() bool { return p.Check(&c.ctx, e).Status != NotApplicable })
 		}

@@ -333,8 +333,8 @@ type Each struct {
 	Check          func(c *Ctx, e *Event) Result
 }
 
-// Gate is a set of cheap conditions an Each rule may need before it can
-// act (Each.Needs): facts of the packet itself, or states the capture has
+// Gate is a set of cheap conditions an Each or After rule may need
+// before it can act (Each.Needs, After.Needs): facts of the packet itself, or states the capture has
 // reached so far, which ordinary traffic rarely shows. Rules of rare
 // states (retransmissions, ICMP, RPC_UNKNOWN) are then not called on
 // every packet.
@@ -528,7 +528,12 @@ func (Within) form() string { return "within" }
 // supersets of what A and B accept; empty means every event.
 type After struct {
 	// ICMP makes A and B see ICMP events (Event.ICMP set) too.
-	ICMP           bool
+	ICMP bool
+	// Needs, as Each.Needs, names the gates an event must pass for A or
+	// B to act on it: the Checker does not call the rule at an event that
+	// misses one (the spec package's tests call it anyway and panic if A
+	// or B would have acted).
+	Needs          Gate
 	ATypes, BTypes []wire.PacketType
 	A              func(c *Ctx, e *Event) (rpcMsgKey, bool)
 	B              func(c *Ctx, e *Event) (rpcMsgKey, bool)

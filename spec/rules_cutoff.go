@@ -103,6 +103,7 @@ func cutoffRules() []*Rule {
 			Capture:   "DATA discarded before the version check triggers nothing: malformed DATA (HOMA-WIRE-002) owe no answer, nor does DATA of a message its receiver already holds whole or of an RPC it no longer has (acknowledged, or ended by RPC_UNKNOWN: a late or duplicated packet); nor does stale DATA within a tick (HomaModule's jiffy) or slack of the receiver's last CUTOFFS to that peer; loss after the capture point hides the DATA from the receiver",
 			Property: Within{
 				TriggerTypes: []wire.PacketType{wire.TypeData},
+				Usual:        Usual{When: FactCutoffCurrent},
 				Trigger: func(c *Ctx, e *Event) (Obligation, bool) {
 					if e.Type() != wire.TypeData || malformedData(c.P, e) {
 						return Obligation{}, false

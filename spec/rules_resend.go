@@ -256,6 +256,7 @@ func resendRules() []*Rule {
 			Statement: "DATA marked retransmit=1 is sent only after the receiver asked for it with RESEND, or after RPC_UNKNOWN told a client to restart.",
 			Source:    "HomaModule homa_outgoing.c homa_resend_data; homa_incoming.c homa_rpc_unknown_pkt",
 			Property: After{
+				Needs:  NeedsRetransmit, // A takes no DATA; B only retransmissions
 				ATypes: []wire.PacketType{wire.TypeResend, wire.TypeRPCUnknown, wire.TypeGrant},
 				BTypes: []wire.PacketType{wire.TypeData},
 				// A keys the message whose sender may now retransmit.

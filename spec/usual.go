@@ -14,7 +14,7 @@ import (
 // over the shared facts spares those rules their call, their RPC lookup
 // and their reads of the same state, which the rules' dispatch spent most
 // of the checker's time on.
-type DataFact uint32
+type DataFact uint64
 
 const (
 	// FactFresh: retransmit is 0.
@@ -97,11 +97,14 @@ const (
 	// FactNotFirstByte: the packet is a retransmission or does not start
 	// at offset 0 (HOMA-GRANT-021 judges a message at its first DATA).
 	FactNotFirstByte
+	// FactCutoffCurrent: the trace holds no CUTOFFS and the packet's
+	// cutoff_version is the profile's (HOMA-CUTOFF-002 opens nothing).
+	FactCutoffCurrent
 	numFacts = iota
 )
 
-// DataFact holds every fact in one word: adding a 33rd fails to compile.
-var _ [32 - numFacts]struct{}
+// DataFact holds every fact in one word: adding a 65th fails to compile.
+var _ [64 - numFacts]struct{}
 
 // Usual declares the result an Each rule's Check gives on a DATA packet
 // when all the facts When names hold: Then is NotApplicable or Passed (a
@@ -174,6 +177,9 @@ func (c *Checker) dataFacts(e *Event) DataFact {
 	}
 	if e.PrioShift != 0 && e.TOS&(1<<e.PrioShift-1) == 0 {
 		f |= FactTOSClean
+	}
+	if len(c.trace.cutoffs) == 0 && d.CutoffVersion() == p.CutoffVersion {
+		f |= FactCutoffCurrent
 	}
 	r := c.trace.Lookup(e)
 	if r == nil {
@@ -254,7 +260,7 @@ func (t *usualTable) add(i int, u Usual) {
 func (t *usualTable) decided(f DataFact) ruleSet {
 	d := t.any
 	for miss := ^f & (1<<numFacts - 1); miss != 0; miss &= miss - 1 {
-		n := &t.needs[mbits.TrailingZeros32(uint32(miss))]
+		n := &t.needs[mbits.TrailingZeros64(uint64(miss))]
 		for w := range d {
 			d[w] &^= n[w]
 		}
