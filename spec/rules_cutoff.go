@@ -216,7 +216,7 @@ func cutoffRules2() []*Rule {
 			Statement: "A cutoff_version names one table: every CUTOFFS a host sends carrying a version holds the cutoffs its first CUTOFFS with that version held, to whichever peer (a change of the cutoffs or of num_priorities raises the version, which nothing else writes).",
 			Source:    "HomaModule homa_utils.c homa_prios_changed (cutoff_version++ on every write of unsched_cutoffs or num_priorities, homa_plumbing.c homa_dointvec; the cutoff_version sysctl is read-only), homa_incoming.c homa_data_pkt (the table and version of one struct homa, whatever the peer); linux_6.1.38 the same",
 			Profiles:  []string{"linux", "linux-2024", "linux-2025"},
-			Capture:   "a CUTOFFS built while a sysctl write changes the table may carry the new (or a half-written) table under the old version, so the first CUTOFFS with another table is inconclusive and only a CUTOFFS with that version more than jitter (on the sender's own link; slack elsewhere) after it is a violation; a module reloaded in between counts from 1 again: CUTOFFS more than max(response_timeout plus slack, timeout_ticks) apart are not compared",
+			Capture:   "a CUTOFFS built while a sysctl write changes the table may carry the new (or a half-written) table under the old version, so the first CUTOFFS with another table is inconclusive and only a CUTOFFS with that version more than slack after it is a violation, on any link (the writer raises the version in process context after writing the table, and a CUTOFFS built before that leaves through its core's NIC queue: either may stall); a module reloaded in between counts from 1 again: CUTOFFS more than max(response_timeout plus slack, timeout_ticks) apart are not compared",
 			Property: Each{Types: []wire.PacketType{wire.TypeCutoffs}, Check: func(c *Ctx, e *Event) Result {
 				cs := e.Packet.Cutoffs()
 				tol := bunchTol(c, e.Src)
@@ -224,9 +224,13 @@ func cutoffRules2() []*Rule {
 				switch {
 				case !ok:
 					return Pass()
-				case hasOff && e.Time.Sub(off.Time) > tol:
+				case hasOff && e.Time.Sub(off.Time) > max(tol, c.P.Slack):
+					// The writer raises the version in process context
+					// after the table (homa_dointvec), and a CUTOFFS built
+					// before that leaves through its core's NIC queue:
+					// either may stall for up to slack, on any link.
 					return Violation("CUTOFFS version %d holds %v, but %v sent version %d with %v (frame %d) and then with %v (frame %d, %v earlier): the version names one table",
-						cs.CutoffVersion(), cs.UnschedCutoffs(), e.Src, first.Version, first.Cutoffs, first.Frame, off.Cutoffs, off.Frame, e.Time.Sub(off.Time).Round(time.Microsecond)).With(first.Frame, off.Frame).WithSlack(tol)
+						cs.CutoffVersion(), cs.UnschedCutoffs(), e.Src, first.Version, first.Cutoffs, first.Frame, off.Cutoffs, off.Frame, e.Time.Sub(off.Time).Round(time.Microsecond)).With(first.Frame, off.Frame).WithSlack(max(tol, c.P.Slack))
 				case cs.UnschedCutoffs() != first.Cutoffs:
 					return Unsure("CUTOFFS version %d holds %v, but %v sent version %d with %v (frame %d): a CUTOFFS built while a sysctl write changed the table may carry the new table under the old version",
 						cs.CutoffVersion(), cs.UnschedCutoffs(), e.Src, first.Version, first.Cutoffs, first.Frame).With(first.Frame)
