@@ -3,6 +3,7 @@ package spec
 import (
 	"fmt"
 	"net/netip"
+	"slices"
 	"time"
 
 	"github.com/homatest/homatest/spec/wire"
@@ -169,7 +170,7 @@ func cutoffRules2() []*Rule {
 			Statement: "A host sends a peer at most one CUTOFFS per jiffy for each RPC whose stale DATA it is handling at once, however many stale DATA arrive: of the CUTOFFS to one peer, the one k later than another comes more than k-1 jiffies (1 ms at HZ 1000, the shortest) after it, or, while stale DATA of n RPCs from the peer arrive, at least ceil((k+1)/n)-2 jiffies after it.",
 			Source:    "HomaModule homa_incoming.c homa_data_pkt (a CUTOFFS only when jiffies differs from peer->last_update_jiffies, which it sets after sending, under the lock of the RPC whose DATA it handles, not the peer's); linux_6.1.38 homa_data_pkt the same",
 			Profiles:  []string{"linux", "linux-2024", "linux-2025"},
-			Capture:   "jitter is allowed on the sender's own link and slack elsewhere (queueing between the sender and a tap can bunch packets); each CUTOFFS is compared with the 16 before it to the same peer; n counts the RPCs (at most 4, the latest) whose latest DATA from the peer, seen from response_timeout plus slack before the earlier CUTOFFS on, carried a cutoff_version other than the CUTOFFS' (a loaded host handles DATA late), and a burst that n of them explain is inconclusive",
+			Capture:   "jitter is allowed on the sender's own link and slack elsewhere (queueing between the sender and a tap can bunch packets); each CUTOFFS is compared with the 16 before it to the same peer; n counts the RPCs (at most 4, the latest) whose latest DATA from the peer, seen from response_timeout plus slack before the earlier CUTOFFS on, carried a cutoff_version other than the CUTOFFS' (a loaded host handles DATA late), and no more than the distinct RPCs the CUTOFFS from the earlier one on name (sender_id: each answers one RPC's DATA); a burst that n of them explain is inconclusive",
 			Property: Each{Types: []wire.PacketType{wire.TypeCutoffs}, Check: func(c *Ctx, e *Event) Result {
 				prior := c.T.CutoffVersions(e.Dst, e.Src)
 				tol := bunchTol(c, e.Src)
@@ -185,6 +186,16 @@ func cutoffRules2() []*Rule {
 						// n RPCs, each of the jiffies the k+1 CUTOFFS span
 						// may hold n of them.
 						n, frames := c.T.staleRPCs(e.Src, e.Dst, v, prior[j].Time.Add(-c.P.AnswerBound()))
+						// Each CUTOFFS names the RPC whose DATA it answers,
+						// and one RPC's DATA are handled under its lock,
+						// which also records the jiffy: CUTOFFS naming one
+						// RPC come one per jiffy, whatever other RPCs sent.
+						ids := cutoffsRPCs(prior[j:], e)
+						if ids == 1 && n > 1 {
+							return Violation("CUTOFFS to %v %v after the one in frame %d, with %d more between, all for RPC %d: its DATA are handled under one lock, which records the jiffy, so one per jiffy needs > %v less %v",
+								e.Dst, gap.Round(time.Microsecond), prior[j].Frame, k-1, e.Packet.Common().SenderID(), time.Duration(k-1)*minJiffy, tol).With(prior[j].Frame).WithSlack(tol)
+						}
+						n = min(n, ids)
 						if n <= 1 {
 							return Violation("CUTOFFS to %v %v after the one in frame %d, with %d more between: one per jiffy per peer needs > %v less %v",
 								e.Dst, gap.Round(time.Microsecond), prior[j].Frame, k-1, time.Duration(k-1)*minJiffy, tol).With(prior[j].Frame).WithSlack(tol)
@@ -206,7 +217,7 @@ func cutoffRules2() []*Rule {
 			Statement: "A cutoff_version names one table: every CUTOFFS a host sends carrying a version holds the cutoffs its first CUTOFFS with that version held, to whichever peer (a change of the cutoffs or of num_priorities raises the version, which nothing else writes).",
 			Source:    "HomaModule homa_utils.c homa_prios_changed (cutoff_version++ on every write of unsched_cutoffs or num_priorities, homa_plumbing.c homa_dointvec; the cutoff_version sysctl is read-only), homa_incoming.c homa_data_pkt (the table and version of one struct homa, whatever the peer); linux_6.1.38 the same",
 			Profiles:  []string{"linux", "linux-2024", "linux-2025"},
-			Capture:   "a CUTOFFS built while a sysctl write changes the table may carry the new (or a half-written) table under the old version, so the first CUTOFFS with another table is inconclusive and only a CUTOFFS with that version more than jitter (on the sender's own link; slack elsewhere) after it is a violation; a module reloaded in between counts from 1 again: CUTOFFS more than max(response_timeout plus slack, timeout_ticks) apart are not compared",
+			Capture:   "a CUTOFFS built while a sysctl write changes the table may carry the new (or a half-written) table under the old version, so the first CUTOFFS with another table is inconclusive and only a CUTOFFS with that version more than slack after it is a violation, on any link (the writer raises the version in process context after writing the table, and a CUTOFFS built before that leaves through its core's NIC queue: either may stall); a module reloaded in between counts from 1 again: CUTOFFS more than max(response_timeout plus slack, timeout_ticks) apart are not compared",
 			Property: Each{Types: []wire.PacketType{wire.TypeCutoffs}, Check: func(c *Ctx, e *Event) Result {
 				cs := e.Packet.Cutoffs()
 				tol := bunchTol(c, e.Src)
@@ -214,9 +225,13 @@ func cutoffRules2() []*Rule {
 				switch {
 				case !ok:
 					return Pass()
-				case hasOff && e.Time.Sub(off.Time) > tol:
+				case hasOff && e.Time.Sub(off.Time) > max(tol, c.P.Slack):
+					// The writer raises the version in process context
+					// after the table (homa_dointvec), and a CUTOFFS built
+					// before that leaves through its core's NIC queue:
+					// either may stall for up to slack, on any link.
 					return Violation("CUTOFFS version %d holds %v, but %v sent version %d with %v (frame %d) and then with %v (frame %d, %v earlier): the version names one table",
-						cs.CutoffVersion(), cs.UnschedCutoffs(), e.Src, first.Version, first.Cutoffs, first.Frame, off.Cutoffs, off.Frame, e.Time.Sub(off.Time).Round(time.Microsecond)).With(first.Frame, off.Frame).WithSlack(tol)
+						cs.CutoffVersion(), cs.UnschedCutoffs(), e.Src, first.Version, first.Cutoffs, first.Frame, off.Cutoffs, off.Frame, e.Time.Sub(off.Time).Round(time.Microsecond)).With(first.Frame, off.Frame).WithSlack(max(tol, c.P.Slack))
 				case cs.UnschedCutoffs() != first.Cutoffs:
 					return Unsure("CUTOFFS version %d holds %v, but %v sent version %d with %v (frame %d): a CUTOFFS built while a sysctl write changed the table may carry the new table under the old version",
 						cs.CutoffVersion(), cs.UnschedCutoffs(), e.Src, first.Version, first.Cutoffs, first.Frame).With(first.Frame)
@@ -355,4 +370,21 @@ func maxVersion(vs []CutoffsState) uint16 {
 		m = max(m, x.Version)
 	}
 	return m
+}
+
+// cutoffsRPCs counts the distinct RPCs (sender_id) that the CUTOFFS in
+// prior and e name, up to 5 (HOMA-CUTOFF-005 needs at most 4).
+func cutoffsRPCs(prior []CutoffsState, e *Event) int {
+	ids := [5]uint64{e.Packet.Common().SenderID()}
+	n := 1
+	for _, p := range prior {
+		if n == len(ids) {
+			break
+		}
+		if !slices.Contains(ids[:n], p.SenderID) {
+			ids[n] = p.SenderID
+			n++
+		}
+	}
+	return n
 }

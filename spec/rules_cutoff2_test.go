@@ -218,3 +218,24 @@ func TestCutoff005StaleDataOfSeveralRPCs(t *testing.T) {
 	b, cut = burst([]uint64{2}, 4)
 	wantViolations(t, b.checkAt(HostPoint(b.server), "linux", id), id, cut[2], cut[3])
 }
+
+// TestCutoff005OneRPCsBurstAmongStaleRPCs: each CUTOFFS names the RPC
+// whose stale DATA it answers (homa_xmit_control sends it with that RPC's
+// id), and that RPC's DATA are handled under its lock, which also records
+// the peer's jiffy: CUTOFFS all naming one RPC come one per jiffy even while
+// stale DATA of other RPCs from the peer arrive (here RPC 4's, 3 ms
+// earlier, and interleaved). A burst of them stays a violation.
+func TestCutoff005OneRPCsBurstAmongStaleRPCs(t *testing.T) {
+	const id = "HOMA-CUTOFF-005"
+	stale := func(f *wire.DataFields) { f.CutoffVersion = 0 }
+	b := newTrace(t, wire.VersionCurrent)
+	b.data(true, 4, 30000, 0, 1424, 6, stale)
+	b.after(time.Microsecond).cutoffs(false, 4, 1)
+	b.after(3 * time.Millisecond)
+	var cut []int
+	for i := range 4 {
+		b.after(time.Microsecond).data(true, 2+2*uint64(i%2), 30000, uint32(i/2+1)*1424, 1424, 6, stale)
+		cut = append(cut, b.after(time.Microsecond).cutoffs(false, 2, 1))
+	}
+	wantViolations(t, b.checkAt(HostPoint(b.server), "linux", id), id, cut[2], cut[3])
+}

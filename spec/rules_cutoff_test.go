@@ -189,3 +189,30 @@ func TestCutoff006OneTable(t *testing.T) {
 	wantInconclusive(t, rep, "HOMA-CUTOFF-006", raced)
 	wantCounts(t, rep, "HOMA-CUTOFF-006", 5, 2, 0, 3)
 }
+
+// TestCutoff006SysctlWriteStalled: on the sender's own link too, the
+// version may rise well after a sysctl write changed the table: the writer
+// raises cutoff_version in process context after proc_dointvec and the
+// sysctl dependents (homa_dointvec), where softirqs and other work may hold
+// its core for a stalled CPU's delay, and a CUTOFFS built just before the
+// raise leaves through its core's NIC queue. A second CUTOFFS with the new
+// table under the old version 1 ms after the first is inconclusive; 5 ms
+// after, past slack, still a violation.
+func TestCutoff006SysctlWriteStalled(t *testing.T) {
+	other := [8]uint32{0, 0, 0, 0, 1000000, 15000, 2800, 300}
+	cut := func(b *traceBuilder, v uint16, table [8]uint32) int {
+		return b.emit(false, 7, &wire.CutoffsFields{Common: wire.CommonFields{SenderID: 3}, UnschedCutoffs: table, CutoffVersion: v}, nil)
+	}
+	b := newTrace(t, wire.VersionCurrent)
+	b.cutoffs(false, 2, 1)
+	b.client = netip.MustParseAddr("198.18.0.3")
+	raced := cut(b.after(time.Millisecond), 1, other)
+	b.client = netip.MustParseAddr("198.18.0.4")
+	stalled := cut(b.after(time.Millisecond), 1, other)
+	b.client = netip.MustParseAddr("198.18.0.5")
+	late := cut(b.after(4*time.Millisecond), 1, other)
+	rep := b.checkAt(HostPoint(b.server), "linux", "HOMA-CUTOFF-006")
+	wantViolations(t, rep, "HOMA-CUTOFF-006", late)
+	wantInconclusive(t, rep, "HOMA-CUTOFF-006", raced)
+	wantInconclusive(t, rep, "HOMA-CUTOFF-006", stalled)
+}

@@ -595,8 +595,11 @@ func (r *RPC) Msg(role wire.Role) *Message {
 type CutoffsState struct {
 	Cutoffs [8]uint32
 	Version uint16
-	Time    time.Time
-	Frame   int
+	// SenderID is the CUTOFFS' sender_id: the RPC whose stale DATA it
+	// answers (homa_data_pkt sends it with homa_xmit_control for that RPC).
+	SenderID uint64
+	Time     time.Time
+	Frame    int
 }
 
 type hostPair struct{ from, to netip.Addr }
@@ -1700,7 +1703,7 @@ func (t *Trace) applyICMP(e *Event) {
 // sender's cutoffs.
 func (t *Trace) applyCutoffs(e *Event) {
 	c := e.Packet.Cutoffs()
-	st := CutoffsState{Cutoffs: c.UnschedCutoffs(), Version: c.CutoffVersion(), Time: e.Time, Frame: e.Frame}
+	st := CutoffsState{Cutoffs: c.UnschedCutoffs(), Version: c.CutoffVersion(), SenderID: e.Packet.Common().SenderID(), Time: e.Time, Frame: e.Frame}
 	k := hostPair{e.Dst, e.Src}
 	t.cutoffs[k] = &st
 	t.versions[k] = append(t.versions[k], st)
