@@ -125,7 +125,7 @@ func RefParams(over Params) (homa.Params, error) {
 		}
 		v, ok := toInt(val)
 		if !ok || v < 0 {
-			return p, fmt.Errorf("params: %s %v: want a non-negative integer", name, val)
+			return p, fmt.Errorf("params: %s %v: want a non-negative integer, such as %s=%d (the reference implementation's default)", name, val, name, rp.get(&p))
 		}
 		if v > 1<<40 {
 			return p, fmt.Errorf("params: %s %d is above 2^40", name, v)

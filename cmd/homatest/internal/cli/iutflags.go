@@ -46,7 +46,7 @@ func parseParams(list []string) (agent.Params, error) {
 				return nil, fmt.Errorf("--param %q: %q is out of range (parameters are at most 2^40)", kv, f)
 			}
 			if err != nil {
-				return nil, fmt.Errorf("--param %q: %q is not an integer", kv, f)
+				return nil, fmt.Errorf("--param %q: %q is not an integer: give a whole number (homatest spec params lists each parameter and its default)", kv, f)
 			}
 			ints = append(ints, v)
 		}

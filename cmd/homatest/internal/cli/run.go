@@ -164,7 +164,7 @@ killed runs left on the machine, never a live run's (homatest cleanup).`,
 	f.StringVar(&o.env, "env", "auto", "environment: ns (network namespaces, root), sim (the simulator, virtual time, ref only), auto (ns as root, else sim)")
 	f.StringVar(&o.labelFilter, "label-filter", "", "Ginkgo label filter over rule IDs, areas and levels, e.g. 'grant && MUST'")
 	f.StringVar(&o.rules, "rules", "", "comma-separated rule-ID globs: run only specs checking these rules, e.g. 'HOMA-GRANT-*'")
-	f.StringArrayVar(&o.focus, "focus", nil, "run only specs whose name contains this text, or the spec it names (a short name like WORKLOAD-incast selects that spec alone, not WORKLOAD-incast-mixed; repeat for several)")
+	f.StringArrayVar(&o.focus, "focus", nil, "run only specs whose full text (short name and description: run --list -o json shows it) contains this text, or the spec it names (a short name like WORKLOAD-incast selects that spec alone, not WORKLOAD-incast-mixed; repeat for several)")
 	f.StringVar(&o.fault, "fault", "", "enable a fault knob of the reference implementation (homatest faults)")
 	f.StringArrayVar(&o.params, "param", nil, "IUT parameter override for its hello, NAME=VALUE, over a manifest's own params (repeatable; e.g. timeout_ticks=30, unsched_bytes=12000; with --env sim, the simulated reference implementation's)")
 	f.IntVar(&o.repeat, "repeat", 1, "run the suite N times; fails if any pass fails")
