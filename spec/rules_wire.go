@@ -216,7 +216,7 @@ func wireRules2() []*Rule {
 		{
 			ID: "HOMA-WIRE-010", Level: Must,
 			Facts:     []string{"WIRE-05"},
-			Statement: "DATA carries its offset where its framing says: doff 0xE0 (one segment) or 0xD0 (a GSO segment, not hijacked); a fresh one-segment packet has seg.offset 0xFFFFFFFF and the offset in sequence (hijacked: every segment), a GSO segment the true offset in seg.offset and in sequence its batch's first offset (software GSO, homa_gso_segment: a whole number of max_seg_data segments before a full one) or that advanced by gso_size, max_seg_data plus the 4-byte seg header, per segment (a NIC doing TSO treats the header as TCP's: 4 bytes past its own offset per segment before it), a retransmission seg.offset = sequence; upstream always the true seg.offset.",
+			Statement: "DATA carries its offset where its framing says: doff 0xE0 (one segment) or 0xD0 (a GSO segment, not hijacked); a fresh one-segment packet has seg.offset 0xFFFFFFFF and the offset in sequence (hijacked: every segment), a GSO segment the true offset in seg.offset and in sequence its batch's first offset (software GSO, homa_gso_segment: a whole number of max_seg_data segments before a full one) or that advanced by gso_size, max_seg_data plus the 4-byte seg header, per segment (a NIC doing TSO treats the header as TCP's: 4 bytes past its own offset per segment before it); either way no further from the batch's first offset than one skb of max_gso_size holds; a retransmission seg.offset = sequence; upstream always the true seg.offset.",
 			Source:    "HomaModule homa_outgoing.c homa_tx_data_pkt_alloc (seg.offset -1, or the offset with doff 13 when segs > 1 and not hijacked; gso_size max_seg_data + sizeof(homa_seg_hdr)), homa_resend_data (sequence = seg.offset = offset); homa_offload.c homa_gso_segment (skb_segment copies the header), homa_gro_receive; homa_wire.h (sequence is right only in a TSO batch's first segment)",
 			Property: Each{Types: data, Usual: Usual{FactOneSegFraming, Passed}, Check: func(c *Ctx, e *Event) Result {
 				if e.Segment > 0 {
@@ -248,6 +248,13 @@ func wireRules2() []*Rule {
 						return Violation("GSO-segment DATA at offset %d whose sequence %d lies %d bytes beyond it: neither its batch's first offset nor a TSO advance from it (%d bytes per segment)", seg, seq, seq-seg, wire.SegHeaderLen)
 					case seq > seg && e.Length > 0 && uint32(e.Length) == maxSegData(c.P.MTU, e.IPv6()) && !tsoBatch(seg, seq, uint32(e.Length)):
 						return Violation("GSO-segment DATA at offset %d whose sequence %d would be segment %d of a TSO batch, which would start before offset 0", seg, seq, (seq-seg)/wire.SegHeaderLen)
+					case seq > seg && (seq-seg)/wire.SegHeaderLen >= skbSegs(c.P, e):
+						// One skb holds at most max_gso_size bytes
+						// (homa_message_out_fill), so a TSO batch has no
+						// more segments than that fits (HOMA-GRANT-005).
+						return Violation("GSO-segment DATA at offset %d whose sequence %d would be segment %d of a TSO batch, but one skb holds %d segments with max_gso_size %d", seg, seq, (seq-seg)/wire.SegHeaderLen, skbSegs(c.P, e), c.P.MaxGSOSize)
+					case seq <= seg && seg-seq >= eventSkb(c.P, e):
+						return Violation("GSO-segment DATA at offset %d whose sequence %d is %d bytes before it: its batch would be longer than one skb's %d data bytes with max_gso_size %d", seg, seq, seg-seq, eventSkb(c.P, e), c.P.MaxGSOSize)
 					case seq <= seg && e.Length > 0 && uint32(e.Length) == maxSegData(c.P.MTU, e.IPv6()) && (seg-seq)%uint32(e.Length) != 0:
 						// A batch's segments before the last are all
 						// max_seg_data long (homa_tx_data_pkt_alloc), so a
@@ -324,6 +331,10 @@ func gsoBatchStart(seg, seq, maxSeg uint32) (start uint32, ok bool) {
 	}
 	return seg - (seq-seg)/wire.SegHeaderLen*maxSeg, true
 }
+
+// skbSegs returns how many segments the largest skb the sender of e
+// builds under p holds (skbData over max_seg_data; at least 1).
+func skbSegs(p *Params, e *Event) uint32 { return eventSkb(p, e) / maxSegData(p.MTU, e.IPv6()) }
 
 // tsoBatch reports whether a segment at offset seg whose sequence seq runs
 // ahead of it can be segment k = (seq-seg)/4 of a TSO batch of maxSeg-byte

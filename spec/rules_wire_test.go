@@ -406,6 +406,29 @@ func TestWire010TSOSequence(t *testing.T) {
 	wantViolations(t, b.check("linux", "HOMA-WIRE-010"), "HOMA-WIRE-010", bad...)
 }
 
+// TestWire010SegmentBeyondSkb: a GSO batch is one skb, which holds at most
+// max_gso_size bytes (6 segments of 1424 bytes with the profile's 10000
+// over IPv4), so no segment lies 6 segments or more past its batch's first
+// offset, whether its sequence is that offset (software GSO) or a TSO
+// advance of 4 bytes per segment; the 6th segment (index 5) passes.
+func TestWire010SegmentBeyondSkb(t *testing.T) {
+	b := newTrace(t, wire.VersionCurrent)
+	seg := func(off uint32, n int, seq uint32) int { return b.gsoSegment(off, n, seq) }
+	const start = 42720                   // 30 segments of 1424 bytes
+	seg(start+5*1424, 1424, start+5*1428) // TSO segment 5: the skb's last
+	seg(start+5*1424, 1424, start)        // software GSO segment 5
+	seg(90000+5*1424, 7, 90000)           // a short 6th segment
+	var bad []int
+	for k := uint32(10); k < 30; k++ {
+		bad = append(bad, seg(start+k*1424, 1424, start+k*1428)) // TSO segments 10-29 of one batch
+	}
+	bad = append(bad,
+		seg(start+6*1424, 1424, start+6*1428), // TSO segment 6
+		seg(start+6*1424, 1424, start),        // software GSO segment 6
+	)
+	wantViolations(t, b.check("linux", "HOMA-WIRE-010"), "HOMA-WIRE-010", bad...)
+}
+
 // gsoSegment sends the client's GSO segment (doff 0xD0) [off, off+n) of a
 // 100000-byte request of RPC 2 with sequence seq, and returns its frame.
 func (b *traceBuilder) gsoSegment(off uint32, n int, seq uint32) int {
