@@ -109,8 +109,14 @@ func (b *traceBuilder) ctl(fromClient bool, cid uint64, t wire.PacketType) int {
 
 // cutoffs sends CUTOFFS (HomaModule defaults) with version v.
 func (b *traceBuilder) cutoffs(fromClient bool, cid uint64, v uint16) int {
+	return b.cutoffsTable(fromClient, cid, v, [8]uint32{0, 0, 0, 0, 1000000, 15000, 2800, 200})
+}
+
+// cutoffsTable sends CUTOFFS with version v and the given table for RPC
+// cid (cutoffs sends the usual table).
+func (b *traceBuilder) cutoffsTable(fromClient bool, cid uint64, v uint16, table [8]uint32) int {
 	return b.emit(fromClient, 7, &wire.CutoffsFields{Common: wire.CommonFields{SenderID: sid(cid, fromClient)},
-		UnschedCutoffs: [8]uint32{0, 0, 0, 0, 1000000, 15000, 2800, 200}, CutoffVersion: v}, nil)
+		UnschedCutoffs: table, CutoffVersion: v}, nil)
 }
 
 // ack sends an ACK from the client naming cid in its header and acks in

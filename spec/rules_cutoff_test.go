@@ -159,18 +159,15 @@ func TestCutoff001BeforeMain(t *testing.T) {
 // 1 again) are not compared.
 func TestCutoff006OneTable(t *testing.T) {
 	other := [8]uint32{0, 0, 0, 0, 1000000, 15000, 2800, 300}
-	cut := func(b *traceBuilder, v uint16, table [8]uint32) int {
-		return b.emit(false, 7, &wire.CutoffsFields{Common: wire.CommonFields{SenderID: 3}, UnschedCutoffs: table, CutoffVersion: v}, nil)
-	}
 	b := newTrace(t, wire.VersionCurrent)
 	b.cutoffs(false, 2, 1)
 	b.client = netip.MustParseAddr("198.18.0.3")
 	b.after(time.Millisecond).cutoffs(false, 2, 1) // same table to another peer
-	raced := cut(b.after(time.Millisecond), 1, other)
-	again := cut(b.after(5*time.Millisecond), 1, other) // to a third peer
+	raced := b.after(time.Millisecond).cutoffsTable(false, 2, 1, other)
+	again := b.after(5*time.Millisecond).cutoffsTable(false, 2, 1, other) // to a third peer
 	b.client = netip.MustParseAddr("198.18.0.4")
 	old := b.after(time.Millisecond).cutoffs(false, 2, 1)
-	cut(b.after(time.Millisecond), 2, other) // the version raised: fine
+	b.after(time.Millisecond).cutoffsTable(false, 2, 2, other) // the version raised: fine
 	rep := b.check("linux", "HOMA-CUTOFF-006")
 	wantViolations(t, rep, "HOMA-CUTOFF-006", again, old)
 	wantInconclusive(t, rep, "HOMA-CUTOFF-006", raced)
@@ -180,9 +177,9 @@ func TestCutoff006OneTable(t *testing.T) {
 	// (timeout_ticks later) starts the count afresh.
 	b = newTrace(t, wire.VersionCurrent)
 	b.cutoffs(false, 2, 1)
-	raced = cut(b.after(time.Millisecond), 1, other)
-	cut(b.after(time.Millisecond), 1, other)
-	cut(b.after(time.Second), 1, [8]uint32{0, 0, 0, 0, 1000000, 9000, 2000, 100}) // after a reload
+	raced = b.after(time.Millisecond).cutoffsTable(false, 2, 1, other)
+	b.after(time.Millisecond).cutoffsTable(false, 2, 1, other)
+	b.after(time.Second).cutoffsTable(false, 2, 1, [8]uint32{0, 0, 0, 0, 1000000, 9000, 2000, 100}) // after a reload
 	b.after(time.Millisecond).cutoffs(false, 2, 1)
 	rep = b.check("linux", "HOMA-CUTOFF-006")
 	wantViolations(t, rep, "HOMA-CUTOFF-006")
@@ -200,17 +197,14 @@ func TestCutoff006OneTable(t *testing.T) {
 // after, past slack, still a violation.
 func TestCutoff006SysctlWriteStalled(t *testing.T) {
 	other := [8]uint32{0, 0, 0, 0, 1000000, 15000, 2800, 300}
-	cut := func(b *traceBuilder, v uint16, table [8]uint32) int {
-		return b.emit(false, 7, &wire.CutoffsFields{Common: wire.CommonFields{SenderID: 3}, UnschedCutoffs: table, CutoffVersion: v}, nil)
-	}
 	b := newTrace(t, wire.VersionCurrent)
 	b.cutoffs(false, 2, 1)
 	b.client = netip.MustParseAddr("198.18.0.3")
-	raced := cut(b.after(time.Millisecond), 1, other)
+	raced := b.after(time.Millisecond).cutoffsTable(false, 2, 1, other)
 	b.client = netip.MustParseAddr("198.18.0.4")
-	stalled := cut(b.after(time.Millisecond), 1, other)
+	stalled := b.after(time.Millisecond).cutoffsTable(false, 2, 1, other)
 	b.client = netip.MustParseAddr("198.18.0.5")
-	late := cut(b.after(4*time.Millisecond), 1, other)
+	late := b.after(4*time.Millisecond).cutoffsTable(false, 2, 1, other)
 	rep := b.checkAt(HostPoint(b.server), "linux", "HOMA-CUTOFF-006")
 	wantViolations(t, rep, "HOMA-CUTOFF-006", late)
 	wantInconclusive(t, rep, "HOMA-CUTOFF-006", raced)
