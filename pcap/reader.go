@@ -714,32 +714,17 @@ func (r *Reader) icmp(f *Frame, b []byte, v6 bool) bool {
 	return true
 }
 
-// ipv6Shift returns the traffic-class shift for an IPv6 packet with traffic
-// class tc decoded as version v, latching it when tc is unambiguous.
+// ipv6Shift returns the traffic-class shift for an IPv6 packet from src
+// with traffic class tc, following the host's latest class only one shift
+// writes (IPv6Shifts.Follow); last6 caches the latest source's.
 func (r *Reader) ipv6Shift(src netip.Addr, tc uint8) uint8 {
 	if r.o.IPv6PriorityShift != 0 {
 		return r.o.IPv6PriorityShift
 	}
-	if u := IPv6ShiftOf(tc); u != 0 {
-		// A class only one shift writes names the host's shift from here
-		// on, even against an earlier one: a host may change builds
-		// mid-capture (a rolling upgrade, a module reloaded).
-		if src == r.last6 && r.lastShift6 == u {
-			return u
-		}
-		if r.shift6[src] != u {
-			if r.shift6 == nil {
-				r.shift6 = IPv6Shifts{}
-			}
-			r.shift6[src] = u
-		}
-		r.last6, r.lastShift6 = src, u
-		return u
-	}
-	if src == r.last6 && r.lastShift6 != 0 {
+	if u := IPv6ShiftOf(tc); src == r.last6 && r.lastShift6 != 0 && (u == 0 || u == r.lastShift6) {
 		return r.lastShift6
 	}
-	s := r.shift6[src]
+	s := r.shift6.Follow(src, tc)
 	if s == 0 {
 		s = r.o.IPv6HostShifts[src]
 	}
@@ -750,6 +735,23 @@ func (r *Reader) ipv6Shift(src netip.Addr, tc uint8) uint8 {
 // IPv6Shifts maps an IPv6 host's address to the shift (4 or 5) its Homa
 // packets write the priority into the traffic class with.
 type IPv6Shifts map[netip.Addr]uint8
+
+// Follow returns host src's shift after a packet with traffic class tc:
+// the one tc names if only one shift writes it, recorded even against an
+// earlier one (a host may change builds mid-capture: a rolling upgrade, a
+// module reloaded), else the host's latest recorded; 0 if none is.
+func (m *IPv6Shifts) Follow(src netip.Addr, tc uint8) uint8 {
+	if u := IPv6ShiftOf(tc); u != 0 {
+		if (*m)[src] != u {
+			if *m == nil {
+				*m = IPv6Shifts{}
+			}
+			(*m)[src] = u
+		}
+		return u
+	}
+	return (*m)[src]
+}
 
 // note records host src's shift if traffic class tc names one and none is
 // known yet.

@@ -67,7 +67,7 @@ type Peer struct {
 	// (SetIPv6Shift; 0: either); learned6 the shift each IPv6 source's
 	// latest traffic class only one shift writes showed (ipv6Level).
 	shift6   uint8
-	learned6 map[netip.Addr]uint8
+	learned6 pcap.IPv6Shifts
 
 	mu       sync.Mutex
 	log      []*Packet
@@ -108,7 +108,7 @@ func (p *Peer) receiveBatch(pkts []homa.Received) {
 // ipv6_prio_shift): 4 for HomaModule before 548056f (linux_6.13.9,
 // linux_6.1.38), 5 since. 0 (New's) means either: a source's shift is
 // that of its latest traffic class only one shift writes
-// (pcap.IPv6ShiftOf), else the Peer's wire format's
+// (pcap.IPv6Shifts.Follow), else the Peer's wire format's
 // (wire.IPv6PriorityShift), as pcap's Reader reads a capture. Transports
 // that report no traffic class (homa.Received.HasTOS) give the level
 // their own way.
@@ -123,13 +123,7 @@ func (p *Peer) SetIPv6Shift(s uint8) {
 func (p *Peer) ipv6Level(src netip.Addr, tc uint8) uint8 {
 	s := p.shift6
 	if s == 0 {
-		if u := pcap.IPv6ShiftOf(tc); u != 0 {
-			if p.learned6 == nil {
-				p.learned6 = map[netip.Addr]uint8{}
-			}
-			p.learned6[src] = u
-		}
-		s = p.learned6[src]
+		s = p.learned6.Follow(src, tc)
 	}
 	if s == 0 {
 		s = wire.IPv6PriorityShift(p.wire)
