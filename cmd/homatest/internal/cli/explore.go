@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -17,6 +16,7 @@ import (
 	"github.com/homatest/homatest/explore"
 	"github.com/homatest/homatest/harness"
 	"github.com/homatest/homatest/internal/atomicfile"
+	"github.com/homatest/homatest/internal/jsonout"
 	"github.com/homatest/homatest/internal/plural"
 	"github.com/homatest/homatest/internal/timescale"
 	"github.com/homatest/homatest/spec"
@@ -187,9 +187,7 @@ func (o *exploreOpts) run(cmd *cobra.Command) error {
 		}
 	}
 	if err := atomicfile.Write(filepath.Join(o.artifacts, "result.json"), func(w io.Writer) error {
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		return enc.Encode(res)
+		return jsonout.Write(w, res)
 	}); err != nil {
 		return usageErr(err)
 	}
@@ -200,9 +198,7 @@ func (o *exploreOpts) run(cmd *cobra.Command) error {
 	}
 	w := &errWriter{w: cmd.OutOrStdout()}
 	if o.output == "json" {
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		enc.Encode(res)
+		jsonout.Write(w, res)
 	} else {
 		o.text(w, res, paths, interrupted)
 	}
