@@ -175,7 +175,7 @@ func (o *exploreOpts) run(cmd *cobra.Command) error {
 	interrupted := errors.Is(err, context.Canceled)
 	if err != nil && !interrupted {
 		undo.Remove() // a failed setup: what it wrote (topology, agents' logs) goes too
-		return usageErr(fmt.Errorf("explore: %w", err))
+		return usageErr(envErr("explore", err))
 	}
 	paths, werr := o.writeFailures(res)
 	if werr != nil {
@@ -294,4 +294,17 @@ func pctOf(a, b int) float64 {
 		return 0
 	}
 	return 100 * float64(a) / float64(b)
+}
+
+// envErr is the error of a session whose environment could not be built
+// (err), prefixed by what ("explore", "replay FILE"), except an
+// implementation that cannot run here: its agent.CannotRunError is one
+// line, what and the fix, said alone as run, bench and scenario run say
+// it.
+func envErr(what string, err error) error {
+	var cr *agent.CannotRunError
+	if errors.As(err, &cr) {
+		return cr
+	}
+	return fmt.Errorf("%s: %w", what, err)
 }

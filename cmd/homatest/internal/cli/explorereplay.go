@@ -139,7 +139,7 @@ func (o *exploreOpts) runReplay(ctx context.Context, out io.Writer) error {
 	}
 	if err != nil {
 		undo.Remove() // a failed setup: what it wrote (topology, agents' logs) goes too
-		return usageErr(fmt.Errorf("replay %s: %w", o.replay, err))
+		return usageErr(envErr("replay "+o.replay, err))
 	}
 	res.Params = used
 	res.Faults = []explore.ReplayParam{}

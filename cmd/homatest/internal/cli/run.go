@@ -450,8 +450,8 @@ func (o *runOpts) run(cmd *cobra.Command) error {
 // unless an agent wrote to its log; then the line names the folder.
 func (o *runOpts) setupFailed(setupErr string, undo *harness.DirUndo) error {
 	msg := "the test environment could not be built: " + setupErr
-	if why, ok := strings.CutPrefix(setupErr, "unsupported: "); ok {
-		msg = why // "implementation NAME cannot run here: REASON" (agent.Start)
+	if agent.ParseCannotRun(setupErr) != nil {
+		msg = setupErr // one line, as every command says it (agent.CannotRunError)
 	}
 	if agentOutput(o.artifacts) {
 		o.startedRun() // its logs replace the earlier run's passes
