@@ -29,7 +29,8 @@ func newLabCmd() *cobra.Command {
 		Long: `Lab boots a Linux kernel in QEMU with a small initramfs (busybox, this
 homatest as /bin/homatest, Debian's tc and ip when this host has them, the
 modules the testbed needs: veth, bridge, sch_prio, sch_netem, sch_htb,
-sch_tbf, cls_u32, nf_tables, nft_numgen, 9p; then every --insmod module),
+sch_tbf, cls_u32, nf_tables, nft_numgen, tun, xfrm_user, 9p and the virtio
+drivers; then every --insmod module),
 applies the --sysctl settings, shares the working folder with the guest at
 the same path (run folders written there stay on the host), runs COMMAND
 there and exits with its exit code. COMMAND's stdout and stderr are this
