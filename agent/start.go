@@ -80,9 +80,9 @@ type Agent struct {
 //
 // Errors (one line, naming the host and the agent's log): the process
 // cannot start, hello fails or is silent within timeouts.start, ctx ends,
-// GRO cannot be turned on, and "unsupported: implementation NAME cannot
-// run here: REASON" when the agent says so in its hello. Nothing is left
-// running on error.
+// GRO cannot be turned on, and a *CannotRunError when the agent's hello
+// says its implementation cannot run here. Nothing is left running on
+// error.
 func Start(ctx context.Context, h *harness.Host, cfg StartConfig) (*Agent, error) {
 	m := cfg.Manifest
 	if m == nil || len(m.Command) == 0 {
@@ -112,7 +112,7 @@ func Start(ctx context.Context, h *harness.Host, cfg StartConfig) (*Agent, error
 	case err != nil:
 		err = fmt.Errorf("agent %s on %s: hello: %w (its log: %s)", m.Name, h.Name, err, proc.LogPath())
 	case hello.Unsupported != "":
-		err = fmt.Errorf("unsupported: implementation %s cannot run here: %s", m.Name, hello.Unsupported)
+		err = &CannotRunError{Impl: m.Name, Reason: hello.Unsupported}
 	case hello.Impl != "ref" && hello.Impl != "tcp":
 		// A kernel Homa stack reads packets as the kernel's receive
 		// path hands them over, GRO included, as from a real NIC (GRO is
@@ -126,12 +126,44 @@ func Start(ctx context.Context, h *harness.Host, cfg StartConfig) (*Agent, error
 		}
 	}
 	if err != nil {
-		a.Client.Close()
+		// Killed before its input closes: an agent told nothing more
+		// writes no goodbye to its log, which would keep a failed run's
+		// folder as if the log held evidence.
 		proc.Kill()
+		a.Client.Close()
 		return nil, err
 	}
 	a.Hello = hello
 	return a, nil
+}
+
+// CannotRunError is Start's error when the agent's hello says its
+// implementation cannot run here (Hello.Unsupported: the linux agent on a
+// kernel without Homa). Its text is the one line every command prints for
+// it, what and the fix: "implementation linux cannot run here: Linux
+// kernel has no Homa (...); load homa.ko".
+type CannotRunError struct {
+	// Impl is the manifest's name, Reason the hello's (it names the fix).
+	Impl, Reason string
+}
+
+func (e *CannotRunError) Error() string {
+	return "implementation " + e.Impl + " cannot run here: " + e.Reason
+}
+
+// cannotRunText matches a CannotRunError's text (a manifest's name has no
+// spaces).
+var cannotRunText = regexp.MustCompile(`^implementation (\S+) cannot run here: (.+)$`)
+
+// ParseCannotRun reads a CannotRunError back from its text, msg (a
+// conformance pass hands its setup error to the run as text); nil when
+// msg is not one.
+func ParseCannotRun(msg string) *CannotRunError {
+	m := cannotRunText.FindStringSubmatch(msg)
+	if m == nil {
+		return nil
+	}
+	return &CannotRunError{Impl: m[1], Reason: m[2]}
 }
 
 // Unclaimed returns the capabilities the manifest claims that the hello

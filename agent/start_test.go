@@ -171,3 +171,28 @@ func TestStartTurnsGROOnForKernelStacks(t *testing.T) {
 		a.Proc.Kill() // it answers no shutdown; the topology reaps it
 	}
 }
+
+// TestCannotRunText: a CannotRunError's text is the one line the commands
+// print, and ParseCannotRun reads it back from that text (a conformance
+// pass's setup error) and from nothing else.
+func TestCannotRunText(t *testing.T) {
+	e := &CannotRunError{Impl: "linux", Reason: "Linux kernel has no Homa (socket(AF_INET, SOCK_DGRAM, 146): protocol not supported); load homa.ko"}
+	want := "implementation linux cannot run here: Linux kernel has no Homa (socket(AF_INET, SOCK_DGRAM, 146): protocol not supported); load homa.ko"
+	if e.Error() != want {
+		t.Errorf("text %q; want %q", e.Error(), want)
+	}
+	if got := ParseCannotRun(e.Error()); got == nil || *got != *e {
+		t.Errorf("ParseCannotRun(%q) = %+v; want %+v", e.Error(), got, e)
+	}
+	for _, msg := range []string{
+		"",
+		"the test environment could not be built: " + want,
+		"implementation my stack cannot run here: no",
+		"implementation linux cannot run here: ",
+		"agent linux on h1: hello: the agent exited with status 1",
+	} {
+		if got := ParseCannotRun(msg); got != nil {
+			t.Errorf("ParseCannotRun(%q) = %+v; want nil", msg, got)
+		}
+	}
+}

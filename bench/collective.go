@@ -1,7 +1,6 @@
 package bench
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"image/color"
@@ -16,6 +15,8 @@ import (
 	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
+
+	"github.com/homatest/homatest/internal/jsonout"
 )
 
 // CollectiveReport is a collective benchmark's result: an all-reduce
@@ -95,9 +96,7 @@ func (r *CollectiveReport) Finish() {
 
 // WriteJSON writes r as one indented JSON object.
 func (r *CollectiveReport) WriteJSON(w io.Writer) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(r)
+	return jsonout.Write(w, r)
 }
 
 // WriteText writes r as text: the setup and the ideal, then one line per

@@ -1,7 +1,6 @@
 package bench
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"maps"
@@ -10,6 +9,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/homatest/homatest/internal/jsonout"
 	"github.com/homatest/homatest/internal/plural"
 )
 
@@ -65,9 +65,7 @@ func (r *Report) Ratio(i int) (float64, bool) {
 
 // WriteJSON writes r as one indented JSON object.
 func (r *Report) WriteJSON(w io.Writer) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(r)
+	return jsonout.Write(w, r)
 }
 
 // WriteText writes r as text: a setup line, one line per transport (RPCs,

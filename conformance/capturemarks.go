@@ -2,7 +2,6 @@ package conformance
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -11,6 +10,7 @@ import (
 
 	"github.com/homatest/homatest/conformance/tester"
 	"github.com/homatest/homatest/internal/atomicfile"
+	"github.com/homatest/homatest/internal/jsonout"
 	"github.com/homatest/homatest/internal/stall"
 	"github.com/homatest/homatest/pcap"
 	"github.com/homatest/homatest/spec"
@@ -94,9 +94,7 @@ func WriteCheckSidecars(path string, p spec.Params, m *stall.Monitor, why string
 		spans = append(spans, m.Spans()...)
 	}
 	return atomicfile.Write(path+".stalls.json", func(w io.Writer) error {
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		return enc.Encode(spans)
+		return jsonout.Write(w, spans)
 	})
 }
 

@@ -72,8 +72,9 @@ func CheckNSTick(tick time.Duration) error {
 // sockets (protocol 146, or the one of the wire format the agent's hello
 // names) in h2 and h3, and a capture of every switch port
 // written to the run folder when the environment closes. Errors: not root
-// (harness.ErrNotRoot), topology or agent failures, and "unsupported: …"
-// when the agent says the implementation cannot run here.
+// (harness.ErrNotRoot), topology or agent failures, and an
+// *agent.CannotRunError when the agent says the implementation cannot run
+// here.
 func NewNSEnv(ctx context.Context, cfg NSEnvConfig) (*Env, error) {
 	if cfg.Manifest == nil {
 		return nil, errors.New("conformance: NSEnvConfig.Manifest is nil")

@@ -21,6 +21,7 @@ import (
 	"github.com/homatest/homatest/homa"
 	"github.com/homatest/homatest/internal/atomicfile"
 	"github.com/homatest/homatest/internal/childproc"
+	"github.com/homatest/homatest/internal/jsonout"
 	"github.com/homatest/homatest/internal/plural"
 	"github.com/homatest/homatest/internal/timescale"
 )
@@ -216,12 +217,8 @@ func (s *Supervisor) Pass(name string, o PassOptions) (*Result, string, error) {
 	if err := os.MkdirAll(o.Dir, 0o755); err != nil {
 		return nil, "", err
 	}
-	b, err := json.MarshalIndent(o, "", "  ")
-	if err != nil {
-		return nil, "", err
-	}
 	optsFile := filepath.Join(o.Dir, passOptionsFile)
-	if err := os.WriteFile(optsFile, b, 0o644); err != nil {
+	if err := atomicfile.Write(optsFile, func(w io.Writer) error { return jsonout.Write(w, o) }); err != nil {
 		return nil, "", err
 	}
 	c := exec.Command(s.Command[0], append(s.Command[1:], optsFile)...)
@@ -269,7 +266,7 @@ func (s *Supervisor) Pass(name string, o PassOptions) (*Result, string, error) {
 		return nil, "", fmt.Errorf("pass %s failed to run: %v: %s", name, err, msg)
 	}
 	resFile := filepath.Join(o.Dir, passResultFile)
-	b, err = os.ReadFile(resFile)
+	b, err := os.ReadFile(resFile)
 	if err != nil {
 		return nil, "", fmt.Errorf("pass %s wrote no result: %w", name, err)
 	}
@@ -423,14 +420,7 @@ func forgetCaptures(resFile string, res *Result, pcaps []string, knob string) er
 // whole or not at all (atomicfile): a supervisor reading it never sees
 // half a file.
 func writeResult(resFile string, res *Result) error {
-	return atomicfile.Write(resFile, func(w io.Writer) error {
-		b, err := json.MarshalIndent(res, "", "  ")
-		if err != nil {
-			return err
-		}
-		_, err = w.Write(b)
-		return err
-	})
+	return atomicfile.Write(resFile, func(w io.Writer) error { return jsonout.Write(w, res) })
 }
 
 // ruleIDs matches the rule IDs a failure names.

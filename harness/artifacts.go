@@ -1,7 +1,6 @@
 package harness
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -9,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/homatest/homatest/internal/jsonout"
 )
 
 // DefaultRunsDir is the folder under which runs keep their artifacts when
@@ -140,9 +141,7 @@ func (a *Artifacts) WriteFile(name string, data []byte) error {
 // name, atomically.
 func (a *Artifacts) WriteJSON(name string, v any) error {
 	return a.Write(name, func(w io.Writer) error {
-		e := json.NewEncoder(w)
-		e.SetIndent("", "  ")
-		return e.Encode(v)
+		return jsonout.Write(w, v)
 	})
 }
 

@@ -9,13 +9,18 @@ import (
 	"time"
 )
 
-// console reads the guest's serial console: it forwards each line to w,
-// keeps the last lines for error messages, and finds the start and exit
-// markers of the command.
+// console gathers the guest's two serial streams, the kernel's console
+// (ttyS0: its log, and the init's own error output) and the init's
+// control port (ttyS1: the markers of the command's start and exit, and
+// the init's notes), as each one's lines arrive: it forwards every line
+// to w, keeps the last ones for error messages, and reads the markers.
+// The markers have a port of their own so that no kernel message printed
+// in the middle of one can break it; they are read on either stream (a
+// kernel without ttyS1 gets them on the console: see initScript).
 type console struct {
+	mu    sync.Mutex
 	w     io.Writer
 	start time.Time
-	part  []byte
 	lines []string // the last consoleKeep lines
 	boot  time.Duration
 	exit  int
@@ -25,30 +30,49 @@ type console struct {
 
 const consoleKeep = 30
 
-func (c *console) Write(p []byte) (int, error) {
-	c.part = append(c.part, p...)
+// stream returns a writer for one of the guest's streams: it hands c
+// each line whole (without its "\r\n") as it completes.
+func (c *console) stream() *consoleStream { return &consoleStream{c: c} }
+
+// consoleStream splits one stream of the guest into lines for its console.
+type consoleStream struct {
+	c    *console
+	part []byte
+}
+
+func (s *consoleStream) Write(p []byte) (int, error) {
+	s.part = append(s.part, p...)
 	for {
-		i := bytes.IndexByte(c.part, '\n')
+		i := bytes.IndexByte(s.part, '\n')
 		if i < 0 {
 			break
 		}
-		c.line(string(bytes.TrimRight(c.part[:i], "\r")))
-		c.part = c.part[i+1:]
+		s.c.line(string(bytes.TrimRight(s.part[:i], "\r")))
+		s.part = s.part[i+1:]
 	}
 	return len(p), nil
 }
 
-func (c *console) flush() {
-	if len(c.part) > 0 {
-		c.line(string(c.part))
-		c.part = nil
+// flush hands on the stream's last, unfinished line.
+func (s *consoleStream) flush() {
+	if len(s.part) > 0 {
+		s.c.line(string(bytes.TrimRight(s.part, "\r")))
+		s.part = nil
 	}
+}
+
+// finish ends the run's reading: exit is -1 when no exit marker came.
+func (c *console) finish() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	if !c.seen {
 		c.exit = -1
 	}
 }
 
 func (c *console) line(l string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	switch {
 	case l == markStart:
 		c.boot = time.Since(c.start)
@@ -70,6 +94,8 @@ func (c *console) line(l string) {
 
 // last returns the last console lines, indented.
 func (c *console) last() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	if len(c.lines) == 0 {
 		return "  (nothing)"
 	}

@@ -5,15 +5,21 @@ import (
 	"strings"
 )
 
-// Console markers: the guest's init prints them on the serial console (the
-// kernel's console), where Run finds the start of the command and its exit
-// code among the kernel's messages.
+// Console markers: the guest's init prints them on its control port
+// (controlPort), where Run finds the start of the command, its exit code
+// and the init's notes, each line whole whatever the kernel prints on its
+// console meanwhile.
 const (
 	markStart = "homatest-lab: start"
 	markExit  = "homatest-lab: exit "
 	// markNote starts the init script's own messages (a failed step).
 	markNote = "homatest-lab: "
 )
+
+// controlPort is the guest's device for the init's markers and notes: the
+// second serial port (guestStreams' "control"). A kernel without one (a
+// custom kernel built with a single 8250 port) gets them on its console.
+const controlPort = "/dev/ttyS1"
 
 // Sysctl is one NAME=VALUE setting applied in the guest's initial network
 // namespace after the modules are loaded (NAME in dotted form,
@@ -42,8 +48,10 @@ func quote(s string) string {
 // initScript is the guest's /init (busybox sh): mount the pseudo file
 // systems and the shared folder at dir, load the modules, apply the
 // sysctls, run the command in dir with stdout on /dev/hvc0 and stderr on
-// /dev/hvc1, print its exit code and power off. A step that fails before
-// the command ends the run with exit code 125 and says which step.
+// /dev/hvc1, print its exit code on controlPort and power off. A step
+// that fails before the command ends the run with exit code 125 and says
+// which step (a note on controlPort); its own error output goes to the
+// kernel's console, with the kernel's messages.
 func initScript(dir string, sysctls []Sysctl, env, command []string) string {
 	var b strings.Builder
 	w := func(format string, a ...any) { fmt.Fprintf(&b, format+"\n", a...) }
@@ -51,8 +59,10 @@ func initScript(dir string, sysctls []Sysctl, env, command []string) string {
 	w("/bin/busybox mkdir -p /sbin /usr/bin /usr/sbin")
 	w("/bin/busybox --install -s")
 	w("export PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root TERM=dumb HOMATEST_LAB=1")
-	w("fail() { echo \"homatest-lab: $*\"; echo '%s125'; sync; poweroff -f; sleep 60; }", markExit)
+	w("ctl=%s", controlPort)
+	w("fail() { echo \"%s$*\" >$ctl; echo '%s125' >$ctl; sync; poweroff -f; sleep 60; }", markNote, markExit)
 	w("mount -t proc proc /proc && mount -t sysfs sys /sys && mount -t devtmpfs dev /dev || fail 'mount /proc, /sys, /dev'")
+	w("[ -e /sys/class/tty/%s ] || ctl=/dev/console", strings.TrimPrefix(controlPort, "/dev/"))
 	w("mount -t tmpfs run /run && mount -t tmpfs tmp /tmp && ln -s /run /var/run 2>/dev/null")
 	w("mkdir -p /var /sys/fs/bpf /dev/pts && mount -t devpts pts /dev/pts")
 	w("for m in $(cat /lab/modules); do insmod /lib/modules/lab/$m.ko || fail \"insmod $m\"; done")
@@ -67,7 +77,7 @@ func initScript(dir string, sysctls []Sysctl, env, command []string) string {
 		w("export %s", quote(e))
 	}
 	w("cd %s || fail 'cd %s'", quote(dir), dir)
-	w("echo '%s'", markStart)
+	w("echo '%s' >$ctl", markStart)
 	quoted := make([]string, len(command))
 	for i, a := range command {
 		quoted[i] = quote(a)
@@ -75,7 +85,7 @@ func initScript(dir string, sysctls []Sysctl, env, command []string) string {
 	w("%s </dev/null >/dev/hvc0 2>/dev/hvc1", strings.Join(quoted, " "))
 	w("rc=$?")
 	w("sync")
-	w("echo \"%s$rc\"", markExit)
+	w("echo \"%s$rc\" >$ctl", markExit)
 	w("poweroff -f")
 	w("sleep 60")
 	return b.String()

@@ -80,6 +80,9 @@ func WriteInitramfs(w io.Writer, img Image) error {
 	// /dev/console must exist before devtmpfs is mounted: the kernel opens
 	// it for init's standard streams.
 	recs = append(recs, cpio.CharDev("dev/console", 0o600, 5, 1))
+	// The control port too: a step that fails before devtmpfs is
+	// mounted says so there.
+	recs = append(recs, cpio.CharDev(strings.TrimPrefix(controlPort, "/"), 0o600, 4, 65))
 	recs = append(recs, cpio.StaticFile("etc/passwd", "root:x:0:0:root:/root:/bin/sh\n", 0o644))
 	cw := cpio.NewDedupWriter(cpio.Newc.Writer(w))
 	if err := cpio.WriteRecordsAndDirs(cw, recs); err != nil {

@@ -75,7 +75,7 @@ homatest cleanup > cleanup.out 2>&1
 // tests with sch_netem and sch_prio (rate, delay and loss measured),
 // homatest netem set/show/reset against Debian's tc, a tc-backend scenario
 // with delay and loss, and homatest run --impl linux on a kernel without
-// Homa (exit 2 with the agent's "unsupported" line). It skips, loudly,
+// Homa (exit 2 with the line "implementation linux cannot run here: ..."). It skips, loudly,
 // where QEMU, busybox-static or the kernel package cannot be had (CI
 // installs them and sets HOMATEST_LAB_REQUIRED=1).
 func TestLabKernel(t *testing.T) {
@@ -218,7 +218,7 @@ func TestLabKernel(t *testing.T) {
 	t.Run("run-impl-linux-unsupported", func(t *testing.T) {
 		stderr := read("linux.err")
 		if rc("linux.rc") != 2 || !strings.Contains(stderr, "cannot run here: Linux kernel has no Homa") {
-			t.Errorf("homatest run --impl linux on a stock kernel: exit %d, want 2 with the agent's unsupported line; stderr:\n%s", rc("linux.rc"), stderr)
+			t.Errorf("homatest run --impl linux on a stock kernel: exit %d, want 2 with the line saying it cannot run here; stderr:\n%s", rc("linux.rc"), stderr)
 		}
 	})
 }

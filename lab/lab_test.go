@@ -30,8 +30,11 @@ func TestInitScript(t *testing.T) {
 		"echo 50 > /proc/sys/net/homa/resend_ticks ||",
 		"export HOMATEST_TIME_SCALE=10",
 		`homatest run --focus 'it'\''s' 'a b' </dev/null >/dev/hvc0 2>/dev/hvc1`,
-		"echo '" + markStart + "'",
-		`echo "` + markExit + `$rc"`,
+		"ctl=/dev/ttyS1\n",
+		"[ -e /sys/class/tty/ttyS1 ] || ctl=/dev/console\n",
+		"echo '" + markStart + "' >$ctl\n",
+		`echo "` + markExit + `$rc" >$ctl` + "\n",
+		`fail() { echo "` + markNote + `$*" >$ctl; echo '` + markExit + `125' >$ctl;`,
 		"insmod /lib/modules/lab/$m.ko",
 	} {
 		if !strings.Contains(s, want) {
@@ -40,29 +43,82 @@ func TestInitScript(t *testing.T) {
 	}
 }
 
+// TestConsoleMarkers: the markers are read from either stream (the
+// control port, or the console of a kernel without one), lines arrive
+// whole in the console copy without their "\r" however the writes cut
+// them, and a run without an exit marker is exit -1 with the console's
+// last lines kept.
 func TestConsoleMarkers(t *testing.T) {
 	var out bytes.Buffer
-	c := console{w: &out, start: time.Now()}
-	c.Write([]byte("[    1.0] kernel line\r\n" + markStart + "\r\nsome"))
-	c.Write([]byte(" output\n" + markExit + "3\r\n"))
-	c.flush()
+	c := &console{w: &out, start: time.Now()}
+	con, ctl := c.stream(), c.stream()
+	con.Write([]byte("[    1.0] kernel line\r\n[    1.1] a kernel li"))
+	ctl.Write([]byte(markStart + "\r\n"))
+	con.Write([]byte("ne in two writes\r\n"))
+	ctl.Write([]byte(markExit + "3\r\n"))
+	con.Write([]byte("[    9.0] reboot: Power down"))
+	con.flush()
+	ctl.flush()
+	c.finish()
 	if c.exit != 3 || c.boot <= 0 {
 		t.Errorf("exit %d boot %v", c.exit, c.boot)
 	}
-	if !strings.Contains(out.String(), "kernel line\n") || strings.Contains(out.String(), "\r") {
-		t.Errorf("console copy %q", out.String())
+	want := "[    1.0] kernel line\n" + markStart + "\n[    1.1] a kernel line in two writes\n" + markExit + "3\n[    9.0] reboot: Power down\n"
+	if out.String() != want {
+		t.Errorf("console copy %q; want %q", out.String(), want)
 	}
-	var failed console
-	failed.Write([]byte("homatest-lab: insmod homa\n" + markExit + "125\n"))
-	failed.flush()
+	failed := &console{}
+	s := failed.stream()
+	s.Write([]byte("homatest-lab: insmod homa\n" + markExit + "125\n"))
+	failed.finish()
 	if failed.exit != 125 || len(failed.notes) != 1 || failed.notes[0] != "insmod homa" {
 		t.Errorf("failed step: exit %d notes %q", failed.exit, failed.notes)
 	}
-	var none console
-	none.Write([]byte("Kernel panic - not syncing\n"))
-	none.flush()
+	none := &console{}
+	s = none.stream()
+	s.Write([]byte("Kernel panic - not syncing\n"))
+	s.flush()
+	none.finish()
 	if none.exit != -1 || !strings.Contains(none.last(), "Kernel panic") {
 		t.Errorf("no marker: exit %d, last %q", none.exit, none.last())
+	}
+}
+
+// TestQEMUArgs: the kernel logs to the first serial port at loglevel 7
+// (its boot messages, not only errors: "loglevel=4" kept --console empty
+// but for the markers), the markers have the second port, and each
+// stream's socket is wired to its device in guestStreams' order.
+func TestQEMUArgs(t *testing.T) {
+	cfg := Config{Kernel: Kernel{Image: "/k/vmlinuz"}, Dir: "/w", CPUs: 2, MemoryMiB: 2048}
+	args := cfg.qemuArgs(vmAttempt{"tcg", "max"}, "/t/initramfs.cpio", [4]string{"/t/console.sock", "/t/control.sock", "/t/stdout.sock", "/t/stderr.sock"})
+	line := strings.Join(args, " ")
+	for _, want := range []string{
+		"-chardev socket,id=con,path=/t/console.sock -serial chardev:con -chardev socket,id=ctl,path=/t/control.sock -serial chardev:ctl ",
+		"-chardev socket,id=out,path=/t/stdout.sock -device virtconsole,chardev=out -chardev socket,id=err,path=/t/stderr.sock -device virtconsole,chardev=err ",
+		"-accel tcg,thread=multi -cpu max -smp 2 -m 2048 ",
+		"-kernel /k/vmlinuz -initrd /t/initramfs.cpio ",
+	} {
+		if !strings.Contains(line, want) {
+			t.Errorf("QEMU's arguments lack %q:\n%s", want, line)
+		}
+	}
+	if n := strings.Count(line, "-serial "); n != 2 {
+		t.Errorf("%d serial ports, want 2 (ttyS0 the console, ttyS1 the control port):\n%s", n, line)
+	}
+	if args[len(args)-2] != "-append" {
+		t.Fatalf("no -append last: %q", args)
+	}
+	cmdline := " " + args[len(args)-1] + " "
+	for _, want := range []string{" console=ttyS0 ", " loglevel=7 ", " panic=-1 ", " rdinit=/init "} {
+		if !strings.Contains(cmdline, want) {
+			t.Errorf("kernel command line %q lacks %q", cmdline, want)
+		}
+	}
+	if strings.Contains(cmdline, " quiet ") || strings.Count(cmdline, "loglevel=") != 1 || strings.Count(cmdline, "console=") != 1 {
+		t.Errorf("kernel command line %q: want one console=ttyS0, loglevel=7 and no quiet", cmdline)
+	}
+	if controlPort != "/dev/ttyS1" || guestStreams[1] != "control" {
+		t.Errorf("the init writes its markers to %s, stream %q; want /dev/ttyS1, the second -serial", controlPort, guestStreams[1])
 	}
 }
 
@@ -98,7 +154,7 @@ func TestWriteInitramfs(t *testing.T) {
 	for _, r := range recs {
 		have[r.Name] = true
 	}
-	for _, want := range []string{"init", "bin/busybox", "bin/homatest", "lib/modules/lab/veth.ko", "lab/modules", "dev/console"} {
+	for _, want := range []string{"init", "bin/busybox", "bin/homatest", "lib/modules/lab/veth.ko", "lab/modules", "dev/console", "dev/ttyS1"} {
 		if !have[want] {
 			t.Errorf("initramfs lacks %s (has %v)", want, have)
 		}

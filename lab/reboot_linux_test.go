@@ -14,9 +14,9 @@ import (
 )
 
 // TestMain lets this test binary stand in for QEMU (HOMATEST_FAKE_QEMU
-// names a folder): it connects to the console socket QEMU would, and
-// either crashes before the init's start marker (the first N boots, N in
-// the folder's "crashes" file) or starts and exits 0. With a "kvmabort"
+// names a folder): it connects to the console and control sockets QEMU
+// would, and either crashes before the init's start marker (the first N
+// boots, N in the folder's "crashes" file) or starts and exits 0. With a "kvmabort"
 // file it aborts as QEMU 7.2 does under a nested KVM that refuses
 // MSR_IA32_ARCH_CAPABILITIES: whenever -accel kvm runs a CPU model that
 // sets it ("all" in the file: any model under KVM).
@@ -28,11 +28,13 @@ func TestMain(m *testing.M) {
 }
 
 func fakeQEMU(dir string) int {
-	var con, accel, cpu string
+	var con, ctl, accel, cpu string
 	for i, a := range os.Args[:len(os.Args)-1] {
 		switch next := os.Args[i+1]; {
 		case a == "-chardev" && strings.HasPrefix(next, "socket,id=con,path="):
 			con = strings.TrimPrefix(next, "socket,id=con,path=")
+		case a == "-chardev" && strings.HasPrefix(next, "socket,id=ctl,path="):
+			ctl = strings.TrimPrefix(next, "socket,id=ctl,path=")
 		case a == "-accel":
 			accel = next
 		case a == "-cpu":
@@ -64,7 +66,13 @@ func fakeQEMU(dir string) int {
 		c.Write([]byte("[    2.132665] RIP: 0010:hrtimer_start_range_ns+0x1cb/0x440\n[    2.140000] Kernel panic - not syncing: Fatal exception\n"))
 		return 0 // QEMU with -no-reboot and panic=-1 exits 0
 	}
-	c.Write([]byte(markStart + "\n" + markExit + "0\n"))
+	k, err := net.Dial("unix", ctl)
+	if err != nil {
+		return 1
+	}
+	defer k.Close()
+	c.Write([]byte("[    2.132665] Run /init as init process\n"))
+	k.Write([]byte(markStart + "\n" + markExit + "0\n"))
 	return 0
 }
 

@@ -56,8 +56,10 @@ type Config struct {
 	CPUs, MemoryMiB int
 	// Stdout and Stderr receive the command's output (nil: discard).
 	Stdout, Stderr io.Writer
-	// Console receives the kernel's console (boot log) line by line (nil:
-	// discard); the last lines are also in a failed run's error.
+	// Console receives the guest's console line by line (nil: discard):
+	// the kernel's log from boot on (loglevel 7), the init's own error
+	// output, and its markers and notes (from the control port, merged
+	// in as they come). The last lines are also in a failed run's error.
 	Console io.Writer
 }
 
@@ -107,11 +109,10 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	if err := cfg.writeInitramfs(initrd); err != nil {
 		return res, err
 	}
-	// The guest's three streams come over unix sockets QEMU connects to:
-	// the serial console (kernel log and markers), hvc0 (stdout), hvc1
-	// (stderr).
-	var lns [3]*net.UnixListener
-	names := []string{"console", "stdout", "stderr"}
+	// The guest's streams come over unix sockets QEMU connects to, in
+	// guestStreams' order.
+	var lns [len(guestStreams)]*net.UnixListener
+	names := guestStreams[:]
 	for i, n := range names {
 		l, err := net.ListenUnix("unix", &net.UnixAddr{Name: filepath.Join(tmp, n+".sock"), Net: "unix"})
 		if err != nil {
@@ -210,28 +211,54 @@ func firstLine(err error) string {
 // init started the command (a kernel panic while booting).
 var errBootCrashed = errors.New("lab: the guest stopped before the command started (kernel panic?)")
 
-// boot runs QEMU once as a says.
-func (cfg *Config) boot(ctx context.Context, a vmAttempt, initrd string, lns [3]*net.UnixListener) (Result, error) {
-	res := Result{KVM: a.accel == "kvm"}
+// guestStreams names the guest's streams, each a unix socket QEMU
+// connects to: the serial console ttyS0 (the kernel's log), the serial
+// port ttyS1 (the init's markers and notes), hvc0 (the command's stdout)
+// and hvc1 (its stderr).
+var guestStreams = [...]string{"console", "control", "stdout", "stderr"}
+
+// kernelCmdline is the guest kernel's command line: its console on the
+// first serial port at loglevel 7, every message but debug (the boot log
+// a developer debugging the guest reads in --console: drivers, modules
+// loaded, warnings; "quiet"'s loglevel 4 keeps errors only), reboot on a
+// panic (which -no-reboot turns into QEMU's exit), and the initramfs's
+// /init.
+const kernelCmdline = "console=ttyS0 loglevel=7 panic=-1 rdinit=/init"
+
+// qemuArgs is QEMU's command line for one boot as a says: socks are the
+// unix sockets of guestStreams, in order.
+func (cfg *Config) qemuArgs(a vmAttempt, initrd string, socks [len(guestStreams)]string) []string {
 	accel := a.accel
 	if accel == "tcg" {
 		accel = "tcg,thread=multi"
 	}
-	args := []string{
+	return []string{
 		"-name", "homatest-lab", "-accel", accel, "-cpu", a.cpu, "-smp", strconv.Itoa(cfg.CPUs), "-m", strconv.Itoa(cfg.MemoryMiB),
 		"-display", "none", "-monitor", "none", "-nic", "none", "-no-reboot",
-		"-chardev", "socket,id=con,path=" + lns[0].Addr().String(),
-		"-serial", "chardev:con",
+		"-chardev", "socket,id=con,path=" + socks[0],
+		"-serial", "chardev:con", // ttyS0
+		"-chardev", "socket,id=ctl,path=" + socks[1],
+		"-serial", "chardev:ctl", // ttyS1
 		"-device", "virtio-serial-pci",
-		"-chardev", "socket,id=out,path=" + lns[1].Addr().String(),
+		"-chardev", "socket,id=out,path=" + socks[2],
 		"-device", "virtconsole,chardev=out",
-		"-chardev", "socket,id=err,path=" + lns[2].Addr().String(),
+		"-chardev", "socket,id=err,path=" + socks[3],
 		"-device", "virtconsole,chardev=err",
 		"-fsdev", "local,id=share,security_model=none,path=" + cfg.Dir,
 		"-device", "virtio-9p-pci,fsdev=share,mount_tag=share",
 		"-kernel", cfg.Kernel.Image, "-initrd", initrd,
-		"-append", "console=ttyS0 panic=-1 loglevel=4 rdinit=/init",
+		"-append", kernelCmdline,
 	}
+}
+
+// boot runs QEMU once as a says.
+func (cfg *Config) boot(ctx context.Context, a vmAttempt, initrd string, lns [len(guestStreams)]*net.UnixListener) (Result, error) {
+	res := Result{KVM: a.accel == "kvm"}
+	var socks [len(guestStreams)]string
+	for i, l := range lns {
+		socks[i] = l.Addr().String()
+	}
+	args := cfg.qemuArgs(a, initrd, socks)
 	start := time.Now()
 	vmCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -247,10 +274,9 @@ func (cfg *Config) boot(ctx context.Context, a vmAttempt, initrd string, lns [3]
 		return res, fmt.Errorf("lab: start %s: %w", cfg.QEMU, err)
 	}
 	var wg sync.WaitGroup
-	var con console
-	con.w = cfg.Console
-	con.start = start
-	outs := []io.Writer{&con, orDiscard(cfg.Stdout), orDiscard(cfg.Stderr)}
+	con := &console{w: cfg.Console, start: start}
+	serial := []*consoleStream{con.stream(), con.stream()}
+	outs := []io.Writer{serial[0], serial[1], orDiscard(cfg.Stdout), orDiscard(cfg.Stderr)}
 	for i := range lns {
 		wg.Add(1)
 		go func() {
@@ -267,7 +293,10 @@ func (cfg *Config) boot(ctx context.Context, a vmAttempt, initrd string, lns [3]
 	res.Total = time.Since(start)
 	cancel() // unblock accepts QEMU never made
 	wg.Wait()
-	con.flush()
+	for _, s := range serial {
+		s.flush()
+	}
+	con.finish()
 	res.Boot, res.Notes = con.boot, con.notes
 	if con.exit >= 0 {
 		res.ExitCode = con.exit

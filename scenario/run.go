@@ -105,7 +105,7 @@ type Result struct {
 // Errors (one line each, naming the fix): not root (harness.ErrNotRoot), a
 // link or plan the tc backend cannot emulate on this kernel (checked
 // before anything is built), a bad manifest, an implementation that cannot
-// run here ("unsupported: ..."), a topology or agent that fails, ctx's
+// run here (*agent.CannotRunError), a topology or agent that fails, ctx's
 // end. Failed RPCs and rule violations are not errors: they are in the
 // Result (Summary.Verdict "fail").
 func Run(ctx context.Context, s *Scenario, o Options) (*Result, error) {

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/homatest/homatest/agent"
 	"github.com/homatest/homatest/harness"
 	"github.com/homatest/homatest/internal/timescale"
 	"github.com/homatest/homatest/netem"
@@ -189,7 +190,8 @@ func TestRunErrorsLeaveNothing(t *testing.T) {
 		}
 		dir := filepath.Join(t.TempDir(), "linux")
 		_, err = runScenario(t, s, dir)
-		if err == nil || !strings.HasPrefix(err.Error(), "unsupported: implementation linux cannot run here: ") || strings.Contains(err.Error(), "\n") {
+		var cr *agent.CannotRunError
+		if !errors.As(err, &cr) || !strings.HasPrefix(err.Error(), "implementation linux cannot run here: ") || strings.Contains(err.Error(), "\n") {
 			t.Errorf("linux on a kernel without Homa: %v", err)
 		}
 		if left := processNamespaces(t); len(left) != 0 {

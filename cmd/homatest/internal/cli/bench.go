@@ -216,7 +216,7 @@ nothing).`,
 	cmd.AddCommand(newCollectiveCmd())
 	f := cmd.Flags()
 	f.StringVar(&o.env, "env", "auto", "where the hosts run: ns (network namespaces, real time, root), sim (the simulator, virtual time) or auto (ns as root, else sim)")
-	f.StringVar(&o.impl, "impl", "ref", "Homa implementation: ref, linux, or an agent manifest YAML file")
+	f.StringVar(&o.impl, "impl", "ref", implUsage+" (the homa transport)")
 	f.StringVar(&o.workload, "workload", "w4", "request sizes: w1..w5 (the Homa papers' workloads) or a fixed size in bytes")
 	f.Float64Var(&o.load, "load", 0.5, "offered load, a fraction (0, 1] of the server's link rate")
 	f.StringVar(&o.rate, "rate", "50mbit", `link rate of every switch port ("1gbit", "100mbit", bit/s)`)

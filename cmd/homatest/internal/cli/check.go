@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -13,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/homatest/homatest/check"
+	"github.com/homatest/homatest/internal/jsonout"
 	"github.com/homatest/homatest/spec"
 	"github.com/homatest/homatest/spec/wire"
 )
@@ -218,9 +218,7 @@ func runCheck(cmd *cobra.Command, o *checkOpts, files []string) error {
 	var werr error
 	switch o.output {
 	case "json":
-		enc := json.NewEncoder(out)
-		enc.SetIndent("", "  ")
-		werr = enc.Encode(map[string]any{"verdict": checkVerdict(reports), "files": reports})
+		werr = jsonout.Write(out, map[string]any{"verdict": checkVerdict(reports), "files": reports})
 	case "junit":
 		werr = writeJUnit(out, reports, o.strict)
 	case "html":

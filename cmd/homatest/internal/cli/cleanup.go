@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -10,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/homatest/homatest/harness"
+	"github.com/homatest/homatest/internal/jsonout"
 	"github.com/homatest/homatest/internal/plural"
 )
 
@@ -79,9 +79,7 @@ Needs root.`,
 			}
 			w := &errWriter{w: cmd.OutOrStdout()}
 			if output == "json" {
-				e := json.NewEncoder(w)
-				e.SetIndent("", "  ")
-				e.Encode(rep)
+				jsonout.Write(w, rep)
 			} else {
 				writeCleanupText(w, rep)
 			}

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -17,6 +16,7 @@ import (
 	"github.com/homatest/homatest/explore"
 	"github.com/homatest/homatest/harness"
 	"github.com/homatest/homatest/internal/atomicfile"
+	"github.com/homatest/homatest/internal/jsonout"
 	"github.com/homatest/homatest/internal/plural"
 	"github.com/homatest/homatest/internal/timescale"
 	"github.com/homatest/homatest/spec"
@@ -91,18 +91,18 @@ script's exchange failed), 2 usage or environment error, 130 interrupted.`,
 		RunE: func(cmd *cobra.Command, _ []string) error { return o.run(cmd) },
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.impl, "impl", "ref", "implementation under test: ref (built-in reference implementation), linux (kernel Homa module), or a manifest YAML file")
+	f.StringVar(&o.impl, "impl", "ref", implUsage)
 	f.StringVar(&o.env, "env", "auto", "environment: sim (the simulator, virtual time, ref only), ns (network namespaces, root), auto (sim for ref, else ns)")
 	f.DurationVar(&o.budget, "budget", 60*time.Second, "how long to search (wall time; shrinking a failure comes on top)")
 	f.Uint64Var(&o.seed, "seed", 1, "seed of every random choice (in the simulator the same seed gives the same cases)")
 	f.StringVar(&o.fault, "fault", "", "enable a fault knob of the reference implementation (homatest faults); with a manifest's IUT its agent is asked for it in hello, as homatest run does")
 	f.StringArrayVar(&o.params, "param", nil, "IUT parameter override for its hello, NAME=VALUE (repeatable; e.g. link_bps=1000000000 for the ref's 1 Gbit/s settings, unsched_bytes=12000)")
 	f.StringVar(&o.rules, "rules", "", "comma-separated rule-ID globs to judge (default: every rule)")
-	f.StringVar(&o.level, "level", "should", "strictest level that fails: must (MUST rules only) or should (MUST and SHOULD)")
+	f.StringVar(&o.level, "level", "should", "lowest level that fails: must (MUST rules only) or should (MUST and SHOULD)")
 	f.BoolVar(&o.keepGoing, "keep-going", false, "search on after a failure (each rule's first failure is shrunk and kept)")
 	f.IntVar(&o.maxCases, "max-cases", 0, "stop after this many cases (0: the budget decides)")
 	f.IntVar(&o.shrinkRuns, "shrink-runs", 400, "reruns spent shrinking one failure (0: none)")
-	f.StringVar(&o.artifacts, "artifacts", "", "run folder for failure scripts, captures, result.json (default: a new directory under homatest-runs/)")
+	f.StringVar(&o.artifacts, "artifacts", "", "run folder for failure scripts, captures, result.json (default: a new folder under homatest-runs/)")
 	outputVar(f, &o.output, "the summary", "text", "json")
 	f.StringVar(&o.junit, "junit", "", "write a JUnit XML report to this file (one test case per rule: failed, exercised, or skipped when not exercised)")
 	f.BoolVarP(&o.quiet, "quiet", "q", false, "no progress line")
@@ -175,7 +175,7 @@ func (o *exploreOpts) run(cmd *cobra.Command) error {
 	interrupted := errors.Is(err, context.Canceled)
 	if err != nil && !interrupted {
 		undo.Remove() // a failed setup: what it wrote (topology, agents' logs) goes too
-		return usageErr(fmt.Errorf("explore: %w", err))
+		return usageErr(envErr("explore", err))
 	}
 	paths, werr := o.writeFailures(res)
 	if werr != nil {
@@ -187,9 +187,7 @@ func (o *exploreOpts) run(cmd *cobra.Command) error {
 		}
 	}
 	if err := atomicfile.Write(filepath.Join(o.artifacts, "result.json"), func(w io.Writer) error {
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		return enc.Encode(res)
+		return jsonout.Write(w, res)
 	}); err != nil {
 		return usageErr(err)
 	}
@@ -200,9 +198,7 @@ func (o *exploreOpts) run(cmd *cobra.Command) error {
 	}
 	w := &errWriter{w: cmd.OutOrStdout()}
 	if o.output == "json" {
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		enc.Encode(res)
+		jsonout.Write(w, res)
 	} else {
 		o.text(w, res, paths, interrupted)
 	}
@@ -298,4 +294,17 @@ func pctOf(a, b int) float64 {
 		return 0
 	}
 	return 100 * float64(a) / float64(b)
+}
+
+// envErr is the error of a session whose environment could not be built
+// (err), prefixed by what ("explore", "replay FILE"), except an
+// implementation that cannot run here: its agent.CannotRunError is one
+// line, what and the fix, said alone as run, bench and scenario run say
+// it.
+func envErr(what string, err error) error {
+	var cr *agent.CannotRunError
+	if errors.As(err, &cr) {
+		return cr
+	}
+	return fmt.Errorf("%s: %w", what, err)
 }

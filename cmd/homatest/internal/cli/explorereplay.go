@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -13,6 +12,7 @@ import (
 	"github.com/homatest/homatest/conformance"
 	"github.com/homatest/homatest/explore"
 	"github.com/homatest/homatest/harness"
+	"github.com/homatest/homatest/internal/jsonout"
 	"github.com/homatest/homatest/internal/plural"
 )
 
@@ -139,7 +139,7 @@ func (o *exploreOpts) runReplay(ctx context.Context, out io.Writer) error {
 	}
 	if err != nil {
 		undo.Remove() // a failed setup: what it wrote (topology, agents' logs) goes too
-		return usageErr(fmt.Errorf("replay %s: %w", o.replay, err))
+		return usageErr(envErr("replay "+o.replay, err))
 	}
 	res.Params = used
 	res.Faults = []explore.ReplayParam{}
@@ -159,9 +159,7 @@ func (o *exploreOpts) runReplay(ctx context.Context, out io.Writer) error {
 	}
 	w := &errWriter{w: out}
 	if o.output == "json" {
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		enc.Encode(res)
+		jsonout.Write(w, res)
 	} else {
 		switch {
 		case res.Reproduced:

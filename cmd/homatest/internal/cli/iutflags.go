@@ -11,6 +11,10 @@ import (
 	"github.com/homatest/homatest/homa"
 )
 
+// implUsage describes --impl, the implementation under test, alike in
+// every command that takes it (run, explore, bench).
+const implUsage = "implementation under test: ref (built-in reference implementation), linux (kernel Homa module), or a manifest YAML file"
+
 // knownFault reports whether name is one of the reference
 // implementation's fault knobs (homa.LookupFault).
 func knownFault(name string) bool {

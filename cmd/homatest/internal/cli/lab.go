@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"strings"
 	"time"
@@ -28,11 +29,14 @@ func newLabCmd() *cobra.Command {
 		Long: `Lab boots a Linux kernel in QEMU with a small initramfs (busybox, this
 homatest as /bin/homatest, Debian's tc and ip when this host has them, the
 modules the testbed needs: veth, bridge, sch_prio, sch_netem, sch_htb,
-sch_tbf, cls_u32, nf_tables, nft_numgen, 9p; then every --insmod module),
+sch_tbf, cls_u32, nf_tables, nft_numgen, tun, xfrm_user, 9p and the virtio
+drivers; then every --insmod module),
 applies the --sysctl settings, shares the working folder with the guest at
 the same path (run folders written there stay on the host), runs COMMAND
 there and exits with its exit code. COMMAND's stdout and stderr are this
-command's; the kernel's console goes to --console (or stderr with -v).
+command's; the kernel's console (its log from boot on, loglevel 7) goes
+to --console (or stderr with -v), a file made when the guest starts and
+kept however the run ends.
 
 Default kernel: Debian's stock ` + lab.DefaultPackage + `,
 fetched with apt-get download and unpacked into the cache folder
@@ -121,20 +125,11 @@ QEMU or the kernel cannot be had.`,
 				cfg.Kernel = k
 			}
 			var consoleW io.Writer
+			var consoleF *consoleFile
 			if console != "" {
-				f, err := os.Create(console)
-				if err != nil {
-					return usageErr(fmt.Errorf("--console: %v", err))
-				}
-				defer f.Close()
-				consoleW = f
-				defer func() {
-					// A guest that never started wrote nothing: no
-					// empty log is left behind.
-					if st, err := f.Stat(); err == nil && st.Size() == 0 {
-						os.Remove(console)
-					}
-				}()
+				consoleF = &consoleFile{path: console}
+				defer consoleF.Close()
+				consoleW = consoleF
 			}
 			if verbose {
 				if consoleW != nil {
@@ -150,6 +145,16 @@ QEMU or the kernel cannot be had.`,
 				defer cancel()
 			}
 			res, err := lab.Run(ctx, cfg)
+			if consoleF != nil {
+				if cerr := consoleF.Close(); cerr != nil {
+					// The guest ran; its log is what went wrong.
+					what := fmt.Sprintf("COMMAND exited %d", res.ExitCode)
+					if err != nil {
+						what = err.Error()
+					}
+					return usageErr(fmt.Errorf("%w (%s)", flagWriteErr("--console", console, cerr), what))
+				}
+			}
 			if err != nil {
 				return usageErr(err)
 			}
@@ -174,11 +179,57 @@ QEMU or the kernel cannot be had.`,
 	f.StringArrayVar(&sysctls, "sysctl", nil, "NAME=VALUE to set after loading the modules (repeatable), e.g. net.homa.resend_ticks=50")
 	f.StringArrayVar(&env, "env", nil, "NAME=VALUE exported for COMMAND (repeatable)")
 	f.StringVar(&homatest, "homatest", "", "static homatest binary for the guest (default: this one)")
-	f.StringVar(&console, "console", "", "write the kernel's console (boot log) to this file")
+	f.StringVar(&console, "console", "", "write the kernel's console (its log from boot on, and the lab's markers) to this file, kept when the run fails")
 	f.StringVar(&accel, "accel", "auto", "auto (KVM when /dev/kvm works, else software emulation), kvm or tcg")
 	f.IntVar(&cpus, "cpus", 2, "guest CPUs")
 	f.IntVar(&mem, "memory", 2048, "guest memory in MiB")
 	f.DurationVar(&timeout, "timeout", 0, "kill the guest after this long (0: no limit)")
 	f.BoolVarP(&verbose, "verbose", "v", false, "copy the kernel's console to stderr and print the boot time")
 	return cmd
+}
+
+// consoleFile is --console's file, created (or emptied) at its first
+// write, when the guest has started: a lab refused before (a kernel that
+// cannot be had, modules that do not resolve) leaves no file, and a file
+// of that name as it was. From then on it holds the guest's console as it
+// comes, so it can be followed while the guest runs and keeps what came
+// before a failure. Close returns the first error.
+type consoleFile struct {
+	path   string
+	f      *os.File
+	closed bool
+	err    error
+}
+
+func (c *consoleFile) Write(p []byte) (int, error) {
+	if c.closed {
+		return 0, os.ErrClosed
+	}
+	if c.f == nil && c.err == nil {
+		var pe *fs.PathError
+		if c.f, c.err = os.Create(c.path); errors.As(c.err, &pe) {
+			c.err = pe.Err // the flag's error names the path
+		}
+	}
+	if c.err != nil {
+		return 0, c.err
+	}
+	n, err := c.f.Write(p)
+	if err != nil {
+		c.err = err
+	}
+	return n, err
+}
+
+// Close closes the file (if the guest wrote any) and returns the first
+// error creating, writing or closing it; closing again returns it again.
+func (c *consoleFile) Close() error {
+	c.closed = true
+	if c.f != nil {
+		if err := c.f.Close(); err != nil && c.err == nil {
+			c.err = err
+		}
+		c.f = nil
+	}
+	return c.err
 }

@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -45,5 +47,48 @@ func TestLabBadUsage(t *testing.T) {
 	}
 	if ents, _ := os.ReadDir(cache); len(ents) != 0 {
 		t.Errorf("bad usage left %v in the kernel cache (fetched, or an empty console log)", ents)
+	}
+}
+
+// TestConsoleFile: --console's file appears at the guest's first line,
+// not before: a lab refused earlier leaves a user's file of that name as
+// it was (it used to be emptied, then removed) and makes none; once
+// written, it holds what came, and an error creating it is Close's, once
+// the run is over.
+func TestConsoleFile(t *testing.T) {
+	dir := t.TempDir()
+	mine := writeFile(t, dir, "mine.log", "my notes\n")
+	refused := &consoleFile{path: mine}
+	if err := refused.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(mine); string(b) != "my notes\n" {
+		t.Errorf("a lab refused before its guest started left %q in the user's file; want it as it was", b)
+	}
+	path := filepath.Join(dir, "c.log")
+	c := &consoleFile{path: path}
+	if _, err := os.Stat(path); !os.IsNotExist(err) {
+		t.Fatalf("the file exists before the first line: %v", err)
+	}
+	for _, l := range []string{"[    0.000000] Linux version 6.12\n", "homatest-lab: exit 0\n"} {
+		if n, err := c.Write([]byte(l)); n != len(l) || err != nil {
+			t.Fatalf("write %q: %d, %v", l, n, err)
+		}
+	}
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(path); string(b) != "[    0.000000] Linux version 6.12\nhomatest-lab: exit 0\n" {
+		t.Errorf("the console file holds %q", b)
+	}
+	if _, err := c.Write([]byte("late\n")); !errors.Is(err, os.ErrClosed) {
+		t.Errorf("a write after Close: %v; want %v (the file is not made again)", err, os.ErrClosed)
+	}
+	bad := &consoleFile{path: filepath.Join(dir, "no", "c.log")}
+	if _, err := bad.Write([]byte("x\n")); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("a file in a missing folder: %v; want no such file or directory", err)
+	}
+	if err := bad.Close(); !errors.Is(err, fs.ErrNotExist) || strings.Contains(err.Error(), dir) {
+		t.Errorf("Close: %v; want the create error, without the path (the flag's error names it)", err)
 	}
 }

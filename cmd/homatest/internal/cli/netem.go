@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -11,6 +10,7 @@ import (
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"
 
+	"github.com/homatest/homatest/internal/jsonout"
 	"github.com/homatest/homatest/internal/plural"
 	"github.com/homatest/homatest/netem"
 )
@@ -122,10 +122,7 @@ func newNetemShowCmd() *cobra.Command {
 			}
 			w := cmd.OutOrStdout()
 			if output == "json" {
-				e := json.NewEncoder(w)
-				e.SetIndent("", "  ")
-				e.SetEscapeHTML(false)
-				return e.Encode(st)
+				return jsonout.WriteUnescaped(w, st)
 			}
 			for _, l := range append(append(append([]string{}, st.Qdiscs...), st.Classes...), st.Filters...) {
 				fmt.Fprintln(w, l)

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -19,6 +18,7 @@ import (
 	"github.com/homatest/homatest/agent"
 	"github.com/homatest/homatest/conformance"
 	"github.com/homatest/homatest/harness"
+	"github.com/homatest/homatest/internal/jsonout"
 	"github.com/homatest/homatest/internal/plural"
 	"github.com/homatest/homatest/report/html"
 	"github.com/homatest/homatest/spec"
@@ -160,7 +160,7 @@ killed runs left on the machine, never a live run's (homatest cleanup).`,
 		RunE: func(cmd *cobra.Command, _ []string) error { return o.run(cmd) },
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.impl, "impl", "ref", "implementation under test: ref (built-in reference implementation), linux (kernel Homa module), or a manifest YAML file")
+	f.StringVar(&o.impl, "impl", "ref", implUsage)
 	f.StringVar(&o.env, "env", "auto", "environment: ns (network namespaces, root), sim (the simulator, virtual time, ref only), auto (ns as root, else sim)")
 	f.StringVar(&o.labelFilter, "label-filter", "", "Ginkgo label filter over rule IDs, areas and levels, e.g. 'grant && MUST'")
 	f.StringVar(&o.rules, "rules", "", "comma-separated rule-ID globs: run only specs checking these rules, e.g. 'HOMA-GRANT-*'")
@@ -170,7 +170,7 @@ killed runs left on the machine, never a live run's (homatest cleanup).`,
 	f.IntVar(&o.repeat, "repeat", 1, "run the suite N times; fails if any pass fails")
 	f.StringVar(&o.junit, "junit", "", "write a JUnit XML report to this file (one testsuite per pass)")
 	outputVar(f, &o.output, "the specs by area and every failure; html the report page (also written as report.html in the run folder)", "text", "json", "html")
-	f.StringVar(&o.artifacts, "artifacts", "", "run folder: per pass its whole capture (capture.pcapng; --mutation-matrix keeps none), failed specs' own captures, result.json and logs, and report.html (default: a new directory under homatest-runs/)")
+	f.StringVar(&o.artifacts, "artifacts", "", "run folder: per pass its whole capture (capture.pcapng; --mutation-matrix keeps none), failed specs' own captures, result.json and logs, and report.html (default: a new folder under homatest-runs/)")
 	f.IntVar(&o.keepRuns, "keep-runs", 20, "without --artifacts: once the run is done, remove the oldest of homatest run's folders under homatest-runs/ so that the newest N remain, this one included (only folders it made: named by time, holding passes, not in use; said on stderr); 0 keeps all")
 	f.BoolVar(&o.list, "list", false, "print the specs the run would select (one a line: short name for --focus, area, level, active or passive, whether this IUT and environment run it, rule IDs; -o json for machines) and run none")
 	f.BoolVar(&o.matrix, "mutation-matrix", false, "run one pass per fault knob and print which specs catch each")
@@ -450,8 +450,8 @@ func (o *runOpts) run(cmd *cobra.Command) error {
 // unless an agent wrote to its log; then the line names the folder.
 func (o *runOpts) setupFailed(setupErr string, undo *harness.DirUndo) error {
 	msg := "the test environment could not be built: " + setupErr
-	if why, ok := strings.CutPrefix(setupErr, "unsupported: "); ok {
-		msg = why // "implementation NAME cannot run here: REASON" (agent.Start)
+	if agent.ParseCannotRun(setupErr) != nil {
+		msg = setupErr // one line, as every command says it (agent.CannotRunError)
 	}
 	if agentOutput(o.artifacts) {
 		o.startedRun() // its logs replace the earlier run's passes
@@ -651,9 +651,7 @@ func (o *runOpts) listSpecs(out io.Writer) error {
 	}
 	w := &errWriter{w: out}
 	if o.output == "json" {
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		enc.Encode(specs)
+		jsonout.Write(w, specs)
 	} else {
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 		fmt.Fprintln(tw, "NAME\tAREA\tLEVEL\tKIND\tRUNS\tRULES")

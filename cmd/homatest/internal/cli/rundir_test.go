@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -85,7 +86,7 @@ func TestBenchSetupFailureLeavesNothing(t *testing.T) {
 // folder).
 func TestBenchNSSetupFailureLeavesNothing(t *testing.T) {
 	needLinuxUnsupported(t)
-	checkUndone(t, "unsupported: implementation linux cannot run here: Linux kernel has no Homa", "bench", "--impl", "linux", "--hosts", "2", "--duration", "1s")
+	checkUndone(t, "implementation linux cannot run here: Linux kernel has no Homa", "bench", "--impl", "linux", "--hosts", "2", "--duration", "1s")
 }
 
 // TestExploreSetupFailureLeavesNothing: a session, and a replay, whose
@@ -105,6 +106,46 @@ func TestExploreSetupFailureLeavesNothing(t *testing.T) {
 	t.Run("replay", func(t *testing.T) {
 		checkUndone(t, "implementation linux cannot run here", "explore", "--env", "ns", "--impl", "linux", "--replay", script, "-q")
 	})
+}
+
+// TestCannotRunOneLine: an implementation that cannot run here (--impl
+// linux without the kernel module) is the same one line, what and the fix,
+// exit 2, from run, bench, explore (a session and a replay) and scenario
+// run: bench and scenario run said "unsupported: implementation linux
+// ...", explore "explore: unsupported: ...", where run said
+// "implementation linux ..." alone.
+func TestCannotRunOneLine(t *testing.T) {
+	needLinuxUnsupported(t)
+	dir := t.TempDir()
+	sc := writeFile(t, dir, "linux.yaml", "topology: {hosts: 2}\niut: {impl: linux}\nworkload: {dist: '1000', count: 1}\n")
+	script, err := filepath.Abs(foundScript)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const want = "implementation linux cannot run here: Linux kernel has no Homa ("
+	var first string
+	for i, args := range [][]string{
+		{"run", "--impl", "linux"},
+		{"bench", "--impl", "linux", "--hosts", "2", "--duration", "1s"},
+		{"explore", "--env", "ns", "--impl", "linux", "--budget", "5s", "-q"},
+		{"explore", "--env", "ns", "--impl", "linux", "--replay", script, "-q"},
+		{"scenario", "run", "-q", sc},
+	} {
+		args = append(args, "--artifacts", filepath.Join(dir, "run"+strconv.Itoa(i)))
+		_, err, code := run(t, args...)
+		if code != ExitUsage || err == nil || !strings.HasPrefix(err.Error(), want) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%v: exit %d, %v; want exit 2 and one line %q...", args, code, err, want)
+			continue
+		}
+		if first == "" {
+			first = err.Error()
+		} else if err.Error() != first {
+			t.Errorf("%v: %q; want the line run printed, %q", args, err, first)
+		}
+	}
+	if got := entries(t, dir); got != "linux.yaml" {
+		t.Errorf("the folder holds %s after the refused commands; want only linux.yaml", got)
+	}
 }
 
 // TestArtifactsUnderAFile: --artifacts under a file is the same one-line

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -15,6 +14,7 @@ import (
 	"github.com/homatest/homatest/agent"
 	"github.com/homatest/homatest/conformance"
 	"github.com/homatest/homatest/harness"
+	"github.com/homatest/homatest/internal/jsonout"
 	"github.com/homatest/homatest/internal/plural"
 )
 
@@ -105,8 +105,6 @@ func (o *runOpts) writeJSON(out io.Writer, passes []*conformance.Result, interru
 func (o *runOpts) writeJSONReport(out io.Writer, passes []*conformance.Result, verdict, interrupted, errMsg string) error {
 	w := &errWriter{w: out}
 	t := conformance.Count(passes, o.strict)
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
 	markOutcomes(passes, o.strict)
 	var all []conformance.SpecResult
 	for _, p := range passes {
@@ -125,7 +123,7 @@ func (o *runOpts) writeJSONReport(out io.Writer, passes []*conformance.Result, v
 	if _, err := os.Stat(arts); err != nil {
 		arts = "" // a run refused before it made its folder names none
 	}
-	enc.Encode(runReport{Areas: areas, Verdict: verdict, Params: o.hello, Impl: o.impl, Fault: o.fault, Passes: passes, Artifacts: arts, Failed: t.FailedPasses,
+	jsonout.Write(w, runReport{Areas: areas, Verdict: verdict, Params: o.hello, Impl: o.impl, Fault: o.fault, Passes: passes, Artifacts: arts, Failed: t.FailedPasses,
 		SpecsRun: t.Run, Unsupported: t.Unsupported, Inconclusive: t.Inconclusive, TimingInconclusive: t.TimingInconclusive,
 		Warnings: t.Warned, Interrupted: interrupted, Error: errMsg, RunCapture: o.runCaptureNote(passes)})
 	return w.err
@@ -459,9 +457,7 @@ func (o *runOpts) mutationMatrix(cmd *cobra.Command, sup *conformance.Supervisor
 	}
 	w := &errWriter{w: cmd.OutOrStdout()}
 	if o.output == "json" {
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		enc.Encode(matrix)
+		jsonout.Write(w, matrix)
 	} else {
 		fmt.Fprintf(w, "%-22s %s\n", "fault knob", "failing specs")
 		for _, e := range matrix {

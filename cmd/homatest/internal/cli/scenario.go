@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/homatest/homatest/internal/jsonout"
 	"github.com/homatest/homatest/internal/plural"
 	"github.com/homatest/homatest/report/html"
 	"github.com/homatest/homatest/scenario"
@@ -207,12 +207,7 @@ func (o *scenarioOpts) print(w io.Writer, s scenario.Summary, v any) error {
 		if v == nil {
 			v = s
 		}
-		b, err := json.MarshalIndent(v, "", "  ")
-		if err != nil {
-			return err
-		}
-		_, err = fmt.Fprintf(w, "%s\n", b)
-		return err
+		return jsonout.Write(w, v)
 	}
 	return s.WriteText(w)
 }

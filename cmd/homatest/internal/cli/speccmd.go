@@ -1,13 +1,13 @@
 package cli
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/homatest/homatest/internal/jsonout"
 	"github.com/homatest/homatest/spec"
 )
 
@@ -39,9 +39,7 @@ RESEND-014 without the prefix), a family (RESEND, CUTOFF) or a pattern
 			w := &errWriter{w: cmd.OutOrStdout()}
 			switch output {
 			case "json":
-				enc := json.NewEncoder(w)
-				enc.SetIndent("", "  ")
-				enc.Encode(rules)
+				jsonout.Write(w, rules)
 			default: // text (outputVar refused anything else)
 				for _, r := range rules {
 					prof := "all profiles"
@@ -151,9 +149,7 @@ must be sent. -o json prints {"facts": [{"fact", "rules", "reason",
 			checkable, implemented, notCheckable := spec.CoverageSummary(cov)
 			switch covOut {
 			case "json":
-				enc := json.NewEncoder(w)
-				enc.SetIndent("", "  ")
-				enc.Encode(map[string]any{"facts": cov,
+				jsonout.Write(w, map[string]any{"facts": cov,
 					"summary": map[string]int{"facts": len(cov), "checkable": checkable, "implemented": implemented, "not_checkable": notCheckable},
 					"fields":  spec.WireCoverage(), "send": sendConditions()})
 			default: // text (outputVar refused anything else)
@@ -256,9 +252,7 @@ func writeParamsJSON(w io.Writer, profs []spec.Profile) {
 		}
 		out = append(out, pp)
 	}
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	enc.Encode(out)
+	jsonout.Write(w, out)
 }
 
 // WriteSpecDoc writes the Markdown rule book: profiles, parameters and
