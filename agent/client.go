@@ -136,9 +136,9 @@ func (c *Client) Listen(ctx context.Context, port uint16) error {
 
 // ListenWith is Listen with options (the agent must list their
 // capabilities: reply-delay for ReplyDelay, sent in whole milliseconds,
-// rounded up). Errors as Listen.
+// rounded up; ipv6 for IPv6). Errors as Listen.
 func (c *Client) ListenWith(ctx context.Context, port uint16, o ListenOptions) error {
-	_, err := c.request(ctx, Request{Op: OpListen, Call: Call{Port: port}, ReplyDelayMs: Ms(o.ReplyDelay)})
+	_, err := c.request(ctx, Request{Op: OpListen, Call: Call{Port: port}, ReplyDelayMs: Ms(o.ReplyDelay), IPv6: o.IPv6})
 	return err
 }
 

@@ -125,10 +125,11 @@ func TestLinuxAgentOnePortPerNamespace(t *testing.T) {
 		name  string
 		addrs []netip.Addr
 		want  string
+		v6    string // the bind of a listen on 4001 with ListenOptions.IPv6 ("": refused)
 	}{
-		{"ipv4 only", []netip.Addr{netip.MustParseAddr("198.18.0.1")}, "AF_INET 4000"},
-		{"both families", []netip.Addr{netip.MustParseAddr("198.18.0.1"), netip.MustParseAddr("fd00::1")}, "AF_INET 4000"},
-		{"ipv6 only", []netip.Addr{netip.MustParseAddr("fd00::1")}, "AF_INET6 4000"},
+		{"ipv4 only", []netip.Addr{netip.MustParseAddr("198.18.0.1")}, "AF_INET 4000", ""},
+		{"both families", []netip.Addr{netip.MustParseAddr("198.18.0.1"), netip.MustParseAddr("fd00::1")}, "AF_INET 4000", "AF_INET6 4001"},
+		{"ipv6 only", []netip.Addr{netip.MustParseAddr("fd00::1")}, "AF_INET6 4000", "AF_INET6 4001"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			m := newHomaModel()
@@ -140,10 +141,19 @@ func TestLinuxAgentOnePortPerNamespace(t *testing.T) {
 			if err := c.Listen(ctx, 4000); err != nil {
 				t.Fatalf("listen 4000: %v (HomaModule has one port table per namespace for both families)", err)
 			}
-			if len(m.binds) != 1 || m.binds[0] != tc.want {
-				t.Errorf("binds %q, want exactly [%s]", m.binds, tc.want)
+			if len(m.binds) < 1 || m.binds[0] != tc.want {
+				t.Errorf("binds %q, want %s first", m.binds, tc.want)
 			}
 			var aerr *AgentError
+			// A port asked to serve IPv6 is AF_INET6 where the host
+			// has an IPv6 address, refused where it has none.
+			err := c.ListenWith(ctx, 4001, ListenOptions{IPv6: true})
+			switch {
+			case tc.v6 == "" && (!errors.As(err, &aerr) || !strings.Contains(aerr.Message, "no IPv6 address")):
+				t.Errorf("listen 4001 ipv6 without an IPv6 address: %v, want refused", err)
+			case tc.v6 != "" && (err != nil || len(m.binds) != 2 || m.binds[1] != tc.v6):
+				t.Errorf("listen 4001 ipv6: %v, binds %q, want [%s %s]", err, m.binds, tc.want, tc.v6)
+			}
 			if err := c.Listen(ctx, 4000); !errors.As(err, &aerr) || !strings.Contains(aerr.Message, "address already in use") {
 				t.Errorf("a second listen on 4000: %v, want EADDRINUSE", err)
 			}
@@ -192,12 +202,12 @@ func TestLinuxAgentParamsAndHello(t *testing.T) {
 	if strings.Contains(caps, CapIPv6) {
 		t.Errorf("capabilities %q: ipv6 without an IPv6 address", caps)
 	}
-	// With both families its servers are AF_INET, which serve no IPv6
-	// client: ipv4 alone; with IPv6 alone, ipv6.
+	// Each family it has an address of (with both, its servers are
+	// AF_INET unless a listen asks for IPv6).
 	for _, c := range []struct {
 		addrs []string
 		want  string
-	}{{[]string{"198.18.0.1", "fd00::1"}, CapIPv4}, {[]string{"fd00::1"}, CapIPv6}} {
+	}{{[]string{"198.18.0.1", "fd00::1"}, CapIPv4 + " " + CapIPv6}, {[]string{"fd00::1"}, CapIPv6}} {
 		cx, _ := PipeLinux(ctx, newHomaModel().options(dir), ClientOptions{}) // its own model: fds are reused
 		var addrs []netip.Addr
 		for _, a := range c.addrs {
@@ -214,8 +224,8 @@ func TestLinuxAgentParamsAndHello(t *testing.T) {
 				fams = append(fams, cp)
 			}
 		}
-		if len(fams) != 1 || fams[0] != c.want {
-			t.Errorf("hello %v: address families %v, want %s alone", c.addrs, fams, c.want)
+		if got := strings.Join(fams, " "); got != c.want {
+			t.Errorf("hello %v: address families %q, want %q", c.addrs, got, c.want)
 		}
 	}
 	// A parameter HomaModule has no sysctl for (the ref's tick_ns) is

@@ -66,8 +66,9 @@ func inNetns(path string, f func() error) error {
 // both families (homa_sock_bind looks the port up alone), so a port can be
 // bound once, in one family; and an AF_INET6 socket does not get IPv4
 // requests (measured in the kernel lab with linux_6.13.9: the suite's IPv4
-// tester got no answer from an AF_INET6 server). So a server serves IPv4
-// when the host has an IPv4 address, else IPv6.
+// tester got no answer from an AF_INET6 server; homa_peer.c routes by the
+// socket's family). So a server serves IPv4 when the host has an IPv4
+// address and listen did not ask for IPv6, else IPv6.
 type linuxBackend struct {
 	opts        LinuxOptions
 	calls       homaCalls
@@ -169,14 +170,15 @@ func (b *linuxBackend) hello(req HelloRequest) (Hello, error) {
 		}
 		b.clients[a.Is6()] = s
 	}
-	// The servers are AF_INET6 only on a host without an IPv4 address
-	// (listen). An AF_INET server socket cannot answer an IPv6 client:
-	// HomaModule linux_6.13.9 counted peer_route_errors and
-	// server_cant_create_rpcs for every IPv6 request in the lab, so with
-	// an IPv4 address the agent declares IPv4 alone.
+	// On a host with both families the servers are AF_INET unless
+	// listen asks for IPv6 (ListenOptions.IPv6): an AF_INET server
+	// socket cannot answer an IPv6 client (HomaModule linux_6.13.9
+	// counted peer_route_errors and server_cant_create_rpcs for every
+	// IPv6 request in the lab).
 	if b.clients[false] != nil {
 		h.Capabilities = append(h.Capabilities, CapIPv4)
-	} else if b.clients[true] != nil {
+	}
+	if b.clients[true] != nil {
 		h.Capabilities = append(h.Capabilities, CapIPv6)
 	}
 	h.Capabilities = append(h.Capabilities, CapGrants, CapPriorities, CapCutoffs, CapNeedAck, CapTimeouts, CapReplyDelay)
@@ -186,15 +188,21 @@ func (b *linuxBackend) hello(req HelloRequest) (Hello, error) {
 	return h, nil
 }
 
-func (b *linuxBackend) listen(port uint16, delay time.Duration) error {
+// listen binds a server socket to port: AF_INET6 when o.IPv6 or the
+// host has no IPv4 address, else AF_INET (linuxBackend says why one).
+func (b *linuxBackend) listen(port uint16, o ListenOptions) error {
 	if b.unsupported != "" {
 		return errUnsupported(b.unsupported)
 	}
 	if port >= 32768 {
 		return fmt.Errorf(`"port" %d: server ports are 1..32767 (HomaModule: ports from 32768 are client ports)`, port)
 	}
+	v6 := o.IPv6 || b.clients[false] == nil
+	if v6 && b.clients[true] == nil {
+		return fmt.Errorf(`"ipv6": this host has no IPv6 address (see hello addrs)`)
+	}
 	serve := b.serveOne
-	if delay > 0 {
+	if delay := o.ReplyDelay; delay > 0 {
 		// Each request is served in a goroutine of its own: it waits
 		// there, as an application computing its response would.
 		serve = func(s *homaSock, id uint64, peer, req []byte) {
@@ -202,7 +210,7 @@ func (b *linuxBackend) listen(port uint16, delay time.Duration) error {
 			b.serveOne(s, id, peer, req)
 		}
 	}
-	s, err := openHomaSock(b.opts.Socket, b.calls, b.abi, b.clients[false] == nil, port, serve, b.log)
+	s, err := openHomaSock(b.opts.Socket, b.calls, b.abi, v6, port, serve, b.log)
 	if err != nil {
 		return err
 	}

@@ -23,7 +23,7 @@ const otherReason = "the linux agent needs a Linux kernel with Homa"
 func (otherBackend) hello(HelloRequest) (Hello, error) {
 	return Hello{Impl: "linux", Unsupported: otherReason}, nil
 }
-func (otherBackend) listen(uint16, time.Duration) error { return errUnsupported(otherReason) }
+func (otherBackend) listen(uint16, ListenOptions) error { return errUnsupported(otherReason) }
 func (otherBackend) call(context.Context, Call) (func() Completion, error) {
 	return nil, errUnsupported(otherReason)
 }

@@ -236,11 +236,10 @@ func BuiltinManifest(impl, exe string) (*Manifest, error) {
 			Capabilities: []string{CapIPv4, CapIPv6, CapGrants, CapPriorities, CapCutoffs, CapNeedAck, CapParams, CapTimeouts, CapFaults},
 			Declares:     paramNames()}, nil
 	case "linux":
-		// No ipv6 claim: the linux agent declares ipv6 only on a host
-		// without an IPv4 address (its servers are AF_INET where there is
-		// one), so the claim warned on every dual-stack run.
+		// ipv6: on a dual-stack host the agent serves IPv6 on the
+		// ports listened with ipv6 (its other servers are AF_INET).
 		return &Manifest{Name: "linux", Command: []string{exe, "agent", "--impl", "linux"},
-			Capabilities: []string{CapIPv4, CapGrants, CapPriorities, CapCutoffs, CapNeedAck, CapTimeouts}}, nil
+			Capabilities: []string{CapIPv4, CapIPv6, CapGrants, CapPriorities, CapCutoffs, CapNeedAck, CapTimeouts}}, nil
 	case "tcp":
 		return &Manifest{Name: "tcp", Command: []string{exe, "agent", "--impl", "tcp"},
 			Capabilities: []string{CapIPv4, CapIPv6, CapTimeouts}}, nil

@@ -46,7 +46,7 @@ const (
 // capability the IUT lacks is reported "unsupported", not failed.
 const (
 	CapIPv4       = "ipv4"       // calls to and from IPv4 addresses
-	CapIPv6       = "ipv6"       // calls to and from IPv6 addresses
+	CapIPv6       = "ipv6"       // calls to and from IPv6 addresses (a server port listened with ipv6, on a host with both families)
 	CapGrants     = "grants"     // receiver-driven GRANTs beyond unsched_bytes
 	CapPriorities = "priorities" // IP priorities (precedence bits) by level
 	CapCutoffs    = "cutoffs"    // CUTOFFS packets and cutoff_version
@@ -74,6 +74,13 @@ type ListenOptions struct {
 	// server meanwhile: HomaModule answers the client's RESENDs with
 	// BUSY). 0: at once. Sent in whole milliseconds.
 	ReplyDelay time.Duration
+	// IPv6 makes the port serve IPv6 clients on a host with both
+	// families, where an agent may serve one family per port (the
+	// linux agent: HomaModule routes a socket's packets by its family,
+	// homa_peer.c, and binds a port once for both, so its servers are
+	// AF_INET unless asked). An agent whose servers answer both
+	// families on every port ignores it.
+	IPv6 bool
 }
 
 // Params are protocol parameters by HomaModule sysctl name (net.homa.<name>:
@@ -299,6 +306,8 @@ type Request struct {
 	// ReplyDelayMs is listen's ListenOptions.ReplyDelay in ms
 	// (0..MaxReplyDelayMs; capability "reply-delay").
 	ReplyDelayMs int64 `json:"reply_delay_ms,omitempty"`
+	// IPv6 is listen's ListenOptions.IPv6.
+	IPv6 bool `json:"ipv6,omitempty"`
 }
 
 // Event is one line from the agent to the harness: an event with the seq of

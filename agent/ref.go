@@ -141,7 +141,9 @@ func refFaults(names []string) ([]homa.Fault, error) {
 	return out, nil
 }
 
-func (b *refBackend) listen(port uint16, delay time.Duration) error {
+// listen serves port on every host address (o.IPv6 changes nothing: the
+// reference implementation's sockets serve both families).
+func (b *refBackend) listen(port uint16, o ListenOptions) error {
 	if port >= 32768 {
 		return fmt.Errorf(`"port" %d: server ports are 1..32767 (HomaModule: ports from 32768 are client ports)`, port)
 	}
@@ -161,7 +163,7 @@ func (b *refBackend) listen(port uint16, delay time.Duration) error {
 	b.mu.Unlock()
 	for _, s := range socks {
 		b.wg.Add(1)
-		go b.serveSocket(s, delay)
+		go b.serveSocket(s, o.ReplyDelay)
 	}
 	return nil
 }

@@ -20,10 +20,11 @@ type backend interface {
 	// hello opens the endpoint and returns the answer (Protocol is set by
 	// serve).
 	hello(req HelloRequest) (Hello, error)
-	// listen becomes a server on port that answers each request delay
-	// after it arrived (0: at once); served requests are counted in the
-	// counters given to the backend.
-	listen(port uint16, delay time.Duration) error
+	// listen becomes a server on port that answers each request
+	// o.ReplyDelay after it arrived (0: at once), IPv6 clients too when
+	// o.IPv6; served requests are counted in the counters given to the
+	// backend.
+	listen(port uint16, o ListenOptions) error
 	// call validates c and returns the function that runs the RPC and
 	// reports its outcome; serve writes accepted before starting it.
 	call(ctx context.Context, c Call) (func() Completion, error)
@@ -191,7 +192,7 @@ func (s *session) handle(ctx context.Context, line []byte, finish func() error) 
 			s.fail(req.Seq, req.Op, `"port" must be 1..65535`)
 		} else if req.ReplyDelayMs < 0 || req.ReplyDelayMs > MaxReplyDelayMs {
 			s.fail(req.Seq, req.Op, fmt.Sprintf(`"reply_delay_ms" %d must be 0..%d`, req.ReplyDelayMs, MaxReplyDelayMs))
-		} else if err := s.be.listen(req.Port, time.Duration(req.ReplyDelayMs)*time.Millisecond); err != nil {
+		} else if err := s.be.listen(req.Port, ListenOptions{ReplyDelay: time.Duration(req.ReplyDelayMs) * time.Millisecond, IPv6: req.IPv6}); err != nil {
 			s.fail(req.Seq, req.Op, err.Error())
 		} else {
 			s.send(Event{Event: EventListening, Seq: req.Seq, Port: req.Port})

@@ -6,14 +6,13 @@ import (
 	"log/slog"
 	"strings"
 	"testing"
-	"time"
 )
 
 // stubBackend accepts everything and completes calls at once.
 type stubBackend struct{}
 
 func (stubBackend) hello(HelloRequest) (Hello, error)  { return Hello{Impl: "stub"}, nil }
-func (stubBackend) listen(uint16, time.Duration) error { return nil }
+func (stubBackend) listen(uint16, ListenOptions) error { return nil }
 func (stubBackend) call(_ context.Context, c Call) (func() Completion, error) {
 	return func() Completion { return Completion{Request: c.Request, Response: c.Response} }, nil
 }

@@ -12,7 +12,6 @@ import (
 	"net/netip"
 	"sync"
 	"sync/atomic"
-	"time"
 )
 
 // TCPOptions configure ServeTCP.
@@ -121,8 +120,10 @@ func (b *tcpBackend) hello(req HelloRequest) (Hello, error) {
 	return h, nil
 }
 
-func (b *tcpBackend) listen(port uint16, delay time.Duration) error {
-	if delay > 0 {
+// listen serves port on each of the host's addresses (o.IPv6 changes
+// nothing: every address is served).
+func (b *tcpBackend) listen(port uint16, o ListenOptions) error {
+	if o.ReplyDelay > 0 {
 		return fmt.Errorf(`"reply_delay_ms": the tcp agent answers at once (it lacks capability %q)`, CapReplyDelay)
 	}
 	var lns []net.Listener

@@ -78,30 +78,32 @@ type Env struct {
 	mu      sync.Mutex
 	peers   []*tester.Peer
 	cutoffs map[netip.Addr]*tester.CutoffsHost // per tester address (openPeer)
-	// delayed are the IUT's server ports that answer after a delay
-	// (replyDelayPort), by delay.
-	delayed map[time.Duration]uint16
+	// listened are the IUT's server ports beyond ServerPort (listenPort),
+	// by their options.
+	listened map[agent.ListenOptions]uint16
 }
 
-// replyDelayPort returns a port of the IUT's on which its server answers
-// each request d after it came, as an application computing its
-// response would (agent.ListenOptions.ReplyDelay): the first call for a
-// d makes the IUT listen on a new port after ServerPort, the next return
-// it (a rerun spec listens once). Errors: the IUT's to listen.
-func (e *Env) replyDelayPort(ctx context.Context, d time.Duration) (uint16, error) {
+// listenPort returns a port of the IUT's served with options o: one whose
+// server answers each request o.ReplyDelay after it came, as an
+// application computing its response would, or one that serves IPv6
+// clients (o.IPv6: the linux agent's ServerPort serves IPv4 alone on a
+// dual-stack host). The first call for an o makes the IUT listen on a new
+// port after ServerPort, the next return it (a rerun spec listens once).
+// Errors: the IUT's to listen.
+func (e *Env) listenPort(ctx context.Context, o agent.ListenOptions) (uint16, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if p, ok := e.delayed[d]; ok {
+	if p, ok := e.listened[o]; ok {
 		return p, nil
 	}
-	p := ServerPort + 1 + uint16(len(e.delayed))
-	if err := e.IUT.Listen(ctx, p, agent.ListenOptions{ReplyDelay: d}); err != nil {
+	p := ServerPort + 1 + uint16(len(e.listened))
+	if err := e.IUT.Listen(ctx, p, o); err != nil {
 		return 0, err
 	}
-	if e.delayed == nil {
-		e.delayed = map[time.Duration]uint16{}
+	if e.listened == nil {
+		e.listened = map[agent.ListenOptions]uint16{}
 	}
-	e.delayed[d] = p
+	e.listened[o] = p
 	return p, nil
 }
 

@@ -46,6 +46,10 @@ type SimEnvConfig struct {
 	// (tester.SimClock.Freezes, sim.Host.Freeze), each freeze recorded as
 	// a measured stall of the IUT's agent (Env.Stalls).
 	Freezes HoldUps
+	// OneFamilyPerPort gives the IUT the linux agent's servers on a
+	// dual-stack host (sim.DualStackOneFamily): a port serves IPv4 alone
+	// unless listened with IPv6 (agent.ListenOptions.IPv6).
+	OneFamilyPerPort bool
 }
 
 // HoldUps configures the simulator's held-up testers
@@ -172,7 +176,11 @@ func NewSimEnv(cfg SimEnvConfig) (*Env, error) {
 		}
 	}
 	caps := append([]string{agent.CapIPv4, agent.CapIPv6}, agent.RefCapabilities()...)
-	e.IUT = &simTarget{a: s.NewAgent(sim.DualStack(h, h6)), clock: clock, info: TargetInfo{Impl: "ref", Version: "simulated",
+	stack := sim.DualStack(h, h6)
+	if cfg.OneFamilyPerPort {
+		stack = sim.DualStackOneFamily(h, h6)
+	}
+	e.IUT = &simTarget{a: s.NewAgent(stack), clock: clock, info: TargetInfo{Impl: "ref", Version: "simulated",
 		Addr: iutAddr, Addr6: iutAddr6, Capabilities: caps, Params: sp, MTU: p.MTU}}
 	dir := cfg.Artifacts
 	if dir == "" {

@@ -140,6 +140,9 @@ type specState struct {
 	counters map[string]uint64
 	// v6 is set when the spec runs over IPv6 (overIPv6).
 	v6 bool
+	// port is the IUT's server port for the spec's requests (0:
+	// ServerPort): over IPv6 one listened with ipv6 (overIPv6).
+	port uint16
 }
 
 var cur *specState
@@ -284,7 +287,21 @@ func overIPv6() {
 	case len(env.Testers6) == 0:
 		Skip(fmt.Sprintf("unsupported: this environment (%s) gives its testers no IPv6 address", env.Describe))
 	}
-	cur.v6 = true
+	// The requests go to a port listened with ipv6: the linux agent's
+	// ServerPort is AF_INET on a dual-stack host, and HomaModule's
+	// AF_INET socket answers no IPv6 client (agent.ListenOptions.IPv6).
+	port, err := env.listenPort(ctx(), agent.ListenOptions{IPv6: true})
+	ok(err, "a server port for IPv6 clients")
+	cur.v6, cur.port = true, port
+}
+
+// serverPort is the IUT's server port the spec's requests go to:
+// ServerPort, or over IPv6 the one overIPv6 listened on.
+func serverPort() uint16 {
+	if cur != nil && cur.port != 0 {
+		return cur.port
+	}
+	return ServerPort
 }
 
 // iut is the IUT's address the spec talks to: IPv4, or IPv6 for a spec
@@ -512,7 +529,7 @@ type msgSpec struct {
 	// than the IUT's U: the incoming of every first transmission, and
 	// where its scheduled bytes begin (0: U, unsched).
 	incoming int
-	// port is the IUT's server port the request goes to (0: ServerPort).
+	// port is the IUT's server port the request goes to (0: serverPort).
 	port uint16
 }
 
@@ -530,7 +547,7 @@ func (m msgSpec) unschedEnd() int {
 func (m msgSpec) control() wire.CommonFields {
 	port := m.port
 	if port == 0 {
-		port = ServerPort
+		port = serverPort()
 	}
 	return wire.CommonFields{Sport: m.sport, Dport: port, SenderID: m.id}
 }

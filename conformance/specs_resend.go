@@ -568,7 +568,7 @@ var _ = Describe("retransmission", func() {
 			p := peer(0)
 			pr := params()
 			hold := pr.Ticks(holdTicks()) // before the request: an unsupported spec leaves no RPC behind
-			port, err := env.replyDelayPort(ctx(), hold)
+			port, err := env.listenPort(ctx(), agent.ListenOptions{ReplyDelay: hold})
 			ok(err, "a server port whose application replies after %v", hold)
 			// A request the client sends whole unscheduled: at unsched_bytes
 			// below 12 one too short for the payload header, answered with
@@ -1418,7 +1418,7 @@ func requestGap(lose int) {
 	silence := time.Duration(pr.ResendTicks) * pr.Tick
 	r, err := p.Expect(ctx(), tester.Match{Type: wire.TypeResend, From: iut(), RPC: m.id, Checks: []tester.Check{
 		tester.Is("offset", uint64(from)), tester.Is("length", uint64(to-from)),
-		tester.Is("sport", uint64(ServerPort)), tester.Is("dport", uint64(m.sport)),
+		tester.Is("sport", uint64(serverPort())), tester.Is("dport", uint64(m.sport)),
 	}}, wait(silence+2*pr.Tick))
 	ok(err, "a RESEND for the missing segment [%d, %d)", from, to)
 	// The IUT got the last DATA no earlier than the tester sent it

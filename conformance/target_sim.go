@@ -29,7 +29,7 @@ func (t *simTarget) Info() TargetInfo { return t.info }
 // Listen serves requests on port as the ref agent does.
 func (t *simTarget) Listen(_ context.Context, port uint16, o agent.ListenOptions) error {
 	var err error
-	t.clock.DoFrozen(func() { err = t.a.Listen(port, o.ReplyDelay) })
+	t.clock.DoFrozen(func() { err = t.a.Listen(port, o) })
 	return err
 }
 

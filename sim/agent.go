@@ -50,13 +50,19 @@ func (h *Host) Agent() (*Agent, error) {
 func (a *Agent) Addr() netip.Addr { return a.rpc.Addr() }
 
 // Listen makes the host serve requests on port as the ref agent does,
-// each reply delay after its request came (agent.ListenOptions.ReplyDelay,
-// on virtual time). Errors: the transport's (a port in use).
-func (a *Agent) Listen(port uint16, delay time.Duration) error {
-	if delay <= 0 {
-		return a.rpc.Listen(port, a.serve)
+// each reply o.ReplyDelay after its request came (on virtual time); on
+// a DualStackOneFamily host IPv6 alone when o.IPv6, else IPv4 alone.
+// Errors: the transport's (a port in use).
+func (a *Agent) Listen(port uint16, o agent.ListenOptions) error {
+	listen := a.rpc.Listen
+	if f, ok := a.rpc.(oneFamily); ok && o.IPv6 {
+		listen = f.listenIPv6
 	}
-	return a.rpc.Listen(port, func(req []byte, peer netip.AddrPort, reply func([]byte)) {
+	delay := o.ReplyDelay
+	if delay <= 0 {
+		return listen(port, a.serve)
+	}
+	return listen(port, func(req []byte, peer netip.AddrPort, reply func([]byte)) {
 		a.serve(req, peer, func(resp []byte) { a.s.After(delay, func() { reply(resp) }) })
 	})
 }

@@ -116,6 +116,27 @@ func DualStack(v4, v6 *Host) RPCHost { return dualStack{HomaRPC(v4), HomaRPC(v6)
 // dualStack is an IPv4 and an IPv6 RPCHost of one machine (DualStack).
 type dualStack [2]RPCHost
 
+// DualStackOneFamily is DualStack with the linux agent's servers on a
+// host with both families: a port serves IPv4 alone unless the agent
+// listens with IPv6 (agent.ListenOptions.IPv6, Agent.Listen), then IPv6
+// alone, as HomaModule binds a port once for both families and routes a
+// socket's packets by the socket's family (homa_peer_reset_dst).
+func DualStackOneFamily(v4, v6 *Host) RPCHost {
+	return oneFamily{dualStack{HomaRPC(v4), HomaRPC(v6)}}
+}
+
+// oneFamily is a dualStack whose Listen serves IPv4 (DualStackOneFamily).
+type oneFamily struct{ dualStack }
+
+func (d oneFamily) Listen(port uint16, serve func(req []byte, peer netip.AddrPort, reply func(resp []byte))) error {
+	return d.dualStack[0].Listen(port, serve)
+}
+
+// listenIPv6 serves port on the IPv6 side alone.
+func (d oneFamily) listenIPv6(port uint16, serve func(req []byte, peer netip.AddrPort, reply func(resp []byte))) error {
+	return d.dualStack[1].Listen(port, serve)
+}
+
 func (d dualStack) Addr() netip.Addr { return d[0].Addr() }
 
 func (d dualStack) Listen(port uint16, serve func(req []byte, peer netip.AddrPort, reply func(resp []byte))) error {
@@ -179,7 +200,7 @@ func (s *Sim) StartRPC(hosts []RPCHost, cfg traffic.Config) (*Traffic, error) {
 		t.agents = append(t.agents, s.NewAgent(h))
 	}
 	for _, i := range t.servers {
-		if err := t.agents[i].Listen(t.cfg.Port, 0); err != nil {
+		if err := t.agents[i].Listen(t.cfg.Port, agent.ListenOptions{}); err != nil {
 			return nil, fmt.Errorf("sim: listen on %v port %d: %w", hosts[i].Addr(), t.cfg.Port, err)
 		}
 	}
