@@ -137,6 +137,12 @@ type Reader struct {
 	drops, pastDrops map[int]uint64
 	// latest is the latest timestamp of a Homa frame so far (noteTime).
 	latest time.Time
+	// copies finds the packets a capture holds twice, seen at two of its
+	// capture points (copyTracker); marked is set while the frame being
+	// decoded carries a pcapng direction flag or comment, which copies
+	// leaves alone.
+	copies copyTracker
+	marked bool
 }
 
 // Open opens a capture file. Errors name the file and say what is wrong:
@@ -387,6 +393,7 @@ func (r *Reader) Next() (*Frame, error) {
 		if r.hold != nil && len(data) > 0 {
 			data = r.hold(data)
 		}
+		r.marked = opts != nil && (opts.Flags != nil && opts.Flags.Direction&pcapgo.NgEpbFlagDirectionMask != 0 || len(opts.Comments) > 0)
 		if r.decode(data, ci, lt) {
 			r.noteTime(r.n, ci.Timestamp)
 			if opts != nil && opts.Flags != nil {
@@ -513,8 +520,9 @@ func (r *Reader) decode(data []byte, ci gopacket.CaptureInfo, lt layers.LinkType
 	f := &r.frame
 	*f = Frame{Number: r.n, Time: ci.Timestamp, Interface: ci.InterfaceIndex, LinkType: lt,
 		CaptureLen: ci.CaptureLength, Length: ci.Length, IPVersion: ipv}
-	var payload []byte
+	var payload, ipHeader []byte
 	var wireLen int
+	top := lp
 	lp = lp.in // the innermost IP header's (a tunnel's inner frame)
 	if ipv == 4 {
 		ip := &lp.ip4
@@ -531,7 +539,7 @@ func (r *Reader) decode(data []byte, ci gopacket.CaptureInfo, lt layers.LinkType
 		f.IPProto, f.TOS, f.TTL = uint8(ip.Protocol), ip.TOS, ip.TTL
 		f.BadIPChecksum = wire.IPv4HeaderChecksum(ip.Contents) != 0 // ip_send_check; never offloaded
 		f.IPOptions = ip.IHL > 5 && !onlyLabels(ip.Contents[20:min(len(ip.Contents), int(ip.IHL)*4)])
-		payload = ip.Payload
+		payload, ipHeader = ip.Payload, ip.Contents
 		wireLen = int(ip.Length) - int(ip.IHL)*4
 	} else {
 		ip := &lp.ip6
@@ -540,7 +548,7 @@ func (r *Reader) decode(data []byte, ci gopacket.CaptureInfo, lt layers.LinkType
 		if ip.HopByHop != nil {
 			f.IPProto = uint8(ip.HopByHop.NextHeader)
 		}
-		payload = ip.Payload
+		payload, ipHeader = ip.Payload, ip.Contents
 		wireLen = int(ip.Length)
 		if ip.HopByHop != nil {
 			wireLen -= len(ip.HopByHop.Contents)
@@ -585,6 +593,11 @@ func (r *Reader) decode(data []byte, ci gopacket.CaptureInfo, lt layers.LinkType
 		r.stats.IPLengthMismatch++
 		f.IPLengthPastFrame = true
 		wireLen = len(payload)
+	}
+	if point, ok := copyPoint(top, ci.InterfaceIndex, r.ng != nil && r.ng.NInterfaces() > 1); ok && !r.marked &&
+		r.copies.seen(ipHeader, payload, point, ci.Timestamp) {
+		r.other(OtherCopy)
+		return false
 	}
 	r.stats.Homa++
 	f.Raw = payload
