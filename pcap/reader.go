@@ -143,6 +143,11 @@ type Reader struct {
 	// leaves alone.
 	copies copyTracker
 	marked bool
+	// tsIfaces caches the timestamp resolution of each pcapng interface
+	// of the current section, prevTS is the previous frame's time
+	// (tsresol.go).
+	tsIfaces []tsIface
+	prevTS   time.Time
 }
 
 // Open opens a capture file. Errors name the file and say what is wrong:
@@ -314,9 +319,10 @@ func (r *Reader) interfaceStats(i int, st pcapgo.NgInterfaceStatistics) {
 
 // sectionEnd moves the ended section's drops to pastDrops: the next
 // section numbers its interfaces afresh (pcapgo's SectionEndCallback).
-func (r *Reader) sectionEnd([]pcapgo.NgInterface, pcapgo.NgSectionInfo) {
+func (r *Reader) sectionEnd(ifaces []pcapgo.NgInterface, _ pcapgo.NgSectionInfo) {
+	r.resetTimeResolutions(ifaces)
 	if r.fast != nil {
-		r.fast.off = true // the new section's byte order is pcapgo's to know
+		r.fast.off, r.fast.lost = true, true // the new section's byte order is pcapgo's to know
 	}
 	for i, d := range r.drops {
 		if r.pastDrops == nil {
@@ -417,10 +423,15 @@ func (r *Reader) read(ci *gopacket.CaptureInfo) (data []byte, opts *pcapgo.NgPac
 		return data, nil, err
 	}
 	if data, ok := r.fast.next(ci); ok {
+		r.prevTS = ci.Timestamp // exact already
 		return data, nil, nil
 	}
+	idx, raw, rawOK := r.fast.peekTime()
 	data, *ci, r.opts, err = r.ng.ZeroCopyReadPacketDataWithOptions()
 	r.fast.sync(r.ng, err)
+	if err == nil {
+		r.fixTime(&ci.Timestamp, ci.InterfaceIndex, raw, rawOK && uint32(ci.InterfaceIndex) == idx)
+	}
 	return data, &r.opts, err
 }
 
