@@ -48,10 +48,9 @@ type copyFrame struct {
 	dir     Direction
 }
 
-// readCopies writes frames (of link type lt: Ethernet, SLL or SLL2) as a
-// classic pcap, or as a pcapng of two interfaces when ng, and returns
-// the numbers of the Homa frames the reader returns and its stats.
-func readCopies(t *testing.T, lt layers.LinkType, ng bool, frames []copyFrame) ([]int, Stats) {
+// copiesCapture returns frames (of link type lt: Ethernet, SLL or SLL2)
+// as a classic pcap, or as a pcapng of two interfaces when ng.
+func copiesCapture(t testing.TB, lt layers.LinkType, ng bool, frames []copyFrame) []byte {
 	t.Helper()
 	var pkts [][]byte
 	for i := range 3 {
@@ -96,7 +95,14 @@ func readCopies(t *testing.T, lt layers.LinkType, ng bool, frames []copyFrame) (
 	if ng {
 		ngw.Flush()
 	}
-	r, err := NewReader(&buf, ReaderOptions{})
+	return buf.Bytes()
+}
+
+// readCopies reads copiesCapture's capture of frames and returns the
+// numbers of the Homa frames the reader returns and its stats.
+func readCopies(t *testing.T, lt layers.LinkType, ng bool, frames []copyFrame) ([]int, Stats) {
+	t.Helper()
+	r, err := NewReader(bytes.NewReader(copiesCapture(t, lt, ng, frames)), ReaderOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
