@@ -148,7 +148,9 @@ type Stats struct {
 	// "empty" (zero-length frames), "not-ip" (a supported link type
 	// carrying something else, or an IP header whose version is not that of
 	// its EtherType: 5 under 0x0800), "unsupported-link-<name>" (a link type the
-	// reader cannot peel).
+	// reader cannot peel), and two kinds of Homa frames skipped: "other
+	// direction" (ReaderOptions.Direction) and OtherCopy (a packet's second
+	// sighting at another capture point of the capture: copyTracker).
 	Other map[string]int `json:"other"`
 	// CaptureDrops is the number of packets the capture says it dropped
 	// itself (its buffer overflowed): the isb_ifdrop of its pcapng

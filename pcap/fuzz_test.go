@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gopacket/gopacket/layers"
+
 	"github.com/homatest/homatest/spec"
 	"github.com/homatest/homatest/spec/wire"
 )
@@ -41,8 +43,10 @@ func FuzzReader(f *testing.F) {
 	f.Add(samplePcapng(f))
 	f.Add(dropsPcapng(f, [2]int64{0, 3}, [2]int64{1, 2})) // interface statistics blocks
 	longRec, _ := capLenOverLenPcap(f)
-	f.Add(longRec)        // a classic pcap record with incl_len > orig_len
-	f.Add(encapPcapng(f)) // tunnels, tags, a bad IP version
+	f.Add(longRec)                                                       // a classic pcap record with incl_len > orig_len
+	f.Add(encapPcapng(f))                                                // tunnels, tags, a bad IP version
+	f.Add(copiesCapture(f, layers.LinkTypeLinuxSLL2, false, []copyFrame{ // tcpdump -i any: a packet on both ends of a veth
+		{us: 0, pkt: 0, ifindex: 2, out: true}, {us: 2, pkt: 0, ifindex: 3}, {us: 5, pkt: 1, ifindex: 2, out: true}}))
 	v1 := samplePcapng(f)
 	v2 := bytes.Clone(v1)
 	v2[12] = 2               // major version 2

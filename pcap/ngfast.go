@@ -25,6 +25,10 @@ type ngFast struct {
 	off       bool
 	bigEndian bool
 	ifaces    []ngFastIface
+	// lost is set once the byte order may no longer be bigEndian's (a
+	// second section began) or pcapgo's position is unknown (it failed):
+	// peekTime no longer reads.
+	lost bool
 }
 
 // ngFastIface is what the fast path needs of an interface: its link
@@ -35,6 +39,9 @@ type ngFastIface struct {
 	ancil                        []any
 	secondMask, scaleUp, scaleDn uint64
 	offset                       uint64
+	// binExp is e of a binary resolution 2^-e, whose fraction next
+	// converts exactly (tsresol.go), 0 for a decimal one.
+	binExp uint8
 }
 
 // ngFastMaxCap is the longest frame the fast path reads: its block must
@@ -73,8 +80,14 @@ func (f *ngFast) next(ci *gopacket.CaptureInfo) (data []byte, ok bool) {
 	}
 	ifc := &f.ifaces[idx]
 	ts := uint64(f.u32(h[12:16]))<<32 | uint64(f.u32(h[16:20]))
+	var at time.Time
+	if ifc.binExp != 0 {
+		at = exactBinaryTime(ts, ifc.binExp, ifc.offset)
+	} else {
+		at = time.Unix(int64(ts/ifc.secondMask+ifc.offset), int64(ts%ifc.secondMask*ifc.scaleUp/ifc.scaleDn)).UTC()
+	}
 	*ci = gopacket.CaptureInfo{
-		Timestamp:      time.Unix(int64(ts/ifc.secondMask+ifc.offset), int64(ts%ifc.secondMask*ifc.scaleUp/ifc.scaleDn)).UTC(),
+		Timestamp:      at,
 		CaptureLength:  int(caplen),
 		Length:         int(f.u32(h[24:28])),
 		InterfaceIndex: int(idx),
@@ -89,7 +102,7 @@ func (f *ngFast) next(ci *gopacket.CaptureInfo) (data []byte, ok bool) {
 // (err: what it returned): its interfaces, or off after a failure.
 func (f *ngFast) sync(ng *pcapgo.NgReader, err error) {
 	if err != nil {
-		f.off = true
+		f.off, f.lost = true, true
 		return
 	}
 	for i := len(f.ifaces); i < ng.NInterfaces() && !f.off; i++ {
@@ -118,6 +131,7 @@ func ngFastIfaceOf(ifc pcapgo.NgInterface) (ngFastIface, bool) {
 	fi := ngFastIface{ancil: []any{ifc.LinkType}, offset: ifc.TimestampOffset, scaleUp: 1, scaleDn: 1}
 	if res.Binary() {
 		fi.secondMask = 1 << res.Exponent()
+		fi.binExp = res.Exponent()
 	} else {
 		fi.secondMask = 1
 		for range res.Exponent() {
@@ -133,4 +147,20 @@ func ngFastIfaceOf(ifc pcapgo.NgInterface) (ngFastIface, bool) {
 		return ngFastIface{}, false
 	}
 	return fi, true
+}
+
+// peekTime returns the interface index and raw timestamp of the block at
+// the input's position, which pcapgo is about to read, when it is an
+// enhanced packet block in the byte order f knows (ok); it consumes
+// nothing. Reader.read converts a binary resolution's timestamp exactly
+// from it (tsresol.go) for the blocks pcapgo reads.
+func (f *ngFast) peekTime() (idx uint32, ts uint64, ok bool) {
+	if f.lost {
+		return 0, 0, false
+	}
+	h, err := f.br.Peek(20)
+	if err != nil || f.u32(h[0:4]) != ngBlockEnhancedPacket {
+		return 0, 0, false
+	}
+	return f.u32(h[8:12]), uint64(f.u32(h[12:16]))<<32 | uint64(f.u32(h[16:20])), true
 }

@@ -128,6 +128,20 @@ func ngFastSamples(t testing.TB) map[string][]byte {
 		o.idb(1, 9, 0)
 		o.epb(0, 1700000000123456789, frame, len(frame), nil)
 		out[name+"-two-sections"] = append(bytes.Clone(plain), o.b...)
+		// Binary resolutions (tsresol.go): 2^-32 s units at the end and
+		// the start of a second, where pcapgo's nanoseconds pass the
+		// second, with and without options (pcapgo's path and the fast
+		// path).
+		bin := &ngBlocks{order: n.order}
+		bin.shb()
+		bin.idb(1, 0x80|32, 0)
+		bin.idb(1, 0x80|20, 0)
+		for _, frac := range []uint64{0, 1, 0xfffff000, 0x10000000, 0xffffffff} {
+			bin.epb(0, 1700000000<<32|frac, frame, len(frame), nil)
+			bin.epb(0, 1700000001<<32|frac, frame, len(frame), append(bin.opt(1, []byte("c")), bin.opt(0, nil)...))
+			bin.epb(1, 1700000000<<20|frac>>12, frame, len(frame), nil)
+		}
+		out[name+"-binary"] = bin.b
 		// Cut short, and a block whose length disagrees with its frame.
 		out[name+"-cut"] = plain[:len(plain)-7]
 		bad := bytes.Clone(plain)

@@ -137,6 +137,17 @@ type Reader struct {
 	drops, pastDrops map[int]uint64
 	// latest is the latest timestamp of a Homa frame so far (noteTime).
 	latest time.Time
+	// copies finds the packets a capture holds twice, seen at two of its
+	// capture points (copyTracker); marked is set while the frame being
+	// decoded carries a pcapng direction flag or comment, which copies
+	// leaves alone.
+	copies copyTracker
+	marked bool
+	// tsIfaces caches the timestamp resolution of each pcapng interface
+	// of the current section, prevTS is the previous frame's time
+	// (tsresol.go).
+	tsIfaces []tsIface
+	prevTS   time.Time
 }
 
 // Open opens a capture file. Errors name the file and say what is wrong:
@@ -308,9 +319,10 @@ func (r *Reader) interfaceStats(i int, st pcapgo.NgInterfaceStatistics) {
 
 // sectionEnd moves the ended section's drops to pastDrops: the next
 // section numbers its interfaces afresh (pcapgo's SectionEndCallback).
-func (r *Reader) sectionEnd([]pcapgo.NgInterface, pcapgo.NgSectionInfo) {
+func (r *Reader) sectionEnd(ifaces []pcapgo.NgInterface, _ pcapgo.NgSectionInfo) {
+	r.resetTimeResolutions(ifaces)
 	if r.fast != nil {
-		r.fast.off = true // the new section's byte order is pcapgo's to know
+		r.fast.off, r.fast.lost = true, true // the new section's byte order is pcapgo's to know
 	}
 	for i, d := range r.drops {
 		if r.pastDrops == nil {
@@ -387,6 +399,7 @@ func (r *Reader) Next() (*Frame, error) {
 		if r.hold != nil && len(data) > 0 {
 			data = r.hold(data)
 		}
+		r.marked = opts != nil && (opts.Flags != nil && opts.Flags.Direction&pcapgo.NgEpbFlagDirectionMask != 0 || len(opts.Comments) > 0)
 		if r.decode(data, ci, lt) {
 			r.noteTime(r.n, ci.Timestamp)
 			if opts != nil && opts.Flags != nil {
@@ -410,10 +423,15 @@ func (r *Reader) read(ci *gopacket.CaptureInfo) (data []byte, opts *pcapgo.NgPac
 		return data, nil, err
 	}
 	if data, ok := r.fast.next(ci); ok {
+		r.prevTS = ci.Timestamp // exact already
 		return data, nil, nil
 	}
+	idx, raw, rawOK := r.fast.peekTime()
 	data, *ci, r.opts, err = r.ng.ZeroCopyReadPacketDataWithOptions()
 	r.fast.sync(r.ng, err)
+	if err == nil {
+		r.fixTime(&ci.Timestamp, ci.InterfaceIndex, raw, rawOK && uint32(ci.InterfaceIndex) == idx)
+	}
 	return data, &r.opts, err
 }
 
@@ -513,8 +531,9 @@ func (r *Reader) decode(data []byte, ci gopacket.CaptureInfo, lt layers.LinkType
 	f := &r.frame
 	*f = Frame{Number: r.n, Time: ci.Timestamp, Interface: ci.InterfaceIndex, LinkType: lt,
 		CaptureLen: ci.CaptureLength, Length: ci.Length, IPVersion: ipv}
-	var payload []byte
+	var payload, ipHeader []byte
 	var wireLen int
+	top := lp
 	lp = lp.in // the innermost IP header's (a tunnel's inner frame)
 	if ipv == 4 {
 		ip := &lp.ip4
@@ -531,7 +550,7 @@ func (r *Reader) decode(data []byte, ci gopacket.CaptureInfo, lt layers.LinkType
 		f.IPProto, f.TOS, f.TTL = uint8(ip.Protocol), ip.TOS, ip.TTL
 		f.BadIPChecksum = wire.IPv4HeaderChecksum(ip.Contents) != 0 // ip_send_check; never offloaded
 		f.IPOptions = ip.IHL > 5 && !onlyLabels(ip.Contents[20:min(len(ip.Contents), int(ip.IHL)*4)])
-		payload = ip.Payload
+		payload, ipHeader = ip.Payload, ip.Contents
 		wireLen = int(ip.Length) - int(ip.IHL)*4
 	} else {
 		ip := &lp.ip6
@@ -540,7 +559,7 @@ func (r *Reader) decode(data []byte, ci gopacket.CaptureInfo, lt layers.LinkType
 		if ip.HopByHop != nil {
 			f.IPProto = uint8(ip.HopByHop.NextHeader)
 		}
-		payload = ip.Payload
+		payload, ipHeader = ip.Payload, ip.Contents
 		wireLen = int(ip.Length)
 		if ip.HopByHop != nil {
 			wireLen -= len(ip.HopByHop.Contents)
@@ -585,6 +604,11 @@ func (r *Reader) decode(data []byte, ci gopacket.CaptureInfo, lt layers.LinkType
 		r.stats.IPLengthMismatch++
 		f.IPLengthPastFrame = true
 		wireLen = len(payload)
+	}
+	if point, ok := copyPoint(top, ci.InterfaceIndex, r.ng != nil && r.ng.NInterfaces() > 1); ok && !r.marked &&
+		r.copies.seen(ipHeader, payload, point, ci.Timestamp) {
+		r.other(OtherCopy)
+		return false
 	}
 	r.stats.Homa++
 	f.Raw = payload

@@ -11,6 +11,7 @@ import (
 	"github.com/homatest/homatest/check"
 	"github.com/homatest/homatest/conformance"
 	"github.com/homatest/homatest/internal/plural"
+	"github.com/homatest/homatest/pcap"
 	"github.com/homatest/homatest/spec"
 )
 
@@ -46,6 +47,9 @@ func writeCheckText(w io.Writer, reports []check.FileReport) error {
 		fmt.Fprintf(ew, "capture point: %s (%s)\n", fr.CapturePoint, fr.CapturePointWhy)
 		if fr.TimeOrderHint != "" {
 			fmt.Fprintf(ew, "timestamps: %s\n", fr.TimeOrderHint)
+		}
+		if n := fr.Stats.Other[pcap.OtherCopy]; n > 0 {
+			fmt.Fprintf(ew, "copies: %s a packet's second sighting at another point of this capture (another interface, or sent and received on one, as tcpdump -i any sees a veth pair, a bridge and its port, or lo): each packet judged once\n", plural.Of(n, "Homa frame is", "Homa frames are"))
 		}
 		if n := len(rep.Sections); n > 0 {
 			fmt.Fprintf(ew, "sections: judged as %d independent sections, nothing judged across their starts (an answer not yet due when a section ends is inconclusive):\n", n+1)

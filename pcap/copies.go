@@ -1,0 +1,110 @@
+package pcap
+
+import (
+	"hash/maphash"
+	"time"
+
+	"github.com/gopacket/gopacket/layers"
+)
+
+// OtherCopy is Stats.Other's kind for a Homa frame that repeats, byte for
+// byte from its IP header on, a frame captured just before at another
+// capture point of the same capture (see copyTracker): one packet seen
+// twice, counted once.
+const OtherCopy = "copy on another interface"
+
+// copyWindow is how far apart in capture time two sightings of one packet
+// at two capture points of one capture may lie: the two ends of a veth,
+// a bridge and its port, an interface and "any" are microseconds apart
+// on one host's clock.
+const copyWindow = time.Millisecond
+
+// copySlots is how many recent Homa frames copyTracker remembers: a
+// packet's second sighting follows its first within a few frames.
+const copySlots = 64
+
+// copyTracker finds the Homa frames a capture holds twice because it
+// was taken at two points the packet crossed on one host: tcpdump -i any
+// sees a packet on both ends of a veth pair (outgoing, then incoming),
+// on a bridge's port and on the bridge, on lo as sent and as received;
+// dumpcap -i eth0 -i any, and mergecap of captures of a bridge and its
+// port, put it on two pcapng interfaces. Where the capture says where a
+// frame was taken (the pcapng interface, the Linux cooked header's
+// interface index and whether the host sent it), a frame identical to a
+// recent one taken elsewhere within copyWindow is that packet's second
+// sighting: the reader skips it (Stats.Other[OtherCopy]), as one tap on
+// the host's link would have seen the packet once. A host that sends a
+// packet twice (a fault, HOMA-RESEND-010) sends it twice past every
+// capture point, and each of its sightings pairs with its own. Frames
+// with pcapng direction flags are left alone, as a capture of switch
+// ports holds every packet at two ports on purpose
+// (ReaderOptions.Direction), and so are frames with a pcapng comment (a
+// note on that sighting: a switch's "dropped: ...") and classic pcaps of
+// a link type that says nothing of where a frame was taken (Ethernet),
+// whose copies the checker's network model judges.
+type copyTracker struct {
+	seed  maphash.Seed
+	slots [copySlots]copySlot
+	next  int
+}
+
+// copySlot is one remembered frame: the hash of its bytes from the IP
+// header on, its time, where it was taken (copyPoint), and whether a
+// later frame was already taken for its copy.
+type copySlot struct {
+	sum    uint64
+	at     int64
+	point  uint64
+	paired bool
+	used   bool
+}
+
+// copyPoint returns where the frame the top-level parser lp last decoded
+// was taken, on pcapng interface iface: the interface, and for a Linux
+// cooked frame its interface index (SLL2) and whether the host sent it
+// (packet type outgoing); ok is false when the capture does not say (a
+// classic pcap of a link type other than Linux cooked).
+func copyPoint(lp *linkParser, iface int, ng bool) (point uint64, ok bool) {
+	point = uint64(iface) << 33
+	for _, t := range lp.decoded {
+		switch t {
+		case layers.LayerTypeLinuxSLL:
+			if lp.sll.PacketType == layers.LinuxSLLPacketTypeOutgoing {
+				point |= 1
+			}
+			return point, true
+		case layers.LayerTypeLinuxSLL2:
+			point |= uint64(lp.sll2.InterfaceIndex) << 1
+			if lp.sll2.PacketType == layers.LinuxSLL2PacketTypeOutgoing {
+				point |= 1
+			}
+			return point, true
+		}
+	}
+	return point, ng
+}
+
+// seen reports whether the Homa packet whose IP header is ip and whose
+// captured bytes after it are payload, taken at point at time t, is the
+// second sighting of a frame remembered from another point within
+// copyWindow; if not, it remembers this one.
+func (c *copyTracker) seen(ip, payload []byte, point uint64, t time.Time) bool {
+	if c.seed == (maphash.Seed{}) {
+		c.seed = maphash.MakeSeed()
+	}
+	var h maphash.Hash
+	h.SetSeed(c.seed)
+	h.Write(ip)
+	h.Write(payload)
+	sum, at := h.Sum64(), t.UnixNano()
+	for i := range c.slots {
+		s := &c.slots[i]
+		if s.sum == sum && s.point != point && s.used && !s.paired && max(at-s.at, s.at-at) <= int64(copyWindow) {
+			s.paired = true
+			return true
+		}
+	}
+	c.slots[c.next] = copySlot{sum: sum, at: at, point: point, used: true}
+	c.next = (c.next + 1) % copySlots
+	return false
+}
