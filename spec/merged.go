@@ -20,8 +20,12 @@ import (
 // a first transmission, retransmit=0 (homa_xmit_data moves next_xmit
 // forward; homa_resend_data marks every later copy retransmit=1), so a
 // message that starts twice is two messages under one id; and it is
-// two instances' doing, not one faulty sender's, when the two starts
-// carry different message lengths or both streams go on interleaved. A
+// two instances' doing, not one faulty sender's, when both streams go on
+// interleaved, or when the two starts carry different message lengths (or
+// several requests start again) and the first instance shows it goes on
+// (its client begins requests above its newest id before the restart; a
+// host whose id counter wraps or restarts never does, HOMA-ID-004) or the
+// timestamps stepped back (captures joined end to end). A
 // capture merged with a time-shifted copy of itself (mergecap of it and
 // its editcap -t copy) shows it too: messages start again byte for byte,
 // each exactly as long after its first start as the capture's first
