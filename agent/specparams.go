@@ -15,11 +15,13 @@ import (
 // name the spec knows (spec.ParamNames) but the profile's inert ones
 // (spec.Profile.Inert: a sysctl that version never acts on), and by
 // tick_ns as spec.Params.Tick.
-// Names the spec does not use (mtu, ...) are ignored. A link_bps above
-// link_mbps raises spec.Params.LinkMbps to it: the reference
-// implementation spaces FIFO grants by its pacer's link_bps when set
-// (homa.Params.LinkRate), and the faster link gives the shorter interval,
-// which HOMA-GRANT-023 must allow.
+// Names the spec does not use (mtu, ...) are ignored. A link_bps sets
+// spec.Params.LinkMbps (rounded up to whole Mbit/s), above or below
+// link_mbps: the reference implementation spaces FIFO grants by its
+// pacer's link_bps whenever it is set (homa.Params.LinkRate, which
+// overrides LinkMbps), so HOMA-GRANT-023 judges the interval it keeps. Kept
+// at link_mbps when link_bps is slower, a 1 Gbit/s host's FIFO GRANTs 25
+// times too often passed.
 // Errors: an unknown profile, or a value of the wrong shape, naming the
 // parameter.
 func (p Params) Spec(profile string) (spec.Params, error) {
@@ -55,7 +57,7 @@ func (p Params) Spec(profile string) (spec.Params, error) {
 			return sp, fmt.Errorf("hello parameter: %w", err)
 		}
 	}
-	if bps, ok := p.Int("link_bps"); ok && bps > int64(sp.LinkMbps)*1e6 {
+	if bps, ok := p.Int("link_bps"); ok && bps > 0 {
 		sp.LinkMbps = int((bps + 999_999) / 1e6)
 	}
 	return sp, nil

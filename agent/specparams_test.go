@@ -45,12 +45,15 @@ func TestParamsSpec(t *testing.T) {
 			t.Errorf("%v: %v", c.params, err)
 		}
 	}
-	// link_bps counts for FIFO grant spacing where it is the faster link.
+	// link_bps, when set, is the rate the ref spaces FIFO grants by,
+	// slower or faster than link_mbps.
 	for _, c := range []struct {
 		params Params
 		want   int
 	}{
-		{Params{"link_mbps": 25000, "link_bps": 1e9}, 25000},
+		{Params{"link_mbps": 25000, "link_bps": 1e9}, 1000},
+		{Params{"link_mbps": 25000, "link_bps": 1e9 + 1}, 1001},
+		{Params{"link_mbps": 25000, "link_bps": 0}, 25000},
 		{Params{"link_mbps": 25000, "link_bps": 100e9}, 100000},
 		{Params{"link_bps": 40e9}, 40000},
 		{Params{"link_mbps": 10000}, 10000},

@@ -20,8 +20,12 @@ import (
 // a first transmission, retransmit=0 (homa_xmit_data moves next_xmit
 // forward; homa_resend_data marks every later copy retransmit=1), so a
 // message that starts twice is two messages under one id; and it is
-// two instances' doing, not one faulty sender's, when the two starts
-// carry different message lengths or both streams go on interleaved. A
+// two instances' doing, not one faulty sender's, when both streams go on
+// interleaved, or when the two starts carry different message lengths (or
+// several requests start again) and the first instance shows it goes on
+// (its client begins requests above its newest id before the restart; a
+// host whose id counter wraps or restarts never does, HOMA-ID-004) or the
+// timestamps stepped back (captures joined end to end). A
 // capture merged with a time-shifted copy of itself (mergecap of it and
 // its editcap -t copy) shows it too: messages start again byte for byte,
 // each exactly as long after its first start as the capture's first
@@ -160,6 +164,22 @@ type mergeTracker struct {
 	// newer one (for the diagnosis: the first two).
 	newest map[netip.Addr]uint64
 	again  map[netip.Addr][]uint64
+	// pending is the diagnosis an id's second start suggests (a message
+	// started with two lengths, or requests begun again after newer
+	// ones), kept until the other instance shows it goes on: the client
+	// pendingHost begins a request with an id above pendingNewest, its
+	// newest when the id started again. One host that reuses ids (a
+	// counter that wraps or restarts while it runs) never goes above it
+	// again: that is its own fault (HOMA-ID-004), not two instances.
+	pending       *Merged
+	pendingHost   netip.Addr
+	pendingNewest uint64
+	// prev is the latest event's time; steppedBack is set once a
+	// timestamp came more than mergedStepBack before it (captures joined
+	// end to end within TimeJump): that alone shows two captures, so an
+	// id's second start needs no more evidence.
+	prev        time.Time
+	steppedBack bool
 	// copies maps a time shift to the messages that started again
 	// exactly that long after their first start with the same bytes (see
 	// shifted).
@@ -225,6 +245,25 @@ func (t *mergeTracker) shifted(e *Event, k *msgKey, m *msgStreams) {
 	}
 	c.n++
 	c.frame = e.Frame
+}
+
+// mergedStepBack is how far a timestamp may lie before the previous one
+// in one capture (interfaces of a pcapng stamped by different clocks)
+// before the checker takes it for captures joined end to end.
+const mergedStepBack = 10 * time.Millisecond
+
+// suspect returns m, the diagnosis the second start of message k
+// suggests, when the section's timestamps stepped back; else it keeps m
+// as pending (the first one only) until k's client begins a request above
+// its newest id so far, and returns nil.
+func (t *mergeTracker) suspect(k *msgKey, m *Merged) *Merged {
+	if t.steppedBack {
+		return m
+	}
+	if t.pending == nil {
+		t.pending, t.pendingHost, t.pendingNewest = m, k.rpc.Client, t.newest[k.rpc.Client]
+	}
+	return nil
 }
 
 // copied returns, at the end of a section, the diagnosis that it holds
@@ -405,6 +444,10 @@ func (t *mergeTracker) feed(e *Event) *Merged {
 		return nil
 	}
 	t.noteFirst(e)
+	if t.prev.Sub(e.Time) > mergedStepBack {
+		t.steppedBack = true
+	}
+	t.prev = e.Time
 	switch e.Type() {
 	case wire.TypeResend, wire.TypeRPCUnknown:
 		// The receiver of the message asks: the sender is the other side.
@@ -443,6 +486,10 @@ func (t *mergeTracker) data(e *Event, k *msgKey, m *msgStreams, ok bool, n uint3
 			if t.newest == nil {
 				t.newest = map[netip.Addr]uint64{}
 			}
+			if p := t.pending; p != nil && e.Src == t.pendingHost && k.rpc.ClientID > t.pendingNewest {
+				t.pending = nil
+				return p
+			}
 			t.newest[e.Src] = max(t.newest[e.Src], k.rpc.ClientID)
 		}
 		return nil
@@ -459,7 +506,7 @@ func (t *mergeTracker) data(e *Event, k *msgKey, m *msgStreams, ok bool, n uint3
 		m.switches = min(m.switches, 254) + 1
 		m.last = 2
 		if n != m.length {
-			return &Merged{Frame: e.Frame, Host: e.Src.String(), Why: fmt.Sprintf("%s starts twice with different message lengths, %d at frame %d and %d at frame %d: one host allocates an RPC id once, so these are two instances of it", k.who(e), m.length, m.frame, n, e.Frame)}
+			return t.suspect(k, &Merged{Frame: e.Frame, Host: e.Src.String(), Why: fmt.Sprintf("%s starts twice with different message lengths, %d at frame %d and %d at frame %d, and its client goes on beginning RPCs above its newest id before that: one host allocates an RPC id once, so these are two instances of it", k.who(e), m.length, m.frame, n, e.Frame)})
 		}
 		if newest := t.newest[e.Src]; k.fromClient && newest > k.rpc.ClientID {
 			if t.again == nil {
@@ -468,7 +515,7 @@ func (t *mergeTracker) data(e *Event, k *msgKey, m *msgStreams, ok bool, n uint3
 			ids := append(t.again[e.Src], k.rpc.ClientID)
 			t.again[e.Src] = ids
 			if len(ids) >= mergedRestarts {
-				return &Merged{Frame: e.Frame, Host: e.Src.String(), Why: fmt.Sprintf("%v begins the requests of RPCs %d and %d a second time as first transmissions (the latter at frame %d), each after it had begun a newer RPC (up to id %d): a module allocates ids from one counter and sends a request's first bytes once, so these are two instances of it", e.Src, ids[0], ids[1], e.Frame, newest)}
+				return t.suspect(k, &Merged{Frame: e.Frame, Host: e.Src.String(), Why: fmt.Sprintf("%v begins the requests of RPCs %d and %d a second time as first transmissions (the latter at frame %d), each after it had begun a newer RPC (up to id %d), and goes on beginning RPCs above that: a module allocates ids from one counter and sends a request's first bytes once, so these are two instances of it", e.Src, ids[0], ids[1], e.Frame, newest)})
 			}
 		}
 		if again {

@@ -52,6 +52,7 @@ func TestMergedCaptures(t *testing.T) {
 		b.after(time.Millisecond)
 		at := b.data(true, 2, 5000, 0, 1424, 7, nil)
 		b.message(true, 2, 5000, 1424, 5000, 5000, 7)
+		b.smallRPC(4, 100, 1) // the first instance goes on
 		rep := b.check("linux", "")
 		wantMerged(t, rep, at, "starts twice with different message lengths, 100 at frame 1 and 5000")
 	})
@@ -79,8 +80,39 @@ func TestMergedCaptures(t *testing.T) {
 		// "shifted-copy").
 		b.smallRPC(2, 100, 2)
 		at := b.smallRPC(4, 100, 2)
+		b.smallRPC(8, 100, 1) // A goes on above its newest, 6
 		rep := b.check("linux", "")
 		wantMerged(t, rep, at, "begins the requests of RPCs 2 and 4 a second time")
+	})
+	t.Run("one-host-ids-wrap", func(t *testing.T) {
+		// One host whose id counter wraps while it runs (helper-208's
+		// outsider fault: back to 2 after 64) begins RPCs 2 and 4 again,
+		// with other lengths, and never an id above its newest, 6: its
+		// own fault (HOMA-ID-004: ids at or below acknowledged ones), not
+		// a second instance, which would go on above 6. Before, the
+		// restarts were diagnosed as a merged capture and every finding
+		// made inconclusive (a w4 sim run with the fault: 0 violations,
+		// 4816 of 4911 RPCs failed).
+		b := newTrace(t, wire.VersionCurrent)
+		b.smallRPC(2, 100, 1)
+		b.smallRPC(4, 100, 1)
+		b.smallRPC(6, 100, 1)
+		b.after(30 * time.Millisecond)
+		again := b.smallRPC(2, 300, 1)
+		b.smallRPC(4, 300, 1)
+		rep := b.check("linux", "")
+		if rep.Merged != nil {
+			t.Fatalf("one host's reused ids diagnosed as merged: %+v", rep.Merged)
+		}
+		found := false
+		for _, v := range rep.Violations {
+			if v.Rule == "HOMA-ID-004" && v.Frame == again {
+				found = true
+			}
+		}
+		if !found {
+			t.Fatalf("no HOMA-ID-004 violation at frame %d: %v", again, rep.Violations)
+		}
 	})
 	t.Run("one-sender-go-back", func(t *testing.T) {
 		// One faulty sender repeats [0, 2848) with retransmit=0 and goes
