@@ -316,6 +316,12 @@ type ruleState struct {
 	deadlines []*pending
 	byRPC     map[RPCKey][]*pending
 	late      map[*pending]struct{}
+	// held: the Witness rule's obligations carry Obligation.held (all or
+	// none do); byRPC files them by RPC and bySock by socket, each
+	// socket's in deadline order, for judgeOpen to ask only those an
+	// event may match (judgeHeld).
+	held   bool
+	bySock map[HostPort][]*pending
 	// seenA maps an After rule's A keys to their slot in seenAt, which
 	// holds Checker.elapsed at the latest A: a key seen again costs one
 	// map lookup, or none when the current RPC caches its slot
@@ -487,7 +493,10 @@ type Checker struct {
 	last    time.Time
 	elapsed time.Duration
 	events  int
-	report  Report
+	// visits counts the open obligations judgeOpen asked (a test bounds
+	// the per-packet work by it: TestAck013ManyOpenObligations).
+	visits int
+	report Report
 	// created counts the RPCs of the sections before the current one
 	// (their traces are gone); epochs holds what newSection's restart
 	// test needs of each host in the current section.
@@ -1627,6 +1636,7 @@ func (c *Checker) judgeOpen(i int, st *ruleState, p *Within, e *Event, icmp bool
 			return
 		}
 		o.visited = c.events
+		c.visits++
 		k := o.key
 		if p.Witness {
 			if !icmp && o.o.match(&c.ctx, e) {
@@ -1671,7 +1681,11 @@ func (c *Checker) judgeOpen(i int, st *ruleState, p *Within, e *Event, icmp bool
 			}
 		}
 	}
-	if !st.scoped {
+	if st.held {
+		if !icmp { // a Witness obligation matches no ICMP event
+			c.judgeHeld(st, e, visit)
+		}
+	} else if !st.scoped {
 		for _, o := range st.unscoped {
 			visit(o)
 		}
@@ -1725,6 +1739,51 @@ func (c *Checker) judgeOpen(i int, st *ruleState, p *Within, e *Event, icmp bool
 	c.closing = cl[:0]
 }
 
+// judgeHeld visits the open obligations of a Witness rule whose
+// obligations carry Obligation.held that e may match: those of the RPCs e
+// touches (its own, and those its ACK entries or piggy-backed ack name),
+// and those of e's
+// socket heldWindow admits. Under verifyPrefilters it asks every other
+// one too, and panics if one would have matched.
+func (c *Checker) judgeHeld(st *ruleState, e *Event, visit func(*pending)) {
+	if e.Err == nil && hasRPC(e) {
+		each := func(k RPCKey) {
+			for _, o := range st.byRPC[k] {
+				visit(o)
+			}
+		}
+		// Its own RPC, and those an ack names, keyed as the trace and
+		// acksRPC key them.
+		each(KeyOf(e))
+		switch e.Type() {
+		case wire.TypeAck:
+			a := e.Packet.Ack()
+			for j := range a.ValidAcks() {
+				each(RPCKey{Client: e.Src, Server: e.Dst, ClientID: a.Entry(j).ClientID})
+			}
+		case wire.TypeData:
+			if id := e.Packet.Data().AckClientID(); id != 0 {
+				each(RPCKey{Client: e.Src, Server: e.Dst, ClientID: id})
+			}
+		}
+		if l := st.bySock[HostPort{e.Src, e.Packet.Common().Sport()}]; len(l) > 0 {
+			if lo, hi, ok := heldWindow(&c.ctx, e); ok {
+				j := sort.Search(len(l), func(j int) bool { return !l[j].o.held.deadline.Before(hi) })
+				for _, o := range l[sort.Search(j, func(j int) bool { return l[j].o.held.at.After(lo) }):j] {
+					visit(o)
+				}
+			}
+		}
+	}
+	if verifyPrefilters {
+		for _, o := range st.open {
+			if !o.closed && o.visited != c.events && o.o.match(&c.ctx, e) {
+				panic(fmt.Sprintf("an obligation held for RPC %v matches frame %d, which judgeHeld does not ask it about", o.o.RPC, e.Frame))
+			}
+		}
+	}
+}
+
 // touches calls fn with each RPC e may act on for a Scoped obligation
 // (Obligation.RPC): its own, and for an ACK the RPCs its acks name.
 func (c *Checker) touches(e *Event, fn func(RPCKey)) {
@@ -1744,12 +1803,32 @@ func (c *Checker) touches(e *Event, fn func(RPCKey)) {
 // rule whose obligations are Scoped only sometimes is a programming
 // error: it panics.
 func (st *ruleState) add(r *Rule, o *pending, witness bool) {
+	held := witness && o.o.held.sock.Addr.IsValid()
 	if len(st.open) == 0 && len(st.deadlines) == 0 {
 		st.scoped = o.o.Scoped && !witness
-	} else if st.scoped != (o.o.Scoped && !witness) {
-		panic(fmt.Sprintf("rule %s: Obligation.Scoped must be the same for all of a rule's obligations (and unset for a Witness)", r.ID))
+		st.held = held
+	} else if st.scoped != (o.o.Scoped && !witness) || st.held != held {
+		panic(fmt.Sprintf("rule %s: Obligation.Scoped and held must be the same for all of a rule's obligations (Scoped unset for a Witness, held set only there)", r.ID))
 	}
 	st.open[o.key] = o
+	if st.held {
+		if st.byRPC == nil {
+			st.byRPC = map[RPCKey][]*pending{}
+			st.bySock = map[HostPort][]*pending{}
+		}
+		st.byRPC[o.o.RPC] = append(st.byRPC[o.o.RPC], o)
+		l := st.bySock[o.o.held.sock]
+		d := o.o.held.deadline
+		j := sort.Search(len(l), func(j int) bool { return l[j].o.held.deadline.After(d) })
+		if j > 0 && o.o.held.at.Before(l[j-1].o.held.at) || j < len(l) && o.o.held.at.After(l[j].o.held.at) {
+			panic(fmt.Sprintf("rule %s: Obligation.held's deadline-at must be the same for all of a rule's obligations", r.ID))
+		}
+		l = append(l, nil)
+		copy(l[j+1:], l[j:])
+		l[j] = o
+		st.bySock[o.o.held.sock] = l
+		return
+	}
 	if !st.scoped {
 		st.unscoped = append(st.unscoped, o)
 		return
@@ -1766,6 +1845,25 @@ func (st *ruleState) add(r *Rule, o *pending, witness bool) {
 func (st *ruleState) close(o *pending) {
 	o.closed = true
 	delete(st.open, o.key)
+	if st.held {
+		st.unfile(o)
+		l := st.bySock[o.o.held.sock]
+		d := o.o.held.deadline
+		for j := sort.Search(len(l), func(j int) bool { return !l[j].o.held.deadline.Before(d) }); j < len(l); j++ {
+			if l[j] == o {
+				copy(l[j:], l[j+1:])
+				l[len(l)-1] = nil
+				l = l[:len(l)-1]
+				break
+			}
+		}
+		if len(l) == 0 {
+			delete(st.bySock, o.o.held.sock)
+		} else {
+			st.bySock[o.o.held.sock] = l
+		}
+		return
+	}
 	if !st.scoped {
 		for j, x := range st.unscoped {
 			if x == o {
@@ -1778,18 +1876,23 @@ func (st *ruleState) close(o *pending) {
 		}
 	} else {
 		delete(st.late, o)
-		l := st.byRPC[o.o.RPC]
-		for j, x := range l {
-			if x == o {
-				l = append(l[:j], l[j+1:]...)
-				break
-			}
+		st.unfile(o)
+	}
+}
+
+// unfile removes o from byRPC.
+func (st *ruleState) unfile(o *pending) {
+	l := st.byRPC[o.o.RPC]
+	for j, x := range l {
+		if x == o {
+			l = append(l[:j], l[j+1:]...)
+			break
 		}
-		if len(l) == 0 {
-			delete(st.byRPC, o.o.RPC)
-		} else {
-			st.byRPC[o.o.RPC] = l
-		}
+	}
+	if len(l) == 0 {
+		delete(st.byRPC, o.o.RPC)
+	} else {
+		st.byRPC[o.o.RPC] = l
 	}
 }
 
@@ -1959,7 +2062,7 @@ func (c *Checker) endSection(end string, restarted netip.Addr, at int) {
 				}
 			}
 			st.open = map[any]*pending{}
-			st.deadlines, st.byRPC, st.late, st.unscoped = nil, nil, nil, nil
+			st.deadlines, st.byRPC, st.late, st.unscoped, st.bySock = nil, nil, nil, nil, nil
 			c.open.remove(i)
 		}
 	}

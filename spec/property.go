@@ -390,6 +390,15 @@ type Obligation struct {
 	// other RPCs hold open (tens of thousands at an overloaded receiver).
 	RPC    RPCKey
 	Scoped bool
+	// held, set on a Witness obligation with RPC, says its Match holds
+	// only at an event of RPC (its own packets, an ACK or a DATA's
+	// piggy-backed ack naming it: witnessTouches) or at a packet of
+	// held.sock that witnessHeld takes as a witness for held.at and
+	// held.deadline (heldWindow). The Checker then asks Match only at
+	// those, so a packet costs the same however many such obligations
+	// are open (one per response awaiting its NEED_ACK, HOMA-ACK-013,
+	// thousands in a capture whose server sends none).
+	held heldWitness
 	// Moot, if set, is asked when the deadline passes with no match (at
 	// the next event or at the end of the capture): a reason closes the
 	// obligation as inconclusive, for an answer whose absence the capture
@@ -424,6 +433,16 @@ type Obligation struct {
 	// Await, if set, takes the place of Match, Excuse and Expect (which
 	// are then left unset): see Await.
 	Await Await
+}
+
+// heldWitness is Obligation.held: the server socket whose later packets
+// may witness that it still holds an RPC it held at at, no earlier than
+// slack after deadline (witnessHeld). deadline-at must be the same for
+// all of a rule's obligations (one bound per rule, as Within.Bound), so
+// that they sort alike by either.
+type heldWitness struct {
+	sock         HostPort
+	at, deadline time.Time
 }
 
 // An Arrival is an Await that can tell, from packets after its trigger,

@@ -109,6 +109,8 @@ func needAckOwed(c *Ctx, e *Event) (Obligation, bool) {
 	what := fmt.Sprintf("no NEED_ACK for RPC %d within %v of its response's last bytes (frame %d), and no ack or RPC_UNKNOWN from the client", k.ClientID, needAckDeadline(c.P), e.Frame)
 	return Obligation{
 		Key:    k,
+		RPC:    k,
+		held:   heldWitness{sock: sock, at: held, deadline: deadline},
 		Expect: "the server's NEED_ACK for the RPC, or a packet showing that its socket still holds an RPC it held before",
 		Match: func(c *Ctx, x *Event) bool {
 			return ended(x) || witnessHeld(c, x, sock, k, held, deadline)

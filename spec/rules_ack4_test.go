@@ -505,3 +505,45 @@ func TestAck013NeedAckOwed(t *testing.T) {
 	})
 	wantClean(t, rep, "HOMA-ACK-013")
 }
+
+// TestAck013ManyOpenObligations: a server that sends no NEED_ACK, whose
+// every packet is of an RPC whose request just ended (no witness), leaves
+// one HOMA-ACK-013 obligation open per response; each later packet must
+// not ask them all (judgeHeld), or a capture of n responses costs n² (a
+// 1M-packet capture took hours). All end inconclusive, as before.
+func TestAck013ManyOpenObligations(t *testing.T) {
+	const n = 1500
+	b := newTrace(t, wire.VersionCurrent)
+	for i := range n {
+		id := uint64(2 + 2*i)
+		b.after(20*time.Microsecond).data(true, id, 100, 0, 100, 7, nil)
+		b.after(10*time.Microsecond).data(false, id, 200, 0, 200, 7, nil)
+	}
+	rules, err := Select(Rules(), "HOMA-ACK-013", 0, "linux")
+	if err != nil {
+		t.Fatal(err)
+	}
+	prof, err := LookupProfile("linux")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := NewChecker("linux", prof.Params, rules)
+	c.SetCapturePoint(Switch)
+	for i := range b.events {
+		c.Feed(&b.events[i])
+	}
+	rep := c.Finish()
+	wantViolations(t, rep, "HOMA-ACK-013")
+	var judged RuleResult
+	for _, r := range rep.Rules {
+		if r.ID == "HOMA-ACK-013" {
+			judged = r
+		}
+	}
+	if judged.Checked != n || judged.Inconclusive != n {
+		t.Errorf("HOMA-ACK-013 judged %d responses, %d inconclusive; want %d, %d", judged.Checked, judged.Inconclusive, n, n)
+	}
+	if c.visits > n {
+		t.Errorf("open obligations asked %d times over %d packets with up to %d open; want at most %d", c.visits, len(b.events), n, n)
+	}
+}

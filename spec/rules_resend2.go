@@ -541,6 +541,27 @@ func witnessHeld(c *Ctx, x *Event, sock HostPort, forgot RPCKey, held, unknownAt
 	return cp.SeesAllOf(sock.Addr) || cp.SeesAllOf(w.Key.Client)
 }
 
+// heldWindow bounds the obligations for which witnessHeld(c, x, sock,
+// forgot, held, deadline) can hold, x being a packet of sock: held after
+// lo and deadline before hi (a superset: the loser of a duplicate's
+// jitter, the forgotten RPC and the capture point are left to
+// witnessHeld). ok is false when it holds for none.
+func heldWindow(c *Ctx, x *Event) (lo, hi time.Time, ok bool) {
+	switch x.Type() {
+	case wire.TypeBusy, wire.TypeData, wire.TypeNeedAck, wire.TypeGrant, wire.TypeResend:
+	default:
+		return lo, hi, false
+	}
+	if x.FromClient() {
+		return lo, hi, false
+	}
+	w := c.T.Lookup(x)
+	if w == nil {
+		return lo, hi, false
+	}
+	return w.ReqLast.Add(2 * c.P.Slack), x.Time.Add(-c.P.Slack), true
+}
+
 // timedOutUnsure reports whether e, a packet from the server of r, may
 // come from an RPC that a request DATA re-created after the server's timer
 // may have aborted the old one (Trace: RPC.ServerTimeout), within RTX-10's
