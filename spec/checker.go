@@ -536,8 +536,10 @@ type Checker struct {
 	// oneWay: see SetOneDirectionExcuse.
 	oneWay bool
 	// race holds the levels recent IPv4 packets wanted and the level
-	// violations waiting for the packets after them (tosRace).
-	race tosRace
+	// violations waiting for the packets after them (tosRace); levels
+	// holds the Each rules that judge a level (Each.JudgesLevel).
+	race   tosRace
+	levels ruleSet
 	// found numbers the findings (Finding.seq).
 	found uint64
 }
@@ -592,6 +594,9 @@ func newChecker(profile string, p Params, rules []*Rule, verify bool) *Checker {
 			if cp.form == formEach && cp.each.Malformed || cp.partialTypes(t) {
 				c.partialBy[k] = append(c.partialBy[k], i)
 			}
+		}
+		if cp.form == formEach && cp.each.JudgesLevel {
+			c.levels.add(i)
 		}
 		needs, u := cp.shortcuts()
 		if u.When != 0 {
@@ -1195,6 +1200,9 @@ func (c *Checker) record(i int, e *Event, at frameRef, rpc *RPCKey, res Result) 
 			c.race.want |= e.PriorityBits()
 		case Violated:
 			c.race.want |= res.wanted()
+			if t := res.wantedAfter(); t.After(c.race.after) {
+				c.race.after = t
+			}
 		}
 	}
 	if res.Status == Violated {
@@ -1411,12 +1419,18 @@ func (c *Checker) feedType(cls int, e *Event) {
 			c.verifyUsual(&set, &d, e)
 		}
 		var pass ruleSet
+		lv := uint64(0)
 		for w := range set {
 			d[w] &= set[w]
 			set[w] &^= d[w]
 			pass[w] = d[w] & c.usual.pass[w]
+			lv |= pass[w] & c.levels[w]
 		}
 		c.countPasses(&pass)
+		if lv != 0 {
+			// A level rule's Usual pass: the packet wanted its level.
+			c.race.want |= e.PriorityBits()
+		}
 	}
 	for w := range set {
 		set[w] |= c.open[w]

@@ -64,8 +64,9 @@ type resultDetail struct {
 	about *RPCKey
 	// ranBefore: see Result.CaptureRanBefore.
 	ranBefore bool
-	// wants: see Result.Wants.
-	wants uint16
+	// wants, wantsAfter: see Result.Wants.
+	wants      uint16
+	wantsAfter time.Time
 }
 
 // Why returns the one-line reason ("" for a plain pass).
@@ -174,11 +175,24 @@ func (r Result) ranBefore() bool { return r.detail != nil && r.detail.ranBefore 
 // Wants returns r, a violation of a rule that judges a packet's level
 // (Each.JudgesLevel), naming the levels its sender may have wanted (bit
 // p for level p): the Checker excuses another packet of the same socket
-// that carried one of them as the IPv4 TOS race (CauseTOSRace).
-func (r Result) Wants(levels uint16) Result {
+// that carried one of them as the IPv4 TOS race (CauseTOSRace). after,
+// if set, is when the capture saw the packet that made the sender send
+// this one (the RPC_UNKNOWN a restart answers, the RESEND a
+// retransmission answers): a packet of the socket the capture saw before
+// that had left the sender before this one was built, so the two did not
+// race.
+func (r Result) Wants(levels uint16, after time.Time) Result {
 	return r.edit(func(d *resultDetail) {
-		d.wants = levels
+		d.wants, d.wantsAfter = levels, after
 	})
+}
+
+// wantedAfter returns the time Wants named (zero: none).
+func (r Result) wantedAfter() time.Time {
+	if r.detail == nil {
+		return time.Time{}
+	}
+	return r.detail.wantsAfter
 }
 
 // wanted returns the levels Wants named (0: none).

@@ -455,7 +455,7 @@ func scheduledPriority(c *Ctx, e *Event, m *Message) Result {
 				e.Offset, e.Priority, bitsString(allowed))
 		}
 		return Violation("scheduled DATA at offset %d sent at priority %d; the latest GRANT the sender has processed says %s (latest GRANT %v earlier, frame %d)",
-			e.Offset, e.Priority, bitsString(allowed), e.Time.Sub(last.Time).Round(time.Microsecond), last.Frame).WithSlack(c.P.Slack).Wants(allowed)
+			e.Offset, e.Priority, bitsString(allowed), e.Time.Sub(last.Time).Round(time.Microsecond), last.Frame).WithSlack(c.P.Slack).Wants(allowed, time.Time{})
 	}
 	if timed < 0 {
 		strict |= 1

@@ -2,6 +2,7 @@ package spec
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/homatest/homatest/spec/wire"
 )
@@ -93,7 +94,7 @@ func prioRules() []*Rule {
 			Capture:   tosRaceCapture,
 			Property: Each{Types: controlTypes, Partial: true, JudgesLevel: true, Check: func(c *Ctx, e *Event) Result {
 				if want := uint8(c.P.NumPriorities - 1); !e.AtPriority(want) {
-					return Violation("%s at priority %s, want %d", e.Type(), e.levelText(), want).Wants(1 << want)
+					return Violation("%s at priority %s, want %d", e.Type(), e.levelText(), want).Wants(1<<want, time.Time{})
 				}
 				return Pass()
 			}},
@@ -141,7 +142,7 @@ func prioRules() []*Rule {
 					return Unsure("DATA carries cutoff_version %d, but no CUTOFFS with that version from %v is in the capture and the profile's is %d", v, e.Dst, c.P.CutoffVersion)
 				}
 				if want := UnschedPriority(cut, c.P.NumPriorities, d.MessageLength()); !e.AtPriority(want) {
-					res := Violation("unscheduled DATA of a %d-byte message at priority %s, want %d from cutoffs version %d %v", d.MessageLength(), e.levelText(), want, v, cut).Wants(1 << want)
+					res := Violation("unscheduled DATA of a %d-byte message at priority %s, want %d from cutoffs version %d %v", d.MessageLength(), e.levelText(), want, v, cut).Wants(1<<want, time.Time{})
 					if !cutoffsMayBeUnseen(c, e, v) {
 						return res.Alone()
 					}
@@ -174,7 +175,7 @@ func prioRules() []*Rule {
 					return Unsure("restart DATA carries cutoff_version %d, but no CUTOFFS with that version from %v is in the capture", d.CutoffVersion(), e.Dst)
 				}
 				if want := UnschedPriority(cut, c.P.NumPriorities, d.MessageLength()); !e.AtPriority(want) {
-					return Violation("request restarted after RPC_UNKNOWN at priority %s, want the unscheduled level %d for %d bytes", e.levelText(), want, d.MessageLength()).Wants(1 << want)
+					return Violation("request restarted after RPC_UNKNOWN at priority %s, want the unscheduled level %d for %d bytes", e.levelText(), want, d.MessageLength()).Wants(1<<want, r.UnknownTime)
 				}
 				return Pass()
 			}},

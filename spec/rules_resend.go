@@ -318,7 +318,7 @@ func resendRules() []*Rule {
 					return Skip
 				}
 				if !e.AtPriority(m.LastResendPriority) {
-					return Violation("retransmitted DATA at priority %d; the RESEND asked for %d", e.Priority, m.LastResendPriority).Wants(1 << (m.LastResendPriority & 15))
+					return Violation("retransmitted DATA at priority %d; the RESEND asked for %d", e.Priority, m.LastResendPriority).Wants(1<<(m.LastResendPriority&15), m.LastResend.Time)
 				}
 				return Pass()
 			}},

@@ -17,7 +17,7 @@ const CauseTOSRace Cause = "IPv4 TOS race"
 
 // tosRaceCapture is the Capture text the rules that judge a packet's
 // level (Each.JudgesLevel) share.
-const tosRaceCapture = "on IPv4 HomaModule writes the level into the socket's shared TOS just before ip_queue_xmit, so two cores sending on one socket at once may swap levels: a wrong level is inconclusive (cause: IPv4 TOS race) when another packet of the same socket (source address and port), less than jitter from it where the capture is on the sender's link and slack elsewhere, wanted the level it carries, each such packet excusing one wrong level (a level one write put in the TOS is read by the packets in flight on other cores, not by a run of one core's packets); IPv6 passes the traffic class with each packet and has no such race"
+const tosRaceCapture = "on IPv4 HomaModule writes the level into the socket's shared TOS just before ip_queue_xmit, so two cores sending on one socket at once may swap levels: a wrong level is inconclusive (cause: IPv4 TOS race) when another packet of the same socket (source address and port), less than jitter from it where the capture is on the sender's link and slack elsewhere, wanted the level it carries, each such packet excusing one wrong level (a level one write put in the TOS is read by the packets in flight on other cores, not by a run of one core's packets) and none that had left before the packet that prompted the other was seen (the RPC_UNKNOWN a restart answers, the RESEND a retransmission answers, the peer's packet of the same RPC a later packet may answer); IPv6 passes the traffic class with each packet and has no such race"
 
 // tosRace holds what the Checker needs to excuse a wrong level as the
 // IPv4 TOS race (CauseTOSRace): the levels recent IPv4 packets wanted, by
@@ -39,6 +39,10 @@ type tosRace struct {
 	// the rules that judge its level said: the level it carries where one
 	// passed it, the levels a violation names (Result.Wants).
 	want uint16
+	// after is the latest time a violation at the current event gave
+	// with its wanted levels (Result.Wants): the capture saw the packet
+	// that made its sender send it then.
+	after time.Time
 	// recent[head:] lists the IPv4 packets whose wanted levels are known,
 	// oldest first, from at most the larger of jitter and slack ago.
 	recent []raceEntry
@@ -48,11 +52,14 @@ type tosRace struct {
 	held []heldLevel
 }
 
-// raceEntry is one IPv4 packet's socket, time (Checker.elapsed), frame
-// and wanted levels; used is set once it excused a wrong level.
+// raceEntry is one IPv4 packet's socket, time (Checker.elapsed, and
+// time, its timestamp), frame and wanted levels, and after
+// (tosRace.after); used is set once it excused a wrong level.
 type raceEntry struct {
 	sock  HostPort
 	at    time.Duration
+	time  time.Time
+	after time.Time
 	frame int
 	want  uint16
 	used  bool
@@ -61,7 +68,8 @@ type raceEntry struct {
 // heldLevel is a level violation (res, with record's mayMiss and seq) of
 // rule at a packet of sock that carried level (bits carried: the levels it
 // may have been sent at), held from Checker.elapsed at until it passes
-// until.
+// until. Packets the capture saw before the packet's trigger
+// (Result.Wants's after) cannot be the one it raced with.
 type heldLevel struct {
 	rule    int
 	ref     frameRef
@@ -74,6 +82,7 @@ type heldLevel struct {
 	until   time.Duration
 	carried uint16
 	level   uint8
+	after   time.Time
 }
 
 // raceSocket returns the socket that sent e: its source address and port.
@@ -88,15 +97,15 @@ func (c *Checker) raceExcuse(i int, e *Event, at frameRef, rpc *RPCKey, res Resu
 	if e == nil || e.Frame != at.frame || e.IPv6() {
 		return res, false
 	}
-	sock, carried, win := raceSocket(e), e.PriorityBits(), bunchTol(&c.ctx, e.Src)
+	sock, carried, win, after := raceSocket(e), e.PriorityBits(), bunchTol(&c.ctx, e.Src), res.wantedAfter()
 	r := &c.race
 	for j := len(r.recent) - 1; j >= r.head && c.elapsed-r.recent[j].at <= win; j-- {
-		if x := &r.recent[j]; !x.used && x.sock == sock && x.want&carried != 0 && x.frame != e.Frame {
+		if x := &r.recent[j]; !x.used && x.sock == sock && x.want&carried != 0 && x.frame != e.Frame && !x.time.Before(after) {
 			x.used = true
 			return raced(res, x, e.Priority, c.elapsed-x.at, "before"), false
 		}
 	}
-	r.held = append(r.held, heldLevel{rule: i, ref: at, rpc: rpc, res: res, mayMiss: mayMiss, seq: seq, sock: sock, at: c.elapsed, until: c.elapsed + win, carried: carried, level: e.Priority})
+	r.held = append(r.held, heldLevel{rule: i, ref: at, rpc: rpc, res: res, mayMiss: mayMiss, seq: seq, sock: sock, at: c.elapsed, until: c.elapsed + win, carried: carried, level: e.Priority, after: after})
 	return res, true
 }
 
@@ -130,14 +139,14 @@ func (c *Checker) raceExpire() {
 // its window, whose level it wanted.
 func (c *Checker) raceNote(e *Event) {
 	r := &c.race
-	want := r.want
-	r.want = 0
+	want, after := r.want, r.after
+	r.want, r.after = 0, time.Time{}
 	if want == 0 || e.IPv6() {
 		return
 	}
-	x := raceEntry{sock: raceSocket(e), at: c.elapsed, frame: e.Frame, want: want}
+	x := raceEntry{sock: raceSocket(e), at: c.elapsed, time: e.Time, after: after, frame: e.Frame, want: want}
 	for j := range r.held {
-		if h := &r.held[j]; h.sock == x.sock && h.carried&want != 0 && h.ref.frame != e.Frame && c.elapsed <= h.until {
+		if h := &r.held[j]; h.sock == x.sock && h.carried&want != 0 && h.ref.frame != e.Frame && c.elapsed <= h.until && !h.ref.time.Before(after) && !c.answersSince(e, h) {
 			c.file(h.rule, h.ref, h.rpc, raced(h.res, &x, h.level, c.elapsed-h.at, "after"), h.mayMiss, h.seq)
 			copy(r.held[j:], r.held[j+1:])
 			r.held[len(r.held)-1] = heldLevel{}
@@ -158,6 +167,27 @@ func (c *Checker) raceNote(e *Event) {
 	r.recent = append(r.recent, x)
 }
 
+// answersSince reports whether e, a packet after held violation h, may
+// answer its peer's packet of the same RPC that the capture saw after h
+// (the latest DATA, GRANT or BUSY the peer sent, RPC.HeardFromClient or
+// HeardFromServer): h had left its sender before that packet came, so e
+// built in answer to it did not race with h (a restart's response and the
+// CUTOFFS that answers its stale cutoff_version, say).
+func (c *Checker) answersSince(e *Event, h *heldLevel) bool {
+	if h.rpc == nil || e.Err != nil || e.ICMP != nil || KeyOf(e) != *h.rpc {
+		return false // (a CUTOFFS names its RPC too, though findings do not)
+	}
+	r := c.trace.Lookup(e)
+	if r == nil {
+		return false
+	}
+	heard := r.HeardFromServer
+	if !e.FromClient() {
+		heard = r.HeardFromClient
+	}
+	return heard.After(h.ref.time)
+}
+
 // raceEnd ends the race's bookkeeping with the section: a violation still
 // held stands, as no packet of its socket the capture holds wanted its
 // level (an excuse needs a packet that shows the race).
@@ -166,5 +196,5 @@ func (c *Checker) raceEnd() {
 	for _, h := range r.held {
 		c.file(h.rule, h.ref, h.rpc, h.res, h.mayMiss, h.seq)
 	}
-	r.held, r.recent, r.head, r.want = nil, nil, 0, 0
+	r.held, r.recent, r.head, r.want, r.after = nil, nil, 0, 0, time.Time{}
 }

@@ -149,3 +149,25 @@ func TestTOSRaceAcrossRules(t *testing.T) {
 	wantDowngraded(t, rep, "HOMA-GRANT-008", sched, CauseTOSRace)
 	wantDowngraded(t, rep, "HOMA-RESEND-004", resent, CauseTOSRace)
 }
+
+// TestTOSRaceNotWithCause: packets that cannot have been in flight at
+// the sender together do not race. A client restarts its 500-byte request
+// (level 6) at level 7 after RPC_UNKNOWN: its RESEND at 7 just before had
+// left before the RPC_UNKNOWN that prompted the restart came (Result.Wants
+// after), and its CUTOFFS at 7 just after answers the server's response,
+// sent after the restart arrived (answersSince): HOMA-PRIO-003 stays
+// violated. Without either it is inconclusive.
+func TestTOSRaceNotWithCause(t *testing.T) {
+	b := newTrace(t, wire.VersionCurrent)
+	b.data(true, 2, 500, 0, 500, 6, nil)
+	b.after(5*time.Millisecond).resend(true, 2, 0, wire.ResendAll, 7)
+	b.after(20*time.Microsecond).ctl(false, 2, wire.TypeRPCUnknown)
+	restart := b.after(20*time.Microsecond).resent(true, 2, 500, 0, 500, 7)
+	b.after(5*time.Microsecond).data(false, 2, 100, 0, 100, 7, nil)
+	b.after(5*time.Microsecond).cutoffs(true, 2, 1)
+	b.after(10*time.Millisecond).data(true, 4, 100, 0, 100, 7, nil)
+	for _, cp := range []CapturePoint{HostPoint(b.client), Switch} {
+		rep := b.checkAt(cp, "linux", "HOMA-PRIO-00[13]")
+		wantViolations(t, rep, "HOMA-PRIO-003", restart)
+	}
+}
