@@ -62,6 +62,12 @@ func writeBenchCapture(b *testing.B, path string, n, conc int, gap time.Duration
 		written++
 	}
 	var nextID uint64 = 2
+	// acks holds each client's RPCs whose response came and that it has
+	// not yet acknowledged: its next DATA packets carry them, one each,
+	// as piggy-backed acks (HomaModule homa_peer_add_ack at the RPC's
+	// end, homa_peer_get_acks as DATA is built), which end the server's
+	// duty to ask for them (HOMA-ACK-013).
+	acks := map[netip.Addr][]uint64{}
 	live := make([]*rpc, 0, conc)
 	newRPC := func() *rpc {
 		r := &rpc{id: nextID, client: netip.AddrFrom4([4]byte{198, 18, 0, byte(1 + nextID/2%8)}), granted: 40000, nextGrant: 50000}
@@ -86,8 +92,13 @@ func writeBenchCapture(b *testing.B, path string, n, conc int, gap time.Duration
 				if r.sent < 40000 {
 					prio = 4
 				}
-				emit(r.client, server, prio, &wire.DataFields{Common: wire.CommonFields{Sport: 32768, Dport: 4000, SenderID: r.id, Sequence: r.sent},
-					MessageLength: msg, Incoming: 40000, CutoffVersion: 1, SegOffset: wire.SegOffsetInSequence, Payload: payload[:l]})
+				f := &wire.DataFields{Common: wire.CommonFields{Sport: 32768, Dport: 4000, SenderID: r.id, Sequence: r.sent},
+					MessageLength: msg, Incoming: 40000, CutoffVersion: 1, SegOffset: wire.SegOffsetInSequence, Payload: payload[:l]}
+				if q := acks[r.client]; len(q) > 0 {
+					f.Ack = wire.AckEntry{ClientID: q[0], ServerPort: 4000}
+					acks[r.client] = q[1:]
+				}
+				emit(r.client, server, prio, f)
 				r.sent += l
 				if r.sent >= 40000 && !r.active && active < 8 {
 					r.active = true
@@ -106,6 +117,7 @@ func writeBenchCapture(b *testing.B, path string, n, conc int, gap time.Duration
 			default:
 				emit(server, r.client, 7, &wire.DataFields{Common: wire.CommonFields{Sport: 4000, Dport: 32768, SenderID: r.id | 1},
 					MessageLength: 100, Incoming: 100, CutoffVersion: 1, SegOffset: wire.SegOffsetInSequence, Payload: payload[:100]})
+				acks[r.client] = append(acks[r.client], r.id)
 				live[i] = newRPC()
 			}
 			if written >= n {

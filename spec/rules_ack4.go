@@ -3,6 +3,7 @@ package spec
 import (
 	"fmt"
 	"time"
+	"weak"
 
 	"github.com/homatest/homatest/spec/wire"
 )
@@ -93,12 +94,19 @@ func needAckOwed(c *Ctx, e *Event) (Obligation, bool) {
 	if r == nil || r.Acked || r.Unknown || r.NeedAcks > 0 {
 		return Obligation{}, false
 	}
-	k, sock, held := r.Key, HostPort{Addr: e.Src, Port: e.Packet.Common().Sport()}, e.Time
+	k, sock, held, clientPort := r.Key, HostPort{Addr: e.Src, Port: e.Packet.Common().Sport()}, e.Time, r.ClientPort
 	deadline := held.Add(needAckDeadline(c.P))
+	// The obligation may stay open to the end of the capture (a server
+	// that sends no NEED_ACK): a weak pointer lets the trace's eviction
+	// free the RPC meanwhile. Its flags change only at packets judgeHeld
+	// asks this obligation about (of the RPC, or acks naming it), so an
+	// RPC gone from the trace has none set that an earlier visit did not
+	// see.
+	wr := weak.Make(r)
 	ended := func(x *Event) bool {
-		switch {
-		case r.Acked || r.Unknown || r.NeedAcks > 0:
-			return true // the trace applied it at an earlier event
+		switch r := wr.Value(); {
+		case r != nil && (r.Acked || r.Unknown || r.NeedAcks > 0):
+			return true // the trace applied it at this or an earlier event
 		case x.Src == k.Client:
 			return acksRPC(x, k) || x.Err == nil && x.Type() == wire.TypeRPCUnknown && x.FromClient() && KeyOf(x) == k
 		case x.Src == k.Server:
@@ -119,7 +127,7 @@ func needAckOwed(c *Ctx, e *Event) (Obligation, bool) {
 			if ended(x) {
 				return Pass()
 			}
-			if u, ok := c.T.unreachable[HostPort{k.Client, r.ClientPort}]; ok && u.Time.After(held.Add(-c.P.Slack)) {
+			if u, ok := c.T.unreachable[HostPort{k.Client, clientPort}]; ok && u.Time.After(held.Add(-c.P.Slack)) {
 				return Unsure("%s; the client's port was reported unreachable (frame %d), which aborts the RPC", what, u.Frame).With(u.Frame)
 			}
 			if at, ok := c.T.hostUnreachable[hostPair{k.Server, k.Client}]; ok && at.After(held.Add(-c.P.Slack)) {
