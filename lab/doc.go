@@ -16,7 +16,7 @@
 //
 // QEMU uses KVM when /dev/kvm can be opened and KVM runs the guest (a
 // nested KVM may not: see vmAttempts), software emulation (TCG,
-// multi-threaded) otherwise; a boot then takes 30-60 s. QEMU runs as a child
+// multi-threaded) otherwise; a boot then takes 12-60 s. QEMU runs as a child
 // that dies with this process (Pdeathsig) and carries a harness run id in
 // its -name, so `homatest cleanup` also stops a VM whose homatest was
 // killed.

@@ -47,7 +47,7 @@ func goBuild(t *testing.T, args ...string) {
 
 // guestScript is the one command the lab runs: several checks, each
 // writing its output and exit code into the shared folder, so one boot
-// (30-60 s under software emulation) serves them all.
+// (12-60 s under software emulation) serves them all.
 const guestScript = `
 NS=labcli
 ./netem.test -test.run 'TestApplyTC|TestTCPlan|TestNetemShow|TestMissingFeatures|TestProbe' -test.skip TestApplyTCRateRoot -test.v > netem.out 2>&1; echo $? > netem.rc
