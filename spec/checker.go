@@ -326,6 +326,13 @@ type ruleState struct {
 	// event may match (judgeHeld).
 	held   bool
 	bySock map[HostPort][]*pending
+	// touched holds the RPCs the previous event asked the held
+	// obligations of (its own, those its acks name): the trace applies
+	// that event after the rules judge it, so an ack, NEED_ACK or
+	// RPC_UNKNOWN it applied may end an obligation (HOMA-ACK-013's
+	// ended: r.Acked, r.Unknown, r.NeedAcks) only from the next event
+	// on, which judgeHeld must ask too.
+	touched []RPCKey
 	// seenA maps an After rule's A keys to their slot in seenAt, which
 	// holds Checker.elapsed at the latest A: a key seen again costs one
 	// map lookup, or none when the current RPC caches its slot
@@ -1808,30 +1815,37 @@ func (c *Checker) judgeOpen(i int, st *ruleState, p *Within, e *Event, icmp bool
 
 // judgeHeld visits the open obligations of a Witness rule whose
 // obligations carry Obligation.held that e may match: those of the RPCs e
-// touches (its own, and those its ACK entries or piggy-backed ack name),
-// and those of e's
+// touches (its own, and those its ACK entries or piggy-backed ack name)
+// or the previous event touched (ruleState.touched), and those of e's
 // socket heldWindow admits. Under verifyPrefilters it asks every other
 // one too, and panics if one would have matched.
 func (c *Checker) judgeHeld(st *ruleState, e *Event, visit func(*pending)) {
-	if e.Err == nil && hasRPC(e) {
-		each := func(k RPCKey) {
-			for _, o := range st.byRPC[k] {
-				visit(o)
-			}
+	each := func(k RPCKey) {
+		for _, o := range st.byRPC[k] {
+			visit(o)
 		}
+	}
+	// What the previous event applied to its RPCs.
+	for _, k := range st.touched {
+		each(k)
+	}
+	st.touched = st.touched[:0]
+	if e.Err == nil && hasRPC(e) {
 		// Its own RPC, and those an ack names, keyed as the trace and
-		// acksRPC key them.
-		each(KeyOf(e))
+		// acksRPC key them (a piggy-backed ack of id 0 included: acksRPC
+		// takes it for RPC 0's).
+		st.touched = append(st.touched, KeyOf(e))
 		switch e.Type() {
 		case wire.TypeAck:
 			a := e.Packet.Ack()
 			for j := range a.ValidAcks() {
-				each(RPCKey{Client: e.Src, Server: e.Dst, ClientID: a.Entry(j).ClientID})
+				st.touched = append(st.touched, RPCKey{Client: e.Src, Server: e.Dst, ClientID: a.Entry(j).ClientID})
 			}
 		case wire.TypeData:
-			if id := e.Packet.Data().AckClientID(); id != 0 {
-				each(RPCKey{Client: e.Src, Server: e.Dst, ClientID: id})
-			}
+			st.touched = append(st.touched, RPCKey{Client: e.Src, Server: e.Dst, ClientID: e.Packet.Data().AckClientID()})
+		}
+		for _, k := range st.touched {
+			each(k)
 		}
 		if l := st.bySock[HostPort{e.Src, e.Packet.Common().Sport()}]; len(l) > 0 {
 			if lo, hi, ok := heldWindow(&c.ctx, e); ok {
@@ -1874,6 +1888,9 @@ func (st *ruleState) add(r *Rule, o *pending, witness bool) {
 	if len(st.open) == 0 && len(st.deadlines) == 0 {
 		st.scoped = o.o.Scoped && !witness
 		st.held = held
+		// judgeHeld did not run at the trigger's event (nothing was
+		// open): the trace applies it to the obligation's RPC.
+		st.touched = append(st.touched[:0], o.o.RPC)
 	} else if st.scoped != (o.o.Scoped && !witness) || st.held != held {
 		panic(fmt.Sprintf("rule %s: Obligation.Scoped and held must be the same for all of a rule's obligations (Scoped unset for a Witness, held set only there)", r.ID))
 	}

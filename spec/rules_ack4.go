@@ -98,10 +98,12 @@ func needAckOwed(c *Ctx, e *Event) (Obligation, bool) {
 	deadline := held.Add(needAckDeadline(c.P))
 	// The obligation may stay open to the end of the capture (a server
 	// that sends no NEED_ACK): a weak pointer lets the trace's eviction
-	// free the RPC meanwhile. Its flags change only at packets judgeHeld
-	// asks this obligation about (of the RPC, or acks naming it), so an
-	// RPC gone from the trace has none set that an earlier visit did not
-	// see.
+	// free the RPC meanwhile. Its flags change only when the trace applies
+	// a packet of the RPC or an ack naming it, which judgeHeld asks this
+	// obligation about, and the next packet too (the trace applies a
+	// packet after the rules judged it; that Apply re-files the RPC, so no
+	// eviction comes between), so an RPC gone from the trace has none set
+	// that an earlier visit did not see.
 	wr := weak.Make(r)
 	ended := func(x *Event) bool {
 		switch r := wr.Value(); {

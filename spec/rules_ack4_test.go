@@ -547,3 +547,26 @@ func TestAck013ManyOpenObligations(t *testing.T) {
 		t.Errorf("open obligations asked %d times over %d packets with up to %d open; want at most %d", c.visits, len(b.events), n, n)
 	}
 }
+
+// TestAck013EndedByTrace: what ends the duty may be applied by the trace
+// only after the rules judged its packet (the server's own RPC_UNKNOWN
+// for the RPC: ended's r.Unknown), so the obligation passes at the next
+// packet, of another RPC and client; and a client's DATA with a
+// piggy-backed ack of id 0 ends RPC 0's (acksRPC). judgeHeld asked
+// neither, and verifyPrefilters panicked.
+func TestAck013EndedByTrace(t *testing.T) {
+	other := netip.MustParseAddr("198.18.0.3")
+	b := newTrace(t, wire.VersionCurrent)
+	b.data(true, 2, 100, 0, 100, 7, nil)
+	b.after(10*time.Microsecond).data(false, 2, 200, 0, 200, 7, nil)
+	b.after(time.Millisecond).ctl(false, 2, wire.TypeRPCUnknown)
+	b.client = other
+	b.after(time.Millisecond).data(true, 4, 100, 0, 100, 7, nil)
+	wantClean(t, b.check("linux", "HOMA-ACK-013"), "HOMA-ACK-013")
+
+	b = newTrace(t, wire.VersionCurrent)
+	b.data(true, 0, 100, 0, 100, 7, nil)
+	b.after(10*time.Microsecond).data(false, 0, 200, 0, 200, 7, nil)
+	b.after(time.Millisecond).data(true, 4, 100, 0, 100, 7, nil)
+	wantClean(t, b.check("linux", "HOMA-ACK-013"), "HOMA-ACK-013")
+}
