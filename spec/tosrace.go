@@ -17,7 +17,7 @@ const CauseTOSRace Cause = "IPv4 TOS race"
 
 // tosRaceCapture is the Capture text the rules that judge a packet's
 // level (Each.JudgesLevel) share.
-const tosRaceCapture = "on IPv4 HomaModule writes the level into the socket's shared TOS just before ip_queue_xmit, so a packet may leave with the level a concurrent packet of the socket wrote: a wrong level is inconclusive (cause: IPv4 TOS race) when another packet of the same socket (source address and port), less than jitter from it where the capture is on the sender's link and slack elsewhere, wanted and carried the level it carries (the last writer reads its own level: two packets cannot swap, and a packet with a wrong level excuses none), each such packet excusing one wrong level (a level one write put in the TOS is read by the packets in flight on other cores, not by a run of one core's packets) and none that had left before the packet that prompted the other was seen (the RPC_UNKNOWN a restart answers, the RESEND a retransmission answers, the peer's packet of the same RPC a later packet may answer); IPv6 passes the traffic class with each packet and has no such race"
+const tosRaceCapture = "on IPv4 HomaModule writes the level into the socket's shared TOS just before ip_queue_xmit, so two cores sending on one socket at once may swap levels: a wrong level is inconclusive (cause: IPv4 TOS race) when another packet of the same socket (source address and port), less than jitter from it where the capture is on the sender's link and slack elsewhere, wanted the level it carries, each such packet excusing one wrong level (a level one write put in the TOS is read by the packets in flight on other cores, not by a run of one core's packets) and none that had left before the packet that prompted the other was seen (the RPC_UNKNOWN a restart answers, the RESEND a retransmission answers, the peer's packet of the same RPC a later packet may answer); IPv6 passes the traffic class with each packet and has no such race"
 
 // tosRace holds what the Checker needs to excuse a wrong level as the
 // IPv4 TOS race (CauseTOSRace): the levels recent IPv4 packets wanted, by
@@ -25,9 +25,8 @@ const tosRaceCapture = "on IPv4 HomaModule writes the level into the socket's sh
 // them. A violation of an Each rule that judges the level
 // (Each.JudgesLevel) at an IPv4 packet P carrying level L is inconclusive
 // when a packet of P's socket (source address and port) within the race
-// window of P, before or after it, wanted and carried L and has excused
-// no other wrong level (only the last writer of the TOS reads its own
-// level, so the packet another read from carried what it wanted): each packet's write of the TOS is one chance to be read by
+// window of P, before or after it, wanted L and has excused no other
+// wrong level: each packet's write of the TOS is one chance to be read by
 // another packet, so a sender that puts the wrong level on a run of
 // packets is not excused by the one control packet beside them. P's
 // violation waits until the window after it has passed to be recorded
@@ -64,12 +63,6 @@ type raceEntry struct {
 	frame int
 	want  uint16
 	used  bool
-	// right is set when the packet carried a level it wanted: only such
-	// a packet's write can be the one another packet read (each packet
-	// writes the TOS just before its own read, so the last writer reads
-	// its own level; two packets cannot swap, and a packet that read
-	// another's level explains no third one).
-	right bool
 }
 
 // heldLevel is a level violation (res, with record's mayMiss and seq) of
@@ -107,7 +100,7 @@ func (c *Checker) raceExcuse(i int, e *Event, at frameRef, rpc *RPCKey, res Resu
 	sock, carried, win, after := raceSocket(e), e.PriorityBits(), bunchTol(&c.ctx, e.Src), res.wantedAfter()
 	r := &c.race
 	for j := len(r.recent) - 1; j >= r.head && c.elapsed-r.recent[j].at <= win; j-- {
-		if x := &r.recent[j]; x.right && !x.used && x.sock == sock && x.want&carried != 0 && x.frame != e.Frame && !x.time.Before(after) {
+		if x := &r.recent[j]; !x.used && x.sock == sock && x.want&carried != 0 && x.frame != e.Frame && !x.time.Before(after) {
 			x.used = true
 			return raced(res, x, e.Priority, c.elapsed-x.at, "before"), false
 		}
@@ -119,7 +112,7 @@ func (c *Checker) raceExcuse(i int, e *Event, at frameRef, rpc *RPCKey, res Resu
 // raced is res excused by x, a packet of the same socket d before or
 // after (when) the one that carried level.
 func raced(res Result, x *raceEntry, level uint8, d time.Duration, when string) Result {
-	return Downgrade(CauseTOSRace, Evidence{Frame: x.frame, Why: fmt.Sprintf("the same socket %v:%d sent a packet that wanted level %d %v %s this one; on IPv4 the level goes through the socket's shared TOS just before ip_queue_xmit, so a packet may leave with the level another core wrote for its own",
+	return Downgrade(CauseTOSRace, Evidence{Frame: x.frame, Why: fmt.Sprintf("the same socket %v:%d sent a packet that wanted level %d %v %s this one; on IPv4 the level goes through the socket's shared TOS just before ip_queue_xmit, so two cores sending at once may swap levels",
 		x.sock.Addr, x.sock.Port, level, d.Round(time.Microsecond), when)}, "%s", res.Why()).WithSlack(res.Slack)
 }
 
@@ -151,11 +144,8 @@ func (c *Checker) raceNote(e *Event) {
 	if want == 0 || e.IPv6() {
 		return
 	}
-	x := raceEntry{sock: raceSocket(e), at: c.elapsed, time: e.Time, after: after, frame: e.Frame, want: want, right: want&e.PriorityBits() != 0}
+	x := raceEntry{sock: raceSocket(e), at: c.elapsed, time: e.Time, after: after, frame: e.Frame, want: want}
 	for j := range r.held {
-		if !x.right {
-			break
-		}
 		if h := &r.held[j]; h.sock == x.sock && h.carried&want != 0 && h.ref.frame != e.Frame && c.elapsed <= h.until && !h.ref.time.Before(after) && !c.answersSince(e, h) {
 			c.file(h.rule, h.ref, h.rpc, raced(h.res, &x, h.level, c.elapsed-h.at, "after"), h.mayMiss, h.seq)
 			copy(r.held[j:], r.held[j+1:])

@@ -21,73 +21,34 @@ func raceSwap(b *traceBuilder, gap time.Duration) (int, int) {
 	return x, y
 }
 
-// raceRead has the client send two one-packet requests gap apart at the
-// level the second wanted: RPC 2's 100 bytes (wants 7) and RPC 4's 1000
-// bytes (wants 6), both at 6, as when the first packet's core read the
-// TOS after the second's core wrote it. It returns their frames.
-func raceRead(b *traceBuilder, gap time.Duration) (int, int) {
-	x := b.data(true, 2, 100, 0, 100, 6, nil)
-	y := b.after(gap).data(true, 4, 1000, 0, 1000, 6, nil)
-	b.after(10*time.Millisecond).data(true, 6, 100, 0, 100, 7, nil) // past every window
-	return x, y
-}
-
-// TestTOSRaceReadAnothersLevel: a packet of one IPv4 socket at the level
-// another packet of the socket 10µs later wanted and carried may be
-// HomaModule's TOS race (the level goes through the socket's shared
-// inet->tos just before ip_queue_xmit): it is inconclusive, on the
-// client's own link and at a switch. Without the race excuse it is a
-// HOMA-PRIO-002 violation.
-func TestTOSRaceReadAnothersLevel(t *testing.T) {
+// TestTOSRaceSwapInconclusive: two packets of one IPv4 socket 10µs apart
+// that each carry the level the other wanted may be HomaModule's TOS race
+// (the level goes through the socket's shared inet->tos just before
+// ip_queue_xmit): both are inconclusive, on the client's own link and at
+// a switch. Without the race excuse both are HOMA-PRIO-002 violations.
+func TestTOSRaceSwapInconclusive(t *testing.T) {
 	for _, at := range []func(b *traceBuilder) CapturePoint{
 		func(b *traceBuilder) CapturePoint { return HostPoint(b.client) },
 		func(b *traceBuilder) CapturePoint { return Switch },
 	} {
 		b := newTrace(t, wire.VersionCurrent)
-		x, y := raceRead(b, 10*time.Microsecond)
+		x, y := raceSwap(b, 10*time.Microsecond)
 		cp := at(b)
 		rep := b.checkAt(cp, "linux", "HOMA-PRIO-002")
 		wantViolations(t, rep, "HOMA-PRIO-002")
 		wantDowngraded(t, rep, "HOMA-PRIO-002", x, CauseTOSRace)
-		wantCounts(t, rep, "HOMA-PRIO-002", 3, 2, 0, 1)
-		if f := rep.Inconclusive[0]; f.Frames[0] != y || f.Why != "unscheduled DATA of a 100-byte message at priority 6, want 7 from cutoffs version 1 [0 0 0 0 1000000 15000 2800 200] (IPv4 TOS race: frame 2: the same socket 198.18.0.1:32768 sent a packet that wanted level 6 10µs after this one; on IPv4 the level goes through the socket's shared TOS just before ip_queue_xmit, so a packet may leave with the level another core wrote for its own)" {
+		wantDowngraded(t, rep, "HOMA-PRIO-002", y, CauseTOSRace)
+		wantCounts(t, rep, "HOMA-PRIO-002", 3, 1, 0, 2)
+		if f := rep.Inconclusive[0]; f.Frames[0] != y || f.Why != "unscheduled DATA of a 100-byte message at priority 6, want 7 from cutoffs version 1 [0 0 0 0 1000000 15000 2800 200] (IPv4 TOS race: frame 2: the same socket 198.18.0.1:32768 sent a packet that wanted level 6 10µs after this one; on IPv4 the level goes through the socket's shared TOS just before ip_queue_xmit, so two cores sending at once may swap levels)" {
 			t.Errorf("%v: frames %v why %q", cp, f.Frames, f.Why)
 		}
 	}
 }
 
-// TestTOSRaceNoSwap: each packet writes the TOS just before it reads it,
-// so the last writer reads its own level and two packets cannot each
-// carry the level the other wanted: both stay violations, as does a run
-// of packets each at the level the one before it wanted (all but the
-// first wrong one, which may have read the right first packet's level).
-// Before the excuse required a right packet, all were inconclusive.
-func TestTOSRaceNoSwap(t *testing.T) {
-	b := newTrace(t, wire.VersionCurrent)
-	x, y := raceSwap(b, 10*time.Microsecond)
-	rep := b.checkAt(HostPoint(b.client), "linux", "HOMA-PRIO-002")
-	wantViolations(t, rep, "HOMA-PRIO-002", x, y)
-
-	b = newTrace(t, wire.VersionCurrent)
-	var lag []int
-	prev := uint8(7)
-	for i := range 10 {
-		size, want := 100, uint8(7)
-		if i%2 == 1 {
-			size, want = 1000, 6
-		}
-		lag = append(lag, b.after(5*time.Microsecond).data(true, uint64(2+2*i), uint32(size), 0, size, prev, nil))
-		prev = want
-	}
-	rep = b.checkAt(Switch, "linux", "HOMA-PRIO-002")
-	wantViolations(t, rep, "HOMA-PRIO-002", lag[2:]...)
-	wantDowngraded(t, rep, "HOMA-PRIO-002", lag[1], CauseTOSRace) // it may have read the first packet's level
-}
-
-// TestTOSRaceFarApart: the same read 300µs apart is more than jitter on
-// the client's own link, so it stays a violation there, but within slack
+// TestTOSRaceFarApart: the same swap 300µs apart is more than jitter on
+// the client's own link, so both stay violations there, but within slack
 // at a switch, where queueing may have parted two packets that left
-// together; 5 ms apart it is a violation wherever the capture is.
+// together; 5 ms apart both are violations wherever the capture is.
 func TestTOSRaceFarApart(t *testing.T) {
 	for _, c := range []struct {
 		gap      time.Duration
@@ -100,7 +61,7 @@ func TestTOSRaceFarApart(t *testing.T) {
 		{5 * time.Millisecond, true, false},
 	} {
 		b := newTrace(t, wire.VersionCurrent)
-		x, _ := raceRead(b, c.gap)
+		x, y := raceSwap(b, c.gap)
 		cp := HostPoint(b.client)
 		if c.atSwitch {
 			cp = Switch
@@ -109,9 +70,10 @@ func TestTOSRaceFarApart(t *testing.T) {
 		if c.raced {
 			wantViolations(t, rep, "HOMA-PRIO-002")
 			wantDowngraded(t, rep, "HOMA-PRIO-002", x, CauseTOSRace)
+			wantDowngraded(t, rep, "HOMA-PRIO-002", y, CauseTOSRace)
 		} else {
-			wantViolations(t, rep, "HOMA-PRIO-002", x)
-			wantCounts(t, rep, "HOMA-PRIO-002", 3, 2, 1, 0)
+			wantViolations(t, rep, "HOMA-PRIO-002", x, y)
+			wantCounts(t, rep, "HOMA-PRIO-002", 3, 1, 2, 0)
 		}
 	}
 }
@@ -145,46 +107,47 @@ func TestTOSRaceNoNeighbourWanted(t *testing.T) {
 }
 
 // TestTOSRaceNotOnIPv6: ip6_xmit takes the traffic class with each packet,
-// so the read of TestTOSRaceReadAnothersLevel over IPv6 is a violation.
-// Without IPv6's exclusion it would be inconclusive.
+// so the swap of TestTOSRaceSwapInconclusive over IPv6 is two violations.
 func TestTOSRaceNotOnIPv6(t *testing.T) {
 	b := newTrace(t, wire.VersionCurrent)
 	b.client, b.server = netip.MustParseAddr("fd00::11"), netip.MustParseAddr("fd00::1")
-	x, _ := raceRead(b, 10*time.Microsecond)
+	x, y := raceSwap(b, 10*time.Microsecond)
 	for _, cp := range []CapturePoint{HostPoint(b.client), Switch} {
 		rep := b.checkAt(cp, "linux", "HOMA-PRIO-002")
-		wantViolations(t, rep, "HOMA-PRIO-002", x)
-		wantCounts(t, rep, "HOMA-PRIO-002", 3, 2, 1, 0)
+		wantViolations(t, rep, "HOMA-PRIO-002", x, y)
+		wantCounts(t, rep, "HOMA-PRIO-002", 3, 1, 2, 0)
 	}
 }
 
 // TestTOSRaceAcrossRules: the excuse is one mechanism for every rule that
 // judges a level: a GRANT (HOMA-PRIO-001, wants 7) at level 4 beside the
-// server's response DATA that wanted and carried 4 (HOMA-PRIO-002), and
-// scheduled DATA at the level a RESEND's retransmission wanted and
-// carried (HOMA-GRANT-008 beside HOMA-RESEND-004) are inconclusive.
+// server's response DATA that wanted 4 and went at 7 (HOMA-PRIO-002), and
+// scheduled DATA at the level a RESEND's retransmission wanted
+// (HOMA-GRANT-008 beside HOMA-RESEND-004) are inconclusive.
 func TestTOSRaceAcrossRules(t *testing.T) {
 	b := newTrace(t, wire.VersionCurrent)
 	b.data(true, 2, 100, 0, 100, 7, nil)
 	b.message(true, 4, 200000, 0, 40000, 40000, 4)
 	g := b.after(10*time.Microsecond).withPrio(b.grant(false, 4, 50000, 0), 4) // wants 7
-	b.after(5*time.Microsecond).data(false, 2, 100000, 0, 1424, 4, nil)        // wants 4
+	d := b.after(5*time.Microsecond).data(false, 2, 100000, 0, 1424, 7, nil)   // wants 4
 	rep := b.checkAt(HostPoint(b.server), "linux", "HOMA-PRIO-00[12]")
 	wantViolations(t, rep, "HOMA-PRIO-001")
 	wantViolations(t, rep, "HOMA-PRIO-002")
 	wantDowngraded(t, rep, "HOMA-PRIO-001", g, CauseTOSRace)
+	wantDowngraded(t, rep, "HOMA-PRIO-002", d, CauseTOSRace)
 
 	b = newTrace(t, wire.VersionCurrent)
 	b.message(true, 2, 100000, 0, 40000, 40000, 4)
 	b.after(10*time.Microsecond).grant(false, 2, 60000, 2)
 	b.after(5*time.Millisecond).resend(false, 2, 1424, 1424, 7)
 	sched := b.after(10*time.Microsecond).data(true, 2, 100000, 40000, 1424, 7, nil) // wants 2
-	b.after(5*time.Microsecond).resent(true, 2, 100000, 1424, 1424, 7)               // wants 7
+	resent := b.after(5*time.Microsecond).resent(true, 2, 100000, 1424, 1424, 2)     // wants 7
 	b.after(10*time.Millisecond).data(true, 4, 100, 0, 100, 7, nil)
 	rep = b.checkAt(HostPoint(b.client), "linux", "HOMA-GRANT-008,HOMA-RESEND-004")
 	wantViolations(t, rep, "HOMA-GRANT-008")
 	wantViolations(t, rep, "HOMA-RESEND-004")
 	wantDowngraded(t, rep, "HOMA-GRANT-008", sched, CauseTOSRace)
+	wantDowngraded(t, rep, "HOMA-RESEND-004", resent, CauseTOSRace)
 }
 
 // TestTOSRaceNotWithCause: packets that cannot have been in flight at
