@@ -21,8 +21,16 @@ func captureOf(t *testing.T, frames ...[]byte) *bytes.Buffer {
 		t.Fatal(err)
 	}
 	t0 := time.Unix(1700000000, 0)
+	a := hostA.As4()
 	for i, f := range frames {
-		if err := w.WritePacket(i%2, t0.Add(time.Duration(i)*time.Millisecond), f, len(f), ""); err != nil {
+		// One interface per sending host, as the tc backend's sent.pcapng
+		// has (a frame on two interfaces 1 ms apart would be one packet
+		// seen at two points: pcap's copyTracker).
+		iface := 1
+		if bytes.Equal(f[26:30], a[:]) {
+			iface = 0
+		}
+		if err := w.WritePacket(iface, t0.Add(time.Duration(i)*time.Millisecond), f, len(f), ""); err != nil {
 			t.Fatal(err)
 		}
 	}
