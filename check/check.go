@@ -496,7 +496,7 @@ func checkFile(o Options, file string) FileReport {
 		}
 	}
 	if m := rep.Merged; m != nil {
-		fr.MergedHint = fmt.Sprintf("this capture looks like two captures merged with overlapping times (mergecap without -a, or two testbeds with the same addresses): %s; what a rule relates across packets may pair the two, so every violation is inconclusive: check the original captures apart, or split this one by time (editcap -A/-B) or by host", m.Why)
+		fr.MergedHint = fmt.Sprintf("this capture looks like two captures merged with overlapping times (mergecap of captures whose times overlap, with or without -a, or two testbeds with the same addresses): %s; what a rule relates across packets may pair the two, so every violation is inconclusive: check the original captures apart, or split this one by time (editcap -A/-B) or by host", m.Why)
 	}
 	if rep.OneEndExcused > 0 {
 		fr.OneEndHint = fmt.Sprintf("%s: every frame has one direction in epb_flags, so this is one end of every host's link (%s), each packet stamped at its sender's end or at its receiver's only; a run judges such a file with its other end, each host on its own link, and alone it cannot tell what a host had received when it sent: %s that rest on that are inconclusive (%s); check the run's capture.pcapng (both ends of every port), or give --capture-point %s to judge this file as it is",

@@ -85,7 +85,8 @@ agent manifest), either in network namespaces behind an emulated switch
 the peer behaviours the spec allows against it, shrinking any failure to
 a replayable script (explore). It decodes
 captures of Homa traffic (decode: pcap/pcapng, every packet type, the
-current, 2024 and upstream wire formats, IPv4/IPv6, TCP-hijacked frames),
+current, 2025, 2024 and upstream wire formats, IPv4/IPv6, TCP-hijacked
+frames),
 checks them against the spec's rules (check; the rules: spec list) and
 summarises their RPCs (rpcs). It runs workloads and fault plans (scenario,
 bench) and speaks the agent protocol for a built-in implementation (agent).

@@ -129,12 +129,12 @@ Under --strict every spec not run fails the run: one line each with its
 reason, INCOMPLETE, exit 2 (a JUnit failure of type "unsupported").
 
 Exit codes: 0 every MUST spec passed (with --strict every SHOULD spec
-too, and none was unsupported), 1 a spec failed, or the IUT failed before
-any spec ran (its agent answered hello, then fell silent, exited or broke
-the agent protocol), 2 usage or environment error, or INCOMPLETE (no spec
-ran; a spec timing-inconclusive in its pass and every rerun; with --strict,
-a spec not run; a run that is also FAIL, a spec failed, exits 1),
-130 interrupted (Ctrl-C, SIGINT or SIGTERM: the pass removes its
+too, and none was unsupported); 1 a spec failed (even when the run is
+also INCOMPLETE), or the IUT failed before any spec ran (its agent answered
+hello, then fell silent, exited or broke the agent protocol); 2 usage or
+environment error, or INCOMPLETE with no spec failed (no spec ran; a spec
+timing-inconclusive in its pass and every rerun; with --strict, a spec not
+run); 130 interrupted (Ctrl-C, SIGINT or SIGTERM: the pass removes its
 namespaces, and the run folder is kept, marked by its file
 "interrupted"; a capture the pass could not finish is renamed
 NAME.partial.pcapng, so every other capture reads whole, and the last line
