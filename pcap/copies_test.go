@@ -3,8 +3,6 @@ package pcap
 import (
 	"bytes"
 	"encoding/binary"
-	"errors"
-	"io"
 	"slices"
 	"testing"
 	"time"
@@ -102,22 +100,12 @@ func copiesCapture(t testing.TB, lt layers.LinkType, ng bool, frames []copyFrame
 // numbers of the Homa frames the reader returns and its stats.
 func readCopies(t *testing.T, lt layers.LinkType, ng bool, frames []copyFrame) ([]int, Stats) {
 	t.Helper()
-	r, err := NewReader(bytes.NewReader(copiesCapture(t, lt, ng, frames)), ReaderOptions{})
+	var got []int
+	st, err := readEach(t, copiesCapture(t, lt, ng, frames), func(f *Frame) { got = append(got, f.Number) })
 	if err != nil {
 		t.Fatal(err)
 	}
-	var got []int
-	for {
-		f, err := r.Next()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		got = append(got, f.Number)
-	}
-	return got, r.Stats()
+	return got, st
 }
 
 // TestCopiesOnAnotherInterface: a capture taken at two points a packet

@@ -51,16 +51,26 @@ func dropsPcapng(t testing.TB, isbs ...[2]int64) []byte {
 // and the error that ended the read (nil at EOF).
 func readAll(t testing.TB, b []byte) (Stats, error) {
 	t.Helper()
+	return readEach(t, b, nil)
+}
+
+// readEach is readAll calling each, if set, with every frame read.
+func readEach(t testing.TB, b []byte, each func(*Frame)) (Stats, error) {
+	t.Helper()
 	r, err := NewReader(bytes.NewReader(b), ReaderOptions{})
 	if err != nil {
 		return Stats{}, err
 	}
 	for {
-		if _, err := r.Next(); err != nil {
+		f, err := r.Next()
+		if err != nil {
 			if errors.Is(err, io.EOF) {
 				err = nil
 			}
 			return r.Stats(), err
+		}
+		if each != nil {
+			each(f)
 		}
 	}
 }
