@@ -336,7 +336,8 @@ const pollsPerUsec = 8
 // HomaModule each handoff ends one wait). A packet that comes within it
 // wakes nobody: fewer sleeps and wake-ups when packets come often, more
 // latency on a loaded machine where a yield hands the core to another
-// process (README, BenchmarkEcho100B). Called and returns with h.mu held.
+// process (docs/performance.md, BenchmarkEcho100B's echo5). Called and
+// returns with h.mu held.
 func (h *Host) lead(ctx context.Context, done func() bool, poll bool) {
 	var stop func() bool
 	budget := time.Duration(h.m.p.PollUsecs) * time.Microsecond

@@ -68,7 +68,7 @@ type Params struct {
 	// packet, only CPU time against wake-up latency; Machine ignores it.
 	// DefaultParams leaves it 0, unlike HomaModule: on a shared machine
 	// (the suite's usual home) polling cost a lone caller's median latency
-	// 0.89x and saved CPU only with many callers (README, BenchmarkEcho100B).
+	// 0.89x and saved CPU only with many callers (docs/performance.md, echo5).
 	PollUsecs int
 	// DeferMinBytes is defer_min_bytes (1000): a message with at most this
 	// many bytes left to send leaves past the pacer, however backlogged

@@ -49,8 +49,8 @@ const echoBlock = 100
 // is no handicap against TCP's goroutine per connection: 16 loops at
 // outstanding=16 gave the same CPU and rate (10 alternated runs, before
 // the leader/follower path). Waiting goroutines busy-poll for poll_usecs
-// before they sleep (homa.Params.PollUsecs, HomaModule's 50 µs; set it
-// with -poll-usecs, 0 to compare without).
+// before they sleep (homa.Params.PollUsecs: 0, no polling, in
+// homa.DefaultParams; HomaModule's is 50 µs; set it with -poll-usecs).
 func BenchmarkEcho100B(b *testing.B) {
 	for _, outstanding := range []int{1, 16} {
 		b.Run(fmt.Sprintf("outstanding=%d", outstanding), func(b *testing.B) { echo100B(b, outstanding) })
