@@ -115,7 +115,10 @@ Exit codes: 0 no MUST violation (and with --strict no SHOULD violation),
 flags), 130 interrupted (Ctrl-C, SIGINT or SIGTERM: the check stops within
 a batch of frames, prints no verdict and writes no --annotate file). 2 wins: with several FILEs, one that cannot be checked makes the
 exit 2 even when others have violations (their reports still print them,
-and the error line names the files that failed their check). A capture cut
+and the error line names the files that failed their check). An
+INCOMPLETE file's reason is said once in the text report (its WARNING
+line); the exit line on standard error then names the file and the cause
+in a few words (in full after -o json, junit or html). A capture cut
 short or damaged part-way (tcpdump killed mid-write, a full disk) is judged
 up to the damage, as if it had stopped there: its report says so (DAMAGED,
 JSON "damaged"), its verdict is INCOMPLETE unless a MUST violation before the
@@ -245,7 +248,11 @@ func runCheck(cmd *cobra.Command, o *checkOpts, files []string) error {
 			if r.Error != "" {
 				msgs = append(msgs, r.Error)
 			}
-			if why := incompleteWhy(r); why != "" {
+			why := incompleteWhy(r)
+			if o.output == "text" {
+				why = incompleteBrief(r)
+			}
+			if why != "" {
 				msgs = append(msgs, why)
 			}
 		}
