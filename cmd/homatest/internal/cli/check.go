@@ -75,6 +75,14 @@ tcpdump on a HomaModule host is none of these: under its default gro_policy
 the module's GRO handler passes GRANTs and single-packet messages straight to
 its SoftIRQ handler, so such a capture lacks them (its DATA then look sent
 past their grants); capture on a mirror port or a tap on the link instead.
+A capture whose frames appear twice at the same instant where it cannot
+say where each was taken (a classic Ethernet pcap merged with itself, two
+captures of one interface merged): when at least a fifth of its Homa
+frames so repeat an earlier one, a WARNING says so and how to remove them
+(editcap -d), and each violation that disappears without them says so in
+its hint. Those violations stand (a host that sends its packets twice at
+once breaks the rules too); a capture that shows the two capture points
+(pcapng interfaces, Linux cooked headers) has its copies counted once.
 Findings at frames a tester marked as broken on purpose (pcapng comment
 "homatest tester: deliberate ...") are charged to the tester and do not fail.
 

@@ -60,6 +60,9 @@ func writeCheckText(w io.Writer, reports []check.FileReport) error {
 		if fr.MergedHint != "" {
 			fmt.Fprintf(ew, "WARNING: %s\n", fr.MergedHint)
 		}
+		if fr.SameInstantHint != "" {
+			fmt.Fprintf(ew, "WARNING: %s\n", fr.SameInstantHint)
+		}
 		if fr.OneEndHint != "" {
 			fmt.Fprintf(ew, "WARNING: %s\n", fr.OneEndHint)
 		}
