@@ -204,6 +204,15 @@ type FileReport struct {
 	// verdict is INCOMPLETE (exit 2): only a check of each capture alone
 	// can tell.
 	MergedHint string `json:"merged_hint,omitempty"`
+	// SameInstantHint, when a large share of the Homa frames repeat an
+	// earlier frame byte for byte at the same timestamp and capture point
+	// (pcap.Stats.SameInstant; sameInstantShare), says in one line that
+	// the capture looks doubled and how to undo it (editcap -d, or a
+	// capture of one interface). The violations at such frames stay
+	// violations, each with a hint saying so (spec.Finding.Hint): a host
+	// that sends its packets twice at once breaks the rules all the same,
+	// and the capture cannot tell it from a doubled file.
+	SameInstantHint string `json:"same_instant_hint,omitempty"`
 	// OneEndHint, when the capture was taken for one end of every host's
 	// link by its shape (spec.Report.OneEnd) and that made violations
 	// inconclusive (spec.CauseOneEnd), says so, how many, and what to
@@ -485,6 +494,7 @@ func checkFile(o Options, file string) FileReport {
 				sideName, profile, given)
 		}
 	}
+	fr.SameInstantHint = sameInstantHints(file, ro, plan, judge, rep, st)
 	for i := range rep.Violations {
 		switch f := &rep.Violations[i]; {
 		case fr.TesterCharged(f):
@@ -549,6 +559,56 @@ func checkFile(o Options, file string) FileReport {
 		fr.Verdict = "warn"
 	}
 	return fr
+}
+
+// sameInstantShare is the share of a capture's Homa frames, as 1 in
+// sameInstantShare, that must repeat an earlier frame at the same
+// instant (pcap.Stats.SameInstant) for the check to call the capture
+// doubled: a capture doubled whole repeats half its frames, one doubled
+// in one direction about a quarter; a host that sends a packet twice at
+// once now and then (a fault) repeats far fewer.
+const sameInstantShare = 5
+
+// sameInstantHints returns FileReport.SameInstantHint for a capture read
+// with stats st and checked into rep ("" unless at least 1 in
+// sameInstantShare of its Homa frames, and two or more, repeat an earlier
+// one at the same instant). When rep has violations it checks the
+// capture again without those frames (pcap.ReaderOptions.
+// SkipSameInstant), as editcap -d would leave it, and gives each
+// violation that disappears a hint saying so (after its --param hint, if
+// any): the copied frame itself (a DATA "sent" twice), or a count or
+// interval the copies made (a NEED_ACK repeat numbered twice as high).
+func sameInstantHints(file string, ro pcap.ReaderOptions, plan capturePlan, judge spec.Judge, rep *spec.Report, st pcap.Stats) string {
+	n := st.SameInstant
+	if n < 2 || n*sameInstantShare < st.Homa {
+		return ""
+	}
+	share := fmt.Sprintf("%d of %d Homa frames", n, st.Homa)
+	explained := 0
+	if len(rep.Violations) > 0 {
+		ro.SkipSameInstant = true
+		alt, err := runRules(file, ro, plan, judge)
+		if err == nil {
+			still := map[[2]any]bool{}
+			for _, v := range alt.rep.Violations {
+				still[[2]any{v.Rule, v.Frame}] = true
+			}
+			for i := range rep.Violations {
+				v := &rep.Violations[i]
+				if still[[2]any{v.Rule, v.Frame}] {
+					continue
+				}
+				explained++
+				h := fmt.Sprintf("not a violation without the frames that repeat an earlier one at the same instant (%s of this capture): if the capture doubled them, remove the copies (editcap -d) and check again; if a host sent them twice, it stands", share)
+				if v.Hint != "" {
+					h = v.Hint + "; also " + h
+				}
+				v.Hint = h
+			}
+		}
+	}
+	return fmt.Sprintf("%s repeat an earlier frame byte for byte at the same instant: the capture looks doubled (a file merged with itself or with another capture of the same interface, or a capture at two points it cannot tell apart: a classic pcap does not say where a frame was taken); remove the copies with editcap -d IN OUT (or capture one interface) and check again; %s without them (each says so in a hint): they stand only if a host really sent those packets twice at once",
+		share, plural.Of(explained, "violation disappears", "violations disappear"))
 }
 
 // timeOrderHint is FileReport.TimeOrderHint for a capture read with

@@ -98,6 +98,33 @@ func labels(area, level string, rules ...string) []any {
 	return []any{append(Labels{area, level}, rules...), NodeTimeout(specTimeout)}
 }
 
+// needsPrefix begins the label of a capability a spec needs (needs).
+const needsPrefix = "needs-"
+
+// needs labels a spec with the capabilities the IUT's hello must declare
+// for it to run ("needs-reply-delay"): body skips the spec as unsupported
+// without them (need), and run --list shows them (List's Runs) before any
+// IUT has said hello.
+func needs(caps ...string) Labels {
+	var l Labels
+	for _, c := range caps {
+		l = append(l, needsPrefix+c)
+	}
+	return l
+}
+
+// specNeeds returns the capabilities a spec's labels say it needs
+// (needs).
+func specNeeds(labels []string) []string {
+	var caps []string
+	for _, l := range labels {
+		if c, ok := strings.CutPrefix(l, needsPrefix); ok {
+			caps = append(caps, c)
+		}
+	}
+	return caps
+}
+
 // body turns a spec's body into Ginkgo's interruptible form: Ginkgo
 // cancels the spec's context on an interrupt (Ctrl-C, SIGTERM) and at
 // the node timeout, and every wait of the spec (tester expectations, the
@@ -113,6 +140,7 @@ func body(f func()) func(SpecContext) {
 				}
 			}
 		}()
+		need(specNeeds(CurrentSpecReport().Labels())...)
 		f()
 	}
 }

@@ -30,8 +30,7 @@ var _ = Describe("client requests", func() {
 		}))
 
 	It("REQUEST-id-after-abort: a client whose application gave a call up takes new ids for its next RPCs, to another server and to the same one, never the given-up RPC's (ids come from one per-host counter)",
-		labels("wire", "MUST", "HOMA-ID-004", "HOMA-WIRE-011"), body(func() {
-			need(agent.CapTimeouts)
+		labels("wire", "MUST", "HOMA-ID-004", "HOMA-WIRE-011"), needs(agent.CapTimeouts), body(func() {
 			p0, p1 := peer(0), peer(1)
 			pr := params()
 			// The tester never answers; the application gives the call up

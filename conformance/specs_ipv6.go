@@ -4,6 +4,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
+	"github.com/homatest/homatest/agent"
 	"github.com/homatest/homatest/conformance/tester"
 )
 
@@ -18,7 +19,7 @@ import (
 var _ = Describe("IPv6", func() {
 	It("IPV6-request: over IPv6, a request longer than U sent in IPv6-sized segments is granted, its GRANTs at num_priorities-1 in the traffic class, and answered with a response of several segments, each within max_seg_data for IPv6",
 		labels("ipv6", "MUST", "HOMA-WIRE-013", "HOMA-PRIO-001", "HOMA-PRIO-002", "HOMA-PRIO-004",
-			"HOMA-GRANT-001", "HOMA-GRANT-010"), body(func() {
+			"HOMA-GRANT-001", "HOMA-GRANT-010"), needs(agent.CapIPv6), body(func() {
 			need("grants")
 			overIPv6()
 			p := peer(0)
@@ -41,7 +42,7 @@ var _ = Describe("IPv6", func() {
 
 	It("IPV6-response: over IPv6, a client's request longer than U goes out in segments within max_seg_data for IPv6, unscheduled bytes first, the rest as granted, and its response, longer than U too, is granted and completes the call",
 		labels("ipv6", "MUST", "HOMA-WIRE-013", "HOMA-PRIO-001", "HOMA-PRIO-002", "HOMA-UNSCHED-001",
-			"HOMA-GRANT-008", "HOMA-GRANT-010"), body(func() {
+			"HOMA-GRANT-008", "HOMA-GRANT-010"), needs(agent.CapIPv6), body(func() {
 			need("grants")
 			overIPv6()
 			p := peer(0)
@@ -55,7 +56,7 @@ var _ = Describe("IPv6", func() {
 		}))
 
 	It("IPV6-resend: over IPv6, a request with a missing segment draws a RESEND for exactly that segment, cut as for IPv6, after resend_ticks of silence, and is answered once it is retransmitted",
-		labels("ipv6", "MUST", "HOMA-RESEND-001", "HOMA-RESEND-008", "HOMA-PRIO-001"), body(func() {
+		labels("ipv6", "MUST", "HOMA-RESEND-001", "HOMA-RESEND-008", "HOMA-PRIO-001"), needs(agent.CapIPv6), body(func() {
 			// RESEND-gap over IPv6: the lost range follows the tester's
 			// IPv6 segments, and a receiver asks for exactly its gap
 			// (homa_request_retrans).

@@ -562,8 +562,7 @@ var _ = Describe("retransmission", func() {
 		}))
 
 	It("RESEND-busy-alive-app: a server whose application takes half as long again as timeout_ticks to reply keeps the RPC: it answers the client's RESENDs with BUSY meanwhile and sends the response once the application replies",
-		labels("resend", "MUST", "HOMA-RESEND-015", "HOMA-RESEND-019"), body(func() {
-			need(agent.CapReplyDelay)
+		labels("resend", "MUST", "HOMA-RESEND-015", "HOMA-RESEND-019"), needs(agent.CapReplyDelay), body(func() {
 			needResends()
 			p := peer(0)
 			pr := params()

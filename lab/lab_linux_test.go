@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -251,4 +253,42 @@ func firstKey(m map[string]string) string {
 		return k
 	}
 	return ""
+}
+
+// TestGuestTimeout: Config.Timeout counts the guest's run from QEMU's
+// start (a stand-in QEMU that never boots is killed once it has run
+// that long, with ErrGuestTimeout and the time in the error), not from
+// before the initramfs build, as homatest lab --timeout's context did;
+// a caller's context that ends first is no guest timeout.
+func TestGuestTimeout(t *testing.T) {
+	dir := t.TempDir()
+	fake := filepath.Join(dir, "qemu")
+	if err := os.WriteFile(fake, []byte("#!/bin/sh\nexec sleep 60\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	listen := func() [len(guestStreams)]*net.UnixListener {
+		var lns [len(guestStreams)]*net.UnixListener
+		sub := t.TempDir()
+		for i, n := range guestStreams {
+			l, err := net.ListenUnix("unix", &net.UnixAddr{Name: filepath.Join(sub, n+".sock"), Net: "unix"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { l.Close() })
+			lns[i] = l
+		}
+		return lns
+	}
+	cfg := Config{QEMU: fake, Kernel: Kernel{Image: "/none/vmlinuz"}, Dir: dir, CPUs: 1, MemoryMiB: 64, Timeout: 300 * time.Millisecond}
+	res, err := cfg.boot(context.Background(), vmAttempt{"tcg", "max"}, "/none/initramfs.cpio", listen())
+	if !errors.Is(err, ErrGuestTimeout) || res.Total < cfg.Timeout ||
+		!strings.Contains(err.Error(), "the guest was killed at its timeout: 300ms from QEMU's start (boot included: the command had not started)") {
+		t.Errorf("after %v: %v; want ErrGuestTimeout after at least %v", res.Total, err, cfg.Timeout)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	cfg.Timeout = time.Hour
+	if _, err := cfg.boot(ctx, vmAttempt{"tcg", "max"}, "/none/initramfs.cpio", listen()); errors.Is(err, ErrGuestTimeout) || !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("the caller's context ended first: %v; want its deadline, not ErrGuestTimeout", err)
+	}
 }

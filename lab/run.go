@@ -54,6 +54,12 @@ type Config struct {
 	Accel string
 	// CPUs and MemoryMiB size the guest (default 2 and 2048).
 	CPUs, MemoryMiB int
+	// Timeout, when positive, bounds the guest's run: QEMU is killed this
+	// long after it starts (the guest's boot included; the initramfs
+	// built before it is not), and Run returns ErrGuestTimeout. A boot
+	// tried again (KVM failing, a crash under software emulation) gets
+	// the whole Timeout anew.
+	Timeout time.Duration
 	// Stdout and Stderr receive the command's output (nil: discard).
 	Stdout, Stderr io.Writer
 	// Console receives the guest's console line by line (nil: discard):
@@ -209,6 +215,10 @@ func firstLine(err error) string {
 
 // errBootCrashed is returned by boot when the guest stopped before its
 // init started the command (a kernel panic while booting).
+// ErrGuestTimeout is wrapped by Run's error when the guest ran for
+// Config.Timeout and was killed.
+var ErrGuestTimeout = errors.New("lab: the guest was killed at its timeout")
+
 var errBootCrashed = errors.New("lab: the guest stopped before the command started (kernel panic?)")
 
 // guestStreams names the guest's streams, each a unix socket QEMU
@@ -262,6 +272,12 @@ func (cfg *Config) boot(ctx context.Context, a vmAttempt, initrd string, lns [le
 	start := time.Now()
 	vmCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	if cfg.Timeout > 0 {
+		// The guest's clock starts with QEMU (cancel still ends it all).
+		var stop context.CancelFunc
+		vmCtx, stop = context.WithTimeoutCause(vmCtx, cfg.Timeout, ErrGuestTimeout)
+		defer stop()
+	}
 	stderrQ := tail{watch: "KVM internal error", hit: cancel}
 	// QEMU dies with this process (Pdeathsig), in its own process group.
 	cmd := exec.CommandContext(vmCtx, cfg.QEMU, args...)
@@ -303,6 +319,8 @@ func (cfg *Config) boot(ctx context.Context, a vmAttempt, initrd string, lns [le
 		return res, nil
 	}
 	switch {
+	case context.Cause(vmCtx) == ErrGuestTimeout:
+		return res, fmt.Errorf("%w: %v from QEMU's start (boot included: %s); console ended with:\n%s", ErrGuestTimeout, cfg.Timeout, bootTook(con.boot), con.last())
 	case stderrQ.fired(), res.KVM && werr != nil && con.boot == 0 && ctx.Err() == nil:
 		return res, fmt.Errorf("%w: %s: %v: %s", errKVMFailed, cfg.QEMU, werr, strings.TrimSpace(stderrQ.String()))
 	case ctx.Err() != nil:
@@ -314,6 +332,15 @@ func (cfg *Config) boot(ctx context.Context, a vmAttempt, initrd string, lns [le
 		return res, fmt.Errorf("%w; console ended with:\n%s", errBootCrashed, con.last())
 	}
 	return res, fmt.Errorf("lab: the guest stopped before the command finished (kernel panic?); console ended with:\n%s", con.last())
+}
+
+// bootTook says how long the guest took to boot to its command, for an
+// error: boot is Result.Boot, 0 when the command never started.
+func bootTook(boot time.Duration) string {
+	if boot == 0 {
+		return "the command had not started"
+	}
+	return "the command started after " + boot.Round(100*time.Millisecond).String()
 }
 
 func orDiscard(w io.Writer) io.Writer {

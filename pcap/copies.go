@@ -13,11 +13,22 @@ import (
 // twice, counted once.
 const OtherCopy = "copy on another interface"
 
+// OtherSameInstant is Stats.Other's kind for a Homa frame that repeats
+// an earlier one at the same instant, skipped under
+// ReaderOptions.SkipSameInstant (Stats.SameInstant).
+const OtherSameInstant = "same-instant copy"
+
 // copyWindow is how far apart in capture time two sightings of one packet
 // at two capture points of one capture may lie: the two ends of a veth,
 // a bridge and its port, an interface and "any" are microseconds apart
 // on one host's clock.
 const copyWindow = time.Millisecond
+
+// OtherCopy's frames are skipped; a frame that repeats another at the
+// same point (or in a capture that does not say where frames were taken)
+// at the very same timestamp is kept and counted (Stats.SameInstant): a
+// host sends no packet twice within one timestamp tick as a rule, but
+// one that does is judged for it, so the reader cannot drop either.
 
 // copySlots is how many recent Homa frames copyTracker remembers: a
 // packet's second sighting follows its first within a few frames.
@@ -84,11 +95,16 @@ func copyPoint(lp *linkParser, iface int, ng bool) (point uint64, ok bool) {
 	return point, ng
 }
 
-// seen reports whether the Homa packet whose IP header is ip and whose
-// captured bytes after it are payload, taken at point at time t, is the
-// second sighting of a frame remembered from another point within
-// copyWindow; if not, it remembers this one.
-func (c *copyTracker) seen(ip, payload []byte, point uint64, t time.Time) bool {
+// seen looks the Homa packet whose IP header is ip and whose captured
+// bytes after it are payload, taken at point at time t, up among the
+// recent frames. elsewhere: where the capture says where each frame was taken
+// (known), it is the second sighting of a frame remembered from another
+// point within copyWindow, which the reader skips. Otherwise twin: it
+// repeats, byte for byte, a frame remembered from the same point (or a
+// capture that does not say) at the very same timestamp, which the
+// reader keeps and counts (Stats.SameInstant); each remembered frame
+// pairs once either way. A frame that is no copy is remembered.
+func (c *copyTracker) seen(ip, payload []byte, point uint64, known bool, t time.Time) (elsewhere, twin bool) {
 	if c.seed == (maphash.Seed{}) {
 		c.seed = maphash.MakeSeed()
 	}
@@ -99,12 +115,19 @@ func (c *copyTracker) seen(ip, payload []byte, point uint64, t time.Time) bool {
 	sum, at := h.Sum64(), t.UnixNano()
 	for i := range c.slots {
 		s := &c.slots[i]
-		if s.sum == sum && s.point != point && s.used && !s.paired && max(at-s.at, s.at-at) <= int64(copyWindow) {
+		if s.sum != sum || !s.used || s.paired {
+			continue
+		}
+		if known && s.point != point && max(at-s.at, s.at-at) <= int64(copyWindow) {
 			s.paired = true
-			return true
+			return true, false
+		}
+		if s.point == point && s.at == at {
+			s.paired, twin = true, true
+			break
 		}
 	}
 	c.slots[c.next] = copySlot{sum: sum, at: at, point: point, used: true}
 	c.next = (c.next + 1) % copySlots
-	return false
+	return false, twin
 }

@@ -169,3 +169,57 @@ func TestCopiesOnAnotherInterface(t *testing.T) {
 		})
 	}
 }
+
+// TestSameInstantCopies: a Homa frame that repeats an earlier one byte
+// for byte at the very same timestamp and capture point (a classic
+// Ethernet pcap merged with itself: mergecap a.pcap a.pcap) is kept and
+// counted in Stats.SameInstant with its frame number; a repeat a
+// microsecond later, or a copy at another capture point (OtherCopy), or
+// frames with pcapng direction marks (switch ports) are not.
+// SkipSameInstant skips them (Other[OtherSameInstant]). Before, nothing
+// counted them: decode's summary did not say, and check charged the
+// host every copy.
+func TestSameInstantCopies(t *testing.T) {
+	eth := layers.LinkTypeEthernet
+	cases := []struct {
+		name   string
+		lt     layers.LinkType
+		ng     bool
+		frames []copyFrame
+		same   []int
+	}{
+		{"ethernet pcap doubled", eth, false, []copyFrame{{us: 0, pkt: 0}, {us: 0, pkt: 0}, {us: 5, pkt: 1}, {us: 5, pkt: 1}}, []int{2, 4}},
+		{"ethernet pcap interleaved", eth, false, []copyFrame{{us: 0, pkt: 0}, {us: 0, pkt: 1}, {us: 0, pkt: 0}, {us: 0, pkt: 1}}, []int{3, 4}},
+		{"ethernet pcap tripled", eth, false, []copyFrame{{us: 0, pkt: 0}, {us: 0, pkt: 0}, {us: 0, pkt: 0}}, []int{2, 3}},
+		// A sender's second copy a microsecond later: not the same instant.
+		{"ethernet pcap 1us apart", eth, false, []copyFrame{{us: 0, pkt: 0}, {us: 1, pkt: 0}}, nil},
+		{"pcapng doubled on one interface", eth, true, []copyFrame{{us: 0, pkt: 0}, {us: 0, pkt: 0}}, []int{2}},
+		{"sll2 same point doubled", layers.LinkTypeLinuxSLL2, false, []copyFrame{
+			{us: 0, pkt: 0, ifindex: 2, out: true}, {us: 0, pkt: 0, ifindex: 2, out: true}}, []int{2}},
+		// Two points at one instant: a copy (skipped), not a repeat.
+		{"sll2 two points", layers.LinkTypeLinuxSLL2, false, []copyFrame{
+			{us: 0, pkt: 0, ifindex: 2, out: true}, {us: 0, pkt: 0, ifindex: 3}}, nil},
+		{"pcapng switch ports", eth, true, []copyFrame{
+			{us: 0, pkt: 0, iface: 0, dir: DirInbound}, {us: 0, pkt: 0, iface: 0, dir: DirInbound}}, nil},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, st := readCopies(t, c.lt, c.ng, c.frames)
+			if !slices.Equal(st.SameInstantFrames, c.same) || st.SameInstant != len(c.same) {
+				t.Errorf("same-instant frames %v (count %d), want %v", st.SameInstantFrames, st.SameInstant, c.same)
+			}
+			if len(c.same) == 0 {
+				return
+			}
+			var got []int
+			st, err := readEachWith(t, copiesCapture(t, c.lt, c.ng, c.frames), ReaderOptions{SkipSameInstant: true}, func(f *Frame) { got = append(got, f.Number) })
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(got) != len(c.frames)-len(c.same) || slices.ContainsFunc(got, func(n int) bool { return slices.Contains(c.same, n) }) ||
+				st.Other[OtherSameInstant] != len(c.same) || st.SameInstant != len(c.same) {
+				t.Errorf("with SkipSameInstant: frames %v, other %v, count %d; want all but %v", got, st.Other, st.SameInstant, c.same)
+			}
+		})
+	}
+}

@@ -57,7 +57,13 @@ func readAll(t testing.TB, b []byte) (Stats, error) {
 // readEach is readAll calling each, if set, with every frame read.
 func readEach(t testing.TB, b []byte, each func(*Frame)) (Stats, error) {
 	t.Helper()
-	r, err := NewReader(bytes.NewReader(b), ReaderOptions{})
+	return readEachWith(t, b, ReaderOptions{}, each)
+}
+
+// readEachWith is readEach with reader options o.
+func readEachWith(t testing.TB, b []byte, o ReaderOptions, each func(*Frame)) (Stats, error) {
+	t.Helper()
+	r, err := NewReader(bytes.NewReader(b), o)
 	if err != nil {
 		return Stats{}, err
 	}

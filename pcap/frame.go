@@ -170,6 +170,16 @@ type Stats struct {
 	Backwards      int           `json:"time_backwards,omitempty"`
 	BackwardsFrame int           `json:"time_backwards_first_frame,omitempty"`
 	BackwardsMax   time.Duration `json:"time_backwards_max_ns,omitempty"`
+	// SameInstant counts the Homa frames (part of Homa, and judged) that
+	// repeat a recent Homa frame byte for byte from the IP header on, at
+	// the same timestamp and capture point (copyTracker; a classic pcap
+	// says nothing of where a frame was taken): each earlier frame pairs
+	// once. Many of them mean the capture doubled its frames (two
+	// captures of one interface merged, a file merged with itself); a few
+	// may be a host sending a packet twice back to back.
+	// SameInstantFrames holds their frame numbers, in file order.
+	SameInstant       int   `json:"same_instant_copies,omitempty"`
+	SameInstantFrames []int `json:"-"`
 	// IfaceDrops is CaptureDrops by pcapng interface index (sections
 	// summed by index); nil when none are declared.
 	IfaceDrops map[int]uint64 `json:"-"`

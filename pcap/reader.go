@@ -66,6 +66,12 @@ type ReaderOptions struct {
 	// and DirInbound reads each as its host sent it. Skipped frames count
 	// as "other direction" in Stats.Other.
 	Direction Direction
+	// SkipSameInstant skips the Homa frames that repeat an earlier one
+	// byte for byte at the same instant (Stats.SameInstant counts them
+	// all the same; Stats.Other's OtherSameInstant too): the capture read
+	// as if editcap -d had removed them, to tell which findings they
+	// explain (homatest check).
+	SkipSameInstant bool
 	// ICMP makes Next also return ICMP and ICMPv6 destination-unreachable
 	// messages that quote a Homa packet (Frame.ICMP set, no Packet); they
 	// still count as "icmp"/"icmpv6" in Stats.Other, not as Homa.
@@ -605,10 +611,21 @@ func (r *Reader) decode(data []byte, ci gopacket.CaptureInfo, lt layers.LinkType
 		f.IPLengthPastFrame = true
 		wireLen = len(payload)
 	}
-	if point, ok := copyPoint(top, ci.InterfaceIndex, r.ng != nil && r.ng.NInterfaces() > 1); ok && !r.marked &&
-		r.copies.seen(ipHeader, payload, point, ci.Timestamp) {
-		r.other(OtherCopy)
-		return false
+	if !r.marked {
+		point, known := copyPoint(top, ci.InterfaceIndex, r.ng != nil && r.ng.NInterfaces() > 1)
+		elsewhere, twin := r.copies.seen(ipHeader, payload, point, known, ci.Timestamp)
+		if elsewhere {
+			r.other(OtherCopy)
+			return false
+		}
+		if twin {
+			r.stats.SameInstant++
+			r.stats.SameInstantFrames = append(r.stats.SameInstantFrames, f.Number)
+			if r.o.SkipSameInstant {
+				r.other(OtherSameInstant)
+				return false
+			}
+		}
 	}
 	r.stats.Homa++
 	f.Raw = payload

@@ -11,7 +11,8 @@ import (
 
 // Summary renders s as one line about the capture name (homatest decode's
 // summary): frames, Homa packets by type, decode errors, other frames by
-// kind, GSO frames split, frames the snap length cut, the drops the
+// kind, Homa frames that repeat an earlier one at the same instant
+// (Stats.SameInstant), GSO frames split, frames the snap length cut, the drops the
 // capture declares, frames captured longer than they were, IP length and
 // wire version mismatches, and where stopped (the error that ended the read
 // early, if any) ended it.
@@ -39,6 +40,9 @@ func (s *Stats) Summary(name string, stopped error) string {
 			parts[i] = fmt.Sprintf("%s %d", k, s.Other[k])
 		}
 		fmt.Fprintf(&b, " (%s)", strings.Join(parts, ", "))
+	}
+	if s.SameInstant > 0 {
+		fmt.Fprintf(&b, "; %s an earlier frame byte for byte at the same instant", plural.Of(s.SameInstant, "Homa frame repeats", "Homa frames repeat"))
 	}
 	if s.GSOFrames > 0 {
 		fmt.Fprintf(&b, "; %s split into %d segments", plural.Of(s.GSOFrames, "GSO frame", "GSO frames"), s.Segments)
@@ -115,7 +119,11 @@ type JSONSummary struct {
 	// RPCPackets counts the packets of the RPC a caller selected (decode
 	// --rpc); nil when none was.
 	RPCPackets *int `json:"rpc_packets,omitempty"`
-	Segments   int  `json:"segments"`
+	// SameInstant is Stats.SameInstant: Homa frames that repeat an earlier
+	// one byte for byte at the same timestamp (0 included, so that a
+	// script can tell "none" from an older homatest).
+	SameInstant int `json:"same_instant_copies"`
+	Segments    int `json:"segments"`
 	// SnapCut and SnapLen are Stats.SnapCut and SnapLen (omitted when 0).
 	SnapCut   int `json:"snap_cut,omitempty"`
 	SnapLen   int `json:"snap_len,omitempty"`
@@ -138,7 +146,7 @@ func (s *Stats) JSONSummary(name string, stopped error) JSONSummary {
 	}
 	j := JSONSummary{
 		File: name, Frames: s.Frames, Homa: s.Homa, Types: types,
-		Retransmits: s.Retransmits, DecodeErrors: s.DecodeErrors,
+		Retransmits: s.Retransmits, DecodeErrors: s.DecodeErrors, SameInstant: s.SameInstant,
 		Truncated: s.Truncated, Segments: s.Segments, GSOFrames: s.GSOFrames, SnapCut: s.SnapCut, SnapLen: s.SnapLen,
 		IPLengthMismatch: s.IPLengthMismatch, VersionMismatch: s.VersionMismatch,
 		Other: other, OtherTotal: s.NonHoma(), CaptureDrops: s.CaptureDrops,

@@ -33,11 +33,19 @@ func TestSummary(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, w := range []string{`"decode_errors":1,"error":"unexpected EOF","file":"c.pcap","frames":5,"gso_frames":1,"homa":4`,
-		`"other":{"udp":1},"other_total":1,"retransmits":1,"rpc_packets":3,"segments":6,"truncated":2,"types":{"ACK":0,`, `"DATA":3,`, `"GRANT":1,`} {
+		`"other":{"udp":1},"other_total":1,"retransmits":1,"rpc_packets":3,"same_instant_copies":0,"segments":6,"truncated":2,"types":{"ACK":0,`, `"DATA":3,`, `"GRANT":1,`} {
 		if !strings.Contains(string(b), w) {
 			t.Errorf("JSON lacks %s:\n%s", w, b)
 		}
 	}
+	s.SameInstant = 2
+	if got := s.Summary("c.pcap", nil); !strings.Contains(got, "; 1 other (udp 1); 2 Homa frames repeat an earlier frame byte for byte at the same instant; 1 GSO frame") {
+		t.Errorf("summary without the same-instant repeats: %s", got)
+	}
+	if b, _ := json.Marshal(s.JSONSummary("c.pcap", nil)); !strings.Contains(string(b), `"same_instant_copies":2,`) {
+		t.Errorf("JSON without the same-instant repeats: %s", b)
+	}
+	s.SameInstant = 0
 	s.CaptureDrops = 4
 	if got := s.Summary("c.pcap", nil); !strings.Contains(got, "; the capture says it dropped 4 packets itself (interface statistics)") {
 		t.Errorf("summary without the declared drops: %s", got)

@@ -75,6 +75,14 @@ tcpdump on a HomaModule host is none of these: under its default gro_policy
 the module's GRO handler passes GRANTs and single-packet messages straight to
 its SoftIRQ handler, so such a capture lacks them (its DATA then look sent
 past their grants); capture on a mirror port or a tap on the link instead.
+A capture whose frames appear twice at the same instant where it cannot
+say where each was taken (a classic Ethernet pcap merged with itself, two
+captures of one interface merged): when at least a fifth of its Homa
+frames so repeat an earlier one, a WARNING says so and how to remove them
+(editcap -d), and each violation that disappears without them says so in
+its hint. Those violations stand (a host that sends its packets twice at
+once breaks the rules too); a capture that shows the two capture points
+(pcapng interfaces, Linux cooked headers) has its copies counted once.
 Findings at frames a tester marked as broken on purpose (pcapng comment
 "homatest tester: deliberate ...") are charged to the tester and do not fail.
 
@@ -115,7 +123,10 @@ Exit codes: 0 no MUST violation (and with --strict no SHOULD violation),
 flags), 130 interrupted (Ctrl-C, SIGINT or SIGTERM: the check stops within
 a batch of frames, prints no verdict and writes no --annotate file). 2 wins: with several FILEs, one that cannot be checked makes the
 exit 2 even when others have violations (their reports still print them,
-and the error line names the files that failed their check). A capture cut
+and the error line names the files that failed their check). An
+INCOMPLETE file's reason is said once in the text report (its WARNING
+line); the exit line on standard error then names the file and the cause
+in a few words (in full after -o json, junit or html). A capture cut
 short or damaged part-way (tcpdump killed mid-write, a full disk) is judged
 up to the damage, as if it had stopped there: its report says so (DAMAGED,
 JSON "damaged"), its verdict is INCOMPLETE unless a MUST violation before the
@@ -245,7 +256,11 @@ func runCheck(cmd *cobra.Command, o *checkOpts, files []string) error {
 			if r.Error != "" {
 				msgs = append(msgs, r.Error)
 			}
-			if why := incompleteWhy(r); why != "" {
+			why := incompleteWhy(r)
+			if o.output == "text" {
+				why = incompleteBrief(r)
+			}
+			if why != "" {
 				msgs = append(msgs, why)
 			}
 		}

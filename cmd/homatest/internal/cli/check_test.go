@@ -443,3 +443,52 @@ func TestCheckTextInconclusiveReasons(t *testing.T) {
 		t.Errorf("output:\n%s", out)
 	}
 }
+
+// TestRealCapturesTick: the real captures' READMEs say what check infers
+// from them. Their hosts ran request_ack_ticks=20, but a Homa tick in the
+// emulated guest took about 1.2 ms: linux-6.1's loss capture repeats
+// NEED_ACK every 1.214 ms (check infers tick 1.214ms); counted in the
+// profile's 1-ms ticks the first NEED_ACK's delay reads as
+// request_ack_ticks 24 or 25, and in the guest's ticks as 20. Before, the
+// READMEs said a tick was "about 1 ms", and a user who saw check infer
+// 25 could not tell which was true.
+func TestRealCapturesTick(t *testing.T) {
+	inferred := func(path string, extra ...string) map[string]string {
+		t.Helper()
+		out, _, _ := run(t, append([]string{"check", "-o", "json", "--infer-params", path}, extra...)...)
+		var js struct {
+			Files []struct {
+				Inferred []struct{ Name, Value string } `json:"inferred_params"`
+			} `json:"files"`
+		}
+		if err := json.Unmarshal([]byte(out), &js); err != nil || len(js.Files) != 1 {
+			t.Fatalf("%s: %v", path, err)
+		}
+		m := map[string]string{}
+		for _, x := range js.Files[0].Inferred {
+			m[x.Name] = x.Value
+		}
+		return m
+	}
+	if got := inferred(filepath.Join(realDir, "linux-6.1-proto253/c-500k-loss3pct-server-side.pcap")); got["tick"] != "1.214ms" || got["request_ack_ticks"] != "20" {
+		t.Errorf("linux-6.1 c: inferred tick %q request_ack_ticks %q, want 1.214ms and 20", got["tick"], got["request_ack_ticks"])
+	}
+	for _, f := range []string{"a-small-rpcs.pcap", "b-500k-grants.pcap", "c-500k-loss3pct-server-side.pcap"} {
+		path := filepath.Join(realDir, "linux-6.13-proto146", f)
+		if got := inferred(path)["request_ack_ticks"]; got != "24" && got != "25" {
+			t.Errorf("linux-6.13 %s: request_ack_ticks %q in 1-ms ticks, want 24 or 25", f, got)
+		}
+		if got := inferred(path, "--param", "tick=1.214ms")["request_ack_ticks"]; got != "20" {
+			t.Errorf("linux-6.13 %s: request_ack_ticks %q in the guest's 1.214-ms ticks, want 20 (the sysctl)", f, got)
+		}
+	}
+	for _, readme := range []string{"README.md", "linux-6.1-proto253/README.md", "linux-6.13-proto146/README.md"} {
+		b, err := os.ReadFile(filepath.Join(realDir, readme))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s := string(b); strings.Contains(s, "tick is about 1 ms") || !strings.Contains(s, "1.2 ms") {
+			t.Errorf("%s: says a tick is about 1 ms, or not that the guest's took about 1.2 ms", readme)
+		}
+	}
+}

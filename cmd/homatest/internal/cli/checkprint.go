@@ -60,6 +60,9 @@ func writeCheckText(w io.Writer, reports []check.FileReport) error {
 		if fr.MergedHint != "" {
 			fmt.Fprintf(ew, "WARNING: %s\n", fr.MergedHint)
 		}
+		if fr.SameInstantHint != "" {
+			fmt.Fprintf(ew, "WARNING: %s\n", fr.SameInstantHint)
+		}
 		if fr.OneEndHint != "" {
 			fmt.Fprintf(ew, "WARNING: %s\n", fr.OneEndHint)
 		}
@@ -364,6 +367,37 @@ func incompleteWhy(fr check.FileReport) string {
 		return fr.File + ": incomplete: findings are inconclusive for what the capture did not show"
 	}
 	return ""
+}
+
+// incompleteBrief is incompleteWhy for the exit line on standard error
+// after a text report, which already printed the reason in full (a
+// WARNING or capture drops line): the file and the reason's name, so a
+// terminal showing both does not read it twice. Other
+// outputs (JSON, JUnit, HTML) are for programs and pages; there the exit
+// line keeps incompleteWhy's whole text.
+func incompleteBrief(fr check.FileReport) string {
+	var what string
+	switch {
+	case fr.Damaged != "":
+		// One line that names the file, as decode, rpcs and plot give
+		// it for the same file: the error line of a damaged input.
+		return fr.Damaged
+	case fr.Verdict != "incomplete":
+		return ""
+	case fr.SnapHint != "":
+		what = "the snap length cut Homa headers (see its WARNING)"
+	case fr.MergedHint != "":
+		what = "looks like two captures merged (its WARNING says what shows it and how to split it)"
+	case fr.OneEndHint != "":
+		what = "one end of every host's link (see its WARNING)"
+	case fr.NothingJudged != "":
+		what = "no exchange judged (see its WARNING)"
+	case fr.CaptureDropsHint != "":
+		what = "findings rest on packets the capture dropped (see its capture drops line)"
+	default:
+		return incompleteWhy(fr)
+	}
+	return fr.File + ": incomplete: " + what
 }
 
 // printable is text from a capture (a section or frame comment, an

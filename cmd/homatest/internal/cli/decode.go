@@ -73,6 +73,10 @@ A capture of switch ports in both directions (homatest run's and scenario
 run's capture.pcapng, directions in epb_flags) prints every frame, but its
 summary, with or without --summary-only, counts each packet once, as sent
 (the frames as delivered show as "other direction"; --rpc's count too).
+It also counts the Homa frames that repeat an earlier frame byte for byte
+at the same instant and capture point ("N Homa frames repeat an earlier
+frame ...", JSON same_instant_copies): many of them mean the capture
+doubled its frames (a file merged with itself; editcap -d removes them).
 
 A capture cut short (e.g. tcpdump killed mid-write) is decoded up to the
 damage, its summary says where it stopped, and the exit code is 2. With

@@ -1,13 +1,13 @@
 package cli
 
 import (
-	"encoding/json"
 	"fmt"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/homatest/homatest/homa"
+	"github.com/homatest/homatest/internal/jsonout"
 )
 
 func newFaultsCmd() *cobra.Command {
@@ -29,7 +29,7 @@ shows that it catches real bugs.`,
 			w := &errWriter{w: cmd.OutOrStdout()}
 			switch output {
 			case "json":
-				json.NewEncoder(w).Encode(homa.FaultNames())
+				jsonout.Write(w, homa.FaultNames())
 			default: // text (outputVar refused anything else)
 				for _, f := range homa.FaultNames() {
 					fmt.Fprintf(w, "%-22s %s\n%-22s reproduces %s; caught by %s\n", f.Name, f.Doc, "", f.Reproduces, strings.Join(f.CaughtBy, ", "))

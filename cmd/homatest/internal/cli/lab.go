@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -47,6 +46,12 @@ QEMU (Debian: qemu-system-x86) uses KVM when /dev/kvm works, software
 emulation (TCG) otherwise: then a boot takes 12-60 s and everything runs 10-50x
 slower. The guest is a child of this process and dies with it.
 
+--timeout bounds the guest's run: QEMU is killed that long after it
+starts, the guest's boot (12-60 s under software emulation) and COMMAND
+included; the kernel's download (first use) and the initramfs build
+before it do not count. A guest so killed exits 2 with a line saying so
+and the last console lines.
+
 The homatest binary must be linked statically (CGO_ENABLED=0 go build);
 --homatest names another one. Needs root only for what COMMAND does.
 
@@ -77,7 +82,7 @@ QEMU or the kernel cannot be had.`,
 				return usageErr(fmt.Errorf("--timeout %v: want a duration such as 10m, or 0 for no limit", timeout))
 			}
 			cfg := lab.Config{Command: args, Insmod: insmod, Env: env, Homatest: homatest, Accel: accel, CPUs: cpus, MemoryMiB: mem,
-				Stdout: cmd.OutOrStdout(), Stderr: cmd.ErrOrStderr()}
+				Timeout: timeout, Stdout: cmd.OutOrStdout(), Stderr: cmd.ErrOrStderr()}
 			for _, s := range sysctls {
 				sc, err := lab.ParseSysctl(s)
 				if err != nil {
@@ -139,11 +144,6 @@ QEMU or the kernel cannot be had.`,
 				}
 			}
 			cfg.Console = consoleW
-			if timeout > 0 {
-				var cancel func()
-				ctx, cancel = context.WithTimeout(ctx, timeout)
-				defer cancel()
-			}
 			res, err := lab.Run(ctx, cfg)
 			if consoleF != nil {
 				if cerr := consoleF.Close(); cerr != nil {
@@ -183,7 +183,7 @@ QEMU or the kernel cannot be had.`,
 	f.StringVar(&accel, "accel", "auto", "auto (KVM when /dev/kvm works, else software emulation), kvm or tcg")
 	f.IntVar(&cpus, "cpus", 2, "guest CPUs")
 	f.IntVar(&mem, "memory", 2048, "guest memory in MiB")
-	f.DurationVar(&timeout, "timeout", 0, "kill the guest after this long (0: no limit)")
+	f.DurationVar(&timeout, "timeout", 0, "kill the guest this long after QEMU starts it: its boot and COMMAND, not the kernel fetch or the initramfs build before (0: no limit)")
 	f.BoolVarP(&verbose, "verbose", "v", false, "copy the kernel's console to stderr and print the boot time")
 	return cmd
 }

@@ -104,6 +104,16 @@ checker's findings as packet comments on their frames), and the command
 that reruns it. The run folder gets report.html: the same as a page, with
 each failure's sequence graph (-o html prints it).
 
+--list prints the specs a run would select, without running any: short
+name, area, level, kind and RUNS, whether this IUT and environment run it:
+yes; no (the reason follows the table); for an IUT whose hello is not
+known in advance (any but the built-in ref with its own parameters),
+"if params allow" (unless the parameters or profile in its hello rule the
+spec out) or "if CAP" (only if its hello declares capability CAP, e.g.
+ipv6, reply-delay, timeouts). -o json gives it as "runs" (with "needs",
+the capabilities); "support" is the older, coarser field (yes, no, or
+hello for every active spec), kept for scripts that read it.
+
 --repeat N runs the suite N times (each pass in its own process) and fails if
 any pass fails. --mutation-matrix runs one pass per fault knob of the
 reference implementation (homatest faults) and prints which specs catch
@@ -172,7 +182,7 @@ killed runs left on the machine, never a live run's (homatest cleanup).`,
 	outputVar(f, &o.output, "the specs by area and every failure; html the report page (also written as report.html in the run folder)", "text", "json", "html")
 	f.StringVar(&o.artifacts, "artifacts", "", "run folder: per pass its whole capture (capture.pcapng; --mutation-matrix keeps none), failed specs' own captures, result.json and logs, and report.html (default: a new folder under homatest-runs/)")
 	f.IntVar(&o.keepRuns, "keep-runs", 20, "without --artifacts: once the run is done, remove the oldest of homatest run's folders under homatest-runs/ so that the newest N remain, this one included (only folders it made: named by time, holding passes, not in use; said on stderr); 0 keeps all")
-	f.BoolVar(&o.list, "list", false, "print the specs the run would select (one a line: short name for --focus, area, level, active or passive, whether this IUT and environment run it, rule IDs; -o json for machines) and run none")
+	f.BoolVar(&o.list, "list", false, "print the specs the run would select (one a line: short name for --focus, area, level, active or passive, RUNS: whether this IUT and environment run it, rule IDs; -o json for machines) and run none")
 	f.BoolVar(&o.matrix, "mutation-matrix", false, "run one pass per fault knob and print which specs catch each")
 	f.BoolVar(&o.strict, "strict", false, "fail (exit 1) on failed SHOULD specs too, and (exit 2, INCOMPLETE) on specs not run (unsupported); by default they are warnings")
 	f.BoolVarP(&o.verbose, "verbose", "v", false, "keep Ginkgo's verbose log in the artifacts")
@@ -627,6 +637,25 @@ func (o *runOpts) interrupted(err error) error {
 	return &ExitError{Code: 130, Err: fmt.Errorf("%s; its partial folder %s is marked %s%s", msg, o.artifacts, harness.InterruptedFile, said)}
 }
 
+// runsLegend says what the RUNS values that specs hold mean, in one
+// clause: those of an IUT whose hello is known (the ref) need no more
+// than "yes" and "no".
+func runsLegend(specs []conformance.SpecInfo) string {
+	var ifCap, ifParams bool
+	for _, s := range specs {
+		ifCap = ifCap || len(s.Needs) > 0 && s.Runs != "yes" && s.Runs != "no"
+		ifParams = ifParams || s.Runs == conformance.RunsIfParams
+	}
+	legend := "yes or no, with these flags"
+	if ifParams {
+		legend += "; " + conformance.RunsIfParams + ": unless the parameters or profile in the IUT's hello rule it out (the skipped spec says why)"
+	}
+	if ifCap {
+		legend += "; if CAP: only if the IUT's hello declares capability CAP, and its parameters allow"
+	}
+	return legend
+}
+
 // listSpecs prints the specs the run's selection names, without running
 // any (conformance.List): text, one a line, or -o json. No spec selected
 // is the usage error a run gives.
@@ -667,14 +696,14 @@ func (o *runOpts) listSpecs(out io.Writer) error {
 			if s.Why != "" && !slices.Contains(whys, s.Why) {
 				whys = append(whys, s.Why)
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", s.Short, s.Area, s.Level, s.Kind, s.Support, rules)
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", s.Short, s.Area, s.Level, s.Kind, s.Runs, rules)
 		}
 		tw.Flush()
 		count := plural.Of(n, "spec", "specs")
 		if n < len(specs) {
 			count += " and " + conformance.RunCaptureShort
 		}
-		fmt.Fprintf(w, "%s; RUNS: yes, no or hello (the IUT's hello decides, by its capabilities and parameters); run one: homatest run --focus NAME\n", count)
+		fmt.Fprintf(w, "%s; RUNS: %s; run one: homatest run --focus NAME\n", count, runsLegend(specs))
 		for _, why := range whys {
 			fmt.Fprintf(w, "RUNS no: %s\n", why)
 		}

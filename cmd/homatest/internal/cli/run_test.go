@@ -294,12 +294,14 @@ func TestRunList(t *testing.T) {
 		t.Fatalf("run --list: exit %d, %v\n%s", code, err, out)
 	}
 	lines := strings.Split(strings.TrimSpace(out), "\n")
-	if len(lines) != 1+92+1 || !strings.HasPrefix(lines[0], "NAME ") || !strings.HasPrefix(lines[len(lines)-1], "91 specs and RUN-capture; RUNS: yes, no or hello") {
+	if len(lines) != 1+92+1 || !strings.HasPrefix(lines[0], "NAME ") || lines[len(lines)-1] != "91 specs and RUN-capture; RUNS: yes or no, with these flags; run one: homatest run --focus NAME" {
 		t.Fatalf("want a header, 92 lines (91 specs and RUN-capture) and the count; got %d lines:\n%s", len(lines), out)
 	}
 	for _, want := range []string{
-		"GRANT-long-request  grant  MUST  active  hello  HOMA-GRANT-001,HOMA-GRANT-002,",
-		"CUTOFFS-stale  cutoffs  SHOULD  active  hello  HOMA-CUTOFF-002,HOMA-CUTOFF-005",
+		// The built-in ref's hello is known: every active spec runs.
+		"GRANT-long-request  grant  MUST  active  yes  HOMA-GRANT-001,HOMA-GRANT-002,",
+		"CUTOFFS-stale  cutoffs  SHOULD  active  yes  HOMA-CUTOFF-002,HOMA-CUTOFF-005",
+		"IPV6-request  ipv6  MUST  active  yes  HOMA-WIRE-013,",
 		"WORKLOAD-incast  workload  MUST  passive  yes  HOMA-GRANT-002,HOMA-GRANT-003,HOMA-GRANT-005,HOMA-GRANT-009",
 		"RUN-capture  run  MUST  capture  yes  (every rule, over the pass's whole capture)",
 	} {
@@ -324,6 +326,54 @@ func TestRunList(t *testing.T) {
 	}
 	if len(specs) != 1 || specs[0].Short != "WORKLOAD-incast" || specs[0].Kind != "passive" || specs[0].Support != "no" || !strings.Contains(specs[0].Why, "--ns-workloads") {
 		t.Errorf("--impl linux --env ns --focus WORKLOAD-incast: %+v; want WORKLOAD-incast alone, passive, not run for want of --ns-workloads", specs)
+	}
+	// Another IUT's hello decides: the column says on what (before, it
+	// said "hello" for all 77 active specs, even of the ref). The JSON
+	// keeps the old "support" beside the new "runs".
+	for _, c := range []struct {
+		args  []string
+		runs  map[string]string
+		needs string
+	}{
+		{[]string{"--env", "ns", "--impl", "linux"}, map[string]string{"GRANT-long-request": "if params allow", "IPV6-request": "if ipv6",
+			"RESEND-busy-alive-app": "if reply-delay", "REQUEST-id-after-abort": "if timeouts", "WORKLOAD-incast": "no"}, "ipv6"},
+		// The ref with other parameters: they may rule a spec out.
+		{[]string{"--env", "sim", "--param", "unsched_bytes=20000"}, map[string]string{"GRANT-long-request": "if params allow", "IPV6-request": "if ipv6",
+			"WORKLOAD-incast": "yes"}, "ipv6"},
+	} {
+		args := append([]string{"run", "--list"}, c.args...)
+		out, _, code := run(t, args...)
+		legend := "RUNS: yes or no, with these flags; if params allow: unless the parameters or profile in the IUT's hello rule it out (the skipped spec says why); if CAP: only if the IUT's hello declares capability CAP, and its parameters allow;"
+		if code != ExitOK || !strings.Contains(out, legend) {
+			t.Errorf("%v: exit %d, no legend %q:\n%s", args, code, legend, out)
+		}
+		out, _, _ = run(t, append(args, "-o", "json")...)
+		var got []struct {
+			Short   string   `json:"short_name"`
+			Runs    string   `json:"runs"`
+			Support string   `json:"support"`
+			Needs   []string `json:"needs"`
+		}
+		if err := json.Unmarshal([]byte(out), &got); err != nil {
+			t.Fatalf("%v -o json: %v", args, err)
+		}
+		for _, s := range got {
+			want, ok := c.runs[s.Short]
+			if !ok {
+				continue
+			}
+			delete(c.runs, s.Short)
+			wantSupport := "hello"
+			if s.Short == "WORKLOAD-incast" {
+				wantSupport = want
+			}
+			if s.Runs != want || s.Support != wantSupport || (s.Short == "IPV6-request") != slices.Equal(s.Needs, []string{c.needs}) {
+				t.Errorf("%v: %s runs %q support %q needs %v, want %q, %q (and needs [%s] for IPV6-request only)", args, s.Short, s.Runs, s.Support, s.Needs, want, wantSupport, c.needs)
+			}
+		}
+		if len(c.runs) > 0 {
+			t.Errorf("%v: not listed: %v", args, c.runs)
+		}
 	}
 	// A selection lists what it selects, and no RUN-capture.
 	out, _, code = run(t, "run", "--list", "--env", "sim", "--label-filter", "ipv6")

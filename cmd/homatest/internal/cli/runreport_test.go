@@ -176,6 +176,35 @@ func TestStallLinesJudgedElsewhere(t *testing.T) {
 	}
 }
 
+// TestStallLinesRerunCleared: a spec whose stall-explained findings a
+// rerun cleared passed: its lines say "passed on rerun N" and list the
+// earlier tries' findings under it, with no INCONCLUSIVE (before: "rerun
+// 2 times, the last without a finding" and "INCONCLUSIVE SPEC: ..."
+// under a PASS, which read as an inconclusive run). A spec inconclusive
+// in every rerun keeps its NOT JUDGED and INCONCLUSIVE lines.
+func TestStallLinesRerunCleared(t *testing.T) {
+	var b bytes.Buffer
+	writeInconclusive(&b, []conformance.SpecResult{
+		{Name: "grants GRANT-srpt: x", State: "passed", Reruns: 2, Rerun: "quiet",
+			TimingInconclusive: []string{"HOMA-GRANT-011: GRANT late (stall)", "HOMA-GRANT-011: GRANT late again (stall)"}},
+		{Name: "retransmission RESEND-gap: y", State: "inconclusive", Reruns: 3, Rerun: "inconclusive",
+			TimingInconclusive: []string{"HOMA-RESEND-001: RESEND late (stall)"}}})
+	got := b.String()
+	for _, want := range []string{
+		"  grants GRANT-srpt: x: passed on rerun 2; before it, 2 findings explained by a measured stall (not charged):\n" +
+			"    earlier try: HOMA-GRANT-011: GRANT late (stall)\n    earlier try: HOMA-GRANT-011: GRANT late again (stall)\n",
+		"  NOT JUDGED retransmission RESEND-gap: y: rerun 3 times, inconclusive every time",
+		"  INCONCLUSIVE retransmission RESEND-gap: y: HOMA-RESEND-001: RESEND late (stall)\n",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("stall lines lack %q:\n%s", want, got)
+		}
+	}
+	if strings.Contains(got, "INCONCLUSIVE grants") {
+		t.Errorf("a spec that passed on rerun has an INCONCLUSIVE line:\n%s", got)
+	}
+}
+
 // TestRunAreaTable: the text table and JSON's areas count each spec in
 // one column, as the verdict line and the report page do
 // (conformance.Counts): a failed SHOULD spec without --strict is warned,
