@@ -613,6 +613,7 @@ func newChecker(profile string, p Params, rules []*Rule, verify bool) *Checker {
 		}
 		if cp.form == formEach && cp.each.JudgesLevel {
 			c.levels.add(i)
+			c.race.rules = append(c.race.rules, i)
 		}
 		needs, u := cp.shortcuts()
 		if u.When != 0 {
@@ -853,7 +854,7 @@ func (c *Checker) recordHere(i int, e *Event, res Result) {
 	if res.Status == Passed && res.Cause() == "" {
 		c.state[i].pass(res.Slack)
 		if c.props[i].form == formEach && c.props[i].each.JudgesLevel {
-			c.race.want |= e.PriorityBits()
+			c.race.passed(i, e)
 		}
 	} else if res.Status != NotApplicable {
 		c.recordFinding(i, e, &res)
@@ -1213,8 +1214,9 @@ func (c *Checker) record(i int, e *Event, at frameRef, rpc *RPCKey, res Result) 
 	if level {
 		switch res.Status {
 		case Passed:
-			c.race.want |= e.PriorityBits()
+			c.race.passed(i, e)
 		case Violated:
+			c.race.judged = true
 			c.race.want |= res.wanted()
 			if t := res.wantedAfter(); t.After(c.race.after) {
 				c.race.after = t
@@ -1368,7 +1370,7 @@ func (c *Checker) feed(e *Event, learn bool) {
 			c.evalRule(i, e)
 		}
 	}
-	if c.race.want != 0 || len(c.race.held) > 0 {
+	if c.race.want != 0 || c.race.judged || len(c.race.held) > 0 {
 		c.raceNote(e)
 	}
 	if e.Partial() {
@@ -1440,6 +1442,7 @@ func (c *Checker) feedType(cls int, e *Event) {
 			d[w] &= set[w]
 			set[w] &^= d[w]
 			pass[w] = d[w] & c.usual.pass[w]
+			c.race.right[w] |= pass[w] & c.levels[w]
 			lv |= pass[w] & c.levels[w]
 		}
 		c.countPasses(&pass)
@@ -1462,7 +1465,7 @@ func (c *Checker) feedType(cls int, e *Event) {
 				if res := cp.each.Check(&c.ctx, e); res.Status == Passed && res.Cause() == "" {
 					st.pass(res.Slack)
 					if cp.each.JudgesLevel {
-						c.race.want |= e.PriorityBits()
+						c.race.passed(i, e)
 					}
 				} else if res.Status != NotApplicable {
 					c.recordFinding(i, e, &res)

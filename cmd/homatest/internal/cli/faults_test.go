@@ -828,12 +828,10 @@ func brFaultCases() []faultCase {
 			},
 			// The receiver's first GRANT passes the capture point
 			// before the sender's burst ends, so UNSCHED-001 (bytes
-			// beyond U before any GRANT was seen) does not fire. The
-			// packet [41296, 42720) past U at the unscheduled level 4,
-			// not the GRANT's 0 (GRANT-008), leaves 1 µs after the
-			// packet before it, which wanted 4: on IPv4 that is the TOS
-			// race (inconclusive).
-			want: []hit{{"HOMA-WIRE-007", 5}, {"HOMA-UNSCHED-002", 35}},
+			// beyond U before any GRANT was seen) does not fire; the
+			// packet [41296, 42720) past U at the unscheduled level
+			// breaks GRANT-008 instead.
+			want: []hit{{"HOMA-WIRE-007", 5}, {"HOMA-UNSCHED-002", 35}, {"HOMA-GRANT-008", 36}},
 		},
 		{
 			id: "BR-18", slug: "resend-right-after-grant",
