@@ -51,9 +51,10 @@ const tosRaceOneIn = 100
 // when a packet of P's socket (source address and port) within the race
 // window of P, before or after it, wanted and carried L and has excused
 // no other wrong level (only the last writer of the TOS reads its own
-// level, so the packet another read from carried what it wanted): each packet's write of the TOS is one chance to be read by
-// another packet, so a sender that puts the wrong level on a run of
-// packets is not excused by the one control packet beside them. P's
+// level, so the packet another read from carried what it wanted): each
+// packet's write of the TOS is one chance to be read by another packet,
+// so a sender that puts the wrong level on a run of packets is not
+// excused by the one control packet beside them. P's
 // violation waits until the window after it has passed to be recorded
 // either way (at the section's end, as a violation: an excuse needs a
 // packet that shows it). The window is bunchTol: jitter where the capture
