@@ -72,6 +72,10 @@ type Finding struct {
 	// under test (Checker.SetNotUnderTest); a capture drop neither counts
 	// it nor excuses it.
 	notUnderTest bool
+	// seq numbers findings in the order the Checker found them (a level
+	// violation held for the TOS race keeps its number), which orders
+	// the findings of one frame (sortFindings).
+	seq uint64
 }
 
 // MayRestOnMissing reports whether a packet the capture did not see may
@@ -547,6 +551,13 @@ type Checker struct {
 	twoWay bool
 	// oneWay: see SetOneDirectionExcuse.
 	oneWay bool
+	// race holds the levels recent IPv4 packets wanted and the level
+	// violations waiting for the packets after them (tosRace); levels
+	// holds the Each rules that judge a level (Each.JudgesLevel).
+	race   tosRace
+	levels ruleSet
+	// found numbers the findings (Finding.seq).
+	found uint64
 }
 
 // NewChecker returns a checker of rules against parameters p (profile is
@@ -599,6 +610,10 @@ func newChecker(profile string, p Params, rules []*Rule, verify bool) *Checker {
 			if cp.form == formEach && cp.each.Malformed || cp.partialTypes(t) {
 				c.partialBy[k] = append(c.partialBy[k], i)
 			}
+		}
+		if cp.form == formEach && cp.each.JudgesLevel {
+			c.levels.add(i)
+			c.race.rules = append(c.race.rules, i)
 		}
 		needs, u := cp.shortcuts()
 		if u.When != 0 {
@@ -838,6 +853,9 @@ func hasRPC(e *Event) bool {
 func (c *Checker) recordHere(i int, e *Event, res Result) {
 	if res.Status == Passed && res.Cause() == "" {
 		c.state[i].pass(res.Slack)
+		if c.props[i].form == formEach && c.props[i].each.JudgesLevel {
+			c.race.passed(i, e)
+		}
 	} else if res.Status != NotApplicable {
 		c.recordFinding(i, e, &res)
 	}
@@ -1145,8 +1163,10 @@ func (c *Checker) moveViolationsOf(cause Cause, all bool, pick func(*Rule) bool,
 		i := c.ruleIndex(f.Rule)
 		if st := c.state[i]; st.keptInc < MaxFindings {
 			st.keptInc++
+			c.found++
 			f.Cause = cause
 			f.Why = why(f.Why)
+			f.seq = c.found
 			c.report.Inconclusive = append(c.report.Inconclusive, f)
 		}
 	}
@@ -1178,27 +1198,61 @@ func (c *Checker) ruleIndex(id string) int {
 	return -1
 }
 
+// record records res of rule i at the frame at (the current event e's,
+// or an earlier one's, e then nil or another event) about RPC rpc: a
+// violation the network's duplicate or the capture's start explains is
+// inconclusive, and a level violation at an IPv4 packet waits for the
+// packets of its socket after it (tosRace); file records the rest.
 func (c *Checker) record(i int, e *Event, at frameRef, rpc *RPCKey, res Result) {
-	st := c.state[i]
-	r := c.rules[i]
 	if res.Status == NotApplicable {
 		return
 	}
+	mayMiss := captureDropMayExplain(c.rules[i], res)
+	c.found++
+	seq := c.found
+	level := c.props[i].form == formEach && c.props[i].each.JudgesLevel && e != nil && e.Frame == at.frame
+	if level {
+		switch res.Status {
+		case Passed:
+			c.race.passed(i, e)
+		case Violated:
+			c.race.judged = true
+			c.race.want |= res.wanted()
+			if t := res.wantedAfter(); t.After(c.race.after) {
+				c.race.after = t
+			}
+		}
+	}
+	if res.Status == Violated {
+		if ev, ok := c.net.Duplicate(); ok && e != nil && e.Frame == at.frame {
+			res = Downgrade(CauseDuplicate, ev, "%s", res.Why())
+		} else if ev, ok := c.startedBefore(mayMiss && !res.ranBefore(), rpc, e); ok {
+			res = Downgrade(CauseCaptureStart, ev, "%s", res.Why()).WithSlack(res.Slack)
+		} else if level {
+			var held bool
+			if res, held = c.raceExcuse(i, e, at, rpc, res, mayMiss, seq); held {
+				return
+			}
+		}
+	}
+	c.file(i, at, rpc, res, mayMiss, seq)
+}
+
+// file counts res (not NotApplicable) of rule i at the frame at about RPC
+// rpc and keeps it as a finding unless it is a pass; mayMiss says a
+// packet the capture lacks may explain a violation of it
+// (captureDropMayExplain, asked of the rule's own result); seq is the
+// finding's number (Finding.seq).
+func (c *Checker) file(i int, at frameRef, rpc *RPCKey, res Result, mayMiss bool, seq uint64) {
+	st := c.state[i]
+	r := c.rules[i]
 	frame, t := at.frame, at.time
-	mayMiss := captureDropMayExplain(r, res)
 	st.res.Checked++
 	if res.Slack > st.res.MaxSlack {
 		st.res.MaxSlack = res.Slack
 	}
-	if res.Status == Violated {
-		if ev, ok := c.net.Duplicate(); ok && e != nil && e.Frame == frame {
-			res = Downgrade(CauseDuplicate, ev, "%s", res.Why())
-		} else if ev, ok := c.startedBefore(mayMiss && !res.ranBefore(), rpc, e); ok {
-			res = Downgrade(CauseCaptureStart, ev, "%s", res.Why()).WithSlack(res.Slack)
-		}
-	}
 	f := Finding{Rule: r.ID, Level: r.Level, Frame: frame, Frames: res.Frames(), Time: t, RPC: rpc, Why: res.Why(), Slack: res.Slack, Late: res.Late(), Cause: res.Cause(),
-		Src: at.src, Dst: at.dst, ChargedTo: at.src, Note: at.note, alone: !mayMiss}
+		Src: at.src, Dst: at.dst, ChargedTo: at.src, Note: at.note, alone: !mayMiss, seq: seq}
 	f.Early, f.EarlyAt, f.EarlyRef = res.Early()
 	f.Since = res.Since()
 	if res.detail != nil {
@@ -1266,6 +1320,9 @@ func (c *Checker) feed(e *Event, learn bool) {
 	if why, host := c.sectionBreak(e); why != "" {
 		c.newSection(e, why, host)
 	}
+	if len(c.race.held) > 0 {
+		c.raceExpire()
+	}
 	c.last = e.Time
 	c.events++
 	if c.oneWay && !c.twoWay {
@@ -1312,6 +1369,9 @@ func (c *Checker) feed(e *Event, learn bool) {
 		for _, i := range c.byClass[cls] {
 			c.evalRule(i, e)
 		}
+	}
+	if c.race.want != 0 || c.race.judged || len(c.race.held) > 0 {
+		c.raceNote(e)
 	}
 	if e.Partial() {
 		c.trace.notePartial(e)
@@ -1377,12 +1437,19 @@ func (c *Checker) feedType(cls int, e *Event) {
 			c.verifyUsual(&set, &d, e)
 		}
 		var pass ruleSet
+		lv := uint64(0)
 		for w := range set {
 			d[w] &= set[w]
 			set[w] &^= d[w]
 			pass[w] = d[w] & c.usual.pass[w]
+			c.race.right[w] |= pass[w] & c.levels[w]
+			lv |= pass[w] & c.levels[w]
 		}
 		c.countPasses(&pass)
+		if lv != 0 {
+			// A level rule's Usual pass: the packet wanted its level.
+			c.race.want |= e.PriorityBits()
+		}
 	}
 	for w := range set {
 		set[w] |= c.open[w]
@@ -1397,6 +1464,9 @@ func (c *Checker) feedType(cls int, e *Event) {
 				// recordHere by hand: the Result stays in registers on a pass.
 				if res := cp.each.Check(&c.ctx, e); res.Status == Passed && res.Cause() == "" {
 					st.pass(res.Slack)
+					if cp.each.JudgesLevel {
+						c.race.passed(i, e)
+					}
 				} else if res.Status != NotApplicable {
 					c.recordFinding(i, e, &res)
 				}
@@ -2043,6 +2113,7 @@ func newAgedHeap(st *ruleState) minHeap[agedKey] {
 // restart starts the next section at frame at) is inconclusive
 // (CauseClose): the restart ended the RPC.
 func (c *Checker) endSection(end string, restarted netip.Addr, at int) {
+	c.raceEnd()
 	// gone excuses what restarted, the host whose restart ends the
 	// section, owed: its module's state went with the restart.
 	gone := func(to netip.Addr, what string) (Result, bool) {
@@ -2174,9 +2245,13 @@ func (c *Checker) Finish() *Report {
 	return &c.report
 }
 
-// sortFindings orders findings by frame, stably, so they read in capture order.
+// sortFindings orders findings by frame, so they read in capture order,
+// and the findings of one frame in the order they were found
+// (Finding.seq; a finding moved at Finish counts as found then).
 func sortFindings(f []Finding) {
-	sort.SliceStable(f, func(i, j int) bool { return f[i].Frame < f[j].Frame })
+	sort.SliceStable(f, func(i, j int) bool {
+		return f[i].Frame < f[j].Frame || f[i].Frame == f[j].Frame && f[i].seq < f[j].seq
+	})
 }
 
 // String renders a finding as one line.

@@ -64,6 +64,9 @@ type resultDetail struct {
 	about *RPCKey
 	// ranBefore: see Result.CaptureRanBefore.
 	ranBefore bool
+	// wants, wantsAfter: see Result.Wants.
+	wants      uint16
+	wantsAfter time.Time
 }
 
 // Why returns the one-line reason ("" for a plain pass).
@@ -168,6 +171,37 @@ func (r Result) CaptureRanBefore() Result {
 
 // ranBefore reports whether r was marked with CaptureRanBefore.
 func (r Result) ranBefore() bool { return r.detail != nil && r.detail.ranBefore }
+
+// Wants returns r, a violation of a rule that judges a packet's level
+// (Each.JudgesLevel), naming the levels its sender may have wanted (bit
+// p for level p): the Checker excuses another packet of the same socket
+// that carried one of them as the IPv4 TOS race (CauseTOSRace). after,
+// if set, is when the capture saw the packet that made the sender send
+// this one (the RPC_UNKNOWN a restart answers, the RESEND a
+// retransmission answers): a packet of the socket the capture saw before
+// that had left the sender before this one was built, so the two did not
+// race.
+func (r Result) Wants(levels uint16, after time.Time) Result {
+	return r.edit(func(d *resultDetail) {
+		d.wants, d.wantsAfter = levels, after
+	})
+}
+
+// wantedAfter returns the time Wants named (zero: none).
+func (r Result) wantedAfter() time.Time {
+	if r.detail == nil {
+		return time.Time{}
+	}
+	return r.detail.wantsAfter
+}
+
+// wanted returns the levels Wants named (0: none).
+func (r Result) wanted() uint16 {
+	if r.detail == nil {
+		return 0
+	}
+	return r.detail.wants
+}
 
 // WithSlack returns r noting the timing slack used.
 func (r Result) WithSlack(d time.Duration) Result { r.Slack = d; return r }
@@ -325,6 +359,14 @@ type Each struct {
 	// well-formed DATA packet that shows those facts: the Checker counts
 	// it without calling Check (see Usual; tests verify it).
 	Usual Usual
+	// JudgesLevel says Check judges the priority level the packet carries
+	// against the levels its sender may have wanted, which a violation
+	// names (Result.Wants): on IPv4 HomaModule passes the level through
+	// the socket's shared TOS, so the Checker holds such a violation at
+	// an IPv4 packet until it has seen the packets of the same socket
+	// around it, and makes it inconclusive when one of them wanted the
+	// level carried (see tosRace, CauseTOSRace).
+	JudgesLevel bool
 	// ChargeReceiver says a violation is the doing of the host that
 	// received the packet, whose arrival proves it (HOMA-SEND-004: request
 	// bytes first sent after the response began show the server answered

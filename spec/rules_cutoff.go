@@ -329,9 +329,10 @@ func cutoffsAllowanceStart(vs []CutoffsState, ordered bool, bound time.Duration)
 	return vs[i]
 }
 
-// bunchTol is how much closer together than they left two packets of
-// host src may pass the capture point: jitter on src's own link, slack
-// elsewhere (queueing between src and a tap bunches them).
+// bunchTol is how much the gap between two packets of host src may change
+// between leaving src and passing the capture point: jitter on src's own
+// link, slack elsewhere (queueing between src and a tap bunches them or
+// parts them).
 func bunchTol(c *Ctx, src netip.Addr) time.Duration {
 	if c.Net.atSender(src) {
 		return c.P.Jitter

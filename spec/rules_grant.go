@@ -285,8 +285,8 @@ func grantRules() []*Rule {
 			Statement: "Scheduled DATA (first transmissions at or above U) is sent at the priority of the latest GRANT for that message that its sender has processed (0 before any).",
 			Source:    "HomaModule homa_outgoing.c homa_xmit_data; homa_incoming.c homa_grant_pkt (sched_priority = the GRANT's priority, even for an older, reordered GRANT)",
 			Profiles:  []string{"linux", "linux-2024", "linux-2025"},
-			Capture:   "at a capture on the sender's side a GRANT seen more than slack earlier has been processed; elsewhere DATA below bytes of the message already seen was overtaken on its way (a priority queue holds a lower level back) and may have left before the GRANTs those bytes show processed (cause reordering); elsewhere a GRANT counts as processed once the sender sent bytes only it (or a later GRANT) authorised: until then it may still be on its way to the sender (cause queueing) or, where the capture shows loss toward the sender, lost after the capture point (cause loss after the capture point), and DATA at an older priority is inconclusive (a downgrade)",
-			Property: Each{Types: []wire.PacketType{wire.TypeData}, Usual: Usual{FactUngrantedPart, NotApplicable}, Check: func(c *Ctx, e *Event) Result {
+			Capture:   "at a capture on the sender's side a GRANT seen more than slack earlier has been processed; elsewhere DATA below bytes of the message already seen was overtaken on its way (a priority queue holds a lower level back) and may have left before the GRANTs those bytes show processed (cause reordering); elsewhere a GRANT counts as processed once the sender sent bytes only it (or a later GRANT) authorised: until then it may still be on its way to the sender (cause queueing) or, where the capture shows loss toward the sender, lost after the capture point (cause loss after the capture point), and DATA at an older priority is inconclusive (a downgrade); " + tosRaceCapture,
+			Property: Each{Types: []wire.PacketType{wire.TypeData}, Usual: Usual{FactUngrantedPart, NotApplicable}, JudgesLevel: true, Check: func(c *Ctx, e *Event) Result {
 				if e.Retransmit() {
 					return Skip
 				}
@@ -455,7 +455,7 @@ func scheduledPriority(c *Ctx, e *Event, m *Message) Result {
 				e.Offset, e.Priority, bitsString(allowed))
 		}
 		return Violation("scheduled DATA at offset %d sent at priority %d; the latest GRANT the sender has processed says %s (latest GRANT %v earlier, frame %d)",
-			e.Offset, e.Priority, bitsString(allowed), e.Time.Sub(last.Time).Round(time.Microsecond), last.Frame).WithSlack(c.P.Slack)
+			e.Offset, e.Priority, bitsString(allowed), e.Time.Sub(last.Time).Round(time.Microsecond), last.Frame).WithSlack(c.P.Slack).Wants(allowed, time.Time{})
 	}
 	if timed < 0 {
 		strict |= 1

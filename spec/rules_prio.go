@@ -2,6 +2,7 @@ package spec
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/homatest/homatest/spec/wire"
 )
@@ -90,10 +91,10 @@ func prioRules() []*Rule {
 			Statement: "Every control packet (all types but DATA) is sent at the highest priority level, num_priorities-1.",
 			Source:    "HomaModule homa_outgoing.c __homa_xmit_control",
 			Profiles:  []string{"linux", "linux-2024", "linux-2025"},
-			Capture:   "IPv4 TOS is set through a socket-wide field; a rare wrong value can be a race in HomaModule itself",
-			Property: Each{Types: controlTypes, Partial: true, Check: func(c *Ctx, e *Event) Result {
+			Capture:   tosRaceCapture,
+			Property: Each{Types: controlTypes, Partial: true, JudgesLevel: true, Check: func(c *Ctx, e *Event) Result {
 				if want := uint8(c.P.NumPriorities - 1); !e.AtPriority(want) {
-					return Violation("%s at priority %s, want %d", e.Type(), e.levelText(), want)
+					return Violation("%s at priority %s, want %d", e.Type(), e.levelText(), want).Wants(1<<want, time.Time{})
 				}
 				return Pass()
 			}},
@@ -126,8 +127,8 @@ func prioRules() []*Rule {
 			Statement: "Unscheduled DATA is sent at the level the receiver's cutoffs give its message length, using the cutoffs whose version the packet carries (version 0: the new-peer default {[7]=0, [6]=INT_MAX}, level 6 with 7 or 8 levels).",
 			Source:    "HomaModule homa_peer.c homa_unsched_priority, homa_peer_alloc; SIGCOMM 2018 §3.4",
 			Profiles:  []string{"linux", "linux-2024", "linux-2025"},
-			Capture:   "version 0 under num_priorities below 7 is inconclusive: homa_unsched_priority scans the new-peer table from num_priorities-1 down, finds no entry holding the message and reads past the table's start",
-			Property: Each{Types: []wire.PacketType{wire.TypeData}, Usual: Usual{FactScheduledOffset, NotApplicable}, Check: func(c *Ctx, e *Event) Result {
+			Capture:   "version 0 under num_priorities below 7 is inconclusive: homa_unsched_priority scans the new-peer table from num_priorities-1 down, finds no entry holding the message and reads past the table's start; " + tosRaceCapture,
+			Property: Each{Types: []wire.PacketType{wire.TypeData}, Usual: Usual{FactScheduledOffset, NotApplicable}, JudgesLevel: true, Check: func(c *Ctx, e *Event) Result {
 				d := e.Packet.Data()
 				if d.Retransmit() != 0 || e.Offset >= c.P.Unsched(d.MessageLength()) {
 					return Skip
@@ -141,7 +142,7 @@ func prioRules() []*Rule {
 					return Unsure("DATA carries cutoff_version %d, but no CUTOFFS with that version from %v is in the capture and the profile's is %d", v, e.Dst, c.P.CutoffVersion)
 				}
 				if want := UnschedPriority(cut, c.P.NumPriorities, d.MessageLength()); !e.AtPriority(want) {
-					res := Violation("unscheduled DATA of a %d-byte message at priority %s, want %d from cutoffs version %d %v", d.MessageLength(), e.levelText(), want, v, cut)
+					res := Violation("unscheduled DATA of a %d-byte message at priority %s, want %d from cutoffs version %d %v", d.MessageLength(), e.levelText(), want, v, cut).Wants(1<<want, time.Time{})
 					if !cutoffsMayBeUnseen(c, e, v) {
 						return res.Alone()
 					}
@@ -156,7 +157,8 @@ func prioRules() []*Rule {
 			Statement: "A client restarting its request after RPC_UNKNOWN retransmits it at the unscheduled priority its cutoffs give the request's length.",
 			Source:    "HomaModule homa_incoming.c homa_rpc_unknown_pkt (homa_resend_data at homa_unsched_priority)",
 			Profiles:  []string{"linux", "linux-2024", "linux-2025"},
-			Property: Each{Types: []wire.PacketType{wire.TypeData}, Needs: NeedsRetransmit | NeedsRPCUnknownSeen, Check: func(c *Ctx, e *Event) Result {
+			Capture:   tosRaceCapture,
+			Property: Each{Types: []wire.PacketType{wire.TypeData}, Needs: NeedsRetransmit | NeedsRPCUnknownSeen, JudgesLevel: true, Check: func(c *Ctx, e *Event) Result {
 				if !e.Retransmit() || !e.FromClient() {
 					return Skip
 				}
@@ -173,7 +175,7 @@ func prioRules() []*Rule {
 					return Unsure("restart DATA carries cutoff_version %d, but no CUTOFFS with that version from %v is in the capture", d.CutoffVersion(), e.Dst)
 				}
 				if want := UnschedPriority(cut, c.P.NumPriorities, d.MessageLength()); !e.AtPriority(want) {
-					return Violation("request restarted after RPC_UNKNOWN at priority %s, want the unscheduled level %d for %d bytes", e.levelText(), want, d.MessageLength())
+					return Violation("request restarted after RPC_UNKNOWN at priority %s, want the unscheduled level %d for %d bytes", e.levelText(), want, d.MessageLength()).Wants(1<<want, r.UnknownTime)
 				}
 				return Pass()
 			}},

@@ -296,7 +296,8 @@ func resendRules() []*Rule {
 			Statement: "Retransmitted DATA answering a RESEND uses the priority the RESEND asked for.",
 			Source:    "HomaModule homa_outgoing.c homa_resend_data (RESEND priority)",
 			Profiles:  []string{"linux", "linux-2024", "linux-2025"},
-			Property: Each{Types: []wire.PacketType{wire.TypeData}, Needs: NeedsRetransmit, Check: func(c *Ctx, e *Event) Result {
+			Capture:   tosRaceCapture,
+			Property: Each{Types: []wire.PacketType{wire.TypeData}, Needs: NeedsRetransmit, JudgesLevel: true, Check: func(c *Ctx, e *Event) Result {
 				if !e.Retransmit() {
 					return Skip
 				}
@@ -317,7 +318,7 @@ func resendRules() []*Rule {
 					return Skip
 				}
 				if !e.AtPriority(m.LastResendPriority) {
-					return Violation("retransmitted DATA at priority %d; the RESEND asked for %d", e.Priority, m.LastResendPriority)
+					return Violation("retransmitted DATA at priority %d; the RESEND asked for %d", e.Priority, m.LastResendPriority).Wants(1<<(m.LastResendPriority&15), m.LastResend.Time)
 				}
 				return Pass()
 			}},
