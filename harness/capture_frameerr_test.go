@@ -84,13 +84,8 @@ func (f *stampedLive) Close() error                    { return nil }
 // socket read a frame stamped after it (a host's answer must not be in
 // its view without the packet it answered).
 func TestCaptureCut(t *testing.T) {
-	arts, err := NewArtifacts(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
+	c, arts := oneHostCapture(t)
 	now := time.Now()
-	topo := &Topology{ID: "ht000000", Hosts: []*Host{{Index: 1, Name: "h1", Port: "p1"}}, Artifacts: arts}
-	c := &Capture{topo: topo}
 	for _, sc := range []struct {
 		dir Direction
 		ts  []time.Time
@@ -222,13 +217,8 @@ func (f *backlogLive) Stats() (uint64, uint64, error) {
 // emulation a port's outbound stream fell 2,900 frames behind and the run's
 // delivered.pcapng lacked the last 2.3 s of a host's traffic, undeclared.
 func TestCaptureDeclaresUnreadBacklog(t *testing.T) {
-	arts, err := NewArtifacts(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
+	c, arts := oneHostCapture(t)
 	now := time.Now()
-	topo := &Topology{ID: "ht000000", Hosts: []*Host{{Index: 1, Name: "h1", Port: "p1"}}, Artifacts: arts}
-	c := &Capture{topo: topo}
 	startFakeStream(t, c, 0, DirIn, &stampedLive{wake: make(chan struct{})})
 	startFakeStream(t, c, 0, DirOut, &backlogLive{stampedLive: stampedLive{ts: []time.Time{now.Add(-time.Second), now.Add(-time.Second / 2)}, wake: make(chan struct{})}, unread: 4})
 	defer c.discard()
@@ -252,6 +242,17 @@ func TestCaptureDeclaresUnreadBacklog(t *testing.T) {
 	if got := r.Stats(); got.CaptureDrops != 4 {
 		t.Errorf("capture.pcapng declares %d drops, want 4", got.CaptureDrops)
 	}
+}
+
+// oneHostCapture is a capture of one host h1 on port p1 with no stream
+// yet, and its run folder.
+func oneHostCapture(t *testing.T) (*Capture, *Artifacts) {
+	t.Helper()
+	arts, err := NewArtifacts(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &Capture{topo: &Topology{ID: "ht000000", Hosts: []*Host{{Index: 1, Name: "h1", Port: "p1"}}, Artifacts: arts}}, arts
 }
 
 // startFakeStream adds to c a running stream of host index host and
