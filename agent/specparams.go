@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/homatest/homatest/spec"
+	"github.com/homatest/homatest/spec/wire"
 )
 
 // Spec returns the spec parameters (package spec) an IUT runs with, from
@@ -80,3 +81,19 @@ func (p Params) MTU() (int, error) {
 // tickNsErr is the one message for a tick_ns that is not a positive
 // integer (negative, zero or not a number), wherever it is read.
 func tickNsErr(v any) string { return fmt.Sprintf("tick_ns %v: want a positive number of ns", v) }
+
+// Profile returns the spec profile of the wire format h names
+// (Hello.Wire: "2024" for HomaModule linux_6.1.38, which the linux agent
+// finds by itself), else "linux". The harness judges the IUT's captures
+// under it: a capture in one format read as another is garbage. Errors:
+// a wire name this tree does not know.
+func (h Hello) Profile() (string, error) {
+	if h.Wire == "" {
+		return "linux", nil
+	}
+	v, err := wire.ParseVersion(h.Wire)
+	if err != nil || v == wire.VersionAuto {
+		return "", fmt.Errorf("the IUT's hello says wire %q: want one of current, 2024, 2025, upstream", h.Wire)
+	}
+	return spec.ProfileForWire(v), nil
+}

@@ -15,7 +15,6 @@ import (
 	"github.com/homatest/homatest/homa/rawip"
 	"github.com/homatest/homatest/internal/stall"
 	"github.com/homatest/homatest/internal/timescale"
-	"github.com/homatest/homatest/spec"
 	"github.com/homatest/homatest/spec/wire"
 )
 
@@ -105,7 +104,7 @@ func NewNSEnv(ctx context.Context, cfg NSEnvConfig) (*Env, error) {
 	if err != nil {
 		return fail(err)
 	}
-	profile, err := helloProfile(a.Hello)
+	profile, err := a.Hello.Profile()
 	if err != nil {
 		a.Close()
 		return fail(err)
@@ -181,21 +180,6 @@ func NewNSEnv(ctx context.Context, cfg NSEnvConfig) (*Env, error) {
 	}
 	e.RunCapture = topo.Artifacts.Path("capture.pcapng")
 	return e, nil
-}
-
-// helloProfile returns the spec profile of the IUT's hello: the one of
-// the wire format it names (agent.Hello.Wire: "2024" for HomaModule
-// linux_6.1.38), else "linux". Errors: a wire name the suite does not
-// know.
-func helloProfile(h agent.Hello) (string, error) {
-	if h.Wire == "" {
-		return "linux", nil
-	}
-	v, err := wire.ParseVersion(h.Wire)
-	if err != nil || v == wire.VersionAuto {
-		return "", fmt.Errorf("the IUT's hello says wire %q: want one of current, 2024, 2025, upstream", h.Wire)
-	}
-	return spec.ProfileForWire(v), nil
 }
 
 // nsTester opens tester transports on host h at its address addr (IPv4

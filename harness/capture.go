@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/homatest/homatest/internal/nsexec"
+	"github.com/homatest/homatest/internal/timescale"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -106,7 +107,8 @@ type PortStats struct {
 	In, Out uint64
 	// KernelDrops is the frames the kernel dropped because a capture
 	// socket's buffer was full (PACKET_STATISTICS tp_drops, both
-	// directions).
+	// directions), plus those it had queued that the socket's reader had
+	// not read when Stop's deadline passed.
 	KernelDrops uint64
 	// ReadErrors is the frames the kernel queued but could not copy out
 	// (pcap.FrameError; both directions), FirstReadError the first one.
@@ -362,7 +364,10 @@ func (s *stream) run() {
 const maxFrameErrorRun = 10000
 
 // stop makes run return once it has read every frame the kernel queued
-// before now (at most 2 s, scaled, later), then closes the socket.
+// before now (at most 2 s, times HOMATEST_TIME_SCALE, later), then closes
+// the socket. Queued frames still unread then count as kernel drops: the
+// files declare them, so that the checker knows what they miss (a stream
+// 2,900 frames behind on a loaded emulated machine lost them silently).
 func (s *stream) stop() {
 	s.readStats()
 	queued := int64(s.packets - s.drops)
@@ -370,9 +375,12 @@ func (s *stream) stop() {
 	if int64(s.n.Load()+s.readErrs.Load()) >= queued {
 		s.live.SetReadDeadline(time.Now()) // wake a blocked read
 	} else {
-		s.live.SetReadDeadline(time.Now().Add(2 * time.Second))
+		s.live.SetReadDeadline(time.Now().Add(timescale.D(2 * time.Second)))
 	}
 	<-s.done
+	if unread := queued - int64(s.n.Load()+s.readErrs.Load()); unread > 0 {
+		s.drops += uint64(unread)
+	}
 	s.readStats()
 	s.live.Close()
 	if err := s.spool.close(); err != nil && s.err == nil {

@@ -551,6 +551,19 @@ func rpcNumber(r traffic.Record) int { return r.Seq + 1 }
 // hostName names host index i (0-based) as the run does: h1, h2, ...
 func hostName(i int) string { return fmt.Sprintf("h%d", i+1) }
 
+// judgeProfile returns the spec profile the run's captures are judged
+// under: the one of the wire format the IUT's hello names (HomaModule
+// linux_6.1.38's agent says "2024": IP protocol 253 and that format's
+// headers, which read as the current format give every DATA
+// cutoff_version 0 and misplaced ack fields), else the scenario's
+// check.profile.
+func judgeProfile(profile string, h agent.Hello) (string, error) {
+	if h.Wire == "" {
+		return profile, nil
+	}
+	return h.Profile()
+}
+
 // finish checks the capture and writes the remaining artifacts.
 func (r *run) finish(ctx context.Context, hs []host, cst harness.CaptureStats) error {
 	s, res := r.s, r.res
@@ -558,7 +571,11 @@ func (r *run) finish(ctx context.Context, hs []host, cst harness.CaptureStats) e
 		// Nothing to judge: a pass would say nothing about the IUT.
 		return fmt.Errorf("the workload produced no RPC (%s): give a longer workload.duration, or a workload.count", describeWorkload(s.Workload))
 	}
-	p, err := agent.Params(res.Hellos[0].Params).Spec(s.Check.Profile)
+	profile, err := judgeProfile(s.Check.Profile, res.Hellos[0])
+	if err != nil {
+		return fmt.Errorf("agent h1: %w", err)
+	}
+	p, err := agent.Params(res.Hellos[0].Params).Spec(profile)
 	if err != nil {
 		return fmt.Errorf("agent h1: %w", err)
 	}
@@ -584,7 +601,7 @@ func (r *run) finish(ctx context.Context, hs []host, cst harness.CaptureStats) e
 			return fmt.Errorf("check.params.%s: %w", name, err)
 		}
 	}
-	judge, err := spec.NewJudge(s.Check.Profile, p, s.Check.Rules, s.Check.level())
+	judge, err := spec.NewJudge(profile, p, s.Check.Rules, s.Check.level())
 	if err != nil {
 		return fmt.Errorf("check.rules: %w", err)
 	}

@@ -203,7 +203,9 @@ type Check struct {
 	// and SHOULD rules).
 	Level string `yaml:"level,omitempty"`
 	// Profile is the spec profile whose defaults the check starts from
-	// (default "linux"); the agents' hello parameters override them.
+	// (default "linux"); the agents' hello parameters override them. An
+	// IUT whose hello names a wire format (agent.Hello.Wire) is judged
+	// under that format's profile instead (judgeProfile).
 	Profile string `yaml:"profile,omitempty"`
 	// Params override spec parameters by name (homatest spec params),
 	// after the hello's, e.g. {slack: 30ms}.

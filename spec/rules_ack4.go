@@ -139,8 +139,8 @@ func needAckOwed(c *Ctx, e *Event) (Obligation, bool) {
 				return Downgrade(CauseLossBefore, ev, "%s; the NEED_ACKs may be packets lost before the capture point", what).With(x.Frame)
 			}
 			w := c.T.Lookup(x)
-			return Violation("%s; the socket was not closed: it still holds RPC %d of %v (%s %v after the deadline, frame %d), whose last request DATA came %v before",
-				what, w.Key.ClientID, w.Key.Client, x.Type(), x.Time.Sub(deadline).Round(time.Microsecond), x.Frame, held.Sub(w.ReqLast).Round(time.Microsecond)).With(x.Frame).WithSlack(c.P.Slack)
+			return Violation("%s; the socket was not closed: it still holds RPC %d of %v (%s %v after the deadline, frame %d), %s",
+				what, w.Key.ClientID, w.Key.Client, x.Type(), x.Time.Sub(deadline).Round(time.Microsecond), x.Frame, w.reqLastBefore(held)).With(x.Frame).WithSlack(c.P.Slack)
 		},
 		Unseen: Downgrade(CauseClose, Evidence{Frame: e.Frame, Why: fmt.Sprintf("no later packet of %v:%d shows it still holds an RPC it held before, so a close of the socket or a restart of the host, which end every RPC it holds, may explain it", sock.Addr, sock.Port)}, "%s", what),
 	}, true

@@ -498,6 +498,22 @@ func TestAck013NeedAckOwed(t *testing.T) {
 	rep, resp = run(false, func(*traceBuilder) {})
 	wantViolations(t, rep, "HOMA-ACK-013")
 	wantInconclusive(t, rep, "HOMA-ACK-013", resp)
+	// A witness RPC begun before the capture (no request DATA in it): the
+	// reason says so, not a duration from the zero time.
+	b := newTrace(t, wire.VersionCurrent)
+	a := b.client
+	b.client = other
+	b.ctl(false, 4, wire.TypeBusy)
+	b.client = a
+	b.after(time.Millisecond).data(true, 2, 100, 0, 100, 7, nil)
+	resp = b.after(10*time.Millisecond).data(false, 2, 200, 0, 200, 7, nil)
+	b.client = other
+	b.after(40*time.Millisecond).ctl(false, 4, wire.TypeBusy)
+	rep = b.check("linux", "HOMA-ACK-013")
+	wantViolations(t, rep, "HOMA-ACK-013", resp)
+	if f := rep.Violations[0]; !strings.HasSuffix(f.Why, "still holds RPC 4 of 198.18.0.3 (BUSY 18ms after the deadline, frame 4), whose request DATA the capture does not hold") {
+		t.Errorf("why %q", f.Why)
+	}
 	rep, _ = run(true, func(b *traceBuilder) { b.after(5*time.Millisecond).ctl(false, 2, wire.TypeNeedAck) })
 	wantClean(t, rep, "HOMA-ACK-013")
 	rep, _ = run(true, func(b *traceBuilder) {

@@ -559,3 +559,40 @@ func TestAck006NeedAckSpacing(t *testing.T) {
 		t.Errorf("why %q", f.Why)
 	}
 }
+
+// TestAck004RepeatAfterEviction: HomaModule hands a client's pending
+// acks out last in, first out (homa_peer_add_ack pushes, homa_peer_get_acks
+// pops), one per DATA packet as it is built, and builds a long message's
+// packets as it copies it in: an ack may first leave, or leave again,
+// long after its RPC ended, when the trace has forgotten the RPC
+// (EvictAfter). Seen in the lab: HomaModule linux_6.1.38 first acked RPC
+// 188 (ended at 3.7 s) in a 1 MB request's packets at 15.4 s. A repeat of
+// an ack the capture showed is not judged again; a first ack of an id at
+// or below one the trace forgot is inconclusive; an ack of an id above
+// every one the client began or the trace forgot is still a violation.
+func TestAck004RepeatAfterEviction(t *testing.T) {
+	b := newTrace(t, wire.VersionCurrent)
+	b.rpcWithResponse(2, 100)
+	b.after(30*time.Millisecond).rpcWithResponse(20, 100) // the newest short RPC
+	b.after(time.Millisecond).data(true, 22, 1000000, 0, 1424, 4, nil)
+	for _, id := range []uint64{24, 26} { // longer than defer_min_bytes
+		b.after(time.Millisecond).data(true, id, 1200, 0, 1200, 6, nil)
+		b.after(time.Millisecond).data(false, id, 100, 0, 100, 7, nil)
+	}
+	first := b.after(time.Millisecond).dataAcking(true, 22, 1000000, 1424, 1424, 4, 24)
+	b.after(EvictAfter)
+	for range 4096 { // the trace forgets finished RPCs every 4096 packets
+		b.after(time.Microsecond).ctl(false, 22, wire.TypeBusy)
+	}
+	repeat := b.after(time.Millisecond).dataAcking(true, 22, 1000000, 2848, 1424, 4, 24)
+	late := b.after(time.Millisecond).dataAcking(true, 22, 1000000, 4272, 1424, 4, 26)
+	never := b.after(time.Millisecond).dataAcking(true, 22, 1000000, 5696, 1424, 4, 30)
+	rep := b.check("linux", "HOMA-ACK-004")
+	wantViolations(t, rep, "HOMA-ACK-004", never)
+	wantInconclusive(t, rep, "HOMA-ACK-004", late)
+	for _, f := range rep.Inconclusive {
+		if f.Rule == "HOMA-ACK-004" && (f.Frame == first || f.Frame == repeat) {
+			t.Errorf("frame %d inconclusive: %s", f.Frame, f.Why)
+		}
+	}
+}

@@ -501,8 +501,8 @@ func forgotHeldRPC(c *Ctx, e *Event) (Obligation, bool) {
 				// enough for a timeout.
 				return Downgrade(CauseLossAfter, ev, "%s; the client's packets may not have reached the server", what).With(x.Frame)
 			}
-			return Violation("%s; the socket was not closed: it still holds RPC %d of %v (%s %v later, frame %d), whose last request DATA came %v before",
-				what, w.Key.ClientID, w.Key.Client, x.Type(), x.Time.Sub(unknownAt).Round(time.Microsecond), x.Frame, held.Sub(w.ReqLast).Round(time.Microsecond)).With(x.Frame).WithSlack(c.P.Slack)
+			return Violation("%s; the socket was not closed: it still holds RPC %d of %v (%s %v later, frame %d), %s",
+				what, w.Key.ClientID, w.Key.Client, x.Type(), x.Time.Sub(unknownAt).Round(time.Microsecond), x.Frame, w.reqLastBefore(held)).With(x.Frame).WithSlack(c.P.Slack)
 		},
 		Unseen: Downgrade(CauseClose, Evidence{Frame: frame, Why: fmt.Sprintf("no later packet of %v:%d shows it still holds an RPC it held before, so a close of the socket or a restart of the host, which end every RPC it holds, may explain it", sock.Addr, sock.Port)}, "%s", what),
 	}, true
@@ -539,6 +539,18 @@ func witnessHeld(c *Ctx, x *Event, sock HostPort, forgot RPCKey, held, unknownAt
 	}
 	cp := c.Net.CapturePoint()
 	return cp.SeesAllOf(sock.Addr) || cp.SeesAllOf(w.Key.Client)
+}
+
+// reqLastBefore says how long before t the capture last saw request
+// DATA of r, the RPC witnessHeld took as held since before t: "whose last
+// request DATA came D before", or, when the capture holds none (an RPC
+// begun before it, or DATA it dropped), says so instead of a duration
+// from the zero time.
+func (r *RPC) reqLastBefore(t time.Time) string {
+	if r.ReqLast.IsZero() {
+		return "whose request DATA the capture does not hold"
+	}
+	return fmt.Sprintf("whose last request DATA came %v before", t.Sub(r.ReqLast).Round(time.Microsecond))
 }
 
 // heldWindow bounds the obligations for which witnessHeld(c, x, sock,

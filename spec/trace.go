@@ -660,6 +660,10 @@ type Trace struct {
 	// pacer (homa_xmit_data), so an RPC with a higher id began later
 	// (HOMA-ACK-004).
 	newest map[netip.Addr]newestRPC
+	// forgotMax[C] is the highest client id of client host C among the
+	// RPCs the trace forgot (retire): an ack naming an id at or below it
+	// may be of one of them, handed out late (HOMA-ACK-004).
+	forgotMax map[netip.Addr]uint64
 	// clientUnknown[{C, id}] is when client C first said RPC_UNKNOWN for
 	// its id id, kept when a later packet starts a new incarnation of the
 	// RPC (HOMA-RESEND-022).
@@ -891,7 +895,7 @@ func NewTrace(p *Params) *Trace {
 	return &Trace{P: p, rpcs: map[RPCKey]*RPC{}, rpcCache: new([rpcCacheSize]*RPC), cutoffs: map[hostPair]*CutoffsState{}, versions: map[hostPair][]CutoffsState{},
 		granting: map[netip.Addr]map[*Message]*RPC{}, unreachable: map[HostPort]Unreachable{}, hostUnreachable: map[hostPair]time.Time{}, acked: map[netip.Addr]*ackHistory{},
 		longIn: map[netip.Addr]map[*Message]*RPC{}, triggers: map[netip.Addr]*triggerLog{}, sameSender: map[hostPair][2]*Message{}, lastSRPT: map[netip.Addr]Seen{}, lastFIFO: map[netip.Addr][2]fifoSeen{}, fifoPace: map[netip.Addr]*fifoTimes{},
-		pairs: map[hostPair]*pairData{}, cutoffsPaid: map[hostPair]int{}, longDone: map[netip.Addr]*minHeap[*Message]{}, longEnded: map[netip.Addr][]time.Time{}, byClientID: map[clientIDKey]*RPC{}, newest: map[netip.Addr]newestRPC{},
+		pairs: map[hostPair]*pairData{}, cutoffsPaid: map[hostPair]int{}, longDone: map[netip.Addr]*minHeap[*Message]{}, longEnded: map[netip.Addr][]time.Time{}, byClientID: map[clientIDKey]*RPC{}, newest: map[netip.Addr]newestRPC{}, forgotMax: map[netip.Addr]uint64{},
 		clientUnknown: map[clientIDKey]Seen{}, outstanding: map[netip.Addr]*outstandingSum{},
 		idle: minHeap[*RPC]{less: func(a, b *RPC) bool { return a.filed.Before(b.filed) }, at: func(r *RPC, i int) { r.idleAt = i }}}
 }
@@ -2417,11 +2421,15 @@ type newestRPC struct {
 // after the capture's start. Client ids only grow (homa_rpc_alloc_client)
 // and that RPC's short request left as its id was allocated, so id was
 // allocated later, while the capture ran, and every byte of its request
-// would pass the capture point on its way to the server. nw is that
-// newest RPC (the evidence).
+// would pass the capture point on its way to the server. id must also be
+// above every id of the client's RPCs the trace forgot (forgotMax): one
+// of those, seen and forgotten, may still be named, by an ack handed out
+// long after its RPC ended (HomaModule keeps pending acks last in, first
+// out: homa_peer_add_ack, homa_peer_get_acks). nw is that newest RPC
+// (the evidence).
 func (t *Trace) beganAfterNewest(client netip.Addr, id uint64) (nw newestRPC, ok bool) {
 	nw = t.newest[client]
-	return nw, id > nw.ID && nw.ID != 0 && nw.Time.Sub(t.Start) > t.P.AnswerBound()
+	return nw, id > nw.ID && nw.ID != 0 && nw.Time.Sub(t.Start) > t.P.AnswerBound() && id > t.forgotMax[client]
 }
 
 // clientIDKey names a client id of a host: HomaModule allocates ids from
@@ -2478,6 +2486,7 @@ func (t *Trace) retire(r *RPC) {
 		r.idLatest = false
 	}
 	r.gone = true
+	t.forgotMax[k.Client] = max(t.forgotMax[k.Client], k.ClientID)
 	if t.keepDone {
 		t.done = append(t.done, r)
 	}

@@ -113,7 +113,9 @@ the capture. Fields (defaults in brackets):
              (backend tc: nftables on every port's egress; nth counts per
              port; no rpc ordinals (use id), in_port, out_port, delay, hold
              or duplicate)
-  check:     rules [HOMA-*], level must|should [must], profile [linux], params
+  check:     rules [HOMA-*], level must|should [must], profile [linux; the
+             wire format's when the IUT's hello names one: linux-2024 for
+             HomaModule linux_6.1.38], params
   env        ns|sim [ns]: network namespaces in real time (root), or the
              simulator (package sim: the reference implementation's
              protocol state machine on virtual time, no root; the same seed
