@@ -325,6 +325,12 @@ type Each struct {
 	// well-formed DATA packet that shows those facts: the Checker counts
 	// it without calling Check (see Usual; tests verify it).
 	Usual Usual
+	// Timed says that Check on DATA weighs the packet's time against
+	// earlier packets' (a GRANT still in flight, a silence), so that two
+	// in-order DATA packets of one message, alike in all else, may get
+	// different results: the Checker's DATA prediction (predict.go) calls
+	// it on every packet instead of counting the previous packet's result.
+	Timed bool
 	// ChargeReceiver says a violation is the doing of the host that
 	// received the packet, whose arrival proves it (HOMA-SEND-004: request
 	// bytes first sent after the response began show the server answered
