@@ -2130,7 +2130,7 @@ func (c *Checker) endSection(end string, restarted netip.Addr, at int) {
 			for _, o := range open {
 				age := c.elapsed - o.at
 				if p.Witness {
-					c.record(i, nil, o.ref, o.rpcKey(), o.o.Unseen)
+					c.record(i, nil, o.ref, o.rpcKey(), o.o.Unseen())
 				} else if g, ok := gone(o.o.To, fmt.Sprintf("no %s by the end of the section (%v later)", o.o.expect(), age.Round(time.Microsecond))); ok {
 					c.record(i, nil, o.ref, o.rpcKey(), g)
 				} else if age > bound && o.o.OnlyLate {

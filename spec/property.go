@@ -429,9 +429,10 @@ type Obligation struct {
 	// (a violation, or a downgrade when the capture shows why the match
 	// may mislead), Unseen the one recorded when nothing matches by the
 	// end of the capture (inconclusive, with the unseen host event as its
-	// Cause).
+	// Cause): a function, so that an obligation that ends met (nearly
+	// all) never formats its texts.
 	Confirm func(c *Ctx, e *Event) Result
-	Unseen  Result
+	Unseen  func() Result
 	// control is set (by the Checker) when the trigger is not DATA: a
 	// control packet's loss leaves no trace of its own, so loss on the
 	// path between the two hosts in either direction is the evidence.
