@@ -476,6 +476,20 @@ type Checker struct {
 	passLast int
 	// usualVerified counts the Usual results verifyUsual confirmed.
 	usualVerified int
+	// memo holds, per message (memoSlot), what the rule stage did at its
+	// latest ordinary DATA packet, memoSets the distinct outcomes those
+	// name, memoGen the generation a memo must carry to hold (predict.go);
+	// recorded counts the findings recorded; predictVerified the predicted
+	// packets verifyPredicted confirmed, predicted those feedPredicted
+	// counted. afterSet holds the After rules, which a predicted packet
+	// still runs.
+	memo            []dataMemo
+	memoSets        []memoSets
+	memoGen         uint32
+	recorded        uint64
+	predictVerified int
+	predicted       int
+	afterSet        ruleSet
 	// afterOrd[i] numbers After rule i among the After rules (nAfter of
 	// them): its entries in an RPC's afterSlot cache.
 	afterOrd []int
@@ -574,6 +588,7 @@ func newChecker(profile string, p Params, rules []*Rule, verify bool) *Checker {
 	c := &Checker{p: &p, profile: profile, downs: map[[2]string]*DowngradeCount{}, verify: verify, dropSeed: maphash.MakeSeed(), epochs: map[netip.Addr]*hostEpoch{}}
 	c.trace = NewTrace(c.p)
 	c.trace.onEvict = c.forgetAfter
+	c.memoGen = 1
 	c.net = newNetwork(Switch, c.p)
 	c.ctx = Ctx{T: c.trace, P: c.p, Net: c.net}
 	for _, r := range rules {
@@ -590,6 +605,7 @@ func newChecker(profile string, p Params, rules []*Rule, verify bool) *Checker {
 		i := len(c.rules)
 		c.afterOrd = append(c.afterOrd, c.nAfter)
 		if cp.form == formAfter {
+			c.afterSet.add(len(c.rules))
 			c.nAfter++
 		}
 		c.rules = append(c.rules, r)
@@ -1207,6 +1223,7 @@ func (c *Checker) record(i int, e *Event, at frameRef, rpc *RPCKey, res Result) 
 	if res.Status == NotApplicable {
 		return
 	}
+	c.recorded++
 	mayMiss := captureDropMayExplain(c.rules[i], res)
 	c.found++
 	seq := c.found
@@ -1337,6 +1354,7 @@ func (c *Checker) feed(e *Event, learn bool) {
 	} else {
 		c.trace.begin(e)
 	}
+	c.memoBefore(e)
 	c.net.observe(c.trace, e)
 	switch cls := classOf(e); {
 	case c.reference && e.Partial():
@@ -1428,11 +1446,22 @@ func (c *Checker) feedType(cls int, e *Event) {
 	for w := range set {
 		set[w] &^= skip[w]
 	}
+	// memo ≥ 0: e is DATA that may record what its rule stage does (or
+	// that memo pm predicts it: predict); visited and passed collect that.
+	memo, visited, clean := -1, set, true
+	var pm *dataMemo
+	var passed, called ruleSet
+	var facts DataFact
 	if c.hasUsual && e.Type() == wire.TypeData {
+		if memo, pm = c.predict(e, &set); pm != nil && !c.verify {
+			c.feedPredicted(pm, &set, e)
+			return
+		}
 		// The rules whose Usual result the packet's facts decide are
 		// counted here, without a call: no finding comes of them, so the
 		// order of the others' findings is unchanged.
-		d := c.usual.decided(c.dataFacts(e))
+		facts = c.dataFacts(e)
+		d := c.usual.decided(facts)
 		if c.verify {
 			c.verifyUsual(&set, &d, e)
 		}
@@ -1450,6 +1479,7 @@ func (c *Checker) feedType(cls int, e *Event) {
 			// A level rule's Usual pass: the packet wanted its level.
 			c.race.want |= e.PriorityBits()
 		}
+		passed = pass
 	}
 	for w := range set {
 		set[w] |= c.open[w]
@@ -1462,22 +1492,48 @@ func (c *Checker) feedType(cls int, e *Event) {
 			switch cp := &c.props[i]; cp.form {
 			case formEach:
 				// recordHere by hand: the Result stays in registers on a pass.
+				// A Timed rule is called at predicted packets too: its
+				// result is none of the memo's.
 				if res := cp.each.Check(&c.ctx, e); res.Status == Passed && res.Cause() == "" {
+					if res.Slack > st.res.MaxSlack && !cp.each.Timed {
+						clean = false
+					}
 					st.pass(res.Slack)
 					if cp.each.JudgesLevel {
 						c.race.passed(i, e)
 					}
+					if !cp.each.Timed {
+						passed.add(i)
+					}
 				} else if res.Status != NotApplicable {
 					c.recordFinding(i, e, &res)
+					clean = clean && cp.each.Timed
+				}
+				if cp.each.Timed {
+					called.add(i)
 				}
 			case formAtMost:
+				n, rec := st.res.Passed, c.recorded
 				c.atMost(i, st, &cp.atMost, e)
+				if st.res.Passed != n {
+					passed.add(i)
+				}
+				clean = clean && c.recorded == rec
 			case formWithin:
-				c.within(i, st, &cp.within, e, false)
+				c.judge(i, st, &cp.within, e, false)
+				rec, seq := c.recorded, c.seq
+				c.withinTrigger(i, st, &cp.within, e, false)
+				clean = clean && c.recorded == rec && c.seq == seq
 			case formAfter:
 				c.after(i, st, &cp.after, e)
 			}
 		}
+	}
+	if memo >= 0 {
+		if pm != nil {
+			c.verifyPredicted(pm, &visited, &passed, &called, clean, e)
+		}
+		c.remember(memo, e, &visited, &passed, &called, clean, facts)
 	}
 }
 
@@ -1626,12 +1682,24 @@ func (st *ruleState) slotA(at time.Duration) int32 {
 // are missed, matching ones pass, excused ones close; then e may open
 // one.
 func (c *Checker) within(i int, st *ruleState, p *Within, e *Event, icmp bool) {
+	c.judge(i, st, p, e, icmp)
+	c.withinTrigger(i, st, p, e, icmp)
+}
+
+// judge judges Within rule i's open obligations at e (judgeOpen), if it
+// has any.
+func (c *Checker) judge(i int, st *ruleState, p *Within, e *Event, icmp bool) {
 	if len(st.open) > 0 {
 		c.judgeOpen(i, st, p, e, icmp)
 		if len(st.open) == 0 {
 			c.open.remove(i)
 		}
 	}
+}
+
+// withinTrigger is within after the open obligations were judged: e may
+// open one.
+func (c *Checker) withinTrigger(i int, st *ruleState, p *Within, e *Event, icmp bool) {
 	if icmp || e.Err != nil {
 		return
 	}
@@ -2059,6 +2127,7 @@ func (c *Checker) pruneAfter() {
 // started before the capture, and the keys would only hold memory for
 // IdleEvictAfter more (a switch mirror's minute of finished RPCs).
 func (c *Checker) forgetAfter(r *RPC) {
+	c.forgetMemoOf(r)
 	if c.nAfter == 0 {
 		return
 	}
@@ -2134,7 +2203,7 @@ func (c *Checker) endSection(end string, restarted netip.Addr, at int) {
 			for _, o := range open {
 				age := c.elapsed - o.at
 				if p.Witness {
-					c.record(i, nil, o.ref, o.rpcKey(), o.o.Unseen)
+					c.record(i, nil, o.ref, o.rpcKey(), o.o.Unseen())
 				} else if g, ok := gone(o.o.To, fmt.Sprintf("no %s by the end of the section (%v later)", o.o.expect(), age.Round(time.Microsecond))); ok {
 					c.record(i, nil, o.ref, o.rpcKey(), g)
 				} else if age > bound && o.o.OnlyLate {

@@ -27,3 +27,7 @@ func NewSwitchNetwork(p *Params) *Network { return newNetwork(Switch, p) }
 // UsualVerified returns how many Usual results c's verification confirmed
 // (verifyUsual), for spec_test.
 func UsualVerified(c *Checker) int { return c.usualVerified }
+
+// PredictVerified returns how many predicted DATA packets c's
+// verification confirmed (verifyPredicted), for spec_test.
+func PredictVerified(c *Checker) int { return c.predictVerified }

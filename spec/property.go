@@ -367,6 +367,12 @@ type Each struct {
 	// around it, and makes it inconclusive when one of them wanted the
 	// level carried (see tosRace, CauseTOSRace).
 	JudgesLevel bool
+	// Timed says that Check on DATA weighs the packet's time against
+	// earlier packets' (a GRANT still in flight, a silence), so that two
+	// in-order DATA packets of one message, alike in all else, may get
+	// different results: the Checker's DATA prediction (predict.go) calls
+	// it on every packet instead of counting the previous packet's result.
+	Timed bool
 	// ChargeReceiver says a violation is the doing of the host that
 	// received the packet, whose arrival proves it (HOMA-SEND-004: request
 	// bytes first sent after the response began show the server answered
@@ -465,9 +471,10 @@ type Obligation struct {
 	// (a violation, or a downgrade when the capture shows why the match
 	// may mislead), Unseen the one recorded when nothing matches by the
 	// end of the capture (inconclusive, with the unseen host event as its
-	// Cause).
+	// Cause): a function, so that an obligation that ends met (nearly
+	// all) never formats its texts.
 	Confirm func(c *Ctx, e *Event) Result
-	Unseen  Result
+	Unseen  func() Result
 	// control is set (by the Checker) when the trigger is not DATA: a
 	// control packet's loss leaves no trace of its own, so loss on the
 	// path between the two hosts in either direction is the evidence.

@@ -116,7 +116,12 @@ func needAckOwed(c *Ctx, e *Event) (Obligation, bool) {
 		}
 		return false
 	}
-	what := fmt.Sprintf("no NEED_ACK for RPC %d within %v of its response's last bytes (frame %d), and no ack or RPC_UNKNOWN from the client", k.ClientID, needAckDeadline(c.P), e.Frame)
+	// The texts are formatted only for a finding: nearly every response's
+	// obligation ends met, and one opens at every response.
+	frame, wait := e.Frame, needAckDeadline(c.P)
+	what := func() string {
+		return fmt.Sprintf("no NEED_ACK for RPC %d within %v of its response's last bytes (frame %d), and no ack or RPC_UNKNOWN from the client", k.ClientID, wait, frame)
+	}
 	return Obligation{
 		Key:    k,
 		RPC:    k,
@@ -130,18 +135,20 @@ func needAckOwed(c *Ctx, e *Event) (Obligation, bool) {
 				return Pass()
 			}
 			if u, ok := c.T.unreachable[HostPort{k.Client, clientPort}]; ok && u.Time.After(held.Add(-c.P.Slack)) {
-				return Unsure("%s; the client's port was reported unreachable (frame %d), which aborts the RPC", what, u.Frame).With(u.Frame)
+				return Unsure("%s; the client's port was reported unreachable (frame %d), which aborts the RPC", what(), u.Frame).With(u.Frame)
 			}
 			if at, ok := c.T.hostUnreachable[hostPair{k.Server, k.Client}]; ok && at.After(held.Add(-c.P.Slack)) {
-				return Unsure("%s; the client was reported unreachable, which aborts the RPC", what)
+				return Unsure("%s; the client was reported unreachable, which aborts the RPC", what())
 			}
 			if ev, ok := c.Net.LostBetween(k.Server, k.Client); ok {
-				return Downgrade(CauseLossBefore, ev, "%s; the NEED_ACKs may be packets lost before the capture point", what).With(x.Frame)
+				return Downgrade(CauseLossBefore, ev, "%s; the NEED_ACKs may be packets lost before the capture point", what()).With(x.Frame)
 			}
 			w := c.T.Lookup(x)
 			return Violation("%s; the socket was not closed: it still holds RPC %d of %v (%s %v after the deadline, frame %d), %s",
-				what, w.Key.ClientID, w.Key.Client, x.Type(), x.Time.Sub(deadline).Round(time.Microsecond), x.Frame, w.reqLastBefore(held)).With(x.Frame).WithSlack(c.P.Slack)
+				what(), w.Key.ClientID, w.Key.Client, x.Type(), x.Time.Sub(deadline).Round(time.Microsecond), x.Frame, w.reqLastBefore(held)).With(x.Frame).WithSlack(c.P.Slack)
 		},
-		Unseen: Downgrade(CauseClose, Evidence{Frame: e.Frame, Why: fmt.Sprintf("no later packet of %v:%d shows it still holds an RPC it held before, so a close of the socket or a restart of the host, which end every RPC it holds, may explain it", sock.Addr, sock.Port)}, "%s", what),
+		Unseen: func() Result {
+			return Downgrade(CauseClose, Evidence{Frame: frame, Why: fmt.Sprintf("no later packet of %v:%d shows it still holds an RPC it held before, so a close of the socket or a restart of the host, which end every RPC it holds, may explain it", sock.Addr, sock.Port)}, "%s", what())
+		},
 	}, true
 }

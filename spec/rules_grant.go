@@ -286,7 +286,7 @@ func grantRules() []*Rule {
 			Source:    "HomaModule homa_outgoing.c homa_xmit_data; homa_incoming.c homa_grant_pkt (sched_priority = the GRANT's priority, even for an older, reordered GRANT)",
 			Profiles:  []string{"linux", "linux-2024", "linux-2025"},
 			Capture:   "at a capture on the sender's side a GRANT seen more than slack earlier has been processed; elsewhere DATA below bytes of the message already seen was overtaken on its way (a priority queue holds a lower level back) and may have left before the GRANTs those bytes show processed (cause reordering); elsewhere a GRANT counts as processed once the sender sent bytes only it (or a later GRANT) authorised: until then it may still be on its way to the sender (cause queueing) or, where the capture shows loss toward the sender, lost after the capture point (cause loss after the capture point), and DATA at an older priority is inconclusive (a downgrade); " + tosRaceCapture,
-			Property: Each{Types: []wire.PacketType{wire.TypeData}, Usual: Usual{FactUngrantedPart, NotApplicable}, JudgesLevel: true, Check: func(c *Ctx, e *Event) Result {
+			Property: Each{Types: []wire.PacketType{wire.TypeData}, Usual: Usual{FactUngrantedPart, NotApplicable}, JudgesLevel: true, Timed: true, Check: func(c *Ctx, e *Event) Result {
 				if e.Retransmit() {
 					return Skip
 				}

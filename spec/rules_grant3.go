@@ -274,7 +274,9 @@ func srptPassedOver(c *Ctx, e *Event) (Obligation, bool) {
 			return Violation("%s (its first GRANT came %v later, frame %d, with no buffer-wakeup RESEND before it)",
 				what, x.Time.Sub(at).Round(time.Microsecond), x.Frame).With(x.Frame).WithSlack(slack)
 		},
-		Unseen: Unsure("%s; it had no GRANT by the end of the capture, so it may have been waiting for receive buffers (GRANT-10)", what),
+		Unseen: func() Result {
+			return Unsure("%s; it had no GRANT by the end of the capture, so it may have been waiting for receive buffers (GRANT-10)", what)
+		},
 	}, true
 }
 

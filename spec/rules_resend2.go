@@ -504,7 +504,9 @@ func forgotHeldRPC(c *Ctx, e *Event) (Obligation, bool) {
 			return Violation("%s; the socket was not closed: it still holds RPC %d of %v (%s %v later, frame %d), %s",
 				what, w.Key.ClientID, w.Key.Client, x.Type(), x.Time.Sub(unknownAt).Round(time.Microsecond), x.Frame, w.reqLastBefore(held)).With(x.Frame).WithSlack(c.P.Slack)
 		},
-		Unseen: Downgrade(CauseClose, Evidence{Frame: frame, Why: fmt.Sprintf("no later packet of %v:%d shows it still holds an RPC it held before, so a close of the socket or a restart of the host, which end every RPC it holds, may explain it", sock.Addr, sock.Port)}, "%s", what),
+		Unseen: func() Result {
+			return Downgrade(CauseClose, Evidence{Frame: frame, Why: fmt.Sprintf("no later packet of %v:%d shows it still holds an RPC it held before, so a close of the socket or a restart of the host, which end every RPC it holds, may explain it", sock.Addr, sock.Port)}, "%s", what)
+		},
 	}, true
 }
 

@@ -250,7 +250,7 @@ func resendRules3() []*Rule {
 			Statement: "A client sends no RESEND for its response while it still has request bytes it may send and has not transmitted: no request byte below max(U, the GRANT offsets it had received) is transmitted for the first time more than slack after a RESEND of the client for the RPC.",
 			Source:    "HomaModule homa_timer.c homa_timer_check_rpc (a client RPC in RPC_OUTGOING with homa_rpc_tx_end below msgout.granted resets silent_ticks and returns: the ball is in its court), homa_outgoing.c homa_rpc_tx_end (bytes deferred in homa_qdisc count as not transmitted), homa_xmit_data (a message's new bytes go in offset order, once)",
 			Capture:   "judged at the first transmission that shows the client had not transmitted those bytes when it RESENT (new bytes go in offset order, each once, so a byte first seen later was not sent before); slack covers bytes already handed to the NIC; a violation only on the client's link (elsewhere a DATA sent before the RESEND may wait behind higher priority levels while the RESEND passes: cause queueing); a GRANT counts only if the sender is known to have received it (it sent bytes only that GRANT, or a later one, authorised) and it passed the capture point more than slack before the RESEND",
-			Property: Each{Types: []wire.PacketType{wire.TypeData}, Usual: Usual{FactLive | FactNoResponseResend, NotApplicable}, Check: func(c *Ctx, e *Event) Result {
+			Property: Each{Types: []wire.PacketType{wire.TypeData}, Usual: Usual{FactLive | FactNoResponseResend, NotApplicable}, Timed: true, Check: func(c *Ctx, e *Event) Result {
 				if !e.FromClient() || e.Retransmit() || e.Length == 0 {
 					return Skip
 				}

@@ -1,8 +1,10 @@
 package spec
 
 import (
+	"encoding/json"
 	"net/netip"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -380,5 +382,50 @@ func TestTOSRaceNotWithCause(t *testing.T) {
 	for _, cp := range []CapturePoint{HostPoint(b.client), Switch} {
 		rep := b.checkAt(cp, "linux", "HOMA-PRIO-00[13]")
 		wantViolations(t, rep, "HOMA-PRIO-003", restart)
+	}
+}
+
+// TestTOSRacePredicted: the DATA prediction (predict.go) feeds the race's
+// bookkeeping what the general path feeds it. The spec tests verify each
+// predicted packet by running the general path instead, so this test
+// checks TestTOSRaceBusySocket's trace with verifyPrefilters off (the
+// predicted path taken, as homatest check takes it) against the same
+// trace checked with it on: the reports must be equal, with packets
+// predicted.
+func TestTOSRacePredicted(t *testing.T) {
+	run := func(verify bool) (*Report, int) {
+		b := newTrace(t, wire.VersionCurrent)
+		interleaved(b, 282, 120, 240, 260)
+		prof, err := LookupProfile("linux")
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := prof.Params
+		for _, kv := range twoLevels {
+			k, v, _ := strings.Cut(kv, "=")
+			if err := p.Set(k, v); err != nil {
+				t.Fatal(err)
+			}
+		}
+		rules, err := Select(Rules(), "HOMA-PRIO-002", 0, "linux")
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := newChecker("linux", p, rules, verify)
+		c.SetCapturePoint(HostPoint(b.client))
+		for i := range b.events {
+			c.Feed(&b.events[i])
+		}
+		return c.Finish(), c.predicted
+	}
+	want, _ := run(true)
+	got, predicted := run(false)
+	if predicted == 0 {
+		t.Fatal("no packet predicted: the test does not reach the predicted path")
+	}
+	wj, _ := json.Marshal(want)
+	gj, _ := json.Marshal(got)
+	if string(wj) != string(gj) {
+		t.Errorf("predicted path (%d packets predicted) reports\n%s\nthe general path\n%s", predicted, gj, wj)
 	}
 }

@@ -610,6 +610,10 @@ type hostPair struct{ from, to netip.Addr }
 // after they were acked or reported unknown are forgotten.
 type Trace struct {
 	P *Params
+	// unusual counts the changes to an RPC a packet of it makes beyond
+	// its own bytes (a new incarnation, a retired RPC, a server timeout
+	// assumed): Checker's DATA memos hold only while it stays the same.
+	unusual uint32
 	// Now is the time of the latest event.
 	Now time.Time
 	// Start is the time of the capture's first packet: state older than
@@ -1435,6 +1439,7 @@ func (t *Trace) Apply(e *Event) {
 				}
 			}
 			r.ServerTimeout = st
+			t.unusual++
 			if st.Sure {
 				t.newIncarnation(r, true)
 			}
@@ -2107,6 +2112,7 @@ func (r *RPC) reusedBy(e *Event, p *Params) bool {
 // with retransmit=1 (homa_rpc_unknown_pkt calls homa_resend_data), and
 // HOMA-RESEND-010 judges a restart that marks them fresh.
 func (t *Trace) newIncarnation(r *RPC, serverLost bool) {
+	t.unusual++
 	if !serverLost {
 		r.Request.FirstSent = nil
 	}
@@ -2473,6 +2479,7 @@ func (t *Trace) ClientUnknown(e *Event) Seen {
 // new RPC): out of the grant and long-message sets and the eviction heap,
 // marked gone, kept in done when KeepFinished was called.
 func (t *Trace) retire(r *RPC) {
+	t.unusual++
 	k := r.Key
 	t.dropGranting(k.Server, &r.Request)
 	t.dropGranting(k.Client, &r.Response)

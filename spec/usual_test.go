@@ -2,6 +2,7 @@ package spec_test
 
 import (
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/homatest/homatest/pcap"
@@ -13,12 +14,14 @@ import (
 // timers and with a real run's (as the captures' READMEs give them),
 // through a verifying Checker: at every DATA packet whose facts decide an
 // Each rule's Usual result, the rule's Check is called too and must give
-// that result (verifyUsual panics otherwise). It also requires that the
-// facts decide results on ordinary traffic, so that the shortcut is both
-// taken and checked.
+// that result (verifyUsual panics otherwise); and at every DATA packet
+// a memo predicts (predict.go), the rules are called too and must do
+// what the memo says (verifyPredicted). It also requires that the facts
+// decide results on ordinary traffic, and that long messages' DATA is
+// predicted, so that both shortcuts are taken and checked.
 func TestUsualVerified(t *testing.T) {
 	timers := []string{"resend_ticks", "50", "resend_interval", "50", "timeout_ticks", "1000", "request_ack_ticks", "20"}
-	total := 0
+	total, predicted := 0, 0
 	for _, path := range testCaptures(t) {
 		for _, profile := range []string{"linux", "linux-2024"} {
 			for _, params := range [][]string{nil, timers} {
@@ -47,10 +50,15 @@ func TestUsualVerified(t *testing.T) {
 					t.Errorf("%s (%s): no Usual result decided on a capture of ordinary RPCs", path, profile)
 				}
 				total += n
+				np := spec.PredictVerified(c)
+				if filepath.Base(path) == "b-500k-grants.pcap" && profile == "linux" && strings.Contains(path, "linux-6.13") && np == 0 {
+					t.Errorf("%s (%s): no DATA predicted in a capture of long granted messages", path, profile)
+				}
+				predicted += np
 			}
 		}
 	}
-	t.Logf("%d Usual results verified", total)
+	t.Logf("%d Usual results verified, %d predicted DATA packets", total, predicted)
 }
 
 // TestUsualPassesCounted: the passes the facts decide are counted per
