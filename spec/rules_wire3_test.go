@@ -433,6 +433,19 @@ func TestWire016SegmentGeometry(t *testing.T) {
 	// Upstream has no cut at U: the same packets break the rule there too.
 	wantViolations(t, b.check("upstream", "HOMA-WIRE-016"), "HOMA-WIRE-016", bad...)
 
+	// A sender that stops a segment at its grant horizon (as the
+	// conformance testers do) sends nothing it was not granted: the
+	// segment ending at the GRANT offset passes, the one after it, cut
+	// short elsewhere, does not.
+	b = newTrace(t, wire.VersionCurrent)
+	for off := uint32(0); off < u; off += 1424 {
+		b.data(true, 2, msgLen, off, int(min(1424, u-off)), 4, nil)
+	}
+	b.grant(false, 2, 41000, 0)
+	b.data(true, 2, msgLen, u, 1000, 0, nil)
+	short := b.data(true, 2, msgLen, 41000, 500, 0, nil)
+	wantViolations(t, b.check("linux", "HOMA-WIRE-016"), "HOMA-WIRE-016", short)
+
 	// Short first, full later: the sizes differ, and the later one is
 	// reported. One segment twice the size among full ones (BR-34's
 	// oversize frame, legal under --param mtu=2924 for HOMA-WIRE-013) is

@@ -1795,7 +1795,7 @@ func (t *Trace) applyData(e *Event, r *RPC) {
 	} else {
 		m.noteGrantUse(t.P, e)
 		m.FirstSent.Add(e.Offset, end)
-		if m.SegSize == 0 && uint32(e.Length) <= maxSegData(t.P.MTU, e.IPv6()) && !endsAtCut(t.P, e) {
+		if m.SegSize == 0 && uint32(e.Length) <= maxSegData(t.P.MTU, e.IPv6()) && !endsAtCut(t.P, e) && !endsAtHorizon(m, e.End()) {
 			m.SegSize = uint32(e.Length)
 		}
 		if e.End() > m.SentEnd {
