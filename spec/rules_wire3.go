@@ -89,7 +89,66 @@ func wireRules3() []*Rule {
 				return Pass()
 			}},
 		},
+		{
+			ID: "HOMA-WIRE-016", Level: Should,
+			Facts:     []string{"UNS-02", "WIRE-03"},
+			Statement: "A sender cuts a message into segments of one size: its first-transmission DATA segments all carry the same number of bytes (max_seg_data), but those that end at U (where a packet boundary is forced) or at the message's end, which may carry fewer, as may one a sender stops at its grant horizon or at a multiple of the segment size (HomaModule never does either: it sends whole segments past its horizon, and cuts the scheduled part from U). SHOULD: a receiver takes segments of any size, so another sender's cuts break no exchange.",
+			Source:    "HomaModule homa_outgoing.c homa_message_out_fill (every skb holds max_gso_data bytes, segs_per_gso segments of max_seg_data, but the one cut at msgout.unscheduled and the message's last; upstream has no cut at U), homa_tx_data_pkt_alloc (an skb's segments are max_seg_data bytes, its last one the rest)",
+			Capture:   "the message's segment size is the length of the first of its first transmissions the capture shows that ends at neither U nor the message's end (a hijacked TSO batch, or a frame past --param mtu, sets none and is not judged), so where sizes differ the later size is the one reported; a shorter segment ending at a GRANT offset the capture shows (the latest nine), the highest RESEND end or a horizon kept from the receiver's earlier incarnation passes (a segment stopped at a GRANT the capture missed is reported), and so does one ending at a multiple of the segment size (a sender whose segments keep the grid from offset 0 across U); U is unsched_bytes or the packet's own incoming; retransmissions are not judged (homa_resend_data copies the original segments)",
+			Property: Each{Types: data, Check: func(c *Ctx, e *Event) Result {
+				if e.Retransmit() {
+					return Skip
+				}
+				r := c.T.Lookup(e)
+				if r == nil {
+					return Skip // the RPC's first packet: nothing to hold it against
+				}
+				m := r.Msg(e.Packet.Role())
+				length := e.Packet.Data().MessageLength()
+				n := uint32(e.Length)
+				if m.SegSize == 0 || length != m.Length || n > maxSegData(c.P.MTU, e.IPv6()) {
+					return Skip
+				}
+				switch {
+				case n == m.SegSize, n < m.SegSize && (endsAtCut(c.P, e) || endsAtHorizon(m, e.End()) || e.End()%m.SegSize == 0):
+					return Pass()
+				case n > m.SegSize:
+					return Violation("first-transmission DATA [%d, %d) carries %d bytes, more than the %d of the message's earlier segments: HomaModule cuts a message into segments of max_seg_data bytes, fewer only where it forces a boundary at U and at the end",
+						e.Offset, e.End(), n, m.SegSize)
+				}
+				return Violation("first-transmission DATA [%d, %d) carries %d bytes, fewer than the %d of the message's earlier segments, and ends neither at U (%d) nor at the message's end (%d): HomaModule cuts a message into segments of max_seg_data bytes, fewer only where it forces a boundary at U and at the end",
+					e.Offset, e.End(), n, m.SegSize, c.P.Unsched(length), length)
+			}},
+		},
 	}
+}
+
+// endsAtCut reports whether DATA e ends where a sender cuts a message
+// short of a full segment: at its end, or at U (unsched_bytes, or the
+// packet's own incoming; upstream, whose incoming is 0, cuts only at
+// the end).
+func endsAtCut(p *Params, e *Event) bool {
+	d := e.Packet.Data()
+	length, end := d.MessageLength(), e.End()
+	return end == length || end == p.Unsched(length) || end == d.Incoming()
+}
+
+// endsAtHorizon reports whether end is a horizon m's sender was given: a
+// GRANT offset (the latest, or one of the 8 before it), the highest
+// RESEND end or the horizon it kept from an earlier incarnation of its
+// receiver. HomaModule sends whole segments past its horizon, but a
+// sender that stops a segment at it sends no byte it was not granted
+// (the conformance testers do).
+func endsAtHorizon(m *Message, end uint32) bool {
+	if end == m.Granted || end == m.ResendEnd || end == m.KeptHorizon {
+		return true
+	}
+	for _, g := range m.RecentGrants {
+		if g.Offset == end {
+			return true
+		}
+	}
+	return false
 }
 
 // ipHeaderLen is the IP header HomaModule reserves: 20 bytes for IPv4, 40

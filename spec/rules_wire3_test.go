@@ -378,3 +378,96 @@ func TestWire011AfterServerUnknown(t *testing.T) {
 	b, _ = build(true)
 	wantClean(t, b.check("linux", id), id)
 }
+
+// TestWire016SegmentGeometry: a 100,000-byte message cut as HomaModule
+// cuts it (1424-byte segments, a short one ending at U = 40000, the
+// scheduled part from U in 1424-byte segments, a short last one) passes;
+// a scheduled part cut into 1000-byte segments (a sender that sized its
+// scheduled packets apart from its unscheduled ones) fails at each
+// 1000-byte segment that ends neither at U nor at the message's end; so
+// does a segment longer than the earlier ones; a retransmission of any
+// length and a hijacked TSO batch (which sets no segment size) are not
+// judged.
+func TestWire016SegmentGeometry(t *testing.T) {
+	const msgLen, u = 100000, 40000
+	b := newTrace(t, wire.VersionCurrent)
+	off := uint32(0)
+	for off < u {
+		n := min(1424, u-off)
+		b.data(true, 2, msgLen, off, int(n), 4, nil)
+		off += n
+	}
+	for off < msgLen {
+		n := min(1424, msgLen-off)
+		b.data(true, 2, msgLen, off, int(n), 4, nil)
+		off += n
+	}
+	// A RESEND's retransmission of part of a segment is not judged.
+	b.resend(false, 2, 5000, 100, 7)
+	b.data(true, 2, msgLen, 5000, 100, 7, withPayload(5000, 100, true))
+	// Every first transmission but the message's first (72 in all) is
+	// judged.
+	wantCounts(t, b.check("linux", "HOMA-WIRE-016"), "HOMA-WIRE-016", 71, 71, 0, 0)
+
+	b = newTrace(t, wire.VersionCurrent)
+	off = 0
+	for off < u {
+		n := min(1424, u-off)
+		b.data(true, 2, msgLen, off, int(n), 4, nil)
+		off += n
+	}
+	var bad []int
+	for off < msgLen {
+		n := min(1000, msgLen-off)
+		f := b.data(true, 2, msgLen, off, int(n), 4, nil)
+		if off+n < msgLen {
+			bad = append(bad, f)
+		}
+		off += n
+	}
+	rep := b.check("linux", "HOMA-WIRE-016")
+	wantViolations(t, rep, "HOMA-WIRE-016", bad...)
+	if f := rep.Violations[0]; !strings.Contains(f.Why, "DATA [40000, 41000) carries 1000 bytes, fewer than the 1424 of the message's earlier segments, and ends neither at U (40000)") {
+		t.Errorf("why %q", f.Why)
+	}
+	// Upstream has no cut at U: the same packets break the rule there too.
+	wantViolations(t, b.check("upstream", "HOMA-WIRE-016"), "HOMA-WIRE-016", bad...)
+
+	// A sender that stops a segment at its grant horizon (as the
+	// conformance testers do) sends nothing it was not granted: the
+	// segment ending at the GRANT offset passes, the one after it, cut
+	// short elsewhere, does not.
+	b = newTrace(t, wire.VersionCurrent)
+	for off := uint32(0); off < u; off += 1424 {
+		b.data(true, 2, msgLen, off, int(min(1424, u-off)), 4, nil)
+	}
+	b.grant(false, 2, 41000, 0)
+	b.data(true, 2, msgLen, u, 1000, 0, nil)
+	short := b.data(true, 2, msgLen, 41000, 500, 0, nil)
+	wantViolations(t, b.check("linux", "HOMA-WIRE-016"), "HOMA-WIRE-016", short)
+
+	// Short first, full later: the sizes differ, and the later one is
+	// reported. One segment twice the size among full ones (BR-34's
+	// oversize frame, legal under --param mtu=2924 for HOMA-WIRE-013) is
+	// reported, not the full ones after it.
+	b = newTrace(t, wire.VersionCurrent)
+	b.data(true, 2, msgLen, 0, 1000, 4, nil)
+	later := b.data(true, 2, msgLen, 1000, 1424, 4, nil)
+	wantViolations(t, b.check("linux", "HOMA-WIRE-016"), "HOMA-WIRE-016", later)
+	b = newTrace(t, wire.VersionCurrent)
+	b.data(true, 2, msgLen, 0, 1424, 4, nil)
+	big := b.data(true, 2, msgLen, 1424, 2848, 4, nil)
+	b.data(true, 2, msgLen, 4272, 1424, 4, nil)
+	wantViolations(t, b.check("linux", "HOMA-WIRE-016", "mtu=2924"), "HOMA-WIRE-016", big)
+	wantViolations(t, b.check("linux", "HOMA-WIRE-016"), "HOMA-WIRE-016") // past max_seg_data: HOMA-WIRE-013's
+
+	// A hijacked TSO batch of 4 segments, seen on its sending host, sets
+	// no segment size: the one-segment packets after it pass.
+	b = newTrace(t, wire.VersionCurrent)
+	f := &wire.DataFields{Common: wire.CommonFields{SenderID: 2, Sequence: 0}, MessageLength: msgLen, Incoming: u,
+		CutoffVersion: 1, SegOffset: wire.SegOffsetInSequence, Payload: make([]byte, 4*1424)}
+	b.emit(true, 4, f, func(e *Event) { e.Hijacked = true })
+	b.data(true, 2, msgLen, 4*1424, 1424, 4, nil)
+	b.data(true, 2, msgLen, 5*1424, 1424, 4, nil)
+	wantViolations(t, b.checkAt(HostPoint(b.client), "linux", "HOMA-WIRE-016"), "HOMA-WIRE-016")
+}

@@ -56,6 +56,11 @@ type Message struct {
 	// client restarts its request after RPC_UNKNOWN (homa_rpc_unknown_pkt),
 	// which can be below U.
 	MinIncoming, MaxIncoming uint32
+	// SegSize is the length of the message's first full-looking first
+	// transmission (retransmit=0, at most max_seg_data bytes, ending at
+	// neither U nor the message's end): the size its sender cuts it at
+	// (HOMA-WIRE-016); 0 until one is seen.
+	SegSize uint32
 	// Seen holds the distinct byte ranges observed in DATA in the
 	// receiver's current incarnation; Earlier those observed before the
 	// receiver last discarded its RPC (nil: it never did), so that the
@@ -1799,6 +1804,9 @@ func (t *Trace) applyData(e *Event, r *RPC) {
 	} else {
 		m.noteGrantUse(t.P, e)
 		m.FirstSent.Add(e.Offset, end)
+		if m.SegSize == 0 && uint32(e.Length) <= maxSegData(t.P.MTU, e.IPv6()) && !endsAtCut(t.P, e) && !endsAtHorizon(m, e.End()) {
+			m.SegSize = uint32(e.Length)
+		}
 		if e.End() > m.SentEnd {
 			m.SentEnd = e.End()
 			if m.AllSentTime.IsZero() && m.Length > 0 && m.SentEnd >= m.Length {
@@ -2291,7 +2299,7 @@ func (m *Message) restartReceiver(p *Params) {
 	}
 	*m = Message{
 		Earlier: earlier,
-		Length:  m.Length, SentEnd: m.SentEnd, FirstSent: m.FirstSent, AllSentTime: m.AllSentTime, AllSentFrame: m.AllSentFrame,
+		Length:  m.Length, SegSize: m.SegSize, SentEnd: m.SentEnd, FirstSent: m.FirstSent, AllSentTime: m.AllSentTime, AllSentFrame: m.AllSentFrame,
 		KeptHorizon: m.Horizon(p), TriggerUsed: m.TriggerUsed,
 		Resends: m.Resends, RetxBytes: m.RetxBytes, Answers: m.Answers, FirstData: m.FirstData, LastData: m.LastData, Priorities: m.Priorities,
 		busyCredit: m.busyCredit, busyLets: m.busyLets, busies: m.busies, resendsOpen: m.resendsOpen, // BUSYs may answer the old incarnation's RESENDs (HOMA-RESEND-028)

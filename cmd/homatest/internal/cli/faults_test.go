@@ -1066,8 +1066,9 @@ func overcommit(fault bool) *capb {
 	// homa_grant_check_rpc, homa_grant_recalc: "messages completely
 	// granted open opportunities to grant to additional messages"), so
 	// the overcommitment is a third message granted while the first two
-	// are still granted only to G.
-	const L, G, U = 50000, 45000, 40000
+	// are still granted only to G, three packets past U (a sender cuts
+	// whole packets, HOMA-WIRE-016).
+	const L, G, U = 50000, 40000 + 3*1424, 40000
 	t := time.Duration(0)
 	for off := uint32(0); off < U; off += 1424 {
 		for _, r := range rs {
