@@ -401,3 +401,67 @@ func TestMachineFirstNeedAck(t *testing.T) {
 	}
 	t.Errorf("no NEED_ACK for RPC 110 within %d ticks of its response", p.RequestAckTicks+1)
 }
+
+// TestMachineNeedAckRepeatsEveryTick: once each of 3*MaxAcksPerPkt+1
+// unacknowledged RPCs of one client has had its first NEED_ACK (at most
+// MaxAcksPerPkt first ones per tick), every timer pass repeats NEED_ACK
+// for each of them (homa_timer_check_rpc has no cap; a cap of 5 repeats
+// per client host per tick spaced them 4 ticks apart, HOMA-ACK-008's 218
+// warnings in testdata/w4-overload-all-to-all-sim.yaml), until the client
+// acks one, which then gets none.
+func TestMachineNeedAckRepeatsEveryTick(t *testing.T) {
+	p := homa.DefaultParams()
+	m := listeningMachine(t, p)
+	const n = 3*wire.MaxAcksPerPkt + 1
+	for i := range n {
+		common := wire.CommonFields{Sport: 33000, Dport: 4000, SenderID: uint64(100 + 2*i)}
+		data, _ := (&wire.DataFields{Common: common, MessageLength: 100, Incoming: 100, CutoffVersion: p.CutoffVersion,
+			Payload: make([]byte, 100)}).AppendTo(nil, wire.EncodeOptions{FixLengths: true, SetMarks: true})
+		m.HandlePacket(0, peerAddr, 7, data)
+		e, ok := m.PollEvent()
+		if !ok || e.Kind != homa.EventRequest {
+			t.Fatalf("request %d: event %+v, want the request", i, e)
+		}
+		if err := m.Reply(0, e.Request, make([]byte, 100)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	drain(m, 0)
+	now := time.Duration(0)
+	pass := func() map[uint64]int {
+		now += p.Tick
+		m.HandleTimeout(now)
+		ids := map[uint64]int{}
+		for _, tr := range drain(m, now) {
+			if pk := decode(t, tr.Packet); pk.Type() == wire.TypeNeedAck {
+				ids[wire.ClientID(pk.SenderID())]++
+			}
+		}
+		return ids
+	}
+	asked := map[uint64]bool{}
+	for range p.RequestAckTicks + n/wire.MaxAcksPerPkt {
+		for id := range pass() {
+			asked[id] = true
+		}
+	}
+	if len(asked) != n {
+		t.Fatalf("%d of %d RPCs had a NEED_ACK after %d passes", len(asked), n, p.RequestAckTicks+n/wire.MaxAcksPerPkt)
+	}
+	for k := range 3 {
+		ids := pass()
+		if len(ids) != n {
+			t.Errorf("pass %d after every first NEED_ACK: NEED_ACK for %d RPCs, want all %d", k+1, len(ids), n)
+		}
+		for id, c := range ids {
+			if c != 1 {
+				t.Errorf("pass %d: %d NEED_ACKs for RPC %d, want 1", k+1, c, id)
+			}
+		}
+	}
+	ack, _ := (&wire.AckFields{Common: wire.CommonFields{Sport: 33000, Dport: 4000, SenderID: 100}}).AppendTo(nil, wire.EncodeOptions{FixLengths: true, SetMarks: true})
+	m.HandlePacket(now, peerAddr, 7, ack)
+	if ids := pass(); len(ids) != n-1 || ids[100] != 0 {
+		t.Errorf("after the ACK of RPC 100: NEED_ACKs %v, want the other %d RPCs only", ids, n-1)
+	}
+}
