@@ -71,8 +71,8 @@ type rpc struct {
 	doneTick int  // ticks since the response was fully transmitted
 	busied   bool // a server RPC that answered a RESEND with BUSY (FaultForgetHeldRPC)
 	// needAcked: a server RPC that has sent its first NEED_ACK (first
-	// ones share a cap per client host and tick, repeats have none:
-	// onTick).
+	// ones and repeats each have their own cap per client host and
+	// tick: onTick).
 	needAcked bool
 	// ungranted: a server RPC counted in Machine.ungranted (its response
 	// is not granted to the end).

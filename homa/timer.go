@@ -48,7 +48,7 @@ func (h *Machine) onTick() {
 			h.requestRetransmit(r)
 		}
 	})
-	firstNeedAcks := map[netip.Addr]int{}
+	needAcks := map[needAckSlot]int{}
 	h.serverList.each(func(r *rpc) {
 		switch r.state {
 		case serverReceiving:
@@ -67,25 +67,20 @@ func (h *Machine) onTick() {
 			}
 		case serverAwaitAck:
 			r.doneTick++
-			// NEED_ACK every tick from request_ack_ticks on, for every
-			// such RPC (homa_timer_check_rpc has no cap: HOMA-ACK-008).
-			// First NEED_ACKs only go to at most MaxAcksPerPkt RPCs of
-			// one client host per tick (HomaModule asks them all):
-			// uncapped, 136-162 of W3 all-to-all's ~3,000 RPCs failed in
-			// the simulated overload TestSimOverloadAnswersResends runs
-			// (README, homatest scenario). The cap delays first ones a tick or so (HOMA-ACK-011)
-			// but never starves one: repeats take no slot (HOMA-ACK-013).
-			if r.doneTick < h.p.RequestAckTicks {
-				break
-			}
-			if !r.needAcked {
-				if firstNeedAcks[r.peer] >= wire.MaxAcksPerPkt {
-					break
-				}
-				firstNeedAcks[r.peer]++
+			// NEED_ACK every tick from request_ack_ticks on, but to at
+			// most MaxAcksPerPkt RPCs of one client host per tick: its ACK
+			// carries that many acks, and thousands of NEED_ACKs per tick
+			// would swamp a user-space host (HomaModule sends one per RPC).
+			// First NEED_ACKs have a cap of their own, so that RPCs long
+			// unacknowledged, which come first in the list, cannot take
+			// every slot each tick and keep a newer one from ever asking
+			// (HOMA-ACK-013).
+			k := needAckSlot{r.peer, r.needAcked}
+			if r.doneTick >= h.p.RequestAckTicks && needAcks[k] < wire.MaxAcksPerPkt {
+				needAcks[k]++
 				r.needAcked = true
+				h.send(r.peer, h.topPriority(), &wire.NeedAckFields{Common: h.control(r)})
 			}
-			h.send(r.peer, h.topPriority(), &wire.NeedAckFields{Common: h.control(r)})
 		default:
 			r.silent = 0
 		}
@@ -99,6 +94,13 @@ func (h *Machine) onTick() {
 		pr.forgetAcked(h.tick - 10*h.p.TimeoutTicks)
 	}
 	h.grant()
+}
+
+// needAckSlot counts the NEED_ACKs of one timer pass to one client host,
+// repeats and first ones apart (onTick).
+type needAckSlot struct {
+	peer   netip.Addr
+	repeat bool
 }
 
 // requestRetransmit sends RESENDs for r's incoming message: {0, -1} when
