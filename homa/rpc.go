@@ -70,8 +70,9 @@ type rpc struct {
 	silent   int  // silent_ticks
 	doneTick int  // ticks since the response was fully transmitted
 	busied   bool // a server RPC that answered a RESEND with BUSY (FaultForgetHeldRPC)
-	// needAcked: a server RPC that has sent its first NEED_ACK (repeats
-	// share a per-peer cap, the first does not: onTick).
+	// needAcked: a server RPC that has sent its first NEED_ACK (first
+	// ones and repeats each have their own cap per client host and
+	// tick: onTick).
 	needAcked bool
 	// ungranted: a server RPC counted in Machine.ungranted (its response
 	// is not granted to the end).

@@ -23,9 +23,12 @@ import (
 // two instances' doing, not one faulty sender's, when both streams go on
 // interleaved, or when the two starts carry different message lengths (or
 // several requests start again) and the first instance shows it goes on
-// (its client begins requests above its newest id before the restart; a
-// host whose id counter wraps or restarts never does, HOMA-ID-004) or the
-// timestamps stepped back (captures joined end to end). A
+// while the second begins the old ids again (its client begins requests
+// above its newest id before the restart, and after that begins more ids
+// again: two counters at once; a host whose id counter wraps, or whose
+// module was reloaded, begins the old ids again up to past its old newest
+// and none again after it) or the timestamps stepped back (captures
+// joined end to end). A
 // capture merged with a time-shifted copy of itself (mergecap of it and
 // its editcap -t copy) shows it too: messages start again byte for byte,
 // each exactly as long after its first start as the capture's first
@@ -164,16 +167,9 @@ type mergeTracker struct {
 	// newer one (for the diagnosis: the first two).
 	newest map[netip.Addr]uint64
 	again  map[netip.Addr][]uint64
-	// pending is the diagnosis an id's second start suggests (a message
-	// started with two lengths, or requests begun again after newer
-	// ones), kept until the other instance shows it goes on: the client
-	// pendingHost begins a request with an id above pendingNewest, its
-	// newest when the id started again. One host that reuses ids (a
-	// counter that wraps or restarts while it runs) never goes above it
-	// again: that is its own fault (HOMA-ID-004), not two instances.
-	pending       *Merged
-	pendingHost   netip.Addr
-	pendingNewest uint64
+	// hostRuns is, per client host, what the requests it begins again
+	// show (hostRun): one instance restarted, or two at once.
+	hostRuns map[netip.Addr]*hostRun
 	// prev is the latest event's time; steppedBack is set once a
 	// timestamp came more than mergedStepBack before it (captures joined
 	// end to end within TimeJump): that alone shows two captures, so an
@@ -252,18 +248,120 @@ func (t *mergeTracker) shifted(e *Event, k *msgKey, m *msgStreams) {
 // before the checker takes it for captures joined end to end.
 const mergedStepBack = 10 * time.Millisecond
 
+// hostRun is one client host's run of requests begun again: ids it had
+// begun before, up to hi, begun again after a newer request,
+// which one instance restarted (its module reloaded, its id counter
+// reset: ids start low again and grow past the old ones) shows as well
+// as two instances at once. What tells them apart is whether the first
+// instance goes on: while the run goes on up through the old ids, the
+// host also begins requests above its newest id before the run (its old
+// counter runs on). A restarted counter passes the old newest only at
+// the run's end (HomaModule homa_rpc_alloc_client: one counter per host,
+// +2 per RPC), so it begins no id again once above it; a local disorder
+// (concurrent senders: an id taken before another whose first packet
+// went out first) puts at most one begun-again id after it.
+type hostRun struct {
+	// oldNewest is the host's newest id when the run began; hi the
+	// highest id the run began again.
+	oldNewest, hi uint64
+	// above is the first request begun above oldNewest during the run
+	// (0: none yet), aboveFrame its frame; after counts the ids begun
+	// again after it.
+	above      uint64
+	aboveFrame int
+	after      int
+	// pending is the diagnosis the run's second starts suggested (a
+	// message started with two lengths, or requests begun again after
+	// newer ones), kept until the run shows two instances or ends.
+	pending *Merged
+}
+
+// mergedInterleaves is how many ids a host must begin again, up the
+// run, after it began a request above its newest id before the run,
+// before the checker calls it two instances at once: one may be a
+// restarted counter's id whose first packet went out late (a concurrent
+// sender), several are two counters running at once.
+const mergedInterleaves = 2
+
+// restarted notes that client host a began the request of RPC id again
+// (a first transmission from offset 0 of an id it had begun before),
+// and returns the host's pending diagnosis once the run shows two
+// instances at once. An id at or below the run's highest starts a new
+// run (a restart of the restarted: the module reloaded again), whose
+// evidence starts afresh.
+func (t *mergeTracker) restarted(a netip.Addr, id uint64, frame int) *Merged {
+	r := t.hostRuns[a]
+	if r == nil || id <= r.hi {
+		if t.hostRuns == nil {
+			t.hostRuns = map[netip.Addr]*hostRun{}
+		}
+		r = &hostRun{oldNewest: t.newest[a]}
+		t.hostRuns[a] = r
+	}
+	r.hi = id
+	if r.above == 0 {
+		return nil
+	}
+	r.after++
+	if r.after < mergedInterleaves || r.pending == nil {
+		return nil
+	}
+	return r.pending.because(fmt.Sprintf("while it begins ids again (RPC %d at frame %d) it goes on beginning RPCs above its newest id before them (RPC %d at frame %d, above %d): two id counters run at once", id, frame, r.above, r.aboveFrame, r.oldNewest))
+}
+
+// because returns a copy of the pending diagnosis m confirmed by what
+// evidence says.
+func (m *Merged) because(evidence string) *Merged {
+	c := *m
+	c.Why += "; and " + evidence + ", so these are two instances of it"
+	return &c
+}
+
+// steppedBackWhy is the evidence timestamps stepping back give.
+const steppedBackWhy = "the timestamps step back (captures joined end to end)"
+
+// began notes that client host a began the request of RPC id for the
+// first time the section shows.
+func (t *mergeTracker) began(a netip.Addr, id uint64, frame int) {
+	if r := t.hostRuns[a]; r != nil && r.above == 0 && id > r.oldNewest {
+		r.above, r.aboveFrame = id, frame
+	}
+}
+
 // suspect returns m, the diagnosis the second start of message k
 // suggests, when the section's timestamps stepped back; else it keeps m
-// as pending (the first one only) until k's client begins a request above
-// its newest id so far, and returns nil.
+// as the pending diagnosis of k's client's run (its first) until the run
+// shows two instances at once (restarted), and returns nil. A host
+// without a run (a response begun again with another length, its
+// request not) gets one.
 func (t *mergeTracker) suspect(k *msgKey, m *Merged) *Merged {
 	if t.steppedBack {
-		return m
+		return m.because(steppedBackWhy)
 	}
-	if t.pending == nil {
-		t.pending, t.pendingHost, t.pendingNewest = m, k.rpc.Client, t.newest[k.rpc.Client]
+	r := t.hostRuns[k.rpc.Client]
+	if r == nil {
+		if t.hostRuns == nil {
+			t.hostRuns = map[netip.Addr]*hostRun{}
+		}
+		r = &hostRun{oldNewest: t.newest[k.rpc.Client], hi: k.rpc.ClientID}
+		t.hostRuns[k.rpc.Client] = r
+	}
+	if r.pending == nil {
+		r.pending = m
 	}
 	return nil
+}
+
+// firstPending returns the pending diagnosis of the earliest frame, of
+// any host, or nil.
+func (t *mergeTracker) firstPending() *Merged {
+	var first *Merged
+	for _, r := range t.hostRuns {
+		if p := r.pending; p != nil && (first == nil || p.Frame < first.Frame) {
+			first = p
+		}
+	}
+	return first
 }
 
 // copied returns, at the end of a section, the diagnosis that it holds
@@ -444,8 +542,13 @@ func (t *mergeTracker) feed(e *Event) *Merged {
 		return nil
 	}
 	t.noteFirst(e)
-	if t.prev.Sub(e.Time) > mergedStepBack {
+	if t.prev.Sub(e.Time) > mergedStepBack && !t.steppedBack {
+		// Captures joined end to end: that alone shows two captures,
+		// so a diagnosis pending for more evidence needs none.
 		t.steppedBack = true
+		if p := t.firstPending(); p != nil {
+			return p.because(steppedBackWhy)
+		}
 	}
 	t.prev = e.Time
 	switch e.Type() {
@@ -486,10 +589,7 @@ func (t *mergeTracker) data(e *Event, k *msgKey, m *msgStreams, ok bool, n uint3
 			if t.newest == nil {
 				t.newest = map[netip.Addr]uint64{}
 			}
-			if p := t.pending; p != nil && e.Src == t.pendingHost && k.rpc.ClientID > t.pendingNewest {
-				t.pending = nil
-				return p
-			}
+			t.began(e.Src, k.rpc.ClientID, e.Frame)
 			t.newest[e.Src] = max(t.newest[e.Src], k.rpc.ClientID)
 		}
 		return nil
@@ -505,8 +605,17 @@ func (t *mergeTracker) data(e *Event, k *msgKey, m *msgStreams, ok bool, n uint3
 		m.len2, m.hi2, m.at2, m.frame2 = n, e.End(), e.Offset, frame32(e.Frame)
 		m.switches = min(m.switches, 254) + 1
 		m.last = 2
+		var shown *Merged
+		if k.fromClient {
+			shown = t.restarted(e.Src, k.rpc.ClientID, e.Frame)
+		}
 		if n != m.length {
-			return t.suspect(k, &Merged{Frame: e.Frame, Host: e.Src.String(), Why: fmt.Sprintf("%s starts twice with different message lengths, %d at frame %d and %d at frame %d, and its client goes on beginning RPCs above its newest id before that: one host allocates an RPC id once, so these are two instances of it", k.who(e), m.length, m.frame, n, e.Frame)})
+			if p := t.suspect(k, &Merged{Frame: e.Frame, Host: e.Src.String(), Why: fmt.Sprintf("%s starts twice with different message lengths, %d at frame %d and %d at frame %d: one host allocates an RPC id once", k.who(e), m.length, m.frame, n, e.Frame)}); p != nil {
+				return p
+			}
+		}
+		if shown != nil {
+			return shown
 		}
 		if newest := t.newest[e.Src]; k.fromClient && newest > k.rpc.ClientID {
 			if t.again == nil {
@@ -515,7 +624,7 @@ func (t *mergeTracker) data(e *Event, k *msgKey, m *msgStreams, ok bool, n uint3
 			ids := append(t.again[e.Src], k.rpc.ClientID)
 			t.again[e.Src] = ids
 			if len(ids) >= mergedRestarts {
-				return t.suspect(k, &Merged{Frame: e.Frame, Host: e.Src.String(), Why: fmt.Sprintf("%v begins the requests of RPCs %d and %d a second time as first transmissions (the latter at frame %d), each after it had begun a newer RPC (up to id %d), and goes on beginning RPCs above that: a module allocates ids from one counter and sends a request's first bytes once, so these are two instances of it", e.Src, ids[0], ids[1], e.Frame, newest)})
+				return t.suspect(k, &Merged{Frame: e.Frame, Host: e.Src.String(), Why: fmt.Sprintf("%v begins the requests of RPCs %d and %d a second time as first transmissions (the latter at frame %d), each after it had begun a newer RPC (up to id %d): a module allocates ids from one counter and sends a request's first bytes once", e.Src, ids[0], ids[1], e.Frame, newest)})
 			}
 		}
 		if again {

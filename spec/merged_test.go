@@ -36,6 +36,21 @@ func wantMerged(t *testing.T, rep *Report, frame int, want string) {
 	}
 }
 
+// twoCounters follows instance A's RPCs 2, 4 and 6 of the client with
+// instance B's: B begins 2 and 4 (requests of reqLen bytes, cutoff_version
+// 2: no byte-for-byte copy of A's) while A goes on above its newest, 6
+// (8, 10), and B begins A's 6 and 8 again. It returns the frames of B's
+// 2 and 4.
+func (b *traceBuilder) twoCounters(reqLen uint32) (two, four int) {
+	two = b.smallRPC(2, reqLen, 2)
+	four = b.smallRPC(4, reqLen, 2)
+	b.smallRPC(8, 100, 1)
+	b.smallRPC(6, reqLen, 2)
+	b.smallRPC(10, 100, 1)
+	b.smallRPC(8, reqLen, 2)
+	return two, four
+}
+
 // TestMergedCaptures: two captures of one host's traffic merged with
 // overlapping times (mergecap without -a) interleave two module instances
 // under one address, which reuse RPC ids: the checker says so once and
@@ -47,14 +62,24 @@ func wantMerged(t *testing.T, rep *Report, frame int, want string) {
 // and no word on the cause.
 func TestMergedCaptures(t *testing.T) {
 	t.Run("two-lengths", func(t *testing.T) {
+		// Instance B's RPC 2 starts with another length than A's; A goes
+		// on above its newest id (4, 6) while B begins A's ids again (4,
+		// 6): two counters at once. (A's 4 alone would be a module
+		// reloaded: ids-reloaded.)
 		b := newTrace(t, wire.VersionCurrent)
 		b.smallRPC(2, 100, 1)
 		b.after(time.Millisecond)
 		at := b.data(true, 2, 5000, 0, 1424, 7, nil)
 		b.message(true, 2, 5000, 1424, 5000, 5000, 7)
 		b.smallRPC(4, 100, 1) // the first instance goes on
+		b.smallRPC(4, 300, 2) // the second begins id 4 again
+		b.smallRPC(6, 100, 1)
+		b.smallRPC(6, 300, 2)
 		rep := b.check("linux", "")
 		wantMerged(t, rep, at, "starts twice with different message lengths, 100 at frame 1 and 5000")
+		if !strings.Contains(rep.Merged.Why, "two id counters run at once") {
+			t.Errorf("why %q does not say what showed two instances", rep.Merged.Why)
+		}
 	})
 	t.Run("leapfrog", func(t *testing.T) {
 		// Instance A sends [0, 14240) of a 30000-byte request; instance
@@ -78,9 +103,7 @@ func TestMergedCaptures(t *testing.T) {
 		b.smallRPC(6, 100, 1)
 		// cutoff_version 2: not a byte-for-byte copy of A's (that is
 		// "shifted-copy").
-		b.smallRPC(2, 100, 2)
-		at := b.smallRPC(4, 100, 2)
-		b.smallRPC(8, 100, 1) // A goes on above its newest, 6
+		_, at := b.twoCounters(100)
 		rep := b.check("linux", "")
 		wantMerged(t, rep, at, "begins the requests of RPCs 2 and 4 a second time")
 	})
@@ -252,4 +275,99 @@ func TestMergeTrackerEntry(t *testing.T) {
 	if m.idOf(&k1) == m.idOf(&k2) || m.idOf(&k1) == m.idOf(&k3) || m.idOf(&k1) != m.idOf(&k1) {
 		t.Errorf("msgIDs %v %v %v: the message's sender and the hosts' roles must tell them apart", m.idOf(&k1), m.idOf(&k2), m.idOf(&k3))
 	}
+}
+
+// TestMergedOrRestarted tells a capture across one instance's restart
+// from two instances' captures merged. A host whose module was reloaded
+// (its id counter back at 2; here too soon for a new section) begins its
+// old ids again and grows past them: the first instance's RPCs stopped,
+// so no request above the old newest id comes while old ids are begun
+// again, and the capture is judged (HOMA-ID-004 charges the reused ids
+// where the capture does not show the reload for one). Before, the
+// checker took any request above the old newest id after a restart for
+// the first instance going on: ids 2..20 then 2..40 were called merged
+// and every finding made inconclusive (0 violations). Two instances at
+// once show both counters running: requests above the old newest
+// between ids begun again. Each host's restart is followed on its own:
+// before, only the first suspicion was kept, so one host's reused ids
+// hid another host's merge; and timestamps that step back after a
+// suspicion confirm it.
+func TestMergedOrRestarted(t *testing.T) {
+	t.Run("reloaded", func(t *testing.T) {
+		b := newTrace(t, wire.VersionCurrent)
+		for id := uint64(2); id <= 20; id += 2 {
+			b.smallRPC(id, 100, 1)
+		}
+		b.after(30 * time.Millisecond)
+		var again []int
+		for id := uint64(2); id <= 40; id += 2 {
+			f := b.smallRPC(id, 300, 1)
+			if id <= 20 {
+				again = append(again, f)
+			}
+		}
+		rep := b.check("linux", "")
+		if rep.Merged != nil {
+			t.Fatalf("one host's restart diagnosed as merged: %+v", rep.Merged)
+		}
+		var reused []int
+		for _, v := range rep.Violations {
+			if v.Rule == "HOMA-ID-004" {
+				reused = append(reused, v.Frame)
+			}
+		}
+		if len(reused) == 0 || reused[0] != again[0] {
+			t.Fatalf("HOMA-ID-004 violations at frames %v, want them from the first id begun again, frame %d (ids begun again at %v)", reused, again[0], again)
+		}
+	})
+	t.Run("overlapping", func(t *testing.T) {
+		// Instance A (ids 2..20) goes on with 22, 24, ... while instance
+		// B, whose capture began later, begins 2, 4, ...: mergecap
+		// interleaves them by time.
+		b := newTrace(t, wire.VersionCurrent)
+		for id := uint64(2); id <= 20; id += 2 {
+			b.smallRPC(id, 100, 1)
+		}
+		var at int
+		for i := uint64(0); i < 4; i++ {
+			f := b.smallRPC(2+2*i, 300, 2) // B
+			if i == 0 {
+				at = f
+			}
+			b.smallRPC(22+2*i, 100, 1) // A
+		}
+		wantMerged(t, b.check("linux", ""), at, "two id counters run at once")
+	})
+	t.Run("two-hosts", func(t *testing.T) {
+		// Host 198.18.0.1 reuses ids 2 and 4 and never goes above its
+		// newest (its own fault); later host 198.18.0.3's capture shows
+		// two instances at once.
+		b := newTrace(t, wire.VersionCurrent)
+		for id := uint64(2); id <= 6; id += 2 {
+			b.smallRPC(id, 100, 1)
+		}
+		b.after(30 * time.Millisecond)
+		b.smallRPC(2, 300, 1)
+		b.smallRPC(4, 300, 1)
+		b.client = netip.MustParseAddr("198.18.0.3")
+		for id := uint64(2); id <= 6; id += 2 {
+			b.smallRPC(id, 100, 1)
+		}
+		at, _ := b.twoCounters(300)
+		rep := b.check("linux", "")
+		wantMerged(t, rep, at, "198.18.0.3's request) starts twice with different message lengths")
+	})
+	t.Run("stepped-back", func(t *testing.T) {
+		// Ids begun again, then a timestamp 20 ms before the previous
+		// one (captures joined end to end, within TimeJump).
+		b := newTrace(t, wire.VersionCurrent)
+		for id := uint64(2); id <= 6; id += 2 {
+			b.smallRPC(id, 100, 1)
+		}
+		at := b.smallRPC(2, 300, 2)
+		b.smallRPC(4, 300, 2)
+		b.now = b.events[len(b.events)-1].Time.Add(-20 * time.Millisecond)
+		b.data(false, 4, 100, 0, 100, 7, nil)
+		wantMerged(t, b.check("linux", ""), at, "starts twice with different message lengths, 100 at frame 1 and 300")
+	})
 }

@@ -58,6 +58,11 @@ func Merged(peers ...*Peer) []*Packet {
 	return all
 }
 
+// transportShift is the IPv6 traffic-class shift of the tester's
+// transports: homa.Transport writes the level into the IP precedence
+// bits (priority<<5, HomaModule main's shift), whatever the IUT's.
+var transportShift = wire.IPv6PriorityShift(wire.VersionCurrent)
+
 // WritePcapng writes every packet the peers sent and received, merged in
 // time order, as Ethernet frames of one pcapng interface per peer (named
 // "tester-N (ADDR)"): a per-test capture that homatest decode and check
@@ -84,8 +89,12 @@ func WritePcapng(w io.Writer, peers ...*Peer) error {
 	buf := gopacket.NewSerializeBuffer()
 	for _, r := range Merged(peers...) {
 		// A received packet keeps the class its sender wrote (the IUT's
-		// shift); the Peer's own are written with its wire's.
-		frame, err := pcap.BuildFrame(buf, pcap.FrameSpec{Src: r.Src, Dst: r.Dst, Priority: r.Priority, TOS: r.TOS, KeepTOS: r.HasTOS},
+		// shift); the rest have the class their transport wrote: the
+		// level in the IP precedence bits (homa.Transport; rawip and the
+		// simulator write priority<<5 over IPv6), whatever the wire
+		// format (whose shift, 4 for linux-2024 and linux-2025, is the
+		// IUT's, not the tester's).
+		frame, err := pcap.BuildFrame(buf, pcap.FrameSpec{Src: r.Src, Dst: r.Dst, Priority: r.Priority, IPv6Shift: transportShift, TOS: r.TOS, KeepTOS: r.HasTOS},
 			rawFields(r.Raw), wire.EncodeOptions{Version: peers[owner[r]].Wire()})
 		if err != nil {
 			return fmt.Errorf("tester: frame %s: %w", r, err)
@@ -113,7 +122,16 @@ func Verify(judge spec.Judge, peers ...*Peer) (*spec.Report, []*Packet, error) {
 	if err := WritePcapng(&buf, peers...); err != nil {
 		return nil, nil, err
 	}
-	r, err := pcap.NewReader(&buf, pcap.ReaderOptions{Version: judge.Params.Wire, IPv6UnknownShift: judge.Params.IPv6PrioShift})
+	// The peers' own IPv6 packets carry their transports' shift, not the
+	// IUT's (WritePcapng): told in advance, so that a peer's DATA at a
+	// level either shift could write is read as sent.
+	shifts := pcap.IPv6Shifts{}
+	for _, p := range peers {
+		if p.Addr().Is6() {
+			shifts[p.Addr()] = transportShift
+		}
+	}
+	r, err := pcap.NewReader(&buf, pcap.ReaderOptions{Version: judge.Params.Wire, IPv6HostShifts: shifts, IPv6UnknownShift: judge.Params.IPv6PrioShift})
 	if err != nil {
 		return nil, nil, err
 	}

@@ -135,3 +135,34 @@ func TestPeerIPv6Shift(t *testing.T) {
 		}
 	}
 }
+
+// TestPeerIPv6OwnClass: the Peer's capture records its own IPv6 packets
+// with the traffic class its transport put on the wire, the level in the
+// IP precedence bits (priority<<5, homa.Transport), whatever the IUT's
+// wire format. Against a linux-2025 or linux-2024 IUT (shift 4) the
+// capture wrote a GRANT at level 7 as 0x70 and DATA at level 3 as 0x30,
+// where rawip and the simulator had sent 0xe0 and 0x60.
+func TestPeerIPv6OwnClass(t *testing.T) {
+	iut6, local6 := netip.MustParseAddr("fd00::1"), netip.MustParseAddr("fd00::2")
+	for _, profile := range []string{"linux", "linux-2025", "linux-2024"} {
+		prof, err := spec.LookupProfile(profile)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := New(&batchTransport{local: local6}, NewWallClock())
+		p.SetWire(prof.Params.Wire)
+		p.SetIPv6Shift(prof.Params.IPv6PrioShift)
+		c := wire.CommonFields{Sport: 33000, Dport: 4000, SenderID: 100}
+		if err := p.Send(iut6, 7, &wire.GrantFields{Common: c, Offset: 20000, Priority: 3}); err != nil {
+			t.Fatal(err)
+		}
+		if err := p.Send(iut6, 3, &wire.DataFields{Common: c, MessageLength: 100, Incoming: 100, Payload: make([]byte, 100)}); err != nil {
+			t.Fatal(err)
+		}
+		var classes []uint8
+		eachCaptureFrame(t, func(f *pcap.Frame) { classes = append(classes, f.TOS) }, p)
+		if want := []uint8{7 << 5, 3 << 5}; !slices.Equal(classes, want) {
+			t.Errorf("%s: the capture's traffic classes of the tester's GRANT and DATA are %x, want %x as sent", profile, classes, want)
+		}
+	}
+}
