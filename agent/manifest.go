@@ -119,7 +119,7 @@ func (t ManifestTimeouts) Effective() ManifestTimeouts {
 }
 
 // KnownCapabilities lists every capability name of protocol version 1.
-var KnownCapabilities = []string{CapIPv4, CapIPv6, CapGrants, CapPriorities, CapCutoffs, CapNeedAck, CapParams, CapTimeouts, CapFaults}
+var KnownCapabilities = []string{CapIPv4, CapIPv6, CapGrants, CapPriorities, CapCutoffs, CapNeedAck, CapParams, CapTimeouts, CapFaults, CapReplyDelay}
 
 var manifestName = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,39}$`)
 
@@ -233,13 +233,13 @@ func BuiltinManifest(impl, exe string) (*Manifest, error) {
 	switch impl {
 	case "ref":
 		return &Manifest{Name: "ref", Command: []string{exe, "agent", "--impl", "ref"},
-			Capabilities: []string{CapIPv4, CapIPv6, CapGrants, CapPriorities, CapCutoffs, CapNeedAck, CapParams, CapTimeouts, CapFaults},
+			Capabilities: []string{CapIPv4, CapIPv6, CapGrants, CapPriorities, CapCutoffs, CapNeedAck, CapParams, CapTimeouts, CapFaults, CapReplyDelay},
 			Declares:     paramNames()}, nil
 	case "linux":
 		// ipv6: on a dual-stack host the agent serves IPv6 on the
 		// ports listened with ipv6 (its other servers are AF_INET).
 		return &Manifest{Name: "linux", Command: []string{exe, "agent", "--impl", "linux"},
-			Capabilities: []string{CapIPv4, CapIPv6, CapGrants, CapPriorities, CapCutoffs, CapNeedAck, CapTimeouts}}, nil
+			Capabilities: []string{CapIPv4, CapIPv6, CapGrants, CapPriorities, CapCutoffs, CapNeedAck, CapTimeouts, CapReplyDelay}}, nil
 	case "tcp":
 		return &Manifest{Name: "tcp", Command: []string{exe, "agent", "--impl", "tcp"},
 			Capabilities: []string{CapIPv4, CapIPv6, CapTimeouts}}, nil

@@ -23,12 +23,17 @@ func TestLoadManifest(t *testing.T) {
 name: myhoma
 command: [/opt/myhoma/agent, --verbose]
 env: {MYHOMA_LOG: debug}
-capabilities: [ipv4, grants]
+capabilities: [ipv4, grants, reply-delay]
 params: {resend_ticks: 10}
 timeouts: {start: 5s, reply: 2s}
 `))
 	if err != nil {
 		t.Fatal(err)
+	}
+	// reply-delay is a capability of protocol version 1 (listen's
+	// reply_delay_ms), so a manifest may claim it.
+	if !slices.Contains(m.Capabilities, CapReplyDelay) {
+		t.Errorf("capabilities %v; want reply-delay among them", m.Capabilities)
 	}
 	if m.Name != "myhoma" || len(m.Command) != 2 || m.Env["MYHOMA_LOG"] != "debug" || m.Timeouts.Start != 5*time.Second || m.Timeouts.Reply != 2*time.Second || m.Params["resend_ticks"] != 10 {
 		t.Errorf("manifest = %+v", m)
