@@ -171,6 +171,20 @@ type raceEntry struct {
 	// its own level; two packets cannot swap, and a packet that read
 	// another's level explains no third one).
 	right bool
+	// peer and id are the packet's destination and sender_id: a packet
+	// of the same RPC explains no wrong level of another (one handler
+	// sends an RPC's packets in turn, a retransmission and the new bytes
+	// a RESEND releases say, each storing its level just before its own
+	// read; two packets of one RPC on two cores at once are the pacer's
+	// and a handler's, rare enough that detection is kept over them).
+	peer netip.Addr
+	id   uint64
+}
+
+// sameRPC reports whether x was sent by e's RPC (same socket, peer and
+// sender_id).
+func (x *raceEntry) sameRPC(e *Event) bool {
+	return x.id != 0 && x.id == e.Packet.Common().SenderID() && x.peer == e.Dst
 }
 
 // heldLevel is a level violation (res, with record's mayMiss and seq) of
@@ -192,6 +206,9 @@ type heldLevel struct {
 	level   uint8
 	after   time.Time
 	peer    netip.Addr
+	// id is the packet's sender_id: a later packet of the same RPC
+	// (raceEntry.sameRPC) does not excuse it.
+	id uint64
 }
 
 // raceSocket returns the socket that sent e: its source address and port.
@@ -211,14 +228,14 @@ func (c *Checker) raceExcuse(i int, e *Event, at frameRef, rpc *RPCKey, res Resu
 	r := &c.race
 	if s := r.sock(sock); r.may(s, 1, i, e.Dst, res.wanted()) {
 		for j := len(r.recent) - 1; j >= r.head && c.elapsed-r.recent[j].at <= win; j-- {
-			if x := &r.recent[j]; x.right && !x.used && x.sock == sock && x.want&carried != 0 && x.frame != e.Frame && !x.time.Before(after) {
+			if x := &r.recent[j]; x.right && !x.used && x.sock == sock && x.want&carried != 0 && x.frame != e.Frame && !x.time.Before(after) && !x.sameRPC(e) {
 				x.used = true
 				s.excused++
 				return raced(res, x, s, 1, e.Priority, c.elapsed-x.at, "before"), false
 			}
 		}
 	}
-	r.held = append(r.held, heldLevel{rule: i, ref: at, rpc: rpc, res: res, mayMiss: mayMiss, seq: seq, sock: sock, at: c.elapsed, until: c.elapsed + win, carried: carried, level: e.Priority, after: after, peer: e.Dst})
+	r.held = append(r.held, heldLevel{rule: i, ref: at, rpc: rpc, res: res, mayMiss: mayMiss, seq: seq, sock: sock, at: c.elapsed, until: c.elapsed + win, carried: carried, level: e.Priority, after: after, peer: e.Dst, id: e.Packet.Common().SenderID()})
 	return res, true
 }
 
@@ -261,7 +278,7 @@ func (c *Checker) raceNote(e *Event) {
 	if want == 0 && !judged || e.IPv6() {
 		return
 	}
-	x := raceEntry{sock: raceSocket(e), at: c.elapsed, time: e.Time, after: after, frame: e.Frame, want: want, right: want&e.PriorityBits() != 0}
+	x := raceEntry{sock: raceSocket(e), at: c.elapsed, time: e.Time, after: after, frame: e.Frame, want: want, right: want&e.PriorityBits() != 0, peer: e.Dst, id: e.Packet.Common().SenderID()}
 	s := r.sock(x.sock)
 	s.judged++
 	if right != (ruleSet{}) {
@@ -283,7 +300,7 @@ func (c *Checker) raceNote(e *Event) {
 		if !x.right {
 			break
 		}
-		if h := &r.held[j]; h.sock == x.sock && h.carried&want != 0 && h.ref.frame != e.Frame && c.elapsed <= h.until && !h.ref.time.Before(after) && !c.answersSince(e, h) && r.may(s, 0, h.rule, h.peer, h.res.wanted()) {
+		if h := &r.held[j]; h.sock == x.sock && h.carried&want != 0 && h.ref.frame != e.Frame && c.elapsed <= h.until && !h.ref.time.Before(after) && !c.answersSince(e, h) && !(h.id != 0 && h.id == x.id && h.peer == x.peer) && r.may(s, 0, h.rule, h.peer, h.res.wanted()) {
 			s.excused++
 			c.file(h.rule, h.ref, h.rpc, raced(h.res, &x, s, 0, h.level, c.elapsed-h.at, "after"), h.mayMiss, h.seq)
 			copy(r.held[j:], r.held[j+1:])
