@@ -155,6 +155,15 @@ func (b *traceBuilder) check(profile, glob string, params ...string) *Report {
 // checkAt is check with the capture taken at cp.
 func (b *traceBuilder) checkAt(cp CapturePoint, profile, glob string, params ...string) *Report {
 	b.t.Helper()
+	rep, _ := b.checkVerify(cp, profile, glob, verifyPrefilters, params...)
+	return rep
+}
+
+// checkVerify is checkAt with the Checker's verification (the shortcuts'
+// general path run beside them, verifyPrefilters) on or off as verify
+// says; it also returns the Checker, for its counters.
+func (b *traceBuilder) checkVerify(cp CapturePoint, profile, glob string, verify bool, params ...string) (*Report, *Checker) {
+	b.t.Helper()
 	prof, err := LookupProfile(profile)
 	if err != nil {
 		b.t.Fatal(err)
@@ -174,12 +183,12 @@ func (b *traceBuilder) checkAt(cp CapturePoint, profile, glob string, params ...
 	if err != nil {
 		b.t.Fatal(err)
 	}
-	c := NewChecker(profile, p, rules)
+	c := newChecker(profile, p, rules, verify)
 	c.SetCapturePoint(cp)
 	for i := range b.events {
 		c.Feed(&b.events[i])
 	}
-	return c.Finish()
+	return c.Finish(), c
 }
 
 // wantViolations asserts that rule id was violated exactly at frames.

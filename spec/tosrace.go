@@ -184,8 +184,12 @@ type raceEntry struct {
 // sameRPC reports whether x was sent by e's RPC (same socket, peer and
 // sender_id).
 func (x *raceEntry) sameRPC(e *Event) bool {
-	return x.id != 0 && x.id == e.Packet.Common().SenderID() && x.peer == e.Dst
+	return oneRPC(x.peer, x.id, e.Dst, e.Packet.Common().SenderID())
 }
+
+// oneRPC reports whether two packets of one socket, to peers a and b with
+// sender_ids i and j, belong to one RPC (a sender_id of 0 names none).
+func oneRPC(a netip.Addr, i uint64, b netip.Addr, j uint64) bool { return i != 0 && i == j && a == b }
 
 // heldLevel is a level violation (res, with record's mayMiss and seq) of
 // rule at a packet of sock that carried level (bits carried: the levels it
@@ -300,7 +304,7 @@ func (c *Checker) raceNote(e *Event) {
 		if !x.right {
 			break
 		}
-		if h := &r.held[j]; h.sock == x.sock && h.carried&want != 0 && h.ref.frame != e.Frame && c.elapsed <= h.until && !h.ref.time.Before(after) && !c.answersSince(e, h) && !(h.id != 0 && h.id == x.id && h.peer == x.peer) && r.may(s, 0, h.rule, h.peer, h.res.wanted()) {
+		if h := &r.held[j]; h.sock == x.sock && h.carried&want != 0 && h.ref.frame != e.Frame && c.elapsed <= h.until && !h.ref.time.Before(after) && !c.answersSince(e, h) && !oneRPC(h.peer, h.id, x.peer, x.id) && r.may(s, 0, h.rule, h.peer, h.res.wanted()) {
 			s.excused++
 			c.file(h.rule, h.ref, h.rpc, raced(h.res, &x, s, 0, h.level, c.elapsed-h.at, "after"), h.mayMiss, h.seq)
 			copy(r.held[j:], r.held[j+1:])

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"net/netip"
 	"slices"
-	"strings"
 	"testing"
 	"time"
 
@@ -397,27 +396,8 @@ func TestTOSRacePredicted(t *testing.T) {
 	run := func(verify bool) (*Report, int) {
 		b := newTrace(t, wire.VersionCurrent)
 		interleaved(b, 282, 120, 240, 260)
-		prof, err := LookupProfile("linux")
-		if err != nil {
-			t.Fatal(err)
-		}
-		p := prof.Params
-		for _, kv := range twoLevels {
-			k, v, _ := strings.Cut(kv, "=")
-			if err := p.Set(k, v); err != nil {
-				t.Fatal(err)
-			}
-		}
-		rules, err := Select(Rules(), "HOMA-PRIO-002", 0, "linux")
-		if err != nil {
-			t.Fatal(err)
-		}
-		c := newChecker("linux", p, rules, verify)
-		c.SetCapturePoint(HostPoint(b.client))
-		for i := range b.events {
-			c.Feed(&b.events[i])
-		}
-		return c.Finish(), c.predicted
+		rep, c := b.checkVerify(HostPoint(b.client), "linux", "HOMA-PRIO-002", verify, twoLevels...)
+		return rep, c.predicted
 	}
 	want, _ := run(true)
 	got, predicted := run(false)
