@@ -16,12 +16,18 @@ import (
 // Capture settings (see ../shared/platform.md §3 for why).
 const (
 	// CaptureSnapLen is the capture length in bytes: whole frames, GSO
-	// frames (up to ~64 KiB) included.
-	CaptureSnapLen = 262144
-	// CaptureBufferBytes is each capture socket's receive buffer
-	// (SO_RCVBUFFORCE): with the default buffer pcapgo drops 5-14 % at
-	// 50 kpps; 8 MiB dropped none.
-	CaptureBufferBytes = 8 << 20
+	// frames included (a veth's gso_max_size is 64 KiB; a longer frame is
+	// cut, its length kept). It sets the capture ring's block size
+	// (afpacket.BlockSize: 128 KiB).
+	CaptureSnapLen = 65536 + 512
+	// CaptureBufferBytes is each capture socket's receive ring
+	// (pcap.LiveOptions.BufferBytes): 128 blocks of 128 KiB, about 10,000
+	// full-size frames, or 12.8 s of a trickle whose every frame the
+	// ring's retire timeout closes a block on (with a socket's default
+	// buffer pcapgo dropped 5-14 % at 50 kpps; an 8 MiB buffer dropped
+	// none). 32 blocks of 512 KiB (a 256 KiB snap length) lost 1,048
+	// frames of a lab run's busiest port while the guest's reader stalled.
+	CaptureBufferBytes = 16 << 20
 )
 
 // Direction selects frames by their direction at a switch port.
@@ -58,9 +64,10 @@ func (d Direction) pcap() pcap.Direction {
 }
 
 // Capture records every switch port of a topology in both directions, with
-// one AF_PACKET socket (pcap.OpenLive: pcapgo, kernel ns timestamps) per
-// port and direction, the direction chosen by a BPF filter on the packet
-// type (PACKET_OUTGOING = out). Frames are spooled to temporary files in
+// one AF_PACKET socket (pcap.OpenLive: a receive ring the kernel fills as
+// frames pass the port, kernel ns timestamps) per port and direction, the
+// direction chosen by a BPF filter on the packet type (PACKET_OUTGOING =
+// out). Frames are spooled to temporary files in
 // the run folder and merged in time order by Stop.
 type Capture struct {
 	topo      *Topology
@@ -106,11 +113,11 @@ type PortStats struct {
 	// In and Out are the frames captured from and to the host.
 	In, Out uint64
 	// KernelDrops is the frames the kernel dropped because a capture
-	// socket's buffer was full (PACKET_STATISTICS tp_drops, both
+	// socket's ring was full (PACKET_STATISTICS tp_drops, both
 	// directions), plus those it had queued that the socket's reader had
 	// not read when Stop's deadline passed.
 	KernelDrops uint64
-	// ReadErrors is the frames the kernel queued but could not copy out
+	// ReadErrors is the ring blocks that could not be read
 	// (pcap.FrameError; both directions), FirstReadError the first one.
 	ReadErrors     uint64
 	FirstReadError string
@@ -125,8 +132,9 @@ type CaptureStats struct {
 	// KernelDrops is the sum of the ports' KernelDrops: non-zero means the
 	// capture is incomplete.
 	KernelDrops uint64
-	// ReadErrors is the sum of the ports' ReadErrors: frames missing from
-	// the capture because they could not be read (the capture goes on).
+	// ReadErrors is the sum of the ports' ReadErrors: ring blocks whose
+	// frames are missing from the capture because they could not be read
+	// (the capture goes on; those frames count as KernelDrops).
 	ReadErrors uint64
 	// Cut is the instant every file of the capture ends at (see Stop).
 	Cut time.Time

@@ -38,7 +38,7 @@ func (f *fakeLive) Stats() (uint64, uint64, error)  { return uint64(len(f.script
 func (f *fakeLive) Close() error                    { return nil }
 
 // TestCaptureSkipsUnreadableFrames: a frame the kernel cannot copy out
-// (pcap.FrameError, as recvmsg EFAULT on skbs HomaModule's GRO built) is
+// (pcap.FrameError, as the recvmsg EFAULT a socket read gave) is
 // counted and the capture goes on; it never ends the stream.
 func TestCaptureSkipsUnreadableFrames(t *testing.T) {
 	arts, err := NewArtifacts(t.TempDir())

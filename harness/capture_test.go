@@ -2,13 +2,20 @@ package harness
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"os"
+	"path/filepath"
 	"slices"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/homatest/homatest/internal/nsexec"
 
 	"github.com/gopacket/gopacket"
 	"github.com/gopacket/gopacket/pcapgo"
@@ -208,5 +215,100 @@ func TestCaptureAnnotations(t *testing.T) {
 			break
 		}
 		t.Errorf("out.pcapng holds Homa frame %d (sender_id %d); annotations belong only in the two-direction file", f.Number, f.Packet.SenderID())
+	}
+}
+
+// TestLiveBytesAtTap: a live capture records a frame's bytes as they
+// passed the switch port, not as they are when its reader gets to them.
+// h1 sends a UDP datagram with sendfile, so the skb refers to the file's
+// page-cache page; h2 receives it, then the file is rewritten in place
+// and only then is the capture read. A socket read with recvmsg copies
+// from a clone of the skb that shares the page, and got the rewritten
+// bytes (as it got EFAULT where HomaModule took back the pages of a
+// reaped RPC's DATA skbs under such a clone); the ring copied the frame
+// at the tap.
+func TestLiveBytesAtTap(t *testing.T) {
+	requireRoot(t)
+	topo := build(t, Config{Hosts: 2})
+	h1, h2 := topo.Hosts[0], topo.Hosts[1]
+	var live *pcap.Live
+	if err := nsexec.Do(topo.Switch, func() (err error) {
+		live, err = pcap.OpenLive(topo.Ports[0], pcap.LiveOptions{Direction: pcap.DirInbound})
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	defer live.Close()
+	sent, later := bytes.Repeat([]byte("A"), 1000), bytes.Repeat([]byte("B"), 1000)
+	path := filepath.Join(t.TempDir(), "payload")
+	if err := os.WriteFile(path, sent, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	const port = 9999
+	var rx *net.UDPConn
+	if err := h2.Do(func() (err error) {
+		rx, err = net.ListenUDP("udp4", &net.UDPAddr{Port: port})
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	defer rx.Close()
+	if err := h1.Do(func() error {
+		c, err := net.DialUDP("udp4", nil, &net.UDPAddr{IP: h2.Addr4.AsSlice(), Port: port})
+		if err != nil {
+			return err
+		}
+		defer c.Close()
+		rc, err := c.SyscallConn()
+		if err != nil {
+			return err
+		}
+		var n int
+		var serr error
+		if err := rc.Write(func(fd uintptr) bool {
+			off := int64(0)
+			n, serr = unix.Sendfile(int(fd), int(f.Fd()), &off, len(sent))
+			return serr != unix.EAGAIN
+		}); err != nil {
+			return err
+		}
+		if serr == nil && n != len(sent) {
+			serr = fmt.Errorf("sendfile sent %d of %d bytes", n, len(sent))
+		}
+		return serr
+	}); err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 2048)
+	rx.SetReadDeadline(time.Now().Add(scaled(5 * time.Second)))
+	n, err := rx.Read(buf)
+	if err != nil || !bytes.Equal(buf[:n], sent) {
+		t.Fatalf("h2 received %d bytes (%v), want the %d sent", n, err, len(sent))
+	}
+	if _, err := f.WriteAt(later, 0); err != nil {
+		t.Fatal(err)
+	}
+	live.SetReadDeadline(time.Now().Add(scaled(5 * time.Second)))
+	for {
+		data, _, _, err := live.ReadFrame()
+		if err != nil {
+			t.Fatalf("no UDP frame to port %d in the capture: %v", port, err)
+		}
+		if len(data) < 34 || binary.BigEndian.Uint16(data[12:]) != 0x0800 || data[23] != unix.IPPROTO_UDP {
+			continue
+		}
+		udp := data[14+int(data[14]&0x0f)*4:]
+		if binary.BigEndian.Uint16(udp[2:]) != port {
+			continue
+		}
+		if got := udp[8:]; !bytes.Equal(got, sent) {
+			t.Fatalf("the capture holds %d payload bytes %.8q..., want the %d bytes sent (%.8q...)", len(got), got, len(sent), sent)
+		}
+		return
 	}
 }

@@ -2,9 +2,9 @@ package netem
 
 import (
 	"fmt"
+	"github.com/homatest/homatest/internal/afpacket"
 	"github.com/homatest/homatest/internal/nsexec"
 	"net"
-	"os"
 	"sync/atomic"
 	"time"
 	"unsafe"
@@ -202,22 +202,8 @@ func newRxRing(fd, size, mtu int) (*rxRing, error) {
 		return nil, fmt.Errorf("mmap of the receive ring: %w", err)
 	}
 	r.mem = mem
-	prefault(mem)
+	afpacket.Prefault(mem)
 	return r, nil
-}
-
-// prefault writes a zero into every page of a new ring mapping (all
-// zeros, every slot TP_STATUS_KERNEL; called before bind, so no frame is
-// in it). A process's first write to each page of the mapping is slow
-// (the page-table entry's dirty bit is set then: on this project's VMs
-// a trap to the hypervisor); made while frames arrive, in the forwarding
-// thread's hand-backs, those first writes doubled its CPU per frame
-// until it had gone round the ring once (BenchmarkSwitch, a new switch
-// per pair: fwd-thread-ns/frame 3,500 against 1,800 at 100 bytes).
-func prefault(mem []byte) {
-	for off := 0; off < len(mem); off += os.Getpagesize() {
-		mem[off] = 0
-	}
 }
 
 // unmap releases the ring's mapping.

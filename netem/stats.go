@@ -30,10 +30,12 @@ const (
 	// DropRing: the port's receive ring was full (AF_PACKET
 	// PACKET_STATISTICS tp_drops): the forwarding thread fell behind.
 	DropRing
-	// DropUnreadable: the kernel queued the frame but could not copy it
-	// out (recvmsg failed for it, e.g. EFAULT on skbs HomaModule's GRO
-	// built), or it was larger than a ring slot while the socket buffer
-	// that takes such frames was full.
+	// DropUnreadable: a frame larger than a ring slot (a GSO super-frame,
+	// queued on the socket as a clone of the skb) that could not be read:
+	// recvmsg failed for it (EFAULT: the sender took back the pages the
+	// clone shares, as HomaModule does with a reaped RPC's DATA skbs,
+	// homa_skb_free_many_tx), or the socket buffer that takes such frames
+	// was full.
 	DropUnreadable
 	// DropOversize: a GSO super-frame larger than the port's MTU that the
 	// switch cannot segment (not Homa DATA).

@@ -287,8 +287,9 @@ func (s *Switch) receive(p int) (int, error) {
 		case errors.Is(err, unix.EBADF) || errors.Is(err, unix.ENOTSOCK):
 			return i, fmt.Errorf("netem: port %s: %w", k.name, err)
 		case err != nil:
-			// The kernel could not hand the frame over (EFAULT on an skb
-			// HomaModule's GRO built): it is consumed; count it.
+			// The kernel could not hand the frame over (EFAULT on an
+			// oversize frame's clone whose pages the sender took back,
+			// see DropUnreadable): it is consumed; count it.
 			s.unreadable(p, err.Error())
 		default:
 			stamp := time.Duration(ts)

@@ -14,10 +14,10 @@
 // IPv6) and the IP header with a gopacket DecodingLayerParser, then decodes
 // the Homa header with spec/wire, without allocating per packet.
 //
-// [OpenLive] captures live from a network interface (Linux AF_PACKET
-// through pcapgo, pure Go) with a large snap length and socket buffer, and
-// optionally one direction only (a BPF filter on the packet type); the
-// harness uses it on every switch port.
+// [OpenLive] captures live from a network interface (Linux AF_PACKET with
+// a TPACKET_V3 receive ring the kernel fills as frames pass, pure Go) with
+// a large snap length, and optionally one direction only (a BPF filter on
+// the packet type); the harness uses it on every switch port.
 //
 // Layer type numbers 1460-1479 are reserved for this package (see
 // layertypes.go).

@@ -5,13 +5,15 @@ package pcap
 import (
 	"errors"
 	"fmt"
+	"net"
 	"os"
-	"reflect"
+	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 	"unsafe"
 
-	"github.com/gopacket/gopacket/pcapgo"
+	"github.com/homatest/homatest/internal/afpacket"
 	"golang.org/x/net/bpf"
 	"golang.org/x/sys/unix"
 )
@@ -20,10 +22,12 @@ import (
 type LiveOptions struct {
 	// SnapLen is the most bytes kept of a frame; 0 means DefaultSnapLen
 	// (whole GSO frames; pcapgo's old default of the MTU cut full frames).
+	// The ring's blocks are sized to hold a frame this long.
 	SnapLen int
-	// BufferBytes is the socket receive buffer (SO_RCVBUFFORCE, needs
-	// CAP_NET_ADMIN); 0 keeps the kernel default. At 50 kpps the default
-	// dropped 5-14 % of frames and 8 MiB none.
+	// BufferBytes is the size of the socket's receive ring in bytes (at
+	// least two blocks; see afpacket.NewBlockRing); 0 means
+	// DefaultRingBytes. Frames that arrive while every block waits to be
+	// read are dropped and counted (Stats).
 	BufferBytes int
 	// Direction keeps only frames of one direction at the interface:
 	// DirInbound (arriving: packet types other than PACKET_OUTGOING),
@@ -33,72 +37,107 @@ type LiveOptions struct {
 	Direction Direction
 }
 
+// DefaultRingBytes is a live capture's receive ring when
+// LiveOptions.BufferBytes is 0: 8 MiB.
+const DefaultRingBytes = 8 << 20
+
+// liveRetire is how long the kernel fills a ring block before it hands
+// it over part-full: a frame waits at most this long to be read, and a
+// reader stalled for blocks×liveRetire loses frames of a trickle.
+const liveRetire = 100 * time.Millisecond
+
 // Live is a live capture on one network interface: an AF_PACKET socket
-// (pcapgo.EthernetHandle, pure Go) with kernel nanosecond timestamps. The
-// socket belongs to the network namespace of the thread that opened it;
-// it can then be read from any goroutine. Not safe for concurrent reads.
+// with a TPACKET_V3 receive ring (afpacket.BlockRing) and kernel
+// nanosecond timestamps. The kernel copies each frame into the ring as
+// it passes the interface, so the capture holds the bytes of that moment:
+// a socket read with recvmsg copies from a clone of the skb later, and
+// HomaModule takes back the pages of a reaped RPC's DATA skbs under such
+// a clone (recvmsg then failed with EFAULT on 6-267 frames per port in
+// every lab run with the module). The socket belongs to the network
+// namespace of the thread that opened it; it can then be read from any
+// goroutine. Not safe for concurrent reads.
 type Live struct {
-	h        *pcapgo.EthernetHandle
 	f        *os.File
+	rc       syscall.RawConn
+	ring     *afpacket.BlockRing
+	snap     int        // the snap length in bytes
+	vlan     []byte     // a frame with its VLAN tag put back
+	rmu      sync.Mutex // held by ReadFrame; Close unmaps the ring under it
 	closed   atomic.Bool
 	deadline atomic.Int64 // Unix ns of the read deadline; 0: none
 }
 
 // OpenLive opens a capture on interface ifname in the calling thread's
-// network namespace. Frames that arrived before the direction filter was
-// attached are discarded, and the kernel's counters start at zero.
+// network namespace. The socket takes no frame before its ring and
+// direction filter are in place, and the kernel's counters start at zero.
 func OpenLive(ifname string, o LiveOptions) (*Live, error) {
-	h, err := pcapgo.NewEthernetHandle(ifname)
-	if err != nil {
+	fail := func(err error) (*Live, error) {
 		return nil, fmt.Errorf("pcap: capture on %s: %w", ifname, err)
 	}
-	l := &Live{h: h}
-	fail := func(err error) (*Live, error) {
-		h.Close()
-		return nil, fmt.Errorf("pcap: capture on %s: %w", ifname, err)
+	ifi, err := net.InterfaceByName(ifname)
+	if err != nil {
+		return fail(err)
 	}
 	snap := o.SnapLen
 	if snap <= 0 {
 		snap = DefaultSnapLen
 	}
-	if err := h.SetCaptureLength(snap); err != nil {
-		return fail(err)
+	size := o.BufferBytes
+	if size <= 0 {
+		size = DefaultRingBytes
 	}
-	if o.Direction != DirUnknown {
+	// Protocol 0 receives nothing until bind.
+	fd, err := unix.Socket(unix.AF_PACKET, unix.SOCK_RAW|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return fail(fmt.Errorf("AF_PACKET socket: %w (needs CAP_NET_RAW)", err))
+	}
+	var ring *afpacket.BlockRing
+	setup := func() error {
+		// SO_TIMESTAMPNS has the kernel stamp frames as they arrive (the
+		// ring then takes the skb's stamp, not the time of its copy).
+		if err := unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_TIMESTAMPNS, 1); err != nil {
+			return fmt.Errorf("SO_TIMESTAMPNS: %w", err)
+		}
 		prog, err := directionFilter(o.Direction, snap)
 		if err == nil {
-			err = h.SetBPF(prog)
+			err = unix.SetsockoptSockFprog(fd, unix.SOL_SOCKET, unix.SO_ATTACH_FILTER, &unix.SockFprog{
+				Len: uint16(len(prog)), Filter: (*unix.SockFilter)(unsafe.Pointer(&prog[0]))})
 		}
 		if err != nil {
-			return fail(fmt.Errorf("direction filter: %w", err))
+			return fmt.Errorf("direction filter: %w", err)
 		}
+		if ring, err = afpacket.NewBlockRing(fd, size, snap, liveRetire); err != nil {
+			return err
+		}
+		return unix.Bind(fd, &unix.SockaddrLinklayer{Protocol: htons(unix.ETH_P_ALL), Ifindex: ifi.Index})
 	}
-	if l.f, err = handleFile(h); err != nil {
+	if err := setup(); err != nil {
+		if ring != nil {
+			ring.Unmap()
+		}
+		unix.Close(fd)
 		return fail(err)
 	}
-	if err := l.control(func(fd int) error {
-		if o.BufferBytes > 0 {
-			if err := unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_RCVBUFFORCE, o.BufferBytes); err != nil {
-				return fmt.Errorf("SO_RCVBUFFORCE %d: %w", o.BufferBytes, err)
-			}
-		}
-		buf := make([]byte, 1)
-		for {
-			if _, _, err := unix.Recvfrom(fd, buf, unix.MSG_DONTWAIT|unix.MSG_TRUNC); err != nil {
-				break
-			}
-		}
-		_, err := unix.GetsockoptTpacketStats(fd, unix.SOL_PACKET, unix.PACKET_STATISTICS)
-		return err
-	}); err != nil {
+	l := &Live{f: os.NewFile(uintptr(fd), "packet:"+ifname), ring: ring, snap: snap}
+	if l.rc, err = l.f.SyscallConn(); err == nil {
+		_, _, err = l.Stats()
+	}
+	if err != nil {
+		l.Close()
 		return fail(err)
 	}
 	return l, nil
 }
 
+// htons converts a 16-bit value to network order (AF_PACKET protocol field).
+func htons(v uint16) uint16 { return v<<8 | v>>8 }
+
 // directionFilter returns a BPF program that keeps frames of direction dir
 // (see LiveOptions.Direction), snap bytes of each.
 func directionFilter(dir Direction, snap int) ([]bpf.RawInstruction, error) {
+	if dir == DirUnknown {
+		return bpf.Assemble([]bpf.Instruction{bpf.RetConstant{Val: uint32(snap)}})
+	}
 	// Outgoing frames fall through to "keep" for DirOutbound and skip to
 	// "drop" for DirInbound.
 	skipTrue, skipFalse := uint8(0), uint8(1)
@@ -113,25 +152,9 @@ func directionFilter(dir Direction, snap int) ([]bpf.RawInstruction, error) {
 	})
 }
 
-// handleFile returns the socket file inside a pcapgo.EthernetHandle, which
-// pcapgo does not export; it is needed for SO_RCVBUFFORCE and read
-// deadlines. The field is looked up by name and type, so a gopacket that
-// changes it fails here with a clear error instead of misbehaving.
-func handleFile(h *pcapgo.EthernetHandle) (*os.File, error) {
-	v := reflect.ValueOf(h).Elem().FieldByName("file")
-	if !v.IsValid() || v.Type() != reflect.TypeOf((*os.File)(nil)) {
-		return nil, errors.New("pcapgo.EthernetHandle has no field file *os.File: update pcap.handleFile for this gopacket version")
-	}
-	return *(**os.File)(unsafe.Pointer(v.UnsafeAddr())), nil
-}
-
 func (l *Live) control(f func(fd int) error) error {
-	rc, err := l.f.SyscallConn()
-	if err != nil {
-		return err
-	}
 	var ferr error
-	if err := rc.Control(func(fd uintptr) { ferr = f(int(fd)) }); err != nil {
+	if err := l.rc.Control(func(fd uintptr) { ferr = f(int(fd)) }); err != nil {
 		return err
 	}
 	return ferr
@@ -141,34 +164,71 @@ func (l *Live) control(f func(fd int) error) error {
 // the wire in bytes (more than len(data) when the snap length cut it). data
 // is valid until the next call. It blocks until a frame arrives, the read
 // deadline passes or the capture is closed; errors after Close or past
-// the deadline wrap os.ErrClosed or os.ErrDeadlineExceeded when
-// recognisable (pcapgo flattens some errors to text). An error reading one
-// frame while the socket is open is a *FrameError: the caller counts it
-// and reads on.
+// the deadline wrap os.ErrClosed or os.ErrDeadlineExceeded. A ring block
+// that cannot be read (a *FrameError) is skipped: the caller counts it and
+// reads on.
 func (l *Live) ReadFrame() (data []byte, ts time.Time, length int, err error) {
-	data, ci, err := l.h.ZeroCopyReadPacketData()
-	if err != nil {
-		// Not closed and before the deadline: the kernel failed to copy
-		// this one frame (recvmsg EFAULT on a malformed skb, seen with
-		// HomaModule's GRO); the socket is fine for the next.
-		if d := l.deadline.Load(); !l.closed.Load() && (d == 0 || time.Now().UnixNano() < d) {
-			return nil, time.Time{}, 0, &FrameError{Err: err}
-		}
-		return nil, time.Time{}, 0, err
+	l.rmu.Lock()
+	defer l.rmu.Unlock()
+	if l.closed.Load() {
+		return nil, time.Time{}, 0, os.ErrClosed
 	}
-	return data, ci.Timestamp, ci.Length, nil
+	var f afpacket.Frame
+	var ok bool
+	var ferr error
+	for {
+		// Wake at least every two retire timeouts to look at the ring:
+		// a readiness event the poller missed (a block the timer retired)
+		// then costs that wait, not the rest of the capture. The
+		// caller's deadline (SetReadDeadline) bounds each wait.
+		wait := time.Now().Add(2 * liveRetire).UnixNano()
+		d := l.deadline.Load()
+		if d != 0 && d < wait {
+			wait = d
+		}
+		l.f.SetReadDeadline(time.Unix(0, wait))
+		err = l.rc.Read(func(uintptr) bool {
+			f, ok, ferr = l.ring.Next()
+			return ok || ferr != nil
+		})
+		if err == nil || !errors.Is(err, os.ErrDeadlineExceeded) || l.closed.Load() {
+			break
+		}
+		if d = l.deadline.Load(); d != 0 && time.Now().UnixNano() >= d {
+			break
+		}
+	}
+	switch {
+	case l.closed.Load():
+		return nil, time.Time{}, 0, fmt.Errorf("pcap: live capture: %w", os.ErrClosed)
+	case err != nil:
+		return nil, time.Time{}, 0, err
+	case ferr != nil:
+		return nil, time.Time{}, 0, &FrameError{Err: ferr}
+	}
+	data = f.WithVLAN(l.vlan)
+	if len(data) != len(f.Data) {
+		l.vlan = data
+		data = data[:min(len(data), l.snap)]
+	}
+	return data, time.Unix(0, f.Stamp), f.Len + len(data) - len(f.Data), nil
 }
 
 // SetReadDeadline makes a blocked or later ReadFrame return an error at t
-// (a time in the past wakes a blocked read at once).
+// (a time in the past wakes a blocked read at once; the zero time: no
+// deadline).
 func (l *Live) SetReadDeadline(t time.Time) error {
-	l.deadline.Store(t.UnixNano())
+	if t.IsZero() {
+		l.deadline.Store(0)
+	} else {
+		l.deadline.Store(t.UnixNano())
+	}
 	return l.f.SetReadDeadline(t)
 }
 
-// Stats returns the frames the kernel passed to the socket (queued plus
-// dropped) and dropped because the receive buffer was full, since the
-// previous call (PACKET_STATISTICS resets on read).
+// Stats returns the frames the kernel passed to the socket (put in the
+// ring plus dropped) and dropped because every ring block was waiting to
+// be read, since the previous call (PACKET_STATISTICS resets on read).
 func (l *Live) Stats() (packets, drops uint64, err error) {
 	err = l.control(func(fd int) error {
 		st, err := unix.GetsockoptTpacketStats(fd, unix.SOL_PACKET, unix.PACKET_STATISTICS)
@@ -180,8 +240,13 @@ func (l *Live) Stats() (packets, drops uint64, err error) {
 	return packets, drops, err
 }
 
-// Close closes the socket; a blocked ReadFrame returns an error.
+// Close closes the socket and unmaps its ring; a blocked ReadFrame
+// returns an error.
 func (l *Live) Close() error {
 	l.closed.Store(true)
-	return l.h.Close()
+	err := l.f.Close()
+	l.rmu.Lock()
+	l.ring.Unmap()
+	l.rmu.Unlock()
+	return err
 }

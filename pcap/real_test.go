@@ -33,8 +33,8 @@ var realCounts = []struct {
 	{"linux-6.13-proto146/f4-hijack-tcp.pcap", 272, [9]int{244, 16, 0, 0, 0, 2, 0, 4, 1}, 0, 5, wire.VersionCurrent, true},
 	// Both directions of every switch port: each packet as sent and, unless
 	// netem lost it, as delivered.
-	{"lab-scenarios/linux-6.13-netem-incast.pcapng", 1883, [9]int{1340, 182, 88, 10, 6, 13, 0, 148, 96}, 67, 0, wire.VersionCurrent, false},
-	{"lab-scenarios/linux-6.1-netem-incast.pcapng", 1938, [9]int{1174, 117, 36, 4, 4, 8, 0, 448, 147}, 43, 0, wire.Version2024, false},
+	{"lab-scenarios/linux-6.13-netem-incast.pcapng", 1639, [9]int{1348, 82, 39, 8, 6, 12, 0, 79, 65}, 32, 0, wire.VersionCurrent, false},
+	{"lab-scenarios/linux-6.1-netem-incast.pcapng", 2621, [9]int{1214, 130, 34, 2, 2, 15, 0, 702, 522}, 32, 0, wire.Version2024, false},
 }
 
 // TestRealCaptures decodes every real HomaModule capture with wire version

@@ -86,8 +86,11 @@ type Summary struct {
 	CaptureKernelDrops uint64 `json:"capture_kernel_drops"`
 	// CaptureReadErrors and SwitchReadErrors are frames the capture and
 	// the switch could not read from their sockets (counted and skipped:
-	// the run goes on; seen with HomaModule's GRO), each with the first
-	// error.
+	// the run goes on), each with the first error. The capture reads a
+	// receive ring the kernel fills at the tap, so its count stays 0 but
+	// for a corrupt ring block; the switch reads GSO super-frames from its
+	// socket later, EFAULT when HomaModule took back their pages first
+	// (netem.DropUnreadable).
 	CaptureReadErrors uint64 `json:"capture_read_errors,omitempty"`
 	SwitchReadErrors  uint64 `json:"switch_read_errors,omitempty"`
 	// Rules are the check's counts per rule over every host's view;

@@ -17,7 +17,7 @@ import (
 func testCaptures(t *testing.T) []string {
 	t.Helper()
 	var paths []string
-	for _, g := range []string{"../pcap/testdata/real/*/*.pcap*", "../cmd/homatest/internal/cli/testdata/faults/*.pcapng"} {
+	for _, g := range []string{"../pcap/testdata/real/*/*.pcap", "../pcap/testdata/real/*/*.pcapng", "../cmd/homatest/internal/cli/testdata/faults/*.pcapng"} {
 		m, err := filepath.Glob(g)
 		if err != nil {
 			t.Fatal(err)

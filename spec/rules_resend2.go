@@ -18,7 +18,7 @@ func resendRules2() []*Rule {
 		{
 			ID: "HOMA-RESEND-012", Level: Must,
 			Facts:     []string{"RTX-03", "RTX-01", "RTX-12"},
-			Statement: "A RESEND asks only for bytes its sender authorised and lacks: it begins at a byte it lacks (main: every byte of its range is one it lacks), its end is within max(U, its GRANT offsets, the incoming of the DATA it got) and never past the message's length (upstream: the length), length -1 only at offset 0 and not after DATA of the message arrived, and a client with no byte of the response asks {0, -1} (main), length 0 only on linux_6.1.38 (a liveness probe), and never for a message already complete at the receiver.",
+			Statement: "A RESEND asks only for bytes its sender authorised and lacks: it begins at a byte it lacks (main: every byte of its range is one it lacks), its end is within max(U, its GRANT offsets, the incoming of the DATA it got) and never past the message's length (upstream: the length), but for the {0, 100} that linux_6.1.38 and main before be5081e ask while nothing of the message arrived, whatever its length, length -1 only at offset 0 and not after DATA of the message arrived, and a client with no byte of the response asks {0, -1} (main), length 0 only on linux_6.1.38 (a liveness probe), and never for a message already complete at the receiver.",
 			Source:    "HomaModule homa_incoming.c homa_request_retrans (one RESEND per gap plus [recv_end, granted); {0, -1} only, and always, while nothing arrived, since be5081e, 2025-06: linux_6.1.38 and main before asked {0, 100}), homa_grant.c (msgin.granted never past msgin.length), homa_timer.c homa_timer_check_rpc (no RESEND once the message is complete); homa_pool.c homa_pool_check_waiting (buffer wakeup {0, -1})",
 			Capture:   "a RESEND reaching past the message_length its DATA carry (main) is a violation whatever the capture missed or began after; GRANTs lost before the capture point can hide part of what the receiver granted, and bytes lost after it part of what it lacks: where the capture shows loss before it between the two hosts (a GRANT's loss leaves no trace of its own) the finding is inconclusive, unless a client RESENDs for a response more than slack after its own ack of the RPC (it acks only a response it holds whole, or an RPC it no longer has); so is one for a complete message after the client's ack at a capture away from the receiver, which cannot show a late request packet re-creating the RPC there (AMO-01); after the ack, late request DATA that comes timeout_ticks-2 ticks less slack after the last, the server having shown nothing of the incarnation the earlier ones re-created, may create it anew again. Request DATA that reaches the server more than timeout_ticks ticks plus slack after it last heard DATA, GRANT or BUSY from the client (or after such a silence that a GRANT or BUSY of the client ended since its previous request DATA: one arriving after the abort resets nothing) or sent a GRANT while it held every byte it had granted (its GRANTs, or the incoming its RPC started from; a GRANT sent while bytes were still due leaves its silence count running), its request incomplete, finds the RPC aborted (RTX-10) and creates it anew (RTX-11): the server's side is judged afresh from there; within timeout_ticks-2 ticks less slack of that, inconclusive; where only the server's own GRANT keeps the silence short of that, a timing finding, late by how much earlier that GRANT must have left the server (it may have stalled before sending it)",
 			Property: Each{Types: resend, Check: func(c *Ctx, e *Event) Result {
@@ -66,7 +66,7 @@ func resendRules2() []*Rule {
 					// lost.
 					return Violation("RESEND [%d, %d) reaches past the message's end: its DATA give message_length %d, and a receiver asks only for bytes below what it granted, never past the length", off, end, m.Length).Alone()
 				}
-				if !rs.IsResendAll() {
+				if !rs.IsResendAll() && !isNothingProbe(c.P, rs) {
 					auth := m.authorised(c.P)
 					if end := uint64(off) + uint64(length); end > uint64(auth) {
 						if ev, ok := c.Net.LostBetween(e.Src, e.Dst); ok {
@@ -790,4 +790,14 @@ func busyAnswers(c *Ctx, e *Event) (m *Message, rs ResendSeen, v Result, ok bool
 		return nil, rs, Pass(), false
 	}
 	return m, rs, Result{}, true
+}
+
+// isNothingProbe reports whether rs is the RESEND {0, 100} that
+// linux_6.1.38 and main before be5081e (2025-06) send for a message of
+// which they hold no byte, whatever its length: the sender answers with
+// at least one whole packet (homa_timer.c homa_check_rpc). Its 100 bytes
+// ask for the message's first packet, so they claim no authorisation: an
+// 8-byte response asked for so is not a RESEND past what was granted.
+func isNothingProbe(p *Params, rs wire.Resend) bool {
+	return (p.Wire == wire.Version2024 || p.Wire == wire.Version2025) && rs.Offset() == 0 && rs.Length() == 100
 }

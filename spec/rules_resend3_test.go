@@ -352,3 +352,28 @@ func TestResend012StartAfterWakeup(t *testing.T) {
 		wantViolations(t, rep, id, rs)
 	}
 }
+
+// TestResend012NothingProbe: linux_6.1.38's client, holding no byte of
+// an 8-byte response (its handling delayed under emulation, lab run
+// December 7, 2026), asks RESEND {0, 100}, as it does for every message
+// of which nothing arrived: not a RESEND past what the server authorised
+// (HOMA-RESEND-012 charged two such in a lab capture). A RESEND {0, 200}
+// asks for more than that probe and is still one; so is {0, 100} in the
+// current format, whose client asks {0, -1}.
+func TestResend012NothingProbe(t *testing.T) {
+	const id = "HOMA-RESEND-012"
+	build := func(v wire.Version, length uint32) (*traceBuilder, int) {
+		b := newTrace(t, v)
+		b.data(true, 10, 205, 0, 205, 6, nil)
+		b.after(time.Millisecond).data(false, 10, 8, 0, 8, 7, nil)
+		return b, b.after(time.Millisecond).resend(true, 10, 0, length, 7)
+	}
+	b, _ := build(wire.Version2024, 100)
+	wantClean(t, b.check("linux-2024", id), id)
+	b, _ = build(wire.Version2025, 100)
+	wantClean(t, b.check("linux-2025", id), id)
+	b, rs := build(wire.Version2024, 200)
+	wantViolations(t, b.check("linux-2024", id), id, rs)
+	b, rs = build(wire.VersionCurrent, 100)
+	wantViolations(t, b.check("linux", id), id, rs)
+}
