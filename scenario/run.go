@@ -606,6 +606,9 @@ func (r *run) finish(ctx context.Context, hs []host, cst harness.CaptureStats) e
 		return fmt.Errorf("check.rules: %w", err)
 	}
 	judge.FromStart = true // the run's captures begin before its first RPC
+	// One IUT per host for the whole run: ids begun again are the IUT's
+	// own, never two captures merged.
+	judge.OneInstance = true
 	// Frames the capture itself lost (its files declare them too) may
 	// explain findings that rest on a packet not seen.
 	judge.CaptureDrops = cst.KernelDrops + cst.ReadErrors

@@ -433,11 +433,13 @@ type Checker struct {
 	oneEnd bool
 	// fromStart: see SetCaptureFromStart.
 	fromStart bool
-	p         *Params
-	profile   string
-	rules     []*Rule
-	state     []*ruleState
-	props     []compiled
+	// oneInstance: see SetOneInstance.
+	oneInstance bool
+	p           *Params
+	profile     string
+	rules       []*Rule
+	state       []*ruleState
+	props       []compiled
 	// byClass[k] lists, in rule order, the rules that may act on an event
 	// of dispatch class k (classOf).
 	byClass [numClasses][]int
@@ -897,6 +899,16 @@ func (c *Checker) recordFinding(i int, e *Event, res *Result) {
 // capture's start then excuses no finding (CauseCaptureStart), and an RPC
 // whose first packet is not its request's start is judged as it is.
 func (c *Checker) SetCaptureFromStart() { c.fromStart, c.ctx.fromStart = true, true }
+
+// SetOneInstance says every host address in the capture is one module
+// instance from the capture's start to its end, or to a restart the
+// capture shows (a capture homatest makes of its own runs, which start
+// one IUT per host): the capture cannot interleave two instances of a
+// host, so a host that begins its ids again while it goes on above them
+// does it itself (HOMA-ID-004, HOMA-WIRE-011, HOMA-WIRE-003), and the
+// checker makes no Merged diagnosis, which would make every violation
+// inconclusive. A restart (a reloaded module) still starts a section.
+func (c *Checker) SetOneInstance() { c.oneInstance = true }
 
 // startedBefore reports whether a violation of rule r at RPC rpc may
 // depend on what the RPC's hosts did before the capture began: the RPC
@@ -1401,7 +1413,7 @@ func (c *Checker) feed(e *Event, learn bool) {
 	}
 	c.trace.Apply(e)
 	c.noteEpoch(e)
-	if c.report.Merged == nil {
+	if c.report.Merged == nil && !c.oneInstance {
 		c.report.Merged = c.merge.feed(e)
 	}
 	if c.seen != stateGates {
@@ -2285,7 +2297,7 @@ func (c *Checker) Finish() *Report {
 		c.SetCaptureDrops(c.shown.n)
 		c.report.CaptureDropsShown = c.shown.ev.String()
 	}
-	if c.report.Merged == nil {
+	if c.report.Merged == nil && !c.oneInstance {
 		c.report.Merged = c.merge.copied()
 	}
 	c.excuseMerged()

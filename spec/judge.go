@@ -22,6 +22,10 @@ type Judge struct {
 	// FromStart says the captures began before any of their RPCs (those
 	// homatest makes of its own runs): see Checker.SetCaptureFromStart.
 	FromStart bool
+	// OneInstance says each host address in the captures is one module
+	// instance throughout (those homatest makes of its own runs): see
+	// Checker.SetOneInstance.
+	OneInstance bool
 	// CaptureDrops is the number of packets the captures say they dropped
 	// themselves (0: none): see Checker.SetCaptureDrops.
 	CaptureDrops uint64
@@ -57,6 +61,9 @@ func (j Judge) Stream(cp CapturePoint) *Checker {
 	c.SetCapturePoint(cp)
 	if j.FromStart {
 		c.SetCaptureFromStart()
+	}
+	if j.OneInstance {
+		c.SetOneInstance()
 	}
 	c.SetCaptureDrops(j.CaptureDrops)
 	c.SetNotUnderTest(j.NotUnderTest)

@@ -167,7 +167,7 @@ func (c *Checker) newSection(e *Event, why string, restarted netip.Addr) {
 	c.seen = 0
 	c.fromStart, c.ctx.fromStart = false, false
 	c.epochs = map[netip.Addr]*hostEpoch{}
-	if c.report.Merged == nil {
+	if c.report.Merged == nil && !c.oneInstance {
 		c.report.Merged = c.merge.copied()
 	}
 	c.epochCache = [epochCacheSize]*hostEpoch{}
