@@ -54,16 +54,18 @@ const copySlots = 64
 // a link type that says nothing of where a frame was taken (Ethernet),
 // whose copies the checker's network model judges.
 type copyTracker struct {
-	seed  maphash.Seed
+	seed maphash.Seed
+	// sums[i] is the hash of slot i's bytes from the IP header on: the
+	// slots are scanned by it alone, in 512 contiguous bytes.
+	sums  [copySlots]uint64
 	slots [copySlots]copySlot
 	next  int
 }
 
-// copySlot is one remembered frame: the hash of its bytes from the IP
-// header on, its time, where it was taken (copyPoint), and whether a
-// later frame was already taken for its copy.
+// copySlot is one remembered frame: its time, where it was taken
+// (copyPoint), and whether a later frame was already taken for its copy
+// (its hash is in copyTracker.sums).
 type copySlot struct {
-	sum    uint64
 	at     int64
 	point  uint64
 	paired bool
@@ -108,14 +110,26 @@ func (c *copyTracker) seen(ip, payload []byte, point uint64, known bool, t time.
 	if c.seed == (maphash.Seed{}) {
 		c.seed = maphash.MakeSeed()
 	}
-	var h maphash.Hash
-	h.SetSeed(c.seed)
-	h.Write(ip)
-	h.Write(payload)
-	sum, at := h.Sum64(), t.UnixNano()
-	for i := range c.slots {
+	var sum uint64
+	if n := len(ip); len(payload) > 0 && n > 0 && cap(ip) >= n+len(payload) && &ip[:n+1][n] == &payload[0] {
+		// The bytes follow the IP header in one array (as they do in a
+		// frame): one call hashes both (a Hash's sum depends only on the
+		// bytes written, not on how they were split).
+		sum = maphash.Bytes(c.seed, ip[:n+len(payload)])
+	} else {
+		var h maphash.Hash
+		h.SetSeed(c.seed)
+		h.Write(ip)
+		h.Write(payload)
+		sum = h.Sum64()
+	}
+	at := t.UnixNano()
+	for i := range c.sums {
+		if c.sums[i] != sum {
+			continue
+		}
 		s := &c.slots[i]
-		if s.sum != sum || !s.used || s.paired {
+		if !s.used || s.paired {
 			continue
 		}
 		if known && s.point != point && max(at-s.at, s.at-at) <= int64(copyWindow) {
@@ -127,7 +141,7 @@ func (c *copyTracker) seen(ip, payload []byte, point uint64, known bool, t time.
 			break
 		}
 	}
-	c.slots[c.next] = copySlot{sum: sum, at: at, point: point, used: true}
+	c.sums[c.next], c.slots[c.next] = sum, copySlot{at: at, point: point, used: true}
 	c.next = (c.next + 1) % copySlots
 	return false, twin
 }

@@ -223,3 +223,23 @@ func TestSameInstantCopies(t *testing.T) {
 		})
 	}
 }
+
+// TestCopyTrackerSplitBytes: a frame whose bytes after the IP header lie
+// in the same array (one hash call) and its copy whose two parts lie in
+// separate arrays (hashed in two writes) are one packet's two sightings.
+func TestCopyTrackerSplitBytes(t *testing.T) {
+	frame := []byte{0x45, 0, 0, 28, 1, 2, 3, 4, 64, 146, 0, 0, 10, 0, 0, 1, 10, 0, 0, 2, 9, 8, 7, 6, 5, 4, 3, 2}
+	at := time.Unix(1700000000, 0)
+	var c copyTracker
+	if elsewhere, twin := c.seen(frame[:20], frame[20:], 1<<33, true, at); elsewhere || twin {
+		t.Fatalf("first sighting: elsewhere %v, twin %v", elsewhere, twin)
+	}
+	ip, rest := append([]byte(nil), frame[:20]...), append([]byte(nil), frame[20:]...)
+	if elsewhere, _ := c.seen(ip, rest, 2<<33, true, at.Add(time.Microsecond)); !elsewhere {
+		t.Fatal("the same bytes in two arrays at another point within copyWindow: not taken for the copy")
+	}
+	rest[0]++
+	if elsewhere, twin := c.seen(ip, rest, 2<<33, true, at.Add(2*time.Microsecond)); elsewhere || twin {
+		t.Fatalf("other bytes: elsewhere %v, twin %v", elsewhere, twin)
+	}
+}

@@ -491,7 +491,13 @@ type Checker struct {
 	recorded        uint64
 	predictVerified int
 	predicted       int
-	afterSet        ruleSet
+	// predictedNow is set while the event at hand is DATA a memo
+	// predicted (its trace update may take the lean path:
+	// applyPredicted); applyVerified counts the lean updates the general
+	// one confirmed.
+	predictedNow  bool
+	applyVerified int
+	afterSet      ruleSet
 	// afterOrd[i] numbers After rule i among the After rules (nAfter of
 	// them): its entries in an RPC's afterSlot cache.
 	afterOrd []int
@@ -1360,7 +1366,7 @@ func (c *Checker) feed(e *Event, learn bool) {
 	if c.events%4096 == 0 {
 		c.pruneAfter()
 	}
-	c.rpcOK, c.rpcPtr = hasRPC(e), nil
+	c.rpcOK, c.rpcPtr, c.predictedNow = hasRPC(e), nil, false
 	if c.rpcOK {
 		c.rpc = c.trace.begin(e)
 	} else {
@@ -1411,7 +1417,11 @@ func (c *Checker) feed(e *Event, learn bool) {
 			c.inf.feed(e)
 		}
 	}
-	c.trace.Apply(e)
+	if c.predictedNow {
+		c.applyPredicted(e)
+	} else {
+		c.trace.Apply(e)
+	}
 	c.noteEpoch(e)
 	if c.report.Merged == nil && !c.oneInstance {
 		c.report.Merged = c.merge.feed(e)
@@ -1465,9 +1475,12 @@ func (c *Checker) feedType(cls int, e *Event) {
 	var passed, called ruleSet
 	var facts DataFact
 	if c.hasUsual && e.Type() == wire.TypeData {
-		if memo, pm = c.predict(e, &set); pm != nil && !c.verify {
-			c.feedPredicted(pm, &set, e)
-			return
+		if memo, pm = c.predict(e, &set); pm != nil {
+			c.predictedNow = true
+			if !c.verify {
+				c.feedPredicted(pm, &set, e)
+				return
+			}
 		}
 		// The rules whose Usual result the packet's facts decide are
 		// counted here, without a call: no finding comes of them, so the

@@ -31,3 +31,8 @@ func UsualVerified(c *Checker) int { return c.usualVerified }
 // PredictVerified returns how many predicted DATA packets c's
 // verification confirmed (verifyPredicted), for spec_test.
 func PredictVerified(c *Checker) int { return c.predictVerified }
+
+// ApplyVerified returns how many predicted DATA packets' lean trace
+// updates c's verification confirmed (Checker.applyPredicted), for
+// spec_test.
+func ApplyVerified(c *Checker) int { return c.applyVerified }

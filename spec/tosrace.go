@@ -95,10 +95,24 @@ type tosRace struct {
 	// rules[k]'s passes are raceSock.right's k-th entry.
 	rules []int
 	// socks holds each IPv4 socket's budget and the levels it sent each
-	// peer right; last, lastSock cache the latest one looked up.
-	socks    map[HostPort]*raceSock
-	last     *raceSock
-	lastSock HostPort
+	// peer right; routes caches them by socket and peer (route), so that
+	// a packet costs no map lookup.
+	socks  map[HostPort]*raceSock
+	routes *[raceRoutes]raceRoute
+}
+
+// raceRoutes is the number of tosRace.routes slots: a power of two above
+// the sockets and peers a capture's packets alternate between.
+const raceRoutes = 256
+
+// raceRoute is a cached socket and peer: the socket's bookkeeping and
+// the levels it sent the peer right (raceSock.right's entry, nil while
+// it has none).
+type raceRoute struct {
+	sock HostPort
+	peer netip.Addr
+	s    *raceSock
+	rs   []uint16
 }
 
 // raceSock is what tosRace knows of one IPv4 socket (source address and
@@ -120,9 +134,6 @@ func (r *tosRace) passed(i int, e *Event) {
 
 // sock returns the bookkeeping of socket k, made on first use.
 func (r *tosRace) sock(k HostPort) *raceSock {
-	if r.last != nil && r.lastSock == k {
-		return r.last
-	}
 	s := r.socks[k]
 	if s == nil {
 		if r.socks == nil {
@@ -131,8 +142,24 @@ func (r *tosRace) sock(k HostPort) *raceSock {
 		s = &raceSock{right: make(map[netip.Addr][]uint16)}
 		r.socks[k] = s
 	}
-	r.last, r.lastSock = s, k
 	return s
+}
+
+// route returns the routes slot of socket k and peer, filled (sock, and
+// the socket's right entry for peer) on a miss. Entries are never
+// replaced in socks or right, only all dropped (raceEnd, which drops the
+// cache too), so a slot holds until it is taken by another pair.
+func (r *tosRace) route(k HostPort, peer netip.Addr) *raceRoute {
+	if r.routes == nil {
+		r.routes = new([raceRoutes]raceRoute)
+	}
+	a, b := k.Addr.As16(), peer.As16()
+	x := &r.routes[(uint(a[15])*31^uint(b[15])*7^uint(a[14])<<5^uint(k.Port))&(raceRoutes-1)]
+	if x.s == nil || x.sock != k || x.peer != peer {
+		s := r.sock(k)
+		*x = raceRoute{sock: k, peer: peer, s: s, rs: s.right[peer]}
+	}
+	return x
 }
 
 // may reports whether socket s may have one more wrong level excused: a
@@ -283,13 +310,15 @@ func (c *Checker) raceNote(e *Event) {
 		return
 	}
 	x := raceEntry{sock: raceSocket(e), at: c.elapsed, time: e.Time, after: after, frame: e.Frame, want: want, right: want&e.PriorityBits() != 0, peer: e.Dst, id: e.Packet.Common().SenderID()}
-	s := r.sock(x.sock)
+	rt := r.route(x.sock, e.Dst)
+	s := rt.s
 	s.judged++
 	if right != (ruleSet{}) {
-		rs := s.right[e.Dst]
+		rs := rt.rs
 		if rs == nil {
 			rs = make([]uint16, len(r.rules))
 			s.right[e.Dst] = rs
+			rt.rs = rs
 		}
 		for k, i := range r.rules {
 			if right[i/64]&(1<<(i%64)) != 0 {
@@ -356,5 +385,8 @@ func (c *Checker) raceEnd() {
 		c.file(h.rule, h.ref, h.rpc, h.res, h.mayMiss, h.seq)
 	}
 	r.held, r.recent, r.head, r.want, r.after = nil, nil, 0, 0, time.Time{}
-	r.judged, r.right, r.socks, r.last = false, ruleSet{}, nil, nil
+	r.judged, r.right, r.socks = false, ruleSet{}, nil
+	if r.routes != nil {
+		*r.routes = [raceRoutes]raceRoute{}
+	}
 }

@@ -310,8 +310,13 @@ func (m *Message) noteReceived(t time.Time, n uint32, keep time.Duration) {
 		i++
 	}
 	if i > 0 {
-		// Move the samples kept to the front, so appends reuse the array.
-		k := copy(m.recvLog, m.recvLog[i:])
+		// Move the samples kept to the front, so appends reuse the array
+		// (one or two of them, as a rule: element by element costs less
+		// than copy's call).
+		k := len(m.recvLog) - i
+		for j := range k {
+			m.recvLog[j] = m.recvLog[i+j]
+		}
 		m.recvLog = m.recvLog[:k]
 	}
 }

@@ -16,12 +16,15 @@ import (
 // Each rule's Usual result, the rule's Check is called too and must give
 // that result (verifyUsual panics otherwise); and at every DATA packet
 // a memo predicts (predict.go), the rules are called too and must do
-// what the memo says (verifyPredicted). It also requires that the facts
-// decide results on ordinary traffic, and that long messages' DATA is
-// predicted, so that both shortcuts are taken and checked.
+// what the memo says (verifyPredicted), and the trace's lean update
+// (Trace.applyPredicted) must leave the state the general Apply leaves
+// (Checker.applyPredicted). It also requires that the facts decide
+// results on ordinary traffic, and that long messages' DATA is predicted
+// and applied on the lean path, so that every shortcut is taken and
+// checked.
 func TestUsualVerified(t *testing.T) {
 	timers := []string{"resend_ticks", "50", "resend_interval", "50", "timeout_ticks", "1000", "request_ack_ticks", "20"}
-	total, predicted := 0, 0
+	total, predicted, applied := 0, 0, 0
 	for _, path := range testCaptures(t) {
 		for _, profile := range []string{"linux", "linux-2024"} {
 			for _, params := range [][]string{nil, timers} {
@@ -50,15 +53,16 @@ func TestUsualVerified(t *testing.T) {
 					t.Errorf("%s (%s): no Usual result decided on a capture of ordinary RPCs", path, profile)
 				}
 				total += n
-				np := spec.PredictVerified(c)
-				if filepath.Base(path) == "b-500k-grants.pcap" && profile == "linux" && strings.Contains(path, "linux-6.13") && np == 0 {
-					t.Errorf("%s (%s): no DATA predicted in a capture of long granted messages", path, profile)
+				np, na := spec.PredictVerified(c), spec.ApplyVerified(c)
+				if filepath.Base(path) == "b-500k-grants.pcap" && profile == "linux" && strings.Contains(path, "linux-6.13") && (np == 0 || na == 0) {
+					t.Errorf("%s (%s): %d DATA predicted, %d applied on the lean path, in a capture of long granted messages", path, profile, np, na)
 				}
 				predicted += np
+				applied += na
 			}
 		}
 	}
-	t.Logf("%d Usual results verified, %d predicted DATA packets", total, predicted)
+	t.Logf("%d Usual results verified, %d predicted DATA packets, %d of them applied on the lean path", total, predicted, applied)
 }
 
 // TestUsualPassesCounted: the passes the facts decide are counted per
