@@ -2,6 +2,7 @@ package check
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"reflect"
 	"sort"
@@ -185,4 +186,27 @@ func mergeHostReports(hrs []spec.HostReport) *spec.Report {
 	clear(out.Inconclusive[len(inc):])
 	out.Inconclusive = inc
 	return out
+}
+
+// excuseMergedViews makes every violation of rep, the host views of a
+// multi-port capture folded by mergeHostReports, inconclusive
+// (spec.CauseMerged) when one view showed two instances of its host
+// interleaved (rep.Merged), and zeroes the hosts' counts: the capture
+// then merges two on every port, though the other views need not show
+// it, and the warning says every violation is inconclusive (as one view
+// of the capture makes them), where the other views' violations stood.
+func excuseMergedViews(rep *spec.Report, hosts []HostResult) {
+	m := rep.Merged
+	if m == nil || len(rep.Violations) == 0 {
+		return
+	}
+	moved := rep.Violations
+	rep.Violations = []spec.Finding{}
+	for i := range moved {
+		moved[i].Why = fmt.Sprintf("%s (%s: frame %d shows two instances of %s interleaved)", moved[i].Why, spec.CauseMerged, m.Frame, m.Host)
+	}
+	fileInconclusive(rep, spec.CauseMerged, moved, false)
+	for i := range hosts {
+		hosts[i].Violations = 0
+	}
 }
