@@ -218,6 +218,12 @@ type FileReport struct {
 	// made inconclusive (spec.CauseDoubled): the verdict is then
 	// INCOMPLETE (exit 2) unless a MUST violation fails it.
 	DoubledExcused int `json:"doubled_excused,omitempty"`
+	// ReloadHint, when a host shows a fresh module's signs after a
+	// silence too short to judge it afresh (spec.Report.Reloads), says
+	// so in one line; each violation at or after it that concerns that
+	// host (charged to it, its packet, its RPC) gets a hint naming the
+	// reload as its likely cause. The violations stand.
+	ReloadHint string `json:"reload_hint,omitempty"`
 	// OneEndHint, when the capture was taken for one end of every host's
 	// link by its shape (spec.Report.OneEnd) and that made violations
 	// inconclusive (spec.CauseOneEnd), says so, how many, and what to
@@ -517,6 +523,7 @@ func checkFile(o Options, file string) FileReport {
 		}
 	}
 	fr.SameInstantHint, fr.DoubledExcused = sameInstantHint(first, doubled, lay.dirIn+lay.dirOut > 0), len(doubled)
+	fr.ReloadHint = reloadHints(rep)
 	for i := range rep.Violations {
 		switch f := &rep.Violations[i]; {
 		case fr.TesterCharged(f):
@@ -714,8 +721,42 @@ func sameInstantHint(st pcap.Stats, gone []spec.Finding, directed bool) string {
 		st.SameInstant, st.Homa, what, undo)
 }
 
+// reloadHints returns FileReport.ReloadHint for rep ("" without
+// spec.Report.Reloads) and gives each violation at or after a reload that
+// concerns the reloaded host a hint naming it (after any other hint).
+func reloadHints(rep *spec.Report) string {
+	if len(rep.Reloads) == 0 {
+		return ""
+	}
+	for i := range rep.Violations {
+		v := &rep.Violations[i]
+		for _, r := range rep.Reloads {
+			a := r.Restarted
+			if v.Frame < r.Frame || v.ChargedTo != a && v.Src != a && v.Dst != a && (v.RPC == nil || v.RPC.Client != a && v.RPC.Server != a) {
+				continue
+			}
+			h := fmt.Sprintf("likely %v's reload at frame %d (see its WARNING): a module loaded afresh knows none of its old RPCs, ids or peers' cutoffs", a, r.Frame)
+			if v.Hint != "" {
+				h = v.Hint + "; also " + h
+			}
+			v.Hint = h
+			break
+		}
+	}
+	more := ""
+	if n := len(rep.Reloads); n > 1 {
+		more = fmt.Sprintf(" (and %s more: -o json lists them)", plural.Of(n-1, "reload", "reloads"))
+	}
+	return fmt.Sprintf("frame %d: %s%s", rep.Reloads[0].Frame, rep.Reloads[0].Why, more)
+}
+
 // timeOrderHint is FileReport.TimeOrderHint for a capture read with
-// stats st.
+// stats st. Beyond pcap.MaxReorder the file's order is judged, not the
+// timestamps': no capture tool holds a packet back that long, so either
+// the records were moved (a file edited or merged: reordercap undoes it)
+// or the timestamps are off (a pcapng's interfaces stamped by clocks
+// that disagree, a clock stepped back), and the capture cannot tell
+// which; the user can, and the hint says how to sort it.
 func timeOrderHint(st pcap.Stats) string {
 	if st.Backwards == 0 {
 		return ""
@@ -728,7 +769,7 @@ func timeOrderHint(st pcap.Stats) string {
 	if st.BackwardsMax <= pcap.MaxReorder {
 		return what + ": judged in timestamp order (frame numbers are the file's)"
 	}
-	return fmt.Sprintf("%s: more than %v back, so judged in file order; findings near them may rest on the file's order, not the hosts'", what, pcap.MaxReorder)
+	return fmt.Sprintf("%s: more than %v back, so judged in file order; findings near them may rest on the file's order, not the hosts'; if the records were written out of order (edited, merged or reordered by a tool) rather than stamped by clocks that disagree, sort them with reordercap IN OUT and check again", what, pcap.MaxReorder)
 }
 
 // unseenExcused counts the findings of rep downgraded to inconclusive for
@@ -944,6 +985,23 @@ func runRules(file string, ro pcap.ReaderOptions, plan capturePlan, judge spec.J
 		jv.CaptureDrops = max(judge.CaptureDrops, st.IfaceDrops[i]) + uint64(st.Unseen())
 		hrs[k] = jv.Host(plan.ports[i], views[i])
 	})
+	shared := sharedRestarts(hrs)
+	if len(shared) > 0 {
+		// A host's restart shows on its own link and its peers': the
+		// views that judged across it judge again from it, as the whole
+		// capture's view does (a view per port agrees with it).
+		parallel(len(ifs), func(k int) {
+			missing := lacking(hrs[k].Report.Sections, shared)
+			if len(missing) == 0 {
+				return
+			}
+			i := ifs[k]
+			jv := judge
+			jv.CaptureDrops = max(judge.CaptureDrops, st.IfaceDrops[i]) + uint64(st.Unseen())
+			jv.Restarts = missing
+			hrs[k] = jv.Host(plan.ports[i], views[i])
+		})
+	}
 	var sent []*spec.Event
 	for k, i := range ifs {
 		h, hr := plan.ports[i], hrs[k]
@@ -960,6 +1018,7 @@ func runRules(file string, ro pcap.ReaderOptions, plan capturePlan, judge spec.J
 		feed(e)
 	}
 	out.rep = mergeHostReports(hrs)
+	out.rep.Sections = shared
 	out.rep.CaptureDrops = max(out.rep.CaptureDrops, max(judge.CaptureDrops, st.CaptureDrops)+uint64(st.Unseen()))
 	excuseMergedViews(out.rep, out.hosts)
 	return out, nil

@@ -38,6 +38,9 @@ type Judge struct {
 	// implementation under test (a tester's): it does not use up the
 	// capture drops' budget (see Checker.SetNotUnderTest).
 	NotUnderTest func(*Finding) bool
+	// Restarts are host restarts another view of the capture found:
+	// see Checker.SetRestarts.
+	Restarts []SectionStart
 }
 
 // NewJudge returns the Judge of the rules the comma-separated ID globs
@@ -66,6 +69,7 @@ func (j Judge) Stream(cp CapturePoint) *Checker {
 	if j.OneEnd {
 		c.SetOneEndExcuse()
 	}
+	c.SetRestarts(j.Restarts)
 	return c
 }
 

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"encoding/binary"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"testing"
@@ -85,4 +86,51 @@ func splitNg(blocks []ngBlock) (head, epbs, tail []ngBlock) {
 		}
 	}
 	return head, epbs, tail
+}
+
+// TestCheckPortsJoinedRestart: a ports capture joined end to end with a
+// copy of itself shifted 5 s later (editcap -t 5, then mergecap -a), as
+// if every module had been reloaded between the two runs. The host views
+// (the default ports layout) each judge one link: 198.18.0.3's view and
+// its server's found 198.18.0.3's restart (ids from 2 again after 2.6 s
+// of silence) and judged afresh from it, while 198.18.0.1's view, which
+// shows no sign of its own, judged across it and charged 198.18.0.1
+// three HOMA-RESEND-010 (a request's first bytes "sent again"): FAIL,
+// where the whole capture's view (--capture-point switch) starts a
+// section there for every host. Now a restart any view finds starts a
+// section in every view: no MUST violation, and the report lists the
+// restart at the copy's first frame.
+func TestCheckPortsJoinedRestart(t *testing.T) {
+	head, epbs, tail := splitNg(readNgBlocks(t, labIncast))
+	blocks := append(append([]ngBlock(nil), head...), epbs...)
+	for _, b := range epbs {
+		blocks = append(blocks, b.withTS(b.ts()+5e9))
+	}
+	path := writeNgBlocks(t, t.TempDir(), "joined.pcapng", append(blocks, tail...))
+	out, _, code := run(t, append(append([]string{"check", "-o", "json"}, scaledTimers...), path)...)
+	var js struct {
+		Files []struct {
+			Verdict string `json:"verdict"`
+			Must    int    `json:"must_violations"`
+			Point   string `json:"capture_point"`
+			Report  struct {
+				Sections []struct {
+					Frame     int    `json:"frame"`
+					Restarted string `json:"restarted"`
+				} `json:"sections"`
+			} `json:"report"`
+		} `json:"files"`
+	}
+	if err := json.Unmarshal([]byte(out), &js); err != nil || len(js.Files) != 1 {
+		t.Fatalf("%v:\n%s", err, out)
+	}
+	f := js.Files[0]
+	restart := false
+	for _, s := range f.Report.Sections {
+		restart = restart || s.Restarted == "198.18.0.3" && s.Frame == len(epbs)+1
+	}
+	if f.Point != "ports" || f.Must != 0 || code != ExitUsage || !restart {
+		t.Errorf("joined with itself 5 s later: capture point %s, exit %d, %d MUST, sections %+v; want ports, 2, 0, 198.18.0.3's restart at frame %d",
+			f.Point, code, f.Must, f.Report.Sections, len(epbs)+1)
+	}
 }

@@ -63,6 +63,9 @@ func writeCheckText(w io.Writer, reports []check.FileReport) error {
 		if fr.SameInstantHint != "" {
 			fmt.Fprintf(ew, "WARNING: %s\n", fr.SameInstantHint)
 		}
+		if fr.ReloadHint != "" {
+			fmt.Fprintf(ew, "WARNING: %s\n", fr.ReloadHint)
+		}
 		if fr.OneEndHint != "" {
 			fmt.Fprintf(ew, "WARNING: %s\n", fr.OneEndHint)
 		}
