@@ -208,11 +208,22 @@ type FileReport struct {
 	// earlier frame byte for byte at the same timestamp and capture point
 	// (pcap.Stats.SameInstant; sameInstantShare), says in one line that
 	// the capture looks doubled and how to undo it (editcap -d, or a
-	// capture of one interface). The violations at such frames stay
-	// violations, each with a hint saying so (spec.Finding.Hint): a host
-	// that sends its packets twice at once breaks the rules all the same,
-	// and the capture cannot tell it from a doubled file.
+	// capture of one interface). The capture is then judged without
+	// those copies (sameInstantDoubled), as editcap -d leaves it, at every
+	// capture point alike; the violations found only with them are
+	// inconclusive, each with a hint (spec.Finding.Hint), for a host that
+	// sent its packets twice at once would break the rules all the same.
 	SameInstantHint string `json:"same_instant_hint,omitempty"`
+	// DoubledExcused counts the violations found only with those copies,
+	// made inconclusive (spec.CauseDoubled): the verdict is then
+	// INCOMPLETE (exit 2) unless a MUST violation fails it.
+	DoubledExcused int `json:"doubled_excused,omitempty"`
+	// ReloadHint, when a host shows a fresh module's signs after a
+	// silence too short to judge it afresh (spec.Report.Reloads), says
+	// so in one line; each violation at or after it that concerns that
+	// host (charged to it, its packet, its RPC) gets a hint naming the
+	// reload as its likely cause. The violations stand.
+	ReloadHint string `json:"reload_hint,omitempty"`
 	// OneEndHint, when the capture was taken for one end of every host's
 	// link by its shape (spec.Report.OneEnd) and that made violations
 	// inconclusive (spec.CauseOneEnd), says so, how many, and what to
@@ -431,6 +442,23 @@ func checkFile(o Options, file string) FileReport {
 			return fr
 		}
 	}
+	first := run.st
+	var doubled []spec.Finding
+	if sameInstantDoubled(first) {
+		// The capture looks doubled: judge it as editcap -d would leave
+		// it (every check below reads it so), and what only the copies
+		// made is inconclusive, not a violation.
+		ro.SkipSameInstant = true
+		whole := plan
+		whole.count = nil
+		alt, err := runRules(file, ro, whole, judge)
+		if err != nil {
+			fr.Error = err.Error()
+			return fr
+		}
+		doubled = goneWithout(run.rep, alt.rep)
+		run = alt
+	}
 	if run.damaged != nil {
 		fr.Damaged = run.damaged.Error() // the report covers the frames before it
 	}
@@ -494,7 +522,8 @@ func checkFile(o Options, file string) FileReport {
 				sideName, profile, given)
 		}
 	}
-	fr.SameInstantHint = sameInstantHints(file, ro, plan, judge, rep, st)
+	fr.SameInstantHint, fr.DoubledExcused = sameInstantHint(first, doubled, lay.dirIn+lay.dirOut > 0), len(doubled)
+	fr.ReloadHint = reloadHints(rep)
 	for i := range rep.Violations {
 		switch f := &rep.Violations[i]; {
 		case fr.TesterCharged(f):
@@ -544,6 +573,10 @@ func checkFile(o Options, file string) FileReport {
 	case rep.Merged != nil:
 		// Two instances interleaved: nothing could be judged as one.
 		fr.Verdict = "incomplete"
+	case len(doubled) > 0:
+		// Violations only the doubled frames made: the capture's doing
+		// unless a host sent its packets twice at once.
+		fr.Verdict = "incomplete"
 	case fr.OneEndHint != "":
 		// One end of each link: the other end may show a violation.
 		fr.Verdict = "incomplete"
@@ -569,50 +602,161 @@ func checkFile(o Options, file string) FileReport {
 // once now and then (a fault) repeats far fewer.
 const sameInstantShare = 5
 
-// sameInstantHints returns FileReport.SameInstantHint for a capture read
-// with stats st and checked into rep ("" unless at least 1 in
-// sameInstantShare of its Homa frames, and two or more, repeat an earlier
-// one at the same instant). When rep has violations it checks the
-// capture again without those frames (pcap.ReaderOptions.
-// SkipSameInstant), as editcap -d would leave it, and gives each
-// violation that disappears a hint saying so (after its --param hint, if
-// any): the copied frame itself (a DATA "sent" twice), or a count or
-// interval the copies made (a NEED_ACK repeat numbered twice as high).
-func sameInstantHints(file string, ro pcap.ReaderOptions, plan capturePlan, judge spec.Judge, rep *spec.Report, st pcap.Stats) string {
+// sameInstantDoubled reports whether a capture read with stats st looks
+// doubled: at least 1 in sameInstantShare of its Homa frames, and two or
+// more, repeat an earlier one at the same instant and capture point.
+// Such a capture is judged without those copies
+// (pcap.ReaderOptions.SkipSameInstant): one link carries one frame at a
+// time, so a packet seen twice at one instant and point is the file's
+// doing (mergecap of a file with itself, two captures of one interface
+// merged), not a sender's, save one sent twice within a timestamp tick.
+func sameInstantDoubled(st pcap.Stats) bool {
 	n := st.SameInstant
-	if n < 2 || n*sameInstantShare < st.Homa {
-		return ""
+	return n >= 2 && n*sameInstantShare >= st.Homa
+}
+
+// goneWithout returns the violations of rep, the check of a doubled
+// capture, that alt, its check without the same-instant copies, does
+// not find (same rule and frame), and files them in alt as inconclusive
+// (spec.CauseDoubled), each with a hint saying why (after its --param
+// hint, if any): the copied frame itself (a DATA "sent" twice), or a
+// count or interval the copies made (a NEED_ACK repeat numbered twice as
+// high).
+func goneWithout(rep, alt *spec.Report) []spec.Finding {
+	still := map[[2]any]bool{}
+	for _, v := range alt.Violations {
+		still[[2]any{v.Rule, v.Frame}] = true
 	}
-	share := fmt.Sprintf("%d of %d Homa frames", n, st.Homa)
-	explained := 0
-	if len(rep.Violations) > 0 {
-		ro.SkipSameInstant = true
-		alt, err := runRules(file, ro, plan, judge)
-		if err == nil {
-			still := map[[2]any]bool{}
-			for _, v := range alt.rep.Violations {
-				still[[2]any{v.Rule, v.Frame}] = true
-			}
-			for i := range rep.Violations {
-				v := &rep.Violations[i]
-				if still[[2]any{v.Rule, v.Frame}] {
-					continue
-				}
-				explained++
-				h := fmt.Sprintf("not a violation without the frames that repeat an earlier one at the same instant (%s of this capture): if the capture doubled them, remove the copies (editcap -d) and check again; if a host sent them twice, it stands", share)
-				if v.Hint != "" {
-					h = v.Hint + "; also " + h
-				}
-				v.Hint = h
-			}
+	var gone []spec.Finding
+	for _, v := range rep.Violations {
+		if still[[2]any{v.Rule, v.Frame}] {
+			continue
+		}
+		h := "not a violation without the frames that repeat an earlier one at the same instant and capture point (the capture looks doubled): it stands only if a host sent them twice at once"
+		if v.Hint != "" {
+			h = v.Hint + "; also " + h
+		}
+		v.Hint = h
+		gone = append(gone, v)
+	}
+	fileInconclusive(alt, spec.CauseDoubled, gone, true)
+	return gone
+}
+
+// fileInconclusive files the findings fs in rep as inconclusive for
+// cause, as the checker's own downgrades are: counted in rep.Rules
+// (Inconclusive, and Checked when added is set: findings of another
+// check of the capture, not moved from rep.Violations) and
+// rep.Downgrades, and listed in rep.Inconclusive, at most
+// spec.MaxFindings per rule, each with cause.
+func fileInconclusive(rep *spec.Report, cause spec.Cause, fs []spec.Finding, added bool) {
+	if len(fs) == 0 {
+		return
+	}
+	rules := map[string]int{}
+	for i := range rep.Rules {
+		rules[rep.Rules[i].ID] = i
+	}
+	listed := map[string]int{}
+	for _, f := range rep.Inconclusive {
+		listed[f.Rule]++
+	}
+	downs := map[string]int{}
+	for i, d := range rep.Downgrades {
+		if d.Cause == cause {
+			downs[d.Rule] = i
 		}
 	}
-	return fmt.Sprintf("%s repeat an earlier frame byte for byte at the same instant: the capture looks doubled (a file merged with itself or with another capture of the same interface, or a capture at two points it cannot tell apart: a classic pcap does not say where a frame was taken); remove the copies with editcap -d IN OUT (or capture one interface) and check again; %s without them (each says so in a hint): they stand only if a host really sent those packets twice at once",
-		share, plural.Of(explained, "violation disappears", "violations disappear"))
+	for _, f := range fs {
+		if i, ok := rules[f.Rule]; ok {
+			r := &rep.Rules[i]
+			r.Inconclusive++
+			if added {
+				r.Checked++
+			} else {
+				r.Violated--
+			}
+		}
+		if i, ok := downs[f.Rule]; ok {
+			d := &rep.Downgrades[i]
+			d.Count++
+			d.Frame = min(d.Frame, f.Frame)
+		} else {
+			downs[f.Rule] = len(rep.Downgrades)
+			rep.Downgrades = append(rep.Downgrades, spec.DowngradeCount{Rule: f.Rule, Cause: cause, Count: 1, Frame: f.Frame})
+		}
+		if listed[f.Rule] < spec.MaxFindings {
+			listed[f.Rule]++
+			f.Cause = cause
+			rep.Inconclusive = append(rep.Inconclusive, f)
+		}
+	}
+	sort.Slice(rep.Downgrades, func(i, j int) bool {
+		a, b := rep.Downgrades[i], rep.Downgrades[j]
+		return a.Rule < b.Rule || a.Rule == b.Rule && a.Cause < b.Cause
+	})
+	sort.SliceStable(rep.Inconclusive, func(i, j int) bool { return rep.Inconclusive[i].Frame < rep.Inconclusive[j].Frame })
+}
+
+// sameInstantHint returns FileReport.SameInstantHint for a capture
+// whose first read had stats st, checked without its same-instant
+// copies when it looks doubled (sameInstantDoubled), which made the
+// violations gone (goneWithout) inconclusive; "" when it does not look
+// doubled. directed says the frames carry pcapng directions (switch
+// ports): editcap -d, which compares frames' bytes only, would drop a
+// packet's sighting at its second port as well.
+func sameInstantHint(st pcap.Stats, gone []spec.Finding, directed bool) string {
+	if !sameInstantDoubled(st) {
+		return ""
+	}
+	what := "no finding rests on the copies"
+	if len(gone) > 0 {
+		what = fmt.Sprintf("%s only with them, inconclusive (%s, each with a hint): they stand only if a host really sent those packets twice at once", plural.Of(len(gone), "violation is found", "violations are found"), spec.CauseDoubled)
+	}
+	undo := "remove the copies with editcap -d IN OUT (or capture one interface) and check again"
+	if directed {
+		undo = "check the original capture instead (editcap -d, which compares bytes only, would also drop each packet's sighting at its second switch port)"
+	}
+	return fmt.Sprintf("%d of %d Homa frames repeat an earlier frame byte for byte at the same instant and capture point: the capture looks doubled (a file merged with itself or with another capture of the same interface, or a capture at two points it cannot tell apart: a classic pcap does not say where a frame was taken), so it was judged without them; %s; %s",
+		st.SameInstant, st.Homa, what, undo)
+}
+
+// reloadHints returns FileReport.ReloadHint for rep ("" without
+// spec.Report.Reloads) and gives each violation at or after a reload that
+// concerns the reloaded host a hint naming it (after any other hint).
+func reloadHints(rep *spec.Report) string {
+	if len(rep.Reloads) == 0 {
+		return ""
+	}
+	for i := range rep.Violations {
+		v := &rep.Violations[i]
+		for _, r := range rep.Reloads {
+			a := r.Restarted
+			if v.Frame < r.Frame || v.ChargedTo != a && v.Src != a && v.Dst != a && (v.RPC == nil || v.RPC.Client != a && v.RPC.Server != a) {
+				continue
+			}
+			h := fmt.Sprintf("likely %v's reload at frame %d (see its WARNING): a module loaded afresh knows none of its old RPCs, ids or peers' cutoffs", a, r.Frame)
+			if v.Hint != "" {
+				h = v.Hint + "; also " + h
+			}
+			v.Hint = h
+			break
+		}
+	}
+	more := ""
+	if n := len(rep.Reloads); n > 1 {
+		more = fmt.Sprintf(" (and %s more: -o json lists them)", plural.Of(n-1, "reload", "reloads"))
+	}
+	return fmt.Sprintf("frame %d: %s%s", rep.Reloads[0].Frame, rep.Reloads[0].Why, more)
 }
 
 // timeOrderHint is FileReport.TimeOrderHint for a capture read with
-// stats st.
+// stats st. Beyond pcap.MaxReorder the file's order is judged, not the
+// timestamps': no capture tool holds a packet back that long, so either
+// the records were moved (a file edited or merged: reordercap undoes it)
+// or the timestamps are off (a pcapng's interfaces stamped by clocks
+// that disagree, a clock stepped back), and the capture cannot tell
+// which; the user can, and the hint says how to sort it.
 func timeOrderHint(st pcap.Stats) string {
 	if st.Backwards == 0 {
 		return ""
@@ -625,7 +769,7 @@ func timeOrderHint(st pcap.Stats) string {
 	if st.BackwardsMax <= pcap.MaxReorder {
 		return what + ": judged in timestamp order (frame numbers are the file's)"
 	}
-	return fmt.Sprintf("%s: more than %v back, so judged in file order; findings near them may rest on the file's order, not the hosts'", what, pcap.MaxReorder)
+	return fmt.Sprintf("%s: more than %v back, so judged in file order; findings near them may rest on the file's order, not the hosts'; if the records were written out of order (edited, merged or reordered by a tool) rather than stamped by clocks that disagree, sort them with reordercap IN OUT and check again", what, pcap.MaxReorder)
 }
 
 // unseenExcused counts the findings of rep downgraded to inconclusive for
@@ -841,6 +985,23 @@ func runRules(file string, ro pcap.ReaderOptions, plan capturePlan, judge spec.J
 		jv.CaptureDrops = max(judge.CaptureDrops, st.IfaceDrops[i]) + uint64(st.Unseen())
 		hrs[k] = jv.Host(plan.ports[i], views[i])
 	})
+	shared := sharedRestarts(hrs)
+	if len(shared) > 0 {
+		// A host's restart shows on its own link and its peers': the
+		// views that judged across it judge again from it, as the whole
+		// capture's view does (a view per port agrees with it).
+		parallel(len(ifs), func(k int) {
+			missing := lacking(hrs[k].Report.Sections, shared)
+			if len(missing) == 0 {
+				return
+			}
+			i := ifs[k]
+			jv := judge
+			jv.CaptureDrops = max(judge.CaptureDrops, st.IfaceDrops[i]) + uint64(st.Unseen())
+			jv.Restarts = missing
+			hrs[k] = jv.Host(plan.ports[i], views[i])
+		})
+	}
 	var sent []*spec.Event
 	for k, i := range ifs {
 		h, hr := plan.ports[i], hrs[k]
@@ -857,7 +1018,9 @@ func runRules(file string, ro pcap.ReaderOptions, plan capturePlan, judge spec.J
 		feed(e)
 	}
 	out.rep = mergeHostReports(hrs)
+	out.rep.Sections = shared
 	out.rep.CaptureDrops = max(out.rep.CaptureDrops, max(judge.CaptureDrops, st.CaptureDrops)+uint64(st.Unseen()))
+	excuseMergedViews(out.rep, out.hosts)
 	return out, nil
 }
 

@@ -2,6 +2,7 @@ package check
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"reflect"
 	"sort"
@@ -111,6 +112,8 @@ func mergeHostReports(hrs []spec.HostReport) *spec.Report {
 		if out.Merged == nil {
 			out.Merged = rep.Merged
 		}
+		// A reload shows on its host's link and its peers': once.
+		out.Reloads = append(out.Reloads, lacking(out.Reloads, rep.Reloads)...)
 		for _, rr := range hr.ChargedRules() {
 			i, ok := byRule[rr.ID]
 			if !ok {
@@ -166,6 +169,7 @@ func mergeHostReports(hrs []spec.HostReport) *spec.Report {
 		return a.Rule < b.Rule || a.Rule == b.Rule && a.Cause < b.Cause
 	})
 	sort.SliceStable(out.Violations, func(i, j int) bool { return out.Violations[i].Frame < out.Violations[j].Frame })
+	sort.SliceStable(out.Reloads, func(i, j int) bool { return out.Reloads[i].Frame < out.Reloads[j].Frame })
 	sort.SliceStable(out.Inconclusive, func(i, j int) bool { return out.Inconclusive[i].Frame < out.Inconclusive[j].Frame })
 	// The inconclusive findings are listed as they are counted: every
 	// view's, whichever host they concern (a tester's view cannot decide
@@ -184,5 +188,78 @@ func mergeHostReports(hrs []spec.HostReport) *spec.Report {
 	}
 	clear(out.Inconclusive[len(inc):])
 	out.Inconclusive = inc
+	return out
+}
+
+// excuseMergedViews makes every violation of rep, the host views of a
+// multi-port capture folded by mergeHostReports, inconclusive
+// (spec.CauseMerged) when one view showed two instances of its host
+// interleaved (rep.Merged), and zeroes the hosts' counts: the capture
+// then merges two on every port, though the other views need not show
+// it, and the warning says every violation is inconclusive (as one view
+// of the capture makes them), where the other views' violations stood.
+func excuseMergedViews(rep *spec.Report, hosts []HostResult) {
+	m := rep.Merged
+	if m == nil || len(rep.Violations) == 0 {
+		return
+	}
+	moved := rep.Violations
+	rep.Violations = []spec.Finding{}
+	for i := range moved {
+		moved[i].Why = fmt.Sprintf("%s (%s: frame %d shows two instances of %s interleaved)", moved[i].Why, spec.CauseMerged, m.Frame, m.Host)
+	}
+	fileInconclusive(rep, spec.CauseMerged, moved, false)
+	for i := range hosts {
+		hosts[i].Violations = 0
+	}
+}
+
+// sharedRestarts returns the host restarts the host views hrs found
+// (spec.SectionStart with Restarted set), one per restart, in time
+// order: the same restart seen on two links (its host's and a peer's) is
+// one, the earliest sighting, when the two lie within spec.TimeJump (a
+// host restarts again only after a silence longer than its peers'
+// timeout). None when a view's timestamps jumped back (a section of
+// another kind): times then do not order the views' events.
+func sharedRestarts(hrs []spec.HostReport) []spec.SectionStart {
+	var all []spec.SectionStart
+	for _, hr := range hrs {
+		if hr.Report == nil {
+			continue
+		}
+		for _, s := range hr.Report.Sections {
+			if !s.Restarted.IsValid() {
+				return nil
+			}
+			all = append(all, s)
+		}
+	}
+	sort.SliceStable(all, func(i, j int) bool { return all[i].At.Before(all[j].At) })
+	var out []spec.SectionStart
+	for _, s := range all {
+		if len(lacking(out, []spec.SectionStart{s})) == 0 {
+			continue
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+// lacking returns the restarts of shared that have no counterpart in
+// secs (the same host, within spec.TimeJump).
+func lacking(secs, shared []spec.SectionStart) []spec.SectionStart {
+	var out []spec.SectionStart
+	for _, r := range shared {
+		found := false
+		for _, s := range secs {
+			if s.Restarted == r.Restarted && max(s.At.Sub(r.At), r.At.Sub(s.At)) <= spec.TimeJump {
+				found = true
+				break
+			}
+		}
+		if !found {
+			out = append(out, r)
+		}
+	}
 	return out
 }

@@ -67,3 +67,41 @@ func TestMergeHostReportsListsCountedInconclusive(t *testing.T) {
 		}
 	}
 }
+
+// TestExcuseMergedViews: when one host's view of a ports capture shows
+// two instances of its host interleaved (spec.Report.Merged), every
+// view's violations are inconclusive (spec.CauseMerged), counted so in
+// the rule table and downgrades, and the hosts' lines count none. A ports
+// capture merged with itself got the merged WARNING ("every violation is
+// inconclusive") from 198.18.0.1's view while the other hosts' views
+// kept 266 MUST violations and failed the check.
+func TestExcuseMergedViews(t *testing.T) {
+	a, b := netip.MustParseAddr("198.18.0.1"), netip.MustParseAddr("198.18.0.2")
+	merged := &spec.Report{Merged: &spec.Merged{Frame: 9, Host: a.String(), Why: "two counters"},
+		Rules: []spec.RuleResult{{ID: "HOMA-RESEND-010", Checked: 4, Passed: 3, Inconclusive: 1}}}
+	other := &spec.Report{Rules: []spec.RuleResult{{ID: "HOMA-RESEND-010", Checked: 5, Passed: 3, Violated: 2}},
+		Violations: []spec.Finding{{Rule: "HOMA-RESEND-010", Frame: 4, ChargedTo: b, Why: "repeats"}, {Rule: "HOMA-RESEND-010", Frame: 8, ChargedTo: b, Why: "repeats"}}}
+	hrs := []spec.HostReport{{Host: a, Report: merged}, {Host: b, Report: other, Violations: other.Violations}}
+	out := mergeHostReports(hrs)
+	hosts := []HostResult{{Host: a.String()}, {Host: b.String(), Violations: 2}}
+	excuseMergedViews(out, hosts)
+	if len(out.Violations) != 0 || hosts[1].Violations != 0 {
+		t.Fatalf("violations %v, host count %d after the merged diagnosis, want none", out.Violations, hosts[1].Violations)
+	}
+	rr := out.Rules[0]
+	if rr.Violated != 0 || rr.Inconclusive != 3 || rr.Checked != 9 {
+		t.Errorf("rule counts %+v, want 0 violated, 3 inconclusive, 9 checked", rr)
+	}
+	if len(out.Downgrades) != 1 || out.Downgrades[0] != (spec.DowngradeCount{Rule: "HOMA-RESEND-010", Cause: spec.CauseMerged, Count: 2, Frame: 4}) {
+		t.Errorf("downgrades %+v, want 2 of HOMA-RESEND-010 for %q from frame 4", out.Downgrades, spec.CauseMerged)
+	}
+	n := 0
+	for _, f := range out.Inconclusive {
+		if f.Cause == spec.CauseMerged && f.Why == "repeats (capture merges two captures: frame 9 shows two instances of 198.18.0.1 interleaved)" {
+			n++
+		}
+	}
+	if n != 2 {
+		t.Errorf("inconclusive findings %+v, want the 2 with the merged cause in their text", out.Inconclusive)
+	}
+}

@@ -47,12 +47,14 @@ const copySlots = 64
 // the host's link would have seen the packet once. A host that sends a
 // packet twice (a fault, HOMA-RESEND-010) sends it twice past every
 // capture point, and each of its sightings pairs with its own. Frames
-// with pcapng direction flags are left alone, as a capture of switch
+// with pcapng direction flags are never skipped, as a capture of switch
 // ports holds every packet at two ports on purpose
-// (ReaderOptions.Direction), and so are frames with a pcapng comment (a
+// (ReaderOptions.Direction), and neither are frames with a pcapng comment (a
 // note on that sighting: a switch's "dropped: ...") and classic pcaps of
 // a link type that says nothing of where a frame was taken (Ethernet),
-// whose copies the checker's network model judges.
+// whose copies the checker's network model judges; their same-instant
+// twins at one interface and direction are counted all the same
+// (Reader.markedPoint: a ports capture merged with itself).
 type copyTracker struct {
 	seed maphash.Seed
 	// sums[i] is the hash of slot i's bytes from the IP header on: the
@@ -97,6 +99,24 @@ func copyPoint(lp *linkParser, iface int, ng bool) (point uint64, ok bool) {
 	return point, ng
 }
 
+// markedBit sets a marked frame's point (markedPoint) apart from every
+// unmarked one's (copyPoint's: interface << 33 and below), so that no
+// unmarked frame is taken for its copy at another point.
+const markedBit = 1 << 63
+
+// markedPoint returns where the frame being decoded, on pcapng
+// interface iface and marked with a direction or comment (Reader.marked),
+// was taken, for its same-instant twins only: the interface, its
+// direction and whether it carries a comment (a switch's note on a
+// sighting is not the sighting).
+func (r *Reader) markedPoint(iface int) uint64 {
+	p := markedBit | uint64(iface)<<33 | uint64(r.markDir)<<1
+	if r.markNote {
+		p |= 1
+	}
+	return p
+}
+
 // seen looks the Homa packet whose IP header is ip and whose captured
 // bytes after it are payload, taken at point at time t, up among the
 // recent frames. elsewhere: where the capture says where each frame was taken
@@ -132,7 +152,7 @@ func (c *copyTracker) seen(ip, payload []byte, point uint64, known bool, t time.
 		if !s.used || s.paired {
 			continue
 		}
-		if known && s.point != point && max(at-s.at, s.at-at) <= int64(copyWindow) {
+		if known && s.point != point && s.point&markedBit == 0 && max(at-s.at, s.at-at) <= int64(copyWindow) {
 			s.paired = true
 			return true, false
 		}

@@ -175,7 +175,8 @@ func TestCopiesOnAnotherInterface(t *testing.T) {
 // Ethernet pcap merged with itself: mergecap a.pcap a.pcap) is kept and
 // counted in Stats.SameInstant with its frame number; a repeat a
 // microsecond later, or a copy at another capture point (OtherCopy), or
-// frames with pcapng direction marks (switch ports) are not.
+// one packet at two switch ports (pcapng direction marks) is not; a
+// marked frame repeated at its own port and direction is.
 // SkipSameInstant skips them (Other[OtherSameInstant]). Before, nothing
 // counted them: decode's summary did not say, and check charged the
 // host every copy.
@@ -199,8 +200,14 @@ func TestSameInstantCopies(t *testing.T) {
 		// Two points at one instant: a copy (skipped), not a repeat.
 		{"sll2 two points", layers.LinkTypeLinuxSLL2, false, []copyFrame{
 			{us: 0, pkt: 0, ifindex: 2, out: true}, {us: 0, pkt: 0, ifindex: 3}}, nil},
+		// A ports capture merged with itself: a twin at its own port,
+		// direction and instant (it was not counted, so such a file got
+		// no doubled diagnosis).
+		{"pcapng switch ports doubled", eth, true, []copyFrame{
+			{us: 0, pkt: 0, iface: 0, dir: DirInbound}, {us: 0, pkt: 0, iface: 0, dir: DirInbound}}, []int{2}},
+		// One packet at two ports, or both ways at one, is no twin.
 		{"pcapng switch ports", eth, true, []copyFrame{
-			{us: 0, pkt: 0, iface: 0, dir: DirInbound}, {us: 0, pkt: 0, iface: 0, dir: DirInbound}}, nil},
+			{us: 0, pkt: 0, iface: 0, dir: DirInbound}, {us: 0, pkt: 0, iface: 1, dir: DirOutbound}, {us: 0, pkt: 0, iface: 0, dir: DirOutbound}}, nil},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -145,10 +145,13 @@ type Reader struct {
 	latest time.Time
 	// copies finds the packets a capture holds twice, seen at two of its
 	// capture points (copyTracker); marked is set while the frame being
-	// decoded carries a pcapng direction flag or comment, which copies
-	// leaves alone.
-	copies copyTracker
-	marked bool
+	// decoded carries a pcapng direction flag or comment, whose copies at
+	// other points it leaves alone; markDir and markNote are that flag
+	// and whether it has a comment (markedPoint).
+	copies   copyTracker
+	marked   bool
+	markDir  pcapgo.NgEpbFlag
+	markNote bool
 	// tsIfaces caches the timestamp resolution of each pcapng interface
 	// of the current section, prevTS is the previous frame's time
 	// (tsresol.go).
@@ -406,6 +409,13 @@ func (r *Reader) Next() (*Frame, error) {
 			data = r.hold(data)
 		}
 		r.marked = opts != nil && (opts.Flags != nil && opts.Flags.Direction&pcapgo.NgEpbFlagDirectionMask != 0 || len(opts.Comments) > 0)
+		r.markDir, r.markNote = 0, false
+		if r.marked {
+			if opts.Flags != nil {
+				r.markDir = opts.Flags.Direction & pcapgo.NgEpbFlagDirectionMask
+			}
+			r.markNote = len(opts.Comments) > 0
+		}
 		if r.decode(data, ci, lt) {
 			r.noteTime(r.n, ci.Timestamp)
 			if opts != nil && opts.Flags != nil {
@@ -611,20 +621,25 @@ func (r *Reader) decode(data []byte, ci gopacket.CaptureInfo, lt layers.LinkType
 		f.IPLengthPastFrame = true
 		wireLen = len(payload)
 	}
-	if !r.marked {
-		point, known := copyPoint(top, ci.InterfaceIndex, r.ng != nil && r.ng.NInterfaces() > 1)
-		elsewhere, twin := r.copies.seen(ipHeader, payload, point, known, ci.Timestamp)
-		if elsewhere {
-			r.other(OtherCopy)
+	point, known := copyPoint(top, ci.InterfaceIndex, r.ng != nil && r.ng.NInterfaces() > 1)
+	if r.marked {
+		// A switch port's frames hold each packet at two ports on
+		// purpose: no copy is skipped, but one repeated at its own port,
+		// direction and instant is a same-instant twin all the same (a
+		// ports capture merged with itself).
+		point, known = r.markedPoint(ci.InterfaceIndex), false
+	}
+	elsewhere, twin := r.copies.seen(ipHeader, payload, point, known, ci.Timestamp)
+	if elsewhere {
+		r.other(OtherCopy)
+		return false
+	}
+	if twin {
+		r.stats.SameInstant++
+		r.stats.SameInstantFrames = append(r.stats.SameInstantFrames, f.Number)
+		if r.o.SkipSameInstant {
+			r.other(OtherSameInstant)
 			return false
-		}
-		if twin {
-			r.stats.SameInstant++
-			r.stats.SameInstantFrames = append(r.stats.SameInstantFrames, f.Number)
-			if r.o.SkipSameInstant {
-				r.other(OtherSameInstant)
-				return false
-			}
 		}
 	}
 	r.stats.Homa++

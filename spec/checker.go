@@ -175,6 +175,14 @@ type Report struct {
 	// capture is judged as independent sections, nothing across their
 	// starts (Checker.newSection). Empty for a capture judged as one.
 	Sections []SectionStart `json:"sections,omitempty"`
+	// Reloads lists hosts that show both signs of a fresh Homa module (a
+	// new request's first DATA with id 2 again, and cutoff_version 0 to a
+	// peer whose version they carried before) after a silence too short
+	// for their peers to have given up their RPCs (Checker.sectionBreak):
+	// judged as one incarnation all the same (a reload mid-RPC breaks its
+	// peers' RPCs), but the likely cause of what is charged around them.
+	// At most maxReloads, the first.
+	Reloads []SectionStart `json:"reloads,omitempty"`
 	// Merged, when set, is the diagnosis that the capture interleaves two
 	// module instances of a host (two captures merged with overlapping
 	// times): every violation but those of a packet judged alone is then
@@ -191,6 +199,8 @@ type SectionStart struct {
 	// Restarted is the host whose restart began the section (invalid for
 	// a timestamp jump).
 	Restarted netip.Addr `json:"restarted,omitzero"`
+	// At is the time of the event that began it (for Judge.Restarts).
+	At time.Time `json:"-"`
 }
 
 // DowngradeCount counts one rule's findings downgraded for one cause.
@@ -540,6 +550,10 @@ type Checker struct {
 	// byte, so that most packets find their sender's without hashing an
 	// address (epochOf).
 	epochCache [epochCacheSize]*hostEpoch
+	// restarts are the restarts another view of the capture found
+	// (SetRestarts), nextRestart the first not yet reached.
+	restarts    []SectionStart
+	nextRestart int
 	// merge looks for two module instances of a host interleaved in
 	// the current section (Report.Merged).
 	merge  mergeTracker
@@ -1109,6 +1123,16 @@ func (c *Checker) SetOneDirectionExcuse() { c.oneWay = true }
 // rules about a packet's own fields (Rule.Alone, the WIRE area) stand.
 // Call it before Finish.
 func (c *Checker) SetOneEndExcuse() { c.oneEnd = true }
+
+// SetRestarts gives the checker the host restarts another view of the
+// same capture found (SectionStart.At and Restarted set; in time order):
+// check's host views each see their own host's link, and a restart of a
+// host seen only on its own and its peers' links began a section there
+// (sectionBreak) while the other views judged across it. The checker
+// starts a new section at its first event at or after each one's At,
+// unless it is its first event, as the whole capture's view does at the
+// restart. Call it before the first Feed.
+func (c *Checker) SetRestarts(r []SectionStart) { c.restarts = r }
 
 // excuseOneEnd applies SetOneEndExcuse at Finish.
 func (c *Checker) excuseOneEnd() {

@@ -42,6 +42,9 @@ type Judge struct {
 	// implementation under test (a tester's): it does not use up the
 	// capture drops' budget (see Checker.SetNotUnderTest).
 	NotUnderTest func(*Finding) bool
+	// Restarts are host restarts another view of the capture found:
+	// see Checker.SetRestarts.
+	Restarts []SectionStart
 }
 
 // NewJudge returns the Judge of the rules the comma-separated ID globs
@@ -73,6 +76,7 @@ func (j Judge) Stream(cp CapturePoint) *Checker {
 	if j.OneEnd {
 		c.SetOneEndExcuse()
 	}
+	c.SetRestarts(j.Restarts)
 	return c
 }
 

@@ -66,6 +66,13 @@ const (
 	// (what a host had received when it sent, whether it answered) may
 	// rest on when the other end saw them (Report.OneEnd).
 	CauseOneEnd Cause = "capture is one end of every link"
+	// CauseDoubled: not the network but the capture itself: a large
+	// share of its frames repeat an earlier one byte for byte at the
+	// same instant and capture point (a file merged with itself), and
+	// the finding is gone when the capture is judged without those
+	// copies: it stands only if a host sent its packets twice at once,
+	// which no single link can carry (check's doubled diagnosis).
+	CauseDoubled Cause = "capture doubles its frames"
 )
 
 // Evidence is the observable that shows a network effect: a frame and

@@ -104,11 +104,21 @@ func (c *Checker) noteEpoch(e *Event) {
 //     ids go back while it is active, or without such evidence, is
 //     judged as one incarnation (HOMA-ID-004).
 //
+// A restart another view of the capture found (SetRestarts) starts one
+// at the first event at or after it.
+//
 // A restarted module has no RPC, peer or cutoffs state of its old
 // incarnation, and its peers may hold theirs for a while: the checker
 // judges the rest of the capture afresh rather than track one host's
 // epochs in every rule.
 func (c *Checker) sectionBreak(e *Event) (string, netip.Addr) {
+	for c.nextRestart < len(c.restarts) && !e.Time.Before(c.restarts[c.nextRestart].At) {
+		r := c.restarts[c.nextRestart]
+		c.nextRestart++
+		if c.events > 0 {
+			return r.Why, r.Restarted
+		}
+	}
 	if c.events == 0 {
 		return "", netip.Addr{}
 	}
@@ -120,11 +130,19 @@ func (c *Checker) sectionBreak(e *Event) (string, netip.Addr) {
 	}
 	h := c.epochOf(e.Src)
 	id := wire.ClientID(e.Packet.SenderID())
-	if h == nil || h.minID == 0 || id > h.minID || e.Time.Sub(h.last) <= max(c.p.AnswerBound(), c.p.Ticks(c.p.TimeoutTicks)) {
+	if h == nil || h.minID == 0 || id > h.minID {
+		return "", netip.Addr{}
+	}
+	silent, bound := e.Time.Sub(h.last), max(c.p.AnswerBound(), c.p.Ticks(c.p.TimeoutTicks))
+	v := e.Packet.Data().CutoffVersion()
+	if silent <= bound {
+		if id == firstClientID && v == 0 && h.cutVer[e.Dst] != 0 {
+			c.noteReload(e, silent, bound, h.cutVer[e.Dst])
+		}
 		return "", netip.Addr{}
 	}
 	var fresh string
-	switch v := e.Packet.Data().CutoffVersion(); {
+	switch {
 	case id == firstClientID:
 		fresh = fmt.Sprintf("RPC ids start again at %d", id)
 	case v == 0 && h.cutVer[e.Dst] != 0:
@@ -132,7 +150,34 @@ func (c *Checker) sectionBreak(e *Event) (string, netip.Addr) {
 	default:
 		return "", netip.Addr{}
 	}
-	return fmt.Sprintf("%v restarted its Homa module (%s after %v silent): its earlier RPCs, peers and cutoffs are gone", e.Src, fresh, e.Time.Sub(h.last).Round(time.Millisecond)), e.Src
+	return fmt.Sprintf("%v restarted its Homa module (%s after %v silent): its earlier RPCs, peers and cutoffs are gone", e.Src, fresh, silent.Round(time.Millisecond)), e.Src
+}
+
+// maxReloads bounds Report.Reloads.
+const maxReloads = 8
+
+// noteReload files in Report.Reloads that e, a new request's first DATA
+// with id 2 and cutoff_version 0 to a peer whose version ver its sender
+// carried before, shows its sender's Homa module loaded afresh after
+// only silent without a packet from it (bound: what sectionBreak needs
+// to judge afresh). One module never does either: its id counter only
+// grows (homa_rpc_alloc_client), and a peer's cutoff_version, once a
+// CUTOFFS set it, stays while the peer entry lives; a new module starts
+// both over (homa_init, a new peer table). The capture is still judged
+// as one incarnation, since the peers may still hold the old one's RPCs.
+func (c *Checker) noteReload(e *Event, silent, bound time.Duration, ver uint16) {
+	r := &c.report
+	if len(r.Reloads) >= maxReloads {
+		return
+	}
+	for _, x := range r.Reloads {
+		if x.Restarted == e.Src && e.Time.Sub(x.At) <= bound {
+			return // the same reload's next request
+		}
+	}
+	why := fmt.Sprintf("%v looks reloaded (its Homa module loaded afresh: RPC ids start again at %d, and cutoff_version 0 to %v, whose version %d it carried before) after only %v silent, within the %v its peers may wait before giving up its RPCs (timeout_ticks, the answer bound), so it is judged as one incarnation: violations around it (ids reused, HOMA-ID-004; cutoffs, RPCs cut short) may be the reload's doing, which breaks its peers' RPCs all the same",
+		e.Src, firstClientID, e.Dst, ver, silent.Round(time.Millisecond), bound.Round(time.Millisecond))
+	r.Reloads = append(r.Reloads, SectionStart{Frame: e.Frame, Why: why, Restarted: e.Src, At: e.Time})
 }
 
 // newSection ends the current section before e (endSection) and judges
@@ -172,5 +217,5 @@ func (c *Checker) newSection(e *Event, why string, restarted netip.Addr) {
 	}
 	c.epochCache = [epochCacheSize]*hostEpoch{}
 	c.merge = mergeTracker{}
-	c.report.Sections = append(c.report.Sections, SectionStart{Frame: e.Frame, Why: why, Restarted: restarted})
+	c.report.Sections = append(c.report.Sections, SectionStart{Frame: e.Frame, Why: why, Restarted: restarted, At: e.Time})
 }

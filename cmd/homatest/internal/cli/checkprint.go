@@ -63,6 +63,9 @@ func writeCheckText(w io.Writer, reports []check.FileReport) error {
 		if fr.SameInstantHint != "" {
 			fmt.Fprintf(ew, "WARNING: %s\n", fr.SameInstantHint)
 		}
+		if fr.ReloadHint != "" {
+			fmt.Fprintf(ew, "WARNING: %s\n", fr.ReloadHint)
+		}
 		if fr.OneEndHint != "" {
 			fmt.Fprintf(ew, "WARNING: %s\n", fr.OneEndHint)
 		}
@@ -355,6 +358,8 @@ func incompleteWhy(fr check.FileReport) string {
 		return fr.SnapHint
 	case fr.MergedHint != "":
 		return fr.MergedHint
+	case fr.DoubledExcused > 0:
+		return fr.SameInstantHint
 	case fr.OneEndHint != "":
 		return fr.OneEndHint
 	case fr.NothingJudged != "":
@@ -388,6 +393,8 @@ func incompleteBrief(fr check.FileReport) string {
 		what = "the snap length cut Homa headers (see its WARNING)"
 	case fr.MergedHint != "":
 		what = "looks like two captures merged (its WARNING says what shows it and how to split it)"
+	case fr.DoubledExcused > 0:
+		what = "looks doubled: violations only its repeated frames make (see its WARNING)"
 	case fr.OneEndHint != "":
 		what = "one end of every host's link (see its WARNING)"
 	case fr.NothingJudged != "":

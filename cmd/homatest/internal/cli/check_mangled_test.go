@@ -1,0 +1,136 @@
+package cli
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// labIncast is a real ports capture from scenario run (every switch port,
+// both directions; pcapng interface statistics at its end).
+const labIncast = "../../../../pcap/testdata/real/lab-scenarios/linux-6.13-netem-incast.pcapng"
+
+// ngBlock is one block of a little-endian pcapng file, whole (type,
+// lengths and body), for the tests that mangle a capture as mergecap,
+// editcap and reordercap do, block by block.
+type ngBlock []byte
+
+// ngEPB is the type of an enhanced packet block.
+const ngEPB = 6
+
+func (b ngBlock) typ() uint32 { return binary.LittleEndian.Uint32(b) }
+
+// ts returns an EPB's timestamp in the units of its interface (the lab
+// captures' are nanoseconds).
+func (b ngBlock) ts() uint64 {
+	return uint64(binary.LittleEndian.Uint32(b[12:]))<<32 | uint64(binary.LittleEndian.Uint32(b[16:]))
+}
+
+// withTS returns a copy of the EPB b stamped ts.
+func (b ngBlock) withTS(ts uint64) ngBlock {
+	c := append(ngBlock(nil), b...)
+	binary.LittleEndian.PutUint32(c[12:], uint32(ts>>32))
+	binary.LittleEndian.PutUint32(c[16:], uint32(ts))
+	return c
+}
+
+// readNgBlocks splits the little-endian pcapng at path into its blocks.
+func readNgBlocks(t *testing.T, path string) []ngBlock {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(data) < 12 || binary.LittleEndian.Uint32(data[8:]) != 0x1A2B3C4D {
+		t.Fatalf("%s: not a little-endian pcapng", path)
+	}
+	var out []ngBlock
+	for len(data) >= 12 {
+		n := binary.LittleEndian.Uint32(data[4:])
+		if n < 12 || int(n) > len(data) {
+			t.Fatalf("%s: bad block length %d", path, n)
+		}
+		out = append(out, ngBlock(data[:n]))
+		data = data[n:]
+	}
+	return out
+}
+
+// writeNgBlocks writes blocks as dir/name and returns its path.
+func writeNgBlocks(t *testing.T, dir, name string, blocks []ngBlock) string {
+	t.Helper()
+	var b []byte
+	for _, x := range blocks {
+		b = append(b, x...)
+	}
+	path := filepath.Join(dir, name)
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// splitNg returns blocks' header blocks (those before the first EPB),
+// EPBs and the rest (interface statistics).
+func splitNg(blocks []ngBlock) (head, epbs, tail []ngBlock) {
+	for _, b := range blocks {
+		switch {
+		case b.typ() == ngEPB:
+			epbs = append(epbs, b)
+		case len(epbs) == 0:
+			head = append(head, b)
+		default:
+			tail = append(tail, b)
+		}
+	}
+	return head, epbs, tail
+}
+
+// TestCheckPortsJoinedRestart: a ports capture joined end to end with a
+// copy of itself shifted 5 s later (editcap -t 5, then mergecap -a), as
+// if every module had been reloaded between the two runs. The host views
+// (the default ports layout) each judge one link: 198.18.0.3's view and
+// its server's found 198.18.0.3's restart (ids from 2 again after 2.6 s
+// of silence) and judged afresh from it, while 198.18.0.1's view, which
+// shows no sign of its own, judged across it and charged 198.18.0.1
+// three HOMA-RESEND-010 (a request's first bytes "sent again"): FAIL,
+// where the whole capture's view (--capture-point switch) starts a
+// section there for every host. Now a restart any view finds starts a
+// section in every view: no MUST violation, and the report lists the
+// restart at the copy's first frame.
+func TestCheckPortsJoinedRestart(t *testing.T) {
+	head, epbs, tail := splitNg(readNgBlocks(t, labIncast))
+	blocks := append(append([]ngBlock(nil), head...), epbs...)
+	for _, b := range epbs {
+		blocks = append(blocks, b.withTS(b.ts()+5e9))
+	}
+	path := writeNgBlocks(t, t.TempDir(), "joined.pcapng", append(blocks, tail...))
+	out, _, code := run(t, append(append([]string{"check", "-o", "json"}, scaledTimers...), path)...)
+	var js struct {
+		Files []struct {
+			Verdict string `json:"verdict"`
+			Must    int    `json:"must_violations"`
+			Point   string `json:"capture_point"`
+			Report  struct {
+				Sections []struct {
+					Frame     int    `json:"frame"`
+					Restarted string `json:"restarted"`
+				} `json:"sections"`
+			} `json:"report"`
+		} `json:"files"`
+	}
+	if err := json.Unmarshal([]byte(out), &js); err != nil || len(js.Files) != 1 {
+		t.Fatalf("%v:\n%s", err, out)
+	}
+	f := js.Files[0]
+	restart := false
+	for _, s := range f.Report.Sections {
+		restart = restart || s.Restarted == "198.18.0.3" && s.Frame == len(epbs)+1
+	}
+	if f.Point != "ports" || f.Must != 0 || code != ExitUsage || !restart {
+		t.Errorf("joined with itself 5 s later: capture point %s, exit %d, %d MUST, sections %+v; want ports, 2, 0, 198.18.0.3's restart at frame %d",
+			f.Point, code, f.Must, f.Report.Sections, len(epbs)+1)
+	}
+}
