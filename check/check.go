@@ -857,6 +857,7 @@ func runRules(file string, ro pcap.ReaderOptions, plan capturePlan, judge spec.J
 		feed(e)
 	}
 	out.rep = mergeHostReports(hrs)
+	out.rep.TimeGaps = wholeGaps(out.rep.TimeGaps, views, judge.Params.LateTicks(judge.Params.TimeoutTicks))
 	out.rep.CaptureDrops = max(out.rep.CaptureDrops, max(judge.CaptureDrops, st.CaptureDrops)+uint64(st.Unseen()))
 	return out, nil
 }

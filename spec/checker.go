@@ -175,6 +175,10 @@ type Report struct {
 	// capture is judged as independent sections, nothing across their
 	// starts (Checker.newSection). Empty for a capture judged as one.
 	Sections []SectionStart `json:"sections,omitempty"`
+	// TimeGaps lists the forward timestamp jumps over which an RPC went
+	// on as if no time had passed (Checker.noteGap): the capture lost
+	// time, or every host stalled.
+	TimeGaps []TimeGap `json:"time_gaps,omitempty"`
 	// Merged, when set, is the diagnosis that the capture interleaves two
 	// module instances of a host (two captures merged with overlapping
 	// times): every violation but those of a packet judged alone is then
@@ -518,6 +522,11 @@ type Checker struct {
 	last    time.Time
 	elapsed time.Duration
 	events  int
+	// lastFrame is the previous event's frame; gap is the latest forward
+	// silence of the whole capture longer than the protocol's timeout
+	// not yet shown to cut through a live RPC (noteGap).
+	lastFrame int
+	gap       *TimeGap
 	// visits counts the open obligations judgeOpen asked (a test bounds
 	// the per-packet work by it: TestAck013ManyOpenObligations).
 	visits int
@@ -1337,10 +1346,11 @@ func (c *Checker) feed(e *Event, learn bool) {
 	if why, host := c.sectionBreak(e); why != "" {
 		c.newSection(e, why, host)
 	}
+	c.openGap(e)
 	if len(c.race.held) > 0 {
 		c.raceExpire()
 	}
-	c.last = e.Time
+	c.last, c.lastFrame = e.Time, e.Frame
 	c.events++
 	if c.oneWay && !c.twoWay {
 		c.noteDirection(e)
@@ -1353,6 +1363,9 @@ func (c *Checker) feed(e *Event, learn bool) {
 		c.rpc = c.trace.begin(e)
 	} else {
 		c.trace.begin(e)
+	}
+	if c.gap != nil {
+		c.noteGap(e)
 	}
 	c.memoBefore(e)
 	c.net.observe(c.trace, e)
