@@ -832,6 +832,13 @@ func runRules(file string, ro pcap.ReaderOptions, plan capturePlan, judge spec.J
 	// the rules are shared and never modified): they run on up to
 	// GOMAXPROCS cores at once, their reports kept in interface order.
 	hrs := make([]spec.HostReport, len(ifs))
+	// A request's first bytes seen at its client's port start the RPC in
+	// the capture, though the server's port missed them (lost on the way).
+	all := make([][]spec.Event, 0, len(views))
+	for _, v := range views {
+		all = append(all, v)
+	}
+	judge.Started = spec.StartedRPCs(all...)
 	parallel(len(ifs), func(k int) {
 		i := ifs[k]
 		// A port's view misses what its interface dropped.

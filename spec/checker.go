@@ -527,6 +527,8 @@ type Checker struct {
 	// not yet shown to cut through a live RPC (noteGap).
 	lastFrame int
 	gap       *TimeGap
+	// started: see SetStarted.
+	started map[RPCKey]time.Time
 	// visits counts the open obligations judgeOpen asked (a test bounds
 	// the per-packet work by it: TestAck013ManyOpenObligations).
 	visits int
@@ -906,6 +908,17 @@ func (c *Checker) recordFinding(i int, e *Event, res *Result) {
 // capture's start then excuses no finding (CauseCaptureStart), and an RPC
 // whose first packet is not its request's start is judged as it is.
 func (c *Checker) SetCaptureFromStart() { c.fromStart, c.ctx.fromStart = true, true }
+
+// SetStarted gives the RPCs whose request's first transmission of
+// offset 0 the whole capture shows, each at the time it did, when this
+// checker judges one view of it (a port's, Judge.Started): an RPC of the
+// view whose first packet there is not that one is still seen from its
+// start if it came no earlier, since the RPC did not exist before (its
+// offset 0 was lost on its way to the view's port). Call it before the
+// first Feed; started is read, never changed.
+func (c *Checker) SetStarted(started map[RPCKey]time.Time) {
+	c.started, c.trace.started = started, started
+}
 
 // startedBefore reports whether a violation of rule r at RPC rpc may
 // depend on what the RPC's hosts did before the capture began: the RPC

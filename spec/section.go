@@ -150,6 +150,7 @@ func (c *Checker) newSection(e *Event, why string, restarted netip.Addr) {
 	c.shown.counted = 0
 	c.trace = NewTrace(c.p)
 	c.trace.onEvict = c.forgetAfter
+	c.trace.started = c.started
 	c.newMemoGen() // the memos name the old trace's RPCs
 	c.trace.payloads = payloads
 	c.net = newNetwork(c.net.cp, c.p)
