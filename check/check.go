@@ -958,6 +958,24 @@ func hintFindings(file string, ro pcap.ReaderOptions, plan capturePlan, judge sp
 	return run
 }
 
+// unreadableAdvice returns what to do about drops a capture's interface
+// statistics declare (buffer: the advice for a full buffer): frames the
+// capture could not read (pcap.Stats.UnreadableDrops: recvmsg failed) are
+// not cured by a larger buffer, and a homatest capture that does not say
+// how many of its drops are such frames may hold them too.
+func unreadableAdvice(st pcap.Stats, buffer string) string {
+	const unread = "frames the capture's socket queued but could not read (recvmsg failed: EFAULT for some skbs HomaModule builds), which a larger buffer does not cure"
+	switch u := st.UnreadableDrops; {
+	case u >= st.CaptureDrops:
+		return "they are " + unread + "; re-capture to judge them"
+	case u > 0:
+		return fmt.Sprintf("%s (%d of them are %s)", buffer, u, unread)
+	case st.DropsCauseUnsaid:
+		return "re-capture to judge them: homatest's capture declares there both what its full buffer dropped (re-capture with a larger buffer) and " + unread + ", without saying how many of each"
+	}
+	return buffer
+}
+
 // dropsHint returns where the capture drops of rep come from and the
 // line that says what they did to it (FileReport.CaptureDropsFrom and
 // CaptureDropsHint); "" for both without drops.
@@ -977,6 +995,7 @@ func dropsHint(rep *spec.Report, st pcap.Stats, flag uint64) (from, hint string)
 		from = "the capture's own evidence"
 	case st.CaptureDrops >= flag:
 		from = "interface statistics"
+		recapture = unreadableAdvice(st, recapture)
 	}
 	cut += link // below, cut counts both kinds of unread frames
 	dropped := "the capture dropped " + plural.Of64(rep.CaptureDrops-cut, "packet", "packets")
