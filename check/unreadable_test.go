@@ -30,3 +30,17 @@ func TestDropsAdviceMatchesCause(t *testing.T) {
 		}
 	}
 }
+
+// TestNoRPCHeard: the nothing-judged warning counts RPCs in words that
+// fit 0 and 1 (a trial saw "no RPC of the capture's 0").
+func TestNoRPCHeard(t *testing.T) {
+	for n, want := range map[int]string{
+		0: "no RPC (in 3 Homa packets) was",
+		1: "the capture's one RPC (in 3 Homa packets) was not",
+		4: "no RPC of the capture's 4 (in 3 Homa packets) was",
+	} {
+		if got := noRPCHeard(n, "3 Homa packets"); got != want {
+			t.Errorf("%d RPCs: %q, want %q", n, got, want)
+		}
+	}
+}

@@ -2,6 +2,7 @@ package spec
 
 import (
 	"fmt"
+	"github.com/homatest/homatest/internal/plural"
 	"hash/maphash"
 	"math"
 	mbits "math/bits"
@@ -1055,7 +1056,7 @@ func (c *Checker) excuseDrops() {
 	}
 	c.report.CaptureDropExcused += c.moveViolations(CauseCaptureDrop, false, func(why string) string {
 		if c.report.CaptureDropsShown != "" {
-			return fmt.Sprintf("%s (%s: the capture shows it missed %d packets, %s, which may include one this rests on)", why, CauseCaptureDrop, c.drops, c.report.CaptureDropsShown)
+			return fmt.Sprintf("%s (%s: the capture shows it missed %s, %s, which may include one this rests on)", why, CauseCaptureDrop, plural.Of64(c.drops, "packet", "packets"), c.report.CaptureDropsShown)
 		}
 		return fmt.Sprintf("%s (%s: the capture dropped %d, which may include one this rests on)", why, CauseCaptureDrop, c.drops)
 	})

@@ -16,6 +16,11 @@ import (
 // against what came before, so it starts a new section (Report.Sections).
 const TimeJump = 100 * time.Millisecond
 
+// SnapAdvice is the one advice for a capture whose snap length cut Homa
+// headers: whole frames, since a GSO frame holds a Homa header per
+// segment past any fixed snap length.
+const SnapAdvice = "re-capture whole frames (tcpdump -s 0, dumpcap -s 0)"
+
 // firstClientID is the first id a Homa module allocates (HomaModule
 // homa_utils.c homa_init sets next_outgoing_id to 2; homa_rpc.c
 // homa_rpc_alloc_client takes ids from it, +2 each).

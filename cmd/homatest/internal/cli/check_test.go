@@ -28,6 +28,9 @@ var scaledTimers = []string{"--param", "resend_ticks=50", "--param", "resend_int
 // its own link; they declare frames their capture lost (HomaModule's
 // transmitted skbs the capture socket could not copy out), so their
 // verdict is INCOMPLETE (exit 2, ExitUsage), still with no violation.
+// doubledFrame matches two frame references in a row.
+var doubledFrame = regexp.MustCompile(`\(frame \d+\) \(frame \d+\)`)
+
 func TestCheckRealCapturesNoMust(t *testing.T) {
 	pcaps, _ := filepath.Glob(filepath.Join(realDir, "*", "*.pcap"))
 	ngs, _ := filepath.Glob(filepath.Join(realDir, "*", "*.pcapng"))
@@ -56,6 +59,13 @@ func TestCheckRealCapturesNoMust(t *testing.T) {
 				}
 				if !strings.Contains(out, verdict) {
 					t.Errorf("no %q line:\n%s", verdict, out)
+				}
+				// A finding names a frame once (an excuse's text and the
+				// closing packet's frame said it twice).
+				for _, m := range doubledFrame.FindAllString(out, -1) {
+					if a := strings.Fields(m); a[1] == a[3] {
+						t.Errorf("%v: a frame named twice in a row, %q:\n%s", extra, m, out)
+					}
 				}
 			}
 		})
