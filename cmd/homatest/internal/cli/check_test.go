@@ -397,15 +397,29 @@ func TestFaultsList(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// reproduces is a list of IDs, as caught_by is (it was one
+	// comma-joined string).
 	var fs []struct {
-		Name string `json:"name"`
-		Doc  string `json:"doc"`
+		Name       string   `json:"name"`
+		Doc        string   `json:"doc"`
+		Reproduces []string `json:"reproduces"`
+		CaughtBy   []string `json:"caught_by"`
 	}
 	if err := json.Unmarshal([]byte(out), &fs); err != nil {
 		t.Fatal(err)
 	}
 	if len(fs) < 12 || fs[0].Name == "" || fs[0].Doc == "" {
 		t.Errorf("got %d knobs: %+v", len(fs), fs)
+	}
+	for _, f := range fs {
+		if len(f.Reproduces) == 0 || len(f.CaughtBy) == 0 {
+			t.Errorf("%s: reproduces %q, caught by %q: want both", f.Name, f.Reproduces, f.CaughtBy)
+		}
+		for _, id := range f.Reproduces {
+			if strings.ContainsAny(id, ", ") {
+				t.Errorf("%s: reproduces %q: want one ID per entry", f.Name, f.Reproduces)
+			}
+		}
 	}
 }
 
