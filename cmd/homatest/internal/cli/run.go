@@ -121,9 +121,10 @@ which knob; a knob that no spec catches makes it fail.
 
 Levels: a failed MUST spec fails the run (exit 1); a failed SHOULD spec is a
 warning, listed but not failing, unless --strict. Each active spec judges its
-exchange with every rule: a MUST violation at the IUT's packets of a rule
-outside the spec's own fails it whatever its level; a SHOULD one is a
-warning, failing under --strict. After a pass of the whole suite (no
+exchange with every rule. Its own rules are its labels (at any level) and the
+wire, id and control-priority MUST rules: a violation of one at the IUT's
+packets fails it. A MUST violation of a rule outside the spec's own fails it
+whatever its level; a SHOULD one is a warning, failing under --strict. After a pass of the whole suite (no
 --focus, --rules or --label-filter) its capture.pcapng is judged as
 homatest check judges it, as one more result, RUN-capture (area run): what
 the IUT sent after a spec ended (an ack of an RPC it gave up, a reused id)
