@@ -548,14 +548,14 @@ func checkFile(o Options, file string) FileReport {
 	} else if rep.Answered == 0 && fr.Damaged != "" {
 		// A file cut short may end before the other side's first packet:
 		// that says nothing of the direction it was captured in.
-		fr.NothingJudged = fmt.Sprintf("no RPC of the capture's %d (in %s before the damage) was heard from both sides, so no exchange was judged: the file ends early; check the whole capture",
-			rep.RPCs, plural.Of(st.Homa, "Homa packet", "Homa packets"))
+		fr.NothingJudged = fmt.Sprintf("%s heard from both sides, so no exchange was judged: the file ends early; check the whole capture",
+			noRPCHeard(rep.RPCs, plural.Of(st.Homa, "Homa packet", "Homa packets")+" before the damage"))
 	} else if rep.Answered == 0 {
-		fr.NothingJudged = fmt.Sprintf("no RPC of the capture's %d (in %s) was heard from both sides (a DATA, GRANT or BUSY from its client and one from its server), so no exchange was judged: the capture is too short or shows one direction only; capture a longer stretch of both directions",
-			rep.RPCs, plural.Of(st.Homa, "Homa packet", "Homa packets"))
+		fr.NothingJudged = fmt.Sprintf("%s heard from both sides (a DATA, GRANT or BUSY from its client and one from its server), so no exchange was judged: the capture is too short or shows one direction only; capture a longer stretch of both directions",
+			noRPCHeard(rep.RPCs, plural.Of(st.Homa, "Homa packet", "Homa packets")))
 		if rep.OneDirection {
-			fr.NothingJudged = fmt.Sprintf("no RPC of the capture's %d (in %s) was heard from both sides: the capture shows one direction only (no two hosts are seen both ways: tcpdump -Q out/in, or a filter on one address), so no exchange was judged and %s that rest on the other side's packets are inconclusive (%s); only a packet's own fields were judged: capture both directions",
-				rep.RPCs, plural.Of(st.Homa, "Homa packet", "Homa packets"), plural.Of(rep.OneDirectionExcused, "violation", "violations"), spec.CauseOneDirection)
+			fr.NothingJudged = fmt.Sprintf("%s heard from both sides: the capture shows one direction only (no two hosts are seen both ways: tcpdump -Q out/in, or a filter on one address), so no exchange was judged and %s that rest on the other side's packets are inconclusive (%s); only a packet's own fields were judged: capture both directions",
+				noRPCHeard(rep.RPCs, plural.Of(st.Homa, "Homa packet", "Homa packets")), plural.Of(rep.OneDirectionExcused, "violation", "violations"), spec.CauseOneDirection)
 		}
 	}
 	fr.Verdict = "pass"
@@ -851,7 +851,7 @@ func snapHint(st pcap.Stats, excused int) string {
 	default:
 		what += ": their packets are unseen, and findings that may rest on one are inconclusive" + note
 	}
-	return what + "; re-capture whole frames (tcpdump -s 0, dumpcap -s 0) or with a snap length that keeps the Homa headers"
+	return what + "; " + spec.SnapAdvice
 }
 
 // layoutPrefix is how many frames File reads to guess the capture's plan
@@ -976,6 +976,13 @@ func runRules(file string, ro pcap.ReaderOptions, plan capturePlan, judge spec.J
 	// the rules are shared and never modified): they run on up to
 	// GOMAXPROCS cores at once, their reports kept in interface order.
 	hrs := make([]spec.HostReport, len(ifs))
+	// A request's first bytes seen at its client's port start the RPC in
+	// the capture, though the server's port missed them (lost on the way).
+	all := make([][]spec.Event, 0, len(views))
+	for _, v := range views {
+		all = append(all, v)
+	}
+	judge.Started = spec.StartedRPCs(all...)
 	parallel(len(ifs), func(k int) {
 		i := ifs[k]
 		// A port's view misses what its interface dropped.
@@ -1019,6 +1026,7 @@ func runRules(file string, ro pcap.ReaderOptions, plan capturePlan, judge spec.J
 	}
 	out.rep = mergeHostReports(hrs)
 	out.rep.Sections = shared
+	out.rep.TimeGaps = wholeGaps(out.rep.TimeGaps, views, judge.Params.LateTicks(judge.Params.TimeoutTicks))
 	out.rep.CaptureDrops = max(out.rep.CaptureDrops, max(judge.CaptureDrops, st.CaptureDrops)+uint64(st.Unseen()))
 	excuseMergedViews(out.rep, out.hosts)
 	return out, nil
@@ -1113,6 +1121,38 @@ func hintFindings(file string, ro pcap.ReaderOptions, plan capturePlan, judge sp
 	return run
 }
 
+// noRPCHeard says that none of a capture's n RPCs (in packets, its Homa
+// packets) was heard from both sides, up to those words: "no RPC (in
+// ...) was" for none, "the capture's one RPC (in ...) was not", "no RPC
+// of the capture's N (in ...) was".
+func noRPCHeard(n int, packets string) string {
+	switch n {
+	case 0:
+		return fmt.Sprintf("no RPC (in %s) was", packets)
+	case 1:
+		return fmt.Sprintf("the capture's one RPC (in %s) was not", packets)
+	}
+	return fmt.Sprintf("no RPC of the capture's %d (in %s) was", n, packets)
+}
+
+// unreadableAdvice returns what to do about drops a capture's interface
+// statistics declare (buffer: the advice for a full buffer): frames the
+// capture could not read (pcap.Stats.UnreadableDrops: recvmsg failed) are
+// not cured by a larger buffer, and a homatest capture that does not say
+// how many of its drops are such frames may hold them too.
+func unreadableAdvice(st pcap.Stats, buffer string) string {
+	const unread = "frames the capture's socket queued but could not read (recvmsg failed: EFAULT for some skbs HomaModule builds), which a larger buffer does not cure"
+	switch u := st.UnreadableDrops; {
+	case u >= st.CaptureDrops:
+		return "they are " + unread + "; re-capture to judge them"
+	case u > 0:
+		return fmt.Sprintf("%s (%d of them are %s)", buffer, u, unread)
+	case st.DropsCauseUnsaid:
+		return "re-capture to judge them: homatest's capture declares there both what its full buffer dropped (re-capture with a larger buffer) and " + unread + ", without saying how many of each"
+	}
+	return buffer
+}
+
 // dropsHint returns where the capture drops of rep come from and the
 // line that says what they did to it (FileReport.CaptureDropsFrom and
 // CaptureDropsHint); "" for both without drops.
@@ -1125,13 +1165,14 @@ func dropsHint(rep *spec.Report, st pcap.Stats, flag uint64) (from, hint string)
 	recapture := "re-capture with a larger buffer (tcpdump -B KIB, dumpcap -B MIB) to judge them"
 	switch {
 	case rep.CaptureDrops == cut:
-		from, recapture = "snap length", "re-capture with -s 0 to judge them"
+		from, recapture = "snap length", spec.SnapAdvice+" to judge them"
 	case rep.CaptureDrops == cut+link:
 		from, recapture = "unreadable link types", "capture on an Ethernet, cooked (SLL, SLL2), raw IP or loopback interface to judge them"
 	case rep.CaptureDropsShown != "" && max(flag, st.CaptureDrops) < rep.CaptureDrops:
 		from = "the capture's own evidence"
 	case st.CaptureDrops >= flag:
 		from = "interface statistics"
+		recapture = unreadableAdvice(st, recapture)
 	}
 	cut += link // below, cut counts both kinds of unread frames
 	dropped := "the capture dropped " + plural.Of64(rep.CaptureDrops-cut, "packet", "packets")

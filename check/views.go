@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/homatest/homatest/pcap"
 	"github.com/homatest/homatest/spec"
@@ -147,6 +148,7 @@ func mergeHostReports(hrs []spec.HostReport) *spec.Report {
 		// pair judged whole exchanges.
 		out.OneDirection = (i == 0 || out.OneDirection) && rep.OneDirection
 		out.OneDirectionExcused += rep.OneDirectionExcused
+		out.TimeGaps = append(out.TimeGaps, rep.TimeGaps...)
 		for _, d := range rep.Downgrades {
 			k := [2]string{d.Rule, string(d.Cause)}
 			if c := downs[k]; c != nil {
@@ -170,6 +172,16 @@ func mergeHostReports(hrs []spec.HostReport) *spec.Report {
 	})
 	sort.SliceStable(out.Violations, func(i, j int) bool { return out.Violations[i].Frame < out.Violations[j].Frame })
 	sort.SliceStable(out.Reloads, func(i, j int) bool { return out.Reloads[i].Frame < out.Reloads[j].Frame })
+	// A silence of the whole capture is one in every view that has
+	// packets on both sides of it: listed once, the first view's.
+	sort.SliceStable(out.TimeGaps, func(i, j int) bool { return out.TimeGaps[i].From.Before(out.TimeGaps[j].From) })
+	gaps := out.TimeGaps[:0]
+	for _, g := range out.TimeGaps {
+		if n := len(gaps); n == 0 || !g.From.Before(gaps[n-1].From.Add(gaps[n-1].Gap)) {
+			gaps = append(gaps, g)
+		}
+	}
+	out.TimeGaps = gaps
 	sort.SliceStable(out.Inconclusive, func(i, j int) bool { return out.Inconclusive[i].Frame < out.Inconclusive[j].Frame })
 	// The inconclusive findings are listed as they are counted: every
 	// view's, whichever host they concern (a tester's view cannot decide
@@ -259,6 +271,41 @@ func lacking(secs, shared []spec.SectionStart) []spec.SectionStart {
 		}
 		if !found {
 			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// wholeGaps keeps the silences of one port's view (spec.TimeGap) over
+// which the whole capture, every view, was silent longer than bound too
+// (the protocol's timeout: spec.Params.LateTicks of timeout_ticks), each
+// then named by the frames around that whole silence. A host's link
+// silent while others carry packets is the host's own silence, which the
+// rules judge.
+func wholeGaps(gaps []spec.TimeGap, views map[int][]spec.Event, bound time.Duration) []spec.TimeGap {
+	if len(gaps) == 0 {
+		return gaps
+	}
+	type seen struct {
+		t     time.Time
+		frame int
+	}
+	var all []seen
+	for _, v := range views {
+		for j := range v {
+			all = append(all, seen{v[j].Time, v[j].Frame})
+		}
+	}
+	sort.Slice(all, func(i, j int) bool { return all[i].t.Before(all[j].t) })
+	out := gaps[:0]
+	for _, g := range gaps {
+		end := g.From.Add(g.Gap)
+		i := sort.Search(len(all), func(i int) bool { return !all[i].t.Before(g.From) })
+		for ; i+1 < len(all) && !all[i+1].t.After(end); i++ {
+			if d := all[i+1].t.Sub(all[i].t); d > bound {
+				out = append(out, g.Within(all[i].frame, all[i+1].frame, all[i].t, d))
+				break
+			}
 		}
 	}
 	return out

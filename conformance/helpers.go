@@ -845,8 +845,9 @@ func newRequest(msgLen, respLen int) msgSpec {
 // rule of the registry and fails the spec on findings charged to the IUT
 // (spec.Finding.ChargedTo; findings charged to a tester host, such as those
 // at its deliberate packets, are the tester's): a finding of one of the
-// spec's own rules (its labels) or of the wire, id and control-priority
-// rules fails it at any level, as does a MUST finding of any other rule (an
+// spec's own rules (its labels, at any level, and the wire, id and
+// control-priority MUST rules: ownRules) fails it, as does a MUST finding
+// of any other rule (an
 // IUT that breaks a rule no spec focuses on still fails the suite); a
 // SHOULD finding of another rule is a warning (SpecResult.OtherShould),
 // which fails the pass under --strict.
@@ -867,7 +868,10 @@ func specRuleGlobs() string {
 }
 
 // focusRules are the rules every active spec judges as its own, besides
-// its labels: the wire, id and control-priority rules.
+// its labels: the wire, id and control-priority rules, their MUST ones
+// only (ownRules): a SHOULD rule (HOMA-WIRE-016's segment sizes) is a
+// spec's own only where the spec is labelled with it, so that elsewhere
+// its finding is a warning, as for any other rule's SHOULD finding.
 const focusRules = "HOMA-WIRE-*,HOMA-ID-*,HOMA-PRIO-001"
 
 // Report entries and failure text of the findings of rules outside a
@@ -885,6 +889,28 @@ const (
 // (one broken timer can give one per packet); a last line counts the rest.
 const maxOtherShould = 10
 
+// ownRules returns the IDs of a spec's own rules under profile: those
+// own (comma-separated rule-ID globs: its labels) names at any level, and
+// focusRules' MUST rules.
+func ownRules(own, profile string) (map[string]bool, error) {
+	isOwn := map[string]bool{}
+	focus, err := spec.Select(spec.Rules(), focusRules, spec.Must, profile)
+	if err != nil {
+		return nil, err
+	}
+	if own != "" {
+		labelled, err := spec.Select(spec.Rules(), own, spec.Should, profile)
+		if err != nil {
+			return nil, err
+		}
+		focus = append(focus, labelled...)
+	}
+	for _, r := range focus {
+		isOwn[r.ID] = true
+	}
+	return isOwn, nil
+}
+
 // checkRules is checkExchange with own, comma-separated rule-ID globs, as
 // the spec's own rules instead of its labels: a spec whose exchange
 // cannot judge some of its labels' rules (a capture at the senders
@@ -893,12 +919,8 @@ func checkRules(own string, peers ...*tester.Peer) {
 	GinkgoHelper()
 	found, pkts, err := iutFindings(peers...)
 	ok(err, "checking the exchange")
-	focus, err := spec.Select(spec.Rules(), strings.Trim(focusRules+","+own, ","), spec.Should, env.Profile)
+	isOwn, err := ownRules(own, env.Profile)
 	ok(err, "selecting the spec's rules")
-	isOwn := map[string]bool{}
-	for _, r := range focus {
-		isOwn[r.ID] = true
-	}
 	view := make([]spec.Event, len(pkts))
 	for i, pk := range pkts {
 		view[i].Time = pk.At

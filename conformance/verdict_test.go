@@ -168,3 +168,30 @@ func TestCountsOutcome(t *testing.T) {
 		}
 	}
 }
+
+// TestOwnRulesShouldOnlyByLabel: every active spec owns the wire, id and
+// control-priority MUST rules, and a SHOULD rule only by its labels: an
+// IUT breaking HOMA-WIRE-016 (segment sizes, SHOULD) failed every spec,
+// MUST ones too, with or without --strict, where run --help says a SHOULD
+// finding outside a spec's own rules is only a warning.
+func TestOwnRulesShouldOnlyByLabel(t *testing.T) {
+	grant, err := ownRules("HOMA-GRANT-010", "linux")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for id, want := range map[string]bool{"HOMA-GRANT-010": true, "HOMA-WIRE-001": true, "HOMA-ID-003": true, "HOMA-PRIO-001": true, "HOMA-WIRE-016": false, "HOMA-WIRE-012": false, "HOMA-GRANT-013": false} {
+		if grant[id] != want {
+			t.Errorf("a spec labelled HOMA-GRANT-010 owns %s: %v, want %v", id, grant[id], want)
+		}
+	}
+	wire, err := ownRules("HOMA-WIRE-016", "linux")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !wire["HOMA-WIRE-016"] || !wire["HOMA-WIRE-001"] {
+		t.Errorf("a spec labelled HOMA-WIRE-016 does not own it (or HOMA-WIRE-001): %v", wire)
+	}
+	if _, err := ownRules("", "linux"); err != nil {
+		t.Errorf("a spec without rule labels: %v", err)
+	}
+}

@@ -183,10 +183,15 @@ func (c *Capture) WriteFile(name string, dir Direction) error {
 		// Each port declares the frames its sockets of dir lost (the
 		// kernel's tp_drops, frames it could not copy out), so that a
 		// check of the file knows what it misses (pcap.Stats.CaptureDrops).
+		// The frames it could not copy out are said apart
+		// (pcap.UnreadableComment): a larger buffer does not cure them.
 		drops := make([]uint64, len(ifaces))
+		unread := make([]uint64, len(ifaces))
 		for _, s := range c.streams {
 			if dir == DirBoth || s.dir == dir {
-				drops[s.host] += s.drops + s.readErrs.Load()
+				u := s.readErrs.Load()
+				drops[s.host] += s.drops + u
+				unread[s.host] += u
 			}
 		}
 		at := time.Now()
@@ -194,7 +199,7 @@ func (c *Capture) WriteFile(name string, dir Direction) error {
 			at = time.Unix(0, c.cut)
 		}
 		for i, d := range drops {
-			if err := pw.WriteInterfaceStats(i, at, d); err != nil {
+			if err := pw.WriteDropStats(i, at, d, unread[i]); err != nil {
 				return err
 			}
 		}

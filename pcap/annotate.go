@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"github.com/homatest/homatest/internal/plural"
 	"io"
 	"sort"
 
@@ -144,7 +145,7 @@ func Annotate(in io.Reader, out io.Writer, notes map[int][]string, section strin
 	}
 	if len(past) > 0 {
 		sort.Ints(past)
-		return n, fmt.Errorf("notes for frame %d, but the capture has %d frames", past[0], n)
+		return n, fmt.Errorf("notes for frame %d, but the capture has %s", past[0], plural.Of(n, "frame", "frames"))
 	}
 	ifs := make([]int, 0, len(drops))
 	for i := range drops {

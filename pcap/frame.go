@@ -161,6 +161,14 @@ type Stats struct {
 	// prints "N packets dropped by kernel" on stderr only), and isb_osdrop
 	// is not read (pcapgo v1.7.7 does not parse it).
 	CaptureDrops uint64 `json:"capture_drops,omitempty"`
+	// UnreadableDrops is how many of CaptureDrops the capture says were
+	// frames it could not read (its socket queued them, recvmsg failed:
+	// UnreadableComment), which a larger buffer does not cure.
+	// DropsCauseUnsaid is set when a file homatest wrote declares drops
+	// without that count (its captures before it counted both kinds
+	// together).
+	UnreadableDrops  uint64 `json:"unreadable_drops,omitempty"`
+	DropsCauseUnsaid bool   `json:"drops_cause_unsaid,omitempty"`
 	// Backwards counts the frames Next returned (Homa, ICMP quoting Homa)
 	// whose timestamp lies before that of a frame ahead of them in the
 	// file (tcpdump on several CPUs, a mirror port, a merged file);

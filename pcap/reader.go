@@ -141,6 +141,11 @@ type Reader struct {
 	// (the latest statistics block of each), pastDrops the sums of the
 	// sections before it, by interface index (see Stats.CaptureDrops).
 	drops, pastDrops map[int]uint64
+	// unread and pastUnread are the same for the frames of those drops
+	// the capture could not read (UnreadableComment); unsaid is set once
+	// a file homatest wrote declares drops without that count.
+	unread, pastUnread map[int]uint64
+	unsaid             bool
 	// latest is the latest timestamp of a Homa frame so far (noteTime).
 	latest time.Time
 	// copies finds the packets a capture holds twice, seen at two of its
@@ -310,6 +315,12 @@ func (r *Reader) Stats() Stats {
 			}
 		}
 	}
+	for _, m := range []map[int]uint64{r.pastUnread, r.unread} {
+		for _, d := range m {
+			s.UnreadableDrops = addSat(s.UnreadableDrops, d)
+		}
+	}
+	s.DropsCauseUnsaid = r.unsaid
 	return s
 }
 
@@ -324,6 +335,17 @@ func (r *Reader) interfaceStats(i int, st pcapgo.NgInterfaceStatistics) {
 		r.drops = map[int]uint64{}
 	}
 	r.drops[i] = st.PacketsDropped
+	var n uint64
+	if _, err := fmt.Sscanf(st.Comment, UnreadableComment, &n); err == nil {
+		if r.unread == nil {
+			r.unread = map[int]uint64{}
+		}
+		r.unread[i] = min(n, st.PacketsDropped)
+	} else if st.PacketsDropped > 0 && r.ng != nil && r.ng.SectionInfo().Application == "homatest" {
+		// homatest wrote its frames that could not be read into
+		// isb_ifdrop without a count before UnreadableComment.
+		r.unsaid = true
+	}
 }
 
 // sectionEnd moves the ended section's drops to pastDrops: the next
@@ -339,7 +361,13 @@ func (r *Reader) sectionEnd(ifaces []pcapgo.NgInterface, _ pcapgo.NgSectionInfo)
 		}
 		r.pastDrops[i] = addSat(r.pastDrops[i], d)
 	}
-	r.drops = nil
+	for i, d := range r.unread {
+		if r.pastUnread == nil {
+			r.pastUnread = map[int]uint64{}
+		}
+		r.pastUnread[i] = addSat(r.pastUnread[i], d)
+	}
+	r.drops, r.unread = nil, nil
 }
 
 // addSat returns a+b, or the largest uint64 if that overflows (a

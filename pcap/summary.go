@@ -2,6 +2,7 @@ package pcap
 
 import (
 	"fmt"
+	"github.com/homatest/homatest/spec"
 	"sort"
 	"strings"
 
@@ -56,7 +57,7 @@ func (s *Stats) Summary(name string, stopped error) string {
 		fmt.Fprintf(&b, "; %s with part of the Homa header cut by the snap length (common header whole)", plural.Of(s.SnapPartial, "Homa frame", "Homa frames"))
 	}
 	if s.SnapCut > 0 {
-		fmt.Fprintf(&b, "; %s (of the decode errors) with the Homa header cut by the snap length (%d bytes kept): re-capture with -s 0", plural.Of(s.SnapCut, "Homa frame", "Homa frames"), s.SnapLen)
+		fmt.Fprintf(&b, "; %s (of the decode errors) with the Homa header cut by the snap length (%d bytes kept): %s", plural.Of(s.SnapCut, "Homa frame", "Homa frames"), s.SnapLen, spec.SnapAdvice)
 	}
 	for _, n := range s.FrameDamage() {
 		b.WriteString("; " + n)

@@ -1,6 +1,7 @@
 package pcap
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -34,12 +35,19 @@ type Interface struct {
 // index: interfaces are numbered 0..n-1 in the order given.
 type Writer struct {
 	ng *pcapgo.NgWriter
+	w  io.Writer
 	n  int
 }
 
 // NewWriter writes the pcapng section header and one interface description
 // per entry of ifaces (at least one) to w.
 func NewWriter(w io.Writer, ifaces ...Interface) (*Writer, error) {
+	return newWriterApp(w, "homatest", ifaces...)
+}
+
+// newWriterApp is NewWriter naming app the writing application in the
+// section header (shb_userappl; a reader knows homatest's files by it).
+func newWriterApp(w io.Writer, app string, ifaces ...Interface) (*Writer, error) {
 	if len(ifaces) == 0 {
 		return nil, errors.New("pcap: NewWriter needs at least one interface")
 	}
@@ -56,7 +64,7 @@ func NewWriter(w io.Writer, ifaces ...Interface) (*Writer, error) {
 			SnapLength: snap, TimestampResolution: 9, OS: "linux"}
 	}
 	ng, err := pcapgo.NewNgWriterInterface(w, conv(ifaces[0]), pcapgo.NgWriterOptions{
-		SectionInfo: pcapgo.NgSectionInfo{Application: "homatest"}})
+		SectionInfo: pcapgo.NgSectionInfo{Application: app}})
 	if err != nil {
 		return nil, fmt.Errorf("pcap: write pcapng header: %w", err)
 	}
@@ -65,7 +73,7 @@ func NewWriter(w io.Writer, ifaces ...Interface) (*Writer, error) {
 			return nil, fmt.Errorf("pcap: add interface %s: %w", i.Name, err)
 		}
 	}
-	return &Writer{ng: ng, n: len(ifaces)}, nil
+	return &Writer{ng: ng, w: w, n: len(ifaces)}, nil
 }
 
 // WritePacket writes one frame captured on interface iface at time ts.
@@ -98,14 +106,57 @@ func (w *Writer) WritePacketDir(iface int, ts time.Time, data []byte, length int
 
 // WriteInterfaceStats writes a pcapng interface statistics block for
 // interface iface, stamped at ts, declaring dropped packets the capture
-// dropped itself (isb_ifdrop: its buffer overflowed, or a frame could
-// not be read), the totals since the capture started; a reader takes the
-// last block of each interface (Stats.CaptureDrops).
+// dropped itself (isb_ifdrop: its buffer overflowed), the total since the
+// capture started; a reader takes the last block of each interface
+// (Stats.CaptureDrops).
 func (w *Writer) WriteInterfaceStats(iface int, ts time.Time, dropped uint64) error {
+	return w.WriteDropStats(iface, ts, dropped, 0)
+}
+
+// UnreadableComment is the opt_comment of an interface statistics block
+// whose isb_ifdrop counts frames the capture could not read (its socket
+// queued them but recvmsg failed: EFAULT for some skbs HomaModule
+// builds), %d of them: a larger buffer does not cure those
+// (Stats.UnreadableDrops).
+const UnreadableComment = "homatest: %d of the dropped frames could not be read (recvmsg failed), the rest a full buffer dropped"
+
+// WriteDropStats is WriteInterfaceStats whose dropped includes unreadable
+// frames the capture's socket queued but could not copy out, said in the
+// block's comment (UnreadableComment) whenever there are drops, so that a
+// reader knows how many of them a larger buffer would have saved.
+func (w *Writer) WriteDropStats(iface int, ts time.Time, dropped, unreadable uint64) error {
 	if iface < 0 || iface >= w.n {
 		return fmt.Errorf("pcap: interface %d not declared (have %d)", iface, w.n)
 	}
-	return w.ng.WriteInterfaceStats(iface, pcapgo.NgInterfaceStatistics{LastUpdate: ts, PacketsReceived: pcapgo.NgNoValue64, PacketsDropped: dropped})
+	if dropped == 0 {
+		return w.ng.WriteInterfaceStats(iface, pcapgo.NgInterfaceStatistics{LastUpdate: ts, PacketsReceived: pcapgo.NgNoValue64, PacketsDropped: dropped})
+	}
+	// pcapgo writes no comment in a statistics block: the block is
+	// written here, in the little-endian order pcapgo writes the rest.
+	comment := []byte(fmt.Sprintf(UnreadableComment, unreadable))
+	pad := (4 - len(comment)%4) % 4
+	n := 12 + 8 + 4 + len(comment) + pad + 4 + 8 + 4 + 4 // header, ts, comment, ifdrop, end, trailer
+	b := make([]byte, 0, n)
+	le := binary.LittleEndian
+	ns := uint64(ts.UnixNano()) // if_tsresol 9 (NewWriter)
+	b = le.AppendUint32(b, 0x00000005)
+	b = le.AppendUint32(b, uint32(n))
+	b = le.AppendUint32(b, uint32(iface))
+	b = le.AppendUint32(b, uint32(ns>>32))
+	b = le.AppendUint32(b, uint32(ns))
+	b = le.AppendUint16(b, 1) // opt_comment
+	b = le.AppendUint16(b, uint16(len(comment)))
+	b = append(append(b, comment...), make([]byte, pad)...)
+	b = le.AppendUint16(b, 5) // isb_ifdrop
+	b = le.AppendUint16(b, 8)
+	b = le.AppendUint64(b, dropped)
+	b = le.AppendUint32(b, 0) // opt_endofopt
+	b = le.AppendUint32(b, uint32(n))
+	if err := w.ng.Flush(); err != nil {
+		return err
+	}
+	_, err := w.w.Write(b)
+	return err
 }
 
 // Flush writes buffered data to the underlying writer.

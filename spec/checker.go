@@ -2,6 +2,7 @@ package spec
 
 import (
 	"fmt"
+	"github.com/homatest/homatest/internal/plural"
 	"hash/maphash"
 	"math"
 	mbits "math/bits"
@@ -183,6 +184,10 @@ type Report struct {
 	// peers' RPCs), but the likely cause of what is charged around them.
 	// At most maxReloads, the first.
 	Reloads []SectionStart `json:"reloads,omitempty"`
+	// TimeGaps lists the forward timestamp jumps over which an RPC went
+	// on as if no time had passed (Checker.noteGap): the capture lost
+	// time, or every host stalled.
+	TimeGaps []TimeGap `json:"time_gaps,omitempty"`
 	// Merged, when set, is the diagnosis that the capture interleaves two
 	// module instances of a host (two captures merged with overlapping
 	// times): every violation but those of a packet judged alone is then
@@ -536,6 +541,13 @@ type Checker struct {
 	last    time.Time
 	elapsed time.Duration
 	events  int
+	// lastFrame is the previous event's frame; gap is the latest forward
+	// silence of the whole capture longer than the protocol's timeout
+	// not yet shown to cut through a live RPC (noteGap).
+	lastFrame int
+	gap       *TimeGap
+	// started: see SetStarted.
+	started map[RPCKey]time.Time
 	// visits counts the open obligations judgeOpen asked (a test bounds
 	// the per-packet work by it: TestAck013ManyOpenObligations).
 	visits int
@@ -930,6 +942,17 @@ func (c *Checker) SetCaptureFromStart() { c.fromStart, c.ctx.fromStart = true, t
 // inconclusive. A restart (a reloaded module) still starts a section.
 func (c *Checker) SetOneInstance() { c.oneInstance = true }
 
+// SetStarted gives the RPCs whose request's first transmission of
+// offset 0 the whole capture shows, each at the time it did, when this
+// checker judges one view of it (a port's, Judge.Started): an RPC of the
+// view whose first packet there is not that one is still seen from its
+// start if it came no earlier, since the RPC did not exist before (its
+// offset 0 was lost on its way to the view's port). Call it before the
+// first Feed; started is read, never changed.
+func (c *Checker) SetStarted(started map[RPCKey]time.Time) {
+	c.started, c.trace.started = started, started
+}
+
 // startedBefore reports whether a violation of rule r at RPC rpc may
 // depend on what the RPC's hosts did before the capture began: the RPC
 // is in the trace but was not seen from its first request bytes
@@ -1065,7 +1088,7 @@ func (c *Checker) excuseDrops() {
 	}
 	c.report.CaptureDropExcused += c.moveViolations(CauseCaptureDrop, false, func(why string) string {
 		if c.report.CaptureDropsShown != "" {
-			return fmt.Sprintf("%s (%s: the capture shows it missed %d packets, %s, which may include one this rests on)", why, CauseCaptureDrop, c.drops, c.report.CaptureDropsShown)
+			return fmt.Sprintf("%s (%s: the capture shows it missed %s, %s, which may include one this rests on)", why, CauseCaptureDrop, plural.Of64(c.drops, "packet", "packets"), c.report.CaptureDropsShown)
 		}
 		return fmt.Sprintf("%s (%s: the capture dropped %d, which may include one this rests on)", why, CauseCaptureDrop, c.drops)
 	})
@@ -1379,10 +1402,11 @@ func (c *Checker) feed(e *Event, learn bool) {
 	if why, host := c.sectionBreak(e); why != "" {
 		c.newSection(e, why, host)
 	}
+	c.openGap(e)
 	if len(c.race.held) > 0 {
 		c.raceExpire()
 	}
-	c.last = e.Time
+	c.last, c.lastFrame = e.Time, e.Frame
 	c.events++
 	if c.oneWay && !c.twoWay {
 		c.noteDirection(e)
@@ -1395,6 +1419,9 @@ func (c *Checker) feed(e *Event, learn bool) {
 		c.rpc = c.trace.begin(e)
 	} else {
 		c.trace.begin(e)
+	}
+	if c.gap != nil {
+		c.noteGap(e)
 	}
 	c.memoBefore(e)
 	c.net.observe(c.trace, e)

@@ -157,6 +157,9 @@ func (j Judge) HostsContext(ctx context.Context, sent, delivered []Event, hosts 
 	for i := range sent {
 		prints.add(&sent[i])
 	}
+	if j.Started == nil {
+		j.Started = StartedRPCs(sent)
+	}
 	// The hosts' views are independent checks (each its own Checker; the
 	// rules are shared and never modified): up to GOMAXPROCS at once.
 	out := make([]HostReport, len(hosts))
@@ -173,6 +176,29 @@ func (j Judge) HostsContext(ctx context.Context, sent, delivered []Event, hosts 
 		return nil, err
 	}
 	return out, nil
+}
+
+// StartedRPCs returns the RPCs whose request's first transmission of
+// offset 0 is among events, each at the earliest time it is
+// (Judge.Started); nil if none.
+func StartedRPCs(events ...[]Event) map[RPCKey]time.Time {
+	var out map[RPCKey]time.Time
+	for _, v := range events {
+		for i := range v {
+			e := &v[i]
+			if e.Err != nil || e.ICMP != nil || !hasRPC(e) || !startsRequest(e) {
+				continue
+			}
+			k := KeyOf(e)
+			if at, ok := out[k]; !ok || e.Time.Before(at) {
+				if out == nil {
+					out = map[RPCKey]time.Time{}
+				}
+				out[k] = e.Time
+			}
+		}
+	}
+	return out
 }
 
 // hostOf is Hosts for host h: its view built from sent and delivered

@@ -2,6 +2,7 @@ package spec
 
 import (
 	"fmt"
+	"github.com/homatest/homatest/internal/plural"
 	"net/netip"
 	"slices"
 	"sort"
@@ -279,7 +280,7 @@ func (in *Inferrer) Result() []Inferred {
 		out = append(out, Inferred{Name: "window", Value: fmt.Sprint(in.windowMax), AtLeast: true, Evidence: fmt.Sprintf("a GRANT %d bytes beyond the bytes seen (frame %d)", in.windowMax, in.windowAt)})
 	}
 	if in.overMax > 0 {
-		out = append(out, Inferred{Name: "max_overcommit", Value: fmt.Sprint(in.overMax), AtLeast: true, Evidence: fmt.Sprintf("%d messages granted at once (frame %d)", in.overMax, in.overAtF)})
+		out = append(out, Inferred{Name: "max_overcommit", Value: fmt.Sprint(in.overMax), AtLeast: true, Evidence: fmt.Sprintf("%s granted at once (frame %d)", plural.Of(in.overMax, "message", "messages"), in.overAtF)})
 	}
 	tick := in.p.Tick
 	// A tick is the hosts' configuration (HomaModule's timer fires every

@@ -1,6 +1,9 @@
 package spec
 
-import "net/netip"
+import (
+	"net/netip"
+	"time"
+)
 
 // Judge is the one way into the checker for a verdict: the rules, the
 // parameters and the profile they are judged under. Its methods apply the
@@ -45,6 +48,13 @@ type Judge struct {
 	// Restarts are host restarts another view of the capture found:
 	// see Checker.SetRestarts.
 	Restarts []SectionStart
+	// Started, when set, holds the RPCs whose request's first
+	// transmission of offset 0 the whole capture shows, at the time it
+	// did: a capture of several ports judged one port's view at a time
+	// (a host's own link) may miss that packet on the port (lost on its
+	// way there) though the capture saw it start. See
+	// Checker.SetStarted.
+	Started map[RPCKey]time.Time
 }
 
 // NewJudge returns the Judge of the rules the comma-separated ID globs
@@ -70,6 +80,7 @@ func (j Judge) Stream(cp CapturePoint) *Checker {
 	}
 	c.SetCaptureDrops(j.CaptureDrops)
 	c.SetNotUnderTest(j.NotUnderTest)
+	c.SetStarted(j.Started)
 	if j.OneDirection {
 		c.SetOneDirectionExcuse()
 	}

@@ -2,6 +2,7 @@ package spec
 
 import (
 	"fmt"
+	"github.com/homatest/homatest/internal/plural"
 	"time"
 
 	"github.com/homatest/homatest/spec/wire"
@@ -395,8 +396,8 @@ func ackRules2() []*Rule {
 					return Violation("ACK for RPC %d with %d acks and no NEED_ACK for it before: clients send ACK only when asked or when 5 acks are pending",
 						r.Key.ClientID, e.Packet.Ack().NumAcks())
 				}
-				return Violation("ACK for RPC %d with %d acks, one more than the %d NEED_ACKs for it: clients send ACK only when asked or when 5 acks are pending",
-					r.Key.ClientID, e.Packet.Ack().NumAcks(), r.NeedAcks)
+				return Violation("ACK for RPC %d with %s, one more than the %s for it: clients send ACK only when asked or when 5 acks are pending",
+					r.Key.ClientID, plural.Of(int(e.Packet.Ack().NumAcks()), "ack", "acks"), plural.Of(int(r.NeedAcks), "NEED_ACK", "NEED_ACKs"))
 			}},
 		},
 		{

@@ -2,6 +2,7 @@ package spec
 
 import (
 	"fmt"
+	"github.com/homatest/homatest/internal/plural"
 	"time"
 
 	"github.com/homatest/homatest/spec/wire"
@@ -213,8 +214,8 @@ func grantRules2() []*Rule {
 					// than slack no longer counts): a receiver that took
 					// its last DATA late still ranks it, so the finding is
 					// a timing one (a measured stall explains it).
-					return Violation("GRANT priority %d with at most %d messages being granted by %v: the highest allowed is min(max_sched_prio %d, n-1) = %d",
-						g.Priority(), max(n, 1), e.Src, c.P.MaxSchedPrio, lim).WithSlack(c.P.Slack)
+					return Violation("GRANT priority %d with at most %s being granted by %v: the highest allowed is min(max_sched_prio %d, n-1) = %d",
+						g.Priority(), plural.Of(max(n, 1), "message", "messages"), e.Src, c.P.MaxSchedPrio, lim).WithSlack(c.P.Slack)
 				}
 				return Pass().WithSlack(c.P.Slack)
 			}},

@@ -2,6 +2,7 @@ package spec
 
 import (
 	"fmt"
+	"github.com/homatest/homatest/internal/plural"
 	"net/netip"
 	"time"
 
@@ -80,7 +81,7 @@ func grantRankRules() []*Rule {
 				top, topWhy := c.P.MaxSchedPrio, fmt.Sprintf("max_sched_prio %d", c.P.MaxSchedPrio)
 				if ahead > 0 && c.Net.cp.TimesArrivalsAt(e.Src) {
 					if n := min(c.T.Grantable(e.Src, e.Time)+c.T.RecentlyEnded(e.Src, e.Time), c.P.MaxOvercommit); n-1 < top {
-						top, topWhy = max(n, 1)-1, fmt.Sprintf("n-1 = %d (at most %d messages being granted)", max(n, 1)-1, max(n, 1))
+						top, topWhy = max(n, 1)-1, fmt.Sprintf("n-1 = %d (at most %s being granted)", max(n, 1)-1, plural.Of(max(n, 1), "message", "messages"))
 					}
 				}
 				if max := top - ahead; p > max {
@@ -193,8 +194,8 @@ func rankFloor(c *Ctx, e *Event, mr *RPC, m *Message, p int) Result {
 		}
 	}
 	floor := top - ahead
-	return Violation("GRANT priority %d for a message with at most %d bytes left: %d messages from distinct hosts are surely being granted (SRPT GRANTs within slack) and %d others may rank ahead, so min(max_sched_prio %d, n-1) - rank is at least %d",
-		p, mLeft, nLo, ahead, c.P.MaxSchedPrio, floor).WithSlack(c.P.Slack)
+	return Violation("GRANT priority %d for a message with at most %d bytes left: %s surely being granted (SRPT GRANTs within slack) and %d others may rank ahead, so min(max_sched_prio %d, n-1) - rank is at least %d",
+		p, mLeft, plural.Of(nLo, "message from a distinct host is", "messages from distinct hosts are"), ahead, c.P.MaxSchedPrio, floor).WithSlack(c.P.Slack)
 }
 
 // srptGrantSince reports whether message m had an SRPT (non-FIFO) GRANT

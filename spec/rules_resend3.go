@@ -2,6 +2,7 @@ package spec
 
 import (
 	"fmt"
+	"github.com/homatest/homatest/internal/plural"
 	"net/netip"
 	"slices"
 	"time"
@@ -310,10 +311,10 @@ func retxCopiesAsked(c *Ctx, m *Message, e *Event) Result {
 	}
 	if n := m.retx.copies[e.Offset] + 1; n > asked {
 		if ev, ok := unseenResendCopies(c, e, n-1, asked); ok {
-			return Downgrade(CauseDuplicate, ev, "retransmission %d of [%d, %d), which only %d RESENDs asked for", n, e.Offset, end, asked)
+			return Downgrade(CauseDuplicate, ev, "retransmission %d of [%d, %d), which only %s asked for", n, e.Offset, end, plural.Of(asked, "RESEND", "RESENDs"))
 		}
-		return Violation("retransmission %d of [%d, %d), which only %d RESENDs asked for (latest RESEND {%d, %d}, frame %d): each RESEND retransmits a segment once",
-			n, e.Offset, end, asked, m.LastResend.Offset, int32(m.LastResend.Length), m.LastResend.Frame).With(m.LastResend.Frame)
+		return Violation("retransmission %d of [%d, %d), which only %s asked for (latest RESEND {%d, %d}, frame %d): each RESEND retransmits a segment once",
+			n, e.Offset, end, plural.Of(asked, "RESEND", "RESENDs"), m.LastResend.Offset, int32(m.LastResend.Length), m.LastResend.Frame).With(m.LastResend.Frame)
 	}
 	return Pass()
 }

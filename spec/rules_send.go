@@ -149,7 +149,7 @@ func (a *newBytesAwait) Excuse(c *Ctx, x *Event) (string, bool) {
 	switch {
 	case x.Err != nil:
 	case x.Type() == wire.TypeData && x.Src == a.s && KeyOf(x) != a.k && !x.Retransmit() && a.srptAhead(c, x):
-		return fmt.Sprintf("%v is sending another message (frame %d)", a.s, x.Frame), true
+		return fmt.Sprintf("%v is sending another message", a.s), true
 	case x.Type() == wire.TypeRPCUnknown && KeyOf(x) == a.k:
 		return "RPC_UNKNOWN: one side no longer knows the RPC", true
 	case x.Type() == wire.TypeData && x.Retransmit() && x.Packet.Role() == a.sender && KeyOf(x) == a.k && x.End() > a.from:

@@ -20,7 +20,7 @@ func wireRules() []*Rule {
 			Property: Each{Malformed: true, Usual: Usual{FactWellFormed, Passed}, Check: func(c *Ctx, e *Event) Result {
 				if e.Err != nil {
 					if e.SnapCut && errors.Is(e.Err, wire.ErrTruncated) {
-						return Unsure("%v: the capture's snap length cut the frame (take captures with a larger snap length, e.g. tcpdump -s 256)", e.Err)
+						return Unsure("%v: the capture's snap length cut the frame (%s)", e.Err, SnapAdvice)
 					}
 					if e.IP.Fragment && errors.Is(e.Err, wire.ErrTruncated) {
 						// A first IP fragment: the header goes on in the

@@ -16,6 +16,11 @@ import (
 // against what came before, so it starts a new section (Report.Sections).
 const TimeJump = 100 * time.Millisecond
 
+// SnapAdvice is the one advice for a capture whose snap length cut Homa
+// headers: whole frames, since a GSO frame holds a Homa header per
+// segment past any fixed snap length.
+const SnapAdvice = "re-capture whole frames (tcpdump -s 0, dumpcap -s 0)"
+
 // firstClientID is the first id a Homa module allocates (HomaModule
 // homa_utils.c homa_init sets next_outgoing_id to 2; homa_rpc.c
 // homa_rpc_alloc_client takes ids from it, +2 each).
@@ -105,16 +110,21 @@ func (c *Checker) noteEpoch(e *Event) {
 //     judged as one incarnation (HOMA-ID-004).
 //
 // A restart another view of the capture found (SetRestarts) starts one
-// at the first event at or after it.
+// at the first event at or after it; restarts this view reaches at one
+// event (no packet of its own between them) start one section, the
+// first's, or the second would start another at the view's next event
+// and forget what began between (an RPC's first packet).
 //
 // A restarted module has no RPC, peer or cutoffs state of its old
 // incarnation, and its peers may hold theirs for a while: the checker
 // judges the rest of the capture afresh rather than track one host's
 // epochs in every rule.
 func (c *Checker) sectionBreak(e *Event) (string, netip.Addr) {
-	for c.nextRestart < len(c.restarts) && !e.Time.Before(c.restarts[c.nextRestart].At) {
+	if c.nextRestart < len(c.restarts) && !e.Time.Before(c.restarts[c.nextRestart].At) {
 		r := c.restarts[c.nextRestart]
-		c.nextRestart++
+		for c.nextRestart < len(c.restarts) && !e.Time.Before(c.restarts[c.nextRestart].At) {
+			c.nextRestart++
+		}
 		if c.events > 0 {
 			return r.Why, r.Restarted
 		}
@@ -195,6 +205,7 @@ func (c *Checker) newSection(e *Event, why string, restarted netip.Addr) {
 	c.shown.counted = 0
 	c.trace = NewTrace(c.p)
 	c.trace.onEvict = c.forgetAfter
+	c.trace.started = c.started
 	c.newMemoGen() // the memos name the old trace's RPCs
 	c.trace.payloads = payloads
 	c.net = newNetwork(c.net.cp, c.p)

@@ -633,6 +633,9 @@ type Trace struct {
 	// onEvict, if set, is told of each RPC evict forgets (the Checker
 	// forgets its After keys with it).
 	onEvict func(*RPC)
+	// started holds the RPCs another view of the capture saw start
+	// (Checker.SetStarted), nil if none.
+	started map[RPCKey]time.Time
 	// rpcCache caches rpcs by client id (rpcSlot), direct-mapped: the
 	// RPC lookup of every event (begin) mostly costs a compare of keys
 	// instead of hashing a 56-byte one. An entry is always an RPC that
@@ -991,9 +994,19 @@ func (t *Trace) begin(e *Event) RPCKey {
 // downgrades judge. A retransmission of offset 0 (a RESEND answered, or
 // a request restarted after RPC_UNKNOWN: HomaModule homa_resend_data
 // marks every copy retransmit=1) is no start: the first transmission,
-// and whatever asked for the copy, came before the capture began.
+// and whatever asked for the copy, came before the capture began. Nor is
+// e's RPC older than the capture when another view of it showed that
+// first transmission no later than e (Trace.started: a port's view of a
+// request whose offset 0 was lost on its way to the port).
 func (t *Trace) seenFromStart(e *Event) bool {
-	return startsRequest(e) || e.Time.Sub(t.Start) > t.P.LateTicks(t.P.TimeoutTicks)
+	if startsRequest(e) || e.Time.Sub(t.Start) > t.P.LateTicks(t.P.TimeoutTicks) {
+		return true
+	}
+	if t.started == nil {
+		return false
+	}
+	at, ok := t.started[KeyOf(e)]
+	return ok && !at.After(e.Time)
 }
 
 // startsRequest reports whether e is the first transmission of a request's

@@ -99,7 +99,8 @@ they used. --infer-params prints the values the capture implies next to the
 profile's; whenever a check finds violations it infers them too, and a
 violation that disappears under an inferred value names the --param to pass.
 
-A capture that dropped packets itself (its buffer overflowed) misses packets
+A capture that dropped packets itself (its buffer overflowed, or it could not
+read frames) misses packets
 the hosts did send and get: a GRANT it missed makes DATA look ungranted, a
 RESEND a retransmission unrequested, a NEED_ACK an ACK unprompted. A pcapng
 declares such drops in its interface statistics (isb_ifdrop, as dumpcap and

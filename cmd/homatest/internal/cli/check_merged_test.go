@@ -128,7 +128,7 @@ func TestCheckNothingJudged(t *testing.T) {
 		}
 		if tc.answered == 0 {
 			text, _, _ := run(t, append(append([]string{"check"}, scaledTimers...), p)...)
-			if !strings.Contains(text, "WARNING: no RPC of the capture's 1") || !strings.Contains(text, "INCOMPLETE:") {
+			if !strings.Contains(text, "WARNING: the capture's one RPC (in ") || !strings.Contains(text, "INCOMPLETE:") {
 				t.Errorf("first %d frames: text lacks the warning or INCOMPLETE:\n%s", tc.n, text)
 			}
 		}

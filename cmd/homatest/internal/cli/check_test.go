@@ -20,6 +20,9 @@ import (
 var scaledTimers = []string{"--param", "resend_ticks=50", "--param", "resend_interval=50",
 	"--param", "timeout_ticks=1000", "--param", "request_ack_ticks=20"}
 
+// doubledFrame matches two frame references in a row.
+var doubledFrame = regexp.MustCompile(`\(frame \d+\) \(frame \d+\)`)
+
 // TestCheckRealCapturesNoMust: the real HomaModule captures give no MUST
 // and no SHOULD violation (exit 0 even with --strict) with the timer
 // sysctls their READMEs list, with and without their window sysctl, and
@@ -28,6 +31,7 @@ var scaledTimers = []string{"--param", "resend_ticks=50", "--param", "resend_int
 // read every frame) are judged each host on its own link, with the
 // parameters and measured stalls of their runs beside them (.params,
 // .stalls.json), and pass too.
+
 func TestCheckRealCapturesNoMust(t *testing.T) {
 	pcaps, _ := filepath.Glob(filepath.Join(realDir, "*", "*.pcap"))
 	ngs, _ := filepath.Glob(filepath.Join(realDir, "*", "*.pcapng"))
@@ -55,6 +59,13 @@ func TestCheckRealCapturesNoMust(t *testing.T) {
 				}
 				if !strings.Contains(out, verdict) {
 					t.Errorf("no %q line:\n%s", verdict, out)
+				}
+				// A finding names a frame once (an excuse's text and the
+				// closing packet's frame said it twice).
+				for _, m := range doubledFrame.FindAllString(out, -1) {
+					if a := strings.Fields(m); a[1] == a[3] {
+						t.Errorf("%v: a frame named twice in a row, %q:\n%s", extra, m, out)
+					}
 				}
 			}
 		})
@@ -386,15 +397,29 @@ func TestFaultsList(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// reproduces is a list of IDs, as caught_by is (it was one
+	// comma-joined string).
 	var fs []struct {
-		Name string `json:"name"`
-		Doc  string `json:"doc"`
+		Name       string   `json:"name"`
+		Doc        string   `json:"doc"`
+		Reproduces []string `json:"reproduces"`
+		CaughtBy   []string `json:"caught_by"`
 	}
 	if err := json.Unmarshal([]byte(out), &fs); err != nil {
 		t.Fatal(err)
 	}
 	if len(fs) < 12 || fs[0].Name == "" || fs[0].Doc == "" {
 		t.Errorf("got %d knobs: %+v", len(fs), fs)
+	}
+	for _, f := range fs {
+		if len(f.Reproduces) == 0 || len(f.CaughtBy) == 0 {
+			t.Errorf("%s: reproduces %q, caught by %q: want both", f.Name, f.Reproduces, f.CaughtBy)
+		}
+		for _, id := range f.Reproduces {
+			if strings.ContainsAny(id, ", ") {
+				t.Errorf("%s: reproduces %q: want one ID per entry", f.Name, f.Reproduces)
+			}
+		}
 	}
 }
 

@@ -57,6 +57,9 @@ func writeCheckText(w io.Writer, reports []check.FileReport) error {
 				fmt.Fprintf(ew, "  from frame %d: %s\n", s.Frame, s.Why)
 			}
 		}
+		for _, g := range rep.TimeGaps {
+			fmt.Fprintf(ew, "WARNING: %s\n", g.Why)
+		}
 		if fr.MergedHint != "" {
 			fmt.Fprintf(ew, "WARNING: %s\n", fr.MergedHint)
 		}

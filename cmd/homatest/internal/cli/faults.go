@@ -32,7 +32,7 @@ shows that it catches real bugs.`,
 				jsonout.Write(w, homa.FaultNames())
 			default: // text (outputVar refused anything else)
 				for _, f := range homa.FaultNames() {
-					fmt.Fprintf(w, "%-22s %s\n%-22s reproduces %s; caught by %s\n", f.Name, f.Doc, "", f.Reproduces, strings.Join(f.CaughtBy, ", "))
+					fmt.Fprintf(w, "%-22s %s\n%-22s reproduces %s; caught by %s\n", f.Name, f.Doc, "", strings.Join(f.Reproduces, ", "), strings.Join(f.CaughtBy, ", "))
 				}
 			}
 			if w.err != nil {

@@ -14,6 +14,9 @@ import (
 	"github.com/homatest/homatest/lab"
 )
 
+// labTimeoutWant is what a value of lab's --timeout looks like.
+const labTimeoutWant = "a duration such as 10m, or 0 for no limit"
+
 func newLabCmd() *cobra.Command {
 	var (
 		kernel, modules, pkg, homatest, console, accel string
@@ -79,7 +82,9 @@ QEMU or the kernel cannot be had.`,
 			case mem < 1:
 				return usageErr(fmt.Errorf("--memory %d: want the guest's memory in MiB, 1 or more (default 2048)", mem))
 			case timeout < 0:
-				return usageErr(fmt.Errorf("--timeout %v: want a duration such as 10m, or 0 for no limit", timeout))
+				// One wording with pflag's for a value it cannot parse
+				// (wantValue, flagValueError).
+				return usageErr(fmt.Errorf("--timeout %q: want %s (see %s --help)", timeout.String(), labTimeoutWant, cmd.CommandPath()))
 			}
 			cfg := lab.Config{Command: args, Insmod: insmod, Env: env, Homatest: homatest, Accel: accel, CPUs: cpus, MemoryMiB: mem,
 				Timeout: timeout, Stdout: cmd.OutOrStdout(), Stderr: cmd.ErrOrStderr()}
@@ -184,6 +189,7 @@ QEMU or the kernel cannot be had.`,
 	f.IntVar(&cpus, "cpus", 2, "guest CPUs")
 	f.IntVar(&mem, "memory", 2048, "guest memory in MiB")
 	f.DurationVar(&timeout, "timeout", 0, "kill the guest this long after QEMU starts it: its boot and COMMAND, not the kernel fetch or the initramfs build before (0: no limit)")
+	wantValue(f, "timeout", labTimeoutWant)
 	f.BoolVarP(&verbose, "verbose", "v", false, "copy the kernel's console to stderr and print the boot time")
 	return cmd
 }

@@ -38,7 +38,9 @@ func TestLabBadUsage(t *testing.T) {
 		{[]string{"lab", "--cpus", "-1", "--", "true"}, "--cpus -1: want 1 or more guest CPUs"},
 		{[]string{"lab", "--cpus", "0", "--", "true"}, "--cpus 0: want 1 or more guest CPUs"},
 		{[]string{"lab", "--memory", "-5", "--", "true"}, "--memory -5: want the guest's memory in MiB, 1 or more"},
-		{[]string{"lab", "--timeout", "-1s", "--", "true"}, "--timeout -1s: want a duration such as 10m, or 0 for no limit"},
+		// One wording for a timeout below 0 and one pflag cannot parse.
+		{[]string{"lab", "--timeout", "-1s", "--", "true"}, `--timeout "-1s": want a duration such as 10m, or 0 for no limit (see homatest lab --help)`},
+		{[]string{"lab", "--timeout", "abc", "--", "true"}, `--timeout "abc": want a duration such as 10m, or 0 for no limit (see homatest lab --help)`},
 	} {
 		_, err, code := run(t, tc.args...)
 		if code != ExitUsage || err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "\n") {

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -35,5 +36,22 @@ func TestPluralCounts(t *testing.T) {
 		if strings.Contains(out+b.String(), bad) {
 			t.Errorf("output says %q:\n%s%s", bad, out, b.String())
 		}
+	}
+}
+
+// onePlural matches a count of one with a plural noun.
+var onePlural = regexp.MustCompile(`\b1 (messages|RPCs|packets|frames|RESENDs|NEED_ACKs|GRANTs|acks|findings|violations)\b`)
+
+// TestPluralCountsInFindings: findings count in the singular too (a trial
+// saw "GRANT priority 1 with at most 1 messages being granted" in the
+// linux-6.1 lab capture, judged with its run's timers).
+func TestPluralCountsInFindings(t *testing.T) {
+	args := append([]string{"check", "-o", "json", realDir + "/lab-scenarios/linux-6.1-netem-incast.pcapng"}, scaledTimers...)
+	out, _, _ := run(t, args...)
+	if !strings.Contains(out, `"HOMA-GRANT-015"`) {
+		t.Fatalf("no HOMA-GRANT-015 finding to look at:\n%.2000s", out)
+	}
+	if m := onePlural.FindAllString(out, -1); len(m) > 0 {
+		t.Errorf("findings say %q", m)
 	}
 }

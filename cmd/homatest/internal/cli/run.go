@@ -121,9 +121,10 @@ which knob; a knob that no spec catches makes it fail.
 
 Levels: a failed MUST spec fails the run (exit 1); a failed SHOULD spec is a
 warning, listed but not failing, unless --strict. Each active spec judges its
-exchange with every rule: a MUST violation at the IUT's packets of a rule
-outside the spec's own fails it whatever its level; a SHOULD one is a
-warning, failing under --strict. After a pass of the whole suite (no
+exchange with every rule. Its own rules are its labels (at any level) and the
+wire, id and control-priority MUST rules: a violation of one at the IUT's
+packets fails it. A MUST violation of a rule outside the spec's own fails it
+whatever its level; a SHOULD one is a warning, failing under --strict. After a pass of the whole suite (no
 --focus, --rules or --label-filter) its capture.pcapng is judged as
 homatest check judges it, as one more result, RUN-capture (area run): what
 the IUT sent after a spec ended (an ack of an RPC it gave up, a reused id)
@@ -212,8 +213,8 @@ func (o *runOpts) validate() error {
 		return fmt.Errorf("--impl %s needs --env ns (the simulator runs only the built-in reference implementation)", o.impl)
 	case o.env == "sim" && o.nsWorkloads:
 		return errors.New("--ns-workloads runs the workload specs in namespaces: it needs --env ns (and root)")
-	case o.list && (o.matrix || o.repeat != 1 || o.junit != "" || o.artifacts != "" || o.output == "html"):
-		return errors.New("--list prints the specs and runs none: drop --mutation-matrix, --repeat, --junit, --artifacts and -o html")
+	case o.list && len(o.runOnly()) > 0:
+		return fmt.Errorf("--list prints the specs and runs none: drop %s", andList(o.runOnly()))
 	case o.env == "ns" && os.Geteuid() != 0 && !o.list: // listing builds nothing
 
 		return errors.New("--env ns builds network namespaces and needs root: run with sudo, or use --env sim")
@@ -654,6 +655,28 @@ func runsLegend(specs []conformance.SpecInfo) string {
 		legend += "; if CAP: only if the IUT's hello declares capability CAP, and its parameters allow"
 	}
 	return legend
+}
+
+// runOnly names the flags given that only a run uses (--list runs none).
+func (o *runOpts) runOnly() []string {
+	var given []string
+	for _, f := range []struct {
+		name string
+		set  bool
+	}{{"--mutation-matrix", o.matrix}, {"--repeat", o.repeat != 1}, {"--junit", o.junit != ""}, {"--artifacts", o.artifacts != ""}, {"-o html", o.output == "html"}} {
+		if f.set {
+			given = append(given, f.name)
+		}
+	}
+	return given
+}
+
+// andList joins words as a sentence does: "a", "a and b", "a, b and c".
+func andList(words []string) string {
+	if len(words) < 2 {
+		return strings.Join(words, "")
+	}
+	return strings.Join(words[:len(words)-1], ", ") + " and " + words[len(words)-1]
 }
 
 // listSpecs prints the specs the run's selection names, without running

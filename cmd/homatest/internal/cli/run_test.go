@@ -139,8 +139,11 @@ func TestRunUsageErrors(t *testing.T) {
 		{[]string{"run", "--mutation-matrix", "--fault", "no-grants"}, "drop --fault"},
 		{[]string{"run", "--env", "sim", "--focus", "no-such-spec-xyz"}, "no spec matched"},
 		{[]string{"run", "--list", "--focus", "GRANT-long"}, "--focus GRANT-long names no spec; the specs whose short names begin with it: GRANT-long-request, GRANT-long-response"},
-		{[]string{"run", "--list", "--repeat", "2"}, "--list prints the specs and runs none: drop --mutation-matrix, --repeat, --junit, --artifacts and -o html"},
-		{[]string{"run", "--list", "--artifacts", "x"}, "--list prints the specs and runs none"},
+		// The error names the flags given, not every one --list refuses.
+		{[]string{"run", "--list", "--repeat", "2"}, "--list prints the specs and runs none: drop --repeat"},
+		{[]string{"run", "--list", "--artifacts", "x"}, "--list prints the specs and runs none: drop --artifacts"},
+		{[]string{"run", "--list", "-o", "html"}, "--list prints the specs and runs none: drop -o html"},
+		{[]string{"run", "--list", "--mutation-matrix", "--junit", "j.xml", "-o", "html"}, "--list prints the specs and runs none: drop --mutation-matrix, --junit and -o html"},
 		{[]string{"run", "--env", "sim", "--rules", "HOMA-NOPE-*"}, "no spec matched"},
 		{[]string{"run", "--env", "mem"}, "--env mem is gone: the simulator replaced the in-memory network; use --env sim"},
 		{[]string{"run", "--env", "qemu"}, `--env "qemu": want ns, sim or auto`},
