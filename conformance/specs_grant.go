@@ -1027,6 +1027,105 @@ var _ = Describe("grants", func() {
 			checkExchange(peers...)
 		}))
 
+	It("GRANT-srpt-priority-rises: a receiver that granted a message alone raises its scheduled priority once longer messages are being granted beside it: the message's next SRPT GRANT, with clearly fewest bytes left of n being granted, is at level min(max_sched_prio, n-1)",
+		labels("grant", "MUST", "HOMA-GRANT-011", "HOMA-GRANT-007"), body(func() {
+			// HomaModule computes a GRANT's level when it sends the GRANT,
+			// from the message's rank and the number of messages being
+			// granted then (main homa_grant_try_send and
+			// homa_grant_priority, linux_6.13.9 homa_grant_update_granted,
+			// linux_6.1.38 homa_grant_recalc; facts GRANT-09): a message
+			// granted alone gets level 0 (the lowest levels while fewer
+			// messages than levels), and once others join behind it, its
+			// next GRANT must climb. GRANT-srpt-priority has the shorter
+			// message join second, so both of the first message's levels
+			// are 0 there, and a receiver that kept a message's first
+			// level passed it.
+			pr := params()
+			u, w, srpt := srptPairNeeds()
+			p0, p1 := peer(0), peer(1)
+			inc := int(pr.FIFOGrantIncrement)
+			// The first message is not granted whole before the others
+			// join, nor by the FIFO GRANTs it may get meanwhile (it is the
+			// oldest), and its next SRPT GRANT still has bytes to grant.
+			// The others are longer by rank_tolerance, a segment and two
+			// FIFO increments each, so it keeps rank 0 in every version's
+			// ranking: by bytes left to receive, on main against the bytes
+			// they had left when they joined (active_remaining), and by
+			// bytes left to grant (net-next, linux_6.13.9), though it was
+			// granted a window alone and a joined one may draw FIFO
+			// GRANTs: linux_6.13.9 gives them to the oldest message but
+			// the top-ranked one (homa_grant_find_oldest), and one may
+			// follow each SRPT GRANT a joined message gets: its first, and
+			// a second where max_incoming held part of the first back (in
+			// the lab linux_6.13.9 put a message joined 21424 bytes longer
+			// ahead after its first FIFO GRANT).
+			step := int(pr.RankTolerance) + maxSegData() + 2*inc
+			// A window more where max_message_length has room: a loaded
+			// machine spaces the joined messages' packets, and the FIFO
+			// GRANTs that may follow each of their SRPT GRANTs (at most
+			// one per fifo_grant_interval) go to the first message.
+			least := u + 2*w + 2*inc
+			if least+2*step > int(pr.MaxMessageLength) {
+				Skip(fmt.Sprintf("unsupported: max_message_length %d leaves no room for three messages %d bytes apart (rank_tolerance %d, fifo_grant_increment %d) from %d bytes", pr.MaxMessageLength, step, pr.RankTolerance, inc, least))
+			}
+			first := newRequest(min(least+w, int(pr.MaxMessageLength)-2*step), 100)
+			later := []msgSpec{newRequest(first.msgLen+step, 100), newRequest(first.msgLen+2*step, 100)}
+			from := []*tester.Peer{p1, p0}
+			first.sendUnsched(p0, 0, u)
+			g1, err := p0.Expect(ctx(), tester.Match{Type: wire.TypeGrant, From: iut(), RPC: first.id, Checks: []tester.Check{srpt}}, wait(pr.ResponseTimeout+pr.Tick))
+			ok(err, "the first message's first GRANT")
+			barrier(p0, first.unschedPrio())
+			// Every GRANT the first message drew alone came before the
+			// barrier's answer.
+			to1, prio := int(g1.Pkt.Grant().Offset()), g1.Pkt.Grant().Priority()
+			take := func() {
+				for _, g := range first.takeGrants(p0) {
+					to1, prio = max(to1, int(g.Pkt.Grant().Offset())), g.Pkt.Grant().Priority()
+				}
+				to1 = min(to1, first.msgLen)
+			}
+			take()
+			if to1 >= first.msgLen {
+				Skip(fmt.Sprintf("unsupported: the %d-byte message was granted whole (%d) before others could join (window %d, fifo_grant_increment %d)", first.msgLen, to1, w, inc))
+			}
+			if to1-u >= int(pr.MaxIncoming) {
+				Skip(fmt.Sprintf("unsupported: the first message holds %d granted bytes not sent (window %d, fifo_grant_increment %d), which leave no room under max_incoming %d for others", to1-u, w, inc, pr.MaxIncoming))
+			}
+			// The longer messages join, one from each tester host; both
+			// barriers answered, the IUT has all their unscheduled bytes.
+			// GRANTs the first message had meanwhile (linux_6.1.38
+			// recalculates at each join) may predate the second join.
+			for i, m := range later {
+				m.sendUnsched(from[i], 0, u)
+			}
+			for _, p := range []*tester.Peer{p0, p1} {
+				barrier(p, min(later[0].unschedPrio(), later[1].unschedPrio()))
+			}
+			take()
+			g2, _ := first.nextSRPTGrant(p0, u, to1, prio, srpt)
+			// n is 3, or 2 where max_rpcs_per_peer holds the longest
+			// message (from the first one's host) back: a per-host limit
+			// excuses a waiting message, never requires one (main has had
+			// none since 3daedc3), so either n allows its level.
+			nHi := min(3, pr.MaxOvercommit)
+			nLo := nHi
+			if pr.MaxRPCsPerPeer > 0 {
+				nLo = min(nHi, min(2, pr.MaxRPCsPerPeer)+1)
+			}
+			lo, hi := min(pr.MaxSchedPrio, nLo-1), min(pr.MaxSchedPrio, nHi-1)
+			Expect(int(g2.Pkt.Grant().Priority())).To(SatisfyAll(BeNumerically(">=", lo), BeNumerically("<=", hi)),
+				"SRPT: the %d-byte message, granted alone at level %d (%s), then ranked first of %d-%d messages being granted (%d and %d bytes joined, max_sched_prio %d, max_overcommit %d, max_rpcs_per_peer %d): want its next SRPT GRANT at level %d-%d, min(max_sched_prio, n-1) (%s)",
+				first.msgLen, g1.Pkt.Grant().Priority(), g1, nLo, nHi, later[0].msgLen, later[1].msgLen, pr.MaxSchedPrio, pr.MaxOvercommit, pr.MaxRPCsPerPeer, lo, hi, g2)
+			// The levels have served: the tester gives the messages up
+			// (RPC_UNKNOWN: the server ends them), which keeps the
+			// exchange short.
+			first.giveUp(p0, "the spec is done with it")
+			for i, m := range later {
+				m.giveUp(from[i], "the spec is done with it")
+			}
+			checkExchange(p0, p1)
+		}))
+
 	It("GRANT-stale: a GRANT below what the sender was already granted takes no bytes back (every granted byte is sent), and its priority is used for the scheduled DATA sent after it",
 		labels("grant", "MUST", "HOMA-GRANT-008", "HOMA-GRANT-005"), body(func() {
 			need("grants")
