@@ -141,6 +141,12 @@ type FileReport struct {
 	// timing findings one of them explained, made inconclusive.
 	StallsFile   string `json:"stalls_file,omitempty"`
 	StallExcused int    `json:"stall_excused,omitempty"`
+	// StallsHint, when timing violations remain, says the stalls that
+	// could excuse them are not there: a run's capture whose .params
+	// file is beside it but not its .stalls.json (a copy or rename
+	// carries neither), or violations outside the span the stalls file
+	// covers (frames retimed with editcap -t, or another run's file).
+	StallsHint string `json:"stalls_hint,omitempty"`
 	// Testers are the hosts whose frames carry a tester's mark: findings
 	// charged to them are the tester's, not an implementation's.
 	Testers []string `json:"testers,omitempty"`
@@ -498,6 +504,7 @@ func checkFile(o Options, file string) FileReport {
 	fr.StallsFile = stallsName
 	excused := excuseStalls(rep, spans)
 	fr.StallExcused = len(excused)
+	fr.StallsHint = stallsHint(file, fr.ParamsFile, stallsName, rep, spans)
 	// A host's line counts what the summary counts: the findings a stall
 	// excused are no longer its violations.
 	for i := range fr.Hosts {
@@ -518,7 +525,7 @@ func checkFile(o Options, file string) FileReport {
 			if len(o.Params) > 0 {
 				given = " and the --param given"
 			}
-			fr.ParamsHint = fmt.Sprintf("no %s beside the capture, so it was judged with profile %s's values%s; a homatest run writes one beside each capture it judged, and a copy cut with editcap or renamed does not carry it: copy the run's .params file to this name, or pass its values with --param",
+			fr.ParamsHint = fmt.Sprintf("no %s beside the capture, so it was judged with profile %s's values%s; a homatest run writes one beside each capture it judged (and a .stalls.json of the stalls it measured, which excuse timing findings), and a copy cut with editcap or renamed does not carry them: copy the run's .params and .stalls.json files to this name, or pass its values with --param",
 				sideName, profile, given)
 		}
 	}

@@ -8,7 +8,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
+	"github.com/homatest/homatest/internal/plural"
 	"github.com/homatest/homatest/internal/stall"
 	"github.com/homatest/homatest/spec"
 )
@@ -107,4 +109,44 @@ func excuseStalls(rep *spec.Report, spans []stall.Span) []spec.Finding {
 	}
 	rep.Violations = kept
 	return excused
+}
+
+// stallsHint returns FileResult.StallsHint for the violations rep still
+// holds once spans excused theirs: empty when no timing violation is
+// left. With no stalls file (stallsFile empty) it speaks only for a
+// run's capture (its .params file beside it, paramsFile); with one, only
+// of violations outside the time span its stalls cover (plus a second
+// either side), which no stall of that run can have excused (a file of
+// no stalls, [], excuses nothing anywhere: no hint).
+func stallsHint(capture, paramsFile, stallsFile string, rep *spec.Report, spans []stall.Span) string {
+	var timing, outside int
+	var from, to time.Time
+	for i, sp := range spans {
+		if i == 0 || sp.From.Before(from) {
+			from = sp.From
+		}
+		if i == 0 || sp.To.After(to) {
+			to = sp.To
+		}
+	}
+	for _, f := range rep.Violations {
+		if !f.Timing() {
+			continue
+		}
+		timing++
+		if len(spans) > 0 && (f.Time.Before(from.Add(-time.Second)) || f.Time.After(to.Add(time.Second))) {
+			outside++
+		}
+	}
+	switch {
+	case timing == 0:
+		return ""
+	case stallsFile == "" && paramsFile != "":
+		return fmt.Sprintf("no %s.stalls.json beside the capture, though its run's .params is: %s not checked against the stalls the run measured (a homatest run writes both; a copy or rename carries neither): copy the run's .stalls.json to this name",
+			capture, plural.Of(timing, "timing violation was", "timing violations were"))
+	case outside > 0:
+		return fmt.Sprintf("%s outside the span the stalls file covers (%s to %s): its stalls cannot excuse them; were the frames retimed (editcap -t) or is the file another run's?",
+			plural.Of(outside, "timing violation lies", "timing violations lie"), from.Format("15:04:05.000"), to.Format("15:04:05.000"))
+	}
+	return ""
 }

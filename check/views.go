@@ -296,7 +296,9 @@ func wholeGaps(gaps []spec.TimeGap, views map[int][]spec.Event, bound time.Durat
 			all = append(all, seen{v[j].Time, v[j].Frame})
 		}
 	}
-	sort.Slice(all, func(i, j int) bool { return all[i].t.Before(all[j].t) })
+	sort.Slice(all, func(i, j int) bool {
+		return all[i].t.Before(all[j].t) || all[i].t.Equal(all[j].t) && all[i].frame < all[j].frame
+	}) // frames break ties: one output every run
 	out := gaps[:0]
 	for _, g := range gaps {
 		end := g.From.Add(g.Gap)

@@ -102,6 +102,9 @@ func writeCheckText(w io.Writer, reports []check.FileReport) error {
 			}
 			fmt.Fprintf(ew, "stalls: %s %s in a stall the run measured (%s): inconclusive, as the run judged them\n", plural.Of(fr.StallExcused, "timing finding", "timing findings"), verb, fr.StallsFile)
 		}
+		if fr.StallsHint != "" {
+			fmt.Fprintf(ew, "stalls: %s\n", fr.StallsHint)
+		}
 		for _, h := range fr.Hosts {
 			fmt.Fprintf(ew, "  host %s (interface %s): %s charged", h.Host, printable(h.Interface), plural.Of(h.Violations, "violation", "violations"))
 			if h.Excused > 0 {
