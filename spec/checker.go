@@ -2133,6 +2133,10 @@ func (c *Checker) trigger(i int, st *ruleState, p *Within, e *Event) {
 	c.ctx.open = st.open
 	o, ok := p.Trigger(&c.ctx, e)
 	c.ctx.open = nil
+	if ok && o.Now.Status != NotApplicable {
+		c.recordHere(i, e, o.Now)
+		return
+	}
 	if ok {
 		if !o.From.IsValid() {
 			o.From = e.Src

@@ -482,6 +482,12 @@ type Obligation struct {
 	// Await, if set, takes the place of Match, Excuse and Expect (which
 	// are then left unset): see Await.
 	Await Await
+	// Now, when its Status is set, is the trigger's result, recorded at
+	// once: the Trigger opens nothing. A Witness rule that judges most of
+	// its triggers at once holds only the rest until later packets decide
+	// them (HOMA-RESEND-012: a RESEND past the GRANTs seen so far waits
+	// for a GRANT its receiver sends within slack).
+	Now Result
 }
 
 // heldWitness is Obligation.held: the server socket whose later packets

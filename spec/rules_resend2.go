@@ -2,6 +2,7 @@ package spec
 
 import (
 	"fmt"
+	"net/netip"
 	"time"
 
 	"github.com/homatest/homatest/internal/byteranges"
@@ -20,135 +21,18 @@ func resendRules2() []*Rule {
 			Facts:     []string{"RTX-03", "RTX-01", "RTX-12"},
 			Statement: "A RESEND asks only for bytes its sender authorised and lacks: it begins at a byte it lacks (main: every byte of its range is one it lacks), its end is within max(U, its GRANT offsets, the incoming of the DATA it got) and never past the message's length (upstream: the length), but for the {0, 100} that linux_6.1.38 and main before be5081e ask while nothing of the message arrived, whatever its length, length -1 only at offset 0 and not after DATA of the message arrived, and a client with no byte of the response asks {0, -1} (main), length 0 only on linux_6.1.38 (a liveness probe), and never for a message already complete at the receiver.",
 			Source:    "HomaModule homa_incoming.c homa_request_retrans (one RESEND per gap plus [recv_end, granted); {0, -1} only, and always, while nothing arrived, since be5081e, 2025-06: linux_6.1.38 and main before asked {0, 100}), homa_grant.c (msgin.granted never past msgin.length), homa_timer.c homa_timer_check_rpc (no RESEND once the message is complete); homa_pool.c homa_pool_check_waiting (buffer wakeup {0, -1})",
-			Capture:   "a RESEND reaching past the message_length its DATA carry (main) is a violation whatever the capture missed or began after; GRANTs lost before the capture point can hide part of what the receiver granted, and bytes lost after it part of what it lacks: where the capture shows loss before it between the two hosts (a GRANT's loss leaves no trace of its own) the finding is inconclusive, unless a client RESENDs for a response more than slack after its own ack of the RPC (it acks only a response it holds whole, or an RPC it no longer has); so is one for a complete message after the client's ack at a capture away from the receiver, which cannot show a late request packet re-creating the RPC there (AMO-01); after the ack, late request DATA that comes timeout_ticks-2 ticks less slack after the last, the server having shown nothing of the incarnation the earlier ones re-created, may create it anew again. Request DATA that reaches the server more than timeout_ticks ticks plus slack after it last heard DATA, GRANT or BUSY from the client (or after such a silence that a GRANT or BUSY of the client ended since its previous request DATA: one arriving after the abort resets nothing) or sent a GRANT while it held every byte it had granted (its GRANTs, or the incoming its RPC started from; a GRANT sent while bytes were still due leaves its silence count running), its request incomplete, finds the RPC aborted (RTX-10) and creates it anew (RTX-11): the server's side is judged afresh from there; within timeout_ticks-2 ticks less slack of that, inconclusive; where only the server's own GRANT keeps the silence short of that, a timing finding, late by how much earlier that GRANT must have left the server (it may have stalled before sending it)",
-			Property: Each{Types: resend, Check: func(c *Ctx, e *Event) Result {
-				rs := e.Packet.Resend()
-				off, length := rs.Offset(), rs.Length()
-				switch {
-				case rs.IsResendAll() && c.P.Wire == wire.Version2024:
-					return Violation("RESEND with length -1: linux_6.1.38 asks {0, 100} when nothing arrived").Alone() // its own fields
-				case rs.IsResendAll() && off != 0:
-					return Violation("RESEND length -1 at offset %d: \"nothing received\" is always offset 0", off).Alone() // its own fields
-				case length == 0 && c.P.Wire != wire.Version2024:
-					return Violation("RESEND of length 0 at offset %d: main asks for gaps, the tail or {0, -1}", off).Alone() // its own fields
-				}
-				r, m := grantMsg(c, e)
-				if r == nil {
-					return Skip
-				}
-				if m.Length == 0 {
-					if c.P.Wire == wire.VersionCurrent && e.FromClient() && !rs.IsResendAll() && len(m.Seen) == 0 && m.Earlier == nil {
-						// main asks {0, -1} while msgin.length < 0;
-						// a response byte the capture missed (before it
-						// began, or dropped) would explain another form.
-						return Violation("client RESEND {%d, %d} for a response of which the capture shows no byte: main asks {0, -1} while nothing of the response arrived", off, int32(length))
-					}
-					return Skip
-				}
-				switch {
-				case isBufferWakeup(c.P, rs):
-					return Pass()
-				case (c.P.Wire == wire.Version2024 || c.P.Wire == wire.Version2025) && int32(length) < 0:
-					// linux_6.1.38 asks for [recv_end, granted) even when
-					// the sender ran past granted: a negative length
-					// (shared capture linux-6.1 c, frame 603); so does
-					// linux_6.10.6 (homa_timer.c homa_check_rpc) and main
-					// until be5081e.
-					return Pass()
-				}
-				if end := uint64(off) + uint64(length); !rs.IsResendAll() && c.P.Wire == wire.VersionCurrent && end > uint64(m.Length) {
-					// homa_request_retrans asks for its gaps, all below
-					// recv_end, and for [recv_end, granted), and granted
-					// never passes the length (homa_message_in_init,
-					// homa_grant_update_offset): bytes past message_length,
-					// which every DATA of the message carries, are never
-					// asked for, whatever came before the capture or was
-					// lost.
-					return Violation("RESEND [%d, %d) reaches past the message's end: its DATA give message_length %d, and a receiver asks only for bytes below what it granted, never past the length", off, end, m.Length).Alone()
-				}
-				if !rs.IsResendAll() && !isNothingProbe(c.P, rs) {
-					auth := m.authorised(c.P)
-					if end := uint64(off) + uint64(length); end > uint64(auth) {
-						if ev, ok := c.Net.LostBetween(e.Src, e.Dst); ok {
-							return Downgrade(CauseLossBefore, ev, "RESEND [%d, %d) reaches past the %d bytes the capture shows %v authorised", off, end, auth, e.Src)
-						}
-						return timedOut(c, r, e, Violation("RESEND [%d, %d) asks for bytes %v never authorised: its grant horizon was %d (U %d, highest GRANT %d)",
-							off, end, e.Src, auth, c.P.Unsched(m.Length), m.Granted))
-					}
-				}
-				// Bytes it already has: all requested bytes seen more than
-				// slack earlier (the last DATA of the message is that old).
-				if e.Time.Sub(m.LastData) <= c.P.Slack || answersNeedAck(c.P, r, e) && !m.Complete {
-					return Pass()
-				}
-				lacking, startHeld := false, false
-				var heldIn uint32 // bytes of the range it holds (main's whole-gap check)
-				switch {
-				case rs.IsResendAll():
-					lacking = m.Received() == 0
-				case length == 0:
-					lacking = true
-				default:
-					end := min(uint64(off)+uint64(length), uint64(m.Length))
-					lacking = uint64(off) >= end || !m.Seen.Covers(off, uint32(end))
-					// homa_request_retrans begins each RESEND at a byte
-					// it lacks: a gap's first, or the first past what
-					// arrived (linux_6.1.38's one range: the first gap's).
-					// A receiver that had no buffers dropped what the
-					// capture saw before its wakeup (homa_data_pkt with
-					// num_bpages 0): only bytes seen since show what it
-					// holds (helper-141).
-					held := m.Seen
-					if !m.WakeupTime.IsZero() {
-						held = byteranges.Set{}
-						if m.retx != nil {
-							held = m.retx.sinceWakeup
-						}
-					}
-					startHeld = uint64(off) < end && held.Covers(off, off+1)
-					if c.P.Wire == wire.VersionCurrent && uint64(off) < end && (c.P.NumPriorities >= 2 || !m.ResendAll) {
-						// (With one priority level a buffer wakeup's
-						// {0, -1} looks like any other, so after one the
-						// receiver may have dropped bytes the capture saw:
-						// helper-149.)
-						// main, net-next and linux_6.13.9 ask for one gap
-						// (msgin.gaps) or the tail past recv_end per
-						// RESEND: every byte of the range is one the
-						// receiver lacks (helper-148's RESEND running past
-						// its gap).
-						heldIn = held.Overlap(off, uint32(end))
-					}
-				}
-				if lacking && !startHeld && heldIn == 0 && !m.Complete {
-					return Pass()
-				}
-				what := fmt.Sprintf("RESEND {%d, %d} although the %s's bytes it asks for arrived (last DATA %v earlier)", off, int32(length), msgName(!e.FromClient()), e.Time.Sub(m.LastData).Round(time.Microsecond))
-				if lacking && startHeld {
-					what = fmt.Sprintf("RESEND {%d, %d} begins at byte %d of the %s, which arrived (last DATA %v earlier): a RESEND begins at a byte its sender lacks", off, int32(length), off, msgName(!e.FromClient()), e.Time.Sub(m.LastData).Round(time.Microsecond))
-				} else if lacking {
-					what = fmt.Sprintf("RESEND {%d, %d} asks for %d bytes of the %s that arrived (last DATA %v earlier): each RESEND asks for one gap, or the granted tail, all of it lacking", off, int32(length), heldIn, msgName(!e.FromClient()), e.Time.Sub(m.LastData).Round(time.Microsecond))
-				}
-				if m.Complete {
-					what = fmt.Sprintf("RESEND {%d, %d} for a %s that arrived complete %v earlier (frame %d)", off, int32(length), msgName(!e.FromClient()), e.Time.Sub(m.CompleteTime).Round(time.Microsecond), m.CompleteFrame)
-				}
-				if e.FromClient() && r.Acked && e.Time.Sub(r.AckTime) > c.P.Slack {
-					// The client's own ack shows it had the whole response
-					// (homa_need_ack_pkt acks only then, homa_peer_add_ack
-					// once the application has it) or no longer has the RPC:
-					// no loss after the capture point excuses a RESEND.
-					return Violation("%s, after the client's own ack of the RPC (frame %d)", what, r.AckFrame).With(r.AckFrame).WithSlack(c.P.Slack)
-				}
-				if ev, ok := c.Net.LostAfter(e.Dst, e.Src); ok {
-					return Downgrade(CauseLossAfter, ev, "%s", what)
-				}
-				if why, ok := recreatedUnseen(c, r, e); ok {
-					return Unsure("%s: %s", what, why)
-				}
-				if why, ok := timedOutUnsure(r, e); ok {
-					return Unsure("%s: %s", what, why)
-				}
-				return timedOut(c, r, e, Violation("%s", what).WithSlack(c.P.Slack))
-			}},
+			Capture:   "a RESEND whose end passes the GRANTs seen so far waits slack for a GRANT from its sender for the RPC to that end or beyond (the receiver raises its granted offset before it sends the GRANT, and its timer may RESEND up to it in between): such a GRANT makes those bytes authorised, unless the sender's DATA past what was authorised before the RESEND (sent on the RESEND's own authority) came first (a capture that ends first shows none); a RESEND reaching past the message_length its DATA carry (main) is a violation whatever the capture missed or began after; GRANTs lost before the capture point can hide part of what the receiver granted, and bytes lost after it part of what it lacks: where the capture shows loss before it between the two hosts (a GRANT's loss leaves no trace of its own) the finding is inconclusive, unless a client RESENDs for a response more than slack after its own ack of the RPC (it acks only a response it holds whole, or an RPC it no longer has); so is one for a complete message after the client's ack at a capture away from the receiver, which cannot show a late request packet re-creating the RPC there (AMO-01); after the ack, late request DATA that comes timeout_ticks-2 ticks less slack after the last, the server having shown nothing of the incarnation the earlier ones re-created, may create it anew again. Request DATA that reaches the server more than timeout_ticks ticks plus slack after it last heard DATA, GRANT or BUSY from the client (or after such a silence that a GRANT or BUSY of the client ended since its previous request DATA: one arriving after the abort resets nothing) or sent a GRANT while it held every byte it had granted (its GRANTs, or the incoming its RPC started from; a GRANT sent while bytes were still due leaves its silence count running), its request incomplete, finds the RPC aborted (RTX-10) and creates it anew (RTX-11): the server's side is judged afresh from there; within timeout_ticks-2 ticks less slack of that, inconclusive; where only the server's own GRANT keeps the silence short of that, a timing finding, late by how much earlier that GRANT must have left the server (it may have stalled before sending it)",
+			// A Witness rule: a RESEND past the GRANTs seen so far may ask
+			// up to an offset its receiver raised msgin.granted to before
+			// sending the GRANT (homa_grant.c raises it, then transmits;
+			// homa_timer.c's RESEND may leave from another core in
+			// between): the finding waits for that GRANT (resendAsksOpen).
+			Property: Within{
+				TriggerTypes: resend,
+				Witness:      true,
+				Bound:        func(p *Params) time.Duration { return p.Slack },
+				Trigger:      resendAsksOpen,
+			},
 		},
 		{
 			ID: "HOMA-RESEND-013", Level: Must, Alone: true,
@@ -800,4 +684,185 @@ func busyAnswers(c *Ctx, e *Event) (m *Message, rs ResendSeen, v Result, ok bool
 // 8-byte response asked for so is not a RESEND past what was granted.
 func isNothingProbe(p *Params, rs wire.Resend) bool {
 	return (p.Wire == wire.Version2024 || p.Wire == wire.Version2025) && rs.Offset() == 0 && rs.Length() == 100
+}
+
+// resendAsksOpen is HOMA-RESEND-012's Trigger: it judges RESEND e at once
+// (Obligation.Now), but for one whose end passes only the GRANTs seen so
+// far, which it holds until a GRANT from e's sender for the RPC to that
+// end or beyond (homa_grant.c raises msgin.granted before it sends the
+// GRANT, and homa_timer.c may RESEND up to it in between) or slack passes.
+func resendAsksOpen(c *Ctx, e *Event) (Obligation, bool) {
+	if e.Type() != wire.TypeResend {
+		return Obligation{}, false
+	}
+	res, end := resendAsks(c, e, false)
+	if _, dup := c.Net.Duplicate(); end == 0 || dup {
+		return Obligation{Now: res}, res.Status != NotApplicable
+	}
+	rest, _ := resendAsks(c, e, true)
+	_, m := grantMsg(c, e)
+	at, slack, recv, sender, key, frame, auth := e.Time, c.P.Slack, e.Src, e.Dst, KeyOf(e), e.Frame, uint64(m.authorised(c.P))
+	ours := func(x *Event, from netip.Addr, t wire.PacketType) bool {
+		return x.Err == nil && x.ICMP == nil && x.Src == from && x.Type() == t && KeyOf(x) == key
+	}
+	grants := func(x *Event) bool {
+		return ours(x, recv, wire.TypeGrant) && uint64(x.Packet.Grant().Offset()) >= end
+	}
+	return Obligation{
+		Key:    resendHeld{frame},
+		Expect: fmt.Sprintf("GRANT from %v for RPC %d to offset %d or beyond", recv, key.ClientID, end),
+		// Decided by that GRANT, by slack passing, or by DATA past what
+		// the receiver had authorised before the RESEND: the sender's
+		// answer to the RESEND's own authority (RTX-08), after which a
+		// GRANT answers that DATA, not a raise the RESEND raced.
+		Match: func(c *Ctx, x *Event) bool {
+			return x.Time.Sub(at) > slack || grants(x) || ours(x, sender, wire.TypeData) && uint64(x.Packet.Data().Offset())+uint64(x.Packet.Data().DataLen()) > auth
+		},
+		Confirm: func(c *Ctx, x *Event) Result {
+			if x.Time.Sub(at) <= slack && grants(x) {
+				return rest // it had granted that far: judged on the rest
+			}
+			return res
+		},
+		// A capture that ends first is judged on what it shows, as
+		// before the hold: the GRANT never came.
+		Unseen: func() Result { return res },
+	}, true
+}
+
+// resendHeld keys a RESEND HOMA-RESEND-012 holds (resendAsksOpen) by its
+// frame: each such RESEND is its own finding.
+type resendHeld struct{ frame int }
+
+// resendAsks judges RESEND e for HOMA-RESEND-012. end is nonzero when the
+// result is a violation only because the RESEND ends at end, past what
+// the capture shows its sender authorised so far; granted judges e as if
+// it had authorised that (the rest of the rule).
+func resendAsks(c *Ctx, e *Event, granted bool) (res Result, end uint64) {
+	rs := e.Packet.Resend()
+	off, length := rs.Offset(), rs.Length()
+	switch {
+	case rs.IsResendAll() && c.P.Wire == wire.Version2024:
+		return Violation("RESEND with length -1: linux_6.1.38 asks {0, 100} when nothing arrived").Alone(), 0 // its own fields
+	case rs.IsResendAll() && off != 0:
+		return Violation("RESEND length -1 at offset %d: \"nothing received\" is always offset 0", off).Alone(), 0 // its own fields
+	case length == 0 && c.P.Wire != wire.Version2024:
+		return Violation("RESEND of length 0 at offset %d: main asks for gaps, the tail or {0, -1}", off).Alone(), 0 // its own fields
+	}
+	r, m := grantMsg(c, e)
+	if r == nil {
+		return Skip, 0
+	}
+	if m.Length == 0 {
+		if c.P.Wire == wire.VersionCurrent && e.FromClient() && !rs.IsResendAll() && len(m.Seen) == 0 && m.Earlier == nil {
+			// main asks {0, -1} while msgin.length < 0;
+			// a response byte the capture missed (before it
+			// began, or dropped) would explain another form.
+			return Violation("client RESEND {%d, %d} for a response of which the capture shows no byte: main asks {0, -1} while nothing of the response arrived", off, int32(length)), 0
+		}
+		return Skip, 0
+	}
+	switch {
+	case isBufferWakeup(c.P, rs):
+		return Pass(), 0
+	case (c.P.Wire == wire.Version2024 || c.P.Wire == wire.Version2025) && int32(length) < 0:
+		// linux_6.1.38 asks for [recv_end, granted) even when
+		// the sender ran past granted: a negative length
+		// (shared capture linux-6.1 c, frame 603); so does
+		// linux_6.10.6 (homa_timer.c homa_check_rpc) and main
+		// until be5081e.
+		return Pass(), 0
+	}
+	if end := uint64(off) + uint64(length); !rs.IsResendAll() && c.P.Wire == wire.VersionCurrent && end > uint64(m.Length) {
+		// homa_request_retrans asks for its gaps, all below
+		// recv_end, and for [recv_end, granted), and granted
+		// never passes the length (homa_message_in_init,
+		// homa_grant_update_offset): bytes past message_length,
+		// which every DATA of the message carries, are never
+		// asked for, whatever came before the capture or was
+		// lost.
+		return Violation("RESEND [%d, %d) reaches past the message's end: its DATA give message_length %d, and a receiver asks only for bytes below what it granted, never past the length", off, end, m.Length).Alone(), 0
+	}
+	if !rs.IsResendAll() && !isNothingProbe(c.P, rs) {
+		auth := m.authorised(c.P)
+		if end := uint64(off) + uint64(length); end > uint64(auth) && !granted {
+			if ev, ok := c.Net.LostBetween(e.Src, e.Dst); ok {
+				return Downgrade(CauseLossBefore, ev, "RESEND [%d, %d) reaches past the %d bytes the capture shows %v authorised", off, end, auth, e.Src), 0
+			}
+			return timedOut(c, r, e, Violation("RESEND [%d, %d) asks for bytes %v never authorised: its grant horizon was %d (U %d, highest GRANT %d)",
+				off, end, e.Src, auth, c.P.Unsched(m.Length), m.Granted)), end
+		}
+	}
+	// Bytes it already has: all requested bytes seen more than
+	// slack earlier (the last DATA of the message is that old).
+	if e.Time.Sub(m.LastData) <= c.P.Slack || answersNeedAck(c.P, r, e) && !m.Complete {
+		return Pass(), 0
+	}
+	lacking, startHeld := false, false
+	var heldIn uint32 // bytes of the range it holds (main's whole-gap check)
+	switch {
+	case rs.IsResendAll():
+		lacking = m.Received() == 0
+	case length == 0:
+		lacking = true
+	default:
+		end := min(uint64(off)+uint64(length), uint64(m.Length))
+		lacking = uint64(off) >= end || !m.Seen.Covers(off, uint32(end))
+		// homa_request_retrans begins each RESEND at a byte
+		// it lacks: a gap's first, or the first past what
+		// arrived (linux_6.1.38's one range: the first gap's).
+		// A receiver that had no buffers dropped what the
+		// capture saw before its wakeup (homa_data_pkt with
+		// num_bpages 0): only bytes seen since show what it
+		// holds (helper-141).
+		held := m.Seen
+		if !m.WakeupTime.IsZero() {
+			held = byteranges.Set{}
+			if m.retx != nil {
+				held = m.retx.sinceWakeup
+			}
+		}
+		startHeld = uint64(off) < end && held.Covers(off, off+1)
+		if c.P.Wire == wire.VersionCurrent && uint64(off) < end && (c.P.NumPriorities >= 2 || !m.ResendAll) {
+			// (With one priority level a buffer wakeup's
+			// {0, -1} looks like any other, so after one the
+			// receiver may have dropped bytes the capture saw:
+			// helper-149.)
+			// main, net-next and linux_6.13.9 ask for one gap
+			// (msgin.gaps) or the tail past recv_end per
+			// RESEND: every byte of the range is one the
+			// receiver lacks (helper-148's RESEND running past
+			// its gap).
+			heldIn = held.Overlap(off, uint32(end))
+		}
+	}
+	if lacking && !startHeld && heldIn == 0 && !m.Complete {
+		return Pass(), 0
+	}
+	what := fmt.Sprintf("RESEND {%d, %d} although the %s's bytes it asks for arrived (last DATA %v earlier)", off, int32(length), msgName(!e.FromClient()), e.Time.Sub(m.LastData).Round(time.Microsecond))
+	if lacking && startHeld {
+		what = fmt.Sprintf("RESEND {%d, %d} begins at byte %d of the %s, which arrived (last DATA %v earlier): a RESEND begins at a byte its sender lacks", off, int32(length), off, msgName(!e.FromClient()), e.Time.Sub(m.LastData).Round(time.Microsecond))
+	} else if lacking {
+		what = fmt.Sprintf("RESEND {%d, %d} asks for %d bytes of the %s that arrived (last DATA %v earlier): each RESEND asks for one gap, or the granted tail, all of it lacking", off, int32(length), heldIn, msgName(!e.FromClient()), e.Time.Sub(m.LastData).Round(time.Microsecond))
+	}
+	if m.Complete {
+		what = fmt.Sprintf("RESEND {%d, %d} for a %s that arrived complete %v earlier (frame %d)", off, int32(length), msgName(!e.FromClient()), e.Time.Sub(m.CompleteTime).Round(time.Microsecond), m.CompleteFrame)
+	}
+	if e.FromClient() && r.Acked && e.Time.Sub(r.AckTime) > c.P.Slack {
+		// The client's own ack shows it had the whole response
+		// (homa_need_ack_pkt acks only then, homa_peer_add_ack
+		// once the application has it) or no longer has the RPC:
+		// no loss after the capture point excuses a RESEND.
+		return Violation("%s, after the client's own ack of the RPC (frame %d)", what, r.AckFrame).With(r.AckFrame).WithSlack(c.P.Slack), 0
+	}
+	if ev, ok := c.Net.LostAfter(e.Dst, e.Src); ok {
+		return Downgrade(CauseLossAfter, ev, "%s", what), 0
+	}
+	if why, ok := recreatedUnseen(c, r, e); ok {
+		return Unsure("%s: %s", what, why), 0
+	}
+	if why, ok := timedOutUnsure(r, e); ok {
+		return Unsure("%s: %s", what, why), 0
+	}
+	return timedOut(c, r, e, Violation("%s", what).WithSlack(c.P.Slack)), 0
 }

@@ -247,3 +247,55 @@ func TestResend012WholeGapOneLevelWakeup(t *testing.T) {
 	b.after(10*time.Millisecond).resend(true, 2, 0, 10000, 0)
 	wantClean(t, b.checkAt(HostPoint(b.client), "linux", id, "max_sched_prio=0", "num_priorities=1"), id)
 }
+
+// TestResend012GrantRaisedBeforeSent: HomaModule's receiver raises
+// msgin.granted before it sends the GRANT, and its timer, on another core,
+// may RESEND up to the new offset in between (linux_6.13.9 lab capture,
+// December 7, 2026: RESEND [45568, 105568) 0.76 ms before the GRANTs to
+// 55568 and 105568). A GRANT to the RESEND's end or beyond within slack
+// after it shows the bytes were authorised; one that comes later than
+// slack, one short of the end, none, or one after the sender's DATA past
+// the earlier GRANTs (sent on the RESEND's own authority) leaves a RESEND
+// asking for bytes never authorised.
+func TestResend012GrantRaisedBeforeSent(t *testing.T) {
+	const id = "HOMA-RESEND-012"
+	for _, tc := range []struct {
+		name   string
+		grants []uint32      // GRANT offsets sent after the RESEND
+		after  time.Duration // when the first of them leaves
+		bad    bool
+		data   bool // the sender's DATA past 45568 (the RESEND's own authority) come first
+	}{
+		{"data-before-grant", []uint32{55568, 105568}, 760 * time.Microsecond, true, true},
+		{"grant-within-slack", []uint32{55568, 105568}, 760 * time.Microsecond, false, false},
+		{"grant-after-slack", []uint32{55568, 105568}, 3 * time.Millisecond, true, false},
+		{"grant-short-of-end", []uint32{55568}, 760 * time.Microsecond, true, false},
+		{"no-grant", nil, 0, true, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b := newTrace(t, wire.VersionCurrent)
+			b.message(true, 2, 200000, 0, 40000, 40000, 6)
+			b.after(100*time.Microsecond).grant(false, 2, 45568, 5)
+			b.after(100 * time.Microsecond)
+			for o := uint32(40000); o < 45568; o += 1392 {
+				b.after(time.Microsecond).data(true, 2, 200000, o, 1392, 5, func(f *wire.DataFields) { f.Incoming = 45568 })
+			}
+			rs := b.after(3*time.Millisecond).resend(false, 2, 45568, 60000, 7)
+			if tc.data {
+				b.after(20*time.Microsecond).data(true, 2, 200000, 45568, 1392, 7, func(f *wire.DataFields) { f.Incoming = 45568 })
+			}
+			b.after(tc.after)
+			for _, g := range tc.grants {
+				b.after(10*time.Microsecond).grant(false, 2, g, 5)
+			}
+			b.after(5*time.Millisecond).grant(false, 2, 105568, 5) // a later packet decides the held RESEND
+			rep := b.check("linux", id)
+			if tc.bad {
+				wantViolations(t, rep, id, rs)
+				return
+			}
+			wantClean(t, rep, id)
+			wantCounts(t, rep, id, 1, 1, 0, 0)
+		})
+	}
+}

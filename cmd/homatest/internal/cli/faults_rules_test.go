@@ -766,7 +766,10 @@ func resendBeyondGrant(fault bool) *capb {
 		b.mark(b.resend(at, r, false, 60000, 20000), "RESEND-012: RESEND for [60000, 80000), beyond the 60000 bytes granted")
 		granted = 80000
 	}
-	b.send(r, true, at+us(20), msgOpts{length: 100000, uprio: 4, cv: 1, window: 20000, from: sent, granted: granted})
+	// The RESEND's own authority sends the sender on, and the receiver
+	// grants only as that DATA arrives: no GRANT of a raise the RESEND
+	// could have raced (HOMA-RESEND-012 holds a RESEND for one).
+	b.send(r, true, at+us(20), msgOpts{length: 100000, uprio: 4, cv: 1, window: 20000, from: sent, granted: granted, noFromGrant: fault})
 	b.respondAndAck(r, b.lastTime()+us(30))
 	return b
 }

@@ -230,6 +230,10 @@ type msgOpts struct {
 	// grantHold: no GRANT before this time (the receiver is busy with
 	// messages outside the capture).
 	grantHold time.Duration
+	// noFromGrant: with from set, the receiver sends no GRANT before
+	// the DATA that continue from there arrive (nothing raised its
+	// granted offset in the meantime).
+	noFromGrant bool
 	// repeatFinal: once it granted the whole message the receiver repeats
 	// GRANT(length) after every batch (BR-07).
 	repeatFinal bool
@@ -301,7 +305,7 @@ func (b *capb) send(r ends, fromClient bool, t0 time.Duration, o msgOpts) msgOut
 	prio := o.gprio
 	t, n := t0, 0
 	stopped := false
-	if o.from > 0 && o.window > 0 {
+	if o.from > 0 && o.window > 0 && !o.noFromGrant {
 		if ng := min(recv+o.window, L, gcap); ng > granted {
 			out.grants = append(out.grants, b.grant(t, r, fromClient, ng, o.gprio))
 			granted = ng
