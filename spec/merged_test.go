@@ -66,15 +66,7 @@ func TestMergedCaptures(t *testing.T) {
 		// on above its newest id (4, 6) while B begins A's ids again (4,
 		// 6): two counters at once. (A's 4 alone would be a module
 		// reloaded: ids-reloaded.)
-		b := newTrace(t, wire.VersionCurrent)
-		b.smallRPC(2, 100, 1)
-		b.after(time.Millisecond)
-		at := b.data(true, 2, 5000, 0, 1424, 7, nil)
-		b.message(true, 2, 5000, 1424, 5000, 5000, 7)
-		b.smallRPC(4, 100, 1) // the first instance goes on
-		b.smallRPC(4, 300, 2) // the second begins id 4 again
-		b.smallRPC(6, 100, 1)
-		b.smallRPC(6, 300, 2)
+		b, at := twoLengthsTrace(t)
 		rep := b.check("linux", "")
 		wantMerged(t, rep, at, "starts twice with different message lengths, 100 at frame 1 and 5000")
 		if !strings.Contains(rep.Merged.Why, "two id counters run at once") {
@@ -115,15 +107,7 @@ func TestMergedCaptures(t *testing.T) {
 		// counter goes on; a w4 incast sim run with it: 417 of 869 RPCs
 		// failed and 0 violations, every finding excused as a merged
 		// capture's).
-		b := newTrace(t, wire.VersionCurrent)
-		b.smallRPC(2, 100, 1)
-		b.after(time.Millisecond)
-		at := b.data(true, 2, 5000, 0, 1424, 7, nil)
-		b.message(true, 2, 5000, 1424, 5000, 5000, 7)
-		b.smallRPC(4, 100, 1)
-		b.smallRPC(4, 300, 2)
-		b.smallRPC(6, 100, 1)
-		b.smallRPC(6, 300, 2)
+		b, at := twoLengthsTrace(t)
 		prof, err := LookupProfile("linux")
 		if err != nil {
 			t.Fatal(err)
@@ -410,4 +394,21 @@ func TestMergedOrRestarted(t *testing.T) {
 		b.data(false, 4, 100, 0, 100, 7, nil)
 		wantMerged(t, b.check("linux", ""), at, "starts twice with different message lengths, 100 at frame 1 and 300")
 	})
+}
+
+// twoLengthsTrace builds TestMergedCaptures' two-lengths trace: RPC 2
+// started with a 100-byte request and again with a 5000-byte one (at is
+// the second start's first frame), then ids 4 and 6 each started twice,
+// once by each counter.
+func twoLengthsTrace(t *testing.T) (*traceBuilder, int) {
+	b := newTrace(t, wire.VersionCurrent)
+	b.smallRPC(2, 100, 1)
+	b.after(time.Millisecond)
+	at := b.data(true, 2, 5000, 0, 1424, 7, nil)
+	b.message(true, 2, 5000, 1424, 5000, 5000, 7)
+	b.smallRPC(4, 100, 1) // the first instance goes on
+	b.smallRPC(4, 300, 2) // the second begins id 4 again
+	b.smallRPC(6, 100, 1)
+	b.smallRPC(6, 300, 2)
+	return b, at
 }
