@@ -190,7 +190,7 @@ func timed(fn func() int) pass {
 }
 
 // openNg opens the pcapng at path with pcapgo; done closes it.
-func openNg(b *testing.B, path string) (ng *pcapgo.NgReader, done func()) {
+func openNg(b testing.TB, path string) (ng *pcapgo.NgReader, done func()) {
 	f, err := os.Open(path)
 	if err != nil {
 		b.Fatal(err)

@@ -273,6 +273,38 @@ func (n *Network) LostAfterBetween(from, to netip.Addr) (Evidence, bool) {
 	return Evidence{}, false
 }
 
+// MayLoseBefore returns why packets from sent toward to may not all have
+// reached the capture point: the capture's evidence (LostBetween), or
+// else, at a capture of packets as delivered, the capture point itself:
+// the whole network lies between every sender and it, so any packet a
+// host sent may be missing there without a trace. frame is the frame the
+// latter evidence names (the finding's). ok is false when the capture
+// point is on from's side or neither holds.
+func (n *Network) MayLoseBefore(from, to netip.Addr, frame int) (Evidence, bool) {
+	if ev, ok := n.LostBetween(from, to); ok {
+		return ev, ok
+	}
+	if n.cp.Kind != CaptureDelivered {
+		return Evidence{}, false
+	}
+	return Evidence{frame, fmt.Sprintf("the capture holds packets as they were delivered, with the whole network from %v to %v before it: any packet %v sent may have been lost there", from, to, from)}, true
+}
+
+// MayReorderBefore returns, at a capture of packets as delivered, why
+// packets from → to may have reached the capture point in another order
+// than their sender's, for any time: the whole network lies before that
+// capture point, and a queue there may hold one packet behind later ones
+// for longer than any slack (a netem link held a GRANT 53 ms behind the
+// next). frame is the frame the evidence names (the packet seen first).
+// Elsewhere ok is false: a rule judges reordering by its own observable
+// (Reordered) and bound there.
+func (n *Network) MayReorderBefore(from, to netip.Addr, frame int) (Evidence, bool) {
+	if n.cp.Kind != CaptureDelivered {
+		return Evidence{}, false
+	}
+	return Evidence{frame, fmt.Sprintf("the capture holds packets as they were delivered, with the whole network from %v to %v before it, which may deliver a packet after later ones however long it held it", from, to)}, true
+}
+
 // Reordered returns the evidence that packets from → to were reordered
 // before the capture point; ok is false when the capture point is on
 // from's side or the capture shows no reordering.

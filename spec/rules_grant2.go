@@ -166,7 +166,7 @@ func grantRules2() []*Rule {
 			Statement: "linux_6.1.38 grants one message per sending host at a time (max_rpcs_per_peer 1): a receiver does not go back and forth between GRANTs to two incomplete messages of the same sender.",
 			Source:    "linux_6.1.38 homa_grant.c homa_grant_pick_rpcs (at most max_rpcs_per_peer active RPCs per peer)",
 			Profiles:  []string{"linux-2024", "linux-2025"},
-			Capture:   "a message demoted when a shorter one from the same sender arrives keeps its GRANTs in flight; only a return to it while the other is incomplete and not yet granted to its length counts (a fully granted message has left the grantable set); judged only with max_rpcs_per_peer 1",
+			Capture:   "a message demoted when a shorter one from the same sender arrives keeps its GRANTs in flight; only a return to it while the other is incomplete and not yet granted to its length counts (a fully granted message has left the grantable set); judged only with max_rpcs_per_peer 1; at a capture of packets as delivered, where the whole network lies before the capture point, the other message's GRANT may have left before this message's previous one: inconclusive",
 			Property: Each{Types: grant, Check: func(c *Ctx, e *Event) Result {
 				_, m := grantMsg(c, e)
 				if m == nil || c.P.MaxRPCsPerPeer != 1 {
@@ -183,6 +183,13 @@ func grantRules2() []*Rule {
 				// homa_grant_recalc: homa_grant_remove_rpc, then a
 				// recalc that may pick the sender's next message).
 				if last[1] == m && !last[0].Complete && !m.Complete && last[0].Granted < last[0].Length {
+					if ev, ok := c.Net.MayReorderBefore(e.Src, e.Dst, last[0].GrantFrame); ok {
+						// The other message's GRANT may have left before
+						// this message's previous one and reached the
+						// capture point after it.
+						return Downgrade(CauseReorder, ev, "GRANT back to a message of %v while %v's other message (%d of %d bytes) is also being granted",
+							e.Dst, e.Dst, last[0].Received(), last[0].Length)
+					}
 					return Violation("GRANT back to a message of %v while %v's other message (%d of %d bytes) is also being granted: two active messages for one sender",
 						e.Dst, e.Dst, last[0].Received(), last[0].Length)
 				}

@@ -112,8 +112,8 @@ func idRules2() []*Rule {
 			ID: "HOMA-ID-004", Level: Must,
 			Facts:     []string{"ID-02"},
 			Statement: "A client host never reuses an id: no RPC begins again more than response_timeout after it was acknowledged, nor with an id at or below one of that host's earlier RPCs that the capture shows acknowledged, nor with the id of its RPC with another server however that RPC ended (acknowledged, timed out, aborted by the application, ended by RPC_UNKNOWN: HOMA-WIRE-011 judges one still live), and no RPC's first request bytes come after an ack of it.",
-			Source:    "HomaModule homa_rpc.c homa_rpc_alloc_client (ids from one per-host counter, +2 each); homa_peer.c homa_peer_add_ack (an RPC is acked after its response arrived)",
-			Capture:   "judged against the host's largest acked id once that ack is response_timeout old and its last 256 acked ids; a new RPC with a smaller id than an acked one, not one of those acked, is inconclusive: a request may wait between taking its id and its first packet, in a stalled sendmsg (a page fault or a preempted thread copying from user space) or, longer than defer_min_bytes (1000 B on main; linux_6.1.38 paces from throttle_min_bytes, 200 B: 199 in the linux-2024 profile), behind shorter messages in the sender's SRPT (SND-04); a host whose Homa module was reloaded during the capture starts again at 2: a new request's first DATA with an id no larger than the host's earlier ones, after the host sent nothing for timeout_ticks (its peers' own timeout; at least response_timeout plus slack), and id 2 or cutoff_version 0 to a peer whose version it carried before (a fresh module's state), starts a new section of the capture, judged afresh (the report lists the sections); ids back while the host is active, or without those signs, are judged",
+			Source:    "HomaModule homa_rpc.c homa_rpc_alloc_client (ids from one per-host counter, +2 each); homa_peer.c homa_peer_add_ack (an RPC is acked after its response arrived); homa_timer.c homa_timer_check_rpc (a client RESENDs for its response only once it has transmitted every granted byte of its request, so an RPC first seen by that RESEND sent its request before), homa_incoming.c homa_rpc_unknown_pkt (the server's RPC_UNKNOWN makes the client retransmit it)",
+			Capture:   "judged against the host's largest acked id once that ack is response_timeout old and its last 256 acked ids; a new RPC with a smaller id than an acked one, not one of those acked, is inconclusive: a request may wait between taking its id and its first packet, in a stalled sendmsg (a page fault or a preempted thread copying from user space) or, longer than defer_min_bytes (1000 B on main; linux_6.1.38 paces from throttle_min_bytes, 200 B: 199 in the linux-2024 profile), behind shorter messages in the sender's SRPT (SND-04); so is one first seen by another packet than request DATA (its client's RESEND) where the capture may lack packets the client sent (it shows loss between the two hosts before the capture point, or holds packets as delivered, with the whole network before it): its request may have left in time and been lost; a host whose Homa module was reloaded during the capture starts again at 2: a new request's first DATA with an id no larger than the host's earlier ones, after the host sent nothing for timeout_ticks (its peers' own timeout; at least response_timeout plus slack), and id 2 or cutoff_version 0 to a peer whose version it carried before (a fresh module's state), starts a new section of the capture, judged afresh (the report lists the sections); ids back while the host is active, or without those signs, are judged",
 			Property: Each{Usual: Usual{FactLive, NotApplicable}, Check: func(c *Ctx, e *Event) Result {
 				if !e.FromClient() || e.Type() == wire.TypeFreeze || e.Type() == wire.TypeAck {
 					return Skip
@@ -182,6 +182,17 @@ func idRules2() []*Rule {
 					}
 					return Unsure("new RPC %d from %v after %v's RPC %d was acknowledged %v earlier (frame %d): %s",
 						id, e.Src, e.Src, a.id, e.Time.Sub(a.time).Round(time.Millisecond), a.frame, why)
+				}
+				if id < a.id && r == nil {
+					// First seen by another packet than its request's
+					// DATA (a RESEND asking for the response): where the
+					// capture may lack packets the client sent, the
+					// request went before the acked RPC's and was lost on
+					// its way (a netem link lost a one-packet request).
+					if ev, ok := c.Net.MayLoseBefore(e.Src, e.Dst, e.Frame); ok {
+						return Downgrade(CauseLossBefore, ev, "new RPC %d from %v, first seen by its %v, after %v's RPC %d was acknowledged %v earlier (frame %d): its request may have left before that RPC's",
+							id, e.Src, e.Type(), e.Src, a.id, e.Time.Sub(a.time).Round(time.Millisecond), a.frame)
+					}
 				}
 				if id <= a.id {
 					return Violation("new RPC %d from %v, but %v's RPC %d was acknowledged %v earlier (frame %d): ids only grow",

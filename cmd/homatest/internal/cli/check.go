@@ -67,7 +67,9 @@ an identical copy); the report counts these downgrades by rule and cause.
   switch      a tap between the hosts (a mirror or bridge port)
   host:ADDR   a tap on host ADDR's own link (its packets as it sent and got them)
   sent        every packet as its sender sent it (a run's sent.pcapng)
-  delivered   every packet as it was delivered (a run's delivered.pcapng)
+  delivered   every packet as it was delivered (a run's delivered.pcapng): the
+              whole network lies before it, so a packet missing there, or
+              later than ones its sender sent after it, may be the network's
   ports       one pcapng interface per switch port with both directions in
               epb_flags (a run's capture.pcapng): each host judged on its own
               link, so no packet counts twice

@@ -1,0 +1,160 @@
+package spec
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/homatest/homatest/spec/wire"
+)
+
+// delivered is the capture point of a run's delivered.pcapng: every packet
+// as it was delivered, with the whole network before it.
+var delivered = CapturePoint{Kind: CaptureDelivered}
+
+// wantExcusedAt asserts that rule id judges frame of b's trace
+// inconclusive for cause at capture point cp, with no violation, and that
+// the reason contains why and names evidence frame ev first (0: any);
+// and that at each of judged the frame is a violation.
+func wantExcusedAt(t *testing.T, b *traceBuilder, cp CapturePoint, profile, id string, frame int, cause Cause, why string, ev int, judged ...CapturePoint) {
+	t.Helper()
+	rep := b.checkAt(cp, profile, id)
+	wantViolations(t, rep, id)
+	wantDowngraded(t, rep, id, frame, cause)
+	for _, f := range rep.Inconclusive {
+		if f.Rule != id || f.Frame != frame {
+			continue
+		}
+		if !strings.Contains(f.Why, why) {
+			t.Errorf("%s at frame %d: reason %q, want it to contain %q", id, frame, f.Why, why)
+		}
+		if ev != 0 && (len(f.Frames) == 0 || f.Frames[0] != ev) {
+			t.Errorf("%s at frame %d: evidence frames %v, want %d first", id, frame, f.Frames, ev)
+		}
+	}
+	for _, at := range judged {
+		wantViolations(t, b.checkAt(at, profile, id), id, frame)
+	}
+}
+
+// wantLossExcused wants rule id's finding (linux profile) at the frame
+// build returns excused for loss before the capture point, its reason
+// containing why: on build(false), a trace that shows no loss, at a
+// capture of packets as delivered (the capture point its evidence); on
+// build(true), a trace that shows loss on the path, at a switch too. On
+// its sender's link (the client's if fromClient, else the server's), and
+// at a switch without the loss, it stays a violation.
+func wantLossExcused(t *testing.T, id, why string, fromClient bool, build func(lossBefore bool) (*traceBuilder, int)) {
+	t.Helper()
+	sender := func(b *traceBuilder) CapturePoint {
+		if fromClient {
+			return HostPoint(b.client)
+		}
+		return HostPoint(b.server)
+	}
+	b, at := build(false)
+	wantExcusedAt(t, b, delivered, "linux", id, at, CauseLossBefore, why, at, Switch, sender(b))
+	b, at = build(true)
+	wantExcusedAt(t, b, Switch, "linux", id, at, CauseLossBefore, why, 0, sender(b))
+}
+
+// rpcLosingPacket adds RPC cid whose 3000-byte message from the client
+// (fromClient) or the server lost its second packet before the capture
+// point: the capture sees that packet's bytes only retransmitted, after
+// its receiver's RESEND, which shows the loss (Network.LostBefore). The
+// other message is 100 bytes; the client acks the RPC.
+func (b *traceBuilder) rpcLosingPacket(cid uint64, fromClient bool) {
+	long := func() {
+		b.data(fromClient, cid, 3000, 0, 1424, 7, nil)
+		b.data(fromClient, cid, 3000, 2848, 152, 7, nil)
+		b.after(20*time.Millisecond).resend(!fromClient, cid, 1424, 1424, 7)
+		b.after(50*time.Microsecond).data(fromClient, cid, 3000, 1424, 1424, 7, func(f *wire.DataFields) { f.Retransmit = 1 })
+	}
+	if fromClient {
+		long()
+		b.after(time.Millisecond).data(false, cid, 100, 0, 100, 7, nil)
+	} else {
+		b.data(true, cid, 100, 0, 100, 7, nil)
+		b.after(time.Millisecond)
+		long()
+	}
+	b.after(time.Millisecond).ack(cid, cid)
+}
+
+// TestDeliveredGrant003LateOlderGrant: at a capture of packets as
+// delivered the network before it may hold a GRANT behind later ones for
+// longer than slack (a netem link of the lab, c-netem against
+// linux_6.13.9, delivered the GRANT to 116928 53 ms after the one to
+// 118352, sent 117 ms after it): a fresh lower offset is reordering
+// however late, while a repeated offset, which no reordering makes, stays
+// a violation. Elsewhere the fresh one past slack stays a violation.
+func TestDeliveredGrant003LateOlderGrant(t *testing.T) {
+	b := newTrace(t, wire.VersionCurrent)
+	b.message(true, 2, 500000, 0, 40000, 40000, 4)
+	high := b.grant(false, 2, 240000, 0)
+	older := b.after(53*time.Millisecond).grant(false, 2, 200000, 0)
+	wantExcusedAt(t, b, delivered, "linux", "HOMA-GRANT-003", older, CauseReorder, "arrived 53ms after GRANT offset 240000", high,
+		Switch, HostPoint(b.client), HostPoint(b.server))
+	repeat := b.after(50*time.Millisecond).grant(false, 2, 240000, 0)
+	wantViolations(t, b.checkAt(delivered, "linux", "HOMA-GRANT-003"), "HOMA-GRANT-003", repeat)
+	wantViolations(t, b.check("linux", "HOMA-GRANT-003"), "HOMA-GRANT-003", older, repeat)
+}
+
+// TestDeliveredID004RequestLost: an RPC whose only request packet was lost
+// before the capture point shows up first with its client's RESEND for
+// the response, after RPCs with larger ids were acknowledged (lab:
+// c-netem against linux_6.13.9, RPC 36 first seen 630 ms after RPC 68's
+// ack). At a capture of packets as delivered, or where the capture shows
+// loss between the hosts before it, the request may have left in time:
+// inconclusive. A RESEND seen there without such a sign stays a violation.
+func TestDeliveredID004RequestLost(t *testing.T) {
+	build := func(lossBefore bool) (*traceBuilder, int) {
+		b := newTrace(t, wire.VersionCurrent)
+		b.smallRPC(4, 100, 1)
+		// Later than timeout_ticks after the capture's start: no RPC
+		// can have begun before the capture.
+		b.after(2 * time.Second)
+		if lossBefore {
+			b.rpcLosingPacket(6, true)
+		}
+		b.smallRPC(10, 100, 1)
+		b.smallRPC(12, 100, 1)
+		return b, b.after(30*time.Millisecond).resend(true, 8, 0, wire.ResendAll, 7)
+	}
+	wantLossExcused(t, "HOMA-ID-004", "first seen by its RESEND", true, build)
+}
+
+// TestDeliveredAck001ResponseLost: a NEED_ACK after part of the response,
+// its last packet lost before the capture point (lab: c-netem against
+// linux_6.13.9, NEED_ACK after 1424 of 2185 response bytes, the rest
+// retransmitted later). At a capture of packets as delivered, or where the
+// capture shows loss from the server before it, inconclusive; on the
+// server's link, and at a switch with no sign of such loss, a violation.
+func TestDeliveredAck001ResponseLost(t *testing.T) {
+	build := func(lossBefore bool) (*traceBuilder, int) {
+		b := newTrace(t, wire.VersionCurrent)
+		if lossBefore {
+			b.rpcLosingPacket(2, false)
+		}
+		b.data(true, 4, 100, 0, 100, 7, nil)
+		b.after(time.Millisecond).data(false, 4, 2185, 0, 1424, 7, nil)
+		return b, b.after(2*time.Millisecond).ctl(false, 4, wire.TypeNeedAck)
+	}
+	wantLossExcused(t, "HOMA-ACK-001", "only 1424 of 2185 response bytes were seen", false, build)
+}
+
+// TestDeliveredGrant014GrantsReordered: linux_6.1.38 granted message A,
+// then message B of the same sender, but the network delivered A's GRANT
+// after B's first one (lab: c-netem against linux_6.1.38), so as
+// delivered the receiver seems to go back to B while A is being granted.
+// At a capture of packets as delivered that return is inconclusive; at
+// the receiver's link, and at a switch, it stays a finding.
+func TestDeliveredGrant014GrantsReordered(t *testing.T) {
+	b := newTrace(t, wire.Version2024)
+	b.message(true, 2, 30000, 0, 10000, 10000, 6)
+	b.message(true, 4, 20000, 0, 10000, 10000, 6)
+	b.after(time.Millisecond).grant(false, 4, 12000, 0) // sent after A's GRANT below
+	a := b.after(time.Millisecond).grant(false, 2, 12000, 0)
+	back := b.after(time.Millisecond).grant(false, 4, 16000, 0)
+	wantExcusedAt(t, b, delivered, "linux-2024", "HOMA-GRANT-014", back, CauseReorder, "also being granted", a, Switch, HostPoint(b.server))
+}
