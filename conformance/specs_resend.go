@@ -401,8 +401,8 @@ var _ = Describe("retransmission", func() {
 			checkExchange(p)
 		}))
 
-	It("RESEND-busy-held: a server that answered BUSY still holds the RPC: a RESEND a few ticks later gets BUSY again, not RPC_UNKNOWN, while it goes on serving another client's RPC",
-		labels("resend", "MUST", "HOMA-RESEND-019", "HOMA-RESEND-002"), body(func() {
+	It("RESEND-busy-held: a server that answered BUSY (at the top level, though the RESEND asked for level 0) still holds the RPC: a RESEND a few ticks later gets BUSY again, not RPC_UNKNOWN, while it goes on serving another client's RPC",
+		labels("resend", "MUST", "HOMA-RESEND-019", "HOMA-RESEND-002", "HOMA-PRIO-001"), body(func() {
 			needResends()
 			if pr := params(); pr.RequestAckTicks > maxHoldTicks {
 				Skip(fmt.Sprintf("unsupported: request_ack_ticks %d: waiting for the witness RPC's NEED_ACK is beyond the suite's bound of %d ticks", pr.RequestAckTicks, maxHoldTicks))
@@ -421,15 +421,20 @@ var _ = Describe("retransmission", func() {
 			ok(err, "the response to the other client's RPC")
 			Expect(q.ExpectNone(ctx(), tester.Match{Type: wire.TypeRPCUnknown, From: iut(), RPC: y.id}, window(gap))).To(Succeed())
 			m.sendPart(p, 2)
-			resend := func(what string) error {
+			// The first RESEND asks for level 0: the BUSY answering it
+			// still goes at the top level (__homa_xmit_control sends every
+			// control packet at num_priorities-1), not at the level asked.
+			top := ctrlLevel(params())
+			resend := func(what string, ask uint8) error {
 				Expect(p.SendDeliberate(iut(), m.unschedPrio(), &wire.ResendFields{Common: m.control(),
-					Offset: 0, Length: 1000, Priority: ctrlLevel(params())}, what)).To(Succeed())
-				_, err := p.Expect(ctx(), tester.Match{Type: wire.TypeBusy, From: iut(), RPC: m.id}, wait(2*params().Tick))
+					Offset: 0, Length: 1000, Priority: ask}, what)).To(Succeed())
+				_, err := p.Expect(ctx(), tester.Match{Type: wire.TypeBusy, From: iut(), RPC: m.id,
+					Checks: []tester.Check{tester.IPPriority(top, top)}}, wait(2*params().Tick))
 				return err
 			}
-			ok(resend("RESEND from a client still sending its request"), "BUSY from the server that has not got the whole request")
+			ok(resend("RESEND from a client still sending its request, asking for level 0", 0), "BUSY at the top level from the server that has not got the whole request")
 			Expect(p.ExpectNone(ctx(), tester.Match{Type: wire.TypeRPCUnknown, From: iut(), RPC: m.id}, window(gap))).To(Succeed())
-			again := resend("the same RESEND again")
+			again := resend("the same RESEND again", top)
 			// The server still serves the other RPC; the checker then
 			// judges an RPC_UNKNOWN for this one (HOMA-RESEND-019).
 			Expect(q.ExpectNone(ctx(), tester.Match{Type: wire.TypeRPCUnknown, From: iut(), RPC: y.id}, window(gap))).To(Succeed())
@@ -962,13 +967,17 @@ var _ = Describe("retransmission", func() {
 			checkExchange(p)
 		}))
 
-	It("RPC_UNKNOWN-reply: a RESEND for an RPC the IUT never saw is answered with RPC_UNKNOWN and nothing else",
+	It("RPC_UNKNOWN-reply: a RESEND for an RPC the IUT never saw is answered with RPC_UNKNOWN, at the top level though the RESEND asks for level 0, and nothing else",
 		labels("resend", "MUST", "HOMA-RESEND-006", "HOMA-PRIO-001"), body(func() {
 			p := peer(0)
 			pr := params()
 			id := env.NewRPCID()
+			// The RESEND asks for level 0: a RESEND's priority is the
+			// level of the DATA it asks for, never of a control packet
+			// answering it (__homa_xmit_control sends every control
+			// packet at num_priorities-1 in every HomaModule version).
 			Expect(p.SendDeliberate(iut(), ctrlLevel(params()), &wire.ResendFields{Common: wire.CommonFields{Sport: 40999, Dport: ServerPort, SenderID: id},
-				Offset: 0, Length: 1000, Priority: ctrlLevel(params())}, "RESEND for an RPC that never existed")).To(Succeed())
+				Offset: 0, Length: 1000, Priority: 0}, "RESEND for an RPC that never existed, asking for level 0")).To(Succeed())
 			u, err := p.Expect(ctx(), tester.Match{Type: wire.TypeRPCUnknown, From: iut(), RPC: id, Checks: []tester.Check{
 				tester.Is("sport", uint64(ServerPort)), tester.Is("dport", 40999),
 				tester.IPPriority(uint8(pr.NumPriorities-1), uint8(pr.NumPriorities-1)),
