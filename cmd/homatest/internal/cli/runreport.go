@@ -347,36 +347,36 @@ func (o *runOpts) rerun(s conformance.SpecResult) string {
 	return c
 }
 
-// writeInconclusive prints the timing findings that measured stalls
-// explain (conformance.SpecResult.TimingInconclusive, and TimingElsewhere:
-// of rules that do not bear on their spec's verdict): counted, named, not
-// charged.
+// writeInconclusive prints the timing findings not charged to the IUT
+// (conformance.SpecResult.TimingInconclusive, and TimingElsewhere: of
+// rules that do not bear on their spec's verdict): counted, named, each
+// with its cause, and the summary line says which cause excused how many
+// (inconclusiveWhy).
 func writeInconclusive(w io.Writer, specs []conformance.SpecResult) {
-	n, in := 0, 0
+	var all []string
+	in := 0
 	for _, s := range specs {
 		if k := len(s.TimingInconclusive) + len(s.TimingElsewhere); k > 0 {
-			n += k
+			all = append(all, s.TimingInconclusive...)
+			all = append(all, s.TimingElsewhere...)
 			in++
 		}
 	}
+	n := len(all)
 	if n == 0 {
 		return
 	}
-	verb := "were"
-	if n == 1 {
-		verb = "was"
-	}
-	fmt.Fprintf(w, "%s in %s %s inconclusive: a measured stall of this machine explains each (not charged to the IUT)\n", plural.Of(n, "timing finding", "timing findings"), plural.Of(in, "spec", "specs"), verb)
+	fmt.Fprintf(w, "%s in %s %s inconclusive: %s (not charged to the IUT)\n", plural.Of(n, "timing finding", "timing findings"), plural.Of(in, "spec", "specs"), plural.Word(n, "was", "were"), inconclusiveWhy(all))
 	for _, s := range specs {
 		if len(s.TimingInconclusive) == 0 && len(s.TimingElsewhere) == 0 {
 			continue
 		}
 		switch s.Rerun {
 		case "quiet":
-			// The findings were the earlier tries', each explained by a
-			// stall; the spec passed: not an inconclusive line.
-			fmt.Fprintf(w, "  %s: passed on rerun %d; before it, %s explained by a measured stall (not charged):\n",
-				s.Name, s.Reruns, plural.Of(len(s.TimingInconclusive), "finding", "findings"))
+			// The findings were the earlier tries'; the spec passed: not
+			// an inconclusive line.
+			fmt.Fprintf(w, "  %s: passed on rerun %d; before it, %s inconclusive: %s (not charged):\n",
+				s.Name, s.Reruns, plural.Of(len(s.TimingInconclusive), "finding", "findings"), inconclusiveWhy(s.TimingInconclusive))
 		case "inconclusive":
 			fmt.Fprintf(w, "  NOT JUDGED %s: rerun %s, inconclusive every time (run it on a quieter machine to judge it)\n", s.Name, plural.Of(s.Reruns, "time", "times"))
 		case "failed":
@@ -393,6 +393,39 @@ func writeInconclusive(w io.Writer, specs []conformance.SpecResult) {
 			fmt.Fprintf(w, "  NOT JUDGED HERE %s: %s (a rule outside this spec's verdict: the specs labelled with it judge it)\n", s.Name, f)
 		}
 	}
+}
+
+// inconclusiveWhy says what excused timing-inconclusive findings, by
+// their causes (conformance.InconclusiveCause): "a measured stall of this
+// machine explains each" when a stall explains every one, likewise for
+// the slack alone or other causes alone, else how many each cause
+// excused ("1 during a measured stall of this machine, 2 passed only by
+// the slack ...").
+func inconclusiveWhy(findings []string) string {
+	count := map[string]int{}
+	for _, f := range findings {
+		count[conformance.InconclusiveCause(f)]++
+	}
+	each := plural.Word(len(findings), "it", "each")
+	causes := []struct{ cause, all, some string }{
+		{conformance.CauseStall, "a measured stall of this machine explains " + each, "during a measured stall of this machine"},
+		{conformance.CauseSlack, "only the slack this machine's measured noise gave let " + each + " pass (a quiet machine's would not)", "passed only by this machine's measured slack"},
+		{conformance.CauseOther, "its line says why", "for the cause its line names"},
+	}
+	var parts []string
+	for _, c := range causes {
+		switch count[c.cause] {
+		case 0:
+		case len(findings):
+			if c.cause == conformance.CauseOther && len(findings) > 1 {
+				return "each line says why"
+			}
+			return c.all
+		default:
+			parts = append(parts, fmt.Sprintf("%d %s", count[c.cause], c.some))
+		}
+	}
+	return strings.Join(parts, ", ")
 }
 
 // writeAreaTable prints specs counted by area and outcome
