@@ -143,7 +143,7 @@ func (o *runOpts) report(out io.Writer, passes []*conformance.Result) error {
 	counts := plural.Of(t.Run, "spec", "specs") + " run"
 	if t.Unsupported > 0 {
 		counts += fmt.Sprintf(", %d not run (unsupported)", t.Unsupported)
-		fmt.Fprintf(w, "\n%s not run: %s\n", plural.Of(t.Unsupported, "spec was", "specs were"), unsupportedHint(passes))
+		fmt.Fprintf(w, "\n%s not run: %s\n", plural.Of(t.Unsupported, "spec was", "specs were"), unsupportedHint(passes, t.Unsupported))
 	}
 	if t.Inconclusive > 0 {
 		counts += fmt.Sprintf(", %d not judged (timing-inconclusive every time)", t.Inconclusive)
@@ -203,15 +203,15 @@ func runIncompleteWhy(t conformance.Tally) string {
 	return "--strict fails on specs not run"
 }
 
-// unsupportedHint says how to run the unsupported specs of passes
+// unsupportedHint says how to run the n unsupported specs of passes
 // (conformance.UnsupportedHints), or where their reasons are.
-func unsupportedHint(passes []*conformance.Result) string {
+func unsupportedHint(passes []*conformance.Result, n int) string {
 	var specs []conformance.SpecResult
 	for _, p := range passes {
 		specs = append(specs, p.Specs...)
 	}
 	if h := conformance.UnsupportedHints(specs); len(h) > 0 {
-		return "to run them, " + strings.Join(h, "; ")
+		return "to run " + plural.Word(n, "it", "them") + ", " + strings.Join(h, "; ")
 	}
 	return "the lines above say why"
 }
@@ -236,7 +236,7 @@ func (o *runOpts) runExit(passes []*conformance.Result) error {
 			if t.Run > 0 {
 				what = "--strict fails on specs not run"
 			}
-			msgs = append(msgs, fmt.Sprintf("%s: %s not run (%s)", what, plural.Of(t.Unsupported, "spec", "specs"), unsupportedHint(passes)))
+			msgs = append(msgs, fmt.Sprintf("%s: %s not run (%s)", what, plural.Of(t.Unsupported, "spec", "specs"), unsupportedHint(passes, t.Unsupported)))
 		}
 		if t.FailedPasses > 0 {
 			return &ExitError{Code: ExitViolations, Err: errors.New(strings.Join(msgs, "; "))}

@@ -99,7 +99,7 @@ func TestRunVerdictNothingJudged(t *testing.T) {
 	o := &runOpts{artifacts: "runs/x", impl: "m.yaml", env: "ns"}
 	out := text(o, only)
 	for _, want := range []string{
-		"1 spec was not run: to run them, add --ns-workloads",
+		"1 spec was not run: to run it, add --ns-workloads",
 		"\nINCOMPLETE (0 specs run, 1 not run (unsupported): no spec was judged); artifacts in runs/x",
 	} {
 		if !strings.Contains(out, want) {
@@ -110,7 +110,7 @@ func TestRunVerdictNothingJudged(t *testing.T) {
 		t.Errorf("nothing judged reads as a pass:\n%s", out)
 	}
 	err := o.runExit([]*conformance.Result{only})
-	if exit(err) != ExitUsage || !strings.Contains(err.Error(), "no spec was judged: 1 spec not run (to run them, add --ns-workloads") {
+	if exit(err) != ExitUsage || !strings.Contains(err.Error(), "no spec was judged: 1 spec not run (to run it, add --ns-workloads") {
 		t.Errorf("nothing judged: exit %d, %v; want %d saying so", exit(err), err, ExitUsage)
 	}
 	var b strings.Builder
