@@ -16,6 +16,7 @@ import (
 	"github.com/homatest/homatest/harness"
 	"github.com/homatest/homatest/internal/jsonout"
 	"github.com/homatest/homatest/internal/plural"
+	"github.com/homatest/homatest/spec"
 )
 
 // reportFile is the report page every run folder gets (report/html).
@@ -266,7 +267,7 @@ func (o *runOpts) writePass(out io.Writer, i, n int, p *conformance.Result) erro
 		if !o.failing(s) {
 			kind = "WARN (SHOULD)"
 		}
-		fmt.Fprintf(w, "\n%s %s\n  rules: %s (%s)\n", kind, s.Name, strings.Join(s.Rules, ", "), s.Level)
+		fmt.Fprintf(w, "\n%s %s\n  rules: %s; a %s spec\n", kind, s.Name, ruleLevels(s.Rules), s.Level)
 		if s.Failure != "" {
 			for _, l := range strings.Split(strings.TrimSpace(s.Failure), "\n") {
 				fmt.Fprintf(w, "  %s\n", l)
@@ -296,6 +297,21 @@ func (o *runOpts) writePass(out io.Writer, i, n int, p *conformance.Result) erro
 	}
 	writeInconclusive(w, p.Specs)
 	return w.err
+}
+
+// ruleLevels lists rule IDs each with its own level from the rule book
+// ("HOMA-GRANT-011 (SHOULD), HOMA-GRANT-007 (MUST)"): a spec labelled
+// with rules of both levels has one level of its own, which is not every
+// rule's. An ID the rule book lacks is listed bare.
+func ruleLevels(ids []string) string {
+	l := make([]string, len(ids))
+	for i, id := range ids {
+		l[i] = id
+		if r := spec.RuleByID(id); r != nil {
+			l[i] += " (" + r.Level.String() + ")"
+		}
+	}
+	return strings.Join(l, ", ")
 }
 
 // specsRun is the number of p's specs that ran (every state but skipped:

@@ -234,6 +234,24 @@ func TestStallLinesSayEachCause(t *testing.T) {
 	}
 }
 
+// TestFailedSpecRuleLevels: a failed spec's rules line gives each rule
+// its own level from the rule book and the spec's level apart (a new user
+// saw "HOMA-GRANT-011, HOMA-GRANT-007 (MUST)", though HOMA-GRANT-011 is a
+// SHOULD rule).
+func TestFailedSpecRuleLevels(t *testing.T) {
+	p := &conformance.Result{Env: "x", Specs: []conformance.SpecResult{
+		{Name: "grants GRANT-priority: levels", Area: "grant", Level: "MUST", State: "failed", Failure: "wrong priority",
+			Rules: []string{"HOMA-GRANT-011", "HOMA-GRANT-007", "HOMA-NO-SUCH-999"}},
+	}}
+	o := &runOpts{output: "text", artifacts: "runs/x", env: "sim", impl: "ref"}
+	var b strings.Builder
+	o.writePass(&b, 1, 1, p)
+	want := "\nFAIL grants GRANT-priority: levels\n  rules: HOMA-GRANT-011 (SHOULD), HOMA-GRANT-007 (MUST), HOMA-NO-SUCH-999; a MUST spec\n"
+	if !strings.Contains(b.String(), want) {
+		t.Errorf("output lacks %q:\n%s", want, b.String())
+	}
+}
+
 // TestRunAreaTable: the text table and JSON's areas count each spec in
 // one column, as the verdict line and the report page do
 // (conformance.Counts): a failed SHOULD spec without --strict is warned,
