@@ -30,8 +30,8 @@ func (o *runOpts) failing(s conformance.SpecResult) bool { return s.Fails(o.stri
 type runReport struct {
 	// Verdict is pass, fail (a spec failed) or incomplete (no spec was
 	// judged, or with --strict a spec was unsupported:
-	// conformance.Tally.Incomplete), as the exit code 0, 1 or 2 (2 also
-	// when a spec failed in an incomplete run); error when the run ended
+	// conformance.Tally.Incomplete), as the exit code 0, 1 or 2 (1 when
+	// a spec failed in an incomplete run too: runExit); error when the run ended
 	// before its report in a usage or environment error (Error, exit
 	// code 2).
 	// An interrupted run (Interrupted, exit code 130) is never pass: it is
