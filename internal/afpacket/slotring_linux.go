@@ -203,13 +203,13 @@ func readCopy(fd int, buf []byte) (int, error) {
 }
 
 // mapRing maps the size-byte receive ring that PACKET_RX_RING set up on
-// socket fd and prefaults it (Prefault): the one way both rings map.
+// socket fd and prefaults it (prefault): the one way both rings map.
 func mapRing(fd, size int) ([]byte, error) {
 	mem, err := unix.Mmap(fd, 0, size, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
 	if err != nil {
 		return nil, fmt.Errorf("mmap of the receive ring: %w", err)
 	}
-	Prefault(mem)
+	prefault(mem)
 	return mem, nil
 }
 
