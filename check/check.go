@@ -836,27 +836,30 @@ func snapHint(st pcap.Stats, excused int) string {
 		return ""
 	}
 	what := fmt.Sprintf("the snap length cut the Homa header of %d of %d Homa frames (at most %d bytes of each were captured)", st.SnapCut, st.Homa, st.SnapLen)
-	var notes []string
+	// Every cut frame is counted once: unseen (SnapUnseen: the capture
+	// drops the checker counts, some kept their common header), or an ACK
+	// judged as whole (SnapComplete).
+	const ackWhole = "that lost only acks slots past num_acks, judged as whole"
+	unseen := st.SnapUnseen()
+	if unseen == 0 {
+		return what + ": none lost a field a receiver reads (" + plural.Word(st.SnapComplete, "it is an ACK ", "all are ACKs ") + ackWhole + ")"
+	}
+	if st.SnapCut == st.Homa && st.SnapPartial == 0 {
+		return what + ": no Homa header could be read, so no rule could judge the capture; " + spec.SnapAdvice
+	}
+	them := "their packets are unseen"
+	if st.SnapComplete > 0 {
+		them = plural.Of(unseen, "of them is an unseen packet", "of them are unseen packets")
+	}
+	what += ": " + them + ", and findings that may rest on one are inconclusive"
 	if n := st.SnapPartial - st.SnapComplete; n > 0 {
-		notes = append(notes, fmt.Sprintf("%d of them kept their common header, judged by the rules that read no more of a packet than that and its IP header", n))
+		what += fmt.Sprintf(" (%d of those kept their common header, judged by the rules that read no more of a packet than that and its IP header)", n)
 	}
 	if n := st.SnapComplete; n > 0 {
-		notes = append(notes, fmt.Sprintf("%d of them are ACKs that lost only acks slots past num_acks, judged as whole", n))
+		what += fmt.Sprintf("; the other %d %s %s", n, plural.Word(n, "is an ACK", "are ACKs"), ackWhole)
 	}
-	note := ""
-	if len(notes) > 0 {
-		note = " (" + strings.Join(notes, "; ") + ")"
-	}
-	switch {
-	case st.SnapUnseen() == 0:
-		return what + ": none lost a field a receiver reads" + note
-	case st.SnapCut == st.Homa && st.SnapPartial == 0:
-		what += ": no Homa header could be read, so no rule could judge the capture"
-	case snapShort(st, excused) != "":
-		what += ": their packets are unseen, and findings that may rest on one are inconclusive" + note + "; " + snapShort(st, excused) + ", so the capture is not evidence enough to pass"
-
-	default:
-		what += ": their packets are unseen, and findings that may rest on one are inconclusive" + note
+	if short := snapShort(st, excused); short != "" {
+		what += "; " + short + ", so the capture is not evidence enough to pass"
 	}
 	return what + "; " + spec.SnapAdvice
 }
@@ -1194,6 +1197,10 @@ func dropsHint(rep *spec.Report, st pcap.Stats, flag uint64) (from, hint string)
 		unread := plural.Of64(snap, "frame with its Homa header cut by the snap length is an unseen packet", "frames with their Homa header cut by the snap length are unseen packets")
 		if snap == 1 {
 			unread = "1 frame with its Homa header cut by the snap length is an unseen packet"
+		}
+		if n := st.SnapComplete; snap > 0 && n > 0 {
+			// The snap hint counts every cut frame: say where the rest went.
+			unread += fmt.Sprintf(" (of the %d it cut; the other %d %s that lost only acks slots past num_acks, judged as whole)", st.SnapCut, n, plural.Word(n, "is an ACK", "are ACKs"))
 		}
 		if link > 0 {
 			l := plural.Of64(link, "frame on a link type homatest cannot read is an unseen packet", "frames on a link type homatest cannot read are unseen packets")

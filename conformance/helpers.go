@@ -39,8 +39,11 @@ const (
 	entryCapture = "capture"
 	entrySlack   = "slack"
 	entryRule    = "rule"
-	// entryInconclusive is one timing finding on the IUT that a measured
-	// stall explains (stall.Explaining): reported, counted, not charged.
+	// entryInconclusive is one timing finding on the IUT that the
+	// evidence cannot charge: a measured stall explains it
+	// (stall.Explaining), only the measured noise's slack let it pass, or
+	// another cause its text names (InconclusiveCause): reported,
+	// counted, not charged.
 	entryInconclusive = "timing-inconclusive"
 	// entryElsewhere is one timing finding on the IUT that a measured
 	// stall explains, of a rule that does not bear on the spec's verdict
@@ -52,6 +55,40 @@ const (
 	// rose during it (iutCountersSince): what the IUT says it did.
 	entryCounters = "iut-counters"
 )
+
+// Marks in the text of a timing-inconclusive finding that say what
+// excused it (InconclusiveCause): every entry that a measured stall
+// explains names the stall after stallMark; one that only the measured
+// noise's slack let pass (slackInconclusive) ends with slackMark's words.
+const (
+	stallMark = "(during a measured stall: "
+	slackMark = "passed only by the slack "
+)
+
+// Causes of a timing-inconclusive finding (InconclusiveCause).
+const (
+	// CauseStall: a measured stall of this machine explains it.
+	CauseStall = "stall"
+	// CauseSlack: only the slack this machine's measured noise gave let
+	// it pass (a quiet machine's slack would not).
+	CauseSlack = "slack"
+	// CauseOther: another cause its text names (packets the IUT's
+	// transport refused, a tester too busy to keep a tick).
+	CauseOther = "other"
+)
+
+// InconclusiveCause is the cause (CauseStall, CauseSlack or CauseOther)
+// of timing-inconclusive finding f, one of a SpecResult's
+// TimingInconclusive or TimingElsewhere lines, as its text names it.
+func InconclusiveCause(f string) string {
+	switch {
+	case strings.Contains(f, stallMark):
+		return CauseStall
+	case strings.Contains(f, slackMark):
+		return CauseSlack
+	}
+	return CauseOther
+}
 
 // specTimeout bounds one spec's body (its It node): a spec that hangs
 // (an IUT that never answers a call, say) fails instead of holding the
@@ -1288,7 +1325,7 @@ func stalledLongest(msg string, from, to time.Time, lost time.Duration) bool {
 	if top.Lost == 0 || top.Lost < lost {
 		return false
 	}
-	AddReportEntry(entryInconclusive, fmt.Sprintf("%s (during a measured stall: %s)", msg, top))
+	AddReportEntry(entryInconclusive, fmt.Sprintf("%s %s%s)", msg, stallMark, top))
 	return true
 }
 
@@ -1451,7 +1488,7 @@ func inconclusiveAs(entry string, v spec.Finding, view []spec.Event) bool {
 	if len(spans) == 0 {
 		return false
 	}
-	AddReportEntry(entry, fmt.Sprintf("%s: %s (during a measured stall: %s; %v lost in all)", v.Rule, v.Why, spans[0], stall.Lost(spans).Round(time.Microsecond)))
+	AddReportEntry(entry, fmt.Sprintf("%s: %s %s%s; %v lost in all)", v.Rule, v.Why, stallMark, spans[0], stall.Lost(spans).Round(time.Microsecond)))
 	return true
 }
 
@@ -1493,7 +1530,7 @@ func stalledAtLeast(msg string, from, to time.Time, lost time.Duration) bool {
 	if len(spans) == 0 || sum < lost {
 		return false
 	}
-	AddReportEntry(entryInconclusive, fmt.Sprintf("%s (during a measured stall: %s; %v lost in all)", msg, spans[0], sum))
+	AddReportEntry(entryInconclusive, fmt.Sprintf("%s %s%s; %v lost in all)", msg, stallMark, spans[0], sum))
 	return true
 }
 
@@ -1506,8 +1543,8 @@ func slackInconclusive(entry string, q spec.Finding, view []spec.Event) {
 	if inconclusiveAs(entry, q, view) {
 		return
 	}
-	AddReportEntry(entry, fmt.Sprintf("%s: %s (with a quiet machine's slack %v; passed only by the slack %v this machine's measured noise gave)",
-		q.Rule, q.Why, quietParams().Slack, env.Slack))
+	AddReportEntry(entry, fmt.Sprintf("%s: %s (with a quiet machine's slack %v; %s%v this machine's measured noise gave)",
+		q.Rule, q.Why, quietParams().Slack, slackMark, env.Slack))
 }
 
 // onMain reports whether the IUT speaks HomaModule main's protocol (the

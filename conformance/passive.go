@@ -20,6 +20,7 @@ import (
 
 	"github.com/homatest/homatest/harness/traffic"
 	"github.com/homatest/homatest/harness/workload"
+	"github.com/homatest/homatest/internal/plural"
 	"github.com/homatest/homatest/internal/stall"
 	"github.com/homatest/homatest/internal/timescale"
 	"github.com/homatest/homatest/pcap"
@@ -198,7 +199,7 @@ func (w workloadSpec) run() *Bench {
 				}
 				mu.Lock()
 				if len(sp) > 0 {
-					stalled = append(stalled, fmt.Sprintf("%s (during a measured stall: %s)", line, sp[0]))
+					stalled = append(stalled, fmt.Sprintf("%s %s%s)", line, stallMark, sp[0]))
 				} else {
 					failures = append(failures, line)
 				}
@@ -339,7 +340,7 @@ func checkBench(b *Bench, min spec.Level) {
 	}
 	var also []string
 	if stalled > 0 {
-		also = append(also, fmt.Sprintf("%d more timing findings were inconclusive: a measured stall explains them", stalled))
+		also = append(also, plural.Of(stalled, "more timing finding was", "more timing findings were")+" inconclusive: a measured stall explains "+plural.Word(stalled, "it", "them"))
 	}
 	if excused > 0 {
 		also = append(also, fmt.Sprintf("%d raced a delivery", excused))

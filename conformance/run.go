@@ -71,12 +71,14 @@ type SpecResult struct {
 	Capture string `json:"capture,omitempty"`
 	// Slack is the timing tolerance the spec's windows used (ns).
 	Slack time.Duration `json:"slack_ns,omitempty"`
-	// TimingInconclusive are the timing findings on the IUT that a
-	// measured stall (of this process or the IUT's) explains: neither
-	// charged nor hidden, one line each with the stall.
+	// TimingInconclusive are the timing findings on the IUT that the
+	// evidence cannot charge: a measured stall (of this process or the
+	// IUT's) explains them, or only the measured noise's slack let them
+	// pass, or another cause (InconclusiveCause): neither charged nor
+	// hidden, one line each naming its cause.
 	TimingInconclusive []string `json:"timing_inconclusive,omitempty"`
-	// TimingElsewhere are the timing findings on the IUT that a measured
-	// stall explains, of rules that do not bear on the spec's verdict
+	// TimingElsewhere are the timing findings on the IUT that the
+	// evidence cannot charge (as TimingInconclusive), of rules that do not bear on the spec's verdict
 	// (outside its own rules and its labels' sections, in a section other
 	// specs are labelled in and judge), one line each: not judged in this
 	// exchange, reported and counted, but no reason to rerun the spec or

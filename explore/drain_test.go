@@ -33,7 +33,7 @@ func TestDrainEndsLeftoverRPCs(t *testing.T) {
 		Property: spec.Each{Types: []wire.PacketType{wire.TypeGrant}, Check: func(*spec.Ctx, *spec.Event) spec.Result {
 			return spec.Violation("stop here")
 		}}}
-	grant015 := ruleByID("HOMA-GRANT-015")
+	grant015 := spec.RuleByID("HOMA-GRANT-015")
 	if grant015 == nil {
 		t.Fatal("no rule HOMA-GRANT-015")
 	}

@@ -55,7 +55,7 @@ func writeScript(s *session, f *Found, out *outcome) string {
 	var b strings.Builder
 	fmt.Fprintln(&b, scriptVersion)
 	fmt.Fprintf(&b, "# %s %s violated by the IUT: %s\n", f.Rule, f.Level, f.Why)
-	if r := ruleByID(f.Rule); r != nil {
+	if r := spec.RuleByID(f.Rule); r != nil {
 		fmt.Fprintf(&b, "# The rule: %s\n# Source: %s\n", r.Statement, r.Source)
 	} else if d := appRuleDoc[f.Rule]; d != "" {
 		fmt.Fprintf(&b, "# The check: %s\n", d)
@@ -158,15 +158,6 @@ var appRuleDoc = map[string]string{
 	AppOnce:    "a server executes each request at most once",
 	AppError:   "a call fails only if its peer left it silent for timeout_ticks",
 	AppStuck:   "every RPC ends: with its response, or with an error the protocol allows",
-}
-
-func ruleByID(id string) *spec.Rule {
-	for _, r := range spec.Rules() {
-		if r.ID == id {
-			return r
-		}
-	}
-	return nil
 }
 
 // hostName names tester host i as the environment does (h2, h3, ...).

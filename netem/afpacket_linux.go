@@ -5,7 +5,6 @@ import (
 	"github.com/homatest/homatest/internal/afpacket"
 	"github.com/homatest/homatest/internal/nsexec"
 	"net"
-	"sync/atomic"
 	"time"
 	"unsafe"
 
@@ -19,8 +18,8 @@ type packetSock struct {
 	fd      int
 	ifindex int
 	name    string
-	mtu     int     // the interface's MTU when opened
-	ring    *rxRing // nil: frames are read with recvmmsg
+	mtu     int                // the interface's MTU when opened
+	ring    *afpacket.SlotRing // its receive ring (afpacket.SlotRing)
 }
 
 // DefaultSocketBuffer is the receive and send buffer of each AF_PACKET
@@ -43,7 +42,8 @@ func htons(v uint16) uint16 { return v<<8 | v>>8 }
 // name inside namespace ns: bound to the interface for all protocols,
 // promiscuous, ignoring the frames it sends itself (PACKET_IGNORE_OUTGOING),
 // with kernel receive timestamps (SO_TIMESTAMPNS), buf-byte buffers and,
-// when ring > 0, a TPACKET_V2 receive ring of about ring bytes.
+// when ring > 0, a TPACKET_V2 receive ring of about ring bytes
+// (afpacket.SlotRing).
 func openPacketSockets(ns netns.NsHandle, names []string, buf, ring int) ([]packetSock, error) {
 	var socks []packetSock
 	err := nsexec.Do(ns, func() error {
@@ -98,7 +98,7 @@ func openPacketSocket(name string, buf, ring int) (packetSock, error) {
 		}
 	}
 	if ring > 0 {
-		if s.ring, err = newRxRing(fd, ring, ifi.MTU); err != nil {
+		if s.ring, err = afpacket.NewSlotRing(fd, ring, ifi.MTU); err != nil {
 			return fail("receive ring", err)
 		}
 	}
@@ -115,7 +115,7 @@ func openPacketSocket(name string, buf, ring int) (packetSock, error) {
 // close unmaps the socket's ring and closes it.
 func (s *packetSock) close() {
 	if s.ring != nil {
-		s.ring.unmap()
+		s.ring.Unmap()
 		s.ring = nil
 	}
 	unix.Close(s.fd)
@@ -138,165 +138,6 @@ func (s *packetSock) kernelDrops() uint64 {
 	}
 	return uint64(st.Drops)
 }
-
-// rxRing is an AF_PACKET TPACKET_V2 receive ring (Documentation/
-// networking/packet_mmap.rst): the kernel copies each frame into the
-// next free slot of a buffer mapped into this process and hands the slot
-// over with its status word, so frames are read without a system call
-// or a socket buffer per frame, and a burst fills slots sized to frames
-// rather than socket memory charged at the skb's truesize. A frame larger
-// than a slot (a GSO super-frame) is cut in its slot, marked
-// TP_STATUS_COPY, and queued whole on the socket (PACKET_COPY_THRESH),
-// where readCopy reads it. Slots are read and released in order.
-type rxRing struct {
-	mem       []byte // the mapping (or a test's buffer)
-	blockSize int
-	perBlock  int // slots per block (slots do not cross blocks)
-	frameSize int
-	frames    int
-	head      int // next slot to read
-}
-
-// tpacket2Hdrlen is TPACKET2_HDRLEN: the slot header and the sockaddr_ll
-// after it; ringNetOff is the kernel's offset of the network header in a
-// slot (TPACKET_ALIGN(hdrlen + 16)): the frame starts at ringNetOff
-// minus its link header.
-const (
-	tpacket2Hdrlen = (unix.SizeofTpacket2Hdr+unix.TPACKET_ALIGNMENT-1)&^(unix.TPACKET_ALIGNMENT-1) + unix.SizeofSockaddrLinklayer
-	ringNetOff     = (tpacket2Hdrlen + 16 + unix.TPACKET_ALIGNMENT - 1) &^ (unix.TPACKET_ALIGNMENT - 1)
-	ringBlock      = 64 << 10 // block size: an order-4 allocation
-)
-
-// ringSlot returns the slot size for frames of an interface with MTU mtu:
-// the slot header, an Ethernet header with two VLAN tags and the IP
-// packet, aligned to TPACKET_ALIGNMENT.
-func ringSlot(mtu int) int {
-	n := ringNetOff + max(mtu, 1500) + 8
-	return (n + unix.TPACKET_ALIGNMENT - 1) &^ (unix.TPACKET_ALIGNMENT - 1)
-}
-
-// newRxRing sets up a TPACKET_V2 receive ring of about size bytes on fd
-// (before bind) for frames of an interface with MTU mtu, with oversize
-// frames copied to the socket (PACKET_COPY_THRESH), and maps it.
-func newRxRing(fd, size, mtu int) (*rxRing, error) {
-	if err := unix.SetsockoptInt(fd, unix.SOL_PACKET, unix.PACKET_VERSION, unix.TPACKET_V2); err != nil {
-		return nil, fmt.Errorf("PACKET_VERSION: %w", err)
-	}
-	if err := unix.SetsockoptInt(fd, unix.SOL_PACKET, unix.PACKET_COPY_THRESH, 1); err != nil {
-		return nil, fmt.Errorf("PACKET_COPY_THRESH: %w", err)
-	}
-	frame := ringSlot(mtu)
-	block := ringBlock
-	for block < frame {
-		block *= 2
-	}
-	blocks := max(1, size/block)
-	r := &rxRing{blockSize: block, perBlock: block / frame, frameSize: frame}
-	r.frames = blocks * r.perBlock
-	req := unix.TpacketReq{Block_size: uint32(block), Block_nr: uint32(blocks), Frame_size: uint32(frame), Frame_nr: uint32(r.frames)}
-	if err := unix.SetsockoptTpacketReq(fd, unix.SOL_PACKET, unix.PACKET_RX_RING, &req); err != nil {
-		return nil, fmt.Errorf("PACKET_RX_RING (%d blocks of %d bytes): %w", blocks, block, err)
-	}
-	mem, err := unix.Mmap(fd, 0, blocks*block, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
-	if err != nil {
-		return nil, fmt.Errorf("mmap of the receive ring: %w", err)
-	}
-	r.mem = mem
-	afpacket.Prefault(mem)
-	return r, nil
-}
-
-// unmap releases the ring's mapping.
-func (r *rxRing) unmap() {
-	if r.mem != nil {
-		_ = unix.Munmap(r.mem)
-		r.mem = nil
-	}
-}
-
-// slot returns the header of slot i.
-func (r *rxRing) slot(i int) *unix.Tpacket2Hdr {
-	off := i/r.perBlock*r.blockSize + i%r.perBlock*r.frameSize
-	return (*unix.Tpacket2Hdr)(unsafe.Pointer(&r.mem[off]))
-}
-
-// next returns the head slot's header if the kernel has handed it over,
-// else nil. The slot stays this process's until release.
-func (r *rxRing) next() *unix.Tpacket2Hdr {
-	h := r.slot(r.head)
-	if atomic.LoadUint32(&h.Status)&unix.TP_STATUS_USER == 0 {
-		return nil
-	}
-	return h
-}
-
-// frame returns the bytes the kernel put in slot header h (Snaplen of
-// them; Len is the frame's length on the wire) and its receive stamp in
-// Unix ns.
-func (r *rxRing) frame(h *unix.Tpacket2Hdr) ([]byte, int64) {
-	base := uintptr(unsafe.Pointer(h)) - uintptr(unsafe.Pointer(&r.mem[0]))
-	start := int(base) + int(h.Mac)
-	end := start + int(h.Snaplen)
-	if int(h.Mac) >= r.frameSize || end > int(base)+r.frameSize {
-		return nil, 0 // a header the kernel would not write
-	}
-	return r.mem[start:end], int64(h.Sec)*1e9 + int64(h.Nsec)
-}
-
-// read returns the head slot's frame and its receive stamp (Unix ns), or
-// ok false when the kernel has not handed the slot over. A frame too
-// large for a slot is read whole from socket fd into buf with readCopy
-// (nil: readCopy the function). err says why the frame cannot be had
-// (its bytes are then nil): the copy's read failed, or the frame was cut
-// without a copy (the socket buffer was full). Either way the caller
-// calls release when done with the slot.
-func (r *rxRing) read(fd int, buf []byte, copyFn func(int, []byte) (int, error)) (data []byte, ts int64, err error, ok bool) {
-	h := r.next()
-	if h == nil {
-		return nil, 0, nil, false
-	}
-	data, ts = r.frame(h)
-	switch {
-	case h.Status&unix.TP_STATUS_COPY != 0:
-		if copyFn == nil {
-			copyFn = readCopy
-		}
-		n, err := copyFn(fd, buf)
-		if err != nil {
-			return nil, ts, fmt.Errorf("recvmsg: %w", err), true
-		}
-		return buf[:n], ts, nil, true
-	case data == nil:
-		return nil, 0, fmt.Errorf("ring slot %d: bad header (mac offset %d, %d bytes)", r.head, h.Mac, h.Snaplen), true
-	case h.Snaplen < h.Len:
-		return nil, ts, fmt.Errorf("a %d-byte frame larger than a ring slot (%d bytes) while the socket buffer was full", h.Len, r.frameSize), true
-	}
-	return data, ts, nil, true
-}
-
-// release hands the head slot back to the kernel and moves to the next.
-func (r *rxRing) release() {
-	atomic.StoreUint32(&r.slot(r.head).Status, unix.TP_STATUS_KERNEL)
-	if r.head++; r.head == r.frames {
-		r.head = 0
-	}
-}
-
-// readCopy reads the next frame queued on socket fd (a ring's
-// TP_STATUS_COPY frame) into buf without blocking and returns its length
-// (the frame is cut to len(buf)).
-func readCopy(fd int, buf []byte) (int, error) {
-	for {
-		n, _, _, _, err := unix.Recvmsg(fd, buf, nil, unix.MSG_DONTWAIT|unix.MSG_TRUNC)
-		if err == unix.EINTR {
-			continue
-		}
-		return min(n, len(buf)), err
-	}
-}
-
-// maxFrame is the largest frame read: a 64 KiB GSO frame plus headers.
-const maxFrame = 65536 + 256
 
 // txBatch sends frames with one sendmmsg call.
 type txBatch struct {

@@ -7,6 +7,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/homatest/homatest/internal/afpacket"
 	"github.com/homatest/homatest/spec/wire"
 )
 
@@ -25,31 +26,16 @@ func testSwitch(t *testing.T, readCopy func(fd int, buf []byte) (int, error)) *S
 	return s
 }
 
-// testRing is a receive ring of n slots in ordinary memory.
-func testRing(n int) *rxRing {
-	const slot = 2048
-	return &rxRing{mem: make([]byte, n*slot), blockSize: n * slot, perBlock: n, frameSize: slot, frames: n}
-}
+// testRing is a receive ring of n 2048-byte slots in memory.
+func testRing(n int) *afpacket.SlotRing { return afpacket.MemSlotRing(n, 2048) }
 
-// put writes frame into the ring's next free slot as the kernel does:
-// cut to the slot with status TP_STATUS_USER|extra, wire length wireLen.
-func (r *rxRing) put(t testing.TB, frame []byte, wireLen int, extra uint32) {
+// put writes frame into r's next free slot as the kernel does
+// (afpacket.SlotRing.Put); a full ring fails the test.
+func put(t testing.TB, r *afpacket.SlotRing, frame []byte, wireLen int, extra uint32) {
 	t.Helper()
-	for i := range r.frames {
-		k := (r.head + i) % r.frames
-		h := r.slot(k)
-		if h.Status != unix.TP_STATUS_KERNEL {
-			continue
-		}
-		mac := ringNetOff - 14
-		n := min(len(frame), r.frameSize-mac)
-		off := k/r.perBlock*r.blockSize + k%r.perBlock*r.frameSize
-		copy(r.mem[off+mac:], frame[:n])
-		h.Len, h.Snaplen, h.Mac, h.Sec, h.Nsec = uint32(wireLen), uint32(n), uint16(mac), 1, 0
-		h.Status = unix.TP_STATUS_USER | extra
-		return
+	if !r.Put(frame, wireLen, extra) {
+		t.Fatal("test ring full")
 	}
-	t.Fatal("test ring full")
 }
 
 // egressed pops every frame due on port p.
@@ -91,10 +77,10 @@ func TestSwitchReadsRing(t *testing.T) {
 	super := ipv4Frame(macA, macB, addrA, addrB, 4, wire.IPProtoHoma, gsoHoma(t, 100000, 0, 1424, 6))
 	s := testSwitch(t, func(fd int, buf []byte) (int, error) { return copy(buf, super), nil })
 	r := s.socks[0].ring
-	r.put(t, dataFrame(t, true, 2, 0, 100, false), 0, 0)
-	r.put(t, super, len(super), unix.TP_STATUS_COPY)
-	r.put(t, super, len(super), 0)
-	r.slot(0).Len = r.slot(0).Snaplen
+	plain := dataFrame(t, true, 2, 0, 100, false)
+	put(t, r, plain, len(plain), 0)
+	put(t, r, super, len(super), unix.TP_STATUS_COPY)
+	put(t, r, super, len(super), 0)
 	if _, err := s.receive(0); err != nil {
 		t.Fatal(err)
 	}
@@ -108,13 +94,13 @@ func TestSwitchReadsRing(t *testing.T) {
 	if !strings.Contains(st.Ports[0].FirstRxError, "larger than a ring slot") {
 		t.Errorf("first read error %q", st.Ports[0].FirstRxError)
 	}
-	for i := range r.frames {
-		if r.slot(i).Status != unix.TP_STATUS_KERNEL {
-			t.Errorf("slot %d not handed back", i)
-		}
+	if r.Ready() {
+		t.Error("a frame left to read")
 	}
-	if r.head != 3 || r.next() != nil {
-		t.Errorf("ring head %d, want 3 and nothing more to read", r.head)
+	for i := range 8 {
+		if !r.Put(plain, len(plain), 0) {
+			t.Fatalf("slot %d of 8 not handed back", i+1)
+		}
 	}
 }
 
@@ -127,8 +113,8 @@ func TestSwitchCountsReadErrors(t *testing.T) {
 	s := testSwitch(t, func(int, []byte) (int, error) { return 0, readErr })
 	r := s.socks[0].ring
 	frame := dataFrame(t, true, 2, 0, 100, false)
-	r.put(t, frame, 70000, unix.TP_STATUS_COPY)
-	r.put(t, frame, len(frame), 0)
+	put(t, r, frame, 70000, unix.TP_STATUS_COPY)
+	put(t, r, frame, len(frame), 0)
 	if _, err := s.receive(0); err != nil {
 		t.Fatalf("receive with EFAULT: %v", err)
 	}
@@ -140,7 +126,7 @@ func TestSwitchCountsReadErrors(t *testing.T) {
 		t.Errorf("unreadable %d (%q), want 1 (recvmsg: bad address)", st.Drops.Unreadable, st.Ports[0].FirstRxError)
 	}
 	readErr = unix.EBADF
-	r.put(t, frame, 70000, unix.TP_STATUS_COPY)
+	put(t, r, frame, 70000, unix.TP_STATUS_COPY)
 	if _, err := s.receive(0); err == nil {
 		t.Error("EBADF did not end the loop")
 	}
@@ -162,7 +148,7 @@ func BenchmarkSwitchPath(b *testing.B) {
 	e := s.core.Egress(1)
 	b.ReportAllocs()
 	for b.Loop() {
-		r.put(b, frame, len(frame), 0)
+		put(b, r, frame, len(frame), 0)
 		s.receive(0)
 		f := e.Pop(math.MaxInt64)
 		s.put(f.Data)

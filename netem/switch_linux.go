@@ -34,10 +34,9 @@ type Switch struct {
 	core  *Core
 	socks []packetSock
 	port  []sockCounters // per port: the socket side's drops and segmentations
-	// readCopy reads a ring's TP_STATUS_COPY frame from the socket (tests
-	// inject errors); copyBuf holds it.
+	// readCopy reads a ring's TP_STATUS_COPY frame from the socket
+	// (afpacket.SlotRing.Read; nil: recvmsg; tests inject errors).
 	readCopy func(fd int, buf []byte) (int, error)
-	copyBuf  []byte
 	mtu      []int    // each port's interface MTU (IP packet bytes)
 	lag      lagHist  // read time - kernel receive stamp
 	sendLag  lagHist  // send time - scheduled departure
@@ -147,10 +146,9 @@ func StartSwitch(ctx context.Context, ns netns.NsHandle, cfg SwitchConfig) (*Swi
 	return s, nil
 }
 
-// init sets up the per-port counters and the copy reader.
+// init sets up the per-port counters.
 func (s *Switch) init() {
 	s.port = make([]sockCounters, len(s.socks))
-	s.copyBuf = make([]byte, maxFrame)
 }
 
 // portMTUs returns the MTU of each port's interface (0: unknown).
@@ -279,7 +277,7 @@ func (s *Switch) receive(p int) (int, error) {
 	// later of that and the frame's kernel receive stamp.
 	now := max(clockNow(), s.last)
 	for i := range rxBudget {
-		data, ts, err, ok := k.ring.read(k.fd, s.copyBuf, s.readCopy)
+		data, ts, ok, err := k.ring.Read(s.readCopy)
 		if !ok {
 			return i, nil
 		}
@@ -301,7 +299,7 @@ func (s *Switch) receive(p int) (int, error) {
 			s.lag.add(now - stamp)
 			s.ingest(now, stamp, p, data)
 		}
-		k.ring.release()
+		k.ring.Release()
 	}
 	return rxBudget, nil
 }

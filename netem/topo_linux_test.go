@@ -214,7 +214,6 @@ func receive(s packetSock, want int, idle time.Duration, keepAll bool) []rxFrame
 // sequence number match accepts (nil: all).
 func receiveUntil(s packetSock, want int, stop <-chan struct{}, idle time.Duration, keepAll bool, match func(seq uint32) bool) []rxFrame {
 	var got []rxFrame
-	buf := make([]byte, maxFrame)
 	fds := []unix.PollFd{{Fd: int32(s.fd), Events: unix.POLLIN}}
 	last := time.Now()
 	for len(got) < want {
@@ -233,7 +232,7 @@ func receiveUntil(s packetSock, want int, stop <-chan struct{}, idle time.Durati
 			return got
 		}
 		for {
-			data, ts, err, ok := s.ring.read(s.fd, buf, nil)
+			data, ts, ok, err := s.ring.Read(nil)
 			if !ok {
 				break
 			}
@@ -256,7 +255,7 @@ func receiveUntil(s packetSock, want int, stop <-chan struct{}, idle time.Durati
 				f.data = slices.Clone(data)
 				got = append(got, f)
 			}
-			s.ring.release()
+			s.ring.Release()
 		}
 	}
 	return got

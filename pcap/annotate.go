@@ -23,7 +23,9 @@ import (
 // Wireshark number frames; Wireshark shows them as frame.comment). The
 // drops a pcapng's interface statistics declare (isb_ifdrop, the latest
 // per interface) are kept in a statistics block per interface at the end,
-// so that the copy is judged as the original (Stats.CaptureDrops).
+// with the block's comment (UnreadableComment: how many of the drops were
+// frames the capture could not read), so that the copy is judged as the
+// original (Stats.CaptureDrops, UnreadableDrops, DropsCauseUnsaid).
 // section, if not empty, becomes the section header's comment. It returns
 // the number of frames copied. Errors: ErrFormat for input that is not a
 // capture, a read error naming the frame, a note for a frame past the end,
@@ -38,11 +40,15 @@ func Annotate(in io.Reader, out io.Writer, notes map[int][]string, section strin
 		ReadPacketData() ([]byte, gopacket.CaptureInfo, error)
 	}
 	var (
-		src   source
-		ng    *pcapgo.NgReader
-		iface func(i int) (pcapgo.NgInterface, bool)
-		drops = map[int]uint64{} // isb_ifdrop by interface
-		last  gopacket.CaptureInfo
+		src      source
+		ng       *pcapgo.NgReader
+		iface    func(i int) (pcapgo.NgInterface, bool)
+		drops    = map[int]uint64{} // isb_ifdrop by interface
+		comments = map[int]string{} // the opt_comment of its block
+		// fromHomatest: the input's section is homatest's, whose
+		// drops without a comment have no cause said (as the copy's).
+		fromHomatest bool
+		last         gopacket.CaptureInfo
 	)
 	switch binary.BigEndian.Uint32(magic) {
 	case 0x0a0d0d0a:
@@ -50,12 +56,13 @@ func Annotate(in io.Reader, out io.Writer, notes map[int][]string, section strin
 		ng, err = pcapgo.NewNgReader(br, pcapgo.NgReaderOptions{WantMixedLinkType: true,
 			StatisticsCallback: func(i int, st pcapgo.NgInterfaceStatistics) {
 				if st.PacketsDropped != pcapgo.NgNoValue64 {
-					drops[i] = st.PacketsDropped
+					drops[i], comments[i] = st.PacketsDropped, st.Comment
 				}
 			}})
 		if err != nil {
 			return 0, ngHeaderError(shb, err)
 		}
+		fromHomatest = ng.SectionInfo().Application == "homatest"
 		src = ng
 		iface = func(i int) (pcapgo.NgInterface, bool) {
 			ifc, err := ng.Interface(i)
@@ -149,12 +156,37 @@ func Annotate(in io.Reader, out io.Writer, notes map[int][]string, section strin
 	}
 	ifs := make([]int, 0, len(drops))
 	for i := range drops {
-		if i < declared {
-			ifs = append(ifs, i)
-		}
+		ifs = append(ifs, i)
 	}
 	sort.Ints(ifs)
 	for _, i := range ifs {
+		// An interface that declared drops but carried no frame is
+		// declared now, so that its drops are kept too.
+		for declared <= i {
+			ifc, ok := iface(declared)
+			if !ok {
+				break
+			}
+			if _, err := w.AddInterface(conv(ifc)); err != nil {
+				return n, err
+			}
+			declared++
+		}
+		if i >= declared {
+			break
+		}
+		c := comments[i]
+		if c == "" && drops[i] > 0 && !fromHomatest {
+			// Another capture's drops are all its full buffer's: say so,
+			// since the copy is homatest's (Reader.interfaceStats).
+			c = fmt.Sprintf(UnreadableComment, 0)
+		}
+		if c != "" {
+			if err := writeDropStats(w, out, i, last.Timestamp, drops[i], c); err != nil {
+				return n, err
+			}
+			continue
+		}
 		st := pcapgo.NgInterfaceStatistics{LastUpdate: last.Timestamp, PacketsReceived: pcapgo.NgNoValue64, PacketsDropped: drops[i]}
 		if err := w.WriteInterfaceStats(i, st); err != nil {
 			return n, err

@@ -156,3 +156,38 @@ func FuzzAnnotate(f *testing.F) {
 		}
 	})
 }
+
+// TestAnnotateKeepsDropCauses: the copy declares the drops the original
+// does with their cause: the harness's statistics block comment
+// (UnreadableComment: how many of a port's isb_ifdrop were frames it could
+// not read) survives (it was lost, and the copy of a homatest capture read
+// as drops with no cause said), and another writer's drops without a
+// comment stay a full buffer's (the copy is homatest's, whose drops
+// without a comment have none said).
+func TestAnnotateKeepsDropCauses(t *testing.T) {
+	for _, tc := range []struct {
+		app                 string
+		dropped, unreadable uint64
+	}{{"homatest", 7, 5}, {"old", 3, 0}, {"dumpcap", 3, 0}} {
+		in := dropsCapture(t, tc.app, tc.dropped, tc.unreadable)
+		var out bytes.Buffer
+		if _, err := Annotate(bytes.NewReader(in), &out, map[int][]string{1: {"HOMA-X-001 MUST: a"}}, "checked"); err != nil {
+			t.Fatal(err)
+		}
+		orig, err := readAll(t, in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := readAll(t, out.Bytes())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.CaptureDrops != orig.CaptureDrops || got.UnreadableDrops != orig.UnreadableDrops || got.DropsCauseUnsaid != orig.DropsCauseUnsaid {
+			t.Errorf("%s: copy's drops %d, unreadable %d, unsaid %v; original's %d, %d, %v", tc.app,
+				got.CaptureDrops, got.UnreadableDrops, got.DropsCauseUnsaid, orig.CaptureDrops, orig.UnreadableDrops, orig.DropsCauseUnsaid)
+		}
+		if orig.UnreadableDrops != tc.unreadable {
+			t.Errorf("%s: original's unreadable drops %d, want %d", tc.app, orig.UnreadableDrops, tc.unreadable)
+		}
+	}
+}

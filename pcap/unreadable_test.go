@@ -16,42 +16,6 @@ import (
 // blocks; a homatest file declaring drops without that count is marked
 // (DropsCauseUnsaid), another writer's is not.
 func TestUnreadableDrops(t *testing.T) {
-	write := func(app string, dropped, unreadable uint64) []byte {
-		var buf bytes.Buffer
-		w, err := NewWriter(&buf, Interface{Name: "a"}, Interface{Name: "b"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if app != "homatest" && app != "old" {
-			// Another application's file: only the header's name differs.
-			buf.Reset()
-			w, err = newWriterApp(&buf, app, Interface{Name: "a"}, Interface{Name: "b"})
-			if err != nil {
-				t.Fatal(err)
-			}
-		}
-		ts := time.Unix(1, 0)
-		frame := buildFrame(t, FrameSpec{Src: addrA, Dst: addrB, Priority: 7}, sampleFields()[1], wire.EncodeOptions{FixLengths: true, SetMarks: true})
-		if err := w.WritePacket(0, ts, frame, 0, ""); err != nil {
-			t.Fatal(err)
-		}
-		if app == "old" || app == "dumpcap" {
-			// homatest before UnreadableComment, or dumpcap: isb_ifdrop alone.
-			err = w.ng.WriteInterfaceStats(0, pcapgo.NgInterfaceStatistics{LastUpdate: ts, PacketsDropped: dropped, PacketsReceived: pcapgo.NgNoValue64})
-		} else {
-			err = w.WriteDropStats(0, ts, dropped, unreadable)
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := w.WriteInterfaceStats(1, ts, 2); err != nil {
-			t.Fatal(err)
-		}
-		if err := w.Flush(); err != nil {
-			t.Fatal(err)
-		}
-		return buf.Bytes()
-	}
 	for _, tc := range []struct {
 		app                 string
 		dropped, unreadable uint64
@@ -64,7 +28,7 @@ func TestUnreadableDrops(t *testing.T) {
 		{"old", 3, 0, 5, 0, true},
 		{"dumpcap", 3, 0, 5, 0, false},
 	} {
-		st, err := readAll(t, write(tc.app, tc.dropped, tc.unreadable))
+		st, err := readAll(t, dropsCapture(t, tc.app, tc.dropped, tc.unreadable))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -73,4 +37,46 @@ func TestUnreadableDrops(t *testing.T) {
 				st.CaptureDrops, st.UnreadableDrops, st.DropsCauseUnsaid, tc.wantDrops, tc.wantUnrd, tc.wantUnsaid)
 		}
 	}
+}
+
+// dropsCapture is a two-interface pcapng written by app ("homatest";
+// "old": homatest before UnreadableComment; "dumpcap") with one frame on
+// interface 0, which declares dropped drops, unreadable of them frames
+// the capture could not read (said by homatest only), and 2 drops on
+// interface 1.
+func dropsCapture(t *testing.T, app string, dropped, unreadable uint64) []byte {
+	var buf bytes.Buffer
+	w, err := NewWriter(&buf, Interface{Name: "a"}, Interface{Name: "b"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if app != "homatest" && app != "old" {
+		// Another application's file: only the header's name differs.
+		buf.Reset()
+		w, err = newWriterApp(&buf, app, Interface{Name: "a"}, Interface{Name: "b"})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	ts := time.Unix(1, 0)
+	frame := buildFrame(t, FrameSpec{Src: addrA, Dst: addrB, Priority: 7}, sampleFields()[1], wire.EncodeOptions{FixLengths: true, SetMarks: true})
+	if err := w.WritePacket(0, ts, frame, 0, ""); err != nil {
+		t.Fatal(err)
+	}
+	if app == "old" || app == "dumpcap" {
+		// homatest before UnreadableComment, or dumpcap: isb_ifdrop alone.
+		err = w.ng.WriteInterfaceStats(0, pcapgo.NgInterfaceStatistics{LastUpdate: ts, PacketsDropped: dropped, PacketsReceived: pcapgo.NgNoValue64})
+	} else {
+		err = w.WriteDropStats(0, ts, dropped, unreadable)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.WriteInterfaceStats(1, ts, 2); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
 }

@@ -131,31 +131,38 @@ func (w *Writer) WriteDropStats(iface int, ts time.Time, dropped, unreadable uin
 	if dropped == 0 {
 		return w.ng.WriteInterfaceStats(iface, pcapgo.NgInterfaceStatistics{LastUpdate: ts, PacketsReceived: pcapgo.NgNoValue64, PacketsDropped: dropped})
 	}
-	// pcapgo writes no comment in a statistics block: the block is
-	// written here, in the little-endian order pcapgo writes the rest.
-	comment := []byte(fmt.Sprintf(UnreadableComment, unreadable))
-	pad := (4 - len(comment)%4) % 4
-	n := 12 + 8 + 4 + len(comment) + pad + 4 + 8 + 4 + 4 // header, ts, comment, ifdrop, end, trailer
+	return writeDropStats(w.ng, w.w, iface, ts, dropped, fmt.Sprintf(UnreadableComment, unreadable))
+}
+
+// writeDropStats writes to out, after what ng buffered for it, an
+// interface statistics block for interface iface stamped at ts (if_tsresol
+// 9) with isb_ifdrop dropped and the opt_comment comment (which pcapgo
+// cannot write), in the little-endian order pcapgo writes the rest: the
+// one way Writer and Annotate write a drop count with its comment.
+func writeDropStats(ng *pcapgo.NgWriter, out io.Writer, iface int, ts time.Time, dropped uint64, comment string) error {
+	c := []byte(comment)
+	pad := (4 - len(c)%4) % 4
+	n := 12 + 8 + 4 + len(c) + pad + 4 + 8 + 4 + 4 // header, ts, comment, ifdrop, end, trailer
 	b := make([]byte, 0, n)
 	le := binary.LittleEndian
-	ns := uint64(ts.UnixNano()) // if_tsresol 9 (NewWriter)
+	ns := uint64(ts.UnixNano())
 	b = le.AppendUint32(b, 0x00000005)
 	b = le.AppendUint32(b, uint32(n))
 	b = le.AppendUint32(b, uint32(iface))
 	b = le.AppendUint32(b, uint32(ns>>32))
 	b = le.AppendUint32(b, uint32(ns))
 	b = le.AppendUint16(b, 1) // opt_comment
-	b = le.AppendUint16(b, uint16(len(comment)))
-	b = append(append(b, comment...), make([]byte, pad)...)
+	b = le.AppendUint16(b, uint16(len(c)))
+	b = append(append(b, c...), make([]byte, pad)...)
 	b = le.AppendUint16(b, 5) // isb_ifdrop
 	b = le.AppendUint16(b, 8)
 	b = le.AppendUint64(b, dropped)
 	b = le.AppendUint32(b, 0) // opt_endofopt
 	b = le.AppendUint32(b, uint32(n))
-	if err := w.ng.Flush(); err != nil {
+	if err := ng.Flush(); err != nil {
 		return err
 	}
-	_, err := w.w.Write(b)
+	_, err := out.Write(b)
 	return err
 }
 

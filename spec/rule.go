@@ -177,6 +177,21 @@ var allRules = sync.OnceValue(func() []*Rule {
 	return all
 })
 
+// RuleByID returns the rule with ID id (as "HOMA-GRANT-011"), nil if
+// the rule book has none.
+func RuleByID(id string) *Rule {
+	return rulesByID()[id]
+}
+
+// rulesByID indexes allRules by ID, once.
+var rulesByID = sync.OnceValue(func() map[string]*Rule {
+	m := map[string]*Rule{}
+	for _, r := range allRules() {
+		m[r.ID] = r
+	}
+	return m
+})
+
 // CheckRulePatterns reports the first malformed glob among the
 // comma-separated rule-ID globs (path.Match syntax), as "bad rule pattern
 // "[": syntax error in pattern"; whether a glob matches a rule is Select's

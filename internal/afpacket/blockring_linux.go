@@ -93,21 +93,15 @@ func NewBlockRing(fd, size, maxFrame int, retire time.Duration) (*BlockRing, err
 	if err := unix.SetsockoptTpacketReq3(fd, unix.SOL_PACKET, unix.PACKET_RX_RING, &req); err != nil {
 		return nil, fmt.Errorf("PACKET_RX_RING (%d blocks of %d bytes): %w", blocks, block, err)
 	}
-	mem, err := unix.Mmap(fd, 0, blocks*block, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
+	mem, err := mapRing(fd, blocks*block)
 	if err != nil {
-		return nil, fmt.Errorf("mmap of the receive ring: %w", err)
+		return nil, err
 	}
-	Prefault(mem)
 	return &BlockRing{mem: mem, blockSize: block, blocks: blocks}, nil
 }
 
 // Unmap releases the ring's mapping; the ring must not be read after.
-func (r *BlockRing) Unmap() {
-	if r.mem != nil {
-		_ = unix.Munmap(r.mem)
-		r.mem = nil
-	}
-}
+func (r *BlockRing) Unmap() { unmapRing(&r.mem) }
 
 // status returns the word of block i's descriptor at offset off.
 func (r *BlockRing) word(i, off int) *uint32 {

@@ -8,4 +8,13 @@
 // reaped, and takes back their pages whenever the skb itself has no
 // other user, a clone that shares its data notwithstanding) leaves the
 // reader a frame it cannot copy (EFAULT) or one holding other bytes.
+//
+// It owns homatest's AF_PACKET rings, set up, mapped (and prefaulted),
+// read and unmapped one way: BlockRing (TPACKET_V3, blocks of packed
+// frames handed over when full or retired) for live captures
+// (pcap.OpenLive), where whole GSO frames matter and a block's wait does
+// not; SlotRing (TPACKET_V2, one fixed slot per frame handed over at
+// once) for the netem switch's ports, where each frame's latency is the
+// link's, with the frames larger than a slot read from the socket by
+// SlotRing.Read.
 package afpacket

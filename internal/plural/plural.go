@@ -20,3 +20,13 @@ func Of64(n uint64, one, many string) string {
 	}
 	return strconv.FormatUint(n, 10) + " " + many
 }
+
+// Word returns one when n is 1 and many otherwise, without the count: the
+// verb or pronoun that agrees with a count said elsewhere
+// (Word(1, "was", "were") is "was").
+func Word(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}

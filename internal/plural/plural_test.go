@@ -18,3 +18,14 @@ func TestOf(t *testing.T) {
 		t.Errorf("Of64(7) = %q", got)
 	}
 }
+
+func TestWord(t *testing.T) {
+	for _, c := range []struct {
+		n    int
+		want string
+	}{{0, "them"}, {1, "it"}, {2, "them"}} {
+		if got := Word(c.n, "it", "them"); got != c.want {
+			t.Errorf("Word(%d) = %q, want %q", c.n, got, c.want)
+		}
+	}
+}

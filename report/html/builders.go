@@ -20,13 +20,9 @@ const MaxGraphs = 8
 // Statements returns the statements of the rules ids, one "ID: statement"
 // line each (what the spec requires), from the rule registry.
 func Statements(ids ...string) string {
-	byID := map[string]*spec.Rule{}
-	for _, r := range spec.Rules() {
-		byID[r.ID] = r
-	}
 	var lines []string
 	for _, id := range ids {
-		if r := byID[id]; r != nil {
+		if r := spec.RuleByID(id); r != nil {
 			lines = append(lines, fmt.Sprintf("%s (%s): %s", id, r.Level, r.Statement))
 		}
 	}

@@ -26,6 +26,7 @@ import (
 	"time"
 
 	"github.com/homatest/homatest/internal/atomicfile"
+	"github.com/homatest/homatest/spec"
 )
 
 // Page is one report page.
@@ -79,7 +80,10 @@ type Row struct {
 type Failure struct {
 	// Title names it (a spec, or rule and frame).
 	Title string
-	// Rules are the rule IDs involved and Level their level.
+	// Rules are the rule IDs involved, each shown with its own level
+	// from the rule book (a spec's rules may differ in level); Level is
+	// the level of what failed (a run's spec, check's or a scenario's
+	// rule), shown for a rule the rule book lacks.
 	Rules []string
 	Level string
 	// Expected is what the spec requires (the rules' statements);
@@ -133,6 +137,13 @@ var funcs = template.FuncMap{
 	},
 	"anchor": func(i int) string { return fmt.Sprintf("failure-%d", i+1) },
 	"add1":   func(i int) int { return i + 1 },
+	// ruleLevel is rule id's level in the rule book, else fallback.
+	"ruleLevel": func(id, fallback string) string {
+		if r := spec.RuleByID(id); r != nil {
+			return r.Level.String()
+		}
+		return fallback
+	},
 }
 
 var page = template.Must(template.New("page").Funcs(funcs).Parse(pageTemplate))
@@ -222,7 +233,7 @@ footer { color: #8a90a0; font-size: 12px; padding: 0 32px 24px; }
 {{if gt (len .Failures) 3}}<section id="failures-index"><h2>Failures ({{len .Failures}})</h2><ol>{{range $i, $f := .Failures}}<li><a href="#{{anchor $i}}">{{$f.Title}}</a></li>{{end}}</ol></section>{{end}}
 {{range $i, $f := .Failures}}<section class="failure" id="{{anchor $i}}">
 <h3>{{add1 $i}}. {{$f.Title}}</h3>
-{{if $f.Rules}}<div class="label">Rules ({{$f.Level}})</div><div>{{range $j, $r := $f.Rules}}{{if $j}}, {{end}}<code>{{$r}}</code>{{end}}</div>{{end}}
+{{if $f.Rules}}<div class="label">Rules</div><div>{{range $j, $r := $f.Rules}}{{if $j}}, {{end}}<code>{{$r}}</code> ({{ruleLevel $r $f.Level}}){{end}}</div>{{end}}
 {{if $f.Expected}}<div class="label">Expected (what the spec requires)</div><pre class="expected">{{$f.Expected}}</pre>{{end}}
 {{if $f.Observed}}<div class="label">Observed</div><pre class="observed">{{$f.Observed}}</pre>{{end}}
 {{with $f.Picture}}<figure><img alt="{{.Caption}}" src="{{png .PNG}}"><figcaption>{{.Caption}}</figcaption></figure>{{else}}{{if $f.SameGraphAs}}<div class="label">Sequence graph</div><div><a href="#failure-{{$f.SameGraphAs}}">the same RPC's graph, at failure {{$f.SameGraphAs}}</a></div>{{end}}{{end}}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/homatest/homatest/conformance"
 	"github.com/homatest/homatest/internal/plural"
+	"github.com/homatest/homatest/spec"
 	"github.com/homatest/homatest/spec/wire"
 )
 
@@ -96,7 +97,10 @@ func RunPage(passes []*conformance.Result, in RunInput) *Page {
 		for _, id := range s.Rules {
 			r := byRule[id]
 			if r == nil {
-				r = &ruleRow{level: s.Level}
+				r = &ruleRow{level: s.Level} // a rule the rule book lacks: its spec's
+				if rule := spec.RuleByID(id); rule != nil {
+					r.level = rule.Level.String()
+				}
 				byRule[id] = r
 				rules = append(rules, id)
 			}

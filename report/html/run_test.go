@@ -1,6 +1,7 @@
 package html
 
 import (
+	"bytes"
 	"fmt"
 	"strings"
 	"testing"
@@ -86,5 +87,35 @@ func TestRunPageAreaTable(t *testing.T) {
 	pg := RunPage([]*conformance.Result{pass}, RunInput{Strict: true})
 	if len(pg.Failures) == 2 && pg.Failures[1].Observed != "SHOULD finding of another rule: HOMA-ACK-008: late" {
 		t.Errorf("--strict: the ACK spec's failure observed %q, want its SHOULD finding", pg.Failures[1].Observed)
+	}
+}
+
+// TestRunPageRuleLevels: a spec's rules each show their own level from
+// the rule book, on its failure and in the rule table, not the spec's (a
+// MUST spec's SHOULD rule HOMA-GRANT-011 read "Rules (MUST)"); a rule the
+// book lacks shows the spec's.
+func TestRunPageRuleLevels(t *testing.T) {
+	pass := &conformance.Result{Env: "sim", Specs: []conformance.SpecResult{
+		{Name: "GRANT-priority", Area: "grant", Level: "MUST", State: "failed", Failure: "wrong priority", Rules: []string{"HOMA-GRANT-011", "HOMA-GRANT-007", "HOMA-NO-SUCH-999"}},
+	}}
+	pg := RunPage([]*conformance.Result{pass}, RunInput{})
+	var levels []string
+	for _, tb := range pg.Tables {
+		if tb.Title == "Specs by rule" {
+			for _, r := range tb.Rows {
+				levels = append(levels, r.Cells[0]+" "+r.Cells[1])
+			}
+		}
+	}
+	if got, want := strings.Join(levels, ", "), "HOMA-GRANT-007 MUST, HOMA-GRANT-011 SHOULD, HOMA-NO-SUCH-999 MUST"; got != want {
+		t.Errorf("rule table levels %q, want %q", got, want)
+	}
+	var b bytes.Buffer
+	if err := Write(&b, pg); err != nil {
+		t.Fatal(err)
+	}
+	want := "<code>HOMA-GRANT-011</code> (SHOULD), <code>HOMA-GRANT-007</code> (MUST), <code>HOMA-NO-SUCH-999</code> (MUST)"
+	if !strings.Contains(b.String(), want) {
+		t.Errorf("page lacks %q", want)
 	}
 }

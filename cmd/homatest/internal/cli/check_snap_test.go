@@ -132,3 +132,43 @@ func TestRPCsSnapCut(t *testing.T) {
 		t.Errorf("rpcs -s 96: exit %d, %v:\n%s", code, err, out)
 	}
 }
+
+// TestCheckSnapCutCountsAgree: the snap hint and the capture-drops line
+// account for every cut frame alike (a new user, after editcap -s 70 on
+// the 6.13 netem-incast capture, read 1464 frames cut with "their
+// packets are unseen" and 1431 unseen packets: 33 apart, unsaid): the
+// snap hint says how many are unseen and that the other 33 are ACKs
+// judged as whole, and the drops line says of how many cut.
+func TestCheckSnapCutCountsAgree(t *testing.T) {
+	frames := readCapFrames(t, realDir+"/lab-scenarios/linux-6.13-netem-incast.pcapng")
+	cut := writeCapFrames(t, t.TempDir(), "cut70.pcapng", snapCut(frames, 70), nil)
+	out, _, _ := run(t, "check", "-o", "json", cut)
+	var js struct {
+		Files []struct {
+			snapReport
+			Report struct {
+				CaptureDrops int `json:"capture_drops"`
+			} `json:"report"`
+			DropsHint string `json:"capture_drops_hint"`
+		} `json:"files"`
+	}
+	if err := json.Unmarshal([]byte(out), &js); err != nil || len(js.Files) != 1 {
+		t.Fatalf("%v:\n%.2000s", err, out)
+	}
+	f := js.Files[0]
+	c := f.Capture
+	if c.SnapCut != 1464 || c.SnapComplete != 33 || f.Report.CaptureDrops != c.SnapCut-c.SnapComplete {
+		t.Fatalf("snap_cut %d, snap_complete %d, capture_drops %d; want 1464, 33 and their difference", c.SnapCut, c.SnapComplete, f.Report.CaptureDrops)
+	}
+	for _, want := range []string{
+		"cut the Homa header of 1464 of 1639 Homa frames (at most 70 bytes of each were captured): 1431 of them are unseen packets,",
+		"; the other 33 are ACKs that lost only acks slots past num_acks, judged as whole;",
+	} {
+		if !strings.Contains(f.SnapHint, want) {
+			t.Errorf("snap_hint lacks %q:\n%s", want, f.SnapHint)
+		}
+	}
+	if want := "1431 frames with their Homa header cut by the snap length are unseen packets (of the 1464 it cut; the other 33 are ACKs"; !strings.Contains(f.DropsHint, want) {
+		t.Errorf("capture_drops_hint lacks %q:\n%s", want, f.DropsHint)
+	}
+}

@@ -63,8 +63,9 @@ the same transport without background, and the background RPCs' count and
 p99 slowdown: of their smallest size bucket (short messages) and overall.
 --plot draws completion time against background load (PNG or SVG).
 
-Exit codes: 0 done, 2 usage error, 130 interrupted (Ctrl-C, SIGINT or
-SIGTERM; nothing is written).`,
+Exit codes: 0 done, 2 a bad flag, a simulation that failed or a --plot
+that could not be written (the report is then not printed), 130
+interrupted (Ctrl-C, SIGINT or SIGTERM; nothing is written).`,
 		Example: `  homatest bench collective --rate 100gbit --hosts 8 --size 32MB --background w4 --loads 0,0.2,0.4,0.6 --plot coll.png
   homatest bench collective --algorithm halving-doubling --hosts 16 --size 64MB --mtu 9000 -o json`,
 		Args: noArgs,

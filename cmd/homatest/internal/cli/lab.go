@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -59,8 +60,11 @@ The homatest binary must be linked statically (CGO_ENABLED=0 go build);
 --homatest names another one. Needs root only for what COMMAND does.
 
 Exit codes: COMMAND's; 125 when the guest failed before COMMAND (a module
-that does not load, a sysctl that does not exist); 2 for bad flags or when
-QEMU or the kernel cannot be had.`,
+that does not load, a sysctl that does not exist); 2 for bad flags, when
+QEMU or the kernel cannot be had, when the guest was killed at --timeout,
+or when it stopped before COMMAND finished (a kernel panic) or --console
+could not be written; 130 interrupted (Ctrl-C, SIGINT or SIGTERM: the
+guest is killed).`,
 		Example: `  # the tc backend on a stock kernel that has sch_netem (the guest is root)
   homatest lab -- homatest netem set --help
   # the suite against your Homa module
@@ -127,7 +131,7 @@ QEMU or the kernel cannot be had.`,
 			} else {
 				k, err := lab.Fetch(ctx, pkg, "")
 				if err != nil {
-					return usageErr(err)
+					return labErr(ctx, err)
 				}
 				if modules != "" {
 					k.Modules = modules
@@ -161,7 +165,7 @@ QEMU or the kernel cannot be had.`,
 				}
 			}
 			if err != nil {
-				return usageErr(err)
+				return labErr(ctx, err)
 			}
 			if verbose {
 				fmt.Fprintf(cmd.ErrOrStderr(), "homatest lab: %s: booted in %v, exit %d after %v (%s)\n", cfg.Kernel.Image,
@@ -238,4 +242,16 @@ func (c *consoleFile) Close() error {
 		c.f = nil
 	}
 	return c.err
+}
+
+// labErr is the error of a lab whose kernel fetch or guest ended in err:
+// exit 130 when a signal ended ctx (Main's SIGINT or SIGTERM: the guest
+// was killed, the fetch stopped), as every command exits when
+// interrupted, else 2 (the guest's --timeout runs on a context of its
+// own: lab.ErrGuestTimeout).
+func labErr(ctx context.Context, err error) error {
+	if ctx.Err() != nil {
+		return &ExitError{Code: 130, Err: fmt.Errorf("interrupted: %w", err)}
+	}
+	return usageErr(err)
 }

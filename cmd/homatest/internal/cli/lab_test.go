@@ -1,12 +1,16 @@
 package cli
 
 import (
+	"context"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/homatest/homatest/lab"
 )
 
 // TestLabBadUsage: flag mistakes are one-line errors with exit code 2,
@@ -92,5 +96,23 @@ func TestConsoleFile(t *testing.T) {
 	}
 	if err := bad.Close(); !errors.Is(err, fs.ErrNotExist) || strings.Contains(err.Error(), dir) {
 		t.Errorf("Close: %v; want the create error, without the path (the flag's error names it)", err)
+	}
+}
+
+// TestLabErrExitCodes: lab exits as its help says: 2 for a guest killed
+// at --timeout (its own context's cause) or any other failure of the
+// guest, 130 when a signal ended the command's context.
+func TestLabErrExitCodes(t *testing.T) {
+	live := context.Background()
+	if got := ExitCode(labErr(live, fmt.Errorf("%w: 10s from QEMU's start", lab.ErrGuestTimeout))); got != ExitUsage {
+		t.Errorf("timeout kill: exit %d, want %d", got, ExitUsage)
+	}
+	if got := ExitCode(labErr(live, errors.New("lab: the guest stopped before the command finished (kernel panic?)"))); got != ExitUsage {
+		t.Errorf("guest stopped: exit %d, want %d", got, ExitUsage)
+	}
+	ended, cancel := context.WithCancel(live)
+	cancel()
+	if got := ExitCode(labErr(ended, fmt.Errorf("lab: %w after 3s", ended.Err()))); got != 130 {
+		t.Errorf("interrupted: exit %d, want 130", got)
 	}
 }

@@ -29,7 +29,7 @@ func TestPluralCounts(t *testing.T) {
 	}
 	var b bytes.Buffer
 	writeInconclusive(&b, []conformance.SpecResult{{Name: "s", TimingInconclusive: []string{"f"}, Reruns: 1, Rerun: "quiet"}})
-	if got := b.String(); !strings.HasPrefix(got, "1 timing finding in 1 spec was inconclusive:") || !strings.Contains(got, "passed on rerun 1; before it, 1 finding explained") {
+	if got := b.String(); !strings.HasPrefix(got, "1 timing finding in 1 spec was inconclusive:") || !strings.Contains(got, "passed on rerun 1; before it, 1 finding inconclusive") {
 		t.Errorf("stall lines:\n%s", got)
 	}
 	for _, bad := range []string{"1 specs", "1 findings", "1 times", "1 packets", "1 RPCs"} {

@@ -96,7 +96,8 @@ multiplies every timeout and timing tolerance, for a slow or loaded
 machine; any other value is an error.
 
 Exit codes: 0 success, 1 violations, 2 usage, input or environment error,
-130 interrupted (Ctrl-C, SIGINT or SIGTERM; agent stops with 0, see its help).`,
+130 interrupted (Ctrl-C, SIGINT or SIGTERM; agent stops with 0, and lab
+exits with its COMMAND's code or 125: see their help).`,
 		Example: `  # the conformance suite against the reference implementation, in the simulator (no root)
   homatest run --env sim
   # judge a capture of Homa traffic against the spec's rules

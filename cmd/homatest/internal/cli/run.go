@@ -139,13 +139,19 @@ judged is not a pass: a run in which no spec ran is INCOMPLETE (exit 2).
 Under --strict every spec not run fails the run: one line each with its
 reason, INCOMPLETE, exit 2 (a JUnit failure of type "unsupported").
 
-Exit codes: 0 every MUST spec passed (with --strict every SHOULD spec
-too, and none was unsupported); 1 a spec failed (even when the run is
-also INCOMPLETE), or the IUT failed before any spec ran (its agent answered
-hello, then fell silent, exited or broke the agent protocol); 2 usage or
-environment error, or INCOMPLETE with no spec failed (no spec ran; a spec
-timing-inconclusive in its pass and every rerun; with --strict, a spec not
-run); 130 interrupted (Ctrl-C, SIGINT or SIGTERM: the pass removes its
+Exit codes: 0 the run passed: a spec was judged, none failed the run and
+none stayed timing-inconclusive (failed SHOULD specs and other rules'
+SHOULD findings are warnings); 1 a spec failed the run: a MUST spec failed
+or errored, a MUST violation of a rule outside a spec's own, or with
+--strict a failed SHOULD spec or another rule's SHOULD finding (1 even
+when the run is also INCOMPLETE); or the IUT failed before any spec ran
+(its agent answered hello, then fell silent, exited or broke the agent
+protocol); with --repeat, any pass so; with --mutation-matrix, a fault
+knob no spec catches or none by the rules its catalogue entry names; 2
+usage or environment error (the test environment could not be built), or
+INCOMPLETE with no spec failed (no spec ran; a spec timing-inconclusive
+in its pass and every rerun; with --strict, a spec not run); 130
+interrupted (Ctrl-C, SIGINT or SIGTERM: the pass removes its
 namespaces, and the run folder is kept, marked by its file
 "interrupted"; a capture the pass could not finish is renamed
 NAME.partial.pcapng, so every other capture reads whole, and the last line
@@ -185,7 +191,7 @@ killed runs left on the machine, never a live run's (homatest cleanup).`,
 	f.IntVar(&o.keepRuns, "keep-runs", 20, "without --artifacts: once the run is done, remove the oldest of homatest run's folders under homatest-runs/ so that the newest N remain, this one included (only folders it made: named by time, holding passes, not in use; said on stderr); 0 keeps all")
 	f.BoolVar(&o.list, "list", false, "print the specs the run would select (one a line: short name for --focus, area, level, active or passive, RUNS: whether this IUT and environment run it, rule IDs; -o json for machines) and run none")
 	f.BoolVar(&o.matrix, "mutation-matrix", false, "run one pass per fault knob and print which specs catch each")
-	f.BoolVar(&o.strict, "strict", false, "fail (exit 1) on failed SHOULD specs too, and (exit 2, INCOMPLETE) on specs not run (unsupported); by default they are warnings")
+	f.BoolVar(&o.strict, "strict", false, "fail (exit 1) on SHOULD failures too: a failed SHOULD spec, or a SHOULD finding of another rule in any spec's exchange; and (exit 2, INCOMPLETE) on specs not run (unsupported); by default the first are warnings and the last are listed")
 	f.BoolVarP(&o.verbose, "verbose", "v", false, "keep Ginkgo's verbose log in the artifacts")
 	f.BoolVar(&o.nsWorkloads, "ns-workloads", false, "with --env ns: run the passive workload specs on IUT hosts in namespaces behind netem's switch (heavy: one process per host plus the switch; default: reference hosts in the simulator for --impl ref, unsupported otherwise)")
 	f.StringVar(&o.passFile, "pass", "", "internal: run one pass here from this options file (conformance.RunPassFile)")

@@ -16,6 +16,7 @@ import (
 	"github.com/homatest/homatest/harness"
 	"github.com/homatest/homatest/internal/jsonout"
 	"github.com/homatest/homatest/internal/plural"
+	"github.com/homatest/homatest/spec"
 )
 
 // reportFile is the report page every run folder gets (report/html).
@@ -29,8 +30,8 @@ func (o *runOpts) failing(s conformance.SpecResult) bool { return s.Fails(o.stri
 type runReport struct {
 	// Verdict is pass, fail (a spec failed) or incomplete (no spec was
 	// judged, or with --strict a spec was unsupported:
-	// conformance.Tally.Incomplete), as the exit code 0, 1 or 2 (2 also
-	// when a spec failed in an incomplete run); error when the run ended
+	// conformance.Tally.Incomplete), as the exit code 0, 1 or 2 (1 when
+	// a spec failed in an incomplete run too: runExit); error when the run ended
 	// before its report in a usage or environment error (Error, exit
 	// code 2).
 	// An interrupted run (Interrupted, exit code 130) is never pass: it is
@@ -143,7 +144,7 @@ func (o *runOpts) report(out io.Writer, passes []*conformance.Result) error {
 	counts := plural.Of(t.Run, "spec", "specs") + " run"
 	if t.Unsupported > 0 {
 		counts += fmt.Sprintf(", %d not run (unsupported)", t.Unsupported)
-		fmt.Fprintf(w, "\n%s not run: %s\n", plural.Of(t.Unsupported, "spec was", "specs were"), unsupportedHint(passes))
+		fmt.Fprintf(w, "\n%s not run: %s\n", plural.Of(t.Unsupported, "spec was", "specs were"), unsupportedHint(passes, t.Unsupported))
 	}
 	if t.Inconclusive > 0 {
 		counts += fmt.Sprintf(", %d not judged (timing-inconclusive every time)", t.Inconclusive)
@@ -203,15 +204,15 @@ func runIncompleteWhy(t conformance.Tally) string {
 	return "--strict fails on specs not run"
 }
 
-// unsupportedHint says how to run the unsupported specs of passes
+// unsupportedHint says how to run the n unsupported specs of passes
 // (conformance.UnsupportedHints), or where their reasons are.
-func unsupportedHint(passes []*conformance.Result) string {
+func unsupportedHint(passes []*conformance.Result, n int) string {
 	var specs []conformance.SpecResult
 	for _, p := range passes {
 		specs = append(specs, p.Specs...)
 	}
 	if h := conformance.UnsupportedHints(specs); len(h) > 0 {
-		return "to run them, " + strings.Join(h, "; ")
+		return "to run " + plural.Word(n, "it", "them") + ", " + strings.Join(h, "; ")
 	}
 	return "the lines above say why"
 }
@@ -236,7 +237,7 @@ func (o *runOpts) runExit(passes []*conformance.Result) error {
 			if t.Run > 0 {
 				what = "--strict fails on specs not run"
 			}
-			msgs = append(msgs, fmt.Sprintf("%s: %s not run (%s)", what, plural.Of(t.Unsupported, "spec", "specs"), unsupportedHint(passes)))
+			msgs = append(msgs, fmt.Sprintf("%s: %s not run (%s)", what, plural.Of(t.Unsupported, "spec", "specs"), unsupportedHint(passes, t.Unsupported)))
 		}
 		if t.FailedPasses > 0 {
 			return &ExitError{Code: ExitViolations, Err: errors.New(strings.Join(msgs, "; "))}
@@ -266,7 +267,7 @@ func (o *runOpts) writePass(out io.Writer, i, n int, p *conformance.Result) erro
 		if !o.failing(s) {
 			kind = "WARN (SHOULD)"
 		}
-		fmt.Fprintf(w, "\n%s %s\n  rules: %s (%s)\n", kind, s.Name, strings.Join(s.Rules, ", "), s.Level)
+		fmt.Fprintf(w, "\n%s %s\n  rules: %s; a %s spec\n", kind, s.Name, ruleLevels(s.Rules), s.Level)
 		if s.Failure != "" {
 			for _, l := range strings.Split(strings.TrimSpace(s.Failure), "\n") {
 				fmt.Fprintf(w, "  %s\n", l)
@@ -296,6 +297,21 @@ func (o *runOpts) writePass(out io.Writer, i, n int, p *conformance.Result) erro
 	}
 	writeInconclusive(w, p.Specs)
 	return w.err
+}
+
+// ruleLevels lists rule IDs each with its own level from the rule book
+// ("HOMA-GRANT-011 (SHOULD), HOMA-GRANT-007 (MUST)"): a spec labelled
+// with rules of both levels has one level of its own, which is not every
+// rule's. An ID the rule book lacks is listed bare.
+func ruleLevels(ids []string) string {
+	l := make([]string, len(ids))
+	for i, id := range ids {
+		l[i] = id
+		if r := spec.RuleByID(id); r != nil {
+			l[i] += " (" + r.Level.String() + ")"
+		}
+	}
+	return strings.Join(l, ", ")
 }
 
 // specsRun is the number of p's specs that ran (every state but skipped:
@@ -347,36 +363,36 @@ func (o *runOpts) rerun(s conformance.SpecResult) string {
 	return c
 }
 
-// writeInconclusive prints the timing findings that measured stalls
-// explain (conformance.SpecResult.TimingInconclusive, and TimingElsewhere:
-// of rules that do not bear on their spec's verdict): counted, named, not
-// charged.
+// writeInconclusive prints the timing findings not charged to the IUT
+// (conformance.SpecResult.TimingInconclusive, and TimingElsewhere: of
+// rules that do not bear on their spec's verdict): counted, named, each
+// with its cause, and the summary line says which cause excused how many
+// (inconclusiveWhy).
 func writeInconclusive(w io.Writer, specs []conformance.SpecResult) {
-	n, in := 0, 0
+	var all []string
+	in := 0
 	for _, s := range specs {
 		if k := len(s.TimingInconclusive) + len(s.TimingElsewhere); k > 0 {
-			n += k
+			all = append(all, s.TimingInconclusive...)
+			all = append(all, s.TimingElsewhere...)
 			in++
 		}
 	}
+	n := len(all)
 	if n == 0 {
 		return
 	}
-	verb := "were"
-	if n == 1 {
-		verb = "was"
-	}
-	fmt.Fprintf(w, "%s in %s %s inconclusive: a measured stall of this machine explains each (not charged to the IUT)\n", plural.Of(n, "timing finding", "timing findings"), plural.Of(in, "spec", "specs"), verb)
+	fmt.Fprintf(w, "%s in %s %s inconclusive: %s (not charged to the IUT)\n", plural.Of(n, "timing finding", "timing findings"), plural.Of(in, "spec", "specs"), plural.Word(n, "was", "were"), inconclusiveWhy(all))
 	for _, s := range specs {
 		if len(s.TimingInconclusive) == 0 && len(s.TimingElsewhere) == 0 {
 			continue
 		}
 		switch s.Rerun {
 		case "quiet":
-			// The findings were the earlier tries', each explained by a
-			// stall; the spec passed: not an inconclusive line.
-			fmt.Fprintf(w, "  %s: passed on rerun %d; before it, %s explained by a measured stall (not charged):\n",
-				s.Name, s.Reruns, plural.Of(len(s.TimingInconclusive), "finding", "findings"))
+			// The findings were the earlier tries'; the spec passed: not
+			// an inconclusive line.
+			fmt.Fprintf(w, "  %s: passed on rerun %d; before it, %s inconclusive: %s (not charged):\n",
+				s.Name, s.Reruns, plural.Of(len(s.TimingInconclusive), "finding", "findings"), inconclusiveWhy(s.TimingInconclusive))
 		case "inconclusive":
 			fmt.Fprintf(w, "  NOT JUDGED %s: rerun %s, inconclusive every time (run it on a quieter machine to judge it)\n", s.Name, plural.Of(s.Reruns, "time", "times"))
 		case "failed":
@@ -393,6 +409,39 @@ func writeInconclusive(w io.Writer, specs []conformance.SpecResult) {
 			fmt.Fprintf(w, "  NOT JUDGED HERE %s: %s (a rule outside this spec's verdict: the specs labelled with it judge it)\n", s.Name, f)
 		}
 	}
+}
+
+// inconclusiveWhy says what excused timing-inconclusive findings, by
+// their causes (conformance.InconclusiveCause): "a measured stall of this
+// machine explains each" when a stall explains every one, likewise for
+// the slack alone or other causes alone, else how many each cause
+// excused ("1 during a measured stall of this machine, 2 passed only by
+// the slack ...").
+func inconclusiveWhy(findings []string) string {
+	count := map[string]int{}
+	for _, f := range findings {
+		count[conformance.InconclusiveCause(f)]++
+	}
+	each := plural.Word(len(findings), "it", "each")
+	causes := []struct{ cause, all, some string }{
+		{conformance.CauseStall, "a measured stall of this machine explains " + each, "during a measured stall of this machine"},
+		{conformance.CauseSlack, "only the slack this machine's measured noise gave let " + each + " pass (a quiet machine's would not)", "passed only by this machine's measured slack"},
+		{conformance.CauseOther, "its line says why", "for the cause its line names"},
+	}
+	var parts []string
+	for _, c := range causes {
+		switch count[c.cause] {
+		case 0:
+		case len(findings):
+			if c.cause == conformance.CauseOther && len(findings) > 1 {
+				return "each line says why"
+			}
+			return c.all
+		default:
+			parts = append(parts, fmt.Sprintf("%d %s", count[c.cause], c.some))
+		}
+	}
+	return strings.Join(parts, ", ")
 }
 
 // writeAreaTable prints specs counted by area and outcome

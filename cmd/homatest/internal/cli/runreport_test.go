@@ -99,7 +99,7 @@ func TestRunVerdictNothingJudged(t *testing.T) {
 	o := &runOpts{artifacts: "runs/x", impl: "m.yaml", env: "ns"}
 	out := text(o, only)
 	for _, want := range []string{
-		"1 spec was not run: to run them, add --ns-workloads",
+		"1 spec was not run: to run it, add --ns-workloads",
 		"\nINCOMPLETE (0 specs run, 1 not run (unsupported): no spec was judged); artifacts in runs/x",
 	} {
 		if !strings.Contains(out, want) {
@@ -110,7 +110,7 @@ func TestRunVerdictNothingJudged(t *testing.T) {
 		t.Errorf("nothing judged reads as a pass:\n%s", out)
 	}
 	err := o.runExit([]*conformance.Result{only})
-	if exit(err) != ExitUsage || !strings.Contains(err.Error(), "no spec was judged: 1 spec not run (to run them, add --ns-workloads") {
+	if exit(err) != ExitUsage || !strings.Contains(err.Error(), "no spec was judged: 1 spec not run (to run it, add --ns-workloads") {
 		t.Errorf("nothing judged: exit %d, %v; want %d saying so", exit(err), err, ExitUsage)
 	}
 	var b strings.Builder
@@ -186,13 +186,13 @@ func TestStallLinesRerunCleared(t *testing.T) {
 	var b bytes.Buffer
 	writeInconclusive(&b, []conformance.SpecResult{
 		{Name: "grants GRANT-srpt: x", State: "passed", Reruns: 2, Rerun: "quiet",
-			TimingInconclusive: []string{"HOMA-GRANT-011: GRANT late (stall)", "HOMA-GRANT-011: GRANT late again (stall)"}},
+			TimingInconclusive: []string{"HOMA-GRANT-011: GRANT late (during a measured stall: s1)", "HOMA-GRANT-011: GRANT late again (during a measured stall: s2)"}},
 		{Name: "retransmission RESEND-gap: y", State: "inconclusive", Reruns: 3, Rerun: "inconclusive",
 			TimingInconclusive: []string{"HOMA-RESEND-001: RESEND late (stall)"}}})
 	got := b.String()
 	for _, want := range []string{
-		"  grants GRANT-srpt: x: passed on rerun 2; before it, 2 findings explained by a measured stall (not charged):\n" +
-			"    earlier try: HOMA-GRANT-011: GRANT late (stall)\n    earlier try: HOMA-GRANT-011: GRANT late again (stall)\n",
+		"  grants GRANT-srpt: x: passed on rerun 2; before it, 2 findings inconclusive: a measured stall of this machine explains each (not charged):\n" +
+			"    earlier try: HOMA-GRANT-011: GRANT late (during a measured stall: s1)\n    earlier try: HOMA-GRANT-011: GRANT late again (during a measured stall: s2)\n",
 		"  NOT JUDGED retransmission RESEND-gap: y: rerun 3 times, inconclusive every time",
 		"  INCONCLUSIVE retransmission RESEND-gap: y: HOMA-RESEND-001: RESEND late (stall)\n",
 	} {
@@ -202,6 +202,53 @@ func TestStallLinesRerunCleared(t *testing.T) {
 	}
 	if strings.Contains(got, "INCONCLUSIVE grants") {
 		t.Errorf("a spec that passed on rerun has an INCONCLUSIVE line:\n%s", got)
+	}
+}
+
+// TestStallLinesSayEachCause: the summary line of the timing-inconclusive
+// findings names the cause of each as the findings' own lines do (a new
+// user saw "a measured stall of this machine explains each" above
+// findings that named only the slack the measured noise gave): all by a
+// stall, all by the slack, or how many by each cause.
+func TestStallLinesSayEachCause(t *testing.T) {
+	const (
+		stalled = "HOMA-RESEND-014: RESEND late (during a measured stall: iut 12ms; 12ms lost in all)"
+		slack   = "HOMA-RESEND-014: RESEND late (with a quiet machine's slack 2ms; passed only by the slack 9ms this machine's measured noise gave)"
+		refused = "HOMA-GRANT-011: GRANT late (the IUT's transport refused 3 packets during the exchange: lost before the wire, where no capture shows them)"
+	)
+	for _, c := range []struct {
+		name     string
+		findings []string
+		want     string
+	}{
+		{"stalls", []string{stalled, stalled}, "2 timing findings in 1 spec were inconclusive: a measured stall of this machine explains each (not charged to the IUT)\n"},
+		{"one stall", []string{stalled}, "1 timing finding in 1 spec was inconclusive: a measured stall of this machine explains it (not charged to the IUT)\n"},
+		{"slack", []string{slack, slack}, "2 timing findings in 1 spec were inconclusive: only the slack this machine's measured noise gave let each pass (a quiet machine's would not) (not charged to the IUT)\n"},
+		{"mixed", []string{slack, stalled, slack, refused}, "4 timing findings in 1 spec were inconclusive: 1 during a measured stall of this machine, 2 passed only by this machine's measured slack, 1 for the cause its line names (not charged to the IUT)\n"},
+	} {
+		var b bytes.Buffer
+		writeInconclusive(&b, []conformance.SpecResult{{Name: "retransmission RESEND-gap: y", State: "inconclusive", Reruns: 4, Rerun: "inconclusive", TimingInconclusive: c.findings}})
+		if got := b.String(); !strings.HasPrefix(got, c.want) {
+			t.Errorf("%s: summary line is not %q:\n%s", c.name, c.want, got)
+		}
+	}
+}
+
+// TestFailedSpecRuleLevels: a failed spec's rules line gives each rule
+// its own level from the rule book and the spec's level apart (a new user
+// saw "HOMA-GRANT-011, HOMA-GRANT-007 (MUST)", though HOMA-GRANT-011 is a
+// SHOULD rule).
+func TestFailedSpecRuleLevels(t *testing.T) {
+	p := &conformance.Result{Env: "x", Specs: []conformance.SpecResult{
+		{Name: "grants GRANT-priority: levels", Area: "grant", Level: "MUST", State: "failed", Failure: "wrong priority",
+			Rules: []string{"HOMA-GRANT-011", "HOMA-GRANT-007", "HOMA-NO-SUCH-999"}},
+	}}
+	o := &runOpts{output: "text", artifacts: "runs/x", env: "sim", impl: "ref"}
+	var b strings.Builder
+	o.writePass(&b, 1, 1, p)
+	want := "\nFAIL grants GRANT-priority: levels\n  rules: HOMA-GRANT-011 (SHOULD), HOMA-GRANT-007 (MUST), HOMA-NO-SUCH-999; a MUST spec\n"
+	if !strings.Contains(b.String(), want) {
+		t.Errorf("output lacks %q:\n%s", want, b.String())
 	}
 }
 

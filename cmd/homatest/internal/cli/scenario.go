@@ -159,7 +159,8 @@ bytes of each frame (every header) and no timing slack is applied. It prints RPC
 failed, offered and carried load, latency p50/p99, drops by reason, fault
 plan hits and the rule table.
 
-Exit codes: 0 every RPC completed and no MUST rule was violated (SHOULD
+Exit codes: 0 every RPC completed (or timed out during a measured stall
+of this machine) and no MUST rule was violated (SHOULD
 violations, with check.level should, are warnings unless --strict); 1 failed
 RPCs or violations; 2 a bad scenario or manifest, not root, a kernel without a
 feature the link needs, or an environment error (nothing is left behind);
