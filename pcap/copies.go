@@ -62,6 +62,10 @@ type copyTracker struct {
 	sums  [copySlots]uint64
 	slots [copySlots]copySlot
 	next  int
+	// tops counts the used slots by their sum's top byte: a frame whose
+	// top byte no slot has (nearly every frame) matches none, and the
+	// 64 sums are not scanned for it.
+	tops [256]uint8
 }
 
 // copySlot is one remembered frame: its time, where it was taken
@@ -144,6 +148,23 @@ func (c *copyTracker) seen(ip, payload []byte, point uint64, known bool, t time.
 		sum = h.Sum64()
 	}
 	at := t.UnixNano()
+	if c.tops[sum>>56] != 0 {
+		if elsewhere, twin = c.match(sum, point, known, at); elsewhere {
+			return true, false
+		}
+	}
+	if c.slots[c.next].used {
+		c.tops[c.sums[c.next]>>56]--
+	}
+	c.tops[sum>>56]++
+	c.sums[c.next], c.slots[c.next] = sum, copySlot{at: at, point: point, used: true}
+	c.next = (c.next + 1) % copySlots
+	return false, twin
+}
+
+// match is seen's search of the remembered frames for one whose sum is
+// sum, on the terms seen gives; a slot it pairs is marked paired.
+func (c *copyTracker) match(sum, point uint64, known bool, at int64) (elsewhere, twin bool) {
 	for i := range c.sums {
 		if c.sums[i] != sum {
 			continue
@@ -157,11 +178,9 @@ func (c *copyTracker) seen(ip, payload []byte, point uint64, known bool, t time.
 			return true, false
 		}
 		if s.point == point && s.at == at {
-			s.paired, twin = true, true
-			break
+			s.paired = true
+			return false, true
 		}
 	}
-	c.sums[c.next], c.slots[c.next] = sum, copySlot{at: at, point: point, used: true}
-	c.next = (c.next + 1) % copySlots
-	return false, twin
+	return false, false
 }

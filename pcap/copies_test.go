@@ -3,6 +3,8 @@ package pcap
 import (
 	"bytes"
 	"encoding/binary"
+	"hash/maphash"
+	"math/rand/v2"
 	"slices"
 	"testing"
 	"time"
@@ -248,5 +250,44 @@ func TestCopyTrackerSplitBytes(t *testing.T) {
 	rest[0]++
 	if elsewhere, twin := c.seen(ip, rest, 2<<33, true, at.Add(2*time.Microsecond)); elsewhere || twin {
 		t.Fatalf("other bytes: elsewhere %v, twin %v", elsewhere, twin)
+	}
+}
+
+// TestCopyTrackerTops: the count of remembered sums by top byte, which
+// spares the scan for a frame no slot can match, follows the ring as it
+// wraps: over a run of frames many times copySlots long, repeating
+// earlier ones at several distances (within and past the ring), every
+// answer is the plain scan's (the tracker with tops forced non-zero).
+func TestCopyTrackerTops(t *testing.T) {
+	var c, plain copyTracker
+	plain.seed = maphash.MakeSeed()
+	c.seed = plain.seed
+	at := time.Unix(1700000000, 0)
+	rng := rand.New(rand.NewPCG(1, 2))
+	frames := make([][]byte, 0, 4000)
+	matched := 0
+	for i := range 4000 {
+		b := []byte{0x45, 0, 0, 24, 0, 0, 0, 0, 64, 146, 0, 0, 10, 0, 0, 1, 10, 0, 0, 2, byte(i), byte(i >> 8), 1, 2}
+		if len(frames) > 0 && rng.IntN(3) == 0 {
+			// A sighting of a frame up to 100 frames back.
+			b = frames[max(0, len(frames)-1-rng.IntN(100))]
+		}
+		frames = append(frames, b)
+		point := uint64(rng.IntN(2)) << 33
+		at = at.Add(time.Duration(rng.IntN(3)) * time.Microsecond)
+		for k := range plain.tops {
+			plain.tops[k] = 1
+		}
+		e1, t1 := c.seen(b[:20], b[20:], point, true, at)
+		e2, t2 := plain.seen(b[:20], b[20:], point, true, at)
+		if e1 != e2 || t1 != t2 {
+			t.Fatalf("frame %d: elsewhere %v twin %v, the plain scan %v %v", i, e1, t1, e2, t2)
+		}
+		if e1 || t1 {
+			matched++
+		}
+	}
+	if matched < 100 {
+		t.Fatalf("only %d frames matched: the run tests too little", matched)
 	}
 }

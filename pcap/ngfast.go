@@ -45,7 +45,7 @@ type ngFastIface struct {
 }
 
 // ngFastMaxCap is the longest frame the fast path reads: its block must
-// fit in the input's buffer (NewReader's 64 KiB).
+// fit in the input's buffer (readBuffer).
 const ngFastMaxCap = 1 << 15
 
 func (f *ngFast) u32(b []byte) uint32 {

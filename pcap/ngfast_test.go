@@ -110,9 +110,9 @@ func ngFastSamples(t testing.TB) map[string][]byte {
 		n.block(3, append(n.order.AppendUint32(nil, uint32(len(frame))), frame...))                      // a simple packet block: pcapgo's
 		n.epb(2, 7, frame, len(frame), nil)
 		plain := bytes.Clone(n.b)
-		// Longer than the input's buffer, blocks of every length
-		// straddling its refills.
-		for i := range 3000 {
+		// Longer than the input's buffer (readBuffer), blocks of every
+		// length straddling its refills.
+		for i := 0; i < 3000 || len(n.b) < 3*readBuffer; i++ {
 			n.epb(uint32(i%4), uint64(i)<<20, frame, i%len(frame), nil)
 		}
 		out[name+"-long"] = bytes.Clone(n.b)

@@ -34,7 +34,7 @@ const (
 // walk: the comments before it are returned, since check reports the
 // damage itself. Errors are r's, other than io.EOF.
 func SectionComments(r io.Reader) ([]string, error) {
-	br := bufio.NewReaderSize(r, 1<<16)
+	br := bufio.NewReaderSize(r, readBuffer)
 	var (
 		out   []string
 		order binary.ByteOrder // of the current section; nil before the first

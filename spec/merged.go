@@ -2,6 +2,7 @@ package spec
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
 	"hash/maphash"
 	"math"
@@ -57,21 +58,16 @@ const mergedSwitches = 3
 // generation holds this many messages the older one is dropped.
 const mergedGeneration = 1 << 15
 
-// msgID is msgKey as mergeTracker files it: the client's and server's
-// addresses as numbers in mergeTracker.hosts (the top bit of the
-// client's set when the client sends the message). At 24 bytes against msgKey's 64 it
-// keeps two generations of messages about a third of the size (a
-// generation of 32,768 messages is 1.3M packets of 100 KB requests).
-// The fields are packed into three words, with no padding, so that the
-// map hashes the 24 bytes at once rather than field by field: the
-// client's id, then client<<32 | server, then cport<<16 | sport.
+// msgID is msgKey as mergeTracker files it (idOf): the client's id; the
+// client's and server's IPv4 addresses, or else their numbers in
+// mergeTracker.hosts, as client<<32 | server; and cport<<16 | sport with
+// fromClientPorts (the client sends the message) and v4Bit (hosts holds
+// addresses) above. At 24 bytes against msgKey's 64 it keeps two
+// generations of messages about a third of the size (a generation of
+// 32,768 messages is 1.3M packets of 100 KB requests).
 type msgID struct {
 	clientID, hosts, ports uint64
 }
-
-// fromClientBit marks the client's number in msgID for a message the
-// client sends.
-const fromClientBit = 1 << 31
 
 // msgKey is one message: its RPC, the client's and server's Homa ports,
 // and whether the client sends it. The ports part one host's sockets: a
@@ -138,26 +134,9 @@ type msgStreams struct {
 // mergeTracker looks for the signature of interleaved module instances
 // (Merged) in a section of a capture.
 type mergeTracker struct {
+	// cur and old are the current generation of messages and the one
+	// before it (entry).
 	cur, old mergeGen
-	// gen counts the generations begun: an index into cur taken before
-	// the latest one began no longer names cur's entry.
-	gen int
-	// last and lastK cache the latest message's streams (lastOK: set),
-	// filed in cur only when another message's packet comes: a
-	// message's packets come in runs (GSO batches, grant rounds), and a
-	// map access per DATA packet cost the check about half its time.
-	// lastAt is where its entry in cur is, if it has one (getAt: the
-	// same for the message get returned last), so that filing it is a
-	// slice store, not two map accesses.
-	last          msgStreams
-	lastK         msgKey
-	lastOK        bool
-	lastAt, getAt genIndex
-	// lastID and getID are the msgIDs of the cached message and of the
-	// one get returned last (idOK: computed).
-	lastID, getID msgID
-	lastIDOK      bool
-	getIDOK       bool
 	// hosts numbers the addresses of messages' hosts for msgID (a capture
 	// has few hosts and many messages); hostCache caches its entries.
 	hosts     map[netip.Addr]uint32
@@ -373,17 +352,14 @@ func (t *mergeTracker) firstPending() *Merged {
 // HOMA-ID-004; a message sent twice, HOMA-RESEND-010) repeats some
 // messages, not every one at one delay to the timestamp's last digit.
 func (t *mergeTracker) copied() *Merged {
-	if t.lastOK {
-		t.file(t.lastK, t.last, t.lastAt)
-		t.lastOK = false
-	}
 	for d, c := range t.copies {
 		if c.n < 2 {
 			continue
 		}
 		all := true
 		for _, gen := range []mergeGen{t.cur, t.old} {
-			for _, m := range gen.s {
+			for i := range gen.s {
+				m := &gen.s[i]
 				if m.from0 && m.copyAt != d {
 					all = false
 					break
@@ -398,10 +374,78 @@ func (t *mergeTracker) copied() *Merged {
 }
 
 // mergeGen is one generation of mergeTracker's messages: each message's
-// streams in s at the index idx gives.
+// id and streams in s, found through slots, an open-addressing table
+// probed linearly, at most half full, that only grows (a generation is
+// dropped whole). A slot holds the top bits of its id's hash (tag) and
+// its index in s plus one (0: empty), so a probe reads 8 bytes of slots
+// and then the one entry that is its message's. A Go map keyed by msgID
+// hashed each 24-byte key with its seeded hash and probed its groups, a
+// fifth of the detector's time on a busy capture, where nearly every
+// DATA packet is another message's than the packet before.
 type mergeGen struct {
-	idx map[msgID]int32
-	s   []msgStreams
+	s     []msgEntry
+	slots []msgSlot
+}
+
+// msgEntry is one message of a generation.
+type msgEntry struct {
+	id msgID
+	msgStreams
+}
+
+// msgSlot is one slot of mergeGen's table.
+type msgSlot struct {
+	tag uint32
+	i   int32
+}
+
+// msgHash mixes id's words into a hash whose low bits pick a slot and
+// whose top 32 are the slot's tag.
+func msgHash(id *msgID) uint64 {
+	h := (id.clientID ^ id.hosts*0x9e3779b97f4a7c15 ^ id.ports*0xc2b2ae3d27d4eb4f) * 0xff51afd7ed558ccd
+	return h ^ h>>29
+}
+
+// find returns id's index in g.s (ok: filed).
+func (g *mergeGen) find(id *msgID) (int32, bool) {
+	if len(g.s) == 0 {
+		return 0, false
+	}
+	h := msgHash(id)
+	mask, tag := uint64(len(g.slots)-1), uint32(h>>32)
+	for j := h & mask; ; j = (j + 1) & mask {
+		sl := g.slots[j]
+		if sl.i == 0 {
+			return 0, false
+		}
+		if sl.tag == tag && g.s[sl.i-1].id == *id {
+			return sl.i - 1, true
+		}
+	}
+}
+
+// add files id, which g does not hold, with streams m and returns them.
+func (g *mergeGen) add(id *msgID, m msgStreams) *msgStreams {
+	if 2*(len(g.s)+1) > len(g.slots) {
+		g.slots = make([]msgSlot, max(1024, 2*len(g.slots)))
+		for i := range g.s {
+			g.slot(&g.s[i].id, int32(i))
+		}
+	}
+	g.slot(id, int32(len(g.s)))
+	g.s = append(g.s, msgEntry{id: *id, msgStreams: m})
+	return &g.s[len(g.s)-1].msgStreams
+}
+
+// slot files index i under id in g's table, in its first free slot.
+func (g *mergeGen) slot(id *msgID, i int32) {
+	h := msgHash(id)
+	mask := uint64(len(g.slots) - 1)
+	j := h & mask
+	for g.slots[j].i != 0 {
+		j = (j + 1) & mask
+	}
+	g.slots[j] = msgSlot{tag: uint32(h >> 32), i: i + 1}
 }
 
 // frame32 returns frame f as msgStreams keeps it: a capture of more than
@@ -435,29 +479,34 @@ func (t *mergeTracker) host(a netip.Addr) uint32 {
 	}
 	n, ok := t.hosts[a]
 	if !ok {
-		n = uint32(len(t.hosts)) & (fromClientBit - 1)
+		n = uint32(len(t.hosts))
 		t.hosts[a] = n
 	}
 	*slot = hostIndex{addr: a, n: n + 1}
 	return n
 }
 
-// idOf returns k's msgID.
+// idOf returns k's msgID. Two IPv4 hosts stand for themselves, their
+// addresses in hosts (v4Bit in ports says so); others go by their
+// numbers in t.hosts.
 func (t *mergeTracker) idOf(k *msgKey) msgID {
-	c := t.host(k.rpc.Client)
+	ports := uint64(k.cport)<<16 | uint64(k.sport)
 	if k.fromClient {
-		c |= fromClientBit
+		ports |= fromClientPorts
 	}
-	return msgID{clientID: k.rpc.ClientID, hosts: uint64(c)<<32 | uint64(t.host(k.rpc.Server)), ports: uint64(k.cport)<<16 | uint64(k.sport)}
+	if k.rpc.Client.Is4() && k.rpc.Server.Is4() {
+		c, s := k.rpc.Client.As4(), k.rpc.Server.As4()
+		return msgID{clientID: k.rpc.ClientID, hosts: uint64(binary.BigEndian.Uint32(c[:]))<<32 | uint64(binary.BigEndian.Uint32(s[:])), ports: ports | v4Bit}
+	}
+	return msgID{clientID: k.rpc.ClientID, hosts: uint64(t.host(k.rpc.Client))<<32 | uint64(t.host(k.rpc.Server)), ports: ports}
 }
 
-// genIndex is where a message's streams are in mergeTracker.cur: index
-// i of generation gen (ok: it has an entry there).
-type genIndex struct {
-	i   int32
-	gen int
-	ok  bool
-}
+// fromClientPorts marks a message the client sends in msgID.ports; v4Bit
+// a msgID whose hosts are two IPv4 addresses (above the two ports).
+const (
+	fromClientPorts = 1 << 32
+	v4Bit           = 1 << 33
+)
 
 // mergedRestarts is how many of a host's requests must begin a second
 // time, each after a newer request of the host began, before the checker
@@ -465,74 +514,24 @@ type genIndex struct {
 // held back, several at different RPCs are ids allocated twice.
 const mergedRestarts = 2
 
-// get returns k's streams (ok: known), from the cache, the current
-// generation or the old one.
-func (t *mergeTracker) get(k msgKey) (m msgStreams, ok bool) {
-	if t.lastOK && t.lastK == k {
-		t.getAt, t.getID, t.getIDOK = t.lastAt, t.lastID, t.lastIDOK
-		return t.last, true
-	}
-	if p := t.filed(&k); p != nil {
-		return *p, true
-	}
-	return m, false
-}
-
-// filed returns k's streams in the current or the old generation, or
-// nil, and sets getAt, getID and getIDOK for get.
-func (t *mergeTracker) filed(k *msgKey) *msgStreams {
-	t.getAt = genIndex{}
-	if t.cur.idx == nil && t.old.idx == nil {
-		// Nothing filed: the id is computed only if the message is.
-		t.getIDOK = false
-		return nil
-	}
+// entry returns k's streams as filed in the current generation (ok:
+// known before), filing them there first if they are not: a copy of the
+// old generation's entry, or zero streams. When the current generation
+// holds mergedGeneration messages, a new one begins and the old one is
+// dropped. The pointer is good until the next entry.
+func (t *mergeTracker) entry(k *msgKey) (m *msgStreams, ok bool) {
 	id := t.idOf(k)
-	t.getID, t.getIDOK = id, true
-	if i, in := t.cur.idx[id]; in {
-		t.getAt = genIndex{i: i, gen: t.gen, ok: true}
-		return &t.cur.s[i]
+	if i, in := t.cur.find(&id); in {
+		return &t.cur.s[i].msgStreams, true
 	}
-	if i, in := t.old.idx[id]; in {
-		return &t.old.s[i]
+	var was msgStreams
+	if i, in := t.old.find(&id); in {
+		was, ok = t.old.s[i].msgStreams, true
 	}
-	return nil
-}
-
-// put makes k's streams m the cached ones, filing the message cached
-// before in the current generation; k is the message get returned last.
-func (t *mergeTracker) put(k msgKey, m msgStreams) {
-	if t.lastOK && t.lastK != k {
-		t.file(t.lastK, t.last, t.lastAt)
+	if len(t.cur.s) >= mergedGeneration {
+		t.old, t.cur = t.cur, mergeGen{}
 	}
-	t.last, t.lastK, t.lastOK, t.lastAt = m, k, true, t.getAt
-	t.lastID, t.lastIDOK = t.getID, t.getIDOK
-}
-
-// file files k's streams in the current generation; at is where k's
-// entry in it was found, if it had one.
-func (t *mergeTracker) file(k msgKey, m msgStreams, at genIndex) {
-	if at.ok && at.gen == t.gen {
-		t.cur.s[at.i] = m
-		return
-	}
-	if t.cur.idx == nil {
-		t.cur.idx = map[msgID]int32{}
-	}
-	id := t.lastID
-	if !t.lastIDOK || t.lastK != k {
-		id = t.idOf(&k)
-	}
-	if i, ok := t.cur.idx[id]; ok {
-		t.cur.s[i] = m
-		return
-	}
-	if len(t.cur.idx) >= mergedGeneration {
-		t.old, t.cur = t.cur, mergeGen{idx: map[msgID]int32{}}
-		t.gen++
-	}
-	t.cur.idx[id] = int32(len(t.cur.s))
-	t.cur.s = append(t.cur.s, m)
+	return t.cur.add(&id, was), ok
 }
 
 // feed notes e (well-formed, applied in a section) and returns the
@@ -556,9 +555,8 @@ func (t *mergeTracker) feed(e *Event) *Merged {
 		// The receiver of the message asks: the sender is the other side.
 		var k msgKey
 		k.keyOf(e, !e.FromClient())
-		m, _ := t.get(k)
+		m, _ := t.entry(&k)
 		m.asked = true
-		t.put(k, m)
 		return nil
 	case wire.TypeData:
 	default:
@@ -571,10 +569,8 @@ func (t *mergeTracker) feed(e *Event) *Merged {
 	k.keyOf(e, e.FromClient())
 	d := e.Packet.Data()
 	n := d.MessageLength()
-	m, ok := t.get(k)
-	found := t.data(e, &k, &m, ok, n)
-	t.put(k, m)
-	return found
+	m, ok := t.entry(&k)
+	return t.data(e, &k, m, ok, n)
 }
 
 // data is feed for e, a first transmission of message k of length n

@@ -299,6 +299,51 @@ func TestMergeTrackerEntry(t *testing.T) {
 	if m.idOf(&k1) == m.idOf(&k2) || m.idOf(&k1) == m.idOf(&k3) || m.idOf(&k1) != m.idOf(&k1) {
 		t.Errorf("msgIDs %v %v %v: the message's sender and the hosts' roles must tell them apart", m.idOf(&k1), m.idOf(&k2), m.idOf(&k3))
 	}
+	// Two IPv4 hosts go by their addresses: the roles, the sender, and
+	// a numbered pair whose numbers equal the addresses stay apart.
+	v4 := msgKey{rpc: RPCKey{Client: netip.AddrFrom4([4]byte{0, 0, 0, 1}), Server: netip.AddrFrom4([4]byte{0, 0, 0, 2}), ClientID: 4}, cport: 1, sport: 2, fromClient: true}
+	v4b, v4c := v4, v4
+	v4b.fromClient = false
+	v4c.rpc.Client, v4c.rpc.Server = v4.rpc.Server, v4.rpc.Client
+	ids := map[msgID]string{}
+	for name, k := range map[string]msgKey{"v4": v4, "v4 from server": v4b, "v4 roles swapped": v4c, "numbered": k1, "numbered from server": k2} {
+		id := m.idOf(&k)
+		if o, ok := ids[id]; ok {
+			t.Errorf("%s and %s have one msgID %v", name, o, id)
+		}
+		ids[id] = name
+	}
+	numbered := msgID{clientID: 4, hosts: uint64(m.host(k1.rpc.Client))<<32 | uint64(m.host(k1.rpc.Server)), ports: 1<<16 | 2 | fromClientPorts}
+	if m.idOf(&k1) != numbered {
+		t.Errorf("numbered msgID %v, want %v", m.idOf(&k1), numbered)
+	}
+}
+
+// TestMergeGenIndex: a generation of the detector finds every message
+// filed, with its streams, through its table's growth, and no other.
+func TestMergeGenIndex(t *testing.T) {
+	var g mergeGen
+	id := func(i int) msgID {
+		return msgID{clientID: uint64(2 * i), hosts: uint64(i%7)<<32 | uint64(i%3), ports: uint64(i % 5)}
+	}
+	for i := range 5000 {
+		x := id(i)
+		if _, ok := g.find(&x); ok {
+			t.Fatalf("id %d found before it was filed", i)
+		}
+		g.add(&x, msgStreams{length: uint32(i)})
+		if i%499 == 0 {
+			for j := 0; j <= i; j++ {
+				y := id(j)
+				if got, ok := g.find(&y); !ok || got != int32(j) || g.s[got].length != uint32(j) {
+					t.Fatalf("after %d ids: id %d gives %d, %v", i+1, j, got, ok)
+				}
+			}
+		}
+	}
+	if len(g.slots) < 2*len(g.s) {
+		t.Errorf("%d ids in %d slots, want at most half full", len(g.s), len(g.slots))
+	}
 }
 
 // TestMergedOrRestarted tells a capture across one instance's restart
