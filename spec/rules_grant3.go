@@ -126,10 +126,10 @@ func grantRules3() []*Rule {
 		{
 			ID: "HOMA-GRANT-022", Level: Should,
 			Facts:     []string{"FIFO-01"},
-			Statement: "A FIFO GRANT (level num_priorities-2) goes to the oldest message its receiver may FIFO-grant: when the receiver chooses anew (its previous FIFO GRANT went to another message), no other message to it is clearly older (first DATA earlier by more than slack) and surely eligible: being granted, incomplete, not granted to its end, and with fewer granted bytes not received than window + 2·fifo_grant_increment. A receiver may keep granting the message its previous FIFO GRANT went to while that one stays eligible, though an older one has become eligible since.",
-			Source:    "HomaModule homa_grant.c homa_grant_check_fifo (grant->oldest_rpc is kept while it is not fully granted and its rec_incoming stays below window + 2·fifo_grant_increment), homa_grant_find_oldest (the earliest msgin.birth among grantable and active RPCs, skipping those fully granted or with rec_incoming at or above that bound), homa_grant_unmanage_rpc (a message that completes or ends leaves the choice); homa_incoming.c homa_message_in_init (birth: the first DATA processed)",
+			Statement: "A FIFO GRANT (level num_priorities-2) goes to the oldest message its receiver may FIFO-grant: when the receiver chooses anew (its previous FIFO GRANT went to another message), no other message to it is clearly older (first DATA earlier by more than slack) and surely eligible: being granted, incomplete, not granted to its end, and with fewer granted bytes not received than window + 2·fifo_grant_increment. A receiver may keep granting the message its previous FIFO GRANT went to while that one stays eligible, though an older one has become eligible since; and it may pass over an older message that may be its first active message (fewest bytes to grant: linux_6.13.9 skips that one, which gets SRPT grants anyway).",
+			Source:    "HomaModule homa_grant.c homa_grant_check_fifo (grant->oldest_rpc is kept while it is not fully granted and its rec_incoming stays below window + 2·fifo_grant_increment), homa_grant_find_oldest (the earliest msgin.birth among grantable and active RPCs, skipping those fully granted or with rec_incoming at or above that bound; linux_6.13.9 also skips active_rpcs[0], the RPC with the fewest bytes to grant after homa_grant_fix_order), homa_grant_unmanage_rpc (a message that completes or ends leaves the choice); homa_incoming.c homa_message_in_init (birth: the first DATA processed)",
 			Profiles:  []string{"linux"},
-			Capture:   "judged only where FIFO GRANTs have a level of their own (max_sched_prio below num_priorities-2), at a FIFO GRANT after which the receiver's cached choice cannot hold the message: its previous FIFO GRANT (and any other less than slack before that one: two cores may send them out of order) went to another message, or it sent none since the message's first DATA; needs every packet the receiver sends (a FIFO GRANT lost before the capture point may have set the choice: inconclusive where the capture shows such loss) and the message's first DATA (an RPC begun before the capture: inconclusive); the older message counts as eligible only where the capture makes it sure: it had a GRANT less than slack before, more than one window and one skb of it lie beyond what it was authorised (a GRANT still on its way cannot complete it), its granted bytes not seen slack before stay below window + 2·fifo_grant_increment at the smallest dynamic window (max_incoming/(max_overcommit+1)), no loss toward the receiver after the capture point, its sender not silent for timeout_ticks and its RPC neither ended (RPC_UNKNOWN, ack) nor re-created at the receiver; an RPC its application aborted leaves no packet and is not seen",
+			Capture:   "judged only where FIFO GRANTs have a level of their own (max_sched_prio below num_priorities-2), at a FIFO GRANT after which the receiver's cached choice cannot hold the message: its previous FIFO GRANT (and any other less than slack before that one: two cores may send them out of order) went to another message, or it sent none since the message's first DATA; needs every packet the receiver sends (a FIFO GRANT lost before the capture point may have set the choice: inconclusive where the capture shows such loss) and the message's first DATA (an RPC begun before the capture: inconclusive); the older message counts as eligible only where the capture makes it sure: it had a GRANT less than slack before, more than one window and one skb of it lie beyond what it was authorised (a GRANT still on its way cannot complete it), its granted bytes not seen slack before stay below window + 2·fifo_grant_increment at the smallest dynamic window (max_incoming/(max_overcommit+1)), no loss toward the receiver after the capture point, its sender not silent for timeout_ticks and its RPC neither ended (RPC_UNKNOWN, ack) nor re-created at the receiver, and surely not the receiver's first active message: another message it gave an SRPT GRANT less than slack before, not granted to its end, has fewer bytes to grant by more than rank_tolerance, counted without that message's GRANTs of the last slack (homa_grant_fix_order re-sorts every grant_recalc_usecs); an RPC its application aborted leaves no packet and is not seen",
 			Property:  Each{Types: []wire.PacketType{wire.TypeGrant}, Check: fifoOldest},
 		},
 		{
@@ -362,7 +362,7 @@ func fifoOldest(c *Ctx, e *Event) Result {
 				ro.Key.ClientID == olderRPC.Key.ClientID && !ro.Key.Client.Less(olderRPC.Key.Client)) {
 			continue
 		}
-		if w, ok := fifoEligible(c, e, o, ro); ok {
+		if w, ok := fifoEligible(c, e, o, ro); ok && !mayRankFirst(c, e, o) {
 			older, olderRPC, why = o, ro, w
 		}
 	}
@@ -421,6 +421,35 @@ func fifoEligible(c *Ctx, e *Event, o *Message, ro *RPC) (string, bool) {
 	}
 	return fmt.Sprintf("%v was granting (GRANT offset %d %v before) with at most %d of %d bytes granted and at most %d of them not received, below window + 2·fifo_grant_increment = %d",
 		e.Src, last.Offset, e.Time.Sub(last.Time).Round(time.Microsecond), auth, o.Length, out, limit), true
+}
+
+// mayRankFirst reports whether message o may be the first of the active
+// messages of the receiver of FIFO GRANT e, which linux_6.13.9's
+// homa_grant_find_oldest skips (it gets SRPT grants anyway; main 9edb958
+// scans every active message). o is surely not first only where another
+// message the receiver gave an SRPT GRANT less than slack before e, and
+// has not granted to its end (linux_6.13.9 unmanages a message once it is
+// fully granted), has fewer bytes to grant than o by more than
+// rank_tolerance, its bytes to grant counted without its GRANTs of the
+// last slack (homa_grant_fix_order re-sorts the active messages only every
+// grant_recalc_usecs). A message that displaces it from the active set
+// outranks it, so ranks ahead of o too.
+func mayRankFirst(c *Ctx, e *Event, o *Message) bool {
+	oLeft := int64(ungrantedBytes(o))
+	for p := range c.T.granting[e.Src] {
+		if p == o || p.Complete || p.Length == 0 || max(p.Granted, p.MaxIncoming) >= p.Length {
+			continue
+		}
+		last, ok := p.LastGrant()
+		if !ok || last.FIFO || e.Time.Sub(last.Time) >= c.P.Slack {
+			continue
+		}
+		pLeft := int64(p.Length) - int64(p.grantedBefore(c.P, e.Time, c.P.Slack))
+		if pLeft+int64(c.P.RankTolerance) < oLeft {
+			return false
+		}
+	}
+	return true
 }
 
 // fifoRacers is how many FIFO GRANTs one FIFO grant decision of a

@@ -9,14 +9,27 @@ import (
 	"github.com/homatest/homatest/spec/wire"
 )
 
+// shorterGranted adds to b a 200000-byte request (id 6) from a third
+// client that the server grants to 100000 at once: it has fewer bytes to
+// grant than a 1 MB message granted to 110000 by far more than
+// rank_tolerance, so that one is surely not the server's first active
+// message, which linux_6.13.9's homa_grant_find_oldest skips.
+func shorterGranted(b *traceBuilder) {
+	c := b.client
+	b.client = netip.MustParseAddr("198.18.0.4")
+	b.after(10*time.Microsecond).message(true, 6, 200000, 0, 40000, 40000, 4)
+	b.after(10*time.Microsecond).grant(false, 6, 100000, 0)
+	b.client = c
+}
+
 // TestGrant022FIFOToYounger: a server granting a 1 MB request from one
 // client gets a 1 MB request from another client 3 ms later, and its
 // first FIFO GRANT goes to the younger one while the older one, granted
 // less than slack before, is far from granted to its end and holds 70000
 // granted bytes not yet seen (window + 2·fifo_grant_increment is 144444
-// at the smallest dynamic window): a violation (HomaModule
-// homa_grant_find_oldest picks the earliest birth). The same GRANT to the
-// older message passes.
+// at the smallest dynamic window), and a 200000-byte message it grants
+// ranks ahead of it: a violation (HomaModule homa_grant_find_oldest picks
+// the earliest birth). The same GRANT to the older message passes.
 func TestGrant022FIFOToYounger(t *testing.T) {
 	const id = "HOMA-GRANT-022"
 	for _, toOldest := range []bool{false, true} {
@@ -26,6 +39,7 @@ func TestGrant022FIFOToYounger(t *testing.T) {
 		b.after(10*time.Microsecond).grant(false, 2, 100000, 0)
 		b.client = c2
 		b.after(3*time.Millisecond).message(true, 4, 1000000, 0, 40000, 40000, 4)
+		shorterGranted(b)
 		b.client = c1
 		b.after(10*time.Microsecond).grant(false, 2, 110000, 0)
 		var fifo int
@@ -46,6 +60,60 @@ func TestGrant022FIFOToYounger(t *testing.T) {
 	}
 }
 
+// TestGrant022SkipsFirstActive: as TestGrant022FIFOToYounger without the
+// shorter message, the older 1 MB message has the fewest bytes to grant
+// of the server's messages, so it may be its first active message, which
+// linux_6.13.9's homa_grant_find_oldest skips (active_rpcs[0] gets SRPT
+// grants anyway): the FIFO GRANT to the younger one is allowed. Once a
+// message the server grants has fewer bytes to grant than the older one
+// by rank_tolerance (the shorter one), it is a violation; not where that
+// message's only GRANT is a FIFO one (it may be waiting), nor where it
+// leads by less than rank_tolerance.
+func TestGrant022SkipsFirstActive(t *testing.T) {
+	const id = "HOMA-GRANT-022"
+	for _, tc := range []struct {
+		name    string
+		other   func(b *traceBuilder)
+		violate bool
+	}{
+		{"alone", func(*traceBuilder) {}, false},
+		{"shorter", shorterGranted, true},
+		{"shorter FIFO-granted", func(b *traceBuilder) {
+			b.client = netip.MustParseAddr("198.18.0.4")
+			b.after(10*time.Microsecond).message(true, 6, 200000, 0, 40000, 40000, 4)
+			b.after(10*time.Microsecond).grant(false, 6, 90000, 6)
+		}, false},
+		{"within tolerance", func(b *traceBuilder) {
+			// 1 MB granted to 125000 now, 40000 slack before: 960000
+			// bytes to grant, not 870000 + 20000 below the older one's
+			// 890000.
+			b.client = netip.MustParseAddr("198.18.0.4")
+			b.after(10*time.Microsecond).message(true, 6, 1000000, 0, 40000, 40000, 4)
+			b.after(10*time.Microsecond).grant(false, 6, 125000, 0)
+		}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b := newTrace(t, wire.VersionCurrent)
+			c1, c2 := b.client, netip.MustParseAddr("198.18.0.3")
+			b.message(true, 2, 1000000, 0, 40000, 40000, 4)
+			b.after(10*time.Microsecond).grant(false, 2, 100000, 0)
+			b.client = c2
+			b.after(3*time.Millisecond).message(true, 4, 1000000, 0, 40000, 40000, 4)
+			tc.other(b)
+			b.client = c1
+			b.after(10*time.Microsecond).grant(false, 2, 110000, 0)
+			b.client = c2
+			fifo := b.grant(false, 4, 90000, 6)
+			rep := b.check("linux", id)
+			if !tc.violate {
+				wantClean(t, rep, id)
+				return
+			}
+			wantViolations(t, rep, id, fifo)
+		})
+	}
+}
+
 // TestGrant022CachedChoice: the receiver's FIFO choice is kept while it
 // stays eligible (homa_grant_check_fifo keeps grant->oldest_rpc). Its
 // first FIFO GRANT to the younger message comes while the older one has
@@ -54,7 +122,9 @@ func TestGrant022FIFOToYounger(t *testing.T) {
 // is eligible again, but the next FIFO GRANT may still go to the younger
 // one, the receiver's cached choice. Had a FIFO GRANT to the older one
 // come between, the next to the younger one would be a new choice: a
-// violation.
+// violation (a shorter message granted just before ranks ahead of the
+// older one, which is then surely not the first active message that
+// linux_6.13.9 skips).
 func TestGrant022CachedChoice(t *testing.T) {
 	const id = "HOMA-GRANT-022"
 	for _, between := range []bool{false, true} {
@@ -76,6 +146,7 @@ func TestGrant022CachedChoice(t *testing.T) {
 			b.grant(false, 2, 310000, 6)
 			b.after(400*time.Microsecond).grant(false, 2, 311424, 0)
 		}
+		shorterGranted(b)
 		b.client = c2
 		next := b.after(400*time.Microsecond).grant(false, 4, 140000, 6)
 		rep := b.check("linux", id)
