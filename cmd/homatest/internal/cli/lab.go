@@ -36,7 +36,9 @@ drivers; then every --insmod module),
 applies the --sysctl settings, shares the working folder with the guest at
 the same path (run folders written there stay on the host), runs COMMAND
 there and exits with its exit code. COMMAND's stdout and stderr are this
-command's; the kernel's console (its log from boot on, loglevel 7) goes
+command's, byte for byte (files on a 9p share, relayed as they grow and
+checked against the guest's sizes and SHA-256 sums after COMMAND: a
+stream that did not arrive whole exits 2 with a line saying so); the kernel's console (its log from boot on, loglevel 7) goes
 to --console (or stderr with -v), a file made when the guest starts and
 kept however the run ends.
 
@@ -59,8 +61,9 @@ The homatest binary must be linked statically (CGO_ENABLED=0 go build);
 --homatest names another one. Needs root only for what COMMAND does.
 
 Exit codes: COMMAND's; 125 when the guest failed before COMMAND (a module
-that does not load, a sysctl that does not exist); 2 for bad flags or when
-QEMU or the kernel cannot be had.`,
+that does not load, a sysctl that does not exist); 2 for bad flags, when
+QEMU or the kernel cannot be had, or when COMMAND's output did not arrive
+whole.`,
 		Example: `  # the tc backend on a stock kernel that has sch_netem (the guest is root)
   homatest lab -- homatest netem set --help
   # the suite against your Homa module
