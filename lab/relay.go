@@ -9,6 +9,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -63,13 +64,14 @@ func parseOutputSum(s string) (name string, sum outputSum, ok bool) {
 type relay struct {
 	path string
 	w    io.Writer
+	wmu  *sync.Mutex // held for each write to w: Stdout and Stderr may be one writer
 	n    int64
 	h    hash.Hash
 	err  error // the first error reading path or writing w
 }
 
-func newRelay(path string, w io.Writer) *relay {
-	return &relay{path: path, w: w, h: sha256.New()}
+func newRelay(path string, w io.Writer, wmu *sync.Mutex) *relay {
+	return &relay{path: path, w: w, wmu: wmu, h: sha256.New()}
 }
 
 // run copies path to w until done is closed, then copies what is left
@@ -90,7 +92,10 @@ func (r *relay) run(done <-chan struct{}) {
 			if n > 0 {
 				r.h.Write(buf[:n])
 				r.n += int64(n)
-				if _, werr := r.w.Write(buf[:n]); werr != nil {
+				r.wmu.Lock()
+				_, werr := r.w.Write(buf[:n])
+				r.wmu.Unlock()
+				if werr != nil {
 					r.err = werr
 					return
 				}

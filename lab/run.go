@@ -274,12 +274,13 @@ func (cfg *Config) boot(ctx context.Context, a vmAttempt, initrd, out string, ln
 		socks[i] = l.Addr().String()
 	}
 	var relays [len(outputNames)]*relay
+	var wmu sync.Mutex
 	for i, w := range []io.Writer{cfg.Stdout, cfg.Stderr} {
 		p := filepath.Join(out, outputNames[i])
 		if err := os.WriteFile(p, nil, 0o644); err != nil {
 			return res, fmt.Errorf("lab: %w", err)
 		}
-		relays[i] = newRelay(p, orDiscard(w))
+		relays[i] = newRelay(p, orDiscard(w), &wmu)
 	}
 	args := cfg.qemuArgs(a, initrd, out, socks)
 	start := time.Now()
