@@ -26,6 +26,9 @@ type console struct {
 	exit  int
 	seen  bool     // set once the exit marker was parsed
 	notes []string // the init script's own messages ("homatest-lab: insmod x")
+	// sums are the guest's sums of the command's output files, by name
+	// (markOutput).
+	sums map[string]outputSum
 }
 
 const consoleKeep = 30
@@ -79,6 +82,13 @@ func (c *console) line(l string) {
 	case strings.HasPrefix(l, markExit):
 		if n, err := strconv.Atoi(strings.TrimPrefix(l, markExit)); err == nil {
 			c.exit, c.seen = n, true
+		}
+	case strings.HasPrefix(l, markOutput):
+		if name, sum, ok := parseOutputSum(strings.TrimPrefix(l, markOutput)); ok {
+			if c.sums == nil {
+				c.sums = map[string]outputSum{}
+			}
+			c.sums[name] = sum
 		}
 	case strings.HasPrefix(l, markNote):
 		c.notes = append(c.notes, strings.TrimPrefix(l, markNote))

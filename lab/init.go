@@ -47,8 +47,9 @@ func quote(s string) string {
 
 // initScript is the guest's /init (busybox sh): mount the pseudo file
 // systems and the shared folder at dir, load the modules, apply the
-// sysctls, run the command in dir with stdout on /dev/hvc0 and stderr on
-// /dev/hvc1, print its exit code on controlPort and power off. A step
+// sysctls, run the command in dir with stdout and stderr in files on the
+// output share (outputTag), print their sizes and SHA-256 sums
+// (markOutput) and the command's exit code on controlPort and power off. A step
 // that fails before the command ends the run with exit code 125 and says
 // which step (a note on controlPort); its own error output goes to the
 // kernel's console, with the kernel's messages.
@@ -76,15 +77,20 @@ func initScript(dir string, sysctls []Sysctl, env, command []string) string {
 	for _, e := range env {
 		w("export %s", quote(e))
 	}
+	w("mkdir -p %s && mount -t 9p -o trans=virtio,version=9p2000.L,msize=262144 %s %s || fail %s", outputDir, outputTag, outputDir,
+		quote("mount the output folder over 9p"))
 	w("cd %s || fail 'cd %s'", quote(dir), dir)
 	w("echo '%s' >$ctl", markStart)
 	quoted := make([]string, len(command))
 	for i, a := range command {
 		quoted[i] = quote(a)
 	}
-	w("%s </dev/null >/dev/hvc0 2>/dev/hvc1", strings.Join(quoted, " "))
+	w("%s </dev/null >%s/stdout 2>%s/stderr", strings.Join(quoted, " "), outputDir, outputDir)
 	w("rc=$?")
 	w("sync")
+	// Read back through 9p (no cache): the sums of the host's files.
+	w("for f in %s; do echo \"%s$f $(wc -c <%s/$f) $(sha256sum <%s/$f | cut -d' ' -f1)\" >$ctl; done",
+		strings.Join(outputNames[:], " "), markOutput, outputDir, outputDir)
 	w("echo \"%s$rc\" >$ctl", markExit)
 	w("poweroff -f")
 	w("sleep 60")

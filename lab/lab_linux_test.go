@@ -280,7 +280,7 @@ func TestGuestTimeout(t *testing.T) {
 		return lns
 	}
 	cfg := Config{QEMU: fake, Kernel: Kernel{Image: "/none/vmlinuz"}, Dir: dir, CPUs: 1, MemoryMiB: 64, Timeout: 300 * time.Millisecond}
-	res, err := cfg.boot(context.Background(), vmAttempt{"tcg", "max"}, "/none/initramfs.cpio", listen())
+	res, err := cfg.boot(context.Background(), vmAttempt{"tcg", "max"}, "/none/initramfs.cpio", t.TempDir(), listen())
 	if !errors.Is(err, ErrGuestTimeout) || res.Total < cfg.Timeout ||
 		!strings.Contains(err.Error(), "the guest was killed at its timeout: 300ms from QEMU's start (boot included: the command had not started)") {
 		t.Errorf("after %v: %v; want ErrGuestTimeout after at least %v", res.Total, err, cfg.Timeout)
@@ -288,7 +288,7 @@ func TestGuestTimeout(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 	defer cancel()
 	cfg.Timeout = time.Hour
-	if _, err := cfg.boot(ctx, vmAttempt{"tcg", "max"}, "/none/initramfs.cpio", listen()); errors.Is(err, ErrGuestTimeout) || !errors.Is(err, context.DeadlineExceeded) {
+	if _, err := cfg.boot(ctx, vmAttempt{"tcg", "max"}, "/none/initramfs.cpio", t.TempDir(), listen()); errors.Is(err, ErrGuestTimeout) || !errors.Is(err, context.DeadlineExceeded) {
 		t.Errorf("the caller's context ended first: %v; want its deadline, not ErrGuestTimeout", err)
 	}
 }

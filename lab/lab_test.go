@@ -29,7 +29,10 @@ func TestInitScript(t *testing.T) {
 		"mkdir -p '/home/me/homa test' && mount -t 9p -o trans=virtio,version=9p2000.L,msize=262144 share '/home/me/homa test'",
 		"echo 50 > /proc/sys/net/homa/resend_ticks ||",
 		"export HOMATEST_TIME_SCALE=10",
-		`homatest run --focus 'it'\''s' 'a b' </dev/null >/dev/hvc0 2>/dev/hvc1`,
+		`homatest run --focus 'it'\''s' 'a b' </dev/null >/lab/out/stdout 2>/lab/out/stderr`,
+		"mkdir -p /lab/out && mount -t 9p -o trans=virtio,version=9p2000.L,msize=262144 labout /lab/out ||",
+		`for f in stdout stderr; do echo "` + markOutput + `$f $(wc -c </lab/out/$f) $(sha256sum </lab/out/$f | cut -d' ' -f1)" >$ctl; done` + "\n" +
+			`echo "` + markExit + `$rc" >$ctl`,
 		"ctl=/dev/ttyS1\n",
 		"[ -e /sys/class/tty/ttyS1 ] || ctl=/dev/console\n",
 		"echo '" + markStart + "' >$ctl\n",
@@ -90,17 +93,20 @@ func TestConsoleMarkers(t *testing.T) {
 // stream's socket is wired to its device in guestStreams' order.
 func TestQEMUArgs(t *testing.T) {
 	cfg := Config{Kernel: Kernel{Image: "/k/vmlinuz"}, Dir: "/w", CPUs: 2, MemoryMiB: 2048}
-	args := cfg.qemuArgs(vmAttempt{"tcg", "max"}, "/t/initramfs.cpio", [4]string{"/t/console.sock", "/t/control.sock", "/t/stdout.sock", "/t/stderr.sock"})
+	args := cfg.qemuArgs(vmAttempt{"tcg", "max"}, "/t/initramfs.cpio", "/t/out", [2]string{"/t/console.sock", "/t/control.sock"})
 	line := strings.Join(args, " ")
 	for _, want := range []string{
 		"-chardev socket,id=con,path=/t/console.sock -serial chardev:con -chardev socket,id=ctl,path=/t/control.sock -serial chardev:ctl ",
-		"-chardev socket,id=out,path=/t/stdout.sock -device virtconsole,chardev=out -chardev socket,id=err,path=/t/stderr.sock -device virtconsole,chardev=err ",
+		"-fsdev local,id=out,security_model=none,path=/t/out -device virtio-9p-pci,fsdev=out,mount_tag=labout ",
 		"-accel tcg,thread=multi -cpu max -smp 2 -m 2048 ",
 		"-kernel /k/vmlinuz -initrd /t/initramfs.cpio ",
 	} {
 		if !strings.Contains(line, want) {
 			t.Errorf("QEMU's arguments lack %q:\n%s", want, line)
 		}
+	}
+	if strings.Contains(line, "virtconsole") {
+		t.Errorf("a virtconsole device (QEMU drops what its chardev cannot take at once):\n%s", line)
 	}
 	if n := strings.Count(line, "-serial "); n != 2 {
 		t.Errorf("%d serial ports, want 2 (ttyS0 the console, ttyS1 the control port):\n%s", n, line)

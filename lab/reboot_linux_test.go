@@ -1,7 +1,9 @@
 package lab
 
 import (
+	"bytes"
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"net"
@@ -19,7 +21,11 @@ import (
 // boots, N in the folder's "crashes" file) or starts and exits 0. With a "kvmabort"
 // file it aborts as QEMU 7.2 does under a nested KVM that refuses
 // MSR_IA32_ARCH_CAPABILITIES: whenever -accel kvm runs a CPU model that
-// sets it ("all" in the file: any model under KVM).
+// sets it ("all" in the file: any model under KVM). A guest that starts
+// writes the folder's "payload" file (if any) to the command's stdout file
+// on the output share in 64 KiB pieces and "oops" to its stderr, and sends
+// the sums of both, with "sums" in the folder: that many bytes more
+// claimed for stdout (bytes the host never got), "none": no sums.
 func TestMain(m *testing.M) {
 	if dir := os.Getenv("HOMATEST_FAKE_QEMU"); dir != "" {
 		os.Exit(fakeQEMU(dir))
@@ -28,13 +34,15 @@ func TestMain(m *testing.M) {
 }
 
 func fakeQEMU(dir string) int {
-	var con, ctl, accel, cpu string
+	var con, ctl, accel, cpu, out string
 	for i, a := range os.Args[:len(os.Args)-1] {
 		switch next := os.Args[i+1]; {
 		case a == "-chardev" && strings.HasPrefix(next, "socket,id=con,path="):
 			con = strings.TrimPrefix(next, "socket,id=con,path=")
 		case a == "-chardev" && strings.HasPrefix(next, "socket,id=ctl,path="):
 			ctl = strings.TrimPrefix(next, "socket,id=ctl,path=")
+		case a == "-fsdev" && strings.HasPrefix(next, "local,id=out,"):
+			_, out, _ = strings.Cut(next, ",path=")
 		case a == "-accel":
 			accel = next
 		case a == "-cpu":
@@ -72,7 +80,30 @@ func fakeQEMU(dir string) int {
 	}
 	defer k.Close()
 	c.Write([]byte("[    2.132665] Run /init as init process\n"))
-	k.Write([]byte(markStart + "\n" + markExit + "0\n"))
+	k.Write([]byte(markStart + "\n"))
+	payload, _ := os.ReadFile(filepath.Join(dir, "payload"))
+	extra, _ := os.ReadFile(filepath.Join(dir, "sums"))
+	for name, data := range map[string][]byte{"stdout": payload, "stderr": []byte("oops\n")} {
+		f, err := os.OpenFile(filepath.Join(out, name), os.O_WRONLY|os.O_TRUNC, 0)
+		if err != nil {
+			return 1
+		}
+		for p := data; len(p) > 0; {
+			n := min(len(p), 64<<10)
+			f.Write(p[:n])
+			p = p[n:]
+			time.Sleep(time.Millisecond)
+		}
+		f.Close()
+		more, _ := strconv.Atoi(string(extra))
+		if name == "stderr" {
+			more = 0
+		}
+		if string(extra) != "none" {
+			fmt.Fprintf(k, "%s%s %d %x\n", markOutput, name, len(data)+more, sha256.Sum256(data))
+		}
+	}
+	k.Write([]byte(markExit + "0\n"))
 	return 0
 }
 
@@ -179,6 +210,75 @@ func TestVMAttempts(t *testing.T) {
 		}
 		if s := strings.Join(got, ", "); s != c.want {
 			t.Errorf("vmAttempts(%q, %v) = %s, want %s", c.accel, c.kvm, s, c.want)
+		}
+	}
+}
+
+// slowWriter takes each write after a pause (a reader behind on a loaded
+// machine: the old virtconsole transport lost bytes then), failing once
+// it has taken limit bytes when limit is positive (a reader that closed).
+type slowWriter struct {
+	bytes.Buffer
+	limit int
+}
+
+func (w *slowWriter) Write(p []byte) (int, error) {
+	time.Sleep(2 * time.Millisecond)
+	if w.limit > 0 && w.Len()+len(p) > w.limit {
+		return 0, errors.New("broken pipe")
+	}
+	return w.Buffer.Write(p)
+}
+
+// TestOutputRelayed: the command's output reaches Stdout and Stderr
+// whole, byte for byte (no "\r" added), through a slow reader; output
+// the host did not get whole (the guest's sums claim more, a reader that
+// closed early, no sums) is an error naming the stream, never a silent
+// exit 0.
+func TestOutputRelayed(t *testing.T) {
+	if ok, err := IsStatic("/bin/busybox"); err != nil || !ok {
+		t.Skip("no static /bin/busybox (Debian: busybox-static)")
+	}
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var payload bytes.Buffer
+	for i := 0; payload.Len() < 3<<20; i++ {
+		fmt.Fprintf(&payload, "{\"spec\":\"S-%d\",\"verdict\":\"pass\"}\n", i)
+	}
+	for _, c := range []struct {
+		name, sums string
+		limit      int
+		want       string
+	}{
+		{"whole", "", 0, ""},
+		{"bytes lost", "7", 0, fmt.Sprintf("lab: COMMAND's stdout came corrupted: the guest wrote %d bytes", payload.Len()+7)},
+		{"reader closed", "", 1 << 20, "lab: COMMAND's stdout was not relayed whole: broken pipe after"},
+		{"no sums", "none", 0, "lab: the guest never said how much COMMAND wrote to its stdout"},
+	} {
+		dir := t.TempDir()
+		os.WriteFile(filepath.Join(dir, "payload"), payload.Bytes(), 0o644)
+		if c.sums != "" {
+			os.WriteFile(filepath.Join(dir, "sums"), []byte(c.sums), 0o644)
+		}
+		image := filepath.Join(dir, "vmlinuz")
+		os.WriteFile(image, []byte("not a kernel"), 0o644)
+		t.Setenv("HOMATEST_FAKE_QEMU", dir)
+		stdout, stderr := &slowWriter{limit: c.limit}, &slowWriter{}
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		res, err := Run(ctx, Config{Kernel: Kernel{Image: image}, QEMU: self, Accel: "tcg", Busybox: "/bin/busybox",
+			Homatest: "/bin/busybox", Tools: []string{}, Dir: dir, Command: []string{"true"}, Stdout: stdout, Stderr: stderr})
+		cancel()
+		if c.want == "" {
+			if err != nil || res.ExitCode != 0 || !bytes.Equal(stdout.Bytes(), payload.Bytes()) || stderr.String() != "oops\n" {
+				t.Errorf("%s: exit %d, %v; stdout %d bytes (equal %v), stderr %q; want exit 0, the %d bytes, \"oops\\n\"",
+					c.name, res.ExitCode, err, stdout.Len(), bytes.Equal(stdout.Bytes(), payload.Bytes()), stderr.String(), payload.Len())
+			}
+			continue
+		}
+		if err == nil || !strings.HasPrefix(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%s: %v; want one line starting %q", c.name, err, c.want)
 		}
 	}
 }

@@ -115,6 +115,12 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	if err := cfg.writeInitramfs(initrd); err != nil {
 		return res, err
 	}
+	// The command's output files, shared with the guest over 9p (see
+	// outputTag).
+	out := filepath.Join(tmp, "out")
+	if err := os.Mkdir(out, 0o755); err != nil {
+		return res, fmt.Errorf("lab: %w", err)
+	}
 	// The guest's streams come over unix sockets QEMU connects to, in
 	// guestStreams' order.
 	var lns [len(guestStreams)]*net.UnixListener
@@ -133,7 +139,7 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	var kvmNotes []string
 	for i := 0; i < len(attempts); i++ {
 		a := attempts[i]
-		res, err2 = cfg.boot(ctx, a, initrd, lns)
+		res, err2 = cfg.boot(ctx, a, initrd, out, lns)
 		switch {
 		case errors.Is(err2, errBootCrashed) && a.accel == "tcg" && !rebooted:
 			// A stock kernel that crashes before its init starts the
@@ -221,11 +227,10 @@ var ErrGuestTimeout = errors.New("lab: the guest was killed at its timeout")
 
 var errBootCrashed = errors.New("lab: the guest stopped before the command started (kernel panic?)")
 
-// guestStreams names the guest's streams, each a unix socket QEMU
-// connects to: the serial console ttyS0 (the kernel's log), the serial
-// port ttyS1 (the init's markers and notes), hvc0 (the command's stdout)
-// and hvc1 (its stderr).
-var guestStreams = [...]string{"console", "control", "stdout", "stderr"}
+// guestStreams names the guest's serial streams, each a unix socket QEMU
+// connects to: the console ttyS0 (the kernel's log) and ttyS1 (the init's
+// markers and notes). The command's output comes as files (outputTag).
+var guestStreams = [...]string{"console", "control"}
 
 // kernelCmdline is the guest kernel's command line: its console on the
 // first serial port at loglevel 7, every message but debug (the boot log
@@ -236,8 +241,9 @@ var guestStreams = [...]string{"console", "control", "stdout", "stderr"}
 const kernelCmdline = "console=ttyS0 loglevel=7 panic=-1 rdinit=/init"
 
 // qemuArgs is QEMU's command line for one boot as a says: socks are the
-// unix sockets of guestStreams, in order.
-func (cfg *Config) qemuArgs(a vmAttempt, initrd string, socks [len(guestStreams)]string) []string {
+// unix sockets of guestStreams, in order, and out the host folder for the
+// command's output files (outputTag).
+func (cfg *Config) qemuArgs(a vmAttempt, initrd, out string, socks [len(guestStreams)]string) []string {
 	accel := a.accel
 	if accel == "tcg" {
 		accel = "tcg,thread=multi"
@@ -249,26 +255,34 @@ func (cfg *Config) qemuArgs(a vmAttempt, initrd string, socks [len(guestStreams)
 		"-serial", "chardev:con", // ttyS0
 		"-chardev", "socket,id=ctl,path=" + socks[1],
 		"-serial", "chardev:ctl", // ttyS1
-		"-device", "virtio-serial-pci",
-		"-chardev", "socket,id=out,path=" + socks[2],
-		"-device", "virtconsole,chardev=out",
-		"-chardev", "socket,id=err,path=" + socks[3],
-		"-device", "virtconsole,chardev=err",
 		"-fsdev", "local,id=share,security_model=none,path=" + cfg.Dir,
 		"-device", "virtio-9p-pci,fsdev=share,mount_tag=share",
+		"-fsdev", "local,id=out,security_model=none,path=" + out,
+		"-device", "virtio-9p-pci,fsdev=out,mount_tag=" + outputTag,
 		"-kernel", cfg.Kernel.Image, "-initrd", initrd,
 		"-append", kernelCmdline,
 	}
 }
 
-// boot runs QEMU once as a says.
-func (cfg *Config) boot(ctx context.Context, a vmAttempt, initrd string, lns [len(guestStreams)]*net.UnixListener) (Result, error) {
+// boot runs QEMU once as a says, relaying the command's output files in
+// out (made anew, empty) to cfg.Stdout and cfg.Stderr and checking them
+// against the guest's sums.
+func (cfg *Config) boot(ctx context.Context, a vmAttempt, initrd, out string, lns [len(guestStreams)]*net.UnixListener) (Result, error) {
 	res := Result{KVM: a.accel == "kvm"}
 	var socks [len(guestStreams)]string
 	for i, l := range lns {
 		socks[i] = l.Addr().String()
 	}
-	args := cfg.qemuArgs(a, initrd, socks)
+	var relays [len(outputNames)]*relay
+	var wmu sync.Mutex
+	for i, w := range []io.Writer{cfg.Stdout, cfg.Stderr} {
+		p := filepath.Join(out, outputNames[i])
+		if err := os.WriteFile(p, nil, 0o644); err != nil {
+			return res, fmt.Errorf("lab: %w", err)
+		}
+		relays[i] = newRelay(p, orDiscard(w), &wmu)
+	}
+	args := cfg.qemuArgs(a, initrd, out, socks)
 	start := time.Now()
 	vmCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -292,7 +306,15 @@ func (cfg *Config) boot(ctx context.Context, a vmAttempt, initrd string, lns [le
 	var wg sync.WaitGroup
 	con := &console{w: cfg.Console, start: start}
 	serial := []*consoleStream{con.stream(), con.stream()}
-	outs := []io.Writer{serial[0], serial[1], orDiscard(cfg.Stdout), orDiscard(cfg.Stderr)}
+	outs := []io.Writer{serial[0], serial[1]}
+	guestDone := make(chan struct{})
+	for _, r := range relays {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r.run(guestDone)
+		}()
+	}
 	for i := range lns {
 		wg.Add(1)
 		go func() {
@@ -307,7 +329,8 @@ func (cfg *Config) boot(ctx context.Context, a vmAttempt, initrd string, lns [le
 	}
 	werr := <-exited
 	res.Total = time.Since(start)
-	cancel() // unblock accepts QEMU never made
+	close(guestDone) // the relays copy what is left and stop
+	cancel()         // unblock accepts QEMU never made
 	wg.Wait()
 	for _, s := range serial {
 		s.flush()
@@ -316,6 +339,15 @@ func (cfg *Config) boot(ctx context.Context, a vmAttempt, initrd string, lns [le
 	res.Boot, res.Notes = con.boot, con.notes
 	if con.exit >= 0 {
 		res.ExitCode = con.exit
+		if con.boot == 0 {
+			return res, nil // the init failed before the command: no output
+		}
+		for i, r := range relays {
+			sum, ok := con.sums[outputNames[i]]
+			if err := r.check(outputNames[i], sum, ok); err != nil {
+				return res, fmt.Errorf("%w (COMMAND exited %d)", err, res.ExitCode)
+			}
+		}
 		return res, nil
 	}
 	switch {

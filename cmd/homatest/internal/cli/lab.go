@@ -37,7 +37,9 @@ drivers; then every --insmod module),
 applies the --sysctl settings, shares the working folder with the guest at
 the same path (run folders written there stay on the host), runs COMMAND
 there and exits with its exit code. COMMAND's stdout and stderr are this
-command's; the kernel's console (its log from boot on, loglevel 7) goes
+command's, byte for byte (files on a 9p share, relayed as they grow and
+checked against the guest's sizes and SHA-256 sums after COMMAND: a
+stream that did not arrive whole exits 2 with a line saying so); the kernel's console (its log from boot on, loglevel 7) goes
 to --console (or stderr with -v), a file made when the guest starts and
 kept however the run ends.
 
@@ -62,9 +64,9 @@ The homatest binary must be linked statically (CGO_ENABLED=0 go build);
 Exit codes: COMMAND's; 125 when the guest failed before COMMAND (a module
 that does not load, a sysctl that does not exist); 2 for bad flags, when
 QEMU or the kernel cannot be had, when the guest was killed at --timeout,
-or when it stopped before COMMAND finished (a kernel panic) or --console
-could not be written; 130 interrupted (Ctrl-C, SIGINT or SIGTERM: the
-guest is killed).`,
+when it stopped before COMMAND finished (a kernel panic), when --console
+could not be written, or when COMMAND's output did not arrive whole; 130
+interrupted (Ctrl-C, SIGINT or SIGTERM: the guest is killed).`,
 		Example: `  # the tc backend on a stock kernel that has sch_netem (the guest is root)
   homatest lab -- homatest netem set --help
   # the suite against your Homa module
