@@ -1115,7 +1115,7 @@ func runRules(file string, ro pcap.ReaderOptions, plan capturePlan, judge spec.J
 	// stretches of time between the jumps.
 	var jumps []spec.SectionStart
 	if ro.Reorder == 0 { // (views sorted by time have no jumps)
-		jumps = spec.TimeJumps(all...)
+		jumps = seenJumps(hrs, all)
 	}
 	shared := sharedRestarts(hrs, jumps)
 	rejudge := func(k int, restarts []spec.SectionStart) {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"reflect"
 	"sort"
 	"strings"
@@ -268,6 +269,48 @@ func sharedRestarts(hrs []spec.HostReport, jumps []spec.SectionStart) []spec.Sec
 	})
 	if len(out) == 0 {
 		return nil
+	}
+	return out
+}
+
+// seenJumps returns the timestamp jumps of the whole capture
+// (spec.TimeJumps of views) that a host view of hrs saw too: a section
+// of the same kind (a jump back, or the return to the time before it)
+// begun by the view itself at or after the jump's frame and before the
+// capture's next one. A record moved in the file, or captures joined
+// end to end, show in the view of the record's port, or in every view;
+// interfaces stamped by clocks that disagree make the file's order jump
+// back and forth between them, which no view shows, and each port's
+// view, judged on its own clock, stays whole. None (and no pass over
+// the views) when no view began such a section.
+func seenJumps(hrs []spec.HostReport, views [][]spec.Event) []spec.SectionStart {
+	var own []spec.SectionStart
+	for _, hr := range hrs {
+		if hr.Report == nil {
+			continue
+		}
+		for _, s := range hr.Report.Sections {
+			if !s.Restarted.IsValid() {
+				own = append(own, s)
+			}
+		}
+	}
+	if len(own) == 0 {
+		return nil
+	}
+	all := spec.TimeJumps(views...)
+	var out []spec.SectionStart
+	for i, j := range all {
+		next := math.MaxInt
+		if i+1 < len(all) {
+			next = all[i+1].Frame
+		}
+		for _, s := range own {
+			if s.Frame >= j.Frame && s.Frame < next && (s.Back > 0) == (j.Back > 0) {
+				out = append(out, j)
+				break
+			}
+		}
 	}
 	return out
 }

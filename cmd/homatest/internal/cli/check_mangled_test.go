@@ -313,3 +313,27 @@ func TestCheckGapParams(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckPortsClockOffset: labIncast with port 2's timestamps 150 ms
+// behind the others' (its interface stamped by a clock that
+// disagrees): the file's order jumps back and forth between the ports
+// by more than spec.TimeJump, but each port's view, on its own clock,
+// runs forward. The ports check shares only the jumps a view shows too
+// (none here): no section and the original's PASS (the timestamps line
+// names only the frames out of order by less than spec.TimeJump).
+func TestCheckPortsClockOffset(t *testing.T) {
+	head, epbs, tail := splitNg(readNgBlocks(t, labIncast))
+	blocks := append([]ngBlock(nil), head...)
+	for _, b := range epbs {
+		if binary.LittleEndian.Uint32(b[8:]) == 1 {
+			b = b.withTS(b.ts() - 150e6)
+		}
+		blocks = append(blocks, b)
+	}
+	path := writeNgBlocks(t, t.TempDir(), "offset.pcapng", append(blocks, tail...))
+	copySidecars(t, path, 0)
+	f := checkTimeOrder(t, path)
+	if f.Point != "ports" || f.Verdict != "pass" || len(f.Report.Sections) != 0 || strings.Contains(f.Hint, "section") {
+		t.Errorf("capture point %s, verdict %s, sections %+v, time_order_hint %q; want ports, pass, none, no section named", f.Point, f.Verdict, f.Report.Sections, f.Hint)
+	}
+}
