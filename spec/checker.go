@@ -1197,14 +1197,18 @@ func (c *Checker) SetOneDirectionExcuse() { c.oneWay = true }
 // Call it before Finish.
 func (c *Checker) SetOneEndExcuse() { c.oneEnd = true }
 
-// SetRestarts gives the checker the host restarts another view of the
-// same capture found (SectionStart.At and Restarted set; in time order):
-// check's host views each see their own host's link, and a restart of a
-// host seen only on its own and its peers' links began a section there
-// (sectionBreak) while the other views judged across it. The checker
-// starts a new section at its first event at or after each one's At,
-// unless it is its first event, as the whole capture's view does at the
-// restart. Call it before the first Feed.
+// SetRestarts gives the checker the sections another view of the same
+// capture began, in the order it reaches them: host restarts
+// (SectionStart.At and Restarted set, From the frame of the last jump
+// before them) and the whole capture's timestamp jumps (Restarted
+// invalid, From their frame: TimeJumps). check's host views each see
+// their own host's link, and a restart of a host seen only on its own
+// and its peers' links began a section there (sectionBreak) while the
+// other views judged across it; a record moved back in the file jumps
+// in its own port's view only. The checker starts a new section at its
+// first event that reaches each one (SectionStart.reached), unless it
+// is its first event, as the whole capture's view does there. Call it
+// before the first Feed.
 func (c *Checker) SetRestarts(r []SectionStart) { c.restarts = r }
 
 // excuseOneEnd applies SetOneEndExcuse at Finish.
