@@ -16,6 +16,7 @@ import (
 	"sort"
 	"strings"
 	"sync/atomic"
+	"time"
 
 	"golang.org/x/sync/errgroup"
 
@@ -260,6 +261,12 @@ type FileReport struct {
 	// may rest on the file's order.
 	TimeOrderHint string `json:"time_order_hint,omitempty"`
 	Reordered     bool   `json:"time_reordered,omitempty"`
+	// TimeOrderExcused counts the violations found before a record whose
+	// timestamp lies more than spec.TimeJump back, at a time after its
+	// (where the file had not yet shown it), made inconclusive
+	// (spec.CauseTimeOrder; the hint says so): the verdict is then
+	// INCOMPLETE (exit 2) unless a MUST violation fails it.
+	TimeOrderExcused int `json:"time_order_excused,omitempty"`
 	// Damaged is set when the file ends in a damaged or cut-off frame: the
 	// report and verdict cover the frames before it (a capture cut there,
 	// as if it had stopped), and the check still fails (exit 2), since
@@ -495,7 +502,8 @@ func checkFile(o Options, file string) FileReport {
 	if notes := st.FrameDamage(); len(notes) > 0 {
 		fr.FrameHint = "damaged frames, judged as they hold their packets: " + strings.Join(notes, "; ")
 	}
-	fr.TimeOrderHint, fr.Reordered = timeOrderHint(st), ro.Reorder > 0
+	fr.TimeOrderHint, fr.Reordered = timeOrderHint(st, rep), ro.Reorder > 0
+	fr.TimeOrderExcused = timeOrderExcused(rep)
 	spans, stallsName, err := readStallsFile(file)
 	if err != nil {
 		fr.Error = err.Error()
@@ -529,6 +537,12 @@ func checkFile(o Options, file string) FileReport {
 				sideName, profile, given)
 		}
 	}
+	gapParamsHint(rep, sideName, fr.ParamsFile != "", o.Params, params, func() []InferredParam {
+		if fr.Inferred != nil {
+			return fr.Inferred
+		}
+		return compareInferred(inf, params, o.Params)
+	})
 	fr.SameInstantHint, fr.DoubledExcused = sameInstantHint(first, doubled, lay.dirIn+lay.dirOut > 0), len(doubled)
 	fr.ReloadHint = reloadHints(rep)
 	for i := range rep.Violations {
@@ -579,6 +593,10 @@ func checkFile(o Options, file string) FileReport {
 		fr.Verdict = "incomplete"
 	case rep.Merged != nil:
 		// Two instances interleaved: nothing could be judged as one.
+		fr.Verdict = "incomplete"
+	case fr.TimeOrderExcused > 0:
+		// Violations found where a record moved back in the file was
+		// missing: only the sorted file can tell.
 		fr.Verdict = "incomplete"
 	case len(doubled) > 0:
 		// Violations only the doubled frames made: the capture's doing
@@ -757,6 +775,40 @@ func reloadHints(rep *spec.Report) string {
 	return fmt.Sprintf("frame %d: %s%s", rep.Reloads[0].Frame, rep.Reloads[0].Why, more)
 }
 
+// gapParamsHint adds to each forward time jump of rep (spec.TimeGap)
+// that the parameters may be its cause, when the check timed the gaps
+// with the profile's defaults: no parameters file (sideName, fromFile)
+// and no --param (given) set timeout_ticks or tick. A run with a longer
+// timeout (a lab's timeout_ticks=1000) keeps RPCs alive across
+// silences the defaults call lost time, and the warnings are then a
+// parameter mismatch; inferred (called only then) gives the value the
+// capture implies, when it differs.
+func gapParamsHint(rep *spec.Report, sideName string, fromFile bool, given []string, params spec.Params, inferred func() []InferredParam) {
+	if len(rep.TimeGaps) == 0 || fromFile {
+		return
+	}
+	for _, kv := range given {
+		if n, _, _ := strings.Cut(kv, "="); n == "timeout_ticks" || n == "tick" {
+			return
+		}
+	}
+	flag := "--param timeout_ticks=N"
+	for _, x := range inferred() {
+		if x.Name == "timeout_ticks" && x.Differs {
+			least := ""
+			if x.AtLeast {
+				least = " at least"
+			}
+			flag = fmt.Sprintf("--param timeout_ticks=N; the capture implies%s %s: %s", least, x.Value, x.Evidence)
+		}
+	}
+	why := fmt.Sprintf("; or the parameters are the cause: with no %s beside the capture and no --param timeout_ticks or tick, the silences were timed with profile %s's default timeout_ticks %d (tick %v), and hosts run with a longer timeout keep their RPCs across such silences: pass the run's values (%s) or copy its .params file beside the capture",
+		sideName, rep.Profile, params.TimeoutTicks, params.Tick, flag)
+	for i := range rep.TimeGaps {
+		rep.TimeGaps[i].Why += why
+	}
+}
+
 // timeOrderHint is FileReport.TimeOrderHint for a capture read with
 // stats st. Beyond pcap.MaxReorder the file's order is judged, not the
 // timestamps': no capture tool holds a packet back that long, so either
@@ -764,10 +816,67 @@ func reloadHints(rep *spec.Report) string {
 // or the timestamps are off (a pcapng's interfaces stamped by clocks
 // that disagree, a clock stepped back), and the capture cannot tell
 // which; the user can, and the hint says how to sort it.
-func timeOrderHint(st pcap.Stats) string {
+func timeOrderHint(st pcap.Stats, rep *spec.Report) string {
+	jumps := jumpHint(rep)
 	if st.Backwards == 0 {
+		return jumps
+	}
+	if jumps != "" {
+		return backwardsHint(st) + "; " + jumps
+	}
+	return backwardsHint(st)
+}
+
+// timeOrderExcused counts the findings of rep made inconclusive because
+// a record lay back in the file (spec.CauseTimeOrder).
+func timeOrderExcused(rep *spec.Report) int {
+	n := 0
+	for _, d := range rep.Downgrades {
+		if d.Cause == spec.CauseTimeOrder {
+			n += d.Count
+		}
+	}
+	return n
+}
+
+// jumpHint is the part of FileReport.TimeOrderHint on the timestamp
+// jumps back of more than spec.TimeJump that began sections of rep (""
+// without): how many, the first and how far back, what was made of the
+// findings before them, and, since the capture cannot tell a record
+// moved back in the file from captures joined end to end or a clock
+// stepped back, how to sort the records if they were moved.
+func jumpHint(rep *spec.Report) string {
+	var first spec.SectionStart
+	var most time.Duration
+	n := 0
+	for _, s := range rep.Sections {
+		if s.Restarted.IsValid() || s.Back <= 0 {
+			continue
+		}
+		if n == 0 {
+			first = s
+		}
+		n++
+		most = max(most, s.Back)
+	}
+	if n == 0 {
 		return ""
 	}
+	what := fmt.Sprintf("frame %d has a timestamp %v before that of the frame ahead of it in the file", first.Frame, first.Back.Round(time.Microsecond))
+	if n > 1 {
+		what = fmt.Sprintf("%d frames have a timestamp more than %v before that of the frame ahead of them in the file (first frame %d, at most %v back)", n, spec.TimeJump, first.Frame, most.Round(time.Microsecond))
+	}
+	what += fmt.Sprintf(": more than %v back, so what follows was judged as a section of its own (see sections)", spec.TimeJump)
+	if x := timeOrderExcused(rep); x > 0 {
+		what += fmt.Sprintf(", and %s found before it at a time after its, where the file had not yet shown it, inconclusive (%s)",
+			plural.Of(x, "violation", "violations"), spec.CauseTimeOrder)
+	}
+	return what + "; if the records were written out of order (edited, moved by a script, merged or reordered by a tool) rather than joined from captures taken one after another or stamped by a clock stepped back, sort them with reordercap IN OUT and check again"
+}
+
+// backwardsHint is the part of FileReport.TimeOrderHint on the frames
+// out of time order by at most spec.TimeJump (pcap.Stats.Backwards).
+func backwardsHint(st pcap.Stats) string {
 	what := fmt.Sprintf("%d frames have a timestamp before that of a frame ahead of them in the file (first frame %d, at most %v back)",
 		st.Backwards, st.BackwardsFrame, st.BackwardsMax)
 	if st.Backwards == 1 {
@@ -1002,21 +1111,40 @@ func runRules(file string, ro pcap.ReaderOptions, plan capturePlan, judge spec.J
 		jv.CaptureDrops = max(judge.CaptureDrops, st.IfaceDrops[i]) + uint64(st.Unseen())
 		hrs[k] = jv.Host(plan.ports[i], views[i])
 	})
-	shared := sharedRestarts(hrs)
-	if len(shared) > 0 {
+	// A record moved in the file, or captures joined end to end, jump
+	// back in the file's order, which one port's view may not show (the
+	// record is another port's): every view begins a section there, as
+	// the whole capture's view does, and restarts are shared within the
+	// stretches of time between the jumps.
+	var jumps []spec.SectionStart
+	if ro.Reorder == 0 { // (views sorted by time have no jumps)
+		jumps = seenJumps(hrs, all)
+	}
+	shared := sharedRestarts(hrs, jumps)
+	rejudge := func(k int, restarts []spec.SectionStart) {
+		i := ifs[k]
+		jv := judge
+		jv.CaptureDrops = max(judge.CaptureDrops, st.IfaceDrops[i]) + uint64(st.Unseen())
+		jv.Restarts = restarts
+		hrs[k] = jv.Host(plan.ports[i], views[i])
+	}
+	if len(jumps) > 0 {
+		parallel(len(ifs), func(k int) { rejudge(k, shared) })
+		shared = sharedRestarts(hrs, jumps) // (restarts the sections revealed)
+	}
+	if len(shared) > len(jumps) {
 		// A host's restart shows on its own link and its peers': the
 		// views that judged across it judge again from it, as the whole
 		// capture's view does (a view per port agrees with it).
 		parallel(len(ifs), func(k int) {
-			missing := lacking(hrs[k].Report.Sections, shared)
+			missing := lacking(withFrom(hrs[k].Report.Sections, jumps), shared)
 			if len(missing) == 0 {
 				return
 			}
-			i := ifs[k]
-			jv := judge
-			jv.CaptureDrops = max(judge.CaptureDrops, st.IfaceDrops[i]) + uint64(st.Unseen())
-			jv.Restarts = missing
-			hrs[k] = jv.Host(plan.ports[i], views[i])
+			if len(jumps) > 0 {
+				missing = shared // (the jumps too)
+			}
+			rejudge(k, missing)
 		})
 	}
 	var sent []*spec.Event
@@ -1036,6 +1164,9 @@ func runRules(file string, ro pcap.ReaderOptions, plan capturePlan, judge spec.J
 	}
 	out.rep = mergeHostReports(hrs)
 	out.rep.Sections = shared
+	if len(jumps) > 0 {
+		sort.SliceStable(out.rep.Sections, func(a, b int) bool { return out.rep.Sections[a].Frame < out.rep.Sections[b].Frame })
+	}
 	out.rep.TimeGaps = wholeGaps(out.rep.TimeGaps, views, judge.Params.LateTicks(judge.Params.TimeoutTicks))
 	out.rep.CaptureDrops = max(out.rep.CaptureDrops, max(judge.CaptureDrops, st.CaptureDrops)+uint64(st.Unseen()))
 	excuseMergedViews(out.rep, out.hosts)

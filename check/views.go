@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"reflect"
 	"sort"
 	"strings"
@@ -226,45 +227,123 @@ func excuseMergedViews(rep *spec.Report, hosts []HostResult) {
 	}
 }
 
-// sharedRestarts returns the host restarts the host views hrs found
-// (spec.SectionStart with Restarted set), one per restart, in time
-// order: the same restart seen on two links (its host's and a peer's) is
-// one, the earliest sighting, when the two lie within spec.TimeJump (a
+// sharedRestarts returns the sections every host view of hrs must
+// begin: the timestamp jumps of the whole capture (spec.TimeJumps), then
+// the host restarts the views found (spec.SectionStart with Restarted
+// set), one per restart: the same restart seen on two links (its
+// host's and a peer's) is one, the earliest sighting, when the two lie
+// within spec.TimeJump in the same stretch of time between jumps (a
 // host restarts again only after a silence longer than its peers'
-// timeout). None when a view's timestamps jumped back (a section of
-// another kind): times then do not order the views' events.
-func sharedRestarts(hrs []spec.HostReport) []spec.SectionStart {
+// timeout). Each restart's From is the frame of the last jump before it
+// (times order the views' events only between jumps); the result is in
+// the order a view reaches them (Judge.Restarts).
+func sharedRestarts(hrs []spec.HostReport, jumps []spec.SectionStart) []spec.SectionStart {
 	var all []spec.SectionStart
 	for _, hr := range hrs {
 		if hr.Report == nil {
 			continue
 		}
-		for _, s := range hr.Report.Sections {
-			if !s.Restarted.IsValid() {
-				return nil
+		for _, s := range withFrom(hr.Report.Sections, jumps) {
+			if s.Restarted.IsValid() { // (jumps has the whole capture's jumps)
+				all = append(all, s)
 			}
-			all = append(all, s)
 		}
 	}
-	sort.SliceStable(all, func(i, j int) bool { return all[i].At.Before(all[j].At) })
-	var out []spec.SectionStart
+	sort.SliceStable(all, func(i, j int) bool {
+		return all[i].From < all[j].From || all[i].From == all[j].From && all[i].At.Before(all[j].At)
+	})
+	out := append([]spec.SectionStart(nil), jumps...)
 	for _, s := range all {
 		if len(lacking(out, []spec.SectionStart{s})) == 0 {
 			continue
 		}
 		out = append(out, s)
 	}
+	// A jump before the restarts of its stretch.
+	sort.SliceStable(out, func(i, j int) bool {
+		a, b := out[i], out[j]
+		if a.From != b.From {
+			return a.From < b.From
+		}
+		return !a.Restarted.IsValid() && b.Restarted.IsValid()
+	})
+	if len(out) == 0 {
+		return nil
+	}
 	return out
 }
 
-// lacking returns the restarts of shared that have no counterpart in
-// secs (the same host, within spec.TimeJump).
+// seenJumps returns the timestamp jumps of the whole capture
+// (spec.TimeJumps of views) that a host view of hrs saw too: a section
+// of the same kind (a jump back, or the return to the time before it)
+// begun by the view itself at or after the jump's frame and before the
+// capture's next one. A record moved in the file, or captures joined
+// end to end, show in the view of the record's port, or in every view;
+// interfaces stamped by clocks that disagree make the file's order jump
+// back and forth between them, which no view shows, and each port's
+// view, judged on its own clock, stays whole. None (and no pass over
+// the views) when no view began such a section.
+func seenJumps(hrs []spec.HostReport, views [][]spec.Event) []spec.SectionStart {
+	var own []spec.SectionStart
+	for _, hr := range hrs {
+		if hr.Report == nil {
+			continue
+		}
+		for _, s := range hr.Report.Sections {
+			if !s.Restarted.IsValid() {
+				own = append(own, s)
+			}
+		}
+	}
+	if len(own) == 0 {
+		return nil
+	}
+	all := spec.TimeJumps(views...)
+	var out []spec.SectionStart
+	for i, j := range all {
+		next := math.MaxInt
+		if i+1 < len(all) {
+			next = all[i+1].Frame
+		}
+		for _, s := range own {
+			if s.Frame >= j.Frame && s.Frame < next && (s.Back > 0) == (j.Back > 0) {
+				out = append(out, j)
+				break
+			}
+		}
+	}
+	return out
+}
+
+// withFrom returns a copy of secs, a view's sections, each with From
+// the frame of the last of jumps at or before it (0 if none): the
+// stretch of time it lies in.
+func withFrom(secs, jumps []spec.SectionStart) []spec.SectionStart {
+	out := make([]spec.SectionStart, len(secs))
+	for i, s := range secs {
+		s.From = 0
+		for _, j := range jumps {
+			if j.Frame <= s.Frame {
+				s.From = j.Frame
+			}
+		}
+		out[i] = s
+	}
+	return out
+}
+
+// lacking returns the restarts of shared (not its jumps) that have no
+// counterpart in secs (the same host, in the same stretch of time
+// between jumps, within spec.TimeJump).
 func lacking(secs, shared []spec.SectionStart) []spec.SectionStart {
 	var out []spec.SectionStart
 	for _, r := range shared {
+		if !r.Restarted.IsValid() {
+			continue
+		}
 		found := false
 		for _, s := range secs {
-			if s.Restarted == r.Restarted && max(s.At.Sub(r.At), r.At.Sub(s.At)) <= spec.TimeJump {
+			if s.Restarted == r.Restarted && s.From == r.From && max(s.At.Sub(r.At), r.At.Sub(s.At)) <= spec.TimeJump {
 				found = true
 				break
 			}

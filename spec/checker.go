@@ -206,6 +206,14 @@ type SectionStart struct {
 	Restarted netip.Addr `json:"restarted,omitzero"`
 	// At is the time of the event that began it (for Judge.Restarts).
 	At time.Time `json:"-"`
+	// From, for Judge.Restarts, is the file frame at or after which the
+	// section begins: a timestamp jump's own frame, for a restart the
+	// frame of the last jump before it (0 if none), since times order
+	// events only between jumps (SectionStart.reached).
+	From int `json:"-"`
+	// Back is how far back the timestamps jumped (a section a jump
+	// began; 0 for a restart).
+	Back time.Duration `json:"-"`
 }
 
 // DowngradeCount counts one rule's findings downgraded for one cause.
@@ -541,13 +549,25 @@ type Checker struct {
 	last    time.Time
 	elapsed time.Duration
 	events  int
+	// earliest is the earliest time of an event so far (a record moved
+	// back into it is judged in excuseOutOfOrder); times follows the
+	// timestamps' jumps (sectionBreak).
+	earliest time.Time
+	times    timeline
 	// lastFrame is the previous event's frame; gap is the latest forward
 	// silence of the whole capture longer than the protocol's timeout
 	// not yet shown to cut through a live RPC (noteGap).
 	lastFrame int
 	gap       *TimeGap
-	// started: see SetStarted.
-	started map[RPCKey]time.Time
+	// started: see SetStarted; nil once a timestamp jump began a
+	// section (the times no longer order the views), and startedFrom the
+	// start of the section after a restart (starts before it are not the
+	// section's).
+	started     map[RPCKey]time.Time
+	startedFrom time.Time
+	// startedShared says started is SetStarted's (read, never changed);
+	// startedOff that a jump ended its use (NoteStarted notes nothing).
+	startedShared, startedOff bool
 	// visits counts the open obligations judgeOpen asked (a test bounds
 	// the per-packet work by it: TestAck013ManyOpenObligations).
 	visits int
@@ -951,6 +971,36 @@ func (c *Checker) SetOneInstance() { c.oneInstance = true }
 // first Feed; started is read, never changed.
 func (c *Checker) SetStarted(started map[RPCKey]time.Time) {
 	c.started, c.trace.started = started, started
+	c.startedShared = started != nil
+}
+
+// NoteStarted tells a checker fed one host's view of a capture as it is
+// read (Judge.HostsStream) that another view showed RPC k's request
+// start, its first transmission of offset 0, at t: as SetStarted's map,
+// learned in step with the view's events instead of before them, so
+// that a streamed view needs no pass of its own over the capture. A
+// checker given SetStarted's map ignores it. Only the starts that may
+// still matter are kept: those of a section's first timeout_ticks
+// (Trace.seenFromStart judges later packets as seen from their start).
+func (c *Checker) NoteStarted(k RPCKey, t time.Time) {
+	if c.startedShared || c.startedOff {
+		return
+	}
+	if c.events > 0 && c.last.Sub(c.trace.Start) > c.p.LateTicks(c.p.TimeoutTicks) {
+		// Past the section's first timeout: nothing is looked up until
+		// the next section, which keeps only what comes after it.
+		if c.started != nil {
+			c.started, c.trace.started = nil, nil
+		}
+		return
+	}
+	if c.started == nil {
+		c.started = map[RPCKey]time.Time{}
+		c.trace.started = c.started
+	}
+	if at, ok := c.started[k]; !ok || t.Before(at) {
+		c.started[k] = t
+	}
 }
 
 // startedBefore reports whether a violation of rule r at RPC rpc may
@@ -1147,14 +1197,18 @@ func (c *Checker) SetOneDirectionExcuse() { c.oneWay = true }
 // Call it before Finish.
 func (c *Checker) SetOneEndExcuse() { c.oneEnd = true }
 
-// SetRestarts gives the checker the host restarts another view of the
-// same capture found (SectionStart.At and Restarted set; in time order):
-// check's host views each see their own host's link, and a restart of a
-// host seen only on its own and its peers' links began a section there
-// (sectionBreak) while the other views judged across it. The checker
-// starts a new section at its first event at or after each one's At,
-// unless it is its first event, as the whole capture's view does at the
-// restart. Call it before the first Feed.
+// SetRestarts gives the checker the sections another view of the same
+// capture began, in the order it reaches them: host restarts
+// (SectionStart.At and Restarted set, From the frame of the last jump
+// before them) and the whole capture's timestamp jumps (Restarted
+// invalid, From their frame: TimeJumps). check's host views each see
+// their own host's link, and a restart of a host seen only on its own
+// and its peers' links began a section there (sectionBreak) while the
+// other views judged across it; a record moved back in the file jumps
+// in its own port's view only. The checker starts a new section at its
+// first event that reaches each one (SectionStart.reached), unless it
+// is its first event, as the whole capture's view does there. Call it
+// before the first Feed.
 func (c *Checker) SetRestarts(r []SectionStart) { c.restarts = r }
 
 // excuseOneEnd applies SetOneEndExcuse at Finish.
@@ -1405,6 +1459,9 @@ func (c *Checker) feed(e *Event, learn bool) {
 	c.openGap(e)
 	if len(c.race.held) > 0 {
 		c.raceExpire()
+	}
+	if c.events == 0 || e.Time.Before(c.earliest) {
+		c.earliest = e.Time
 	}
 	c.last, c.lastFrame = e.Time, e.Frame
 	c.events++

@@ -57,7 +57,24 @@ func (j Judge) HostsStream(ctx context.Context, sent, delivered func() (EventStr
 	// alteration until one does.
 	prints := newSentPrints(true)
 	pf := newParallelFeed(checkers)
-	err := mergeViews(ctx, sent, delivered, idx, prints, func(i int, e *Event, fromDelivered bool, st EventStream) {
+	onSent := prints.add
+	if j.Started == nil {
+		// A request's first bytes, as its client sent them, start the
+		// RPC in the capture, though the server's link missed them (lost
+		// on the way): its view learns so in step with its own events
+		// (Checker.NoteStarted), as Hosts' views learn it from the whole
+		// as-sent capture (Judge.Started), without a pass of their own.
+		onSent = func(e *Event) {
+			prints.add(e)
+			if e.Err != nil || e.ICMP != nil || !hasRPC(e) || !startsRequest(e) {
+				return
+			}
+			if i, ok := idx[e.Dst]; ok {
+				pf.note(i, KeyOf(e), e.Time)
+			}
+		}
+	}
+	err := mergeViews(ctx, sent, delivered, idx, onSent, func(i int, e *Event, fromDelivered bool, st EventStream) {
 		counts[i]++
 		ev := *e
 		ev.Frame = counts[i]
@@ -175,12 +192,12 @@ func (j Judge) HostsStream(ctx context.Context, sent, delivered func() (EventStr
 // got) merged in time order, at equal times sent first, each in its own
 // order (Hosts' stable sort); fn also gets whether the event came from
 // delivered, and its stream. Then, when given, after(host, event,
-// stream). Every event of sent, of any host, goes to prints as it is
-// read (when prints is set). A host's events wait in memory only until
+// stream). Every event of sent, of any host, goes to onSent as it is
+// read (when onSent is set). A host's events wait in memory only until
 // the other capture shows where they go, so the files are read in step,
 // the earlier head first. It fails with ErrUnordered when a host's
 // events in either capture step back in time.
-func mergeViews(ctx context.Context, sent, delivered func() (EventStream, error), idx map[netip.Addr]int, prints *sentPrints, fn func(int, *Event, bool, EventStream), after ...func(int, *Event, EventStream)) error {
+func mergeViews(ctx context.Context, sent, delivered func() (EventStream, error), idx map[netip.Addr]int, onSent func(*Event), fn func(int, *Event, bool, EventStream), after ...func(int, *Event, EventStream)) error {
 	s, err := sent()
 	if err != nil {
 		return err
@@ -269,8 +286,8 @@ func mergeViews(ctx context.Context, sent, delivered func() (EventStream, error)
 		addr := x.e.Src
 		if k == 1 {
 			addr = x.e.Dst
-		} else if prints != nil {
-			prints.add(x.e)
+		} else if onSent != nil {
+			onSent(x.e)
 		}
 		i, ok := idx[addr]
 		if ok {
@@ -339,9 +356,39 @@ func (hr *HostReport) Event(i int) (*Event, bool) {
 // captures takes the time of its busiest host view, not of all of them.
 type parallelFeed struct {
 	checkers []*Checker
-	batches  [][]Event
-	chans    []chan []Event
+	batches  []feedBatchOf
+	chans    []chan feedBatchOf
 	wg       sync.WaitGroup
+}
+
+// feedBatchOf is a batch of events for one checker and the RPC starts
+// to note between them (parallelFeed.note), each before the event at
+// its index (after the last at len(events)).
+type feedBatchOf struct {
+	events []Event
+	starts []feedStart
+}
+
+// feedStart is an RPC start to note (Checker.NoteStarted) before event
+// at of its batch.
+type feedStart struct {
+	at  int
+	key RPCKey
+	t   time.Time
+}
+
+// run feeds b to c, each start noted in its place.
+func (b feedBatchOf) run(c *Checker) {
+	n := 0
+	for k := range b.events {
+		for ; n < len(b.starts) && b.starts[n].at == k; n++ {
+			c.NoteStarted(b.starts[n].key, b.starts[n].t)
+		}
+		c.Feed(&b.events[k])
+	}
+	for ; n < len(b.starts); n++ {
+		c.NoteStarted(b.starts[n].key, b.starts[n].t)
+	}
 }
 
 // feedBatch is how many events a host's goroutine gets at a time.
@@ -352,19 +399,28 @@ func newParallelFeed(checkers []*Checker) *parallelFeed {
 	if runtime.GOMAXPROCS(0) < 2 || len(checkers) < 2 {
 		return pf
 	}
-	pf.batches, pf.chans = make([][]Event, len(checkers)), make([]chan []Event, len(checkers))
+	pf.batches, pf.chans = make([]feedBatchOf, len(checkers)), make([]chan feedBatchOf, len(checkers))
 	for i, c := range checkers {
-		ch := make(chan []Event, 4)
+		ch := make(chan feedBatchOf, 4)
 		pf.chans[i] = ch
 		pf.wg.Go(func() {
 			for b := range ch {
-				for k := range b {
-					c.Feed(&b[k])
-				}
+				b.run(c)
 			}
 		})
 	}
 	return pf
+}
+
+// note has checker i note that RPC k started at t (Checker.NoteStarted)
+// before the next event fed to it.
+func (pf *parallelFeed) note(i int, k RPCKey, t time.Time) {
+	if pf.chans == nil {
+		pf.checkers[i].NoteStarted(k, t)
+		return
+	}
+	b := &pf.batches[i]
+	b.starts = append(b.starts, feedStart{at: len(b.events), key: k, t: t})
 }
 
 // feed gives e (valid until st's next event) to checker i.
@@ -373,14 +429,15 @@ func (pf *parallelFeed) feed(i int, e *Event, st EventStream) {
 		pf.checkers[i].Feed(e)
 		return
 	}
-	if pf.batches[i] == nil {
-		pf.batches[i] = make([]Event, 0, feedBatch)
+	b := &pf.batches[i]
+	if b.events == nil {
+		b.events = make([]Event, 0, feedBatch)
 	}
 	st.Own(e)
-	pf.batches[i] = append(pf.batches[i], *e)
-	if len(pf.batches[i]) == feedBatch {
-		pf.chans[i] <- pf.batches[i]
-		pf.batches[i] = nil
+	b.events = append(b.events, *e)
+	if len(b.events) == feedBatch {
+		pf.chans[i] <- *b
+		*b = feedBatchOf{}
 	}
 }
 
@@ -388,8 +445,8 @@ func (pf *parallelFeed) feed(i int, e *Event, st EventStream) {
 // all its events.
 func (pf *parallelFeed) wait() {
 	for i, ch := range pf.chans {
-		if len(pf.batches[i]) > 0 {
-			ch <- pf.batches[i]
+		if b := pf.batches[i]; len(b.events) > 0 || len(b.starts) > 0 {
+			ch <- b
 		}
 		close(ch)
 	}

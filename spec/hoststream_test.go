@@ -129,3 +129,44 @@ func TestHostsStreamUnordered(t *testing.T) {
 		t.Errorf("delivered out of order: err %v, want ErrUnordered", err)
 	}
 }
+
+// TestHostsStreamStartedElsewhere: a request whose offset 0 the switch
+// lost on its way to the server (in the as-sent capture, not the
+// as-delivered one): the server's view sees the RPC first at a later
+// segment and RESENDs the first bytes; the client's link showed the RPC
+// start, so Hosts' views judge it from its start (Judge.Started from the
+// whole as-sent capture). HostsStream, which reads each capture once,
+// learns the start in step with the server's view (Checker.NoteStarted)
+// and gives the same reports, fed on one CPU or several (go test -cpu
+// 1,2: the views' checkers fed directly or in batches by goroutines);
+// without it, the server's view put the RPC's findings down to an RPC
+// begun before the capture.
+func TestHostsStreamStartedElsewhere(t *testing.T) {
+	prof, err := LookupProfile("linux")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := newTrace(t, wire.VersionCurrent)
+	b.after(time.Millisecond)
+	first := b.data(true, 2, 3000, 0, 1424, 5, nil)
+	b.after(10*time.Microsecond).data(true, 2, 3000, 1424, 1424, 5, nil)
+	b.data(true, 2, 3000, 2848, 152, 5, nil)
+	// The server asks for all of it again, late: a violation of a
+	// receiver that had the RPC's history, inconclusive for one that
+	// came in at a later segment.
+	b.after(900*time.Millisecond).resend(false, 2, 0, 3000, 7)
+	b.after(30*time.Microsecond).resent(true, 2, 3000, 0, 1424, 7)
+	var delivered []Event
+	for _, e := range deliver(b.events, 10*time.Microsecond, nil) {
+		if e.Frame != first {
+			delivered = append(delivered, e)
+		}
+	}
+	hosts := []netip.Addr{b.client, b.server}
+	j := Judge{Profile: "linux", Params: prof.Params, Rules: Rules()}
+	want := j.Hosts(b.events, delivered, hosts)
+	if len(want[1].Violations) == 0 {
+		t.Fatalf("the server's view judged from the RPC's start finds no violation: %+v", want[1].Report)
+	}
+	sameAsHosts(t, j, b.events, delivered, hosts)
+}

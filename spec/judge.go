@@ -45,8 +45,8 @@ type Judge struct {
 	// implementation under test (a tester's): it does not use up the
 	// capture drops' budget (see Checker.SetNotUnderTest).
 	NotUnderTest func(*Finding) bool
-	// Restarts are host restarts another view of the capture found:
-	// see Checker.SetRestarts.
+	// Restarts are host restarts another view of the capture found, and
+	// the capture's timestamp jumps: see Checker.SetRestarts.
 	Restarts []SectionStart
 	// Started, when set, holds the RPCs whose request's first
 	// transmission of offset 0 the whole capture shows, at the time it

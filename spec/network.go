@@ -73,6 +73,14 @@ const (
 	// copies: it stands only if a host sent its packets twice at once,
 	// which no single link can carry (check's doubled diagnosis).
 	CauseDoubled Cause = "capture doubles its frames"
+	// CauseTimeOrder: not the network but the capture file: a record's
+	// timestamp lies more than TimeJump before the record ahead of it,
+	// within the time the file had shown (a record moved back by an
+	// edit or a script), and the finding lies at or after that time
+	// before the record: the record was missing where its time puts it,
+	// and the finding may rest on its absence (Checker.excuseOutOfOrder;
+	// reordercap sorts the file).
+	CauseTimeOrder Cause = "capture's records out of time order"
 )
 
 // Evidence is the observable that shows a network effect: a frame and

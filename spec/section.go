@@ -3,6 +3,7 @@ package spec
 import (
 	"fmt"
 	"net/netip"
+	"sort"
 	"time"
 
 	"github.com/homatest/homatest/spec/wire"
@@ -120,9 +121,13 @@ func (c *Checker) noteEpoch(e *Event) {
 // judges the rest of the capture afresh rather than track one host's
 // epochs in every rule.
 func (c *Checker) sectionBreak(e *Event) (string, netip.Addr) {
-	if c.nextRestart < len(c.restarts) && !e.Time.Before(c.restarts[c.nextRestart].At) {
+	jump := ""
+	if c.events > 0 {
+		jump, _ = c.times.step(c.last, e.Time)
+	}
+	if c.nextRestart < len(c.restarts) && c.restarts[c.nextRestart].reached(e) {
 		r := c.restarts[c.nextRestart]
-		for c.nextRestart < len(c.restarts) && !e.Time.Before(c.restarts[c.nextRestart].At) {
+		for c.nextRestart < len(c.restarts) && c.restarts[c.nextRestart].reached(e) {
 			c.nextRestart++
 		}
 		if c.events > 0 {
@@ -132,8 +137,8 @@ func (c *Checker) sectionBreak(e *Event) (string, netip.Addr) {
 	if c.events == 0 {
 		return "", netip.Addr{}
 	}
-	if back := c.last.Sub(e.Time); back > TimeJump {
-		return fmt.Sprintf("timestamps jump %v back (captures joined end to end, e.g. mergecap -a or cat, or a clock stepped back): what follows cannot be timed against what came before", back.Round(time.Microsecond)), netip.Addr{}
+	if jump != "" {
+		return jump, netip.Addr{}
 	}
 	if e.Err != nil || e.ICMP != nil || e.Type() != wire.TypeData || !e.FromClient() || e.Retransmit() || e.Offset != 0 {
 		return "", netip.Addr{}
@@ -161,6 +166,79 @@ func (c *Checker) sectionBreak(e *Event) (string, netip.Addr) {
 		return "", netip.Addr{}
 	}
 	return fmt.Sprintf("%v restarted its Homa module (%s after %v silent): its earlier RPCs, peers and cutoffs are gone", e.Src, fresh, silent.Round(time.Millisecond)), e.Src
+}
+
+// timeline follows a capture's timestamps for the sections their jumps
+// begin: resume is the latest time before the last jump back while the
+// timestamps have not come back to it (zero otherwise).
+type timeline struct {
+	resume time.Time
+}
+
+// step takes the time t of the event after one at last and returns why
+// a section begins at it ("" if none) and, for a jump back, how far:
+//
+//   - t lies more than TimeJump before last: captures joined end to end,
+//     a record moved back in the file, or a clock stepped back; what
+//     follows cannot be timed against what came before;
+//   - after such a jump, t comes back to the latest time before it: the
+//     records since the jump lay within the time already judged (moved
+//     back in the file: an edit, a script), and what follows is judged
+//     apart from them, as a capture is from one before it.
+func (tl *timeline) step(last, t time.Time) (string, time.Duration) {
+	if back := last.Sub(t); back > TimeJump {
+		if tl.resume.IsZero() || last.After(tl.resume) {
+			tl.resume = last
+		}
+		return fmt.Sprintf("timestamps jump %v back (captures joined end to end, e.g. mergecap -a or cat, a record moved back in the file, or a clock stepped back): what follows cannot be timed against what came before", back.Round(time.Microsecond)), back
+	}
+	if !tl.resume.IsZero() && !t.Before(tl.resume) {
+		tl.resume = time.Time{}
+		return "timestamps come back to where they were before the last jump back: the records since it lay within the time already judged (moved back in the file), so what follows is judged apart from them", 0
+	}
+	return "", 0
+}
+
+// reached reports whether e is at or past s, a section another view of
+// the capture began (Checker.SetRestarts): a timestamp jump at the first
+// event at or after its file frame (From), a restart at the first at or
+// after its time (At) in the stretch of time it lies in (From: the frame
+// of the last jump before it, 0 if none).
+func (s SectionStart) reached(e *Event) bool {
+	return e.Frame >= s.From && (!s.Restarted.IsValid() || !e.Time.Before(s.At))
+}
+
+// TimeJumps returns the sections the timestamps of views begin (a jump
+// back of more than TimeJump, and the return to the time before it:
+// timeline.step), the views of one capture's ports (events numbered as
+// the file's frames, each view in file order) merged in file order, as
+// the checker of the whole capture finds them (Checker.sectionBreak): one
+// SectionStart per section, From and Frame its first frame, At its time,
+// Back how far back the timestamps jumped (0 for a return). Judge.Restarts given them makes every view begin a
+// section there, where a view judged alone saw a jump only when the
+// record moved was its own (a record moved 200 places in one port's
+// interface) or, in a capture joined end to end, at its own first frame
+// after the join.
+func TimeJumps(views ...[]Event) []SectionStart {
+	type at struct {
+		frame int
+		t     time.Time
+	}
+	var all []at
+	for _, v := range views {
+		for i := range v {
+			all = append(all, at{v[i].Frame, v[i].Time})
+		}
+	}
+	sort.SliceStable(all, func(i, j int) bool { return all[i].frame < all[j].frame })
+	var out []SectionStart
+	var tl timeline
+	for i := 1; i < len(all); i++ {
+		if why, back := tl.step(all[i-1].t, all[i].t); why != "" && all[i].frame != all[i-1].frame {
+			out = append(out, SectionStart{Frame: all[i].frame, Why: why, At: all[i].t, From: all[i].frame, Back: back})
+		}
+	}
+	return out
 }
 
 // maxReloads bounds Report.Reloads.
@@ -198,14 +276,32 @@ func (c *Checker) noteReload(e *Event, silent, bound time.Duration, ver uint16) 
 // (SetCaptureFromStart) is one no more.
 func (c *Checker) newSection(e *Event, why string, restarted netip.Addr) {
 	c.endSection("section", restarted, e.Frame)
+	var back time.Duration
+	if !restarted.IsValid() {
+		back = c.last.Sub(e.Time)
+		c.excuseOutOfOrder(e)
+		// Another view's starts are timed: across a jump their times no
+		// longer say which section they fell in.
+		c.started, c.startedOff = nil, true
+	} else {
+		c.startedFrom = e.Time
+	}
 	c.created += c.trace.Created()
 	c.answered += c.trace.Answered()
 	payloads := c.trace.payloads
 	c.noteMissed()
 	c.shown.counted = 0
+	carried := make(map[RPCKey]bool, len(c.trace.rpcs)+len(c.trace.carried))
+	for k := range c.trace.carried {
+		carried[k] = true
+	}
+	for k := range c.trace.rpcs {
+		carried[k] = true
+	}
 	c.trace = NewTrace(c.p)
+	c.trace.carried = carried
 	c.trace.onEvict = c.forgetAfter
-	c.trace.started = c.started
+	c.trace.started, c.trace.startedFrom = c.started, c.startedFrom
 	c.newMemoGen() // the memos name the old trace's RPCs
 	c.trace.payloads = payloads
 	c.net = newNetwork(c.net.cp, c.p)
@@ -228,5 +324,53 @@ func (c *Checker) newSection(e *Event, why string, restarted netip.Addr) {
 	}
 	c.epochCache = [epochCacheSize]*hostEpoch{}
 	c.merge = mergeTracker{}
-	c.report.Sections = append(c.report.Sections, SectionStart{Frame: e.Frame, Why: why, Restarted: restarted, At: e.Time})
+	c.report.Sections = append(c.report.Sections, SectionStart{Frame: e.Frame, Why: why, Restarted: restarted, At: e.Time, Back: max(back, 0)})
+}
+
+// excuseOutOfOrder makes inconclusive (CauseTimeOrder) the violations
+// found before e, whose timestamp lies before the previous event's (a
+// section a jump back begins), at a time at or after e's, when e's time
+// lies within what the capture judged before it: a record moved back in
+// the file (by hand, editcap, a script) was missing where its time puts
+// it, and what was found there may rest on its absence (a GRANT beyond
+// the window over a DATA not yet seen). A capture joined end to end
+// whose second part lies wholly before the first (mergecap -a of a later
+// capture and an earlier one) judged nothing at those times: its
+// violations stand. Findings about a packet's own fields stand.
+func (c *Checker) excuseOutOfOrder(e *Event) {
+	if !e.Time.Before(c.last) || e.Time.Before(c.earliest) {
+		return
+	}
+	kept := c.report.Violations[:0]
+	for _, f := range c.report.Violations {
+		if f.alone || f.Frame >= e.Frame || f.Time.Before(e.Time) {
+			kept = append(kept, f)
+			continue
+		}
+		i := c.ruleIndex(f.Rule)
+		st := c.state[i]
+		st.res.Violated--
+		st.res.Inconclusive++
+		st.kept--
+		if !f.notUnderTest && st.dropViolated > 0 {
+			st.dropViolated--
+		}
+		k := [2]string{f.Rule, string(CauseTimeOrder)}
+		if d := c.downs[k]; d != nil {
+			d.Count++
+			d.Frame = min(d.Frame, f.Frame)
+		} else {
+			c.downs[k] = &DowngradeCount{Rule: f.Rule, Cause: CauseTimeOrder, Count: 1, Frame: f.Frame}
+		}
+		if st.keptInc < MaxFindings {
+			st.keptInc++
+			c.found++
+			f.Cause = CauseTimeOrder
+			f.Why = fmt.Sprintf("%s (%s: frame %d lies %v back, at a time before this frame's: the file held it back, and this may rest on its absence)", f.Why, CauseTimeOrder, e.Frame, c.last.Sub(e.Time).Round(time.Microsecond))
+			f.seq = c.found
+			c.report.Inconclusive = append(c.report.Inconclusive, f)
+		}
+	}
+	clear(c.report.Violations[len(kept):])
+	c.report.Violations = kept
 }

@@ -1,6 +1,7 @@
 package spec
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -150,5 +151,62 @@ func TestRestartExcusesWhatTheHostOwed(t *testing.T) {
 	}
 	if !found {
 		t.Errorf("no finding at the RESEND (frame %d) excused by the restart; inconclusive: %v", resend, rep.Inconclusive)
+	}
+}
+
+// TestMovedRecord: a response's record moved 300 ms later in the file
+// (by hand, editcap, a script), as a user trying check on a mangled copy
+// did: the next request's ack of that RPC came before any byte of the
+// response in the file (HOMA-ACK-004), and the response's timestamp
+// then lies 300 ms back. The jump back begins a section, and so does
+// the return to the time before it, which TimeJumps finds the same in
+// the file's order; the ack's violation, found before the moved record
+// at a time after its, is inconclusive (CauseTimeOrder), since the
+// record was missing where its time puts it. The RPCs under way at
+// the sections' starts are carried: none of them is taken for one the
+// capture saw start when its packet shows up a timeout later.
+func TestMovedRecord(t *testing.T) {
+	b := newTrace(t, wire.VersionCurrent)
+	b.after(time.Millisecond)
+	b.data(true, 2, 100, 0, 100, 7, nil)
+	resp := b.after(50*time.Microsecond).data(false, 2, 100, 0, 100, 7, nil)
+	b.after(time.Millisecond).dataAcking(true, 4, 100, 0, 100, 7, 2)
+	b.after(50*time.Microsecond).data(false, 4, 100, 0, 100, 7, nil)
+	for id := uint64(6); id < 36; id += 2 {
+		b.after(20*time.Millisecond).smallRPC(id, 100, 0)
+	}
+	moved := append([]Event(nil), b.events[:resp-1]...)
+	moved = append(moved, b.events[resp:]...)
+	moved = append(moved, b.events[resp-1])
+	tail := len(moved) + 1
+	b.after(20*time.Millisecond).smallRPC(40, 100, 0)
+	moved = append(moved, b.events[len(moved):]...)
+	for i := range moved {
+		moved[i].Frame = i + 1
+	}
+	prof, err := LookupProfile("linux")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep := Judge{Profile: "linux", Params: prof.Params, Rules: Rules()}.Capture(Switch, moved)
+	jump := tail - 1
+	wantSections(t, rep, jump, tail)
+	if s := rep.Sections[0]; !strings.HasPrefix(s.Why, "timestamps jump ") || s.Back < 300*time.Millisecond {
+		t.Errorf("section %+v: want a jump 300ms back", s)
+	}
+	if tj := TimeJumps(moved); len(tj) != 2 || tj[0].Frame != jump || tj[1].Frame != tail || tj[0].Why != rep.Sections[0].Why {
+		t.Errorf("TimeJumps %+v, want the checker's sections %+v", tj, rep.Sections)
+	}
+	for _, v := range rep.Violations {
+		if v.Rule == "HOMA-ACK-004" {
+			t.Errorf("violation %v stands: the response it rests on was moved back past it", v)
+		}
+	}
+	found := false
+	for _, f := range rep.Inconclusive {
+		found = found || f.Rule == "HOMA-ACK-004" && f.Cause == CauseTimeOrder
+	}
+	if !found {
+		t.Errorf("no HOMA-ACK-004 inconclusive for %q: %+v", CauseTimeOrder, rep.Inconclusive)
 	}
 }

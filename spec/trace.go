@@ -634,8 +634,14 @@ type Trace struct {
 	// forgets its After keys with it).
 	onEvict func(*RPC)
 	// started holds the RPCs another view of the capture saw start
-	// (Checker.SetStarted), nil if none.
-	started map[RPCKey]time.Time
+	// (Checker.SetStarted), nil if none; only those at or after
+	// startedFrom count (a section begun by a restart: what started
+	// before it is not the section's).
+	started     map[RPCKey]time.Time
+	startedFrom time.Time
+	// carried holds the RPCs the sections before this trace's held when
+	// they ended (Checker.newSection): their packets here are no start.
+	carried map[RPCKey]bool
 	// rpcCache caches rpcs by client id (rpcSlot), direct-mapped: the
 	// RPC lookup of every event (begin) mostly costs a compare of keys
 	// instead of hashing a 56-byte one. An entry is always an RPC that
@@ -995,18 +1001,29 @@ func (t *Trace) begin(e *Event) RPCKey {
 // a request restarted after RPC_UNKNOWN: HomaModule homa_resend_data
 // marks every copy retransmit=1) is no start: the first transmission,
 // and whatever asked for the copy, came before the capture began. Nor is
+// An RPC an earlier section held when it ended (Trace.carried: the
+// checker judges afresh from a restart or a timestamp jump) is under way
+// whenever it shows up, however long after the section began: it may
+// have waited out a stall, or its packets lain in another stretch of
+// the file. Nor is
 // e's RPC older than the capture when another view of it showed that
 // first transmission no later than e (Trace.started: a port's view of a
 // request whose offset 0 was lost on its way to the port).
 func (t *Trace) seenFromStart(e *Event) bool {
-	if startsRequest(e) || e.Time.Sub(t.Start) > t.P.LateTicks(t.P.TimeoutTicks) {
+	if startsRequest(e) {
+		return true
+	}
+	if t.carried[KeyOf(e)] {
+		return false
+	}
+	if e.Time.Sub(t.Start) > t.P.LateTicks(t.P.TimeoutTicks) {
 		return true
 	}
 	if t.started == nil {
 		return false
 	}
 	at, ok := t.started[KeyOf(e)]
-	return ok && !at.After(e.Time)
+	return ok && !at.After(e.Time) && !at.Before(t.startedFrom)
 }
 
 // startsRequest reports whether e is the first transmission of a request's

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
@@ -187,5 +188,152 @@ func TestCheckPortsJoinedRestart(t *testing.T) {
 	if f.Point != "ports" || f.Must != 0 || code != ExitOK || !restart {
 		t.Errorf("joined with itself 5 s later: capture point %s, exit %d, %d MUST, sections %+v; want ports, 0 (the original's PASS), 0, 198.18.0.3's restart at frame %d",
 			f.Point, code, f.Must, f.Report.Sections, len(epbs)+1)
+	}
+}
+
+// timeOrderFile is what the moved-record and joined tests read of a
+// file's check -o json.
+type timeOrderFile struct {
+	Verdict string `json:"verdict"`
+	Must    int    `json:"must_violations"`
+	Point   string `json:"capture_point"`
+	Hint    string `json:"time_order_hint"`
+	Excused int    `json:"time_order_excused"`
+	Report  struct {
+		Sections []struct {
+			Frame int    `json:"frame"`
+			Why   string `json:"why"`
+		} `json:"sections"`
+		TimeGaps []struct {
+			Why string `json:"why"`
+		} `json:"time_gaps"`
+	} `json:"report"`
+}
+
+// checkTimeOrder runs check -o json with args and returns its one file.
+func checkTimeOrder(t *testing.T, args ...string) timeOrderFile {
+	t.Helper()
+	out, _, _ := run(t, append([]string{"check", "-o", "json"}, args...)...)
+	var js struct {
+		Files []timeOrderFile `json:"files"`
+	}
+	if err := json.Unmarshal([]byte(out), &js); err != nil || len(js.Files) != 1 {
+		t.Fatalf("%v:\n%s", err, out)
+	}
+	return js.Files[0]
+}
+
+// TestCheckPortsMovedRecord: labIncast with one record (a DATA to
+// 198.18.0.4 on its port, EPB 1101) moved 200 places later, as a user
+// did with a script: its timestamp then lies 2.7 s back. The ports
+// check gave FAIL with 9 MUST (HOMA-GRANT-009 of 198.18.0.4, whose view
+// lacked that DATA, and findings of a view that judged afresh from the
+// record yet took its RPCs for ones the capture saw start), no sections
+// and no timestamps line, where --capture-point switch listed the jump.
+// Now both list the jump (frame 1301) and the return to the time before
+// it (frame 1302), the hint says how to sort the file (reordercap), and
+// the ports check makes the violations found where the record was
+// missing inconclusive: INCOMPLETE with no MUST (the sorted file
+// passes).
+func TestCheckPortsMovedRecord(t *testing.T) {
+	head, epbs, tail := splitNg(readNgBlocks(t, labIncast))
+	const from, by = 1100, 200
+	moved := append(append([]ngBlock(nil), epbs[:from]...), epbs[from+1:from+1+by]...)
+	moved = append(append(moved, epbs[from]), epbs[from+1+by:]...)
+	path := writeNgBlocks(t, t.TempDir(), "moved.pcapng", append(append(append([]ngBlock(nil), head...), moved...), tail...))
+	copySidecars(t, path, 0)
+	for _, point := range []string{"auto", "switch"} {
+		f := checkTimeOrder(t, "--capture-point", point, path)
+		s := f.Report.Sections
+		if len(s) != 2 || s[0].Frame != from+by+1 || !strings.HasPrefix(s[0].Why, "timestamps jump 2.689374s back") || s[1].Frame != from+by+2 || !strings.HasPrefix(s[1].Why, "timestamps come back") {
+			t.Errorf("%s: sections %+v, want the jump back at frame %d and the return at %d", point, s, from+by+1, from+by+2)
+		}
+		if !strings.Contains(f.Hint, "frame 1301 has a timestamp 2.689374s before") || !strings.Contains(f.Hint, "reordercap IN OUT") {
+			t.Errorf("%s: time_order_hint %q: want the jump and how to sort the file", point, f.Hint)
+		}
+		if point == "auto" && (f.Point != "ports" || f.Must != 0 || f.Verdict != "incomplete" || f.Excused == 0) {
+			t.Errorf("ports: capture point %s, verdict %s with %d MUST, %d excused by the order; want ports, incomplete with 0, some", f.Point, f.Verdict, f.Must, f.Excused)
+		}
+	}
+}
+
+// TestCheckPortsJoinedEarlier: labIncast joined end to end with a copy
+// of itself retimed 20 s earlier (editcap -t -20, mergecap -a): the
+// copy's first frame lies 33 s back. The ports check said nothing of
+// it (no section, no timestamps line); now it lists the section and
+// the hint, and the copy, judged apart, adds no MUST.
+func TestCheckPortsJoinedEarlier(t *testing.T) {
+	head, epbs, tail := splitNg(readNgBlocks(t, labIncast))
+	blocks := append(append([]ngBlock(nil), head...), epbs...)
+	const shift = 20e9
+	for _, b := range epbs {
+		blocks = append(blocks, b.withTS(b.ts()-shift))
+	}
+	path := writeNgBlocks(t, t.TempDir(), "joined.pcapng", append(blocks, tail...))
+	copySidecars(t, path, 0, -shift)
+	f := checkTimeOrder(t, path)
+	s := f.Report.Sections
+	if f.Point != "ports" || f.Must != 0 || len(s) != 1 || s[0].Frame != len(epbs)+1 || !strings.HasPrefix(s[0].Why, "timestamps jump 32.964267s back") {
+		t.Errorf("capture point %s, %d MUST, sections %+v; want ports, 0, one jump at frame %d", f.Point, f.Must, s, len(epbs)+1)
+	}
+	if !strings.Contains(f.Hint, "reordercap IN OUT") || f.Excused != 0 {
+		t.Errorf("time_order_hint %q, %d excused: want the jump named, none excused (the copy lies wholly before)", f.Hint, f.Excused)
+	}
+}
+
+// TestCheckGapParams: labIncast judged without its .params (copied
+// alone) times its silences with the linux profile's timeout_ticks 100
+// where the run used 1000: its forward time jumps (report.time_gaps)
+// now say the parameters may be their cause, with the flag and the
+// file to give. With the run's parameters (sidecar) there is no such
+// jump; with --param timeout_ticks given, the words are not added.
+func TestCheckGapParams(t *testing.T) {
+	data, err := os.ReadFile(labIncast)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "alone.pcapng")
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f := checkTimeOrder(t, path)
+	if len(f.Report.TimeGaps) == 0 {
+		t.Fatal("no forward time jump without the run's parameters")
+	}
+	for _, g := range f.Report.TimeGaps {
+		if !strings.Contains(g.Why, "or the parameters are the cause: with no "+path+".params beside the capture") || !strings.Contains(g.Why, "--param timeout_ticks=N; the capture implies at least 301") {
+			t.Errorf("time gap %q: want the parameters named as a cause", g.Why)
+		}
+	}
+	for _, args := range [][]string{{"--param", "timeout_ticks=100", path}, {labIncast}} {
+		for _, g := range checkTimeOrder(t, args...).Report.TimeGaps {
+			if strings.Contains(g.Why, "parameters are the cause") {
+				t.Errorf("%v: time gap %q names the parameters, which were given", args, g.Why)
+			}
+		}
+	}
+}
+
+// TestCheckPortsClockOffset: labIncast with port 2's timestamps 150 ms
+// behind the others' (its interface stamped by a clock that
+// disagrees): the file's order jumps back and forth between the ports
+// by more than spec.TimeJump, but each port's view, on its own clock,
+// runs forward. The ports check shares only the jumps a view shows too
+// (none here): no section and the original's PASS (the timestamps line
+// names only the frames out of order by less than spec.TimeJump).
+func TestCheckPortsClockOffset(t *testing.T) {
+	head, epbs, tail := splitNg(readNgBlocks(t, labIncast))
+	blocks := append([]ngBlock(nil), head...)
+	for _, b := range epbs {
+		if binary.LittleEndian.Uint32(b[8:]) == 1 {
+			b = b.withTS(b.ts() - 150e6)
+		}
+		blocks = append(blocks, b)
+	}
+	path := writeNgBlocks(t, t.TempDir(), "offset.pcapng", append(blocks, tail...))
+	copySidecars(t, path, 0)
+	f := checkTimeOrder(t, path)
+	if f.Point != "ports" || f.Verdict != "pass" || len(f.Report.Sections) != 0 || strings.Contains(f.Hint, "section") {
+		t.Errorf("capture point %s, verdict %s, sections %+v, time_order_hint %q; want ports, pass, none, no section named", f.Point, f.Verdict, f.Report.Sections, f.Hint)
 	}
 }

@@ -364,6 +364,8 @@ func incompleteWhy(fr check.FileReport) string {
 		return fr.SnapHint
 	case fr.MergedHint != "":
 		return fr.MergedHint
+	case fr.TimeOrderExcused > 0:
+		return fr.TimeOrderHint
 	case fr.DoubledExcused > 0:
 		return fr.SameInstantHint
 	case fr.OneEndHint != "":
@@ -399,6 +401,8 @@ func incompleteBrief(fr check.FileReport) string {
 		what = "the snap length cut Homa headers (see its WARNING)"
 	case fr.MergedHint != "":
 		what = "looks like two captures merged (its WARNING says what shows it and how to split it)"
+	case fr.TimeOrderExcused > 0:
+		what = "a record lies far back in the file: violations where it was missing are inconclusive (see its timestamps line)"
 	case fr.DoubledExcused > 0:
 		what = "looks doubled: violations only its repeated frames make (see its WARNING)"
 	case fr.OneEndHint != "":
