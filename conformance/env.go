@@ -129,9 +129,6 @@ func (e *Env) openPeer(i int, v6 bool) (*tester.Peer, error) {
 	// HomaModule 548056f (its profile says), <<5 since.
 	p.SetIPv6Shift(e.Params().IPv6PrioShift)
 	p.AnswerCutoffs(e.cutoffsHost(p.Addr()))
-	if e.Stalls != nil {
-		p.SetStallCredit(e.stallLost)
-	}
 	e.addPeer(p)
 	return p, nil
 }
@@ -198,12 +195,4 @@ func (e *Env) ticks(n int) time.Duration { return time.Duration(n) * e.tick() }
 func (e *Env) String() string {
 	i := e.IUT.Info()
 	return fmt.Sprintf("%s %s at %s (%s)", i.Impl, i.Version, i.Addr, e.Describe)
-}
-
-// stallLost is the time the stalls measured between from and to lost,
-// summed (stall.Lost), once the monitor has recorded those up to to: how
-// much longer a tester's Expect waits before it judges an absence.
-func (e *Env) stallLost(from, to time.Time) time.Duration {
-	e.Stalls.Settle(ctx(), to)
-	return stall.Lost(stall.Overlaps(e.Stalls.Spans(), from, to))
 }

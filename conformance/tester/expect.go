@@ -35,61 +35,47 @@ func (p *Peer) Expect(ctx context.Context, m Match, within time.Duration) (*Pack
 		return false
 	}
 	from := p.clock.Now()
-	end := from.Add(within)
-	ok, err := p.clock.Wait(ctx, end, ready)
-	// Measured stalls in the window, or in as long again before it (the
-	// IUT's backlog), delay what the IUT owes by at most what they lost:
-	// wait that much longer, again for stalls in the extension, so that
-	// an absence is judged after the stalls plus the whole window (an IUT
-	// that never sends is caught however loaded the machine), up to
-	// stallCreditMost windows more (past that the caller may excuse it).
-	credited := time.Duration(0)
-	for !ok && err == nil && p.credit != nil {
-		lost := p.credit(from.Add(-within), end)
-		if lost > stallCreditMost*within {
-			credited = -1
-			break
-		}
-		next := from.Add(within + lost)
-		if !next.After(end) {
-			credited = lost
-			break
-		}
-		end = next
-		ok, err = p.clock.Wait(ctx, end, ready)
-	}
+	ok, err := p.clock.Wait(ctx, from.Add(within), ready)
 	switch {
 	case ok:
 		return found, nil
 	case err != nil:
 		return nil, fmt.Errorf("%v: %w", p.missing(m, within), err)
 	}
-	msg := p.missing(m, within).Error()
-	if credited > 0 {
-		msg += fmt.Sprintf(" (and %v more, the measured stalls' loss)", credited.Round(time.Millisecond))
-	}
-	return nil, &MissingError{From: from, To: p.clock.Now(), Judged: credited >= 0 && p.credit != nil, msg: msg}
+	return nil, &MissingError{From: from, To: p.clock.Now(), msg: p.missing(m, within).Error(), p: p, m: m}
 }
-
-// stallCreditMost bounds Expect's wait for stalls, in windows beyond its
-// own: a machine that loses more is too loaded to judge an absence on.
-const stallCreditMost = 4
-
-// SetStallCredit makes Expect, on finding nothing within its window,
-// wait longer by lost(from, to): the time measured stalls of the machine
-// lost between from and to (nil: none measured, as in virtual time).
-// lost may block until the stalls up to to are known.
-func (p *Peer) SetStallCredit(lost func(from, to time.Time) time.Duration) { p.credit = lost }
 
 // MissingError is Expect's error when no packet matched within its
 // window, which ran from From to To on the Peer's clock: a caller may ask
-// whether a stall of the machine then explains it. Judged says the wait
-// already took in every stall measured in it (SetStallCredit): no stall
-// excuses the absence.
+// whether a stall of the machine then explains it, and whether the packet
+// came late (ArrivedBy).
 type MissingError struct {
 	From, To time.Time
-	Judged   bool
 	msg      string
+	p        *Peer
+	m        Match
+}
+
+// ArrivedBy waits on the Peer's clock until t at most for an unconsumed
+// packet matching what Expect awaited, and reports whether one came (it
+// stays unconsumed): whether a missing packet was late or absent. It
+// returns ctx's error if ctx ends first.
+func (e *MissingError) ArrivedBy(ctx context.Context, t time.Time) (bool, error) {
+	seen := -1
+	return e.p.clock.Wait(ctx, t, func() bool {
+		e.p.mu.Lock()
+		defer e.p.mu.Unlock()
+		if e.p.arrivals == seen {
+			return false
+		}
+		seen = e.p.arrivals
+		for _, r := range e.p.log {
+			if !r.consumed && e.m.selects(r) && e.m.check(r) == nil {
+				return true
+			}
+		}
+		return false
+	})
 }
 
 func (e *MissingError) Error() string { return e.msg }

@@ -74,8 +74,6 @@ type Peer struct {
 	arrivals int // packets received so far
 	closed   bool
 	cutoffs  *CutoffsHost // nil: no CUTOFFS answers (AnswerCutoffs)
-	// credit is the time measured stalls lost in a span (SetStallCredit).
-	credit func(from, to time.Time) time.Duration
 }
 
 // New returns a Peer that sends and receives through tr and keeps time
