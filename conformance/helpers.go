@@ -1292,7 +1292,11 @@ func ok(err error, what string, args ...any) {
 // long again before it: the IUT kept from running sends late what it
 // owes, and, once it runs again, takes its backlog at once (a CUTOFFS
 // for an earlier spec's stale DATA then used up the jiffy's one for this
-// peer); a tester kept from running records late what came. If so it
+// peer); a tester kept from running records late what came. A stall
+// excuses lateness, not absence: the packet must come within the window
+// plus what the measured stalls lost (lateWithinStalls), else the miss
+// stands, however loaded the machine (an IUT that never grants was "not
+// judged" in its pass and every rerun beside stress-ng). If excused it
 // records msg as timing-inconclusive (the spec is rerun; a faulty IUT
 // fails a rerun no stall explains).
 func missedDuringStall(msg string, err error) bool {
@@ -1301,7 +1305,69 @@ func missedDuringStall(msg string, err error) bool {
 		return false
 	}
 	w := m.To.Sub(m.From)
+	if env.Stalls == nil || !stalledFor(m.From.Add(-w), m.To, w/4) || !lateWithinStalls(m, w) {
+		return false
+	}
 	return stalledLongest(msg, m.From.Add(-w), m.To, w/4)
+}
+
+// stallCreditMost bounds lateWithinStalls's wait, in windows beyond the
+// expectation's own: a machine whose measured stalls lost more than that
+// is too loaded to tell a late packet from an absent one.
+const stallCreditMost = 4
+
+// lateWithinStalls waits, after the expectation m (window w) saw nothing,
+// until the window plus the time the stalls measured in it, or in as long
+// again before it, lost (mostLostByOne), again for the stalls of
+// each extension, and reports whether the awaited packet came by then (a
+// late packet: the stall excuses it) or the stalls lost more than
+// stallCreditMost windows (nothing can be judged). False: the packet was
+// still missing after every measured stall plus the whole window.
+func lateWithinStalls(m *tester.MissingError, w time.Duration) bool {
+	end := m.To
+	for {
+		env.Stalls.Settle(ctx(), time.Now())
+		lost := mostLostByOne(stall.Overlaps(env.Stalls.Spans(), m.From.Add(-w), end))
+		if lost > stallCreditMost*w {
+			return true
+		}
+		next := m.From.Add(w + lost)
+		if !next.After(end) {
+			return false
+		}
+		if came, err := m.ArrivedBy(ctx(), next); came || err != nil {
+			return true
+		}
+		end = next
+	}
+}
+
+// mostLostByOne is the most time one process (stall.Span.Who) lost in
+// spans, its stalls summed: what held a packet back at most. Summed over
+// every watched process instead, the stalls of processes kept waiting side
+// by side on a loaded machine count that wait several times over, past
+// stallCreditMost windows (a missing GRANT, awaited 1 s beside load 17,
+// stayed unjudged in a pass and a rerun).
+func mostLostByOne(spans []stall.Span) time.Duration {
+	by := map[string]time.Duration{}
+	top := time.Duration(0)
+	for _, s := range spans {
+		by[s.Who] += s.Lost
+		top = max(top, by[s.Who])
+	}
+	return top
+}
+
+// stalledFor reports whether one stall measured over [from, to] lost at
+// least lost (stalledLongest without recording a finding).
+func stalledFor(from, to time.Time, lost time.Duration) bool {
+	env.Stalls.Settle(ctx(), time.Now())
+	for _, s := range stall.Overlaps(env.Stalls.Spans(), from, to) {
+		if s.Lost > 0 && s.Lost >= lost {
+			return true
+		}
+	}
+	return false
 }
 
 // stalledLongest is stalledAtLeast asking one stall, not all of them

@@ -297,7 +297,7 @@ func parseHoldUps(v string) (HoldUps, error) {
 // 400 ms) and with the IUT frozen (SimEnvConfig.Freezes: every 40 ms up
 // to 30 ms, and every 100 ms up to 250 ms beside held-up testers), each
 // recorded as a measured stall: the clean reference implementation must
-// fail no spec, and a faulty one (early-resend) must still fail. 48 more
+// fail no spec, and a faulty one (early-resend, no-grants) must still fail. 48 more
 // seeds of hold-ups and 48 of freezes, four profiles each, passed when it
 // was written. Load flakes of the suite's
 // own logic then show here, the same on every machine and every run: a
@@ -332,6 +332,11 @@ func TestHeldUpTesters(t *testing.T) {
 		{"", "", "8,50ms,20ms", "323,100ms,250ms", 250 * time.Millisecond, false},
 		{"early-resend", "RESEND-gap", "7,20ms,40ms", "", 40 * time.Millisecond, true},
 		{"early-resend", "RESEND-gap", "", "301,40ms,30ms", 30 * time.Millisecond, true},
+		// An IUT that never grants: the GRANT awaited through a freeze
+		// must still be missing after the freeze's loss plus the whole
+		// window, a failure, not excused as timing-inconclusive (it was,
+		// in every rerun, on a loaded machine).
+		{"no-grants", "GRANT-long-request", "", "301,40ms,30ms", 30 * time.Millisecond, true},
 	} {
 		dir := t.TempDir()
 		out := filepath.Join(dir, "result.json")

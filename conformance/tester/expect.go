@@ -42,15 +42,40 @@ func (p *Peer) Expect(ctx context.Context, m Match, within time.Duration) (*Pack
 	case err != nil:
 		return nil, fmt.Errorf("%v: %w", p.missing(m, within), err)
 	}
-	return nil, &MissingError{From: from, To: p.clock.Now(), msg: p.missing(m, within).Error()}
+	return nil, &MissingError{From: from, To: p.clock.Now(), msg: p.missing(m, within).Error(), p: p, m: m}
 }
 
 // MissingError is Expect's error when no packet matched within its
 // window, which ran from From to To on the Peer's clock: a caller may ask
-// whether a stall of the machine then explains it.
+// whether a stall of the machine then explains it, and whether the packet
+// came late (ArrivedBy).
 type MissingError struct {
 	From, To time.Time
 	msg      string
+	p        *Peer
+	m        Match
+}
+
+// ArrivedBy waits on the Peer's clock until t at most for an unconsumed
+// packet matching what Expect awaited, and reports whether one came (it
+// stays unconsumed): whether a missing packet was late or absent. It
+// returns ctx's error if ctx ends first.
+func (e *MissingError) ArrivedBy(ctx context.Context, t time.Time) (bool, error) {
+	seen := -1
+	return e.p.clock.Wait(ctx, t, func() bool {
+		e.p.mu.Lock()
+		defer e.p.mu.Unlock()
+		if e.p.arrivals == seen {
+			return false
+		}
+		seen = e.p.arrivals
+		for _, r := range e.p.log {
+			if !r.consumed && e.m.selects(r) && e.m.check(r) == nil {
+				return true
+			}
+		}
+		return false
+	})
 }
 
 func (e *MissingError) Error() string { return e.msg }

@@ -3,6 +3,7 @@ package tester
 import (
 	"bytes"
 	"context"
+	"errors"
 	"net/netip"
 	"strings"
 	"testing"
@@ -181,5 +182,37 @@ func eachCaptureFrame(t *testing.T, fn func(*pcap.Frame), peers ...*Peer) {
 			return
 		}
 		fn(f)
+	}
+}
+
+// TestMissingErrorArrivedBy: after an Expect whose window was too short,
+// ArrivedBy tells a late packet (the response, which comes microseconds
+// later) from an absent one (a GRANT a message within unscheduled bytes
+// never draws), and leaves the late one for the next Expect.
+func TestMissingErrorArrivedBy(t *testing.T) {
+	p, params := setup(t)
+	ctx := context.Background()
+	sendUnscheduled(t, p, 600, 5000, params.UnschedBytes, 1400)
+	_, err := p.Expect(ctx, Match{Type: wire.TypeData, RPC: 600}, time.Nanosecond)
+	var m *MissingError
+	if !errors.As(err, &m) {
+		t.Fatalf("Expect within 1ns = %v, want a MissingError", err)
+	}
+	if came, err := m.ArrivedBy(ctx, m.To.Add(20*time.Millisecond)); !came || err != nil {
+		t.Fatalf("ArrivedBy = %v, %v; want the late response", came, err)
+	}
+	if _, err := p.Expect(ctx, Match{Type: wire.TypeData, RPC: 600}, time.Nanosecond); err != nil {
+		t.Errorf("the late response was consumed by ArrivedBy: %v", err)
+	}
+	_, err = p.Expect(ctx, Match{Type: wire.TypeGrant, RPC: 600}, time.Millisecond)
+	if !errors.As(err, &m) {
+		t.Fatalf("Expect GRANT = %v, want a MissingError", err)
+	}
+	to := m.To.Add(20 * time.Millisecond)
+	if came, err := m.ArrivedBy(ctx, to); came || err != nil {
+		t.Fatalf("ArrivedBy = %v, %v; want no GRANT", came, err)
+	}
+	if now := p.clock.Now(); now.Before(to) {
+		t.Errorf("ArrivedBy returned at %v, before its deadline %v", now, to)
 	}
 }
