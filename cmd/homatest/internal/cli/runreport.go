@@ -406,7 +406,10 @@ func writeInconclusive(w io.Writer, specs []conformance.SpecResult) {
 			fmt.Fprintf(w, "  INCONCLUSIVE %s: %s\n", s.Name, f)
 		}
 		for _, f := range s.TimingElsewhere {
-			fmt.Fprintf(w, "  NOT JUDGED HERE %s: %s (a rule outside this spec's verdict: the specs labelled with it judge it)\n", s.Name, f)
+			// Not "NOT JUDGED ...": the spec is judged; only this
+			// finding, of a rule outside its verdict, is left to the
+			// specs that judge that rule.
+			fmt.Fprintf(w, "  %s: judged; aside, another rule's inconclusive finding, not charged (the specs labelled with that rule judge it): %s\n", s.Name, f)
 		}
 	}
 }
