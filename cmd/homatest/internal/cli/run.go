@@ -598,7 +598,13 @@ func (o *runOpts) interruptedAfter(out io.Writer, err error, passes []*conforman
 		if t := conformance.Count(passes, o.strict); t.FailedPasses > 0 {
 			verdict = fmt.Sprintf("FAIL (%d of %d finished passes)", t.FailedPasses, t.Passes)
 		}
-		if _, werr := fmt.Fprintf(out, "\n%s: interrupted after %d of %d passes finished (each printed above); artifacts in %s\n", verdict, len(passes), o.repeat, o.artifacts); werr != nil {
+		// "(each printed above)" only when one was: with none finished
+		// nothing above is a pass report.
+		above := ""
+		if len(passes) > 0 {
+			above = " (each printed above)"
+		}
+		if _, werr := fmt.Fprintf(out, "\n%s: interrupted after %d of %d passes finished%s; artifacts in %s\n", verdict, len(passes), o.repeat, above, o.artifacts); werr != nil {
 			werrs = append(werrs, fmt.Sprintf("writing the report: %v", werr))
 		}
 	}
