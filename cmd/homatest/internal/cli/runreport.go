@@ -273,12 +273,8 @@ func (o *runOpts) writePass(out io.Writer, i, n int, p *conformance.Result) erro
 				fmt.Fprintf(w, "  %s\n", l)
 			}
 		}
-		for i, l := range s.OtherShould {
-			if i == len(s.OtherShould)-1 && len(s.OtherShould) < s.ShouldCount() {
-				fmt.Fprintf(w, "  %s SHOULD findings of other rules\n", l) // "… and N more"
-				continue
-			}
-			fmt.Fprintf(w, "  SHOULD finding of another rule: %s\n", l)
+		for _, l := range s.OtherShould {
+			fmt.Fprintf(w, "  %s\n", s.ShouldLine(l))
 		}
 		if s.Capture != "" {
 			fmt.Fprintf(w, "  packets: %s (homatest decode %s)\n", s.Capture, s.Capture)
