@@ -1360,6 +1360,12 @@ func dropsHint(rep *spec.Report, st pcap.Stats, flag uint64) (from, hint string)
 		// own drops.
 		return from, fmt.Sprintf("%s: %s, but at some ports such findings are at more RPCs than that port's drops can touch and stay violations; %s",
 			dropped, excused, recapture)
+	case rep.CaptureDropTooMany && rep.Merged != nil:
+		// A merged capture's violations are all inconclusive
+		// (spec.CauseMerged): "stay violations" would contradict the
+		// 0 charged that follows.
+		return from, fmt.Sprintf("%s, which can touch at most %d RPCs, but the findings that rest on a packet not seen are at more, so they cannot all be the capture's doing; this capture looks merged (WARNING above), which leaves every violation inconclusive: judge the captures apart, then %s",
+			dropped, rep.CaptureDropLimit, recapture)
 	case rep.CaptureDropTooMany:
 		return from, fmt.Sprintf("%s, which can touch at most %d RPCs, but the findings that rest on a packet not seen are at more: they cannot all be the capture's doing and stay violations; %s",
 			dropped, rep.CaptureDropLimit, recapture)

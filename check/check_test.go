@@ -500,6 +500,9 @@ func TestDropsHint(t *testing.T) {
 			"the capture dropped 1 packet: 1 finding that rests on a packet not seen may be its doing and is inconclusive; re-capture", nil},
 		{spec.Report{CaptureDrops: 1, CaptureDropLimit: 6, CaptureDropTooMany: true}, 1, 0, "interface statistics",
 			"the capture dropped 1 packet, which can touch at most 6 RPCs, but the findings that rest on a packet not seen are at more: they cannot all be the capture's doing and stay violations; re-capture", nil},
+		// Merged: every violation is inconclusive, so none "stays" one.
+		{spec.Report{CaptureDrops: 1, CaptureDropLimit: 6, CaptureDropTooMany: true, Merged: &spec.Merged{}}, 1, 0, "interface statistics",
+			"the capture dropped 1 packet, which can touch at most 6 RPCs, but the findings that rest on a packet not seen are at more, so they cannot all be the capture's doing; this capture looks merged (WARNING above), which leaves every violation inconclusive: judge the captures apart, then re-capture", nil},
 		{spec.Report{CaptureDrops: 4, CaptureDropLimit: 12, CaptureDropExcused: 2, CaptureDropTooMany: true}, 2, 4, "--capture-drops",
 			"the capture dropped 4 packets: 2 findings that rest on a packet not seen may be its doing and are inconclusive, but at some ports", nil},
 		{spec.Report{CaptureDrops: 2, CaptureDropLimit: 12}, 2, 0, "interface statistics",

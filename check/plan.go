@@ -185,7 +185,7 @@ func planCapture(flag string, l *layout) (capturePlan, error) {
 			hs = append(hs, fmt.Sprintf("%s %v", ifName(i, il), p.ports[i]))
 		}
 		sort.Strings(hs)
-		p.why = fmt.Sprintf("%d interfaces each hold both directions of one host's link (%s): each host is judged on its own link, every packet once as sent and once as delivered", len(p.ports), strings.Join(hs, ", "))
+		p.why = fmt.Sprintf("%s both directions of one host's link (%s): each host is judged on its own link, every packet once as sent and once as delivered", plural.Of(len(p.ports), "interface holds", "interfaces each hold"), strings.Join(hs, ", "))
 		return p
 	}
 	switch flag {

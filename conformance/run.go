@@ -264,6 +264,27 @@ func (s SpecResult) ShouldCount() int {
 	return n
 }
 
+// ShouldLine returns OtherShould line l as run's text and report page
+// print it: "SHOULD finding: l" when l's rule is one of s.Rules (as for
+// RUN-capture, whose own findings they are), else "SHOULD finding of
+// another rule: l"; a "… and N more" line reads "… and N more SHOULD
+// findings" (of other rules, likewise).
+func (s SpecResult) ShouldLine(l string) string {
+	rule, _, _ := strings.Cut(l, " ")
+	own := slices.Contains(s.Rules, rule)
+	if strings.HasPrefix(l, moreShould) {
+		own = len(s.OtherShould) > 0 && s.ShouldLine(s.OtherShould[0]) == "SHOULD finding: "+s.OtherShould[0]
+		if own {
+			return l + " SHOULD findings"
+		}
+		return l + " SHOULD findings of other rules"
+	}
+	if own {
+		return "SHOULD finding: " + l
+	}
+	return "SHOULD finding of another rule: " + l
+}
+
 // Fails reports whether s fails the pass: failed or in error and MUST, or
 // failed by a MUST finding of a rule outside its own, or, when strict,
 // failed at any level or with a warning (OtherShould). Otherwise a failed

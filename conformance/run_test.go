@@ -109,3 +109,28 @@ func TestFocusHint(t *testing.T) {
 		}
 	}
 }
+
+// TestShouldLine: a SHOULD finding of one of the result's own rules
+// (RUN-capture lists its findings' rules as its own) reads "SHOULD
+// finding:", not "of another rule" (a trial saw the rules line name
+// HOMA-GRANT-013 and each finding call it another rule); a spec's
+// finding of a rule outside its own keeps "of another rule", and the
+// "… and N more" line follows the list's kind.
+func TestShouldLine(t *testing.T) {
+	own := SpecResult{Rules: []string{"HOMA-GRANT-013"}, OtherShould: []string{"HOMA-GRANT-013 frame 9: y", moreShould + "4 more"}}
+	other := SpecResult{Rules: []string{"HOMA-GRANT-001"}, OtherShould: []string{"HOMA-GRANT-013 frame 9: y", moreShould + "4 more"}}
+	for _, c := range []struct {
+		s    SpecResult
+		l    string
+		want string
+	}{
+		{own, own.OtherShould[0], "SHOULD finding: HOMA-GRANT-013 frame 9: y"},
+		{own, own.OtherShould[1], "… and 4 more SHOULD findings"},
+		{other, other.OtherShould[0], "SHOULD finding of another rule: HOMA-GRANT-013 frame 9: y"},
+		{other, other.OtherShould[1], "… and 4 more SHOULD findings of other rules"},
+	} {
+		if got := c.s.ShouldLine(c.l); got != c.want {
+			t.Errorf("ShouldLine(%q) with rules %v = %q, want %q", c.l, c.s.Rules, got, c.want)
+		}
+	}
+}

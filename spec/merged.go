@@ -285,7 +285,7 @@ func (t *mergeTracker) restarted(a netip.Addr, id uint64, frame int) *Merged {
 	if r.after < mergedInterleaves || r.pending == nil {
 		return nil
 	}
-	return r.pending.because(fmt.Sprintf("while it begins ids again (RPC %d at frame %d) it goes on beginning RPCs above its newest id before them (RPC %d at frame %d, above %d): two id counters run at once", id, frame, r.above, r.aboveFrame, r.oldNewest))
+	return r.pending.because(fmt.Sprintf("while it begins ids again (RPC %d at frame %d) it goes on beginning RPCs above %d, the newest id it had used before (RPC %d at frame %d): two id counters run at once", id, frame, r.oldNewest, r.above, r.aboveFrame))
 }
 
 // because returns a copy of the pending diagnosis m confirmed by what

@@ -69,7 +69,8 @@ func TestMergedCaptures(t *testing.T) {
 		b, at := twoLengthsTrace(t)
 		rep := b.check("linux", "")
 		wantMerged(t, rep, at, "starts twice with different message lengths, 100 at frame 1 and 5000")
-		if !strings.Contains(rep.Merged.Why, "two id counters run at once") {
+		// The ids in words (was "(RPC 10 at frame 35, above 4)").
+		if !strings.Contains(rep.Merged.Why, ", the newest id it had used before (RPC ") || !strings.Contains(rep.Merged.Why, "two id counters run at once") {
 			t.Errorf("why %q does not say what showed two instances", rep.Merged.Why)
 		}
 	})

@@ -161,7 +161,7 @@ func (c *Checker) sectionBreak(e *Event) (string, netip.Addr) {
 	case id == firstClientID:
 		fresh = fmt.Sprintf("RPC ids start again at %d", id)
 	case v == 0 && h.cutVer[e.Dst] != 0:
-		fresh = fmt.Sprintf("RPC id %d (back from %d) and cutoff_version 0 to %v, whose version %d it carried before", id, h.minID, e.Dst, h.cutVer[e.Dst])
+		fresh = fmt.Sprintf("RPC id %d, no higher than the lowest it had used (%d), and cutoff_version 0 to %v, whose version %d it carried before", id, h.minID, e.Dst, h.cutVer[e.Dst])
 	default:
 		return "", netip.Addr{}
 	}

@@ -194,7 +194,7 @@ func observed(s conformance.SpecResult) string {
 		lines = append(lines, f)
 	}
 	for _, l := range s.OtherShould {
-		lines = append(lines, "SHOULD finding of another rule: "+l)
+		lines = append(lines, s.ShouldLine(l))
 	}
 	return strings.Join(lines, "\n")
 }

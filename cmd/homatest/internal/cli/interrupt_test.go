@@ -345,3 +345,20 @@ func startChildSplit(t *testing.T, stdout, stderr io.Writer, args ...string) (*e
 // their pass 2 until interrupted (see TestMain), so that the interrupt
 // lands in pass 2 however fast pass 2 would run.
 func holdPass2(t *testing.T) { t.Setenv("HOMATEST_TEST_HOLD_PASS", "pass-2") }
+
+// TestInterruptedBeforeAnyPass: a text run interrupted before its first
+// pass finished says "0 of 1 passes finished" without "(each printed
+// above)": nothing above is a pass report (a trial read it as lost
+// output); after one finished pass the words stay (TestRunInterruptSim).
+func TestInterruptedBeforeAnyPass(t *testing.T) {
+	arts := t.TempDir()
+	var out bytes.Buffer
+	o := &runOpts{output: "text", repeat: 1, artifacts: arts, ctx: context.Background(), stderr: io.Discard}
+	err := o.interruptedAfter(&out, conformance.ErrInterrupted, nil, nil)
+	if e, ok := err.(*ExitError); !ok || e.Code != 130 {
+		t.Errorf("error %v, want exit 130", err)
+	}
+	if want := "\nINCOMPLETE: interrupted after 0 of 1 passes finished; artifacts in " + arts + "\n"; out.String() != want {
+		t.Errorf("output %q, want %q", out.String(), want)
+	}
+}

@@ -67,11 +67,15 @@ QEMU or the kernel cannot be had, when the guest was killed at --timeout,
 when it stopped before COMMAND finished (a kernel panic), when --console
 could not be written, or when COMMAND's output did not arrive whole; 130
 interrupted (Ctrl-C, SIGINT or SIGTERM: the guest is killed).`,
-		Example: `  # the tc backend on a stock kernel that has sch_netem (the guest is root)
-  homatest lab -- homatest netem set --help
-  # the suite against your Homa module
+		Example: `  # a static homatest, which the guest runs (from the repository's root)
   CGO_ENABLED=0 go build -o homatest ./cmd/homatest
-  ./homatest lab --insmod ~/HomaModule/homa.ko --sysctl net.homa.resend_ticks=50 -- homatest run --impl linux`,
+  # the tc backend (sch_netem, sch_prio) on a stock kernel: a scenario whose
+  # switch is tc's, 2 ms delay and 2 % loss; its run folder stays here
+  ./homatest lab -- homatest scenario run scenario/testdata/tc-delay-loss.yaml
+  # the suite against your Homa module, its timers and homatest's scaled x10
+  # for the emulated guest (as README's kernel Homa section)
+  ./homatest lab --insmod ~/HomaModule/homa.ko --sysctl net.homa.resend_ticks=50 --sysctl net.homa.resend_interval=50 \
+    --sysctl net.homa.timeout_ticks=1000 --sysctl net.homa.request_ack_ticks=20 --env HOMATEST_TIME_SCALE=10 -- homatest run --impl linux`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 {
 				return usageErr(errors.New("lab wants a COMMAND to run in the guest: homatest lab [flags] -- COMMAND [ARG...], e.g. homatest lab -- homatest netem set --help (more examples: homatest lab --help)"))

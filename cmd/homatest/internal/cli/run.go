@@ -155,9 +155,13 @@ interrupted (Ctrl-C, SIGINT or SIGTERM: the pass removes its
 namespaces, and the run folder is kept, marked by its file
 "interrupted"; a capture the pass could not finish is renamed
 NAME.partial.pcapng, so every other capture reads whole, and the last line
-says which). A run that ends early still writes -o json (verdict
-error or fail, with the error) and --junit (an <error> or <failure>
-testcase; an interrupted run's says which pass was stopped).
+says which). A run that ends early still writes -o json and --junit:
+one ended by an error writes verdict "error" (usage or environment,
+exit 2) or "fail" (the IUT fell silent outside any spec, exit 1) with an
+"error" field, and an <error> or <failure> testcase; an interrupted one
+writes verdict "incomplete" (or "fail" when a finished pass failed) with
+an "interrupted" field naming the stopped pass and no "error", and its
+JUnit says which pass was stopped. Either lists the passes that finished.
 
 One run at a time uses a run folder (a lock in it names the run's pid; a
 run refused it changes nothing in it; the pass child holds the lock too
@@ -594,7 +598,13 @@ func (o *runOpts) interruptedAfter(out io.Writer, err error, passes []*conforman
 		if t := conformance.Count(passes, o.strict); t.FailedPasses > 0 {
 			verdict = fmt.Sprintf("FAIL (%d of %d finished passes)", t.FailedPasses, t.Passes)
 		}
-		if _, werr := fmt.Fprintf(out, "\n%s: interrupted after %d of %d passes finished (each printed above); artifacts in %s\n", verdict, len(passes), o.repeat, o.artifacts); werr != nil {
+		// "(each printed above)" only when one was: with none finished
+		// nothing above is a pass report.
+		above := ""
+		if len(passes) > 0 {
+			above = " (each printed above)"
+		}
+		if _, werr := fmt.Fprintf(out, "\n%s: interrupted after %d of %d passes finished%s; artifacts in %s\n", verdict, len(passes), o.repeat, above, o.artifacts); werr != nil {
 			werrs = append(werrs, fmt.Sprintf("writing the report: %v", werr))
 		}
 	}

@@ -273,12 +273,8 @@ func (o *runOpts) writePass(out io.Writer, i, n int, p *conformance.Result) erro
 				fmt.Fprintf(w, "  %s\n", l)
 			}
 		}
-		for i, l := range s.OtherShould {
-			if i == len(s.OtherShould)-1 && len(s.OtherShould) < s.ShouldCount() {
-				fmt.Fprintf(w, "  %s SHOULD findings of other rules\n", l) // "… and N more"
-				continue
-			}
-			fmt.Fprintf(w, "  SHOULD finding of another rule: %s\n", l)
+		for _, l := range s.OtherShould {
+			fmt.Fprintf(w, "  %s\n", s.ShouldLine(l))
 		}
 		if s.Capture != "" {
 			fmt.Fprintf(w, "  packets: %s (homatest decode %s)\n", s.Capture, s.Capture)
@@ -406,7 +402,10 @@ func writeInconclusive(w io.Writer, specs []conformance.SpecResult) {
 			fmt.Fprintf(w, "  INCONCLUSIVE %s: %s\n", s.Name, f)
 		}
 		for _, f := range s.TimingElsewhere {
-			fmt.Fprintf(w, "  NOT JUDGED HERE %s: %s (a rule outside this spec's verdict: the specs labelled with it judge it)\n", s.Name, f)
+			// Not "NOT JUDGED ...": the spec is judged; only this
+			// finding, of a rule outside its verdict, is left to the
+			// specs that judge that rule.
+			fmt.Fprintf(w, "  %s: judged; aside, another rule's inconclusive finding, not charged (the specs labelled with that rule judge it): %s\n", s.Name, f)
 		}
 	}
 }

@@ -155,8 +155,10 @@ func TestRunVerdictNothingJudged(t *testing.T) {
 
 // TestStallLinesJudgedElsewhere: a spec judged with stall-explained
 // findings of rules outside its verdict (TimingElsewhere) is counted in
-// the stall lines, its findings each on a NOT JUDGED HERE line, and no
-// NOT JUDGED line for the spec.
+// the stall lines, its findings each on a line saying the spec is judged
+// and the finding is another rule's, not charged (before: "NOT JUDGED
+// HERE", one word from NOT JUDGED, read as an unjudged spec), and no NOT
+// JUDGED line at all.
 func TestStallLinesJudgedElsewhere(t *testing.T) {
 	var b bytes.Buffer
 	writeInconclusive(&b, []conformance.SpecResult{{Name: "grants GRANT-srpt: x", State: "passed",
@@ -164,14 +166,14 @@ func TestStallLinesJudgedElsewhere(t *testing.T) {
 	got := b.String()
 	for _, want := range []string{
 		"2 timing findings in 1 spec were inconclusive:",
-		"  NOT JUDGED HERE grants GRANT-srpt: x: HOMA-ACK-008: NEED_ACK late (stall) (a rule outside this spec's verdict: the specs labelled with it judge it)\n",
-		"  NOT JUDGED HERE grants GRANT-srpt: x: HOMA-RESEND-008: round soon (stall)",
+		"  grants GRANT-srpt: x: judged; aside, another rule's inconclusive finding, not charged (the specs labelled with that rule judge it): HOMA-ACK-008: NEED_ACK late (stall)\n",
+		"  grants GRANT-srpt: x: judged; aside, another rule's inconclusive finding, not charged (the specs labelled with that rule judge it): HOMA-RESEND-008: round soon (stall)\n",
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("stall lines lack %q:\n%s", want, got)
 		}
 	}
-	if strings.Contains(got, "  NOT JUDGED grants") || strings.Contains(got, "INCONCLUSIVE") {
+	if strings.Contains(got, "NOT JUDGED") || strings.Contains(got, "INCONCLUSIVE") {
 		t.Errorf("a judged spec's stall lines call it not judged:\n%s", got)
 	}
 }
