@@ -429,7 +429,18 @@ func checkFile(o Options, file string) FileReport {
 		v = params.Wire // decode as the profile's format: unmarked packets then break WIRE-004, not the decoder
 	}
 	ro := pcap.ReaderOptions{Version: v, IPv6HostShifts: shift, IPv6UnknownShift: params.IPv6PrioShift, ICMP: true, Progress: o.Progress, Context: ctx}
+	spans, stallsName, err := readStallsFile(file)
+	if err != nil {
+		fr.Error = err.Error()
+		return fr
+	}
 	judge := spec.Judge{Profile: profile, Params: params, Rules: rules, CaptureDrops: o.CaptureDrops, OneDirection: true}
+	// A finding a measured stall explains is the stall's, at whatever
+	// point auto took the capture for (excuseStalls files it), as it is
+	// with the point given: not one end's.
+	if len(spans) > 0 {
+		judge.OneEndSpare = func(f *spec.Finding) bool { return stallExplains(*f, spans) }
+	}
 	run, err := runGuessed(file, ro, &plan, guessed, o.CapturePoint, judge)
 	if err != nil {
 		fr.Error = err.Error()
@@ -496,11 +507,6 @@ func checkFile(o Options, file string) FileReport {
 		fr.FrameHint = "damaged frames, judged as they hold their packets: " + strings.Join(notes, "; ")
 	}
 	fr.TimeOrderHint, fr.Reordered = timeOrderHint(st), ro.Reorder > 0
-	spans, stallsName, err := readStallsFile(file)
-	if err != nil {
-		fr.Error = err.Error()
-		return fr
-	}
 	fr.StallsFile = stallsName
 	excused := excuseStalls(rep, spans)
 	fr.StallExcused = len(excused)
@@ -545,7 +551,7 @@ func checkFile(o Options, file string) FileReport {
 		fr.MergedHint = fmt.Sprintf("this capture looks like two captures merged with overlapping times (mergecap of captures whose times overlap, with or without -a, or two testbeds with the same addresses): %s; what a rule relates across packets may pair the two, so every violation is inconclusive: check the original captures apart, or split this one by time (editcap -A/-B) or by host", m.Why)
 	}
 	if rep.OneEndExcused > 0 {
-		fr.OneEndHint = fmt.Sprintf("%s: every frame has one direction in epb_flags, so this is one end of every host's link (%s), each packet stamped at its sender's end or at its receiver's only; a run judges such a file with its other end, each host on its own link, and alone it cannot tell what a host had received when it sent: %s that rest on that are inconclusive (%s); check the run's capture.pcapng (both ends of every port), or give --capture-point %s to judge this file as it is",
+		fr.OneEndHint = fmt.Sprintf("%s: every frame has one direction in epb_flags, so this is one end of every host's link (%s), each packet stamped at its sender's end or at its receiver's only; a run judges such a file with its other end, each host on its own link, and alone it cannot tell what a host had received when it sent: %s that rest on that are inconclusive (%s; a stall the run measured files its own); check the run's capture.pcapng (both ends of every port), or, if you know the file was taken there, give --capture-point %s: judged at the same point, these findings then count as violations, where auto, which took the point from the frames' directions only, counts them inconclusive",
 			file, fr.CapturePoint, plural.Of(rep.OneEndExcused, "violation", "violations"), spec.CauseOneEnd, fr.CapturePoint)
 	}
 	if fr.CapturePoint == "none" {
