@@ -210,6 +210,11 @@ type FileReport struct {
 	// verdict is INCOMPLETE (exit 2): only a check of each capture alone
 	// can tell.
 	MergedHint string `json:"merged_hint,omitempty"`
+	// BothDirections is set when MergedHint's cause is not two captures
+	// but the point given (sent, delivered, switch, host:ADDR) for a file
+	// whose frames carry both directions in epb_flags: each packet
+	// counted twice.
+	BothDirections bool `json:"both_directions,omitempty"`
 	// SameInstantHint, when a large share of the Homa frames repeat an
 	// earlier frame byte for byte at the same timestamp and capture point
 	// (pcap.Stats.SameInstant; sameInstantShare), says in one line that
@@ -547,7 +552,12 @@ func checkFile(o Options, file string) FileReport {
 			fr.Should++
 		}
 	}
-	if m := rep.Merged; m != nil {
+	if m := rep.Merged; m != nil && plan.bothDirs {
+		// Not two captures: the point given judges every packet twice,
+		// once per port (see the capture point's WARNING).
+		fr.BothDirections = true
+		fr.MergedHint = fmt.Sprintf("what looks like two instances of a host merged is every packet counted twice: the frames carry both directions per interface (epb_flags) and --capture-point %s judged them as one view, each packet once on its sender's port and once on its receiver's (%s); every violation is inconclusive: judge it as the capture point's WARNING says", fr.CapturePoint, m.Why)
+	} else if m != nil {
 		fr.MergedHint = fmt.Sprintf("this capture looks like two captures merged with overlapping times (mergecap of captures whose times overlap, with or without -a, or two testbeds with the same addresses): %s; what a rule relates across packets may pair the two, so every violation is inconclusive: check the original captures apart, or split this one by time (editcap -A/-B) or by host", m.Why)
 	}
 	if rep.OneEndExcused > 0 {
