@@ -576,6 +576,12 @@ func checkFile(o Options, file string) FileReport {
 	} else if rep.Answered == 0 {
 		fr.NothingJudged = fmt.Sprintf("%s heard from both sides (a DATA, GRANT or BUSY from its client and one from its server), so no exchange was judged: the capture is too short or shows one direction only; capture a longer stretch of both directions",
 			noRPCHeard(rep.RPCs, plural.Of(st.Homa, "Homa packet", "Homa packets")))
+		if n := st.SnapUnseen(); n > 0 && !rep.OneDirection {
+			// The cut frames, not the capture's length or direction, may
+			// hide every answer: say so, not "too short".
+			fr.NothingJudged = fmt.Sprintf("%s heard from both sides (a DATA, GRANT or BUSY from its client and one from its server), so no exchange was judged: the snap length cut %d of them to unseen packets (see the snap length WARNING), which may hold each RPC's other side; re-capture whole frames",
+				noRPCHeard(rep.RPCs, plural.Of(st.Homa, "Homa packet", "Homa packets")), n)
+		}
 		if rep.OneDirection {
 			fr.NothingJudged = fmt.Sprintf("%s heard from both sides: the capture shows one direction only (no two hosts are seen both ways: tcpdump -Q out/in, or a filter on one address), so no exchange was judged and %s that rest on the other side's packets are inconclusive (%s); only a packet's own fields were judged: capture both directions",
 				noRPCHeard(rep.RPCs, plural.Of(st.Homa, "Homa packet", "Homa packets")), plural.Of(rep.OneDirectionExcused, "violation", "violations"), spec.CauseOneDirection)
