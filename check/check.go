@@ -211,6 +211,11 @@ type FileReport struct {
 	// verdict is INCOMPLETE (exit 2): only a check of each capture alone
 	// can tell.
 	MergedHint string `json:"merged_hint,omitempty"`
+	// BothDirections is set when MergedHint's cause is not two captures
+	// but the point given (sent, delivered, switch, host:ADDR) for a file
+	// whose frames carry both directions in epb_flags: each packet
+	// counted twice.
+	BothDirections bool `json:"both_directions,omitempty"`
 	// SameInstantHint, when a large share of the Homa frames repeat an
 	// earlier frame byte for byte at the same timestamp and capture point
 	// (pcap.Stats.SameInstant; sameInstantShare), says in one line that
@@ -436,7 +441,18 @@ func checkFile(o Options, file string) FileReport {
 		v = params.Wire // decode as the profile's format: unmarked packets then break WIRE-004, not the decoder
 	}
 	ro := pcap.ReaderOptions{Version: v, IPv6HostShifts: shift, IPv6UnknownShift: params.IPv6PrioShift, ICMP: true, Progress: o.Progress, Context: ctx}
+	spans, stallsName, err := readStallsFile(file)
+	if err != nil {
+		fr.Error = err.Error()
+		return fr
+	}
 	judge := spec.Judge{Profile: profile, Params: params, Rules: rules, CaptureDrops: o.CaptureDrops, OneDirection: true}
+	// A finding a measured stall explains is the stall's, at whatever
+	// point auto took the capture for (excuseStalls files it), as it is
+	// with the point given: not one end's.
+	if len(spans) > 0 {
+		judge.OneEndSpare = func(f *spec.Finding) bool { return stallExplains(*f, spans) }
+	}
 	run, err := runGuessed(file, ro, &plan, guessed, o.CapturePoint, judge)
 	if err != nil {
 		fr.Error = err.Error()
@@ -504,11 +520,6 @@ func checkFile(o Options, file string) FileReport {
 	}
 	fr.TimeOrderHint, fr.Reordered = timeOrderHint(st, rep), ro.Reorder > 0
 	fr.TimeOrderExcused = timeOrderExcused(rep)
-	spans, stallsName, err := readStallsFile(file)
-	if err != nil {
-		fr.Error = err.Error()
-		return fr
-	}
 	fr.StallsFile = stallsName
 	excused := excuseStalls(rep, spans)
 	fr.StallExcused = len(excused)
@@ -555,11 +566,16 @@ func checkFile(o Options, file string) FileReport {
 			fr.Should++
 		}
 	}
-	if m := rep.Merged; m != nil {
+	if m := rep.Merged; m != nil && plan.bothDirs {
+		// Not two captures: the point given judges every packet twice,
+		// once per port (see the capture point's WARNING).
+		fr.BothDirections = true
+		fr.MergedHint = fmt.Sprintf("what looks like two instances of a host merged is every packet counted twice: the frames carry both directions per interface (epb_flags) and --capture-point %s judged them as one view, each packet once on its sender's port and once on its receiver's (%s); every violation is inconclusive: judge it as the capture point's WARNING says", fr.CapturePoint, m.Why)
+	} else if m != nil {
 		fr.MergedHint = fmt.Sprintf("this capture looks like two captures merged with overlapping times (mergecap of captures whose times overlap, with or without -a, or two testbeds with the same addresses): %s; what a rule relates across packets may pair the two, so every violation is inconclusive: check the original captures apart, or split this one by time (editcap -A/-B) or by host", m.Why)
 	}
 	if rep.OneEndExcused > 0 {
-		fr.OneEndHint = fmt.Sprintf("%s: every frame has one direction in epb_flags, so this is one end of every host's link (%s), each packet stamped at its sender's end or at its receiver's only; a run judges such a file with its other end, each host on its own link, and alone it cannot tell what a host had received when it sent: %s that rest on that are inconclusive (%s); check the run's capture.pcapng (both ends of every port), or give --capture-point %s to judge this file as it is",
+		fr.OneEndHint = fmt.Sprintf("%s: every frame has one direction in epb_flags, so this is one end of every host's link (%s), each packet stamped at its sender's end or at its receiver's only; a run judges such a file with its other end, each host on its own link, and alone it cannot tell what a host had received when it sent: %s that rest on that are inconclusive (%s; a stall the run measured files its own); check the run's capture.pcapng (both ends of every port), or, if you know the file was taken there, give --capture-point %s: judged at the same point, these findings then count as violations, where auto, which took the point from the frames' directions only, counts them inconclusive",
 			file, fr.CapturePoint, plural.Of(rep.OneEndExcused, "violation", "violations"), spec.CauseOneEnd, fr.CapturePoint)
 	}
 	if fr.CapturePoint == "none" {
@@ -574,6 +590,12 @@ func checkFile(o Options, file string) FileReport {
 	} else if rep.Answered == 0 {
 		fr.NothingJudged = fmt.Sprintf("%s heard from both sides (a DATA, GRANT or BUSY from its client and one from its server), so no exchange was judged: the capture is too short or shows one direction only; capture a longer stretch of both directions",
 			noRPCHeard(rep.RPCs, plural.Of(st.Homa, "Homa packet", "Homa packets")))
+		if n := st.SnapUnseen(); n > 0 && !rep.OneDirection {
+			// The cut frames, not the capture's length or direction, may
+			// hide every answer: say so, not "too short".
+			fr.NothingJudged = fmt.Sprintf("%s heard from both sides (a DATA, GRANT or BUSY from its client and one from its server), so no exchange was judged: the snap length cut %d of them to unseen packets (see the snap length WARNING), which may hold each RPC's other side; re-capture whole frames",
+				noRPCHeard(rep.RPCs, plural.Of(st.Homa, "Homa packet", "Homa packets")), n)
+		}
 		if rep.OneDirection {
 			fr.NothingJudged = fmt.Sprintf("%s heard from both sides: the capture shows one direction only (no two hosts are seen both ways: tcpdump -Q out/in, or a filter on one address), so no exchange was judged and %s that rest on the other side's packets are inconclusive (%s); only a packet's own fields were judged: capture both directions",
 				noRPCHeard(rep.RPCs, plural.Of(st.Homa, "Homa packet", "Homa packets")), plural.Of(rep.OneDirectionExcused, "violation", "violations"), spec.CauseOneDirection)

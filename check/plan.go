@@ -154,11 +154,20 @@ type capturePlan struct {
 	// host's link (all frames inbound, or all outbound, in epb_flags):
 	// judged with spec.Judge.OneEnd.
 	oneEnd bool
+	// bothDirs is set when a one-view point was given for a file whose
+	// frames carry both directions in epb_flags: every packet then counts
+	// twice, which the checker may take for two instances merged.
+	bothDirs bool
 	// count, when set, is filled with the layout of the whole capture by
 	// the check's own pass (oneView), for a plan guessed from the first
 	// frames (see File): no pass of its own to confirm the guess.
 	count *layout
 }
+
+// bothDirsAdvice says how to judge a file whose frames carry both
+// directions in epb_flags (a run's capture.pcapng) when a one-view
+// --capture-point was given for it.
+const bothDirsAdvice = "drop --capture-point (auto, or ports, judges each host on its own link), or extract one direction to judge at that point: tshark -r FILE -Y 'frame.packet_flags_direction==1' -w sent.pcapng (inbound: each packet as sent) or 'frame.packet_flags_direction==2' -w delivered.pcapng (outbound: as delivered)"
 
 // String names the plan as the report prints it.
 func (p capturePlan) String() string {
@@ -204,13 +213,14 @@ func planCapture(flag string, l *layout) (capturePlan, error) {
 			return capturePlan{}, fmt.Errorf("--capture-point %s: no Homa packet of the capture is to or from %v", flag, cp.Host)
 		}
 		why := "as --capture-point says"
-		if l.dirIn > 0 && l.dirOut > 0 {
+		both := l.dirIn > 0 && l.dirOut > 0
+		if both {
 			// One view of a file that holds every packet on two switch
 			// ports sees each twice: duplicates and reorderings it would
 			// charge to the hosts.
-			why += "; WARNING: the frames carry both directions per interface (epb_flags), as a capture of every switch port holds each packet twice: judged as one view, every packet counts twice (--capture-point ports, or auto, judges each host on its own link)"
+			why += "; WARNING: the frames carry both directions per interface (epb_flags), as a capture of every switch port holds each packet twice: --capture-point names where the frames were taken and selects none, so judged as one view every packet counts twice; " + bothDirsAdvice
 		}
-		return capturePlan{cp: cp, why: why}, nil
+		return capturePlan{cp: cp, why: why, bothDirs: both}, nil
 	}
 	switch {
 	case l.homa > 0 && l.commented == l.homa && l.dropped > 0:

@@ -111,6 +111,12 @@ func excuseStalls(rep *spec.Report, spans []stall.Span) []spec.Finding {
 	return excused
 }
 
+// stallExplains reports whether a stall of spans explains finding f, as
+// excuseStalls decides it.
+func stallExplains(f spec.Finding, spans []stall.Span) bool {
+	return f.Timing() && len(stall.Window(f, f.Time, f.Time, spans)) > 0
+}
+
 // stallsHint returns FileResult.StallsHint for the violations rep still
 // holds once spans excused theirs: empty when no timing violation is
 // left. With no stalls file (stallsFile empty) it speaks only for a

@@ -452,8 +452,9 @@ func (c *compiled) mayApply(cls int, verify bool) bool {
 // Checker streams events through rules. Use NewChecker, Feed each event in
 // capture order, then Finish.
 type Checker struct {
-	// oneEnd: see SetOneEndExcuse.
-	oneEnd bool
+	// oneEnd, oneEndSpare: see SetOneEndExcuse.
+	oneEnd      bool
+	oneEndSpare func(*Finding) bool
 	// fromStart: see SetCaptureFromStart.
 	fromStart bool
 	// oneInstance: see SetOneInstance.
@@ -1194,8 +1195,13 @@ func (c *Checker) SetOneDirectionExcuse() { c.oneWay = true }
 // the packets to it are stamped at different ends, which a run judges
 // as a pair (Judge.Hosts) and a check of one file cannot. Findings of
 // rules about a packet's own fields (Rule.Alone, the WIRE area) stand.
+// spare, when set, names the findings another excuse of the caller's
+// explains (check's measured stalls): they stay violations for the caller
+// to file under that excuse, as it would with the capture point given.
 // Call it before Finish.
-func (c *Checker) SetOneEndExcuse() { c.oneEnd = true }
+func (c *Checker) SetOneEndExcuse(spare func(*Finding) bool) {
+	c.oneEnd, c.oneEndSpare = true, spare
+}
 
 // SetRestarts gives the checker the sections another view of the same
 // capture began, in the order it reaches them: host restarts
@@ -1220,7 +1226,7 @@ func (c *Checker) excuseOneEnd() {
 	// Every rule that relates packets (not Alone, not of the WIRE area)
 	// may pair packets stamped at different ends.
 	relates := func(r *Rule) bool { return !r.Alone && !r.AnyEnd && !strings.EqualFold(r.area(), "wire") }
-	c.report.OneEndExcused += c.moveViolationsOf(CauseOneEnd, true, relates, func(why string) string {
+	c.report.OneEndExcused += c.moveViolationsOf(CauseOneEnd, true, relates, c.oneEndSpare, func(why string) string {
 		return fmt.Sprintf("%s (%s: each packet is stamped at one end of its path only, its sender's or its receiver's, so what the other end saw when may explain it)", why, CauseOneEnd)
 	})
 }
@@ -1249,15 +1255,24 @@ func (c *Checker) excuseOneDirection() {
 // and returns how many it moved. The counts are moved once: the next
 // call finds none.
 func (c *Checker) moveViolations(cause Cause, all bool, why func(string) string) int {
-	return c.moveViolationsOf(cause, all, nil, why)
+	return c.moveViolationsOf(cause, all, nil, nil, why)
 }
 
 // moveViolationsOf is moveViolations of the rules pick accepts (nil:
-// every rule).
-func (c *Checker) moveViolationsOf(cause Cause, all bool, pick func(*Rule) bool, why func(string) string) int {
+// every rule), leaving, when all, the violations spare accepts (nil:
+// none) where they are.
+func (c *Checker) moveViolationsOf(cause Cause, all bool, pick func(*Rule) bool, spare func(*Finding) bool, why func(string) string) int {
 	moved := map[string]bool{}
 	first := map[string]int{}
-	for _, f := range c.report.Violations {
+	spared := map[int]bool{}
+	kept := map[string]int{}
+	for i := range c.report.Violations {
+		f := &c.report.Violations[i]
+		if all && spare != nil && spare(f) {
+			spared[i] = true
+			kept[f.Rule]++
+			continue
+		}
 		if _, ok := first[f.Rule]; !ok || f.Frame < first[f.Rule] {
 			first[f.Rule] = f.Frame
 		}
@@ -1270,7 +1285,7 @@ func (c *Checker) moveViolationsOf(cause Cause, all bool, pick func(*Rule) bool,
 		}
 		n, frame := st.dropViolated, st.firstViolation
 		if all {
-			n = st.res.Violated
+			n = st.res.Violated - kept[r.ID]
 			if f, ok := first[r.ID]; ok && (frame == 0 || f < frame) {
 				frame = f
 			}
@@ -1289,10 +1304,11 @@ func (c *Checker) moveViolationsOf(cause Cause, all bool, pick func(*Rule) bool,
 	if len(moved) == 0 {
 		return 0
 	}
-	kept := c.report.Violations[:0]
-	for _, f := range c.report.Violations {
-		if !moved[f.Rule] || (f.alone || f.notUnderTest) && !all {
-			kept = append(kept, f)
+	stay := c.report.Violations[:0]
+	for i := range c.report.Violations {
+		f := c.report.Violations[i]
+		if !moved[f.Rule] || (f.alone || f.notUnderTest) && !all || spared[i] {
+			stay = append(stay, f)
 			continue
 		}
 		i := c.ruleIndex(f.Rule)
@@ -1305,8 +1321,8 @@ func (c *Checker) moveViolationsOf(cause Cause, all bool, pick func(*Rule) bool,
 			c.report.Inconclusive = append(c.report.Inconclusive, f)
 		}
 	}
-	clear(c.report.Violations[len(kept):])
-	c.report.Violations = kept
+	clear(c.report.Violations[len(stay):])
+	c.report.Violations = stay
 	return total
 }
 

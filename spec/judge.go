@@ -39,8 +39,10 @@ type Judge struct {
 	// both directions of the host under test, whose silence is its own.
 	OneDirection bool
 	// OneEnd says the capture is one end of every host's link by its
-	// shape only: see Checker.SetOneEndExcuse.
-	OneEnd bool
+	// shape only: see Checker.SetOneEndExcuse, which OneEndSpare is
+	// given to.
+	OneEnd      bool
+	OneEndSpare func(*Finding) bool
 	// NotUnderTest, when set, reports a violation charged to no
 	// implementation under test (a tester's): it does not use up the
 	// capture drops' budget (see Checker.SetNotUnderTest).
@@ -85,7 +87,7 @@ func (j Judge) Stream(cp CapturePoint) *Checker {
 		c.SetOneDirectionExcuse()
 	}
 	if j.OneEnd {
-		c.SetOneEndExcuse()
+		c.SetOneEndExcuse(j.OneEndSpare)
 	}
 	c.SetRestarts(j.Restarts)
 	return c

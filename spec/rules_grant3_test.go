@@ -267,7 +267,7 @@ func TestGrant021OneEnd(t *testing.T) {
 	prof, _ := LookupProfile("linux")
 	rules, _ := Select(Rules(), "HOMA-GRANT-021", 0, "linux")
 	c := NewChecker("linux", prof.Params, rules)
-	c.SetOneEndExcuse()
+	c.SetOneEndExcuse(nil)
 	for i := range b.events {
 		c.Feed(&b.events[i])
 	}

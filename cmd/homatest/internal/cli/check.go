@@ -73,6 +73,10 @@ an identical copy); the report counts these downgrades by rule and cause.
   ports       one pcapng interface per switch port with both directions in
               epb_flags (a run's capture.pcapng): each host judged on its own
               link, so no packet counts twice
+The point names where the frames were taken; it selects none: sent or
+delivered given for a capture.pcapng judges both directions as one view, every
+packet twice (extract one first: tshark -r capture.pcapng -Y
+'frame.packet_flags_direction==1' -w sent.pcapng, or ==2 for delivered).
 tcpdump on a HomaModule host is none of these: under its default gro_policy
 the module's GRO handler passes GRANTs and single-packet messages straight to
 its SoftIRQ handler, so such a capture lacks them (its DATA then look sent
@@ -180,7 +184,7 @@ every violation is inconclusive).`,
 	outputVar(f, &o.output, "junit is JUnit XML for CI, html a report page", "text", "json", "junit", "html")
 	f.StringVar(&o.annotate, "annotate", "", "write the capture to this pcapng with each violation as a packet comment on its frame (Wireshark: frame.comment); one FILE only")
 	f.StringVar(&o.wire, "wire", "", "wire format: auto, current, 2024, upstream or 2025 (default auto: the profile's; a format given with --profile auto also picks the profile)")
-	f.StringVar(&o.capturePoint, "capture-point", "auto", "where the capture was taken: auto, switch (every packet of the hosts crosses the tap), host:ADDR, sent, delivered or ports")
+	f.StringVar(&o.capturePoint, "capture-point", "auto", "where the capture was taken: auto, switch (every packet of the hosts crosses the tap), host:ADDR, sent, delivered or ports; it selects no frames (extract one direction with tshark -Y 'frame.packet_flags_direction==1' (sent) or ==2 (delivered))")
 	f.BoolVar(&o.strict, "strict", false, "fail (exit 1) on SHOULD violations too; by default they are warnings")
 	f.BoolVar(&o.inferParams, "infer-params", false, "print the parameters the capture implies next to the profile's")
 	f.BoolVarP(&o.quiet, "quiet", "q", false, "no progress line on standard error (shown on a terminal, or in a log once a check has run "+checkQuiet.String()+")")

@@ -149,7 +149,8 @@ func TestCheckSnapCutCountsAgree(t *testing.T) {
 			Report struct {
 				CaptureDrops int `json:"capture_drops"`
 			} `json:"report"`
-			DropsHint string `json:"capture_drops_hint"`
+			DropsHint     string `json:"capture_drops_hint"`
+			NothingJudged string `json:"nothing_judged"`
 		} `json:"files"`
 	}
 	if err := json.Unmarshal([]byte(out), &js); err != nil || len(js.Files) != 1 {
@@ -170,5 +171,10 @@ func TestCheckSnapCutCountsAgree(t *testing.T) {
 	}
 	if want := "1431 frames with their Homa header cut by the snap length are unseen packets (of the 1464 it cut; the other 33 are ACKs"; !strings.Contains(f.DropsHint, want) {
 		t.Errorf("capture_drops_hint lacks %q:\n%s", want, f.DropsHint)
+	}
+	// No RPC heard from both sides is the cut's doing: the capture is 13 s
+	// of both directions, neither too short nor one-way (as it said).
+	if want := "so no exchange was judged: the snap length cut 1431 of them to unseen packets"; !strings.Contains(f.NothingJudged, want) || strings.Contains(f.NothingJudged, "too short") || strings.Contains(f.NothingJudged, "one direction") {
+		t.Errorf("nothing_judged: want %q, not too short nor one direction:\n%s", want, f.NothingJudged)
 	}
 }

@@ -405,6 +405,8 @@ func incompleteBrief(fr check.FileReport) string {
 		return ""
 	case fr.SnapHint != "":
 		what = "the snap length cut Homa headers (see its WARNING)"
+	case fr.MergedHint != "" && fr.BothDirections:
+		what = "every packet counted twice: its frames carry both directions and --capture-point " + fr.CapturePoint + " judges them as one view (see its WARNING)"
 	case fr.MergedHint != "":
 		what = "looks like two captures merged (its WARNING says what shows it and how to split it)"
 	case fr.TimeOrderExcused > 0:
