@@ -4,6 +4,7 @@ package harness
 
 import (
 	"fmt"
+	"net"
 	"net/netip"
 	"syscall"
 
@@ -49,6 +50,16 @@ func bridgeNoSTP(ns netns.NsHandle, idx int) error {
 	req.AddData(info)
 	_, err = req.Execute(unix.NETLINK_ROUTE, 0)
 	return err
+}
+
+// isLocal6 reports whether the IPv6 address addr has its local route
+// (table local, type local) in nh's namespace: whether the kernel
+// accepts packets sent to it.
+func isLocal6(nh *netlink.Handle, addr netip.Addr) (bool, error) {
+	filter := &netlink.Route{Table: unix.RT_TABLE_LOCAL, Type: unix.RTN_LOCAL,
+		Dst: &net.IPNet{IP: addr.AsSlice(), Mask: net.CIDRMask(128, 128)}}
+	rs, err := nh.RouteListFiltered(netlink.FAMILY_V6, filter, netlink.RT_FILTER_TABLE|netlink.RT_FILTER_TYPE|netlink.RT_FILTER_DST)
+	return len(rs) > 0, err
 }
 
 // staticNeighbours gives every host a permanent neighbour entry for every

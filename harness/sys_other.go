@@ -7,6 +7,7 @@ import (
 	"net/netip"
 	"syscall"
 
+	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"
 )
 
@@ -20,6 +21,8 @@ const (
 func childAttr() *syscall.SysProcAttr { return &syscall.SysProcAttr{Setpgid: true} }
 
 func bridgeNoSTP(netns.NsHandle, int) error { return ErrNotSupported }
+
+func isLocal6(*netlink.Handle, netip.Addr) (bool, error) { return false, ErrNotSupported }
 
 func ethtoolTxCsum(string, *bool) (bool, error) { return false, ErrNotSupported }
 

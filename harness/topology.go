@@ -215,12 +215,20 @@ func Build(ctx context.Context, cfg Config) (t *Topology, err error) {
 	return t, nil
 }
 
-// waitUp waits until both ends of every host's veth are operationally up.
-// The kernel activates a device's queueing discipline and reports its
-// carrier asynchronously (linkwatch): frames sent before that are dropped
+// waitUp waits until both ends of every host's veth are operationally up
+// and every host accepts packets sent to its IPv6 address. The kernel
+// activates a device's queueing discipline and reports its carrier
+// asynchronously (linkwatch): frames sent before that are dropped
 // silently (a loaded machine takes up to a second), and IPv6 neighbour
-// discovery sent then is lost. Bounded by 5 s (times HOMATEST_TIME_SCALE)
-// and ctx.
+// discovery sent then is lost. It also installs an IPv6 address's local
+// route (and joins its solicited-node group) asynchronously, when
+// duplicate address detection completes (addrconf_dad_work, on a work
+// queue under the RTNL lock: NODAD only makes that immediate once the work
+// runs), while IPv4's is installed when the address is added: with other
+// namespaces being created or deleted on the machine the work waits, and
+// a packet for the address arriving first is dropped (Ip6InAddrErrors),
+// as the first IPv6 packet of a test once was. Bounded by 5 s (times
+// HOMATEST_TIME_SCALE) and ctx.
 func (t *Topology) waitUp(ctx context.Context) error {
 	deadline := time.Now().Add(timescale.D(5 * time.Second))
 	for _, h := range t.Hosts {
@@ -229,6 +237,9 @@ func (t *Topology) waitUp(ctx context.Context) error {
 		}
 		if err := waitOperUp(ctx, t.Switch, h.Port, deadline); err != nil {
 			return fmt.Errorf("switch port of %s: %w", h.Name, err)
+		}
+		if err := waitLocal6(ctx, h.Netns, h.Addr6, deadline); err != nil {
+			return fmt.Errorf("%s: %w", h.Name, err)
 		}
 	}
 	return nil
@@ -242,21 +253,53 @@ func waitOperUp(ctx context.Context, ns netns.NsHandle, name string, deadline ti
 		return fmt.Errorf("netlink: %w", err)
 	}
 	defer nh.Close()
-	for {
+	var state netlink.LinkOperState
+	return pollUntil(ctx, deadline, func() (bool, error) {
 		l, err := nh.LinkByName(name)
 		if err != nil {
-			return fmt.Errorf("%s: %w", name, err)
+			return false, fmt.Errorf("%s: %w", name, err)
 		}
-		if l.Attrs().OperState == netlink.OperUp {
-			return nil
+		state = l.Attrs().OperState
+		return state == netlink.OperUp, nil
+	}, func() error {
+		return fmt.Errorf("%s still %v after 5 s (times HOMATEST_TIME_SCALE): is its peer up?", name, state)
+	})
+}
+
+// waitLocal6 polls ns until its IPv6 address addr has its local route
+// (see waitUp), the deadline passes or ctx ends.
+func waitLocal6(ctx context.Context, ns netns.NsHandle, addr netip.Addr, deadline time.Time) error {
+	nh, err := netlink.NewHandleAt(ns, netlinkRoute)
+	if err != nil {
+		return fmt.Errorf("netlink: %w", err)
+	}
+	defer nh.Close()
+	return pollUntil(ctx, deadline, func() (bool, error) {
+		ok, err := isLocal6(nh, addr)
+		if err != nil {
+			return false, fmt.Errorf("local route of %v: %w", addr, err)
+		}
+		return ok, nil
+	}, func() error {
+		return fmt.Errorf("%v has no local route after 5 s (times HOMATEST_TIME_SCALE): the kernel's IPv6 address configuration has not run", addr)
+	})
+}
+
+// pollUntil calls done every 5 ms until it returns true or an error; at
+// the deadline it returns late's error, when ctx ends ctx's.
+func pollUntil(ctx context.Context, deadline time.Time, done func() (bool, error), late func() error) error {
+	for {
+		ok, err := done()
+		if ok || err != nil {
+			return err
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("%s still %v after 5 s (times HOMATEST_TIME_SCALE): is its peer up?", name, l.Attrs().OperState)
+			return late()
 		}
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
-		case <-time.After(5 * time.Millisecond): // polling the link state, bounded by deadline
+		case <-time.After(5 * time.Millisecond): // polling kernel state, bounded by deadline
 		}
 	}
 }
