@@ -22,6 +22,23 @@ func shorterGranted(b *traceBuilder) {
 	b.client = c
 }
 
+// olderAndYounger writes the GRANT-022 tests' start: a 1 MB request (id 2)
+// from b's client, granted to 100000, a 1 MB request (id 4) from another
+// client 3 ms later, then other's packets, then the older request's SRPT
+// GRANT to 110000 (b's client is the first client again); it returns the
+// second client.
+func olderAndYounger(b *traceBuilder, other func(*traceBuilder)) netip.Addr {
+	c1, c2 := b.client, netip.MustParseAddr("198.18.0.3")
+	b.message(true, 2, 1000000, 0, 40000, 40000, 4)
+	b.after(10*time.Microsecond).grant(false, 2, 100000, 0)
+	b.client = c2
+	b.after(3*time.Millisecond).message(true, 4, 1000000, 0, 40000, 40000, 4)
+	other(b)
+	b.client = c1
+	b.after(10*time.Microsecond).grant(false, 2, 110000, 0)
+	return c2
+}
+
 // TestGrant022FIFOToYounger: a server granting a 1 MB request from one
 // client gets a 1 MB request from another client 3 ms later, and its
 // first FIFO GRANT goes to the younger one while the older one, granted
@@ -34,14 +51,7 @@ func TestGrant022FIFOToYounger(t *testing.T) {
 	const id = "HOMA-GRANT-022"
 	for _, toOldest := range []bool{false, true} {
 		b := newTrace(t, wire.VersionCurrent)
-		c1, c2 := b.client, netip.MustParseAddr("198.18.0.3")
-		b.message(true, 2, 1000000, 0, 40000, 40000, 4)
-		b.after(10*time.Microsecond).grant(false, 2, 100000, 0)
-		b.client = c2
-		b.after(3*time.Millisecond).message(true, 4, 1000000, 0, 40000, 40000, 4)
-		shorterGranted(b)
-		b.client = c1
-		b.after(10*time.Microsecond).grant(false, 2, 110000, 0)
+		c2 := olderAndYounger(b, shorterGranted)
 		var fifo int
 		if toOldest {
 			fifo = b.grant(false, 2, 160000, 6)
@@ -94,15 +104,7 @@ func TestGrant022SkipsFirstActive(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			b := newTrace(t, wire.VersionCurrent)
-			c1, c2 := b.client, netip.MustParseAddr("198.18.0.3")
-			b.message(true, 2, 1000000, 0, 40000, 40000, 4)
-			b.after(10*time.Microsecond).grant(false, 2, 100000, 0)
-			b.client = c2
-			b.after(3*time.Millisecond).message(true, 4, 1000000, 0, 40000, 40000, 4)
-			tc.other(b)
-			b.client = c1
-			b.after(10*time.Microsecond).grant(false, 2, 110000, 0)
-			b.client = c2
+			b.client = olderAndYounger(b, tc.other)
 			fifo := b.grant(false, 4, 90000, 6)
 			rep := b.check("linux", id)
 			if !tc.violate {
