@@ -279,6 +279,23 @@ type FileReport struct {
 	Damaged string `json:"damaged,omitempty"`
 }
 
+// HomaCount says in words how many Homa frames the file held
+// (Stats.Homa): "N Homa packets", or, for a capture of switch ports
+// (CapturePoint "ports"), which holds a packet once on its sender's port
+// as sent and once on its receiver's as delivered, "N Homa frames (a
+// packet sent and delivered is two)". check's text and HTML reports
+// both say it so.
+func (fr *FileReport) HomaCount() string {
+	n := 0
+	if fr.Stats != nil {
+		n = fr.Stats.Homa
+	}
+	if fr.CapturePoint == "ports" {
+		return plural.Of(n, "Homa frame", "Homa frames") + " (a packet sent and delivered is two)"
+	}
+	return plural.Of(n, "Homa packet", "Homa packets")
+}
+
 // HostResult is one host's view of a multi-port capture: Violations are
 // the violations charged to the host (those charged to a tester included,
 // those a measured stall excused not), Excused the timing findings its

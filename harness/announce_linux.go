@@ -9,6 +9,8 @@ import (
 	"net/netip"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/homatest/homatest/internal/afpacket"
 )
 
 // announce sends one gratuitous ARP request (RFC 5227 ARP announcement:
@@ -22,9 +24,9 @@ func announce(ifname string, mac net.HardwareAddr, addr netip.Addr) error {
 	if err != nil {
 		return err
 	}
-	fd, err := unix.Socket(unix.AF_PACKET, unix.SOCK_RAW|unix.SOCK_CLOEXEC, 0)
+	fd, err := afpacket.Open()
 	if err != nil {
-		return fmt.Errorf("packet socket: %w", err)
+		return err
 	}
 	defer unix.Close(fd)
 	frame := make([]byte, 0, 42)
@@ -40,12 +42,10 @@ func announce(ifname string, mac net.HardwareAddr, addr netip.Addr) error {
 	frame = append(frame, ip[:]...)
 	frame = append(frame, 0, 0, 0, 0, 0, 0)
 	frame = append(frame, ip[:]...)
-	sa := &unix.SockaddrLinklayer{Protocol: htons(unix.ETH_P_ARP), Ifindex: ifc.Index, Halen: 6}
+	sa := &unix.SockaddrLinklayer{Protocol: afpacket.Htons(unix.ETH_P_ARP), Ifindex: ifc.Index, Halen: 6}
 	copy(sa.Addr[:], []byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff})
 	if err := unix.Sendto(fd, frame, 0, sa); err != nil {
 		return fmt.Errorf("gratuitous ARP on %s: %w", ifname, err)
 	}
 	return nil
 }
-
-func htons(v uint16) uint16 { return v<<8 | v>>8 }

@@ -67,6 +67,10 @@ func initScript(dir string, sysctls []Sysctl, env, command []string) string {
 	w("mount -t tmpfs run /run && mount -t tmpfs tmp /tmp && ln -s /run /var/run 2>/dev/null")
 	w("mkdir -p /var /sys/fs/bpf /dev/pts && mount -t devpts pts /dev/pts")
 	w("for m in $(cat /lab/modules); do insmod /lib/modules/lab/$m.ko || fail \"insmod $m\"; done")
+	// lo's addresses are the only ones the guest sets itself, and the
+	// kernel installs ::1's local route as it adds the address (no DAD
+	// work, as for other IPv6 addresses): nothing to wait for. Topologies
+	// in the guest are harness.Build's, which waits for each host's.
 	w("ip link set lo up")
 	w("mkdir -p %s && mount -t 9p -o trans=virtio,version=9p2000.L,msize=262144 share %s || fail %s", quote(dir), quote(dir),
 		quote("mount the shared folder "+dir+" over 9p (a kernel with 9p, 9pnet_virtio as modules needs --modules DIR)"))

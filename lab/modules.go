@@ -19,15 +19,16 @@ import (
 
 // TestbedModules are the modules the testbed needs, loaded in every lab
 // guest when the kernel has them as modules (a built-in one is skipped):
-// virtio_pci and virtio_console for QEMU's virtio devices (built in from
-// Debian's 6.12 on; modules in its 6.1, whose 9p then found no device:
-// "9pnet_virtio: no channels available"), 9p for the shared folder, veth and bridge for topologies, the qdiscs and
-// classifier of the tc backend (platform notes §9), nf_tables and its
-// numgen expression (random loss, fault plans, tester silence), tun, and
-// xfrm_user (vishvananda/netlink opens a NETLINK_XFRM socket in every
-// handle).
+// virtio_pci for QEMU's virtio devices (built in from Debian's 6.12 on; a
+// module in its 6.1, whose 9p then found no device: "9pnet_virtio: no
+// channels available"), 9p for the shared folders (the working folder and
+// COMMAND's output; the guest has no virtio console), veth and bridge for
+// topologies, the qdiscs and classifier of the tc backend (platform notes
+// §9), nf_tables and its numgen expression (random loss, fault plans,
+// tester silence), tun, and xfrm_user (vishvananda/netlink opens a
+// NETLINK_XFRM socket in every handle).
 var TestbedModules = []string{
-	"virtio_pci", "virtio_console", "9pnet_virtio", "9p", "veth", "bridge", "sch_prio", "sch_netem", "sch_htb", "sch_tbf",
+	"virtio_pci", "9pnet_virtio", "9p", "veth", "bridge", "sch_prio", "sch_netem", "sch_htb", "sch_tbf",
 	"cls_u32", "nf_tables", "nft_numgen", "tun", "xfrm_user",
 }
 

@@ -35,9 +35,6 @@ const DefaultSocketBuffer = 8 << 20
 // sender's pace.
 const DefaultRxRing = 16 << 20
 
-// htons converts a 16-bit value to network order (AF_PACKET protocol field).
-func htons(v uint16) uint16 { return v<<8 | v>>8 }
-
 // openPacketSockets opens one non-blocking AF_PACKET socket per interface
 // name inside namespace ns: bound to the interface for all protocols,
 // promiscuous, ignoring the frames it sends itself (PACKET_IGNORE_OUTGOING),
@@ -72,12 +69,9 @@ func openPacketSocket(name string, buf, ring int) (packetSock, error) {
 	// device's transmit path, where packet taps (the harness's capture on
 	// every switch port) see them; with the bypass, every delivered frame
 	// was missing from the capture's "out" view.
-	// Protocol 0 receives nothing until bind, so no frame of another
-	// interface slips in between socket and bind, and none reaches the
-	// socket's queue before the ring is set up.
-	fd, err := unix.Socket(unix.AF_PACKET, unix.SOCK_RAW|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, 0)
+	fd, err := afpacket.Open()
 	if err != nil {
-		return packetSock{}, fmt.Errorf("netem: port %s: AF_PACKET socket: %w (needs CAP_NET_RAW)", name, err)
+		return packetSock{}, fmt.Errorf("netem: port %s: %w", name, err)
 	}
 	s := packetSock{fd: fd, ifindex: ifi.Index, name: name, mtu: ifi.MTU}
 	fail := func(what string, err error) (packetSock, error) {
@@ -106,7 +100,7 @@ func openPacketSocket(name string, buf, ring int) (packetSock, error) {
 	if err := unix.SetsockoptPacketMreq(fd, unix.SOL_PACKET, unix.PACKET_ADD_MEMBERSHIP, &mreq); err != nil {
 		return fail("promiscuous mode", err)
 	}
-	if err := unix.Bind(fd, &unix.SockaddrLinklayer{Protocol: htons(unix.ETH_P_ALL), Ifindex: ifi.Index}); err != nil {
+	if err := afpacket.Bind(fd, ifi.Index); err != nil {
 		return fail("bind", err)
 	}
 	return s, nil

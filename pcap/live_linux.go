@@ -86,10 +86,9 @@ func OpenLive(ifname string, o LiveOptions) (*Live, error) {
 	if size <= 0 {
 		size = DefaultRingBytes
 	}
-	// Protocol 0 receives nothing until bind.
-	fd, err := unix.Socket(unix.AF_PACKET, unix.SOCK_RAW|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, 0)
+	fd, err := afpacket.Open()
 	if err != nil {
-		return fail(fmt.Errorf("AF_PACKET socket: %w (needs CAP_NET_RAW)", err))
+		return fail(err)
 	}
 	var ring *afpacket.BlockRing
 	setup := func() error {
@@ -109,7 +108,7 @@ func OpenLive(ifname string, o LiveOptions) (*Live, error) {
 		if ring, err = afpacket.NewBlockRing(fd, size, snap, liveRetire); err != nil {
 			return err
 		}
-		return unix.Bind(fd, &unix.SockaddrLinklayer{Protocol: htons(unix.ETH_P_ALL), Ifindex: ifi.Index})
+		return afpacket.Bind(fd, ifi.Index)
 	}
 	if err := setup(); err != nil {
 		if ring != nil {
@@ -128,9 +127,6 @@ func OpenLive(ifname string, o LiveOptions) (*Live, error) {
 	}
 	return l, nil
 }
-
-// htons converts a 16-bit value to network order (AF_PACKET protocol field).
-func htons(v uint16) uint16 { return v<<8 | v>>8 }
 
 // directionFilter returns a BPF program that keeps frames of direction dir
 // (see LiveOptions.Direction), snap bytes of each.

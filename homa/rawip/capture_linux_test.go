@@ -15,6 +15,7 @@ import (
 
 	"github.com/homatest/homatest/harness"
 	"github.com/homatest/homatest/homa"
+	"github.com/homatest/homatest/internal/afpacket"
 	"github.com/homatest/homatest/spec/wire"
 )
 
@@ -79,7 +80,7 @@ func capture(t *testing.T, h *harness.Host) func() captured {
 		if err != nil {
 			return err
 		}
-		if fd, err = unix.Socket(unix.AF_PACKET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, int(htons(unix.ETH_P_ALL))); err != nil {
+		if fd, err = unix.Socket(unix.AF_PACKET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, int(afpacket.Htons(unix.ETH_P_ALL))); err != nil {
 			return err
 		}
 		// 32 MiB (8 MiB showed no drops at 50 kpps in the platform
@@ -90,7 +91,7 @@ func capture(t *testing.T, h *harness.Host) func() captured {
 		if err := unix.SetsockoptTimeval(fd, unix.SOL_SOCKET, unix.SO_RCVTIMEO, &unix.Timeval{Usec: 50000}); err != nil {
 			return err
 		}
-		return unix.Bind(fd, &unix.SockaddrLinklayer{Protocol: htons(unix.ETH_P_ALL), Ifindex: ifi.Index})
+		return afpacket.Bind(fd, ifi.Index)
 	}); err != nil {
 		t.Fatalf("capture on %s: %v", dev, err)
 	}
@@ -145,8 +146,6 @@ func parseHoma(b []byte) (wirePacket, bool) {
 	}
 	return wirePacket{}, false
 }
-
-func htons(v uint16) uint16 { return v<<8 | v>>8 }
 
 // checkPriorities asserts that every captured Homa packet carries
 // priority<<5 in its TOS / traffic class (HomaModule main; the ECN and low

@@ -16,5 +16,7 @@
 // not; SlotRing (TPACKET_V2, one fixed slot per frame handed over at
 // once) for the netem switch's ports, where each frame's latency is the
 // link's, with the frames larger than a slot read from the socket by
-// SlotRing.Read.
+// SlotRing.Read. It also opens and binds every AF_PACKET socket of
+// homatest's (Open, Bind, Htons): the rings' sockets and the harness's
+// gratuitous ARP.
 package afpacket

@@ -37,9 +37,12 @@ type CheckFile struct {
 	// Damaged says where a capture cut short stops (check.FileReport's
 	// Damaged): Report covers the frames before it, and the check fails.
 	Damaged string
-	// Report is the check's result; Packets the Homa packets read.
-	Report  *spec.Report
-	Packets int
+	// Report is the check's result; Homa says how many Homa frames were
+	// read, in the words of check's text report
+	// (check.FileReport.HomaCount: packets, or a ports capture's frames,
+	// each packet two), "" when not counted.
+	Report *spec.Report
+	Homa   string
 	// Wire is the wire version the capture was read with.
 	Wire wire.Version
 	// Annotated is the capture written with the findings as comments
@@ -109,8 +112,12 @@ func CheckPage(files []CheckFile, dir, command string) *Page {
 		if ft > 0 {
 			charged = fmt.Sprintf(", %d charged to the tester", ft)
 		}
-		p.Facts = append(p.Facts, Fact{f.File, fmt.Sprintf("profile %s, %d Homa packets, %d RPCs, %d MUST and %d SHOULD violations%s",
-			rep.Profile, f.Packets, rep.RPCs, fm, fs, charged)})
+		homa := ""
+		if f.Homa != "" {
+			homa = f.Homa + ", "
+		}
+		p.Facts = append(p.Facts, Fact{f.File, fmt.Sprintf("profile %s, %s%d RPCs, %d MUST and %d SHOULD violations%s",
+			rep.Profile, homa, rep.RPCs, fm, fs, charged)})
 		p.Tables = append(p.Tables, AreaTable("Areas: "+f.File, rep.Rules))
 		t := Table{Title: "Rules: " + f.File, Head: []string{"rule", "level", "checked", "passed", "violated", "inconclusive", "tolerance"}}
 		for _, rr := range rep.Rules {

@@ -101,10 +101,13 @@ func TestCheckPageGraphs(t *testing.T) {
 		{Rule: "HOMA-RESEND-003", Level: spec.Must, Frame: 5, RPC: &r.Key, Why: "second"},
 		{Rule: "HOMA-WIRE-001", Level: spec.Must, Frame: 6, Why: "no rpc"},
 	}, Rules: []spec.RuleResult{{ID: "HOMA-RESEND-002", Level: spec.Should, Checked: 2, Violated: 1}}}
-	p := CheckPage([]CheckFile{{File: capture, Report: rep, Packets: 10, Rerun: func(rule string) string { return "rerun " + rule }, Strict: true},
+	p := CheckPage([]CheckFile{{File: capture, Report: rep, Homa: "10 Homa packets", Rerun: func(rule string) string { return "rerun " + rule }, Strict: true},
 		{File: "nope.pcap", Error: "cannot open"}}, "", "homatest check")
 	if p.Pass || p.Verdict != "FAIL: 2 MUST and 1 SHOULD violations (--strict); 1 file not checked" || len(p.Failures) != 4 {
 		t.Fatalf("verdict %q, %d failures", p.Verdict, len(p.Failures))
+	}
+	if !strings.HasPrefix(p.Facts[0].Value, "profile linux, 10 Homa packets, ") {
+		t.Errorf("file facts: %v", p.Facts)
 	}
 	f := p.Failures
 	if f[0].Picture == nil || f[1].Picture != f[0].Picture || f[2].Picture != nil || f[0].Rerun != "rerun HOMA-RESEND-002" ||
@@ -141,7 +144,7 @@ func TestCheckPageVerdict(t *testing.T) {
 	p := CheckPage([]CheckFile{{File: "x.pcap", Report: rep, Tester: tester}}, "", "homatest check")
 	if !p.Pass || p.Verdict != "PASS with warnings: 1 SHOULD violation" || len(p.Failures) != 0 || len(p.Notes) != 2 ||
 		!strings.HasPrefix(p.Notes[0], "warning: HOMA-RESEND-002 (SHOULD) at frame 3 of x.pcap") ||
-		!strings.HasPrefix(p.Notes[1], "charged to the tester") || p.Facts[0].Value != "profile linux, 0 Homa packets, 0 RPCs, 0 MUST and 1 SHOULD violations, 1 charged to the tester" {
+		!strings.HasPrefix(p.Notes[1], "charged to the tester") || p.Facts[0].Value != "profile linux, 0 RPCs, 0 MUST and 1 SHOULD violations, 1 charged to the tester" {
 		t.Errorf("warnings only: pass %v, %q, failures %d, notes %q, facts %v", p.Pass, p.Verdict, len(p.Failures), p.Notes, p.Facts)
 	}
 	p = CheckPage([]CheckFile{{File: "x.pcap", Report: rep}}, "", "homatest check")

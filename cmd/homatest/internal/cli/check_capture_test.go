@@ -6,6 +6,7 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 	"testing"
@@ -213,6 +214,12 @@ func TestCheckPorts(t *testing.T) {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
+	}
+	// The report page's file facts count them as the text does.
+	count := regexp.MustCompile(`: (\d+ Homa frames \(a packet sent and delivered is two\)), `).FindStringSubmatch(out)
+	page, _, code := run(t, "check", "-o", "html", cp)
+	if count == nil || code != 0 || !strings.Contains(page, "profile linux, "+count[1]+", 2 RPCs, ") {
+		t.Errorf("clean ports capture, -o html: exit %d, facts without the text's frame count %q:\n%s", code, count, page)
 	}
 	fp := filepath.Join(dir, "faulty.pcapng")
 	writePorts(t, faulty, fp, hosts)

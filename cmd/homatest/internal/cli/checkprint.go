@@ -40,13 +40,7 @@ func writeCheckText(w io.Writer, reports []check.FileReport) error {
 			continue
 		}
 		rep := fr.Report
-		// A ports capture holds a packet once as sent and once as
-		// delivered: its count is of frames, not packets.
-		homa := plural.Of(fr.Stats.Homa, "Homa packet", "Homa packets")
-		if fr.CapturePoint == "ports" {
-			homa = plural.Of(fr.Stats.Homa, "Homa frame", "Homa frames") + " (a packet sent and delivered is two)"
-		}
-		fmt.Fprintf(ew, "== %s (profile %s): %s, %s\n", fr.File, rep.Profile, homa, plural.Of(rep.RPCs, "RPC", "RPCs"))
+		fmt.Fprintf(ew, "== %s (profile %s): %s, %s\n", fr.File, rep.Profile, fr.HomaCount(), plural.Of(rep.RPCs, "RPC", "RPCs"))
 		for _, c := range fr.CaptureComments {
 			fmt.Fprintf(ew, "capture comment: %s\n", printable(c))
 		}

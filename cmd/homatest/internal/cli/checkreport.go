@@ -41,7 +41,7 @@ func writeCheckHTML(w io.Writer, o *checkOpts, reports []check.FileReport) error
 		cf := html.CheckFile{File: fr.File, Error: fr.Error, Damaged: fr.Damaged, Report: fr.Report, Rerun: o.rerunFor(fr.File),
 			Strict: o.strict, Tester: fr.TesterCharged}
 		if fr.Stats != nil {
-			cf.Packets = fr.Stats.Homa
+			cf.Homa = fr.HomaCount()
 		}
 		if fr.Error == "" && fr.Verdict == "incomplete" {
 			cf.Incomplete = incompleteWhy(*fr)

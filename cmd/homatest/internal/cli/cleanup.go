@@ -40,7 +40,14 @@ processes still running inside them, interfaces with such names in the root
 namespace, and stale run locks in /run/homatest. Nothing else is touched.
 Runs whose harness is still alive (it holds its lock) are skipped.
 
-Needs root.`,
+Needs root, except with --dry-run.
+
+Exit codes: 0 everything found removed (or listed, with --dry-run; or
+nothing found); 2 a bad --run, no root without --dry-run, output that could
+not be written, or something that could not be removed: the output lists
+what was, the error line what was not (run it again, or remove that by
+hand). An interrupt (Ctrl-C, SIGINT or SIGTERM) does not stop it half-way:
+it finishes and exits as above.`,
 		Example: `  # see what would be removed
   sudo homatest cleanup --dry-run
   # remove everything killed runs left

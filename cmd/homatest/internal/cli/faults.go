@@ -21,7 +21,11 @@ BR-nn entries of the fault log, or the protocol facts they break) and the
 rules whose findings catch each: the fault catalogue (homa.FaultNames).
 homatest run --mutation-matrix runs the suite once per knob and fails unless
 a failing spec names one of those rules, which is how the conformance suite
-shows that it catches real bugs.`,
+shows that it catches real bugs.
+
+Exit codes: 0 printed, 2 an argument, a bad flag, or output that could not
+be written. It prints at once: an interrupt (Ctrl-C, SIGINT or SIGTERM) lets
+it finish.`,
 		Example: `  homatest faults
   homatest faults -o json`,
 		Args: noArgs,

@@ -49,6 +49,13 @@ func (o *netemTarget) open() (netns.NsHandle, error) {
 		_, err = h.LinkByName(o.dev)
 		h.Close()
 	}
+	if err != nil && !isRoot() {
+		// Netlink in a namespace (the current one too: NewHandleAt
+		// enters it) needs CAP_SYS_ADMIN: the interface may well be
+		// there.
+		ns.Close()
+		return -1, usageErr(fmt.Errorf("netem needs root to reach the qdiscs of %s (%v): run it with sudo", o.dev, err))
+	}
 	if err != nil {
 		ns.Close()
 		where, list := "the current namespace", "ip link"
@@ -86,12 +93,13 @@ adds a fault plan as nftables rules on the interface's egress: matches on
 Homa header fields (type, direction, id, ports, offset, retransmit), the
 nth match, and drop or priority rewrite. Before changing anything, set
 checks the kernel and the plan and fails with one line per feature it
-cannot provide (exit code 2).
+cannot provide (exit code 2). Every subcommand needs root (netlink in the
+interface's namespace); each --help gives its exit codes.
 
 The user-space switch backend (every feature, fault plans, pcapng record)
 runs inside the harness for a whole topology; see homatest run.`,
 		Example: `  # what this kernel lacks for 1 ms delay and 1% loss on lo (changes nothing)
-  homatest netem set --dev lo --delay 1ms --loss 0.01 --check
+  sudo homatest netem set --dev lo --delay 1ms --loss 0.01 --check
   # 100 Mbit/s with 8 strict-priority queues on the switch port of host h1
   sudo homatest netem set --netns sw --dev sw-h1 --rate 100mbit --priorities 8
   sudo homatest netem show --netns sw --dev sw-h1
@@ -107,6 +115,13 @@ func newNetemShowCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "show --dev IFACE [--netns NAME] [-o text|json]",
 		Short: "Show the qdiscs, classes and filters of an interface",
+		Long: `show prints the qdiscs, classes and filters of an interface's egress (each
+netem qdisc as tc -s qdisc show prints it), the frames nftables random loss
+dropped and each fault plan rule's hits. Needs root.
+
+Exit codes: 0 shown; 2 a bad flag, no such namespace or interface, no root,
+a kernel that refused the query, or output that could not be written. It is
+done at once: an interrupt (Ctrl-C, SIGINT or SIGTERM) lets it finish.`,
 		Example: `  homatest netem show --netns sw --dev sw-h1
   homatest netem show --netns sw --dev sw-h1 -o json | jq .classes`,
 		Args: noArgs,
@@ -120,18 +135,22 @@ func newNetemShowCmd() *cobra.Command {
 			if err != nil {
 				return usageErr(err)
 			}
-			w := cmd.OutOrStdout()
+			w := &errWriter{w: cmd.OutOrStdout()}
 			if output == "json" {
-				return jsonout.WriteUnescaped(w, st)
+				jsonout.WriteUnescaped(w, st)
+			} else {
+				for _, l := range append(append(append([]string{}, st.Qdiscs...), st.Classes...), st.Filters...) {
+					fmt.Fprintln(w, l)
+				}
+				if st.NFTLossDrops > 0 {
+					fmt.Fprintf(w, "nftables loss: %s dropped\n", plural.Of64(uint64(st.NFTLossDrops), "frame", "frames"))
+				}
+				for _, h := range st.PlanHits {
+					fmt.Fprintf(w, "plan %s: fired on %s\n", h.Rule, plural.Of64(uint64(h.Packets), "frame", "frames"))
+				}
 			}
-			for _, l := range append(append(append([]string{}, st.Qdiscs...), st.Classes...), st.Filters...) {
-				fmt.Fprintln(w, l)
-			}
-			if st.NFTLossDrops > 0 {
-				fmt.Fprintf(w, "nftables loss: %s dropped\n", plural.Of64(uint64(st.NFTLossDrops), "frame", "frames"))
-			}
-			for _, h := range st.PlanHits {
-				fmt.Fprintf(w, "plan %s: fired on %s\n", h.Rule, plural.Of64(uint64(h.Packets), "frame", "frames"))
+			if w.err != nil {
+				return usageErr(fmt.Errorf("write output: %w", w.err))
 			}
 			return nil
 		},
@@ -144,8 +163,16 @@ func newNetemShowCmd() *cobra.Command {
 func newNetemResetCmd() *cobra.Command {
 	var t netemTarget
 	cmd := &cobra.Command{
-		Use:     "reset --dev IFACE [--netns NAME]",
-		Short:   "Remove the link emulation from an interface (back to its default qdisc)",
+		Use:   "reset --dev IFACE [--netns NAME]",
+		Short: "Remove the link emulation from an interface (back to its default qdisc)",
+		Long: `reset removes the qdiscs, nftables random loss and fault plan that netem set
+put on an interface's egress: the interface is back to its default qdisc.
+Needs root.
+
+Exit codes: 0 reset (an interface with nothing set too); 2 a bad flag, no
+such namespace or interface, no root, or a kernel that refused the change.
+It is done at once: an interrupt (Ctrl-C, SIGINT or SIGTERM) lets it
+finish.`,
 		Example: `  homatest netem reset --netns sw --dev sw-h1`,
 		Args:    noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {

@@ -108,6 +108,16 @@ func newNetemSetCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "set --dev IFACE [--netns NAME] [link flags]",
 		Short: "Emulate a link on an interface's egress (replaces what was there)",
+		Long: `set emulates a link on an interface's egress with kernel qdiscs (and
+nftables for random loss without sch_netem and for --plan), replacing what
+was there; --check only says whether this kernel provides it. Needs root.
+
+Exit codes: 0 set (with --check: every feature is there); 2 a bad flag or
+plan, no such namespace or interface, no root, features this kernel lacks
+(one line each; nothing changed), or a change the kernel refused (the
+error line says which; qdiscs or a plan it set part way are taken off
+again). An interrupt (Ctrl-C, SIGINT or SIGTERM) does not stop it half-way:
+it finishes and exits as above.`,
 		Example: `  # 100 Mbit/s with 8 strict-priority queues on the switch port of host h1
   homatest netem set --netns sw --dev sw-h1 --rate 100mbit --priorities 8
 

@@ -200,7 +200,15 @@ latency (longest first), size (request plus response, largest first) or id.
 
 A capture of switch ports in both directions (homatest run's and scenario
 run's capture.pcapng) is read as sent (inbound frames only), so each packet
-counts once: the same RPCs and counts as the run's sent.pcapng.`,
+counts once: the same RPCs and counts as the run's sent.pcapng.
+
+Exit codes: 0 printed; 2 bad input (a bad flag, a capture that cannot be
+read or holds no Homa packet with a readable header) or output that could
+not be written. A capture damaged or cut short is printed from the frames
+before the damage and exits 2, the error naming where the file stops. 130
+interrupted (Ctrl-C, SIGINT or SIGTERM) while the capture is read, standard
+input included: nothing is printed. Once the lines print, an interrupt lets
+them finish.`,
 		Example: `  homatest rpcs capture.pcap
   homatest rpcs --sort latency capture.pcap | head -5     # the slowest RPCs
   homatest rpcs -o json capture.pcap | jq 'select(.outcome=="incomplete")'`,

@@ -15,6 +15,14 @@ func newSpecCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "spec",
 		Short: "List and document the spec rules and parameters",
+		Long: `spec prints the rule book: the rules (list), their full text (doc), the
+profiles' parameters (params) and which protocol facts, wire fields and send
+conditions the rules cover (coverage).
+
+Exit codes of every subcommand: 0 printed; 2 a bad flag or argument (a RULE
+that matches no rule, an unknown PROFILE) or output that could not be
+written. They print at once: an interrupt (Ctrl-C, SIGINT or SIGTERM) lets
+them finish.`,
 		Example: `  homatest spec list
   homatest spec params linux-2024
   homatest spec coverage
@@ -26,7 +34,10 @@ func newSpecCmd() *cobra.Command {
 		Short: "List the rules (or those named): ID, level, profiles, statement (-o json adds source and capture notes)",
 		Long: `list prints every rule, or those named: a RULE is an ID (HOMA-RESEND-014, or
 RESEND-014 without the prefix), a family (RESEND, CUTOFF) or a pattern
-(GRANT-0*, HOMA-ACK-*, '*-014').`,
+(GRANT-0*, HOMA-ACK-*, '*-014').
+
+Exit codes: 0 printed, 2 a RULE that matches no rule, a bad flag, or output
+that could not be written (an interrupt lets it finish).`,
 		Example: `  homatest spec list
   homatest spec list RESEND-014 'ACK-*'
   homatest spec list cutoff
@@ -62,7 +73,10 @@ RESEND-014 without the prefix), a family (RESEND, CUTOFF) or a pattern
 		Long: `doc prints the whole rule book, or only the sections of the rules named: a
 RULE is an ID (HOMA-RESEND-014, or RESEND-014 without the prefix), a
 family (RESEND) or a pattern (GRANT-0*): statement, HomaModule source,
-profiles, facts and what a capture can and cannot show of it.`,
+profiles, facts and what a capture can and cannot show of it.
+
+Exit codes: 0 printed, 2 a RULE that matches no rule, an unknown flag, or output
+that could not be written (an interrupt lets it finish).`,
 		Example: `  homatest spec doc > docs/SPEC.md
   homatest spec doc RESEND-014
   homatest spec doc ack`,
@@ -96,7 +110,10 @@ profiles, facts and what a capture can and cannot show of it.`,
 every profile, or in the one named. -o json prints [{"profile",
 "description", "params": {NAME: VALUE}}], one object per profile; each VALUE
 is a string in the form --param NAME=VALUE takes (durations such as "20ms",
-lists comma-separated).`,
+lists comma-separated).
+
+Exit codes: 0 printed, 2 an unknown PROFILE, more than one, a bad flag, or
+output that could not be written (an interrupt lets it finish).`,
 		Example: `  homatest spec params linux-2024
   homatest spec params -o json | jq -r '.[] | .profile + " " + .params.unsched_bytes'`,
 		Args: func(cmd *cobra.Command, args []string) error {
@@ -139,7 +156,10 @@ checkable facts with a rule; then, with -o text, every header field of every
 packet type (and the IP fields HomaModule sets) with the rules that constrain
 it or why its value is free, and per packet type the rules on when it may and
 must be sent. -o json prints {"facts": [{"fact", "rules", "reason",
-"checkable"}], "summary": {...}, "fields": [...], "send": [...]}.`,
+"checkable"}], "summary": {...}, "fields": [...], "send": [...]}.
+
+Exit codes: 0 printed, 2 an argument, a bad flag, or output that could not
+be written (an interrupt lets it finish).`,
 		Example: `  homatest spec coverage
   homatest spec coverage -o json | jq '.facts[] | select(.rules == [])'`,
 		Args: noArgs,

@@ -50,7 +50,13 @@ homatest check --annotate wrote as packet comments show as Expert Info.
 
 --install writes it into Wireshark's personal Lua plugins folder
 (~/.local/lib/wireshark/plugins; %APPDATA%\Wireshark\plugins on Windows;
---dir picks another), where Wireshark and tshark load it at start.`,
+--dir picks another), where Wireshark and tshark load it at start.
+
+Exit codes: 0 printed (with --install: written, whole or not at all); 2 an
+argument, --dir without --install, a --dir whose parent folder is missing,
+a folder homa.lua cannot be written in, or output that could not be
+written. It is done at once: an interrupt (Ctrl-C, SIGINT or SIGTERM) lets
+it finish.`,
 		Example: `  homatest wireshark dissector > homa.lua
   wireshark -X lua_script:homa.lua capture.pcapng
   tshark -X lua_script:homa.lua -r capture.pcapng -Y 'homa.type == 0x11 && homa.grant.priority < 3'
@@ -62,14 +68,16 @@ homatest check --annotate wrote as packet comments show as Expert Info.
 				return usageErr(fmt.Errorf("--dir names where --install writes homa.lua: add --install"))
 			}
 			if !install {
-				w := bufio.NewWriter(&errWriter{w: cmd.OutOrStdout()})
-				if err := wireshark.Generate(w); err != nil {
-					return err
+				ew := &errWriter{w: cmd.OutOrStdout()}
+				w := bufio.NewWriter(ew)
+				err := wireshark.Generate(w)
+				if err == nil {
+					err = w.Flush()
 				}
-				if err := w.Flush(); err != nil {
-					return usageErr(fmt.Errorf("write output: %w", err))
+				if ew.err != nil {
+					return usageErr(fmt.Errorf("write output: %w", ew.err))
 				}
-				return nil
+				return err
 			}
 			if dir != "" {
 				// The folder given may be made, not its parents: a
