@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"github.com/homatest/homatest/internal/stall"
 	"net/netip"
 	"time"
 
@@ -864,6 +865,48 @@ func (m msgSpec) answerBusy(p *tester.Peer) {
 			return
 		}
 		Expect(p.Send(iut(), ctrlLevel(params()), &wire.BusyFields{Common: m.control()})).To(Succeed())
+	}
+}
+
+// awaitKeepingBusy waits at p for a packet matching match, answering
+// every RESEND for the messages of busy (the tester's requests it holds
+// back) with BUSY meanwhile, so that none of them times out at the IUT
+// and frees a grant slot while the spec waits. The window is w, extended
+// as ok extends an expectation a measured stall held up
+// (lateWithinStalls: by the most one process lost, at most
+// stallCreditMost windows). It returns once the packet came, or when
+// stalls lost more than that, which records msg as timing-inconclusive;
+// a packet still missing after its window and every stall's credit
+// fails the spec with msg.
+func awaitKeepingBusy(p *tester.Peer, busy []msgSpec, match tester.Match, w time.Duration, msg string) {
+	GinkgoHelper()
+	start := env.Clock.Now()
+	end := start.Add(w)
+	for {
+		seen := tester.Arrivals(p)
+		for _, m := range busy {
+			m.answerBusy(p)
+		}
+		if len(p.Received(match)) > 0 {
+			return
+		}
+		if now := env.Clock.Now(); !now.Before(end) {
+			lost := time.Duration(0)
+			if env.Stalls != nil {
+				env.Stalls.Settle(ctx(), time.Now())
+				lost = mostLostByOne(stall.Overlaps(env.Stalls.Spans(), start.Add(-w), now))
+			}
+			if lost > stallCreditMost*w {
+				if stalledLongest(msg, start.Add(-w), now, w/4) {
+					return
+				}
+			} else if next := start.Add(w + lost); next.After(end) {
+				end = next
+				continue
+			}
+			Fail(fmt.Sprintf("%s: none within %v (and %v the measured stalls lost)", msg, w, lost))
+		}
+		ok(tester.WaitArrival(ctx(), end.Sub(env.Clock.Now()), seen, p), "waiting for %s", msg)
 	}
 }
 
