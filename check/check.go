@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"net/netip"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"sync/atomic"
@@ -1196,11 +1197,7 @@ func runRules(file string, ro pcap.ReaderOptions, plan capturePlan, judge spec.J
 			}
 		}
 	}
-	// Infer from what each host sent, as it sent it, in time order.
-	sort.SliceStable(sent, func(a, b int) bool { return sent[a].Time.Before(sent[b].Time) })
-	for _, e := range sent {
-		feed(e)
-	}
+	inferSections(sent, shared, feed, out.inf.NewSection)
 	out.rep = mergeHostReports(hrs)
 	out.rep.Sections = shared
 	if len(jumps) > 0 {
@@ -1210,6 +1207,64 @@ func runRules(file string, ro pcap.ReaderOptions, plan capturePlan, judge spec.J
 	out.rep.CaptureDrops = max(out.rep.CaptureDrops, max(judge.CaptureDrops, st.CaptureDrops)+uint64(st.Unseen()))
 	excuseMergedViews(out.rep, out.hosts)
 	return out, nil
+}
+
+// inferSections feeds sent, what each host sent as it sent it, to feed
+// in time order within each stretch of the file between the timestamp
+// jumps of secs, the capture's sections (its jumps in file order, each
+// followed by the restarts in its stretch), and calls newSection at each
+// jump and at each restart's time: as the whole capture's view does, the
+// inferrer judges sections apart (a copy of the capture joined to it, or
+// a restarted host, sends the same RPC ids and offsets again).
+func inferSections(sent []*spec.Event, secs []spec.SectionStart, feed func(*spec.Event), newSection func()) {
+	var jumps []int // frames, in file order
+	for _, s := range secs {
+		if !s.Restarted.IsValid() {
+			jumps = append(jumps, s.Frame)
+		}
+	}
+	slices.Sort(jumps)
+	type inStretch struct {
+		e *spec.Event
+		s int // jumps before e
+	}
+	all := make([]inStretch, len(sent))
+	for i, e := range sent {
+		all[i].e = e
+		all[i].s, _ = slices.BinarySearch(jumps, e.Frame+1)
+	}
+	sort.SliceStable(all, func(a, b int) bool {
+		if all[a].s != all[b].s {
+			return all[a].s < all[b].s
+		}
+		return all[a].e.Time.Before(all[b].e.Time)
+	})
+	cur := -1
+	var restarts []spec.SectionStart // the current stretch's, by time
+	for _, x := range all {
+		e := x.e
+		if x.s != cur {
+			if cur >= 0 {
+				newSection()
+			}
+			cur, restarts = x.s, nil
+			from := 0
+			if x.s > 0 {
+				from = jumps[x.s-1]
+			}
+			for _, r := range secs {
+				if r.Restarted.IsValid() && r.From == from {
+					restarts = append(restarts, r)
+				}
+			}
+			sort.SliceStable(restarts, func(i, j int) bool { return restarts[i].At.Before(restarts[j].At) })
+		}
+		for len(restarts) > 0 && !e.Time.Before(restarts[0].At) {
+			newSection()
+			restarts = restarts[1:]
+		}
+		feed(e)
+	}
 }
 
 // compareInferred puts the inferred parameters next to params' values;

@@ -14,21 +14,21 @@ import (
 	"github.com/homatest/homatest/spec"
 )
 
-// writeOneEnd writes to dst the frames of the switch-port capture src
-// that carry direction dir in epb_flags (inbound: each packet as its
-// sender sent it, a run's sent.pcapng; outbound: as it was delivered,
-// delivered.pcapng), on src's interfaces, with src's .params and
-// .stalls.json beside it.
-func writeOneEnd(t *testing.T, src, dst string, dir pcap.Direction) {
+// ngFrame is one frame of a pcapng as the tests rewrite it.
+type ngFrame struct {
+	data          []byte
+	iface, length int
+	ts            time.Time
+	dir           pcap.Direction
+	comment       string // the first, if any
+}
+
+// readNg returns the frames and interfaces of the pcapng at path.
+func readNg(t *testing.T, path string) ([]ngFrame, []pcap.Interface) {
 	t.Helper()
-	ng, done := openNg(t, src)
+	ng, done := openNg(t, path)
 	defer done()
-	type frame struct {
-		data          []byte
-		iface, length int
-		ts            time.Time
-	}
-	var frames []frame
+	var frames []ngFrame
 	for {
 		data, ci, opts, err := ng.ZeroCopyReadPacketDataWithOptions()
 		if errors.Is(err, io.EOF) {
@@ -37,10 +37,14 @@ func writeOneEnd(t *testing.T, src, dst string, dir pcap.Direction) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if opts.Flags == nil || pcap.Direction(opts.Flags.Direction&pcapgo.NgEpbFlagDirectionMask) != dir {
-			continue
+		f := ngFrame{data: append([]byte(nil), data...), iface: ci.InterfaceIndex, length: ci.Length, ts: ci.Timestamp}
+		if opts.Flags != nil {
+			f.dir = pcap.Direction(opts.Flags.Direction & pcapgo.NgEpbFlagDirectionMask)
 		}
-		frames = append(frames, frame{append([]byte(nil), data...), ci.InterfaceIndex, ci.Length, ci.Timestamp})
+		if len(opts.Comments) > 0 {
+			f.comment = opts.Comments[0]
+		}
+		frames = append(frames, f)
 	}
 	var ifs []pcap.Interface
 	for i := 0; i < ng.NInterfaces(); i++ {
@@ -50,18 +54,42 @@ func writeOneEnd(t *testing.T, src, dst string, dir pcap.Direction) {
 		}
 		ifs = append(ifs, pcap.Interface{Name: in.Name, LinkType: in.LinkType, SnapLen: in.SnapLength})
 	}
-	fw, err := pcap.Create(dst, ifs...)
+	return frames, ifs
+}
+
+// writeNg writes frames to a pcapng at path with interfaces ifs.
+func writeNg(t *testing.T, path string, ifs []pcap.Interface, frames []ngFrame) {
+	t.Helper()
+	w, err := pcap.Create(path, ifs...)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, f := range frames {
-		if err := fw.WritePacketDir(f.iface, f.ts, f.data, f.length, dir, ""); err != nil {
+		if err := w.WritePacketDir(f.iface, f.ts, f.data, f.length, f.dir, f.comment); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if err := fw.Close(); err != nil {
+	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// writeOneEnd writes to dst the frames of the switch-port capture src
+// that carry direction dir in epb_flags (inbound: each packet as its
+// sender sent it, a run's sent.pcapng; outbound: as it was delivered,
+// delivered.pcapng), on src's interfaces, with src's .params and
+// .stalls.json beside it.
+func writeOneEnd(t *testing.T, src, dst string, dir pcap.Direction) {
+	t.Helper()
+	all, ifs := readNg(t, src)
+	var frames []ngFrame
+	for _, f := range all {
+		if f.dir == dir {
+			f.comment = ""
+			frames = append(frames, f)
+		}
+	}
+	writeNg(t, dst, ifs, frames)
 	for _, ext := range []string{".params", ".stalls.json"} {
 		b, err := os.ReadFile(src + ext)
 		if err != nil {

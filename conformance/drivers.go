@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"github.com/homatest/homatest/internal/stall"
 	"net/netip"
 	"time"
 
@@ -864,6 +865,76 @@ func (m msgSpec) answerBusy(p *tester.Peer) {
 			return
 		}
 		Expect(p.Send(iut(), ctrlLevel(params()), &wire.BusyFields{Common: m.control()})).To(Succeed())
+	}
+}
+
+// awaitKeepingBusy waits at p for a packet matching match, answering
+// every RESEND for the messages of busy (the tester's requests it holds
+// back) with BUSY meanwhile, so that none of them times out at the IUT
+// and frees a grant slot while the spec waits. The window is w, extended
+// as ok extends an expectation a measured stall held up
+// (lateWithinStalls: by the most one process lost, at most
+// stallCreditMost windows). It returns once the packet came (timing-
+// inconclusive if the tester may have let one of busy's RPCs time out:
+// endedDuringStall), or when stalls lost more than that, which records
+// msg as timing-inconclusive; a packet still missing after its window
+// and every stall's credit fails the spec with msg.
+func awaitKeepingBusy(p *tester.Peer, busy []msgSpec, match tester.Match, w time.Duration, msg string) {
+	GinkgoHelper()
+	start := env.Clock.Now()
+	end := start.Add(w)
+	for {
+		seen := tester.Arrivals(p)
+		for _, m := range busy {
+			m.answerBusy(p)
+		}
+		if got := p.Received(match); len(got) > 0 {
+			endedDuringStall(p, busy, got[0].At, msg)
+			return
+		}
+		if now := env.Clock.Now(); !now.Before(end) {
+			lost := time.Duration(0)
+			if env.Stalls != nil {
+				env.Stalls.Settle(ctx(), time.Now())
+				lost = mostLostByOne(stall.Overlaps(env.Stalls.Spans(), start.Add(-w), now))
+			}
+			if lost > stallCreditMost*w {
+				if stalledLongest(msg, start.Add(-w), now, w/4) {
+					return
+				}
+			} else if next := start.Add(w + lost); next.After(end) {
+				end = next
+				continue
+			}
+			Fail(fmt.Sprintf("%s: none within %v (and %v the measured stalls lost)", msg, w, lost))
+		}
+		ok(tester.WaitArrival(ctx(), end.Sub(env.Clock.Now()), seen, p), "waiting for %s", msg)
+	}
+}
+
+// endedDuringStall records msg as timing-inconclusive when the tester,
+// held up by a measured stall (for at least half the silence), sent one
+// of busy's messages no DATA or BUSY for timeout_ticks (less two ticks)
+// before at: the IUT may have ended that RPC by its timer
+// (homa_timer_check_rpc) and freed the slot that let what came at at
+// come. Under load ~70 a receiver ranking by length granted the message
+// it had left out, 3 s after a stall of the harness.
+func endedDuringStall(p *tester.Peer, busy []msgSpec, at time.Time, msg string) {
+	GinkgoHelper()
+	if env.Stalls == nil {
+		return
+	}
+	pr := params()
+	quiet := pr.Ticks(max(1, pr.TimeoutTicks-2))
+	for _, m := range busy {
+		from := lastSent(p, wire.TypeData, m.id, at)
+		if b := lastSent(p, wire.TypeBusy, m.id, at); b.After(from) {
+			from = b
+		}
+		if gap := at.Sub(from); !from.IsZero() && gap >= quiet &&
+			stalledAtLeast(fmt.Sprintf("%s; the tester had sent RPC %d no DATA or BUSY for %v before (timeout_ticks %d of %v): the IUT may have ended it and freed its slot", msg, m.id, gap.Round(time.Millisecond), pr.TimeoutTicks, pr.Tick), from, at, gap/2) {
+			return
+		}
 	}
 }
 

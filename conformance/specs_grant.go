@@ -2,6 +2,7 @@ package conformance
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"time"
@@ -646,6 +647,114 @@ var _ = Describe("grants", func() {
 				"SRPT by bytes left: want the %d-byte message with %d bytes left (%s) at a priority no lower than the %d-byte message with %d left (%s, before)",
 				long.msgLen, long.msgLen-sentL, g2, short.msgLen, short.msgLen-u, gs)
 			finishPair(pl, ps, long, short, sentL, u, g2, gs)
+		}))
+
+	It("GRANT-displaced-in-flight: a receiver keeps granting a long message that has granted DATA in flight and fewer bytes left, to receive and to grant, than a newcomer that fills its max_overcommit: an SRPT GRANT past the message's granted offset once that DATA arrives",
+		labels("grant", "MUST", "HOMA-GRANT-010", "HOMA-GRANT-007"), body(func() {
+			// The newcomer is shorter than the long message X, so a
+			// receiver ranking by length puts X last and leaves it out
+			// once the newcomer fills max_overcommit.
+			// Every version keeps X (facts GRANT-08): linux_6.1.38
+			// re-picks the active set by bytes left (homa_grant_recalc,
+			// homa_grant_pick_rpcs) and linux_6.13.9 inserts by bytes
+			// left to grant (homa_grant_insert_active): X stays active in
+			// both and is granted on its DATA. Main ranks active messages
+			// by the bytes left when each joined (active_remaining, about
+			// X's length): the newcomer evicts X (homa_grant_find_victim),
+			// but X's next DATA compares afresh and brings it back
+			// (homa_grant_update_incoming → homa_grant_promote_rpc) with
+			// its true bytes left; homa_grant_try_send grants it at once
+			// unless another active message is needy (max_incoming held
+			// its grant back), and homa_grant_check_needy serves needy
+			// ones by that value. So nothing here may be short of room:
+			// the max_overcommit-1 others active beside X are short
+			// (fewer bytes left than X: granted whole at once, they hold
+			// their slots until complete, which the tester never makes
+			// them), and the newcomer's window fits beside X's. All come
+			// from one tester host: main picks a victim on the host with
+			// the most active messages, and with linux_6.13.9's
+			// max_rpcs_per_peer 1 X holds its host's only slot.
+			need("grants")
+			pr := params()
+			if pr.FIFOGrantIncrement > 0 && pr.HighPriority() <= pr.MaxSchedPrio {
+				Skip(fmt.Sprintf("unsupported: FIFO GRANTs (level %d) cannot be told from SRPT GRANTs (levels 0-%d) with num_priorities %d", pr.HighPriority(), pr.MaxSchedPrio, pr.NumPriorities))
+			}
+			srpt := tester.In("priority", 0, uint64(pr.MaxSchedPrio))
+			p := peer(0)
+			k := pr.MaxOvercommit
+			u, seg := unsched(1<<30), maxSegData()
+			tol, inc := int(pr.RankTolerance), int(pr.FIFOGrantIncrement)
+			w1, wk := int(pr.WindowFor(1)), int(pr.WindowFor(k))
+			// X is sent past U + 3·rank_tolerance (so that the newcomer,
+			// with 2·rank_tolerance more bytes left than X, is still
+			// shorter) and keeps, beyond the window it holds and FIFO
+			// GRANTs (it is the oldest), more to grant than a window.
+			start := u + 3*tol + seg
+			x := newRequest(start+w1+2*wk+4*inc+4*seg, 100)
+			fillers := make([]msgSpec, max(0, k-1))
+			for i := range fillers {
+				fillers[i] = newRequest(u+2*seg, 100)
+			}
+			// Room under max_incoming for the short ones' scheduled
+			// bytes, X's window and two FIFO increments, and the
+			// newcomer's window.
+			if room := (k-1)*2*seg + 2*wk + 2*inc; x.msgLen > int(pr.MaxMessageLength) || room > int(pr.MaxIncoming) {
+				Skip(fmt.Sprintf("unsupported: the spec needs a %d-byte message (max_message_length %d) and %d bytes of room under max_incoming %d (window(%d) %d, fifo_grant_increment %d)", x.msgLen, pr.MaxMessageLength, room, pr.MaxIncoming, k, wk, inc))
+			}
+			x.sendUnsched(p, 0, u)
+			barrier(p, 0)
+			// The others join: X's window shrinks to window(k).
+			for _, f := range fillers {
+				f.sendUnsched(p, 0, u)
+			}
+			barrier(p, 0)
+			// X is sent as granted to start at least; the GRANTs its last
+			// bytes drew (all before the barrier's answer) leave it
+			// granted DATA not yet sent.
+			_, sent := x.sendGrantedTo(p, u, start)
+			barrier(p, 0)
+			for _, f := range fillers {
+				f.answerBusy(p)
+			}
+			granted, prio := sent, uint8(0)
+			take := func() {
+				for _, g := range x.takeGrants(p) {
+					granted, prio = max(granted, min(int(g.Pkt.Grant().Offset()), x.msgLen)), g.Pkt.Grant().Priority()
+				}
+			}
+			take()
+			if granted >= x.msgLen || granted <= sent {
+				Skip(fmt.Sprintf("unsupported: the %d-byte message, sent up to %d, was granted up to %d (window(%d) %d, fifo_grant_increment %d): want granted bytes in flight and more to grant", x.msgLen, sent, granted, k, wk, inc))
+			}
+			// The newcomer: 2·rank_tolerance more bytes left after its
+			// unscheduled bytes than X has now (to receive; to grant X
+			// has fewer still), and shorter than X.
+			left := x.msgLen - sent
+			nk := newRequest(u+left+2*tol, 100)
+			Expect(nk.msgLen).To(BeNumerically("<", x.msgLen))
+			nk.sendUnsched(p, 0, u)
+			barrier(p, 0)
+			for _, f := range fillers {
+				f.answerBusy(p)
+			}
+			take() // (a FIFO GRANT to X, the oldest, meanwhile)
+			if granted >= x.msgLen {
+				Skip(fmt.Sprintf("unsupported: FIFO GRANTs granted the %d-byte message whole (fifo_grant_increment %d)", x.msgLen, inc))
+			}
+			// X's granted DATA arrives; nothing else moves. The others
+			// are kept alive (BUSY to their RESENDs): one timing out
+			// would free a slot and let X back in any receiver.
+			others := append(fillers, nk)
+			x.sendData(p, sent, granted, prio)
+			awaitKeepingBusy(p, others, tester.Match{Type: wire.TypeGrant, From: iut(), RPC: x.id,
+				Checks: []tester.Check{srpt, tester.In("offset", uint64(granted)+1, math.MaxUint32)}}, wait(pr.ResponseTimeout+pr.Tick),
+				fmt.Sprintf("an SRPT GRANT past %d for the %d-byte message once its granted bytes arrived (%d bytes left, %d to grant), beside %d shorter messages granted whole and a %d-byte newcomer with %d bytes left (max_overcommit %d): a receiver ranking by length leaves it out",
+					granted, x.msgLen, left, x.msgLen-granted, len(fillers), nk.msgLen, nk.msgLen-u, k))
+			x.giveUp(p, "the spec is done with it")
+			for _, m := range others {
+				m.giveUp(p, "the spec is done with it")
+			}
+			checkExchange(p)
 		}))
 
 	It("GRANT-fifo-oldest: a receiver's FIFO GRANTs (level num_priorities-2) go to the oldest message it is granting (the earliest first DATA, whatever the RPC ids) while that one is eligible: a younger message gets one only as the receiver's kept choice or while the oldest may hold window + 2·fifo_grant_increment granted bytes not received",

@@ -833,7 +833,7 @@ func (s *ruleSet) remove(i int) { s[i/64] &^= 1 << (i % 64) }
 // trace instead of keeping its own (both would hold the same state).
 // Call it before the first Feed.
 func (c *Checker) SetInferrer(in *Inferrer) {
-	in.t = c.trace
+	in.t, in.shared = c.trace, true
 	c.inf = in
 }
 

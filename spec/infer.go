@@ -47,7 +47,10 @@ type Inferrer struct {
 	unschHot  uint32
 	unschHotN int
 	maxLen    uint32 // longest message whose incoming was its length
-	// batches: (sender, rpc, batch's first offset) → segments of one GSO batch.
+	// batches: (sender, receiver, sender_id, batch's first offset) →
+	// segments of one GSO batch, within the current section (NewSection).
+	// The receiver names the RPC: a server answers clients that chose the
+	// same id.
 	batches   map[batchKey]int
 	batchMax  int
 	batchAt   int
@@ -72,12 +75,15 @@ type Inferrer struct {
 	// TSO batch) fits, at frame mtuAt.
 	mtu   uint32
 	mtuAt int
+	// shared is set when t is a Checker's (SetInferrer), which replaces
+	// it at each section.
+	shared bool
 }
 
 type batchKey struct {
-	src netip.Addr
-	id  uint64
-	seq uint32
+	src, dst netip.Addr
+	id       uint64
+	seq      uint32
 }
 
 // NewInferrer returns an Inferrer that reads a capture against profile
@@ -87,6 +93,19 @@ func NewInferrer(p Params) *Inferrer {
 		cutAt: map[[8]uint32]int{}, versions: map[uint16]int{}}
 	in.t = NewTrace(&in.p)
 	return in
+}
+
+// NewSection starts a section of the capture (Report.Sections: a
+// timestamp jump back, a host's restart): GSO batches are counted afresh,
+// since a restarted host, or a copy of the capture joined to it, sends
+// the same RPC ids and offsets again, whose segments would otherwise add
+// to the earlier batch's count; an Inferrer with its own trace starts a
+// new one, as a Checker does. What was inferred before stays.
+func (in *Inferrer) NewSection() {
+	clear(in.batches)
+	if !in.shared {
+		in.t = NewTrace(&in.p)
+	}
 }
 
 // Observe reads an event for its context only (the GRANTs and RESENDs
@@ -133,7 +152,7 @@ func (in *Inferrer) feed(e *Event) {
 			in.maxLen = l
 		}
 		if d.Common().Doff() == wire.DoffGSO && e.Segment == 0 || e.Segment > 0 {
-			k := batchKey{e.Src, e.Packet.SenderID(), d.Common().Sequence()}
+			k := batchKey{e.Src, e.Dst, e.Packet.SenderID(), d.Common().Sequence()}
 			if start, ok := gsoBatchStart(d.SegOffset(), k.seq, maxSegData(in.p.MTU, e.IPv6())); ok && e.Segment == 0 {
 				k.seq = start // a TSO NIC advanced the sequence per segment
 			}

@@ -308,6 +308,7 @@ func (c *Checker) newSection(e *Event, why string, restarted netip.Addr) {
 	c.ctx.T, c.ctx.Net = c.trace, c.net
 	if c.inf != nil {
 		c.inf.t = c.trace
+		c.inf.NewSection()
 	}
 	for _, st := range c.state {
 		st.open = map[any]*pending{}

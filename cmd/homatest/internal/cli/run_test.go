@@ -297,8 +297,8 @@ func TestRunList(t *testing.T) {
 		t.Fatalf("run --list: exit %d, %v\n%s", code, err, out)
 	}
 	lines := strings.Split(strings.TrimSpace(out), "\n")
-	if len(lines) != 1+93+1 || !strings.HasPrefix(lines[0], "NAME ") || lines[len(lines)-1] != "92 specs and RUN-capture; RUNS: yes or no, with these flags; run one: homatest run --focus NAME" {
-		t.Fatalf("want a header, 93 lines (92 specs and RUN-capture) and the count; got %d lines:\n%s", len(lines), out)
+	if len(lines) != 1+94+1 || !strings.HasPrefix(lines[0], "NAME ") || lines[len(lines)-1] != "93 specs and RUN-capture; RUNS: yes or no, with these flags; run one: homatest run --focus NAME" {
+		t.Fatalf("want a header, 94 lines (93 specs and RUN-capture) and the count; got %d lines:\n%s", len(lines), out)
 	}
 	for _, want := range []string{
 		// The built-in ref's hello is known: every active spec runs.
@@ -431,13 +431,13 @@ func TestRunSimNonDefaultParams(t *testing.T) {
 		params []string
 		pass   int // at least this many specs pass, the rest unsupported
 	}{
-		{[]string{"num_priorities=4", "resend_ticks=3"}, 89},
+		{[]string{"num_priorities=4", "resend_ticks=3"}, 90},
 		// Where the unscheduled bytes hold no segment to lose or hold
-		// back, specs lose or hold back bytes the IUT grants: 87 and 91
+		// back, specs lose or hold back bytes the IUT grants: 88 and 92
 		// pass (38 each before; the simulator is deterministic), and the
 		// pass's whole capture (RUN-capture).
-		{[]string{"unsched_bytes=1"}, 87},
-		{[]string{"unsched_bytes=1000"}, 91},
+		{[]string{"unsched_bytes=1"}, 88},
+		{[]string{"unsched_bytes=1000"}, 92},
 		{[]string{"unsched_bytes=2000000"}, 64}, // past max_message_length: every message unscheduled
 	} {
 		args := []string{"run", "--env", "sim", "-o", "json", "--artifacts", filepath.Join(dir, fmt.Sprint("sim", i))}
@@ -452,8 +452,8 @@ func TestRunSimNonDefaultParams(t *testing.T) {
 		if err := json.Unmarshal([]byte(out), &rep); err != nil {
 			t.Fatalf("-o json: %v\n%s", err, out)
 		}
-		if len(rep.Passes) != 1 || len(rep.Passes[0].Specs) != 93 {
-			t.Fatalf("%v: want one pass of all 92 specs and RUN-capture; got %+v", c.params, rep)
+		if len(rep.Passes) != 1 || len(rep.Passes[0].Specs) != 94 {
+			t.Fatalf("%v: want one pass of all 93 specs and RUN-capture; got %+v", c.params, rep)
 		}
 		passed := 0
 		for _, sp := range rep.Passes[0].Specs {
@@ -512,8 +512,8 @@ func TestRunSimRepeatIdentical(t *testing.T) {
 	var first []byte
 	var firstCap []byte
 	for i, p := range rep.Passes {
-		if n := len(p.Specs); n != 93 {
-			t.Errorf("pass %d ran %d specs, want all 92 and RUN-capture", i+1, n)
+		if n := len(p.Specs); n != 94 {
+			t.Errorf("pass %d ran %d specs, want all 93 and RUN-capture", i+1, n)
 		}
 		for _, s := range p.Specs {
 			if s.State != "passed" {
