@@ -1474,13 +1474,17 @@ func (c *Checker) feed(e *Event, learn bool) {
 		pe.Err = nil
 		e = &pe
 	}
-	if c.events > 0 && e.Time.After(c.last) {
-		c.elapsed += e.Time.Sub(c.last)
+	// since is e's time less the previous event's (0 at the first).
+	var since time.Duration
+	if c.events > 0 {
+		if since = e.Time.Sub(c.last); since > 0 {
+			c.elapsed += since
+		}
 	}
 	if why, host := c.sectionBreak(e); why != "" {
 		c.newSection(e, why, host)
 	}
-	c.openGap(e)
+	c.openGap(e, since)
 	if len(c.race.held) > 0 {
 		c.raceExpire()
 	}
