@@ -3,6 +3,7 @@ package check
 import (
 	"encoding/binary"
 	"encoding/json"
+	"maps"
 	"net/netip"
 	"os"
 	"path/filepath"
@@ -282,14 +283,39 @@ var (
 	h3 = netip.MustParseAddr("10.0.0.3")
 )
 
+// TestAddrTally: addresses past the inline slice spill into the map, and
+// counts gives every address's count, folding what is added after it too.
+func TestAddrTally(t *testing.T) {
+	var tl addrTally
+	want := map[netip.Addr]int{}
+	for i := range 3 * addrTallyInline {
+		a := netip.AddrFrom4([4]byte{10, 0, 1, byte(i % (addrTallyInline + 4))})
+		tl.add(a)
+		want[a]++
+	}
+	if len(tl.as) != addrTallyInline || len(tl.more) != 4 {
+		t.Fatalf("%d inline, %d in the map; want %d and 4", len(tl.as), len(tl.more), addrTallyInline)
+	}
+	if got := tl.counts(); !maps.Equal(got, want) {
+		t.Fatalf("counts %v, want %v", got, want)
+	}
+	tl.add(h1)
+	tl.add(netip.AddrFrom4([4]byte{10, 0, 1, 0}))
+	want[h1]++
+	want[netip.AddrFrom4([4]byte{10, 0, 1, 0})]++
+	if got := tl.counts(); !maps.Equal(got, want) {
+		t.Fatalf("after two more adds: counts %v, want %v", got, want)
+	}
+}
+
 // TestPlanCapture: the capture point follows the capture's layout, and a
 // flag that the capture cannot support is an error.
 func TestPlanCapture(t *testing.T) {
-	two := &layout{homa: 10, hosts: map[netip.Addr]int{h1: 10, h2: 10}}
-	star := &layout{homa: 10, hosts: map[netip.Addr]int{h1: 10, h2: 5, h3: 5}}
-	ports := &layout{homa: 4, dirIn: 2, dirOut: 2, hosts: map[netip.Addr]int{h1: 4, h2: 4}, ifaces: map[int]*ifaceLayout{
-		0: {name: "p1", in: 1, out: 1, from: map[netip.Addr]int{h1: 1}, to: map[netip.Addr]int{h1: 1}},
-		1: {name: "p2", in: 1, out: 1, from: map[netip.Addr]int{h2: 1}, to: map[netip.Addr]int{h2: 1}},
+	two := &layout{homa: 10, hosts: addrTally{more: map[netip.Addr]int{h1: 10, h2: 10}}}
+	star := &layout{homa: 10, hosts: addrTally{more: map[netip.Addr]int{h1: 10, h2: 5, h3: 5}}}
+	ports := &layout{homa: 4, dirIn: 2, dirOut: 2, hosts: addrTally{more: map[netip.Addr]int{h1: 4, h2: 4}}, ifaces: map[int]*ifaceLayout{
+		0: {name: "p1", in: 1, out: 1, from: addrTally{more: map[netip.Addr]int{h1: 1}}, to: addrTally{more: map[netip.Addr]int{h1: 1}}},
+		1: {name: "p2", in: 1, out: 1, from: addrTally{more: map[netip.Addr]int{h2: 1}}, to: addrTally{more: map[netip.Addr]int{h2: 1}}},
 	}}
 	sent := &layout{homa: 4, dirIn: 4, hosts: two.hosts}
 	delivered := &layout{homa: 4, dirOut: 4, hosts: two.hosts}

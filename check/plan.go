@@ -17,12 +17,15 @@ import (
 // directions per interface (epb_flags).
 type layout struct {
 	homa  int
-	hosts map[netip.Addr]int
+	hosts addrTally
 	// ifaces: per pcapng interface, frames by direction and the addresses
-	// of the frames that arrived from its host (in) and went to it (out).
-	ifaces map[int]*ifaceLayout
-	dirIn  int
-	dirOut int
+	// of the frames that arrived from its host (in) and went to it (out);
+	// lastIf caches the latest one used (index lastIfN).
+	ifaces  map[int]*ifaceLayout
+	lastIf  *ifaceLayout
+	lastIfN int
+	dirIn   int
+	dirOut  int
 	// commented counts Homa frames with a comment, dropped those whose
 	// comment says a switch dropped them ("dropped: ...").
 	commented, dropped int
@@ -31,18 +34,63 @@ type layout struct {
 type ifaceLayout struct {
 	name    string
 	in, out int
-	from    map[netip.Addr]int // sources of inbound frames
-	to      map[netip.Addr]int // destinations of outbound frames
+	from    addrTally // sources of inbound frames
+	to      addrTally // destinations of outbound frames
+}
+
+// addrTally counts frames by address. The layout pass counts every frame
+// of a capture and a capture holds few hosts, so the first
+// addrTallyInline addresses are counted in a slice scanned in order,
+// which costs less than a map's hashing of a 24-byte key; more spill into
+// a map. counts folds the slice into the map and returns it.
+type addrTally struct {
+	as   []netip.Addr
+	ns   []int
+	more map[netip.Addr]int
+}
+
+// addrTallyInline bounds the addresses an addrTally scans before its map.
+const addrTallyInline = 16
+
+// add counts one more frame of a.
+func (t *addrTally) add(a netip.Addr) {
+	for i := range t.as {
+		if t.as[i] == a {
+			t.ns[i]++
+			return
+		}
+	}
+	if len(t.as) < addrTallyInline {
+		t.as, t.ns = append(t.as, a), append(t.ns, 1)
+		return
+	}
+	if t.more == nil {
+		t.more = map[netip.Addr]int{}
+	}
+	t.more[a]++
+}
+
+// counts returns the tally as a map from address to frames (shared with
+// the tally: read only).
+func (t *addrTally) counts() map[netip.Addr]int {
+	if t.more == nil {
+		t.more = make(map[netip.Addr]int, len(t.as))
+	}
+	for i, a := range t.as {
+		t.more[a] += t.ns[i]
+	}
+	t.as, t.ns = nil, nil
+	return t.more
 }
 
 // host returns the host on the far end of the interface: the commonest
 // source of the frames arriving from it, else the commonest destination
 // of those sent to it.
 func (l *ifaceLayout) host() netip.Addr {
-	if a, n := commonest(l.from); n > 0 {
+	if a, n := commonest(l.from.counts()); n > 0 {
 		return a
 	}
-	a, _ := commonest(l.to)
+	a, _ := commonest(l.to.counts())
 	return a
 }
 
@@ -81,7 +129,7 @@ func readLayout(ctx context.Context, path string, max int) (*layout, bool, error
 }
 
 func newLayout() *layout {
-	return &layout{hosts: map[netip.Addr]int{}, ifaces: map[int]*ifaceLayout{}}
+	return &layout{ifaces: map[int]*ifaceLayout{}}
 }
 
 // add counts frame f of reader r (switch annotations skipped; an ICMP
@@ -97,23 +145,26 @@ func (l *layout) add(r *pcap.Reader, f *pcap.Frame) {
 	if strings.HasPrefix(f.Comment, droppedNotePrefix) {
 		l.dropped++
 	}
-	l.hosts[f.Src]++
+	l.hosts.add(f.Src)
 	if f.Dst != f.Src {
-		l.hosts[f.Dst]++
+		l.hosts.add(f.Dst)
 	}
-	il := l.ifaces[f.Interface]
-	if il == nil {
-		il = &ifaceLayout{name: r.InterfaceName(f.Interface), from: map[netip.Addr]int{}, to: map[netip.Addr]int{}}
-		l.ifaces[f.Interface] = il
+	il := l.lastIf
+	if il == nil || l.lastIfN != f.Interface {
+		if il = l.ifaces[f.Interface]; il == nil {
+			il = &ifaceLayout{name: r.InterfaceName(f.Interface)}
+			l.ifaces[f.Interface] = il
+		}
+		l.lastIf, l.lastIfN = il, f.Interface
 	}
 	switch f.Direction {
 	case pcap.DirInbound:
 		il.in++
-		il.from[f.Src]++
+		il.from.add(f.Src)
 		l.dirIn++
 	case pcap.DirOutbound:
 		il.out++
-		il.to[f.Dst]++
+		il.to.add(f.Dst)
 		l.dirOut++
 	}
 }
@@ -183,6 +234,7 @@ func (p capturePlan) String() string {
 // planCapture decides where the capture at path was taken: flag is
 // --capture-point (auto, switch, host:ADDR, sent, delivered or ports).
 func planCapture(flag string, l *layout) (capturePlan, error) {
+	hosts := l.hosts.counts()
 	ports := func() capturePlan {
 		p := capturePlan{mode: portViews, ports: map[int]netip.Addr{}, frames: map[int]int{}, views: &viewsRead{}}
 		var hs []string
@@ -209,7 +261,7 @@ func planCapture(flag string, l *layout) (capturePlan, error) {
 		if err != nil {
 			return capturePlan{}, err
 		}
-		if cp.Kind == spec.CaptureHost && l.hosts[cp.Host] == 0 {
+		if cp.Kind == spec.CaptureHost && hosts[cp.Host] == 0 {
 			return capturePlan{}, fmt.Errorf("--capture-point %s: no Homa packet of the capture is to or from %v", flag, cp.Host)
 		}
 		why := "as --capture-point says"
@@ -234,16 +286,16 @@ func planCapture(flag string, l *layout) (capturePlan, error) {
 		return capturePlan{cp: spec.CapturePoint{Kind: spec.CaptureDelivered}, oneEnd: true,
 			why: fmt.Sprintf("every frame is outbound at its interface (epb_flags): each packet as it was delivered (as a run's delivered.pcapng)")}, nil
 	}
-	if len(l.hosts) >= 3 {
-		for a, n := range l.hosts {
+	if len(hosts) >= 3 {
+		for a, n := range hosts {
 			if n == l.homa {
 				return capturePlan{cp: spec.HostPoint(a),
-					why: fmt.Sprintf("every Homa packet is to or from %v, which talks with %s: a tap on its link (give --capture-point switch for a mirror filtered on that host)", a, plural.Of(len(l.hosts)-1, "host", "hosts"))}, nil
+					why: fmt.Sprintf("every Homa packet is to or from %v, which talks with %s: a tap on its link (give --capture-point switch for a mirror filtered on that host)", a, plural.Of(len(hosts)-1, "host", "hosts"))}, nil
 			}
 		}
 	}
-	why := fmt.Sprintf("the packets of %d hosts with no direction marks: a tap between them, which may also talk with hosts it does not show (give --capture-point switch when every packet of theirs crosses it, host:ADDR for a tap on one host's own link)", len(l.hosts))
-	if len(l.hosts) == 2 {
+	why := fmt.Sprintf("the packets of %d hosts with no direction marks: a tap between them, which may also talk with hosts it does not show (give --capture-point switch when every packet of theirs crosses it, host:ADDR for a tap on one host's own link)", len(hosts))
+	if len(hosts) == 2 {
 		why = "two hosts and no direction marks: a tap somewhere between them, which may also talk with hosts it does not show (give --capture-point switch when every packet of both crosses it, host:ADDR when it was on one host's own link)"
 	}
 	return capturePlan{cp: spec.CapturePoint{Kind: spec.CaptureSwitch, Open: true}, why: why}, nil

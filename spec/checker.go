@@ -1397,6 +1397,14 @@ func (c *Checker) record(i int, e *Event, at frameRef, rpc *RPCKey, res Result) 
 // finding's number (Finding.seq).
 func (c *Checker) file(i int, at frameRef, rpc *RPCKey, res Result, mayMiss bool, seq uint64) {
 	st := c.state[i]
+	if res.Status == Passed && res.Cause() == "" {
+		// A plain pass is only counted: no Finding is built (it would
+		// escape to the heap at every obligation met).
+		st.res.Checked++
+		st.res.MaxSlack = max(st.res.MaxSlack, res.Slack)
+		st.res.Passed++
+		return
+	}
 	r := c.rules[i]
 	frame, t := at.frame, at.time
 	st.res.Checked++
@@ -1466,13 +1474,17 @@ func (c *Checker) feed(e *Event, learn bool) {
 		pe.Err = nil
 		e = &pe
 	}
-	if c.events > 0 && e.Time.After(c.last) {
-		c.elapsed += e.Time.Sub(c.last)
+	// since is e's time less the previous event's (0 at the first).
+	var since time.Duration
+	if c.events > 0 {
+		if since = e.Time.Sub(c.last); since > 0 {
+			c.elapsed += since
+		}
 	}
 	if why, host := c.sectionBreak(e); why != "" {
 		c.newSection(e, why, host)
 	}
-	c.openGap(e)
+	c.openGap(e, since)
 	if len(c.race.held) > 0 {
 		c.raceExpire()
 	}

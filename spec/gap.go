@@ -37,14 +37,15 @@ type TimeGap struct {
 const maxTimeGaps = 16
 
 // openGap starts watching for an RPC that goes on across the silence
-// before e when that silence is longer than timeout_ticks allows
+// before e (since: e's time less the previous event's, which Feed has
+// computed) when that silence is longer than timeout_ticks allows
 // (Params.LateTicks): Checker.noteGap then judges e and what follows.
-func (c *Checker) openGap(e *Event) {
+func (c *Checker) openGap(e *Event, since time.Duration) {
 	if c.events == 0 {
 		return
 	}
-	if d := e.Time.Sub(c.last); d > c.p.LateTicks(c.p.TimeoutTicks) && len(c.report.TimeGaps) < maxTimeGaps {
-		c.gap = &TimeGap{Frame: e.Frame, After: c.lastFrame, Gap: d, From: c.last}
+	if since > c.p.LateTicks(c.p.TimeoutTicks) && len(c.report.TimeGaps) < maxTimeGaps {
+		c.gap = &TimeGap{Frame: e.Frame, After: c.lastFrame, Gap: since, From: c.last}
 	}
 }
 
