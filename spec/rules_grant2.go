@@ -166,7 +166,7 @@ func grantRules2() []*Rule {
 			Statement: "linux_6.1.38 grants one message per sending host at a time (max_rpcs_per_peer 1): a receiver does not go back and forth between GRANTs to two incomplete messages of the same sender.",
 			Source:    "linux_6.1.38 homa_grant.c homa_grant_pick_rpcs (at most max_rpcs_per_peer active RPCs per peer)",
 			Profiles:  []string{"linux-2024", "linux-2025"},
-			Capture:   "a message demoted when a shorter one from the same sender arrives keeps its GRANTs in flight; only a return to it while the other is incomplete and not yet granted to its length counts (a fully granted message has left the grantable set); judged only with max_rpcs_per_peer 1; at a capture of packets as delivered, where the whole network lies before the capture point, the other message's GRANT may have left before this message's previous one: inconclusive",
+			Capture:   "a message demoted when a shorter one from the same sender arrives keeps its GRANTs in flight; only a return to it while the other is incomplete and not yet granted to its length counts (a fully granted message has left the grantable set); judged only with max_rpcs_per_peer 1; where the capture holds the GRANTs as delivered (the delivered point, or a tap on the message sender's own link), with the whole network before the capture point, the other message's GRANT may have left before this message's previous one: inconclusive",
 			Property: Each{Types: grant, Check: func(c *Ctx, e *Event) Result {
 				_, m := grantMsg(c, e)
 				if m == nil || c.P.MaxRPCsPerPeer != 1 {
