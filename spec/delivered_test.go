@@ -1,6 +1,7 @@
 package spec
 
 import (
+	"net/netip"
 	"strings"
 	"testing"
 	"time"
@@ -207,4 +208,48 @@ func TestDeliveredAt(t *testing.T) {
 	if ev, _ := newNetwork(HostPoint(c), &Params{}).MayLoseBefore(s, c, 3); !strings.Contains(ev.Why, "the capture is on "+c.String()+"'s link, which holds the packets to it as they were delivered") {
 		t.Errorf("host point's evidence: %q", ev.Why)
 	}
+}
+
+// TestDeliveredGrant013FIFOGrantAhead: a receiver's FIFO GRANT adds
+// fifo_grant_increment whatever the bytes granted and not received
+// (homa_grant_check_fifo, homa_choose_fifo_grant on linux_6.1.38: it may
+// take the sum past max_incoming), and on main it follows the SRPT GRANT
+// whose send checks for it (homa_grant_try_send). At a capture of packets
+// as delivered the network may hold that SRPT GRANT for any time and
+// deliver the FIFO GRANT to another host first: the SRPT GRANT, seen 20 ms
+// (past slack) after the FIFO one, then seems to go past max_incoming,
+// which it may not have done when it left: inconclusive. At a switch, and
+// on the receiver's link, which holds the receiver's order, it stays a
+// finding; so at the delivered point with an SRPT GRANT of 12000 bytes
+// in place of the FIFO one: the receiver sent both, and the sum of both
+// is past the limit whichever left first.
+func TestDeliveredGrant013FIFOGrantAhead(t *testing.T) {
+	const id = "HOMA-GRANT-013"
+	build := func(off uint32, prio uint8) (*traceBuilder, int, int) {
+		b := newTrace(t, wire.VersionCurrent)
+		a := b.client
+		b.message(true, 2, 300000, 0, 40000, 40000, 4)
+		b.client = netip.MustParseAddr("198.18.0.9")
+		b.message(true, 4, 300000, 0, 40000, 40000, 4)
+		other := b.after(10*time.Microsecond).grant(false, 4, off, prio)
+		b.client = a
+		return b, other, b.after(20*time.Millisecond).grant(false, 2, 52000, 0)
+	}
+	prof, err := LookupProfile("linux")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fifo := uint8(prof.Params.HighPriority())
+	b, ahead, g := build(90000, fifo)
+	rep := b.checkAt(delivered, "linux", id, "max_incoming=20000")
+	wantViolations(t, rep, id)
+	wantDowngraded(t, rep, id, g, CauseReorder)
+	if f := rep.Inconclusive[0]; len(f.Frames) == 0 || f.Frames[0] != ahead || !strings.Contains(f.Why, "50000 of them granted by FIFO GRANTs seen before this one") {
+		t.Errorf("inconclusive %s (evidence %v), want the FIFO GRANT's 50000 bytes and frame %d", f.Why, f.Frames, ahead)
+	}
+	for _, cp := range []CapturePoint{Switch, HostPoint(b.server)} {
+		wantViolations(t, b.checkAt(cp, "linux", id, "max_incoming=20000"), id, g)
+	}
+	b, _, g = build(52000, 1)
+	wantViolations(t, b.checkAt(delivered, "linux", id, "max_incoming=20000"), id, g)
 }

@@ -336,8 +336,9 @@ that any packet may be missing there or come after ones its sender sent
 later, for any time: a request first seen by its client's RESEND
 (HOMA-ID-004), a NEED_ACK after part of the response (HOMA-ACK-001), a
 fresh lower GRANT offset (HOMA-GRANT-003) and a receiver seeming to go
-back to another message of one sender (HOMA-GRANT-014) are inconclusive
-there. Reports count these downgrades by rule and cause.
+back to another message of one sender (HOMA-GRANT-014) and a sum of bytes
+granted past max_incoming only with FIFO GRANTs seen before (HOMA-GRANT-013)
+are inconclusive there. Reports count these downgrades by rule and cause.
 Checker and spec.Judge.Hosts share this model (a host view is a capture
 on that host's link).
 
