@@ -615,8 +615,14 @@ func checkFile(o Options, file string) FileReport {
 				noRPCHeard(rep.RPCs, plural.Of(st.Homa, "Homa packet", "Homa packets")), n)
 		}
 		if rep.OneDirection {
-			fr.NothingJudged = fmt.Sprintf("%s heard from both sides: the capture shows one direction only (no two hosts are seen both ways: tcpdump -Q out/in, or a filter on one address), so no exchange was judged and %s that rest on the other side's packets are inconclusive (%s); only a packet's own fields were judged: capture both directions",
-				noRPCHeard(rep.RPCs, plural.Of(st.Homa, "Homa packet", "Homa packets")), plural.Of(rep.OneDirectionExcused, "violation", "violations"), spec.CauseOneDirection)
+			// A snap cut may also hide the other direction's packets:
+			// name it, as above.
+			cut, fix := "", "capture both directions"
+			if n := st.SnapUnseen(); n > 0 {
+				cut, fix = fmt.Sprintf(", and the snap length cut %d of them to unseen packets (see the snap length WARNING), which may hold the other direction", n), "capture both directions, whole frames"
+			}
+			fr.NothingJudged = fmt.Sprintf("%s heard from both sides: the capture shows one direction only (no two hosts are seen both ways: tcpdump -Q out/in, or a filter on one address)%s, so no exchange was judged and %s that rest on the other side's packets are inconclusive (%s); only a packet's own fields were judged: %s",
+				noRPCHeard(rep.RPCs, plural.Of(st.Homa, "Homa packet", "Homa packets")), cut, plural.Of(rep.OneDirectionExcused, "violation", "violations"), spec.CauseOneDirection, fix)
 		}
 	}
 	fr.Verdict = "pass"

@@ -351,6 +351,23 @@ func TestPlanCapture(t *testing.T) {
 	if p, _ := planCapture("switch", two); strings.Contains(p.why, "WARNING") {
 		t.Errorf("--capture-point switch on a tap's capture: %q", p.why)
 	}
+	// One port's frames (one interface extracted from a ports capture)
+	// at its host's point hold each packet once: no warning. At another
+	// host's point, or with a second port's frames, each may count twice.
+	onePort := &layout{homa: 2, dirIn: 1, dirOut: 1, hosts: two.hosts, ifaces: map[int]*ifaceLayout{
+		0: ports.ifaces[0], 1: {name: "p2"},
+	}}
+	if p, _ := planCapture("host:"+h1.String(), onePort); p.bothDirs || strings.Contains(p.why, "WARNING") {
+		t.Errorf("--capture-point host:%v on %v's port alone: %q, want no warning", h1, h1, p.why)
+	}
+	for _, c := range []struct {
+		h netip.Addr
+		l *layout
+	}{{h2, onePort}, {h1, ports}} {
+		if p, _ := planCapture("host:"+c.h.String(), c.l); !p.bothDirs || !strings.Contains(p.why, "WARNING: the frames carry both directions per interface") {
+			t.Errorf("--capture-point host:%v on %d ports: %q, want a warning", c.h, len(c.l.ifaces), p.why)
+		}
+	}
 	for _, c := range []struct {
 		flag string
 		l    *layout

@@ -5,6 +5,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strings"
 	"testing"
 	"time"
 
@@ -52,7 +54,7 @@ func readNg(t *testing.T, path string) ([]ngFrame, []pcap.Interface) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		ifs = append(ifs, pcap.Interface{Name: in.Name, LinkType: in.LinkType, SnapLen: in.SnapLength})
+		ifs = append(ifs, pcap.Interface{Name: in.Name, Description: in.Description, LinkType: in.LinkType, SnapLen: in.SnapLength})
 	}
 	return frames, ifs
 }
@@ -81,10 +83,19 @@ func writeNg(t *testing.T, path string, ifs []pcap.Interface, frames []ngFrame) 
 // .stalls.json beside it.
 func writeOneEnd(t *testing.T, src, dst string, dir pcap.Direction) {
 	t.Helper()
+	writeFrames(t, src, dst, func(_ int, d pcap.Direction) bool { return d == dir })
+}
+
+// writeFrames writes to dst the frames of the switch-port capture src
+// that keep takes (by interface index and epb_flags direction), each with
+// its direction, on src's interfaces, with src's .params and .stalls.json
+// beside it; it returns each interface's description.
+func writeFrames(t *testing.T, src, dst string, keep func(iface int, dir pcap.Direction) bool) []string {
+	t.Helper()
 	all, ifs := readNg(t, src)
 	var frames []ngFrame
 	for _, f := range all {
-		if f.dir == dir {
+		if keep(f.iface, f.dir) {
 			f.comment = ""
 			frames = append(frames, f)
 		}
@@ -99,6 +110,11 @@ func writeOneEnd(t *testing.T, src, dst string, dir pcap.Direction) {
 			t.Fatal(err)
 		}
 	}
+	var descs []string
+	for _, in := range ifs {
+		descs = append(descs, in.Description)
+	}
+	return descs
 }
 
 // TestFileOneEndOfNetemRun: each end of a lab run through a netem link
@@ -127,6 +143,63 @@ func TestFileOneEndOfNetemRun(t *testing.T) {
 			t.Errorf("%s %s: verdict %s (%d MUST, %d SHOULD), want pass with none: %v", run, end.name, fr.Verdict, fr.Must, fr.Should, vs)
 		}
 	})
+}
+
+// TestFileOnePortOfNetemRun: each switch port of the netem lab runs,
+// written alone (one interface, both directions: tshark -Y
+// 'frame.interface_id==N' on the run's capture.pcapng) and judged at
+// host:ADDR of its host, passes, with no warning that packets count
+// twice. A host's link holds its inbound packets as delivered, with the
+// whole network before them: the linux_6.13.9 run's ports to 198.18.0.2
+// and 198.18.0.4 and the linux_6.1.38 run's to 198.18.0.5 each failed on
+// a GRANT the netem link held behind a later one (HOMA-GRANT-003) while
+// only the delivered point took that for reordering however late.
+func TestFileOnePortOfNetemRun(t *testing.T) {
+	addr := regexp.MustCompile(`\(([0-9.]+), `)
+	// The ports that carried traffic: the linux_6.1.38 run left three
+	// hosts idle.
+	for run, ports := range map[string]int{"linux-6.13-netem-incast.pcapng": 4, "linux-6.1-netem-incast.pcapng": 2} {
+		judged := 0
+		for i := 0; ; i++ {
+			path := filepath.Join(t.TempDir(), "port.pcapng")
+			n := 0
+			descs := writeFrames(t, filepath.Join(realDir, "lab-scenarios", run), path, func(iface int, _ pcap.Direction) bool {
+				if iface == i {
+					n++
+				}
+				return iface == i
+			})
+			if i >= len(descs) {
+				break
+			}
+			if n == 0 {
+				continue // a host the scenario left idle
+			}
+			m := addr.FindStringSubmatch(descs[i])
+			if m == nil {
+				t.Fatalf("%s interface %d: no address in %q", run, i, descs[i])
+			}
+			point := "host:" + m[1]
+			fr := File(Options{Profile: "auto", Level: spec.Should, CapturePoint: point}, path)
+			if fr.Error != "" {
+				t.Fatalf("%s %s: %s", run, point, fr.Error)
+			}
+			judged++
+			if strings.Contains(fr.CapturePointWhy, "WARNING") {
+				t.Errorf("%s %s: %s", run, point, fr.CapturePointWhy)
+			}
+			if fr.Verdict != "pass" || fr.Must+fr.Should != 0 {
+				var vs []string
+				for _, v := range fr.Report.Violations {
+					vs = append(vs, v.String())
+				}
+				t.Errorf("%s %s: verdict %s (%d MUST, %d SHOULD), want pass with none: %v", run, point, fr.Verdict, fr.Must, fr.Should, vs)
+			}
+		}
+		if judged != ports {
+			t.Errorf("%s: %d ports judged, want the %d that carried traffic", run, judged, ports)
+		}
+	}
 }
 
 // TestFileOneEndAutoStallExcused: each end of the netem lab runs checked

@@ -218,7 +218,7 @@ type capturePlan struct {
 // bothDirsAdvice says how to judge a file whose frames carry both
 // directions in epb_flags (a run's capture.pcapng) when a one-view
 // --capture-point was given for it.
-const bothDirsAdvice = "drop --capture-point (auto, or ports, judges each host on its own link), or extract one direction to judge at that point: tshark -r FILE -Y 'frame.packet_flags_direction==1' -w sent.pcapng (inbound: each packet as sent) or 'frame.packet_flags_direction==2' -w delivered.pcapng (outbound: as delivered)"
+const bothDirsAdvice = "drop --capture-point (auto, or ports, judges each host on its own link), or extract one direction to judge at that point: tshark -r FILE -Y 'frame.packet_flags_direction==1' -w sent.pcapng (inbound: each packet as sent) or 'frame.packet_flags_direction==2' -w delivered.pcapng (outbound: as delivered), or one port's interface to judge at its host's point: tshark -r FILE -Y 'frame.interface_id==N' -w port.pcapng, then --capture-point host:ADDR"
 
 // String names the plan as the report prints it.
 func (p capturePlan) String() string {
@@ -266,6 +266,12 @@ func planCapture(flag string, l *layout) (capturePlan, error) {
 		}
 		why := "as --capture-point says"
 		both := l.dirIn > 0 && l.dirOut > 0
+		if il := l.onlyIface(); both && cp.Kind == spec.CaptureHost && il != nil && il.host() == cp.Host {
+			// The frames of one port, the tapped host's (one interface
+			// of a run's capture.pcapng, as tshark extracts it), hold
+			// each of its packets once: a tap on its link.
+			both = false
+		}
 		if both {
 			// One view of a file that holds every packet on two switch
 			// ports sees each twice: duplicates and reorderings it would
@@ -299,6 +305,22 @@ func planCapture(flag string, l *layout) (capturePlan, error) {
 		why = "two hosts and no direction marks: a tap somewhere between them, which may also talk with hosts it does not show (give --capture-point switch when every packet of both crosses it, host:ADDR when it was on one host's own link)"
 	}
 	return capturePlan{cp: spec.CapturePoint{Kind: spec.CaptureSwitch, Open: true}, why: why}, nil
+}
+
+// onlyIface returns the one interface that holds frames, or nil when
+// none or more than one does.
+func (l *layout) onlyIface() *ifaceLayout {
+	var only *ifaceLayout
+	for _, il := range l.ifaces {
+		if il.in+il.out == 0 {
+			continue
+		}
+		if only != nil {
+			return nil
+		}
+		only = il
+	}
+	return only
 }
 
 func ifName(i int, il *ifaceLayout) string {

@@ -283,34 +283,53 @@ func (n *Network) LostAfterBetween(from, to netip.Addr) (Evidence, bool) {
 
 // MayLoseBefore returns why packets from sent toward to may not all have
 // reached the capture point: the capture's evidence (LostBetween), or
-// else, at a capture of packets as delivered, the capture point itself:
-// the whole network lies between every sender and it, so any packet a
-// host sent may be missing there without a trace. frame is the frame the
-// latter evidence names (the finding's). ok is false when the capture
-// point is on from's side or neither holds.
+// else, where the capture holds packets from → to as they were delivered
+// (DeliveredAt: a capture of packets as delivered, or a tap on to's own
+// link), the capture point itself: the whole network lies between from
+// and it, so any packet from sent may be missing there without a trace.
+// frame is the frame the latter evidence names (the finding's). ok is
+// false when the capture point is on from's side or neither holds.
 func (n *Network) MayLoseBefore(from, to netip.Addr, frame int) (Evidence, bool) {
 	if ev, ok := n.LostBetween(from, to); ok {
 		return ev, ok
 	}
-	if n.cp.Kind != CaptureDelivered {
+	if !n.DeliveredAt(from, to) {
 		return Evidence{}, false
 	}
-	return Evidence{frame, fmt.Sprintf("the capture holds packets as they were delivered, with the whole network from %v to %v before it: any packet %v sent may have been lost there", from, to, from)}, true
+	return Evidence{frame, fmt.Sprintf("%s, with the whole network from %v to %v before it: any packet %v sent may have been lost there", n.asDelivered(to), from, to, from)}, true
 }
 
-// MayReorderBefore returns, at a capture of packets as delivered, why
-// packets from → to may have reached the capture point in another order
-// than their sender's, for any time: the whole network lies before that
-// capture point, and a queue there may hold one packet behind later ones
-// for longer than any slack (a netem link held a GRANT 53 ms behind the
-// next). frame is the frame the evidence names (the packet seen first).
-// Elsewhere ok is false: a rule judges reordering by its own observable
-// (Reordered) and bound there.
+// MayReorderBefore returns, where the capture holds packets from → to as
+// they were delivered (DeliveredAt), why they may have reached the
+// capture point in another order than their sender's, for any time: the
+// whole network lies before that capture point, and a queue there may
+// hold one packet behind later ones for longer than any slack (a netem
+// link held a GRANT 53 ms behind the next). frame is the frame the
+// evidence names (the packet seen first). Elsewhere ok is false: a rule
+// judges reordering by its own observable (Reordered) and bound there.
 func (n *Network) MayReorderBefore(from, to netip.Addr, frame int) (Evidence, bool) {
-	if n.cp.Kind != CaptureDelivered {
+	if !n.DeliveredAt(from, to) {
 		return Evidence{}, false
 	}
-	return Evidence{frame, fmt.Sprintf("the capture holds packets as they were delivered, with the whole network from %v to %v before it, which may deliver a packet after later ones however long it held it", from, to)}, true
+	return Evidence{frame, fmt.Sprintf("%s, with the whole network from %v to %v before it, which may deliver a packet after later ones however long it held it", n.asDelivered(to), from, to)}, true
+}
+
+// DeliveredAt reports whether the capture holds packets from → to as they
+// were delivered, with the whole network between the two hosts before the
+// capture point: at a capture of packets as delivered, and at a tap on
+// to's own link (host:ADDR holds what ADDR sent as sent and what it
+// received as delivered), but not for a host's packets to itself.
+func (n *Network) DeliveredAt(from, to netip.Addr) bool {
+	return n.atReceiver(to) && !n.atSender(from)
+}
+
+// asDelivered names the capture point that holds packets to host to as
+// they were delivered, for DeliveredAt's evidence.
+func (n *Network) asDelivered(to netip.Addr) string {
+	if n.cp.Kind == CaptureHost {
+		return fmt.Sprintf("the capture is on %v's link, which holds the packets to it as they were delivered", to)
+	}
+	return "the capture holds packets as they were delivered"
 }
 
 // Reordered returns the evidence that packets from → to were reordered

@@ -63,7 +63,7 @@ func grantRules2() []*Rule {
 			Statement: "When a non-FIFO GRANT leaves, the bytes the receiver has granted and not yet received over all the messages it is granting stay within max_incoming.",
 			Source:    "HomaModule homa_grant.c homa_grant_try_send (avl_incoming = max_incoming - total_incoming caps the increment), homa_grant_update_incoming",
 			Profiles:  []string{"linux", "linux-2024", "linux-2025"},
-			Capture:   "bytes seen on their way count as received, so the sum errs low; inconclusive when the latest GRANTs to other hosts, seen less than slack before this one, take the sum over the limit (captured anywhere but the receiver's own link, they may have left after it: cause reordering); messages whose sender sent no DATA or BUSY for timeout_ticks (the receiver may have aborted them; its own RESENDs do not count), and those the receiver shows it holds whole though the capture missed bytes of them (their RPC acknowledged, or a request answered by response DATA), are not counted; inconclusive when only the messages of RPCs begun before the capture (whose bytes received before it are unknown) take the sum over the limit, or only those whose late request DATA came after a silence within RTX-10's tolerance of timeout_ticks (the receiver may have aborted them, and counts nothing of what it granted them)",
+			Capture:   "bytes seen on their way count as received, so the sum errs low; inconclusive when the latest GRANTs to other hosts, seen less than slack before this one, take the sum over the limit (captured anywhere but the receiver's own link, they may have left after it: cause reordering); where the capture holds this GRANT as delivered (the delivered point, or a tap on its receiver's own link), with the whole network before it, so is a sum over the limit only with the latest FIFO GRANTs seen any time before it (a FIFO GRANT adds fifo_grant_increment whatever the sum, on main right after an SRPT GRANT is sent, and the network may have held this one behind it); messages whose sender sent no DATA or BUSY for timeout_ticks (the receiver may have aborted them; its own RESENDs do not count), and those the receiver shows it holds whole though the capture missed bytes of them (their RPC acknowledged, or a request answered by response DATA), are not counted; inconclusive when only the messages of RPCs begun before the capture (whose bytes received before it are unknown) take the sum over the limit, or only those whose late request DATA came after a silence within RTX-10's tolerance of timeout_ticks (the receiver may have aborted them, and counts nothing of what it granted them)",
 			Property: Each{Types: grant, Check: func(c *Ctx, e *Event) Result {
 				g := e.Packet.Grant()
 				if maybeFIFO(c, e) {
@@ -118,9 +118,20 @@ func grantRules2() []*Rule {
 				// reord is what the latest GRANTs to other hosts, seen
 				// less than slack before e, add: captured away from the
 				// receiver (at their destinations, or merged) they may
-				// have left after e. late is the latest of them.
-				var reord int64
-				late := 0
+				// have left after e. late is the latest of them. Where
+				// the capture holds e as delivered, the network may have
+				// held e for any time, and a FIFO GRANT seen any time
+				// before it (to any host) may have left after it: what
+				// the latest FIFO GRANTs add is ahead, and aheadFrame the
+				// latest of them. Only FIFO GRANTs: they may take the sum
+				// past max_incoming (homa_grant_check_fifo adds
+				// fifo_grant_increment regardless; on main right after
+				// the SRPT GRANT homa_grant_try_send sent); an SRPT GRANT
+				// may not, so a sum past it with one is the receiver's
+				// whichever left first.
+				var reord, ahead int64
+				late, aheadFrame := 0, 0
+				held := c.Net.DeliveredAt(e.Src, e.Dst)
 				for m, r := range c.T.granting[e.Src] {
 					// The receiver's timer may have aborted an RPC whose
 					// sender sent no DATA or BUSY for timeout_ticks (its
@@ -130,10 +141,17 @@ func grantRules2() []*Rule {
 						continue
 					}
 					add(r, m, m.Granted)
-					if m.GrantFrame > 0 && e.Time.Sub(m.GrantTime) < c.P.Slack && msgSender(r, m) != e.Dst && !c.Net.atSender(e.Src) {
-						rec := int64(m.Received())
-						reord += max(0, int64(m.Granted)-rec) - max(0, int64(m.GrantedBefore)-rec)
+					if m.GrantFrame == 0 || c.Net.atSender(e.Src) {
+						continue
+					}
+					rec := int64(m.Received())
+					added := max(0, int64(m.Granted)-rec) - max(0, int64(m.GrantedBefore)-rec)
+					if e.Time.Sub(m.GrantTime) < c.P.Slack && msgSender(r, m) != e.Dst {
+						reord += added
 						late = max(late, m.GrantFrame)
+					} else if last, ok := m.LastGrant(); held && ok && last.FIFO && last.Frame == m.GrantFrame {
+						ahead += added
+						aheadFrame = max(aheadFrame, m.GrantFrame)
 					}
 				}
 				if cur != nil {
@@ -144,6 +162,10 @@ func grantRules2() []*Rule {
 				case sum > lim && sum+unsure-reord <= lim:
 					return Downgrade(CauseReorder, Evidence{Frame: late, Why: "a GRANT to another host seen less than slack earlier, which may have left after this one"},
 						"bytes %v granted and not yet received is %d as far as the capture shows, above the limit %d, %d of them granted by GRANTs to other hosts seen less than slack before this one", e.Src, sum, lim, reord)
+				case sum > lim && sum+unsure-reord-ahead <= lim:
+					ev, _ := c.Net.MayReorderBefore(e.Src, e.Dst, aheadFrame)
+					return Downgrade(CauseReorder, ev,
+						"bytes %v granted and not yet received is %d as far as the capture shows, above the limit %d, %d of them granted by FIFO GRANTs seen before this one (which may take the sum past it) and %d by GRANTs to other hosts seen less than slack before it", e.Src, sum, lim, ahead, reord)
 				case sum > lim && sum-renewed <= lim:
 					return timedOut(c, first, e, Violation("bytes %v granted and not yet received is %d, above the limit %d, %d of them of RPC %d as a late request DATA re-created it, after a silence in which the receiver's timer may have aborted it",
 						e.Src, sum, lim, renewed, first.Key.ClientID))
@@ -166,7 +188,7 @@ func grantRules2() []*Rule {
 			Statement: "linux_6.1.38 grants one message per sending host at a time (max_rpcs_per_peer 1): a receiver does not go back and forth between GRANTs to two incomplete messages of the same sender.",
 			Source:    "linux_6.1.38 homa_grant.c homa_grant_pick_rpcs (at most max_rpcs_per_peer active RPCs per peer)",
 			Profiles:  []string{"linux-2024", "linux-2025"},
-			Capture:   "a message demoted when a shorter one from the same sender arrives keeps its GRANTs in flight; only a return to it while the other is incomplete and not yet granted to its length counts (a fully granted message has left the grantable set); judged only with max_rpcs_per_peer 1; at a capture of packets as delivered, where the whole network lies before the capture point, the other message's GRANT may have left before this message's previous one: inconclusive",
+			Capture:   "a message demoted when a shorter one from the same sender arrives keeps its GRANTs in flight; only a return to it while the other is incomplete and not yet granted to its length counts (a fully granted message has left the grantable set); judged only with max_rpcs_per_peer 1; where the capture holds the GRANTs as delivered (the delivered point, or a tap on the message sender's own link), with the whole network before the capture point, the other message's GRANT may have left before this message's previous one: inconclusive",
 			Property: Each{Types: grant, Check: func(c *Ctx, e *Event) Result {
 				_, m := grantMsg(c, e)
 				if m == nil || c.P.MaxRPCsPerPeer != 1 {

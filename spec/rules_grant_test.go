@@ -799,8 +799,11 @@ func TestGrantLateRequestAfterAck(t *testing.T) {
 	// server getting a request packet after the ack (one seen earlier may
 	// have been held up past it while its retransmission completed the
 	// message): inconclusive; with no byte sent twice no copy can be on
-	// its way, and they are violations (BR-06).
-	for _, at := range []func(b *traceBuilder) CapturePoint{
+	// its way, and they are violations (BR-06), except that the client's
+	// link holds the GRANT as delivered, with the whole network before
+	// it: its offset, which no GRANT carried before, may be an older
+	// GRANT's, held there (HOMA-GRANT-003 inconclusive).
+	for i, at := range []func(b *traceBuilder) CapturePoint{
 		func(b *traceBuilder) CapturePoint { return Switch },
 		func(b *traceBuilder) CapturePoint { return HostPoint(b.client) },
 	} {
@@ -810,7 +813,12 @@ func TestGrantLateRequestAfterAck(t *testing.T) {
 		wantInconclusive(t, rep, "HOMA-RESEND-012", frames[1])
 		wantViolations(t, rep, "HOMA-GRANT-003")
 		rep, frames = run(false, false, at)
-		wantViolations(t, rep, "HOMA-GRANT-003", frames[0])
+		if i == 0 {
+			wantViolations(t, rep, "HOMA-GRANT-003", frames[0])
+		} else {
+			wantViolations(t, rep, "HOMA-GRANT-003")
+			wantDowngraded(t, rep, "HOMA-GRANT-003", frames[0], CauseReorder)
+		}
 		wantViolations(t, rep, "HOMA-GRANT-004", frames[0])
 	}
 }

@@ -48,7 +48,7 @@ func resendRules() []*Rule {
 			Facts:     []string{"RTX-01", "RTX-02", "RTX-07", "RTX-12"},
 			Statement: "An endpoint sends RESEND for an RPC only after it has heard no DATA, GRANT or BUSY for it for resend_ticks timer ticks.",
 			Source:    "HomaModule homa_timer.c homa_timer_check_rpc (silent_ticks ≥ resend_ticks); fault @bf69583",
-			Capture:   "the first tick may come up to one tick early; slack covers timer-thread delay; a RESEND for bytes the capture saw sent (they may have been lost after the capture point) is inconclusive, unless the capture holds the RPC's start (the request's first transmission of offset 0) too recent for any silence of resend_ticks: a server's RPC is no older than the first request packet any capture point saw, a client's no older than the first DATA its own link shows (not after a NEED_ACK, which it may answer); a RESEND less than Params.Reaction after the peer's packet (set where the capture's stamps cannot order the two, such as a tester stamping its own packets as it sends them), or at a capture of packets as delivered less than slack after it (the RESEND left its sender earlier by its time in queues), may have crossed it, and is inconclusive when the silence before that packet was long enough",
+			Capture:   "the first tick may come up to one tick early; slack covers timer-thread delay; a RESEND for bytes the capture saw sent (they may have been lost after the capture point) is inconclusive, unless the capture holds the RPC's start (the request's first transmission of offset 0) too recent for any silence of resend_ticks: a server's RPC is no older than the first request packet any capture point saw, a client's no older than the first DATA its own link shows (not after a NEED_ACK, which it may answer); a RESEND less than Params.Reaction after the peer's packet (set where the capture's stamps cannot order the two, such as a tester stamping its own packets as it sends them), or where the capture holds the RESEND as delivered (the delivered point, or a tap on its receiver's own link) less than slack after it (the RESEND left its sender earlier by its time in queues), may have crossed it, and is inconclusive when the silence before that packet was long enough",
 			Property: Each{Types: []wire.PacketType{wire.TypeResend}, Check: func(c *Ctx, e *Event) Result {
 				rs := e.Packet.Resend()
 				if isBufferWakeup(c.P, rs) {
@@ -155,11 +155,12 @@ func resendRules() []*Rule {
 					}
 				}
 				crossing := c.P.Reaction
-				if c.Net.cp.Kind == CaptureDelivered {
-					// Stamped as delivered, the RESEND left its sender
+				if c.Net.DeliveredAt(e.Src, e.Dst) {
+					// Stamped as delivered (at the delivered point, or
+					// on the peer's link), the RESEND left its sender
 					// earlier by however long the way held it: a queue
 					// holds it up to slack, so it may have crossed a
-					// peer packet delivered that much before it.
+					// peer packet stamped that much before it.
 					crossing = max(crossing, c.P.Slack)
 				}
 				if quiet < need && heard == peerHeard && !heard.IsZero() && quiet < crossing {

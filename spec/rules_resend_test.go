@@ -895,8 +895,14 @@ func TestResend001CrossedPeerPacket(t *testing.T) {
 	// the peer's DATA in a simulated overload's delivered.pcapng).
 	rep = crossed().checkAt(CapturePoint{Kind: CaptureDelivered}, "linux", "HOMA-RESEND-001", "reaction=0s")
 	wantCounts(t, rep, "HOMA-RESEND-001", 1, 0, 0, 1)
+	// So on the server's link, which holds the RESEND as delivered (and
+	// the GRANT as sent, before it reached the client); on the client's,
+	// which holds both as the client met them, it stays a violation.
+	b := crossed()
+	wantCounts(t, b.checkAt(HostPoint(b.server), "linux", "HOMA-RESEND-001", "reaction=0s"), "HOMA-RESEND-001", 1, 0, 0, 1)
+	wantCounts(t, b.checkAt(HostPoint(b.client), "linux", "HOMA-RESEND-001", "reaction=0s"), "HOMA-RESEND-001", 1, 0, 1, 0)
 
-	b := newTrace(t, wire.VersionCurrent)
+	b = newTrace(t, wire.VersionCurrent)
 	b.message(true, 2, 30000, 0, 10000, 10000, 4)
 	b.after(time.Millisecond).grant(false, 2, 12000, 0)
 	b.after(10*time.Microsecond).message(true, 2, 30000, 10000, 12000, 10000, 0)

@@ -65,7 +65,8 @@ effect (a receiver asking again for bytes the capture saw, a gap filled late,
 an identical copy); the report counts these downgrades by rule and cause.
   auto        infer it, and say why (the default)
   switch      a tap between the hosts (a mirror or bridge port)
-  host:ADDR   a tap on host ADDR's own link (its packets as it sent and got them)
+  host:ADDR   a tap on host ADDR's own link (its packets as it sent and got them):
+              sent for what ADDR sent, delivered for what it received
   sent        every packet as its sender sent it (a run's sent.pcapng)
   delivered   every packet as it was delivered (a run's delivered.pcapng): the
               whole network lies before it, so a packet missing there, or
@@ -76,7 +77,9 @@ an identical copy); the report counts these downgrades by rule and cause.
 The point names where the frames were taken; it selects none: sent or
 delivered given for a capture.pcapng judges both directions as one view, every
 packet twice (extract one first: tshark -r capture.pcapng -Y
-'frame.packet_flags_direction==1' -w sent.pcapng, or ==2 for delivered).
+'frame.packet_flags_direction==1' -w sent.pcapng, or ==2 for delivered); one
+port's interface (-Y 'frame.interface_id==N') is a tap on its host's link:
+judge it at host:ADDR.
 tcpdump on a HomaModule host is none of these: under its default gro_policy
 the module's GRO handler passes GRANTs and single-packet messages straight to
 its SoftIRQ handler, so such a capture lacks them (its DATA then look sent

@@ -178,3 +178,34 @@ func TestCheckSnapCutCountsAgree(t *testing.T) {
 		t.Errorf("nothing_judged: want %q, not too short nor one direction:\n%s", want, f.NothingJudged)
 	}
 }
+
+// TestCheckSnapCutOneDirection: a capture of one direction (the frames
+// 198.18.0.4 sent in the linux_6.13.9 netem run) whose snap length cut
+// every second frame: 'no RPC heard from both sides' names the cut
+// beside the one direction, as the two-direction form does, and asks for
+// whole frames.
+func TestCheckSnapCutOneDirection(t *testing.T) {
+	var oneWay []capFrame
+	for _, f := range readCapFrames(t, realDir+"/lab-scenarios/linux-6.13-netem-incast.pcapng") {
+		// Ethernet, then IPv4: the source address at bytes 26-29.
+		if len(f.data) >= 30 && string(f.data[26:30]) == "\xc6\x12\x00\x04" {
+			oneWay = append(oneWay, f)
+		}
+	}
+	cut := writeCapFrames(t, t.TempDir(), "oneway.pcapng", snapCutEvery(oneWay, 70, 2), nil)
+	out, _, _ := run(t, "check", "-o", "json", cut)
+	var js struct {
+		Files []struct {
+			NothingJudged string `json:"nothing_judged"`
+		} `json:"files"`
+	}
+	if err := json.Unmarshal([]byte(out), &js); err != nil || len(js.Files) != 1 {
+		t.Fatalf("%v:\n%s", err, out)
+	}
+	f := js.Files[0]
+	for _, want := range []string{"the capture shows one direction only", "and the snap length cut ", "to unseen packets (see the snap length WARNING), which may hold the other direction", "capture both directions, whole frames"} {
+		if !strings.Contains(f.NothingJudged, want) {
+			t.Errorf("nothing_judged lacks %q:\n%s", want, f.NothingJudged)
+		}
+	}
+}

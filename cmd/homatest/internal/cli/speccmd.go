@@ -349,14 +349,16 @@ effect: a receiver asking again for bytes the capture saw (loss after the
 capture point), bytes retransmitted that the capture never saw sent (loss
 before it), a first transmission filling a gap late or a fresh lower GRANT
 offset right after a higher one (reordering), an identical copy right after
-a packet (duplication). At a capture of packets as delivered the whole
-network lies before the capture point, so the capture point itself shows
+a packet (duplication). At a capture of packets as delivered, and for the
+packets to a host on a tap on its own link, which holds them as delivered,
+the whole network lies before the capture point, so the point itself shows
 that any packet may be missing there or come after ones its sender sent
 later, for any time: a request first seen by its client's RESEND
 (HOMA-ID-004), a NEED_ACK after part of the response (HOMA-ACK-001), a
 fresh lower GRANT offset (HOMA-GRANT-003) and a receiver seeming to go
-back to another message of one sender (HOMA-GRANT-014) are inconclusive
-there. Reports count these downgrades by rule and cause.
+back to another message of one sender (HOMA-GRANT-014) and a sum of bytes
+granted past max_incoming only with FIFO GRANTs seen before (HOMA-GRANT-013)
+are inconclusive there. Reports count these downgrades by rule and cause.
 Checker and spec.Judge.Hosts share this model (a host view is a capture
 on that host's link).
 
