@@ -57,7 +57,7 @@ func ackRules4() []*Rule {
 			Facts:     []string{"ACK-01"},
 			Statement: "A server asks for the ack of every RPC whose response it has transmitted and that it still holds: unless the client acknowledges it, says RPC_UNKNOWN for it or the client is reported unreachable, a NEED_ACK for it comes within max(max(request_ack_ticks, 1)+1 timer ticks stretched by timer_drift, response_timeout) plus slack of the first transmission of the response's last bytes.",
 			Source:    "HomaModule homa_timer.c homa_timer_check_rpc (NEED_ACK on every pass once request_ack_ticks passed since the response was transmitted; server RPCs in that state never time out), homa_rpc.c homa_rpc_end (the RPC ends only by the client's ack or RPC_UNKNOWN, an ICMP abort or the socket's shutdown)",
-			Capture:   "a close of the socket or a restart of the host ends the RPC without a packet, so a missing NEED_ACK is judged only when the same server socket shows, more than slack after the deadline, that it still holds another RPC (BUSY, GRANT, RESEND, response DATA or NEED_ACK) whose request DATA all came more than 2·slack before the response's last bytes (none could have re-created it after a close; a capture that sees all of that RPC's request DATA); without such a witness it is inconclusive (cause: socket closed or host restarted); inconclusive where the capture shows packets from the server to the client lost before the capture point (the NEED_ACKs may be the lost ones) or an ICMP unreachable about the client; how late a NEED_ACK that does come may be is HOMA-ACK-011",
+			Capture:   "a close of the socket or a restart of the host ends the RPC without a packet, so a missing NEED_ACK is judged only when the same server socket shows, more than slack after the deadline, that it still holds another RPC (BUSY, GRANT, RESEND, response DATA or NEED_ACK) whose request DATA all came more than 2·slack before the response's last bytes (none could have re-created it after a close), or response DATA or a NEED_ACK for an RPC whose first request DATA came more than 2·slack plus jitter before them and none of whose request bytes came again (a close would have lost those bytes; a capture that sees all of that RPC's request DATA); without such a witness it is inconclusive (cause: socket closed or host restarted); inconclusive where the capture shows packets from the server to the client lost before the capture point (the NEED_ACKs may be the lost ones) or an ICMP unreachable about the client; how late a NEED_ACK that does come may be is HOMA-ACK-011",
 			Property: Within{
 				TriggerTypes: []wire.PacketType{wire.TypeData},
 				Witness:      true,
@@ -145,7 +145,7 @@ func needAckOwed(c *Ctx, e *Event) (Obligation, bool) {
 			}
 			w := c.T.Lookup(x)
 			return Violation("%s; the socket was not closed: it still holds RPC %d of %v (%s %v after the deadline, frame %d), %s",
-				what(), w.Key.ClientID, w.Key.Client, x.Type(), x.Time.Sub(deadline).Round(time.Microsecond), x.Frame, w.reqLastBefore(held)).With(x.Frame).WithSlack(c.P.Slack)
+				what(), w.Key.ClientID, w.Key.Client, x.Type(), x.Time.Sub(deadline).Round(time.Microsecond), x.Frame, w.reqLastBefore(held, c.P.Slack)).With(x.Frame).WithSlack(c.P.Slack)
 		},
 		Unseen: func() Result {
 			return Downgrade(CauseClose, Evidence{Frame: frame, Why: fmt.Sprintf("no later packet of %v:%d shows it still holds an RPC it held before, so a close of the socket or a restart of the host, which end every RPC it holds, may explain it", sock.Addr, sock.Port)}, "%s", what())

@@ -586,3 +586,37 @@ func TestAck013EndedByTrace(t *testing.T) {
 	b.after(time.Millisecond).data(true, 4, 100, 0, 100, 7, nil)
 	wantClean(t, b.check("linux", "HOMA-ACK-013"), "HOMA-ACK-013")
 }
+
+// TestAck013WholeRequestShowsHeld: the other RPC's response (sent only
+// holding its whole request) witnesses that the socket was not closed
+// though its request DATA went on after the response whose NEED_ACK is
+// owed, when its first request segment came before that response and
+// never again; retransmitted after it, the finding is inconclusive.
+func TestAck013WholeRequestShowsHeld(t *testing.T) {
+	other := netip.MustParseAddr("198.18.0.3")
+	for _, again := range []bool{false, true} {
+		b := newTrace(t, wire.VersionCurrent)
+		a := b.client
+		b.data(true, 2, 100, 0, 100, 7, nil)
+		b.client = other
+		b.after(time.Millisecond).data(true, 4, 3000, 0, 1424, 7, nil)
+		b.client = a
+		resp := b.after(10*time.Millisecond).data(false, 2, 200, 0, 200, 7, nil)
+		b.client = other
+		if again {
+			b.after(time.Millisecond).data(true, 4, 3000, 0, 1424, 7, func(f *wire.DataFields) { f.Retransmit, f.SegOffset = 1, 0 })
+		}
+		b.after(time.Millisecond).data(true, 4, 3000, 1424, 1576, 7, nil)
+		w := b.after(30*time.Millisecond).data(false, 4, 100, 0, 100, 7, nil)
+		rep := b.check("linux", "HOMA-ACK-013")
+		if again {
+			wantViolations(t, rep, "HOMA-ACK-013")
+			wantDowngraded(t, rep, "HOMA-ACK-013", resp, CauseClose)
+			continue
+		}
+		wantViolations(t, rep, "HOMA-ACK-013", resp)
+		if f := rep.Violations[0]; len(f.Frames) != 1 || f.Frames[0] != w || !strings.Contains(f.Why, "still holds RPC 4") {
+			t.Errorf("frames %v, want the witness %d; why %q", f.Frames, w, f.Why)
+		}
+	}
+}

@@ -413,3 +413,63 @@ func TestResend019ICMPUnreachable(t *testing.T) {
 		})
 	}
 }
+
+// TestResend019WholeRequestShowsHeld: response DATA or a NEED_ACK comes
+// only from a server holding its RPC's whole request, so it witnesses
+// that the socket was not closed after the server's last packet for the
+// forgotten RPC though request DATA of its RPC came after that packet,
+// when the bytes of its first request DATA came no other time: a close
+// lost them, and no later DATA gave them back. RPC 20's request begins
+// before RPC 10's last BUSY (about 10 ms), its second segment comes after
+// it, its last after the RPC_UNKNOWN for 10, then the response (or, with
+// the response sent before, a NEED_ACK). A retransmission of the first
+// segment after the BUSY, or a witness packet that needs no whole request
+// (a GRANT, a BUSY), leaves it inconclusive (CauseClose).
+func TestResend019WholeRequestShowsHeld(t *testing.T) {
+	retx := func(f *wire.DataFields) { f.Retransmit, f.SegOffset = 1, 0 }
+	response := func(b *traceBuilder) int { return b.after(3*time.Millisecond).data(false, 20, 100, 0, 100, 7, nil) }
+	for _, tc := range []struct {
+		name    string
+		witness func(b *traceBuilder) int
+		retx    bool
+		legal   bool
+	}{
+		{"response", response, false, false},
+		{"need ack", func(b *traceBuilder) int {
+			// The response within slack of the RPC_UNKNOWN witnesses
+			// nothing (it may have left before a close).
+			b.after(time.Millisecond).data(false, 20, 100, 0, 100, 7, nil)
+			return b.after(3*time.Millisecond).ctl(false, 20, wire.TypeNeedAck)
+		}, false, false},
+		{"request bytes retransmitted", response, true, true},
+		{"busy", func(b *traceBuilder) int { return b.after(3*time.Millisecond).ctl(false, 20, wire.TypeBusy) }, false, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b := newTrace(t, wire.VersionCurrent)
+			b.data(true, 20, 3000, 0, 1424, 7, nil)
+			b.after(300*time.Microsecond).data(true, 10, 100, 0, 100, 7, nil)
+			for range 2 {
+				b.after(5*time.Millisecond).resend(true, 10, 0, wire.ResendAll, 7)
+				b.after(20*time.Microsecond).ctl(false, 10, wire.TypeBusy)
+			}
+			if tc.retx {
+				b.after(time.Millisecond).data(true, 20, 3000, 0, 1424, 7, retx)
+			}
+			b.after(time.Millisecond).data(true, 20, 3000, 1424, 1424, 7, nil)
+			b.after(3*time.Millisecond).resend(true, 10, 0, wire.ResendAll, 7)
+			u := b.after(20*time.Microsecond).ctl(false, 10, wire.TypeRPCUnknown)
+			b.after(100*time.Microsecond).data(true, 20, 3000, 2848, 152, 7, nil)
+			w := tc.witness(b)
+			rep := b.check("linux", forgetRule)
+			if tc.legal {
+				wantViolations(t, rep, forgetRule)
+				wantDowngraded(t, rep, forgetRule, u, CauseClose)
+				return
+			}
+			wantViolations(t, rep, forgetRule, u)
+			if f := rep.Violations[0]; len(f.Frames) != 1 || f.Frames[0] != w || !strings.Contains(f.Why, "no request byte twice") {
+				t.Errorf("frames %v, want the witness %d; why %q", f.Frames, w, f.Why)
+			}
+		})
+	}
+}

@@ -300,7 +300,7 @@ func resendRules2() []*Rule {
 			Facts:     []string{"AMO-01", "RTX-06", "RTX-09", "RTX-10", "ACK-01", "ACK-04", "ABT-01"},
 			Statement: "A server forgets an RPC it has shown it holds (it sent BUSY, a GRANT, a RESEND, response DATA or NEED_ACK for it) only for a reason the protocol gives: the client's ACK or piggy-backed ack, the client's RPC_UNKNOWN, a timeout after timeout_ticks ticks without DATA, GRANT or BUSY from the client while the request was still coming (never once the whole request is in: in service, or sending or holding its response), an ICMP unreachable (other than port unreachable) about a packet to the client, or the close of its socket (or a restart of its host), which discards every RPC the socket holds. It answers RPC_UNKNOWN for such an RPC only after one of these.",
 			Source:    "HomaModule homa_rpc.c homa_rpc_end (the only way a server RPC goes), called from homa_incoming.c homa_rpc_acked (ACK, piggy-backed ack) and homa_rpc_unknown_pkt (RPC_UNKNOWN from the client), homa_plumbing.c homa_err_handler_v4/v6 via homa_abort_rpcs (ICMP unreachable other than port unreachable: every RPC with that address), homa_timer.c homa_timer_check_rpc via homa_rpc_abort (silent_ticks ≥ timeout_ticks, only that RPC, never while in service or with the response handed to the NIC) and homa_sock.c homa_sock_shutdown (every RPC of the socket); homa_resend_pkt answers RPC_UNKNOWN only when homa_rpc_find_server finds nothing; fault @35286c8 (one timeout ended every RPC of the peer)",
-			Capture:   "judged at the server's RPC_UNKNOWN; a close or restart shows no packet, so the finding is a violation only once the same server socket shows, more than slack after the RPC_UNKNOWN, that it still holds another RPC (BUSY, GRANT, RESEND, response DATA or NEED_ACK) whose request DATA all came more than 2·slack before the server's last packet for the forgotten one, so that none could have re-created it after a close (in a capture that sees all of that RPC's request DATA; a network duplicate counts jitter earlier); without such a witness it is inconclusive (cause: socket closed or host restarted). A timeout is allowed only before the server began its response and, for the silence from the client's last DATA, GRANT or BUSY, only where the capture had not seen the whole request by that packet. An ICMP unreachable counts where the capture shows it, from slack before the server's last packet for the RPC (one the server's own stack generated, a neighbour that did not resolve, never reaches the wire). The server's application is taken to reply validly: a reply homa_sendmsg rejects (zero or too many bytes, a fault copying them) ends the RPC with no packet, which this rule would charge to the server. Silence counts from the client's last DATA, GRANT or BUSY as the capture saw it, which a capture point on the path can only lengthen, and the longest silence after the server's last packet for the RPC counts (its timer may have aborted the RPC at any time after it, and a packet from the client that arrived later reset nothing); loss after the capture point toward the server makes a violation inconclusive",
+			Capture:   "judged at the server's RPC_UNKNOWN; a close or restart shows no packet, so the finding is a violation only once the same server socket shows, more than slack after the RPC_UNKNOWN, that it still holds another RPC (BUSY, GRANT, RESEND, response DATA or NEED_ACK) whose request DATA all came more than 2·slack before the server's last packet for the forgotten one, so that none could have re-created it after a close, or response DATA or a NEED_ACK (sent only holding the whole request) for an RPC whose first request DATA came more than 2·slack plus jitter before it and none of whose request bytes came again (no retransmission, no snap-cut request header): a close would have lost those bytes (in a capture that sees all of that RPC's request DATA; a network duplicate counts jitter earlier); without such a witness it is inconclusive (cause: socket closed or host restarted). A timeout is allowed only before the server began its response and, for the silence from the client's last DATA, GRANT or BUSY, only where the capture had not seen the whole request by that packet. An ICMP unreachable counts where the capture shows it, from slack before the server's last packet for the RPC (one the server's own stack generated, a neighbour that did not resolve, never reaches the wire). The server's application is taken to reply validly: a reply homa_sendmsg rejects (zero or too many bytes, a fault copying them) ends the RPC with no packet, which this rule would charge to the server. Silence counts from the client's last DATA, GRANT or BUSY as the capture saw it, which a capture point on the path can only lengthen, and the longest silence after the server's last packet for the RPC counts (its timer may have aborted the RPC at any time after it, and a packet from the client that arrived later reset nothing); loss after the capture point toward the server makes a violation inconclusive",
 			Property: Within{
 				TriggerTypes: []wire.PacketType{wire.TypeRPCUnknown},
 				Witness:      true,
@@ -386,7 +386,7 @@ func forgotHeldRPC(c *Ctx, e *Event) (Obligation, bool) {
 				return Downgrade(CauseLossAfter, ev, "%s; the client's packets may not have reached the server", what).With(x.Frame)
 			}
 			return Violation("%s; the socket was not closed: it still holds RPC %d of %v (%s %v later, frame %d), %s",
-				what, w.Key.ClientID, w.Key.Client, x.Type(), x.Time.Sub(unknownAt).Round(time.Microsecond), x.Frame, w.reqLastBefore(held)).With(x.Frame).WithSlack(c.P.Slack)
+				what, w.Key.ClientID, w.Key.Client, x.Type(), x.Time.Sub(unknownAt).Round(time.Microsecond), x.Frame, w.reqLastBefore(held, c.P.Slack)).With(x.Frame).WithSlack(c.P.Slack)
 		},
 		Unseen: func() Result {
 			return Downgrade(CauseClose, Evidence{Frame: frame, Why: fmt.Sprintf("no later packet of %v:%d shows it still holds an RPC it held before, so a close of the socket or a restart of the host, which end every RPC it holds, may explain it", sock.Addr, sock.Port)}, "%s", what)
@@ -420,21 +420,52 @@ func witnessHeld(c *Ctx, x *Event, sock HostPort, forgot RPCKey, held, unknownAt
 		return false
 	}
 	w := c.T.Lookup(x)
-	if w == nil || w.Key == forgot || held.Sub(w.ReqLast) <= 2*c.P.Slack {
+	if w == nil || w.Key == forgot || held.Sub(w.ReqLast) <= 2*c.P.Slack && !heldWhole(c, x, w, held) {
 		return false
 	}
 	cp := c.Net.CapturePoint()
 	return cp.SeesAllOf(sock.Addr) || cp.SeesAllOf(w.Key.Client)
 }
 
-// reqLastBefore says how long before t the capture last saw request
-// DATA of r, the RPC witnessHeld took as held since before t: "whose last
-// request DATA came D before", or, when the capture holds none (an RPC
-// begun before it, or DATA it dropped), says so instead of a duration
-// from the zero time.
-func (r *RPC) reqLastBefore(t time.Time) string {
-	if r.ReqLast.IsZero() {
+// heldWhole reports whether x, a packet of w's server socket, shows that
+// the server held w's request from before held, when request DATA of w
+// came after held: x is response DATA or a NEED_ACK, which a server sends
+// only once it holds the whole request (homa_plumbing.c homa_recvmsg
+// puts a server RPC in RPC_IN_SERVICE, the only state homa_sendmsg
+// replies in, once its request has no bytes remaining; homa_timer.c
+// homa_timer_check_rpc asks NEED_ACK only for a response sent), and the bytes of w's first request DATA the capture saw
+// (more than 2·slack plus jitter before held, a network duplicate
+// coming at most jitter later) reached the capture point no other time:
+// no request DATA of w was a retransmission (a first transmission sends
+// each byte once, HOMA-RESEND-010) and w was not re-created after an
+// ack. A close after held would have discarded those bytes, and an RPC
+// re-created by later request DATA could never hold them. An RPC with a
+// snap-cut request DATA header (whose retransmit byte may be unread) is
+// none.
+func heldWhole(c *Ctx, x *Event, w *RPC, held time.Time) bool {
+	if t := x.Type(); t != wire.TypeData && t != wire.TypeNeedAck {
+		return false
+	}
+	if _, cut := c.T.partialReq[w.Key]; cut {
+		return false
+	}
+	q := &w.Request
+	return q.RetxBytes == 0 && !q.FirstData.IsZero() && w.RecreatedTime.IsZero() &&
+		held.Sub(q.FirstData) > 2*c.P.Slack+c.P.Jitter
+}
+
+// reqLastBefore says why the capture shows r, the RPC witnessHeld took
+// as held since before t, held then: "whose last request DATA came D
+// before"; where request DATA came later (heldWhole), that its first
+// request DATA came D before and no request byte came again; or, when the
+// capture holds none (an RPC begun before it, or DATA it dropped), says
+// so instead of a duration from the zero time.
+func (r *RPC) reqLastBefore(t time.Time, slack time.Duration) string {
+	switch {
+	case r.ReqLast.IsZero():
 		return "whose request DATA the capture does not hold"
+	case t.Sub(r.ReqLast) <= 2*slack:
+		return fmt.Sprintf("whose first request DATA came %v before and no request byte twice (a response or NEED_ACK needs the whole request: bytes lost to a close would have to come again)", t.Sub(r.Request.FirstData).Round(time.Microsecond))
 	}
 	return fmt.Sprintf("whose last request DATA came %v before", t.Sub(r.ReqLast).Round(time.Microsecond))
 }
@@ -457,7 +488,14 @@ func heldWindow(c *Ctx, x *Event) (lo, hi time.Time, ok bool) {
 	if w == nil {
 		return lo, hi, false
 	}
-	return w.ReqLast.Add(2 * c.P.Slack), x.Time.Add(-c.P.Slack), true
+	lo = w.ReqLast.Add(2 * c.P.Slack)
+	if t := x.Type(); (t == wire.TypeData || t == wire.TypeNeedAck) && !w.Request.FirstData.IsZero() {
+		// heldWhole's bound, for any held it may admit.
+		if f := w.Request.FirstData.Add(2*c.P.Slack + c.P.Jitter); f.Before(lo) {
+			lo = f
+		}
+	}
+	return lo, x.Time.Add(-c.P.Slack), true
 }
 
 // timedOutUnsure reports whether e, a packet from the server of r, may

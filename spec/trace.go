@@ -642,6 +642,11 @@ type Trace struct {
 	// carried holds the RPCs the sections before this trace's held when
 	// they ended (Checker.newSection): their packets here are no start.
 	carried map[RPCKey]bool
+	// partialReq holds the RPCs a request DATA whose header the snap
+	// length cut was seen of (notePartial): its retransmit byte may be
+	// unread, so heldWhole takes none of their request bytes as seen
+	// once. nil until the first.
+	partialReq map[RPCKey]struct{}
 	// rpcCache caches rpcs by client id (rpcSlot), direct-mapped: the
 	// RPC lookup of every event (begin) mostly costs a compare of keys
 	// instead of hashing a 56-byte one. An entry is always an RPC that
@@ -1391,6 +1396,10 @@ func (t *Trace) notePartial(e *Event) {
 	if e.Packet.Type() != wire.TypeData || !e.FromClient() {
 		return
 	}
+	if t.partialReq == nil {
+		t.partialReq = map[RPCKey]struct{}{}
+	}
+	t.partialReq[KeyOf(e)] = struct{}{}
 	if r := t.rpcs[KeyOf(e)]; r != nil && e.Time.After(r.ReqLast) {
 		r.ReqLast = e.Time
 	}
