@@ -325,13 +325,18 @@ func (r *iutRPC) wait() CallResult {
 	GinkgoHelper()
 	var res CallResult
 	from := env.Clock.Now()
-	got, err := env.Clock.Wait(ctx(), deadline(window(time.Duration(params().TimeoutTicks+10)*params().Tick)), func() bool { return r.poll(&res) })
+	done := func(by time.Time) (bool, error) {
+		return env.Clock.Wait(ctx(), by, func() bool { return r.poll(&res) })
+	}
+	got, err := done(deadline(window(time.Duration(params().TimeoutTicks+10) * params().Tick)))
 	ok(err, "waiting for the IUT's call")
 	if !got {
 		// Unless this machine kept the IUT from running for a quarter
-		// of the wait: then the spec is timing-inconclusive.
+		// of the wait and the call completed late, within the wait
+		// plus what the stalls lost (lateWithinStalls): then the spec
+		// is timing-inconclusive. A call that never completes fails.
 		msg := "the IUT's call did not complete"
-		if now := env.Clock.Now(); stalledLongest(msg, from, now, now.Sub(from)/4) {
+		if now := env.Clock.Now(); lateWithinStalls(from, now, done) && stalledLongest(msg, from, now, now.Sub(from)/4) {
 			panic(stalledOut{})
 		}
 		Fail(msg)
@@ -730,12 +735,14 @@ func needAcks(p *tester.Peer, id uint64) (asked, answered int) {
 // moving (driveRequestsOr).
 func driveRequests(peers []*tester.Peer, msgs []msgSpec, sent []int) []int {
 	GinkgoHelper()
-	order, stuck := driveRequestsOr(peers, msgs, sent)
+	order, stuck, d := driveRequestsOr(peers, msgs, sent)
 	if stuck != "" {
 		// Unless this machine kept the IUT (or the tester) from running
-		// for a quarter of the bound in which nothing moved.
+		// for a quarter of the bound in which nothing moved, and the
+		// exchange, driven on, moved within the bound plus what the
+		// stalls lost (lateWithinStalls): late, not stuck.
 		now, bound := env.Clock.Now(), wait(stuckBound)
-		if stalledLongest(stuck, now.Add(-bound), now, bound/4) {
+		if lateWithinStalls(now.Add(-bound), now, d.movedBy) && stalledLongest(stuck, now.Add(-bound), now, bound/4) {
 			panic(stalledOut{})
 		}
 		Fail(stuck)
@@ -749,18 +756,12 @@ const stuckBound = 200 * time.Millisecond
 
 // driveRequestsOr is driveRequests returning, instead of failing, why the
 // exchange stopped moving ("" when every response came), for a spec that
-// may excuse it (a tester stalled for timeout_ticks).
-func driveRequestsOr(peers []*tester.Peer, msgs []msgSpec, sent []int) ([]int, string) {
+// may excuse it (a tester stalled for timeout_ticks), and the driver,
+// which can drive it on (requestDriver.movedBy).
+func driveRequestsOr(peers []*tester.Peer, msgs []msgSpec, sent []int) ([]int, string, *requestDriver) {
 	GinkgoHelper()
-	done := make([]bool, len(msgs))
-	// acked: the RPC's NEED_ACK was answered in the loop. Answering at
-	// once rather than after the last response keeps the IUT's NEED_ACK
-	// timer (HOMA-ACK-008, not this driver's subject) from repeating for
-	// every early RPC through the whole exchange, which on a loaded
-	// machine gave a stall-excused NEED_ACK finding in most runs.
-	acked := make([]bool, len(msgs))
-	fullyGranted := make([]bool, len(msgs))
-	var order []int
+	d := &requestDriver{peers: peers, msgs: msgs, sent: sent, left: len(msgs),
+		done: make([]bool, len(msgs)), acked: make([]bool, len(msgs)), fullyGranted: make([]bool, len(msgs))}
 	// The IUT must keep the exchange moving, not finish it by a wall-clock
 	// total: a loaded machine slows every step, and losses it causes cost
 	// RESEND rounds. Each GRANT that lets a message on, or a response,
@@ -768,49 +769,20 @@ func driveRequestsOr(peers []*tester.Peer, msgs []msgSpec, sent []int) ([]int, s
 	// into progress) fails.
 	bound := wait(stuckBound)
 	end := deadline(bound)
-	for left := len(msgs); left > 0; {
+	for d.left > 0 {
 		seen := tester.Arrivals(peers...) // before looking: a packet arriving meanwhile ends the wait below
 		// Judged after the GRANTs that came are taken, not before: a
 		// tester held up past the bound (its own sends and waits) finds
 		// the IUT's progress waiting for it.
 		stuck := !env.Clock.Now().Before(end)
-		before := left
-		for i, m := range msgs {
-			if done[i] {
-				continue
-			}
-			p := peers[i%len(peers)]
-			if gs := m.takeGrants(p); len(gs) > 0 {
-				if to := m.applyGrants(p, sent[i], gs); to > sent[i] {
-					sent[i] = to
-					end = deadline(bound)
-				}
-				if sent[i] == m.msgLen && !fullyGranted[i] {
-					fullyGranted[i] = true
-					order = append(order, i)
-				}
-			}
-			// Answer RESENDs (the IUT lost patience while this driver was
-			// descheduled).
-			m.answerResends(p, sent[i])
-			if len(p.Received(tester.Match{Type: wire.TypeData, From: iut(), RPC: m.id})) > 0 {
-				done[i] = true
-				left--
-			}
-		}
-		for i, m := range msgs {
-			if done[i] && !acked[i] && env.IUT.Info().Has("need-ack") {
-				acked[i] = m.answerNeedAck(peers[i%len(peers)])
-			}
-		}
-		if left < before {
+		if d.step() {
 			end = deadline(bound)
 		}
-		if left == 0 {
+		if d.left == 0 {
 			break
 		}
 		if stuck && !env.Clock.Now().Before(end) {
-			return order, fmt.Sprintf("%d of %d messages still without a response, none moved on for %v: bytes sent %v, responded %v", left, len(msgs), bound, sent, done)
+			return d.order, fmt.Sprintf("%d of %d messages still without a response, none moved on for %v: bytes sent %v, responded %v", d.left, len(msgs), bound, sent, d.done), d
 		}
 		ok(tester.WaitArrival(ctx(), end.Sub(env.Clock.Now()), seen, peers...), "driving the requests")
 	}
@@ -818,11 +790,88 @@ func driveRequestsOr(peers []*tester.Peer, msgs []msgSpec, sent []int) ([]int, s
 	// those not asked yet are awaited once all have come, so that no
 	// message waits on them.
 	for i, m := range msgs {
-		if !acked[i] {
+		if !d.acked[i] {
 			m.ack(peers[i%len(peers)])
 		}
 	}
-	return order, ""
+	return d.order, "", d
+}
+
+// requestDriver is driveRequestsOr's state: the messages, message i sent
+// by peers[i%len(peers)], of which the tester sent the first sent[i]
+// bytes; which have their response (done; left have not), their
+// NEED_ACK answered (acked), their last GRANT (fullyGranted, in order).
+type requestDriver struct {
+	peers []*tester.Peer
+	msgs  []msgSpec
+	sent  []int
+	done  []bool
+	// acked: the RPC's NEED_ACK was answered in the loop. Answering at
+	// once rather than after the last response keeps the IUT's NEED_ACK
+	// timer (HOMA-ACK-008, not this driver's subject) from repeating for
+	// every early RPC through the whole exchange, which on a loaded
+	// machine gave a stall-excused NEED_ACK finding in most runs.
+	acked        []bool
+	fullyGranted []bool
+	order        []int
+	left         int
+}
+
+// step takes what has arrived: it sends what the GRANTs allow, answers
+// RESENDs (the IUT lost patience while this driver was descheduled) and
+// the NEED_ACKs of answered messages, and notes responses. It reports
+// whether the exchange moved on: a GRANT let a message on, or a response
+// came.
+func (d *requestDriver) step() bool {
+	GinkgoHelper()
+	moved := false
+	for i, m := range d.msgs {
+		if d.done[i] {
+			continue
+		}
+		p := d.peers[i%len(d.peers)]
+		if gs := m.takeGrants(p); len(gs) > 0 {
+			if to := m.applyGrants(p, d.sent[i], gs); to > d.sent[i] {
+				d.sent[i] = to
+				moved = true
+			}
+			if d.sent[i] == m.msgLen && !d.fullyGranted[i] {
+				d.fullyGranted[i] = true
+				d.order = append(d.order, i)
+			}
+		}
+		m.answerResends(p, d.sent[i])
+		if len(p.Received(tester.Match{Type: wire.TypeData, From: iut(), RPC: m.id})) > 0 {
+			d.done[i] = true
+			d.left--
+			moved = true
+		}
+	}
+	for i, m := range d.msgs {
+		if d.done[i] && !d.acked[i] && env.IUT.Info().Has("need-ack") {
+			d.acked[i] = m.answerNeedAck(d.peers[i%len(d.peers)])
+		}
+	}
+	return moved
+}
+
+// movedBy drives the exchange on until by at most (step) and reports
+// whether it moved: for a stuck exchange, whether it was late
+// (lateWithinStalls). It returns ctx's error if ctx ends first.
+func (d *requestDriver) movedBy(by time.Time) (bool, error) {
+	GinkgoHelper()
+	for {
+		seen := tester.Arrivals(d.peers...)
+		if d.step() {
+			return true, nil
+		}
+		if d.left == 0 || !env.Clock.Now().Before(by) {
+			return false, nil
+		}
+		if err := tester.WaitArrival(ctx(), by.Sub(env.Clock.Now()), seen, d.peers...); err != nil {
+			return false, err
+		}
+	}
 }
 
 // answerResends retransmits what the IUT's RESENDs for m that have

@@ -64,7 +64,7 @@ type HoldUps struct {
 // holdUpWho and freezeWho name the simulator's held-up testers and its
 // frozen IUT in stall spans.
 const (
-	holdUpWho = "harness (held up by the simulator)"
+	holdUpWho = stall.Harness + " (held up by the simulator)"
 	freezeWho = "IUT agent on h1 (frozen by the simulator)"
 )
 

@@ -1305,37 +1305,50 @@ func missedDuringStall(msg string, err error) bool {
 		return false
 	}
 	w := m.To.Sub(m.From)
-	if env.Stalls == nil || !stalledFor(m.From.Add(-w), m.To, w/4) || !lateWithinStalls(m, w) {
-		return false
-	}
-	return stalledLongest(msg, m.From.Add(-w), m.To, w/4)
+	return env.Stalls != nil && stalledFor(m.From.Add(-w), m.To, w/4) &&
+		lateWithinStalls(m.From, m.To, func(by time.Time) (bool, error) { return m.ArrivedBy(ctx(), by) }) &&
+		stalledLongest(msg, m.From.Add(-w), m.To, w/4)
 }
 
 // stallCreditMost bounds lateWithinStalls's wait, in windows beyond the
-// expectation's own: a machine whose measured stalls lost more than that
-// is too loaded to tell a late packet from an absent one.
+// awaited event's own: a machine whose measured stalls lost more than
+// that is too loaded to tell a late event from an absent one.
 const stallCreditMost = 4
 
-// lateWithinStalls waits, after the expectation m (window w) saw nothing,
-// until the window plus the time the stalls measured in it, or in as long
-// again before it, lost (mostLostByOne), again for the stalls of
-// each extension, and reports whether the awaited packet came by then (a
-// late packet: the stall excuses it) or the stalls lost more than
-// stallCreditMost windows (nothing can be judged). False: the packet was
-// still missing after every measured stall plus the whole window.
-func lateWithinStalls(m *tester.MissingError, w time.Duration) bool {
-	end := m.To
+// lateWithinStalls is how every wait the suite would excuse by a measured
+// stall tells a late event from an absent one. After an event awaited
+// over [from, to] (window w) did not come, it waits until the window plus
+// the time the stalls measured in it, or in as long again before it,
+// lost (mostLostByOne), again for the stalls of each extension, asking
+// cameBy (which waits until by at most, keeping on whatever the wait did:
+// looking for the packet, polling the call, driving the exchange), and
+// reports whether the event came by then (late: the stall may excuse it)
+// or the stalls lost more than stallCreditMost windows (nothing can be
+// judged). False: the event was still missing after every measured stall
+// plus the whole window, which no stall excuses. Callers then ask their
+// stall test, which records the excuse.
+func lateWithinStalls(from, to time.Time, cameBy func(by time.Time) (bool, error)) bool {
+	return lateWithin(func(stall.Span) bool { return true }, from, to, cameBy)
+}
+
+// lateWithin is lateWithinStalls crediting only the stalls keep selects:
+// those that could have held the awaited event back.
+func lateWithin(keep func(stall.Span) bool, from, to time.Time, cameBy func(by time.Time) (bool, error)) bool {
+	if env.Stalls == nil {
+		return false
+	}
+	w, end := to.Sub(from), to
 	for {
 		env.Stalls.Settle(ctx(), time.Now())
-		lost := mostLostByOne(stall.Overlaps(env.Stalls.Spans(), m.From.Add(-w), end))
+		lost := mostLostByOne(slices.DeleteFunc(stall.Overlaps(env.Stalls.Spans(), from.Add(-w), end), func(s stall.Span) bool { return !keep(s) }))
 		if lost > stallCreditMost*w {
 			return true
 		}
-		next := m.From.Add(w + lost)
+		next := from.Add(w + lost)
 		if !next.After(end) {
 			return false
 		}
-		if came, err := m.ArrivedBy(ctx(), next); came || err != nil {
+		if came, err := cameBy(next); came || err != nil {
 			return true
 		}
 		end = next
@@ -1400,7 +1413,10 @@ func stalledLongest(msg string, from, to time.Time, lost time.Duration) bool {
 // stalls this machine measured held things up for at least half that
 // silence: the tester was kept from acting in time, so what the spec then
 // waited for in vain (msg) says nothing of the IUT. If so it records msg
-// as timing-inconclusive. Only without a verdict yet: it reads the
+// as timing-inconclusive. A stall excuses a late tester, not a silence
+// the spec kept (holding GRANTs on purpose, or waiting for what the IUT
+// owed): the silence must have ended within timeout_ticks-2 ticks plus
+// what the stalls lost (heldUp). Only without a verdict yet: it reads the
 // results of the spec's IUT calls.
 func gaveUpDuringStall(msg string) bool {
 	if env.Stalls == nil {
@@ -1420,29 +1436,52 @@ func gaveUpDuringStall(msg string) bool {
 	}
 	quiet := pr.Ticks(max(1, pr.TimeoutTicks-2))
 	for _, g := range timerEnded(logs, timedOut, quiet) {
-		if stalledAtLeast(fmt.Sprintf("%s; the IUT had ended RPC %d after %v in which the tester sent it no DATA, GRANT or BUSY (timeout_ticks %d of %v)", msg, g.id, g.at.Sub(g.from).Round(time.Millisecond), pr.TimeoutTicks, pr.Tick), g.from, g.at, g.at.Sub(g.from)/2) {
+		if heldUp(g, quiet) && stalledAtLeast(fmt.Sprintf("%s; the IUT had ended RPC %d after %v in which the tester sent it no DATA, GRANT or BUSY (timeout_ticks %d of %v)", msg, g.id, g.at.Sub(g.from).Round(time.Millisecond), pr.TimeoutTicks, pr.Tick), g.from, g.at, g.at.Sub(g.from)/2) {
 			return true
 		}
 	}
 	for _, g := range testerSilences(logs, quiet) {
-		if stalledAtLeast(fmt.Sprintf("%s; the tester had sent RPC %d no DATA, GRANT or BUSY for %v (timeout_ticks %d of %v), after which the IUT may have ended it without a word (a server drops an RPC whose client went silent: homa_timer_check_rpc)", msg, g.id, g.at.Sub(g.from).Round(time.Millisecond), pr.TimeoutTicks, pr.Tick), g.from, g.at, g.at.Sub(g.from)/2) {
+		if heldUp(g, quiet) && stalledAtLeast(fmt.Sprintf("%s; the tester had sent RPC %d no DATA, GRANT or BUSY for %v (timeout_ticks %d of %v), after which the IUT may have ended it without a word (a server drops an RPC whose client went silent: homa_timer_check_rpc)", msg, g.id, g.at.Sub(g.from).Round(time.Millisecond), pr.TimeoutTicks, pr.Tick), g.from, g.at, g.at.Sub(g.from)/2) {
 			return true
 		}
 	}
 	return false
 }
 
+// heldUp reports whether silence g was the stalls': it ended (the
+// tester's next packet, or the IUT's end of the RPC) within quiet plus
+// what stalls of the testers lost (lateWithin, stall.Harness), so that
+// testers not held up would have spoken in time. Stalls of the IUT do not
+// count: they silence no tester, and an IUT kept from running counts
+// fewer silent ticks, not more. A silence still longer was the spec's
+// own (holding GRANTs on purpose, or waiting for what the IUT owed): the
+// IUT's end of the RPC after it is the protocol's answer, and what the
+// spec then awaited in vain no stall explains.
+func heldUp(g silentEnd, quiet time.Duration) bool {
+	return lateWithin(func(s stall.Span) bool { return strings.HasPrefix(s.Who, stall.Harness) }, g.from, g.from.Add(quiet),
+		func(by time.Time) (bool, error) { return !g.at.After(by), nil })
+}
+
 // testerSilences returns the silences of at least quiet in which the
 // tester sent an RPC it is the client of no DATA, GRANT or BUSY (the
 // packets that reset a server's silent_ticks), ended by the tester's
 // next such packet: an IUT server may have ended the RPC meanwhile
-// without a word, and what the spec awaited after it never comes. In
-// order of client id, then time.
+// without a word, and what the spec awaited after it never comes. Not
+// once the IUT has sent response DATA for the RPC: a server counts
+// silent ticks only while it lacks request bytes it granted, and one
+// that answers has the whole request (homa_timer_check_rpc; the ref's
+// serverReceiving), so it never ends the RPC for the client's silence
+// (a spec holding its GRANTs past timeout_ticks relies on that: a
+// response then missing is the IUT's). In order of client id, then time.
 func testerSilences(logs [][]*tester.Packet, quiet time.Duration) []silentEnd {
 	last := map[uint64]time.Time{}
+	answered := map[uint64]bool{}
 	var out []silentEnd
 	for _, log := range logs {
 		for _, x := range log {
+			if !x.Sent && x.Err == nil && x.Pkt.Type() == wire.TypeData && x.Pkt.SenderID()&1 != 0 {
+				answered[x.Pkt.SenderID()&^1] = true // the IUT's response to a tester's request
+			}
 			if !x.Sent || x.Err != nil || x.Pkt.SenderID()&1 != 0 {
 				continue // the tester's packets as client only
 			}
@@ -1450,7 +1489,7 @@ func testerSilences(logs [][]*tester.Packet, quiet time.Duration) []silentEnd {
 				continue
 			}
 			id := x.Pkt.SenderID()
-			if from, seen := last[id]; seen && x.At.Sub(from) >= quiet {
+			if from, seen := last[id]; seen && x.At.Sub(from) >= quiet && !answered[id] {
 				out = append(out, silentEnd{id, from, x.At})
 			}
 			last[id] = x.At

@@ -517,7 +517,7 @@ var _ = BeforeSuite(func(sc SpecContext) {
 	if env.Stalls == nil {
 		env.Stalls = stall.Start(stall.Config{})
 	}
-	env.Stalls.Watch(os.Getpid(), "harness")
+	env.Stalls.Watch(os.Getpid(), stall.Harness)
 	env.Stalls.WatchSoftirq()
 	DeferCleanup(env.Stalls.Stop)
 	worst, median, err := measureNoise(sc, env)

@@ -482,7 +482,7 @@ var _ = Describe("grants", func() {
 			// It fails unless every message is answered, or a tester
 			// was held up for most of timeout_ticks (its senders then
 			// went silent that long: a timeout is the protocol's).
-			if _, stuck := driveRequestsOr(peers, msgs, sent); stuck != "" {
+			if _, stuck, _ := driveRequestsOr(peers, msgs, sent); stuck != "" {
 				if !stalledAtLeast(stuck, start, env.Clock.Now(), pr.Ticks(max(0, pr.TimeoutTicks-2))) {
 					Fail(stuck)
 				}

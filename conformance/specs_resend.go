@@ -830,25 +830,36 @@ var _ = Describe("retransmission", func() {
 			// the RPC: asked again each resend_interval, within wait's
 			// generous bound.
 			give, asked := deadline(wait(pr.Ticks(pr.TimeoutTicks))), env.Clock.Now()
-			for {
-				Expect(p.SendDeliberate(iut(), ctrlLevel(pr), &wire.ResendFields{Common: m.control(),
-					Offset: 0, Length: 100, Priority: ctrlLevel(pr)}, "RESEND to a server that timed the RPC out")).To(Succeed())
-				u, _ := p.Expect(ctx(), tester.Match{Type: wire.TypeRPCUnknown, From: iut(), RPC: m.id}, pr.Ticks(pr.ResendInterval))
-				if u != nil {
-					break
-				}
-				ok(ctx().Err(), "asking for RPC_UNKNOWN")
-				if now := env.Clock.Now(); !now.Before(give) {
-					msg := fmt.Sprintf("the server still holds the RPC %v after the request's DATA (no RPC_UNKNOWN for a RESEND; timeout_ticks %d of %v)", now.Sub(sent), pr.TimeoutTicks, pr.Tick)
-					// Unless the IUT was kept from running for the time
-					// past timeout_ticks (its timer counts passes, and a
-					// stall makes one pass of the ticks it spans), or for a
-					// quarter of the time it was asked (it could not answer).
-					if stalledAtLeast(msg, sent, now, now.Sub(sent)-pr.Ticks(pr.TimeoutTicks)) || stalledLongest(msg, asked, now, now.Sub(asked)/4) {
-						panic(stalledOut{})
+			// unknownBy asks again each resend_interval until RPC_UNKNOWN
+			// comes or by has passed.
+			unknownBy := func(by time.Time) (bool, error) {
+				for {
+					Expect(p.SendDeliberate(iut(), ctrlLevel(pr), &wire.ResendFields{Common: m.control(),
+						Offset: 0, Length: 100, Priority: ctrlLevel(pr)}, "RESEND to a server that timed the RPC out")).To(Succeed())
+					if u, _ := p.Expect(ctx(), tester.Match{Type: wire.TypeRPCUnknown, From: iut(), RPC: m.id}, pr.Ticks(pr.ResendInterval)); u != nil {
+						return true, nil
 					}
-					Fail(msg)
+					if err := ctx().Err(); err != nil || !env.Clock.Now().Before(by) {
+						return false, err
+					}
 				}
+			}
+			forgot, err := unknownBy(give)
+			ok(err, "asking for RPC_UNKNOWN")
+			if now := env.Clock.Now(); !forgot {
+				msg := fmt.Sprintf("the server still holds the RPC %v after the request's DATA (no RPC_UNKNOWN for a RESEND; timeout_ticks %d of %v)", now.Sub(sent), pr.TimeoutTicks, pr.Tick)
+				// Unless the IUT was kept from running for the time
+				// past timeout_ticks (its timer counts passes, and a
+				// stall makes one pass of the ticks it spans), or for a
+				// quarter of the time it was asked (it could not answer),
+				// and it forgot the RPC late, asked on within the stalls'
+				// loss since the request (lateWithinStalls): a server
+				// that never forgets it fails.
+				if lateWithinStalls(sent, now, unknownBy) &&
+					(stalledAtLeast(msg, sent, now, now.Sub(sent)-pr.Ticks(pr.TimeoutTicks)) || stalledLongest(msg, asked, now, now.Sub(asked)/4)) {
+					panic(stalledOut{})
+				}
+				Fail(msg)
 			}
 			checkExchange(p)
 		}))

@@ -4,6 +4,7 @@ import (
 	"net/netip"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -57,9 +58,15 @@ func TestTimerEnded(t *testing.T) {
 		pkt(2150, true, &wire.GrantFields{Common: wire.CommonFields{SenderID: 20}, Offset: 100, Priority: 0}),
 		pkt(2245, true, data(20)),
 		pkt(2250, false, data(21)), // the IUT's response: not the tester's silence
+		// RPC 30: the IUT answered before the tester's 150 ms silence
+		// ended (its GRANTs held on purpose): a server with the whole
+		// request counts no silence, so it cannot have ended the RPC.
+		pkt(3000, true, data(30)),
+		pkt(3010, false, data(31)),
+		pkt(3150, true, &wire.GrantFields{Common: wire.CommonFields{SenderID: 30}, Offset: 100, Priority: 0}),
 	}}, 100*time.Millisecond)
 	if len(silences) != 1 || silences[0].id != 20 || !silences[0].from.Equal(t0.Add(2000*time.Millisecond)) || !silences[0].at.Equal(t0.Add(2150*time.Millisecond)) {
-		t.Errorf("testerSilences = %+v, want RPC 20's 150 ms from its DATA to its GRANT only", silences)
+		t.Errorf("testerSilences = %+v, want RPC 20's 150 ms from its DATA to its GRANT only (not RPC 30's, answered)", silences)
 	}
 	got := timerEnded([][]*tester.Packet{log}, map[uint64]time.Time{12: t0.Add(1305 * time.Millisecond), 14: t0.Add(1895 * time.Millisecond)}, 490*time.Millisecond)
 	want := []silentEnd{{8, t0.Add(100 * time.Microsecond), t0.Add(506100 * time.Microsecond)}, {14, t0.Add(1400 * time.Millisecond), t0.Add(1895 * time.Millisecond)}}
@@ -142,5 +149,98 @@ func TestStragglers(t *testing.T) {
 	want := []bool{true, false, false, true, false, false, false}
 	if got := stragglers(pkts); !slices.Equal(got, want) {
 		t.Errorf("stragglers = %v, want %v", got, want)
+	}
+}
+
+// withStalls runs fn with the suite's environment holding a recorder of
+// spans as its measured stalls.
+func withStalls(t *testing.T, spans []stall.Span, fn func()) {
+	t.Helper()
+	saved := env
+	defer func() { env = saved }()
+	env = &Env{Stalls: stall.NewRecorder()}
+	for _, s := range spans {
+		env.Stalls.Record(s)
+	}
+	fn()
+}
+
+// TestLateWithinStalls: after an event awaited 100 ms in vain, the wait
+// goes on for the window plus the most one process's stalls lost (again
+// for stalls in the extension), and only an event that comes by then is
+// late; one that never comes is absent, whatever stalled (the waits that
+// excused it without asking left a client that never ACKs, a receiver that
+// never grants, "not judged" under load). Past stallCreditMost windows of
+// loss nothing is judged; lateWithin credits only the stalls it keeps.
+func TestLateWithinStalls(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+	span := func(who string, from, to int) stall.Span {
+		return stall.Span{From: at(from), To: at(to), Who: who, Lost: at(to).Sub(at(from))}
+	}
+	iut, harness := "IUT agent on h1", stall.Harness
+	for _, c := range []struct {
+		name   string
+		spans  []stall.Span
+		event  int // ms after t0 the event comes; 0: never
+		tester bool
+		want   bool
+		asked  []int // the deadlines cameBy was asked for
+	}{
+		{"no stall", nil, 120, false, false, nil},
+		{"late within the stall's loss", []stall.Span{span(iut, 40, 70)}, 120, false, true, []int{130}},
+		{"absent after the stall's loss", []stall.Span{span(iut, 40, 70)}, 0, false, false, []int{130}},
+		{"a stall in the extension extends it", []stall.Span{span(iut, 40, 70), span(iut, 105, 125)}, 140, false, true, []int{130, 150}},
+		{"absent after the extension's stall too", []stall.Span{span(iut, 40, 70), span(iut, 105, 125)}, 0, false, false, []int{130, 150}},
+		{"two processes stalled side by side lose the time once", []stall.Span{span(iut, 40, 70), span(harness, 40, 70)}, 140, false, false, []int{130}},
+		{"a stall before the window delays the backlog", []stall.Span{span(iut, -60, -20)}, 130, false, true, []int{140}},
+		{"more than stallCreditMost windows lost: not judged", []stall.Span{span(iut, -90, 360)}, 0, false, true, nil},
+		{"the testers' stalls only: the IUT's is not credited", []stall.Span{span(iut, 40, 70)}, 120, true, false, nil},
+		{"the testers' stalls only: a held-up tester's is", []stall.Span{span(harness+" (held up by the simulator)", 40, 70)}, 120, true, true, []int{130}},
+	} {
+		withStalls(t, c.spans, func() {
+			var asked []int
+			cameBy := func(by time.Time) (bool, error) {
+				asked = append(asked, int(by.Sub(t0)/time.Millisecond))
+				return c.event > 0 && !at(c.event).After(by), nil
+			}
+			var got bool
+			if c.tester {
+				got = lateWithin(func(s stall.Span) bool { return strings.HasPrefix(s.Who, stall.Harness) }, t0, at(100), cameBy)
+			} else {
+				got = lateWithinStalls(t0, at(100), cameBy)
+			}
+			if got != c.want || !slices.Equal(asked, c.asked) {
+				t.Errorf("%s: late = %v after asking by %v ms; want %v after %v ms", c.name, got, asked, c.want, c.asked)
+			}
+		})
+	}
+}
+
+// TestHeldUp: a tester silence of 162 ms, timeout_ticks-2 ticks 98 ms,
+// excuses the IUT's end of the RPC only when the testers' stalls lost
+// enough of it that, held up less, they would have spoken within 98 ms
+// (GRANT-held-response-alive's 150-tick hold of its GRANTs, under IUT
+// freezes, was excused though the IUT, which had the whole request,
+// owed the rest of its response).
+func TestHeldUp(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+	g := silentEnd{id: 2, from: t0, at: at(162)}
+	for _, c := range []struct {
+		who  string
+		lost int
+		want bool
+	}{
+		{"IUT agent on h1 (frozen by the simulator)", 95, false},
+		{stall.Harness, 30, false},
+		{stall.Harness, 70, true},
+		{stall.Harness + " (held up by the simulator)", 70, true},
+	} {
+		withStalls(t, []stall.Span{{From: at(20), To: at(20 + c.lost), Who: c.who, Lost: time.Duration(c.lost) * time.Millisecond}}, func() {
+			if got := heldUp(g, 98*time.Millisecond); got != c.want {
+				t.Errorf("%s lost %d ms of the 162 ms silence: heldUp = %v, want %v", c.who, c.lost, got, c.want)
+			}
+		})
 	}
 }

@@ -297,7 +297,7 @@ func parseHoldUps(v string) (HoldUps, error) {
 // 400 ms) and with the IUT frozen (SimEnvConfig.Freezes: every 40 ms up
 // to 30 ms, and every 100 ms up to 250 ms beside held-up testers), each
 // recorded as a measured stall: the clean reference implementation must
-// fail no spec, and a faulty one (early-resend, no-grants) must still fail. 48 more
+// fail no spec, and a faulty one (early-resend, no-grants, no-acks) must still fail. 48 more
 // seeds of hold-ups and 48 of freezes, four profiles each, passed when it
 // was written. Load flakes of the suite's
 // own logic then show here, the same on every machine and every run: a
@@ -337,6 +337,14 @@ func TestHeldUpTesters(t *testing.T) {
 		// window, a failure, not excused as timing-inconclusive (it was,
 		// in every rerun, on a loaded machine).
 		{"no-grants", "GRANT-long-request", "", "301,40ms,30ms", 30 * time.Millisecond, true},
+		// The same for the suite's other waits a stall excused: a
+		// client that never ACKs, still silent after the repeated
+		// NEED_ACKs' bound plus the freeze's loss (needAck), and
+		// requests no GRANT ever moves on, still stuck after the bound
+		// plus the freezes' loss (driveRequests): each passed with a
+		// timing note before.
+		{"no-acks", "NEED_ACK-answered-again", "", "301,40ms,30ms", 30 * time.Millisecond, true},
+		{"no-grants", "GRANT-fifo-paced", "8,50ms,20ms", "323,100ms,250ms", 250 * time.Millisecond, true},
 	} {
 		dir := t.TempDir()
 		out := filepath.Join(dir, "result.json")

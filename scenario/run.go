@@ -348,7 +348,7 @@ func (r *run) execute(ctx context.Context) error {
 	// agent explain timing findings made while they stood still.
 	r.stalls = stall.Start(stall.Config{})
 	defer r.stalls.Stop()
-	r.stalls.Watch(os.Getpid(), "harness")
+	r.stalls.Watch(os.Getpid(), stall.Harness)
 	r.stalls.WatchSoftirq()
 	if s.Link.Backend == BackendTC {
 		for _, p := range topo.Ports {

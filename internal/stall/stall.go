@@ -28,8 +28,13 @@ import (
 	"github.com/homatest/homatest/spec"
 )
 
+// Harness is the Who of the probe's spans and of the harness process
+// (the testers' own): a Who that begins with it is a stall of the
+// testers, which keeps them from sending in time.
+const Harness = "harness"
+
 // Span is one measured stall: from From to To, Who (a watched process's
-// name, or "harness" for the probe) was kept from running for Lost in
+// name, or Harness for the probe) was kept from running for Lost in
 // total (a thread's run-queue wait in the interval, or the probe's
 // lateness).
 type Span struct {
@@ -253,7 +258,7 @@ func (m *Monitor) probe() {
 		select {
 		case due := <-t.C:
 			if now := time.Now(); now.Sub(due) >= m.cfg.Min {
-				m.add(Span{From: due, To: now, Who: "harness", Lost: now.Sub(due)})
+				m.add(Span{From: due, To: now, Who: Harness, Lost: now.Sub(due)})
 			}
 		case <-m.stop:
 			return
