@@ -436,6 +436,9 @@ var _ = Describe("acknowledgements", func() {
 			}
 			Expect(others).To(BeEmpty(), "RPCs the overflow ACK acknowledges (header and entries: %s) that are neither among the %d RPCs %v nor an earlier RPC with this server", a, len(rs), slices.Sorted(maps.Keys(mine)))
 			Expect(mine[a.Pkt.SenderID()]).To(BeTrue(), "the overflow ACK's header (%s) names the RPC whose completion made the sixth pending ack: one of %v", a, slices.Sorted(maps.Keys(mine)))
+			// That sixth ack goes out at once in the header, never
+			// pending: no entry names it.
+			Expect(ackedIDs(a)[1:]).NotTo(ContainElement(a.Pkt.SenderID()), "the overflow ACK's header (%s) names the RPC whose ack overflowed, which was never pending: not one of its entries", a)
 		}))
 
 	It("ACK-retransmission-copied: a client's retransmitted request DATA carries the ack its first transmission carried, not another pending one",

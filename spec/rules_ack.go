@@ -373,7 +373,7 @@ func ackRules2() []*Rule {
 		{
 			ID: "HOMA-ACK-007", Level: Must,
 			Facts:     []string{"ACK-02", "ACK-03"},
-			Statement: "Only clients send ACK packets, each in answer to its own earlier NEED_ACK for the RPC its header names (ports swapped: the RPC's own ports), or, carrying 5 acks, when a sixth pending ack to a server overflowed: an RPC gets no more answering ACKs than NEED_ACKs.",
+			Statement: "Only clients send ACK packets, each in answer to its own earlier NEED_ACK for the RPC its header names (ports swapped: the RPC's own ports), or, carrying 5 acks, when a sixth pending ack to a server overflowed (its header then names that sixth RPC, never one of its five entries): an RPC gets no more answering ACKs than NEED_ACKs.",
 			Source:    "HomaModule homa_incoming.c homa_need_ack_pkt, homa_peer.c homa_peer_add_ack (the only senders of ACK packets)",
 			Capture:   "counted, not timed: a loaded client answers a NEED_ACK up to hundreds of milliseconds after a tap saw it, so any earlier NEED_ACK not yet answered explains an ACK (only the ACK's receiver, the RPC's server, sends NEED_ACKs for it, so a tap on either host's link sees them all)",
 			Property: Each{Types: []wire.PacketType{wire.TypeAck}, Check: func(c *Ctx, e *Event) Result {
@@ -390,7 +390,19 @@ func ackRules2() []*Rule {
 						r.Key.ClientID, sp, dp, r.ClientPort, r.ServerPort, r.FirstFrame).With(r.FirstFrame).Alone()
 				}
 				if int(e.Packet.Ack().NumAcks()) == c.P.MaxAcksPerPkt {
-					return Pass()
+					// An overflow ACK goes out on the RPC whose ack
+					// overflowed (homa_peer_add_ack), never queued: its
+					// header names a sixth RPC, not one of its five
+					// entries. Only the ACK answering a NEED_ACK may name
+					// in its header an RPC whose ack it also carries.
+					if !headerInEntries(e) || r != nil && r.NeedAcks > r.AckPkts {
+						return Pass()
+					}
+					if r == nil {
+						return Unsure("ACK with %d acks names RPC %d in its header and in an entry, but the capture holds no packet of that RPC (a NEED_ACK for it, which such an ACK answers, may precede the capture)", c.P.MaxAcksPerPkt, wire.ClientID(e.Packet.SenderID()))
+					}
+					return Violation("ACK with %d acks names RPC %d in its header and in an entry, yet answers no NEED_ACK for it: an overflow ACK's header names the RPC whose ack overflowed (a sixth, sent at once, never pending), not one of the %d pending",
+						c.P.MaxAcksPerPkt, r.Key.ClientID, c.P.MaxAcksPerPkt)
 				}
 				if r != nil && r.NeedAcks > r.AckPkts {
 					return Pass() // however late: a loaded client answers late
@@ -547,4 +559,17 @@ func ackCarrier(e *Event) rpcMsgKey {
 		return fromSender(e)
 	}
 	return rpcMsgKey{}
+}
+
+// headerInEntries reports whether ACK e names the RPC of its header (id
+// and server port) in one of its entries.
+func headerInEntries(e *Event) bool {
+	a := e.Packet.Ack()
+	id, port := wire.ClientID(e.Packet.SenderID()), e.Packet.Common().Dport()
+	for i := range a.ValidAcks() {
+		if en := a.Entry(i); en.ClientID == id && en.ServerPort == port {
+			return true
+		}
+	}
+	return false
 }
