@@ -314,7 +314,7 @@ func grantRules() []*Rule {
 			Statement: "A non-FIFO GRANT's offset exceeds the bytes of its message seen so far by at most the grant window: window when it is set, otherwise max_incoming/2 (the dynamic window max_incoming/(n+1) is largest with n = 1 active message).",
 			Source:    "HomaModule homa_grant.c homa_grant_try_send (granted ≤ received + window), homa_grant_update_sysctl_deps (windows[n] = max_incoming/(n+1)); linux_6.1.38 homa_grant.c homa_grant_send (increment = grant_window - incoming)",
 			Profiles:  []string{"linux", "linux-2024", "linux-2025"},
-			Capture:   "bytes seen on the path count as received even if still in flight to the receiver (lenient); a capture with no DATA at offset 0 of the message may have started mid-message and is inconclusive",
+			Capture:   "bytes seen on the path count as received even if still in flight to the receiver (lenient); a capture with no DATA at offset 0 of the message may have started mid-message and is inconclusive; where late request DATA made the trace take the server's timer to have aborted the RPC and that DATA to have created it anew (counting only the bytes since), a GRANT within the window of every byte seen is a timing finding over that silence (a loaded server's timer counts late and may have kept the RPC)",
 			Property: Each{Types: grant, Check: func(c *Ctx, e *Event) Result {
 				g := e.Packet.Grant()
 				if maybeFIFO(c, e) {
@@ -322,7 +322,7 @@ func grantRules() []*Rule {
 					// oldest message whatever its window (facts FIFO-01).
 					return Skip
 				}
-				_, m := grantMsg(c, e)
+				r, m := grantMsg(c, e)
 				if m == nil || m.Length == 0 {
 					return Unsure("GRANT for a message with no DATA in the capture")
 				}
@@ -331,11 +331,22 @@ func grantRules() []*Rule {
 				}
 				w := c.P.GrantWindow()
 				recv := m.Received()
-				if off := g.Offset(); off > recv+w {
-					return Violation("GRANT offset %d is %d bytes beyond the %d bytes of the message seen so far; the window allows %d (%s)",
-						off, off-recv, recv, w, grantWindowHow(c.P))
+				off := g.Offset()
+				if off <= recv+w {
+					return Pass()
 				}
-				return Pass()
+				v := Violation("GRANT offset %d is %d bytes beyond the %d bytes of the message seen so far; the window allows %d (%s)",
+					off, off-recv, recv, w, grantWindowHow(c.P))
+				if m.Earlier != nil && m == &r.Request && off <= m.everSeen().Total()+w {
+					// Within the window of every byte seen, counting
+					// those of the server's earlier incarnation: the
+					// finding rests on the trace's inference that the
+					// server's timer aborted the RPC (a loaded server's
+					// timer counts late and may not have), so it is a
+					// timing one.
+					return timedOut(c, r, e, v)
+				}
+				return v
 			}},
 		},
 		{
