@@ -1318,7 +1318,7 @@ const stallCreditMost = 4
 
 // lateWithinStalls waits, after the expectation m (window w) saw nothing,
 // until the window plus the time the stalls measured in it, or in as long
-// again before it, lost (mostLostByOne), again for the stalls of
+// again before it, lost (stall.MostLostByOne), again for the stalls of
 // each extension, and reports whether the awaited packet came by then (a
 // late packet: the stall excuses it) or the stalls lost more than
 // stallCreditMost windows (nothing can be judged). False: the packet was
@@ -1327,7 +1327,7 @@ func lateWithinStalls(m *tester.MissingError, w time.Duration) bool {
 	end := m.To
 	for {
 		env.Stalls.Settle(ctx(), time.Now())
-		lost := mostLostByOne(stall.Overlaps(env.Stalls.Spans(), m.From.Add(-w), end))
+		lost := stall.MostLostByOne(stall.Overlaps(env.Stalls.Spans(), m.From.Add(-w), end))
 		if lost > stallCreditMost*w {
 			return true
 		}
@@ -1340,22 +1340,6 @@ func lateWithinStalls(m *tester.MissingError, w time.Duration) bool {
 		}
 		end = next
 	}
-}
-
-// mostLostByOne is the most time one process (stall.Span.Who) lost in
-// spans, its stalls summed: what held a packet back at most. Summed over
-// every watched process instead, the stalls of processes kept waiting side
-// by side on a loaded machine count that wait several times over, past
-// stallCreditMost windows (a missing GRANT, awaited 1 s beside load 17,
-// stayed unjudged in a pass and a rerun).
-func mostLostByOne(spans []stall.Span) time.Duration {
-	by := map[string]time.Duration{}
-	top := time.Duration(0)
-	for _, s := range spans {
-		by[s.Who] += s.Lost
-		top = max(top, by[s.Who])
-	}
-	return top
 }
 
 // stalledFor reports whether one stall measured over [from, to] lost at
