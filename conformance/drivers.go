@@ -945,7 +945,7 @@ func awaitKeepingBusy(p *tester.Peer, busy []msgSpec, match tester.Match, w time
 			lost := time.Duration(0)
 			if env.Stalls != nil {
 				env.Stalls.Settle(ctx(), time.Now())
-				lost = mostLostByOne(stall.Overlaps(env.Stalls.Spans(), start.Add(-w), now))
+				lost = stall.MostLostByOne(stall.Overlaps(env.Stalls.Spans(), start.Add(-w), now))
 			}
 			if lost > stallCreditMost*w {
 				if stalledLongest(msg, start.Add(-w), now, w/4) {

@@ -1319,7 +1319,7 @@ const stallCreditMost = 4
 // stall tells a late event from an absent one. After an event awaited
 // over [from, to] (window w) did not come, it waits until the window plus
 // the time the stalls measured in it, or in as long again before it,
-// lost (mostLostByOne), again for the stalls of each extension, asking
+// lost (stall.MostLostByOne), again for the stalls of each extension, asking
 // cameBy (which waits until by at most, keeping on whatever the wait did:
 // looking for the packet, polling the call, driving the exchange), and
 // reports whether the event came by then (late: the stall may excuse it)
@@ -1340,7 +1340,7 @@ func lateWithin(keep func(stall.Span) bool, from, to time.Time, cameBy func(by t
 	w, end := to.Sub(from), to
 	for {
 		env.Stalls.Settle(ctx(), time.Now())
-		lost := mostLostByOne(slices.DeleteFunc(stall.Overlaps(env.Stalls.Spans(), from.Add(-w), end), func(s stall.Span) bool { return !keep(s) }))
+		lost := stall.MostLostByOne(slices.DeleteFunc(stall.Overlaps(env.Stalls.Spans(), from.Add(-w), end), func(s stall.Span) bool { return !keep(s) }))
 		if lost > stallCreditMost*w {
 			return true
 		}
@@ -1353,22 +1353,6 @@ func lateWithin(keep func(stall.Span) bool, from, to time.Time, cameBy func(by t
 		}
 		end = next
 	}
-}
-
-// mostLostByOne is the most time one process (stall.Span.Who) lost in
-// spans, its stalls summed: what held a packet back at most. Summed over
-// every watched process instead, the stalls of processes kept waiting side
-// by side on a loaded machine count that wait several times over, past
-// stallCreditMost windows (a missing GRANT, awaited 1 s beside load 17,
-// stayed unjudged in a pass and a rerun).
-func mostLostByOne(spans []stall.Span) time.Duration {
-	by := map[string]time.Duration{}
-	top := time.Duration(0)
-	for _, s := range spans {
-		by[s.Who] += s.Lost
-		top = max(top, by[s.Who])
-	}
-	return top
 }
 
 // stalledFor reports whether one stall measured over [from, to] lost at

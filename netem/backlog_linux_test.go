@@ -3,6 +3,7 @@ package netem
 import (
 	"math"
 	"testing"
+	"time"
 )
 
 // TestBacklogRate: frames queued behind each other give the dequeue rate
@@ -23,11 +24,11 @@ func TestBacklogRate(t *testing.T) {
 		// One every 1.5 ms, each received 10 µs after it was sent.
 		sparse = append(sparse, rxFrame{size: size, tx: int64(i) * 1_500_000, rx: int64(i)*1_500_000 + 10_000})
 	}
-	r, n := backlogRate(queued)
-	if n != 99 || math.Abs(r-100e6)/100e6 > 0.001 {
-		t.Errorf("backlogged: %.3f Mbit/s over %d frames, want 100 over 99", r/1e6, n)
+	r, n, d := backlogRate(queued)
+	if n != 99 || math.Abs(r-100e6)/100e6 > 0.001 || d != time.Duration(99*gap) {
+		t.Errorf("backlogged: %.3f Mbit/s over %d frames in %v, want 100 over 99 in %v", r/1e6, n, d, time.Duration(99*gap))
 	}
-	if r, n := backlogRate(sparse); n != 0 || r != 0 {
-		t.Errorf("sparse: %.3f Mbit/s over %d frames, want nothing measurable", r/1e6, n)
+	if r, n, d := backlogRate(sparse); n != 0 || r != 0 || d != 0 {
+		t.Errorf("sparse: %.3f Mbit/s over %d frames in %v, want nothing measurable", r/1e6, n, d)
 	}
 }

@@ -14,6 +14,8 @@ import (
 	"github.com/vishvananda/netlink/nl"
 	"github.com/vishvananda/netns"
 	"golang.org/x/sys/unix"
+
+	"github.com/homatest/homatest/internal/stall"
 )
 
 // thisKernel is the feature set of this lab's kernel (platform.md): HTB,
@@ -286,10 +288,18 @@ func TestApplyTCStrictPriorityRoot(t *testing.T) {
 		t.Fatal(err)
 	}
 	starvedRetry(t, func(try int, last bool) bool {
+		// The machine's stalls (the monitor's probe: a guest's vCPUs
+		// descheduled) and the softirq threads' (the qdisc's dequeue)
+		// excuse the low level's rate below. Each is one thread, so its
+		// stalls add up to time it really lost; a process's threads would
+		// count one wait once per thread.
+		mon := stall.Start(stall.Config{})
+		defer mon.Stop()
+		mon.WatchSoftirq()
 		done, sent := make(chan []rxFrame), make(chan struct{})
 		go func() { done <- receiveUntil(sw, math.MaxInt, sent, scaled(300*time.Millisecond), false, nil) }()
 		tp.sendProbes(t, a, 100, 100, 7, 0)
-		lowDone := make(chan struct{})
+		lowDone, blastStart := make(chan struct{}), time.Now()
 		go func() {
 			blast(t, a, tp.macAHW, tp.macBHW, 0, 6000, 1514, 200*Mbit, 1<<20)
 			close(lowDone)
@@ -299,13 +309,15 @@ func TestApplyTCStrictPriorityRoot(t *testing.T) {
 		<-lowDone
 		close(sent)
 		base, loaded, low := splitPriority(<-done)
+		mon.Stop()
+		lost := stall.MostLostByOne(stall.Overlaps(mon.Spans(), blastStart, time.Now()))
 		if len(base) < 90 || len(loaded) < 180 || len(low) < 1000 {
 			t.Fatalf("received %d base, %d loaded probes, %d low frames", len(base), len(loaded), len(low))
 		}
 		lowRate := measuredRate(low, link.Rate)
-		busy, nBusy := backlogRate(low)
+		busy, nBusy, busyTime := backlogRate(low)
 		bmed, lmed := quantile(base, 0.5), quantile(loaded, 0.5)
-		t.Logf("attempt %d: tc HTB: probe one-way unloaded median %v, under saturation median %v p99 %v; low level %.2f Mbit/s (%.2f Mbit/s over the %d of %d frames queued behind another)", try, bmed, lmed, quantile(loaded, 0.99), lowRate/1e6, busy/1e6, nBusy, len(low))
+		t.Logf("attempt %d: tc HTB: probe one-way unloaded median %v, under saturation median %v p99 %v; low level %.2f Mbit/s (%.2f Mbit/s over the %d of %d frames queued behind another, in %v); the machine or one softirq thread lost at most %v to measured stalls", try, bmed, lmed, quantile(loaded, 0.99), lowRate/1e6, busy/1e6, nBusy, len(low), busyTime.Round(time.Microsecond), lost.Round(time.Microsecond))
 		slack := scaled(500 * time.Microsecond)
 		// The low sender is pushed back by the full pfifo (ENOBUFS) and
 		// retries, so the low level runs a little under the link rate
@@ -314,10 +326,18 @@ func TestApplyTCStrictPriorityRoot(t *testing.T) {
 		// backlogged: a sender short of CPU (a loaded host, a guest in
 		// software emulation: 7-8 Mbit/s measured) never fills it, and
 		// then the qdisc has nothing to send; that is measured and logged
-		// as inconclusive, never passed as a rate.
+		// as inconclusive, never passed as a rate. A backlogged queue
+		// still leaves slowly when the kernel's dequeue work or the whole
+		// machine stands still (a guest's vCPUs descheduled on a loaded
+		// host: 4.23 Mbit/s measured): a shortfall that measured stalls
+		// cover is inconclusive too (TestApplyTCRateRoot's excuse); a
+		// class capped short of the link falls short with no stall.
 		measurable := nBusy >= len(low)/2
+		minRate := 85e6 / timeScale()
+		shortfall := busyTime - time.Duration(busy*float64(busyTime)/minRate)
+		excused := busy < minRate && shortfall <= lost
 		prioOK := lmed <= bmed+link.Rate.TxTime(1514)+slack
-		rateOK := lowRate <= 101e6 && (!measurable || busy >= 85e6/timeScale())
+		rateOK := lowRate <= 101e6 && (!measurable || busy >= minRate)
 		if (!prioOK || !rateOK || !measurable) && !last {
 			return true // the senders or softirq were short of CPU
 		}
@@ -329,19 +349,22 @@ func TestApplyTCStrictPriorityRoot(t *testing.T) {
 			t.Errorf("low level got %.2f Mbit/s, more than the 100 Mbit/s link", lowRate/1e6)
 		case !measurable:
 			t.Logf("low level rate inconclusive: the sender kept its queue backlogged for only %d of %d frames in every attempt (short of CPU)", nBusy, len(low))
-		case busy < 85e6/timeScale():
-			t.Errorf("low level got %.2f Mbit/s while backlogged, want the rest of the 100 Mbit/s link (85-101)", busy/1e6)
+		case excused:
+			t.Logf("low level rate inconclusive: %.2f Mbit/s while backlogged, %v short of %.0f Mbit/s, within the %v the machine or one softirq thread lost to measured stalls in every attempt", busy/1e6, shortfall.Round(time.Microsecond), minRate/1e6, lost.Round(time.Microsecond))
+		case busy < minRate:
+			t.Errorf("low level got %.2f Mbit/s while backlogged (%v short, measured stalls %v), want the rest of the 100 Mbit/s link (85-101)", busy/1e6, shortfall.Round(time.Microsecond), lost.Round(time.Microsecond))
 		}
 		return false
 	})
 }
 
 // backlogRate is the rate in bit/s at which frames left a queue while it
-// was backlogged, and how many frames that covers: frame i counts when
+// was backlogged, how many frames that covers and the time they took:
+// frame i counts when
 // the sender handed it over (tx) before frame i-1 was received, so the
 // gap rx[i]-rx[i-1] is pure dequeue time. Within a backlogged run the
 // gaps telescope, so a late receive stamp only moves time between gaps.
-func backlogRate(fs []rxFrame) (float64, int) {
+func backlogRate(fs []rxFrame) (float64, int, time.Duration) {
 	var bits float64
 	var ns int64
 	n := 0
@@ -353,9 +376,9 @@ func backlogRate(fs []rxFrame) (float64, int) {
 		}
 	}
 	if ns <= 0 {
-		return 0, n
+		return 0, n, 0
 	}
-	return bits / (float64(ns) / 1e9), n
+	return bits / (float64(ns) / 1e9), n, time.Duration(ns)
 }
 
 // rtAttrs parses netlink attributes (header, value, padding).

@@ -393,6 +393,20 @@ func parseSchedstat(s string) (uint64, bool) {
 	return w, err == nil
 }
 
+// MostLostByOne is the most time one process (Span.Who) lost in spans,
+// its stalls summed: what held a packet back at most. Summed over every
+// watched process instead, processes kept waiting side by side on a
+// loaded machine would count that wait several times over.
+func MostLostByOne(spans []Span) time.Duration {
+	by := map[string]time.Duration{}
+	top := time.Duration(0)
+	for _, s := range spans {
+		by[s.Who] += s.Lost
+		top = max(top, by[s.Who])
+	}
+	return top
+}
+
 // Overlaps returns the spans that overlap [from, to].
 func Overlaps(spans []Span, from, to time.Time) []Span {
 	var out []Span

@@ -261,3 +261,19 @@ func TestWatchSoftirq(t *testing.T) {
 		t.Errorf("watched %d, WatchSoftirq said %d", seen, n)
 	}
 }
+
+// TestMostLostByOne: one process's stalls add up; two processes waiting
+// side by side count once, as the larger.
+func TestMostLostByOne(t *testing.T) {
+	spans := []Span{
+		{Who: "harness", Lost: 10 * time.Millisecond},
+		{Who: "agent h1", Lost: 12 * time.Millisecond},
+		{Who: "harness", Lost: 5 * time.Millisecond},
+	}
+	if got := MostLostByOne(spans); got != 15*time.Millisecond {
+		t.Errorf("MostLostByOne = %v, want 15ms (the harness's two stalls)", got)
+	}
+	if got := MostLostByOne(nil); got != 0 {
+		t.Errorf("MostLostByOne(nil) = %v, want 0", got)
+	}
+}
