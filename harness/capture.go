@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"github.com/homatest/homatest/internal/nsexec"
 	"github.com/homatest/homatest/internal/timescale"
+	"os"
+	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -77,6 +79,7 @@ type Capture struct {
 	mu        sync.Mutex // guards the fields below and notes
 	stopped   bool
 	discarded bool
+	kept      bool  // the spools are kept (keepSpools): discard leaves them
 	cut       int64 // Unix ns; records after it are left out (0: none)
 	stats     CaptureStats
 	err       error
@@ -236,25 +239,73 @@ func (c *Capture) Stop() (CaptureStats, error) {
 	if err == nil {
 		err = c.WriteFile("capture.pcapng", DirBoth)
 	}
+	if err != nil {
+		// The capture is lost: its spools are what is left to find why,
+		// so they are kept (discard leaves them) under names the run
+		// folder's cleanup of temporary files does not match.
+		err = fmt.Errorf("capture.pcapng lost: %w; %s", err, c.keepSpools())
+	}
 	c.mu.Lock()
 	c.stats, c.err = st, err
 	c.mu.Unlock()
 	return st, err
 }
 
-// discard stops the streams and removes their spool files.
+// KeptSpoolPrefix starts the names of the spool files a Capture keeps in
+// the run folder when its capture.pcapng could not be written (Stop):
+// KeptSpoolPrefix + "<port>-<direction>.spool", in the spool format
+// (spool.go), for diagnosis.
+const KeptSpoolPrefix = "lost-capture-"
+
+// keepSpools renames the streams' spools to KeptSpoolPrefix names, marks
+// them kept (discard leaves them), and says where they are.
+func (c *Capture) keepSpools() string {
+	var kept []string
+	var errs []error
+	for _, s := range c.streams {
+		if s.spool == nil {
+			continue
+		}
+		name := s.spool.path
+		to := filepath.Join(filepath.Dir(name), fmt.Sprintf("%s%s-%s.spool", KeptSpoolPrefix, s.port, s.dir))
+		if err := os.Rename(name, to); err != nil {
+			errs = append(errs, err)
+			to = name
+		}
+		s.spool.path = to
+		kept = append(kept, to)
+	}
+	c.mu.Lock()
+	c.kept = true
+	c.mu.Unlock()
+	if len(kept) == 0 {
+		return "no spool to keep"
+	}
+	msg := fmt.Sprintf("its %d spools are kept for diagnosis in %s (%s*.spool)", len(kept), filepath.Dir(kept[0]), KeptSpoolPrefix)
+	if err := errors.Join(errs...); err != nil {
+		msg += fmt.Sprintf(" (renaming: %v)", err)
+	}
+	return msg
+}
+
+// discard stops the streams and removes their spool files (closes them
+// only, when keepSpools kept them).
 func (c *Capture) discard() error {
 	c.op.Lock()
 	defer c.op.Unlock()
 	c.mu.Lock()
-	stopped, discarded := c.stopped, c.discarded
+	stopped, discarded, kept := c.stopped, c.discarded, c.kept
 	c.stopped, c.discarded = true, true
 	c.mu.Unlock()
 	for _, s := range c.streams {
 		if !stopped {
 			s.stop()
 		}
-		if !discarded {
+		switch {
+		case discarded:
+		case kept:
+			s.spool.f.Close()
+		default:
 			s.removeSpool()
 		}
 	}

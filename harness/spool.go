@@ -20,9 +20,10 @@ import (
 const spoolHeader = 16
 
 type spoolWriter struct {
-	f *os.File
-	w *bufio.Writer
-	h [spoolHeader]byte
+	f    *os.File
+	path string // where f is (keepSpools renames it)
+	w    *bufio.Writer
+	h    [spoolHeader]byte
 }
 
 func newSpool(a *Artifacts, name string) (*spoolWriter, error) {
@@ -30,7 +31,7 @@ func newSpool(a *Artifacts, name string) (*spoolWriter, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &spoolWriter{f: f, w: bufio.NewWriterSize(f, 1<<20)}, nil
+	return &spoolWriter{f: f, path: f.Name(), w: bufio.NewWriterSize(f, 1<<20)}, nil
 }
 
 func (s *spoolWriter) write(ts time.Time, data []byte, length int) error {
@@ -48,7 +49,7 @@ func (s *spoolWriter) close() error { return s.w.Flush() }
 
 func (s *spoolWriter) remove() {
 	s.f.Close()
-	os.Remove(s.f.Name())
+	os.Remove(s.path)
 }
 
 // spoolRecord is one frame read back from a spool.
@@ -221,7 +222,7 @@ func (c *Capture) merge(dir Direction, notes []Annotation, emit func(spoolRecord
 		if dir != DirBoth && s.dir != dir {
 			continue
 		}
-		r, err := openSpoolReader(s.spool.f.Name(), i)
+		r, err := openSpoolReader(s.spool.path, i)
 		if err != nil {
 			return err
 		}
