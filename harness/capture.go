@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"github.com/homatest/homatest/internal/nsexec"
 	"github.com/homatest/homatest/internal/timescale"
+	"io"
 	"os"
 	"path/filepath"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/homatest/homatest/pcap"
@@ -70,7 +72,8 @@ func (d Direction) pcap() pcap.Direction {
 // frames pass the port, kernel ns timestamps) per port and direction, the
 // direction chosen by a BPF filter on the packet type (PACKET_OUTGOING =
 // out). Frames are spooled to temporary files in
-// the run folder and merged in time order by Stop.
+// the run folder (os.TempDir when it is on 9p: newSpool) and merged in
+// time order by Stop.
 type Capture struct {
 	topo      *Topology
 	streams   []*stream
@@ -257,8 +260,8 @@ func (c *Capture) Stop() (CaptureStats, error) {
 // (spool.go), for diagnosis.
 const KeptSpoolPrefix = "lost-capture-"
 
-// keepSpools renames the streams' spools to KeptSpoolPrefix names, marks
-// them kept (discard leaves them), and says where they are.
+// keepSpools moves the streams' spools to KeptSpoolPrefix names in the run
+// folder, marks them kept (discard leaves them), and says where they are.
 func (c *Capture) keepSpools() string {
 	var kept []string
 	var errs []error
@@ -267,8 +270,8 @@ func (c *Capture) keepSpools() string {
 			continue
 		}
 		name := s.spool.path
-		to := filepath.Join(filepath.Dir(name), fmt.Sprintf("%s%s-%s.spool", KeptSpoolPrefix, s.port, s.dir))
-		if err := os.Rename(name, to); err != nil {
+		to := c.topo.Artifacts.Path(fmt.Sprintf("%s%s-%s.spool", KeptSpoolPrefix, s.port, s.dir))
+		if err := moveFile(name, to); err != nil {
 			errs = append(errs, err)
 			to = name
 		}
@@ -286,6 +289,34 @@ func (c *Capture) keepSpools() string {
 		msg += fmt.Sprintf(" (renaming: %v)", err)
 	}
 	return msg
+}
+
+// moveFile renames from to to, copying it across file systems (a spool
+// in os.TempDir, see newSpool).
+func moveFile(from, to string) error {
+	err := os.Rename(from, to)
+	if !errors.Is(err, syscall.EXDEV) {
+		return err
+	}
+	src, err := os.Open(from)
+	if err != nil {
+		return err
+	}
+	defer src.Close()
+	dst, err := os.Create(to)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(dst, src); err != nil {
+		dst.Close()
+		os.Remove(to)
+		return err
+	}
+	if err := dst.Close(); err != nil {
+		os.Remove(to)
+		return err
+	}
+	return os.Remove(from)
 }
 
 // discard stops the streams and removes their spool files (closes them

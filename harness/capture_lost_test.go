@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -44,5 +45,30 @@ func TestCaptureLostKeepsSpools(t *testing.T) {
 	}
 	if fi, err := os.Stat(arts.Path(KeptSpoolPrefix + "p1-in.spool")); err != nil || fi.Size() != 16+spoolHeader+3 {
 		t.Errorf("kept in-spool: %v, %v; want the corrupt record and the frame (35 bytes)", fi, err)
+	}
+}
+
+// TestMoveFileAcrossFileSystems: a spool kept from os.TempDir (newSpool on
+// a 9p run folder) is copied into the run folder when rename cannot.
+func TestMoveFileAcrossFileSystems(t *testing.T) {
+	var a, b syscall.Statfs_t
+	dst := t.TempDir()
+	if syscall.Statfs("/dev/shm", &a) != nil || syscall.Statfs(dst, &b) != nil || a.Fsid == b.Fsid {
+		t.Skip("no /dev/shm on another file system than", dst)
+	}
+	src, err := os.CreateTemp("/dev/shm", "homatest-move-*")
+	if err != nil {
+		t.Skip(err)
+	}
+	defer os.Remove(src.Name())
+	src.WriteString("frames")
+	src.Close()
+	to := filepath.Join(dst, "kept.spool")
+	if err := moveFile(src.Name(), to); err != nil {
+		t.Fatal(err)
+	}
+	got, err := os.ReadFile(to)
+	if _, serr := os.Stat(src.Name()); string(got) != "frames" || err != nil || !os.IsNotExist(serr) {
+		t.Errorf("moved %q (%v), source %v; want \"frames\" and the source gone", got, err, serr)
 	}
 }
