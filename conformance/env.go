@@ -73,6 +73,10 @@ type Env struct {
 	// (markTesterPackets), which the pass judges whole after its specs
 	// (judgeRunCapture); "" when the environment keeps none.
 	RunCapture string
+	// RunCaptureLost, set by Close when it could not complete RunCapture
+	// (then ""), is why: the pass then reports RUN-capture not judged,
+	// with it, rather than leaving the result out silently.
+	RunCaptureLost string
 
 	nextID  atomic.Uint64
 	mu      sync.Mutex

@@ -170,8 +170,8 @@ func NewNSEnv(ctx context.Context, cfg NSEnvConfig) (*Env, error) {
 				err = markTesterPackets(topo.Artifacts.Path("capture.pcapng"), e)
 			}
 		}
-		if err != nil {
-			e.RunCapture = "" // not whole, or unmarked: not judged
+		if err != nil && e.RunCapture != "" {
+			e.RunCapture, e.RunCaptureLost = "", err.Error() // not whole, or unmarked: not judged
 		}
 		if terr := topo.Close(); err == nil {
 			err = terr

@@ -196,14 +196,14 @@ func NewSimEnv(cfg SimEnvConfig) (*Env, error) {
 		var err error
 		clock.Do(func() { err = s.Flush() })
 		if err := errors.Join(err, capBuf.Flush(), capFile.Close()); err != nil {
-			e.RunCapture = ""
+			e.RunCapture, e.RunCaptureLost = "", err.Error()
 			return err
 		}
 		// As in namespaces: the tester's frames marked and the
 		// parameters beside the capture, so that homatest check on it
 		// charges nothing to the IUT of a passing run.
 		if err := markTesterPackets(capFile.Name(), e); err != nil {
-			e.RunCapture = ""
+			e.RunCapture, e.RunCaptureLost = "", err.Error()
 			return err
 		}
 		return nil

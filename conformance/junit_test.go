@@ -340,3 +340,36 @@ func TestApplyResultRunCapture(t *testing.T) {
 		t.Errorf("SuiteSucceeded %q, want false", v)
 	}
 }
+
+// TestRunCaptureLost: a pass whose capture was lost while its environment
+// closed (a suite cleanup failure, as a spool with a torn record gave)
+// reports RUN-capture in state error with the reason, and its JUnit case
+// is an error saying so; not judged, not left out.
+func TestRunCaptureLost(t *testing.T) {
+	why := "capture.pcapng lost: spool x: record of 2238199654 bytes; its 16 spools are kept for diagnosis in /r (lost-capture-*.spool)"
+	specs := []SpecResult{{Name: "A", Level: "MUST", State: "passed"}}
+	env := &Env{RunCaptureLost: why}
+	rc, ok := passCaptureResult(env, specs, true)
+	if !ok || rc.State != "error" || rc.ShortName() != RunCaptureShort || rc.Failure != "not judged: the pass's capture was lost: "+why {
+		t.Fatalf("RUN-capture %v %+v; want an error saying the capture was lost and why", ok, rc)
+	}
+	if _, ok := passCaptureResult(env, []SpecResult{{Name: "A", State: "skipped"}}, true); ok {
+		t.Error("a pass that judged no spec got a RUN-capture result")
+	}
+	if _, ok := passCaptureResult(&Env{RunCapture: "c.pcapng"}, specs, true); ok {
+		t.Error("a capture of a pass whose suite cleanup failed, not lost, was judged")
+	}
+	dir := t.TempDir()
+	src := filepath.Join(dir, "p1.xml")
+	suite := JUnitSuite{Name: "s", TestCases: []JUnitCase{{Name: "[It] A [ack, MUST, HOMA-ACK-002]", Status: "passed"}}, Tests: 1}
+	if err := writeJUnitFile(src, JUnitSuites{TestSuites: []JUnitSuite{suite}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := ApplyResult(src, &Result{Specs: append(specs, rc)}, false); err != nil {
+		t.Fatal(err)
+	}
+	s := mergeRead(t, []string{src}).TestSuites[0]
+	if len(s.TestCases) != 2 || s.TestCases[1].Error == nil || !strings.Contains(s.TestCases[1].Error.Message, "record of 2238199654 bytes") {
+		t.Errorf("JUnit cases %+v; want RUN-capture an error with the reason", s.TestCases)
+	}
+}

@@ -605,8 +605,10 @@ func Run(t GinkgoTestingT, o Options) (*Result, error) {
 	// The whole capture is judged after a whole suite only: --focus,
 	// --rules and --label-filter ask for the verdicts of some specs.
 	whole := o.LabelFilter == "" && o.Rules == "" && len(o.Focus) == 0
-	if whole && env != nil && env.RunCapture != "" && env.IUT != nil && judgedAny(res.Specs) && len(lastReport.SpecialSuiteFailureReasons) == 0 {
-		res.Specs = append(res.Specs, judgeRunCapture(env.RunCapture, env.IUT.Info(), env.Profile, env.Virtual))
+	if whole {
+		if rc, ok := passCaptureResult(env, res.Specs, len(lastReport.SpecialSuiteFailureReasons) > 0); ok {
+			res.Specs = append(res.Specs, rc)
+		}
 	}
 	return res, nil
 }
@@ -645,6 +647,22 @@ func suiteConfig(o Options) (types.SuiteConfig, types.ReporterConfig, error) {
 	rc.Succinct = !o.Verbose
 	rc.Verbose = o.Verbose
 	return sc, rc, nil
+}
+
+// passCaptureResult is the RUN-capture result of a whole pass of env
+// whose results are specs (ok false: none), suiteFailed when a suite
+// node failed (its setup or cleanup). A capture env lost while it closed
+// (Env.RunCaptureLost, a cleanup failure) is said as RUN-capture's error,
+// so that the text, JSON and JUnit reports say it was not judged and why.
+func passCaptureResult(env *Env, specs []SpecResult, suiteFailed bool) (SpecResult, bool) {
+	switch {
+	case env == nil || !judgedAny(specs):
+	case env.RunCaptureLost != "":
+		return runCaptureLost(env.RunCaptureLost), true
+	case env.RunCapture != "" && env.IUT != nil && !suiteFailed:
+		return judgeRunCapture(env.RunCapture, env.IUT.Info(), env.Profile, env.Virtual), true
+	}
+	return SpecResult{}, false
 }
 
 // judgedAny reports whether a spec among specs ran to a verdict (passed

@@ -98,3 +98,11 @@ func judgeRunCapture(path string, iut TargetInfo, profile string, virtual bool) 
 	}
 	return res
 }
+
+// runCaptureLost is the result RunCaptureShort when the pass's capture
+// could not be completed (Env.RunCaptureLost gives why): in state error,
+// not judged.
+func runCaptureLost(why string) SpecResult {
+	return SpecResult{Name: runCaptureName, Area: "run", Level: "MUST", State: "error", Rules: []string{},
+		Failure: "not judged: the pass's capture was lost: " + why}
+}

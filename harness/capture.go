@@ -6,8 +6,12 @@ import (
 	"fmt"
 	"github.com/homatest/homatest/internal/nsexec"
 	"github.com/homatest/homatest/internal/timescale"
+	"io"
+	"os"
+	"path/filepath"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/homatest/homatest/pcap"
@@ -68,7 +72,8 @@ func (d Direction) pcap() pcap.Direction {
 // frames pass the port, kernel ns timestamps) per port and direction, the
 // direction chosen by a BPF filter on the packet type (PACKET_OUTGOING =
 // out). Frames are spooled to temporary files in
-// the run folder and merged in time order by Stop.
+// the run folder (os.TempDir when it is on 9p: newSpool) and merged in
+// time order by Stop.
 type Capture struct {
 	topo      *Topology
 	streams   []*stream
@@ -77,6 +82,7 @@ type Capture struct {
 	mu        sync.Mutex // guards the fields below and notes
 	stopped   bool
 	discarded bool
+	kept      bool  // the spools are kept (keepSpools): discard leaves them
 	cut       int64 // Unix ns; records after it are left out (0: none)
 	stats     CaptureStats
 	err       error
@@ -236,25 +242,101 @@ func (c *Capture) Stop() (CaptureStats, error) {
 	if err == nil {
 		err = c.WriteFile("capture.pcapng", DirBoth)
 	}
+	if err != nil {
+		// The capture is lost: its spools are what is left to find why,
+		// so they are kept (discard leaves them) under names the run
+		// folder's cleanup of temporary files does not match.
+		err = fmt.Errorf("capture.pcapng lost: %w; %s", err, c.keepSpools())
+	}
 	c.mu.Lock()
 	c.stats, c.err = st, err
 	c.mu.Unlock()
 	return st, err
 }
 
-// discard stops the streams and removes their spool files.
+// KeptSpoolPrefix starts the names of the spool files a Capture keeps in
+// the run folder when its capture.pcapng could not be written (Stop):
+// KeptSpoolPrefix + "<port>-<direction>.spool", in the spool format
+// (spool.go), for diagnosis.
+const KeptSpoolPrefix = "lost-capture-"
+
+// keepSpools moves the streams' spools to KeptSpoolPrefix names in the run
+// folder, marks them kept (discard leaves them), and says where they are.
+func (c *Capture) keepSpools() string {
+	var kept []string
+	var errs []error
+	for _, s := range c.streams {
+		if s.spool == nil {
+			continue
+		}
+		name := s.spool.path
+		to := c.topo.Artifacts.Path(fmt.Sprintf("%s%s-%s.spool", KeptSpoolPrefix, s.port, s.dir))
+		if err := moveFile(name, to); err != nil {
+			errs = append(errs, err)
+			to = name
+		}
+		s.spool.path = to
+		kept = append(kept, to)
+	}
+	c.mu.Lock()
+	c.kept = true
+	c.mu.Unlock()
+	if len(kept) == 0 {
+		return "no spool to keep"
+	}
+	msg := fmt.Sprintf("its %d spools are kept for diagnosis in %s (%s*.spool)", len(kept), filepath.Dir(kept[0]), KeptSpoolPrefix)
+	if err := errors.Join(errs...); err != nil {
+		msg += fmt.Sprintf(" (renaming: %v)", err)
+	}
+	return msg
+}
+
+// moveFile renames from to to, copying it across file systems (a spool
+// in os.TempDir, see newSpool).
+func moveFile(from, to string) error {
+	err := os.Rename(from, to)
+	if !errors.Is(err, syscall.EXDEV) {
+		return err
+	}
+	src, err := os.Open(from)
+	if err != nil {
+		return err
+	}
+	defer src.Close()
+	dst, err := os.Create(to)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(dst, src); err != nil {
+		dst.Close()
+		os.Remove(to)
+		return err
+	}
+	if err := dst.Close(); err != nil {
+		os.Remove(to)
+		return err
+	}
+	return os.Remove(from)
+}
+
+// discard stops the streams and removes their spool files (closes them
+// only, when keepSpools kept them).
 func (c *Capture) discard() error {
 	c.op.Lock()
 	defer c.op.Unlock()
 	c.mu.Lock()
-	stopped, discarded := c.stopped, c.discarded
+	stopped, discarded, kept := c.stopped, c.discarded, c.kept
 	c.stopped, c.discarded = true, true
 	c.mu.Unlock()
 	for _, s := range c.streams {
 		if !stopped {
 			s.stop()
 		}
-		if !discarded {
+		switch {
+		case discarded:
+		case kept:
+			s.spool.f.Close()
+		default:
 			s.removeSpool()
 		}
 	}

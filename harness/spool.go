@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"sort"
+	"syscall"
 	"time"
 
 	"github.com/homatest/homatest/pcap"
@@ -20,17 +21,40 @@ import (
 const spoolHeader = 16
 
 type spoolWriter struct {
-	f *os.File
-	w *bufio.Writer
-	h [spoolHeader]byte
+	f    *os.File
+	path string // where f is (keepSpools renames it)
+	w    *bufio.Writer
+	h    [spoolHeader]byte
 }
 
+// newSpool creates the spool file name in a's run folder, or, when that
+// folder is on 9p (the lab guest's share of the host's working folder),
+// a file named after it in os.TempDir (the guest's tmpfs): a pass's
+// spools are written and read back through separate descriptors for as
+// long as the pass runs, and a 75-minute lab pass read a record with a
+// garbage length from one spooled over 9p.
 func newSpool(a *Artifacts, name string) (*spoolWriter, error) {
-	f, err := os.Create(a.Path(name))
+	var f *os.File
+	var err error
+	if on9p(a.Dir) {
+		f, err = os.CreateTemp("", name+"-*")
+	} else {
+		f, err = os.Create(a.Path(name))
+	}
 	if err != nil {
 		return nil, err
 	}
-	return &spoolWriter{f: f, w: bufio.NewWriterSize(f, 1<<20)}, nil
+	return &spoolWriter{f: f, path: f.Name(), w: bufio.NewWriterSize(f, 1<<20)}, nil
+}
+
+// v9fsMagic is the f_type statfs(2) gives for a 9p file system
+// (V9FS_MAGIC, linux/magic.h).
+const v9fsMagic = 0x01021997
+
+// on9p reports whether dir is on a 9p file system.
+func on9p(dir string) bool {
+	var st syscall.Statfs_t
+	return syscall.Statfs(dir, &st) == nil && st.Type == v9fsMagic
 }
 
 func (s *spoolWriter) write(ts time.Time, data []byte, length int) error {
@@ -48,7 +72,7 @@ func (s *spoolWriter) close() error { return s.w.Flush() }
 
 func (s *spoolWriter) remove() {
 	s.f.Close()
-	os.Remove(s.f.Name())
+	os.Remove(s.path)
 }
 
 // spoolRecord is one frame read back from a spool.
@@ -221,7 +245,7 @@ func (c *Capture) merge(dir Direction, notes []Annotation, emit func(spoolRecord
 		if dir != DirBoth && s.dir != dir {
 			continue
 		}
-		r, err := openSpoolReader(s.spool.f.Name(), i)
+		r, err := openSpoolReader(s.spool.path, i)
 		if err != nil {
 			return err
 		}
