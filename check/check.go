@@ -980,9 +980,15 @@ func snapShort(st pcap.Stats, excused int) string {
 
 // SnapHint is the snap-length hint check gives for a capture read
 // with stats st ("" when the snap length cut no Homa header): what was
-// cut and how to re-capture. homatest rpcs gives it for a capture whose
-// Homa headers are all unreadable.
+// cut and how to re-capture. homatest rpcs gives it as its warning, or
+// as its error for a capture whose Homa headers are all unreadable.
 func SnapHint(st pcap.Stats) string { return snapHint(st, 0) }
+
+// SnapIncomplete says why the snap length leaves a capture read with
+// stats st incomplete, as check's verdict would be with no finding
+// excused (snapShort), or "" when it does not: homatest rpcs exits 2 on
+// it, as check does.
+func SnapIncomplete(st pcap.Stats) string { return snapShort(st, 0) }
 
 // snapHint is FileReport.SnapHint for a capture read with stats st
 // whose check excused excused findings (see snapShort).

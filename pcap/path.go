@@ -291,13 +291,26 @@ type DamagedError struct {
 
 // Error is the one line every command (decode, check, rpcs, plot) gives
 // for the damage: where the file stops, what was read, and how to get a
-// whole capture.
+// whole capture; the advice for a file cut short (copy again, stop
+// tcpdump with Ctrl-C) only where it ends mid-record (io.ErrUnexpectedEOF),
+// "damaged: <what>" for a malformed block.
 func (e *DamagedError) Error() string {
 	switch {
 	case errors.Is(e.Err, ErrConcatenated):
 		return fmt.Sprintf("%s: read up to frame %d, %v", e.Path, e.Frames, ErrConcatenated)
 	case errors.Is(e.Err, ErrPcapngVersion):
 		return fmt.Sprintf("%s: read up to frame %d, where %v", e.Path, e.Frames, errNgVersionStarts)
+	}
+	if !errors.Is(e.Err, io.ErrUnexpectedEOF) {
+		// A malformed block or record (an interface id no IDB declared,
+		// a timestamp resolution out of range), not a file that ends
+		// early: copying it again or stopping tcpdump cleanly would not
+		// help.
+		where := fmt.Sprintf("after frame %d; only the frames before it were read", e.Frames)
+		if e.Frames == 0 {
+			where = "at its first frame; no frame could be read"
+		}
+		return fmt.Sprintf("%s: capture damaged: %v (%s); the file is malformed there: capture again, or fix the program that wrote it", e.Path, e.Err, where)
 	}
 	where := fmt.Sprintf("after frame %d (%v): only the frames before it were read", e.Frames, e.Err)
 	if e.Frames == 0 {

@@ -128,7 +128,7 @@ type Summary struct {
 // InconclusiveCause is a rule's commonest reason for being inconclusive:
 // Why is the reason of its kept inconclusive findings (spec.Report
 // Inconclusive, at most spec.MaxFindings per rule and view) that most
-// share it, a host's address written "<host>"; Alike counts those
+// share it, a host's address written "a host" (it reads as a sentence); Alike counts those
 // findings, Kept all kept; Inconclusive and Checked are the rule's counts.
 type InconclusiveCause struct {
 	Rule         string `json:"rule"`
@@ -177,14 +177,14 @@ func inconclusiveCauses(rows []RuleRow, hosts []spec.HostReport) []InconclusiveC
 	return out
 }
 
-// hostless writes each IP address in why as "<host>", so that one cause
+// hostless writes each IP address in why as "a host", so that one cause
 // at several hosts counts as one.
 func hostless(why string) string {
 	words := strings.Fields(why)
 	for i, w := range words {
 		trimmed := strings.TrimRight(w, ",:;)")
 		if a, err := netip.ParseAddr(trimmed); err == nil && a.IsValid() {
-			words[i] = "<host>" + w[len(trimmed):]
+			words[i] = "a host" + w[len(trimmed):]
 		}
 	}
 	return strings.Join(words, " ")

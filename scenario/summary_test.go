@@ -190,8 +190,8 @@ func TestInconclusiveCauses(t *testing.T) {
 	}
 	out := b.String()
 	for _, want := range []string{
-		"  inconclusive HOMA-GRANT-012 (412 of 830 checked): the capture does not hold every packet <host> received (3 of 4 kept in check.json)\n",
-		"  inconclusive HOMA-GRANT-015 (51 of 100 checked): the capture does not hold every packet <host> received (1 of 1 kept in check.json)\n",
+		"  inconclusive HOMA-GRANT-012 (412 of 830 checked): the capture does not hold every packet a host received (3 of 4 kept in check.json)\n",
+		"  inconclusive HOMA-GRANT-015 (51 of 100 checked): the capture does not hold every packet a host received (1 of 1 kept in check.json)\n",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("summary lacks %q:\n%s", want, out)

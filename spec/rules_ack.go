@@ -498,7 +498,7 @@ func ackRules3() []*Rule {
 					// capture point (helper-141), so its silence while
 					// it goes on sending proves nothing.
 					open := c.P.Wire == wire.VersionCurrent
-					return Obligation{Key: k, Expect: "the client's ack (or RESEND) for the RPC (or, unanswered, another packet from the socket the NEED_ACK went to)", OnlyLate: true,
+					return Obligation{Key: k, Expect: "ack (or RESEND) from the client for the RPC (or, unanswered, another packet from the socket the NEED_ACK went to)", OnlyLate: true,
 						Match: func(c *Ctx, x *Event) bool {
 							// Or, past the deadline, any packet from the
 							// socket the NEED_ACK went to: it is open, so

@@ -126,7 +126,7 @@ func needAckOwed(c *Ctx, e *Event) (Obligation, bool) {
 		Key:    k,
 		RPC:    k,
 		held:   heldWitness{sock: sock, at: held, deadline: deadline},
-		Expect: "the server's NEED_ACK for the RPC, or a packet showing that its socket still holds an RPC it held before",
+		Expect: "NEED_ACK from the server for the RPC, or packet showing that its socket still holds an RPC it held before",
 		Match: func(c *Ctx, x *Event) bool {
 			return ended(x) || witnessHeld(c, x, sock, k, held, deadline)
 		},

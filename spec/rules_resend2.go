@@ -373,7 +373,7 @@ func forgotHeldRPC(c *Ctx, e *Event) (Obligation, bool) {
 	frame := e.Frame
 	return Obligation{
 		Key:    sock,
-		Expect: "a packet showing that the server socket still holds an RPC it held before",
+		Expect: "packet showing that the server socket still holds an RPC it held before",
 		Match: func(c *Ctx, x *Event) bool {
 			return witnessHeld(c, x, sock, forgot, held, unknownAt)
 		},

@@ -118,7 +118,10 @@ func TestCheckSnapCut(t *testing.T) {
 // TestRPCsSnapCut: rpcs on a capture whose snap length left no Homa
 // header readable (editcap -s 54) fails as on one without Homa packets
 // (exit 2), with check's snap-length hint, rather than printing an empty
-// table; at 96 bytes (only an ACK's unused acks slots cut) it lists them.
+// table; at 62 bytes (most frames keep their common header only, too few
+// whole for check to pass) it lists what it can read, gives check's
+// WARNING and exits 2 as incomplete (it exited 0 in silence); at 96 bytes
+// (only an ACK's unused acks slots cut) it lists them and exits 0.
 func TestRPCsSnapCut(t *testing.T) {
 	frames := readCapFrames(t, realDir+"/linux-6.13-proto146/c-500k-loss3pct-server-side.pcap")
 	dir := t.TempDir()
@@ -126,6 +129,11 @@ func TestRPCsSnapCut(t *testing.T) {
 	out, err, code := run(t, "rpcs", cut)
 	if code != 2 || err == nil || !strings.Contains(err.Error(), "no Homa header could be read") || !strings.Contains(err.Error(), "-s 0") || strings.Contains(err.Error(), "\n") {
 		t.Errorf("rpcs -s 54: exit %d, %v, want 2 with the snap hint on one line; output:\n%s", code, err, out)
+	}
+	cut62 := writeCapFrames(t, dir, "cut62.pcapng", snapCut(frames, 62), nil)
+	out, err, code = run(t, "rpcs", cut62)
+	if code != 2 || err == nil || !strings.Contains(err.Error(), "incomplete: the snap length cut Homa headers") || !strings.Contains(out, "WARNING: the snap length cut the Homa header of") || !strings.HasPrefix(out, "ID ") {
+		t.Errorf("rpcs -s 62: exit %d, %v, want 2, the lines, and the snap WARNING; output:\n%s", code, err, out)
 	}
 	ok := writeCapFrames(t, dir, "cut96.pcapng", snapCut(frames, 96), nil)
 	if out, err, code := run(t, "rpcs", ok); code != 0 || strings.Count(out, "\n") < 2 {

@@ -74,7 +74,7 @@ is 2, the error naming where the file stops.`,
 				return usageErr(fmt.Errorf("--wire: %w", err))
 			}
 			path := args[0]
-			rpcs, _, opts, err := captureRPCs(cmd.Context(), path, v)
+			rpcs, _, opts, _, err := captureRPCs(cmd.Context(), path, v)
 			var damaged *pcap.DamagedError
 			if ee := (*ExitError)(nil); errors.As(err, &ee) {
 				return err

@@ -70,16 +70,16 @@ func outcome(r *spec.RPC) string {
 // captureRPCs reads the capture at path (wire format v, the profile and
 // IPv6 priority shifts found by pcap.PrescanPath) through a spec.Trace and returns its
 // RPCs in order of their first frame, the time of the first Homa packet,
-// and the reader options to read it again with. Once ctx has ended it
+// the reader options to read it again with, and the read's stats. Once ctx has ended it
 // stops within a batch of frames with interruptedRead's error.
-func captureRPCs(ctx context.Context, path string, v wire.Version) ([]*spec.RPC, time.Time, pcap.ReaderOptions, error) {
+func captureRPCs(ctx context.Context, path string, v wire.Version) ([]*spec.RPC, time.Time, pcap.ReaderOptions, pcap.Stats, error) {
 	o := pcap.ReaderOptions{Version: v, Context: ctx}
 	profile, shift, err := pcap.PrescanPath(ctx, path)
 	if err := interruptedRead(ctx, err); err != nil {
-		return nil, time.Time{}, o, err
+		return nil, time.Time{}, o, pcap.Stats{}, err
 	}
 	if err != nil {
-		return nil, time.Time{}, o, err
+		return nil, time.Time{}, o, pcap.Stats{}, err
 	}
 	o.IPv6HostShifts = shift
 	o, _ = pcap.SentView(path, o) // every packet once, as sent
@@ -98,11 +98,11 @@ func captureRPCs(ctx context.Context, path string, v wire.Version) ([]*spec.RPC,
 		tr.Apply(e)
 	})
 	if err := interruptedRead(ctx, err); err != nil {
-		return nil, first, o, err
+		return nil, first, o, st, err
 	}
 	damaged, err := pcap.Damage(st, err)
 	if err != nil {
-		return nil, first, o, err
+		return nil, first, o, st, err
 	}
 	if readable == 0 {
 		// Homa frames, none readable: as empty of Homa as one without them.
@@ -110,14 +110,14 @@ func captureRPCs(ctx context.Context, path string, v wire.Version) ([]*spec.RPC,
 		if h := check.SnapHint(st); h != "" {
 			why = h
 		}
-		return nil, first, o, fmt.Errorf("%s: %s", path, why)
+		return nil, first, o, st, fmt.Errorf("%s: %s", path, why)
 	}
 	rpcs := tr.RPCs()
 	sort.Slice(rpcs, func(i, j int) bool { return rpcs[i].FirstFrame < rpcs[j].FirstFrame })
 	if damaged != nil {
-		return rpcs, first, o, damaged
+		return rpcs, first, o, st, damaged
 	}
-	return rpcs, first, o, nil
+	return rpcs, first, o, st, nil
 }
 
 // interruptedRead returns, once ctx has ended, the error (exit 130) of a
@@ -205,7 +205,10 @@ counts once: the same RPCs and counts as the run's sent.pcapng.
 Exit codes: 0 printed; 2 bad input (a bad flag, a capture that cannot be
 read or holds no Homa packet with a readable header) or output that could
 not be written. A capture damaged or cut short is printed from the frames
-before the damage and exits 2, the error naming where the file stops. 130
+before the damage and exits 2, the error naming where the file stops. A
+capture whose snap length cut Homa headers gets check's WARNING on
+standard error, and exits 2 (incomplete) where check's verdict would be
+incomplete for it: the lines then show only what the cut left readable. 130
 interrupted (Ctrl-C, SIGINT or SIGTERM) while the capture is read, standard
 input included: nothing is printed. Once the lines print, an interrupt lets
 them finish.`,
@@ -226,7 +229,7 @@ them finish.`,
 			if err != nil {
 				return usageErr(fmt.Errorf("--wire: %w", err))
 			}
-			rpcs, first, _, err := captureRPCs(cmd.Context(), args[0], v)
+			rpcs, first, _, st, err := captureRPCs(cmd.Context(), args[0], v)
 			var damaged *pcap.DamagedError
 			if ee := (*ExitError)(nil); errors.As(err, &ee) {
 				return err
@@ -266,8 +269,17 @@ them finish.`,
 			if w.err != nil {
 				return usageErr(fmt.Errorf("write output: %w", w.err))
 			}
+			if h := check.SnapHint(st); h != "" {
+				fmt.Fprintf(cmd.ErrOrStderr(), "WARNING: %s\n", h)
+			}
 			if damaged != nil {
 				return damagedErr(damaged)
+			}
+			if check.SnapIncomplete(st) != "" {
+				// The lines list what the cut left readable: as check's
+				// verdict, incomplete (a capture cut to one RPC of five
+				// exited 0 in silence).
+				return usageErr(fmt.Errorf("%s: incomplete: the snap length cut Homa headers (see its WARNING); the lines show only the RPCs of the frames it left whole", args[0]))
 			}
 			return nil
 		},

@@ -329,7 +329,8 @@ func (o *runOpts) run(cmd *cobra.Command) error {
 	existed := serr == nil
 	undo, err := harness.MakeDir(o.artifacts)
 	if err != nil {
-		return usageErr(artifactsErr(err))
+		// An environment error as any other: -o json and --junit say it.
+		return o.endReports(usageErr(runFolderErr(err, defaulted)))
 	}
 	// One run at a time in a folder: two would remove each other's passes
 	// and report each other's files as their own. A run refused the lock

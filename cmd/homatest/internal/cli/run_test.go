@@ -3,6 +3,7 @@ package cli
 import (
 	"encoding/json"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -833,5 +834,34 @@ func TestRunCaptureCrossSpecFaults(t *testing.T) {
 		if !slices.Equal(failed, []string{conformance.RunCaptureShort}) {
 			t.Errorf("--fault %s: not passed: %v; want RUN-capture alone", c.fault, failed)
 		}
+	}
+}
+
+// TestRunFolderErrorJSON: a run folder that cannot be made is an
+// environment error like any other: -o json writes the error document
+// (it wrote nothing) and --junit its file; a default folder that cannot
+// be made is named as such, with --artifacts DIR as the way out, not as
+// a --artifacts the user never passed.
+func TestRunFolderErrorJSON(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "file")
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	junit := filepath.Join(dir, "j.xml")
+	out, err, code := run(t, "run", "--env", "sim", "--artifacts", filepath.Join(file, "a"), "-o", "json", "--junit", junit)
+	if code != ExitUsage || err == nil || !strings.Contains(err.Error(), "--artifacts: mkdir") {
+		t.Fatalf("exit %d, %v; want 2 naming --artifacts", code, err)
+	}
+	var rep runReport
+	if jerr := json.Unmarshal([]byte(strings.SplitN(out, "\nhomatest", 2)[0]), &rep); jerr != nil || rep.Verdict != "error" {
+		t.Errorf("-o json: verdict %q, %v:\n%s", rep.Verdict, jerr, out)
+	}
+	if _, serr := os.Stat(junit); serr != nil {
+		t.Errorf("--junit: %v", serr)
+	}
+	msg := runFolderErr(&fs.PathError{Op: "mkdir", Path: "homatest-runs", Err: syscall.EROFS}, true).Error()
+	if strings.Contains(msg, "--artifacts:") || !strings.Contains(msg, "default run folder") || !strings.Contains(msg, "--artifacts DIR") {
+		t.Errorf("default folder error %q: want the default folder named and --artifacts DIR offered", msg)
 	}
 }

@@ -105,6 +105,21 @@ func artifactsErr(err error) error {
 	return fmt.Errorf("--artifacts: %w (pass --artifacts DIR somewhere writable)", err)
 }
 
+// runFolderErr is artifactsErr for a run folder that may be the
+// default one (defaulted: the user passed no --artifacts), which names
+// the default folder and how to choose another instead of a flag the
+// user never gave.
+func runFolderErr(err error, defaulted bool) error {
+	if !defaulted {
+		return artifactsErr(err)
+	}
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		err = pe
+	}
+	return fmt.Errorf("cannot create the default run folder under %s/: %w (run in a writable folder, or choose another with --artifacts DIR)", harness.DefaultRunsDir, err)
+}
+
 // agentOutput reports whether any agent wrote to its stderr log
 // (HOST.NAME.stderr.log: run's in its pass folders, bench's in the run
 // folder itself) under dir.
