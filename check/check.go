@@ -273,6 +273,14 @@ type FileReport struct {
 	// (spec.CauseTimeOrder; the hint says so): the verdict is then
 	// INCOMPLETE (exit 2) unless a MUST violation fails it.
 	TimeOrderExcused int `json:"time_order_excused,omitempty"`
+	// NoTimeHint, when every Homa frame carries one and the same
+	// timestamp (pcap.Stats.TimeVaries unset: a writer or an editor
+	// stamped them alike), says so: rules that judge time had nothing to
+	// weigh, their violations are inconclusive (NoTimeExcused of them,
+	// spec.CauseNoTime) and their passes say nothing, so the verdict is
+	// INCOMPLETE (exit 2) unless a MUST violation fails it.
+	NoTimeHint    string `json:"no_time_hint,omitempty"`
+	NoTimeExcused int    `json:"no_time_excused,omitempty"`
 	// Damaged is set when the file ends in a damaged or cut-off frame: the
 	// report and verdict cover the frames before it (a capture cut there,
 	// as if it had stopped), and the check still fails (exit 2), since
@@ -538,6 +546,7 @@ func checkFile(o Options, file string) FileReport {
 	}
 	fr.TimeOrderHint, fr.Reordered = timeOrderHint(st, rep), ro.Reorder > 0
 	fr.TimeOrderExcused = timeOrderExcused(rep)
+	fr.NoTimeExcused, fr.NoTimeHint = excuseNoTime(rep, st)
 	fr.StallsFile = stallsName
 	excused := excuseStalls(rep, spans)
 	fr.StallExcused = len(excused)
@@ -643,6 +652,9 @@ func checkFile(o Options, file string) FileReport {
 	case fr.TimeOrderExcused > 0:
 		// Violations found where a record moved back in the file was
 		// missing: only the sorted file can tell.
+		fr.Verdict = "incomplete"
+	case fr.NoTimeHint != "":
+		// No time in the capture: the rules that judge it judged nothing.
 		fr.Verdict = "incomplete"
 	case len(doubled) > 0:
 		// Violations only the doubled frames made: the capture's doing
@@ -871,6 +883,32 @@ func timeOrderHint(st pcap.Stats, rep *spec.Report) string {
 		return backwardsHint(st) + "; " + jumps
 	}
 	return backwardsHint(st)
+}
+
+// excuseNoTime makes inconclusive (spec.CauseNoTime) the violations of
+// rep that weigh time when the capture carries none (st holds two or
+// more Homa frames, all at one timestamp) and returns how many, with
+// FileReport.NoTimeHint; 0 and "" when its timestamps differ.
+func excuseNoTime(rep *spec.Report, st pcap.Stats) (int, string) {
+	if st.TimeVaries || st.Homa < 2 {
+		return 0, ""
+	}
+	var moved []spec.Finding
+	kept := rep.Violations[:0]
+	for _, f := range rep.Violations {
+		if f.Timing() || f.Early > 0 || f.Late > 0 || !f.Since.IsZero() {
+			moved = append(moved, f)
+			continue
+		}
+		kept = append(kept, f)
+	}
+	rep.Violations = kept
+	fileInconclusive(rep, spec.CauseNoTime, moved, false)
+	hint := fmt.Sprintf("all %d Homa frames carry the same timestamp, so the capture holds no time: rules that judge time (deadlines, intervals, silences) had nothing to weigh", st.Homa)
+	if len(moved) > 0 {
+		hint += fmt.Sprintf(" (%s inconclusive: %s)", plural.Of(len(moved), "violation", "violations"), spec.CauseNoTime)
+	}
+	return len(moved), hint + "; check the capture as it was taken, before any tool rewrote its timestamps"
 }
 
 // timeOrderExcused counts the findings of rep made inconclusive because

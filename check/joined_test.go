@@ -77,3 +77,52 @@ func TestFileJoinedInfersPerSection(t *testing.T) {
 		}
 	}
 }
+
+// TestFileNoTimeIsIncomplete: a real capture whose every timestamp was
+// set to 0 holds no time, so the NEED_ACK it shows after a response
+// ("0s after the response's last bytes", HOMA-ACK-005 on such a copy)
+// is no violation of a timing rule but inconclusive, and the verdict
+// INCOMPLETE with the reason; the capture as taken breaks no MUST rule.
+func TestFileNoTimeIsIncomplete(t *testing.T) {
+	const name = "linux-6.13-proto146/b-500k-grants.pcap"
+	r := openReal(t, name)
+	var frames []ngFrame
+	for {
+		data, ci, err := r.ReadPacketData()
+		if err != nil {
+			break
+		}
+		frames = append(frames, ngFrame{data: data, length: ci.Length, ts: time.Unix(0, 0)})
+	}
+	ifs := []pcap.Interface{{Name: "eth", LinkType: layers.LinkType(r.LinkType()), SnapLen: r.Snaplen()}}
+	path := filepath.Join(t.TempDir(), "zero.pcapng")
+	writeNg(t, path, ifs, frames)
+
+	o := Options{Profile: "auto", Level: spec.Should, CapturePoint: "auto"}
+	if fr := File(o, filepath.Join(realDir, name)); fr.Must != 0 || fr.NoTimeHint != "" {
+		t.Fatalf("the capture as taken: %d MUST violations, no-time hint %q; want none", fr.Must, fr.NoTimeHint)
+	}
+	fr := File(o, path)
+	if fr.Error != "" {
+		t.Fatal(fr.Error)
+	}
+	if fr.Verdict != "incomplete" || fr.Must != 0 {
+		t.Errorf("verdict %s with %d MUST violations; want incomplete, none", fr.Verdict, fr.Must)
+		for _, f := range fr.Report.Violations {
+			t.Logf("  %s frame %d: %s", f.Rule, f.Frame, f.Why)
+		}
+	}
+	if !strings.Contains(fr.NoTimeHint, "same timestamp") {
+		t.Errorf("no-time hint %q, want it to say the frames carry the same timestamp", fr.NoTimeHint)
+	}
+	if fr.NoTimeExcused < 1 {
+		t.Errorf("%d violations excused for want of time, want at least the HOMA-ACK-005 one", fr.NoTimeExcused)
+	}
+	ack := false
+	for _, f := range fr.Report.Inconclusive {
+		ack = ack || f.Rule == "HOMA-ACK-005" && f.Cause == spec.CauseNoTime
+	}
+	if !ack {
+		t.Errorf("no HOMA-ACK-005 finding inconclusive for %q", spec.CauseNoTime)
+	}
+}

@@ -135,6 +135,20 @@ type Result struct {
 	IUTFailure string `json:"iut_failure,omitempty"`
 }
 
+// NamedRules returns the rule IDs the spec's failure message names, in
+// the order it first names them, each once: the rules the exchange
+// broke, which may lie outside the spec's own Rules (a MUST finding of
+// any rule fails the spec). Nil when it names none.
+func (s SpecResult) NamedRules() []string {
+	var ids []string
+	for _, r := range ruleIDs.FindAllString(s.Failure, -1) {
+		if !slices.Contains(ids, r) {
+			ids = append(ids, r)
+		}
+	}
+	return ids
+}
+
 // ShortName is the spec's short name, as --focus takes it: "RESEND-gap"
 // of "retransmission RESEND-gap: a request with a missing segment ...".
 func (s SpecResult) ShortName() string {

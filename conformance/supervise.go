@@ -469,7 +469,7 @@ func (s *Supervisor) MutationMatrix(o PassOptions, progress func(knob string, do
 				for _, r := range sr.Rules {
 					rules[r] = true
 				}
-				for _, r := range ruleIDs.FindAllString(sr.Failure, -1) {
+				for _, r := range sr.NamedRules() {
 					found[r] = true
 				}
 			}

@@ -178,6 +178,11 @@ type Stats struct {
 	Backwards      int           `json:"time_backwards,omitempty"`
 	BackwardsFrame int           `json:"time_backwards_first_frame,omitempty"`
 	BackwardsMax   time.Duration `json:"time_backwards_max_ns,omitempty"`
+	// TimeVaries is set once a Homa frame's timestamp differs from the
+	// first Homa frame's. Unset with two or more Homa frames, the capture
+	// carries no time (a writer or an editor stamped every frame alike,
+	// 0 say): rules that judge time have nothing to weigh.
+	TimeVaries bool `json:"-"`
 	// SameInstant counts the Homa frames (part of Homa, and judged) that
 	// repeat a recent Homa frame byte for byte from the IP header on, at
 	// the same timestamp and capture point (copyTracker; a classic pcap

@@ -148,6 +148,10 @@ type Reader struct {
 	unsaid             bool
 	// latest is the latest timestamp of a Homa frame so far (noteTime).
 	latest time.Time
+	// first is the first Homa frame's timestamp and timed whether one
+	// was seen (noteTime; Stats.TimeVaries).
+	first time.Time
+	timed bool
 	// copies finds the packets a capture holds twice, seen at two of its
 	// capture points (copyTracker); marked is set while the frame being
 	// decoded carries a pcapng direction flag or comment, whose copies at

@@ -19,8 +19,14 @@ const MaxReorder = 10 * time.Millisecond
 // earlier than the latest timestamp before it. A frame more than
 // spec.TimeJump before it starts a new stretch of time (captures joined
 // end to end: the checker judges it as a new section) and counts only
-// if a later frame lies before it.
+// if a later frame lies before it. It also notes whether the frames'
+// timestamps differ at all (Stats.TimeVaries).
 func (r *Reader) noteTime(n int, t time.Time) {
+	if !r.timed {
+		r.first, r.timed = t, true
+	} else if !t.Equal(r.first) {
+		r.stats.TimeVaries = true
+	}
 	if r.latest.IsZero() || !t.Before(r.latest) || r.latest.Sub(t) > spec.TimeJump {
 		r.latest = t
 		return

@@ -81,6 +81,11 @@ const (
 	// and the finding may rest on its absence (Checker.excuseOutOfOrder;
 	// reordercap sorts the file).
 	CauseTimeOrder Cause = "capture's records out of time order"
+	// CauseNoTime: not the network but the capture file: every Homa
+	// frame carries one and the same timestamp (a writer or an editor
+	// stamped them alike), so a finding that weighs time (a deadline,
+	// an interval, a silence) weighs nothing the hosts did.
+	CauseNoTime Cause = "capture's timestamps carry no time"
 )
 
 // Evidence is the observable that shows a network effect: a frame and

@@ -86,7 +86,12 @@ type Failure struct {
 	// rule), shown for a rule the rule book lacks.
 	Rules []string
 	Level string
-	// Expected is what the spec requires (the rules' statements);
+	// Violated are the rule IDs the failure names, shown beside Rules
+	// when they are others (a spec fails on any rule's MUST finding,
+	// not only its own): the rules the exchange broke.
+	Violated []string
+	// Expected is what the spec requires (the statements of Rules and
+	// Violated);
 	// Observed what happened (one line, or a test's expected-against-
 	// observed message).
 	Expected string
@@ -234,6 +239,7 @@ footer { color: #8a90a0; font-size: 12px; padding: 0 32px 24px; }
 {{range $i, $f := .Failures}}<section class="failure" id="{{anchor $i}}">
 <h3>{{add1 $i}}. {{$f.Title}}</h3>
 {{if $f.Rules}}<div class="label">Rules</div><div>{{range $j, $r := $f.Rules}}{{if $j}}, {{end}}<code>{{$r}}</code> ({{ruleLevel $r $f.Level}}){{end}}</div>{{end}}
+{{if $f.Violated}}<div class="label">Violated</div><div>{{range $j, $r := $f.Violated}}{{if $j}}, {{end}}<code>{{$r}}</code> ({{ruleLevel $r $f.Level}}){{end}}</div>{{end}}
 {{if $f.Expected}}<div class="label">Expected (what the spec requires)</div><pre class="expected">{{$f.Expected}}</pre>{{end}}
 {{if $f.Observed}}<div class="label">Observed</div><pre class="observed">{{$f.Observed}}</pre>{{end}}
 {{with $f.Picture}}<figure><img alt="{{.Caption}}" src="{{png .PNG}}"><figcaption>{{.Caption}}</figcaption></figure>{{else}}{{if $f.SameGraphAs}}<div class="label">Sequence graph</div><div><a href="#failure-{{$f.SameGraphAs}}">the same RPC's graph, at failure {{$f.SameGraphAs}}</a></div>{{end}}{{end}}

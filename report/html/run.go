@@ -3,6 +3,7 @@ package html
 import (
 	"fmt"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -154,8 +155,18 @@ func RunPage(passes []*conformance.Result, in RunInput) *Page {
 			if outcome != "failed" {
 				continue
 			}
-			f := Failure{Title: s.Name, Rules: s.Rules, Level: s.Level, Expected: Statements(s.Rules...),
-				Observed: observed(s), Rerun: rerun(s)}
+			f := Failure{Title: s.Name, Rules: s.Rules, Level: s.Level, Observed: observed(s), Rerun: rerun(s)}
+			want := slices.Clone(s.Rules)
+			named := s.NamedRules()
+			for _, r := range named {
+				// A rule other than its own broke it: name the rules
+				// the failure names, and what they require.
+				if !slices.Contains(s.Rules, r) {
+					f.Violated = named
+					want = append(want, r)
+				}
+			}
+			f.Expected = Statements(want...)
 			if len(passes) > 1 {
 				f.Title = fmt.Sprintf("pass %d: %s", i+1, s.Name)
 			}

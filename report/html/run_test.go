@@ -119,3 +119,39 @@ func TestRunPageRuleLevels(t *testing.T) {
 		t.Errorf("page lacks %q", want)
 	}
 }
+
+// TestRunPageNamesViolatedRule: a spec that failed on another rule's
+// finding (GRANT-waiting-alive, whose rules are two RESEND rules,
+// failing on HOMA-GRANT-009) names that rule and its statement on its
+// card, not only its own rules.
+func TestRunPageNamesViolatedRule(t *testing.T) {
+	pass := &conformance.Result{Env: "sim", Specs: []conformance.SpecResult{
+		{Name: "GRANT-waiting-alive", Level: "MUST", State: "failed", Rules: []string{"HOMA-RESEND-009", "HOMA-RESEND-019"},
+			Failure: "HOMA-GRANT-009 MUST frame 40: GRANT offset 30000 below the 40000 granted before (frame 31)"},
+	}}
+	pg := RunPage([]*conformance.Result{pass}, RunInput{})
+	if len(pg.Failures) != 1 {
+		t.Fatalf("failures %+v, want one", pg.Failures)
+	}
+	f := pg.Failures[0]
+	if len(f.Violated) != 1 || f.Violated[0] != "HOMA-GRANT-009" {
+		t.Errorf("violated %v, want [HOMA-GRANT-009]", f.Violated)
+	}
+	for _, id := range []string{"HOMA-RESEND-009", "HOMA-RESEND-019", "HOMA-GRANT-009"} {
+		if !strings.Contains(f.Expected, id+" (") {
+			t.Errorf("expected text lacks %s's statement:\n%s", id, f.Expected)
+		}
+	}
+	var b bytes.Buffer
+	if err := Write(&b, pg); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), `<div class="label">Violated</div><div><code>HOMA-GRANT-009</code>`) {
+		t.Errorf("the page does not name the violated rule HOMA-GRANT-009")
+	}
+	// A spec failing on its own rule lists no other.
+	pass.Specs[0].Failure = "HOMA-RESEND-009 MUST frame 40: no answer"
+	if v := RunPage([]*conformance.Result{pass}, RunInput{}).Failures[0].Violated; v != nil {
+		t.Errorf("violated %v for a failure of the spec's own rule, want none", v)
+	}
+}

@@ -60,6 +60,9 @@ func writeCheckText(w io.Writer, reports []check.FileReport) error {
 		for _, g := range rep.TimeGaps {
 			fmt.Fprintf(ew, "WARNING: %s\n", g.Why)
 		}
+		if fr.NoTimeHint != "" {
+			fmt.Fprintf(ew, "WARNING: %s\n", fr.NoTimeHint)
+		}
 		if fr.MergedHint != "" {
 			fmt.Fprintf(ew, "WARNING: %s\n", fr.MergedHint)
 		}
@@ -366,6 +369,8 @@ func incompleteWhy(fr check.FileReport) string {
 		return fr.MergedHint
 	case fr.TimeOrderExcused > 0:
 		return fr.TimeOrderHint
+	case fr.NoTimeHint != "":
+		return fr.NoTimeHint
 	case fr.DoubledExcused > 0:
 		return fr.SameInstantHint
 	case fr.OneEndHint != "":
