@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/homatest/homatest/internal/atomicfile"
 	"github.com/homatest/homatest/internal/nsexec"
 	"github.com/homatest/homatest/internal/timescale"
 	"io"
@@ -303,17 +304,7 @@ func moveFile(from, to string) error {
 		return err
 	}
 	defer src.Close()
-	dst, err := os.Create(to)
-	if err != nil {
-		return err
-	}
-	if _, err := io.Copy(dst, src); err != nil {
-		dst.Close()
-		os.Remove(to)
-		return err
-	}
-	if err := dst.Close(); err != nil {
-		os.Remove(to)
+	if err := atomicfile.Write(to, func(w io.Writer) error { _, err := io.Copy(w, src); return err }); err != nil {
 		return err
 	}
 	return os.Remove(from)
