@@ -24,7 +24,7 @@ const MaxReorder = 10 * time.Millisecond
 func (r *Reader) noteTime(n int, t time.Time) {
 	if !r.timed {
 		r.first, r.timed = t, true
-	} else if !t.Equal(r.first) {
+	} else if !r.stats.TimeVaries && !t.Equal(r.first) {
 		r.stats.TimeVaries = true
 	}
 	if r.latest.IsZero() || !t.Before(r.latest) || r.latest.Sub(t) > spec.TimeJump {
