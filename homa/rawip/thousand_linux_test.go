@@ -5,9 +5,11 @@ package rawip_test
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"net/netip"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -22,9 +24,18 @@ import (
 
 // lossy drops packets on send: each with probability p, or in bursts of
 // burst packets every every packets (seeded, so a run is repeatable in
-// what it decides, if not in timing).
+// what it decides, if not in timing). It is a homa.BatchTransport, as
+// the raw-IP transport it wraps, so that its host sends and receives in
+// batches as over raw IP alone: wrapped as a plain homa.Transport, every
+// packet took the host's lock, a timer reset and a system call of its
+// own, and beside stress-ng --cpu 4 the server fell 4-8 s behind its
+// input (4 runs of 4 lost RPCs; 12 of 12 passed in batches). It hides
+// Pull, so the host reads through the transport's reader goroutine, where
+// lossy measures how long received packets waited in this host's kernel
+// (from the kernel's receive stamp, rawip's RecvTimestamps): the input
+// lag of a host whose CPU does not keep up.
 type lossy struct {
-	homa.Transport
+	homa.BatchTransport
 	mu           sync.Mutex
 	rng          *rand.Rand
 	p            float64
@@ -32,10 +43,16 @@ type lossy struct {
 	n, left      int
 	dropped      int
 	sendErrs     []string
+	kept         []homa.Transmit // SendBatch's packets not dropped
+	// maxWait is the longest a received packet waited between the
+	// kernel's stamp and the host's handler.
+	maxWait time.Duration
 }
 
-func (l *lossy) Send(dst netip.Addr, prio uint8, pkt []byte) error {
+// drop decides whether the next packet sent is lost.
+func (l *lossy) drop() bool {
 	l.mu.Lock()
+	defer l.mu.Unlock()
 	l.n++
 	drop := false
 	if l.every > 0 && l.n%l.every == 0 {
@@ -50,17 +67,60 @@ func (l *lossy) Send(dst netip.Addr, prio uint8, pkt []byte) error {
 	if drop {
 		l.dropped++
 	}
-	l.mu.Unlock()
-	if drop {
-		return nil
-	}
-	err := l.Transport.Send(dst, prio, pkt)
+	return drop
+}
+
+// sendErr records a send error.
+func (l *lossy) sendErr(err error) {
 	if err != nil {
 		l.mu.Lock()
-		l.sendErrs = append(l.sendErrs, fmt.Sprintf("type 0x%x len %d: %v", pkt[11], len(pkt), err))
+		l.sendErrs = append(l.sendErrs, err.Error())
 		l.mu.Unlock()
 	}
+}
+
+func (l *lossy) Send(dst netip.Addr, prio uint8, pkt []byte) error {
+	if l.drop() {
+		return nil
+	}
+	err := l.BatchTransport.Send(dst, prio, pkt)
+	l.sendErr(err)
 	return err
+}
+
+// SendBatch sends the packets of pkts not dropped; pkts itself is left
+// as it is (the host reads it again after the call).
+func (l *lossy) SendBatch(pkts []homa.Transmit) error {
+	kept := l.kept[:0]
+	for _, t := range pkts {
+		if !l.drop() {
+			kept = append(kept, t)
+		}
+	}
+	var err error
+	if len(kept) > 0 {
+		err = l.BatchTransport.SendBatch(kept)
+	}
+	clear(kept)
+	l.kept = kept
+	l.sendErr(err)
+	return err
+}
+
+func (l *lossy) SetBatchHandler(f func(pkts []homa.Received)) {
+	l.BatchTransport.SetBatchHandler(func(pkts []homa.Received) {
+		now := time.Now()
+		var w time.Duration
+		for _, p := range pkts {
+			if !p.At.IsZero() {
+				w = max(w, now.Sub(p.At))
+			}
+		}
+		l.mu.Lock()
+		l.maxWait = max(l.maxWait, w)
+		l.mu.Unlock()
+		f(pkts)
+	})
 }
 
 // addAddr adds an address to host h's interface.
@@ -123,6 +183,22 @@ func userSpaceParams() homa.Params {
 	return p
 }
 
+// restartLagBound is the sum of the server's and a client's input lag
+// (the longest a received packet waited in the host's kernel before the
+// host took it) from which an RPC whose request DATA and first restart
+// were lost may time out as the protocol says: restartLagBound(p, 2) of
+// homa's TestRestartLoopUnderLag, which derives and checks it.
+func restartLagBound(p homa.Params) time.Duration {
+	return time.Duration(p.TimeoutTicks-p.ResendTicks-p.ResendInterval) * p.Tick / 2
+}
+
+// execKey names a server RPC: the client's address and port and the
+// server's id of it.
+type execKey struct {
+	client netip.AddrPort
+	id     uint64
+}
+
 // lossCase is a loss pattern for thousandRPCs.
 type lossCase struct {
 	name         string
@@ -142,7 +218,10 @@ func thousandRPCs(t *testing.T, cases []lossCase) {
 				if err := on.Do(func() (err error) { tr, err = rawip.Open(netip.MustParseAddr(addr)); return err }); err != nil {
 					t.Fatal(err)
 				}
-				l := &lossy{Transport: tr, rng: rand.New(rand.NewPCG(seed, 1)), p: c.p, every: c.every, burst: c.burst}
+				if err := tr.RecvTimestamps(); err != nil {
+					t.Fatal(err)
+				}
+				l := &lossy{BatchTransport: tr, rng: rand.New(rand.NewPCG(seed, 1)), p: c.p, every: c.every, burst: c.burst}
 				losses = append(losses, l)
 				h, err := homa.New(homa.Config{Transport: l, Params: userSpaceParams()})
 				if err != nil {
@@ -158,12 +237,17 @@ func thousandRPCs(t *testing.T, cases []lossCase) {
 				clients = append(clients, open(a, addr, uint64(i)))
 			}
 			s, _ := server.Listen(4000)
+			var execMu sync.Mutex
+			execs := map[execKey]int{} // requests the server's application got, by RPC
 			go func() {
 				for {
 					q, err := s.Receive(context.Background())
 					if err != nil {
 						return
 					}
+					execMu.Lock()
+					execs[execKey{q.Client(), q.ID()}]++
+					execMu.Unlock()
 					q.Reply(q.Payload())
 				}
 			}()
@@ -197,14 +281,31 @@ func thousandRPCs(t *testing.T, cases []lossCase) {
 			}
 			wg.Wait()
 			var kernelDrops []uint64 // server first
+			var lags []time.Duration // server first
+			dropped := 0
 			for _, l := range losses {
-				d, err := l.Transport.(*rawip.Transport).RecvDrops()
+				d, err := l.BatchTransport.(*rawip.Transport).RecvDrops()
 				if err != nil {
 					t.Error(err)
 				}
 				kernelDrops = append(kernelDrops, d)
+				l.mu.Lock() // the hosts still run: late ACKs and NEED_ACKs
+				lags = append(lags, l.maxWait)
+				dropped += l.dropped
+				l.mu.Unlock()
 			}
-			if len(errs) > 0 {
+			lagSum := lags[0] + slices.Max(lags[1:])
+			bound := restartLagBound(userSpaceParams())
+			timeouts := 0
+			var other []error
+			for _, err := range errs {
+				if errors.Is(err, homa.ErrTimeout) {
+					timeouts++
+				} else {
+					other = append(other, err)
+				}
+			}
+			if len(other) > 0 || timeouts > 0 && lagSum < bound {
 				t.Logf("receive buffer drops (server, clients): %v", kernelDrops)
 				for i, h := range clients {
 					t.Logf("client %d %v: %+v", i, h.Addr(), h.Stats())
@@ -217,21 +318,33 @@ func thousandRPCs(t *testing.T, cases []lossCase) {
 					}
 					l.mu.Unlock()
 				}
-				t.Fatalf("%d of 1000 RPCs failed, first: %v", len(errs), errs[0])
-			}
-			dropped := 0
-			for _, l := range losses {
-				l.mu.Lock() // the hosts still run: late ACKs and NEED_ACKs
-				dropped += l.dropped
-				l.mu.Unlock()
+				if len(other) > 0 {
+					t.Fatalf("%d of 1000 RPCs failed other than by timeout, first: %v", len(other), other[0])
+				}
+				t.Fatalf("%d of 1000 RPCs timed out with the hosts' longest input lag %v (server) + %v (client) below %v, first: %v",
+					timeouts, lags[0], slices.Max(lags[1:]), bound, errs[0])
 			}
 			st := server.Stats()
-			t.Logf("dropped %d packets; server delivered %d, duplicates %d, retransmitted %d; receive buffer drops (server, clients) %v",
-				dropped, st.Delivered, st.Duplicates, st.Retransmitted, kernelDrops)
+			t.Logf("dropped %d packets; server delivered %d, duplicates %d, retransmitted %d; receive buffer drops (server, clients) %v; longest input lag (server, clients) %v",
+				dropped, st.Delivered, st.Duplicates, st.Retransmitted, kernelDrops, lags)
+			if timeouts > 0 {
+				t.Logf("%d of 1000 RPCs timed out, inconclusive: the hosts' input lag (server %v + client %v) reached %v, at which a request lost twice times out as the protocol says (TestRestartLoopUnderLag)",
+					timeouts, lags[0], slices.Max(lags[1:]), bound)
+			}
 			if dropped == 0 && (c.p > 0 || c.every > 0) {
 				t.Fatal("no packet dropped: the test tests nothing")
 			}
-			if st.Delivered != 1000 {
+			execMu.Lock()
+			defer execMu.Unlock()
+			for k, n := range execs {
+				if n > 1 {
+					t.Errorf("server executed the request of RPC %d from %v %d times", k.id, k.client, n)
+				}
+			}
+			if done := 1000 - len(errs); len(execs) < done {
+				t.Errorf("server executed %d requests for %d RPCs completed", len(execs), done)
+			}
+			if len(errs) == 0 && st.Delivered != 1000 {
 				t.Errorf("server executed %d requests for 1000 RPCs", st.Delivered)
 			}
 		})
