@@ -1948,7 +1948,7 @@ func (c *Checker) judgeOpen(i int, st *ruleState, p *Within, e *Event, icmp bool
 			if !icmp && o.o.match(&c.ctx, e) {
 				// Confirm weighs the network's evidence itself: the
 				// loss that excuses a missed answer does not excuse this.
-				cl = append(cl, closing{key: k, o: o, res: o.o.Confirm(&c.ctx, e), noEvent: true})
+				cl = append(cl, closing{key: k, o: o, res: o.o.confirm(&c.ctx, e), noEvent: true})
 			}
 			return
 		}
@@ -2368,7 +2368,7 @@ func (c *Checker) endSection(end string, restarted netip.Addr, at int) {
 			for _, o := range open {
 				age := c.elapsed - o.at
 				if p.Witness {
-					c.record(i, nil, o.ref, o.rpcKey(), o.o.Unseen())
+					c.record(i, nil, o.ref, o.rpcKey(), o.o.unseen())
 				} else if g, ok := gone(o.o.To, fmt.Sprintf("no %s by the end of the section (%v later)", o.o.expect(), age.Round(time.Microsecond))); ok {
 					c.record(i, nil, o.ref, o.rpcKey(), g)
 				} else if age > bound && o.o.OnlyLate {

@@ -529,7 +529,11 @@ func (t *mergeTracker) entry(k *msgKey) (m *msgStreams, ok bool) {
 		was, ok = t.old.s[i].msgStreams, true
 	}
 	if len(t.cur.s) >= mergedGeneration {
-		t.old, t.cur = t.cur, mergeGen{}
+		// The generation dropped lends its arrays, grown to a
+		// generation's size, to the next one (no growth and copies).
+		next := mergeGen{s: t.old.s[:0], slots: t.old.slots}
+		clear(next.slots)
+		t.old, t.cur = t.cur, next
 	}
 	return t.cur.add(&id, was), ok
 }

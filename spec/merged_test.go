@@ -2,6 +2,7 @@ package spec
 
 import (
 	"net/netip"
+	"runtime"
 	"sort"
 	"strings"
 	"testing"
@@ -344,6 +345,58 @@ func TestMergeGenIndex(t *testing.T) {
 	}
 	if len(g.slots) < 2*len(g.s) {
 		t.Errorf("%d ids in %d slots, want at most half full", len(g.s), len(g.slots))
+	}
+}
+
+// TestMergeGenerations: the detector knows a message of the current and
+// of the previous generation (an entry of the previous one copied with its
+// streams), none of a generation dropped, though the next generation
+// reuses the dropped one's arrays, and fills them without allocating.
+func TestMergeGenerations(t *testing.T) {
+	var m mergeTracker
+	key := func(i int) msgKey {
+		return msgKey{rpc: RPCKey{Client: netip.AddrFrom4([4]byte{10, 0, 0, 1}), Server: netip.AddrFrom4([4]byte{10, 0, 0, 2}), ClientID: uint64(2 * i)}, cport: 1, sport: 2, fromClient: true}
+	}
+	const g = mergedGeneration
+	for i := range 3 * g {
+		k := key(i)
+		s, ok := m.entry(&k)
+		if ok {
+			t.Fatalf("message %d known before it came", i)
+		}
+		s.length = uint32(i + 1)
+	}
+	// Generations: [0, g) dropped, [g, 2g) old, [2g, 3g) current, full.
+	if len(m.cur.s) != g || len(m.old.s) != g {
+		t.Fatalf("generations of %d and %d messages, want %d each", len(m.cur.s), len(m.old.s), g)
+	}
+	known := func(i int, want bool) {
+		t.Helper()
+		k := key(i)
+		s, ok := m.entry(&k)
+		if l := uint32(i + 1); ok != want || want && s.length != l || !want && s.length != 0 {
+			t.Errorf("message %d: known %v, length %d, want %v", i, ok, s.length, want)
+		}
+	}
+	known(2*g, true)
+	known(3*g-1, true)
+	dropped := &m.old.s[0]
+	known(g, true) // copied into a new generation, in the old one's arrays
+	if &m.cur.s[0] != dropped || len(m.cur.s) != 1 || len(m.old.s) != g {
+		t.Fatalf("the new generation (%d messages, old %d) does not reuse the dropped one's arrays", len(m.cur.s), len(m.old.s))
+	}
+	known(g+1, false) // its generation was dropped
+	known(0, false)
+	known(3*g-2, true)
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	for i := 3 * g; len(m.cur.s) < g; i++ {
+		k := key(i)
+		m.entry(&k)
+	}
+	runtime.ReadMemStats(&after)
+	if n := after.Mallocs - before.Mallocs; n > 10 {
+		t.Errorf("filling a reused generation allocated %d times, want none", n)
 	}
 }
 

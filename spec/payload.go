@@ -110,10 +110,11 @@ func (l *payloadLog) check(off uint32, data []byte, frame int, length, ack uint3
 			s.n, s.frame, s.sum = n, int32(frame), hash32(data)
 		}
 	case n > 0:
-		if l.spans == nil {
+		if segs := int(length/wire.MaxSegDataIPv6) + 1; len(l.spans) == 0 && cap(l.spans) < segs {
+			// One allocation for a message cut at max_seg_data, none
+			// for a short one or in a reused log's array if it fits.
 			l.spans = l.first[:0]
-			if segs := int(length/wire.MaxSegDataIPv6) + 1; segs > len(l.first) {
-				// One allocation for a message cut at max_seg_data.
+			if segs > len(l.first) {
 				l.spans = make([]paySpan, 0, segs)
 			}
 		}
@@ -171,7 +172,34 @@ func (t *Trace) comparePayload(e *Event, m *Message) (compared uint32, d payDiff
 		return 0, d, true // WIRE-002 judges a message_length out of range
 	}
 	if m.payload == nil {
-		m.payload = &payloadLog{}
+		m.payload = t.newPayload()
 	}
 	return m.payload.check(e.Offset, e.Payload, e.Frame, length, ackHash(e.Packet.Data()))
+}
+
+// payFreeMax bounds Trace.payFree: logs are freed about as fast as new
+// messages need them, so a few suffice.
+const payFreeMax = 64
+
+// freePayload keeps l, a log no message refers to any more, for
+// newPayload to reuse (nil: nothing to keep). Only a log with an array of
+// its own is worth keeping.
+func (t *Trace) freePayload(l *payloadLog) {
+	if l != nil && cap(l.spans) > len(l.first) && len(t.payFree) < payFreeMax {
+		t.payFree = append(t.payFree, l)
+	}
+}
+
+// newPayload returns an empty payload log: a freed one, emptied, whose
+// spans array check reuses when it is large enough, or a new one.
+func (t *Trace) newPayload() *payloadLog {
+	n := len(t.payFree)
+	if n == 0 {
+		return &payloadLog{}
+	}
+	l := t.payFree[n-1]
+	t.payFree[n-1] = nil
+	t.payFree = t.payFree[:n-1]
+	*l = payloadLog{spans: l.spans[:0]}
+	return l
 }

@@ -232,13 +232,17 @@ func (t *Trace) restorePredicted(r *RPC, s *predictedState) {
 
 // comparable returns s as Checker.applyPredicted compares it: a payload
 // log's spans are its contents (first is only their first array, which
-// the log may or may not use: restorePredicted gives them another), and
-// a message's payload pointer is an identity (a log made by either path
-// is a new one).
+// the log may or may not use: restorePredicted gives them another; and no
+// spans are none, whether or not a reused log kept an array), and a
+// message's payload pointer is an identity (a log made by either path is
+// a new one).
 func (s *predictedState) comparable() predictedState {
 	c := *s
 	for _, pm := range [2]*predictedMsg{&c.req, &c.resp} {
 		pm.payV.first = [4]paySpan{}
+		if len(pm.payV.spans) == 0 {
+			pm.payV.spans = nil
+		}
 	}
 	for _, m := range [2]*Message{&c.r.Request, &c.r.Response} {
 		if m.payload != nil {

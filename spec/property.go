@@ -480,7 +480,8 @@ type Obligation struct {
 	// path between the two hosts in either direction is the evidence.
 	control bool
 	// Await, if set, takes the place of Match, Excuse and Expect (which
-	// are then left unset): see Await.
+	// are then left unset), and a WitnessAwait of Confirm and Unseen too:
+	// see Await.
 	Await Await
 	// Now, when its Status is set, is the trigger's result, recorded at
 	// once: the Trigger opens nothing. A Witness rule that judges most of
@@ -540,6 +541,34 @@ func (o *Obligation) excuse(c *Ctx, e *Event) (string, bool) {
 		return o.Excuse(c, e)
 	}
 	return "", false
+}
+
+// A WitnessAwait is an Await that also gives a Witness rule's results
+// (Obligation.Confirm and Unseen, which are then left unset): one value
+// for an obligation opened at every response (HOMA-ACK-013), where a
+// closure per func cost an allocation each.
+type WitnessAwait interface {
+	Await
+	// Confirm is Obligation.Confirm.
+	Confirm(c *Ctx, e *Event) Result
+	// Unseen is Obligation.Unseen.
+	Unseen() Result
+}
+
+// confirm gives o's result when a later event e matches (Witness rules).
+func (o *Obligation) confirm(c *Ctx, e *Event) Result {
+	if w, ok := o.Await.(WitnessAwait); ok {
+		return w.Confirm(c, e)
+	}
+	return o.Confirm(c, e)
+}
+
+// unseen gives o's result when nothing matched by the end (Witness rules).
+func (o *Obligation) unseen() Result {
+	if w, ok := o.Await.(WitnessAwait); ok {
+		return w.Unseen()
+	}
+	return o.Unseen()
 }
 
 // expect describes o's awaited packet, for a result's text.

@@ -104,51 +104,88 @@ func needAckOwed(c *Ctx, e *Event) (Obligation, bool) {
 	// packet after the rules judged it; that Apply re-files the RPC, so no
 	// eviction comes between), so an RPC gone from the trace has none set
 	// that an earlier visit did not see.
-	wr := weak.Make(r)
-	ended := func(x *Event) bool {
-		switch r := wr.Value(); {
-		case r != nil && (r.Acked || r.Unknown || r.NeedAcks > 0):
-			return true // the trace applied it at this or an earlier event
-		case x.Src == k.Client:
-			return acksRPC(x, k) || x.Err == nil && x.Type() == wire.TypeRPCUnknown && x.FromClient() && KeyOf(x) == k
-		case x.Src == k.Server:
-			return x.Err == nil && x.Type() == wire.TypeNeedAck && !x.FromClient() && KeyOf(x) == k
-		}
-		return false
-	}
-	// The texts are formatted only for a finding: nearly every response's
-	// obligation ends met, and one opens at every response.
-	frame, wait := e.Frame, needAckDeadline(c.P)
-	what := func() string {
-		return fmt.Sprintf("no NEED_ACK for RPC %d within %v of its response's last bytes (frame %d), and no ack or RPC_UNKNOWN from the client", k.ClientID, wait, frame)
-	}
 	return Obligation{
-		Key:    k,
-		RPC:    k,
-		held:   heldWitness{sock: sock, at: held, deadline: deadline},
-		Expect: "NEED_ACK from the server for the RPC, or packet showing that its socket still holds an RPC it held before",
-		Match: func(c *Ctx, x *Event) bool {
-			return ended(x) || witnessHeld(c, x, sock, k, held, deadline)
-		},
-		Confirm: func(c *Ctx, x *Event) Result {
-			if ended(x) {
-				return Pass()
-			}
-			if u, ok := c.T.unreachable[HostPort{k.Client, clientPort}]; ok && u.Time.After(held.Add(-c.P.Slack)) {
-				return Unsure("%s; the client's port was reported unreachable (frame %d), which aborts the RPC", what(), u.Frame).With(u.Frame)
-			}
-			if at, ok := c.T.hostUnreachable[hostPair{k.Server, k.Client}]; ok && at.After(held.Add(-c.P.Slack)) {
-				return Unsure("%s; the client was reported unreachable, which aborts the RPC", what())
-			}
-			if ev, ok := c.Net.LostBetween(k.Server, k.Client); ok {
-				return Downgrade(CauseLossBefore, ev, "%s; the NEED_ACKs may be packets lost before the capture point", what()).With(x.Frame)
-			}
-			w := c.T.Lookup(x)
-			return Violation("%s; the socket was not closed: it still holds RPC %d of %v (%s %v after the deadline, frame %d), %s",
-				what(), w.Key.ClientID, w.Key.Client, x.Type(), x.Time.Sub(deadline).Round(time.Microsecond), x.Frame, w.reqLastBefore(held, c.P.Slack)).With(x.Frame).WithSlack(c.P.Slack)
-		},
-		Unseen: func() Result {
-			return Downgrade(CauseClose, Evidence{Frame: frame, Why: fmt.Sprintf("no later packet of %v:%d shows it still holds an RPC it held before, so a close of the socket or a restart of the host, which end every RPC it holds, may explain it", sock.Addr, sock.Port)}, "%s", what())
-		},
+		Key:  k,
+		RPC:  k,
+		held: heldWitness{sock: sock, at: held, deadline: deadline},
+		Await: &needAckAwait{wr: weak.Make(r), k: k, sock: sock, held: held, deadline: deadline,
+			clientPort: clientPort, frame: e.Frame, wait: needAckDeadline(c.P)},
 	}, true
+}
+
+// needAckAwait is the obligation needAckOwed opens, as one value (one
+// opens at every response): RPC k's server socket sock held it at held,
+// the first transmission of the response's last bytes (frame), and owes
+// a NEED_ACK by deadline, wait later.
+type needAckAwait struct {
+	wr             weak.Pointer[RPC]
+	k              RPCKey
+	sock           HostPort
+	held, deadline time.Time
+	clientPort     uint16
+	frame          int
+	wait           time.Duration
+}
+
+// ended reports whether x, or a packet the trace applied before it, ends
+// the server's duty: its NEED_ACK, the client's ack or RPC_UNKNOWN.
+func (a *needAckAwait) ended(x *Event) bool {
+	k := a.k
+	switch r := a.wr.Value(); {
+	case r != nil && (r.Acked || r.Unknown || r.NeedAcks > 0):
+		return true // the trace applied it at this or an earlier event
+	case x.Src == k.Client:
+		return acksRPC(x, k) || x.Err == nil && x.Type() == wire.TypeRPCUnknown && x.FromClient() && KeyOf(x) == k
+	case x.Src == k.Server:
+		return x.Err == nil && x.Type() == wire.TypeNeedAck && !x.FromClient() && KeyOf(x) == k
+	}
+	return false
+}
+
+// what is the finding's text, formatted only for a finding: nearly every
+// response's obligation ends met.
+func (a *needAckAwait) what() string {
+	return fmt.Sprintf("no NEED_ACK for RPC %d within %v of its response's last bytes (frame %d), and no ack or RPC_UNKNOWN from the client", a.k.ClientID, a.wait, a.frame)
+}
+
+// Expect describes what ends the obligation.
+func (a *needAckAwait) Expect() string {
+	return "NEED_ACK from the server for the RPC, or packet showing that its socket still holds an RPC it held before"
+}
+
+// Match reports whether x ends the duty or witnesses that the socket
+// still held the RPC past the deadline (witnessHeld).
+func (a *needAckAwait) Match(c *Ctx, x *Event) bool {
+	return a.ended(x) || witnessHeld(c, x, a.sock, a.k, a.held, a.deadline)
+}
+
+// Excuse gives none: a Witness rule's obligation is not excused.
+func (a *needAckAwait) Excuse(*Ctx, *Event) (string, bool) { return "", false }
+
+// Confirm gives the result at a matching x: a pass when the duty ended,
+// else a violation, or inconclusive when the capture shows the client
+// unreachable or packets toward it lost before the capture point.
+func (a *needAckAwait) Confirm(c *Ctx, x *Event) Result {
+	if a.ended(x) {
+		return Pass()
+	}
+	k, held := a.k, a.held
+	if u, ok := c.T.unreachable[HostPort{k.Client, a.clientPort}]; ok && u.Time.After(held.Add(-c.P.Slack)) {
+		return Unsure("%s; the client's port was reported unreachable (frame %d), which aborts the RPC", a.what(), u.Frame).With(u.Frame)
+	}
+	if at, ok := c.T.hostUnreachable[hostPair{k.Server, k.Client}]; ok && at.After(held.Add(-c.P.Slack)) {
+		return Unsure("%s; the client was reported unreachable, which aborts the RPC", a.what())
+	}
+	if ev, ok := c.Net.LostBetween(k.Server, k.Client); ok {
+		return Downgrade(CauseLossBefore, ev, "%s; the NEED_ACKs may be packets lost before the capture point", a.what()).With(x.Frame)
+	}
+	w := c.T.Lookup(x)
+	return Violation("%s; the socket was not closed: it still holds RPC %d of %v (%s %v after the deadline, frame %d), %s",
+		a.what(), w.Key.ClientID, w.Key.Client, x.Type(), x.Time.Sub(a.deadline).Round(time.Microsecond), x.Frame, w.reqLastBefore(held, c.P.Slack)).With(x.Frame).WithSlack(c.P.Slack)
+}
+
+// Unseen gives the result when nothing matched by the end of the
+// capture: inconclusive, as a close of the socket may explain it.
+func (a *needAckAwait) Unseen() Result {
+	return Downgrade(CauseClose, Evidence{Frame: a.frame, Why: fmt.Sprintf("no later packet of %v:%d shows it still holds an RPC it held before, so a close of the socket or a restart of the host, which end every RPC it holds, may explain it", a.sock.Addr, a.sock.Port)}, "%s", a.what())
 }

@@ -659,7 +659,11 @@ type Trace struct {
 	versions map[hostPair][]CutoffsState
 	done     []*RPC
 	keepDone bool
-	created  int
+	// payFree holds request payload logs whose RPC's response began
+	// (freePayload), for the next messages' logs to reuse: a 100 KB
+	// request's log holds a 1.5 KB array.
+	payFree []*payloadLog
+	created int
 	// answered counts the RPCs heard from both sides (Answered).
 	answered int
 	// granting[R] holds the incomplete messages R has granted.
@@ -1820,6 +1824,7 @@ func (t *Trace) applyData(e *Event, r *RPC) {
 		// The server responds: it had the whole request and asks for
 		// none of it again (RTX-01), so no retransmission of it is
 		// coming in this incarnation and its payload log can go.
+		t.freePayload(r.Request.payload)
 		r.Request.payload = nil
 		t.heldWhole(r.Key.Server, &r.Request, r, e)
 	}
