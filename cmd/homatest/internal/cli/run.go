@@ -75,7 +75,7 @@ func (o *runOpts) selection() string {
 
 // selectionHelp says what --focus and --label-filter take, for a
 // selection that matched no spec.
-const selectionHelp = "--focus takes text of a spec's name, case and all, e.g. GRANT-long-request; --label-filter an area (wire, grant, resend, ack, cutoffs, robustness, workload, ipv6), a level or a rule ID; homatest run --list lists the specs, homatest spec list the rule IDs"
+const selectionHelp = "--focus takes plain text of a spec's name, case and all, e.g. GRANT-long-request or srpt; --label-filter an area (wire, grant, resend, ack, cutoffs, robustness, workload, ipv6), a level or a rule ID; homatest run --list lists the specs, homatest spec list the rule IDs"
 
 // testHookBeforeLock, set by tests, runs between a run's look at its
 // folder and its lock: another run taking the folder there is the race
@@ -169,6 +169,8 @@ and gets SIGTERM when its run dies; a killed run's lock is taken over). In names
 killed runs left on the machine, never a live run's (homatest cleanup).`,
 		Example: `  homatest run --list                      # every spec's name for --focus, its area, level and rules
   homatest run --list --label-filter ipv6 -o json
+  homatest run --env sim --focus GRANT-srpt --focus RESEND-gap   # these two specs
+  homatest run --env sim --focus WORKLOAD   # every spec whose name holds WORKLOAD
   homatest run
   homatest run --label-filter 'grant && MUST'
   homatest run --rules 'HOMA-RESEND-*' -o json
@@ -185,7 +187,7 @@ killed runs left on the machine, never a live run's (homatest cleanup).`,
 	f.StringVar(&o.env, "env", "auto", "environment: ns (network namespaces, root), sim (the simulator, virtual time, ref only), auto (ns as root, else sim)")
 	f.StringVar(&o.labelFilter, "label-filter", "", "Ginkgo label filter over rule IDs, areas and levels, e.g. 'grant && MUST'")
 	f.StringVar(&o.rules, "rules", "", "comma-separated rule-ID globs: run only specs checking these rules, e.g. 'HOMA-GRANT-*'")
-	f.StringArrayVar(&o.focus, "focus", nil, "run only specs whose full text (short name and description: run --list -o json shows it) contains this text, or the spec it names (a short name like WORKLOAD-incast selects that spec alone, not WORKLOAD-incast-mixed; repeat for several)")
+	f.StringArrayVar(&o.focus, "focus", nil, "run only specs whose name (run --list -o json's \"name\": group, short name and description) contains this text as typed: case matters, and it is plain text, not a glob or regexp (e.g. srpt, WORKLOAD); a short name like WORKLOAD-incast selects that spec alone, not WORKLOAD-incast-mixed; repeat for several (a spec any of them selects runs)")
 	f.StringVar(&o.fault, "fault", "", "enable a fault knob of the reference implementation (homatest faults)")
 	f.StringArrayVar(&o.params, "param", nil, "IUT parameter override for its hello, NAME=VALUE, over a manifest's own params (repeatable; e.g. timeout_ticks=30, unsched_bytes=12000; with --env sim, the simulated reference implementation's)")
 	f.IntVar(&o.repeat, "repeat", 1, "run the suite N times; fails if any pass fails")
