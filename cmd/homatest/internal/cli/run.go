@@ -195,7 +195,7 @@ killed runs left on the machine, never a live run's (homatest cleanup).`,
 	outputVar(f, &o.output, "the specs by area and every failure; html the report page (also written as report.html in the run folder)", "text", "json", "html")
 	f.StringVar(&o.artifacts, "artifacts", "", "run folder: per pass its whole capture (capture.pcapng; --mutation-matrix keeps none), failed specs' own captures, result.json and logs, and report.html (default: a new folder under homatest-runs/)")
 	f.IntVar(&o.keepRuns, "keep-runs", 20, "without --artifacts: once the run is done, remove the oldest of homatest run's folders under homatest-runs/ so that the newest N remain, this one included (only folders it made: named by time, holding passes, not in use; said on stderr); 0 keeps all")
-	f.BoolVar(&o.list, "list", false, "print the specs the run would select (one a line: short name for --focus, area, level, active or passive, RUNS: whether this IUT and environment run it, rule IDs; -o json for machines) and run none")
+	f.BoolVar(&o.list, "list", false, "print the specs the run would select (one a line: short name for --focus, area, level, active or passive, RUNS: whether this IUT and environment run it, rule IDs; -o json for machines; -o text or json only) and run none")
 	f.BoolVar(&o.matrix, "mutation-matrix", false, "run one pass per fault knob and print which specs catch each")
 	f.BoolVar(&o.strict, "strict", false, "fail (exit 1) on SHOULD failures too: a failed SHOULD spec, or a SHOULD finding of another rule in any spec's exchange; and (exit 2, INCOMPLETE) on specs not run (unsupported); by default the first are warnings and the last are listed")
 	f.BoolVarP(&o.verbose, "verbose", "v", false, "keep Ginkgo's verbose log in the artifacts")
@@ -225,8 +225,8 @@ func (o *runOpts) validate() error {
 		return fmt.Errorf("--impl %s needs --env ns (the simulator runs only the built-in reference implementation)", o.impl)
 	case o.env == "sim" && o.nsWorkloads:
 		return errors.New("--ns-workloads runs the workload specs in namespaces: it needs --env ns (and root)")
-	case o.list && len(o.runOnly()) > 0:
-		return fmt.Errorf("--list prints the specs and runs none: drop %s", andList(o.runOnly()))
+	case o.list && (len(o.runOnly()) > 0 || o.output == "html"):
+		return listFlagsErr(o.runOnly(), o.output == "html")
 	case o.env == "ns" && os.Geteuid() != 0 && !o.list: // listing builds nothing
 
 		return errors.New("--env ns builds network namespaces and needs root: run with sudo, or use --env sim")
@@ -682,12 +682,26 @@ func (o *runOpts) runOnly() []string {
 	for _, f := range []struct {
 		name string
 		set  bool
-	}{{"--mutation-matrix", o.matrix}, {"--repeat", o.repeat != 1}, {"--junit", o.junit != ""}, {"--artifacts", o.artifacts != ""}, {"-o html", o.output == "html"}} {
+	}{{"--mutation-matrix", o.matrix}, {"--repeat", o.repeat != 1}, {"--junit", o.junit != ""}, {"--artifacts", o.artifacts != ""}} {
 		if f.set {
 			given = append(given, f.name)
 		}
 	}
 	return given
+}
+
+// listFlagsErr is the usage error of --list given the run-only flags
+// runOnly, and -o html when html: what to drop, and which -o values
+// --list prints.
+func listFlagsErr(runOnly []string, html bool) error {
+	var parts []string
+	if len(runOnly) > 0 {
+		parts = append(parts, "--list prints the specs and runs none: drop "+andList(runOnly))
+	}
+	if html {
+		parts = append(parts, "--list prints -o text (the default) or -o json; html is a run's report page")
+	}
+	return errors.New(strings.Join(parts, "; "))
 }
 
 // andList joins words as a sentence does: "a", "a and b", "a, b and c".
