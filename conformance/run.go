@@ -39,6 +39,9 @@ type Options struct {
 	// its strings, or named by it: a spec's short name selects that spec
 	// alone (focusRegexp).
 	Focus []string
+	// Progress, if set, is called as each selected spec starts: its
+	// place i of the n the pass runs (from 1) and its short name.
+	Progress func(i, n int, short string)
 	// JUnit is the path of a JUnit XML report to write ("" = none).
 	JUnit string
 	// Artifacts is the pass's directory: its whole capture (capture.pcapng)
@@ -542,6 +545,19 @@ var _ = BeforeSuite(func(sc SpecContext) {
 })
 
 var _ = ReportAfterSuite("homatest result", func(r Report) { lastReport = &r })
+
+// specsToRun and specsStarted count the pass's specs for
+// Options.Progress.
+var specsToRun, specsStarted int
+
+var _ = ReportBeforeSuite(func(r Report) { specsToRun = r.PreRunStats.SpecsThatWillRun })
+
+var _ = BeforeEach(func() {
+	specsStarted++
+	if opts.Progress != nil {
+		opts.Progress(specsStarted, specsToRun, SpecResult{Name: CurrentSpecReport().FullText()}.ShortName())
+	}
+})
 
 // failer satisfies GinkgoTestingT for runs outside go test.
 type failer struct{ failed bool }

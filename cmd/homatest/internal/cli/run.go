@@ -38,6 +38,7 @@ type runOpts struct {
 	defaulted                            bool
 	matrix, verbose, nsWorkloads, strict bool
 	list                                 bool   // --list: print the specs, run none
+	progress                             bool   // --progress: the progress line on stderr when not a terminal too
 	passFile                             string // hidden: run one pass in this process
 	ctx                                  context.Context
 	// earlier are the pass folders and run files (report page,
@@ -102,7 +103,10 @@ specs by area, then every failure with its rule IDs, expected against
 observed, the path of a pcapng holding just that spec's packets (the spec
 checker's findings as packet comments on their frames), and the command
 that reruns it. The run folder gets report.html: the same as a page, with
-each failure's sequence graph (-o html prints it).
+each failure's sequence graph (-o html prints it). While a pass runs,
+standard error shows the spec it is at ("run: pass-1: spec 12/93
+GRANT-srpt") when it is a terminal, or with --progress (a CI or lab log:
+a line at most every 10 s, and the pass's last).
 
 --list prints the specs a run would select, without running any: short
 name, area, level, kind and RUNS, whether this IUT and environment run it:
@@ -196,6 +200,7 @@ killed runs left on the machine, never a live run's (homatest cleanup).`,
 	f.StringVar(&o.artifacts, "artifacts", "", "run folder: per pass its whole capture (capture.pcapng; --mutation-matrix keeps none), failed specs' own captures, result.json and logs, and report.html (default: a new folder under homatest-runs/)")
 	f.IntVar(&o.keepRuns, "keep-runs", 20, "without --artifacts: once the run is done, remove the oldest of homatest run's folders under homatest-runs/ so that the newest N remain, this one included (only folders it made: named by time, holding passes, not in use; said on stderr); 0 keeps all")
 	f.BoolVar(&o.list, "list", false, "print the specs the run would select (one a line: short name for --focus, area, level, active or passive, RUNS: whether this IUT and environment run it, rule IDs; -o json for machines; -o text or json only) and run none")
+	f.BoolVar(&o.progress, "progress", false, "show which spec each pass is at on standard error (\"run: pass-1: spec 12/93 GRANT-srpt\") when it is not a terminal too (a CI or lab log: a line at most every 10 s); on a terminal it is shown anyway, in place")
 	f.BoolVar(&o.matrix, "mutation-matrix", false, "run one pass per fault knob and print which specs catch each")
 	f.BoolVar(&o.strict, "strict", false, "fail (exit 1) on SHOULD failures too: a failed SHOULD spec, or a SHOULD finding of another rule in any spec's exchange; and (exit 2, INCOMPLETE) on specs not run (unsupported); by default the first are warnings and the last are listed")
 	f.BoolVarP(&o.verbose, "verbose", "v", false, "keep Ginkgo's verbose log in the artifacts")
@@ -380,6 +385,9 @@ func (o *runOpts) run(cmd *cobra.Command) error {
 	// killed, the folder stays in use until the child, which gets SIGTERM
 	// then, has ended.
 	sup := &conformance.Supervisor{Command: []string{self, "run", "--pass"}, Dir: o.artifacts, Ctx: o.ctx, Hold: lock.f}
+	if o.progress || isTerminal(o.stderr) {
+		sup.Progress = passProgress(newProgressLine(o.stderr, "run", 0, true))
+	}
 	if !defaulted {
 		// The earlier run's report page and interrupted marker go with
 		// its passes: beside this run's passes (an interrupted run writes
@@ -688,6 +696,20 @@ func (o *runOpts) runOnly() []string {
 		}
 	}
 	return given
+}
+
+// passProgress shows a pass's specs as they start on p ("pass-1: spec
+// 12/93 GRANT-srpt"), for conformance.Supervisor.Progress, and ends the
+// line when the pass has ended (erased on a terminal before the pass's
+// report is printed).
+func passProgress(p *progressLine) func(pass string, i, n int, short string) {
+	return func(pass string, i, n int, short string) {
+		if i == 0 {
+			p.end()
+			return
+		}
+		p.update(fmt.Sprintf("%s: spec %d/%d %s", pass, i, n, short))
+	}
 }
 
 // listFlagsErr is the usage error of --list given the run-only flags

@@ -932,3 +932,27 @@ func TestRunFocusAsHelpSays(t *testing.T) {
 		}
 	}
 }
+
+// TestRunProgress: --progress shows on standard error which spec each
+// pass is at, when it is not a terminal too (a CI or lab log): the first
+// spec at once, the last state when the pass ends (a long run in
+// namespaces printed nothing for many minutes). Without it, and not on a
+// terminal, there is no such line.
+func TestRunProgress(t *testing.T) {
+	t.Setenv("HOMATEST_CLI_CHILD", "1") // the pass runs in a child
+	dir := t.TempDir()
+	out, err, code := run(t, "run", "--env", "sim", "--focus", "GRANT-srpt", "--focus", "RESEND-gap", "--progress", "--artifacts", filepath.Join(dir, "a"))
+	if code != ExitOK {
+		t.Fatalf("exit %d, %v\n%s", code, err, out)
+	}
+	// Ginkgo's order: resend before grant.
+	for _, want := range []string{"\nrun: pass-1: spec 1/2 RESEND-gap\n", "\nrun: pass-1: spec 2/2 GRANT-srpt\n"} {
+		if !strings.Contains("\n"+out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	out, _, _ = run(t, "run", "--env", "sim", "--focus", "GRANT-srpt", "--artifacts", filepath.Join(dir, "b"))
+	if strings.Contains(out, "run: pass-1: spec") {
+		t.Errorf("a progress line without --progress, not on a terminal:\n%s", out)
+	}
+}
