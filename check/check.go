@@ -540,7 +540,7 @@ func checkFile(o Options, file string) FileReport {
 	sort.Strings(fr.Testers)
 	fr.CapturePoint, fr.CapturePointWhy = plan.String(), plan.why
 	fr.CaptureDropsFrom, fr.CaptureDropsHint = dropsHint(rep, st, o.CaptureDrops)
-	fr.SnapHint = snapHint(st, unseenExcused(rep))
+	fr.SnapHint = snapHint(st, unseenExcused(rep), "no rule could judge the capture")
 	if notes := st.FrameDamage(); len(notes) > 0 {
 		fr.FrameHint = "damaged frames, judged as they hold their packets: " + strings.Join(notes, "; ")
 	}
@@ -1018,9 +1018,11 @@ func snapShort(st pcap.Stats, excused int) string {
 
 // SnapHint is the snap-length hint check gives for a capture read
 // with stats st ("" when the snap length cut no Homa header): what was
-// cut and how to re-capture. homatest rpcs gives it as its warning, or
-// as its error for a capture whose Homa headers are all unreadable.
-func SnapHint(st pcap.Stats) string { return snapHint(st, 0) }
+// cut and how to re-capture. homatest rpcs and plot give it as their
+// warning, or as their error for a capture whose Homa headers are all
+// unreadable (which then says no RPC can be shown, where check says no
+// rule could judge it).
+func SnapHint(st pcap.Stats) string { return snapHint(st, 0, "no RPC can be shown") }
 
 // SnapIncomplete says why the snap length leaves a capture read with
 // stats st incomplete, as check's verdict would be with no finding
@@ -1029,8 +1031,10 @@ func SnapHint(st pcap.Stats) string { return snapHint(st, 0) }
 func SnapIncomplete(st pcap.Stats) string { return snapShort(st, 0) }
 
 // snapHint is FileReport.SnapHint for a capture read with stats st
-// whose check excused excused findings (see snapShort).
-func snapHint(st pcap.Stats, excused int) string {
+// whose check excused excused findings (see snapShort); unread says
+// what a capture whose Homa headers are all unreadable denies the
+// caller.
+func snapHint(st pcap.Stats, excused int, unread string) string {
 	if st.SnapCut == 0 {
 		return ""
 	}
@@ -1044,7 +1048,7 @@ func snapHint(st pcap.Stats, excused int) string {
 		return what + ": none lost a field a receiver reads (" + plural.Word(st.SnapComplete, "it is an ACK ", "all are ACKs ") + ackWhole + ")"
 	}
 	if st.SnapCut == st.Homa && st.SnapPartial == 0 {
-		return what + ": no Homa header could be read, so no rule could judge the capture; " + spec.SnapAdvice
+		return what + ": no Homa header could be read, so " + unread + "; " + spec.SnapAdvice
 	}
 	them := "their packets are unseen"
 	if st.SnapComplete > 0 {

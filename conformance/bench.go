@@ -69,6 +69,12 @@ type Bench struct {
 	// every packet as its host sent it (before the impairment), and every
 	// packet as delivered to its destination host (after it).
 	Finish func() (sent, delivered string, err error)
+	// Keep, set for a bench whose Finish gives temporary files (simBench:
+	// ".sent-N.pcapng.tmp", removed by Close), gives them, with their
+	// sidecars, the names a failed spec reports ("sent-N.pcapng") and
+	// returns those paths; Close then leaves them. Calling it again
+	// returns the same paths. Nil: Finish's files are kept as they are.
+	Keep func() (sent, delivered string, err error)
 	// Switch returns the switch's counters: drops and alterations per
 	// port, and the fault plan's hits.
 	Switch func() netem.Stats

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"net/netip"
 	"os"
+	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -65,10 +67,14 @@ func simBench(n int, imp LinkImpairment, faults []string, dir string) (*Bench, e
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
+	// The captures are hidden temporaries (".sent-N.pcapng.tmp") until a
+	// failed spec keeps them (Bench.Keep): a pass killed meanwhile (SIGKILL)
+	// leaves nothing that passes for a capture, and the next run removes
+	// them as it removes every temporary file of a killed run's folder.
 	var files []*os.File
 	var bufs []*bufio.Writer
 	for _, name := range []string{"sent", "delivered"} {
-		f, err := os.CreateTemp(dir, name+"-*.pcapng")
+		f, err := os.CreateTemp(dir, "."+name+"-*.pcapng.tmp")
 		if err != nil {
 			for _, f := range files {
 				f.Close()
@@ -121,9 +127,44 @@ func simBench(n int, imp LinkImpairment, faults []string, dir string) (*Bench, e
 		}
 		return files[0].Name(), files[1].Name(), nil
 	}
+	kept := false
+	b.Keep = func() (string, string, error) {
+		closeFiles()
+		if finishErr != nil {
+			return "", "", finishErr
+		}
+		var paths []string
+		for _, f := range files {
+			to := keptName(f.Name())
+			if kept {
+				paths = append(paths, to)
+				continue
+			}
+			for _, side := range []string{"", ".params", ".stalls.json"} {
+				if err := os.Rename(f.Name()+side, to+side); err != nil && (side == "" || !errors.Is(err, os.ErrNotExist)) {
+					return "", "", err
+				}
+			}
+			paths = append(paths, to)
+		}
+		kept = true
+		return paths[0], paths[1], nil
+	}
 	b.Close = func() error {
 		closeFiles()
+		if !kept {
+			for _, f := range files {
+				removeWithSidecars(f.Name())
+			}
+		}
 		return nil
 	}
 	return b, nil
+}
+
+// keptName is the name a simulated bench's temporary capture
+// (".sent-N.pcapng.tmp") is kept under: "sent-N.pcapng", in its folder.
+func keptName(tmp string) string {
+	base := strings.TrimSuffix(strings.TrimPrefix(filepath.Base(tmp), "."), ".tmp")
+	return filepath.Join(filepath.Dir(tmp), base)
 }

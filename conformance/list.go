@@ -64,7 +64,7 @@ func List(o PassOptions) ([]SpecInfo, error) {
 	if err != nil {
 		return nil, err
 	}
-	rep := PreviewSpecs("Homa conformance", sc, rc)
+	rep := PreviewSpecs(suiteDescription, sc, rc)
 	// A bench for the passive specs: the simulator always builds one;
 	// namespaces with --ns-workloads, or simulated reference hosts for
 	// the ref (RunPassFile's Workloads and RefBench).

@@ -69,18 +69,42 @@ func bench(n int, imp LinkImpairment) *Bench {
 			removeWithSidecars(sent)
 			removeWithSidecars(delivered)
 		}
-		if sent == "" && failed {
-			// Failed before checkBench (e.g. RPCs that never completed):
-			// keep the packets for the report all the same.
-			if s, d, err := b.Finish(); err == nil {
-				AddReportEntry(entryCapture, d)
-				p := benchParams(b)
-				writeBenchSidecars(s, p)
-				writeBenchSidecars(d, p)
-			}
+		if !failed {
+			return
 		}
+		// Failed before checkBench too (e.g. RPCs that never completed):
+		// keep the packets for the report all the same.
+		if _, _, err := b.Finish(); err != nil {
+			return
+		}
+		s, d, err := keepCaptures(b)
+		if err != nil {
+			return
+		}
+		AddReportEntry(entryCapture, d)
+		p := benchParams(b)
+		writeBenchSidecars(s, p)
+		writeBenchSidecars(d, p)
 	})
 	return b
+}
+
+// keptPath is the path the capture Finish gave at path has once
+// keepCaptures kept it.
+func keptPath(b *Bench, path string) string {
+	if b.Keep == nil {
+		return path
+	}
+	return keptName(path)
+}
+
+// keepCaptures makes the bench's finished captures a failed spec's own
+// (Bench.Keep) and returns their paths.
+func keepCaptures(b *Bench) (sent, delivered string, err error) {
+	if b.Keep == nil {
+		return b.Finish()
+	}
+	return b.Keep()
 }
 
 // run drives the workload and checks every RPC: completed, right payload
@@ -289,7 +313,8 @@ func checkBench(b *Bench, min spec.Level) {
 	GinkgoHelper()
 	sentPath, deliveredPath, err := b.Finish()
 	ok(err, "writing the bench captures")
-	AddReportEntry(entryCapture, deliveredPath)
+	// The names the captures have once the failed spec keeps them.
+	sentName, deliveredName := keptPath(b, sentPath), keptPath(b, deliveredPath)
 	p := benchParams(b)
 	judge, err := spec.NewJudge(env.Profile, p, "HOMA-*", min)
 	ok(err, "selecting rules")
@@ -326,10 +351,10 @@ func checkBench(b *Bench, min spec.Level) {
 				where = "as delivered"
 			}
 			f := v
-			f.Why = hr.LocateText(v.Why, filepath.Base(sentPath), filepath.Base(deliveredPath))
+			f.Why = hr.LocateText(v.Why, filepath.Base(sentName), filepath.Base(deliveredName))
 			bad = append(bad, fmt.Sprintf("host %s view (view frame %d = frame %d of the %s capture): %s", hr.Host, v.Frame, src.Frame, where, f))
 		}
-		s, d := annotate.HostView(kept, filepath.Base(sentPath), filepath.Base(deliveredPath))
+		s, d := annotate.HostView(kept, filepath.Base(sentName), filepath.Base(deliveredName))
 		sentFindings, deliveredFindings = append(sentFindings, s...), append(deliveredFindings, d...)
 	}
 	if len(bad) > 0 {
@@ -348,7 +373,7 @@ func checkBench(b *Bench, min spec.Level) {
 	if altered > 0 {
 		also = append(also, fmt.Sprintf("%d concern RPCs a packet of which reached its host altered on the way", altered))
 	}
-	also = append(also, "as sent: "+sentPath, "as delivered: "+deliveredPath)
+	also = append(also, "as sent: "+sentName, "as delivered: "+deliveredName)
 	none(bad, "spec checker findings (%s)", strings.Join(also, "; "))
 }
 

@@ -39,6 +39,9 @@ type Options struct {
 	// its strings, or named by it: a spec's short name selects that spec
 	// alone (focusRegexp).
 	Focus []string
+	// Progress, if set, is called as each selected spec starts: its
+	// place i of the n the pass runs (from 1) and its short name.
+	Progress func(i, n int, short string)
 	// JUnit is the path of a JUnit XML report to write ("" = none).
 	JUnit string
 	// Artifacts is the pass's directory: its whole capture (capture.pcapng)
@@ -543,6 +546,19 @@ var _ = BeforeSuite(func(sc SpecContext) {
 
 var _ = ReportAfterSuite("homatest result", func(r Report) { lastReport = &r })
 
+// specsToRun and specsStarted count the pass's specs for
+// Options.Progress.
+var specsToRun, specsStarted int
+
+var _ = ReportBeforeSuite(func(r Report) { specsToRun = r.PreRunStats.SpecsThatWillRun })
+
+var _ = BeforeEach(func() {
+	specsStarted++
+	if opts.Progress != nil {
+		opts.Progress(specsStarted, specsToRun, SpecResult{Name: CurrentSpecReport().FullText()}.ShortName())
+	}
+})
+
 // failer satisfies GinkgoTestingT for runs outside go test.
 type failer struct{ failed bool }
 
@@ -582,7 +598,7 @@ func Run(t GinkgoTestingT, o Options) (*Result, error) {
 	formatter.ColorableStdOut = out
 	defer func() { formatter.ColorableStdOut = saved }()
 	start := time.Now()
-	RunSpecs(t, "Homa conformance", sc, rc)
+	RunSpecs(t, suiteDescription, sc, rc)
 	res := &Result{Duration: time.Since(start)}
 	if env != nil {
 		res.Env = env.String()
@@ -796,27 +812,64 @@ func rulesFilter(globs string) (string, error) {
 	return "(" + strings.Join(parts, " || ") + ")", nil
 }
 
+// focusTextHint is FocusHint's word on --focus text f that is not
+// shaped like a short name: "" when a spec's name contains it.
+func focusTextHint(f string, specs []SpecResult) string {
+	re := regexp.MustCompile(focusRegexp(f))
+	var other []string
+	for _, s := range specs {
+		if re.MatchString(suiteDescription + " " + s.Name) {
+			return ""
+		}
+		if strings.Contains(strings.ToLower(s.Name), strings.ToLower(f)) && s.ShortName() != RunCaptureShort {
+			other = append(other, s.ShortName())
+		}
+	}
+	switch {
+	case strings.ContainsAny(f, `*?[]^$|\+(){}`):
+		return fmt.Sprintf("--focus %q is plain text, not a glob or regexp: give text of the specs' names, such as a short name (GRANT-srpt) or a word (srpt); --rules takes rule-ID globs", f)
+	case len(other) > 0:
+		if len(other) > 6 {
+			other = append(other[:6], "…")
+		}
+		return fmt.Sprintf("--focus %q: no spec's name contains it as typed (case matters); in another case: %s", f, strings.Join(other, ", "))
+	}
+	return ""
+}
+
 // shortNameRe matches a spec's short name (SpecResult.ShortName), e.g.
 // "WORKLOAD-incast", "RPC_UNKNOWN-reply".
 var shortNameRe = regexp.MustCompile(`^[A-Z][A-Z_]*-[A-Za-z0-9]+(-[A-Za-z0-9]+)*$`)
+
+// suiteDescription is the suite's description (Ginkgo's RunSpecs and
+// PreviewSpecs), which Ginkgo puts before each spec's full name when it
+// matches focus regexps.
+const suiteDescription = "Homa conformance"
 
 // focusRegexp is the Ginkgo focus regexp of the --focus text f: a spec's
 // short name selects that spec alone (its full name has it as a word
 // followed by ":"), not those whose names extend it ("WORKLOAD-incast"
 // used to run WORKLOAD-incast-mixed too, rerun commands included); any
-// other text selects the specs whose full name contains it.
+// other text selects the specs whose full name contains it. Ginkgo
+// matches "Homa conformance " + the full name: the regexp skips that
+// prefix ("--focus Homa" used to select every spec).
 func focusRegexp(f string) string {
+	prefix := "^" + regexp.QuoteMeta(suiteDescription+" ")
 	if shortNameRe.MatchString(f) {
-		return `(^| )` + regexp.QuoteMeta(f) + `:`
+		return prefix + `(.* )?` + regexp.QuoteMeta(f) + `:`
 	}
-	return regexp.QuoteMeta(f)
+	return prefix + `.*` + regexp.QuoteMeta(f)
 }
 
 // FocusHint says, for --focus texts that selected no spec, what to give
 // instead: for one shaped like a short name (which selects that spec
 // alone), the short names among specs (the pass's results, skipped ones
 // included) that begin with it, each to be given with a --focus of its
-// own, or "" when none is so shaped.
+// own; for other text that no spec's name contains, that it is plain
+// text (one with glob or regexp characters) or that case matters (the
+// short names of the specs whose names contain it in another case); ""
+// when there is nothing to say (the text matched specs the other
+// filters left out).
 func FocusHint(focus []string, specs []SpecResult) string {
 	var hints []string
 	for _, f := range focus {
@@ -825,6 +878,9 @@ func FocusHint(focus []string, specs []SpecResult) string {
 			continue
 		}
 		if !shortNameRe.MatchString(f) {
+			if h := focusTextHint(f, specs); h != "" {
+				hints = append(hints, h)
+			}
 			continue
 		}
 		var like []string

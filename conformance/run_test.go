@@ -70,7 +70,7 @@ func TestFocusRegexp(t *testing.T) {
 		re := regexp.MustCompile(focusRegexp(c.focus))
 		var got []int
 		for i, n := range names {
-			if re.MatchString(n) {
+			if re.MatchString(suiteDescription + " " + n) { // what Ginkgo matches
 				got = append(got, i)
 			}
 		}
@@ -90,6 +90,10 @@ func TestFocusHint(t *testing.T) {
 		{[]string{"RESEND-gapz"}, "--focus RESEND-gapz names no spec (a text shaped like a spec's short name selects that spec alone; any other text, such as a word of its name, selects the specs whose names contain it)"},
 		{[]string{"incast", "a RESEND"}, ""},
 		{[]string{"GRANT-long-"}, ""},
+		{[]string{"GRANT-*"}, `--focus "GRANT-*" is plain text, not a glob or regexp: give text of the specs' names, such as a short name (GRANT-srpt) or a word (srpt); --rules takes rule-ID globs`},
+		{[]string{"RESEND-.*"}, `--focus "RESEND-.*" is plain text, not a glob or regexp: give text of the specs' names, such as a short name (GRANT-srpt) or a word (srpt); --rules takes rule-ID globs`},
+		{[]string{"grant-long"}, `--focus "grant-long": no spec's name contains it as typed (case matters); in another case: GRANT-long-request, GRANT-long-response`},
+		{[]string{"grants"}, ""}, // contained: the other filters left its specs out
 	} {
 		specs := []SpecResult{{Name: "grants GRANT-long-request: x"}, {Name: "grants GRANT-long-response: x"}, {Name: "retransmission RESEND-gap: x"},
 			{Name: "retransmission RESEND-gap-duplicates: x"}, {Name: "grants GRANT-srpt: x"}}
@@ -97,15 +101,28 @@ func TestFocusHint(t *testing.T) {
 			t.Errorf("FocusHint(%q) = %q, want %q", c.focus, got, c.want)
 		}
 	}
-	// The containment the hint proposes selects what it says.
-	re := regexp.MustCompile(focusRegexp("GRANT-long-"))
-	for n, want := range map[string]bool{
-		"grants GRANT-long-request: x":  true,
-		"grants GRANT-long-response: x": true,
-		"grants GRANT-srpt-priority: x": false,
+	// The containment the hint proposes selects what it says; Ginkgo
+	// matches the suite's description and the full name.
+	for _, c := range []struct {
+		focus, name string
+		want        bool
+	}{
+		{"GRANT-long-", "grants GRANT-long-request: x", true},
+		{"GRANT-long-", "grants GRANT-long-response: x", true},
+		{"GRANT-long-", "grants GRANT-srpt-priority: x", false},
+		{"GRANT-srpt", "grants GRANT-srpt: x", true},
+		{"GRANT-srpt", "grants GRANT-srpt-priority: x", false},
+		{"GRANT-srpt", "GRANT-srpt: x", true},
+		{"grants GRANT", "grants GRANT-srpt: x", true},
+		// Text of the suite's description is no spec's: "--focus Homa"
+		// selected every spec.
+		{"Homa", "grants GRANT-srpt: x", false},
+		{"conformance", "grants GRANT-srpt: x", false},
+		{"conformance grants", "grants GRANT-srpt: x", false},
+		{"Homa", "grants GRANT-srpt: a Homa message", true},
 	} {
-		if re.MatchString(n) != want {
-			t.Errorf("--focus GRANT-long- on %q: %v, want %v", n, !want, want)
+		if got := regexp.MustCompile(focusRegexp(c.focus)).MatchString(suiteDescription + " " + c.name); got != c.want {
+			t.Errorf("--focus %q on %q: %v, want %v", c.focus, c.name, got, c.want)
 		}
 	}
 }

@@ -1,6 +1,7 @@
 package conformance
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -92,11 +93,21 @@ type Supervisor struct {
 	// children do not keep it): the run-folder lock, whose flock then
 	// stays held while a pass runs even if the supervisor was killed.
 	Hold *os.File
+	// Progress, if set, is called as each spec of pass starts: its
+	// place i of the n the pass runs and its short name (Options.Progress
+	// in the child, over a pipe), from another goroutine; and, before
+	// Pass returns, once with i 0 when the pass has ended.
+	Progress func(pass string, i, n int, short string)
 }
 
 // holdFDEnv names, in a pass child's environment, the descriptor of
-// Supervisor.Hold (RunPassFile marks it close-on-exec).
-const holdFDEnv = "HOMATEST_PASS_HOLD_FD"
+// Supervisor.Hold (RunPassFile marks it close-on-exec); progressFDEnv
+// the pipe's write end the child reports each spec's start on, one line
+// "I N SHORT" a spec (Supervisor.Progress).
+const (
+	holdFDEnv     = "HOMATEST_PASS_HOLD_FD"
+	progressFDEnv = "HOMATEST_PASS_PROGRESS_FD"
+)
 
 // EarlierFolder is the folder under a run folder where SetAsideEarlierPasses
 // keeps an earlier run's pass folders while a new run starts.
@@ -224,18 +235,47 @@ func (s *Supervisor) Pass(name string, o PassOptions) (*Result, string, error) {
 	c := exec.Command(s.Command[0], append(s.Command[1:], optsFile)...)
 	var stderr strings.Builder
 	c.Stderr = &stderr
+	c.Env = os.Environ()
 	if s.Hold != nil {
-		c.ExtraFiles = []*os.File{s.Hold}
-		c.Env = append(os.Environ(), holdFDEnv+"=3")
+		c.ExtraFiles = append(c.ExtraFiles, s.Hold)
+		c.Env = append(c.Env, fmt.Sprintf("%s=%d", holdFDEnv, 2+len(c.ExtraFiles)))
+	}
+	progressDone := make(chan struct{})
+	close(progressDone)
+	if s.Progress != nil {
+		r, w, err := os.Pipe()
+		if err != nil {
+			return nil, "", err
+		}
+		defer r.Close()
+		defer w.Close() // closed at once after the start; again is harmless
+		c.ExtraFiles = append(c.ExtraFiles, w)
+		c.Env = append(c.Env, fmt.Sprintf("%s=%d", progressFDEnv, 2+len(c.ExtraFiles)))
+		progressDone = make(chan struct{})
+		go func() {
+			defer close(progressDone)
+			readProgress(r, func(i, n int, short string) { s.Progress(name, i, n, short) })
+		}()
 	}
 	// SIGTERM when the supervisor dies, not SIGKILL: the pass's interrupt
 	// handling (Ginkgo's) removes its namespaces, and a SIGKILLed "homatest
 	// run" must not leave its pass working on a run folder the next run
 	// takes over.
 	done, err := childproc.StartDying(c, syscall.SIGTERM)
+	if s.Progress != nil {
+		c.ExtraFiles[len(c.ExtraFiles)-1].Close() // the child's now: EOF when it ends
+	}
 	if err != nil {
 		return nil, "", fmt.Errorf("pass %s failed to start: %w", name, err)
 	}
+	// Every spec start the child reported is passed on before Pass
+	// returns (Pass's return follows done), then the pass's end.
+	defer func() {
+		<-progressDone
+		if s.Progress != nil {
+			s.Progress(name, 0, 0, "")
+		}
+	}()
 	ctx := s.Ctx
 	if ctx == nil {
 		ctx = context.Background()
@@ -279,6 +319,19 @@ func (s *Supervisor) Pass(name string, o PassOptions) (*Result, string, error) {
 		junit = filepath.Join(o.Dir, passJUnitFile)
 	}
 	return &res, junit, nil
+}
+
+// readProgress calls fn with each "I N SHORT" line r holds, until its
+// end; other lines are skipped.
+func readProgress(r io.Reader, fn func(i, n int, short string)) {
+	sc := bufio.NewScanner(r)
+	for sc.Scan() {
+		var i, n int
+		var short string
+		if _, err := fmt.Sscanf(sc.Text(), "%d %d %s", &i, &n, &short); err == nil {
+			fn(i, n, short)
+		}
+	}
 }
 
 // RerunInconclusive reruns the specs of res (pass name, run with o) whose
@@ -541,10 +594,17 @@ func RunPassFile(path string) error {
 	if o.JUnit {
 		junit = filepath.Join(o.Dir, passJUnitFile)
 	}
+	var progress func(i, n int, short string)
+	if fd, err := strconv.Atoi(os.Getenv(progressFDEnv)); err == nil && fd > 2 {
+		syscall.CloseOnExec(fd) // the agents must not hold the pipe open
+		pw := os.NewFile(uintptr(fd), "progress")
+		defer pw.Close()
+		progress = func(i, n int, short string) { fmt.Fprintf(pw, "%d %d %s\n", i, n, short) }
+	}
 	// Ginkgo handles SIGINT and SIGTERM in the pass: it interrupts the
 	// spec and runs the suite's cleanups, which remove the namespaces.
 	res, err := Run(nil, Options{NewEnv: newEnv, LabelFilter: o.LabelFilter, Rules: o.Rules, Focus: o.Focus,
-		JUnit: junit, Artifacts: o.Dir, Log: logf, Verbose: o.Verbose})
+		JUnit: junit, Artifacts: o.Dir, Log: logf, Verbose: o.Verbose, Progress: progress})
 	if err != nil {
 		return err
 	}

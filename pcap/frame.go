@@ -1,12 +1,14 @@
 package pcap
 
 import (
+	"fmt"
 	"net/netip"
 	"strings"
 	"time"
 
 	"github.com/gopacket/gopacket/layers"
 
+	"github.com/homatest/homatest/internal/plural"
 	"github.com/homatest/homatest/spec"
 	"github.com/homatest/homatest/spec/wire"
 )
@@ -111,8 +113,9 @@ type Stats struct {
 	// header, or a GSO frame's segment headers, the snap length cut
 	// (captured length below the frame's length, gopacket CaptureInfo):
 	// packets the capture holds but cannot show, as if it had dropped
-	// them. SnapLen is the most bytes the capture kept of such a frame (its
-	// snap length, or less when the link layer is shorter); 0 without any.
+	// them. SnapLen is the most bytes the capture kept of such a frame, or
+	// of one cut before its Homa header (OtherCutBeforeHoma): its snap
+	// length, or less when the link layer is shorter; 0 without any.
 	SnapCut int `json:"snap_cut,omitempty"`
 	SnapLen int `json:"snap_len,omitempty"`
 	// SnapPartial counts the SnapCut frames whose common header (ports,
@@ -147,7 +150,8 @@ type Stats struct {
 	// "udp", "ip" (another IP protocol), "fragment" (IPv4 fragments),
 	// "empty" (zero-length frames), "not-ip" (a supported link type
 	// carrying something else, or an IP header whose version is not that of
-	// its EtherType: 5 under 0x0800), "unsupported-link-<name>" (a link type the
+	// its EtherType: 5 under 0x0800), OtherCutBeforeHoma (not that, but
+	// cut by the snap length before its IP header ended), "unsupported-link-<name>" (a link type the
 	// reader cannot peel), and two kinds of Homa frames skipped: "other
 	// direction" (ReaderOptions.Direction) and OtherCopy (a packet's second
 	// sighting at another capture point of the capture: copyTracker).
@@ -202,6 +206,25 @@ type Stats struct {
 // more than it can spare (SnapCut but not SnapComplete): packets the
 // checker's trace and all but a few rules do not see.
 func (s *Stats) SnapUnseen() int { return s.SnapCut - s.SnapComplete }
+
+// OtherCutBeforeHoma is Stats.Other's kind for a frame the snap length
+// cut before its link and IP headers ended (tcpdump -s 20 on Ethernet):
+// no IP packet could be read from it, so a Homa packet in it is unseen
+// (pcap's linkParser.cutBeforeIP; otherwise it would count as "not-ip").
+const OtherCutBeforeHoma = "cut before the Homa header"
+
+// CutBeforeHomaHint says how many frames the snap length cut before
+// their Homa header (Other's OtherCutBeforeHoma) and how to re-capture,
+// "" when none: the words decode's summary and the error of check, rpcs
+// and plot on a capture without a Homa packet share.
+func (s *Stats) CutBeforeHomaHint() string {
+	n := s.Other[OtherCutBeforeHoma]
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf("the snap length cut %s before %s Homa header (at most %d bytes of each were captured), so any Homa packet among them is unseen: %s",
+		plural.Of(n, "frame", "frames"), plural.Word(n, "its", "their"), s.SnapLen, spec.SnapAdvice)
+}
 
 // UnreadLink returns the number of frames of link types the reader cannot
 // peel (Other's "unsupported-link-<name>" kinds): whatever packets they

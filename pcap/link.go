@@ -40,6 +40,9 @@ type linkParser struct {
 	// and at an 802.1Q tag (with p4 and p6 at an IP header).
 	inner      *linkParser
 	pEth, pTag *gopacket.DecodingLayerParser
+	// first is the layer a frame of the link type starts with (p's
+	// first; zero for raw IP, whose version nibble picks p4 or p6).
+	first gopacket.LayerType
 	// fast is how the link type starts a frame for fastDecode:
 	// fastEthernet, fastRaw, or fastNone for a link type it leaves to p.
 	fast uint8
@@ -60,21 +63,23 @@ func newLinkParser(lt layers.LinkType) *linkParser {
 	lp := &linkParser{decoded: make([]gopacket.LayerType, 0, 8), unsup: unsupportedLink + linkName(lt)}
 	switch lt {
 	case layers.LinkTypeEthernet:
-		lp.p = lp.mk(layers.LayerTypeEthernet)
-		lp.fast = fastEthernet
+		lp.first, lp.fast = layers.LayerTypeEthernet, fastEthernet
 	case layers.LinkTypeLinuxSLL:
-		lp.p = lp.mk(layers.LayerTypeLinuxSLL)
+		lp.first = layers.LayerTypeLinuxSLL
 	case layers.LinkTypeLinuxSLL2:
-		lp.p = lp.mk(layers.LayerTypeLinuxSLL2)
+		lp.first = layers.LayerTypeLinuxSLL2
 	case layers.LinkTypeIPv4:
-		lp.p = lp.mk(layers.LayerTypeIPv4)
+		lp.first = layers.LayerTypeIPv4
 	case layers.LinkTypeIPv6:
-		lp.p = lp.mk(layers.LayerTypeIPv6)
+		lp.first = layers.LayerTypeIPv6
 	case layers.LinkTypeNull, layers.LinkTypeLoop: // BSD loopback: 4-byte address family
-		lp.p = lp.mk(layers.LayerTypeLoopback)
+		lp.first = layers.LayerTypeLoopback
 	case layers.LinkTypeRaw, 12, 14: // LINKTYPE_RAW, and DLT_RAW as some systems write it
 		lp.p4, lp.p6 = lp.mk(layers.LayerTypeIPv4), lp.mk(layers.LayerTypeIPv6)
 		lp.fast = fastRaw
+	}
+	if lp.first != gopacket.LayerTypeZero {
+		lp.p = lp.mk(lp.first)
 	}
 	return lp
 }
@@ -278,6 +283,68 @@ func (lp *linkParser) run(p *gopacket.DecodingLayerParser, data []byte, depth in
 		return 0, false
 	}
 	return ipv, true
+}
+
+// cutBeforeIP reports whether data, a frame lp's decode found no IP
+// packet in and the snap length cut, may hide a Homa packet: it stops
+// before the end of the link header, or inside the IPv4 or IPv6 header
+// the link header announces, before that header's protocol byte or at
+// one naming Homa or TCP (which may be hijacked Homa).
+func (lp *linkParser) cutBeforeIP(data []byte) bool {
+	next, ip := lp.first, data
+	switch {
+	case lp.p4 != nil: // raw IP: the version nibble says which
+		switch {
+		case len(data) == 0:
+			return true
+		case data[0]>>4 == 4:
+			next = layers.LayerTypeIPv4
+		case data[0]>>4 == 6:
+			next = layers.LayerTypeIPv6
+		default:
+			return false
+		}
+	case next == layers.LayerTypeIPv4 || next == layers.LayerTypeIPv6:
+	case len(lp.decoded) == 0:
+		return true // the link header itself was cut
+	default:
+		var l gopacket.DecodingLayer
+		switch lp.decoded[len(lp.decoded)-1] {
+		case layers.LayerTypeEthernet:
+			l = &lp.eth
+		case layers.LayerTypeDot1Q:
+			l = &lp.dot1q
+		case layers.LayerTypeLinuxSLL:
+			l = &lp.sll
+		case layers.LayerTypeLinuxSLL2:
+			l = &lp.sll2
+		case layers.LayerTypeLoopback:
+			l = &lp.loop
+		default:
+			return false
+		}
+		next, ip = l.NextLayerType(), l.LayerPayload()
+	}
+	proto := -1
+	switch next {
+	case layers.LayerTypeIPv4:
+		if len(ip) >= 20 {
+			return false
+		}
+		if len(ip) > 9 {
+			proto = int(ip[9])
+		}
+	case layers.LayerTypeIPv6:
+		if len(ip) >= 40 {
+			return false
+		}
+		if len(ip) > 6 {
+			proto = int(ip[6])
+		}
+	default:
+		return false
+	}
+	return proto < 0 || fastHoma(uint8(proto)) || proto == int(layers.IPProtocolTCP)
 }
 
 // innerParser returns lp.inner, made on first use.

@@ -369,8 +369,12 @@ func StreamPathFrames(path string, o ReaderOptions, frame func(*Reader, *Frame),
 
 // NoHomaError is ErrNoHoma for the capture at path, read with stats st:
 // it names the link types the reader could not peel when st has frames of
-// them (the Homa packets may be there).
+// them (the Homa packets may be there), and says so of frames the snap
+// length cut before their Homa header (Stats.CutBeforeHomaHint).
 func NoHomaError(path string, st Stats) error {
+	if h := st.CutBeforeHomaHint(); h != "" {
+		return &cutBeforeHomaError{path: path, hint: h}
+	}
 	if n := st.UnreadLink(); n > 0 {
 		var kinds []string
 		for k := range st.Other {
@@ -384,6 +388,18 @@ func NoHomaError(path string, st Stats) error {
 	}
 	return fmt.Errorf("%s: %w", path, ErrNoHoma)
 }
+
+// cutBeforeHomaError is ErrNoHoma for a capture whose snap length cut
+// frames before their Homa header: no Homa header could be read, which
+// is not the same as none being there.
+type cutBeforeHomaError struct{ path, hint string }
+
+func (e *cutBeforeHomaError) Error() string {
+	return e.path + ": no Homa header could be read: " + e.hint
+}
+
+// Unwrap returns ErrNoHoma.
+func (e *cutBeforeHomaError) Unwrap() error { return ErrNoHoma }
 
 // DetectPathShifts returns the IPv6 priority shifts of the hosts of the
 // capture at path (DetectIPv6Shifts; nil if it cannot be read).

@@ -581,7 +581,12 @@ func (r *Reader) decode(data []byte, ci gopacket.CaptureInfo, lt layers.LinkType
 	}
 	ipv, ok := lp.decode(data)
 	if !ok {
-		r.other(lp.kind)
+		kind := lp.kind
+		if kind == "not-ip" && ci.CaptureLength < ci.Length && lp.cutBeforeIP(data) {
+			kind = OtherCutBeforeHoma
+			r.stats.SnapLen = max(r.stats.SnapLen, ci.CaptureLength)
+		}
+		r.other(kind)
 		return false
 	}
 	f := &r.frame

@@ -184,3 +184,38 @@ func capLenOverLenPcap(t testing.TB) ([]byte, []byte) {
 	binary.LittleEndian.PutUint32(capture[rec2+12:], uint32(len(grant)-10))
 	return capture, grant
 }
+
+// TestSnapCutBeforeHoma: a frame the snap length cut before its IPv4
+// header ended (editcap -s 20 or -s 30 over Ethernet) counts as
+// OtherCutBeforeHoma, with the bytes kept in SnapLen, when the cut hid
+// the protocol byte or left one naming Homa; one whose protocol byte
+// says UDP, or that the snap length did not cut, stays "not-ip". A
+// capture of nothing else is ErrNoHoma, saying the frames were cut
+// before their Homa header and how to re-capture (it said only "no Homa
+// packets found").
+func TestSnapCutBeforeHoma(t *testing.T) {
+	data := buildFrame(t, FrameSpec{Src: addrA, Dst: addrB, Priority: 6}, sampleFields()[0], wire.EncodeOptions{FixLengths: true, SetMarks: true})
+	udp := bytes.Clone(data)
+	udp[14+9] = 17
+	t1 := time.Unix(1, 0)
+	capture := classicPcapOf(t, 30,
+		rec{t1, data, 20},      // 6 bytes of the IPv4 header: no protocol byte
+		rec{t1, data, 30},      // protocol 146, header cut
+		rec{t1, udp, 30},       // protocol 17: not Homa
+		rec{t1, data[:30], 30}) // not cut: the frame is that short
+	st, err := readAll(t, capture)
+	if st.Homa != 0 || st.Other[OtherCutBeforeHoma] != 2 || st.Other["not-ip"] != 2 || st.SnapLen != 30 {
+		t.Fatalf("homa %d, other %v, snap len %d; want 0, 2 cut before the Homa header and 2 not-ip, 30", st.Homa, st.Other, st.SnapLen)
+	}
+	const want = "the snap length cut 2 frames before their Homa header (at most 30 bytes of each were captured), so any Homa packet among them is unseen: re-capture whole frames (tcpdump -s 0, dumpcap -s 0)"
+	if h := st.CutBeforeHomaHint(); h != want {
+		t.Errorf("hint %q, want %q", h, want)
+	}
+	if !strings.Contains(st.Summary("c.pcap", err), "; "+want) {
+		t.Errorf("summary %q lacks the hint", st.Summary("c.pcap", err))
+	}
+	e := NoHomaError("c.pcap", st)
+	if !errors.Is(e, ErrNoHoma) || e.Error() != "c.pcap: no Homa header could be read: "+want {
+		t.Errorf("NoHomaError: %v (is ErrNoHoma: %v), want the hint", e, errors.Is(e, ErrNoHoma))
+	}
+}

@@ -59,6 +59,9 @@ func (s *Stats) Summary(name string, stopped error) string {
 	if s.SnapCut > 0 {
 		fmt.Fprintf(&b, "; %s (of the decode errors) with the Homa header cut by the snap length (%d bytes kept): %s", plural.Of(s.SnapCut, "Homa frame", "Homa frames"), s.SnapLen, spec.SnapAdvice)
 	}
+	if h := s.CutBeforeHomaHint(); h != "" {
+		b.WriteString("; " + h)
+	}
 	for _, n := range s.FrameDamage() {
 		b.WriteString("; " + n)
 	}

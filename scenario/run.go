@@ -172,6 +172,22 @@ var ErrRunFolder = errors.New("cannot make the run folder")
 // an interrupted pass's folder.
 var ErrInterrupted = errors.New("interrupted: the run stopped before it finished")
 
+// InterruptedError is Run's error for an interrupted run (it wraps
+// ErrInterrupted): Dir is its partial folder, Traffic the workload's
+// records as far as it got (an RPC cut short by the interruption has
+// not ended, or ended "aborted: ..."; nil when the workload had not
+// begun).
+type InterruptedError struct {
+	Dir     string
+	Traffic *traffic.Result
+	msg     string
+}
+
+func (e *InterruptedError) Error() string { return e.msg }
+
+// Unwrap returns ErrInterrupted.
+func (e *InterruptedError) Unwrap() error { return ErrInterrupted }
+
 // InterruptedFile marks the folder of an interrupted run; it says when
 // and why (harness.MarkInterrupted).
 const InterruptedFile = harness.InterruptedFile
@@ -183,10 +199,13 @@ const InterruptedFile = harness.InterruptedFile
 func (r *run) fail(ctx context.Context, err error) error {
 	dir := r.arts.Dir
 	if ctx.Err() != nil {
+		e := &InterruptedError{Dir: dir, Traffic: r.res.Traffic}
 		if werr := r.arts.MarkInterrupted("this run", context.Cause(ctx), "homatest replay refuses it; run the scenario again"); werr != nil {
-			return fmt.Errorf("%w (and marking %s failed: %v)", ErrInterrupted, dir, werr)
+			e.msg = fmt.Sprintf("%v (and marking %s failed: %v)", ErrInterrupted, dir, werr)
+		} else {
+			e.msg = fmt.Sprintf("%v; its partial folder %s is marked %s", ErrInterrupted, dir, InterruptedFile)
 		}
-		return fmt.Errorf("%w; its partial folder %s is marked %s", ErrInterrupted, dir, InterruptedFile)
+		return e
 	}
 	logs, _ := filepath.Glob(filepath.Join(dir, "*.stderr.log"))
 	for _, l := range logs {
@@ -383,10 +402,10 @@ func (r *run) execute(ctx context.Context) error {
 	cfg.Hosts, cfg.Timeout = eps, timescale.D(cfg.Timeout)
 	r.logf("running the workload on %s (%s)", s.IUT.Impl, describeWorkload(s.Workload))
 	tr, err := traffic.Run(ctx, cfg)
+	r.res.Traffic = tr // an interrupted run's too: its records as far as it got
 	if err != nil {
 		return fmt.Errorf("workload: %w", err)
 	}
-	r.res.Traffic = tr
 	for _, a := range ags {
 		select {
 		case <-a.Proc.Done():

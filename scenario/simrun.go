@@ -160,10 +160,10 @@ func (r *run) executeSim(ctx context.Context, p homa.Params, faults []homa.Fault
 		}
 		return !tr.Done()
 	})
+	r.res.Traffic = tr.Result() // an interrupted run's too: its records as far as it got
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	r.res.Traffic = tr.Result()
 	r.res.Switch = sm.Switch()
 	if err := sm.Flush(); err != nil {
 		return err

@@ -53,6 +53,14 @@ sections can have several) is printed as "capture comment: ...", on one
 line, characters that do not print escaped (\x1b); JSON: capture_comments,
 all in file order, and capture_comment, the first.
 
+Several FILEs are separate captures: each is judged alone (its own
+checker, parameters, capture point and verdict), all at once on every
+core, and reported in the order given, which changes nothing else. The
+parts of one capture (tcpdump -C or -G) are so judged each alone, RPCs
+across their boundaries inconclusive; to judge them as one capture, join
+them first: mergecap -w all.pcapng PART... (mergecap orders the frames by
+timestamp whatever the order of the parts; -a would keep that order).
+
 Levels: a MUST violation fails the check (exit 1); a SHOULD violation is a
 warning (exit 0) unless --strict, which fails on warnings too (h2spec's
 convention).

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"encoding/json"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -215,5 +216,40 @@ func TestCheckSnapCutOneDirection(t *testing.T) {
 		if !strings.Contains(f.NothingJudged, want) {
 			t.Errorf("nothing_judged lacks %q:\n%s", want, f.NothingJudged)
 		}
+	}
+}
+
+// TestSnapCutBeforeHomaEveryCommand: check, rpcs, plot and decode say the
+// same of a capture whose snap length cut its frames before their Homa
+// header (editcap -s 20: not even the IP header whole): no Homa header
+// could be read, the frames were cut before it, and how to re-capture
+// (they said "no Homa packets found", as of a capture without Homa). At
+// -s 40 (IP header whole, Homa header cut) rpcs and plot say no RPC can
+// be shown (they said no rule could judge the capture, which is check's
+// business; check still says that).
+func TestSnapCutBeforeHomaEveryCommand(t *testing.T) {
+	frames := readCapFrames(t, realDir+"/linux-6.13-proto146/c-500k-loss3pct-server-side.pcap")
+	dir := t.TempDir()
+	cut20 := writeCapFrames(t, dir, "cut20.pcapng", snapCut(frames, 20), nil)
+	const hint = "no Homa header could be read: the snap length cut 2076 frames before their Homa header (at most 20 bytes of each were captured), so any Homa packet among them is unseen: re-capture whole frames (tcpdump -s 0, dumpcap -s 0)"
+	for _, args := range [][]string{{"check", cut20}, {"rpcs", cut20}, {"plot", cut20, "--rpc", "slowest", "-o", filepath.Join(dir, "p.svg")}} {
+		out, err, code := run(t, args...)
+		if code != 2 || err == nil || err.Error() != cut20+": "+hint {
+			t.Errorf("%s -s 20: exit %d, %v; want 2 and %q\n%s", args[0], code, err, hint, out)
+		}
+	}
+	out, err, code := run(t, "decode", "--summary-only", cut20)
+	if code != 0 || !strings.Contains(out, "(cut before the Homa header 2076); the snap length cut 2076 frames before their Homa header") {
+		t.Errorf("decode -s 20: exit %d, %v, want the frames counted and the hint:\n%s", code, err, out)
+	}
+	cut40 := writeCapFrames(t, dir, "cut40.pcapng", snapCut(frames, 40), nil)
+	for _, args := range [][]string{{"rpcs", cut40}, {"plot", cut40, "--rpc", "slowest", "-o", filepath.Join(dir, "p.svg")}} {
+		_, err, code := run(t, args...)
+		if code != 2 || err == nil || !strings.Contains(err.Error(), "no Homa header could be read, so no RPC can be shown; re-capture whole frames") {
+			t.Errorf("%s -s 40: exit %d, %v; want 2 saying no RPC can be shown", args[0], code, err)
+		}
+	}
+	if out, _, _ := run(t, "check", cut40); !strings.Contains(out, "no Homa header could be read, so no rule could judge the capture") {
+		t.Errorf("check -s 40:\n%s\nwant the snap WARNING saying no rule could judge the capture", out)
 	}
 }

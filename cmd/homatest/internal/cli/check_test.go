@@ -527,3 +527,42 @@ func TestRealCapturesTick(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckFilesInAnyOrder: several FILEs are separate captures, each
+// judged alone, so giving a capture's parts in reversed time order (b
+// before a, as tcpdump -C names sort wrongly) changes the order of the
+// reports and nothing else: every file's report, and the exit code, are
+// the same byte for byte. (A trial read a FAIL as caused by the order;
+// the help now says each file is judged alone, and to join a capture's
+// parts with mergecap to judge them as one.)
+func TestCheckFilesInAnyOrder(t *testing.T) {
+	frames := readCapFrames(t, realDir+"/linux-6.13-proto146/c-500k-loss3pct-server-side.pcap")
+	dir := t.TempDir()
+	a := writeCapFrames(t, dir, "a.pcapng", frames[:1000], nil)
+	b := writeCapFrames(t, dir, "b.pcapng", frames[1000:], nil)
+	reports := func(files ...string) (map[string]string, int) {
+		out, _, code := run(t, append(append([]string{"check"}, scaledTimers...), files...)...)
+		m := map[string]string{}
+		for _, part := range strings.Split("\n"+out, "\n== ")[1:] {
+			name, _, _ := strings.Cut(part, " ")
+			m[name] = strings.TrimSpace(part) // the last one keeps its newline
+		}
+		if len(m) != len(files) {
+			t.Fatalf("check %v: %d reports, want %d:\n%s", files, len(m), len(files), out)
+		}
+		return m, code
+	}
+	fwd, fc := reports(a, b)
+	rev, rc := reports(b, a)
+	if fc != rc {
+		t.Errorf("exit %d in time order, %d reversed", fc, rc)
+	}
+	for name, r := range fwd {
+		if rev[name] != r {
+			t.Errorf("%s's report differs with the files reversed:\n%s\n---\n%s", name, r, rev[name])
+		}
+	}
+	if help := newCheckCmd().Long; !strings.Contains(help, "each is judged alone") || !strings.Contains(help, "mergecap") {
+		t.Errorf("check --help does not say that each FILE is judged alone and how to join a capture's parts")
+	}
+}

@@ -160,6 +160,19 @@ done at once: an interrupt (Ctrl-C, SIGINT or SIGTERM) lets it finish.`,
 	return cmd
 }
 
+// confirmErr is the error (exit 2) of a netem command whose output w
+// could not take, as netem show's: "write output: CAUSE", then done,
+// what the command did all the same; nil when w took it.
+func confirmErr(w *errWriter, done string) error {
+	if w.err == nil {
+		return nil
+	}
+	if done != "" {
+		return usageErr(fmt.Errorf("write output: %w (%s)", w.err, done))
+	}
+	return usageErr(fmt.Errorf("write output: %w", w.err))
+}
+
 func newNetemResetCmd() *cobra.Command {
 	var t netemTarget
 	cmd := &cobra.Command{
@@ -170,7 +183,8 @@ put on an interface's egress: the interface is back to its default qdisc.
 Needs root.
 
 Exit codes: 0 reset (an interface with nothing set too); 2 a bad flag, no
-such namespace or interface, no root, or a kernel that refused the change.
+such namespace or interface, no root, a kernel that refused the change,
+or a confirmation line that could not be written (the reset is done).
 It is done at once: an interrupt (Ctrl-C, SIGINT or SIGTERM) lets it
 finish.`,
 		Example: `  homatest netem reset --netns sw --dev sw-h1`,
@@ -184,8 +198,9 @@ finish.`,
 			if err := netem.ResetTC(ns, t.dev); err != nil {
 				return usageErr(err)
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "%s: reset\n", t.dev)
-			return nil
+			w := &errWriter{w: cmd.OutOrStdout()}
+			fmt.Fprintf(w, "%s: reset\n", t.dev)
+			return confirmErr(w, t.dev+" is reset")
 		},
 	}
 	t.flags(cmd.Flags())

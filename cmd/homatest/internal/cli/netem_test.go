@@ -1,11 +1,14 @@
 package cli
 
 import (
+	"io"
 	"os"
+	"os/exec"
 	"runtime"
 	"strings"
 	"testing"
 
+	"github.com/homatest/homatest/harness"
 	"github.com/homatest/homatest/netem"
 )
 
@@ -117,5 +120,50 @@ func TestNetemPlanCheck(t *testing.T) {
 	}
 	if _, err, code := run(t, "netem", "set", "--dev", "lo", "--plan", dir+"/missing.yaml", "--check"); code != ExitUsage || !strings.Contains(err.Error(), "--plan") {
 		t.Errorf("missing file: code %d, err %v", code, err)
+	}
+}
+
+// TestNetemConfirmationUnwritten: netem set, set --check and reset exit 2
+// when their confirmation line cannot be written (standard output on
+// /dev/full), as netem show does, saying what was done all the same;
+// they exited 0 in silence.
+func TestNetemConfirmationUnwritten(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root: makes a network namespace and sets qdiscs")
+	}
+	if _, err := exec.LookPath("ip"); err != nil {
+		t.Skip("needs ip(8)")
+	}
+	live, release, err := harness.ReserveRun() // a live run's: no cleanup takes it
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer release()
+	ns := live.HostNS(1)
+	for _, args := range [][]string{{"netns", "add", ns}, {"-n", ns, "link", "add", "nc0", "type", "veth", "peer", "name", "nc1"}, {"-n", ns, "link", "set", "nc0", "up"}} {
+		if b, err := exec.Command("ip", args...).CombinedOutput(); err != nil {
+			t.Fatalf("ip %v: %v: %s", args, err, b)
+		}
+	}
+	defer exec.Command("ip", "netns", "del", ns).Run()
+	if out, err, code := run(t, "netem", "set", "--netns", ns, "--dev", "nc0", "--rate", "100mbit"); code != 0 {
+		t.Skipf("this kernel cannot set the link: exit %d, %v\n%s", code, err, out)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"netem", "set", "--netns", ns, "--dev", "nc0", "--rate", "100mbit", "--check"}, "write output: no space left on device"},
+		{[]string{"netem", "set", "--netns", ns, "--dev", "nc0", "--rate", "100mbit"}, "write output: no space left on device (nc0 is set: homatest netem show shows it)"},
+		{[]string{"netem", "reset", "--netns", ns, "--dev", "nc0"}, "write output: no space left on device (nc0 is reset)"},
+	} {
+		cmd := New()
+		cmd.SetOut(failWriter{})
+		cmd.SetErr(io.Discard)
+		cmd.SetArgs(c.args)
+		err := cmd.Execute()
+		if code := ExitCode(err); code != ExitUsage || err == nil || err.Error() != c.want {
+			t.Errorf("%v on a full stdout: exit %d, %v; want 2 and %q", c.args, code, err, c.want)
+		}
 	}
 }

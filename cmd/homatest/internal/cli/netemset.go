@@ -116,8 +116,10 @@ Exit codes: 0 set (with --check: every feature is there); 2 a bad flag or
 plan, no such namespace or interface, no root, features this kernel lacks
 (one line each; nothing changed), or a change the kernel refused (the
 error line says which; qdiscs or a plan it set part way are taken off
-again). An interrupt (Ctrl-C, SIGINT or SIGTERM) does not stop it half-way:
-it finishes and exits as above.`,
+again), or a confirmation line that could not be written (standard output
+full or closed: the change is made all the same, and the error says so).
+An interrupt (Ctrl-C, SIGINT or SIGTERM) does not stop it half-way: it
+finishes and exits as above.`,
 		Example: `  # 100 Mbit/s with 8 strict-priority queues on the switch port of host h1
   homatest netem set --netns sw --dev sw-h1 --rate 100mbit --priorities 8
 
@@ -166,18 +168,19 @@ it finishes and exits as above.`,
 			if len(missing) > 0 {
 				return usageErr(tcOnlyFix(missing))
 			}
+			w := &errWriter{w: cmd.OutOrStdout()}
 			if l.dryRun {
-				fmt.Fprintln(cmd.OutOrStdout(), "this kernel provides every requested feature")
-				return nil
+				fmt.Fprintln(w, "this kernel provides every requested feature")
+				return confirmErr(w, "")
 			}
 			if err := netem.SetTC(ns, t.dev, cfg, plan); err != nil {
 				return usageErr(err)
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "%s: rate %v, %d priority queues; set: %s\n", t.dev, cfg.Rate, cfg.Queues(), strings.Join(cfg.Features(), ", "))
+			fmt.Fprintf(w, "%s: rate %v, %d priority queues; set: %s\n", t.dev, cfg.Rate, cfg.Queues(), strings.Join(cfg.Features(), ", "))
 			if plan != nil {
-				fmt.Fprintf(cmd.OutOrStdout(), "%s: fault plan of %s (nftables chain plan_%s)\n", t.dev, plural.Of(len(plan.Rules), "rule", "rules"), t.dev)
+				fmt.Fprintf(w, "%s: fault plan of %s (nftables chain plan_%s)\n", t.dev, plural.Of(len(plan.Rules), "rule", "rules"), t.dev)
 			}
-			return nil
+			return confirmErr(w, t.dev+" is set: homatest netem show shows it")
 		},
 	}
 	t.flags(cmd.Flags())

@@ -38,6 +38,7 @@ type runOpts struct {
 	defaulted                            bool
 	matrix, verbose, nsWorkloads, strict bool
 	list                                 bool   // --list: print the specs, run none
+	progress                             bool   // --progress: the progress line on stderr when not a terminal too
 	passFile                             string // hidden: run one pass in this process
 	ctx                                  context.Context
 	// earlier are the pass folders and run files (report page,
@@ -75,7 +76,7 @@ func (o *runOpts) selection() string {
 
 // selectionHelp says what --focus and --label-filter take, for a
 // selection that matched no spec.
-const selectionHelp = "--focus takes text of a spec's name, case and all, e.g. GRANT-long-request; --label-filter an area (wire, grant, resend, ack, cutoffs, robustness, workload, ipv6), a level or a rule ID; homatest run --list lists the specs, homatest spec list the rule IDs"
+const selectionHelp = "--focus takes plain text of a spec's name, case and all, e.g. GRANT-long-request or srpt; --label-filter an area (wire, grant, resend, ack, cutoffs, robustness, workload, ipv6), a level or a rule ID; homatest run --list lists the specs, homatest spec list the rule IDs"
 
 // testHookBeforeLock, set by tests, runs between a run's look at its
 // folder and its lock: another run taking the folder there is the race
@@ -102,7 +103,10 @@ specs by area, then every failure with its rule IDs, expected against
 observed, the path of a pcapng holding just that spec's packets (the spec
 checker's findings as packet comments on their frames), and the command
 that reruns it. The run folder gets report.html: the same as a page, with
-each failure's sequence graph (-o html prints it).
+each failure's sequence graph (-o html prints it). While a pass runs,
+standard error shows the spec it is at ("run: pass-1: spec 12/93
+GRANT-srpt") when it is a terminal, or with --progress (a CI or lab log:
+a line at most every 10 s, and the pass's last).
 
 --list prints the specs a run would select, without running any: short
 name, area, level, kind and RUNS, whether this IUT and environment run it:
@@ -169,6 +173,8 @@ and gets SIGTERM when its run dies; a killed run's lock is taken over). In names
 killed runs left on the machine, never a live run's (homatest cleanup).`,
 		Example: `  homatest run --list                      # every spec's name for --focus, its area, level and rules
   homatest run --list --label-filter ipv6 -o json
+  homatest run --env sim --focus GRANT-srpt --focus RESEND-gap   # these two specs
+  homatest run --env sim --focus WORKLOAD   # every spec whose name holds WORKLOAD
   homatest run
   homatest run --label-filter 'grant && MUST'
   homatest run --rules 'HOMA-RESEND-*' -o json
@@ -185,7 +191,7 @@ killed runs left on the machine, never a live run's (homatest cleanup).`,
 	f.StringVar(&o.env, "env", "auto", "environment: ns (network namespaces, root), sim (the simulator, virtual time, ref only), auto (ns as root, else sim)")
 	f.StringVar(&o.labelFilter, "label-filter", "", "Ginkgo label filter over rule IDs, areas and levels, e.g. 'grant && MUST'")
 	f.StringVar(&o.rules, "rules", "", "comma-separated rule-ID globs: run only specs checking these rules, e.g. 'HOMA-GRANT-*'")
-	f.StringArrayVar(&o.focus, "focus", nil, "run only specs whose full text (short name and description: run --list -o json shows it) contains this text, or the spec it names (a short name like WORKLOAD-incast selects that spec alone, not WORKLOAD-incast-mixed; repeat for several)")
+	f.StringArrayVar(&o.focus, "focus", nil, "run only specs whose name (run --list -o json's \"name\": group, short name and description) contains this text as typed: case matters, and it is plain text, not a glob or regexp (e.g. srpt, WORKLOAD); a short name like WORKLOAD-incast selects that spec alone, not WORKLOAD-incast-mixed; repeat for several (a spec any of them selects runs)")
 	f.StringVar(&o.fault, "fault", "", "enable a fault knob of the reference implementation (homatest faults)")
 	f.StringArrayVar(&o.params, "param", nil, "IUT parameter override for its hello, NAME=VALUE, over a manifest's own params (repeatable; e.g. timeout_ticks=30, unsched_bytes=12000; with --env sim, the simulated reference implementation's)")
 	f.IntVar(&o.repeat, "repeat", 1, "run the suite N times; fails if any pass fails")
@@ -193,7 +199,8 @@ killed runs left on the machine, never a live run's (homatest cleanup).`,
 	outputVar(f, &o.output, "the specs by area and every failure; html the report page (also written as report.html in the run folder)", "text", "json", "html")
 	f.StringVar(&o.artifacts, "artifacts", "", "run folder: per pass its whole capture (capture.pcapng; --mutation-matrix keeps none), failed specs' own captures, result.json and logs, and report.html (default: a new folder under homatest-runs/)")
 	f.IntVar(&o.keepRuns, "keep-runs", 20, "without --artifacts: once the run is done, remove the oldest of homatest run's folders under homatest-runs/ so that the newest N remain, this one included (only folders it made: named by time, holding passes, not in use; said on stderr); 0 keeps all")
-	f.BoolVar(&o.list, "list", false, "print the specs the run would select (one a line: short name for --focus, area, level, active or passive, RUNS: whether this IUT and environment run it, rule IDs; -o json for machines) and run none")
+	f.BoolVar(&o.list, "list", false, "print the specs the run would select (one a line: short name for --focus, area, level, active or passive, RUNS: whether this IUT and environment run it, rule IDs; -o json for machines; -o text or json only) and run none")
+	f.BoolVar(&o.progress, "progress", false, "show which spec each pass is at on standard error (\"run: pass-1: spec 12/93 GRANT-srpt\") when it is not a terminal too (a CI or lab log: a line at most every 10 s); on a terminal it is shown anyway, in place")
 	f.BoolVar(&o.matrix, "mutation-matrix", false, "run one pass per fault knob and print which specs catch each")
 	f.BoolVar(&o.strict, "strict", false, "fail (exit 1) on SHOULD failures too: a failed SHOULD spec, or a SHOULD finding of another rule in any spec's exchange; and (exit 2, INCOMPLETE) on specs not run (unsupported); by default the first are warnings and the last are listed")
 	f.BoolVarP(&o.verbose, "verbose", "v", false, "keep Ginkgo's verbose log in the artifacts")
@@ -223,8 +230,8 @@ func (o *runOpts) validate() error {
 		return fmt.Errorf("--impl %s needs --env ns (the simulator runs only the built-in reference implementation)", o.impl)
 	case o.env == "sim" && o.nsWorkloads:
 		return errors.New("--ns-workloads runs the workload specs in namespaces: it needs --env ns (and root)")
-	case o.list && len(o.runOnly()) > 0:
-		return fmt.Errorf("--list prints the specs and runs none: drop %s", andList(o.runOnly()))
+	case o.list && (len(o.runOnly()) > 0 || o.output == "html"):
+		return listFlagsErr(o.runOnly(), o.output == "html")
 	case o.env == "ns" && os.Geteuid() != 0 && !o.list: // listing builds nothing
 
 		return errors.New("--env ns builds network namespaces and needs root: run with sudo, or use --env sim")
@@ -378,6 +385,9 @@ func (o *runOpts) run(cmd *cobra.Command) error {
 	// killed, the folder stays in use until the child, which gets SIGTERM
 	// then, has ended.
 	sup := &conformance.Supervisor{Command: []string{self, "run", "--pass"}, Dir: o.artifacts, Ctx: o.ctx, Hold: lock.f}
+	if o.progress || isTerminal(o.stderr) {
+		sup.Progress = passProgress(newProgressLine(o.stderr, "run", 0, true))
+	}
 	if !defaulted {
 		// The earlier run's report page and interrupted marker go with
 		// its passes: beside this run's passes (an interrupted run writes
@@ -680,12 +690,40 @@ func (o *runOpts) runOnly() []string {
 	for _, f := range []struct {
 		name string
 		set  bool
-	}{{"--mutation-matrix", o.matrix}, {"--repeat", o.repeat != 1}, {"--junit", o.junit != ""}, {"--artifacts", o.artifacts != ""}, {"-o html", o.output == "html"}} {
+	}{{"--mutation-matrix", o.matrix}, {"--repeat", o.repeat != 1}, {"--junit", o.junit != ""}, {"--artifacts", o.artifacts != ""}} {
 		if f.set {
 			given = append(given, f.name)
 		}
 	}
 	return given
+}
+
+// passProgress shows a pass's specs as they start on p ("pass-1: spec
+// 12/93 GRANT-srpt"), for conformance.Supervisor.Progress, and ends the
+// line when the pass has ended (erased on a terminal before the pass's
+// report is printed).
+func passProgress(p *progressLine) func(pass string, i, n int, short string) {
+	return func(pass string, i, n int, short string) {
+		if i == 0 {
+			p.end()
+			return
+		}
+		p.update(fmt.Sprintf("%s: spec %d/%d %s", pass, i, n, short))
+	}
+}
+
+// listFlagsErr is the usage error of --list given the run-only flags
+// runOnly, and -o html when html: what to drop, and which -o values
+// --list prints.
+func listFlagsErr(runOnly []string, html bool) error {
+	var parts []string
+	if len(runOnly) > 0 {
+		parts = append(parts, "--list prints the specs and runs none: drop "+andList(runOnly))
+	}
+	if html {
+		parts = append(parts, "--list prints -o text (the default) or -o json; html is a run's report page")
+	}
+	return errors.New(strings.Join(parts, "; "))
 }
 
 // andList joins words as a sentence does: "a", "a and b", "a, b and c".

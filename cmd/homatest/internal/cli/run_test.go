@@ -143,8 +143,10 @@ func TestRunUsageErrors(t *testing.T) {
 		// The error names the flags given, not every one --list refuses.
 		{[]string{"run", "--list", "--repeat", "2"}, "--list prints the specs and runs none: drop --repeat"},
 		{[]string{"run", "--list", "--artifacts", "x"}, "--list prints the specs and runs none: drop --artifacts"},
-		{[]string{"run", "--list", "-o", "html"}, "--list prints the specs and runs none: drop -o html"},
-		{[]string{"run", "--list", "--mutation-matrix", "--junit", "j.xml", "-o", "html"}, "--list prints the specs and runs none: drop --mutation-matrix, --junit and -o html"},
+		// -o html is no flag to drop but an output --list does not
+		// print: the error says which it prints (it said "drop -o html").
+		{[]string{"run", "--list", "-o", "html"}, "--list prints -o text (the default) or -o json; html is a run's report page"},
+		{[]string{"run", "--list", "--mutation-matrix", "--junit", "j.xml", "-o", "html"}, "--list prints the specs and runs none: drop --mutation-matrix and --junit; --list prints -o text (the default) or -o json; html is a run's report page"},
 		{[]string{"run", "--env", "sim", "--rules", "HOMA-NOPE-*"}, "no spec matched"},
 		{[]string{"run", "--env", "mem"}, "--env mem is gone: the simulator replaced the in-memory network; use --env sim"},
 		{[]string{"run", "--env", "qemu"}, `--env "qemu": want ns, sim or auto`},
@@ -863,5 +865,94 @@ func TestRunFolderErrorJSON(t *testing.T) {
 	msg := runFolderErr(&fs.PathError{Op: "mkdir", Path: "homatest-runs", Err: syscall.EROFS}, true).Error()
 	if strings.Contains(msg, "--artifacts:") || !strings.Contains(msg, "default run folder") || !strings.Contains(msg, "--artifacts DIR") {
 		t.Errorf("default folder error %q: want the default folder named and --artifacts DIR offered", msg)
+	}
+}
+
+// TestRunFocusAsHelpSays: --focus does what its help says, and the
+// --help examples with --focus select what their comments say (listed
+// with --list, which selects as a run does): a short name selects that
+// spec alone, other text the specs whose name contains it, as typed.
+// Text of the suite's description in no spec's name selects nothing
+// ("--focus Homa" and "--focus conformance" selected all 93 specs: Ginkgo
+// matches the description too). A glob or a text in the wrong case says
+// why it matched nothing.
+func TestRunFocusAsHelpSays(t *testing.T) {
+	t.Chdir(t.TempDir())
+	list := func(args ...string) ([]conformance.SpecInfo, string, int) {
+		out, err, code := run(t, append([]string{"run", "--list", "-o", "json"}, args...)...)
+		var specs []conformance.SpecInfo
+		if code == ExitOK {
+			if err := json.Unmarshal([]byte(out), &specs); err != nil {
+				t.Fatalf("%v: -o json: %v\n%s", args, err, out)
+			}
+		} else if err != nil {
+			out = err.Error()
+		}
+		return specs, out, code
+	}
+	examples := 0
+	for _, line := range strings.Split(newRunCmd().Example, "\n") {
+		cmdline, _, _ := strings.Cut(line, "#")
+		args := strings.Fields(cmdline)
+		if !slices.Contains(args, "--focus") {
+			continue
+		}
+		examples++
+		var focus []string
+		for i, a := range args {
+			if a == "--focus" {
+				focus = append(focus, args[i+1])
+			}
+		}
+		specs, out, code := list(args[2:]...)
+		if code != ExitOK || len(specs) == 0 {
+			t.Errorf("help example %q: exit %d, %d specs:\n%s", line, code, len(specs), out)
+		}
+		for _, s := range specs {
+			if !slices.ContainsFunc(focus, func(f string) bool { return s.Short == f || !strings.Contains(f, "-") && strings.Contains(s.Name, f) }) {
+				t.Errorf("help example %q selected %s (%q)", line, s.Short, s.Name)
+			}
+		}
+	}
+	if examples < 2 {
+		t.Errorf("%d run --help examples with --focus, want 2 or more", examples)
+	}
+	if specs, _, _ := list("--env", "sim", "--focus", "GRANT-srpt", "--focus", "RESEND-gap"); len(specs) != 2 {
+		t.Errorf("--focus GRANT-srpt --focus RESEND-gap: %d specs, want those 2", len(specs))
+	}
+	for _, c := range []struct{ focus, want string }{
+		{"Homa", "no spec matched --focus"},
+		{"conformance", "no spec matched --focus"},
+		{"GRANT-*", `--focus "GRANT-*" is plain text, not a glob or regexp`},
+		{"grant-srpt", `--focus "grant-srpt": no spec's name contains it as typed (case matters); in another case: GRANT-srpt, `},
+	} {
+		specs, out, code := list("--env", "sim", "--focus", c.focus)
+		if code != ExitUsage || !strings.Contains(out, c.want) {
+			t.Errorf("--focus %q: exit %d, %d specs, %q; want exit 2 and %q", c.focus, code, len(specs), out, c.want)
+		}
+	}
+}
+
+// TestRunProgress: --progress shows on standard error which spec each
+// pass is at, when it is not a terminal too (a CI or lab log): the first
+// spec at once, the last state when the pass ends (a long run in
+// namespaces printed nothing for many minutes). Without it, and not on a
+// terminal, there is no such line.
+func TestRunProgress(t *testing.T) {
+	t.Setenv("HOMATEST_CLI_CHILD", "1") // the pass runs in a child
+	dir := t.TempDir()
+	out, err, code := run(t, "run", "--env", "sim", "--focus", "GRANT-srpt", "--focus", "RESEND-gap", "--progress", "--artifacts", filepath.Join(dir, "a"))
+	if code != ExitOK {
+		t.Fatalf("exit %d, %v\n%s", code, err, out)
+	}
+	// Ginkgo's order: resend before grant.
+	for _, want := range []string{"\nrun: pass-1: spec 1/2 RESEND-gap\n", "\nrun: pass-1: spec 2/2 GRANT-srpt\n"} {
+		if !strings.Contains("\n"+out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	out, _, _ = run(t, "run", "--env", "sim", "--focus", "GRANT-srpt", "--artifacts", filepath.Join(dir, "b"))
+	if strings.Contains(out, "run: pass-1: spec") {
+		t.Errorf("a progress line without --progress, not on a terminal:\n%s", out)
 	}
 }

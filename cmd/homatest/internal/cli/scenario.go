@@ -73,6 +73,11 @@ func (o *scenarioOpts) run(cmd *cobra.Command, s *scenario.Scenario) (*scenario.
 	}
 	res, err := scenario.Run(ctx, s, opts)
 	if errors.Is(err, scenario.ErrInterrupted) {
+		if o.output == "json" {
+			// A CI job reading the JSON sees what finished and why
+			// the rest did not (it got nothing to parse).
+			jsonout.Write(cmd.OutOrStdout(), interruptedScenario(s, err))
+		}
 		return nil, &ExitError{Code: 130, Err: err}
 	}
 	if errors.Is(err, scenario.ErrRunFolder) {
@@ -86,6 +91,55 @@ func (o *scenarioOpts) run(cmd *cobra.Command, s *scenario.Scenario) (*scenario.
 		return nil, usageErr(err)
 	}
 	return res, nil
+}
+
+// scenarioInterrupted is scenario run's (and replay's) -o json report of
+// a run interrupted before it finished: what finished.
+type scenarioInterrupted struct {
+	Name string `json:"name"`
+	Seed uint64 `json:"seed"`
+	// Dir is the partial run folder, marked interrupted ("" when the
+	// interruption came before it was made).
+	Dir     string `json:"dir,omitempty"`
+	Env     string `json:"env"`
+	Backend string `json:"backend"`
+	// Verdict is "incomplete"; Interrupted says why and where.
+	Verdict     string `json:"verdict"`
+	Interrupted string `json:"interrupted"`
+	// RPCs issued before the interruption; OK and Failed those that had
+	// ended so; CutShort the rest (running when it came). All 0 when the
+	// workload had not begun. The capture was not checked.
+	RPCs     int `json:"rpcs"`
+	OK       int `json:"ok"`
+	Failed   int `json:"failed"`
+	CutShort int `json:"cut_short"`
+}
+
+// interruptedScenario is the report of scenario s, interrupted with
+// err (scenario.ErrInterrupted, with its partial records when it is a
+// *scenario.InterruptedError).
+func interruptedScenario(s *scenario.Scenario, err error) scenarioInterrupted {
+	rep := scenarioInterrupted{Name: s.Name, Seed: s.Seed, Env: s.Env, Backend: s.Link.Backend, Verdict: "incomplete", Interrupted: err.Error()}
+	var ie *scenario.InterruptedError
+	if !errors.As(err, &ie) {
+		return rep
+	}
+	rep.Dir = ie.Dir
+	if ie.Traffic == nil {
+		return rep
+	}
+	for _, r := range ie.Traffic.Records {
+		rep.RPCs++
+		switch {
+		case r.Ended == 0 || strings.HasPrefix(r.Err, "aborted: "):
+			rep.CutShort++
+		case r.Err == "":
+			rep.OK++
+		default:
+			rep.Failed++
+		}
+	}
+	return rep
 }
 
 func newScenarioCmd() *cobra.Command {
@@ -164,7 +218,10 @@ of this machine) and no MUST rule was violated (SHOULD
 violations, with check.level should, are warnings unless --strict); 1 failed
 RPCs or violations; 2 a bad scenario or manifest, not root, a kernel without a
 feature the link needs, or an environment error (nothing is left behind);
-130 interrupted (the folder is kept, marked by its file "interrupted").`,
+130 interrupted (the folder is kept, marked by its file "interrupted";
+-o json writes what finished: verdict "incomplete", an "interrupted"
+field saying why and where, and the RPCs issued, ok, failed and
+cut_short by it; the capture is not checked).`,
 		Example: `  homatest scenario run scenario/testdata/w4-half-load.yaml
   homatest scenario run --env sim scenario/testdata/w4-half-load.yaml
   homatest scenario run my.yaml --seed 42 --artifacts runs/my-42 -o json | jq .latency_p99_ns`,

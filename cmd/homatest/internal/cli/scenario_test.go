@@ -3,6 +3,7 @@ package cli
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"io"
 	"os"
@@ -382,4 +383,51 @@ func interruptAt(t *testing.T, sig syscall.Signal, trigger string, args ...strin
 		t.Fatalf("homatest %v ended (exit %d) without printing %q, so it was never interrupted:\n%s", args, cmd.ProcessState.ExitCode(), trigger, strings.Join(lines, "\n"))
 	}
 	return strings.Join(lines, "\n"), cmd.ProcessState.ExitCode()
+}
+
+// cancelOn is a writer that calls cancel once what is written holds
+// text (a log line marking the moment to interrupt at).
+type cancelOn struct {
+	buf    bytes.Buffer
+	text   string
+	cancel func()
+}
+
+func (c *cancelOn) Write(p []byte) (int, error) {
+	c.buf.Write(p)
+	if strings.Contains(c.buf.String(), c.text) {
+		c.cancel()
+	}
+	return len(p), nil
+}
+
+// TestScenarioInterruptedJSON: scenario run -o json interrupted during
+// the workload writes a valid JSON report of what finished (verdict
+// incomplete, why and where, the RPCs issued, ok, failed and cut short)
+// and exits 130; it wrote nothing, so a CI job had nothing to parse.
+func TestScenarioInterruptedJSON(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	dir := filepath.Join(t.TempDir(), "run")
+	cmd := New()
+	var out bytes.Buffer
+	errw := &cancelOn{text: "running the workload", cancel: cancel}
+	cmd.SetOut(&out)
+	cmd.SetErr(errw)
+	cmd.SetArgs([]string{"scenario", "run", "--artifacts", dir, "-o", "json", filepath.Join(exampleDir, "w4-overload-sim.yaml")})
+	err := cmd.ExecuteContext(ctx)
+	if code := ExitCode(err); code != 130 {
+		t.Fatalf("exit %d, %v, want 130\n%s", code, err, errw.buf.String())
+	}
+	var rep scenarioInterrupted
+	if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
+		t.Fatalf("-o json: %v:\n%s", err, out.String())
+	}
+	if rep.Verdict != "incomplete" || rep.Dir != dir || !strings.HasPrefix(rep.Interrupted, "interrupted: ") || rep.Name != "w4-overload" ||
+		rep.RPCs == 0 || rep.RPCs != rep.OK+rep.Failed+rep.CutShort {
+		t.Errorf("report %+v; want verdict incomplete, dir %s, why, and RPCs issued = ok + failed + cut short > 0", rep, dir)
+	}
+	if _, err := os.Stat(filepath.Join(dir, harness.InterruptedFile)); err != nil {
+		t.Errorf("the run folder is not marked interrupted: %v", err)
+	}
 }
