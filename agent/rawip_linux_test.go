@@ -28,6 +28,9 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(0)
 	}
+	// What a test binary killed before it cleaned up (its go test
+	// -timeout, or a child's own limit) left is removed here.
+	harness.RemoveDeadRuns(os.Stderr, harness.StaleRunAge)
 	os.Exit(m.Run())
 }
 

@@ -1,12 +1,15 @@
 package conformance
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -16,6 +19,7 @@ import (
 	"github.com/homatest/homatest/agent"
 	"github.com/homatest/homatest/check"
 	"github.com/homatest/homatest/conformance/tester"
+	"github.com/homatest/homatest/harness"
 	"github.com/homatest/homatest/internal/stall"
 	"github.com/homatest/homatest/internal/timescale"
 	"github.com/homatest/homatest/spec"
@@ -35,6 +39,9 @@ func TestMain(m *testing.M) {
 	if dir := os.Getenv("HOMATEST_SUPERVISOR_CHILD"); dir != "" {
 		os.Exit(superviseSleeper(dir))
 	}
+	// What a test binary killed before it cleaned up (its go test
+	// -timeout, or a child's own limit) left is removed here.
+	harness.RemoveDeadRuns(os.Stderr, harness.StaleRunAge)
 	os.Exit(m.Run())
 }
 
@@ -161,11 +168,9 @@ func TestConformanceNamespaces(t *testing.T) {
 	if os.Getenv("HOMATEST_ENV") != "" {
 		t.Skip("already the namespace run")
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), timescale.D(3*time.Minute))
-	defer cancel()
-	c := exec.CommandContext(ctx, os.Args[0], "-test.run", "^TestConformance$", "-test.count", "1")
+	c := exec.Command(os.Args[0], "-test.run", "^TestConformance$", "-test.count", "1")
 	c.Env = append(os.Environ(), "HOMATEST_ENV=ns")
-	out, err := c.CombinedOutput()
+	out, err := runChild(t, c, timescale.D(3*time.Minute))
 	if err != nil {
 		t.Fatalf("the suite in namespaces failed: %v\n%s", err, out)
 	}
@@ -228,11 +233,9 @@ func TestIPv6SpecsOneFamilyPerPort(t *testing.T) {
 func childRun(t *testing.T, what string, env ...string) Result {
 	t.Helper()
 	out := filepath.Join(t.TempDir(), "result.json")
-	ctx, cancel := context.WithTimeout(context.Background(), timescale.D(2*time.Minute))
-	defer cancel()
-	cmd := exec.CommandContext(ctx, os.Args[0], "-test.run", "^TestConformance$", "-test.count", "1")
+	cmd := exec.Command(os.Args[0], "-test.run", "^TestConformance$", "-test.count", "1")
 	cmd.Env = append(append(os.Environ(), env...), "HOMATEST_RESULT="+out)
-	b, err := cmd.CombinedOutput()
+	b, err := runChild(t, cmd, timescale.D(2*time.Minute))
 	if err != nil {
 		t.Fatalf("%s: the suite failed: %v\n%s", what, err, b)
 	}
@@ -245,6 +248,71 @@ func childRun(t *testing.T, what string, env ...string) Result {
 		t.Fatal(err)
 	}
 	return res
+}
+
+// runChild runs c to its end and returns its output (stdout and stderr).
+// It kills c once c has run limit plus the time it waited for a CPU
+// (stall.ProcessWait's growth over GOMAXPROCS), crediting at most
+// stallCreditMost limits as lateWithinStalls does, and never later than a
+// minute before the test's deadline: a fixed limit killed the namespace
+// suite at load average 35-60, which takes 30 s at 23. A killed child's
+// namespaces are removed at once (harness.RemoveDeadRuns: its run began
+// at least a limit ago), and the error says how long it ran and waited.
+func runChild(t *testing.T, c *exec.Cmd, limit time.Duration) ([]byte, error) {
+	t.Helper()
+	var out bytes.Buffer
+	c.Stdout, c.Stderr = &out, &out
+	// A grandchild that outlives c (one without Pdeathsig) must not hold
+	// its output open, and Wait with it, after c is killed.
+	c.WaitDelay = 10 * time.Second
+	if err := c.Start(); err != nil {
+		return nil, err
+	}
+	start, pid := time.Now(), c.Process.Pid
+	wait0, _ := stall.ProcessWait(pid)
+	hard := time.Time{}
+	if d, ok := t.Deadline(); ok {
+		hard = d.Add(-time.Minute)
+	}
+	done := make(chan error, 1)
+	go func() { done <- c.Wait() }()
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	var lost time.Duration
+	for {
+		select {
+		case err := <-done:
+			return out.Bytes(), err
+		case now := <-tick.C:
+			if w, err := stall.ProcessWait(pid); err == nil {
+				lost = min((w-wait0)/time.Duration(runtime.GOMAXPROCS(0)), stallCreditMost*limit)
+			}
+			if now.Sub(start) <= limit+lost && (hard.IsZero() || now.Before(hard)) {
+				continue
+			}
+			c.Process.Kill()
+			<-done
+			harness.RemoveDeadRuns(&out, harness.StaleRunAge)
+			return out.Bytes(), fmt.Errorf("killed after %v: its limit %v plus %v it waited for a CPU (credited up to %d limits, and up to a minute before the test's deadline)",
+				now.Sub(start).Round(time.Second), limit, lost.Round(time.Millisecond), stallCreditMost)
+		}
+	}
+}
+
+// TestRunChildLimit: a child that sleeps past its limit (waiting for no
+// CPU) is killed a tick after it, with its output so far; one that ends
+// in time gives its output and exit status.
+func TestRunChildLimit(t *testing.T) {
+	start := time.Now()
+	out, err := runChild(t, exec.Command("sh", "-c", "echo begun; exec sleep 60"), time.Second)
+	if took := time.Since(start); err == nil || !strings.Contains(err.Error(), "killed after") || string(out) != "begun\n" || took > 30*time.Second {
+		t.Errorf("a child sleeping past its 1 s limit: %q, %v after %v; want it killed with its output", out, err, took)
+	}
+	out, err = runChild(t, exec.Command("sh", "-c", "echo done; echo warn >&2; exit 3"), time.Minute)
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 3 || string(out) != "done\nwarn\n" {
+		t.Errorf("a child ending in time: %q, %v; want its output and exit status 3", out, err)
+	}
 }
 
 // artifactsDir is $HOMATEST_ARTIFACTS when set (to keep failed specs'

@@ -3,6 +3,7 @@ package harness
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -207,6 +208,84 @@ func Cleanup(prefix string) (removed []string, err error) {
 		return removed, fmt.Errorf("harness: cleanup: %w", errors.Join(errs...))
 	}
 	return removed, nil
+}
+
+// StaleRunAge is the age a dead run must have (from its reservation,
+// its lock file's time) before a test binary's start removes what it
+// left (RemoveDeadRuns in the TestMain of each package whose tests make
+// namespaces): a test that kills a run on purpose looks at its leftovers
+// within seconds, and another package's tests, started meanwhile, must
+// not take them first.
+const StaleRunAge = time.Minute
+
+// RemoveDeadRuns removes what runs that died without cleaning up left on
+// this machine (Cleanup: the namespaces, interfaces and processes of runs
+// whose lock nobody holds, and those locks; a live run's are never
+// touched), of runs reserved at least olderThan ago (0: every dead run),
+// and says so in one line on w; when they cannot all be removed, the
+// line names them and the command that removes them. Without root it
+// does nothing: nothing could be removed, and a run without root made
+// no namespaces.
+func RemoveDeadRuns(w io.Writer, olderThan time.Duration) {
+	if runtime.GOOS != "linux" || os.Geteuid() != 0 {
+		return
+	}
+	left, err := Leftovers("")
+	if err != nil {
+		return
+	}
+	var names []string
+	runs := map[RunID]bool{}
+	for _, l := range left {
+		if l.Kind == "shadowed" {
+			continue // cannot be removed; homatest cleanup says why
+		}
+		old, ok := runs[l.Run]
+		if !ok {
+			old = olderThan <= 0 || reservedBefore(l.Run, time.Now().Add(-olderThan))
+			runs[l.Run] = old
+		}
+		if old {
+			names = append(names, l.String())
+		}
+	}
+	var ids []string
+	for id, old := range runs {
+		if old {
+			ids = append(ids, id.Prefix())
+		}
+	}
+	if len(ids) == 0 {
+		return
+	}
+	sort.Strings(ids)
+	var removed []string
+	var errs []error
+	for _, id := range ids {
+		r, err := Cleanup(id)
+		removed = append(removed, r...)
+		if err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if len(errs) > 0 {
+		fmt.Fprintf(w, "homatest: killed runs %s left %s: removed %d, could not remove the others (%s): run \"sudo homatest cleanup\"\n",
+			strings.Join(ids, ", "), strings.Join(names, ", "), len(removed), strings.ReplaceAll(errors.Join(errs...).Error(), "\n", "; "))
+		return
+	}
+	runsWord := "run"
+	if len(ids) > 1 {
+		runsWord = "runs"
+	}
+	fmt.Fprintf(w, "homatest: removed what killed %s %s left: %s\n", runsWord, strings.Join(ids, ", "), strings.Join(removed, ", "))
+}
+
+// reservedBefore reports whether run id was reserved before t: its lock
+// file was last written then (reserveRunID writes the pid at once), or
+// it has none (no run being reserved now lacks one).
+func reservedBefore(id RunID, t time.Time) bool {
+	st, err := os.Stat(filepath.Join(LockDir, id.Prefix()+".lock"))
+	return err != nil || st.ModTime().Before(t)
 }
 
 // processesIn lists the processes (other than this one) whose network

@@ -1,9 +1,12 @@
 package lab
 
 import (
+	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -120,6 +123,45 @@ func findKernel(root, pkg string) (Kernel, error) {
 		}
 	}
 	return k, nil
+}
+
+// ImageRelease returns the release (uname -r) of the kernel in an x86
+// bzImage: the first word of the version string its boot header points
+// to (Documentation/arch/x86/boot.rst: "HdrS" at 0x202, protocol 2.00 or
+// later at 0x206, kernel_version at 0x20e, an offset from 0x200), e.g.
+// "6.1.0-57-amd64" of "6.1.0-57-amd64 (debian-kernel@lists.debian.org) #1
+// SMP ...". An error says why it cannot be read (not a bzImage, no
+// version string).
+func ImageRelease(image string) (string, error) {
+	f, err := os.Open(image)
+	if err != nil {
+		return "", fmt.Errorf("lab: %w", err)
+	}
+	defer f.Close()
+	// The setup code holding the string is at most 64 sectors (32 KiB)
+	// past the boot sector; kernel_version is a 16-bit offset anyway.
+	b := make([]byte, 0x200+0x10000)
+	n, err := io.ReadFull(f, b)
+	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) {
+		return "", fmt.Errorf("lab: %s: %w", image, err)
+	}
+	b = b[:n]
+	if len(b) < 0x210 || string(b[0x202:0x206]) != "HdrS" || binary.LittleEndian.Uint16(b[0x206:]) < 0x200 {
+		return "", fmt.Errorf("lab: %s: not an x86 bzImage (no boot header)", image)
+	}
+	off := 0x200 + int(binary.LittleEndian.Uint16(b[0x20e:]))
+	if off == 0x200 || off >= len(b) {
+		return "", fmt.Errorf("lab: %s: its boot header points to no version string", image)
+	}
+	v := b[off:]
+	if i := bytes.IndexByte(v, 0); i >= 0 {
+		v = v[:i]
+	}
+	rel, _, _ := strings.Cut(string(v), " ")
+	if rel == "" {
+		return "", fmt.Errorf("lab: %s: empty version string", image)
+	}
+	return rel, nil
 }
 
 // lastLine returns the last non-empty line of b (a tool's error message).

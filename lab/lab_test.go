@@ -2,7 +2,10 @@ package lab
 
 import (
 	"bytes"
+	"debug/elf"
+	"encoding/binary"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -168,3 +171,109 @@ func TestWriteInitramfs(t *testing.T) {
 }
 
 func writeFile(path, s string) error { return os.WriteFile(path, []byte(s), 0o755) }
+
+// fakeModule returns a relocatable x86-64 ELF whose only content is a
+// .modinfo section holding the key=value pairs given, as a kernel
+// module's.
+func fakeModule(t *testing.T, kv ...string) []byte {
+	t.Helper()
+	info := []byte(strings.Join(kv, "\x00") + "\x00")
+	names := []byte("\x00.modinfo\x00.shstrtab\x00")
+	const hdr = 64
+	shoff := hdr + len(info) + len(names)
+	var b bytes.Buffer
+	h := elf.Header64{Type: uint16(elf.ET_REL), Machine: uint16(elf.EM_X86_64), Version: uint32(elf.EV_CURRENT),
+		Shoff: uint64(shoff), Ehsize: hdr, Shentsize: 64, Shnum: 3, Shstrndx: 2}
+	copy(h.Ident[:], elf.ELFMAG)
+	h.Ident[elf.EI_CLASS], h.Ident[elf.EI_DATA], h.Ident[elf.EI_VERSION] = byte(elf.ELFCLASS64), byte(elf.ELFDATA2LSB), byte(elf.EV_CURRENT)
+	secs := []elf.Section64{{},
+		{Name: 1, Type: uint32(elf.SHT_PROGBITS), Flags: uint64(elf.SHF_ALLOC), Off: hdr, Size: uint64(len(info)), Addralign: 1},
+		{Name: 10, Type: uint32(elf.SHT_STRTAB), Off: uint64(hdr + len(info)), Size: uint64(len(names)), Addralign: 1}}
+	for _, part := range []any{h, info, names, secs} {
+		if err := binary.Write(&b, binary.LittleEndian, part); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return b.Bytes()
+}
+
+// fakeBzImage returns the first bytes of an x86 bzImage whose boot header
+// points to version.
+func fakeBzImage(version string) []byte {
+	b := make([]byte, 0x1000)
+	copy(b[0x202:], "HdrS")
+	binary.LittleEndian.PutUint16(b[0x206:], 0x020f)
+	binary.LittleEndian.PutUint16(b[0x20e:], 0x600-0x200)
+	copy(b[0x600:], version+"\x00")
+	return b
+}
+
+// TestImageRelease: the release is the first word of the version string
+// the boot header points to (the lab's two Debian kernels' own strings);
+// a file without the header, or a header pointing nowhere, is an error.
+func TestImageRelease(t *testing.T) {
+	dir := t.TempDir()
+	for _, c := range []struct{ version, want string }{
+		{"6.1.0-57-amd64 (debian-kernel@lists.debian.org) #1 SMP PREEMPT_DYNAMIC Debian 6.1.158-1 (2025-11-09)", "6.1.0-57-amd64"},
+		{"6.12.117+deb12-amd64 (debian-kernel@lists.debian.org) #1 SMP PREEMPT_DYNAMIC Debian 6.12.117-1~deb12u1", "6.12.117+deb12-amd64"},
+	} {
+		p := filepath.Join(dir, "vmlinuz")
+		if err := os.WriteFile(p, fakeBzImage(c.version), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if got, err := ImageRelease(p); got != c.want || err != nil {
+			t.Errorf("%q: %q, %v; want %q", c.version, got, err, c.want)
+		}
+	}
+	noHdr := filepath.Join(dir, "plain")
+	os.WriteFile(noHdr, make([]byte, 0x1000), 0o644)
+	if _, err := ImageRelease(noHdr); err == nil || !strings.Contains(err.Error(), "not an x86 bzImage") {
+		t.Errorf("a file without a boot header: %v", err)
+	}
+	nowhere := fakeBzImage("")
+	binary.LittleEndian.PutUint16(nowhere[0x20e:], 0)
+	os.WriteFile(noHdr, nowhere, 0o644)
+	if _, err := ImageRelease(noHdr); err == nil || !strings.Contains(err.Error(), "no version string") {
+		t.Errorf("a header pointing to no version string: %v", err)
+	}
+}
+
+// TestInsmodVermagic: a module built for another kernel release than the
+// guest's is refused before the guest boots, in one line naming both
+// releases and the --kernel-package that boots its kernel (Debian's), or
+// --kernel for another's; one built for the guest's release, or a guest
+// whose release is unknown, is taken.
+func TestInsmodVermagic(t *testing.T) {
+	dir := t.TempDir()
+	ko := filepath.Join(dir, "homa.ko")
+	if err := os.WriteFile(ko, fakeModule(t, "name=homa", "vermagic=6.1.0-57-amd64 SMP preempt mod_unload modversions "), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := insmodFile(ko, nil, "6.12.117+deb12-amd64")
+	want := "lab: --insmod " + ko + " was built for kernel 6.1.0-57-amd64 (its vermagic), but the guest boots 6.12.117+deb12-amd64: " +
+		"boot its kernel with --kernel-package linux-image-6.1.0-57-amd64-unsigned, or build the module against 6.12.117+deb12-amd64's headers"
+	if err == nil || err.Error() != want {
+		t.Errorf("a 6.1 module in a 6.12 guest: %v\nwant %s", err, want)
+	}
+	for _, rel := range []string{"6.1.0-57-amd64", ""} {
+		if mods, err := insmodFile(ko, nil, rel); err != nil || len(mods) != 1 || mods[0].Name != "homa" {
+			t.Errorf("guest release %q: %v, %v; want the module homa", rel, mods, err)
+		}
+	}
+	custom := filepath.Join(dir, "custom.ko")
+	os.WriteFile(custom, fakeModule(t, "name=homa", "vermagic=6.13.9-homa SMP mod_unload "), 0o644)
+	if _, err := insmodFile(custom, nil, "6.12.117+deb12-amd64"); err == nil || !strings.Contains(err.Error(), "boot its kernel with --kernel IMAGE --modules DIR of kernel 6.13.9-homa,") {
+		t.Errorf("a module of a custom kernel: %v", err)
+	}
+	// Through the initramfs: refused before the file is made.
+	img := filepath.Join(dir, "vmlinuz")
+	os.WriteFile(img, fakeBzImage("6.12.117+deb12-amd64 (debian-kernel@lists.debian.org) #1 SMP"), 0o644)
+	cfg := Config{Kernel: Kernel{Image: img}, Insmod: []string{ko}}
+	initrd := filepath.Join(dir, "initramfs.cpio")
+	if err := cfg.writeInitramfs(initrd); err == nil || err.Error() != want {
+		t.Errorf("writeInitramfs: %v; want %s", err, want)
+	}
+	if _, err := os.Stat(initrd); !os.IsNotExist(err) {
+		t.Errorf("the refused initramfs was made: %v", err)
+	}
+}

@@ -488,6 +488,10 @@ func (cfg *Config) Check() error {
 
 // writeInitramfs resolves the modules and writes the initramfs to path.
 func (cfg *Config) writeInitramfs(path string) error {
+	// The guest kernel's release, to refuse a module built for another
+	// before the guest boots; "" (nothing checked) when the image's boot
+	// header cannot say.
+	release, _ := ImageRelease(cfg.Kernel.Image)
 	var mods []Module
 	if cfg.Kernel.Modules != "" {
 		tree, err := OpenModuleTree(cfg.Kernel.Modules)
@@ -498,7 +502,7 @@ func (cfg *Config) writeInitramfs(path string) error {
 			return err
 		}
 		for _, p := range cfg.Insmod {
-			extra, err := insmodFile(p, tree)
+			extra, err := insmodFile(p, tree, release)
 			if err != nil {
 				return err
 			}
@@ -506,7 +510,7 @@ func (cfg *Config) writeInitramfs(path string) error {
 		}
 	} else {
 		for _, p := range cfg.Insmod {
-			extra, err := insmodFile(p, nil)
+			extra, err := insmodFile(p, nil, release)
 			if err != nil {
 				return err
 			}
@@ -531,8 +535,10 @@ func (cfg *Config) writeInitramfs(path string) error {
 }
 
 // insmodFile reads a user's module and the modules it depends on (from
-// tree; without a tree it must depend on nothing the guest lacks).
-func insmodFile(path string, tree *ModuleTree) ([]Module, error) {
+// tree; without a tree it must depend on nothing the guest lacks). A
+// module whose vermagic names a kernel release other than release (the
+// guest's; "" checks nothing) is refused (vermagicError).
+func insmodFile(path string, tree *ModuleTree, release string) ([]Module, error) {
 	data, err := ReadModule(path)
 	if err != nil {
 		return nil, err
@@ -540,6 +546,9 @@ func insmodFile(path string, tree *ModuleTree) ([]Module, error) {
 	info, err := ModuleInfo(data)
 	if err != nil {
 		return nil, fmt.Errorf("lab: --insmod %s: %w", path, err)
+	}
+	if built, _, _ := strings.Cut(info["vermagic"], " "); release != "" && built != "" && built != release {
+		return nil, vermagicError(path, built, release)
 	}
 	name := info["name"]
 	if name == "" {
@@ -557,6 +566,22 @@ func insmodFile(path string, tree *ModuleTree) ([]Module, error) {
 		out = deps
 	}
 	return append(out, Module{Name: name, Data: data}), nil
+}
+
+// vermagicError says that module path, built for kernel release built
+// (its vermagic's first word), cannot load in the guest's kernel release,
+// and how to boot the kernel it was built for. The kernel would refuse it
+// at insmod (a vermagic or, with modversions, a symbol version mismatch:
+// "Invalid module format"), after the boot, with nothing naming the
+// releases. A Debian release (NAME-amd64) is booted with its
+// linux-image-NAME-unsigned package.
+func vermagicError(path, built, release string) error {
+	boot := "--kernel IMAGE --modules DIR of kernel " + built
+	if strings.HasSuffix(built, "-amd64") {
+		boot = "--kernel-package linux-image-" + built + "-unsigned"
+	}
+	return fmt.Errorf("lab: --insmod %s was built for kernel %s (its vermagic), but the guest boots %s: boot its kernel with %s, or build the module against %s's headers",
+		path, built, release, boot, release)
 }
 
 // appendNew appends the modules of add not yet in mods (by name).

@@ -16,6 +16,13 @@ import (
 	"github.com/homatest/homatest/internal/nsexec"
 )
 
+// TestMain removes first what a test binary killed before it cleaned up
+// (its go test -timeout) left: harness.RemoveDeadRuns.
+func TestMain(m *testing.M) {
+	harness.RemoveDeadRuns(os.Stderr, harness.StaleRunAge)
+	os.Exit(m.Run())
+}
+
 // testTopo is two host namespaces a and b, each with a veth whose peer is
 // in the switch namespace s. Names carry a harness run id's prefix
 // (ht3f9a1c-a, ht3f9a1c-sa, ...).

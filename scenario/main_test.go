@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/homatest/homatest/agent"
+	"github.com/homatest/homatest/harness"
 )
 
 // TestMain lets this test binary be the IUT's agent: Run starts the
@@ -30,5 +31,8 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(0)
 	}
+	// What a test binary killed before it cleaned up (its go test
+	// -timeout, or a child's own limit) left is removed here.
+	harness.RemoveDeadRuns(os.Stderr, harness.StaleRunAge)
 	os.Exit(m.Run())
 }

@@ -22,6 +22,13 @@ import (
 	"github.com/homatest/homatest/internal/timescale"
 )
 
+// TestMain removes first what a test binary killed before it cleaned up
+// (its go test -timeout) left: harness.RemoveDeadRuns.
+func TestMain(m *testing.M) {
+	harness.RemoveDeadRuns(os.Stderr, harness.StaleRunAge)
+	os.Exit(m.Run())
+}
+
 // pair builds two hosts with the harness: network namespaces h1
 // (198.18.0.1, fd00::1) and h2 (198.18.0.2, fd00::2) behind a kernel-bridge
 // switch, removed when the test ends. Harness names (ht<run id>-…) and its

@@ -358,6 +358,24 @@ func (m *Monitor) account(who string, th *thread, now time.Time, w uint64) {
 	th.open = len(m.spans) - 1
 }
 
+// ProcessWait returns how long the threads of process pid have waited
+// for a CPU while runnable since each started, summed (their schedstat
+// run-queue waits): an error when the process is gone or the kernel keeps
+// no schedstat. Two readings' difference, over the process's GOMAXPROCS,
+// is about the wall time a process running that many threads at once
+// lost to others in between (a test's limit on a child process).
+func ProcessWait(pid int) (time.Duration, error) {
+	waits, err := threadWaits(pid)
+	if err != nil {
+		return 0, err
+	}
+	var sum uint64
+	for _, w := range waits {
+		sum += w
+	}
+	return time.Duration(sum), nil
+}
+
 // threadWaits returns the run-queue wait (ns) of every thread of pid.
 func threadWaits(pid int) (map[int]uint64, error) {
 	dir := filepath.Join("/proc", strconv.Itoa(pid), "task")

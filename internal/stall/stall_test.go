@@ -84,20 +84,8 @@ func TestWatchedThreadStarved(t *testing.T) {
 	m := Start(Config{Min: time.Millisecond, Sample: 5 * time.Millisecond})
 	defer m.Stop()
 	m.Watch(os.Getpid(), "test")
-	stop := make(chan struct{})
 	n := 4 * runtime.NumCPU()
-	for range n {
-		go func() {
-			runtime.LockOSThread()
-			for {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-			}
-		}()
-	}
+	stop := busyThreads(n)
 	deadline := time.Now().Add(10 * time.Second)
 	for time.Now().Before(deadline) {
 		if len(m.Spans()) > 0 {
@@ -105,7 +93,7 @@ func TestWatchedThreadStarved(t *testing.T) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	close(stop)
+	stop()
 	spans := m.Spans()
 	if len(spans) == 0 {
 		t.Fatalf("%d busy threads on %d CPUs for 10 s: no stall recorded", n, runtime.NumCPU())
@@ -115,6 +103,49 @@ func TestWatchedThreadStarved(t *testing.T) {
 			t.Errorf("bad span %+v", s)
 		}
 	}
+}
+
+// TestProcessWait: this process's summed run-queue wait grows while more
+// busy OS threads than CPUs run, and a process that is gone is an error.
+func TestProcessWait(t *testing.T) {
+	before, err := ProcessWait(os.Getpid())
+	if err != nil {
+		t.Skipf("no /proc/self/task schedstat here: %v", err)
+	}
+	n := 4 * runtime.NumCPU()
+	stop := busyThreads(n)
+	var after time.Duration
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if after, err = ProcessWait(os.Getpid()); err != nil || after-before >= 5*time.Millisecond {
+			break
+		}
+	}
+	stop()
+	if err != nil || after-before < 5*time.Millisecond {
+		t.Fatalf("%d busy threads on %d CPUs for up to 10 s: wait grew from %v to %v (%v)", n, runtime.NumCPU(), before, after, err)
+	}
+	if _, err := ProcessWait(1 << 30); err == nil {
+		t.Error("ProcessWait of a pid that does not exist: no error")
+	}
+}
+
+// busyThreads keeps n goroutines spinning, each on its own OS thread,
+// until the returned stop is called.
+func busyThreads(n int) (stop func()) {
+	done := make(chan struct{})
+	for range n {
+		go func() {
+			runtime.LockOSThread()
+			for {
+				select {
+				case <-done:
+					return
+				default:
+				}
+			}
+		}()
+	}
+	return func() { close(done) }
 }
 
 func TestExplaining(t *testing.T) {

@@ -29,9 +29,19 @@ type capFrame struct {
 // readCapFrames reads every frame of the pcap or pcapng at path.
 func readCapFrames(t *testing.T, path string) []capFrame {
 	t.Helper()
-	f, err := os.Open(path)
+	out, err := readCapFramesErr(path)
 	if err != nil {
 		t.Fatal(err)
+	}
+	return out
+}
+
+// readCapFramesErr is readCapFrames returning its error (a capture pcapgo
+// cannot read to the end) instead of failing the test.
+func readCapFramesErr(path string) ([]capFrame, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
 	}
 	defer f.Close()
 	var src interface {
@@ -43,16 +53,16 @@ func readCapFrames(t *testing.T, path string) []capFrame {
 		src, err = pcapgo.NewReader(f)
 	}
 	if err != nil {
-		t.Fatal(err)
+		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	var out []capFrame
 	for {
 		data, ci, err := src.ReadPacketData()
 		if errors.Is(err, io.EOF) {
-			return out
+			return out, nil
 		}
 		if err != nil {
-			t.Fatal(err)
+			return nil, fmt.Errorf("%s frame %d: %w", path, len(out)+1, err)
 		}
 		out = append(out, capFrame{ci: ci, data: data})
 	}

@@ -47,6 +47,9 @@ Default kernel: Debian's stock ` + lab.DefaultPackage + `,
 fetched with apt-get download and unpacked into the cache folder
 ($HOMATEST_LAB_CACHE, else ~/.cache/homatest/lab) on first use. --kernel
 boots another bzImage; --modules gives its lib/modules/VERSION folder.
+An --insmod module built for another kernel release than the guest's (its
+vermagic) is refused before the boot (exit 2), the line naming both and
+the --kernel-package that boots its kernel.
 
 QEMU (Debian: qemu-system-x86) uses KVM when /dev/kvm works, software
 emulation (TCG) otherwise: then a boot takes 12-60 s and everything runs 10-50x
@@ -63,7 +66,8 @@ The homatest binary must be linked statically (CGO_ENABLED=0 go build);
 
 Exit codes: COMMAND's; 125 when the guest failed before COMMAND (a module
 that does not load, a sysctl that does not exist); 2 for bad flags, when
-QEMU or the kernel cannot be had, when the guest was killed at --timeout,
+QEMU or the kernel cannot be had, for an --insmod module of another
+kernel release, when the guest was killed at --timeout,
 when it stopped before COMMAND finished (a kernel panic), when --console
 could not be written, or when COMMAND's output did not arrive whole; 130
 interrupted (Ctrl-C, SIGINT or SIGTERM: the guest is killed).`,

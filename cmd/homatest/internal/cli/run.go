@@ -375,7 +375,7 @@ func (o *runOpts) run(cmd *cobra.Command) error {
 	if o.env == "ns" {
 		// A killed run's namespaces would share the machine with this
 		// run's; only runs whose lock nobody holds are touched.
-		removeDeadRunsLeftovers(o.stderr)
+		harness.RemoveDeadRuns(o.stderr, 0)
 	}
 	self, err := os.Executable()
 	if err != nil {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/homatest/homatest/agent"
 	"github.com/homatest/homatest/conformance"
+	"github.com/homatest/homatest/harness"
 )
 
 // TestMain lets this test binary act as homatest itself when homatest run
@@ -40,6 +41,9 @@ func TestMain(m *testing.M) {
 	case "ref-swallowing-listen":
 		os.Exit(refSwallowing(agent.OpListen))
 	}
+	// What a test binary killed before it cleaned up (its go test
+	// -timeout, or a child's own limit) left is removed here.
+	harness.RemoveDeadRuns(os.Stderr, harness.StaleRunAge)
 	os.Exit(m.Run())
 }
 

@@ -273,46 +273,6 @@ func (l *folderLock) release() {
 	l.f = nil
 }
 
-// removeDeadRunsLeftovers removes what killed runs left on this machine
-// (harness.Cleanup: namespaces, interfaces and processes of runs whose
-// lock nobody holds, and those locks; a live run's are never touched) and
-// says so in one line on w; when they cannot all be removed, the line
-// names them and the command that removes them.
-func removeDeadRunsLeftovers(w io.Writer) {
-	left, err := harness.Leftovers("")
-	if err != nil {
-		return
-	}
-	var names []string
-	runs := map[harness.RunID]bool{}
-	for _, l := range left {
-		if l.Kind == "shadowed" {
-			continue // cannot be removed; homatest cleanup says why
-		}
-		names = append(names, l.String())
-		runs[l.Run] = true
-	}
-	if len(names) == 0 {
-		return
-	}
-	ids := make([]string, 0, len(runs))
-	for id := range runs {
-		ids = append(ids, id.Prefix())
-	}
-	sort.Strings(ids)
-	removed, err := harness.Cleanup("")
-	if err != nil {
-		fmt.Fprintf(w, "homatest: killed runs %s left %s: removed %d, could not remove the others (%s): run \"sudo homatest cleanup\"\n",
-			strings.Join(ids, ", "), strings.Join(names, ", "), len(removed), strings.ReplaceAll(err.Error(), "\n", "; "))
-		return
-	}
-	runsWord := "run"
-	if len(ids) > 1 {
-		runsWord = "runs"
-	}
-	fmt.Fprintf(w, "homatest: removed what killed %s %s left: %s\n", runsWord, strings.Join(ids, ", "), strings.Join(removed, ", "))
-}
-
 // settledCaptures is what settleCaptures found in an interrupted run's
 // folder.
 type settledCaptures struct {

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/gopacket/gopacket"
+	"github.com/gopacket/gopacket/layers"
 
 	"github.com/homatest/homatest/pcap"
 	"github.com/homatest/homatest/report/wireshark"
@@ -418,35 +419,10 @@ func TestDissectorMatchesDecode(t *testing.T) {
 	}
 	captures = append(captures, faults...)
 	captures = append(captures, edgeCorpus(t))
-	// tshark takes about a second per capture: run one per CPU.
-	type result struct {
-		frames map[int]map[string][]string
-		err    error
-	}
-	results := make([]result, len(captures))
-	env := tsharkEnv(t)
-	var wg sync.WaitGroup
-	next := make(chan int)
-	for range runtime.GOMAXPROCS(0) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range next {
-				results[i].frames, results[i].err = tsharkFrames(bin, lua, captures[i], env)
-			}
-		}()
-	}
-	for i := range captures {
-		next <- i
-	}
-	close(next)
-	wg.Wait()
+	results := tsharkCaptures(t, bin, lua, captures)
 	c := &comparison{perField: map[string]int{}}
 	for i, p := range captures {
-		if results[i].err != nil {
-			t.Fatal(results[i].err)
-		}
-		compareCapture(t, results[i].frames, p, c)
+		compareCapture(t, results[i], p, c)
 	}
 	sort.Strings(c.diffs)
 	if len(c.diffs) > 0 {
@@ -463,6 +439,147 @@ func TestDissectorMatchesDecode(t *testing.T) {
 		}
 	}
 	t.Logf("%d captures, %d Homa packets, %d field values compared, 0 differences", len(captures), c.packets, c.values)
+}
+
+// tsharkCaptures runs tshark with the dissector lua over every capture
+// and returns each one's frames (tsharkFrames), numbered as in the
+// capture. tshark's start-up (about 0.6 s of CPU) was most of the test's
+// time when it ran once per capture (13.5 min at load average 35-60), so
+// the captures tshark dissects frame by frame are concatenated with
+// mergecap -a into one file per CPU and the frame numbers mapped back.
+// A capture is read alone, as before, when Wireshark or the dissector
+// keeps state across its frames by address (IPv6: the dissector's
+// priority shift per host; TCP: conversations, hijacked Homa; IPv4
+// fragments: reassembly), where another capture's frames from the same
+// addresses could change what it shows; also when pcapgo cannot count
+// its frames, or mergecap is missing.
+func tsharkCaptures(t *testing.T, bin, lua string, captures []string) []map[int]map[string][]string {
+	t.Helper()
+	type run struct {
+		caps   []int // indexes into captures, in order
+		counts []int // each one's frames
+		size   int   // captured bytes, to balance the runs
+	}
+	merge, _ := exec.LookPath("mergecap")
+	bins := make([]run, runtime.GOMAXPROCS(0))
+	var runs []run
+	for i, p := range captures {
+		frames, err := readCapFramesErr(p)
+		if merge == "" || err != nil || keepsState(frames) {
+			runs = append(runs, run{caps: []int{i}})
+			continue
+		}
+		size := 0
+		for _, f := range frames {
+			size += len(f.data)
+		}
+		b := &bins[0]
+		for k := range bins {
+			if bins[k].size < b.size {
+				b = &bins[k]
+			}
+		}
+		b.caps, b.counts, b.size = append(b.caps, i), append(b.counts, len(frames)), b.size+size
+	}
+	for _, b := range bins {
+		if len(b.caps) > 0 {
+			runs = append(runs, b)
+		}
+	}
+	// Each run one goroutine's job, the largest first.
+	sort.SliceStable(runs, func(a, b int) bool { return runs[a].size > runs[b].size })
+	dir, env := t.TempDir(), tsharkEnv(t)
+	results := make([]map[int]map[string][]string, len(captures))
+	errs := make([]error, len(runs))
+	var wg sync.WaitGroup
+	next := make(chan int)
+	for range runtime.GOMAXPROCS(0) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for k := range next {
+				errs[k] = tsharkRun(bin, merge, lua, filepath.Join(dir, fmt.Sprintf("run%d.pcapng", k)), env,
+					captures, runs[k].caps, runs[k].counts, results)
+			}
+		}()
+	}
+	for k := range runs {
+		next <- k
+	}
+	close(next)
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Logf("tshark ran %d times over %d captures", len(runs), len(captures))
+	return results
+}
+
+// tsharkRun runs tshark over the captures caps (one alone, or several
+// concatenated by mergecap into merged, counts their frame counts) and
+// stores each one's frames, renumbered as in its own file, in results.
+// It does not touch t (runs go concurrently).
+func tsharkRun(bin, merge, lua, merged string, env, captures []string, caps, counts []int, results []map[int]map[string][]string) error {
+	if counts == nil {
+		var err error
+		results[caps[0]], err = tsharkFrames(bin, lua, captures[caps[0]], env)
+		return err
+	}
+	args := []string{"-a", "-F", "pcapng", "-w", merged}
+	total := 0
+	for k, i := range caps {
+		args = append(args, captures[i])
+		total += counts[k]
+	}
+	if out, err := exec.Command(merge, args...).CombinedOutput(); err != nil {
+		return fmt.Errorf("mergecap: %v: %s", err, out)
+	}
+	frames, err := tsharkFrames(bin, lua, merged, env)
+	if err != nil {
+		return err
+	}
+	if len(frames) != total {
+		return fmt.Errorf("tshark read %d frames of %s, the concatenation of %d captures of %d frames", len(frames), merged, len(caps), total)
+	}
+	off := 0
+	for k, i := range caps {
+		own := map[int]map[string][]string{}
+		for n := 1; n <= counts[k]; n++ {
+			l := frames[off+n]
+			if l == nil {
+				return fmt.Errorf("tshark has no frame %d in %s (frame %d of %s)", off+n, merged, n, captures[i])
+			}
+			l["frame.number"] = []string{strconv.Itoa(n)}
+			own[n] = l
+		}
+		results[i] = own
+		off += counts[k]
+	}
+	return nil
+}
+
+// keepsState reports whether Wireshark could carry state between frames
+// of the capture by address: IPv6 but for ICMPv6 informational messages
+// (neighbour discovery, MLD: the dissector keeps each IPv6 host's
+// priority shift), TCP (conversations) or IPv4 fragments (reassembly).
+func keepsState(frames []capFrame) bool {
+	for _, f := range frames {
+		p := gopacket.NewPacket(f.data, layers.LayerTypeEthernet, gopacket.DecodeOptions{Lazy: true, NoCopy: true})
+		if p.Layer(layers.LayerTypeIPv6) != nil {
+			if icmp, ok := p.Layer(layers.LayerTypeICMPv6).(*layers.ICMPv6); !ok || icmp.TypeCode.Type() < 128 {
+				return true
+			}
+		}
+		if p.Layer(layers.LayerTypeTCP) != nil {
+			return true
+		}
+		if ip, ok := p.Layer(layers.LayerTypeIPv4).(*layers.IPv4); ok && (ip.Flags&layers.IPv4MoreFragments != 0 || ip.FragOffset != 0) {
+			return true
+		}
+	}
+	return false
 }
 
 // rawHoma wraps transport bytes (possibly malformed) as wire.Fields.
