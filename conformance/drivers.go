@@ -1077,16 +1077,26 @@ func onSchedule(i int, after time.Duration, from, to time.Time) {
 	}
 	msg := fmt.Sprintf("RESEND round %d came %v after the peer's silence began; resend_ticks %d and resend_interval %d put it at silent tick %d (tick %v)",
 		i, after, pr.ResendTicks, pr.ResendInterval, due, pr.Tick)
-	excused := false
-	if early := lo - after; early > 0 {
-		excused = stalledAtLeastOf(msg, from.Add(-early), from, early, ofTesters)
-	} else {
-		excused = stalledAtLeast(msg, from, to, after-hi)
+	var keep func(stall.Span) bool
+	wFrom, wTo, lost, testers := offSchedule(after, lo, hi, from, to)
+	if testers {
+		keep = ofTesters
 	}
-	if excused {
+	if stalledAtLeastOf(msg, wFrom, wTo, lost, keep) {
 		panic(stalledOut{})
 	}
 	Fail(msg)
+}
+
+// offSchedule says which stalls could have moved a RESEND round that
+// came after after the silence's start (from; the round at to) out of
+// its ticks [lo, hi]: those overlapping [wFrom, wTo] whose losses sum to
+// lost at least, the testers' alone if testers (onSchedule).
+func offSchedule(after, lo, hi time.Duration, from, to time.Time) (wFrom, wTo time.Time, lost time.Duration, testers bool) {
+	if early := lo - after; early > 0 {
+		return from.Add(-early), from, early, true
+	}
+	return from, to, after - hi, false
 }
 
 // roundsAtMost fails the spec if the IUT sent RPC id more RESENDs (those

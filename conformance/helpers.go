@@ -1432,7 +1432,15 @@ func rpcGaveUpDuringStall(msg string, ids []uint64) bool {
 			return true
 		}
 	}
-	for _, g := range testerSilences(logs, quiet) {
+	// For named RPCs, their silence still running counts too (the
+	// failing wait is theirs); for all of the spec's, only silences the
+	// tester ended (a spec's own wait after a silence it kept would
+	// count).
+	var until time.Time
+	if ids != nil {
+		until = env.Clock.Now()
+	}
+	for _, g := range testerSilences(logs, quiet, until) {
 		if (ids == nil || slices.Contains(ids, g.id)) && heldUp(g, quiet) && stalledAtLeast(fmt.Sprintf("%s; the tester had sent RPC %d no DATA, GRANT or BUSY for %v (timeout_ticks %d of %v), after which the IUT may have ended it without a word (a server drops an RPC whose client went silent: homa_timer_check_rpc)", msg, g.id, g.at.Sub(g.from).Round(time.Millisecond), pr.TimeoutTicks, pr.Tick), g.from, g.at, g.at.Sub(g.from)/2) {
 			return true
 		}
@@ -1468,8 +1476,12 @@ func ofTesters(s stall.Span) bool { return strings.HasPrefix(s.Who, stall.Harnes
 // that answers has the whole request (homa_timer_check_rpc; the ref's
 // serverReceiving), so it never ends the RPC for the client's silence
 // (a spec holding its GRANTs past timeout_ticks relies on that: a
-// response then missing is the IUT's). In order of client id, then time.
-func testerSilences(logs [][]*tester.Packet, quiet time.Duration) []silentEnd {
+// response then missing is the IUT's). With until set, also the silence
+// still running then, to until: a tester held up at the end of what it
+// did for the RPC left it silent up to the wait that now finds nothing
+// (RESEND-busy-alive-server, whose held-up last BUSY let the server drop
+// the RPC before the RESEND it awaits). In order of client id, then time.
+func testerSilences(logs [][]*tester.Packet, quiet time.Duration, until time.Time) []silentEnd {
 	last := map[uint64]time.Time{}
 	answered := map[uint64]bool{}
 	var out []silentEnd
@@ -1489,6 +1501,11 @@ func testerSilences(logs [][]*tester.Packet, quiet time.Duration) []silentEnd {
 				out = append(out, silentEnd{id, from, x.At})
 			}
 			last[id] = x.At
+		}
+	}
+	for id, from := range last {
+		if !until.IsZero() && until.Sub(from) >= quiet && !answered[id] {
+			out = append(out, silentEnd{id, from, until})
 		}
 	}
 	slices.SortStableFunc(out, func(a, b silentEnd) int {
