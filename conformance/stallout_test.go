@@ -220,7 +220,8 @@ func withStalls(t *testing.T, spans []stall.Span, fn func()) {
 // late; one that never comes is absent, whatever stalled (the waits that
 // excused it without asking left a client that never ACKs, a receiver that
 // never grants, "not judged" under load). Past stallCreditMost windows of
-// loss nothing is judged; lateWithin credits only the stalls it keeps.
+// loss, counted within the time waited, nothing is judged; lateWithin
+// credits only the stalls it keeps.
 func TestLateWithinStalls(t *testing.T) {
 	t0 := time.Unix(1000, 0)
 	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
@@ -243,7 +244,14 @@ func TestLateWithinStalls(t *testing.T) {
 		{"absent after the extension's stall too", []stall.Span{span(iut, 40, 70), span(iut, 105, 125)}, 0, false, false, []int{130, 150}},
 		{"two processes stalled side by side lose the time once", []stall.Span{span(iut, 40, 70), span(harness, 40, 70)}, 140, false, false, []int{130}},
 		{"a stall before the window delays the backlog", []stall.Span{span(iut, -60, -20)}, 130, false, true, []int{140}},
-		{"more than stallCreditMost windows lost: not judged", []stall.Span{span(iut, -90, 360)}, 0, false, true, nil},
+		// Counted within the time waited (stall.Within): a stall over
+		// all of it reaches the cap only once the wait has gone on.
+		{"more than stallCreditMost windows lost: not judged", []stall.Span{span(iut, -90, 360)}, 0, false, true, []int{290, 480}},
+		// A 510 ms freeze that ends 10 ms into the window is credited
+		// 110 ms (from a window before it), not its whole loss, which
+		// made the miss unjudgeable at once.
+		{"a long stall touching the window: its part, absent", []stall.Span{span(iut, -500, 10)}, 0, false, false, []int{210}},
+		{"a long stall touching the window: its part, late", []stall.Span{span(iut, -500, 10)}, 190, false, true, []int{210}},
 		{"the testers' stalls only: the IUT's is not credited", []stall.Span{span(iut, 40, 70)}, 120, true, false, nil},
 		{"the testers' stalls only: a held-up tester's is", []stall.Span{span(harness+" (held up by the simulator)", 40, 70)}, 120, true, true, []int{130}},
 	} {
