@@ -737,17 +737,31 @@ func driveRequests(peers []*tester.Peer, msgs []msgSpec, sent []int) []int {
 	GinkgoHelper()
 	order, stuck, d := driveRequestsOr(peers, msgs, sent)
 	if stuck != "" {
-		// Unless this machine kept the IUT (or the tester) from running
-		// for a quarter of the bound in which nothing moved, and the
-		// exchange, driven on, moved within the bound plus what the
-		// stalls lost (lateWithinStalls): late, not stuck.
-		now, bound := env.Clock.Now(), wait(stuckBound)
-		if lateWithinStalls(now.Add(-bound), now, d.movedBy) && stalledLongest(stuck, now.Add(-bound), now, bound/4) {
-			panic(stalledOut{})
-		}
-		Fail(stuck)
+		d.failStuck(stuck)
 	}
 	return order
+}
+
+// failStuck fails the spec with stuck, why d's exchange stopped moving,
+// unless a measured stall explains it (then the spec is timing-
+// inconclusive): the IUT ended one of d's RPCs after a tester, held up,
+// had left it silent for timeout_ticks (rpcGaveUpDuringStall: the
+// timeout is the protocol's), or this machine kept the IUT (or the
+// tester) from running for a quarter of the bound in which nothing
+// moved and the exchange, driven on, moved within the bound plus what
+// the stalls lost (lateWithinStalls): late, not stuck. An exchange that
+// never moves again fails however loaded the machine.
+func (d *requestDriver) failStuck(stuck string) {
+	GinkgoHelper()
+	ids := make([]uint64, len(d.msgs))
+	for i, m := range d.msgs {
+		ids[i] = m.id &^ 1
+	}
+	now, bound := env.Clock.Now(), wait(stuckBound)
+	if rpcGaveUpDuringStall(stuck, ids) || lateWithinStalls(now.Add(-bound), now, d.movedBy) && stalledLongest(stuck, now.Add(-bound), now, bound/4) {
+		panic(stalledOut{})
+	}
+	Fail(stuck)
 }
 
 // stuckBound is how long driveRequestsOr waits for the exchange to move
@@ -755,9 +769,8 @@ func driveRequests(peers []*tester.Peer, msgs []msgSpec, sent []int) []int {
 const stuckBound = 200 * time.Millisecond
 
 // driveRequestsOr is driveRequests returning, instead of failing, why the
-// exchange stopped moving ("" when every response came), for a spec that
-// may excuse it (a tester stalled for timeout_ticks), and the driver,
-// which can drive it on (requestDriver.movedBy).
+// exchange stopped moving ("" when every response came), and the driver,
+// which can drive it on (requestDriver.movedBy) and judge it (failStuck).
 func driveRequestsOr(peers []*tester.Peer, msgs []msgSpec, sent []int) ([]int, string, *requestDriver) {
 	GinkgoHelper()
 	d := &requestDriver{peers: peers, msgs: msgs, sent: sent, left: len(msgs),
@@ -922,7 +935,7 @@ func (m msgSpec) answerBusy(p *tester.Peer) {
 // back) with BUSY meanwhile, so that none of them times out at the IUT
 // and frees a grant slot while the spec waits. The window is w, extended
 // as ok extends an expectation a measured stall held up
-// (lateWithinStalls: by the most one process lost, at most
+// (lateWithinStalls: by the most one process lost in that time, at most
 // stallCreditMost windows). It returns once the packet came (timing-
 // inconclusive if the tester may have let one of busy's RPCs time out:
 // endedDuringStall), or when stalls lost more than that, which records
@@ -945,7 +958,7 @@ func awaitKeepingBusy(p *tester.Peer, busy []msgSpec, match tester.Match, w time
 			lost := time.Duration(0)
 			if env.Stalls != nil {
 				env.Stalls.Settle(ctx(), time.Now())
-				lost = stall.MostLostByOne(stall.Overlaps(env.Stalls.Spans(), start.Add(-w), now))
+				lost = stall.MostLostByOne(stall.Within(env.Stalls.Spans(), start.Add(-w), now))
 			}
 			if lost > stallCreditMost*w {
 				if stalledLongest(msg, start.Add(-w), now, w/4) {
@@ -1047,20 +1060,43 @@ func silentRounds(p *tester.Peer, id uint64, t0 time.Time, checks ...tester.Chec
 // boundary. Judged in virtual time only, where ticks are exact (in real
 // time the checker's HOMA-RESEND-014 judges lateness with its tolerances,
 // which hide a schedule shifted by a tick or two once resend_ticks is
-// above 2); a recorded stall of the IUT in between excuses it.
+// above 2). A stall excuses a round only as far as it could have moved
+// it: one late by l needs stalls between from and to that lost l between
+// them (the IUT frozen past its tick, a tester recording the round late);
+// a stall never brings a timer pass sooner, so one early by e needs a
+// stall of the testers reaching from that lost e (the tester stamped the
+// silence's start late). Any overlapping stall excused either before,
+// early-resend's rounds under a tick into the silence among them.
 func onSchedule(i int, after time.Duration, from, to time.Time) {
 	GinkgoHelper()
 	pr := params()
 	due := pr.ResendTicks + (i-1)*max(1, pr.ResendInterval)
-	if after >= pr.Ticks(due-1) && after <= pr.Ticks(due+1) {
+	lo, hi := pr.Ticks(due-1), pr.Ticks(due+1)
+	if after >= lo && after <= hi {
 		return
 	}
 	msg := fmt.Sprintf("RESEND round %d came %v after the peer's silence began; resend_ticks %d and resend_interval %d put it at silent tick %d (tick %v)",
 		i, after, pr.ResendTicks, pr.ResendInterval, due, pr.Tick)
-	if stalledDuring(msg, from, to) {
+	var keep func(stall.Span) bool
+	wFrom, wTo, lost, testers := offSchedule(after, lo, hi, from, to)
+	if testers {
+		keep = ofTesters
+	}
+	if stalledAtLeastOf(msg, wFrom, wTo, lost, keep) {
 		panic(stalledOut{})
 	}
 	Fail(msg)
+}
+
+// offSchedule says which stalls could have moved a RESEND round that
+// came after after the silence's start (from; the round at to) out of
+// its ticks [lo, hi]: those overlapping [wFrom, wTo] whose losses sum to
+// lost at least, the testers' alone if testers (onSchedule).
+func offSchedule(after, lo, hi time.Duration, from, to time.Time) (wFrom, wTo time.Time, lost time.Duration, testers bool) {
+	if early := lo - after; early > 0 {
+		return from.Add(-early), from, early, true
+	}
+	return from, to, after - hi, false
 }
 
 // roundsAtMost fails the spec if the IUT sent RPC id more RESENDs (those

@@ -1319,7 +1319,9 @@ const stallCreditMost = 4
 // stall tells a late event from an absent one. After an event awaited
 // over [from, to] (window w) did not come, it waits until the window plus
 // the time the stalls measured in it, or in as long again before it,
-// lost (stall.MostLostByOne), again for the stalls of each extension, asking
+// lost there (stall.MostLostByOne of stall.Within: a long freeze that
+// only touches that time is credited with the part it covers, a delay
+// it could have caused), again for the stalls of each extension, asking
 // cameBy (which waits until by at most, keeping on whatever the wait did:
 // looking for the packet, polling the call, driving the exchange), and
 // reports whether the event came by then (late: the stall may excuse it)
@@ -1340,7 +1342,7 @@ func lateWithin(keep func(stall.Span) bool, from, to time.Time, cameBy func(by t
 	w, end := to.Sub(from), to
 	for {
 		env.Stalls.Settle(ctx(), time.Now())
-		lost := stall.MostLostByOne(slices.DeleteFunc(stall.Overlaps(env.Stalls.Spans(), from.Add(-w), end), func(s stall.Span) bool { return !keep(s) }))
+		lost := stall.MostLostByOne(slices.DeleteFunc(stall.Within(env.Stalls.Spans(), from.Add(-w), end), func(s stall.Span) bool { return !keep(s) }))
 		if lost > stallCreditMost*w {
 			return true
 		}
@@ -1402,7 +1404,13 @@ func stalledLongest(msg string, from, to time.Time, lost time.Duration) bool {
 // owed): the silence must have ended within timeout_ticks-2 ticks plus
 // what the stalls lost (heldUp). Only without a verdict yet: it reads the
 // results of the spec's IUT calls.
-func gaveUpDuringStall(msg string) bool {
+func gaveUpDuringStall(msg string) bool { return rpcGaveUpDuringStall(msg, nil) }
+
+// rpcGaveUpDuringStall is gaveUpDuringStall weighing the silences of
+// the RPCs (client ids) in ids alone, all of the spec's when ids is nil:
+// for a failure of one RPC, which another RPC's silence, one the spec
+// kept on purpose (a call it lets time out beside), does not explain.
+func rpcGaveUpDuringStall(msg string, ids []uint64) bool {
 	if env.Stalls == nil {
 		return false
 	}
@@ -1420,12 +1428,20 @@ func gaveUpDuringStall(msg string) bool {
 	}
 	quiet := pr.Ticks(max(1, pr.TimeoutTicks-2))
 	for _, g := range timerEnded(logs, timedOut, quiet) {
-		if heldUp(g, quiet) && stalledAtLeast(fmt.Sprintf("%s; the IUT had ended RPC %d after %v in which the tester sent it no DATA, GRANT or BUSY (timeout_ticks %d of %v)", msg, g.id, g.at.Sub(g.from).Round(time.Millisecond), pr.TimeoutTicks, pr.Tick), g.from, g.at, g.at.Sub(g.from)/2) {
+		if (ids == nil || slices.Contains(ids, g.id)) && heldUp(g, quiet) && stalledAtLeast(fmt.Sprintf("%s; the IUT had ended RPC %d after %v in which the tester sent it no DATA, GRANT or BUSY (timeout_ticks %d of %v)", msg, g.id, g.at.Sub(g.from).Round(time.Millisecond), pr.TimeoutTicks, pr.Tick), g.from, g.at, g.at.Sub(g.from)/2) {
 			return true
 		}
 	}
-	for _, g := range testerSilences(logs, quiet) {
-		if heldUp(g, quiet) && stalledAtLeast(fmt.Sprintf("%s; the tester had sent RPC %d no DATA, GRANT or BUSY for %v (timeout_ticks %d of %v), after which the IUT may have ended it without a word (a server drops an RPC whose client went silent: homa_timer_check_rpc)", msg, g.id, g.at.Sub(g.from).Round(time.Millisecond), pr.TimeoutTicks, pr.Tick), g.from, g.at, g.at.Sub(g.from)/2) {
+	// For named RPCs, their silence still running counts too (the
+	// failing wait is theirs); for all of the spec's, only silences the
+	// tester ended (a spec's own wait after a silence it kept would
+	// count).
+	var until time.Time
+	if ids != nil {
+		until = env.Clock.Now()
+	}
+	for _, g := range testerSilences(logs, quiet, until) {
+		if (ids == nil || slices.Contains(ids, g.id)) && heldUp(g, quiet) && stalledAtLeast(fmt.Sprintf("%s; the tester had sent RPC %d no DATA, GRANT or BUSY for %v (timeout_ticks %d of %v), after which the IUT may have ended it without a word (a server drops an RPC whose client went silent: homa_timer_check_rpc)", msg, g.id, g.at.Sub(g.from).Round(time.Millisecond), pr.TimeoutTicks, pr.Tick), g.from, g.at, g.at.Sub(g.from)/2) {
 			return true
 		}
 	}
@@ -1442,9 +1458,13 @@ func gaveUpDuringStall(msg string) bool {
 // IUT's end of the RPC after it is the protocol's answer, and what the
 // spec then awaited in vain no stall explains.
 func heldUp(g silentEnd, quiet time.Duration) bool {
-	return lateWithin(func(s stall.Span) bool { return strings.HasPrefix(s.Who, stall.Harness) }, g.from, g.from.Add(quiet),
+	return lateWithin(ofTesters, g.from, g.from.Add(quiet),
 		func(by time.Time) (bool, error) { return !g.at.After(by), nil })
 }
+
+// ofTesters selects the stalls of the testers (stall.Harness): those
+// that keep them from sending, or from taking what came, in time.
+func ofTesters(s stall.Span) bool { return strings.HasPrefix(s.Who, stall.Harness) }
 
 // testerSilences returns the silences of at least quiet in which the
 // tester sent an RPC it is the client of no DATA, GRANT or BUSY (the
@@ -1456,8 +1476,12 @@ func heldUp(g silentEnd, quiet time.Duration) bool {
 // that answers has the whole request (homa_timer_check_rpc; the ref's
 // serverReceiving), so it never ends the RPC for the client's silence
 // (a spec holding its GRANTs past timeout_ticks relies on that: a
-// response then missing is the IUT's). In order of client id, then time.
-func testerSilences(logs [][]*tester.Packet, quiet time.Duration) []silentEnd {
+// response then missing is the IUT's). With until set, also the silence
+// still running then, to until: a tester held up at the end of what it
+// did for the RPC left it silent up to the wait that now finds nothing
+// (RESEND-busy-alive-server, whose held-up last BUSY let the server drop
+// the RPC before the RESEND it awaits). In order of client id, then time.
+func testerSilences(logs [][]*tester.Packet, quiet time.Duration, until time.Time) []silentEnd {
 	last := map[uint64]time.Time{}
 	answered := map[uint64]bool{}
 	var out []silentEnd
@@ -1477,6 +1501,11 @@ func testerSilences(logs [][]*tester.Packet, quiet time.Duration) []silentEnd {
 				out = append(out, silentEnd{id, from, x.At})
 			}
 			last[id] = x.At
+		}
+	}
+	for id, from := range last {
+		if !until.IsZero() && until.Sub(from) >= quiet && !answered[id] {
+			out = append(out, silentEnd{id, from, until})
 		}
 	}
 	slices.SortStableFunc(out, func(a, b silentEnd) int {
@@ -1610,11 +1639,20 @@ func stalledDuring(msg string, from, to time.Time) bool {
 // lost between them (a client timing out while its peer kept answering
 // needs the answers held up for most of timeout_ticks, not any stall).
 func stalledAtLeast(msg string, from, to time.Time, lost time.Duration) bool {
+	return stalledAtLeastOf(msg, from, to, lost, nil)
+}
+
+// stalledAtLeastOf is stalledAtLeast weighing only the stalls keep
+// selects (all when nil): those that could have caused what msg says.
+func stalledAtLeastOf(msg string, from, to time.Time, lost time.Duration, keep func(stall.Span) bool) bool {
 	if env.Stalls == nil {
 		return false
 	}
 	env.Stalls.Settle(ctx(), time.Now())
 	spans := stall.Overlaps(env.Stalls.Spans(), from, to)
+	if keep != nil {
+		spans = slices.DeleteFunc(spans, func(s stall.Span) bool { return !keep(s) })
+	}
 	sum := stall.Lost(spans)
 	if len(spans) == 0 || sum < lost {
 		return false

@@ -168,14 +168,10 @@ var _ = Describe("grants", func() {
 				receive(granted)
 			}
 			res := r.respond(p, 100, pr.CutoffVersion)
-			if res.Err != "" {
-				msg := fmt.Sprintf("the IUT's call failed after its request was granted a segment a tick for %v (timeout_ticks %d of %v): %s", p.Now().Sub(start), pr.TimeoutTicks, pr.Tick, res.Err)
-				// Only a tester held up for most of timeout_ticks (its
-				// GRANTs came every tick) leaves the client silent that
-				// long.
-				if !stalledAtLeast(msg, start, p.Now(), pr.Ticks(max(0, pr.TimeoutTicks-pr.ResendTicks-2))) {
-					Fail(msg)
-				}
+			// Only a tester held up for most of timeout_ticks (its
+			// GRANTs came every tick) leaves the client silent that long
+			// (failedAfter).
+			if r.failedAfter(res, fmt.Sprintf("its request was granted a segment a tick for %v", p.Now().Sub(start))) {
 				return
 			}
 			Expect(res.Response).To(Equal(100))
@@ -220,24 +216,22 @@ var _ = Describe("grants", func() {
 			// tester answers no RESEND (a BUSY would reset the silence
 			// too); the checker judges any RESEND against the latest
 			// GRANT (HOMA-RESEND-001).
-			start := p.Now()
 			for t := 0; t < hold; t += gap {
 				pause(deadline(pr.Ticks(gap)), "waiting %d ticks between GRANTs", gap)
 				Expect(p.SendDeliberate(iut(), ctrlLevel(pr), grant, "the same GRANT again (the horizon not raised), as a receiver repeating its GRANT sends it")).To(Succeed())
 			}
 			// Only a tester held up for most of timeout_ticks (its GRANTs
-			// came every gap ticks) leaves the client silent that long.
-			lost := pr.Ticks(max(0, pr.TimeoutTicks-gap-2))
+			// came every gap ticks) leaves the client silent that long
+			// (failedAfter).
 			what := fmt.Sprintf("the same GRANT came every %d ticks for %d ticks", gap, hold)
 			var res CallResult
 			if r.poll(&res) {
-				r.ended = true
-				r.failedAfter(res, start, lost, what)
+				r.failedAfter(res, what)
 				return
 			}
 			r.receiveRest(p, got, horizon, last)
 			res = r.respond(p, 100, pr.CutoffVersion)
-			if r.failedAfter(res, start, lost, what+", then the rest") {
+			if r.failedAfter(res, what+", then the rest") {
 				return
 			}
 			Expect(res.Response).To(Equal(100))
@@ -358,41 +352,60 @@ var _ = Describe("grants", func() {
 				sent[i] = unsched(m.msgLen)
 				m.sendUnsched(peers[i%2], 0, sent[i])
 			}
-			bound := wait(pr.ResponseTimeout + pr.Tick)
-			start := env.Clock.Now()
-			end := start.Add(bound)
-			for {
-				seen := tester.Arrivals(peers...)
+			// missing answers the RESENDs that came and lists the
+			// messages still without a GRANT. A message granted and not
+			// sent on RESENDs after resend_ticks: its sender, which has
+			// not transmitted what is asked for, answers BUSY
+			// (homa_resend_pkt), so that no RPC times out and frees a
+			// slot (at a short tick the wait's bound outlasts
+			// timeout_ticks).
+			missing := func() []string {
 				var without []string
 				for i, m := range msgs {
-					// A message granted and not sent on RESENDs after
-					// resend_ticks: its sender, which has not transmitted
-					// what is asked for, answers BUSY (homa_resend_pkt),
-					// so that no RPC times out and frees a slot (at a
-					// short tick the wait's bound outlasts timeout_ticks).
 					m.answerBusy(peers[i%2])
 					if len(peers[i%2].Received(tester.Match{Type: wire.TypeGrant, From: iut(), RPC: m.id})) == 0 {
 						without = append(without, fmt.Sprintf("message %d of %d (%d bytes, from %v)", i+1, k, m.msgLen, peers[i%2].Addr()))
 					}
 				}
-				if len(without) == 0 {
-					break
-				}
-				if !env.Clock.Now().Before(end) {
-					// Past wait's generous bound only a measured stall
-					// excuses it (timing-inconclusive).
-					msg := fmt.Sprintf("no GRANT within %v of its unscheduled bytes, with the %d messages the IUT had all incomplete; max_overcommit %d lets it grant every one", bound, k, k)
-					if !stalledDuring(msg+": "+strings.Join(without, "; "), start, env.Clock.Now()) {
-						// Ended at the IUT first, so that the specs after
-						// do not find its grant slots taken.
-						for i, m := range msgs {
-							m.giveUp(peers[i%2], "the spec failed")
-						}
-						none(without, "%s", msg)
+				return without
+			}
+			grantedBy := func(by time.Time) (bool, error) {
+				for {
+					seen := tester.Arrivals(peers...)
+					if len(missing()) == 0 {
+						return true, nil
 					}
-					break
+					if !env.Clock.Now().Before(by) {
+						return false, nil
+					}
+					if err := tester.WaitArrival(ctx(), by.Sub(env.Clock.Now()), seen, peers...); err != nil {
+						return false, err
+					}
 				}
-				ok(tester.WaitArrival(ctx(), end.Sub(env.Clock.Now()), seen, peers...), "waiting for the GRANTs")
+			}
+			bound := wait(pr.ResponseTimeout + pr.Tick)
+			start := env.Clock.Now()
+			granted, err := grantedBy(start.Add(bound))
+			ok(err, "waiting for the GRANTs")
+			if !granted {
+				// Past wait's generous bound only a late GRANT is
+				// excused (timing-inconclusive): one that came within the
+				// bound plus what the measured stalls lost
+				// (lateWithinStalls), one stall having lost a quarter of
+				// the bound. A GRANT still missing fails however loaded
+				// the machine (any stall overlapping the wait excused it
+				// before).
+				msg := fmt.Sprintf("no GRANT within %v of its unscheduled bytes, with the %d messages the IUT had all incomplete; max_overcommit %d lets it grant every one", bound, k, k)
+				without := missing()
+				if now := env.Clock.Now(); lateWithinStalls(start, now, grantedBy) && stalledLongest(msg+": "+strings.Join(without, "; "), start, now, bound/4) {
+					panic(stalledOut{})
+				}
+				// Ended at the IUT first, so that the specs after do not
+				// find its grant slots taken.
+				for i, m := range msgs {
+					m.giveUp(peers[i%2], "the spec failed")
+				}
+				none(without, "%s", msg)
 			}
 			driveRequests(peers, msgs, sent)
 			checkExchange(peers...)
@@ -479,15 +492,14 @@ var _ = Describe("grants", func() {
 					sent[i] = horizon[i]
 				}
 			}
-			// It fails unless every message is answered, or a tester
-			// was held up for most of timeout_ticks (its senders then
-			// went silent that long: a timeout is the protocol's).
-			if _, stuck, _ := driveRequestsOr(peers, msgs, sent); stuck != "" {
-				if !stalledAtLeast(stuck, start, env.Clock.Now(), pr.Ticks(max(0, pr.TimeoutTicks-2))) {
-					Fail(stuck)
-				}
-				return
-			}
+			// It fails unless every message is answered, late only
+			// within what measured stalls lost, or a tester was held up
+			// for timeout_ticks (its sender then went silent that long:
+			// the IUT's timeout is the protocol's) (failStuck). Stalls
+			// over the exchange that lost most of timeout_ticks between
+			// them excused it before, a receiver that never grants among
+			// them.
+			driveRequests(peers, msgs, sent)
 			if !waited {
 				AddReportEntry("note", fmt.Sprintf("the IUT granted all %d messages within the first %d ticks: none waited for its GRANTs", n, hold))
 			}

@@ -323,7 +323,6 @@ var _ = Describe("retransmission", func() {
 			// (HOMA-RESEND-001); the tester does not answer one.
 			u := unsched(respLen)
 			lvl := unschedLevel(pr, respLen)
-			start := p.Now()
 			for i := 0; i < hold; i++ {
 				pause(deadline(pr.Tick), "waiting a tick between duplicates")
 				Expect(r.responseData(p, respLen, 0, min(maxSegData(), u), u, pr.CutoffVersion, false, func(f wire.Fields) error {
@@ -331,14 +330,12 @@ var _ = Describe("retransmission", func() {
 				})).To(Succeed())
 			}
 			stop := p.Now()
-			// Only a tester held up for most of timeout_ticks (less
-			// RTX-10's two ticks and the tick between duplicates) leaves
-			// the client silent that long.
-			lost := pr.Ticks(max(0, pr.TimeoutTicks-3))
+			// Only a tester held up for most of timeout_ticks (its
+			// duplicates came a tick apart) leaves the client silent that
+			// long (failedAfter).
 			var res CallResult
 			if r.poll(&res) {
-				r.ended = true
-				r.failedAfter(res, start, lost, fmt.Sprintf("%d duplicates of its response's first packet came a tick apart", hold))
+				r.failedAfter(res, fmt.Sprintf("%d duplicates of its response's first packet came a tick apart", hold))
 				return
 			}
 			// A RESEND during the duplicates is the checker's business.
@@ -350,7 +347,7 @@ var _ = Describe("retransmission", func() {
 			})
 			r.resendResponse(p, respLen, from, to, rs.Pkt.Resend().Priority())
 			res = r.wait()
-			if r.failedAfter(res, start, lost, "duplicates of its response's first packet, then the missing segment") {
+			if r.failedAfter(res, "duplicates of its response's first packet, then the missing segment") {
 				return
 			}
 			Expect(res.Response).To(Equal(respLen))
@@ -478,9 +475,9 @@ var _ = Describe("retransmission", func() {
 			// however long the reply takes. Held for half as long again as
 			// timeout_ticks, so that a client counting only its silence
 			// since the request times out well inside it.
-			start, busy := r.busyFor(p, hold)
+			busy := r.busyFor(p, hold)
 			res := r.respond(p, 100, pr.CutoffVersion)
-			if r.failedDespiteBusy(res, start, busy, hold) {
+			if r.failedDespiteBusy(res, busy, hold) {
 				return
 			}
 			Expect(res.Response).To(Equal(100))
@@ -508,7 +505,7 @@ var _ = Describe("retransmission", func() {
 			// in every other state (homa_dispatch_pkts): the call lives
 			// however long the rest takes.
 			r.sendResponse(p, respLen, 0, first, u, unschedLevel(pr, respLen), pr.CutoffVersion, false)
-			start, busy := r.busyFor(p, hold)
+			busy := r.busyFor(p, hold)
 			// The rest: the unscheduled bytes, then what the client's
 			// GRANTs (those that came during the hold first) allow.
 			send := func(a, b int, prio uint8) {
@@ -517,7 +514,7 @@ var _ = Describe("retransmission", func() {
 			send(first, u, unschedLevel(pr, respLen))
 			sendGrantedBut(p, r.id, u, respLen, 0, 0, send)
 			res := r.wait()
-			if r.failedDespiteBusy(res, start, busy, hold) {
+			if r.failedDespiteBusy(res, busy, hold) {
 				return
 			}
 			Expect(res.Response).To(Equal(respLen))
@@ -543,7 +540,7 @@ var _ = Describe("retransmission", func() {
 			// reaches timeout_ticks while the BUSYs come. Held for half as
 			// long again as timeout_ticks, so that a server counting only
 			// its silence since the last DATA times out well inside it.
-			start, busy := busyWhile(p, m.id, m.control(), hold)
+			busy := busyWhile(p, m.id, m.control(), hold)
 			// A server that still holds the RPC asks again resend_ticks
 			// after the last BUSY; one that forgot it is silent.
 			_, err := p.Expect(ctx(), tester.Match{Type: wire.TypeResend, From: iut(), RPC: m.id}, wait(pr.Ticks(pr.ResendTicks+2)))
@@ -553,8 +550,11 @@ var _ = Describe("retransmission", func() {
 					p.Now().Sub(lastSent(p, wire.TypeData, m.id, p.Now())), busy, hold, pr.TimeoutTicks, pr.Tick)
 				// Only a tester held up for most of timeout_ticks (its
 				// BUSYs came every resend_ticks) left the server silent
-				// that long; or the IUT, kept from running, RESENDs late.
-				if !stalledAtLeast(msg, start, p.Now(), pr.Ticks(max(0, pr.TimeoutTicks-pr.ResendTicks-2))) && !missedDuringStall(msg, err) {
+				// that long (rpcGaveUpDuringStall: that silence, not
+				// stalls anywhere in the hold); or the IUT, kept from
+				// running, RESENDs late (missedDuringStall: the RESEND
+				// still comes).
+				if !rpcGaveUpDuringStall(msg, []uint64{m.id &^ 1}) && !missedDuringStall(msg, err) {
 					Fail(msg)
 				}
 				m.giveUp(p, "the server went silent after a measured stall")
@@ -774,8 +774,7 @@ var _ = Describe("retransmission", func() {
 			// of the response completes it. A client that gave B up with A
 			// (its peer declared dead) has failed the call.
 			res := b.respond(p, 100, pr.CutoffVersion)
-			if b.failedAfter(res, start, pr.Ticks(max(0, pr.TimeoutTicks-pr.ResendTicks-2)),
-				fmt.Sprintf("its server answered %d RESENDs for it with BUSY over %v, leaving only RPC %d silent, which timed out (%s): a timeout ends the silent RPC alone (homa_timer_check_rpc)", busy, p.Now().Sub(start), a.id, resA.Err)) {
+			if b.failedAfter(res, fmt.Sprintf("its server answered %d RESENDs for it with BUSY over %v, leaving only RPC %d silent, which timed out (%s): a timeout ends the silent RPC alone (homa_timer_check_rpc)", busy, p.Now().Sub(start), a.id, resA.Err)) {
 				return
 			}
 			Expect(res.Response).To(Equal(100))
@@ -1141,9 +1140,8 @@ func (r *iutRPC) gapResend(p *tester.Peer, from, to int, when string, checks ...
 
 // busyFor answers each RESEND the IUT's client sends for r during hold
 // with BUSY, as a server that has not transmitted what is asked for does
-// (homa_resend_pkt), and returns when the hold began and how many BUSYs
-// it sent.
-func (r *iutRPC) busyFor(p *tester.Peer, hold time.Duration) (start time.Time, busy int) {
+// (homa_resend_pkt), and returns how many BUSYs it sent.
+func (r *iutRPC) busyFor(p *tester.Peer, hold time.Duration) (busy int) {
 	GinkgoHelper()
 	return busyWhile(p, r.id, r.control(), hold)
 }
@@ -1151,10 +1149,10 @@ func (r *iutRPC) busyFor(p *tester.Peer, hold time.Duration) (start time.Time, b
 // busyWhile answers each RESEND the IUT sends for RPC id during hold with
 // BUSY (c: the header of the tester's packets for the RPC), as a peer
 // that has not transmitted the bytes asked for does (homa_resend_pkt),
-// and returns when the hold began and how many BUSYs it sent.
-func busyWhile(p *tester.Peer, id uint64, c wire.CommonFields, hold time.Duration) (start time.Time, busy int) {
+// and returns how many BUSYs it sent.
+func busyWhile(p *tester.Peer, id uint64, c wire.CommonFields, hold time.Duration) (busy int) {
 	GinkgoHelper()
-	start = p.Now()
+	start := p.Now()
 	for left := hold; left > 0; left = start.Add(hold).Sub(env.Clock.Now()) {
 		rs, _ := p.Expect(ctx(), tester.Match{Type: wire.TypeResend, From: iut(), RPC: id}, left)
 		ok(ctx().Err(), "answering RPC %d's RESENDs with BUSY", id&^1)
@@ -1163,65 +1161,78 @@ func busyWhile(p *tester.Peer, id uint64, c wire.CommonFields, hold time.Duratio
 			busy++
 		}
 	}
-	return start, busy
+	return busy
 }
 
 // busyUntilEnded answers each RESEND the IUT's client sends for r with
 // BUSY (as busyFor) until other's call ends, and returns other's result
 // and how many BUSYs it sent; other's call not ending within limit fails
-// the spec, unless a measured stall explains it.
+// the spec, unless a measured stall explains it: the call, still awaited
+// (and r kept alive) past limit, ended within limit plus what the
+// stalls lost (lateWithinStalls: late, not never), and one stall lost a
+// quarter of limit. Any stall overlapping the wait excused it before, a
+// client that never times out among them.
 func (r *iutRPC) busyUntilEnded(p *tester.Peer, other *iutRPC, limit time.Duration) (res CallResult, busy int) {
 	GinkgoHelper()
 	start := p.Now()
 	resends := tester.Match{Type: wire.TypeResend, From: iut(), RPC: r.id}
-	for !other.ended {
-		_, err := env.Clock.Wait(ctx(), start.Add(limit), func() bool {
-			other.ended = other.ended || other.poll(&res)
-			return other.ended || len(p.Received(resends)) > 0
-		})
-		ok(err, "answering RPC %d's RESENDs with BUSY until RPC %d's call ends", r.id, other.id)
-		for rs, _ := p.Expect(ctx(), resends, 0); rs != nil; rs, _ = p.Expect(ctx(), resends, 0) {
-			Expect(p.Send(iut(), ctrlLevel(params()), &wire.BusyFields{Common: r.control()})).To(Succeed())
-			busy++
-		}
-		if !other.ended && !env.Clock.Now().Before(start.Add(limit)) {
-			msg := fmt.Sprintf("the IUT's call of RPC %d had not ended %v after its server went silent (timeout_ticks %d of %v)", other.id, limit, params().TimeoutTicks, params().Tick)
-			if !stalledDuring(msg, start, env.Clock.Now()) {
-				Fail(msg)
+	endedBy := func(by time.Time) (bool, error) {
+		for !other.ended {
+			if _, err := env.Clock.Wait(ctx(), by, func() bool {
+				other.ended = other.ended || other.poll(&res)
+				return other.ended || len(p.Received(resends)) > 0
+			}); err != nil {
+				return false, err
 			}
+			for rs, _ := p.Expect(ctx(), resends, 0); rs != nil; rs, _ = p.Expect(ctx(), resends, 0) {
+				Expect(p.Send(iut(), ctrlLevel(params()), &wire.BusyFields{Common: r.control()})).To(Succeed())
+				busy++
+			}
+			if !other.ended && !env.Clock.Now().Before(by) {
+				return false, nil
+			}
+		}
+		return true, nil
+	}
+	ended, err := endedBy(start.Add(limit))
+	ok(err, "answering RPC %d's RESENDs with BUSY until RPC %d's call ends", r.id, other.id)
+	if !ended {
+		msg := fmt.Sprintf("the IUT's call of RPC %d had not ended %v after its server went silent (timeout_ticks %d of %v)", other.id, limit, params().TimeoutTicks, params().Tick)
+		if now := env.Clock.Now(); lateWithinStalls(start, now, endedBy) && stalledLongest(msg, start, now, limit/4) {
 			panic(stalledOut{})
 		}
+		Fail(msg)
 	}
 	return res, busy
 }
 
 // failedAfter reports whether r's call ended with an error (res) after
-// the tester kept it alive from start (what it did, for the message),
-// and fails the spec for it unless the tester was held up for at least
-// lost in between: only then was the client silent for timeout_ticks (a
-// timeout is then the protocol's, timing-inconclusive).
-func (r *iutRPC) failedAfter(res CallResult, start time.Time, lost time.Duration, what string) bool {
+// the tester kept it alive (what it did, for the message), and fails the
+// spec for it unless the call timed out after the tester, held up by a
+// measured stall, had left it silent for timeout_ticks-2 ticks
+// (rpcGaveUpDuringStall, r's own silences only): only then is the
+// timeout the protocol's (timing-inconclusive). Stalls that held up no
+// silence that long excuse nothing, however much they lost between them:
+// a client that gives up a call its server kept answering failed.
+func (r *iutRPC) failedAfter(res CallResult, what string) bool {
 	GinkgoHelper()
 	if res.Err == "" {
 		return false
 	}
+	r.took(res)
 	pr := params()
 	msg := fmt.Sprintf("the IUT's call failed after %s (timeout_ticks %d of %v): %s", what, pr.TimeoutTicks, pr.Tick, res.Err)
-	if !stalledAtLeast(msg, start, env.Clock.Now(), lost) {
+	if !rpcGaveUpDuringStall(msg, []uint64{r.id &^ 1}) {
 		Fail(msg)
 	}
 	return true
 }
 
 // failedDespiteBusy is failedAfter for a call whose server answered its
-// RESENDs with BUSY (busy of them, busyFor) for hold from start: its
-// BUSYs came every resend_ticks, so a stall must have lost most of
-// timeout_ticks.
-func (r *iutRPC) failedDespiteBusy(res CallResult, start time.Time, busy int, hold time.Duration) bool {
+// RESENDs with BUSY (busy of them, busyFor) for hold.
+func (r *iutRPC) failedDespiteBusy(res CallResult, busy int, hold time.Duration) bool {
 	GinkgoHelper()
-	pr := params()
-	return r.failedAfter(res, start, pr.Ticks(max(0, pr.TimeoutTicks-pr.ResendTicks-2)),
-		fmt.Sprintf("its server answered %d RESENDs with BUSY for %v", busy, hold))
+	return r.failedAfter(res, fmt.Sprintf("its server answered %d RESENDs with BUSY for %v", busy, hold))
 }
 
 // busyOrResent accepts the answers a sender may give a RESEND starting at

@@ -64,9 +64,21 @@ func TestTimerEnded(t *testing.T) {
 		pkt(3000, true, data(30)),
 		pkt(3010, false, data(31)),
 		pkt(3150, true, &wire.GrantFields{Common: wire.CommonFields{SenderID: 30}, Offset: 100, Priority: 0}),
-	}}, 100*time.Millisecond)
+	}}, 100*time.Millisecond, time.Time{})
 	if len(silences) != 1 || silences[0].id != 20 || !silences[0].from.Equal(t0.Add(2000*time.Millisecond)) || !silences[0].at.Equal(t0.Add(2150*time.Millisecond)) {
 		t.Errorf("testerSilences = %+v, want RPC 20's 150 ms from its DATA to its GRANT only (not RPC 30's, answered)", silences)
+	}
+	// A silence still running: counted up to until only when asked,
+	// and only once it reaches quiet.
+	tail := [][]*tester.Packet{{pkt(4000, true, data(40)), pkt(4050, true, data(40))}}
+	if got := testerSilences(tail, 100*time.Millisecond, t0.Add(4200*time.Millisecond)); len(got) != 1 || got[0].id != 40 ||
+		!got[0].from.Equal(t0.Add(4050*time.Millisecond)) || !got[0].at.Equal(t0.Add(4200*time.Millisecond)) {
+		t.Errorf("testerSilences until 4200 ms = %+v, want RPC 40's silence from its last DATA at 4050 ms to 4200 ms", got)
+	}
+	for _, until := range []time.Time{{}, t0.Add(4149 * time.Millisecond)} {
+		if got := testerSilences(tail, 100*time.Millisecond, until); len(got) != 0 {
+			t.Errorf("testerSilences until %v = %+v, want none", until, got)
+		}
 	}
 	got := timerEnded([][]*tester.Packet{log}, map[uint64]time.Time{12: t0.Add(1305 * time.Millisecond), 14: t0.Add(1895 * time.Millisecond)}, 490*time.Millisecond)
 	want := []silentEnd{{8, t0.Add(100 * time.Microsecond), t0.Add(506100 * time.Microsecond)}, {14, t0.Add(1400 * time.Millisecond), t0.Add(1895 * time.Millisecond)}}
@@ -76,6 +88,43 @@ func TestTimerEnded(t *testing.T) {
 	for i := range want {
 		if got[i].id != want[i].id || !got[i].from.Equal(want[i].from) || !got[i].at.Equal(want[i].at) {
 			t.Errorf("timerEnded[%d] = %+v, want %+v", i, got[i], want[i])
+		}
+	}
+}
+
+// TestOffSchedule: a RESEND round off its ticks is excused only by
+// stalls that could have moved it so far. Late by l: stalls in the
+// silence that lost l between them. Early by e: only a stall of the
+// testers reaching the silence's start (the tester stamped it late)
+// that lost e; a stall never brings a timer pass sooner. Before, any
+// stall overlapping the silence excused either: early-resend's round
+// 525 µs into a silence (due at 4-6 ms) passed beside a 983 µs hold-up of
+// the tester in the simulator, as would one beside a 45 ms IUT freeze.
+func TestOffSchedule(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	ms := func(n float64) time.Duration { return time.Duration(n * float64(time.Millisecond)) }
+	at := func(n float64) time.Time { return t0.Add(ms(n)) }
+	lo, hi := ms(4), ms(6)
+	for _, c := range []struct {
+		name  string
+		after time.Duration
+		spans []stall.Span
+		want  bool
+	}{
+		{"early, a 45 ms IUT freeze in the silence", ms(0.525), []stall.Span{{From: at(0.1), To: at(45.1), Who: "IUT agent on h1", Lost: ms(45)}}, false},
+		{"early, a 983 µs tester hold-up at its start", ms(0.525), []stall.Span{{From: at(-0.9), To: at(0.083), Who: stall.Harness, Lost: ms(0.983)}}, false},
+		{"early, a 4 ms tester hold-up at its start", ms(0.525), []stall.Span{{From: at(-4), To: at(0.1), Who: stall.Harness + " (held up)", Lost: ms(4)}}, true},
+		{"early, a 4 ms tester hold-up within the silence", ms(0.525), []stall.Span{{From: at(0.2), To: at(4.2), Who: stall.Harness, Lost: ms(4)}}, false},
+		{"late by 20 ms, a 9 ms IUT freeze", ms(26), []stall.Span{{From: at(10), To: at(19), Who: "IUT agent on h1", Lost: ms(9)}}, false},
+		{"late by 20 ms, a 25 ms IUT freeze", ms(26), []stall.Span{{From: at(1), To: at(26), Who: "IUT agent on h1", Lost: ms(25)}}, true},
+	} {
+		wFrom, wTo, lost, testers := offSchedule(c.after, lo, hi, t0, t0.Add(c.after))
+		over := stall.Overlaps(c.spans, wFrom, wTo)
+		if testers {
+			over = slices.DeleteFunc(over, func(s stall.Span) bool { return !ofTesters(s) })
+		}
+		if got := len(over) > 0 && stall.Lost(over) >= lost; got != c.want {
+			t.Errorf("%s: excused %v, want %v (window %v-%v, %v needed, testers only %v)", c.name, got, c.want, wFrom.Sub(t0), wTo.Sub(t0), lost, testers)
 		}
 	}
 }
@@ -171,7 +220,8 @@ func withStalls(t *testing.T, spans []stall.Span, fn func()) {
 // late; one that never comes is absent, whatever stalled (the waits that
 // excused it without asking left a client that never ACKs, a receiver that
 // never grants, "not judged" under load). Past stallCreditMost windows of
-// loss nothing is judged; lateWithin credits only the stalls it keeps.
+// loss, counted within the time waited, nothing is judged; lateWithin
+// credits only the stalls it keeps.
 func TestLateWithinStalls(t *testing.T) {
 	t0 := time.Unix(1000, 0)
 	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
@@ -194,7 +244,14 @@ func TestLateWithinStalls(t *testing.T) {
 		{"absent after the extension's stall too", []stall.Span{span(iut, 40, 70), span(iut, 105, 125)}, 0, false, false, []int{130, 150}},
 		{"two processes stalled side by side lose the time once", []stall.Span{span(iut, 40, 70), span(harness, 40, 70)}, 140, false, false, []int{130}},
 		{"a stall before the window delays the backlog", []stall.Span{span(iut, -60, -20)}, 130, false, true, []int{140}},
-		{"more than stallCreditMost windows lost: not judged", []stall.Span{span(iut, -90, 360)}, 0, false, true, nil},
+		// Counted within the time waited (stall.Within): a stall over
+		// all of it reaches the cap only once the wait has gone on.
+		{"more than stallCreditMost windows lost: not judged", []stall.Span{span(iut, -90, 360)}, 0, false, true, []int{290, 480}},
+		// A 510 ms freeze that ends 10 ms into the window is credited
+		// 110 ms (from a window before it), not its whole loss, which
+		// made the miss unjudgeable at once.
+		{"a long stall touching the window: its part, absent", []stall.Span{span(iut, -500, 10)}, 0, false, false, []int{210}},
+		{"a long stall touching the window: its part, late", []stall.Span{span(iut, -500, 10)}, 190, false, true, []int{210}},
 		{"the testers' stalls only: the IUT's is not credited", []stall.Span{span(iut, 40, 70)}, 120, true, false, nil},
 		{"the testers' stalls only: a held-up tester's is", []stall.Span{span(harness+" (held up by the simulator)", 40, 70)}, 120, true, true, []int{130}},
 	} {

@@ -365,7 +365,7 @@ func parseHoldUps(v string) (HoldUps, error) {
 // 400 ms) and with the IUT frozen (SimEnvConfig.Freezes: every 40 ms up
 // to 30 ms, and every 100 ms up to 250 ms beside held-up testers), each
 // recorded as a measured stall: the clean reference implementation must
-// fail no spec, and a faulty one (early-resend, no-grants, no-acks) must still fail. 48 more
+// fail no spec, and a faulty one (early-resend, no-grants, no-acks, no-busy) must still fail. 48 more
 // seeds of hold-ups and 48 of freezes, four profiles each, passed when it
 // was written. Load flakes of the suite's
 // own logic then show here, the same on every machine and every run: a
@@ -380,7 +380,10 @@ func parseHoldUps(v string) (HoldUps, error) {
 // silence the freeze lay in (HOMA-RESEND-014's Since), awaited packets
 // missing while the IUT was frozen (missedDuringStall), an ack of an
 // earlier spec's RPC riding on this one's DATA, an overflow ACK holding
-// an earlier spec's still pending ack.
+// an earlier spec's still pending ack. And the other way, a faulty IUT
+// passing with a timing note: a stuck exchange excused by stalls that
+// lost most of timeout_ticks anywhere in it (failStuck), a freeze's
+// whole loss credited to the short window it touched (stall.Within).
 func TestHeldUpTesters(t *testing.T) {
 	if os.Getenv("HOMATEST_ENV") != "" || os.Getenv("HOMATEST_RESULT") != "" {
 		t.Skip("a child run")
@@ -389,30 +392,45 @@ func TestHeldUpTesters(t *testing.T) {
 		fault, focus, holdUps, freezes string
 		most                           time.Duration
 		fail                           bool
+		// must is a spec (short name) that must be among the failed:
+		// one whose missing packet a stall excused before.
+		must string
 	}{
-		{"", "", "7,20ms,40ms", "", 40 * time.Millisecond, false},
+		{"", "", "7,20ms,40ms", "", 40 * time.Millisecond, false, ""},
 		// Hold-ups past timeout_ticks (100 ms here): the IUT may end
 		// RPCs the tester left silent that long.
-		{"", "", "110,60ms,400ms", "", 400 * time.Millisecond, false},
+		{"", "", "110,60ms,400ms", "", 400 * time.Millisecond, false, ""},
 		// The IUT frozen, every 40 ms up to 30 ms, and every 100 ms up
 		// to 250 ms, with the testers held up too.
-		{"", "", "", "301,40ms,30ms", 30 * time.Millisecond, false},
-		{"", "", "8,50ms,20ms", "323,100ms,250ms", 250 * time.Millisecond, false},
-		{"early-resend", "RESEND-gap", "7,20ms,40ms", "", 40 * time.Millisecond, true},
-		{"early-resend", "RESEND-gap", "", "301,40ms,30ms", 30 * time.Millisecond, true},
+		{"", "", "", "301,40ms,30ms", 30 * time.Millisecond, false, ""},
+		{"", "", "8,50ms,20ms", "323,100ms,250ms", 250 * time.Millisecond, false, ""},
+		{"", "", "3,30ms,20ms", "17,80ms,120ms", 120 * time.Millisecond, false, ""},
+		{"early-resend", "RESEND-gap", "7,20ms,40ms", "", 40 * time.Millisecond, true, ""},
+		{"early-resend", "RESEND-gap", "", "301,40ms,30ms", 30 * time.Millisecond, true, ""},
 		// An IUT that never grants: the GRANT awaited through a freeze
 		// must still be missing after the freeze's loss plus the whole
 		// window, a failure, not excused as timing-inconclusive (it was,
 		// in every rerun, on a loaded machine).
-		{"no-grants", "GRANT-long-request", "", "301,40ms,30ms", 30 * time.Millisecond, true},
+		{"no-grants", "GRANT-long-request", "", "301,40ms,30ms", 30 * time.Millisecond, true, ""},
 		// The same for the suite's other waits a stall excused: a
 		// client that never ACKs, still silent after the repeated
 		// NEED_ACKs' bound plus the freeze's loss (needAck), and
 		// requests no GRANT ever moves on, still stuck after the bound
 		// plus the freezes' loss (driveRequests): each passed with a
 		// timing note before.
-		{"no-acks", "NEED_ACK-answered-again", "", "301,40ms,30ms", 30 * time.Millisecond, true},
-		{"no-grants", "GRANT-fifo-paced", "8,50ms,20ms", "323,100ms,250ms", 250 * time.Millisecond, true},
+		{"no-acks", "NEED_ACK-answered-again", "", "301,40ms,30ms", 30 * time.Millisecond, true, ""},
+		{"no-grants", "GRANT-fifo-paced", "8,50ms,20ms", "323,100ms,250ms", 250 * time.Millisecond, true, ""},
+		// A receiver that never grants, its GRANT-waiting-alive exchange
+		// stuck: stalls that lost most of timeout_ticks anywhere in it
+		// no longer excuse that (only a held-up tester's silence of
+		// timeout_ticks, or an exchange that moves on late: failStuck).
+		{"no-grants", "GRANT-waiting-alive", "8,50ms,20ms", "323,100ms,250ms", 250 * time.Millisecond, true, ""},
+		// A server that never answers BUSY: its missing BUSY awaited
+		// 2 ms beside a 250 ms freeze was "too stalled to judge" while
+		// the freeze's whole loss was credited to the window; only the
+		// part inside it is now (stall.Within), and the BUSY is still
+		// missing after it.
+		{"no-busy", "", "8,50ms,20ms", "323,100ms,250ms", 250 * time.Millisecond, true, "RESEND-busy"},
 	} {
 		dir := t.TempDir()
 		out := filepath.Join(dir, "result.json")
@@ -438,6 +456,9 @@ func TestHeldUpTesters(t *testing.T) {
 		}
 		if got := len(failed) > 0; got != c.fail || (err != nil) != c.fail {
 			t.Errorf("fault %q under held-up testers: failed specs %q (exit: %v); want failures: %v", c.fault, failed, err, c.fail)
+		}
+		if c.must != "" && !slices.ContainsFunc(failed, func(f string) bool { return strings.HasPrefix(f, c.must+": ") }) {
+			t.Errorf("fault %q under %s %s: %s did not fail (failed: %q)", c.fault, c.holdUps, c.freezes, c.must, failed)
 		}
 		var held []stall.Span
 		if raw, err := os.ReadFile(filepath.Join(dir, "capture.pcapng.stalls.json")); err != nil || json.Unmarshal(raw, &held) != nil {

@@ -436,6 +436,30 @@ func Overlaps(spans []Span, from, to time.Time) []Span {
 	return out
 }
 
+// Within returns the spans that overlap [from, to] cut to it: From and
+// To clipped, Lost at most what remains of the span (a process loses no
+// more time than passes). What a stall lost outside a window held
+// nothing in it back: a wait that credits a window with its stalls'
+// loss (the conformance suite's late-or-absent test) counts a 250 ms
+// freeze that ended 1 ms into a 20 ms window as 1 ms, not 250 (Overlaps
+// whole, it made every such window too stalled to judge). Lost may
+// still exceed the window's share of a span whose waits came unevenly:
+// the lenient reading, as Lost's.
+func Within(spans []Span, from, to time.Time) []Span {
+	var out []Span
+	for _, s := range Overlaps(spans, from, to) {
+		if s.From.Before(from) {
+			s.From = from
+		}
+		if s.To.After(to) {
+			s.To = to
+		}
+		s.Lost = min(s.Lost, s.To.Sub(s.From))
+		out = append(out, s)
+	}
+	return out
+}
+
 // TimedOut returns the spans that overlap [from, to], the life of an RPC,
 // when errText (an agent Completion.Error, "<code>: <text>") says the RPC
 // timed out (agent codes timeout and silent), else nil. An RPC that timed

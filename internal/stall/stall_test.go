@@ -44,6 +44,43 @@ func TestOverlaps(t *testing.T) {
 	}
 }
 
+// TestWithin: overlapping spans are cut to the window, their loss to
+// what remains of them (a 250 ms freeze that ends 1 ms into a window
+// counts 1 ms, not 250: Overlaps counted it whole), and one within keeps
+// its own smaller loss; spans only touching the window are left out.
+func TestWithin(t *testing.T) {
+	t0 := time.Unix(100, 0)
+	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+	ms := func(n int) time.Duration { return time.Duration(n) * time.Millisecond }
+	spans := []Span{
+		{From: at(-249), To: at(1), Who: "frozen", Lost: ms(250)},
+		{From: at(5), To: at(15), Who: "agent", Lost: ms(4)},
+		{From: at(18), To: at(300), Who: "frozen", Lost: ms(282)},
+		{From: at(20), To: at(30), Who: "after", Lost: ms(10)},
+		{From: at(-20), To: at(0), Who: "before", Lost: ms(20)},
+	}
+	got := Within(spans, at(0), at(20))
+	want := []Span{
+		{From: at(0), To: at(1), Who: "frozen", Lost: ms(1)},
+		{From: at(5), To: at(15), Who: "agent", Lost: ms(4)},
+		{From: at(18), To: at(20), Who: "frozen", Lost: ms(2)},
+	}
+	if len(got) != len(want) {
+		t.Fatalf("Within [0,20] ms = %v, want %v", got, want)
+	}
+	for i := range want {
+		if !got[i].From.Equal(want[i].From) || !got[i].To.Equal(want[i].To) || got[i].Who != want[i].Who || got[i].Lost != want[i].Lost {
+			t.Errorf("span %d = %v, want %v", i, got[i], want[i])
+		}
+	}
+	if l := MostLostByOne(got); l != ms(4) {
+		t.Errorf("MostLostByOne(Within) = %v, want 4ms (the frozen process's 1+2 ms cut from 532 ms)", l)
+	}
+	if l := MostLostByOne(Overlaps(spans, at(0), at(20))); l != ms(532) {
+		t.Errorf("MostLostByOne(Overlaps) = %v, want 532ms (whole spans)", l)
+	}
+}
+
 // TestTimedOut: the stalls overlapping an RPC's life count only for a
 // timeout (agent codes timeout and silent); a payload or unreachable
 // failure inside a stall, and a timeout outside every stall, get none.
