@@ -47,7 +47,7 @@ var _ = Describe("IPv6", func() {
 
 	It("IPV6-response: over IPv6, a client's request longer than U goes out in segments within max_seg_data for IPv6, unscheduled bytes first, the rest as granted; a RESEND from inside its third packet draws exactly the packets it overlaps, cut as first sent; and its response, longer than U too, is granted and completes the call",
 		labels("ipv6", "MUST", "HOMA-WIRE-013", "HOMA-PRIO-001", "HOMA-PRIO-002", "HOMA-UNSCHED-001",
-			"HOMA-GRANT-008", "HOMA-GRANT-010", "HOMA-RESEND-004", "HOMA-RESEND-016", "HOMA-RESEND-021"), needs(agent.CapIPv6), body(func() {
+			"HOMA-GRANT-008", "HOMA-GRANT-010", "HOMA-RESEND-004", "HOMA-RESEND-016", "HOMA-RESEND-021", "HOMA-RESEND-029"), needs(agent.CapIPv6), body(func() {
 			need("grants")
 			overIPv6()
 			p := peer(0)
