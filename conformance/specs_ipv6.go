@@ -1,11 +1,16 @@
 package conformance
 
 import (
+	"cmp"
+	"fmt"
+	"slices"
+
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
 	"github.com/homatest/homatest/agent"
 	"github.com/homatest/homatest/conformance/tester"
+	"github.com/homatest/homatest/spec/wire"
 )
 
 // The specs over IPv6 (overIPv6): HomaModule takes a socket's IP header
@@ -40,18 +45,49 @@ var _ = Describe("IPv6", func() {
 			checkExchange(p)
 		}))
 
-	It("IPV6-response: over IPv6, a client's request longer than U goes out in segments within max_seg_data for IPv6, unscheduled bytes first, the rest as granted, and its response, longer than U too, is granted and completes the call",
+	It("IPV6-response: over IPv6, a client's request longer than U goes out in segments within max_seg_data for IPv6, unscheduled bytes first, the rest as granted; a RESEND from inside its third packet draws exactly the packets it overlaps, cut as first sent; and its response, longer than U too, is granted and completes the call",
 		labels("ipv6", "MUST", "HOMA-WIRE-013", "HOMA-PRIO-001", "HOMA-PRIO-002", "HOMA-UNSCHED-001",
-			"HOMA-GRANT-008", "HOMA-GRANT-010"), needs(agent.CapIPv6), body(func() {
+			"HOMA-GRANT-008", "HOMA-GRANT-010", "HOMA-RESEND-004", "HOMA-RESEND-016", "HOMA-RESEND-021", "HOMA-RESEND-029"), needs(agent.CapIPv6), body(func() {
 			need("grants")
 			overIPv6()
 			p := peer(0)
+			pr := params()
+			// The client hears only the retransmissions from the last
+			// GRANT to the response: up to two RESENDs, each answered at
+			// once and followed by a tick's window.
+			quietFits(3 * window(pr.Tick))
 			// Both messages run past U: the IUT's request shows how it
 			// cuts a message it sends over IPv6, and the tester's
 			// response, in IPv6-sized segments, that it grants one.
 			n := pastU(3 * maxSegData())
 			r := iutCall(p, n, n)
-			r.serveFully(p, n)
+			r.receiveRequest(p)
+			// homa_resend_data retransmits the packets a range overlaps as
+			// they were first cut, so a RESEND from inside a packet past
+			// the second, where a cut for IPv4's larger segments lands off
+			// IPv6's boundaries, draws those packets and no other: from
+			// the third packet of the message, and from the third past U
+			// when that is another.
+			pkts := p.ReceivedAll(tester.Match{Type: wire.TypeData, From: iut(), RPC: r.id, Checks: []tester.Check{tester.Is("retransmit", 0)}})
+			slices.SortFunc(pkts, func(a, b *tester.Packet) int { return cmp.Compare(a.Pkt.Data().Offset(), b.Pkt.Data().Offset()) })
+			first := slices.IndexFunc(pkts, func(x *tester.Packet) bool { return int(x.Pkt.Data().Offset()) >= unsched(n) })
+			third := first + 2
+			if first < 0 || third >= len(pkts) {
+				Skip(fmt.Sprintf("unsupported: the IUT sent the %d bytes of its request past U in fewer than three packets, where the spec asks for a third (each of at most %d bytes, max_seg_data for IPv6)", n-unsched(n), maxSegData()))
+			}
+			inside := func(i int) (int, int) {
+				d := pkts[i].Pkt.Data()
+				return int(d.Offset()) + 1, int(d.Offset()) + d.DataLen()
+			}
+			from, to := inside(2)
+			r.resendRange(p, pkts, from, to, ctrlLevel(pr))
+			if third != 2 {
+				from, to = inside(third)
+				r.resendRange(p, pkts, from, to, ctrlLevel(pr))
+			}
+			res := r.respond(p, n, pr.CutoffVersion)
+			callOK(res, "the IUT's call failed")
+			Expect(res.Response).To(Equal(n))
 			checkExchange(p)
 		}))
 

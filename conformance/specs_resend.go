@@ -72,7 +72,7 @@ var _ = Describe("retransmission", func() {
 		}))
 
 	It("RESEND-range: a RESEND for a range of scheduled request packets the IUT sent draws exactly the packets it overlaps, each retransmit=1 with its true offset in seg.offset, at the asked priority, the top level or a lower one, and (main) incoming the range's end",
-		labels("resend", "MUST", "HOMA-RESEND-002", "HOMA-RESEND-003", "HOMA-RESEND-004", "HOMA-RESEND-016", "HOMA-RESEND-020", "HOMA-RESEND-021", "HOMA-WIRE-006"), body(func() {
+		labels("resend", "MUST", "HOMA-RESEND-002", "HOMA-RESEND-003", "HOMA-RESEND-004", "HOMA-RESEND-016", "HOMA-RESEND-020", "HOMA-RESEND-021", "HOMA-RESEND-029", "HOMA-WIRE-006"), body(func() {
 			need("grants")
 			p := peer(0)
 			pr := params()

@@ -121,6 +121,7 @@ func (t *Trace) applyPredicted(e *Event) bool {
 	}
 	m.noteGrantUse(t.P, e)
 	m.FirstSent.Add(e.Offset, end)
+	m.noteCut(t.P, e)
 	if m.SegSize == 0 && uint32(e.Length) <= maxSegData(t.P.MTU, e.IPv6()) && !endsAtCut(t.P, e) && !endsAtHorizon(m, end) {
 		m.SegSize = uint32(e.Length)
 	}

@@ -144,7 +144,7 @@ func grantRules() []*Rule {
 			Statement: "No GRANT is sent for a message whose bytes have all arrived.",
 			Source:    "HomaModule homa_grant.c homa_grant_check_rpc (complete messages leave the grantable set); fault @312e4bd",
 			Profiles:  []string{"linux", "linux-2024", "linux-2025"},
-			Capture:   "the capture must be on the receiver's side of any loss; slack covers packets still in flight to the receiver; after the client's ack, a capture away from the receiver cannot show a late request packet re-creating the RPC there (AMO-01): inconclusive; so is a GRANT after request DATA that reached the server about timeout_ticks after it last heard from the client (its timer may have aborted the RPC and that DATA created it anew, lacking the earlier bytes: homa_timer_check_rpc, homa_rpc_alloc_server); where only the server's own GRANT, sent while it held every byte it had granted, keeps that silence short, a server that decided the GRANT and stalled before sending it may have timed out all the same: the finding is a timing one, late by how much earlier the GRANT must have left",
+			Capture:   "the capture must be on the receiver's side of any loss; slack covers packets still in flight to the receiver; where the capture holds the GRANTs as delivered (the delivered point, or a tap on the link of the message's sender), with the whole network before the capture point, a GRANT the network held may arrive however long after the message completed: inconclusive; after the client's ack, a capture away from the receiver cannot show a late request packet re-creating the RPC there (AMO-01): inconclusive; so is a GRANT after request DATA that reached the server about timeout_ticks after it last heard from the client (its timer may have aborted the RPC and that DATA created it anew, lacking the earlier bytes: homa_timer_check_rpc, homa_rpc_alloc_server); where only the server's own GRANT, sent while it held every byte it had granted, keeps that silence short, a server that decided the GRANT and stalled before sending it may have timed out all the same: the finding is a timing one, late by how much earlier the GRANT must have left",
 			Property: Each{Types: grant, Check: func(c *Ctx, e *Event) Result {
 				r, m := grantMsg(c, e)
 				if m == nil || !m.Complete {
@@ -159,6 +159,15 @@ func grantRules() []*Rule {
 				if late := e.Time.Sub(m.CompleteTime); late > c.P.Slack {
 					if ev, ok := c.Net.LostAfter(e.Dst, e.Src); ok {
 						return Downgrade(CauseLossAfter, ev, "GRANT offset %d sent %v after the last byte of the %d-byte message was seen (frame %d): the receiver may not have them all",
+							e.Packet.Grant().Offset(), late, m.Length, m.CompleteFrame)
+					}
+					if c.Net.DeliveredAt(e.Src, e.Dst) {
+						// As delivered, the whole network came before the
+						// capture point: it may have held a GRANT the
+						// receiver sent before the last byte arrived for
+						// any time (a netem link held one 53 ms).
+						return Downgrade(CauseQueueing, Evidence{m.CompleteFrame, fmt.Sprintf("%s, with the whole network from %v to %v before it, which may have held the GRANT however long: it may have left before the message's last byte arrived",
+							c.Net.asDelivered(e.Dst), e.Src, e.Dst)}, "GRANT offset %d seen %v after the last byte of the %d-byte message (frame %d)",
 							e.Packet.Grant().Offset(), late, m.Length, m.CompleteFrame)
 					}
 					return timedOut(c, r, e, Violation("GRANT offset %d sent %v after the last byte of the %d-byte message was seen (frame %d)",

@@ -802,7 +802,8 @@ func TestGrantLateRequestAfterAck(t *testing.T) {
 	// its way, and they are violations (BR-06), except that the client's
 	// link holds the GRANT as delivered, with the whole network before
 	// it: its offset, which no GRANT carried before, may be an older
-	// GRANT's, held there (HOMA-GRANT-003 inconclusive).
+	// GRANT's, held there, sent before the request completed
+	// (HOMA-GRANT-003 and HOMA-GRANT-004 inconclusive).
 	for i, at := range []func(b *traceBuilder) CapturePoint{
 		func(b *traceBuilder) CapturePoint { return Switch },
 		func(b *traceBuilder) CapturePoint { return HostPoint(b.client) },
@@ -815,11 +816,13 @@ func TestGrantLateRequestAfterAck(t *testing.T) {
 		rep, frames = run(false, false, at)
 		if i == 0 {
 			wantViolations(t, rep, "HOMA-GRANT-003", frames[0])
+			wantViolations(t, rep, "HOMA-GRANT-004", frames[0])
 		} else {
 			wantViolations(t, rep, "HOMA-GRANT-003")
 			wantDowngraded(t, rep, "HOMA-GRANT-003", frames[0], CauseReorder)
+			wantViolations(t, rep, "HOMA-GRANT-004")
+			wantDowngraded(t, rep, "HOMA-GRANT-004", frames[0], CauseQueueing)
 		}
-		wantViolations(t, rep, "HOMA-GRANT-004", frames[0])
 	}
 }
 

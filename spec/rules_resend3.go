@@ -94,6 +94,39 @@ func resendRules3() []*Rule {
 			}},
 		},
 		{
+			ID: "HOMA-RESEND-029", Level: Should,
+			Facts:     []string{"RTX-06"},
+			Statement: "A sender retransmits the segments it first cut the message into: DATA with retransmit=1 begins and ends where first-transmitted segments of the message began and ended, never inside one, whatever offset the RESEND asked from. SHOULD: a receiver takes bytes at any offset, so another cut breaks no exchange.",
+			Source:    "HomaModule homa_outgoing.c homa_resend_data (main, linux_6.13.9, linux_6.1.38 alike: every segment of the skbs homa_message_out_fill built that overlaps [start, end) is copied whole, from its own offset, into a packet of its own)",
+			Profiles:  []string{"linux", "linux-2024", "linux-2025", "upstream"},
+			Capture:   "judged only where the capture saw the first transmissions of the bytes on both sides of the retransmission's start (or end), so a segment beginning there would have shown; what it knows of the sender's cut is the phases (offsets modulo max_seg_data for --param mtu) at which those segments began: a start at phase 0 or at the one other phase seen passes, so a misplaced cut on that grid is not found; a message whose first transmissions began at two phases besides 0, or whose cut the capture does not show (a GSO or TSO batch, split by the reader at a segment size it may have assumed; an IP fragment), is not judged",
+			Property: Each{Types: []wire.PacketType{wire.TypeData}, Needs: NeedsRetransmit, Check: func(c *Ctx, e *Event) Result {
+				if !e.Retransmit() || e.Length == 0 {
+					return Skip
+				}
+				r := c.T.Lookup(e)
+				if r == nil || r.Unknown {
+					return Skip
+				}
+				m := r.Msg(e.Packet.Role())
+				if m.cutOdd {
+					return Skip
+				}
+				for i, x := range [2]uint32{e.Offset, e.End()} {
+					if x == 0 || m.Length > 0 && x >= m.Length || !m.FirstSent.Covers(x-1, x+1) || !m.insideCut(c.P, e, x) {
+						continue
+					}
+					edge := "begins"
+					if i == 1 {
+						edge = "ends"
+					}
+					return Violation("retransmission [%d, %d) %s at %d, inside a segment the sender first transmitted (the capture saw those bytes sent, and its segments begin at offsets %s): homa_resend_data retransmits whole segments as first cut",
+						e.Offset, e.End(), edge, x, m.cutGrid(c.P, e))
+				}
+				return Pass()
+			}},
+		},
+		{
 			// A client's violation rests on its own RPC_UNKNOWN and GRANT,
 			// RESEND or BUSY (Alone); a server's also on no request DATA
 			// since, which a capture that missed packets may not show.
@@ -430,4 +463,43 @@ func (a *roundAwait) Expect() string {
 		}
 	}
 	return fmt.Sprintf("the rest of the round of frame %d", a.frame)
+}
+
+// noteCut records where first-transmitted DATA segment e of m begins
+// (Message.cutPhase, cutOdd) for HOMA-RESEND-029.
+func (m *Message) noteCut(p *Params, e *Event) {
+	if m.cutOdd || e.Length == 0 {
+		return
+	}
+	if e.Hijacked || e.IP.Fragment || e.Packet.Data().DataLen() != e.Length {
+		// A TSO batch, a GSO frame the reader split at a segment size it
+		// may have assumed, an IP fragment: the wire's cut is not shown.
+		m.cutOdd = true
+		return
+	}
+	switch ph := e.Offset % maxSegData(p.MTU, e.IPv6()); {
+	case ph == 0 || ph+1 == m.cutPhase:
+	case m.cutPhase == 0:
+		m.cutPhase = ph + 1
+	default:
+		m.cutOdd = true
+	}
+}
+
+// insideCut reports whether offset x of m, in retransmission e, lies at a
+// phase (modulo max_seg_data) where none of m's first-transmitted
+// segments the capture saw began (noteCut).
+func (m *Message) insideCut(p *Params, e *Event, x uint32) bool {
+	ph := x % maxSegData(p.MTU, e.IPv6())
+	return ph != 0 && ph+1 != m.cutPhase
+}
+
+// cutGrid describes the offsets at which m's first-transmitted segments
+// began, as noteCut knows them, for a HOMA-RESEND-029 violation.
+func (m *Message) cutGrid(p *Params, e *Event) string {
+	s := maxSegData(p.MTU, e.IPv6())
+	if m.cutPhase == 0 {
+		return fmt.Sprintf("multiples of %d", s)
+	}
+	return fmt.Sprintf("multiples of %d and those plus %d", s, m.cutPhase-1)
 }

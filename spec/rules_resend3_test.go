@@ -1,6 +1,7 @@
 package spec
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -376,4 +377,56 @@ func TestResend012NothingProbe(t *testing.T) {
 	wantViolations(t, b.check("linux-2024", id), id, rs)
 	b, rs = build(wire.VersionCurrent, 100)
 	wantViolations(t, b.check("linux", id), id, rs)
+}
+
+// TestResend029RetransmitsFirstCut: a sender retransmits the segments it
+// first cut the message into (homa_resend_data in main, linux_6.13.9 and
+// linux_6.1.38). A 10000-byte request cut at 1424 bytes with a boundary at
+// U = 5000: a RESEND from 1425 draws [1424, 2848) and [2848, 4272), which
+// pass; recut at the RESEND's offset ([1425, 2849), [2849, 3425)) both
+// are violations, as is [6000, 7424), inside the segment from 5000 (the
+// one phase besides 0 the capture saw). A retransmission whose start the
+// capture saw no first transmission around is judged by its end only; a
+// message first sent in a TSO batch, whose cut the capture does not show,
+// is not judged.
+func TestResend029RetransmitsFirstCut(t *testing.T) {
+	build := func(unseen, tso bool, retx ...[2]uint32) (*traceBuilder, []int) {
+		b := newTrace(t, wire.VersionCurrent)
+		for off := uint32(0); off < 10000; {
+			n := min(1424, 10000-off)
+			if off < 5000 {
+				n = min(n, 5000-off)
+			}
+			if !unseen || off != 1424 {
+				b.emit(true, 4, &wire.DataFields{Common: wire.CommonFields{SenderID: 2, Sequence: off}, MessageLength: 10000, Incoming: 10000,
+					CutoffVersion: 1, SegOffset: wire.SegOffsetInSequence, Payload: make([]byte, n)}, func(e *Event) { e.Hijacked = tso })
+			}
+			off += n
+		}
+		b.after(5*time.Millisecond).resend(false, 2, 1425, 2000, 7)
+		var frames []int
+		for _, x := range retx {
+			frames = append(frames, b.after(10*time.Microsecond).resent(true, 2, 10000, x[0], int(x[1]-x[0]), 7))
+		}
+		b.after(time.Millisecond).data(false, 2, 100, 0, 100, 7, nil)
+		return b, frames
+	}
+	const id = "HOMA-RESEND-029"
+	b, _ := build(false, false, [2]uint32{1424, 2848}, [2]uint32{2848, 4272}, [2]uint32{5000, 6424})
+	wantClean(t, b.check("linux", id), id)
+	wantCounts(t, b.check("linux", id), id, 3, 3, 0, 0)
+	b, bad := build(false, false, [2]uint32{1425, 2849}, [2]uint32{2849, 3425}, [2]uint32{6000, 7424})
+	rep := b.check("linux", id)
+	wantViolations(t, rep, id, bad...)
+	if len(rep.Violations) > 0 && !strings.Contains(rep.Violations[0].Why, "begins at 1425, inside a segment") || len(rep.Violations) > 2 && !strings.Contains(rep.Violations[2].Why, "multiples of 1424 and those plus 728") {
+		t.Errorf("violations %v: want the start inside a segment and the grid with U's phase 728", rep.Violations)
+	}
+	for _, p := range []string{"linux-2024", "upstream"} {
+		wantViolations(t, b.check(p, id), id, bad...)
+	}
+	// [1424, 2848) unseen: a retransmission from 1500 is judged by its end.
+	b, frames := build(true, false, [2]uint32{1424, 2848}, [2]uint32{1500, 2848}, [2]uint32{1500, 2924})
+	wantViolations(t, b.check("linux", id), id, frames[2])
+	b, _ = build(false, true, [2]uint32{1425, 2849}, [2]uint32{6000, 7424})
+	wantCounts(t, b.check("linux", id), id, 0, 0, 0, 0)
 }

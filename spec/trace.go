@@ -68,6 +68,15 @@ type Message struct {
 	Seen, Earlier byteranges.Set
 	// SentEnd is the highest end of a first transmission (retransmit=0).
 	SentEnd uint32
+	// cutPhase is 1 + the one phase other than 0 (offset modulo
+	// max_seg_data) at which the capture saw a first-transmitted segment
+	// of the message begin (0: none), and cutOdd (below) is set once it
+	// saw segment starts of two such phases or a first transmission whose
+	// cut it cannot read (a GSO or TSO batch, an IP fragment): what
+	// HOMA-RESEND-029 knows of where the sender cut the message.
+	// HomaModule's cut begins segments at phase 0 and, from U on, at U's
+	// phase. Both belong with FirstSent and are kept and cleared with it.
+	cutPhase uint32
 	// AllSentTime and AllSentFrame are the time and frame of the first
 	// transmission that brought SentEnd to Length: the sender's tx_end
 	// reached the message length (homa_timer_check_rpc starts counting
@@ -123,6 +132,7 @@ type Message struct {
 	// capture point and the sender leave it unknown.
 	GrantLog []GrantSeen
 	Known    bool
+	cutOdd   bool // see cutPhase
 	// ResendEnd is the highest end of a RESEND range seen (RTX-08 raises
 	// the sender's horizon); ResendAll is set by a RESEND of length -1.
 	ResendEnd uint32
@@ -1853,6 +1863,7 @@ func (t *Trace) applyData(e *Event, r *RPC) {
 	} else {
 		m.noteGrantUse(t.P, e)
 		m.FirstSent.Add(e.Offset, end)
+		m.noteCut(t.P, e)
 		if m.SegSize == 0 && uint32(e.Length) <= maxSegData(t.P.MTU, e.IPv6()) && !endsAtCut(t.P, e) && !endsAtHorizon(m, e.End()) {
 			m.SegSize = uint32(e.Length)
 		}
@@ -2131,9 +2142,9 @@ func (t *Trace) ack(k RPCKey, serverPort uint16, e *Event, entry bool) {
 	// bytes it sends again with retransmit=0 repeat the first ones
 	// (HOMA-RESEND-010), unless an offset-0 DATA response_timeout later
 	// begins a new RPC with the id (Apply retires this one; HOMA-ID-004).
-	sent := r.Request.FirstSent
+	sent, phase, odd := r.Request.FirstSent, r.Request.cutPhase, r.Request.cutOdd
 	t.newIncarnation(r, false)
-	r.Request.FirstSent = sent
+	r.Request.FirstSent, r.Request.cutPhase, r.Request.cutOdd = sent, phase, odd
 	t.file(r) // acked: due earlier
 }
 
@@ -2171,10 +2182,11 @@ func (r *RPC) reusedBy(e *Event, p *Params) bool {
 func (t *Trace) newIncarnation(r *RPC, serverLost bool) {
 	t.unusual++
 	if !serverLost {
-		r.Request.FirstSent = nil
+		r.Request.FirstSent, r.Request.cutPhase, r.Request.cutOdd = nil, 0, false
 	}
 	r.Request.ResentAhead, r.Request.Asked = nil, nil
 	r.Response.FirstSent, r.Response.ResentAhead, r.Response.Asked, r.Response.payload = nil, nil, nil, nil
+	r.Response.cutPhase, r.Response.cutOdd = 0, false
 	if !serverLost {
 		// After the server's RPC_UNKNOWN the client restarts the same
 		// request, its skbs unchanged (homa_rpc_unknown_pkt): its bytes
@@ -2348,7 +2360,7 @@ func (m *Message) restartReceiver(p *Params) {
 	}
 	*m = Message{
 		Earlier: earlier,
-		Length:  m.Length, SegSize: m.SegSize, SentEnd: m.SentEnd, FirstSent: m.FirstSent, AllSentTime: m.AllSentTime, AllSentFrame: m.AllSentFrame,
+		Length:  m.Length, SegSize: m.SegSize, SentEnd: m.SentEnd, FirstSent: m.FirstSent, cutPhase: m.cutPhase, cutOdd: m.cutOdd, AllSentTime: m.AllSentTime, AllSentFrame: m.AllSentFrame,
 		KeptHorizon: m.Horizon(p), TriggerUsed: m.TriggerUsed,
 		Resends: m.Resends, RetxBytes: m.RetxBytes, Answers: m.Answers, FirstData: m.FirstData, LastData: m.LastData, Priorities: m.Priorities,
 		busyCredit: m.busyCredit, busyLets: m.busyLets, busies: m.busies, resendsOpen: m.resendsOpen, // BUSYs may answer the old incarnation's RESENDs (HOMA-RESEND-028)

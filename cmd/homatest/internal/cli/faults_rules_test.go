@@ -1254,8 +1254,15 @@ func resendAllAfterGrants(fault bool) *capb {
 		b.pkts[g].f.(*wire.GrantFields).ResendAll = 1
 		b.mark(g, "GRANT-016: resend_all (the buffer wakeup) in the third GRANT of a message being granted")
 		gt := b.pkts[g].t
-		for off := uint32(0); off < 20000; off += 1424 {
-			b.data(gt+us(200)+us(float64(off/1424)), r, true, 0, 60000, off, min(1424, 20000-off), 20000, 1, true)
+		// Whole segments as first cut (homa_resend_data): 1424 bytes
+		// from 0 and from U = 10000, up to the one holding byte 19999.
+		for off, k := uint32(0), 0; off < 20000; k++ {
+			n := uint32(1424)
+			if off < 10000 {
+				n = min(n, 10000-off)
+			}
+			b.data(gt+us(200)+us(float64(k)), r, true, 0, 60000, off, n, 20000, 1, true)
+			off += n
 		}
 	}
 	b.respondAndAck(r, b.lastTime()+us(30))
