@@ -11,7 +11,7 @@ import (
 )
 
 var _ = Describe("robustness", func() {
-	It("MALFORMED-ignored: truncated, unknown-type and out-of-range packets are ignored and the IUT keeps serving",
+	It("MALFORMED-ignored: truncated, unknown-type and out-of-range packets, and a request to a port nothing listens on, are ignored and the IUT keeps serving",
 		labels("robustness", "MUST", "HOMA-WIRE-001", "HOMA-RESEND-006"), body(func() {
 			if unsched(3000) < 3000 {
 				need("grants") // the well-formed request at the end
@@ -81,6 +81,18 @@ var _ = Describe("robustness", func() {
 				ok(p.ExpectNone(ctx(), tester.Match{From: iut(), RPC: big.id}, window(pr.Ticks(pr.ResendTicks+2))),
 					"no answer to a message of max_message_length+1 bytes (%d)", big.msgLen)
 			}
+			// A well-formed request to a port no socket of the IUT listens
+			// on (the suite listens on ServerPort and the ports above it)
+			// draws no Homa packet: HomaModule (main, linux_6.13.9,
+			// linux_6.1.38 homa_softirq) answers it with ICMP port
+			// unreachable; RPC_UNKNOWN answers only a RESEND.
+			pr := params()
+			stray := newRequest(1000, 100)
+			stray.port = ServerPort - 1
+			Expect(p.SendDeliberate(iut(), stray.unschedPrio(), wire.NewData(stray.control(), uint32(stray.msgLen), uint32(stray.msgLen),
+				stray.cutoffVersion, 0, stray.payload, false), "a request to a port no socket listens on")).To(Succeed())
+			ok(p.ExpectNone(ctx(), tester.Match{From: iut(), RPC: stray.id}, window(pr.Ticks(pr.ResendTicks+2))),
+				"no Homa packet answers a request to port %d, where no socket listens", stray.port)
 			// And a well-formed request is served (past unsched_bytes as
 			// the IUT's GRANTs allow).
 			m := newRequest(3000, 2000)
