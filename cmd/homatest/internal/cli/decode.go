@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/netip"
+	"slices"
 	"strings"
 	"time"
 
@@ -24,6 +26,10 @@ type decodeOpts struct {
 	summaryOnly bool
 	rpc         string
 	sel         *rpcSelector // parsed --rpc; nil: every packet
+	// selClients are the clients of the RPCs --rpc matched in the file
+	// being decoded, in the order first seen: more than one when several
+	// clients used the id and no @CLIENT was given.
+	selClients []netip.Addr
 }
 
 func newDecodeCmd() *cobra.Command {
@@ -67,7 +73,10 @@ then the other reading: p3/6 (JSON priority_or).
 --rpc ID or ID@CLIENT prints only the packets of that RPC (the client's id
 as homatest rpcs prints it; @CLIENT names the client's address when several
 clients used the id): its DATA, GRANTs, RESENDs, ... in both directions. The
-summary line still counts the whole file, and says how many packets matched.
+summary line still counts the whole file, and says how many packets matched;
+where several clients used the id and no @CLIENT was given, it prints the
+packets of all of them and the summary names the clients (-o json:
+rpc_clients), as plot asks for ID@CLIENT there.
 
 A capture of switch ports in both directions (homatest run's and scenario
 run's capture.pcapng, directions in epb_flags) prints every frame, but its
@@ -144,6 +153,7 @@ func runDecode(cmd *cobra.Command, o *decodeOpts, files []string) error {
 		if len(files) > 1 && o.output == "text" && !o.summaryOnly {
 			fmt.Fprintf(w, "== %s\n", name)
 		}
+		o.selClients = o.selClients[:0]
 		st, n, rerr, oerr := decodeInputFile(cmd.Context(), w, name, v, len(files) > 1, o)
 		if err := interruptedRead(cmd.Context(), nil); err != nil {
 			w.Flush() // the packets printed before it: decode's output is a stream
@@ -170,13 +180,23 @@ func runDecode(cmd *cobra.Command, o *decodeOpts, files []string) error {
 			if o.sel != nil {
 				sum.RPCPackets = &n
 			}
-			json.NewEncoder(w).Encode(map[string]any{"summary": sum})
+			out := map[string]any{"summary": sum}
+			if o.sel != nil {
+				if len(o.selClients) > 1 {
+					out["rpc_clients"] = o.selClients // several RPCs matched: one per client
+				}
+			}
+			json.NewEncoder(w).Encode(out)
 		case oerr != nil:
 			fmt.Fprintf(w, "%s: ERROR: %v\n", name, oerr)
 		default:
 			line := st.Summary(name, rerr)
 			if o.sel != nil {
 				line += fmt.Sprintf("; %s of RPC %s", plural.Of(n, "packet", "packets"), o.rpc)
+				if len(o.selClients) > 1 {
+					// plot refuses such an id; decode prints them all and says so.
+					line += " (" + o.sel.several(o.selClients) + ")"
+				}
 			}
 			fmt.Fprintln(w, line)
 		}
@@ -284,6 +304,9 @@ func decodeFile(w *bufio.Writer, r *pcap.Reader, name string, multi bool, o *dec
 				continue
 			}
 			matched++
+			if c := wire.KeyOf(f.Src, f.Dst, f.Packet.SenderID()).Client.Unmap(); !slices.Contains(o.selClients, c) {
+				o.selClients = append(o.selClients, c)
+			}
 		}
 		if !print {
 			continue
