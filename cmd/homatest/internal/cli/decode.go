@@ -30,6 +30,9 @@ type decodeOpts struct {
 	// being decoded, in the order first seen: more than one when several
 	// clients used the id and no @CLIENT was given.
 	selClients []netip.Addr
+	// live is set while a stream (pcap.IsStream) is decoded: each
+	// packet's lines are flushed as they are printed.
+	live bool
 }
 
 func newDecodeCmd() *cobra.Command {
@@ -108,8 +111,9 @@ and the exit code is 2 at the end, the error line naming each bad file.`,
   # counts only, for several files
   homatest decode --summary-only a.pcap b.pcap
 
-  # live from tcpdump
-  tcpdump -i veth0 -w - 'ip proto 146' | homatest decode -`,
+  # live from tcpdump: each packet printed as it comes (-U: tcpdump writes
+  # each packet at once; a stream's IPv6 shifts are not read ahead)
+  tcpdump -U -i veth0 -w - 'ip proto 146' | homatest decode -`,
 		Args: captureArgs,
 		RunE: func(cmd *cobra.Command, args []string) error { return runDecode(cmd, o, args) },
 	}
@@ -227,7 +231,11 @@ func runDecode(cmd *cobra.Command, o *decodeOpts, files []string) error {
 // ended it stops within a batch of frames.
 func decodeInputFile(ctx context.Context, w *bufio.Writer, name string, v wire.Version, multi bool, o *decodeOpts) (st pcap.Stats, n int, rerr, oerr error) {
 	ro := pcap.ReaderOptions{Version: v, IPv6PriorityShift: uint8(o.ipv6Shift), Context: ctx}
-	if ro.IPv6PriorityShift == 0 {
+	live := pcap.IsStream(name)
+	if ro.IPv6PriorityShift == 0 && !live {
+		// A stream is printed as it comes: its hosts' shifts are not
+		// read ahead (each shows its format's usual shift and the other
+		// reading, or give --ipv6-prio-shift).
 		ro.IPv6HostShifts = pcap.DetectPathShifts(name, ro)
 	}
 	in, err := openDecodeInput(name, ro, !o.summaryOnly)
@@ -235,6 +243,7 @@ func decodeInputFile(ctx context.Context, w *bufio.Writer, name string, v wire.V
 		return st, 0, nil, pcap.OpenError(name, err)
 	}
 	defer in.close()
+	o.live = live
 	if in.show != nil {
 		decodeFile(w, in.show, name, multi, o, true)
 	}
@@ -325,6 +334,9 @@ func decodeFile(w *bufio.Writer, r *pcap.Reader, name string, multi bool, o *dec
 			line = f.AppendText(line[:0], start, i)
 			line = append(line, '\n')
 			w.Write(line)
+		}
+		if o.live {
+			w.Flush() // a live capture (tcpdump -U -w - | decode -) shows each packet as it comes
 		}
 	}
 }
