@@ -149,8 +149,8 @@ type Stats struct {
 	// carrying something else, or an IP header whose version is not that of
 	// its EtherType: 5 under 0x0800), "unsupported-link-<name>" (a link type the
 	// reader cannot peel), and two kinds of Homa frames skipped: "other
-	// direction" (ReaderOptions.Direction) and OtherCopy (a packet's second
-	// sighting at another capture point of the capture: copyTracker).
+	// direction" (ReaderOptions.Direction) and OtherCopy (a packet's later
+	// sightings at other capture points of the capture: copyTracker).
 	Other map[string]int `json:"other"`
 	// CaptureDrops is the number of packets the capture says it dropped
 	// itself (its buffer overflowed): the isb_ifdrop of its pcapng
