@@ -54,9 +54,12 @@ func (p Params) Spec(profile string) (spec.Params, error) {
 		} else if n, ok := p.Int(name); ok {
 			text = fmt.Sprint(n)
 		}
-		if err := sp.Set(name, text); err != nil {
+		if err := sp.Assign(name, text); err != nil {
 			return sp, fmt.Errorf("hello parameter: %w", err)
 		}
+	}
+	if err := sp.Validate(); err != nil { // the set as a whole: num_priorities and max_sched_prio agree
+		return sp, fmt.Errorf("hello parameters: %w", err)
 	}
 	if bps, ok := p.Int("link_bps"); ok && bps > 0 {
 		sp.LinkMbps = int((bps + 999_999) / 1e6)

@@ -68,6 +68,27 @@ func (r *Report) WriteJSON(w io.Writer) error {
 	return jsonout.Write(w, r)
 }
 
+// Setup says how the bench ran, in one line: the workload, load, links,
+// hosts, the Homa implementation when withImpl, whether the hosts were
+// simulated, and the seed ("workload W4 at load 0.50, 10 Gbit/s links,
+// 4 hosts (3 clients, 1 server), simulated, seed 1"). The text report and
+// the HTML page's subtitle both start with it.
+func (r *Report) Setup(withImpl bool) string {
+	rate := "unlimited links"
+	if r.RateBps > 0 {
+		rate = FormatBps(r.RateBps) + " links"
+	}
+	more := ""
+	if withImpl && r.Impl != "" {
+		more = ", homa impl " + r.Impl
+	}
+	if r.Env == "sim" {
+		more += ", simulated"
+	}
+	return fmt.Sprintf("workload %s at load %.2f, %s, %d hosts (%s, 1 server)%s, seed %d",
+		r.Workload, r.Load, rate, r.Hosts, Clients(r.Hosts-1), more, r.Seed)
+}
+
 // WriteText writes r as text: a setup line, one line per transport (RPCs,
 // errors, elapsed time, offered and achieved throughput, overall
 // slowdowns), then the table of buckets: size range, workload CDF, and per
@@ -77,19 +98,7 @@ func (r *Report) WriteJSON(w io.Writer) error {
 // transports that did not keep up (the first len(Saturated) of Warnings)
 // come first, once, as "WARNING: " lines before the tables.
 func (r *Report) WriteText(w io.Writer) error {
-	rate := "unlimited links"
-	if r.RateBps > 0 {
-		rate = FormatBps(r.RateBps) + " links"
-	}
-	impl := ""
-	if r.Impl != "" {
-		impl = ", homa impl " + r.Impl
-	}
-	if r.Env == "sim" {
-		impl += ", simulated"
-	}
-	fmt.Fprintf(w, "workload %s at load %.2f, %s, %d hosts (%s, 1 server)%s, seed %d\n",
-		r.Workload, r.Load, rate, r.Hosts, Clients(r.Hosts-1), impl, r.Seed)
+	fmt.Fprintln(w, r.Setup(true))
 	if len(r.Params) > 0 {
 		fmt.Fprintf(w, "homa params: %s\n", joinKV(r.Params))
 	}

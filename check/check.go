@@ -432,9 +432,12 @@ func checkFile(o Options, file string) FileReport {
 		fr.Error = err.Error()
 		return fr
 	}
+	// Every value first, then the set as a whole: one at a time, a
+	// .params file's max_sched_prio=3 was checked against the profile's
+	// num_priorities 1 before its num_priorities=8 came.
 	for _, kv := range side {
 		name, val, _ := strings.Cut(kv, "=")
-		if err := params.Set(name, val); err != nil {
+		if err := params.Assign(name, val); err != nil {
 			fr.Error = fmt.Sprintf("%s: %v", sideName, err)
 			return fr
 		}
@@ -444,10 +447,23 @@ func checkFile(o Options, file string) FileReport {
 	}
 	for _, kv := range o.Params {
 		name, val, _ := strings.Cut(kv, "=")
-		if err := params.Set(name, val); err != nil {
+		if err := params.Assign(name, val); err != nil {
 			fr.Error = "--param: " + err.Error()
 			return fr
 		}
+	}
+	if err := params.Validate(); err != nil {
+		from := "--param"
+		switch {
+		case fr.ParamsFile != "" && len(o.Params) > 0:
+			from = fr.ParamsFile + " and --param"
+		case fr.ParamsFile != "":
+			from = fr.ParamsFile
+		case len(o.Params) == 0:
+			from = "profile " + profile
+		}
+		fr.Error = fmt.Sprintf("%s: %v", from, err)
+		return fr
 	}
 	all, _ := spec.Select(spec.Rules(), o.Rules, lvl, "")
 	rules, _ := spec.Select(spec.Rules(), o.Rules, lvl, profile)

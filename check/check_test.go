@@ -277,6 +277,37 @@ func TestParamsFile(t *testing.T) {
 	}
 }
 
+// TestParamsAgreeAsAWhole: a .params file and --param flags are applied
+// whole before the set is checked, so values that must agree
+// (max_sched_prio below num_priorities) may come in any order, against
+// a profile whose own values they both replace (upstream's
+// num_priorities 1). Before, the file's lines were checked one at a
+// time in name order: max_sched_prio=3 against num_priorities 1, exit 2
+// for every run capture checked with --profile upstream; so was
+// --param max_sched_prio=3 --param num_priorities=8.
+func TestParamsAgreeAsAWhole(t *testing.T) {
+	p := copyReal(t, "linux-6.13-proto146/a-small-rpcs.pcap", "c.pcap")
+	if err := os.WriteFile(p+".params", []byte("max_sched_prio=3\nnum_priorities=8\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	o := opts()
+	o.Profile = "upstream"
+	fr := File(o, p)
+	if fr.Error != "" || fr.Params["num_priorities"] != "8" || fr.Params["max_sched_prio"] != "3" {
+		t.Fatalf(".params: error %q, params num_priorities %s max_sched_prio %s; want none, 8, 3", fr.Error, fr.Params["num_priorities"], fr.Params["max_sched_prio"])
+	}
+	os.Remove(p + ".params")
+	o.Params = append(slices.Clone(o.Params), "max_sched_prio=3", "num_priorities=8")
+	if fr := File(o, p); fr.Error != "" {
+		t.Fatalf("--param max_sched_prio=3 --param num_priorities=8: error %q", fr.Error)
+	}
+	o.Params = append(o.Params, "num_priorities=2")
+	fr = File(o, p)
+	if want := "--param: parameter max_sched_prio: 3 must be below num_priorities 2: set max_sched_prio to 1 or less, or num_priorities to 4 or more"; fr.Error != want {
+		t.Errorf("disagreeing --param: error %q, want %q", fr.Error, want)
+	}
+}
+
 var (
 	h1 = netip.MustParseAddr("10.0.0.1")
 	h2 = netip.MustParseAddr("10.0.0.2")

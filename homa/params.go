@@ -122,8 +122,12 @@ func (p *Params) Validate() error {
 	case p.ResendTicks < 1 || p.ResendInterval < 1 || p.RequestAckTicks < 1:
 		return fmt.Errorf("homa: resend_ticks %d, resend_interval %d and request_ack_ticks %d must each be at least 1", p.ResendTicks, p.ResendInterval, p.RequestAckTicks)
 	case p.TimeoutTicks < p.ResendTicks:
-		return fmt.Errorf("homa: timeout_ticks %d is below resend_ticks %d (an RPC would time out before its first RESEND): set timeout_ticks to %d or more, or resend_ticks to %d or less",
-			p.TimeoutTicks, p.ResendTicks, p.ResendTicks, p.TimeoutTicks)
+		fix := fmt.Sprintf("set timeout_ticks to %d or more", p.ResendTicks)
+		if p.TimeoutTicks >= 1 { // resend_ticks cannot go below 1
+			fix += fmt.Sprintf(", or resend_ticks to %d or less", p.TimeoutTicks)
+		}
+		return fmt.Errorf("homa: timeout_ticks %d is below resend_ticks %d (an RPC would time out before its first RESEND): %s",
+			p.TimeoutTicks, p.ResendTicks, fix)
 	case p.MaxRPCsPerPeer != 0:
 		return fmt.Errorf("homa: max_rpcs_per_peer %d: only 0 (no per-host grant limit, HomaModule main since 3daedc3) is implemented", p.MaxRPCsPerPeer)
 	case p.MTU < 576 || p.MTU > 65535:

@@ -2,6 +2,7 @@ package pcap
 
 import (
 	"hash/maphash"
+	"slices"
 	"time"
 
 	"github.com/gopacket/gopacket/layers"
@@ -18,10 +19,10 @@ const OtherCopy = "copy on another interface"
 // ReaderOptions.SkipSameInstant (Stats.SameInstant).
 const OtherSameInstant = "same-instant copy"
 
-// copyWindow is how far apart in capture time two sightings of one packet
-// at two capture points of one capture may lie: the two ends of a veth,
-// a bridge and its port, an interface and "any" are microseconds apart
-// on one host's clock.
+// copyWindow is how far apart in capture time a packet's later sighting
+// may lie from its first at other capture points of one capture: the two
+// ends of a veth, a bridge and its ports, an interface and "any" are
+// microseconds apart on one host's clock.
 const copyWindow = time.Millisecond
 
 // OtherCopy's frames are skipped; a frame that repeats another at the
@@ -31,24 +32,29 @@ const copyWindow = time.Millisecond
 // one that does is judged for it, so the reader cannot drop either.
 
 // copySlots is how many recent Homa frames copyTracker remembers: a
-// packet's second sighting follows its first within a few frames.
+// packet's later sightings follow its first within a few frames.
 const copySlots = 64
 
-// copyTracker finds the Homa frames a capture holds twice because it
-// was taken at two points the packet crossed on one host: tcpdump -i any
-// sees a packet on both ends of a veth pair (outgoing, then incoming),
-// on a bridge's port and on the bridge, on lo as sent and as received;
-// dumpcap -i eth0 -i any, and mergecap of captures of a bridge and its
-// port, put it on two pcapng interfaces. Where the capture says where a
-// frame was taken (the pcapng interface, the Linux cooked header's
-// interface index and whether the host sent it), a frame identical to a
-// recent one taken elsewhere within copyWindow is that packet's second
-// sighting: the reader skips it (Stats.Other[OtherCopy]), as one tap on
-// the host's link would have seen the packet once. A host that sends a
-// packet twice (a fault, HOMA-RESEND-010) sends it twice past every
-// capture point, and each of its sightings pairs with its own. Frames
-// with pcapng direction flags are never skipped, as a capture of switch
-// ports holds every packet at two ports on purpose
+// copyTracker finds the Homa frames a capture holds more than once because
+// it was taken at several points the packet crossed on one host: tcpdump
+// -i any sees a packet on both ends of a veth pair (outgoing, then
+// incoming), on a bridge's ingress port, on the bridge device and on its
+// egress port (three sightings in a switch's namespace while the bridge
+// is promiscuous), on a vlan device and its parent, on lo as sent and as
+// received; dumpcap -i eth0 -i any, and mergecap of captures of a bridge
+// and its port, put it on two pcapng interfaces. Where the capture says
+// where a frame was taken (the pcapng interface, the Linux cooked
+// header's interface index and packet type: sent by us, to us, to
+// another host), a frame identical to a recent one, taken within
+// copyWindow at a point none of that packet's sightings so far was
+// taken at, is one more sighting of it: the reader skips it
+// (Stats.Other[OtherCopy]) and keeps the first, as one tap on the host's
+// link would have seen the packet once. A host that sends a packet twice
+// (a fault, HOMA-RESEND-010) sends it twice past every capture point:
+// the second send's first sighting is at a point the first send was
+// already seen at, so it is kept, and its later sightings pair with it.
+// Frames with pcapng direction flags are never skipped, as a capture of
+// switch ports holds every packet at two ports on purpose
 // (ReaderOptions.Direction), and neither are frames with a pcapng comment (a
 // note on that sighting: a switch's "dropped: ...") and classic pcaps of
 // a link type that says nothing of where a frame was taken (Ethernet),
@@ -68,14 +74,27 @@ type copyTracker struct {
 	tops [256]uint8
 }
 
+// copySights bounds the sightings of one packet copyTracker counts once:
+// a veth pair, a bridge, its ports and a vlan device are far fewer.
+const copySights = 8
+
 // copySlot is one remembered frame: its time, where it was taken
-// (copyPoint), and whether a later frame was already taken for its copy
-// (its hash is in copyTracker.sums).
+// (copyPoint), the points its later sightings were taken at (also), and
+// whether a later frame was already taken for its same-instant twin (its
+// hash is in copyTracker.sums).
 type copySlot struct {
 	at     int64
 	point  uint64
+	also   [copySights - 1]uint64
+	nAlso  uint8
 	paired bool
 	used   bool
+}
+
+// sightedAt reports whether one of the slot's packet's sightings was
+// taken at point.
+func (s *copySlot) sightedAt(point uint64) bool {
+	return s.point == point || slices.Contains(s.also[:s.nAlso], point)
 }
 
 // copyPoint returns where the frame the top-level parser lp last decoded
@@ -123,13 +142,14 @@ func (r *Reader) markedPoint(iface int) uint64 {
 
 // seen looks the Homa packet whose IP header is ip and whose captured
 // bytes after it are payload, taken at point at time t, up among the
-// recent frames. elsewhere: where the capture says where each frame was taken
-// (known), it is the second sighting of a frame remembered from another
-// point within copyWindow, which the reader skips. Otherwise twin: it
-// repeats, byte for byte, a frame remembered from the same point (or a
-// capture that does not say) at the very same timestamp, which the
-// reader keeps and counts (Stats.SameInstant); each remembered frame
-// pairs once either way. A frame that is no copy is remembered.
+// recent frames. elsewhere: where the capture says where each frame was
+// taken (known), it is one more sighting of a frame remembered within
+// copyWindow, at a point none of that frame's sightings was taken at,
+// which the reader skips. Otherwise twin: it repeats, byte for byte, a
+// frame remembered from the same point (or a capture that does not say)
+// at the very same timestamp, which the reader keeps and counts
+// (Stats.SameInstant); a remembered frame pairs with one twin. A frame
+// that is neither is remembered.
 func (c *copyTracker) seen(ip, payload []byte, point uint64, known bool, t time.Time) (elsewhere, twin bool) {
 	if c.seed == (maphash.Seed{}) {
 		c.seed = maphash.MakeSeed()
@@ -163,21 +183,24 @@ func (c *copyTracker) seen(ip, payload []byte, point uint64, known bool, t time.
 }
 
 // match is seen's search of the remembered frames for one whose sum is
-// sum, on the terms seen gives; a slot it pairs is marked paired.
+// sum, on the terms seen gives; a sighting it pairs is added to the
+// slot's points, a twin marks the slot paired.
 func (c *copyTracker) match(sum, point uint64, known bool, at int64) (elsewhere, twin bool) {
 	for i := range c.sums {
 		if c.sums[i] != sum {
 			continue
 		}
 		s := &c.slots[i]
-		if !s.used || s.paired {
+		if !s.used {
 			continue
 		}
-		if known && s.point != point && s.point&markedBit == 0 && max(at-s.at, s.at-at) <= int64(copyWindow) {
-			s.paired = true
+		if known && s.point&markedBit == 0 && !s.sightedAt(point) && int(s.nAlso) < len(s.also) &&
+			max(at-s.at, s.at-at) <= int64(copyWindow) {
+			s.also[s.nAlso] = point
+			s.nAlso++
 			return true, false
 		}
-		if s.point == point && s.at == at {
+		if !s.paired && s.point == point && s.at == at {
 			s.paired = true
 			return false, true
 		}

@@ -45,6 +45,7 @@ type copyFrame struct {
 	iface   int    // pcapng interface
 	ifindex uint32 // SLL2 interface index
 	out     bool   // SLL packet type outgoing
+	other   bool   // SLL2 packet type to another host (a bridge forwarding it)
 	dir     Direction
 }
 
@@ -80,6 +81,9 @@ func copiesCapture(t testing.TB, lt layers.LinkType, ng bool, frames []copyFrame
 			data = append(sllAt(false, 0, f.out), data[14:]...)
 		case layers.LinkTypeLinuxSLL2:
 			data = append(sllAt(true, f.ifindex, f.out), data[14:]...)
+			if f.other {
+				data[10] = 3
+			}
 		}
 		ts := base.Add(time.Duration(f.us) * time.Microsecond)
 		var err error
@@ -147,6 +151,31 @@ func TestCopiesOnAnotherInterface(t *testing.T) {
 		{"sll2 sent twice at two points", layers.LinkTypeLinuxSLL2, false, []copyFrame{
 			{us: 0, pkt: 0, ifindex: 2, out: true}, {us: 1, pkt: 0, ifindex: 3},
 			{us: 5, pkt: 0, ifindex: 2, out: true}, {us: 6, pkt: 0, ifindex: 3}}, []int{1, 3}},
+		// tcpdump -i any in a switch's namespace while the bridge is
+		// promiscuous: each packet at its ingress port and on the bridge
+		// at one instant (to another host), then at its egress port
+		// (sent by us), in that order in the file (helper-259's
+		// min-any.pcap). Before, the third sighting was judged a second
+		// send (HOMA-RESEND-010 MUST violations).
+		{"sll2 bridge, its ingress and egress ports", layers.LinkTypeLinuxSLL2, false, []copyFrame{
+			{us: 0, pkt: 0, ifindex: 2, other: true}, {us: 2, pkt: 0, ifindex: 4, out: true}, {us: 0, pkt: 0, ifindex: 5, other: true},
+			{us: 10, pkt: 1, ifindex: 3, other: true}, {us: 13, pkt: 1, ifindex: 4, out: true}, {us: 10, pkt: 1, ifindex: 5, other: true}}, []int{1, 4}},
+		// A host's veth, a vlan device on it, the peer's end and a bridge:
+		// four sightings, one packet.
+		{"sll2 four points", layers.LinkTypeLinuxSLL2, false, []copyFrame{
+			{us: 0, pkt: 0, ifindex: 6, out: true}, {us: 0, pkt: 0, ifindex: 2, out: true},
+			{us: 3, pkt: 0, ifindex: 3}, {us: 4, pkt: 0, ifindex: 5, other: true},
+			{us: 9, pkt: 1, ifindex: 6, out: true}}, []int{1, 5}},
+		// Sent twice and seen at three points each time: both sends
+		// remain, each sighting counted with its own send.
+		{"sll2 sent twice at three points", layers.LinkTypeLinuxSLL2, false, []copyFrame{
+			{us: 0, pkt: 0, ifindex: 2, other: true}, {us: 2, pkt: 0, ifindex: 4, out: true}, {us: 0, pkt: 0, ifindex: 5, other: true},
+			{us: 5, pkt: 0, ifindex: 2, other: true}, {us: 7, pkt: 0, ifindex: 4, out: true}, {us: 5, pkt: 0, ifindex: 5, other: true}}, []int{1, 4}},
+		// Sent twice at one point, the second before the first's other
+		// sightings: the sightings pair with the first, the second send stays.
+		{"sll2 sent twice before its copies", layers.LinkTypeLinuxSLL2, false, []copyFrame{
+			{us: 0, pkt: 0, ifindex: 2, out: true}, {us: 1, pkt: 0, ifindex: 2, out: true},
+			{us: 3, pkt: 0, ifindex: 3}, {us: 4, pkt: 0, ifindex: 3}}, []int{1, 2}},
 		{"pcapng two interfaces", layers.LinkTypeEthernet, true, []copyFrame{
 			{us: 0, pkt: 0, iface: 0}, {us: 2, pkt: 0, iface: 1},
 			{us: 4, pkt: 1, iface: 1}, {us: 3, pkt: 1, iface: 0}}, []int{1, 3}},

@@ -117,8 +117,11 @@ func appendSeconds(b []byte, d time.Duration) []byte {
 	return fmt.Appendf(b, "%d.%09d", int64(d/time.Second), int64(d%time.Second))
 }
 
+// appendEndpoint appends a and port as ADDR:PORT (ADDR:? without the
+// port), an IPv6 address, IPv4-mapped ones too, in brackets as
+// net.JoinHostPort writes it (spec.HostPort.String's form).
 func appendEndpoint(b []byte, a netip.Addr, port uint16, havePort bool) []byte {
-	if a.Is6() && !a.Is4In6() {
+	if a.Is6() {
 		b = append(b, '[')
 		b = a.AppendTo(b)
 		b = append(b, ']')

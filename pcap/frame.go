@@ -153,8 +153,8 @@ type Stats struct {
 	// its EtherType: 5 under 0x0800), OtherCutBeforeHoma (not that, but
 	// cut by the snap length before its IP header ended), "unsupported-link-<name>" (a link type the
 	// reader cannot peel), and two kinds of Homa frames skipped: "other
-	// direction" (ReaderOptions.Direction) and OtherCopy (a packet's second
-	// sighting at another capture point of the capture: copyTracker).
+	// direction" (ReaderOptions.Direction) and OtherCopy (a packet's later
+	// sightings at other capture points of the capture: copyTracker).
 	Other map[string]int `json:"other"`
 	// CaptureDrops is the number of packets the capture says it dropped
 	// itself (its buffer overflowed): the isb_ifdrop of its pcapng

@@ -30,15 +30,25 @@ var (
 	streamsMu sync.Mutex
 )
 
+// IsStream reports whether the capture at path can be read only once,
+// as it comes ("-", standard input, a named pipe, /dev/fd/N, a device):
+// OpenPath spools it, and a reader that waits for its end waits for the
+// writer (tcpdump -w -) to stop. False for a regular file or a path Stat
+// cannot read.
+func IsStream(path string) bool {
+	if path == "-" {
+		return true
+	}
+	fi, err := os.Stat(path)
+	return err == nil && !fi.Mode().IsRegular() && !fi.IsDir()
+}
+
 // stream returns the spool of the capture at path when it can be read
 // only once (see streams), starting it on first use; ok is false for a
 // regular file, or a path Stat cannot read (Open then says why).
 func stream(path string) (sp *spool, ok bool, err error) {
-	if path != "-" {
-		fi, err := os.Stat(path)
-		if err != nil || fi.Mode().IsRegular() || fi.IsDir() {
-			return nil, false, nil
-		}
+	if !IsStream(path) {
+		return nil, false, nil
 	}
 	streamsMu.Lock()
 	defer streamsMu.Unlock()
@@ -441,8 +451,11 @@ func PrescanPath(ctx context.Context, path string) (profile string, shifts IPv6S
 // ports (epb_flags, as homatest run and scenario run write capture.pcapng),
 // only the inbound frames (each packet as its host sent it: what
 // sent.pcapng holds); o unchanged otherwise. The bool reports whether it
-// filtered.
+// filtered. A stream (IsStream) is judged by its frames up to the first
+// without a direction, so that a live capture without them (tcpdump -w -)
+// is not held back until DetectFrames frames came.
 func SentView(path string, o ReaderOptions) (ReaderOptions, bool) {
+	live := IsStream(path)
 	r, err := OpenPath(path, ReaderOptions{Context: o.Context})
 	if err != nil {
 		return o, false
@@ -457,6 +470,9 @@ func SentView(path string, o ReaderOptions) (ReaderOptions, bool) {
 		}
 		in = in || f.Direction == DirInbound
 		out = out || f.Direction == DirOutbound
+		if live && f.Direction != DirInbound && f.Direction != DirOutbound {
+			break
+		}
 	}
 	if in && out {
 		o.Direction = DirInbound

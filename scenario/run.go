@@ -616,9 +616,12 @@ func (r *run) finish(ctx context.Context, hs []host, cst harness.CaptureStats) e
 		p.Reaction = max(p.Reaction, p.Tick/10, time.Millisecond)
 	}
 	for _, name := range slices.Sorted(maps.Keys(s.Check.Params)) { // the first error named does not vary
-		if err := p.Set(name, s.Check.Params[name]); err != nil {
+		if err := p.Assign(name, s.Check.Params[name]); err != nil {
 			return fmt.Errorf("check.params.%s: %w", name, err)
 		}
+	}
+	if err := p.Validate(); err != nil { // the set as a whole: num_priorities and max_sched_prio agree
+		return fmt.Errorf("check.params: %w", err)
 	}
 	judge, err := spec.NewJudge(profile, p, s.Check.Rules, s.Check.level())
 	if err != nil {

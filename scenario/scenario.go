@@ -169,7 +169,8 @@ type Workload struct {
 	// loop). Default 1 when neither Load nor Concurrency is set.
 	Concurrency int `yaml:"concurrency,omitempty"`
 	// Duration stops issuing RPCs after this long; Count after this many
-	// RPCs. One of them is required for a generated workload.
+	// RPCs. One of them is required for a generated workload; with both,
+	// whichever is reached first stops it.
 	Duration time.Duration `yaml:"duration,omitempty"`
 	Count    int           `yaml:"count,omitempty"`
 	// RPCs is an explicit list instead of a generated workload.

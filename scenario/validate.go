@@ -288,9 +288,12 @@ func (s *Scenario) validateCheck() error {
 	}
 	p := prof.Params
 	for _, name := range slices.Sorted(maps.Keys(c.Params)) { // the first error named does not vary
-		if err := p.Set(name, c.Params[name]); err != nil {
+		if err := p.Assign(name, c.Params[name]); err != nil {
 			return s.errf("check.params."+name, "%v (homatest spec params lists them)", err)
 		}
+	}
+	if err := p.Validate(); err != nil { // the set as a whole: num_priorities and max_sched_prio agree
+		return s.errf("check.params", "%v", err)
 	}
 	return nil
 }

@@ -275,11 +275,24 @@ func (p *Params) field(name string) (reflect.Value, error) {
 	return reflect.Value{}, fmt.Errorf("unknown parameter %q%s (known: %s)", name, hint, strings.Join(ParamNames(), ", "))
 }
 
-// Set sets parameter name from text: integers in decimal, durations as Go
-// durations ("1ms", "250us"), unsched_cutoffs as 8 comma-separated byte
-// counts, wire as a wire version name. Errors name the parameter and the
-// expected form.
+// Set sets parameter name from text (Assign) and checks the whole set
+// (Validate). Errors name the parameter and the expected form. To set
+// several parameters that must agree (num_priorities and
+// max_sched_prio), Assign each and Validate once: one at a time, the
+// first set is checked against the other's old value.
 func (p *Params) Set(name, value string) error {
+	if err := p.Assign(name, value); err != nil {
+		return err
+	}
+	return p.Validate()
+}
+
+// Assign sets parameter name from text: integers in decimal, durations
+// as Go durations ("1ms", "250us"), unsched_cutoffs as 8 comma-separated
+// byte counts, wire as a wire version name. It checks the value alone,
+// not against the other parameters: call Validate after the last.
+// Errors name the parameter and the expected form.
+func (p *Params) Assign(name, value string) error {
 	f, err := p.field(name)
 	if err != nil {
 		return err
@@ -342,7 +355,7 @@ func (p *Params) Set(name, value string) error {
 			f.SetUint(n)
 		}
 	}
-	return p.Validate()
+	return nil
 }
 
 // Validate checks the parameters for consistency: 1..8 priorities,

@@ -187,5 +187,5 @@ func (a *needAckAwait) Confirm(c *Ctx, x *Event) Result {
 // Unseen gives the result when nothing matched by the end of the
 // capture: inconclusive, as a close of the socket may explain it.
 func (a *needAckAwait) Unseen() Result {
-	return Downgrade(CauseClose, Evidence{Frame: a.frame, Why: fmt.Sprintf("no later packet of %v:%d shows it still holds an RPC it held before, so a close of the socket or a restart of the host, which end every RPC it holds, may explain it", a.sock.Addr, a.sock.Port)}, "%s", a.what())
+	return Downgrade(CauseClose, Evidence{Frame: a.frame, Why: fmt.Sprintf("no later packet of %v shows it still holds an RPC it held before, so a close of the socket or a restart of the host, which end every RPC it holds, may explain it", a.sock)}, "%s", a.what())
 }

@@ -389,7 +389,7 @@ func forgotHeldRPC(c *Ctx, e *Event) (Obligation, bool) {
 				what, w.Key.ClientID, w.Key.Client, x.Type(), x.Time.Sub(unknownAt).Round(time.Microsecond), x.Frame, w.reqLastBefore(held, c.P.Slack)).With(x.Frame).WithSlack(c.P.Slack)
 		},
 		Unseen: func() Result {
-			return Downgrade(CauseClose, Evidence{Frame: frame, Why: fmt.Sprintf("no later packet of %v:%d shows it still holds an RPC it held before, so a close of the socket or a restart of the host, which end every RPC it holds, may explain it", sock.Addr, sock.Port)}, "%s", what)
+			return Downgrade(CauseClose, Evidence{Frame: frame, Why: fmt.Sprintf("no later packet of %v shows it still holds an RPC it held before, so a close of the socket or a restart of the host, which end every RPC it holds, may explain it", sock)}, "%s", what)
 		},
 	}, true
 }

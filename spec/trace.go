@@ -921,6 +921,11 @@ type HostPort struct {
 	Port uint16
 }
 
+// String returns hp as ADDR:PORT, an IPv6 address in brackets
+// ("[fd00::1]:32768", as net.JoinHostPort writes it and decode prints
+// endpoints): without them the port reads as the address's last group.
+func (hp HostPort) String() string { return netip.AddrPortFrom(hp.Addr, hp.Port).String() }
+
 // Unreachable is an ICMP port unreachable seen in the capture: the host
 // that sent it said it has no socket for the quoted port.
 type Unreachable struct {

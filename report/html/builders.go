@@ -216,15 +216,14 @@ func BenchPage(r *bench.Report, dir, command string, files []string) (*Page, err
 	if err := r.WritePlot(&plot, "png"); err != nil {
 		return nil, err
 	}
-	rate := "unlimited links"
-	if r.RateBps > 0 {
-		rate = bench.FormatBps(r.RateBps) + " links"
-	}
 	p := &Page{Title: "homatest bench", Command: command, Pass: true, Notes: r.Warnings,
-		Subtitle: fmt.Sprintf("workload %s at load %.2f, %s, %d hosts (%s, 1 server), seed %d", r.Workload, r.Load, rate, r.Hosts, bench.Clients(r.Hosts-1), r.Seed),
+		Subtitle: r.Setup(false), // the implementation is a fact of its own
 		Pictures: []Picture{{Caption: "slowdown by message size (p99 solid, p50 dashed)", PNG: plot.Bytes()}}}
 	if r.Impl != "" {
 		p.Facts = append(p.Facts, Fact{"homa implementation", r.Impl})
+	}
+	if r.Env == "sim" {
+		p.Facts = append(p.Facts, Fact{"hosts", "simulated (virtual time, modelled host processing): slowdowns are the model's, not a machine's"})
 	}
 	if len(r.Params) > 0 {
 		var kv []string

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -57,6 +58,16 @@ func TestBenchPage(t *testing.T) {
 	_, rows := r.BucketTable()
 	if got := p.Tables[1].Rows[1].Cells; strings.Join(got, " ") != strings.Join(rows[1], " ") {
 		t.Errorf("bucket row: %v, want %v", got, rows[1])
+	}
+	if strings.Contains(p.Subtitle, "simulated") || slices.ContainsFunc(p.Facts, func(f Fact) bool { return f.Name == "hosts" }) {
+		t.Errorf("namespace bench: subtitle %q, facts %v: says simulated", p.Subtitle, p.Facts)
+	}
+	// A --env sim bench says so, as its text header does (it did not).
+	simr := *r
+	simr.Env = "sim"
+	if sp, err := BenchPage(&simr, dir, "homatest bench --env sim", nil); err != nil || !strings.Contains(sp.Subtitle, ", simulated, seed") ||
+		!slices.ContainsFunc(sp.Facts, func(f Fact) bool { return f.Name == "hosts" && strings.HasPrefix(f.Value, "simulated") }) {
+		t.Errorf("sim bench: subtitle %q, facts %v (%v); want simulated in both", sp.Subtitle, sp.Facts, err)
 	}
 	// No failed RPC, but a transport that did not keep up: not a
 	// comparison.

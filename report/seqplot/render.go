@@ -17,6 +17,8 @@ import (
 	_ "gonum.org/v1/plot/vg/vgimg" // png
 	_ "gonum.org/v1/plot/vg/vgpdf" // pdf
 	_ "gonum.org/v1/plot/vg/vgsvg" // svg
+
+	"github.com/homatest/homatest/spec"
 )
 
 // Formats lists the formats Render writes, named by their file extension.
@@ -56,7 +58,7 @@ func (m *Model) Unit() time.Duration {
 // Title returns the figure's two title lines: the RPC (client's id, client
 // > server) and its sizes, latency and losses.
 func (m *Model) Title() (string, string) {
-	l1 := fmt.Sprintf("RPC %d  %v:%d > %v:%d", m.Key.ClientID, m.Key.Client, m.ClientPort, m.Key.Server, m.ServerPort)
+	l1 := fmt.Sprintf("RPC %d  %v > %v", m.Key.ClientID, spec.HostPort{Addr: m.Key.Client, Port: m.ClientPort}, spec.HostPort{Addr: m.Key.Server, Port: m.ServerPort})
 	lat := "response incomplete"
 	if m.Latency > 0 {
 		lat = "latency " + fmtDur(m.Latency)

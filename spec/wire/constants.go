@@ -71,10 +71,15 @@ const (
 // num_priorities n, valid ("set max_sched_prio to 1 or less, or
 // num_priorities to 4 or more"; the second only while n can rise to it,
 // at most MaxPriorities): both parameters' checks name the fix.
+// Neither bound is advised below 0 (max_sched_prio) or 1 (num_priorities).
 func MaxSchedPrioFix(m, n int) string {
+	raise := fmt.Sprintf("num_priorities to %d or more", max(m+1, 1))
+	if n < 1 {
+		return "set " + raise
+	}
 	fix := fmt.Sprintf("set max_sched_prio to %d or less", n-1)
 	if m < MaxPriorities {
-		fix += fmt.Sprintf(", or num_priorities to %d or more", m+1)
+		fix += ", or " + raise
 	}
 	return fix
 }

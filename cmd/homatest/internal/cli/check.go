@@ -98,8 +98,10 @@ captures of one interface merged): when at least a fifth of its Homa
 frames so repeat an earlier one, a WARNING says so and how to remove them
 (editcap -d), and each violation that disappears without them says so in
 its hint. Those violations stand (a host that sends its packets twice at
-once breaks the rules too); a capture that shows the two capture points
-(pcapng interfaces, Linux cooked headers) has its copies counted once.
+once breaks the rules too); a capture that shows the capture points
+(pcapng interfaces, Linux cooked headers: tcpdump -i any sees a packet on
+both ends of a veth pair, or on a bridge and both its ports) has each
+packet's sightings at different points counted once.
 Findings at frames a tester marked as broken on purpose (pcapng comment
 "homatest tester: deliberate ...") are charged to the tester and do not fail.
 

@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/netip"
+	"slices"
 	"strings"
 	"time"
 
@@ -24,6 +26,13 @@ type decodeOpts struct {
 	summaryOnly bool
 	rpc         string
 	sel         *rpcSelector // parsed --rpc; nil: every packet
+	// selClients are the clients of the RPCs --rpc matched in the file
+	// being decoded, in the order first seen: more than one when several
+	// clients used the id and no @CLIENT was given.
+	selClients []netip.Addr
+	// live is set while a stream (pcap.IsStream) is decoded: each
+	// packet's lines are flushed as they are printed.
+	live bool
 }
 
 func newDecodeCmd() *cobra.Command {
@@ -67,7 +76,10 @@ then the other reading: p3/6 (JSON priority_or).
 --rpc ID or ID@CLIENT prints only the packets of that RPC (the client's id
 as homatest rpcs prints it; @CLIENT names the client's address when several
 clients used the id): its DATA, GRANTs, RESENDs, ... in both directions. The
-summary line still counts the whole file, and says how many packets matched.
+summary line still counts the whole file, and says how many packets matched;
+where several clients used the id and no @CLIENT was given, it prints the
+packets of all of them and the summary names the clients (-o json:
+rpc_clients), as plot asks for ID@CLIENT there.
 
 A capture of switch ports in both directions (homatest run's and scenario
 run's capture.pcapng, directions in epb_flags) prints every frame, but its
@@ -99,8 +111,9 @@ and the exit code is 2 at the end, the error line naming each bad file.`,
   # counts only, for several files
   homatest decode --summary-only a.pcap b.pcap
 
-  # live from tcpdump
-  tcpdump -i veth0 -w - 'ip proto 146' | homatest decode -`,
+  # live from tcpdump: each packet printed as it comes (-U: tcpdump writes
+  # each packet at once; a stream's IPv6 shifts are not read ahead)
+  tcpdump -U -i veth0 -w - 'ip proto 146' | homatest decode -`,
 		Args: captureArgs,
 		RunE: func(cmd *cobra.Command, args []string) error { return runDecode(cmd, o, args) },
 	}
@@ -144,6 +157,7 @@ func runDecode(cmd *cobra.Command, o *decodeOpts, files []string) error {
 		if len(files) > 1 && o.output == "text" && !o.summaryOnly {
 			fmt.Fprintf(w, "== %s\n", name)
 		}
+		o.selClients = o.selClients[:0]
 		st, n, rerr, oerr := decodeInputFile(cmd.Context(), w, name, v, len(files) > 1, o)
 		if err := interruptedRead(cmd.Context(), nil); err != nil {
 			w.Flush() // the packets printed before it: decode's output is a stream
@@ -170,13 +184,23 @@ func runDecode(cmd *cobra.Command, o *decodeOpts, files []string) error {
 			if o.sel != nil {
 				sum.RPCPackets = &n
 			}
-			json.NewEncoder(w).Encode(map[string]any{"summary": sum})
+			out := map[string]any{"summary": sum}
+			if o.sel != nil {
+				if len(o.selClients) > 1 {
+					out["rpc_clients"] = o.selClients // several RPCs matched: one per client
+				}
+			}
+			json.NewEncoder(w).Encode(out)
 		case oerr != nil:
 			fmt.Fprintf(w, "%s: ERROR: %v\n", name, oerr)
 		default:
 			line := st.Summary(name, rerr)
 			if o.sel != nil {
 				line += fmt.Sprintf("; %s of RPC %s", plural.Of(n, "packet", "packets"), o.rpc)
+				if len(o.selClients) > 1 {
+					// plot refuses such an id; decode prints them all and says so.
+					line += " (" + o.sel.several(o.selClients) + ")"
+				}
 			}
 			fmt.Fprintln(w, line)
 		}
@@ -207,7 +231,11 @@ func runDecode(cmd *cobra.Command, o *decodeOpts, files []string) error {
 // ended it stops within a batch of frames.
 func decodeInputFile(ctx context.Context, w *bufio.Writer, name string, v wire.Version, multi bool, o *decodeOpts) (st pcap.Stats, n int, rerr, oerr error) {
 	ro := pcap.ReaderOptions{Version: v, IPv6PriorityShift: uint8(o.ipv6Shift), Context: ctx}
-	if ro.IPv6PriorityShift == 0 {
+	live := pcap.IsStream(name)
+	if ro.IPv6PriorityShift == 0 && !live {
+		// A stream is printed as it comes: its hosts' shifts are not
+		// read ahead (each shows its format's usual shift and the other
+		// reading, or give --ipv6-prio-shift).
 		ro.IPv6HostShifts = pcap.DetectPathShifts(name, ro)
 	}
 	in, err := openDecodeInput(name, ro, !o.summaryOnly)
@@ -215,6 +243,7 @@ func decodeInputFile(ctx context.Context, w *bufio.Writer, name string, v wire.V
 		return st, 0, nil, pcap.OpenError(name, err)
 	}
 	defer in.close()
+	o.live = live
 	if in.show != nil {
 		decodeFile(w, in.show, name, multi, o, true)
 	}
@@ -284,6 +313,9 @@ func decodeFile(w *bufio.Writer, r *pcap.Reader, name string, multi bool, o *dec
 				continue
 			}
 			matched++
+			if c := wire.KeyOf(f.Src, f.Dst, f.Packet.SenderID()).Client.Unmap(); !slices.Contains(o.selClients, c) {
+				o.selClients = append(o.selClients, c)
+			}
 		}
 		if !print {
 			continue
@@ -302,6 +334,9 @@ func decodeFile(w *bufio.Writer, r *pcap.Reader, name string, multi bool, o *dec
 			line = f.AppendText(line[:0], start, i)
 			line = append(line, '\n')
 			w.Write(line)
+		}
+		if o.live {
+			w.Flush() // a live capture (tcpdump -U -w - | decode -) shows each packet as it comes
 		}
 	}
 }

@@ -311,3 +311,41 @@ func TestDecodeSummaryAgrees(t *testing.T) {
 		t.Errorf("ports capture counts %q, want the single capture's %q", p, want)
 	}
 }
+
+// switchAny is tcpdump -i any in a scenario's switch namespace while a
+// second tcpdump held the bridge promiscuous (helper-259's cut, 18
+// frames): each of its 6 Homa packets at the ingress port, on the bridge
+// and at the egress port; two clients (198.18.0.1 and .2) used RPC id
+// 2980 with server 198.18.0.3.
+const switchAny = "testdata/switch-any-bridge.pcap"
+
+// TestSwitchAnyThreeSightings: check judges each packet of switchAny
+// once and passes; before, the egress port's sighting was taken for a
+// second send (FAIL: 2 HOMA-RESEND-010 MUST violations).
+func TestSwitchAnyThreeSightings(t *testing.T) {
+	out, err, code := run(t, "check", switchAny)
+	if err != nil || code != 0 || !strings.Contains(out, "6 Homa packets, 2 RPCs") || !strings.Contains(out, "copies: 12 Homa frames") || !strings.Contains(out, "\nPASS: 0 MUST") {
+		t.Errorf("check %s: exit %d, %v:\n%s", switchAny, code, err, out)
+	}
+}
+
+// TestDecodeRPCSeveralClients: decode --rpc ID, when two clients used
+// the id, prints both RPCs' packets and says so in its summary, naming
+// the clients and ID@CLIENT as plot's refusal does; with @CLIENT, one.
+func TestDecodeRPCSeveralClients(t *testing.T) {
+	out, err, code := run(t, "decode", "--rpc", "2980", switchAny)
+	if err != nil || code != 0 || !strings.Contains(out, "; 6 packets of RPC 2980 (2 RPCs have id 2980 (clients 198.18.0.1, 198.18.0.2): name one with --rpc 2980@CLIENT)") {
+		t.Errorf("decode --rpc 2980: exit %d, %v:\n%s", code, err, out)
+	}
+	out, err, _ = run(t, "decode", "--rpc", "2980", "-o", "json", switchAny)
+	if err != nil || !strings.Contains(out, `"rpc_clients":["198.18.0.1","198.18.0.2"]`) {
+		t.Errorf("decode --rpc 2980 -o json: %v:\n%s", err, out)
+	}
+	out, err, _ = run(t, "decode", "--rpc", "2980@198.18.0.2", switchAny)
+	if err != nil || !strings.Contains(out, "; 3 packets of RPC 2980@198.18.0.2\n") {
+		t.Errorf("decode --rpc 2980@198.18.0.2: %v:\n%s", err, out)
+	}
+	if _, err, code := run(t, "plot", switchAny, "--rpc", "2980", "-o", filepath.Join(t.TempDir(), "p.png")); code != ExitUsage || !strings.Contains(err.Error(), "2 RPCs have id 2980 (clients 198.18.0.1, 198.18.0.2): name one with --rpc 2980@CLIENT") {
+		t.Errorf("plot --rpc 2980: exit %d, %v", code, err)
+	}
+}

@@ -136,3 +136,51 @@ func TestReadCommandsInterrupted(t *testing.T) {
 		}
 	}
 }
+
+// lineWriter passes each write to lines as text (decode writes whole
+// lines).
+type lineWriter chan string
+
+func (w lineWriter) Write(p []byte) (int, error) {
+	w <- string(p)
+	return len(p), nil
+}
+
+// TestDecodeLive: decode of a stream whose writer is still writing
+// (tcpdump -U -w - | homatest decode -) prints its packets as they come,
+// before the stream ends. Before, it printed nothing until the end: the
+// IPv6 shift and ports prescans read up to 100000 frames, and the lines
+// waited in a 64 KiB buffer.
+func TestDecodeLive(t *testing.T) {
+	live, err := os.ReadFile(realDir + "/linux-6.13-proto146/a-small-rpcs.pcap")
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := openFIFO(t, live) // its writer never closes it
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	lines := make(lineWriter, 1024)
+	done := make(chan error, 1)
+	go func() {
+		cmd := New()
+		cmd.SetOut(lines)
+		cmd.SetErr(lines)
+		cmd.SetArgs([]string{"decode", path})
+		done <- cmd.ExecuteContext(ctx)
+	}()
+	deadline := time.After(time.Minute) // a bound on a stalled test, not a timing assertion
+	for got := ""; !strings.Contains(got, "DATA"); {
+		select {
+		case s := <-lines:
+			got += s
+		case err := <-done:
+			t.Fatalf("decode returned %v before the stream ended, having printed %q", err, got)
+		case <-deadline:
+			t.Fatalf("no packet printed within a minute of a stream of %d bytes still open: decode waits for its end", len(live))
+		}
+	}
+	cancel()
+	if err := <-done; ExitCode(err) != 130 {
+		t.Errorf("after the interrupt: %v (exit %d), want 130", err, ExitCode(err))
+	}
+}

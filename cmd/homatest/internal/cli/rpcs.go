@@ -299,7 +299,7 @@ func rpcRow(r *spec.RPC) rpcJSON {
 		}
 	}
 	j := rpcJSON{ClientID: r.Key.ClientID,
-		Client: fmt.Sprintf("%v:%d", r.Key.Client, r.ClientPort), Server: fmt.Sprintf("%v:%d", r.Key.Server, r.ServerPort),
+		Client: spec.HostPort{Addr: r.Key.Client, Port: r.ClientPort}.String(), Server: spec.HostPort{Addr: r.Key.Server, Port: r.ServerPort}.String(),
 		RequestLen: r.Request.Length, ResponseLen: r.Response.Length, Start: r.First, DurationNs: int64(r.Last.Sub(r.First)),
 		FirstFrame: r.FirstFrame, Packets: pk, RetxBytes: r.Request.RetxBytes + r.Response.RetxBytes,
 		Grants: r.Packets[wire.TypeGrant-wire.MinType], ReqPrios: bits(r.Request.Priorities), RespPrios: bits(r.Response.Priorities),

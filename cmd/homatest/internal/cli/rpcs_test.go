@@ -3,9 +3,12 @@ package cli
 import (
 	"encoding/json"
 	"fmt"
+	"net/netip"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/homatest/homatest/spec"
 )
 
 var lossy613 = filepath.Join(realDir, "linux-6.13-proto146/c-500k-loss3pct-server-side.pcap")
@@ -154,5 +157,16 @@ func TestOutputFlag(t *testing.T) {
 		if code != ExitUsage || err == nil || !strings.HasPrefix(err.Error(), `-o "xml": want `+c.want+" (see homatest ") || strings.Contains(err.Error(), "\n") {
 			t.Errorf("%v -o xml: exit %d, %v; want -o \"xml\": want %s", c.args, code, err, c.want)
 		}
+	}
+}
+
+// TestRPCRowIPv6Endpoints: rpcs writes an IPv6 endpoint with the address
+// in brackets, as decode does ("[fd00::1]:32768"), and IPv4 bare. Before,
+// rpcs wrote "fd00::1:32768", whose port reads as the address's last group.
+func TestRPCRowIPv6Endpoints(t *testing.T) {
+	r := &spec.RPC{ClientPort: 32768, ServerPort: 4000}
+	r.Key.Client, r.Key.Server = netip.MustParseAddr("fd00::1"), netip.MustParseAddr("10.0.0.2")
+	if j := rpcRow(r); j.Client != "[fd00::1]:32768" || j.Server != "10.0.0.2:4000" {
+		t.Errorf("client %q, server %q; want [fd00::1]:32768 and 10.0.0.2:4000", j.Client, j.Server)
 	}
 }

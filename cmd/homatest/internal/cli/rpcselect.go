@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"net/netip"
 	"strconv"
@@ -73,11 +74,11 @@ func (s rpcSelector) pick(rpcs []*spec.RPC) (*spec.RPC, error) {
 	case len(found) == 1:
 		return found[0], nil
 	case len(found) > 1:
-		var cs []string
+		var cs []netip.Addr
 		for _, r := range found {
-			cs = append(cs, r.Key.Client.String())
+			cs = append(cs, r.Key.Client)
 		}
-		return nil, fmt.Errorf("%d RPCs have id %d (clients %s): name one with --rpc %d@CLIENT", len(found), s.id, strings.Join(cs, ", "), s.id)
+		return nil, errors.New(s.several(cs))
 	case s.client.IsValid():
 		return nil, fmt.Errorf("no RPC with id %d from client %v (%s)", s.given, s.client, someIDs(rpcs))
 	default:
@@ -113,4 +114,14 @@ func (s *rpcSelector) matchesFrame(f *pcap.Frame) bool {
 	}
 	k := wire.KeyOf(f.Src, f.Dst, f.Packet.SenderID())
 	return k.ClientID == s.id && (!s.client.IsValid() || k.Client.Unmap() == s.client.Unmap())
+}
+
+// several says that the RPCs of clients (more than one) all have the
+// selector's id, and how to name one: plot's error, decode's note.
+func (s *rpcSelector) several(clients []netip.Addr) string {
+	cs := make([]string, len(clients))
+	for i, c := range clients {
+		cs[i] = c.String()
+	}
+	return fmt.Sprintf("%d RPCs have id %d (clients %s): name one with --rpc %d@CLIENT", len(clients), s.id, strings.Join(cs, ", "), s.id)
 }

@@ -161,7 +161,8 @@ the capture. Fields (defaults in brackets):
   workload:  dist w1..w5|BYTES, response w1..w5|BYTES [100],
              pattern many-to-one|all-to-all [many-to-one], port [4000],
              load (fraction of link.rate) or concurrency [1],
-             duration or count, or rpcs: [{at, client, server, request, response}],
+             duration and/or count (both: it stops at whichever comes first),
+             or rpcs: [{at, client, server, request, response}],
              timeout [10s]
   plan:      rules: [{name, match: {type, rpc, nth, ...}, action: drop|{delay, ...}}]
              (backend tc: nftables on every port's egress; nth counts per

@@ -431,3 +431,17 @@ func TestScenarioInterruptedJSON(t *testing.T) {
 		t.Errorf("the run folder is not marked interrupted: %v", err)
 	}
 }
+
+// TestScenarioHelpDurationAndCount: a workload may give duration and
+// count together, and the help says which stops it (the first reached,
+// harness/traffic's Sequence and the run's clock). It said "duration or
+// count" while both were accepted.
+func TestScenarioHelpDurationAndCount(t *testing.T) {
+	out, err, _ := run(t, "scenario", "--help")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out, "duration and/or count (both: it stops at whichever comes first)") {
+		t.Errorf("scenario --help does not say duration and count may come together:\n%s", out)
+	}
+}
