@@ -296,23 +296,26 @@ func (h *Host) onTimer() {
 		h.mu.Unlock()
 		return
 	}
+	if h.pull != nil && !h.pullDead && h.leader != nil && h.now() >= h.m.nextTick {
+		// The leader runs the pass: interrupted if it waits, and a
+		// drain that runs (its Pulls must not be cut short) runs it
+		// when it ends. The timer stays as armed: the pass moves the
+		// deadline, which arms it again.
+		if h.drainFrom.IsZero() {
+			h.passHanded = true
+			h.pull.Interrupt()
+		}
+		h.mu.Unlock()
+		return
+	}
 	h.armedAt, h.passHanded = -1, false
-	if h.pull != nil && !h.pullDead {
-		if h.leader != nil {
-			if h.now() >= h.m.nextTick {
-				h.passHanded = true
-				h.pull.Interrupt()
-				h.mu.Unlock()
-				return
-			}
-		} else {
-			h.leader = h.drainer
-			h.passIfDue()
-			h.release()
-			if h.closed {
-				h.mu.Unlock()
-				return
-			}
+	if h.pull != nil && !h.pullDead && h.leader == nil {
+		h.leader = h.drainer
+		h.passIfDue()
+		h.release()
+		if h.closed {
+			h.mu.Unlock()
+			return
 		}
 	}
 	h.unlockAt(h.timeoutAt(h.now()))
@@ -328,9 +331,9 @@ func (h *Host) onTimer() {
 // transport stamped (Received.At) arrived after the drain began (the pass
 // has seen all that came before it), or, for packets without stamps,
 // until a tick has passed (a pass is then late by at most that; with
-// stamps the backlog it reads is the finite one that came before it). Called by the
-// leader with h.mu held, which it releases around the reads and the
-// pass's sends; it returns with h.mu held.
+// stamps the backlog it reads is the finite one that came before it).
+// Called by the leader with h.mu held, which it releases around the
+// reads and the pass's sends; it returns with h.mu held.
 func (h *Host) passIfDue() {
 	if h.closed || h.pullDead || h.now() < h.m.nextTick {
 		return
