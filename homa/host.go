@@ -45,9 +45,13 @@ type Config struct {
 // ends hands the lead to a follower; with none, the host's standby
 // goroutine leads while the machine waits for input no call waits for
 // (Machine.WantsInput), and the timer reads what waits at every pass, so
-// nothing waits longer than a tick. There the goroutine that handles a
-// received batch also runs a timer pass that is due, and the timer is
-// armed tickGrace later, so that it wakes nobody while packets come.
+// nothing waits longer than a tick. There a timer pass runs only after
+// the packets waiting in the transport have been handled (drain), as
+// HomaModule's softirq handles arrived packets before its timer thread
+// runs: a pass never counts silence for an RPC whose packets sit unread.
+// The goroutine that reads (the leader) runs a pass that is due, and the
+// timer is armed tickGrace later, so that it wakes nobody while packets
+// come; a timer that finds a leader interrupts it to run the pass.
 type Host struct {
 	m     *Machine
 	tr    Transport
@@ -82,7 +86,16 @@ type Host struct {
 	drainer   *waiter
 	inBatch   bool
 	pullDead  bool
-	dropped   int // requests a full receive queue refused
+	// drainFrom is when the running drain began (zero: none runs);
+	// drainDone is set once it read a packet stamped at or after then,
+	// drainStamped while its packets carry stamps (passIfDue).
+	drainFrom    time.Time
+	drainDone    bool
+	drainStamped bool
+	// passHanded is set while a pass the timer found due waits for the
+	// leader it interrupted (onTimer, release).
+	passHanded bool
+	dropped    int // requests a full receive queue refused
 	// txRefused counts the packets the transport refused (Stats.TxRefused;
 	// written after h.mu is released, under sendMu).
 	txRefused atomic.Int64
@@ -241,17 +254,17 @@ func (h *Host) receiveBatch(pkts []Received) {
 	for _, p := range pkts {
 		h.m.HandlePacket(now, p.Src, p.Prio, p.Packet)
 	}
+	if !h.drainFrom.IsZero() && len(pkts) > 0 {
+		at := pkts[len(pkts)-1].At
+		h.drainStamped = !at.IsZero()
+		h.drainDone = h.drainStamped && !at.Before(h.drainFrom) // read up to its start
+	}
 	if h.pull != nil {
-		// Read by the leader: what it provokes needs no Interrupt.
+		// Read by the leader: what it provokes needs no Interrupt. A
+		// timer pass now due runs once what waits is read (passIfDue).
 		h.inBatch = true
 		h.dispatch()
 		h.inBatch = false
-		if now >= h.m.nextTick {
-			// The timer pass is due: it runs here, in the goroutine
-			// that reads anyway, and the timer (armed tickGrace later)
-			// wakes nobody while packets keep coming.
-			now = h.timeoutAt(now)
-		}
 	}
 	h.unlockAt(now)
 }
@@ -259,40 +272,46 @@ func (h *Host) receiveBatch(pkts []Received) {
 // tickGrace is how much later than a timer tick a Host over a
 // PullTransport arms its timer, in fractions of a tick (Tick/tickGrace):
 // while packets come, the goroutine reading them runs the tick's pass
-// first (receiveBatch), so the timer's own wake-up (a goroutine and
+// first (passIfDue), so the timer's own wake-up (a goroutine and
 // often a thread woken, a context switch: 0.1 per RPC of a 100-byte
 // echo at 25k RPC/s) is spared. A pass then runs at most a quarter tick
 // late when the host is idle, within what the checker allows a loaded
 // timer (spec timer_drift 0.5); pacer deadlines are not delayed.
 const tickGrace = 4
 
-// drainBatches bounds the batches the timer reads at one pass.
-const drainBatches = 64
+// drainMaxBatches bounds the batches one drain reads (a safety net on a
+// clock that stands still while goroutines run, testing/synctest's: the
+// drain's other ends are an empty transport and the time).
+const drainMaxBatches = 1 << 12
 
 // onTimer runs when the machine's deadline has come. Over a
-// PullTransport with nobody reading, it first reads what waits.
+// PullTransport, a timer pass runs only after what waits in the
+// transport is read (drain): with nobody reading, the timer's goroutine
+// reads it itself; with a leader, the leader is interrupted and runs the
+// pass once it has read what waits (passIfDue), and a lead that ends
+// before that leaves the pass to the timer again (release).
 func (h *Host) onTimer() {
 	h.mu.Lock()
 	if h.closed {
 		h.mu.Unlock()
 		return
 	}
-	h.armedAt = -1
-	if h.pull != nil && h.leader == nil && !h.pullDead {
-		h.leader = h.drainer
-		h.mu.Unlock()
-		for range drainBatches {
-			n, err := h.pull.Pull(false, h.onBatch)
-			if err != nil {
-				h.mu.Lock()
-				h.pullDead = true
-				h.mu.Unlock()
-			}
-			if n == 0 {
-				break
-			}
+	if h.pull != nil && !h.pullDead && h.leader != nil && h.now() >= h.m.nextTick {
+		// The leader runs the pass: interrupted if it waits, and a
+		// drain that runs (its Pulls must not be cut short) runs it
+		// when it ends. The timer stays as armed: the pass moves the
+		// deadline, which arms it again.
+		if h.drainFrom.IsZero() {
+			h.passHanded = true
+			h.pull.Interrupt()
 		}
-		h.mu.Lock()
+		h.mu.Unlock()
+		return
+	}
+	h.armedAt, h.passHanded = -1, false
+	if h.pull != nil && !h.pullDead && h.leader == nil {
+		h.leader = h.drainer
+		h.passIfDue()
 		h.release()
 		if h.closed {
 			h.mu.Unlock()
@@ -300,6 +319,48 @@ func (h *Host) onTimer() {
 		}
 	}
 	h.unlockAt(h.timeoutAt(h.now()))
+}
+
+// passIfDue runs the timer pass when it is due, after reading what waits
+// in the transport: HomaModule handles arrived packets (softirq, NAPI)
+// before its timer thread runs a pass, so its silence counts reflect the
+// packets that arrived. Without this a host whose CPU does not keep up
+// counted silence for RPCs whose packets waited in its socket (seconds,
+// beside stress-ng), timed them out and answered RPC_UNKNOWN. The drain
+// reads without waiting until the transport is empty, until a packet the
+// transport stamped (Received.At) arrived after the drain began (the pass
+// has seen all that came before it), or, for packets without stamps,
+// until a tick has passed (a pass is then late by at most that; with
+// stamps the backlog it reads is the finite one that came before it).
+// Called by the leader with h.mu held, which it releases around the
+// reads and the pass's sends; it returns with h.mu held.
+func (h *Host) passIfDue() {
+	if h.closed || h.pullDead || h.now() < h.m.nextTick {
+		return
+	}
+	start := time.Now()
+	h.drainFrom, h.drainDone, h.drainStamped = start, false, false
+	h.mu.Unlock()
+	for range drainMaxBatches {
+		n, err := h.pull.Pull(false, h.onBatch)
+		if err != nil {
+			h.mu.Lock()
+			h.pullDead = true
+			h.mu.Unlock()
+		}
+		// drainDone and drainStamped are written by this goroutine
+		// (Pull calls receiveBatch in it).
+		if n == 0 || h.drainDone || !h.drainStamped && time.Since(start) >= h.m.p.Tick {
+			break
+		}
+	}
+	h.mu.Lock()
+	h.drainFrom, h.passHanded = time.Time{}, false
+	if h.closed {
+		return
+	}
+	h.unlockAt(h.timeoutAt(h.now()))
+	h.mu.Lock()
 }
 
 // timeoutAt runs the machine's timer work due at now (HandleTimeout) and
@@ -350,7 +411,11 @@ func (h *Host) lead(ctx context.Context, done func() bool, poll bool) {
 	if budget > 0 {
 		start = h.now()
 	}
-	for !done() && !h.closed && !h.pullDead && ctx.Err() == nil {
+	for {
+		h.passIfDue() // before done: a lead ends with no pass overdue
+		if done() || h.closed || h.pullDead || ctx.Err() != nil {
+			break
+		}
 		if stop == nil && ctx.Done() != nil {
 			stop = context.AfterFunc(ctx, h.pull.Interrupt)
 		}
@@ -395,6 +460,14 @@ func (h *Host) release() {
 	if h.m.WantsInput() {
 		h.leader = h.standby
 		h.standby.signal()
+		return
+	}
+	if h.passHanded {
+		// The timer handed a pass to a lead that ended without running
+		// it (onTimer): the timer runs it, reading what waits first.
+		h.passHanded = false
+		h.armedAt = 0
+		h.timer.Reset(0)
 	}
 }
 

@@ -194,3 +194,42 @@ func TestRestartLoopUnderLag(t *testing.T) {
 		})
 	}
 }
+
+// lossFreeLagBound is the sum of the server's and the client's input lag
+// from which a client RPC may time out although the network lost
+// nothing: the response comes back one lag sum after the request left,
+// and the client counts silence at each timer pass from then on, the
+// first pass up to a tick after the request left, so timeout_ticks passes
+// may fall within (timeout_ticks-1) ticks of it.
+func lossFreeLagBound(p homa.Params) time.Duration {
+	return time.Duration(p.TimeoutTicks-1) * p.Tick
+}
+
+// TestLagWithoutLoss: with nothing lost, an RPC survives any lag sum
+// below lossFreeLagBound (here its request leaves at a pass, the best
+// phase, so it survives up to timeout_ticks) and times out at
+// timeout_ticks of lag; TestRawIPThousandRPCs excuses a timeout only when
+// its hosts' measured lags reach lossFreeLagBound. The server executes
+// the request once either way.
+func TestLagWithoutLoss(t *testing.T) {
+	p := homa.DefaultParams()
+	bound := lossFreeLagBound(p)
+	for _, c := range []struct {
+		lagS, lagC  time.Duration
+		wantTimeout bool
+	}{
+		{bound - p.Tick/2, 0, false},
+		{bound / 2, bound / 2, false},
+		{bound + p.Tick/2, p.Tick / 4, false},
+		{bound / 2, bound/2 + p.Tick + p.Tick/4, true},
+		{0, bound + 2*p.Tick, true},
+	} {
+		run := runLagged(t, p, c.lagS, c.lagC, 0)
+		if got := errors.Is(run.err, homa.ErrTimeout); got != c.wantTimeout || run.err != nil && !got {
+			t.Errorf("lags %v + %v: call ended at %v with %v; want timeout %v (bound %v)", c.lagS, c.lagC, run.end, run.err, c.wantTimeout, bound)
+		}
+		if run.executed != 1 || run.restarts != 0 {
+			t.Errorf("lags %v + %v: the server executed the request %d times, the client restarted it %d times; want 1 and 0", c.lagS, c.lagC, run.executed, run.restarts)
+		}
+	}
+}
