@@ -115,25 +115,40 @@ func (b *Bench) HomaParams() agent.Params {
 	return b.Homa.HelloParams(d, b.HomaOver)
 }
 
+// InterruptedError is Run's error when ctx ended before the bench
+// finished (it wraps ctx's error): Report holds the setup and the
+// transports that finished before (none when the first was cut short),
+// with their warnings; Running names the transport cut short ("" when
+// the interruption came before the first began). Nothing of it is
+// written as report.json.
+type InterruptedError struct {
+	Report  *bench.Report
+	Running string
+	Err     error
+}
+
+func (e *InterruptedError) Error() string { return e.Err.Error() }
+
+// Unwrap returns the run's error (context.Canceled or a wrapping of it).
+func (e *InterruptedError) Unwrap() error { return e.Err }
+
 // Run builds the topology (or the simulation), runs every transport and
 // returns the report, also written as report.json in the run folder.
-// Errors: the topology, an agent, a run, or ctx's end.
+// Errors: the topology, an agent, a run, or ctx's end (then an
+// *InterruptedError with what finished).
 func (b *Bench) Run(ctx context.Context) (*bench.Report, error) {
-	buckets := bench.Buckets(b.Dist, b.Buckets)
-	rep := &bench.Report{Workload: b.Dist.Name(), Load: b.Load, RateBps: float64(b.RateBps), Hosts: b.Hosts,
-		Seed: b.Seed, Buckets: buckets, Artifacts: b.Artifacts.Dir}
+	rep := b.Setup()
+	buckets := rep.Buckets
 	var topo *harness.Topology
 	var fab *netem.SwitchFabric
-	if b.Env == EnvSim {
-		rep.Env = EnvSim
-	} else {
+	if b.Env != EnvSim {
 		fab = &netem.SwitchFabric{Link: netem.LinkConfig{Rate: b.RateBps, Priorities: 8}, Seed: b.Seed}
 		bctx, cancel := context.WithTimeout(ctx, timescale.D(30*time.Second))
 		var err error
 		topo, err = harness.Build(bctx, harness.Config{Hosts: b.Hosts, Fabric: fab, Artifacts: b.Artifacts})
 		cancel()
 		if err != nil {
-			return nil, err
+			return nil, interrupted(ctx, rep, "", err)
 		}
 		defer topo.Close()
 	}
@@ -149,7 +164,7 @@ func (b *Bench) Run(ctx context.Context) (*bench.Report, error) {
 			s, err = b.runTransport(ctx, topo, fab, tr, buckets)
 		}
 		if err != nil {
-			return nil, err
+			return nil, interrupted(ctx, rep, tr, err)
 		}
 		if s.Count == 0 {
 			why := ""
@@ -162,6 +177,31 @@ func (b *Bench) Run(ctx context.Context) (*bench.Report, error) {
 	}
 	rep.Warn()
 	return rep, b.Artifacts.WriteJSON("report.json", rep)
+}
+
+// Setup is the report of the bench before any transport ran: its
+// workload, load, rate, hosts, seed, buckets, run folder and, in the
+// simulator, Env.
+func (b *Bench) Setup() *bench.Report {
+	rep := &bench.Report{Workload: b.Dist.Name(), Load: b.Load, RateBps: float64(b.RateBps), Hosts: b.Hosts,
+		Seed: b.Seed, Buckets: bench.Buckets(b.Dist, b.Buckets), Transports: []bench.Summary{}}
+	if b.Artifacts != nil {
+		rep.Artifacts = b.Artifacts.Dir
+	}
+	if b.Env == EnvSim {
+		rep.Env = EnvSim
+	}
+	return rep
+}
+
+// interrupted is Run's error err, met while transport running ran:
+// an *InterruptedError with rep (warned) when ctx has ended, else err.
+func interrupted(ctx context.Context, rep *bench.Report, running string, err error) error {
+	if ctx.Err() == nil {
+		return err
+	}
+	rep.Warn()
+	return &InterruptedError{Report: rep, Running: running, Err: err}
 }
 
 // runTraffic runs one traffic config on the bench's hosts (all of them, or

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -18,6 +19,7 @@ import (
 	"github.com/homatest/homatest/harness"
 	"github.com/homatest/homatest/harness/traffic"
 	"github.com/homatest/homatest/harness/workload"
+	"github.com/homatest/homatest/internal/jsonout"
 	"github.com/homatest/homatest/netem"
 	"github.com/homatest/homatest/report/html"
 )
@@ -142,7 +144,10 @@ environment error (not root for --env ns, a bad flag, an agent that cannot
 start), 130 interrupted (Ctrl-C, SIGINT or SIGTERM: the namespaces are
 removed first; a bench interrupted once its RPCs began keeps its folder
 with what was written so far, marked by a file "interrupted", else leaves
-nothing).`,
+nothing; -o json writes what finished: the setup, the transports measured
+to the end, verdict "incomplete", an "interrupted" field saying why and
+where and "running", the transport cut short; -o text prints the finished
+transports' tables after a line saying it was interrupted).`,
 		Example: `  sudo homatest bench --workload w4 --load 0.8 --rate 100mbit --plot w4.png
   homatest bench --env sim --workload w4 --load 0.8 --rate 10gbit --hosts 16 --duration 100ms
   sudo homatest bench --workload 1000 --transport homa --duration 5s -o json`,
@@ -185,7 +190,9 @@ nothing).`,
 				undo.Remove() // nothing ran
 			}
 			if err != nil && ctx.Err() != nil {
-				return o.interrupted(ctx)
+				ierr := o.interrupted(ctx)
+				o.writeInterrupted(cmd.OutOrStdout(), err, ierr)
+				return ierr
 			}
 			if err != nil && o.started && agentOutput(o.artifacts) {
 				return usageErr(fmt.Errorf("%w; logs in %s", err, o.artifacts))
@@ -320,6 +327,51 @@ func (o *benchOpts) interrupted(ctx context.Context) error {
 		return &ExitError{Code: 130, Err: fmt.Errorf("%s (and marking %s failed: %v)", msg, o.artifacts, err)}
 	}
 	return &ExitError{Code: 130, Err: fmt.Errorf("%s; its partial folder %s is marked %s", msg, o.artifacts, harness.InterruptedFile)}
+}
+
+// benchInterrupted is bench's -o json report of a bench interrupted
+// before it finished: the report (bench.Report) of what finished, the
+// setup and the transports measured to the end (none when the first was
+// cut short), with Artifacts the partial folder ("" when none was kept).
+type benchInterrupted struct {
+	*bench.Report
+	// Verdict is "incomplete"; Interrupted says why and where, as
+	// scenario run's -o json does (scenarioInterrupted).
+	Verdict     string `json:"verdict"`
+	Interrupted string `json:"interrupted"`
+	// Running names the transport the interruption cut short ("" when
+	// it came before the first began).
+	Running string `json:"running,omitempty"`
+}
+
+// writeInterrupted writes to w what an interrupted bench finished: with
+// -o json a benchInterrupted, with -o text the finished transports'
+// tables after a line saying the bench was interrupted (nothing when
+// none finished); nothing with -o html. err is the run's error (a
+// *benchrun.InterruptedError once the bench had begun), ierr the exit
+// error saying why and where (benchOpts.interrupted).
+func (o *benchOpts) writeInterrupted(w io.Writer, err, ierr error) {
+	rep := benchInterrupted{Verdict: "incomplete", Interrupted: ierr.Error()}
+	var ie *benchrun.InterruptedError
+	if errors.As(err, &ie) {
+		rep.Report, rep.Running = ie.Report, ie.Running
+	} else {
+		rep.Report = o.bench(nil, nil).Setup()
+	}
+	rep.Artifacts = ""
+	if o.started {
+		rep.Artifacts = o.artifacts
+	}
+	switch o.output {
+	case "json":
+		jsonout.Write(w, rep)
+	case "text":
+		if len(rep.Transports) == 0 {
+			return
+		}
+		fmt.Fprintf(w, "INCOMPLETE: interrupted while %s ran; the report of what finished before:\n\n", rep.Running)
+		rep.WriteText(w)
+	}
 }
 
 // notKeptUp is the error (exit 1) of a bench whose report says a transport

@@ -1,8 +1,12 @@
 package cli
 
 import (
+	"bytes"
+	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -111,5 +115,92 @@ func TestBenchCollectiveInterrupt(t *testing.T) {
 	}
 	if _, err := os.Stat(plot); !os.IsNotExist(err) {
 		t.Errorf("plot of an interrupted collective bench: %v; want none", err)
+	}
+}
+
+// cancelWhen is a context cancelled the first time its Err is asked
+// once cond holds: the simulated bench asks it at the end of every
+// traffic run (and every 65536 events), so the interruption comes at a
+// point of the bench cond names, whatever the machine's load.
+type cancelWhen struct {
+	context.Context
+	cancel func()
+	cond   func() bool
+}
+
+func (c *cancelWhen) Err() error {
+	if c.cond() {
+		c.cancel()
+	}
+	return c.Context.Err()
+}
+
+// TestBenchInterruptedReport: homatest bench interrupted once homa's
+// loaded run was written (tcp's unloaded run cut short) with -o json
+// writes one JSON object of what finished (the setup, homa's buckets,
+// verdict incomplete, why and where, tcp running) and exits 130; with
+// -o text it prints homa's tables after a line saying it was
+// interrupted. Interrupted at homa's first traffic run, the JSON holds
+// the setup and no transport. It wrote nothing to standard output.
+func TestBenchInterruptedReport(t *testing.T) {
+	for _, tc := range []struct {
+		name, output, after, running string
+		finished                     []string
+	}{
+		{"json-after-homa", "json", "homa-records.json", "tcp", []string{"homa"}},
+		{"json-at-once", "json", "", "homa", nil},
+		{"text-after-homa", "text", "homa-records.json", "tcp", []string{"homa"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "run")
+			parent, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			ctx := &cancelWhen{Context: parent, cancel: cancel, cond: func() bool {
+				if tc.after == "" {
+					return true
+				}
+				_, err := os.Stat(filepath.Join(dir, tc.after))
+				return err == nil
+			}}
+			cmd := New()
+			var out, errw bytes.Buffer
+			cmd.SetOut(&out)
+			cmd.SetErr(&errw)
+			cmd.SetArgs([]string{"bench", "--env", "sim", "--duration", "2s", "--artifacts", dir, "-o", tc.output})
+			err := cmd.ExecuteContext(ctx)
+			if code := ExitCode(err); code != 130 {
+				t.Fatalf("exit %d, %v, want 130\n%s", code, err, errw.String())
+			}
+			why := "interrupted: the bench stopped before it finished; its partial folder " + dir + " is marked interrupted"
+			if err.Error() != why {
+				t.Errorf("error %q, want %q", err, why)
+			}
+			checkInterruptedFolder(t, dir, tc.after)
+			if tc.output == "text" {
+				head := "INCOMPLETE: interrupted while tcp ran; the report of what finished before:\n\nworkload w4 at load 0.50"
+				if !strings.HasPrefix(out.String(), head) || !strings.Contains(out.String(), "homa n") || strings.Contains(out.String(), "tcp n") {
+					t.Errorf("text output:\n%s\nwant %q and homa's bucket column only", out.String(), head)
+				}
+				return
+			}
+			var rep benchInterrupted
+			if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
+				t.Fatalf("-o json: %v:\n%s", err, out.String())
+			}
+			if rep.Verdict != "incomplete" || rep.Interrupted != why || rep.Running != tc.running || rep.Artifacts != dir ||
+				rep.Workload != "w4" || rep.Hosts != 4 || rep.Env != "sim" || len(rep.Buckets) != 10 {
+				t.Errorf("report %+v; want verdict incomplete, why %q, running %s, artifacts %s and the setup (w4, 4 hosts, sim, 10 buckets)", rep, why, tc.running, dir)
+			}
+			var got []string
+			for _, s := range rep.Transports {
+				got = append(got, s.Transport)
+				if s.Count == 0 || len(s.Buckets) != 10 {
+					t.Errorf("%s: %d RPCs, %d buckets; want its measured buckets", s.Transport, s.Count, len(s.Buckets))
+				}
+			}
+			if !slices.Equal(got, tc.finished) {
+				t.Errorf("transports %v, want %v", got, tc.finished)
+			}
+		})
 	}
 }
