@@ -75,7 +75,7 @@ then the other reading: p3/6 (JSON priority_or).
 
 --rpc ID or ID@CLIENT prints only the packets of that RPC (the client's id
 as homatest rpcs prints it; @CLIENT names the client's address when several
-clients used the id): its DATA, GRANTs, RESENDs, ... in both directions. The
+clients used the id, bare or as rpcs prints it: 4@fd00::1, 4@[fd00::1]:32768): its DATA, GRANTs, RESENDs, ... in both directions. The
 summary line still counts the whole file, and says how many packets matched;
 where several clients used the id and no @CLIENT was given, it prints the
 packets of all of them and the summary names the clients (-o json:

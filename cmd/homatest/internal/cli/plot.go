@@ -30,7 +30,8 @@ sent so far. The title gives the RPC, its sizes, its latency (first packet
 to the last missing byte of the response) and its losses.
 
 --rpc picks the RPC: its id as homatest rpcs prints it (the client's id),
-ID@CLIENT when several clients used that id, or slowest: the RPC whose
+ID@CLIENT when several clients used that id (CLIENT bare or as rpcs prints
+it: 4@fd00::1, 4@[fd00::1]:32768), or slowest: the RPC whose
 response completed latest after its first packet.
 
 -o names the picture; its extension picks the format (.png, .svg or .pdf;

@@ -170,3 +170,26 @@ func TestRPCRowIPv6Endpoints(t *testing.T) {
 		t.Errorf("client %q, server %q; want [fd00::1]:32768 and 10.0.0.2:4000", j.Client, j.Server)
 	}
 }
+
+// TestParseRPCSelectorClientAsRPCsPrints: ID@CLIENT takes the client as
+// homatest rpcs prints it (address and port, IPv6 in brackets) as well as
+// a bare address; "2@[2001:2::1]:32768" was refused as not an address.
+func TestParseRPCSelectorClientAsRPCsPrints(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"4@10.0.0.11", "10.0.0.11"},
+		{"4@10.0.0.11:32768", "10.0.0.11"},
+		{"2@2001:2::1", "2001:2::1"},
+		{"2@[2001:2::1]", "2001:2::1"},
+		{"2@[2001:2::1]:32768", "2001:2::1"},
+	} {
+		sel, err := parseRPCSelector(c.in, false)
+		if err != nil || sel.client.String() != c.want {
+			t.Errorf("%s: %+v, %v; want client %s", c.in, sel, err, c.want)
+		}
+	}
+	for _, bad := range []string{"4@host", "4@[10.0.0.1", "4@10.0.0.1:", "4@[fd00::1]:x"} {
+		if _, err := parseRPCSelector(bad, false); err == nil || !strings.Contains(err.Error(), "is not an IP address") {
+			t.Errorf("%s: %v, want 'is not an IP address'", bad, err)
+		}
+	}
+}

@@ -45,11 +45,30 @@ func parseRPCSelector(s string, slowest bool) (rpcSelector, error) {
 	// A server's sender_id names its RPC by the client's id.
 	sel := rpcSelector{id: wire.ClientID(id), given: id}
 	if hasAddr {
-		if sel.client, err = netip.ParseAddr(addrText); err != nil {
-			return rpcSelector{}, fmt.Errorf("--rpc %q: %q is not an IP address (want ID@CLIENT, e.g. 4@10.0.0.11)", s, addrText)
+		if sel.client, err = parseClient(addrText); err != nil {
+			return rpcSelector{}, fmt.Errorf("--rpc %q: %q is not an IP address (want ID@CLIENT, e.g. 4@10.0.0.11 or 4@fd00::1)", s, addrText)
 		}
 	}
 	return sel, nil
+}
+
+// parseClient parses the CLIENT of ID@CLIENT: an address, bracketed or
+// not, or an address and port as homatest rpcs prints a client
+// (10.0.0.11:32768, [fd00::1]:32768); the port is dropped, since an RPC's
+// id is unique per client host (HomaModule's per-host next_outgoing_id).
+func parseClient(s string) (netip.Addr, error) {
+	if a, err := netip.ParseAddr(s); err == nil {
+		return a, nil
+	}
+	if ap, err := netip.ParseAddrPort(s); err == nil {
+		return ap.Addr(), nil
+	}
+	if inner, ok := strings.CutPrefix(s, "["); ok {
+		if inner, ok := strings.CutSuffix(inner, "]"); ok {
+			return netip.ParseAddr(inner)
+		}
+	}
+	return netip.Addr{}, fmt.Errorf("%q is not an IP address", s)
 }
 
 // pick returns the RPC of rpcs the selector names, or an error that lists
