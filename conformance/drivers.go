@@ -369,7 +369,7 @@ func (r *iutRPC) callOK(res CallResult, what string) {
 		return
 	}
 	msg := what + ": " + res.Err
-	if rpcGaveUpDuringStall(msg, []uint64{r.id &^ 1}) {
+	if rpcGaveUpDuringStall(msg, []uint64{r.id &^ 1}, false) {
 		panic(stalledOut{})
 	}
 	Fail(msg)
@@ -760,7 +760,7 @@ func (d *requestDriver) failStuck(stuck string) {
 		ids[i] = m.id &^ 1
 	}
 	now, bound := env.Clock.Now(), wait(stuckBound)
-	if rpcGaveUpDuringStall(stuck, ids) || lateWithinStalls(now.Add(-bound), now, d.movedBy) && stalledLongest(stuck, now.Add(-bound), now, bound/4) {
+	if rpcGaveUpDuringStall(stuck, ids, true) || lateWithinStalls(now.Add(-bound), now, d.movedBy) && stalledLongest(stuck, now.Add(-bound), now, bound/4) {
 		panic(stalledOut{})
 	}
 	Fail(stuck)

@@ -1279,7 +1279,7 @@ func ok(err error, what string, args ...any) {
 	GinkgoHelper()
 	if err != nil {
 		msg := fmt.Sprintf(what, args...) + ": " + err.Error()
-		if rpcGaveUpDuringStall(msg, failingRPCs(err)) || missedDuringStall(msg, err) {
+		if rpcGaveUpDuringStall(msg, failingRPCs(err), false) || missedDuringStall(msg, err) {
 			panic(stalledOut{})
 		}
 		Fail(msg)
@@ -1410,7 +1410,8 @@ func stalledLongest(msg string, from, to time.Time, lost time.Duration) bool {
 // rpcGaveUpDuringStall reports whether the IUT ended one of the RPCs
 // (client ids) in ids, those whose failure msg says, by its timer after
 // the tester had left it silent (timerEnded), or may have ended it
-// without a word (testerSilences, up to now), while stalls this machine
+// without a word (testerSilences: those the tester ended, and with
+// running the one still running now), while stalls this machine
 // measured held things up for at least half that silence: the tester was
 // kept from acting in time, so what the spec then waited for in vain
 // (msg) says nothing of the IUT. If so it records msg as
@@ -1419,10 +1420,15 @@ func stalledLongest(msg string, from, to time.Time, lost time.Duration) bool {
 // owed): the silence must have ended within timeout_ticks-2 ticks plus
 // what the testers' stalls lost (heldUp). Only the failing RPCs' own
 // silences count: another RPC's, one the spec kept on purpose (a call it
-// lets time out beside), explains nothing of theirs (ok, callOK and
-// failedAfter passed every RPC of the spec before). No ids: false. Only
-// without a verdict yet: it reads the results of the spec's IUT calls.
-func rpcGaveUpDuringStall(msg string, ids []uint64) bool {
+// lets time out beside), explains nothing of theirs (ok and callOK
+// passed every RPC of the spec before). No ids: false. A silence still
+// running counts only with running: for a wait due after the tester's
+// next act (a RESEND the server would send once its silence ended), not
+// for a packet the IUT owed at once (a GRANT for bytes already sent,
+// which a tester held up meanwhile finds when it runs again: ok).
+// Only without a verdict yet: it reads the results of the spec's IUT
+// calls.
+func rpcGaveUpDuringStall(msg string, ids []uint64, running bool) bool {
 	if env.Stalls == nil || len(ids) == 0 {
 		return false
 	}
@@ -1438,7 +1444,11 @@ func rpcGaveUpDuringStall(msg string, ids []uint64) bool {
 		logs = append(logs, p.Log())
 	}
 	quiet := pr.Ticks(max(1, pr.TimeoutTicks-2))
-	ended, silent := heldUpSilences(logs, cur.timedOut, quiet, ids, env.Clock.Now())
+	var until time.Time
+	if running {
+		until = env.Clock.Now()
+	}
+	ended, silent := heldUpSilences(logs, cur.timedOut, quiet, ids, until)
 	for _, g := range ended {
 		if stalledAtLeast(fmt.Sprintf("%s; the IUT had ended RPC %d after %v in which the tester sent it no DATA, GRANT or BUSY (timeout_ticks %d of %v)", msg, g.id, g.at.Sub(g.from).Round(time.Millisecond), pr.TimeoutTicks, pr.Tick), g.from, g.at, g.at.Sub(g.from)/2) {
 			return true
@@ -1456,7 +1466,8 @@ func rpcGaveUpDuringStall(msg string, ids []uint64) bool {
 // (client ids) that the testers' stalls made (heldUp), in the peers'
 // logs: those after which the IUT ended the RPC (timerEnded; timedOut:
 // the calls that timed out, client id → when) and those the tester
-// ended, or that still ran at until (testerSilences).
+// ended, and unless until is zero the one still running then
+// (testerSilences).
 func heldUpSilences(logs [][]*tester.Packet, timedOut map[uint64]time.Time, quiet time.Duration, ids []uint64, until time.Time) (ended, silent []silentEnd) {
 	mine := func(g silentEnd) bool { return slices.Contains(ids, g.id) && heldUp(g, quiet) }
 	for _, g := range timerEnded(logs, timedOut, quiet) {
