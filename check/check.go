@@ -133,6 +133,12 @@ type FileReport struct {
 	// capture a homatest run wrote has lost its file (a copy cut with
 	// editcap, or renamed, does not carry it).
 	ParamsHint string `json:"params_hint,omitempty"`
+	// ProfileOverridden, when the profile was named (Options.Profile not
+	// auto) and ParamsFile names another wire format than that profile's,
+	// says so in one line: each value the file set otherwise, with the
+	// profile's, and that the file's were used. homatest check prints it on standard
+	// error. Empty otherwise.
+	ProfileOverridden string `json:"profile_overridden,omitempty"`
 	// Must and Should count the violations that count (not charged to a
 	// tester); Expected the findings charged to a tester.
 	Must     int `json:"must_violations"`
@@ -335,6 +341,43 @@ type InferredParam struct {
 	Differs bool   `json:"differs"`
 }
 
+// profileOverridden is FileReport.ProfileOverridden of a capture whose
+// parameters file sideName set side (NAME=VALUE lines) over profile's
+// values prof, giving got: "" unless the file names another wire format
+// than the profile's (the profile the user chose is then not the one
+// judged with), else the wire format and the other values it changed,
+// those --param (given) sets again left out. A file that keeps the
+// profile's format only carries the run's own conditions (link rate,
+// slack), which the report's "parameters: the run's" line says.
+func profileOverridden(profile, sideName string, side []string, prof, got *spec.Params, given []string) string {
+	base, now := paramMap(prof), paramMap(got)
+	again := map[string]bool{}
+	for _, kv := range given {
+		name, _, _ := strings.Cut(kv, "=")
+		again[strings.TrimSpace(name)] = true
+	}
+	if again["wire"] || base["wire"] == now["wire"] {
+		return ""
+	}
+	diffs := []string{fmt.Sprintf("wire=%s (profile: %s)", now["wire"], base["wire"])}
+	seen := map[string]bool{"wire": true}
+	for _, kv := range side {
+		name, _, _ := strings.Cut(kv, "=")
+		name = strings.TrimSpace(name)
+		if seen[name] || again[name] || base[name] == now[name] {
+			continue
+		}
+		seen[name] = true
+		diffs = append(diffs, fmt.Sprintf("%s=%s (profile: %s)", name, now[name], base[name]))
+	}
+	n := len(diffs)
+	if n > 6 {
+		diffs = append(diffs[:6], fmt.Sprintf("and %d more", n-6))
+	}
+	return fmt.Sprintf("--profile %s, but %s beside the capture names another wire format and sets %s otherwise, and the file's were used: %s; to judge with the profile's values, move the file away or give them with --param",
+		profile, sideName, plural.Of(n, "value", "values"), strings.Join(diffs, ", "))
+}
+
 func paramMap(p *spec.Params) map[string]string {
 	m := map[string]string{}
 	for _, n := range spec.ParamNames() {
@@ -444,6 +487,9 @@ func checkFile(o Options, file string) FileReport {
 	}
 	if sideName != "" && len(side) > 0 {
 		fr.ParamsFile = sideName
+		if o.Profile != "auto" && o.Profile != "" {
+			fr.ProfileOverridden = profileOverridden(profile, sideName, side, &prof.Params, &params, o.Params)
+		}
 	}
 	for _, kv := range o.Params {
 		name, val, _ := strings.Cut(kv, "=")

@@ -138,6 +138,9 @@ func runDecode(cmd *cobra.Command, o *decodeOpts, files []string) error {
 	if o.ipv6Shift != 0 && o.ipv6Shift != 4 && o.ipv6Shift != 5 {
 		return usageErr(fmt.Errorf("--ipv6-prio-shift %d: want %s", o.ipv6Shift, ipv6ShiftWant))
 	}
+	if cmd.Flags().Changed("rpc") && strings.TrimSpace(o.rpc) == "" {
+		return usageErr(errors.New("--rpc \"\": empty; give an RPC id as homatest rpcs prints it (--rpc 4) or ID@CLIENT (--rpc 4@10.0.0.11), or drop --rpc to print every packet"))
+	}
 	if o.rpc != "" {
 		sel, err := parseRPCSelector(o.rpc, false)
 		if err != nil {
