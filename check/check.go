@@ -1062,11 +1062,11 @@ func unseenExcused(rep *spec.Report) int {
 // excused a finding while the snap length hid packets: what looked like a
 // violation may be one, and only a capture of whole headers can tell.
 func snapShort(st pcap.Stats, excused int) string {
-	n := st.SnapUnseen()
+	n := st.SnapUnseen() + st.CutBeforeHoma()
 	switch {
 	case n == 0:
 		return ""
-	case n > st.Homa-n:
+	case n > st.Homa-st.SnapUnseen():
 		return "more frames are cut than whole"
 	case excused > 0:
 		verb := "are"
@@ -1097,6 +1097,25 @@ func SnapIncomplete(st pcap.Stats) string { return snapShort(st, 0) }
 // what a capture whose Homa headers are all unreadable denies the
 // caller.
 func snapHint(st pcap.Stats, excused int, unread string) string {
+	// Frames cut before their IP header ended are unseen packets too
+	// (pcap.Stats.Unseen): said after what the cut Homa headers mean.
+	before := st.CutBeforeHomaHint()
+	h := snapCutHint(st, excused, unread)
+	switch {
+	case before == "":
+		return h
+	case h != "":
+		return strings.TrimSuffix(h, "; "+spec.SnapAdvice) + "; " + before
+	}
+	if short := snapShort(st, excused); short != "" {
+		return strings.TrimSuffix(before, ": "+spec.SnapAdvice) + "; " + short + ", so the capture is not evidence enough to pass: " + spec.SnapAdvice
+	}
+	return before
+}
+
+// snapCutHint is snapHint on the Homa frames whose header the snap
+// length cut (pcap.Stats.SnapCut), "" without any.
+func snapCutHint(st pcap.Stats, excused int, unread string) string {
 	if st.SnapCut == 0 {
 		return ""
 	}
@@ -1511,7 +1530,7 @@ func dropsHint(rep *spec.Report, st pcap.Stats, flag uint64) (from, hint string)
 	if rep.CaptureDrops == 0 {
 		return "", ""
 	}
-	cut, link := uint64(st.SnapUnseen()), uint64(st.UnreadLink())
+	cut, link := uint64(st.SnapUnseen()+st.CutBeforeHoma()), uint64(st.UnreadLink())
 	from = "--capture-drops"
 	recapture := "re-capture with a larger buffer (tcpdump -B KIB, dumpcap -B MIB) to judge them"
 	switch {
