@@ -98,10 +98,7 @@ func (r *Report) Setup(withImpl bool) string {
 // transports that did not keep up (the first len(Saturated) of Warnings)
 // come first, once, as "WARNING: " lines before the tables.
 func (r *Report) WriteText(w io.Writer) error {
-	fmt.Fprintln(w, r.Setup(true))
-	if len(r.Params) > 0 {
-		fmt.Fprintf(w, "homa params: %s\n", joinKV(r.Params))
-	}
+	r.WriteSetup(w)
 	sat := min(len(r.Saturated), len(r.Warnings))
 	for _, l := range r.Warnings[:sat] {
 		fmt.Fprintf(w, "\nWARNING: %s\n", l)
@@ -133,6 +130,16 @@ func (r *Report) WriteText(w io.Writer) error {
 		return err
 	}
 	return nil
+}
+
+// WriteSetup writes the first lines of WriteText: the setup (Setup) and
+// the homa params when any were set. An interrupted bench that finished
+// no transport prints only these.
+func (r *Report) WriteSetup(w io.Writer) {
+	fmt.Fprintln(w, r.Setup(true))
+	if len(r.Params) > 0 {
+		fmt.Fprintf(w, "homa params: %s\n", joinKV(r.Params))
+	}
 }
 
 // Clients is "1 client" or "N clients": a bench's client hosts.

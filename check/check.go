@@ -133,6 +133,12 @@ type FileReport struct {
 	// capture a homatest run wrote has lost its file (a copy cut with
 	// editcap, or renamed, does not carry it).
 	ParamsHint string `json:"params_hint,omitempty"`
+	// ProfileOverridden, when the profile was named (Options.Profile not
+	// auto) and ParamsFile names another wire format than that profile's,
+	// says so in one line: each value the file set otherwise, with the
+	// profile's, and that the file's were used. homatest check prints it on standard
+	// error. Empty otherwise.
+	ProfileOverridden string `json:"profile_overridden,omitempty"`
 	// Must and Should count the violations that count (not charged to a
 	// tester); Expected the findings charged to a tester.
 	Must     int `json:"must_violations"`
@@ -335,6 +341,43 @@ type InferredParam struct {
 	Differs bool   `json:"differs"`
 }
 
+// profileOverridden is FileReport.ProfileOverridden of a capture whose
+// parameters file sideName set side (NAME=VALUE lines) over profile's
+// values prof, giving got: "" unless the file names another wire format
+// than the profile's (the profile the user chose is then not the one
+// judged with), else the wire format and the other values it changed,
+// those --param (given) sets again left out. A file that keeps the
+// profile's format only carries the run's own conditions (link rate,
+// slack), which the report's "parameters: the run's" line says.
+func profileOverridden(profile, sideName string, side []string, prof, got *spec.Params, given []string) string {
+	base, now := paramMap(prof), paramMap(got)
+	again := map[string]bool{}
+	for _, kv := range given {
+		name, _, _ := strings.Cut(kv, "=")
+		again[strings.TrimSpace(name)] = true
+	}
+	if again["wire"] || base["wire"] == now["wire"] {
+		return ""
+	}
+	diffs := []string{fmt.Sprintf("wire=%s (profile: %s)", now["wire"], base["wire"])}
+	seen := map[string]bool{"wire": true}
+	for _, kv := range side {
+		name, _, _ := strings.Cut(kv, "=")
+		name = strings.TrimSpace(name)
+		if seen[name] || again[name] || base[name] == now[name] {
+			continue
+		}
+		seen[name] = true
+		diffs = append(diffs, fmt.Sprintf("%s=%s (profile: %s)", name, now[name], base[name]))
+	}
+	n := len(diffs)
+	if n > 6 {
+		diffs = append(diffs[:6], fmt.Sprintf("and %d more", n-6))
+	}
+	return fmt.Sprintf("--profile %s, but %s beside the capture names another wire format and sets %s otherwise, and the file's were used: %s; to judge with the profile's values, move the file away or give them with --param",
+		profile, sideName, plural.Of(n, "value", "values"), strings.Join(diffs, ", "))
+}
+
 func paramMap(p *spec.Params) map[string]string {
 	m := map[string]string{}
 	for _, n := range spec.ParamNames() {
@@ -444,6 +487,9 @@ func checkFile(o Options, file string) FileReport {
 	}
 	if sideName != "" && len(side) > 0 {
 		fr.ParamsFile = sideName
+		if o.Profile != "auto" && o.Profile != "" {
+			fr.ProfileOverridden = profileOverridden(profile, sideName, side, &prof.Params, &params, o.Params)
+		}
 	}
 	for _, kv := range o.Params {
 		name, val, _ := strings.Cut(kv, "=")
@@ -1016,11 +1062,11 @@ func unseenExcused(rep *spec.Report) int {
 // excused a finding while the snap length hid packets: what looked like a
 // violation may be one, and only a capture of whole headers can tell.
 func snapShort(st pcap.Stats, excused int) string {
-	n := st.SnapUnseen()
+	n := st.SnapUnseen() + st.CutBeforeHoma()
 	switch {
 	case n == 0:
 		return ""
-	case n > st.Homa-n:
+	case n > st.Homa-st.SnapUnseen():
 		return "more frames are cut than whole"
 	case excused > 0:
 		verb := "are"
@@ -1051,6 +1097,25 @@ func SnapIncomplete(st pcap.Stats) string { return snapShort(st, 0) }
 // what a capture whose Homa headers are all unreadable denies the
 // caller.
 func snapHint(st pcap.Stats, excused int, unread string) string {
+	// Frames cut before their IP header ended are unseen packets too
+	// (pcap.Stats.Unseen): said after what the cut Homa headers mean.
+	before := st.CutBeforeHomaHint()
+	h := snapCutHint(st, excused, unread)
+	switch {
+	case before == "":
+		return h
+	case h != "":
+		return strings.TrimSuffix(h, "; "+spec.SnapAdvice) + "; " + before
+	}
+	if short := snapShort(st, excused); short != "" {
+		return strings.TrimSuffix(before, ": "+spec.SnapAdvice) + "; " + short + ", so the capture is not evidence enough to pass: " + spec.SnapAdvice
+	}
+	return before
+}
+
+// snapCutHint is snapHint on the Homa frames whose header the snap
+// length cut (pcap.Stats.SnapCut), "" without any.
+func snapCutHint(st pcap.Stats, excused int, unread string) string {
 	if st.SnapCut == 0 {
 		return ""
 	}
@@ -1465,7 +1530,7 @@ func dropsHint(rep *spec.Report, st pcap.Stats, flag uint64) (from, hint string)
 	if rep.CaptureDrops == 0 {
 		return "", ""
 	}
-	cut, link := uint64(st.SnapUnseen()), uint64(st.UnreadLink())
+	cut, link := uint64(st.SnapUnseen()+st.CutBeforeHoma()), uint64(st.UnreadLink())
 	from = "--capture-drops"
 	recapture := "re-capture with a larger buffer (tcpdump -B KIB, dumpcap -B MIB) to judge them"
 	switch {

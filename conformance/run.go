@@ -861,6 +861,29 @@ func focusRegexp(f string) string {
 	return prefix + `.*` + regexp.QuoteMeta(f)
 }
 
+// UnmatchedFocus returns the --focus texts among focus that select none
+// of specs (their names, as a pass's results or List give them; Ginkgo's
+// focus regexps, focusRegexp), in the order given; nil when each selects
+// one. A text another filter (--rules, --label-filter) then leaves out
+// still counts as selecting.
+func UnmatchedFocus(focus []string, specs []SpecResult) []string {
+	var out []string
+	for _, f := range focus {
+		re := regexp.MustCompile(focusRegexp(f))
+		hit := false
+		for _, s := range specs {
+			if re.MatchString(suiteDescription + " " + s.Name) {
+				hit = true
+				break
+			}
+		}
+		if !hit {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
 // FocusHint says, for --focus texts that selected no spec, what to give
 // instead: for one shaped like a short name (which selects that spec
 // alone), the short names among specs (the pass's results, skipped ones

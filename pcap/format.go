@@ -20,7 +20,11 @@ import (
 // length, incoming, cutoff_version, then "retransmit" and "ack ID:PORT" when
 // set; GRANT offset and priority; RESEND offset, length ("all" for
 // 0xFFFFFFFF) and priority; CUTOFFS the eight cutoffs and version; ACK the
-// valid acks. A frame with Err prints the error instead.
+// valid acks. A frame with Err prints the error instead: a header the
+// snap length cut after the common header as "TYPE id N [Homa header cut
+// by the snap length: ERR]", and one cut only in an ACK's unused acks
+// slots (SnapWhole) as the whole ACK it was, with "[snap length cut only
+// unused acks slots]".
 func (f *Frame) AppendText(b []byte, start time.Time, i int) []byte {
 	nseg := len(f.Segments)
 	var seg wire.Segment
@@ -42,7 +46,13 @@ func (f *Frame) AppendText(b []byte, start time.Time, i int) []byte {
 	if alt, ok := f.PriorityOr(); ok {
 		b = fmt.Appendf(b, "/%d", alt)
 	}
-	if f.Err != nil {
+	whole := f.SnapWhole()
+	if f.Err != nil && !whole {
+		if f.SnapCut && f.Packet.Partial() {
+			// Its common header was read: the packet is there, its
+			// other fields unseen (check counts it so).
+			return fmt.Appendf(b, " %s id %d [Homa header cut by the snap length: %v]", f.Packet.Type(), c.SenderID(), f.Err)
+		}
 		return fmt.Appendf(b, " decode error: %v", f.Err)
 	}
 	b = fmt.Appendf(b, " %s id %d", f.Packet.Type(), c.SenderID())
@@ -102,10 +112,22 @@ func (f *Frame) AppendText(b []byte, start time.Time, i int) []byte {
 			b = fmt.Appendf(b, " %d:%d", e.ClientID, e.ServerPort)
 		}
 	}
-	if p.Truncated() && p.Type() != wire.TypeData {
+	if p.Truncated() && p.Type() != wire.TypeData && !whole {
 		b = append(b, " [truncated]"...)
 	}
+	if whole {
+		b = append(b, " [snap length cut only unused acks slots]"...)
+	}
 	return b
+}
+
+// SnapWhole reports whether f is a frame whose Homa header the snap
+// length cut only where no receiver reads (an ACK's acks slots past
+// num_acks: wire.Packet.Complete): Err says what was cut, and its Packet
+// reads as the whole packet it was, as check judges it
+// (Stats.SnapComplete counts them).
+func (f *Frame) SnapWhole() bool {
+	return f.Err != nil && f.SnapCut && f.Packet.Partial() && f.Packet.Complete()
 }
 
 // appendSeconds appends d as seconds with 9 decimals, signed ("-0.500000000").
@@ -167,6 +189,10 @@ type JSONPacket struct {
 	Assumed    bool        `json:"segment_size_assumed,omitempty"`
 	Header     wire.Fields `json:"header,omitempty"`
 	Error      string      `json:"error,omitempty"`
+	// SnapCut is set when the snap length cut the Homa header: with
+	// Header and no Error, only unused acks slots of an ACK
+	// (Frame.SnapWhole, read whole); else Error says what is missing.
+	SnapCut bool `json:"snap_cut,omitempty"`
 }
 
 // JSON returns the JSON form of segment i (see AppendText) of f. In a GSO
@@ -190,7 +216,8 @@ func (f *Frame) JSON(start time.Time, i int) JSONPacket {
 		j.SenderID = c.SenderID()
 		j.Role = wire.RoleOf(j.SenderID).String()
 	}
-	if f.Err != nil {
+	j.SnapCut = f.Err != nil && f.SnapCut
+	if f.Err != nil && !f.SnapWhole() {
 		j.Error = f.Err.Error()
 		return j
 	}

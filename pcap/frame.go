@@ -239,10 +239,17 @@ func (s *Stats) UnreadLink() int {
 	return n
 }
 
+// CutBeforeHoma returns the frames the snap length cut before their IP
+// header ended (Other's OtherCutBeforeHoma): any Homa packet among them
+// is unseen.
+func (s *Stats) CutBeforeHoma() int { return s.Other[OtherCutBeforeHoma] }
+
 // Unseen returns the frames the capture holds whose Homa packets, if
-// any, could not be read: cut by the snap length (SnapUnseen) or on a
-// link type the reader cannot peel (UnreadLink).
-func (s *Stats) Unseen() int { return s.SnapUnseen() + s.UnreadLink() }
+// any, could not be read: cut by the snap length (SnapUnseen, and
+// CutBeforeHoma: the checker counts them as capture drops too, where it
+// counted only the Homa frames it recognised) or on a link type the
+// reader cannot peel (UnreadLink).
+func (s *Stats) Unseen() int { return s.SnapUnseen() + s.CutBeforeHoma() + s.UnreadLink() }
 
 // Count returns the number of Homa frames of type t.
 func (s *Stats) Count(t wire.PacketType) int {

@@ -219,3 +219,69 @@ func TestSnapCutBeforeHoma(t *testing.T) {
 		t.Errorf("NoHomaError: %v (is ErrNoHoma: %v), want the hint", e, errors.Is(e, ErrNoHoma))
 	}
 }
+
+// TestSnapCutShownAsCheckJudges: decode's text, JSON and summary show a
+// frame the snap length cut as check judges it. An ACK cut only in its
+// unused acks slots (editcap -s 84: 50 of its 80 bytes, num_acks 1) is
+// the whole ACK, not a decode error, and the summary counts it as an
+// ACK without the advice to re-capture; a DATA cut after its common
+// header shows its type and id with what was cut. Fails on the old code
+// ("decode error: truncated ACK header", "1 decode error", re-capture).
+func TestSnapCutShownAsCheckJudges(t *testing.T) {
+	ack := buildFrame(t, FrameSpec{Src: addrA, Dst: addrB, Priority: 7},
+		&wire.AckFields{Common: wire.CommonFields{Sport: 32768, Dport: 4000, SenderID: 2}, NumAcks: 1, Acks: []wire.AckEntry{{ClientID: 6, ServerPort: 4000}}},
+		wire.EncodeOptions{FixLengths: true, SetMarks: true})
+	data := buildFrame(t, FrameSpec{Src: addrA, Dst: addrB, Priority: 6}, sampleFields()[0], wire.EncodeOptions{FixLengths: true, SetMarks: true})
+	t1 := time.Unix(1, 0)
+	r, err := NewReader(bytes.NewReader(classicPcapOf(t, 84, rec{t1, ack, 84}, rec{t1, data, 62})), ReaderOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lines []string
+	var js []JSONPacket
+	for {
+		f, err := r.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines = append(lines, string(f.AppendText(nil, t1, 0)))
+		js = append(js, f.JSON(t1, 0))
+	}
+	want := []string{
+		"1 0.000000000 " + addrA.String() + ":32768 > " + addrB.String() + ":4000 p7 ACK id 2 num_acks 1 6:4000 [snap length cut only unused acks slots]",
+		"2 0.000000000 " + addrA.String() + ":32768 > " + addrB.String() + ":4000 p6 DATA id 2 [Homa header cut by the snap length: ",
+	}
+	if len(lines) != 2 || lines[0] != want[0] || !strings.HasPrefix(lines[1], want[1]) {
+		t.Errorf("lines\n%s\nwant\n%s\n%s...", strings.Join(lines, "\n"), want[0], want[1])
+	}
+	if len(js) != 2 || js[0].Error != "" || js[0].Header == nil || !js[0].SnapCut || js[1].Error == "" || !js[1].SnapCut {
+		t.Errorf("JSON: %+v", js)
+	}
+	st := r.Stats()
+	sum := st.Summary("c.pcap", nil)
+	for _, w := range []string{"ACK 1;", "; 1 decode error;", "; 1 ACK with only unused acks slots cut by the snap length (read whole)", "; 1 Homa frame (of the decode errors) with the Homa header cut by the snap length (84 bytes kept): re-capture"} {
+		if !strings.Contains(sum, w) {
+			t.Errorf("summary lacks %q:\n%s", w, sum)
+		}
+	}
+	if j := st.JSONSummary("c.pcap", nil); j.DecodeErrors != 1 || j.SnapComplete != 1 || j.Types["ACK"] != 1 {
+		t.Errorf("JSON summary: decode_errors %d snap_complete %d ACK %d, want 1 1 1", j.DecodeErrors, j.SnapComplete, j.Types["ACK"])
+	}
+	// The ACK alone: nothing to re-capture.
+	r, err = NewReader(bytes.NewReader(classicPcapOf(t, 84, rec{t1, ack, 84})), ReaderOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		if _, err := r.Next(); err != nil {
+			break
+		}
+	}
+	st = r.Stats()
+	if sum := st.Summary("c.pcap", nil); strings.Contains(sum, "re-capture") || !strings.Contains(sum, "0 decode errors") {
+		t.Errorf("an ACK read whole: %s", sum)
+	}
+}

@@ -24,12 +24,12 @@ func (s *Stats) Summary(name string, stopped error) string {
 		if i > 0 {
 			b.WriteString(",")
 		}
-		fmt.Fprintf(&b, " %s %d", t, s.Count(t))
+		fmt.Fprintf(&b, " %s %d", t, s.shownCount(t))
 		if t == wire.TypeData {
 			fmt.Fprintf(&b, " (retransmit %d)", s.Retransmits)
 		}
 	}
-	fmt.Fprintf(&b, "; %s; %d other", plural.Of(s.DecodeErrors, "decode error", "decode errors"), s.NonHoma())
+	fmt.Fprintf(&b, "; %s; %d other", plural.Of(s.DecodeErrors-s.SnapComplete, "decode error", "decode errors"), s.NonHoma())
 	if len(s.Other) > 0 {
 		keys := make([]string, 0, len(s.Other))
 		for k := range s.Other {
@@ -53,11 +53,16 @@ func (s *Stats) Summary(name string, stopped error) string {
 	if n := s.Truncated - s.SnapPartial; n > 0 {
 		fmt.Fprintf(&b, "; %s with only the payload cut by the snap length (headers whole)", plural.Of(n, "Homa frame", "Homa frames"))
 	}
-	if s.SnapPartial > 0 {
-		fmt.Fprintf(&b, "; %s with part of the Homa header cut by the snap length (common header whole)", plural.Of(s.SnapPartial, "Homa frame", "Homa frames"))
+	// An ACK that lost only unused acks slots is read whole, as check
+	// judges it: neither a decode error nor a reason to re-capture.
+	if n := s.SnapComplete; n > 0 {
+		fmt.Fprintf(&b, "; %s with only unused acks slots cut by the snap length (read whole)", plural.Of(n, "ACK", "ACKs"))
 	}
-	if s.SnapCut > 0 {
-		fmt.Fprintf(&b, "; %s (of the decode errors) with the Homa header cut by the snap length (%d bytes kept): %s", plural.Of(s.SnapCut, "Homa frame", "Homa frames"), s.SnapLen, spec.SnapAdvice)
+	if n := s.SnapPartial - s.SnapComplete; n > 0 {
+		fmt.Fprintf(&b, "; %s with part of the Homa header cut by the snap length (common header whole)", plural.Of(n, "Homa frame", "Homa frames"))
+	}
+	if n := s.SnapUnseen(); n > 0 {
+		fmt.Fprintf(&b, "; %s (of the decode errors) with the Homa header cut by the snap length (%d bytes kept): %s", plural.Of(n, "Homa frame", "Homa frames"), s.SnapLen, spec.SnapAdvice)
 	}
 	if h := s.CutBeforeHomaHint(); h != "" {
 		b.WriteString("; " + h)
@@ -75,6 +80,16 @@ func (s *Stats) Summary(name string, stopped error) string {
 		fmt.Fprintf(&b, "; STOPPED after frame %d: %v", s.Frames, stopped)
 	}
 	return b.String()
+}
+
+// shownCount is decode's count of Homa frames of type t: Count, and for
+// ACK the ACKs read whole although the snap length cut unused acks
+// slots (SnapComplete), which decode prints as ACKs.
+func (s *Stats) shownCount(t wire.PacketType) int {
+	if t == wire.TypeAck {
+		return s.Count(t) + s.SnapComplete
+	}
+	return s.Count(t)
 }
 
 // FrameDamage returns the notes on the damaged frames the reader read
@@ -129,9 +144,13 @@ type JSONSummary struct {
 	SameInstant int `json:"same_instant_copies"`
 	Segments    int `json:"segments"`
 	// SnapCut and SnapLen are Stats.SnapCut and SnapLen (omitted when 0).
-	SnapCut   int `json:"snap_cut,omitempty"`
-	SnapLen   int `json:"snap_len,omitempty"`
-	Truncated int `json:"truncated"`
+	SnapCut int `json:"snap_cut,omitempty"`
+	SnapLen int `json:"snap_len,omitempty"`
+	// SnapComplete is Stats.SnapComplete (omitted when 0): ACKs the snap
+	// length cut only in unused acks slots, read whole and so not among
+	// DecodeErrors (which counts Stats.DecodeErrors less them).
+	SnapComplete int `json:"snap_complete,omitempty"`
+	Truncated    int `json:"truncated"`
 	// Types counts Homa frames by packet type name, every type present.
 	Types           map[string]int `json:"types"`
 	VersionMismatch int            `json:"version_mismatch"`
@@ -142,7 +161,7 @@ type JSONSummary struct {
 func (s *Stats) JSONSummary(name string, stopped error) JSONSummary {
 	types := map[string]int{}
 	for _, t := range wire.AllTypes {
-		types[t.String()] = s.Count(t)
+		types[t.String()] = s.shownCount(t)
 	}
 	other := s.Other
 	if other == nil {
@@ -150,8 +169,9 @@ func (s *Stats) JSONSummary(name string, stopped error) JSONSummary {
 	}
 	j := JSONSummary{
 		File: name, Frames: s.Frames, Homa: s.Homa, Types: types,
-		Retransmits: s.Retransmits, DecodeErrors: s.DecodeErrors, SameInstant: s.SameInstant,
+		Retransmits: s.Retransmits, DecodeErrors: s.DecodeErrors - s.SnapComplete, SameInstant: s.SameInstant,
 		Truncated: s.Truncated, Segments: s.Segments, GSOFrames: s.GSOFrames, SnapCut: s.SnapCut, SnapLen: s.SnapLen,
+		SnapComplete:     s.SnapComplete,
 		IPLengthMismatch: s.IPLengthMismatch, VersionMismatch: s.VersionMismatch,
 		Other: other, OtherTotal: s.NonHoma(), CaptureDrops: s.CaptureDrops,
 		CapLenOverLen: s.CapLenOverLen, CapLenOverLenFrame: s.CapLenOverLenFrame,

@@ -180,7 +180,10 @@ var ErrInterrupted = errors.New("interrupted: the run stopped before it finished
 type InterruptedError struct {
 	Dir     string
 	Traffic *traffic.Result
-	msg     string
+	// Phase is the step the run was at, as its progress line said it
+	// ("running the workload on ref (...)"); "" before the first.
+	Phase string
+	msg   string
 }
 
 func (e *InterruptedError) Error() string { return e.msg }
@@ -199,7 +202,7 @@ const InterruptedFile = harness.InterruptedFile
 func (r *run) fail(ctx context.Context, err error) error {
 	dir := r.arts.Dir
 	if ctx.Err() != nil {
-		e := &InterruptedError{Dir: dir, Traffic: r.res.Traffic}
+		e := &InterruptedError{Dir: dir, Traffic: r.res.Traffic, Phase: r.phase}
 		if werr := r.arts.MarkInterrupted("this run", context.Cause(ctx), "homatest replay refuses it; run the scenario again"); werr != nil {
 			e.msg = fmt.Sprintf("%v (and marking %s failed: %v)", ErrInterrupted, dir, werr)
 		} else {
@@ -298,6 +301,8 @@ type run struct {
 	notes  noteFilter
 	fab    *netem.SwitchFabric
 	stalls *stall.Monitor
+	// phase is the last step logf said (InterruptedError.Phase).
+	phase string
 }
 
 // Inconclusive is a timing finding charged to Host (h1, h2, ...) that
@@ -308,9 +313,12 @@ type Inconclusive struct {
 	Stall   stall.Span   `json:"stall"`
 }
 
+// logf says the step the run begins (Options.Log) and keeps it as the
+// phase an interruption names.
 func (r *run) logf(format string, a ...any) {
+	r.phase = fmt.Sprintf(format, a...)
 	if r.o.Log != nil {
-		r.o.Log(fmt.Sprintf(format, a...))
+		r.o.Log(r.phase)
 	}
 }
 

@@ -43,11 +43,19 @@ type CaptureConfig struct {
 	// a starved host in namespaces does; judging such a view needs the
 	// tolerances of a real-time capture.
 	Wire bool
-	// SnapLen is how many bytes of each frame are kept (0: all); the
-	// frame's length is recorded whole, and readers take Homa lengths from
-	// the IP header. 128 bytes keep every Homa header.
+	// SnapLen is how many bytes of each IPv4 frame are kept (0: all); an
+	// IPv6 frame keeps IPv6SnapExtra more, for its longer IP header, so
+	// that both keep the same Homa bytes. The frame's length is recorded
+	// whole, and readers take Homa lengths from the IP header. 128 bytes
+	// keep every Homa header (wire.MaxHeaderLen after 34 bytes of
+	// Ethernet and IPv4 headers, 54 with IPv6): an IPv6 ACK cut at 128
+	// lost its acks slots, which homatest decode showed as an error.
 	SnapLen int
 }
+
+// IPv6SnapExtra is the bytes an IPv6 frame keeps past CaptureConfig.SnapLen:
+// an IPv6 header's 40 bytes against an IPv4 header's 20 (no options).
+const IPv6SnapExtra = 40 - 20
 
 // ViewTolerance is the timing tolerance a check of a Sim's captures
 // needs: a packet a host sends at once in answer to one it took in is
@@ -130,8 +138,12 @@ func (c *capture) write(w *pcap.Writer, port int, t time.Duration, f []byte, dir
 		return
 	}
 	data := f
-	if c.snap > 0 && len(data) > c.snap {
-		data = data[:c.snap]
+	snap := c.snap
+	if snap > 0 && len(f) >= 14 && f[12] == 0x86 && f[13] == 0xdd { // EtherType IPv6
+		snap += IPv6SnapExtra
+	}
+	if snap > 0 && len(data) > snap {
+		data = data[:snap]
 	}
 	if err := w.WritePacketDir(port, time.Unix(0, int64(t)), data, len(f), dir, comment); err != nil {
 		c.s.fail(fmt.Errorf("sim: capture: %w", err))

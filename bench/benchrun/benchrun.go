@@ -233,6 +233,24 @@ func (b *Bench) runTransport(ctx context.Context, topo *harness.Topology, fab *n
 	}, func(st []agent.Stats) map[string]uint64 { return counters(st, sw0, fab.Stats()) }, nil)
 }
 
+// wallRate says how fast a simulation ran: the wall time it took per
+// simulated second, to two significant digits ("0.067 s per simulated
+// second", "12 s per simulated second"; it printed "0.0 s" for any run
+// faster than 20 times real time), or that no simulated time passed.
+func wallRate(wall, simulated time.Duration) string {
+	if simulated <= 0 {
+		return "no simulated time passed"
+	}
+	r := wall.Seconds() / simulated.Seconds()
+	switch {
+	case r < 0.001:
+		return "under 0.001 s per simulated second"
+	case r >= 10:
+		return strconv.FormatFloat(r, 'f', 0, 64) + " s per simulated second"
+	}
+	return strconv.FormatFloat(r, 'g', 2, 64) + " s per simulated second"
+}
+
 // runSim runs transport tr on simulated hosts (package sim on virtual
 // time behind netem's switch core with the bench's links and seed: the
 // reference implementation's protocol state machine for homa, gVisor's
@@ -255,8 +273,8 @@ func (b *Bench) runSim(ctx context.Context, tr string, arts *harness.Artifacts, 
 	start := time.Now()
 	defer func() {
 		wall := time.Since(start)
-		b.Progress.Note(fmt.Sprintf("%s: simulated %v in %v of wall time (%.1f s per simulated second)",
-			tr, sm.Now().Round(time.Millisecond), wall.Round(time.Millisecond), wall.Seconds()/max(sm.Now().Seconds(), 1e-9)))
+		b.Progress.Note(fmt.Sprintf("%s: simulated %v in %v of wall time (%s)",
+			tr, sm.Now().Round(time.Millisecond), wall.Round(time.Millisecond), wallRate(wall, sm.Now())))
 	}()
 	return b.measure(tr, buckets, arts, func(cfg traffic.Config, two bool) (*traffic.Result, error) {
 		hs := hosts

@@ -111,3 +111,24 @@ func TestBenchSimSaturation(t *testing.T) {
 		}
 	}
 }
+
+// TestWallRate: the progress note's rate keeps two significant digits,
+// so a simulation faster than real time is not "0.0 s per simulated
+// second" (the old %.1f for any run under 0.05 s per second).
+func TestWallRate(t *testing.T) {
+	for _, c := range []struct {
+		wall, sim time.Duration
+		want      string
+	}{
+		{8 * time.Second, 120 * time.Second, "0.067 s per simulated second"},
+		{40 * time.Millisecond, time.Second, "0.04 s per simulated second"},
+		{3 * time.Second, 2 * time.Second, "1.5 s per simulated second"},
+		{125 * time.Second, 10 * time.Second, "12 s per simulated second"},
+		{time.Millisecond, 10 * time.Second, "under 0.001 s per simulated second"},
+		{time.Second, 0, "no simulated time passed"},
+	} {
+		if got := wallRate(c.wall, c.sim); got != c.want {
+			t.Errorf("wallRate(%v, %v) = %q, want %q", c.wall, c.sim, got, c.want)
+		}
+	}
+}

@@ -146,7 +146,7 @@ func (o *Collective) point(ctx context.Context, tr string, load float64, buckets
 		pt.Background = &s
 	}
 	wall := time.Since(start)
-	o.Progress.Note(fmt.Sprintf("%s at load %.2f: simulated %v in %v of wall time (%.1f s per simulated second)",
-		tr, load, sm.Now().Round(time.Microsecond), wall.Round(time.Millisecond), wall.Seconds()/max(sm.Now().Seconds(), 1e-9)))
+	o.Progress.Note(fmt.Sprintf("%s at load %.2f: simulated %v in %v of wall time (%s)",
+		tr, load, sm.Now().Round(time.Microsecond), wall.Round(time.Millisecond), wallRate(wall, sm.Now())))
 	return pt, c.Ideal(float64(o.RateBps)), nil
 }

@@ -346,8 +346,8 @@ type benchInterrupted struct {
 
 // writeInterrupted writes to w what an interrupted bench finished: with
 // -o json a benchInterrupted, with -o text the finished transports'
-// tables after a line saying the bench was interrupted (nothing when
-// none finished); nothing with -o html. err is the run's error (a
+// tables after a line saying the bench was interrupted (when none
+// finished, that line and the setup); nothing with -o html. err is the run's error (a
 // *benchrun.InterruptedError once the bench had begun), ierr the exit
 // error saying why and where (benchOpts.interrupted).
 func (o *benchOpts) writeInterrupted(w io.Writer, err, ierr error) {
@@ -367,6 +367,17 @@ func (o *benchOpts) writeInterrupted(w io.Writer, err, ierr error) {
 		jsonout.Write(w, rep)
 	case "text":
 		if len(rep.Transports) == 0 {
+			// Nothing to tabulate, but what was being measured: the
+			// setup (it printed nothing at all).
+			where := "before the first transport began"
+			if rep.Running != "" {
+				where = "while " + rep.Running + " ran, before any transport finished"
+			}
+			fmt.Fprintf(w, "INCOMPLETE: interrupted %s: nothing was measured to the end; the setup:\n\n", where)
+			rep.WriteSetup(w)
+			if rep.Artifacts != "" {
+				fmt.Fprintf(w, "\nrun folder: %s\n", rep.Artifacts)
+			}
 			return
 		}
 		fmt.Fprintf(w, "INCOMPLETE: interrupted while %s ran; the report of what finished before:\n\n", rep.Running)

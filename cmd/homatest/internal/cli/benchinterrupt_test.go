@@ -150,6 +150,8 @@ func TestBenchInterruptedReport(t *testing.T) {
 		{"json-after-homa", "json", "homa-records.json", "tcp", []string{"homa"}},
 		{"json-at-once", "json", "", "homa", nil},
 		{"text-after-homa", "text", "homa-records.json", "tcp", []string{"homa"}},
+		// Before any transport finished: the setup (it printed nothing).
+		{"text-at-once", "text", "", "homa", nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := filepath.Join(t.TempDir(), "run")
@@ -176,6 +178,13 @@ func TestBenchInterruptedReport(t *testing.T) {
 				t.Errorf("error %q, want %q", err, why)
 			}
 			checkInterruptedFolder(t, dir, tc.after)
+			if tc.output == "text" && tc.finished == nil {
+				head := "INCOMPLETE: interrupted while homa ran, before any transport finished: nothing was measured to the end; the setup:\n\nworkload w4 at load 0.50"
+				if !strings.HasPrefix(out.String(), head) || !strings.HasSuffix(out.String(), "\nrun folder: "+dir+"\n") || strings.Contains(out.String(), "homa n") {
+					t.Errorf("text output:\n%s\nwant %q, no table, and the run folder", out.String(), head)
+				}
+				return
+			}
 			if tc.output == "text" {
 				head := "INCOMPLETE: interrupted while tcp ran; the report of what finished before:\n\nworkload w4 at load 0.50"
 				if !strings.HasPrefix(out.String(), head) || !strings.Contains(out.String(), "homa n") || strings.Contains(out.String(), "tcp n") {

@@ -118,6 +118,19 @@ they used. --infer-params prints the values the capture implies next to the
 profile's; whenever a check finds violations it infers them too, and a
 violation that disappears under an inferred value names the --param to pass.
 
+Sidecar files: a capture homatest run or scenario run wrote has the
+parameters the run judged with beside it, FILE.params (NAME=VALUE lines,
+the wire format among them), and the stalls it measured, FILE.stalls.json
+(scenario run: stalls.json in its folder). A FILE.params is applied over
+the profile, --param over both; the report says "parameters: the run's,
+from FILE.params" (JSON params_file). With --profile NAME (not auto)
+and a FILE.params naming another wire format (wire=current beside
+--profile upstream), a WARNING on standard error names the values the
+file sets otherwise (JSON profile_overridden): the file's were used, so
+move the file away, or give the profile's values with --param, to judge
+with the profile alone. A copy cut with editcap or renamed carries no
+sidecar: copy them to its name.
+
 A capture that dropped packets itself (its buffer overflowed, or it could not
 read frames) misses packets
 the hosts did send and get: a GRANT it missed makes DATA look ungranted, a
@@ -259,6 +272,11 @@ func runCheck(cmd *cobra.Command, o *checkOpts, files []string) error {
 	}
 	if werr != nil {
 		return usageErr(fmt.Errorf("write output: %w", werr))
+	}
+	for _, fr := range reports {
+		if fr.ProfileOverridden != "" {
+			fmt.Fprintf(cmd.ErrOrStderr(), "homatest: WARNING: %s: %s\n", fr.File, fr.ProfileOverridden)
+		}
 	}
 	if o.annotate != "" && reports[0].Error == "" {
 		if reports[0].Damaged != "" {

@@ -90,6 +90,14 @@ at the same instant and capture point ("N Homa frames repeat an earlier
 frame ...", JSON same_instant_copies): many of them mean the capture
 doubled its frames (a file merged with itself; editcap -d removes them).
 
+A frame the snap length cut (tcpdump -s N) is read as homatest check
+reads it: an ACK that lost only the acks slots past num_acks prints as the
+ACK it was, "[snap length cut only unused acks slots]" (JSON: its header,
+"snap_cut": true), and counts as an ACK, not as a decode error; a header
+cut after its common header prints "TYPE id N [Homa header cut by the snap
+length: ...]". The summary advises re-capturing only when a header lost a
+field.
+
 A capture cut short (e.g. tcpdump killed mid-write) is decoded up to the
 damage, its summary says where it stopped, and the exit code is 2. With
 several FILEs every one is decoded: one that cannot be read gets a line
@@ -123,7 +131,7 @@ and the exit code is 2 at the end, the error line naming each bad file.`,
 	f.IntVar(&o.ipv6Shift, "ipv6-prio-shift", 0, "shift of the priority in the IPv6 traffic class: 4 or 5; 0 = detect")
 	wantValue(f, "ipv6-prio-shift", ipv6ShiftWant)
 	f.BoolVar(&o.summaryOnly, "summary-only", false, "print only the per-file summary")
-	f.StringVar(&o.rpc, "rpc", "", "print only the packets of this RPC: ID or ID@CLIENT (the client's id, as homatest rpcs prints it, or its server's sender_id, the client's id + 1)")
+	f.StringVar(&o.rpc, "rpc", "", "print only the packets of this RPC: ID or ID@CLIENT (the client's id, as homatest rpcs prints it, or its server's sender_id, the client's id + 1); not empty")
 	return cmd
 }
 
@@ -137,6 +145,9 @@ func runDecode(cmd *cobra.Command, o *decodeOpts, files []string) error {
 	}
 	if o.ipv6Shift != 0 && o.ipv6Shift != 4 && o.ipv6Shift != 5 {
 		return usageErr(fmt.Errorf("--ipv6-prio-shift %d: want %s", o.ipv6Shift, ipv6ShiftWant))
+	}
+	if cmd.Flags().Changed("rpc") && strings.TrimSpace(o.rpc) == "" {
+		return usageErr(errors.New("--rpc \"\": empty; give an RPC id as homatest rpcs prints it (--rpc 4) or ID@CLIENT (--rpc 4@10.0.0.11), or drop --rpc to print every packet"))
 	}
 	if o.rpc != "" {
 		sel, err := parseRPCSelector(o.rpc, false)

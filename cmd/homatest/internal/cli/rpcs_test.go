@@ -72,7 +72,7 @@ func TestRPCsSort(t *testing.T) {
 // sender_id; @CLIENT narrows by the client; an id
 // without packets, slowest or a bad address are usage errors.
 func TestDecodeRPC(t *testing.T) {
-	for _, capture := range []string{lossy613, filepath.Join(realDir, "linux-6.1-proto253/e2-server-forgets-request.pcap")} {
+	for _, capture := range []string{lossy613, filepath.Join(realDir, "linux-6.1-proto253/e2-server-forgets-request.pcap"), filepath.Join(realDir, "linux-6.1-proto253/f1-ipv6.pcap")} {
 		out, err, _ := run(t, "rpcs", "-o", "json", capture)
 		if err != nil {
 			t.Fatal(err)
@@ -86,7 +86,13 @@ func TestDecodeRPC(t *testing.T) {
 			for _, n := range r.Packets {
 				want += n
 			}
-			client, _, _ := strings.Cut(r.Client, ":")
+			// The client's address as rpcs prints it, ADDR:PORT or
+			// [ADDR]:PORT: cut at the first ':' an IPv6 one was "[fd00".
+			ap, err := netip.ParseAddrPort(r.Client)
+			if err != nil {
+				t.Fatalf("rpcs client %q: %v", r.Client, err)
+			}
+			client := ap.Addr().String()
 			// The server's sender_id (the client's id + 1, HomaModule's
 			// id ^ 1) names the same RPC.
 			for _, sel := range []string{fmt.Sprint(r.ClientID), fmt.Sprintf("%d@%s", r.ClientID, client), fmt.Sprint(r.ClientID ^ 1)} {

@@ -191,7 +191,7 @@ killed runs left on the machine, never a live run's (homatest cleanup).`,
 	f.StringVar(&o.env, "env", "auto", "environment: ns (network namespaces, root), sim (the simulator, virtual time, ref only), auto (ns as root, else sim)")
 	f.StringVar(&o.labelFilter, "label-filter", "", "Ginkgo label filter over rule IDs, areas and levels, e.g. 'grant && MUST'")
 	f.StringVar(&o.rules, "rules", "", "comma-separated rule-ID globs: run only specs checking these rules, e.g. 'HOMA-GRANT-*'")
-	f.StringArrayVar(&o.focus, "focus", nil, "run only specs whose name (run --list -o json's \"name\": group, short name and description) contains this text as typed: case matters, and it is plain text, not a glob or regexp (e.g. srpt, WORKLOAD); a short name like WORKLOAD-incast selects that spec alone, not WORKLOAD-incast-mixed; repeat for several (a spec any of them selects runs)")
+	f.StringArrayVar(&o.focus, "focus", nil, "run only specs whose name (run --list -o json's \"name\": group, short name and description) contains this text as typed: case matters, and it is plain text, not a glob or regexp (e.g. srpt, WORKLOAD); a short name like WORKLOAD-incast selects that spec alone, not WORKLOAD-incast-mixed; repeat for several (a spec any of them selects runs; one that selects none while the others do is noted on stderr); empty text is refused")
 	f.StringVar(&o.fault, "fault", "", "enable a fault knob of the reference implementation (homatest faults)")
 	f.StringArrayVar(&o.params, "param", nil, "IUT parameter override for its hello, NAME=VALUE, over a manifest's own params (repeatable; e.g. timeout_ticks=30, unsched_bytes=12000; with --env sim, the simulated reference implementation's)")
 	f.IntVar(&o.repeat, "repeat", 1, "run the suite N times; fails if any pass fails")
@@ -246,6 +246,12 @@ func (o *runOpts) validate() error {
 	case o.matrix && o.impl != "ref":
 		return errors.New("--mutation-matrix needs --impl ref: the fault knobs belong to the reference implementation")
 	}
+	for _, f := range o.focus {
+		if strings.TrimSpace(f) == "" {
+			// Ginkgo ignores an empty focus: the whole suite ran.
+			return fmt.Errorf("--focus %q: empty text selects no spec; give text of a spec's name, e.g. GRANT-srpt or srpt (homatest run --list lists them), or drop --focus to run every spec", f)
+		}
+	}
 	if o.fault != "" && !knownFault(o.fault) {
 		return fmt.Errorf("--fault %q: no such fault knob (homatest faults lists them)", o.fault)
 	}
@@ -292,6 +298,37 @@ func stripANSI(s string) string {
 		b.WriteByte(s[i])
 	}
 	return b.String()
+}
+
+// noteUnmatchedFocus says on standard error which of several --focus
+// texts select no spec of the suite while the others do (a typo among
+// them ran fewer specs than asked, silently); the texts that all miss
+// are the pass's usage error instead.
+func (o *runOpts) noteUnmatchedFocus() {
+	if len(o.focus) < 2 {
+		return
+	}
+	whole := o.passOptions()
+	whole.LabelFilter, whole.Rules, whole.Focus = "", "", nil
+	all, err := conformance.List(whole)
+	if err != nil {
+		return
+	}
+	names := make([]conformance.SpecResult, len(all))
+	for i, s := range all {
+		names[i] = conformance.SpecResult{Name: s.Name}
+	}
+	miss := conformance.UnmatchedFocus(o.focus, names)
+	if len(miss) == 0 || len(miss) == len(o.focus) {
+		return
+	}
+	for _, f := range miss {
+		msg := fmt.Sprintf("homatest: note: --focus %q selects no spec; the run goes on with the specs the other --focus texts select", f)
+		if h := conformance.FocusHint([]string{f}, names); h != "" {
+			msg += " (" + h + ")"
+		}
+		fmt.Fprintln(o.stderr, msg)
+	}
 }
 
 // passOptions are the options of each pass (conformance.Supervisor.Pass).
@@ -402,6 +439,7 @@ func (o *runOpts) run(cmd *cobra.Command) error {
 	if o.matrix {
 		return o.mutationMatrix(cmd, sup, undo)
 	}
+	o.noteUnmatchedFocus()
 	for i := 1; i <= o.repeat; i++ {
 		passes, junits := o.done, o.junits
 		name := fmt.Sprintf("pass-%d", i)

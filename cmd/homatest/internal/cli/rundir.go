@@ -380,21 +380,17 @@ func readsWhole(path string) bool {
 // settleKilledRun makes the folder dir of a killed run (pid, 0 if
 // unknown: its run-folder lock was left unheld) read as what it is: the
 // temporary files its captures and atomic writes left in it and its pass
-// folders (".capture-*.spool", ".NAME.tmp*") are removed, and it is
-// marked interrupted (harness.Artifacts.MarkInterrupted) unless it is
+// folders (".capture-*.spool", ".NAME.tmp*") are removed, a capture that
+// does not read whole is renamed NAME.partial.pcapng (settleCaptures:
+// the kill cut it), and it is marked interrupted (harness.Artifacts.MarkInterrupted) unless it is
 // already. Errors are the file system's.
 func settleKilledRun(dir string, pid int) error {
-	var errs []error
-	for _, pat := range []string{".capture-*.spool", ".*.tmp*"} {
-		for _, glob := range []string{filepath.Join(dir, pat), filepath.Join(dir, "*", pat)} {
-			ms, _ := filepath.Glob(glob)
-			for _, m := range ms {
-				if err := os.Remove(m); err != nil && !errors.Is(err, os.ErrNotExist) {
-					errs = append(errs, err)
-				}
-			}
-		}
-	}
+	// As an interrupted pass's folder is settled: temporary files
+	// removed, and a capture the kill cut (the simulator writes
+	// capture.pcapng as it goes) renamed NAME.partial.pcapng, so that
+	// none passes for whole.
+	_, err := settleCaptures(dir)
+	errs := []error{err}
 	if _, err := os.Stat(filepath.Join(dir, harness.InterruptedFile)); errors.Is(err, os.ErrNotExist) {
 		who := "its process"
 		if pid > 0 {
@@ -450,7 +446,7 @@ func settleKilledSiblings(self string, w io.Writer) {
 		f.Close()
 	}
 	if len(settled) > 0 {
-		fmt.Fprintf(w, "homatest: marked %s interrupted (killed: their runs ended without releasing their locks; partial captures' temporary files removed): %s\n",
+		fmt.Fprintf(w, "homatest: marked %s interrupted (killed: their runs ended without releasing their locks; partial captures' temporary files removed, captures cut short renamed NAME.partial.pcapng): %s\n",
 			plural.Of(len(settled), "run folder", "run folders"), strings.Join(settled, ", "))
 	}
 }

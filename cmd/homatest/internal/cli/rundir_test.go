@@ -304,3 +304,41 @@ func TestRunKeepRuns(t *testing.T) {
 		t.Errorf("homatest-runs holds %d entries, the older %s; want the run just made and 20200101-000000-4,20200101-000000-5,20200103-000000-3,mine", len(ents), got)
 	}
 }
+
+// TestSettleKilledRunRenamesCutCapture: the folder of a run killed
+// without a word (SIGKILL: no pass renamed its capture) gets the same
+// settling as an interrupted pass's: a capture.pcapng the kill cut (the
+// simulator writes it as it goes) is renamed capture.partial.pcapng with
+// its sidecars, a whole one stays, and the folder is marked interrupted.
+// Fails on the old code (the cut capture kept its name).
+func TestSettleKilledRunRenamesCutCapture(t *testing.T) {
+	dir := t.TempDir()
+	whole, err := os.ReadFile(filepath.Join(faultsDir, "ACK-004-ack-before-response.pcapng"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, b := range map[string][]byte{
+		"pass-1/capture.pcapng":        whole,
+		"pass-2/capture.pcapng":        whole[:len(whole)-7],
+		"pass-2/capture.pcapng.params": []byte("wire=current\n"),
+		"pass-2/.capture-1.spool":      whole,
+	} {
+		p := filepath.Join(dir, name)
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := settleKilledRun(dir, 4242); err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string]bool{
+		"pass-1/capture.pcapng": true, "pass-2/capture.pcapng": false, "pass-2/capture.pcapng.params": false,
+		"pass-2/capture.partial.pcapng": true, "pass-2/capture.partial.pcapng.params": true, "pass-2/.capture-1.spool": false,
+		"interrupted": true,
+	} {
+		if _, err := os.Stat(filepath.Join(dir, name)); (err == nil) != want {
+			t.Errorf("%s: exists %v, want %v", name, err == nil, want)
+		}
+	}
+}

@@ -81,7 +81,7 @@ func TestRunFolderLock(t *testing.T) {
 	os.Chtimes(filepath.Join(live, runFolderLockFile), old, old)
 	out, err, code = run(t, "run", "--env", "sim", "--focus", "RPC_UNKNOWN-reply", "--artifacts", dir)
 	if code != ExitOK || !strings.Contains(out, "homatest: "+dir+" was left by run pid "+strconv.Itoa(pid)+", which ended without releasing it (killed): this run takes it over\n") ||
-		!strings.Contains(out, "homatest: marked 1 run folder interrupted (killed: their runs ended without releasing their locks; partial captures' temporary files removed): "+killed+"\n") ||
+		!strings.Contains(out, "homatest: marked 1 run folder interrupted (killed: their runs ended without releasing their locks; partial captures' temporary files removed, captures cut short renamed NAME.partial.pcapng): "+killed+"\n") ||
 		!strings.Contains(out, "removed 1 pass folder of an earlier run from "+dir+": pass-1 (and its interrupted)") {
 		t.Fatalf("run in a killed run's folder: exit %d, %v; want 0, the take-over line, the killed sibling marked, the earlier pass removed\n%s", code, err, out)
 	}
@@ -224,7 +224,7 @@ func TestForeignLockLeftAlone(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(guest, harness.InterruptedFile)); err == nil {
 		t.Error("the guest run was marked interrupted")
 	}
-	if want := "homatest: marked 1 run folder interrupted (killed: their runs ended without releasing their locks; partial captures' temporary files removed): " + earlier + "\n"; w.String() != want {
+	if want := "homatest: marked 1 run folder interrupted (killed: their runs ended without releasing their locks; partial captures' temporary files removed, captures cut short renamed NAME.partial.pcapng): " + earlier + "\n"; w.String() != want {
 		t.Errorf("settled: %q, want %q", w.String(), want)
 	}
 	if _, _, err := lockRunFolder(guest); err == nil || !strings.Contains(err.Error(), "may be in use by a run on another machine that shares the folder") {

@@ -73,10 +73,13 @@ func (o *scenarioOpts) run(cmd *cobra.Command, s *scenario.Scenario) (*scenario.
 	}
 	res, err := scenario.Run(ctx, s, opts)
 	if errors.Is(err, scenario.ErrInterrupted) {
-		if o.output == "json" {
+		switch o.output {
+		case "json":
 			// A CI job reading the JSON sees what finished and why
 			// the rest did not (it got nothing to parse).
 			jsonout.Write(cmd.OutOrStdout(), interruptedScenario(s, err))
+		case "text":
+			fmt.Fprintln(cmd.OutOrStdout(), interruptedScenario(s, err).text())
 		}
 		return nil, &ExitError{Code: 130, Err: err}
 	}
@@ -106,6 +109,9 @@ type scenarioInterrupted struct {
 	// Verdict is "incomplete"; Interrupted says why and where.
 	Verdict     string `json:"verdict"`
 	Interrupted string `json:"interrupted"`
+	// Phase is the step the run was at (scenario.InterruptedError.Phase;
+	// omitted before the first).
+	Phase string `json:"phase,omitempty"`
 	// RPCs issued before the interruption; OK and Failed those that had
 	// ended so; CutShort the rest (running when it came). All 0 when the
 	// workload had not begun. The capture was not checked.
@@ -113,6 +119,28 @@ type scenarioInterrupted struct {
 	OK       int `json:"ok"`
 	Failed   int `json:"failed"`
 	CutShort int `json:"cut_short"`
+}
+
+// text is the one line scenario run's text output gives for rep: where
+// the run stopped and how far its workload got (it printed nothing).
+func (rep scenarioInterrupted) text() string {
+	line := "INCOMPLETE: scenario " + rep.Name + " interrupted"
+	if rep.Phase != "" {
+		line += " while " + rep.Phase
+	} else {
+		line += " before it began"
+	}
+	switch {
+	case rep.RPCs > 0:
+		line += fmt.Sprintf(": %s issued, %d ok, %d failed, %d cut short", plural.Of(rep.RPCs, "RPC", "RPCs"), rep.OK, rep.Failed, rep.CutShort)
+	case rep.Phase != "":
+		line += ": no RPC issued"
+	}
+	line += "; the capture was not checked"
+	if rep.Dir != "" {
+		line += "; partial run folder " + rep.Dir
+	}
+	return line
 }
 
 // interruptedScenario is the report of scenario s, interrupted with
@@ -124,7 +152,7 @@ func interruptedScenario(s *scenario.Scenario, err error) scenarioInterrupted {
 	if !errors.As(err, &ie) {
 		return rep
 	}
-	rep.Dir = ie.Dir
+	rep.Dir, rep.Phase = ie.Dir, ie.Phase
 	if ie.Traffic == nil {
 		return rep
 	}

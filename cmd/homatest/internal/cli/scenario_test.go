@@ -9,6 +9,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -401,11 +403,11 @@ func (c *cancelOn) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// TestScenarioInterruptedJSON: scenario run -o json interrupted during
-// the workload writes a valid JSON report of what finished (verdict
-// incomplete, why and where, the RPCs issued, ok, failed and cut short)
-// and exits 130; it wrote nothing, so a CI job had nothing to parse.
-func TestScenarioInterruptedJSON(t *testing.T) {
+// interruptScenarioWorkload runs scenario w4-overload-sim with -o output,
+// interrupts it once it says it runs the workload, fails t unless it
+// exits 130, and returns its standard output and run folder.
+func interruptScenarioWorkload(t *testing.T, output string) (*bytes.Buffer, string) {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	dir := filepath.Join(t.TempDir(), "run")
@@ -414,21 +416,50 @@ func TestScenarioInterruptedJSON(t *testing.T) {
 	errw := &cancelOn{text: "running the workload", cancel: cancel}
 	cmd.SetOut(&out)
 	cmd.SetErr(errw)
-	cmd.SetArgs([]string{"scenario", "run", "--artifacts", dir, "-o", "json", filepath.Join(exampleDir, "w4-overload-sim.yaml")})
+	cmd.SetArgs([]string{"scenario", "run", "--artifacts", dir, "-o", output, filepath.Join(exampleDir, "w4-overload-sim.yaml")})
 	err := cmd.ExecuteContext(ctx)
 	if code := ExitCode(err); code != 130 {
 		t.Fatalf("exit %d, %v, want 130\n%s", code, err, errw.buf.String())
 	}
+	return &out, dir
+}
+
+// TestScenarioInterruptedJSON: scenario run -o json interrupted during
+// the workload writes a valid JSON report of what finished (verdict
+// incomplete, why and where, the RPCs issued, ok, failed and cut short)
+// and exits 130; it wrote nothing, so a CI job had nothing to parse.
+func TestScenarioInterruptedJSON(t *testing.T) {
+	out, dir := interruptScenarioWorkload(t, "json")
 	var rep scenarioInterrupted
 	if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
 		t.Fatalf("-o json: %v:\n%s", err, out.String())
 	}
 	if rep.Verdict != "incomplete" || rep.Dir != dir || !strings.HasPrefix(rep.Interrupted, "interrupted: ") || rep.Name != "w4-overload" ||
-		rep.RPCs == 0 || rep.RPCs != rep.OK+rep.Failed+rep.CutShort {
-		t.Errorf("report %+v; want verdict incomplete, dir %s, why, and RPCs issued = ok + failed + cut short > 0", rep, dir)
+		rep.RPCs == 0 || rep.RPCs != rep.OK+rep.Failed+rep.CutShort || !strings.HasPrefix(rep.Phase, "running the workload on ref (") {
+		t.Errorf("report %+v; want verdict incomplete, dir %s, why, the phase (running the workload), and RPCs issued = ok + failed + cut short > 0", rep, dir)
 	}
 	if _, err := os.Stat(filepath.Join(dir, harness.InterruptedFile)); err != nil {
 		t.Errorf("the run folder is not marked interrupted: %v", err)
+	}
+}
+
+// TestScenarioInterruptedText: scenario run -o text interrupted during
+// the workload prints one INCOMPLETE line saying where it stopped (the
+// phase) and how many RPCs it had issued, ok, failed and cut short, and
+// its partial folder; it printed nothing. Fails on the old code.
+func TestScenarioInterruptedText(t *testing.T) {
+	out, dir := interruptScenarioWorkload(t, "text")
+	re := regexp.MustCompile(`^INCOMPLETE: scenario w4-overload interrupted while running the workload on ref \([^\n]*\): (\d+) RPCs issued, (\d+) ok, (\d+) failed, (\d+) cut short; the capture was not checked; partial run folder ` + regexp.QuoteMeta(dir) + "\n$")
+	m := re.FindStringSubmatch(out.String())
+	if m == nil {
+		t.Fatalf("text output %q, want it to match %s", out.String(), re)
+	}
+	n := make([]int, 4)
+	for i := range n {
+		n[i], _ = strconv.Atoi(m[i+1])
+	}
+	if n[0] == 0 || n[0] != n[1]+n[2]+n[3] {
+		t.Errorf("RPCs %d, ok %d, failed %d, cut short %d: want issued = ok + failed + cut short > 0", n[0], n[1], n[2], n[3])
 	}
 }
 
