@@ -147,7 +147,7 @@ func grantRules3() []*Rule {
 			Statement: "A receiver grants as a message's bytes arrive, not once every byte it authorised is in (stop-and-wait): while the message is the only one longer than unsched_bytes coming to it, an SRPT GRANT raises the message's horizon by no more than the bytes of two batches of DATA (2·max_gro_skbs of the message's largest skbs), since the receiver grants received + window after every batch it processes.",
 			Source:    "HomaModule homa_incoming.c homa_dispatch_pkts (homa_grant_check_rpc once per batch of an RPC's packets), homa_plumbing.c homa_softirq (a batch: the packets of one GRO-merged skb), homa_offload.c homa_gro_receive (at most max_gro_skbs, 20, packets merged), homa_grant.c homa_grant_try_send (granted = received + window whenever that exceeds granted and max_incoming has room); linux_6.1.38 homa_grant.c homa_grant_send (increment = grant_window - incoming)",
 			Profiles:  []string{"linux", "linux-2024", "linux-2025"},
-			Capture:   "judged at an SRPT GRANT after an SRPT GRANT for the same message (the latest GRANT seen, and no RESEND from the receiver beyond it), only where the receiver had no other message longer than unsched_bytes incoming from slack before that GRANT on (its window then stays that of one active message, and max_incoming cannot cut a grant short); a skb holds at most the message's largest DATA frame the capture saw (a GSO frame counts max_seg_data per segment), so a capture of GSO frames larger than the receiver's skbs only loosens the bound; GRANTs lost before the capture point (the capture shows loss between the hosts) make a raise look larger: inconclusive; a receiver whose max_gro_skbs is above 2·20 merges larger batches than the rule allows",
+			Capture:   "judged at an SRPT GRANT after an SRPT GRANT for the same message (the latest GRANT seen, and no RESEND from the receiver beyond it), only where the receiver had no other message longer than unsched_bytes incoming from slack before that GRANT on (its window then stays that of one active message, and max_incoming cannot cut a grant short); a skb holds at most the message's largest DATA frame the capture saw (a GSO frame counts max_seg_data per segment), so a capture of GSO frames larger than the receiver's skbs only loosens the bound; GRANTs lost before the capture point (the capture shows loss between the hosts) make a raise look larger: inconclusive; where the receiver had another long message before, the finding is a timing one (a receiver that processed that message's last DATA only after the previous GRANT, stalled since, grew the window in between); a receiver whose max_gro_skbs is above 2·20 merges larger batches than the rule allows",
 			Property:  Each{Types: []wire.PacketType{wire.TypeGrant}, Check: grantsPerBatch},
 		},
 		{
@@ -541,5 +541,14 @@ func grantsPerBatch(c *Ctx, e *Event) Result {
 	if ev, ok := c.Net.LostBetween(recv, e.Dst); ok {
 		return Downgrade(CauseLossBefore, ev, "%s: GRANTs between the two may have been lost before the capture point", what)
 	}
-	return Violation("%s: the receiver processed batches of the message's DATA with no GRANT, as one that grants only once every byte it authorised has arrived (stop-and-wait); HomaModule grants received + window after every batch", what).With(prev.Frame)
+	v := Violation("%s: the receiver processed batches of the message's DATA with no GRANT, as one that grants only once every byte it authorised has arrived (stop-and-wait); HomaModule grants received + window after every batch", what).With(prev.Frame)
+	if t, ok := c.T.crowded[recv]; ok {
+		// The receiver had another long message before: had it
+		// processed that one's last DATA only after the previous GRANT
+		// (stalled that long), the window grew in between (fewer
+		// active messages): a timing finding, which a measured stall
+		// from then on explains.
+		v = v.WithSlack(c.P.Slack).WithSince(t).WithLate(prev.Time.Sub(t))
+	}
+	return v
 }
