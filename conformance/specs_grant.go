@@ -19,7 +19,7 @@ import (
 var _ = Describe("grants", func() {
 	It("GRANT-long-request: the unscheduled DATA of a request longer than U, by 160 KB or by only a few bytes, draws GRANTs above U, rising to the message length, at a scheduled priority; the long one's first GRANT comes before its last unscheduled packet (a receiver grants as bytes arrive, not once all it authorised is in)",
 		labels("grant", "MUST", "HOMA-GRANT-001", "HOMA-GRANT-002", "HOMA-GRANT-003", "HOMA-GRANT-004",
-			"HOMA-GRANT-007", "HOMA-GRANT-009", "HOMA-GRANT-010", "HOMA-PRIO-001"), body(func() {
+			"HOMA-GRANT-007", "HOMA-GRANT-009", "HOMA-GRANT-010", "HOMA-GRANT-024", "HOMA-PRIO-001"), body(func() {
 			need("grants")
 			p := peer(0)
 			pr := params()

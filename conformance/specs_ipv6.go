@@ -91,6 +91,33 @@ var _ = Describe("IPv6", func() {
 			checkExchange(p)
 		}))
 
+	It("IPV6-cutoffs-stale: over IPv6, request DATA with a stale cutoff_version draws CUTOFFS from the receiver, as over IPv4, at num_priorities-1 in the traffic class, carrying its current version",
+		labels("ipv6", "MUST", "HOMA-CUTOFF-002", "HOMA-PRIO-001"), needs(agent.CapIPv6), body(func() {
+			need("cutoffs")
+			overIPv6()
+			p := peer(0)
+			pr := params()
+			// homa_data_pkt compares every DATA's cutoff_version with
+			// the receiver's own whatever the family, and answers a
+			// stale one with CUTOFFS to its source (homa_xmit_control,
+			// over ip6_xmit for an IPv6 peer): an IUT that answers only
+			// IPv4 peers leaves an IPv6 sender on stale levels for good.
+			m := newRequest(1000, 100)
+			m.cutoffVersion = pr.CutoffVersion + 1
+			m.deliberate = "DATA with a cutoff_version the IUT never sent (a stale one)"
+			newJiffy()
+			m.sendUnsched(p, 0, m.msgLen)
+			c, err := p.Expect(ctx(), tester.Match{Type: wire.TypeCutoffs, From: iut(), Checks: []tester.Check{
+				tester.IPPriority(ctrlLevel(pr), ctrlLevel(pr)),
+			}}, wait(2*pr.Tick))
+			ok(err, "CUTOFFS over IPv6 after request DATA with cutoff_version %d (the IUT's is %d)", pr.CutoffVersion+1, pr.CutoffVersion)
+			Expect(c.Pkt.Cutoffs().CutoffVersion()).To(Equal(pr.CutoffVersion), "the CUTOFFS' cutoff_version: the IUT's current one")
+			_, err = p.Expect(ctx(), tester.Match{Type: wire.TypeData, From: iut(), RPC: m.id}, wait(2*pr.Tick))
+			ok(err, "the response over IPv6")
+			m.ack(p)
+			checkExchange(p)
+		}))
+
 	It("IPV6-resend: over IPv6, a request with a missing segment draws a RESEND for exactly that segment, cut as for IPv6, after resend_ticks of silence, and is answered once it is retransmitted",
 		labels("ipv6", "MUST", "HOMA-RESEND-001", "HOMA-RESEND-008", "HOMA-PRIO-001"), needs(agent.CapIPv6), body(func() {
 			// RESEND-gap over IPv6: the lost range follows the tester's

@@ -44,10 +44,15 @@ const (
 // silent for timeout_ticks, and the explorer's tester hosts are legal
 // peers, which answer every RESEND, while its network perturbs only the
 // first DefaultWindow ticks. The conformance suite catches them
-// (RESEND-timeout times a call out; RUN-capture judges what follows) and
-// TestFaultKnobsCaught (package homa) provokes them.
+// (RESEND-timeout times a call out; RUN-capture judges what follows;
+// GRANT-long-request holds back a packet) and TestFaultKnobsCaught
+// (package homa) provokes them.
 var beyondExplorer = map[string]string{
 	string(homa.FaultReuseTimedOutID): "shows only after a call timed out",
+	// HOMA-GRANT-024 judges a raise of more than 2·max_gro_skbs (40)
+	// segments, a window's worth of one message alone at its receiver:
+	// the knob sessions' messages are a few packets long.
+	string(homa.FaultGrantStopAndWait): "shows only in a message longer than 40 segments past its window",
 }
 
 // maxShrunkPackets is issue 20's bound on the tester packets of a shrunk

@@ -44,6 +44,7 @@ const (
 	FaultForgetHeldRPC        Fault = "forget-held-rpc"
 	FaultReuseTimedOutID      Fault = "reuse-timed-out-id"
 	FaultAckPartialResponse   Fault = "ack-partial-response"
+	FaultGrantStopAndWait     Fault = "grant-stop-and-wait"
 )
 
 // faultCatalogue is every fault knob as data: what it does, the real
@@ -83,6 +84,7 @@ var faultCatalogue = []FaultInfo{
 	{string(FaultOversizeSegment), "DATA segments of mtu-56 bytes: max_seg_data computed without the IP header (1444 bytes over IPv4 at MTU 1500)", []string{"BR-34"}, []string{"HOMA-WIRE-013"}},
 	{string(FaultReuseTimedOutID), "the client's next RPC after a timeout takes the timed-out RPC's id instead of a new one (seen after the spec that timed it out: the run's whole capture, RUN-capture)", []string{"ID-02"}, []string{"HOMA-RESEND-010", "HOMA-WIRE-014"}},
 	{string(FaultAckPartialResponse), "a client RPC is queued as a pending ack when the first packet of its response arrives, not once the application receives the whole response: the client's next DATA to that server (or an ACK) tells it to free an RPC whose response is still incomplete, and the rest of the response never comes", []string{"ACK-03"}, []string{"HOMA-ACK-004"}},
+	{string(FaultGrantStopAndWait), "a receiver grants a message only once every byte it authorised has arrived (stop-and-wait: received + window then, a window per round trip), not after every batch of DATA", []string{"GRANT-12"}, []string{"HOMA-GRANT-024"}},
 }
 
 // FaultNames returns the fault catalogue: every fault knob with what it

@@ -51,6 +51,7 @@ func TestFaultKnobsCaught(t *testing.T) {
 		{homa.FaultForgetHeldRPC, 0, false},
 		{homa.FaultReuseTimedOutID, 0, false},
 		{homa.FaultAckPartialResponse, 0, false},
+		{homa.FaultGrantStopAndWait, 0, false},
 	}
 	for _, c := range cases {
 		info, ok := homa.LookupFault(string(c.fault))
@@ -183,6 +184,17 @@ func TestFaultKnobsCaught(t *testing.T) {
 					sock, _ := tn.hosts[0].Dial()
 					if _, err := sock.Call(context.Background(), netip.AddrPortFrom(tn.hosts[4].Addr(), 4000), make([]byte, 500)); err != nil {
 						t.Fatalf("late RPC: %v", err)
+					}
+				case c.fault == homa.FaultGrantStopAndWait:
+					// One 1 MB request at a time, echoed: each request is
+					// its server's only long message, each response its
+					// client's, so the window stays that of one message.
+					echoServer(t, tn.hosts[4], 4000)
+					sock, _ := tn.hosts[0].Dial()
+					for range 2 {
+						if _, err := sock.Call(context.Background(), netip.AddrPortFrom(tn.hosts[4].Addr(), 4000), make([]byte, 1000000)); err != nil {
+							t.Fatalf("RPC: %v", err)
+						}
 					}
 				case c.slow:
 					slowServer(t, tn.hosts[4], 4000, 30*time.Millisecond)

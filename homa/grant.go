@@ -51,6 +51,9 @@ func (h *Machine) grant() {
 		if target <= m.granted {
 			continue
 		}
+		if h.faults[FaultGrantStopAndWait] && m.granted > m.received() {
+			continue // granted bytes still on their way: wait for them all
+		}
 		// Grant in steps of at least one packet (or to the end), so that
 		// a GRANT is not sent for every packet received, but only while
 		// granted bytes are still on their way: with nothing in flight no

@@ -50,6 +50,7 @@ var facts = []Fact{
 	{ID: "GRANT-10", Level: Must, Summary: "no grants to a message without receive buffers; when space appears the receiver sends RESEND {0, -1} at num_priorities-2"},
 	{ID: "GRANT-11", Level: Must, Summary: "linux_6.1.38: no new grant while the RPC has been silent for more than one tick",
 		NotCheckable: "the silence is counted in the receiver's timer ticks up to the moment it decides, which a capture does not show: a loaded or emulated receiver decides milliseconds after its packets passed a tap (the shared linux-6.1 captures grant 5-36 ms after the data they answer); that grants follow packets at all is HOMA-GRANT-012"},
+	{ID: "GRANT-12", Level: Must, Summary: "a receiver grants after every batch of DATA it processes (received + window), never stop-and-wait for all it authorised"},
 	{ID: "FIFO-01", Level: Should, Summary: "FIFO grants go to the oldest message, add at most fifo_grant_increment at level num_priorities-2, right after an SRPT grant"},
 	{ID: "CUT-01", Level: Must, Summary: "DATA with a stale cutoff_version makes the receiver send CUTOFFS (at most once per jiffy per peer)"},
 	{ID: "CUT-02", Level: Must, Summary: "after CUTOFFS from R, every DATA to R carries its version"},

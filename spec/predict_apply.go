@@ -119,6 +119,7 @@ func (t *Trace) applyPredicted(e *Event) bool {
 	if n := m.Seen.Add(e.Offset, end); n != 0 {
 		m.noteReceived(e.Time, before+n, t.P.Slack)
 	}
+	m.frameMax = max(m.frameMax, uint32(e.Length))
 	m.noteGrantUse(t.P, e)
 	m.FirstSent.Add(e.Offset, end)
 	m.noteCut(t.P, e)
@@ -129,6 +130,9 @@ func (t *Trace) applyPredicted(e *Event) bool {
 	// trackIncoming and trackLong with no set to change; file has nothing
 	// to do (the RPC's deadline moved on, if at all); tick no eviction.
 	t.refreshOutstanding(m)
+	if len(t.longIn[e.Dst]) > 1 || len(t.granting[e.Dst]) > 1 {
+		t.crowded[e.Dst] = e.Time
+	}
 	t.applied++
 	return true
 }

@@ -142,6 +142,15 @@ func grantRules3() []*Rule {
 			Property:  Each{Types: []wire.PacketType{wire.TypeGrant}, Check: fifoPaced},
 		},
 		{
+			ID: "HOMA-GRANT-024", Level: Must,
+			Facts:     []string{"GRANT-02", "GRANT-12"},
+			Statement: "A receiver grants as a message's bytes arrive, not once every byte it authorised is in (stop-and-wait): while the message is the only one longer than unsched_bytes coming to it, an SRPT GRANT raises the message's horizon by no more than the bytes of two batches of DATA (2·max_gro_skbs of the message's largest skbs), since the receiver grants received + window after every batch it processes.",
+			Source:    "HomaModule homa_incoming.c homa_dispatch_pkts (homa_grant_check_rpc once per batch of an RPC's packets), homa_plumbing.c homa_softirq (a batch: the packets of one GRO-merged skb), homa_offload.c homa_gro_receive (at most max_gro_skbs, 20, packets merged), homa_grant.c homa_grant_try_send (granted = received + window whenever that exceeds granted and max_incoming has room); linux_6.1.38 homa_grant.c homa_grant_send (increment = grant_window - incoming)",
+			Profiles:  []string{"linux", "linux-2024", "linux-2025"},
+			Capture:   "judged at an SRPT GRANT after an SRPT GRANT for the same message (the latest GRANT seen, and no RESEND from the receiver beyond it), only where the receiver had no other message longer than unsched_bytes incoming from slack before that GRANT on (its window then stays that of one active message, and max_incoming cannot cut a grant short); a skb holds at most the message's largest DATA frame the capture saw (a GSO frame counts max_seg_data per segment), so a capture of GSO frames larger than the receiver's skbs only loosens the bound; GRANTs lost before the capture point (the capture shows loss between the hosts) make a raise look larger: inconclusive; where the receiver had another long message before, the finding is a timing one (a receiver that processed that message's last DATA only after the previous GRANT, stalled since, grew the window in between); a receiver whose max_gro_skbs is above 2·20 merges larger batches than the rule allows",
+			Property:  Each{Types: []wire.PacketType{wire.TypeGrant}, Check: grantsPerBatch},
+		},
+		{
 			ID: "HOMA-GRANT-021", Level: Must, AnyEnd: true,
 			Facts:     []string{"GRANT-02", "RTX-11"},
 			Statement: "A receiver grants only a message it has begun to receive: no GRANT for a message comes before the first transmission of the message's first byte (offset 0, retransmit=0), the first DATA its sender sends.",
@@ -485,4 +494,61 @@ func fifoPaced(c *Ctx, e *Event) Result {
 		}
 	}
 	return Pass().WithSlack(tol)
+}
+
+// maxGROSkbs is HomaModule's max_gro_skbs default (homa_utils.c): the most
+// packets homa_gro_receive merges into one skb, which homa_softirq hands
+// to homa_dispatch_pkts as one batch (HOMA-GRANT-024).
+const maxGROSkbs = 20
+
+// grantsPerBatch judges SRPT GRANT e (HOMA-GRANT-024): where its message
+// is the only long one its receiver has incoming, the raise over the
+// previous SRPT GRANT is the bytes the receiver processed in between
+// (homa_grant_try_send grants received + window, the window fixed with
+// one active message), which a receiver that grants after every batch
+// keeps within one batch: more than two batches of the message's largest
+// skbs shows batches processed with no GRANT.
+func grantsPerBatch(c *Ctx, e *Event) Result {
+	if maybeFIFO(c, e) {
+		return Skip
+	}
+	_, m := grantMsg(c, e)
+	if m == nil || m.Length == 0 || m.Grants == 0 || len(m.RecentGrants) == 0 || m.ResendAll || m.Earlier != nil {
+		return Skip
+	}
+	prev := m.RecentGrants[len(m.RecentGrants)-1]
+	off := e.Packet.Grant().Offset()
+	if prev.FIFO || prev.Offset != m.Granted || off <= m.Granted || m.ResendEnd > m.Granted {
+		return Skip
+	}
+	recv := e.Src
+	if t, ok := c.T.crowded[recv]; ok && !t.Before(prev.Time.Add(-c.P.Slack)) {
+		return Skip // another long message: the window or max_incoming may have changed
+	}
+	if len(c.T.longIn[recv]) > 1 || len(c.T.granting[recv]) > 1 {
+		return Skip
+	}
+	skb := m.frameMax
+	if skb == 0 {
+		skb = eventSkb(c.P, e)
+	}
+	raise, limit := off-m.Granted, 2*maxGROSkbs*skb
+	if raise <= limit {
+		return Pass()
+	}
+	what := fmt.Sprintf("SRPT GRANT offset %d raises the message's horizon %d (GRANT in frame %d, %v earlier) by %d bytes, more than two batches of DATA allow (2·max_gro_skbs %d skbs of at most %d bytes: %d) while it is the only message longer than unsched_bytes coming to %v",
+		off, m.Granted, prev.Frame, e.Time.Sub(prev.Time).Round(time.Microsecond), raise, maxGROSkbs, skb, limit, recv)
+	if ev, ok := c.Net.LostBetween(recv, e.Dst); ok {
+		return Downgrade(CauseLossBefore, ev, "%s: GRANTs between the two may have been lost before the capture point", what)
+	}
+	v := Violation("%s: the receiver processed batches of the message's DATA with no GRANT, as one that grants only once every byte it authorised has arrived (stop-and-wait); HomaModule grants received + window after every batch", what).With(prev.Frame)
+	if t, ok := c.T.crowded[recv]; ok {
+		// The receiver had another long message before: had it
+		// processed that one's last DATA only after the previous GRANT
+		// (stalled that long), the window grew in between (fewer
+		// active messages): a timing finding, which a measured stall
+		// from then on explains.
+		v = v.WithSlack(c.P.Slack).WithSince(t).WithLate(prev.Time.Sub(t))
+	}
+	return v
 }

@@ -274,3 +274,46 @@ func TestGrant021OneEnd(t *testing.T) {
 	rep := c.Finish()
 	wantViolations(t, rep, "HOMA-GRANT-021", d)
 }
+
+// TestGrant024StopAndWait: a receiver granting a 1 MB request, its only
+// long message, window max_incoming/2 = 200000. One that grants after
+// every batch (a GRANT each 10 segments, received + window) is clean; one
+// that grants only once every byte it authorised is in (stop-and-wait:
+// GRANT 240000, then 440000 once [0, 240000) arrived) raises the horizon
+// by a whole window, 140 segments, with no GRANT: a violation at that
+// GRANT. With a second long request coming to the server the window may
+// have changed: not judged.
+func TestGrant024StopAndWait(t *testing.T) {
+	const n, u, w = 1000000, 40000, 200000
+	b := newTrace(t, wire.VersionCurrent)
+	b.message(true, 10, n, 0, u, u, 4)
+	b.after(10*time.Microsecond).grant(false, 10, u+w, 0)
+	for o := uint32(u); o < 640000; o += 10 * 1424 {
+		b.after(10*time.Microsecond).message(true, 10, n, o, o+10*1424, u, 0)
+		b.after(10*time.Microsecond).grant(false, 10, o+10*1424+w, 0)
+	}
+	wantClean(t, b.check("linux", "HOMA-GRANT-024"), "HOMA-GRANT-024")
+
+	stopAndWait := func(other bool) (*traceBuilder, int) {
+		b := newTrace(t, wire.VersionCurrent)
+		if other {
+			b.message(true, 12, n, 0, u, u, 4)
+		}
+		b.after(10*time.Microsecond).message(true, 10, n, 0, u, u, 4)
+		b.after(10*time.Microsecond).grant(false, 10, u+w, 0)
+		b.after(10*time.Microsecond).message(true, 10, n, u, u+w, u, 0)
+		g := b.after(10*time.Microsecond).grant(false, 10, u+2*w, 0)
+		b.after(10*time.Microsecond).message(true, 10, n, u+w, u+2*w, u, 0)
+		return b, g
+	}
+	b, g := stopAndWait(false)
+	rep := b.check("linux", "HOMA-GRANT-024")
+	wantViolations(t, rep, "HOMA-GRANT-024", g)
+	if v := rep.Violations[0]; !strings.Contains(v.Why, "raises the message's horizon 240000") || !strings.Contains(v.Why, "by 200000 bytes") {
+		t.Errorf("reason %q", v.Why)
+	}
+	b, _ = stopAndWait(true)
+	if rep := b.check("linux", "HOMA-GRANT-024"); len(rep.Violations) != 0 {
+		t.Errorf("with a second long request to the server: %v, want no finding", rep.Violations)
+	}
+}

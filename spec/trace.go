@@ -116,6 +116,11 @@ type Message struct {
 	GrantTime     time.Time
 	GrantFrame    int
 	GrantedBefore uint32
+	// frameMax bounds the data bytes of the message's largest DATA frame
+	// seen (a GSO frame's segments at max_seg_data each): the most one
+	// skb its receiver gets can hold, as far as the capture shows
+	// (HOMA-GRANT-024). In a padding hole: RPC stays within 2048 bytes.
+	frameMax uint32
 	// TriggerUsed is the index (see Trace.triggers) of the grant-triggering
 	// packet the latest non-FIFO GRANT of this message was matched with:
 	// the next one needs a later packet (0: none yet).
@@ -739,6 +744,11 @@ type Trace struct {
 	// sameSender[{R, S}] are the last two distinct messages from S that R
 	// sent a non-FIFO GRANT for, latest first.
 	sameSender map[hostPair][2]*Message
+	// crowded[R] is when the capture last saw R with more than one
+	// message longer than unsched_bytes incoming (its longIn set), at a
+	// DATA to R: since then R's grant window has been that of one active
+	// message (HOMA-GRANT-024).
+	crowded map[netip.Addr]time.Time
 	// lastSRPT[R] is R's latest non-FIFO GRANT.
 	lastSRPT map[netip.Addr]Seen
 	// lastFIFO[R] are R's latest two GRANTs that may be FIFO grants
@@ -944,7 +954,7 @@ type Unreachable struct {
 func NewTrace(p *Params) *Trace {
 	return &Trace{P: p, rpcs: map[RPCKey]*RPC{}, rpcCache: new([rpcCacheSize]*RPC), cutoffs: map[hostPair]*CutoffsState{}, versions: map[hostPair][]CutoffsState{},
 		granting: map[netip.Addr]map[*Message]*RPC{}, unreachable: map[HostPort]Unreachable{}, hostUnreachable: map[hostPair]time.Time{}, acked: map[netip.Addr]*ackHistory{},
-		longIn: map[netip.Addr]map[*Message]*RPC{}, triggers: map[netip.Addr]*triggerLog{}, sameSender: map[hostPair][2]*Message{}, lastSRPT: map[netip.Addr]Seen{}, lastFIFO: map[netip.Addr][2]fifoSeen{}, fifoPace: map[netip.Addr]*fifoTimes{},
+		longIn: map[netip.Addr]map[*Message]*RPC{}, triggers: map[netip.Addr]*triggerLog{}, sameSender: map[hostPair][2]*Message{}, lastSRPT: map[netip.Addr]Seen{}, crowded: map[netip.Addr]time.Time{}, lastFIFO: map[netip.Addr][2]fifoSeen{}, fifoPace: map[netip.Addr]*fifoTimes{},
 		pairs: map[hostPair]*pairData{}, cutoffsPaid: map[hostPair]int{}, longDone: map[netip.Addr]*minHeap[*Message]{}, longEnded: map[netip.Addr][]time.Time{}, byClientID: map[clientIDKey]*RPC{}, newest: map[netip.Addr]newestRPC{}, forgotMax: map[netip.Addr]uint64{},
 		clientUnknown: map[clientIDKey]Seen{}, outstanding: map[netip.Addr]*outstandingSum{},
 		idle: minHeap[*RPC]{less: func(a, b *RPC) bool { return a.filed.Before(b.filed) }, at: func(r *RPC, i int) { r.idleAt = i }}}
@@ -1876,6 +1886,11 @@ func (t *Trace) applyData(e *Event, r *RPC) {
 	}
 	before := m.Seen.Total()
 	m.Seen.Add(e.Offset, end)
+	fm := uint32(e.Length)
+	if e.Segment > 0 {
+		fm = uint32(e.Segment+1) * maxSegData(t.P.MTU, e.IPv6())
+	}
+	m.frameMax = max(m.frameMax, fm)
 	if !m.WakeupTime.IsZero() && m.retx != nil {
 		m.retx.sinceWakeup.Add(e.Offset, end)
 	}
@@ -1921,6 +1936,9 @@ func (t *Trace) applyData(e *Event, r *RPC) {
 		// which drops such packets (HOMA-WIRE-002): it waits for no
 		// grant until a well-formed packet of it comes.
 		t.trackLong(e.Dst, m, r)
+	}
+	if len(t.longIn[e.Dst]) > 1 || len(t.granting[e.Dst]) > 1 {
+		t.crowded[e.Dst] = e.Time
 	}
 	// Any DATA, request or response, carries the sender host's
 	// pending acks for RPCs it was the client of (homa_outgoing.c
